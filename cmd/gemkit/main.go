@@ -1,0 +1,14 @@
+// Command gemkit is the Gemini CLI IDE companion, its client, and the
+// extension manager, in one binary. Everything it does lives in packages;
+// main only hands over to the command tree.
+package main
+
+import (
+	"os"
+
+	"github.com/gemkit/gemkit/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:]))
+}

@@ -1,0 +1,14 @@
+module github.com/gemkit/gemkit
+
+go 1.26.0
+
+require (
+	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/landlock-lsm/go-landlock v0.11.0 // indirect
+	github.com/mark3labs/mcp-go v1.2.1 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
+)

@@ -1,0 +1,52 @@
+package companion
+
+import (
+	"context"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// Editor is what the companion asks of the editor it serves. The stdio
+// editor protocol, the terminal front-end and tests each implement it; the
+// companion itself knows no editor.
+type Editor interface {
+	// OpenDiff shows a diff of filePath (left: the file on disk, or empty
+	// when it does not exist) against newContent (right, editable). It
+	// returns once the diff is shown; the outcome comes later through
+	// Events.DiffAccepted or Events.DiffRejected.
+	OpenDiff(ctx context.Context, filePath, newContent string) error
+	// CloseDiff closes the diff of filePath without accepting or
+	// rejecting it and returns the right side's current text. ok is false
+	// when no diff of that file was open.
+	CloseDiff(ctx context.Context, filePath string) (content string, ok bool, err error)
+	// FileWritten tells the editor that the companion wrote path on disk
+	// (through POST /write-file), so that it reloads the file.
+	FileWritten(ctx context.Context, path string) error
+}
+
+// Events is how an editor reports to the companion. The companion's Server
+// implements it; every method is safe to call from any goroutine and never
+// blocks on the network.
+type Events interface {
+	// Focus makes path the active file, with an optional cursor and
+	// selection.
+	Focus(path string, cursor *ide.Cursor, selectedText string)
+	// Selection moves the cursor or selection within path, which becomes
+	// the active file if it was not.
+	Selection(path string, cursor ide.Cursor, selectedText string)
+	// Close removes path from the open files.
+	Close(path string)
+	// Rename moves an open file to a new path.
+	Rename(oldPath, newPath string)
+	// Delete removes path from the open files because it left the disk.
+	Delete(path string)
+	// UpdateWorkspace replaces the workspace folders (when paths is not
+	// nil) and the trust (when trusted is not nil), and rewrites the
+	// discovery file.
+	UpdateWorkspace(paths []string, trusted *bool) error
+	// DiffAccepted resolves the open diff of filePath with its final
+	// content, which may carry the person's own edits.
+	DiffAccepted(filePath, content string)
+	// DiffRejected resolves the open diff of filePath as rejected.
+	DiffRejected(filePath string)
+}
