@@ -84,7 +84,7 @@ func (f *fakeEditor) FileWritten(_ context.Context, path string) error {
 
 // startServer runs a companion for one test, with a private discovery
 // directory, and stops it at the end of the test.
-func startServer(t *testing.T, cfg Config) *Server {
+func startServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	if cfg.Workspace == nil {
 		cfg.Workspace = []string{t.TempDir()}
@@ -127,7 +127,7 @@ func startServer(t *testing.T, cfg Config) *Server {
 // it receives, so that tests can check the wire form (no nulls, content:
 // []) as well as the meaning.
 type rawClient struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	hc     *http.Client
 	sid    string
@@ -139,7 +139,7 @@ type rawClient struct {
 	getDone   chan struct{}
 }
 
-func dial(t *testing.T, srv *Server) *rawClient {
+func dial(t testing.TB, srv *Server) *rawClient {
 	t.Helper()
 	c := &rawClient{t: t, srv: srv, hc: &http.Client{Transport: &http.Transport{}}, events: make(chan []byte, 10000)}
 	res, hdr := c.post(map[string]any{
@@ -349,7 +349,7 @@ func contextFrom(t *testing.T, msg []byte) ide.Context {
 }
 
 // writeFile makes a file on disk for the context tests.
-func writeFile(t *testing.T, dir, name, content string) string {
+func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
