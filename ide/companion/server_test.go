@@ -137,6 +137,9 @@ func TestToolsList(t *testing.T) {
 	srv := startServer(t, Config{})
 	c := dial(t, srv)
 	raw, _ := c.post(map[string]any{"jsonrpc": "2.0", "id": c.id(), "method": "tools/list"})
+	if bytes.Contains(raw, []byte("null")) {
+		t.Fatalf("tools/list carries a null: %s", raw)
+	}
 	var m struct {
 		Result struct {
 			Tools []struct {
