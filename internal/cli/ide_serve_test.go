@@ -182,6 +182,12 @@ func TestServeSignals(t *testing.T) {
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 			var out syncBuffer
 			cmd.Stdout, cmd.Stderr = &out, &out
+			// Keep stdin open: at its end a terminal front-end quits.
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
