@@ -163,6 +163,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"missing workspace", Config{Workspace: []string{"/does/not/exist"}}, "no such file"},
 		{"file as workspace", Config{Workspace: []string{file}}, "not a directory"},
 		{"negative pid", Config{PID: -1}, "invalid editor pid"},
+		{"watched editor already gone", Config{PID: deadPID(t), WatchPID: true}, "does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
