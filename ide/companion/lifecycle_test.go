@@ -279,3 +279,20 @@ func TestWriteFile(t *testing.T) {
 		t.Fatalf("editor told about %v", ed.written)
 	}
 }
+
+// TestWriteInRootRaceSafe: even when a directory inside the workspace is
+// swapped for a symlink to elsewhere after the path was checked, the write
+// cannot leave the workspace.
+func TestWriteInRootRaceSafe(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "swapped")); err != nil {
+		t.Fatal(err)
+	}
+	err := writeInRoot(ws, filepath.Join(ws, "swapped", "x.txt"), []byte("x"))
+	if err == nil {
+		t.Fatal("wrote through a symlink out of the workspace")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("files appeared outside: %v", ents)
+	}
+}
