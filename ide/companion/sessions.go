@@ -176,15 +176,18 @@ func (s *session) idleSince(now time.Time) time.Duration {
 	return now.Sub(s.lastActive)
 }
 
-// enqueue adds a message that must reach the session.
-func (s *session) enqueue(msg []byte) {
+// enqueue adds a message that must reach the session. It reports false
+// when the queue was full and its oldest message had to go.
+func (s *session) enqueue(msg []byte) bool {
 	s.mu.Lock()
 	s.queue = append(s.queue, msg)
-	if len(s.queue) > maxQueued {
+	full := len(s.queue) > maxQueued
+	if full {
 		s.queue = s.queue[len(s.queue)-maxQueued:]
 	}
 	s.mu.Unlock()
 	s.signal()
+	return !full
 }
 
 // markContext asks for the latest context to be sent to the session.
@@ -273,7 +276,9 @@ func (s *Server) broadcast(method string, params any) {
 		return
 	}
 	for _, sess := range s.sess.all() {
-		sess.enqueue(msg)
+		if !sess.enqueue(msg) {
+			s.log.Warn("session has not read its event stream for a long time; its oldest queued notification was dropped", "session", sess.id, "queued", maxQueued)
+		}
 	}
 }
 
