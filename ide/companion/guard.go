@@ -1,0 +1,271 @@
+package companion
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// guard checks every request before any route sees it, in the order the
+// official companion does: a browser (any Origin header) is refused, then
+// a foreign Host (DNS rebinding), then a missing or wrong bearer token.
+// Request bodies are bounded by ide.MaxRequestBody.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Origin"]; ok {
+			writeJSONError(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
+			return
+		}
+		if r.Host != s.hosts[0] && r.Host != s.hosts[1] {
+			writeJSONError(w, http.StatusForbidden, "request refused: invalid Host header")
+			return
+		}
+		got := hashAuthorization(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got[:], s.authz[:]) != 1 {
+			writeJSONError(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
+			return
+		}
+		if r.ContentLength > ide.MaxRequestBody {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, ide.MaxRequestBody)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hashAuthorization makes header values of any length comparable in
+// constant time.
+func hashAuthorization(v string) [32]byte { return sha256.Sum256([]byte(v)) }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(ide.MCPPath, s.mcp)
+	mux.HandleFunc(ide.KeepAlivePath, s.handleKeepAlive)
+	mux.HandleFunc(ide.WriteFilePath, s.handleWriteFile)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONError(w, http.StatusNotFound, "not found: "+r.URL.Path)
+	})
+	return mux
+}
+
+func (s *Server) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeJSONError(w, http.StatusMethodNotAllowed, "use GET")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
+}
+
+// writeFileRequest is the body of POST /write-file.
+type writeFileRequest struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+// handleWriteFile writes a file inside a workspace folder atomically and
+// then tells the editor, so that it reloads the file.
+func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	var req writeFileRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
+			return
+		}
+		writeJSONError(w, http.StatusBadRequest, "body must be JSON {\"path\": string, \"content\": string}: "+err.Error())
+		return
+	}
+	if req.Path == "" || req.Content == nil {
+		writeJSONError(w, http.StatusBadRequest, "body must be JSON {\"path\": string, \"content\": string}: both fields are required")
+		return
+	}
+	root, target, status, err := resolveInWorkspace(req.Path, s.workspaceSnapshot())
+	if err != nil {
+		writeJSONError(w, status, err.Error())
+		return
+	}
+	if err := writeInRoot(root, target, []byte(*req.Content)); err != nil {
+		s.log.Error("write-file failed", "path", target, "err", err)
+		writeJSONError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.EditorTimeout)
+	defer cancel()
+	if err := s.editor.FileWritten(ctx, filepath.Clean(req.Path)); err != nil {
+		s.log.Warn("telling the editor about a written file", "path", req.Path, "err", err)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "success"})
+}
+
+// resolveInWorkspace returns the real path that writing p would change,
+// with every symlink resolved, and the real path of the workspace folder
+// holding it. It refuses (with an HTTP status) any path that is relative,
+// a directory, or that lands outside every workspace folder once resolved.
+func resolveInWorkspace(p string, workspace []string) (root, target string, status int, err error) {
+	target, status, err = resolveTarget(p)
+	if err != nil {
+		return "", "", status, err
+	}
+	for _, ws := range workspace {
+		real, err := filepath.EvalSymlinks(ws)
+		if err != nil {
+			continue
+		}
+		if within(real, target) {
+			return real, target, http.StatusOK, nil
+		}
+	}
+	return "", "", http.StatusForbidden, fmt.Errorf("refused: %s is outside the workspace folders (%s)", p, strings.Join(workspace, string(os.PathListSeparator)))
+}
+
+// resolveTarget resolves the symlinks of the deepest existing part of p.
+func resolveTarget(p string) (string, int, error) {
+	if !filepath.IsAbs(p) {
+		return "", http.StatusBadRequest, fmt.Errorf("path %q is not absolute", p)
+	}
+	p = filepath.Clean(p)
+	// Find the deepest part of p that exists, and resolve it.
+	existing := p
+	for {
+		_, err := os.Lstat(existing)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", http.StatusBadRequest, fmt.Errorf("cannot inspect %s: %w", existing, err)
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			return "", http.StatusBadRequest, fmt.Errorf("no part of %s exists", p)
+		}
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", http.StatusBadRequest, fmt.Errorf("cannot resolve %s: %w", existing, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", http.StatusBadRequest, fmt.Errorf("cannot inspect %s: %w", real, err)
+	}
+	var target string
+	if existing == p {
+		if fi.IsDir() {
+			return "", http.StatusBadRequest, fmt.Errorf("%s is a directory", p)
+		}
+		if !fi.Mode().IsRegular() {
+			return "", http.StatusBadRequest, fmt.Errorf("%s is not a regular file", p)
+		}
+		target = real
+	} else {
+		if !fi.IsDir() {
+			return "", http.StatusBadRequest, fmt.Errorf("%s is not a directory", existing)
+		}
+		rest, err := filepath.Rel(existing, p)
+		if err != nil {
+			return "", http.StatusBadRequest, err
+		}
+		target = filepath.Join(real, rest)
+	}
+	return target, http.StatusOK, nil
+}
+
+// within reports whether target lies strictly inside dir.
+func within(dir, target string) bool {
+	rel, err := filepath.Rel(dir, target)
+	if err != nil || rel == "." || filepath.IsAbs(rel) {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// writeInRoot writes data to target, a path inside the directory root,
+// through a temporary file in the same directory and a rename, keeping the
+// mode of the file it replaces (0644 for a new file) and creating missing
+// parent directories. Every step goes through os.Root, so a symlink
+// swapped in meanwhile still cannot lead the write out of root.
+func writeInRoot(root, target string, data []byte) error {
+	rel, err := filepath.Rel(root, target)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	defer r.Close()
+	perm := os.FileMode(0o644)
+	if fi, err := r.Stat(rel); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(rel)
+	if dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", filepath.Join(root, dir), err)
+		}
+	}
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	tmp := filepath.Join(dir, "."+filepath.Base(rel)+"."+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			r.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(perm); err != nil { // the umask may have narrowed it
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if err := r.Rename(tmp, rel); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	ok = true
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
