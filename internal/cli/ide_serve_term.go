@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"log/slog"
+	"os"
 
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 // terminalEditor is an editor front-end that runs in gemkit's own terminal:
@@ -16,7 +18,23 @@ type terminalEditor interface {
 }
 
 // newTerminalEditor builds the terminal front-end of `gemkit ide serve`
-// without --editor stdio.
+// without --editor stdio: diffs on s.Out (coloured on a terminal unless
+// NO_COLOR is set), answers from s.In, edits in $VISUAL/$EDITOR.
 func newTerminalEditor(s Streams) (terminalEditor, error) {
-	return nil, errors.New("the terminal front-end is not built yet")
+	return term.New(term.Options{
+		In:     s.In,
+		Out:    s.Out,
+		Color:  term.ColorEnabled(s.Out, os.Getenv),
+		Editor: term.EditorCommand(os.Getenv),
+		Logger: slog.Default(),
+	}), nil
+}
+
+// announceServing tells the person at the terminal where the companion
+// serves: call it once the discovery file is written, before or while Run
+// runs. env holds the variables a shell needs to reach the companion.
+func announceServing(ed terminalEditor, port int, discoveryFile string, env map[string]string) {
+	if a, ok := ed.(interface{ Announce(string) }); ok {
+		a.Announce(term.ServingText(port, discoveryFile, env))
+	}
 }
