@@ -19,7 +19,10 @@ type terminalEditor interface {
 
 // newTerminalEditor builds the terminal front-end of `gemkit ide serve`
 // without --editor stdio: diffs on s.Out (coloured on a terminal unless
-// NO_COLOR is set), answers from s.In, edits in $VISUAL/$EDITOR.
+// NO_COLOR is set), answers from s.In, edits in $VISUAL/$EDITOR. When the
+// Events given to Run are the companion's Server, Run also says where it
+// serves (port, discovery file, the env line for another shell) once the
+// discovery file is written.
 func newTerminalEditor(s Streams) (terminalEditor, error) {
 	return term.New(term.Options{
 		In:     s.In,
@@ -28,13 +31,4 @@ func newTerminalEditor(s Streams) (terminalEditor, error) {
 		Editor: term.EditorCommand(os.Getenv),
 		Logger: slog.Default(),
 	}), nil
-}
-
-// announceServing tells the person at the terminal where the companion
-// serves: call it once the discovery file is written, before or while Run
-// runs. env holds the variables a shell needs to reach the companion.
-func announceServing(ed terminalEditor, port int, discoveryFile string, env map[string]string) {
-	if a, ok := ed.(interface{ Announce(string) }); ok {
-		a.Announce(term.ServingText(port, discoveryFile, env))
-	}
 }

@@ -263,6 +263,18 @@ func parseAnswer(line string) answer {
 	return answerUnknown
 }
 
+// Serving is what a companion tells about where it serves. The
+// companion's Server has these methods; when the Events given to Run have
+// them too, Run says where it serves as soon as the discovery file exists.
+type Serving interface {
+	// Ready is closed once the discovery file is written.
+	Ready() <-chan struct{}
+	Port() int
+	DiscoveryPath() string
+	// Env holds the variables a shell needs to reach the companion.
+	Env() map[string]string
+}
+
 // Run shows the queued diffs one at a time and reports each answer to ev,
 // until ctx ends or the input does. When the input ends it rejects every
 // diff still waiting, because nobody is left to answer them.
@@ -271,6 +283,15 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 	lines := make(chan lineResult)
 	done := make(chan struct{})
 	defer close(done)
+	if sv, ok := ev.(Serving); ok {
+		go func() {
+			select {
+			case <-sv.Ready():
+				f.Announce(ServingText(sv.Port(), sv.DiscoveryPath(), sv.Env()))
+			case <-done:
+			}
+		}()
+	}
 	defer func() {
 		f.mu.Lock()
 		f.stopped = true
