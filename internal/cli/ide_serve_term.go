@@ -20,9 +20,8 @@ type terminalEditor interface {
 // newTerminalEditor builds the terminal front-end of `gemkit ide serve`
 // without --editor stdio: diffs on s.Out (coloured on a terminal unless
 // NO_COLOR is set), answers from s.In, edits in $VISUAL/$EDITOR. When the
-// Events given to Run are the companion's Server, Run also says where it
-// serves (port, discovery file, the env line for another shell) once the
-// discovery file is written.
+// Events given to Run are the companion's Server, Run also prints the env
+// line to paste into another shell once the discovery file is written.
 func newTerminalEditor(s Streams) (terminalEditor, error) {
 	return term.New(term.Options{
 		In:     s.In,

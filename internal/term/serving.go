@@ -7,13 +7,12 @@ import (
 	"strings"
 )
 
-// ServingText is what the terminal says once the companion listens: the
-// port, the discovery file, and the line to paste into another shell so
-// that a Gemini CLI started there finds this companion.
-func ServingText(port int, discoveryFile string, env map[string]string) string {
+// ServingText is what the terminal says once the companion listens, after
+// the serve command's own lines (address, workspace, discovery file): the
+// line to paste into another shell so that a Gemini CLI started there
+// finds this companion, and how to answer diffs.
+func ServingText(env map[string]string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "gemkit IDE companion serving on 127.0.0.1:%d\n", port)
-	fmt.Fprintf(&b, "Discovery file: %s\n", discoveryFile)
 	if len(env) > 0 {
 		b.WriteString("To connect a Gemini CLI from another shell, run there:\n  export")
 		for _, k := range slices.Sorted(maps.Keys(env)) {

@@ -263,14 +263,13 @@ func parseAnswer(line string) answer {
 	return answerUnknown
 }
 
-// Serving is what a companion tells about where it serves. The
+// Serving is what a companion tells about how to reach it. The
 // companion's Server has these methods; when the Events given to Run have
-// them too, Run says where it serves as soon as the discovery file exists.
+// them too, Run prints the env line for another shell as soon as the
+// discovery file exists.
 type Serving interface {
 	// Ready is closed once the discovery file is written.
 	Ready() <-chan struct{}
-	Port() int
-	DiscoveryPath() string
 	// Env holds the variables a shell needs to reach the companion.
 	Env() map[string]string
 }
@@ -287,7 +286,7 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 		go func() {
 			select {
 			case <-sv.Ready():
-				f.Announce(ServingText(sv.Port(), sv.DiscoveryPath(), sv.Env()))
+				f.Announce(ServingText(sv.Env()))
 			case <-done:
 			}
 		}()
