@@ -66,8 +66,8 @@ func (s *tmuxSession) keys(keys ...string) {
 	s.tmux(append([]string{"send-keys", "-t", "gk"}, keys...)...)
 }
 
-// buildGemkit builds the real binary, without the race detector.
-func buildGemkit(t *testing.T) string {
+// buildTermGemkit builds the real binary, without the race detector.
+func buildTermGemkit(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "gemkit")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/gemkit/gemkit/cmd/gemkit")
@@ -85,7 +85,7 @@ func TestServeInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (Debian package tmux); the pipe tests cover the logic")
 	}
-	bin := buildGemkit(t)
+	bin := buildTermGemkit(t)
 	tmp := t.TempDir()
 	ws := t.TempDir()
 	ws, _ = filepath.EvalSymlinks(ws)
