@@ -77,26 +77,13 @@ func buildTermGemkit(t *testing.T) string {
 	return bin
 }
 
-// TestServeInTmux runs `gemkit ide serve` in a real terminal (tmux), the
-// way a person would, drives it with a Go MCP client as the CLI, and
-// answers the diffs with keystrokes: edit in $EDITOR then accept, reject a
-// new file, then Ctrl-D.
-func TestServeInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (Debian package tmux); the pipe tests cover the logic")
-	}
+// tmuxServe starts the real `gemkit ide serve` in a tmux pane with
+// editor as $EDITOR, waits for it to say where it serves, and connects a
+// Go MCP client to it as the CLI.
+func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.Client, <-chan testOutcome) {
+	t.Helper()
 	bin := buildTermGemkit(t)
 	tmp := t.TempDir()
-	ws := t.TempDir()
-	ws, _ = filepath.EvalSymlinks(ws)
-	existing := filepath.Join(ws, "a.txt")
-	if err := os.WriteFile(existing, []byte("one\ntwo\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	editor := filepath.Join(t.TempDir(), "editor.sh")
-	if err := os.WriteFile(editor, []byte("#!/bin/sh\necho 'edited in tmux' >> \"$1\"\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	script := fmt.Sprintf("cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; sleep 600",
 		ws, tmp, editor, bin, ws)
@@ -123,11 +110,32 @@ func TestServeInTmux(t *testing.T) {
 	if !strings.Contains(p, ide.EnvAuthToken+"="+df.AuthToken) || !strings.Contains(p, fmt.Sprintf("%s=%d", ide.EnvServerPort, df.Port)) {
 		t.Errorf("the env line lacks the port or token:\n%s", p)
 	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	c, outcomes := connectTestClient(ctx, t, df)
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return s, discoveryPath, c, outcomes
+}
+
+// TestServeInTmux runs `gemkit ide serve` in a real terminal (tmux), the
+// way a person would, drives it with a Go MCP client as the CLI, and
+// answers the diffs with keystrokes: edit in $EDITOR then accept, reject a
+// new file, then Ctrl-D.
+func TestServeInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (Debian package tmux); the pipe tests cover the logic")
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	existing := filepath.Join(ws, "a.txt")
+	if err := os.WriteFile(existing, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\necho 'edited in tmux' >> \"$1\"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, discoveryPath, c, outcomes := tmuxServe(t, ws, editor)
+	ctx := context.Background()
 
 	// 1. An existing file: edit in $EDITOR, then accept the edit.
 	openDiffTool(ctx, t, c, existing, "one\n2\n")
@@ -162,6 +170,36 @@ func TestServeInTmux(t *testing.T) {
 	if _, err := os.Stat(discoveryPath); !os.IsNotExist(err) {
 		t.Errorf("discovery file still there after exit: %v", err)
 	}
+}
+
+// TestServeInTmuxWithVi edits a proposal in the real vi, typed into the
+// terminal, and accepts the result.
+func TestServeInTmuxWithVi(t *testing.T) {
+	for _, bin := range []string{"tmux", "vi"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (Debian packages tmux and vim-tiny)", bin)
+		}
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	path := filepath.Join(ws, "notes.txt")
+	if err := os.WriteFile(path, []byte("first\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _, c, outcomes := tmuxServe(t, ws, "vi -u NONE -i NONE -n")
+	openDiffTool(context.Background(), t, c, path, "first\nsecond\n")
+	s.waitPane("the diff", func(p string) bool { return strings.Contains(p, "+second") && strings.Contains(p, "edit [e]?") })
+	s.keys("e", "Enter")
+	// vi shows the copy: its last line is the proposal's.
+	s.waitPane("vi", func(p string) bool { return strings.Contains(p, "gemkit-edit-") })
+	s.keys("G", "o", "typed in vi", "Escape", ":wq", "Enter")
+	s.waitPane("the edited diff", func(p string) bool { return strings.Contains(p, "+typed in vi") && strings.Contains(p, "(edited)") })
+	s.keys("a", "Enter")
+	got := waitOutcome(t, outcomes)
+	if got.method != ide.MethodDiffAccepted || got.content != "first\nsecond\ntyped in vi\n" {
+		t.Fatalf("outcome = %+v, want the vi edit accepted", got)
+	}
+	s.keys("C-d")
+	s.waitPane("exit", func(p string) bool { return strings.Contains(p, "EXITED 0") })
 }
 
 type testOutcome struct {
