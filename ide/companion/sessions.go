@@ -35,6 +35,7 @@ type sessionRegistry struct {
 	sessions map[string]*session
 	closed   bool
 
+	ctxMu  sync.Mutex             // serialises building ctxMsg
 	ctxMsg atomic.Pointer[[]byte] // the latest ide/contextUpdate message
 }
 
@@ -104,12 +105,6 @@ func (r *sessionRegistry) remove(id string) *session {
 		sess.endStreams()
 	}
 	return sess
-}
-
-func (r *sessionRegistry) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.sessions)
 }
 
 func (r *sessionRegistry) all() []*session {
@@ -240,12 +235,17 @@ func (s *session) endStreams() {
 // broadcastContext is called after the debounce: it builds the context
 // message once and asks every session for it.
 func (s *Server) broadcastContext() {
+	// A debounce timer may fire again while this runs; serialising keeps
+	// an older state from overwriting a newer one.
+	s.sess.ctxMu.Lock()
 	msg, err := notification(ide.MethodContextUpdate, s.Context())
 	if err != nil {
+		s.sess.ctxMu.Unlock()
 		s.log.Error("encoding context update", "err", err)
 		return
 	}
 	s.sess.ctxMsg.Store(&msg)
+	s.sess.ctxMu.Unlock()
 	for _, sess := range s.sess.all() {
 		sess.markContext()
 	}
@@ -319,7 +319,7 @@ func (e *eventStream) Write(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.done {
-		return 0, http.ErrHandlerTimeout
+		return 0, errStreamDone
 	}
 	return e.w.Write(p)
 }
