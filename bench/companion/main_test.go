@@ -16,12 +16,21 @@ import (
 func TestQuickRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := quickConfig(config{node: "node", servers: []string{"reference"}})
+	cfg := quickConfig(config{node: "node", servers: []string{"gemkit", "reference"}})
 	var out bytes.Buffer
 	if err := run(ctx, cfg, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"openDiff → ack p50", "start → discovery file p50", "RSS under load"} {
+	if n := strings.Count(out.String(), "(20 acks, 5 timed contexts, 4 contexts received under load, 2 starts)"); n != 2 {
+		t.Errorf("%d servers measured in full, want 2:\n%s", n, out.String())
+	}
+	for _, want := range []string{
+		"openDiff → ack p50", "start → discovery file p50", "gemkit/reference",
+		// Every figure was measured, on both; a quick run is too short to
+		// judge growth.
+		"gemkit RSS under load:", "reference RSS under load:",
+		"(20 acks, 5 timed contexts, 4 contexts received under load, 2 starts)",
+	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
