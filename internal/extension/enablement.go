@@ -167,6 +167,20 @@ func (s *Store) Enablement(name string) (Enablement, error) {
 	return Enablement{User: enabledIn(cfg, s.home), Workspace: enabledIn(cfg, s.workspace)}, nil
 }
 
+// Enablements reads the enablement file once and returns a lookup for
+// many names (what `list` needs). On a damaged file the lookup answers
+// "enabled" and the error says why.
+func (s *Store) Enablements() (func(name string) Enablement, error) {
+	f, err := s.readEnablement()
+	if err != nil {
+		return func(string) Enablement { return Enablement{User: true, Workspace: true} }, err
+	}
+	return func(name string) Enablement {
+		cfg := f[name]
+		return Enablement{User: enabledIn(cfg, s.home), Workspace: enabledIn(cfg, s.workspace)}
+	}, nil
+}
+
 // IsEnabled reports whether name runs in the store's workspace.
 func (s *Store) IsEnabled(name string) bool {
 	e, _ := s.Enablement(name)

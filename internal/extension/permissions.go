@@ -2,6 +2,7 @@ package extension
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -280,4 +281,23 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// EnforcementNote says how one permission is enforced on this machine,
+// for the "Enforcement on this machine" section of `describe`.
+type EnforcementNote struct {
+	// Permission names what is enforced, e.g. "filesystem.read".
+	Permission string `json:"permission"`
+	// How says by what means, e.g. "Landlock: read-only access to /ws".
+	How string `json:"how"`
+	// Enforced is false when the machine cannot enforce it (and says so
+	// in How).
+	Enforced bool `json:"enforced"`
+}
+
+// Enforcer explains how an extension's permissions are enforced on this
+// machine. The sandbox that runs tools implements it; `describe` prints
+// its answer.
+type Enforcer interface {
+	Enforcement(ctx context.Context, e *Extension) ([]EnforcementNote, error)
 }
