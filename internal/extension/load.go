@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Extension is an extension folder read from disk: its manifest with the
@@ -48,6 +49,23 @@ func (e *Extension) Unexpanded() *Manifest {
 		return e.Manifest
 	}
 	return m
+}
+
+// CustomCommands lists the slash commands the extension adds to Gemini
+// CLI: every .toml file under commands/, named as Gemini CLI names them
+// (commands/git/commit.toml is /git:commit).
+func (e *Extension) CustomCommands() []string {
+	root := filepath.Join(e.Dir, "commands")
+	var out []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".toml" {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, strings.TrimSuffix(p, ".toml"))
+		out = append(out, "/"+strings.ReplaceAll(filepath.ToSlash(rel), "/", ":"))
+		return nil
+	})
+	return out
 }
 
 // LoadOptions tune Load.
