@@ -193,3 +193,13 @@ func TestEffectivePermissionsDefaults(t *testing.T) {
 		t.Errorf("defaults = %+v %+v", p.Filesystem, p.Network)
 	}
 }
+
+func TestFieldNamesAreCaseSensitive(t *testing.T) {
+	m, probs, err := ParseManifest([]byte(`{"name":"a","version":"1","Tools":[{"name":"x"}],"NAME":"b"}`))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	if m.Name != "a" || len(m.Tools) != 0 || len(m.Extra) != 2 {
+		t.Errorf("case variants must stay unknown fields: name %q tools %v extra %v", m.Name, m.Tools, m.Extra)
+	}
+}
