@@ -133,3 +133,55 @@ func TestTemplateMCPServerAnswers(t *testing.T) {
 		t.Errorf("tools/call answered %s (%v)", lines[2], err)
 	}
 }
+
+// TestTemplateMCPServerWithRealSDKClient connects the official MCP SDK
+// client (interop/node_modules, installed by `npm ci` in CI) to the mcp
+// template's server, as Gemini CLI would.
+func TestTemplateMCPServerWithRealSDKClient(t *testing.T) {
+	interop, err := filepath.Abs("../../interop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(interop, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatalf("the MCP SDK is not installed; run npm ci in interop/: %v", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is required for the interop tests")
+	}
+	dir := filepath.Join(t.TempDir(), "sdk-check")
+	if _, err := CreateFromTemplate(dir, "mcp"); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	if err := json.Unmarshal(ext.Manifest.MCPServers["sdk-check"], &def); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+const [command, ...args] = JSON.parse(process.argv[1]);
+const client = new Client({ name: 'gemkit-test', version: '1.0.0' });
+await client.connect(new StdioClientTransport({ command, args }));
+const { tools } = await client.listTools();
+const res = await client.callTool({ name: 'echo', arguments: { text: 'via sdk' } });
+console.log(JSON.stringify({ tools: tools.map((t) => t.name), text: res.content[0].text }));
+await client.close();
+`
+	argv, _ := json.Marshal(append([]string{def.Command}, def.Args...))
+	cmd := exec.Command("node", "--input-type=module", "-e", script, string(argv))
+	cmd.Dir = interop
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("SDK client: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != `{"tools":["echo"],"text":"via sdk"}` {
+		t.Errorf("SDK client saw %s", got)
+	}
+}
