@@ -607,3 +607,50 @@ func TestIsGitURL(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreReadsGeminiCLIEntries lays out entries the way Gemini CLI
+// writes them (a GitHub release, a link, a local copy with extra metadata
+// fields) and checks gemkit reads each as Gemini CLI does.
+func TestStoreReadsGeminiCLIEntries(t *testing.T) {
+	s := newStore(t)
+	dev := t.TempDir()
+	writeTree(t, dev, map[string]string{ManifestFile: manifestJSON("dev-ext", "0.0.1", `"contextFileName":"CTX.md"`), "CTX.md": "ctx"})
+	writeTree(t, s.Dir(), map[string]string{
+		"released/" + ManifestFile:        manifestJSON("released", "1.4.0", ""),
+		"released/" + InstallMetadataFile: `{"source":"https://github.com/example/released","type":"github-release","releaseTag":"v1.4.0","autoUpdate":true,"allowPreRelease":false}`,
+		"dev-ext/" + InstallMetadataFile:  `{"source":"` + dev + `","type":"link"}`,
+		"copied/" + ManifestFile:          manifestJSON("copied", "2.0.0", ""),
+		"copied/" + InstallMetadataFile:   `{"source":"/somewhere/copied","type":"local","futureField":{"x":1}}`,
+		EnablementFile:                    `{"copied":{"overrides":["!` + s.Home() + `/*"]}}`,
+	})
+	list, err := s.List()
+	must(t, err)
+	if len(list) != 3 {
+		t.Fatalf("List found %d entries", len(list))
+	}
+	byName := map[string]*Installed{}
+	for _, in := range list {
+		if in.Err != nil {
+			t.Errorf("%s: %v", in.Name, in.Err)
+		}
+		byName[in.Name] = in
+	}
+	if md := byName["released"].Metadata; md.Type != SourceGitHubRelease || md.ReleaseTag != "v1.4.0" || !md.AutoUpdate {
+		t.Errorf("github-release metadata: %+v", md)
+	}
+	if _, err := s.Update(context.Background(), "released", UpdateRequest{Consent: yes}); err == nil || !strings.Contains(err.Error(), "gemini extensions update released") {
+		t.Errorf("update of a GitHub release: %v", err)
+	}
+	realDev, _ := filepath.EvalSymlinks(dev)
+	if in := byName["dev-ext"]; in.Extension.Dir != realDev || len(in.Extension.ContextFiles) != 1 {
+		t.Errorf("link entry: %+v", in.Extension)
+	}
+	if md := byName["copied"].Metadata; string(md.Extra["futureField"]) != `{"x":1}` {
+		t.Errorf("unknown metadata fields lost: %+v", md)
+	} else if out, _ := json.Marshal(md); !strings.Contains(string(out), `"futureField":{"x":1}`) {
+		t.Errorf("unknown metadata fields not written back: %s", out)
+	}
+	if e, _ := s.Enablement("copied"); e.User || e.Workspace {
+		t.Errorf("Gemini CLI's disable rule not followed: %+v", e)
+	}
+}
