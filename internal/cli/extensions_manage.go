@@ -697,7 +697,7 @@ files, settings, source, version and where it is enabled.`,
 // writeDescription renders `describe` for people.
 func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent consentInfo, haveEnforcer bool, notes []extension.EnforcementNote, enfErr error) {
 	section := func(title string) { fmt.Fprintf(w, "\n%s\n", title) }
-	fmt.Fprintf(w, "%s %s\n", it.Name, it.Version)
+	fmt.Fprintln(w, strings.TrimSpace(it.Name+" "+it.Version))
 	if it.Description != "" {
 		fmt.Fprintf(w, "  %s\n", it.Description)
 	}
