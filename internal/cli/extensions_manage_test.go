@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,6 +66,80 @@ func (e *env) mustRun(args ...string) string {
 func (e *env) scrub(s string) string {
 	r := strings.NewReplacer(e.replacers...)
 	return r.Replace(s)
+}
+
+// enforcementSection is the part of describe that depends on what this
+// machine's sandbox can do; golden files hold a placeholder instead.
+var enforcementSection = regexp.MustCompile(`(?s)\nEnforcement on this machine\n.*?\n\n`)
+
+const machineSpecific = "\nEnforcement on this machine\n  <machine-specific>\n\n"
+
+// describe runs describe and scrubs paths and the machine-specific part.
+func (e *env) describe(name string) string {
+	e.t.Helper()
+	out := e.mustRun("describe", name)
+	if !enforcementSection.MatchString(out) {
+		e.t.Errorf("describe %s has no enforcement section:\n%s", name, out)
+	}
+	return enforcementSection.ReplaceAllString(e.scrub(out), machineSpecific)
+}
+
+// describeJSON is describe --json with the enforcement notes replaced.
+func (e *env) describeJSON(t *testing.T, name string) string {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(e.mustRun("describe", name, "--json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc["enforcement"].([]any); !ok {
+		t.Errorf("describe --json has no enforcement list")
+	}
+	doc["enforcement"] = "<machine-specific>"
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, doc); err != nil {
+		t.Fatal(err)
+	}
+	return e.scrub(buf.String())
+}
+
+// fixedEnforcer is a stand-in for the sandbox's probe with known answers,
+// to test how describe renders them; the real probe's answers depend on
+// the machine.
+type fixedEnforcer struct{ err error }
+
+func (f fixedEnforcer) Enforcement(_ context.Context, e *extension.Extension) ([]extension.EnforcementNote, error) {
+	return []extension.EnforcementNote{
+		{Permission: "filesystem.read", How: "Landlock allows reading " + e.Manifest.Name + "'s workspace", Enforced: true},
+		{Permission: "network", How: "no network namespace on this kernel", Enforced: false},
+	}, f.err
+}
+
+func TestDescribeRendersEnforcement(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun("install", "testdata/extensions/code-analyzer", "--consent")
+	for _, tc := range []struct {
+		enforcer extension.Enforcer
+		want     []string
+	}{
+		{fixedEnforcer{}, []string{"  - filesystem.read: Landlock allows reading code-analyzer's workspace (enforced)",
+			"  - network: no network namespace on this kernel (NOT enforced)"}},
+		{fixedEnforcer{err: errors.New("probe failed")}, []string{"  could not be determined: probe failed"}},
+		{nil, []string{"  not reported: this build has no sandbox for extension tools"}},
+	} {
+		var out bytes.Buffer
+		cmd := newExtDescribeCmd(Streams{In: strings.NewReader(""), Out: &out, Err: &out}, tc.enforcer)
+		cmd.Flags().String("home", e.home, "")
+		cmd.Flags().String("workspace", e.ws, "")
+		cmd.SetArgs([]string{"code-analyzer"})
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(out.String(), "Enforcement on this machine\n") || !strings.Contains(out.String(), want+"\n") {
+				t.Errorf("describe lacks %q:\n%s", want, out.String())
+			}
+		}
+	}
 }
 
 func golden(t *testing.T, name, got string) {
@@ -180,9 +256,9 @@ func TestListAndDescribeGolden(t *testing.T) {
 	e.mustRun("disable", "old-name", "--scope", "workspace")
 	golden(t, "list.txt", e.scrub(e.mustRun("list")))
 	golden(t, "list.json", e.scrub(e.mustRun("list", "--json")))
-	golden(t, "describe-code-analyzer.txt", e.scrub(e.mustRun("describe", "code-analyzer")))
-	golden(t, "describe-code-analyzer.json", e.scrub(e.mustRun("describe", "code-analyzer", "--json")))
-	golden(t, "describe-image-gen.txt", e.scrub(e.mustRun("describe", "image-gen")))
+	golden(t, "describe-code-analyzer.txt", e.describe("code-analyzer"))
+	golden(t, "describe-code-analyzer.json", e.describeJSON(t, "code-analyzer"))
+	golden(t, "describe-image-gen.txt", e.describe("image-gen"))
 
 	// The JSON is for scripts: check the parts they rely on.
 	var items []listItem
@@ -353,8 +429,7 @@ func TestLinkAndUninstallCommands(t *testing.T) {
 func TestDescribeCompatShapes(t *testing.T) {
 	e := newEnv(t)
 	installAll(t, e)
-	golden(t, "describe-conductor.txt", e.scrub(e.mustRun("describe", "conductor")))
-	golden(t, "describe-night-themes.txt", e.scrub(e.mustRun("describe", "night-themes")))
-	golden(t, "describe-issue-tracker.txt", e.scrub(e.mustRun("describe", "issue-tracker")))
-	golden(t, "describe-planner.txt", e.scrub(e.mustRun("describe", "planner")))
+	for _, name := range []string{"conductor", "night-themes", "issue-tracker", "planner"} {
+		golden(t, "describe-"+name+".txt", e.describe(name))
+	}
 }
