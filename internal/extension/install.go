@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ConsentPrompt is what a ConsentFunc shows before the person decides.
@@ -379,11 +380,33 @@ func (s *Store) newStaging(kind string) (string, error) {
 	if err := os.MkdirAll(s.Dir(), 0o755); err != nil {
 		return "", fmt.Errorf("create the extensions folder: %w", err)
 	}
+	s.sweepStaging()
 	d, err := os.MkdirTemp(s.Dir(), stagingPrefix+kind+"-")
 	if err != nil {
 		return "", fmt.Errorf("create a staging folder: %w", err)
 	}
 	return d, nil
+}
+
+// staleStaging is how old a staging folder must be before a later install
+// deletes it: old enough that no install can still be using it.
+const staleStaging = time.Hour
+
+// sweepStaging deletes staging folders that a killed gemkit left behind,
+// so they do not pile up (Gemini CLI would warn about each one).
+func (s *Store) sweepStaging() {
+	entries, err := os.ReadDir(s.Dir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !isStagingName(e.Name()) || !e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleStaging {
+			os.RemoveAll(filepath.Join(s.Dir(), e.Name()))
+		}
+	}
 }
 
 // checkFree fails when an extension called name is installed.
