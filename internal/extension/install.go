@@ -180,9 +180,15 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 }
 
 // Uninstall removes an installed extension, its enablement rules and its
-// consent record. A linked extension's source folder is never touched.
+// consent record. Like Gemini CLI it also accepts the source the extension
+// was installed from. A linked extension's source folder is never touched.
 func (s *Store) Uninstall(name string) error {
 	in, err := s.Get(name)
+	if errors.Is(err, ErrNotInstalled) {
+		if bySource := s.findBySource(name); bySource != nil {
+			in, err = bySource, nil
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -303,6 +309,21 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		}
 	}
 	return res, nil
+}
+
+// findBySource returns the installed extension whose install metadata
+// names source, or nil.
+func (s *Store) findBySource(source string) *Installed {
+	all, err := s.List()
+	if err != nil {
+		return nil
+	}
+	for _, in := range all {
+		if in.Metadata != nil && strings.EqualFold(in.Metadata.Source, source) {
+			return in
+		}
+	}
+	return nil
 }
 
 // removeEntry deletes an entry of the extensions folder and the

@@ -672,3 +672,15 @@ func TestStaleStagingIsSwept(t *testing.T) {
 		t.Errorf("a recent staging folder (maybe in use) was removed: %v", err)
 	}
 }
+
+func TestUninstallBySource(t *testing.T) {
+	_, url := gitRepo(t, map[string]string{ManifestFile: manifestJSON("by-source", "1.0.0", "")})
+	s := newStore(t)
+	if _, err := s.Install(context.Background(), InstallRequest{Source: url, Consent: yes}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Uninstall(url))
+	if _, err := s.Get("by-source"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("still installed: %v", err)
+	}
+}
