@@ -184,7 +184,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 // was installed from. A linked extension's source folder is never touched.
 func (s *Store) Uninstall(name string) error {
 	in, err := s.Get(name)
-	if errors.Is(err, ErrNotInstalled) {
+	if err != nil {
 		if bySource := s.findBySource(name); bySource != nil {
 			in, err = bySource, nil
 		}
