@@ -1,5 +1,168 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 
-func addIDEServeCommands(parent *cobra.Command, s Streams) {}
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/ide/editorproto"
+)
+
+// serveOptions are the flags of `gemkit ide serve`.
+type serveOptions struct {
+	editor      string
+	workspace   []string
+	ideName     string
+	displayName string
+	idePID      int
+	printEnv    bool
+}
+
+func addIDEServeCommands(parent *cobra.Command, s Streams) {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run an IDE companion server that Gemini CLI connects to",
+		Long: `Run a Gemini CLI IDE companion: an MCP server on 127.0.0.1 that a Gemini CLI
+started inside the workspace finds through its discovery file, then reads
+the editor's context from and shows proposed changes through.
+
+With --editor stdio, an editor plugin drives it over stdin/stdout with
+newline-delimited JSON-RPC 2.0 (see docs/editor-protocol.md); it stops when
+stdin closes. With --editor terminal (the default) it runs alone in a
+terminal and shows proposed diffs there.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runIDEServe(cmd.Context(), s, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.editor, "editor", "terminal", "who shows diffs: stdio (an editor plugin on stdin/stdout) or terminal")
+	f.StringArrayVar(&o.workspace, "workspace", nil, "workspace folder (repeatable; default: the current directory)")
+	f.StringVar(&o.ideName, "ide-name", ide.DefaultIDEName, "short lowercase name of the editor, written to the discovery file")
+	f.StringVar(&o.displayName, "ide-display-name", ide.DefaultIDEDisplayName, "name of the editor shown to the person")
+	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
+	f.BoolVar(&o.printEnv, "print-env", false, "print shell export lines for the editor's terminals once serving (terminal mode)")
+	parent.AddCommand(cmd)
+}
+
+func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
+	if o.editor != "stdio" && o.editor != "terminal" {
+		return withExitCode(ExitError, fmt.Errorf("--editor must be stdio or terminal, not %q", o.editor))
+	}
+	if o.editor == "stdio" && o.printEnv {
+		return withExitCode(ExitError, errors.New("--print-env writes to stdout, which --editor stdio uses for the protocol; read the env from the server/ready notification instead"))
+	}
+	if o.idePID < 0 {
+		return withExitCode(ExitError, fmt.Errorf("--ide-pid must be a positive pid, not %d", o.idePID))
+	}
+	if o.idePID == 0 {
+		o.idePID = os.Getppid()
+	}
+	workspace, err := workspaceFolders(o.workspace)
+	if err != nil {
+		return withExitCode(ExitError, err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cfg := companion.Config{
+		Workspace: workspace,
+		IDEInfo:   ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
+		PID:       o.idePID,
+		WatchPID:  true,
+		Logger:    slog.Default(),
+	}
+
+	var conn *editorproto.Conn
+	var term terminalEditor
+	if o.editor == "stdio" {
+		conn = editorproto.New(s.In, s.Out, editorproto.Options{Logger: slog.Default()})
+		cfg.Editor = conn
+	} else if t, err := newTerminalEditor(s); err != nil {
+		fmt.Fprintf(s.Err, "gemkit: the terminal front-end is unavailable (%v); serving context only, diffs will be refused\n", err)
+	} else {
+		term = t
+		cfg.Editor = t
+	}
+
+	srv, err := companion.New(cfg)
+	if err != nil {
+		return withExitCode(ExitError, err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	select {
+	case <-srv.Ready():
+	case err := <-served:
+		return withExitCode(ExitError, err)
+	}
+
+	switch {
+	case conn != nil:
+		if err := conn.SendReady(editorproto.Ready{Port: srv.Port(), DiscoveryFile: srv.DiscoveryPath(), Env: srv.Env()}); err != nil {
+			slog.Error("telling the editor the server is ready", "err", err)
+		}
+		fmt.Fprintf(s.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
+		go func() {
+			if err := conn.Run(ctx, srv); err != nil {
+				slog.Error("editor protocol", "err", err)
+			}
+			cancel() // the editor has gone: shut down cleanly
+		}()
+	default:
+		fmt.Fprintf(s.Out, "gemkit: IDE companion serving %s\n  workspace:      %s\n  discovery file: %s\n",
+			srv.URL(), discovery.JoinWorkspace(workspace), srv.DiscoveryPath())
+		if o.printEnv {
+			fmt.Fprint(s.Out, discovery.ExportLines(srv.Env()))
+		}
+		if term != nil {
+			go func() {
+				if err := term.Run(ctx, srv); err != nil && ctx.Err() == nil {
+					slog.Error("terminal front-end", "err", err)
+				}
+				cancel()
+			}()
+		}
+	}
+	if err := <-served; err != nil {
+		return withExitCode(ExitError, err)
+	}
+	return nil
+}
+
+// workspaceFolders turns the --workspace flags (default: the current
+// directory) into absolute paths of existing directories.
+func workspaceFolders(flags []string) ([]string, error) {
+	if len(flags) == 0 {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("current directory: %w", err)
+		}
+		flags = []string{wd}
+	}
+	out := make([]string, 0, len(flags))
+	for _, f := range flags {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace %s: %w", f, err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace %s: %w", f, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("--workspace %s: not a directory", f)
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}

@@ -1,0 +1,164 @@
+package companion
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+var _ Events = (*Server)(nil)
+
+// diffRegistry tracks the diffs opened through openDiff, so that an
+// outcome the editor reports is forwarded once, and never for a diff that
+// closeDiff closed (the CLI resolves those itself).
+type diffRegistry struct {
+	mu    sync.Mutex
+	open  map[string]*diffEntry
+	count uint64
+}
+
+type diffEntry struct {
+	id      uint64
+	closing bool
+}
+
+func newDiffRegistry() *diffRegistry { return &diffRegistry{open: map[string]*diffEntry{}} }
+
+// add registers a diff of path and returns its entry; a diff already open
+// for path is replaced.
+func (d *diffRegistry) add(path string) *diffEntry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.count++
+	e := &diffEntry{id: d.count}
+	d.open[path] = e
+	return e
+}
+
+// drop removes e if it is still the diff of path.
+func (d *diffRegistry) drop(path string, e *diffEntry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.open[path] == e {
+		delete(d.open, path)
+	}
+}
+
+// startClosing marks the diff of path as being closed by closeDiff, so an
+// outcome the editor reports meanwhile is not forwarded. It returns the
+// entry (nil when none is open).
+func (d *diffRegistry) startClosing(path string) *diffEntry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.open[path]
+	if e != nil {
+		e.closing = true
+	}
+	return e
+}
+
+// resolve removes the diff of path and returns the path exactly as the
+// client spelled it in openDiff (the client matches outcomes on that
+// string), and whether the outcome should go to the clients. An editor
+// that cleaned the path still finds its diff.
+func (d *diffRegistry) resolve(path string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := path
+	e, ok := d.open[key]
+	if !ok {
+		clean := filepath.Clean(path)
+		for k, v := range d.open {
+			if filepath.Clean(k) == clean {
+				key, e, ok = k, v, true
+				break
+			}
+		}
+	}
+	if !ok {
+		return path, false
+	}
+	delete(d.open, key)
+	return key, !e.closing
+}
+
+// Focus implements Events.
+func (s *Server) Focus(path string, cursor *ide.Cursor, selectedText string) {
+	if !s.state.focus(path, cursor, selectedText) {
+		s.log.Debug("focus ignored: not a file on disk", "path", path)
+	}
+}
+
+// Selection implements Events.
+func (s *Server) Selection(path string, cursor ide.Cursor, selectedText string) {
+	if !s.state.selection(path, cursor, selectedText) {
+		s.log.Debug("selection ignored: not a file on disk", "path", path)
+	}
+}
+
+// Close implements Events.
+func (s *Server) Close(path string) { s.state.remove(path) }
+
+// Delete implements Events.
+func (s *Server) Delete(path string) { s.state.remove(path) }
+
+// Rename implements Events.
+func (s *Server) Rename(oldPath, newPath string) { s.state.rename(oldPath, newPath) }
+
+// UpdateWorkspace implements Events: it replaces the workspace folders
+// (when paths is not nil) and the trust (when trusted is not nil), rewrites
+// the discovery file and sends the new trust to clients.
+func (s *Server) UpdateWorkspace(paths []string, trusted *bool) error {
+	var ws []string
+	if paths != nil {
+		var err error
+		if ws, err = checkWorkspace(paths); err != nil {
+			return err
+		}
+	}
+	s.wsMu.Lock()
+	if paths != nil {
+		s.workspace = ws
+	}
+	trustChanged := false
+	if trusted != nil {
+		v := *trusted
+		trustChanged = s.trusted == nil || *s.trusted != v
+		s.trusted = &v
+	}
+	s.wsMu.Unlock()
+	select {
+	case <-s.ready:
+		if err := s.writeDiscovery(); err != nil {
+			return fmt.Errorf("rewrite discovery file: %w", err)
+		}
+	default:
+		// Serve has not written the file yet; it will write the new state.
+	}
+	if trustChanged {
+		s.state.touch()
+	}
+	return nil
+}
+
+// DiffAccepted implements Events.
+func (s *Server) DiffAccepted(filePath, content string) {
+	filePath, ok := s.diffs.resolve(filePath)
+	if !ok {
+		s.log.Debug("diff accepted for no open diff; not forwarded", "path", filePath)
+		return
+	}
+	s.broadcast(ide.MethodDiffAccepted, ide.DiffAccepted{FilePath: filePath, Content: content})
+}
+
+// DiffRejected implements Events.
+func (s *Server) DiffRejected(filePath string) {
+	filePath, ok := s.diffs.resolve(filePath)
+	if !ok {
+		s.log.Debug("diff rejected for no open diff; not forwarded", "path", filePath)
+		return
+	}
+	s.broadcast(ide.MethodDiffRejected, ide.DiffRejected{FilePath: filePath})
+}

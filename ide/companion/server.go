@@ -1,0 +1,385 @@
+// Package companion is a Gemini CLI IDE companion: the MCP server an editor
+// runs so that a Gemini CLI in one of its terminals can read the editor's
+// context and show proposed changes as diffs in it.
+//
+// The server listens on 127.0.0.1 at a port the system picks, serves MCP
+// over Streamable HTTP at /mcp, and announces itself through a discovery
+// file. It knows no editor: it asks an Editor to show and close diffs and
+// learns what the person does through its Events methods. The MCP SDK it
+// uses stays inside this package.
+package companion
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
+)
+
+// Config is how a Server is set up. Only Workspace is usually needed; every
+// other field has a default.
+type Config struct {
+	// Workspace holds the absolute paths of the editor's workspace folders.
+	// A CLI connects only from inside one of them.
+	Workspace []string
+	// Trusted is the workspace trust reported to clients; nil reports none.
+	Trusted *bool
+	// IDEInfo names the editor in the discovery file; empty fields default
+	// to ide.DefaultIDEName and ide.DefaultIDEDisplayName.
+	IDEInfo ide.IDEInfo
+	// PID is the editor process whose pid names the discovery file and
+	// that a CLI looks for among its ancestors; default: the parent
+	// process.
+	PID int
+	// WatchPID makes Serve return, cleaning up, once process PID has ended.
+	WatchPID bool
+	// Editor shows and closes diffs. Without one, openDiff fails with a
+	// clear error and context still flows.
+	Editor Editor
+	// DiscoveryDir is where the discovery file goes; default discovery.Dir().
+	DiscoveryDir string
+	// Version is reported by GET /keep-alive and to MCP clients; default
+	// the module version of the running binary.
+	Version string
+	// Logger receives the server's logs; default slog.Default().
+	Logger *slog.Logger
+	// EditorTimeout bounds each call to the Editor; default 30 s. A call
+	// that runs out turns into an isError tool result.
+	EditorTimeout time.Duration
+	// PingInterval is how often each open event stream gets a ping;
+	// default 60 s, as the official companion does.
+	PingInterval time.Duration
+	// SessionIdleTTL is how long a session with no open event stream and
+	// no request in flight is kept; default 2 minutes. The real client
+	// never ends its sessions, so they must expire.
+	SessionIdleTTL time.Duration
+	// Debounce is how long editor events settle before one context update
+	// goes out; default ide.ContextDebounce (50 ms).
+	Debounce time.Duration
+}
+
+// Server is a running companion. It implements Events; all its methods are
+// safe for concurrent use.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	editor   Editor
+	listener net.Listener
+	port     int
+	token    string
+	authz    [32]byte // sha256 of "Bearer <token>", compared in constant time
+	hosts    [2]string
+	http     *http.Server
+	mcp      *mcpEndpoint
+
+	discoveryPath string
+	ready         chan struct{}
+	served        sync.Once
+
+	wsMu      sync.Mutex // guards workspace, trusted and discovery-file rewrites
+	workspace []string
+	trusted   *bool
+
+	state *openFiles
+	diffs *diffRegistry
+	sess  *sessionRegistry
+}
+
+// New checks cfg, opens the listener on 127.0.0.1 with a port the system
+// picks, and makes the secret token. The server answers requests only once
+// Serve runs; the discovery file is written by Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.IDEInfo.Name == "" {
+		cfg.IDEInfo.Name = ide.DefaultIDEName
+	}
+	if cfg.IDEInfo.DisplayName == "" {
+		cfg.IDEInfo.DisplayName = ide.DefaultIDEDisplayName
+	}
+	if cfg.PID == 0 {
+		cfg.PID = os.Getppid()
+	}
+	if cfg.PID < 0 {
+		return nil, fmt.Errorf("companion: invalid editor pid %d", cfg.PID)
+	}
+	if cfg.DiscoveryDir == "" {
+		cfg.DiscoveryDir = discovery.Dir()
+	}
+	if cfg.Version == "" {
+		cfg.Version = moduleVersion()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.EditorTimeout <= 0 {
+		cfg.EditorTimeout = 30 * time.Second
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 60 * time.Second
+	}
+	if cfg.SessionIdleTTL <= 0 {
+		cfg.SessionIdleTTL = 2 * time.Minute
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = ide.ContextDebounce
+	}
+	workspace, err := checkWorkspace(cfg.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	token, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("companion: listen on 127.0.0.1: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		editor:    cfg.Editor,
+		listener:  ln,
+		port:      port,
+		token:     token,
+		authz:     hashAuthorization("Bearer " + token),
+		hosts:     [2]string{"127.0.0.1:" + strconv.Itoa(port), "localhost:" + strconv.Itoa(port)},
+		ready:     make(chan struct{}),
+		workspace: workspace,
+		trusted:   cfg.Trusted,
+	}
+	if s.editor == nil {
+		s.editor = noEditor{}
+	}
+	s.discoveryPath = filepath.Join(cfg.DiscoveryDir, discovery.FileName(cfg.PID, port))
+	s.sess = newSessionRegistry(s)
+	s.state = newOpenFiles(cfg.Debounce, s.broadcastContext)
+	s.diffs = newDiffRegistry()
+	s.mcp = newMCPEndpoint(s)
+	s.http = &http.Server{
+		Handler:           s.guard(s.routes()),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	return s, nil
+}
+
+// Port is the TCP port the server listens on.
+func (s *Server) Port() int { return s.port }
+
+// URL is the MCP endpoint clients connect to.
+func (s *Server) URL() string { return "http://" + s.hosts[0] + ide.MCPPath }
+
+// Token is the bearer token clients must send.
+func (s *Server) Token() string { return s.token }
+
+// DiscoveryPath is the path of the discovery file Serve writes.
+func (s *Server) DiscoveryPath() string { return s.discoveryPath }
+
+// Ready is closed once the discovery file exists and requests are served.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// DiscoveryFile is the content of the discovery file as it stands.
+func (s *Server) DiscoveryFile() ide.DiscoveryFile {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	return s.discoveryFileLocked()
+}
+
+func (s *Server) discoveryFileLocked() ide.DiscoveryFile {
+	info := s.cfg.IDEInfo
+	return ide.DiscoveryFile{
+		Port:          s.port,
+		WorkspacePath: discovery.JoinWorkspace(s.workspace),
+		AuthToken:     s.token,
+		IDEInfo:       &info,
+	}
+}
+
+// Env is the set of environment variables the editor should give its
+// terminals (GEMINI_CLI_IDE_SERVER_PORT, _WORKSPACE_PATH, _AUTH_TOKEN and
+// GEMINI_CLI_IDE_PID).
+func (s *Server) Env() map[string]string {
+	return discovery.Env(s.DiscoveryFile(), s.cfg.PID)
+}
+
+// Context is the editor context as clients will next receive it.
+func (s *Server) Context() ide.Context { return s.state.context(s.trustedSnapshot()) }
+
+// Serve writes the discovery file (after removing the stale files of dead
+// editors), serves requests until ctx ends or the watched editor process
+// exits, and then removes the discovery file and closes every session. It
+// returns nil after such a clean stop. Serve may be called once.
+func (s *Server) Serve(ctx context.Context) error {
+	first := false
+	s.served.Do(func() { first = true })
+	if !first {
+		return errors.New("companion: Serve called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	if removed, err := discovery.CleanStale(s.cfg.DiscoveryDir); err != nil {
+		s.log.Warn("cleaning stale discovery files", "err", err)
+	} else if len(removed) > 0 {
+		s.log.Debug("removed stale discovery files", "files", removed)
+	}
+
+	httpErr := make(chan error, 1)
+	go func() { httpErr <- s.http.Serve(s.listener) }()
+
+	if err := s.writeDiscovery(); err != nil {
+		s.shutdown()
+		<-httpErr
+		return err
+	}
+	close(s.ready)
+	s.log.Debug("companion ready", "port", s.port, "discovery", s.discoveryPath)
+
+	go s.sess.sweep(ctx)
+	if s.cfg.WatchPID {
+		go func() {
+			watchProcess(ctx, s.cfg.PID)
+			if ctx.Err() == nil {
+				s.log.Info("editor process ended; shutting down", "pid", s.cfg.PID)
+			}
+			cancel()
+		}()
+	}
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-httpErr:
+		err = fmt.Errorf("companion: serve http: %w", err)
+	}
+	s.shutdown()
+	if err == nil {
+		if e := <-httpErr; e != nil && !errors.Is(e, http.ErrServerClosed) {
+			err = fmt.Errorf("companion: serve http: %w", e)
+		}
+	}
+	return err
+}
+
+// shutdown removes the discovery file first, so that no new client finds
+// a server that is going away, then ends every stream and the listener.
+func (s *Server) shutdown() {
+	s.wsMu.Lock()
+	if err := discovery.Remove(s.discoveryPath); err != nil {
+		s.log.Warn("removing discovery file", "err", err)
+	}
+	s.wsMu.Unlock()
+	s.state.stop()
+	s.sess.closeAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.mcp.shutdown(ctx)
+	if err := s.http.Shutdown(ctx); err != nil {
+		s.http.Close()
+	}
+}
+
+// writeDiscovery writes the discovery file from the current workspace.
+func (s *Server) writeDiscovery() error {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	_, err := discovery.Write(s.cfg.DiscoveryDir, s.cfg.PID, s.port, s.discoveryFileLocked())
+	if err != nil {
+		return fmt.Errorf("companion: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) trustedSnapshot() *bool {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	return s.trusted
+}
+
+func (s *Server) workspaceSnapshot() []string {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	return append([]string(nil), s.workspace...)
+}
+
+// checkWorkspace returns the cleaned workspace folders, each of which must
+// be an absolute path to an existing directory.
+func checkWorkspace(paths []string) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("companion: workspace folder %q is not an absolute path", p)
+		}
+		p = filepath.Clean(p)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("companion: workspace folder: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("companion: workspace folder %s is not a directory", p)
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// newToken makes the bearer token: 256 random bits, hex-encoded.
+func newToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("companion: make auth token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// watchProcess returns once process pid no longer exists or ctx ends.
+func watchProcess(ctx context.Context, pid int) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if !processAlive(pid) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// noEditor stands in when no editor is attached: diffs cannot be shown.
+type noEditor struct{}
+
+var errNoEditor = errors.New("no editor is attached to this companion, so the diff cannot be shown")
+
+func (noEditor) OpenDiff(context.Context, string, string) error { return errNoEditor }
+func (noEditor) CloseDiff(context.Context, string) (string, bool, error) {
+	return "", false, nil
+}
+func (noEditor) FileWritten(context.Context, string) error { return nil }

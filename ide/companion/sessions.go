@@ -1,0 +1,406 @@
+package companion
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// maxQueued bounds the notifications kept for a session whose event stream
+// is not open; past it the oldest go (the session is then most likely dead
+// and about to expire).
+const maxQueued = 1024
+
+// pingMessage is the keep-alive the official companion sends: a
+// notification without an id, which clients ignore.
+var pingMessage = []byte(`{"jsonrpc":"2.0","method":"ping"}`)
+
+// sessionRegistry holds the MCP sessions and delivers notifications to
+// them. Delivery does not use the SDK's per-session queue, which holds 100
+// messages and drops the rest: each session has its own outbox in which
+// context updates coalesce (only the latest matters) and diff outcomes
+// wait, in order, for the session's event stream.
+type sessionRegistry struct {
+	srv *Server
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	closed   bool
+
+	ctxMsg atomic.Pointer[[]byte] // the latest ide/contextUpdate message
+}
+
+type session struct {
+	id string
+
+	mu         sync.Mutex
+	lastActive time.Time
+	active     int // requests in flight, event streams included
+	gotGET     bool
+	ctxPending bool
+	queue      [][]byte
+	streams    map[*eventStream]struct{}
+	wake       chan struct{}
+}
+
+func newSessionRegistry(srv *Server) *sessionRegistry {
+	return &sessionRegistry{srv: srv, sessions: map[string]*session{}}
+}
+
+// newSessionID makes a random UUID (version 4), as the official companion
+// uses.
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// add registers a session that initialize just created.
+func (r *sessionRegistry) add(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	if _, ok := r.sessions[id]; ok {
+		return
+	}
+	r.sessions[id] = &session{
+		id:         id,
+		lastActive: time.Now(),
+		streams:    map[*eventStream]struct{}{},
+		wake:       make(chan struct{}, 1),
+	}
+}
+
+func (r *sessionRegistry) get(id string) *session {
+	if id == "" {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sessions[id]
+}
+
+// remove forgets session id and ends its event streams.
+func (r *sessionRegistry) remove(id string) *session {
+	r.mu.Lock()
+	sess := r.sessions[id]
+	delete(r.sessions, id)
+	r.mu.Unlock()
+	if sess != nil {
+		sess.endStreams()
+	}
+	return sess
+}
+
+func (r *sessionRegistry) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.sessions)
+}
+
+func (r *sessionRegistry) all() []*session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+// closeAll ends every session at shutdown.
+func (r *sessionRegistry) closeAll() {
+	r.mu.Lock()
+	r.closed = true
+	all := r.sessions
+	r.sessions = map[string]*session{}
+	r.mu.Unlock()
+	for _, s := range all {
+		s.endStreams()
+	}
+}
+
+// sweep expires sessions that have had no event stream open and no
+// request in flight for the idle TTL.
+func (r *sessionRegistry) sweep(ctx context.Context) {
+	ttl := r.srv.cfg.SessionIdleTTL
+	t := time.NewTicker(max(ttl/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, s := range r.all() {
+				if s.idleSince(now) < ttl {
+					continue
+				}
+				r.srv.log.Debug("session expired", "session", s.id)
+				r.remove(s.id)
+				r.srv.mcp.forget(s.id)
+			}
+		}
+	}
+}
+
+// begin marks a request of the session in flight; end marks it done.
+func (s *session) begin() {
+	s.mu.Lock()
+	s.active++
+	s.lastActive = time.Now()
+	s.mu.Unlock()
+}
+
+func (s *session) end() {
+	s.mu.Lock()
+	s.active--
+	s.lastActive = time.Now()
+	s.mu.Unlock()
+}
+
+func (s *session) idleSince(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active > 0 {
+		return 0
+	}
+	return now.Sub(s.lastActive)
+}
+
+// enqueue adds a message that must reach the session.
+func (s *session) enqueue(msg []byte) {
+	s.mu.Lock()
+	s.queue = append(s.queue, msg)
+	if len(s.queue) > maxQueued {
+		s.queue = s.queue[len(s.queue)-maxQueued:]
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+// markContext asks for the latest context to be sent to the session.
+func (s *session) markContext() {
+	s.mu.Lock()
+	s.ctxPending = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *session) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns what is waiting for the session: whether it needs the
+// latest context, and the queued messages in order.
+func (s *session) take() (bool, [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, q := s.ctxPending, s.queue
+	s.ctxPending, s.queue = false, nil
+	return ctx, q
+}
+
+// putBack returns what could not be written, ahead of newer messages.
+func (s *session) putBack(ctx bool, msgs [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctxPending = s.ctxPending || ctx
+	s.queue = append(append([][]byte(nil), msgs...), s.queue...)
+}
+
+func (s *session) endStreams() {
+	s.mu.Lock()
+	streams := make([]*eventStream, 0, len(s.streams))
+	for st := range s.streams {
+		streams = append(streams, st)
+	}
+	s.mu.Unlock()
+	for _, st := range streams {
+		st.cancel()
+	}
+}
+
+// broadcastContext is called after the debounce: it builds the context
+// message once and asks every session for it.
+func (s *Server) broadcastContext() {
+	msg, err := notification(ide.MethodContextUpdate, s.Context())
+	if err != nil {
+		s.log.Error("encoding context update", "err", err)
+		return
+	}
+	s.sess.ctxMsg.Store(&msg)
+	for _, sess := range s.sess.all() {
+		sess.markContext()
+	}
+}
+
+// currentContextMsg is the context message to send now.
+func (s *Server) currentContextMsg() []byte {
+	if p := s.sess.ctxMsg.Load(); p != nil {
+		return *p
+	}
+	msg, err := notification(ide.MethodContextUpdate, s.Context())
+	if err != nil {
+		s.log.Error("encoding context update", "err", err)
+		return nil
+	}
+	s.sess.ctxMsg.CompareAndSwap(nil, &msg)
+	return *s.sess.ctxMsg.Load()
+}
+
+// broadcast queues a notification for every session.
+func (s *Server) broadcast(method string, params any) {
+	msg, err := notification(method, params)
+	if err != nil {
+		s.log.Error("encoding notification", "method", method, "err", err)
+		return
+	}
+	for _, sess := range s.sess.all() {
+		sess.enqueue(msg)
+	}
+}
+
+func notification(method string, params any) ([]byte, error) {
+	return json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+}
+
+// eventStream is the response writer of one GET event stream. The SDK's
+// GET handler writes its headers and events through it; the session's
+// pump writes our notifications between them. Writes are serialised and
+// refused once the handler has returned.
+type eventStream struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	done    bool
+	started chan struct{} // closed at the handler's first flush
+	once    sync.Once
+}
+
+func newEventStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
+	f, _ := w.(http.Flusher)
+	return &eventStream{w: w, flusher: f, cancel: cancel, started: make(chan struct{})}
+}
+
+func (e *eventStream) Header() http.Header { return e.w.Header() }
+
+func (e *eventStream) WriteHeader(status int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.done {
+		e.w.WriteHeader(status)
+	}
+}
+
+func (e *eventStream) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return 0, http.ErrHandlerTimeout
+	}
+	return e.w.Write(p)
+}
+
+// Flush implements http.Flusher; without it the SDK refuses the GET.
+func (e *eventStream) Flush() {
+	e.mu.Lock()
+	if !e.done && e.flusher != nil {
+		e.flusher.Flush()
+	}
+	e.mu.Unlock()
+	e.once.Do(func() { close(e.started) })
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (e *eventStream) Unwrap() http.ResponseWriter { return e.w }
+
+// finish refuses every later write: the handler has returned.
+func (e *eventStream) finish() {
+	e.mu.Lock()
+	e.done = true
+	e.mu.Unlock()
+}
+
+var errStreamDone = errors.New("event stream ended")
+
+// writeEvent writes one SSE event and flushes it.
+func (e *eventStream) writeEvent(msg []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return errStreamDone
+	}
+	if _, err := fmt.Fprintf(e.w, "event: message\ndata: %s\n\n", msg); err != nil {
+		return err
+	}
+	if e.flusher != nil {
+		e.flusher.Flush()
+	}
+	return nil
+}
+
+// pump delivers the session's notifications on stream st until the stream
+// ends, and pings it every interval.
+func (s *Server) pump(ctx context.Context, sess *session, st *eventStream) {
+	select {
+	case <-st.started:
+	case <-ctx.Done():
+		return
+	}
+	ping := time.NewTicker(s.cfg.PingInterval)
+	defer ping.Stop()
+	for {
+		// Take first, then read the context: an update that lands in
+		// between is sent now and once more, never lost.
+		sendCtx, msgs := sess.take()
+		if sendCtx {
+			if msg := s.currentContextMsg(); msg != nil {
+				if err := st.writeEvent(msg); err != nil {
+					sess.putBack(true, msgs)
+					st.cancel()
+					return
+				}
+			}
+		}
+		for i, m := range msgs {
+			if err := st.writeEvent(m); err != nil {
+				sess.putBack(false, msgs[i:])
+				st.cancel()
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.wake:
+		case <-ping.C:
+			if err := st.writeEvent(pingMessage); err != nil {
+				st.cancel()
+				return
+			}
+		}
+	}
+}

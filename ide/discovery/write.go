@@ -1,0 +1,191 @@
+package discovery
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// Write stores f as the discovery file of the companion serving the editor
+// process pid on port, in dir (Dir() when dir is empty), and returns its
+// path. The directory is created when missing. The file holds a secret
+// token, so it is written with mode 0600 through a temporary file in the
+// same directory and a rename: a client never reads half a file.
+func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
+	if dir == "" {
+		dir = Dir()
+	}
+	if pid <= 0 {
+		return "", fmt.Errorf("discovery file: invalid editor pid %d", pid)
+	}
+	if port <= 0 || port > 65535 {
+		return "", fmt.Errorf("discovery file: invalid port %d", port)
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return "", fmt.Errorf("discovery file: encode: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("discovery file: create directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName(pid, port))
+	if err := writeFileAtomic(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("discovery file: %w", err)
+	}
+	return path, nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, synced before it is renamed over path. The temporary name
+// starts with a dot so that it never matches the pattern clients read.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	tmpName := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("set mode of %s: %w", tmpName, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", tmpName, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmpName, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmpName, err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	ok = true
+	return nil
+}
+
+// Remove deletes the discovery file at path. A file that is already gone is
+// not an error.
+func Remove(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove discovery file: %w", err)
+	}
+	return nil
+}
+
+// CleanStale removes from dir (Dir() when empty) the discovery files, and
+// their legacy pid-only variants, whose editor process no longer exists,
+// and returns the paths it removed. Only files owned by the current user
+// are touched; files of live processes are left alone.
+func CleanStale(dir string) ([]string, error) {
+	if dir == "" {
+		dir = Dir()
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("clean stale discovery files: %w", err)
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		pid, ok := stalePID(e.Name())
+		if !ok || e.IsDir() || pidAliveForWriter(pid) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		info, err := e.Info()
+		if err != nil || !ownedByCurrentUser(info) {
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, path)
+	}
+	sort.Strings(removed)
+	return removed, errors.Join(errs...)
+}
+
+// stalePID returns the pid a discovery file's name carries, for both the
+// current and the legacy naming.
+func stalePID(name string) (int, bool) {
+	if pid, _, ok := ParseFileName(name); ok {
+		return pid, true
+	}
+	if !strings.HasPrefix(name, ide.DiscoveryFilePrefix) || !strings.HasSuffix(name, ide.DiscoveryFileSuffix) {
+		return 0, false
+	}
+	mid := strings.TrimSuffix(strings.TrimPrefix(name, ide.DiscoveryFilePrefix), ide.DiscoveryFileSuffix)
+	pid, err := strconv.Atoi(mid)
+	if err != nil || pid <= 0 || strconv.Itoa(pid) != mid {
+		return 0, false
+	}
+	return pid, true
+}
+
+// Env is the set of environment variables a companion gives the terminals
+// of its editor, so that a CLI started there finds it even without reading
+// the discovery file.
+func Env(f ide.DiscoveryFile, pid int) map[string]string {
+	env := map[string]string{
+		ide.EnvWorkspacePath: f.WorkspacePath,
+	}
+	if f.Port > 0 {
+		env[ide.EnvServerPort] = strconv.Itoa(f.Port)
+	}
+	if f.AuthToken != "" {
+		env[ide.EnvAuthToken] = f.AuthToken
+	}
+	if pid > 0 {
+		env[ide.EnvPID] = strconv.Itoa(pid)
+	}
+	return env
+}
+
+// ExportLines renders env as POSIX shell `export NAME='value'` lines in
+// name order, safe to eval in sh, bash and zsh.
+func ExportLines(env map[string]string) string {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(env[k]))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell: single quotes, with each embedded
+// single quote written as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// JoinWorkspace joins workspace folders with the OS path-list separator,
+// the form of a discovery file's workspacePath.
+func JoinWorkspace(paths []string) string {
+	return strings.Join(paths, string(os.PathListSeparator))
+}

@@ -1,0 +1,30 @@
+//go:build windows
+
+package discovery
+
+import (
+	"io/fs"
+
+	"golang.org/x/sys/windows"
+)
+
+// pidAliveForWriter reports whether process pid exists.
+func pidAliveForWriter(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return err == windows.ERROR_ACCESS_DENIED
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	if err := windows.GetExitCodeProcess(h, &code); err != nil {
+		return true
+	}
+	return code == 259 // STILL_ACTIVE
+}
+
+// ownedByCurrentUser is true on Windows, where the per-user temporary
+// directory already separates users.
+func ownedByCurrentUser(fs.FileInfo) bool { return true }

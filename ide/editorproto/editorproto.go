@@ -1,0 +1,567 @@
+// Package editorproto is the editor protocol of `gemkit ide serve --editor
+// stdio`: newline-delimited JSON-RPC 2.0 between gemkit and the editor that
+// spawned it, over gemkit's stdin (editor → gemkit) and stdout (gemkit →
+// editor). A Conn is the companion's Editor; what the editor reports is
+// passed to the companion's Events. docs/editor-protocol.md describes the
+// messages for plugin authors.
+package editorproto
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/companion"
+)
+
+// Method names of the protocol.
+const (
+	// Editor → gemkit notifications.
+	MethodFocus           = "editor/focus"
+	MethodSelection       = "editor/selection"
+	MethodClose           = "editor/close"
+	MethodRename          = "editor/rename"
+	MethodDelete          = "editor/delete"
+	MethodWorkspaceUpdate = "workspace/update"
+	MethodDiffAccepted    = "diff/accepted"
+	MethodDiffRejected    = "diff/rejected"
+
+	// Gemkit → editor requests.
+	MethodDiffOpen  = "diff/open"
+	MethodDiffClose = "diff/close"
+
+	// Gemkit → editor notifications.
+	MethodServerReady = "server/ready"
+	MethodFileWritten = "file/written"
+)
+
+// JSON-RPC 2.0 error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// DefaultRequestTimeout bounds a request to the editor when Options leaves
+// it zero.
+const DefaultRequestTimeout = 30 * time.Second
+
+// DefaultMaxLine is the longest line accepted from the editor: room for a
+// diff's content at the request-body limit, escaped.
+const DefaultMaxLine = 4 * ide.MaxRequestBody
+
+// Options tunes a Conn; the zero value is usable.
+type Options struct {
+	// Logger receives protocol errors; default slog.Default(). It must not
+	// write to the protocol's stdout.
+	Logger *slog.Logger
+	// RequestTimeout bounds each request to the editor; default
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// MaxLine is the longest line read; default DefaultMaxLine.
+	MaxLine int
+}
+
+// Ready is the params of server/ready.
+type Ready struct {
+	Port          int               `json:"port"`
+	DiscoveryFile string            `json:"discoveryFile"`
+	Env           map[string]string `json:"env"`
+}
+
+// Error is a JSON-RPC error, as the editor answers a request with one.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("editor error %d: %s", e.Code, e.Message) }
+
+// ErrClosed is returned by requests once the editor's stream has ended.
+var ErrClosed = errors.New("editor connection closed")
+
+// Conn is one editor on a pair of streams.
+type Conn struct {
+	r       io.Reader
+	w       io.Writer
+	log     *slog.Logger
+	timeout time.Duration
+	maxLine int
+
+	wmu    sync.Mutex
+	nextID atomic.Int64
+
+	pmu     sync.Mutex
+	pending map[int64]chan message
+	closed  bool
+	done    chan struct{}
+}
+
+var _ companion.Editor = (*Conn)(nil)
+
+// New makes a Conn reading the editor's messages from r and writing
+// gemkit's to w. Call Run to start reading.
+func New(r io.Reader, w io.Writer, o Options) *Conn {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxLine <= 0 {
+		o.MaxLine = DefaultMaxLine
+	}
+	return &Conn{
+		r: r, w: w, log: o.Logger, timeout: o.RequestTimeout, maxLine: o.MaxLine,
+		pending: map[int64]chan message{},
+		done:    make(chan struct{}),
+	}
+}
+
+// message is any JSON-RPC 2.0 message.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// Done is closed when Run has returned: the editor is gone.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Run reads the editor's messages and passes its reports to ev until the
+// editor closes its end (then Run returns nil) or ctx ends. A malformed
+// line is answered with a JSON-RPC error (or logged, for a notification)
+// and reading goes on.
+func (c *Conn) Run(ctx context.Context, ev companion.Events) error {
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { readErr <- c.readLines(lines, stop) }()
+	defer c.closePending()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-readErr:
+			if err == nil || errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("editor protocol: read: %w", err)
+		case line := <-lines:
+			c.handleLine(line, ev)
+		}
+	}
+}
+
+// readLines sends each non-empty line to lines; an over-long line is
+// answered with an error and skipped.
+func (c *Conn) readLines(lines chan<- []byte, stop <-chan struct{}) error {
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	var buf []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > c.maxLine {
+				tooLong = true
+				buf = buf[:0]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		// The end of a line (err nil) or of the stream (err not nil).
+		if tooLong {
+			c.log.Error("editor protocol: line too long; skipped", "limit", c.maxLine)
+			c.reply(nil, nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: line longer than " + strconv.Itoa(c.maxLine) + " bytes"})
+			tooLong = false
+		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
+			select {
+			case lines <- append([]byte(nil), line...):
+			case <-stop:
+				return nil
+			}
+		}
+		buf = buf[:0]
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (c *Conn) handleLine(line []byte, ev companion.Events) {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.log.Error("editor protocol: parse error", "err", err)
+		c.reply(nil, nil, &Error{Code: CodeParseError, Message: "Parse error: " + err.Error()})
+		return
+	}
+	id := m.ID
+	if bytes.Equal(id, []byte("null")) {
+		id = nil
+	}
+	if m.JSONRPC != "2.0" {
+		c.invalid(id, "Invalid Request: jsonrpc must be \"2.0\"")
+		return
+	}
+	switch {
+	case m.Method != "":
+		c.handleCall(id, m.Method, m.Params, ev)
+	case id != nil && (m.Result != nil || m.Error != nil):
+		c.handleResponse(id, m)
+	default:
+		c.invalid(id, "Invalid Request: neither a call (method) nor a response (result or error)")
+	}
+}
+
+func (c *Conn) invalid(id json.RawMessage, msg string) {
+	c.log.Error("editor protocol: " + msg)
+	c.reply(id, nil, &Error{Code: CodeInvalidRequest, Message: msg})
+}
+
+func (c *Conn) handleResponse(id json.RawMessage, m message) {
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	if err != nil {
+		c.log.Error("editor protocol: response with an id gemkit never used", "id", string(id))
+		return
+	}
+	c.pmu.Lock()
+	ch, ok := c.pending[n]
+	delete(c.pending, n)
+	c.pmu.Unlock()
+	if !ok {
+		c.log.Warn("editor protocol: response to no pending request (late or unknown)", "id", n)
+		return
+	}
+	ch <- m
+}
+
+// handleCall applies an editor notification. The same methods may come as
+// requests (with an id); those get {} or an error back.
+func (c *Conn) handleCall(id json.RawMessage, method string, params json.RawMessage, ev companion.Events) {
+	err := c.apply(method, params, ev)
+	if err == nil {
+		if id != nil {
+			c.reply(id, json.RawMessage(`{}`), nil)
+		}
+		return
+	}
+	var rpcErr *Error
+	if !errors.As(err, &rpcErr) {
+		rpcErr = &Error{Code: CodeInternalError, Message: err.Error()}
+	}
+	c.log.Error("editor protocol: "+method+" failed", "err", rpcErr.Message)
+	if id != nil {
+		c.reply(id, nil, rpcErr)
+	}
+}
+
+func invalidParams(method, why string) error {
+	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Invalid params for %s: %s", method, why)}
+}
+
+type cursorParam struct {
+	Line      *int `json:"line"`
+	Character *int `json:"character"`
+}
+
+func (p *cursorParam) cursor(method string) (*ide.Cursor, error) {
+	if p == nil {
+		return nil, nil
+	}
+	if p.Line == nil || p.Character == nil || *p.Line < 1 || *p.Character < 1 {
+		return nil, invalidParams(method, "cursor needs line and character, both 1-based")
+	}
+	return &ide.Cursor{Line: *p.Line, Character: *p.Character}, nil
+}
+
+func decodeParams(method string, raw json.RawMessage, v any) error {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return invalidParams(method, "params are required")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return invalidParams(method, err.Error())
+	}
+	return nil
+}
+
+func absPath(method, field, p string) error {
+	if p == "" {
+		return invalidParams(method, field+" is required")
+	}
+	if !filepath.IsAbs(p) {
+		return invalidParams(method, fmt.Sprintf("%s must be an absolute path, not %q", field, p))
+	}
+	return nil
+}
+
+func (c *Conn) apply(method string, raw json.RawMessage, ev companion.Events) error {
+	switch method {
+	case MethodFocus, MethodSelection:
+		var p struct {
+			Path         string       `json:"path"`
+			Cursor       *cursorParam `json:"cursor"`
+			SelectedText *string      `json:"selectedText"`
+		}
+		if err := decodeParams(method, raw, &p); err != nil {
+			return err
+		}
+		if err := absPath(method, "path", p.Path); err != nil {
+			return err
+		}
+		cur, err := p.Cursor.cursor(method)
+		if err != nil {
+			return err
+		}
+		sel := ""
+		if p.SelectedText != nil {
+			sel = *p.SelectedText
+		}
+		if method == MethodFocus {
+			ev.Focus(p.Path, cur, sel)
+			return nil
+		}
+		if cur == nil {
+			return invalidParams(method, "cursor is required")
+		}
+		ev.Selection(p.Path, *cur, sel)
+	case MethodClose, MethodDelete:
+		var p struct {
+			Path string `json:"path"`
+		}
+		if err := decodeParams(method, raw, &p); err != nil {
+			return err
+		}
+		if err := absPath(method, "path", p.Path); err != nil {
+			return err
+		}
+		if method == MethodClose {
+			ev.Close(p.Path)
+		} else {
+			ev.Delete(p.Path)
+		}
+	case MethodRename:
+		var p struct {
+			OldPath string `json:"oldPath"`
+			NewPath string `json:"newPath"`
+		}
+		if err := decodeParams(method, raw, &p); err != nil {
+			return err
+		}
+		if err := absPath(method, "oldPath", p.OldPath); err != nil {
+			return err
+		}
+		if err := absPath(method, "newPath", p.NewPath); err != nil {
+			return err
+		}
+		ev.Rename(p.OldPath, p.NewPath)
+	case MethodWorkspaceUpdate:
+		var p struct {
+			Paths   *[]string `json:"paths"`
+			Trusted *bool     `json:"trusted"`
+		}
+		if err := decodeParams(method, raw, &p); err != nil {
+			return err
+		}
+		var paths []string
+		if p.Paths != nil {
+			paths = append([]string{}, *p.Paths...)
+			for _, ws := range paths {
+				if err := absPath(method, "paths[]", ws); err != nil {
+					return err
+				}
+			}
+		}
+		if err := ev.UpdateWorkspace(paths, p.Trusted); err != nil {
+			return invalidParams(method, err.Error())
+		}
+	case MethodDiffAccepted:
+		var p struct {
+			FilePath string  `json:"filePath"`
+			Content  *string `json:"content"`
+		}
+		if err := decodeParams(method, raw, &p); err != nil {
+			return err
+		}
+		if p.FilePath == "" {
+			return invalidParams(method, "filePath is required")
+		}
+		if p.Content == nil {
+			return invalidParams(method, "content (a string) is required")
+		}
+		ev.DiffAccepted(p.FilePath, *p.Content)
+	case MethodDiffRejected:
+		var p struct {
+			FilePath string `json:"filePath"`
+		}
+		if err := decodeParams(method, raw, &p); err != nil {
+			return err
+		}
+		if p.FilePath == "" {
+			return invalidParams(method, "filePath is required")
+		}
+		ev.DiffRejected(p.FilePath)
+	default:
+		return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
+	}
+	return nil
+}
+
+// reply writes a response; id nil is written as null.
+func (c *Conn) reply(id json.RawMessage, result json.RawMessage, e *Error) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	out := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result,omitempty"`
+		Error   *Error          `json:"error,omitempty"`
+	}{"2.0", id, result, e}
+	if err := c.write(out); err != nil {
+		c.log.Error("editor protocol: write response", "err", err)
+	}
+}
+
+// write sends one message as one line.
+func (c *Conn) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.w.Write(b)
+	return err
+}
+
+// Notify sends a notification to the editor.
+func (c *Conn) Notify(method string, params any) error {
+	return c.write(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+}
+
+// Call sends a request to the editor and waits for its answer, at most
+// the request timeout. result may be nil.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	id := c.nextID.Add(1)
+	ch := make(chan message, 1)
+	c.pmu.Lock()
+	if c.closed {
+		c.pmu.Unlock()
+		return ErrClosed
+	}
+	c.pending[id] = ch
+	c.pmu.Unlock()
+	forget := func() {
+		c.pmu.Lock()
+		delete(c.pending, id)
+		c.pmu.Unlock()
+	}
+	err := c.write(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int64  `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", id, method, params})
+	if err != nil {
+		forget()
+		return fmt.Errorf("send %s to the editor: %w", method, err)
+	}
+	timer := time.NewTimer(c.timeout)
+	defer timer.Stop()
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return ErrClosed
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		if result != nil {
+			if err := json.Unmarshal(m.Result, result); err != nil {
+				return fmt.Errorf("editor's answer to %s: %w", method, err)
+			}
+		}
+		return nil
+	case <-timer.C:
+		forget()
+		return fmt.Errorf("the editor did not answer %s within %v", method, c.timeout)
+	case <-ctx.Done():
+		forget()
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// closePending fails every request still waiting: the editor is gone.
+func (c *Conn) closePending() {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+	close(c.done)
+}
+
+// OpenDiff implements companion.Editor with a diff/open request.
+func (c *Conn) OpenDiff(ctx context.Context, filePath, newContent string) error {
+	return c.Call(ctx, MethodDiffOpen, ide.OpenDiffRequest{FilePath: filePath, NewContent: newContent}, nil)
+}
+
+// CloseDiff implements companion.Editor with a diff/close request; a null
+// or missing content means no diff of filePath was open.
+func (c *Conn) CloseDiff(ctx context.Context, filePath string) (string, bool, error) {
+	var res struct {
+		Content *string `json:"content"`
+	}
+	if err := c.Call(ctx, MethodDiffClose, map[string]string{"filePath": filePath}, &res); err != nil {
+		return "", false, err
+	}
+	if res.Content == nil {
+		return "", false, nil
+	}
+	return *res.Content, true, nil
+}
+
+// FileWritten implements companion.Editor with a file/written notification.
+func (c *Conn) FileWritten(_ context.Context, path string) error {
+	return c.Notify(MethodFileWritten, map[string]string{"path": path})
+}
+
+// SendReady tells the editor where the companion serves, once the
+// discovery file exists.
+func (c *Conn) SendReady(r Ready) error {
+	if r.Env == nil {
+		r.Env = map[string]string{}
+	}
+	return c.Notify(MethodServerReady, r)
+}
