@@ -478,6 +478,11 @@ func (c *Client) StartDiff(ctx context.Context, filePath, newContent string) (*P
 	cancel()
 	if err != nil {
 		d.Abandon()
+		if ctx.Err() != nil {
+			// The companion may have shown the diff before the call was
+			// given up; do not leave it open in the editor.
+			c.closeQuietly(filePath)
+		}
 		return nil, fmt.Errorf("openDiff %s: %w", filePath, err)
 	}
 	if res.IsError {
