@@ -483,6 +483,11 @@ func (c *Client) StartDiff(ctx context.Context, filePath, newContent string) (*P
 			// given up; do not leave it open in the editor.
 			c.closeQuietly(filePath)
 		}
+		select {
+		case <-c.done:
+			return nil, c.doneError()
+		default:
+		}
 		return nil, fmt.Errorf("openDiff %s: %w", filePath, err)
 	}
 	if res.IsError {

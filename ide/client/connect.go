@@ -393,16 +393,13 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 		ep.Host = "127.0.0.1"
 	}
 	c := newClient(ep, o)
-	wt := &watchTransport{
-		base: &http.Transport{
-			Proxy:             nil, // the real CLI bypasses proxies for the companion
-			DialContext:       (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-			ForceAttemptHTTP2: false,
-			MaxIdleConns:      4,
-			IdleConnTimeout:   90 * time.Second,
-		},
-		addr: net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)),
+	base := &http.Transport{
+		Proxy:           nil, // the real CLI bypasses proxies for the companion
+		DialContext:     (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:    4,
+		IdleConnTimeout: 90 * time.Second,
 	}
+	wt := &watchTransport{base: base, addr: net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithContinuousListening(),
 		transport.WithHTTPBasicClient(&http.Client{Transport: wt}),
@@ -415,7 +412,11 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	if err != nil {
 		return nil, &DialError{Kind: "protocol", Err: err}
 	}
-	life, cancel := context.WithCancel(context.Background())
+	life, stop := context.WithCancel(context.Background())
+	cancel := func() {
+		stop()
+		base.CloseIdleConnections()
+	}
 	c.onClose = cancel
 	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(ide.ProtocolVersion))
 	if err := mc.Start(life); err != nil {
