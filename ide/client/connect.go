@@ -403,7 +403,7 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithContinuousListening(),
 		transport.WithHTTPBasicClient(&http.Client{Transport: wt}),
-		transport.WithHTTPLogger(o.Logger),
+		transport.WithHTTPLogger(slog.New(demoted{o.Logger.Handler()})),
 	}
 	if ep.Token != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + ep.Token}))
@@ -556,3 +556,20 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	}()
 	return c, nil
 }
+
+// demoted passes the SDK's log records on at debug level: what the SDK
+// calls an error (a failed DELETE on close, a stream to reopen) is routine
+// for a companion client, and the client reports what matters itself.
+type demoted struct{ h slog.Handler }
+
+func (d demoted) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
+}
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(a []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(a)} }
+func (d demoted) WithGroup(n string) slog.Handler      { return demoted{d.h.WithGroup(n)} }

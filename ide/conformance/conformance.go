@@ -576,10 +576,12 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 	{
 		const id, title = "diff.close-none", "closeDiff without a diff answers {\"content\": null}"
 		path := probe()
-		text, err := closeDiffText(cctx, c, path)
+		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		text, err := closeDiffText(sctx, c, path)
+		cancel()
 		switch {
 		case err != nil:
-			r.add(id, title, Fail, "%v", err)
+			r.add(id, title, Fail, "%v", stepErr(err))
 		default:
 			if _, ok, perr := client.ParseCloseDiffText(text); perr != nil {
 				r.add(id, title, Fail, "%v", perr)
@@ -597,11 +599,13 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 		const id, title = "diff.open-close", "openDiff is acknowledged; closeDiff returns the proposal without a notification"
 		path := probe()
 		proposal := "gemkit ide check\nproposal " + randomHex() + "\n"
-		d, err := c.StartDiff(cctx, path, proposal)
+		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		d, err := c.StartDiff(sctx, path, proposal)
 		if err != nil {
-			r.add(id, title, Fail, "%v", err)
+			r.add(id, title, Fail, "%v", stepErr(err))
 		} else {
-			text, err := closeDiffText(cctx, c, path)
+			text, err := closeDiffText(sctx, c, path)
 			var content string
 			var ok bool
 			if err == nil {
@@ -612,7 +616,7 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 			extra := seen.about(path)
 			switch {
 			case err != nil:
-				r.add(id, title, Fail, "closeDiff: %v", err)
+				r.add(id, title, Fail, "closeDiff: %v", stepErr(err))
 			case !ok:
 				r.add(id, title, Fail, "closeDiff says no diff was open (text %.80q)", deref(text))
 			case content != proposal:
@@ -684,6 +688,17 @@ func interactive(ctx context.Context, r *Report, c *client.Client, seen *notes, 
 			}
 		}
 	}
+}
+
+// stepTimeout bounds each diff call of a check.
+const stepTimeout = 10 * time.Second
+
+// stepErr explains a diff call that ran out of time.
+func stepErr(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %v: does the companion's editor answer? (%w)", stepTimeout, err)
+	}
+	return err
 }
 
 // closeDiffText calls closeDiff and returns the raw text block, so the
