@@ -155,6 +155,15 @@ func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.mu.Unlock()
 	sess.begin()
+	if m.srv.sess.get(sess.id) != sess {
+		// The session expired while this GET arrived.
+		sess.mu.Lock()
+		delete(sess.streams, st)
+		sess.mu.Unlock()
+		sess.end()
+		writeBadSession(w)
+		return
+	}
 	defer func() {
 		sess.mu.Lock()
 		delete(sess.streams, st)

@@ -172,6 +172,7 @@ func New(cfg Config) (*Server, error) {
 	s.http = &http.Server{
 		Handler:           s.guard(s.routes()),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
 	}
 	return s, nil

@@ -108,10 +108,10 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 
 	switch {
 	case conn != nil:
+		fmt.Fprintf(s.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
 		if err := conn.SendReady(editorproto.Ready{Port: srv.Port(), DiscoveryFile: srv.DiscoveryPath(), Env: srv.Env()}); err != nil {
 			slog.Error("telling the editor the server is ready", "err", err)
 		}
-		fmt.Fprintf(s.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
 		go func() {
 			if err := conn.Run(ctx, srv); err != nil {
 				slog.Error("editor protocol", "err", err)

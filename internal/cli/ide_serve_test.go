@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeStdio runs `gemkit ide serve --editor stdio` in process: it
+// announces itself with server/ready and stops cleanly when stdin closes.
+func TestServeStdio(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ws := t.TempDir()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--workspace", ws,
+			"--ide-pid", fmt.Sprint(os.Getpid()), "--ide-name", "vim", "--ide-display-name", "Vim"},
+			Streams{In: inR, Out: outW, Err: &stderr})
+		outW.Close()
+	}()
+	sc := bufio.NewScanner(outR)
+	if !sc.Scan() {
+		t.Fatalf("no server/ready; stderr: %s", stderr.String())
+	}
+	var ready struct {
+		Method string `json:"method"`
+		Params struct {
+			Port          int               `json:"port"`
+			DiscoveryFile string            `json:"discoveryFile"`
+			Env           map[string]string `json:"env"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(sc.Bytes(), &ready); err != nil || ready.Method != "server/ready" {
+		t.Fatalf("first line %s (%v)", sc.Text(), err)
+	}
+	p := ready.Params
+	if filepath.Dir(p.DiscoveryFile) != filepath.Join(tmp, "gemini", "ide") ||
+		filepath.Base(p.DiscoveryFile) != discovery.FileName(os.Getpid(), p.Port) {
+		t.Fatalf("discovery file %s", p.DiscoveryFile)
+	}
+	data, err := os.ReadFile(p.DiscoveryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var df ide.DiscoveryFile
+	json.Unmarshal(data, &df)
+	if df.Port != p.Port || df.WorkspacePath != ws || df.IDEInfo == nil || df.IDEInfo.Name != "vim" || df.IDEInfo.DisplayName != "Vim" {
+		t.Fatalf("discovery file content %s", data)
+	}
+	if p.Env[ide.EnvServerPort] != fmt.Sprint(p.Port) || p.Env[ide.EnvAuthToken] != df.AuthToken ||
+		p.Env[ide.EnvWorkspacePath] != ws || p.Env[ide.EnvPID] != fmt.Sprint(os.Getpid()) {
+		t.Fatalf("env %v", p.Env)
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("http://127.0.0.1:%d/mcp", p.Port)) {
+		t.Fatalf("stderr does not say where it serves: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, outR)
+	inW.Close()
+	select {
+	case c := <-code:
+		if c != ExitOK {
+			t.Fatalf("exit %d; stderr: %s", c, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop when stdin closed")
+	}
+	if _, err := os.Stat(p.DiscoveryFile); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("discovery file left after stdin closed")
+	}
+}
+
+// TestServeTerminalPrintEnv: without --editor stdio it says where it
+// serves and prints export lines; it stops when its context ends.
+func TestServeTerminalPrintEnv(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	ws := t.TempDir()
+	var out, errOut syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(ctx, []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--print-env"},
+			Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "export "+ide.EnvWorkspacePath) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no export lines; out: %s\nerr: %s", out.String(), errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	o := out.String()
+	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'"} {
+		if !strings.Contains(o, want) {
+			t.Fatalf("output lacks %q:\n%s", want, o)
+		}
+	}
+	cancel()
+	select {
+	case c := <-code:
+		if c != ExitOK {
+			t.Fatalf("exit %d; err: %s", c, errOut.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+func TestServeBadFlags(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, "f")
+	os.WriteFile(file, nil, 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown editor", []string{"--editor", "vim"}, "--editor must be stdio or terminal"},
+		{"print-env with stdio", []string{"--editor", "stdio", "--print-env"}, "--print-env writes to stdout"},
+		{"missing workspace", []string{"--workspace", filepath.Join(ws, "missing")}, "no such file"},
+		{"file as workspace", []string{"--workspace", file}, "not a directory"},
+		{"negative pid", []string{"--ide-pid", "-4"}, "--ide-pid must be a positive pid"},
+		{"arguments", []string{"extra"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut syncBuffer
+			c := Run(context.Background(), append([]string{"ide", "serve"}, tt.args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+			if c != ExitError || !strings.Contains(errOut.String(), tt.want) {
+				t.Fatalf("exit %d, stderr %q; want %q", c, errOut.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestServeSignals runs the real binary and stops it with SIGTERM and
+// SIGINT: each time the discovery file goes and the exit is clean.
+func TestServeSignals(t *testing.T) {
+	bin := buildGemkit(t, repoRoot(t))
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			ws := t.TempDir()
+			cmd := exec.Command(bin, "ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			var out syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(tmp, "gemini", "ide")
+			var file string
+			deadline := time.Now().Add(10 * time.Second)
+			for file == "" {
+				ents, _ := os.ReadDir(dir)
+				for _, e := range ents {
+					if _, _, ok := discovery.ParseFileName(e.Name()); ok {
+						file = filepath.Join(dir, e.Name())
+					}
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("no discovery file; output: %s", out.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("exit after %v: %v; output: %s", sig, err, out.String())
+			}
+			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("discovery file left after %v", sig)
+			}
+		})
+	}
+}
