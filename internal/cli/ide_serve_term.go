@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"log/slog"
+	"os"
 
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 // terminalEditor is an editor front-end that runs in gemkit's own terminal:
@@ -16,7 +18,16 @@ type terminalEditor interface {
 }
 
 // newTerminalEditor builds the terminal front-end of `gemkit ide serve`
-// without --editor stdio.
+// without --editor stdio: diffs on s.Out (coloured on a terminal unless
+// NO_COLOR is set), answers from s.In, edits in $VISUAL/$EDITOR. When the
+// Events given to Run are the companion's Server, Run also prints the env
+// line to paste into another shell once the discovery file is written.
 func newTerminalEditor(s Streams) (terminalEditor, error) {
-	return nil, errors.New("the terminal front-end is not built yet")
+	return term.New(term.Options{
+		In:     s.In,
+		Out:    s.Out,
+		Color:  term.ColorEnabled(s.Out, os.Getenv),
+		Editor: term.EditorCommand(os.Getenv),
+		Logger: slog.Default(),
+	}), nil
 }

@@ -1,0 +1,477 @@
+// Command companion measures gemkit's IDE companion side by side with a
+// reference companion built the way the official VS Code one is (Node,
+// express, the TypeScript MCP SDK; bench/reference/companion.mjs), in the
+// same run, with the same Go MCP client and the same stdio editor driving
+// both. It prints one table with the ratios gemkit/reference.
+//
+//	go run ./bench/companion            # full run (about a minute)
+//	go run ./bench/companion -quick     # a few iterations, to check it works
+//
+// Figures: openDiff call → ack latency; editor event → client context,
+// minus the 50 ms debounce; idle RSS after connect; RSS during and after
+// 1,000 diff round trips and 10,000 editor context events; start →
+// discovery file written.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// config sets the sizes of a run.
+type config struct {
+	root      string // repository root
+	gemkit    string // gemkit binary; built when empty
+	node      string
+	diffs     int // diff round trips (the ack latency is measured on each)
+	contexts  int // single editor events timed to the client
+	events    int // editor events of the load phase
+	burst     int // events per burst in the load phase
+	starts    int // starts per server for start → discovery
+	servers   []string
+	rssPoints int // RSS samples per load phase
+}
+
+func main() {
+	var cfg config
+	var quick bool
+	var servers string
+	flag.StringVar(&cfg.root, "root", "", "repository root (default: found from the working directory)")
+	flag.StringVar(&cfg.gemkit, "gemkit", "", "gemkit binary to measure (default: go build ./cmd/gemkit into a temp dir)")
+	flag.StringVar(&cfg.node, "node", "node", "node binary for the reference companion")
+	flag.IntVar(&cfg.diffs, "diffs", 1000, "diff round trips")
+	flag.IntVar(&cfg.contexts, "contexts", 200, "editor events timed one by one to the client's context")
+	flag.IntVar(&cfg.events, "events", 10000, "editor context events in the load phase")
+	flag.IntVar(&cfg.starts, "starts", 10, "starts per server for start → discovery file")
+	flag.StringVar(&servers, "servers", "gemkit,reference", "servers to measure")
+	flag.BoolVar(&quick, "quick", false, "a few iterations only")
+	flag.Parse()
+	if quick {
+		cfg = quickConfig(cfg)
+	}
+	cfg.servers = strings.Split(servers, ",")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// quickConfig shrinks cfg to a run of a few seconds.
+func quickConfig(cfg config) config {
+	cfg.diffs, cfg.contexts, cfg.events, cfg.starts = 20, 5, 400, 2
+	return cfg
+}
+
+// result holds one server's figures.
+type result struct {
+	name       string
+	acks       []time.Duration
+	ctxBeyond  []time.Duration
+	idleKB     int
+	diffRSS    []rssPoint
+	eventRSS   []rssPoint
+	afterKB    int
+	startups   []time.Duration
+	contextsIn int // context updates the client received in the load phase
+}
+
+type rssPoint struct {
+	label string
+	kb    int
+}
+
+func run(ctx context.Context, cfg config, out io.Writer) error {
+	if cfg.burst == 0 {
+		cfg.burst = 100
+	}
+	if cfg.rssPoints == 0 {
+		cfg.rssPoints = 4
+	}
+	if cfg.root == "" {
+		root, err := findRoot()
+		if err != nil {
+			return err
+		}
+		cfg.root = root
+	}
+	specs, cleanup, err := buildSpecs(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	workspace, err := os.MkdirTemp("", "gemkit-bench-ws-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(workspace)
+	workspace, _ = filepath.EvalSymlinks(workspace)
+	files := make([]string, 20)
+	for i := range files {
+		files[i] = filepath.Join(workspace, fmt.Sprintf("file%02d.txt", i))
+		if err := os.WriteFile(files[i], []byte(fmt.Sprintf("line one of %d\nline two\n", i)), 0o644); err != nil {
+			return err
+		}
+	}
+
+	// Start both, connect one client to each, then run every phase on
+	// each server in turn so that both see the same machine load.
+	type live struct {
+		s *server
+		c *mcpClient
+		r *result
+	}
+	results := make([]*result, len(specs))
+	for i, spec := range specs {
+		results[i] = &result{name: spec.name}
+	}
+	var all []*live
+	defer func() {
+		for _, l := range all {
+			if l.c != nil {
+				l.c.close()
+			}
+			l.s.stop()
+		}
+	}()
+	for i, spec := range specs {
+		s, err := startServer(ctx, spec, workspace)
+		if err != nil {
+			return err
+		}
+		l := &live{s: s, r: results[i]}
+		all = append(all, l)
+		if l.c, err = connect(ctx, s.file); err != nil {
+			return fmt.Errorf("%s: connect: %w (stderr: %s)", spec.name, err, s.stderr)
+		}
+	}
+	fmt.Fprintf(out, "Measuring %s on %d CPUs; %d diffs, %d timed context events, %d load events, %d starts.\n",
+		strings.Join(cfg.servers, " and "), numCPU(), cfg.diffs, cfg.contexts, cfg.events, cfg.starts)
+
+	time.Sleep(500 * time.Millisecond)
+	for _, l := range all {
+		if l.r.idleKB, err = rssKB(l.s.pid()); err != nil {
+			return err
+		}
+	}
+	for _, l := range all {
+		if err := diffPhase(ctx, cfg, l.s, l.c, l.r, files); err != nil {
+			return fmt.Errorf("%s: diffs: %w (stderr: %s)", l.r.name, err, l.s.stderr)
+		}
+	}
+	for _, l := range all {
+		if err := contextPhase(ctx, cfg, l.s, l.c, l.r, files); err != nil {
+			return fmt.Errorf("%s: context: %w (stderr: %s)", l.r.name, err, l.s.stderr)
+		}
+	}
+	for _, l := range all {
+		if err := loadPhase(ctx, cfg, l.s, l.c, l.r, files); err != nil {
+			return fmt.Errorf("%s: load: %w (stderr: %s)", l.r.name, err, l.s.stderr)
+		}
+	}
+	time.Sleep(time.Second)
+	for _, l := range all {
+		if l.r.afterKB, err = rssKB(l.s.pid()); err != nil {
+			return err
+		}
+		l.c.close()
+		l.c = nil
+		l.s.stop()
+	}
+	all = nil
+
+	for n := 0; n < cfg.starts; n++ {
+		for i, spec := range specs {
+			s, err := startServer(ctx, spec, workspace)
+			if err != nil {
+				return err
+			}
+			results[i].startups = append(results[i].startups, s.startup)
+			s.stop()
+		}
+	}
+	report(out, results)
+	return nil
+}
+
+func numCPU() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "\nprocessor") + 1
+}
+
+// findRoot walks up from the working directory to the module root.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory; pass -root")
+		}
+		dir = parent
+	}
+}
+
+// buildSpecs says how to start each server, building gemkit (without the
+// race detector) when no binary was given.
+func buildSpecs(ctx context.Context, cfg config) ([]serverSpec, func(), error) {
+	cleanup := func() {}
+	var specs []serverSpec
+	for _, name := range cfg.servers {
+		switch name {
+		case "gemkit":
+			bin := cfg.gemkit
+			if bin == "" {
+				dir, err := os.MkdirTemp("", "gemkit-bench-bin-")
+				if err != nil {
+					return nil, cleanup, err
+				}
+				cleanup = func() { os.RemoveAll(dir) }
+				bin = filepath.Join(dir, "gemkit")
+				cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gemkit")
+				cmd.Dir = cfg.root
+				if b, err := cmd.CombinedOutput(); err != nil {
+					return nil, cleanup, fmt.Errorf("go build gemkit: %w: %s", err, b)
+				}
+			}
+			specs = append(specs, serverSpec{name: "gemkit", argv: []string{bin, "ide", "serve", "--editor", "stdio"}})
+		case "reference":
+			script := filepath.Join(cfg.root, "bench", "reference", "companion.mjs")
+			specs = append(specs, serverSpec{name: "reference", argv: []string{cfg.node, script, "--editor", "stdio"}})
+		default:
+			return nil, cleanup, fmt.Errorf("unknown server %q (want gemkit or reference)", name)
+		}
+	}
+	return specs, cleanup, nil
+}
+
+// diffPhase runs cfg.diffs openDiff round trips: the ack latency of each
+// call, then the wait for the accept notification, with RSS samples.
+func diffPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *result, files []string) error {
+	c.drain()
+	every := max(cfg.diffs/cfg.rssPoints, 1)
+	for i := range cfg.diffs {
+		path := files[i%len(files)]
+		d, err := c.openDiff(ctx, path, fmt.Sprintf("proposal %d\nline two\n", i))
+		if err != nil {
+			return err
+		}
+		r.acks = append(r.acks, d)
+		if err := c.waitDiff(path, 10*time.Second); err != nil {
+			return err
+		}
+		if (i+1)%every == 0 || i+1 == cfg.diffs {
+			kb, err := rssKB(s.pid())
+			if err != nil {
+				return err
+			}
+			r.diffRSS = append(r.diffRSS, rssPoint{fmt.Sprintf("%d diffs", i+1), kb})
+		}
+	}
+	return nil
+}
+
+// contextPhase times single editor events to the client's receipt of the
+// context they caused, and subtracts the debounce.
+func contextPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *result, files []string) error {
+	c.drain()
+	for i := range cfg.contexts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		path := files[i%len(files)]
+		line := i + 1
+		start := time.Now()
+		if err := s.notify("editor/focus", map[string]any{"path": path, "cursor": ide.Cursor{Line: line, Character: 1}}); err != nil {
+			return err
+		}
+		at, err := c.waitContext(path, line, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		r.ctxBeyond = append(r.ctxBeyond, at.Sub(start)-ide.ContextDebounce)
+	}
+	return nil
+}
+
+// loadPhase sends cfg.events editor events in bursts (focus and selection
+// changes across the files), waiting after each burst for the context
+// that ends it, with RSS samples.
+func loadPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *result, files []string) error {
+	c.drain()
+	every := max(cfg.events/cfg.rssPoints, 1)
+	line := 1_000_000
+	for sent := 0; sent < cfg.events; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var last string
+		for j := 0; j < cfg.burst && sent < cfg.events; j++ {
+			path := files[(sent/3)%len(files)]
+			line++
+			var err error
+			if sent%3 == 0 {
+				err = s.notify("editor/focus", map[string]any{"path": path, "cursor": ide.Cursor{Line: line, Character: 1}})
+			} else {
+				err = s.notify("editor/selection", map[string]any{
+					"path": path, "cursor": ide.Cursor{Line: line, Character: 3},
+					"selectedText": fmt.Sprintf("selected text %d", sent),
+				})
+			}
+			if err != nil {
+				return err
+			}
+			last = path
+			sent++
+			if sent%every == 0 || sent == cfg.events {
+				kb, err := rssKB(s.pid())
+				if err != nil {
+					return err
+				}
+				r.eventRSS = append(r.eventRSS, rssPoint{fmt.Sprintf("%d events", sent), kb})
+			}
+		}
+		if _, err := c.waitContext(last, line, 5*time.Second); err != nil {
+			return err
+		}
+		r.contextsIn++
+	}
+	return nil
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// grows reports whether RSS kept rising over the second half of the load:
+// the last sample more than 1 MiB and 5 % above the lowest of the second
+// half.
+func grows(points []rssPoint) bool {
+	if len(points) < 2 {
+		return false
+	}
+	half := points[len(points)/2:]
+	low := half[0].kb
+	for _, p := range half {
+		low = min(low, p.kb)
+	}
+	last := points[len(points)-1].kb
+	return last-low > 1024 && float64(last-low) > 0.05*float64(low)
+}
+
+// report prints the table of figures, gemkit first, with ratios and the
+// issue's targets.
+func report(out io.Writer, results []*result) {
+	var g, ref *result
+	for _, r := range results {
+		switch r.name {
+		case "gemkit":
+			g = r
+		case "reference":
+			ref = r
+		}
+	}
+	type row struct {
+		name   string
+		unit   string
+		value  func(*result) float64
+		target float64 // 0: none
+	}
+	loadMax := func(r *result) float64 {
+		m := r.afterKB
+		for _, p := range append(slices.Clone(r.diffRSS), r.eventRSS...) {
+			m = max(m, p.kb)
+		}
+		return float64(m) / 1024
+	}
+	rows := []row{
+		{"openDiff → ack p50", "ms", func(r *result) float64 { return ms(percentile(r.acks, 0.50)) }, 0.5},
+		{"openDiff → ack p99", "ms", func(r *result) float64 { return ms(percentile(r.acks, 0.99)) }, 0},
+		{"event → context beyond debounce p50", "ms", func(r *result) float64 { return ms(percentile(r.ctxBeyond, 0.50)) }, 0.5},
+		{"event → context beyond debounce p99", "ms", func(r *result) float64 { return ms(percentile(r.ctxBeyond, 0.99)) }, 0},
+		{"idle RSS after connect", "MB", func(r *result) float64 { return float64(r.idleKB) / 1024 }, 15},
+		{"max RSS during/after load", "MB", loadMax, 25},
+		{"RSS after load (settled 1 s)", "MB", func(r *result) float64 { return float64(r.afterKB) / 1024 }, 25},
+		{"start → discovery file p50", "ms", func(r *result) float64 { return ms(percentile(r.startups, 0.50)) }, 30},
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(out)
+	header := "metric\tunit\t"
+	for _, r := range results {
+		header += r.name + "\t"
+	}
+	if g != nil && ref != nil {
+		header += "gemkit/reference\t"
+	}
+	header += "target (gemkit)\t"
+	fmt.Fprintln(tw, header)
+	for _, rw := range rows {
+		line := rw.name + "\t" + rw.unit + "\t"
+		for _, r := range results {
+			line += fmt.Sprintf("%.3f\t", rw.value(r))
+		}
+		if g != nil && ref != nil {
+			if d := rw.value(ref); d > 0 {
+				line += fmt.Sprintf("%.3f\t", rw.value(g)/d)
+			} else {
+				line += "-\t"
+			}
+		}
+		if rw.target > 0 && g != nil {
+			verdict := "met"
+			if rw.value(g) > rw.target {
+				verdict = "MISSED"
+			}
+			line += fmt.Sprintf("≤ %g %s\t", rw.target, verdict)
+		} else {
+			line += "\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	fmt.Fprintln(out)
+	for _, r := range results {
+		fmt.Fprintf(out, "%s RSS (MB): idle %.1f", r.name, float64(r.idleKB)/1024)
+		for _, p := range append(slices.Clone(r.diffRSS), r.eventRSS...) {
+			fmt.Fprintf(out, "; %s %.1f", p.label, float64(p.kb)/1024)
+		}
+		fmt.Fprintf(out, "; settled %.1f\n", float64(r.afterKB)/1024)
+		verdict := "no growth"
+		if grows(r.diffRSS) || grows(r.eventRSS) {
+			verdict = "GROWS"
+		}
+		fmt.Fprintf(out, "%s RSS under load: %s (%d acks, %d timed contexts, %d contexts received under load, %d starts)\n",
+			r.name, verdict, len(r.acks), len(r.ctxBeyond), r.contextsIn, len(r.startups))
+	}
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuickRun runs the whole harness with a few iterations against both
+// companions, so that the benchmark cannot rot. The figures of a quick run
+// mean nothing and are not checked; that the run completes is.
+func TestQuickRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := quickConfig(config{node: "node", servers: []string{"reference"}})
+	var out bytes.Buffer
+	if err := run(ctx, cfg, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"openDiff → ack p50", "start → discovery file p50", "RSS under load"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
+	tests := []struct {
+		p    float64
+		want time.Duration
+	}{
+		{0.5, 5}, {0.99, 10}, {0.1, 1}, {0, 1}, {1, 10},
+	}
+	for _, tc := range tests {
+		if got := percentile(ds, tc.p); got != tc.want {
+			t.Errorf("percentile(%v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("percentile(nil) = %v", got)
+	}
+}
+
+func TestGrows(t *testing.T) {
+	mb := func(v ...int) []rssPoint {
+		var ps []rssPoint
+		for _, x := range v {
+			ps = append(ps, rssPoint{kb: x * 1024})
+		}
+		return ps
+	}
+	tests := []struct {
+		name   string
+		points []rssPoint
+		want   bool
+	}{
+		{"flat", mb(12, 12, 12, 12), false},
+		{"settles", mb(10, 14, 15, 15), false},
+		{"climbs", mb(10, 14, 18, 22), true},
+		{"noise under a MiB", []rssPoint{{kb: 12000}, {kb: 12000}, {kb: 12100}, {kb: 12900}}, false},
+		{"one point", mb(30), false},
+	}
+	for _, tc := range tests {
+		if got := grows(tc.points); got != tc.want {
+			t.Errorf("%s: grows = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestGuards checks that both companions refuse what the official one
+// refuses, with the same status codes, so that the benchmark compares
+// servers doing the same work.
+func TestGuards(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root, err := findRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, cleanup, err := buildSpecs(ctx, config{root: root, node: "node", servers: []string{"gemkit", "reference"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	ws := t.TempDir()
+	const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, spec := range specs {
+		s, err := startServer(ctx, spec, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.stop()
+		base := fmt.Sprintf("http://127.0.0.1:%d", s.file.Port)
+		bearer := "Bearer " + s.file.AuthToken
+		tests := []struct {
+			name    string
+			method  string
+			body    string
+			headers map[string]string
+			host    string
+			want    int
+		}{
+			{"no token", "POST", initBody, nil, "", http.StatusUnauthorized},
+			{"wrong token", "POST", initBody, map[string]string{"Authorization": "Bearer nope"}, "", http.StatusUnauthorized},
+			{"origin", "POST", initBody, map[string]string{"Authorization": bearer, "Origin": "http://evil.example"}, "", http.StatusForbidden},
+			{"foreign host", "POST", initBody, map[string]string{"Authorization": bearer}, fmt.Sprintf("evil.example:%d", s.file.Port), http.StatusForbidden},
+			{"not initialize without session", "POST", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Authorization": bearer}, "", http.StatusBadRequest},
+			{"GET without session", "GET", "", map[string]string{"Authorization": bearer}, "", http.StatusBadRequest},
+			{"initialize", "POST", initBody, map[string]string{"Authorization": bearer}, fmt.Sprintf("localhost:%d", s.file.Port), http.StatusOK},
+		}
+		for _, tc := range tests {
+			t.Run(spec.name+"/"+tc.name, func(t *testing.T) {
+				req, err := http.NewRequestWithContext(ctx, tc.method, base+"/mcp", strings.NewReader(tc.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				for k, v := range tc.headers {
+					req.Header.Set(k, v)
+				}
+				if tc.host != "" {
+					req.Host = tc.host
+				}
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != tc.want {
+					t.Errorf("status %d, want %d", res.StatusCode, tc.want)
+				}
+				if tc.want == http.StatusOK && res.Header.Get("Mcp-Session-Id") == "" {
+					t.Error("initialize answered without a session id")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package term
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestServingText(t *testing.T) {
+	got := ServingText(map[string]string{
+		"GEMINI_CLI_IDE_SERVER_PORT":    "4321",
+		"GEMINI_CLI_IDE_WORKSPACE_PATH": "/home/me/my project:/srv/it's",
+	})
+	for _, want := range []string{
+		"  export GEMINI_CLI_IDE_SERVER_PORT=4321 GEMINI_CLI_IDE_WORKSPACE_PATH='/home/me/my project:/srv/it'\\''s'\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ServingText lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"abc-1.2/x", "abc-1.2/x"},
+		{"", "''"},
+		{"a b", "'a b'"},
+		{"it's", `'it'\''s'`},
+		{"$HOME", "'$HOME'"},
+	}
+	for _, tc := range tests {
+		if got := shellQuote(tc.in); got != tc.want {
+			t.Errorf("shellQuote(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// servingRecorder is a recorder that also says where it serves, as the
+// companion's Server does.
+type servingRecorder struct {
+	recorder
+	ready chan struct{}
+}
+
+func (s *servingRecorder) Ready() <-chan struct{} { return s.ready }
+func (s *servingRecorder) Port() int              { return 5555 }
+func (s *servingRecorder) DiscoveryPath() string  { return "/tmp/gemini/ide/x.json" }
+func (s *servingRecorder) Env() map[string]string { return map[string]string{"A": "b"} }
+
+func TestRunAnnouncesWhenReady(t *testing.T) {
+	ev := &servingRecorder{ready: make(chan struct{})}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	out := &syncBuffer{}
+	f := New(Options{In: pr, Out: out, Editor: "false"})
+	done := make(chan error, 1)
+	go func() { done <- f.Run(context.Background(), ev) }()
+	time.Sleep(20 * time.Millisecond)
+	if strings.Contains(out.String(), "export") {
+		t.Fatal("announced before the discovery file was written")
+	}
+	close(ev.ready)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "export A=b") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no announcement:\n%s", out.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,516 @@
+// Package term is gemkit's terminal front-end: an editor for the IDE
+// companion that lives in the terminal where `gemkit ide serve` runs. It
+// shows each proposed change as a unified diff and asks the person to
+// accept it, reject it or edit it in $EDITOR, one diff at a time and in the
+// order they came.
+//
+// A Frontend is a companion.Editor: the companion calls OpenDiff, CloseDiff
+// and FileWritten from its own goroutines, and Run, in the goroutine that
+// owns the terminal, turns the person's answers into companion.Events.
+package term
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/gemkit/gemkit/ide/companion"
+)
+
+// ErrClosed is returned by OpenDiff once Run has returned: nobody is left
+// to answer the diff.
+var ErrClosed = errors.New("the terminal front-end has stopped")
+
+// Options configure a Frontend.
+type Options struct {
+	// In carries the person's answers, one per line. When it ends, every
+	// diff still waiting is rejected and Run returns.
+	In io.Reader
+	// Out receives the diffs, prompts and notices.
+	Out io.Writer
+	// Color paints diffs with ANSI colours; see ColorEnabled.
+	Color bool
+	// Editor is the shell command that edits a file, which is passed as
+	// its last argument; empty means EditorCommand(os.Getenv).
+	Editor string
+	// TempDir holds the copies being edited; empty means os.TempDir().
+	TempDir string
+	// Logger receives what the person need not see; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// ColorEnabled reports whether output to w should be coloured: only when w
+// is a terminal and NO_COLOR is not set to a non-empty value
+// (https://no-color.org).
+func ColorEnabled(w io.Writer, getenv func(string) string) bool {
+	if getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// EditorCommand returns the person's editor: $VISUAL, else $EDITOR, else vi.
+func EditorCommand(getenv func(string) string) string {
+	for _, name := range []string{"VISUAL", "EDITOR"} {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+	}
+	return "vi"
+}
+
+// pendingDiff is one proposed change waiting for an answer.
+type pendingDiff struct {
+	path string
+	// content is the right side as it stands: the proposal, or the
+	// person's edit of it.
+	content string
+	edited  bool
+	// version changes whenever content does, so that Run shows the diff
+	// again.
+	version int
+}
+
+// Frontend is the terminal editor. Its zero value is not usable; call New.
+type Frontend struct {
+	opts Options
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	queue   []*pendingDiff
+	notices []string
+	stopped bool
+	// wake tells Run that the queue or the notices changed.
+	wake chan struct{}
+}
+
+// New returns a Frontend reading answers from opts.In and writing to
+// opts.Out.
+func New(opts Options) *Frontend {
+	if opts.Editor == "" {
+		opts.Editor = EditorCommand(os.Getenv)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Frontend{opts: opts, log: log, wake: make(chan struct{}, 1)}
+}
+
+var _ companion.Editor = (*Frontend)(nil)
+
+func (f *Frontend) signal() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// notice queues a line for Run to print between prompts, so that output
+// from the companion's goroutines never cuts through a diff or an editor.
+func (f *Frontend) notice(format string, args ...any) {
+	f.mu.Lock()
+	f.notices = append(f.notices, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+	f.signal()
+}
+
+// OpenDiff queues the proposal newContent for filePath. A second proposal
+// for a file already waiting replaces the first. It returns at once: the
+// diff counts as shown when it is queued, since the terminal shows them in
+// order.
+func (f *Frontend) OpenDiff(ctx context.Context, filePath, newContent string) error {
+	if filePath == "" {
+		return errors.New("open diff: empty file path")
+	}
+	if fi, err := os.Stat(filePath); err == nil && fi.IsDir() {
+		return fmt.Errorf("open diff: %s is a directory", filePath)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return ErrClosed
+	}
+	if i := f.indexLocked(filePath); i >= 0 {
+		d := f.queue[i]
+		d.content, d.edited = newContent, false
+		d.version++
+	} else {
+		f.queue = append(f.queue, &pendingDiff{path: filePath, content: newContent})
+	}
+	f.signal()
+	return nil
+}
+
+// CloseDiff drops the diff of filePath, shown or still queued, without
+// accepting or rejecting it, and returns its right side as it stands.
+func (f *Frontend) CloseDiff(ctx context.Context, filePath string) (string, bool, error) {
+	f.mu.Lock()
+	i := f.indexLocked(filePath)
+	if i < 0 {
+		f.mu.Unlock()
+		return "", false, nil
+	}
+	d := f.queue[i]
+	f.queue = slices.Delete(f.queue, i, i+1)
+	f.notices = append(f.notices, fmt.Sprintf("The CLI closed the diff of %s.", filePath))
+	f.mu.Unlock()
+	f.signal()
+	return d.content, true, nil
+}
+
+// FileWritten reports a file the companion wrote for the CLI.
+func (f *Frontend) FileWritten(ctx context.Context, path string) error {
+	f.notice("The CLI wrote %s.", path)
+	return nil
+}
+
+// Announce queues a notice for the person; the CLI uses it to say where
+// the companion is serving.
+func (f *Frontend) Announce(text string) {
+	f.notice("%s", strings.TrimRight(text, "\n"))
+}
+
+func (f *Frontend) indexLocked(path string) int {
+	return slices.IndexFunc(f.queue, func(d *pendingDiff) bool { return d.path == path })
+}
+
+// head returns the diff to ask about, its version, its place and the
+// queue length, and takes the notices to print.
+func (f *Frontend) head() (d *pendingDiff, version, n int, notices []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	notices, f.notices = f.notices, nil
+	if len(f.queue) == 0 {
+		return nil, 0, 0, notices
+	}
+	return f.queue[0], f.queue[0].version, len(f.queue), notices
+}
+
+// take removes d from the queue and reports whether it was still there,
+// so that an answer never resolves a diff the CLI closed meanwhile.
+func (f *Frontend) take(d *pendingDiff) (content string, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.Index(f.queue, d)
+	if i < 0 {
+		return "", false
+	}
+	f.queue = slices.Delete(f.queue, i, i+1)
+	return d.content, true
+}
+
+// snapshot returns d's content if d is still waiting.
+func (f *Frontend) snapshot(d *pendingDiff) (content string, version int, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Contains(f.queue, d) {
+		return "", 0, false
+	}
+	return d.content, d.version, true
+}
+
+// setEdited stores the person's edit of d, unless d was closed or replaced
+// by a newer proposal while the editor ran.
+func (f *Frontend) setEdited(d *pendingDiff, version int, content string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Contains(f.queue, d) || d.version != version {
+		return false
+	}
+	d.content, d.edited = content, true
+	d.version++
+	return true
+}
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+// answer is what the person chose for a diff.
+type answer int
+
+const (
+	answerUnknown answer = iota
+	answerAccept
+	answerReject
+	answerEdit
+)
+
+func parseAnswer(line string) answer {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "a", "accept", "y", "yes":
+		return answerAccept
+	case "r", "reject", "n", "no":
+		return answerReject
+	case "e", "edit":
+		return answerEdit
+	}
+	return answerUnknown
+}
+
+// Serving is what a companion tells about how to reach it. The
+// companion's Server has these methods; when the Events given to Run have
+// them too, Run prints the env line for another shell as soon as the
+// discovery file exists.
+type Serving interface {
+	// Ready is closed once the discovery file is written.
+	Ready() <-chan struct{}
+	// Env holds the variables a shell needs to reach the companion.
+	Env() map[string]string
+}
+
+// Run shows the queued diffs one at a time and reports each answer to ev,
+// until ctx ends or the input does. When the input ends it rejects every
+// diff still waiting, because nobody is left to answer them.
+func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
+	want := make(chan struct{}, 1)
+	lines := make(chan lineResult)
+	done := make(chan struct{})
+	defer close(done)
+	if sv, ok := ev.(Serving); ok {
+		go func() {
+			select {
+			case <-sv.Ready():
+				f.Announce(ServingText(sv.Env()))
+			case <-done:
+			}
+		}()
+	}
+	defer func() {
+		f.mu.Lock()
+		f.stopped = true
+		f.mu.Unlock()
+	}()
+	// The reader reads a line only when asked, so that nothing reads the
+	// terminal while $EDITOR owns it.
+	go func() {
+		br := bufio.NewReader(f.opts.In)
+		for {
+			select {
+			case <-want:
+			case <-done:
+				return
+			}
+			line, err := br.ReadString('\n')
+			if err != nil && line != "" {
+				err = nil
+			}
+			select {
+			case lines <- lineResult{line, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	var (
+		shown        *pendingDiff
+		shownVersion int
+		reading      bool
+	)
+	for {
+		d, version, n, notices := f.head()
+		for _, msg := range notices {
+			fmt.Fprintln(f.opts.Out, msg)
+		}
+		switch {
+		case d != nil && (d != shown || version != shownVersion):
+			f.show(d, n)
+			f.prompt()
+		case d != nil && len(notices) > 0:
+			f.prompt()
+		}
+		shown, shownVersion = d, version
+		if !reading {
+			want <- struct{}{}
+			reading = true
+		}
+
+		var r lineResult
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.wake:
+			continue
+		case r = <-lines:
+			reading = false
+		}
+		if r.err != nil {
+			f.rejectAll(ev)
+			if errors.Is(r.err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read answers: %w", r.err)
+		}
+		if shown == nil {
+			if strings.TrimSpace(r.line) != "" {
+				fmt.Fprintln(f.opts.Out, "No diff is waiting for an answer.")
+			}
+			continue
+		}
+		switch parseAnswer(r.line) {
+		case answerAccept:
+			if content, ok := f.take(shown); ok {
+				ev.DiffAccepted(shown.path, content)
+				fmt.Fprintf(f.opts.Out, "Accepted %s.\n", shown.path)
+			}
+			shown = nil
+		case answerReject:
+			if _, ok := f.take(shown); ok {
+				ev.DiffRejected(shown.path)
+				fmt.Fprintf(f.opts.Out, "Rejected %s.\n", shown.path)
+			}
+			shown = nil
+		case answerEdit:
+			f.editDiff(ctx, shown)
+			// Show the diff again whether or not the edit changed it.
+			shown = nil
+		default:
+			fmt.Fprintln(f.opts.Out, "Please answer a (accept), r (reject) or e (edit).")
+			f.prompt()
+		}
+	}
+}
+
+// rejectAll rejects every waiting diff, in order.
+func (f *Frontend) rejectAll(ev companion.Events) {
+	f.mu.Lock()
+	queue := f.queue
+	f.queue = nil
+	f.stopped = true
+	f.mu.Unlock()
+	for _, d := range queue {
+		ev.DiffRejected(d.path)
+		fmt.Fprintf(f.opts.Out, "Rejected %s (input closed).\n", d.path)
+	}
+}
+
+// show prints the diff of d against the file on disk.
+func (f *Frontend) show(d *pendingDiff, n int) {
+	content, _, ok := f.snapshot(d)
+	if !ok {
+		return
+	}
+	old, isNew, err := readLeft(d.path)
+	out := f.opts.Out
+	title := "Proposed change"
+	if d.edited {
+		title = "Your edit of the proposed change"
+	}
+	fmt.Fprintf(out, "\n%s to %s", title, d.path)
+	if isNew {
+		fmt.Fprint(out, " (new file)")
+	}
+	if n > 1 {
+		fmt.Fprintf(out, " (%d more waiting)", n-1)
+	}
+	fmt.Fprintln(out, ":")
+	if err != nil {
+		fmt.Fprintf(out, "(cannot read the file on disk: %v; diffing against empty)\n", err)
+	}
+	oldLabel := d.path
+	if isNew {
+		oldLabel = "/dev/null"
+	}
+	newLabel := d.path + " (proposed)"
+	if d.edited {
+		newLabel = d.path + " (edited)"
+	}
+	text := UnifiedDiff(oldLabel, newLabel, old, content)
+	if text == "" {
+		fmt.Fprintln(out, "(no change from the file on disk)")
+		return
+	}
+	if f.opts.Color {
+		text = Colorize(text)
+	}
+	fmt.Fprint(out, text)
+}
+
+func (f *Frontend) prompt() {
+	fmt.Fprint(f.opts.Out, "Accept [a], reject [r], or edit [e]? ")
+}
+
+// readLeft reads the left side of a diff: the file on disk, or empty when
+// the file does not exist yet.
+func readLeft(path string) (content string, isNew bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", true, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return string(b), false, nil
+}
+
+// editDiff lets the person edit a copy of d's right side in their editor
+// and keeps the result as d's new right side.
+func (f *Frontend) editDiff(ctx context.Context, d *pendingDiff) {
+	content, version, ok := f.snapshot(d)
+	if !ok {
+		return
+	}
+	edited, err := f.runEditor(ctx, d.path, content)
+	if err != nil {
+		fmt.Fprintf(f.opts.Out, "Editing failed: %v. The proposal is unchanged.\n", err)
+		return
+	}
+	if !f.setEdited(d, version, edited) {
+		fmt.Fprintf(f.opts.Out, "The diff of %s changed while you edited it; your edit was dropped.\n", d.path)
+	}
+}
+
+// runEditor writes content to a private temporary file named like path
+// (so that the editor picks the right syntax), runs the editor on it and
+// returns what the person saved.
+func (f *Frontend) runEditor(ctx context.Context, path, content string) (string, error) {
+	tmp, err := os.CreateTemp(f.opts.TempDir, "gemkit-edit-*-"+filepath.Base(path))
+	if err != nil {
+		return "", fmt.Errorf("create the copy to edit: %w", err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if _, err := tmp.WriteString(content); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write the copy to edit: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("write the copy to edit: %w", err)
+	}
+	// Like git, run the editor through the shell so that a command with
+	// arguments ("code --wait") works; the file is passed as "$1".
+	cmd := exec.CommandContext(ctx, "sh", "-c", f.opts.Editor+` "$1"`, "sh", name)
+	if in, ok := f.opts.In.(*os.File); ok {
+		cmd.Stdin = in
+	}
+	cmd.Stdout = f.opts.Out
+	cmd.Stderr = f.opts.Out
+	f.log.Debug("running editor", "editor", f.opts.Editor, "file", name)
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("editor %q: %w", f.opts.Editor, err)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("read the edited copy: %w", err)
+	}
+	return string(b), nil
+}
