@@ -51,8 +51,12 @@ type Editor struct {
 
 // Options start a companion.
 type Options struct {
-	// Binary is the gemkit executable.
+	// Binary is the gemkit executable, run as `gemkit ide serve`.
 	Binary string
+	// Command, when set, is the companion's program and first arguments
+	// instead (for example node and bench/reference/companion.mjs); it
+	// must take the same --editor, --ide-pid and --workspace flags.
+	Command []string
 	// Workspace folders; TMPDIR puts the discovery directory under it.
 	Workspace []string
 	TMPDIR    string
@@ -69,11 +73,15 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	if o.IDEPID == 0 {
 		o.IDEPID = os.Getpid()
 	}
-	args := []string{"ide", "serve", "--editor", "stdio", "--ide-pid", strconv.Itoa(o.IDEPID)}
+	argv := o.Command
+	if len(argv) == 0 {
+		argv = []string{o.Binary, "ide", "serve"}
+	}
+	args := append(append([]string(nil), argv[1:]...), "--editor", "stdio", "--ide-pid", strconv.Itoa(o.IDEPID))
 	for _, w := range o.Workspace {
 		args = append(args, "--workspace", w)
 	}
-	cmd := exec.Command(o.Binary, args...)
+	cmd := exec.Command(argv[0], args...)
 	cmd.Env = append(os.Environ(), o.Env...)
 	if o.TMPDIR != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR)
