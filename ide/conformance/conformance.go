@@ -555,9 +555,15 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 		return
 	}
 	r.add("client.diffing", "Diffing enabled (openDiff and closeDiff listed)", Pass, "")
-	if _, err := c.WaitContext(cctx); err != nil && ep.Transport == "http" {
-		r.add("client.context", "The client receives the editor's context", Fail, "%v", err)
-	} else if err == nil {
+	wctx, wcancel := context.WithTimeout(cctx, 3*time.Second)
+	_, err = c.WaitContext(wctx)
+	wcancel()
+	switch {
+	case !c.NotificationStream():
+		r.add("client.context", "The client receives the editor's context", Fail, "the companion refused the GET stream (405): no context, and diffs never resolve")
+	case err != nil && ep.Transport == "http":
+		r.add("client.context", "The client receives the editor's context", Fail, "no ide/contextUpdate within 3 s: %v", err)
+	case err == nil:
 		r.add("client.context", "The client receives the editor's context", Pass, "")
 	}
 
