@@ -18,48 +18,48 @@ import (
 )
 
 var (
-	gemkitOnce sync.Once
-	gemkitBin  string
-	gemkitErr  string
+	ideClientOnce sync.Once
+	ideClientBin  string
+	ideClientErr  string
 )
 
 // gemkitBinary builds gemkit once for all the client command tests.
-func gemkitBinary(t *testing.T) string {
+func ideClientBinary(t *testing.T) string {
 	t.Helper()
-	gemkitOnce.Do(func() {
+	ideClientOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "gemkit-client-test-")
 		if err != nil {
-			gemkitErr = err.Error()
+			ideClientErr = err.Error()
 			return
 		}
-		gemkitBin = filepath.Join(dir, "gemkit")
+		ideClientBin = filepath.Join(dir, "gemkit")
 		root := repoRoot(t)
-		cmd := exec.Command("go", "build", "-o", gemkitBin, "./cmd/gemkit")
+		cmd := exec.Command("go", "build", "-o", ideClientBin, "./cmd/gemkit")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			gemkitErr = err.Error() + "\n" + string(out)
+			ideClientErr = err.Error() + "\n" + string(out)
 		}
 	})
-	if gemkitErr != "" {
-		t.Fatalf("go build: %s", gemkitErr)
+	if ideClientErr != "" {
+		t.Fatalf("go build: %s", ideClientErr)
 	}
-	return gemkitBin
+	return ideClientBin
 }
 
-// syncBuffer is a bytes.Buffer safe for a command writing while the test
+// ideClientBuffer is a bytes.Buffer safe for a command writing while the test
 // reads.
-type syncBuffer struct {
+type ideClientBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *ideClientBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *ideClientBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -75,9 +75,9 @@ type ideEnv struct {
 // startIDE runs `gemkit ide serve --editor stdio` for a workspace with
 // this test as its editor, and sets up the environment of a CLI started
 // in the workspace from the editor's terminal.
-func startIDE(t *testing.T) *ideEnv {
+func startIDEEnv(t *testing.T) *ideEnv {
 	t.Helper()
-	bin := gemkitBinary(t)
+	bin := ideClientBinary(t)
 	tmp := t.TempDir()
 	ws := filepath.Join(tmp, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -102,16 +102,16 @@ func startIDE(t *testing.T) *ideEnv {
 	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed}
 }
 
-func runGemkit(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errb syncBuffer
+func runIDEClient(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb ideClientBuffer
 	code = Run(ctx, args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 
 func TestIDEStatusAndDoctor(t *testing.T) {
-	e := startIDE(t)
+	e := startIDEEnv(t)
 	ctx := context.Background()
-	code, out, errOut := runGemkit(ctx, "", "ide", "status", "--json")
+	code, out, errOut := runIDEClient(ctx, "", "ide", "status", "--json")
 	if code != 0 {
 		t.Fatalf("status exit %d: %s %s", code, out, errOut)
 	}
@@ -129,27 +129,27 @@ func TestIDEStatusAndDoctor(t *testing.T) {
 	if st.Chosen != filepath.Base(e.editor.Ready.DiscoveryFile) || !st.Connect.OK || !st.Connect.Diffing || len(st.Files) != 1 {
 		t.Errorf("status %+v", st)
 	}
-	if code, out, _ := runGemkit(ctx, "", "ide", "status"); code != 0 || !strings.Contains(out, "Connect: ok") {
+	if code, out, _ := runIDEClient(ctx, "", "ide", "status"); code != 0 || !strings.Contains(out, "Connect: ok") {
 		t.Errorf("status text exit %d:\n%s", code, out)
 	}
-	if code, out, _ := runGemkit(ctx, "", "ide", "doctor"); code != 0 || !strings.Contains(out, "would connect") {
+	if code, out, _ := runIDEClient(ctx, "", "ide", "doctor"); code != 0 || !strings.Contains(out, "would connect") {
 		t.Errorf("doctor exit %d:\n%s", code, out)
 	}
 
 	// From outside the workspace: doctor names the folders to use.
 	t.Chdir(t.TempDir())
-	code, out, _ = runGemkit(ctx, "", "ide", "doctor")
+	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
 	if code != ExitNo || !strings.Contains(out, "run the CLI from one of: "+e.ws) {
 		t.Errorf("doctor outside exit %d:\n%s", code, out)
 	}
-	code, out, _ = runGemkit(ctx, "", "ide", "status")
+	code, out, _ = runIDEClient(ctx, "", "ide", "status")
 	if code != ExitNo || !strings.Contains(out, "Directory mismatch") {
 		t.Errorf("status outside exit %d:\n%s", code, out)
 	}
 }
 
 func TestIDEDoctorFindings(t *testing.T) {
-	e := startIDE(t)
+	e := startIDEEnv(t)
 	ctx := context.Background()
 	dir := filepath.Dir(e.editor.Ready.DiscoveryFile)
 	// A stale file of a dead editor, a file of another user, a readable
@@ -173,7 +173,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 		}
 	}
 	t.Setenv(ide.EnvServerStdioArgs, "not json")
-	code, out, _ := runGemkit(ctx, "", "ide", "doctor")
+	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
 	for _, want := range []string{
 		"pid 99999999 is not running",
 		"mode 0644 lets other users read its token",
@@ -201,14 +201,14 @@ func TestIDEDoctorFindings(t *testing.T) {
 	if err := os.WriteFile(e.editor.Ready.DiscoveryFile, nb, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ = runGemkit(ctx, "", "ide", "doctor")
+	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
 	if code != ExitNo || !strings.Contains(out, "refused the token (HTTP 401)") {
 		t.Errorf("doctor with a stale token exit %d:\n%s", code, out)
 	}
 }
 
 func TestIDEDoctorTermProgramGate(t *testing.T) {
-	e := startIDE(t)
+	e := startIDEEnv(t)
 	// A companion that writes no ideInfo, seen from a terminal the real
 	// CLI does not know.
 	var df map[string]any
@@ -219,19 +219,19 @@ func TestIDEDoctorTermProgramGate(t *testing.T) {
 	if err := os.WriteFile(e.editor.Ready.DiscoveryFile, nb, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := runGemkit(context.Background(), "", "ide", "doctor")
+	code, out, _ := runIDEClient(context.Background(), "", "ide", "doctor")
 	if code != ExitNo || !strings.Contains(out, "has no ideInfo and this terminal is not one the real CLI recognises") {
 		t.Errorf("doctor exit %d:\n%s", code, out)
 	}
 	t.Setenv("TERM_PROGRAM", "vscode")
-	code, out, _ = runGemkit(context.Background(), "", "ide", "doctor")
+	code, out, _ = runIDEClient(context.Background(), "", "ide", "doctor")
 	if code != 0 || !strings.Contains(out, "connects only because TERM_PROGRAM") {
 		t.Errorf("doctor with TERM_PROGRAM=vscode exit %d:\n%s", code, out)
 	}
 }
 
 func TestIDEDiffCommand(t *testing.T) {
-	e := startIDE(t)
+	e := startIDEEnv(t)
 	ctx := context.Background()
 	target := filepath.Join(e.ws, "notes.txt")
 	if err := os.WriteFile(target, []byte("old\n"), 0o640); err != nil {
@@ -248,7 +248,7 @@ func TestIDEDiffCommand(t *testing.T) {
 	run := func(stdin string, args ...string) chan result {
 		ch := make(chan result, 1)
 		go func() {
-			c, o, eo := runGemkit(ctx, stdin, args...)
+			c, o, eo := runIDEClient(ctx, stdin, args...)
 			ch <- result{c, o, eo}
 		}()
 		return ch
@@ -309,11 +309,11 @@ func TestIDEDiffCommand(t *testing.T) {
 	}
 
 	// Errors: exit 2 (a missing proposal file; no companion).
-	if code, _, _ := runGemkit(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
+	if code, _, _ := runIDEClient(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
 		t.Errorf("missing proposal exit %d", code)
 	}
 	e.editor.Stop()
-	if code, _, errOut := runGemkit(ctx, "x", "ide", "diff", target); code != ExitError {
+	if code, _, errOut := runIDEClient(ctx, "x", "ide", "diff", target); code != ExitError {
 		t.Errorf("no companion exit %d %s", code, errOut)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
@@ -322,7 +322,7 @@ func TestIDEDiffCommand(t *testing.T) {
 }
 
 func TestIDEWatchCommand(t *testing.T) {
-	e := startIDE(t)
+	e := startIDEEnv(t)
 	f := filepath.Join(e.ws, "main.go")
 	if err := os.WriteFile(f, []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestIDEWatchCommand(t *testing.T) {
 	// --once prints the first context (the current one, from the GET stream).
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		code, out, errOut := runGemkit(context.Background(), "", "ide", "watch", "--once", "--json")
+		code, out, errOut := runIDEClient(context.Background(), "", "ide", "watch", "--once", "--json")
 		if code != 0 {
 			t.Fatalf("watch --once exit %d: %s", code, errOut)
 		}
@@ -356,7 +356,7 @@ func TestIDEWatchCommand(t *testing.T) {
 	}
 
 	// Streaming, human output, until the companion goes away (exit 1).
-	var out, errb syncBuffer
+	var out, errb ideClientBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(context.Background(), []string{"ide", "watch"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
@@ -365,11 +365,11 @@ func TestIDEWatchCommand(t *testing.T) {
 	if err := os.WriteFile(g, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitOutput(t, &out, "Watching")
+	waitIDEOutput(t, &out, "Watching")
 	e.editor.Focus(g, 1, 1, "")
-	waitOutput(t, &out, "> "+g+":1:1")
+	waitIDEOutput(t, &out, "> "+g+":1:1")
 	e.editor.Trust(false)
-	waitOutput(t, &out, "NOT trusted")
+	waitIDEOutput(t, &out, "NOT trusted")
 	e.editor.Kill()
 	select {
 	case code := <-done:
@@ -384,7 +384,7 @@ func TestIDEWatchCommand(t *testing.T) {
 	}
 }
 
-func waitOutput(t *testing.T, b *syncBuffer, want string) {
+func waitIDEOutput(t *testing.T, b *ideClientBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(b.String(), want) {
@@ -396,8 +396,8 @@ func waitOutput(t *testing.T, b *syncBuffer, want string) {
 }
 
 func TestIDECheckCommand(t *testing.T) {
-	e := startIDE(t)
-	code, out, errOut := runGemkit(context.Background(), "", "ide", "check")
+	e := startIDEEnv(t)
+	code, out, errOut := runIDEClient(context.Background(), "", "ide", "check")
 	if code != 0 || !strings.Contains(out, ", 0 failed") {
 		t.Fatalf("check exit %d:\n%s\n%s", code, out, errOut)
 	}
@@ -419,7 +419,7 @@ func TestIDECheckCommand(t *testing.T) {
 			}
 		}
 	}()
-	code, out, errOut = runGemkit(context.Background(), "", "ide", "check", "--interactive", "--json")
+	code, out, errOut = runIDEClient(context.Background(), "", "ide", "check", "--interactive", "--json")
 	var rep struct {
 		Results []struct{ ID, Outcome, Detail string }
 	}
