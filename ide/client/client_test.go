@@ -57,7 +57,7 @@ func (e *testEditor) answer(path string) {
 	e.mu.Unlock()
 }
 
-func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+func waitFor[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
@@ -70,7 +70,7 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string // discovery directory
 	ws     string // workspace folder
 	srv    *companion.Server
@@ -82,7 +82,7 @@ type env struct {
 // startCompanion runs our companion for workspace folder ws, announcing
 // itself in a private discovery directory under the pid of this test
 // process (so that the client's IDE pid matches it).
-func startCompanion(t *testing.T) *env {
+func startCompanion(t testing.TB) *env {
 	t.Helper()
 	root := t.TempDir()
 	e := &env{t: t, dir: filepath.Join(root, "gemini", "ide"), ws: filepath.Join(root, "ws"), ed: newTestEditor()}
