@@ -227,13 +227,16 @@ func (c *Client) WaitContext(ctx context.Context) (*ide.Context, error) {
 }
 
 // OnStateChange calls fn on every state change until the returned
-// function is called. fn runs on the client's goroutine; it must not block.
+// function is called. fn runs on the client's goroutine, in order with
+// the other subscribers; it must not block, nor call Close (hand that to
+// another goroutine).
 func (c *Client) OnStateChange(fn func(State)) (remove func()) {
 	return subscribe(c, c.stateSubs, fn)
 }
 
 // OnContext calls fn with every normalised context update (nil when the
 // context is cleared at disconnect) until the returned function is called.
+// The rules of OnStateChange apply to fn.
 func (c *Client) OnContext(fn func(*ide.Context)) (remove func()) {
 	return subscribe(c, c.ctxSubs, fn)
 }

@@ -556,6 +556,13 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 	}
 	r.add("client.diffing", "Diffing enabled (openDiff and closeDiff listed)", Pass, "")
 	wctx, wcancel := context.WithTimeout(cctx, 3*time.Second)
+	go func() {
+		// A refused stream means no context will come: stop waiting.
+		for wctx.Err() == nil && c.NotificationStream() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		wcancel()
+	}()
 	_, err = c.WaitContext(wctx)
 	wcancel()
 	switch {
