@@ -200,6 +200,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			doctorFile(ctx, c, c == ch.Chosen, p, o, host, uid, add)
 		}
 	}
+	doctorOtherFiles(st, p, add)
 	doctorEnv(p, o, add)
 	if p.Config != nil && (p.Config.IDEInfo == nil || p.Config.IDEInfo.Name == "" || p.Config.IDEInfo.DisplayName == "") {
 		if p.IDE == nil {
@@ -309,6 +310,33 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	}
 	srv := cl.Server()
 	add(name, "ok", fmt.Sprintf("%s %s answers on port %d with openDiff and closeDiff", srv.Name, srv.Version, cfg.Port), "")
+}
+
+// doctorOtherFiles names the files that look like discovery files but
+// that the CLI never reads from here.
+func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix string)) {
+	if st.Dir == "" {
+		return
+	}
+	ents, err := os.ReadDir(st.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, ide.DiscoveryFilePrefix) {
+			continue
+		}
+		if _, _, ok := discovery.ParseFileName(name); ok || name == discovery.LegacyFileName(p.Process.PID) {
+			continue
+		}
+		rest := strings.TrimSuffix(strings.TrimPrefix(name, ide.DiscoveryFilePrefix), ide.DiscoveryFileSuffix)
+		if _, err := strconv.Atoi(rest); err == nil && strings.HasSuffix(name, ide.DiscoveryFileSuffix) {
+			add(name, "warning", "legacy file name: the CLI reads it only when the editor's pid is "+rest+" (here it is "+strconv.Itoa(p.Process.PID)+")", "update the companion to write gemini-ide-server-<pid>-<port>.json")
+			continue
+		}
+		add(name, "warning", "the CLI never reads this file: its name does not match gemini-ide-server-<pid>-<port>.json", "if a companion wrote it, fix the name it writes")
+	}
 }
 
 func staleFix(c *discovery.Candidate) string {

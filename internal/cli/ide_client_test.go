@@ -172,6 +172,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	write("gemini-ide-server-12-abc.json", map[string]any{}, 0o600)
 	t.Setenv(ide.EnvServerStdioArgs, "not json")
 	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
 	for _, want := range []string{
@@ -180,6 +181,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 		"port 1 is closed",
 		"GEMINI_CLI_IDE_SERVER_STDIO_ARGS: is not a JSON array",
 		"answers on port " + strconv.Itoa(e.editor.Ready.Port),
+		"gemini-ide-server-12-abc.json: the CLI never reads this file",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor does not say %q:\n%s", want, out)
