@@ -9,12 +9,13 @@
 // It prints exactly one line `INTEROP-RESULT <json>` on stdout; the library's
 // own logging is sent to stderr so that it never mixes with that line.
 
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 // Keep stdout for the result line only.
 for (const level of ['log', 'debug', 'info', 'warn']) {
@@ -236,6 +237,57 @@ try {
   check('editor error turns into an openDiff failure with its message',
     openErr && /diff view refused/.test(openErr.message), openErr?.message);
   check('client still connected after all diffs', client.getConnectionStatus().status === 'connected', client.getConnectionStatus());
+
+  // ---- a second real CLI connected at the same time ------------------------
+  const second = fork(fileURLToPath(new URL('./second-client.mjs', import.meta.url)), [], {
+    cwd: workspace, env: process.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const secondExit = new Promise((resolve) => second.on('exit', (code, signal) => resolve({ code, signal })));
+  const inbox = [];
+  second.on('message', (m) => inbox.push(m));
+  const answer = (type) => until(`client 2: ${type}`, () => {
+    const i = inbox.findIndex((m) => m.type === type || m.type === 'error');
+    return i >= 0 ? inbox.splice(i, 1)[0] : undefined;
+  }, 15_000);
+  const hello = await answer('connected');
+  check('second client connects alongside the first, diffing enabled', hello.status === 'connected' && hello.diffing, hello);
+  second.send({ type: 'context' });
+  const ctx2 = await answer('context');
+  check('second client gets the current context on connecting', ctx2.files?.[0]?.path === fileA && ctx2.files[0].isActive === true, ctx2);
+
+  // While the first client waits on a diff, the second one's closeDiff gets
+  // its own answer (the official companion hangs here).
+  const fileE = path.join(workspace, 'e.txt');
+  const fileF = path.join(workspace, 'f.txt');
+  let openedE = false;
+  editor.onOpen = (msg) => { openedE = msg.params.filePath === fileE; reply(msg.id, {}); };
+  editor.onClose = (msg) => reply(msg.id, { content: msg.params.filePath === fileF ? 'f as edited\n' : null });
+  const pendingE = client.openDiff(fileE, 'e\n');
+  await until('diff of e.txt open', () => openedE);
+  second.send({ type: 'closeDiff', path: fileF });
+  const closedF = await answer('closed');
+  check('two clients: each gets the answer to its own call', closedF.content === 'f as edited\n', closedF);
+  notify('diff/accepted', { filePath: fileE, content: 'e\n' });
+  const resE = await pendingE;
+  check('two clients: the first client\'s diff still resolves', resE.status === 'accepted' && resE.content === 'e\n', resE);
+
+  // The second client vanishes in the middle of its diff.
+  const fileG = path.join(workspace, 'g.txt');
+  let openedG = false;
+  editor.onOpen = (msg) => { openedG = msg.params.filePath === fileG; reply(msg.id, {}); };
+  second.send({ type: 'openDiff', path: fileG, content: 'g\n' });
+  await until('diff of g.txt open', () => openedG);
+  second.kill('SIGKILL');
+  await secondExit;
+  notify('diff/accepted', { filePath: fileG, content: 'g\n' });
+  const fileH = path.join(workspace, 'h.txt');
+  editor.onOpen = (msg) => {
+    reply(msg.id, {});
+    setTimeout(() => notify('diff/rejected', { filePath: msg.params.filePath }), 10);
+  };
+  const resH = await client.openDiff(fileH, 'h\n');
+  check('a client vanishing mid-diff leaves the other working', resH.status === 'rejected' &&
+    client.getConnectionStatus().status === 'connected', { resH, status: client.getConnectionStatus() });
 
   // ---- raw HTTP: the guard and the extras ------------------------------------
   const auth = { Authorization: `Bearer ${token}` };

@@ -251,3 +251,19 @@ func TestTrustAndWorkspaceUpdate(t *testing.T) {
 		t.Fatalf("a refused update changed the discovery file: %q", got)
 	}
 }
+
+// TestFirstContextEveryConnect: the first-GET context reaches every one of
+// many clients (mcp-go's own registration hook loses about half).
+func TestFirstContextEveryConnect(t *testing.T) {
+	ws := t.TempDir()
+	srv := startServer(t, Config{Workspace: []string{ws}})
+	srv.Focus(writeFile(t, ws, "a.txt", "x"), nil, "")
+	for i := range 100 {
+		c := dial(t, srv)
+		ctx := contextFrom(t, c.next(ide.MethodContextUpdate, 2*time.Second))
+		if len(ctx.WorkspaceState.OpenFiles) != 1 {
+			t.Fatalf("connect %d: %+v", i, ctx.WorkspaceState)
+		}
+		c.close()
+	}
+}

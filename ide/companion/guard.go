@@ -2,8 +2,10 @@ package companion
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,12 +100,12 @@ func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "body must be JSON {\"path\": string, \"content\": string}: both fields are required")
 		return
 	}
-	target, status, err := resolveInWorkspace(req.Path, s.workspaceSnapshot())
+	root, target, status, err := resolveInWorkspace(req.Path, s.workspaceSnapshot())
 	if err != nil {
 		writeJSONError(w, status, err.Error())
 		return
 	}
-	if err := writeFileKeepMode(target, []byte(*req.Content)); err != nil {
+	if err := writeInRoot(root, target, []byte(*req.Content)); err != nil {
 		s.log.Error("write-file failed", "path", target, "err", err)
 		writeJSONError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -117,10 +119,28 @@ func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // resolveInWorkspace returns the real path that writing p would change,
-// with every symlink resolved, and refuses (with an HTTP status) any path
-// that is relative, a directory, or that lands outside every workspace
-// folder once resolved.
-func resolveInWorkspace(p string, workspace []string) (string, int, error) {
+// with every symlink resolved, and the real path of the workspace folder
+// holding it. It refuses (with an HTTP status) any path that is relative,
+// a directory, or that lands outside every workspace folder once resolved.
+func resolveInWorkspace(p string, workspace []string) (root, target string, status int, err error) {
+	target, status, err = resolveTarget(p)
+	if err != nil {
+		return "", "", status, err
+	}
+	for _, ws := range workspace {
+		real, err := filepath.EvalSymlinks(ws)
+		if err != nil {
+			continue
+		}
+		if within(real, target) {
+			return real, target, http.StatusOK, nil
+		}
+	}
+	return "", "", http.StatusForbidden, fmt.Errorf("refused: %s is outside the workspace folders (%s)", p, strings.Join(workspace, string(os.PathListSeparator)))
+}
+
+// resolveTarget resolves the symlinks of the deepest existing part of p.
+func resolveTarget(p string) (string, int, error) {
 	if !filepath.IsAbs(p) {
 		return "", http.StatusBadRequest, fmt.Errorf("path %q is not absolute", p)
 	}
@@ -168,16 +188,7 @@ func resolveInWorkspace(p string, workspace []string) (string, int, error) {
 		}
 		target = filepath.Join(real, rest)
 	}
-	for _, ws := range workspace {
-		root, err := filepath.EvalSymlinks(ws)
-		if err != nil {
-			continue
-		}
-		if within(root, target) {
-			return target, http.StatusOK, nil
-		}
-	}
-	return "", http.StatusForbidden, fmt.Errorf("refused: %s is outside the workspace folders (%s)", p, strings.Join(workspace, string(os.PathListSeparator)))
+	return target, http.StatusOK, nil
 }
 
 // within reports whether target lies strictly inside dir.
@@ -189,44 +200,61 @@ func within(dir, target string) bool {
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// writeFileKeepMode writes data to path through a temporary file in the
-// same directory and a rename, keeping the mode of the file it replaces
-// (0644 for a new file). Missing parent directories are created.
-func writeFileKeepMode(path string, data []byte) error {
+// writeInRoot writes data to target, a path inside the directory root,
+// through a temporary file in the same directory and a rename, keeping the
+// mode of the file it replaces (0644 for a new file) and creating missing
+// parent directories. Every step goes through os.Root, so a symlink
+// swapped in meanwhile still cannot lead the write out of root.
+func writeInRoot(root, target string, data []byte) error {
+	rel, err := filepath.Rel(root, target)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	defer r.Close()
 	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := r.Stat(rel); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+	dir := filepath.Dir(rel)
+	if dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", filepath.Join(root, dir), err)
+		}
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	tmp := filepath.Join(dir, "."+filepath.Base(rel)+"."+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", target, err)
 	}
-	name := tmp.Name()
 	ok := false
 	defer func() {
 		if !ok {
-			tmp.Close()
-			os.Remove(name)
+			f.Close()
+			r.Remove(tmp)
 		}
 	}()
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := f.Chmod(perm); err != nil { // the umask may have narrowed it
+		return fmt.Errorf("write %s: %w", target, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
 	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := r.Rename(tmp, rel); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
 	}
 	ok = true
 	return nil

@@ -146,6 +146,9 @@ func dial(t testing.TB, srv *Server) *rawClient {
 		"jsonrpc": "2.0", "id": c.id(), "method": "initialize",
 		"params": map[string]any{"protocolVersion": ide.ProtocolVersion, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "0"}},
 	})
+	if bytes.Contains(res, []byte("null")) {
+		t.Fatalf("initialize result carries a null: %s", res)
+	}
 	var init struct {
 		Result struct {
 			ProtocolVersion string `json:"protocolVersion"`

@@ -163,6 +163,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"missing workspace", Config{Workspace: []string{"/does/not/exist"}}, "no such file"},
 		{"file as workspace", Config{Workspace: []string{file}}, "not a directory"},
 		{"negative pid", Config{PID: -1}, "invalid editor pid"},
+		{"watched editor already gone", Config{PID: deadPID(t), WatchPID: true}, "does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,5 +277,22 @@ func TestWriteFile(t *testing.T) {
 	defer ed.mu.Unlock()
 	if len(ed.written) != 5 || ed.written[0] != filepath.Join(ws, "new.txt") {
 		t.Fatalf("editor told about %v", ed.written)
+	}
+}
+
+// TestWriteInRootRaceSafe: even when a directory inside the workspace is
+// swapped for a symlink to elsewhere after the path was checked, the write
+// cannot leave the workspace.
+func TestWriteInRootRaceSafe(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "swapped")); err != nil {
+		t.Fatal(err)
+	}
+	err := writeInRoot(ws, filepath.Join(ws, "swapped", "x.txt"), []byte("x"))
+	if err == nil {
+		t.Fatal("wrote through a symlink out of the workspace")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("files appeared outside: %v", ents)
 	}
 }

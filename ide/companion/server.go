@@ -114,6 +114,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PID < 0 {
 		return nil, fmt.Errorf("companion: invalid editor pid %d", cfg.PID)
 	}
+	if cfg.WatchPID && !processAlive(cfg.PID) {
+		return nil, fmt.Errorf("companion: editor process %d does not exist", cfg.PID)
+	}
 	if cfg.DiscoveryDir == "" {
 		cfg.DiscoveryDir = discovery.Dir()
 	}

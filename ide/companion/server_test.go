@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,6 +139,9 @@ func TestToolsList(t *testing.T) {
 	srv := startServer(t, Config{})
 	c := dial(t, srv)
 	raw, _ := c.post(map[string]any{"jsonrpc": "2.0", "id": c.id(), "method": "tools/list"})
+	if bytes.Contains(raw, []byte("null")) {
+		t.Fatalf("tools/list carries a null: %s", raw)
+	}
 	var m struct {
 		Result struct {
 			Tools []struct {
@@ -408,5 +413,26 @@ func TestPing(t *testing.T) {
 	msg := c.next("ping", 2*time.Second)
 	if string(msg) != `{"jsonrpc":"2.0","method":"ping"}` {
 		t.Fatalf("ping: %s", msg)
+	}
+}
+
+// TestChunkedBodyBounded: a body without a Content-Length is cut at the
+// limit too.
+func TestChunkedBodyBounded(t *testing.T) {
+	srv := startServer(t, Config{})
+	for _, path := range []string{"/mcp", "/write-file"} {
+		body := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"`),
+			strings.NewReader(strings.Repeat("x", ide.MaxRequestBody)), strings.NewReader(`"}}`))
+		req, _ := http.NewRequest("POST", srv.URL()[:strings.LastIndex(srv.URL(), "/")]+path, body)
+		req.Header.Set("Authorization", "Bearer "+srv.Token())
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("%s: status %d, want 413", path, resp.StatusCode)
+		}
 	}
 }

@@ -35,6 +35,7 @@ type sessionRegistry struct {
 	sessions map[string]*session
 	closed   bool
 
+	ctxMu  sync.Mutex             // serialises building ctxMsg
 	ctxMsg atomic.Pointer[[]byte] // the latest ide/contextUpdate message
 }
 
@@ -106,12 +107,6 @@ func (r *sessionRegistry) remove(id string) *session {
 	return sess
 }
 
-func (r *sessionRegistry) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.sessions)
-}
-
 func (r *sessionRegistry) all() []*session {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -181,15 +176,18 @@ func (s *session) idleSince(now time.Time) time.Duration {
 	return now.Sub(s.lastActive)
 }
 
-// enqueue adds a message that must reach the session.
-func (s *session) enqueue(msg []byte) {
+// enqueue adds a message that must reach the session. It reports false
+// when the queue was full and its oldest message had to go.
+func (s *session) enqueue(msg []byte) bool {
 	s.mu.Lock()
 	s.queue = append(s.queue, msg)
-	if len(s.queue) > maxQueued {
+	full := len(s.queue) > maxQueued
+	if full {
 		s.queue = s.queue[len(s.queue)-maxQueued:]
 	}
 	s.mu.Unlock()
 	s.signal()
+	return !full
 }
 
 // markContext asks for the latest context to be sent to the session.
@@ -240,12 +238,17 @@ func (s *session) endStreams() {
 // broadcastContext is called after the debounce: it builds the context
 // message once and asks every session for it.
 func (s *Server) broadcastContext() {
+	// A debounce timer may fire again while this runs; serialising keeps
+	// an older state from overwriting a newer one.
+	s.sess.ctxMu.Lock()
 	msg, err := notification(ide.MethodContextUpdate, s.Context())
 	if err != nil {
+		s.sess.ctxMu.Unlock()
 		s.log.Error("encoding context update", "err", err)
 		return
 	}
 	s.sess.ctxMsg.Store(&msg)
+	s.sess.ctxMu.Unlock()
 	for _, sess := range s.sess.all() {
 		sess.markContext()
 	}
@@ -273,7 +276,9 @@ func (s *Server) broadcast(method string, params any) {
 		return
 	}
 	for _, sess := range s.sess.all() {
-		sess.enqueue(msg)
+		if !sess.enqueue(msg) {
+			s.log.Warn("session has not read its event stream for a long time; its oldest queued notification was dropped", "session", sess.id, "queued", maxQueued)
+		}
 	}
 }
 
@@ -319,7 +324,7 @@ func (e *eventStream) Write(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.done {
-		return 0, http.ErrHandlerTimeout
+		return 0, errStreamDone
 	}
 	return e.w.Write(p)
 }

@@ -21,19 +21,19 @@ import (
 	"github.com/gemkit/gemkit/ide/discovery"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while a command writes it.
-type syncBuffer struct {
+// serveOutput is a bytes.Buffer safe to read while a command writes it.
+type serveOutput struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *serveOutput) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *serveOutput) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -47,7 +47,7 @@ func TestServeStdio(t *testing.T) {
 	ws := t.TempDir()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr serveOutput
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--workspace", ws,
@@ -111,7 +111,7 @@ func TestServeStdio(t *testing.T) {
 func TestServeTerminalPrintEnv(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	ws := t.TempDir()
-	var out, errOut syncBuffer
+	var out, errOut serveOutput
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)
@@ -161,7 +161,7 @@ func TestServeBadFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut syncBuffer
+			var out, errOut serveOutput
 			c := Run(context.Background(), append([]string{"ide", "serve"}, tt.args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 			if c != ExitError || !strings.Contains(errOut.String(), tt.want) {
 				t.Fatalf("exit %d, stderr %q; want %q", c, errOut.String(), tt.want)
@@ -180,8 +180,14 @@ func TestServeSignals(t *testing.T) {
 			ws := t.TempDir()
 			cmd := exec.Command(bin, "ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			var out syncBuffer
+			var out serveOutput
 			cmd.Stdout, cmd.Stderr = &out, &out
+			// Keep stdin open: at its end a terminal front-end quits.
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
