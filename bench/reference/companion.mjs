@@ -73,6 +73,9 @@ function editorRequest(method, params) {
   });
 }
 
+// ---- open diffs: only a diff still open is resolved by the editor ----
+const openDiffs = new Set();
+
 // ---- open files, as the official companion keeps them ----
 let openFiles = [];
 let debounce = null;
@@ -82,7 +85,19 @@ function cut(text) {
   return text.length > MAX_SELECTED_TEXT ? text.slice(0, MAX_SELECTED_TEXT) : text;
 }
 
+// Only files on disk enter the context, as only file-scheme documents do in
+// the official companion; gemkit checks the same way, so both do the work.
+function onDisk(p) {
+  if (typeof p !== 'string' || !path.isAbsolute(p)) return false;
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
 function focus(p, cursor, selectedText) {
+  if (!onDisk(p)) return;
   const prev = openFiles.find((f) => f.isActive);
   if (prev) {
     prev.isActive = false;
@@ -153,10 +168,12 @@ function newMcpServer() {
       inputSchema: { filePath: z.string(), newContent: z.string() },
     },
     async ({ filePath, newContent }) => {
+      openDiffs.add(filePath);
       try {
         await editorRequest('diff/open', { filePath, newContent });
         return { content: [] };
       } catch (err) {
+        openDiffs.delete(filePath);
         return { content: [{ type: 'text', text: `Failed to open diff: ${err.message}` }], isError: true };
       }
     },
@@ -168,6 +185,9 @@ function newMcpServer() {
       inputSchema: { filePath: z.string(), suppressNotification: z.boolean().optional() },
     },
     async ({ filePath }) => {
+      // Closed by the CLI: whatever the editor reports for it now is not
+      // forwarded.
+      openDiffs.delete(filePath);
       try {
         const res = await editorRequest('diff/close', { filePath });
         const content = res && typeof res.content === 'string' ? res.content : null;
@@ -311,10 +331,10 @@ function onEditorLine(line) {
         changed();
         break;
       case 'diff/accepted':
-        broadcast('ide/diffAccepted', { filePath: p.filePath, content: p.content });
+        if (openDiffs.delete(p.filePath)) broadcast('ide/diffAccepted', { filePath: p.filePath, content: p.content });
         break;
       case 'diff/rejected':
-        broadcast('ide/diffRejected', { filePath: p.filePath });
+        if (openDiffs.delete(p.filePath)) broadcast('ide/diffRejected', { filePath: p.filePath });
         break;
       default:
         if (msg.id !== undefined) toEditor({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `unknown method ${msg.method}` } });

@@ -164,12 +164,12 @@ func (f *Frontend) CloseDiff(ctx context.Context, filePath string) (string, bool
 		f.mu.Unlock()
 		return "", false, nil
 	}
-	d := f.queue[i]
+	content := f.queue[i].content
 	f.queue = slices.Delete(f.queue, i, i+1)
 	f.notices = append(f.notices, fmt.Sprintf("The CLI closed the diff of %s.", filePath))
 	f.mu.Unlock()
 	f.signal()
-	return d.content, true, nil
+	return content, true, nil
 }
 
 // FileWritten reports a file the companion wrote for the CLI.
@@ -213,14 +213,15 @@ func (f *Frontend) take(d *pendingDiff) (content string, ok bool) {
 	return d.content, true
 }
 
-// snapshot returns d's content if d is still waiting.
-func (f *Frontend) snapshot(d *pendingDiff) (content string, version int, ok bool) {
+// snapshot returns d's right side and whether it is the person's edit, if
+// d is still waiting.
+func (f *Frontend) snapshot(d *pendingDiff) (content string, edited bool, version int, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !slices.Contains(f.queue, d) {
-		return "", 0, false
+		return "", false, 0, false
 	}
-	return d.content, d.version, true
+	return d.content, d.edited, d.version, true
 }
 
 // setEdited stores the person's edit of d, unless d was closed or replaced
@@ -405,14 +406,14 @@ func (f *Frontend) rejectAll(ev companion.Events) {
 
 // show prints the diff of d against the file on disk.
 func (f *Frontend) show(d *pendingDiff, n int) {
-	content, _, ok := f.snapshot(d)
+	content, edited, _, ok := f.snapshot(d)
 	if !ok {
 		return
 	}
 	old, isNew, err := readLeft(d.path)
 	out := f.opts.Out
 	title := "Proposed change"
-	if d.edited {
+	if edited {
 		title = "Your edit of the proposed change"
 	}
 	fmt.Fprintf(out, "\n%s to %s", title, d.path)
@@ -431,7 +432,7 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 		oldLabel = "/dev/null"
 	}
 	newLabel := d.path + " (proposed)"
-	if d.edited {
+	if edited {
 		newLabel = d.path + " (edited)"
 	}
 	text := UnifiedDiff(oldLabel, newLabel, old, content)
@@ -465,7 +466,7 @@ func readLeft(path string) (content string, isNew bool, err error) {
 // editDiff lets the person edit a copy of d's right side in their editor
 // and keeps the result as d's new right side.
 func (f *Frontend) editDiff(ctx context.Context, d *pendingDiff) {
-	content, version, ok := f.snapshot(d)
+	content, _, version, ok := f.snapshot(d)
 	if !ok {
 		return
 	}

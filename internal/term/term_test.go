@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -426,6 +427,57 @@ func TestEditorCommand(t *testing.T) {
 		env := map[string]string{"VISUAL": tc.visual, "EDITOR": tc.editor}
 		if got := EditorCommand(func(k string) string { return env[k] }); got != tc.want {
 			t.Errorf("EditorCommand(%q, %q) = %q, want %q", tc.visual, tc.editor, got, tc.want)
+		}
+	}
+}
+
+// TestConcurrentOpenClose opens and closes diffs from many goroutines
+// while the person answers: every diff ends exactly once, either closed
+// by the CLI or answered, or rejected when the input ends.
+func TestConcurrentOpenClose(t *testing.T) {
+	dir := t.TempDir()
+	s := start(t, Options{})
+	ctx := context.Background()
+	const n = 40
+	closed := make(chan string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := filepath.Join(dir, fmt.Sprintf("f%d", i))
+			if err := s.f.OpenDiff(ctx, p, "x\n"); err != nil {
+				t.Error(err)
+				return
+			}
+			if i%2 == 0 {
+				if _, ok, _ := s.f.CloseDiff(ctx, p); ok {
+					closed <- p
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		s.waitPrompts(i + 1)
+		s.answer("a")
+	}
+	wg.Wait()
+	s.finish()
+	close(closed)
+	ended := map[string]int{}
+	for p := range closed {
+		ended[p]++
+	}
+	for _, e := range s.ev.got() {
+		fields := strings.Fields(e)
+		ended[fields[1]]++
+	}
+	if len(ended) != n {
+		t.Fatalf("%d diffs ended, want %d", len(ended), n)
+	}
+	for p, c := range ended {
+		if c != 1 {
+			t.Errorf("%s ended %d times", p, c)
 		}
 	}
 }
