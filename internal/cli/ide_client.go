@@ -420,7 +420,12 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 		fmt.Fprintf(s.Err, "Rejected: %s is unchanged.\n", path)
 		return withExitCode(ExitNo, nil)
 	}
-	if err := ideWriteFileAtomic(path, []byte(out.Content)); err != nil {
+	// Write through a symbolic link to its target, so that the link stays.
+	dest := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		dest = real
+	}
+	if err := ideWriteFileAtomic(dest, []byte(out.Content)); err != nil {
 		return withExitCode(ExitError, fmt.Errorf("accepted, but writing %s failed (it is unchanged): %w", path, err))
 	}
 	fmt.Fprintf(s.Err, "Accepted: wrote %s (%d bytes).\n", path, len(out.Content))

@@ -310,6 +310,27 @@ func TestIDEDiffCommand(t *testing.T) {
 		t.Errorf("new file content %q", got)
 	}
 
+	// Through a symbolic link: the target changes, the link stays.
+	link := filepath.Join(e.ws, "link.txt")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	ch = run("via link\n", "ide", "diff", link)
+	wait("link")
+	e.editor.Accept(link, "via link\n")
+	if r = <-ch; r.code != 0 {
+		t.Errorf("link: exit %d %s", r.code, r.errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "via link\n" {
+		t.Errorf("target %q", got)
+	}
+	if err := os.WriteFile(target, []byte("new, edited\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+
 	// Errors: exit 2 (a missing proposal file; no companion).
 	if code, _, _ := runIDEClient(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
 		t.Errorf("missing proposal exit %d", code)
