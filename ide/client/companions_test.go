@@ -40,6 +40,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the gemkit binary built for the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
 func gemkitBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {

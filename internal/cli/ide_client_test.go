@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,33 +16,11 @@ import (
 	"github.com/gemkit/gemkit/ide/conformance/scripted"
 )
 
-var (
-	ideClientOnce sync.Once
-	ideClientBin  string
-	ideClientErr  string
-)
-
-// gemkitBinary builds gemkit once for all the client command tests.
+// ideClientBinary builds gemkit for one test (the build cache makes the
+// rebuilds cheap) into a directory removed after it.
 func ideClientBinary(t *testing.T) string {
 	t.Helper()
-	ideClientOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gemkit-client-test-")
-		if err != nil {
-			ideClientErr = err.Error()
-			return
-		}
-		ideClientBin = filepath.Join(dir, "gemkit")
-		root := repoRoot(t)
-		cmd := exec.Command("go", "build", "-o", ideClientBin, "./cmd/gemkit")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			ideClientErr = err.Error() + "\n" + string(out)
-		}
-	})
-	if ideClientErr != "" {
-		t.Fatalf("go build: %s", ideClientErr)
-	}
-	return ideClientBin
+	return buildGemkit(t, repoRoot(t))
 }
 
 // ideClientBuffer is a bytes.Buffer safe for a command writing while the test
