@@ -78,7 +78,8 @@ type Client struct {
 	onClose  func() // releases the transport's own resources
 	observe  func(method string, params json.RawMessage)
 
-	diffSem chan struct{} // one diff at a time, as in the real client
+	diffSem     chan struct{} // one diff at a time, as in the real client
+	diffTimeout time.Duration
 
 	mu         sync.Mutex
 	state      State
@@ -106,17 +107,21 @@ type Tool struct {
 func newClient(ep Endpoint, o Options) *Client {
 	log, onState := o.Logger, o.OnState
 	c := &Client{
-		observe:    o.Observe,
-		endpoint:   ep,
-		log:        log,
-		diffSem:    make(chan struct{}, 1),
-		state:      State{Status: Disconnected},
-		gotContext: make(chan struct{}),
-		pending:    map[string]chan DiffOutcome{},
-		done:       make(chan struct{}),
-		stateSubs:  map[int]func(State){},
-		ctxSubs:    map[int]func(*ide.Context){},
-		trustSubs:  map[int]func(bool){},
+		observe:     o.Observe,
+		endpoint:    ep,
+		log:         log,
+		diffSem:     make(chan struct{}, 1),
+		diffTimeout: o.DiffTimeout,
+		state:       State{Status: Disconnected},
+		gotContext:  make(chan struct{}),
+		pending:     map[string]chan DiffOutcome{},
+		done:        make(chan struct{}),
+		stateSubs:   map[int]func(State){},
+		ctxSubs:     map[int]func(*ide.Context){},
+		trustSubs:   map[int]func(bool){},
+	}
+	if c.diffTimeout <= 0 {
+		c.diffTimeout = ide.DiffTimeout
 	}
 	if onState != nil {
 		c.stateSubs[0] = onState
@@ -437,8 +442,9 @@ func (c *Client) resolve(filePath string, o DiffOutcome) {
 // OpenDiff shows newContent against filePath in the editor and waits for
 // the person's answer: accepted (with the final text, edits included) or
 // rejected. Diffs run one at a time, as in the real client. It gives up
-// after ide.DiffTimeout, when ctx ends or when the connection is lost; it
-// then closes the diff in the editor, best effort.
+// after Options.DiffTimeout (ide.DiffTimeout by default), when ctx ends or
+// when the connection is lost; it then closes the diff in the editor, best
+// effort, before the next diff may start.
 func (c *Client) OpenDiff(ctx context.Context, filePath, newContent string) (DiffOutcome, error) {
 	d, err := c.StartDiff(ctx, filePath, newContent)
 	if err != nil {
@@ -472,19 +478,21 @@ func (c *Client) StartDiff(ctx context.Context, filePath, newContent string) (*P
 		<-c.diffSem
 		return nil, ErrNotConnected
 	}
-	d := &PendingDiff{c: c, path: filePath, ch: make(chan DiffOutcome, 1), deadline: time.NewTimer(ide.DiffTimeout)}
+	d := &PendingDiff{c: c, path: filePath, ch: make(chan DiffOutcome, 1), deadline: time.NewTimer(c.diffTimeout)}
 	c.mu.Lock()
 	c.pending[filePath] = d.ch
 	c.mu.Unlock()
-	callCtx, cancel := context.WithTimeout(ctx, ide.DiffTimeout)
+	callCtx, cancel := context.WithTimeout(ctx, c.diffTimeout)
 	res, err := c.callTool(callCtx, ide.ToolOpenDiff, ide.OpenDiffRequest{FilePath: filePath, NewContent: newContent})
+	timedOut := callCtx.Err() != nil
 	cancel()
 	if err != nil {
-		d.Abandon()
-		if ctx.Err() != nil {
+		if timedOut {
 			// The companion may have shown the diff before the call was
 			// given up; do not leave it open in the editor.
-			c.closeQuietly(filePath)
+			d.giveUp()
+		} else {
+			d.Abandon()
 		}
 		select {
 		case <-c.done:
@@ -511,12 +519,10 @@ func (d *PendingDiff) Wait(ctx context.Context) (DiffOutcome, error) {
 		d.release()
 		return o, nil
 	case <-ctx.Done():
-		d.Abandon()
-		c.closeQuietly(d.path)
+		d.giveUp()
 		return DiffOutcome{}, ctx.Err()
 	case <-d.deadline.C:
-		d.Abandon()
-		c.closeQuietly(d.path)
+		d.giveUp()
 		return DiffOutcome{}, ErrDiffTimeout
 	case <-c.done:
 		d.Abandon()
@@ -527,12 +533,27 @@ func (d *PendingDiff) Wait(ctx context.Context) (DiffOutcome, error) {
 // Abandon stops waiting without touching the editor and lets the next
 // diff start.
 func (d *PendingDiff) Abandon() {
+	d.forget()
+	d.release()
+}
+
+// giveUp stops waiting and closes the diff in the editor before it lets
+// the next diff start: were the lock released first, a next diff of the
+// same file could be shown and then closed by this closeDiff.
+func (d *PendingDiff) giveUp() {
+	d.forget()
+	d.c.closeQuietly(d.path)
+	d.release()
+}
+
+// forget removes the diff from the pending ones, so that a late answer
+// is dropped.
+func (d *PendingDiff) forget() {
 	d.c.mu.Lock()
 	if d.c.pending[d.path] == d.ch {
 		delete(d.c.pending, d.path)
 	}
 	d.c.mu.Unlock()
-	d.release()
 }
 
 func (d *PendingDiff) release() {
@@ -565,12 +586,16 @@ func (c *Client) CloseDiff(ctx context.Context, filePath string) (content string
 // CloseDiffText calls closeDiff and returns its first text block as sent
 // (nil when there is none), for callers that judge its shape.
 func (c *Client) CloseDiffText(ctx context.Context, filePath string) (*string, error) {
-	res, err := c.callTool(ctx, ide.ToolCloseDiff, ide.CloseDiffRequest{FilePath: filePath})
+	return c.closeDiffText(ctx, ide.CloseDiffRequest{FilePath: filePath})
+}
+
+func (c *Client) closeDiffText(ctx context.Context, req ide.CloseDiffRequest) (*string, error) {
+	res, err := c.callTool(ctx, ide.ToolCloseDiff, req)
 	if err != nil {
-		return nil, fmt.Errorf("closeDiff %s: %w", filePath, err)
+		return nil, fmt.Errorf("closeDiff %s: %w", req.FilePath, err)
 	}
 	if res.IsError {
-		return nil, fmt.Errorf("closeDiff %s: %s", filePath, toolErrorText(res, ide.ToolCloseDiff))
+		return nil, fmt.Errorf("closeDiff %s: %s", req.FilePath, toolErrorText(res, ide.ToolCloseDiff))
 	}
 	return firstText(res), nil
 }
@@ -600,19 +625,34 @@ func ParseCloseDiffText(text *string) (content string, ok bool, err error) {
 // ResolveDiffFromCLI ends the pending diff of filePath from the CLI side,
 // as the real client does when the person answers in the terminal: it
 // closes the diff in the editor and resolves the waiting OpenDiff with
-// outcome accepted (with the editor's text) or rejected.
+// outcome accepted (with the editor's text) or rejected. The diff stops
+// being pending before closeDiff is sent, and closeDiff carries the
+// deprecated suppressNotification as the real client's does, so that a
+// companion that still announces the close cannot turn the person's
+// answer into its own.
 func (c *Client) ResolveDiffFromCLI(ctx context.Context, filePath string, accept bool) error {
-	content, _, err := c.CloseDiff(ctx, filePath)
-	if accept {
-		c.resolve(filePath, DiffOutcome{Accepted: true, Content: content})
-	} else {
-		c.resolve(filePath, DiffOutcome{})
+	c.mu.Lock()
+	ch, pending := c.pending[filePath]
+	delete(c.pending, filePath)
+	c.mu.Unlock()
+	text, err := c.closeDiffText(ctx, ide.CloseDiffRequest{FilePath: filePath, SuppressNotification: true})
+	var content string
+	if err == nil {
+		content, _, err = ParseCloseDiffText(text)
+	}
+	if pending {
+		if accept {
+			ch <- DiffOutcome{Accepted: true, Content: content}
+		} else {
+			ch <- DiffOutcome{}
+		}
 	}
 	return err
 }
 
 // Close ends the connection: like the real client it first closes every
-// pending diff in the editor; waiting OpenDiff calls return ErrClosed.
+// pending diff in the editor; waiting OpenDiff calls return ErrClosed
+// (never an outcome a companion might announce for those closes).
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.isDone() {
@@ -624,6 +664,7 @@ func (c *Client) Close(ctx context.Context) error {
 	for p := range c.pending {
 		paths = append(paths, p)
 	}
+	c.pending = map[string]chan DiffOutcome{}
 	c.mu.Unlock()
 	sort.Strings(paths)
 	for _, p := range paths {
@@ -635,7 +676,6 @@ func (c *Client) Close(ctx context.Context) error {
 	if c.doneErr == nil {
 		c.doneErr = ErrClosed
 	}
-	c.pending = map[string]chan DiffOutcome{}
 	c.mu.Unlock()
 	c.setState(Disconnected, "IDE integration disabled. To enable it again, run /ide enable.")
 	c.release()

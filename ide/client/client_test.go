@@ -23,6 +23,7 @@ import (
 type testEditor struct {
 	mu     sync.Mutex
 	diffs  map[string]string
+	log    []string // "open PATH" and "close PATH", in the order they came
 	opened chan string
 	closed chan string
 }
@@ -34,6 +35,7 @@ func newTestEditor() *testEditor {
 func (e *testEditor) OpenDiff(_ context.Context, path, content string) error {
 	e.mu.Lock()
 	e.diffs[path] = content
+	e.log = append(e.log, "open "+path)
 	e.mu.Unlock()
 	e.opened <- path
 	return nil
@@ -43,6 +45,7 @@ func (e *testEditor) CloseDiff(_ context.Context, path string) (string, bool, er
 	e.mu.Lock()
 	content, ok := e.diffs[path]
 	delete(e.diffs, path)
+	e.log = append(e.log, "close "+path)
 	e.mu.Unlock()
 	e.closed <- path
 	return content, ok, nil
@@ -329,6 +332,48 @@ func TestOneDiffAtATimeAndCancel(t *testing.T) {
 	}
 	if p := waitFor(t, e.ed.closed, "diff closed after cancel"); p != p1 {
 		t.Errorf("closed %s", p)
+	}
+}
+
+// TestDiffTimeoutClosesBeforeTheNextDiff bounds a diff (10 minutes by
+// default, 300 ms here): the wait ends with ErrDiffTimeout, and the diff is
+// closed in the editor before the next one, of the same file, is shown,
+// so that the close cannot hit the newer diff.
+func TestDiffTimeoutClosesBeforeTheNextDiff(t *testing.T) {
+	e := startCompanion(t)
+	o := e.options(e.ws)
+	o.DiffTimeout = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := Connect(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	path := e.file("t.txt", "t")
+	first := make(chan error, 1)
+	go func() { _, err := c.OpenDiff(ctx, path, "first"); first <- err }()
+	waitFor(t, e.ed.opened, "first diff")
+	second := make(chan DiffOutcome, 1)
+	go func() { o, _ := c.OpenDiff(ctx, path, "second"); second <- o }()
+	if err := waitFor(t, first, "the first diff to time out"); !errors.Is(err, ErrDiffTimeout) {
+		t.Fatalf("err = %v, want ErrDiffTimeout", err)
+	}
+	waitFor(t, e.ed.opened, "second diff")
+	e.ed.mu.Lock()
+	log, open := append([]string(nil), e.ed.log...), e.ed.diffs[path]
+	e.ed.mu.Unlock()
+	want := []string{"open " + path, "close " + path, "open " + path}
+	if strings.Join(log, "\n") != strings.Join(want, "\n") {
+		t.Errorf("editor saw %q, want %q", log, want)
+	}
+	if open != "second" {
+		t.Errorf("the editor shows %q, want the second diff", open)
+	}
+	e.ed.answer(path)
+	e.srv.DiffAccepted(path, "second")
+	if o := waitFor(t, second, "second answer"); !o.Accepted {
+		t.Errorf("second outcome %+v", o)
 	}
 }
 

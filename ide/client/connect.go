@@ -87,6 +87,9 @@ type Options struct {
 	// Observe sees every notification as it arrives, before the client
 	// acts on it (for checks and debugging).
 	Observe func(method string, params json.RawMessage)
+	// DiffTimeout bounds each diff, from openDiff to the answer; 0 means
+	// ide.DiffTimeout (10 minutes), the real client's request timeout.
+	DiffTimeout time.Duration
 }
 
 func (o *Options) defaults() {

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,5 +60,65 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 				t.Fatal("the end of the companion was not noticed")
 			}
 		})
+	}
+}
+
+// TestCLISideAnswersWinOverACompanionThatAnnounces uses a companion that
+// announces ide/diffRejected when closeDiff closes a diff (older
+// companions did, which is why the real client sends
+// suppressNotification): the person's answer given in the CLI, and Close,
+// must not be turned into that rejection.
+func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
+	root := t.TempDir()
+	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := testcompanion.Start(testcompanion.Flaws{NotifyOnClose: true}, dir, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.WaitContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(ws, "f.txt")
+	for range 5 { // the race the rule prevents is lost only sometimes
+		d, err := c.StartDiff(ctx, path, "proposal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ResolveDiffFromCLI(ctx, path, true); err != nil {
+			t.Fatal(err)
+		}
+		if o, err := d.Wait(ctx); err != nil || !o.Accepted || o.Content != "proposal" {
+			t.Fatalf("accepted in the CLI, got %+v, %v", o, err)
+		}
+	}
+
+	errs := make(chan error, 1)
+	d, err := c.StartDiff(ctx, path, "proposal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		o, err := d.Wait(ctx)
+		if err == nil {
+			err = fmt.Errorf("outcome %+v", o)
+		}
+		errs <- err
+	}()
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errs; !errors.Is(err, ErrClosed) {
+		t.Errorf("a diff pending at Close ended with %v, want ErrClosed", err)
 	}
 }
