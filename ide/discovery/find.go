@@ -288,7 +288,10 @@ func Choose(o ChooseOptions) (*Choice, error) {
 // real client's verifyAndReadFile (which follows symbolic links).
 func readCandidate(dir, name string, uid int) *Candidate {
 	c := &Candidate{Name: name, Path: filepath.Join(dir, name), Owner: -1}
-	f, err := os.Open(c.Path)
+	// Opened without blocking: anyone may create files in a shared
+	// temporary folder, and opening a named pipe would otherwise wait for
+	// a writer forever.
+	f, err := openNonBlocking(c.Path)
 	if err != nil {
 		c.Err = fmt.Errorf("cannot open: %w", err)
 		return c
@@ -303,6 +306,12 @@ func readCandidate(dir, name string, uid int) *Candidate {
 	c.Owner = fileOwner(st)
 	if uid >= 0 && c.Owner >= 0 && c.Owner != uid {
 		c.Err = &OwnerError{Owner: c.Owner, UID: uid}
+		return c
+	}
+	if !st.Mode().IsRegular() {
+		// The real client cannot parse these either (a directory fails to
+		// read, a device reads as no JSON).
+		c.Err = fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 		return c
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))

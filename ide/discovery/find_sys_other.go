@@ -2,7 +2,10 @@
 
 package discovery
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
 // fileOwner is unknown off Unix; the real client skips the check there.
 func fileOwner(fs.FileInfo) int { return -1 }
@@ -10,3 +13,7 @@ func fileOwner(fs.FileInfo) int { return -1 }
 // pidAlive assumes every process is alive off Unix, as the real client
 // does on Windows to avoid the cost of asking.
 func pidAlive(int) bool { return true }
+
+// openNonBlocking opens path for reading; off Unix there are no named
+// pipes among ordinary paths.
+func openNonBlocking(path string) (*os.File, error) { return os.Open(path) }

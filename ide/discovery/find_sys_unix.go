@@ -5,6 +5,7 @@ package discovery
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -19,4 +20,10 @@ func fileOwner(st fs.FileInfo) int {
 func pidAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// openNonBlocking opens path for reading without waiting for a writer when
+// it is a named pipe.
+func openNonBlocking(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 }
