@@ -278,18 +278,27 @@ func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {
 
 // DialError classifies why one endpoint failed, so that a person can act.
 type DialError struct {
-	// Kind is one of "bad-port", "refused" (nothing listens), "unauthorized"
-	// (token refused), "forbidden" (Host/Origin refused), "http-status",
-	// "spawn", "protocol" or "timeout".
+	// Kind is one of "bad-port", "no-host" (the host name does not
+	// resolve), "refused" (nothing listens), "unauthorized" (token
+	// refused), "forbidden" (Host/Origin refused), "http-status", "spawn",
+	// "protocol" or "timeout".
 	Kind   string
 	Status int
-	Err    error
+	// Host is the host name that does not resolve, for "no-host".
+	Host string
+	Err  error
 }
 
 func (e *DialError) Error() string {
 	switch e.Kind {
 	case "bad-port":
 		return "port is not between 1 and 65535"
+	case "no-host":
+		msg := "the host " + e.Host + " cannot be resolved"
+		if e.Host == "host.docker.internal" {
+			msg += " (the CLI dials it inside a container; set REMOTE_CONTAINERS=1 when the editor runs in this same container)"
+		}
+		return msg
 	case "refused":
 		return "nothing listens on the port (connection refused)"
 	case "unauthorized":
@@ -456,7 +465,10 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 
 func classifyHTTP(err error, status int) error {
 	var authErr *transport.AuthorizationRequiredError
+	var dnsErr *net.DNSError
 	switch {
+	case errors.As(err, &dnsErr):
+		return &DialError{Kind: "no-host", Host: dnsErr.Name, Err: err}
 	case errors.As(err, &authErr) || status == http.StatusUnauthorized:
 		return &DialError{Kind: "unauthorized", Status: 401, Err: err}
 	case status == http.StatusForbidden:

@@ -1,8 +1,14 @@
 package client
 
 import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/gemkit/gemkit/ide"
 )
@@ -117,5 +123,23 @@ func TestParseCloseDiffText(t *testing.T) {
 		if c != tt.content || ok != tt.ok || (err != nil) != tt.err {
 			t.Errorf("%v: %q %v %v", tt.text, c, ok, err)
 		}
+	}
+}
+
+// TestClassifyDNSFailure: inside a container the CLI dials
+// host.docker.internal; when that name does not resolve, the person is
+// told so (and what to set), not handed the transport's error chain. The
+// error is built as mcp-go wraps it, since a real lookup would leave the
+// loopback network.
+func TestClassifyDNSFailure(t *testing.T) {
+	dns := &net.DNSError{Err: "no such host", Name: "host.docker.internal", IsNotFound: true}
+	err := classifyHTTP(fmt.Errorf("initialize: %w", transport.NewError(fmt.Errorf("failed to send request: %w",
+		&url.Error{Op: "Post", URL: "http://host.docker.internal:1/mcp", Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}))), 0)
+	var de *DialError
+	if !errors.As(err, &de) || de.Kind != "no-host" || de.Host != "host.docker.internal" {
+		t.Fatalf("classified as %#v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "cannot be resolved") || !strings.Contains(msg, "REMOTE_CONTAINERS=1") {
+		t.Errorf("message %q", msg)
 	}
 }
