@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -186,11 +187,6 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host),
 			"if the editor runs in this same container, set REMOTE_CONTAINERS=1 (or connect over SSH) so that the CLI dials 127.0.0.1")
 	}
-	if st.DirError != "" {
-		add(st.Dir, "warning", "the discovery directory cannot be read: "+st.DirError, "start the companion in your editor; it creates "+st.Dir)
-	} else if len(st.Files) == 0 {
-		add(st.Dir, "warning", "no discovery files: no companion is running for this user", "start the IDE companion in your editor (for example `gemkit ide serve`)")
-	}
 	if ch := p.Choice; ch != nil {
 		all := ch.Candidates
 		if ch.Legacy != nil {
@@ -201,10 +197,29 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		}
 	}
 	doctorOtherFiles(st, p, add)
+	if p.Config == nil && len(p.Endpoints) == 0 {
+		// Nothing to connect to: say so first, in place of the real CLI's
+		// words for this case, which blame the terminal.
+		const fix = "start the IDE companion in your editor (the Gemini CLI Companion extension in VS Code, or `gemkit ide serve`); the editor and the CLI must run as the same user with the same TMPDIR"
+		switch {
+		case errors.Is(p.ChoiceErr, fs.ErrNotExist):
+			add(st.Dir, "error", "no companion: the discovery directory does not exist, so no companion has announced itself to this user", fix)
+		case st.DirError != "":
+			add(st.Dir, "error", "no companion can be found: "+st.DirError, "make the directory readable by this user, or "+fix)
+		case len(st.Files) == 0:
+			add(st.Dir, "error", "no companion: the discovery directory holds no discovery file", fix)
+		default:
+			add(st.Dir, "error", fmt.Sprintf("no companion: none of the %d discovery files can be used (see above)", len(st.Files)), fix)
+		}
+	}
 	doctorEnv(p, o, add)
 	if p.Config != nil && (p.Config.IDEInfo == nil || p.Config.IDEInfo.Name == "" || p.Config.IDEInfo.DisplayName == "") {
 		if p.IDE == nil {
-			add(p.Choice.Chosen.Name, "error", "the file has no ideInfo and this terminal is not one the real CLI recognises (TERM_PROGRAM="+o.Getenv("TERM_PROGRAM")+"), so the real CLI refuses to connect: \""+ErrUnsupportedEnvironment+"\"",
+			term := "TERM_PROGRAM is not set"
+			if v := o.Getenv("TERM_PROGRAM"); v != "" {
+				term = "TERM_PROGRAM is " + strconv.Quote(v)
+			}
+			add(p.Choice.Chosen.Name, "error", "the file has no ideInfo and this terminal is not one the real CLI recognises ("+term+"), so the real CLI refuses to connect: \""+ErrUnsupportedEnvironment+"\"",
 				"make the companion write ideInfo {name, displayName} in its discovery file, or run the CLI in a terminal with TERM_PROGRAM=vscode")
 		} else {
 			add(p.Choice.Chosen.Name, "warning", "the file has no ideInfo; the CLI connects only because TERM_PROGRAM (or a similar variable) names a supported editor", "make the companion write ideInfo {name, displayName}")
@@ -216,7 +231,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			add("connection", "error", "the companion does not list both openDiff and closeDiff (it lists "+strings.Join(st.Connect.Tools, ", ")+"), so the CLI disables diffing", "update the companion")
 		}
 	} else if st.Connect != nil {
-		add("connection", "error", "the CLI would not connect from "+p.Cwd+": "+st.Connect.Error, "")
+		add("connection", "error", "the CLI would not connect from "+p.Cwd+"; a Gemini CLI started here says: \""+st.Connect.Error+"\"", "")
 	}
 	return d, nil
 }
@@ -226,14 +241,11 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	var oe *discovery.OwnerError
 	switch {
 	case errors.As(c.Err, &oe):
-		add(name, "warning", fmt.Sprintf("owned by uid %d, not by you (uid %d): the CLI ignores it", oe.Owner, uid), "it belongs to another user's editor; nothing to do unless that is you under another account")
+		add(name, "warning", fmt.Sprintf("owned by uid %d, not by you (uid %d): the CLI ignores it", oe.Owner, uid), "if this is your editor's companion, it runs as another user (for example under sudo): run the editor and the CLI as the same user")
 		return
 	case c.Err != nil:
 		add(name, "error", "cannot be used: "+c.Err.Error(), "restart the companion so it rewrites the file, or delete "+c.Path)
 		return
-	}
-	if !c.Alive {
-		add(name, "warning", fmt.Sprintf("pid %d is not running: the editor that wrote this file has exited and the file is stale", c.PID), "delete it: rm "+shellQuote(c.Path))
 	}
 	if c.Mode&0o077 != 0 {
 		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shellQuote(c.Path)+" (and fix the companion to write it 0600)")
@@ -261,6 +273,9 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		return
 	}
 	if cfg.Port == 0 {
+		if !c.Alive {
+			add(name, "warning", fmt.Sprintf("pid %d is not running: the editor that wrote this file has probably exited", c.PID), "if its stdio command no longer works, delete it: rm "+shellQuote(c.Path))
+		}
 		return
 	}
 	token := ""
@@ -277,11 +292,22 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
-	if err != nil {
-		add(name, "error", fmt.Sprintf("port %d is closed on %s: no companion listens there", cfg.Port, host), staleFix(c))
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr):
+		add(name, "error", fmt.Sprintf("%s cannot be resolved, so port %d cannot be dialled", host, cfg.Port), "inside a container the CLI dials host.docker.internal; if the editor runs in this same container, set REMOTE_CONTAINERS=1 so that it dials 127.0.0.1")
+		return
+	case err != nil && !c.Alive:
+		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shellQuote(c.Path))
+		return
+	case err != nil:
+		add(name, "error", fmt.Sprintf("port %d is closed on %s: the companion of pid %d no longer serves", cfg.Port, host, c.PID), "restart the companion in that editor (or close the editor if it is stuck)")
 		return
 	}
 	conn.Close()
+	if !c.Alive {
+		add(name, "warning", fmt.Sprintf("pid %d in the name is not running, yet something answers on port %d: the file is not named after the live editor, so the CLI ranks it after the files of running editors", c.PID, cfg.Port), "make the companion name the file after the editor's pid (gemkit ide serve --ide-pid)")
+	}
 	cl, err := Dial(dctx, ep, o)
 	if err != nil {
 		var de *DialError
@@ -337,13 +363,6 @@ func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix
 		}
 		add(name, "warning", "the CLI never reads this file: its name does not match gemini-ide-server-<pid>-<port>.json", "if a companion wrote it, fix the name it writes")
 	}
-}
-
-func staleFix(c *discovery.Candidate) string {
-	if !c.Alive {
-		return "the editor has exited: delete the stale file (rm " + shellQuote(c.Path) + ")"
-	}
-	return "the companion in the editor (pid " + strconv.Itoa(c.PID) + ") stopped serving: restart it"
 }
 
 func doctorEnv(p *Plan, o Options, add func(subject, sev, msg, fix string)) {

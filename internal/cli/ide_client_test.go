@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -151,11 +153,27 @@ func TestIDEDoctorFindings(t *testing.T) {
 	}
 	write("gemini-ide-server-12-abc.json", map[string]any{}, 0o600)
 	t.Setenv(ide.EnvServerStdioArgs, "not json")
+	// A file named after a dead pid whose port answers: not stale, and
+	// deleting it would break the connection.
+	var live map[string]any
+	b, _ := os.ReadFile(e.editor.Ready.DiscoveryFile)
+	_ = json.Unmarshal(b, &live)
+	// A file of a running process (pid 1) whose companion stopped serving.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	write(fmt.Sprintf("gemini-ide-server-1-%d.json", closed), map[string]any{"port": closed, "workspacePath": e.ws, "authToken": "x"}, 0o600)
+	misnamed := write(fmt.Sprintf("gemini-ide-server-99999997-%d.json", e.editor.Ready.Port), live, 0o600)
 	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
 	for _, want := range []string{
-		"pid 99999999 is not running",
+		"stale: pid 99999999 has exited and nothing listens on port 1",
+		"rm " + filepath.Join(dir, "gemini-ide-server-99999999-1.json"),
+		"pid 99999997 in the name is not running, yet something answers on port " + strconv.Itoa(e.editor.Ready.Port),
 		"mode 0644 lets other users read its token",
-		"port 1 is closed",
+		fmt.Sprintf("port %d is closed on 127.0.0.1: the companion of pid 1 no longer serves", closed),
 		"GEMINI_CLI_IDE_SERVER_STDIO_ARGS: is not a JSON array",
 		"answers on port " + strconv.Itoa(e.editor.Ready.Port),
 		"gemini-ide-server-12-abc.json: the CLI never reads this file",
@@ -170,10 +188,14 @@ func TestIDEDoctorFindings(t *testing.T) {
 	if code != 0 {
 		t.Errorf("doctor exit %d although our companion works", code)
 	}
+	if strings.Contains(out, "rm "+misnamed) {
+		t.Errorf("doctor tells to delete the file of a companion that answers:\n%s", out)
+	}
+	os.Remove(misnamed)
 
 	// A wrong token: the companion refuses it.
 	var df map[string]any
-	b, _ := os.ReadFile(e.editor.Ready.DiscoveryFile)
+	b, _ = os.ReadFile(e.editor.Ready.DiscoveryFile)
 	_ = json.Unmarshal(b, &df)
 	df["authToken"] = "stale-token"
 	nb, _ := json.Marshal(df)
@@ -183,6 +205,45 @@ func TestIDEDoctorFindings(t *testing.T) {
 	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
 	if code != ExitNo || !strings.Contains(out, "refused the token (HTTP 401)") {
 		t.Errorf("doctor with a stale token exit %d:\n%s", code, out)
+	}
+}
+
+// TestIDEDoctorNoCompanion: with no companion to connect to, doctor says
+// so and what to do, rather than only quoting the real CLI, whose words
+// for this case blame the terminal.
+func TestIDEDoctorNoCompanion(t *testing.T) {
+	tmp := t.TempDir()
+	for _, k := range []string{ide.EnvServerPort, ide.EnvWorkspacePath, ide.EnvAuthToken, ide.EnvServerStdioCmd, ide.EnvServerStdioArgs, "TERM_PROGRAM"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
+	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
+	t.Chdir(tmp)
+	dir := filepath.Join(tmp, "gemini", "ide")
+	check := func(what, want string) {
+		t.Helper()
+		code, out, _ := runIDEClient(context.Background(), "", "ide", "doctor")
+		if code != ExitNo || !strings.Contains(out, want) || !strings.Contains(out, "start the IDE companion in your editor") {
+			t.Errorf("%s: doctor exit %d, want it to say %q:\n%s", what, code, want, out)
+		}
+		if strings.Contains(out, "cannot be read: discovery directory cannot be read") {
+			t.Errorf("%s: repeated words:\n%s", what, out)
+		}
+	}
+	check("no directory", "the discovery directory does not exist")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	check("empty directory", "the discovery directory holds no discovery file")
+	if err := os.WriteFile(filepath.Join(dir, "gemini-ide-server-1-2.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("an unusable file", "none of the 1 discovery files can be used")
+	code, out, _ := runIDEClient(context.Background(), "", "ide", "status", "--no-connect")
+	if code != 0 || strings.Contains(out, "cannot be read: discovery directory cannot be read") {
+		t.Errorf("status exit %d:\n%s", code, out)
 	}
 }
 
