@@ -24,7 +24,7 @@ type FileStatus struct {
 	PID           int          `json:"pid"`
 	Port          int          `json:"port,omitempty"`
 	Legacy        bool         `json:"legacy,omitempty"`
-	PIDMatch      bool         `json:"ideProcess"`
+	PIDMatch      bool         `json:"pidMatch"`
 	Alive         bool         `json:"alive"`
 	Owner         int          `json:"owner"`
 	Mode          string       `json:"mode,omitempty"`

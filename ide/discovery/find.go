@@ -162,7 +162,7 @@ type ChooseOptions struct {
 
 // ErrDirMissing is returned (wrapped) when the discovery directory cannot
 // be read; the real client then falls back to the environment.
-var ErrDirMissing = errors.New("discovery directory cannot be read")
+var ErrDirMissing = errors.New("the discovery directory cannot be read")
 
 // Choose picks the discovery file the real client would pick for the
 // editor process IDEPID from the directory Dir, with its rules: the legacy

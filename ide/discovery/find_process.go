@@ -22,12 +22,13 @@ var Shells = []string{"zsh", "bash", "sh", "tcsh", "csh", "ksh", "fish", "dash"}
 // IDEProcess is the editor process a CLI believes it runs in; its pid is
 // the one a discovery file's name must carry to be preferred.
 type IDEProcess struct {
-	PID     int
-	Command string
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
 	// Source says how the pid was found: "env" (GEMINI_CLI_IDE_PID),
-	// "shell" (grandparent or parent of the first shell ancestor) or
+	// "shell" (grandparent or parent of the first shell ancestor),
+	// "table" (Windows: three levels below the root of the chain) or
 	// "top" (no shell found: the top-most ancestor reached).
-	Source string
+	Source string `json:"source"`
 }
 
 // ProcessLookup returns the parent pid and the full command line of pid.

@@ -91,7 +91,7 @@ func printStatus(w io.Writer, r *client.StatusReport) {
 	fmt.Fprintf(w, "Editor process:      pid %d (%s) %s\n", r.Process.PID, processSource(r.Process.Source), ideAbbrev(r.Process.Command, 60))
 	fmt.Fprintf(w, "Current directory:   %s\n", r.Cwd)
 	if r.DirError != "" {
-		fmt.Fprintf(w, "\nThe directory cannot be read: %s\n", r.DirError)
+		fmt.Fprintf(w, "\n%s\n", r.DirError)
 	}
 	fmt.Fprintf(w, "\nDiscovery files (%d), in the order the CLI considers them:\n", len(r.Files))
 	for _, file := range r.Files {
@@ -266,7 +266,6 @@ type watchEvent struct {
 	Event   string        `json:"event"`
 	Context *ide.Context  `json:"context,omitempty"`
 	State   *client.State `json:"state,omitempty"`
-	Trusted *bool         `json:"trusted,omitempty"`
 }
 
 func runWatch(ctx context.Context, s Streams, f clientFlags, once bool) error {

@@ -95,8 +95,17 @@ func TestIDEStatusAndDoctor(t *testing.T) {
 		t.Fatalf("status exit %d: %s %s", code, out, errOut)
 	}
 	var st struct {
-		Chosen  string `json:"chosen"`
-		Files   []struct{ Name string }
+		Chosen     string `json:"chosen"`
+		IDEProcess struct {
+			PID    int    `json:"pid"`
+			Source string `json:"source"`
+		} `json:"ideProcess"`
+		Files []struct {
+			Name     string `json:"name"`
+			PIDMatch bool   `json:"pidMatch"`
+			Alive    bool   `json:"alive"`
+			Mode     string `json:"mode"`
+		} `json:"files"`
 		Connect struct {
 			OK      bool `json:"ok"`
 			Diffing bool `json:"diffing"`
@@ -107,6 +116,12 @@ func TestIDEStatusAndDoctor(t *testing.T) {
 	}
 	if st.Chosen != filepath.Base(e.editor.Ready.DiscoveryFile) || !st.Connect.OK || !st.Connect.Diffing || len(st.Files) != 1 {
 		t.Errorf("status %+v", st)
+	}
+	if st.IDEProcess.PID != os.Getpid() || st.IDEProcess.Source != "env" || !st.Files[0].PIDMatch || !st.Files[0].Alive || st.Files[0].Mode != "0600" {
+		t.Errorf("status fields (as documented in docs/ide-client.md) %+v", st)
+	}
+	if strings.Contains(out, e.editor.Ready.Env[ide.EnvAuthToken]) {
+		t.Error("status --json prints the token")
 	}
 	if code, out, _ := runIDEClient(ctx, "", "ide", "status"); code != 0 || !strings.Contains(out, "Connect: ok") {
 		t.Errorf("status text exit %d:\n%s", code, out)
@@ -228,11 +243,15 @@ func TestIDEDoctorNoCompanion(t *testing.T) {
 		if code != ExitNo || !strings.Contains(out, want) || !strings.Contains(out, "start the IDE companion in your editor") {
 			t.Errorf("%s: doctor exit %d, want it to say %q:\n%s", what, code, want, out)
 		}
-		if strings.Contains(out, "cannot be read: discovery directory cannot be read") {
+		if strings.Count(out, "cannot be read") > 1 {
 			t.Errorf("%s: repeated words:\n%s", what, out)
 		}
 	}
 	check("no directory", "the discovery directory does not exist")
+	code, out, _ := runIDEClient(context.Background(), "", "ide", "status", "--no-connect")
+	if code != 0 || strings.Count(out, "cannot be read") != 1 {
+		t.Errorf("status exit %d:\n%s", code, out)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -241,10 +260,6 @@ func TestIDEDoctorNoCompanion(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("an unusable file", "none of the 1 discovery files can be used")
-	code, out, _ := runIDEClient(context.Background(), "", "ide", "status", "--no-connect")
-	if code != 0 || strings.Contains(out, "cannot be read: discovery directory cannot be read") {
-		t.Errorf("status exit %d:\n%s", code, out)
-	}
 }
 
 func TestIDEDoctorTermProgramGate(t *testing.T) {
