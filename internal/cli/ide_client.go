@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/conformance"
+	"github.com/gemkit/gemkit/ide/discovery"
 )
 
 // clientFlags are the flags every client command shares: where to look
@@ -233,12 +235,50 @@ func printDoctor(w io.Writer, d *client.DoctorReport) {
 	}
 }
 
-// ideConnect connects as the real CLI would, with a bound on the attempt.
-func ideConnect(ctx context.Context, o client.Options) (*client.Client, error) {
+// ideConnect connects as the real CLI would, with a bound on the attempt,
+// and explains a failure in words a person can act on.
+func ideConnect(ctx context.Context, o client.Options) (*client.Client, *client.Plan, error) {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	c, _, err := client.Connect(cctx, o)
-	return c, err
+	c, p, err := client.Connect(cctx, o)
+	if err != nil {
+		return nil, nil, explainConnect(p, err)
+	}
+	return c, p, nil
+}
+
+// connectFailure is a failed connect as the commands report it: the real
+// CLI's message (or, when there is no companion at all, that fact, since
+// the real CLI's words then blame the terminal), each endpoint's own
+// failure, and where to look next.
+type connectFailure struct {
+	msg string
+	err error
+}
+
+func (e *connectFailure) Error() string { return e.msg }
+func (e *connectFailure) Unwrap() error { return e.err }
+
+func explainConnect(p *client.Plan, err error) error {
+	var ce *client.ConnectError
+	if p == nil || !errors.As(err, &ce) {
+		return err
+	}
+	var b strings.Builder
+	if p.Config == nil && len(p.Endpoints) == 0 {
+		dir := discovery.Dir()
+		if p.Choice != nil {
+			dir = p.Choice.Dir
+		}
+		fmt.Fprintf(&b, "no IDE companion found: no usable discovery file in %s and no %s; start the companion in your editor", dir, ide.EnvServerPort)
+	} else {
+		b.WriteString(ce.Message)
+	}
+	for _, a := range ce.Attempts {
+		fmt.Fprintf(&b, "\n  %s: %v", a.Endpoint, a.Err)
+	}
+	b.WriteString("\nRun `gemkit ide doctor` to see what is wrong and what to do.")
+	return &connectFailure{msg: b.String(), err: err}
 }
 
 func newIDEWatchCmd(s Streams) *cobra.Command {
@@ -271,7 +311,7 @@ type watchEvent struct {
 func runWatch(ctx context.Context, s Streams, f clientFlags, once bool) error {
 	events := make(chan watchEvent, 64)
 	o := f.options()
-	c, err := ideConnect(ctx, o)
+	c, _, err := ideConnect(ctx, o)
 	if err != nil {
 		return withExitCode(ExitError, err)
 	}
@@ -301,10 +341,36 @@ func runWatch(ctx context.Context, s Streams, f clientFlags, once bool) error {
 				return nil
 			}
 			if e.Event == "state" && e.State.Status == client.Disconnected {
-				return withExitCode(ExitNo, errors.New(ideFirstLine(e.State.Details)))
+				return withExitCode(ExitNo, watchLost(*e.State))
 			}
+		case <-c.Done():
+			// Print what came before the end; the "disconnected" event
+			// itself may have been dropped by send, or not be queued yet.
+			for drained := false; !drained; {
+				select {
+				case e := <-events:
+					if e.Event != "state" || e.State.Status != client.Disconnected {
+						printWatchEvent(s.Out, e, f.json)
+					}
+				default:
+					drained = true
+				}
+			}
+			st := c.State()
+			printWatchEvent(s.Out, watchEvent{Time: time.Now(), Event: "state", State: &st}, f.json)
+			return withExitCode(ExitNo, watchLost(st))
 		}
 	}
+}
+
+// watchLost says why watching ended, without the real CLI's advice to run
+// its /ide command.
+func watchLost(st client.State) error {
+	_, why, _ := strings.Cut(st.Details, "\n")
+	if why == "" {
+		return errors.New("the connection to the IDE companion was lost")
+	}
+	return fmt.Errorf("the connection to the IDE companion was lost: %s", why)
 }
 
 func ideFirstLine(s string) string {
@@ -381,22 +447,11 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return withExitCode(ExitError, fmt.Errorf("%s is not a regular file", path))
 	}
-	var proposal []byte
-	if newFile != "" {
-		proposal, err = os.ReadFile(newFile)
-	} else {
-		if s.In == nil {
-			return withExitCode(ExitError, errors.New("no --new-file and no standard input"))
-		}
-		proposal, err = io.ReadAll(io.LimitReader(s.In, ide.MaxRequestBody+1))
-		if err == nil && len(proposal) > ide.MaxRequestBody {
-			err = fmt.Errorf("the proposal is larger than %d bytes", ide.MaxRequestBody)
-		}
-	}
+	proposal, err := readProposal(s, newFile)
 	if err != nil {
 		return withExitCode(ExitError, fmt.Errorf("read the proposal: %w", err))
 	}
-	c, err := ideConnect(ctx, f.options())
+	c, plan, err := ideConnect(ctx, f.options())
 	if err != nil {
 		return withExitCode(ExitError, err)
 	}
@@ -406,14 +461,23 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	unanswered := func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			err = errors.New("interrupted: the diff was closed in the editor")
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, client.ErrDiffTimeout):
+			err = fmt.Errorf("no answer within %v: the diff was closed in the editor", timeout)
+		}
+		return withExitCode(ExitError, fmt.Errorf("%w; %s is unchanged", err, path))
+	}
 	d, err := c.StartDiff(wctx, path, string(proposal))
 	if err != nil {
-		return withExitCode(ExitError, err)
+		return unanswered(err)
 	}
-	fmt.Fprintf(s.Err, "Waiting for your answer in %s…\n", c.Server().Name)
+	fmt.Fprintf(s.Err, "Waiting for your answer in %s: accept or reject the diff of %s there (Ctrl-C cancels)…\n", plan.IDE.DisplayName, filepath.Base(path))
 	out, err := d.Wait(wctx)
 	if err != nil {
-		return withExitCode(ExitError, err)
+		return unanswered(err)
 	}
 	if !out.Accepted {
 		fmt.Fprintf(s.Err, "Rejected: %s is unchanged.\n", path)
@@ -429,6 +493,29 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 	}
 	fmt.Fprintf(s.Err, "Accepted: wrote %s (%d bytes).\n", path, len(out.Content))
 	return nil
+}
+
+// readProposal reads the proposed content from file, or from standard
+// input when file is "", bounded like a companion's request body.
+func readProposal(s Streams, file string) ([]byte, error) {
+	in := s.In
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	} else if in == nil {
+		return nil, errors.New("no --new-file and no standard input")
+	} else if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintln(s.Err, "Reading the proposed content from standard input; end it with Ctrl-D (or pass --new-file).")
+	}
+	data, err := io.ReadAll(io.LimitReader(in, ide.MaxRequestBody+1))
+	if err == nil && len(data) > ide.MaxRequestBody {
+		err = fmt.Errorf("the proposal is larger than %d bytes, more than a companion accepts", ide.MaxRequestBody)
+	}
+	return data, err
 }
 
 // ideWriteFileAtomic replaces path with data through a temporary file in the

@@ -384,12 +384,46 @@ func TestIDEDiffCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Ctrl-C while waiting (Main turns SIGINT into a cancelled context):
+	// the diff is closed in the editor, the file untouched, exit 2.
+	cctx, cancel := context.WithCancel(ctx)
+	ch = make(chan result, 1)
+	go func() {
+		c, o, eo := runIDEClient(cctx, "interrupted\n", "ide", "diff", target)
+		ch <- result{c, o, eo}
+	}()
+	wait("interrupt")
+	cancel()
+	r = <-ch
+	if r.code != ExitError || !strings.Contains(r.errOut, "interrupted: the diff was closed in the editor; "+target+" is unchanged") {
+		t.Errorf("interrupted: exit %d\n%s", r.code, r.errOut)
+	}
+	select {
+	case p := <-e.editor.Closed:
+		if p != target {
+			t.Errorf("closed %s", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the interrupted diff was not closed in the editor")
+	}
+
+	// No answer within --timeout: the same, with the reason.
+	ch = run("late\n", "ide", "diff", target, "--timeout", "300ms")
+	wait("timeout")
+	r = <-ch
+	if r.code != ExitError || !strings.Contains(r.errOut, "no answer within 300ms: the diff was closed in the editor") {
+		t.Errorf("timeout: exit %d\n%s", r.code, r.errOut)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
+		t.Errorf("file changed by an unanswered diff: %q", got)
+	}
+
 	// Errors: exit 2 (a missing proposal file; no companion).
 	if code, _, _ := runIDEClient(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
 		t.Errorf("missing proposal exit %d", code)
 	}
 	e.editor.Stop()
-	if code, _, errOut := runIDEClient(ctx, "x", "ide", "diff", target); code != ExitError {
+	if code, _, errOut := runIDEClient(ctx, "x", "ide", "diff", target); code != ExitError || !strings.Contains(errOut, "no IDE companion found") || !strings.Contains(errOut, "gemkit ide doctor") {
 		t.Errorf("no companion exit %d %s", code, errOut)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
@@ -457,6 +491,9 @@ func TestIDEWatchCommand(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "disconnected") {
 		t.Errorf("no state change printed:\n%s", out.String())
+	}
+	if msg := errb.String(); !strings.Contains(msg, "the connection to the IDE companion was lost") || strings.Contains(msg, "/ide enable") {
+		t.Errorf("watch's last words: %q", msg)
 	}
 }
 
