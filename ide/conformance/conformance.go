@@ -14,9 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -173,8 +175,8 @@ func checkDiscovery(r *Report, p *client.Plan) {
 		r.add("discovery.pid", "The pid in the name runs", Pass, "pid %d", c.PID)
 	}
 	var probs []string
-	for k, v := range c.Config.Raw {
-		if string(v) == "null" {
+	for _, k := range slices.Sorted(maps.Keys(c.Config.Raw)) {
+		if string(c.Config.Raw[k]) == "null" {
 			probs = append(probs, k+" is null")
 		}
 	}
@@ -388,7 +390,9 @@ func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
 			r.add("mcp.initialized", "notifications/initialized is accepted (202)", Pass, "")
 		}
 	}
-	if resp, err := h.do(ictx, http.MethodPost, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, h.auth(map[string]string{ide.HeaderProtocolVersion: ide.ProtocolVersion})); err == nil {
+	if resp, err := h.do(ictx, http.MethodPost, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, h.auth(map[string]string{ide.HeaderProtocolVersion: ide.ProtocolVersion})); err != nil {
+		r.add("mcp.session-required", "A request without a session is refused", Fail, "request failed: %v", err)
+	} else {
 		resp.Body.Close()
 		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
 			r.add("mcp.session-required", "A request without a session is refused", Pass, "HTTP %d", resp.StatusCode)
@@ -654,9 +658,8 @@ func interactive(ctx context.Context, r *Report, c *client.Client, seen *notes, 
 	{
 		const id, title = "diff.accept", "Accepting in the editor sends ide/diffAccepted with the final text"
 		path := probe()
-		fmt.Fprintf(o.Out, "\nA diff of %s is open in your editor.\nACCEPT it there (you may edit the right side first).\n", path)
 		actx, cancel := context.WithTimeout(ctx, o.AnswerTimeout)
-		out, err := c.OpenDiff(actx, path, "gemkit ide check: accept me\n")
+		out, err := askInEditor(actx, c, path, "gemkit ide check: accept me\n", o.Out, "ACCEPT it there (you may edit the right side first).")
 		cancel()
 		switch {
 		case err != nil:
@@ -680,9 +683,8 @@ func interactive(ctx context.Context, r *Report, c *client.Client, seen *notes, 
 	{
 		const id, title = "diff.reject", "Rejecting in the editor sends ide/diffRejected"
 		path := probe()
-		fmt.Fprintf(o.Out, "\nA diff of %s is open in your editor.\nREJECT it there (or close its tab).\n", path)
 		actx, cancel := context.WithTimeout(ctx, o.AnswerTimeout)
-		out, err := c.OpenDiff(actx, path, "gemkit ide check: reject me\n")
+		out, err := askInEditor(actx, c, path, "gemkit ide check: reject me\n", o.Out, "REJECT it there (or close its tab).")
 		cancel()
 		switch {
 		case err != nil:
@@ -701,6 +703,17 @@ func interactive(ctx context.Context, r *Report, c *client.Client, seen *notes, 
 			}
 		}
 	}
+}
+
+// askInEditor shows a diff and, once the companion says it is shown, asks
+// the person to answer it; then it waits for the answer.
+func askInEditor(ctx context.Context, c *client.Client, path, proposal string, out io.Writer, ask string) (client.DiffOutcome, error) {
+	d, err := c.StartDiff(ctx, path, proposal)
+	if err != nil {
+		return client.DiffOutcome{}, err
+	}
+	fmt.Fprintf(out, "\nA diff of %s is open in your editor.\n%s\n", path, ask)
+	return d.Wait(ctx)
 }
 
 // stepTimeout bounds each diff call of a check.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -144,7 +145,20 @@ func TestOurCompanionPasses(t *testing.T) {
 	}()
 	rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 	defer rcancel()
-	r, err := Run(rctx, Options{Interactive: true, Client: client.Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string {
+	// The person is asked only once the diff is on screen.
+	prompts := 0
+	out := writerFunc(func(b []byte) {
+		if !strings.Contains(string(b), "is open in your editor") {
+			return
+		}
+		prompts++
+		ed.mu.Lock()
+		defer ed.mu.Unlock()
+		if len(ed.diffs) == 0 {
+			t.Errorf("asked before the diff is shown: %s", b)
+		}
+	})
+	r, err := Run(rctx, Options{Interactive: true, Out: out, Client: client.Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string {
 		if k == "SSH_CONNECTION" {
 			return "x"
 		}
@@ -160,6 +174,38 @@ func TestOurCompanionPasses(t *testing.T) {
 	}
 	if len(r.Results) < 20 {
 		t.Errorf("only %d checks", len(r.Results))
+	}
+	if prompts != 2 {
+		t.Errorf("%d prompts, want 2", prompts)
+	}
+}
+
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
+
+// TestDiscoveryFieldsReportIsStable: a file with several null fields is
+// reported the same way every run (it was in map order).
+func TestDiscoveryFieldsReportIsStable(t *testing.T) {
+	dir, ws := filepath.Join(t.TempDir(), "gemini", "ide"), t.TempDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, "gemini-ide-server-1-2.json")
+	if err := os.WriteFile(name, []byte(`{"port":2,"workspacePath":"`+ws+`","stdio":null,"authToken":null,"ideInfo":null,"x":null}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := client.Discover(context.Background(), client.Options{Dir: dir, Cwd: ws, IDEPID: 1, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "authToken is null; ideInfo is null; stdio is null; x is null"
+	for range 20 {
+		r := &Report{}
+		checkDiscovery(r, p)
+		if res, _ := r.Get("discovery.fields"); !strings.HasPrefix(res.Detail, want) {
+			t.Fatalf("detail %q, want it to start with %q", res.Detail, want)
+		}
 	}
 }
 
