@@ -553,9 +553,17 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	select {
 	case err := <-startErr:
 		if err != nil {
+			// A companion that dies at start shows first as a closed
+			// transport; its exit status says more.
+			kind := "protocol"
+			select {
+			case <-exited:
+				kind, err = "spawn", fmt.Errorf("companion exited: %v", waitErr)
+			case <-time.After(200 * time.Millisecond):
+			}
 			c.setState(Disconnected, "")
 			c.onClose()
-			return nil, &DialError{Kind: "protocol", Err: fmt.Errorf("%w (stderr: %s)", err, tail.String())}
+			return nil, &DialError{Kind: kind, Err: fmt.Errorf("%w (stderr: %s)", err, tail.String())}
 		}
 	case <-exited:
 		c.setState(Disconnected, "")

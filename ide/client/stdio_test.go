@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +154,25 @@ func TestStdioCompanionExits(t *testing.T) {
 	}
 	if s := c.State(); s.Status != Disconnected {
 		t.Errorf("state %+v", s)
+	}
+}
+
+// TestStdioCompanionDiesAtStart: a companion that exits before answering
+// initialize fails the dial, and nothing of the attempt keeps running,
+// even with a context that never ends.
+func TestStdioCompanionDiesAtStart(t *testing.T) {
+	before := runtime.NumGoroutine()
+	_, err := Dial(context.Background(), Endpoint{Transport: "stdio", Command: "sh", Args: []string{"-c", "echo broken >&2; exit 3"}}, Options{})
+	var de *DialError
+	if !errors.As(err, &de) || de.Kind != "spawn" || !strings.Contains(err.Error(), "companion exited: exit status 3 (stderr: broken)") {
+		t.Fatalf("Dial: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines left running after the failed dial (%d before):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
