@@ -130,10 +130,11 @@ func newClient(ep Endpoint, o Options) *Client {
 	return c
 }
 
-// start initialises the MCP session on an already started mcp-go client
-// and lists the tools, as the real client does right after connecting.
-func (c *Client) start(ctx context.Context, mc *mcpclient.Client, clientName, version string) error {
-	c.mc = mc
+// start initialises the MCP session on the client's already started
+// mcp-go client (set before, so that nothing races on it) and lists the
+// tools, as the real client does right after connecting.
+func (c *Client) start(ctx context.Context, clientName, version string) error {
+	mc := c.mc
 	c.setState(Connecting, "")
 	mc.OnNotification(c.handleNotification)
 	req := mcp.InitializeRequest{}

@@ -451,7 +451,8 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 		c.mu.Unlock()
 		c.log.Warn("the companion refuses the GET stream (405): no context or diff notifications will arrive")
 	}
-	if err := c.start(ctx, mc, o.ClientName, o.ClientVersion); err != nil {
+	c.mc = mc
+	if err := c.start(ctx, o.ClientName, o.ClientVersion); err != nil {
 		c.setState(Disconnected, "")
 		_ = mc.Close()
 		cancel()
@@ -519,6 +520,9 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	}
 	tail := &stderrTail{}
 	cmd.Stderr = tail
+	// Wait would also wait for every child of the companion that holds
+	// its stderr; the companion's own exit is what ends the connection.
+	cmd.WaitDelay = 200 * time.Millisecond
 	if err := cmd.Start(); err != nil {
 		return nil, &DialError{Kind: "spawn", Err: err}
 	}
@@ -548,27 +552,29 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 		c.onClose()
 		return nil, &DialError{Kind: "spawn", Err: err}
 	}
+	c.mc = mc
 	startErr := make(chan error, 1)
-	go func() { startErr <- c.start(ctx, mc, o.ClientName, o.ClientVersion) }()
+	go func() { startErr <- c.start(ctx, o.ClientName, o.ClientVersion) }()
 	select {
-	case err := <-startErr:
-		if err != nil {
-			// A companion that dies at start shows first as a closed
-			// transport; its exit status says more.
-			kind := "protocol"
-			select {
-			case <-exited:
-				kind, err = "spawn", fmt.Errorf("companion exited: %v", waitErr)
-			case <-time.After(200 * time.Millisecond):
-			}
-			c.setState(Disconnected, "")
-			c.onClose()
-			return nil, &DialError{Kind: kind, Err: fmt.Errorf("%w (stderr: %s)", err, tail.String())}
-		}
+	case err = <-startErr:
 	case <-exited:
+		// The pipe may stay open (a child of the companion holds it), so
+		// end the initialize ourselves; closing the MCP client unblocks it.
+		_ = mc.Close()
+		err = <-startErr
+	}
+	if err != nil {
+		// A companion that dies at start shows first as a closed
+		// transport; its exit status says more.
+		kind := "protocol"
+		select {
+		case <-exited:
+			kind, err = "spawn", fmt.Errorf("companion exited: %v", waitErr)
+		case <-time.After(cmd.WaitDelay + 300*time.Millisecond):
+		}
 		c.setState(Disconnected, "")
 		c.onClose()
-		return nil, &DialError{Kind: "spawn", Err: fmt.Errorf("companion exited: %v (stderr: %s)", waitErr, tail.String())}
+		return nil, &DialError{Kind: kind, Err: fmt.Errorf("%w (stderr: %s)", err, tail.String())}
 	}
 	go func() {
 		select {

@@ -167,6 +167,15 @@ func TestStdioCompanionDiesAtStart(t *testing.T) {
 	if !errors.As(err, &de) || de.Kind != "spawn" || !strings.Contains(err.Error(), "companion exited: exit status 3 (stderr: broken)") {
 		t.Fatalf("Dial: %v", err)
 	}
+	// Its child keeps stdout open: the exit is still noticed at once.
+	start := time.Now()
+	_, err = Dial(context.Background(), Endpoint{Transport: "stdio", Command: "sh", Args: []string{"-c", "sleep 1 & exit 4"}}, Options{})
+	if !errors.As(err, &de) || de.Kind != "spawn" || !strings.Contains(err.Error(), "exit status 4") {
+		t.Fatalf("Dial: %v", err)
+	}
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("the exit was noticed after %v", d)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
