@@ -127,27 +127,37 @@ func printStatus(w io.Writer, r *client.StatusReport) {
 		}
 	}
 	fmt.Fprintln(w)
-	if r.Chosen != "" {
+	noCompanion := r.Chosen == "" && len(r.Endpoints) == 0
+	switch {
+	case r.Chosen != "":
 		fmt.Fprintf(w, "This directory would use %s:\n  %s\n", r.Chosen, r.Reason)
-	} else {
-		fmt.Fprintln(w, "This directory would use no discovery file.")
+	case noCompanion:
+		fmt.Fprintf(w, "No companion to connect to: no usable discovery file and no %s.\n", ide.EnvServerPort)
+	default:
+		fmt.Fprintln(w, "This directory would use no discovery file, only the environment.")
 	}
-	if r.IDE != nil {
+	switch {
+	case r.IDE != nil:
 		fmt.Fprintf(w, "Editor as the CLI sees it: %s\n", r.IDE.DisplayName)
-	} else {
-		fmt.Fprintln(w, "Editor as the CLI sees it: none (no ideInfo, and TERM_PROGRAM is not a supported editor): the real CLI would refuse to connect")
+	case r.Chosen == "":
+		fmt.Fprintln(w, "Editor as the CLI sees it: none (no discovery file's ideInfo, and TERM_PROGRAM is not a supported editor)")
+	default:
+		fmt.Fprintln(w, "Editor as the CLI sees it: none (the file has no ideInfo, and TERM_PROGRAM is not a supported editor): the real CLI would refuse to connect")
 	}
 	for i, ep := range r.Endpoints {
 		fmt.Fprintf(w, "Endpoint %d: %s\n", i+1, ep)
 	}
 	if c := r.Connect; c != nil {
-		if c.OK {
+		switch {
+		case noCompanion:
+			fmt.Fprintf(w, "Connect: FAILED: no companion (a Gemini CLI started here would say: %q)\n", c.Error)
+		case c.OK:
 			diff := "diffing enabled"
 			if !c.Diffing {
 				diff = "diffing DISABLED (openDiff/closeDiff not both listed)"
 			}
 			fmt.Fprintf(w, "Connect: ok, %s %s over %s; tools %s; %s\n", c.Server.Name, c.Server.Version, c.Endpoint.Transport, strings.Join(c.Tools, ", "), diff)
-		} else {
+		default:
 			fmt.Fprintf(w, "Connect: FAILED: %s\n", c.Error)
 			for _, a := range c.Attempts {
 				fmt.Fprintf(w, "  tried %s\n", a)

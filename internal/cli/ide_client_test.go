@@ -260,6 +260,10 @@ func TestIDEDoctorNoCompanion(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("an unusable file", "none of the 1 discovery files can be used")
+	code, out, _ = runIDEClient(context.Background(), "", "ide", "status")
+	if code != ExitNo || !strings.Contains(out, "No companion to connect to") || !strings.Contains(out, "Connect: FAILED: no companion") {
+		t.Errorf("status exit %d:\n%s", code, out)
+	}
 }
 
 func TestIDEDoctorTermProgramGate(t *testing.T) {
