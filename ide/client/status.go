@@ -207,12 +207,12 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		case st.DirError != "":
 			add(st.Dir, "error", "no companion can be found: "+st.DirError, "make the directory readable by this user, or "+fix)
 		case len(st.Files) == 0:
-			add(st.Dir, "error", "no companion: the discovery directory holds no discovery file", fix)
+			add(st.Dir, "error", "no companion: the discovery directory holds no discovery file the CLI would read", fix)
 		default:
 			add(st.Dir, "error", fmt.Sprintf("no companion: none of the %d discovery files can be used (see above)", len(st.Files)), fix)
 		}
 	}
-	doctorEnv(p, o, add)
+	doctorEnv(p, st.Connect, o, add)
 	if p.Config != nil && (p.Config.IDEInfo == nil || p.Config.IDEInfo.Name == "" || p.Config.IDEInfo.DisplayName == "") {
 		if p.IDE == nil {
 			term := "TERM_PROGRAM is not set"
@@ -305,7 +305,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		return
 	}
 	conn.Close()
-	if !c.Alive {
+	if !c.Alive && !c.Legacy { // a legacy file is read for its pid whatever the order
 		add(name, "warning", fmt.Sprintf("pid %d in the name is not running, yet something answers on port %d: the file is not named after the live editor, so the CLI ranks it after the files of running editors", c.PID, cfg.Port), "make the companion name the file after the editor's pid (gemkit ide serve --ide-pid)")
 	}
 	cl, err := Dial(dctx, ep, o)
@@ -365,7 +365,7 @@ func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix
 	}
 }
 
-func doctorEnv(p *Plan, o Options, add func(subject, sev, msg, fix string)) {
+func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add func(subject, sev, msg, fix string)) {
 	if v := o.Getenv(ide.EnvPID); v != "" {
 		if n, ok := discovery.ParseJSInt(v); !ok || n <= 0 {
 			add(ide.EnvPID, "warning", fmt.Sprintf("%q is not a positive integer, so the CLI walks the process tree instead", v), "unset it or set it to the editor's pid")
@@ -384,8 +384,13 @@ func doctorEnv(p *Plan, o Options, add func(subject, sev, msg, fix string)) {
 					found = found || (c.Config != nil && c.Config.Port == n)
 				}
 			}
-			if !found {
-				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d: this terminal was opened by an editor window that has since restarted its companion", n), "open a new terminal in the editor, or unset it")
+			viaEnv := conn != nil && conn.OK && conn.Endpoint != nil && conn.Endpoint.Source == "env" && conn.Endpoint.Port == n
+			switch {
+			case found:
+			case viaEnv:
+				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d; the CLI reaches the companion through this variable alone", n), "")
+			default:
+				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d: this terminal was probably opened by an editor window that has since restarted its companion", n), "open a new terminal in the editor, or unset it")
 			}
 		}
 	}

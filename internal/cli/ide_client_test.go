@@ -266,6 +266,48 @@ func TestIDEDoctorNoCompanion(t *testing.T) {
 	}
 }
 
+// TestIDEDoctorEnvOnlyAndLegacy: a companion reached through the
+// environment alone, and a legacy file read for a pid that is not running,
+// both work; doctor must not advise undoing them.
+func TestIDEDoctorEnvOnlyAndLegacy(t *testing.T) {
+	e := startIDEEnv(t)
+	ctx := context.Background()
+	live, err := os.ReadFile(e.editor.Ready.DiscoveryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The environment of the editor's terminal, no discovery file.
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("TERM_PROGRAM", "vscode")
+	for _, k := range []string{ide.EnvServerPort, ide.EnvAuthToken, ide.EnvWorkspacePath} {
+		t.Setenv(k, e.editor.Ready.Env[k])
+	}
+	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
+	if code != 0 || !strings.Contains(out, "reaches the companion through this variable alone") || strings.Contains(out, "unset it") {
+		t.Errorf("env only: doctor exit %d:\n%s", code, out)
+	}
+	for _, k := range []string{ide.EnvServerPort, ide.EnvAuthToken, ide.EnvWorkspacePath} {
+		os.Unsetenv(k)
+	}
+
+	// A legacy file for the pid in GEMINI_CLI_IDE_PID.
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "gemini", "ide")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gemini-ide-server-99999996.json"), live, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(ide.EnvPID, "99999996")
+	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
+	if code != 0 || !strings.Contains(out, "legacy file name without a port") || strings.Contains(out, "ranks it after") {
+		t.Errorf("legacy: doctor exit %d:\n%s", code, out)
+	}
+}
+
 func TestIDEDoctorTermProgramGate(t *testing.T) {
 	e := startIDEEnv(t)
 	// A companion that writes no ideInfo, seen from a terminal the real
