@@ -396,7 +396,7 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add func(subject, sev, m
 	}
 	if v := o.Getenv(ide.EnvServerStdioArgs); v != "" {
 		var args []string
-		if err := jsonUnmarshalStrings(v, &args); err != nil {
+		if err := json.Unmarshal([]byte(v), &args); err != nil {
 			add(ide.EnvServerStdioArgs, "error", "is not a JSON array of strings; the CLI starts the command without arguments", `set it like '["--stdio"]'`)
 		}
 	}
@@ -414,5 +414,3 @@ func shellQuote(s string) string {
 	}
 	return filepath.Clean(s)
 }
-
-func jsonUnmarshalStrings(s string, v *[]string) error { return json.Unmarshal([]byte(s), v) }

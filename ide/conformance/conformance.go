@@ -594,7 +594,7 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 		const id, title = "diff.close-none", "closeDiff without a diff answers {\"content\": null}"
 		path := probe()
 		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
-		text, err := closeDiffText(sctx, c, path)
+		text, err := c.CloseDiffText(sctx, path)
 		cancel()
 		switch {
 		case err != nil:
@@ -622,7 +622,7 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 		if err != nil {
 			r.add(id, title, Fail, "%v", stepErr(err))
 		} else {
-			text, err := closeDiffText(sctx, c, path)
+			text, err := c.CloseDiffText(sctx, path)
 			var content string
 			var ok bool
 			if err == nil {
@@ -725,12 +725,6 @@ func stepErr(err error) error {
 		return fmt.Errorf("no answer within %v: does the companion's editor answer? (%w)", stepTimeout, err)
 	}
 	return err
-}
-
-// closeDiffText calls closeDiff and returns the raw text block, so the
-// check can judge its shape itself.
-func closeDiffText(ctx context.Context, c *client.Client, path string) (*string, error) {
-	return c.CloseDiffText(ctx, path)
 }
 
 func toolNames(ts []client.Tool) []string {
