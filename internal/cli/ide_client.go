@@ -499,7 +499,9 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 		dest = real
 	}
 	if err := ideWriteFileAtomic(dest, []byte(out.Content)); err != nil {
-		return withExitCode(ExitError, fmt.Errorf("accepted, but writing %s failed (it is unchanged): %w", path, err))
+		// Keep what the person accepted (their edits included): print it.
+		fmt.Fprint(s.Out, out.Content)
+		return withExitCode(ExitError, fmt.Errorf("accepted, but writing %s failed (it is unchanged; the accepted text was printed on standard output): %w", path, err))
 	}
 	fmt.Fprintf(s.Err, "Accepted: wrote %s (%d bytes).\n", path, len(out.Content))
 	return nil
@@ -529,12 +531,17 @@ func readProposal(s Streams, file string) ([]byte, error) {
 }
 
 // ideWriteFileAtomic replaces path with data through a temporary file in the
-// same directory and a rename, keeping the file's mode (0644 for a new
-// file), so that a reader never sees half a file.
+// same directory and a rename, so that a reader never sees half a file. It
+// keeps the file's mode and, where it may, its owner (a file edited under
+// sudo stays its owner's); a new file gets mode 0644 and the folders it
+// needs, as when an agent proposes a file in a new package.
 func ideWriteFileAtomic(path string, data []byte) error {
 	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
+	fi, statErr := os.Stat(path)
+	if statErr == nil {
 		mode = fi.Mode().Perm()
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".gemkit-*")
 	if err != nil {
@@ -548,6 +555,9 @@ func ideWriteFileAtomic(path string, data []byte) error {
 	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
+	}
+	if statErr == nil {
+		keepOwner(tmp, fi)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -394,11 +395,8 @@ func TestIDEDiffCommand(t *testing.T) {
 		t.Errorf("rejected: exit %d, file %q\n%s", r.code, got, r.errOut)
 	}
 
-	// A new file accepted: created.
-	fresh := filepath.Join(e.ws, "sub", "fresh.txt")
-	if err := os.MkdirAll(filepath.Dir(fresh), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	// A new file accepted: created, with the folders it needs.
+	fresh := filepath.Join(e.ws, "sub", "pkg", "fresh.txt")
 	ch = run("hello\n", "ide", "diff", fresh)
 	wait("new file")
 	e.editor.Accept(fresh, "hello\n")
@@ -407,6 +405,32 @@ func TestIDEDiffCommand(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(fresh); string(got) != "hello\n" {
 		t.Errorf("new file content %q", got)
+	}
+
+	// Under root, another user's file stays theirs.
+	if os.Getuid() == 0 {
+		if err := os.Chown(fresh, 4321, 4321); err != nil {
+			t.Fatal(err)
+		}
+		ch = run("theirs\n", "ide", "diff", fresh)
+		wait("owner")
+		e.editor.Accept(fresh, "theirs\n")
+		if r = <-ch; r.code != 0 {
+			t.Errorf("owner: exit %d %s", r.code, r.errOut)
+		}
+		if fi, err := os.Stat(fresh); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 4321 {
+			t.Errorf("the owner was not kept: %v", err)
+		}
+	}
+
+	// Accepted but not writable (a file where a folder must be): the
+	// accepted text, edits included, is not lost but printed.
+	blocked := filepath.Join(e.ws, "notes.txt", "x.txt")
+	ch = run("p\n", "ide", "diff", blocked)
+	wait("unwritable")
+	e.editor.Accept(blocked, "p, edited\n")
+	if r = <-ch; r.code != ExitError || r.out != "p, edited\n" || !strings.Contains(r.errOut, "accepted text was printed on standard output") {
+		t.Errorf("unwritable: exit %d, stdout %q\n%s", r.code, r.out, r.errOut)
 	}
 
 	// Through a symbolic link: the target changes, the link stays.

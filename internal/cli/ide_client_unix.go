@@ -1,0 +1,18 @@
+//go:build unix
+
+package cli
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// keepOwner gives f the owner of the file it replaces, best effort: only
+// root may give a file away, and for anyone else the owner is already
+// theirs or cannot be kept.
+func keepOwner(f *os.File, was fs.FileInfo) {
+	if st, ok := was.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		_ = f.Chown(int(st.Uid), int(st.Gid))
+	}
+}
