@@ -89,8 +89,11 @@ func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
 	if _, err := c.WaitContext(ctx); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(ws, "f.txt")
-	for range 5 { // the race the rule prevents is lost only sometimes
+	// A different file each time: the rejection a close announces may
+	// arrive after the next diff of the same file started, and nothing in
+	// it tells the two apart (which is why companions must not send it).
+	for i := range 5 { // the race the rule prevents is lost only sometimes
+		path := filepath.Join(ws, fmt.Sprintf("f%d.txt", i))
 		d, err := c.StartDiff(ctx, path, "proposal")
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +107,7 @@ func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
 	}
 
 	errs := make(chan error, 1)
-	d, err := c.StartDiff(ctx, path, "proposal")
+	d, err := c.StartDiff(ctx, filepath.Join(ws, "last.txt"), "proposal")
 	if err != nil {
 		t.Fatal(err)
 	}
