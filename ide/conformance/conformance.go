@@ -308,7 +308,9 @@ func readMessage(resp *http.Response) (json.RawMessage, error) {
 }
 
 func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
-	h := rawHTTP{url: ep.URL(), token: ep.Token, hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	// No proxy (the real CLI bypasses them for the companion) and no idle
+	// connections left behind once the checks are done.
+	h := rawHTTP{url: ep.URL(), token: ep.Token, hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}}
 	status := func(hdr map[string]string) (int, error) {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -459,7 +461,7 @@ func checkStream(ctx context.Context, r *Report, h rawHTTP, sess map[string]stri
 	for k, v := range sess {
 		req.Header.Set(k, v)
 	}
-	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}).Do(req)
 	if err != nil {
 		r.add(id, title, Fail, "GET failed: %v", err)
 		return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -224,5 +225,33 @@ func TestContextProblems(t *testing.T) {
 		if p := ContextProblems(json.RawMessage(in)); len(p) != n {
 			t.Errorf("ContextProblems(%s) = %v; want %d problems", in, p, n)
 		}
+	}
+}
+
+// TestRunLeavesNothingRunning: a library caller may run checks again and
+// again; no connection or goroutine of a run may outlive it.
+func TestRunLeavesNothingRunning(t *testing.T) {
+	root := t.TempDir()
+	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := testcompanion.Start(testcompanion.Flaws{}, dir, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	runCheck(t, dir, ws) // warm up what lives for the whole process
+	before := runtime.NumGoroutine()
+	for range 3 {
+		runCheck(t, dir, ws)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 { // the companion's own per-request goroutines wind down too
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines after 3 runs, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
