@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -123,5 +124,47 @@ func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
 	}
 	if err := <-errs; !errors.Is(err, ErrClosed) {
 		t.Errorf("a diff pending at Close ended with %v, want ErrClosed", err)
+	}
+}
+
+// TestCloseLeavesNothingRunning: a program that connects and closes again
+// and again (a status bar, a test suite) must not grow.
+func TestCloseLeavesNothingRunning(t *testing.T) {
+	root := t.TempDir()
+	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := testcompanion.Start(testcompanion.Flaws{}, dir, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	cycle := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.WaitContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cycle()
+	before := runtime.NumGoroutine()
+	for range 5 {
+		cycle()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines after 5 connect/close cycles, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
