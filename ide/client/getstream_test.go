@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,5 +167,33 @@ func TestCloseLeavesNothingRunning(t *testing.T) {
 			t.Fatalf("%d goroutines after 5 connect/close cycles, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDoctorNamesMissingTools: a companion without closeDiff connects, but
+// the CLI disables diffing; doctor says which tools it lists.
+func TestDoctorNamesMissingTools(t *testing.T) {
+	root := t.TempDir()
+	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := testcompanion.Start(testcompanion.Flaws{NoCloseDiff: true}, dir, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	d, err := Doctor(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range d.Findings {
+		found = found || (f.Severity == "error" && strings.Contains(f.Message, "lists tools [openDiff], not both openDiff and closeDiff"))
+	}
+	if !found || !d.Works {
+		t.Errorf("works=%v findings %+v", d.Works, d.Findings)
 	}
 }
