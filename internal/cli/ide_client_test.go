@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -418,7 +417,7 @@ func TestIDEDiffCommand(t *testing.T) {
 		if r = <-ch; r.code != 0 {
 			t.Errorf("owner: exit %d %s", r.code, r.errOut)
 		}
-		if fi, err := os.Stat(fresh); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 4321 {
+		if fi, err := os.Stat(fresh); err != nil || fileUID(fi) != 4321 {
 			t.Errorf("the owner was not kept: %v", err)
 		}
 	}
