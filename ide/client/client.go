@@ -17,6 +17,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -468,6 +469,11 @@ type PendingDiff struct {
 // companion acknowledged it (openDiff answered), holding the client's
 // one-diff lock until Wait or Abandon.
 func (c *Client) StartDiff(ctx context.Context, filePath, newContent string) (*PendingDiff, error) {
+	if !utf8.ValidString(newContent) {
+		// JSON would carry U+FFFD in place of the bad bytes: the editor
+		// would show, and the person accept, something else.
+		return nil, fmt.Errorf("openDiff %s: the proposal is not valid UTF-8", filePath)
+	}
 	select {
 	case c.diffSem <- struct{}{}:
 	case <-ctx.Done():

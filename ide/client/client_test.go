@@ -290,6 +290,11 @@ func TestDiffAcceptRejectClose(t *testing.T) {
 	}
 	<-errs
 
+	// Not text: refused before the companion sees it.
+	if _, err := c.StartDiff(ctx, path, "\xffbinary"); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("binary proposal: %v", err)
+	}
+
 	// openDiff refused by the companion (relative path): an error.
 	if _, err := c.OpenDiff(ctx, "relative.go", "x"); err == nil {
 		t.Error("openDiff of a relative path succeeded")

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -524,8 +525,14 @@ func readProposal(s Streams, file string) ([]byte, error) {
 		fmt.Fprintln(s.Err, "Reading the proposed content from standard input; end it with Ctrl-D (or pass --new-file).")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, ide.MaxRequestBody+1))
-	if err == nil && len(data) > ide.MaxRequestBody {
+	switch {
+	case err != nil:
+	case len(data) > ide.MaxRequestBody:
 		err = fmt.Errorf("the proposal is larger than %d bytes, more than a companion accepts", ide.MaxRequestBody)
+	case !utf8.Valid(data):
+		// JSON would carry U+FFFD in place of the bad bytes, and the
+		// accepted text written back would silently differ.
+		err = errors.New("the proposal is not UTF-8 text; a diff in the editor carries text only")
 	}
 	return data, err
 }

@@ -487,6 +487,12 @@ func TestIDEDiffCommand(t *testing.T) {
 		t.Errorf("file changed by an unanswered diff: %q", got)
 	}
 
+	// Not text: refused before anything is shown (JSON would replace the
+	// bad bytes and the accepted text would differ from the proposal).
+	if code, _, errOut := runIDEClient(ctx, "\xff\xfebinary", "ide", "diff", target); code != ExitError || !strings.Contains(errOut, "not UTF-8 text") {
+		t.Errorf("binary proposal exit %d %s", code, errOut)
+	}
+
 	// Errors: exit 2 (a missing proposal file; no companion).
 	if code, _, _ := runIDEClient(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
 		t.Errorf("missing proposal exit %d", code)
