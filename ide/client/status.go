@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -272,6 +273,11 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		add(name, "error", "the file names neither a port nor a stdio command", "restart the companion")
 		return
 	}
+	if cfg.Stdio != nil {
+		if _, err := exec.LookPath(cfg.Stdio.Command); err != nil {
+			add(name, "error", fmt.Sprintf("its stdio command %q cannot be found: %v", cfg.Stdio.Command, err), "reinstall or restart the companion, or delete the file: rm "+shellQuote(c.Path))
+		}
+	}
 	if cfg.Port == 0 {
 		if !c.Alive {
 			add(name, "warning", fmt.Sprintf("pid %d is not running: the editor that wrote this file has probably exited", c.PID), "if its stdio command no longer works, delete it: rm "+shellQuote(c.Path))
@@ -392,6 +398,11 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add func(subject, sev, m
 			default:
 				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d: this terminal was probably opened by an editor window that has since restarted its companion", n), "open a new terminal in the editor, or unset it")
 			}
+		}
+	}
+	if v := o.Getenv(ide.EnvServerStdioCmd); v != "" {
+		if _, err := exec.LookPath(v); err != nil {
+			add(ide.EnvServerStdioCmd, "error", fmt.Sprintf("the command %q cannot be found: %v", v, err), "set it to the companion's program (a full path, or a name on PATH), or unset it")
 		}
 	}
 	if v := o.Getenv(ide.EnvServerStdioArgs); v != "" {

@@ -134,6 +134,18 @@ func TestStdioFromEnvironment(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Attempts) != 1 || !errors.As(ce.Attempts[0].Err, &de) || de.Kind != "spawn" {
 		t.Errorf("bad command: %v", err)
 	}
+	// Doctor names it.
+	d, err := Doctor(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range d.Findings {
+		found = found || (f.Subject == ide.EnvServerStdioCmd && f.Severity == "error" && strings.Contains(f.Message, "cannot be found"))
+	}
+	if !found || d.Works {
+		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
+	}
 }
 
 func TestStdioCompanionExits(t *testing.T) {
@@ -183,5 +195,33 @@ func TestStdioCompanionDiesAtStart(t *testing.T) {
 			t.Fatalf("%d goroutines left running after the failed dial (%d before):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDoctorStdioFileCommandMissing: a discovery file whose stdio command
+// is gone (the companion was uninstalled) is named with the fix.
+func TestDoctorStdioFileCommandMissing(t *testing.T) {
+	root := t.TempDir()
+	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	for _, d := range []string{dir, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(root, "uninstalled-companion")
+	b, _ := json.Marshal(map[string]any{"stdio": map[string]any{"command": missing}, "workspacePath": ws, "ideInfo": map[string]string{"name": "x", "displayName": "X"}})
+	if err := os.WriteFile(filepath.Join(dir, discovery.FileName(os.Getpid(), 1)), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Doctor(context.Background(), Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range d.Findings {
+		found = found || (f.Severity == "error" && strings.Contains(f.Message, "its stdio command \""+missing+"\" cannot be found"))
+	}
+	if !found || d.Works {
+		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
 }
