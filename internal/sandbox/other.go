@@ -21,7 +21,9 @@ type Process struct {
 
 // Start refuses: this platform has no sandbox implementation yet (macOS
 // profiles come from SeatbeltProfile).
-func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) { return nil, ErrUnsupported }
+func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
+	return nil, ErrUnsupported
+}
 
 // Wait is never reached.
 func (p *Process) Wait() error { return ErrUnsupported }
