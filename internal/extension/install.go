@@ -1,0 +1,676 @@
+package extension
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ConsentPrompt is what a ConsentFunc shows before the person decides.
+type ConsentPrompt struct {
+	// Action is "Install", "Link" or "Update".
+	Action string
+	// Extension is the extension as staged (its Dir is a temporary
+	// folder while installing).
+	Extension *Extension
+	// Lines is the consent text (see ConsentText).
+	Lines []string
+	// Changes lists, for an update, what changed since the consented
+	// version; empty for an install.
+	Changes []Change
+}
+
+// ConsentFunc asks the person whether to go ahead. It returns false (and a
+// nil error) when they say no.
+type ConsentFunc func(ctx context.Context, p ConsentPrompt) (bool, error)
+
+// ErrConsentRefused is returned when the person does not agree.
+var ErrConsentRefused = errors.New("consent refused; nothing was changed")
+
+// InstallRequest says what to install.
+type InstallRequest struct {
+	// Source is a git URL (https, ssh, git@host:path, file://, ...) or a
+	// local folder.
+	Source string
+	// Ref is a branch, tag or commit of a git source.
+	Ref string
+	// Subdir is the folder inside the source that holds the manifest.
+	Subdir string
+	// Consent is asked before anything is installed; nil refuses.
+	Consent ConsentFunc
+	// Progress receives one line per long step (clone, copy); nil
+	// discards them.
+	Progress io.Writer
+	// Interactive lets git ask for credentials on the terminal; when false
+	// git fails instead of waiting for input that cannot come.
+	Interactive bool
+}
+
+// IsGitURL reports whether source names a git repository rather than a
+// local folder.
+func IsGitURL(source string) bool {
+	for _, p := range []string{"https://", "http://", "ssh://", "git://", "file://", "git+ssh://", "sso://", "git@"} {
+		if strings.HasPrefix(source, p) {
+			return true
+		}
+	}
+	// scp-like user@host:path
+	if at := strings.Index(source, "@"); at > 0 {
+		if colon := strings.Index(source[at:], ":"); colon > 1 && !strings.Contains(source[:at], "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Install fetches an extension (git clone or folder copy) into a staging
+// folder inside the extensions folder, checks its manifest, asks for
+// consent and then renames it into place, so a failure at any step leaves
+// nothing behind. The granted permissions are recorded (see
+// RecordConsent) so the first tool run does not ask again.
+func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, error) {
+	if req.Source == "" {
+		return nil, errors.New("give a git URL or a local folder to install from")
+	}
+	subdir, err := cleanSubdir(req.Subdir)
+	if err != nil {
+		return nil, err
+	}
+	md := &InstallMetadata{Source: req.Source}
+	if IsGitURL(req.Source) {
+		md.Type, md.Ref, md.Subdir = SourceGit, req.Ref, subdir
+	} else {
+		if req.Ref != "" {
+			return nil, fmt.Errorf("--ref applies to git sources only, and %s is a local folder", req.Source)
+		}
+		abs, err := filepath.Abs(filepath.Join(req.Source, subdir))
+		if err != nil {
+			return nil, err
+		}
+		md.Type, md.Source = SourceLocal, abs
+	}
+	stage, err := s.newStaging("install")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
+	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := LoadWith(root, LoadOptions{WorkspacePath: s.workspace})
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be installed: %w", req.Source, err)
+	}
+	name := ext.Manifest.Name
+	if err := s.checkFree(name); err != nil {
+		return nil, err
+	}
+	if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Install", Extension: ext, Lines: ConsentText(ext, "Installing")}); err != nil {
+		return nil, err
+	}
+	if err := writeMetadata(root, md); err != nil {
+		return nil, err
+	}
+	if err := s.commit(root, name); err != nil {
+		return nil, err
+	}
+	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
+		os.RemoveAll(filepath.Join(s.Dir(), name))
+		return nil, err
+	}
+	return s.Get(name)
+}
+
+// Link installs the extension in dir without copying it, as Gemini CLI's
+// `extensions link` does: the entry in the extensions folder holds only
+// install metadata of type "link" pointing at dir's real path, so edits
+// in dir take effect at once and ${extensionPath} is the real path.
+func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Installed, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("link %s: %w", dir, err)
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return nil, err
+	}
+	ext, err := LoadWith(real, LoadOptions{WorkspacePath: s.workspace})
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be linked: %w", dir, err)
+	}
+	name := ext.Manifest.Name
+	if err := s.checkFree(name); err != nil {
+		return nil, err
+	}
+	if err := ask(ctx, consent, ConsentPrompt{Action: "Link", Extension: ext, Lines: ConsentText(ext, "Linking")}); err != nil {
+		return nil, err
+	}
+	stage, err := s.newStaging("link")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
+	entry := filepath.Join(stage, "entry")
+	if err := os.Mkdir(entry, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeMetadata(entry, &InstallMetadata{Source: real, Type: SourceLink}); err != nil {
+		return nil, err
+	}
+	if err := s.commit(entry, name); err != nil {
+		return nil, err
+	}
+	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
+		os.RemoveAll(filepath.Join(s.Dir(), name))
+		return nil, err
+	}
+	return s.Get(name)
+}
+
+// Uninstall removes an installed extension, its enablement rules and its
+// consent record. A linked extension's source folder is never touched.
+func (s *Store) Uninstall(name string) error {
+	in, err := s.Get(name)
+	if err != nil {
+		return err
+	}
+	names := []string{in.Name}
+	if m := in.Manifest(); m != nil && m.Name != in.Name {
+		names = append(names, m.Name)
+	}
+	if err := s.removeEntry(in, names); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := s.ForgetConsent(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateRequest says how to update.
+type UpdateRequest struct {
+	// Consent is asked only when permissions, tools or MCP servers
+	// changed; nil refuses such an update.
+	Consent     ConsentFunc
+	Progress    io.Writer
+	Interactive bool
+}
+
+// UpdateResult says what an update did.
+type UpdateResult struct {
+	Name       string   `json:"name"`
+	OldVersion string   `json:"oldVersion"`
+	NewVersion string   `json:"newVersion"`
+	Changes    []Change `json:"changes,omitempty"`
+	// UpToDate is true when the source has nothing new; nothing changed.
+	UpToDate bool `json:"upToDate"`
+	// Linked is true for a linked extension, which is always current.
+	Linked bool `json:"linked,omitempty"`
+}
+
+// Update fetches the extension again from the source it was installed
+// from and replaces it. Consent is asked again only when permissions,
+// tools or MCP servers changed, and shows what changed. The old version
+// stays in place until the new one is checked and agreed to, and the
+// swap is two renames. The extension's .env settings file is kept.
+func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*UpdateResult, error) {
+	in, err := s.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	res := &UpdateResult{Name: in.Name}
+	var old *Manifest
+	if in.Extension != nil {
+		old = in.Extension.Unexpanded()
+		res.Name, res.OldVersion = old.Name, old.Version
+	}
+	md := in.Metadata
+	switch {
+	case md == nil:
+		return nil, fmt.Errorf("%s has no %s, so its source is unknown; uninstall it and install it again", in.Name, InstallMetadataFile)
+	case md.Type == SourceLink:
+		res.Linked, res.UpToDate, res.NewVersion = true, true, res.OldVersion
+		return res, nil
+	case md.Type == SourceGitHubRelease:
+		return nil, fmt.Errorf("%s was installed from a GitHub release by Gemini CLI; update it with `gemini extensions update %s`", in.Name, in.Name)
+	case md.Type != SourceGit && md.Type != SourceLocal:
+		return nil, fmt.Errorf("%s has the unknown source type %q in %s", in.Name, md.Type, InstallMetadataFile)
+	}
+	stage, err := s.newStaging("update")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
+	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := LoadWith(root, LoadOptions{WorkspacePath: s.workspace})
+	if err != nil {
+		return nil, fmt.Errorf("the new version of %s cannot be installed: %w", in.Name, err)
+	}
+	if old != nil && ext.Manifest.Name != old.Name {
+		return nil, fmt.Errorf("the source of %s now holds an extension called %q; uninstall %s and install that instead", old.Name, ext.Manifest.Name, old.Name)
+	}
+	res.NewVersion = ext.Manifest.Version
+	if in.Extension != nil {
+		a, errA := treeDigest(in.Extension.Dir)
+		b, errB := treeDigest(root)
+		if errA == nil && errB == nil && a == b {
+			res.UpToDate = true
+			return res, nil
+		}
+	}
+	if old == nil {
+		old = &Manifest{}
+	}
+	res.Changes = ConsentChanges(old, ext.Unexpanded())
+	if len(res.Changes) > 0 {
+		lines := append(ConsentText(ext, "Updating"), "", "What changed since you last agreed:")
+		for _, c := range res.Changes {
+			lines = append(lines, "  - "+c.What)
+		}
+		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: ext, Lines: lines, Changes: res.Changes}); err != nil {
+			return nil, err
+		}
+	}
+	if err := copyIfMissing(filepath.Join(in.Entry, ".env"), filepath.Join(root, ".env")); err != nil {
+		return nil, fmt.Errorf("keep the settings of %s: %w", in.Name, err)
+	}
+	if err := writeMetadata(root, md); err != nil {
+		return nil, err
+	}
+	if err := s.swap(root, in.Entry, stage); err != nil {
+		return nil, err
+	}
+	if len(res.Changes) > 0 {
+		if err := s.RecordConsent(res.Name, PermissionsHash(ext.Manifest)); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// removeEntry deletes an entry of the extensions folder and the
+// enablement rules of names, under the lock.
+func (s *Store) removeEntry(in *Installed, names []string) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fi, err := os.Lstat(in.Entry)
+	if err != nil {
+		return fmt.Errorf("uninstall %s: %w", in.Name, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// A symlink made by hand: remove the link, not what it points at.
+		if err := os.Remove(in.Entry); err != nil {
+			return fmt.Errorf("uninstall %s: %w", in.Name, err)
+		}
+	} else {
+		// Rename first, so the name is free at once and a failure while
+		// deleting leaves a staging folder rather than half an extension.
+		trash, err := os.MkdirTemp(s.Dir(), stagingPrefix+"remove-")
+		if err != nil {
+			return fmt.Errorf("uninstall %s: %w", in.Name, err)
+		}
+		if err := os.Rename(in.Entry, filepath.Join(trash, "old")); err != nil {
+			os.Remove(trash)
+			return fmt.Errorf("uninstall %s: %w", in.Name, err)
+		}
+		if err := os.RemoveAll(trash); err != nil {
+			return fmt.Errorf("uninstall %s: removed, but could not delete %s: %w", in.Name, trash, err)
+		}
+	}
+	for _, n := range names {
+		if err := s.forgetEnablement(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ask runs the consent function and turns a no into ErrConsentRefused.
+func ask(ctx context.Context, consent ConsentFunc, p ConsentPrompt) error {
+	if consent == nil {
+		return ErrConsentRefused
+	}
+	ok, err := consent(ctx, p)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrConsentRefused
+	}
+	return nil
+}
+
+func cleanSubdir(sub string) (string, error) {
+	if sub == "" {
+		return "", nil
+	}
+	c := filepath.Clean(filepath.FromSlash(sub))
+	if filepath.IsAbs(c) || c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("--path %q must be a folder inside the source", sub)
+	}
+	if c == "." {
+		return "", nil
+	}
+	return filepath.ToSlash(c), nil
+}
+
+// newStaging makes a temporary folder inside the extensions folder, so the
+// final rename stays on one file system.
+func (s *Store) newStaging(kind string) (string, error) {
+	if err := os.MkdirAll(s.Dir(), 0o755); err != nil {
+		return "", fmt.Errorf("create the extensions folder: %w", err)
+	}
+	d, err := os.MkdirTemp(s.Dir(), stagingPrefix+kind+"-")
+	if err != nil {
+		return "", fmt.Errorf("create a staging folder: %w", err)
+	}
+	return d, nil
+}
+
+// checkFree fails when an extension called name is installed.
+func (s *Store) checkFree(name string) error {
+	if _, err := os.Lstat(filepath.Join(s.Dir(), name)); err == nil {
+		return fmt.Errorf("an extension called %q is already installed; use `gemkit extensions update %s`, or uninstall it first", name, name)
+	}
+	if in, err := s.Get(name); err == nil {
+		return fmt.Errorf("an extension called %q is already installed (as %s); uninstall it first", name, in.Name)
+	}
+	return nil
+}
+
+// commit renames the staged folder into place under the lock.
+func (s *Store) commit(staged, name string) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	dest := filepath.Join(s.Dir(), name)
+	if _, err := os.Lstat(dest); err == nil {
+		return fmt.Errorf("an extension called %q was installed meanwhile; nothing was changed", name)
+	}
+	if err := os.Rename(staged, dest); err != nil {
+		return fmt.Errorf("move %s into place: %w", name, err)
+	}
+	return nil
+}
+
+// swap replaces entry with staged: entry moves into the staging folder
+// (deleted with it), staged moves to entry; a failure puts entry back.
+func (s *Store) swap(staged, entry, stage string) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	old := filepath.Join(stage, "previous")
+	if err := os.Rename(entry, old); err != nil {
+		return fmt.Errorf("move the old version aside: %w", err)
+	}
+	if err := os.Rename(staged, entry); err != nil {
+		if rerr := os.Rename(old, entry); rerr != nil {
+			return fmt.Errorf("install the new version: %v; and restoring the old one failed: %v (it is in %s)", err, rerr, old)
+		}
+		return fmt.Errorf("install the new version: %w; the old version is back in place", err)
+	}
+	return nil
+}
+
+func writeMetadata(dir string, md *InstallMetadata) error {
+	data, err := json.MarshalIndent(md, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, InstallMetadataFile), data, 0o644)
+}
+
+// fetch brings the source described by md into stage and returns the
+// folder that holds the manifest.
+func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, progress io.Writer, interactive bool) (string, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
+	switch md.Type {
+	case SourceGit:
+		clone := filepath.Join(stage, "clone")
+		if err := gitClone(ctx, md.Source, md.Ref, clone, progress, interactive); err != nil {
+			return "", err
+		}
+		if md.Subdir == "" {
+			return clone, nil
+		}
+		sub := filepath.Join(clone, filepath.FromSlash(md.Subdir))
+		fi, err := os.Lstat(sub)
+		if err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("%s has no folder %s (--path)", md.Source, md.Subdir)
+		}
+		root := filepath.Join(stage, "ext")
+		if err := os.Rename(sub, root); err != nil {
+			return "", err
+		}
+		return root, nil
+	case SourceLocal:
+		src := md.Source
+		fi, err := os.Stat(src)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("%s does not exist; give a git URL or a local folder", src)
+			}
+			return "", err
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("%s is not a folder", src)
+		}
+		real, err := filepath.EvalSymlinks(src)
+		if err != nil {
+			return "", err
+		}
+		if r, err := filepath.Rel(real, s.Dir()); err == nil && !strings.HasPrefix(r, "..") {
+			return "", fmt.Errorf("%s contains the extensions folder itself; give the extension's own folder", src)
+		}
+		fmt.Fprintf(progress, "Copying %s …\n", src)
+		root := filepath.Join(stage, "ext")
+		if err := copyTree(real, root); err != nil {
+			return "", fmt.Errorf("copy %s: %w", src, err)
+		}
+		return root, nil
+	}
+	return "", fmt.Errorf("cannot fetch a source of type %q", md.Type)
+}
+
+// gitClone clones url at ref into dir with the user's own git, so their
+// credentials, ssh keys and config apply.
+func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, interactive bool) error {
+	if strings.HasPrefix(url, "-") {
+		return fmt.Errorf("%q is not a git URL", url)
+	}
+	if strings.HasPrefix(ref, "-") {
+		return fmt.Errorf("the ref %q must not start with '-'", ref)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return errors.New("git is not installed or not on PATH; install git to install extensions from git URLs")
+	}
+	if ref == "" {
+		fmt.Fprintf(progress, "Cloning %s …\n", url)
+	} else {
+		fmt.Fprintf(progress, "Cloning %s at %s …\n", url, ref)
+	}
+	args := []string{"clone", "--quiet", "--depth", "1"}
+	if ref != "" {
+		args = append(args, "--branch", ref)
+	}
+	err := runGit(ctx, "", interactive, append(args, "--", url, dir)...)
+	if err == nil || ref == "" {
+		return err
+	}
+	// --branch takes branches and tags only; a commit needs a full clone.
+	os.RemoveAll(dir)
+	fmt.Fprintf(progress, "%s is not a branch or tag; cloning the whole history to find it …\n", ref)
+	if err2 := runGit(ctx, "", interactive, "clone", "--quiet", "--no-checkout", "--", url, dir); err2 != nil {
+		return err2
+	}
+	if err2 := runGit(ctx, dir, interactive, "checkout", "--quiet", "--detach", ref); err2 != nil {
+		return fmt.Errorf("%s has no branch, tag or commit %q: %w", url, ref, err2)
+	}
+	return nil
+}
+
+func runGit(ctx context.Context, dir string, interactive bool, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = os.Environ()
+	if !interactive {
+		cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("git %s failed: %s", args[0], msg)
+	}
+	return nil
+}
+
+// copyTree copies the folder src to dst (which must not exist): files with
+// their permission bits, symlinks as symlinks (validation rejects tools
+// and docs reached through them), other special files skipped.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.Mkdir(target, info.Mode().Perm()|0o700)
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case info.Mode().IsRegular():
+			return copyFile(p, target, info.Mode().Perm())
+		}
+		return nil
+	})
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func copyIfMissing(src, dst string) error {
+	fi, err := os.Stat(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst, fi.Mode().Perm())
+}
+
+// treeDigest hashes an extension folder's content — paths, modes, file
+// bytes and symlink targets — leaving out .git, the install metadata and
+// the .env settings, so that two fetches of the same version compare
+// equal.
+func treeDigest(root string) (string, error) {
+	type entry struct{ rel, kind, sum string }
+	var entries []entry
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if rel == InstallMetadataFile || rel == ".env" {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			entries = append(entries, entry{rel, "d", ""})
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, entry{rel, "l", link})
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			entries = append(entries, entry{rel, fmt.Sprintf("f%o", info.Mode().Perm()&0o111), hex.EncodeToString(sum[:])})
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
+	h := sha256.New()
+	for _, e := range entries {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", filepath.ToSlash(e.rel), e.kind, e.sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
