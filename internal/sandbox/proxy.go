@@ -9,81 +9,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
 )
-
-// HostRule is one parsed entry of network.allowedHosts.
-type HostRule struct {
-	// Host is the lower-case host name or IP literal; a leading "*." matches
-	// any subdomain (but not the domain itself).
-	Host string
-	// Ports are the ports allowed; entries without a port or scheme allow
-	// 80 and 443, "http://h" allows 80 and "https://h" allows 443.
-	Ports []int
-}
-
-// ParseHostRule parses an allowedHosts entry: "example.com",
-// "example.com:8443", "*.example.com", "https://example.com",
-// "http://example.com:8080" or an IP literal.
-func ParseHostRule(s string) (HostRule, error) {
-	orig := s
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return HostRule{}, errors.New("empty host")
-	}
-	ports := []int{80, 443}
-	if i := strings.Index(s, "://"); i >= 0 {
-		u, err := url.Parse(s)
-		if err != nil {
-			return HostRule{}, fmt.Errorf("host %q: %w", orig, err)
-		}
-		switch u.Scheme {
-		case "http":
-			ports = []int{80}
-		case "https":
-			ports = []int{443}
-		default:
-			return HostRule{}, fmt.Errorf("host %q: scheme %q is not http or https", orig, u.Scheme)
-		}
-		if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
-			return HostRule{}, fmt.Errorf("host %q: give a host, not a URL with a path, query or user", orig)
-		}
-		s = u.Host
-	}
-	host := s
-	if h, p, err := net.SplitHostPort(s); err == nil {
-		port, err := strconv.Atoi(p)
-		if err != nil || port < 1 || port > 65535 {
-			return HostRule{}, fmt.Errorf("host %q: bad port %q", orig, p)
-		}
-		host, ports = h, []int{port}
-	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	name := strings.TrimPrefix(host, "*.")
-	if name == "" || strings.ContainsAny(name, "/*@ ") {
-		return HostRule{}, fmt.Errorf("host %q is not a host name", orig)
-	}
-	return HostRule{Host: host, Ports: ports}, nil
-}
-
-// allows reports whether host:port matches the rule.
-func (r HostRule) allows(host string, port int) bool {
-	okPort := false
-	for _, p := range r.Ports {
-		okPort = okPort || p == port
-	}
-	if !okPort {
-		return false
-	}
-	if sub, ok := strings.CutPrefix(r.Host, "*."); ok {
-		return strings.HasSuffix(host, "."+sub)
-	}
-	return host == r.Host
-}
 
 // Resolver resolves host names for the proxy. net.DefaultResolver is one;
 // tests inject a map so that a name like allowed.test reaches a loopback
@@ -110,7 +42,7 @@ func (d Denial) String() string {
 // absolute-form HTTP requests; names are checked before anything is
 // resolved, and resolving is the proxy's job, never the tool's.
 type Proxy struct {
-	rules    []HostRule
+	rules    []extension.Host
 	resolver Resolver
 	log      *slog.Logger
 	onDeny   func(Denial)
@@ -122,7 +54,10 @@ type Proxy struct {
 	tunnel map[net.Conn]struct{} // hijacked connections, closed by Close
 }
 
-// NewProxy builds a proxy for the allowedHosts entries. resolver may be nil
+// NewProxy builds a proxy for the allowedHosts entries, read with the
+// same rules the manifest validation and the consent text use
+// (extension.ParseHost): a bare name allows any port, an origin its
+// scheme's port, an explicit port only that port. resolver may be nil
 // (net.DefaultResolver); onDeny, if set, is called for every refusal.
 func NewProxy(allowedHosts []string, resolver Resolver, onDeny func(Denial), log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{resolver: resolver, onDeny: onDeny, log: log}
@@ -133,9 +68,9 @@ func NewProxy(allowedHosts []string, resolver Resolver, onDeny func(Denial), log
 		p.log = slog.Default()
 	}
 	for _, h := range allowedHosts {
-		r, err := ParseHostRule(h)
+		r, err := extension.ParseHost(h)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("network.allowedHosts entry %q %v", h, err)
 		}
 		p.rules = append(p.rules, r)
 	}
@@ -175,7 +110,7 @@ func (p *Proxy) Denied() []Denial {
 func (p *Proxy) Allowed(host string, port int) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	for _, r := range p.rules {
-		if r.allows(host, port) {
+		if r.Matches(host, port) {
 			return true
 		}
 	}

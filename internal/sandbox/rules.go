@@ -71,8 +71,8 @@ func (p *Policy) Rules() ([]PathRule, error) {
 		if !ok {
 			continue
 		}
-		if real == "/" || p.Home != "" && isWithin(p.Home, real) {
-			return nil, fmt.Errorf("runtime installation %q would expose %q; refusing", rp, real)
+		if real == "/" || p.Home != "" && isWithin(real, filepath.Clean(p.Home)) {
+			return nil, fmt.Errorf("runtime installation %q would expose all of %q; refusing", rp, real)
 		}
 		add(real, false, !isDir(real), "runtime installation")
 	}

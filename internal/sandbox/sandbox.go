@@ -101,8 +101,8 @@ func (p *Policy) Check() error {
 		*path = filepath.Clean(*path)
 	}
 	for _, h := range p.AllowedHosts {
-		if _, err := ParseHostRule(h); err != nil {
-			return fmt.Errorf("network.allowedHosts: %w", err)
+		if _, err := extension.ParseHost(h); err != nil {
+			return fmt.Errorf("network.allowedHosts entry %q %v", h, err)
 		}
 	}
 	return nil

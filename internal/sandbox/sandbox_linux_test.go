@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 func TestMain(m *testing.M) {
@@ -337,36 +338,7 @@ except Exception as e:
 }
 
 func TestUnprivileged(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("already unprivileged: the tests above ran as this user")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed, cannot drop to an unprivileged user")
-	}
-	dir, err := os.MkdirTemp("", "gemkit-unpriv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "sandbox.test")
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run=^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy)$", "-test.count=1")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
-	out, err := cmd.CombinedOutput()
-	t.Logf("as uid 65534:\n%s", out)
-	if err != nil {
-		t.Fatalf("unprivileged run failed: %v", err)
-	}
+	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy)$")
 }
 
 func systemPython(t *testing.T) string {
