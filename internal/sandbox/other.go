@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "context"
+import (
+	"context"
+	"runtime"
+)
 
 // IsChild is always false where there is no sandbox child.
 func IsChild() bool { return false }
@@ -36,3 +39,8 @@ func (p *Process) Pid() int { return 0 }
 
 // Denied is empty.
 func (p *Process) Denied() []Denial { return nil }
+
+// Probe reports this platform: nothing the Linux sandbox needs.
+func (l *Launcher) Probe(ctx context.Context) Capabilities {
+	return Capabilities{OS: runtime.GOOS}
+}
