@@ -158,7 +158,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 
 	cmd := exec.Command(exe)
 	cmd.Args = []string{"gemkit-sandbox"}
-	cmd.Env = []string{childEnv + "=1"}
+	// The child's Go runtime needs no parallelism or collector for the
+	// few steps before exec; the tool gets spec.Env, not this.
+	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOGC=off"}
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.ExtraFiles = []*os.File{childEnd}
@@ -295,13 +297,16 @@ func (p *Process) serveProxy(lfd int, hosts []string, l *Launcher) error {
 // Pid is the process id of the tool (in gemkit's PID namespace).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
-// Kill kills the tool and everything it started: the whole PID namespace
-// where there is one, and the process group (which seccomp keeps every
-// descendant in) either way.
+// Kill kills the tool and everything it started: the PID namespace's
+// first process, which takes the whole namespace with it, and the process
+// group, which seccomp keeps every descendant in where there is no PID
+// namespace. The process itself is signalled through its pidfd, so a
+// recycled pid is never hit.
 func (p *Process) Kill() {
-	pid := p.cmd.Process.Pid
-	_ = unix.Kill(-pid, unix.SIGKILL)
-	_ = unix.Kill(pid, unix.SIGKILL)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	if !p.Enforcement.PIDNS {
+		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)
+	}
 }
 
 // Wait waits for the tool to exit, then stops its proxy. The error is an
