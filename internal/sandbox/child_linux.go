@@ -38,6 +38,16 @@ type childSpec struct {
 	MemoryBytes uint64 `json:"memoryBytes"`
 }
 
+// init keeps the sandbox child's main goroutine on the main thread (a
+// LockOSThread during init does that): the thread that applies Landlock
+// and seccomp must be the one that execs, and exec from the thread-group
+// leader keeps the tool's /proc entry the one the Landlock rule names.
+func init() {
+	if IsChild() {
+		runtime.LockOSThread()
+	}
+}
+
 // IsChild reports whether this process was started by the launcher as the
 // sandbox child (or namespace probe). main calls it before anything else.
 func IsChild() bool {
@@ -123,8 +133,12 @@ func childSetup(conn *os.File) error {
 	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession}); err != nil {
 		return err
 	}
-	if _, err := unix.FcntlInt(childFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
-		return fmt.Errorf("sandbox child: %w", err)
+	// Only stdin, stdout and stderr reach the tool. Go's exec passes just
+	// the descriptors it was given, but ones gemkit itself inherited
+	// without close-on-exec (from a shell, an editor) would stay open;
+	// this closes them, and the socket to the parent, on exec.
+	if err := unix.CloseRange(childFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("sandbox child: marking descriptors close-on-exec: %w", err)
 	}
 	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
 	return fmt.Errorf("starting %s: %w", spec.Path, err)

@@ -96,7 +96,10 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 			rights &= fsFileRights
 		}
 		rights &= attr.handledFS
-		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		pfd, err := openRulePath(r.Path)
+		if (err == unix.ENOENT || err == unix.ELOOP) && r.Optional {
+			continue
+		}
 		if err != nil {
 			unix.Close(rfd)
 			return -1, fmt.Errorf("landlock rule for %s (%s): %w", r.Path, r.Why, err)
@@ -129,4 +132,19 @@ func landlockRestrictSelf(rfd int) error {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	return nil
+}
+
+// openRulePath opens a rule's path without following any symlink: the
+// parent resolved every path already, so a symlink now means the tree
+// changed since, possibly to point a rule somewhere else. /proc/self is
+// the one symlink meant to be followed (to the tool's own entry).
+func openRulePath(path string) (int, error) {
+	if path == "/proc/self" {
+		return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err == unix.ENOSYS {
+		return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	}
+	return fd, err
 }

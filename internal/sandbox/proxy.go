@@ -129,17 +129,26 @@ func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reaso
 	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
 }
 
+// splitTarget splits host[:port] and puts the host in the canonical form
+// that is both checked and dialled: lower case, no trailing dot, no
+// brackets.
 func splitTarget(hostport string, defPort int) (string, int, error) {
 	host, ps, err := net.SplitHostPort(hostport)
+	port := defPort
 	if err != nil {
 		if defPort == 0 {
 			return "", 0, err
 		}
-		return strings.Trim(hostport, "[]"), defPort, nil
+		host = hostport
+	} else {
+		port, err = strconv.Atoi(ps)
+		if err != nil || port < 1 || port > 65535 {
+			return "", 0, fmt.Errorf("bad port %q", ps)
+		}
 	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port < 1 || port > 65535 {
-		return "", 0, fmt.Errorf("bad port %q", ps)
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "" {
+		return "", 0, fmt.Errorf("no host in %q", hostport)
 	}
 	return host, port, nil
 }

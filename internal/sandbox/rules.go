@@ -15,6 +15,10 @@ type PathRule struct {
 	Write bool   `json:"write,omitempty"` // read, write, create, remove; else read and execute
 	File  bool   `json:"file,omitempty"`  // the path is a single file, not a directory
 	Why   string `json:"why,omitempty"`   // the reason, for describe and debugging
+	// Optional rules are skipped when the path has vanished by the time
+	// the sandbox is built (a sibling split out of a writable scope that
+	// another program removed); skipping a rule only takes access away.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // systemReadDirs are the read-only runtime paths every tool gets: shared
@@ -63,9 +67,10 @@ func (p *Policy) Rules() ([]PathRule, error) {
 			add(real, true, true, "device")
 		}
 	}
-	if real, ok := existing("/proc/self"); ok {
-		add(real, false, false, "the tool's own /proc entry")
-	}
+	// Not resolved here: "/proc/self" must be opened by the sandbox child,
+	// whose pid the tool keeps across exec; resolved in gemkit it would
+	// name gemkit's own entry.
+	add("/proc/self", false, false, "the tool's own /proc entry")
 	for _, rp := range p.RuntimePaths {
 		real, ok := existing(rp)
 		if !ok {
@@ -124,6 +129,7 @@ func (p *Policy) Rules() ([]PathRule, error) {
 		}
 		for _, c := range carved {
 			add(c.path, true, c.file, "filesystem.write="+string(p.Write))
+			rules[len(rules)-1].Optional = c.path != write
 		}
 	}
 	return rules, nil

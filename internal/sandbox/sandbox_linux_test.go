@@ -154,6 +154,9 @@ func TestEscapesFail(t *testing.T) {
 					assertMissing(t, filepath.Join(w.ws, "new.txt"))
 				}},
 				{"read workspace with read=none", w.policy(extension.AccessNone, extension.AccessNone), sh("cat input.txt"), nil},
+				{"read gemkit's /proc entry", p, sh(fmt.Sprintf("cat /proc/%d/cmdline", os.Getpid())), nil},
+				{"read gemkit's environment", p, sh(fmt.Sprintf("cat /proc/%d/environ", os.Getpid())), nil},
+				{"read another process's command line", p, sh("cat /proc/1/cmdline"), nil},
 				{"resolve a name directly", p, []string{python, "-c", "import socket; socket.getaddrinfo('example.com', 80)"}, nil},
 				{"open a unix socket", p, []string{python, "-c", "import socket; socket.socket(socket.AF_UNIX)"}, nil},
 				{"kernel keyring", p, []string{python, "-c", "import ctypes,sys; import platform; r=ctypes.CDLL(None).syscall({'x86_64': 250, 'aarch64': 219}[platform.machine()], 0, -3, 0); sys.exit(0 if r>=0 else 1)"}, nil},
@@ -227,6 +230,24 @@ head -c 4 /dev/urandom | wc -c
 			if b, err := os.ReadFile(filepath.Join(w.ws, "out.txt")); err != nil || string(b) != "written\n" {
 				t.Errorf("out.txt = %q, %v", b, err)
 			}
+
+			// Nothing of gemkit's leaks into the tool: only stdin, stdout
+			// and stderr are open (3 is listdir's own).
+			r = run(t, m.l, p, 20*time.Second, systemPython(t), "-c", "import os; print(*sorted(os.listdir('/proc/self/fd')))")
+			if r.err != nil || strings.Fields(r.stdout) == nil || strings.Join(strings.Fields(r.stdout), " ") != "0 1 2 3" {
+				t.Errorf("open fds: %q %v %s", r.stdout, r.err, r.stderr)
+			}
+
+			// write=full: anything but the extension's folder.
+			// The folders on the way to it get no write right, their other
+			// entries do.
+			os.MkdirAll(filepath.Join(w.root, "other"), 0o777)
+			fp := w.policy(extension.AccessFull, extension.AccessFull)
+			r = run(t, m.l, fp, 20*time.Second, sh("echo ok > "+filepath.Join(w.root, "other", "full.txt")+" && ! echo x > "+filepath.Join(w.ext, "tool.sh"))...)
+			if r.err != nil {
+				t.Errorf("write=full: %v %s", r.err, r.stderr)
+			}
+			assertUnchanged(t, filepath.Join(w.ext, "tool.sh"), "echo tool\n")
 
 			// read=home, write=home: the home is open except the
 			// extension's folder, which stays readable.
