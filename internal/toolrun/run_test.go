@@ -96,6 +96,7 @@ const echoManifest = `{
     {"name": "fail", "description": "fails", "executable": "tools/fail.sh", "runtime": "shell"},
     {"name": "sleep", "description": "forks and sleeps", "executable": "tools/sleep.sh", "runtime": "shell"},
     {"name": "flood", "description": "prints forever", "executable": "tools/flood.sh", "runtime": "shell"},
+    {"name": "mem", "description": "allocates", "executable": "tools/mem.py", "runtime": "python", "args": [{"name": "mb", "type": "integer"}]},
     {"name": "write", "description": "writes files", "executable": "tools/write.sh", "runtime": "shell", "args": [{"name": "path", "type": "string"}]}
   ]
 }`
@@ -116,6 +117,7 @@ console.log(JSON.stringify({ file: values.file, cwd: process.cwd() }));
 	"tools/fail.sh":  "echo oops >&2; exit 3\n",
 	"tools/sleep.sh": "(sleep 1; echo alive > \"$PWD/alive\") &\nsleep 30\n",
 	"tools/flood.sh": "while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done\n",
+	"tools/mem.py":   "import sys\nb = bytearray(int(sys.argv[2]) << 20)\nprint(len(b) >> 20)\n",
 	"tools/write.sh": "echo hi > \"$2\"\n",
 }
 
@@ -203,6 +205,17 @@ func TestRunTools(t *testing.T) {
 		res, err := r.Run(ctx, c)
 		if err == nil || !strings.Contains(err.Error(), "printed more than 65536 bytes") || len(res.Stdout) != 64<<10 {
 			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("memory is bounded", func(t *testing.T) {
+		c := call("mem", map[string]any{"mb": 64})
+		c.MemoryBytes = 256 << 20
+		if res, err := r.Run(ctx, c); err != nil || res.Text != "64\n" {
+			t.Fatalf("64 MiB under a 256 MiB cap: %v", err)
+		}
+		c.Args = map[string]any{"mb": 512}
+		if _, err := r.Run(ctx, c); err == nil || !strings.Contains(err.Error(), "MemoryError") {
+			t.Fatalf("512 MiB under a 256 MiB cap: %v", err)
 		}
 	})
 	t.Run("cancel stops the tool", func(t *testing.T) {
