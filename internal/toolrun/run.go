@@ -45,7 +45,8 @@ type Asker func(ctx context.Context, ext string, lines []string) (bool, error)
 // Runner runs tools. One Runner serves many calls; it caches resolved
 // interpreters.
 type Runner struct {
-	// Launcher starts the sandboxed process.
+	// Launcher starts the sandboxed process; nil is a default Launcher
+	// (refuses what cannot be enforced).
 	Launcher *sandbox.Launcher
 	// Consent records consent; nil means consent must come from Call.GrantConsent or Ask on every run.
 	Consent ConsentStore
@@ -233,8 +234,12 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 		Dir:    ws,
 		Stdout: stdout, Stderr: stderr,
 	}
+	launcher := r.Launcher
+	if launcher == nil {
+		launcher = &sandbox.Launcher{}
+	}
 	start := time.Now()
-	proc, err = r.Launcher.Start(ctx, cmd)
+	proc, err = launcher.Start(ctx, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", tool.Name, err)
 	}
