@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -696,7 +697,7 @@ files, settings, source, version and where it is enabled.`,
 // writeDescription renders `describe` for people.
 func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent consentInfo, haveEnforcer bool, notes []extension.EnforcementNote, enfErr error) {
 	section := func(title string) { fmt.Fprintf(w, "\n%s\n", title) }
-	fmt.Fprintf(w, "%s %s\n", it.Name, it.Version)
+	fmt.Fprintln(w, strings.TrimSpace(it.Name+" "+it.Version))
 	if it.Description != "" {
 		fmt.Fprintf(w, "  %s\n", it.Description)
 	}
@@ -814,6 +815,12 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		fmt.Fprintf(w, "  %s\n", relPath(in.Extension.Dir, f))
 	}
 
+	if cmds := in.Extension.CustomCommands(); len(cmds) > 0 {
+		section("Custom commands")
+		for _, c := range cmds {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+	}
 	if len(m.ExcludeTools) > 0 {
 		section("Excluded built-in tools")
 		for _, t := range m.ExcludeTools {
@@ -838,6 +845,13 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 			}
 			json.Unmarshal(raw, &t)
 			fmt.Fprintf(w, "  %s\n", t.Name)
+		}
+	}
+	if len(m.Plan) > 0 {
+		section("Plan")
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, m.Plan); err == nil {
+			fmt.Fprintf(w, "  %s\n", buf.String())
 		}
 	}
 	if m.MigratedTo != "" {

@@ -142,13 +142,20 @@ func (s *Store) readEnablement() (enablementFile, error) {
 }
 
 func enabledIn(cfg *enablementConfig, dir string) bool {
+	return enabledWith(cfg, dir, func(r rule) *regexp.Regexp { return r.regex() })
+}
+
+// enabledWith applies Gemini CLI's rule: the last matching rule decides.
+// regex compiles a rule, so callers answering many questions can cache.
+func enabledWith(cfg *enablementConfig, dir string, regex func(rule) *regexp.Regexp) bool {
 	enabled := true
 	if cfg == nil {
 		return enabled
 	}
+	d := slashed(dir)
 	for _, o := range cfg.Overrides {
 		r := parseRule(o)
-		if r.matches(dir) {
+		if regex(r).MatchString(d) {
 			enabled = !r.disable
 		}
 	}
@@ -175,9 +182,20 @@ func (s *Store) Enablements() (func(name string) Enablement, error) {
 	if err != nil {
 		return func(string) Enablement { return Enablement{User: true, Workspace: true} }, err
 	}
+	// Most rules are the same few folders: compile each once.
+	compiled := map[rule]*regexp.Regexp{}
+	regex := func(r rule) *regexp.Regexp {
+		key := rule{base: r.base, subdirs: r.subdirs}
+		re, ok := compiled[key]
+		if !ok {
+			re = key.regex()
+			compiled[key] = re
+		}
+		return re
+	}
 	return func(name string) Enablement {
 		cfg := f[name]
-		return Enablement{User: enabledIn(cfg, s.home), Workspace: enabledIn(cfg, s.workspace)}
+		return Enablement{User: enabledWith(cfg, s.home, regex), Workspace: enabledWith(cfg, s.workspace, regex)}
 	}, nil
 }
 

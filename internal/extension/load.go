@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Extension is an extension folder read from disk: its manifest with the
@@ -50,11 +51,58 @@ func (e *Extension) Unexpanded() *Manifest {
 	return m
 }
 
+// resolveDir returns the real path of dir. With realParent known, a
+// folder that is not a symlink needs one lstat instead of one per path
+// element.
+func resolveDir(dir, realParent string) (string, error) {
+	if realParent != "" {
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return filepath.Join(realParent, filepath.Base(dir)), nil
+		}
+	}
+	return filepath.EvalSymlinks(dir)
+}
+
+// dirCheck reports whether real is a folder. The store has just seen its
+// entries as folders, so it skips the check when trusted.
+func dirCheck(real string, trusted bool) (bool, error) {
+	if trusted {
+		return true, nil
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return false, err
+	}
+	return fi.IsDir(), nil
+}
+
+// CustomCommands lists the slash commands the extension adds to Gemini
+// CLI: every .toml file under commands/, named as Gemini CLI names them
+// (commands/git/commit.toml is /git:commit).
+func (e *Extension) CustomCommands() []string {
+	root := filepath.Join(e.Dir, "commands")
+	var out []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".toml" {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, strings.TrimSuffix(p, ".toml"))
+		out = append(out, "/"+strings.ReplaceAll(filepath.ToSlash(rel), "/", ":"))
+		return nil
+	})
+	return out
+}
+
 // LoadOptions tune Load.
 type LoadOptions struct {
 	// WorkspacePath is ${workspacePath}; empty means the current
 	// directory.
 	WorkspacePath string
+
+	// realParent, when set, is the real path of the folder dir is in, so
+	// only dir itself needs resolving (the store knows it for all its
+	// entries).
+	realParent string
 }
 
 // Load reads, substitutes and validates the extension in dir. See LoadWith.
@@ -65,7 +113,7 @@ func Load(dir string) (*Extension, error) { return LoadWith(dir, LoadOptions{}) 
 // show information) together with a *ValidationError listing every
 // problem; when it cannot be read at all the extension is nil.
 func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
-	real, err := filepath.EvalSymlinks(dir)
+	real, err := resolveDir(dir, opts.realParent)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("extension folder %s does not exist", dir)
@@ -76,11 +124,9 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(real)
-	if err != nil {
+	if isDir, err := dirCheck(real, opts.realParent != ""); err != nil {
 		return nil, fmt.Errorf("extension folder %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
+	} else if !isDir {
 		return nil, fmt.Errorf("%s is not a folder; give the folder that holds %s", dir, ManifestFile)
 	}
 	manifestPath := filepath.Join(real, ManifestFile)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // ManifestFile is the name of an extension's manifest in its folder.
@@ -229,6 +230,9 @@ var knownFields = map[string]bool{
 // and the rest of the manifest is still read, so that a caller can report
 // every mistake at once.
 func ParseManifest(data []byte) (*Manifest, []Problem, error) {
+	if m, ok := parseFast(data); ok {
+		return m, nil, nil
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, describeSyntaxError(data, err)
@@ -291,6 +295,75 @@ func ParseManifest(data []byte) (*Manifest, []Problem, error) {
 	}
 	sortProblems(probs)
 	return m, probs, nil
+}
+
+// manifestWire is the whole manifest in one type, for the fast path.
+type manifestWire struct {
+	Name            string                     `json:"name"`
+	Version         string                     `json:"version"`
+	Description     string                     `json:"description"`
+	Permissions     *Permissions               `json:"permissions"`
+	MCPServers      map[string]json.RawMessage `json:"mcpServers"`
+	ContextFileName json.RawMessage            `json:"contextFileName"`
+	ExcludeTools    []string                   `json:"excludeTools"`
+	Settings        []Setting                  `json:"settings"`
+	Themes          []json.RawMessage          `json:"themes"`
+	MigratedTo      string                     `json:"migratedTo"`
+	Plan            json.RawMessage            `json:"plan"`
+	Tools           []Tool                     `json:"tools"`
+	Docs            []Doc                      `json:"docs"`
+	Examples        []Example                  `json:"examples"`
+}
+
+// parseFast reads a well-typed manifest in two passes (the fields, then
+// the names of unknown ones). It reports false when anything has the wrong
+// type, and ParseManifest then takes the slow path that says where.
+func parseFast(data []byte) (*Manifest, bool) {
+	var w manifestWire
+	if json.Unmarshal(data, &w) != nil {
+		return nil, false
+	}
+	m := &Manifest{Name: w.Name, Version: w.Version, Description: w.Description, Permissions: w.Permissions,
+		MCPServers: w.MCPServers, ExcludeTools: w.ExcludeTools, Settings: w.Settings, Themes: w.Themes,
+		MigratedTo: w.MigratedTo, Tools: w.Tools, Docs: w.Docs, Examples: w.Examples}
+	if len(w.Plan) > 0 && !isNull(w.Plan) {
+		m.Plan = w.Plan
+	}
+	if len(w.ContextFileName) > 0 && !isNull(w.ContextFileName) {
+		var s string
+		if json.Unmarshal(w.ContextFileName, &s) == nil {
+			m.ContextFileName, m.contextFileNameString = []string{s}, true
+		} else if json.Unmarshal(w.ContextFileName, &m.ContextFileName) != nil {
+			return nil, false
+		}
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || top == nil {
+		return nil, false
+	}
+	for key, raw := range top {
+		if !knownFields[key] {
+			if caseVariantOfKnown(key) {
+				// encoding/json matched it to a field; the slow path
+				// keeps it as an unknown field, as it is.
+				return nil, false
+			}
+			if m.Extra == nil {
+				m.Extra = map[string]json.RawMessage{}
+			}
+			m.Extra[key] = raw
+		}
+	}
+	return m, true
+}
+
+func caseVariantOfKnown(key string) bool {
+	for k := range knownFields {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // UnmarshalJSON reads a manifest and fails on the first field of the wrong

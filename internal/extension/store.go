@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Names of the files Gemini CLI keeps in ~/.gemini/extensions, which gemkit
@@ -199,22 +201,43 @@ func (s *Store) List() ([]*Installed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the extensions folder: %w", err)
 	}
-	var out []*Installed
+	realDir, err := filepath.EvalSymlinks(s.Dir())
+	if err != nil {
+		return nil, fmt.Errorf("read the extensions folder: %w", err)
+	}
+	var names []string
 	for _, e := range entries {
 		if isStagingName(e.Name()) {
 			continue
 		}
-		entry := filepath.Join(s.Dir(), e.Name())
 		if !e.IsDir() {
 			// A symlink to a folder is an extension too.
-			fi, err := os.Stat(entry)
+			fi, err := os.Stat(filepath.Join(s.Dir(), e.Name()))
 			if err != nil || !fi.IsDir() {
 				continue
 			}
 		}
-		out = append(out, s.loadEntry(e.Name()))
+		names = append(names, e.Name())
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Strings(names)
+	// Loading is file reads and JSON: spread it over the CPUs.
+	out := make([]*Installed, len(names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = s.loadEntryIn(names[i], realDir)
+			}
+		}()
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	return out, nil
 }
 
@@ -244,6 +267,16 @@ func (s *Store) Get(name string) (*Installed, error) {
 
 // loadEntry reads one entry of the extensions folder.
 func (s *Store) loadEntry(name string) *Installed {
+	realDir, err := filepath.EvalSymlinks(s.Dir())
+	if err != nil {
+		realDir = ""
+	}
+	return s.loadEntryIn(name, realDir)
+}
+
+// loadEntryIn is loadEntry with the real path of the extensions folder
+// known.
+func (s *Store) loadEntryIn(name, realDir string) *Installed {
 	in := &Installed{Name: name, Entry: filepath.Join(s.Dir(), name)}
 	md, err := readMetadata(in.Entry)
 	if err != nil {
@@ -251,11 +284,11 @@ func (s *Store) loadEntry(name string) *Installed {
 		return in
 	}
 	in.Metadata = md
-	dir := in.Entry
+	dir, parent := in.Entry, realDir
 	if md != nil && md.Type == SourceLink {
-		dir = md.Source
+		dir, parent = md.Source, ""
 	}
-	in.Extension, in.Err = LoadWith(dir, LoadOptions{WorkspacePath: s.workspace})
+	in.Extension, in.Err = LoadWith(dir, LoadOptions{WorkspacePath: s.workspace, realParent: parent})
 	return in
 }
 

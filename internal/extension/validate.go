@@ -83,6 +83,25 @@ func Validate(dir string, m *Manifest) []Problem {
 type validator struct {
 	dir   string
 	probs []Problem
+	// seen caches Lstat of folders on the way to files: several tools
+	// usually share tools/.
+	seen map[string]fs.FileInfo
+}
+
+func (v *validator) lstat(p string, final bool) (fs.FileInfo, error) {
+	if !final {
+		if fi, ok := v.seen[p]; ok {
+			return fi, nil
+		}
+	}
+	fi, err := os.Lstat(p)
+	if err == nil && !final {
+		if v.seen == nil {
+			v.seen = map[string]fs.FileInfo{}
+		}
+		v.seen[p] = fi
+	}
+	return fi, err
 }
 
 func (v *validator) add(path, msg, fix string, args ...any) {
@@ -384,7 +403,7 @@ func (v *validator) file(rel string) (string, error) {
 	parts := strings.Split(p, string(filepath.Separator))
 	for i, part := range parts {
 		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
+		fi, err := v.lstat(cur, i == len(parts)-1)
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", errMissing
 		}

@@ -1,0 +1,205 @@
+package extension
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const planManifest = `{
+  "name": "code-analyzer",
+  "version": "1.0.0",
+  "description": "An extension for analyzing and linting code files.",
+  "permissions": {
+    "filesystem": { "read": "workspace" },
+    "network": { "allowedHosts": ["https://linter-rules.example.com"] }
+  },
+  "tools": [
+    {
+      "name": "lintFile",
+      "description": "Lints a given file and returns a list of issues as a JSON object.",
+      "executable": "tools/lint.py",
+      "runtime": "python",
+      "output": "json",
+      "args": [
+        { "name": "file", "type": "string", "description": "The path to the file to lint." }
+      ]
+    }
+  ],
+  "docs": [
+    { "name": "linter-rules", "description": "A document explaining the linting rules.", "file": "docs/rules.md" }
+  ],
+  "examples": [
+    { "prompt": "Lint the file src/index.js", "tool_call": "lintFile(file=\"src/index.js\")" }
+  ]
+}`
+
+func TestParseManifestPlanFields(t *testing.T) {
+	m, probs, err := ParseManifest([]byte(planManifest))
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("ParseManifest: %v %v", err, probs)
+	}
+	want := &Manifest{
+		Name: "code-analyzer", Version: "1.0.0",
+		Description: "An extension for analyzing and linting code files.",
+		Permissions: &Permissions{
+			Filesystem: &FilesystemPermissions{Read: AccessWorkspace},
+			Network:    &NetworkPermissions{AllowedHosts: []string{"https://linter-rules.example.com"}},
+		},
+		Tools: []Tool{{
+			Name: "lintFile", Description: "Lints a given file and returns a list of issues as a JSON object.",
+			Executable: "tools/lint.py", Runtime: RuntimePython, Output: OutputJSON,
+			Args: []Arg{{Name: "file", Type: ArgString, Description: "The path to the file to lint."}},
+		}},
+		Docs:     []Doc{{Name: "linter-rules", Description: "A document explaining the linting rules.", File: "docs/rules.md"}},
+		Examples: []Example{{Prompt: "Lint the file src/index.js", ToolCall: `lintFile(file="src/index.js")`}},
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("got  %+v\nwant %+v", m, want)
+	}
+}
+
+func TestContextFileNameShapes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`{"name":"a","version":"1","contextFileName":"CTX.md"}`, []string{"CTX.md"}},
+		{`{"name":"a","version":"1","contextFileName":["A.md","b/B.md"]}`, []string{"A.md", "b/B.md"}},
+		{`{"name":"a","version":"1"}`, []string{"GEMINI.md"}},
+	} {
+		m, probs, err := ParseManifest([]byte(tc.in))
+		if err != nil || len(probs) > 0 {
+			t.Fatalf("%s: %v %v", tc.in, err, probs)
+		}
+		if got := m.ContextFiles(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: ContextFiles = %v, want %v", tc.in, got, tc.want)
+		}
+		// Written back in the shape it came in.
+		out, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jsonSame(t, out, []byte(tc.in)) {
+			t.Errorf("round trip of %s gave %s", tc.in, out)
+		}
+	}
+}
+
+// jsonSame compares two JSON documents by meaning.
+func jsonSame(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func TestManifestRoundTripKeepsEverything(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/compat/*/" + ManifestFile)
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no compat manifests: %v", err)
+	}
+	for _, path := range append(dirs, "") {
+		var data []byte
+		if path == "" {
+			data = []byte(planManifest)
+		} else if data, err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		var m Manifest
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatalf("%s: marshal: %v", path, err)
+		}
+		if !jsonSame(t, out, data) {
+			t.Errorf("%s: round trip changed the manifest:\n%s", path, out)
+		}
+	}
+}
+
+func TestUnknownFieldsKeptVerbatim(t *testing.T) {
+	in := `{"name":"p","version":"1","x-num":2.50,"x-obj":{"b":1,"a":[true,null]}}`
+	m, probs, err := ParseManifest([]byte(in))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	if got := string(m.Extra["x-num"]); got != "2.50" {
+		t.Errorf("x-num kept as %q, want 2.50 verbatim", got)
+	}
+	out, _ := json.Marshal(m)
+	if !strings.Contains(string(out), `"x-num":2.50`) || !strings.Contains(string(out), `"x-obj":{"b":1,"a":[true,null]}`) {
+		t.Errorf("marshal lost unknown fields: %s", out)
+	}
+}
+
+func TestParseManifestCollectsTypeErrors(t *testing.T) {
+	in := `{
+  "name": 5,
+  "version": "1",
+  "permissions": {"filesystem": {"read": 1}},
+  "tools": [
+    {"name": "ok", "description": "d", "executable": "x", "runtime": "shell"},
+    {"name": ["bad"]},
+    {"name": "t", "args": [{"name": "a", "type": "string"}, {"name": 7}]}
+  ],
+  "docs": "nope",
+  "contextFileName": 3,
+  "excludeTools": [1]
+}`
+	_, probs, err := ParseManifest([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, p := range probs {
+		paths = append(paths, p.Path)
+		if p.Message == "" || p.Fix == "" {
+			t.Errorf("problem without message or fix: %+v", p)
+		}
+	}
+	want := []string{"contextFileName", "docs", "excludeTools", "name", "permissions.filesystem.read", "tools[1].name", "tools[2].args[1].name"}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("problem paths = %q\nwant %q", paths, want)
+	}
+}
+
+func TestParseManifestSyntaxError(t *testing.T) {
+	_, _, err := ParseManifest([]byte("{\n  \"name\": \"a\",\n  \"version\": 1.0.0\n}"))
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("err = %v, want one naming line 3", err)
+	}
+	for _, in := range []string{"null", "[1]", `"s"`} {
+		if _, _, err := ParseManifest([]byte(in)); err == nil {
+			t.Errorf("ParseManifest(%s) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestEffectivePermissionsDefaults(t *testing.T) {
+	m := &Manifest{Name: "a", Version: "1"}
+	p := m.EffectivePermissions()
+	if p.Filesystem.Read != AccessNone || p.Filesystem.Write != AccessNone || len(p.Network.AllowedHosts) != 0 {
+		t.Errorf("defaults = %+v %+v", p.Filesystem, p.Network)
+	}
+}
+
+func TestFieldNamesAreCaseSensitive(t *testing.T) {
+	m, probs, err := ParseManifest([]byte(`{"name":"a","version":"1","Tools":[{"name":"x"}],"NAME":"b"}`))
+	if err != nil || len(probs) > 0 {
+		t.Fatal(err, probs)
+	}
+	if m.Name != "a" || len(m.Tools) != 0 || len(m.Extra) != 2 {
+		t.Errorf("case variants must stay unknown fields: name %q tools %v extra %v", m.Name, m.Tools, m.Extra)
+	}
+}
