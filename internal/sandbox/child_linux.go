@@ -23,6 +23,9 @@ const (
 // listener and any error go out on it, and it closes on exec.
 const childFD = 3
 
+// readyByte is the child's last word before exec: the sandbox is in place.
+const readyByte = 'R'
+
 // childSpec is what the parent tells the child to set up before exec.
 type childSpec struct {
 	Path        string     `json:"path"`
@@ -139,6 +142,11 @@ func childSetup(conn *os.File) error {
 	// this closes them, and the socket to the parent, on exec.
 	if err := unix.CloseRange(childFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fmt.Errorf("sandbox child: marking descriptors close-on-exec: %w", err)
+	}
+	// Tell the parent everything is in place; the socket then closes on
+	// exec, or the error below follows.
+	if _, err := unix.Write(childFD, []byte{readyByte}); err != nil {
+		return fmt.Errorf("sandbox child: %w", err)
 	}
 	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
 	return fmt.Errorf("starting %s: %w", spec.Path, err)

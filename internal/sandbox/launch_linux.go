@@ -157,7 +157,10 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	defer parentEnd.Close()
 
 	cmd := exec.Command(exe)
-	cmd.Args = []string{"gemkit-sandbox"}
+	// The extra argument makes a Go test binary that lacks the child hook
+	// run no tests instead of its whole suite; the missing hook is then
+	// reported below, because such a child never says it is ready.
+	cmd.Args = []string{"gemkit-sandbox", "-test.run=^$"}
 	// The child's Go runtime needs no parallelism or collector for the
 	// few steps before exec; the tool gets spec.Env, not this.
 	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOGC=off"}
@@ -210,6 +213,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	// Read what the child reports until its end closes on exec (or
 	// its death).
 	var childErr []byte
+	ready := false
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
@@ -239,6 +243,13 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 			continue
 		}
 		childErr = append(childErr, buf[:n]...)
+	}
+	if len(childErr) > 0 && childErr[0] == readyByte {
+		ready = true
+		childErr = childErr[1:]
+	}
+	if len(childErr) == 0 && !ready {
+		return fail(fmt.Errorf("sandbox: %s did not set up the sandbox child; its main must call sandbox.IsChild and sandbox.ChildMain before anything else", exe))
 	}
 	if len(childErr) > 0 {
 		msg := strings.TrimPrefix(string(childErr), "E")

@@ -420,3 +420,21 @@ func lastLine(s string) string {
 	}
 	return s
 }
+
+func TestStartErrors(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
+	r := run(t, &Launcher{Exe: "/bin/true"}, p, 5*time.Second, "/bin/true")
+	if r.err == nil || !strings.Contains(r.err.Error(), "must call sandbox.IsChild and sandbox.ChildMain") {
+		t.Fatalf("binary without the hook: %v", r.err)
+	}
+	r = run(t, &Launcher{}, p, 5*time.Second, "/nonexistent/tool")
+	if r.err == nil || !strings.Contains(r.err.Error(), "starting /nonexistent/tool") {
+		t.Fatalf("missing program: %v", r.err)
+	}
+	bad := p
+	bad.Write = extension.AccessHome
+	if r := run(t, &Launcher{}, bad, 5*time.Second, "/bin/true"); r.err == nil || !strings.Contains(r.err.Error(), "wider than") {
+		t.Fatalf("invalid policy: %v", r.err)
+	}
+}
