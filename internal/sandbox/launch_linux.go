@@ -221,6 +221,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		if err == unix.EINTR {
 			continue
 		}
+		if err == unix.ECONNRESET {
+			break // the child exited without reading everything: judged below
+		}
 		if err != nil {
 			return fail(fmt.Errorf("sandbox: reading from the child: %w", err))
 		}
