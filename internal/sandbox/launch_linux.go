@@ -204,11 +204,10 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		}
 		return nil, err
 	}
-	if _, err := parentEnd.Write(payload); err != nil {
-		return fail(fmt.Errorf("sandbox: sending the spec to the child: %w", err))
-	}
-	if err := unix.Shutdown(fds[0], unix.SHUT_WR); err != nil {
-		return fail(fmt.Errorf("sandbox: %w", err))
+	// A write error means the child is gone; what it said, or that it
+	// said nothing, is read below.
+	if _, err := parentEnd.Write(payload); err == nil {
+		_ = unix.Shutdown(fds[0], unix.SHUT_WR)
 	}
 	// Read what the child reports until its end closes on exec (or
 	// its death).
