@@ -33,7 +33,7 @@ type world struct {
 	secret                   string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	root, err := os.MkdirTemp("", "gemkit-sandbox-test-")
 	if err != nil {
