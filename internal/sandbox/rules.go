@@ -35,6 +35,18 @@ var systemReadFiles = []string{
 	"/dev/zero", "/dev/random", "/dev/urandom",
 }
 
+// systemInfo are kernel files that describe the machine, not its users,
+// which runtimes read to size themselves (Node's os.cpus(), glibc's
+// get_nprocs). /proc/<pid> of other processes stays closed.
+var systemInfo = []struct {
+	path string
+	file bool
+}{
+	{"/proc/cpuinfo", true}, {"/proc/stat", true}, {"/proc/meminfo", true}, {"/proc/loadavg", true},
+	{"/proc/uptime", true}, {"/proc/version", true}, {"/proc/sys/kernel/osrelease", true},
+	{"/sys/devices/system/cpu", false}, {"/sys/fs/cgroup/cpu.max", true}, {"/sys/fs/cgroup/memory.max", true},
+}
+
 // systemWriteFiles are devices every process may write.
 var systemWriteFiles = []string{"/dev/null", "/dev/full"}
 
@@ -65,6 +77,12 @@ func (p *Policy) Rules() ([]PathRule, error) {
 	for _, f := range systemWriteFiles {
 		if real, ok := existing(f); ok {
 			add(real, true, true, "device")
+		}
+	}
+	for _, f := range systemInfo {
+		if _, err := os.Stat(f.path); err == nil {
+			add(f.path, false, f.file, "machine description")
+			rules[len(rules)-1].Optional = true
 		}
 	}
 	// Not resolved here: "/proc/self" must be opened by the sandbox child,

@@ -91,6 +91,7 @@ const echoManifest = `{
      "args": [{"name": "file", "type": "string"}, {"name": "n", "type": "integer"}, {"name": "tag", "type": "array"}, {"name": "v", "type": "boolean"}]},
     {"name": "nodejson", "description": "echo args as JSON", "executable": "tools/echo.js", "runtime": "node", "output": "json",
      "args": [{"name": "file", "type": "string"}]},
+    {"name": "spawn", "description": "node spawns and sizes itself", "executable": "tools/spawn.js", "runtime": "node"},
     {"name": "env", "description": "print env", "executable": "tools/env.sh", "runtime": "shell"},
     {"name": "badjson", "description": "prints text", "executable": "tools/bad.sh", "runtime": "shell", "output": "json"},
     {"name": "fail", "description": "fails", "executable": "tools/fail.sh", "runtime": "shell"},
@@ -112,6 +113,8 @@ print(json.dumps({"file": a.file, "n": a.n, "tag": a.tag, "v": a.v, "cwd": os.ge
 const { values } = parseArgs({ options: { file: { type: "string" } } });
 console.log(JSON.stringify({ file: values.file, cwd: process.cwd() }));
 `,
+	"tools/spawn.js": "const cp = require('child_process'), os = require('os');\n" +
+		"console.log(cp.execFileSync('/bin/sh', ['-c', 'echo child']).toString().trim(), os.cpus().length > 0, os.totalmem() > 0);\n",
 	"tools/env.sh":   "env\n",
 	"tools/bad.sh":   "echo 'this is not json'\n",
 	"tools/fail.sh":  "echo oops >&2; exit 3\n",
@@ -152,6 +155,15 @@ func TestRunTools(t *testing.T) {
 		}
 		if !strings.Contains(string(res.Output), `"file":"x.ts"`) {
 			t.Fatalf("output %s", res.Output)
+		}
+	})
+	t.Run("node spawns children and sees the machine", func(t *testing.T) {
+		if _, err := exec.LookPath("node"); err != nil {
+			t.Skip("node is not installed")
+		}
+		res, err := r.Run(ctx, call("spawn", nil))
+		if err != nil || res.Text != "child true true\n" {
+			t.Fatalf("%v %+v", err, res)
 		}
 	})
 	t.Run("environment holds no secrets", func(t *testing.T) {
