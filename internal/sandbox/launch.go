@@ -33,6 +33,10 @@ type Launcher struct {
 	Exe string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger
+
+	// noLandlock pretends the kernel has no Landlock, for tests of the
+	// refusal and of --allow-unconfined.
+	noLandlock bool
 }
 
 // Command is one tool process to run.
@@ -63,5 +67,4 @@ type Enforcement struct {
 	Proxy       bool `json:"proxy"`       // network only through the allowlisting proxy
 	Seccomp     bool `json:"seccomp"`     // seccomp filter installed
 	SeccompNet  bool `json:"seccompNet"`  // all sockets refused by seccomp
-	Unconfined  bool `json:"unconfined"`  // no sandbox at all
 }

@@ -49,6 +49,9 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 		return nil, fmt.Errorf("sandbox: program path %q is not absolute", c.Path)
 	}
 	abi := LandlockABI()
+	if l.noLandlock {
+		abi = 0
+	}
 	var reasons []string
 	if abi == 0 {
 		reasons = append(reasons, "Landlock is not available in this kernel (or disabled at boot), so the filesystem scopes cannot be enforced")

@@ -438,3 +438,25 @@ func TestStartErrors(t *testing.T) {
 		t.Fatalf("invalid policy: %v", r.err)
 	}
 }
+
+func TestNoLandlockRefusedUnlessAllowed(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
+	r := run(t, &Launcher{noLandlock: true}, p, 5*time.Second, "/bin/true")
+	var ue *UnenforceableError
+	if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), "Landlock is not available") || !strings.Contains(r.err.Error(), "--allow-unconfined") {
+		t.Fatalf("want a refusal naming Landlock and the flag, got %v", r.err)
+	}
+	r = run(t, &Launcher{noLandlock: true, AllowUnconfined: true}, p, 5*time.Second, sh("cat "+filepath.Join(w.home, ".ssh", "id_rsa"))...)
+	if r.err != nil || !strings.Contains(r.stdout, w.secret) {
+		t.Fatalf("allowed unconfined run: %v %q", r.err, r.stdout)
+	}
+	if len(r.proc.Warnings) != 1 || !strings.Contains(r.proc.Warnings[0], "UNCONFINED: Landlock") || r.proc.Enforcement.LandlockABI != 0 {
+		t.Fatalf("warnings %q enforcement %+v", r.proc.Warnings, r.proc.Enforcement)
+	}
+	// What can still be enforced still is: no network.
+	r = run(t, &Launcher{noLandlock: true, AllowUnconfined: true}, p, 5*time.Second, systemPython(t), "-c", "import socket; socket.getaddrinfo('example.com', 80)")
+	if r.err == nil {
+		t.Fatal("the network was open in a run allowed to be unconfined for files only")
+	}
+}
