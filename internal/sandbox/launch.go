@@ -25,6 +25,9 @@ type Launcher struct {
 	NoNamespaces bool
 	// Resolver resolves names for the proxy; nil is the system resolver.
 	Resolver Resolver
+	// AllowPrivateAddresses lets allowed host names resolve to loopback
+	// and private addresses (see Proxy.AllowPrivate); tests use it.
+	AllowPrivateAddresses bool
 	// OnDeny is called for every connection the proxy refuses.
 	OnDeny func(Denial)
 	// Exe is the binary re-executed as the sandbox child; empty means

@@ -301,6 +301,7 @@ func (p *Process) serveProxy(lfd int, hosts []string, l *Launcher) error {
 		ln.Close()
 		return err
 	}
+	px.AllowPrivate = l.AllowPrivateAddresses
 	p.proxy = px
 	p.proxyDone = make(chan struct{})
 	go func() {

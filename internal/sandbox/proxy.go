@@ -42,6 +42,10 @@ func (d Denial) String() string {
 // absolute-form HTTP requests; names are checked before anything is
 // resolved, and resolving is the proxy's job, never the tool's.
 type Proxy struct {
+	// AllowPrivate lets allowed names resolve to loopback and private
+	// addresses; tests set it to reach their loopback servers by name.
+	AllowPrivate bool
+
 	rules    []extension.Host
 	resolver Resolver
 	log      *slog.Logger
@@ -158,12 +162,25 @@ func splitTarget(hostport string, defPort int) (string, int, error) {
 func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, error) {
 	var addrs []net.IPAddr
 	if ip := net.ParseIP(host); ip != nil {
+		// An IP literal passed the allowlist only because it is listed.
 		addrs = []net.IPAddr{{IP: ip}}
 	} else {
 		var err error
 		addrs, err = p.resolver.LookupIPAddr(ctx, host)
 		if err != nil {
 			return nil, fmt.Errorf("resolving %s: %w", host, err)
+		}
+		if !p.AllowPrivate {
+			public := addrs[:0:0]
+			for _, a := range addrs {
+				if !isPrivate(a.IP) {
+					public = append(public, a)
+				}
+			}
+			if len(public) == 0 && len(addrs) > 0 {
+				return nil, &privateError{host: host, ip: addrs[0].IP}
+			}
+			addrs = public
 		}
 	}
 	var d net.Dialer
@@ -176,6 +193,32 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 		last = err
 	}
 	return nil, last
+}
+
+// privateError is an allowed name that resolves only to loopback, private
+// or link-local addresses: following it would let a tool reach this
+// machine's or this network's own services by a name that a DNS answer
+// controls (DNS rebinding).
+type privateError struct {
+	host string
+	ip   net.IP
+}
+
+func (e *privateError) Error() string {
+	return fmt.Sprintf("%s resolves to the private address %s; the sandbox proxy reaches private addresses only when allowedHosts lists the address itself", e.host, e.ip)
+}
+
+// isPrivate reports whether ip belongs to this machine or its local
+// network rather than the internet.
+func isPrivate(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
+		ip4In(ip, "100.64.0.0/10") // carrier-grade NAT, used by VPNs
+}
+
+func ip4In(ip net.IP, cidr string) bool {
+	_, n, err := net.ParseCIDR(cidr)
+	return err == nil && n.Contains(ip)
 }
 
 // ServeHTTP handles one proxy request.
@@ -211,6 +254,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer tr.CloseIdleConnections()
 	resp, err := tr.RoundTrip(out)
+	var pe *privateError
+	if errors.As(err, &pe) {
+		p.deny(w, r.Method, host, port, pe.Error())
+		return
+	}
 	if err != nil {
 		http.Error(w, "gemkit sandbox proxy: "+err.Error(), http.StatusBadGateway)
 		return
@@ -238,6 +286,11 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	upstream, err := p.dial(ctx, host, port)
 	cancel()
+	var pe *privateError
+	if errors.As(err, &pe) {
+		p.deny(w, "CONNECT", host, port, pe.Error())
+		return
+	}
 	if err != nil {
 		http.Error(w, "gemkit sandbox proxy: "+err.Error(), http.StatusBadGateway)
 		return

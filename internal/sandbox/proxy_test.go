@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +45,7 @@ func TestProxyRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	px.AllowPrivate = true
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +130,55 @@ func TestProxyRules(t *testing.T) {
 	for _, h := range res.lookup {
 		if strings.Contains(h, "other") || strings.Contains(h, "evil") || h == "sub.example.test" {
 			t.Fatalf("denied host %q was resolved", h)
+		}
+	}
+}
+
+// TestProxyRefusesPrivateAddressesOfNames: an allowed name that resolves
+// to this machine or its network is refused (DNS rebinding), unless the
+// address itself is listed.
+func TestProxyRefusesPrivateAddressesOfNames(t *testing.T) {
+	up := httpServer(t, "upstream")
+	port := up.Addr().(*net.TCPAddr).Port
+	res := &recordingResolver{m: map[string]string{"rebind.test": "127.0.0.1"}}
+	px, err := NewProxy([]string{"rebind.test", fmt.Sprintf("127.0.0.1:%d", port)}, res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go px.Serve(ln)
+	defer px.Close()
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: ln.Addr().String()})}}
+	resp, err := client.Get(fmt.Sprintf("http://rebind.test:%d/", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "private address 127.0.0.1") {
+		t.Fatalf("name resolving to loopback: %d %s", resp.StatusCode, b)
+	}
+	if d := px.Denied(); len(d) != 1 || !strings.Contains(d[0].Reason, "private") {
+		t.Fatalf("denials %v", d)
+	}
+	resp, err = client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "upstream" {
+		t.Fatalf("listed loopback address: %d %s", resp.StatusCode, b)
+	}
+	for _, c := range []struct {
+		ip      string
+		private bool
+	}{{"127.0.0.1", true}, {"10.1.2.3", true}, {"192.168.1.1", true}, {"169.254.169.254", true}, {"::1", true}, {"fd00::1", true}, {"100.64.1.1", true}, {"0.0.0.0", true}, {"93.184.216.34", false}, {"2606:2800:220:1::1", false}} {
+		if got := isPrivate(net.ParseIP(c.ip)); got != c.private {
+			t.Errorf("isPrivate(%s) = %v", c.ip, got)
 		}
 	}
 }

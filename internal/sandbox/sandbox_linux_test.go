@@ -289,7 +289,8 @@ func TestProxy(t *testing.T) {
 	port := srv.Addr().(*net.TCPAddr).Port
 	w := newWorld(t)
 	var denied []Denial
-	l := &Launcher{Resolver: mapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d Denial) { denied = append(denied, d) }}
+	l := &Launcher{Resolver: mapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d Denial) { denied = append(denied, d) },
+		AllowPrivateAddresses: true}
 	p := w.policy(extension.AccessWorkspace, extension.AccessNone, fmt.Sprintf("http://allowed.test:%d", port))
 
 	t.Run("allowed host through the proxy", func(t *testing.T) {
