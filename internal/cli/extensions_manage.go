@@ -453,22 +453,20 @@ func newExtValidateCmd(s Streams) *cobra.Command {
 
 // listItem is one extension in `list --json` (and `install --json`).
 type listItem struct {
-	Name         string                `json:"name"`
-	Version      string                `json:"version,omitempty"`
-	Description  string                `json:"description,omitempty"`
-	Path         string                `json:"path"`
-	Entry        string                `json:"entry"`
-	Source       *sourceInfo           `json:"source,omitempty"`
-	Enabled      extension.Enablement  `json:"enabled"`
-	Tools        []string              `json:"tools"`
-	Docs         []string              `json:"docs"`
-	MCPServers   []string              `json:"mcpServers"`
-	ContextFiles []string              `json:"contextFiles"`
-	Permissions  *permissionsInfo      `json:"permissions,omitempty"`
-	Problems     []extension.Problem   `json:"problems,omitempty"`
-	Error        string                `json:"error,omitempty"`
-	Extra        map[string]any        `json:"-"`
-	enablement   *extension.Enablement `json:"-"`
+	Name         string               `json:"name"`
+	Version      string               `json:"version,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	Path         string               `json:"path"`
+	Entry        string               `json:"entry"`
+	Source       *sourceInfo          `json:"source,omitempty"`
+	Enabled      extension.Enablement `json:"enabled"`
+	Tools        []string             `json:"tools"`
+	Docs         []string             `json:"docs"`
+	MCPServers   []string             `json:"mcpServers"`
+	ContextFiles []string             `json:"contextFiles"`
+	Permissions  *permissionsInfo     `json:"permissions,omitempty"`
+	Problems     []extension.Problem  `json:"problems,omitempty"`
+	Error        string               `json:"error,omitempty"`
 }
 
 type sourceInfo struct {
@@ -523,9 +521,7 @@ func listEntry(st *extension.Store, in *extension.Installed, en *extension.Enabl
 			it.Docs = append(it.Docs, d.Name)
 		}
 		it.MCPServers = sortedNames(m.MCPServers)
-		for _, f := range in.Extension.ContextFiles {
-			it.ContextFiles = append(it.ContextFiles, f)
-		}
+		it.ContextFiles = append(it.ContextFiles, in.Extension.ContextFiles...)
 		it.Permissions = permissionsOf(m)
 	}
 	if en != nil {

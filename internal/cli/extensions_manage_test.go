@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -68,38 +67,37 @@ func (e *env) scrub(s string) string {
 	return r.Replace(s)
 }
 
-// enforcementSection is the part of describe that depends on what this
-// machine's sandbox can do; golden files hold a placeholder instead.
-var enforcementSection = regexp.MustCompile(`(?s)\nEnforcement on this machine\n.*?\n\n`)
-
-const machineSpecific = "\nEnforcement on this machine\n  <machine-specific>\n\n"
-
-// describe runs describe and scrubs paths and the machine-specific part.
-func (e *env) describe(name string) string {
+// describeWith runs `extensions describe` with enforcer standing in for
+// the sandbox's probe. Going through Run would probe the machine, whose
+// answers (and cost: the probe re-executes the running binary) vary; the
+// wiring of the real probe is the sandbox's to test.
+func (e *env) describeWith(enforcer extension.Enforcer, args ...string) (string, int) {
 	e.t.Helper()
-	out := e.mustRun("describe", name)
-	if !enforcementSection.MatchString(out) {
-		e.t.Errorf("describe %s has no enforcement section:\n%s", name, out)
+	var out, errb bytes.Buffer
+	cmd := newExtDescribeCmd(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, enforcer)
+	cmd.Flags().String("home", e.home, "")
+	cmd.Flags().String("workspace", e.ws, "")
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	var ee *exitError
+	switch {
+	case err == nil:
+		return out.String(), ExitOK
+	case errors.As(err, &ee):
+		return out.String(), ee.code
 	}
-	return enforcementSection.ReplaceAllString(e.scrub(out), machineSpecific)
+	return out.String(), ExitError
 }
 
-// describeJSON is describe --json with the enforcement notes replaced.
-func (e *env) describeJSON(t *testing.T, name string) string {
-	t.Helper()
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(e.mustRun("describe", name, "--json")), &doc); err != nil {
-		t.Fatal(err)
+// describe runs describe with fixed enforcement notes and scrubs paths.
+func (e *env) describe(name string, flags ...string) string {
+	e.t.Helper()
+	out, code := e.describeWith(fixedEnforcer{}, append([]string{name}, flags...)...)
+	if code != ExitOK {
+		e.t.Fatalf("describe %s: exit %d", name, code)
 	}
-	if _, ok := doc["enforcement"].([]any); !ok {
-		t.Errorf("describe --json has no enforcement list")
-	}
-	doc["enforcement"] = "<machine-specific>"
-	var buf bytes.Buffer
-	if err := writeJSON(&buf, doc); err != nil {
-		t.Fatal(err)
-	}
-	return e.scrub(buf.String())
+	return e.scrub(out)
 }
 
 // fixedEnforcer is a stand-in for the sandbox's probe with known answers,
@@ -126,17 +124,13 @@ func TestDescribeRendersEnforcement(t *testing.T) {
 		{fixedEnforcer{err: errors.New("probe failed")}, []string{"  could not be determined: probe failed"}},
 		{nil, []string{"  not reported: this build has no sandbox for extension tools"}},
 	} {
-		var out bytes.Buffer
-		cmd := newExtDescribeCmd(Streams{In: strings.NewReader(""), Out: &out, Err: &out}, tc.enforcer)
-		cmd.Flags().String("home", e.home, "")
-		cmd.Flags().String("workspace", e.ws, "")
-		cmd.SetArgs([]string{"code-analyzer"})
-		if err := cmd.ExecuteContext(context.Background()); err != nil {
-			t.Fatal(err)
+		out, code := e.describeWith(tc.enforcer, "code-analyzer")
+		if code != ExitOK {
+			t.Fatalf("describe: exit %d", code)
 		}
 		for _, want := range tc.want {
-			if !strings.Contains(out.String(), "Enforcement on this machine\n") || !strings.Contains(out.String(), want+"\n") {
-				t.Errorf("describe lacks %q:\n%s", want, out.String())
+			if !strings.Contains(out, "Enforcement on this machine\n") || !strings.Contains(out, want+"\n") {
+				t.Errorf("describe lacks %q:\n%s", want, out)
 			}
 		}
 	}
@@ -257,7 +251,7 @@ func TestListAndDescribeGolden(t *testing.T) {
 	golden(t, "list.txt", e.scrub(e.mustRun("list")))
 	golden(t, "list.json", e.scrub(e.mustRun("list", "--json")))
 	golden(t, "describe-code-analyzer.txt", e.describe("code-analyzer"))
-	golden(t, "describe-code-analyzer.json", e.describeJSON(t, "code-analyzer"))
+	golden(t, "describe-code-analyzer.json", e.describe("code-analyzer", "--json"))
 	golden(t, "describe-image-gen.txt", e.describe("image-gen"))
 
 	// The JSON is for scripts: check the parts they rely on.
@@ -281,7 +275,7 @@ func TestListAndDescribeGolden(t *testing.T) {
 	if it := byName["code-analyzer"]; it.Source == nil || it.Source.Type != "git" || it.Source.Ref != "v1.0.0" || len(it.Tools) != 1 {
 		t.Errorf("code-analyzer: %+v", it)
 	}
-	if _, _, code := e.run("describe", "nope"); code != ExitError {
+	if _, code := e.describeWith(nil, "nope"); code != ExitError {
 		t.Errorf("describe of a missing extension: exit %d", code)
 	}
 }
@@ -406,7 +400,7 @@ func TestLinkAndUninstallCommands(t *testing.T) {
 	if !strings.Contains(out, "Linked code-analyzer 1.0.0 → "+real) {
 		t.Errorf("link: %q", out)
 	}
-	desc := e.mustRun("describe", "code-analyzer")
+	desc, _ := e.describeWith(nil, "code-analyzer")
 	if !strings.Contains(desc, "Source:   link "+real) || !strings.Contains(desc, "rules (local: node "+real+"/rules-server.js)") {
 		t.Errorf("describe of a linked extension:\n%s", desc)
 	}

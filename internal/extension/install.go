@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ConsentPrompt is what a ConsentFunc shows before the person decides.
@@ -179,9 +180,15 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 }
 
 // Uninstall removes an installed extension, its enablement rules and its
-// consent record. A linked extension's source folder is never touched.
+// consent record. Like Gemini CLI it also accepts the source the extension
+// was installed from. A linked extension's source folder is never touched.
 func (s *Store) Uninstall(name string) error {
 	in, err := s.Get(name)
+	if err != nil {
+		if bySource := s.findBySource(name); bySource != nil {
+			in, err = bySource, nil
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -304,6 +311,21 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	return res, nil
 }
 
+// findBySource returns the installed extension whose install metadata
+// names source, or nil.
+func (s *Store) findBySource(source string) *Installed {
+	all, err := s.List()
+	if err != nil {
+		return nil
+	}
+	for _, in := range all {
+		if in.Metadata != nil && strings.EqualFold(in.Metadata.Source, source) {
+			return in
+		}
+	}
+	return nil
+}
+
 // removeEntry deletes an entry of the extensions folder and the
 // enablement rules of names, under the lock.
 func (s *Store) removeEntry(in *Installed, names []string) error {
@@ -379,11 +401,33 @@ func (s *Store) newStaging(kind string) (string, error) {
 	if err := os.MkdirAll(s.Dir(), 0o755); err != nil {
 		return "", fmt.Errorf("create the extensions folder: %w", err)
 	}
+	s.sweepStaging()
 	d, err := os.MkdirTemp(s.Dir(), stagingPrefix+kind+"-")
 	if err != nil {
 		return "", fmt.Errorf("create a staging folder: %w", err)
 	}
 	return d, nil
+}
+
+// staleStaging is how old a staging folder must be before a later install
+// deletes it: old enough that no install can still be using it.
+const staleStaging = time.Hour
+
+// sweepStaging deletes staging folders that a killed gemkit left behind,
+// so they do not pile up (Gemini CLI would warn about each one).
+func (s *Store) sweepStaging() {
+	entries, err := os.ReadDir(s.Dir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !isStagingName(e.Name()) || !e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleStaging {
+			os.RemoveAll(filepath.Join(s.Dir(), e.Name()))
+		}
+	}
 }
 
 // checkFree fails when an extension called name is installed.

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // git runs the real git in dir.
@@ -652,5 +653,34 @@ func TestStoreReadsGeminiCLIEntries(t *testing.T) {
 	}
 	if e, _ := s.Enablement("copied"); e.User || e.Workspace {
 		t.Errorf("Gemini CLI's disable rule not followed: %+v", e)
+	}
+}
+
+func TestStaleStagingIsSwept(t *testing.T) {
+	s := newStore(t)
+	old := filepath.Join(s.Dir(), ".gemkit-install-killed")
+	fresh := filepath.Join(s.Dir(), ".gemkit-install-running")
+	writeTree(t, old, map[string]string{"clone/x": "half a clone"})
+	writeTree(t, fresh, map[string]string{"x": "in use"})
+	long := time.Now().Add(-2 * staleStaging)
+	must(t, os.Chtimes(old, long, long))
+	installLocal(t, s, "after")
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale staging folder not removed: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a recent staging folder (maybe in use) was removed: %v", err)
+	}
+}
+
+func TestUninstallBySource(t *testing.T) {
+	_, url := gitRepo(t, map[string]string{ManifestFile: manifestJSON("by-source", "1.0.0", "")})
+	s := newStore(t)
+	if _, err := s.Install(context.Background(), InstallRequest{Source: url, Consent: yes}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Uninstall(url))
+	if _, err := s.Get("by-source"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("still installed: %v", err)
 	}
 }
