@@ -126,9 +126,12 @@ func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reaso
 	p.mu.Lock()
 	p.denied = append(p.denied, d)
 	p.mu.Unlock()
-	p.log.Warn("sandbox proxy denied a connection", "method", method, "host", host, "port", port, "reason", reason)
+	// Reported once: to the caller when it listens, else in the log.
 	if p.onDeny != nil {
+		p.log.Debug("sandbox proxy denied a connection", "method", method, "host", host, "port", port, "reason", reason)
 		p.onDeny(d)
+	} else {
+		p.log.Warn("sandbox proxy denied a connection", "method", method, "host", host, "port", port, "reason", reason)
 	}
 	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
 }
