@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,5 +101,48 @@ func TestExtensionsRun(t *testing.T) {
 	r = gemkit(t, bin, home, ws, "extensions", "describe", "demo")
 	if r.code != 0 || !strings.Contains(r.stdout, "Landlock") || !strings.Contains(r.stdout, "network (none)") {
 		t.Fatalf("describe: %+v", r)
+	}
+}
+
+// TestExtensionsRunNetwork runs a tool that may reach one loopback server
+// (listed by address) through the real binary's proxy, and is refused
+// another.
+func TestExtensionsRunNetwork(t *testing.T) {
+	bin := buildGemkit(t)
+	serve := func(body string) int {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) })}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	allowed, other := serve("allowed body"), serve("other body")
+	root := t.TempDir()
+	home, ws, src := filepath.Join(root, "home"), filepath.Join(root, "ws"), filepath.Join(root, "src")
+	for _, d := range []string{home, ws, src} {
+		os.MkdirAll(d, 0o755)
+	}
+	manifest := fmt.Sprintf(`{"name": "net", "version": "1.0.0", "permissions": {"network": {"allowedHosts": ["127.0.0.1:%d"]}},
+ "tools": [{"name": "fetch", "description": "fetches", "executable": "fetch.py", "runtime": "python", "args": [{"name": "port", "type": "integer"}]}]}`, allowed)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644)
+	os.WriteFile(filepath.Join(src, "fetch.py"), []byte(`import sys, urllib.request
+try:
+    print(urllib.request.urlopen("http://127.0.0.1:%s/" % sys.argv[2], timeout=5).read().decode())
+except Exception as e:
+    print("refused:", e); sys.exit(3)
+`), 0o644)
+	if r := gemkit(t, bin, home, root, "extensions", "link", "--consent", src); r.code != 0 {
+		t.Fatalf("link: %+v", r)
+	}
+	r := gemkit(t, bin, home, ws, "extensions", "run", "net", "fetch", "--port", fmt.Sprint(allowed))
+	if r.code != 0 || r.stdout != "allowed body\n" {
+		t.Fatalf("allowed host: %+v", r)
+	}
+	r = gemkit(t, bin, home, ws, "extensions", "run", "net", "fetch", "--port", fmt.Sprint(other))
+	if r.code != 1 || strings.Contains(r.stdout, "other body") || !strings.Contains(r.stderr, fmt.Sprintf("gemkit: sandbox: GET 127.0.0.1:%d denied", other)) {
+		t.Fatalf("other host: %+v", r)
 	}
 }
