@@ -199,9 +199,19 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	childEnd.Close()
 	p := &Process{cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{})}
 
+	// Cancelling ctx kills the tool, also while the sandbox is being set
+	// up.
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Kill()
+		case <-p.done:
+		}
+	}()
 	fail := func(err error) (*Process, error) {
 		p.Kill()
 		_ = cmd.Wait()
+		close(p.done)
 		if p.proxy != nil {
 			p.proxy.Close()
 		}
@@ -259,15 +269,6 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	if len(childErr) > 0 {
 		msg := strings.TrimPrefix(string(childErr), "E")
 		return fail(errors.New(msg))
-	}
-	if ctx.Done() != nil {
-		go func() {
-			select {
-			case <-ctx.Done():
-				p.Kill()
-			case <-p.done:
-			}
-		}()
 	}
 	return p, nil
 }
