@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// buildGemkit builds the real binary: a tool's sandbox is set up by a
+// buildGemkitForRun builds the real binary: a tool's sandbox is set up by a
 // re-executed gemkit, which this package's test binary is not.
-func buildGemkit(t *testing.T) string {
+func buildGemkitForRun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gemkit")
@@ -26,12 +26,12 @@ func buildGemkit(t *testing.T) string {
 	return bin
 }
 
-type runOut struct {
+type toolRunOut struct {
 	stdout, stderr string
 	code           int
 }
 
-func gemkit(t *testing.T, bin, home, dir string, args ...string) runOut {
+func runGemkit(t *testing.T, bin, home, dir string, args ...string) toolRunOut {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -45,11 +45,11 @@ func gemkit(t *testing.T, bin, home, dir string, args ...string) runOut {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return runOut{out.String(), errb.String(), code}
+	return toolRunOut{out.String(), errb.String(), code}
 }
 
 func TestExtensionsRun(t *testing.T) {
-	bin := buildGemkit(t)
+	bin := buildGemkitForRun(t)
 	root := t.TempDir()
 	home, ws, src := filepath.Join(root, "home"), filepath.Join(root, "ws"), filepath.Join(root, "src")
 	for _, d := range []string{home, ws, filepath.Join(src, "tools")} {
@@ -67,17 +67,17 @@ func TestExtensionsRun(t *testing.T) {
 
 	// Install without consent to tools (link records consent only when
 	// given), so the first run has to ask.
-	if r := gemkit(t, bin, home, root, "extensions", "link", "--consent", src); r.code != 0 {
+	if r := runGemkit(t, bin, home, root, "extensions", "link", "--consent", src); r.code != 0 {
 		t.Fatalf("link: %+v", r)
 	}
 	// Changing the permissions voids the consent given at link time.
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(strings.Replace(manifest, `"read": "workspace"`, `"read": "workspace", "write": "workspace"`, 1)), 0o644)
 
-	r := gemkit(t, bin, home, ws, "extensions", "run", "demo", "count", "--word", "hi", "--times", "2")
+	r := runGemkit(t, bin, home, ws, "extensions", "run", "demo", "count", "--word", "hi", "--times", "2")
 	if r.code != 2 || !strings.Contains(r.stderr, "--consent") || !strings.Contains(r.stderr, "create, change and delete files in your workspace") {
 		t.Fatalf("run without consent: %+v", r)
 	}
-	r = gemkit(t, bin, home, ws, "extensions", "run", "--consent", "demo", "count", "--word", "hi", "--times", "2")
+	r = runGemkit(t, bin, home, ws, "extensions", "run", "--consent", "demo", "count", "--word", "hi", "--times", "2")
 	if r.code != 0 {
 		t.Fatalf("run: %+v", r)
 	}
@@ -86,19 +86,19 @@ func TestExtensionsRun(t *testing.T) {
 		t.Fatalf("output %q: %v", r.stdout, err)
 	}
 	// Remembered: no flag needed the second time.
-	if r := gemkit(t, bin, home, ws, "extensions", "run", "demo", "count", "--word", "x", "--times", "1"); r.code != 0 {
+	if r := runGemkit(t, bin, home, ws, "extensions", "run", "demo", "count", "--word", "x", "--times", "1"); r.code != 0 {
 		t.Fatalf("second run: %+v", r)
 	}
-	if r := gemkit(t, bin, home, ws, "extensions", "run", "demo", "fail"); r.code != 1 || !strings.Contains(r.stderr, "exit status 4") {
+	if r := runGemkit(t, bin, home, ws, "extensions", "run", "demo", "fail"); r.code != 1 || !strings.Contains(r.stderr, "exit status 4") {
 		t.Fatalf("failing tool: %+v", r)
 	}
-	if r := gemkit(t, bin, home, ws, "extensions", "run", "demo", "count", "--word", "x"); r.code != 2 || !strings.Contains(r.stderr, "missing argument --times") {
+	if r := runGemkit(t, bin, home, ws, "extensions", "run", "demo", "count", "--word", "x"); r.code != 2 || !strings.Contains(r.stderr, "missing argument --times") {
 		t.Fatalf("missing arg: %+v", r)
 	}
-	if r := gemkit(t, bin, home, ws, "extensions", "run", "demo", "nope"); r.code != 2 || !strings.Contains(r.stderr, `has no tool "nope"`) {
+	if r := runGemkit(t, bin, home, ws, "extensions", "run", "demo", "nope"); r.code != 2 || !strings.Contains(r.stderr, `has no tool "nope"`) {
 		t.Fatalf("unknown tool: %+v", r)
 	}
-	r = gemkit(t, bin, home, ws, "extensions", "describe", "demo")
+	r = runGemkit(t, bin, home, ws, "extensions", "describe", "demo")
 	if r.code != 0 || !strings.Contains(r.stdout, "Landlock") || !strings.Contains(r.stdout, "network (none)") {
 		t.Fatalf("describe: %+v", r)
 	}
@@ -108,7 +108,7 @@ func TestExtensionsRun(t *testing.T) {
 // (listed by address) through the real binary's proxy, and is refused
 // another.
 func TestExtensionsRunNetwork(t *testing.T) {
-	bin := buildGemkit(t)
+	bin := buildGemkitForRun(t)
 	serve := func(body string) int {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -134,14 +134,14 @@ try:
 except Exception as e:
     print("refused:", e); sys.exit(3)
 `), 0o644)
-	if r := gemkit(t, bin, home, root, "extensions", "link", "--consent", src); r.code != 0 {
+	if r := runGemkit(t, bin, home, root, "extensions", "link", "--consent", src); r.code != 0 {
 		t.Fatalf("link: %+v", r)
 	}
-	r := gemkit(t, bin, home, ws, "extensions", "run", "net", "fetch", "--port", fmt.Sprint(allowed))
+	r := runGemkit(t, bin, home, ws, "extensions", "run", "net", "fetch", "--port", fmt.Sprint(allowed))
 	if r.code != 0 || r.stdout != "allowed body\n" {
 		t.Fatalf("allowed host: %+v", r)
 	}
-	r = gemkit(t, bin, home, ws, "extensions", "run", "net", "fetch", "--port", fmt.Sprint(other))
+	r = runGemkit(t, bin, home, ws, "extensions", "run", "net", "fetch", "--port", fmt.Sprint(other))
 	if r.code != 1 || strings.Contains(r.stdout, "other body") || !strings.Contains(r.stderr, fmt.Sprintf("gemkit: sandbox: GET 127.0.0.1:%d denied", other)) {
 		t.Fatalf("other host: %+v", r)
 	}
