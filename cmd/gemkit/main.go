@@ -7,8 +7,13 @@ import (
 	"os"
 
 	"github.com/gemkit/gemkit/internal/cli"
+	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
 func main() {
+	// A tool's sandbox is set up by a re-executed copy of this binary.
+	if sandbox.IsChild() {
+		os.Exit(sandbox.ChildMain())
+	}
 	os.Exit(cli.Main(os.Args[1:]))
 }

@@ -1,0 +1,215 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// PathRule grants access beneath one path. Rules only ever add access;
+// everything not beneath a rule is denied.
+type PathRule struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"` // read, write, create, remove; else read and execute
+	File  bool   `json:"file,omitempty"`  // the path is a single file, not a directory
+	Why   string `json:"why,omitempty"`   // the reason, for describe and debugging
+	// Optional rules are skipped when the path has vanished by the time
+	// the sandbox is built (a sibling split out of a writable scope that
+	// another program removed); skipping a rule only takes access away.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// systemReadDirs are the read-only runtime paths every tool gets: shared
+// libraries, interpreters installed by the system, and certificates.
+var systemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/alternatives", "/etc/ld.so.conf.d", "/etc/fonts", "/etc/python3", "/etc/python3.11", "/usr/share/zoneinfo"}
+
+// systemReadFiles are single files of /etc a runtime reads at start-up. The
+// rest of /etc (shadow, ssh keys, credentials of services) stays denied.
+var systemReadFiles = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/timezone", "/etc/nsswitch.conf",
+	"/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf",
+	"/etc/protocols", "/etc/services", "/etc/mime.types", "/etc/os-release", "/etc/locale.alias",
+	"/etc/inputrc", "/etc/magic", "/etc/debian_version",
+	"/dev/zero", "/dev/random", "/dev/urandom",
+}
+
+// systemInfo are kernel files that describe the machine, not its users,
+// which runtimes read to size themselves (Node's os.cpus(), glibc's
+// get_nprocs). /proc/<pid> of other processes stays closed.
+var systemInfo = []struct {
+	path string
+	file bool
+}{
+	{"/proc/cpuinfo", true}, {"/proc/stat", true}, {"/proc/meminfo", true}, {"/proc/loadavg", true},
+	{"/proc/uptime", true}, {"/proc/version", true}, {"/proc/sys/kernel/osrelease", true},
+	{"/sys/devices/system/cpu", false}, {"/sys/fs/cgroup/cpu.max", true}, {"/sys/fs/cgroup/memory.max", true},
+}
+
+// systemWriteFiles are devices every process may write.
+var systemWriteFiles = []string{"/dev/null", "/dev/full"}
+
+// Rules computes the filesystem rules of p for the Landlock or seatbelt
+// backend. Paths are resolved through symlinks so that a rule names the real
+// directory. The extension folder is carved out of every writable scope:
+// Landlock rules are a union, so rather than granting a parent and
+// subtracting the extension folder, the writable scope is split into the
+// siblings of the path that leads to it.
+func (p *Policy) Rules() ([]PathRule, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	var rules []PathRule
+	add := func(path string, write, file bool, why string) {
+		rules = append(rules, PathRule{Path: path, Write: write, File: file, Why: why})
+	}
+	for _, d := range systemReadDirs {
+		if real, ok := existing(d); ok {
+			add(real, false, false, "system runtime")
+		}
+	}
+	for _, f := range systemReadFiles {
+		if real, ok := existing(f); ok {
+			add(real, false, true, "system runtime")
+		}
+	}
+	for _, f := range systemWriteFiles {
+		if real, ok := existing(f); ok {
+			add(real, true, true, "device")
+		}
+	}
+	for _, f := range systemInfo {
+		if _, err := os.Stat(f.path); err == nil {
+			add(f.path, false, f.file, "machine description")
+			rules[len(rules)-1].Optional = true
+		}
+	}
+	// Not resolved here: "/proc/self" must be opened by the sandbox child,
+	// whose pid the tool keeps across exec; resolved in gemkit it would
+	// name gemkit's own entry.
+	add("/proc/self", false, false, "the tool's own /proc entry")
+	for _, rp := range p.RuntimePaths {
+		real, ok := existing(rp)
+		if !ok {
+			continue
+		}
+		if real == "/" || p.Home != "" && isWithin(real, filepath.Clean(p.Home)) {
+			return nil, fmt.Errorf("runtime installation %q would expose all of %q; refusing", rp, real)
+		}
+		add(real, false, !isDir(real), "runtime installation")
+	}
+
+	ext, err := filepath.EvalSymlinks(p.ExtensionDir)
+	if err != nil {
+		return nil, fmt.Errorf("extension folder: %w", err)
+	}
+	add(ext, false, false, "the extension's own folder (read-only)")
+
+	tmp, err := filepath.EvalSymlinks(p.TempDir)
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	if isWithin(ext, tmp) {
+		return nil, fmt.Errorf("temp dir %q is inside the extension folder", tmp)
+	}
+	add(tmp, true, false, "private temp dir")
+
+	scopeRoot := func(a string) (string, error) {
+		switch a {
+		case "workspace":
+			return filepath.EvalSymlinks(p.Workspace)
+		case "home":
+			return filepath.EvalSymlinks(p.Home)
+		case "full":
+			return "/", nil
+		}
+		return "", nil
+	}
+	read, err := scopeRoot(string(p.Read))
+	if err != nil {
+		return nil, fmt.Errorf("filesystem.read scope: %w", err)
+	}
+	if read != "" {
+		add(read, false, false, "filesystem.read="+string(p.Read))
+	}
+	write, err := scopeRoot(string(p.Write))
+	if err != nil {
+		return nil, fmt.Errorf("filesystem.write scope: %w", err)
+	}
+	if write != "" {
+		if isWithin(ext, write) {
+			return nil, fmt.Errorf("the %s scope %q is inside the extension's own folder %q, which its tools may never write; run the tool from another directory", p.Write, write, ext)
+		}
+		carved, err := carveOut(write, ext)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range carved {
+			add(c.path, true, c.file, "filesystem.write="+string(p.Write))
+			rules[len(rules)-1].Optional = c.path != write
+		}
+	}
+	return rules, nil
+}
+
+type carved struct {
+	path string
+	file bool
+}
+
+// carveOut returns the paths that together cover root except exclude and
+// the directories on the way to it. Symlinks and special files among the
+// siblings are skipped: a rule on a symlink would grant its target, and
+// creating or removing entries needs rights on the parent, which the path to
+// exclude never gets.
+func carveOut(root, exclude string) ([]carved, error) {
+	if !isWithin(root, exclude) {
+		return []carved{{path: root}}, nil
+	}
+	rel, err := filepath.Rel(root, exclude)
+	if err != nil {
+		return nil, err
+	}
+	var out []carved
+	dir := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("splitting the writable scope around the extension folder: %w", err)
+		}
+		for _, e := range entries {
+			if e.Name() == part {
+				continue
+			}
+			t := e.Type()
+			if t.IsDir() || t.IsRegular() {
+				out = append(out, carved{path: filepath.Join(dir, e.Name()), file: t.IsRegular()})
+			}
+		}
+		dir = filepath.Join(dir, part)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
+}
+
+// isWithin reports whether path is dir or beneath it. Both must be clean.
+func isWithin(dir, path string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+func existing(path string) (string, bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	return real, true
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
