@@ -92,6 +92,9 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 		if r.Write {
 			rights = attr.handledFS
 		}
+		if r.ListOnly {
+			rights = unix.LANDLOCK_ACCESS_FS_READ_DIR
+		}
 		if r.File {
 			rights &= fsFileRights
 		}

@@ -51,7 +51,8 @@ func newWorld(t testing.TB) *world {
 		tmp:    filepath.Join(root, "tmp"),
 		secret: "SECRET-" + filepath.Base(root),
 	}
-	for _, d := range []string{w.ws, w.ext, w.tmp, filepath.Join(w.home, ".ssh"), filepath.Join(w.ws, "sub")} {
+	for _, d := range []string{w.ws, w.ext, w.tmp, filepath.Join(w.home, ".ssh"), filepath.Join(w.ws, "sub"),
+		filepath.Join(w.home, ".gemini", "gemkit"), filepath.Join(w.home, ".gemini", "extensions", "other")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -61,6 +62,13 @@ func newWorld(t testing.TB) *world {
 		filepath.Join(w.home, "notes.txt"):      "home notes",
 		filepath.Join(w.ws, "input.txt"):        "workspace input",
 		filepath.Join(w.ext, "tool.sh"):         "echo tool\n",
+		// What a tool must never see or change, whatever its scope: the
+		// consent records, another extension's settings and code, and
+		// the CLI's own credentials.
+		filepath.Join(w.home, ".gemini", "gemkit", "consent.json"):         `{"secret":"` + w.secret + `"}`,
+		filepath.Join(w.home, ".gemini", "extensions", "other", ".env"):    "TOKEN=" + w.secret + "\n",
+		filepath.Join(w.home, ".gemini", "extensions", "other", "tool.sh"): "echo other\n",
+		filepath.Join(w.home, ".gemini", "oauth_creds.json"):               w.secret,
 	}
 	for p, c := range files {
 		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
@@ -77,7 +85,8 @@ func newWorld(t testing.TB) *world {
 }
 
 func (w *world) policy(read, write extension.Access, hosts ...string) Policy {
-	return Policy{Read: read, Write: write, AllowedHosts: hosts, Workspace: w.ws, Home: w.home, ExtensionDir: w.ext, TempDir: w.tmp}
+	return Policy{Read: read, Write: write, AllowedHosts: hosts, Workspace: w.ws, Home: w.home, ExtensionDir: w.ext, TempDir: w.tmp,
+		Protected: []string{filepath.Join(w.home, ".gemini")}}
 }
 
 type runResult struct {
@@ -360,7 +369,7 @@ except Exception as e:
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded)$")
 }
 
 func systemPython(t *testing.T) string {

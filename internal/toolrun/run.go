@@ -56,6 +56,10 @@ type Runner struct {
 	// Environ is the user's environment, the source of PATH, HOME, the
 	// locale and the extension's settings; nil means os.Environ().
 	Environ []string
+	// Protected are folders closed to every tool whatever its scope, in
+	// addition to ~/.gemini (and $GEMINI_CLI_HOME/.gemini), which always
+	// are: the extension store's own folder when it lives elsewhere.
+	Protected []string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger
 
@@ -133,6 +137,22 @@ func (r *Runner) environ() []string {
 	return os.Environ()
 }
 
+// protected lists the folders no tool may touch: gemkit's and Gemini
+// CLI's configuration, which holds their credentials, the consent records
+// and every other extension with its settings.
+func (r *Runner) protected(env map[string]string, home string) []string {
+	out := []string{filepath.Join(home, ".gemini")}
+	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
+		out = append(out, filepath.Join(h, ".gemini"))
+	}
+	for _, d := range r.Protected {
+		if filepath.IsAbs(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func (r *Runner) logger() *slog.Logger {
 	if r.Logger != nil {
 		return r.Logger
@@ -202,7 +222,7 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	policy := sandbox.Policy{
 		Read: perms.Filesystem.Read, Write: perms.Filesystem.Write, AllowedHosts: perms.Network.AllowedHosts,
 		Workspace: ws, Home: home, ExtensionDir: ext.Dir, TempDir: tmp, RuntimePaths: interp.Install,
-		MemoryBytes: c.MemoryBytes,
+		MemoryBytes: c.MemoryBytes, Protected: r.protected(env, home),
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {
