@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,9 @@ type childSpec struct {
 	DenySockets bool   `json:"denySockets,omitempty"`
 	DenySession bool   `json:"denySession,omitempty"`
 	MemoryBytes uint64 `json:"memoryBytes"`
+	// PidMax, when set, is written to the PID namespace's own pid_max:
+	// the child is its first process, and the tool cannot raise it.
+	PidMax int `json:"pidMax,omitempty"`
 }
 
 // init keeps the sandbox child's main goroutine on the main thread (a
@@ -102,6 +106,13 @@ func childSetup(conn *os.File) error {
 		unix.Close(lfd)
 		if err != nil {
 			return fmt.Errorf("sandbox child: passing the proxy listener: %w", err)
+		}
+	}
+	if spec.PidMax > 0 {
+		// /proc/sys/kernel/pid_max is the one of the reader's PID
+		// namespace on the kernels the parent asks this on.
+		if err := os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.Itoa(spec.PidMax)), 0); err != nil {
+			return fmt.Errorf("sandbox child: bounding the number of processes: %w", err)
 		}
 	}
 	for _, l := range []struct {

@@ -70,4 +70,12 @@ type Enforcement struct {
 	Proxy       bool `json:"proxy"`       // network only through the allowlisting proxy
 	Seccomp     bool `json:"seccomp"`     // seccomp filter installed
 	SeccompNet  bool `json:"seccompNet"`  // all sockets refused by seccomp
+	// MaxProcesses bounds the processes and threads of the tool's PID
+	// namespace (its own pid_max, Linux 6.14+); 0: not bounded.
+	MaxProcesses int `json:"maxProcesses,omitempty"`
 }
+
+// DefaultMaxProcesses bounds the processes and threads a tool may have at
+// once where the kernel can (a fork bomb then stops there): generous for
+// runtimes with worker threads and tools that spawn compilers.
+const DefaultMaxProcesses = 1024

@@ -115,6 +115,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		Seccomp:     seccompSupported,
 		SeccompNet:  !netns && !c.Policy.NeedsNetwork() && seccompSupported,
 	}
+	if enf.PIDNS && pidnsPidMax() {
+		enf.MaxProcesses = DefaultMaxProcesses
+	}
 	if len(reasons) > 0 && !l.AllowUnconfined {
 		return nil, &UnenforceableError{Reasons: reasons}
 	}
@@ -136,6 +139,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		DenySockets: enf.SeccompNet,
 		DenySession: !enf.PIDNS,
 		MemoryBytes: c.Policy.MemoryBytes,
+		PidMax:      enf.MaxProcesses,
 	}
 	if spec.MemoryBytes == 0 {
 		spec.MemoryBytes = DefaultMemoryBytes
@@ -184,11 +188,15 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
+		// An unprivileged user's capabilities in the new namespace do
+		// not survive the exec of the child unless ambient. Bringing up
+		// loopback needs CAP_NET_ADMIN, setting the namespace's pid_max
+		// CAP_SYS_ADMIN; the child drops both before the tool runs.
 		if enf.Proxy {
-			// Bringing up loopback needs CAP_NET_ADMIN in the new
-			// namespace across the exec of the child; the child drops
-			// it again before the tool runs.
-			attr.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
+		}
+		if enf.MaxProcesses > 0 {
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
 		}
 	}
 	cmd.SysProcAttr = attr
@@ -271,6 +279,21 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		return fail(errors.New(msg))
 	}
 	return p, nil
+}
+
+// pidnsPidMax reports whether this kernel keeps pid_max per PID namespace
+// (Linux 6.14 and later), so that the sandbox child can bound its own
+// namespace. On older kernels the file is global and must not be touched.
+func pidnsPidMax() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 6 || major == 6 && minor >= 14
 }
 
 // parseRights takes the one file descriptor out of an SCM_RIGHTS message.
