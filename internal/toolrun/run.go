@@ -82,7 +82,8 @@ type Call struct {
 	MaxOutput   int64
 	MemoryBytes uint64
 	// Settings are values of the extension's settings (by envVar) from
-	// its settings file; the user's environment takes precedence.
+	// its settings file, the only source of them: the user's environment
+	// is never consulted for a declared name.
 	Settings map[string]string
 	// GrantConsent records the person's consent given on the command line
 	// (--consent) instead of asking.

@@ -46,8 +46,9 @@ func newEnv(t *testing.T) *env {
 	}
 	e.store = extension.OpenStore(e.home)
 	path := "/usr/local/bin:/usr/bin:/bin"
-	e.environ = []string{"PATH=" + path, "HOME=" + e.home, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-		"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "MY_API_KEY=declared-value"}
+	e.environ = []string{"PATH=.:" + path + "::bin", "HOME=" + e.home, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+		"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "MY_API_KEY=env-value", "GEMINI_API_KEY=gemini_secret",
+		"SSH_AUTH_SOCK=/tmp/ssh-agent.sock", "LD_PRELOAD=/tmp/evil.so", "NODE_OPTIONS=--require=/tmp/evil.js", "PYTHONPATH=/tmp/evil"}
 	return e
 }
 
@@ -85,7 +86,8 @@ const echoManifest = `{
   "name": "echo",
   "version": "1.0.0",
   "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": []}},
-  "settings": [{"name": "API key", "envVar": "MY_API_KEY", "sensitive": true}, {"name": "Region", "envVar": "MY_REGION"}],
+  "settings": [{"name": "API key", "envVar": "MY_API_KEY", "sensitive": true}, {"name": "Region", "envVar": "MY_REGION"},
+    {"name": "a setting named like the user's secret", "envVar": "GITHUB_TOKEN"}, {"name": "another", "envVar": "GEMINI_API_KEY"}],
   "tools": [
     {"name": "pyjson", "description": "echo args as JSON", "executable": "tools/echo.py", "runtime": "python", "output": "json",
      "args": [{"name": "file", "type": "string"}, {"name": "n", "type": "integer"}, {"name": "tag", "type": "array"}, {"name": "v", "type": "boolean"}]},
@@ -130,7 +132,7 @@ func TestRunTools(t *testing.T) {
 	r := e.runner()
 	ctx := context.Background()
 	call := func(tool string, args map[string]any) Call {
-		return Call{Extension: ext, Tool: tool, Args: args, Workspace: e.ws, GrantConsent: true, Settings: map[string]string{"MY_REGION": "eu"}}
+		return Call{Extension: ext, Tool: tool, Args: args, Workspace: e.ws, GrantConsent: true, Settings: map[string]string{"MY_REGION": "eu", "MY_API_KEY": "declared-value"}}
 	}
 
 	t.Run("python json", func(t *testing.T) {
@@ -171,12 +173,12 @@ func TestRunTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, bad := range []string{"ghp_secret", "aws_secret", "GITHUB_TOKEN", "GEMKIT_SANDBOX"} {
+		for _, bad := range []string{"ghp_secret", "aws_secret", "GITHUB_TOKEN", "GEMKIT_SANDBOX", "env-value", "gemini_secret", "SSH_AUTH_SOCK", "LD_PRELOAD", "NODE_OPTIONS", "PYTHONPATH", "GOMAXPROCS", "GOGC"} {
 			if strings.Contains(res.Text, bad) {
 				t.Errorf("tool saw %s:\n%s", bad, res.Text)
 			}
 		}
-		for _, want := range []string{"MY_API_KEY=declared-value", "MY_REGION=eu", "HOME=" + e.home, "LC_ALL=C.UTF-8", "TMPDIR=/"} {
+		for _, want := range []string{"MY_API_KEY=declared-value", "MY_REGION=eu", "HOME=" + e.home, "LC_ALL=C.UTF-8", "TMPDIR=/", "PATH=/usr/local/bin:/usr/bin:/bin\n"} {
 			if !strings.Contains(res.Text, want) {
 				t.Errorf("tool env lacks %s:\n%s", want, res.Text)
 			}
