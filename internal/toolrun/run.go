@@ -138,6 +138,26 @@ func (r *Runner) environ() []string {
 	return os.Environ()
 }
 
+// writableRoots are the folders a tool with write scope w may change, with
+// symlinks resolved.
+func writableRoots(w extension.Access, ws, home string) []string {
+	var roots []string
+	switch w {
+	case extension.AccessFull:
+		roots = []string{"/"}
+	case extension.AccessHome:
+		roots = []string{home}
+	case extension.AccessWorkspace:
+		roots = []string{ws}
+	}
+	for i, d := range roots {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			roots[i] = real
+		}
+	}
+	return roots
+}
+
 // protected lists the folders no tool may touch: gemkit's and Gemini
 // CLI's configuration, which holds their credentials, the consent records
 // and every other extension with its settings.
@@ -199,10 +219,6 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 			return nil, fmt.Errorf("no HOME: %w", err)
 		}
 	}
-	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home)
-	if err != nil {
-		return nil, err
-	}
 	ws := c.Workspace
 	if ws == "" {
 		if ws, err = os.Getwd(); err != nil {
@@ -212,6 +228,11 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	if ws, err = filepath.Abs(ws); err != nil {
 		return nil, err
 	}
+	perms := m.EffectivePermissions()
+	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home, writableRoots(perms.Filesystem.Write, ws, home))
+	if err != nil {
+		return nil, err
+	}
 
 	tmp, err := os.MkdirTemp("", "gemkit-tool-")
 	if err != nil {
@@ -219,7 +240,6 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	perms := m.EffectivePermissions()
 	policy := sandbox.Policy{
 		Read: perms.Filesystem.Read, Write: perms.Filesystem.Write, AllowedHosts: perms.Network.AllowedHosts,
 		Workspace: ws, Home: home, ExtensionDir: ext.Dir, TempDir: tmp, RuntimePaths: interp.Install,

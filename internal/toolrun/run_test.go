@@ -377,6 +377,28 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 		t.Fatalf("output %q", res.Text)
 	}
 
+	// A shim the tools may write is never run outside the sandbox: a
+	// planted one would run unconfined.
+	planted := filepath.Join(e.ws, ".venv", "bin")
+	os.MkdirAll(planted, 0o755)
+	marker := filepath.Join(e.home, "pwned")
+	os.WriteFile(filepath.Join(planted, "python3"), []byte("#!/bin/sh\ntouch "+marker+"\nexec "+filepath.Join(version, "python3")+" \"$@\"\n"), 0o755)
+	wext := e.install(t, `{"name": "vmw", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}},
+  "tools": [{"name": "py", "description": "d", "executable": "py.py", "runtime": "python"}]}`, map[string]string{"py.py": "print('ran')\n"})
+	e.environ[0] = "PATH=" + planted + ":/usr/bin:/bin"
+	r = e.runner()
+	_, err = r.Run(context.Background(), Call{Extension: wext, Tool: "py", Workspace: e.ws, GrantConsent: true})
+	if err == nil || !strings.Contains(err.Error(), "which this extension's tools may write") {
+		t.Fatalf("planted shim: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the planted shim ran outside the sandbox")
+	}
+	// The same shim for an extension that cannot write there is asked.
+	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil || !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) {
+		t.Fatalf("read-only extension with a workspace shim: %v %+v", err, res)
+	}
+
 	// The machine's own python3 on the real PATH (pyenv here) starts too.
 	r.Environ = append(os.Environ(), "PATH="+os.Getenv("PATH"))
 	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil {
