@@ -31,8 +31,8 @@ type Launcher struct {
 	// OnDeny is called for every connection the proxy refuses.
 	OnDeny func(Denial)
 	// Exe is the binary re-executed as the sandbox child; empty means
-	// this process's own binary, whose main must call IsChild and
-	// ChildMain first.
+	// this process's own binary. Any binary that links this package
+	// serves as the child.
 	Exe string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger

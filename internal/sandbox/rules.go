@@ -6,23 +6,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
-// PathRule grants access beneath one path. Rules only ever add access;
-// everything not beneath a rule is denied.
-type PathRule struct {
-	Path  string `json:"path"`
-	Write bool   `json:"write,omitempty"` // read, write, create, remove; else read and execute
-	// ListOnly grants listing directories beneath the path, not reading
-	// files: the ancestors of a protected folder inside a readable scope.
-	ListOnly bool   `json:"listOnly,omitempty"`
-	File     bool   `json:"file,omitempty"` // the path is a single file, not a directory
-	Why      string `json:"why,omitempty"`  // the reason, for describe and debugging
-	// Optional rules are skipped when the path has vanished by the time
-	// the sandbox is built (a sibling split out of a writable scope that
-	// another program removed); skipping a rule only takes access away.
-	Optional bool `json:"optional,omitempty"`
-}
+// PathRule grants access beneath one path; see child.PathRule.
+type PathRule = child.PathRule
 
 // systemReadDirs are the read-only runtime paths every tool gets: shared
 // libraries, interpreters installed by the system, and certificates.

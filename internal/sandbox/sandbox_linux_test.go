@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -398,31 +397,6 @@ func assertUnchanged(t *testing.T, p, want string) {
 	}
 }
 
-type mapResolver map[string]string
-
-func (m mapResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	ip, ok := m[host]
-	if !ok {
-		return nil, fmt.Errorf("test resolver: no such host %q", host)
-	}
-	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
-}
-
-// httpServer serves body on a real loopback socket.
-func httpServer(t *testing.T, body string) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, body)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln
-}
-
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
@@ -435,7 +409,7 @@ func TestStartErrors(t *testing.T) {
 	w := newWorld(t)
 	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
 	r := run(t, &Launcher{Exe: "/bin/true"}, p, 5*time.Second, "/bin/true")
-	if r.err == nil || !strings.Contains(r.err.Error(), "must call sandbox.IsChild and sandbox.ChildMain") {
+	if r.err == nil || !strings.Contains(r.err.Error(), "is not a gemkit binary") {
 		t.Fatalf("binary without the hook: %v", r.err)
 	}
 	r = run(t, &Launcher{}, p, 5*time.Second, "/nonexistent/tool")

@@ -1,4 +1,4 @@
-package sandbox
+package child
 
 import (
 	"errors"
@@ -108,7 +108,7 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 // installSeccomp loads the filter on the calling thread. no_new_privs must
 // already be set.
 func installSeccomp(o seccompOptions) error {
-	if !seccompSupported {
+	if !SeccompSupported {
 		return errors.New("no seccomp filter for this architecture")
 	}
 	filter := seccompProgram(o)
