@@ -2,51 +2,37 @@ package child
 
 import (
 	"fmt"
-	"unsafe"
 
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
+
+// Landlock is reached through go-landlock's syscall package: its typed
+// ruleset, rule and access-right definitions and its single-thread
+// landlock_restrict_self. The high-level landlock package is not used: it
+// restricts every thread of the process (which the child, about to exec
+// from one locked thread, does not need), opens rule paths following
+// symlinks (the child opens them with RESOLVE_NO_SYMLINKS, see
+// openRulePath) and builds and enforces the ruleset in one call, while the
+// child builds it holding its capabilities and enforces it after dropping
+// them.
 
 // LandlockABI returns the Landlock ABI version the running kernel offers,
 // 0 when Landlock is missing or disabled.
 func LandlockABI() int {
-	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if errno != 0 {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
 		return 0
 	}
-	return int(v)
+	return v
 }
-
-// rulesetAttr is struct landlock_ruleset_attr up to ABI 6 (the quiet
-// fields of later ABIs are not used; the size passed tells the kernel).
-type rulesetAttr struct {
-	handledFS  uint64
-	handledNet uint64
-	scoped     uint64
-}
-
-// pathBeneathAttr is the packed struct landlock_path_beneath_attr; the
-// kernel reads its first 12 bytes.
-type pathBeneathAttr struct {
-	allowed  uint64
-	parentFD int32
-	_        int32
-}
-
-// netPortAttr is struct landlock_net_port_attr.
-type netPortAttr struct {
-	allowed uint64
-	port    uint64
-}
-
-const landlockRuleNetPort = 2
 
 const (
-	fsRead = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	fsRead = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
 	// fsFileRights are the rights that make sense on a file rather than
 	// a directory; the kernel rejects the others on file rules.
-	fsFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
-		unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	fsFileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile |
+		ll.AccessFSTruncate | ll.AccessFSIoctlDev
 )
 
 // handledFS is every filesystem right the given ABI can restrict: the
@@ -54,15 +40,15 @@ const (
 func handledFS(abi int) uint64 {
 	switch {
 	case abi >= 9:
-		return 1<<17 - 1 // + RESOLVE_UNIX: connecting to pathname sockets
+		return ll.AccessFSResolveUnix<<1 - 1 // + connecting to pathname sockets
 	case abi >= 5:
-		return 1<<16 - 1 // + IOCTL_DEV
+		return ll.AccessFSIoctlDev<<1 - 1
 	case abi >= 3:
-		return 1<<15 - 1 // + TRUNCATE
+		return ll.AccessFSTruncate<<1 - 1
 	case abi >= 2:
-		return 1<<14 - 1 // + REFER
+		return ll.AccessFSRefer<<1 - 1
 	case abi >= 1:
-		return 1<<13 - 1
+		return ll.AccessFSMakeSym<<1 - 1
 	}
 	return 0
 }
@@ -72,33 +58,29 @@ func handledFS(abi int) uint64 {
 // blocked by the user's own directory permissions; restrictSelf applies
 // it later.
 func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
-	attr := rulesetAttr{handledFS: handledFS(abi)}
-	size := unsafe.Sizeof(attr.handledFS)
+	attr := ll.RulesetAttr{HandledAccessFS: handledFS(abi)}
 	if abi >= 4 {
-		attr.handledNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
-		size += unsafe.Sizeof(attr.handledNet)
+		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 	}
 	if abi >= 6 {
-		attr.scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
-		size += unsafe.Sizeof(attr.scoped)
+		attr.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
 	}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
-	if errno != 0 {
-		return -1, fmt.Errorf("landlock_create_ruleset: %w", errno)
+	rfd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
-	rfd := int(fd)
 	for _, r := range rules {
 		rights := uint64(fsRead)
 		if r.Write {
-			rights = attr.handledFS
+			rights = attr.HandledAccessFS
 		}
 		if r.ListOnly {
-			rights = unix.LANDLOCK_ACCESS_FS_READ_DIR
+			rights = ll.AccessFSReadDir
 		}
 		if r.File {
 			rights &= fsFileRights
 		}
-		rights &= attr.handledFS
+		rights &= attr.HandledAccessFS
 		pfd, err := openRulePath(r.Path)
 		if (err == unix.ENOENT || err == unix.ELOOP) && r.Optional {
 			continue
@@ -107,20 +89,18 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 			unix.Close(rfd)
 			return -1, fmt.Errorf("landlock rule for %s (%s): %w", r.Path, r.Why, err)
 		}
-		pb := pathBeneathAttr{allowed: rights, parentFD: int32(pfd)}
-		_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&pb)), 0, 0, 0)
+		err = ll.LandlockAddPathBeneathRule(rfd, &ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: pfd}, 0)
 		unix.Close(pfd)
-		if errno != 0 {
+		if err != nil {
 			unix.Close(rfd)
-			return -1, fmt.Errorf("landlock_add_rule %s (%s): %w", r.Path, r.Why, errno)
+			return -1, fmt.Errorf("landlock_add_rule %s (%s): %w", r.Path, r.Why, err)
 		}
 	}
 	if abi >= 4 && proxyPort > 0 {
-		np := netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(proxyPort)}
-		_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), landlockRuleNetPort, uintptr(unsafe.Pointer(&np)), 0, 0, 0)
-		if errno != 0 {
+		err := ll.LandlockAddNetPortRule(rfd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(proxyPort)}, 0)
+		if err != nil {
 			unix.Close(rfd)
-			return -1, fmt.Errorf("landlock_add_rule proxy port %d: %w", proxyPort, errno)
+			return -1, fmt.Errorf("landlock_add_rule proxy port %d: %w", proxyPort, err)
 		}
 	}
 	return rfd, nil
@@ -129,10 +109,10 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 // landlockRestrictSelf enforces the ruleset on the calling thread, which
 // must be the thread that execs the tool. no_new_privs must be set.
 func landlockRestrictSelf(rfd int) error {
-	_, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0)
+	err := ll.LandlockRestrictSelf(rfd, 0)
 	unix.Close(rfd)
-	if errno != 0 {
-		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	if err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return nil
 }
