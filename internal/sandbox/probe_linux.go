@@ -50,6 +50,9 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 		cmd.SysProcAttr = attr
 		return cmd.Run()
 	}
+	if pidnsPidMax() {
+		c.MaxProcesses = DefaultMaxProcesses
+	}
 	err := try(base|unix.CLONE_NEWUSER, true)
 	if err == nil {
 		c.Namespaces, c.UserNS = true, true
@@ -63,5 +66,6 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 			return c
 		}
 	}
+	c.MaxProcesses = 0
 	return c
 }
