@@ -408,8 +408,61 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 	}
 }
 
+// TestNodeUnderVersionManager runs a node installed the way nvm does it:
+// a real binary in ~/.nvm/versions/node/vX/bin, first on PATH, no shim.
+// It must start (its installation is readable) while the rest of home
+// stays closed.
+func TestNodeUnderVersionManager(t *testing.T) {
+	sys, err := filepath.EvalSymlinks("/usr/bin/node")
+	if err != nil {
+		t.Skip("no /usr/bin/node to install into a fake nvm (apt-get install nodejs)")
+	}
+	e := newEnv(t)
+	bin := filepath.Join(e.home, ".nvm", "versions", "node", "v20.0.0", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(bin, "node")
+	// A hard link puts the binary at a path under home without copying
+	// 100 MB; Landlock judges the path it is opened by.
+	if err := os.Link(sys, node); err != nil {
+		body, err := os.ReadFile(sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(node, body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(e.home, "secret.txt"), []byte("s3cret"), 0o644)
+	e.environ[0] = "PATH=" + bin + ":/usr/bin:/bin"
+	ext := e.install(t, `{"name": "nvm", "version": "1.0.0",
+  "tools": [{"name": "js", "description": "d", "executable": "t.js", "runtime": "node", "args": [{"name": "read", "type": "string"}]}]}`,
+		map[string]string{"t.js": "console.log(process.execPath);\ntry { require('fs').readFileSync(process.argv[3]); console.log('READ') } catch (e) { console.log('denied', e.code) }\n"})
+	res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "js", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": filepath.Join(e.home, "secret.txt")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Text, node+"\n") || !strings.Contains(res.Text, "denied EACCES") {
+		t.Fatalf("output %q", res.Text)
+	}
+}
+
+// TestMissingInterpreter: a runtime that is not on PATH is named, with
+// what to install, before anything runs.
+func TestMissingInterpreter(t *testing.T) {
+	e := newEnv(t)
+	e.environ[0] = "PATH=" + t.TempDir()
+	ext := e.install(t, `{"name": "nopy", "version": "1.0.0",
+  "tools": [{"name": "py", "description": "d", "executable": "t.py", "runtime": "python"}]}`, map[string]string{"t.py": "print(1)\n"})
+	_, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true})
+	if err == nil || !strings.Contains(err.Error(), "runtime python needs python3 on PATH") {
+		t.Fatalf("err %v", err)
+	}
+}
+
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter)$")
 }
 
 func clone(m map[string]string) map[string]string {
