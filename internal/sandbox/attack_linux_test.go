@@ -123,6 +123,17 @@ sys.exit(0 if n >= 0 or err == 14 else 1)`, ppid)}, nil},
 				}
 			}
 
+			// Open files are bounded, and the bound cannot be raised.
+			r0 := run(t, m.l, ws, 20*time.Second, python, "-c", `import resource
+s, h = resource.getrlimit(resource.RLIMIT_NOFILE)
+print(s, h)
+try:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (h + 1, h + 1)); print("raised")
+except (ValueError, OSError): print("kept")`)
+			if r0.err != nil || strings.TrimSpace(r0.stdout) != "4096 4096\nkept" {
+				t.Errorf("RLIMIT_NOFILE: %q %v %s", r0.stdout, r0.err, r0.stderr)
+			}
+
 			// The widest scopes still work everywhere else: home is listed
 			// and read, its files are written, ~/.gemini's names are seen.
 			r := run(t, m.l, home, 20*time.Second, sh("ls -a "+w.home+" && cat "+filepath.Join(w.home, "notes.txt")+" && echo ok > "+filepath.Join(w.home, ".ssh", "new")+" && ls "+filepath.Join(gem, "extensions"))...)

@@ -24,6 +24,11 @@ const (
 // listener and any error go out on it, and it closes on exec.
 const FD = 3
 
+// MaxOpenFiles bounds each tool process's open files (RLIMIT_NOFILE, soft
+// and hard): plenty for a runtime, and with the process bound it keeps a
+// tool from filling the kernel's file table.
+const MaxOpenFiles = 4096
+
 // Ready is the child's last word before exec: the sandbox is in place.
 const Ready = 'R'
 
@@ -130,9 +135,13 @@ func setup(conn *os.File) error {
 	for _, l := range []struct {
 		res int
 		val uint64
-	}{{unix.RLIMIT_DATA, spec.MemoryBytes}, {unix.RLIMIT_CORE, 0}} {
+	}{{unix.RLIMIT_DATA, spec.MemoryBytes}, {unix.RLIMIT_CORE, 0}, {unix.RLIMIT_NOFILE, MaxOpenFiles}} {
 		if l.res == unix.RLIMIT_DATA && l.val == 0 {
 			continue
+		}
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(l.res, &cur); err == nil && cur.Max < l.val {
+			l.val = cur.Max // never raise a limit gemkit itself runs under
 		}
 		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.val, Max: l.val}); err != nil {
 			return fmt.Errorf("sandbox child: setrlimit: %w", err)
