@@ -82,6 +82,14 @@ print(n, err)
 # EFAULT means the kernel let us in and only the address was wrong.
 sys.exit(0 if n >= 0 or err == 14 else 1)`, ppid)}, nil},
 				{"signal gemkit", full, []string{python, "-c", fmt.Sprintf("import os; os.kill(%d, 0)", ppid)}, nil},
+				{"create a user namespace (unshare)", ws, []string{"/usr/bin/unshare", "-U", "true"}, nil},
+				{"create a user namespace (clone)", ws, []string{python, "-c", `import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+# clone(CLONE_NEWUSER|SIGCHLD) with no new stack behaves like fork.
+pid = libc.syscall({"x86_64": 56, "aarch64": 220}[__import__("platform").machine()], 0x10000000 | 17, 0, 0, 0, 0)
+if pid == 0:
+    libc.syscall(60 if __import__("platform").machine() == "x86_64" else 93, 0)
+sys.exit(0 if pid > 0 else 1)`}, nil},
 				{"reach the X11 or D-Bus socket by path", full, []string{python, "-c", "import socket; s=socket.socket(socket.AF_UNIX); s.connect('/run/dbus/system_bus_socket')"}, nil},
 			}
 			for _, c := range cases {

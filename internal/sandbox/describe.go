@@ -125,7 +125,7 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	}
 	notes = append(notes, Note{Permission: "environment", How: "only PATH, HOME, USER, locale and terminal variables, a private TMPDIR and the extension's declared settings with values from its .env (never from your environment); no other variable of yours", Enforced: true})
 	if c.Seccomp {
-		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf and sockets the network namespace cannot confine (unix, vsock); no capabilities, no_new_privs", Enforced: true})
+		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf, new user namespaces and sockets the network namespace cannot confine (unix, vsock); no capabilities, no_new_privs", Enforced: true})
 	}
 	return notes
 }
