@@ -90,7 +90,8 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 						fmt.Fprintf(s.Err, "gemkit: sandbox: %s\n", d)
 					},
 				},
-				Consent: st,
+				Consent:   st,
+				Protected: []string{filepath.Dir(st.Dir())},
 			}
 			if isTerminal(s.In) {
 				r.Ask = terminalAsk(s)

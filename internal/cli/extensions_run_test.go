@@ -146,3 +146,30 @@ except Exception as e:
 		t.Fatalf("other host: %+v", r)
 	}
 }
+
+// TestSandboxChildStartsLight: the re-executed gemkit that sets up a
+// tool's sandbox takes over before gemkit's dependencies initialize (their
+// init work, such as compiling JSON schemas, would add milliseconds to
+// every tool run). Package initialization is traced by the Go runtime.
+func TestSandboxChildStartsLight(t *testing.T) {
+	bin := buildGemkitForRun(t)
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"GEMKIT_SANDBOX_PROBE=1", "GODEBUG=inittrace=1"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	var heavy []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "init" {
+			continue
+		}
+		if strings.HasPrefix(f[1], "github.com/") || strings.HasPrefix(f[1], "net/http") || strings.HasPrefix(f[1], "html/template") {
+			heavy = append(heavy, f[1])
+		}
+	}
+	if len(heavy) > 0 {
+		t.Fatalf("the sandbox child initialized %v before taking over:\n%s", heavy, out)
+	}
+}

@@ -20,6 +20,9 @@ type Capabilities struct {
 	// NamespaceErr is why namespaces are unavailable.
 	NamespaceErr string `json:"namespaceErr,omitempty"`
 	Seccomp      bool   `json:"seccomp"`
+	// MaxProcesses is the bound on a tool's processes and threads, 0
+	// where the kernel cannot set one (pid_max per PID namespace).
+	MaxProcesses int `json:"maxProcesses,omitempty"`
 }
 
 // Note says how one permission is enforced.
@@ -75,6 +78,14 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 		how = "Landlock: the extension's own folder is read-only for its tools, whatever the write scope"
 	}
 	notes = append(notes, Note{Permission: "extension folder", How: how, Enforced: ll})
+	how = llWhy
+	if ll {
+		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full, which may see only its names"
+		if read == extension.AccessFull {
+			how += "; other processes' /proc entries are closed too"
+		}
+	}
+	notes = append(notes, Note{Permission: "gemkit's configuration", How: how, Enforced: ll})
 
 	ns := "its own network namespace"
 	if c.UserNS {
@@ -102,13 +113,19 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 		}
 	}
 	if c.Namespaces {
-		notes = append(notes, Note{Permission: "processes", How: "own PID namespace: a timeout or cancel kills the tool and every process it started", Enforced: true})
+		how := "own PID namespace: a timeout or cancel kills the tool and every process it started"
+		if c.MaxProcesses > 0 {
+			how += fmt.Sprintf("; at most %d processes and threads at once (the namespace's pid_max)", c.MaxProcesses)
+		} else {
+			how += "; their number is bounded only by the timeout (this kernel keeps pid_max global; Linux 6.14+ bounds it)"
+		}
+		notes = append(notes, Note{Permission: "processes", How: how, Enforced: true})
 	} else if c.Seccomp {
 		notes = append(notes, Note{Permission: "processes", How: "own process group, which seccomp keeps every descendant in (setsid refused): a timeout kills them all", Enforced: true})
 	}
-	notes = append(notes, Note{Permission: "environment", How: "only PATH, HOME, USER, locale and terminal variables, a private TMPDIR and the extension's declared settings; no other variable of yours", Enforced: true})
+	notes = append(notes, Note{Permission: "environment", How: "only PATH, HOME, USER, locale and terminal variables, a private TMPDIR and the extension's declared settings with values from its .env (never from your environment); no other variable of yours", Enforced: true})
 	if c.Seccomp {
-		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf and sockets the network namespace cannot confine (unix, vsock); no capabilities, no_new_privs", Enforced: true})
+		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf, new user namespaces and sockets the network namespace cannot confine (unix, vsock); no capabilities, no_new_privs", Enforced: true})
 	}
 	return notes
 }

@@ -14,7 +14,7 @@ func TestDescribe(t *testing.T) {
 			Network:    &extension.NetworkPermissions{AllowedHosts: hosts},
 		}
 	}
-	full := Capabilities{OS: "linux", LandlockABI: 7, Namespaces: true, UserNS: true, Seccomp: true}
+	full := Capabilities{OS: "linux", LandlockABI: 7, Namespaces: true, UserNS: true, Seccomp: true, MaxProcesses: 1024}
 	noNS := Capabilities{OS: "linux", LandlockABI: 7, Seccomp: true, NamespaceErr: "user namespaces refused: operation not permitted"}
 	noLL := Capabilities{OS: "linux", Namespaces: true, UserNS: true, Seccomp: true}
 	cases := []struct {
@@ -25,7 +25,8 @@ func TestDescribe(t *testing.T) {
 		unenforced []string
 	}{
 		{"all available, no network", perms("workspace", "none"), full,
-			[]string{"Landlock (ABI 7): reads limited to the workspace", "no writes except a private temp dir", "own network namespace (in a user namespace) with no interface up", "own PID namespace"}, nil},
+			[]string{"Landlock (ABI 7): reads limited to the workspace", "no writes except a private temp dir", "own network namespace (in a user namespace) with no interface up", "own PID namespace",
+				"at most 1024 processes", "~/.gemini (credentials, consent records, other extensions and their settings) is closed"}, nil},
 		{"all available, proxy", perms("workspace", "workspace", "api.example.com"), full,
 			[]string{"only way out is gemkit's allowlisting HTTP(S) proxy", "api.example.com", "only to the proxy's port"}, nil},
 		{"no namespaces, no network", perms("home", "none"), noNS,
@@ -33,7 +34,8 @@ func TestDescribe(t *testing.T) {
 		{"no namespaces, hosts", perms("none", "none", "x.example.com"), noNS,
 			[]string{"NOT enforceable"}, []string{"network.allowedHosts"}},
 		{"no landlock", perms("workspace", "workspace"), noLL,
-			[]string{"Landlock is not available"}, []string{"filesystem.read=workspace", "filesystem.write=workspace", "extension folder"}},
+			[]string{"Landlock is not available", "bounded only by the timeout"}, []string{"filesystem.read=workspace", "filesystem.write=workspace", "extension folder", "gemkit's configuration"}},
+		{"full read closes /proc", perms("full", "none"), full, []string{"other processes' /proc entries are closed"}, nil},
 		{"darwin", perms("workspace", "none"), Capabilities{OS: "darwin"},
 			[]string{"sandbox-exec profile"}, nil},
 	}

@@ -31,8 +31,8 @@ type Launcher struct {
 	// OnDeny is called for every connection the proxy refuses.
 	OnDeny func(Denial)
 	// Exe is the binary re-executed as the sandbox child; empty means
-	// this process's own binary, whose main must call IsChild and
-	// ChildMain first.
+	// this process's own binary. Any binary that links this package
+	// serves as the child.
 	Exe string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger
@@ -70,4 +70,12 @@ type Enforcement struct {
 	Proxy       bool `json:"proxy"`       // network only through the allowlisting proxy
 	Seccomp     bool `json:"seccomp"`     // seccomp filter installed
 	SeccompNet  bool `json:"seccompNet"`  // all sockets refused by seccomp
+	// MaxProcesses bounds the processes and threads of the tool's PID
+	// namespace (its own pid_max, Linux 6.14+); 0: not bounded.
+	MaxProcesses int `json:"maxProcesses,omitempty"`
 }
+
+// DefaultMaxProcesses bounds the processes and threads a tool may have at
+// once where the kernel can (a fork bomb then stops there): generous for
+// runtimes with worker threads and tools that spawn compilers.
+const DefaultMaxProcesses = 1024

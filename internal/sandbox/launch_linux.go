@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
 // Process is a running sandboxed tool.
@@ -48,7 +50,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	if !strings.HasPrefix(c.Path, "/") {
 		return nil, fmt.Errorf("sandbox: program path %q is not absolute", c.Path)
 	}
-	abi := LandlockABI()
+	abi := child.LandlockABI()
 	if l.noLandlock {
 		abi = 0
 	}
@@ -82,7 +84,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	}
 	if c.Policy.NeedsNetwork() {
 		reasons = append(reasons, "network.allowedHosts needs a private network namespace whose only exit is the proxy, but "+why)
-	} else if !seccompSupported {
+	} else if !child.SeccompSupported {
 		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
 	}
 	return l.start(ctx, c, rules, abi, nsAttempt{}, reasons)
@@ -112,8 +114,11 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		NetNS:       netns,
 		PIDNS:       ns.flags&unix.CLONE_NEWPID != 0,
 		Proxy:       netns && c.Policy.NeedsNetwork(),
-		Seccomp:     seccompSupported,
-		SeccompNet:  !netns && !c.Policy.NeedsNetwork() && seccompSupported,
+		Seccomp:     child.SeccompSupported,
+		SeccompNet:  !netns && !c.Policy.NeedsNetwork() && child.SeccompSupported,
+	}
+	if enf.PIDNS && pidnsPidMax() {
+		enf.MaxProcesses = DefaultMaxProcesses
 	}
 	if len(reasons) > 0 && !l.AllowUnconfined {
 		return nil, &UnenforceableError{Reasons: reasons}
@@ -128,7 +133,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		exe = "/proc/self/exe"
 	}
 	env := append([]string(nil), c.Env...)
-	spec := childSpec{
+	spec := child.Spec{
 		Path:        c.Path,
 		Argv:        append([]string{c.Path}, c.Args...),
 		Rules:       rules,
@@ -136,6 +141,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		DenySockets: enf.SeccompNet,
 		DenySession: !enf.PIDNS,
 		MemoryBytes: c.Policy.MemoryBytes,
+		PidMax:      enf.MaxProcesses,
 	}
 	if spec.MemoryBytes == 0 {
 		spec.MemoryBytes = DefaultMemoryBytes
@@ -166,7 +172,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	cmd.Args = []string{"gemkit-sandbox", "-test.run=^$"}
 	// The child's Go runtime needs no parallelism or collector for the
 	// few steps before exec; the tool gets spec.Env, not this.
-	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOGC=off"}
+	cmd.Env = []string{child.Env + "=1", "GOMAXPROCS=1", "GOGC=off"}
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.ExtraFiles = []*os.File{childEnd}
@@ -184,11 +190,15 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
+		// An unprivileged user's capabilities in the new namespace do
+		// not survive the exec of the child unless ambient. Bringing up
+		// loopback needs CAP_NET_ADMIN, setting the namespace's pid_max
+		// CAP_SYS_ADMIN; the child drops both before the tool runs.
 		if enf.Proxy {
-			// Bringing up loopback needs CAP_NET_ADMIN in the new
-			// namespace across the exec of the child; the child drops
-			// it again before the tool runs.
-			attr.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
+		}
+		if enf.MaxProcesses > 0 {
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
 		}
 	}
 	cmd.SysProcAttr = attr
@@ -259,18 +269,33 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		}
 		childErr = append(childErr, buf[:n]...)
 	}
-	if len(childErr) > 0 && childErr[0] == readyByte {
+	if len(childErr) > 0 && childErr[0] == child.Ready {
 		ready = true
 		childErr = childErr[1:]
 	}
 	if len(childErr) == 0 && !ready {
-		return fail(fmt.Errorf("sandbox: %s did not set up the sandbox child; its main must call sandbox.IsChild and sandbox.ChildMain before anything else", exe))
+		return fail(fmt.Errorf("sandbox: %s did not set up the sandbox child; it is not a gemkit binary (any program that links package sandbox, whose child package takes over when started as the child, is one)", exe))
 	}
 	if len(childErr) > 0 {
 		msg := strings.TrimPrefix(string(childErr), "E")
 		return fail(errors.New(msg))
 	}
 	return p, nil
+}
+
+// pidnsPidMax reports whether this kernel keeps pid_max per PID namespace
+// (Linux 6.14 and later), so that the sandbox child can bound its own
+// namespace. On older kernels the file is global and must not be touched.
+func pidnsPidMax() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 6 || major == 6 && minor >= 14
 }
 
 // parseRights takes the one file descriptor out of an SCM_RIGHTS message.

@@ -8,13 +8,15 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
 // Probe finds what this machine can enforce: the Landlock ABI, and whether
 // a tool can get its own user, network and PID namespaces, by starting the
 // sandbox child in probe mode the way a tool run would.
 func (l *Launcher) Probe(ctx context.Context) Capabilities {
-	c := Capabilities{OS: runtime.GOOS, LandlockABI: LandlockABI(), Seccomp: seccompSupported}
+	c := Capabilities{OS: runtime.GOOS, LandlockABI: child.LandlockABI(), Seccomp: child.SeccompSupported}
 	if l.NoNamespaces {
 		c.NamespaceErr = "namespaces are disabled for this launcher"
 		return c
@@ -30,7 +32,7 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 		}
 	}
 	if exe == "" {
-		exe, env = l.Exe, []string{probeEnv + "=1"}
+		exe, env = l.Exe, []string{child.ProbeEnv + "=1"}
 		if exe == "" {
 			exe = "/proc/self/exe"
 		}
@@ -48,6 +50,9 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 		cmd.SysProcAttr = attr
 		return cmd.Run()
 	}
+	if pidnsPidMax() {
+		c.MaxProcesses = DefaultMaxProcesses
+	}
 	err := try(base|unix.CLONE_NEWUSER, true)
 	if err == nil {
 		c.Namespaces, c.UserNS = true, true
@@ -61,5 +66,6 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 			return c
 		}
 	}
+	c.MaxProcesses = 0
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recordingResolver maps names and records which were looked up.
@@ -180,5 +181,85 @@ func TestProxyRefusesPrivateAddressesOfNames(t *testing.T) {
 		if got := isPrivate(net.ParseIP(c.ip)); got != c.private {
 			t.Errorf("isPrivate(%s) = %v", c.ip, got)
 		}
+	}
+}
+
+// TestProxyHostileRequests: what a tool could send the proxy by hand to
+// get past the allowlist.
+func TestProxyHostileRequests(t *testing.T) {
+	// The upstream echoes the Host it was asked for.
+	uln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	usrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "host=%s", r.Host) })}
+	go usrv.Serve(uln)
+	defer usrv.Close()
+	port := uln.Addr().(*net.TCPAddr).Port
+
+	px, err := NewProxy([]string{fmt.Sprintf("allowed.test:%d", port)}, mapResolver{"allowed.test": "127.0.0.1", "evil.test": "127.0.0.1"}, func(Denial) {}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px.AllowPrivate = true
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go px.Serve(ln)
+	defer px.Close()
+
+	// send writes raw and returns every response read back.
+	send := func(raw string, n int) []string {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		go io.WriteString(c, raw)
+		br := bufio.NewReader(c)
+		var out []string
+		for i := 0; i < n; i++ {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			out = append(out, fmt.Sprintf("%d %s", resp.StatusCode, b))
+		}
+		return out
+	}
+	allowed := fmt.Sprintf("allowed.test:%d", port)
+	cases := []struct {
+		name, raw string
+		n         int
+		want      []string // prefixes of the responses, in order
+	}{
+		{"CONNECT to an IPv6 literal", fmt.Sprintf("CONNECT [::1]:%d HTTP/1.1\r\nHost: [::1]:%d\r\n\r\n", port, port), 1, []string{"403"}},
+		{"CONNECT to an IPv4 literal of the allowed host", fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: %s\r\n\r\n", port, allowed), 1, []string{"403"}},
+		{"CONNECT without a port", "CONNECT allowed.test HTTP/1.1\r\nHost: allowed.test\r\n\r\n", 1, []string{"4"}},
+		{"CONNECT to another port of the allowed host", fmt.Sprintf("CONNECT allowed.test:%d HTTP/1.1\r\nHost: %s\r\n\r\n", port+1, allowed), 1, []string{"403"}},
+		{"CONNECT with user info naming the allowed host", fmt.Sprintf("CONNECT %s@evil.test:%d HTTP/1.1\r\nHost: %[1]s\r\n\r\n", allowed, port), 1, []string{"4"}},
+		{"Host header differs from the absolute URL", fmt.Sprintf("GET http://%s/ HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n", allowed), 1, []string{"200 host=" + allowed}},
+		{"a denied request pipelined after an allowed one", fmt.Sprintf("GET http://%s/ HTTP/1.1\r\nHost: %[1]s\r\n\r\nGET http://evil.test:%d/ HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n", allowed, port), 2, []string{"200 host=", "403"}},
+		// Go reads the body as chunked and drops the Content-Length; the
+		// request after it is a request of its own, checked like any.
+		{"Content-Length and Transfer-Encoding together", fmt.Sprintf("POST http://%s/ HTTP/1.1\r\nHost: %[1]s\r\nContent-Length: 70\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET http://evil.test:%d/ HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n", allowed, port), 2, []string{"200 host=" + allowed, "403"}},
+		{"unbounded headers", fmt.Sprintf("GET http://%s/ HTTP/1.1\r\nHost: %[1]s\r\nX: %s\r\n\r\n", allowed, strings.Repeat("a", 2<<20)), 1, []string{"431"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := send(c.raw, c.n)
+			if len(got) != len(c.want) {
+				t.Fatalf("responses %q, want %q", got, c.want)
+			}
+			for i, w := range c.want {
+				if !strings.HasPrefix(got[i], w) {
+					t.Fatalf("response %d %q, want %q...", i, got[i], w)
+				}
+			}
+		})
 	}
 }

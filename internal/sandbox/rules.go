@@ -6,20 +6,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
-// PathRule grants access beneath one path. Rules only ever add access;
-// everything not beneath a rule is denied.
-type PathRule struct {
-	Path  string `json:"path"`
-	Write bool   `json:"write,omitempty"` // read, write, create, remove; else read and execute
-	File  bool   `json:"file,omitempty"`  // the path is a single file, not a directory
-	Why   string `json:"why,omitempty"`   // the reason, for describe and debugging
-	// Optional rules are skipped when the path has vanished by the time
-	// the sandbox is built (a sibling split out of a writable scope that
-	// another program removed); skipping a rule only takes access away.
-	Optional bool `json:"optional,omitempty"`
-}
+// PathRule grants access beneath one path; see child.PathRule.
+type PathRule = child.PathRule
 
 // systemReadDirs are the read-only runtime paths every tool gets: shared
 // libraries, interpreters installed by the system, and certificates.
@@ -115,23 +107,53 @@ func (p *Policy) Rules() ([]PathRule, error) {
 	}
 	add(tmp, true, false, "private temp dir")
 
+	protected := make([]string, 0, len(p.Protected))
+	for _, d := range p.Protected {
+		protected = append(protected, resolvePartly(d))
+	}
 	scopeRoot := func(a string) (string, error) {
+		var root string
+		var err error
 		switch a {
 		case "workspace":
-			return filepath.EvalSymlinks(p.Workspace)
+			root, err = filepath.EvalSymlinks(p.Workspace)
 		case "home":
-			return filepath.EvalSymlinks(p.Home)
+			root, err = filepath.EvalSymlinks(p.Home)
 		case "full":
-			return "/", nil
+			root = "/"
+		default:
+			return "", nil
 		}
-		return "", nil
+		if err != nil {
+			return "", err
+		}
+		for _, d := range protected {
+			if isWithin(d, root) {
+				return "", fmt.Errorf("the %s scope %q is inside %q, which holds gemkit's configuration and other extensions and is closed to every tool; run the tool from another directory", a, root, d)
+			}
+		}
+		return root, nil
 	}
 	read, err := scopeRoot(string(p.Read))
 	if err != nil {
 		return nil, fmt.Errorf("filesystem.read scope: %w", err)
 	}
 	if read != "" {
-		add(read, false, false, "filesystem.read="+string(p.Read))
+		// Other processes are not files of the user's: under "full"
+		// the tool still sees only its own /proc entry and the machine
+		// description files above.
+		closed := append([]string{"/proc"}, protected...)
+		grants, ancestors, err := carve(read, closed)
+		if err != nil {
+			return nil, fmt.Errorf("splitting the readable scope around %s: %w", strings.Join(protected, ", "), err)
+		}
+		for _, a := range ancestors {
+			rules = append(rules, PathRule{Path: a, ListOnly: true, Why: "filesystem.read=" + string(p.Read) + " (names only: leads to a closed folder)"})
+		}
+		for _, c := range grants {
+			add(c.path, false, c.file, "filesystem.read="+string(p.Read))
+			rules[len(rules)-1].Optional = c.path != read
+		}
 	}
 	write, err := scopeRoot(string(p.Write))
 	if err != nil {
@@ -141,11 +163,11 @@ func (p *Policy) Rules() ([]PathRule, error) {
 		if isWithin(ext, write) {
 			return nil, fmt.Errorf("the %s scope %q is inside the extension's own folder %q, which its tools may never write; run the tool from another directory", p.Write, write, ext)
 		}
-		carved, err := carveOut(write, ext)
+		grants, _, err := carve(write, append([]string{ext, "/proc"}, protected...))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("splitting the writable scope around the extension folder: %w", err)
 		}
-		for _, c := range carved {
+		for _, c := range grants {
 			add(c.path, true, c.file, "filesystem.write="+string(p.Write))
 			rules[len(rules)-1].Optional = c.path != write
 		}
@@ -158,39 +180,68 @@ type carved struct {
 	file bool
 }
 
-// carveOut returns the paths that together cover root except exclude and
-// the directories on the way to it. Symlinks and special files among the
-// siblings are skipped: a rule on a symlink would grant its target, and
-// creating or removing entries needs rights on the parent, which the path to
-// exclude never gets.
-func carveOut(root, exclude string) ([]carved, error) {
-	if !isWithin(root, exclude) {
-		return []carved{{path: root}}, nil
-	}
-	rel, err := filepath.Rel(root, exclude)
-	if err != nil {
-		return nil, err
-	}
-	var out []carved
-	dir := root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+// carve returns the paths that together cover root except the excluded
+// paths: every subtree that holds no excluded path whole, and, inside the
+// directories on the way to an excluded path (the ancestors, returned
+// apart), their regular files and subdirectories one by one. Landlock
+// rules only add access, so this is how a scope minus a folder is said.
+// Symlinks and special files among the entries are skipped: a rule on a
+// symlink would grant its target, and creating or removing entries needs
+// rights on the parent, which an ancestor never gets.
+func carve(root string, excludes []string) (grants []carved, ancestors []string, err error) {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		leads := false
+		for _, x := range excludes {
+			if x == dir {
+				return nil
+			}
+			if isWithin(dir, x) {
+				leads = true
+			}
+		}
+		if !leads {
+			grants = append(grants, carved{path: dir})
+			return nil
+		}
+		ancestors = append(ancestors, dir)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("splitting the writable scope around the extension folder: %w", err)
+			return err
 		}
 		for _, e := range entries {
-			if e.Name() == part {
-				continue
-			}
-			t := e.Type()
-			if t.IsDir() || t.IsRegular() {
-				out = append(out, carved{path: filepath.Join(dir, e.Name()), file: t.IsRegular()})
+			path := filepath.Join(dir, e.Name())
+			switch t := e.Type(); {
+			case t.IsDir():
+				if err := walk(path); err != nil {
+					return err
+				}
+			case t.IsRegular():
+				grants = append(grants, carved{path: path, file: true})
 			}
 		}
-		dir = filepath.Join(dir, part)
+		return nil
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, nil
+	if err := walk(root); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(grants, func(i, j int) bool { return grants[i].path < grants[j].path })
+	return grants, ancestors, nil
+}
+
+// resolvePartly resolves the symlinks of the longest existing prefix of
+// path, so that a protected folder that does not exist yet is still named
+// where it would be created.
+func resolvePartly(path string) string {
+	path = filepath.Clean(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	dir := filepath.Dir(path)
+	if dir == path {
+		return path
+	}
+	return filepath.Join(resolvePartly(dir), filepath.Base(path))
 }
 
 // isWithin reports whether path is dir or beneath it. Both must be clean.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,9 +16,12 @@ func TestCarveOut(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(root, "a", "file"), nil, 0o644)
 	os.Symlink("/etc", filepath.Join(root, "a", "link"))
-	got, err := carveOut(root, filepath.Join(root, "a", "b", "ext"))
+	got, anc, err := carve(root, []string{filepath.Join(root, "a", "b", "ext")})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")}; !reflect.DeepEqual(anc, want) {
+		t.Fatalf("ancestors %v, want %v", anc, want)
 	}
 	want := []carved{
 		{path: filepath.Join(root, "a", "b", "other")},
@@ -28,8 +32,57 @@ func TestCarveOut(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
-	if got, _ := carveOut(filepath.Join(root, "top"), filepath.Join(root, "a")); len(got) != 1 {
-		t.Fatalf("unrelated root: %v", got)
+	if got, anc, _ := carve(filepath.Join(root, "top"), []string{filepath.Join(root, "a")}); len(got) != 1 || len(anc) != 0 {
+		t.Fatalf("unrelated root: %v %v", got, anc)
+	}
+	// Two excluded folders in different branches.
+	got, _, err = carve(root, []string{filepath.Join(root, "a", "b", "ext"), filepath.Join(root, "top")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = want[:3]
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("two excludes: got %v\nwant %v", got, want)
+	}
+}
+
+func TestProtectedFolders(t *testing.T) {
+	d := t.TempDir()
+	home := filepath.Join(d, "home")
+	for _, sub := range []string{"proj", ".gemini/extensions/ext", ".gemini/gemkit", "docs"} {
+		os.MkdirAll(filepath.Join(home, sub), 0o755)
+	}
+	os.WriteFile(filepath.Join(home, ".profile"), nil, 0o644)
+	p := Policy{Read: "home", Write: "home", Workspace: filepath.Join(home, "proj"), Home: home,
+		ExtensionDir: filepath.Join(home, ".gemini", "extensions", "ext"), TempDir: t.TempDir(),
+		Protected: []string{filepath.Join(home, ".gemini")}}
+	rules, err := p.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		if strings.HasPrefix(r.Path, home) {
+			got = append(got, fmt.Sprintf("%s w=%v list=%v file=%v", strings.TrimPrefix(r.Path, d), r.Write, r.ListOnly, r.File))
+		}
+	}
+	want := []string{
+		"/home/.gemini/extensions/ext w=false list=false file=false",
+		"/home w=false list=true file=false",
+		"/home/.profile w=false list=false file=true",
+		"/home/docs w=false list=false file=false",
+		"/home/proj w=false list=false file=false",
+		"/home/.profile w=true list=false file=true",
+		"/home/docs w=true list=false file=false",
+		"/home/proj w=true list=false file=false",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("rules under home:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A scope inside the protected folder is refused.
+	p.Read, p.Write, p.Workspace = "workspace", "none", filepath.Join(home, ".gemini", "gemkit")
+	if _, err := p.Rules(); err == nil || !contains(err.Error(), "closed to every tool") {
+		t.Fatalf("workspace inside ~/.gemini: %v", err)
 	}
 }
 

@@ -48,6 +48,11 @@ type Policy struct {
 	// RuntimePaths are the runtime's own installation (interpreter prefix),
 	// readable and executable wherever they live.
 	RuntimePaths []string
+	// Protected are folders no tool may read or write whatever its scope:
+	// gemkit's and Gemini CLI's configuration (~/.gemini), which holds
+	// credentials, the consent records and every other extension with its
+	// settings. A tool's own extension folder inside one stays readable.
+	Protected []string
 
 	// MemoryBytes caps the tool's data segment (RLIMIT_DATA, which counts
 	// private writable mappings but not the address-space reservations V8
@@ -99,6 +104,12 @@ func (p *Policy) Check() error {
 			return fmt.Errorf("sandbox %s %q must be an absolute path", name, *path)
 		}
 		*path = filepath.Clean(*path)
+	}
+	for i, d := range p.Protected {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("sandbox protected folder %q must be an absolute path", d)
+		}
+		p.Protected[i] = filepath.Clean(d)
 	}
 	for _, h := range p.AllowedHosts {
 		if _, err := extension.ParseHost(h); err != nil {

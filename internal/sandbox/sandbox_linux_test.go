@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +50,8 @@ func newWorld(t testing.TB) *world {
 		tmp:    filepath.Join(root, "tmp"),
 		secret: "SECRET-" + filepath.Base(root),
 	}
-	for _, d := range []string{w.ws, w.ext, w.tmp, filepath.Join(w.home, ".ssh"), filepath.Join(w.ws, "sub")} {
+	for _, d := range []string{w.ws, w.ext, w.tmp, filepath.Join(w.home, ".ssh"), filepath.Join(w.ws, "sub"),
+		filepath.Join(w.home, ".gemini", "gemkit"), filepath.Join(w.home, ".gemini", "extensions", "other")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -61,6 +61,13 @@ func newWorld(t testing.TB) *world {
 		filepath.Join(w.home, "notes.txt"):      "home notes",
 		filepath.Join(w.ws, "input.txt"):        "workspace input",
 		filepath.Join(w.ext, "tool.sh"):         "echo tool\n",
+		// What a tool must never see or change, whatever its scope: the
+		// consent records, another extension's settings and code, and
+		// the CLI's own credentials.
+		filepath.Join(w.home, ".gemini", "gemkit", "consent.json"):         `{"secret":"` + w.secret + `"}`,
+		filepath.Join(w.home, ".gemini", "extensions", "other", ".env"):    "TOKEN=" + w.secret + "\n",
+		filepath.Join(w.home, ".gemini", "extensions", "other", "tool.sh"): "echo other\n",
+		filepath.Join(w.home, ".gemini", "oauth_creds.json"):               w.secret,
 	}
 	for p, c := range files {
 		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
@@ -77,7 +84,8 @@ func newWorld(t testing.TB) *world {
 }
 
 func (w *world) policy(read, write extension.Access, hosts ...string) Policy {
-	return Policy{Read: read, Write: write, AllowedHosts: hosts, Workspace: w.ws, Home: w.home, ExtensionDir: w.ext, TempDir: w.tmp}
+	return Policy{Read: read, Write: write, AllowedHosts: hosts, Workspace: w.ws, Home: w.home, ExtensionDir: w.ext, TempDir: w.tmp,
+		Protected: []string{filepath.Join(w.home, ".gemini")}}
 }
 
 type runResult struct {
@@ -360,7 +368,7 @@ except Exception as e:
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded)$")
 }
 
 func systemPython(t *testing.T) string {
@@ -389,31 +397,6 @@ func assertUnchanged(t *testing.T, p, want string) {
 	}
 }
 
-type mapResolver map[string]string
-
-func (m mapResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	ip, ok := m[host]
-	if !ok {
-		return nil, fmt.Errorf("test resolver: no such host %q", host)
-	}
-	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
-}
-
-// httpServer serves body on a real loopback socket.
-func httpServer(t *testing.T, body string) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, body)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln
-}
-
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
@@ -426,7 +409,7 @@ func TestStartErrors(t *testing.T) {
 	w := newWorld(t)
 	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
 	r := run(t, &Launcher{Exe: "/bin/true"}, p, 5*time.Second, "/bin/true")
-	if r.err == nil || !strings.Contains(r.err.Error(), "must call sandbox.IsChild and sandbox.ChildMain") {
+	if r.err == nil || !strings.Contains(r.err.Error(), "is not a gemkit binary") {
 		t.Fatalf("binary without the hook: %v", r.err)
 	}
 	r = run(t, &Launcher{}, p, 5*time.Second, "/nonexistent/tool")

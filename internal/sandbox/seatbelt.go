@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -64,8 +65,35 @@ func SeatbeltProfile(p Policy, proxyPort int) (string, error) {
 		w("  (subpath %s) ; filesystem.write=%s", sbplString(root), q.Write.Effective())
 	}
 	w(")")
-	w(";; The extension's folder is never writable, whatever the scope.")
+	if len(q.Protected) > 0 {
+		w(";; gemkit's configuration, credentials and other extensions are closed to every tool.")
+		w("(deny file-read* file-write*")
+		for _, d := range q.Protected {
+			w("  (subpath %s)", sbplString(d))
+		}
+		w(")")
+		w("(allow file-read* (subpath %s)) ; the extension's own folder again", sbplString(q.ExtensionDir))
+	}
+	w(";; The extension's folder is never writable, whatever the scope; nor may the")
+	w(";; folders leading to it or to a closed folder be renamed or removed.")
 	w("(deny file-write* (subpath %s))", sbplString(q.ExtensionDir))
+	seen := map[string]bool{}
+	var lits []string
+	for _, d := range append([]string{q.ExtensionDir}, q.Protected...) {
+		for a := filepath.Dir(d); !seen[a]; a = filepath.Dir(a) {
+			seen[a] = true
+			lits = append(lits, a)
+			if a == "/" {
+				break
+			}
+		}
+	}
+	sort.Strings(lits)
+	b.WriteString("(deny file-write*")
+	for _, a := range lits {
+		fmt.Fprintf(&b, " (literal %s)", sbplString(a))
+	}
+	b.WriteString(")\n")
 
 	if q.NeedsNetwork() {
 		w(";; The only way out is gemkit's allowlisting proxy, which checks every host.")

@@ -17,6 +17,7 @@ func TestSeatbeltProfile(t *testing.T) {
 		Workspace: "/Users/ana/src/proj", Home: "/Users/ana",
 		ExtensionDir: "/Users/ana/.gemini/extensions/code-analyzer", TempDir: "/private/var/folders/xy/T/gemkit-tool-1",
 		RuntimePaths: []string{"/Users/ana/.pyenv/versions/3.12.1"},
+		Protected:    []string{"/Users/ana/.gemini"},
 	}
 	cases := []struct {
 		name        string
@@ -52,6 +53,15 @@ func TestSeatbeltProfile(t *testing.T) {
 			// so it wins in SBPL.
 			if strings.LastIndex(got, "(deny file-write* (subpath \""+p.ExtensionDir) < strings.LastIndex(got, "(allow file-write*") {
 				t.Fatal("extension folder denial is not last")
+			}
+			// ~/.gemini is denied after the scopes allow it, and the
+			// extension's own folder inside it is readable again after that.
+			deny := strings.Index(got, "(deny file-read* file-write*\n  (subpath \"/Users/ana/.gemini\")")
+			if deny < strings.LastIndex(got, "(allow file-read*\n") || strings.Index(got, "(allow file-read* (subpath \""+p.ExtensionDir) < deny {
+				t.Fatal("protected folder rules out of order")
+			}
+			if !strings.Contains(got, `(literal "/Users/ana/.gemini/extensions")`) || !strings.Contains(got, `(literal "/Users/ana")`) {
+				t.Fatal("the folders leading to the extension folder may be renamed")
 			}
 		})
 	}

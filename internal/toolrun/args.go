@@ -76,6 +76,9 @@ func Flags(t *extension.Tool, args map[string]any) ([]string, error) {
 			if !ok {
 				return nil, typeErr(t, a, v)
 			}
+			if err := checkValue(t, a, s); err != nil {
+				return nil, err
+			}
 			out = appendFlag(out, flag, s)
 		case extension.ArgNumber, extension.ArgInteger:
 			f, err := toNumber(v)
@@ -104,6 +107,9 @@ func Flags(t *extension.Tool, args map[string]any) ([]string, error) {
 				return nil, typeErr(t, a, v)
 			}
 			for _, s := range list {
+				if err := checkValue(t, a, s); err != nil {
+					return nil, err
+				}
 				out = appendFlag(out, flag, s)
 			}
 		default:
@@ -114,6 +120,15 @@ func Flags(t *extension.Tool, args map[string]any) ([]string, error) {
 		return nil, &ArgError{t.Name, fmt.Sprintf("missing argument %s; %s", quoteAll(missing), argNames(t))}
 	}
 	return out, nil
+}
+
+// checkValue refuses what no argument vector can carry: a NUL byte ends
+// a C string, so the tool would see a different value than was checked.
+func checkValue(t *extension.Tool, a extension.Arg, v string) error {
+	if strings.IndexByte(v, 0) >= 0 {
+		return &ArgError{t.Name, fmt.Sprintf("--%s contains a NUL byte, which cannot be passed to a program", a.Name)}
+	}
+	return nil
 }
 
 func appendFlag(out []string, flag, v string) []string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -32,8 +33,11 @@ func envMap(environ []string) map[string]string {
 }
 
 // toolEnv builds the tool's whole environment: the safe variables, the
-// locale, the private temp dir, and the extension's declared settings,
-// taken from the user's environment or else from the settings file.
+// locale, the private temp dir, and the extension's declared settings with
+// their values from its settings file. Settings never come from the
+// user's environment: an extension that declared a setting named
+// GITHUB_TOKEN or GEMINI_API_KEY would otherwise receive the user's own
+// secret without the consent prompt saying so.
 func toolEnv(user map[string]string, settings []extension.Setting, stored map[string]string, home, tmp string) []string {
 	out := map[string]string{}
 	for k, v := range user {
@@ -42,6 +46,16 @@ func toolEnv(user map[string]string, settings []extension.Setting, stored map[st
 		}
 	}
 	out["HOME"] = home
+	// Relative and empty PATH entries name the tool's working directory:
+	// a program the tool looks up must not be one a file in the
+	// workspace can shadow.
+	var path []string
+	for _, dir := range filepath.SplitList(out["PATH"]) {
+		if filepath.IsAbs(dir) {
+			path = append(path, dir)
+		}
+	}
+	out["PATH"] = strings.Join(path, string(filepath.ListSeparator))
 	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
 		out[k] = tmp
 	}
@@ -51,9 +65,7 @@ func toolEnv(user map[string]string, settings []extension.Setting, stored map[st
 		if s.EnvVar == "" {
 			continue
 		}
-		if v, ok := user[s.EnvVar]; ok {
-			out[s.EnvVar] = v
-		} else if v, ok := stored[s.EnvVar]; ok {
+		if v, ok := stored[s.EnvVar]; ok {
 			out[s.EnvVar] = v
 		}
 	}

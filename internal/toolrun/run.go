@@ -56,6 +56,10 @@ type Runner struct {
 	// Environ is the user's environment, the source of PATH, HOME, the
 	// locale and the extension's settings; nil means os.Environ().
 	Environ []string
+	// Protected are folders closed to every tool whatever its scope, in
+	// addition to ~/.gemini (and $GEMINI_CLI_HOME/.gemini), which always
+	// are: the extension store's own folder when it lives elsewhere.
+	Protected []string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger
 
@@ -78,7 +82,8 @@ type Call struct {
 	MaxOutput   int64
 	MemoryBytes uint64
 	// Settings are values of the extension's settings (by envVar) from
-	// its settings file; the user's environment takes precedence.
+	// its settings file, the only source of them: the user's environment
+	// is never consulted for a declared name.
 	Settings map[string]string
 	// GrantConsent records the person's consent given on the command line
 	// (--consent) instead of asking.
@@ -133,6 +138,42 @@ func (r *Runner) environ() []string {
 	return os.Environ()
 }
 
+// writableRoots are the folders a tool with write scope w may change, with
+// symlinks resolved.
+func writableRoots(w extension.Access, ws, home string) []string {
+	var roots []string
+	switch w {
+	case extension.AccessFull:
+		roots = []string{"/"}
+	case extension.AccessHome:
+		roots = []string{home}
+	case extension.AccessWorkspace:
+		roots = []string{ws}
+	}
+	for i, d := range roots {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			roots[i] = real
+		}
+	}
+	return roots
+}
+
+// protected lists the folders no tool may touch: gemkit's and Gemini
+// CLI's configuration, which holds their credentials, the consent records
+// and every other extension with its settings.
+func (r *Runner) protected(env map[string]string, home string) []string {
+	out := []string{filepath.Join(home, ".gemini")}
+	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
+		out = append(out, filepath.Join(h, ".gemini"))
+	}
+	for _, d := range r.Protected {
+		if filepath.IsAbs(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func (r *Runner) logger() *slog.Logger {
 	if r.Logger != nil {
 		return r.Logger
@@ -178,10 +219,6 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 			return nil, fmt.Errorf("no HOME: %w", err)
 		}
 	}
-	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home)
-	if err != nil {
-		return nil, err
-	}
 	ws := c.Workspace
 	if ws == "" {
 		if ws, err = os.Getwd(); err != nil {
@@ -191,6 +228,11 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	if ws, err = filepath.Abs(ws); err != nil {
 		return nil, err
 	}
+	perms := m.EffectivePermissions()
+	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home, writableRoots(perms.Filesystem.Write, ws, home))
+	if err != nil {
+		return nil, err
+	}
 
 	tmp, err := os.MkdirTemp("", "gemkit-tool-")
 	if err != nil {
@@ -198,11 +240,10 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	perms := m.EffectivePermissions()
 	policy := sandbox.Policy{
 		Read: perms.Filesystem.Read, Write: perms.Filesystem.Write, AllowedHosts: perms.Network.AllowedHosts,
 		Workspace: ws, Home: home, ExtensionDir: ext.Dir, TempDir: tmp, RuntimePaths: interp.Install,
-		MemoryBytes: c.MemoryBytes,
+		MemoryBytes: c.MemoryBytes, Protected: r.protected(env, home),
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {

@@ -46,8 +46,9 @@ func newEnv(t *testing.T) *env {
 	}
 	e.store = extension.OpenStore(e.home)
 	path := "/usr/local/bin:/usr/bin:/bin"
-	e.environ = []string{"PATH=" + path, "HOME=" + e.home, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-		"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "MY_API_KEY=declared-value"}
+	e.environ = []string{"PATH=.:" + path + "::bin", "HOME=" + e.home, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+		"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "MY_API_KEY=env-value", "GEMINI_API_KEY=gemini_secret",
+		"SSH_AUTH_SOCK=/tmp/ssh-agent.sock", "LD_PRELOAD=/tmp/evil.so", "NODE_OPTIONS=--require=/tmp/evil.js", "PYTHONPATH=/tmp/evil"}
 	return e
 }
 
@@ -85,7 +86,8 @@ const echoManifest = `{
   "name": "echo",
   "version": "1.0.0",
   "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": []}},
-  "settings": [{"name": "API key", "envVar": "MY_API_KEY", "sensitive": true}, {"name": "Region", "envVar": "MY_REGION"}],
+  "settings": [{"name": "API key", "envVar": "MY_API_KEY", "sensitive": true}, {"name": "Region", "envVar": "MY_REGION"},
+    {"name": "a setting named like the user's secret", "envVar": "GITHUB_TOKEN"}, {"name": "another", "envVar": "GEMINI_API_KEY"}],
   "tools": [
     {"name": "pyjson", "description": "echo args as JSON", "executable": "tools/echo.py", "runtime": "python", "output": "json",
      "args": [{"name": "file", "type": "string"}, {"name": "n", "type": "integer"}, {"name": "tag", "type": "array"}, {"name": "v", "type": "boolean"}]},
@@ -130,7 +132,7 @@ func TestRunTools(t *testing.T) {
 	r := e.runner()
 	ctx := context.Background()
 	call := func(tool string, args map[string]any) Call {
-		return Call{Extension: ext, Tool: tool, Args: args, Workspace: e.ws, GrantConsent: true, Settings: map[string]string{"MY_REGION": "eu"}}
+		return Call{Extension: ext, Tool: tool, Args: args, Workspace: e.ws, GrantConsent: true, Settings: map[string]string{"MY_REGION": "eu", "MY_API_KEY": "declared-value"}}
 	}
 
 	t.Run("python json", func(t *testing.T) {
@@ -171,12 +173,12 @@ func TestRunTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, bad := range []string{"ghp_secret", "aws_secret", "GITHUB_TOKEN", "GEMKIT_SANDBOX"} {
+		for _, bad := range []string{"ghp_secret", "aws_secret", "GITHUB_TOKEN", "GEMKIT_SANDBOX", "env-value", "gemini_secret", "SSH_AUTH_SOCK", "LD_PRELOAD", "NODE_OPTIONS", "PYTHONPATH", "GOMAXPROCS", "GOGC"} {
 			if strings.Contains(res.Text, bad) {
 				t.Errorf("tool saw %s:\n%s", bad, res.Text)
 			}
 		}
-		for _, want := range []string{"MY_API_KEY=declared-value", "MY_REGION=eu", "HOME=" + e.home, "LC_ALL=C.UTF-8", "TMPDIR=/"} {
+		for _, want := range []string{"MY_API_KEY=declared-value", "MY_REGION=eu", "HOME=" + e.home, "LC_ALL=C.UTF-8", "TMPDIR=/", "PATH=/usr/local/bin:/usr/bin:/bin\n"} {
 			if !strings.Contains(res.Text, want) {
 				t.Errorf("tool env lacks %s:\n%s", want, res.Text)
 			}
@@ -375,6 +377,28 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 		t.Fatalf("output %q", res.Text)
 	}
 
+	// A shim the tools may write is never run outside the sandbox: a
+	// planted one would run unconfined.
+	planted := filepath.Join(e.ws, ".venv", "bin")
+	os.MkdirAll(planted, 0o755)
+	marker := filepath.Join(e.home, "pwned")
+	os.WriteFile(filepath.Join(planted, "python3"), []byte("#!/bin/sh\ntouch "+marker+"\nexec "+filepath.Join(version, "python3")+" \"$@\"\n"), 0o755)
+	wext := e.install(t, `{"name": "vmw", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}},
+  "tools": [{"name": "py", "description": "d", "executable": "py.py", "runtime": "python"}]}`, map[string]string{"py.py": "print('ran')\n"})
+	e.environ[0] = "PATH=" + planted + ":/usr/bin:/bin"
+	r = e.runner()
+	_, err = r.Run(context.Background(), Call{Extension: wext, Tool: "py", Workspace: e.ws, GrantConsent: true})
+	if err == nil || !strings.Contains(err.Error(), "which this extension's tools may write") {
+		t.Fatalf("planted shim: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the planted shim ran outside the sandbox")
+	}
+	// The same shim for an extension that cannot write there is asked.
+	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil || !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) {
+		t.Fatalf("read-only extension with a workspace shim: %v %+v", err, res)
+	}
+
 	// The machine's own python3 on the real PATH (pyenv here) starts too.
 	r.Environ = append(os.Environ(), "PATH="+os.Getenv("PATH"))
 	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil {
@@ -384,8 +408,61 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 	}
 }
 
+// TestNodeUnderVersionManager runs a node installed the way nvm does it:
+// a real binary in ~/.nvm/versions/node/vX/bin, first on PATH, no shim.
+// It must start (its installation is readable) while the rest of home
+// stays closed.
+func TestNodeUnderVersionManager(t *testing.T) {
+	sys, err := filepath.EvalSymlinks("/usr/bin/node")
+	if err != nil {
+		t.Skip("no /usr/bin/node to install into a fake nvm (apt-get install nodejs)")
+	}
+	e := newEnv(t)
+	bin := filepath.Join(e.home, ".nvm", "versions", "node", "v20.0.0", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(bin, "node")
+	// A hard link puts the binary at a path under home without copying
+	// 100 MB; Landlock judges the path it is opened by.
+	if err := os.Link(sys, node); err != nil {
+		body, err := os.ReadFile(sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(node, body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(e.home, "secret.txt"), []byte("s3cret"), 0o644)
+	e.environ[0] = "PATH=" + bin + ":/usr/bin:/bin"
+	ext := e.install(t, `{"name": "nvm", "version": "1.0.0",
+  "tools": [{"name": "js", "description": "d", "executable": "t.js", "runtime": "node", "args": [{"name": "read", "type": "string"}]}]}`,
+		map[string]string{"t.js": "console.log(process.execPath);\ntry { require('fs').readFileSync(process.argv[3]); console.log('READ') } catch (e) { console.log('denied', e.code) }\n"})
+	res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "js", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": filepath.Join(e.home, "secret.txt")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Text, node+"\n") || !strings.Contains(res.Text, "denied EACCES") {
+		t.Fatalf("output %q", res.Text)
+	}
+}
+
+// TestMissingInterpreter: a runtime that is not on PATH is named, with
+// what to install, before anything runs.
+func TestMissingInterpreter(t *testing.T) {
+	e := newEnv(t)
+	e.environ[0] = "PATH=" + t.TempDir()
+	ext := e.install(t, `{"name": "nopy", "version": "1.0.0",
+  "tools": [{"name": "py", "description": "d", "executable": "t.py", "runtime": "python"}]}`, map[string]string{"t.py": "print(1)\n"})
+	_, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true})
+	if err == nil || !strings.Contains(err.Error(), "runtime python needs python3 on PATH") {
+		t.Fatalf("err %v", err)
+	}
+}
+
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter)$")
 }
 
 func clone(m map[string]string) map[string]string {

@@ -50,12 +50,15 @@ type runtimes struct {
 // what runs. The installation is the prefix above the binary's bin/
 // folder, both of the path found and of its real target (a venv's python
 // is a symlink into the base installation).
-func (r *runtimes) resolve(ctx context.Context, rt extension.Runtime, path, home string) (Interpreter, error) {
+//
+// The shim runs outside the sandbox, so one inside a folder the tool may
+// write (writable, below) is refused: an earlier run could have planted it.
+func (r *runtimes) resolve(ctx context.Context, rt extension.Runtime, path, home string, writable []string) (Interpreter, error) {
 	name, ok := commands[rt]
 	if !ok {
 		return Interpreter{}, fmt.Errorf("unknown runtime %q (want python, node or shell)", rt)
 	}
-	key := string(rt) + "\x00" + path
+	key := string(rt) + "\x00" + path + "\x00" + strings.Join(writable, "\x00")
 	r.mu.Lock()
 	if in, ok := r.cache[key]; ok {
 		r.mu.Unlock()
@@ -69,6 +72,16 @@ func (r *runtimes) resolve(ctx context.Context, rt extension.Runtime, path, home
 	}
 	exe := found
 	if isScript(found) && selfPath[rt] != nil {
+		realShim, err := filepath.EvalSymlinks(found)
+		if err != nil {
+			return Interpreter{}, fmt.Errorf("runtime %s: %w", rt, err)
+		}
+		for _, w := range writable {
+			if w != "" && (realShim == w || strings.HasPrefix(realShim, strings.TrimSuffix(w, "/")+"/")) {
+				return Interpreter{}, fmt.Errorf("runtime %s: %s on PATH is a script (a version manager's shim?) inside %s, which this extension's tools may write; "+
+					"gemkit would have to run it outside the sandbox to find the interpreter, so it refuses. Put the real interpreter's folder first on PATH", rt, found, w)
+			}
+		}
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, found, selfPath[rt]...)

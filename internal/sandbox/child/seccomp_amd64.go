@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package child
 
 import "golang.org/x/sys/unix"
 
@@ -10,5 +10,5 @@ import "golang.org/x/sys/unix"
 const (
 	auditArch        = unix.AUDIT_ARCH_X86_64
 	x32SyscallBit    = 0x40000000
-	seccompSupported = true
+	SeccompSupported = true
 )

@@ -1,4 +1,4 @@
-package sandbox
+package child
 
 import (
 	"errors"
@@ -32,6 +32,7 @@ const (
 	tEPERM
 	tEACCES
 	tKill
+	tENOSYS
 	nTargets
 )
 
@@ -39,13 +40,20 @@ type bpfInsn struct {
 	code   uint16
 	k      uint32
 	jt, jf int // targets (tAllow...) or -1 for "next instruction"
+	// skip, when set, replaces jf: on false skip that many instructions.
+	skip uint8
 }
 
 // seccompProgram assembles the filter. It always refuses: io_uring (which
 // can open sockets behind the filter's back), the kernel keyrings, bpf, and
 // sockets of families the network namespace does not confine (AF_UNIX
-// pathname sockets reach host services; AF_VSOCK reaches the hypervisor);
-// socketpair stays allowed.
+// pathname sockets reach host services; AF_VSOCK reaches the hypervisor),
+// and new user namespaces: inside one a tool would hold CAP_NET_ADMIN and
+// CAP_SYS_ADMIN over fresh namespaces, the kernel surface (nf_tables and
+// others) behind many privilege escalations. unshare and clone are refused
+// with CLONE_NEWUSER in their flags; clone3, whose flags seccomp cannot
+// read, answers ENOSYS, so that the C library falls back to clone (as it
+// does on older kernels). socketpair stays allowed.
 func seccompProgram(o seccompOptions) []unix.SockFilter {
 	ld := func(off uint32) bpfInsn {
 		return bpfInsn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: off, jt: -1, jf: -1}
@@ -71,6 +79,16 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 	for _, nr := range denied {
 		prog = append(prog, jeq(nr, tEPERM))
 	}
+	prog = append(prog, jeq(unix.SYS_CLONE3, tENOSYS))
+	for _, nr := range []uint32{unix.SYS_UNSHARE, unix.SYS_CLONE} {
+		// The flags are the first argument of both; their low 32 bits
+		// hold CLONE_NEWUSER. Either way the verdict is final here.
+		prog = append(prog,
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: nr, jt: -1, skip: 2},
+			ld(seccompArg0),
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.CLONE_NEWUSER, jt: tEPERM, jf: tAllow},
+		)
+	}
 	if o.denyAllSockets {
 		prog = append(prog, jeq(unix.SYS_SOCKET, tEACCES))
 		prog = append(prog, bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1})
@@ -91,6 +109,7 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), jt: -1, jf: -1},
 		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES), jt: -1, jf: -1},
 		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_KILL_PROCESS, jt: -1, jf: -1},
+		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), jt: -1, jf: -1},
 	)
 	out := make([]unix.SockFilter, len(prog))
 	rel := func(i, t int) uint8 {
@@ -100,7 +119,11 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 		return uint8(base + t - (i + 1))
 	}
 	for i, in := range prog {
-		out[i] = unix.SockFilter{Code: in.code, K: in.k, Jt: rel(i, in.jt), Jf: rel(i, in.jf)}
+		jf := rel(i, in.jf)
+		if in.skip > 0 {
+			jf = in.skip
+		}
+		out[i] = unix.SockFilter{Code: in.code, K: in.k, Jt: rel(i, in.jt), Jf: jf}
 	}
 	return out
 }
@@ -108,7 +131,7 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 // installSeccomp loads the filter on the calling thread. no_new_privs must
 // already be set.
 func installSeccomp(o seccompOptions) error {
-	if !seccompSupported {
+	if !SeccompSupported {
 		return errors.New("no seccomp filter for this architecture")
 	}
 	filter := seccompProgram(o)

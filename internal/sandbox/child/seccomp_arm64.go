@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package child
 
 import "golang.org/x/sys/unix"
 
@@ -8,5 +8,5 @@ import "golang.org/x/sys/unix"
 const (
 	auditArch        = unix.AUDIT_ARCH_AARCH64
 	x32SyscallBit    = 0
-	seccompSupported = true
+	SeccompSupported = true
 )
