@@ -570,14 +570,18 @@ func newExtListCmd(s Streams) *cobra.Command {
 				en := enabled(name)
 				items = append(items, listEntry(st, in, &en))
 			}
+			// One write at the end: tabwriter writes each cell on its
+			// own, a system call each on an unbuffered stdout.
+			out := bufio.NewWriter(s.Out)
+			defer out.Flush()
 			if asJSON {
-				return writeJSON(s.Out, items)
+				return writeJSON(out, items)
 			}
 			if len(items) == 0 {
-				fmt.Fprintf(s.Out, "No extensions installed in %s.\n", st.Dir())
+				fmt.Fprintf(out, "No extensions installed in %s.\n", st.Dir())
 				return nil
 			}
-			tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tVERSION\tENABLED\tTOOLS\tMCP\tSOURCE")
 			var broken []listItem
 			for _, it := range items {
@@ -603,12 +607,12 @@ func newExtListCmd(s Streams) *cobra.Command {
 			tw.Flush()
 			for _, it := range broken {
 				if it.Error != "" {
-					fmt.Fprintf(s.Out, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
+					fmt.Fprintf(out, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
 				} else {
-					fmt.Fprintf(s.Out, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
+					fmt.Fprintf(out, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
 				}
 			}
-			return nil
+			return out.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")

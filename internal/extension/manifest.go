@@ -315,9 +315,10 @@ type manifestWire struct {
 	Examples        []Example                  `json:"examples"`
 }
 
-// parseFast reads a well-typed manifest in two passes (the fields, then
-// the names of unknown ones). It reports false when anything has the wrong
-// type, and ParseManifest then takes the slow path that says where.
+// parseFast reads a well-typed manifest with one decode, then a quick walk
+// over the top-level keys for the fields Manifest does not name. It
+// reports false when anything has the wrong type, and ParseManifest then
+// takes the slow path that says where.
 func parseFast(data []byte) (*Manifest, bool) {
 	var w manifestWire
 	if json.Unmarshal(data, &w) != nil {
@@ -337,22 +338,23 @@ func parseFast(data []byte) (*Manifest, bool) {
 			return nil, false
 		}
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil || top == nil {
-		return nil, false
-	}
-	for key, raw := range top {
-		if !knownFields[key] {
-			if caseVariantOfKnown(key) {
-				// encoding/json matched it to a field; the slow path
-				// keeps it as an unknown field, as it is.
-				return nil, false
-			}
-			if m.Extra == nil {
-				m.Extra = map[string]json.RawMessage{}
-			}
-			m.Extra[key] = raw
+	caseVariant := false
+	isObject := eachField(data, func(key string, raw json.RawMessage) {
+		if knownFields[key] {
+			return
 		}
+		if caseVariantOfKnown(key) {
+			// encoding/json matched it to a field; the slow path
+			// keeps it as an unknown field, as it is.
+			caseVariant = true
+		}
+		if m.Extra == nil {
+			m.Extra = map[string]json.RawMessage{}
+		}
+		m.Extra[key] = append(json.RawMessage(nil), raw...)
+	})
+	if !isObject || caseVariant {
+		return nil, false
 	}
 	return m, true
 }
