@@ -80,7 +80,7 @@ func errNeedsConsent(what string) error {
 func consentFunc(s Streams, given bool) extension.ConsentFunc {
 	return func(ctx context.Context, p extension.ConsentPrompt) (bool, error) {
 		for _, l := range p.Lines {
-			fmt.Fprintln(s.Err, l)
+			fmt.Fprintln(s.Err, extension.Printable(l))
 		}
 		if given {
 			fmt.Fprintln(s.Err, "Consent given with --consent.")
@@ -119,6 +119,19 @@ func readLine(ctx context.Context, r io.Reader) (string, error) {
 	case res := <-ch:
 		return res.line, res.err
 	}
+}
+
+// printableWriter passes text through extension.PrintableText, so that
+// what a manifest says cannot reach the terminal as escape sequences.
+// JSON output needs no such care: encoding/json escapes control
+// characters itself.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, extension.PrintableText(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -163,7 +176,7 @@ leaves nothing behind.`,
 				return writeJSON(s.Out, listEntry(st, in, nil))
 			}
 			m := in.Manifest()
-			fmt.Fprintf(s.Out, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
+			fmt.Fprintf(printableWriter{s.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
 			return nil
 		},
 	}
@@ -196,7 +209,7 @@ effect at once and ${extensionPath} is the real path. Consent as for install.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
+			fmt.Fprintf(printableWriter{s.Out}, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
 			return nil
 		},
 	}
@@ -331,7 +344,7 @@ prompt shows what changed; --consent agrees without asking.`,
 				}
 				results = append(results, res)
 				if !asJSON {
-					fmt.Fprintln(s.Out, updateLine(res))
+					fmt.Fprintln(s.Out, extension.Printable(updateLine(res)))
 				}
 			}
 			if asJSON {
@@ -429,16 +442,16 @@ func newExtValidateCmd(s Streams) *cobra.Command {
 				if err := writeJSON(s.Out, map[string]any{"valid": len(probs) == 0, "name": ext.Manifest.Name, "manifest": ext.ManifestPath(), "problems": probs}); err != nil {
 					return err
 				}
-			} else if len(probs) == 0 {
-				fmt.Fprintf(s.Out, "%s is valid: %s %s\n", ext.ManifestPath(), ext.Manifest.Name, ext.Manifest.Version)
+			} else if out := (printableWriter{s.Out}); len(probs) == 0 {
+				fmt.Fprintf(out, "%s is valid: %s %s\n", ext.ManifestPath(), ext.Manifest.Name, ext.Manifest.Version)
 			} else {
-				fmt.Fprintf(s.Out, "%s has %d problem(s):\n", ext.ManifestPath(), len(probs))
+				fmt.Fprintf(out, "%s has %d problem(s):\n", ext.ManifestPath(), len(probs))
 				for _, p := range probs {
 					where := p.Path
 					if where == "" {
 						where = "(manifest)"
 					}
-					fmt.Fprintf(s.Out, "  %s: %s\n      fix: %s\n", where, p.Message, p.Fix)
+					fmt.Fprintf(out, "  %s: %s\n      fix: %s\n", where, p.Message, p.Fix)
 				}
 			}
 			if len(probs) > 0 {
@@ -581,7 +594,7 @@ func newExtListCmd(s Streams) *cobra.Command {
 				fmt.Fprintf(out, "No extensions installed in %s.\n", st.Dir())
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(printableWriter{out}, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tVERSION\tENABLED\tTOOLS\tMCP\tSOURCE")
 			var broken []listItem
 			for _, it := range items {
@@ -607,9 +620,9 @@ func newExtListCmd(s Streams) *cobra.Command {
 			tw.Flush()
 			for _, it := range broken {
 				if it.Error != "" {
-					fmt.Fprintf(out, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
+					fmt.Fprintf(printableWriter{out}, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
 				} else {
-					fmt.Fprintf(out, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
+					fmt.Fprintf(printableWriter{out}, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
 				}
 			}
 			return out.Flush()
@@ -686,8 +699,9 @@ files, settings, source, version and where it is enabled.`,
 				}
 				return writeJSON(s.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes})
 			}
-			writeDescription(s.Out, in, item, consent, enforcer != nil, notes, enfErr)
-			return nil
+			out := bufio.NewWriter(s.Out)
+			writeDescription(printableWriter{out}, in, item, consent, enforcer != nil, notes, enfErr)
+			return out.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the description as JSON")
