@@ -268,15 +268,25 @@ overrides the user choice there. The rules live in Gemini CLI's
 			if err != nil {
 				return err
 			}
+			// The rules are kept under the manifest's name, which the
+			// argument may match only case-insensitively.
+			in, err := st.Get(args[0])
+			if err != nil {
+				return err
+			}
+			name := in.Name
+			if m := in.Manifest(); m != nil {
+				name = m.Name
+			}
 			if enable {
-				err = st.Enable(args[0], sc)
+				err = st.Enable(name, sc)
 			} else {
-				err = st.Disable(args[0], sc)
+				err = st.Disable(name, sc)
 			}
 			if err != nil {
 				return err
 			}
-			e, err := st.Enablement(args[0])
+			e, err := st.Enablement(name)
 			if err != nil {
 				return err
 			}
@@ -284,12 +294,21 @@ overrides the user choice there. The rules live in Gemini CLI's
 			if sc == extension.ScopeWorkspace {
 				where = "in " + st.Workspace()
 			}
-			fmt.Fprintf(s.Out, "%sd %s %s (now: user %s, workspace %s)\n", strings.ToUpper(verb[:1])+verb[1:], args[0], where, yesNo(e.User), yesNo(e.Workspace))
+			fmt.Fprintf(s.Out, "%sd %s %s (now: user %s, workspace %s)\n", strings.ToUpper(verb[:1])+verb[1:], name, where, yesNo(e.User), yesNo(e.Workspace))
+			if sc == extension.ScopeUser && !under(st.Workspace(), st.Home()) {
+				fmt.Fprintf(s.Err, "Note: the user scope covers %s and the folders under it, as in Gemini CLI; the workspace %s is outside it, so use --scope workspace there.\n", st.Home(), st.Workspace())
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", string(extension.ScopeUser), "user or workspace")
 	return cmd
+}
+
+// under reports whether dir is base or inside it.
+func under(dir, base string) bool {
+	r, err := filepath.Rel(base, dir)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
 }
 
 func yesNo(b bool) string {

@@ -347,6 +347,23 @@ func TestEnableDisableCommands(t *testing.T) {
 	if _, _, code := e.run("enable", "nope"); code != ExitError {
 		t.Errorf("enable of a missing extension: exit %d", code)
 	}
+	// A name in other case finds the extension, and the answer is about
+	// the rules stored under its real name.
+	out = e.mustRun("disable", "CONDUCTOR", "--scope", "workspace")
+	if !strings.Contains(out, "Disabled conductor in") || !strings.Contains(out, "now: user disabled, workspace disabled") {
+		t.Errorf("disable CONDUCTOR --scope workspace: %q", out)
+	}
+
+	// The user scope is the home folder and below, so a workspace outside
+	// it keeps its own answer, and gemkit says so.
+	outside := t.TempDir()
+	_, errOut, code := e.run("--workspace", outside, "enable", "conductor")
+	if code != ExitOK || !strings.Contains(errOut, "outside it, so use --scope workspace") {
+		t.Errorf("enable with a workspace outside home: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, _ := e.run("enable", "conductor"); strings.Contains(errOut, "outside") {
+		t.Errorf("workspace under home got the outside note: %q", errOut)
+	}
 }
 
 func TestUpdateCommand(t *testing.T) {
