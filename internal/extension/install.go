@@ -110,7 +110,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err != nil {
 		return nil, err
 	}
-	ext, err := LoadWith(root, LoadOptions{WorkspacePath: s.workspace})
+	ext, err := s.loadFetched(root, md)
 	if err != nil {
 		return nil, fmt.Errorf("%s cannot be installed: %w", req.Source, err)
 	}
@@ -265,7 +265,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	if err != nil {
 		return nil, err
 	}
-	ext, err := LoadWith(root, LoadOptions{WorkspacePath: s.workspace})
+	ext, err := s.loadFetched(root, md)
 	if err != nil {
 		return nil, fmt.Errorf("the new version of %s cannot be installed: %w", in.Name, err)
 	}
@@ -309,6 +309,30 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		}
 	}
 	return res, nil
+}
+
+// loadFetched loads what fetch brought into the staging folder root,
+// naming the manifest in messages as it is in the source (the person can
+// do nothing with the staging copy's path).
+func (s *Store) loadFetched(root string, md *InstallMetadata) (*Extension, error) {
+	var shown, where string
+	switch md.Type {
+	case SourceGit:
+		shown, where = ManifestFile+" in "+md.Source, md.Source
+		if md.Subdir != "" {
+			shown, where = md.Subdir+"/"+shown, "the folder "+md.Subdir+" of "+md.Source
+		}
+	default:
+		shown, where = filepath.Join(md.Source, ManifestFile), md.Source
+	}
+	if _, err := os.Lstat(filepath.Join(root, ManifestFile)); errors.Is(err, fs.ErrNotExist) {
+		hint := ""
+		if md.Type == SourceGit && md.Subdir == "" {
+			hint = "; if the extension is in a sub-folder of the repository, name it with --path"
+		}
+		return nil, fmt.Errorf("%s has no %s%s", where, ManifestFile, hint)
+	}
+	return LoadWith(root, LoadOptions{WorkspacePath: s.workspace, shownManifest: shown})
 }
 
 // findBySource returns the installed extension whose install metadata

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -443,32 +444,51 @@ func decodeField(raw json.RawMessage, v any, path, want string, probs *[]Problem
 	return false
 }
 
+// typeProblem turns a decoding error of the value at path into a Problem
+// in JSON's words (never Go's); want says what the value should be.
 func typeProblem(err error, path, want string) Problem {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return Problem{
-			Path:    joinPath(path, te.Field),
-			Message: fmt.Sprintf("is a JSON %s, not %s", te.Value, te.Type),
-			Fix:     fmt.Sprintf("give %s a value of type %s", joinPath(path, te.Field), goTypeWord(te.Type.String())),
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			// A field inside the value: say what that field should be.
+			path, want = joinPath(path, te.Field), jsonKind(te.Type)
 		}
+		return Problem{Path: path, Message: fmt.Sprintf("is a JSON %s, not %s", jsonValueWord(te.Value), want), Fix: "make " + path + " " + want}
 	}
-	return Problem{Path: path, Message: "has the wrong type: " + err.Error(), Fix: "make " + path + " " + want}
+	return Problem{Path: path, Message: "cannot be read: " + err.Error(), Fix: "make " + path + " " + want}
 }
 
-func goTypeWord(t string) string {
-	switch t {
-	case "string", "extension.Access", "extension.Runtime", "extension.Output", "extension.ArgType":
-		return "string"
-	case "bool":
+// jsonKind names the JSON value a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
+}
+
+// jsonValueWord turns encoding/json's description of a value ("bool",
+// "array", "number -1") into the word a manifest author knows.
+func jsonValueWord(v string) string {
+	switch {
+	case v == "bool":
 		return "boolean"
-	}
-	if len(t) > 2 && t[:2] == "[]" {
+	case v == "array":
 		return "list"
+	case strings.HasPrefix(v, "number"):
+		return "number"
 	}
-	if len(t) > 3 && t[:3] == "map" {
-		return "object"
-	}
-	return t
+	return v
 }
 
 func joinPath(path, field string) string {
@@ -527,6 +547,9 @@ func decodeTools(raw json.RawMessage, probs *[]Problem) []Tool {
 // describeSyntaxError turns a JSON syntax error into one that names the
 // line and column, which is what a person editing the file needs.
 func describeSyntaxError(data []byte, err error) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.New(`is empty; write a JSON object such as {"name": "my-extension", "version": "1.0.0"}`)
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line, col := 1, 1

@@ -190,8 +190,29 @@ func TestBrokenManifestDoesNotInstall(t *testing.T) {
 	if asked {
 		t.Errorf("consent was asked for an invalid extension")
 	}
+	if strings.Contains(err.Error(), stagingPrefix) || !strings.Contains(err.Error(), ManifestFile+" in "+url+" has 2 problems") {
+		t.Errorf("the error should name the manifest in the source, not the staging copy: %v", err)
+	}
 	if got := entries(t, s); len(got) != 0 {
 		t.Errorf("a broken install left %v in the extensions folder", got)
+	}
+
+	// A repository without a manifest at its top: the error says to use
+	// --path.
+	_, bare := gitRepo(t, map[string]string{"ext/" + ManifestFile: manifestJSON("deep", "1.0.0", "")})
+	_, err = s.Install(context.Background(), InstallRequest{Source: bare, Consent: yes})
+	if err == nil || !strings.Contains(err.Error(), bare+" has no "+ManifestFile) || !strings.Contains(err.Error(), "--path") || strings.Contains(err.Error(), stagingPrefix) {
+		t.Errorf("install of a repository with the manifest in a sub-folder: %v", err)
+	}
+	// And a local folder's broken manifest is named by its own path.
+	local := t.TempDir()
+	os.WriteFile(filepath.Join(local, ManifestFile), []byte(`{"name": "x",`), 0o644)
+	_, err = s.Install(context.Background(), InstallRequest{Source: local, Consent: yes})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(local, ManifestFile)+": not valid JSON at line 1") {
+		t.Errorf("install of a local folder with broken JSON: %v", err)
+	}
+	if got := entries(t, s); len(got) != 0 {
+		t.Errorf("failed installs left %v in the extensions folder", got)
 	}
 	if list, _ := s.List(); len(list) != 0 {
 		t.Errorf("List shows %d extensions", len(list))
