@@ -68,10 +68,12 @@ func isTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// errNeedsConsent is the refusal when nobody can be asked.
+// errNeedsConsent is the refusal when nobody can be asked. The consent
+// text has been printed just before it, so the person can read what they
+// would agree to before running the command again with --consent.
 func errNeedsConsent(what string) error {
 	return withExitCode(ExitError, fmt.Errorf("%s needs your consent, and there is no terminal to ask on (stdin is not a terminal); "+
-		"run it in a terminal, or pass --consent to agree to what it prints", what))
+		"nothing was changed. Read what it will be able to do above, then run it in a terminal, or again with --consent to agree", what))
 }
 
 // consentFunc asks on the terminal, or agrees when --consent was given.
@@ -87,7 +89,7 @@ func consentFunc(s Streams, given bool) extension.ConsentFunc {
 			return true, nil
 		}
 		if !isTerminal(s.In) {
-			return false, errNeedsConsent(strings.ToLower(p.Action) + " " + p.Extension.Manifest.Name)
+			return false, errNeedsConsent(strings.ToLower(p.Action) + " " + extension.Printable(p.Extension.Manifest.Name))
 		}
 		fmt.Fprint(s.Err, "\nDo you want to continue? [y/N]: ")
 		answer, err := readLine(ctx, s.In)
@@ -153,8 +155,8 @@ A git source is cloned with your own git (https, ssh, git@host:path and file URL
 at --ref (a branch, tag or commit) when given. --path names the folder inside the
 source that holds gemini-extension.json. The manifest must be valid. You are shown
 what the extension will be able to do and asked to agree, unless --consent is given;
-without a terminal and without --consent the install is refused. A failed install
-leaves nothing behind.`,
+without a terminal and without --consent the install is refused after showing it.
+A failed install leaves nothing behind.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
@@ -162,9 +164,6 @@ leaves nothing behind.`,
 				return err
 			}
 			interactive := isTerminal(s.In)
-			if !consent && !interactive {
-				return errNeedsConsent("installing " + args[0])
-			}
 			in, err := st.Install(cmd.Context(), extension.InstallRequest{
 				Source: args[0], Ref: ref, Subdir: subdir,
 				Consent: consentFunc(s, consent), Progress: s.Err, Interactive: interactive,
@@ -201,9 +200,6 @@ effect at once and ${extensionPath} is the real path. Consent as for install.`,
 			st, err := openStore(cmd)
 			if err != nil {
 				return err
-			}
-			if !consent && !isTerminal(s.In) {
-				return errNeedsConsent("linking " + args[0])
 			}
 			in, err := st.Link(cmd.Context(), args[0], consentFunc(s, consent))
 			if err != nil {

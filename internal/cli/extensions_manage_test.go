@@ -215,6 +215,12 @@ func TestInstallRefusedWithoutTerminal(t *testing.T) {
 		if out != "" {
 			t.Errorf("%v printed %q", args, out)
 		}
+		// What --consent would agree to is shown before the refusal.
+		for _, want := range []string{"read files in your workspace", "connect to https://linter-rules.example.com", "lintFile(file: string, strict: boolean)"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: the refusal does not show %q:\n%s", args, want, errOut)
+			}
+		}
 	}
 	if entries, _ := os.ReadDir(filepath.Join(e.home, ".gemini", "extensions")); len(entries) != 0 {
 		t.Errorf("a refused install left %d entries", len(entries))
@@ -392,7 +398,8 @@ func TestUpdateCommand(t *testing.T) {
 	os.WriteFile(manifest, data, 0o644)
 	runGit(t, repo, "commit", "--quiet", "-am", "v2")
 	_, errOut, code := e.run("update", "code-analyzer")
-	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") {
+	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
+		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) {
 		t.Errorf("update needing consent without a terminal: exit %d\n%s", code, errOut)
 	}
 	if out := e.mustRun("list"); !strings.Contains(out, "1.1.0") {

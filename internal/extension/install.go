@@ -287,6 +287,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	res.Changes = ConsentChanges(old, ext.Unexpanded())
 	if len(res.Changes) > 0 {
 		lines := append(ConsentText(ext, "Updating"), "", "What changed since you last agreed:")
+		lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
 		for _, c := range res.Changes {
 			lines = append(lines, "  - "+c.What)
 		}
