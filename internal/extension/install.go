@@ -558,16 +558,20 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		}
 		fmt.Fprintf(progress, "Copying %s …\n", src)
 		root := filepath.Join(stage, "ext")
-		if err := copyTree(real, root); err != nil {
+		files, size, err := copyTree(real, root)
+		if err != nil {
 			return "", fmt.Errorf("copy %s: %w", src, err)
 		}
+		fmt.Fprintf(progress, "Copied %d files (%s).\n", files, byteSize(size))
 		return root, nil
 	}
 	return "", fmt.Errorf("cannot fetch a source of type %q", md.Type)
 }
 
 // gitClone clones url at ref into dir with the user's own git, so their
-// credentials, ssh keys and config apply.
+// credentials, ssh keys and config apply. When the person is at a
+// terminal, git's own progress (objects received, deltas) is passed on to
+// progress.
 func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, interactive bool) error {
 	if strings.HasPrefix(url, "-") {
 		return fmt.Errorf("%q is not a git URL", url)
@@ -583,40 +587,75 @@ func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, int
 	} else {
 		fmt.Fprintf(progress, "Cloning %s at %s …\n", url, ref)
 	}
-	args := []string{"clone", "--quiet", "--depth", "1"}
+	g := gitRunner{ctx: ctx, interactive: interactive, progress: progress}
+	args := []string{"clone", "--depth", "1"}
 	if ref != "" {
 		args = append(args, "--branch", ref)
 	}
-	err := runGit(ctx, "", interactive, append(args, "--", url, dir)...)
-	if err == nil || ref == "" {
+	err := g.run("", true, append(args, "--", url, dir)...)
+	if err == nil || !looksLikeCommit(ref) {
 		return err
 	}
 	// --branch takes branches and tags only; a commit needs a full clone.
+	// (Judging by the ref rather than git's message, which is translated
+	// in the user's locale.)
 	os.RemoveAll(dir)
-	fmt.Fprintf(progress, "%s is not a branch or tag; cloning the whole history to find it …\n", ref)
-	if err2 := runGit(ctx, "", interactive, "clone", "--quiet", "--no-checkout", "--", url, dir); err2 != nil {
-		return err2
+	fmt.Fprintf(progress, "%s is not a branch or tag; cloning the whole history to find the commit …\n", ref)
+	if err := g.run("", true, "clone", "--no-checkout", "--", url, dir); err != nil {
+		return err
 	}
-	if err2 := runGit(ctx, dir, interactive, "checkout", "--quiet", "--detach", ref); err2 != nil {
-		return fmt.Errorf("%s has no branch, tag or commit %q: %w", url, ref, err2)
+	if err := g.run(dir, false, "rev-parse", "--quiet", "--verify", "--end-of-options", ref+"^{commit}"); err != nil {
+		return fmt.Errorf("%s has no branch, tag or commit %q", url, ref)
 	}
-	return nil
+	return g.run(dir, false, "checkout", "--quiet", "--detach", ref+"^{commit}")
 }
 
-func runGit(ctx context.Context, dir string, interactive bool, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
+// looksLikeCommit reports whether ref could be an abbreviated or full
+// commit id: 4 to 64 hexadecimal digits.
+func looksLikeCommit(ref string) bool {
+	if len(ref) < 4 || len(ref) > 64 {
+		return false
+	}
+	for _, c := range ref {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitRunner runs git commands for one fetch.
+type gitRunner struct {
+	ctx         context.Context
+	interactive bool
+	progress    io.Writer
+}
+
+// run runs git in dir. With showProgress and a person at a terminal, git
+// reports its progress to g.progress; otherwise it is quiet. Either way
+// an error carries git's own fatal/error lines.
+func (g gitRunner) run(dir string, showProgress bool, args ...string) error {
+	if showProgress && g.interactive {
+		args = append(args[:1:1], append([]string{"--progress"}, args[1:]...)...)
+	} else if args[0] == "clone" {
+		args = append(args[:1:1], append([]string{"--quiet"}, args[1:]...)...)
+	}
+	cmd := exec.CommandContext(g.ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
-	if !interactive {
+	if !g.interactive {
 		cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if showProgress && g.interactive {
+		cmd.Stderr = io.MultiWriter(&stderr, g.progress)
+	}
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if g.ctx.Err() != nil {
+			return g.ctx.Err()
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := gitErrorLines(stderr.String())
 		if msg == "" {
 			msg = err.Error()
 		}
@@ -625,11 +664,25 @@ func runGit(ctx context.Context, dir string, interactive bool, args ...string) e
 	return nil
 }
 
+// gitErrorLines keeps what git said about the failure: its fatal:,
+// error: and warning: lines and the advice after them, without the
+// progress lines.
+func gitErrorLines(stderr string) string {
+	lines := strings.Split(strings.ReplaceAll(stderr, "\r", "\n"), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") || strings.HasPrefix(l, "warning:") {
+			return strings.TrimSpace(strings.Join(lines[i:], "\n"))
+		}
+	}
+	return strings.TrimSpace(stderr)
+}
+
 // copyTree copies the folder src to dst (which must not exist): files with
 // their permission bits, symlinks as symlinks (validation rejects tools
-// and docs reached through them), other special files skipped.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+// and docs reached through them), other special files skipped. It returns
+// the number and total size of the files, for the progress line.
+func copyTree(src, dst string) (files int, size int64, err error) {
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -652,10 +705,24 @@ func copyTree(src, dst string) error {
 			}
 			return os.Symlink(link, target)
 		case info.Mode().IsRegular():
+			files++
+			size += info.Size()
 			return copyFile(p, target, info.Mode().Perm())
 		}
 		return nil
 	})
+	return files, size, err
+}
+
+// byteSize writes n bytes for people: "512 B", "3.4 KB", "12.0 MB".
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1000/1000)
 }
 
 func copyFile(src, dst string, perm fs.FileMode) error {

@@ -123,8 +123,24 @@ func TestInstallFromGitRefs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no-such-ref") {
 		t.Errorf("bad ref: %v", err)
 	}
+	// A ref that could be a commit but is none gets a plain answer, not
+	// git's complaint about checkout arguments.
+	_, err = s.Install(context.Background(), InstallRequest{Source: url, Ref: "deadbeef", Consent: yes})
+	if err == nil || err.Error() != url+` has no branch, tag or commit "deadbeef"` {
+		t.Errorf("missing commit: %v", err)
+	}
 	if got := entries(t, s); len(got) != 0 {
 		t.Errorf("a failed install left %v", got)
+	}
+}
+
+func TestGitErrorLines(t *testing.T) {
+	stderr := "Cloning into 'x'...\nremote: Counting objects: 3\rremote: Counting objects: 100% (3/3), done.\nfatal: repository 'x' not found\n"
+	if got := gitErrorLines(stderr); got != "fatal: repository 'x' not found" {
+		t.Errorf("gitErrorLines = %q", got)
+	}
+	if got := gitErrorLines("something odd\n"); got != "something odd" {
+		t.Errorf("gitErrorLines without fatal = %q", got)
 	}
 }
 
@@ -254,9 +270,13 @@ func TestInstallLocalFolder(t *testing.T) {
 	if _, err := s.Install(context.Background(), InstallRequest{Source: src, Ref: "main", Consent: yes}); err == nil {
 		t.Errorf("--ref on a local folder must be refused")
 	}
-	in, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes})
+	var progress strings.Builder
+	in, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := "Copying " + src + " …\nCopied 2 files (" + byteSize(int64(len(manifestJSON("local", "1.0.0", toolJSON))+len("echo"))) + ").\n"; progress.String() != want {
+		t.Errorf("progress = %q, want %q", progress.String(), want)
 	}
 	if in.Metadata.Type != SourceLocal || in.Metadata.Source != src {
 		t.Errorf("metadata %+v", in.Metadata)
