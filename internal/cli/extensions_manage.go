@@ -123,6 +123,18 @@ func readLine(ctx context.Context, r io.Reader) (string, error) {
 	}
 }
 
+// argsUsage accepts min to max arguments (max < 0: any number) and
+// otherwise answers with the command's usage line, which says what the
+// arguments are, where cobra would only count them.
+func argsUsage(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || (max >= 0 && len(args) > max) {
+			return fmt.Errorf("usage: %s (see `%s --help`)", strings.TrimSuffix(cmd.UseLine(), " [flags]"), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
 // printableWriter passes text through extension.PrintableText, so that
 // what a manifest says cannot reach the terminal as escape sequences.
 // JSON output needs no such care: encoding/json escapes control
@@ -157,7 +169,7 @@ source that holds gemini-extension.json. The manifest must be valid. You are sho
 what the extension will be able to do and asked to agree, unless --consent is given;
 without a terminal and without --consent the install is refused after showing it.
 A failed install leaves nothing behind.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
@@ -195,7 +207,7 @@ func newExtLinkCmd(s Streams) *cobra.Command {
 "extensions link" does: ~/.gemini/extensions/<name>/ then holds only install
 metadata pointing at the folder's real path (symlinks resolved), so your edits take
 effect at once and ${extensionPath} is the real path. Consent as for install.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
@@ -218,7 +230,7 @@ func newExtUninstallCmd(s Streams) *cobra.Command {
 		Use:     "uninstall <name>...",
 		Aliases: []string{"remove", "rm"},
 		Short:   "Uninstall extensions",
-		Args:    cobra.MinimumNArgs(1),
+		Args:    argsUsage(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
@@ -254,7 +266,7 @@ func newExtEnableCmd(s Streams, enable bool) *cobra.Command {
 under it; --scope workspace applies to the workspace folder and below, and
 overrides the user choice there. The rules live in Gemini CLI's
 ~/.gemini/extensions/extension-enablement.json, so Gemini CLI follows them too.`, strings.ToUpper(verb[:1])+verb[1:]),
-		Args: cobra.ExactArgs(1),
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := extension.ParseScope(scope)
 			if err != nil {
@@ -412,7 +424,7 @@ func newExtNewCmd(s Streams) *cobra.Command {
 			b.WriteString("\nThe default is " + extension.DefaultTemplate + ". Every template passes `gemkit extensions validate`.")
 			return b.String()
 		}(),
-		Args: cobra.RangeArgs(1, 2),
+		Args: argsUsage(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tmpl := ""
 			if len(args) == 2 {
@@ -438,7 +450,7 @@ func newExtValidateCmd(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate <folder>",
 		Short: "Check an extension folder and list every problem with its fix",
-		Args:  cobra.ExactArgs(1),
+		Args:  argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, _ := cmd.Flags().GetString("workspace")
 			ext, err := extension.LoadWith(args[0], extension.LoadOptions{WorkspacePath: ws})
@@ -575,7 +587,7 @@ func newExtListCmd(s Streams) *cobra.Command {
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List installed extensions",
-		Args:    cobra.NoArgs,
+		Args:    argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
@@ -688,7 +700,7 @@ func newExtDescribeCmd(s Streams, enforcer extension.Enforcer) *cobra.Command {
 		Long: `Show an installed extension in full: its permissions (and how they are enforced
 on this machine), tools with their arguments, docs, examples, MCP servers, context
 files, settings, source, version and where it is enabled.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {

@@ -487,3 +487,26 @@ func TestManifestTextCannotReachTheTerminalRaw(t *testing.T) {
 		t.Errorf("describe:\n%s", describe)
 	}
 }
+
+// TestWrongArgumentsShowUsage checks that a wrong number of arguments is
+// answered with what the command takes, not only a count.
+func TestWrongArgumentsShowUsage(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"new"}, "usage: gemkit extensions new <folder> [template]"},
+		{[]string{"new", "a", "b", "c"}, "usage: gemkit extensions new <folder> [template]"},
+		{[]string{"install"}, "usage: gemkit extensions install <git-url|local-folder>"},
+		{[]string{"uninstall"}, "usage: gemkit extensions uninstall <name>..."},
+		{[]string{"list", "extra"}, "usage: gemkit extensions list"},
+		{[]string{"describe"}, "usage: gemkit extensions describe <name>"},
+		{[]string{"disable", "a", "b"}, "usage: gemkit extensions disable <name>"},
+	} {
+		out, errOut, code := e.run(tc.args...)
+		if code != ExitError || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--help") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}

@@ -107,6 +107,9 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	}
 	defer os.RemoveAll(stage)
 	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
+		return nil, fmt.Errorf("%s does not exist; give a git URL or a local folder", md.Source)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +143,9 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 // in dir take effect at once and ${extensionPath} is the real path.
 func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Installed, error) {
 	real, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist; give the folder of the extension you are working on", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("link %s: %w", dir, err)
 	}
@@ -262,6 +268,9 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	}
 	defer os.RemoveAll(stage)
 	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
+		return nil, fmt.Errorf("its source folder %s no longer exists; uninstall it and install it from where it is now", md.Source)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -541,9 +550,6 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		src := md.Source
 		fi, err := os.Stat(src)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", fmt.Errorf("%s does not exist; give a git URL or a local folder", src)
-			}
 			return "", err
 		}
 		if !fi.IsDir() {

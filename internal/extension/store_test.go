@@ -725,3 +725,29 @@ func TestUninstallBySource(t *testing.T) {
 		t.Errorf("still installed: %v", err)
 	}
 }
+
+// TestMissingFoldersAreNamed checks the messages for folders that are not
+// there: an install source, a folder to link, and the source of a local
+// install that has since moved.
+func TestMissingFoldersAreNamed(t *testing.T) {
+	s := newStore(t)
+	gone := filepath.Join(t.TempDir(), "gone")
+	if _, err := s.Install(context.Background(), InstallRequest{Source: gone, Consent: yes}); err == nil || err.Error() != gone+" does not exist; give a git URL or a local folder" {
+		t.Errorf("install from a missing folder: %v", err)
+	}
+	if _, err := s.Link(context.Background(), gone, yes); err == nil || err.Error() != gone+" does not exist; give the folder of the extension you are working on" {
+		t.Errorf("link of a missing folder: %v", err)
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("moved", "1.0.0", "")})
+	if _, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.Rename(src, src+"-elsewhere"))
+	if _, err := s.Update(context.Background(), "moved", UpdateRequest{Consent: yes}); err == nil || !strings.Contains(err.Error(), "source folder "+src+" no longer exists") {
+		t.Errorf("update from a moved folder: %v", err)
+	}
+	if list, _ := s.List(); len(list) != 1 || list[0].Err != nil {
+		t.Errorf("a failed update changed the installed extension: %+v", list)
+	}
+}

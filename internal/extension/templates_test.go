@@ -31,6 +31,13 @@ func TestTemplatesPassValidate(t *testing.T) {
 		if strings.Contains(string(ext.Raw), "{{name}}") {
 			t.Errorf("template %s left a placeholder", tmpl.Name)
 		}
+		// A description that names slash commands names them as Gemini
+		// CLI will (commands/review.toml is /review).
+		for _, c := range ext.CustomCommands() {
+			if !strings.Contains(ext.Manifest.Description, c+" ") {
+				t.Errorf("template %s adds %s but its description says %q", tmpl.Name, c, ext.Manifest.Description)
+			}
+		}
 	}
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"x": "y"})
