@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ConsentPrompt is what a ConsentFunc shows before the person decides.
@@ -492,14 +494,25 @@ func (s *Store) commit(staged, name string) error {
 	return nil
 }
 
-// swap replaces entry with staged: entry moves into the staging folder
-// (deleted with it), staged moves to entry; a failure puts entry back.
+// swap replaces entry with staged in one step: the two are exchanged
+// with renameat2(RENAME_EXCHANGE), so there is no moment at which the
+// extension is missing, and staged then holds the old version, which is
+// deleted with the staging folder. A file system without the exchange
+// gets two renames instead (old aside, new in place), and a failure of
+// the second puts the old version back.
 func (s *Store) swap(staged, entry, stage string) error {
 	unlock, err := s.lock()
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	err = unix.Renameat2(unix.AT_FDCWD, staged, unix.AT_FDCWD, entry, unix.RENAME_EXCHANGE)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EXDEV) {
+		return fmt.Errorf("put the new version in place: %w", err)
+	}
 	old := filepath.Join(stage, "previous")
 	if err := os.Rename(entry, old); err != nil {
 		return fmt.Errorf("move the old version aside: %w", err)

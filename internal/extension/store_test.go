@@ -751,3 +751,24 @@ func TestMissingFoldersAreNamed(t *testing.T) {
 		t.Errorf("a failed update changed the installed extension: %+v", list)
 	}
 }
+
+// TestSwapExchangesInOneStep checks that an update puts the new version in
+// place by exchanging the two folders, so that there is no moment without
+// the extension: afterwards the staged path holds the old version.
+func TestSwapExchangesInOneStep(t *testing.T) {
+	s := newStore(t)
+	stage, err := s.newStaging("update")
+	must(t, err)
+	entry := filepath.Join(s.Dir(), "ext")
+	staged := filepath.Join(stage, "new")
+	writeTree(t, entry, map[string]string{"v": "old"})
+	writeTree(t, staged, map[string]string{"v": "new"})
+	must(t, s.swap(staged, entry, stage))
+	if data, _ := os.ReadFile(filepath.Join(entry, "v")); string(data) != "new" {
+		t.Errorf("entry holds %q after the swap", data)
+	}
+	data, err := os.ReadFile(filepath.Join(staged, "v"))
+	if err != nil || string(data) != "old" {
+		t.Errorf("the staged path should hold the old version after an exchange: %q, %v", data, err)
+	}
+}
