@@ -129,7 +129,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err := writeMetadata(root, md); err != nil {
 		return nil, err
 	}
-	if err := s.commit(root, name); err != nil {
+	if err := s.commit(ctx, root, name); err != nil {
 		return nil, err
 	}
 	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
@@ -177,7 +177,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	if err := writeMetadata(entry, &InstallMetadata{Source: real, Type: SourceLink}); err != nil {
 		return nil, err
 	}
-	if err := s.commit(entry, name); err != nil {
+	if err := s.commit(ctx, entry, name); err != nil {
 		return nil, err
 	}
 	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
@@ -310,6 +310,9 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		return nil, fmt.Errorf("keep the settings of %s: %w", in.Name, err)
 	}
 	if err := writeMetadata(root, md); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := s.swap(root, in.Entry, stage); err != nil {
@@ -477,8 +480,15 @@ func (s *Store) checkFree(name string) error {
 	return nil
 }
 
-// commit renames the staged folder into place under the lock.
-func (s *Store) commit(staged, name string) error {
+// commit renames the staged folder into place under the lock. It is the
+// point of no return, so it gives up first if ctx has ended (an
+// interrupted install must not complete). Enablement rules left from an
+// earlier extension of that name are dropped, so a new install is enabled
+// everywhere, as Gemini CLI's install enables it.
+func (s *Store) commit(ctx context.Context, staged, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return err
@@ -487,6 +497,9 @@ func (s *Store) commit(staged, name string) error {
 	dest := filepath.Join(s.Dir(), name)
 	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("an extension called %q was installed meanwhile; nothing was changed", name)
+	}
+	if err := s.forgetEnablement(name); err != nil {
+		return err
 	}
 	if err := os.Rename(staged, dest); err != nil {
 		return fmt.Errorf("move %s into place: %w", name, err)
@@ -577,7 +590,7 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		}
 		fmt.Fprintf(progress, "Copying %s …\n", src)
 		root := filepath.Join(stage, "ext")
-		files, size, err := copyTree(real, root)
+		files, size, err := copyTree(ctx, real, root)
 		if err != nil {
 			return "", fmt.Errorf("copy %s: %w", src, err)
 		}
@@ -700,9 +713,12 @@ func gitErrorLines(stderr string) string {
 // their permission bits, symlinks as symlinks (validation rejects tools
 // and docs reached through them), other special files skipped. It returns
 // the number and total size of the files, for the progress line.
-func copyTree(src, dst string) (files int, size int64, err error) {
+func copyTree(ctx context.Context, src, dst string) (files int, size int64, err error) {
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(src, p)

@@ -772,3 +772,44 @@ func TestSwapExchangesInOneStep(t *testing.T) {
 		t.Errorf("the staged path should hold the old version after an exchange: %q, %v", data, err)
 	}
 }
+
+// TestInterruptedInstallDoesNotComplete cancels the context while consent
+// is being given (as Ctrl-C would) and checks that nothing is installed.
+func TestInterruptedInstallDoesNotComplete(t *testing.T) {
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("stopped", "1.0.0", "")})
+	s := newStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := s.Install(ctx, InstallRequest{Source: src, Consent: func(context.Context, ConsentPrompt) (bool, error) {
+		cancel()
+		return true, nil
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if got := entries(t, s); len(got) != 0 {
+		t.Errorf("an interrupted install left %v", got)
+	}
+}
+
+// TestInstallDropsStaleEnablementRules checks that rules left from an
+// earlier extension of the same name (say, one deleted by hand) do not
+// silently disable a new install.
+func TestInstallDropsStaleEnablementRules(t *testing.T) {
+	s := newStore(t)
+	must(t, os.MkdirAll(s.Dir(), 0o755))
+	stale := `{"fresh": {"overrides": ["!` + slashed(s.Home()) + `*"]}, "other": {"overrides": ["!/x/*"]}}`
+	must(t, os.WriteFile(filepath.Join(s.Dir(), EnablementFile), []byte(stale), 0o644))
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("fresh", "1.0.0", "")})
+	if _, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := s.Enablement("fresh"); err != nil || !e.User || !e.Workspace {
+		t.Errorf("new install: %+v, %v; want enabled", e, err)
+	}
+	data, _ := os.ReadFile(filepath.Join(s.Dir(), EnablementFile))
+	if !strings.Contains(string(data), `"!/x/*"`) {
+		t.Errorf("another extension's rules were lost: %s", data)
+	}
+}
