@@ -846,6 +846,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	}
 	for _, name := range sortedNames(m.MCPServers) {
 		fmt.Fprintf(w, "  %s (%s)\n", name, extension.MCPServerSummary(m.MCPServers[name]))
+		writeMCPDetails(w, m.MCPServers[name])
 	}
 
 	section("Context files")
@@ -912,6 +913,39 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		section(fmt.Sprintf("Problems (%d)", len(it.Problems)))
 		for _, p := range it.Problems {
 			fmt.Fprintf(w, "  %s\n", p.String())
+		}
+	}
+}
+
+// writeMCPDetails prints the parts of an MCP server definition that its
+// summary line leaves out: the working folder, the names (not the values,
+// which may be secrets) of its environment variables and headers, and any
+// other setting as written.
+func writeMCPDetails(w io.Writer, raw json.RawMessage) {
+	var def map[string]json.RawMessage
+	if json.Unmarshal(raw, &def) != nil {
+		return
+	}
+	for _, k := range sortedNames(def) {
+		switch k {
+		case "command", "args", "url", "httpUrl", "tcp":
+			continue
+		case "env", "headers":
+			var m map[string]json.RawMessage
+			if json.Unmarshal(def[k], &m) == nil {
+				fmt.Fprintf(w, "      %s: %s\n", k, strings.Join(sortedNames(m), ", "))
+				continue
+			}
+		case "cwd":
+			var s string
+			if json.Unmarshal(def[k], &s) == nil {
+				fmt.Fprintf(w, "      cwd: %s\n", s)
+				continue
+			}
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, def[k]) == nil {
+			fmt.Fprintf(w, "      %s: %s\n", k, buf.String())
 		}
 	}
 }
