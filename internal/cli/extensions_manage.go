@@ -363,10 +363,13 @@ prompt shows what changed; --consent agrees without asking.`,
 				})
 				if err != nil {
 					var ee *exitError
-					if errors.As(err, &ee) {
-						err = ee.err
+					if errors.As(err, &ee) && ee.err != nil {
+						// The refusal for want of consent names the
+						// update itself.
+						fmt.Fprintf(s.Err, "gemkit: %v\n", ee.err)
+					} else {
+						fmt.Fprintf(s.Err, "gemkit: update %s: %v\n", name, err)
 					}
-					fmt.Fprintf(s.Err, "gemkit: update %s: %v\n", name, err)
 					failed = append(failed, name)
 					continue
 				}

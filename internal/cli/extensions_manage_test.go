@@ -399,7 +399,8 @@ func TestUpdateCommand(t *testing.T) {
 	runGit(t, repo, "commit", "--quiet", "-am", "v2")
 	_, errOut, code := e.run("update", "code-analyzer")
 	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
-		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) {
+		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) ||
+		strings.Contains(errOut, "update code-analyzer: update code-analyzer") {
 		t.Errorf("update needing consent without a terminal: exit %d\n%s", code, errOut)
 	}
 	if out := e.mustRun("list"); !strings.Contains(out, "1.1.0") {
