@@ -640,7 +640,7 @@ func newExtListCmd(s Streams) *cobra.Command {
 			for _, it := range items {
 				src := "-"
 				if it.Source != nil {
-					src = it.Source.Type + " " + it.Source.Source
+					src = it.Source.Type + " " + extension.RedactSource(it.Source.Source)
 					if it.Source.Ref != "" {
 						src += "@" + it.Source.Ref
 					}
@@ -761,7 +761,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		fmt.Fprintf(w, "Entry:    %s\n", in.Entry)
 	}
 	if src := it.Source; src != nil {
-		line := src.Type + " " + src.Source
+		line := src.Type + " " + extension.RedactSource(src.Source)
 		if src.Ref != "" {
 			line += " (ref " + src.Ref + ")"
 		}

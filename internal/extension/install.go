@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +78,24 @@ func IsGitURL(source string) bool {
 	return false
 }
 
+// RedactSource returns source fit to print: a URL's password or token
+// ("https://user:TOKEN@host/repo", "https://TOKEN@host/repo") is replaced
+// by "***". The install metadata keeps the source as given, since git
+// needs it to update.
+func RedactSource(source string) string {
+	u, err := url.Parse(source)
+	if err != nil || u.User == nil || u.Scheme == "" || u.Scheme == "ssh" || u.Scheme == "git+ssh" {
+		// ssh user names (git@host) are not secrets.
+		return source
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		u.User = url.UserPassword(u.User.Username(), "***")
+	} else {
+		u.User = url.User("***")
+	}
+	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+}
+
 // Install fetches an extension (git clone or folder copy) into a staging
 // folder inside the extensions folder, checks its manifest, asks for
 // consent and then renames it into place, so a failure at any step leaves
@@ -117,7 +136,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	}
 	ext, err := s.loadFetched(root, md)
 	if err != nil {
-		return nil, fmt.Errorf("%s cannot be installed: %w", req.Source, err)
+		return nil, fmt.Errorf("%s cannot be installed: %w", RedactSource(req.Source), err)
 	}
 	name := ext.Manifest.Name
 	if err := s.checkFree(name); err != nil {
@@ -333,9 +352,10 @@ func (s *Store) loadFetched(root string, md *InstallMetadata) (*Extension, error
 	var shown, where string
 	switch md.Type {
 	case SourceGit:
-		shown, where = ManifestFile+" in "+md.Source, md.Source
+		src := RedactSource(md.Source)
+		shown, where = ManifestFile+" in "+src, src
 		if md.Subdir != "" {
-			shown, where = md.Subdir+"/"+shown, "the folder "+md.Subdir+" of "+md.Source
+			shown, where = md.Subdir+"/"+shown, "the folder "+md.Subdir+" of "+src
 		}
 	default:
 		shown, where = filepath.Join(md.Source, ManifestFile), md.Source
@@ -565,7 +585,7 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		sub := filepath.Join(clone, filepath.FromSlash(md.Subdir))
 		fi, err := os.Lstat(sub)
 		if err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("%s has no folder %s (--path)", md.Source, md.Subdir)
+			return "", fmt.Errorf("%s has no folder %s (--path)", RedactSource(md.Source), md.Subdir)
 		}
 		root := filepath.Join(stage, "ext")
 		if err := os.Rename(sub, root); err != nil {
@@ -614,12 +634,13 @@ func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, int
 	if _, err := exec.LookPath("git"); err != nil {
 		return errors.New("git is not installed or not on PATH; install git to install extensions from git URLs")
 	}
+	shown := RedactSource(url)
 	if ref == "" {
-		fmt.Fprintf(progress, "Cloning %s …\n", url)
+		fmt.Fprintf(progress, "Cloning %s …\n", shown)
 	} else {
-		fmt.Fprintf(progress, "Cloning %s at %s …\n", url, ref)
+		fmt.Fprintf(progress, "Cloning %s at %s …\n", shown, ref)
 	}
-	g := gitRunner{ctx: ctx, interactive: interactive, progress: progress}
+	g := gitRunner{ctx: ctx, interactive: interactive, progress: progress, url: url}
 	args := []string{"clone", "--depth", "1"}
 	if ref != "" {
 		args = append(args, "--branch", ref)
@@ -637,7 +658,7 @@ func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, int
 		return err
 	}
 	if err := g.run(dir, false, "rev-parse", "--quiet", "--verify", "--end-of-options", ref+"^{commit}"); err != nil {
-		return fmt.Errorf("%s has no branch, tag or commit %q", url, ref)
+		return fmt.Errorf("%s has no branch, tag or commit %q", shown, ref)
 	}
 	return g.run(dir, false, "checkout", "--quiet", "--detach", ref+"^{commit}")
 }
@@ -661,6 +682,8 @@ type gitRunner struct {
 	ctx         context.Context
 	interactive bool
 	progress    io.Writer
+	// url is the source, whose credentials must not appear in messages.
+	url string
 }
 
 // run runs git in dir. With showProgress and a person at a terminal, git
@@ -690,6 +713,9 @@ func (g gitRunner) run(dir string, showProgress bool, args ...string) error {
 		msg := gitErrorLines(stderr.String())
 		if msg == "" {
 			msg = err.Error()
+		}
+		if g.url != "" {
+			msg = strings.ReplaceAll(msg, g.url, RedactSource(g.url))
 		}
 		return fmt.Errorf("git %s failed: %s", args[0], msg)
 	}

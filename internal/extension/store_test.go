@@ -813,3 +813,25 @@ func TestInstallDropsStaleEnablementRules(t *testing.T) {
 		t.Errorf("another extension's rules were lost: %s", data)
 	}
 }
+
+func TestRedactSource(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:s3cret@example.com/r.git": "https://user:***@example.com/r.git",
+		"https://ghp_token@github.com/o/r":      "https://***@github.com/o/r",
+		"https://github.com/o/r":                "https://github.com/o/r",
+		"ssh://git@example.com/r.git":           "ssh://git@example.com/r.git",
+		"git@github.com:o/r.git":                "git@github.com:o/r.git",
+		"/home/me/ext":                          "/home/me/ext",
+	} {
+		if got := RedactSource(in); got != want {
+			t.Errorf("RedactSource(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// A clone that fails does not print the token either.
+	s := newStore(t)
+	var progress strings.Builder
+	_, err := s.Install(context.Background(), InstallRequest{Source: "file://user:s3cret@localhost/nonexistent", Consent: yes, Progress: &progress})
+	if err == nil || strings.Contains(err.Error()+progress.String(), "s3cret") {
+		t.Errorf("the token shows: %v\n%s", err, progress.String())
+	}
+}
