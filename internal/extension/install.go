@@ -559,12 +559,18 @@ func (s *Store) swap(staged, entry, stage string) error {
 	return nil
 }
 
+// writeMetadata writes the install metadata, readable by the user alone
+// when the source URL carries a password or token.
 func writeMetadata(dir string, md *InstallMetadata) error {
 	data, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, InstallMetadataFile), data, 0o644)
+	perm := os.FileMode(0o644)
+	if RedactSource(md.Source) != md.Source {
+		perm = 0o600
+	}
+	return writeFileAtomic(filepath.Join(dir, InstallMetadataFile), data, perm)
 }
 
 // fetch brings the source described by md into stage and returns the

@@ -827,6 +827,12 @@ func TestRedactSource(t *testing.T) {
 			t.Errorf("RedactSource(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// A source with a token is stored readable by the user alone.
+	dir := t.TempDir()
+	must(t, writeMetadata(dir, &InstallMetadata{Source: "https://tok@example.com/r", Type: SourceGit}))
+	if fi, err := os.Stat(filepath.Join(dir, InstallMetadataFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("metadata with a token: %v %v", fi.Mode(), err)
+	}
 	// A clone that fails does not print the token either.
 	s := newStore(t)
 	var progress strings.Builder
