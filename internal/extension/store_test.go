@@ -841,3 +841,39 @@ func TestRedactSource(t *testing.T) {
 		t.Errorf("the token shows: %v\n%s", err, progress.String())
 	}
 }
+
+// TestConcurrentInstallsOfOneExtension races installs of the same
+// extension: exactly one wins, the others change nothing, and no staging
+// folder is left.
+func TestConcurrentInstallsOfOneExtension(t *testing.T) {
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("racer", "1.0.0", "")})
+	s := newStore(t)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes})
+			errs <- err
+		}()
+	}
+	won := 0
+	for range n {
+		err := <-errs
+		switch {
+		case err == nil:
+			won++
+		case !strings.Contains(err.Error(), "already installed") && !strings.Contains(err.Error(), "installed meanwhile"):
+			t.Errorf("losing install: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d installs succeeded, want 1", won)
+	}
+	if got := entries(t, s); !reflect.DeepEqual(got, []string{"racer"}) {
+		t.Errorf("extensions folder holds %v", got)
+	}
+	if !s.ConsentGranted("racer", PermissionsHash(&Manifest{})) {
+		t.Errorf("the winner's consent was not recorded")
+	}
+}
