@@ -3,6 +3,7 @@ package extension
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // eachField calls fn with every top-level key of the JSON object data and
@@ -24,7 +25,9 @@ func eachField(data []byte, fn func(key string, raw json.RawMessage)) bool {
 		end := skipString(data, i)
 		keyRaw := data[i:end]
 		var key string
-		if bytes.IndexByte(keyRaw, '\\') < 0 {
+		if bytes.IndexByte(keyRaw, '\\') < 0 && utf8.Valid(keyRaw) {
+			// Plain key; escapes and invalid UTF-8 (which encoding/json
+			// turns into U+FFFD) take the decoder.
 			key = string(keyRaw[1 : len(keyRaw)-1])
 		} else if json.Unmarshal(keyRaw, &key) != nil {
 			return false

@@ -38,3 +38,24 @@ func TestEachFieldMatchesDecoder(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEachField checks the key walk against encoding/json on any object
+// encoding/json accepts (go test -fuzz FuzzEachField explores further).
+func FuzzEachField(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"a":1,"b":[{"c":"}"}]}`, `{"\u00e9\"":"x\\"}`, "{\"k\" : \"v\" , \"n\":null}"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		want := map[string]json.RawMessage{}
+		if json.Unmarshal([]byte(doc), &want) != nil || want == nil {
+			return
+		}
+		got := map[string]json.RawMessage{}
+		if !eachField([]byte(doc), func(k string, raw json.RawMessage) { got[k] = raw }) {
+			t.Fatalf("%q: not an object to eachField", doc)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got %q\nwant %q", doc, got, want)
+		}
+	})
+}
