@@ -234,6 +234,12 @@ func ParseManifest(data []byte) (*Manifest, []Problem, error) {
 	if m, ok := parseFast(data); ok {
 		return m, nil, nil
 	}
+	return parseSlow(data)
+}
+
+// parseSlow reads the manifest field by field, so that each field of the
+// wrong type becomes a Problem at its path.
+func parseSlow(data []byte) (*Manifest, []Problem, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, describeSyntaxError(data, err)

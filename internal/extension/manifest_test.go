@@ -250,3 +250,32 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 		t.Errorf("case variants must stay unknown fields: name %q tools %v extra %v", m.Name, m.Tools, m.Extra)
 	}
 }
+
+// FuzzParseFastMatchesSlow checks that the one-decode fast path reads
+// every manifest it accepts exactly as the field-by-field path does.
+func FuzzParseFastMatchesSlow(f *testing.F) {
+	for _, seed := range []string{
+		planManifest,
+		`{"name":"a","version":"1","contextFileName":"X.md","x-y":{"z":[1]}}`,
+		`{"name":"a","contextFileName":["A.md","B.md"],"plan":{"directory":"p"},"mcpServers":{"s":{"command":"c"}}}`,
+		`{"Name":"case","version":"1"}`,
+		`{"tools":[{"name":"t","args":[{"name":"a","type":"string"}]}],"settings":[{"name":"s","envVar":"E"}]}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		fast, ok := parseFast([]byte(doc))
+		if !ok {
+			return
+		}
+		slow, probs, err := parseSlow([]byte(doc))
+		if err != nil || len(probs) > 0 {
+			t.Fatalf("%q: fast path accepted what the slow path rejects: %v %v", doc, err, probs)
+		}
+		a, errA := json.Marshal(fast)
+		b, errB := json.Marshal(slow)
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Fatalf("%q:\nfast %s (%v)\nslow %s (%v)", doc, a, errA, b, errB)
+		}
+	})
+}
