@@ -41,6 +41,12 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
+	// Make the rename itself durable; without this a crash can bring
+	// back the old file (or none) although the write had returned.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 	return nil
 }
 
