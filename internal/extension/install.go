@@ -17,8 +17,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ConsentPrompt is what a ConsentFunc shows before the person decides.
@@ -527,6 +525,10 @@ func (s *Store) commit(ctx context.Context, staged, name string) error {
 	return nil
 }
 
+// errNoExchange says that the file system cannot swap two entries in one
+// step.
+var errNoExchange = errors.New("no atomic exchange on this file system")
+
 // swap replaces entry with staged in one step: the two are exchanged
 // with renameat2(RENAME_EXCHANGE), so there is no moment at which the
 // extension is missing, and staged then holds the old version, which is
@@ -539,11 +541,11 @@ func (s *Store) swap(staged, entry, stage string) error {
 		return err
 	}
 	defer unlock()
-	err = unix.Renameat2(unix.AT_FDCWD, staged, unix.AT_FDCWD, entry, unix.RENAME_EXCHANGE)
+	err = exchange(staged, entry)
 	if err == nil {
 		return nil
 	}
-	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EXDEV) {
+	if !errors.Is(err, errNoExchange) {
 		return fmt.Errorf("put the new version in place: %w", err)
 	}
 	old := filepath.Join(stage, "previous")

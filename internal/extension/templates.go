@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 //go:embed templates
@@ -113,7 +113,7 @@ func CreateFromTemplate(dir, template string) ([]string, error) {
 	// rename(2) itself, not os.Rename, which refuses to replace even an
 	// empty folder; the system call does so atomically and fails on a
 	// folder that has meanwhile got files.
-	if err := unix.Rename(tmp, abs); err != nil {
+	if err := syscall.Rename(tmp, abs); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	return written, nil
