@@ -272,9 +272,9 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 
 	// The editor's terminals get the variables that lead gemini to it.
 	port := int(disc["port"].(float64))
-	if got := d.Getenv(t, ide.EnvServerPort); got != strconv.Itoa(port) {
-		t.Fatalf("editor's %s = %q, want %d", ide.EnvServerPort, got, port)
-	}
+	waitFor(t, "the editor's "+ide.EnvServerPort+" = "+strconv.Itoa(port), func() bool {
+		return d.Getenv(t, ide.EnvServerPort) == strconv.Itoa(port)
+	})
 	if got := d.Getenv(t, ide.EnvAuthToken); got != disc["authToken"] {
 		t.Fatalf("editor's %s does not hold the discovery file's token", ide.EnvAuthToken)
 	}
