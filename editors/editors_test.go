@@ -110,12 +110,14 @@ func (h *harness) env() []string {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(k, "GEMINI_CLI_IDE_"), strings.HasPrefix(k, "XDG_"),
+			strings.HasPrefix(k, "LC_"), k == "LANG", k == "LANGUAGE",
 			k == "TMPDIR", k == "HOME", k == "TERM", k == "VIMINIT", k == "EXINIT", k == "NVIM", k == "NVIM_LISTEN_ADDRESS":
 			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env,
+		"LANG=C.UTF-8", // editors read and type UTF-8, as in any modern locale
 		"TMPDIR="+h.tmp,
 		"HOME="+h.home,
 		"XDG_CONFIG_HOME="+filepath.Join(h.home, ".config"),
@@ -136,6 +138,11 @@ type driver interface {
 	SelectLines(t *testing.T, from, to int)
 	// Unselect ends the selection.
 	Unselect(t *testing.T)
+	// Find edits path with the cursor on the first match of needle.
+	Find(t *testing.T, path, needle string)
+	// SelectText selects the text from the cursor to the end of needle,
+	// which starts at the cursor, character by character.
+	SelectText(t *testing.T, needle string)
 	// Diff reports the diff view of path the editor shows, if any.
 	Diff(t *testing.T, path string) (view diffView, ok bool)
 	// AppendRight adds line at the end of the right side of path's diff.
@@ -388,6 +395,51 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	}
 	if _, ok, err := c.CloseDiff(ctx, b); err != nil || ok {
 		t.Fatalf("second closeDiff b.txt: ok %v, err %v; want null content", ok, err)
+	}
+
+	// Text beyond ASCII: the character is counted in UTF-16 code units
+	// ("héllo 😀 " is 9 of them), a characterwise selection carries its
+	// text, and a proposal with non-ASCII text, CRLF line ends, a large
+	// body and no final newline round-trips exactly; a second proposal for
+	// the same file replaces the first view.
+	u := h.path("u.txt")
+	h.write(t, "u.txt", "héllo 😀 wörld\nzweite Zeile\n")
+	d.Find(t, u, "wörld")
+	waitContext(t, c, "u.txt active at 1:10", func(cur *ide.Context) bool {
+		f := activeFile(cur)
+		return f != nil && f.Path == u && f.Cursor != nil && *f.Cursor == ide.Cursor{Line: 1, Character: 10}
+	})
+	d.Find(t, u, "😀")
+	d.SelectText(t, "😀 wö")
+	waitContext(t, c, "😀 wö selected", func(cur *ide.Context) bool {
+		f := activeFile(cur)
+		return f != nil && f.Path == u && f.SelectedText == "😀 wö"
+	})
+	d.Unselect(t)
+	pd, err = c.StartDiff(ctx, u, "first proposal\n")
+	if err != nil {
+		t.Fatalf("openDiff u.txt: %v", err)
+	}
+	pd.Abandon()
+	var big strings.Builder
+	big.WriteString("héllo 😀 wörld\r\nzweite Zeile\r\n")
+	for i := 0; big.Len() < 256<<10; i++ {
+		fmt.Fprintf(&big, "line %d: ünïcödé \t tab\r\n", i)
+	}
+	big.WriteString("no final newline ✓")
+	pd, err = c.StartDiff(ctx, u, big.String())
+	if err != nil {
+		t.Fatalf("second openDiff u.txt: %v", err)
+	}
+	if view, ok := d.Diff(t, u); !ok || view.Right != big.String() || view.Left != "héllo 😀 wörld\nzweite Zeile\n" {
+		t.Fatalf("replaced diff view of u.txt: shown %v, right matches %v, left %q", ok, view.Right == big.String(), view.Left)
+	}
+	d.Accept(t, u)
+	if out, err := pd.Wait(ctx); err != nil || !out.Accepted || out.Content != big.String() {
+		t.Fatalf("accepted large proposal: accepted %v, same text %v (len %d, want %d), err %v", out.Accepted, out.Content == big.String(), len(out.Content), big.Len(), err)
+	}
+	if _, ok := d.Diff(t, u); ok {
+		t.Fatal("a diff view of u.txt is still open after accepting")
 	}
 
 	// A file written through the companion is reloaded in the editor.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestEmacs runs the real Emacs (-nw, in a tmux pane so that its command
@@ -274,3 +275,19 @@ func (d *emacsDriver) Getenv(t *testing.T, name string) string {
 }
 
 func (d *emacsDriver) Quit(t *testing.T) { d.keys(t, "", "C-x", "C-c") }
+
+func (d *emacsDriver) Find(t *testing.T, path, needle string) {
+	d.keys(t, "", "C-x", "C-f")
+	d.minibuffer(t, path)
+	d.keys(t, "", "M-<", "C-s")
+	d.keys(t, needle, "Enter", "C-r")
+	d.keys(t, needle, "Enter")
+}
+
+func (d *emacsDriver) SelectText(t *testing.T, needle string) {
+	d.keys(t, "", "C-Space")
+	for range utf8.RuneCountInString(needle) {
+		d.keys(t, "", "C-f")
+	}
+	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
+}

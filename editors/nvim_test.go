@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestNeovim runs the real Neovim headless with editors/nvim on its
@@ -193,4 +195,17 @@ func escapeEx(p string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+func (d *nvimDriver) Find(t *testing.T, path, needle string) {
+	d.command(t, "edit "+escapeEx(path))
+	d.lua(t, `vim.fn.cursor(1, 1); vim.fn.search('\\V' .. vim.fn.escape(..., '\\'), 'c')`, needle)
+}
+
+func (d *nvimDriver) SelectText(t *testing.T, needle string) {
+	keys := "v"
+	if n := utf8.RuneCountInString(needle) - 1; n > 0 {
+		keys += strconv.Itoa(n) + "l"
+	}
+	d.input(t, keys)
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestVim runs the real Vim in a tmux pane (Vim's autocommands run from
@@ -267,3 +268,17 @@ func (d *vimDriver) Getenv(t *testing.T, name string) string {
 }
 
 func (d *vimDriver) Quit(t *testing.T) { d.ex(t, "qa!") }
+
+func (d *vimDriver) Find(t *testing.T, path, needle string) {
+	d.ex(t, "edit "+escapeEx(path))
+	d.keys(t, "gg0/\\V"+strings.ReplaceAll(needle, `\`, `\\`), "Enter")
+}
+
+func (d *vimDriver) SelectText(t *testing.T, needle string) {
+	keys := "v"
+	if n := utf8.RuneCountInString(needle) - 1; n > 0 {
+		keys += strconv.Itoa(n) + "l"
+	}
+	d.keys(t, keys)
+	d.waitMode(t, "v")
+}
