@@ -32,7 +32,7 @@
   :prefix "gemkit-")
 
 (defcustom gemkit-program "gemkit"
-  "The gemkit binary: a name found on `exec-path' or a full path."
+  "The gemkit binary: a name found on variable `exec-path' or a full path."
   :type 'string)
 
 (defcustom gemkit-args nil
@@ -85,20 +85,25 @@
 ;;; Protocol output
 
 (defun gemkit--live-p ()
+  "Return non-nil when the gemkit process is alive."
   (and gemkit--process (process-live-p gemkit--process)))
 
 (defun gemkit--write (msg)
+  "Send MSG, an alist, to gemkit as one JSON line."
   (when (and (gemkit--live-p) (not gemkit--stopping))
     (process-send-string gemkit--process (concat (json-serialize msg) "\n"))
     t))
 
 (defun gemkit--send (method params)
+  "Send the notification METHOD with PARAMS, an alist."
   (gemkit--write `((jsonrpc . "2.0") (method . ,method) (params . ,params))))
 
 (defun gemkit--reply (id result)
+  "Answer gemkit's request ID with RESULT."
   (gemkit--write `((jsonrpc . "2.0") (id . ,id) (result . ,result))))
 
 (defun gemkit--reply-error (id code message)
+  "Answer gemkit's request ID with the error CODE and MESSAGE."
   (gemkit--write `((jsonrpc . "2.0") (id . ,id)
                    (error . ((code . ,code) (message . ,message))))))
 
@@ -114,11 +119,13 @@
     (and f (expand-file-name f))))
 
 (defun gemkit--cursor ()
+  "The 1-based line and UTF-16 character of point, as an alist."
   `((line . ,(line-number-at-pos nil t))
     (character . ,(1+ (gemkit--utf16-length
                        (buffer-substring-no-properties (line-beginning-position) (point)))))))
 
 (defun gemkit--region-text ()
+  "The active region's text (at most `gemkit-max-selection' characters), or nil."
   (when (and (region-active-p) (/= (region-beginning) (region-end)))
     (let ((beg (region-beginning)))
       (buffer-substring-no-properties
@@ -136,7 +143,7 @@
         (gemkit--send method `((path . ,path)))))))
 
 (defun gemkit--check-rename (buffer)
-  "Report a tracked BUFFER that now visits another file (C-x C-w, dired)."
+  "Report a tracked BUFFER that now visits another file (C-x C-w, Dired)."
   (let ((old (gethash buffer gemkit--tracked))
         (new (gemkit--file-of buffer)))
     (cond ((or (null old) (equal old new)))
@@ -166,6 +173,7 @@
                                 ,@(and text `((selectedText . ,text)))))))))))))
 
 (defun gemkit--on-kill-buffer ()
+  "Report the killed buffer's file as closed, or deleted when it is gone."
   (when (gethash (current-buffer) gemkit--tracked)
     (when (eq gemkit--last-buffer (current-buffer))
       (setq gemkit--last-buffer nil))
@@ -184,6 +192,7 @@
     (error (gemkit--log "poll: %s" (error-message-string err)))))
 
 (defun gemkit--log (fmt &rest args)
+  "Add a line made with FMT and ARGS to gemkit's log buffer."
   (with-current-buffer (get-buffer-create gemkit--log-buffer)
     (goto-char (point-max))
     (insert (apply #'format fmt args) "\n")))
@@ -222,6 +231,7 @@
     (font-lock-mode 1)))
 
 (defun gemkit--open-diff (path content)
+  "Show CONTENT, proposed for PATH, beside the file on disk."
   (let ((old (gethash path gemkit--diffs)))
     (when old (gemkit--close-view old)))   ; a new proposal replaces the old view
   (let* ((on-disk (file-regular-p path))
@@ -247,14 +257,20 @@
       ;; Killing the proposal (C-x k) rejects it.
       (add-hook 'kill-buffer-hook (lambda () (gemkit--proposal-killed d)) nil t))
     (puthash path d gemkit--diffs)
-    (delete-other-windows)
-    (switch-to-buffer left)
+    ;; Lay the pair out in the window you work in (not the minibuffer, if
+    ;; you are answering a prompt), the rest of the frame put aside.
+    (when (window-minibuffer-p)
+      (select-window (or (minibuffer-selected-window) (frame-first-window))))
+    (ignore-errors (delete-other-windows))
+    (set-window-dedicated-p nil nil)
+    (switch-to-buffer left nil t)
     (let ((window (split-window-right)))
       (set-window-buffer window right)
       (select-window window))
     d))
 
 (defun gemkit--proposal-killed (d)
+  "Reject D, whose proposal buffer is being killed, unless it is answered."
   (unless (gemkit--diff-done d)
     (run-at-time 0 nil #'gemkit--resolve d nil)))
 
@@ -273,12 +289,14 @@
       (ignore-errors (set-window-configuration (gemkit--diff-config d))))))
 
 (defun gemkit--proposal-text (d)
+  "The whole text of D's proposal buffer."
   (with-current-buffer (gemkit--diff-right d)
     (save-restriction
       (widen)
       (buffer-substring-no-properties (point-min) (point-max)))))
 
 (defun gemkit--resolve (d accepted)
+  "Answer D: ACCEPTED non-nil sends the proposal's text, else a rejection."
   (unless (gemkit--diff-done d)
     (let ((path (gemkit--diff-path d))
           (content (and accepted (buffer-live-p (gemkit--diff-right d))
@@ -292,6 +310,7 @@
         (gemkit--send "diff/rejected" `((filePath . ,path)))))))
 
 (defun gemkit--current-diff ()
+  "The diff of the current buffer, else the only open one."
   (or (and gemkit--diff-path (gethash gemkit--diff-path gemkit--diffs))
       (let ((all (hash-table-values gemkit--diffs)))
         (cond ((= (length all) 1) (car all))
@@ -317,10 +336,12 @@
 ;;; Protocol input
 
 (defun gemkit--set-env (env on)
+  "Set (ON non-nil) or unset the variables of ENV, an alist, for terminals."
   (dolist (kv env)
     (setenv (symbol-name (car kv)) (and on (cdr kv)))))
 
 (defun gemkit--handle (msg)
+  "Act on MSG, a message from gemkit, and answer it when it is a request."
   (let* ((id (alist-get 'id msg))
          (method (alist-get 'method msg))
          (params (alist-get 'params msg)))
@@ -355,6 +376,7 @@
       (_ (when id (gemkit--reply-error id -32601 (concat "Method not found: " method)))))))
 
 (defun gemkit--handle-line (line)
+  "Parse LINE from gemkit and handle it; errors go to the log."
   (let ((msg (condition-case nil
                  (json-parse-string line :object-type 'alist :null-object nil :false-object nil)
                (error (gemkit--log "unreadable line from gemkit: %.200s" line) nil))))
@@ -370,7 +392,7 @@
                   (gemkit--reply-error (alist-get 'id msg) -32603 (error-message-string err)))))))))
 
 (defun gemkit--filter (_process string)
-  "Split gemkit's output into lines; chunks are joined once per line."
+  "Handle each line of STRING, gemkit's output; keep a partial line."
   (let ((start 0) nl)
     (while (setq nl (string-search "\n" string start))
       (push (substring string start nl) gemkit--partial)
@@ -383,6 +405,7 @@
       (push (substring string start) gemkit--partial))))
 
 (defun gemkit--sentinel (process event)
+  "Clean up when PROCESS, gemkit, has ended as EVENT describes."
   (unless (process-live-p process)
     (let ((expected gemkit--stopping))
       (when gemkit--ready
@@ -397,6 +420,7 @@
 ;;; Start and stop
 
 (defun gemkit--hooks (on)
+  "Add (ON non-nil) or remove the hooks that report editor events."
   (let ((f (if on #'add-hook #'remove-hook)))
     (funcall f 'post-command-hook #'gemkit--update)
     (funcall f 'window-selection-change-functions #'gemkit--update)
@@ -436,14 +460,16 @@
         (setq gemkit--timer (run-at-time gemkit-poll-interval gemkit-poll-interval #'gemkit--poll))))))
 
 (defun gemkit-stop ()
-  "Stop gemkit: it removes its discovery file and exits."
+  "Stop gemkit, which then removes its discovery file and exits."
   (interactive)
   (when gemkit--timer
     (cancel-timer gemkit--timer)
     (setq gemkit--timer nil))
   (gemkit--hooks nil)
   (when (gemkit--live-p)
+    ;; Open views stay as inert buffers: a new gemkit would not know them.
     (maphash (lambda (_ d) (setf (gemkit--diff-done d) t)) gemkit--diffs)
+    (clrhash gemkit--diffs)
     (let ((process gemkit--process)
           (deadline (+ (float-time) 2)))
       (setq gemkit--stopping t)

@@ -517,9 +517,12 @@ function! gemkit#stop(...) abort
   if s:job is v:null
     return
   endif
+  " Open views stay as inert scratch buffers: a new gemkit would not know
+  " their diffs.
   for d in values(s:diffs)
     let d.done = 1
   endfor
+  let s:diffs = {}
   let job = s:job
   let s:stopping = 1
   call ch_close_in(job_getchannel(job))

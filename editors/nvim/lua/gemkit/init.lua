@@ -629,9 +629,12 @@ function M.stop(timeout_ms)
     return
   end
   S.stopping = true
+  -- Open views stay as inert scratch buffers: the new gemkit would not
+  -- know their diffs.
   for _, d in pairs(S.diffs) do
     d.done = true
   end
+  S.diffs = {}
   local stdin = S.stdin
   S.stdin = nil
   if stdin and not stdin:is_closing() then
