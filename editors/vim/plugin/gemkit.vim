@@ -19,6 +19,12 @@ command! -bar GemkitLog call gemkit#show_log()
 command! -bar GemkitAccept call gemkit#accept()
 command! -bar GemkitReject call gemkit#reject()
 
+" s:ex_mode tells Ex mode (vim -e, -es: scripts) apart, where no one works
+" with Gemini CLI and gemkit is not started.
+function! s:ex_mode() abort
+  return exists('v:argv') && !empty(filter(copy(v:argv), 'v:val =~# ''^-[eE]s\=$'''))
+endfunction
+
 augroup gemkit
   autocmd!
   autocmd BufEnter,WinEnter,FocusGained * call gemkit#on_enter()
@@ -31,7 +37,7 @@ augroup gemkit
   autocmd BufFilePost * call gemkit#on_rename(str2nr(expand('<abuf>')))
   autocmd DirChanged global call gemkit#on_cd()
   autocmd VimLeavePre * call gemkit#stop(2000)
-  if get(g:, 'gemkit_autostart', 1)
+  if get(g:, 'gemkit_autostart', 1) && !s:ex_mode()
     autocmd VimEnter * ++once call gemkit#start()
   endif
 augroup END
