@@ -138,6 +138,8 @@ type driver interface {
 	SelectLines(t *testing.T, from, to int)
 	// Unselect ends the selection.
 	Unselect(t *testing.T)
+	// SelectAll selects the whole buffer.
+	SelectAll(t *testing.T)
 	// Find edits path with the cursor on the first match of needle.
 	Find(t *testing.T, path, needle string)
 	// SelectText selects the text from the cursor to the end of needle,
@@ -441,6 +443,17 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	if _, ok := d.Diff(t, u); ok {
 		t.Fatal("a diff view of u.txt is still open after accepting")
 	}
+
+	// A selection longer than gemkit's limit arrives cut and marked.
+	h.write(t, "long.txt", strings.Repeat("x\n", 20000))
+	long := h.path("long.txt")
+	d.Find(t, long, "x")
+	d.SelectAll(t)
+	waitContext(t, c, "the whole of long.txt selected, cut", func(cur *ide.Context) bool {
+		f := activeFile(cur)
+		return f != nil && f.Path == long && f.SelectedText == strings.Repeat("x\n", 8192)+"... [TRUNCATED]"
+	})
+	d.Unselect(t)
 
 	// A file written through the companion is reloaded in the editor.
 	writeFile(t, port, disc["authToken"].(string), b, "rewritten\n")

@@ -291,3 +291,8 @@ func (d *emacsDriver) SelectText(t *testing.T, needle string) {
 	}
 	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
 }
+
+func (d *emacsDriver) SelectAll(t *testing.T) {
+	d.keys(t, "", "C-x", "h")
+	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
+}

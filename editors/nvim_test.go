@@ -209,3 +209,5 @@ func (d *nvimDriver) SelectText(t *testing.T, needle string) {
 	}
 	d.input(t, keys)
 }
+
+func (d *nvimDriver) SelectAll(t *testing.T) { d.input(t, "ggVG") }

@@ -282,3 +282,8 @@ func (d *vimDriver) SelectText(t *testing.T, needle string) {
 	d.keys(t, keys)
 	d.waitMode(t, "v")
 }
+
+func (d *vimDriver) SelectAll(t *testing.T) {
+	d.keys(t, "ggVG")
+	d.waitMode(t, "V")
+}

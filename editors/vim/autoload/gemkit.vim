@@ -89,6 +89,12 @@ function! s:selected_text() abort
   if sl > el || (sl == el && sc > ec)
     let [sl, sc, el, ec] = [el, ec, sl, sc]
   endif
+  " gemkit cuts a selection at 16384 characters: more lines than that
+  " (each at least one character with its newline) are never needed.
+  let capped = el - sl > 16384
+  if capped
+    let el = sl + 16384
+  endif
   let lines = getline(sl, el)
   if empty(lines)
     return ''
@@ -98,7 +104,9 @@ function! s:selected_text() abort
   endif
   if m ==# 'v'
     let last = lines[-1]
-    let lines[-1] = strpart(last, 0, ec - 1 + len(s:char_at(last, ec)))
+    if !capped
+      let lines[-1] = strpart(last, 0, ec - 1 + len(s:char_at(last, ec)))
+    endif
     let lines[0] = strpart(lines[0], sc - 1)
     return join(lines, "\n")
   endif

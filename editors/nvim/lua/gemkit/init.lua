@@ -133,6 +133,8 @@ local function char_len_at(s, i)
   return 1
 end
 
+local max_lines = 16384
+
 -- selected_text is the text of the visual selection in the current window,
 -- or nil outside visual mode.
 local function selected_text(buf)
@@ -145,6 +147,12 @@ local function selected_text(buf)
   if sl > el or (sl == el and sc > ec) then
     sl, sc, el, ec = el, ec, sl, sc
   end
+  -- gemkit cuts a selection at 16384 characters: more lines than that
+  -- (each at least one character with its newline) are never needed.
+  local capped = el - sl > max_lines
+  if capped then
+    el = sl + max_lines
+  end
   local lines = api.nvim_buf_get_lines(buf, sl - 1, el, false)
   if #lines == 0 then
     return nil
@@ -154,7 +162,9 @@ local function selected_text(buf)
   end
   if mode == 'v' then
     local last = lines[#lines]
-    lines[#lines] = last:sub(1, ec + char_len_at(last, ec) - 1)
+    if not capped then
+      lines[#lines] = last:sub(1, ec + char_len_at(last, ec) - 1)
+    end
     lines[1] = lines[1]:sub(sc)
     return table.concat(lines, '\n')
   end
