@@ -138,6 +138,10 @@ type driver interface {
 	SelectLines(t *testing.T, from, to int)
 	// Unselect ends the selection.
 	Unselect(t *testing.T)
+	// OpenPrompt starts typing a command (Vim's command line, Emacs's M-x);
+	// ClosePrompt abandons it.
+	OpenPrompt(t *testing.T)
+	ClosePrompt(t *testing.T)
 	// SelectAll selects the whole buffer.
 	SelectAll(t *testing.T)
 	// Find edits path with the cursor on the first match of needle.
@@ -366,6 +370,37 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	}
 	if _, err := os.Stat(newFile); !os.IsNotExist(err) {
 		t.Fatalf("a rejected new file exists: %v", err)
+	}
+
+	// A diff that arrives while the person types a command waits for the
+	// prompt to go instead of failing.
+	d.OpenPrompt(t)
+	started := make(chan error, 1)
+	go func() {
+		var err error
+		pd, err = c.StartDiff(ctx, b, "one\nzwei\nthree\n")
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		t.Fatalf("openDiff answered while the editor's prompt was open (err %v); want it to wait", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	d.ClosePrompt(t)
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("openDiff b.txt after the prompt: %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("openDiff did not answer after the prompt closed")
+	}
+	if view, ok := d.Diff(t, b); !ok || !view.Visible {
+		t.Fatalf("diff of b.txt after the prompt: %+v shown %v", view, ok)
+	}
+	d.Reject(t, b)
+	if out, err := pd.Wait(ctx); err != nil || out.Accepted {
+		t.Fatalf("rejected diff: outcome %+v, err %v", out, err)
 	}
 
 	// Closing the diff's view rejects it.

@@ -296,3 +296,14 @@ func (d *emacsDriver) SelectAll(t *testing.T) {
 	d.keys(t, "", "C-x", "h")
 	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
 }
+
+func (d *emacsDriver) OpenPrompt(t *testing.T) {
+	d.keys(t, "", "M-x")
+	waitFor(t, "emacs's minibuffer", func() bool {
+		var b bool
+		_ = json.Unmarshal(d.eval(t, "(if (active-minibuffer-window) t :false)"), &b)
+		return b
+	})
+}
+
+func (d *emacsDriver) ClosePrompt(t *testing.T) { d.keys(t, "", "C-g") }

@@ -211,3 +211,14 @@ func (d *nvimDriver) SelectText(t *testing.T, needle string) {
 }
 
 func (d *nvimDriver) SelectAll(t *testing.T) { d.input(t, "ggVG") }
+
+func (d *nvimDriver) OpenPrompt(t *testing.T) {
+	d.input(t, ":")
+	waitFor(t, "nvim's command line", func() bool {
+		m, _ := d.rpc.call("nvim_get_mode")
+		mm, _ := m.(map[string]any)
+		return mm["mode"] == "c"
+	})
+}
+
+func (d *nvimDriver) ClosePrompt(t *testing.T) { d.input(t, "<Esc>") }

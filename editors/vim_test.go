@@ -287,3 +287,10 @@ func (d *vimDriver) SelectAll(t *testing.T) {
 	d.keys(t, "ggVG")
 	d.waitMode(t, "V")
 }
+
+func (d *vimDriver) OpenPrompt(t *testing.T) {
+	d.keys(t, ":")
+	d.waitMode(t, "c")
+}
+
+func (d *vimDriver) ClosePrompt(t *testing.T) { d.keys(t, "", "Escape") }

@@ -340,6 +340,23 @@
   (dolist (kv env)
     (setenv (symbol-name (car kv)) (and on (cdr kv)))))
 
+(defun gemkit--when-free (fn &optional tries)
+  "Call FN once no minibuffer prompt is active (the layout changes then).
+Try for up to 25 s (TRIES counts), so that gemkit still gets its answer
+within its 30 s."
+  (let ((tries (or tries 0)))
+    (if (and (active-minibuffer-window) (< tries 250))
+        (run-at-time 0.1 nil #'gemkit--when-free fn (1+ tries))
+      (funcall fn))))
+
+(defun gemkit--answer-open (id path content)
+  "Show CONTENT proposed for PATH and answer gemkit's request ID."
+  (condition-case err
+      (progn (gemkit--open-diff path content)
+             (gemkit--reply id (make-hash-table)))
+    (error (gemkit--reply-error
+            id -32000 (concat "cannot show the diff in Emacs: " (error-message-string err))))))
+
 (defun gemkit--handle (msg)
   "Act on MSG, a message from gemkit, and answer it when it is a request."
   (let* ((id (alist-get 'id msg))
@@ -361,18 +378,17 @@
              (content (alist-get 'newContent params)))
          (if (not (and (stringp path) (stringp content)))
              (gemkit--reply-error id -32602 "diff/open needs filePath and newContent strings")
-           (condition-case err
-               (progn (gemkit--open-diff path content)
-                      (gemkit--reply id (make-hash-table)))
-             (error (gemkit--reply-error
-                     id -32000 (concat "cannot show the diff in Emacs: " (error-message-string err))))))))
+           (gemkit--when-free (lambda () (gemkit--answer-open id path content))))))
       ("diff/close"
        (let ((d (gethash (alist-get 'filePath params) gemkit--diffs)))
          (if (not d)
              (gemkit--reply id '((content . :null)))
            (let ((content (gemkit--proposal-text d)))
-             (gemkit--close-view d)
-             (gemkit--reply id `((content . ,content)))))))
+             ;; No outcome for this view, even if closing it has to wait.
+             (setf (gemkit--diff-done d) t)
+             (remhash (gemkit--diff-path d) gemkit--diffs)
+             (gemkit--reply id `((content . ,content)))
+             (gemkit--when-free (lambda () (gemkit--close-view d)))))))
       (_ (when id (gemkit--reply-error id -32601 (concat "Method not found: " method)))))))
 
 (defun gemkit--handle-line (line)

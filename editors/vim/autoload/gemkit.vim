@@ -400,23 +400,42 @@ function! s:handle(msg) abort
     if type(get(params, 'filePath')) != v:t_string || type(get(params, 'newContent')) != v:t_string
       return s:reply_error(id, -32602, 'diff/open needs filePath and newContent strings')
     endif
-    try
-      call s:open_diff(params.filePath, params.newContent)
-    catch
-      return s:reply_error(id, -32000, 'cannot show the diff in Vim: ' . v:exception)
-    endtry
-    call s:reply(id, {})
+    call s:when_free(function('s:answer_open', [id, params.filePath, params.newContent]), 0)
   elseif method ==# 'diff/close'
     let d = get(s:diffs, get(params, 'filePath', ''), {})
     if empty(d)
       return s:reply(id, {'content': v:null})
     endif
     let content = s:buffer_text(d.right)
-    call s:close_view(d)
+    " No outcome for this view, even if closing it has to wait.
+    let d.done = 1
+    call remove(s:diffs, d.path)
     call s:reply(id, {'content': content})
+    call s:when_free(function('s:close_view', [d]), 0)
   elseif id isnot v:null
     call s:reply_error(id, -32601, 'Method not found: ' . method)
   endif
+endfunction
+
+" s:when_free calls Fn once no command line or pending operator holds the
+" screen (windows cannot change then), trying for up to 25 s so that
+" gemkit still gets its answer within its 30 s.
+function! s:when_free(Fn, tries) abort
+  let m = mode(1)
+  if (m =~# '^[cr]' || m =~# '^no') && a:tries < 250
+    call timer_start(100, {-> s:when_free(a:Fn, a:tries + 1)})
+    return
+  endif
+  call a:Fn()
+endfunction
+
+function! s:answer_open(id, path, content) abort
+  try
+    call s:open_diff(a:path, a:content)
+  catch
+    return s:reply_error(a:id, -32000, 'cannot show the diff in Vim: ' . v:exception)
+  endtry
+  call s:reply(a:id, {})
 endfunction
 
 function! s:on_stdout(ch, line) abort

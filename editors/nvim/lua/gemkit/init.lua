@@ -453,15 +453,33 @@ handlers['file/written'] = function(params)
   end
 end
 
+-- when_free runs fn once no command line, prompt or pending operator
+-- holds the screen (windows cannot change then), trying for up to 25 s so
+-- that gemkit still gets its answer within its 30 s.
+local function when_free(fn, tries)
+  tries = tries or 0
+  local m = api.nvim_get_mode()
+  local busy = m.blocking or m.mode:match('^[cr]') or m.mode:match('^no')
+  if busy and tries < 250 then
+    vim.defer_fn(function()
+      when_free(fn, tries + 1)
+    end, 100)
+    return
+  end
+  fn()
+end
+
 handlers['diff/open'] = function(params, id)
   if type(params.filePath) ~= 'string' or type(params.newContent) ~= 'string' then
     return reply_error(id, -32602, 'diff/open needs filePath and newContent strings')
   end
-  local ok, err = pcall(open_diff, params.filePath, params.newContent)
-  if not ok then
-    return reply_error(id, -32000, 'cannot show the diff in Neovim: ' .. tostring(err))
-  end
-  reply(id, vim.empty_dict())
+  when_free(function()
+    local ok, err = pcall(open_diff, params.filePath, params.newContent)
+    if not ok then
+      return reply_error(id, -32000, 'cannot show the diff in Neovim: ' .. tostring(err))
+    end
+    reply(id, vim.empty_dict())
+  end)
 end
 
 handlers['diff/close'] = function(params, id)
@@ -470,8 +488,12 @@ handlers['diff/close'] = function(params, id)
     return reply(id, { content = vim.NIL })
   end
   local content = buffer_text(d.right)
-  close_view(d)
+  d.done = true -- no outcome for this view, even if closing it waits
+  S.diffs[d.path] = nil
   reply(id, { content = content })
+  when_free(function()
+    close_view(d)
+  end)
 end
 
 local function handle_line(line)
