@@ -524,6 +524,9 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 		var v map[string]any
 		return err == nil && json.Unmarshal(b, &v) == nil && v["workspacePath"] == sub
 	})
+	waitFor(t, "the editor's "+ide.EnvWorkspacePath+" naming the new workspace", func() bool {
+		return d.Getenv(t, ide.EnvWorkspacePath) == sub
+	})
 
 	// Quitting the editor stops the companion and removes its file.
 	d.Quit(t)

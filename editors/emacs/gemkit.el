@@ -499,7 +499,9 @@ within its 30 s."
   "Make DIRECTORIES (interactively, one directory) the workspace."
   (interactive (list (list (read-directory-name "Workspace folder: "))))
   (setq directories (mapcar (lambda (d) (directory-file-name (expand-file-name d))) directories))
-  (gemkit--send "workspace/update" `((paths . ,(vconcat directories)))))
+  (when (gemkit--send "workspace/update" `((paths . ,(vconcat directories))))
+    ;; Terminals started from now on name the new workspace too.
+    (setenv "GEMINI_CLI_IDE_WORKSPACE_PATH" (string-join directories path-separator))))
 
 (defun gemkit-status ()
   "Say where gemkit serves."

@@ -200,6 +200,8 @@ endfunction
 function! gemkit#on_cd() abort
   if s:ready isnot v:null && s:opt('follow_cwd', 1) && !exists('g:gemkit_workspace')
     call s:send('workspace/update', {'paths': [getcwd(-1)]})
+    " Terminals opened from now on name the new workspace too.
+    call setenv('GEMINI_CLI_IDE_WORKSPACE_PATH', getcwd(-1))
   endif
 endfunction
 

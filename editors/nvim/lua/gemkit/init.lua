@@ -777,7 +777,10 @@ function autocmds()
   end)
   au('DirChanged', function()
     if S.ready and config.follow_cwd and config.workspace == nil and vim.v.event.scope == 'global' then
-      send('workspace/update', { paths = { vim.fn.getcwd() } })
+      local cwd = vim.fn.getcwd()
+      send('workspace/update', { paths = { cwd } })
+      -- Terminals opened from now on name the new workspace too.
+      vim.env.GEMINI_CLI_IDE_WORKSPACE_PATH = cwd
     end
   end)
   au('VimLeavePre', function()
