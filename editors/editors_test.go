@@ -168,6 +168,8 @@ type driver interface {
 	Cd(t *testing.T, dir string)
 	// Getenv reads the editor's own environment.
 	Getenv(t *testing.T, name string) string
+	// Messages is what the editor told the person (:messages, *Messages*).
+	Messages(t *testing.T) string
 	// Quit ends the editor.
 	Quit(t *testing.T)
 	// Exited is closed when the editor process has ended.

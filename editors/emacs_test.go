@@ -23,7 +23,7 @@ func TestEmacs(t *testing.T) {
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	h := newHarness(t)
-	d := startEmacs(t, h, bin, client, tmux)
+	d := startEmacs(t, h, bin, client, tmux, gemkitBin)
 	runScenario(t, h, d, editorInfo{name: "emacs", displayName: "Emacs"})
 }
 
@@ -69,7 +69,7 @@ type emacsDriver struct {
 	n                               atomic.Int64
 }
 
-func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin string) *emacsDriver {
+func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit string) *emacsDriver {
 	plugin, err := filepath.Abs("emacs")
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin string) *
 		t.Fatal(err)
 	}
 	init := filepath.Join(h.home, "init.el")
-	text := fmt.Sprintf(emacsTestInit, elispString(plugin), elispString(gemkitBin), elispString(serverDir))
+	text := fmt.Sprintf(emacsTestInit, elispString(plugin), elispString(gemkit), elispString(serverDir))
 	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -307,3 +307,7 @@ func (d *emacsDriver) OpenPrompt(t *testing.T) {
 }
 
 func (d *emacsDriver) ClosePrompt(t *testing.T) { d.keys(t, "", "C-g") }
+
+func (d *emacsDriver) Messages(t *testing.T) string {
+	return d.evalString(t, `(with-current-buffer "*Messages*" (buffer-substring-no-properties (point-min) (point-max)))`)
+}

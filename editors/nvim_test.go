@@ -18,7 +18,7 @@ import (
 func TestNeovim(t *testing.T) {
 	bin := requireEditor(t, "nvim", "neovim")
 	h := newHarness(t)
-	d := startNvim(t, h, bin)
+	d := startNvim(t, h, bin, gemkitBin)
 	runScenario(t, h, d, editorInfo{name: "neovim", displayName: "Neovim"})
 }
 
@@ -28,7 +28,7 @@ type nvimDriver struct {
 	exited <-chan struct{}
 }
 
-func startNvim(t *testing.T, h *harness, bin string) *nvimDriver {
+func startNvim(t *testing.T, h *harness, bin, gemkit string) *nvimDriver {
 	plugin, err := filepath.Abs("nvim")
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func startNvim(t *testing.T, h *harness, bin string) *nvimDriver {
 	initLua := fmt.Sprintf(`vim.opt.runtimepath:prepend(%q)
 vim.cmd('runtime plugin/gemkit.lua')
 require('gemkit').setup({ cmd = %q, args = { '-v' } })
-`, plugin, gemkitBin)
+`, plugin, gemkit)
 	if err := os.WriteFile(init, []byte(initLua), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -222,3 +222,8 @@ func (d *nvimDriver) OpenPrompt(t *testing.T) {
 }
 
 func (d *nvimDriver) ClosePrompt(t *testing.T) { d.input(t, "<Esc>") }
+
+func (d *nvimDriver) Messages(t *testing.T) string {
+	s, _ := d.lua(t, `return vim.json.encode(vim.fn.execute('messages'))`).(string)
+	return s
+}

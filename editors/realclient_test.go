@@ -27,13 +27,13 @@ func TestRealGeminiClient(t *testing.T) {
 		start         func(t *testing.T, h *harness) driver
 	}{
 		{"neovim", "Neovim", func(t *testing.T, h *harness) driver {
-			return startNvim(t, h, requireEditor(t, "nvim", "neovim"))
+			return startNvim(t, h, requireEditor(t, "nvim", "neovim"), gemkitBin)
 		}},
 		{"vim", "Vim", func(t *testing.T, h *harness) driver {
-			return startVim(t, h, requireEditor(t, "vim", "vim-nox"), requireEditor(t, "tmux", "tmux"))
+			return startVim(t, h, requireEditor(t, "vim", "vim-nox"), requireEditor(t, "tmux", "tmux"), gemkitBin)
 		}},
 		{"emacs", "Emacs", func(t *testing.T, h *harness) driver {
-			return startEmacs(t, h, requireEditor(t, "emacs", "emacs-nox"), requireEditor(t, "emacsclient", "emacs-nox"), requireEditor(t, "tmux", "tmux"))
+			return startEmacs(t, h, requireEditor(t, "emacs", "emacs-nox"), requireEditor(t, "emacsclient", "emacs-nox"), requireEditor(t, "tmux", "tmux"), gemkitBin)
 		}},
 	}
 	node := requireEditor(t, "node", "nodejs")

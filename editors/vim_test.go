@@ -26,7 +26,7 @@ func TestVim(t *testing.T) {
 	bin := requireEditor(t, "vim", "vim-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	h := newHarness(t)
-	d := startVim(t, h, bin, tmux)
+	d := startVim(t, h, bin, tmux, gemkitBin)
 	runScenario(t, h, d, editorInfo{name: "vim", displayName: "Vim"})
 }
 
@@ -71,7 +71,7 @@ type vimDriver struct {
 	exited     chan struct{}
 }
 
-func startVim(t *testing.T, h *harness, vimBin, tmuxBin string) *vimDriver {
+func startVim(t *testing.T, h *harness, vimBin, tmuxBin, gemkit string) *vimDriver {
 	plugin, err := filepath.Abs("vim")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func startVim(t *testing.T, h *harness, vimBin, tmuxBin string) *vimDriver {
 	defer ln.Close()
 	rc := filepath.Join(h.home, "vimrc")
 	port := ln.Addr().(*net.TCPAddr).Port
-	if err := os.WriteFile(rc, []byte(fmt.Sprintf(vimTestRC, plugin, gemkitBin, port)), 0o600); err != nil {
+	if err := os.WriteFile(rc, []byte(fmt.Sprintf(vimTestRC, plugin, gemkit, port)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := &vimDriver{tmux: tmuxBin, sock: filepath.Join(h.tmp, "tmux.sock"), exited: make(chan struct{})}
@@ -294,3 +294,5 @@ func (d *vimDriver) OpenPrompt(t *testing.T) {
 }
 
 func (d *vimDriver) ClosePrompt(t *testing.T) { d.keys(t, "", "Escape") }
+
+func (d *vimDriver) Messages(t *testing.T) string { return d.evalString(t, "execute('messages')") }
