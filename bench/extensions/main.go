@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -69,6 +70,10 @@ func run(n, count int) error {
 	}
 	fmt.Printf("installed %d extensions in %v\n", count, time.Since(start).Round(time.Millisecond))
 	fmt.Printf("%s/%s, %d CPUs, %d runs each, whole process (fork+exec to exit)\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n)
+	// The machine is shared: figures mean little without the load they
+	// were taken under.
+	fmt.Printf("load average before: %s\n", loadAverage())
+	defer func() { fmt.Printf("load average after:  %s\n", loadAverage()) }()
 
 	base := []string{"extensions", "--home", home, "--workspace", ws}
 	for _, c := range []struct {
@@ -114,6 +119,20 @@ func pct(sorted []time.Duration, p int) time.Duration {
 		i = 1
 	}
 	return sorted[i-1]
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages from
+// /proc/loadavg, or "unknown".
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -62,3 +62,23 @@ func TestConsentPromptOnTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestGitProgressOnTerminal checks that a person at a terminal sees git's
+// own progress while a repository is cloned.
+func TestGitProgressOnTerminal(t *testing.T) {
+	e := newEnv(t)
+	_, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
+	master, slave := openPTY(t)
+	if _, err := master.Write([]byte("y\n")); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"extensions", "--home", e.home, "--workspace", e.ws, "install", url},
+		Streams{In: slave, Out: &out, Err: &errb})
+	if code != ExitOK {
+		t.Fatalf("install: exit %d\n%s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "Receiving objects") {
+		t.Errorf("no git progress on stderr:\n%s", errb.String())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -68,10 +69,12 @@ func isTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// errNeedsConsent is the refusal when nobody can be asked.
+// errNeedsConsent is the refusal when nobody can be asked. The consent
+// text has been printed just before it, so the person can read what they
+// would agree to before running the command again with --consent.
 func errNeedsConsent(what string) error {
 	return withExitCode(ExitError, fmt.Errorf("%s needs your consent, and there is no terminal to ask on (stdin is not a terminal); "+
-		"run it in a terminal, or pass --consent to agree to what it prints", what))
+		"nothing was changed. Read what it will be able to do above, then run it in a terminal, or again with --consent to agree", what))
 }
 
 // consentFunc asks on the terminal, or agrees when --consent was given.
@@ -80,14 +83,14 @@ func errNeedsConsent(what string) error {
 func consentFunc(s Streams, given bool) extension.ConsentFunc {
 	return func(ctx context.Context, p extension.ConsentPrompt) (bool, error) {
 		for _, l := range p.Lines {
-			fmt.Fprintln(s.Err, l)
+			fmt.Fprintln(s.Err, extension.Printable(l))
 		}
 		if given {
 			fmt.Fprintln(s.Err, "Consent given with --consent.")
 			return true, nil
 		}
 		if !isTerminal(s.In) {
-			return false, errNeedsConsent(strings.ToLower(p.Action) + " " + p.Extension.Manifest.Name)
+			return false, errNeedsConsent(strings.ToLower(p.Action) + " " + extension.Printable(p.Extension.Manifest.Name))
 		}
 		fmt.Fprint(s.Err, "\nDo you want to continue? [y/N]: ")
 		answer, err := readLine(ctx, s.In)
@@ -121,6 +124,31 @@ func readLine(ctx context.Context, r io.Reader) (string, error) {
 	}
 }
 
+// argsUsage accepts min to max arguments (max < 0: any number) and
+// otherwise answers with the command's usage line, which says what the
+// arguments are, where cobra would only count them.
+func argsUsage(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || (max >= 0 && len(args) > max) {
+			return fmt.Errorf("usage: %s (see `%s --help`)", strings.TrimSuffix(cmd.UseLine(), " [flags]"), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// printableWriter passes text through extension.PrintableText, so that
+// what a manifest says cannot reach the terminal as escape sequences.
+// JSON output needs no such care: encoding/json escapes control
+// characters itself.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, extension.PrintableText(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -140,18 +168,15 @@ A git source is cloned with your own git (https, ssh, git@host:path and file URL
 at --ref (a branch, tag or commit) when given. --path names the folder inside the
 source that holds gemini-extension.json. The manifest must be valid. You are shown
 what the extension will be able to do and asked to agree, unless --consent is given;
-without a terminal and without --consent the install is refused. A failed install
-leaves nothing behind.`,
-		Args: cobra.ExactArgs(1),
+without a terminal and without --consent the install is refused after showing it.
+A failed install leaves nothing behind.`,
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
 				return err
 			}
 			interactive := isTerminal(s.In)
-			if !consent && !interactive {
-				return errNeedsConsent("installing " + args[0])
-			}
 			in, err := st.Install(cmd.Context(), extension.InstallRequest{
 				Source: args[0], Ref: ref, Subdir: subdir,
 				Consent: consentFunc(s, consent), Progress: s.Err, Interactive: interactive,
@@ -163,7 +188,7 @@ leaves nothing behind.`,
 				return writeJSON(s.Out, listEntry(st, in, nil))
 			}
 			m := in.Manifest()
-			fmt.Fprintf(s.Out, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
+			fmt.Fprintf(printableWriter{s.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
 			return nil
 		},
 	}
@@ -183,20 +208,17 @@ func newExtLinkCmd(s Streams) *cobra.Command {
 "extensions link" does: ~/.gemini/extensions/<name>/ then holds only install
 metadata pointing at the folder's real path (symlinks resolved), so your edits take
 effect at once and ${extensionPath} is the real path. Consent as for install.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
 				return err
 			}
-			if !consent && !isTerminal(s.In) {
-				return errNeedsConsent("linking " + args[0])
-			}
 			in, err := st.Link(cmd.Context(), args[0], consentFunc(s, consent))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
+			fmt.Fprintf(printableWriter{s.Out}, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
 			return nil
 		},
 	}
@@ -209,7 +231,7 @@ func newExtUninstallCmd(s Streams) *cobra.Command {
 		Use:     "uninstall <name>...",
 		Aliases: []string{"remove", "rm"},
 		Short:   "Uninstall extensions",
-		Args:    cobra.MinimumNArgs(1),
+		Args:    argsUsage(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
@@ -245,7 +267,7 @@ func newExtEnableCmd(s Streams, enable bool) *cobra.Command {
 under it; --scope workspace applies to the workspace folder and below, and
 overrides the user choice there. The rules live in Gemini CLI's
 ~/.gemini/extensions/extension-enablement.json, so Gemini CLI follows them too.`, strings.ToUpper(verb[:1])+verb[1:]),
-		Args: cobra.ExactArgs(1),
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := extension.ParseScope(scope)
 			if err != nil {
@@ -255,15 +277,25 @@ overrides the user choice there. The rules live in Gemini CLI's
 			if err != nil {
 				return err
 			}
+			// The rules are kept under the manifest's name, which the
+			// argument may match only case-insensitively.
+			in, err := st.Get(args[0])
+			if err != nil {
+				return err
+			}
+			name := in.Name
+			if m := in.Manifest(); m != nil {
+				name = m.Name
+			}
 			if enable {
-				err = st.Enable(args[0], sc)
+				err = st.Enable(name, sc)
 			} else {
-				err = st.Disable(args[0], sc)
+				err = st.Disable(name, sc)
 			}
 			if err != nil {
 				return err
 			}
-			e, err := st.Enablement(args[0])
+			e, err := st.Enablement(name)
 			if err != nil {
 				return err
 			}
@@ -271,12 +303,21 @@ overrides the user choice there. The rules live in Gemini CLI's
 			if sc == extension.ScopeWorkspace {
 				where = "in " + st.Workspace()
 			}
-			fmt.Fprintf(s.Out, "%sd %s %s (now: user %s, workspace %s)\n", strings.ToUpper(verb[:1])+verb[1:], args[0], where, yesNo(e.User), yesNo(e.Workspace))
+			fmt.Fprintf(s.Out, "%sd %s %s (now: user %s, workspace %s)\n", strings.ToUpper(verb[:1])+verb[1:], name, where, yesNo(e.User), yesNo(e.Workspace))
+			if sc == extension.ScopeUser && !under(st.Workspace(), st.Home()) {
+				fmt.Fprintf(s.Err, "Note: the user scope covers %s and the folders under it, as in Gemini CLI; the workspace %s is outside it, so use --scope workspace there.\n", st.Home(), st.Workspace())
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", string(extension.ScopeUser), "user or workspace")
 	return cmd
+}
+
+// under reports whether dir is base or inside it.
+func under(dir, base string) bool {
+	r, err := filepath.Rel(base, dir)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
 }
 
 func yesNo(b bool) string {
@@ -322,16 +363,19 @@ prompt shows what changed; --consent agrees without asking.`,
 				})
 				if err != nil {
 					var ee *exitError
-					if errors.As(err, &ee) {
-						err = ee.err
+					if errors.As(err, &ee) && ee.err != nil {
+						// The refusal for want of consent names the
+						// update itself.
+						fmt.Fprintf(s.Err, "gemkit: %v\n", ee.err)
+					} else {
+						fmt.Fprintf(s.Err, "gemkit: update %s: %v\n", name, err)
 					}
-					fmt.Fprintf(s.Err, "gemkit: update %s: %v\n", name, err)
 					failed = append(failed, name)
 					continue
 				}
 				results = append(results, res)
 				if !asJSON {
-					fmt.Fprintln(s.Out, updateLine(res))
+					fmt.Fprintln(s.Out, extension.Printable(updateLine(res)))
 				}
 			}
 			if asJSON {
@@ -384,7 +428,7 @@ func newExtNewCmd(s Streams) *cobra.Command {
 			b.WriteString("\nThe default is " + extension.DefaultTemplate + ". Every template passes `gemkit extensions validate`.")
 			return b.String()
 		}(),
-		Args: cobra.RangeArgs(1, 2),
+		Args: argsUsage(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tmpl := ""
 			if len(args) == 2 {
@@ -410,7 +454,7 @@ func newExtValidateCmd(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate <folder>",
 		Short: "Check an extension folder and list every problem with its fix",
-		Args:  cobra.ExactArgs(1),
+		Args:  argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, _ := cmd.Flags().GetString("workspace")
 			ext, err := extension.LoadWith(args[0], extension.LoadOptions{WorkspacePath: ws})
@@ -429,16 +473,16 @@ func newExtValidateCmd(s Streams) *cobra.Command {
 				if err := writeJSON(s.Out, map[string]any{"valid": len(probs) == 0, "name": ext.Manifest.Name, "manifest": ext.ManifestPath(), "problems": probs}); err != nil {
 					return err
 				}
-			} else if len(probs) == 0 {
-				fmt.Fprintf(s.Out, "%s is valid: %s %s\n", ext.ManifestPath(), ext.Manifest.Name, ext.Manifest.Version)
+			} else if out := (printableWriter{s.Out}); len(probs) == 0 {
+				fmt.Fprintf(out, "%s is valid: %s %s\n", ext.ManifestPath(), ext.Manifest.Name, ext.Manifest.Version)
 			} else {
-				fmt.Fprintf(s.Out, "%s has %d problem(s):\n", ext.ManifestPath(), len(probs))
+				fmt.Fprintf(out, "%s has %d problem(s):\n", ext.ManifestPath(), len(probs))
 				for _, p := range probs {
 					where := p.Path
 					if where == "" {
 						where = "(manifest)"
 					}
-					fmt.Fprintf(s.Out, "  %s: %s\n      fix: %s\n", where, p.Message, p.Fix)
+					fmt.Fprintf(out, "  %s: %s\n      fix: %s\n", where, p.Message, p.Fix)
 				}
 			}
 			if len(probs) > 0 {
@@ -547,8 +591,17 @@ func newExtListCmd(s Streams) *cobra.Command {
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List installed extensions",
-		Args:    cobra.NoArgs,
+		Args:    argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Loading every manifest allocates a few MB (about 13 KB
+			// per extension) that all stay live until the list is
+			// printed, so the collector's work at the default
+			// GOGC=100 is wasted: the process exits right after. A
+			// larger target skips it (a fifth of the command's time
+			// with 200 extensions) and still bounds the heap at 5x
+			// what is live. (Restored after, for callers of Run that
+			// go on, such as tests.)
+			defer debug.SetGCPercent(debug.SetGCPercent(400))
 			st, err := openStore(cmd)
 			if err != nil {
 				return err
@@ -570,20 +623,24 @@ func newExtListCmd(s Streams) *cobra.Command {
 				en := enabled(name)
 				items = append(items, listEntry(st, in, &en))
 			}
+			// One write at the end: tabwriter writes each cell on its
+			// own, a system call each on an unbuffered stdout.
+			out := bufio.NewWriter(s.Out)
+			defer out.Flush()
 			if asJSON {
-				return writeJSON(s.Out, items)
+				return writeJSON(out, items)
 			}
 			if len(items) == 0 {
-				fmt.Fprintf(s.Out, "No extensions installed in %s.\n", st.Dir())
+				fmt.Fprintf(out, "No extensions installed in %s.\n", st.Dir())
 				return nil
 			}
-			tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(printableWriter{out}, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tVERSION\tENABLED\tTOOLS\tMCP\tSOURCE")
 			var broken []listItem
 			for _, it := range items {
 				src := "-"
 				if it.Source != nil {
-					src = it.Source.Type + " " + it.Source.Source
+					src = it.Source.Type + " " + extension.RedactSource(it.Source.Source)
 					if it.Source.Ref != "" {
 						src += "@" + it.Source.Ref
 					}
@@ -603,12 +660,12 @@ func newExtListCmd(s Streams) *cobra.Command {
 			tw.Flush()
 			for _, it := range broken {
 				if it.Error != "" {
-					fmt.Fprintf(s.Out, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
+					fmt.Fprintf(printableWriter{out}, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
 				} else {
-					fmt.Fprintf(s.Out, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
+					fmt.Fprintf(printableWriter{out}, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
 				}
 			}
-			return nil
+			return out.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
@@ -656,7 +713,7 @@ func newExtDescribeCmd(s Streams, enforcer extension.Enforcer) *cobra.Command {
 		Long: `Show an installed extension in full: its permissions (and how they are enforced
 on this machine), tools with their arguments, docs, examples, MCP servers, context
 files, settings, source, version and where it is enabled.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
 			if err != nil {
@@ -682,8 +739,9 @@ files, settings, source, version and where it is enabled.`,
 				}
 				return writeJSON(s.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes})
 			}
-			writeDescription(s.Out, in, item, consent, enforcer != nil, notes, enfErr)
-			return nil
+			out := bufio.NewWriter(s.Out)
+			writeDescription(printableWriter{out}, in, item, consent, enforcer != nil, notes, enfErr)
+			return out.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the description as JSON")
@@ -703,7 +761,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		fmt.Fprintf(w, "Entry:    %s\n", in.Entry)
 	}
 	if src := it.Source; src != nil {
-		line := src.Type + " " + src.Source
+		line := src.Type + " " + extension.RedactSource(src.Source)
 		if src.Ref != "" {
 			line += " (ref " + src.Ref + ")"
 		}
@@ -801,6 +859,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	}
 	for _, name := range sortedNames(m.MCPServers) {
 		fmt.Fprintf(w, "  %s (%s)\n", name, extension.MCPServerSummary(m.MCPServers[name]))
+		writeMCPDetails(w, m.MCPServers[name])
 	}
 
 	section("Context files")
@@ -867,6 +926,39 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		section(fmt.Sprintf("Problems (%d)", len(it.Problems)))
 		for _, p := range it.Problems {
 			fmt.Fprintf(w, "  %s\n", p.String())
+		}
+	}
+}
+
+// writeMCPDetails prints the parts of an MCP server definition that its
+// summary line leaves out: the working folder, the names (not the values,
+// which may be secrets) of its environment variables and headers, and any
+// other setting as written.
+func writeMCPDetails(w io.Writer, raw json.RawMessage) {
+	var def map[string]json.RawMessage
+	if json.Unmarshal(raw, &def) != nil {
+		return
+	}
+	for _, k := range sortedNames(def) {
+		switch k {
+		case "command", "args", "url", "httpUrl", "tcp":
+			continue
+		case "env", "headers":
+			var m map[string]json.RawMessage
+			if json.Unmarshal(def[k], &m) == nil {
+				fmt.Fprintf(w, "      %s: %s\n", k, strings.Join(sortedNames(m), ", "))
+				continue
+			}
+		case "cwd":
+			var s string
+			if json.Unmarshal(def[k], &s) == nil {
+				fmt.Fprintf(w, "      cwd: %s\n", s)
+				continue
+			}
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, def[k]) == nil {
+			fmt.Fprintf(w, "      %s: %s\n", k, buf.String())
 		}
 	}
 }

@@ -215,6 +215,12 @@ func TestInstallRefusedWithoutTerminal(t *testing.T) {
 		if out != "" {
 			t.Errorf("%v printed %q", args, out)
 		}
+		// What --consent would agree to is shown before the refusal.
+		for _, want := range []string{"read files in your workspace", "connect to https://linter-rules.example.com", "lintFile(file: string, strict: boolean)"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: the refusal does not show %q:\n%s", args, want, errOut)
+			}
+		}
 	}
 	if entries, _ := os.ReadDir(filepath.Join(e.home, ".gemini", "extensions")); len(entries) != 0 {
 		t.Errorf("a refused install left %d entries", len(entries))
@@ -347,6 +353,23 @@ func TestEnableDisableCommands(t *testing.T) {
 	if _, _, code := e.run("enable", "nope"); code != ExitError {
 		t.Errorf("enable of a missing extension: exit %d", code)
 	}
+	// A name in other case finds the extension, and the answer is about
+	// the rules stored under its real name.
+	out = e.mustRun("disable", "CONDUCTOR", "--scope", "workspace")
+	if !strings.Contains(out, "Disabled conductor in") || !strings.Contains(out, "now: user disabled, workspace disabled") {
+		t.Errorf("disable CONDUCTOR --scope workspace: %q", out)
+	}
+
+	// The user scope is the home folder and below, so a workspace outside
+	// it keeps its own answer, and gemkit says so.
+	outside := t.TempDir()
+	_, errOut, code := e.run("--workspace", outside, "enable", "conductor")
+	if code != ExitOK || !strings.Contains(errOut, "outside it, so use --scope workspace") {
+		t.Errorf("enable with a workspace outside home: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, _ := e.run("enable", "conductor"); strings.Contains(errOut, "outside") {
+		t.Errorf("workspace under home got the outside note: %q", errOut)
+	}
 }
 
 func TestUpdateCommand(t *testing.T) {
@@ -375,7 +398,9 @@ func TestUpdateCommand(t *testing.T) {
 	os.WriteFile(manifest, data, 0o644)
 	runGit(t, repo, "commit", "--quiet", "-am", "v2")
 	_, errOut, code := e.run("update", "code-analyzer")
-	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") {
+	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
+		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) ||
+		strings.Contains(errOut, "update code-analyzer: update code-analyzer") {
 		t.Errorf("update needing consent without a terminal: exit %d\n%s", code, errOut)
 	}
 	if out := e.mustRun("list"); !strings.Contains(out, "1.1.0") {
@@ -425,5 +450,64 @@ func TestDescribeCompatShapes(t *testing.T) {
 	installAll(t, e)
 	for _, name := range []string{"conductor", "night-themes", "issue-tracker", "planner"} {
 		golden(t, "describe-"+name+".txt", e.describe(name))
+	}
+}
+
+// TestManifestTextCannotReachTheTerminalRaw installs an extension whose
+// manifest hides terminal escape sequences (erase the line, move up) and a
+// bidirectional override in what gemkit prints, and checks that the
+// consent text, list, describe and validate show them as visible escapes.
+func TestManifestTextCannotReachTheTerminalRaw(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(t.TempDir(), "sneaky")
+	if err := os.MkdirAll(filepath.Join(dir, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "tools", "t.sh"), []byte("echo hi\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, extension.ManifestFile), []byte(`{"name":"sneaky","version":"1.0\u001b[2K",
+	  "description":"harmless\r\u001b[1A\u001b[2K  - no network access",
+	  "permissions":{"network":{"allowedHosts":["api.example.com"]}},
+	  "tools":[{"name":"t","description":"looks \u202eevil\u202c fine","executable":"tools/t.sh","runtime":"shell"}],
+	  "mcpServers":{"m":{"command":"node\u001b[8m","args":["hidden"]}}}`), 0o644)
+	out, errOut, code := e.run("install", dir, "--consent")
+	if code != ExitOK {
+		t.Fatalf("install: exit %d: %s", code, errOut)
+	}
+	list := e.mustRun("list")
+	describe, _ := e.describeWith(nil, "sneaky")
+	valid := e.mustRun("validate", dir)
+	for name, text := range map[string]string{"install stdout": out, "consent text": errOut, "list": list, "describe": describe, "validate": valid} {
+		if strings.ContainsAny(text, "\x1b\r\u202e") {
+			t.Errorf("%s lets a raw control character through:\n%q", name, text)
+		}
+	}
+	if !strings.Contains(errOut, `harmless\x0d\x1b[1A\x1b[2K  - no network access`) || !strings.Contains(errOut, "connect to api.example.com") {
+		t.Errorf("consent text does not show the escapes visibly next to the real permissions:\n%s", errOut)
+	}
+	if !strings.Contains(describe, `local: node\x1b[8m hidden`) || !strings.Contains(describe, `looks \u202eevil\u202c fine`) {
+		t.Errorf("describe:\n%s", describe)
+	}
+}
+
+// TestWrongArgumentsShowUsage checks that a wrong number of arguments is
+// answered with what the command takes, not only a count.
+func TestWrongArgumentsShowUsage(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"new"}, "usage: gemkit extensions new <folder> [template]"},
+		{[]string{"new", "a", "b", "c"}, "usage: gemkit extensions new <folder> [template]"},
+		{[]string{"install"}, "usage: gemkit extensions install <git-url|local-folder>"},
+		{[]string{"uninstall"}, "usage: gemkit extensions uninstall <name>..."},
+		{[]string{"list", "extra"}, "usage: gemkit extensions list"},
+		{[]string{"describe"}, "usage: gemkit extensions describe <name>"},
+		{[]string{"disable", "a", "b"}, "usage: gemkit extensions disable <name>"},
+	} {
+		out, errOut, code := e.run(tc.args...)
+		if code != ExitError || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--help") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
 	}
 }

@@ -60,3 +60,17 @@ func BenchmarkGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseManifest measures reading the "tools" template's
+// manifest, most of the CPU time `list` spends per extension.
+func BenchmarkParseManifest(b *testing.B) {
+	data, err := templateFS.ReadFile("templates/tools/gemini-extension.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, _, err := ParseManifest(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

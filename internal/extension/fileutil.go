@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // writeFileAtomic writes data to path through a temporary file in the same
@@ -41,6 +39,12 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
+	// Make the rename itself durable; without this a crash can bring
+	// back the old file (or none) although the write had returned.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 	return nil
 }
 
@@ -55,12 +59,12 @@ func (s *Store) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the store lock: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := lockFile(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("take the store lock: %w", err)
 	}
 	return func() {
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		unlockFile(f)
 		f.Close()
 	}, nil
 }

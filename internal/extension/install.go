@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +76,24 @@ func IsGitURL(source string) bool {
 	return false
 }
 
+// RedactSource returns source fit to print: a URL's password or token
+// ("https://user:TOKEN@host/repo", "https://TOKEN@host/repo") is replaced
+// by "***". The install metadata keeps the source as given, since git
+// needs it to update.
+func RedactSource(source string) string {
+	u, err := url.Parse(source)
+	if err != nil || u.User == nil || u.Scheme == "" || u.Scheme == "ssh" || u.Scheme == "git+ssh" {
+		// ssh user names (git@host) are not secrets.
+		return source
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		u.User = url.UserPassword(u.User.Username(), "***")
+	} else {
+		u.User = url.User("***")
+	}
+	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+}
+
 // Install fetches an extension (git clone or folder copy) into a staging
 // folder inside the extensions folder, checks its manifest, asks for
 // consent and then renames it into place, so a failure at any step leaves
@@ -107,12 +126,15 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	}
 	defer os.RemoveAll(stage)
 	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
+		return nil, fmt.Errorf("%s does not exist; give a git URL or a local folder", md.Source)
+	}
 	if err != nil {
 		return nil, err
 	}
-	ext, err := LoadWith(root, LoadOptions{WorkspacePath: s.workspace})
+	ext, err := s.loadFetched(root, md)
 	if err != nil {
-		return nil, fmt.Errorf("%s cannot be installed: %w", req.Source, err)
+		return nil, fmt.Errorf("%s cannot be installed: %w", RedactSource(req.Source), err)
 	}
 	name := ext.Manifest.Name
 	if err := s.checkFree(name); err != nil {
@@ -124,7 +146,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err := writeMetadata(root, md); err != nil {
 		return nil, err
 	}
-	if err := s.commit(root, name); err != nil {
+	if err := s.commit(ctx, root, name); err != nil {
 		return nil, err
 	}
 	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
@@ -140,6 +162,9 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 // in dir take effect at once and ${extensionPath} is the real path.
 func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Installed, error) {
 	real, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist; give the folder of the extension you are working on", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("link %s: %w", dir, err)
 	}
@@ -169,7 +194,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	if err := writeMetadata(entry, &InstallMetadata{Source: real, Type: SourceLink}); err != nil {
 		return nil, err
 	}
-	if err := s.commit(entry, name); err != nil {
+	if err := s.commit(ctx, entry, name); err != nil {
 		return nil, err
 	}
 	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
@@ -262,10 +287,13 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	}
 	defer os.RemoveAll(stage)
 	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
+		return nil, fmt.Errorf("its source folder %s no longer exists; uninstall it and install it from where it is now", md.Source)
+	}
 	if err != nil {
 		return nil, err
 	}
-	ext, err := LoadWith(root, LoadOptions{WorkspacePath: s.workspace})
+	ext, err := s.loadFetched(root, md)
 	if err != nil {
 		return nil, fmt.Errorf("the new version of %s cannot be installed: %w", in.Name, err)
 	}
@@ -287,6 +315,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	res.Changes = ConsentChanges(old, ext.Unexpanded())
 	if len(res.Changes) > 0 {
 		lines := append(ConsentText(ext, "Updating"), "", "What changed since you last agreed:")
+		lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
 		for _, c := range res.Changes {
 			lines = append(lines, "  - "+c.What)
 		}
@@ -300,6 +329,9 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	if err := writeMetadata(root, md); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := s.swap(root, in.Entry, stage); err != nil {
 		return nil, err
 	}
@@ -309,6 +341,31 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		}
 	}
 	return res, nil
+}
+
+// loadFetched loads what fetch brought into the staging folder root,
+// naming the manifest in messages as it is in the source (the person can
+// do nothing with the staging copy's path).
+func (s *Store) loadFetched(root string, md *InstallMetadata) (*Extension, error) {
+	var shown, where string
+	switch md.Type {
+	case SourceGit:
+		src := RedactSource(md.Source)
+		shown, where = ManifestFile+" in "+src, src
+		if md.Subdir != "" {
+			shown, where = md.Subdir+"/"+shown, "the folder "+md.Subdir+" of "+src
+		}
+	default:
+		shown, where = filepath.Join(md.Source, ManifestFile), md.Source
+	}
+	if _, err := os.Lstat(filepath.Join(root, ManifestFile)); errors.Is(err, fs.ErrNotExist) {
+		hint := ""
+		if md.Type == SourceGit && md.Subdir == "" {
+			hint = "; if the extension is in a sub-folder of the repository, name it with --path"
+		}
+		return nil, fmt.Errorf("%s has no %s%s", where, ManifestFile, hint)
+	}
+	return LoadWith(root, LoadOptions{WorkspacePath: s.workspace, shownManifest: shown})
 }
 
 // findBySource returns the installed extension whose install metadata
@@ -441,8 +498,15 @@ func (s *Store) checkFree(name string) error {
 	return nil
 }
 
-// commit renames the staged folder into place under the lock.
-func (s *Store) commit(staged, name string) error {
+// commit renames the staged folder into place under the lock. It is the
+// point of no return, so it gives up first if ctx has ended (an
+// interrupted install must not complete). Enablement rules left from an
+// earlier extension of that name are dropped, so a new install is enabled
+// everywhere, as Gemini CLI's install enables it.
+func (s *Store) commit(ctx context.Context, staged, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return err
@@ -452,20 +516,38 @@ func (s *Store) commit(staged, name string) error {
 	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("an extension called %q was installed meanwhile; nothing was changed", name)
 	}
+	if err := s.forgetEnablement(name); err != nil {
+		return err
+	}
 	if err := os.Rename(staged, dest); err != nil {
 		return fmt.Errorf("move %s into place: %w", name, err)
 	}
 	return nil
 }
 
-// swap replaces entry with staged: entry moves into the staging folder
-// (deleted with it), staged moves to entry; a failure puts entry back.
+// errNoExchange says that the file system cannot swap two entries in one
+// step.
+var errNoExchange = errors.New("no atomic exchange on this file system")
+
+// swap replaces entry with staged in one step: the two are exchanged
+// with renameat2(RENAME_EXCHANGE), so there is no moment at which the
+// extension is missing, and staged then holds the old version, which is
+// deleted with the staging folder. A file system without the exchange
+// gets two renames instead (old aside, new in place), and a failure of
+// the second puts the old version back.
 func (s *Store) swap(staged, entry, stage string) error {
 	unlock, err := s.lock()
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	err = exchange(staged, entry)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, errNoExchange) {
+		return fmt.Errorf("put the new version in place: %w", err)
+	}
 	old := filepath.Join(stage, "previous")
 	if err := os.Rename(entry, old); err != nil {
 		return fmt.Errorf("move the old version aside: %w", err)
@@ -479,12 +561,18 @@ func (s *Store) swap(staged, entry, stage string) error {
 	return nil
 }
 
+// writeMetadata writes the install metadata, readable by the user alone
+// when the source URL carries a password or token.
 func writeMetadata(dir string, md *InstallMetadata) error {
 	data, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, InstallMetadataFile), data, 0o644)
+	perm := os.FileMode(0o644)
+	if RedactSource(md.Source) != md.Source {
+		perm = 0o600
+	}
+	return writeFileAtomic(filepath.Join(dir, InstallMetadataFile), data, perm)
 }
 
 // fetch brings the source described by md into stage and returns the
@@ -505,7 +593,7 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		sub := filepath.Join(clone, filepath.FromSlash(md.Subdir))
 		fi, err := os.Lstat(sub)
 		if err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("%s has no folder %s (--path)", md.Source, md.Subdir)
+			return "", fmt.Errorf("%s has no folder %s (--path)", RedactSource(md.Source), md.Subdir)
 		}
 		root := filepath.Join(stage, "ext")
 		if err := os.Rename(sub, root); err != nil {
@@ -516,9 +604,6 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		src := md.Source
 		fi, err := os.Stat(src)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", fmt.Errorf("%s does not exist; give a git URL or a local folder", src)
-			}
 			return "", err
 		}
 		if !fi.IsDir() {
@@ -533,16 +618,20 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		}
 		fmt.Fprintf(progress, "Copying %s …\n", src)
 		root := filepath.Join(stage, "ext")
-		if err := copyTree(real, root); err != nil {
+		files, size, err := copyTree(ctx, real, root)
+		if err != nil {
 			return "", fmt.Errorf("copy %s: %w", src, err)
 		}
+		fmt.Fprintf(progress, "Copied %d files (%s).\n", files, byteSize(size))
 		return root, nil
 	}
 	return "", fmt.Errorf("cannot fetch a source of type %q", md.Type)
 }
 
 // gitClone clones url at ref into dir with the user's own git, so their
-// credentials, ssh keys and config apply.
+// credentials, ssh keys and config apply. When the person is at a
+// terminal, git's own progress (objects received, deltas) is passed on to
+// progress.
 func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, interactive bool) error {
 	if strings.HasPrefix(url, "-") {
 		return fmt.Errorf("%q is not a git URL", url)
@@ -553,59 +642,117 @@ func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, int
 	if _, err := exec.LookPath("git"); err != nil {
 		return errors.New("git is not installed or not on PATH; install git to install extensions from git URLs")
 	}
+	shown := RedactSource(url)
 	if ref == "" {
-		fmt.Fprintf(progress, "Cloning %s …\n", url)
+		fmt.Fprintf(progress, "Cloning %s …\n", shown)
 	} else {
-		fmt.Fprintf(progress, "Cloning %s at %s …\n", url, ref)
+		fmt.Fprintf(progress, "Cloning %s at %s …\n", shown, ref)
 	}
-	args := []string{"clone", "--quiet", "--depth", "1"}
+	g := gitRunner{ctx: ctx, interactive: interactive, progress: progress, url: url}
+	args := []string{"clone", "--depth", "1"}
 	if ref != "" {
 		args = append(args, "--branch", ref)
 	}
-	err := runGit(ctx, "", interactive, append(args, "--", url, dir)...)
-	if err == nil || ref == "" {
+	err := g.run("", true, append(args, "--", url, dir)...)
+	if err == nil || !looksLikeCommit(ref) {
 		return err
 	}
 	// --branch takes branches and tags only; a commit needs a full clone.
+	// (Judging by the ref rather than git's message, which is translated
+	// in the user's locale.)
 	os.RemoveAll(dir)
-	fmt.Fprintf(progress, "%s is not a branch or tag; cloning the whole history to find it …\n", ref)
-	if err2 := runGit(ctx, "", interactive, "clone", "--quiet", "--no-checkout", "--", url, dir); err2 != nil {
-		return err2
+	fmt.Fprintf(progress, "%s is not a branch or tag; cloning the whole history to find the commit …\n", ref)
+	if err := g.run("", true, "clone", "--no-checkout", "--", url, dir); err != nil {
+		return err
 	}
-	if err2 := runGit(ctx, dir, interactive, "checkout", "--quiet", "--detach", ref); err2 != nil {
-		return fmt.Errorf("%s has no branch, tag or commit %q: %w", url, ref, err2)
+	if err := g.run(dir, false, "rev-parse", "--quiet", "--verify", "--end-of-options", ref+"^{commit}"); err != nil {
+		return fmt.Errorf("%s has no branch, tag or commit %q", shown, ref)
 	}
-	return nil
+	return g.run(dir, false, "checkout", "--quiet", "--detach", ref+"^{commit}")
 }
 
-func runGit(ctx context.Context, dir string, interactive bool, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
+// looksLikeCommit reports whether ref could be an abbreviated or full
+// commit id: 4 to 64 hexadecimal digits.
+func looksLikeCommit(ref string) bool {
+	if len(ref) < 4 || len(ref) > 64 {
+		return false
+	}
+	for _, c := range ref {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitRunner runs git commands for one fetch.
+type gitRunner struct {
+	ctx         context.Context
+	interactive bool
+	progress    io.Writer
+	// url is the source, whose credentials must not appear in messages.
+	url string
+}
+
+// run runs git in dir. With showProgress and a person at a terminal, git
+// reports its progress to g.progress; otherwise it is quiet. Either way
+// an error carries git's own fatal/error lines.
+func (g gitRunner) run(dir string, showProgress bool, args ...string) error {
+	if showProgress && g.interactive {
+		args = append(args[:1:1], append([]string{"--progress"}, args[1:]...)...)
+	} else if args[0] == "clone" {
+		args = append(args[:1:1], append([]string{"--quiet"}, args[1:]...)...)
+	}
+	cmd := exec.CommandContext(g.ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
-	if !interactive {
+	if !g.interactive {
 		cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if showProgress && g.interactive {
+		cmd.Stderr = io.MultiWriter(&stderr, g.progress)
+	}
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if g.ctx.Err() != nil {
+			return g.ctx.Err()
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := gitErrorLines(stderr.String())
 		if msg == "" {
 			msg = err.Error()
+		}
+		if g.url != "" {
+			msg = strings.ReplaceAll(msg, g.url, RedactSource(g.url))
 		}
 		return fmt.Errorf("git %s failed: %s", args[0], msg)
 	}
 	return nil
 }
 
+// gitErrorLines keeps what git said about the failure: its fatal:,
+// error: and warning: lines and the advice after them, without the
+// progress lines.
+func gitErrorLines(stderr string) string {
+	lines := strings.Split(strings.ReplaceAll(stderr, "\r", "\n"), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") || strings.HasPrefix(l, "warning:") {
+			return strings.TrimSpace(strings.Join(lines[i:], "\n"))
+		}
+	}
+	return strings.TrimSpace(stderr)
+}
+
 // copyTree copies the folder src to dst (which must not exist): files with
 // their permission bits, symlinks as symlinks (validation rejects tools
-// and docs reached through them), other special files skipped.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+// and docs reached through them), other special files skipped. It returns
+// the number and total size of the files, for the progress line.
+func copyTree(ctx context.Context, src, dst string) (files int, size int64, err error) {
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(src, p)
@@ -627,10 +774,24 @@ func copyTree(src, dst string) error {
 			}
 			return os.Symlink(link, target)
 		case info.Mode().IsRegular():
+			files++
+			size += info.Size()
 			return copyFile(p, target, info.Mode().Perm())
 		}
 		return nil
 	})
+	return files, size, err
+}
+
+// byteSize writes n bytes for people: "512 B", "3.4 KB", "12.0 MB".
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1000/1000)
 }
 
 func copyFile(src, dst string, perm fs.FileMode) error {

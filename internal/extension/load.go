@@ -103,6 +103,11 @@ type LoadOptions struct {
 	// only dir itself needs resolving (the store knows it for all its
 	// entries).
 	realParent string
+
+	// shownManifest, when set, is how errors name the manifest: install
+	// and update load a staging copy, but the person needs to hear about
+	// the file in the source they gave.
+	shownManifest string
 }
 
 // Load reads, substitutes and validates the extension in dir. See LoadWith.
@@ -143,16 +148,20 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 			return nil, fmt.Errorf("find the workspace: %w", err)
 		}
 	}
+	shown := manifestPath
+	if opts.shownManifest != "" {
+		shown = opts.shownManifest
+	}
 	vars := Variables{ExtensionPath: real, WorkspacePath: ws}
 	expanded, err := vars.ExpandJSON(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", manifestPath, describeSyntaxError(raw, err))
+		return nil, fmt.Errorf("%s: %w", shown, describeSyntaxError(raw, err))
 	}
 	m, probs, err := ParseManifest(expanded)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", manifestPath, describeSyntaxError(raw, err))
+		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
-	probs = append(probs, Validate(real, m)...)
+	probs = appendUncovered(probs, Validate(real, m))
 	sortProblems(probs)
 	ext := &Extension{Dir: real, Manifest: m, Raw: raw, Problems: probs}
 	for _, name := range m.ContextFiles() {
@@ -162,7 +171,28 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 		}
 	}
 	if len(probs) > 0 {
-		return ext, &ValidationError{File: manifestPath, Problems: probs}
+		return ext, &ValidationError{File: shown, Problems: probs}
 	}
 	return ext, nil
+}
+
+// appendUncovered adds the rule problems to the type problems, leaving out
+// those at or under a path whose value already has the wrong type: after
+// "name: is a JSON number, not a string", "name: is missing" only
+// repeats it.
+func appendUncovered(typeProbs, ruleProbs []Problem) []Problem {
+	out := typeProbs
+	for _, p := range ruleProbs {
+		covered := false
+		for _, tp := range typeProbs {
+			if p.Path == tp.Path || strings.HasPrefix(p.Path, tp.Path+".") || strings.HasPrefix(p.Path, tp.Path+"[") {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	return out
 }

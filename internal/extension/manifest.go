@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -233,6 +234,12 @@ func ParseManifest(data []byte) (*Manifest, []Problem, error) {
 	if m, ok := parseFast(data); ok {
 		return m, nil, nil
 	}
+	return parseSlow(data)
+}
+
+// parseSlow reads the manifest field by field, so that each field of the
+// wrong type becomes a Problem at its path.
+func parseSlow(data []byte) (*Manifest, []Problem, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, describeSyntaxError(data, err)
@@ -315,9 +322,10 @@ type manifestWire struct {
 	Examples        []Example                  `json:"examples"`
 }
 
-// parseFast reads a well-typed manifest in two passes (the fields, then
-// the names of unknown ones). It reports false when anything has the wrong
-// type, and ParseManifest then takes the slow path that says where.
+// parseFast reads a well-typed manifest with one decode, then a quick walk
+// over the top-level keys for the fields Manifest does not name. It
+// reports false when anything has the wrong type, and ParseManifest then
+// takes the slow path that says where.
 func parseFast(data []byte) (*Manifest, bool) {
 	var w manifestWire
 	if json.Unmarshal(data, &w) != nil {
@@ -337,22 +345,23 @@ func parseFast(data []byte) (*Manifest, bool) {
 			return nil, false
 		}
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil || top == nil {
-		return nil, false
-	}
-	for key, raw := range top {
-		if !knownFields[key] {
-			if caseVariantOfKnown(key) {
-				// encoding/json matched it to a field; the slow path
-				// keeps it as an unknown field, as it is.
-				return nil, false
-			}
-			if m.Extra == nil {
-				m.Extra = map[string]json.RawMessage{}
-			}
-			m.Extra[key] = raw
+	caseVariant := false
+	isObject := eachField(data, func(key string, raw json.RawMessage) {
+		if knownFields[key] {
+			return
 		}
+		if caseVariantOfKnown(key) {
+			// encoding/json matched it to a field; the slow path
+			// keeps it as an unknown field, as it is.
+			caseVariant = true
+		}
+		if m.Extra == nil {
+			m.Extra = map[string]json.RawMessage{}
+		}
+		m.Extra[key] = append(json.RawMessage(nil), raw...)
+	})
+	if !isObject || caseVariant {
+		return nil, false
 	}
 	return m, true
 }
@@ -441,32 +450,51 @@ func decodeField(raw json.RawMessage, v any, path, want string, probs *[]Problem
 	return false
 }
 
+// typeProblem turns a decoding error of the value at path into a Problem
+// in JSON's words (never Go's); want says what the value should be.
 func typeProblem(err error, path, want string) Problem {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return Problem{
-			Path:    joinPath(path, te.Field),
-			Message: fmt.Sprintf("is a JSON %s, not %s", te.Value, te.Type),
-			Fix:     fmt.Sprintf("give %s a value of type %s", joinPath(path, te.Field), goTypeWord(te.Type.String())),
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			// A field inside the value: say what that field should be.
+			path, want = joinPath(path, te.Field), jsonKind(te.Type)
 		}
+		return Problem{Path: path, Message: fmt.Sprintf("is a JSON %s, not %s", jsonValueWord(te.Value), want), Fix: "make " + path + " " + want}
 	}
-	return Problem{Path: path, Message: "has the wrong type: " + err.Error(), Fix: "make " + path + " " + want}
+	return Problem{Path: path, Message: "cannot be read: " + err.Error(), Fix: "make " + path + " " + want}
 }
 
-func goTypeWord(t string) string {
-	switch t {
-	case "string", "extension.Access", "extension.Runtime", "extension.Output", "extension.ArgType":
-		return "string"
-	case "bool":
+// jsonKind names the JSON value a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
+}
+
+// jsonValueWord turns encoding/json's description of a value ("bool",
+// "array", "number -1") into the word a manifest author knows.
+func jsonValueWord(v string) string {
+	switch {
+	case v == "bool":
 		return "boolean"
-	}
-	if len(t) > 2 && t[:2] == "[]" {
+	case v == "array":
 		return "list"
+	case strings.HasPrefix(v, "number"):
+		return "number"
 	}
-	if len(t) > 3 && t[:3] == "map" {
-		return "object"
-	}
-	return t
+	return v
 }
 
 func joinPath(path, field string) string {
@@ -525,6 +553,9 @@ func decodeTools(raw json.RawMessage, probs *[]Problem) []Tool {
 // describeSyntaxError turns a JSON syntax error into one that names the
 // line and column, which is what a person editing the file needs.
 func describeSyntaxError(data []byte, err error) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.New(`is empty; write a JSON object such as {"name": "my-extension", "version": "1.0.0"}`)
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line, col := 1, 1

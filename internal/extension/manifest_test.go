@@ -2,6 +2,7 @@ package extension
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -172,6 +173,40 @@ func TestParseManifestCollectsTypeErrors(t *testing.T) {
 	if !reflect.DeepEqual(paths, want) {
 		t.Errorf("problem paths = %q\nwant %q", paths, want)
 	}
+	// The words are JSON's, never Go's.
+	for _, p := range probs {
+		if strings.Contains(p.Message+p.Fix, "extension.") || strings.Contains(p.Message+p.Fix, "Go value") || strings.Contains(p.Message+p.Fix, "[]") {
+			t.Errorf("%s: message in Go's words: %q / %q", p.Path, p.Message, p.Fix)
+		}
+	}
+	byPath := map[string]Problem{}
+	for _, p := range probs {
+		byPath[p.Path] = p
+	}
+	if p := byPath["permissions.filesystem.read"]; p.Message != "is a JSON number, not a string" || p.Fix != "make permissions.filesystem.read a string" {
+		t.Errorf("permissions.filesystem.read: %+v", p)
+	}
+	if p := byPath["tools[1].name"]; p.Message != "is a JSON list, not a string" {
+		t.Errorf("tools[1].name: %+v", p)
+	}
+	if p := byPath["name"]; p.Message != "is a JSON number, not a string" {
+		t.Errorf("name: %+v", p)
+	}
+}
+
+// TestLoadDoesNotRepeatTypeProblems checks that a value of the wrong type
+// is reported once, not again as missing by the rules.
+func TestLoadDoesNotRepeatTypeProblems(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"name": 5, "version": ["1"]}`), 0o644)
+	_, err := Load(dir)
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(ve.Problems) != 2 || ve.Problems[0].Path != "name" || ve.Problems[1].Path != "version" {
+		t.Errorf("problems = %+v, want one for name and one for version", ve.Problems)
+	}
 }
 
 func TestParseManifestSyntaxError(t *testing.T) {
@@ -179,10 +214,22 @@ func TestParseManifestSyntaxError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("err = %v, want one naming line 3", err)
 	}
-	for _, in := range []string{"null", "[1]", `"s"`} {
-		if _, _, err := ParseManifest([]byte(in)); err == nil {
-			t.Errorf("ParseManifest(%s) succeeded, want an error", in)
+	for _, in := range []string{"null", "[1]", `"s"`, "", " \n"} {
+		_, _, err := ParseManifest([]byte(in))
+		if err == nil {
+			t.Errorf("ParseManifest(%q) succeeded, want an error", in)
+			continue
 		}
+		if strings.Count(err.Error(), "not valid JSON") > 1 || strings.Contains(err.Error(), "unexpected end") {
+			t.Errorf("ParseManifest(%q): %v", in, err)
+		}
+	}
+	// Load names the file once and says "not valid JSON" once.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ManifestFile), []byte("{\n  \"name\": \"a\",,\n}"), 0o644)
+	_, err = Load(dir)
+	if err == nil || strings.Count(err.Error(), "not valid JSON") != 1 || !strings.Contains(err.Error(), "line 2, column 16") {
+		t.Errorf("Load of a broken manifest: %v", err)
 	}
 }
 
@@ -202,4 +249,33 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 	if m.Name != "a" || len(m.Tools) != 0 || len(m.Extra) != 2 {
 		t.Errorf("case variants must stay unknown fields: name %q tools %v extra %v", m.Name, m.Tools, m.Extra)
 	}
+}
+
+// FuzzParseFastMatchesSlow checks that the one-decode fast path reads
+// every manifest it accepts exactly as the field-by-field path does.
+func FuzzParseFastMatchesSlow(f *testing.F) {
+	for _, seed := range []string{
+		planManifest,
+		`{"name":"a","version":"1","contextFileName":"X.md","x-y":{"z":[1]}}`,
+		`{"name":"a","contextFileName":["A.md","B.md"],"plan":{"directory":"p"},"mcpServers":{"s":{"command":"c"}}}`,
+		`{"Name":"case","version":"1"}`,
+		`{"tools":[{"name":"t","args":[{"name":"a","type":"string"}]}],"settings":[{"name":"s","envVar":"E"}]}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		fast, ok := parseFast([]byte(doc))
+		if !ok {
+			return
+		}
+		slow, probs, err := parseSlow([]byte(doc))
+		if err != nil || len(probs) > 0 {
+			t.Fatalf("%q: fast path accepted what the slow path rejects: %v %v", doc, err, probs)
+		}
+		a, errA := json.Marshal(fast)
+		b, errB := json.Marshal(slow)
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Fatalf("%q:\nfast %s (%v)\nslow %s (%v)", doc, a, errA, b, errB)
+		}
+	})
 }

@@ -34,7 +34,7 @@ func PermissionsSummary(m *Manifest) []string {
 	if len(hosts) == 0 {
 		lines = append(lines, "no network access")
 	} else {
-		lines = append(lines, "connect to "+strings.Join(hosts, ", ")+" (and no other host)")
+		lines = append(lines, Printable("connect to "+strings.Join(hosts, ", ")+" (and no other host)"))
 	}
 	return lines
 }
@@ -104,8 +104,10 @@ func ToolSignature(t Tool) string {
 }
 
 // MCPServerSummary says how an MCP server is reached: "local: cmd args" or
-// "remote: url".
-func MCPServerSummary(raw json.RawMessage) string {
+// "remote: url", fit to print (see Printable).
+func MCPServerSummary(raw json.RawMessage) string { return Printable(mcpServerSummary(raw)) }
+
+func mcpServerSummary(raw json.RawMessage) string {
 	var def struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
@@ -131,7 +133,9 @@ func MCPServerSummary(raw json.RawMessage) string {
 
 // ConsentText is what a person reads before agreeing to install (or link)
 // an extension: what it will be able to do, the tools and MCP servers it
-// brings, the context it adds, and the warning that nobody vetted it.
+// brings, the context it adds, and the warning that nobody vetted it. Each
+// line is fit to print (see Printable), so a manifest cannot hide part of
+// it behind terminal escape sequences.
 func ConsentText(e *Extension, action string) []string {
 	m := e.Manifest
 	lines := []string{fmt.Sprintf("%s extension %q version %s.", action, m.Name, m.Version)}
@@ -166,6 +170,9 @@ func ConsentText(e *Extension, action string) []string {
 	lines = append(lines, "",
 		"Extensions may come from third parties and nobody has vetted this one.",
 		"Read its source before you agree.")
+	for i, l := range lines {
+		lines[i] = Printable(l)
+	}
 	return lines
 }
 
@@ -232,6 +239,9 @@ func ConsentChanges(old, new *Manifest) []Change {
 		if _, ok := new.MCPServers[name]; !ok {
 			out = append(out, Change{"mcpServers", "MCP server " + name + " removed"})
 		}
+	}
+	for i := range out {
+		out[i].What = Printable(out[i].What)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Names of the files Gemini CLI keeps in ~/.gemini/extensions, which gemkit
@@ -65,18 +66,14 @@ func (im *InstallMetadata) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil {
-		return err
-	}
-	for k, v := range all {
+	eachField(data, func(k string, v json.RawMessage) {
 		if !metadataFields[k] {
 			if p.Extra == nil {
 				p.Extra = map[string]json.RawMessage{}
 			}
-			p.Extra[k] = v
+			p.Extra[k] = append(json.RawMessage(nil), v...)
 		}
-	}
+	})
 	*im = InstallMetadata(p)
 	return nil
 }
@@ -220,23 +217,19 @@ func (s *Store) List() ([]*Installed, error) {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	// Loading is file reads and JSON: spread it over the CPUs.
+	// Loading is file reads and JSON: spread it over the CPUs. Each
+	// worker takes the next index from a counter, which costs no
+	// goroutine wake-ups, unlike handing indexes over a channel.
 	out := make([]*Installed, len(names))
-	next := make(chan int)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(names)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
 				out[i] = s.loadEntryIn(names[i], realDir)
 			}
-		}()
+		})
 	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	return out, nil
 }

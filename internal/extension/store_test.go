@@ -123,8 +123,24 @@ func TestInstallFromGitRefs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no-such-ref") {
 		t.Errorf("bad ref: %v", err)
 	}
+	// A ref that could be a commit but is none gets a plain answer, not
+	// git's complaint about checkout arguments.
+	_, err = s.Install(context.Background(), InstallRequest{Source: url, Ref: "deadbeef", Consent: yes})
+	if err == nil || err.Error() != url+` has no branch, tag or commit "deadbeef"` {
+		t.Errorf("missing commit: %v", err)
+	}
 	if got := entries(t, s); len(got) != 0 {
 		t.Errorf("a failed install left %v", got)
+	}
+}
+
+func TestGitErrorLines(t *testing.T) {
+	stderr := "Cloning into 'x'...\nremote: Counting objects: 3\rremote: Counting objects: 100% (3/3), done.\nfatal: repository 'x' not found\n"
+	if got := gitErrorLines(stderr); got != "fatal: repository 'x' not found" {
+		t.Errorf("gitErrorLines = %q", got)
+	}
+	if got := gitErrorLines("something odd\n"); got != "something odd" {
+		t.Errorf("gitErrorLines without fatal = %q", got)
 	}
 }
 
@@ -190,8 +206,29 @@ func TestBrokenManifestDoesNotInstall(t *testing.T) {
 	if asked {
 		t.Errorf("consent was asked for an invalid extension")
 	}
+	if strings.Contains(err.Error(), stagingPrefix) || !strings.Contains(err.Error(), ManifestFile+" in "+url+" has 2 problems") {
+		t.Errorf("the error should name the manifest in the source, not the staging copy: %v", err)
+	}
 	if got := entries(t, s); len(got) != 0 {
 		t.Errorf("a broken install left %v in the extensions folder", got)
+	}
+
+	// A repository without a manifest at its top: the error says to use
+	// --path.
+	_, bare := gitRepo(t, map[string]string{"ext/" + ManifestFile: manifestJSON("deep", "1.0.0", "")})
+	_, err = s.Install(context.Background(), InstallRequest{Source: bare, Consent: yes})
+	if err == nil || !strings.Contains(err.Error(), bare+" has no "+ManifestFile) || !strings.Contains(err.Error(), "--path") || strings.Contains(err.Error(), stagingPrefix) {
+		t.Errorf("install of a repository with the manifest in a sub-folder: %v", err)
+	}
+	// And a local folder's broken manifest is named by its own path.
+	local := t.TempDir()
+	os.WriteFile(filepath.Join(local, ManifestFile), []byte(`{"name": "x",`), 0o644)
+	_, err = s.Install(context.Background(), InstallRequest{Source: local, Consent: yes})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(local, ManifestFile)+": not valid JSON at line 1") {
+		t.Errorf("install of a local folder with broken JSON: %v", err)
+	}
+	if got := entries(t, s); len(got) != 0 {
+		t.Errorf("failed installs left %v in the extensions folder", got)
 	}
 	if list, _ := s.List(); len(list) != 0 {
 		t.Errorf("List shows %d extensions", len(list))
@@ -233,9 +270,13 @@ func TestInstallLocalFolder(t *testing.T) {
 	if _, err := s.Install(context.Background(), InstallRequest{Source: src, Ref: "main", Consent: yes}); err == nil {
 		t.Errorf("--ref on a local folder must be refused")
 	}
-	in, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes})
+	var progress strings.Builder
+	in, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := "Copying " + src + " …\nCopied 2 files (" + byteSize(int64(len(manifestJSON("local", "1.0.0", toolJSON))+len("echo"))) + ").\n"; progress.String() != want {
+		t.Errorf("progress = %q, want %q", progress.String(), want)
 	}
 	if in.Metadata.Type != SourceLocal || in.Metadata.Source != src {
 		t.Errorf("metadata %+v", in.Metadata)
@@ -682,5 +723,157 @@ func TestUninstallBySource(t *testing.T) {
 	must(t, s.Uninstall(url))
 	if _, err := s.Get("by-source"); !errors.Is(err, ErrNotInstalled) {
 		t.Errorf("still installed: %v", err)
+	}
+}
+
+// TestMissingFoldersAreNamed checks the messages for folders that are not
+// there: an install source, a folder to link, and the source of a local
+// install that has since moved.
+func TestMissingFoldersAreNamed(t *testing.T) {
+	s := newStore(t)
+	gone := filepath.Join(t.TempDir(), "gone")
+	if _, err := s.Install(context.Background(), InstallRequest{Source: gone, Consent: yes}); err == nil || err.Error() != gone+" does not exist; give a git URL or a local folder" {
+		t.Errorf("install from a missing folder: %v", err)
+	}
+	if _, err := s.Link(context.Background(), gone, yes); err == nil || err.Error() != gone+" does not exist; give the folder of the extension you are working on" {
+		t.Errorf("link of a missing folder: %v", err)
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("moved", "1.0.0", "")})
+	if _, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.Rename(src, src+"-elsewhere"))
+	if _, err := s.Update(context.Background(), "moved", UpdateRequest{Consent: yes}); err == nil || !strings.Contains(err.Error(), "source folder "+src+" no longer exists") {
+		t.Errorf("update from a moved folder: %v", err)
+	}
+	if list, _ := s.List(); len(list) != 1 || list[0].Err != nil {
+		t.Errorf("a failed update changed the installed extension: %+v", list)
+	}
+}
+
+// TestSwapExchangesInOneStep checks that an update puts the new version in
+// place by exchanging the two folders, so that there is no moment without
+// the extension: afterwards the staged path holds the old version.
+func TestSwapExchangesInOneStep(t *testing.T) {
+	s := newStore(t)
+	stage, err := s.newStaging("update")
+	must(t, err)
+	entry := filepath.Join(s.Dir(), "ext")
+	staged := filepath.Join(stage, "new")
+	writeTree(t, entry, map[string]string{"v": "old"})
+	writeTree(t, staged, map[string]string{"v": "new"})
+	must(t, s.swap(staged, entry, stage))
+	if data, _ := os.ReadFile(filepath.Join(entry, "v")); string(data) != "new" {
+		t.Errorf("entry holds %q after the swap", data)
+	}
+	data, err := os.ReadFile(filepath.Join(staged, "v"))
+	if err != nil || string(data) != "old" {
+		t.Errorf("the staged path should hold the old version after an exchange: %q, %v", data, err)
+	}
+}
+
+// TestInterruptedInstallDoesNotComplete cancels the context while consent
+// is being given (as Ctrl-C would) and checks that nothing is installed.
+func TestInterruptedInstallDoesNotComplete(t *testing.T) {
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("stopped", "1.0.0", "")})
+	s := newStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := s.Install(ctx, InstallRequest{Source: src, Consent: func(context.Context, ConsentPrompt) (bool, error) {
+		cancel()
+		return true, nil
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if got := entries(t, s); len(got) != 0 {
+		t.Errorf("an interrupted install left %v", got)
+	}
+}
+
+// TestInstallDropsStaleEnablementRules checks that rules left from an
+// earlier extension of the same name (say, one deleted by hand) do not
+// silently disable a new install.
+func TestInstallDropsStaleEnablementRules(t *testing.T) {
+	s := newStore(t)
+	must(t, os.MkdirAll(s.Dir(), 0o755))
+	stale := `{"fresh": {"overrides": ["!` + slashed(s.Home()) + `*"]}, "other": {"overrides": ["!/x/*"]}}`
+	must(t, os.WriteFile(filepath.Join(s.Dir(), EnablementFile), []byte(stale), 0o644))
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("fresh", "1.0.0", "")})
+	if _, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := s.Enablement("fresh"); err != nil || !e.User || !e.Workspace {
+		t.Errorf("new install: %+v, %v; want enabled", e, err)
+	}
+	data, _ := os.ReadFile(filepath.Join(s.Dir(), EnablementFile))
+	if !strings.Contains(string(data), `"!/x/*"`) {
+		t.Errorf("another extension's rules were lost: %s", data)
+	}
+}
+
+func TestRedactSource(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:s3cret@example.com/r.git": "https://user:***@example.com/r.git",
+		"https://ghp_token@github.com/o/r":      "https://***@github.com/o/r",
+		"https://github.com/o/r":                "https://github.com/o/r",
+		"ssh://git@example.com/r.git":           "ssh://git@example.com/r.git",
+		"git@github.com:o/r.git":                "git@github.com:o/r.git",
+		"/home/me/ext":                          "/home/me/ext",
+	} {
+		if got := RedactSource(in); got != want {
+			t.Errorf("RedactSource(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// A source with a token is stored readable by the user alone.
+	dir := t.TempDir()
+	must(t, writeMetadata(dir, &InstallMetadata{Source: "https://tok@example.com/r", Type: SourceGit}))
+	if fi, err := os.Stat(filepath.Join(dir, InstallMetadataFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("metadata with a token: %v %v", fi.Mode(), err)
+	}
+	// A clone that fails does not print the token either.
+	s := newStore(t)
+	var progress strings.Builder
+	_, err := s.Install(context.Background(), InstallRequest{Source: "file://user:s3cret@localhost/nonexistent", Consent: yes, Progress: &progress})
+	if err == nil || strings.Contains(err.Error()+progress.String(), "s3cret") {
+		t.Errorf("the token shows: %v\n%s", err, progress.String())
+	}
+}
+
+// TestConcurrentInstallsOfOneExtension races installs of the same
+// extension: exactly one wins, the others change nothing, and no staging
+// folder is left.
+func TestConcurrentInstallsOfOneExtension(t *testing.T) {
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("racer", "1.0.0", "")})
+	s := newStore(t)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: yes})
+			errs <- err
+		}()
+	}
+	won := 0
+	for range n {
+		err := <-errs
+		switch {
+		case err == nil:
+			won++
+		case !strings.Contains(err.Error(), "already installed") && !strings.Contains(err.Error(), "installed meanwhile"):
+			t.Errorf("losing install: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d installs succeeded, want 1", won)
+	}
+	if got := entries(t, s); !reflect.DeepEqual(got, []string{"racer"}) {
+		t.Errorf("extensions folder holds %v", got)
+	}
+	if !s.ConsentGranted("racer", PermissionsHash(&Manifest{})) {
+		t.Errorf("the winner's consent was not recorded")
 	}
 }

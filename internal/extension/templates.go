@@ -9,6 +9,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"syscall"
 )
 
 //go:embed templates
@@ -38,7 +40,7 @@ func Templates() []Template {
 
 // CreateFromTemplate writes the template into dir, which must not exist or
 // be empty, naming the extension after dir's last element. It returns the
-// files it wrote, relative to dir.
+// files it wrote, relative to dir; on failure dir is left as it was.
 func CreateFromTemplate(dir, template string) ([]string, error) {
 	if template == "" {
 		template = DefaultTemplate
@@ -62,7 +64,18 @@ func CreateFromTemplate(dir, template string) ([]string, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, err
+	}
+	// Write into a temporary folder next to dir and rename it into place
+	// (over an empty dir too), so a failure leaves no half-written
+	// extension.
+	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".new-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, err
 	}
 	root := path.Join("templates", template)
@@ -75,7 +88,7 @@ func CreateFromTemplate(dir, template string) ([]string, error) {
 		if rel == "" {
 			return nil
 		}
-		target := filepath.Join(abs, filepath.FromSlash(rel))
+		target := filepath.Join(tmp, filepath.FromSlash(rel))
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
@@ -95,7 +108,13 @@ func CreateFromTemplate(dir, template string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return written, fmt.Errorf("write the template: %w", err)
+		return nil, fmt.Errorf("write the template: %w", err)
+	}
+	// rename(2) itself, not os.Rename, which refuses to replace even an
+	// empty folder; the system call does so atomically and fails on a
+	// folder that has meanwhile got files.
+	if err := syscall.Rename(tmp, abs); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	return written, nil
 }

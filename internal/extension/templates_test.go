@@ -31,11 +31,31 @@ func TestTemplatesPassValidate(t *testing.T) {
 		if strings.Contains(string(ext.Raw), "{{name}}") {
 			t.Errorf("template %s left a placeholder", tmpl.Name)
 		}
+		// A description that names slash commands names them as Gemini
+		// CLI will (commands/review.toml is /review).
+		for _, c := range ext.CustomCommands() {
+			if !strings.Contains(ext.Manifest.Description, c+" ") {
+				t.Errorf("template %s adds %s but its description says %q", tmpl.Name, c, ext.Manifest.Description)
+			}
+		}
 	}
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"x": "y"})
 	if _, err := CreateFromTemplate(dir, ""); err == nil {
 		t.Errorf("new into a non-empty folder must fail")
+	}
+	// An existing empty folder is filled, and nothing is left beside it.
+	parent := t.TempDir()
+	empty := filepath.Join(parent, "empty")
+	must(t, os.Mkdir(empty, 0o755))
+	if _, err := CreateFromTemplate(empty, "context"); err != nil {
+		t.Errorf("new into an empty folder: %v", err)
+	}
+	if got, _ := os.ReadDir(parent); len(got) != 1 {
+		t.Errorf("new left %d entries beside the extension", len(got))
+	}
+	if _, err := Load(empty); err != nil {
+		t.Errorf("template in an existing empty folder: %v", err)
 	}
 	if _, err := CreateFromTemplate(filepath.Join(t.TempDir(), "n"), "nope"); err == nil || !strings.Contains(err.Error(), "python") {
 		t.Errorf("unknown template: %v", err)
