@@ -108,6 +108,8 @@ try {
   check('server/ready names the discovery file', discoveryFile === path.join(ideDir, `gemini-ide-server-${process.pid}-${port}.json`), ready.params);
   const st = fs.statSync(discoveryFile);
   check('discovery file has mode 0600', (st.mode & 0o777) === 0o600, (st.mode & 0o777).toString(8));
+  const dirMode = fs.statSync(ideDir).mode & 0o777;
+  check('discovery directory created with mode 0700', dirMode === 0o700, dirMode.toString(8));
   const disc = JSON.parse(fs.readFileSync(discoveryFile, 'utf8'));
   check('discovery file content', disc.port === port && disc.workspacePath === workspace &&
     /^[0-9a-f]{64}$/.test(disc.authToken) && disc.ideInfo?.name === 'gemkit' &&

@@ -16,9 +16,12 @@ import (
 
 // Write stores f as the discovery file of the companion serving the editor
 // process pid on port, in dir (Dir() when dir is empty), and returns its
-// path. The directory is created when missing. The file holds a secret
-// token, so it is written with mode 0600 through a temporary file in the
-// same directory and a rename: a client never reads half a file.
+// path. The directory is created when missing, with mode 0700: only the
+// user's own clients read it (the real client ignores files of other
+// users), so nobody else needs even the names, which carry pids and ports.
+// The file holds a secret token, so it is written with mode 0600 through a
+// temporary file in the same directory and a rename: a client never reads
+// half a file.
 func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 	if dir == "" {
 		dir = Dir()
@@ -33,14 +36,23 @@ func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("discovery file: encode: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("discovery file: create directory: %w", err)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("discovery file: create directory: %w%s", err, permissionHint(err))
 	}
 	path := filepath.Join(dir, FileName(pid, port))
 	if err := writeFileAtomic(path, data, 0o600); err != nil {
-		return "", fmt.Errorf("discovery file: %w", err)
+		return "", fmt.Errorf("discovery file: %w%s", err, permissionHint(err))
 	}
 	return path, nil
+}
+
+// permissionHint says what to do when the discovery directory belongs to
+// someone else, as happens when several users share one /tmp.
+func permissionHint(err error) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	return " (the directory may belong to another user of a shared temporary directory: set TMPDIR to a directory of your own, for the editor and for the Gemini CLI alike)"
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same

@@ -3,6 +3,8 @@ package discovery
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +40,12 @@ func TestWrite(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", fi.Mode().Perm())
+	}
+	// The directories Write created are the user's alone.
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if di, err := os.Stat(d); err != nil || di.Mode().Perm() != 0o700 {
+			t.Fatalf("directory %s: mode %v (%v), want 0700", d, di.Mode().Perm(), err)
+		}
 	}
 	data, _ := os.ReadFile(path)
 	want := `{"port":4242,"workspacePath":"/a:/b","authToken":"secret","ideInfo":{"name":"gemkit","displayName":"gemkit"}}`
@@ -80,6 +88,25 @@ func TestWriteRefuses(t *testing.T) {
 				t.Fatal("accepted")
 			}
 		})
+	}
+	// A directory that exists keeps its mode.
+	shared := filepath.Join(dir, "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(shared, 1, 1, ide.DiscoveryFile{}); err != nil {
+		t.Fatal(err)
+	}
+	if di, _ := os.Stat(shared); di.Mode().Perm() != 0o755 {
+		t.Fatalf("an existing directory changed mode to %v", di.Mode().Perm())
+	}
+	// A directory of another user (EACCES) gets advice; root cannot
+	// provoke one here, so the hint is checked on its own.
+	if h := permissionHint(fmt.Errorf("open x: %w", fs.ErrPermission)); !strings.Contains(h, "TMPDIR") {
+		t.Fatalf("permission hint %q", h)
+	}
+	if h := permissionHint(errors.New("disk full")); h != "" {
+		t.Fatalf("hint for another error: %q", h)
 	}
 	// A directory that cannot be created.
 	blocker := filepath.Join(dir, "file")
