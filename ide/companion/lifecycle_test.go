@@ -119,6 +119,16 @@ func TestDiscoveryLifecycle(t *testing.T) {
 	if _, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/keep-alive", srv.Port())); err == nil {
 		t.Fatal("still listening after Serve returned")
 	}
+	// An editor report that arrives during or after the stop (the editor
+	// protocol reads on while the server goes) must not write the file
+	// back.
+	trusted := true
+	if err := srv.UpdateWorkspace([]string{ws2}, &trusted); err != nil {
+		t.Fatalf("UpdateWorkspace after the stop: %v", err)
+	}
+	if _, err := os.Stat(srv.DiscoveryPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a workspace update after the stop wrote the discovery file again")
+	}
 }
 
 // TestWatchPID: when the editor process ends, the server stops and removes

@@ -89,9 +89,12 @@ type Server struct {
 	ready         chan struct{}
 	served        sync.Once
 
-	wsMu      sync.Mutex // guards workspace, trusted and discovery-file rewrites
+	wsMu      sync.Mutex // guards workspace, trusted and discovery-file writes
 	workspace []string
 	trusted   *bool
+	// stopped is set once shutdown has removed the discovery file: from
+	// then on nothing may write it again.
+	stopped bool
 
 	state *openFiles
 	diffs *diffRegistry
@@ -283,6 +286,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // a server that is going away, then ends every stream and the listener.
 func (s *Server) shutdown() {
 	s.wsMu.Lock()
+	s.stopped = true
 	if err := discovery.Remove(s.discoveryPath); err != nil {
 		s.log.Warn("removing discovery file", "err", err)
 	}
@@ -297,10 +301,15 @@ func (s *Server) shutdown() {
 	}
 }
 
-// writeDiscovery writes the discovery file from the current workspace.
+// writeDiscovery writes the discovery file from the current workspace,
+// unless the server has stopped: a workspace update racing with the stop
+// must not leave a file that names a closed port.
 func (s *Server) writeDiscovery() error {
 	s.wsMu.Lock()
 	defer s.wsMu.Unlock()
+	if s.stopped {
+		return nil
+	}
 	_, err := discovery.Write(s.cfg.DiscoveryDir, s.cfg.PID, s.port, s.discoveryFileLocked())
 	if err != nil {
 		return fmt.Errorf("companion: %w", err)
