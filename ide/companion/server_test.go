@@ -283,8 +283,15 @@ func TestCloseDiff(t *testing.T) {
 	c.none(ide.MethodDiffAccepted, 100*time.Millisecond)
 
 	res, raw = c.callTool(ide.ToolCloseDiff, map[string]any{"filePath": filepath.Join(ws, "none.txt")})
-	if res.IsError || res.Content[0].Text != `{"content":null}` {
+	if res.IsError || res.Content[0].Text != `{}` {
 		t.Fatalf("closeDiff of no diff: %s", raw)
+	}
+	// An emptied right side is content, not "no diff".
+	empty := filepath.Join(ws, "emptied.txt")
+	ed.closeContent[empty] = ""
+	c.callTool(ide.ToolOpenDiff, map[string]any{"filePath": empty, "newContent": "x"})
+	if res, raw := c.callTool(ide.ToolCloseDiff, map[string]any{"filePath": empty}); res.IsError || res.Content[0].Text != `{"content":""}` {
+		t.Fatalf("closeDiff of an emptied diff: %s", raw)
 	}
 	res, raw = c.callTool(ide.ToolCloseDiff, map[string]any{})
 	if !res.IsError {
