@@ -16,7 +16,9 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,15 +212,34 @@ func (c *Conn) readLines(lines chan<- []byte, stop <-chan struct{}) error {
 }
 
 func (c *Conn) handleLine(line []byte, ev companion.Events) {
+	if !json.Valid(line) {
+		err := json.Unmarshal(line, new(any)) // for the position of the mistake
+		c.log.Error("editor protocol: parse error", "err", err)
+		c.reply(nil, nil, &Error{Code: CodeParseError, Message: "Parse error: " + jsonProblem(err)})
+		return
+	}
+	if line[0] != '{' {
+		msg := "Invalid Request: each line must hold one JSON-RPC object"
+		if line[0] == '[' {
+			msg += "; batches are not supported"
+		}
+		c.invalid(nil, msg)
+		return
+	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
-		c.log.Error("editor protocol: parse error", "err", err)
-		c.reply(nil, nil, &Error{Code: CodeParseError, Message: "Parse error: " + err.Error()})
+		// Valid JSON with a member of the wrong type; Unmarshal still
+		// filled in the rest, the id included when it could.
+		c.invalid(validID(m.ID), "Invalid Request: "+jsonProblem(err))
 		return
 	}
 	id := m.ID
 	if bytes.Equal(id, []byte("null")) {
 		id = nil
+	}
+	if id != nil && validID(id) == nil {
+		c.invalid(nil, "Invalid Request: id must be a string or a number")
+		return
 	}
 	if m.JSONRPC != "2.0" {
 		c.invalid(id, "Invalid Request: jsonrpc must be \"2.0\"")
@@ -300,7 +321,53 @@ func decodeParams(method string, raw json.RawMessage, v any) error {
 		return invalidParams(method, "params are required")
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return invalidParams(method, err.Error())
+		return invalidParams(method, jsonProblem(err))
+	}
+	return nil
+}
+
+// jsonProblem says what is wrong with a JSON text in the protocol's own
+// terms, for a plugin author to act on: no Go type names.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("expected %s, got %s", jsonKind(te.Type), te.Value)
+		}
+		return fmt.Sprintf("%s must be %s, got %s", te.Field, jsonKind(te.Type), te.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names the JSON form of a Go type.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// validID returns id when it may be echoed in a reply (a string or a
+// number), else nil, which is sent as null.
+func validID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return nil
+	}
+	if id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9') {
+		return id
 	}
 	return nil
 }
