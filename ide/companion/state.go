@@ -21,7 +21,7 @@ type openFiles struct {
 	mu      sync.Mutex
 	files   []ide.File // newest first
 	lastTS  int64
-	timer   *time.Timer
+	timer   alarm // made at the first change
 	stopped bool
 }
 
@@ -153,14 +153,14 @@ func (o *openFiles) touch() {
 	o.scheduleLocked()
 }
 
-// scheduleLocked restarts the debounce timer.
+// scheduleLocked restarts the debounce timer: one update goes out once no
+// change has come for the debounce.
 func (o *openFiles) scheduleLocked() {
 	if o.stopped {
 		return
 	}
 	if o.timer == nil {
-		o.timer = time.AfterFunc(o.debounce, o.emit)
-		return
+		o.timer = newAlarm(o.emit)
 	}
 	o.timer.Reset(o.debounce)
 }
