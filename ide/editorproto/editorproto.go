@@ -150,32 +150,30 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Run reads the editor's messages and passes its reports to ev until the
 // editor closes its end (then Run returns nil) or ctx ends. A malformed
 // line is answered with a JSON-RPC error (or logged, for a notification)
-// and reading goes on.
+// and reading goes on. Once Run has returned no further report reaches ev,
+// except from a line whose handling had already begun.
 func (c *Conn) Run(ctx context.Context, ev companion.Events) error {
-	lines := make(chan []byte)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { readErr <- c.readLines(lines, stop) }()
 	defer c.closePending()
-	for {
-		select {
-		case <-ctx.Done():
+	readErr := make(chan error, 1)
+	// Lines are handled in the reading goroutine itself, in order: a hop
+	// to another goroutine would add a wake-up to every editor event on
+	// its way to the CLI. A read cannot be interrupted, so on ctx Run
+	// returns without it.
+	go func() { readErr <- c.readLines(ev) }()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-readErr:
+		if err == nil || errors.Is(err, io.EOF) {
 			return nil
-		case err := <-readErr:
-			if err == nil || errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("editor protocol: read: %w", err)
-		case line := <-lines:
-			c.handleLine(line, ev)
 		}
+		return fmt.Errorf("editor protocol: read: %w", err)
 	}
 }
 
-// readLines sends each non-empty line to lines; an over-long line is
-// answered with an error and skipped.
-func (c *Conn) readLines(lines chan<- []byte, stop <-chan struct{}) error {
+// readLines handles each non-empty line until the stream ends or Run has
+// returned; an over-long line is answered with an error and skipped.
+func (c *Conn) readLines(ev companion.Events) error {
 	br := bufio.NewReaderSize(c.r, 64<<10)
 	var buf []byte
 	tooLong := false
@@ -192,17 +190,18 @@ func (c *Conn) readLines(lines chan<- []byte, stop <-chan struct{}) error {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		select {
+		case <-c.done:
+			return nil // Run has returned
+		default:
+		}
 		// The end of a line (err nil) or of the stream (err not nil).
 		if tooLong {
 			c.log.Error("editor protocol: line too long; skipped", "limit", c.maxLine)
 			c.reply(nil, nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: line longer than " + strconv.Itoa(c.maxLine) + " bytes"})
 			tooLong = false
 		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
-			select {
-			case lines <- append([]byte(nil), line...):
-			case <-stop:
-				return nil
-			}
+			c.handleLine(line, ev)
 		}
 		buf = buf[:0]
 		if err != nil {
@@ -269,12 +268,15 @@ func (c *Conn) handleResponse(id json.RawMessage, m message) {
 	c.pmu.Lock()
 	ch, ok := c.pending[n]
 	delete(c.pending, n)
+	if ok {
+		// Under the lock, so that closePending cannot close ch first;
+		// the buffer of one never blocks.
+		ch <- m
+	}
 	c.pmu.Unlock()
 	if !ok {
 		c.log.Warn("editor protocol: response to no pending request (late or unknown)", "id", n)
-		return
 	}
-	ch <- m
 }
 
 // handleCall applies an editor notification. The same methods may come as
