@@ -321,8 +321,8 @@ func contextPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *r
 		}
 		path := files[i%len(files)]
 		line := i + 1
-		start := time.Now()
-		if err := s.notify("editor/focus", map[string]any{"path": path, "cursor": ide.Cursor{Line: line, Character: 1}}); err != nil {
+		start, err := s.notifyAt("editor/focus", map[string]any{"path": path, "cursor": ide.Cursor{Line: line, Character: 1}})
+		if err != nil {
 			return err
 		}
 		at, err := c.waitContext(path, line, 5*time.Second)
