@@ -244,6 +244,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	} else if len(removed) > 0 {
 		s.log.Debug("removed stale discovery files", "files", removed)
 	}
+	if removed, err := discovery.CleanUnserved(s.cfg.DiscoveryDir, s.cfg.PID, s.port); err != nil {
+		s.log.Warn("cleaning discovery files of this editor's earlier companions", "err", err)
+	} else if len(removed) > 0 {
+		s.log.Debug("removed discovery files of this editor's earlier companions", "files", removed)
+	}
 
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- s.http.Serve(s.listener) }()

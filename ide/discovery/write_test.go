@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,5 +171,57 @@ func TestEnvAndExportLines(t *testing.T) {
 	}
 	if JoinWorkspace([]string{"/a", "/b"}) != "/a"+string(os.PathListSeparator)+"/b" {
 		t.Fatal("JoinWorkspace")
+	}
+}
+
+// freePort returns a port nothing listens on (just released).
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+func TestCleanUnserved(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := ln.Addr().(*net.TCPAddr).Port
+	dead := freePort(t)
+	me, other := os.Getpid(), os.Getppid()
+	names := map[string]bool{ // name → should survive
+		FileName(me, served):     true,  // a live companion of this editor
+		FileName(me, dead):       false, // a killed companion of this editor
+		FileName(me, 1):          true,  // the caller's own port (keep)
+		FileName(other, dead):    true,  // another editor's: not ours to judge
+		LegacyFileName(me):       true,  // no port to probe
+		"gemini-ide-server.json": true,
+	}
+	for n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := CleanUnserved(dir, me, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || filepath.Base(removed[0]) != FileName(me, dead) {
+		t.Fatalf("removed %v", removed)
+	}
+	for n, keep := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); keep != (err == nil) {
+			t.Errorf("%s: kept=%v, want %v", n, err == nil, keep)
+		}
+	}
+	if removed, err := CleanUnserved(filepath.Join(dir, "missing"), me, 0); err != nil || removed != nil {
+		t.Fatalf("missing dir: %v %v", removed, err)
 	}
 }
