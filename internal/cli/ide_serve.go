@@ -141,10 +141,17 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 			fmt.Fprint(s.Out, discovery.ExportLines(srv.Env()))
 		}
 		go func() {
-			if err := front.Run(ctx, srv); err != nil && ctx.Err() == nil {
+			err := front.Run(ctx, srv)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
 				slog.Error("terminal front-end", "err", err)
+			default:
+				// Ctrl-D, or no input at all (stdin from /dev/null):
+				// say why a server that just started stops.
+				fmt.Fprintln(s.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
 			}
-			cancel() // the person ended the input: shut down cleanly
+			cancel() // shut down cleanly
 		}()
 	}
 	if err := <-served; err != nil {

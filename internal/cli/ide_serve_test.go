@@ -149,6 +149,22 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 	}
 }
 
+// TestServeTerminalInputEnds: with nothing on stdin the terminal
+// front-end cannot ask anything; serve says so and stops cleanly.
+func TestServeTerminalInputEnds(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var out, errOut serveOutput
+	c := Run(context.Background(), []string{"ide", "serve", "--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
+		Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	if c != ExitOK || !strings.Contains(errOut.String(), "input ended") {
+		t.Fatalf("exit %d, stderr %q", c, errOut.String())
+	}
+	if ents, _ := os.ReadDir(filepath.Join(tmp, "gemini", "ide")); len(ents) != 0 {
+		t.Fatalf("left %v", ents)
+	}
+}
+
 func TestServeBadFlags(t *testing.T) {
 	ws := t.TempDir()
 	file := filepath.Join(ws, "f")
