@@ -176,6 +176,25 @@ try {
   notify('editor/close', { path: fileB });
   await until('closed file gone', () => ideContextStore.get()?.workspaceState?.openFiles?.length === 1);
   check('context: closed file removed', ideContextStore.get().workspaceState.openFiles[0].path === fileA, ideContextStore.get());
+  const fileR = path.join(workspace, 'renamed-from.txt');
+  const fileR2 = path.join(workspace, 'renamed-to.txt');
+  fs.writeFileSync(fileR, 'r\n');
+  notify('editor/focus', { path: fileR, cursor: { line: 1, character: 1 } });
+  await until('focused file', () => ideContextStore.get()?.workspaceState?.openFiles?.[0]?.path === fileR);
+  fs.renameSync(fileR, fileR2);
+  notify('editor/rename', { oldPath: fileR, newPath: fileR2 });
+  const renamed = await until('renamed file', () => {
+    const f = ideContextStore.get()?.workspaceState?.openFiles?.[0];
+    return f?.path === fileR2 ? f : undefined;
+  });
+  check('context: a renamed file keeps its place, cursor and activity', renamed.isActive === true && renamed.cursor?.line === 1 &&
+    !ideContextStore.get().workspaceState.openFiles.some((f) => f.path === fileR), ideContextStore.get());
+  fs.unlinkSync(fileR2);
+  notify('editor/delete', { path: fileR2 });
+  await until('deleted file gone', () => !ideContextStore.get()?.workspaceState?.openFiles?.some((f) => f.path === fileR2));
+  check('context: a deleted file is removed', ideContextStore.get().workspaceState.openFiles.length === 1, ideContextStore.get());
+  notify('editor/focus', { path: fileA });
+  await until('a.txt active again', () => ideContextStore.get()?.workspaceState?.openFiles?.[0]?.isActive === true);
   notify('workspace/update', { trusted: false });
   await until('trust change', () => trust.includes(false));
   check('trust change reaches trust listeners', trust.at(-1) === false, trust);
