@@ -23,6 +23,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
@@ -87,7 +88,7 @@ type Server struct {
 
 	discoveryPath string
 	ready         chan struct{}
-	served        sync.Once
+	serving       atomic.Bool // set by the first Serve
 
 	wsMu      sync.Mutex // guards workspace, trusted and discovery-file writes
 	workspace []string
@@ -231,9 +232,7 @@ func (s *Server) Context() ide.Context { return s.state.context(s.trustedSnapsho
 // exits, and then removes the discovery file and closes every session. It
 // returns nil after such a clean stop. Serve may be called once.
 func (s *Server) Serve(ctx context.Context) error {
-	first := false
-	s.served.Do(func() { first = true })
-	if !first {
+	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("companion: Serve called twice")
 	}
 	ctx, cancel := context.WithCancel(ctx)
