@@ -1,5 +1,173 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
 
-func addExtensionRunCommands(parent *cobra.Command, s Streams) {}
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+func addExtensionRunCommands(parent *cobra.Command, s Streams) {
+	parent.AddCommand(newExtRunCmd(s))
+}
+
+func newExtRunCmd(s Streams) *cobra.Command {
+	var (
+		consent, allowUnconfined, asJSON bool
+		timeout                          time.Duration
+		maxOutput                        int64
+		memory                           uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] EXTENSION TOOL [--ARG VALUE ...]",
+		Short: "Run one of an extension's tools in the sandbox its permissions describe",
+		Long: `Run an extension's executable tool from the current folder (the workspace).
+
+gemkit's own flags come before EXTENSION; everything after TOOL is the tool's
+arguments: --name value (or --name=value), a boolean as --name alone, an array
+argument by repeating its flag. The tool runs with exactly the access its
+extension's permissions declare, enforced by the kernel (Landlock, namespaces,
+seccomp and an allowlisting proxy on Linux).
+
+Before an extension's tools first run you are shown its permissions and asked
+to agree; the answer is remembered until the permissions change. Without a
+terminal, pass --consent to agree, or the run is refused.
+
+If this machine cannot enforce the permissions the run is refused;
+--allow-unconfined runs it anyway, with a warning naming each missing
+protection.
+
+Exit status: 0 when the tool succeeded, 1 when it failed (non-zero exit,
+timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd)
+			if err != nil {
+				return err
+			}
+			in, err := st.Get(args[0])
+			if err != nil {
+				return err
+			}
+			if in.Extension == nil {
+				return fmt.Errorf("extension %s cannot be loaded: %v", in.Name, in.Err)
+			}
+			var verr *extension.ValidationError
+			if in.Err != nil && !errors.As(in.Err, &verr) {
+				return fmt.Errorf("extension %s: %w", in.Name, in.Err)
+			}
+			if verr != nil {
+				return fmt.Errorf("extension %s is invalid, fix it before running its tools (see `gemkit extensions validate`): %w", in.Name, verr)
+			}
+			if !st.IsEnabled(in.Name) {
+				return fmt.Errorf("extension %s is disabled here; enable it with `gemkit extensions enable %s`", in.Name, in.Name)
+			}
+			ext := in.Extension
+			tool := ext.Manifest.Tool(args[1])
+			if tool == nil {
+				return fmt.Errorf("extension %s has no tool %q; `gemkit extensions describe %s` lists its tools", in.Name, args[1], in.Name)
+			}
+			toolArgs, err := toolrun.ParseCLIArgs(tool, args[2:])
+			if err != nil {
+				return err
+			}
+			settings, err := readSettings(in)
+			if err != nil {
+				return err
+			}
+			r := &toolrun.Runner{
+				Launcher: &sandbox.Launcher{
+					AllowUnconfined: allowUnconfined,
+					OnDeny: func(d sandbox.Denial) {
+						fmt.Fprintf(s.Err, "gemkit: sandbox: %s\n", d)
+					},
+				},
+				Consent:   st,
+				Protected: []string{filepath.Dir(st.Dir())},
+			}
+			if isTerminal(s.In) {
+				r.Ask = terminalAsk(s)
+			}
+			res, err := r.Run(cmd.Context(), toolrun.Call{
+				Extension: ext, Tool: tool.Name, Args: toolArgs, Workspace: st.Workspace(),
+				Timeout: timeout, MaxOutput: maxOutput, MemoryBytes: memory,
+				Settings: settings, GrantConsent: consent,
+			})
+			if res != nil {
+				for _, w := range res.Warnings {
+					fmt.Fprintf(s.Err, "\nWARNING: %s\n\n", w)
+				}
+				if asJSON {
+					if jerr := writeJSON(s.Out, res); jerr != nil {
+						return jerr
+					}
+				} else {
+					if res.Output != nil {
+						fmt.Fprintln(s.Out, string(res.Output))
+					} else {
+						_, _ = s.Out.Write(res.Stdout)
+					}
+					if res.Stderr != "" {
+						fmt.Fprint(s.Err, res.Stderr)
+					}
+				}
+			}
+			var te *toolrun.ToolError
+			if errors.As(err, &te) {
+				return withExitCode(ExitNo, err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().SetInterspersed(false) // flags after EXTENSION TOOL are the tool's
+	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the extension's permissions without being asked (remembered until they change)")
+	cmd.Flags().BoolVar(&allowUnconfined, "allow-unconfined", false, "run even if this machine cannot enforce the permissions (DANGEROUS: prints what is not enforced)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result (output, exit code, stderr, denials, enforcement) as JSON")
+	cmd.Flags().DurationVar(&timeout, "timeout", toolrun.DefaultTimeout, "kill the tool and everything it started after this long")
+	cmd.Flags().Int64Var(&maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop the tool when it prints more than this many bytes")
+	cmd.Flags().Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "cap the tool's memory (data segment) at this many bytes")
+	return cmd
+}
+
+// readSettings reads the extension's settings file (.env in its entry in
+// the extensions folder, else in its own folder for a linked one).
+func readSettings(in *extension.Installed) (map[string]string, error) {
+	out := map[string]string{}
+	dirs := []string{in.Extension.Dir, in.Entry}
+	for _, d := range dirs {
+		m, err := toolrun.ReadDotEnv(filepath.Join(d, ".env"))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// terminalAsk shows the permissions on stderr and reads y/N from the
+// terminal.
+func terminalAsk(s Streams) toolrun.Asker {
+	return func(ctx context.Context, name string, lines []string) (bool, error) {
+		fmt.Fprintf(s.Err, "Extension %q wants to run a tool. Its tools may:\n", name)
+		for _, l := range lines {
+			fmt.Fprintln(s.Err, "  - "+l)
+		}
+		fmt.Fprint(s.Err, "Allow? [y/N]: ")
+		answer, err := readLine(ctx, s.In)
+		if err != nil {
+			return false, err
+		}
+		a := strings.ToLower(strings.TrimSpace(answer))
+		return a == "y" || a == "yes", nil
+	}
+}

@@ -3,7 +3,15 @@
 // store of installed extensions that gemkit shares with Gemini CLI.
 package extension
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
 
 // ManifestFile is the name of an extension's manifest in its folder.
 const ManifestFile = "gemini-extension.json"
@@ -18,6 +26,30 @@ const (
 	AccessHome      Access = "home"
 	AccessFull      Access = "full"
 )
+
+// Rank orders the scopes from narrowest (0) to widest (3); an empty Access
+// ranks as AccessNone and an unknown one as -1.
+func (a Access) Rank() int {
+	switch a {
+	case AccessNone, "":
+		return 0
+	case AccessWorkspace:
+		return 1
+	case AccessHome:
+		return 2
+	case AccessFull:
+		return 3
+	}
+	return -1
+}
+
+// Effective is a with the empty value read as AccessNone.
+func (a Access) Effective() Access {
+	if a == "" {
+		return AccessNone
+	}
+	return a
+}
 
 // Runtime names the interpreter of a tool's executable.
 type Runtime string
@@ -54,23 +86,31 @@ const (
 // this type does not name are kept in Extra, so that writing a manifest
 // back never drops what another tool put there.
 type Manifest struct {
-	Name            string                     `json:"name"`
-	Version         string                     `json:"version"`
-	Description     string                     `json:"description,omitempty"`
-	Permissions     *Permissions               `json:"permissions,omitempty"`
-	MCPServers      map[string]json.RawMessage `json:"mcpServers,omitempty"`
-	ContextFileName []string                   `json:"-"`
-	ExcludeTools    []string                   `json:"excludeTools,omitempty"`
-	Settings        []Setting                  `json:"settings,omitempty"`
-	Themes          []json.RawMessage          `json:"themes,omitempty"`
-	MigratedTo      string                     `json:"migratedTo,omitempty"`
-	Plan            json.RawMessage            `json:"plan,omitempty"`
-	Tools           []Tool                     `json:"tools,omitempty"`
-	Docs            []Doc                      `json:"docs,omitempty"`
-	Examples        []Example                  `json:"examples,omitempty"`
+	Name        string       `json:"name"`
+	Version     string       `json:"version"`
+	Description string       `json:"description,omitempty"`
+	Permissions *Permissions `json:"permissions,omitempty"`
+	// MCPServers are kept verbatim: Gemini CLI owns their shape (command,
+	// args, env, cwd, url, httpUrl, headers, tcp, timeout, trust, ...).
+	MCPServers map[string]json.RawMessage `json:"mcpServers,omitempty"`
+	// ContextFileName is a string or a list in the file; both read as a
+	// list here and are written back in the shape they came in.
+	ContextFileName []string          `json:"-"`
+	ExcludeTools    []string          `json:"excludeTools,omitempty"`
+	Settings        []Setting         `json:"settings,omitempty"`
+	Themes          []json.RawMessage `json:"themes,omitempty"`
+	MigratedTo      string            `json:"migratedTo,omitempty"`
+	Plan            json.RawMessage   `json:"plan,omitempty"`
+	Tools           []Tool            `json:"tools,omitempty"`
+	Docs            []Doc             `json:"docs,omitempty"`
+	Examples        []Example         `json:"examples,omitempty"`
 
 	// Extra holds the fields this type does not name, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
+
+	// contextFileNameString records that contextFileName was a plain
+	// string, so that MarshalJSON writes it back the same way.
+	contextFileNameString bool
 }
 
 // Permissions is what an extension's tools may reach.
@@ -129,4 +169,409 @@ type Doc struct {
 type Example struct {
 	Prompt   string `json:"prompt"`
 	ToolCall string `json:"tool_call"`
+}
+
+// EffectivePermissions returns the permissions with every default filled
+// in: absent scopes are AccessNone and an absent network block allows no
+// host. The result never aliases m.
+func (m *Manifest) EffectivePermissions() Permissions {
+	fs := FilesystemPermissions{Read: AccessNone, Write: AccessNone}
+	net := NetworkPermissions{AllowedHosts: []string{}}
+	if p := m.Permissions; p != nil {
+		if p.Filesystem != nil {
+			fs.Read = p.Filesystem.Read.Effective()
+			fs.Write = p.Filesystem.Write.Effective()
+		}
+		if p.Network != nil {
+			net.AllowedHosts = append(net.AllowedHosts, p.Network.AllowedHosts...)
+		}
+	}
+	return Permissions{Filesystem: &fs, Network: &net}
+}
+
+// ContextFiles returns the context file names Gemini CLI reads for the
+// extension: the declared ones, or GEMINI.md when none is declared.
+func (m *Manifest) ContextFiles() []string {
+	if len(m.ContextFileName) == 0 {
+		return []string{"GEMINI.md"}
+	}
+	return append([]string(nil), m.ContextFileName...)
+}
+
+// Tool returns the tool called name, or nil.
+func (m *Manifest) Tool(name string) *Tool {
+	for i := range m.Tools {
+		if m.Tools[i].Name == name {
+			return &m.Tools[i]
+		}
+	}
+	return nil
+}
+
+// Doc returns the doc called name, or nil.
+func (m *Manifest) Doc(name string) *Doc {
+	for i := range m.Docs {
+		if m.Docs[i].Name == name {
+			return &m.Docs[i]
+		}
+	}
+	return nil
+}
+
+// knownFields are the top-level manifest fields Manifest names.
+var knownFields = map[string]bool{
+	"name": true, "version": true, "description": true, "permissions": true,
+	"mcpServers": true, "contextFileName": true, "excludeTools": true,
+	"settings": true, "themes": true, "migratedTo": true, "plan": true,
+	"tools": true, "docs": true, "examples": true,
+}
+
+// ParseManifest reads a manifest. It fails only when data is not a JSON
+// object; a field of the wrong type becomes a Problem (with its JSON path)
+// and the rest of the manifest is still read, so that a caller can report
+// every mistake at once.
+func ParseManifest(data []byte) (*Manifest, []Problem, error) {
+	if m, ok := parseFast(data); ok {
+		return m, nil, nil
+	}
+	return parseSlow(data)
+}
+
+// parseSlow reads the manifest field by field, so that each field of the
+// wrong type becomes a Problem at its path.
+func parseSlow(data []byte) (*Manifest, []Problem, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, nil, describeSyntaxError(data, err)
+	}
+	if top == nil {
+		return nil, nil, errors.New("the manifest is null; it must be a JSON object")
+	}
+	m := &Manifest{}
+	var probs []Problem
+	for key, raw := range top {
+		if !knownFields[key] {
+			if m.Extra == nil {
+				m.Extra = map[string]json.RawMessage{}
+			}
+			m.Extra[key] = raw
+			continue
+		}
+		if isNull(raw) {
+			continue
+		}
+		switch key {
+		case "name":
+			decodeField(raw, &m.Name, "name", "a string", &probs)
+		case "version":
+			decodeField(raw, &m.Version, "version", "a string", &probs)
+		case "description":
+			decodeField(raw, &m.Description, "description", "a string", &probs)
+		case "permissions":
+			var p Permissions
+			if decodeField(raw, &p, "permissions", "an object", &probs) {
+				m.Permissions = &p
+			}
+		case "mcpServers":
+			decodeField(raw, &m.MCPServers, "mcpServers", "an object of server definitions", &probs)
+		case "contextFileName":
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				m.ContextFileName = []string{s}
+				m.contextFileNameString = true
+			} else {
+				decodeField(raw, &m.ContextFileName, "contextFileName", "a file name or a list of file names", &probs)
+			}
+		case "excludeTools":
+			decodeField(raw, &m.ExcludeTools, "excludeTools", "a list of tool names", &probs)
+		case "settings":
+			m.Settings = decodeList[Setting](raw, "settings", &probs)
+		case "themes":
+			decodeField(raw, &m.Themes, "themes", "a list of theme objects", &probs)
+		case "migratedTo":
+			decodeField(raw, &m.MigratedTo, "migratedTo", "a string", &probs)
+		case "plan":
+			m.Plan = append(json.RawMessage(nil), raw...)
+		case "tools":
+			m.Tools = decodeTools(raw, &probs)
+		case "docs":
+			m.Docs = decodeList[Doc](raw, "docs", &probs)
+		case "examples":
+			m.Examples = decodeList[Example](raw, "examples", &probs)
+		}
+	}
+	sortProblems(probs)
+	return m, probs, nil
+}
+
+// manifestWire is the whole manifest in one type, for the fast path.
+type manifestWire struct {
+	Name            string                     `json:"name"`
+	Version         string                     `json:"version"`
+	Description     string                     `json:"description"`
+	Permissions     *Permissions               `json:"permissions"`
+	MCPServers      map[string]json.RawMessage `json:"mcpServers"`
+	ContextFileName json.RawMessage            `json:"contextFileName"`
+	ExcludeTools    []string                   `json:"excludeTools"`
+	Settings        []Setting                  `json:"settings"`
+	Themes          []json.RawMessage          `json:"themes"`
+	MigratedTo      string                     `json:"migratedTo"`
+	Plan            json.RawMessage            `json:"plan"`
+	Tools           []Tool                     `json:"tools"`
+	Docs            []Doc                      `json:"docs"`
+	Examples        []Example                  `json:"examples"`
+}
+
+// parseFast reads a well-typed manifest with one decode, then a quick walk
+// over the top-level keys for the fields Manifest does not name. It
+// reports false when anything has the wrong type, and ParseManifest then
+// takes the slow path that says where.
+func parseFast(data []byte) (*Manifest, bool) {
+	var w manifestWire
+	if json.Unmarshal(data, &w) != nil {
+		return nil, false
+	}
+	m := &Manifest{Name: w.Name, Version: w.Version, Description: w.Description, Permissions: w.Permissions,
+		MCPServers: w.MCPServers, ExcludeTools: w.ExcludeTools, Settings: w.Settings, Themes: w.Themes,
+		MigratedTo: w.MigratedTo, Tools: w.Tools, Docs: w.Docs, Examples: w.Examples}
+	if len(w.Plan) > 0 && !isNull(w.Plan) {
+		m.Plan = w.Plan
+	}
+	if len(w.ContextFileName) > 0 && !isNull(w.ContextFileName) {
+		var s string
+		if json.Unmarshal(w.ContextFileName, &s) == nil {
+			m.ContextFileName, m.contextFileNameString = []string{s}, true
+		} else if json.Unmarshal(w.ContextFileName, &m.ContextFileName) != nil {
+			return nil, false
+		}
+	}
+	caseVariant := false
+	isObject := eachField(data, func(key string, raw json.RawMessage) {
+		if knownFields[key] {
+			return
+		}
+		if caseVariantOfKnown(key) {
+			// encoding/json matched it to a field; the slow path
+			// keeps it as an unknown field, as it is.
+			caseVariant = true
+		}
+		if m.Extra == nil {
+			m.Extra = map[string]json.RawMessage{}
+		}
+		m.Extra[key] = append(json.RawMessage(nil), raw...)
+	})
+	if !isObject || caseVariant {
+		return nil, false
+	}
+	return m, true
+}
+
+func caseVariantOfKnown(key string) bool {
+	for k := range knownFields {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// UnmarshalJSON reads a manifest and fails on the first field of the wrong
+// type; use ParseManifest to collect every problem instead.
+func (m *Manifest) UnmarshalJSON(data []byte) error {
+	parsed, probs, err := ParseManifest(data)
+	if err != nil {
+		return err
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("%s: %s", probs[0].Path, probs[0].Message)
+	}
+	*m = *parsed
+	return nil
+}
+
+// MarshalJSON writes the named fields in a fixed order, then the Extra
+// fields sorted by name, so that a manifest read and written back keeps
+// everything it had.
+func (m Manifest) MarshalJSON() ([]byte, error) {
+	type plain Manifest // no methods: avoids recursion
+	type wire struct {
+		plain
+		ContextFileName any `json:"contextFileName,omitempty"`
+	}
+	w := wire{plain: plain(m)}
+	switch {
+	case len(m.ContextFileName) == 1 && m.contextFileNameString:
+		w.ContextFileName = m.ContextFileName[0]
+	case len(m.ContextFileName) > 0:
+		w.ContextFileName = m.ContextFileName
+	}
+	out, err := json.Marshal(w)
+	if err != nil || len(m.Extra) == 0 {
+		return out, err
+	}
+	keys := make([]string, 0, len(m.Extra))
+	for k := range m.Extra {
+		if !knownFields[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.Write(out[:len(out)-1])
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.Write(kb)
+		buf.WriteByte(':')
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, m.Extra[k]); err != nil {
+			return nil, fmt.Errorf("field %q: %w", k, err)
+		}
+		buf.Write(compact.Bytes())
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// decodeField unmarshals raw into v, turning a failure into a Problem at
+// path. It reports whether decoding succeeded.
+func decodeField(raw json.RawMessage, v any, path, want string, probs *[]Problem) bool {
+	err := json.Unmarshal(raw, v)
+	if err == nil {
+		return true
+	}
+	*probs = append(*probs, typeProblem(err, path, want))
+	return false
+}
+
+// typeProblem turns a decoding error of the value at path into a Problem
+// in JSON's words (never Go's); want says what the value should be.
+func typeProblem(err error, path, want string) Problem {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			// A field inside the value: say what that field should be.
+			path, want = joinPath(path, te.Field), jsonKind(te.Type)
+		}
+		return Problem{Path: path, Message: fmt.Sprintf("is a JSON %s, not %s", jsonValueWord(te.Value), want), Fix: "make " + path + " " + want}
+	}
+	return Problem{Path: path, Message: "cannot be read: " + err.Error(), Fix: "make " + path + " " + want}
+}
+
+// jsonKind names the JSON value a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
+}
+
+// jsonValueWord turns encoding/json's description of a value ("bool",
+// "array", "number -1") into the word a manifest author knows.
+func jsonValueWord(v string) string {
+	switch {
+	case v == "bool":
+		return "boolean"
+	case v == "array":
+		return "list"
+	case strings.HasPrefix(v, "number"):
+		return "number"
+	}
+	return v
+}
+
+func joinPath(path, field string) string {
+	if field == "" {
+		return path
+	}
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+// decodeList reads a JSON list element by element, so that a bad element
+// is reported with its index and the good ones are kept.
+func decodeList[T any](raw json.RawMessage, path string, probs *[]Problem) []T {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		*probs = append(*probs, Problem{Path: path, Message: "is not a list", Fix: "make " + path + " a JSON list ([...])"})
+		return nil
+	}
+	out := make([]T, 0, len(items))
+	for i, item := range items {
+		var v T
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if decodeField(item, &v, p, "an object", probs) {
+			out = append(out, v)
+		} else {
+			out = append(out, v) // keep indexes aligned with the file
+		}
+	}
+	return out
+}
+
+// decodeTools reads the tools list, reading each tool's args one by one
+// so that a bad argument is reported with both indexes.
+func decodeTools(raw json.RawMessage, probs *[]Problem) []Tool {
+	type toolWire struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Executable  string          `json:"executable"`
+		Runtime     Runtime         `json:"runtime"`
+		Output      Output          `json:"output,omitempty"`
+		Args        json.RawMessage `json:"args,omitempty"`
+	}
+	wires := decodeList[toolWire](raw, "tools", probs)
+	tools := make([]Tool, len(wires))
+	for i, w := range wires {
+		tools[i] = Tool{Name: w.Name, Description: w.Description, Executable: w.Executable, Runtime: w.Runtime, Output: w.Output}
+		if len(w.Args) > 0 && !isNull(w.Args) {
+			tools[i].Args = decodeList[Arg](w.Args, fmt.Sprintf("tools[%d].args", i), probs)
+		}
+	}
+	return tools
+}
+
+// describeSyntaxError turns a JSON syntax error into one that names the
+// line and column, which is what a person editing the file needs.
+func describeSyntaxError(data []byte, err error) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.New(`is empty; write a JSON object such as {"name": "my-extension", "version": "1.0.0"}`)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := 1, 1
+		for _, b := range data[:min(int(se.Offset), len(data))] {
+			if b == '\n' {
+				line++
+				col = 1
+			} else {
+				col++
+			}
+		}
+		return fmt.Errorf("not valid JSON at line %d, column %d: %v", line, col, se)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("the manifest is a JSON %s; it must be a JSON object ({...})", te.Value)
+	}
+	return fmt.Errorf("not valid JSON: %w", err)
 }

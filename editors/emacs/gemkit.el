@@ -1,0 +1,531 @@
+;;; gemkit.el --- Gemini CLI IDE companion through gemkit  -*- lexical-binding: t; -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, convenience
+
+;;; Commentary:
+
+;; Makes Emacs a Gemini CLI "IDE mode" companion.  `gemkit-mode' starts
+;; `gemkit ide serve --editor stdio' and speaks its editor protocol
+;; (newline-delimited JSON-RPC on the child's stdin and stdout, see
+;; docs/editor-protocol.md): it reports the file you are in, the cursor and
+;; the region; exports the variables that lead a `gemini' started in an
+;; Emacs terminal to this Emacs; and shows the changes Gemini CLI proposes
+;; as a pair of buffers (the file on disk, read-only, and the proposal,
+;; editable) that you accept with C-c C-c or reject with C-c C-k.
+;;
+;;   (add-to-list 'load-path "/path/to/gemkit/editors/emacs")
+;;   (require 'gemkit)
+;;   (gemkit-mode 1)
+;;
+;; See docs/editors.md for the whole story.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+
+(defgroup gemkit nil
+  "Gemini CLI IDE companion through gemkit."
+  :group 'tools
+  :prefix "gemkit-")
+
+(defcustom gemkit-program "gemkit"
+  "The gemkit binary: a name found on variable `exec-path' or a full path."
+  :type 'string)
+
+(defcustom gemkit-args nil
+  "Extra arguments for `gemkit ide serve', e.g. (\"-v\") for debug logs."
+  :type '(repeat string))
+
+(defcustom gemkit-workspace nil
+  "Workspace folders; nil means `default-directory' when gemkit starts."
+  :type '(repeat directory))
+
+(defcustom gemkit-ide-name "emacs"
+  "Short lowercase editor name written to the discovery file."
+  :type 'string)
+
+(defcustom gemkit-ide-display-name "Emacs"
+  "Editor name Gemini CLI shows."
+  :type 'string)
+
+(defcustom gemkit-poll-interval 1.0
+  "Seconds between checks that reported files still exist; nil disables."
+  :type '(choice number (const nil)))
+
+(defcustom gemkit-max-selection 32768
+  "Longest region, in characters, sent to gemkit (it cuts at 16384)."
+  :type 'integer)
+
+(defvar gemkit-ready-hook nil
+  "Run when gemkit serves and its discovery file exists.")
+
+(defvar gemkit-stopped-hook nil
+  "Run when the gemkit process has ended.")
+
+(defvar gemkit--process nil "The gemkit process.")
+(defvar gemkit--ready nil "The params of server/ready, an alist.")
+(defvar gemkit--stopping nil "Non-nil while `gemkit-stop' ends gemkit.")
+(defvar gemkit--partial nil "Chunks of an unfinished line, newest first.")
+(defvar gemkit--tracked (make-hash-table :test 'eq)
+  "Buffer -> the path reported to gemkit for it.")
+(defvar gemkit--last nil "What the last focus or selection reported.")
+(defvar gemkit--last-buffer nil "The buffer of the last focus or selection.")
+(defvar gemkit--diffs (make-hash-table :test 'equal) "File path -> diff view.")
+(defvar gemkit--timer nil "The timer that checks for deleted files.")
+(defvar gemkit--log-buffer " *gemkit-log*" "Where gemkit's stderr goes.")
+
+(defvar-local gemkit--diff-path nil "The file whose diff this buffer shows.")
+
+(cl-defstruct (gemkit--diff (:constructor gemkit--make-diff))
+  path left right config done)
+
+;;; Protocol output
+
+(defun gemkit--live-p ()
+  "Return non-nil when the gemkit process is alive."
+  (and gemkit--process (process-live-p gemkit--process)))
+
+(defun gemkit--write (msg)
+  "Send MSG, an alist, to gemkit as one JSON line."
+  (when (and (gemkit--live-p) (not gemkit--stopping))
+    (process-send-string gemkit--process (concat (json-serialize msg) "\n"))
+    t))
+
+(defun gemkit--send (method params)
+  "Send the notification METHOD with PARAMS, an alist."
+  (gemkit--write `((jsonrpc . "2.0") (method . ,method) (params . ,params))))
+
+(defun gemkit--reply (id result)
+  "Answer gemkit's request ID with RESULT."
+  (gemkit--write `((jsonrpc . "2.0") (id . ,id) (result . ,result))))
+
+(defun gemkit--reply-error (id code message)
+  "Answer gemkit's request ID with the error CODE and MESSAGE."
+  (gemkit--write `((jsonrpc . "2.0") (id . ,id)
+                   (error . ((code . ,code) (message . ,message))))))
+
+;;; Positions and paths
+
+(defun gemkit--utf16-length (s)
+  "Length of S in UTF-16 code units, as the VS Code companion counts."
+  (+ (length s) (cl-count-if (lambda (c) (> c #xFFFF)) s)))
+
+(defun gemkit--file-of (buffer)
+  "The absolute file name BUFFER visits, or nil."
+  (let ((f (buffer-file-name buffer)))
+    (and f (expand-file-name f))))
+
+(defun gemkit--cursor ()
+  "The 1-based line and UTF-16 character of point, as an alist."
+  `((line . ,(line-number-at-pos nil t))
+    (character . ,(1+ (gemkit--utf16-length
+                       (buffer-substring-no-properties (line-beginning-position) (point)))))))
+
+(defun gemkit--region-text ()
+  "The active region's text (at most `gemkit-max-selection' characters), or nil."
+  (when (and (region-active-p) (/= (region-beginning) (region-end)))
+    (let ((beg (region-beginning)))
+      (buffer-substring-no-properties
+       beg (min (region-end) (+ beg gemkit-max-selection))))))
+
+;;; Editor events
+
+(defun gemkit--forget (buffer method)
+  "Stop tracking BUFFER and report its file with METHOD."
+  (let ((path (gethash buffer gemkit--tracked)))
+    (when path
+      (remhash buffer gemkit--tracked)
+      (setq gemkit--last nil)
+      (unless (cl-loop for p being the hash-values of gemkit--tracked thereis (equal p path))
+        (gemkit--send method `((path . ,path)))))))
+
+(defun gemkit--check-rename (buffer)
+  "Report a tracked BUFFER that now visits another file (C-x C-w, Dired)."
+  (let ((old (gethash buffer gemkit--tracked))
+        (new (gemkit--file-of buffer)))
+    (cond ((or (null old) (equal old new)))
+          ((null new) (gemkit--forget buffer "editor/close"))
+          (t (puthash buffer new gemkit--tracked)
+             (setq gemkit--last nil)
+             (gemkit--send "editor/rename" `((oldPath . ,old) (newPath . ,new)))))))
+
+(defun gemkit--update (&rest _)
+  "Report the selected window's file, cursor and region if they changed."
+  (when (and gemkit--ready (not (minibufferp (window-buffer (selected-window)))))
+    (let ((buffer (window-buffer (selected-window))))
+      (with-current-buffer buffer
+        (gemkit--check-rename buffer)
+        (let ((path (gemkit--file-of buffer)))
+          (when (and path (or (gethash buffer gemkit--tracked) (file-regular-p path)))
+            (let* ((cursor (gemkit--cursor))
+                   (text (gemkit--region-text))
+                   (key (list path cursor text))
+                   (focus (not (eq buffer gemkit--last-buffer))))
+              (unless (and (equal key gemkit--last) (not focus))
+                (setq gemkit--last key
+                      gemkit--last-buffer buffer)
+                (puthash buffer path gemkit--tracked)
+                (gemkit--send (if focus "editor/focus" "editor/selection")
+                              `((path . ,path) (cursor . ,cursor)
+                                ,@(and text `((selectedText . ,text)))))))))))))
+
+(defun gemkit--on-kill-buffer ()
+  "Report the killed buffer's file as closed, or deleted when it is gone."
+  (when (gethash (current-buffer) gemkit--tracked)
+    (when (eq gemkit--last-buffer (current-buffer))
+      (setq gemkit--last-buffer nil))
+    (gemkit--forget (current-buffer)
+                    (if (file-exists-p (gethash (current-buffer) gemkit--tracked))
+                        "editor/close" "editor/delete"))))
+
+(defun gemkit--poll ()
+  "Report tracked files that were renamed, closed or deleted."
+  (condition-case err
+      (maphash (lambda (buffer path)
+                 (cond ((not (buffer-live-p buffer)) (gemkit--forget buffer "editor/close"))
+                       ((not (file-exists-p path)) (gemkit--forget buffer "editor/delete"))
+                       (t (gemkit--check-rename buffer))))
+               (copy-hash-table gemkit--tracked))
+    (error (gemkit--log "poll: %s" (error-message-string err)))))
+
+(defun gemkit--log (fmt &rest args)
+  "Add a line made with FMT and ARGS to gemkit's log buffer."
+  (with-current-buffer (get-buffer-create gemkit--log-buffer)
+    (goto-char (point-max))
+    (insert (apply #'format fmt args) "\n")))
+
+(defun gemkit--revert (path)
+  "Show the new text of PATH in its buffer, if it has no unsaved edits."
+  (let ((buffer (find-buffer-visiting path)))
+    (when (and buffer (not (buffer-modified-p buffer)))
+      (with-current-buffer buffer
+        (revert-buffer t t t)))))
+
+;;; Diff views
+
+(defvar gemkit-diff-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'gemkit-accept)
+    (define-key map (kbd "C-c C-k") #'gemkit-reject)
+    (define-key map (kbd "C-c C-d") #'gemkit-show-changes)
+    map)
+  "Keys of a proposal buffer.")
+
+(define-minor-mode gemkit-diff-mode
+  "A change Gemini CLI proposes: edit it, then accept or reject it.
+\\{gemkit-diff-mode-map}"
+  :lighter " gemkit-diff"
+  (when gemkit-diff-mode
+    (setq header-line-format
+          (substitute-command-keys
+           "Proposed by Gemini CLI: \\[gemkit-accept] accept, \\[gemkit-reject] reject, \\[gemkit-show-changes] show the changes"))))
+
+(defun gemkit--set-mode (path)
+  "Give the current buffer the major mode of PATH, without its hooks."
+  (let ((buffer-file-name path))
+    (ignore-errors (delay-mode-hooks (set-auto-mode t))))
+  (when (and global-font-lock-mode font-lock-defaults)
+    (font-lock-mode 1)))
+
+(defun gemkit--open-diff (path content)
+  "Show CONTENT, proposed for PATH, beside the file on disk."
+  (let ((old (gethash path gemkit--diffs)))
+    (when old (gemkit--close-view old)))   ; a new proposal replaces the old view
+  (let* ((on-disk (file-regular-p path))
+         (name (file-name-nondirectory path))
+         (left (generate-new-buffer (format "*gemkit %s [%s]*" name (if on-disk "on disk" "new file"))))
+         (right (generate-new-buffer (format "*gemkit %s [proposed]*" name)))
+         (d (gemkit--make-diff :path path :left left :right right
+                               :config (current-window-configuration))))
+    (with-current-buffer left
+      (when on-disk
+        (insert-file-contents path))
+      (gemkit--set-mode path)
+      (setq gemkit--diff-path path)
+      (set-buffer-modified-p nil)
+      (setq buffer-read-only t))
+    (with-current-buffer right
+      (insert content)
+      (goto-char (point-min))
+      (gemkit--set-mode path)
+      (setq gemkit--diff-path path)
+      (gemkit-diff-mode 1)
+      (set-buffer-modified-p nil)
+      ;; Killing the proposal (C-x k) rejects it.
+      (add-hook 'kill-buffer-hook (lambda () (gemkit--proposal-killed d)) nil t))
+    (puthash path d gemkit--diffs)
+    ;; Lay the pair out in the window you work in (not the minibuffer, if
+    ;; you are answering a prompt), the rest of the frame put aside.
+    (when (window-minibuffer-p)
+      (select-window (or (minibuffer-selected-window) (frame-first-window))))
+    (ignore-errors (delete-other-windows))
+    (set-window-dedicated-p nil nil)
+    (switch-to-buffer left nil t)
+    (let ((window (split-window-right)))
+      (set-window-buffer window right)
+      (select-window window))
+    d))
+
+(defun gemkit--proposal-killed (d)
+  "Reject D, whose proposal buffer is being killed, unless it is answered."
+  (unless (gemkit--diff-done d)
+    (run-at-time 0 nil #'gemkit--resolve d nil)))
+
+(defun gemkit--close-view (d)
+  "Remove the buffers of D, restoring the window layout it replaced."
+  (setf (gemkit--diff-done d) t)
+  (when (eq (gethash (gemkit--diff-path d) gemkit--diffs) d)
+    (remhash (gemkit--diff-path d) gemkit--diffs))
+  (let ((shown (cl-some (lambda (b) (and (buffer-live-p b) (get-buffer-window b)))
+                        (list (gemkit--diff-left d) (gemkit--diff-right d)))))
+    (dolist (b (list (gemkit--diff-left d) (gemkit--diff-right d)))
+      (when (buffer-live-p b)
+        (with-current-buffer b (set-buffer-modified-p nil))
+        (kill-buffer b)))
+    (when (and shown (window-configuration-p (gemkit--diff-config d)))
+      (ignore-errors (set-window-configuration (gemkit--diff-config d))))))
+
+(defun gemkit--proposal-text (d)
+  "The whole text of D's proposal buffer."
+  (with-current-buffer (gemkit--diff-right d)
+    (save-restriction
+      (widen)
+      (buffer-substring-no-properties (point-min) (point-max)))))
+
+(defun gemkit--resolve (d accepted)
+  "Answer D: ACCEPTED non-nil sends the proposal's text, else a rejection."
+  (unless (gemkit--diff-done d)
+    (let ((path (gemkit--diff-path d))
+          (content (and accepted (buffer-live-p (gemkit--diff-right d))
+                        (gemkit--proposal-text d))))
+      (gemkit--close-view d)
+      (if accepted
+          (progn
+            (gemkit--send "diff/accepted" `((filePath . ,path) (content . ,content)))
+            ;; Gemini CLI writes the file itself; show the new text once it has.
+            (run-at-time 1 nil #'gemkit--revert path))
+        (gemkit--send "diff/rejected" `((filePath . ,path)))))))
+
+(defun gemkit--current-diff ()
+  "The diff of the current buffer, else the only open one."
+  (or (and gemkit--diff-path (gethash gemkit--diff-path gemkit--diffs))
+      (let ((all (hash-table-values gemkit--diffs)))
+        (cond ((= (length all) 1) (car all))
+              ((null all) (user-error "gemkit: no diff is open"))
+              (t (user-error "gemkit: several diffs are open: run the command in the diff you mean"))))))
+
+(defun gemkit-accept ()
+  "Accept the proposed change, with your edits of the proposal."
+  (interactive)
+  (gemkit--resolve (gemkit--current-diff) t))
+
+(defun gemkit-reject ()
+  "Reject the proposed change."
+  (interactive)
+  (gemkit--resolve (gemkit--current-diff) nil))
+
+(defun gemkit-show-changes ()
+  "Show the proposal as a unified diff against the file on disk."
+  (interactive)
+  (let ((d (gemkit--current-diff)))
+    (diff-buffers (gemkit--diff-left d) (gemkit--diff-right d))))
+
+;;; Protocol input
+
+(defun gemkit--set-env (env on)
+  "Set (ON non-nil) or unset the variables of ENV, an alist, for terminals."
+  (dolist (kv env)
+    (setenv (symbol-name (car kv)) (and on (cdr kv)))))
+
+(defun gemkit--when-free (fn &optional tries)
+  "Call FN once no minibuffer prompt is active (the layout changes then).
+Try for up to 25 s (TRIES counts), so that gemkit still gets its answer
+within its 30 s."
+  (let ((tries (or tries 0)))
+    (if (and (active-minibuffer-window) (< tries 250))
+        (run-at-time 0.1 nil #'gemkit--when-free fn (1+ tries))
+      (funcall fn))))
+
+(defun gemkit--answer-open (id path content)
+  "Show CONTENT proposed for PATH and answer gemkit's request ID."
+  (condition-case err
+      (progn (gemkit--open-diff path content)
+             (gemkit--reply id (make-hash-table)))
+    (error (gemkit--reply-error
+            id -32000 (concat "cannot show the diff in Emacs: " (error-message-string err))))))
+
+(defun gemkit--handle (msg)
+  "Act on MSG, a message from gemkit, and answer it when it is a request."
+  (let* ((id (alist-get 'id msg))
+         (method (alist-get 'method msg))
+         (params (alist-get 'params msg)))
+    (pcase method
+      ("server/ready"
+       (setq gemkit--ready params
+             gemkit--last nil
+             gemkit--last-buffer nil)
+       (gemkit--set-env (alist-get 'env params) t)
+       (gemkit--update)
+       (run-hooks 'gemkit-ready-hook))
+      ("file/written"
+       (let ((path (alist-get 'path params)))
+         (when (stringp path) (gemkit--revert path))))
+      ("diff/open"
+       (let ((path (alist-get 'filePath params))
+             (content (alist-get 'newContent params)))
+         (if (not (and (stringp path) (stringp content)))
+             (gemkit--reply-error id -32602 "diff/open needs filePath and newContent strings")
+           (gemkit--when-free (lambda () (gemkit--answer-open id path content))))))
+      ("diff/close"
+       (let ((d (gethash (alist-get 'filePath params) gemkit--diffs)))
+         (if (not d)
+             (gemkit--reply id '((content . :null)))
+           (let ((content (gemkit--proposal-text d)))
+             ;; No outcome for this view, even if closing it has to wait.
+             (setf (gemkit--diff-done d) t)
+             (remhash (gemkit--diff-path d) gemkit--diffs)
+             (gemkit--reply id `((content . ,content)))
+             (gemkit--when-free (lambda () (gemkit--close-view d)))))))
+      (_ (when id (gemkit--reply-error id -32601 (concat "Method not found: " method)))))))
+
+(defun gemkit--handle-line (line)
+  "Parse LINE from gemkit and handle it; errors go to the log."
+  (let ((msg (condition-case nil
+                 (json-parse-string line :object-type 'alist :null-object nil :false-object nil)
+               (error (gemkit--log "unreadable line from gemkit: %.200s" line) nil))))
+    (cond ((not (consp msg)))
+          ((not (stringp (alist-get 'method msg)))
+           (when-let ((e (alist-get 'error msg)))
+             (gemkit--log "gemkit answered an error: %s" (alist-get 'message e))))
+          (t (condition-case err
+                 (gemkit--handle msg)
+               (error
+                (gemkit--log "handling %s: %s" (alist-get 'method msg) (error-message-string err))
+                (when (alist-get 'id msg)
+                  (gemkit--reply-error (alist-get 'id msg) -32603 (error-message-string err)))))))))
+
+(defun gemkit--filter (_process string)
+  "Handle each line of STRING, gemkit's output; keep a partial line."
+  (let ((start 0) nl)
+    (while (setq nl (string-search "\n" string start))
+      (push (substring string start nl) gemkit--partial)
+      (let ((line (apply #'concat (nreverse gemkit--partial))))
+        (setq gemkit--partial nil
+              start (1+ nl))
+        (unless (string-empty-p line)
+          (gemkit--handle-line line))))
+    (when (< start (length string))
+      (push (substring string start) gemkit--partial))))
+
+(defun gemkit--sentinel (process event)
+  "Clean up when PROCESS, gemkit, has ended as EVENT describes."
+  (unless (process-live-p process)
+    (let ((expected gemkit--stopping))
+      (when gemkit--ready
+        (gemkit--set-env (alist-get 'env gemkit--ready) nil))
+      (setq gemkit--process nil
+            gemkit--ready nil
+            gemkit--stopping nil)
+      (unless expected
+        (message "gemkit stopped (%s); see M-x gemkit-log" (string-trim (format "%s" event))))
+      (run-hooks 'gemkit-stopped-hook))))
+
+;;; Start and stop
+
+(defun gemkit--hooks (on)
+  "Add (ON non-nil) or remove the hooks that report editor events."
+  (let ((f (if on #'add-hook #'remove-hook)))
+    (funcall f 'post-command-hook #'gemkit--update)
+    (funcall f 'window-selection-change-functions #'gemkit--update)
+    (funcall f 'window-buffer-change-functions #'gemkit--update)
+    (funcall f 'after-save-hook #'gemkit--update)
+    (funcall f 'kill-buffer-hook #'gemkit--on-kill-buffer)
+    (funcall f 'kill-emacs-hook #'gemkit-stop)))
+
+(defun gemkit-start ()
+  "Start gemkit, the Gemini CLI companion, for this Emacs."
+  (interactive)
+  (unless (gemkit--live-p)
+    (let ((program (executable-find gemkit-program))
+          (args (list "ide" "serve" "--editor" "stdio"
+                      "--ide-name" gemkit-ide-name
+                      "--ide-display-name" gemkit-ide-display-name
+                      "--ide-pid" (number-to-string (emacs-pid)))))
+      (unless program
+        (user-error "gemkit: cannot find `%s'; set `gemkit-program' to the gemkit binary" gemkit-program))
+      (dolist (dir (or gemkit-workspace (list default-directory)))
+        (setq args (append args (list "--workspace" (directory-file-name (expand-file-name dir))))))
+      (setq gemkit--partial nil
+            gemkit--stopping nil
+            gemkit--last nil
+            gemkit--last-buffer nil)
+      (clrhash gemkit--tracked)
+      (let ((log (get-buffer-create gemkit--log-buffer)))
+        (setq gemkit--process
+              (make-process :name "gemkit" :command (cons program (append args gemkit-args))
+                            :connection-type 'pipe :noquery t :coding 'utf-8-unix
+                            :filter #'gemkit--filter :sentinel #'gemkit--sentinel
+                            :stderr log))
+        (when-let ((errproc (get-buffer-process log)))
+          (set-process-query-on-exit-flag errproc nil)))
+      (gemkit--hooks t)
+      (when (and gemkit-poll-interval (not gemkit--timer))
+        (setq gemkit--timer (run-at-time gemkit-poll-interval gemkit-poll-interval #'gemkit--poll))))))
+
+(defun gemkit-stop ()
+  "Stop gemkit, which then removes its discovery file and exits."
+  (interactive)
+  (when gemkit--timer
+    (cancel-timer gemkit--timer)
+    (setq gemkit--timer nil))
+  (gemkit--hooks nil)
+  (when (gemkit--live-p)
+    ;; Open views stay as inert buffers: a new gemkit would not know them.
+    (maphash (lambda (_ d) (setf (gemkit--diff-done d) t)) gemkit--diffs)
+    (clrhash gemkit--diffs)
+    (let ((process gemkit--process)
+          (deadline (+ (float-time) 2)))
+      (setq gemkit--stopping t)
+      (ignore-errors (process-send-eof process))
+      (while (and (process-live-p process) (< (float-time) deadline))
+        (accept-process-output process 0.05))
+      (when (process-live-p process)
+        (delete-process process)))))
+
+(defun gemkit-set-workspace (directories)
+  "Make DIRECTORIES (interactively, one directory) the workspace."
+  (interactive (list (list (read-directory-name "Workspace folder: "))))
+  (setq directories (mapcar (lambda (d) (directory-file-name (expand-file-name d))) directories))
+  (when (gemkit--send "workspace/update" `((paths . ,(vconcat directories))))
+    ;; Terminals started from now on name the new workspace too.
+    (setenv "GEMINI_CLI_IDE_WORKSPACE_PATH" (string-join directories path-separator))))
+
+(defun gemkit-status ()
+  "Say where gemkit serves."
+  (interactive)
+  (message "%s"
+           (cond ((not (gemkit--live-p)) "gemkit is not running")
+                 ((not gemkit--ready) "gemkit is starting")
+                 (t (format "gemkit serves Gemini CLI on 127.0.0.1:%s; discovery file %s; open diffs: %s"
+                            (alist-get 'port gemkit--ready) (alist-get 'discoveryFile gemkit--ready)
+                            (if (zerop (hash-table-count gemkit--diffs))
+                                "none"
+                              (string-join (hash-table-keys gemkit--diffs) ", ")))))))
+
+(defun gemkit-log ()
+  "Show gemkit's log."
+  (interactive)
+  (display-buffer (get-buffer-create gemkit--log-buffer)))
+
+;;;###autoload
+(define-minor-mode gemkit-mode
+  "Make this Emacs a Gemini CLI IDE companion through gemkit."
+  :global t
+  :lighter " gemkit"
+  (if gemkit-mode (gemkit-start) (gemkit-stop)))
+
+(provide 'gemkit)
+;;; gemkit.el ends here

@@ -1,0 +1,313 @@
+package editors_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// TestEmacs runs the real Emacs (-nw, in a tmux pane so that its command
+// loop and post-command-hook run as for a person) with editors/emacs on
+// its load-path. The test types keys into the pane and reads Emacs's state
+// with emacsclient.
+func TestEmacs(t *testing.T) {
+	bin := requireEditor(t, "emacs", "emacs-nox")
+	client := requireEditor(t, "emacsclient", "emacs-nox")
+	tmux := requireEditor(t, "tmux", "tmux")
+	h := newHarness(t)
+	d := startEmacs(t, h, bin, client, tmux, gemkitBin)
+	runScenario(t, h, d, editorInfo{name: "emacs", displayName: "Emacs"})
+}
+
+// emacsTestInit loads the plugin, starts a server for emacsclient and
+// defines the test's queries.
+const emacsTestInit = `(add-to-list 'load-path %s)
+(require 'gemkit)
+(require 'server)
+(setq gemkit-program %s
+      gemkit-args '("-v")
+      server-socket-dir %s
+      server-name "gemkit-test"
+      inhibit-startup-screen t
+      make-backup-files nil
+      auto-save-default nil)
+(electric-indent-mode -1)
+(server-start)
+
+(defun gemkit-test-json (file value)
+  (let ((coding-system-for-write 'utf-8-unix))
+    (with-temp-file file (insert (json-serialize value))))
+  t)
+
+(defun gemkit-test-diff (path)
+  (let ((d (gethash path gemkit--diffs)))
+    (if (not d)
+        :null
+      (let ((text (lambda (b) (with-current-buffer b (buffer-substring-no-properties (point-min) (point-max))))))
+        (list (cons 'left (funcall text (gemkit--diff-left d)))
+              (cons 'right (funcall text (gemkit--diff-right d)))
+              (cons 'visible (if (and (get-buffer-window (gemkit--diff-left d))
+                                      (get-buffer-window (gemkit--diff-right d)))
+                                 t :false)))))))
+
+(gemkit-mode 1)
+`
+
+type emacsDriver struct {
+	client, tmux, tsock, esock, tmp string
+	env                             []string
+	pid                             int
+	exited                          chan struct{}
+	n                               atomic.Int64
+}
+
+func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit string) *emacsDriver {
+	plugin, err := filepath.Abs("emacs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverDir := filepath.Join(h.tmp, "emacs-server")
+	if err := os.Mkdir(serverDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	init := filepath.Join(h.home, "init.el")
+	text := fmt.Sprintf(emacsTestInit, elispString(plugin), elispString(gemkit), elispString(serverDir))
+	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := &emacsDriver{
+		client: clientBin, tmux: tmuxBin, tmp: h.tmp,
+		tsock:  filepath.Join(h.tmp, "tmux.sock"),
+		esock:  filepath.Join(serverDir, "gemkit-test"),
+		env:    h.env(),
+		exited: make(chan struct{}),
+	}
+	cmd := exec.Command(tmuxBin, "-S", d.tsock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50",
+		"-c", h.ws, emacsBin, "-nw", "-Q", "-l", init)
+	cmd.Dir = h.ws
+	cmd.Env = append(h.env(), "TERM=xterm-256color")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out, err := exec.Command(tmuxBin, "-S", d.tsock, "capture-pane", "-p").Output(); err == nil {
+				t.Logf("emacs screen:\n%s", out)
+			}
+		}
+		_ = exec.Command(tmuxBin, "-S", d.tsock, "kill-server").Run()
+	})
+	waitFor(t, "emacs's server socket", func() bool {
+		_, err := os.Stat(d.esock)
+		return err == nil
+	})
+	var pid int
+	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &pid); err != nil {
+		t.Fatal(err)
+	}
+	d.pid = pid
+	go func() {
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(d.exited)
+	}()
+	return d
+}
+
+// elispString quotes s as an Emacs Lisp string.
+func elispString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// eval evaluates form in Emacs and returns its value as JSON.
+func (d *emacsDriver) eval(t *testing.T, form string) json.RawMessage {
+	t.Helper()
+	out := filepath.Join(d.tmp, fmt.Sprintf("eval-%d.json", d.n.Add(1)))
+	cmd := exec.Command(d.client, "-s", d.esock, "--eval", fmt.Sprintf("(gemkit-test-json %s %s)", elispString(out), form))
+	cmd.Env = d.env
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("emacsclient %s: %v\n%s", form, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(out)
+	return b
+}
+
+func (d *emacsDriver) evalString(t *testing.T, form string) string {
+	t.Helper()
+	var s string
+	if err := json.Unmarshal(d.eval(t, form), &s); err != nil {
+		t.Fatalf("emacs %s: %v", form, err)
+	}
+	return s
+}
+
+func (d *emacsDriver) keys(t *testing.T, literal string, named ...string) {
+	t.Helper()
+	if literal != "" {
+		if out, err := exec.Command(d.tmux, "-S", d.tsock, "send-keys", "-l", literal).CombinedOutput(); err != nil {
+			t.Fatalf("tmux send-keys: %v %s", err, out)
+		}
+	}
+	if len(named) > 0 {
+		args := append([]string{"-S", d.tsock, "send-keys"}, named...)
+		if out, err := exec.Command(d.tmux, args...).CombinedOutput(); err != nil {
+			t.Fatalf("tmux send-keys: %v %s", err, out)
+		}
+	}
+}
+
+// minibuffer answers the open prompt with text, replacing what it offers.
+func (d *emacsDriver) minibuffer(t *testing.T, text string) {
+	d.keys(t, "", "C-a", "C-k")
+	d.keys(t, text, "Enter")
+}
+
+func (d *emacsDriver) regionActive(t *testing.T) bool {
+	var b bool
+	_ = json.Unmarshal(d.eval(t, "(with-current-buffer (window-buffer (selected-window)) (if (region-active-p) t :false))"), &b)
+	return b
+}
+
+func (d *emacsDriver) PID() int                { return d.pid }
+func (d *emacsDriver) Exited() <-chan struct{} { return d.exited }
+
+func (d *emacsDriver) Open(t *testing.T, path string, line, col int) {
+	d.keys(t, "", "C-x", "C-f")
+	d.minibuffer(t, path)
+	d.keys(t, "", "M-g", "g")
+	d.keys(t, fmt.Sprint(line), "Enter", "C-a")
+	for i := 1; i < col; i++ {
+		d.keys(t, "", "C-f")
+	}
+}
+
+func (d *emacsDriver) SelectLines(t *testing.T, from, to int) {
+	d.keys(t, "", "M-g", "g")
+	d.keys(t, fmt.Sprint(from), "Enter", "C-a", "C-Space")
+	for i := from; i < to; i++ {
+		d.keys(t, "", "C-n")
+	}
+	d.keys(t, "", "C-e")
+	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
+}
+
+func (d *emacsDriver) Unselect(t *testing.T) {
+	d.keys(t, "", "C-g")
+	waitFor(t, "the region inactive", func() bool { return !d.regionActive(t) })
+}
+
+func (d *emacsDriver) Diff(t *testing.T, path string) (diffView, bool) {
+	var v *struct {
+		Left, Right string
+		Visible     bool
+	}
+	if err := json.Unmarshal(d.eval(t, "(gemkit-test-diff "+elispString(path)+")"), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v == nil {
+		return diffView{}, false
+	}
+	return diffView{Left: v.Left, Right: v.Right, Visible: v.Visible}, true
+}
+
+func (d *emacsDriver) AppendRight(t *testing.T, path, line string) {
+	view, ok := d.Diff(t, path)
+	if !ok {
+		t.Fatalf("no diff of %s to edit", path)
+	}
+	d.eval(t, "(progn (select-window (get-buffer-window (gemkit--diff-right (gethash "+elispString(path)+" gemkit--diffs)))) t)")
+	d.keys(t, "", "M->")
+	if strings.HasSuffix(view.Right, "\n") || view.Right == "" {
+		d.keys(t, line, "Enter")
+	} else {
+		d.keys(t, "", "Enter")
+		d.keys(t, line)
+	}
+	waitFor(t, "the edit in the proposal", func() bool {
+		v, ok := d.Diff(t, path)
+		return ok && strings.Contains(v.Right, line)
+	})
+}
+
+func (d *emacsDriver) Accept(t *testing.T, _ string) { d.keys(t, "", "C-c", "C-c") }
+
+func (d *emacsDriver) Reject(t *testing.T, _ string) {
+	d.keys(t, "", "M-x")
+	d.keys(t, "gemkit-reject", "Enter")
+}
+
+func (d *emacsDriver) CloseView(t *testing.T, _ string) { d.keys(t, "", "C-x", "k", "Enter") }
+
+func (d *emacsDriver) BufferText(t *testing.T, path string) string {
+	return d.evalString(t, "(let ((b (find-buffer-visiting "+elispString(path)+"))) (if b (with-current-buffer b (buffer-string)) \"\"))")
+}
+
+func (d *emacsDriver) SaveAs(t *testing.T, newPath string) {
+	d.keys(t, "", "C-x", "C-w")
+	d.minibuffer(t, newPath)
+}
+
+func (d *emacsDriver) CloseFile(t *testing.T, path string) {
+	d.eval(t, "(kill-buffer (find-buffer-visiting "+elispString(path)+"))")
+}
+
+func (d *emacsDriver) Cd(t *testing.T, dir string) {
+	d.keys(t, "", "M-x")
+	d.keys(t, "gemkit-set-workspace", "Enter")
+	d.minibuffer(t, dir)
+}
+
+func (d *emacsDriver) Getenv(t *testing.T, name string) string {
+	return d.evalString(t, "(or (getenv "+elispString(name)+") \"\")")
+}
+
+func (d *emacsDriver) Quit(t *testing.T) { d.keys(t, "", "C-x", "C-c") }
+
+func (d *emacsDriver) Find(t *testing.T, path, needle string) {
+	d.keys(t, "", "C-x", "C-f")
+	d.minibuffer(t, path)
+	d.keys(t, "", "M-<", "C-s")
+	d.keys(t, needle, "Enter", "C-r")
+	d.keys(t, needle, "Enter")
+}
+
+func (d *emacsDriver) SelectText(t *testing.T, needle string) {
+	d.keys(t, "", "C-Space")
+	for range utf8.RuneCountInString(needle) {
+		d.keys(t, "", "C-f")
+	}
+	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
+}
+
+func (d *emacsDriver) SelectAll(t *testing.T) {
+	d.keys(t, "", "C-x", "h")
+	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
+}
+
+func (d *emacsDriver) OpenPrompt(t *testing.T) {
+	d.keys(t, "", "M-x")
+	waitFor(t, "emacs's minibuffer", func() bool {
+		var b bool
+		_ = json.Unmarshal(d.eval(t, "(if (active-minibuffer-window) t :false)"), &b)
+		return b
+	})
+}
+
+func (d *emacsDriver) ClosePrompt(t *testing.T) { d.keys(t, "", "C-g") }
+
+func (d *emacsDriver) Messages(t *testing.T) string {
+	return d.evalString(t, `(with-current-buffer "*Messages*" (buffer-substring-no-properties (point-min) (point-max)))`)
+}

@@ -1,0 +1,187 @@
+package editors_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// TestRealGeminiClient connects the REAL Gemini CLI client code
+// (IdeClient of @google/gemini-cli-core, run by Node from interop/) to
+// each editor, with the variables the editor exports to its terminals, as
+// a `gemini` started in the editor's terminal would: it sees the file and
+// cursor, and its openDiff resolves with what the person did in the
+// editor.
+func TestRealGeminiClient(t *testing.T) {
+	editors := []struct {
+		name, display string
+		start         func(t *testing.T, h *harness) driver
+	}{
+		{"neovim", "Neovim", func(t *testing.T, h *harness) driver {
+			return startNvim(t, h, requireEditor(t, "nvim", "neovim"), gemkitBin)
+		}},
+		{"vim", "Vim", func(t *testing.T, h *harness) driver {
+			return startVim(t, h, requireEditor(t, "vim", "vim-nox"), requireEditor(t, "tmux", "tmux"), gemkitBin)
+		}},
+		{"emacs", "Emacs", func(t *testing.T, h *harness) driver {
+			return startEmacs(t, h, requireEditor(t, "emacs", "emacs-nox"), requireEditor(t, "emacsclient", "emacs-nox"), requireEditor(t, "tmux", "tmux"), gemkitBin)
+		}},
+	}
+	node := requireEditor(t, "node", "nodejs")
+	interop, err := filepath.Abs(filepath.Join("..", "interop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(interop, "node_modules", "@google", "gemini-cli-core")); err != nil {
+		if os.Getenv("GEMKIT_REQUIRE_EDITORS") != "" {
+			t.Fatalf("interop/node_modules is missing (run npm ci in interop/): %v", err)
+		}
+		t.Skipf("interop/node_modules is missing here (run npm ci in interop/): %v", err)
+	}
+	for _, e := range editors {
+		t.Run(e.name, func(t *testing.T) {
+			h := newHarness(t)
+			d := e.start(t, h)
+			_, disc := discoveryFile(t, h, d.PID())
+			port := strconv.Itoa(int(disc["port"].(float64)))
+			waitFor(t, "the editor's terminal variables", func() bool { return d.Getenv(t, ide.EnvServerPort) == port })
+
+			// The environment of a terminal the editor opens.
+			env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
+			for _, k := range []string{ide.EnvServerPort, ide.EnvAuthToken, ide.EnvPID, ide.EnvWorkspacePath} {
+				env = append(env, k+"="+d.Getenv(t, k))
+			}
+			rc := startRealClient(t, node, interop, h.ws, env)
+
+			var conn struct {
+				Status, IDE string
+				Diffing     bool
+			}
+			rc.do(t, map[string]any{"op": "connect"}, &conn)
+			if conn.Status != "connected" || conn.IDE != e.display || !conn.Diffing {
+				t.Fatalf("IdeClient.connect: %+v; want connected to %s with diffing", conn, e.display)
+			}
+
+			a := h.path("a.go")
+			d.Open(t, a, 3, 2)
+			var active struct {
+				File  *ide.File
+				Error string
+			}
+			rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2}, &active)
+			if active.File == nil {
+				t.Fatalf("the real client never saw a.go active at 3:2: %s", active.Error)
+			}
+
+			// Accepted in the editor after an edit there.
+			proposal := strings.Replace(fileA, "hi", "hello", 1)
+			rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": proposal})
+			waitFor(t, "the diff shown in the editor", func() bool { _, ok := d.Diff(t, a); return ok })
+			d.AppendRight(t, a, "// edited by hand")
+			d.Accept(t, a)
+			var res struct {
+				Status  string
+				Content *string
+			}
+			rc.read(t, &res)
+			if res.Status != "accepted" || res.Content == nil || *res.Content != proposal+"// edited by hand\n" {
+				t.Fatalf("IdeClient.openDiff accepted = %+v", res)
+			}
+
+			// Rejected in the editor.
+			rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": "package main\n"})
+			waitFor(t, "the second diff shown in the editor", func() bool { _, ok := d.Diff(t, a); return ok })
+			d.Reject(t, a)
+			res.Content = nil
+			rc.read(t, &res)
+			if res.Status != "rejected" || res.Content != nil {
+				t.Fatalf("IdeClient.openDiff rejected = %+v", res)
+			}
+			rc.send(t, map[string]any{"op": "quit"})
+			d.Quit(t)
+			select {
+			case <-d.Exited():
+			case <-time.After(waitTimeout):
+				t.Fatal("the editor did not exit")
+			}
+		})
+	}
+}
+
+type realClient struct {
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startRealClient(t *testing.T, node, interop, ws string, env []string) *realClient {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "real-client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script, interop, ws)
+	cmd.Dir = ws
+	cmd.Env = env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startProcess(t, cmd)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	return &realClient{in: in, out: sc}
+}
+
+func (r *realClient) send(t *testing.T, cmd map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(cmd)
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		t.Fatalf("real client: %v", err)
+	}
+}
+
+// read waits for the next answer, bounded like every wait.
+func (r *realClient) read(t *testing.T, v any) {
+	t.Helper()
+	line := make(chan []byte, 1)
+	go func() {
+		if r.out.Scan() {
+			line <- append([]byte(nil), r.out.Bytes()...)
+		}
+		close(line)
+	}()
+	select {
+	case b, ok := <-line:
+		if !ok {
+			t.Fatal("the real client ended without answering")
+		}
+		var e struct{ Error string }
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			t.Fatalf("real client: %s", e.Error)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("real client answer %s: %v", b, err)
+		}
+	case <-time.After(2 * waitTimeout):
+		t.Fatal("the real client did not answer in time")
+	}
+}
+
+func (r *realClient) do(t *testing.T, cmd map[string]any, v any) {
+	t.Helper()
+	r.send(t, cmd)
+	r.read(t, v)
+}

@@ -1,0 +1,394 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
+)
+
+// FileStatus describes one discovery file for people and scripts.
+type FileStatus struct {
+	Name          string       `json:"name"`
+	Path          string       `json:"path"`
+	PID           int          `json:"pid"`
+	Port          int          `json:"port,omitempty"`
+	Legacy        bool         `json:"legacy,omitempty"`
+	PIDMatch      bool         `json:"ideProcess"`
+	Alive         bool         `json:"alive"`
+	Owner         int          `json:"owner"`
+	Mode          string       `json:"mode,omitempty"`
+	Usable        bool         `json:"usable"`
+	Error         string       `json:"error,omitempty"`
+	WorkspacePath *string      `json:"workspacePath,omitempty"`
+	InWorkspace   bool         `json:"inWorkspace"`
+	Workspace     string       `json:"workspaceError,omitempty"`
+	IDEInfo       *ide.IDEInfo `json:"ideInfo,omitempty"`
+	Chosen        bool         `json:"chosen,omitempty"`
+}
+
+// ConnectStatus is the result of trying to connect.
+type ConnectStatus struct {
+	OK       bool        `json:"ok"`
+	Error    string      `json:"error,omitempty"`
+	Endpoint *Endpoint   `json:"endpoint,omitempty"`
+	Server   *ServerInfo `json:"server,omitempty"`
+	Tools    []string    `json:"tools,omitempty"`
+	Diffing  bool        `json:"diffing"`
+	Attempts []string    `json:"attempts,omitempty"`
+}
+
+// StatusReport is what `gemkit ide status` shows.
+type StatusReport struct {
+	Dir       string               `json:"dir"`
+	Cwd       string               `json:"cwd"`
+	Process   discovery.IDEProcess `json:"ideProcess"`
+	Files     []FileStatus         `json:"files"`
+	Chosen    string               `json:"chosen,omitempty"`
+	Reason    string               `json:"reason,omitempty"`
+	DirError  string               `json:"dirError,omitempty"`
+	IDE       *ide.IDEInfo         `json:"ide,omitempty"`
+	Endpoints []Endpoint           `json:"endpoints"`
+	Connect   *ConnectStatus       `json:"connect,omitempty"`
+	// Plan is the underlying decision, for callers in Go.
+	Plan *Plan `json:"-"`
+}
+
+// Inspect lists every discovery file, says which one the CLI would pick in
+// o.Cwd and why, and (when connect is set) whether it connects.
+func Inspect(ctx context.Context, o Options, connect bool) (*StatusReport, error) {
+	o.defaults()
+	p, err := Discover(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	r := &StatusReport{Cwd: p.Cwd, Process: p.Process, IDE: p.IDE, Endpoints: p.Endpoints, Plan: p}
+	if r.Endpoints == nil {
+		r.Endpoints = []Endpoint{}
+	}
+	if p.ChoiceErr != nil {
+		r.DirError = p.ChoiceErr.Error()
+	}
+	if ch := p.Choice; ch != nil {
+		r.Dir = ch.Dir
+		all := ch.Candidates
+		if ch.Legacy != nil {
+			all = append([]*discovery.Candidate{ch.Legacy}, all...)
+		}
+		for _, c := range all {
+			r.Files = append(r.Files, fileStatus(c, c == ch.Chosen))
+		}
+		if ch.Chosen != nil {
+			r.Chosen, r.Reason = ch.Chosen.Name, ch.Reason
+		}
+	}
+	if r.Files == nil {
+		r.Files = []FileStatus{}
+	}
+	if connect {
+		r.Connect = tryConnect(ctx, o)
+	}
+	return r, nil
+}
+
+func fileStatus(c *discovery.Candidate, chosen bool) FileStatus {
+	f := FileStatus{Name: c.Name, Path: c.Path, PID: c.PID, Port: c.Port, Legacy: c.Legacy, PIDMatch: c.PIDMatch,
+		Alive: c.Alive, Owner: c.Owner, Usable: c.Usable(), Chosen: chosen}
+	if c.Owner >= 0 || c.Mode != 0 {
+		f.Mode = fmt.Sprintf("%04o", c.Mode)
+	}
+	if c.Err != nil {
+		f.Error = c.Err.Error()
+	}
+	if c.Config != nil {
+		f.WorkspacePath = c.Config.WorkspacePath
+		f.IDEInfo = c.Config.IDEInfo
+		f.InWorkspace = c.Workspace == nil
+		if c.Workspace != nil {
+			f.Workspace = c.Workspace.Error()
+		}
+	}
+	return f
+}
+
+func tryConnect(ctx context.Context, o Options) *ConnectStatus {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, _, err := Connect(ctx, o)
+	cs := &ConnectStatus{}
+	if err != nil {
+		cs.Error = err.Error()
+		var ce *ConnectError
+		if errors.As(err, &ce) {
+			for _, a := range ce.Attempts {
+				cs.Attempts = append(cs.Attempts, fmt.Sprintf("%s: %v", a.Endpoint, a.Err))
+			}
+		}
+		return cs
+	}
+	defer c.Close(context.Background())
+	ep, srv := c.Endpoint(), c.Server()
+	cs.OK, cs.Endpoint, cs.Server, cs.Diffing = true, &ep, &srv, c.DiffingEnabled()
+	for _, t := range c.Tools() {
+		cs.Tools = append(cs.Tools, t.Name)
+	}
+	return cs
+}
+
+// Finding is one problem (or fact) doctor reports, in words a person can
+// act on.
+type Finding struct {
+	// Subject is the file name or environment variable concerned.
+	Subject string `json:"subject"`
+	// Severity is "error" (this breaks the connection), "warning" or "ok".
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	// Fix says what to do, when there is something to do.
+	Fix string `json:"fix,omitempty"`
+}
+
+// DoctorReport is what `gemkit ide doctor` shows.
+type DoctorReport struct {
+	Status   *StatusReport `json:"status"`
+	Findings []Finding     `json:"findings"`
+	// Works is true when the CLI would connect from this directory.
+	Works bool `json:"works"`
+}
+
+// Doctor examines every discovery file and environment variable and says
+// what is wrong, trying each usable file's endpoint itself.
+func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
+	o.defaults()
+	st, err := Inspect(ctx, o, true)
+	if err != nil {
+		return nil, err
+	}
+	d := &DoctorReport{Status: st, Works: st.Connect != nil && st.Connect.OK}
+	add := func(subject, sev, msg, fix string) {
+		d.Findings = append(d.Findings, Finding{Subject: subject, Severity: sev, Message: msg, Fix: fix})
+	}
+	p := st.Plan
+	uid := os.Getuid()
+	host := o.Host
+	if host == "" {
+		host = ServerHost(o.Getenv, o.InContainer())
+	}
+	if host != "127.0.0.1" {
+		add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host),
+			"if the editor runs in this same container, set REMOTE_CONTAINERS=1 (or connect over SSH) so that the CLI dials 127.0.0.1")
+	}
+	if st.DirError != "" {
+		add(st.Dir, "warning", "the discovery directory cannot be read: "+st.DirError, "start the companion in your editor; it creates "+st.Dir)
+	} else if len(st.Files) == 0 {
+		add(st.Dir, "warning", "no discovery files: no companion is running for this user", "start the IDE companion in your editor (for example `gemkit ide serve`)")
+	}
+	if ch := p.Choice; ch != nil {
+		all := ch.Candidates
+		if ch.Legacy != nil {
+			all = append([]*discovery.Candidate{ch.Legacy}, all...)
+		}
+		for _, c := range all {
+			doctorFile(ctx, c, c == ch.Chosen, p, o, host, uid, add)
+		}
+	}
+	doctorOtherFiles(st, p, add)
+	doctorEnv(p, o, add)
+	if p.Config != nil && (p.Config.IDEInfo == nil || p.Config.IDEInfo.Name == "" || p.Config.IDEInfo.DisplayName == "") {
+		if p.IDE == nil {
+			add(p.Choice.Chosen.Name, "error", "the file has no ideInfo and this terminal is not one the real CLI recognises (TERM_PROGRAM="+o.Getenv("TERM_PROGRAM")+"), so the real CLI refuses to connect: \""+ErrUnsupportedEnvironment+"\"",
+				"make the companion write ideInfo {name, displayName} in its discovery file, or run the CLI in a terminal with TERM_PROGRAM=vscode")
+		} else {
+			add(p.Choice.Chosen.Name, "warning", "the file has no ideInfo; the CLI connects only because TERM_PROGRAM (or a similar variable) names a supported editor", "make the companion write ideInfo {name, displayName}")
+		}
+	}
+	if d.Works {
+		add("connection", "ok", fmt.Sprintf("the CLI connects from %s to %s", p.Cwd, st.Connect.Endpoint), "")
+		if !st.Connect.Diffing {
+			add("connection", "error", "the companion does not list both openDiff and closeDiff (it lists "+strings.Join(st.Connect.Tools, ", ")+"), so the CLI disables diffing", "update the companion")
+		}
+	} else if st.Connect != nil {
+		add("connection", "error", "the CLI would not connect from "+p.Cwd+": "+st.Connect.Error, "")
+	}
+	return d, nil
+}
+
+func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add func(subject, sev, msg, fix string)) {
+	name := c.Name
+	var oe *discovery.OwnerError
+	switch {
+	case errors.As(c.Err, &oe):
+		add(name, "warning", fmt.Sprintf("owned by uid %d, not by you (uid %d): the CLI ignores it", oe.Owner, uid), "it belongs to another user's editor; nothing to do unless that is you under another account")
+		return
+	case c.Err != nil:
+		add(name, "error", "cannot be used: "+c.Err.Error(), "restart the companion so it rewrites the file, or delete "+c.Path)
+		return
+	}
+	if !c.Alive {
+		add(name, "warning", fmt.Sprintf("pid %d is not running: the editor that wrote this file has exited and the file is stale", c.PID), "delete it: rm "+shellQuote(c.Path))
+	}
+	if c.Mode&0o077 != 0 {
+		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shellQuote(c.Path)+" (and fix the companion to write it 0600)")
+	}
+	if c.Legacy {
+		add(name, "warning", "legacy file name without a port; the CLI reads it first for this IDE pid", "update the companion")
+	}
+	var mm *discovery.MismatchError
+	switch {
+	case c.Workspace == nil:
+	case errors.As(c.Workspace, &mm):
+		sev := "warning"
+		if chosen {
+			sev = "error"
+		}
+		add(name, sev, "the current directory "+p.Cwd+" is outside this editor's workspace", "run the CLI from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")
+	case errors.Is(c.Workspace, discovery.ErrEmptyWorkspace):
+		add(name, "error", "the editor has no folder open", "open a workspace folder in the editor")
+	case errors.Is(c.Workspace, discovery.ErrNoWorkspace):
+		add(name, "error", "the file has no workspacePath", "update the companion; "+ide.EnvWorkspacePath+" is the only fallback")
+	}
+	cfg := c.Config
+	if cfg.Port == 0 && cfg.Stdio == nil {
+		add(name, "error", "the file names neither a port nor a stdio command", "restart the companion")
+		return
+	}
+	if cfg.Port == 0 {
+		return
+	}
+	token := ""
+	if cfg.AuthToken != nil {
+		token = *cfg.AuthToken
+	} else if t, ok := o.LookupEnv(ide.EnvAuthToken); ok {
+		token = t
+	}
+	ep := Endpoint{Transport: "http", Source: "file", Host: host, Port: cfg.Port, PortText: cfg.PortText, Token: token}
+	if cfg.Port < 1 || cfg.Port > 65535 {
+		add(name, "error", fmt.Sprintf("port %q is not between 1 and 65535; the CLI will not dial it", cfg.PortText), "restart the companion")
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		add(name, "error", fmt.Sprintf("port %d is closed on %s: no companion listens there", cfg.Port, host), staleFix(c))
+		return
+	}
+	conn.Close()
+	cl, err := Dial(dctx, ep, o)
+	if err != nil {
+		var de *DialError
+		switch {
+		case errors.As(err, &de) && de.Kind == "unauthorized":
+			fix := "the token in the file does not match the running companion: restart the companion so it rewrites the file"
+			if cfg.AuthToken == nil {
+				fix = "the file has no authToken and " + ide.EnvAuthToken + " does not match: restart the companion"
+			}
+			add(name, "error", "the companion refused the token (HTTP 401)", fix)
+		case errors.As(err, &de) && de.Kind == "forbidden":
+			add(name, "error", "the companion refused the request (HTTP 403, its Host or Origin check)", "check that nothing rewrites the Host header between the CLI and the companion (a proxy)")
+		default:
+			add(name, "error", "connecting failed: "+err.Error(), "restart the companion")
+		}
+		return
+	}
+	defer cl.Close(context.Background())
+	if !cl.DiffingEnabled() {
+		var names []string
+		for _, t := range cl.Tools() {
+			names = append(names, t.Name)
+		}
+		add(name, "error", "the companion lists tools ["+strings.Join(names, ", ")+"], not both openDiff and closeDiff: the CLI disables diffing", "update the companion")
+		return
+	}
+	srv := cl.Server()
+	add(name, "ok", fmt.Sprintf("%s %s answers on port %d with openDiff and closeDiff", srv.Name, srv.Version, cfg.Port), "")
+}
+
+// doctorOtherFiles names the files that look like discovery files but
+// that the CLI never reads from here.
+func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix string)) {
+	if st.Dir == "" {
+		return
+	}
+	ents, err := os.ReadDir(st.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, ide.DiscoveryFilePrefix) {
+			continue
+		}
+		if _, _, ok := discovery.ParseFileName(name); ok || name == discovery.LegacyFileName(p.Process.PID) {
+			continue
+		}
+		rest := strings.TrimSuffix(strings.TrimPrefix(name, ide.DiscoveryFilePrefix), ide.DiscoveryFileSuffix)
+		if _, err := strconv.Atoi(rest); err == nil && strings.HasSuffix(name, ide.DiscoveryFileSuffix) {
+			add(name, "warning", "legacy file name: the CLI reads it only when the editor's pid is "+rest+" (here it is "+strconv.Itoa(p.Process.PID)+")", "update the companion to write gemini-ide-server-<pid>-<port>.json")
+			continue
+		}
+		add(name, "warning", "the CLI never reads this file: its name does not match gemini-ide-server-<pid>-<port>.json", "if a companion wrote it, fix the name it writes")
+	}
+}
+
+func staleFix(c *discovery.Candidate) string {
+	if !c.Alive {
+		return "the editor has exited: delete the stale file (rm " + shellQuote(c.Path) + ")"
+	}
+	return "the companion in the editor (pid " + strconv.Itoa(c.PID) + ") stopped serving: restart it"
+}
+
+func doctorEnv(p *Plan, o Options, add func(subject, sev, msg, fix string)) {
+	if v := o.Getenv(ide.EnvPID); v != "" {
+		if n, ok := discovery.ParseJSInt(v); !ok || n <= 0 {
+			add(ide.EnvPID, "warning", fmt.Sprintf("%q is not a positive integer, so the CLI walks the process tree instead", v), "unset it or set it to the editor's pid")
+		} else if !discovery.PIDAlive(n) {
+			add(ide.EnvPID, "warning", fmt.Sprintf("pid %d is not running", n), "set it to the running editor's pid, or unset it")
+		}
+	}
+	if v := o.Getenv(ide.EnvServerPort); v != "" {
+		n, ok := discovery.ParseJSInt(v)
+		if !ok || n < 1 || n > 65535 {
+			add(ide.EnvServerPort, "warning", fmt.Sprintf("%q is not a port; the CLI ignores it", v), "unset it")
+		} else {
+			found := false
+			if p.Choice != nil {
+				for _, c := range p.Choice.Candidates {
+					found = found || (c.Config != nil && c.Config.Port == n)
+				}
+			}
+			if !found {
+				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d: this terminal was opened by an editor window that has since restarted its companion", n), "open a new terminal in the editor, or unset it")
+			}
+		}
+	}
+	if v := o.Getenv(ide.EnvServerStdioArgs); v != "" {
+		var args []string
+		if err := jsonUnmarshalStrings(v, &args); err != nil {
+			add(ide.EnvServerStdioArgs, "error", "is not a JSON array of strings; the CLI starts the command without arguments", `set it like '["--stdio"]'`)
+		}
+	}
+	if p.WorkspaceSource == "env" {
+		var mm *discovery.MismatchError
+		if errors.As(p.Workspace, &mm) {
+			add(ide.EnvWorkspacePath, "error", "the current directory is outside "+strings.Join(mm.Folders, ", "), "cd into one of those folders")
+		}
+	}
+}
+
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, " '\"$`\\") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return filepath.Clean(s)
+}
+
+func jsonUnmarshalStrings(s string, v *[]string) error { return json.Unmarshal([]byte(s), v) }

@@ -1,0 +1,156 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
+)
+
+// stdioCompanion returns the command of interop/stdio-companion.mjs, a
+// companion over MCP stdio built with the TypeScript MCP SDK.
+func stdioCompanion(t *testing.T) (string, string) {
+	t.Helper()
+	root := repoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "interop", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatalf("interop/node_modules is missing: run `npm ci` in interop/ (%v)", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node (>= 20) is needed for the stdio companion")
+	}
+	return node, filepath.Join(root, "interop", "stdio-companion.mjs")
+}
+
+func stdioFlows(t *testing.T, c *Client, active string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if c.Endpoint().Transport != "stdio" || !c.DiffingEnabled() {
+		t.Fatalf("endpoint %v, tools %v", c.Endpoint(), c.Tools())
+	}
+	cur, err := c.WaitContext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := cur.WorkspaceState.OpenFiles; len(f) != 1 || f[0].Path != active || !f[0].IsActive {
+		t.Errorf("context %+v", cur.WorkspaceState)
+	}
+	o, err := c.OpenDiff(ctx, "/w/a.txt", "new")
+	if err != nil || !o.Accepted || o.Content != "new (edited)" {
+		t.Errorf("accept: %+v %v", o, err)
+	}
+	o, err = c.OpenDiff(ctx, "/w/a.txt", "please reject")
+	if err != nil || o.Accepted {
+		t.Errorf("reject: %+v %v", o, err)
+	}
+	d, err := c.StartDiff(ctx, "/w/b.txt", "hold on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, ok, err := c.CloseDiff(ctx, "/w/b.txt")
+	if err != nil || !ok || content != "hold on" {
+		t.Errorf("closeDiff %q %v %v", content, ok, err)
+	}
+	d.Abandon()
+}
+
+func TestStdioFromDiscoveryFile(t *testing.T) {
+	node, script := stdioCompanion(t)
+	root := t.TempDir()
+	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	active := filepath.Join(ws, "active.go")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The port comes first in the real CLI's order; nothing listens on it,
+	// so the stdio entry of the same file is used next.
+	df := ide.DiscoveryFile{Port: closedPort(t), WorkspacePath: ws, IDEInfo: &ide.IDEInfo{Name: "stdio", DisplayName: "Stdio IDE"},
+		Stdio: &ide.StdioConfig{Command: node, Args: []string{script, "--file", active}}}
+	data, _ := json.Marshal(df)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, discovery.FileName(os.Getpid(), df.Port)), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, plan, err := Connect(context.Background(), Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer c.Close(context.Background())
+	if len(plan.Endpoints) != 2 || plan.Endpoints[0].Transport != "http" || plan.Endpoints[1].Transport != "stdio" {
+		t.Errorf("endpoints %v", plan.Endpoints)
+	}
+	stdioFlows(t, c, active)
+}
+
+func TestStdioFromEnvironment(t *testing.T) {
+	node, script := stdioCompanion(t)
+	ws := t.TempDir()
+	active := filepath.Join(ws, "env.go")
+	args, _ := json.Marshal([]string{script, "--file", active})
+	env := map[string]string{
+		ide.EnvServerStdioCmd:  node,
+		ide.EnvServerStdioArgs: string(args),
+		ide.EnvWorkspacePath:   ws,
+		"TERM_PROGRAM":         "vscode",
+	}
+	o := Options{Dir: filepath.Join(ws, "no-such-dir"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }}
+	c, plan, err := Connect(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	// TERM_PROGRAM=vscode in a process whose command lacks "code": a VS Code fork.
+	if plan.IDE.Name != "vscodefork" || plan.WorkspaceSource != "env" || plan.Endpoints[0].Source != "env" {
+		t.Errorf("plan %+v", plan)
+	}
+	stdioFlows(t, c, active)
+
+	// The companion process ending is a lost connection.
+	states := make(chan State, 4)
+	c.OnStateChange(func(s State) { states <- s })
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := waitFor(t, states, "closed"); s.Status != Disconnected {
+		t.Errorf("state %+v", s)
+	}
+
+	// A command that does not start is an attempt that failed.
+	env[ide.EnvServerStdioCmd] = filepath.Join(ws, "no-such-command")
+	_, _, err = Connect(context.Background(), o)
+	var ce *ConnectError
+	var de *DialError
+	if !errors.As(err, &ce) || len(ce.Attempts) != 1 || !errors.As(ce.Attempts[0].Err, &de) || de.Kind != "spawn" {
+		t.Errorf("bad command: %v", err)
+	}
+}
+
+func TestStdioCompanionExits(t *testing.T) {
+	// A companion that answers initialize and tools/list, then exits.
+	script := `read l; echo '{"jsonrpc":"2.0","id":'"$(echo "$l" | sed 's/.*"id":\([0-9]*\).*/\1/')"',"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}'; read l; read l; echo '{"jsonrpc":"2.0","id":'"$(echo "$l" | sed 's/.*"id":\([0-9]*\).*/\1/')"',"result":{"tools":[]}}'; sleep 0.3`
+	c, err := Dial(context.Background(), Endpoint{Transport: "stdio", Command: "sh", Args: []string{"-c", script}}, Options{})
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer c.Close(context.Background())
+	if c.DiffingEnabled() || c.Server().Name != "sh" {
+		t.Errorf("server %+v tools %v", c.Server(), c.Tools())
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("exit not noticed")
+	}
+	if s := c.State(); s.Status != Disconnected {
+		t.Errorf("state %+v", s)
+	}
+}

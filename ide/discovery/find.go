@@ -1,0 +1,388 @@
+package discovery
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// Config is a discovery file read the way the real client reads it:
+// leniently, any JSON object is a config, and each field is taken only when
+// it has a usable type. Absent fields stay nil so that the environment
+// fallbacks apply exactly where the real client applies them.
+type Config struct {
+	// Port is the port as the real client would dial it (parseInt of the
+	// value), 0 when absent or unusable; PortText is the value as
+	// JavaScript's String() renders it, for the GEMINI_CLI_IDE_SERVER_PORT
+	// tie-break.
+	Port     int
+	PortText string
+	// WorkspacePath is nil when the field is absent (or null).
+	WorkspacePath *string
+	// AuthToken is nil when the field is absent (or null).
+	AuthToken *string
+	IDEInfo   *ide.IDEInfo
+	Stdio     *ide.StdioConfig
+	// Raw holds every field as written, for checks and reports.
+	Raw map[string]json.RawMessage
+}
+
+// ParseConfig reads the content of a discovery file. Like the real client
+// it accepts any JSON object and rejects everything else.
+func ParseConfig(data []byte) (*Config, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
+		return nil, fmt.Errorf("parse discovery file: %w", err)
+	}
+	c := &Config{Raw: raw}
+	if v, ok := raw["port"]; ok {
+		var n float64
+		var s string
+		switch {
+		case json.Unmarshal(v, &n) == nil:
+			c.PortText = jsNumberString(n)
+			if p, ok := ParseJSInt(c.PortText); ok {
+				c.Port = p
+			}
+		case json.Unmarshal(v, &s) == nil:
+			c.PortText = s
+			if p, ok := ParseJSInt(s); ok {
+				c.Port = p
+			}
+		}
+	}
+	if v, ok := raw["workspacePath"]; ok {
+		var s *string
+		if json.Unmarshal(v, &s) == nil && s != nil {
+			c.WorkspacePath = s
+		}
+	}
+	if v, ok := raw["authToken"]; ok {
+		var s *string
+		if json.Unmarshal(v, &s) == nil && s != nil {
+			c.AuthToken = s
+		}
+	}
+	if v, ok := raw["ideInfo"]; ok {
+		var info ide.IDEInfo
+		if json.Unmarshal(v, &info) == nil && (info.Name != "" || info.DisplayName != "") {
+			c.IDEInfo = &info
+		}
+	}
+	if v, ok := raw["stdio"]; ok {
+		var st ide.StdioConfig
+		if json.Unmarshal(v, &st) == nil && st.Command != "" {
+			c.Stdio = &st
+		}
+	}
+	return c, nil
+}
+
+// jsNumberString renders an integral JSON number the way JavaScript's
+// String() does for the values a port can hold.
+func jsNumberString(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// Candidate is one discovery file seen while choosing.
+type Candidate struct {
+	// Name is the file name; Path the full path.
+	Name, Path string
+	// PID and Port are what the name carries (Port is 0 for the legacy
+	// name).
+	PID, Port int
+	// Legacy is set for gemini-ide-server-<pid>.json.
+	Legacy bool
+	// Config is nil when the file could not be used; Err says why.
+	Config *Config
+	Err    error
+	// Owner is the file's owner uid, Mode its permission bits (valid when
+	// the file could be opened).
+	Owner int
+	Mode  fs.FileMode
+	// PIDMatch: the name's pid is the IDE's; Alive: that pid is running.
+	PIDMatch, Alive bool
+	// Workspace is the result of the real client's workspace check for
+	// this file against the cwd (nil when it holds the cwd).
+	Workspace error
+}
+
+// Usable reports whether the real client could read the file.
+func (c *Candidate) Usable() bool { return c.Config != nil }
+
+// Choice is the outcome of Choose: every file considered, in the real
+// client's order, and the one it would use.
+type Choice struct {
+	Dir    string
+	IDEPID int
+	Cwd    string
+	// Legacy is the legacy file when one exists for IDEPID (used or not).
+	Legacy *Candidate
+	// Candidates are the files matching the name pattern, sorted as the
+	// real client sorts them.
+	Candidates []*Candidate
+	// Chosen is nil when no file would be used.
+	Chosen *Candidate
+	// Reason says in words why Chosen was picked.
+	Reason string
+}
+
+// ChooseOptions configure Choose.
+type ChooseOptions struct {
+	// Dir is the discovery directory; "" means Dir().
+	Dir string
+	// IDEPID is the editor's pid from FindIDEProcess.
+	IDEPID int
+	// Cwd is the CLI's working directory; "" means os.Getwd().
+	Cwd string
+	// Getenv reads GEMINI_CLI_IDE_SERVER_PORT; nil means os.Getenv.
+	Getenv func(string) string
+	// UID is the uid a file must be owned by; nil means os.Getuid() (and
+	// no check where that is -1, as on Windows).
+	UID *int
+	// Alive reports whether a pid runs; nil means signal 0.
+	Alive func(pid int) bool
+}
+
+// ErrDirMissing is returned (wrapped) when the discovery directory cannot
+// be read; the real client then falls back to the environment.
+var ErrDirMissing = errors.New("discovery directory cannot be read")
+
+// Choose picks the discovery file the real client would pick for the
+// editor process IDEPID from the directory Dir, with its rules: the legacy
+// file first; otherwise every file matching the name pattern and owned by
+// this uid, sorted by pid match, then alive, then larger pid; of those
+// whose workspace holds the cwd, the only one, or the one whose port is
+// GEMINI_CLI_IDE_SERVER_PORT, or the first; when none holds the cwd, the
+// best-sorted readable file (so that the person gets the "Directory
+// mismatch" message naming the editor's folders).
+func Choose(o ChooseOptions) (*Choice, error) {
+	if o.Dir == "" {
+		o.Dir = Dir()
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	uid := os.Getuid()
+	if o.UID != nil {
+		uid = *o.UID
+	}
+	if o.Alive == nil {
+		o.Alive = PIDAlive
+	}
+	if o.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("choose discovery file: %w", err)
+		}
+		o.Cwd = wd
+	}
+	ch := &Choice{Dir: o.Dir, IDEPID: o.IDEPID, Cwd: o.Cwd}
+
+	legacyPath := filepath.Join(o.Dir, LegacyFileName(o.IDEPID))
+	if _, err := os.Lstat(legacyPath); err == nil {
+		c := readCandidate(o.Dir, LegacyFileName(o.IDEPID), uid)
+		c.PID, c.Legacy, c.PIDMatch, c.Alive = o.IDEPID, true, true, o.Alive(o.IDEPID)
+		if c.Config != nil {
+			c.Workspace = ValidateWorkspace(c.Config.WorkspacePath, o.Cwd)
+		}
+		ch.Legacy = c
+		if c.Config != nil {
+			ch.Chosen = c
+			ch.Reason = fmt.Sprintf("legacy file %s for the IDE pid %d is read first", c.Name, o.IDEPID)
+			return ch, nil
+		}
+	}
+
+	entries, err := os.ReadDir(o.Dir)
+	if err != nil {
+		return ch, fmt.Errorf("%w: %w", ErrDirMissing, err)
+	}
+	for _, e := range entries {
+		pid, port, ok := ParseFileName(e.Name())
+		if !ok {
+			continue
+		}
+		c := readCandidate(o.Dir, e.Name(), uid)
+		c.PID, c.Port = pid, port
+		c.PIDMatch = pid == o.IDEPID
+		c.Alive = o.Alive(pid)
+		ch.Candidates = append(ch.Candidates, c)
+	}
+	sort.SliceStable(ch.Candidates, func(i, j int) bool {
+		a, b := ch.Candidates[i], ch.Candidates[j]
+		if a.PIDMatch != b.PIDMatch {
+			return a.PIDMatch
+		}
+		if a.Alive != b.Alive {
+			return a.Alive
+		}
+		return a.PID > b.PID
+	})
+
+	realCwd := RealPath(o.Cwd)
+	var valid []*Candidate
+	for _, c := range ch.Candidates {
+		if c.Config == nil {
+			continue
+		}
+		c.Workspace = validateWorkspace(c.Config.WorkspacePath, realCwd)
+		if c.Workspace == nil {
+			valid = append(valid, c)
+		}
+	}
+	envPort := o.Getenv(ide.EnvServerPort)
+	portMatches := func(c *Candidate) bool {
+		return envPort != "" && c.Config.PortText != "" && c.Config.PortText == envPort
+	}
+	switch {
+	case len(valid) == 1:
+		ch.Chosen = valid[0]
+		ch.Reason = "the only discovery file whose workspace holds the current directory"
+	case len(valid) > 1:
+		for _, c := range valid {
+			if portMatches(c) {
+				ch.Chosen = c
+				ch.Reason = fmt.Sprintf("%d discovery files hold the current directory; its port matches %s=%s", len(valid), ide.EnvServerPort, envPort)
+				return ch, nil
+			}
+		}
+		ch.Chosen = valid[0]
+		ch.Reason = fmt.Sprintf("%d discovery files hold the current directory; the first in order (pid match, alive, newest pid)", len(valid))
+	default:
+		for _, c := range ch.Candidates {
+			if c.Config != nil && portMatches(c) {
+				ch.Chosen = c
+				ch.Reason = fmt.Sprintf("no discovery file's workspace holds the current directory; its port matches %s (kept for the mismatch message)", ide.EnvServerPort)
+				return ch, nil
+			}
+		}
+		for _, c := range ch.Candidates {
+			if c.Config != nil {
+				ch.Chosen = c
+				ch.Reason = "no discovery file's workspace holds the current directory; the best-sorted one is kept for the mismatch message"
+				return ch, nil
+			}
+		}
+	}
+	return ch, nil
+}
+
+// readCandidate opens, checks the owner of and parses one file, like the
+// real client's verifyAndReadFile (which follows symbolic links).
+func readCandidate(dir, name string, uid int) *Candidate {
+	c := &Candidate{Name: name, Path: filepath.Join(dir, name), Owner: -1}
+	f, err := os.Open(c.Path)
+	if err != nil {
+		c.Err = fmt.Errorf("cannot open: %w", err)
+		return c
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		c.Err = fmt.Errorf("cannot stat: %w", err)
+		return c
+	}
+	c.Mode = st.Mode().Perm()
+	c.Owner = fileOwner(st)
+	if uid >= 0 && c.Owner >= 0 && c.Owner != uid {
+		c.Err = &OwnerError{Owner: c.Owner, UID: uid}
+		return c
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		c.Err = fmt.Errorf("cannot read: %w", err)
+		return c
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	c.Config = cfg
+	return c
+}
+
+// OwnerError says a discovery file belongs to another user, so the real
+// client ignores it.
+type OwnerError struct{ Owner, UID int }
+
+func (e *OwnerError) Error() string {
+	return fmt.Sprintf("owned by uid %d, not by this user (uid %d); the CLI ignores it", e.Owner, e.UID)
+}
+
+// PIDAlive reports whether pid runs, as the real client's signal-0 probe
+// does: a permission error still means the process exists.
+func PIDAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	return pidAlive(pid)
+}
+
+// The three workspace errors the real client shows, with its wording.
+var (
+	// ErrNoWorkspace: neither the discovery file nor the environment says
+	// which folders the editor has open.
+	ErrNoWorkspace = errors.New("Failed to connect to IDE companion extension. Please ensure the extension is running. To install the extension, run /ide install.")
+	// ErrEmptyWorkspace: the editor has no folder open.
+	ErrEmptyWorkspace = errors.New("To use this feature, please open a workspace folder in your IDE and try again.")
+)
+
+// MismatchError: the cwd is outside every folder the editor has open.
+type MismatchError struct {
+	// Folders are the editor's folders, resolved to real paths.
+	Folders []string
+}
+
+func (e *MismatchError) Error() string {
+	return "Directory mismatch. Gemini CLI is running in a different location than the open workspace in the IDE. Please run the CLI from one of the following directories: " + strings.Join(e.Folders, ", ")
+}
+
+// ValidateWorkspace is the real client's workspace check: workspacePath
+// (nil when unknown) is split on the OS path list separator, each entry
+// resolved to its real path, and cwd's real path must lie inside one. It
+// returns nil, ErrNoWorkspace, ErrEmptyWorkspace or a *MismatchError.
+func ValidateWorkspace(workspacePath *string, cwd string) error {
+	return validateWorkspace(workspacePath, RealPath(cwd))
+}
+
+func validateWorkspace(workspacePath *string, realCwd string) error {
+	if workspacePath == nil {
+		return ErrNoWorkspace
+	}
+	if *workspacePath == "" {
+		return ErrEmptyWorkspace
+	}
+	var folders []string
+	for _, p := range strings.Split(*workspacePath, string(os.PathListSeparator)) {
+		// The real client resolves an empty entry to its own cwd, which
+		// makes "a:" match every directory; that is a bug we do not copy.
+		if p == "" {
+			continue
+		}
+		folders = append(folders, RealPath(p))
+	}
+	for _, f := range folders {
+		if IsSubpath(f, realCwd) {
+			return nil
+		}
+	}
+	return &MismatchError{Folders: folders}
+}

@@ -1,0 +1,9 @@
+//go:build !linux && !windows
+
+package discovery
+
+import "context"
+
+func platformLookup() ProcessLookup { return PSLookup }
+
+func platformFind(context.Context, int) (IDEProcess, bool) { return IDEProcess{}, false }

@@ -1,0 +1,37 @@
+//go:build windows
+
+package discovery
+
+import (
+	"context"
+	"os/exec"
+	"time"
+)
+
+// windowsTable reads the whole process table once, as the real client
+// does, through PowerShell's Win32_Process.
+func windowsTable(ctx context.Context) map[int]WindowsProcess {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	const q = "Get-CimInstance Win32_Process | Select-Object ProcessId,ParentProcessId,Name,CommandLine | ConvertTo-Json -Compress"
+	out, err := exec.CommandContext(ctx, "powershell", "-NoProfile", "-NonInteractive", "-Command", q).Output()
+	table := map[int]WindowsProcess{}
+	if err != nil {
+		return table
+	}
+	return ParseWindowsTable(out)
+}
+
+func platformLookup() ProcessLookup {
+	return func(ctx context.Context, pid int) (int, string) {
+		p, ok := windowsTable(ctx)[pid]
+		if !ok {
+			return 0, ""
+		}
+		return p.PPID, p.Command
+	}
+}
+
+func platformFind(ctx context.Context, self int) (IDEProcess, bool) {
+	return WindowsIDEProcess(windowsTable(ctx), self), true
+}

@@ -1,0 +1,513 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// env is one test's home, workspace and helpers to run gemkit in them.
+type env struct {
+	t         *testing.T
+	home, ws  string
+	testdata  string
+	replacers []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	home := t.TempDir()
+	ws := filepath.Join(home, "projects", "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	td, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compat, _ := filepath.Abs("../extension/testdata/compat")
+	e := &env{t: t, home: home, ws: ws, testdata: td}
+	e.replacers = []string{ws, "$WORKSPACE", home, "$HOME", compat, "$COMPAT", td, "$TESTDATA"}
+	return e
+}
+
+// run runs gemkit extensions with args; stdin is not a terminal, as in CI.
+func (e *env) run(args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"extensions", "--home", e.home, "--workspace", e.ws}, args...)
+	code = Run(context.Background(), full, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return out.String(), errb.String(), code
+}
+
+func (e *env) mustRun(args ...string) string {
+	e.t.Helper()
+	out, errOut, code := e.run(args...)
+	if code != ExitOK {
+		e.t.Fatalf("gemkit extensions %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// scrub replaces the test's temporary paths so output can be compared
+// with golden files.
+func (e *env) scrub(s string) string {
+	r := strings.NewReplacer(e.replacers...)
+	return r.Replace(s)
+}
+
+// describeWith runs `extensions describe` with enforcer standing in for
+// the sandbox's probe. Going through Run would probe the machine, whose
+// answers (and cost: the probe re-executes the running binary) vary; the
+// wiring of the real probe is the sandbox's to test.
+func (e *env) describeWith(enforcer extension.Enforcer, args ...string) (string, int) {
+	e.t.Helper()
+	var out, errb bytes.Buffer
+	cmd := newExtDescribeCmd(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, enforcer)
+	cmd.Flags().String("home", e.home, "")
+	cmd.Flags().String("workspace", e.ws, "")
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	var ee *exitError
+	switch {
+	case err == nil:
+		return out.String(), ExitOK
+	case errors.As(err, &ee):
+		return out.String(), ee.code
+	}
+	return out.String(), ExitError
+}
+
+// describe runs describe with fixed enforcement notes and scrubs paths.
+func (e *env) describe(name string, flags ...string) string {
+	e.t.Helper()
+	out, code := e.describeWith(fixedEnforcer{}, append([]string{name}, flags...)...)
+	if code != ExitOK {
+		e.t.Fatalf("describe %s: exit %d", name, code)
+	}
+	return e.scrub(out)
+}
+
+// fixedEnforcer is a stand-in for the sandbox's probe with known answers,
+// to test how describe renders them; the real probe's answers depend on
+// the machine.
+type fixedEnforcer struct{ err error }
+
+func (f fixedEnforcer) Enforcement(_ context.Context, e *extension.Extension) ([]extension.EnforcementNote, error) {
+	return []extension.EnforcementNote{
+		{Permission: "filesystem.read", How: "Landlock allows reading " + e.Manifest.Name + "'s workspace", Enforced: true},
+		{Permission: "network", How: "no network namespace on this kernel", Enforced: false},
+	}, f.err
+}
+
+func TestDescribeRendersEnforcement(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun("install", "testdata/extensions/code-analyzer", "--consent")
+	for _, tc := range []struct {
+		enforcer extension.Enforcer
+		want     []string
+	}{
+		{fixedEnforcer{}, []string{"  - filesystem.read: Landlock allows reading code-analyzer's workspace (enforced)",
+			"  - network: no network namespace on this kernel (NOT enforced)"}},
+		{fixedEnforcer{err: errors.New("probe failed")}, []string{"  could not be determined: probe failed"}},
+		{nil, []string{"  not reported: this build has no sandbox for extension tools"}},
+	} {
+		out, code := e.describeWith(tc.enforcer, "code-analyzer")
+		if code != ExitOK {
+			t.Fatalf("describe: exit %d", code)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(out, "Enforcement on this machine\n") || !strings.Contains(out, want+"\n") {
+				t.Errorf("describe lacks %q:\n%s", want, out)
+			}
+		}
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=gemkit test", "-c", "user.email=test@gemkit.invalid",
+		"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// copyDir copies a testdata folder so a test can turn it into a git
+// repository or change it.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if fi.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, fi.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gitRepoOf makes a git repository from a testdata folder and returns its
+// folder and file:// URL.
+func gitRepoOf(t *testing.T, src string) (string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), filepath.Base(src)+".git")
+	copyDir(t, src, dir)
+	runGit(t, dir, "init", "--quiet")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "--quiet", "-m", "v1")
+	return dir, "file://" + dir
+}
+
+func TestInstallRefusedWithoutTerminal(t *testing.T) {
+	e := newEnv(t)
+	_, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
+	for _, args := range [][]string{{"install", url}, {"link", "testdata/extensions/code-analyzer"}} {
+		out, errOut, code := e.run(args...)
+		if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "not a terminal") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and a message naming --consent", args, code, errOut)
+		}
+		if out != "" {
+			t.Errorf("%v printed %q", args, out)
+		}
+		// What --consent would agree to is shown before the refusal.
+		for _, want := range []string{"read files in your workspace", "connect to https://linter-rules.example.com", "lintFile(file: string, strict: boolean)"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: the refusal does not show %q:\n%s", args, want, errOut)
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.home, ".gemini", "extensions")); len(entries) != 0 {
+		t.Errorf("a refused install left %d entries", len(entries))
+	}
+}
+
+// installAll installs the full-featured extension from git and the
+// compatibility set from local folders.
+func installAll(t *testing.T, e *env) {
+	t.Helper()
+	repo, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
+	runGit(t, repo, "tag", "v1.0.0")
+	e.replacers = append([]string{url, "$REPO_URL"}, e.replacers...)
+	_, errOut, code := e.run("install", url, "--ref", "v1.0.0", "--consent")
+	if code != ExitOK {
+		t.Fatalf("install: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Cloning", "read files in your workspace", "connect to https://linter-rules.example.com",
+		"lintFile(file: string, strict: boolean)", "rules (local: node", "GEMINI.md", "Consent given with --consent"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("install progress/consent on stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, name := range []string{"mcp-only", "context-only", "commands-and-context", "settings", "themes", "exclude-tools", "context-list", "migrated", "plan-and-unknown"} {
+		e.mustRun("install", "../extension/testdata/compat/"+name, "--consent")
+	}
+}
+
+func TestListAndDescribeGolden(t *testing.T) {
+	e := newEnv(t)
+	installAll(t, e)
+	e.mustRun("disable", "night-themes", "--scope", "user")
+	e.mustRun("disable", "old-name", "--scope", "workspace")
+	golden(t, "list.txt", e.scrub(e.mustRun("list")))
+	golden(t, "list.json", e.scrub(e.mustRun("list", "--json")))
+	golden(t, "describe-code-analyzer.txt", e.describe("code-analyzer"))
+	golden(t, "describe-code-analyzer.json", e.describe("code-analyzer", "--json"))
+	golden(t, "describe-image-gen.txt", e.describe("image-gen"))
+
+	// The JSON is for scripts: check the parts they rely on.
+	var items []listItem
+	if err := json.Unmarshal([]byte(e.mustRun("list", "--json")), &items); err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 10 {
+		t.Fatalf("list --json has %d items, want 10", len(items))
+	}
+	byName := map[string]listItem{}
+	for _, it := range items {
+		byName[it.Name] = it
+	}
+	if it := byName["night-themes"]; it.Enabled.User || it.Enabled.Workspace {
+		t.Errorf("night-themes disabled for the user but listed as %+v", it.Enabled)
+	}
+	if it := byName["old-name"]; !it.Enabled.User || it.Enabled.Workspace {
+		t.Errorf("old-name disabled in the workspace but listed as %+v", it.Enabled)
+	}
+	if it := byName["code-analyzer"]; it.Source == nil || it.Source.Type != "git" || it.Source.Ref != "v1.0.0" || len(it.Tools) != 1 {
+		t.Errorf("code-analyzer: %+v", it)
+	}
+	if _, code := e.describeWith(nil, "nope"); code != ExitError {
+		t.Errorf("describe of a missing extension: exit %d", code)
+	}
+}
+
+func TestValidateCommand(t *testing.T) {
+	e := newEnv(t)
+	out := e.mustRun("validate", "testdata/extensions/code-analyzer")
+	if !strings.Contains(out, "is valid: code-analyzer 1.0.0") {
+		t.Errorf("valid: %q", out)
+	}
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, extension.ManifestFile), []byte(`{"name":"Bad Name","version":"1",
+	  "permissions":{"filesystem":{"read":"none","write":"full"},"network":{"allowedHosts":["a b"]}},
+	  "tools":[{"name":"t","description":"d","executable":"../x.py","runtime":"ruby","args":[{"name":"a","type":"map"}]}],
+	  "docs":[{"name":"d","file":"nope.md"}]}`), 0o644)
+	out, _, code := e.run("validate", bad)
+	if code != ExitNo {
+		t.Errorf("invalid manifest: exit %d, want %d", code, ExitNo)
+	}
+	for _, want := range []string{"7 problem(s)", "name:", "permissions.filesystem.write:", "permissions.network.allowedHosts[0]:",
+		"tools[0].executable:", "tools[0].runtime:", "tools[0].args[0].type:", "docs[0].file:", "fix: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = e.run("validate", bad, "--json")
+	var res struct {
+		Valid    bool
+		Problems []extension.Problem
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Valid || len(res.Problems) != 7 || code != ExitNo {
+		t.Errorf("validate --json: %v %+v exit %d", err, res, code)
+	}
+	if _, errOut, code := e.run("validate", filepath.Join(bad, "missing")); code != ExitError || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("missing folder: exit %d %q", code, errOut)
+	}
+}
+
+func TestNewTemplatesValidate(t *testing.T) {
+	e := newEnv(t)
+	for _, tmpl := range extension.Templates() {
+		dir := filepath.Join(t.TempDir(), "x-"+tmpl.Name)
+		e.mustRun("new", dir, tmpl.Name)
+		e.mustRun("validate", dir)
+	}
+	dir := filepath.Join(t.TempDir(), "default")
+	if out := e.mustRun("new", dir); !strings.Contains(out, "tools/count_words.py") {
+		t.Errorf("default template: %s", out)
+	}
+	if _, errOut, code := e.run("new", filepath.Join(t.TempDir(), "y"), "cobol"); code != ExitError || !strings.Contains(errOut, "choose one of") {
+		t.Errorf("unknown template: exit %d %q", code, errOut)
+	}
+}
+
+func TestEnableDisableCommands(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun("install", "../extension/testdata/compat/context-only", "--consent")
+	out := e.mustRun("disable", "conductor")
+	if !strings.Contains(out, "now: user disabled, workspace disabled") {
+		t.Errorf("disable: %q", out)
+	}
+	out = e.mustRun("enable", "conductor", "--scope", "workspace")
+	if !strings.Contains(out, "now: user disabled, workspace enabled") {
+		t.Errorf("enable --scope workspace: %q", out)
+	}
+	if _, errOut, code := e.run("enable", "conductor", "--scope", "system"); code != ExitError || !strings.Contains(errOut, "use user or workspace") {
+		t.Errorf("bad scope: exit %d %q", code, errOut)
+	}
+	if _, _, code := e.run("enable", "nope"); code != ExitError {
+		t.Errorf("enable of a missing extension: exit %d", code)
+	}
+	// A name in other case finds the extension, and the answer is about
+	// the rules stored under its real name.
+	out = e.mustRun("disable", "CONDUCTOR", "--scope", "workspace")
+	if !strings.Contains(out, "Disabled conductor in") || !strings.Contains(out, "now: user disabled, workspace disabled") {
+		t.Errorf("disable CONDUCTOR --scope workspace: %q", out)
+	}
+
+	// The user scope is the home folder and below, so a workspace outside
+	// it keeps its own answer, and gemkit says so.
+	outside := t.TempDir()
+	_, errOut, code := e.run("--workspace", outside, "enable", "conductor")
+	if code != ExitOK || !strings.Contains(errOut, "outside it, so use --scope workspace") {
+		t.Errorf("enable with a workspace outside home: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, _ := e.run("enable", "conductor"); strings.Contains(errOut, "outside") {
+		t.Errorf("workspace under home got the outside note: %q", errOut)
+	}
+}
+
+func TestUpdateCommand(t *testing.T) {
+	e := newEnv(t)
+	repo, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
+	e.mustRun("install", url, "--consent")
+
+	out := e.mustRun("update", "code-analyzer")
+	if !strings.Contains(out, "code-analyzer 1.0.0 is up to date") {
+		t.Errorf("update with nothing new: %q", out)
+	}
+	manifest := filepath.Join(repo, extension.ManifestFile)
+	data, _ := os.ReadFile(manifest)
+	os.WriteFile(manifest, bytes.Replace(data, []byte(`"version": "1.0.0"`), []byte(`"version": "1.1.0"`), 1), 0o644)
+	runGit(t, repo, "commit", "--quiet", "-am", "v1.1")
+	// No permission, tool or MCP change: no consent needed, even without
+	// a terminal.
+	out = e.mustRun("update", "--all")
+	if !strings.Contains(out, "Updated code-analyzer 1.0.0 → 1.1.0") {
+		t.Errorf("update: %q", out)
+	}
+
+	data, _ = os.ReadFile(manifest)
+	data = bytes.Replace(data, []byte(`"read": "workspace"`), []byte(`"read": "home", "write": "workspace"`), 1)
+	data = bytes.Replace(data, []byte(`"version": "1.1.0"`), []byte(`"version": "2.0.0"`), 1)
+	os.WriteFile(manifest, data, 0o644)
+	runGit(t, repo, "commit", "--quiet", "-am", "v2")
+	_, errOut, code := e.run("update", "code-analyzer")
+	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
+		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) ||
+		strings.Contains(errOut, "update code-analyzer: update code-analyzer") {
+		t.Errorf("update needing consent without a terminal: exit %d\n%s", code, errOut)
+	}
+	if out := e.mustRun("list"); !strings.Contains(out, "1.1.0") {
+		t.Errorf("a refused update changed the extension:\n%s", out)
+	}
+	out = e.mustRun("update", "code-analyzer", "--consent", "--json")
+	var res []extension.UpdateResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].NewVersion != "2.0.0" || len(res[0].Changes) != 2 {
+		t.Errorf("update --json: %v %+v", err, res)
+	}
+	if _, _, code := e.run("update"); code != ExitError {
+		t.Errorf("update without names or --all: exit %d", code)
+	}
+}
+
+func TestLinkAndUninstallCommands(t *testing.T) {
+	e := newEnv(t)
+	dev := filepath.Join(t.TempDir(), "dev")
+	copyDir(t, "testdata/extensions/code-analyzer", dev)
+	out := e.mustRun("link", dev, "--consent")
+	real, _ := filepath.EvalSymlinks(dev)
+	if !strings.Contains(out, "Linked code-analyzer 1.0.0 → "+real) {
+		t.Errorf("link: %q", out)
+	}
+	desc, _ := e.describeWith(nil, "code-analyzer")
+	if !strings.Contains(desc, "Source:   link "+real) || !strings.Contains(desc, "rules (local: node "+real+"/rules-server.js)") {
+		t.Errorf("describe of a linked extension:\n%s", desc)
+	}
+	e.mustRun("install", "../extension/testdata/compat/themes", "--consent")
+	out, errOut, code := e.run("uninstall", "code-analyzer", "missing", "night-themes")
+	if code != ExitError || !strings.Contains(errOut, "missing") {
+		t.Errorf("uninstall with one unknown name: exit %d %q", code, errOut)
+	}
+	if !strings.Contains(out, "Uninstalled code-analyzer") || !strings.Contains(out, "Uninstalled night-themes") {
+		t.Errorf("uninstall: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(dev, extension.ManifestFile)); err != nil {
+		t.Errorf("uninstalling a link removed its source: %v", err)
+	}
+	if out := e.mustRun("list"); !strings.Contains(out, "No extensions installed") {
+		t.Errorf("list after uninstall: %q", out)
+	}
+}
+
+func TestDescribeCompatShapes(t *testing.T) {
+	e := newEnv(t)
+	installAll(t, e)
+	for _, name := range []string{"conductor", "night-themes", "issue-tracker", "planner"} {
+		golden(t, "describe-"+name+".txt", e.describe(name))
+	}
+}
+
+// TestManifestTextCannotReachTheTerminalRaw installs an extension whose
+// manifest hides terminal escape sequences (erase the line, move up) and a
+// bidirectional override in what gemkit prints, and checks that the
+// consent text, list, describe and validate show them as visible escapes.
+func TestManifestTextCannotReachTheTerminalRaw(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(t.TempDir(), "sneaky")
+	if err := os.MkdirAll(filepath.Join(dir, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "tools", "t.sh"), []byte("echo hi\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, extension.ManifestFile), []byte(`{"name":"sneaky","version":"1.0\u001b[2K",
+	  "description":"harmless\r\u001b[1A\u001b[2K  - no network access",
+	  "permissions":{"network":{"allowedHosts":["api.example.com"]}},
+	  "tools":[{"name":"t","description":"looks \u202eevil\u202c fine","executable":"tools/t.sh","runtime":"shell"}],
+	  "mcpServers":{"m":{"command":"node\u001b[8m","args":["hidden"]}}}`), 0o644)
+	out, errOut, code := e.run("install", dir, "--consent")
+	if code != ExitOK {
+		t.Fatalf("install: exit %d: %s", code, errOut)
+	}
+	list := e.mustRun("list")
+	describe, _ := e.describeWith(nil, "sneaky")
+	valid := e.mustRun("validate", dir)
+	for name, text := range map[string]string{"install stdout": out, "consent text": errOut, "list": list, "describe": describe, "validate": valid} {
+		if strings.ContainsAny(text, "\x1b\r\u202e") {
+			t.Errorf("%s lets a raw control character through:\n%q", name, text)
+		}
+	}
+	if !strings.Contains(errOut, `harmless\x0d\x1b[1A\x1b[2K  - no network access`) || !strings.Contains(errOut, "connect to api.example.com") {
+		t.Errorf("consent text does not show the escapes visibly next to the real permissions:\n%s", errOut)
+	}
+	if !strings.Contains(describe, `local: node\x1b[8m hidden`) || !strings.Contains(describe, `looks \u202eevil\u202c fine`) {
+		t.Errorf("describe:\n%s", describe)
+	}
+}
+
+// TestWrongArgumentsShowUsage checks that a wrong number of arguments is
+// answered with what the command takes, not only a count.
+func TestWrongArgumentsShowUsage(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"new"}, "usage: gemkit extensions new <folder> [template]"},
+		{[]string{"new", "a", "b", "c"}, "usage: gemkit extensions new <folder> [template]"},
+		{[]string{"install"}, "usage: gemkit extensions install <git-url|local-folder>"},
+		{[]string{"uninstall"}, "usage: gemkit extensions uninstall <name>..."},
+		{[]string{"list", "extra"}, "usage: gemkit extensions list"},
+		{[]string{"describe"}, "usage: gemkit extensions describe <name>"},
+		{[]string{"disable", "a", "b"}, "usage: gemkit extensions disable <name>"},
+	} {
+		out, errOut, code := e.run(tc.args...)
+		if code != ExitError || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--help") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}

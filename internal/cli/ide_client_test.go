@@ -1,0 +1,442 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/conformance/scripted"
+)
+
+// ideClientBinary builds gemkit for one test (the build cache makes the
+// rebuilds cheap) into a directory removed after it.
+func ideClientBinary(t *testing.T) string {
+	t.Helper()
+	return buildGemkit(t, repoRoot(t))
+}
+
+// ideClientBuffer is a bytes.Buffer safe for a command writing while the test
+// reads.
+type ideClientBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *ideClientBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *ideClientBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type ideEnv struct {
+	t      *testing.T
+	tmp    string
+	ws     string
+	editor *scripted.Editor
+}
+
+// startIDE runs `gemkit ide serve --editor stdio` for a workspace with
+// this test as its editor, and sets up the environment of a CLI started
+// in the workspace from the editor's terminal.
+func startIDEEnv(t *testing.T) *ideEnv {
+	t.Helper()
+	bin := ideClientBinary(t)
+	tmp := t.TempDir()
+	ws := filepath.Join(tmp, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ed, err := scripted.Start(ctx, scripted.Options{Binary: bin, Workspace: []string{ws}, TMPDIR: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ed.Stop)
+	for _, k := range []string{ide.EnvServerPort, ide.EnvWorkspacePath, ide.EnvAuthToken, ide.EnvServerStdioCmd, ide.EnvServerStdioArgs, "TERM_PROGRAM"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
+	// Not a container companion: dial 127.0.0.1 even where /.dockerenv exists.
+	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
+	t.Chdir(ws)
+	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed}
+}
+
+func runIDEClient(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb ideClientBuffer
+	code = Run(ctx, args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestIDEStatusAndDoctor(t *testing.T) {
+	e := startIDEEnv(t)
+	ctx := context.Background()
+	code, out, errOut := runIDEClient(ctx, "", "ide", "status", "--json")
+	if code != 0 {
+		t.Fatalf("status exit %d: %s %s", code, out, errOut)
+	}
+	var st struct {
+		Chosen  string `json:"chosen"`
+		Files   []struct{ Name string }
+		Connect struct {
+			OK      bool `json:"ok"`
+			Diffing bool `json:"diffing"`
+		} `json:"connect"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status json: %v\n%s", err, out)
+	}
+	if st.Chosen != filepath.Base(e.editor.Ready.DiscoveryFile) || !st.Connect.OK || !st.Connect.Diffing || len(st.Files) != 1 {
+		t.Errorf("status %+v", st)
+	}
+	if code, out, _ := runIDEClient(ctx, "", "ide", "status"); code != 0 || !strings.Contains(out, "Connect: ok") {
+		t.Errorf("status text exit %d:\n%s", code, out)
+	}
+	if code, out, _ := runIDEClient(ctx, "", "ide", "doctor"); code != 0 || !strings.Contains(out, "would connect") {
+		t.Errorf("doctor exit %d:\n%s", code, out)
+	}
+
+	// From outside the workspace: doctor names the folders to use.
+	t.Chdir(t.TempDir())
+	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
+	if code != ExitNo || !strings.Contains(out, "run the CLI from one of: "+e.ws) {
+		t.Errorf("doctor outside exit %d:\n%s", code, out)
+	}
+	code, out, _ = runIDEClient(ctx, "", "ide", "status")
+	if code != ExitNo || !strings.Contains(out, "Directory mismatch") {
+		t.Errorf("status outside exit %d:\n%s", code, out)
+	}
+}
+
+func TestIDEDoctorFindings(t *testing.T) {
+	e := startIDEEnv(t)
+	ctx := context.Background()
+	dir := filepath.Dir(e.editor.Ready.DiscoveryFile)
+	// A stale file of a dead editor, a file of another user, a readable
+	// token and a closed port.
+	write := func(name string, v any, mode os.FileMode) string {
+		b, _ := json.Marshal(v)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("gemini-ide-server-99999999-1.json", map[string]any{"port": 1, "workspacePath": e.ws, "authToken": "x"}, 0o644)
+	foreign := write("gemini-ide-server-99999998-2.json", map[string]any{"port": 2, "workspacePath": e.ws}, 0o600)
+	if os.Getuid() == 0 {
+		if err := os.Chown(foreign, 4321, 4321); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("gemini-ide-server-12-abc.json", map[string]any{}, 0o600)
+	t.Setenv(ide.EnvServerStdioArgs, "not json")
+	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
+	for _, want := range []string{
+		"pid 99999999 is not running",
+		"mode 0644 lets other users read its token",
+		"port 1 is closed",
+		"GEMINI_CLI_IDE_SERVER_STDIO_ARGS: is not a JSON array",
+		"answers on port " + strconv.Itoa(e.editor.Ready.Port),
+		"gemini-ide-server-12-abc.json: the CLI never reads this file",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor does not say %q:\n%s", want, out)
+		}
+	}
+	if os.Getuid() == 0 && !strings.Contains(out, "owned by uid 4321") {
+		t.Errorf("doctor does not name the other owner:\n%s", out)
+	}
+	if code != 0 {
+		t.Errorf("doctor exit %d although our companion works", code)
+	}
+
+	// A wrong token: the companion refuses it.
+	var df map[string]any
+	b, _ := os.ReadFile(e.editor.Ready.DiscoveryFile)
+	_ = json.Unmarshal(b, &df)
+	df["authToken"] = "stale-token"
+	nb, _ := json.Marshal(df)
+	if err := os.WriteFile(e.editor.Ready.DiscoveryFile, nb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
+	if code != ExitNo || !strings.Contains(out, "refused the token (HTTP 401)") {
+		t.Errorf("doctor with a stale token exit %d:\n%s", code, out)
+	}
+}
+
+func TestIDEDoctorTermProgramGate(t *testing.T) {
+	e := startIDEEnv(t)
+	// A companion that writes no ideInfo, seen from a terminal the real
+	// CLI does not know.
+	var df map[string]any
+	b, _ := os.ReadFile(e.editor.Ready.DiscoveryFile)
+	_ = json.Unmarshal(b, &df)
+	delete(df, "ideInfo")
+	nb, _ := json.Marshal(df)
+	if err := os.WriteFile(e.editor.Ready.DiscoveryFile, nb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runIDEClient(context.Background(), "", "ide", "doctor")
+	if code != ExitNo || !strings.Contains(out, "has no ideInfo and this terminal is not one the real CLI recognises") {
+		t.Errorf("doctor exit %d:\n%s", code, out)
+	}
+	t.Setenv("TERM_PROGRAM", "vscode")
+	code, out, _ = runIDEClient(context.Background(), "", "ide", "doctor")
+	if code != 0 || !strings.Contains(out, "connects only because TERM_PROGRAM") {
+		t.Errorf("doctor with TERM_PROGRAM=vscode exit %d:\n%s", code, out)
+	}
+}
+
+func TestIDEDiffCommand(t *testing.T) {
+	e := startIDEEnv(t)
+	ctx := context.Background()
+	target := filepath.Join(e.ws, "notes.txt")
+	if err := os.WriteFile(target, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	proposal := filepath.Join(t.TempDir(), "proposal")
+	if err := os.WriteFile(proposal, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	run := func(stdin string, args ...string) chan result {
+		ch := make(chan result, 1)
+		go func() {
+			c, o, eo := runIDEClient(ctx, stdin, args...)
+			ch <- result{c, o, eo}
+		}()
+		return ch
+	}
+	wait := func(what string) scripted.Diff {
+		select {
+		case d := <-e.editor.Opened:
+			return d
+		case <-time.After(15 * time.Second):
+			t.Fatalf("no diff shown for %s", what)
+		}
+		return scripted.Diff{}
+	}
+
+	// Accepted with the person's edits: written atomically, mode kept.
+	ch := run("", "ide", "diff", "notes.txt", "--new-file", proposal)
+	d := wait("accept")
+	if d.FilePath != target || d.NewContent != "new\n" {
+		t.Errorf("diff shown %+v", d)
+	}
+	e.editor.Accept(target, "new, edited\n")
+	r := <-ch
+	got, _ := os.ReadFile(target)
+	fi, _ := os.Stat(target)
+	if r.code != 0 || string(got) != "new, edited\n" || fi.Mode().Perm() != 0o640 {
+		t.Errorf("accepted: exit %d, file %q mode %v\n%s", r.code, got, fi.Mode(), r.errOut)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(e.ws, ".notes.txt.gemkit-*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+
+	// Rejected, proposal from stdin: untouched, exit 1.
+	ch = run("from stdin\n", "ide", "diff", target)
+	if d := wait("reject"); d.NewContent != "from stdin\n" {
+		t.Errorf("stdin proposal %+v", d)
+	}
+	e.editor.Reject(target)
+	r = <-ch
+	got, _ = os.ReadFile(target)
+	if r.code != ExitNo || string(got) != "new, edited\n" {
+		t.Errorf("rejected: exit %d, file %q\n%s", r.code, got, r.errOut)
+	}
+
+	// A new file accepted: created.
+	fresh := filepath.Join(e.ws, "sub", "fresh.txt")
+	if err := os.MkdirAll(filepath.Dir(fresh), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ch = run("hello\n", "ide", "diff", fresh)
+	wait("new file")
+	e.editor.Accept(fresh, "hello\n")
+	if r = <-ch; r.code != 0 {
+		t.Errorf("new file: exit %d %s", r.code, r.errOut)
+	}
+	if got, _ := os.ReadFile(fresh); string(got) != "hello\n" {
+		t.Errorf("new file content %q", got)
+	}
+
+	// Through a symbolic link: the target changes, the link stays.
+	link := filepath.Join(e.ws, "link.txt")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	ch = run("via link\n", "ide", "diff", link)
+	wait("link")
+	e.editor.Accept(link, "via link\n")
+	if r = <-ch; r.code != 0 {
+		t.Errorf("link: exit %d %s", r.code, r.errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "via link\n" {
+		t.Errorf("target %q", got)
+	}
+	if err := os.WriteFile(target, []byte("new, edited\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+
+	// Errors: exit 2 (a missing proposal file; no companion).
+	if code, _, _ := runIDEClient(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
+		t.Errorf("missing proposal exit %d", code)
+	}
+	e.editor.Stop()
+	if code, _, errOut := runIDEClient(ctx, "x", "ide", "diff", target); code != ExitError {
+		t.Errorf("no companion exit %d %s", code, errOut)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
+		t.Errorf("file changed by a failed diff: %q", got)
+	}
+}
+
+func TestIDEWatchCommand(t *testing.T) {
+	e := startIDEEnv(t)
+	f := filepath.Join(e.ws, "main.go")
+	if err := os.WriteFile(f, []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.editor.Focus(f, 3, 7, "sel")
+	// --once prints the first context (the current one, from the GET stream).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, out, errOut := runIDEClient(context.Background(), "", "ide", "watch", "--once", "--json")
+		if code != 0 {
+			t.Fatalf("watch --once exit %d: %s", code, errOut)
+		}
+		var ev struct {
+			Event   string       `json:"event"`
+			Context *ide.Context `json:"context"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &ev); err != nil {
+			t.Fatalf("watch json: %v: %q", err, out)
+		}
+		if ev.Context != nil && ev.Context.WorkspaceState != nil && len(ev.Context.WorkspaceState.OpenFiles) == 1 {
+			file := ev.Context.WorkspaceState.OpenFiles[0]
+			if file.Path != f || !file.IsActive || file.Cursor.Line != 3 || file.SelectedText != "sel" {
+				t.Errorf("context %+v", file)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no context with the file: %s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Streaming, human output, until the companion goes away (exit 1).
+	var out, errb ideClientBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(context.Background(), []string{"ide", "watch"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	}()
+	g := filepath.Join(e.ws, "other.go")
+	if err := os.WriteFile(g, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitIDEOutput(t, &out, "Watching")
+	e.editor.Focus(g, 1, 1, "")
+	waitIDEOutput(t, &out, "> "+g+":1:1")
+	e.editor.Trust(false)
+	waitIDEOutput(t, &out, "NOT trusted")
+	e.editor.Kill()
+	select {
+	case code := <-done:
+		if code != ExitNo {
+			t.Errorf("watch exit %d after the companion died", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("watch did not notice the companion dying:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "disconnected") {
+		t.Errorf("no state change printed:\n%s", out.String())
+	}
+}
+
+func waitIDEOutput(t *testing.T, b *ideClientBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("output lacks %q:\n%s", want, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestIDECheckCommand(t *testing.T) {
+	e := startIDEEnv(t)
+	code, out, errOut := runIDEClient(context.Background(), "", "ide", "check")
+	if code != 0 || !strings.Contains(out, ", 0 failed") {
+		t.Fatalf("check exit %d:\n%s\n%s", code, out, errOut)
+	}
+	// Interactive: the "person" accepts the first diff and rejects the
+	// second in the editor.
+	go func() {
+		for i := 0; i < 2; i++ {
+			select {
+			case d := <-e.editor.Opened:
+				if strings.Contains(d.NewContent, "accept me") {
+					e.editor.Accept(d.FilePath, d.NewContent+"edited\n")
+				} else if strings.Contains(d.NewContent, "reject me") {
+					e.editor.Reject(d.FilePath)
+				} else {
+					i-- // the non-interactive open/close probe
+				}
+			case <-time.After(30 * time.Second):
+				return
+			}
+		}
+	}()
+	code, out, errOut = runIDEClient(context.Background(), "", "ide", "check", "--interactive", "--json")
+	var rep struct {
+		Results []struct{ ID, Outcome, Detail string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("check json: %v\n%s", err, out)
+	}
+	seen := map[string]string{}
+	for _, r := range rep.Results {
+		seen[r.ID] = r.Outcome
+		if r.Outcome == "fail" {
+			t.Errorf("check %s failed: %s", r.ID, r.Detail)
+		}
+	}
+	if code != 0 || seen["diff.accept"] != "pass" || seen["diff.reject"] != "pass" {
+		t.Errorf("interactive check exit %d: %v\n%s", code, seen, errOut)
+	}
+	if !strings.Contains(errOut, "ACCEPT it there") {
+		t.Errorf("no instructions for the person:\n%s", errOut)
+	}
+}

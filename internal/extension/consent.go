@@ -1,0 +1,94 @@
+package extension
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// consentFile holds the permissions each extension was granted:
+// <home>/.gemini/gemkit/consent.json, mode 0600. Gemini CLI has no such
+// file; it asks at install time only.
+const consentFile = "consent.json"
+
+type consentRecords struct {
+	Version    int                      `json:"version"`
+	Extensions map[string]consentRecord `json:"extensions"`
+}
+
+type consentRecord struct {
+	PermissionsHash string    `json:"permissionsHash"`
+	GrantedAt       time.Time `json:"grantedAt"`
+}
+
+func (s *Store) consentPath() string { return filepath.Join(s.stateDir(), consentFile) }
+
+func (s *Store) readConsent() (consentRecords, error) {
+	recs := consentRecords{Version: 1, Extensions: map[string]consentRecord{}}
+	data, err := os.ReadFile(s.consentPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return recs, nil
+	}
+	if err != nil {
+		return recs, fmt.Errorf("read consent records: %w", err)
+	}
+	if err := json.Unmarshal(data, &recs); err != nil {
+		return recs, fmt.Errorf("%s is damaged (%v); delete it to be asked for consent again", s.consentPath(), err)
+	}
+	if recs.Extensions == nil {
+		recs.Extensions = map[string]consentRecord{}
+	}
+	return recs, nil
+}
+
+// ConsentGranted reports whether the person agreed to the extension name
+// running with the permissions whose PermissionsHash is hash. An
+// unreadable record counts as no consent.
+func (s *Store) ConsentGranted(name, hash string) bool {
+	recs, err := s.readConsent()
+	if err != nil {
+		return false
+	}
+	r, ok := recs.Extensions[name]
+	return ok && r.PermissionsHash == hash
+}
+
+// RecordConsent remembers that the person agreed to the extension name
+// running with the permissions hashed as hash, replacing any earlier
+// record. The file is written atomically with mode 0600.
+func (s *Store) RecordConsent(name, hash string) error {
+	return s.updateConsent(func(recs *consentRecords) {
+		recs.Extensions[name] = consentRecord{PermissionsHash: hash, GrantedAt: time.Now().UTC().Truncate(time.Second)}
+	})
+}
+
+// ForgetConsent removes the consent record of name, so that a later
+// install asks again.
+func (s *Store) ForgetConsent(name string) error {
+	return s.updateConsent(func(recs *consentRecords) { delete(recs.Extensions, name) })
+}
+
+func (s *Store) updateConsent(change func(*consentRecords)) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	recs, err := s.readConsent()
+	if err != nil {
+		return err
+	}
+	change(&recs)
+	data, err := json.MarshalIndent(recs, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.consentPath(), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("record consent: %w", err)
+	}
+	return nil
+}

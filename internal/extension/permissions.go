@@ -1,0 +1,313 @@
+package extension
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// PermissionsSummary says in plain words what the extension's tools may do,
+// one line per permission, e.g. "read files in your workspace" or "no
+// network access". Absent permissions read as the narrowest ones.
+func PermissionsSummary(m *Manifest) []string {
+	p := m.EffectivePermissions()
+	read, write := p.Filesystem.Read, p.Filesystem.Write
+	var lines []string
+	if read == AccessNone && write == AccessNone {
+		lines = append(lines, "no access to your files")
+	} else {
+		if read != AccessNone {
+			lines = append(lines, "read "+scopeWords(read))
+		}
+		if write != AccessNone {
+			lines = append(lines, "create, change and delete "+scopeWords(write))
+		} else {
+			lines = append(lines, "no changes to your files")
+		}
+	}
+	hosts := canonicalHosts(p.Network.AllowedHosts)
+	if len(hosts) == 0 {
+		lines = append(lines, "no network access")
+	} else {
+		lines = append(lines, Printable("connect to "+strings.Join(hosts, ", ")+" (and no other host)"))
+	}
+	return lines
+}
+
+func scopeWords(a Access) string {
+	switch a {
+	case AccessWorkspace:
+		return "files in your workspace"
+	case AccessHome:
+		return "files in your home directory"
+	case AccessFull:
+		return "any file on this computer"
+	}
+	return fmt.Sprintf("files in the unknown scope %q", a)
+}
+
+// canonicalHosts returns the hosts in canonical form, sorted and without
+// duplicates; entries that do not parse are kept verbatim so that nothing
+// an extension asks for is hidden.
+func canonicalHosts(hosts []string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, h := range hosts {
+		key := h
+		if parsed, err := ParseHost(h); err == nil {
+			key = parsed.String()
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, key)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// canonicalPermissions is the form PermissionsHash hashes: defaults filled
+// in, hosts canonical and sorted.
+type canonicalPermissions struct {
+	Read         Access   `json:"read"`
+	Write        Access   `json:"write"`
+	AllowedHosts []string `json:"allowedHosts"`
+}
+
+func canonical(m *Manifest) canonicalPermissions {
+	p := m.EffectivePermissions()
+	return canonicalPermissions{Read: p.Filesystem.Read, Write: p.Filesystem.Write, AllowedHosts: canonicalHosts(p.Network.AllowedHosts)}
+}
+
+// PermissionsHash is a stable hash of the permissions block: two manifests
+// whose permissions mean the same thing (absent vs "none", host order,
+// "HTTPS://X.com/" vs "https://x.com") hash the same. Consent is recorded
+// against it, so a change of permissions asks again.
+func PermissionsHash(m *Manifest) string {
+	b, _ := json.Marshal(canonical(m))
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ToolSignature renders a tool as the model sees it: name(arg: type, ...).
+func ToolSignature(t Tool) string {
+	parts := make([]string, len(t.Args))
+	for i, a := range t.Args {
+		parts[i] = fmt.Sprintf("%s: %s", a.Name, a.Type)
+	}
+	return t.Name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// MCPServerSummary says how an MCP server is reached: "local: cmd args" or
+// "remote: url", fit to print (see Printable).
+func MCPServerSummary(raw json.RawMessage) string { return Printable(mcpServerSummary(raw)) }
+
+func mcpServerSummary(raw json.RawMessage) string {
+	var def struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+		URL     string   `json:"url"`
+		HTTPURL string   `json:"httpUrl"`
+		TCP     string   `json:"tcp"`
+	}
+	if err := json.Unmarshal(raw, &def); err != nil {
+		return "unreadable definition"
+	}
+	switch {
+	case def.Command != "":
+		return strings.TrimSpace("local: " + def.Command + " " + strings.Join(def.Args, " "))
+	case def.HTTPURL != "":
+		return "remote: " + def.HTTPURL
+	case def.URL != "":
+		return "remote: " + def.URL
+	case def.TCP != "":
+		return "remote: tcp " + def.TCP
+	}
+	return "no command or URL"
+}
+
+// ConsentText is what a person reads before agreeing to install (or link)
+// an extension: what it will be able to do, the tools and MCP servers it
+// brings, the context it adds, and the warning that nobody vetted it. Each
+// line is fit to print (see Printable), so a manifest cannot hide part of
+// it behind terminal escape sequences.
+func ConsentText(e *Extension, action string) []string {
+	m := e.Manifest
+	lines := []string{fmt.Sprintf("%s extension %q version %s.", action, m.Name, m.Version)}
+	if m.Description != "" {
+		lines = append(lines, "  "+m.Description)
+	}
+	lines = append(lines, "", "Its tools will be able to:")
+	for _, l := range PermissionsSummary(m) {
+		lines = append(lines, "  - "+l)
+	}
+	if len(m.Tools) > 0 {
+		lines = append(lines, "", "Tools it adds (programs that run on this computer):")
+		for _, t := range m.Tools {
+			lines = append(lines, fmt.Sprintf("  - %s — %s script %s", ToolSignature(t), t.Runtime, relTo(e.Dir, t.Executable)))
+		}
+	}
+	if len(m.MCPServers) > 0 {
+		lines = append(lines, "", "MCP servers it will run (not sandboxed by gemkit):")
+		for _, name := range sortedKeys(m.MCPServers) {
+			lines = append(lines, fmt.Sprintf("  - %s (%s)", name, MCPServerSummary(m.MCPServers[name])))
+		}
+	}
+	if len(e.ContextFiles) > 0 {
+		lines = append(lines, "", "Context it adds to every session:")
+		for _, f := range e.ContextFiles {
+			lines = append(lines, "  - "+relTo(e.Dir, f))
+		}
+	}
+	if len(m.ExcludeTools) > 0 {
+		lines = append(lines, "", "Built-in tools it turns off: "+strings.Join(m.ExcludeTools, ", "))
+	}
+	lines = append(lines, "",
+		"Extensions may come from third parties and nobody has vetted this one.",
+		"Read its source before you agree.")
+	for i, l := range lines {
+		lines[i] = Printable(l)
+	}
+	return lines
+}
+
+// Change is one difference between two versions of an extension that
+// matters for consent.
+type Change struct {
+	// Area is "permissions", "tools" or "mcpServers".
+	Area string `json:"area"`
+	// What says what changed, in words.
+	What string `json:"what"`
+}
+
+// ConsentChanges lists what changed between old and new in the parts a
+// person consented to: permissions, tools and MCP servers. An empty
+// result means the earlier consent still covers the new version. Compare
+// manifests as written (Extension.Unexpanded), not with variables
+// substituted, or two copies of one version in different folders differ.
+func ConsentChanges(old, new *Manifest) []Change {
+	var out []Change
+	op, np := canonical(old), canonical(new)
+	if op.Read != np.Read {
+		out = append(out, Change{"permissions", fmt.Sprintf("file read access: %s → %s", op.Read, np.Read)})
+	}
+	if op.Write != np.Write {
+		out = append(out, Change{"permissions", fmt.Sprintf("file write access: %s → %s", op.Write, np.Write)})
+	}
+	added, removed := diffStrings(op.AllowedHosts, np.AllowedHosts)
+	for _, h := range added {
+		out = append(out, Change{"permissions", "may now connect to " + h})
+	}
+	for _, h := range removed {
+		out = append(out, Change{"permissions", "no longer connects to " + h})
+	}
+	oldTools := map[string]Tool{}
+	for _, t := range old.Tools {
+		oldTools[t.Name] = t
+	}
+	newTools := map[string]bool{}
+	for _, t := range new.Tools {
+		newTools[t.Name] = true
+		ot, ok := oldTools[t.Name]
+		switch {
+		case !ok:
+			out = append(out, Change{"tools", fmt.Sprintf("new tool %s (%s script %s)", ToolSignature(t), t.Runtime, t.Executable)})
+		case !sameTool(ot, t):
+			out = append(out, Change{"tools", fmt.Sprintf("tool %s changed: %s → %s", t.Name, toolLine(ot), toolLine(t))})
+		}
+	}
+	for _, t := range old.Tools {
+		if !newTools[t.Name] {
+			out = append(out, Change{"tools", "tool " + t.Name + " removed"})
+		}
+	}
+	for _, name := range sortedKeys(new.MCPServers) {
+		o, ok := old.MCPServers[name]
+		switch {
+		case !ok:
+			out = append(out, Change{"mcpServers", fmt.Sprintf("new MCP server %s (%s)", name, MCPServerSummary(new.MCPServers[name]))})
+		case !jsonEqual(o, new.MCPServers[name]):
+			out = append(out, Change{"mcpServers", fmt.Sprintf("MCP server %s changed: %s → %s", name, MCPServerSummary(o), MCPServerSummary(new.MCPServers[name]))})
+		}
+	}
+	for _, name := range sortedKeys(old.MCPServers) {
+		if _, ok := new.MCPServers[name]; !ok {
+			out = append(out, Change{"mcpServers", "MCP server " + name + " removed"})
+		}
+	}
+	for i := range out {
+		out[i].What = Printable(out[i].What)
+	}
+	return out
+}
+
+func sameTool(a, b Tool) bool {
+	return toolLine(a) == toolLine(b) && a.Output == b.Output
+}
+
+func toolLine(t Tool) string {
+	return fmt.Sprintf("%s %s script %s", ToolSignature(t), t.Runtime, t.Executable)
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+func diffStrings(old, new []string) (added, removed []string) {
+	o := map[string]bool{}
+	for _, s := range old {
+		o[s] = true
+	}
+	n := map[string]bool{}
+	for _, s := range new {
+		n[s] = true
+		if !o[s] {
+			added = append(added, s)
+		}
+	}
+	for _, s := range old {
+		if !n[s] {
+			removed = append(removed, s)
+		}
+	}
+	return added, removed
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// EnforcementNote says how one permission is enforced on this machine,
+// for the "Enforcement on this machine" section of `describe`.
+type EnforcementNote struct {
+	// Permission names what is enforced, e.g. "filesystem.read".
+	Permission string `json:"permission"`
+	// How says by what means, e.g. "Landlock: read-only access to /ws".
+	How string `json:"how"`
+	// Enforced is false when the machine cannot enforce it (and says so
+	// in How).
+	Enforced bool `json:"enforced"`
+}
+
+// Enforcer explains how an extension's permissions are enforced on this
+// machine. The sandbox that runs tools implements it; `describe` prints
+// its answer.
+type Enforcer interface {
+	Enforcement(ctx context.Context, e *Extension) ([]EnforcementNote, error)
+}

@@ -1,0 +1,314 @@
+package extension
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Names of the files Gemini CLI keeps in ~/.gemini/extensions, which gemkit
+// reads and writes in the same format so that both tools see the same
+// extensions.
+const (
+	// InstallMetadataFile sits in each installed extension's folder and
+	// says where it came from.
+	InstallMetadataFile = ".gemini-extension-install.json"
+	// EnablementFile sits in the extensions folder and holds the enable
+	// and disable rules of every extension.
+	EnablementFile = "extension-enablement.json"
+	// HomeEnv overrides the home folder (the one that holds .gemini), as
+	// it does for Gemini CLI.
+	HomeEnv = "GEMINI_CLI_HOME"
+)
+
+// Source types of InstallMetadata.Type, as Gemini CLI names them.
+const (
+	SourceGit           = "git"
+	SourceLocal         = "local"
+	SourceLink          = "link"
+	SourceGitHubRelease = "github-release"
+)
+
+// InstallMetadata is .gemini-extension-install.json. Fields gemkit does
+// not name are kept in Extra and written back.
+type InstallMetadata struct {
+	// Source is the git URL, or the absolute path of a local or linked
+	// folder.
+	Source string `json:"source"`
+	// Type is one of SourceGit, SourceLocal, SourceLink, SourceGitHubRelease.
+	Type            string `json:"type"`
+	Ref             string `json:"ref,omitempty"`
+	ReleaseTag      string `json:"releaseTag,omitempty"`
+	AutoUpdate      bool   `json:"autoUpdate,omitempty"`
+	AllowPreRelease bool   `json:"allowPreRelease,omitempty"`
+	// Subdir is the folder inside a git repository that holds the
+	// manifest (install --path). Gemini CLI does not know it.
+	Subdir string `json:"gemkitSubdir,omitempty"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var metadataFields = map[string]bool{"source": true, "type": true, "ref": true, "releaseTag": true,
+	"autoUpdate": true, "allowPreRelease": true, "gemkitSubdir": true}
+
+// UnmarshalJSON keeps unknown fields in Extra.
+func (im *InstallMetadata) UnmarshalJSON(data []byte) error {
+	type plain InstallMetadata
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	eachField(data, func(k string, v json.RawMessage) {
+		if !metadataFields[k] {
+			if p.Extra == nil {
+				p.Extra = map[string]json.RawMessage{}
+			}
+			p.Extra[k] = append(json.RawMessage(nil), v...)
+		}
+	})
+	*im = InstallMetadata(p)
+	return nil
+}
+
+// MarshalJSON writes the named fields and then Extra.
+func (im InstallMetadata) MarshalJSON() ([]byte, error) {
+	type plain InstallMetadata
+	out, err := json.Marshal(plain(im))
+	if err != nil || len(im.Extra) == 0 {
+		return out, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(out, &all); err != nil {
+		return nil, err
+	}
+	for k, v := range im.Extra {
+		if !metadataFields[k] {
+			all[k] = v
+		}
+	}
+	return json.Marshal(all)
+}
+
+// Store is the set of extensions installed under one home folder:
+// <home>/.gemini/extensions/<name>/, shared with Gemini CLI. A Store holds
+// no open files; every method reads the disk afresh.
+type Store struct {
+	home      string
+	workspace string
+}
+
+// DefaultHome is the home folder Gemini CLI uses: $GEMINI_CLI_HOME, or the
+// user's home directory.
+func DefaultHome() (string, error) {
+	if h := os.Getenv(HomeEnv); h != "" {
+		return filepath.Abs(h)
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the home folder (set %s): %w", HomeEnv, err)
+	}
+	return h, nil
+}
+
+// OpenStore returns the store under home, the folder that holds .gemini
+// (see DefaultHome). The workspace is the current directory until
+// WithWorkspace says otherwise. Nothing is created until something is
+// installed.
+func OpenStore(home string) *Store {
+	abs, err := filepath.Abs(home)
+	if err == nil {
+		home = abs
+	}
+	ws, _ := os.Getwd()
+	return &Store{home: home, workspace: ws}
+}
+
+// WithWorkspace returns a copy of s whose workspace is ws: the folder
+// ${workspacePath} stands for and the workspace enablement scope applies
+// to.
+func (s *Store) WithWorkspace(ws string) *Store {
+	c := *s
+	if abs, err := filepath.Abs(ws); err == nil {
+		ws = abs
+	}
+	c.workspace = ws
+	return &c
+}
+
+// Home is the folder that holds .gemini.
+func (s *Store) Home() string { return s.home }
+
+// Workspace is the workspace folder of this store view.
+func (s *Store) Workspace() string { return s.workspace }
+
+// Dir is the extensions folder, <home>/.gemini/extensions.
+func (s *Store) Dir() string { return filepath.Join(s.home, ".gemini", "extensions") }
+
+// stateDir is where gemkit keeps what Gemini CLI has no file for (consent
+// records, the lock): <home>/.gemini/gemkit.
+func (s *Store) stateDir() string { return filepath.Join(s.home, ".gemini", "gemkit") }
+
+// Installed is one entry of the extensions folder.
+type Installed struct {
+	// Name is the entry's folder name, which is the extension's name for
+	// everything installed by gemkit or Gemini CLI.
+	Name string
+	// Entry is the entry's path in the extensions folder. For a linked
+	// extension it holds only the install metadata.
+	Entry string
+	// Metadata is the install metadata; nil when the file is missing
+	// (an extension copied in by hand).
+	Metadata *InstallMetadata
+	// Extension is the loaded extension; nil when it could not be read.
+	// Extension.Dir is the linked source folder for a linked extension.
+	Extension *Extension
+	// Err is why the extension could not be loaded or is invalid (a
+	// *ValidationError when only rules are broken).
+	Err error
+}
+
+// Manifest returns the manifest, or nil when the extension is unreadable.
+func (in *Installed) Manifest() *Manifest {
+	if in.Extension == nil {
+		return nil
+	}
+	return in.Extension.Manifest
+}
+
+// ErrNotInstalled is returned (wrapped) by Get for an unknown name.
+var ErrNotInstalled = errors.New("extension is not installed")
+
+// List returns every installed extension sorted by name. Entries that
+// cannot be read are listed with Err set rather than dropped, so that a
+// broken extension is visible; files in the extensions folder (such as
+// the enablement file) and gemkit's staging folders are skipped.
+func (s *Store) List() ([]*Installed, error) {
+	entries, err := os.ReadDir(s.Dir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the extensions folder: %w", err)
+	}
+	realDir, err := filepath.EvalSymlinks(s.Dir())
+	if err != nil {
+		return nil, fmt.Errorf("read the extensions folder: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if isStagingName(e.Name()) {
+			continue
+		}
+		if !e.IsDir() {
+			// A symlink to a folder is an extension too.
+			fi, err := os.Stat(filepath.Join(s.Dir(), e.Name()))
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	// Loading is file reads and JSON: spread it over the CPUs. Each
+	// worker takes the next index from a counter, which costs no
+	// goroutine wake-ups, unlike handing indexes over a channel.
+	out := make([]*Installed, len(names))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(names)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
+				out[i] = s.loadEntryIn(names[i], realDir)
+			}
+		})
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// Get returns the installed extension called name. Like Gemini CLI it
+// matches the name case-insensitively when no folder has the exact name.
+func (s *Store) Get(name string) (*Installed, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return nil, fmt.Errorf("%q is not an extension name", name)
+	}
+	if fi, err := os.Stat(filepath.Join(s.Dir(), name)); err == nil && fi.IsDir() && !isStagingName(name) {
+		return s.loadEntry(name), nil
+	}
+	all, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range all {
+		if strings.EqualFold(in.Name, name) {
+			return in, nil
+		}
+		if m := in.Manifest(); m != nil && strings.EqualFold(m.Name, name) {
+			return in, nil
+		}
+	}
+	return nil, fmt.Errorf("%q: %w (see `gemkit extensions list`)", name, ErrNotInstalled)
+}
+
+// loadEntry reads one entry of the extensions folder.
+func (s *Store) loadEntry(name string) *Installed {
+	realDir, err := filepath.EvalSymlinks(s.Dir())
+	if err != nil {
+		realDir = ""
+	}
+	return s.loadEntryIn(name, realDir)
+}
+
+// loadEntryIn is loadEntry with the real path of the extensions folder
+// known.
+func (s *Store) loadEntryIn(name, realDir string) *Installed {
+	in := &Installed{Name: name, Entry: filepath.Join(s.Dir(), name)}
+	md, err := readMetadata(in.Entry)
+	if err != nil {
+		in.Err = err
+		return in
+	}
+	in.Metadata = md
+	dir, parent := in.Entry, realDir
+	if md != nil && md.Type == SourceLink {
+		dir, parent = md.Source, ""
+	}
+	in.Extension, in.Err = LoadWith(dir, LoadOptions{WorkspacePath: s.workspace, realParent: parent})
+	return in
+}
+
+func readMetadata(entry string) (*InstallMetadata, error) {
+	data, err := os.ReadFile(filepath.Join(entry, InstallMetadataFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read install metadata: %w", err)
+	}
+	var md InstallMetadata
+	if err := json.Unmarshal(data, &md); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(entry, InstallMetadataFile), err)
+	}
+	return &md, nil
+}
+
+// stagingPrefix starts the names of gemkit's temporary folders inside the
+// extensions folder (installs in progress, folders being removed).
+const stagingPrefix = ".gemkit-"
+
+func isStagingName(name string) bool { return strings.HasPrefix(name, stagingPrefix) }
+
+func relTo(base, p string) string {
+	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}

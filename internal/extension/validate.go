@@ -1,0 +1,478 @@
+package extension
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Problem is one thing wrong with a manifest, with where it is and how to
+// fix it.
+type Problem struct {
+	// Path is the JSON path of the offending value, e.g.
+	// "tools[1].executable"; empty for the manifest as a whole.
+	Path string `json:"path"`
+	// Message says what is wrong, read after the path.
+	Message string `json:"message"`
+	// Fix says what to do about it.
+	Fix string `json:"fix"`
+}
+
+func (p Problem) String() string {
+	where := p.Path
+	if where == "" {
+		where = "manifest"
+	}
+	return fmt.Sprintf("%s: %s (fix: %s)", where, p.Message, p.Fix)
+}
+
+// ValidationError lists every problem found in one manifest.
+type ValidationError struct {
+	File     string
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s has %d problem", e.File, len(e.Problems))
+	if len(e.Problems) != 1 {
+		b.WriteString("s")
+	}
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-zA-Z0-9-]+$`)
+	toolNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+	argNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	envVarRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	callRE     = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\(`)
+)
+
+// ValidName reports whether name follows Gemini CLI's rule for extension
+// names: letters, digits and dashes only.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+// Validate checks a manifest whose folder is dir (a real path) and returns
+// every problem, sorted by path. Fields that old manifests do not have are
+// only checked when present, so every manifest Gemini CLI accepts passes.
+func Validate(dir string, m *Manifest) []Problem {
+	v := &validator{dir: dir}
+	v.top(m)
+	v.permissions(m.Permissions)
+	v.tools(m)
+	v.docs(m.Docs)
+	v.examples(m)
+	v.mcpServers(m.MCPServers)
+	v.settings(m.Settings)
+	v.themes(m.Themes)
+	sortProblems(v.probs)
+	return v.probs
+}
+
+type validator struct {
+	dir   string
+	probs []Problem
+	// seen caches Lstat of folders on the way to files: several tools
+	// usually share tools/.
+	seen map[string]fs.FileInfo
+}
+
+func (v *validator) lstat(p string, final bool) (fs.FileInfo, error) {
+	if !final {
+		if fi, ok := v.seen[p]; ok {
+			return fi, nil
+		}
+	}
+	fi, err := os.Lstat(p)
+	if err == nil && !final {
+		if v.seen == nil {
+			v.seen = map[string]fs.FileInfo{}
+		}
+		v.seen[p] = fi
+	}
+	return fi, err
+}
+
+func (v *validator) add(path, msg, fix string, args ...any) {
+	v.probs = append(v.probs, Problem{Path: path, Message: msg, Fix: fmt.Sprintf(fix, args...)})
+}
+
+func (v *validator) top(m *Manifest) {
+	switch {
+	case m.Name == "":
+		v.add("name", "is missing", "add \"name\": a name of letters, digits and dashes, e.g. \"my-extension\"")
+	case !ValidName(m.Name):
+		v.add("name", fmt.Sprintf("%q has characters other than letters, digits and dashes", m.Name),
+			"rename it to %q", suggestName(m.Name))
+	}
+	if strings.TrimSpace(m.Version) == "" {
+		v.add("version", "is missing", "add \"version\", e.g. \"1.0.0\"")
+	}
+	for i, f := range m.ContextFileName {
+		p := fmt.Sprintf("contextFileName[%d]", i)
+		if m.contextFileNameString {
+			p = "contextFileName"
+		}
+		if f == "" {
+			v.add(p, "is empty", "give a file name such as \"GEMINI.md\"")
+			continue
+		}
+		if _, err := v.inside(f); err != nil {
+			v.add(p, fmt.Sprintf("%q %v", f, err), "give a path inside the extension folder, e.g. \"GEMINI.md\"")
+		}
+	}
+	for i, t := range m.ExcludeTools {
+		if strings.TrimSpace(t) == "" {
+			v.add(fmt.Sprintf("excludeTools[%d]", i), "is empty", "remove it or name a tool, e.g. \"run_shell_command(rm -rf)\"")
+		}
+	}
+}
+
+func (v *validator) permissions(p *Permissions) {
+	if p == nil {
+		return
+	}
+	if fsp := p.Filesystem; fsp != nil {
+		ok := true
+		for _, f := range []struct {
+			name string
+			a    Access
+		}{{"read", fsp.Read}, {"write", fsp.Write}} {
+			if f.a.Rank() < 0 {
+				ok = false
+				v.add("permissions.filesystem."+f.name, fmt.Sprintf("%q is not a scope", f.a),
+					"use one of \"none\", \"workspace\", \"home\", \"full\"")
+			}
+		}
+		if ok && fsp.Write.Rank() > fsp.Read.Rank() {
+			v.add("permissions.filesystem.write",
+				fmt.Sprintf("%q is wider than the read scope %q: a tool could write files it may not read", fsp.Write.Effective(), fsp.Read.Effective()),
+				"set permissions.filesystem.read to %q (or wider), or narrow write to %q", fsp.Write.Effective(), fsp.Read.Effective())
+		}
+	}
+	if n := p.Network; n != nil {
+		seen := map[string]int{}
+		for i, h := range n.AllowedHosts {
+			path := fmt.Sprintf("permissions.network.allowedHosts[%d]", i)
+			parsed, err := ParseHost(h)
+			if err != nil {
+				v.add(path, fmt.Sprintf("%q %v", h, err), "write a host name (\"api.example.com\", \"*.example.com\", \"example.com:8443\") or an origin (\"https://api.example.com\")")
+				continue
+			}
+			key := parsed.String()
+			if j, dup := seen[key]; dup {
+				v.add(path, fmt.Sprintf("%q repeats allowedHosts[%d]", h, j), "remove one of them")
+				continue
+			}
+			seen[key] = i
+		}
+	}
+}
+
+func (v *validator) tools(m *Manifest) {
+	seen := map[string]int{}
+	for i, t := range m.Tools {
+		p := fmt.Sprintf("tools[%d]", i)
+		switch {
+		case t.Name == "":
+			v.add(p+".name", "is missing", "name the tool, e.g. \"lintFile\"")
+		case !toolNameRE.MatchString(t.Name):
+			v.add(p+".name", fmt.Sprintf("%q is not a valid tool name", t.Name),
+				"start with a letter or _, then letters, digits, _ . or -, at most 64 characters")
+		default:
+			if j, dup := seen[t.Name]; dup {
+				v.add(p+".name", fmt.Sprintf("%q is already the name of tools[%d]", t.Name, j), "give each tool its own name")
+			} else {
+				seen[t.Name] = i
+			}
+		}
+		if strings.TrimSpace(t.Description) == "" {
+			v.add(p+".description", "is missing", "say in one sentence what the tool does; the model reads it to decide when to call it")
+		}
+		switch t.Runtime {
+		case RuntimeNode, RuntimePython, RuntimeShell:
+		case "":
+			v.add(p+".runtime", "is missing", "add \"runtime\": \"python\", \"node\" or \"shell\"")
+		default:
+			v.add(p+".runtime", fmt.Sprintf("%q is not a runtime", t.Runtime), "use \"python\", \"node\" or \"shell\"")
+		}
+		switch t.Output {
+		case "", OutputJSON, OutputString:
+		default:
+			v.add(p+".output", fmt.Sprintf("%q is not an output kind", t.Output), "use \"json\" or \"string\" (or leave it out for \"string\")")
+		}
+		if t.Executable == "" {
+			v.add(p+".executable", "is missing", "give the script's path inside the extension folder, e.g. \"tools/lint.py\"")
+		} else if _, err := v.file(t.Executable); err != nil {
+			v.add(p+".executable", fmt.Sprintf("%q %v", t.Executable, err), "%s", fileFix(err, "script"))
+		}
+		args := map[string]int{}
+		for j, a := range t.Args {
+			ap := fmt.Sprintf("%s.args[%d]", p, j)
+			switch {
+			case a.Name == "":
+				v.add(ap+".name", "is missing", "name the argument; it is passed as --name value")
+			case !argNameRE.MatchString(a.Name):
+				v.add(ap+".name", fmt.Sprintf("%q cannot be a command-line flag", a.Name), "start with a letter, then letters, digits, _ or -")
+			default:
+				if k, dup := args[a.Name]; dup {
+					v.add(ap+".name", fmt.Sprintf("%q is already the name of args[%d]", a.Name, k), "give each argument its own name")
+				} else {
+					args[a.Name] = j
+				}
+			}
+			switch a.Type {
+			case ArgString, ArgNumber, ArgInteger, ArgBoolean, ArgStringArray:
+			case "":
+				v.add(ap+".type", "is missing", "add \"type\": \"string\", \"number\", \"integer\", \"boolean\" or \"array\"")
+			default:
+				v.add(ap+".type", fmt.Sprintf("%q is not an argument type", a.Type), "use \"string\", \"number\", \"integer\", \"boolean\" or \"array\"")
+			}
+		}
+	}
+}
+
+func (v *validator) docs(docs []Doc) {
+	seen := map[string]int{}
+	for i, d := range docs {
+		p := fmt.Sprintf("docs[%d]", i)
+		if d.Name == "" {
+			v.add(p+".name", "is missing", "name the doc; the model asks for it by this name")
+		} else if j, dup := seen[d.Name]; dup {
+			v.add(p+".name", fmt.Sprintf("%q is already the name of docs[%d]", d.Name, j), "give each doc its own name")
+		} else {
+			seen[d.Name] = i
+		}
+		if d.File == "" {
+			v.add(p+".file", "is missing", "give the document's path inside the extension folder, e.g. \"docs/rules.md\"")
+		} else if _, err := v.file(d.File); err != nil {
+			v.add(p+".file", fmt.Sprintf("%q %v", d.File, err), "%s", fileFix(err, "document"))
+		}
+	}
+}
+
+func (v *validator) examples(m *Manifest) {
+	for i, e := range m.Examples {
+		p := fmt.Sprintf("examples[%d]", i)
+		if strings.TrimSpace(e.Prompt) == "" {
+			v.add(p+".prompt", "is missing", "write what a person would ask, e.g. \"Lint the file src/index.js\"")
+		}
+		if strings.TrimSpace(e.ToolCall) == "" {
+			v.add(p+".tool_call", "is missing", "write the call it should lead to, e.g. lintFile(file=\"src/index.js\")")
+			continue
+		}
+		match := callRE.FindStringSubmatch(e.ToolCall)
+		if match == nil {
+			v.add(p+".tool_call", fmt.Sprintf("%q is not a call", e.ToolCall), "write it as toolName(arg=\"value\")")
+		} else if m.Tool(match[1]) == nil {
+			v.add(p+".tool_call", fmt.Sprintf("calls %q, which is not one of this extension's tools", match[1]), "call a tool from \"tools\", or add the tool")
+		}
+	}
+}
+
+func (v *validator) mcpServers(servers map[string]json.RawMessage) {
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := "mcpServers." + name
+		var def map[string]json.RawMessage
+		if err := json.Unmarshal(servers[name], &def); err != nil || def == nil {
+			v.add(p, "is not an object", "describe the server as {\"command\": ..., \"args\": [...]} or {\"httpUrl\": ...}")
+			continue
+		}
+		if name == "" {
+			v.add("mcpServers", "has a server with an empty name", "give the server a name")
+		}
+		found := false
+		for _, k := range []string{"command", "url", "httpUrl", "tcp"} {
+			if raw, ok := def[k]; ok {
+				var s string
+				if json.Unmarshal(raw, &s) != nil || s == "" {
+					v.add(p+"."+k, "is not a non-empty string", "give %s as a string", k)
+				}
+				found = true
+			}
+		}
+		if !found {
+			v.add(p, "says neither how to start the server nor where it is", "add \"command\" (a local server) or \"httpUrl\"/\"url\" (a remote one)")
+		}
+		if raw, ok := def["args"]; ok {
+			var args []string
+			if json.Unmarshal(raw, &args) != nil {
+				v.add(p+".args", "is not a list of strings", "write args as [\"--flag\", \"value\"]")
+			}
+		}
+	}
+}
+
+func (v *validator) settings(settings []Setting) {
+	for i, s := range settings {
+		p := fmt.Sprintf("settings[%d]", i)
+		if s.Name == "" {
+			v.add(p+".name", "is missing", "name the setting as the person will see it, e.g. \"API key\"")
+		}
+		if s.EnvVar == "" {
+			v.add(p+".envVar", "is missing", "give the environment variable that carries it, e.g. \"MY_API_KEY\"")
+		} else if !envVarRE.MatchString(s.EnvVar) {
+			v.add(p+".envVar", fmt.Sprintf("%q is not an environment variable name", s.EnvVar), "use letters, digits and _, not starting with a digit")
+		}
+	}
+}
+
+func (v *validator) themes(themes []json.RawMessage) {
+	for i, raw := range themes {
+		var t struct {
+			Name *string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			v.add(fmt.Sprintf("themes[%d]", i), "is not an object", "describe the theme as {\"name\": ..., \"type\": \"custom\", ...}")
+		} else if t.Name == nil || *t.Name == "" {
+			v.add(fmt.Sprintf("themes[%d].name", i), "is missing", "name the theme")
+		}
+	}
+}
+
+// Errors about files that fileFix turns into advice.
+var (
+	errOutside    = errors.New("is outside the extension folder")
+	errMissing    = errors.New("does not exist in the extension folder")
+	errNotRegular = errors.New("is not a regular file")
+)
+
+type symlinkError struct{ at string }
+
+func (e *symlinkError) Error() string {
+	return fmt.Sprintf("goes through the symlink %q; an extension's files must be inside its folder", e.at)
+}
+
+func fileFix(err error, what string) string {
+	var se *symlinkError
+	switch {
+	case errors.Is(err, errOutside):
+		return "move the " + what + " into the extension folder and give its path relative to it"
+	case errors.As(err, &se):
+		return "replace the symlink " + se.at + " with the real file or folder"
+	case errors.Is(err, errMissing):
+		return "create the " + what + " or correct the path"
+	}
+	return "make it a regular file inside the extension folder"
+}
+
+// inside resolves rel against the extension folder lexically and fails when
+// it leaves the folder. ${extensionPath} makes absolute paths into the
+// folder, so those are accepted too.
+func (v *validator) inside(rel string) (string, error) {
+	p := rel
+	if filepath.IsAbs(p) {
+		r, err := filepath.Rel(v.dir, p)
+		if err != nil {
+			return "", errOutside
+		}
+		p = r
+	}
+	p = filepath.Clean(filepath.FromSlash(p))
+	if p == "." || p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) || filepath.IsAbs(p) {
+		return "", errOutside
+	}
+	return p, nil
+}
+
+// file checks that rel names a regular file inside the extension folder
+// reached without following any symlink, and returns its clean relative
+// path.
+func (v *validator) file(rel string) (string, error) {
+	p, err := v.inside(rel)
+	if err != nil {
+		return "", err
+	}
+	cur := v.dir
+	parts := strings.Split(p, string(filepath.Separator))
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := v.lstat(cur, i == len(parts)-1)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", errMissing
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", &symlinkError{at: filepath.Join(parts[:i+1]...)}
+		}
+		if i == len(parts)-1 && !fi.Mode().IsRegular() {
+			return "", errNotRegular
+		}
+	}
+	return p, nil
+}
+
+// suggestName turns s into a valid extension name.
+func suggestName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.TrimRight(b.String(), "-")
+	if out == "" {
+		return "my-extension"
+	}
+	return out
+}
+
+// sortProblems orders problems by path (naturally: tools[2] before
+// tools[10]) so that output is stable.
+func sortProblems(p []Problem) {
+	sort.SliceStable(p, func(i, j int) bool { return naturalLess(p[i].Path, p[j].Path) })
+}
+
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := isDigit(a[0]), isDigit(b[0])
+		if da && db {
+			na, ra := leadingNumber(a)
+			nb, rb := leadingNumber(b)
+			if na != nb {
+				return na < nb
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func leadingNumber(s string) (int, string) {
+	n, i := 0, 0
+	for i < len(s) && isDigit(s[i]) {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	return n, s[i:]
+}

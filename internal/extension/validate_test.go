@@ -1,0 +1,217 @@
+package extension
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// writeTree creates files under dir; a value starting with "->" makes a
+// symlink to the rest.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestValidateFindsEverythingAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{"evil.py": "print(1)", "lib/x.sh": "echo"})
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json": `{
+  "name": "bad name!",
+  "version": "",
+  "permissions": {
+    "filesystem": {"read": "workspace", "write": "home"},
+    "network": {"allowedHosts": ["ok.example.com", "https://x.com/path", "", "OK.example.com"]}
+  },
+  "tools": [
+    {"name": "a", "description": "d", "executable": "tools/a.py", "runtime": "python"},
+    {"name": "a", "description": "d", "executable": "../` + filepath.Base(outside) + `/evil.py", "runtime": "ruby"},
+    {"name": "link", "description": "d", "executable": "tools/link.py", "runtime": "python", "output": "xml"},
+    {"name": "viadir", "description": "", "executable": "lib/x.sh", "runtime": "shell",
+     "args": [{"name": "x", "type": "object"}, {"name": "x", "type": "string"}, {"name": "--bad", "type": "string"}]},
+    {"name": "gone", "description": "d", "executable": "tools/missing.py", "runtime": "python"},
+    {"name": "abs", "description": "d", "executable": "/etc/passwd", "runtime": "shell"},
+    {"name": "folder", "description": "d", "executable": "tools", "runtime": "shell"}
+  ],
+  "docs": [
+    {"name": "rules", "file": "docs/rules.md"},
+    {"name": "rules", "file": "docs/none.md"}
+  ],
+  "examples": [{"prompt": "p", "tool_call": "nosuch(x=1)"}, {"prompt": "", "tool_call": "a()"}],
+  "mcpServers": {"srv": {"args": ["x"]}, "bad": 3},
+  "settings": [{"name": "k", "envVar": "1BAD"}],
+  "themes": [{"type": "custom"}]
+}`,
+		"tools/a.py":    "print(1)",
+		"tools/link.py": "->a.py",
+		"lib":           "->" + filepath.Join(outside, "lib"),
+		"docs/rules.md": "# rules",
+	})
+	ext, err := Load(dir)
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("Load: %v, want a *ValidationError", err)
+	}
+	if ext == nil || ext.Manifest.Name != "bad name!" {
+		t.Fatalf("Load must return the parsed extension with its problems")
+	}
+	got := map[string]string{}
+	for _, p := range ve.Problems {
+		if p.Fix == "" {
+			t.Errorf("%s has no fix", p.Path)
+		}
+		got[p.Path] += p.Message + "|"
+	}
+	want := map[string]string{
+		"name":                                "letters, digits and dashes",
+		"version":                             "missing",
+		"permissions.filesystem.write":        "wider than the read scope",
+		"permissions.network.allowedHosts[1]": "path",
+		"permissions.network.allowedHosts[2]": "empty",
+		"permissions.network.allowedHosts[3]": "repeats allowedHosts[0]",
+		"tools[1].name":                       "already the name of tools[0]",
+		"tools[1].executable":                 "outside the extension folder",
+		"tools[1].runtime":                    "not a runtime",
+		"tools[2].executable":                 "symlink",
+		"tools[2].output":                     "not an output kind",
+		"tools[3].description":                "missing",
+		"tools[3].executable":                 "symlink \"lib\"",
+		"tools[3].args[0].type":               "not an argument type",
+		"tools[3].args[1].name":               "already the name of args[0]",
+		"tools[3].args[2].name":               "cannot be a command-line flag",
+		"tools[4].executable":                 "does not exist",
+		"tools[5].executable":                 "outside the extension folder",
+		"tools[6].executable":                 "not a regular file",
+		"docs[1].name":                        "already the name of docs[0]",
+		"docs[1].file":                        "does not exist",
+		"examples[0].tool_call":               "not one of this extension's tools",
+		"examples[1].prompt":                  "missing",
+		"mcpServers.bad":                      "not an object",
+		"mcpServers.srv":                      "neither how to start",
+		"settings[0].envVar":                  "not an environment variable name",
+		"themes[0].name":                      "missing",
+	}
+	for path, sub := range want {
+		if !strings.Contains(got[path], sub) {
+			t.Errorf("%s: got %q, want a message with %q", path, got[path], sub)
+		}
+	}
+	for path := range got {
+		if _, ok := want[path]; !ok {
+			t.Errorf("unexpected problem %s: %s", path, got[path])
+		}
+	}
+	// Sorted naturally, so output is stable.
+	paths := make([]string, len(ve.Problems))
+	for i, p := range ve.Problems {
+		paths[i] = p.Path
+	}
+	if !sort.SliceIsSorted(paths, func(i, j int) bool { return naturalLess(paths[i], paths[j]) }) {
+		t.Errorf("problems not sorted: %q", paths)
+	}
+}
+
+func TestValidateAcceptsExtensionPathVariable(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json": `{"name":"v","version":"1","tools":[{"name":"t","description":"d","executable":"${extensionPath}${/}tools${/}t.sh","runtime":"shell"}],
+		"examples":[{"prompt":"p","tool_call":"t()"}]}`,
+		"tools/t.sh": "echo",
+	})
+	ext, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	if got, want := ext.Manifest.Tools[0].Executable, filepath.Join(real, "tools", "t.sh"); got != want {
+		t.Errorf("executable = %q, want %q", got, want)
+	}
+}
+
+func TestLoadThroughSymlinkUsesRealPath(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real-ext")
+	writeTree(t, real, map[string]string{
+		"gemini-extension.json": `{"name":"s","version":"1","mcpServers":{"s":{"command":"node","args":["${extensionPath}/server.js"]}}}`,
+	})
+	link := filepath.Join(base, "link-ext")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := Load(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	realResolved, _ := filepath.EvalSymlinks(real)
+	if ext.Dir != realResolved {
+		t.Errorf("Dir = %s, want the real path %s", ext.Dir, realResolved)
+	}
+	if s := MCPServerSummary(ext.Manifest.MCPServers["s"]); !strings.Contains(s, realResolved+"/server.js") {
+		t.Errorf("${extensionPath} = %s, want the real path", s)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing folder: %v", err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), ManifestFile) {
+		t.Errorf("no manifest: %v", err)
+	}
+	writeTree(t, dir, map[string]string{ManifestFile: "{\n\"name\": \"x\",,\n}"})
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("syntax error: %v", err)
+	}
+}
+
+func TestCompatibilityManifestsLoadUnchanged(t *testing.T) {
+	dirs, _ := filepath.Glob("testdata/compat/*")
+	if len(dirs) < 8 {
+		t.Fatalf("want the whole compatibility set, found %d", len(dirs))
+	}
+	for _, dir := range dirs {
+		ext, err := Load(dir)
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		// Nothing read is lost: the manifest written back means the same
+		// as the file (apart from substituted variables).
+		out, err := ext.Unexpanded().MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jsonSame(t, out, ext.Raw) {
+			t.Errorf("%s: manifest changed on the way through:\n%s", dir, out)
+		}
+	}
+	ext, _ := Load("testdata/compat/context-list")
+	var names []string
+	for _, f := range ext.ContextFiles {
+		names = append(names, filepath.Base(f))
+	}
+	if !reflect.DeepEqual(names, []string{"GEMINI.md", "style.md"}) {
+		t.Errorf("context files = %v; want the existing ones only", names)
+	}
+}

@@ -1,0 +1,41 @@
+package sandbox
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// BenchmarkRules is the parent's share of a run: computing the Landlock
+// rules from the permissions.
+func BenchmarkRules(b *testing.B) {
+	w := newWorld(b)
+	p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+	for b.Loop() {
+		if _, err := p.Rules(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStart is spawn-to-exit of /bin/true in the sandbox, from the
+// test binary (see bench/sandbox for the comparison with a direct exec
+// and bwrap).
+func BenchmarkStart(b *testing.B) {
+	w := newWorld(b)
+	p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			for b.Loop() {
+				proc, err := m.l.Start(context.Background(), &Command{Policy: p, Path: "/bin/true", Dir: w.ws})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := proc.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,247 @@
+package child
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Env and ProbeEnv are the environment variables that turn a gemkit
+// process into the sandbox child or the namespace probe. Only the
+// launcher sets them, on a process whose whole environment it builds.
+const (
+	Env      = "GEMKIT_SANDBOX_CHILD"
+	ProbeEnv = "GEMKIT_SANDBOX_PROBE"
+)
+
+// FD is the socket to the parent: the spec comes in on it, the proxy
+// listener and any error go out on it, and it closes on exec.
+const FD = 3
+
+// MaxOpenFiles bounds each tool process's open files (RLIMIT_NOFILE, soft
+// and hard): plenty for a runtime, and with the process bound it keeps a
+// tool from filling the kernel's file table.
+const MaxOpenFiles = 4096
+
+// Ready is the child's last word before exec: the sandbox is in place.
+const Ready = 'R'
+
+// Spec is what the parent tells the child to set up before exec.
+type Spec struct {
+	Path        string     `json:"path"`
+	Argv        []string   `json:"argv"`
+	Env         []string   `json:"env"`
+	Rules       []PathRule `json:"rules"`
+	LandlockABI int        `json:"landlockABI"`
+	// ProxyPort, when set, asks for loopback up and a listener on
+	// 127.0.0.1:ProxyPort inside the namespace, passed back to the parent.
+	ProxyPort   int    `json:"proxyPort,omitempty"`
+	DenySockets bool   `json:"denySockets,omitempty"`
+	DenySession bool   `json:"denySession,omitempty"`
+	MemoryBytes uint64 `json:"memoryBytes"`
+	// PidMax, when set, is written to the PID namespace's own pid_max:
+	// the child is its first process, and the tool cannot raise it.
+	PidMax int `json:"pidMax,omitempty"`
+}
+
+// init turns the process into the sandbox child before the rest of the
+// program initializes. Go initializes packages in import-path order as
+// soon as their imports are ready, and this package imports only the
+// standard library and x/sys/unix, so it runs before the heavy
+// initialization of gemkit's other dependencies (compiling JSON schemas
+// alone takes milliseconds), which the child never needs: it execs the
+// tool or exits from here. The main goroutine is on the main thread
+// during init, and LockOSThread keeps it there: the thread that applies
+// Landlock and seccomp must be the one that execs, and exec from the
+// thread-group leader keeps the tool's /proc entry the one the Landlock
+// rule names.
+func init() {
+	switch {
+	case os.Getenv(ProbeEnv) == "1":
+		os.Exit(0)
+	case os.Getenv(Env) == "1":
+		runtime.LockOSThread()
+		os.Exit(Main())
+	}
+}
+
+// IsChild reports whether this process was started by the launcher as the
+// sandbox child (or namespace probe). The package's init has then taken
+// over already, so it is true only for a caller that runs first.
+func IsChild() bool {
+	return os.Getenv(Env) == "1" || os.Getenv(ProbeEnv) == "1"
+}
+
+// Main sets up the sandbox and execs the tool; it returns only on
+// failure, with the exit status to use. The error has already been sent to
+// the parent.
+func Main() int {
+	if os.Getenv(ProbeEnv) == "1" {
+		return 0
+	}
+	// Landlock, no_new_privs and seccomp apply to the calling thread, so
+	// all of it and the exec must happen on one thread.
+	runtime.LockOSThread()
+	conn := os.NewFile(FD, "sandbox-parent")
+	if err := setup(conn); err != nil {
+		report(err)
+		return 126
+	}
+	return 0 // unreachable: setup execs
+}
+
+// report sends err to the parent; it has no other way to learn it.
+func report(err error) {
+	msg := append([]byte{'E'}, err.Error()...)
+	_, _ = unix.Write(FD, msg)
+}
+
+func setup(conn *os.File) error {
+	raw, err := io.ReadAll(io.LimitReader(conn, 16<<20))
+	if err != nil {
+		return fmt.Errorf("sandbox child: reading spec: %w", err)
+	}
+	var spec Spec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return fmt.Errorf("sandbox child: spec: %w", err)
+	}
+	if spec.ProxyPort > 0 {
+		if err := loopbackUp(); err != nil {
+			return err
+		}
+		lfd, err := listenLoopback(spec.ProxyPort)
+		if err != nil {
+			return err
+		}
+		err = unix.Sendmsg(FD, []byte{'L'}, unix.UnixRights(lfd), nil, 0)
+		unix.Close(lfd)
+		if err != nil {
+			return fmt.Errorf("sandbox child: passing the proxy listener: %w", err)
+		}
+	}
+	if spec.PidMax > 0 {
+		// /proc/sys/kernel/pid_max is the one of the reader's PID
+		// namespace on the kernels the parent asks this on.
+		if err := os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.Itoa(spec.PidMax)), 0); err != nil {
+			return fmt.Errorf("sandbox child: bounding the number of processes: %w", err)
+		}
+	}
+	for _, l := range []struct {
+		res int
+		val uint64
+	}{{unix.RLIMIT_DATA, spec.MemoryBytes}, {unix.RLIMIT_CORE, 0}, {unix.RLIMIT_NOFILE, MaxOpenFiles}} {
+		if l.res == unix.RLIMIT_DATA && l.val == 0 {
+			continue
+		}
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(l.res, &cur); err == nil && cur.Max < l.val {
+			l.val = cur.Max // never raise a limit gemkit itself runs under
+		}
+		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.val, Max: l.val}); err != nil {
+			return fmt.Errorf("sandbox child: setrlimit: %w", err)
+		}
+	}
+	rfd := -1
+	if spec.LandlockABI > 0 {
+		rfd, err = landlockRuleset(spec.LandlockABI, spec.Rules, spec.ProxyPort)
+		if err != nil {
+			return err
+		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox child: no_new_privs: %w", err)
+	}
+	if rfd >= 0 {
+		if err := landlockRestrictSelf(rfd); err != nil {
+			return err
+		}
+	}
+	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession}); err != nil {
+		return err
+	}
+	// Only stdin, stdout and stderr reach the tool. Go's exec passes just
+	// the descriptors it was given, but ones gemkit itself inherited
+	// without close-on-exec (from a shell, an editor) would stay open;
+	// this closes them, and the socket to the parent, on exec.
+	if err := unix.CloseRange(FD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("sandbox child: marking descriptors close-on-exec: %w", err)
+	}
+	// Tell the parent everything is in place; the socket then closes on
+	// exec, or the error below follows.
+	if _, err := unix.Write(FD, []byte{Ready}); err != nil {
+		return fmt.Errorf("sandbox child: %w", err)
+	}
+	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
+	return fmt.Errorf("starting %s: %w", spec.Path, err)
+}
+
+// loopbackUp brings up lo in the child's fresh network namespace, which
+// starts with it down.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox child: socket: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	ifr.SetUint16(unix.IFF_UP | unix.IFF_RUNNING)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("sandbox child: bringing up loopback: %w", err)
+	}
+	return nil
+}
+
+// listenLoopback opens the in-namespace end of the proxy: a TCP listener
+// the parent accepts on, whose accepted connections the parent serves from
+// outside the namespace.
+func listenLoopback(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("sandbox child: socket: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("sandbox child: bind 127.0.0.1:%d: %w", port, err)
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("sandbox child: listen: %w", err)
+	}
+	return fd, nil
+}
+
+// dropCapabilities leaves the tool no capability: none ambient, none in the
+// bounding set (so that uid 0 regains none on exec), none effective,
+// permitted or inheritable.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox child: clearing ambient capabilities: %w", err)
+	}
+	for c := 0; c <= 63; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if err == unix.EINVAL {
+			break // past the last capability this kernel knows
+		}
+		if err != nil && os.Getuid() == 0 {
+			return fmt.Errorf("sandbox child: dropping capability %d from the bounding set: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox child: dropping capabilities: %w", err)
+	}
+	return nil
+}

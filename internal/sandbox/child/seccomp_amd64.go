@@ -1,0 +1,14 @@
+//go:build linux
+
+package child
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the seccomp architecture of the syscalls the filter checks.
+// x32 syscalls share it and are told apart by a high bit, which the filter
+// refuses.
+const (
+	auditArch        = unix.AUDIT_ARCH_X86_64
+	x32SyscallBit    = 0x40000000
+	SeccompSupported = true
+)

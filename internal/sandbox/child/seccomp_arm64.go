@@ -1,0 +1,12 @@
+//go:build linux
+
+package child
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the seccomp architecture of the syscalls the filter checks.
+const (
+	auditArch        = unix.AUDIT_ARCH_AARCH64
+	x32SyscallBit    = 0
+	SeccompSupported = true
+)

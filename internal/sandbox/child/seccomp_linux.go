@@ -1,0 +1,144 @@
+package child
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// seccompOptions say what the filter denies beyond its fixed list.
+type seccompOptions struct {
+	// denyAllSockets refuses socket(2) for every family: the network
+	// fallback where no network namespace could be made.
+	denyAllSockets bool
+	// denyNewSession refuses setsid and setpgid so that a forked child
+	// cannot leave the process group that is killed on timeout; needed
+	// where there is no PID namespace to kill instead.
+	denyNewSession bool
+}
+
+// Offsets into struct seccomp_data.
+const (
+	seccompNR   = 0
+	seccompArch = 4
+	seccompArg0 = 16 // low 32 bits of args[0] on little-endian machines
+)
+
+// Jump targets at the end of the program.
+const (
+	tAllow = iota
+	tEPERM
+	tEACCES
+	tKill
+	tENOSYS
+	nTargets
+)
+
+type bpfInsn struct {
+	code   uint16
+	k      uint32
+	jt, jf int // targets (tAllow...) or -1 for "next instruction"
+	// skip, when set, replaces jf: on false skip that many instructions.
+	skip uint8
+}
+
+// seccompProgram assembles the filter. It always refuses: io_uring (which
+// can open sockets behind the filter's back), the kernel keyrings, bpf, and
+// sockets of families the network namespace does not confine (AF_UNIX
+// pathname sockets reach host services; AF_VSOCK reaches the hypervisor),
+// and new user namespaces: inside one a tool would hold CAP_NET_ADMIN and
+// CAP_SYS_ADMIN over fresh namespaces, the kernel surface (nf_tables and
+// others) behind many privilege escalations. unshare and clone are refused
+// with CLONE_NEWUSER in their flags; clone3, whose flags seccomp cannot
+// read, answers ENOSYS, so that the C library falls back to clone (as it
+// does on older kernels). socketpair stays allowed.
+func seccompProgram(o seccompOptions) []unix.SockFilter {
+	ld := func(off uint32) bpfInsn {
+		return bpfInsn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: off, jt: -1, jf: -1}
+	}
+	jeq := func(k uint32, target int) bpfInsn {
+		return bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: k, jt: target, jf: -1}
+	}
+	prog := []bpfInsn{
+		ld(seccompArch),
+		{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: auditArch, jt: -1, jf: tKill},
+		ld(seccompNR),
+	}
+	if x32SyscallBit != 0 {
+		prog = append(prog, bpfInsn{code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, k: x32SyscallBit, jt: tEPERM, jf: -1})
+	}
+	denied := []uint32{
+		unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_BPF,
+	}
+	if o.denyNewSession {
+		denied = append(denied, unix.SYS_SETSID, unix.SYS_SETPGID)
+	}
+	for _, nr := range denied {
+		prog = append(prog, jeq(nr, tEPERM))
+	}
+	prog = append(prog, jeq(unix.SYS_CLONE3, tENOSYS))
+	for _, nr := range []uint32{unix.SYS_UNSHARE, unix.SYS_CLONE} {
+		// The flags are the first argument of both; their low 32 bits
+		// hold CLONE_NEWUSER. Either way the verdict is final here.
+		prog = append(prog,
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: nr, jt: -1, skip: 2},
+			ld(seccompArg0),
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.CLONE_NEWUSER, jt: tEPERM, jf: tAllow},
+		)
+	}
+	if o.denyAllSockets {
+		prog = append(prog, jeq(unix.SYS_SOCKET, tEACCES))
+		prog = append(prog, bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1})
+	} else {
+		prog = append(prog,
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: unix.SYS_SOCKET, jt: -1, jf: tAllow},
+			ld(seccompArg0),
+			jeq(unix.AF_INET, tAllow),
+			jeq(unix.AF_INET6, tAllow),
+			jeq(unix.AF_NETLINK, tAllow),
+			bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES), jt: -1, jf: -1},
+		)
+	}
+	// The targets, in the order of the t* constants.
+	base := len(prog)
+	prog = append(prog,
+		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1},
+		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), jt: -1, jf: -1},
+		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES), jt: -1, jf: -1},
+		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_KILL_PROCESS, jt: -1, jf: -1},
+		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), jt: -1, jf: -1},
+	)
+	out := make([]unix.SockFilter, len(prog))
+	rel := func(i, t int) uint8 {
+		if t < 0 {
+			return 0
+		}
+		return uint8(base + t - (i + 1))
+	}
+	for i, in := range prog {
+		jf := rel(i, in.jf)
+		if in.skip > 0 {
+			jf = in.skip
+		}
+		out[i] = unix.SockFilter{Code: in.code, K: in.k, Jt: rel(i, in.jt), Jf: jf}
+	}
+	return out
+}
+
+// installSeccomp loads the filter on the calling thread. no_new_privs must
+// already be set.
+func installSeccomp(o seccompOptions) error {
+	if !SeccompSupported {
+		return errors.New("no seccomp filter for this architecture")
+	}
+	filter := seccompProgram(o)
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	_, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return fmt.Errorf("installing seccomp filter: %w", errno)
+	}
+	return nil
+}

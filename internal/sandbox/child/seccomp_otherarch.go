@@ -1,0 +1,10 @@
+//go:build linux && !amd64 && !arm64
+
+package child
+
+// The seccomp filter is written for amd64 and arm64 only.
+const (
+	auditArch        = 0
+	x32SyscallBit    = 0
+	SeccompSupported = false
+)

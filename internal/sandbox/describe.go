@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// Capabilities is what this machine can enforce, as found by Probe.
+type Capabilities struct {
+	OS          string `json:"os"`
+	LandlockABI int    `json:"landlockABI"`
+	// Namespaces is true when a tool can get its own network and PID
+	// namespaces; UserNS says whether that goes through a user namespace
+	// (false: as root without one).
+	Namespaces bool `json:"namespaces"`
+	UserNS     bool `json:"userNS"`
+	// NamespaceErr is why namespaces are unavailable.
+	NamespaceErr string `json:"namespaceErr,omitempty"`
+	Seccomp      bool   `json:"seccomp"`
+	// MaxProcesses is the bound on a tool's processes and threads, 0
+	// where the kernel cannot set one (pid_max per PID namespace).
+	MaxProcesses int `json:"maxProcesses,omitempty"`
+}
+
+// Note says how one permission is enforced.
+type Note = extension.EnforcementNote
+
+// Describe says, permission by permission, how a tool of an extension with
+// permissions p is confined on a machine with capabilities c. Notes whose
+// Enforced is false are what a run refuses unless --allow-unconfined.
+func Describe(p extension.Permissions, c Capabilities) []Note {
+	read, write := extension.AccessNone, extension.AccessNone
+	if p.Filesystem != nil {
+		read, write = p.Filesystem.Read.Effective(), p.Filesystem.Write.Effective()
+	}
+	var hosts []string
+	if p.Network != nil {
+		hosts = p.Network.AllowedHosts
+	}
+	if c.OS == "darwin" {
+		return describeDarwin(read, write, hosts)
+	}
+	if c.OS != "linux" {
+		return []Note{{Permission: "all", How: "no sandbox on " + c.OS + ": tools are refused unless --allow-unconfined", Enforced: false}}
+	}
+	var notes []Note
+	ll := c.LandlockABI > 0
+	llWhy := "Landlock is not available in this kernel, so file access is NOT restricted"
+	scope := func(a extension.Access) string {
+		switch a {
+		case extension.AccessWorkspace:
+			return "the workspace (the folder you run from)"
+		case extension.AccessHome:
+			return "your home folder"
+		case extension.AccessFull:
+			return "every file"
+		}
+		return "nothing of yours"
+	}
+	how := llWhy
+	if ll {
+		how = fmt.Sprintf("Landlock (ABI %d): reads limited to %s, plus system libraries, the runtime's own installation, the extension's folder and a private temp dir", c.LandlockABI, scope(read))
+	}
+	notes = append(notes, Note{Permission: "filesystem.read=" + string(read), How: how, Enforced: ll})
+	how = llWhy
+	if ll {
+		how = fmt.Sprintf("Landlock (ABI %d): writes limited to %s and a private temp dir", c.LandlockABI, scope(write))
+		if write == extension.AccessNone {
+			how = fmt.Sprintf("Landlock (ABI %d): no writes except a private temp dir", c.LandlockABI)
+		}
+	}
+	notes = append(notes, Note{Permission: "filesystem.write=" + string(write), How: how, Enforced: ll})
+	how = llWhy
+	if ll {
+		how = "Landlock: the extension's own folder is read-only for its tools, whatever the write scope"
+	}
+	notes = append(notes, Note{Permission: "extension folder", How: how, Enforced: ll})
+	how = llWhy
+	if ll {
+		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full, which may see only its names"
+		if read == extension.AccessFull {
+			how += "; other processes' /proc entries are closed too"
+		}
+	}
+	notes = append(notes, Note{Permission: "gemkit's configuration", How: how, Enforced: ll})
+
+	ns := "its own network namespace"
+	if c.UserNS {
+		ns += " (in a user namespace)"
+	}
+	if len(hosts) == 0 {
+		switch {
+		case c.Namespaces:
+			notes = append(notes, Note{Permission: "network (none)", How: ns + " with no interface up: no connection and no name lookup can leave it", Enforced: true})
+		case c.Seccomp:
+			notes = append(notes, Note{Permission: "network (none)", How: "seccomp refuses to create any socket (no namespaces: " + c.NamespaceErr + ")", Enforced: true})
+		default:
+			notes = append(notes, Note{Permission: "network (none)", How: "NOT enforced: no namespaces (" + c.NamespaceErr + ") and no seccomp filter for " + runtime.GOARCH, Enforced: false})
+		}
+	} else {
+		list := strings.Join(hosts, ", ")
+		if c.Namespaces {
+			how := ns + " whose only way out is gemkit's allowlisting HTTP(S) proxy (HTTP_PROXY/HTTPS_PROXY set); the proxy resolves names and lets through only " + list + "; every refused connection is reported"
+			if c.LandlockABI >= 4 {
+				how += "; Landlock allows TCP connections only to the proxy's port"
+			}
+			notes = append(notes, Note{Permission: "network.allowedHosts", How: how, Enforced: true})
+		} else {
+			notes = append(notes, Note{Permission: "network.allowedHosts", How: "NOT enforceable: " + list + " needs a private network namespace and namespaces are unavailable (" + c.NamespaceErr + "); runs are refused unless --allow-unconfined", Enforced: false})
+		}
+	}
+	if c.Namespaces {
+		how := "own PID namespace: a timeout or cancel kills the tool and every process it started"
+		if c.MaxProcesses > 0 {
+			how += fmt.Sprintf("; at most %d processes and threads at once (the namespace's pid_max)", c.MaxProcesses)
+		} else {
+			how += "; their number is bounded only by the timeout (this kernel keeps pid_max global; Linux 6.14+ bounds it)"
+		}
+		notes = append(notes, Note{Permission: "processes", How: how, Enforced: true})
+	} else if c.Seccomp {
+		notes = append(notes, Note{Permission: "processes", How: "own process group, which seccomp keeps every descendant in (setsid refused): a timeout kills them all", Enforced: true})
+	}
+	notes = append(notes, Note{Permission: "environment", How: "only PATH, HOME, USER, locale and terminal variables, a private TMPDIR and the extension's declared settings with values from its .env (never from your environment); no other variable of yours", Enforced: true})
+	if c.Seccomp {
+		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf, new user namespaces and sockets the network namespace cannot confine (unix, vsock); no capabilities, no_new_privs", Enforced: true})
+	}
+	return notes
+}
+
+func describeDarwin(read, write extension.Access, hosts []string) []Note {
+	notes := []Note{
+		{Permission: "filesystem.read=" + string(read), How: "sandbox-exec profile: reads limited to the scope, system paths, the runtime, the extension's folder and a private temp dir", Enforced: true},
+		{Permission: "filesystem.write=" + string(write), How: "sandbox-exec profile: writes limited to the scope and a private temp dir; the extension's folder is denied", Enforced: true},
+	}
+	if len(hosts) == 0 {
+		notes = append(notes, Note{Permission: "network (none)", How: "sandbox-exec profile denies all network access", Enforced: true})
+	} else {
+		notes = append(notes, Note{Permission: "network.allowedHosts", How: "sandbox-exec profile allows only the local allowlisting proxy, which lets through only " + strings.Join(hosts, ", "), Enforced: true})
+	}
+	return notes
+}

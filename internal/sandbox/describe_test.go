@@ -1,0 +1,64 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+func TestDescribe(t *testing.T) {
+	perms := func(read, write extension.Access, hosts ...string) extension.Permissions {
+		return extension.Permissions{
+			Filesystem: &extension.FilesystemPermissions{Read: read, Write: write},
+			Network:    &extension.NetworkPermissions{AllowedHosts: hosts},
+		}
+	}
+	full := Capabilities{OS: "linux", LandlockABI: 7, Namespaces: true, UserNS: true, Seccomp: true, MaxProcesses: 1024}
+	noNS := Capabilities{OS: "linux", LandlockABI: 7, Seccomp: true, NamespaceErr: "user namespaces refused: operation not permitted"}
+	noLL := Capabilities{OS: "linux", Namespaces: true, UserNS: true, Seccomp: true}
+	cases := []struct {
+		name       string
+		p          extension.Permissions
+		c          Capabilities
+		wantIn     []string
+		unenforced []string
+	}{
+		{"all available, no network", perms("workspace", "none"), full,
+			[]string{"Landlock (ABI 7): reads limited to the workspace", "no writes except a private temp dir", "own network namespace (in a user namespace) with no interface up", "own PID namespace",
+				"at most 1024 processes", "~/.gemini (credentials, consent records, other extensions and their settings) is closed"}, nil},
+		{"all available, proxy", perms("workspace", "workspace", "api.example.com"), full,
+			[]string{"only way out is gemkit's allowlisting HTTP(S) proxy", "api.example.com", "only to the proxy's port"}, nil},
+		{"no namespaces, no network", perms("home", "none"), noNS,
+			[]string{"seccomp refuses to create any socket", "setsid refused"}, nil},
+		{"no namespaces, hosts", perms("none", "none", "x.example.com"), noNS,
+			[]string{"NOT enforceable"}, []string{"network.allowedHosts"}},
+		{"no landlock", perms("workspace", "workspace"), noLL,
+			[]string{"Landlock is not available", "bounded only by the timeout"}, []string{"filesystem.read=workspace", "filesystem.write=workspace", "extension folder", "gemkit's configuration"}},
+		{"full read closes /proc", perms("full", "none"), full, []string{"other processes' /proc entries are closed"}, nil},
+		{"darwin", perms("workspace", "none"), Capabilities{OS: "darwin"},
+			[]string{"sandbox-exec profile"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			notes := Describe(c.p, c.c)
+			var all []string
+			var unenforced []string
+			for _, n := range notes {
+				all = append(all, n.Permission+": "+n.How)
+				if !n.Enforced {
+					unenforced = append(unenforced, n.Permission)
+				}
+			}
+			text := strings.Join(all, "\n")
+			for _, w := range c.wantIn {
+				if !strings.Contains(text, w) {
+					t.Errorf("lacks %q:\n%s", w, text)
+				}
+			}
+			if strings.Join(unenforced, ",") != strings.Join(c.unenforced, ",") {
+				t.Errorf("unenforced %v, want %v", unenforced, c.unenforced)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// ProxyPort is the port of the proxy inside a tool's network namespace.
+// The namespace holds nothing else, so a fixed port cannot collide.
+const ProxyPort = 3128
+
+// Launcher starts tools inside the sandbox. The zero value refuses to run
+// what the kernel cannot enforce; set AllowUnconfined to run anyway with
+// warnings.
+type Launcher struct {
+	// AllowUnconfined runs a tool even when a permission cannot be
+	// enforced on this machine; every missing protection is returned as a
+	// warning on the Process, for the caller to show loudly.
+	AllowUnconfined bool
+	// NoNamespaces skips user, network and PID namespaces, as on a
+	// kernel that refuses them: the network is then denied by seccomp and
+	// a forked child is kept in the killed process group by refusing
+	// setsid. Tests and the benchmark use it to exercise that path.
+	NoNamespaces bool
+	// Resolver resolves names for the proxy; nil is the system resolver.
+	Resolver Resolver
+	// AllowPrivateAddresses lets allowed host names resolve to loopback
+	// and private addresses (see Proxy.AllowPrivate); tests use it.
+	AllowPrivateAddresses bool
+	// OnDeny is called for every connection the proxy refuses.
+	OnDeny func(Denial)
+	// Exe is the binary re-executed as the sandbox child; empty means
+	// this process's own binary. Any binary that links this package
+	// serves as the child.
+	Exe string
+	// Logger receives debug details; nil is slog.Default().
+	Logger *slog.Logger
+
+	// noLandlock pretends the kernel has no Landlock, for tests of the
+	// refusal and of --allow-unconfined.
+	noLandlock bool
+}
+
+// Command is one tool process to run.
+type Command struct {
+	Policy Policy
+	// Path is the absolute path of the program; Args follow argv[0].
+	Path string
+	Args []string
+	// Env is the whole environment of the tool; the launcher adds the
+	// proxy variables when the tool may reach allowed hosts.
+	Env []string
+	// Dir is the working directory.
+	Dir string
+
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// WaitDelay bounds how long Wait waits for output after the process
+	// has been killed; 0 means two seconds.
+	WaitDelay time.Duration
+}
+
+// Enforcement says how a run is confined.
+type Enforcement struct {
+	LandlockABI int  `json:"landlockABI"` // 0: filesystem not confined
+	UserNS      bool `json:"userNS"`      // in a user namespace
+	NetNS       bool `json:"netNS"`       // in a network namespace
+	PIDNS       bool `json:"pidNS"`       // in a PID namespace
+	Proxy       bool `json:"proxy"`       // network only through the allowlisting proxy
+	Seccomp     bool `json:"seccomp"`     // seccomp filter installed
+	SeccompNet  bool `json:"seccompNet"`  // all sockets refused by seccomp
+	// MaxProcesses bounds the processes and threads of the tool's PID
+	// namespace (its own pid_max, Linux 6.14+); 0: not bounded.
+	MaxProcesses int `json:"maxProcesses,omitempty"`
+}
+
+// DefaultMaxProcesses bounds the processes and threads a tool may have at
+// once where the kernel can (a fork bomb then stops there): generous for
+// runtimes with worker threads and tools that spawn compilers.
+const DefaultMaxProcesses = 1024

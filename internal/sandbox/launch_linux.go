@@ -1,0 +1,377 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gemkit/gemkit/internal/sandbox/child"
+)
+
+// Process is a running sandboxed tool.
+type Process struct {
+	cmd         *exec.Cmd
+	proxy       *Proxy
+	proxyDone   chan struct{}
+	Enforcement Enforcement
+	// Warnings lists every protection that is missing because the caller
+	// allowed running unconfined. Show them loudly.
+	Warnings []string
+
+	done chan struct{} // closed when Wait returns
+}
+
+// nsAttempt is one way to create the child's namespaces, tried in order.
+type nsAttempt struct {
+	flags  uintptr
+	userns bool
+}
+
+// Start starts c under the sandbox. It returns after the tool has been
+// exec'd (or failed to be), so errors in setting up the sandbox come back
+// from Start, not Wait. Cancelling ctx kills the tool and everything it
+// started.
+func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
+	rules, err := c.Policy.Rules()
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(c.Path, "/") {
+		return nil, fmt.Errorf("sandbox: program path %q is not absolute", c.Path)
+	}
+	abi := child.LandlockABI()
+	if l.noLandlock {
+		abi = 0
+	}
+	var reasons []string
+	if abi == 0 {
+		reasons = append(reasons, "Landlock is not available in this kernel (or disabled at boot), so the filesystem scopes cannot be enforced")
+	}
+
+	var attempts []nsAttempt
+	if !l.NoNamespaces {
+		base := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
+		attempts = append(attempts, nsAttempt{flags: base | unix.CLONE_NEWUSER, userns: true})
+		if os.Getuid() == 0 {
+			attempts = append(attempts, nsAttempt{flags: base})
+		}
+	}
+	var lastNSErr error
+	for _, a := range attempts {
+		p, err := l.start(ctx, c, rules, abi, a, reasons)
+		if err == nil || !isNamespaceRefusal(err) {
+			return p, err
+		}
+		lastNSErr = err
+		l.logger().Debug("sandbox: namespaces refused", "userns", a.userns, "err", err)
+	}
+	// No namespaces: seccomp must deny the network, and nothing can give
+	// the tool a proxy-only network.
+	why := "namespaces are disabled for this run"
+	if lastNSErr != nil {
+		why = "the kernel refused to create namespaces (" + lastNSErr.Error() + ")"
+	}
+	if c.Policy.NeedsNetwork() {
+		reasons = append(reasons, "network.allowedHosts needs a private network namespace whose only exit is the proxy, but "+why)
+	} else if !child.SeccompSupported {
+		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
+	}
+	return l.start(ctx, c, rules, abi, nsAttempt{}, reasons)
+}
+
+func isNamespaceRefusal(err error) bool {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	return errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSPC) ||
+		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EUSERS)
+}
+
+func (l *Launcher) logger() *slog.Logger {
+	if l.Logger != nil {
+		return l.Logger
+	}
+	return slog.Default()
+}
+
+func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi int, ns nsAttempt, reasons []string) (*Process, error) {
+	netns := ns.flags&unix.CLONE_NEWNET != 0
+	enf := Enforcement{
+		LandlockABI: abi,
+		UserNS:      ns.userns,
+		NetNS:       netns,
+		PIDNS:       ns.flags&unix.CLONE_NEWPID != 0,
+		Proxy:       netns && c.Policy.NeedsNetwork(),
+		Seccomp:     child.SeccompSupported,
+		SeccompNet:  !netns && !c.Policy.NeedsNetwork() && child.SeccompSupported,
+	}
+	if enf.PIDNS && pidnsPidMax() {
+		enf.MaxProcesses = DefaultMaxProcesses
+	}
+	if len(reasons) > 0 && !l.AllowUnconfined {
+		return nil, &UnenforceableError{Reasons: reasons}
+	}
+	var warnings []string
+	for _, r := range reasons {
+		warnings = append(warnings, "UNCONFINED: "+r)
+	}
+
+	exe := l.Exe
+	if exe == "" {
+		exe = "/proc/self/exe"
+	}
+	env := append([]string(nil), c.Env...)
+	spec := child.Spec{
+		Path:        c.Path,
+		Argv:        append([]string{c.Path}, c.Args...),
+		Rules:       rules,
+		LandlockABI: abi,
+		DenySockets: enf.SeccompNet,
+		DenySession: !enf.PIDNS,
+		MemoryBytes: c.Policy.MemoryBytes,
+		PidMax:      enf.MaxProcesses,
+	}
+	if spec.MemoryBytes == 0 {
+		spec.MemoryBytes = DefaultMemoryBytes
+	}
+	if enf.Proxy {
+		spec.ProxyPort = ProxyPort
+		u := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
+		env = append(env, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u, "ALL_PROXY="+u, "NO_PROXY=", "no_proxy=")
+	}
+	spec.Env = env
+	payload, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	parentEnd := os.NewFile(uintptr(fds[0]), "sandbox-child")
+	childEnd := os.NewFile(uintptr(fds[1]), "sandbox-parent")
+	defer parentEnd.Close()
+
+	cmd := exec.Command(exe)
+	// The extra argument makes a Go test binary that lacks the child hook
+	// run no tests instead of its whole suite; the missing hook is then
+	// reported below, because such a child never says it is ready.
+	cmd.Args = []string{"gemkit-sandbox", "-test.run=^$"}
+	// The child's Go runtime needs no parallelism or collector for the
+	// few steps before exec; the tool gets spec.Env, not this.
+	cmd.Env = []string{child.Env + "=1", "GOMAXPROCS=1", "GOGC=off"}
+	cmd.Dir = c.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
+	cmd.ExtraFiles = []*os.File{childEnd}
+	cmd.WaitDelay = c.WaitDelay
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = 2 * time.Second
+	}
+	attr := &syscall.SysProcAttr{
+		Setsid:     true, // own session and process group, no controlling terminal
+		Pdeathsig:  syscall.SIGKILL,
+		Cloneflags: ns.flags,
+	}
+	if ns.userns {
+		uid, gid := os.Getuid(), os.Getgid()
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		// An unprivileged user's capabilities in the new namespace do
+		// not survive the exec of the child unless ambient. Bringing up
+		// loopback needs CAP_NET_ADMIN, setting the namespace's pid_max
+		// CAP_SYS_ADMIN; the child drops both before the tool runs.
+		if enf.Proxy {
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
+		}
+		if enf.MaxProcesses > 0 {
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
+		}
+	}
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		childEnd.Close()
+		return nil, err
+	}
+	childEnd.Close()
+	p := &Process{cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{})}
+
+	// Cancelling ctx kills the tool, also while the sandbox is being set
+	// up.
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Kill()
+		case <-p.done:
+		}
+	}()
+	fail := func(err error) (*Process, error) {
+		p.Kill()
+		_ = cmd.Wait()
+		close(p.done)
+		if p.proxy != nil {
+			p.proxy.Close()
+		}
+		return nil, err
+	}
+	// A write error means the child is gone; what it said, or that it
+	// said nothing, is read below.
+	if _, err := parentEnd.Write(payload); err == nil {
+		_ = unix.Shutdown(fds[0], unix.SHUT_WR)
+	}
+	// Read what the child reports until its end closes on exec (or
+	// its death).
+	var childErr []byte
+	ready := false
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fds[0], buf, oob, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.ECONNRESET {
+			break // the child exited without reading everything: judged below
+		}
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: reading from the child: %w", err))
+		}
+		if n == 0 {
+			break
+		}
+		if oobn > 0 {
+			lfd, err := parseRights(oob[:oobn])
+			if err != nil {
+				return fail(err)
+			}
+			if err := p.serveProxy(lfd, c.Policy.AllowedHosts, l); err != nil {
+				return fail(err)
+			}
+			buf0 := buf[:n]
+			if len(buf0) > 0 && buf0[0] == 'L' {
+				buf0 = buf0[1:]
+			}
+			childErr = append(childErr, buf0...)
+			continue
+		}
+		childErr = append(childErr, buf[:n]...)
+	}
+	if len(childErr) > 0 && childErr[0] == child.Ready {
+		ready = true
+		childErr = childErr[1:]
+	}
+	if len(childErr) == 0 && !ready {
+		return fail(fmt.Errorf("sandbox: %s did not set up the sandbox child; it is not a gemkit binary (any program that links package sandbox, whose child package takes over when started as the child, is one)", exe))
+	}
+	if len(childErr) > 0 {
+		msg := strings.TrimPrefix(string(childErr), "E")
+		return fail(errors.New(msg))
+	}
+	return p, nil
+}
+
+// pidnsPidMax reports whether this kernel keeps pid_max per PID namespace
+// (Linux 6.14 and later), so that the sandbox child can bound its own
+// namespace. On older kernels the file is global and must not be touched.
+func pidnsPidMax() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 6 || major == 6 && minor >= 14
+}
+
+// parseRights takes the one file descriptor out of an SCM_RIGHTS message.
+func parseRights(oob []byte) (int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil || len(msgs) != 1 {
+		return -1, fmt.Errorf("sandbox: bad control message from the child: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return -1, fmt.Errorf("sandbox: bad descriptor from the child: %v", err)
+	}
+	unix.CloseOnExec(fds[0])
+	return fds[0], nil
+}
+
+// serveProxy runs the allowlisting proxy on the listener the child opened
+// inside its network namespace. Connections accepted there come from the
+// tool; the proxy dials out from gemkit's own namespace.
+func (p *Process) serveProxy(lfd int, hosts []string, l *Launcher) error {
+	f := os.NewFile(uintptr(lfd), "sandbox-proxy")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("sandbox: proxy listener: %w", err)
+	}
+	px, err := NewProxy(hosts, l.Resolver, l.OnDeny, l.logger())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	px.AllowPrivate = l.AllowPrivateAddresses
+	p.proxy = px
+	p.proxyDone = make(chan struct{})
+	go func() {
+		defer close(p.proxyDone)
+		_ = px.Serve(ln)
+	}()
+	return nil
+}
+
+// Pid is the process id of the tool (in gemkit's PID namespace).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Kill kills the tool and everything it started: the PID namespace's
+// first process, which takes the whole namespace with it, and the process
+// group, which seccomp keeps every descendant in where there is no PID
+// namespace. The process itself is signalled through its pidfd, so a
+// recycled pid is never hit.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	if !p.Enforcement.PIDNS {
+		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)
+	}
+}
+
+// Wait waits for the tool to exit, then stops its proxy. The error is an
+// *exec.ExitError for a non-zero exit, like exec.Cmd.Wait.
+func (p *Process) Wait() error {
+	err := p.cmd.Wait()
+	// Descendants outside a PID namespace die with the group.
+	if !p.Enforcement.PIDNS {
+		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)
+	}
+	if p.proxy != nil {
+		p.proxy.Close()
+		<-p.proxyDone
+	}
+	close(p.done)
+	return err
+}
+
+// Denied returns the connections the proxy refused.
+func (p *Process) Denied() []Denial {
+	if p.proxy == nil {
+		return nil
+	}
+	return p.proxy.Denied()
+}

@@ -1,0 +1,46 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"runtime"
+)
+
+// IsChild is always false where there is no sandbox child.
+func IsChild() bool { return false }
+
+// ChildMain is never called where IsChild is false.
+func ChildMain() int { return 2 }
+
+// LandlockABI is 0: Landlock is Linux only.
+func LandlockABI() int { return 0 }
+
+// Process is a running sandboxed tool; there are none on this platform.
+type Process struct {
+	Enforcement Enforcement
+	Warnings    []string
+}
+
+// Start refuses: this platform has no sandbox implementation yet (macOS
+// profiles come from SeatbeltProfile).
+func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
+	return nil, ErrUnsupported
+}
+
+// Wait is never reached.
+func (p *Process) Wait() error { return ErrUnsupported }
+
+// Kill is a no-op.
+func (p *Process) Kill() {}
+
+// Pid is 0.
+func (p *Process) Pid() int { return 0 }
+
+// Denied is empty.
+func (p *Process) Denied() []Denial { return nil }
+
+// Probe reports this platform: nothing the Linux sandbox needs.
+func (l *Launcher) Probe(ctx context.Context) Capabilities {
+	return Capabilities{OS: runtime.GOOS}
+}

@@ -1,0 +1,355 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// Resolver resolves host names for the proxy. net.DefaultResolver is one;
+// tests inject a map so that a name like allowed.test reaches a loopback
+// server.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+// Denial is one connection the proxy refused.
+type Denial struct {
+	Host   string    `json:"host"`
+	Port   int       `json:"port"`
+	Method string    `json:"method"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+func (d Denial) String() string {
+	return fmt.Sprintf("%s %s:%d denied: %s", d.Method, d.Host, d.Port, d.Reason)
+}
+
+// Proxy is an HTTP(S) proxy that lets a tool reach only its allowed hosts.
+// It understands CONNECT (for TLS and any TCP stream) and plain
+// absolute-form HTTP requests; names are checked before anything is
+// resolved, and resolving is the proxy's job, never the tool's.
+type Proxy struct {
+	// AllowPrivate lets allowed names resolve to loopback and private
+	// addresses; tests set it to reach their loopback servers by name.
+	AllowPrivate bool
+
+	rules    []extension.Host
+	resolver Resolver
+	log      *slog.Logger
+	onDeny   func(Denial)
+
+	mu     sync.Mutex
+	denied []Denial
+	srv    *http.Server
+	wg     sync.WaitGroup
+	tunnel map[net.Conn]struct{} // hijacked connections, closed by Close
+}
+
+// NewProxy builds a proxy for the allowedHosts entries, read with the
+// same rules the manifest validation and the consent text use
+// (extension.ParseHost): a bare name allows any port, an origin its
+// scheme's port, an explicit port only that port. resolver may be nil
+// (net.DefaultResolver); onDeny, if set, is called for every refusal.
+func NewProxy(allowedHosts []string, resolver Resolver, onDeny func(Denial), log *slog.Logger) (*Proxy, error) {
+	p := &Proxy{resolver: resolver, onDeny: onDeny, log: log}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	for _, h := range allowedHosts {
+		r, err := extension.ParseHost(h)
+		if err != nil {
+			return nil, fmt.Errorf("network.allowedHosts entry %q %v", h, err)
+		}
+		p.rules = append(p.rules, r)
+	}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
+	return p, nil
+}
+
+// Serve answers proxy requests on l until Close.
+func (p *Proxy) Serve(l net.Listener) error {
+	err := p.srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the proxy and every tunnel it carries.
+func (p *Proxy) Close() error {
+	err := p.srv.Close()
+	p.mu.Lock()
+	for c := range p.tunnel {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	return err
+}
+
+// Denied returns the connections refused so far.
+func (p *Proxy) Denied() []Denial {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Denial(nil), p.denied...)
+}
+
+// Allowed reports whether host:port is in the allowlist.
+func (p *Proxy) Allowed(host string, port int) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	for _, r := range p.rules {
+		if r.Matches(host, port) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reason string) {
+	d := Denial{Host: host, Port: port, Method: method, Reason: reason, At: time.Now()}
+	p.mu.Lock()
+	p.denied = append(p.denied, d)
+	p.mu.Unlock()
+	// Reported once: to the caller when it listens, else in the log.
+	if p.onDeny != nil {
+		p.log.Debug("sandbox proxy denied a connection", "method", method, "host", host, "port", port, "reason", reason)
+		p.onDeny(d)
+	} else {
+		p.log.Warn("sandbox proxy denied a connection", "method", method, "host", host, "port", port, "reason", reason)
+	}
+	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
+}
+
+// splitTarget splits host[:port] and puts the host in the canonical form
+// that is both checked and dialled: lower case, no trailing dot, no
+// brackets.
+func splitTarget(hostport string, defPort int) (string, int, error) {
+	host, ps, err := net.SplitHostPort(hostport)
+	port := defPort
+	if err != nil {
+		if defPort == 0 {
+			return "", 0, err
+		}
+		host = hostport
+	} else {
+		port, err = strconv.Atoi(ps)
+		if err != nil || port < 1 || port > 65535 {
+			return "", 0, fmt.Errorf("bad port %q", ps)
+		}
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "" {
+		return "", 0, fmt.Errorf("no host in %q", hostport)
+	}
+	return host, port, nil
+}
+
+// dial resolves host with the proxy's resolver and connects to the first
+// address that answers.
+func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, error) {
+	var addrs []net.IPAddr
+	if ip := net.ParseIP(host); ip != nil {
+		// An IP literal passed the allowlist only because it is listed.
+		addrs = []net.IPAddr{{IP: ip}}
+	} else {
+		var err error
+		addrs, err = p.resolver.LookupIPAddr(ctx, host)
+		if err != nil {
+			return nil, fmt.Errorf("resolving %s: %w", host, err)
+		}
+		if !p.AllowPrivate {
+			public := addrs[:0:0]
+			for _, a := range addrs {
+				if !isPrivate(a.IP) {
+					public = append(public, a)
+				}
+			}
+			if len(public) == 0 && len(addrs) > 0 {
+				return nil, &privateError{host: host, ip: addrs[0].IP}
+			}
+			addrs = public
+		}
+	}
+	var d net.Dialer
+	var last error = fmt.Errorf("%s has no addresses", host)
+	for _, a := range addrs {
+		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// privateError is an allowed name that resolves only to loopback, private
+// or link-local addresses: following it would let a tool reach this
+// machine's or this network's own services by a name that a DNS answer
+// controls (DNS rebinding).
+type privateError struct {
+	host string
+	ip   net.IP
+}
+
+func (e *privateError) Error() string {
+	return fmt.Sprintf("%s resolves to the private address %s; the sandbox proxy reaches private addresses only when allowedHosts lists the address itself", e.host, e.ip)
+}
+
+// isPrivate reports whether ip belongs to this machine or its local
+// network rather than the internet.
+func isPrivate(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
+		ip4In(ip, "100.64.0.0/10") // carrier-grade NAT, used by VPNs
+}
+
+func ip4In(ip net.IP, cidr string) bool {
+	_, n, err := net.ParseCIDR(cidr)
+	return err == nil && n.Contains(ip)
+}
+
+// ServeHTTP handles one proxy request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		p.connect(w, r)
+		return
+	}
+	if r.URL.Scheme != "http" || r.URL.Host == "" {
+		p.deny(w, r.Method, r.Host, 0, "not a proxy request (want CONNECT or an absolute http:// URL)")
+		return
+	}
+	host, port, err := splitTarget(r.URL.Host, 80)
+	if err != nil {
+		p.deny(w, r.Method, r.URL.Host, 0, err.Error())
+		return
+	}
+	if !p.Allowed(host, port) {
+		p.deny(w, r.Method, host, port, "host not in network.allowedHosts")
+		return
+	}
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Connection", "Keep-Alive", "Te", "Trailer", "Upgrade"} {
+		out.Header.Del(h)
+	}
+	tr := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return p.dial(ctx, host, port)
+		},
+		DisableKeepAlives: true,
+	}
+	defer tr.CloseIdleConnections()
+	resp, err := tr.RoundTrip(out)
+	var pe *privateError
+	if errors.As(err, &pe) {
+		p.deny(w, r.Method, host, port, pe.Error())
+		return
+	}
+	if err != nil {
+		http.Error(w, "gemkit sandbox proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	host, port, err := splitTarget(r.Host, 0)
+	if err != nil {
+		p.deny(w, "CONNECT", r.Host, 0, "CONNECT needs host:port")
+		return
+	}
+	if !p.Allowed(host, port) {
+		p.deny(w, "CONNECT", host, port, "host not in network.allowedHosts")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	upstream, err := p.dial(ctx, host, port)
+	cancel()
+	var pe *privateError
+	if errors.As(err, &pe) {
+		p.deny(w, "CONNECT", host, port, pe.Error())
+		return
+	}
+	if err != nil {
+		http.Error(w, "gemkit sandbox proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		upstream.Close()
+		http.Error(w, "gemkit sandbox proxy: cannot tunnel", http.StatusInternalServerError)
+		return
+	}
+	client, buf, err := hj.Hijack()
+	if err != nil {
+		upstream.Close()
+		return
+	}
+	if _, err := client.Write([]byte("HTTP/1.1 200 Connection Established\r\n\r\n")); err != nil {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.tunnel == nil {
+		p.tunnel = map[net.Conn]struct{}{}
+	}
+	p.tunnel[client], p.tunnel[upstream] = struct{}{}, struct{}{}
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tunnel(client, buf.Reader, upstream)
+		p.mu.Lock()
+		delete(p.tunnel, client)
+		delete(p.tunnel, upstream)
+		p.mu.Unlock()
+	}()
+}
+
+// tunnel copies both ways until either side closes.
+func tunnel(client net.Conn, pending *bufio.Reader, upstream net.Conn) {
+	done := make(chan struct{}, 2)
+	go func() {
+		_, _ = io.Copy(upstream, pending)
+		if c, ok := upstream.(*net.TCPConn); ok {
+			_ = c.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	go func() {
+		_, _ = io.Copy(client, upstream)
+		if c, ok := client.(interface{ CloseWrite() error }); ok {
+			_ = c.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	<-done
+	<-done
+	client.Close()
+	upstream.Close()
+}

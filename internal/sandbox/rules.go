@@ -1,0 +1,266 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/sandbox/child"
+)
+
+// PathRule grants access beneath one path; see child.PathRule.
+type PathRule = child.PathRule
+
+// systemReadDirs are the read-only runtime paths every tool gets: shared
+// libraries, interpreters installed by the system, and certificates.
+var systemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/alternatives", "/etc/ld.so.conf.d", "/etc/fonts", "/etc/python3", "/etc/python3.11", "/usr/share/zoneinfo"}
+
+// systemReadFiles are single files of /etc a runtime reads at start-up. The
+// rest of /etc (shadow, ssh keys, credentials of services) stays denied.
+var systemReadFiles = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/timezone", "/etc/nsswitch.conf",
+	"/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf",
+	"/etc/protocols", "/etc/services", "/etc/mime.types", "/etc/os-release", "/etc/locale.alias",
+	"/etc/inputrc", "/etc/magic", "/etc/debian_version",
+	"/dev/zero", "/dev/random", "/dev/urandom",
+}
+
+// systemInfo are kernel files that describe the machine, not its users,
+// which runtimes read to size themselves (Node's os.cpus(), glibc's
+// get_nprocs). /proc/<pid> of other processes stays closed.
+var systemInfo = []struct {
+	path string
+	file bool
+}{
+	{"/proc/cpuinfo", true}, {"/proc/stat", true}, {"/proc/meminfo", true}, {"/proc/loadavg", true},
+	{"/proc/uptime", true}, {"/proc/version", true}, {"/proc/sys/kernel/osrelease", true},
+	{"/sys/devices/system/cpu", false}, {"/sys/fs/cgroup/cpu.max", true}, {"/sys/fs/cgroup/memory.max", true},
+}
+
+// systemWriteFiles are devices every process may write.
+var systemWriteFiles = []string{"/dev/null", "/dev/full"}
+
+// Rules computes the filesystem rules of p for the Landlock or seatbelt
+// backend. Paths are resolved through symlinks so that a rule names the real
+// directory. The extension folder is carved out of every writable scope:
+// Landlock rules are a union, so rather than granting a parent and
+// subtracting the extension folder, the writable scope is split into the
+// siblings of the path that leads to it.
+func (p *Policy) Rules() ([]PathRule, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	var rules []PathRule
+	add := func(path string, write, file bool, why string) {
+		rules = append(rules, PathRule{Path: path, Write: write, File: file, Why: why})
+	}
+	for _, d := range systemReadDirs {
+		if real, ok := existing(d); ok {
+			add(real, false, false, "system runtime")
+		}
+	}
+	for _, f := range systemReadFiles {
+		if real, ok := existing(f); ok {
+			add(real, false, true, "system runtime")
+		}
+	}
+	for _, f := range systemWriteFiles {
+		if real, ok := existing(f); ok {
+			add(real, true, true, "device")
+		}
+	}
+	for _, f := range systemInfo {
+		if _, err := os.Stat(f.path); err == nil {
+			add(f.path, false, f.file, "machine description")
+			rules[len(rules)-1].Optional = true
+		}
+	}
+	// Not resolved here: "/proc/self" must be opened by the sandbox child,
+	// whose pid the tool keeps across exec; resolved in gemkit it would
+	// name gemkit's own entry.
+	add("/proc/self", false, false, "the tool's own /proc entry")
+	for _, rp := range p.RuntimePaths {
+		real, ok := existing(rp)
+		if !ok {
+			continue
+		}
+		if real == "/" || p.Home != "" && isWithin(real, filepath.Clean(p.Home)) {
+			return nil, fmt.Errorf("runtime installation %q would expose all of %q; refusing", rp, real)
+		}
+		add(real, false, !isDir(real), "runtime installation")
+	}
+
+	ext, err := filepath.EvalSymlinks(p.ExtensionDir)
+	if err != nil {
+		return nil, fmt.Errorf("extension folder: %w", err)
+	}
+	add(ext, false, false, "the extension's own folder (read-only)")
+
+	tmp, err := filepath.EvalSymlinks(p.TempDir)
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	if isWithin(ext, tmp) {
+		return nil, fmt.Errorf("temp dir %q is inside the extension folder", tmp)
+	}
+	add(tmp, true, false, "private temp dir")
+
+	protected := make([]string, 0, len(p.Protected))
+	for _, d := range p.Protected {
+		protected = append(protected, resolvePartly(d))
+	}
+	scopeRoot := func(a string) (string, error) {
+		var root string
+		var err error
+		switch a {
+		case "workspace":
+			root, err = filepath.EvalSymlinks(p.Workspace)
+		case "home":
+			root, err = filepath.EvalSymlinks(p.Home)
+		case "full":
+			root = "/"
+		default:
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		for _, d := range protected {
+			if isWithin(d, root) {
+				return "", fmt.Errorf("the %s scope %q is inside %q, which holds gemkit's configuration and other extensions and is closed to every tool; run the tool from another directory", a, root, d)
+			}
+		}
+		return root, nil
+	}
+	read, err := scopeRoot(string(p.Read))
+	if err != nil {
+		return nil, fmt.Errorf("filesystem.read scope: %w", err)
+	}
+	if read != "" {
+		// Other processes are not files of the user's: under "full"
+		// the tool still sees only its own /proc entry and the machine
+		// description files above.
+		closed := append([]string{"/proc"}, protected...)
+		grants, ancestors, err := carve(read, closed)
+		if err != nil {
+			return nil, fmt.Errorf("splitting the readable scope around %s: %w", strings.Join(protected, ", "), err)
+		}
+		for _, a := range ancestors {
+			rules = append(rules, PathRule{Path: a, ListOnly: true, Why: "filesystem.read=" + string(p.Read) + " (names only: leads to a closed folder)"})
+		}
+		for _, c := range grants {
+			add(c.path, false, c.file, "filesystem.read="+string(p.Read))
+			rules[len(rules)-1].Optional = c.path != read
+		}
+	}
+	write, err := scopeRoot(string(p.Write))
+	if err != nil {
+		return nil, fmt.Errorf("filesystem.write scope: %w", err)
+	}
+	if write != "" {
+		if isWithin(ext, write) {
+			return nil, fmt.Errorf("the %s scope %q is inside the extension's own folder %q, which its tools may never write; run the tool from another directory", p.Write, write, ext)
+		}
+		grants, _, err := carve(write, append([]string{ext, "/proc"}, protected...))
+		if err != nil {
+			return nil, fmt.Errorf("splitting the writable scope around the extension folder: %w", err)
+		}
+		for _, c := range grants {
+			add(c.path, true, c.file, "filesystem.write="+string(p.Write))
+			rules[len(rules)-1].Optional = c.path != write
+		}
+	}
+	return rules, nil
+}
+
+type carved struct {
+	path string
+	file bool
+}
+
+// carve returns the paths that together cover root except the excluded
+// paths: every subtree that holds no excluded path whole, and, inside the
+// directories on the way to an excluded path (the ancestors, returned
+// apart), their regular files and subdirectories one by one. Landlock
+// rules only add access, so this is how a scope minus a folder is said.
+// Symlinks and special files among the entries are skipped: a rule on a
+// symlink would grant its target, and creating or removing entries needs
+// rights on the parent, which an ancestor never gets.
+func carve(root string, excludes []string) (grants []carved, ancestors []string, err error) {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		leads := false
+		for _, x := range excludes {
+			if x == dir {
+				return nil
+			}
+			if isWithin(dir, x) {
+				leads = true
+			}
+		}
+		if !leads {
+			grants = append(grants, carved{path: dir})
+			return nil
+		}
+		ancestors = append(ancestors, dir)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			switch t := e.Type(); {
+			case t.IsDir():
+				if err := walk(path); err != nil {
+					return err
+				}
+			case t.IsRegular():
+				grants = append(grants, carved{path: path, file: true})
+			}
+		}
+		return nil
+	}
+	if err := walk(root); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(grants, func(i, j int) bool { return grants[i].path < grants[j].path })
+	return grants, ancestors, nil
+}
+
+// resolvePartly resolves the symlinks of the longest existing prefix of
+// path, so that a protected folder that does not exist yet is still named
+// where it would be created.
+func resolvePartly(path string) string {
+	path = filepath.Clean(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	dir := filepath.Dir(path)
+	if dir == path {
+		return path
+	}
+	return filepath.Join(resolvePartly(dir), filepath.Base(path))
+}
+
+// isWithin reports whether path is dir or beneath it. Both must be clean.
+func isWithin(dir, path string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+func existing(path string) (string, bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	return real, true
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}

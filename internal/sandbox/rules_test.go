@@ -1,0 +1,114 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCarveOut(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/b/ext", "a/b/other", "a/sib", "top"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(root, "a", "file"), nil, 0o644)
+	os.Symlink("/etc", filepath.Join(root, "a", "link"))
+	got, anc, err := carve(root, []string{filepath.Join(root, "a", "b", "ext")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")}; !reflect.DeepEqual(anc, want) {
+		t.Fatalf("ancestors %v, want %v", anc, want)
+	}
+	want := []carved{
+		{path: filepath.Join(root, "a", "b", "other")},
+		{path: filepath.Join(root, "a", "file"), file: true},
+		{path: filepath.Join(root, "a", "sib")},
+		{path: filepath.Join(root, "top")},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	if got, anc, _ := carve(filepath.Join(root, "top"), []string{filepath.Join(root, "a")}); len(got) != 1 || len(anc) != 0 {
+		t.Fatalf("unrelated root: %v %v", got, anc)
+	}
+	// Two excluded folders in different branches.
+	got, _, err = carve(root, []string{filepath.Join(root, "a", "b", "ext"), filepath.Join(root, "top")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = want[:3]
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("two excludes: got %v\nwant %v", got, want)
+	}
+}
+
+func TestProtectedFolders(t *testing.T) {
+	d := t.TempDir()
+	home := filepath.Join(d, "home")
+	for _, sub := range []string{"proj", ".gemini/extensions/ext", ".gemini/gemkit", "docs"} {
+		os.MkdirAll(filepath.Join(home, sub), 0o755)
+	}
+	os.WriteFile(filepath.Join(home, ".profile"), nil, 0o644)
+	p := Policy{Read: "home", Write: "home", Workspace: filepath.Join(home, "proj"), Home: home,
+		ExtensionDir: filepath.Join(home, ".gemini", "extensions", "ext"), TempDir: t.TempDir(),
+		Protected: []string{filepath.Join(home, ".gemini")}}
+	rules, err := p.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		if strings.HasPrefix(r.Path, home) {
+			got = append(got, fmt.Sprintf("%s w=%v list=%v file=%v", strings.TrimPrefix(r.Path, d), r.Write, r.ListOnly, r.File))
+		}
+	}
+	want := []string{
+		"/home/.gemini/extensions/ext w=false list=false file=false",
+		"/home w=false list=true file=false",
+		"/home/.profile w=false list=false file=true",
+		"/home/docs w=false list=false file=false",
+		"/home/proj w=false list=false file=false",
+		"/home/.profile w=true list=false file=true",
+		"/home/docs w=true list=false file=false",
+		"/home/proj w=true list=false file=false",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("rules under home:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A scope inside the protected folder is refused.
+	p.Read, p.Write, p.Workspace = "workspace", "none", filepath.Join(home, ".gemini", "gemkit")
+	if _, err := p.Rules(); err == nil || !contains(err.Error(), "closed to every tool") {
+		t.Fatalf("workspace inside ~/.gemini: %v", err)
+	}
+}
+
+func TestPolicyCheck(t *testing.T) {
+	d := t.TempDir()
+	for _, c := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{Read: "workspace", Write: "home", Workspace: d, Home: d, ExtensionDir: d, TempDir: d}, `filesystem.write "home" is wider than filesystem.read "workspace"`},
+		{Policy{Read: "everything", ExtensionDir: d, TempDir: d}, `unknown filesystem scope "everything"`},
+		{Policy{Read: "workspace", Workspace: "rel", ExtensionDir: d, TempDir: d}, `workspace "rel" must be an absolute path`},
+		{Policy{AllowedHosts: []string{"http://x/path"}, ExtensionDir: d, TempDir: d}, "allowedHosts"},
+	} {
+		err := c.p.Check()
+		if err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("%+v: err %v, want %q", c.p, err, c.want)
+		}
+	}
+	// The workspace inside the extension folder cannot be written.
+	ext := filepath.Join(d, "ext")
+	os.MkdirAll(filepath.Join(ext, "ws"), 0o755)
+	p := Policy{Read: "workspace", Write: "workspace", Workspace: filepath.Join(ext, "ws"), ExtensionDir: ext, TempDir: t.TempDir()}
+	if _, err := p.Rules(); err == nil || !contains(err.Error(), "inside the extension's own folder") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

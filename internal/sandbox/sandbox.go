@@ -1,0 +1,146 @@
+// Package sandbox turns an extension's declared permissions into kernel
+// enforcement for one tool process.
+//
+// On Linux a tool is started through a re-executed copy of the gemkit
+// binary (the "child"). The parent creates the child in fresh user, network,
+// PID and IPC namespaces where the kernel allows it; the child then, before
+// it execs the tool, brings up loopback and hands a listening socket back to
+// the parent when the tool may reach allowed hosts through the parent's
+// allowlisting proxy, drops every capability, lowers resource limits,
+// applies a Landlock ruleset built from the filesystem scopes and installs a
+// seccomp filter. What the kernel cannot enforce is refused unless the
+// caller explicitly allows running with less confinement, and even then it
+// is reported, never silently skipped.
+//
+// On macOS the same permissions become a sandbox-exec (SBPL) profile; see
+// SeatbeltProfile.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// Policy is everything one sandboxed run may reach. All paths must be
+// absolute; Check cleans and validates them.
+type Policy struct {
+	// Read and Write are the filesystem scopes from the manifest. An empty
+	// scope is extension.AccessNone.
+	Read, Write extension.Access
+	// AllowedHosts is the manifest's network.allowedHosts. Empty means no
+	// network at all.
+	AllowedHosts []string
+
+	// Workspace is the directory the user runs the tool from.
+	Workspace string
+	// Home is the user's home directory.
+	Home string
+	// ExtensionDir is the extension's own folder: always readable, never
+	// writable.
+	ExtensionDir string
+	// TempDir is the private temporary directory of this run: readable and
+	// writable.
+	TempDir string
+	// RuntimePaths are the runtime's own installation (interpreter prefix),
+	// readable and executable wherever they live.
+	RuntimePaths []string
+	// Protected are folders no tool may read or write whatever its scope:
+	// gemkit's and Gemini CLI's configuration (~/.gemini), which holds
+	// credentials, the consent records and every other extension with its
+	// settings. A tool's own extension folder inside one stays readable.
+	Protected []string
+
+	// MemoryBytes caps the tool's data segment (RLIMIT_DATA, which counts
+	// private writable mappings but not the address-space reservations V8
+	// and Go make); 0 means DefaultMemoryBytes.
+	MemoryBytes uint64
+}
+
+// DefaultMemoryBytes is the memory cap of a tool when the caller sets none.
+const DefaultMemoryBytes = 2 << 30
+
+// accessRank orders the filesystem scopes from narrowest to widest.
+func accessRank(a extension.Access) (int, error) {
+	switch a {
+	case "", extension.AccessNone:
+		return 0, nil
+	case extension.AccessWorkspace:
+		return 1, nil
+	case extension.AccessHome:
+		return 2, nil
+	case extension.AccessFull:
+		return 3, nil
+	}
+	return 0, fmt.Errorf("unknown filesystem scope %q (want none, workspace, home or full)", a)
+}
+
+// Check validates the policy: known scopes, a write scope no wider than the
+// read scope, absolute paths for what the scopes need.
+func (p *Policy) Check() error {
+	r, err := accessRank(p.Read)
+	if err != nil {
+		return fmt.Errorf("filesystem.read: %w", err)
+	}
+	w, err := accessRank(p.Write)
+	if err != nil {
+		return fmt.Errorf("filesystem.write: %w", err)
+	}
+	if w > r {
+		return fmt.Errorf("filesystem.write %q is wider than filesystem.read %q; a tool cannot write what it may not read", p.Write, orNone(p.Read))
+	}
+	need := map[string]*string{"extension folder": &p.ExtensionDir, "temp dir": &p.TempDir}
+	if r >= 1 || w >= 1 {
+		need["workspace"] = &p.Workspace
+	}
+	if r >= 2 {
+		need["home"] = &p.Home
+	}
+	for name, path := range need {
+		if *path == "" || !filepath.IsAbs(*path) {
+			return fmt.Errorf("sandbox %s %q must be an absolute path", name, *path)
+		}
+		*path = filepath.Clean(*path)
+	}
+	for i, d := range p.Protected {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("sandbox protected folder %q must be an absolute path", d)
+		}
+		p.Protected[i] = filepath.Clean(d)
+	}
+	for _, h := range p.AllowedHosts {
+		if _, err := extension.ParseHost(h); err != nil {
+			return fmt.Errorf("network.allowedHosts entry %q %v", h, err)
+		}
+	}
+	return nil
+}
+
+func orNone(a extension.Access) extension.Access {
+	if a == "" {
+		return extension.AccessNone
+	}
+	return a
+}
+
+// NeedsNetwork reports whether the tool may reach any host (through the
+// proxy).
+func (p *Policy) NeedsNetwork() bool { return len(p.AllowedHosts) > 0 }
+
+// UnenforceableError says why the kernel cannot enforce a policy. The
+// caller may choose to run with less confinement only by an explicit
+// opt-in (Launcher.AllowUnconfined).
+type UnenforceableError struct {
+	Reasons []string
+}
+
+func (e *UnenforceableError) Error() string {
+	return "this machine cannot enforce the extension's permissions: " + strings.Join(e.Reasons, "; ") +
+		" (refusing to run; pass --allow-unconfined to run anyway with the listed protections missing)"
+}
+
+// ErrUnsupported is returned on platforms without a sandbox implementation.
+var ErrUnsupported = errors.New("sandboxing tools is not supported on this platform")

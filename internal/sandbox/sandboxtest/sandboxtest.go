@@ -1,0 +1,50 @@
+// Package sandboxtest helps tests prove the sandbox holds for an
+// unprivileged user too: CI runs as root, so a test re-runs its own test
+// binary as uid 65534 through setpriv.
+package sandboxtest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// RerunUnprivileged copies the running test binary into a world-readable
+// folder and runs the tests matching pattern in it as uid/gid 65534 with
+// no supplementary groups, failing t if they fail. It is a no-op for a
+// test that already runs unprivileged.
+func RerunUnprivileged(t *testing.T, pattern string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("already unprivileged: the other tests of this package ran as this user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatal("setpriv (util-linux) is needed to drop to an unprivileged user: apt-get install util-linux")
+	}
+	dir, err := os.MkdirTemp("", "gemkit-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, filepath.Base(os.Args[0]))
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+pattern, "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	out, err := cmd.CombinedOutput()
+	t.Logf("as uid 65534:\n%s", out)
+	if err != nil {
+		t.Fatalf("the tests failed for an unprivileged user: %v", err)
+	}
+}

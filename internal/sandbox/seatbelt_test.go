@@ -1,0 +1,79 @@
+package sandbox
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestSeatbeltProfile(t *testing.T) {
+	base := Policy{
+		Workspace: "/Users/ana/src/proj", Home: "/Users/ana",
+		ExtensionDir: "/Users/ana/.gemini/extensions/code-analyzer", TempDir: "/private/var/folders/xy/T/gemkit-tool-1",
+		RuntimePaths: []string{"/Users/ana/.pyenv/versions/3.12.1"},
+		Protected:    []string{"/Users/ana/.gemini"},
+	}
+	cases := []struct {
+		name        string
+		read, write extension.Access
+		hosts       []string
+	}{
+		{"none", "", "", nil},
+		{"workspace-read-only", extension.AccessWorkspace, extension.AccessNone, nil},
+		{"workspace-rw-network", extension.AccessWorkspace, extension.AccessWorkspace, []string{"https://linter-rules.example.com", "api.example.com:8443"}},
+		{"home-rw", extension.AccessHome, extension.AccessHome, nil},
+		{"full-read", extension.AccessFull, extension.AccessWorkspace, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := base
+			p.Read, p.Write, p.AllowedHosts = c.read, c.write, c.hosts
+			got, err := SeatbeltProfile(p, 3128)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "seatbelt", c.name+".sb")
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if got != string(want) {
+				t.Fatalf("profile differs from %s:\n%s", golden, got)
+			}
+			// The extension folder's write denial comes after every allow,
+			// so it wins in SBPL.
+			if strings.LastIndex(got, "(deny file-write* (subpath \""+p.ExtensionDir) < strings.LastIndex(got, "(allow file-write*") {
+				t.Fatal("extension folder denial is not last")
+			}
+			// ~/.gemini is denied after the scopes allow it, and the
+			// extension's own folder inside it is readable again after that.
+			deny := strings.Index(got, "(deny file-read* file-write*\n  (subpath \"/Users/ana/.gemini\")")
+			if deny < strings.LastIndex(got, "(allow file-read*\n") || strings.Index(got, "(allow file-read* (subpath \""+p.ExtensionDir) < deny {
+				t.Fatal("protected folder rules out of order")
+			}
+			if !strings.Contains(got, `(literal "/Users/ana/.gemini/extensions")`) || !strings.Contains(got, `(literal "/Users/ana")`) {
+				t.Fatal("the folders leading to the extension folder may be renamed")
+			}
+		})
+	}
+	p := base
+	p.Workspace = `/tmp/we"ird\dir`
+	p.Read = extension.AccessWorkspace
+	got, _ := SeatbeltProfile(p, 3128)
+	if !strings.Contains(got, `(subpath "/tmp/we\"ird\\dir")`) {
+		t.Fatalf("quoting:\n%s", got)
+	}
+	p.Write = extension.AccessHome
+	if _, err := SeatbeltProfile(p, 3128); err == nil {
+		t.Fatal("write wider than read accepted")
+	}
+}

@@ -1,0 +1,114 @@
+package toolrun
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// safeEnv are the variables of the user's environment a tool inherits:
+// where programs are, who and where the user is, language and terminal.
+// Everything else (tokens, cloud credentials, SSH agents, proxies) stays
+// behind unless the extension declares it as a setting.
+var safeEnv = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "LANG": true, "LANGUAGE": true,
+	"TZ": true, "TERM": true, "COLORTERM": true, "NO_COLOR": true,
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// toolEnv builds the tool's whole environment: the safe variables, the
+// locale, the private temp dir, and the extension's declared settings with
+// their values from its settings file. Settings never come from the
+// user's environment: an extension that declared a setting named
+// GITHUB_TOKEN or GEMINI_API_KEY would otherwise receive the user's own
+// secret without the consent prompt saying so.
+func toolEnv(user map[string]string, settings []extension.Setting, stored map[string]string, home, tmp string) []string {
+	out := map[string]string{}
+	for k, v := range user {
+		if safeEnv[k] || strings.HasPrefix(k, "LC_") {
+			out[k] = v
+		}
+	}
+	out["HOME"] = home
+	// Relative and empty PATH entries name the tool's working directory:
+	// a program the tool looks up must not be one a file in the
+	// workspace can shadow.
+	var path []string
+	for _, dir := range filepath.SplitList(out["PATH"]) {
+		if filepath.IsAbs(dir) {
+			path = append(path, dir)
+		}
+	}
+	out["PATH"] = strings.Join(path, string(filepath.ListSeparator))
+	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
+		out[k] = tmp
+	}
+	// A tool may not write its own folder; stop Python trying to.
+	out["PYTHONDONTWRITEBYTECODE"] = "1"
+	for _, s := range settings {
+		if s.EnvVar == "" {
+			continue
+		}
+		if v, ok := stored[s.EnvVar]; ok {
+			out[s.EnvVar] = v
+		}
+	}
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	env := make([]string, len(keys))
+	for i, k := range keys {
+		env[i] = k + "=" + out[k]
+	}
+	return env
+}
+
+// ReadDotEnv reads an extension's settings file (.env: KEY=VALUE lines,
+// # comments, optional quotes). A missing file is no settings.
+func ReadDotEnv(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settings file: %w", err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: want KEY=VALUE", path, n)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+			v = v[1 : len(v)-1]
+		}
+		out[k] = v
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,451 @@
+// Package toolrun runs an extension's executable tool: it finds the tool,
+// checks the call's arguments against the declared ones and turns them
+// into flags, asks for (or finds) the person's consent to the extension's
+// permissions, picks the interpreter, builds a minimal environment, and
+// runs the script under the sandbox with bounded time, output and memory,
+// returning its output parsed as the tool declares.
+package toolrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// Limits a call gets unless it says otherwise.
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultMaxOutput = 4 << 20 // bytes of stdout; stderr keeps at most 1 MiB
+	maxStderr        = 1 << 20
+)
+
+// ConsentStore remembers which permissions the person agreed to, by
+// extension name and extension.PermissionsHash. *extension.Store is one.
+type ConsentStore interface {
+	ConsentGranted(name, hash string) bool
+	RecordConsent(name, hash string) error
+}
+
+// Asker asks the person whether the extension may run with the
+// permissions described by lines. It returns an error when it cannot ask.
+type Asker func(ctx context.Context, ext string, lines []string) (bool, error)
+
+// Runner runs tools. One Runner serves many calls; it caches resolved
+// interpreters.
+type Runner struct {
+	// Launcher starts the sandboxed process; nil is a default Launcher
+	// (refuses what cannot be enforced).
+	Launcher *sandbox.Launcher
+	// Consent records consent; nil means consent must come from Call.GrantConsent or Ask on every run.
+	Consent ConsentStore
+	// Ask asks the person; nil means nobody can be asked (no terminal),
+	// and a run without recorded consent fails closed.
+	Ask Asker
+	// Environ is the user's environment, the source of PATH, HOME, the
+	// locale and the extension's settings; nil means os.Environ().
+	Environ []string
+	// Protected are folders closed to every tool whatever its scope, in
+	// addition to ~/.gemini (and $GEMINI_CLI_HOME/.gemini), which always
+	// are: the extension store's own folder when it lives elsewhere.
+	Protected []string
+	// Logger receives debug details; nil is slog.Default().
+	Logger *slog.Logger
+
+	runtimes runtimes
+}
+
+// Call is one tool invocation.
+type Call struct {
+	Extension *extension.Extension
+	Tool      string
+	// Args are the tool's arguments by name, as decoded from JSON or
+	// from ParseCLIArgs.
+	Args map[string]any
+	// Workspace is the folder the tool runs in and the "workspace" scope;
+	// empty means the current directory.
+	Workspace string
+	// Timeout, MaxOutput and MemoryBytes bound the run; zero means the
+	// defaults.
+	Timeout     time.Duration
+	MaxOutput   int64
+	MemoryBytes uint64
+	// Settings are values of the extension's settings (by envVar) from
+	// its settings file, the only source of them: the user's environment
+	// is never consulted for a declared name.
+	Settings map[string]string
+	// GrantConsent records the person's consent given on the command line
+	// (--consent) instead of asking.
+	GrantConsent bool
+}
+
+// Result is what a tool run produced.
+type Result struct {
+	Tool     string `json:"tool"`
+	ExitCode int    `json:"exitCode"`
+	// Output is the parsed stdout for output "json", else nil.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Text is stdout for output "string".
+	Text        string              `json:"text,omitempty"`
+	Stdout      []byte              `json:"-"`
+	Stderr      string              `json:"stderr,omitempty"`
+	Duration    time.Duration       `json:"durationNs"`
+	Denied      []sandbox.Denial    `json:"denied,omitempty"`
+	Warnings    []string            `json:"warnings,omitempty"`
+	Enforcement sandbox.Enforcement `json:"enforcement"`
+}
+
+// ToolError is a tool that ran and failed: a non-zero exit, a kill on
+// timeout or output overflow, or output that is not what it declared.
+type ToolError struct {
+	Tool string
+	Msg  string
+}
+
+func (e *ToolError) Error() string { return fmt.Sprintf("tool %s %s", e.Tool, e.Msg) }
+
+// ConsentError is a run refused because the person has not agreed to the
+// extension's permissions and could not be asked.
+type ConsentError struct {
+	Extension string
+	Lines     []string
+	Declined  bool
+}
+
+func (e *ConsentError) Error() string {
+	if e.Declined {
+		return fmt.Sprintf("you declined to let extension %s run with these permissions: %s", e.Extension, strings.Join(e.Lines, "; "))
+	}
+	return fmt.Sprintf("extension %s needs your consent before its tools run (it may: %s), and there is no terminal to ask on; "+
+		"run `gemkit extensions run --consent %s ...` to agree, or run it once in a terminal", e.Extension, strings.Join(e.Lines, "; "), e.Extension)
+}
+
+func (r *Runner) environ() []string {
+	if r.Environ != nil {
+		return r.Environ
+	}
+	return os.Environ()
+}
+
+// writableRoots are the folders a tool with write scope w may change, with
+// symlinks resolved.
+func writableRoots(w extension.Access, ws, home string) []string {
+	var roots []string
+	switch w {
+	case extension.AccessFull:
+		roots = []string{"/"}
+	case extension.AccessHome:
+		roots = []string{home}
+	case extension.AccessWorkspace:
+		roots = []string{ws}
+	}
+	for i, d := range roots {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			roots[i] = real
+		}
+	}
+	return roots
+}
+
+// protected lists the folders no tool may touch: gemkit's and Gemini
+// CLI's configuration, which holds their credentials, the consent records
+// and every other extension with its settings.
+func (r *Runner) protected(env map[string]string, home string) []string {
+	out := []string{filepath.Join(home, ".gemini")}
+	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
+		out = append(out, filepath.Join(h, ".gemini"))
+	}
+	for _, d := range r.Protected {
+		if filepath.IsAbs(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (r *Runner) logger() *slog.Logger {
+	if r.Logger != nil {
+		return r.Logger
+	}
+	return slog.Default()
+}
+
+// Run runs one tool call. A non-nil Result comes back whenever the tool
+// ran, also together with a *ToolError.
+func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
+	ext := c.Extension
+	if ext == nil || ext.Manifest == nil {
+		return nil, errors.New("toolrun: no extension")
+	}
+	m := ext.Manifest
+	tool := m.Tool(c.Tool)
+	if tool == nil {
+		names := make([]string, len(m.Tools))
+		for i, t := range m.Tools {
+			names[i] = t.Name
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("extension %s has no tools", m.Name)
+		}
+		return nil, fmt.Errorf("extension %s has no tool %q (its tools: %s)", m.Name, c.Tool, strings.Join(names, ", "))
+	}
+	flags, err := Flags(tool, c.Args)
+	if err != nil {
+		return nil, err
+	}
+	script, err := scriptPath(ext, tool)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkConsent(ctx, m, c.GrantConsent); err != nil {
+		return nil, err
+	}
+
+	env := envMap(r.environ())
+	home := env["HOME"]
+	if home == "" {
+		if home, err = os.UserHomeDir(); err != nil {
+			return nil, fmt.Errorf("no HOME: %w", err)
+		}
+	}
+	ws := c.Workspace
+	if ws == "" {
+		if ws, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		return nil, err
+	}
+	perms := m.EffectivePermissions()
+	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home, writableRoots(perms.Filesystem.Write, ws, home))
+	if err != nil {
+		return nil, err
+	}
+
+	tmp, err := os.MkdirTemp("", "gemkit-tool-")
+	if err != nil {
+		return nil, fmt.Errorf("private temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	policy := sandbox.Policy{
+		Read: perms.Filesystem.Read, Write: perms.Filesystem.Write, AllowedHosts: perms.Network.AllowedHosts,
+		Workspace: ws, Home: home, ExtensionDir: ext.Dir, TempDir: tmp, RuntimePaths: interp.Install,
+		MemoryBytes: c.MemoryBytes, Protected: r.protected(env, home),
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	maxOut := c.MaxOutput
+	if maxOut <= 0 {
+		maxOut = DefaultMaxOutput
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var killOnce sync.Once
+	var proc *sandbox.Process
+	overflow := make(chan struct{})
+	onOverflow := func() {
+		killOnce.Do(func() {
+			close(overflow)
+			cancel()
+		})
+	}
+	stdout := &capWriter{max: maxOut, onFull: onOverflow}
+	stderr := &capWriter{max: maxStderr}
+	cmd := &sandbox.Command{
+		Policy: policy,
+		Path:   interp.Path,
+		Args:   append([]string{script}, flags...),
+		Env:    toolEnv(env, m.Settings, c.Settings, home, tmp),
+		Dir:    ws,
+		Stdout: stdout, Stderr: stderr,
+	}
+	launcher := r.Launcher
+	if launcher == nil {
+		launcher = &sandbox.Launcher{}
+	}
+	start := time.Now()
+	proc, err = launcher.Start(ctx, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", tool.Name, err)
+	}
+	for _, w := range proc.Warnings {
+		r.logger().Warn("tool runs with less confinement than its permissions ask for", "tool", tool.Name, "warning", w)
+	}
+	waitErr := proc.Wait()
+	res := &Result{
+		Tool: tool.Name, Duration: time.Since(start), Stdout: stdout.Bytes(), Stderr: stderr.String(),
+		Denied: proc.Denied(), Warnings: proc.Warnings, Enforcement: proc.Enforcement,
+	}
+	var ee *exec.ExitError
+	switch {
+	case isClosed(overflow):
+		res.ExitCode = -1
+		return res, &ToolError{tool.Name, fmt.Sprintf("printed more than %d bytes and was stopped", maxOut)}
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.ExitCode = -1
+		return res, &ToolError{tool.Name, fmt.Sprintf("did not finish within %v and was killed with everything it started", timeout)}
+	case ctx.Err() != nil:
+		res.ExitCode = -1
+		return res, fmt.Errorf("tool %s was stopped: %w", tool.Name, ctx.Err())
+	case errors.As(waitErr, &ee):
+		res.ExitCode = ee.ExitCode()
+		return res, &ToolError{tool.Name, fmt.Sprintf("failed with exit status %d%s", res.ExitCode, stderrTail(res.Stderr))}
+	case waitErr != nil:
+		return res, fmt.Errorf("tool %s: %w", tool.Name, waitErr)
+	}
+	if tool.Output == extension.OutputJSON {
+		trimmed := bytes.TrimSpace(res.Stdout)
+		if !json.Valid(trimmed) {
+			return res, &ToolError{tool.Name, fmt.Sprintf("declares JSON output but printed something else; it begins: %q", firstBytes(res.Stdout, 200))}
+		}
+		res.Output = json.RawMessage(trimmed)
+	} else {
+		res.Text = string(res.Stdout)
+	}
+	return res, nil
+}
+
+// scriptPath resolves the tool's executable inside the extension folder.
+// Paths that climb with "..", leave the folder through a symlink, or are
+// not regular files are refused before anything runs.
+func scriptPath(ext *extension.Extension, t *extension.Tool) (string, error) {
+	exe := filepath.ToSlash(t.Executable)
+	if exe == "" {
+		return "", fmt.Errorf("tool %s has no executable", t.Name)
+	}
+	for _, part := range strings.Split(exe, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("tool %s: executable %q contains \"..\"; it must name a file inside the extension folder", t.Name, t.Executable)
+		}
+	}
+	dir, err := filepath.EvalSymlinks(ext.Dir)
+	if err != nil {
+		return "", fmt.Errorf("extension folder: %w", err)
+	}
+	p := ext.Path(t.Executable)
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("tool %s: executable: %w", t.Name, err)
+	}
+	if real != dir && !strings.HasPrefix(real, dir+string(filepath.Separator)) {
+		return "", fmt.Errorf("tool %s: executable %q resolves to %s, outside the extension folder", t.Name, t.Executable, real)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("tool %s: executable %q is not a regular file", t.Name, t.Executable)
+	}
+	return real, nil
+}
+
+// checkConsent finds, records or asks for the person's consent to the
+// extension's permissions, tied to their hash.
+func (r *Runner) checkConsent(ctx context.Context, m *extension.Manifest, grant bool) error {
+	hash := extension.PermissionsHash(m)
+	if r.Consent != nil && r.Consent.ConsentGranted(m.Name, hash) {
+		return nil
+	}
+	lines := extension.PermissionsSummary(m)
+	ok := grant
+	if !ok {
+		if r.Ask == nil {
+			return &ConsentError{Extension: m.Name, Lines: lines}
+		}
+		var err error
+		ok, err = r.Ask(ctx, m.Name, lines)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &ConsentError{Extension: m.Name, Lines: lines, Declined: true}
+		}
+	}
+	if r.Consent != nil {
+		if err := r.Consent.RecordConsent(m.Name, hash); err != nil {
+			return fmt.Errorf("recording consent: %w", err)
+		}
+	}
+	return nil
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func stderrTail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if len(s) > 2000 {
+		s = "..." + s[len(s)-2000:]
+	}
+	return ": " + s
+}
+
+func firstBytes(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// capWriter keeps at most max bytes and calls onFull once when more come.
+type capWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	max    int64
+	full   bool
+	onFull func()
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	room := w.max - int64(w.buf.Len())
+	if int64(len(p)) > room {
+		if room > 0 {
+			w.buf.Write(p[:room])
+		}
+		if !w.full {
+			w.full = true
+			if w.onFull != nil {
+				go w.onFull()
+			}
+		}
+		return len(p), nil // keep draining so the tool is not blocked before the kill
+	}
+	w.buf.Write(p)
+	return len(p), nil
+}
+
+func (w *capWriter) Bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
+func (w *capWriter) String() string { return string(w.Bytes()) }

@@ -1,0 +1,474 @@
+package toolrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) {
+	if sandbox.IsChild() {
+		os.Exit(sandbox.ChildMain())
+	}
+	os.Exit(m.Run())
+}
+
+// env is a fake user: a home holding an installed extension and a
+// workspace, all world-readable so the tests also run unprivileged.
+type env struct {
+	home, ws string
+	store    *extension.Store
+	environ  []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	root, err := os.MkdirTemp("", "gemkit-toolrun-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	os.Chmod(root, 0o755)
+	e := &env{home: filepath.Join(root, "home"), ws: filepath.Join(root, "home", "ws")}
+	if err := os.MkdirAll(e.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.store = extension.OpenStore(e.home)
+	path := "/usr/local/bin:/usr/bin:/bin"
+	e.environ = []string{"PATH=.:" + path + "::bin", "HOME=" + e.home, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+		"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "MY_API_KEY=env-value", "GEMINI_API_KEY=gemini_secret",
+		"SSH_AUTH_SOCK=/tmp/ssh-agent.sock", "LD_PRELOAD=/tmp/evil.so", "NODE_OPTIONS=--require=/tmp/evil.js", "PYTHONPATH=/tmp/evil"}
+	return e
+}
+
+// install writes an extension into the store's folder and loads it.
+func (e *env) install(t *testing.T, manifest string, files map[string]string) *extension.Extension {
+	t.Helper()
+	var m struct{ Name string }
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.store.Dir(), m.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files[extension.ManifestFile] = manifest
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ext, err := extension.Load(dir)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return ext
+}
+
+func (e *env) runner() *Runner {
+	return &Runner{Launcher: &sandbox.Launcher{}, Consent: e.store, Environ: e.environ}
+}
+
+const echoManifest = `{
+  "name": "echo",
+  "version": "1.0.0",
+  "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": []}},
+  "settings": [{"name": "API key", "envVar": "MY_API_KEY", "sensitive": true}, {"name": "Region", "envVar": "MY_REGION"},
+    {"name": "a setting named like the user's secret", "envVar": "GITHUB_TOKEN"}, {"name": "another", "envVar": "GEMINI_API_KEY"}],
+  "tools": [
+    {"name": "pyjson", "description": "echo args as JSON", "executable": "tools/echo.py", "runtime": "python", "output": "json",
+     "args": [{"name": "file", "type": "string"}, {"name": "n", "type": "integer"}, {"name": "tag", "type": "array"}, {"name": "v", "type": "boolean"}]},
+    {"name": "nodejson", "description": "echo args as JSON", "executable": "tools/echo.js", "runtime": "node", "output": "json",
+     "args": [{"name": "file", "type": "string"}]},
+    {"name": "spawn", "description": "node spawns and sizes itself", "executable": "tools/spawn.js", "runtime": "node"},
+    {"name": "env", "description": "print env", "executable": "tools/env.sh", "runtime": "shell"},
+    {"name": "badjson", "description": "prints text", "executable": "tools/bad.sh", "runtime": "shell", "output": "json"},
+    {"name": "fail", "description": "fails", "executable": "tools/fail.sh", "runtime": "shell"},
+    {"name": "sleep", "description": "forks and sleeps", "executable": "tools/sleep.sh", "runtime": "shell"},
+    {"name": "flood", "description": "prints forever", "executable": "tools/flood.sh", "runtime": "shell"},
+    {"name": "mem", "description": "allocates", "executable": "tools/mem.py", "runtime": "python", "args": [{"name": "mb", "type": "integer"}]},
+    {"name": "write", "description": "writes files", "executable": "tools/write.sh", "runtime": "shell", "args": [{"name": "path", "type": "string"}]}
+  ]
+}`
+
+var echoFiles = map[string]string{
+	"tools/echo.py": `import argparse, json, os
+p = argparse.ArgumentParser()
+p.add_argument("--file"); p.add_argument("--n", type=int); p.add_argument("--tag", action="append"); p.add_argument("--v", action="store_true")
+a = p.parse_args()
+print(json.dumps({"file": a.file, "n": a.n, "tag": a.tag, "v": a.v, "cwd": os.getcwd()}))
+`,
+	"tools/echo.js": `const { parseArgs } = require("node:util");
+const { values } = parseArgs({ options: { file: { type: "string" } } });
+console.log(JSON.stringify({ file: values.file, cwd: process.cwd() }));
+`,
+	"tools/spawn.js": "const cp = require('child_process'), os = require('os');\n" +
+		"console.log(cp.execFileSync('/bin/sh', ['-c', 'echo child']).toString().trim(), os.cpus().length > 0, os.totalmem() > 0);\n",
+	"tools/env.sh":   "env\n",
+	"tools/bad.sh":   "echo 'this is not json'\n",
+	"tools/fail.sh":  "echo oops >&2; exit 3\n",
+	"tools/sleep.sh": "(sleep 1; echo alive > \"$PWD/alive\") &\nsleep 30\n",
+	"tools/flood.sh": "while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done\n",
+	"tools/mem.py":   "import sys\nb = bytearray(int(sys.argv[2]) << 20)\nprint(len(b) >> 20)\n",
+	"tools/write.sh": "echo hi > \"$2\"\n",
+}
+
+func TestRunTools(t *testing.T) {
+	e := newEnv(t)
+	ext := e.install(t, echoManifest, clone(echoFiles))
+	r := e.runner()
+	ctx := context.Background()
+	call := func(tool string, args map[string]any) Call {
+		return Call{Extension: ext, Tool: tool, Args: args, Workspace: e.ws, GrantConsent: true, Settings: map[string]string{"MY_REGION": "eu", "MY_API_KEY": "declared-value"}}
+	}
+
+	t.Run("python json", func(t *testing.T) {
+		res, err := r.Run(ctx, call("pyjson", map[string]any{"file": "-x y", "n": 7.0, "tag": []any{"a", "b"}, "v": true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		json.Unmarshal(res.Output, &got)
+		want := map[string]any{"file": "-x y", "n": 7.0, "tag": []any{"a", "b"}, "v": true, "cwd": e.ws}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("got %v want %v", got, want)
+		}
+	})
+	t.Run("node json", func(t *testing.T) {
+		if _, err := exec.LookPath("node"); err != nil {
+			t.Skip("node is not installed")
+		}
+		res, err := r.Run(ctx, call("nodejson", map[string]any{"file": "x.ts"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(res.Output), `"file":"x.ts"`) {
+			t.Fatalf("output %s", res.Output)
+		}
+	})
+	t.Run("node spawns children and sees the machine", func(t *testing.T) {
+		if _, err := exec.LookPath("node"); err != nil {
+			t.Skip("node is not installed")
+		}
+		res, err := r.Run(ctx, call("spawn", nil))
+		if err != nil || res.Text != "child true true\n" {
+			t.Fatalf("%v %+v", err, res)
+		}
+	})
+	t.Run("environment holds no secrets", func(t *testing.T) {
+		res, err := r.Run(ctx, call("env", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"ghp_secret", "aws_secret", "GITHUB_TOKEN", "GEMKIT_SANDBOX", "env-value", "gemini_secret", "SSH_AUTH_SOCK", "LD_PRELOAD", "NODE_OPTIONS", "PYTHONPATH", "GOMAXPROCS", "GOGC"} {
+			if strings.Contains(res.Text, bad) {
+				t.Errorf("tool saw %s:\n%s", bad, res.Text)
+			}
+		}
+		for _, want := range []string{"MY_API_KEY=declared-value", "MY_REGION=eu", "HOME=" + e.home, "LC_ALL=C.UTF-8", "TMPDIR=/", "PATH=/usr/local/bin:/usr/bin:/bin\n"} {
+			if !strings.Contains(res.Text, want) {
+				t.Errorf("tool env lacks %s:\n%s", want, res.Text)
+			}
+		}
+	})
+	t.Run("invalid json shows first bytes", func(t *testing.T) {
+		_, err := r.Run(ctx, call("badjson", nil))
+		var te *ToolError
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), `"this is not json\n"`) {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("exit status and stderr", func(t *testing.T) {
+		res, err := r.Run(ctx, call("fail", nil))
+		if err == nil || res == nil || res.ExitCode != 3 || !strings.Contains(err.Error(), "oops") {
+			t.Fatalf("res %+v err %v", res, err)
+		}
+	})
+	t.Run("timeout kills forked children", func(t *testing.T) {
+		c := call("sleep", nil)
+		c.Timeout = 300 * time.Millisecond
+		start := time.Now()
+		_, err := r.Run(ctx, c)
+		if err == nil || !strings.Contains(err.Error(), "did not finish within 300ms") {
+			t.Fatalf("err %v", err)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("took %v", time.Since(start))
+		}
+		time.Sleep(1500 * time.Millisecond)
+		if _, err := os.Stat(filepath.Join(e.ws, "alive")); err == nil {
+			t.Fatal("a forked child outlived the timeout")
+		}
+	})
+	t.Run("output is bounded", func(t *testing.T) {
+		c := call("flood", nil)
+		c.MaxOutput = 64 << 10
+		res, err := r.Run(ctx, c)
+		if err == nil || !strings.Contains(err.Error(), "printed more than 65536 bytes") || len(res.Stdout) != 64<<10 {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("memory is bounded", func(t *testing.T) {
+		c := call("mem", map[string]any{"mb": 64})
+		c.MemoryBytes = 256 << 20
+		if res, err := r.Run(ctx, c); err != nil || res.Text != "64\n" {
+			t.Fatalf("64 MiB under a 256 MiB cap: %v", err)
+		}
+		c.Args = map[string]any{"mb": 512}
+		if _, err := r.Run(ctx, c); err == nil || !strings.Contains(err.Error(), "MemoryError") {
+			t.Fatalf("512 MiB under a 256 MiB cap: %v", err)
+		}
+	})
+	t.Run("cancel stops the tool", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(200*time.Millisecond, cancel)
+		_, err := r.Run(cctx, call("sleep", nil))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("writes stay in the workspace", func(t *testing.T) {
+		if _, err := r.Run(ctx, call("write", map[string]any{"path": filepath.Join(e.ws, "ok.txt")})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Run(ctx, call("write", map[string]any{"path": filepath.Join(e.home, "no.txt")})); err == nil {
+			t.Fatal("wrote outside the workspace")
+		}
+	})
+	t.Run("bad calls", func(t *testing.T) {
+		for _, c := range []struct {
+			call Call
+			want string
+		}{
+			{call("nope", nil), `has no tool "nope" (its tools: pyjson, nodejson`},
+			{call("pyjson", map[string]any{"file": "x"}), "missing argument --n"},
+			{call("env", map[string]any{"x": 1}), "unknown argument --x; it takes no arguments"},
+		} {
+			if _, err := r.Run(ctx, c.call); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want %q", err, c.want)
+			}
+		}
+	})
+}
+
+func TestExecutablePathChecks(t *testing.T) {
+	e := newEnv(t)
+	outside := filepath.Join(e.home, "outside.sh")
+	os.WriteFile(outside, []byte("echo escaped\n"), 0o755)
+	ext := e.install(t, `{"name": "paths", "version": "1.0.0",
+  "tools": [{"name": "ok", "description": "d", "executable": "tools/ok.sh", "runtime": "shell"}]}`,
+		map[string]string{"tools/ok.sh": "echo ok\n"})
+	r := e.runner()
+	for _, c := range []struct{ exe, want string }{
+		{"tools/../../outside.sh", `contains ".."`},
+		{"../outside.sh", `contains ".."`},
+		{"tools/link.sh", "outside the extension folder"},
+		{"tools", "not a regular file"},
+	} {
+		if c.exe == "tools/link.sh" {
+			os.Symlink(outside, filepath.Join(ext.Dir, "tools", "link.sh"))
+		}
+		ext.Manifest.Tools[0].Executable = c.exe
+		_, err := r.Run(context.Background(), Call{Extension: ext, Tool: "ok", Workspace: e.ws, GrantConsent: true})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.exe, err, c.want)
+		}
+	}
+}
+
+func TestConsent(t *testing.T) {
+	e := newEnv(t)
+	manifest := `{"name": "asks", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace"}},
+  "tools": [{"name": "hi", "description": "d", "executable": "hi.sh", "runtime": "shell"}]}`
+	ext := e.install(t, manifest, map[string]string{"hi.sh": "echo hi\n"})
+	ctx := context.Background()
+	call := Call{Extension: ext, Tool: "hi", Workspace: e.ws}
+
+	// Nobody to ask: fail closed, naming the way to consent.
+	r := e.runner()
+	_, err := r.Run(ctx, call)
+	var ce *ConsentError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "gemkit extensions run --consent asks") || !strings.Contains(err.Error(), "read files in your workspace") {
+		t.Fatalf("err %v", err)
+	}
+
+	// Asked once, remembered after.
+	asked := 0
+	r.Ask = func(_ context.Context, name string, lines []string) (bool, error) {
+		asked++
+		return name == "asks" && strings.Contains(strings.Join(lines, "\n"), "read files in your workspace"), nil
+	}
+	for i := 0; i < 2; i++ {
+		if res, err := r.Run(ctx, call); err != nil || res.Text != "hi\n" {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	if asked != 1 {
+		t.Fatalf("asked %d times", asked)
+	}
+
+	// Changed permissions ask again; a no is a refusal.
+	ext.Manifest.Permissions.Filesystem.Write = extension.AccessWorkspace
+	r.Ask = func(context.Context, string, []string) (bool, error) { asked++; return false, nil }
+	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !ce.Declined {
+		t.Fatalf("err %v", err)
+	}
+	if asked != 2 {
+		t.Fatalf("asked %d times", asked)
+	}
+
+	// Consent recorded elsewhere for the same permissions (at install)
+	// counts.
+	if err := e.store.RecordConsent("asks", extension.PermissionsHash(ext.Manifest)); err != nil {
+		t.Fatal(err)
+	}
+	r.Ask = nil
+	if _, err := r.Run(ctx, call); err != nil {
+		t.Fatalf("install-time consent did not count: %v", err)
+	}
+}
+
+// TestRuntimeUnderVersionManager runs a python that lives in the home
+// folder behind a shim, as pyenv installs it: the interpreter must be
+// found, asked once and allowed to start, while the rest of home stays
+// closed.
+func TestRuntimeUnderVersionManager(t *testing.T) {
+	sys := "/usr/bin/python3"
+	real, err := filepath.EvalSymlinks(sys)
+	if err != nil {
+		t.Skip("no /usr/bin/python3 to copy into a fake version manager")
+	}
+	e := newEnv(t)
+	version := filepath.Join(e.home, ".vm", "versions", "3", "bin")
+	shims := filepath.Join(e.home, ".vm", "shims")
+	os.MkdirAll(version, 0o755)
+	os.MkdirAll(shims, 0o755)
+	body, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(version, "python3"), body, 0o755)
+	os.WriteFile(filepath.Join(shims, "python3"), []byte("#!/bin/sh\nexec "+filepath.Join(version, "python3")+" \"$@\"\n"), 0o755)
+	os.WriteFile(filepath.Join(e.home, "secret.txt"), []byte("s3cret"), 0o644)
+	e.environ[0] = "PATH=" + shims + ":/usr/bin:/bin"
+
+	ext := e.install(t, `{"name": "vm", "version": "1.0.0",
+  "tools": [{"name": "py", "description": "d", "executable": "py.py", "runtime": "python", "args": [{"name": "read", "type": "string"}]}]}`,
+		map[string]string{"py.py": "import sys\nprint(sys.executable)\ntry:\n    open(sys.argv[2]).read(); print('READ')\nexcept OSError as e: print('denied', e.errno)\n"})
+	r := e.runner()
+	res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": filepath.Join(e.home, "secret.txt")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) || !strings.Contains(res.Text, "denied 13") {
+		t.Fatalf("output %q", res.Text)
+	}
+
+	// A shim the tools may write is never run outside the sandbox: a
+	// planted one would run unconfined.
+	planted := filepath.Join(e.ws, ".venv", "bin")
+	os.MkdirAll(planted, 0o755)
+	marker := filepath.Join(e.home, "pwned")
+	os.WriteFile(filepath.Join(planted, "python3"), []byte("#!/bin/sh\ntouch "+marker+"\nexec "+filepath.Join(version, "python3")+" \"$@\"\n"), 0o755)
+	wext := e.install(t, `{"name": "vmw", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}},
+  "tools": [{"name": "py", "description": "d", "executable": "py.py", "runtime": "python"}]}`, map[string]string{"py.py": "print('ran')\n"})
+	e.environ[0] = "PATH=" + planted + ":/usr/bin:/bin"
+	r = e.runner()
+	_, err = r.Run(context.Background(), Call{Extension: wext, Tool: "py", Workspace: e.ws, GrantConsent: true})
+	if err == nil || !strings.Contains(err.Error(), "which this extension's tools may write") {
+		t.Fatalf("planted shim: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the planted shim ran outside the sandbox")
+	}
+	// The same shim for an extension that cannot write there is asked.
+	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil || !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) {
+		t.Fatalf("read-only extension with a workspace shim: %v %+v", err, res)
+	}
+
+	// The machine's own python3 on the real PATH (pyenv here) starts too.
+	r.Environ = append(os.Environ(), "PATH="+os.Getenv("PATH"))
+	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil {
+		t.Fatalf("python3 from PATH %q: %v", os.Getenv("PATH"), err)
+	} else {
+		t.Logf("python3 from PATH ran as %s", strings.SplitN(res.Text, "\n", 2)[0])
+	}
+}
+
+// TestNodeUnderVersionManager runs a node installed the way nvm does it:
+// a real binary in ~/.nvm/versions/node/vX/bin, first on PATH, no shim.
+// It must start (its installation is readable) while the rest of home
+// stays closed.
+func TestNodeUnderVersionManager(t *testing.T) {
+	sys, err := filepath.EvalSymlinks("/usr/bin/node")
+	if err != nil {
+		t.Skip("no /usr/bin/node to install into a fake nvm (apt-get install nodejs)")
+	}
+	e := newEnv(t)
+	bin := filepath.Join(e.home, ".nvm", "versions", "node", "v20.0.0", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(bin, "node")
+	// A hard link puts the binary at a path under home without copying
+	// 100 MB; Landlock judges the path it is opened by.
+	if err := os.Link(sys, node); err != nil {
+		body, err := os.ReadFile(sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(node, body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(e.home, "secret.txt"), []byte("s3cret"), 0o644)
+	e.environ[0] = "PATH=" + bin + ":/usr/bin:/bin"
+	ext := e.install(t, `{"name": "nvm", "version": "1.0.0",
+  "tools": [{"name": "js", "description": "d", "executable": "t.js", "runtime": "node", "args": [{"name": "read", "type": "string"}]}]}`,
+		map[string]string{"t.js": "console.log(process.execPath);\ntry { require('fs').readFileSync(process.argv[3]); console.log('READ') } catch (e) { console.log('denied', e.code) }\n"})
+	res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "js", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": filepath.Join(e.home, "secret.txt")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Text, node+"\n") || !strings.Contains(res.Text, "denied EACCES") {
+		t.Fatalf("output %q", res.Text)
+	}
+}
+
+// TestMissingInterpreter: a runtime that is not on PATH is named, with
+// what to install, before anything runs.
+func TestMissingInterpreter(t *testing.T) {
+	e := newEnv(t)
+	e.environ[0] = "PATH=" + t.TempDir()
+	ext := e.install(t, `{"name": "nopy", "version": "1.0.0",
+  "tools": [{"name": "py", "description": "d", "executable": "t.py", "runtime": "python"}]}`, map[string]string{"t.py": "print(1)\n"})
+	_, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true})
+	if err == nil || !strings.Contains(err.Error(), "runtime python needs python3 on PATH") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter)$")
+}
+
+func clone(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
