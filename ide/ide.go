@@ -131,9 +131,10 @@ type CloseDiffRequest struct {
 }
 
 // CloseDiffResult is the JSON carried in the text block of a closeDiff
-// result. Content is nil when no diff was open for the file.
+// result. Content is nil when no diff was open for the file; it is then
+// left out ({}), as the official companion does, rather than sent as null.
 type CloseDiffResult struct {
-	Content *string `json:"content"`
+	Content *string `json:"content,omitempty"`
 }
 
 // DiffAccepted is the params of an ide/diffAccepted notification.

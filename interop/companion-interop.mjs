@@ -108,6 +108,8 @@ try {
   check('server/ready names the discovery file', discoveryFile === path.join(ideDir, `gemini-ide-server-${process.pid}-${port}.json`), ready.params);
   const st = fs.statSync(discoveryFile);
   check('discovery file has mode 0600', (st.mode & 0o777) === 0o600, (st.mode & 0o777).toString(8));
+  const dirMode = fs.statSync(ideDir).mode & 0o777;
+  check('discovery directory created with mode 0700', dirMode === 0o700, dirMode.toString(8));
   const disc = JSON.parse(fs.readFileSync(discoveryFile, 'utf8'));
   check('discovery file content', disc.port === port && disc.workspacePath === workspace &&
     /^[0-9a-f]{64}$/.test(disc.authToken) && disc.ideInfo?.name === 'gemkit' &&
@@ -174,6 +176,25 @@ try {
   notify('editor/close', { path: fileB });
   await until('closed file gone', () => ideContextStore.get()?.workspaceState?.openFiles?.length === 1);
   check('context: closed file removed', ideContextStore.get().workspaceState.openFiles[0].path === fileA, ideContextStore.get());
+  const fileR = path.join(workspace, 'renamed-from.txt');
+  const fileR2 = path.join(workspace, 'renamed-to.txt');
+  fs.writeFileSync(fileR, 'r\n');
+  notify('editor/focus', { path: fileR, cursor: { line: 1, character: 1 } });
+  await until('focused file', () => ideContextStore.get()?.workspaceState?.openFiles?.[0]?.path === fileR);
+  fs.renameSync(fileR, fileR2);
+  notify('editor/rename', { oldPath: fileR, newPath: fileR2 });
+  const renamed = await until('renamed file', () => {
+    const f = ideContextStore.get()?.workspaceState?.openFiles?.[0];
+    return f?.path === fileR2 ? f : undefined;
+  });
+  check('context: a renamed file keeps its place, cursor and activity', renamed.isActive === true && renamed.cursor?.line === 1 &&
+    !ideContextStore.get().workspaceState.openFiles.some((f) => f.path === fileR), ideContextStore.get());
+  fs.unlinkSync(fileR2);
+  notify('editor/delete', { path: fileR2 });
+  await until('deleted file gone', () => !ideContextStore.get()?.workspaceState?.openFiles?.some((f) => f.path === fileR2));
+  check('context: a deleted file is removed', ideContextStore.get().workspaceState.openFiles.length === 1, ideContextStore.get());
+  notify('editor/focus', { path: fileA });
+  await until('a.txt active again', () => ideContextStore.get()?.workspaceState?.openFiles?.[0]?.isActive === true);
   notify('workspace/update', { trusted: false });
   await until('trust change', () => trust.includes(false));
   check('trust change reaches trust listeners', trust.at(-1) === false, trust);

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -149,6 +150,31 @@ func TestGuards(t *testing.T) {
 					t.Error("initialize answered without a session id")
 				}
 			})
+		}
+	}
+}
+
+// TestReadEvents: the harness's SSE reader joins data lines, skips other
+// fields and copes with lines longer than its buffer.
+func TestReadEvents(t *testing.T) {
+	long := strings.Repeat("x", 100<<10)
+	in := "event: message\ndata: {\"a\":1}\n\n: a comment\nid: 3\ndata: one\ndata: two\n\n" +
+		"data: " + long + "\r\n\r\n" + "data: cut off"
+	var got []string
+	err := readEvents(strings.NewReader(in), func(data []byte) bool {
+		got = append(got, string(data))
+		return true
+	})
+	if err != io.EOF {
+		t.Fatalf("err %v, want EOF", err)
+	}
+	want := []string{`{"a":1}`, "one\ntwo", long}
+	if len(got) != len(want) {
+		t.Fatalf("got %d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d: %.40q, want %.40q", i, got[i], want[i])
 		}
 	}
 }

@@ -137,19 +137,32 @@ type rpcMessage struct {
 
 // send writes one JSON-RPC message to the companion.
 func (s *server) send(msg any) error {
+	_, err := s.sendAt(msg)
+	return err
+}
+
+// sendAt is send, and returns when the encoded line started on its way to
+// the companion: the editor's own encoding is not the companion's time.
+func (s *server) sendAt(msg any) (time.Time, error) {
 	b, err := json.Marshal(msg)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	b = append(b, '\n')
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	at := time.Now()
 	_, err = s.stdin.Write(b)
-	return err
+	return at, err
 }
 
 func (s *server) notify(method string, params any) error {
 	return s.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// notifyAt is notify, and returns when the line was written.
+func (s *server) notifyAt(method string, params any) (time.Time, error) {
+	return s.sendAt(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
 // readEditorProtocol plays the editor: diff/open is answered at once and

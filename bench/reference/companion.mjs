@@ -190,7 +190,7 @@ function newMcpServer() {
       openDiffs.delete(filePath);
       try {
         const res = await editorRequest('diff/close', { filePath });
-        const content = res && typeof res.content === 'string' ? res.content : null;
+        const content = res && typeof res.content === 'string' ? res.content : undefined; // {} when none, as the official one answers
         return { content: [{ type: 'text', text: JSON.stringify({ content }) }] };
       } catch (err) {
         return { content: [{ type: 'text', text: `Failed to close diff: ${err.message}` }], isError: true };

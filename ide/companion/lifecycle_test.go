@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,9 +49,16 @@ func TestDiscoveryLifecycle(t *testing.T) {
 	}
 	stale := filepath.Join(dir, discovery.FileName(deadPID(t), 1234))
 	staleLegacy := filepath.Join(dir, discovery.LegacyFileName(deadPID(t)))
-	live := filepath.Join(dir, discovery.FileName(os.Getpid(), 4321))
+	live := filepath.Join(dir, discovery.FileName(os.Getppid(), 4321))
+	// An earlier companion of this same editor, killed: its port is shut.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	killed := filepath.Join(dir, discovery.FileName(os.Getpid(), ln.Addr().(*net.TCPAddr).Port))
 	other := filepath.Join(dir, "unrelated.json")
-	for _, p := range []string{stale, staleLegacy, live, other} {
+	for _, p := range []string{stale, staleLegacy, live, killed, other} {
 		if err := os.WriteFile(p, []byte(`{}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +98,7 @@ func TestDiscoveryLifecycle(t *testing.T) {
 	if len(srv.Token()) < 32 {
 		t.Fatalf("token too short: %d hex digits", len(srv.Token()))
 	}
-	for _, p := range []string{stale, staleLegacy} {
+	for _, p := range []string{stale, staleLegacy, killed} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("stale file %s not removed", filepath.Base(p))
 		}
@@ -118,6 +126,16 @@ func TestDiscoveryLifecycle(t *testing.T) {
 	}
 	if _, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/keep-alive", srv.Port())); err == nil {
 		t.Fatal("still listening after Serve returned")
+	}
+	// An editor report that arrives during or after the stop (the editor
+	// protocol reads on while the server goes) must not write the file
+	// back.
+	trusted := true
+	if err := srv.UpdateWorkspace([]string{ws2}, &trusted); err != nil {
+		t.Fatalf("UpdateWorkspace after the stop: %v", err)
+	}
+	if _, err := os.Stat(srv.DiscoveryPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a workspace update after the stop wrote the discovery file again")
 	}
 }
 

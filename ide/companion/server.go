@@ -23,6 +23,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
@@ -87,11 +88,14 @@ type Server struct {
 
 	discoveryPath string
 	ready         chan struct{}
-	served        sync.Once
+	serving       atomic.Bool // set by the first Serve
 
-	wsMu      sync.Mutex // guards workspace, trusted and discovery-file rewrites
+	wsMu      sync.Mutex // guards workspace, trusted and discovery-file writes
 	workspace []string
 	trusted   *bool
+	// stopped is set once shutdown has removed the discovery file: from
+	// then on nothing may write it again.
+	stopped bool
 
 	state *openFiles
 	diffs *diffRegistry
@@ -228,9 +232,7 @@ func (s *Server) Context() ide.Context { return s.state.context(s.trustedSnapsho
 // exits, and then removes the discovery file and closes every session. It
 // returns nil after such a clean stop. Serve may be called once.
 func (s *Server) Serve(ctx context.Context) error {
-	first := false
-	s.served.Do(func() { first = true })
-	if !first {
+	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("companion: Serve called twice")
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -240,6 +242,11 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.log.Warn("cleaning stale discovery files", "err", err)
 	} else if len(removed) > 0 {
 		s.log.Debug("removed stale discovery files", "files", removed)
+	}
+	if removed, err := discovery.CleanUnserved(s.cfg.DiscoveryDir, s.cfg.PID, s.port); err != nil {
+		s.log.Warn("cleaning discovery files of this editor's earlier companions", "err", err)
+	} else if len(removed) > 0 {
+		s.log.Debug("removed discovery files of this editor's earlier companions", "files", removed)
 	}
 
 	httpErr := make(chan error, 1)
@@ -283,6 +290,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // a server that is going away, then ends every stream and the listener.
 func (s *Server) shutdown() {
 	s.wsMu.Lock()
+	s.stopped = true
 	if err := discovery.Remove(s.discoveryPath); err != nil {
 		s.log.Warn("removing discovery file", "err", err)
 	}
@@ -297,10 +305,15 @@ func (s *Server) shutdown() {
 	}
 }
 
-// writeDiscovery writes the discovery file from the current workspace.
+// writeDiscovery writes the discovery file from the current workspace,
+// unless the server has stopped: a workspace update racing with the stop
+// must not leave a file that names a closed port.
 func (s *Server) writeDiscovery() error {
 	s.wsMu.Lock()
 	defer s.wsMu.Unlock()
+	if s.stopped {
+		return nil
+	}
 	_, err := discovery.Write(s.cfg.DiscoveryDir, s.cfg.PID, s.port, s.discoveryFileLocked())
 	if err != nil {
 		return fmt.Errorf("companion: %w", err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -283,8 +284,15 @@ func TestCloseDiff(t *testing.T) {
 	c.none(ide.MethodDiffAccepted, 100*time.Millisecond)
 
 	res, raw = c.callTool(ide.ToolCloseDiff, map[string]any{"filePath": filepath.Join(ws, "none.txt")})
-	if res.IsError || res.Content[0].Text != `{"content":null}` {
+	if res.IsError || res.Content[0].Text != `{}` {
 		t.Fatalf("closeDiff of no diff: %s", raw)
+	}
+	// An emptied right side is content, not "no diff".
+	empty := filepath.Join(ws, "emptied.txt")
+	ed.closeContent[empty] = ""
+	c.callTool(ide.ToolOpenDiff, map[string]any{"filePath": empty, "newContent": "x"})
+	if res, raw := c.callTool(ide.ToolCloseDiff, map[string]any{"filePath": empty}); res.IsError || res.Content[0].Text != `{"content":""}` {
+		t.Fatalf("closeDiff of an emptied diff: %s", raw)
 	}
 	res, raw = c.callTool(ide.ToolCloseDiff, map[string]any{})
 	if !res.IsError {
@@ -434,5 +442,41 @@ func TestChunkedBodyBounded(t *testing.T) {
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Fatalf("%s: status %d, want 413", path, resp.StatusCode)
 		}
+	}
+}
+
+// TestExpiredSessionsLeaveNothing: clients that vanish without a DELETE
+// (as the real one does) leave no session and no goroutine behind once
+// their sessions expire.
+func TestExpiredSessionsLeaveNothing(t *testing.T) {
+	srv := startServer(t, Config{SessionIdleTTL: 50 * time.Millisecond})
+	settle := func(cond func() bool) bool {
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return true
+	}
+	vanish := func(n int) {
+		for range n {
+			c := dial(t, srv)
+			c.next(ide.MethodContextUpdate, 2*time.Second)
+			c.close()
+		}
+		if !settle(func() bool { return len(srv.sess.all()) == 0 }) {
+			t.Fatalf("%d sessions left after expiry", len(srv.sess.all()))
+		}
+	}
+	// One round first, so that everything the server keeps for good (its
+	// sweeper among them) runs before the count.
+	vanish(1)
+	base := runtime.NumGoroutine()
+	vanish(20)
+	if !settle(func() bool { return runtime.NumGoroutine() <= base }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines, %d before the clients came:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
 	}
 }

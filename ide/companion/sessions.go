@@ -215,12 +215,15 @@ func (s *session) take() (bool, [][]byte) {
 	return ctx, q
 }
 
-// putBack returns what could not be written, ahead of newer messages.
+// putBack returns what could not be written, ahead of newer messages, and
+// wakes the session's other event stream if it has one: a client that
+// reconnected before its old stream was found dead gets them there.
 func (s *session) putBack(ctx bool, msgs [][]byte) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.ctxPending = s.ctxPending || ctx
 	s.queue = append(append([][]byte(nil), msgs...), s.queue...)
+	s.mu.Unlock()
+	s.signal()
 }
 
 func (s *session) endStreams() {

@@ -21,7 +21,7 @@ type openFiles struct {
 	mu      sync.Mutex
 	files   []ide.File // newest first
 	lastTS  int64
-	timer   *time.Timer
+	timer   alarm // made at the first change
 	stopped bool
 }
 
@@ -153,14 +153,14 @@ func (o *openFiles) touch() {
 	o.scheduleLocked()
 }
 
-// scheduleLocked restarts the debounce timer.
+// scheduleLocked restarts the debounce timer: one update goes out once no
+// change has come for the debounce.
 func (o *openFiles) scheduleLocked() {
 	if o.stopped {
 		return
 	}
 	if o.timer == nil {
-		o.timer = time.AfterFunc(o.debounce, o.emit)
-		return
+		o.timer = newAlarm(o.emit)
 	}
 	o.timer.Reset(o.debounce)
 }
@@ -192,8 +192,9 @@ func (o *openFiles) context(trusted *bool) ide.Context {
 
 // truncateSelection cuts s after ide.MaxSelectedTextLength characters,
 // counted in UTF-16 code units as the client's JavaScript counts them, and
-// marks the cut the way the client itself would, so that the client does
-// not cut it again. A surrogate pair is never split.
+// marks the cut the way the client does (as the official companion also
+// cuts): far less to send, and the client's own cut of the result yields
+// the same text. A surrogate pair is never split.
 func truncateSelection(s string) string {
 	if len(s) <= ide.MaxSelectedTextLength {
 		return s // at most that many bytes, so at most that many code units

@@ -5,20 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/gemkit/gemkit/ide"
 )
 
 // Write stores f as the discovery file of the companion serving the editor
 // process pid on port, in dir (Dir() when dir is empty), and returns its
-// path. The directory is created when missing. The file holds a secret
-// token, so it is written with mode 0600 through a temporary file in the
-// same directory and a rename: a client never reads half a file.
+// path. The directory is created when missing, with mode 0700: only the
+// user's own clients read it (the real client ignores files of other
+// users), so nobody else needs even the names, which carry pids and ports.
+// The file holds a secret token, so it is written with mode 0600 through a
+// temporary file in the same directory and a rename: a client never reads
+// half a file.
 func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 	if dir == "" {
 		dir = Dir()
@@ -33,14 +39,23 @@ func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("discovery file: encode: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("discovery file: create directory: %w", err)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("discovery file: create directory: %w%s", err, permissionHint(err))
 	}
 	path := filepath.Join(dir, FileName(pid, port))
 	if err := writeFileAtomic(path, data, 0o600); err != nil {
-		return "", fmt.Errorf("discovery file: %w", err)
+		return "", fmt.Errorf("discovery file: %w%s", err, permissionHint(err))
 	}
 	return path, nil
+}
+
+// permissionHint says what to do when the discovery directory belongs to
+// someone else, as happens when several users share one /tmp.
+func permissionHint(err error) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	return " (the directory may belong to another user of a shared temporary directory: set TMPDIR to a directory of your own, for the editor and for the Gemini CLI alike)"
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same
@@ -125,6 +140,59 @@ func CleanStale(dir string) ([]string, error) {
 	}
 	sort.Strings(removed)
 	return removed, errors.Join(errs...)
+}
+
+// CleanUnserved removes from dir (Dir() when empty) the discovery files of
+// the live editor process pid whose port no longer accepts connections on
+// 127.0.0.1, except the file of port keep, and returns the paths it
+// removed. Such a file is left by an earlier companion of the same editor
+// that was killed or crashed (its editor still runs, so CleanStale keeps
+// it); the real client tries files of its editor first and could pick it
+// over the live one. A companion writes its file only once it listens, so
+// a refused connection means nobody will serve that port; a port that is
+// merely slow to answer is kept, and so is every file where a refusal
+// cannot be told from other failures.
+func CleanUnserved(dir string, pid, keep int) ([]string, error) {
+	if dir == "" {
+		dir = Dir()
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("clean unserved discovery files: %w", err)
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		p, port, ok := ParseFileName(e.Name())
+		if !ok || p != pid || port == keep || e.IsDir() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !ownedByCurrentUser(info) || !refused(port) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, path)
+	}
+	sort.Strings(removed)
+	return removed, errors.Join(errs...)
+}
+
+// refused reports whether a connection to 127.0.0.1:port is refused.
+func refused(port int) bool {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 200*time.Millisecond)
+	if err == nil {
+		c.Close()
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // stalePID returns the pid a discovery file's name carries, for both the

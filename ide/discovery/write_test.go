@@ -3,6 +3,9 @@ package discovery
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +41,12 @@ func TestWrite(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", fi.Mode().Perm())
+	}
+	// The directories Write created are the user's alone.
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if di, err := os.Stat(d); err != nil || di.Mode().Perm() != 0o700 {
+			t.Fatalf("directory %s: mode %v (%v), want 0700", d, di.Mode().Perm(), err)
+		}
 	}
 	data, _ := os.ReadFile(path)
 	want := `{"port":4242,"workspacePath":"/a:/b","authToken":"secret","ideInfo":{"name":"gemkit","displayName":"gemkit"}}`
@@ -80,6 +89,25 @@ func TestWriteRefuses(t *testing.T) {
 				t.Fatal("accepted")
 			}
 		})
+	}
+	// A directory that exists keeps its mode.
+	shared := filepath.Join(dir, "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(shared, 1, 1, ide.DiscoveryFile{}); err != nil {
+		t.Fatal(err)
+	}
+	if di, _ := os.Stat(shared); di.Mode().Perm() != 0o755 {
+		t.Fatalf("an existing directory changed mode to %v", di.Mode().Perm())
+	}
+	// A directory of another user (EACCES) gets advice; root cannot
+	// provoke one here, so the hint is checked on its own.
+	if h := permissionHint(fmt.Errorf("open x: %w", fs.ErrPermission)); !strings.Contains(h, "TMPDIR") {
+		t.Fatalf("permission hint %q", h)
+	}
+	if h := permissionHint(errors.New("disk full")); h != "" {
+		t.Fatalf("hint for another error: %q", h)
 	}
 	// A directory that cannot be created.
 	blocker := filepath.Join(dir, "file")
@@ -143,5 +171,57 @@ func TestEnvAndExportLines(t *testing.T) {
 	}
 	if JoinWorkspace([]string{"/a", "/b"}) != "/a"+string(os.PathListSeparator)+"/b" {
 		t.Fatal("JoinWorkspace")
+	}
+}
+
+// freePort returns a port nothing listens on (just released).
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+func TestCleanUnserved(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := ln.Addr().(*net.TCPAddr).Port
+	dead := freePort(t)
+	me, other := os.Getpid(), os.Getppid()
+	names := map[string]bool{ // name → should survive
+		FileName(me, served):     true,  // a live companion of this editor
+		FileName(me, dead):       false, // a killed companion of this editor
+		FileName(me, 1):          true,  // the caller's own port (keep)
+		FileName(other, dead):    true,  // another editor's: not ours to judge
+		LegacyFileName(me):       true,  // no port to probe
+		"gemini-ide-server.json": true,
+	}
+	for n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := CleanUnserved(dir, me, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || filepath.Base(removed[0]) != FileName(me, dead) {
+		t.Fatalf("removed %v", removed)
+	}
+	for n, keep := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); keep != (err == nil) {
+			t.Errorf("%s: kept=%v, want %v", n, err == nil, keep)
+		}
+	}
+	if removed, err := CleanUnserved(filepath.Join(dir, "missing"), me, 0); err != nil || removed != nil {
+		t.Fatalf("missing dir: %v %v", removed, err)
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,32 +150,30 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Run reads the editor's messages and passes its reports to ev until the
 // editor closes its end (then Run returns nil) or ctx ends. A malformed
 // line is answered with a JSON-RPC error (or logged, for a notification)
-// and reading goes on.
+// and reading goes on. Once Run has returned no further report reaches ev,
+// except from a line whose handling had already begun.
 func (c *Conn) Run(ctx context.Context, ev companion.Events) error {
-	lines := make(chan []byte)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { readErr <- c.readLines(lines, stop) }()
 	defer c.closePending()
-	for {
-		select {
-		case <-ctx.Done():
+	readErr := make(chan error, 1)
+	// Lines are handled in the reading goroutine itself, in order: a hop
+	// to another goroutine would add a wake-up to every editor event on
+	// its way to the CLI. A read cannot be interrupted, so on ctx Run
+	// returns without it.
+	go func() { readErr <- c.readLines(ev) }()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-readErr:
+		if err == nil || errors.Is(err, io.EOF) {
 			return nil
-		case err := <-readErr:
-			if err == nil || errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("editor protocol: read: %w", err)
-		case line := <-lines:
-			c.handleLine(line, ev)
 		}
+		return fmt.Errorf("editor protocol: read: %w", err)
 	}
 }
 
-// readLines sends each non-empty line to lines; an over-long line is
-// answered with an error and skipped.
-func (c *Conn) readLines(lines chan<- []byte, stop <-chan struct{}) error {
+// readLines handles each non-empty line until the stream ends or Run has
+// returned; an over-long line is answered with an error and skipped.
+func (c *Conn) readLines(ev companion.Events) error {
 	br := bufio.NewReaderSize(c.r, 64<<10)
 	var buf []byte
 	tooLong := false
@@ -190,17 +190,18 @@ func (c *Conn) readLines(lines chan<- []byte, stop <-chan struct{}) error {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		select {
+		case <-c.done:
+			return nil // Run has returned
+		default:
+		}
 		// The end of a line (err nil) or of the stream (err not nil).
 		if tooLong {
 			c.log.Error("editor protocol: line too long; skipped", "limit", c.maxLine)
 			c.reply(nil, nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: line longer than " + strconv.Itoa(c.maxLine) + " bytes"})
 			tooLong = false
 		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
-			select {
-			case lines <- append([]byte(nil), line...):
-			case <-stop:
-				return nil
-			}
+			c.handleLine(line, ev)
 		}
 		buf = buf[:0]
 		if err != nil {
@@ -210,15 +211,34 @@ func (c *Conn) readLines(lines chan<- []byte, stop <-chan struct{}) error {
 }
 
 func (c *Conn) handleLine(line []byte, ev companion.Events) {
+	if !json.Valid(line) {
+		err := json.Unmarshal(line, new(any)) // for the position of the mistake
+		c.log.Error("editor protocol: parse error", "err", err)
+		c.reply(nil, nil, &Error{Code: CodeParseError, Message: "Parse error: " + jsonProblem(err)})
+		return
+	}
+	if line[0] != '{' {
+		msg := "Invalid Request: each line must hold one JSON-RPC object"
+		if line[0] == '[' {
+			msg += "; batches are not supported"
+		}
+		c.invalid(nil, msg)
+		return
+	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
-		c.log.Error("editor protocol: parse error", "err", err)
-		c.reply(nil, nil, &Error{Code: CodeParseError, Message: "Parse error: " + err.Error()})
+		// Valid JSON with a member of the wrong type; Unmarshal still
+		// filled in the rest, the id included when it could.
+		c.invalid(validID(m.ID), "Invalid Request: "+jsonProblem(err))
 		return
 	}
 	id := m.ID
 	if bytes.Equal(id, []byte("null")) {
 		id = nil
+	}
+	if id != nil && validID(id) == nil {
+		c.invalid(nil, "Invalid Request: id must be a string or a number")
+		return
 	}
 	if m.JSONRPC != "2.0" {
 		c.invalid(id, "Invalid Request: jsonrpc must be \"2.0\"")
@@ -248,12 +268,15 @@ func (c *Conn) handleResponse(id json.RawMessage, m message) {
 	c.pmu.Lock()
 	ch, ok := c.pending[n]
 	delete(c.pending, n)
+	if ok {
+		// Under the lock, so that closePending cannot close ch first;
+		// the buffer of one never blocks.
+		ch <- m
+	}
 	c.pmu.Unlock()
 	if !ok {
 		c.log.Warn("editor protocol: response to no pending request (late or unknown)", "id", n)
-		return
 	}
-	ch <- m
 }
 
 // handleCall applies an editor notification. The same methods may come as
@@ -300,7 +323,53 @@ func decodeParams(method string, raw json.RawMessage, v any) error {
 		return invalidParams(method, "params are required")
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return invalidParams(method, err.Error())
+		return invalidParams(method, jsonProblem(err))
+	}
+	return nil
+}
+
+// jsonProblem says what is wrong with a JSON text in the protocol's own
+// terms, for a plugin author to act on: no Go type names.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("expected %s, got %s", jsonKind(te.Type), te.Value)
+		}
+		return fmt.Sprintf("%s must be %s, got %s", te.Field, jsonKind(te.Type), te.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names the JSON form of a Go type.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// validID returns id when it may be echoed in a reply (a string or a
+// number), else nil, which is sent as null.
+func validID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return nil
+	}
+	if id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9') {
+		return id
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/ide/editorproto"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 // serveOptions are the flags of `gemkit ide serve`.
@@ -32,13 +33,30 @@ func addIDEServeCommands(parent *cobra.Command, s Streams) {
 		Use:   "serve",
 		Short: "Run an IDE companion server that Gemini CLI connects to",
 		Long: `Run a Gemini CLI IDE companion: an MCP server on 127.0.0.1 that a Gemini CLI
-started inside the workspace finds through its discovery file, then reads
-the editor's context from and shows proposed changes through.
+started inside one of the workspace folders finds through its discovery file
+(in $TMPDIR/gemini/ide). The CLI then reads the editor's context (open files,
+cursor, selection) and shows the changes it proposes as diffs.
 
-With --editor stdio, an editor plugin drives it over stdin/stdout with
-newline-delimited JSON-RPC 2.0 (see docs/editor-protocol.md); it stops when
-stdin closes. With --editor terminal (the default) it runs alone in a
-terminal and shows proposed diffs there.`,
+With --editor terminal (the default) gemkit is the editor. It prints where it
+serves and the variables to export in another shell, then shows each proposed
+change as a unified diff and asks: a accepts, r rejects, e opens the proposal
+in $VISUAL or $EDITOR so that you can change it first. Ctrl-D rejects what
+waits and stops.
+
+With --editor stdio an editor plugin drives it with newline-delimited
+JSON-RPC 2.0 on stdin and stdout (docs/editor-protocol.md); it stops when
+stdin closes.
+
+Either way it also stops on SIGINT or SIGTERM and when the --ide-pid process
+ends, and removes its discovery file first.`,
+		Example: `  # Serve the current folder and answer diffs in this terminal
+  gemkit ide serve
+
+  # Also print export lines to paste into the shell where gemini will run
+  gemkit ide serve --print-env --workspace ~/src/project
+
+  # What an editor plugin runs (Neovim here)
+  gemkit ide serve --editor stdio --ide-name nvim --ide-display-name Neovim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIDEServe(cmd.Context(), s, o)
@@ -50,7 +68,7 @@ terminal and shows proposed diffs there.`,
 	f.StringVar(&o.ideName, "ide-name", ide.DefaultIDEName, "short lowercase name of the editor, written to the discovery file")
 	f.StringVar(&o.displayName, "ide-display-name", ide.DefaultIDEDisplayName, "name of the editor shown to the person")
 	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
-	f.BoolVar(&o.printEnv, "print-env", false, "print shell export lines for the editor's terminals once serving (terminal mode)")
+	f.BoolVar(&o.printEnv, "print-env", false, "print the four GEMINI_CLI_IDE_* variables as shell export lines once serving (terminal mode)")
 	parent.AddCommand(cmd)
 }
 
@@ -83,15 +101,13 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 	}
 
 	var conn *editorproto.Conn
-	var term terminalEditor
+	var front *term.Frontend
 	if o.editor == "stdio" {
 		conn = editorproto.New(s.In, s.Out, editorproto.Options{Logger: slog.Default()})
 		cfg.Editor = conn
-	} else if t, err := newTerminalEditor(s); err != nil {
-		fmt.Fprintf(s.Err, "gemkit: the terminal front-end is unavailable (%v); serving context only, diffs will be refused\n", err)
 	} else {
-		term = t
-		cfg.Editor = t
+		front = newTerminalEditor(s, o.printEnv)
+		cfg.Editor = front
 	}
 
 	srv, err := companion.New(cfg)
@@ -124,14 +140,19 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 		if o.printEnv {
 			fmt.Fprint(s.Out, discovery.ExportLines(srv.Env()))
 		}
-		if term != nil {
-			go func() {
-				if err := term.Run(ctx, srv); err != nil && ctx.Err() == nil {
-					slog.Error("terminal front-end", "err", err)
-				}
-				cancel()
-			}()
-		}
+		go func() {
+			err := front.Run(ctx, srv)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
+				slog.Error("terminal front-end", "err", err)
+			default:
+				// Ctrl-D, or no input at all (stdin from /dev/null):
+				// say why a server that just started stops.
+				fmt.Fprintln(s.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
+			}
+			cancel() // shut down cleanly
+		}()
 	}
 	if err := <-served; err != nil {
 		return withExitCode(ExitError, err)

@@ -115,22 +115,28 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)
+	inR, inW := io.Pipe() // open input: at its end the terminal front-end stops
+	defer inW.Close()
 	go func() {
 		code <- Run(ctx, []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--print-env"},
-			Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+			Streams{In: inR, Out: &out, Err: &errOut})
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "export "+ide.EnvWorkspacePath) {
+	for !strings.Contains(out.String(), "Proposed changes will show here") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no export lines; out: %s\nerr: %s", out.String(), errOut.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	o := out.String()
-	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'"} {
+	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "="} {
 		if !strings.Contains(o, want) {
 			t.Fatalf("output lacks %q:\n%s", want, o)
 		}
+	}
+	// The terminal front-end does not repeat what --print-env printed.
+	if n := strings.Count(o, ide.EnvAuthToken+"="); n != 1 {
+		t.Fatalf("the token is printed %d times:\n%s", n, o)
 	}
 	cancel()
 	select {
@@ -140,6 +146,22 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeTerminalInputEnds: with nothing on stdin the terminal
+// front-end cannot ask anything; serve says so and stops cleanly.
+func TestServeTerminalInputEnds(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var out, errOut serveOutput
+	c := Run(context.Background(), []string{"ide", "serve", "--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
+		Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	if c != ExitOK || !strings.Contains(errOut.String(), "input ended") {
+		t.Fatalf("exit %d, stderr %q", c, errOut.String())
+	}
+	if ents, _ := os.ReadDir(filepath.Join(tmp, "gemini", "ide")); len(ents) != 0 {
+		t.Fatalf("left %v", ents)
 	}
 }
 

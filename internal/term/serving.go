@@ -10,7 +10,8 @@ import (
 // ServingText is what the terminal says once the companion listens, after
 // the serve command's own lines (address, workspace, discovery file): the
 // line to paste into another shell so that a Gemini CLI started there
-// finds this companion, and how to answer diffs.
+// finds this companion (left out when env is empty), and how to answer
+// diffs.
 func ServingText(env map[string]string) string {
 	var b strings.Builder
 	if len(env) > 0 {

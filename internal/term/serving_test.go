@@ -22,6 +22,13 @@ func TestServingText(t *testing.T) {
 	}
 }
 
+func TestServingTextWithoutEnv(t *testing.T) {
+	got := ServingText(nil)
+	if strings.Contains(got, "export") || !strings.Contains(got, "Proposed changes will show here.") {
+		t.Fatalf("ServingText(nil):\n%s", got)
+	}
+}
+
 func TestShellQuote(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"abc-1.2/x", "abc-1.2/x"},

@@ -49,6 +49,9 @@ type Options struct {
 	// Logger receives what the person need not see; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// EnvShown says the caller already printed the environment for other
+	// shells (gemkit ide serve --print-env), so Run does not repeat it.
+	EnvShown bool
 }
 
 // ColorEnabled reports whether output to w should be coloured: only when w
@@ -287,7 +290,11 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 		go func() {
 			select {
 			case <-sv.Ready():
-				f.Announce(ServingText(sv.Env()))
+				var env map[string]string
+				if !f.opts.EnvShown {
+					env = sv.Env()
+				}
+				f.Announce(ServingText(env))
 			case <-done:
 			}
 		}()

@@ -75,6 +75,13 @@ type session struct {
 
 func start(t *testing.T, opts Options) *session {
 	t.Helper()
+	return startAfter(t, opts, nil)
+}
+
+// startAfter is start with before run on the Frontend before Run starts,
+// so that what it queues is all there when Run shows the first diff.
+func startAfter(t *testing.T, opts Options, before func(*Frontend)) *session {
+	t.Helper()
 	pr, pw := io.Pipe()
 	out := &syncBuffer{}
 	opts.In, opts.Out = pr, out
@@ -85,6 +92,9 @@ func start(t *testing.T, opts Options) *session {
 		opts.Editor = "false"
 	}
 	s := &session{t: t, f: New(opts), in: pw, out: out, ev: &recorder{}, done: make(chan error, 1)}
+	if before != nil {
+		before(s.f)
+	}
 	go func() { s.done <- s.f.Run(context.Background(), s.ev) }()
 	t.Cleanup(func() { pw.Close() })
 	return s
@@ -246,12 +256,15 @@ func TestAnswers(t *testing.T) {
 			if tc.editor != "" {
 				opts.Editor = writeScript(t, t.TempDir(), tc.editor)
 			}
-			s := start(t, opts)
-			for _, p := range tc.proposals {
-				if err := s.f.OpenDiff(context.Background(), filepath.Join(dir, p.name), p.content); err != nil {
-					t.Fatalf("OpenDiff: %v", err)
+			// Queue every proposal before Run starts, so that the first
+			// diff shown counts all of those waiting behind it.
+			s := startAfter(t, opts, func(f *Frontend) {
+				for _, p := range tc.proposals {
+					if err := f.OpenDiff(context.Background(), filepath.Join(dir, p.name), p.content); err != nil {
+						t.Fatalf("OpenDiff: %v", err)
+					}
 				}
-			}
+			})
 			for i, a := range tc.answers {
 				s.waitPrompts(i + 1)
 				s.answer(a)

@@ -1,0 +1,86 @@
+package companion
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var alarmKinds = []struct {
+	name string
+	make func(func()) alarm
+}{
+	{"default", newAlarm},
+	{"runtime", func(f func()) alarm { return newRuntimeAlarm(f) }},
+}
+
+// TestAlarm: an alarm goes off once, never before its deadline, a Reset
+// moves the deadline, and nothing goes off after Stop.
+func TestAlarm(t *testing.T) {
+	for _, k := range alarmKinds {
+		t.Run(k.name, func(t *testing.T) {
+			fired := make(chan time.Time, 10)
+			a := k.make(func() { fired <- time.Now() })
+			start := time.Now()
+			a.Reset(30 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
+			moved := time.Now()
+			a.Reset(30 * time.Millisecond) // the debounce restarts
+			select {
+			case at := <-fired:
+				if at.Sub(moved) < 30*time.Millisecond {
+					t.Fatalf("went off %v after the last Reset, before its 30ms", at.Sub(moved))
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("never went off (started %v ago)", time.Since(start))
+			}
+			select {
+			case <-fired:
+				t.Fatal("went off twice for one deadline")
+			case <-time.After(60 * time.Millisecond):
+			}
+
+			// Again after it went off.
+			a.Reset(time.Millisecond)
+			select {
+			case <-fired:
+			case <-time.After(5 * time.Second):
+				t.Fatal("a second deadline never went off")
+			}
+
+			a.Reset(20 * time.Millisecond)
+			a.Stop()
+			a.Reset(time.Millisecond) // harmless after Stop
+			select {
+			case <-fired:
+				t.Fatal("went off after Stop")
+			case <-time.After(60 * time.Millisecond):
+			}
+		})
+	}
+}
+
+// BenchmarkAlarmLateness measures how late a 5 ms alarm goes off, the
+// figure that adds to the 50 ms debounce of context updates: see the
+// late-µs metric (p50 and p90 over the run).
+func BenchmarkAlarmLateness(b *testing.B) {
+	for _, k := range alarmKinds {
+		b.Run(k.name, func(b *testing.B) {
+			const d = 5 * time.Millisecond
+			var deadline atomic.Int64
+			fired := make(chan time.Duration, 1)
+			a := k.make(func() { fired <- time.Duration(time.Now().UnixNano() - deadline.Load()) })
+			defer a.Stop()
+			late := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				deadline.Store(time.Now().Add(d).UnixNano())
+				a.Reset(d)
+				late = append(late, <-fired)
+			}
+			slices.Sort(late)
+			b.ReportMetric(float64(late[len(late)/2])/1e3, "p50-late-µs")
+			b.ReportMetric(float64(late[len(late)*9/10])/1e3, "p90-late-µs")
+		})
+	}
+}
