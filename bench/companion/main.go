@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command companion measures gemkit's IDE companion side by side with a
 // reference companion built the way the official VS Code one is (Node,
 // express, the TypeScript MCP SDK; bench/reference/companion.mjs), in the
