@@ -86,11 +86,11 @@ func TestOpenFilesRules(t *testing.T) {
 			o.focus(f[1], nil, "")
 			o.rename(f[1], f[0])
 		}, []want{{f[0], true, nil, ""}}},
-		{"rename to a path not on disk drops the file", func(o *openFiles) {
+		{"rename to a path not yet on disk (save as) keeps the file", func(o *openFiles) {
 			o.focus(f[0], nil, "")
 			o.focus(f[1], cur(3, 3), "s")
 			o.rename(f[1], missing)
-		}, []want{{f[0], false, nil, ""}}},
+		}, []want{{missing, true, cur(3, 3), "s"}, {f[0], false, nil, ""}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

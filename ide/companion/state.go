@@ -117,14 +117,10 @@ func (o *openFiles) removeLocked(path string) bool {
 }
 
 // rename moves an open file to a new path, keeping its place and state.
-// A new path that is not a file on disk (an editor's buffer renamed
-// without being written) takes the file out of the context, like any
-// virtual document.
+// The new path need not be on disk yet: editors rename a buffer before
+// they write it ("save as").
 func (o *openFiles) rename(oldPath, newPath string) bool {
 	oldPath, newPath = filepath.Clean(oldPath), filepath.Clean(newPath)
-	if !onDisk(newPath) {
-		return o.remove(oldPath)
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	idx := -1
