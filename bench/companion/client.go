@@ -52,6 +52,9 @@ type mcpClient struct {
 	done     chan struct{} // closed when the stream reader has returned
 	contexts chan contextEvent
 	diffs    chan diffEvent
+	// contextsIn counts every ide/contextUpdate read off the stream, those
+	// dropped from a full contexts channel included.
+	contextsIn atomic.Int64
 }
 
 func connect(ctx context.Context, f ide.DiscoveryFile) (*mcpClient, error) {
@@ -250,6 +253,7 @@ func (c *mcpClient) dispatch(at time.Time, data []byte) {
 	}
 	switch m.Method {
 	case ide.MethodContextUpdate:
+		c.contextsIn.Add(1)
 		var ctx ide.Context
 		if json.Unmarshal(m.Params, &ctx) != nil {
 			return

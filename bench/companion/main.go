@@ -11,8 +11,10 @@
 //
 // Figures: openDiff call → ack latency; editor event → client context,
 // minus the 50 ms debounce; idle RSS after connect; RSS during and after
-// 1,000 diff round trips and 10,000 editor context events; start →
-// discovery file written.
+// 1,000 diff round trips and 10,000 ide/contextUpdate notifications
+// received by the client (driven with a 1 ms debounce on fresh servers, so
+// that each editor event makes one update in seconds, not minutes); start
+// → discovery file written.
 package main
 
 import (
@@ -26,6 +28,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,11 +43,14 @@ type config struct {
 	node      string
 	diffs     int // diff round trips (the ack latency is measured on each)
 	contexts  int // single editor events timed to the client
-	events    int // editor events of the load phase
-	burst     int // events per burst in the load phase
-	starts    int // starts per server for start → discovery
-	servers   []string
-	rssPoints int // RSS samples per load phase
+	loadDiffs int // diff round trips of the load phase
+	updates   int // context updates the client receives in the load phase
+	// loadDebounce is the servers' debounce in the load phase (the timed
+	// phases run at the real ide.ContextDebounce).
+	loadDebounce time.Duration
+	starts       int // starts per server for start → discovery
+	servers      []string
+	rssPoints    int // RSS samples per load step (diffs, then updates)
 }
 
 func main() {
@@ -54,9 +60,11 @@ func main() {
 	flag.StringVar(&cfg.root, "root", "", "repository root (default: found from the working directory)")
 	flag.StringVar(&cfg.gemkit, "gemkit", "", "gemkit binary to measure (default: CGO_ENABLED=0 go build ./cmd/gemkit into a temp dir)")
 	flag.StringVar(&cfg.node, "node", "node", "node binary for the reference companion")
-	flag.IntVar(&cfg.diffs, "diffs", 1000, "diff round trips")
-	flag.IntVar(&cfg.contexts, "contexts", 200, "editor events timed one by one to the client's context")
-	flag.IntVar(&cfg.events, "events", 10000, "editor context events in the load phase")
+	flag.IntVar(&cfg.diffs, "diffs", 1000, "diff round trips timed (ack latency), at the real 50 ms debounce")
+	flag.IntVar(&cfg.contexts, "contexts", 200, "editor events timed one by one to the client's context, at the real 50 ms debounce")
+	flag.IntVar(&cfg.loadDiffs, "load-diffs", 1000, "diff round trips of the RSS load phase")
+	flag.IntVar(&cfg.updates, "updates", 10000, "ide/contextUpdate notifications the client receives in the RSS load phase (one editor event each)")
+	flag.DurationVar(&cfg.loadDebounce, "load-debounce", time.Millisecond, "the servers' --debounce in the RSS load phase")
 	flag.IntVar(&cfg.starts, "starts", 10, "starts per server for start → discovery file")
 	flag.StringVar(&servers, "servers", "gemkit,reference", "servers to measure")
 	flag.BoolVar(&quick, "quick", false, "a few iterations only")
@@ -75,21 +83,30 @@ func main() {
 
 // quickConfig shrinks cfg to a run of a few seconds.
 func quickConfig(cfg config) config {
-	cfg.diffs, cfg.contexts, cfg.events, cfg.starts = 20, 5, 400, 2
+	cfg.diffs, cfg.contexts, cfg.loadDiffs, cfg.updates, cfg.starts = 20, 5, 20, 200, 2
 	return cfg
 }
 
 // result holds one server's figures.
 type result struct {
-	name       string
-	acks       []time.Duration
-	ctxBeyond  []time.Duration
-	idleKB     int
+	name      string
+	acks      []time.Duration
+	ctxBeyond []time.Duration
+	idleKB    int // the server of the timed phases, at the real debounce
+	// The load phase's server, started afresh with cfg.loadDebounce.
+	loadIdleKB int
 	diffRSS    []rssPoint
-	eventRSS   []rssPoint
+	updateRSS  []rssPoint
 	afterKB    int
+	loadDiffs  int // diff round trips completed in the load phase
+	updatesIn  int // ide/contextUpdate notifications received in the load phase
 	startups   []time.Duration
-	contextsIn int // context updates the client received in the load phase
+}
+
+// loadRSS is every RSS sample of the load phase after its idle one, the
+// settled one last.
+func (r *result) loadRSS() []rssPoint {
+	return append(append(slices.Clone(r.diffRSS), r.updateRSS...), rssPoint{"settled", r.afterKB})
 }
 
 type rssPoint struct {
@@ -98,11 +115,11 @@ type rssPoint struct {
 }
 
 func run(ctx context.Context, cfg config, out io.Writer) error {
-	if cfg.burst == 0 {
-		cfg.burst = 100
-	}
 	if cfg.rssPoints == 0 {
 		cfg.rssPoints = 4
+	}
+	if cfg.loadDebounce == 0 {
+		cfg.loadDebounce = time.Millisecond
 	}
 	if cfg.root == "" {
 		root, err := findRoot()
@@ -131,71 +148,72 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 	}
 
-	// Start both, connect one client to each, then run every phase on
-	// each server in turn so that both see the same machine load.
-	type live struct {
-		s *server
-		c *mcpClient
-		r *result
-	}
 	results := make([]*result, len(specs))
 	for i, spec := range specs {
 		results[i] = &result{name: spec.name}
 	}
-	var all []*live
-	defer func() {
-		for _, l := range all {
-			if l.c != nil {
-				l.c.close()
-			}
-			l.s.stop()
-		}
-	}()
-	for i, spec := range specs {
-		s, err := startServer(ctx, spec, workspace)
-		if err != nil {
-			return err
-		}
-		l := &live{s: s, r: results[i]}
-		all = append(all, l)
-		if l.c, err = connect(ctx, s.file); err != nil {
-			return fmt.Errorf("%s: connect: %w (stderr: %s)", spec.name, err, s.stderr)
-		}
-	}
-	fmt.Fprintf(out, "Measuring %s on %d CPUs; %d diffs, %d timed context events, %d load events, %d starts.\n",
-		strings.Join(cfg.servers, " and "), numCPU(), cfg.diffs, cfg.contexts, cfg.events, cfg.starts)
+	fmt.Fprintf(out, "Measuring %s on %d CPUs; timed at the real %s debounce: %d diffs, %d context events; RSS load at a %s debounce: %d diffs, then %d context updates; %d starts.\n",
+		strings.Join(cfg.servers, " and "), numCPU(), ide.ContextDebounce, cfg.diffs, cfg.contexts,
+		cfg.loadDebounce, cfg.loadDiffs, cfg.updates, cfg.starts)
 
-	time.Sleep(500 * time.Millisecond)
-	for _, l := range all {
-		if l.r.idleKB, err = rssKB(l.s.pid()); err != nil {
-			return err
+	// The timed phases, at the debounce the real CLI sees.
+	err = withServers(ctx, specs, workspace, func(all []*live) error {
+		for i, l := range all {
+			results[i].idleKB = l.idleKB
 		}
-	}
-	for _, l := range all {
-		if err := diffPhase(ctx, cfg, l.s, l.c, l.r, files); err != nil {
-			return fmt.Errorf("%s: diffs: %w (stderr: %s)", l.r.name, err, l.s.stderr)
+		for i, l := range all {
+			r := results[i]
+			for n := range cfg.diffs {
+				d, err := diffRoundTrip(ctx, l.c, files, n)
+				if err != nil {
+					return fmt.Errorf("%s: diffs: %w (stderr: %s)", r.name, err, l.s.stderr)
+				}
+				r.acks = append(r.acks, d)
+			}
 		}
-	}
-	for _, l := range all {
-		if err := contextPhase(ctx, cfg, l.s, l.c, l.r, files); err != nil {
-			return fmt.Errorf("%s: context: %w (stderr: %s)", l.r.name, err, l.s.stderr)
+		for i, l := range all {
+			if err := contextPhase(ctx, cfg, l.s, l.c, results[i], files); err != nil {
+				return fmt.Errorf("%s: context: %w (stderr: %s)", results[i].name, err, l.s.stderr)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	for _, l := range all {
-		if err := loadPhase(ctx, cfg, l.s, l.c, l.r, files); err != nil {
-			return fmt.Errorf("%s: load: %w (stderr: %s)", l.r.name, err, l.s.stderr)
+
+	// The RSS load, on servers started afresh with a short debounce so
+	// that each editor event makes one context update.
+	loadSpecs := make([]serverSpec, len(specs))
+	for i, spec := range specs {
+		loadSpecs[i] = spec.with("--debounce", cfg.loadDebounce.String())
+	}
+	err = withServers(ctx, loadSpecs, workspace, func(all []*live) error {
+		for i, l := range all {
+			results[i].loadIdleKB = l.idleKB
 		}
-	}
-	time.Sleep(time.Second)
-	for _, l := range all {
-		if l.r.afterKB, err = rssKB(l.s.pid()); err != nil {
-			return err
+		for i, l := range all {
+			if err := loadDiffPhase(ctx, cfg, l.s, l.c, results[i], files); err != nil {
+				return fmt.Errorf("%s: load diffs: %w (stderr: %s)", results[i].name, err, l.s.stderr)
+			}
 		}
-		l.c.close()
-		l.c = nil
-		l.s.stop()
+		for i, l := range all {
+			if err := updatePhase(ctx, cfg, l.s, l.c, results[i], files); err != nil {
+				return fmt.Errorf("%s: context updates: %w (stderr: %s)", results[i].name, err, l.s.stderr)
+			}
+		}
+		time.Sleep(time.Second)
+		for i, l := range all {
+			var err error
+			if results[i].afterKB, err = rssKB(l.s.pid()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	all = nil
 
 	for n := 0; n < cfg.starts; n++ {
 		for i, spec := range specs {
@@ -207,11 +225,53 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 			s.stop()
 		}
 	}
-	report(out, results)
+	report(out, cfg, results)
 	floor := timerFloor(min(cfg.contexts, 50))
 	fmt.Fprintf(out, "For scale: a bare Go time.AfterFunc(50ms) in this harness fires %.3f ms late at p50 (%d samples); gemkit's debounce runs on a Linux timerfd instead (go test -bench AlarmLateness ./ide/companion compares the two).\n",
 		ms(percentile(floor, 0.5)), len(floor))
 	return nil
+}
+
+// live is one running server with the harness's client connected.
+type live struct {
+	s      *server
+	c      *mcpClient
+	idleKB int // RSS 0.5 s after the client connected
+}
+
+// withServers starts every spec, connects one client to each, reads each
+// one's idle RSS, runs phases, and stops them all, whatever happened.
+// Every phase runs on each server in turn, so that all see the same
+// machine load.
+func withServers(ctx context.Context, specs []serverSpec, workspace string, phases func([]*live) error) error {
+	var all []*live
+	defer func() {
+		for _, l := range all {
+			if l.c != nil {
+				l.c.close()
+			}
+			l.s.stop()
+		}
+	}()
+	for _, spec := range specs {
+		s, err := startServer(ctx, spec, workspace)
+		if err != nil {
+			return err
+		}
+		l := &live{s: s}
+		all = append(all, l)
+		if l.c, err = connect(ctx, s.file); err != nil {
+			return fmt.Errorf("%s: connect: %w (stderr: %s)", spec.name, err, s.stderr)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, l := range all {
+		var err error
+		if l.idleKB, err = rssKB(l.s.pid()); err != nil {
+			return err
+		}
+	}
+	return phases(all)
 }
 
 // timerFloor measures how late a 50 ms Go runtime timer fires in an
@@ -292,27 +352,32 @@ func buildSpecs(ctx context.Context, cfg config) ([]serverSpec, func(), error) {
 	return specs, cleanup, nil
 }
 
-// diffPhase runs cfg.diffs openDiff round trips: the ack latency of each
-// call, then the wait for the accept notification, with RSS samples.
-func diffPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *result, files []string) error {
+// diffRoundTrip makes the n-th openDiff call, returns how long its ack
+// took, and waits for the editor's accept to reach the client.
+func diffRoundTrip(ctx context.Context, c *mcpClient, files []string, n int) (time.Duration, error) {
+	path := files[n%len(files)]
+	d, err := c.openDiff(ctx, path, fmt.Sprintf("proposal %d\nline two\n", n))
+	if err != nil {
+		return 0, err
+	}
+	return d, c.waitDiff(path, 10*time.Second)
+}
+
+// loadDiffPhase runs cfg.loadDiffs diff round trips, sampling RSS.
+func loadDiffPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *result, files []string) error {
 	c.drain()
-	every := max(cfg.diffs/cfg.rssPoints, 1)
-	for i := range cfg.diffs {
-		path := files[i%len(files)]
-		d, err := c.openDiff(ctx, path, fmt.Sprintf("proposal %d\nline two\n", i))
-		if err != nil {
+	every := max(cfg.loadDiffs/cfg.rssPoints, 1)
+	for n := range cfg.loadDiffs {
+		if _, err := diffRoundTrip(ctx, c, files, n); err != nil {
 			return err
 		}
-		r.acks = append(r.acks, d)
-		if err := c.waitDiff(path, 10*time.Second); err != nil {
-			return err
-		}
-		if (i+1)%every == 0 || i+1 == cfg.diffs {
+		r.loadDiffs++
+		if (n+1)%every == 0 || n+1 == cfg.loadDiffs {
 			kb, err := rssKB(s.pid())
 			if err != nil {
 				return err
 			}
-			r.diffRSS = append(r.diffRSS, rssPoint{fmt.Sprintf("%d diffs", i+1), kb})
+			r.diffRSS = append(r.diffRSS, rssPoint{fmt.Sprintf("%d diffs", n+1), kb})
 		}
 	}
 	return nil
@@ -341,47 +406,48 @@ func contextPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *r
 	return nil
 }
 
-// loadPhase sends cfg.events editor events in bursts (focus and selection
-// changes across the files), waiting after each burst for the context
-// that ends it, with RSS samples.
-func loadPhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *result, files []string) error {
+// updatePhase makes the client receive cfg.updates ide/contextUpdate
+// notifications: it sends one editor event (focus and selection changes
+// across the files, each at a new line) and waits for the update carrying
+// it before the next, so that the debounce merges nothing. It samples RSS
+// and checks the count of updates the client read off its stream.
+func updatePhase(ctx context.Context, cfg config, s *server, c *mcpClient, r *result, files []string) error {
 	c.drain()
-	every := max(cfg.events/cfg.rssPoints, 1)
+	before := c.contextsIn.Load()
+	every := max(cfg.updates/cfg.rssPoints, 1)
 	line := 1_000_000
-	for sent := 0; sent < cfg.events; {
+	for n := range cfg.updates {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var last string
-		for j := 0; j < cfg.burst && sent < cfg.events; j++ {
-			path := files[(sent/3)%len(files)]
-			line++
-			var err error
-			if sent%3 == 0 {
-				err = s.notify("editor/focus", map[string]any{"path": path, "cursor": ide.Cursor{Line: line, Character: 1}})
-			} else {
-				err = s.notify("editor/selection", map[string]any{
-					"path": path, "cursor": ide.Cursor{Line: line, Character: 3},
-					"selectedText": fmt.Sprintf("selected text %d", sent),
-				})
-			}
+		path := files[(n/3)%len(files)]
+		line++
+		var err error
+		if n%3 == 0 {
+			err = s.notify("editor/focus", map[string]any{"path": path, "cursor": ide.Cursor{Line: line, Character: 1}})
+		} else {
+			err = s.notify("editor/selection", map[string]any{
+				"path": path, "cursor": ide.Cursor{Line: line, Character: 3},
+				"selectedText": fmt.Sprintf("selected text %d", n),
+			})
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := c.waitContext(path, line, 5*time.Second); err != nil {
+			return fmt.Errorf("update %d: %w", n+1, err)
+		}
+		if (n+1)%every == 0 || n+1 == cfg.updates {
+			kb, err := rssKB(s.pid())
 			if err != nil {
 				return err
 			}
-			last = path
-			sent++
-			if sent%every == 0 || sent == cfg.events {
-				kb, err := rssKB(s.pid())
-				if err != nil {
-					return err
-				}
-				r.eventRSS = append(r.eventRSS, rssPoint{fmt.Sprintf("%d events", sent), kb})
-			}
+			r.updateRSS = append(r.updateRSS, rssPoint{fmt.Sprintf("%d updates", n+1), kb})
 		}
-		if _, err := c.waitContext(last, line, 5*time.Second); err != nil {
-			return err
-		}
-		r.contextsIn++
+	}
+	r.updatesIn = int(c.contextsIn.Load() - before)
+	if r.updatesIn < cfg.updates {
+		return fmt.Errorf("the client received %d context updates, want at least %d", r.updatesIn, cfg.updates)
 	}
 	return nil
 }
@@ -419,7 +485,7 @@ func grows(points []rssPoint) bool {
 
 // report prints the table of figures, gemkit first, with ratios and the
 // issue's targets.
-func report(out io.Writer, results []*result) {
+func report(out io.Writer, cfg config, results []*result) {
 	var g, ref *result
 	for _, r := range results {
 		switch r.name {
@@ -436,20 +502,21 @@ func report(out io.Writer, results []*result) {
 		target float64 // 0: none
 	}
 	loadMax := func(r *result) float64 {
-		m := r.afterKB
-		for _, p := range append(slices.Clone(r.diffRSS), r.eventRSS...) {
+		m := 0
+		for _, p := range r.loadRSS() {
 			m = max(m, p.kb)
 		}
 		return float64(m) / 1024
 	}
+	load := fmt.Sprintf("%s diffs + %s context updates", thousands(cfg.loadDiffs), thousands(cfg.updates))
 	rows := []row{
 		{"openDiff → ack p50", "ms", func(r *result) float64 { return ms(percentile(r.acks, 0.50)) }, 0.5},
 		{"openDiff → ack p99", "ms", func(r *result) float64 { return ms(percentile(r.acks, 0.99)) }, 0},
 		{"event → context beyond debounce p50", "ms", func(r *result) float64 { return ms(percentile(r.ctxBeyond, 0.50)) }, 0.5},
 		{"event → context beyond debounce p99", "ms", func(r *result) float64 { return ms(percentile(r.ctxBeyond, 0.99)) }, 0},
 		{"idle RSS after connect", "MB", func(r *result) float64 { return float64(r.idleKB) / 1024 }, 15},
-		{"max RSS during/after load", "MB", loadMax, 25},
-		{"RSS after load (settled 1 s)", "MB", func(r *result) float64 { return float64(r.afterKB) / 1024 }, 25},
+		{"max RSS over " + load, "MB", loadMax, 25},
+		{"RSS after " + load + " (settled 1 s)", "MB", func(r *result) float64 { return float64(r.afterKB) / 1024 }, 25},
 		{"start → discovery file p50", "ms", func(r *result) float64 { return ms(percentile(r.startups, 0.50)) }, 30},
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
@@ -488,17 +555,29 @@ func report(out io.Writer, results []*result) {
 	}
 	tw.Flush()
 	fmt.Fprintln(out)
+	fmt.Fprintf(out, "RSS load: fresh servers at a %s debounce, one editor event per context update (each waited for).\n", cfg.loadDebounce)
 	for _, r := range results {
-		fmt.Fprintf(out, "%s RSS (MB): idle %.1f", r.name, float64(r.idleKB)/1024)
-		for _, p := range append(slices.Clone(r.diffRSS), r.eventRSS...) {
+		fmt.Fprintf(out, "%s RSS (MB): idle %.1f", r.name, float64(r.loadIdleKB)/1024)
+		for _, p := range r.loadRSS() {
 			fmt.Fprintf(out, "; %s %.1f", p.label, float64(p.kb)/1024)
 		}
-		fmt.Fprintf(out, "; settled %.1f\n", float64(r.afterKB)/1024)
+		fmt.Fprintln(out)
+		points := r.loadRSS()
 		verdict := "no growth"
-		if grows(append(append(slices.Clone(r.diffRSS), r.eventRSS...), rssPoint{"settled", r.afterKB})) {
+		if grows(points) {
 			verdict = "GROWS"
 		}
-		fmt.Fprintf(out, "%s RSS under load: %s (%d acks, %d timed contexts, %d contexts received under load, %d starts)\n",
-			r.name, verdict, len(r.acks), len(r.ctxBeyond), r.contextsIn, len(r.startups))
+		fmt.Fprintf(out, "%s RSS under load: %s (%+.1f MB from the first load sample to settled; %d acks, %d timed contexts, %d diffs and %d context updates received under load, %d starts)\n",
+			r.name, verdict, float64(points[len(points)-1].kb-points[0].kb)/1024,
+			len(r.acks), len(r.ctxBeyond), r.loadDiffs, r.updatesIn, len(r.startups))
 	}
+}
+
+// thousands formats n with commas: 10000 → "10,000".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -24,7 +24,8 @@ func TestQuickRun(t *testing.T) {
 	if err := run(ctx, cfg, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	if n := strings.Count(out.String(), "(20 acks, 5 timed contexts, 4 contexts received under load, 2 starts)"); n != 2 {
+	const counts = "20 acks, 5 timed contexts, 20 diffs and 200 context updates received under load, 2 starts)"
+	if n := strings.Count(out.String(), counts); n != 2 {
 		t.Errorf("%d servers measured in full, want 2:\n%s", n, out.String())
 	}
 	for _, want := range []string{
@@ -32,10 +33,18 @@ func TestQuickRun(t *testing.T) {
 		// Every figure was measured, on both; a quick run is too short to
 		// judge growth.
 		"gemkit RSS under load:", "reference RSS under load:",
-		"(20 acks, 5 timed contexts, 4 contexts received under load, 2 starts)",
+		"max RSS over 20 diffs + 200 context updates", "at a 1ms debounce",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 10000: "10,000", 1234567: "1,234,567", -1000: "-1,000"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

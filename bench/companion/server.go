@@ -49,6 +49,12 @@ type server struct {
 	stderr  *tailBuffer
 }
 
+// with returns spec with args added to its argv.
+func (spec serverSpec) with(args ...string) serverSpec {
+	spec.argv = append(append([]string(nil), spec.argv...), args...)
+	return spec
+}
+
 var discoveryName = regexp.MustCompile(`^gemini-ide-server-\d+-\d+\.json$`)
 
 // startServer starts spec in a private TMPDIR (so that its discovery file

@@ -9,7 +9,10 @@
 // Dependencies resolve from interop/node_modules through createRequire, so
 // it runs from any directory once `npm ci` has run in interop/:
 //
-//   node bench/reference/companion.mjs --editor stdio --workspace DIR [--ide-pid N]
+//   node bench/reference/companion.mjs --editor stdio --workspace DIR [--ide-pid N] [--debounce 1ms]
+//
+// --debounce (default 50ms; a number with ms or s, more than 0 and at most
+// 10s) is the same benchmarking knob as gemkit's hidden flag of that name.
 //
 // stdin/stdout carry newline-delimited JSON-RPC 2.0 with the editor.
 
@@ -29,13 +32,20 @@ const { z } = require('zod');
 
 const MAX_FILES = 10;
 const MAX_SELECTED_TEXT = 16384;
-const DEBOUNCE_MS = 50;
+const DEFAULT_DEBOUNCE_MS = 50;
+const MAX_DEBOUNCE_MS = 10_000;
 const PING_MS = 60_000;
 const EDITOR_TIMEOUT_MS = 10_000;
 
 // ---- flags ----
 function parseArgs(argv) {
-  const opts = { workspaces: [], idePid: process.ppid, ideName: 'reference', ideDisplayName: 'Reference companion' };
+  const opts = {
+    workspaces: [],
+    idePid: process.ppid,
+    ideName: 'reference',
+    ideDisplayName: 'Reference companion',
+    debounceMs: DEFAULT_DEBOUNCE_MS,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i];
@@ -44,11 +54,26 @@ function parseArgs(argv) {
     else if (a === '--ide-pid') opts.idePid = Number(next());
     else if (a === '--ide-name') opts.ideName = next();
     else if (a === '--ide-display-name') opts.ideDisplayName = next();
+    else if (a === '--debounce') opts.debounceMs = parseDebounce(next());
     else throw new Error(`unknown flag ${a}`);
   }
   if (opts.workspaces.length === 0) opts.workspaces.push(process.cwd());
   return opts;
 }
+
+// parseDebounce reads "1ms", "0.5ms", "2s": more than 0 and at most 10 s,
+// like gemkit's --debounce. Node's timers fire no sooner than 1 ms, so
+// anything shorter acts as 1 ms.
+function parseDebounce(v) {
+  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(v ?? '');
+  const ms = m ? Number(m[1]) * (m[2] === 's' ? 1000 : 1) : NaN;
+  if (!(ms > 0 && ms <= MAX_DEBOUNCE_MS)) {
+    process.stderr.write(`reference: --debounce must be a duration in ms or s, more than 0 and at most 10s (default 50ms), not ${JSON.stringify(v ?? '')}\n`);
+    process.exit(2);
+  }
+  return ms;
+}
+
 const opts = parseArgs(process.argv.slice(2));
 let workspaces = opts.workspaces;
 let trusted = true;
@@ -139,7 +164,7 @@ function changed() {
   debounce = setTimeout(() => {
     debounce = null;
     broadcast('ide/contextUpdate', contextParams());
-  }, DEBOUNCE_MS);
+  }, opts.debounceMs);
 }
 
 function contextParams() {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,16 @@ type serveOptions struct {
 	displayName string
 	idePID      int
 	printEnv    bool
+	// debounce is how long editor events settle before a context update
+	// goes out. Hidden: the real Gemini CLI expects the official 50 ms;
+	// other values are for benchmarks and tests (bench/companion drives
+	// 10,000 context updates with 1 ms).
+	debounce time.Duration
 }
+
+// maxDebounce bounds --debounce: longer than this, a context update would
+// lag behind the editor enough to mislead the CLI.
+const maxDebounce = 10 * time.Second
 
 func addIDEServeCommands(parent *cobra.Command, s Streams) {
 	var o serveOptions
@@ -69,6 +79,8 @@ ends, and removes its discovery file first.`,
 	f.StringVar(&o.displayName, "ide-display-name", ide.DefaultIDEDisplayName, "name of the editor shown to the person")
 	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
 	f.BoolVar(&o.printEnv, "print-env", false, "print the four GEMINI_CLI_IDE_* variables as shell export lines once serving (terminal mode)")
+	f.DurationVar(&o.debounce, "debounce", ide.ContextDebounce, "how long editor events settle before a context update (benchmarks and tests only)")
+	_ = f.MarkHidden("debounce") // the flag exists: MarkHidden cannot fail
 	parent.AddCommand(cmd)
 }
 
@@ -81,6 +93,9 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 	}
 	if o.idePID < 0 {
 		return withExitCode(ExitError, fmt.Errorf("--ide-pid must be a positive pid, not %d", o.idePID))
+	}
+	if o.debounce <= 0 || o.debounce > maxDebounce {
+		return withExitCode(ExitError, fmt.Errorf("--debounce must be more than 0 and at most %s (default %s), not %s", maxDebounce, ide.ContextDebounce, o.debounce))
 	}
 	if o.idePID == 0 {
 		o.idePID = os.Getppid()
@@ -97,6 +112,7 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 		IDEInfo:   ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
 		PID:       o.idePID,
 		WatchPID:  true,
+		Debounce:  o.debounce,
 		Logger:    slog.Default(),
 	}
 

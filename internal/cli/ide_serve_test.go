@@ -180,6 +180,11 @@ func TestServeBadFlags(t *testing.T) {
 		{"file as workspace", []string{"--workspace", file}, "not a directory"},
 		{"negative pid", []string{"--ide-pid", "-4"}, "--ide-pid must be a positive pid"},
 		{"arguments", []string{"extra"}, "unknown command"},
+		{"zero debounce", []string{"--debounce", "0"}, "--debounce must be more than 0 and at most 10s (default 50ms), not 0s"},
+		{"negative debounce", []string{"--debounce", "-1ms"}, "--debounce must be more than 0 and at most 10s (default 50ms), not -1ms"},
+		{"debounce too long", []string{"--debounce", "10.001s"}, "--debounce must be more than 0 and at most 10s (default 50ms), not 10.001s"},
+		{"debounce without unit", []string{"--debounce", "5"}, `invalid argument "5" for "--debounce"`},
+		{"debounce not a duration", []string{"--debounce", "soon"}, `invalid argument "soon" for "--debounce"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,6 +192,33 @@ func TestServeBadFlags(t *testing.T) {
 			c := Run(context.Background(), append([]string{"ide", "serve"}, tt.args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 			if c != ExitError || !strings.Contains(errOut.String(), tt.want) {
 				t.Fatalf("exit %d, stderr %q; want %q", c, errOut.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestServeDebounceFlag: --debounce is hidden from the help (it is a
+// knob for benchmarks and tests, and the real CLI expects the official
+// 50 ms), and its bounds themselves are accepted.
+func TestServeDebounceFlag(t *testing.T) {
+	var out, errOut serveOutput
+	if c := Run(context.Background(), []string{"ide", "serve", "--help"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}); c != ExitOK {
+		t.Fatalf("--help: exit %d, stderr %q", c, errOut.String())
+	}
+	if !strings.Contains(out.String(), "--ide-pid") || strings.Contains(out.String(), "debounce") {
+		t.Fatalf("help should list --ide-pid and not --debounce:\n%s", out.String())
+	}
+	for _, d := range []string{"1ns", "1ms", "10s"} {
+		t.Run(d, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			var out, errOut serveOutput
+			// Stdin already at its end: the server starts, announces
+			// itself and stops at once.
+			c := Run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--debounce", d,
+				"--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
+				Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+			if c != ExitOK || !strings.Contains(out.String(), `"server/ready"`) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", c, out.String(), errOut.String())
 			}
 		})
 	}
