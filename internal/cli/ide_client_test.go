@@ -16,14 +16,8 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/conformance/scripted"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
-
-// ideClientBinary builds gemkit for one test (the build cache makes the
-// rebuilds cheap) into a directory removed after it.
-func ideClientBinary(t *testing.T) string {
-	t.Helper()
-	return buildGemkit(t, repoRoot(t))
-}
 
 // ideClientBuffer is a bytes.Buffer safe for a command writing while the test
 // reads.
@@ -56,7 +50,7 @@ type ideEnv struct {
 // in the workspace from the editor's terminal.
 func startIDEEnv(t *testing.T) *ideEnv {
 	t.Helper()
-	bin := ideClientBinary(t)
+	bin := gemkittest.Gemkit(t)
 	tmp := t.TempDir()
 	ws := filepath.Join(tmp, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 func TestTemplatesPassValidate(t *testing.T) {
@@ -158,16 +160,7 @@ func TestTemplateMCPServerAnswers(t *testing.T) {
 // client (interop/node_modules, installed by `npm ci` in CI) to the mcp
 // template's server, as Gemini CLI would.
 func TestTemplateMCPServerWithRealSDKClient(t *testing.T) {
-	interop, err := filepath.Abs("../../interop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(interop, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatalf("the MCP SDK is not installed; run npm ci in interop/: %v", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is required for the interop tests")
-	}
+	_, interop := gemkittest.Interop(t, "@modelcontextprotocol/sdk")
 	dir := filepath.Join(t.TempDir(), "sdk-check")
 	if _, err := CreateFromTemplate(dir, "mcp"); err != nil {
 		t.Fatal(err)

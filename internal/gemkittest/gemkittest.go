@@ -1,0 +1,100 @@
+// Package gemkittest holds what the tests of several packages need alike:
+// the repository root, the real gemkit binary (built once per test
+// binary), and Node with the interop packages (the real Gemini CLI client
+// code and the TypeScript MCP SDK). Only tests import it.
+package gemkittest
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// The binary built by Gemkit lives in binDir, made by Main before any test
+// runs (so that a test's own TMPDIR cannot hold it) and removed after the
+// last one.
+var (
+	binDir    string
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// Main runs the tests of m and returns their exit code, removing the
+// gemkit binary Gemkit built. A package whose tests call Gemkit calls it
+// from its TestMain: os.Exit(gemkittest.Main(m)).
+func Main(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "gemkittest-bin-")
+	if err != nil {
+		os.Stderr.WriteString("gemkittest: " + err.Error() + "\n")
+		return 2
+	}
+	binDir = dir
+	defer os.RemoveAll(dir)
+	return m.Run()
+}
+
+// RepoRoot is the directory holding go.mod, found upwards from the test's
+// working directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// Gemkit returns the real gemkit binary, built on the first call of the
+// test binary and shared by the later ones. The package's TestMain must
+// call Main, which removes it.
+func Gemkit(t testing.TB) string {
+	t.Helper()
+	if binDir == "" {
+		t.Fatal("gemkittest.Gemkit needs the package's TestMain to call gemkittest.Main")
+	}
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "gemkit")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/gemkit/gemkit/cmd/gemkit")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = errors.New(err.Error() + "\n" + string(out))
+			return
+		}
+		builtBin = bin
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v", buildErr)
+	}
+	return builtBin
+}
+
+// Interop returns the node binary and the repository's interop directory,
+// after checking that each of pkgs (such as "@modelcontextprotocol/sdk")
+// is installed in interop/node_modules. Either missing fails the test
+// with what to install: CI runs `npm ci` in interop/.
+func Interop(t testing.TB, pkgs ...string) (node, dir string) {
+	t.Helper()
+	dir = filepath.Join(RepoRoot(t), "interop")
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p))); err != nil {
+			t.Fatalf("interop/node_modules is missing %s: run `npm ci` in interop/ (%v)", p, err)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node (>= 20) is needed: install Node.js, then run `npm ci` in interop/")
+	}
+	return node, dir
+}
