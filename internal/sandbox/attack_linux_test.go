@@ -173,16 +173,7 @@ if os.fork() == 0:
     os._exit(0)
 time.sleep(60)
 `, marker)
-			start := time.Now()
-			r := run(t, m.l, w.policy(extension.AccessWorkspace, extension.AccessWorkspace), 500*time.Millisecond, python, "-c", script)
-			if r.err == nil {
-				t.Fatal("the tool was not killed")
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("kill took %v", d)
-			}
-			time.Sleep(2 * time.Second)
-			assertMissing(t, marker)
+			runKilled(t, m.l, w.policy(extension.AccessWorkspace, extension.AccessWorkspace), 500*time.Millisecond, 2*time.Second, marker, python, "-c", script)
 		})
 	}
 }

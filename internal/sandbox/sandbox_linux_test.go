@@ -95,6 +95,24 @@ type runResult struct {
 }
 
 // run runs argv in the sandbox from the workspace and waits for it.
+// runKilled runs argv, a tool that outlives timeout and leaves children
+// meant to write marker later; the tool must be killed within seconds of
+// the timeout, and after settle (past when the children would write)
+// marker must still be missing: nothing it started survived the kill.
+func runKilled(t *testing.T, l *Launcher, p Policy, timeout, settle time.Duration, marker string, argv ...string) {
+	t.Helper()
+	start := time.Now()
+	r := run(t, l, p, timeout, argv...)
+	if r.err == nil {
+		t.Fatal("the tool was not killed")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("kill took %v", d)
+	}
+	time.Sleep(settle)
+	assertMissing(t, marker)
+}
+
 func run(t *testing.T, l *Launcher, p Policy, timeout time.Duration, argv ...string) runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -277,16 +295,7 @@ func TestForkedChildDiesWithTimeout(t *testing.T) {
 			// One child stays in the group, one tries to leave it with
 			// setsid; neither may outlive the kill.
 			script := fmt.Sprintf("(sleep 1; echo bg > %s) & setsid sh -c 'sleep 1; echo sid >> %s' & sleep 30", marker, marker)
-			start := time.Now()
-			r := run(t, m.l, p, 300*time.Millisecond, sh(script)...)
-			if r.err == nil {
-				t.Fatal("the tool was not killed")
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("kill took %v", d)
-			}
-			time.Sleep(1500 * time.Millisecond)
-			assertMissing(t, marker)
+			runKilled(t, m.l, p, 300*time.Millisecond, 1500*time.Millisecond, marker, sh(script)...)
 		})
 	}
 }
