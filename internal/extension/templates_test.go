@@ -109,11 +109,17 @@ func TestTemplateToolsRun(t *testing.T) {
 	}
 }
 
-func TestTemplateMCPServerAnswers(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed on this machine; the mcp template's server cannot run")
-	}
-	dir := filepath.Join(t.TempDir(), "srv")
+// mcpServerDef is how a manifest starts an MCP server.
+type mcpServerDef struct {
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+// mcpTemplateServer creates an extension named name from the mcp template,
+// loads it and returns its server's command, ${extensionPath} resolved.
+func mcpTemplateServer(t *testing.T, name string) mcpServerDef {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
 	if _, err := CreateFromTemplate(dir, "mcp"); err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +127,18 @@ func TestTemplateMCPServerAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var def struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	if err := json.Unmarshal(ext.Manifest.MCPServers["srv"], &def); err != nil {
+	var def mcpServerDef
+	if err := json.Unmarshal(ext.Manifest.MCPServers[name], &def); err != nil {
 		t.Fatal(err)
 	}
+	return def
+}
+
+func TestTemplateMCPServerAnswers(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed on this machine; the mcp template's server cannot run")
+	}
+	def := mcpTemplateServer(t, "srv")
 	if _, err := os.Stat(def.Args[0]); err != nil {
 		t.Fatalf("${extensionPath} did not resolve to the server script: %v", err)
 	}
@@ -161,21 +172,7 @@ func TestTemplateMCPServerAnswers(t *testing.T) {
 // template's server, as Gemini CLI would.
 func TestTemplateMCPServerWithRealSDKClient(t *testing.T) {
 	_, interop := gemkittest.Interop(t, "@modelcontextprotocol/sdk")
-	dir := filepath.Join(t.TempDir(), "sdk-check")
-	if _, err := CreateFromTemplate(dir, "mcp"); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var def struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	if err := json.Unmarshal(ext.Manifest.MCPServers["sdk-check"], &def); err != nil {
-		t.Fatal(err)
-	}
+	def := mcpTemplateServer(t, "sdk-check")
 	script := `
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
