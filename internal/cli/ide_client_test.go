@@ -63,6 +63,16 @@ func startIDEEnv(t *testing.T) *ideEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(ed.Stop)
+	isolateIDEClient(t, tmp, ws)
+	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed}
+}
+
+// isolateIDEClient makes the in-process client see only what the test
+// sets up: no IDE variables of the machine's own terminal, discovery files
+// under tmp (TMPDIR), this process as the editor's pid, and cwd as the
+// current directory.
+func isolateIDEClient(t *testing.T, tmp, cwd string) {
+	t.Helper()
 	for _, k := range []string{ide.EnvServerPort, ide.EnvWorkspacePath, ide.EnvAuthToken, ide.EnvServerStdioCmd, ide.EnvServerStdioArgs, "TERM_PROGRAM"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
@@ -71,8 +81,7 @@ func startIDEEnv(t *testing.T) *ideEnv {
 	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
 	// Not a container companion: dial 127.0.0.1 even where /.dockerenv exists.
 	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
-	t.Chdir(ws)
-	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed}
+	t.Chdir(cwd)
 }
 
 func runIDEClient(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -222,14 +231,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 // for this case blame the terminal.
 func TestIDEDoctorNoCompanion(t *testing.T) {
 	tmp := t.TempDir()
-	for _, k := range []string{ide.EnvServerPort, ide.EnvWorkspacePath, ide.EnvAuthToken, ide.EnvServerStdioCmd, ide.EnvServerStdioArgs, "TERM_PROGRAM"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	t.Setenv("TMPDIR", tmp)
-	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
-	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
-	t.Chdir(tmp)
+	isolateIDEClient(t, tmp, tmp)
 	dir := filepath.Join(tmp, "gemini", "ide")
 	check := func(what, want string) {
 		t.Helper()
