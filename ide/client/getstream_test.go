@@ -30,16 +30,7 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.answer, func(t *testing.T) {
-			root := t.TempDir()
-			dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-			if err := os.MkdirAll(ws, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			tc, err := testcompanion.Start(testcompanion.Flaws{Answer: tt.answer}, dir, ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tc.Close()
+			tc, dir, ws := startTestCompanion(t, testcompanion.Flaws{Answer: tt.answer})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
@@ -71,16 +62,7 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 // suppressNotification): the person's answer given in the CLI, and Close,
 // must not be turned into that rejection.
 func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
-	root := t.TempDir()
-	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := testcompanion.Start(testcompanion.Flaws{NotifyOnClose: true}, dir, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{NotifyOnClose: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
@@ -131,16 +113,7 @@ func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
 // TestCloseLeavesNothingRunning: a program that connects and closes again
 // and again (a status bar, a test suite) must not grow.
 func TestCloseLeavesNothingRunning(t *testing.T) {
-	root := t.TempDir()
-	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := testcompanion.Start(testcompanion.Flaws{}, dir, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{})
 	cycle := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -173,16 +146,7 @@ func TestCloseLeavesNothingRunning(t *testing.T) {
 // TestDoctorNamesMissingTools: a companion without closeDiff connects, but
 // the CLI disables diffing; doctor says which tools it lists.
 func TestDoctorNamesMissingTools(t *testing.T) {
-	root := t.TempDir()
-	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := testcompanion.Start(testcompanion.Flaws{NoCloseDiff: true}, dir, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{NoCloseDiff: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	d, err := Doctor(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1", Getenv: func(string) string { return "" }})
@@ -196,4 +160,22 @@ func TestDoctorNamesMissingTools(t *testing.T) {
 	if !found || !d.Works {
 		t.Errorf("works=%v findings %+v", d.Works, d.Findings)
 	}
+}
+
+// startTestCompanion starts the Go test companion with flaws, its
+// discovery file in a private directory and a fresh workspace, and stops
+// it when the test ends.
+func startTestCompanion(t *testing.T, flaws testcompanion.Flaws) (tc *testcompanion.Companion, dir, ws string) {
+	t.Helper()
+	root := t.TempDir()
+	dir, ws = filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := testcompanion.Start(flaws, dir, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	return tc, dir, ws
 }
