@@ -67,7 +67,7 @@ func TestStdioFromDiscoveryFile(t *testing.T) {
 	}
 	// The port comes first in the real CLI's order; nothing listens on it,
 	// so the stdio entry of the same file is used next.
-	df := ide.DiscoveryFile{Port: closedPort(t), WorkspacePath: ws, IDEInfo: &ide.IDEInfo{Name: "stdio", DisplayName: "Stdio IDE"},
+	df := ide.DiscoveryFile{Port: gemkittest.ClosedPort(t), WorkspacePath: ws, IDEInfo: &ide.IDEInfo{Name: "stdio", DisplayName: "Stdio IDE"},
 		Stdio: &ide.StdioConfig{Command: node, Args: []string{script, "--file", active}}}
 	data, _ := json.Marshal(df)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -177,12 +176,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 	b, _ := os.ReadFile(e.editor.Ready.DiscoveryFile)
 	_ = json.Unmarshal(b, &live)
 	// A file of a running process (pid 1) whose companion stopped serving.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	closed := gemkittest.ClosedPort(t)
 	write(fmt.Sprintf("gemini-ide-server-1-%d.json", closed), map[string]any{"port": closed, "workspacePath": e.ws, "authToken": "x"}, 0o600)
 	misnamed := write(fmt.Sprintf("gemini-ide-server-99999997-%d.json", e.editor.Ready.Port), live, 0o600)
 	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
