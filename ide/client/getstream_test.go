@@ -33,14 +33,8 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 			tc, dir, ws := startTestCompanion(t, testcompanion.Flaws{Answer: tt.answer})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := connectReady(ctx, t, dir, ws)
 			defer c.Close(context.Background())
-			if _, err := c.WaitContext(ctx); err != nil {
-				t.Fatal(err)
-			}
 			o, err := c.OpenDiff(ctx, filepath.Join(ws, "f.txt"), "proposal")
 			if err != nil || o.Accepted != tt.accepted || o.Content != tt.content {
 				t.Errorf("outcome %+v, %v", o, err)
@@ -65,14 +59,8 @@ func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
 	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{NotifyOnClose: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connectReady(ctx, t, dir, ws)
 	defer c.Close(context.Background())
-	if _, err := c.WaitContext(ctx); err != nil {
-		t.Fatal(err)
-	}
 	// A different file each time: the rejection a close announces may
 	// arrive after the next diff of the same file started, and nothing in
 	// it tells the two apart (which is why companions must not send it).
@@ -117,13 +105,7 @@ func TestCloseLeavesNothingRunning(t *testing.T) {
 	cycle := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.WaitContext(ctx); err != nil {
-			t.Fatal(err)
-		}
+		c := connectReady(ctx, t, dir, ws)
 		if err := c.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -178,4 +160,19 @@ func startTestCompanion(t *testing.T, flaws testcompanion.Flaws) (tc *testcompan
 	}
 	t.Cleanup(tc.Close)
 	return tc, dir, ws
+}
+
+// connectReady connects to the companion of dir from ws as the CLI would
+// and waits for its first context; the caller closes the client.
+func connectReady(ctx context.Context, t *testing.T, dir, ws string) *Client {
+	t.Helper()
+	c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitContext(ctx); err != nil {
+		c.Close(context.Background())
+		t.Fatal(err)
+	}
+	return c
 }
