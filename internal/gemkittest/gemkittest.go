@@ -20,6 +20,7 @@ import (
 // last one.
 var (
 	binDir    string
+	pkgDir    string // the test's package directory, where go build runs
 	buildOnce sync.Once
 	builtBin  string
 	buildErr  error
@@ -36,6 +37,12 @@ func Main(m *testing.M) int {
 	}
 	binDir = dir
 	defer os.RemoveAll(dir)
+	// Tests may change directory (t.Chdir) before their first Gemkit call;
+	// go build must still run inside the module.
+	if pkgDir, err = os.Getwd(); err != nil {
+		os.Stderr.WriteString("gemkittest: " + err.Error() + "\n")
+		return 2
+	}
 	return m.Run()
 }
 
@@ -70,6 +77,7 @@ func Gemkit(t testing.TB) string {
 	buildOnce.Do(func() {
 		bin := filepath.Join(binDir, "gemkit")
 		cmd := exec.Command("go", "build", "-o", bin, "github.com/gemkit/gemkit/cmd/gemkit")
+		cmd.Dir = pkgDir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New(err.Error() + "\n" + string(out))
 			return
