@@ -16,29 +16,12 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
-// gemkitBin is the gemkit binary built once by TestMain.
-var gemkitBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gemkit-editors-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	gemkitBin = filepath.Join(dir, "gemkit")
-	build := exec.Command("go", "build", "-o", gemkitBin, "github.com/gemkit/gemkit/cmd/gemkit")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building gemkit:", err)
-		os.RemoveAll(dir)
-		os.Exit(2)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain removes the gemkit binary gemkittest.Gemkit builds once for
+// every editor's test.
+func TestMain(m *testing.M) { os.Exit(gemkittest.Main(m)) }
 
 // waitTimeout bounds every wait for the editor or the companion.
 const waitTimeout = 15 * time.Second

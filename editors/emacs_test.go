@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 	"unicode/utf8"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestEmacs runs the real Emacs (-nw, in a tmux pane so that its command
@@ -23,7 +23,7 @@ func TestEmacs(t *testing.T) {
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	h := newHarness(t)
-	d := startEmacs(t, h, bin, client, tmux, gemkitBin)
+	d := startEmacs(t, h, bin, client, tmux, gemkittest.Gemkit(t))
 	runScenario(t, h, d, editorInfo{name: "emacs", displayName: "Emacs"})
 }
 
@@ -62,11 +62,12 @@ const emacsTestInit = `(add-to-list 'load-path %s)
 `
 
 type emacsDriver struct {
-	client, tmux, tsock, esock, tmp string
-	env                             []string
-	pid                             int
-	exited                          chan struct{}
-	n                               atomic.Int64
+	*tmuxPane
+	client, esock, tmp string
+	env                []string
+	pid                int
+	exited             <-chan struct{}
+	n                  atomic.Int64
 }
 
 func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit string) *emacsDriver {
@@ -84,27 +85,11 @@ func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit s
 		t.Fatal(err)
 	}
 	d := &emacsDriver{
-		client: clientBin, tmux: tmuxBin, tmp: h.tmp,
-		tsock:  filepath.Join(h.tmp, "tmux.sock"),
-		esock:  filepath.Join(serverDir, "gemkit-test"),
-		env:    h.env(),
-		exited: make(chan struct{}),
+		client: clientBin, tmp: h.tmp,
+		esock: filepath.Join(serverDir, "gemkit-test"),
+		env:   h.env(),
 	}
-	cmd := exec.Command(tmuxBin, "-S", d.tsock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50",
-		"-c", h.ws, emacsBin, "-nw", "-Q", "-l", init)
-	cmd.Dir = h.ws
-	cmd.Env = append(h.env(), "TERM=xterm-256color")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			if out, err := exec.Command(tmuxBin, "-S", d.tsock, "capture-pane", "-p").Output(); err == nil {
-				t.Logf("emacs screen:\n%s", out)
-			}
-		}
-		_ = exec.Command(tmuxBin, "-S", d.tsock, "kill-server").Run()
-	})
+	d.tmuxPane = startTmux(t, h, tmuxBin, "emacs", emacsBin, "-nw", "-Q", "-l", init)
 	waitFor(t, "emacs's server socket", func() bool {
 		_, err := os.Stat(d.esock)
 		return err == nil
@@ -113,13 +98,7 @@ func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit s
 	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &pid); err != nil {
 		t.Fatal(err)
 	}
-	d.pid = pid
-	go func() {
-		for syscall.Kill(pid, 0) == nil {
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(d.exited)
-	}()
+	d.pid, d.exited = pid, watchExit(pid)
 	return d
 }
 
@@ -152,21 +131,6 @@ func (d *emacsDriver) evalString(t *testing.T, form string) string {
 		t.Fatalf("emacs %s: %v", form, err)
 	}
 	return s
-}
-
-func (d *emacsDriver) keys(t *testing.T, literal string, named ...string) {
-	t.Helper()
-	if literal != "" {
-		if out, err := exec.Command(d.tmux, "-S", d.tsock, "send-keys", "-l", literal).CombinedOutput(); err != nil {
-			t.Fatalf("tmux send-keys: %v %s", err, out)
-		}
-	}
-	if len(named) > 0 {
-		args := append([]string{"-S", d.tsock, "send-keys"}, named...)
-		if out, err := exec.Command(d.tmux, args...).CombinedOutput(); err != nil {
-			t.Fatalf("tmux send-keys: %v %s", err, out)
-		}
-	}
 }
 
 // minibuffer answers the open prompt with text, replacing what it offers.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestNeovim runs the real Neovim headless with editors/nvim on its
@@ -18,7 +20,7 @@ import (
 func TestNeovim(t *testing.T) {
 	bin := requireEditor(t, "nvim", "neovim")
 	h := newHarness(t)
-	d := startNvim(t, h, bin, gemkitBin)
+	d := startNvim(t, h, bin, gemkittest.Gemkit(t))
 	runScenario(t, h, d, editorInfo{name: "neovim", displayName: "Neovim"})
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestRealGeminiClient connects the REAL Gemini CLI client code
@@ -27,13 +28,13 @@ func TestRealGeminiClient(t *testing.T) {
 		start         func(t *testing.T, h *harness) driver
 	}{
 		{"neovim", "Neovim", func(t *testing.T, h *harness) driver {
-			return startNvim(t, h, requireEditor(t, "nvim", "neovim"), gemkitBin)
+			return startNvim(t, h, requireEditor(t, "nvim", "neovim"), gemkittest.Gemkit(t))
 		}},
 		{"vim", "Vim", func(t *testing.T, h *harness) driver {
-			return startVim(t, h, requireEditor(t, "vim", "vim-nox"), requireEditor(t, "tmux", "tmux"), gemkitBin)
+			return startVim(t, h, requireEditor(t, "vim", "vim-nox"), requireEditor(t, "tmux", "tmux"), gemkittest.Gemkit(t))
 		}},
 		{"emacs", "Emacs", func(t *testing.T, h *harness) driver {
-			return startEmacs(t, h, requireEditor(t, "emacs", "emacs-nox"), requireEditor(t, "emacsclient", "emacs-nox"), requireEditor(t, "tmux", "tmux"), gemkitBin)
+			return startEmacs(t, h, requireEditor(t, "emacs", "emacs-nox"), requireEditor(t, "emacsclient", "emacs-nox"), requireEditor(t, "tmux", "tmux"), gemkittest.Gemkit(t))
 		}},
 	}
 	node := requireEditor(t, "node", "nodejs")

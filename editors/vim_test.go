@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestVim runs the real Vim in a tmux pane (Vim's autocommands run from
@@ -26,7 +26,7 @@ func TestVim(t *testing.T) {
 	bin := requireEditor(t, "vim", "vim-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	h := newHarness(t)
-	d := startVim(t, h, bin, tmux, gemkitBin)
+	d := startVim(t, h, bin, tmux, gemkittest.Gemkit(t))
 	runScenario(t, h, d, editorInfo{name: "vim", displayName: "Vim"})
 }
 
@@ -65,10 +65,10 @@ endfunction
 `
 
 type vimDriver struct {
-	tmux, sock string
-	ch         *vimChannel
-	pid        int
-	exited     chan struct{}
+	*tmuxPane
+	ch     *vimChannel
+	pid    int
+	exited <-chan struct{}
 }
 
 func startVim(t *testing.T, h *harness, vimBin, tmuxBin, gemkit string) *vimDriver {
@@ -86,22 +86,7 @@ func startVim(t *testing.T, h *harness, vimBin, tmuxBin, gemkit string) *vimDriv
 	if err := os.WriteFile(rc, []byte(fmt.Sprintf(vimTestRC, plugin, gemkit, port)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := &vimDriver{tmux: tmuxBin, sock: filepath.Join(h.tmp, "tmux.sock"), exited: make(chan struct{})}
-	cmd := exec.Command(tmuxBin, "-S", d.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50",
-		"-c", h.ws, vimBin, "-N", "-u", rc, "-i", "NONE", "-n")
-	cmd.Dir = h.ws
-	cmd.Env = append(h.env(), "TERM=xterm-256color")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			if out, err := exec.Command(tmuxBin, "-S", d.sock, "capture-pane", "-p").Output(); err == nil {
-				t.Logf("vim screen:\n%s", out)
-			}
-		}
-		_ = exec.Command(tmuxBin, "-S", d.sock, "kill-server").Run()
-	})
+	d := &vimDriver{tmuxPane: startTmux(t, h, tmuxBin, "vim", vimBin, "-N", "-u", rc, "-i", "NONE", "-n")}
 
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -120,13 +105,7 @@ func startVim(t *testing.T, h *harness, vimBin, tmuxBin, gemkit string) *vimDriv
 	if err := json.Unmarshal(d.eval(t, "getpid()"), &pid); err != nil {
 		t.Fatal(err)
 	}
-	d.pid = pid
-	go func() {
-		for syscall.Kill(pid, 0) == nil {
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(d.exited)
-	}()
+	d.pid, d.exited = pid, watchExit(pid)
 	return d
 }
 
@@ -178,23 +157,6 @@ func (d *vimDriver) evalString(t *testing.T, expr string) string {
 		t.Fatalf("vim %s: %v", expr, err)
 	}
 	return s
-}
-
-// keys types into Vim's pane; literal text is sent as is, and names like
-// Enter and Escape as keys.
-func (d *vimDriver) keys(t *testing.T, literal string, named ...string) {
-	t.Helper()
-	if literal != "" {
-		if out, err := exec.Command(d.tmux, "-S", d.sock, "send-keys", "-l", literal).CombinedOutput(); err != nil {
-			t.Fatalf("tmux send-keys: %v %s", err, out)
-		}
-	}
-	if len(named) > 0 {
-		args := append([]string{"-S", d.sock, "send-keys"}, named...)
-		if out, err := exec.Command(d.tmux, args...).CombinedOutput(); err != nil {
-			t.Fatalf("tmux send-keys: %v %s", err, out)
-		}
-	}
 }
 
 func (d *vimDriver) ex(t *testing.T, cmd string) { d.keys(t, ":"+cmd, "Enter") }

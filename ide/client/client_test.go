@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // testEditor is the editor side of our companion in these tests: it keeps
@@ -533,7 +533,7 @@ func TestConnectRefusals(t *testing.T) {
 		t.Errorf("bad port: %v", err)
 	}
 	// A closed port.
-	env[ide.EnvServerPort] = strconvItoa(closedPort(t))
+	env[ide.EnvServerPort] = strconvItoa(gemkittest.ClosedPort(t))
 	if _, _, err := Connect(context.Background(), o); !errors.As(err, &ce) || !errors.As(ce.Attempts[0].Err, &de) || de.Kind != "refused" {
 		t.Errorf("closed port: %v", err)
 	}
@@ -548,16 +548,3 @@ func TestDiscoveryFileFromCompanion(t *testing.T) {
 }
 
 func strconvItoa(n int) string { return strconv.Itoa(n) }
-
-// closedPort returns a loopback port nothing listens on: one that was
-// just listened on and closed.
-func closedPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}

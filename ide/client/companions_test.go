@@ -4,87 +4,27 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/conformance/scripted"
-)
-
-// repoRoot is the directory holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestMain removes the gemkit binary built for the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if builtBin != "" {
-		os.RemoveAll(filepath.Dir(builtBin))
-	}
-	os.Exit(code)
-}
-
-func gemkitBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gemkit-client-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "gemkit")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/gemkit")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = errors.New(err.Error() + "\n" + string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("go build: %v", buildErr)
-	}
-	return builtBin
-}
+func TestMain(m *testing.M) { os.Exit(gemkittest.Main(m)) }
 
 // companionCommands are the companions every flow runs against: ours as
 // a process (`gemkit ide serve --editor stdio`) and the reference built
 // like the official one (Node, express, the TypeScript MCP SDK).
 func companionCommands(t *testing.T) map[string]scripted.Options {
-	root := repoRoot(t)
-	ref := filepath.Join(root, "bench", "reference", "companion.mjs")
-	if _, err := os.Stat(filepath.Join(root, "interop", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatalf("interop/node_modules is missing: run `npm ci` in interop/ (%v)", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node (>= 20) is needed to run the reference companion")
-	}
+	ref := filepath.Join(gemkittest.RepoRoot(t), "bench", "reference", "companion.mjs")
+	node, _ := gemkittest.Interop(t, "@modelcontextprotocol/sdk")
 	return map[string]scripted.Options{
-		"gemkit":    {Binary: gemkitBinary(t)},
+		"gemkit":    {Binary: gemkittest.Gemkit(t)},
 		"reference": {Command: []string{node, ref}},
 	}
 }

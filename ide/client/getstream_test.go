@@ -30,26 +30,11 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.answer, func(t *testing.T) {
-			root := t.TempDir()
-			dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-			if err := os.MkdirAll(ws, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			tc, err := testcompanion.Start(testcompanion.Flaws{Answer: tt.answer}, dir, ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tc.Close()
+			tc, dir, ws := startTestCompanion(t, testcompanion.Flaws{Answer: tt.answer})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := connectReady(ctx, t, dir, ws)
 			defer c.Close(context.Background())
-			if _, err := c.WaitContext(ctx); err != nil {
-				t.Fatal(err)
-			}
 			o, err := c.OpenDiff(ctx, filepath.Join(ws, "f.txt"), "proposal")
 			if err != nil || o.Accepted != tt.accepted || o.Content != tt.content {
 				t.Errorf("outcome %+v, %v", o, err)
@@ -71,26 +56,11 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 // suppressNotification): the person's answer given in the CLI, and Close,
 // must not be turned into that rejection.
 func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
-	root := t.TempDir()
-	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := testcompanion.Start(testcompanion.Flaws{NotifyOnClose: true}, dir, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{NotifyOnClose: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connectReady(ctx, t, dir, ws)
 	defer c.Close(context.Background())
-	if _, err := c.WaitContext(ctx); err != nil {
-		t.Fatal(err)
-	}
 	// A different file each time: the rejection a close announces may
 	// arrive after the next diff of the same file started, and nothing in
 	// it tells the two apart (which is why companions must not send it).
@@ -131,26 +101,11 @@ func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
 // TestCloseLeavesNothingRunning: a program that connects and closes again
 // and again (a status bar, a test suite) must not grow.
 func TestCloseLeavesNothingRunning(t *testing.T) {
-	root := t.TempDir()
-	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := testcompanion.Start(testcompanion.Flaws{}, dir, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{})
 	cycle := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.WaitContext(ctx); err != nil {
-			t.Fatal(err)
-		}
+		c := connectReady(ctx, t, dir, ws)
 		if err := c.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -173,16 +128,7 @@ func TestCloseLeavesNothingRunning(t *testing.T) {
 // TestDoctorNamesMissingTools: a companion without closeDiff connects, but
 // the CLI disables diffing; doctor says which tools it lists.
 func TestDoctorNamesMissingTools(t *testing.T) {
-	root := t.TempDir()
-	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := testcompanion.Start(testcompanion.Flaws{NoCloseDiff: true}, dir, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{NoCloseDiff: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	d, err := Doctor(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1", Getenv: func(string) string { return "" }})
@@ -196,4 +142,37 @@ func TestDoctorNamesMissingTools(t *testing.T) {
 	if !found || !d.Works {
 		t.Errorf("works=%v findings %+v", d.Works, d.Findings)
 	}
+}
+
+// startTestCompanion starts the Go test companion with flaws, its
+// discovery file in a private directory and a fresh workspace, and stops
+// it when the test ends.
+func startTestCompanion(t *testing.T, flaws testcompanion.Flaws) (tc *testcompanion.Companion, dir, ws string) {
+	t.Helper()
+	root := t.TempDir()
+	dir, ws = filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := testcompanion.Start(flaws, dir, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	return tc, dir, ws
+}
+
+// connectReady connects to the companion of dir from ws as the CLI would
+// and waits for its first context; the caller closes the client.
+func connectReady(ctx context.Context, t *testing.T, dir, ws string) *Client {
+	t.Helper()
+	c, _, err := Connect(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitContext(ctx); err != nil {
+		c.Close(context.Background())
+		t.Fatal(err)
+	}
+	return c
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestChoiceParityWithRealCLI puts discovery files on disk and asks both
@@ -74,7 +75,7 @@ func TestChoiceParityWithRealCLI(t *testing.T) {
 		{filepath.Join(root, "empty"), 1, ws1, ""}, // no directory
 	}
 	in, _ := json.Marshal(cases)
-	cmd := exec.Command(node, filepath.Join(repoRoot(t), "interop", "choose-parity.mjs"))
+	cmd := exec.Command(node, filepath.Join(gemkittest.RepoRoot(t), "interop", "choose-parity.mjs"))
 	cmd.Stdin = strings.NewReader(string(in))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,21 +13,15 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // stdioCompanion returns the command of interop/stdio-companion.mjs, a
 // companion over MCP stdio built with the TypeScript MCP SDK.
 func stdioCompanion(t *testing.T) (string, string) {
 	t.Helper()
-	root := repoRoot(t)
-	if _, err := os.Stat(filepath.Join(root, "interop", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatalf("interop/node_modules is missing: run `npm ci` in interop/ (%v)", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node (>= 20) is needed for the stdio companion")
-	}
-	return node, filepath.Join(root, "interop", "stdio-companion.mjs")
+	node, interop := gemkittest.Interop(t, "@modelcontextprotocol/sdk")
+	return node, filepath.Join(interop, "stdio-companion.mjs")
 }
 
 func stdioFlows(t *testing.T, c *Client, active string) {
@@ -74,7 +67,7 @@ func TestStdioFromDiscoveryFile(t *testing.T) {
 	}
 	// The port comes first in the real CLI's order; nothing listens on it,
 	// so the stdio entry of the same file is used next.
-	df := ide.DiscoveryFile{Port: closedPort(t), WorkspacePath: ws, IDEInfo: &ide.IDEInfo{Name: "stdio", DisplayName: "Stdio IDE"},
+	df := ide.DiscoveryFile{Port: gemkittest.ClosedPort(t), WorkspacePath: ws, IDEInfo: &ide.IDEInfo{Name: "stdio", DisplayName: "Stdio IDE"},
 		Stdio: &ide.StdioConfig{Command: node, Args: []string{script, "--file", active}}}
 	data, _ := json.Marshal(df)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

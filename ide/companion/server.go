@@ -118,7 +118,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PID < 0 {
 		return nil, fmt.Errorf("companion: invalid editor pid %d", cfg.PID)
 	}
-	if cfg.WatchPID && !processAlive(cfg.PID) {
+	if cfg.WatchPID && !discovery.ProcessAlive(cfg.PID) {
 		return nil, fmt.Errorf("companion: editor process %d does not exist", cfg.PID)
 	}
 	if cfg.DiscoveryDir == "" {
@@ -379,7 +379,7 @@ func watchProcess(ctx context.Context, pid int) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if !processAlive(pid) {
+		if !discovery.ProcessAlive(pid) {
 			return
 		}
 		select {

@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,39 +10,16 @@ import (
 
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/conformance/scripted"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if parent := filepath.Dir(dir); parent != dir {
-			dir = parent
-			continue
-		}
-		t.Fatal("go.mod not found")
-	}
-}
 
 // TestReferenceCompanionPasses runs every check, the interactive ones
 // included, against the reference companion built like the official one
 // (Node, express, the TypeScript MCP SDK): the checks hold for a
 // companion we did not write in Go, not only for ours.
 func TestReferenceCompanionPasses(t *testing.T) {
-	root := repoRoot(t)
-	if _, err := os.Stat(filepath.Join(root, "interop", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatalf("interop/node_modules is missing: run `npm ci` in interop/ (%v)", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node (>= 20) is needed to run the reference companion")
-	}
+	root := gemkittest.RepoRoot(t)
+	node, _ := gemkittest.Interop(t, "@modelcontextprotocol/sdk")
 	tmp := t.TempDir()
 	ws := filepath.Join(tmp, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {

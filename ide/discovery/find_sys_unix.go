@@ -3,7 +3,6 @@
 package discovery
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -17,10 +16,9 @@ func fileOwner(st fs.FileInfo) int {
 	return -1
 }
 
-func pidAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// pidAlive is the real client's signal-0 probe, which on Unix is exactly
+// ProcessAlive.
+func pidAlive(pid int) bool { return ProcessAlive(pid) }
 
 // openNonBlocking opens path for reading without waiting for a writer when
 // it is a named pipe.

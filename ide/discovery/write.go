@@ -110,36 +110,10 @@ func Remove(path string) error {
 // and returns the paths it removed. Only files owned by the current user
 // are touched; files of live processes are left alone.
 func CleanStale(dir string) ([]string, error) {
-	if dir == "" {
-		dir = Dir()
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("clean stale discovery files: %w", err)
-	}
-	var removed []string
-	var errs []error
-	for _, e := range entries {
+	return removeMatching(dir, "clean stale discovery files", func(e fs.DirEntry) bool {
 		pid, ok := stalePID(e.Name())
-		if !ok || e.IsDir() || pidAliveForWriter(pid) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		info, err := e.Info()
-		if err != nil || !ownedByCurrentUser(info) {
-			continue
-		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, path)
-	}
-	sort.Strings(removed)
-	return removed, errors.Join(errs...)
+		return ok && !ProcessAlive(pid) && ownedEntry(e)
+	})
 }
 
 // CleanUnserved removes from dir (Dir() when empty) the discovery files of
@@ -153,6 +127,19 @@ func CleanStale(dir string) ([]string, error) {
 // merely slow to answer is kept, and so is every file where a refusal
 // cannot be told from other failures.
 func CleanUnserved(dir string, pid, keep int) ([]string, error) {
+	return removeMatching(dir, "clean unserved discovery files", func(e fs.DirEntry) bool {
+		p, port, ok := ParseFileName(e.Name())
+		// The ownership check comes before the probe, so that only our own
+		// files cost a connection attempt.
+		return ok && p == pid && port != keep && ownedEntry(e) && refused(port)
+	})
+}
+
+// removeMatching removes from dir (Dir() when empty) every file for which
+// stale is true and returns the removed paths, sorted. A missing dir
+// removes nothing; a file that vanishes meanwhile is not an error; what
+// names the clean-up in the error when dir cannot be read.
+func removeMatching(dir, what string, stale func(fs.DirEntry) bool) ([]string, error) {
 	if dir == "" {
 		dir = Dir()
 	}
@@ -161,17 +148,12 @@ func CleanUnserved(dir string, pid, keep int) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("clean unserved discovery files: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	var removed []string
 	var errs []error
 	for _, e := range entries {
-		p, port, ok := ParseFileName(e.Name())
-		if !ok || p != pid || port == keep || e.IsDir() {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || !ownedByCurrentUser(info) || !refused(port) {
+		if e.IsDir() || !stale(e) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
@@ -183,6 +165,13 @@ func CleanUnserved(dir string, pid, keep int) ([]string, error) {
 	}
 	sort.Strings(removed)
 	return removed, errors.Join(errs...)
+}
+
+// ownedEntry reports whether e is a file of the current user, the only
+// files a companion may clean up.
+func ownedEntry(e fs.DirEntry) bool {
+	info, err := e.Info()
+	return err == nil && ownedByCurrentUser(info)
 }
 
 // refused reports whether a connection to 127.0.0.1:port is refused.

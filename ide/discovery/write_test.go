@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 func exitedPID(t *testing.T) int {
@@ -174,18 +175,6 @@ func TestEnvAndExportLines(t *testing.T) {
 	}
 }
 
-// freePort returns a port nothing listens on (just released).
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}
-
 func TestCleanUnserved(t *testing.T) {
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -194,7 +183,7 @@ func TestCleanUnserved(t *testing.T) {
 	}
 	defer ln.Close()
 	served := ln.Addr().(*net.TCPAddr).Port
-	dead := freePort(t)
+	dead := gemkittest.ClosedPort(t)
 	me, other := os.Getpid(), os.Getppid()
 	names := map[string]bool{ // name → should survive
 		FileName(me, served):     true,  // a live companion of this editor

@@ -9,9 +9,11 @@ import (
 	"syscall"
 )
 
-// pidAliveForWriter reports whether process pid exists. EPERM means it
-// exists but belongs to someone else.
-func pidAliveForWriter(pid int) bool {
+// ProcessAlive reports whether process pid exists. EPERM means it exists
+// but belongs to someone else. Writers (stale-file cleanup) and the
+// companion (watching its editor) use it; readers use PIDAlive, which
+// follows the real client's rules instead.
+func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

@@ -8,8 +8,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// pidAliveForWriter reports whether process pid exists.
-func pidAliveForWriter(pid int) bool {
+// ProcessAlive reports whether process pid is still running. Writers
+// (stale-file cleanup) and the companion (watching its editor) use it;
+// readers use PIDAlive, which follows the real client's rules instead.
+func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

@@ -63,6 +63,20 @@ func openStore(cmd *cobra.Command) (*extension.Store, error) {
 	return st, nil
 }
 
+// openInstalled opens the store as openStore does and finds the installed
+// extension name in it, for the commands that act on one extension.
+func openInstalled(cmd *cobra.Command, name string) (*extension.Store, *extension.Installed, error) {
+	st, err := openStore(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := st.Get(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, in, nil
+}
+
 // isTerminal reports whether r is a terminal a person can answer on.
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
@@ -273,13 +287,9 @@ overrides the user choice there. The rules live in Gemini CLI's
 			if err != nil {
 				return err
 			}
-			st, err := openStore(cmd)
-			if err != nil {
-				return err
-			}
 			// The rules are kept under the manifest's name, which the
 			// argument may match only case-insensitively.
-			in, err := st.Get(args[0])
+			st, in, err := openInstalled(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -715,11 +725,7 @@ on this machine), tools with their arguments, docs, examples, MCP servers, conte
 files, settings, source, version and where it is enabled.`,
 		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd)
-			if err != nil {
-				return err
-			}
-			in, err := st.Get(args[0])
+			st, in, err := openInstalled(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -156,18 +156,6 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func runGit(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=gemkit test", "-c", "user.email=test@gemkit.invalid",
-		"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // copyDir copies a testdata folder so a test can turn it into a git
 // repository or change it.
 func copyDir(t *testing.T, src, dst string) {
@@ -198,9 +186,9 @@ func gitRepoOf(t *testing.T, src string) (string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), filepath.Base(src)+".git")
 	copyDir(t, src, dir)
-	runGit(t, dir, "init", "--quiet")
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "--quiet", "-m", "v1")
+	gemkittest.Git(t, dir, "init", "--quiet")
+	gemkittest.Git(t, dir, "add", "-A")
+	gemkittest.Git(t, dir, "commit", "--quiet", "-m", "v1")
 	return dir, "file://" + dir
 }
 
@@ -232,7 +220,7 @@ func TestInstallRefusedWithoutTerminal(t *testing.T) {
 func installAll(t *testing.T, e *env) {
 	t.Helper()
 	repo, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
-	runGit(t, repo, "tag", "v1.0.0")
+	gemkittest.Git(t, repo, "tag", "v1.0.0")
 	e.replacers = append([]string{url, "$REPO_URL"}, e.replacers...)
 	_, errOut, code := e.run("install", url, "--ref", "v1.0.0", "--consent")
 	if code != ExitOK {
@@ -384,7 +372,7 @@ func TestUpdateCommand(t *testing.T) {
 	manifest := filepath.Join(repo, extension.ManifestFile)
 	data, _ := os.ReadFile(manifest)
 	os.WriteFile(manifest, bytes.Replace(data, []byte(`"version": "1.0.0"`), []byte(`"version": "1.1.0"`), 1), 0o644)
-	runGit(t, repo, "commit", "--quiet", "-am", "v1.1")
+	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "v1.1")
 	// No permission, tool or MCP change: no consent needed, even without
 	// a terminal.
 	out = e.mustRun("update", "--all")
@@ -396,7 +384,7 @@ func TestUpdateCommand(t *testing.T) {
 	data = bytes.Replace(data, []byte(`"read": "workspace"`), []byte(`"read": "home", "write": "workspace"`), 1)
 	data = bytes.Replace(data, []byte(`"version": "1.1.0"`), []byte(`"version": "2.0.0"`), 1)
 	os.WriteFile(manifest, data, 0o644)
-	runGit(t, repo, "commit", "--quiet", "-am", "v2")
+	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "v2")
 	_, errOut, code := e.run("update", "code-analyzer")
 	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
 		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) ||

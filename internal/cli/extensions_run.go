@@ -49,11 +49,7 @@ Exit status: 0 when the tool succeeded, 1 when it failed (non-zero exit,
 timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd)
-			if err != nil {
-				return err
-			}
-			in, err := st.Get(args[0])
+			st, in, err := openInstalled(cmd, args[0])
 			if err != nil {
 				return err
 			}

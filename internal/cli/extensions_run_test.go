@@ -11,20 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// buildGemkitForRun builds the real binary: a tool's sandbox is set up by a
-// re-executed gemkit, which this package's test binary is not.
-func buildGemkitForRun(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "gemkit")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/gemkit/gemkit/cmd/gemkit")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
 
 type toolRunOut struct {
 	stdout, stderr string
@@ -49,7 +38,7 @@ func runGemkit(t *testing.T, bin, home, dir string, args ...string) toolRunOut {
 }
 
 func TestExtensionsRun(t *testing.T) {
-	bin := buildGemkitForRun(t)
+	bin := gemkittest.Gemkit(t)
 	root := t.TempDir()
 	home, ws, src := filepath.Join(root, "home"), filepath.Join(root, "ws"), filepath.Join(root, "src")
 	for _, d := range []string{home, ws, filepath.Join(src, "tools")} {
@@ -108,7 +97,7 @@ func TestExtensionsRun(t *testing.T) {
 // (listed by address) through the real binary's proxy, and is refused
 // another.
 func TestExtensionsRunNetwork(t *testing.T) {
-	bin := buildGemkitForRun(t)
+	bin := gemkittest.Gemkit(t)
 	serve := func(body string) int {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -152,7 +141,7 @@ except Exception as e:
 // init work, such as compiling JSON schemas, would add milliseconds to
 // every tool run). Package initialization is traced by the Go runtime.
 func TestSandboxChildStartsLight(t *testing.T) {
-	bin := buildGemkitForRun(t)
+	bin := gemkittest.Gemkit(t)
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"GEMKIT_SANDBOX_PROBE=1", "GODEBUG=inittrace=1"}
 	out, err := cmd.CombinedOutput()

@@ -56,6 +56,23 @@ func ideJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// ideReport prints a command's report as JSON (--json) or as text, and
+// exits 1 when the report's verdict ok is false, so that status, doctor and
+// check answer scripts the same way.
+func ideReport[R any](w io.Writer, asJSON bool, r R, printText func(io.Writer, R), ok bool) error {
+	if asJSON {
+		if err := ideJSON(w, r); err != nil {
+			return withExitCode(ExitError, err)
+		}
+	} else {
+		printText(w, r)
+	}
+	if !ok {
+		return withExitCode(ExitNo, nil)
+	}
+	return nil
+}
+
 func newIDEStatusCmd(s Streams) *cobra.Command {
 	var f clientFlags
 	var noConnect bool
@@ -71,17 +88,7 @@ Exits 1 when no companion connects.`,
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
-			if f.json {
-				if err := ideJSON(s.Out, r); err != nil {
-					return withExitCode(ExitError, err)
-				}
-			} else {
-				printStatus(s.Out, r)
-			}
-			if r.Connect != nil && !r.Connect.OK {
-				return withExitCode(ExitNo, nil)
-			}
-			return nil
+			return ideReport(s.Out, f.json, r, printStatus, r.Connect == nil || r.Connect.OK)
 		},
 	}
 	f.register(cmd, true)
@@ -214,17 +221,7 @@ would work from this directory.`,
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
-			if f.json {
-				if err := ideJSON(s.Out, d); err != nil {
-					return withExitCode(ExitError, err)
-				}
-			} else {
-				printDoctor(s.Out, d)
-			}
-			if !d.Works {
-				return withExitCode(ExitNo, nil)
-			}
-			return nil
+			return ideReport(s.Out, f.json, d, printDoctor, d.Works)
 		},
 	}
 	f.register(cmd, true)
@@ -594,17 +591,7 @@ editor. Exits 1 when a check fails.`,
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
-			if f.json {
-				if err := ideJSON(s.Out, r); err != nil {
-					return withExitCode(ExitError, err)
-				}
-			} else {
-				printCheck(s.Out, r)
-			}
-			if r.Failed() > 0 {
-				return withExitCode(ExitNo, nil)
-			}
-			return nil
+			return ideReport(s.Out, f.json, r, printCheck, r.Failed() == 0)
 		},
 	}
 	f.register(cmd, true)

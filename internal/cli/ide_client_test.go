@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,14 +15,8 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/conformance/scripted"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
-
-// ideClientBinary builds gemkit for one test (the build cache makes the
-// rebuilds cheap) into a directory removed after it.
-func ideClientBinary(t *testing.T) string {
-	t.Helper()
-	return buildGemkit(t, repoRoot(t))
-}
 
 // ideClientBuffer is a bytes.Buffer safe for a command writing while the test
 // reads.
@@ -56,7 +49,7 @@ type ideEnv struct {
 // in the workspace from the editor's terminal.
 func startIDEEnv(t *testing.T) *ideEnv {
 	t.Helper()
-	bin := ideClientBinary(t)
+	bin := gemkittest.Gemkit(t)
 	tmp := t.TempDir()
 	ws := filepath.Join(tmp, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -69,6 +62,16 @@ func startIDEEnv(t *testing.T) *ideEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(ed.Stop)
+	isolateIDEClient(t, tmp, ws)
+	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed}
+}
+
+// isolateIDEClient makes the in-process client see only what the test
+// sets up: no IDE variables of the machine's own terminal, discovery files
+// under tmp (TMPDIR), this process as the editor's pid, and cwd as the
+// current directory.
+func isolateIDEClient(t *testing.T, tmp, cwd string) {
+	t.Helper()
 	for _, k := range []string{ide.EnvServerPort, ide.EnvWorkspacePath, ide.EnvAuthToken, ide.EnvServerStdioCmd, ide.EnvServerStdioArgs, "TERM_PROGRAM"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
@@ -77,8 +80,7 @@ func startIDEEnv(t *testing.T) *ideEnv {
 	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
 	// Not a container companion: dial 127.0.0.1 even where /.dockerenv exists.
 	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
-	t.Chdir(ws)
-	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed}
+	t.Chdir(cwd)
 }
 
 func runIDEClient(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -174,12 +176,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 	b, _ := os.ReadFile(e.editor.Ready.DiscoveryFile)
 	_ = json.Unmarshal(b, &live)
 	// A file of a running process (pid 1) whose companion stopped serving.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	closed := gemkittest.ClosedPort(t)
 	write(fmt.Sprintf("gemini-ide-server-1-%d.json", closed), map[string]any{"port": closed, "workspacePath": e.ws, "authToken": "x"}, 0o600)
 	misnamed := write(fmt.Sprintf("gemini-ide-server-99999997-%d.json", e.editor.Ready.Port), live, 0o600)
 	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
@@ -228,14 +225,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 // for this case blame the terminal.
 func TestIDEDoctorNoCompanion(t *testing.T) {
 	tmp := t.TempDir()
-	for _, k := range []string{ide.EnvServerPort, ide.EnvWorkspacePath, ide.EnvAuthToken, ide.EnvServerStdioCmd, ide.EnvServerStdioArgs, "TERM_PROGRAM"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	t.Setenv("TMPDIR", tmp)
-	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
-	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
-	t.Chdir(tmp)
+	isolateIDEClient(t, tmp, tmp)
 	dir := filepath.Join(tmp, "gemini", "ide")
 	check := func(what, want string) {
 		t.Helper()

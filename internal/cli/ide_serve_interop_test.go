@@ -11,55 +11,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
-
-// repoRoot is the directory holding go.mod, found upwards from the test's
-// working directory.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// buildGemkit builds the gemkit binary into a temporary directory.
-func buildGemkit(t *testing.T, root string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gemkit")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gemkit")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestInteropRealClient drives `gemkit ide serve --editor stdio` with the
 // real Gemini CLI client code (IdeClient from @google/gemini-cli-core),
 // through interop/companion-interop.mjs, which acts as both the editor (on
 // the child's stdin/stdout) and the CLI.
 func TestInteropRealClient(t *testing.T) {
-	root := repoRoot(t)
-	interop := filepath.Join(root, "interop")
-	if _, err := os.Stat(filepath.Join(interop, "node_modules", "@google", "gemini-cli-core", "package.json")); err != nil {
-		t.Fatalf("interop/node_modules is missing @google/gemini-cli-core: run `npm ci` in interop/ first (%v)", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node (>= 20) is needed for the interop test: install Node.js; then run `npm ci` in interop/")
-	}
-	bin := buildGemkit(t, root)
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core/package.json")
+	bin := gemkittest.Gemkit(t)
 
 	tmp := t.TempDir()
 	workspace := filepath.Join(tmp, "workspace")

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // tmuxSession runs a command in a detached tmux session on a private
@@ -66,23 +67,12 @@ func (s *tmuxSession) keys(keys ...string) {
 	s.tmux(append([]string{"send-keys", "-t", "gk"}, keys...)...)
 }
 
-// buildTermGemkit builds the real binary, without the race detector.
-func buildTermGemkit(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gemkit")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/gemkit/gemkit/cmd/gemkit")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
-	}
-	return bin
-}
-
 // tmuxServe starts the real `gemkit ide serve` in a tmux pane with
 // editor as $EDITOR, waits for it to say where it serves, and connects a
 // Go MCP client to it as the CLI.
 func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.Client, <-chan testOutcome) {
 	t.Helper()
-	bin := buildTermGemkit(t)
+	bin := gemkittest.Gemkit(t)
 	tmp := t.TempDir()
 	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	script := fmt.Sprintf("cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; sleep 600",

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // serveOutput is a bytes.Buffer safe to read while a command writes it.
@@ -227,7 +228,7 @@ func TestServeDebounceFlag(t *testing.T) {
 // TestServeSignals runs the real binary and stops it with SIGTERM and
 // SIGINT: each time the discovery file goes and the exit is clean.
 func TestServeSignals(t *testing.T) {
-	bin := buildGemkit(t, repoRoot(t))
+	bin := gemkittest.Gemkit(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			tmp := t.TempDir()

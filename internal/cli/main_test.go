@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -14,5 +15,5 @@ func TestMain(m *testing.M) {
 	if sandbox.IsChild() {
 		os.Exit(sandbox.ChildMain())
 	}
-	os.Exit(m.Run())
+	os.Exit(gemkittest.Main(m))
 }

@@ -5,26 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-)
 
-// git runs the real git in dir.
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=gemkit test", "-c", "user.email=test@gemkit.invalid",
-		"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
 
 // gitRepo makes a repository holding files and returns its folder and
 // file:// URL.
@@ -34,7 +22,7 @@ func gitRepo(t *testing.T, files map[string]string) (string, string) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "init", "--quiet")
+	gemkittest.Git(t, dir, "init", "--quiet")
 	commitFiles(t, dir, files, "first")
 	return dir, "file://" + dir
 }
@@ -42,9 +30,9 @@ func gitRepo(t *testing.T, files map[string]string) (string, string) {
 func commitFiles(t *testing.T, dir string, files map[string]string, msg string) string {
 	t.Helper()
 	writeTree(t, dir, files)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "--quiet", "-m", msg)
-	return git(t, dir, "rev-parse", "HEAD")
+	gemkittest.Git(t, dir, "add", "-A")
+	gemkittest.Git(t, dir, "commit", "--quiet", "-m", msg)
+	return gemkittest.Git(t, dir, "rev-parse", "HEAD")
 }
 
 func manifestJSON(name, version string, extra string) string {
@@ -89,12 +77,12 @@ func entries(t *testing.T, s *Store) []string {
 
 func TestInstallFromGitRefs(t *testing.T) {
 	repo, url := gitRepo(t, map[string]string{ManifestFile: manifestJSON("greeter", "1.0.0", toolJSON), "tools/hello.sh": "echo hello"})
-	v1 := git(t, repo, "rev-parse", "HEAD")
-	git(t, repo, "tag", "v1.0.0")
+	v1 := gemkittest.Git(t, repo, "rev-parse", "HEAD")
+	gemkittest.Git(t, repo, "tag", "v1.0.0")
 	commitFiles(t, repo, map[string]string{ManifestFile: manifestJSON("greeter", "1.1.0", toolJSON)}, "v1.1")
-	git(t, repo, "checkout", "--quiet", "-b", "beta")
+	gemkittest.Git(t, repo, "checkout", "--quiet", "-b", "beta")
 	commitFiles(t, repo, map[string]string{ManifestFile: manifestJSON("greeter", "2.0.0-beta", toolJSON)}, "beta")
-	git(t, repo, "checkout", "--quiet", "main")
+	gemkittest.Git(t, repo, "checkout", "--quiet", "main")
 
 	for _, tc := range []struct{ ref, want string }{
 		{"", "1.1.0"}, {"v1.0.0", "1.0.0"}, {"beta", "2.0.0-beta"}, {v1, "1.0.0"}, {v1[:12], "1.0.0"},

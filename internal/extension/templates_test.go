@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 func TestTemplatesPassValidate(t *testing.T) {
@@ -107,11 +109,17 @@ func TestTemplateToolsRun(t *testing.T) {
 	}
 }
 
-func TestTemplateMCPServerAnswers(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed on this machine; the mcp template's server cannot run")
-	}
-	dir := filepath.Join(t.TempDir(), "srv")
+// mcpServerDef is how a manifest starts an MCP server.
+type mcpServerDef struct {
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+// mcpTemplateServer creates an extension named name from the mcp template,
+// loads it and returns its server's command, ${extensionPath} resolved.
+func mcpTemplateServer(t *testing.T, name string) mcpServerDef {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
 	if _, err := CreateFromTemplate(dir, "mcp"); err != nil {
 		t.Fatal(err)
 	}
@@ -119,13 +127,18 @@ func TestTemplateMCPServerAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var def struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	if err := json.Unmarshal(ext.Manifest.MCPServers["srv"], &def); err != nil {
+	var def mcpServerDef
+	if err := json.Unmarshal(ext.Manifest.MCPServers[name], &def); err != nil {
 		t.Fatal(err)
 	}
+	return def
+}
+
+func TestTemplateMCPServerAnswers(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed on this machine; the mcp template's server cannot run")
+	}
+	def := mcpTemplateServer(t, "srv")
 	if _, err := os.Stat(def.Args[0]); err != nil {
 		t.Fatalf("${extensionPath} did not resolve to the server script: %v", err)
 	}
@@ -158,31 +171,8 @@ func TestTemplateMCPServerAnswers(t *testing.T) {
 // client (interop/node_modules, installed by `npm ci` in CI) to the mcp
 // template's server, as Gemini CLI would.
 func TestTemplateMCPServerWithRealSDKClient(t *testing.T) {
-	interop, err := filepath.Abs("../../interop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(interop, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatalf("the MCP SDK is not installed; run npm ci in interop/: %v", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is required for the interop tests")
-	}
-	dir := filepath.Join(t.TempDir(), "sdk-check")
-	if _, err := CreateFromTemplate(dir, "mcp"); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var def struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	if err := json.Unmarshal(ext.Manifest.MCPServers["sdk-check"], &def); err != nil {
-		t.Fatal(err)
-	}
+	_, interop := gemkittest.Interop(t, "@modelcontextprotocol/sdk")
+	def := mcpTemplateServer(t, "sdk-check")
 	script := `
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

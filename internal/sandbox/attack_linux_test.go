@@ -1,10 +1,8 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,18 +92,7 @@ sys.exit(0 if pid > 0 else 1)`}, nil},
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					r := run(t, m.l, c.policy, 20*time.Second, c.argv...)
-					t.Logf("refused: %v: %s", r.err, lastLine(r.stderr))
-					if r.err == nil {
-						t.Fatalf("attack succeeded: stdout %q stderr %q", r.stdout, r.stderr)
-					}
-					var ee *exec.ExitError
-					if !errors.As(r.err, &ee) {
-						t.Fatalf("sandbox did not start: %v", r.err)
-					}
-					if strings.Contains(r.stdout, w.secret) || strings.Contains(r.stdout, "home notes") {
-						t.Fatalf("leaked: %q", r.stdout)
-					}
+					runRefused(t, m.l, c.policy, []string{w.secret, "home notes"}, c.argv...)
 					if c.check != nil {
 						c.check(t)
 					}
@@ -173,16 +160,7 @@ if os.fork() == 0:
     os._exit(0)
 time.sleep(60)
 `, marker)
-			start := time.Now()
-			r := run(t, m.l, w.policy(extension.AccessWorkspace, extension.AccessWorkspace), 500*time.Millisecond, python, "-c", script)
-			if r.err == nil {
-				t.Fatal("the tool was not killed")
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("kill took %v", d)
-			}
-			time.Sleep(2 * time.Second)
-			assertMissing(t, marker)
+			runKilled(t, m.l, w.policy(extension.AccessWorkspace, extension.AccessWorkspace), 500*time.Millisecond, 2*time.Second, marker, python, "-c", script)
 		})
 	}
 }

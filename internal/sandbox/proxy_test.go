@@ -47,15 +47,10 @@ func TestProxyRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	px.AllowPrivate = true
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go px.Serve(ln)
-	defer px.Close()
+	addr := serveProxy(t, px)
 
 	get := func(target string) (int, string) {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +64,7 @@ func TestProxyRules(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	connect := func(target string) (int, string) {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,13 +141,8 @@ func TestProxyRefusesPrivateAddressesOfNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go px.Serve(ln)
-	defer px.Close()
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: ln.Addr().String()})}}
+	addr := serveProxy(t, px)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}}
 	resp, err := client.Get(fmt.Sprintf("http://rebind.test:%d/", port))
 	if err != nil {
 		t.Fatal(err)
@@ -202,16 +192,11 @@ func TestProxyHostileRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	px.AllowPrivate = true
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go px.Serve(ln)
-	defer px.Close()
+	addr := serveProxy(t, px)
 
 	// send writes raw and returns every response read back.
 	send := func(raw string, n int) []string {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,4 +247,17 @@ func TestProxyHostileRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveProxy serves px on a loopback port until the test ends and returns
+// its address.
+func serveProxy(t *testing.T, px *Proxy) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go px.Serve(ln)
+	t.Cleanup(func() { px.Close() })
+	return ln.Addr().String()
 }

@@ -95,6 +95,46 @@ type runResult struct {
 }
 
 // run runs argv in the sandbox from the workspace and waits for it.
+// runRefused runs argv, an attempt the sandbox must stop: the sandbox
+// must start, the tool must fail, and its output must hold none of
+// secrets.
+func runRefused(t *testing.T, l *Launcher, p Policy, secrets []string, argv ...string) runResult {
+	t.Helper()
+	r := run(t, l, p, 20*time.Second, argv...)
+	t.Logf("refused: %v: %s", r.err, lastLine(r.stderr))
+	if r.err == nil {
+		t.Fatalf("the attempt succeeded: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	var ee *exec.ExitError
+	if !errors.As(r.err, &ee) {
+		t.Fatalf("sandbox did not start: %v", r.err)
+	}
+	for _, s := range secrets {
+		if strings.Contains(r.stdout, s) {
+			t.Fatalf("leaked %q: %q", s, r.stdout)
+		}
+	}
+	return r
+}
+
+// runKilled runs argv, a tool that outlives timeout and leaves children
+// meant to write marker later; the tool must be killed within seconds of
+// the timeout, and after settle (past when the children would write)
+// marker must still be missing: nothing it started survived the kill.
+func runKilled(t *testing.T, l *Launcher, p Policy, timeout, settle time.Duration, marker string, argv ...string) {
+	t.Helper()
+	start := time.Now()
+	r := run(t, l, p, timeout, argv...)
+	if r.err == nil {
+		t.Fatal("the tool was not killed")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("kill took %v", d)
+	}
+	time.Sleep(settle)
+	assertMissing(t, marker)
+}
+
 func run(t *testing.T, l *Launcher, p Policy, timeout time.Duration, argv ...string) runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -171,18 +211,7 @@ func TestEscapesFail(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					r := run(t, m.l, c.policy, 20*time.Second, c.argv...)
-					t.Logf("refused: %v: %s", r.err, lastLine(r.stderr))
-					if r.err == nil {
-						t.Fatalf("escape succeeded: stdout %q stderr %q", r.stdout, r.stderr)
-					}
-					var ee *exec.ExitError
-					if !errors.As(r.err, &ee) {
-						t.Fatalf("sandbox did not start: %v", r.err)
-					}
-					if strings.Contains(r.stdout, w.secret) {
-						t.Fatalf("secret leaked: %q", r.stdout)
-					}
+					r := runRefused(t, m.l, c.policy, []string{w.secret}, c.argv...)
 					if c.check != nil {
 						c.check(t, r)
 					}
@@ -277,16 +306,7 @@ func TestForkedChildDiesWithTimeout(t *testing.T) {
 			// One child stays in the group, one tries to leave it with
 			// setsid; neither may outlive the kill.
 			script := fmt.Sprintf("(sleep 1; echo bg > %s) & setsid sh -c 'sleep 1; echo sid >> %s' & sleep 30", marker, marker)
-			start := time.Now()
-			r := run(t, m.l, p, 300*time.Millisecond, sh(script)...)
-			if r.err == nil {
-				t.Fatal("the tool was not killed")
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("kill took %v", d)
-			}
-			time.Sleep(1500 * time.Millisecond)
-			assertMissing(t, marker)
+			runKilled(t, m.l, p, 300*time.Millisecond, 1500*time.Millisecond, marker, sh(script)...)
 		})
 	}
 }

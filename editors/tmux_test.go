@@ -1,0 +1,68 @@
+package editors_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tmuxPane is a detached tmux session of its own in which an editor runs:
+// Vim's and Emacs's input loops want a terminal, and the test types into
+// the pane as a person would.
+type tmuxPane struct{ bin, sock string }
+
+// startTmux runs argv in a 160x50 tmux pane in h's workspace with h's
+// environment. When the test fails the pane's screen is logged under name;
+// the tmux server ends with the test.
+func startTmux(t *testing.T, h *harness, tmuxBin, name string, argv ...string) *tmuxPane {
+	t.Helper()
+	p := &tmuxPane{bin: tmuxBin, sock: filepath.Join(h.tmp, "tmux.sock")}
+	args := append([]string{"-S", p.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", "-c", h.ws}, argv...)
+	cmd := exec.Command(tmuxBin, args...)
+	cmd.Dir = h.ws
+	cmd.Env = append(h.env(), "TERM=xterm-256color")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out, err := exec.Command(tmuxBin, "-S", p.sock, "capture-pane", "-p").Output(); err == nil {
+				t.Logf("%s screen:\n%s", name, out)
+			}
+		}
+		_ = exec.Command(tmuxBin, "-S", p.sock, "kill-server").Run()
+	})
+	return p
+}
+
+// keys types into the pane; literal text is sent as is, and names like
+// Enter and Escape as keys.
+func (p *tmuxPane) keys(t *testing.T, literal string, named ...string) {
+	t.Helper()
+	if literal != "" {
+		if out, err := exec.Command(p.bin, "-S", p.sock, "send-keys", "-l", literal).CombinedOutput(); err != nil {
+			t.Fatalf("tmux send-keys: %v %s", err, out)
+		}
+	}
+	if len(named) > 0 {
+		args := append([]string{"-S", p.sock, "send-keys"}, named...)
+		if out, err := exec.Command(p.bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("tmux send-keys: %v %s", err, out)
+		}
+	}
+}
+
+// watchExit returns a channel closed once process pid no longer exists:
+// the editor in a pane is not our child, so it cannot be waited for.
+func watchExit(pid int) <-chan struct{} {
+	exited := make(chan struct{})
+	go func() {
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(exited)
+	}()
+	return exited
+}

@@ -1,0 +1,137 @@
+// Package gemkittest holds what the tests of several packages need alike:
+// the repository root, the real gemkit binary (built once per test
+// binary), and Node with the interop packages (the real Gemini CLI client
+// code and the TypeScript MCP SDK). Only tests import it.
+package gemkittest
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The binary built by Gemkit lives in binDir, made by Main before any test
+// runs (so that a test's own TMPDIR cannot hold it) and removed after the
+// last one.
+var (
+	binDir    string
+	pkgDir    string // the test's package directory, where go build runs
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// Main runs the tests of m and returns their exit code, removing the
+// gemkit binary Gemkit built. A package whose tests call Gemkit calls it
+// from its TestMain: os.Exit(gemkittest.Main(m)).
+func Main(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "gemkittest-bin-")
+	if err != nil {
+		os.Stderr.WriteString("gemkittest: " + err.Error() + "\n")
+		return 2
+	}
+	binDir = dir
+	defer os.RemoveAll(dir)
+	// Tests may change directory (t.Chdir) before their first Gemkit call;
+	// go build must still run inside the module.
+	if pkgDir, err = os.Getwd(); err != nil {
+		os.Stderr.WriteString("gemkittest: " + err.Error() + "\n")
+		return 2
+	}
+	return m.Run()
+}
+
+// RepoRoot is the directory holding go.mod, found upwards from the test's
+// working directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// Gemkit returns the real gemkit binary, built on the first call of the
+// test binary and shared by the later ones. The package's TestMain must
+// call Main, which removes it.
+func Gemkit(t testing.TB) string {
+	t.Helper()
+	if binDir == "" {
+		t.Fatal("gemkittest.Gemkit needs the package's TestMain to call gemkittest.Main")
+	}
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "gemkit")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/gemkit/gemkit/cmd/gemkit")
+		cmd.Dir = pkgDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = errors.New(err.Error() + "\n" + string(out))
+			return
+		}
+		builtBin = bin
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v", buildErr)
+	}
+	return builtBin
+}
+
+// Interop returns the node binary and the repository's interop directory,
+// after checking that each of pkgs (such as "@modelcontextprotocol/sdk")
+// is installed in interop/node_modules. Either missing fails the test
+// with what to install: CI runs `npm ci` in interop/.
+func Interop(t testing.TB, pkgs ...string) (node, dir string) {
+	t.Helper()
+	dir = filepath.Join(RepoRoot(t), "interop")
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p))); err != nil {
+			t.Fatalf("interop/node_modules is missing %s: run `npm ci` in interop/ (%v)", p, err)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node (>= 20) is needed: install Node.js, then run `npm ci` in interop/")
+	}
+	return node, dir
+}
+
+// Git runs the real git in dir with a fixed identity and no signing, so
+// that commits work on any machine, and returns its trimmed output.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=gemkit test", "-c", "user.email=test@gemkit.invalid",
+		"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// ClosedPort returns a loopback port nothing listens on: one that was just
+// listened on and closed.
+func ClosedPort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
