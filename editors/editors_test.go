@@ -26,21 +26,11 @@ func TestMain(m *testing.M) { os.Exit(gemkittest.Main(m)) }
 // waitTimeout bounds every wait for the editor or the companion.
 const waitTimeout = 15 * time.Second
 
-// requireEditor finds an editor binary. The editors are Debian packages
-// (neovim, vim-nox, emacs-nox) that CI installs; a machine without one
-// cannot run its test, unless GEMKIT_REQUIRE_EDITORS is set (CI), where a
-// missing editor is a failure.
+// requireEditor finds an editor binary (Debian's neovim, vim-nox,
+// emacs-nox, which scripts/setup-and-test installs); a missing one fails.
 func requireEditor(t *testing.T, name, pkg string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("GEMKIT_REQUIRE_EDITORS") != "" {
-		t.Fatalf("%s is not installed (apt-get install -y %s) but GEMKIT_REQUIRE_EDITORS is set", name, pkg)
-	}
-	t.Skipf("%s is not installed here (apt-get install -y %s); set GEMKIT_REQUIRE_EDITORS=1 to make this a failure", name, pkg)
-	return ""
+	return gemkittest.Tool(t, name, pkg)
 }
 
 // harness is the private world an editor runs in: a workspace with files,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -37,17 +36,7 @@ func TestRealGeminiClient(t *testing.T) {
 			return startEmacs(t, h, requireEditor(t, "emacs", "emacs-nox"), requireEditor(t, "emacsclient", "emacs-nox"), requireEditor(t, "tmux", "tmux"), gemkittest.Gemkit(t))
 		}},
 	}
-	node := requireEditor(t, "node", "nodejs")
-	interop, err := filepath.Abs(filepath.Join("..", "interop"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(interop, "node_modules", "@google", "gemini-cli-core")); err != nil {
-		if os.Getenv("GEMKIT_REQUIRE_EDITORS") != "" {
-			t.Fatalf("interop/node_modules is missing (run npm ci in interop/): %v", err)
-		}
-		t.Skipf("interop/node_modules is missing here (run npm ci in interop/): %v", err)
-	}
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
 	for _, e := range editors {
 		t.Run(e.name, func(t *testing.T) {
 			h := newHarness(t)

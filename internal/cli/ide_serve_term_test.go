@@ -112,9 +112,7 @@ func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.C
 // answers the diffs with keystrokes: edit in $EDITOR then accept, reject a
 // new file, then Ctrl-D.
 func TestServeInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (Debian package tmux); the pipe tests cover the logic")
-	}
+	gemkittest.Tool(t, "tmux", "tmux")
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	existing := filepath.Join(ws, "a.txt")
 	if err := os.WriteFile(existing, []byte("one\ntwo\n"), 0o644); err != nil {
@@ -165,11 +163,8 @@ func TestServeInTmux(t *testing.T) {
 // TestServeInTmuxWithVi edits a proposal in the real vi, typed into the
 // terminal, and accepts the result.
 func TestServeInTmuxWithVi(t *testing.T) {
-	for _, bin := range []string{"tmux", "vi"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (Debian packages tmux and vim-tiny)", bin)
-		}
-	}
+	gemkittest.Tool(t, "tmux", "tmux")
+	gemkittest.Tool(t, "vi", "vim-tiny")
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	path := filepath.Join(ws, "notes.txt")
 	if err := os.WriteFile(path, []byte("first\n"), 0o644); err != nil {

@@ -74,7 +74,8 @@ func TestTemplateToolsRun(t *testing.T) {
 	}
 	ws := t.TempDir()
 	writeTree(t, ws, map[string]string{"notes.txt": "one two\nthree\n", "src/a.go": "// TODO: finish\n"})
-	interp := map[Runtime][]string{RuntimePython: {"python3"}, RuntimeNode: {"node"}, RuntimeShell: {"sh"}}
+	// The interpreter of each runtime and the Debian package that has it.
+	interp := map[Runtime][2]string{RuntimePython: {"python3", "python3"}, RuntimeNode: {"node", "nodejs"}, RuntimeShell: {"sh", "dash"}}
 	ext, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -88,10 +89,7 @@ func TestTemplateToolsRun(t *testing.T) {
 		"findTodos":  {[]string{"--dir", "src"}, "src/a.go:1:// TODO: finish"},
 	}
 	for _, tool := range ext.Manifest.Tools {
-		bin := interp[tool.Runtime][0]
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed on this machine; the %s template tool cannot run", bin, tool.Runtime)
-		}
+		bin := gemkittest.Tool(t, interp[tool.Runtime][0], interp[tool.Runtime][1])
 		w := want[tool.Name]
 		cmd := exec.Command(bin, append([]string{ext.Path(tool.Executable)}, w.args...)...)
 		cmd.Dir = ws
@@ -135,9 +133,7 @@ func mcpTemplateServer(t *testing.T, name string) mcpServerDef {
 }
 
 func TestTemplateMCPServerAnswers(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed on this machine; the mcp template's server cannot run")
-	}
+	gemkittest.Tool(t, "node", "nodejs")
 	def := mcpTemplateServer(t, "srv")
 	if _, err := os.Stat(def.Args[0]); err != nil {
 		t.Fatalf("${extensionPath} did not resolve to the server script: %v", err)

@@ -135,3 +135,16 @@ func ClosedPort(t testing.TB) int {
 	ln.Close()
 	return port
 }
+
+// Tool returns the path of a program the tests need, such as an editor,
+// tmux, python3 or node. scripts/setup-and-test installs every one of
+// them, so a missing one is a broken set-up, reported as a failure that
+// names the Debian package, never a silent skip.
+func Tool(t testing.TB, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is not installed: run scripts/setup-and-test, or apt-get install -y %s", name, pkg)
+	}
+	return p
+}

@@ -398,7 +398,7 @@ func systemPython(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no system python3 in /usr/bin (apt-get install python3)")
+	t.Fatal("no system python3 in /usr/bin: run scripts/setup-and-test, or apt-get install -y python3")
 	return ""
 }
 

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -148,9 +148,7 @@ func TestRunTools(t *testing.T) {
 		}
 	})
 	t.Run("node json", func(t *testing.T) {
-		if _, err := exec.LookPath("node"); err != nil {
-			t.Skip("node is not installed")
-		}
+		gemkittest.Tool(t, "node", "nodejs")
 		res, err := r.Run(ctx, call("nodejson", map[string]any{"file": "x.ts"}))
 		if err != nil {
 			t.Fatal(err)
@@ -160,9 +158,7 @@ func TestRunTools(t *testing.T) {
 		}
 	})
 	t.Run("node spawns children and sees the machine", func(t *testing.T) {
-		if _, err := exec.LookPath("node"); err != nil {
-			t.Skip("node is not installed")
-		}
+		gemkittest.Tool(t, "node", "nodejs")
 		res, err := r.Run(ctx, call("spawn", nil))
 		if err != nil || res.Text != "child true true\n" {
 			t.Fatalf("%v %+v", err, res)
@@ -349,7 +345,7 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 	sys := "/usr/bin/python3"
 	real, err := filepath.EvalSymlinks(sys)
 	if err != nil {
-		t.Skip("no /usr/bin/python3 to copy into a fake version manager")
+		t.Fatal("no /usr/bin/python3 to copy into a fake version manager: run scripts/setup-and-test, or apt-get install -y python3")
 	}
 	e := newEnv(t)
 	version := filepath.Join(e.home, ".vm", "versions", "3", "bin")
@@ -415,7 +411,7 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 func TestNodeUnderVersionManager(t *testing.T) {
 	sys, err := filepath.EvalSymlinks("/usr/bin/node")
 	if err != nil {
-		t.Skip("no /usr/bin/node to install into a fake nvm (apt-get install nodejs)")
+		t.Fatal("no /usr/bin/node to install into a fake nvm: install Node.js 20 (Debian's nodejs or NodeSource)")
 	}
 	e := newEnv(t)
 	bin := filepath.Join(e.home, ".nvm", "versions", "node", "v20.0.0", "bin")
