@@ -21,7 +21,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/conformance/scripted"
@@ -70,23 +70,6 @@ func main() {
 	}
 }
 
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found; run from the repository")
-		}
-		dir = parent
-	}
-}
-
 // result is one client's figures, in milliseconds.
 type result struct {
 	ChooseOnly []float64 `json:"chooseOnly"`
@@ -99,7 +82,7 @@ type result struct {
 func run(ctx context.Context, cfg config) error {
 	if cfg.root == "" {
 		var err error
-		if cfg.root, err = findRoot(); err != nil {
+		if cfg.root, err = benchenv.RepoRoot(); err != nil {
 			return err
 		}
 	}

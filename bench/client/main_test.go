@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // TestQuick runs the harness with a few iterations so that it cannot rot:
 // both clients must pick the same companion among 200 files and connect.
 func TestQuick(t *testing.T) {
-	root, err := findRoot()
+	root, err := benchenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/ide"
 )
 
@@ -122,7 +122,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		cfg.loadDebounce = time.Millisecond
 	}
 	if cfg.root == "" {
-		root, err := findRoot()
+		root, err := benchenv.RepoRoot()
 		if err != nil {
 			return err
 		}
@@ -294,24 +294,6 @@ func numCPU() int {
 		return 0
 	}
 	return strings.Count(string(b), "\nprocessor") + 1
-}
-
-// findRoot walks up from the working directory to the module root.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory; pass -root")
-		}
-		dir = parent
-	}
 }
 
 // buildSpecs says how to start each server, building gemkit (without the

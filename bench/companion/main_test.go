@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"io"
 	"net/http"
 	"strings"
@@ -100,7 +101,7 @@ func TestGrows(t *testing.T) {
 func TestGuards(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	root, err := findRoot()
+	root, err := benchenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
