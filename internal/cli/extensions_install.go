@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+func newExtInstallCmd(s Streams) *cobra.Command {
+	var ref, subdir string
+	var consent, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "install <git-url|local-folder>",
+		Short: "Install an extension from a git repository or a local folder",
+		Long: `Install an extension into ~/.gemini/extensions/<name>/, where Gemini CLI finds it too.
+
+A git source is cloned with your own git (https, ssh, git@host:path and file URLs),
+at --ref (a branch, tag or commit) when given. --path names the folder inside the
+source that holds gemini-extension.json. The manifest must be valid. You are shown
+what the extension will be able to do and asked to agree, unless --consent is given;
+without a terminal and without --consent the install is refused after showing it.
+A failed install leaves nothing behind.`,
+		Args: argsUsage(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd)
+			if err != nil {
+				return err
+			}
+			interactive := isTerminal(s.In)
+			in, err := st.Install(cmd.Context(), extension.InstallRequest{
+				Source: args[0], Ref: ref, Subdir: subdir,
+				Consent: consentFunc(s, consent), Progress: s.Err, Interactive: interactive,
+			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(s.Out, listEntry(st, in, nil))
+			}
+			m := in.Manifest()
+			fmt.Fprintf(printableWriter{s.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ref, "ref", "", "git branch, tag or commit to install")
+	cmd.Flags().StringVar(&subdir, "path", "", "folder inside the source that holds gemini-extension.json")
+	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the extension's permissions without being asked")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the installed extension as JSON")
+	return cmd
+}
+
+func newExtLinkCmd(s Streams) *cobra.Command {
+	var consent bool
+	cmd := &cobra.Command{
+		Use:   "link <folder>",
+		Short: "Link a development folder as an installed extension (no copy)",
+		Long: `Link a folder you are working on as an installed extension, as Gemini CLI's
+"extensions link" does: ~/.gemini/extensions/<name>/ then holds only install
+metadata pointing at the folder's real path (symlinks resolved), so your edits take
+effect at once and ${extensionPath} is the real path. Consent as for install.`,
+		Args: argsUsage(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd)
+			if err != nil {
+				return err
+			}
+			in, err := st.Link(cmd.Context(), args[0], consentFunc(s, consent))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(printableWriter{s.Out}, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the extension's permissions without being asked")
+	return cmd
+}
+
+func newExtUninstallCmd(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:     "uninstall <name>...",
+		Aliases: []string{"remove", "rm"},
+		Short:   "Uninstall extensions",
+		Args:    argsUsage(1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd)
+			if err != nil {
+				return err
+			}
+			var failed []string
+			for _, name := range args {
+				if err := st.Uninstall(name); err != nil {
+					fmt.Fprintf(s.Err, "gemkit: %v\n", err)
+					failed = append(failed, name)
+					continue
+				}
+				fmt.Fprintf(s.Out, "Uninstalled %s\n", name)
+			}
+			if len(failed) > 0 {
+				return withExitCode(ExitError, fmt.Errorf("could not uninstall %s", strings.Join(failed, ", ")))
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+func newExtNewCmd(s Streams) *cobra.Command {
+	var names []string
+	for _, t := range extension.Templates() {
+		names = append(names, t.Name)
+	}
+	cmd := &cobra.Command{
+		Use:       "new <folder> [template]",
+		Short:     "Create a new extension from a template",
+		ValidArgs: names,
+		Long: func() string {
+			var b strings.Builder
+			b.WriteString("Create a new extension in <folder>, named after the folder. Templates:\n\n")
+			for _, t := range extension.Templates() {
+				fmt.Fprintf(&b, "  %-9s %s\n", t.Name, t.Description)
+			}
+			b.WriteString("\nThe default is " + extension.DefaultTemplate + ". Every template passes `gemkit extensions validate`.")
+			return b.String()
+		}(),
+		Args: argsUsage(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tmpl := ""
+			if len(args) == 2 {
+				tmpl = args[1]
+			}
+			files, err := extension.CreateFromTemplate(args[0], tmpl)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "Created %s:\n", args[0])
+			for _, f := range files {
+				fmt.Fprintf(s.Out, "  %s\n", f)
+			}
+			fmt.Fprintf(s.Out, "Check it with `gemkit extensions validate %s`; try it with `gemkit extensions link %s`.\n", args[0], args[0])
+			return nil
+		},
+	}
+	return cmd
+}
+
+func newExtValidateCmd(s Streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate <folder>",
+		Short: "Check an extension folder and list every problem with its fix",
+		Args:  argsUsage(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, _ := cmd.Flags().GetString("workspace")
+			ext, err := extension.LoadWith(args[0], extension.LoadOptions{WorkspacePath: ws})
+			var ve *extension.ValidationError
+			if err != nil && !errors.As(err, &ve) {
+				if asJSON {
+					writeJSON(s.Out, map[string]any{"valid": false, "error": err.Error(), "problems": []extension.Problem{}})
+				}
+				return withExitCode(ExitError, err)
+			}
+			probs := []extension.Problem{}
+			if ve != nil {
+				probs = ve.Problems
+			}
+			if asJSON {
+				if err := writeJSON(s.Out, map[string]any{"valid": len(probs) == 0, "name": ext.Manifest.Name, "manifest": ext.ManifestPath(), "problems": probs}); err != nil {
+					return err
+				}
+			} else if out := (printableWriter{s.Out}); len(probs) == 0 {
+				fmt.Fprintf(out, "%s is valid: %s %s\n", ext.ManifestPath(), ext.Manifest.Name, ext.Manifest.Version)
+			} else {
+				fmt.Fprintf(out, "%s has %d problem(s):\n", ext.ManifestPath(), len(probs))
+				for _, p := range probs {
+					where := p.Path
+					if where == "" {
+						where = "(manifest)"
+					}
+					fmt.Fprintf(out, "  %s: %s\n      fix: %s\n", where, p.Message, p.Fix)
+				}
+			}
+			if len(probs) > 0 {
+				return withExitCode(ExitNo, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+func newExtUpdateCmd(s Streams) *cobra.Command {
+	var all, consent, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "update <name>... | --all",
+		Short: "Update extensions from the source they were installed from",
+		Long: `Fetch each extension again from its source (git URL and ref, or local folder)
+and replace it when something changed, showing the version change. Consent is
+asked again only when its permissions, tools or MCP servers changed, and the
+prompt shows what changed; --consent agrees without asking.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) > 0) {
+				return withExitCode(ExitError, errors.New("name the extensions to update, or pass --all"))
+			}
+			st, err := openStore(cmd)
+			if err != nil {
+				return err
+			}
+			names := args
+			if all {
+				list, err := st.List()
+				if err != nil {
+					return err
+				}
+				for _, in := range list {
+					names = append(names, in.Name)
+				}
+			}
+			interactive := isTerminal(s.In)
+			var results []*extension.UpdateResult
+			var failed []string
+			for _, name := range names {
+				res, err := st.Update(cmd.Context(), name, extension.UpdateRequest{
+					Consent: consentFunc(s, consent), Progress: s.Err, Interactive: interactive,
+				})
+				if err != nil {
+					var ee *exitError
+					if errors.As(err, &ee) && ee.err != nil {
+						// The refusal for want of consent names the
+						// update itself.
+						fmt.Fprintf(s.Err, "gemkit: %v\n", ee.err)
+					} else {
+						fmt.Fprintf(s.Err, "gemkit: update %s: %v\n", name, err)
+					}
+					failed = append(failed, name)
+					continue
+				}
+				results = append(results, res)
+				if !asJSON {
+					fmt.Fprintln(s.Out, extension.Printable(updateLine(res)))
+				}
+			}
+			if asJSON {
+				if results == nil {
+					results = []*extension.UpdateResult{}
+				}
+				if err := writeJSON(s.Out, results); err != nil {
+					return err
+				}
+			}
+			if len(failed) > 0 {
+				return withExitCode(ExitError, fmt.Errorf("could not update %s", strings.Join(failed, ", ")))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "update every installed extension")
+	cmd.Flags().BoolVar(&consent, "consent", false, "agree to changed permissions, tools or MCP servers without being asked")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+func updateLine(r *extension.UpdateResult) string {
+	switch {
+	case r.Linked:
+		return fmt.Sprintf("%s %s is linked to its folder and always current", r.Name, r.OldVersion)
+	case r.UpToDate:
+		return fmt.Sprintf("%s %s is up to date", r.Name, r.OldVersion)
+	case r.OldVersion == r.NewVersion:
+		return fmt.Sprintf("Updated %s %s (same version, new content)", r.Name, r.NewVersion)
+	}
+	return fmt.Sprintf("Updated %s %s → %s", r.Name, r.OldVersion, r.NewVersion)
+}

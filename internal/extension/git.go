@@ -1,0 +1,181 @@
+package extension
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// fetch brings the source described by md into stage and returns the
+// folder that holds the manifest.
+func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, progress io.Writer, interactive bool) (string, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
+	switch md.Type {
+	case SourceGit:
+		clone := filepath.Join(stage, "clone")
+		if err := gitClone(ctx, md.Source, md.Ref, clone, progress, interactive); err != nil {
+			return "", err
+		}
+		if md.Subdir == "" {
+			return clone, nil
+		}
+		sub := filepath.Join(clone, filepath.FromSlash(md.Subdir))
+		fi, err := os.Lstat(sub)
+		if err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("%s has no folder %s (--path)", RedactSource(md.Source), md.Subdir)
+		}
+		root := filepath.Join(stage, "ext")
+		if err := os.Rename(sub, root); err != nil {
+			return "", err
+		}
+		return root, nil
+	case SourceLocal:
+		src := md.Source
+		fi, err := os.Stat(src)
+		if err != nil {
+			return "", err
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("%s is not a folder", src)
+		}
+		real, err := filepath.EvalSymlinks(src)
+		if err != nil {
+			return "", err
+		}
+		if r, err := filepath.Rel(real, s.Dir()); err == nil && !strings.HasPrefix(r, "..") {
+			return "", fmt.Errorf("%s contains the extensions folder itself; give the extension's own folder", src)
+		}
+		fmt.Fprintf(progress, "Copying %s …\n", src)
+		root := filepath.Join(stage, "ext")
+		files, size, err := copyTree(ctx, real, root)
+		if err != nil {
+			return "", fmt.Errorf("copy %s: %w", src, err)
+		}
+		fmt.Fprintf(progress, "Copied %d files (%s).\n", files, byteSize(size))
+		return root, nil
+	}
+	return "", fmt.Errorf("cannot fetch a source of type %q", md.Type)
+}
+
+// gitClone clones url at ref into dir with the user's own git, so their
+// credentials, ssh keys and config apply. When the person is at a
+// terminal, git's own progress (objects received, deltas) is passed on to
+// progress.
+func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, interactive bool) error {
+	if strings.HasPrefix(url, "-") {
+		return fmt.Errorf("%q is not a git URL", url)
+	}
+	if strings.HasPrefix(ref, "-") {
+		return fmt.Errorf("the ref %q must not start with '-'", ref)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return errors.New("git is not installed or not on PATH; install git to install extensions from git URLs")
+	}
+	shown := RedactSource(url)
+	if ref == "" {
+		fmt.Fprintf(progress, "Cloning %s …\n", shown)
+	} else {
+		fmt.Fprintf(progress, "Cloning %s at %s …\n", shown, ref)
+	}
+	g := gitRunner{ctx: ctx, interactive: interactive, progress: progress, url: url}
+	args := []string{"clone", "--depth", "1"}
+	if ref != "" {
+		args = append(args, "--branch", ref)
+	}
+	err := g.run("", true, append(args, "--", url, dir)...)
+	if err == nil || !looksLikeCommit(ref) {
+		return err
+	}
+	// --branch takes branches and tags only; a commit needs a full clone.
+	// (Judging by the ref rather than git's message, which is translated
+	// in the user's locale.)
+	os.RemoveAll(dir)
+	fmt.Fprintf(progress, "%s is not a branch or tag; cloning the whole history to find the commit …\n", ref)
+	if err := g.run("", true, "clone", "--no-checkout", "--", url, dir); err != nil {
+		return err
+	}
+	if err := g.run(dir, false, "rev-parse", "--quiet", "--verify", "--end-of-options", ref+"^{commit}"); err != nil {
+		return fmt.Errorf("%s has no branch, tag or commit %q", shown, ref)
+	}
+	return g.run(dir, false, "checkout", "--quiet", "--detach", ref+"^{commit}")
+}
+
+// looksLikeCommit reports whether ref could be an abbreviated or full
+// commit id: 4 to 64 hexadecimal digits.
+func looksLikeCommit(ref string) bool {
+	if len(ref) < 4 || len(ref) > 64 {
+		return false
+	}
+	for _, c := range ref {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitRunner runs git commands for one fetch.
+type gitRunner struct {
+	ctx         context.Context
+	interactive bool
+	progress    io.Writer
+	// url is the source, whose credentials must not appear in messages.
+	url string
+}
+
+// run runs git in dir. With showProgress and a person at a terminal, git
+// reports its progress to g.progress; otherwise it is quiet. Either way
+// an error carries git's own fatal/error lines.
+func (g gitRunner) run(dir string, showProgress bool, args ...string) error {
+	if showProgress && g.interactive {
+		args = append(args[:1:1], append([]string{"--progress"}, args[1:]...)...)
+	} else if args[0] == "clone" {
+		args = append(args[:1:1], append([]string{"--quiet"}, args[1:]...)...)
+	}
+	cmd := exec.CommandContext(g.ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = os.Environ()
+	if !g.interactive {
+		cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if showProgress && g.interactive {
+		cmd.Stderr = io.MultiWriter(&stderr, g.progress)
+	}
+	if err := cmd.Run(); err != nil {
+		if g.ctx.Err() != nil {
+			return g.ctx.Err()
+		}
+		msg := gitErrorLines(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		if g.url != "" {
+			msg = strings.ReplaceAll(msg, g.url, RedactSource(g.url))
+		}
+		return fmt.Errorf("git %s failed: %s", args[0], msg)
+	}
+	return nil
+}
+
+// gitErrorLines keeps what git said about the failure: its fatal:,
+// error: and warning: lines and the advice after them, without the
+// progress lines.
+func gitErrorLines(stderr string) string {
+	lines := strings.Split(strings.ReplaceAll(stderr, "\r", "\n"), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") || strings.HasPrefix(l, "warning:") {
+			return strings.TrimSpace(strings.Join(lines[i:], "\n"))
+		}
+	}
+	return strings.TrimSpace(stderr)
+}
