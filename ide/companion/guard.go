@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // guard checks every request before any route sees it, in the order the
@@ -132,7 +133,7 @@ func resolveInWorkspace(p string, workspace []string) (root, target string, stat
 		if err != nil {
 			continue
 		}
-		if within(real, target) {
+		if fsutil.StrictlyWithin(real, target) {
 			return real, target, http.StatusOK, nil
 		}
 	}
@@ -189,15 +190,6 @@ func resolveTarget(p string) (string, int, error) {
 		target = filepath.Join(real, rest)
 	}
 	return target, http.StatusOK, nil
-}
-
-// within reports whether target lies strictly inside dir.
-func within(dir, target string) bool {
-	rel, err := filepath.Rel(dir, target)
-	if err != nil || rel == "." || filepath.IsAbs(rel) {
-		return false
-	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // writeInRoot writes data to target, a path inside the directory root,

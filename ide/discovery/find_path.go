@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // RealPath resolves p the way the real client's resolveToRealPath does: a
@@ -68,9 +70,5 @@ func IsSubpath(parent, child string) bool {
 	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
 		parent, child = strings.ToLower(parent), strings.ToLower(child)
 	}
-	rel, err := filepath.Rel(parent, child)
-	if err != nil {
-		return false
-	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	return fsutil.Within(parent, child)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Write stores f as the discovery file of the companion serving the editor
@@ -43,7 +44,7 @@ func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 		return "", fmt.Errorf("discovery file: create directory: %w%s", err, permissionHint(err))
 	}
 	path := filepath.Join(dir, FileName(pid, port))
-	if err := writeFileAtomic(path, data, 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("discovery file: %w%s", err, permissionHint(err))
 	}
 	return path, nil
@@ -56,41 +57,6 @@ func permissionHint(err error) string {
 		return ""
 	}
 	return " (the directory may belong to another user of a shared temporary directory: set TMPDIR to a directory of your own, for the editor and for the Gemini CLI alike)"
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, synced before it is renamed over path. The temporary name
-// starts with a dot so that it never matches the pattern clients read.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("create temporary file: %w", err)
-	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("set mode of %s: %w", tmpName, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmpName, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmpName, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmpName, err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	ok = true
-	return nil
 }
 
 // Remove deletes the discovery file at path. A file that is already gone is

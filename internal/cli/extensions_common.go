@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,20 +19,20 @@ import (
 // describe, enable, disable, update, link, new and validate. The --home and
 // --workspace flags are persistent on parent so the tool-running commands
 // see the same store.
-func addExtensionManageCommands(parent *cobra.Command, s Streams) {
+func addExtensionManageCommands(parent *cobra.Command, a *app) {
 	parent.PersistentFlags().String("home", "", "home folder that holds .gemini (default $"+extension.HomeEnv+" or your home directory)")
 	parent.PersistentFlags().String("workspace", "", "workspace folder for ${workspacePath} and the workspace scope (default the current directory)")
 	parent.AddCommand(
-		newExtInstallCmd(s),
-		newExtUninstallCmd(s),
-		newExtListCmd(s),
-		newExtDescribeCmd(s, newEnforcer(s)),
-		newExtEnableCmd(s, true),
-		newExtEnableCmd(s, false),
-		newExtUpdateCmd(s),
-		newExtLinkCmd(s),
-		newExtNewCmd(s),
-		newExtValidateCmd(s),
+		newExtInstallCmd(a),
+		newExtUninstallCmd(a),
+		newExtListCmd(a),
+		newExtDescribeCmd(a),
+		newExtEnableCmd(a, true),
+		newExtEnableCmd(a, false),
+		newExtUpdateCmd(a),
+		newExtLinkCmd(a),
+		newExtNewCmd(a),
+		newExtValidateCmd(a),
 	)
 }
 
@@ -89,20 +88,20 @@ func errNeedsConsent(what string) error {
 // consentFunc asks on the terminal, or agrees when --consent was given.
 // Either way the consent text goes to stderr, so what was agreed to is on
 // record.
-func consentFunc(s Streams, given bool) extension.ConsentFunc {
+func consentFunc(a *app, given bool) extension.ConsentFunc {
 	return func(ctx context.Context, p extension.ConsentPrompt) (bool, error) {
 		for _, l := range p.Lines {
-			fmt.Fprintln(s.Err, extension.Printable(l))
+			fmt.Fprintln(a.Err, extension.Printable(l))
 		}
 		if given {
-			fmt.Fprintln(s.Err, "Consent given with --consent.")
+			fmt.Fprintln(a.Err, "Consent given with --consent.")
 			return true, nil
 		}
-		if !isTerminal(s.In) {
+		if !isTerminal(a.In) {
 			return false, errNeedsConsent(strings.ToLower(p.Action) + " " + extension.Printable(p.Extension.Manifest.Name))
 		}
-		fmt.Fprint(s.Err, "\nDo you want to continue? [y/N]: ")
-		answer, err := readLine(ctx, s.In)
+		fmt.Fprint(a.Err, "\nDo you want to continue? [y/N]: ")
+		answer, err := readLine(ctx, a.In)
 		if err != nil {
 			return false, err
 		}
@@ -143,24 +142,4 @@ func argsUsage(min, max int) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// printableWriter passes text through extension.PrintableText, so that
-// what a manifest says cannot reach the terminal as escape sequences.
-// JSON output needs no such care: encoding/json escapes control
-// characters itself.
-type printableWriter struct{ w io.Writer }
-
-func (p printableWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(p.w, extension.PrintableText(string(b))); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

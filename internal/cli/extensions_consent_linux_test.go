@@ -38,6 +38,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 }
 
 func TestConsentPromptOnTerminal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		answer    string
 		installed bool
@@ -66,6 +67,7 @@ func TestConsentPromptOnTerminal(t *testing.T) {
 // TestGitProgressOnTerminal checks that a person at a terminal sees git's
 // own progress while a repository is cloned.
 func TestGitProgressOnTerminal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
 	master, slave := openPTY(t)

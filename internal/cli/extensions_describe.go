@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // describeJSON is `describe --json`.
@@ -28,7 +29,7 @@ type consentInfo struct {
 	Granted bool `json:"granted"`
 }
 
-func newExtDescribeCmd(s Streams, enforcer extension.Enforcer) *cobra.Command {
+func newExtDescribeCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "describe <name>",
@@ -46,8 +47,8 @@ files, settings, source, version and where it is enabled.`,
 			item := listEntry(st, in, nil)
 			var notes []extension.EnforcementNote
 			var enfErr error
-			if enforcer != nil && in.Extension != nil {
-				notes, enfErr = enforcer.Enforcement(cmd.Context(), in.Extension)
+			if a.enforcer != nil && in.Extension != nil {
+				notes, enfErr = a.enforcer.Enforcement(cmd.Context(), in.Extension)
 			}
 			consent := consentInfo{}
 			if m := in.Manifest(); m != nil {
@@ -57,10 +58,10 @@ files, settings, source, version and where it is enabled.`,
 				if notes == nil {
 					notes = []extension.EnforcementNote{}
 				}
-				return writeJSON(s.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes})
+				return writeJSON(a.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes})
 			}
-			out := bufio.NewWriter(s.Out)
-			writeDescription(printableWriter{out}, in, item, consent, enforcer != nil, notes, enfErr)
+			out := bufio.NewWriter(a.Out)
+			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr)
 			return out.Flush()
 		},
 	}
@@ -288,7 +289,7 @@ func relPath(dir, p string) string {
 	if !filepath.IsAbs(p) {
 		return p
 	}
-	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+	if r, ok := fsutil.Rel(dir, p); ok {
 		return filepath.ToSlash(r)
 	}
 	return p

@@ -2,15 +2,15 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
-func newExtEnableCmd(s Streams, enable bool) *cobra.Command {
+func newExtEnableCmd(a *app, enable bool) *cobra.Command {
 	verb := "enable"
 	if !enable {
 		verb = "disable"
@@ -55,21 +55,15 @@ overrides the user choice there. The rules live in Gemini CLI's
 			if sc == extension.ScopeWorkspace {
 				where = "in " + st.Workspace()
 			}
-			fmt.Fprintf(s.Out, "%sd %s %s (now: user %s, workspace %s)\n", strings.ToUpper(verb[:1])+verb[1:], name, where, yesNo(e.User), yesNo(e.Workspace))
-			if sc == extension.ScopeUser && !under(st.Workspace(), st.Home()) {
-				fmt.Fprintf(s.Err, "Note: the user scope covers %s and the folders under it, as in Gemini CLI; the workspace %s is outside it, so use --scope workspace there.\n", st.Home(), st.Workspace())
+			fmt.Fprintf(a.Out, "%sd %s %s (now: user %s, workspace %s)\n", strings.ToUpper(verb[:1])+verb[1:], name, where, yesNo(e.User), yesNo(e.Workspace))
+			if sc == extension.ScopeUser && !fsutil.Within(st.Home(), st.Workspace()) {
+				fmt.Fprintf(a.Err, "Note: the user scope covers %s and the folders under it, as in Gemini CLI; the workspace %s is outside it, so use --scope workspace there.\n", st.Home(), st.Workspace())
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", string(extension.ScopeUser), "user or workspace")
 	return cmd
-}
-
-// under reports whether dir is base or inside it.
-func under(dir, base string) bool {
-	r, err := filepath.Rel(base, dir)
-	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
 }
 
 func yesNo(b bool) string {

@@ -7,11 +7,9 @@ import (
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
-// newEnforcer returns what explains, in `extensions describe`, how each
-// permission is enforced on this machine: the sandbox's own probe of
-// Landlock, namespaces and seccomp.
-func newEnforcer(s Streams) extension.Enforcer { return sandboxEnforcer{} }
-
+// sandboxEnforcer explains, in `extensions describe`, how each permission
+// is enforced on this machine: the sandbox's own probe of Landlock,
+// namespaces and seccomp.
 type sandboxEnforcer struct{}
 
 func (sandboxEnforcer) Enforcement(ctx context.Context, e *extension.Extension) ([]extension.EnforcementNote, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 )
 
-func newExtInstallCmd(s Streams) *cobra.Command {
+func newExtInstallCmd(a *app) *cobra.Command {
 	var ref, subdir string
 	var consent, asJSON bool
 	cmd := &cobra.Command{
@@ -29,19 +29,19 @@ A failed install leaves nothing behind.`,
 			if err != nil {
 				return err
 			}
-			interactive := isTerminal(s.In)
+			interactive := isTerminal(a.In)
 			in, err := st.Install(cmd.Context(), extension.InstallRequest{
 				Source: args[0], Ref: ref, Subdir: subdir,
-				Consent: consentFunc(s, consent), Progress: s.Err, Interactive: interactive,
+				Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
 			})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(s.Out, listEntry(st, in, nil))
+				return writeJSON(a.Out, listEntry(st, in, nil))
 			}
 			m := in.Manifest()
-			fmt.Fprintf(printableWriter{s.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
+			fmt.Fprintf(printableWriter{a.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
 			return nil
 		},
 	}
@@ -52,7 +52,7 @@ A failed install leaves nothing behind.`,
 	return cmd
 }
 
-func newExtLinkCmd(s Streams) *cobra.Command {
+func newExtLinkCmd(a *app) *cobra.Command {
 	var consent bool
 	cmd := &cobra.Command{
 		Use:   "link <folder>",
@@ -67,11 +67,11 @@ effect at once and ${extensionPath} is the real path. Consent as for install.`,
 			if err != nil {
 				return err
 			}
-			in, err := st.Link(cmd.Context(), args[0], consentFunc(s, consent))
+			in, err := st.Link(cmd.Context(), args[0], consentFunc(a, consent))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(printableWriter{s.Out}, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
+			fmt.Fprintf(printableWriter{a.Out}, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
 			return nil
 		},
 	}
@@ -79,7 +79,7 @@ effect at once and ${extensionPath} is the real path. Consent as for install.`,
 	return cmd
 }
 
-func newExtUninstallCmd(s Streams) *cobra.Command {
+func newExtUninstallCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:     "uninstall <name>...",
 		Aliases: []string{"remove", "rm"},
@@ -93,11 +93,11 @@ func newExtUninstallCmd(s Streams) *cobra.Command {
 			var failed []string
 			for _, name := range args {
 				if err := st.Uninstall(name); err != nil {
-					fmt.Fprintf(s.Err, "gemkit: %v\n", err)
+					fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 					failed = append(failed, name)
 					continue
 				}
-				fmt.Fprintf(s.Out, "Uninstalled %s\n", name)
+				fmt.Fprintf(a.Out, "Uninstalled %s\n", name)
 			}
 			if len(failed) > 0 {
 				return withExitCode(ExitError, fmt.Errorf("could not uninstall %s", strings.Join(failed, ", ")))

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sort"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -105,7 +103,7 @@ func sortedNames(m map[string]json.RawMessage) []string {
 	return out
 }
 
-func newExtListCmd(s Streams) *cobra.Command {
+func newExtListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -119,9 +117,11 @@ func newExtListCmd(s Streams) *cobra.Command {
 			// GOGC=100 is wasted: the process exits right after. A
 			// larger target skips it (a fifth of the command's time
 			// with 200 extensions) and still bounds the heap at 5x
-			// what is live. (Restored after, for callers of Run that
-			// go on, such as tests.)
-			defer debug.SetGCPercent(debug.SetGCPercent(400))
+			// what is live. Only the gemkit process itself (Main) may
+			// do this; callers of Run, such as tests, go on after.
+			if a.setGCPercent != nil {
+				defer a.setGCPercent(a.setGCPercent(400))
+			}
 			st, err := openStore(cmd)
 			if err != nil {
 				return err
@@ -132,7 +132,7 @@ func newExtListCmd(s Streams) *cobra.Command {
 			}
 			enabled, err := st.Enablements()
 			if err != nil {
-				fmt.Fprintf(s.Err, "gemkit: %v\n", err)
+				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
 			items := make([]listItem, 0, len(all))
 			for _, in := range all {
@@ -145,7 +145,7 @@ func newExtListCmd(s Streams) *cobra.Command {
 			}
 			// One write at the end: tabwriter writes each cell on its
 			// own, a system call each on an unbuffered stdout.
-			out := bufio.NewWriter(s.Out)
+			out := bufio.NewWriter(a.Out)
 			defer out.Flush()
 			if asJSON {
 				return writeJSON(out, items)
@@ -204,9 +204,4 @@ func enabledWord(e extension.Enablement) string {
 		return "no (workspace)"
 	}
 	return "no"
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

@@ -45,9 +45,18 @@ func newEnv(t *testing.T) *env {
 // run runs gemkit extensions with args; stdin is not a terminal, as in CI.
 func (e *env) run(args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
+	return e.runWith(sandboxEnforcer{}, args...)
+}
+
+// runWith runs gemkit extensions with args through run, with enforcer
+// standing in for the sandbox's probe.
+func (e *env) runWith(enforcer extension.Enforcer, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
 	var out, errb bytes.Buffer
+	a := newApp(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	a.enforcer = enforcer
 	full := append([]string{"extensions", "--home", e.home, "--workspace", e.ws}, args...)
-	code = Run(context.Background(), full, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	code = run(context.Background(), full, a)
 	return out.String(), errb.String(), code
 }
 
@@ -68,26 +77,13 @@ func (e *env) scrub(s string) string {
 }
 
 // describeWith runs `extensions describe` with enforcer standing in for
-// the sandbox's probe. Going through Run would probe the machine, whose
-// answers (and cost: the probe re-executes the running binary) vary; the
-// wiring of the real probe is the sandbox's to test.
+// the sandbox's probe. The real probe's answers (and cost: it re-executes
+// the running binary) vary with the machine; the wiring of the real probe
+// is the sandbox's to test.
 func (e *env) describeWith(enforcer extension.Enforcer, args ...string) (string, int) {
 	e.t.Helper()
-	var out, errb bytes.Buffer
-	cmd := newExtDescribeCmd(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, enforcer)
-	cmd.Flags().String("home", e.home, "")
-	cmd.Flags().String("workspace", e.ws, "")
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	var ee *exitError
-	switch {
-	case err == nil:
-		return out.String(), ExitOK
-	case errors.As(err, &ee):
-		return out.String(), ee.code
-	}
-	return out.String(), ExitError
+	out, _, code := e.runWith(enforcer, append([]string{"describe"}, args...)...)
+	return out, code
 }
 
 // describe runs describe with fixed enforcement notes and scrubs paths.
@@ -113,6 +109,7 @@ func (f fixedEnforcer) Enforcement(_ context.Context, e *extension.Extension) ([
 }
 
 func TestDescribeRendersEnforcement(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.mustRun("install", "testdata/extensions/code-analyzer", "--consent")
 	for _, tc := range []struct {
@@ -193,6 +190,7 @@ func gitRepoOf(t *testing.T, src string) (string, string) {
 }
 
 func TestInstallRefusedWithoutTerminal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
 	for _, args := range [][]string{{"install", url}, {"link", "testdata/extensions/code-analyzer"}} {
@@ -238,6 +236,7 @@ func installAll(t *testing.T, e *env) {
 }
 
 func TestListAndDescribeGolden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	installAll(t, e)
 	e.mustRun("disable", "night-themes", "--scope", "user")
@@ -275,6 +274,7 @@ func TestListAndDescribeGolden(t *testing.T) {
 }
 
 func TestValidateCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out := e.mustRun("validate", "testdata/extensions/code-analyzer")
 	if !strings.Contains(out, "is valid: code-analyzer 1.0.0") {
@@ -309,6 +309,7 @@ func TestValidateCommand(t *testing.T) {
 }
 
 func TestNewTemplatesValidate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tmpl := range extension.Templates() {
 		dir := filepath.Join(t.TempDir(), "x-"+tmpl.Name)
@@ -325,6 +326,7 @@ func TestNewTemplatesValidate(t *testing.T) {
 }
 
 func TestEnableDisableCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.mustRun("install", "../extension/testdata/compat/context-only", "--consent")
 	out := e.mustRun("disable", "conductor")
@@ -361,6 +363,7 @@ func TestEnableDisableCommands(t *testing.T) {
 }
 
 func TestUpdateCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
 	e.mustRun("install", url, "--consent")
@@ -405,6 +408,7 @@ func TestUpdateCommand(t *testing.T) {
 }
 
 func TestLinkAndUninstallCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dev := filepath.Join(t.TempDir(), "dev")
 	copyDir(t, "testdata/extensions/code-analyzer", dev)
@@ -434,6 +438,7 @@ func TestLinkAndUninstallCommands(t *testing.T) {
 }
 
 func TestDescribeCompatShapes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	installAll(t, e)
 	for _, name := range []string{"conductor", "night-themes", "issue-tracker", "planner"} {
@@ -446,6 +451,7 @@ func TestDescribeCompatShapes(t *testing.T) {
 // bidirectional override in what gemkit prints, and checks that the
 // consent text, list, describe and validate show them as visible escapes.
 func TestManifestTextCannotReachTheTerminalRaw(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(t.TempDir(), "sneaky")
 	if err := os.MkdirAll(filepath.Join(dir, "tools"), 0o755); err != nil {
@@ -480,6 +486,7 @@ func TestManifestTextCannotReachTheTerminalRaw(t *testing.T) {
 // TestWrongArgumentsShowUsage checks that a wrong number of arguments is
 // answered with what the command takes, not only a count.
 func TestWrongArgumentsShowUsage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct {
 		args []string

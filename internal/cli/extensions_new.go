@@ -10,7 +10,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 )
 
-func newExtNewCmd(s Streams) *cobra.Command {
+func newExtNewCmd(a *app) *cobra.Command {
 	var names []string
 	for _, t := range extension.Templates() {
 		names = append(names, t.Name)
@@ -38,18 +38,18 @@ func newExtNewCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "Created %s:\n", args[0])
+			fmt.Fprintf(a.Out, "Created %s:\n", args[0])
 			for _, f := range files {
-				fmt.Fprintf(s.Out, "  %s\n", f)
+				fmt.Fprintf(a.Out, "  %s\n", f)
 			}
-			fmt.Fprintf(s.Out, "Check it with `gemkit extensions validate %s`; try it with `gemkit extensions link %s`.\n", args[0], args[0])
+			fmt.Fprintf(a.Out, "Check it with `gemkit extensions validate %s`; try it with `gemkit extensions link %s`.\n", args[0], args[0])
 			return nil
 		},
 	}
 	return cmd
 }
 
-func newExtValidateCmd(s Streams) *cobra.Command {
+func newExtValidateCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate <folder>",
@@ -61,7 +61,7 @@ func newExtValidateCmd(s Streams) *cobra.Command {
 			var ve *extension.ValidationError
 			if err != nil && !errors.As(err, &ve) {
 				if asJSON {
-					writeJSON(s.Out, map[string]any{"valid": false, "error": err.Error(), "problems": []extension.Problem{}})
+					writeJSON(a.Out, map[string]any{"valid": false, "error": err.Error(), "problems": []extension.Problem{}})
 				}
 				return withExitCode(ExitError, err)
 			}
@@ -70,10 +70,10 @@ func newExtValidateCmd(s Streams) *cobra.Command {
 				probs = ve.Problems
 			}
 			if asJSON {
-				if err := writeJSON(s.Out, map[string]any{"valid": len(probs) == 0, "name": ext.Manifest.Name, "manifest": ext.ManifestPath(), "problems": probs}); err != nil {
+				if err := writeJSON(a.Out, map[string]any{"valid": len(probs) == 0, "name": ext.Manifest.Name, "manifest": ext.ManifestPath(), "problems": probs}); err != nil {
 					return err
 				}
-			} else if out := (printableWriter{s.Out}); len(probs) == 0 {
+			} else if out := (printableWriter{a.Out}); len(probs) == 0 {
 				fmt.Fprintf(out, "%s is valid: %s %s\n", ext.ManifestPath(), ext.Manifest.Name, ext.Manifest.Version)
 			} else {
 				fmt.Fprintf(out, "%s has %d problem(s):\n", ext.ManifestPath(), len(probs))

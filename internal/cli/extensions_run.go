@@ -15,11 +15,11 @@ import (
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
-func addExtensionRunCommands(parent *cobra.Command, s Streams) {
-	parent.AddCommand(newExtRunCmd(s))
+func addExtensionRunCommands(parent *cobra.Command, a *app) {
+	parent.AddCommand(newExtRunCmd(a))
 }
 
-func newExtRunCmd(s Streams) *cobra.Command {
+func newExtRunCmd(a *app) *cobra.Command {
 	var (
 		consent, allowUnconfined, asJSON bool
 		timeout                          time.Duration
@@ -83,14 +83,14 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 				Launcher: &sandbox.Launcher{
 					AllowUnconfined: allowUnconfined,
 					OnDeny: func(d sandbox.Denial) {
-						fmt.Fprintf(s.Err, "gemkit: sandbox: %s\n", d)
+						fmt.Fprintf(a.Err, "gemkit: sandbox: %s\n", d)
 					},
 				},
 				Consent:   st,
 				Protected: []string{filepath.Dir(st.Dir())},
 			}
-			if isTerminal(s.In) {
-				r.Ask = terminalAsk(s)
+			if isTerminal(a.In) {
+				r.Ask = terminalAsk(a)
 			}
 			res, err := r.Run(cmd.Context(), toolrun.Call{
 				Extension: ext, Tool: tool.Name, Args: toolArgs, Workspace: st.Workspace(),
@@ -99,20 +99,20 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 			})
 			if res != nil {
 				for _, w := range res.Warnings {
-					fmt.Fprintf(s.Err, "\nWARNING: %s\n\n", w)
+					fmt.Fprintf(a.Err, "\nWARNING: %s\n\n", w)
 				}
 				if asJSON {
-					if jerr := writeJSON(s.Out, res); jerr != nil {
+					if jerr := writeJSON(a.Out, res); jerr != nil {
 						return jerr
 					}
 				} else {
 					if res.Output != nil {
-						fmt.Fprintln(s.Out, string(res.Output))
+						fmt.Fprintln(a.Out, string(res.Output))
 					} else {
-						_, _ = s.Out.Write(res.Stdout)
+						_, _ = a.Out.Write(res.Stdout)
 					}
 					if res.Stderr != "" {
-						fmt.Fprint(s.Err, res.Stderr)
+						fmt.Fprint(a.Err, res.Stderr)
 					}
 				}
 			}
@@ -152,14 +152,14 @@ func readSettings(in *extension.Installed) (map[string]string, error) {
 
 // terminalAsk shows the permissions on stderr and reads y/N from the
 // terminal.
-func terminalAsk(s Streams) toolrun.Asker {
+func terminalAsk(a *app) toolrun.Asker {
 	return func(ctx context.Context, name string, lines []string) (bool, error) {
-		fmt.Fprintf(s.Err, "Extension %q wants to run a tool. Its tools may:\n", name)
+		fmt.Fprintf(a.Err, "Extension %q wants to run a tool. Its tools may:\n", name)
 		for _, l := range lines {
-			fmt.Fprintln(s.Err, "  - "+l)
+			fmt.Fprintln(a.Err, "  - "+l)
 		}
-		fmt.Fprint(s.Err, "Allow? [y/N]: ")
-		answer, err := readLine(ctx, s.In)
+		fmt.Fprint(a.Err, "Allow? [y/N]: ")
+		answer, err := readLine(ctx, a.In)
 		if err != nil {
 			return false, err
 		}

@@ -38,6 +38,7 @@ func runGemkit(t *testing.T, bin, home, dir string, args ...string) toolRunOut {
 }
 
 func TestExtensionsRun(t *testing.T) {
+	t.Parallel()
 	bin := gemkittest.Gemkit(t)
 	root := t.TempDir()
 	home, ws, src := filepath.Join(root, "home"), filepath.Join(root, "ws"), filepath.Join(root, "src")
@@ -97,6 +98,7 @@ func TestExtensionsRun(t *testing.T) {
 // (listed by address) through the real binary's proxy, and is refused
 // another.
 func TestExtensionsRunNetwork(t *testing.T) {
+	t.Parallel()
 	bin := gemkittest.Gemkit(t)
 	serve := func(body string) int {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -141,6 +143,7 @@ except Exception as e:
 // init work, such as compiling JSON schemas, would add milliseconds to
 // every tool run). Package initialization is traced by the Go runtime.
 func TestSandboxChildStartsLight(t *testing.T) {
+	t.Parallel()
 	bin := gemkittest.Gemkit(t)
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"GEMKIT_SANDBOX_PROBE=1", "GODEBUG=inittrace=1"}

@@ -10,7 +10,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 )
 
-func newExtUpdateCmd(s Streams) *cobra.Command {
+func newExtUpdateCmd(a *app) *cobra.Command {
 	var all, consent, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "update <name>... | --all",
@@ -37,35 +37,35 @@ prompt shows what changed; --consent agrees without asking.`,
 					names = append(names, in.Name)
 				}
 			}
-			interactive := isTerminal(s.In)
+			interactive := isTerminal(a.In)
 			var results []*extension.UpdateResult
 			var failed []string
 			for _, name := range names {
 				res, err := st.Update(cmd.Context(), name, extension.UpdateRequest{
-					Consent: consentFunc(s, consent), Progress: s.Err, Interactive: interactive,
+					Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
 				})
 				if err != nil {
 					var ee *exitError
 					if errors.As(err, &ee) && ee.err != nil {
 						// The refusal for want of consent names the
 						// update itself.
-						fmt.Fprintf(s.Err, "gemkit: %v\n", ee.err)
+						fmt.Fprintf(a.Err, "gemkit: %v\n", ee.err)
 					} else {
-						fmt.Fprintf(s.Err, "gemkit: update %s: %v\n", name, err)
+						fmt.Fprintf(a.Err, "gemkit: update %s: %v\n", name, err)
 					}
 					failed = append(failed, name)
 					continue
 				}
 				results = append(results, res)
 				if !asJSON {
-					fmt.Fprintln(s.Out, extension.Printable(updateLine(res)))
+					fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
 				}
 			}
 			if asJSON {
 				if results == nil {
 					results = []*extension.UpdateResult{}
 				}
-				if err := writeJSON(s.Out, results); err != nil {
+				if err := writeJSON(a.Out, results); err != nil {
 					return err
 				}
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/conformance"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // clientFlags are the flags every client command shares: where to look
@@ -42,18 +42,12 @@ func (f *clientFlags) register(cmd *cobra.Command, withJSON bool) {
 	}
 }
 
-func (f *clientFlags) options() client.Options {
-	return client.Options{Dir: f.dir, IDEPID: f.idePID, Host: f.host, Logger: slog.Default(), ClientName: "gemkit"}
+func (f *clientFlags) options(log *slog.Logger) client.Options {
+	return client.Options{Dir: f.dir, IDEPID: f.idePID, Host: f.host, Logger: log, ClientName: "gemkit"}
 }
 
-func addIDEClientCommands(parent *cobra.Command, s Streams) {
-	parent.AddCommand(newIDEStatusCmd(s), newIDEDoctorCmd(s), newIDEWatchCmd(s), newIDEDiffCmd(s), newIDECheckCmd(s))
-}
-
-func ideJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+func addIDEClientCommands(parent *cobra.Command, a *app) {
+	parent.AddCommand(newIDEStatusCmd(a), newIDEDoctorCmd(a), newIDEWatchCmd(a), newIDEDiffCmd(a), newIDECheckCmd(a))
 }
 
 // ideReport prints a command's report as JSON (--json) or as text, and
@@ -61,7 +55,7 @@ func ideJSON(w io.Writer, v any) error {
 // check answer scripts the same way.
 func ideReport[R any](w io.Writer, asJSON bool, r R, printText func(io.Writer, R), ok bool) error {
 	if asJSON {
-		if err := ideJSON(w, r); err != nil {
+		if err := writeJSON(w, r); err != nil {
 			return withExitCode(ExitError, err)
 		}
 	} else {
@@ -73,7 +67,7 @@ func ideReport[R any](w io.Writer, asJSON bool, r R, printText func(io.Writer, R
 	return nil
 }
 
-func newIDEStatusCmd(s Streams) *cobra.Command {
+func newIDEStatusCmd(a *app) *cobra.Command {
 	var f clientFlags
 	var noConnect bool
 	cmd := &cobra.Command{
@@ -84,11 +78,11 @@ would pick and why (the real CLI's rules), and try to connect to it.
 Exits 1 when no companion connects.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := client.Inspect(cmd.Context(), f.options(), !noConnect)
+			r, err := client.Inspect(cmd.Context(), f.options(a.log), !noConnect)
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
-			return ideReport(s.Out, f.json, r, printStatus, r.Connect == nil || r.Connect.OK)
+			return ideReport(a.Out, f.json, r, printStatus, r.Connect == nil || r.Connect.OK)
 		},
 	}
 	f.register(cmd, true)
@@ -205,7 +199,7 @@ func ideDeref(p *string) string {
 	return *p
 }
 
-func newIDEDoctorCmd(s Streams) *cobra.Command {
+func newIDEDoctorCmd(a *app) *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -217,11 +211,11 @@ token, missing tools, the CLI's terminal check. Exits 1 when no companion
 would work from this directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := client.Doctor(cmd.Context(), f.options())
+			d, err := client.Doctor(cmd.Context(), f.options(a.log))
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
-			return ideReport(s.Out, f.json, d, printDoctor, d.Works)
+			return ideReport(a.Out, f.json, d, printDoctor, d.Works)
 		},
 	}
 	f.register(cmd, true)
@@ -289,7 +283,7 @@ func explainConnect(p *client.Plan, err error) error {
 	return &connectFailure{msg: b.String(), err: err}
 }
 
-func newIDEWatchCmd(s Streams) *cobra.Command {
+func newIDEWatchCmd(a *app) *cobra.Command {
 	var f clientFlags
 	var once bool
 	cmd := &cobra.Command{
@@ -301,7 +295,7 @@ With --json, one JSON object per line. Ends when the connection is lost
 (exit 1) or on Ctrl-C (exit 0).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runWatch(cmd.Context(), s, f, once)
+			return runWatch(cmd.Context(), a, f, once)
 		},
 	}
 	f.register(cmd, true)
@@ -316,9 +310,9 @@ type watchEvent struct {
 	State   *client.State `json:"state,omitempty"`
 }
 
-func runWatch(ctx context.Context, s Streams, f clientFlags, once bool) error {
+func runWatch(ctx context.Context, a *app, f clientFlags, once bool) error {
 	events := make(chan watchEvent, 64)
-	o := f.options()
+	o := f.options(a.log)
 	c, _, err := ideConnect(ctx, o)
 	if err != nil {
 		return withExitCode(ExitError, err)
@@ -334,7 +328,7 @@ func runWatch(ctx context.Context, s Streams, f clientFlags, once bool) error {
 	c.OnContext(func(v *ide.Context) { send(watchEvent{Event: "context", Context: v}) })
 	c.OnStateChange(func(st client.State) { send(watchEvent{Event: "state", State: &st}) })
 	if !f.json {
-		fmt.Fprintf(s.Out, "Connected to %s %s (%s). Watching; Ctrl-C to stop.\n", c.Server().Name, c.Server().Version, c.Endpoint())
+		fmt.Fprintf(a.Out, "Connected to %s %s (%s). Watching; Ctrl-C to stop.\n", c.Server().Name, c.Server().Version, c.Endpoint())
 	}
 	if cur := c.Context(); cur != nil {
 		send(watchEvent{Event: "context", Context: cur})
@@ -344,7 +338,7 @@ func runWatch(ctx context.Context, s Streams, f clientFlags, once bool) error {
 		case <-ctx.Done():
 			return nil
 		case e := <-events:
-			printWatchEvent(s.Out, e, f.json)
+			printWatchEvent(a.Out, e, f.json)
 			if e.Event == "context" && once {
 				return nil
 			}
@@ -358,14 +352,14 @@ func runWatch(ctx context.Context, s Streams, f clientFlags, once bool) error {
 				select {
 				case e := <-events:
 					if e.Event != "state" || e.State.Status != client.Disconnected {
-						printWatchEvent(s.Out, e, f.json)
+						printWatchEvent(a.Out, e, f.json)
 					}
 				default:
 					drained = true
 				}
 			}
 			st := c.State()
-			printWatchEvent(s.Out, watchEvent{Time: time.Now(), Event: "state", State: &st}, f.json)
+			printWatchEvent(a.Out, watchEvent{Time: time.Now(), Event: "state", State: &st}, f.json)
 			return withExitCode(ExitNo, watchLost(st))
 		}
 	}
@@ -381,21 +375,15 @@ func watchLost(st client.State) error {
 	return fmt.Errorf("the connection to the IDE companion was lost: %s", why)
 }
 
-func ideFirstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
 func printWatchEvent(w io.Writer, e watchEvent, asJSON bool) {
 	if asJSON {
-		b, _ := json.Marshal(e)
-		fmt.Fprintf(w, "%s\n", b)
+		writeJSONLine(w, e)
 		return
 	}
 	ts := e.Time.Format("15:04:05.000")
 	switch e.Event {
 	case "state":
-		fmt.Fprintf(w, "%s %s %s\n", ts, e.State.Status, ideFirstLine(e.State.Details))
+		fmt.Fprintf(w, "%s %s %s\n", ts, e.State.Status, firstLine(e.State.Details))
 	case "context":
 		if e.Context == nil || e.Context.WorkspaceState == nil {
 			fmt.Fprintf(w, "%s no context\n", ts)
@@ -425,7 +413,7 @@ func printWatchEvent(w io.Writer, e watchEvent, asJSON bool) {
 	}
 }
 
-func newIDEDiffCmd(s Streams) *cobra.Command {
+func newIDEDiffCmd(a *app) *cobra.Command {
 	var f clientFlags
 	var newFile string
 	var timeout time.Duration
@@ -438,7 +426,7 @@ replaced atomically with the final text, including their edits (exit 0).
 Rejected: FILE is left untouched (exit 1). Errors: exit 2.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDiff(cmd.Context(), s, f, args[0], newFile, timeout)
+			return runDiff(cmd.Context(), a, f, args[0], newFile, timeout)
 		},
 	}
 	f.register(cmd, false)
@@ -447,7 +435,7 @@ Rejected: FILE is left untouched (exit 1). Errors: exit 2.`,
 	return cmd
 }
 
-func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile string, timeout time.Duration) error {
+func runDiff(ctx context.Context, a *app, f clientFlags, target, newFile string, timeout time.Duration) error {
 	path, err := filepath.Abs(target)
 	if err != nil {
 		return withExitCode(ExitError, err)
@@ -455,11 +443,11 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return withExitCode(ExitError, fmt.Errorf("%s is not a regular file", path))
 	}
-	proposal, err := readProposal(s, newFile)
+	proposal, err := readProposal(a, newFile)
 	if err != nil {
 		return withExitCode(ExitError, fmt.Errorf("read the proposal: %w", err))
 	}
-	c, plan, err := ideConnect(ctx, f.options())
+	c, plan, err := ideConnect(ctx, f.options(a.log))
 	if err != nil {
 		return withExitCode(ExitError, err)
 	}
@@ -482,13 +470,13 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 	if err != nil {
 		return unanswered(err)
 	}
-	fmt.Fprintf(s.Err, "Waiting for your answer in %s: accept or reject the diff of %s there (Ctrl-C cancels)…\n", plan.IDE.DisplayName, filepath.Base(path))
+	fmt.Fprintf(a.Err, "Waiting for your answer in %s: accept or reject the diff of %s there (Ctrl-C cancels)…\n", plan.IDE.DisplayName, filepath.Base(path))
 	out, err := d.Wait(wctx)
 	if err != nil {
 		return unanswered(err)
 	}
 	if !out.Accepted {
-		fmt.Fprintf(s.Err, "Rejected: %s is unchanged.\n", path)
+		fmt.Fprintf(a.Err, "Rejected: %s is unchanged.\n", path)
 		return withExitCode(ExitNo, nil)
 	}
 	// Write through a symbolic link to its target, so that the link stays.
@@ -496,19 +484,19 @@ func runDiff(ctx context.Context, s Streams, f clientFlags, target, newFile stri
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		dest = real
 	}
-	if err := ideWriteFileAtomic(dest, []byte(out.Content)); err != nil {
+	if err := fsutil.ReplaceFile(dest, []byte(out.Content)); err != nil {
 		// Keep what the person accepted (their edits included): print it.
-		fmt.Fprint(s.Out, out.Content)
+		fmt.Fprint(a.Out, out.Content)
 		return withExitCode(ExitError, fmt.Errorf("accepted, but writing %s failed (it is unchanged; the accepted text was printed on standard output): %w", path, err))
 	}
-	fmt.Fprintf(s.Err, "Accepted: wrote %s (%d bytes).\n", path, len(out.Content))
+	fmt.Fprintf(a.Err, "Accepted: wrote %s (%d bytes).\n", path, len(out.Content))
 	return nil
 }
 
 // readProposal reads the proposed content from file, or from standard
 // input when file is "", bounded like a companion's request body.
-func readProposal(s Streams, file string) ([]byte, error) {
-	in := s.In
+func readProposal(a *app, file string) ([]byte, error) {
+	in := a.In
 	if file != "" {
 		f, err := os.Open(file)
 		if err != nil {
@@ -519,7 +507,7 @@ func readProposal(s Streams, file string) ([]byte, error) {
 	} else if in == nil {
 		return nil, errors.New("no --new-file and no standard input")
 	} else if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintln(s.Err, "Reading the proposed content from standard input; end it with Ctrl-D (or pass --new-file).")
+		fmt.Fprintln(a.Err, "Reading the proposed content from standard input; end it with Ctrl-D (or pass --new-file).")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, ide.MaxRequestBody+1))
 	switch {
@@ -534,46 +522,7 @@ func readProposal(s Streams, file string) ([]byte, error) {
 	return data, err
 }
 
-// ideWriteFileAtomic replaces path with data through a temporary file in the
-// same directory and a rename, so that a reader never sees half a file. It
-// keeps the file's mode and, where it may, its owner (a file edited under
-// sudo stays its owner's); a new file gets mode 0644 and the folders it
-// needs, as when an agent proposes a file in a new package.
-func ideWriteFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	fi, statErr := os.Stat(path)
-	if statErr == nil {
-		mode = fi.Mode().Perm()
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".gemkit-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if statErr == nil {
-		keepOwner(tmp, fi)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func newIDECheckCmd(s Streams) *cobra.Command {
+func newIDECheckCmd(a *app) *cobra.Command {
 	var f clientFlags
 	var interactive bool
 	cmd := &cobra.Command{
@@ -587,11 +536,11 @@ two diffs and asks you to accept the first and reject the second in your
 editor. Exits 1 when a check fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := conformance.Run(cmd.Context(), conformance.Options{Client: f.options(), Interactive: interactive, Out: s.Err})
+			r, err := conformance.Run(cmd.Context(), conformance.Options{Client: f.options(a.log), Interactive: interactive, Out: a.Err})
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
-			return ideReport(s.Out, f.json, r, printCheck, r.Failed() == 0)
+			return ideReport(a.Out, f.json, r, printCheck, r.Failed() == 0)
 		},
 	}
 	f.register(cmd, true)

@@ -367,7 +367,7 @@ func TestIDEDiffCommand(t *testing.T) {
 	if r.code != 0 || string(got) != "new, edited\n" || fi.Mode().Perm() != 0o640 {
 		t.Errorf("accepted: exit %d, file %q mode %v\n%s", r.code, got, fi.Mode(), r.errOut)
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(e.ws, ".notes.txt.gemkit-*"))
+	leftovers, _ := filepath.Glob(filepath.Join(e.ws, ".notes.txt.*.tmp"))
 	if len(leftovers) != 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}

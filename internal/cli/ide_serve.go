@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,7 +36,7 @@ type serveOptions struct {
 // lag behind the editor enough to mislead the CLI.
 const maxDebounce = 10 * time.Second
 
-func addIDEServeCommands(parent *cobra.Command, s Streams) {
+func addIDEServeCommands(parent *cobra.Command, a *app) {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -69,7 +68,7 @@ ends, and removes its discovery file first.`,
   gemkit ide serve --editor stdio --ide-name nvim --ide-display-name Neovim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runIDEServe(cmd.Context(), s, o)
+			return runIDEServe(cmd.Context(), a, o)
 		},
 	}
 	f := cmd.Flags()
@@ -84,7 +83,7 @@ ends, and removes its discovery file first.`,
 	parent.AddCommand(cmd)
 }
 
-func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
+func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	if o.editor != "stdio" && o.editor != "terminal" {
 		return withExitCode(ExitError, fmt.Errorf("--editor must be stdio or terminal, not %q", o.editor))
 	}
@@ -113,16 +112,16 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 		PID:       o.idePID,
 		WatchPID:  true,
 		Debounce:  o.debounce,
-		Logger:    slog.Default(),
+		Logger:    a.log,
 	}
 
 	var conn *editorproto.Conn
 	var front *term.Frontend
 	if o.editor == "stdio" {
-		conn = editorproto.New(s.In, s.Out, editorproto.Options{Logger: slog.Default()})
+		conn = editorproto.New(a.In, a.Out, editorproto.Options{Logger: a.log})
 		cfg.Editor = conn
 	} else {
-		front = newTerminalEditor(s, o.printEnv)
+		front = newTerminalEditor(a, o.printEnv)
 		cfg.Editor = front
 	}
 
@@ -140,32 +139,32 @@ func runIDEServe(ctx context.Context, s Streams, o serveOptions) error {
 
 	switch {
 	case conn != nil:
-		fmt.Fprintf(s.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
+		fmt.Fprintf(a.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
 		if err := conn.SendReady(editorproto.Ready{Port: srv.Port(), DiscoveryFile: srv.DiscoveryPath(), Env: srv.Env()}); err != nil {
-			slog.Error("telling the editor the server is ready", "err", err)
+			a.log.Error("telling the editor the server is ready", "err", err)
 		}
 		go func() {
 			if err := conn.Run(ctx, srv); err != nil {
-				slog.Error("editor protocol", "err", err)
+				a.log.Error("editor protocol", "err", err)
 			}
 			cancel() // the editor has gone: shut down cleanly
 		}()
 	default:
-		fmt.Fprintf(s.Out, "gemkit: IDE companion serving %s\n  workspace:      %s\n  discovery file: %s\n",
+		fmt.Fprintf(a.Out, "gemkit: IDE companion serving %s\n  workspace:      %s\n  discovery file: %s\n",
 			srv.URL(), discovery.JoinWorkspace(workspace), srv.DiscoveryPath())
 		if o.printEnv {
-			fmt.Fprint(s.Out, discovery.ExportLines(srv.Env()))
+			fmt.Fprint(a.Out, discovery.ExportLines(srv.Env()))
 		}
 		go func() {
 			err := front.Run(ctx, srv)
 			switch {
 			case ctx.Err() != nil:
 			case err != nil:
-				slog.Error("terminal front-end", "err", err)
+				a.log.Error("terminal front-end", "err", err)
 			default:
 				// Ctrl-D, or no input at all (stdin from /dev/null):
 				// say why a server that just started stops.
-				fmt.Fprintln(s.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
+				fmt.Fprintln(a.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
 			}
 			cancel() // shut down cleanly
 		}()

@@ -20,6 +20,7 @@ import (
 // through interop/companion-interop.mjs, which acts as both the editor (on
 // the child's stdin/stdout) and the CLI.
 func TestInteropRealClient(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core/package.json")
 	bin := gemkittest.Gemkit(t)
 

@@ -1,25 +1,24 @@
 package cli
 
 import (
-	"log/slog"
 	"os"
 
 	"github.com/gemkit/gemkit/internal/term"
 )
 
 // newTerminalEditor builds the terminal front-end of `gemkit ide serve`
-// without --editor stdio: diffs on s.Out (coloured on a terminal unless
-// NO_COLOR is set), answers from s.In, edits in $VISUAL/$EDITOR. Given the
+// without --editor stdio: diffs on a.Out (coloured on a terminal unless
+// NO_COLOR is set), answers from a.In, edits in $VISUAL/$EDITOR. Given the
 // companion's Server as its Events, its Run also prints the line to paste
 // into another shell once the discovery file is written, unless envShown
 // says --print-env printed the variables already.
-func newTerminalEditor(s Streams, envShown bool) *term.Frontend {
+func newTerminalEditor(a *app, envShown bool) *term.Frontend {
 	return term.New(term.Options{
-		In:       s.In,
-		Out:      s.Out,
-		Color:    term.ColorEnabled(s.Out, os.Getenv),
+		In:       a.In,
+		Out:      a.Out,
+		Color:    term.ColorEnabled(a.Out, os.Getenv),
 		Editor:   term.EditorCommand(os.Getenv),
-		Logger:   slog.Default(),
+		Logger:   a.log,
 		EnvShown: envShown,
 	})
 }

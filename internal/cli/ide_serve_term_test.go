@@ -112,6 +112,7 @@ func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.C
 // answers the diffs with keystrokes: edit in $EDITOR then accept, reject a
 // new file, then Ctrl-D.
 func TestServeInTmux(t *testing.T) {
+	t.Parallel()
 	gemkittest.Tool(t, "tmux", "tmux")
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	existing := filepath.Join(ws, "a.txt")
@@ -163,6 +164,7 @@ func TestServeInTmux(t *testing.T) {
 // TestServeInTmuxWithVi edits a proposal in the real vi, typed into the
 // terminal, and accepts the result.
 func TestServeInTmuxWithVi(t *testing.T) {
+	t.Parallel()
 	gemkittest.Tool(t, "tmux", "tmux")
 	gemkittest.Tool(t, "vi", "vim-tiny")
 	ws, _ := filepath.EvalSymlinks(t.TempDir())

@@ -167,6 +167,7 @@ func TestServeTerminalInputEnds(t *testing.T) {
 }
 
 func TestServeBadFlags(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	file := filepath.Join(ws, "f")
 	os.WriteFile(file, nil, 0o644)
@@ -189,6 +190,7 @@ func TestServeBadFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var out, errOut serveOutput
 			c := Run(context.Background(), append([]string{"ide", "serve"}, tt.args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 			if c != ExitError || !strings.Contains(errOut.String(), tt.want) {
@@ -228,9 +230,11 @@ func TestServeDebounceFlag(t *testing.T) {
 // TestServeSignals runs the real binary and stops it with SIGTERM and
 // SIGINT: each time the discovery file goes and the exit is clean.
 func TestServeSignals(t *testing.T) {
+	t.Parallel()
 	bin := gemkittest.Gemkit(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			tmp := t.TempDir()
 			ws := t.TempDir()
 			cmd := exec.Command(bin, "ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))

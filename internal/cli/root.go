@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/spf13/cobra"
 )
 
@@ -49,16 +51,54 @@ type Streams struct {
 	Err io.Writer
 }
 
+// app is what every command shares, built once per run by the root
+// command and handed to each command's constructor (as gopls hands its
+// application to its commands): the streams, the logger that --verbose
+// tunes, and the enforcer that describe asks. Nothing a command needs
+// comes from a process global, so tests run the whole tree through [Run]
+// side by side.
+type app struct {
+	Streams
+	// log writes to Err at the level --verbose sets before a command runs.
+	log   *slog.Logger
+	level *slog.LevelVar
+	// enforcer explains how each permission is enforced here; nil leaves
+	// the enforcement out of describe.
+	enforcer extension.Enforcer
+	// setGCPercent tunes the process's garbage collector; nil (the default
+	// for Run) leaves it alone. Only Main, which owns the process, sets it.
+	setGCPercent func(int) int
+}
+
+// newApp returns the application value for a run on s, with the sandbox's
+// own enforcer.
+func newApp(s Streams) *app {
+	level := new(slog.LevelVar)
+	level.Set(slog.LevelWarn)
+	return &app{
+		Streams:  s,
+		log:      slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level})),
+		level:    level,
+		enforcer: sandboxEnforcer{},
+	}
+}
+
 // Main runs gemkit with args and returns the process exit code.
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Run(ctx, args, Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	a.setGCPercent = debug.SetGCPercent
+	return run(ctx, args, a)
 }
 
 // Run runs gemkit with args on the given streams and returns the exit code.
 func Run(ctx context.Context, args []string, s Streams) int {
-	root := NewRoot(s)
+	return run(ctx, args, newApp(s))
+}
+
+func run(ctx context.Context, args []string, a *app) int {
+	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -67,16 +107,18 @@ func Run(ctx context.Context, args []string, s Streams) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(s.Err, "gemkit:", ee.err)
+			fmt.Fprintln(a.Err, "gemkit:", ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(s.Err, "gemkit:", err)
+	fmt.Fprintln(a.Err, "gemkit:", err)
 	return ExitError
 }
 
 // NewRoot builds the whole command tree writing to s.
-func NewRoot(s Streams) *cobra.Command {
+func NewRoot(s Streams) *cobra.Command { return newRoot(newApp(s)) }
+
+func newRoot(a *app) *cobra.Command {
 	var verbose bool
 	root := &cobra.Command{
 		Use:           "gemkit",
@@ -84,17 +126,15 @@ func NewRoot(s Streams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
-			level := slog.LevelWarn
 			if verbose {
-				level = slog.LevelDebug
+				a.level.Set(slog.LevelDebug)
 			}
-			slog.SetDefault(slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level})))
 		},
 	}
-	root.SetIn(s.In)
-	root.SetOut(s.Out)
-	root.SetErr(s.Err)
+	root.SetIn(a.In)
+	root.SetOut(a.Out)
+	root.SetErr(a.Err)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
-	root.AddCommand(newIDECmd(s), newExtensionsCmd(s))
+	root.AddCommand(newIDECmd(a), newExtensionsCmd(a))
 	return root
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // consentFile holds the permissions each extension was granted:
@@ -87,7 +89,7 @@ func (s *Store) updateConsent(change func(*consentRecords)) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.consentPath(), append(data, '\n'), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(s.consentPath(), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("record consent: %w", err)
 	}
 	return nil

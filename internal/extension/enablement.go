@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Scope is where an enable or disable applies.
@@ -293,7 +295,7 @@ func (s *Store) writeEnablement(f enablementFile) error {
 	if err := os.MkdirAll(s.Dir(), 0o755); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.enablementPath(), data, 0o644); err != nil {
+	if err := fsutil.WriteFileAtomic(s.enablementPath(), data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", s.enablementPath(), err)
 	}
 	return nil

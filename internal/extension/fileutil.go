@@ -6,48 +6,6 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// folder and a rename, so a reader never sees half a file and a crash
-// leaves the old file intact.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	// Make the rename itself durable; without this a crash can bring
-	// back the old file (or none) although the write had returned.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
 // lock takes gemkit's store lock, which serialises read-modify-write of
 // the enablement and consent files and the final renames of installs
 // between gemkit processes. The returned func releases it.

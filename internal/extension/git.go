@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // fetch brings the source described by md into stage and returns the
@@ -50,7 +52,7 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		if err != nil {
 			return "", err
 		}
-		if r, err := filepath.Rel(real, s.Dir()); err == nil && !strings.HasPrefix(r, "..") {
+		if fsutil.Within(real, s.Dir()) {
 			return "", fmt.Errorf("%s contains the extensions folder itself; give the extension's own folder", src)
 		}
 		fmt.Fprintf(progress, "Copying %s …\n", src)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 func cleanSubdir(sub string) (string, error) {
@@ -145,5 +147,5 @@ func writeMetadata(dir string, md *InstallMetadata) error {
 	if RedactSource(md.Source) != md.Source {
 		perm = 0o600
 	}
-	return writeFileAtomic(filepath.Join(dir, InstallMetadataFile), data, perm)
+	return fsutil.WriteFileAtomic(filepath.Join(dir, InstallMetadataFile), data, perm)
 }

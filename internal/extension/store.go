@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Names of the files Gemini CLI keeps in ~/.gemini/extensions, which gemkit
@@ -307,7 +309,7 @@ const stagingPrefix = ".gemkit-"
 func isStagingName(name string) bool { return strings.HasPrefix(name, stagingPrefix) }
 
 func relTo(base, p string) string {
-	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+	if r, ok := fsutil.Rel(base, p); ok {
 		return r
 	}
 	return p

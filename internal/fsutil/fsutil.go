@@ -1,0 +1,36 @@
+// Package fsutil holds the file-system helpers several gemkit packages
+// share, so that each rule is written once: whether a path lies inside a
+// folder, and how a file is replaced atomically.
+package fsutil
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Rel returns p relative to dir when p is dir itself (".") or lies below
+// it, comparing lexically after cleaning both. ok is false when p is
+// outside dir or the two cannot be related (one relative, one absolute).
+// A name that merely starts with two dots, such as "..gemini", is inside.
+func Rel(dir, p string) (rel string, ok bool) {
+	r, err := filepath.Rel(dir, p)
+	if err != nil || filepath.IsAbs(r) {
+		return "", false
+	}
+	if r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return r, true
+}
+
+// Within reports whether p is dir or lies below it (see [Rel]).
+func Within(dir, p string) bool {
+	_, ok := Rel(dir, p)
+	return ok
+}
+
+// StrictlyWithin reports whether p lies below dir and is not dir itself.
+func StrictlyWithin(dir, p string) bool {
+	r, ok := Rel(dir, p)
+	return ok && r != "."
+}

@@ -1,0 +1,79 @@
+package fsutil
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// folder, synced before it is renamed over path, so that a reader never
+// sees half a file and a crash leaves the old file whole. The file gets
+// mode perm. The temporary name starts with a dot and ends in ".tmp", so
+// that it matches no pattern a reader of the folder looks for.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	return writeAtomic(path, data, perm, nil)
+}
+
+// ReplaceFile writes data to path atomically, as [WriteFileAtomic], keeping
+// the mode of the file it replaces and, where it may, its owner (a file
+// edited under sudo stays its owner's). A new file gets mode 0644 and the
+// folders it needs.
+func ReplaceFile(path string, data []byte) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return writeAtomic(path, data, fi.Mode().Perm(), func(f *os.File) { keepOwner(f, fi) })
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		return writeAtomic(path, data, 0o644, nil)
+	default:
+		return err
+	}
+}
+
+func writeAtomic(path string, data []byte, perm fs.FileMode, prepare func(*os.File)) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	tmpName := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("set mode of %s: %w", tmpName, err)
+	}
+	if prepare != nil {
+		prepare(tmp)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", tmpName, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmpName, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmpName, err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	ok = true
+	// Make the rename itself durable; without this a crash can bring back
+	// the old file (or none) although the write had returned.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
