@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/client"
+)
+
+func newIDEStatusCmd(a *app) *cobra.Command {
+	var f clientFlags
+	var noConnect bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "List the IDE companions, which one this directory would use and whether it connects",
+		Long: `List every discovery file, say which one a Gemini CLI started in this directory
+would pick and why (the real CLI's rules), and try to connect to it.
+Exits 1 when no companion connects.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := client.Inspect(cmd.Context(), f.options(a.log), !noConnect)
+			if err != nil {
+				return withExitCode(ExitError, err)
+			}
+			return ideReport(a.Out, f.json, r, printStatus, r.Connect == nil || r.Connect.OK)
+		},
+	}
+	f.register(cmd, true)
+	cmd.Flags().BoolVar(&noConnect, "no-connect", false, "only read the discovery files")
+	return cmd
+}
+
+func printStatus(w io.Writer, r *client.StatusReport) {
+	fmt.Fprintf(w, "Discovery directory: %s\n", r.Dir)
+	fmt.Fprintf(w, "Editor process:      pid %d (%s) %s\n", r.Process.PID, processSource(r.Process.Source), ideAbbrev(r.Process.Command, 60))
+	fmt.Fprintf(w, "Current directory:   %s\n", r.Cwd)
+	if r.DirError != "" {
+		fmt.Fprintf(w, "\n%s\n", r.DirError)
+	}
+	fmt.Fprintf(w, "\nDiscovery files (%d), in the order the CLI considers them:\n", len(r.Files))
+	for _, file := range r.Files {
+		mark := " "
+		if file.Chosen {
+			mark = "*"
+		}
+		var facts []string
+		if file.PIDMatch {
+			facts = append(facts, "editor pid")
+		}
+		if file.Alive {
+			facts = append(facts, "alive")
+		} else {
+			facts = append(facts, "pid not running")
+		}
+		if file.Legacy {
+			facts = append(facts, "legacy name")
+		}
+		fmt.Fprintf(w, " %s %s  (%s)\n", mark, file.Name, strings.Join(facts, ", "))
+		switch {
+		case file.Error != "":
+			fmt.Fprintf(w, "     ignored: %s\n", file.Error)
+		case file.InWorkspace:
+			fmt.Fprintf(w, "     workspace %s holds this directory\n", ideDeref(file.WorkspacePath))
+		default:
+			fmt.Fprintf(w, "     workspace %s: %s\n", ideDeref(file.WorkspacePath), file.Workspace)
+		}
+		if file.IDEInfo != nil {
+			fmt.Fprintf(w, "     editor %s (%s)\n", file.IDEInfo.DisplayName, file.IDEInfo.Name)
+		}
+	}
+	fmt.Fprintln(w)
+	noCompanion := r.Chosen == "" && len(r.Endpoints) == 0
+	switch {
+	case r.Chosen != "":
+		fmt.Fprintf(w, "This directory would use %s:\n  %s\n", r.Chosen, r.Reason)
+	case noCompanion:
+		fmt.Fprintf(w, "No companion to connect to: no usable discovery file and no %s.\n", ide.EnvServerPort)
+	default:
+		fmt.Fprintln(w, "This directory would use no discovery file, only the environment.")
+	}
+	switch {
+	case r.IDE != nil:
+		fmt.Fprintf(w, "Editor as the CLI sees it: %s\n", r.IDE.DisplayName)
+	case r.Chosen == "":
+		fmt.Fprintln(w, "Editor as the CLI sees it: none (no discovery file's ideInfo, and TERM_PROGRAM is not a supported editor)")
+	default:
+		fmt.Fprintln(w, "Editor as the CLI sees it: none (the file has no ideInfo, and TERM_PROGRAM is not a supported editor): the real CLI would refuse to connect")
+	}
+	for i, ep := range r.Endpoints {
+		fmt.Fprintf(w, "Endpoint %d: %s\n", i+1, ep)
+	}
+	if c := r.Connect; c != nil {
+		switch {
+		case noCompanion:
+			fmt.Fprintf(w, "Connect: FAILED: no companion (a Gemini CLI started here would say: %q)\n", c.Error)
+		case c.OK:
+			diff := "diffing enabled"
+			if !c.Diffing {
+				diff = "diffing DISABLED (openDiff/closeDiff not both listed)"
+			}
+			fmt.Fprintf(w, "Connect: ok, %s %s over %s; tools %s; %s\n", c.Server.Name, c.Server.Version, c.Endpoint.Transport, strings.Join(c.Tools, ", "), diff)
+		default:
+			fmt.Fprintf(w, "Connect: FAILED: %s\n", c.Error)
+			for _, a := range c.Attempts {
+				fmt.Fprintf(w, "  tried %s\n", a)
+			}
+		}
+	}
+}
+
+func processSource(s string) string {
+	switch s {
+	case "env":
+		return "from " + ide.EnvPID
+	case "shell":
+		return "above the terminal's shell"
+	case "top":
+		return "top-most ancestor, no shell found"
+	case "table":
+		return "from the process table"
+	}
+	return s
+}
+
+func ideDeref(p *string) string {
+	if p == nil {
+		return "(none)"
+	}
+	if *p == "" {
+		return `""`
+	}
+	return *p
+}
