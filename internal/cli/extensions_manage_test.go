@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,8 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // env is one test's home, workspace and helpers to run gemkit in them.
 type env struct {
@@ -133,24 +131,10 @@ func TestDescribeRendersEnforcement(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
+// checkGolden compares got with testdata/golden/name (-update rewrites it).
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), []byte(got))
 }
 
 // copyDir copies a testdata folder so a test can turn it into a git
@@ -241,11 +225,11 @@ func TestListAndDescribeGolden(t *testing.T) {
 	installAll(t, e)
 	e.mustRun("disable", "night-themes", "--scope", "user")
 	e.mustRun("disable", "old-name", "--scope", "workspace")
-	golden(t, "list.txt", e.scrub(e.mustRun("list")))
-	golden(t, "list.json", e.scrub(e.mustRun("list", "--json")))
-	golden(t, "describe-code-analyzer.txt", e.describe("code-analyzer"))
-	golden(t, "describe-code-analyzer.json", e.describe("code-analyzer", "--json"))
-	golden(t, "describe-image-gen.txt", e.describe("image-gen"))
+	checkGolden(t, "list.txt", e.scrub(e.mustRun("list")))
+	checkGolden(t, "list.json", e.scrub(e.mustRun("list", "--json")))
+	checkGolden(t, "describe-code-analyzer.txt", e.describe("code-analyzer"))
+	checkGolden(t, "describe-code-analyzer.json", e.describe("code-analyzer", "--json"))
+	checkGolden(t, "describe-image-gen.txt", e.describe("image-gen"))
 
 	// The JSON is for scripts: check the parts they rely on.
 	var items []listItem
@@ -442,7 +426,7 @@ func TestDescribeCompatShapes(t *testing.T) {
 	e := newEnv(t)
 	installAll(t, e)
 	for _, name := range []string{"conductor", "night-themes", "issue-tracker", "planner"} {
-		golden(t, "describe-"+name+".txt", e.describe(name))
+		checkGolden(t, "describe-"+name+".txt", e.describe(name))
 	}
 }
 

@@ -1,16 +1,13 @@
 package sandbox
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestSeatbeltProfile(t *testing.T) {
 	base := Policy{
@@ -38,17 +35,7 @@ func TestSeatbeltProfile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "seatbelt", c.name+".sb")
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("profile differs from %s:\n%s", golden, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "seatbelt", c.name+".sb"), []byte(got))
 			// The extension folder's write denial comes after every allow,
 			// so it wins in SBPL.
 			if strings.LastIndex(got, "(deny file-write* (subpath \""+p.ExtensionDir) < strings.LastIndex(got, "(allow file-write*") {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/golden"
 )
 
 // recorder is the companion side of a test: it records the outcomes the
@@ -397,13 +398,7 @@ func TestRunStopsWithContext(t *testing.T) {
 
 func TestColor(t *testing.T) {
 	diff := UnifiedDiff("a", "b", "x\ny\n", "x\nz\n")
-	golden, err := os.ReadFile(filepath.Join("testdata", "colored.golden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := Colorize(diff); got != string(golden) {
-		t.Fatalf("Colorize =\n%q\nwant\n%q", got, golden)
-	}
+	golden.Check(t, filepath.Join("testdata", "colored.golden"), []byte(Colorize(diff)))
 	tests := []struct {
 		name    string
 		w       io.Writer

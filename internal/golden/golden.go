@@ -1,0 +1,104 @@
+// Package golden compares test output with files checked in under
+// testdata, and rewrites those files when the tests run with -update:
+//
+//	go test ./internal/cli -update
+//
+// It also reads and writes txtar archives (a comment, then named
+// sections), the form of the executable transcripts, so that the txtar
+// API stays behind this one package.
+package golden
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files and the expectations of the transcripts")
+
+// Updating reports whether the tests run with -update.
+func Updating() bool { return *update }
+
+// Check compares got with the file at path. With -update it first writes
+// got to path (creating its folder), so the comparison passes and the
+// change shows up in git diff.
+func Check(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from what the test got (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// Archive is a txtar file: a comment, then sections, each a name and its
+// lines.
+type Archive struct {
+	Comment  string
+	Sections []Section
+}
+
+// Section is one named part of an Archive.
+type Section struct {
+	Name string
+	Data string
+}
+
+// ReadArchive reads the txtar file at path.
+func ReadArchive(t testing.TB, path string) *Archive {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Archive{Comment: string(ar.Comment)}
+	for _, f := range ar.Files {
+		a.Sections = append(a.Sections, Section{Name: f.Name, Data: string(f.Data)})
+	}
+	return a
+}
+
+// Get returns the data of the section name, or "" if there is none.
+func (a *Archive) Get(name string) string {
+	for _, s := range a.Sections {
+		if s.Name == name {
+			return s.Data
+		}
+	}
+	return ""
+}
+
+// Set replaces the data of the section name, or adds the section at the
+// end.
+func (a *Archive) Set(name, data string) {
+	for i := range a.Sections {
+		if a.Sections[i].Name == name {
+			a.Sections[i].Data = data
+			return
+		}
+	}
+	a.Sections = append(a.Sections, Section{Name: name, Data: data})
+}
+
+// Format returns the archive in txtar form.
+func (a *Archive) Format() []byte {
+	ar := &txtar.Archive{Comment: []byte(a.Comment)}
+	for _, s := range a.Sections {
+		ar.Files = append(ar.Files, txtar.File{Name: s.Name, Data: []byte(s.Data)})
+	}
+	return txtar.Format(ar)
+}
