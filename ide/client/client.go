@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -49,9 +50,23 @@ var (
 	ErrDisconnected = errors.New("the connection to the IDE companion was lost")
 	// ErrClosed: Close was called while waiting.
 	ErrClosed = errors.New("the IDE client was closed")
-	// ErrDiffTimeout: no answer within ide.DiffTimeout.
-	ErrDiffTimeout = errors.New("no answer to the diff within 10 minutes")
+	// ErrDiffTimeout: no answer within Options.DiffTimeout. The error a
+	// wait returns matches it with errors.Is and names the timeout.
+	ErrDiffTimeout = errors.New("no answer to the diff within the diff timeout")
 )
+
+// diffTimeoutError is ErrDiffTimeout with the timeout that ran out.
+type diffTimeoutError struct{ after time.Duration }
+
+func (e diffTimeoutError) Error() string {
+	s := e.after.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s") // 10m, not 10m0s
+	}
+	return "no answer to the diff within " + s
+}
+
+func (e diffTimeoutError) Is(target error) bool { return target == ErrDiffTimeout }
 
 // DiffOutcome is how a diff ended in the editor.
 type DiffOutcome struct {
@@ -530,7 +545,7 @@ func (d *PendingDiff) Wait(ctx context.Context) (DiffOutcome, error) {
 		return DiffOutcome{}, ctx.Err()
 	case <-d.deadline.C:
 		d.giveUp()
-		return DiffOutcome{}, ErrDiffTimeout
+		return DiffOutcome{}, diffTimeoutError{c.diffTimeout}
 	case <-c.done:
 		d.Abandon()
 		return DiffOutcome{}, c.doneError()

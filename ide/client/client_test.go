@@ -361,8 +361,8 @@ func TestDiffTimeoutClosesBeforeTheNextDiff(t *testing.T) {
 	waitFor(t, e.ed.opened, "first diff")
 	second := make(chan DiffOutcome, 1)
 	go func() { o, _ := c.OpenDiff(ctx, path, "second"); second <- o }()
-	if err := waitFor(t, first, "the first diff to time out"); !errors.Is(err, ErrDiffTimeout) {
-		t.Fatalf("err = %v, want ErrDiffTimeout", err)
+	if err := waitFor(t, first, "the first diff to time out"); !errors.Is(err, ErrDiffTimeout) || err.Error() != "no answer to the diff within 300ms" {
+		t.Fatalf("err = %v, want ErrDiffTimeout naming the configured 300ms", err)
 	}
 	waitFor(t, e.ed.opened, "second diff")
 	e.ed.mu.Lock()
@@ -548,3 +548,21 @@ func TestDiscoveryFileFromCompanion(t *testing.T) {
 }
 
 func strconvItoa(n int) string { return strconv.Itoa(n) }
+
+// The timeout error names the timeout that ran out, not a fixed one.
+func TestDiffTimeoutErrorNamesTheTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		after time.Duration
+		want  string
+	}{
+		{ide.DiffTimeout, "no answer to the diff within 10m"},
+		{90 * time.Second, "no answer to the diff within 1m30s"},
+		{300 * time.Millisecond, "no answer to the diff within 300ms"},
+	} {
+		err := error(diffTimeoutError{tc.after})
+		if err.Error() != tc.want || !errors.Is(err, ErrDiffTimeout) {
+			t.Errorf("%v: %q (Is ErrDiffTimeout: %v), want %q", tc.after, err, errors.Is(err, ErrDiffTimeout), tc.want)
+		}
+	}
+}

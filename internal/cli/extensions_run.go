@@ -120,7 +120,7 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 			if errors.As(err, &te) {
 				return withExitCode(ExitNo, err)
 			}
-			return err
+			return withRunHint(err)
 		},
 	}
 	cmd.Flags().SetInterspersed(false) // flags after EXTENSION TOOL are the tool's
@@ -166,4 +166,19 @@ func terminalAsk(a *app) toolrun.Asker {
 		a := strings.ToLower(strings.TrimSpace(answer))
 		return a == "y" || a == "yes", nil
 	}
+}
+
+// withRunHint adds to a refused run the flag that would let it go ahead:
+// the sandbox and the runner say why they refuse, the command says how to
+// answer on its command line.
+func withRunHint(err error) error {
+	var ue *sandbox.UnenforceableError
+	var ce *toolrun.ConsentError
+	switch {
+	case errors.As(err, &ue):
+		return fmt.Errorf("%w; pass --allow-unconfined to run anyway with the listed protections missing", err)
+	case errors.As(err, &ce) && !ce.Declined:
+		return fmt.Errorf("%w; run `gemkit extensions run --consent %s ...` to agree, or run it once in a terminal", err, ce.Extension)
+	}
+	return err
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +16,8 @@ import (
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
-// ideClientBuffer is a bytes.Buffer safe for a command writing while the test
+// gemkittest.Output is a bytes.Buffer safe for a command writing while the test
 // reads.
-type ideClientBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *ideClientBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *ideClientBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type ideEnv struct {
 	t      *testing.T
@@ -84,7 +66,7 @@ func isolateIDEClient(t *testing.T, tmp, cwd string) {
 }
 
 func runIDEClient(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errb ideClientBuffer
+	var out, errb gemkittest.Output
 	code = Run(ctx, args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
@@ -531,7 +513,7 @@ func TestIDEWatchCommand(t *testing.T) {
 	}
 
 	// Streaming, human output, until the companion goes away (exit 1).
-	var out, errb ideClientBuffer
+	var out, errb gemkittest.Output
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(context.Background(), []string{"ide", "watch"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
@@ -562,15 +544,9 @@ func TestIDEWatchCommand(t *testing.T) {
 	}
 }
 
-func waitIDEOutput(t *testing.T, b *ideClientBuffer, want string) {
+func waitIDEOutput(t *testing.T, b *gemkittest.Output, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(b.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output lacks %q:\n%s", want, b.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	b.WaitFor(t, fmt.Sprintf("%q", want), func(s string) bool { return strings.Contains(s, want) })
 }
 
 func TestIDECheckCommand(t *testing.T) {

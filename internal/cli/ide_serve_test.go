@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,24 +20,6 @@ import (
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
-// serveOutput is a bytes.Buffer safe to read while a command writes it.
-type serveOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *serveOutput) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *serveOutput) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeStdio runs `gemkit ide serve --editor stdio` in process: it
 // announces itself with server/ready and stops cleanly when stdin closes.
 func TestServeStdio(t *testing.T) {
@@ -48,7 +28,7 @@ func TestServeStdio(t *testing.T) {
 	ws := t.TempDir()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr serveOutput
+	var stderr gemkittest.Output
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--workspace", ws,
@@ -112,7 +92,7 @@ func TestServeStdio(t *testing.T) {
 func TestServeTerminalPrintEnv(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	ws := t.TempDir()
-	var out, errOut serveOutput
+	var out, errOut gemkittest.Output
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)
@@ -122,14 +102,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 		code <- Run(ctx, []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--print-env"},
 			Streams{In: inR, Out: &out, Err: &errOut})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "Proposed changes will show here") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no export lines; out: %s\nerr: %s", out.String(), errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	o := out.String()
+	o := out.WaitFor(t, "the export lines", func(s string) bool { return strings.Contains(s, "Proposed changes will show here") })
 	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "="} {
 		if !strings.Contains(o, want) {
 			t.Fatalf("output lacks %q:\n%s", want, o)
@@ -155,7 +128,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 func TestServeTerminalInputEnds(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	var out, errOut serveOutput
+	var out, errOut gemkittest.Output
 	c := Run(context.Background(), []string{"ide", "serve", "--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
 		Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 	if c != ExitOK || !strings.Contains(errOut.String(), "input ended") {
@@ -191,7 +164,7 @@ func TestServeBadFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var out, errOut serveOutput
+			var out, errOut gemkittest.Output
 			c := Run(context.Background(), append([]string{"ide", "serve"}, tt.args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 			if c != ExitError || !strings.Contains(errOut.String(), tt.want) {
 				t.Fatalf("exit %d, stderr %q; want %q", c, errOut.String(), tt.want)
@@ -204,7 +177,7 @@ func TestServeBadFlags(t *testing.T) {
 // knob for benchmarks and tests, and the real CLI expects the official
 // 50 ms), and its bounds themselves are accepted.
 func TestServeDebounceFlag(t *testing.T) {
-	var out, errOut serveOutput
+	var out, errOut gemkittest.Output
 	if c := Run(context.Background(), []string{"ide", "serve", "--help"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}); c != ExitOK {
 		t.Fatalf("--help: exit %d, stderr %q", c, errOut.String())
 	}
@@ -214,7 +187,7 @@ func TestServeDebounceFlag(t *testing.T) {
 	for _, d := range []string{"1ns", "1ms", "10s"} {
 		t.Run(d, func(t *testing.T) {
 			t.Setenv("TMPDIR", t.TempDir())
-			var out, errOut serveOutput
+			var out, errOut gemkittest.Output
 			// Stdin already at its end: the server starts, announces
 			// itself and stops at once.
 			c := Run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--debounce", d,
@@ -239,7 +212,7 @@ func TestServeSignals(t *testing.T) {
 			ws := t.TempDir()
 			cmd := exec.Command(bin, "ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			var out serveOutput
+			var out gemkittest.Output
 			cmd.Stdout, cmd.Stderr = &out, &out
 			// Keep stdin open: at its end a terminal front-end quits.
 			stdin, err := cmd.StdinPipe()

@@ -117,7 +117,7 @@ func checkRefusedAsUser(t *testing.T) {
 	}
 	r = run(t, l, w.policy(extension.AccessWorkspace, extension.AccessNone, "example.com"), 20*time.Second, "/bin/true")
 	var ue *UnenforceableError
-	if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), "the kernel refused to create namespaces") || !strings.Contains(r.err.Error(), "--allow-unconfined") {
+	if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), "the kernel refused to create namespaces") || strings.Contains(r.err.Error(), "--allow-unconfined") {
 		t.Fatalf("allowedHosts without namespaces: %v", r.err)
 	}
 }

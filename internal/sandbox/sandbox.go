@@ -92,18 +92,24 @@ func (p *Policy) Check() error {
 	if w > r {
 		return fmt.Errorf("filesystem.write %q is wider than filesystem.read %q; a tool cannot write what it may not read", p.Write, orNone(p.Read))
 	}
-	need := map[string]*string{"extension folder": &p.ExtensionDir, "temp dir": &p.TempDir}
+	// In a fixed order, so that of several bad paths the same one is
+	// reported every time.
+	type folder struct {
+		name string
+		path *string
+	}
+	need := []folder{{"extension folder", &p.ExtensionDir}, {"temp dir", &p.TempDir}}
 	if r >= 1 || w >= 1 {
-		need["workspace"] = &p.Workspace
+		need = append(need, folder{"workspace", &p.Workspace})
 	}
 	if r >= 2 {
-		need["home"] = &p.Home
+		need = append(need, folder{"home", &p.Home})
 	}
-	for name, path := range need {
-		if *path == "" || !filepath.IsAbs(*path) {
-			return fmt.Errorf("sandbox %s %q must be an absolute path", name, *path)
+	for _, f := range need {
+		if *f.path == "" || !filepath.IsAbs(*f.path) {
+			return fmt.Errorf("sandbox %s %q must be an absolute path", f.name, *f.path)
 		}
-		*path = filepath.Clean(*path)
+		*f.path = filepath.Clean(*f.path)
 	}
 	for i, d := range p.Protected {
 		if !filepath.IsAbs(d) {
@@ -132,14 +138,14 @@ func (p *Policy) NeedsNetwork() bool { return len(p.AllowedHosts) > 0 }
 
 // UnenforceableError says why the kernel cannot enforce a policy. The
 // caller may choose to run with less confinement only by an explicit
-// opt-in (Launcher.AllowUnconfined).
+// opt-in (Launcher.AllowUnconfined); how a person opts in (a flag, a
+// setting) is the caller's to say.
 type UnenforceableError struct {
 	Reasons []string
 }
 
 func (e *UnenforceableError) Error() string {
-	return "this machine cannot enforce the extension's permissions: " + strings.Join(e.Reasons, "; ") +
-		" (refusing to run; pass --allow-unconfined to run anyway with the listed protections missing)"
+	return "this machine cannot enforce the extension's permissions: " + strings.Join(e.Reasons, "; ") + "; refusing to run"
 }
 
 // ErrUnsupported is returned on platforms without a sandbox implementation.

@@ -5,7 +5,9 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 func TestServingText(t *testing.T) {
@@ -56,28 +58,30 @@ func (s *servingRecorder) Port() int              { return 5555 }
 func (s *servingRecorder) DiscoveryPath() string  { return "/tmp/gemini/ide/x.json" }
 func (s *servingRecorder) Env() map[string]string { return map[string]string{"A": "b"} }
 
+// The announcement waits for the server's Ready, and follows it. Under
+// synctest, Wait returns once every goroutine of the test is blocked, so
+// "not yet" is a fact rather than a guess after a sleep.
 func TestRunAnnouncesWhenReady(t *testing.T) {
-	ev := &servingRecorder{ready: make(chan struct{})}
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	out := &syncBuffer{}
-	f := New(Options{In: pr, Out: out, Editor: "false"})
-	done := make(chan error, 1)
-	go func() { done <- f.Run(context.Background(), ev) }()
-	time.Sleep(20 * time.Millisecond)
-	if strings.Contains(out.String(), "export") {
-		t.Fatal("announced before the discovery file was written")
-	}
-	close(ev.ready)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "export A=b") {
-		if time.Now().After(deadline) {
+	synctest.Test(t, func(t *testing.T) {
+		ev := &servingRecorder{ready: make(chan struct{})}
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		out := &gemkittest.Output{}
+		f := New(Options{In: pr, Out: out, Editor: "false"})
+		done := make(chan error, 1)
+		go func() { done <- f.Run(context.Background(), ev) }()
+		synctest.Wait()
+		if strings.Contains(out.String(), "export") {
+			t.Fatal("announced before the discovery file was written")
+		}
+		close(ev.ready)
+		synctest.Wait()
+		if !strings.Contains(out.String(), "export A=b") {
 			t.Fatalf("no announcement:\n%s", out.String())
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	pw.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+		pw.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
 )
 
@@ -44,23 +45,7 @@ func (r *recorder) got() []string {
 	return append([]string(nil), r.events...)
 }
 
-// syncBuffer is an output stream safe to read while Run writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// gemkittest.Output is an output stream safe to read while Run writes it.
 
 const promptText = "edit [e]? "
 
@@ -69,7 +54,7 @@ type session struct {
 	t    *testing.T
 	f    *Frontend
 	in   *io.PipeWriter
-	out  *syncBuffer
+	out  *gemkittest.Output
 	ev   *recorder
 	done chan error
 }
@@ -84,7 +69,7 @@ func start(t *testing.T, opts Options) *session {
 func startAfter(t *testing.T, opts Options, before func(*Frontend)) *session {
 	t.Helper()
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := &gemkittest.Output{}
 	opts.In, opts.Out = pr, out
 	if opts.TempDir == "" {
 		opts.TempDir = t.TempDir()
@@ -104,13 +89,7 @@ func startAfter(t *testing.T, opts Options, before func(*Frontend)) *session {
 // waitOut waits until the output satisfies ok.
 func (s *session) waitOut(what string, ok func(string) bool) {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok(s.out.String()) {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %s; output:\n%s", what, s.out.String())
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	s.out.WaitFor(s.t, what, ok)
 }
 
 func (s *session) waitPrompts(n int) {

@@ -127,8 +127,8 @@ func (e *ConsentError) Error() string {
 	if e.Declined {
 		return fmt.Sprintf("you declined to let extension %s run with these permissions: %s", e.Extension, strings.Join(e.Lines, "; "))
 	}
-	return fmt.Sprintf("extension %s needs your consent before its tools run (it may: %s), and there is no terminal to ask on; "+
-		"run `gemkit extensions run --consent %s ...` to agree, or run it once in a terminal", e.Extension, strings.Join(e.Lines, "; "), e.Extension)
+	return fmt.Sprintf("extension %s needs your consent before its tools run (it may: %s), and there is no terminal to ask on",
+		e.Extension, strings.Join(e.Lines, "; "))
 }
 
 func (r *Runner) environ() []string {

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// The libraries say why a run is refused; the command adds which of its
+// flags answers the refusal, and keeps the error's type for callers.
+func TestRunHintNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	unenforceable := &sandbox.UnenforceableError{Reasons: []string{"Landlock is not available"}}
+	noTerminal := &toolrun.ConsentError{Extension: "demo", Lines: []string{"read files in your workspace"}}
+	declined := &toolrun.ConsentError{Extension: "demo", Declined: true}
+	other := errors.New("tool demo failed")
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"unenforceable", fmt.Errorf("run: %w", unenforceable),
+			"run: this machine cannot enforce the extension's permissions: Landlock is not available; refusing to run; pass --allow-unconfined to run anyway with the listed protections missing"},
+		{"no terminal to ask", noTerminal,
+			"extension demo needs your consent before its tools run (it may: read files in your workspace), and there is no terminal to ask on; run `gemkit extensions run --consent demo ...` to agree, or run it once in a terminal"},
+		{"declined", declined, declined.Error()},
+		{"other", other, "tool demo failed"},
+	}
+	for _, tt := range tests {
+		got := withRunHint(tt.err)
+		if got.Error() != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+		if !errors.Is(got, tt.err) {
+			t.Errorf("%s: the hint lost the error it wraps", tt.name)
+		}
+	}
+}
