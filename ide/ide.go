@@ -1,13 +1,17 @@
 // Package ide holds the Gemini CLI IDE-mode protocol shared by both ends of
 // the connection: the wire types, the method and tool names, the limits the
 // real client applies, and the environment variables that tie a terminal to
-// its editor.
+// its editor. "The real client" is the Gemini CLI's IdeClient and "the
+// official companion" its VS Code extension, at the version gemkit pins
+// (interop/package.json); each comment names the upstream file it follows,
+// and docs/architecture.md lists them all for a version bump.
 //
 // A companion (the server an editor runs) and a client (the CLI side) both
 // import this package, so a value written by one is read by the other with
 // the same meaning. Optional fields are pointers or carry `omitempty`,
 // because the real client treats a JSON null as a schema violation and
-// disconnects.
+// disconnects (the zod schemas of gemini-cli 0.61.0
+// packages/core/src/ide/types.ts).
 package ide
 
 import "time"
@@ -28,12 +32,15 @@ const (
 	MethodDiffClosed = "ide/diffClosed"
 )
 
-// ServerName is the MCP server name the official companion reports; ours
+// ServerName is the MCP server name the official companion reports
+// (gemini-cli 0.61.0 packages/vscode-ide-companion/src/ide-server.ts); ours
 // reports the same so that clients keyed on it behave identically.
 const ServerName = "gemini-cli-companion-mcp-server"
 
-// Limits the real client enforces when it normalises a context update, and
-// that a companion applies before sending so that nothing is cut twice.
+// Limits the real client enforces when it normalises a context update
+// (gemini-cli 0.61.0 packages/core/src/ide/constants.ts, used by
+// IdeContextStore.set in packages/core/src/ide/ideContext.ts), and that a
+// companion applies before sending so that nothing is cut twice.
 const (
 	// MaxOpenFiles is the number of most recent files kept in a context.
 	MaxOpenFiles = 10
@@ -46,11 +53,15 @@ const (
 	ContextDebounce = 50 * time.Millisecond
 	// MaxRequestBody bounds every HTTP request body a companion reads.
 	MaxRequestBody = 10 << 20
-	// DiffTimeout is how long the real client waits for a diff's outcome.
+	// DiffTimeout is how long the real client waits for a diff's outcome
+	// (IDE_REQUEST_TIMEOUT_MS in gemini-cli 0.61.0
+	// packages/core/src/ide/constants.ts).
 	DiffTimeout = 10 * time.Minute
 )
 
-// ProtocolVersion is the MCP protocol version the real client negotiates.
+// ProtocolVersion is the MCP protocol version the real client negotiates:
+// LATEST_PROTOCOL_VERSION of the @modelcontextprotocol/sdk that gemini-cli
+// 0.61.0 packages/core/src/ide/ide-client.ts connects with.
 const ProtocolVersion = "2025-06-18"
 
 // Environment variables a companion sets in its editor's terminals and a
@@ -96,8 +107,9 @@ type Cursor struct {
 type File struct {
 	// Path is absolute.
 	Path string `json:"path"`
-	// Timestamp is when the file was last focused, in milliseconds since
-	// the Unix epoch, as the official companion sends it.
+	// Timestamp is when the file was last focused, in milliseconds since the
+	// Unix epoch, as the official companion sends it (gemini-cli 0.61.0
+	// packages/vscode-ide-companion/src/open-files-manager.ts).
 	Timestamp int64 `json:"timestamp"`
 	// IsActive is set only on the focused file.
 	IsActive     bool    `json:"isActive,omitempty"`
@@ -131,8 +143,9 @@ type CloseDiffRequest struct {
 }
 
 // CloseDiffResult is the JSON carried in the text block of a closeDiff
-// result. Content is nil when no diff was open for the file; it is then
-// left out ({}), as the official companion does, rather than sent as null.
+// result. Content is nil when no diff was open for the file; it is then left
+// out ({}), as the official companion does (closeDiff in gemini-cli 0.61.0
+// packages/vscode-ide-companion/src/ide-server.ts), rather than sent as null.
 type CloseDiffResult struct {
 	Content *string `json:"content,omitempty"`
 }
@@ -149,7 +162,8 @@ type DiffRejected struct {
 }
 
 // IDEInfo names the editor in a discovery file. Without it the real client
-// refuses to connect from a terminal it does not recognise.
+// refuses to connect from a terminal it does not recognise (detectIde in
+// gemini-cli 0.61.0 packages/core/src/ide/detect-ide.ts).
 type IDEInfo struct {
 	Name        string `json:"name"`
 	DisplayName string `json:"displayName"`

@@ -1,8 +1,9 @@
 // Command client measures gemkit's Go client of the IDE companion side by
-// side with the real Gemini CLI's client code (IdeClient and its helpers
-// from @google/gemini-cli-core, run by bench/client/realcli.mjs), in the
-// same run, against the same companion (`gemkit ide serve --editor stdio`)
-// and the same discovery directory holding many discovery files.
+// side with the real Gemini CLI's client code (IdeClient and its helpers from
+// @google/gemini-cli-core 0.61.0: packages/core/src/ide/ide-client.ts and
+// ide-connection-utils.ts, run by bench/client/realcli.mjs), in the same run,
+// against the same companion (`gemkit ide serve --editor stdio`) and the same
+// discovery directory holding many discovery files.
 //
 //	go run ./bench/client            # 200 files, 200 chooses, 30 connects
 //	go run ./bench/client -quick     # a few iterations, to check it works

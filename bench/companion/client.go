@@ -32,12 +32,13 @@ type diffEvent struct {
 	filePath string
 }
 
-// mcpClient is the harness's MCP client: the least a Streamable HTTP
-// client does to talk to a companion the way the real Gemini CLI does
-// (protocol 2025-06-18, initialize, the GET event stream, tools/call),
-// and nothing more. It is written for measurement: a notification is
-// stamped as soon as its event has been read off the socket, before it is
-// decoded, so that the client's own work counts against neither server.
+// mcpClient is the harness's MCP client: the least a Streamable HTTP client
+// does to talk to a companion the way the real Gemini CLI does (IdeClient in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts: protocol 2025-06-18,
+// initialize, the GET event stream, tools/call), and nothing more. It is
+// written for measurement: a notification is stamped as soon as its event has
+// been read off the socket, before it is decoded, so that the client's own
+// work counts against neither server.
 type mcpClient struct {
 	url   string
 	token string

@@ -156,7 +156,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		strings.Join(cfg.servers, " and "), numCPU(), ide.ContextDebounce, cfg.diffs, cfg.contexts,
 		cfg.loadDebounce, cfg.loadDiffs, cfg.updates, cfg.starts)
 
-	// The timed phases, at the debounce the real CLI sees.
+	// The timed phases, at the debounce the real CLI sees (the official
+	// companion's 50 ms, gemini-cli 0.61.0
+	// packages/vscode-ide-companion/src/open-files-manager.ts).
 	err = withServers(ctx, specs, workspace, func(all []*live) error {
 		for i, l := range all {
 			results[i].idleKB = l.idleKB

@@ -1,7 +1,10 @@
 // Package client is the CLI side of Gemini CLI's IDE mode: it finds the
-// editor a terminal runs in, chooses its companion's discovery file with
-// the real CLI's rules, connects over MCP (Streamable HTTP or stdio), keeps
-// the editor's context and drives diffs in the editor.
+// editor a terminal runs in, chooses its companion's discovery file with the
+// real CLI's rules, connects over MCP (Streamable HTTP or stdio), keeps the
+// editor's context and drives diffs in the editor. It follows IdeClient in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts and the helpers next
+// to it (ide-connection-utils.ts, process-utils.ts, detect-ide.ts,
+// ideContext.ts); "the real client" in this package's comments is that code.
 //
 // It works with any companion (ours, the official VS Code one, a JetBrains
 // one). The MCP SDK it uses stays inside the package.
@@ -26,7 +29,9 @@ import (
 	"github.com/gemkit/gemkit/ide"
 )
 
-// Status is the connection status, named as the real client names it.
+// Status is the connection status, named as the real client names it
+// (IDEConnectionStatus in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts).
 type Status string
 
 // The connection statuses.
@@ -94,7 +99,7 @@ type Client struct {
 	onClose  func() // releases the transport's own resources
 	observe  func(method string, params json.RawMessage)
 
-	diffSem     chan struct{} // one diff at a time, as in the real client
+	diffSem     chan struct{} // one diff at a time, as in the real client (acquireMutex)
 	diffTimeout time.Duration
 
 	mu         sync.Mutex
@@ -146,9 +151,10 @@ func newClient(ep Endpoint, o Options) *Client {
 	return c
 }
 
-// start initialises the MCP session on the client's already started
-// mcp-go client (set before, so that nothing races on it) and lists the
-// tools, as the real client does right after connecting.
+// start initialises the MCP session on the client's already started mcp-go
+// client (set before, so that nothing races on it) and lists the tools, as
+// the real client does right after connecting (discoverTools in gemini-cli
+// 0.61.0 packages/core/src/ide/ide-client.ts).
 func (c *Client) start(ctx context.Context, clientName, version string) error {
 	mc := c.mc
 	c.setState(Connecting, "")
@@ -161,7 +167,8 @@ func (c *Client) start(ctx context.Context, clientName, version string) error {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	c.server = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version, ProtocolVersion: res.ProtocolVersion, SessionID: mc.GetSessionId()}
-	// Like the real client, a failing tools/list only disables diffing.
+	// Like the real client (discoverTools in ide-client.ts), a failing
+	// tools/list only disables diffing.
 	if lt, err := mc.ListTools(ctx, mcp.ListToolsRequest{}); err == nil {
 		for _, t := range lt.Tools {
 			schema, _ := json.Marshal(t.InputSchema)
@@ -186,8 +193,9 @@ func (c *Client) Server() ServerInfo { return c.server }
 // Tools are the tools the companion listed at connect.
 func (c *Client) Tools() []Tool { return append([]Tool(nil), c.tools...) }
 
-// DiffingEnabled reports, like the real client, whether the client is
-// connected and the companion lists both openDiff and closeDiff.
+// DiffingEnabled reports, like the real client (isDiffingEnabled in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts), whether the client
+// is connected and the companion lists both openDiff and closeDiff.
 func (c *Client) DiffingEnabled() bool {
 	if c.State().Status != Connected {
 		return false
@@ -263,8 +271,9 @@ func (c *Client) OnContext(fn func(*ide.Context)) (remove func()) {
 	return subscribe(c, c.ctxSubs, fn)
 }
 
-// OnTrustChange calls fn whenever an update carries
-// workspaceState.isTrusted, as the real client's trust listeners.
+// OnTrustChange calls fn whenever an update carries workspaceState.isTrusted,
+// as the real client's trust listeners (addTrustChangeListener in gemini-cli
+// 0.61.0 packages/core/src/ide/ide-client.ts).
 func (c *Client) OnTrustChange(fn func(bool)) (remove func()) {
 	return subscribe(c, c.trustSubs, fn)
 }
@@ -347,7 +356,8 @@ func (c *Client) doneError() error {
 	return ErrDisconnected
 }
 
-// lost marks the connection lost, with the real client's words.
+// lost marks the connection lost, with the real client's words (setState in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts).
 func (c *Client) lost(err error) {
 	c.mu.Lock()
 	if c.isDone() {
@@ -456,12 +466,13 @@ func (c *Client) resolve(filePath string, o DiffOutcome) {
 	ch <- o
 }
 
-// OpenDiff shows newContent against filePath in the editor and waits for
-// the person's answer: accepted (with the final text, edits included) or
-// rejected. Diffs run one at a time, as in the real client. It gives up
-// after Options.DiffTimeout (ide.DiffTimeout by default), when ctx ends or
-// when the connection is lost; it then closes the diff in the editor, best
-// effort, before the next diff may start.
+// OpenDiff shows newContent against filePath in the editor and waits for the
+// person's answer: accepted (with the final text, edits included) or
+// rejected. Diffs run one at a time, as in the real client (acquireMutex in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts). It gives up after
+// Options.DiffTimeout (ide.DiffTimeout by default), when ctx ends or when the
+// connection is lost; it then closes the diff in the editor, best effort,
+// before the next diff may start.
 func (c *Client) OpenDiff(ctx context.Context, filePath, newContent string) (DiffOutcome, error) {
 	d, err := c.StartDiff(ctx, filePath, newContent)
 	if err != nil {
@@ -622,10 +633,11 @@ func (c *Client) closeDiffText(ctx context.Context, req ide.CloseDiffRequest) (*
 	return firstText(res), nil
 }
 
-// ParseCloseDiffText reads the text block of a closeDiff result the way
-// the real client does: JSON whose "content" is the text (ok) or null or
-// absent (not ok). Anything else is an error here, where the real client
-// only logs it.
+// ParseCloseDiffText reads the text block of a closeDiff result the way the
+// real client does (IdeClient.closeDiff in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts): JSON whose "content" is the text (ok)
+// or null or absent (not ok). Anything else is an error here, where the real
+// client only logs it.
 func ParseCloseDiffText(text *string) (content string, ok bool, err error) {
 	if text == nil || *text == "" {
 		return "", false, nil
@@ -644,14 +656,15 @@ func ParseCloseDiffText(text *string) (content string, ok bool, err error) {
 	return content, true, nil
 }
 
-// ResolveDiffFromCLI ends the pending diff of filePath from the CLI side,
-// as the real client does when the person answers in the terminal: it
-// closes the diff in the editor and resolves the waiting OpenDiff with
-// outcome accepted (with the editor's text) or rejected. The diff stops
-// being pending before closeDiff is sent, and closeDiff carries the
-// deprecated suppressNotification as the real client's does, so that a
-// companion that still announces the close cannot turn the person's
-// answer into its own.
+// ResolveDiffFromCLI ends the pending diff of filePath from the CLI side, as
+// the real client does when the person answers in the terminal
+// (resolveDiffFromCli in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts): it closes the diff in the editor and
+// resolves the waiting OpenDiff with outcome accepted (with the editor's
+// text) or rejected. The diff stops being pending before closeDiff is sent,
+// and closeDiff carries the deprecated suppressNotification as the real
+// client's does, so that a companion that still announces the close cannot
+// turn the person's answer into its own.
 func (c *Client) ResolveDiffFromCLI(ctx context.Context, filePath string, accept bool) error {
 	c.mu.Lock()
 	ch, pending := c.pending[filePath]
@@ -672,9 +685,10 @@ func (c *Client) ResolveDiffFromCLI(ctx context.Context, filePath string, accept
 	return err
 }
 
-// Close ends the connection: like the real client it first closes every
-// pending diff in the editor; waiting OpenDiff calls return ErrClosed
-// (never an outcome a companion might announce for those closes).
+// Close ends the connection: like the real client (disconnect in gemini-cli
+// 0.61.0 packages/core/src/ide/ide-client.ts) it first closes every pending
+// diff in the editor; waiting OpenDiff calls return ErrClosed (never an
+// outcome a companion might announce for those closes).
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.isDone() {

@@ -54,8 +54,10 @@ func (e Endpoint) String() string {
 	return fmt.Sprintf("%s (%s)", e.URL(), e.Source)
 }
 
-// Options configure Discover, Connect and Dial. The zero value behaves
-// like the real CLI started in this process's directory and environment.
+// Options configure Discover, Connect and Dial. The zero value behaves like
+// the real CLI (IdeClient.connect in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts) started in this process's directory
+// and environment.
 type Options struct {
 	// Cwd is the CLI's directory; "" means os.Getwd().
 	Cwd string
@@ -72,8 +74,9 @@ type Options struct {
 	// Lookup reads processes for the walk; nil means the platform's way.
 	Lookup discovery.ProcessLookup
 	// Host overrides the host HTTP endpoints are dialled on; "" means the
-	// real CLI's rule (127.0.0.1, or host.docker.internal inside a
-	// container that is neither an SSH session nor a devcontainer).
+	// real CLI's rule (getIdeServerHost in ide-connection-utils.ts:
+	// 127.0.0.1, or host.docker.internal inside a container that is neither
+	// an SSH session nor a devcontainer).
 	Host string
 	// InContainer overrides the container check (/.dockerenv,
 	// /run/.containerenv).
@@ -88,7 +91,9 @@ type Options struct {
 	// acts on it (for checks and debugging).
 	Observe func(method string, params json.RawMessage)
 	// DiffTimeout bounds each diff, from openDiff to the answer; 0 means
-	// ide.DiffTimeout (10 minutes), the real client's request timeout.
+	// ide.DiffTimeout (10 minutes), the real client's request timeout
+	// (IDE_REQUEST_TIMEOUT_MS in gemini-cli 0.61.0
+	// packages/core/src/ide/constants.ts).
 	DiffTimeout time.Duration
 }
 
@@ -127,7 +132,9 @@ func inContainer() bool {
 	return false
 }
 
-// ServerHost is the host the real CLI dials for an HTTP companion.
+// ServerHost is the host the real CLI dials for an HTTP companion
+// (getIdeServerHost in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts).
 func ServerHost(getenv func(string) string, container bool) string {
 	if container && getenv("SSH_CONNECTION") == "" && getenv("VSCODE_REMOTE_CONTAINERS_SESSION") == "" && getenv("REMOTE_CONTAINERS") == "" {
 		return "host.docker.internal"
@@ -135,17 +142,18 @@ func ServerHost(getenv func(string) string, container bool) string {
 	return "127.0.0.1"
 }
 
-// Plan is everything the real CLI decides before it dials: the editor
-// process, the discovery file, which editor it believes it runs in, the
-// token and workspace with their sources, the workspace verdict and the
-// endpoints in the order they are tried.
+// Plan is everything the real CLI decides before it dials (IdeClient.connect
+// in gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts): the editor
+// process, the discovery file, which editor it believes it runs in, the token
+// and workspace with their sources, the workspace verdict and the endpoints
+// in the order they are tried.
 type Plan struct {
 	Process discovery.IDEProcess `json:"process"`
 	Choice  *discovery.Choice    `json:"-"`
 	// ChoiceErr is set when the discovery directory could not be read.
 	ChoiceErr error             `json:"-"`
 	Config    *discovery.Config `json:"-"`
-	// IDE is nil when the real CLI would refuse (no ideInfo and a
+	// IDE is nil when the real CLI would refuse (detectIde: no ideInfo and a
 	// terminal it does not recognise).
 	IDE             *ide.IDEInfo `json:"ide,omitempty"`
 	AuthToken       string       `json:"-"`
@@ -160,7 +168,9 @@ type Plan struct {
 	Cwd       string     `json:"cwd"`
 }
 
-// Discover makes the real CLI's decisions without connecting.
+// Discover makes the real CLI's decisions without connecting (the part of
+// IdeClient.connect in gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts
+// before it dials).
 func Discover(ctx context.Context, o Options) (*Plan, error) {
 	o.defaults()
 	if o.Cwd == "" {
@@ -236,7 +246,9 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 }
 
 // ConnectError says why Connect failed, with the message the real CLI
-// shows in Message and every endpoint's own failure in Attempts.
+// (IdeClient.connect in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts) shows in Message and every endpoint's
+// own failure in Attempts.
 type ConnectError struct {
 	Message  string
 	Attempts []Attempt
@@ -250,7 +262,8 @@ type Attempt struct {
 
 func (e *ConnectError) Error() string { return e.Message }
 
-// Connect does what the real CLI does on /ide enable: Discover, refuse
+// Connect does what the real CLI does on /ide enable (IdeClient.connect in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts): Discover, refuse
 // when it cannot tell the editor or the cwd is outside the workspace, then
 // try each endpoint in order until one connects.
 func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {
@@ -406,7 +419,10 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	}
 	c := newClient(ep, o)
 	base := &http.Transport{
-		Proxy:           nil, // the real CLI bypasses proxies for the companion
+		// The real CLI bypasses proxies for the companion
+		// (createProxyAwareFetch in gemini-cli 0.61.0
+		// packages/core/src/ide/ide-connection-utils.ts).
+		Proxy:           nil,
 		DialContext:     (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConns:    4,
 		IdleConnTimeout: 90 * time.Second,

@@ -6,13 +6,14 @@ import (
 	"github.com/gemkit/gemkit/ide"
 )
 
-// NormalizeContext applies the real client's normalisation to a context
-// update, on a copy: open files sorted by timestamp, newest first (stable
-// for equal timestamps); only the newest file may be active, and when it
-// is not, none is; every other file loses its cursor and selection; the
-// active file's selection is cut to ide.MaxSelectedTextLength UTF-16 code
-// units with ide.TruncatedSuffix appended; at most ide.MaxOpenFiles files
-// are kept.
+// NormalizeContext applies the real client's normalisation
+// (IdeContextStore.set in gemini-cli 0.61.0
+// packages/core/src/ide/ideContext.ts) to a context update, on a copy: open
+// files sorted by timestamp, newest first (stable for equal timestamps); only
+// the newest file may be active, and when it is not, none is; every other
+// file loses its cursor and selection; the active file's selection is cut to
+// ide.MaxSelectedTextLength UTF-16 code units with ide.TruncatedSuffix
+// appended; at most ide.MaxOpenFiles files are kept.
 func NormalizeContext(in ide.Context) ide.Context {
 	if in.WorkspaceState == nil {
 		return in

@@ -6,7 +6,8 @@ import (
 	"github.com/gemkit/gemkit/ide"
 )
 
-// Known editors, by the names the real client uses for them.
+// Known editors, by the names the real client uses for them (IDE_DEFINITIONS
+// in gemini-cli 0.61.0 packages/core/src/ide/detect-ide.ts).
 var (
 	ideVSCode      = ide.IDEInfo{Name: "vscode", DisplayName: "VS Code"}
 	ideVSCodeFork  = ide.IDEInfo{Name: "vscodefork", DisplayName: "IDE"}
@@ -27,17 +28,19 @@ var (
 	}
 )
 
-// ErrUnsupportedEnvironment is the real client's refusal when it cannot
+// ErrUnsupportedEnvironment is the real client's refusal (IdeClient.connect
+// in gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts) when it cannot
 // tell which editor it runs in: the discovery file has no ideInfo and the
 // terminal is not one it recognises.
 const ErrUnsupportedEnvironment = "IDE integration is not supported in your current environment. To use this feature, run Gemini CLI in one of these supported IDEs: Antigravity, VS Code, or VS Code forks."
 
 // DetectIDE decides which editor the CLI runs in, with the real client's
-// rules: a discovery file's ideInfo with both names wins; otherwise only
-// the terminals it supports (TERM_PROGRAM vscode, sublime or Zed,
-// ZED_SESSION_ID, XCODE_VERSION_ACTUAL, a JetBrains TERMINAL_EMULATOR)
-// are recognised, and nil means the real client refuses to connect.
-// ideCommand is the editor process's command line.
+// rules (detectIde in gemini-cli 0.61.0 packages/core/src/ide/detect-ide.ts):
+// a discovery file's ideInfo with both names wins; otherwise only the
+// terminals it supports (TERM_PROGRAM vscode, sublime or Zed, ZED_SESSION_ID,
+// XCODE_VERSION_ACTUAL, a JetBrains TERMINAL_EMULATOR) are recognised, and
+// nil means the real client refuses to connect. ideCommand is the editor
+// process's command line.
 func DetectIDE(fromFile *ide.IDEInfo, ideCommand string, getenv func(string) string) *ide.IDEInfo {
 	if fromFile != nil && fromFile.Name != "" && fromFile.DisplayName != "" {
 		info := *fromFile
@@ -68,7 +71,9 @@ func DetectIDE(fromFile *ide.IDEInfo, ideCommand string, getenv func(string) str
 	return &info
 }
 
-// ideFromEnv is the real client's environment sniffing, in its order.
+// ideFromEnv is the real client's environment sniffing, in its order
+// (detectIdeFromEnv in gemini-cli 0.61.0
+// packages/core/src/ide/detect-ide.ts).
 func ideFromEnv(getenv func(string) string, jetbrains bool) ide.IDEInfo {
 	switch {
 	case getenv("ANTIGRAVITY_CLI_ALIAS") != "":

@@ -200,7 +200,8 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 	doctorOtherFiles(st, p, add)
 	if p.Config == nil && len(p.Endpoints) == 0 {
 		// Nothing to connect to: say so first, in place of the real CLI's
-		// words for this case, which blame the terminal.
+		// words for this case (IdeClient.connect in ide-client.ts), which
+		// blame the terminal.
 		const fix = "start the IDE companion in your editor (the Gemini CLI Companion extension in VS Code, or `gemkit ide serve`); the editor and the CLI must run as the same user with the same TMPDIR"
 		switch {
 		case errors.Is(p.ChoiceErr, fs.ErrNotExist):

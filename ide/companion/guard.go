@@ -20,9 +20,10 @@ import (
 )
 
 // guard checks every request before any route sees it, in the order the
-// official companion does: a browser (any Origin header) is refused, then
-// a foreign Host (DNS rebinding), then a missing or wrong bearer token.
-// Request bodies are bounded by ide.MaxRequestBody.
+// official companion does (gemini-cli 0.61.0
+// packages/vscode-ide-companion/src/ide-server.ts): a browser (any Origin
+// header) is refused, then a foreign Host (DNS rebinding), then a missing or
+// wrong bearer token. Request bodies are bounded by ide.MaxRequestBody.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Header["Origin"]; ok {

@@ -19,10 +19,10 @@ import (
 // mcpEndpoint serves /mcp. mcp-go handles the MCP messages (initialize,
 // tools/list, tools/call, ping); this wrapper owns what mcp-go leaves weak
 // for this use: strict session checks (400 with JSON-RPC -32000 for an
-// unknown or missing session, as the official companion answers), session
-// expiry (the real client never sends DELETE), and delivery of our
-// notifications on each session's GET stream, with the current context on
-// the first one.
+// unknown or missing session, as the official companion answers in gemini-cli
+// 0.61.0 packages/vscode-ide-companion/src/ide-server.ts), session expiry
+// (the real client never sends DELETE), and delivery of our notifications on
+// each session's GET stream, with the current context on the first one.
 type mcpEndpoint struct {
 	srv  *Server
 	mcp  *server.MCPServer

@@ -60,11 +60,13 @@ type Config struct {
 	// EditorTimeout bounds each call to the Editor; default 30 s. A call
 	// that runs out turns into an isError tool result.
 	EditorTimeout time.Duration
-	// PingInterval is how often each open event stream gets a ping;
-	// default 60 s, as the official companion does.
+	// PingInterval is how often each open event stream gets a ping; default
+	// 60 s, as the official companion does (gemini-cli 0.61.0
+	// packages/vscode-ide-companion/src/ide-server.ts).
 	PingInterval time.Duration
-	// SessionIdleTTL is how long a session with no open event stream and
-	// no request in flight is kept; default 2 minutes. The real client
+	// SessionIdleTTL is how long a session with no open event stream and no
+	// request in flight is kept; default 2 minutes. The real client
+	// (IdeClient in gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts)
 	// never ends its sessions, so they must expire.
 	SessionIdleTTL time.Duration
 	// Debounce is how long editor events settle before one context update

@@ -19,8 +19,9 @@ import (
 // and about to expire).
 const maxQueued = 1024
 
-// pingMessage is the keep-alive the official companion sends: a
-// notification without an id, which clients ignore.
+// pingMessage is the keep-alive the official companion sends (gemini-cli
+// 0.61.0 packages/vscode-ide-companion/src/ide-server.ts): a notification
+// without an id, which clients ignore.
 var pingMessage = []byte(`{"jsonrpc":"2.0","method":"ping"}`)
 
 // sessionRegistry holds the MCP sessions and delivers notifications to
@@ -57,7 +58,8 @@ func newSessionRegistry(srv *Server) *sessionRegistry {
 }
 
 // newSessionID makes a random UUID (version 4), as the official companion
-// uses.
+// (gemini-cli 0.61.0 packages/vscode-ide-companion/src/ide-server.ts,
+// sessionIdGenerator) uses.
 func newSessionID() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

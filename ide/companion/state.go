@@ -11,9 +11,10 @@ import (
 )
 
 // openFiles keeps the editor's open files the way the official companion
-// does: newest first, at most ide.MaxOpenFiles, only the first one active
-// and carrying a cursor and selection. Every change schedules one context
-// update after the debounce.
+// (gemini-cli 0.61.0 packages/vscode-ide-companion/src/open-files-manager.ts)
+// does: newest first, at most ide.MaxOpenFiles, only the first one active and
+// carrying a cursor and selection. Every change schedules one context update
+// after the debounce.
 type openFiles struct {
 	debounce time.Duration
 	emit     func()
@@ -194,9 +195,12 @@ func (o *openFiles) context(trusted *bool) ide.Context {
 
 // truncateSelection cuts s after ide.MaxSelectedTextLength characters,
 // counted in UTF-16 code units as the client's JavaScript counts them, and
-// marks the cut the way the client does (as the official companion also
-// cuts): far less to send, and the client's own cut of the result yields
-// the same text. A surrogate pair is never split.
+// marks the cut the way the client does (IdeContextStore.set in gemini-cli
+// 0.61.0 packages/core/src/ide/ideContext.ts; the official companion also
+// cuts, gemini-cli 0.61.0
+// packages/vscode-ide-companion/src/open-files-manager.ts): far less to send,
+// and the client's own cut of the result yields the same text. A surrogate
+// pair is never split.
 func truncateSelection(s string) string {
 	if len(s) <= ide.MaxSelectedTextLength {
 		return s // at most that many bytes, so at most that many code units

@@ -1,7 +1,10 @@
-// Package conformance checks that a Gemini CLI IDE companion works with
-// the real CLI: its discovery file, its HTTP guard (token, Host, Origin),
-// its MCP session, tools and notifications, and its diff tools. Each check
-// passes or fails with a reason a companion's author can act on.
+// Package conformance checks that a Gemini CLI IDE companion works with the
+// real CLI (IdeClient in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts and the official companion's gemini-cli
+// 0.61.0 packages/vscode-ide-companion/src/ide-server.ts): its discovery
+// file, its HTTP guard (token, Host, Origin), its MCP session, tools and
+// notifications, and its diff tools. Each check passes or fails with a reason
+// a companion's author can act on.
 package conformance
 
 import (
@@ -308,7 +311,8 @@ func readMessage(resp *http.Response) (json.RawMessage, error) {
 }
 
 func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
-	// No proxy (the real CLI bypasses them for the companion) and no idle
+	// No proxy (the real CLI bypasses them for the companion:
+	// createProxyAwareFetch in ide-connection-utils.ts) and no idle
 	// connections left behind once the checks are done.
 	h := rawHTTP{url: ep.URL(), token: ep.Token, hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}}
 	status := func(hdr map[string]string) (int, error) {
@@ -343,7 +347,8 @@ func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
 	expect("http.host", "A request for a foreign Host is refused", h.auth(map[string]string{"Host": fmt.Sprintf("evil.example:%d", ep.Port)}), 403,
 		"DNS rebinding could reach the companion")
 
-	// initialize, exactly as the real client sends it.
+	// initialize, exactly as the real client sends it (the MCP SDK's
+	// Client.connect, called by IdeClient in ide-client.ts).
 	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	resp, err := h.do(ictx, http.MethodPost, initializeBody(1), h.auth(nil))
@@ -444,7 +449,8 @@ func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
 		}
 	}
 
-	// The GET stream: the real CLI expects the current context first.
+	// The GET stream: the real CLI expects the current context first
+	// (registerClientHandlers in ide-client.ts).
 	checkStream(ctx, r, h, sess)
 }
 

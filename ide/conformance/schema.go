@@ -6,11 +6,11 @@ import (
 	"sort"
 )
 
-// ContextProblems lists the ways the params of an ide/contextUpdate break
-// the real client's schema. The real client's schema rejects null for
-// every optional field, and a rejected notification flips it to
-// "disconnected" while the HTTP connection stays up, so each problem here
-// is one that breaks a real CLI.
+// ContextProblems lists the ways the params of an ide/contextUpdate break the
+// real client's schema (gemini-cli 0.61.0 packages/core/src/ide/types.ts).
+// The real client's schema rejects null for every optional field, and a
+// rejected notification flips it to "disconnected" while the HTTP connection
+// stays up, so each problem here is one that breaks a real CLI.
 func ContextProblems(params json.RawMessage) []string {
 	var p []string
 	var top map[string]json.RawMessage
@@ -61,7 +61,9 @@ func ContextProblems(params json.RawMessage) []string {
 }
 
 // DiffNotificationProblems checks ide/diffAccepted (withContent) or
-// ide/diffRejected params against the real client's schema.
+// ide/diffRejected params against the real client's schema
+// (IdeDiffAcceptedNotificationSchema and IdeDiffRejectedNotificationSchema in
+// gemini-cli 0.61.0 packages/core/src/ide/types.ts).
 func DiffNotificationProblems(params json.RawMessage, withContent bool) []string {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(params, &m) != nil || m == nil {

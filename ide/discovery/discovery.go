@@ -26,15 +26,18 @@ func FileName(pid, port int) string {
 }
 
 // LegacyFileName is the older name, without the port, that the real client
-// still tries first.
+// still tries first (getConnectionConfigFromFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts).
 func LegacyFileName(pid int) string {
 	return fmt.Sprintf("%s%d%s", ide.DiscoveryFilePrefix, pid, ide.DiscoveryFileSuffix)
 }
 
 var namePattern = regexp.MustCompile(`^gemini-ide-server-(\d+)-(\d+)\.json$`)
 
-// ParseFileName returns the pid and port a discovery file's name carries,
-// or ok false when name does not follow the pattern the real client reads.
+// ParseFileName returns the pid and port a discovery file's name carries, or
+// ok false when name does not follow the pattern the real client reads
+// (getConnectionConfigFromFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts).
 func ParseFileName(name string) (pid, port int, ok bool) {
 	m := namePattern.FindStringSubmatch(name)
 	if m == nil {

@@ -16,10 +16,12 @@ import (
 	"github.com/gemkit/gemkit/ide"
 )
 
-// Config is a discovery file read the way the real client reads it:
-// leniently, any JSON object is a config, and each field is taken only when
-// it has a usable type. Absent fields stay nil so that the environment
-// fallbacks apply exactly where the real client applies them.
+// Config is a discovery file read the way the real client reads it
+// (getConnectionConfigFromFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts): leniently, any JSON object
+// is a config, and each field is taken only when it has a usable type. Absent
+// fields stay nil so that the environment fallbacks apply exactly where the
+// real client applies them.
 type Config struct {
 	// Port is the port as the real client would dial it (parseInt of the
 	// value), 0 when absent or unusable; PortText is the value as
@@ -38,7 +40,9 @@ type Config struct {
 }
 
 // ParseConfig reads the content of a discovery file. Like the real client
-// it accepts any JSON object and rejects everything else.
+// (verifyAndReadFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts) it accepts any JSON object
+// and rejects everything else.
 func ParseConfig(data []byte) (*Config, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
@@ -118,12 +122,15 @@ type Candidate struct {
 	Mode  fs.FileMode
 	// PIDMatch: the name's pid is the IDE's; Alive: that pid is running.
 	PIDMatch, Alive bool
-	// Workspace is the result of the real client's workspace check for
-	// this file against the cwd (nil when it holds the cwd).
+	// Workspace is the result of the real client's workspace check
+	// (validateWorkspacePath) for this file against the cwd (nil when it
+	// holds the cwd).
 	Workspace error
 }
 
-// Usable reports whether the real client could read the file.
+// Usable reports whether the real client could read the file
+// (verifyAndReadFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts).
 func (c *Candidate) Usable() bool { return c.Config != nil }
 
 // Choice is the outcome of Choose: every file considered, in the real
@@ -134,8 +141,9 @@ type Choice struct {
 	Cwd    string
 	// Legacy is the legacy file when one exists for IDEPID (used or not).
 	Legacy *Candidate
-	// Candidates are the files matching the name pattern, sorted as the
-	// real client sorts them.
+	// Candidates are the files matching the name pattern, sorted as the real
+	// client sorts them (sortConnectionFiles in gemini-cli 0.61.0
+	// packages/core/src/ide/ide-connection-utils.ts).
 	Candidates []*Candidate
 	// Chosen is nil when no file would be used.
 	Chosen *Candidate
@@ -160,18 +168,22 @@ type ChooseOptions struct {
 	Alive func(pid int) bool
 }
 
-// ErrDirMissing is returned (wrapped) when the discovery directory cannot
-// be read; the real client then falls back to the environment.
+// ErrDirMissing is returned (wrapped) when the discovery directory cannot be
+// read; the real client then falls back to the environment
+// (getConnectionConfigFromFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts).
 var ErrDirMissing = errors.New("the discovery directory cannot be read")
 
-// Choose picks the discovery file the real client would pick for the
-// editor process IDEPID from the directory Dir, with its rules: the legacy
-// file first; otherwise every file matching the name pattern and owned by
-// this uid, sorted by pid match, then alive, then larger pid; of those
-// whose workspace holds the cwd, the only one, or the one whose port is
+// Choose picks the discovery file the real client would pick
+// (getConnectionConfigFromFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts) for the editor process
+// IDEPID from the directory Dir, with its rules: the legacy file first;
+// otherwise every file matching the name pattern and owned by this uid,
+// sorted by pid match, then alive, then larger pid; of those whose workspace
+// holds the cwd, the only one, or the one whose port is
 // GEMINI_CLI_IDE_SERVER_PORT, or the first; when none holds the cwd, the
-// best-sorted readable file (so that the person gets the "Directory
-// mismatch" message naming the editor's folders).
+// best-sorted readable file (so that the person gets the "Directory mismatch"
+// message naming the editor's folders).
 func Choose(o ChooseOptions) (*Choice, error) {
 	if o.Dir == "" {
 		o.Dir = Dir()
@@ -284,8 +296,9 @@ func Choose(o ChooseOptions) (*Choice, error) {
 	return ch, nil
 }
 
-// readCandidate opens, checks the owner of and parses one file, like the
-// real client's verifyAndReadFile (which follows symbolic links).
+// readCandidate opens, checks the owner of and parses one file, like the real
+// client's verifyAndReadFile (which follows symbolic links) in gemini-cli
+// 0.61.0 packages/core/src/ide/ide-connection-utils.ts.
 func readCandidate(dir, name string, uid int) *Candidate {
 	c := &Candidate{Name: name, Path: filepath.Join(dir, name), Owner: -1}
 	// Opened without blocking: anyone may create files in a shared
@@ -309,8 +322,8 @@ func readCandidate(dir, name string, uid int) *Candidate {
 		return c
 	}
 	if !st.Mode().IsRegular() {
-		// The real client cannot parse these either (a directory fails to
-		// read, a device reads as no JSON).
+		// The real client (verifyAndReadFile) cannot parse these either (a
+		// directory fails to read, a device reads as no JSON).
 		c.Err = fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 		return c
 	}
@@ -336,8 +349,10 @@ func (e *OwnerError) Error() string {
 	return fmt.Sprintf("owned by uid %d, not by this user (uid %d); the CLI ignores it", e.Owner, e.UID)
 }
 
-// PIDAlive reports whether pid runs, as the real client's signal-0 probe
-// does: a permission error still means the process exists.
+// PIDAlive reports whether pid runs, as the real client's signal-0 probe does
+// (isPidAlive in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts): a permission error still
+// means the process exists.
 func PIDAlive(pid int) bool {
 	if pid <= 0 {
 		return false
@@ -345,7 +360,9 @@ func PIDAlive(pid int) bool {
 	return pidAlive(pid)
 }
 
-// The three workspace errors the real client shows, with its wording.
+// The three workspace errors the real client shows, with its wording
+// (validateWorkspacePath in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts).
 var (
 	// ErrNoWorkspace: neither the discovery file nor the environment says
 	// which folders the editor has open.
@@ -364,10 +381,12 @@ func (e *MismatchError) Error() string {
 	return "Directory mismatch. Gemini CLI is running in a different location than the open workspace in the IDE. Please run the CLI from one of the following directories: " + strings.Join(e.Folders, ", ")
 }
 
-// ValidateWorkspace is the real client's workspace check: workspacePath
-// (nil when unknown) is split on the OS path list separator, each entry
-// resolved to its real path, and cwd's real path must lie inside one. It
-// returns nil, ErrNoWorkspace, ErrEmptyWorkspace or a *MismatchError.
+// ValidateWorkspace is the real client's workspace check
+// (validateWorkspacePath in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts): workspacePath (nil when
+// unknown) is split on the OS path list separator, each entry resolved to its
+// real path, and cwd's real path must lie inside one. It returns nil,
+// ErrNoWorkspace, ErrEmptyWorkspace or a *MismatchError.
 func ValidateWorkspace(workspacePath *string, cwd string) error {
 	return validateWorkspace(workspacePath, RealPath(cwd))
 }
@@ -381,8 +400,9 @@ func validateWorkspace(workspacePath *string, realCwd string) error {
 	}
 	var folders []string
 	for _, p := range strings.Split(*workspacePath, string(os.PathListSeparator)) {
-		// The real client resolves an empty entry to its own cwd, which
-		// makes "a:" match every directory; that is a bug we do not copy.
+		// The real client (validateWorkspacePath) resolves an empty entry to
+		// its own cwd, which makes "a:" match every directory; that is a bug
+		// we do not copy.
 		if p == "" {
 			continue
 		}

@@ -13,11 +13,11 @@ import (
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
-// RealPath resolves p the way the real client's resolveToRealPath does: a
-// file:// URL becomes a path, percent escapes are decoded (kept as is when
-// malformed), the path is made absolute and its symbolic links resolved;
-// the parts that do not exist are kept as written below the deepest part
-// that does.
+// RealPath resolves p the way the real client's resolveToRealPath (gemini-cli
+// 0.61.0 packages/core/src/utils/paths.ts) does: a file:// URL becomes a
+// path, percent escapes are decoded (kept as is when malformed), the path is
+// made absolute and its symbolic links resolved; the parts that do not exist
+// are kept as written below the deepest part that does.
 func RealPath(p string) string {
 	if strings.HasPrefix(p, "file://") {
 		if u, err := url.Parse(p); err == nil {
@@ -65,7 +65,8 @@ func missing(err error) bool {
 }
 
 // IsSubpath reports whether child is parent or lies below it, comparing
-// case-insensitively on macOS as the real client does.
+// case-insensitively on macOS as the real client's isSubpath does (gemini-cli
+// 0.61.0 packages/core/src/utils/paths.ts).
 func IsSubpath(parent, child string) bool {
 	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
 		parent, child = strings.ToLower(parent), strings.ToLower(child)

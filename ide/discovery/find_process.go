@@ -14,9 +14,10 @@ import (
 // client.
 const MaxTraversalDepth = 32
 
-// Shells are the program names the real client takes for the terminal's
-// shell when it walks up from its own process. A login shell whose argv[0]
-// is "-bash" is not one of them, exactly as in the real client.
+// Shells are the program names the real client (getIdeProcessInfo in
+// gemini-cli 0.61.0 packages/core/src/ide/process-utils.ts) takes for the
+// terminal's shell when it walks up from its own process. A login shell whose
+// argv[0] is "-bash" is not one of them, exactly as in the real client.
 var Shells = []string{"zsh", "bash", "sh", "tcsh", "csh", "ksh", "fish", "dash"}
 
 // IDEProcess is the editor process a CLI believes it runs in; its pid is
@@ -79,7 +80,8 @@ func FindIDEProcess(ctx context.Context, o FindOptions) IDEProcess {
 	return walkUnix(ctx, self, lookup)
 }
 
-// walkUnix is the real client's Unix walk.
+// walkUnix is the real client's Unix walk (getIdeProcessInfoForUnix in
+// gemini-cli 0.61.0 packages/core/src/ide/process-utils.ts).
 func walkUnix(ctx context.Context, self int, lookup ProcessLookup) IDEProcess {
 	cur := self
 	for range MaxTraversalDepth {
@@ -113,8 +115,10 @@ func isShell(name string) bool {
 	return false
 }
 
-// ProgramName is what the real client compares with the shell list: the
-// base name of the command line's first space-separated word.
+// ProgramName is what the real client compares with the shell list
+// (getIdeProcessInfoForUnix in gemini-cli 0.61.0
+// packages/core/src/ide/process-utils.ts): the base name of the command
+// line's first space-separated word.
 func ProgramName(command string) string {
 	first, _, _ := strings.Cut(command, " ")
 	if first == "" {
@@ -124,9 +128,10 @@ func ProgramName(command string) string {
 }
 
 // ParsePSLine parses one line of `ps -o ppid=,command=` output the way the
-// real client does: the first field is the parent pid (1 when it is not a
-// number), the rest is the command. An empty line means the process is
-// gone: 0 and "".
+// real client does (getProcessInfo in gemini-cli 0.61.0
+// packages/core/src/ide/process-utils.ts): the first field is the parent pid
+// (1 when it is not a number), the rest is the command. An empty line means
+// the process is gone: 0 and "".
 func ParsePSLine(out string) (ppid int, command string) {
 	out = strings.TrimSpace(out)
 	if out == "" {
@@ -178,11 +183,13 @@ type WindowsProcess struct {
 	Command   string
 }
 
-// WindowsIDEProcess applies the real client's Windows rule to a snapshot
-// of the process table: walk up from self (at most MaxTraversalDepth
-// entries) until a process whose parent is 0 or absent; the IDE is the
-// ancestor three levels below that root (or the root itself when the
-// chain is shorter). It is a pure function so that it is tested anywhere.
+// WindowsIDEProcess applies the real client's Windows rule
+// (getIdeProcessInfoForWindows in gemini-cli 0.61.0
+// packages/core/src/ide/process-utils.ts) to a snapshot of the process table:
+// walk up from self (at most MaxTraversalDepth entries) until a process whose
+// parent is 0 or absent; the IDE is the ancestor three levels below that root
+// (or the root itself when the chain is shorter). It is a pure function so
+// that it is tested anywhere.
 func WindowsIDEProcess(table map[int]WindowsProcess, self int) IDEProcess {
 	me, ok := table[self]
 	if !ok {
@@ -205,9 +212,11 @@ func WindowsIDEProcess(table map[int]WindowsProcess, self int) IDEProcess {
 	return IDEProcess{PID: t.PID, Command: t.Command, Source: "top"}
 }
 
-// ParseWindowsTable reads the JSON PowerShell prints for
-// Win32_Process (one object or an array of them) into a table keyed by
-// pid. Rows without a numeric ProcessId are skipped, as in the real client.
+// ParseWindowsTable reads the JSON PowerShell prints for Win32_Process (one
+// object or an array of them) into a table keyed by pid. Rows without a
+// numeric ProcessId are skipped, as in the real client
+// (getProcessTableWindows in gemini-cli 0.61.0
+// packages/core/src/ide/process-utils.ts).
 func ParseWindowsTable(out []byte) map[int]WindowsProcess {
 	table := map[int]WindowsProcess{}
 	type row struct {

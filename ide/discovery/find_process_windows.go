@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// windowsTable reads the whole process table once, as the real client
-// does, through PowerShell's Win32_Process.
+// windowsTable reads the whole process table once, as the real client does
+// (getProcessTableWindows in gemini-cli 0.61.0
+// packages/core/src/ide/process-utils.ts), through PowerShell's
+// Win32_Process.
 func windowsTable(ctx context.Context) map[int]WindowsProcess {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -16,8 +16,9 @@ func fileOwner(st fs.FileInfo) int {
 	return -1
 }
 
-// pidAlive is the real client's signal-0 probe, which on Unix is exactly
-// ProcessAlive.
+// pidAlive is the real client's signal-0 probe (isPidAlive in gemini-cli
+// 0.61.0 packages/core/src/ide/ide-connection-utils.ts), which on Unix is
+// exactly ProcessAlive.
 func pidAlive(pid int) bool { return ProcessAlive(pid) }
 
 // openNonBlocking opens path for reading without waiting for a writer when

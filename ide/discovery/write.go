@@ -21,11 +21,12 @@ import (
 // Write stores f as the discovery file of the companion serving the editor
 // process pid on port, in dir (Dir() when dir is empty), and returns its
 // path. The directory is created when missing, with mode 0700: only the
-// user's own clients read it (the real client ignores files of other
-// users), so nobody else needs even the names, which carry pids and ports.
-// The file holds a secret token, so it is written with mode 0600 through a
-// temporary file in the same directory and a rename: a client never reads
-// half a file.
+// user's own clients read it (the real client ignores files of other users:
+// verifyAndReadFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts), so nobody else needs even
+// the names, which carry pids and ports. The file holds a secret token, so it
+// is written with mode 0600 through a temporary file in the same directory
+// and a rename: a client never reads half a file.
 func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 	if dir == "" {
 		dir = Dir()
@@ -84,14 +85,15 @@ func CleanStale(dir string) ([]string, error) {
 
 // CleanUnserved removes from dir (Dir() when empty) the discovery files of
 // the live editor process pid whose port no longer accepts connections on
-// 127.0.0.1, except the file of port keep, and returns the paths it
-// removed. Such a file is left by an earlier companion of the same editor
-// that was killed or crashed (its editor still runs, so CleanStale keeps
-// it); the real client tries files of its editor first and could pick it
-// over the live one. A companion writes its file only once it listens, so
-// a refused connection means nobody will serve that port; a port that is
-// merely slow to answer is kept, and so is every file where a refusal
-// cannot be told from other failures.
+// 127.0.0.1, except the file of port keep, and returns the paths it removed.
+// Such a file is left by an earlier companion of the same editor that was
+// killed or crashed (its editor still runs, so CleanStale keeps it); the real
+// client tries files of its editor first (sortConnectionFiles in gemini-cli
+// 0.61.0 packages/core/src/ide/ide-connection-utils.ts) and could pick it
+// over the live one. A companion writes its file only once it listens, so a
+// refused connection means nobody will serve that port; a port that is merely
+// slow to answer is kept, and so is every file where a refusal cannot be told
+// from other failures.
 func CleanUnserved(dir string, pid, keep int) ([]string, error) {
 	return removeMatching(dir, "clean unserved discovery files", func(e fs.DirEntry) bool {
 		p, port, ok := ParseFileName(e.Name())

@@ -9,10 +9,11 @@ import (
 	"syscall"
 )
 
-// ProcessAlive reports whether process pid exists. EPERM means it exists
-// but belongs to someone else. Writers (stale-file cleanup) and the
-// companion (watching its editor) use it; readers use PIDAlive, which
-// follows the real client's rules instead.
+// ProcessAlive reports whether process pid exists. EPERM means it exists but
+// belongs to someone else. Writers (stale-file cleanup) and the companion
+// (watching its editor) use it; readers use PIDAlive, which follows the real
+// client's rules (isPidAlive in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts) instead.
 func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false

@@ -10,7 +10,8 @@ import (
 
 // ProcessAlive reports whether process pid is still running. Writers
 // (stale-file cleanup) and the companion (watching its editor) use it;
-// readers use PIDAlive, which follows the real client's rules instead.
+// readers use PIDAlive, which follows the real client's rules (isPidAlive in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-connection-utils.ts) instead.
 func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false

@@ -19,9 +19,10 @@ import (
 	"github.com/gemkit/gemkit/ide/discovery"
 )
 
-// clientFlags are the flags every client command shares: where to look
-// and how to reach the companion, overriding what the real CLI would
-// decide on its own.
+// clientFlags are the flags every client command shares: where to look and
+// how to reach the companion, overriding what the real CLI would decide on
+// its own (client.Options, which follows IdeClient in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts).
 type clientFlags struct {
 	dir    string
 	idePID int
@@ -71,8 +72,10 @@ func ideAbbrev(s string, n int) string {
 	return s[:n-1] + "…"
 }
 
-// ideConnect connects as the real CLI would, with a bound on the attempt,
-// and explains a failure in words a person can act on.
+// ideConnect connects as the real CLI would (client.Connect;
+// IdeClient.connect in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts), with a bound on the attempt, and
+// explains a failure in words a person can act on.
 func ideConnect(ctx context.Context, o client.Options) (*client.Client, *client.Plan, error) {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -84,9 +87,10 @@ func ideConnect(ctx context.Context, o client.Options) (*client.Client, *client.
 }
 
 // connectFailure is a failed connect as the commands report it: the real
-// CLI's message (or, when there is no companion at all, that fact, since
-// the real CLI's words then blame the terminal), each endpoint's own
-// failure, and where to look next.
+// CLI's message (IdeClient.connect in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts) (or, when there is no companion at
+// all, that fact, since the real CLI's words then blame the terminal), each
+// endpoint's own failure, and where to look next.
 type connectFailure struct {
 	msg string
 	err error

@@ -25,10 +25,11 @@ type serveOptions struct {
 	displayName string
 	idePID      int
 	printEnv    bool
-	// debounce is how long editor events settle before a context update
-	// goes out. Hidden: the real Gemini CLI expects the official 50 ms;
-	// other values are for benchmarks and tests (bench/companion drives
-	// 10,000 context updates with 1 ms).
+	// debounce is how long editor events settle before a context update goes
+	// out. Hidden: the real Gemini CLI expects the official 50 ms (gemini-cli
+	// 0.61.0 packages/vscode-ide-companion/src/open-files-manager.ts); other
+	// values are for benchmarks and tests (bench/companion drives 10,000
+	// context updates with 1 ms).
 	debounce time.Duration
 }
 

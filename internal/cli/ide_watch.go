@@ -96,8 +96,9 @@ func runWatch(ctx context.Context, a *app, f clientFlags, once bool) error {
 	}
 }
 
-// watchLost says why watching ended, without the real CLI's advice to run
-// its /ide command.
+// watchLost says why watching ended, without the real CLI's advice to run its
+// /ide command (setState in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts).
 func watchLost(st client.State) error {
 	_, why, _ := strings.Cut(st.Details, "\n")
 	if why == "" {

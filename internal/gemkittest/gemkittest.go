@@ -1,6 +1,7 @@
 // Package gemkittest holds what the tests of several packages need alike:
 // the repository root, the real gemkit binary (built once per test
-// binary), and Node with the interop packages (the real Gemini CLI client
+// binary), and Node with the interop packages (the real Gemini CLI client,
+// @google/gemini-cli-core at the version interop/package.json pins,
 // code and the TypeScript MCP SDK). Only tests import it.
 package gemkittest
 
