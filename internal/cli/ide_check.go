@@ -23,7 +23,7 @@ two diffs and asks you to accept the first and reject the second in your
 editor. Exits 1 when a check fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := conformance.Run(cmd.Context(), conformance.Options{Client: f.options(a.log), Interactive: interactive, Out: a.Err})
+			r, err := conformance.Run(cmd.Context(), conformance.Options{Client: a.clientOptions(f), Interactive: interactive, Out: a.Err})
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -40,8 +39,18 @@ func (f *clientFlags) register(cmd *cobra.Command, withJSON bool) {
 	}
 }
 
-func (f *clientFlags) options(log *slog.Logger) client.Options {
-	return client.Options{Dir: f.dir, IDEPID: f.idePID, Host: f.host, Logger: log, ClientName: "gemkit"}
+// clientOptions are the client's options for the flags f, in the app's
+// environment and working directory.
+func (a *app) clientOptions(f clientFlags) client.Options {
+	o := client.Options{Dir: f.dir, IDEPID: f.idePID, Host: f.host, Logger: a.log, ClientName: "gemkit", Cwd: a.cwd}
+	if a.lookupEnv != nil {
+		o.LookupEnv = a.lookupEnv
+		o.Getenv = a.getenv
+		if o.Dir == "" {
+			o.Dir = a.discoveryDir()
+		}
+	}
+	return o
 }
 
 func addIDEClientCommands(parent *cobra.Command, a *app) {
@@ -81,16 +90,16 @@ func ideConnect(ctx context.Context, o client.Options) (*client.Client, *client.
 	defer cancel()
 	c, p, err := client.Connect(cctx, o)
 	if err != nil {
-		return nil, nil, explainConnect(p, err)
+		return nil, nil, explainConnect(p, o, err)
 	}
 	return c, p, nil
 }
 
 // connectFailure is a failed connect as the commands report it: the real
 // CLI's message (IdeClient.connect in gemini-cli 0.61.0
-// packages/core/src/ide/ide-client.ts) (or, when there is no companion at
-// all, that fact, since the real CLI's words then blame the terminal), each
-// endpoint's own failure, and where to look next.
+// packages/core/src/ide/ide-client.ts; when there is no companion at all,
+// that fact instead, since the real CLI's words then blame the terminal),
+// each endpoint's own failure, and where to look next.
 type connectFailure struct {
 	msg string
 	err error
@@ -100,14 +109,17 @@ func (e *connectFailure) Error() string { return e.msg }
 
 func (e *connectFailure) Unwrap() error { return e.err }
 
-func explainConnect(p *client.Plan, err error) error {
+func explainConnect(p *client.Plan, o client.Options, err error) error {
 	var ce *client.ConnectError
 	if p == nil || !errors.As(err, &ce) {
 		return err
 	}
 	var b strings.Builder
 	if p.Config == nil && len(p.Endpoints) == 0 {
-		dir := discovery.Dir()
+		dir := o.Dir
+		if dir == "" {
+			dir = discovery.Dir()
+		}
 		if p.Choice != nil {
 			dir = p.Choice.Dir
 		}

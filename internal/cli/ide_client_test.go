@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ type ideEnv struct {
 	tmp    string
 	ws     string
 	editor *scripted.Editor
+	client *ideClientEnv
 }
 
 // startIDE runs `gemkit ide serve --editor stdio` for a workspace with
@@ -44,37 +46,75 @@ func startIDEEnv(t *testing.T) *ideEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(ed.Stop)
-	isolateIDEClient(t, tmp, ws)
-	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed}
+	return &ideEnv{t: t, tmp: tmp, ws: ws, editor: ed, client: newIDEClientEnv(tmp, ws)}
 }
 
-// isolateIDEClient makes the in-process client see only what the test
-// sets up: no IDE variables of the machine's own terminal, discovery files
-// under tmp (TMPDIR), this process as the editor's pid, and cwd as the
-// current directory.
-func isolateIDEClient(t *testing.T, tmp, cwd string) {
-	t.Helper()
-	for _, k := range []string{ide.EnvServerPort, ide.EnvWorkspacePath, ide.EnvAuthToken, ide.EnvServerStdioCmd, ide.EnvServerStdioArgs, "TERM_PROGRAM"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	t.Setenv("TMPDIR", tmp)
-	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
-	// Not a container companion: dial 127.0.0.1 even where /.dockerenv exists.
-	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
-	t.Chdir(cwd)
+// ideClientEnv is what the in-process client commands of one test see in
+// place of the process's environment and working directory, so that tests
+// run side by side: only the variables the test sets (no IDE variables of
+// the machine's own terminal), discovery files under tmp (TMPDIR), this
+// process as the editor's pid, and cwd as the working directory.
+type ideClientEnv struct {
+	mu   sync.Mutex
+	vars map[string]string
+	cwd  string
 }
 
-func runIDEClient(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
+func newIDEClientEnv(tmp, cwd string) *ideClientEnv {
+	return &ideClientEnv{cwd: cwd, vars: map[string]string{
+		"TMPDIR":   tmp,
+		ide.EnvPID: strconv.Itoa(os.Getpid()),
+		// Not a container companion: dial 127.0.0.1 even where /.dockerenv exists.
+		"SSH_CONNECTION": "127.0.0.1 1 127.0.0.1 22",
+	}}
+}
+
+func (c *ideClientEnv) set(k, v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.vars[k] = v
+}
+
+func (c *ideClientEnv) unset(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.vars, k)
+}
+
+func (c *ideClientEnv) chdir(dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cwd = dir
+}
+
+func (c *ideClientEnv) lookup(k string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.vars[k]
+	return v, ok
+}
+
+// app is the application value of one run in this environment.
+func (c *ideClientEnv) app(s Streams) *app {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a := newApp(s)
+	a.lookupEnv, a.cwd = c.lookup, c.cwd
+	return a
+}
+
+// run runs gemkit with args through run, stdin holding stdin.
+func (c *ideClientEnv) run(ctx context.Context, stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errb gemkittest.Output
-	code = Run(ctx, args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	code = run(ctx, args, c.app(Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb}))
 	return code, out.String(), errb.String()
 }
 
 func TestIDEStatusAndDoctor(t *testing.T) {
+	t.Parallel()
 	e := startIDEEnv(t)
 	ctx := context.Background()
-	code, out, errOut := runIDEClient(ctx, "", "ide", "status", "--json")
+	code, out, errOut := e.client.run(ctx, "", "ide", "status", "--json")
 	if code != 0 {
 		t.Fatalf("status exit %d: %s %s", code, out, errOut)
 	}
@@ -107,26 +147,27 @@ func TestIDEStatusAndDoctor(t *testing.T) {
 	if strings.Contains(out, e.editor.Ready.Env[ide.EnvAuthToken]) {
 		t.Error("status --json prints the token")
 	}
-	if code, out, _ := runIDEClient(ctx, "", "ide", "status"); code != 0 || !strings.Contains(out, "Connect: ok") {
+	if code, out, _ := e.client.run(ctx, "", "ide", "status"); code != 0 || !strings.Contains(out, "Connect: ok") {
 		t.Errorf("status text exit %d:\n%s", code, out)
 	}
-	if code, out, _ := runIDEClient(ctx, "", "ide", "doctor"); code != 0 || !strings.Contains(out, "would connect") {
+	if code, out, _ := e.client.run(ctx, "", "ide", "doctor"); code != 0 || !strings.Contains(out, "would connect") {
 		t.Errorf("doctor exit %d:\n%s", code, out)
 	}
 
 	// From outside the workspace: doctor names the folders to use.
-	t.Chdir(t.TempDir())
-	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
+	e.client.chdir(t.TempDir())
+	code, out, _ = e.client.run(ctx, "", "ide", "doctor")
 	if code != ExitNo || !strings.Contains(out, "run the CLI from one of: "+e.ws) {
 		t.Errorf("doctor outside exit %d:\n%s", code, out)
 	}
-	code, out, _ = runIDEClient(ctx, "", "ide", "status")
+	code, out, _ = e.client.run(ctx, "", "ide", "status")
 	if code != ExitNo || !strings.Contains(out, "Directory mismatch") {
 		t.Errorf("status outside exit %d:\n%s", code, out)
 	}
 }
 
 func TestIDEDoctorFindings(t *testing.T) {
+	t.Parallel()
 	e := startIDEEnv(t)
 	ctx := context.Background()
 	dir := filepath.Dir(e.editor.Ready.DiscoveryFile)
@@ -151,7 +192,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 		}
 	}
 	write("gemini-ide-server-12-abc.json", map[string]any{}, 0o600)
-	t.Setenv(ide.EnvServerStdioArgs, "not json")
+	e.client.set(ide.EnvServerStdioArgs, "not json")
 	// A file named after a dead pid whose port answers: not stale, and
 	// deleting it would break the connection.
 	var live map[string]any
@@ -161,7 +202,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 	closed := gemkittest.ClosedPort(t)
 	write(fmt.Sprintf("gemini-ide-server-1-%d.json", closed), map[string]any{"port": closed, "workspacePath": e.ws, "authToken": "x"}, 0o600)
 	misnamed := write(fmt.Sprintf("gemini-ide-server-99999997-%d.json", e.editor.Ready.Port), live, 0o600)
-	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
+	code, out, _ := e.client.run(ctx, "", "ide", "doctor")
 	for _, want := range []string{
 		"stale: pid 99999999 has exited and nothing listens on port 1",
 		"rm " + filepath.Join(dir, "gemini-ide-server-99999999-1.json"),
@@ -196,7 +237,7 @@ func TestIDEDoctorFindings(t *testing.T) {
 	if err := os.WriteFile(e.editor.Ready.DiscoveryFile, nb, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
+	code, out, _ = e.client.run(ctx, "", "ide", "doctor")
 	if code != ExitNo || !strings.Contains(out, "refused the token (HTTP 401)") {
 		t.Errorf("doctor with a stale token exit %d:\n%s", code, out)
 	}
@@ -206,12 +247,13 @@ func TestIDEDoctorFindings(t *testing.T) {
 // so and what to do, rather than only quoting the real CLI, whose words
 // for this case blame the terminal.
 func TestIDEDoctorNoCompanion(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
-	isolateIDEClient(t, tmp, tmp)
+	c := newIDEClientEnv(tmp, tmp)
 	dir := filepath.Join(tmp, "gemini", "ide")
 	check := func(what, want string) {
 		t.Helper()
-		code, out, _ := runIDEClient(context.Background(), "", "ide", "doctor")
+		code, out, _ := c.run(context.Background(), "", "ide", "doctor")
 		if code != ExitNo || !strings.Contains(out, want) || !strings.Contains(out, "start the IDE companion in your editor") {
 			t.Errorf("%s: doctor exit %d, want it to say %q:\n%s", what, code, want, out)
 		}
@@ -220,7 +262,7 @@ func TestIDEDoctorNoCompanion(t *testing.T) {
 		}
 	}
 	check("no directory", "the discovery directory does not exist")
-	code, out, _ := runIDEClient(context.Background(), "", "ide", "status", "--no-connect")
+	code, out, _ := c.run(context.Background(), "", "ide", "status", "--no-connect")
 	if code != 0 || strings.Count(out, "cannot be read") != 1 {
 		t.Errorf("status exit %d:\n%s", code, out)
 	}
@@ -232,7 +274,7 @@ func TestIDEDoctorNoCompanion(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("an unusable file", "none of the 1 discovery files can be used")
-	code, out, _ = runIDEClient(context.Background(), "", "ide", "status")
+	code, out, _ = c.run(context.Background(), "", "ide", "status")
 	if code != ExitNo || !strings.Contains(out, "No companion to connect to") || !strings.Contains(out, "Connect: FAILED: no companion") {
 		t.Errorf("status exit %d:\n%s", code, out)
 	}
@@ -242,6 +284,7 @@ func TestIDEDoctorNoCompanion(t *testing.T) {
 // environment alone, and a legacy file read for a pid that is not running,
 // both work; doctor must not advise undoing them.
 func TestIDEDoctorEnvOnlyAndLegacy(t *testing.T) {
+	t.Parallel()
 	e := startIDEEnv(t)
 	ctx := context.Background()
 	live, err := os.ReadFile(e.editor.Ready.DiscoveryFile)
@@ -250,17 +293,17 @@ func TestIDEDoctorEnvOnlyAndLegacy(t *testing.T) {
 	}
 
 	// The environment of the editor's terminal, no discovery file.
-	t.Setenv("TMPDIR", t.TempDir())
-	t.Setenv("TERM_PROGRAM", "vscode")
+	e.client.set("TMPDIR", t.TempDir())
+	e.client.set("TERM_PROGRAM", "vscode")
 	for _, k := range []string{ide.EnvServerPort, ide.EnvAuthToken, ide.EnvWorkspacePath} {
-		t.Setenv(k, e.editor.Ready.Env[k])
+		e.client.set(k, e.editor.Ready.Env[k])
 	}
-	code, out, _ := runIDEClient(ctx, "", "ide", "doctor")
+	code, out, _ := e.client.run(ctx, "", "ide", "doctor")
 	if code != 0 || !strings.Contains(out, "reaches the companion through this variable alone") || strings.Contains(out, "unset it") {
 		t.Errorf("env only: doctor exit %d:\n%s", code, out)
 	}
 	for _, k := range []string{ide.EnvServerPort, ide.EnvAuthToken, ide.EnvWorkspacePath} {
-		os.Unsetenv(k)
+		e.client.unset(k)
 	}
 
 	// A legacy file for the pid in GEMINI_CLI_IDE_PID.
@@ -272,15 +315,16 @@ func TestIDEDoctorEnvOnlyAndLegacy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "gemini-ide-server-99999996.json"), live, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TMPDIR", tmp)
-	t.Setenv(ide.EnvPID, "99999996")
-	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
+	e.client.set("TMPDIR", tmp)
+	e.client.set(ide.EnvPID, "99999996")
+	code, out, _ = e.client.run(ctx, "", "ide", "doctor")
 	if code != 0 || !strings.Contains(out, "legacy file name without a port") || strings.Contains(out, "ranks it after") {
 		t.Errorf("legacy: doctor exit %d:\n%s", code, out)
 	}
 }
 
 func TestIDEDoctorTermProgramGate(t *testing.T) {
+	t.Parallel()
 	e := startIDEEnv(t)
 	// A companion that writes no ideInfo, seen from a terminal the real
 	// CLI does not know.
@@ -292,18 +336,19 @@ func TestIDEDoctorTermProgramGate(t *testing.T) {
 	if err := os.WriteFile(e.editor.Ready.DiscoveryFile, nb, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := runIDEClient(context.Background(), "", "ide", "doctor")
+	code, out, _ := e.client.run(context.Background(), "", "ide", "doctor")
 	if code != ExitNo || !strings.Contains(out, "has no ideInfo and this terminal is not one the real CLI recognises") {
 		t.Errorf("doctor exit %d:\n%s", code, out)
 	}
-	t.Setenv("TERM_PROGRAM", "vscode")
-	code, out, _ = runIDEClient(context.Background(), "", "ide", "doctor")
+	e.client.set("TERM_PROGRAM", "vscode")
+	code, out, _ = e.client.run(context.Background(), "", "ide", "doctor")
 	if code != 0 || !strings.Contains(out, "connects only because TERM_PROGRAM") {
 		t.Errorf("doctor with TERM_PROGRAM=vscode exit %d:\n%s", code, out)
 	}
 }
 
 func TestIDEDiffCommand(t *testing.T) {
+	t.Parallel()
 	e := startIDEEnv(t)
 	ctx := context.Background()
 	target := filepath.Join(e.ws, "notes.txt")
@@ -321,7 +366,7 @@ func TestIDEDiffCommand(t *testing.T) {
 	run := func(stdin string, args ...string) chan result {
 		ch := make(chan result, 1)
 		go func() {
-			c, o, eo := runIDEClient(ctx, stdin, args...)
+			c, o, eo := e.client.run(ctx, stdin, args...)
 			ch <- result{c, o, eo}
 		}()
 		return ch
@@ -430,7 +475,7 @@ func TestIDEDiffCommand(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	ch = make(chan result, 1)
 	go func() {
-		c, o, eo := runIDEClient(cctx, "interrupted\n", "ide", "diff", target)
+		c, o, eo := e.client.run(cctx, "interrupted\n", "ide", "diff", target)
 		ch <- result{c, o, eo}
 	}()
 	wait("interrupt")
@@ -461,16 +506,16 @@ func TestIDEDiffCommand(t *testing.T) {
 
 	// Not text: refused before anything is shown (JSON would replace the
 	// bad bytes and the accepted text would differ from the proposal).
-	if code, _, errOut := runIDEClient(ctx, "\xff\xfebinary", "ide", "diff", target); code != ExitError || !strings.Contains(errOut, "not UTF-8 text") {
+	if code, _, errOut := e.client.run(ctx, "\xff\xfebinary", "ide", "diff", target); code != ExitError || !strings.Contains(errOut, "not UTF-8 text") {
 		t.Errorf("binary proposal exit %d %s", code, errOut)
 	}
 
 	// Errors: exit 2 (a missing proposal file; no companion).
-	if code, _, _ := runIDEClient(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
+	if code, _, _ := e.client.run(ctx, "", "ide", "diff", target, "--new-file", filepath.Join(t.TempDir(), "none")); code != ExitError {
 		t.Errorf("missing proposal exit %d", code)
 	}
 	e.editor.Stop()
-	if code, _, errOut := runIDEClient(ctx, "x", "ide", "diff", target); code != ExitError || !strings.Contains(errOut, "no IDE companion found") || !strings.Contains(errOut, "gemkit ide doctor") {
+	if code, _, errOut := e.client.run(ctx, "x", "ide", "diff", target); code != ExitError || !strings.Contains(errOut, "no IDE companion found") || !strings.Contains(errOut, "gemkit ide doctor") {
 		t.Errorf("no companion exit %d %s", code, errOut)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "new, edited\n" {
@@ -479,6 +524,7 @@ func TestIDEDiffCommand(t *testing.T) {
 }
 
 func TestIDEWatchCommand(t *testing.T) {
+	t.Parallel()
 	e := startIDEEnv(t)
 	f := filepath.Join(e.ws, "main.go")
 	if err := os.WriteFile(f, []byte("package main\n"), 0o644); err != nil {
@@ -488,7 +534,7 @@ func TestIDEWatchCommand(t *testing.T) {
 	// --once prints the first context (the current one, from the GET stream).
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		code, out, errOut := runIDEClient(context.Background(), "", "ide", "watch", "--once", "--json")
+		code, out, errOut := e.client.run(context.Background(), "", "ide", "watch", "--once", "--json")
 		if code != 0 {
 			t.Fatalf("watch --once exit %d: %s", code, errOut)
 		}
@@ -516,7 +562,7 @@ func TestIDEWatchCommand(t *testing.T) {
 	var out, errb gemkittest.Output
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(context.Background(), []string{"ide", "watch"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		done <- run(context.Background(), []string{"ide", "watch"}, e.client.app(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}))
 	}()
 	g := filepath.Join(e.ws, "other.go")
 	if err := os.WriteFile(g, []byte("x"), 0o644); err != nil {
@@ -550,8 +596,9 @@ func waitIDEOutput(t *testing.T, b *gemkittest.Output, want string) {
 }
 
 func TestIDECheckCommand(t *testing.T) {
+	t.Parallel()
 	e := startIDEEnv(t)
-	code, out, errOut := runIDEClient(context.Background(), "", "ide", "check")
+	code, out, errOut := e.client.run(context.Background(), "", "ide", "check")
 	if code != 0 || !strings.Contains(out, ", 0 failed") {
 		t.Fatalf("check exit %d:\n%s\n%s", code, out, errOut)
 	}
@@ -573,7 +620,7 @@ func TestIDECheckCommand(t *testing.T) {
 			}
 		}
 	}()
-	code, out, errOut = runIDEClient(context.Background(), "", "ide", "check", "--interactive", "--json")
+	code, out, errOut = e.client.run(context.Background(), "", "ide", "check", "--interactive", "--json")
 	var rep struct {
 		Results []struct{ ID, Outcome, Detail string }
 	}

@@ -41,6 +41,9 @@ Rejected: FILE is left untouched (exit 1). Errors: exit 2.`,
 }
 
 func runDiff(ctx context.Context, a *app, f clientFlags, target, newFile string, timeout time.Duration) error {
+	if !filepath.IsAbs(target) && a.cwd != "" {
+		target = filepath.Join(a.cwd, target)
+	}
 	path, err := filepath.Abs(target)
 	if err != nil {
 		return withExitCode(ExitError, err)
@@ -52,7 +55,7 @@ func runDiff(ctx context.Context, a *app, f clientFlags, target, newFile string,
 	if err != nil {
 		return withExitCode(ExitError, fmt.Errorf("read the proposal: %w", err))
 	}
-	c, plan, err := ideConnect(ctx, f.options(a.log))
+	c, plan, err := ideConnect(ctx, a.clientOptions(f))
 	if err != nil {
 		return withExitCode(ExitError, err)
 	}

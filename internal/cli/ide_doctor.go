@@ -21,7 +21,7 @@ token, missing tools, the CLI's terminal check. Exits 1 when no companion
 would work from this directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := client.Doctor(cmd.Context(), f.options(a.log))
+			d, err := client.Doctor(cmd.Context(), a.clientOptions(f))
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}

@@ -108,12 +108,13 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cfg := companion.Config{
-		Workspace: workspace,
-		IDEInfo:   ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
-		PID:       o.idePID,
-		WatchPID:  true,
-		Debounce:  o.debounce,
-		Logger:    a.log,
+		Workspace:    workspace,
+		IDEInfo:      ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
+		PID:          o.idePID,
+		WatchPID:     true,
+		Debounce:     o.debounce,
+		Logger:       a.log,
+		DiscoveryDir: a.discoveryDir(),
 	}
 
 	var conn *editorproto.Conn

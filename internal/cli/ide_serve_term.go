@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -16,8 +14,8 @@ func newTerminalEditor(a *app, envShown bool) *term.Frontend {
 	return term.New(term.Options{
 		In:       a.In,
 		Out:      a.Out,
-		Color:    term.ColorEnabled(a.Out, os.Getenv),
-		Editor:   term.EditorCommand(os.Getenv),
+		Color:    term.ColorEnabled(a.Out, a.getenv),
+		Editor:   term.EditorCommand(a.getenv),
 		Logger:   a.log,
 		EnvShown: envShown,
 	})

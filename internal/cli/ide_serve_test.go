@@ -23,17 +23,18 @@ import (
 // TestServeStdio runs `gemkit ide serve --editor stdio` in process: it
 // announces itself with server/ready and stops cleanly when stdin closes.
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	env := newIDEClientEnv(tmp, "")
 	ws := t.TempDir()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr gemkittest.Output
 	code := make(chan int, 1)
 	go func() {
-		code <- Run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--workspace", ws,
+		code <- run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--workspace", ws,
 			"--ide-pid", fmt.Sprint(os.Getpid()), "--ide-name", "vim", "--ide-display-name", "Vim"},
-			Streams{In: inR, Out: outW, Err: &stderr})
+			env.app(Streams{In: inR, Out: outW, Err: &stderr}))
 		outW.Close()
 	}()
 	sc := bufio.NewScanner(outR)
@@ -90,7 +91,8 @@ func TestServeStdio(t *testing.T) {
 // TestServeTerminalPrintEnv: without --editor stdio it says where it
 // serves and prints export lines; it stops when its context ends.
 func TestServeTerminalPrintEnv(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Parallel()
+	env := newIDEClientEnv(t.TempDir(), "")
 	ws := t.TempDir()
 	var out, errOut gemkittest.Output
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,8 +101,8 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 	inR, inW := io.Pipe() // open input: at its end the terminal front-end stops
 	defer inW.Close()
 	go func() {
-		code <- Run(ctx, []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--print-env"},
-			Streams{In: inR, Out: &out, Err: &errOut})
+		code <- run(ctx, []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--print-env"},
+			env.app(Streams{In: inR, Out: &out, Err: &errOut}))
 	}()
 	o := out.WaitFor(t, "the export lines", func(s string) bool { return strings.Contains(s, "Proposed changes will show here") })
 	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "="} {
@@ -126,11 +128,12 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 // TestServeTerminalInputEnds: with nothing on stdin the terminal
 // front-end cannot ask anything; serve says so and stops cleanly.
 func TestServeTerminalInputEnds(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	env := newIDEClientEnv(tmp, "")
 	var out, errOut gemkittest.Output
-	c := Run(context.Background(), []string{"ide", "serve", "--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
-		Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	c := run(context.Background(), []string{"ide", "serve", "--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
+		env.app(Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}))
 	if c != ExitOK || !strings.Contains(errOut.String(), "input ended") {
 		t.Fatalf("exit %d, stderr %q", c, errOut.String())
 	}
@@ -177,6 +180,7 @@ func TestServeBadFlags(t *testing.T) {
 // knob for benchmarks and tests, and the real CLI expects the official
 // 50 ms), and its bounds themselves are accepted.
 func TestServeDebounceFlag(t *testing.T) {
+	t.Parallel()
 	var out, errOut gemkittest.Output
 	if c := Run(context.Background(), []string{"ide", "serve", "--help"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}); c != ExitOK {
 		t.Fatalf("--help: exit %d, stderr %q", c, errOut.String())
@@ -186,13 +190,14 @@ func TestServeDebounceFlag(t *testing.T) {
 	}
 	for _, d := range []string{"1ns", "1ms", "10s"} {
 		t.Run(d, func(t *testing.T) {
-			t.Setenv("TMPDIR", t.TempDir())
+			t.Parallel()
+			env := newIDEClientEnv(t.TempDir(), "")
 			var out, errOut gemkittest.Output
 			// Stdin already at its end: the server starts, announces
 			// itself and stops at once.
-			c := Run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--debounce", d,
+			c := run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--debounce", d,
 				"--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
-				Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+				env.app(Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}))
 			if c != ExitOK || !strings.Contains(out.String(), `"server/ready"`) {
 				t.Fatalf("exit %d, stdout %q, stderr %q", c, out.String(), errOut.String())
 			}

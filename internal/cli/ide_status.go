@@ -22,7 +22,7 @@ would pick and why (the real CLI's rules), and try to connect to it.
 Exits 1 when no companion connects.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := client.Inspect(cmd.Context(), f.options(a.log), !noConnect)
+			r, err := client.Inspect(cmd.Context(), a.clientOptions(f), !noConnect)
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}

@@ -43,7 +43,7 @@ type watchEvent struct {
 
 func runWatch(ctx context.Context, a *app, f clientFlags, once bool) error {
 	events := make(chan watchEvent, 64)
-	o := f.options(a.log)
+	o := a.clientOptions(f)
 	c, _, err := ideConnect(ctx, o)
 	if err != nil {
 		return withExitCode(ExitError, err)

@@ -10,9 +10,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/spf13/cobra"
 )
@@ -68,6 +71,12 @@ type app struct {
 	// setGCPercent tunes the process's garbage collector; nil (the default
 	// for Run) leaves it alone. Only Main, which owns the process, sets it.
 	setGCPercent func(int) int
+	// lookupEnv and cwd are the environment and the working directory the
+	// ide client commands see, as the CLI they stand in for would; nil and
+	// "" mean the process's own. Tests give each run its own, so that runs
+	// can go side by side.
+	lookupEnv func(string) (string, bool)
+	cwd       string
 }
 
 // newApp returns the application value for a run on s, with the sandbox's
@@ -137,4 +146,24 @@ func newRoot(a *app) *cobra.Command {
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
 	root.AddCommand(newIDECmd(a), newExtensionsCmd(a))
 	return root
+}
+
+// getenv reads the app's environment (the process's by default).
+func (a *app) getenv(k string) string {
+	if a.lookupEnv == nil {
+		return os.Getenv(k)
+	}
+	v, _ := a.lookupEnv(k)
+	return v
+}
+
+// discoveryDir is the discovery directory under the app's TMPDIR; it is
+// discovery.Dir() for the process's own environment.
+func (a *app) discoveryDir() string {
+	if a.lookupEnv != nil {
+		if tmp := a.getenv("TMPDIR"); tmp != "" {
+			return filepath.Join(tmp, filepath.FromSlash(ide.DiscoveryDirName))
+		}
+	}
+	return discovery.Dir()
 }
