@@ -2,7 +2,6 @@ package fsutil
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,35 +37,35 @@ func ReplaceFile(path string, data []byte) error {
 
 func writeAtomic(path string, data []byte, perm fs.FileMode, prepare func(*os.File)) error {
 	dir := filepath.Dir(path)
+	// The errors of os name the operation and the file already.
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("create temporary file: %w", err)
+		return err
 	}
-	tmpName := tmp.Name()
 	ok := false
 	defer func() {
 		if !ok {
 			tmp.Close()
-			os.Remove(tmpName)
+			os.Remove(tmp.Name())
 		}
 	}()
 	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("set mode of %s: %w", tmpName, err)
+		return err
 	}
 	if prepare != nil {
 		prepare(tmp)
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmpName, err)
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmpName, err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmpName, err)
+		return err
 	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
 	}
 	ok = true
 	// Make the rename itself durable; without this a crash can bring back
