@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide/conformance/testcompanion"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestOutcomesOnTheGETStream uses a companion that is not built on an MCP
@@ -115,14 +116,7 @@ func TestCloseLeavesNothingRunning(t *testing.T) {
 	for range 5 {
 		cycle()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines after 5 connect/close cycles, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	gemkittest.WaitGoroutines(t, before+2, "after 5 connect/close cycles")
 }
 
 // TestDoctorNamesMissingTools: a companion without closeDiff connects, but

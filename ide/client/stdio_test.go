@@ -181,14 +181,7 @@ func TestStdioCompanionDiesAtStart(t *testing.T) {
 	if d := time.Since(start); d > 900*time.Millisecond {
 		t.Errorf("the exit was noticed after %v", d)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines left running after the failed dial (%d before):\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	gemkittest.WaitGoroutines(t, before, "after the failed dial")
 }
 
 // TestDoctorStdioFileCommandMissing: a discovery file whose stdio command

@@ -14,6 +14,7 @@ import (
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/conformance/testcompanion"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 func runCheck(t *testing.T, dir, ws string) *Report {
@@ -246,12 +247,6 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 	for range 3 {
 		runCheck(t, dir, ws)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 { // the companion's own per-request goroutines wind down too
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines after 3 runs, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// The companion's own per-request goroutines wind down too.
+	gemkittest.WaitGoroutines(t, before+2, "after 3 runs")
 }
