@@ -521,7 +521,8 @@ func TestConnectRefusals(t *testing.T) {
 		t.Fatalf("env connect: %v", err)
 	}
 	c.Close(context.Background())
-	// Without ideInfo and outside a known terminal, the real CLI refuses.
+	// Without ideInfo and outside a known terminal, the real CLI refuses
+	// (detectIde in gemini-cli 0.61.0 packages/core/src/ide/detect-ide.ts).
 	delete(env, "TERM_PROGRAM")
 	if _, _, err := Connect(context.Background(), o); err == nil || err.Error() != ErrUnsupportedEnvironment {
 		t.Errorf("TERM_PROGRAM gate: %v", err)

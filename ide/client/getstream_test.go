@@ -54,7 +54,8 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 // TestCLISideAnswersWinOverACompanionThatAnnounces uses a companion that
 // announces ide/diffRejected when closeDiff closes a diff (older
 // companions did, which is why the real client sends
-// suppressNotification): the person's answer given in the CLI, and Close,
+// suppressNotification, in IdeClient.closeDiff of gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts): the person's answer given in the CLI, and Close,
 // must not be turned into that rejection.
 func TestCLISideAnswersWinOverACompanionThatAnnounces(t *testing.T) {
 	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{NotifyOnClose: true})

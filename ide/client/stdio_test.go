@@ -65,7 +65,8 @@ func TestStdioFromDiscoveryFile(t *testing.T) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// The port comes first in the real CLI's order; nothing listens on it,
+	// The port comes first in the real CLI's order (IdeClient.connect in
+	// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts); nothing listens on it,
 	// so the stdio entry of the same file is used next.
 	df := ide.DiscoveryFile{Port: gemkittest.ClosedPort(t), WorkspacePath: ws, IDEInfo: &ide.IDEInfo{Name: "stdio", DisplayName: "Stdio IDE"},
 		Stdio: &ide.StdioConfig{Command: node, Args: []string{script, "--file", active}}}

@@ -38,8 +38,9 @@ func benchDir(b *testing.B, n int) (dir, cwd string) {
 	return dir, cwd
 }
 
-// BenchmarkChoose200 is the real CLI's choice among 200 discovery files,
-// the IDE pid known.
+// BenchmarkChoose200 is the real CLI's choice among 200 discovery files
+// (getConnectionConfigFromFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts), the IDE pid known.
 func BenchmarkChoose200(b *testing.B) {
 	dir, cwd := benchDir(b, 200)
 	noEnv := func(string) string { return "" }

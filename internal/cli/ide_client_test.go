@@ -245,7 +245,8 @@ func TestIDEDoctorFindings(t *testing.T) {
 
 // TestIDEDoctorNoCompanion: with no companion to connect to, doctor says
 // so and what to do, rather than only quoting the real CLI, whose words
-// for this case blame the terminal.
+// for this case (IdeClient.connect in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts) blame the terminal.
 func TestIDEDoctorNoCompanion(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()

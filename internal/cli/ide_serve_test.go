@@ -178,7 +178,8 @@ func TestServeBadFlags(t *testing.T) {
 
 // TestServeDebounceFlag: --debounce is hidden from the help (it is a
 // knob for benchmarks and tests, and the real CLI expects the official
-// 50 ms), and its bounds themselves are accepted.
+// 50 ms of gemini-cli 0.61.0 packages/vscode-ide-companion/src/open-files-manager.ts),
+// and its bounds themselves are accepted.
 func TestServeDebounceFlag(t *testing.T) {
 	t.Parallel()
 	var out, errOut gemkittest.Output
