@@ -16,5 +16,6 @@ type sandboxEnforcer struct{}
 
 func (sandboxEnforcer) Enforcement(ctx context.Context, e *extension.Extension) ([]extension.EnforcementNote, error) {
 	caps := (&sandbox.Launcher{}).Probe(ctx)
-	return sandbox.Describe(e.Manifest.EffectivePermissions(), caps), nil
+	p := e.Manifest.EffectivePermissions()
+	return sandbox.Describe(p.Filesystem.Read, p.Filesystem.Write, p.Network.AllowedHosts, caps), nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // TestAttacks are what a malicious tool would try beyond the escapes of
@@ -23,9 +23,9 @@ func TestAttacks(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
-			ws := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
-			home := w.policy(extension.AccessHome, extension.AccessHome)
-			full := w.policy(extension.AccessFull, extension.AccessFull)
+			ws := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+			home := w.policy(permission.AccessHome, permission.AccessHome)
+			full := w.policy(permission.AccessFull, permission.AccessFull)
 			gem := filepath.Join(w.home, ".gemini")
 			consent := filepath.Join(gem, "gemkit", "consent.json")
 			otherEnv := filepath.Join(gem, "extensions", "other", ".env")
@@ -102,7 +102,7 @@ sys.exit(0 if pid > 0 else 1)`}, nil},
 			// The tool holds no capability at all, also where the child
 			// needed CAP_NET_ADMIN and CAP_SYS_ADMIN to set up, and cannot
 			// gain one.
-			for _, p := range []Policy{ws, w.policy(extension.AccessWorkspace, extension.AccessNone, "allowed.test")} {
+			for _, p := range []Policy{ws, w.policy(permission.AccessWorkspace, permission.AccessNone, "allowed.test")} {
 				if m.name == "no-namespaces" && p.NeedsNetwork() {
 					continue
 				}
@@ -160,7 +160,7 @@ if os.fork() == 0:
     os._exit(0)
 time.sleep(60)
 `, marker)
-			runKilled(t, m.l, w.policy(extension.AccessWorkspace, extension.AccessWorkspace), 500*time.Millisecond, 2*time.Second, marker, python, "-c", script)
+			runKilled(t, m.l, w.policy(permission.AccessWorkspace, permission.AccessWorkspace), 500*time.Millisecond, 2*time.Second, marker, python, "-c", script)
 		})
 	}
 }
@@ -189,7 +189,7 @@ except OSError as e:
 print("not refused", n)
 sys.exit(1)
 `
-	r := run(t, &Launcher{}, w.policy(extension.AccessWorkspace, extension.AccessNone), 30*time.Second, python, "-c", script)
+	r := run(t, &Launcher{}, w.policy(permission.AccessWorkspace, permission.AccessNone), 30*time.Second, python, "-c", script)
 	if r.err != nil {
 		t.Fatalf("%v: %s %s", r.err, r.stdout, r.stderr)
 	}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Capabilities is what this machine can enforce, as found by Probe.
@@ -26,20 +26,13 @@ type Capabilities struct {
 }
 
 // Note says how one permission is enforced.
-type Note = extension.EnforcementNote
+type Note = permission.Note
 
 // Describe says, permission by permission, how a tool of an extension with
 // permissions p is confined on a machine with capabilities c. Notes whose
 // Enforced is false are what a run refuses unless --allow-unconfined.
-func Describe(p extension.Permissions, c Capabilities) []Note {
-	read, write := extension.AccessNone, extension.AccessNone
-	if p.Filesystem != nil {
-		read, write = p.Filesystem.Read.Effective(), p.Filesystem.Write.Effective()
-	}
-	var hosts []string
-	if p.Network != nil {
-		hosts = p.Network.AllowedHosts
-	}
+func Describe(read, write permission.Access, hosts []string, c Capabilities) []Note {
+	read, write = read.Effective(), write.Effective()
 	if c.OS == "darwin" {
 		return describeDarwin(read, write, hosts)
 	}
@@ -49,13 +42,13 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	var notes []Note
 	ll := c.LandlockABI > 0
 	llWhy := "Landlock is not available in this kernel, so file access is NOT restricted"
-	scope := func(a extension.Access) string {
+	scope := func(a permission.Access) string {
 		switch a {
-		case extension.AccessWorkspace:
+		case permission.AccessWorkspace:
 			return "the workspace (the folder you run from)"
-		case extension.AccessHome:
+		case permission.AccessHome:
 			return "your home folder"
-		case extension.AccessFull:
+		case permission.AccessFull:
 			return "every file"
 		}
 		return "nothing of yours"
@@ -68,7 +61,7 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	how = llWhy
 	if ll {
 		how = fmt.Sprintf("Landlock (ABI %d): writes limited to %s and a private temp dir", c.LandlockABI, scope(write))
-		if write == extension.AccessNone {
+		if write == permission.AccessNone {
 			how = fmt.Sprintf("Landlock (ABI %d): no writes except a private temp dir", c.LandlockABI)
 		}
 	}
@@ -81,7 +74,7 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	how = llWhy
 	if ll {
 		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full, which may see only its names"
-		if read == extension.AccessFull {
+		if read == permission.AccessFull {
 			how += "; other processes' /proc entries are closed too"
 		}
 	}
@@ -130,7 +123,7 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	return notes
 }
 
-func describeDarwin(read, write extension.Access, hosts []string) []Note {
+func describeDarwin(read, write permission.Access, hosts []string) []Note {
 	notes := []Note{
 		{Permission: "filesystem.read=" + string(read), How: "sandbox-exec profile: reads limited to the scope, system paths, the runtime, the extension's folder and a private temp dir", Enforced: true},
 		{Permission: "filesystem.write=" + string(write), How: "sandbox-exec profile: writes limited to the scope and a private temp dir; the extension's folder is denied", Enforced: true},

@@ -4,22 +4,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 func TestDescribe(t *testing.T) {
-	perms := func(read, write extension.Access, hosts ...string) extension.Permissions {
-		return extension.Permissions{
-			Filesystem: &extension.FilesystemPermissions{Read: read, Write: write},
-			Network:    &extension.NetworkPermissions{AllowedHosts: hosts},
-		}
+	type perm struct {
+		read, write permission.Access
+		hosts       []string
 	}
+	perms := func(read, write permission.Access, hosts ...string) perm { return perm{read, write, hosts} }
 	full := Capabilities{OS: "linux", LandlockABI: 7, Namespaces: true, UserNS: true, Seccomp: true, MaxProcesses: 1024}
 	noNS := Capabilities{OS: "linux", LandlockABI: 7, Seccomp: true, NamespaceErr: "user namespaces refused: operation not permitted"}
 	noLL := Capabilities{OS: "linux", Namespaces: true, UserNS: true, Seccomp: true}
 	cases := []struct {
 		name       string
-		p          extension.Permissions
+		p          perm
 		c          Capabilities
 		wantIn     []string
 		unenforced []string
@@ -41,7 +40,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			notes := Describe(c.p, c.c)
+			notes := Describe(c.p.read, c.p.write, c.p.hosts, c.c)
 			var all []string
 			var unenforced []string
 			for _, n := range notes {

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Resolver resolves host names for the proxy. net.DefaultResolver is one;
@@ -46,7 +46,7 @@ type Proxy struct {
 	// addresses; tests set it to reach their loopback servers by name.
 	AllowPrivate bool
 
-	rules    []extension.Host
+	rules    []permission.Host
 	resolver Resolver
 	log      *slog.Logger
 	onDeny   func(Denial)
@@ -60,7 +60,7 @@ type Proxy struct {
 
 // NewProxy builds a proxy for the allowedHosts entries, read with the
 // same rules the manifest validation and the consent text use
-// (extension.ParseHost): a bare name allows any port, an origin its
+// (permission.ParseHost): a bare name allows any port, an origin its
 // scheme's port, an explicit port only that port. resolver may be nil
 // (net.DefaultResolver); onDeny, if set, is called for every refusal.
 func NewProxy(allowedHosts []string, resolver Resolver, onDeny func(Denial), log *slog.Logger) (*Proxy, error) {
@@ -72,7 +72,7 @@ func NewProxy(allowedHosts []string, resolver Resolver, onDeny func(Denial), log
 		p.log = slog.Default()
 	}
 	for _, h := range allowedHosts {
-		r, err := extension.ParseHost(h)
+		r, err := permission.ParseHost(h)
 		if err != nil {
 			return nil, fmt.Errorf("network.allowedHosts entry %q %v", h, err)
 		}

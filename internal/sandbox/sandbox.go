@@ -22,15 +22,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Policy is everything one sandboxed run may reach. All paths must be
 // absolute; Check cleans and validates them.
 type Policy struct {
 	// Read and Write are the filesystem scopes from the manifest. An empty
-	// scope is extension.AccessNone.
-	Read, Write extension.Access
+	// scope is permission.AccessNone.
+	Read, Write permission.Access
 	// AllowedHosts is the manifest's network.allowedHosts. Empty means no
 	// network at all.
 	AllowedHosts []string
@@ -64,15 +64,15 @@ type Policy struct {
 const DefaultMemoryBytes = 2 << 30
 
 // accessRank orders the filesystem scopes from narrowest to widest.
-func accessRank(a extension.Access) (int, error) {
+func accessRank(a permission.Access) (int, error) {
 	switch a {
-	case "", extension.AccessNone:
+	case "", permission.AccessNone:
 		return 0, nil
-	case extension.AccessWorkspace:
+	case permission.AccessWorkspace:
 		return 1, nil
-	case extension.AccessHome:
+	case permission.AccessHome:
 		return 2, nil
-	case extension.AccessFull:
+	case permission.AccessFull:
 		return 3, nil
 	}
 	return 0, fmt.Errorf("unknown filesystem scope %q (want none, workspace, home or full)", a)
@@ -112,16 +112,16 @@ func (p *Policy) Check() error {
 		p.Protected[i] = filepath.Clean(d)
 	}
 	for _, h := range p.AllowedHosts {
-		if _, err := extension.ParseHost(h); err != nil {
+		if _, err := permission.ParseHost(h); err != nil {
 			return fmt.Errorf("network.allowedHosts entry %q %v", h, err)
 		}
 	}
 	return nil
 }
 
-func orNone(a extension.Access) extension.Access {
+func orNone(a permission.Access) permission.Access {
 	if a == "" {
-		return extension.AccessNone
+		return permission.AccessNone
 	}
 	return a
 }

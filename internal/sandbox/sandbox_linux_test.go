@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -83,7 +83,7 @@ func newWorld(t testing.TB) *world {
 	return w
 }
 
-func (w *world) policy(read, write extension.Access, hosts ...string) Policy {
+func (w *world) policy(read, write permission.Access, hosts ...string) Policy {
 	return Policy{Read: read, Write: write, AllowedHosts: hosts, Workspace: w.ws, Home: w.home, ExtensionDir: w.ext, TempDir: w.tmp,
 		Protected: []string{filepath.Join(w.home, ".gemini")}}
 }
@@ -169,7 +169,7 @@ func TestEscapesFail(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+			p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 			cases := []struct {
 				name   string
 				policy Policy
@@ -178,7 +178,7 @@ func TestEscapesFail(t *testing.T) {
 			}{
 				{"read ssh key outside scope", p, sh("cat " + filepath.Join(w.home, ".ssh", "id_rsa")), nil},
 				{"list home outside scope", p, sh("ls " + w.home), nil},
-				{"read /etc/shadow", w.policy(extension.AccessWorkspace, extension.AccessNone), sh("cat /etc/shadow"), nil},
+				{"read /etc/shadow", w.policy(permission.AccessWorkspace, permission.AccessNone), sh("cat /etc/shadow"), nil},
 				{"write outside workspace", p, sh("echo pwned > " + filepath.Join(w.home, "pwned")), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.home, "pwned"))
 				}},
@@ -192,16 +192,16 @@ func TestEscapesFail(t *testing.T) {
 				{"write into extension folder", p, sh("echo pwned >> " + filepath.Join(w.ext, "tool.sh")), func(t *testing.T, r runResult) {
 					assertUnchanged(t, filepath.Join(w.ext, "tool.sh"), "echo tool\n")
 				}},
-				{"create file in extension folder under write=home", w.policy(extension.AccessHome, extension.AccessHome), sh("echo pwned > " + filepath.Join(w.ext, "new")), func(t *testing.T, r runResult) {
+				{"create file in extension folder under write=home", w.policy(permission.AccessHome, permission.AccessHome), sh("echo pwned > " + filepath.Join(w.ext, "new")), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.ext, "new"))
 				}},
-				{"replace extension folder under write=home", w.policy(extension.AccessHome, extension.AccessHome), sh("mv " + filepath.Join(w.home, ".gemini") + " " + filepath.Join(w.home, "moved")), func(t *testing.T, r runResult) {
+				{"replace extension folder under write=home", w.policy(permission.AccessHome, permission.AccessHome), sh("mv " + filepath.Join(w.home, ".gemini") + " " + filepath.Join(w.home, "moved")), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.home, "moved"))
 				}},
-				{"write with write=none", w.policy(extension.AccessWorkspace, extension.AccessNone), sh("echo x > new.txt"), func(t *testing.T, r runResult) {
+				{"write with write=none", w.policy(permission.AccessWorkspace, permission.AccessNone), sh("echo x > new.txt"), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.ws, "new.txt"))
 				}},
-				{"read workspace with read=none", w.policy(extension.AccessNone, extension.AccessNone), sh("cat input.txt"), nil},
+				{"read workspace with read=none", w.policy(permission.AccessNone, permission.AccessNone), sh("cat input.txt"), nil},
 				{"read gemkit's /proc entry", p, sh(fmt.Sprintf("cat /proc/%d/cmdline", os.Getpid())), nil},
 				{"read gemkit's environment", p, sh(fmt.Sprintf("cat /proc/%d/environ", os.Getpid())), nil},
 				{"read another process's command line", p, sh("cat /proc/1/cmdline"), nil},
@@ -229,7 +229,7 @@ func TestLoopbackServerUnreachable(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
 			script := fmt.Sprintf("import socket; s=socket.create_connection(('127.0.0.1', %d), timeout=3); print(s.recv(100))", port)
-			r := run(t, m.l, w.policy(extension.AccessWorkspace, extension.AccessNone), 20*time.Second, python, "-c", script)
+			r := run(t, m.l, w.policy(permission.AccessWorkspace, permission.AccessNone), 20*time.Second, python, "-c", script)
 			if r.err == nil || strings.Contains(r.stdout, "host-secret") {
 				t.Fatalf("reached the host's loopback server: %q %v", r.stdout, r.err)
 			}
@@ -241,7 +241,7 @@ func TestAllowedReadsAndWrites(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+			p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 			script := `set -e
 cat input.txt
 echo written > out.txt
@@ -279,7 +279,7 @@ head -c 4 /dev/urandom | wc -c
 			// The folders on the way to it get no write right, their other
 			// entries do.
 			os.MkdirAll(filepath.Join(w.root, "other"), 0o777)
-			fp := w.policy(extension.AccessFull, extension.AccessFull)
+			fp := w.policy(permission.AccessFull, permission.AccessFull)
 			r = run(t, m.l, fp, 20*time.Second, sh("echo ok > "+filepath.Join(w.root, "other", "full.txt")+" && ! echo x > "+filepath.Join(w.ext, "tool.sh"))...)
 			if r.err != nil {
 				t.Errorf("write=full: %v %s", r.err, r.stderr)
@@ -288,7 +288,7 @@ head -c 4 /dev/urandom | wc -c
 
 			// read=home, write=home: the home is open except the
 			// extension's folder, which stays readable.
-			hp := w.policy(extension.AccessHome, extension.AccessHome)
+			hp := w.policy(permission.AccessHome, permission.AccessHome)
 			r = run(t, m.l, hp, 20*time.Second, sh("cat "+filepath.Join(w.home, ".ssh", "id_rsa")+" && echo ok > "+filepath.Join(w.home, ".ssh", "new")+" && cat "+filepath.Join(w.ext, "tool.sh"))...)
 			if r.err != nil || !strings.Contains(r.stdout, w.secret) {
 				t.Fatalf("home scope: %v %q %q", r.err, r.stdout, r.stderr)
@@ -301,7 +301,7 @@ func TestForkedChildDiesWithTimeout(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+			p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 			marker := filepath.Join(w.ws, "alive")
 			// One child stays in the group, one tries to leave it with
 			// setsid; neither may outlive the kill.
@@ -319,7 +319,7 @@ func TestProxy(t *testing.T) {
 	var denied []Denial
 	l := &Launcher{Resolver: mapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d Denial) { denied = append(denied, d) },
 		AllowPrivateAddresses: true}
-	p := w.policy(extension.AccessWorkspace, extension.AccessNone, fmt.Sprintf("http://allowed.test:%d", port))
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone, fmt.Sprintf("http://allowed.test:%d", port))
 
 	t.Run("allowed host through the proxy", func(t *testing.T) {
 		script := fmt.Sprintf(`import urllib.request, http.client, os
@@ -427,7 +427,7 @@ func lastLine(s string) string {
 
 func TestStartErrors(t *testing.T) {
 	w := newWorld(t)
-	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	r := run(t, &Launcher{Exe: "/bin/true"}, p, 5*time.Second, "/bin/true")
 	if r.err == nil || !strings.Contains(r.err.Error(), "is not a gemkit binary") {
 		t.Fatalf("binary without the hook: %v", r.err)
@@ -437,7 +437,7 @@ func TestStartErrors(t *testing.T) {
 		t.Fatalf("missing program: %v", r.err)
 	}
 	bad := p
-	bad.Write = extension.AccessHome
+	bad.Write = permission.AccessHome
 	if r := run(t, &Launcher{}, bad, 5*time.Second, "/bin/true"); r.err == nil || !strings.Contains(r.err.Error(), "wider than") {
 		t.Fatalf("invalid policy: %v", r.err)
 	}
@@ -445,7 +445,7 @@ func TestStartErrors(t *testing.T) {
 
 func TestNoLandlockRefusedUnlessAllowed(t *testing.T) {
 	w := newWorld(t)
-	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	r := run(t, &Launcher{noLandlock: true}, p, 5*time.Second, "/bin/true")
 	var ue *UnenforceableError
 	if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), "Landlock is not available") || !strings.Contains(r.err.Error(), "--allow-unconfined") {
