@@ -130,10 +130,16 @@ except (ValueError, OSError): print("kept")`)
 			}
 
 			// The widest scopes still work everywhere else: home is listed
-			// and read, its files are written, ~/.gemini's names are seen.
+			// and read, its files are written. Inside ~/.gemini the tool
+			// sees its own extension's folder; with a mount namespace
+			// nothing else exists there (without one, Landlock lets it
+			// list the names).
 			r := run(t, m.l, home, 20*time.Second, sh("ls -a "+w.home+" && cat "+filepath.Join(w.home, "notes.txt")+" && echo ok > "+filepath.Join(w.home, ".ssh", "new")+" && ls "+filepath.Join(gem, "extensions"))...)
-			if r.err != nil || !strings.Contains(r.stdout, "home notes") || !strings.Contains(r.stdout, "other") {
+			if r.err != nil || !strings.Contains(r.stdout, "home notes") || !strings.Contains(r.stdout, "ext") {
 				t.Fatalf("home scope: %v %q %q", r.err, r.stdout, r.stderr)
+			}
+			if r.proc.Enforcement.MountNS == strings.Contains(r.stdout, "other") {
+				t.Errorf("other extensions' names seen %v with mount namespace %v: %q", strings.Contains(r.stdout, "other"), r.proc.Enforcement.MountNS, r.stdout)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,7 +30,12 @@ type Process struct {
 	// allowed running unconfined. Show them loudly.
 	Warnings []string
 
-	done chan struct{} // closed when Wait returns
+	done   chan struct{} // closed when Wait returns
+	cgroup *cgroup
+	logger *slog.Logger
+	// OOMKilled is set by Wait when the kernel killed a process of the
+	// tool for going past its memory bound.
+	OOMKilled bool
 }
 
 // nsAttempt is one way to create the child's namespaces, tried in order.
@@ -61,7 +67,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 
 	var attempts []nsAttempt
 	if !l.NoNamespaces {
-		base := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
+		base := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWNS)
 		attempts = append(attempts, nsAttempt{flags: base | unix.CLONE_NEWUSER, userns: true})
 		if os.Getuid() == 0 {
 			attempts = append(attempts, nsAttempt{flags: base})
@@ -120,8 +126,27 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	if enf.PIDNS && pidnsPidMax() {
 		enf.MaxProcesses = DefaultMaxProcesses
 	}
+	enf.MountNS = ns.flags&unix.CLONE_NEWNS != 0
 	if len(reasons) > 0 && !l.AllowUnconfined {
 		return nil, &UnenforceableError{Reasons: reasons}
+	}
+	memBytes := c.Policy.MemoryBytes
+	if memBytes == 0 {
+		memBytes = DefaultMemoryBytes
+	}
+	enf.MemoryBytes = memBytes
+	var cg *cgroup
+	if !l.NoCgroup {
+		var err error
+		if cg, err = newCgroup(memBytes, DefaultMaxProcesses); err != nil {
+			l.logger().Debug("sandbox: no memory cgroup", "err", err)
+			cg = nil
+		}
+	}
+	if cg != nil {
+		enf.Memory = "cgroup " + cg.version
+	} else {
+		enf.Memory = "rlimit"
 	}
 	var warnings []string
 	for _, r := range reasons {
@@ -140,11 +165,34 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		LandlockABI: abi,
 		DenySockets: enf.SeccompNet,
 		DenySession: !enf.PIDNS,
-		MemoryBytes: c.Policy.MemoryBytes,
-		PidMax:      enf.MaxProcesses,
+		MemoryBytes:  memBytes,
+		PidMax:       enf.MaxProcesses,
+		AddressSpace: cg == nil,
 	}
-	if spec.MemoryBytes == 0 {
-		spec.MemoryBytes = DefaultMemoryBytes
+	if enf.MountNS {
+		tmpBytes := c.Policy.TempBytes
+		if tmpBytes == 0 {
+			tmpBytes = DefaultTempBytes
+		}
+		enf.TempBytes = tmpBytes
+		links := append([]string{c.Path, c.Dir, c.Policy.TempDir, c.Policy.Workspace, c.Policy.Home, c.Policy.ExtensionDir}, c.Policy.RuntimePaths...)
+		links = append(append(links, systemReadDirs...), systemReadFiles...)
+		realTmp, err := filepath.EvalSymlinks(c.Policy.TempDir)
+		if err != nil {
+			return nil, fmt.Errorf("temp dir: %w", err)
+		}
+		spec.Mounts = mountPlan(rules, realTmp, tmpBytes, links)
+		spec.MountBase = realTmp
+		spec.Dir = c.Dir
+		if spec.Dir == "" {
+			spec.Dir = "/"
+		}
+		if real, err := filepath.EvalSymlinks(spec.Dir); err == nil {
+			spec.Dir = real
+		}
+		// The working directory exists in the new root even where the
+		// read scope does not reach it (an empty folder then).
+		spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountDir, Path: spec.Dir})
 	}
 	if enf.Proxy {
 		spec.ProxyPort = ProxyPort
@@ -197,17 +245,22 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		if enf.Proxy {
 			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
 		}
-		if enf.MaxProcesses > 0 {
+		if enf.MaxProcesses > 0 || enf.MountNS {
 			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
 		}
+		// Dropping the bounding set needs CAP_SETPCAP.
+		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETPCAP)
 	}
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		childEnd.Close()
+		if cg != nil {
+			_ = cg.remove()
+		}
 		return nil, err
 	}
 	childEnd.Close()
-	p := &Process{cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{})}
+	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg}
 
 	// Cancelling ctx kills the tool, also while the sandbox is being set
 	// up.
@@ -225,7 +278,17 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		if p.proxy != nil {
 			p.proxy.Close()
 		}
+		if cg != nil {
+			_ = cg.remove()
+		}
 		return nil, err
+	}
+	// The child waits for its spec before it does anything, so all it
+	// and the tool start is inside the cgroup.
+	if cg != nil {
+		if err := cg.add(cmd.Process.Pid); err != nil {
+			return fail(err)
+		}
 	}
 	// A write error means the child is gone; what it said, or that it
 	// said nothing, is read below.
@@ -363,6 +426,12 @@ func (p *Process) Wait() error {
 	if p.proxy != nil {
 		p.proxy.Close()
 		<-p.proxyDone
+	}
+	if p.cgroup != nil {
+		p.OOMKilled = p.cgroup.oomKilled()
+		if rerr := p.cgroup.remove(); rerr != nil {
+			p.logger.Warn("sandbox: removing the tool's cgroup", "err", rerr)
+		}
 	}
 	close(p.done)
 	return err

@@ -53,15 +53,25 @@ type Policy struct {
 	// credentials, the consent records and every other extension with its
 	// settings. A tool's own extension folder inside one stays readable.
 	Protected []string
+	// ReadOnly are folders no tool may write whatever its scope: every
+	// installed extension's folder and every linked extension's source,
+	// whose code other tools run with their own permissions.
+	ReadOnly []string
 
-	// MemoryBytes caps the tool's data segment (RLIMIT_DATA, which counts
-	// private writable mappings but not the address-space reservations V8
-	// and Go make); 0 means DefaultMemoryBytes.
+	// MemoryBytes bounds the memory of the tool's whole process tree (a
+	// cgroup where one can be made, else each process's address space);
+	// 0 means DefaultMemoryBytes.
 	MemoryBytes uint64
+	// TempBytes bounds the private temp dir, a tmpfs inside the tool's
+	// mount namespace; 0 means DefaultTempBytes.
+	TempBytes uint64
 }
 
 // DefaultMemoryBytes is the memory cap of a tool when the caller sets none.
 const DefaultMemoryBytes = 2 << 30
+
+// DefaultTempBytes bounds the private temp dir when the caller sets none.
+const DefaultTempBytes = 1 << 30
 
 // accessRank orders the filesystem scopes from narrowest to widest.
 func accessRank(a permission.Access) (int, error) {
@@ -110,6 +120,12 @@ func (p *Policy) Check() error {
 			return fmt.Errorf("sandbox protected folder %q must be an absolute path", d)
 		}
 		p.Protected[i] = filepath.Clean(d)
+	}
+	for i, d := range p.ReadOnly {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("sandbox read-only folder %q must be an absolute path", d)
+		}
+		p.ReadOnly[i] = filepath.Clean(d)
 	}
 	for _, h := range p.AllowedHosts {
 		if _, err := permission.ParseHost(h); err != nil {

@@ -204,7 +204,9 @@ func TestEscapesFail(t *testing.T) {
 				{"read workspace with read=none", w.policy(permission.AccessNone, permission.AccessNone), sh("cat input.txt"), nil},
 				{"read gemkit's /proc entry", p, sh(fmt.Sprintf("cat /proc/%d/cmdline", os.Getpid())), nil},
 				{"read gemkit's environment", p, sh(fmt.Sprintf("cat /proc/%d/environ", os.Getpid())), nil},
-				{"read another process's command line", p, sh("cat /proc/1/cmdline"), nil},
+				// In its own PID namespace the tool is pid 1; a child it
+				// started is another process.
+				{"read another process's command line", p, sh("sleep 5 & cat /proc/$!/cmdline; r=$?; kill $!; exit $r"), nil},
 				{"resolve a name directly", p, []string{python, "-c", "import socket; socket.getaddrinfo('example.com', 80)"}, nil},
 				{"open a unix socket", p, []string{python, "-c", "import socket; socket.socket(socket.AF_UNIX)"}, nil},
 				{"kernel keyring", p, []string{python, "-c", "import ctypes,sys; import platform; r=ctypes.CDLL(None).syscall({'x86_64': 250, 'aarch64': 219}[platform.machine()], 0, -3, 0); sys.exit(0 if r>=0 else 1)"}, nil},
@@ -451,9 +453,15 @@ func TestNoLandlockRefusedUnlessAllowed(t *testing.T) {
 	if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), "Landlock is not available") || !strings.Contains(r.err.Error(), "--allow-unconfined") {
 		t.Fatalf("want a refusal naming Landlock and the flag, got %v", r.err)
 	}
+	// Without Landlock the second wall still holds where there is a
+	// mount namespace: the key is absent from the tool's view.
 	r = run(t, &Launcher{noLandlock: true, AllowUnconfined: true}, p, 5*time.Second, sh("cat "+filepath.Join(w.home, ".ssh", "id_rsa"))...)
-	if r.err != nil || !strings.Contains(r.stdout, w.secret) {
+	if r.proc == nil || r.proc.Enforcement.MountNS == strings.Contains(r.stdout, w.secret) {
 		t.Fatalf("allowed unconfined run: %v %q", r.err, r.stdout)
+	}
+	r = run(t, &Launcher{noLandlock: true, AllowUnconfined: true, NoNamespaces: true}, p, 5*time.Second, sh("cat "+filepath.Join(w.home, ".ssh", "id_rsa"))...)
+	if r.err != nil || !strings.Contains(r.stdout, w.secret) {
+		t.Fatalf("allowed unconfined run without namespaces: %v %q", r.err, r.stdout)
 	}
 	if len(r.proc.Warnings) != 1 || !strings.Contains(r.proc.Warnings[0], "UNCONFINED: Landlock") || r.proc.Enforcement.LandlockABI != 0 {
 		t.Fatalf("warnings %q enforcement %+v", r.proc.Warnings, r.proc.Enforcement)

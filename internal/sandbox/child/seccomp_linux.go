@@ -26,6 +26,13 @@ const (
 	seccompArg0 = 16 // low 32 bits of args[0] on little-endian machines
 )
 
+// chmodCall is a chmod-like syscall and the index of its mode argument.
+type chmodCall struct{ nr, arg uint32 }
+
+// sysFchmodat2 is fchmodat2 (Linux 6.6), numbered alike on every
+// architecture.
+const sysFchmodat2 = 452
+
 // Jump targets at the end of the program.
 const (
 	tAllow = iota
@@ -78,6 +85,23 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 	}
 	for _, nr := range denied {
 		prog = append(prog, jeq(nr, tEPERM))
+	}
+	// The tool never mounts: its view of the filesystem is fixed before it
+	// runs (it holds no capability, so these would fail anyway; refusing
+	// them keeps the mount API's kernel surface away too).
+	for _, nr := range []uint32{unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT,
+		unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR} {
+		prog = append(prog, jeq(nr, tEPERM))
+	}
+	// chmod that sets the setuid or setgid bit: the writable binds are
+	// nosuid inside the sandbox, but outside it a setuid file the tool
+	// made in the workspace would run with its owner's rights.
+	for _, c := range append(archChmod, chmodCall{unix.SYS_FCHMOD, 1}, chmodCall{unix.SYS_FCHMODAT, 2}, chmodCall{sysFchmodat2, 2}) {
+		prog = append(prog,
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: c.nr, jt: -1, skip: 2},
+			ld(seccompArg0+8*c.arg),
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.S_ISUID | unix.S_ISGID, jt: tEPERM, jf: tAllow},
+		)
 	}
 	prog = append(prog, jeq(unix.SYS_CLONE3, tENOSYS))
 	for _, nr := range []uint32{unix.SYS_UNSHARE, unix.SYS_CLONE} {
