@@ -159,12 +159,12 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	}
 	env := append([]string(nil), c.Env...)
 	spec := child.Spec{
-		Path:        c.Path,
-		Argv:        append([]string{c.Path}, c.Args...),
-		Rules:       rules,
-		LandlockABI: abi,
-		DenySockets: enf.SeccompNet,
-		DenySession: !enf.PIDNS,
+		Path:         c.Path,
+		Argv:         append([]string{c.Path}, c.Args...),
+		Rules:        rules,
+		LandlockABI:  abi,
+		DenySockets:  enf.SeccompNet,
+		DenySession:  !enf.PIDNS,
 		MemoryBytes:  memBytes,
 		PidMax:       enf.MaxProcesses,
 		AddressSpace: cg == nil,
