@@ -49,7 +49,14 @@ type nsAttempt struct {
 // from Start, not Wait. Cancelling ctx kills the tool and everything it
 // started.
 func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
-	rules, err := c.Policy.Rules()
+	// With a mount namespace the folders of other extensions inside the
+	// write scope are read-only binds; without one they are split out of
+	// the scope.
+	nsRules, overlays, err := c.Policy.rules(false)
+	if err != nil {
+		return nil, err
+	}
+	splitRules, err := c.Policy.Rules()
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +82,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	}
 	var lastNSErr error
 	for _, a := range attempts {
-		p, err := l.start(ctx, c, rules, abi, a, reasons)
+		p, err := l.start(ctx, c, nsRules, overlays, abi, a, reasons)
 		if err == nil || !isNamespaceRefusal(err) {
 			return p, err
 		}
@@ -93,7 +100,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	} else if !child.SeccompSupported {
 		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
 	}
-	return l.start(ctx, c, rules, abi, nsAttempt{}, reasons)
+	return l.start(ctx, c, splitRules, nil, abi, nsAttempt{}, reasons)
 }
 
 func isNamespaceRefusal(err error) bool {
@@ -112,7 +119,7 @@ func (l *Launcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi int, ns nsAttempt, reasons []string) (*Process, error) {
+func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, overlays []string, abi int, ns nsAttempt, reasons []string) (*Process, error) {
 	netns := ns.flags&unix.CLONE_NEWNET != 0
 	enf := Enforcement{
 		LandlockABI: abi,
@@ -181,7 +188,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		if err != nil {
 			return nil, fmt.Errorf("temp dir: %w", err)
 		}
-		spec.Mounts = mountPlan(rules, realTmp, tmpBytes, links)
+		spec.Mounts = mountPlan(rules, overlays, realTmp, tmpBytes, links)
 		spec.MountBase = realTmp
 		spec.Dir = c.Dir
 		if spec.Dir == "" {

@@ -24,8 +24,9 @@ var devLinks = [][2]string{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/s
 // mount namespace, /proc that of its own PID namespace and /dev only the
 // harmless devices. links are paths (the program, the runtime, the
 // scopes) whose symlinks are recreated, so that /bin/sh or /lib64's
-// dynamic loader resolve as outside.
-func mountPlan(rules []PathRule, tmp string, tmpSize uint64, links []string) []child.Mount {
+// dynamic loader resolve as outside. overlays are folders inside a
+// writable bind that are bound read-only over it (other extensions' code).
+func mountPlan(rules []PathRule, overlays []string, tmp string, tmpSize uint64, links []string) []child.Mount {
 	var binds []PathRule
 	for _, r := range rules {
 		switch {
@@ -69,6 +70,28 @@ func mountPlan(rules []PathRule, tmp string, tmpSize uint64, links []string) []c
 		}
 		steps = append(steps, child.Mount{Kind: child.MountBind, Path: r.Path, Write: r.Write, File: r.File, Optional: r.Optional})
 		done = append(done, r)
+	}
+	for _, o := range overlays {
+		// The folders between the writable bind and the overlay become
+		// mount points too (bound onto themselves): a mount point cannot
+		// be renamed, so the tool cannot move the protected folder away
+		// on the host and put its own in its place.
+		var outer string
+		for _, d := range done {
+			if d.Write && !d.File && isWithin(d.Path, o) && len(d.Path) > len(outer) {
+				outer = d.Path
+			}
+		}
+		if outer != "" {
+			var between []string
+			for a := filepath.Dir(o); a != outer && isWithin(outer, a); a = filepath.Dir(a) {
+				between = append([]string{a}, between...)
+			}
+			for _, a := range between {
+				steps = append(steps, child.Mount{Kind: child.MountBind, Path: a, Write: true, Optional: true})
+			}
+		}
+		steps = append(steps, child.Mount{Kind: child.MountBind, Path: o, Optional: true})
 	}
 	steps = append(steps, child.Mount{Kind: child.MountTmpfs, Path: tmp, Size: tmpSize})
 	steps = append(steps, child.Mount{Kind: child.MountProc, Path: "/proc"})

@@ -49,6 +49,21 @@ var systemWriteFiles = []string{"/dev/null", "/dev/full"}
 // subtracting the extension folder, the writable scope is split into the
 // siblings of the path that leads to it.
 func (p *Policy) Rules() ([]PathRule, error) {
+	rules, _, err := p.rules(true)
+	return rules, err
+}
+
+// rules computes the rules; with splitReadOnly false the ReadOnly folders
+// inside the write scope are not split out of it but returned apart, for
+// the mount namespace to cover with read-only binds (which, unlike a
+// split, leaves the folders around them writable).
+func (p *Policy) rules(splitReadOnly bool) ([]PathRule, []string, error) {
+	var overlays []string
+	rules, err := p.rulesInto(splitReadOnly, &overlays)
+	return rules, overlays, err
+}
+
+func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]string) ([]PathRule, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -171,7 +186,14 @@ func (p *Policy) Rules() ([]PathRule, error) {
 				if isWithin(real, write) {
 					return nil, fmt.Errorf("the %s scope %q is inside %q, the folder of an installed or linked extension, which no tool may write; run the tool from another directory", p.Write, write, real)
 				}
-				excl = append(excl, real)
+				if !isWithin(write, real) {
+					continue
+				}
+				if splitReadOnly {
+					excl = append(excl, real)
+				} else {
+					*overlays = append(*overlays, real)
+				}
 			}
 		}
 		grants, _, err := carve(write, excl)
