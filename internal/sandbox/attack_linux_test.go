@@ -106,12 +106,19 @@ sys.exit(0 if pid > 0 else 1)`}, nil},
 				if m.name == "no-namespaces" && p.NeedsNetwork() {
 					continue
 				}
-				r := run(t, m.l, p, 20*time.Second, python, "-c", "import re; print(*re.findall(r'(?m)^(?:Cap(?:Inh|Prm|Eff|Amb)|NoNewPrivs):.*$', open('/proc/self/status').read()), sep='\\n')")
+				r := run(t, m.l, p, 20*time.Second, python, "-c", "import re; print(*re.findall(r'(?m)^(?:Cap(?:Inh|Prm|Eff|Amb|Bnd)|NoNewPrivs):.*$', open('/proc/self/status').read()), sep='\\n')")
 				if r.err != nil {
 					t.Fatalf("%v %s", r.err, r.stderr)
 				}
 				for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 					f := strings.Fields(line)
+					// Without a user namespace an unprivileged user
+					// holds no CAP_SETPCAP to empty the bounding set;
+					// with no_new_privs and a non-zero uid nothing in
+					// it can be gained.
+					if len(f) == 2 && f[0] == "CapBnd:" && m.name == "no-namespaces" && os.Getuid() != 0 {
+						continue
+					}
 					if len(f) != 2 || (f[0] == "NoNewPrivs:") != (f[1] == "1") || f[0] != "NoNewPrivs:" && f[1] != "0000000000000000" {
 						t.Errorf("hosts %v: %q", p.AllowedHosts, line)
 					}
