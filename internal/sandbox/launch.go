@@ -32,7 +32,9 @@ type Launcher struct {
 	// AllowPrivateAddresses lets allowed host names resolve to loopback
 	// and private addresses (see Proxy.AllowPrivate); tests use it.
 	AllowPrivateAddresses bool
-	// OnDeny is called for every connection the proxy refuses.
+	// OnDeny is called for the first of each distinct refusal of the
+	// proxy (same method, host, port and reason), for at most 64 of them;
+	// Process.Denied counts the repeats, Process.DeniedDropped the rest.
 	OnDeny func(Denial)
 	// Exe is the binary re-executed as the sandbox child; empty means
 	// this process's own binary. Any binary that links this package

@@ -444,7 +444,17 @@ func (p *Process) Wait() error {
 	return err
 }
 
-// Denied returns the connections the proxy refused.
+// DeniedDropped is the number of refusals past the distinct ones Denied
+// keeps.
+func (p *Process) DeniedDropped() int {
+	if p.proxy == nil {
+		return 0
+	}
+	return p.proxy.Dropped()
+}
+
+// Denied returns the connections the proxy refused, one per distinct
+// refusal with its count.
 func (p *Process) Denied() []Denial {
 	if p.proxy == nil {
 		return nil

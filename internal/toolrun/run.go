@@ -113,13 +113,15 @@ type Result struct {
 	// Output is the parsed stdout for output "json", else nil.
 	Output json.RawMessage `json:"output,omitempty"`
 	// Text is stdout for output "string".
-	Text        string              `json:"text,omitempty"`
-	Stdout      []byte              `json:"-"`
-	Stderr      string              `json:"stderr,omitempty"`
-	Duration    time.Duration       `json:"durationNs"`
-	Denied      []sandbox.Denial    `json:"denied,omitempty"`
-	Warnings    []string            `json:"warnings,omitempty"`
-	Enforcement sandbox.Enforcement `json:"enforcement"`
+	Text     string           `json:"text,omitempty"`
+	Stdout   []byte           `json:"-"`
+	Stderr   string           `json:"stderr,omitempty"`
+	Duration time.Duration    `json:"durationNs"`
+	Denied   []sandbox.Denial `json:"denied,omitempty"`
+	// DeniedDropped counts refusals past the distinct ones in Denied.
+	DeniedDropped int                 `json:"deniedDropped,omitempty"`
+	Warnings      []string            `json:"warnings,omitempty"`
+	Enforcement   sandbox.Enforcement `json:"enforcement"`
 }
 
 // ToolError is a tool that ran and failed: a non-zero exit, a kill on
@@ -341,7 +343,7 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	waitErr := proc.Wait()
 	res := &Result{
 		Tool: tool.Name, Duration: time.Since(start), Stdout: stdout.Bytes(), Stderr: stderr.String(),
-		Denied: proc.Denied(), Warnings: proc.Warnings, Enforcement: proc.Enforcement,
+		Denied: proc.Denied(), DeniedDropped: proc.DeniedDropped(), Warnings: proc.Warnings, Enforcement: proc.Enforcement,
 	}
 	var ee *exec.ExitError
 	switch {
