@@ -85,9 +85,9 @@ type Proxy struct {
 	denied  []Denial
 	index   map[denialKey]int // position in denied
 	dropped int               // refusals not kept: past maxDenials distinct ones
-	srv    *http.Server
-	wg     sync.WaitGroup
-	tunnel map[net.Conn]struct{} // hijacked connections, closed by Close
+	srv     *http.Server
+	wg      sync.WaitGroup
+	tunnel  map[net.Conn]struct{} // hijacked connections, closed by Close
 }
 
 // NewProxy builds a proxy for the allowedHosts entries, read with the
