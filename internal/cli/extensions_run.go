@@ -22,9 +22,9 @@ func addExtensionRunCommands(parent *cobra.Command, s Streams) {
 func newExtRunCmd(s Streams) *cobra.Command {
 	var (
 		consent, allowUnconfined, asJSON, raw bool
-		timeout                          time.Duration
-		maxOutput                        int64
-		memory                           uint64
+		timeout                               time.Duration
+		maxOutput                             int64
+		memory                                uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] EXTENSION TOOL [--ARG VALUE ...]",
