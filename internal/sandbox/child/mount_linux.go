@@ -90,7 +90,11 @@ func step(s Mount) error {
 		if err := mountpoint(s.Path, s.File); err != nil {
 			return err
 		}
-		if err := unix.Mount(src, s.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		flags := uintptr(unix.MS_BIND)
+		if !s.File {
+			flags |= unix.MS_REC // the mounts beneath a folder come along
+		}
+		if err := unix.Mount(src, s.Path, "", flags, ""); err != nil {
 			return err
 		}
 		attr := uint64(unix.MOUNT_ATTR_NOSUID)
@@ -100,7 +104,7 @@ func step(s Mount) error {
 		if !s.Write {
 			attr |= unix.MOUNT_ATTR_RDONLY
 		}
-		return setattr(s.Path, true, attr)
+		return setattr(s.Path, !s.File, attr)
 	}
 	return fmt.Errorf("unknown mount step %q", s.Kind)
 }

@@ -55,4 +55,5 @@ const (
 	MountSymlink MountKind = "symlink" // a symlink Path -> Target
 	MountTmpfs   MountKind = "tmpfs"   // a writable tmpfs of Size bytes (the private temp dir)
 	MountProc    MountKind = "proc"    // /proc of the tool's own PID namespace
+
 )
