@@ -356,6 +356,12 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	case ctx.Err() != nil:
 		res.ExitCode = -1
 		return res, fmt.Errorf("tool %s was stopped: %w", tool.Name, ctx.Err())
+	case proc.OOMKilled:
+		res.ExitCode = -1
+		if errors.As(waitErr, &ee) {
+			res.ExitCode = ee.ExitCode()
+		}
+		return res, &ToolError{tool.Name, fmt.Sprintf("went past its memory bound (%d bytes for the tool and everything it started) and was killed%s", proc.Enforcement.MemoryBytes, stderrTail(res.Stderr))}
 	case errors.As(waitErr, &ee):
 		res.ExitCode = ee.ExitCode()
 		return res, &ToolError{tool.Name, fmt.Sprintf("failed with exit status %d%s", res.ExitCode, stderrTail(res.Stderr))}

@@ -96,3 +96,19 @@ func TestOtherExtensionsCodeReadOnly(t *testing.T) {
 		t.Fatalf("the legitimate write failed: %q %s", b, res.Stderr)
 	}
 }
+
+// TestMemoryBoundNamed: a tool killed for going past its memory bound is
+// told as such, where a cgroup bounds it (as root here).
+func TestMemoryBoundNamed(t *testing.T) {
+	e := newEnv(t)
+	ext := e.install(t, `{"name": "hog", "version": "1.0.0",
+  "tools": [{"name": "t", "description": "d", "executable": "t.py", "runtime": "python"}]}`,
+		map[string]string{"t.py": "import mmap\nm = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED)\nfor i in range(0, 600 << 20, 4096): m[i] = 1\n"})
+	res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "t", Workspace: e.ws, GrantConsent: true, MemoryBytes: 256 << 20})
+	if err == nil {
+		t.Fatal("600 MB under a 256 MB bound")
+	}
+	if strings.HasPrefix(res.Enforcement.Memory, "cgroup") && !strings.Contains(err.Error(), "went past its memory bound") {
+		t.Fatalf("%v", err)
+	}
+}
