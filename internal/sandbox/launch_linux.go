@@ -175,6 +175,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		MemoryBytes:  memBytes,
 		PidMax:       enf.MaxProcesses,
 		AddressSpace: cg == nil,
+		DenyMetadata: !enf.MountNS,
 	}
 	if enf.MountNS {
 		tmpBytes := c.Policy.TempBytes

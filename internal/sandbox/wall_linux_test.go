@@ -91,6 +91,20 @@ func TestSecondWall(t *testing.T) {
 		})
 	}
 
+	// Without a mount namespace seccomp still refuses xattrs and inode
+	// flags everywhere (modes and times stay a documented gap there).
+	for _, c := range []struct {
+		name string
+		argv []string
+	}{{"setxattr without a mount namespace", xattr(key)}, {"FS_IOC_SETFLAGS without a mount namespace", setflags(key)}, {"setxattr on a workspace file without a mount namespace", xattr(input)}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runRefused(t, &Launcher{NoNamespaces: true}, homeWrite, []string{w.secret}, c.argv...)
+			if !strings.Contains(r.stderr, "Operation not permitted") {
+				t.Fatalf("not refused by seccomp: %s", r.stderr)
+			}
+		})
+	}
+
 	// What the tool may write, it may chmod and touch; devices work.
 	t.Run("chmod and touch a workspace file", func(t *testing.T) {
 		r := run(t, l, ws, 20*time.Second, sh("chmod 600 input.txt && touch -d 2001-01-01 input.txt && stat -c %a input.txt && echo x > /dev/null && head -c 4 /dev/urandom | wc -c")...)

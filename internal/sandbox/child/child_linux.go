@@ -41,10 +41,12 @@ type Spec struct {
 	LandlockABI int        `json:"landlockABI"`
 	// ProxyPort, when set, asks for loopback up and a listener on
 	// 127.0.0.1:ProxyPort inside the namespace, passed back to the parent.
-	ProxyPort   int    `json:"proxyPort,omitempty"`
-	DenySockets bool   `json:"denySockets,omitempty"`
-	DenySession bool   `json:"denySession,omitempty"`
-	MemoryBytes uint64 `json:"memoryBytes"`
+	ProxyPort   int  `json:"proxyPort,omitempty"`
+	DenySockets bool `json:"denySockets,omitempty"`
+	DenySession bool `json:"denySession,omitempty"`
+	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
+	DenyMetadata bool   `json:"denyMetadata,omitempty"`
+	MemoryBytes  uint64 `json:"memoryBytes"`
 	// PidMax, when set, is written to the PID namespace's own pid_max:
 	// the child is its first process, and the tool cannot raise it.
 	PidMax int `json:"pidMax,omitempty"`
@@ -191,7 +193,7 @@ func setup(conn *os.File) error {
 			return err
 		}
 	}
-	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession}); err != nil {
+	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata}); err != nil {
 		return err
 	}
 	// Only stdin, stdout and stderr reach the tool. Go's exec passes just

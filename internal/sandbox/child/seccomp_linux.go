@@ -17,7 +17,18 @@ type seccompOptions struct {
 	// cannot leave the process group that is killed on timeout; needed
 	// where there is no PID namespace to kill instead.
 	denyNewSession bool
+	// denyMetadata refuses setting extended attributes and inode flags
+	// (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR): where there is no mount
+	// namespace to make what the tool may not write read-only, Landlock
+	// alone would let it change them on every file its uid owns.
+	denyMetadata bool
 }
+
+// Inode-flag ioctls refused with denyMetadata.
+const (
+	fsIocSetflags   = 0x40086602
+	fsIocFssetxattr = 0x401c5820
+)
 
 // Offsets into struct seccomp_data.
 const (
@@ -32,6 +43,12 @@ type chmodCall struct{ nr, arg uint32 }
 // sysFchmodat2 is fchmodat2 (Linux 6.6), numbered alike on every
 // architecture.
 const sysFchmodat2 = 452
+
+// setxattrat and removexattrat (Linux 6.13), numbered alike everywhere.
+const (
+	sysSetxattrat    = 463
+	sysRemovexattrat = 466
+)
 
 // Jump targets at the end of the program.
 const (
@@ -83,8 +100,23 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 	if o.denyNewSession {
 		denied = append(denied, unix.SYS_SETSID, unix.SYS_SETPGID)
 	}
+	if o.denyMetadata {
+		denied = append(denied, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_REMOVEXATTR,
+			unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, sysSetxattrat, sysRemovexattrat)
+	}
 	for _, nr := range denied {
 		prog = append(prog, jeq(nr, tEPERM))
+	}
+	if o.denyMetadata {
+		prog = append(prog,
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: unix.SYS_IOCTL, jt: -1, skip: 4},
+			ld(seccompArg0+8),
+			jeq(fsIocSetflags, tEPERM),
+			jeq(fsIocFssetxattr, tEPERM),
+			// Not an inode-flag ioctl: the rest of the filter cannot
+			// concern ioctl, so allow.
+			bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1},
+		)
 	}
 	// The tool never mounts: its view of the filesystem is fixed before it
 	// runs (it holds no capability, so these would fail anyway; refusing
