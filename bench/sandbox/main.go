@@ -23,6 +23,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
 type mode struct {
@@ -86,10 +87,13 @@ func bench(n int, exe string) error {
 	}
 	memRoot := memoryCgroup()
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
-		binds := []string{"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-			"--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
-			"--ro-bind", ext, ext, "--bind", ws, ws, "--size", "1073741824", "--tmpfs", tmp, "--proc", "/proc", "--dev", "/dev",
-			"--chdir", ws, "--die-with-parent", "--cap-drop", "ALL", "--new-session"}
+		// bwrap builds the very view gemkit builds: the same steps.
+		plan, err := sandbox.RootPlan(&sandbox.Command{Policy: policy, Path: tool, Env: env, Dir: ws})
+		if err != nil {
+			return err
+		}
+		binds := bwrapArgs(plan)
+		binds = append(binds, "--chdir", ws, "--die-with-parent", "--cap-drop", "ALL", "--new-session")
 		bw := func(memcg bool, extra ...string) func(context.Context) error {
 			args := append(append(append([]string{}, extra...), binds...), tool)
 			return func(ctx context.Context) error {
@@ -117,7 +121,7 @@ func bench(n int, exe string) error {
 		}
 		ns := []string{"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc"}
 		modes = append(modes,
-			mode{"bwrap-mntns", "bwrap: user + mount + net + pid + ipc namespaces, the same binds, tmpfs temp dir, /proc, /dev", bw(false, ns...)},
+			mode{"bwrap-mntns", "bwrap: user + mount + net + pid + ipc namespaces, the very root gemkit builds (sandbox.RootPlan)", bw(false, ns...)},
 			mode{"bwrap-memcg", "as bwrap-mntns + a v1 memory cgroup made per run (root only; else as bwrap-mntns)", bw(true, ns...)},
 		)
 	} else {
@@ -157,6 +161,35 @@ func bench(n int, exe string) error {
 	fmt.Println()
 	fmt.Println("targets: overhead p50 <= 15 ms with network isolation, <= 5 ms without (gemkit-fs); gemkit-mntns no worse than bwrap-mntns, gemkit-memcg no worse than bwrap-memcg")
 	return nil
+}
+
+// bwrapArgs turns gemkit's root-building steps into bwrap's options.
+func bwrapArgs(plan []child.Mount) []string {
+	var args []string
+	for _, m := range plan {
+		switch m.Kind {
+		case child.MountBind:
+			switch {
+			case m.Device:
+				args = append(args, "--dev-bind", m.Path, m.Path)
+			case m.Write:
+				args = append(args, "--bind", m.Path, m.Path)
+			case m.Optional:
+				args = append(args, "--ro-bind-try", m.Path, m.Path)
+			default:
+				args = append(args, "--ro-bind", m.Path, m.Path)
+			}
+		case child.MountDir:
+			args = append(args, "--dir", m.Path)
+		case child.MountSymlink:
+			args = append(args, "--symlink", m.Target, m.Path)
+		case child.MountTmpfs:
+			args = append(args, "--size", fmt.Sprint(m.Size), "--tmpfs", m.Path)
+		case child.MountProc:
+			args = append(args, "--proc", m.Path)
+		}
+	}
+	return args
 }
 
 // memoryCgroup is this process's v1 memory cgroup folder when it may

@@ -178,29 +178,11 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		DenyMetadata: !enf.MountNS,
 	}
 	if enf.MountNS {
-		tmpBytes := c.Policy.TempBytes
-		if tmpBytes == 0 {
-			tmpBytes = DefaultTempBytes
+		var err error
+		if spec.Mounts, spec.MountBase, spec.Dir, err = rootSteps(c, rules, overlays); err != nil {
+			return nil, err
 		}
-		enf.TempBytes = tmpBytes
-		links := append([]string{c.Path, c.Dir, c.Policy.TempDir, c.Policy.Workspace, c.Policy.Home, c.Policy.ExtensionDir}, c.Policy.RuntimePaths...)
-		links = append(append(links, systemReadDirs...), systemReadFiles...)
-		realTmp, err := filepath.EvalSymlinks(c.Policy.TempDir)
-		if err != nil {
-			return nil, fmt.Errorf("temp dir: %w", err)
-		}
-		spec.Mounts = mountPlan(rules, overlays, realTmp, tmpBytes, links)
-		spec.MountBase = realTmp
-		spec.Dir = c.Dir
-		if spec.Dir == "" {
-			spec.Dir = "/"
-		}
-		if real, err := filepath.EvalSymlinks(spec.Dir); err == nil {
-			spec.Dir = real
-		}
-		// The working directory exists in the new root even where the
-		// read scope does not reach it (an empty folder then).
-		spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountDir, Path: spec.Dir})
+		enf.TempBytes = tempBytes(c)
 	}
 	if enf.Proxy {
 		spec.ProxyPort = ProxyPort
@@ -352,6 +334,48 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		return fail(errors.New(msg))
 	}
 	return p, nil
+}
+
+func tempBytes(c *Command) uint64 {
+	if c.Policy.TempBytes == 0 {
+		return DefaultTempBytes
+	}
+	return c.Policy.TempBytes
+}
+
+// rootSteps are the steps that build c's own root in its mount
+// namespace, the folder the build starts on and the working directory.
+func rootSteps(c *Command, rules []PathRule, overlays []string) (steps []child.Mount, base, dir string, err error) {
+	links := append([]string{c.Path, c.Dir, c.Policy.TempDir, c.Policy.Workspace, c.Policy.Home, c.Policy.ExtensionDir}, c.Policy.RuntimePaths...)
+	links = append(append(links, systemReadDirs...), systemReadFiles...)
+	realTmp, err := filepath.EvalSymlinks(c.Policy.TempDir)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("temp dir: %w", err)
+	}
+	steps = mountPlan(rules, overlays, realTmp, tempBytes(c), links)
+	dir = c.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	// The working directory exists in the new root even where the read
+	// scope does not reach it (an empty folder then).
+	steps = append(steps, child.Mount{Kind: child.MountDir, Path: dir})
+	return steps, realTmp, dir, nil
+}
+
+// RootPlan returns the steps that build c's own root, as a run with a
+// mount namespace would take them: for tools that compare (the benchmark
+// gives bubblewrap the same view).
+func RootPlan(c *Command) ([]child.Mount, error) {
+	rules, overlays, err := c.Policy.rules(false)
+	if err != nil {
+		return nil, err
+	}
+	steps, _, _, err := rootSteps(c, rules, overlays)
+	return steps, err
 }
 
 // pidnsPidMax reports whether this kernel keeps pid_max per PID namespace
