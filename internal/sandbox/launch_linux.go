@@ -145,7 +145,13 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 	var cg *cgroup
 	if !l.NoCgroup {
 		var err error
-		if cg, err = newCgroup(memBytes, DefaultMaxProcesses); err != nil {
+		// The PID namespace's pid_max bounds processes where the kernel
+		// has it; else the cgroup does.
+		procs := DefaultMaxProcesses
+		if enf.MaxProcesses > 0 {
+			procs = 0
+		}
+		if cg, err = newCgroup(memBytes, procs); err != nil {
 			l.logger().Debug("sandbox: no memory cgroup", "err", err)
 			cg = nil
 		}

@@ -89,7 +89,8 @@ func ownCgroups() map[string]string {
 }
 
 // newCgroup creates the cgroup of one run with memory limit bytes and at
-// most procs processes, or says why it cannot. v2 is tried first (a
+// most procs processes (0: no process bound, where the PID namespace's
+// pid_max bounds them already), or says why it cannot. v2 is tried first (a
 // delegated subtree with the memory controller enabled), then v1.
 func newCgroup(bytes uint64, procs int) (*cgroup, error) {
 	v2, v1 := cgroupMounts()
@@ -103,7 +104,11 @@ func newCgroup(bytes uint64, procs int) (*cgroup, error) {
 			if strings.Contains(" "+strings.TrimSpace(string(ctl))+" ", " memory ") {
 				cg := &cgroup{version: "v2"}
 				dir := filepath.Join(parent, name)
-				err := cg.make(dir, map[string]string{"memory.max": strconv.FormatUint(bytes, 10), "memory.swap.max": "0", "pids.max": strconv.Itoa(procs)}, "memory.max")
+				files := map[string]string{"memory.max": strconv.FormatUint(bytes, 10), "memory.swap.max": "0"}
+				if procs > 0 {
+					files["pids.max"] = strconv.Itoa(procs)
+				}
+				err := cg.make(dir, files, "memory.max")
 				if err == nil {
 					return cg, nil
 				}
@@ -117,15 +122,15 @@ func newCgroup(bytes uint64, procs int) (*cgroup, error) {
 		cg := &cgroup{version: "v1"}
 		dir := filepath.Join(root, own["memory"], name)
 		s := strconv.FormatUint(bytes, 10)
-		err := cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s, "memory.swappiness": "0"}, "memory.limit_in_bytes")
+		err := cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
 		if err == nil {
-			if proot, ok := v1["pids"]; ok {
+			if proot, ok := v1["pids"]; ok && procs > 0 {
 				// The process bound is a bonus here: the PID
 				// namespace's pid_max bounds processes already.
 				if err := cg.make(filepath.Join(proot, own["pids"], name), map[string]string{"pids.max": strconv.Itoa(procs)}, "pids.max"); err != nil {
 					cg.remove()
 					cg = &cgroup{version: "v1"}
-					_ = cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s, "memory.swappiness": "0"}, "memory.limit_in_bytes")
+					_ = cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
 				}
 			}
 			return cg, nil
@@ -139,7 +144,7 @@ func newCgroup(bytes uint64, procs int) (*cgroup, error) {
 }
 
 // make creates dir and writes the files; only required must succeed
-// (memsw exists only with swap accounting, swappiness not everywhere).
+// (memsw exists only with swap accounting).
 func (cg *cgroup) make(dir string, files map[string]string, required string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
@@ -197,20 +202,23 @@ func (cg *cgroup) oomKilled() bool {
 // remove deletes the cgroups once their processes are gone (the kernel
 // may take a moment to release a group whose last process just died).
 func (cg *cgroup) remove() error {
-	var last error
+	var errs []error
 	for i := len(cg.dirs) - 1; i >= 0; i-- {
-		last = nil
-		for try := 0; try < 100; try++ {
-			last = os.Remove(cg.dirs[i])
-			if last == nil || errors.Is(last, os.ErrNotExist) {
-				last = nil
+		var err error
+		for try := 0; try < 1000; try++ {
+			err = os.Remove(cg.dirs[i])
+			if err == nil || errors.Is(err, os.ErrNotExist) {
+				err = nil
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(time.Millisecond)
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	cg.dirs = nil
-	return last
+	return errors.Join(errs...)
 }
 
 func randomHex() string {
