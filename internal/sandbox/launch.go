@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -46,6 +47,9 @@ type Launcher struct {
 	// noLandlock pretends the kernel has no Landlock, for tests of the
 	// refusal and of --allow-unconfined.
 	noLandlock bool
+
+	cgOnce sync.Once
+	cg     *cgroupLayout
 }
 
 // Command is one tool process to run.

@@ -151,7 +151,8 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		if enf.MaxProcesses > 0 {
 			procs = 0
 		}
-		if cg, err = newCgroup(memBytes, procs); err != nil {
+		l.cgOnce.Do(func() { l.cg = findCgroups() })
+		if cg, err = l.cg.create(memBytes, procs); err != nil {
 			l.logger().Debug("sandbox: no memory cgroup", "err", err)
 			cg = nil
 		}

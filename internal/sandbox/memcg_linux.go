@@ -93,8 +93,24 @@ func ownCgroups() map[string]string {
 // pid_max bounds them already), or says why it cannot. v2 is tried first (a
 // delegated subtree with the memory controller enabled), then v1.
 func newCgroup(bytes uint64, procs int) (*cgroup, error) {
+	return findCgroups().create(bytes, procs)
+}
+
+// cgroupLayout is where this process's cgroups are: found once per
+// Launcher, since reading mountinfo costs more than making the cgroup.
+type cgroupLayout struct {
+	v2  string
+	v1  map[string]string
+	own map[string]string
+}
+
+func findCgroups() *cgroupLayout {
 	v2, v1 := cgroupMounts()
-	own := ownCgroups()
+	return &cgroupLayout{v2: v2, v1: v1, own: ownCgroups()}
+}
+
+func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
+	v2, v1, own := lay.v2, lay.v1, lay.own
 	name := "gemkit-tool-" + randomHex()
 	var errs []string
 	if v2 != "" {

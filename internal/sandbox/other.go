@@ -48,3 +48,6 @@ func (p *Process) Denied() []Denial { return nil }
 func (l *Launcher) Probe(ctx context.Context) Capabilities {
 	return Capabilities{OS: runtime.GOOS}
 }
+
+// cgroupLayout is Linux only.
+type cgroupLayout struct{}
