@@ -390,7 +390,7 @@ except Exception as e:
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded|TestSecondWall|TestMemoryBound)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded|TestSecondWall|TestMemoryBound|TestLocalhostAllowed)$")
 }
 
 func systemPython(t *testing.T) string {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +171,29 @@ func TestMemoryBound(t *testing.T) {
 			t.Fatalf("root got no cgroup: %+v", r.proc.Enforcement)
 		}
 	})
+}
+
+// TestLocalhostAllowed: a tool whose allowedHosts lists localhost (a
+// local model server) reaches this machine's loopback server through the
+// proxy, with no private-address exception switched on; loopback by
+// address stays refused.
+func TestLocalhostAllowed(t *testing.T) {
+	python := systemPython(t)
+	ln := httpServer(t, "local model")
+	port := ln.Addr().(*net.TCPAddr).Port
+	w := newWorld(t)
+	p := w.policy(permission.AccessNone, permission.AccessNone, fmt.Sprintf("localhost:%d", port))
+	get := `import sys, urllib.request
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
+except Exception as e:
+    print("refused", e); sys.exit(1)`
+	r := run(t, &Launcher{}, p, 30*time.Second, python, "-c", get, fmt.Sprintf("http://localhost:%d/", port))
+	if r.err != nil || strings.TrimSpace(r.stdout) != "local model" {
+		t.Fatalf("localhost: %v %q %q", r.err, r.stdout, r.stderr)
+	}
+	r = run(t, &Launcher{}, p, 30*time.Second, python, "-c", get, fmt.Sprintf("http://127.0.0.1:%d/", port))
+	if r.err == nil {
+		t.Fatalf("127.0.0.1 reached with only localhost listed: %q", r.stdout)
+	}
 }
