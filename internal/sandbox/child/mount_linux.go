@@ -77,7 +77,17 @@ func step(s Mount) error {
 		if err := mkdirAll(s.Path); err != nil {
 			return err
 		}
-		return unix.Mount("proc", s.Path, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		err := unix.Mount("proc", s.Path, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		if errors.Is(err, unix.EPERM) {
+			// A user namespace may not mount a proc when the host's is
+			// partly hidden (a container masking /proc/kcore and the
+			// like): bind the host's read-only instead; Landlock still
+			// lets the tool see only its own entry in it.
+			if err = unix.Mount(oldRoot+"/proc", s.Path, "", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+				err = setattr(s.Path, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+			}
+		}
+		return err
 	case MountBind:
 		src := oldRoot + s.Path
 		var st unix.Stat_t
