@@ -55,4 +55,17 @@ func TestToolOutputOnTerminalEscaped(t *testing.T) {
 	if r := runGemkit(t, bin, home, root, "extensions", "run", "--consent", "inject", "t"); r.stdout != evil+"\n" {
 		t.Fatalf("pipe got %q", r.stdout)
 	}
+
+	// The tool changes: describe says so, and a run without a terminal
+	// and without --consent is refused, saying the files changed.
+	if r := runGemkit(t, bin, home, root, "extensions", "describe", "inject"); !strings.Contains(r.stdout, "these permissions and these files") {
+		t.Fatalf("describe before the change: %s", r.stdout)
+	}
+	os.WriteFile(filepath.Join(src, "t.sh"), []byte("echo planted\n"), 0o755)
+	if r := runGemkit(t, bin, home, root, "extensions", "describe", "inject"); !strings.Contains(r.stdout, "files changed since") {
+		t.Fatalf("describe after the change: %s", r.stdout)
+	}
+	if r := runGemkit(t, bin, home, root, "extensions", "run", "inject", "t"); r.code == 0 || !strings.Contains(r.stderr, "CHANGED") || strings.Contains(r.stdout, "planted") {
+		t.Fatalf("changed tool ran: %+v", r)
+	}
 }
