@@ -16,6 +16,5 @@ type sandboxEnforcer struct{}
 
 func (sandboxEnforcer) Enforcement(ctx context.Context, e *extension.Extension) ([]extension.EnforcementNote, error) {
 	caps := (&sandbox.Launcher{}).Probe(ctx)
-	p := e.Manifest.EffectivePermissions()
-	return sandbox.Describe(p.Filesystem.Read, p.Filesystem.Write, p.Network.AllowedHosts, caps), nil
+	return sandbox.Describe(e.Manifest.EffectivePermissions().Policy(), caps), nil
 }

@@ -167,6 +167,19 @@ func (m *Manifest) EffectivePermissions() Permissions {
 	return Permissions{Filesystem: &fs, Network: &net}
 }
 
+// Policy is the declared permissions as the sandbox takes them; p should
+// come from EffectivePermissions (nil blocks are the narrowest).
+func (p Permissions) Policy() permission.Policy {
+	var out permission.Policy
+	if p.Filesystem != nil {
+		out.Read, out.Write = p.Filesystem.Read.Effective(), p.Filesystem.Write.Effective()
+	}
+	if p.Network != nil {
+		out.AllowedHosts = p.Network.AllowedHosts
+	}
+	return out
+}
+
 // ContextFiles returns the context file names Gemini CLI reads for the
 // extension: the declared ones, or GEMINI.md when none is declared.
 func (m *Manifest) ContextFiles() []string {

@@ -33,13 +33,13 @@ type Capabilities struct {
 // Note says how one permission is enforced.
 type Note = permission.Note
 
-// Describe says, permission by permission, how a tool with the given
-// filesystem scopes and allowed hosts is confined on a machine with
+// Describe says, permission by permission, how a tool with the declared
+// permissions p is confined on a machine with
 // capabilities c. Notes whose Enforced is false are protections missing
 // here; those of the permissions themselves (files without Landlock, the
 // network) make a run refuse unless --allow-unconfined.
-func Describe(read, write permission.Access, hosts []string, c Capabilities) []Note {
-	read, write = read.Effective(), write.Effective()
+func Describe(p permission.Policy, c Capabilities) []Note {
+	read, write, hosts := p.Read.Effective(), p.Write.Effective(), p.AllowedHosts
 	if c.OS == "darwin" {
 		return describeDarwin(read, write, hosts)
 	}

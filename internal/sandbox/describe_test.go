@@ -8,18 +8,16 @@ import (
 )
 
 func TestDescribe(t *testing.T) {
-	type perm struct {
-		read, write permission.Access
-		hosts       []string
+	perms := func(read, write permission.Access, hosts ...string) permission.Policy {
+		return permission.Policy{Read: read, Write: write, AllowedHosts: hosts}
 	}
-	perms := func(read, write permission.Access, hosts ...string) perm { return perm{read, write, hosts} }
 	full := Capabilities{OS: "linux", LandlockABI: 7, Namespaces: true, UserNS: true, Seccomp: true, MaxProcesses: 1024}
 	noNS := Capabilities{OS: "linux", LandlockABI: 7, Seccomp: true, NamespaceErr: "user namespaces refused: operation not permitted"}
 	noLL := Capabilities{OS: "linux", Namespaces: true, UserNS: true, Seccomp: true}
 	withMem := func(c Capabilities, mem, why string) Capabilities { c.Memory, c.MemoryErr = mem, why; return c }
 	cases := []struct {
 		name       string
-		p          perm
+		p          permission.Policy
 		c          Capabilities
 		wantIn     []string
 		unenforced []string
@@ -43,7 +41,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			notes := Describe(c.p.read, c.p.write, c.p.hosts, c.c)
+			notes := Describe(c.p, c.c)
 			var all []string
 			var unenforced []string
 			for _, n := range notes {

@@ -73,35 +73,13 @@ const DefaultMemoryBytes = 2 << 30
 // DefaultTempBytes bounds the private temp dir when the caller sets none.
 const DefaultTempBytes = 1 << 30
 
-// accessRank orders the filesystem scopes from narrowest to widest.
-func accessRank(a permission.Access) (int, error) {
-	switch a {
-	case "", permission.AccessNone:
-		return 0, nil
-	case permission.AccessWorkspace:
-		return 1, nil
-	case permission.AccessHome:
-		return 2, nil
-	case permission.AccessFull:
-		return 3, nil
-	}
-	return 0, fmt.Errorf("unknown filesystem scope %q (want none, workspace, home or full)", a)
-}
-
 // Check validates the policy: known scopes, a write scope no wider than the
 // read scope, absolute paths for what the scopes need.
 func (p *Policy) Check() error {
-	r, err := accessRank(p.Read)
-	if err != nil {
-		return fmt.Errorf("filesystem.read: %w", err)
+	if err := p.Permissions().Check(); err != nil {
+		return err
 	}
-	w, err := accessRank(p.Write)
-	if err != nil {
-		return fmt.Errorf("filesystem.write: %w", err)
-	}
-	if w > r {
-		return fmt.Errorf("filesystem.write %q is wider than filesystem.read %q; a tool cannot write what it may not read", p.Write, orNone(p.Read))
-	}
+	r, w := p.Read.Rank(), p.Write.Rank()
 	need := map[string]*string{"extension folder": &p.ExtensionDir, "temp dir": &p.TempDir}
 	if r >= 1 || w >= 1 {
 		need["workspace"] = &p.Workspace
@@ -127,19 +105,12 @@ func (p *Policy) Check() error {
 		}
 		p.ReadOnly[i] = filepath.Clean(d)
 	}
-	for _, h := range p.AllowedHosts {
-		if _, err := permission.ParseHost(h); err != nil {
-			return fmt.Errorf("network.allowedHosts entry %q %v", h, err)
-		}
-	}
 	return nil
 }
 
-func orNone(a permission.Access) permission.Access {
-	if a == "" {
-		return permission.AccessNone
-	}
-	return a
+// Permissions is the declared part of p.
+func (p *Policy) Permissions() permission.Policy {
+	return permission.Policy{Read: p.Read, Write: p.Write, AllowedHosts: p.AllowedHosts}
 }
 
 // NeedsNetwork reports whether the tool may reach any host (through the

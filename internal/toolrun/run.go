@@ -290,11 +290,11 @@ func (r *Runner) readOnly() ([]string, error) {
 func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool *extension.Tool, script string, flags []string,
 	env map[string]string, home, ws string, interp Interpreter, tmp string, readOnly []string) (*Result, error) {
 	m := ext.Manifest
-	perms := m.EffectivePermissions()
+	declared := m.EffectivePermissions().Policy()
 	var err error
 
 	policy := sandbox.Policy{
-		Read: perms.Filesystem.Read, Write: perms.Filesystem.Write, AllowedHosts: perms.Network.AllowedHosts,
+		Read: declared.Read, Write: declared.Write, AllowedHosts: declared.AllowedHosts,
 		Workspace: ws, Home: home, ExtensionDir: ext.Dir, TempDir: tmp, RuntimePaths: interp.Install,
 		MemoryBytes: c.MemoryBytes, Protected: r.protected(env, home), ReadOnly: readOnly,
 	}
