@@ -89,34 +89,63 @@ func step(s Mount) error {
 		}
 		return err
 	case MountBind:
-		src := oldRoot + s.Path
-		var st unix.Stat_t
-		if err := unix.Lstat(src, &st); err != nil {
-			if s.Optional && errors.Is(err, unix.ENOENT) {
-				return nil
-			}
-			return err
-		}
-		if err := mountpoint(s.Path, s.File); err != nil {
-			return err
-		}
-		flags := uintptr(unix.MS_BIND)
-		if !s.File {
-			flags |= unix.MS_REC // the mounts beneath a folder come along
-		}
-		if err := unix.Mount(src, s.Path, "", flags, ""); err != nil {
-			return err
-		}
-		attr := uint64(unix.MOUNT_ATTR_NOSUID)
-		if !s.Device {
-			attr |= unix.MOUNT_ATTR_NODEV
-		}
-		if !s.Write {
-			attr |= unix.MOUNT_ATTR_RDONLY
-		}
-		return setattr(s.Path, !s.File, attr)
+		return bind(s)
 	}
 	return fmt.Errorf("unknown mount step %q", s.Kind)
+}
+
+// noSymlinks opens path as O_PATH, refusing symlinks on the way: the
+// parent resolved every path, so a symlink found now means the tree
+// changed (a concurrent writer) and could carry a bind elsewhere.
+func noSymlinks(path string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+}
+
+// bind binds s.Path of the old root at s.Path of the new one. Source and
+// target are opened without following symlinks, the source's tree is
+// cloned detached (open_tree), given its attributes (read-only, nosuid,
+// nodev) before it is attached, and moved onto the opened target, so no
+// path is looked up twice.
+func bind(s Mount) error {
+	src, err := noSymlinks(oldRoot + s.Path)
+	if err != nil {
+		if s.Optional && errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	defer unix.Close(src)
+	if err := mountpoint(s.Path, s.File); err != nil {
+		return err
+	}
+	dst, err := noSymlinks(s.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH)
+	attrFlags := uint(unix.AT_EMPTY_PATH)
+	if !s.File {
+		// The mounts beneath a folder come along, read-only too.
+		flags |= unix.AT_RECURSIVE
+		attrFlags |= unix.AT_RECURSIVE
+	}
+	tree, err := unix.OpenTree(src, "", flags)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	attr := uint64(unix.MOUNT_ATTR_NOSUID)
+	if !s.Device {
+		attr |= unix.MOUNT_ATTR_NODEV
+	}
+	if !s.Write {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(tree, "", attrFlags, &unix.MountAttr{Attr_set: attr}); err != nil {
+		return err
+	}
+	return unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
 // mountpoint makes sure path exists in the new root, as a directory or an
