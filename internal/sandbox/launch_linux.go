@@ -119,7 +119,7 @@ func (l *Launcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, overlays []string, abi int, ns nsAttempt, reasons []string) (*Process, error) {
+func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, overlays []string, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
 	netns := ns.flags&unix.CLONE_NEWNET != 0
 	enf := Enforcement{
 		LandlockABI: abi,
@@ -144,7 +144,6 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 	enf.MemoryBytes = memBytes
 	var cg *cgroup
 	if !l.NoCgroup {
-		var err error
 		// The PID namespace's pid_max bounds processes where the kernel
 		// has it; else the cgroup does.
 		procs := DefaultMaxProcesses
@@ -159,6 +158,13 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 	}
 	if cg != nil {
 		enf.Memory = "cgroup " + cg.version
+		// Unless a Process owns it, the cgroup goes on every return
+		// (after fail has waited for the child).
+		defer func() {
+			if proc == nil {
+				_ = cg.remove()
+			}
+		}()
 	} else {
 		enf.Memory = "rlimit"
 	}
@@ -251,9 +257,6 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		childEnd.Close()
-		if cg != nil {
-			_ = cg.remove()
-		}
 		return nil, err
 	}
 	childEnd.Close()
@@ -274,9 +277,6 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		close(p.done)
 		if p.proxy != nil {
 			p.proxy.Close()
-		}
-		if cg != nil {
-			_ = cg.remove()
 		}
 		return nil, err
 	}

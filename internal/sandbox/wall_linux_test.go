@@ -197,3 +197,34 @@ except Exception as e:
 		t.Fatalf("127.0.0.1 reached with only localhost listed: %q", r.stdout)
 	}
 }
+
+// TestCgroupRemoved: the run's cgroup goes with the run, also when the
+// tool cannot start.
+func TestCgroupRemoved(t *testing.T) {
+	lay := findCgroups()
+	dir := filepath.Join(lay.v1["memory"], lay.own["memory"])
+	count := func() int {
+		n := 0
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "gemkit-tool-") {
+				n++
+			}
+		}
+		return n
+	}
+	before := count()
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	l := &Launcher{}
+	r := run(t, l, p, 20*time.Second, "/bin/true")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := run(t, l, p, 20*time.Second, "/nonexistent/tool"); r.err == nil {
+		t.Fatal("a missing program started")
+	}
+	if n := count(); n != before {
+		t.Fatalf("%d cgroups left in %s (%d before)", n, dir, before)
+	}
+}
