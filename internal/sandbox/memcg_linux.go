@@ -115,22 +115,26 @@ func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
 	var errs []string
 	if v2 != "" {
 		if rel, ok := own[""]; ok {
-			parent := filepath.Join(v2, rel)
-			ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
-			if strings.Contains(" "+strings.TrimSpace(string(ctl))+" ", " memory ") {
+			// Beneath gemkit's own cgroup when the memory controller is
+			// delegated there; else (root, a cgroup whose controllers
+			// are taken by its own processes) beneath the hierarchy's
+			// root, which enables them for its children.
+			for _, parent := range uniq(filepath.Join(v2, rel), v2) {
+				ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+				if !strings.Contains(" "+strings.TrimSpace(string(ctl))+" ", " memory ") {
+					errs = append(errs, "cgroup v2: the memory controller is not delegated to "+parent)
+					continue
+				}
 				cg := &cgroup{version: "v2"}
-				dir := filepath.Join(parent, name)
 				files := map[string]string{"memory.max": strconv.FormatUint(bytes, 10), "memory.swap.max": "0"}
 				if procs > 0 {
 					files["pids.max"] = strconv.Itoa(procs)
 				}
-				err := cg.make(dir, files, "memory.max")
+				err := cg.make(filepath.Join(parent, name), files, "memory.max")
 				if err == nil {
 					return cg, nil
 				}
 				errs = append(errs, "cgroup v2: "+err.Error())
-			} else {
-				errs = append(errs, "cgroup v2: the memory controller is not delegated to "+parent)
 			}
 		}
 	}
@@ -235,6 +239,13 @@ func (cg *cgroup) remove() error {
 	}
 	cg.dirs = nil
 	return errors.Join(errs...)
+}
+
+func uniq(a, b string) []string {
+	if a == b {
+		return []string{a}
+	}
+	return []string{a, b}
 }
 
 func randomHex() string {
