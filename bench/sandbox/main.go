@@ -21,8 +21,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
 type mode struct {
@@ -57,7 +58,7 @@ func bench(n int, exe string) error {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	policy := sandbox.Policy{Read: extension.AccessWorkspace, Write: extension.AccessWorkspace, Workspace: ws, Home: home, ExtensionDir: ext, TempDir: tmp}
+	policy := sandbox.Policy{Read: permission.AccessWorkspace, Write: permission.AccessWorkspace, Workspace: ws, Home: home, ExtensionDir: ext, TempDir: tmp}
 	withHosts := policy
 	withHosts.AllowedHosts = []string{"api.example.com"}
 	tool := "/bin/true"
@@ -80,24 +81,54 @@ func bench(n int, exe string) error {
 	modes := []mode{
 		{"direct", "exec of /bin/true, no sandbox (baseline)", direct},
 		{"gemkit-fs", "re-exec + Landlock + seccomp (sockets refused), no namespaces", runSandbox(&sandbox.Launcher{NoNamespaces: true, Exe: exe}, policy)},
-		{"gemkit-netns", "re-exec + user/net/pid/ipc namespaces + Landlock + seccomp", runSandbox(&sandbox.Launcher{Exe: exe}, policy)},
-		{"gemkit-proxy", "as gemkit-netns + loopback up, listener passed out, proxy started", runSandbox(&sandbox.Launcher{Exe: exe}, withHosts)},
+		{"gemkit-mntns", "re-exec + user/net/pid/ipc/mount namespaces (own root of binds, tmpfs temp dir, /proc, /dev) + Landlock + seccomp", runSandbox(&sandbox.Launcher{Exe: exe, NoCgroup: true}, policy)},
+		{"gemkit-memcg", "as gemkit-mntns + a memory cgroup for the tree where one can be made (else RLIMIT_AS)", runSandbox(&sandbox.Launcher{Exe: exe}, policy)},
+		{"gemkit-proxy", "as gemkit-memcg + loopback up, listener passed out, proxy started", runSandbox(&sandbox.Launcher{Exe: exe}, withHosts)},
 	}
+	memRoot := memoryCgroup()
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
-		binds := []string{"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-			"--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
-			"--ro-bind", ext, ext, "--bind", ws, ws, "--bind", tmp, tmp, "--dev", "/dev", "--chdir", ws, "--die-with-parent"}
-		bw := func(extra ...string) func(context.Context) error {
+		// bwrap builds the very view gemkit builds: the same steps.
+		plan, err := sandbox.RootPlan(&sandbox.Command{Policy: policy, Path: tool, Env: env, Dir: ws})
+		if err != nil {
+			return err
+		}
+		binds := bwrapArgs(plan)
+		binds = append(binds, "--chdir", ws, "--die-with-parent", "--cap-drop", "ALL", "--new-session")
+		bw := func(memcg bool, extra ...string) func(context.Context) error {
 			args := append(append(append([]string{}, extra...), binds...), tool)
 			return func(ctx context.Context) error {
 				cmd := exec.CommandContext(ctx, bwrap, args...)
 				cmd.Env = env
-				return cmd.Run()
+				if !memcg || memRoot == "" {
+					return cmd.Run()
+				}
+				// The same memory bound, made the same way: a cgroup
+				// per run, the process moved in, removed after.
+				dir := filepath.Join(memRoot, fmt.Sprintf("gemkit-bench-%d", time.Now().UnixNano()))
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					return err
+				}
+				// Removed as gemkit removes its own: the kernel may take a
+				// moment to release a group whose last process just died.
+				defer func() {
+					for try := 0; try < 1000 && os.Remove(dir) != nil; try++ {
+						time.Sleep(time.Millisecond)
+					}
+				}()
+				if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte("2147483648"), 0); err != nil {
+					return err
+				}
+				if err := cmd.Start(); err != nil {
+					return err
+				}
+				_ = os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(cmd.Process.Pid)), 0)
+				return cmd.Wait()
 			}
 		}
+		ns := []string{"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc"}
 		modes = append(modes,
-			mode{"bwrap-fs", "bwrap: user + mount namespace with the same binds (its fs isolation)", bw("--unshare-user")},
-			mode{"bwrap-netns", "bwrap: user + mount + net + pid + ipc namespaces", bw("--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc")},
+			mode{"bwrap-mntns", "bwrap: user + mount + net + pid + ipc namespaces, the very root gemkit builds (sandbox.RootPlan)", bw(false, ns...)},
+			mode{"bwrap-memcg", "as bwrap-mntns + a v1 memory cgroup made per run (root only; else as bwrap-mntns)", bw(true, ns...)},
 		)
 	} else {
 		fmt.Fprintln(os.Stderr, "bwrap not found (apt-get install bubblewrap): reference rows skipped")
@@ -134,8 +165,58 @@ func bench(n int, exe string) error {
 		fmt.Printf("%-13s %9s %9s %9s %12s  %s\n", m.name, ms(pct(s, 50)), ms(pct(s, 90)), ms(mean(s)), over, m.note)
 	}
 	fmt.Println()
-	fmt.Println("targets: overhead p50 <= 15 ms with network isolation (gemkit-netns, gemkit-proxy), <= 5 ms without (gemkit-fs)")
+	fmt.Println("targets: overhead p50 <= 15 ms with network isolation, <= 5 ms without (gemkit-fs); gemkit-mntns no worse than bwrap-mntns, gemkit-memcg no worse than bwrap-memcg")
 	return nil
+}
+
+// bwrapArgs turns gemkit's root-building steps into bwrap's options.
+func bwrapArgs(plan []child.Mount) []string {
+	var args []string
+	for _, m := range plan {
+		switch m.Kind {
+		case child.MountBind:
+			switch {
+			case m.Device:
+				args = append(args, "--dev-bind", m.Path, m.Path)
+			case m.Write:
+				args = append(args, "--bind", m.Path, m.Path)
+			case m.Optional:
+				args = append(args, "--ro-bind-try", m.Path, m.Path)
+			default:
+				args = append(args, "--ro-bind", m.Path, m.Path)
+			}
+		case child.MountDir:
+			args = append(args, "--dir", m.Path)
+		case child.MountSymlink:
+			args = append(args, "--symlink", m.Target, m.Path)
+		case child.MountTmpfs:
+			args = append(args, "--size", fmt.Sprint(m.Size), "--tmpfs", m.Path)
+		case child.MountProc:
+			args = append(args, "--proc", m.Path)
+		}
+	}
+	return args
+}
+
+// memoryCgroup is this process's v1 memory cgroup folder when it may
+// create cgroups there, for the bubblewrap reference; "" otherwise.
+func memoryCgroup() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && parts[1] == "memory" {
+			dir := filepath.Join("/sys/fs/cgroup/memory", parts[2])
+			probe := filepath.Join(dir, "gemkit-bench-probe")
+			if os.Mkdir(probe, 0o755) == nil {
+				os.Remove(probe)
+				return dir
+			}
+		}
+	}
+	return ""
 }
 
 func pct(s []time.Duration, p int) time.Duration {

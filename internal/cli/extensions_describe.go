@@ -27,6 +27,10 @@ type describeJSON struct {
 
 type consentInfo struct {
 	Granted bool `json:"granted"`
+	// FilesChanged: consent was given for these permissions, but the
+	// extension's files are not the ones agreed to (or the record
+	// predates binding to them); the next run asks again.
+	FilesChanged bool `json:"filesChanged,omitempty"`
 }
 
 func newExtDescribeCmd(a *app) *cobra.Command {
@@ -52,7 +56,12 @@ files, settings, source, version and where it is enabled.`,
 			}
 			consent := consentInfo{}
 			if m := in.Manifest(); m != nil {
-				consent.Granted = st.ConsentGranted(m.Name, extension.PermissionsHash(m))
+				recorded, granted := st.ConsentContent(m.Name, extension.PermissionsHash(m))
+				consent.Granted = granted
+				if granted && in.Extension != nil {
+					digest, err := extension.ContentDigest(in.Extension.Dir)
+					consent.FilesChanged = err != nil || digest != recorded
+				}
 			}
 			if asJSON {
 				if notes == nil {
@@ -112,9 +121,12 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	if m.Permissions == nil {
 		fmt.Fprintln(w, "  (no permissions block: the narrowest permissions apply)")
 	}
-	if consent.Granted {
-		fmt.Fprintln(w, "  consent: granted for these permissions")
-	} else {
+	switch {
+	case consent.Granted && consent.FilesChanged:
+		fmt.Fprintln(w, "  consent: granted for these permissions, but the extension's files changed since (or were never recorded); asked again before a tool runs")
+	case consent.Granted:
+		fmt.Fprintln(w, "  consent: granted for these permissions and these files")
+	default:
 		fmt.Fprintln(w, "  consent: not granted yet; asked before a tool first runs")
 	}
 

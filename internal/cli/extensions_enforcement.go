@@ -14,5 +14,5 @@ type sandboxEnforcer struct{}
 
 func (sandboxEnforcer) Enforcement(ctx context.Context, e *extension.Extension) ([]extension.EnforcementNote, error) {
 	caps := (&sandbox.Launcher{}).Probe(ctx)
-	return sandbox.Describe(e.Manifest.EffectivePermissions(), caps), nil
+	return sandbox.Describe(e.Manifest.EffectivePermissions().Policy(), caps), nil
 }

@@ -21,10 +21,10 @@ func addExtensionRunCommands(parent *cobra.Command, a *app) {
 
 func newExtRunCmd(a *app) *cobra.Command {
 	var (
-		consent, allowUnconfined, asJSON bool
-		timeout                          time.Duration
-		maxOutput                        int64
-		memory                           uint64
+		consent, allowUnconfined, asJSON, raw bool
+		timeout                               time.Duration
+		maxOutput                             int64
+		memory                                uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] EXTENSION TOOL [--ARG VALUE ...]",
@@ -83,7 +83,7 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 				Launcher: &sandbox.Launcher{
 					AllowUnconfined: allowUnconfined,
 					OnDeny: func(d sandbox.Denial) {
-						fmt.Fprintf(a.Err, "gemkit: sandbox: %s\n", d)
+						fmt.Fprintf(a.Err, "gemkit: sandbox: %s\n", extension.Printable(d.String()))
 					},
 				},
 				Consent:   st,
@@ -107,13 +107,16 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 					}
 				} else {
 					if res.Output != nil {
-						fmt.Fprintln(a.Out, string(res.Output))
+						writeToolOutput(a.Out, append(res.Output, '\n'), raw)
 					} else {
-						_, _ = a.Out.Write(res.Stdout)
+						writeToolOutput(a.Out, res.Stdout, raw)
 					}
 					if res.Stderr != "" {
-						fmt.Fprint(a.Err, res.Stderr)
+						writeToolOutput(a.Err, []byte(res.Stderr), raw)
 					}
+				}
+				if res.DeniedDropped > 0 {
+					fmt.Fprintf(a.Err, "gemkit: sandbox: %d more refused connections not shown\n", res.DeniedDropped)
 				}
 			}
 			var te *toolrun.ToolError
@@ -126,10 +129,11 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 	cmd.Flags().SetInterspersed(false) // flags after EXTENSION TOOL are the tool's
 	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the extension's permissions without being asked (remembered until they change)")
 	cmd.Flags().BoolVar(&allowUnconfined, "allow-unconfined", false, "run even if this machine cannot enforce the permissions (DANGEROUS: prints what is not enforced)")
+	cmd.Flags().BoolVar(&raw, "raw", false, "write the tool's output as it is even to a terminal (by default control characters are shown escaped there)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result (output, exit code, stderr, denials, enforcement) as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", toolrun.DefaultTimeout, "kill the tool and everything it started after this long")
 	cmd.Flags().Int64Var(&maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop the tool when it prints more than this many bytes")
-	cmd.Flags().Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "cap the tool's memory (data segment) at this many bytes")
+	cmd.Flags().Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "bound the memory of the tool and everything it starts at this many bytes")
 	return cmd
 }
 

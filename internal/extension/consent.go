@@ -23,8 +23,11 @@ type consentRecords struct {
 }
 
 type consentRecord struct {
-	PermissionsHash string    `json:"permissionsHash"`
-	GrantedAt       time.Time `json:"grantedAt"`
+	PermissionsHash string `json:"permissionsHash"`
+	// ContentDigest is the ContentDigest of the extension's folder the
+	// person agreed to run; records written before it existed lack it.
+	ContentDigest string    `json:"contentDigest,omitempty"`
+	GrantedAt     time.Time `json:"grantedAt"`
 }
 
 func (s *Store) consentPath() string { return filepath.Join(s.stateDir(), consentFile) }
@@ -57,6 +60,40 @@ func (s *Store) ConsentGranted(name, hash string) bool {
 	}
 	r, ok := recs.Extensions[name]
 	return ok && r.PermissionsHash == hash
+}
+
+// ConsentContent reports whether the person agreed to the extension name
+// running with the permissions hashed as hash, and the ContentDigest of
+// the files they agreed to ("" for a record older than content binding).
+func (s *Store) ConsentContent(name, hash string) (digest string, granted bool) {
+	recs, err := s.readConsent()
+	if err != nil {
+		return "", false
+	}
+	r, ok := recs.Extensions[name]
+	if !ok || r.PermissionsHash != hash {
+		return "", false
+	}
+	return r.ContentDigest, true
+}
+
+// RecordConsentContent is RecordConsent that also binds the consent to
+// the extension's files (their ContentDigest).
+func (s *Store) RecordConsentContent(name, hash, digest string) error {
+	return s.updateConsent(func(recs *consentRecords) {
+		recs.Extensions[name] = consentRecord{PermissionsHash: hash, ContentDigest: digest, GrantedAt: time.Now().UTC().Truncate(time.Second)}
+	})
+}
+
+// recordConsentFor records consent to ext as found in dir, its permissions
+// and its files; a folder that cannot be hashed records the permissions
+// only (the first run then asks again).
+func (s *Store) recordConsentFor(name string, m *Manifest, dir string) error {
+	digest, err := ContentDigest(dir)
+	if err != nil {
+		digest = ""
+	}
+	return s.RecordConsentContent(name, PermissionsHash(m), digest)
 }
 
 // RecordConsent remembers that the person agreed to the extension name

@@ -142,7 +142,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err := s.commit(ctx, root, name); err != nil {
 		return nil, err
 	}
-	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
+	if err := s.recordConsentFor(name, ext.Manifest, filepath.Join(s.Dir(), name)); err != nil {
 		os.RemoveAll(filepath.Join(s.Dir(), name))
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	if err := s.commit(ctx, entry, name); err != nil {
 		return nil, err
 	}
-	if err := s.RecordConsent(name, PermissionsHash(ext.Manifest)); err != nil {
+	if err := s.recordConsentFor(name, ext.Manifest, real); err != nil {
 		os.RemoveAll(filepath.Join(s.Dir(), name))
 		return nil, err
 	}
@@ -328,8 +328,10 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	if err := s.swap(root, in.Entry, stage); err != nil {
 		return nil, err
 	}
-	if len(res.Changes) > 0 {
-		if err := s.RecordConsent(res.Name, PermissionsHash(ext.Manifest)); err != nil {
+	// The person asked for the new files: consent follows them when the
+	// permissions were agreed to (now, or before and unchanged).
+	if len(res.Changes) > 0 || s.ConsentGranted(res.Name, PermissionsHash(ext.Manifest)) {
+		if err := s.recordConsentFor(res.Name, ext.Manifest, in.Entry); err != nil {
 			return nil, err
 		}
 	}

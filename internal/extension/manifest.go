@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gemkit/gemkit/internal/permission"
 	"reflect"
 	"sort"
 	"strings"
@@ -16,40 +17,17 @@ import (
 // ManifestFile is the name of an extension's manifest in its folder.
 const ManifestFile = "gemini-extension.json"
 
-// Access is a filesystem scope an extension may ask for.
-type Access string
+// Access is a filesystem scope an extension may ask for; it lives in
+// package permission, shared with the sandbox.
+type Access = permission.Access
 
 // The filesystem scopes, narrowest first.
 const (
-	AccessNone      Access = "none"
-	AccessWorkspace Access = "workspace"
-	AccessHome      Access = "home"
-	AccessFull      Access = "full"
+	AccessNone      = permission.AccessNone
+	AccessWorkspace = permission.AccessWorkspace
+	AccessHome      = permission.AccessHome
+	AccessFull      = permission.AccessFull
 )
-
-// Rank orders the scopes from narrowest (0) to widest (3); an empty Access
-// ranks as AccessNone and an unknown one as -1.
-func (a Access) Rank() int {
-	switch a {
-	case AccessNone, "":
-		return 0
-	case AccessWorkspace:
-		return 1
-	case AccessHome:
-		return 2
-	case AccessFull:
-		return 3
-	}
-	return -1
-}
-
-// Effective is a with the empty value read as AccessNone.
-func (a Access) Effective() Access {
-	if a == "" {
-		return AccessNone
-	}
-	return a
-}
 
 // Runtime names the interpreter of a tool's executable.
 type Runtime string
@@ -187,6 +165,19 @@ func (m *Manifest) EffectivePermissions() Permissions {
 		}
 	}
 	return Permissions{Filesystem: &fs, Network: &net}
+}
+
+// Policy is the declared permissions as the sandbox takes them; p should
+// come from EffectivePermissions (nil blocks are the narrowest).
+func (p Permissions) Policy() permission.Policy {
+	var out permission.Policy
+	if p.Filesystem != nil {
+		out.Read, out.Write = p.Filesystem.Read.Effective(), p.Filesystem.Write.Effective()
+	}
+	if p.Network != nil {
+		out.AllowedHosts = p.Network.AllowedHosts
+	}
+	return out
 }
 
 // ContextFiles returns the context file names Gemini CLI reads for the

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/gemkit/gemkit/internal/permission"
 	"sort"
 	"strings"
 )
@@ -293,17 +294,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// EnforcementNote says how one permission is enforced on this machine,
-// for the "Enforcement on this machine" section of `describe`.
-type EnforcementNote struct {
-	// Permission names what is enforced, e.g. "filesystem.read".
-	Permission string `json:"permission"`
-	// How says by what means, e.g. "Landlock: read-only access to /ws".
-	How string `json:"how"`
-	// Enforced is false when the machine cannot enforce it (and says so
-	// in How).
-	Enforced bool `json:"enforced"`
-}
+// EnforcementNote says how one permission is enforced on this machine;
+// see permission.Note.
+type EnforcementNote = permission.Note
 
 // Enforcer explains how an extension's permissions are enforced on this
 // machine. The sandbox that runs tools implements it; `describe` prints

@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // BenchmarkRules is the parent's share of a run: computing the Landlock
 // rules from the permissions.
 func BenchmarkRules(b *testing.B) {
 	w := newWorld(b)
-	p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 	for b.Loop() {
 		if _, err := p.Rules(); err != nil {
 			b.Fatal(err)
@@ -24,7 +24,7 @@ func BenchmarkRules(b *testing.B) {
 // and bwrap).
 func BenchmarkStart(b *testing.B) {
 	w := newWorld(b)
-	p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			for b.Loop() {

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Capabilities is what this machine can enforce, as found by Probe.
@@ -23,23 +23,23 @@ type Capabilities struct {
 	// MaxProcesses is the bound on a tool's processes and threads, 0
 	// where the kernel cannot set one (pid_max per PID namespace).
 	MaxProcesses int `json:"maxProcesses,omitempty"`
+	// Memory is what bounds a tool's memory: "cgroup v1" or "cgroup v2"
+	// (the whole process tree), or "rlimit" (each process's address
+	// space), with MemoryErr saying why there is no cgroup.
+	Memory    string `json:"memory,omitempty"`
+	MemoryErr string `json:"memoryErr,omitempty"`
 }
 
 // Note says how one permission is enforced.
-type Note = extension.EnforcementNote
+type Note = permission.Note
 
-// Describe says, permission by permission, how a tool of an extension with
-// permissions p is confined on a machine with capabilities c. Notes whose
-// Enforced is false are what a run refuses unless --allow-unconfined.
-func Describe(p extension.Permissions, c Capabilities) []Note {
-	read, write := extension.AccessNone, extension.AccessNone
-	if p.Filesystem != nil {
-		read, write = p.Filesystem.Read.Effective(), p.Filesystem.Write.Effective()
-	}
-	var hosts []string
-	if p.Network != nil {
-		hosts = p.Network.AllowedHosts
-	}
+// Describe says, permission by permission, how a tool with the declared
+// permissions p is confined on a machine with
+// capabilities c. Notes whose Enforced is false are protections missing
+// here; those of the permissions themselves (files without Landlock, the
+// network) make a run refuse unless --allow-unconfined.
+func Describe(p permission.Policy, c Capabilities) []Note {
+	read, write, hosts := p.Read.Effective(), p.Write.Effective(), p.AllowedHosts
 	if c.OS == "darwin" {
 		return describeDarwin(read, write, hosts)
 	}
@@ -49,13 +49,13 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	var notes []Note
 	ll := c.LandlockABI > 0
 	llWhy := "Landlock is not available in this kernel, so file access is NOT restricted"
-	scope := func(a extension.Access) string {
+	scope := func(a permission.Access) string {
 		switch a {
-		case extension.AccessWorkspace:
+		case permission.AccessWorkspace:
 			return "the workspace (the folder you run from)"
-		case extension.AccessHome:
+		case permission.AccessHome:
 			return "your home folder"
-		case extension.AccessFull:
+		case permission.AccessFull:
 			return "every file"
 		}
 		return "nothing of yours"
@@ -68,7 +68,7 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	how = llWhy
 	if ll {
 		how = fmt.Sprintf("Landlock (ABI %d): writes limited to %s and a private temp dir", c.LandlockABI, scope(write))
-		if write == extension.AccessNone {
+		if write == permission.AccessNone {
 			how = fmt.Sprintf("Landlock (ABI %d): no writes except a private temp dir", c.LandlockABI)
 		}
 	}
@@ -80,12 +80,28 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	notes = append(notes, Note{Permission: "extension folder", How: how, Enforced: ll})
 	how = llWhy
 	if ll {
-		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full, which may see only its names"
-		if read == extension.AccessFull {
+		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full (Landlock lets them list its names; in a mount namespace they see only their own extension's folder there)"
+		if read == permission.AccessFull {
 			how += "; other processes' /proc entries are closed too"
 		}
 	}
 	notes = append(notes, Note{Permission: "gemkit's configuration", How: how, Enforced: ll})
+	if c.Namespaces {
+		notes = append(notes, Note{Permission: "second wall (files)", How: "own mount namespace: the tool's root holds only what it may read, bound read-only, and what it may write, bound writable, so everything else is absent and chmod, utimes, xattrs and inode flags outside the write scope fail (read-only file system); other extensions' folders and linked sources are read-only binds; /dev holds only null, zero, full, random and urandom (no terminal); /proc is the tool's own; seccomp refuses mounting and setuid/setgid bits", Enforced: true})
+		notes = append(notes, Note{Permission: "temp dir", How: "a private tmpfs inside the tool's mount namespace, bounded in size, gone with the tool", Enforced: true})
+	} else {
+		notes = append(notes, Note{Permission: "second wall (files)", How: "NOT available: no mount namespace (" + c.NamespaceErr + "); only Landlock guards files, so a tool may change the modes and times of files it can reach (seccomp refuses xattrs and inode flags) and see which paths exist; the temp dir is a folder on the host's disk, unbounded", Enforced: false})
+	}
+	switch {
+	case strings.HasPrefix(c.Memory, "cgroup"):
+		notes = append(notes, Note{Permission: "memory", How: "a " + c.Memory + " memory cgroup bounds the tool and everything it starts together (heap, shared memory, memfds, its temp dir, page cache; --memory); at most " + fmt.Sprint(DefaultMaxProcesses) + " processes", Enforced: true})
+	case c.Memory != "":
+		how := "RLIMIT_AS bounds each process's address space (--memory); NOT the process tree as a whole: N processes may use N times the bound, and memory held in files (a memfd not mapped) is not counted"
+		if c.MemoryErr != "" {
+			how += "; no cgroup: " + c.MemoryErr
+		}
+		notes = append(notes, Note{Permission: "memory", How: how, Enforced: true})
+	}
 
 	ns := "its own network namespace"
 	if c.UserNS {
@@ -123,14 +139,14 @@ func Describe(p extension.Permissions, c Capabilities) []Note {
 	} else if c.Seccomp {
 		notes = append(notes, Note{Permission: "processes", How: "own process group, which seccomp keeps every descendant in (setsid refused): a timeout kills them all", Enforced: true})
 	}
-	notes = append(notes, Note{Permission: "environment", How: "only PATH, HOME, USER, locale and terminal variables, a private TMPDIR and the extension's declared settings with values from its .env (never from your environment); no other variable of yours", Enforced: true})
+	notes = append(notes, Note{Permission: "environment", How: "only PATH, HOME, USER, the POSIX locale variables and terminal variables, a private TMPDIR and the extension's declared settings with values from its .env (never from your environment); no other variable of yours", Enforced: true})
 	if c.Seccomp {
-		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf, new user namespaces and sockets the network namespace cannot confine (unix, vsock); no capabilities, no_new_privs", Enforced: true})
+		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf, new user namespaces, mounting, setuid/setgid bits and sockets the network namespace cannot confine (unix, vsock); no capabilities (the bounding set emptied too, except without namespaces as a non-root user, who can gain none), no_new_privs", Enforced: true})
 	}
 	return notes
 }
 
-func describeDarwin(read, write extension.Access, hosts []string) []Note {
+func describeDarwin(read, write permission.Access, hosts []string) []Note {
 	notes := []Note{
 		{Permission: "filesystem.read=" + string(read), How: "sandbox-exec profile: reads limited to the scope, system paths, the runtime, the extension's folder and a private temp dir", Enforced: true},
 		{Permission: "filesystem.write=" + string(write), How: "sandbox-exec profile: writes limited to the scope and a private temp dir; the extension's folder is denied", Enforced: true},

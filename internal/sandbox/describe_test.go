@@ -4,22 +4,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 func TestDescribe(t *testing.T) {
-	perms := func(read, write extension.Access, hosts ...string) extension.Permissions {
-		return extension.Permissions{
-			Filesystem: &extension.FilesystemPermissions{Read: read, Write: write},
-			Network:    &extension.NetworkPermissions{AllowedHosts: hosts},
-		}
+	perms := func(read, write permission.Access, hosts ...string) permission.Policy {
+		return permission.Policy{Read: read, Write: write, AllowedHosts: hosts}
 	}
 	full := Capabilities{OS: "linux", LandlockABI: 7, Namespaces: true, UserNS: true, Seccomp: true, MaxProcesses: 1024}
 	noNS := Capabilities{OS: "linux", LandlockABI: 7, Seccomp: true, NamespaceErr: "user namespaces refused: operation not permitted"}
 	noLL := Capabilities{OS: "linux", Namespaces: true, UserNS: true, Seccomp: true}
+	withMem := func(c Capabilities, mem, why string) Capabilities { c.Memory, c.MemoryErr = mem, why; return c }
 	cases := []struct {
 		name       string
-		p          extension.Permissions
+		p          permission.Policy
 		c          Capabilities
 		wantIn     []string
 		unenforced []string
@@ -30,9 +28,11 @@ func TestDescribe(t *testing.T) {
 		{"all available, proxy", perms("workspace", "workspace", "api.example.com"), full,
 			[]string{"only way out is gemkit's allowlisting HTTP(S) proxy", "api.example.com", "only to the proxy's port"}, nil},
 		{"no namespaces, no network", perms("home", "none"), noNS,
-			[]string{"seccomp refuses to create any socket", "setsid refused"}, nil},
+			[]string{"seccomp refuses to create any socket", "setsid refused", "NOT available: no mount namespace"}, []string{"second wall (files)"}},
 		{"no namespaces, hosts", perms("none", "none", "x.example.com"), noNS,
-			[]string{"NOT enforceable"}, []string{"network.allowedHosts"}},
+			[]string{"NOT enforceable"}, []string{"second wall (files)", "network.allowedHosts"}},
+		{"memory cgroup", perms("none", "none"), withMem(full, "cgroup v1", ""), []string{"cgroup v1 memory cgroup bounds the tool and everything it starts", "own mount namespace", "no terminal"}, nil},
+		{"memory rlimit", perms("none", "none"), withMem(full, "rlimit", "cgroup v1: permission denied"), []string{"RLIMIT_AS bounds each process", "NOT the process tree", "permission denied"}, nil},
 		{"no landlock", perms("workspace", "workspace"), noLL,
 			[]string{"Landlock is not available", "bounded only by the timeout"}, []string{"filesystem.read=workspace", "filesystem.write=workspace", "extension folder", "gemkit's configuration"}},
 		{"full read closes /proc", perms("full", "none"), full, []string{"other processes' /proc entries are closed"}, nil},

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -23,12 +24,18 @@ type Launcher struct {
 	// a forked child is kept in the killed process group by refusing
 	// setsid. Tests and the benchmark use it to exercise that path.
 	NoNamespaces bool
+	// NoCgroup skips the memory cgroup even where one could be made, as
+	// on a machine that lets gemkit create none: each process is then
+	// bounded by RLIMIT_AS. Tests and the benchmark use it.
+	NoCgroup bool
 	// Resolver resolves names for the proxy; nil is the system resolver.
 	Resolver Resolver
 	// AllowPrivateAddresses lets allowed host names resolve to loopback
 	// and private addresses (see Proxy.AllowPrivate); tests use it.
 	AllowPrivateAddresses bool
-	// OnDeny is called for every connection the proxy refuses.
+	// OnDeny is called for the first of each distinct refusal of the
+	// proxy (same method, host, port and reason), for at most 64 of them;
+	// Process.Denied counts the repeats, Process.DeniedDropped the rest.
 	OnDeny func(Denial)
 	// Exe is the binary re-executed as the sandbox child; empty means
 	// this process's own binary. Any binary that links this package
@@ -40,6 +47,9 @@ type Launcher struct {
 	// noLandlock pretends the kernel has no Landlock, for tests of the
 	// refusal and of --allow-unconfined.
 	noLandlock bool
+
+	cgOnce sync.Once
+	cg     *cgroupLayout
 }
 
 // Command is one tool process to run.
@@ -70,6 +80,16 @@ type Enforcement struct {
 	Proxy       bool `json:"proxy"`       // network only through the allowlisting proxy
 	Seccomp     bool `json:"seccomp"`     // seccomp filter installed
 	SeccompNet  bool `json:"seccompNet"`  // all sockets refused by seccomp
+	// MountNS: the tool sees its own root, built of binds (read-only
+	// unless writable by its scope), a tmpfs temp dir of TempBytes and
+	// its own /proc and minimal /dev.
+	MountNS   bool   `json:"mountNS"`
+	TempBytes uint64 `json:"tempBytes,omitempty"`
+	// Memory says what bounds MemoryBytes: "cgroup v1" or "cgroup v2"
+	// (the whole process tree, every kind of memory), or "rlimit" (each
+	// process's address space, RLIMIT_AS).
+	Memory      string `json:"memory"`
+	MemoryBytes uint64 `json:"memoryBytes"`
 	// MaxProcesses bounds the processes and threads of the tool's PID
 	// namespace (its own pid_max, Linux 6.14+); 0: not bounded.
 	MaxProcesses int `json:"maxProcesses,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,7 +30,12 @@ type Process struct {
 	// allowed running unconfined. Show them loudly.
 	Warnings []string
 
-	done chan struct{} // closed when Wait returns
+	done   chan struct{} // closed when Wait returns
+	cgroup *cgroup
+	logger *slog.Logger
+	// OOMKilled is set by Wait when the kernel killed a process of the
+	// tool for going past its memory bound.
+	OOMKilled bool
 }
 
 // nsAttempt is one way to create the child's namespaces, tried in order.
@@ -43,7 +49,14 @@ type nsAttempt struct {
 // from Start, not Wait. Cancelling ctx kills the tool and everything it
 // started.
 func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
-	rules, err := c.Policy.Rules()
+	// With a mount namespace the folders of other extensions inside the
+	// write scope are read-only binds; without one they are split out of
+	// the scope.
+	nsRules, overlays, err := c.Policy.rules(false)
+	if err != nil {
+		return nil, err
+	}
+	splitRules, err := c.Policy.Rules()
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +74,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 
 	var attempts []nsAttempt
 	if !l.NoNamespaces {
-		base := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
+		base := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWNS)
 		attempts = append(attempts, nsAttempt{flags: base | unix.CLONE_NEWUSER, userns: true})
 		if os.Getuid() == 0 {
 			attempts = append(attempts, nsAttempt{flags: base})
@@ -69,7 +82,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	}
 	var lastNSErr error
 	for _, a := range attempts {
-		p, err := l.start(ctx, c, rules, abi, a, reasons)
+		p, err := l.start(ctx, c, nsRules, overlays, abi, a, reasons)
 		if err == nil || !isNamespaceRefusal(err) {
 			return p, err
 		}
@@ -87,7 +100,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	} else if !child.SeccompSupported {
 		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
 	}
-	return l.start(ctx, c, rules, abi, nsAttempt{}, reasons)
+	return l.start(ctx, c, splitRules, nil, abi, nsAttempt{}, reasons)
 }
 
 func isNamespaceRefusal(err error) bool {
@@ -106,7 +119,7 @@ func (l *Launcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi int, ns nsAttempt, reasons []string) (*Process, error) {
+func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, overlays []string, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
 	netns := ns.flags&unix.CLONE_NEWNET != 0
 	enf := Enforcement{
 		LandlockABI: abi,
@@ -120,8 +133,40 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	if enf.PIDNS && pidnsPidMax() {
 		enf.MaxProcesses = DefaultMaxProcesses
 	}
+	enf.MountNS = ns.flags&unix.CLONE_NEWNS != 0
 	if len(reasons) > 0 && !l.AllowUnconfined {
 		return nil, &UnenforceableError{Reasons: reasons}
+	}
+	memBytes := c.Policy.MemoryBytes
+	if memBytes == 0 {
+		memBytes = DefaultMemoryBytes
+	}
+	enf.MemoryBytes = memBytes
+	var cg *cgroup
+	if !l.NoCgroup {
+		// The PID namespace's pid_max bounds processes where the kernel
+		// has it; else the cgroup does.
+		procs := DefaultMaxProcesses
+		if enf.MaxProcesses > 0 {
+			procs = 0
+		}
+		l.cgOnce.Do(func() { l.cg = findCgroups() })
+		if cg, err = l.cg.create(memBytes, procs); err != nil {
+			l.logger().Debug("sandbox: no memory cgroup", "err", err)
+			cg = nil
+		}
+	}
+	if cg != nil {
+		enf.Memory = "cgroup " + cg.version
+		// Unless a Process owns it, the cgroup goes on every return
+		// (after fail has waited for the child).
+		defer func() {
+			if proc == nil {
+				_ = cg.remove()
+			}
+		}()
+	} else {
+		enf.Memory = "rlimit"
 	}
 	var warnings []string
 	for _, r := range reasons {
@@ -134,17 +179,23 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 	}
 	env := append([]string(nil), c.Env...)
 	spec := child.Spec{
-		Path:        c.Path,
-		Argv:        append([]string{c.Path}, c.Args...),
-		Rules:       rules,
-		LandlockABI: abi,
-		DenySockets: enf.SeccompNet,
-		DenySession: !enf.PIDNS,
-		MemoryBytes: c.Policy.MemoryBytes,
-		PidMax:      enf.MaxProcesses,
+		Path:         c.Path,
+		Argv:         append([]string{c.Path}, c.Args...),
+		Rules:        rules,
+		LandlockABI:  abi,
+		DenySockets:  enf.SeccompNet,
+		DenySession:  !enf.PIDNS,
+		MemoryBytes:  memBytes,
+		PidMax:       enf.MaxProcesses,
+		AddressSpace: cg == nil,
+		DenyMetadata: !enf.MountNS,
 	}
-	if spec.MemoryBytes == 0 {
-		spec.MemoryBytes = DefaultMemoryBytes
+	if enf.MountNS {
+		var err error
+		if spec.Mounts, spec.MountBase, spec.Dir, err = rootSteps(c, rules, overlays); err != nil {
+			return nil, err
+		}
+		enf.TempBytes = tempBytes(c)
 	}
 	if enf.Proxy {
 		spec.ProxyPort = ProxyPort
@@ -197,9 +248,11 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		if enf.Proxy {
 			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
 		}
-		if enf.MaxProcesses > 0 {
+		if enf.MaxProcesses > 0 || enf.MountNS {
 			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
 		}
+		// Dropping the bounding set needs CAP_SETPCAP.
+		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETPCAP)
 	}
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
@@ -207,7 +260,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		return nil, err
 	}
 	childEnd.Close()
-	p := &Process{cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{})}
+	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg}
 
 	// Cancelling ctx kills the tool, also while the sandbox is being set
 	// up.
@@ -226,6 +279,13 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 			p.proxy.Close()
 		}
 		return nil, err
+	}
+	// The child waits for its spec before it does anything, so all it
+	// and the tool start is inside the cgroup.
+	if cg != nil {
+		if err := cg.add(cmd.Process.Pid); err != nil {
+			return fail(err)
+		}
 	}
 	// A write error means the child is gone; what it said, or that it
 	// said nothing, is read below.
@@ -281,6 +341,48 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, abi 
 		return fail(errors.New(msg))
 	}
 	return p, nil
+}
+
+func tempBytes(c *Command) uint64 {
+	if c.Policy.TempBytes == 0 {
+		return DefaultTempBytes
+	}
+	return c.Policy.TempBytes
+}
+
+// rootSteps are the steps that build c's own root in its mount
+// namespace, the folder the build starts on and the working directory.
+func rootSteps(c *Command, rules []PathRule, overlays []string) (steps []child.Mount, base, dir string, err error) {
+	links := append([]string{c.Path, c.Dir, c.Policy.TempDir, c.Policy.Workspace, c.Policy.Home, c.Policy.ExtensionDir}, c.Policy.RuntimePaths...)
+	links = append(append(links, systemReadDirs...), systemReadFiles...)
+	realTmp, err := filepath.EvalSymlinks(c.Policy.TempDir)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("temp dir: %w", err)
+	}
+	steps = mountPlan(rules, overlays, realTmp, tempBytes(c), links)
+	dir = c.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	// The working directory exists in the new root even where the read
+	// scope does not reach it (an empty folder then).
+	steps = append(steps, child.Mount{Kind: child.MountDir, Path: dir})
+	return steps, realTmp, dir, nil
+}
+
+// RootPlan returns the steps that build c's own root, as a run with a
+// mount namespace would take them: for tools that compare (the benchmark
+// gives bubblewrap the same view).
+func RootPlan(c *Command) ([]child.Mount, error) {
+	rules, overlays, err := c.Policy.rules(false)
+	if err != nil {
+		return nil, err
+	}
+	steps, _, _, err := rootSteps(c, rules, overlays)
+	return steps, err
 }
 
 // pidnsPidMax reports whether this kernel keeps pid_max per PID namespace
@@ -364,11 +466,27 @@ func (p *Process) Wait() error {
 		p.proxy.Close()
 		<-p.proxyDone
 	}
+	if p.cgroup != nil {
+		p.OOMKilled = p.cgroup.oomKilled()
+		if rerr := p.cgroup.remove(); rerr != nil {
+			p.logger.Warn("sandbox: removing the tool's cgroup", "err", rerr)
+		}
+	}
 	close(p.done)
 	return err
 }
 
-// Denied returns the connections the proxy refused.
+// DeniedDropped is the number of refusals past the distinct ones Denied
+// keeps.
+func (p *Process) DeniedDropped() int {
+	if p.proxy == nil {
+		return 0
+	}
+	return p.proxy.Dropped()
+}
+
+// Denied returns the connections the proxy refused, one per distinct
+// refusal with its count.
 func (p *Process) Denied() []Denial {
 	if p.proxy == nil {
 		return nil

@@ -20,6 +20,7 @@ func LandlockABI() int { return 0 }
 type Process struct {
 	Enforcement Enforcement
 	Warnings    []string
+	OOMKilled   bool
 }
 
 // Start refuses: this platform has no sandbox implementation yet (macOS
@@ -37,6 +38,9 @@ func (p *Process) Kill() {}
 // Pid is 0.
 func (p *Process) Pid() int { return 0 }
 
+// DeniedDropped is 0.
+func (p *Process) DeniedDropped() int { return 0 }
+
 // Denied is empty.
 func (p *Process) Denied() []Denial { return nil }
 
@@ -44,3 +48,6 @@ func (p *Process) Denied() []Denial { return nil }
 func (l *Launcher) Probe(ctx context.Context) Capabilities {
 	return Capabilities{OS: runtime.GOOS}
 }
+
+// cgroupLayout is Linux only.
+type cgroupLayout struct{}

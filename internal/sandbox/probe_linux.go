@@ -17,6 +17,15 @@ import (
 // sandbox child in probe mode the way a tool run would.
 func (l *Launcher) Probe(ctx context.Context) Capabilities {
 	c := Capabilities{OS: runtime.GOOS, LandlockABI: child.LandlockABI(), Seccomp: child.SeccompSupported}
+	c.Memory, c.MemoryErr = "rlimit", ""
+	if l.NoCgroup {
+		c.MemoryErr = "cgroups are disabled for this launcher"
+	} else if cg, err := newCgroup(DefaultMemoryBytes, DefaultMaxProcesses); err != nil {
+		c.MemoryErr = err.Error()
+	} else {
+		c.Memory = "cgroup " + cg.version
+		_ = cg.remove()
+	}
 	if l.NoNamespaces {
 		c.NamespaceErr = "namespaces are disabled for this launcher"
 		return c
@@ -37,7 +46,7 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 			exe = "/proc/self/exe"
 		}
 	}
-	base := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
+	base := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWNS)
 	try := func(flags uintptr, userns bool) error {
 		cmd := exec.CommandContext(ctx, exe)
 		cmd.Env = env

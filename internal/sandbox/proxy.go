@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Resolver resolves host names for the proxy. net.DefaultResolver is one;
@@ -31,10 +31,40 @@ type Denial struct {
 	Method string    `json:"method"`
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
+	// Count is how many refusals alike (method, host, port, reason)
+	// this one stands for; the first one's time is At.
+	Count int `json:"count"`
 }
 
 func (d Denial) String() string {
-	return fmt.Sprintf("%s %s:%d denied: %s", d.Method, d.Host, d.Port, d.Reason)
+	s := fmt.Sprintf("%s %s:%d denied: %s", d.Method, d.Host, d.Port, d.Reason)
+	if d.Count > 1 {
+		s += fmt.Sprintf(" (%d times)", d.Count)
+	}
+	return s
+}
+
+// Bounds of what a tool can make the proxy keep or print: a request's
+// line and headers, a host name in a denial, the number of distinct
+// denials kept and reported.
+const (
+	maxRequestHeaderBytes = 16 << 10
+	maxDenialHost         = 255
+	maxDenials            = 64
+)
+
+// denialKey identifies refusals alike.
+type denialKey struct {
+	method, host, reason string
+	port                 int
+}
+
+// cut bounds a string the tool chose before gemkit keeps or prints it.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
 // Proxy is an HTTP(S) proxy that lets a tool reach only its allowed hosts.
@@ -46,21 +76,23 @@ type Proxy struct {
 	// addresses; tests set it to reach their loopback servers by name.
 	AllowPrivate bool
 
-	rules    []extension.Host
+	rules    []permission.Host
 	resolver Resolver
 	log      *slog.Logger
 	onDeny   func(Denial)
 
-	mu     sync.Mutex
-	denied []Denial
-	srv    *http.Server
-	wg     sync.WaitGroup
-	tunnel map[net.Conn]struct{} // hijacked connections, closed by Close
+	mu      sync.Mutex
+	denied  []Denial
+	index   map[denialKey]int // position in denied
+	dropped int               // refusals not kept: past maxDenials distinct ones
+	srv     *http.Server
+	wg      sync.WaitGroup
+	tunnel  map[net.Conn]struct{} // hijacked connections, closed by Close
 }
 
 // NewProxy builds a proxy for the allowedHosts entries, read with the
 // same rules the manifest validation and the consent text use
-// (extension.ParseHost): a bare name allows any port, an origin its
+// (permission.ParseHost): a bare name allows any port, an origin its
 // scheme's port, an explicit port only that port. resolver may be nil
 // (net.DefaultResolver); onDeny, if set, is called for every refusal.
 func NewProxy(allowedHosts []string, resolver Resolver, onDeny func(Denial), log *slog.Logger) (*Proxy, error) {
@@ -72,13 +104,13 @@ func NewProxy(allowedHosts []string, resolver Resolver, onDeny func(Denial), log
 		p.log = slog.Default()
 	}
 	for _, h := range allowedHosts {
-		r, err := extension.ParseHost(h)
+		r, err := permission.ParseHost(h)
 		if err != nil {
 			return nil, fmt.Errorf("network.allowedHosts entry %q %v", h, err)
 		}
 		p.rules = append(p.rules, r)
 	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: maxRequestHeaderBytes, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
 	return p, nil
 }
 
@@ -103,11 +135,20 @@ func (p *Proxy) Close() error {
 	return err
 }
 
-// Denied returns the connections refused so far.
+// Denied returns the connections refused so far: one Denial per distinct
+// refusal (with its Count), at most maxDenials of them.
 func (p *Proxy) Denied() []Denial {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Denial(nil), p.denied...)
+}
+
+// Dropped is the number of refusals not in Denied: they came after
+// maxDenials distinct ones.
+func (p *Proxy) Dropped() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dropped
 }
 
 // Allowed reports whether host:port is in the allowlist.
@@ -122,18 +163,37 @@ func (p *Proxy) Allowed(host string, port int) bool {
 }
 
 func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reason string) {
-	d := Denial{Host: host, Port: port, Method: method, Reason: reason, At: time.Now()}
+	d := Denial{Host: cut(host, maxDenialHost), Port: port, Method: cut(method, 32), Reason: cut(reason, 512), At: time.Now(), Count: 1}
+	k := denialKey{d.Method, d.Host, d.Reason, d.Port}
 	p.mu.Lock()
-	p.denied = append(p.denied, d)
+	if p.index == nil {
+		p.index = map[denialKey]int{}
+	}
+	i, seen := p.index[k]
+	report := false
+	switch {
+	case seen:
+		p.denied[i].Count++
+	case len(p.denied) < maxDenials:
+		p.index[k] = len(p.denied)
+		p.denied = append(p.denied, d)
+		report = true
+	default:
+		p.dropped++
+	}
 	p.mu.Unlock()
-	// Reported once: to the caller when it listens, else in the log.
+	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
+	if !report {
+		return
+	}
+	// Reported once per distinct refusal: to the caller when it
+	// listens, else in the log.
 	if p.onDeny != nil {
-		p.log.Debug("sandbox proxy denied a connection", "method", method, "host", host, "port", port, "reason", reason)
+		p.log.Debug("sandbox proxy denied a connection", "method", d.Method, "host", d.Host, "port", port, "reason", d.Reason)
 		p.onDeny(d)
 	} else {
-		p.log.Warn("sandbox proxy denied a connection", "method", method, "host", host, "port", port, "reason", reason)
+		p.log.Warn("sandbox proxy denied a connection", "method", d.Method, "host", d.Host, "port", port, "reason", d.Reason)
 	}
-	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
 }
 
 // splitTarget splits host[:port] and puts the host in the canonical form
@@ -167,6 +227,10 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 	if ip := net.ParseIP(host); ip != nil {
 		// An IP literal passed the allowlist only because it is listed.
 		addrs = []net.IPAddr{{IP: ip}}
+	} else if host == "localhost" {
+		// Listed as "localhost" (a local model or dev server): loopback,
+		// never a DNS answer, and only for that entry.
+		addrs = []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}, {IP: net.IPv6loopback}}
 	} else {
 		var err error
 		addrs, err = p.resolver.LookupIPAddr(ctx, host)
@@ -174,9 +238,10 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			return nil, fmt.Errorf("resolving %s: %w", host, err)
 		}
 		if !p.AllowPrivate {
+			local := localAddrs()
 			public := addrs[:0:0]
 			for _, a := range addrs {
-				if !isPrivate(a.IP) {
+				if !isPrivate(a.IP) && !isLocal(a.IP, local) {
 					public = append(public, a)
 				}
 			}
@@ -208,20 +273,7 @@ type privateError struct {
 }
 
 func (e *privateError) Error() string {
-	return fmt.Sprintf("%s resolves to the private address %s; the sandbox proxy reaches private addresses only when allowedHosts lists the address itself", e.host, e.ip)
-}
-
-// isPrivate reports whether ip belongs to this machine or its local
-// network rather than the internet.
-func isPrivate(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
-		ip4In(ip, "100.64.0.0/10") // carrier-grade NAT, used by VPNs
-}
-
-func ip4In(ip net.IP, cidr string) bool {
-	_, n, err := net.ParseCIDR(cidr)
-	return err == nil && n.Contains(ip)
+	return fmt.Sprintf("%s resolves to the private address %s (special-purpose, or this machine's own); the sandbox proxy reaches such addresses only when allowedHosts lists the address itself (or \"localhost\" for loopback)", e.host, e.ip)
 }
 
 // ServeHTTP handles one proxy request.

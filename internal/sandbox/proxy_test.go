@@ -167,7 +167,14 @@ func TestProxyRefusesPrivateAddressesOfNames(t *testing.T) {
 	for _, c := range []struct {
 		ip      string
 		private bool
-	}{{"127.0.0.1", true}, {"10.1.2.3", true}, {"192.168.1.1", true}, {"169.254.169.254", true}, {"::1", true}, {"fd00::1", true}, {"100.64.1.1", true}, {"0.0.0.0", true}, {"93.184.216.34", false}, {"2606:2800:220:1::1", false}} {
+	}{{"127.0.0.1", true}, {"10.1.2.3", true}, {"192.168.1.1", true}, {"169.254.169.254", true}, {"::1", true}, {"fd00::1", true}, {"100.64.1.1", true}, {"0.0.0.0", true}, {"93.184.216.34", false}, {"2606:2800:220:1::1", false},
+		// RFC 6890's other special-purpose blocks, and IPv6 forms of
+		// IPv4 ones.
+		{"0.1.2.3", true}, {"192.0.0.8", true}, {"192.0.2.2", true}, {"198.51.100.7", true}, {"203.0.113.9", true},
+		{"198.18.0.1", true}, {"198.19.255.255", true}, {"240.0.0.1", true}, {"255.255.255.255", true}, {"224.0.0.251", true},
+		{"192.88.99.1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:192.0.2.2", true}, {"::ffff:93.184.216.34", false},
+		{"64:ff9b::7f00:1", true}, {"2001:db8::1", true}, {"2002:7f00:1::1", true}, {"fe80::1", true}, {"ff02::1", true}, {"::", true},
+		{"100::1", true}, {"2001::1", true}, {"1.1.1.1", false}, {"198.20.0.1", false}} {
 		if got := isPrivate(net.ParseIP(c.ip)); got != c.private {
 			t.Errorf("isPrivate(%s) = %v", c.ip, got)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // refusedEnv tells a re-run test binary that it runs where the kernel
@@ -83,7 +83,7 @@ func TestUserNamespacesRefusedByKernel(t *testing.T) {
 // checkRefusedAsRoot: root makes the namespaces without a user namespace.
 func checkRefusedAsRoot(t *testing.T) {
 	w := newWorld(t)
-	r := run(t, &Launcher{}, w.policy(extension.AccessWorkspace, extension.AccessWorkspace), 20*time.Second, "/bin/true")
+	r := run(t, &Launcher{}, w.policy(permission.AccessWorkspace, permission.AccessWorkspace), 20*time.Second, "/bin/true")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -98,7 +98,7 @@ func checkRefusedAsUser(t *testing.T) {
 	python := systemPython(t)
 	w := newWorld(t)
 	l := &Launcher{}
-	p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 	r := run(t, l, p, 20*time.Second, "/bin/true")
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -115,7 +115,7 @@ func checkRefusedAsUser(t *testing.T) {
 			t.Errorf("%v: escaped: %q %v", argv, r.stdout, r.err)
 		}
 	}
-	r = run(t, l, w.policy(extension.AccessWorkspace, extension.AccessNone, "example.com"), 20*time.Second, "/bin/true")
+	r = run(t, l, w.policy(permission.AccessWorkspace, permission.AccessNone, "example.com"), 20*time.Second, "/bin/true")
 	var ue *UnenforceableError
 	if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), "the kernel refused to create namespaces") || strings.Contains(r.err.Error(), "--allow-unconfined") {
 		t.Fatalf("allowedHosts without namespaces: %v", r.err)

@@ -49,6 +49,21 @@ var systemWriteFiles = []string{"/dev/null", "/dev/full"}
 // subtracting the extension folder, the writable scope is split into the
 // siblings of the path that leads to it.
 func (p *Policy) Rules() ([]PathRule, error) {
+	rules, _, err := p.rules(true)
+	return rules, err
+}
+
+// rules computes the rules; with splitReadOnly false the ReadOnly folders
+// inside the write scope are not split out of it but returned apart, for
+// the mount namespace to cover with read-only binds (which, unlike a
+// split, leaves the folders around them writable).
+func (p *Policy) rules(splitReadOnly bool) ([]PathRule, []string, error) {
+	var overlays []string
+	rules, err := p.rulesInto(splitReadOnly, &overlays)
+	return rules, overlays, err
+}
+
+func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]string) ([]PathRule, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -142,7 +157,9 @@ func (p *Policy) Rules() ([]PathRule, error) {
 		// Other processes are not files of the user's: under "full"
 		// the tool still sees only its own /proc entry and the machine
 		// description files above.
-		closed := append([]string{"/proc"}, protected...)
+		// Devices are never part of a scope: another terminal's
+		// /dev/pts/N would give its keystrokes away.
+		closed := append([]string{"/proc", "/dev"}, protected...)
 		grants, ancestors, err := carve(read, closed)
 		if err != nil {
 			return nil, fmt.Errorf("splitting the readable scope around %s: %w", strings.Join(protected, ", "), err)
@@ -163,7 +180,23 @@ func (p *Policy) Rules() ([]PathRule, error) {
 		if isWithin(ext, write) {
 			return nil, fmt.Errorf("the %s scope %q is inside the extension's own folder %q, which its tools may never write; run the tool from another directory", p.Write, write, ext)
 		}
-		grants, _, err := carve(write, append([]string{ext, "/proc"}, protected...))
+		excl := append([]string{ext, "/proc", "/dev"}, protected...)
+		for _, d := range p.ReadOnly {
+			if real, ok := existing(d); ok {
+				if isWithin(real, write) {
+					return nil, fmt.Errorf("the %s scope %q is inside %q, the folder of an installed or linked extension, which no tool may write; run the tool from another directory", p.Write, write, real)
+				}
+				if !isWithin(write, real) {
+					continue
+				}
+				if splitReadOnly {
+					excl = append(excl, real)
+				} else {
+					*overlays = append(*overlays, real)
+				}
+			}
+		}
+		grants, _, err := carve(write, excl)
 		if err != nil {
 			return nil, fmt.Errorf("splitting the writable scope around the extension folder: %w", err)
 		}

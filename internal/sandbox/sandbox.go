@@ -22,15 +22,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Policy is everything one sandboxed run may reach. All paths must be
 // absolute; Check cleans and validates them.
 type Policy struct {
 	// Read and Write are the filesystem scopes from the manifest. An empty
-	// scope is extension.AccessNone.
-	Read, Write extension.Access
+	// scope is permission.AccessNone.
+	Read, Write permission.Access
 	// AllowedHosts is the manifest's network.allowedHosts. Empty means no
 	// network at all.
 	AllowedHosts []string
@@ -53,45 +53,33 @@ type Policy struct {
 	// credentials, the consent records and every other extension with its
 	// settings. A tool's own extension folder inside one stays readable.
 	Protected []string
+	// ReadOnly are folders no tool may write whatever its scope: every
+	// installed extension's folder and every linked extension's source,
+	// whose code other tools run with their own permissions.
+	ReadOnly []string
 
-	// MemoryBytes caps the tool's data segment (RLIMIT_DATA, which counts
-	// private writable mappings but not the address-space reservations V8
-	// and Go make); 0 means DefaultMemoryBytes.
+	// MemoryBytes bounds the memory of the tool's whole process tree (a
+	// cgroup where one can be made, else each process's address space);
+	// 0 means DefaultMemoryBytes.
 	MemoryBytes uint64
+	// TempBytes bounds the private temp dir, a tmpfs inside the tool's
+	// mount namespace; 0 means DefaultTempBytes.
+	TempBytes uint64
 }
 
 // DefaultMemoryBytes is the memory cap of a tool when the caller sets none.
 const DefaultMemoryBytes = 2 << 30
 
-// accessRank orders the filesystem scopes from narrowest to widest.
-func accessRank(a extension.Access) (int, error) {
-	switch a {
-	case "", extension.AccessNone:
-		return 0, nil
-	case extension.AccessWorkspace:
-		return 1, nil
-	case extension.AccessHome:
-		return 2, nil
-	case extension.AccessFull:
-		return 3, nil
-	}
-	return 0, fmt.Errorf("unknown filesystem scope %q (want none, workspace, home or full)", a)
-}
+// DefaultTempBytes bounds the private temp dir when the caller sets none.
+const DefaultTempBytes = 1 << 30
 
 // Check validates the policy: known scopes, a write scope no wider than the
 // read scope, absolute paths for what the scopes need.
 func (p *Policy) Check() error {
-	r, err := accessRank(p.Read)
-	if err != nil {
-		return fmt.Errorf("filesystem.read: %w", err)
+	if err := p.Permissions().Check(); err != nil {
+		return err
 	}
-	w, err := accessRank(p.Write)
-	if err != nil {
-		return fmt.Errorf("filesystem.write: %w", err)
-	}
-	if w > r {
-		return fmt.Errorf("filesystem.write %q is wider than filesystem.read %q; a tool cannot write what it may not read", p.Write, orNone(p.Read))
-	}
+	r, w := p.Read.Rank(), p.Write.Rank()
 	// In a fixed order, so that of several bad paths the same one is
 	// reported every time.
 	type folder struct {
@@ -117,19 +105,18 @@ func (p *Policy) Check() error {
 		}
 		p.Protected[i] = filepath.Clean(d)
 	}
-	for _, h := range p.AllowedHosts {
-		if _, err := extension.ParseHost(h); err != nil {
-			return fmt.Errorf("network.allowedHosts entry %q %v", h, err)
+	for i, d := range p.ReadOnly {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("sandbox read-only folder %q must be an absolute path", d)
 		}
+		p.ReadOnly[i] = filepath.Clean(d)
 	}
 	return nil
 }
 
-func orNone(a extension.Access) extension.Access {
-	if a == "" {
-		return extension.AccessNone
-	}
-	return a
+// Permissions is the declared part of p.
+func (p *Policy) Permissions() permission.Policy {
+	return permission.Policy{Read: p.Read, Write: p.Write, AllowedHosts: p.AllowedHosts}
 }
 
 // NeedsNetwork reports whether the tool may reach any host (through the

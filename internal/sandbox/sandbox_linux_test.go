@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -83,7 +83,7 @@ func newWorld(t testing.TB) *world {
 	return w
 }
 
-func (w *world) policy(read, write extension.Access, hosts ...string) Policy {
+func (w *world) policy(read, write permission.Access, hosts ...string) Policy {
 	return Policy{Read: read, Write: write, AllowedHosts: hosts, Workspace: w.ws, Home: w.home, ExtensionDir: w.ext, TempDir: w.tmp,
 		Protected: []string{filepath.Join(w.home, ".gemini")}}
 }
@@ -169,7 +169,7 @@ func TestEscapesFail(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+			p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 			cases := []struct {
 				name   string
 				policy Policy
@@ -178,7 +178,7 @@ func TestEscapesFail(t *testing.T) {
 			}{
 				{"read ssh key outside scope", p, sh("cat " + filepath.Join(w.home, ".ssh", "id_rsa")), nil},
 				{"list home outside scope", p, sh("ls " + w.home), nil},
-				{"read /etc/shadow", w.policy(extension.AccessWorkspace, extension.AccessNone), sh("cat /etc/shadow"), nil},
+				{"read /etc/shadow", w.policy(permission.AccessWorkspace, permission.AccessNone), sh("cat /etc/shadow"), nil},
 				{"write outside workspace", p, sh("echo pwned > " + filepath.Join(w.home, "pwned")), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.home, "pwned"))
 				}},
@@ -192,19 +192,21 @@ func TestEscapesFail(t *testing.T) {
 				{"write into extension folder", p, sh("echo pwned >> " + filepath.Join(w.ext, "tool.sh")), func(t *testing.T, r runResult) {
 					assertUnchanged(t, filepath.Join(w.ext, "tool.sh"), "echo tool\n")
 				}},
-				{"create file in extension folder under write=home", w.policy(extension.AccessHome, extension.AccessHome), sh("echo pwned > " + filepath.Join(w.ext, "new")), func(t *testing.T, r runResult) {
+				{"create file in extension folder under write=home", w.policy(permission.AccessHome, permission.AccessHome), sh("echo pwned > " + filepath.Join(w.ext, "new")), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.ext, "new"))
 				}},
-				{"replace extension folder under write=home", w.policy(extension.AccessHome, extension.AccessHome), sh("mv " + filepath.Join(w.home, ".gemini") + " " + filepath.Join(w.home, "moved")), func(t *testing.T, r runResult) {
+				{"replace extension folder under write=home", w.policy(permission.AccessHome, permission.AccessHome), sh("mv " + filepath.Join(w.home, ".gemini") + " " + filepath.Join(w.home, "moved")), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.home, "moved"))
 				}},
-				{"write with write=none", w.policy(extension.AccessWorkspace, extension.AccessNone), sh("echo x > new.txt"), func(t *testing.T, r runResult) {
+				{"write with write=none", w.policy(permission.AccessWorkspace, permission.AccessNone), sh("echo x > new.txt"), func(t *testing.T, r runResult) {
 					assertMissing(t, filepath.Join(w.ws, "new.txt"))
 				}},
-				{"read workspace with read=none", w.policy(extension.AccessNone, extension.AccessNone), sh("cat input.txt"), nil},
+				{"read workspace with read=none", w.policy(permission.AccessNone, permission.AccessNone), sh("cat input.txt"), nil},
 				{"read gemkit's /proc entry", p, sh(fmt.Sprintf("cat /proc/%d/cmdline", os.Getpid())), nil},
 				{"read gemkit's environment", p, sh(fmt.Sprintf("cat /proc/%d/environ", os.Getpid())), nil},
-				{"read another process's command line", p, sh("cat /proc/1/cmdline"), nil},
+				// In its own PID namespace the tool is pid 1; a child it
+				// started is another process.
+				{"read another process's command line", p, sh("sleep 5 & cat /proc/$!/cmdline; r=$?; kill $!; exit $r"), nil},
 				{"resolve a name directly", p, []string{python, "-c", "import socket; socket.getaddrinfo('example.com', 80)"}, nil},
 				{"open a unix socket", p, []string{python, "-c", "import socket; socket.socket(socket.AF_UNIX)"}, nil},
 				{"kernel keyring", p, []string{python, "-c", "import ctypes,sys; import platform; r=ctypes.CDLL(None).syscall({'x86_64': 250, 'aarch64': 219}[platform.machine()], 0, -3, 0); sys.exit(0 if r>=0 else 1)"}, nil},
@@ -229,7 +231,7 @@ func TestLoopbackServerUnreachable(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
 			script := fmt.Sprintf("import socket; s=socket.create_connection(('127.0.0.1', %d), timeout=3); print(s.recv(100))", port)
-			r := run(t, m.l, w.policy(extension.AccessWorkspace, extension.AccessNone), 20*time.Second, python, "-c", script)
+			r := run(t, m.l, w.policy(permission.AccessWorkspace, permission.AccessNone), 20*time.Second, python, "-c", script)
 			if r.err == nil || strings.Contains(r.stdout, "host-secret") {
 				t.Fatalf("reached the host's loopback server: %q %v", r.stdout, r.err)
 			}
@@ -241,7 +243,7 @@ func TestAllowedReadsAndWrites(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+			p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 			script := `set -e
 cat input.txt
 echo written > out.txt
@@ -279,7 +281,7 @@ head -c 4 /dev/urandom | wc -c
 			// The folders on the way to it get no write right, their other
 			// entries do.
 			os.MkdirAll(filepath.Join(w.root, "other"), 0o777)
-			fp := w.policy(extension.AccessFull, extension.AccessFull)
+			fp := w.policy(permission.AccessFull, permission.AccessFull)
 			r = run(t, m.l, fp, 20*time.Second, sh("echo ok > "+filepath.Join(w.root, "other", "full.txt")+" && ! echo x > "+filepath.Join(w.ext, "tool.sh"))...)
 			if r.err != nil {
 				t.Errorf("write=full: %v %s", r.err, r.stderr)
@@ -288,7 +290,7 @@ head -c 4 /dev/urandom | wc -c
 
 			// read=home, write=home: the home is open except the
 			// extension's folder, which stays readable.
-			hp := w.policy(extension.AccessHome, extension.AccessHome)
+			hp := w.policy(permission.AccessHome, permission.AccessHome)
 			r = run(t, m.l, hp, 20*time.Second, sh("cat "+filepath.Join(w.home, ".ssh", "id_rsa")+" && echo ok > "+filepath.Join(w.home, ".ssh", "new")+" && cat "+filepath.Join(w.ext, "tool.sh"))...)
 			if r.err != nil || !strings.Contains(r.stdout, w.secret) {
 				t.Fatalf("home scope: %v %q %q", r.err, r.stdout, r.stderr)
@@ -301,7 +303,7 @@ func TestForkedChildDiesWithTimeout(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := w.policy(extension.AccessWorkspace, extension.AccessWorkspace)
+			p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 			marker := filepath.Join(w.ws, "alive")
 			// One child stays in the group, one tries to leave it with
 			// setsid; neither may outlive the kill.
@@ -319,7 +321,7 @@ func TestProxy(t *testing.T) {
 	var denied []Denial
 	l := &Launcher{Resolver: mapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d Denial) { denied = append(denied, d) },
 		AllowPrivateAddresses: true}
-	p := w.policy(extension.AccessWorkspace, extension.AccessNone, fmt.Sprintf("http://allowed.test:%d", port))
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone, fmt.Sprintf("http://allowed.test:%d", port))
 
 	t.Run("allowed host through the proxy", func(t *testing.T) {
 		script := fmt.Sprintf(`import urllib.request, http.client, os
@@ -388,7 +390,7 @@ except Exception as e:
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded|TestSecondWall|TestMemoryBound|TestLocalhostAllowed)$")
 }
 
 func systemPython(t *testing.T) string {
@@ -427,7 +429,7 @@ func lastLine(s string) string {
 
 func TestStartErrors(t *testing.T) {
 	w := newWorld(t)
-	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	r := run(t, &Launcher{Exe: "/bin/true"}, p, 5*time.Second, "/bin/true")
 	if r.err == nil || !strings.Contains(r.err.Error(), "is not a gemkit binary") {
 		t.Fatalf("binary without the hook: %v", r.err)
@@ -437,7 +439,7 @@ func TestStartErrors(t *testing.T) {
 		t.Fatalf("missing program: %v", r.err)
 	}
 	bad := p
-	bad.Write = extension.AccessHome
+	bad.Write = permission.AccessHome
 	if r := run(t, &Launcher{}, bad, 5*time.Second, "/bin/true"); r.err == nil || !strings.Contains(r.err.Error(), "wider than") {
 		t.Fatalf("invalid policy: %v", r.err)
 	}
@@ -445,15 +447,21 @@ func TestStartErrors(t *testing.T) {
 
 func TestNoLandlockRefusedUnlessAllowed(t *testing.T) {
 	w := newWorld(t)
-	p := w.policy(extension.AccessWorkspace, extension.AccessNone)
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	r := run(t, &Launcher{noLandlock: true}, p, 5*time.Second, "/bin/true")
 	var ue *UnenforceableError
 	if !errors.As(r.err, &ue) || !strings.Contains(r.err.Error(), "Landlock is not available") || strings.Contains(r.err.Error(), "--allow-unconfined") {
 		t.Fatalf("want a refusal naming Landlock and no CLI flag, got %v", r.err)
 	}
+	// Without Landlock the second wall still holds where there is a
+	// mount namespace: the key is absent from the tool's view.
 	r = run(t, &Launcher{noLandlock: true, AllowUnconfined: true}, p, 5*time.Second, sh("cat "+filepath.Join(w.home, ".ssh", "id_rsa"))...)
-	if r.err != nil || !strings.Contains(r.stdout, w.secret) {
+	if r.proc == nil || r.proc.Enforcement.MountNS == strings.Contains(r.stdout, w.secret) {
 		t.Fatalf("allowed unconfined run: %v %q", r.err, r.stdout)
+	}
+	r = run(t, &Launcher{noLandlock: true, AllowUnconfined: true, NoNamespaces: true}, p, 5*time.Second, sh("cat "+filepath.Join(w.home, ".ssh", "id_rsa"))...)
+	if r.err != nil || !strings.Contains(r.stdout, w.secret) {
+		t.Fatalf("allowed unconfined run without namespaces: %v %q", r.err, r.stdout)
 	}
 	if len(r.proc.Warnings) != 1 || !strings.Contains(r.proc.Warnings[0], "UNCONFINED: Landlock") || r.proc.Enforcement.LandlockABI != 0 {
 		t.Fatalf("warnings %q enforcement %+v", r.proc.Warnings, r.proc.Enforcement)

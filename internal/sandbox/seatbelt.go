@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // seatbeltSystemRead are the macOS paths a runtime needs to start:
@@ -104,13 +104,13 @@ func SeatbeltProfile(p Policy, proxyPort int) (string, error) {
 	return b.String(), nil
 }
 
-func seatbeltScope(p Policy, a extension.Access) string {
+func seatbeltScope(p Policy, a permission.Access) string {
 	switch a {
-	case extension.AccessWorkspace:
+	case permission.AccessWorkspace:
 		return p.Workspace
-	case extension.AccessHome:
+	case permission.AccessHome:
 		return p.Home
-	case extension.AccessFull:
+	case permission.AccessFull:
 		return "/"
 	}
 	return ""

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/golden"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 func TestSeatbeltProfile(t *testing.T) {
@@ -18,14 +18,14 @@ func TestSeatbeltProfile(t *testing.T) {
 	}
 	cases := []struct {
 		name        string
-		read, write extension.Access
+		read, write permission.Access
 		hosts       []string
 	}{
 		{"none", "", "", nil},
-		{"workspace-read-only", extension.AccessWorkspace, extension.AccessNone, nil},
-		{"workspace-rw-network", extension.AccessWorkspace, extension.AccessWorkspace, []string{"https://linter-rules.example.com", "api.example.com:8443"}},
-		{"home-rw", extension.AccessHome, extension.AccessHome, nil},
-		{"full-read", extension.AccessFull, extension.AccessWorkspace, nil},
+		{"workspace-read-only", permission.AccessWorkspace, permission.AccessNone, nil},
+		{"workspace-rw-network", permission.AccessWorkspace, permission.AccessWorkspace, []string{"https://linter-rules.example.com", "api.example.com:8443"}},
+		{"home-rw", permission.AccessHome, permission.AccessHome, nil},
+		{"full-read", permission.AccessFull, permission.AccessWorkspace, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,12 +54,12 @@ func TestSeatbeltProfile(t *testing.T) {
 	}
 	p := base
 	p.Workspace = `/tmp/we"ird\dir`
-	p.Read = extension.AccessWorkspace
+	p.Read = permission.AccessWorkspace
 	got, _ := SeatbeltProfile(p, 3128)
 	if !strings.Contains(got, `(subpath "/tmp/we\"ird\\dir")`) {
 		t.Fatalf("quoting:\n%s", got)
 	}
-	p.Write = extension.AccessHome
+	p.Write = permission.AccessHome
 	if _, err := SeatbeltProfile(p, 3128); err == nil {
 		t.Fatal("write wider than read accepted")
 	}

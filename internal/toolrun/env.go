@@ -20,6 +20,11 @@ import (
 var safeEnv = map[string]bool{
 	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "LANG": true, "LANGUAGE": true,
 	"TZ": true, "TERM": true, "COLORTERM": true, "NO_COLOR": true,
+	// The locale categories POSIX defines, and no other LC_ name: a
+	// variable such as LC_GITHUB_TOKEN (ssh forwards LC_* by default)
+	// is not a locale.
+	"LC_ALL": true, "LC_CTYPE": true, "LC_COLLATE": true, "LC_MESSAGES": true,
+	"LC_MONETARY": true, "LC_NUMERIC": true, "LC_TIME": true,
 }
 
 func envMap(environ []string) map[string]string {
@@ -41,7 +46,7 @@ func envMap(environ []string) map[string]string {
 func toolEnv(user map[string]string, settings []extension.Setting, stored map[string]string, home, tmp string) []string {
 	out := map[string]string{}
 	for k, v := range user {
-		if safeEnv[k] || strings.HasPrefix(k, "LC_") {
+		if safeEnv[k] {
 			out[k] = v
 		}
 	}

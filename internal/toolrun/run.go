@@ -38,6 +38,17 @@ type ConsentStore interface {
 	RecordConsent(name, hash string) error
 }
 
+// ContentConsentStore is a ConsentStore that also binds consent to the
+// extension's files (extension.ContentDigest): a tool whose code changed
+// since the person agreed is shown and asked about again.
+// *extension.Store is one; a ConsentStore without it binds to the
+// permissions only.
+type ContentConsentStore interface {
+	ConsentStore
+	ConsentContent(name, hash string) (digest string, granted bool)
+	RecordConsentContent(name, hash, digest string) error
+}
+
 // Asker asks the person whether the extension may run with the
 // permissions described by lines. It returns an error when it cannot ask.
 type Asker func(ctx context.Context, ext string, lines []string) (bool, error)
@@ -60,6 +71,11 @@ type Runner struct {
 	// addition to ~/.gemini (and $GEMINI_CLI_HOME/.gemini), which always
 	// are: the extension store's own folder when it lives elsewhere.
 	Protected []string
+	// ReadOnly are folders no tool may write whatever its scope, in
+	// addition to those the Consent store lists when it can
+	// (ExtensionFolders, as *extension.Store does: every installed
+	// extension's folder and every linked source).
+	ReadOnly []string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger
 
@@ -97,13 +113,15 @@ type Result struct {
 	// Output is the parsed stdout for output "json", else nil.
 	Output json.RawMessage `json:"output,omitempty"`
 	// Text is stdout for output "string".
-	Text        string              `json:"text,omitempty"`
-	Stdout      []byte              `json:"-"`
-	Stderr      string              `json:"stderr,omitempty"`
-	Duration    time.Duration       `json:"durationNs"`
-	Denied      []sandbox.Denial    `json:"denied,omitempty"`
-	Warnings    []string            `json:"warnings,omitempty"`
-	Enforcement sandbox.Enforcement `json:"enforcement"`
+	Text     string           `json:"text,omitempty"`
+	Stdout   []byte           `json:"-"`
+	Stderr   string           `json:"stderr,omitempty"`
+	Duration time.Duration    `json:"durationNs"`
+	Denied   []sandbox.Denial `json:"denied,omitempty"`
+	// DeniedDropped counts refusals past the distinct ones in Denied.
+	DeniedDropped int                 `json:"deniedDropped,omitempty"`
+	Warnings      []string            `json:"warnings,omitempty"`
+	Enforcement   sandbox.Enforcement `json:"enforcement"`
 }
 
 // ToolError is a tool that ran and failed: a non-zero exit, a kill on
@@ -208,7 +226,7 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkConsent(ctx, m, c.GrantConsent); err != nil {
+	if err := r.checkConsent(ctx, ext, c.GrantConsent); err != nil {
 		return nil, err
 	}
 
@@ -234,16 +252,51 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 		return nil, err
 	}
 
+	readOnly, err := r.readOnly()
+	if err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "gemkit-tool-")
 	if err != nil {
 		return nil, fmt.Errorf("private temp dir: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	res, err := r.run(ctx, c, ext, tool, script, flags, env, home, ws, interp, tmp, readOnly)
+	// The temp dir goes whatever modes the tool left in it; a temp dir
+	// that stays is an error, not a silent leak.
+	if rerr := removeTemp(tmp); rerr != nil {
+		rerr = fmt.Errorf("tool %s: removing its private temp dir: %w", tool.Name, rerr)
+		if err == nil {
+			err = rerr
+		} else {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return res, err
+}
+
+// readOnly lists the folders every tool must find read-only.
+func (r *Runner) readOnly() ([]string, error) {
+	out := append([]string(nil), r.ReadOnly...)
+	if l, ok := r.Consent.(interface{ ExtensionFolders() ([]string, error) }); ok {
+		dirs, err := l.ExtensionFolders()
+		if err != nil {
+			return nil, fmt.Errorf("listing the installed extensions, which tools must not change: %w", err)
+		}
+		out = append(out, dirs...)
+	}
+	return out, nil
+}
+
+func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool *extension.Tool, script string, flags []string,
+	env map[string]string, home, ws string, interp Interpreter, tmp string, readOnly []string) (*Result, error) {
+	m := ext.Manifest
+	declared := m.EffectivePermissions().Policy()
+	var err error
 
 	policy := sandbox.Policy{
-		Read: perms.Filesystem.Read, Write: perms.Filesystem.Write, AllowedHosts: perms.Network.AllowedHosts,
+		Read: declared.Read, Write: declared.Write, AllowedHosts: declared.AllowedHosts,
 		Workspace: ws, Home: home, ExtensionDir: ext.Dir, TempDir: tmp, RuntimePaths: interp.Install,
-		MemoryBytes: c.MemoryBytes, Protected: r.protected(env, home),
+		MemoryBytes: c.MemoryBytes, Protected: r.protected(env, home), ReadOnly: readOnly,
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -290,7 +343,7 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	waitErr := proc.Wait()
 	res := &Result{
 		Tool: tool.Name, Duration: time.Since(start), Stdout: stdout.Bytes(), Stderr: stderr.String(),
-		Denied: proc.Denied(), Warnings: proc.Warnings, Enforcement: proc.Enforcement,
+		Denied: proc.Denied(), DeniedDropped: proc.DeniedDropped(), Warnings: proc.Warnings, Enforcement: proc.Enforcement,
 	}
 	var ee *exec.ExitError
 	switch {
@@ -303,6 +356,12 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	case ctx.Err() != nil:
 		res.ExitCode = -1
 		return res, fmt.Errorf("tool %s was stopped: %w", tool.Name, ctx.Err())
+	case proc.OOMKilled:
+		res.ExitCode = -1
+		if errors.As(waitErr, &ee) {
+			res.ExitCode = ee.ExitCode()
+		}
+		return res, &ToolError{tool.Name, fmt.Sprintf("went past its memory bound (%d bytes for the tool and everything it started) and was killed%s", proc.Enforcement.MemoryBytes, stderrTail(res.Stderr))}
 	case errors.As(waitErr, &ee):
 		res.ExitCode = ee.ExitCode()
 		return res, &ToolError{tool.Name, fmt.Sprintf("failed with exit status %d%s", res.ExitCode, stderrTail(res.Stderr))}
@@ -357,13 +416,31 @@ func scriptPath(ext *extension.Extension, t *extension.Tool) (string, error) {
 }
 
 // checkConsent finds, records or asks for the person's consent to the
-// extension's permissions, tied to their hash.
-func (r *Runner) checkConsent(ctx context.Context, m *extension.Manifest, grant bool) error {
+// extension's permissions, tied to their hash, and, where the store keeps
+// it, to the extension's files.
+func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, grant bool) error {
+	m := ext.Manifest
 	hash := extension.PermissionsHash(m)
-	if r.Consent != nil && r.Consent.ConsentGranted(m.Name, hash) {
+	lines := extension.PermissionsSummary(m)
+	cs, content := r.Consent.(ContentConsentStore)
+	var digest string
+	if content {
+		var err error
+		if digest, err = extension.ContentDigest(ext.Dir); err != nil {
+			return err
+		}
+		recorded, granted := cs.ConsentContent(m.Name, hash)
+		switch {
+		case granted && recorded == digest:
+			return nil
+		case granted && recorded == "":
+			lines = append([]string{"gemkit now binds your consent to the extension's files as well as to its permissions; agree once more to run these files"}, lines...)
+		case granted:
+			lines = append([]string{"the extension's files CHANGED since you agreed to run it (its code is not what you agreed to); look at " + extension.Printable(ext.Dir) + " before agreeing again"}, lines...)
+		}
+	} else if r.Consent != nil && r.Consent.ConsentGranted(m.Name, hash) {
 		return nil
 	}
-	lines := extension.PermissionsSummary(m)
 	ok := grant
 	if !ok {
 		if r.Ask == nil {
@@ -378,10 +455,15 @@ func (r *Runner) checkConsent(ctx context.Context, m *extension.Manifest, grant 
 			return &ConsentError{Extension: m.Name, Lines: lines, Declined: true}
 		}
 	}
-	if r.Consent != nil {
-		if err := r.Consent.RecordConsent(m.Name, hash); err != nil {
-			return fmt.Errorf("recording consent: %w", err)
-		}
+	var err error
+	switch {
+	case content:
+		err = cs.RecordConsentContent(m.Name, hash, digest)
+	case r.Consent != nil:
+		err = r.Consent.RecordConsent(m.Name, hash)
+	}
+	if err != nil {
+		return fmt.Errorf("recording consent: %w", err)
 	}
 	return nil
 }

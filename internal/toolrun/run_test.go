@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	}
 	e.store = extension.OpenStore(e.home)
 	path := "/usr/local/bin:/usr/bin:/bin"
-	e.environ = []string{"PATH=.:" + path + "::bin", "HOME=" + e.home, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+	e.environ = []string{"PATH=.:" + path + "::bin", "HOME=" + e.home, "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "LC_GITHUB_TOKEN=lc_secret",
 		"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "MY_API_KEY=env-value", "GEMINI_API_KEY=gemini_secret",
 		"SSH_AUTH_SOCK=/tmp/ssh-agent.sock", "LD_PRELOAD=/tmp/evil.so", "NODE_OPTIONS=--require=/tmp/evil.js", "PYTHONPATH=/tmp/evil"}
 	return e
@@ -169,7 +169,7 @@ func TestRunTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, bad := range []string{"ghp_secret", "aws_secret", "GITHUB_TOKEN", "GEMKIT_SANDBOX", "env-value", "gemini_secret", "SSH_AUTH_SOCK", "LD_PRELOAD", "NODE_OPTIONS", "PYTHONPATH", "GOMAXPROCS", "GOGC"} {
+		for _, bad := range []string{"ghp_secret", "aws_secret", "GITHUB_TOKEN", "GEMKIT_SANDBOX", "env-value", "gemini_secret", "SSH_AUTH_SOCK", "LD_PRELOAD", "NODE_OPTIONS", "PYTHONPATH", "GOMAXPROCS", "GOGC", "lc_secret"} {
 			if strings.Contains(res.Text, bad) {
 				t.Errorf("tool saw %s:\n%s", bad, res.Text)
 			}
@@ -327,14 +327,37 @@ func TestConsent(t *testing.T) {
 		t.Fatalf("asked %d times", asked)
 	}
 
-	// Consent recorded elsewhere for the same permissions (at install)
-	// counts.
+	// A record from before consent bound the files (permissions only)
+	// is read, and asks once more, saying why.
 	if err := e.store.RecordConsent("asks", extension.PermissionsHash(ext.Manifest)); err != nil {
 		t.Fatal(err)
 	}
 	r.Ask = nil
+	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !strings.Contains(err.Error(), "binds your consent to the extension's files") {
+		t.Fatalf("old record: %v", err)
+	}
+
+	// Consent recorded elsewhere for the same permissions and files (at
+	// install) counts.
+	digest, err := extension.ContentDigest(ext.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.RecordConsentContent("asks", extension.PermissionsHash(ext.Manifest), digest); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := r.Run(ctx, call); err != nil {
 		t.Fatalf("install-time consent did not count: %v", err)
+	}
+
+	// The tool's code changed since: the person is told and asked again.
+	if err := os.WriteFile(filepath.Join(ext.Dir, "hi.sh"), []byte("echo planted\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	r.Ask = func(_ context.Context, _ string, lines []string) (bool, error) { shown = lines; return false, nil }
+	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !ce.Declined || len(shown) == 0 || !strings.Contains(shown[0], "CHANGED") {
+		t.Fatalf("changed tool: %v %q", err, shown)
 	}
 }
 
@@ -370,7 +393,7 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) || !strings.Contains(res.Text, "denied 13") {
+	if !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) || !strings.Contains(res.Text, "denied 13") && !strings.Contains(res.Text, "denied 2") {
 		t.Fatalf("output %q", res.Text)
 	}
 
@@ -440,7 +463,7 @@ func TestNodeUnderVersionManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(res.Text, node+"\n") || !strings.Contains(res.Text, "denied EACCES") {
+	if !strings.HasPrefix(res.Text, node+"\n") || !strings.Contains(res.Text, "denied EACCES") && !strings.Contains(res.Text, "denied ENOENT") {
 		t.Fatalf("output %q", res.Text)
 	}
 }
@@ -459,7 +482,7 @@ func TestMissingInterpreter(t *testing.T) {
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter|TestTempDirRemovedWhateverItsModes|TestRemoveTempModes|TestOtherExtensionsCodeReadOnly)$")
 }
 
 func clone(m map[string]string) map[string]string {

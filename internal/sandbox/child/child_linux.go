@@ -41,13 +41,26 @@ type Spec struct {
 	LandlockABI int        `json:"landlockABI"`
 	// ProxyPort, when set, asks for loopback up and a listener on
 	// 127.0.0.1:ProxyPort inside the namespace, passed back to the parent.
-	ProxyPort   int    `json:"proxyPort,omitempty"`
-	DenySockets bool   `json:"denySockets,omitempty"`
-	DenySession bool   `json:"denySession,omitempty"`
-	MemoryBytes uint64 `json:"memoryBytes"`
+	ProxyPort   int  `json:"proxyPort,omitempty"`
+	DenySockets bool `json:"denySockets,omitempty"`
+	DenySession bool `json:"denySession,omitempty"`
+	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
+	DenyMetadata bool   `json:"denyMetadata,omitempty"`
+	MemoryBytes  uint64 `json:"memoryBytes"`
 	// PidMax, when set, is written to the PID namespace's own pid_max:
 	// the child is its first process, and the tool cannot raise it.
 	PidMax int `json:"pidMax,omitempty"`
+	// AddressSpace bounds each process's address space (RLIMIT_AS) by
+	// MemoryBytes too: the fallback where no memory cgroup bounds the
+	// whole tree.
+	AddressSpace bool `json:"addressSpace,omitempty"`
+	// Mounts, when set, build the tool's own root (see buildRoot),
+	// starting on the existing directory MountBase; the child must be in
+	// its own mount namespace. Dir is the working directory in the new
+	// root.
+	Mounts    []Mount `json:"mounts,omitempty"`
+	MountBase string  `json:"mountBase,omitempty"`
+	Dir       string  `json:"dir,omitempty"`
 }
 
 // init turns the process into the sandbox child before the rest of the
@@ -132,11 +145,26 @@ func setup(conn *os.File) error {
 			return fmt.Errorf("sandbox child: bounding the number of processes: %w", err)
 		}
 	}
-	for _, l := range []struct {
+	if len(spec.Mounts) > 0 {
+		if err := buildRoot(spec.MountBase, spec.Mounts); err != nil {
+			return err
+		}
+		if err := unix.Chdir(spec.Dir); err != nil {
+			return fmt.Errorf("sandbox child: working directory %s: %w", spec.Dir, err)
+		}
+	}
+	limits := []struct {
 		res int
 		val uint64
-	}{{unix.RLIMIT_DATA, spec.MemoryBytes}, {unix.RLIMIT_CORE, 0}, {unix.RLIMIT_NOFILE, MaxOpenFiles}} {
-		if l.res == unix.RLIMIT_DATA && l.val == 0 {
+	}{{unix.RLIMIT_DATA, spec.MemoryBytes}, {unix.RLIMIT_CORE, 0}, {unix.RLIMIT_NOFILE, MaxOpenFiles}}
+	if spec.AddressSpace {
+		limits = append(limits, struct {
+			res int
+			val uint64
+		}{unix.RLIMIT_AS, spec.MemoryBytes})
+	}
+	for _, l := range limits {
+		if (l.res == unix.RLIMIT_DATA || l.res == unix.RLIMIT_AS) && l.val == 0 {
 			continue
 		}
 		var cur unix.Rlimit
@@ -165,7 +193,7 @@ func setup(conn *os.File) error {
 			return err
 		}
 	}
-	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession}); err != nil {
+	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata}); err != nil {
 		return err
 	}
 	// Only stdin, stdout and stderr reach the tool. Go's exec passes just

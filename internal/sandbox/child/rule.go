@@ -21,3 +21,39 @@ type PathRule struct {
 	// another program removed); skipping a rule only takes access away.
 	Optional bool `json:"optional,omitempty"`
 }
+
+// Mount is one step in building the tool's view of the filesystem inside
+// its mount namespace: a new root on an empty tmpfs holding only what the
+// steps put there.
+type Mount struct {
+	Kind MountKind `json:"kind"`
+	// Path is where the step acts in the tool's view; for a bind it is
+	// also the source, in the old root (the same path outside).
+	Path string `json:"path"`
+	// Target is a symlink's target.
+	Target string `json:"target,omitempty"`
+	// Write makes a bind writable; every other bind is read-only.
+	Write bool `json:"write,omitempty"`
+	// File is true when a bind's source is a single file (or device).
+	File bool `json:"file,omitempty"`
+	// Device keeps device nodes usable (no nodev): the few harmless
+	// character devices of /dev.
+	Device bool `json:"device,omitempty"`
+	// Size bounds a tmpfs, in bytes.
+	Size uint64 `json:"size,omitempty"`
+	// Optional steps are skipped when the source has vanished.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// MountKind says what a Mount step does.
+type MountKind string
+
+// The kinds of Mount steps.
+const (
+	MountBind    MountKind = "bind"    // bind Path of the old root at Path
+	MountDir     MountKind = "dir"     // an empty directory (a folder on the way to a bind)
+	MountSymlink MountKind = "symlink" // a symlink Path -> Target
+	MountTmpfs   MountKind = "tmpfs"   // a writable tmpfs of Size bytes (the private temp dir)
+	MountProc    MountKind = "proc"    // /proc of the tool's own PID namespace
+
+)

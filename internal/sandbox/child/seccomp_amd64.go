@@ -12,3 +12,6 @@ const (
 	x32SyscallBit    = 0x40000000
 	SeccompSupported = true
 )
+
+// archChmod are the chmod calls only this architecture has.
+var archChmod = []chmodCall{{unix.SYS_CHMOD, 1}}

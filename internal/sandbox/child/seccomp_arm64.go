@@ -10,3 +10,6 @@ const (
 	x32SyscallBit    = 0
 	SeccompSupported = true
 )
+
+// archChmod are the chmod calls only this architecture has: none.
+var archChmod []chmodCall

@@ -17,13 +17,37 @@ type seccompOptions struct {
 	// cannot leave the process group that is killed on timeout; needed
 	// where there is no PID namespace to kill instead.
 	denyNewSession bool
+	// denyMetadata refuses setting extended attributes and inode flags
+	// (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR): where there is no mount
+	// namespace to make what the tool may not write read-only, Landlock
+	// alone would let it change them on every file its uid owns.
+	denyMetadata bool
 }
+
+// Inode-flag ioctls refused with denyMetadata.
+const (
+	fsIocSetflags   = 0x40086602
+	fsIocFssetxattr = 0x401c5820
+)
 
 // Offsets into struct seccomp_data.
 const (
 	seccompNR   = 0
 	seccompArch = 4
 	seccompArg0 = 16 // low 32 bits of args[0] on little-endian machines
+)
+
+// chmodCall is a chmod-like syscall and the index of its mode argument.
+type chmodCall struct{ nr, arg uint32 }
+
+// sysFchmodat2 is fchmodat2 (Linux 6.6), numbered alike on every
+// architecture.
+const sysFchmodat2 = 452
+
+// setxattrat and removexattrat (Linux 6.13), numbered alike everywhere.
+const (
+	sysSetxattrat    = 463
+	sysRemovexattrat = 466
 )
 
 // Jump targets at the end of the program.
@@ -76,8 +100,40 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 	if o.denyNewSession {
 		denied = append(denied, unix.SYS_SETSID, unix.SYS_SETPGID)
 	}
+	if o.denyMetadata {
+		denied = append(denied, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_REMOVEXATTR,
+			unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, sysSetxattrat, sysRemovexattrat)
+	}
 	for _, nr := range denied {
 		prog = append(prog, jeq(nr, tEPERM))
+	}
+	if o.denyMetadata {
+		prog = append(prog,
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: unix.SYS_IOCTL, jt: -1, skip: 4},
+			ld(seccompArg0+8),
+			jeq(fsIocSetflags, tEPERM),
+			jeq(fsIocFssetxattr, tEPERM),
+			// Not an inode-flag ioctl: the rest of the filter cannot
+			// concern ioctl, so allow.
+			bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1},
+		)
+	}
+	// The tool never mounts: its view of the filesystem is fixed before it
+	// runs (it holds no capability, so these would fail anyway; refusing
+	// them keeps the mount API's kernel surface away too).
+	for _, nr := range []uint32{unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT,
+		unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR} {
+		prog = append(prog, jeq(nr, tEPERM))
+	}
+	// chmod that sets the setuid or setgid bit: the writable binds are
+	// nosuid inside the sandbox, but outside it a setuid file the tool
+	// made in the workspace would run with its owner's rights.
+	for _, c := range append(archChmod, chmodCall{unix.SYS_FCHMOD, 1}, chmodCall{unix.SYS_FCHMODAT, 2}, chmodCall{sysFchmodat2, 2}) {
+		prog = append(prog,
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: c.nr, jt: -1, skip: 2},
+			ld(seccompArg0+8*c.arg),
+			bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.S_ISUID | unix.S_ISGID, jt: tEPERM, jf: tAllow},
+		)
 	}
 	prog = append(prog, jeq(unix.SYS_CLONE3, tENOSYS))
 	for _, nr := range []uint32{unix.SYS_UNSHARE, unix.SYS_CLONE} {

@@ -8,3 +8,5 @@ const (
 	x32SyscallBit    = 0
 	SeccompSupported = false
 )
+
+var archChmod []chmodCall

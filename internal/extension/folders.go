@@ -1,0 +1,37 @@
+package extension
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ExtensionFolders lists the extensions folder, every entry in it and the
+// source folder of every linked extension: code that tools of other
+// extensions must never change, since it runs later with its own
+// extension's permissions. The sandbox keeps them read-only to every
+// tool. It reads only the folder and the install metadata (no manifest),
+// as it runs before every tool call.
+func (s *Store) ExtensionFolders() ([]string, error) {
+	entries, err := os.ReadDir(s.Dir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the extensions folder: %w", err)
+	}
+	out := []string{s.Dir()}
+	for _, e := range entries {
+		if isStagingName(e.Name()) {
+			continue
+		}
+		entry := filepath.Join(s.Dir(), e.Name())
+		out = append(out, entry)
+		if md, err := readMetadata(entry); err == nil && md != nil && md.Type == SourceLink && filepath.IsAbs(md.Source) {
+			out = append(out, md.Source)
+		}
+	}
+	return out, nil
+}

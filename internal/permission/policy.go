@@ -1,0 +1,35 @@
+package permission
+
+import "fmt"
+
+// Policy is what one extension's tools may reach, as declared: the
+// filesystem scopes and the allowed hosts. The manifest declares it
+// (extension.Permissions.Policy); the sandbox enforces it.
+type Policy struct {
+	// Read and Write are the filesystem scopes; empty is AccessNone.
+	Read, Write Access
+	// AllowedHosts are network.allowedHosts entries (see ParseHost);
+	// empty means no network at all.
+	AllowedHosts []string
+}
+
+// Check validates p: known scopes, a write scope no wider than the read
+// scope, well-formed hosts.
+func (p Policy) Check() error {
+	r, w := p.Read.Rank(), p.Write.Rank()
+	if r < 0 {
+		return fmt.Errorf("filesystem.read: unknown filesystem scope %q (want none, workspace, home or full)", p.Read)
+	}
+	if w < 0 {
+		return fmt.Errorf("filesystem.write: unknown filesystem scope %q (want none, workspace, home or full)", p.Write)
+	}
+	if w > r {
+		return fmt.Errorf("filesystem.write %q is wider than filesystem.read %q; a tool cannot write what it may not read", p.Write, p.Read.Effective())
+	}
+	for _, h := range p.AllowedHosts {
+		if _, err := ParseHost(h); err != nil {
+			return fmt.Errorf("network.allowedHosts entry %q %v", h, err)
+		}
+	}
+	return nil
+}

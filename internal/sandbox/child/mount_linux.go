@@ -1,0 +1,180 @@
+package child
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// oldRoot is where the host's root stays reachable while the new root is
+// built; it is detached before the tool runs.
+const oldRoot = "/.gemkit-oldroot"
+
+// buildRoot gives the child (and so the tool) a new root: an empty tmpfs
+// on which steps bind what the tool may see, read-only unless it may write
+// there, so that everything else is absent and every change of metadata
+// (chmod, utimes, xattrs, inode flags) outside the writable binds fails
+// with EROFS, which no Landlock right expresses. The child must be in its
+// own mount namespace and hold CAP_SYS_ADMIN there. base is an existing
+// directory the build starts on (the private temp dir's host folder).
+func buildRoot(base string, steps []Mount) error {
+	// Nothing done here may propagate back to the host's mounts.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("sandbox child: making mounts private: %w", err)
+	}
+	if err := unix.Mount("gemkit-root", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m,nr_inodes=65536"); err != nil {
+		return fmt.Errorf("sandbox child: new root: %w", err)
+	}
+	if err := unix.Chdir(base); err != nil {
+		return err
+	}
+	if err := os.Mkdir("."+oldRoot, 0o700); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."+oldRoot); err != nil {
+		return fmt.Errorf("sandbox child: pivot_root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if err := step(s); err != nil {
+			return fmt.Errorf("sandbox child: mounting %s (%s): %w", s.Path, s.Kind, err)
+		}
+	}
+	if err := unix.Unmount(oldRoot, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("sandbox child: detaching the old root: %w", err)
+	}
+	if err := os.Remove(oldRoot); err != nil {
+		return err
+	}
+	// The root itself: nothing may be created beside the binds.
+	return setattr("/", false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+}
+
+func step(s Mount) error {
+	switch s.Kind {
+	case MountDir:
+		return mkdirAll(s.Path)
+	case MountSymlink:
+		if _, err := os.Lstat(s.Path); err == nil {
+			return nil // already there, inside a bind
+		}
+		if err := mkdirAll(filepath.Dir(s.Path)); err != nil {
+			return err
+		}
+		return os.Symlink(s.Target, s.Path)
+	case MountTmpfs:
+		if err := mkdirAll(s.Path); err != nil {
+			return err
+		}
+		return unix.Mount("gemkit-tmp", s.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size="+strconv.FormatUint(s.Size, 10))
+	case MountProc:
+		if err := mkdirAll(s.Path); err != nil {
+			return err
+		}
+		err := unix.Mount("proc", s.Path, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		if errors.Is(err, unix.EPERM) {
+			// A user namespace may not mount a proc when the host's is
+			// partly hidden (a container masking /proc/kcore and the
+			// like): bind the host's read-only instead; Landlock still
+			// lets the tool see only its own entry in it.
+			if err = unix.Mount(oldRoot+"/proc", s.Path, "", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+				err = setattr(s.Path, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+			}
+		}
+		return err
+	case MountBind:
+		return bind(s)
+	}
+	return fmt.Errorf("unknown mount step %q", s.Kind)
+}
+
+// noSymlinks opens path as O_PATH, refusing symlinks on the way: the
+// parent resolved every path, so a symlink found now means the tree
+// changed (a concurrent writer) and could carry a bind elsewhere.
+func noSymlinks(path string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+}
+
+// bind binds s.Path of the old root at s.Path of the new one. Source and
+// target are opened without following symlinks, the source's tree is
+// cloned detached (open_tree), given its attributes (read-only, nosuid,
+// nodev) before it is attached, and moved onto the opened target, so no
+// path is looked up twice.
+func bind(s Mount) error {
+	src, err := noSymlinks(oldRoot + s.Path)
+	if err != nil {
+		if s.Optional && errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	defer unix.Close(src)
+	if err := mountpoint(s.Path, s.File); err != nil {
+		return err
+	}
+	dst, err := noSymlinks(s.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH)
+	attrFlags := uint(unix.AT_EMPTY_PATH)
+	if !s.File {
+		// The mounts beneath a folder come along, read-only too.
+		flags |= unix.AT_RECURSIVE
+		attrFlags |= unix.AT_RECURSIVE
+	}
+	tree, err := unix.OpenTree(src, "", flags)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	attr := uint64(unix.MOUNT_ATTR_NOSUID)
+	if !s.Device {
+		attr |= unix.MOUNT_ATTR_NODEV
+	}
+	if !s.Write {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(tree, "", attrFlags, &unix.MountAttr{Attr_set: attr}); err != nil {
+		return err
+	}
+	return unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// mountpoint makes sure path exists in the new root, as a directory or an
+// empty file, creating what is missing on the root tmpfs.
+func mountpoint(path string, file bool) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	if !file {
+		return mkdirAll(path)
+	}
+	if err := mkdirAll(filepath.Dir(path)); err != nil {
+		return err
+	}
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+func mkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
+
+// setattr sets mount attributes on the mount at path, and on every mount
+// beneath it when recursive (a bind of /home brings the mounts under it).
+func setattr(path string, recursive bool, set uint64) error {
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	return unix.MountSetattr(unix.AT_FDCWD, path, uint(flags), &unix.MountAttr{Attr_set: set})
+}

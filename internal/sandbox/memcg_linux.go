@@ -1,0 +1,255 @@
+package sandbox
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cgroup is the memory (and process) bound of one tool's whole process
+// tree: a cgroup gemkit creates beneath its own, where the machine lets
+// it (cgroup v2 delegated to the user, or a writable v1 memory
+// controller). Everything the tree uses is charged there whatever its
+// kind: heap, shared and file-backed mappings, memfds, its tmpfs, page
+// cache, kernel memory of its own; past the limit the kernel reclaims and
+// then kills inside the group only.
+type cgroup struct {
+	version string   // "v1" or "v2"
+	dirs    []string // created cgroups, removed after the run
+	procs   []string // their cgroup.procs files
+}
+
+// cgroupMounts finds the cgroup filesystems: the v2 hierarchy, and v1
+// hierarchies by controller.
+func cgroupMounts() (v2 string, v1 map[string]string) {
+	v1 = map[string]string{}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", v1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options ... - fstype source superoptions
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		f1, f2 := strings.Fields(pre), strings.Fields(post)
+		if len(f1) < 5 || len(f2) < 3 || f1[3] != "/" {
+			continue
+		}
+		switch f2[0] {
+		case "cgroup2":
+			if v2 == "" {
+				v2 = f1[4]
+			}
+		case "cgroup":
+			for _, o := range strings.Split(f2[2], ",") {
+				if o == "memory" || o == "pids" {
+					if _, ok := v1[o]; !ok {
+						v1[o] = f1[4]
+					}
+				}
+			}
+		}
+	}
+	return v2, v1
+}
+
+// ownCgroups reads this process's cgroup paths: "" for v2, by controller
+// for v1.
+func ownCgroups() map[string]string {
+	out := map[string]string{}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" {
+			out[""] = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			out[c] = parts[2]
+		}
+	}
+	return out
+}
+
+// newCgroup creates the cgroup of one run with memory limit bytes and at
+// most procs processes (0: no process bound, where the PID namespace's
+// pid_max bounds them already), or says why it cannot. v2 is tried first (a
+// delegated subtree with the memory controller enabled), then v1.
+func newCgroup(bytes uint64, procs int) (*cgroup, error) {
+	return findCgroups().create(bytes, procs)
+}
+
+// cgroupLayout is where this process's cgroups are: found once per
+// Launcher, since reading mountinfo costs more than making the cgroup.
+type cgroupLayout struct {
+	v2  string
+	v1  map[string]string
+	own map[string]string
+}
+
+func findCgroups() *cgroupLayout {
+	v2, v1 := cgroupMounts()
+	return &cgroupLayout{v2: v2, v1: v1, own: ownCgroups()}
+}
+
+func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
+	v2, v1, own := lay.v2, lay.v1, lay.own
+	name := "gemkit-tool-" + randomHex()
+	var errs []string
+	if v2 != "" {
+		if rel, ok := own[""]; ok {
+			// Beneath gemkit's own cgroup when the memory controller is
+			// delegated there; else (root, a cgroup whose controllers
+			// are taken by its own processes) beneath the hierarchy's
+			// root, which enables them for its children.
+			for _, parent := range uniq(filepath.Join(v2, rel), v2) {
+				ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+				if !strings.Contains(" "+strings.TrimSpace(string(ctl))+" ", " memory ") {
+					errs = append(errs, "cgroup v2: the memory controller is not delegated to "+parent)
+					continue
+				}
+				cg := &cgroup{version: "v2"}
+				files := map[string]string{"memory.max": strconv.FormatUint(bytes, 10), "memory.swap.max": "0"}
+				if procs > 0 {
+					files["pids.max"] = strconv.Itoa(procs)
+				}
+				err := cg.make(filepath.Join(parent, name), files, "memory.max")
+				if err == nil {
+					return cg, nil
+				}
+				errs = append(errs, "cgroup v2: "+err.Error())
+			}
+		}
+	}
+	if root, ok := v1["memory"]; ok {
+		cg := &cgroup{version: "v1"}
+		dir := filepath.Join(root, own["memory"], name)
+		s := strconv.FormatUint(bytes, 10)
+		err := cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
+		if err == nil {
+			if proot, ok := v1["pids"]; ok && procs > 0 {
+				// The process bound is a bonus here: the PID
+				// namespace's pid_max bounds processes already.
+				if err := cg.make(filepath.Join(proot, own["pids"], name), map[string]string{"pids.max": strconv.Itoa(procs)}, "pids.max"); err != nil {
+					cg.remove()
+					cg = &cgroup{version: "v1"}
+					_ = cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
+				}
+			}
+			return cg, nil
+		}
+		errs = append(errs, "cgroup v1: "+err.Error())
+	}
+	if len(errs) == 0 {
+		errs = append(errs, "no cgroup memory controller is mounted")
+	}
+	return nil, errors.New(strings.Join(errs, "; "))
+}
+
+// make creates dir and writes the files; only required must succeed
+// (memsw exists only with swap accounting).
+func (cg *cgroup) make(dir string, files map[string]string, required string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	cg.dirs = append(cg.dirs, dir)
+	for _, name := range []string{required} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(files[name]), 0); err != nil {
+			cg.remove()
+			return fmt.Errorf("setting %s: %w", name, err)
+		}
+	}
+	for name, v := range files {
+		if name != required {
+			_ = os.WriteFile(filepath.Join(dir, name), []byte(v), 0)
+		}
+	}
+	cg.procs = append(cg.procs, filepath.Join(dir, "cgroup.procs"))
+	return nil
+}
+
+// add moves the process pid (and the threads it has) into the cgroup;
+// everything it starts afterwards stays there.
+func (cg *cgroup) add(pid int) error {
+	for _, p := range cg.procs {
+		if err := os.WriteFile(p, []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("sandbox: moving the tool into its cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// oomKilled reports whether the kernel killed a process of the group for
+// going past its memory limit.
+func (cg *cgroup) oomKilled() bool {
+	if len(cg.dirs) == 0 {
+		return false
+	}
+	name := "memory.events"
+	if cg.version == "v1" {
+		name = "memory.oom_control"
+	}
+	b, err := os.ReadFile(filepath.Join(cg.dirs[0], name))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes the cgroups once their processes are gone (the kernel
+// may take a moment to release a group whose last process just died).
+func (cg *cgroup) remove() error {
+	var errs []error
+	for i := len(cg.dirs) - 1; i >= 0; i-- {
+		var err error
+		for try := 0; try < 1000; try++ {
+			err = os.Remove(cg.dirs[i])
+			if err == nil || errors.Is(err, os.ErrNotExist) {
+				err = nil
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	cg.dirs = nil
+	return errors.Join(errs...)
+}
+
+func uniq(a, b string) []string {
+	if a == b {
+		return []string{a}
+	}
+	return []string{a, b}
+}
+
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,152 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/sandbox/child"
+)
+
+// devices are the only device nodes a tool's /dev holds: no terminal
+// (another session's /dev/pts/N would give its keystrokes away), no disk,
+// no shared memory.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// devLinks are the symlinks of /dev that shells and runtimes use.
+var devLinks = [][2]string{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"}}
+
+// mountPlan turns the Landlock rules into the second wall: the steps that
+// build the tool's own root, where every readable path is a read-only bind
+// and every writable one a writable bind, and nothing else exists. The
+// private temp dir becomes a tmpfs of tmpSize bytes inside the tool's
+// mount namespace, /proc that of its own PID namespace and /dev only the
+// harmless devices. links are paths (the program, the runtime, the
+// scopes) whose symlinks are recreated, so that /bin/sh or /lib64's
+// dynamic loader resolve as outside. overlays are folders inside a
+// writable bind that are bound read-only over it (other extensions' code).
+func mountPlan(rules []PathRule, overlays []string, tmp string, tmpSize uint64, links []string) []child.Mount {
+	var binds []PathRule
+	for _, r := range rules {
+		switch {
+		case isWithin("/proc", r.Path), isWithin("/dev", r.Path):
+			continue // their own steps below
+		case r.Path == tmp && r.Write:
+			continue // a tmpfs below
+		case r.Path == "/":
+			continue
+		}
+		binds = append(binds, r)
+	}
+	depth := func(p string) int { return strings.Count(p, "/") }
+	sort.SliceStable(binds, func(i, j int) bool {
+		a, b := binds[i], binds[j]
+		if depth(a.Path) != depth(b.Path) {
+			return depth(a.Path) < depth(b.Path)
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return !a.Write && b.Write
+	})
+	var steps []child.Mount
+	var done []PathRule
+	covered := func(r PathRule) bool {
+		for _, d := range done {
+			if !d.File && !d.ListOnly && isWithin(d.Path, r.Path) && (d.Write || !r.Write) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range binds {
+		if covered(r) {
+			continue
+		}
+		if r.ListOnly {
+			steps = append(steps, child.Mount{Kind: child.MountDir, Path: r.Path})
+			continue
+		}
+		steps = append(steps, child.Mount{Kind: child.MountBind, Path: r.Path, Write: r.Write, File: r.File, Optional: r.Optional})
+		done = append(done, r)
+	}
+	for _, o := range overlays {
+		// The folders between the writable bind and the overlay become
+		// mount points too (bound onto themselves): a mount point cannot
+		// be renamed, so the tool cannot move the protected folder away
+		// on the host and put its own in its place.
+		var outer string
+		for _, d := range done {
+			if d.Write && !d.File && isWithin(d.Path, o) && len(d.Path) > len(outer) {
+				outer = d.Path
+			}
+		}
+		if outer != "" {
+			var between []string
+			for a := filepath.Dir(o); a != outer && isWithin(outer, a); a = filepath.Dir(a) {
+				between = append([]string{a}, between...)
+			}
+			for _, a := range between {
+				steps = append(steps, child.Mount{Kind: child.MountBind, Path: a, Write: true, Optional: true})
+			}
+		}
+		steps = append(steps, child.Mount{Kind: child.MountBind, Path: o, Optional: true})
+	}
+	steps = append(steps, child.Mount{Kind: child.MountTmpfs, Path: tmp, Size: tmpSize})
+	steps = append(steps, child.Mount{Kind: child.MountProc, Path: "/proc"})
+	for _, d := range devices {
+		if _, err := os.Stat(d); err == nil {
+			steps = append(steps, child.Mount{Kind: child.MountBind, Path: d, File: true, Device: true, Write: true})
+		}
+	}
+	for _, l := range devLinks {
+		steps = append(steps, child.Mount{Kind: child.MountSymlink, Path: l[0], Target: l[1]})
+	}
+	return append(steps, symlinkSteps(links)...)
+}
+
+// symlinkSteps recreates the symlinks met on the way to each path (and to
+// their targets), for those that lie outside every bind.
+func symlinkSteps(paths []string) []child.Mount {
+	seen := map[string]bool{}
+	var out []child.Mount
+	var walk func(p string, depth int)
+	walk = func(p string, depth int) {
+		if depth > 40 || !filepath.IsAbs(p) {
+			return
+		}
+		parts := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+		cur := "/"
+		for i, part := range parts {
+			if part == "" {
+				continue
+			}
+			next := filepath.Join(cur, part)
+			fi, err := os.Lstat(next)
+			if err != nil {
+				return
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				target, err := os.Readlink(next)
+				if err != nil {
+					return
+				}
+				if !seen[next] {
+					seen[next] = true
+					out = append(out, child.Mount{Kind: child.MountSymlink, Path: next, Target: target})
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(cur, target)
+				}
+				walk(filepath.Join(append([]string{target}, parts[i+1:]...)...), depth+1)
+				return
+			}
+			cur = next
+		}
+	}
+	for _, p := range paths {
+		walk(p, 0)
+	}
+	return out
+}

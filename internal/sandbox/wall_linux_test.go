@@ -1,0 +1,242 @@
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/permission"
+)
+
+// TestSecondWall are the attacks Landlock alone let through (metadata of
+// files outside every scope, other terminals, memory of every kind, the
+// temp dir's size): the mount namespace, seccomp and the memory bound
+// stop them, as root and as uid 65534 (TestUnprivileged). Each is beside
+// the legitimate use it must not break.
+func TestSecondWall(t *testing.T) {
+	python := systemPython(t)
+	l := &Launcher{}
+	w := newWorld(t)
+	key := filepath.Join(w.home, ".ssh", "id_rsa")
+	input := filepath.Join(w.ws, "input.txt")
+	// A program outside every write scope, owned by whoever runs the
+	// test (root in CI): setuid on it would be a privilege for later.
+	prog := filepath.Join(w.home, "prog")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	none := w.policy(permission.AccessNone, permission.AccessNone)
+	homeRead := w.policy(permission.AccessHome, permission.AccessNone)
+	homeWrite := w.policy(permission.AccessHome, permission.AccessHome)
+	ws := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	full := w.policy(permission.AccessFull, permission.AccessFull)
+	modes := map[string]os.FileMode{}
+	times := map[string]time.Time{}
+	for _, p := range []string{key, input, prog, w.ext} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes[p], times[p] = fi.Mode(), fi.ModTime()
+	}
+	unchanged := func(p string) func(t *testing.T) {
+		return func(t *testing.T) {
+			fi, err := os.Stat(p)
+			if err != nil || fi.Mode() != modes[p] || !fi.ModTime().Equal(times[p]) {
+				t.Fatalf("%s changed: %v %v (was %v %v)", p, fi.Mode(), fi.ModTime(), modes[p], times[p])
+			}
+		}
+	}
+	xattr := func(p string) []string {
+		return []string{python, "-c", fmt.Sprintf("import os; os.setxattr(%q, 'user.gemkit', b'1')", p)}
+	}
+	setflags := func(p string) []string {
+		// FS_IOC_SETFLAGS with FS_NOATIME_FL.
+		return []string{python, "-c", fmt.Sprintf("import fcntl, os, struct; fd = os.open(%q, os.O_RDONLY); fcntl.ioctl(fd, 0x40086602, struct.pack('l', 0x80))", p)}
+	}
+	cases := []struct {
+		name   string
+		policy Policy
+		argv   []string
+		check  func(t *testing.T)
+	}{
+		{"chmod a key under read=none", none, sh("chmod 666 " + key), unchanged(key)},
+		{"chmod a key it may read", homeRead, sh("chmod 666 " + key), unchanged(key)},
+		{"utimensat on a key it may read", homeRead, sh("touch -d 2001-01-01 " + key), unchanged(key)},
+		{"setxattr on a key it may read", homeRead, xattr(key), nil},
+		{"FS_IOC_SETFLAGS on a key it may read", homeRead, setflags(key), nil},
+		{"stat a key under read=none", none, sh("stat -c %s " + key), nil},
+		{"chmod the extension's own folder under write=home", homeWrite, sh("chmod 777 " + w.ext), unchanged(w.ext)},
+		{"setuid a program outside the write scope", homeRead, sh("chmod u+s " + prog), unchanged(prog)},
+		{"setuid a file in the write scope", ws, sh("chmod u+s " + input), unchanged(input)},
+		{"setgid a file in the write scope (fchmodat)", ws, []string{python, "-c", fmt.Sprintf("import os; os.chmod(%q, 0o2755)", input)}, unchanged(input)},
+		{"list other terminals under read=full", full, sh("ls /dev/pts/"), nil},
+		{"open a new terminal under read=full", full, []string{python, "-c", "open('/dev/ptmx', 'rb+')"}, nil},
+		{"open the controlling terminal", full, sh("echo x > /dev/tty"), nil},
+		{"open the console under write=full", full, sh("echo x > /dev/console"), nil},
+		{"mount over the workspace", ws, []string{python, "-c", "import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).mount(b'none', b'.', b'tmpfs', 0, None) == 0 else 1)"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runRefused(t, l, c.policy, []string{w.secret}, c.argv...)
+			if !r.proc.Enforcement.MountNS {
+				t.Fatalf("no mount namespace: %+v", r.proc.Enforcement)
+			}
+			if c.check != nil {
+				c.check(t)
+			}
+		})
+	}
+
+	// Without a mount namespace seccomp still refuses xattrs and inode
+	// flags everywhere (modes and times stay a documented gap there).
+	for _, c := range []struct {
+		name string
+		argv []string
+	}{{"setxattr without a mount namespace", xattr(key)}, {"FS_IOC_SETFLAGS without a mount namespace", setflags(key)}, {"setxattr on a workspace file without a mount namespace", xattr(input)}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runRefused(t, &Launcher{NoNamespaces: true}, homeWrite, []string{w.secret}, c.argv...)
+			if !strings.Contains(r.stderr, "Operation not permitted") {
+				t.Fatalf("not refused by seccomp: %s", r.stderr)
+			}
+		})
+	}
+
+	// What the tool may write, it may chmod and touch; devices work.
+	t.Run("chmod and touch a workspace file", func(t *testing.T) {
+		r := run(t, l, ws, 20*time.Second, sh("chmod 600 input.txt && touch -d 2001-01-01 input.txt && stat -c %a input.txt && echo x > /dev/null && head -c 4 /dev/urandom | wc -c")...)
+		if r.err != nil || r.stdout != "600\n4\n" {
+			t.Fatalf("%v %q %q", r.err, r.stdout, r.stderr)
+		}
+		os.Chmod(input, modes[input].Perm())
+		os.Chtimes(input, times[input], times[input])
+	})
+}
+
+// TestMemoryBound: the whole process tree's memory is bounded, of every
+// kind, where a cgroup can be made (root here), and each process's
+// address space otherwise (uid 65534 here); the temp dir is a bounded
+// tmpfs; 200 MB under the default bound works.
+func TestMemoryBound(t *testing.T) {
+	python := systemPython(t)
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	p.MemoryBytes = 256 << 20
+	p.TempBytes = 32 << 20
+	l := &Launcher{}
+	// Whether this machine lets this user make a memory cgroup (root
+	// here, uid 65534 not): the runs must then use one.
+	canCgroup := false
+	if cg, err := newCgroup(1<<30, 0); err == nil {
+		canCgroup = true
+		cg.remove()
+	} else {
+		t.Logf("no memory cgroup for uid %d: %v", os.Getuid(), err)
+	}
+	if os.Getuid() == 0 && !canCgroup {
+		t.Logf("running as root without a usable memory cgroup: the whole-tree case is not bounded here")
+	}
+	const touch = "def touch(m, n):\n    for i in range(0, n, 4096): m[i] = 1\n"
+	cases := []struct {
+		name, script string
+		cgroupOnly   bool
+	}{
+		{"shared anonymous mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED)\ntouch(m, 600 << 20)\n", false},
+		{"memfd", "import os, mmap\n" + touch + "fd = os.memfd_create('x')\nos.ftruncate(fd, 600 << 20)\nm = mmap.mmap(fd, 600 << 20)\ntouch(m, 600 << 20)\n", false},
+		{"a dozen children of 100 MB", "import os, time\nkids = []\nfor i in range(12):\n    pid = os.fork()\n    if pid == 0:\n        b = bytearray(100 << 20)\n        for j in range(0, len(b), 4096): b[j] = 1\n        time.sleep(3)\n        os._exit(0)\n    kids.append(pid)\nok = all(os.waitpid(k, 0)[1] == 0 for k in kids)\nimport sys\nsys.exit(0 if ok else 1)\n", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, l, p, 60*time.Second, python, "-c", c.script)
+			t.Logf("memory %q: %v %s", r.proc.Enforcement.Memory, r.err, lastLine(r.stderr))
+			if c.cgroupOnly && !strings.HasPrefix(r.proc.Enforcement.Memory, "cgroup") {
+				if canCgroup {
+					t.Fatalf("this machine lets gemkit make a cgroup, and the run had none: %+v", r.proc.Enforcement)
+				}
+				return // RLIMIT_AS bounds each process only: documented
+			}
+			if r.err == nil {
+				t.Fatalf("used more than its bound: %+v %q", r.proc.Enforcement, r.stdout)
+			}
+		})
+	}
+	t.Run("temp dir is a bounded tmpfs", func(t *testing.T) {
+		r := run(t, l, p, 20*time.Second, sh("head -c 64000000 /dev/zero > $TMPDIR/big")...)
+		if r.err == nil {
+			t.Fatal("wrote 64 MB into a 32 MB temp dir")
+		}
+		if entries, _ := os.ReadDir(w.tmp); len(entries) != 0 {
+			t.Fatalf("the tool wrote to the host's temp dir: %v", entries)
+		}
+	})
+	t.Run("200 MB under the default bound", func(t *testing.T) {
+		q := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+		r := run(t, l, q, 60*time.Second, python, "-c", "b = bytearray(200 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport os\nif os.fork() == 0:\n    c = bytearray(50 << 20)\n    os._exit(0)\nos.wait()\nprint('ok')")
+		if r.err != nil || r.stdout != "ok\n" {
+			t.Fatalf("%v %q %q", r.err, r.stdout, r.stderr)
+		}
+		if canCgroup && r.proc.Enforcement.Memory == "rlimit" {
+			t.Fatalf("no cgroup where one can be made: %+v", r.proc.Enforcement)
+		}
+	})
+}
+
+// TestLocalhostAllowed: a tool whose allowedHosts lists localhost (a
+// local model server) reaches this machine's loopback server through the
+// proxy, with no private-address exception switched on; loopback by
+// address stays refused.
+func TestLocalhostAllowed(t *testing.T) {
+	python := systemPython(t)
+	ln := httpServer(t, "local model")
+	port := ln.Addr().(*net.TCPAddr).Port
+	w := newWorld(t)
+	p := w.policy(permission.AccessNone, permission.AccessNone, fmt.Sprintf("localhost:%d", port))
+	get := `import sys, urllib.request
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
+except Exception as e:
+    print("refused", e); sys.exit(1)`
+	r := run(t, &Launcher{}, p, 30*time.Second, python, "-c", get, fmt.Sprintf("http://localhost:%d/", port))
+	if r.err != nil || strings.TrimSpace(r.stdout) != "local model" {
+		t.Fatalf("localhost: %v %q %q", r.err, r.stdout, r.stderr)
+	}
+	r = run(t, &Launcher{}, p, 30*time.Second, python, "-c", get, fmt.Sprintf("http://127.0.0.1:%d/", port))
+	if r.err == nil {
+		t.Fatalf("127.0.0.1 reached with only localhost listed: %q", r.stdout)
+	}
+}
+
+// TestCgroupRemoved: the run's cgroup goes with the run, also when the
+// tool cannot start.
+func TestCgroupRemoved(t *testing.T) {
+	lay := findCgroups()
+	dir := filepath.Join(lay.v1["memory"], lay.own["memory"])
+	count := func() int {
+		n := 0
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "gemkit-tool-") {
+				n++
+			}
+		}
+		return n
+	}
+	before := count()
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	l := &Launcher{}
+	r := run(t, l, p, 20*time.Second, "/bin/true")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := run(t, l, p, 20*time.Second, "/nonexistent/tool"); r.err == nil {
+		t.Fatal("a missing program started")
+	}
+	if n := count(); n != before {
+		t.Fatalf("%d cgroups left in %s (%d before)", n, dir, before)
+	}
+}
