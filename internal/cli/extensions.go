@@ -12,5 +12,6 @@ func newExtensionsCmd(s Streams) *cobra.Command {
 	}
 	addExtensionManageCommands(cmd, s)
 	addExtensionRunCommands(cmd, s)
+	cmd.AddCommand(newExtSummaryCmd(s))
 	return cmd
 }
