@@ -12,7 +12,8 @@
 //	POST /v1beta/models/MODEL:streamGenerateContent?alt=sse  the next reply as one SSE event
 //	POST /v1beta/models/MODEL:generateContent               the next reply as JSON, or, for a
 //	     request with generationConfig.responseMimeType application/json (such as the
-//	     Gemini CLI's model router), JSON text built from its response schema
+//	     Gemini CLI's model router), the next AddJSON answer or JSON text built from
+//	     its response schema
 //	POST /v1beta/models/MODEL:countTokens                   a rough count
 //
 // Anything else is recorded and answered 404 with a Gemini-shaped error.
@@ -173,6 +174,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	script   []Reply
+	jsonText []string
 	requests []Request
 	srv      *http.Server
 	ln       net.Listener
@@ -198,6 +200,14 @@ func (s *Server) Add(replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.script = append(s.script, replies...)
+}
+
+// AddJSON queues answers (JSON text) for structured calls, used in order
+// before answers built from the request's schema.
+func (s *Server) AddJSON(texts ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jsonText = append(s.jsonText, texts...)
 }
 
 // Requests returns a copy of every request so far, in arrival order.
@@ -237,7 +247,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	isTurn := r.Method == http.MethodPost && decodeErr == nil &&
 		(req.Action == "streamGenerateContent" || (req.Action == "generateContent" && !g.wantsJSON()))
 	var reply Reply
+	jsonAnswer := ""
 	s.mu.Lock()
+	if r.Method == http.MethodPost && decodeErr == nil && req.Action == "generateContent" && g.wantsJSON() && len(s.jsonText) > 0 {
+		jsonAnswer, s.jsonText = s.jsonText[0], s.jsonText[1:]
+	}
 	if isTurn {
 		req.Scripted = true
 		if len(s.script) > 0 {
@@ -260,6 +274,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		data, _ := json.Marshal(response(req.Model, reply, len(body)))
 		fmt.Fprintf(w, "data: %s\r\n\r\n", data)
+	case req.Action == "generateContent" && g.wantsJSON() && jsonAnswer != "":
+		writeJSON(w, response(req.Model, Text(jsonAnswer), len(body)))
 	case req.Action == "generateContent" && g.wantsJSON():
 		schema := g.GenerationConfig["responseJsonSchema"]
 		if schema == nil {
@@ -302,7 +318,7 @@ func response(model string, reply Reply, promptBytes int) map[string]any {
 // FromSchema returns the smallest value that fits a JSON schema (or the
 // Gemini API's OpenAPI-style schema, with upper-case types): an object
 // with every property filled in, an enum's first value, "", 0, false or
-// []. It is how structured calls are answered without a script.
+// []; a number without a minimum is 1. It is how structured calls are answered without a script.
 func FromSchema(schema any) any {
 	m, ok := schema.(map[string]any)
 	if !ok {
@@ -322,7 +338,9 @@ func FromSchema(schema any) any {
 		if v, ok := m["minimum"].(float64); ok {
 			return v
 		}
-		return 0
+		// Validators behind schemas often want a positive number (the
+		// Gemini CLI router's score is 1 to 100).
+		return 1
 	case "boolean":
 		return false
 	case "array":

@@ -72,3 +72,25 @@ func TestScriptAndRecord(t *testing.T) {
 		t.Fatalf("parsed %+v", turns[0])
 	}
 }
+
+func TestJSONAnswers(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.AddJSON(`{"score": 70}`)
+	body := `{"contents":[],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object","properties":{"score":{"type":"INTEGER"}}}}}`
+	for _, want := range []string{`{"score": 70}`, `{"score":1}`} {
+		var jr struct {
+			Candidates []struct{ Content Content } `json:"candidates"`
+		}
+		json.NewDecoder(post(t, s.URL+"/v1beta/models/m:generateContent", body).Body).Decode(&jr)
+		if got := jr.Candidates[0].Content.Parts[0].Text; got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	if len(s.Turns()) != 0 {
+		t.Errorf("structured calls counted as turns")
+	}
+}
