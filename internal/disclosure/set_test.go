@@ -54,7 +54,7 @@ func TestLoadNamesAndDocs(t *testing.T) {
 		t.Fatalf("extensions %d, tools %+v", len(s.Extensions), s.Tools())
 	}
 	tl := s.ToolFor("code-analyzer", "lintFile")
-	if tl == nil || tl.Name != "code-analyzer_lintFile" || !strings.Contains(tl.Description, `lint main.go -> lintFile(file: "main.go")`) {
+	if tl == nil || tl.Name != "code-analyzer_lintFile" || !strings.Contains(tl.Description, `lint main.go -> code-analyzer_lintFile(file: "main.go")`) {
 		t.Fatalf("tool %+v", tl)
 	}
 	d, err := s.ReadDoc("code-analyzer", "linter-rules")

@@ -149,7 +149,7 @@ func (s *Set) full() []SummaryExtension {
 			se.Docs = append(se.Docs, SummaryDoc{Name: d.Name, Description: OneLine(d.Description)})
 		}
 		for _, x := range m.Examples {
-			se.Examples = append(se.Examples, SummaryExample{Prompt: oneLine(x.Prompt), ToolCall: oneLine(x.ToolCall)})
+			se.Examples = append(se.Examples, SummaryExample{Prompt: oneLine(x.Prompt), ToolCall: s.exposeCall(m.Name, oneLine(x.ToolCall))})
 		}
 		out = append(out, se)
 	}

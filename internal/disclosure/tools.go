@@ -105,6 +105,15 @@ func sanitize(s string) string {
 	return b.String()
 }
 
+// baseName is rule 1 of ExposedName.
+func baseName(ext, tool string) string {
+	n := sanitize(ext) + "_" + sanitize(tool)
+	if c := n[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
+		n = "_" + n
+	}
+	return n
+}
+
 // hashedName is the collision form of a name: base cut so that with an
 // underscore and eight hex digits of SHA-256 of "extension\x00tool" it
 // fits in MaxNameLen.
@@ -121,7 +130,9 @@ func hashedName(base, ext, tool string) string {
 // to the tools of a Set in order of (extension, tool):
 //
 //  1. the extension's name, '_', the tool's name, with every character
-//     other than a letter, digit, '_' or '-' replaced by '_';
+//     other than a letter, digit, '_' or '-' replaced by '_', and a '_'
+//     in front when it does not start with a letter (a Gemini function
+//     name must start with a letter or '_');
 //  2. when that is longer than 64 characters, equals read_doc, or was
 //     already given to another tool of the Set (two names that differ
 //     only in replaced characters, or "a_b"+"c" and "a"+"b_c"), it is
@@ -132,7 +143,7 @@ func hashedName(base, ext, tool string) string {
 // on which other extensions are installed, except in the rare collision
 // of rule 2.
 func ExposedName(ext, tool string) string {
-	n := sanitize(ext) + "_" + sanitize(tool)
+	n := baseName(ext, tool)
 	if len(n) > MaxNameLen || n == ReadDocTool {
 		return hashedName(n, ext, tool)
 	}
@@ -176,7 +187,7 @@ func (s *Set) index() {
 		for _, t := range decls {
 			name := ExposedName(m.Name, t.Name)
 			if used[name] {
-				name = hashedName(sanitize(m.Name)+"_"+sanitize(t.Name), m.Name, t.Name)
+				name = hashedName(baseName(m.Name, t.Name), m.Name, t.Name)
 			}
 			if excluded(name, t.Name, global, m.ExcludeTools) {
 				continue
@@ -188,9 +199,13 @@ func (s *Set) index() {
 			}
 			s.tools = append(s.tools, Tool{
 				Name: name, Extension: m.Name, Tool: t.Name,
-				Description: toolDescription(m, t), InputSchema: InputSchema(t), Output: out, decl: t,
+				InputSchema: InputSchema(t), Output: out, decl: t,
 			})
 		}
+	}
+	for i := range s.tools {
+		t := &s.tools[i]
+		t.Description = s.toolDescription(s.Extension(t.Extension).Ext.Manifest, t.decl)
 	}
 	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
 	s.byName = make(map[string]int, len(s.tools))
@@ -201,7 +216,7 @@ func (s *Set) index() {
 
 // toolDescription is the tool's description, the extension it belongs
 // to, and the extension's examples that call this tool.
-func toolDescription(m *extension.Manifest, t *extension.Tool) string {
+func (s *Set) toolDescription(m *extension.Manifest, t *extension.Tool) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(t.Description))
 	if b.Len() > 0 {
@@ -221,10 +236,26 @@ func toolDescription(m *extension.Manifest, t *extension.Tool) string {
 	if len(ex) > 0 {
 		b.WriteString("\n\nExamples:")
 		for _, e := range ex {
-			b.WriteString("\n- " + oneLine(e.Prompt) + " -> " + oneLine(e.ToolCall))
+			b.WriteString("\n- " + oneLine(e.Prompt) + " -> " + s.exposeCall(m.Name, oneLine(e.ToolCall)))
 		}
 	}
 	return b.String()
+}
+
+// exposeCall rewrites an example's call to use the exposed name of the
+// extension's tool it names, so the model sees the name it must call:
+// lintFile(file="a.js") becomes code-analyzer_lintFile(file="a.js").
+// A call naming no exposed tool of ext is left as written.
+func (s *Set) exposeCall(ext, call string) string {
+	call = strings.TrimSpace(call)
+	name := call
+	if i := strings.IndexAny(call, "( "); i >= 0 {
+		name = call[:i]
+	}
+	if t := s.ToolFor(ext, name); t != nil {
+		return t.Name + call[len(name):]
+	}
+	return call
 }
 
 // exampleCalls reports whether an example's tool_call names tool: it

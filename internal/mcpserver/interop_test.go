@@ -89,7 +89,7 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 	if got := strings.Join(names, " "); got != "demo_count demo_fail demo_slow demo_write gated_hello read_doc" {
 		t.Fatalf("tools: %s", got)
 	}
-	if d := tools[0].Description; !strings.Contains(d, `say hi twice -> count(word: "hi", times: 2)`) {
+	if d := tools[0].Description; !strings.Contains(d, `say hi twice -> demo_count(word: "hi", times: 2)`) {
 		t.Errorf("description without the example: %q", d)
 	}
 
