@@ -1,0 +1,110 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// rpc sends one JSON-RPC request to s in process and returns the result.
+func rpc(t *testing.T, s *Server, method string, params any) json.RawMessage {
+	t.Helper()
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	b, err := json.Marshal(s.mcp.HandleMessage(context.Background(), req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil || resp.Error != nil {
+		t.Fatalf("%s: %s %v", method, b, err)
+	}
+	return resp.Result
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestToolListGolden checks the tools/list answer (schemas, descriptions,
+// annotations, read_doc) and the instructions of a server of one
+// extension folder (--extension).
+func TestToolListGolden(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json": `{"name": "code-analyzer", "version": "1.0.0", "description": "Lints code.",
+		 "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": ["https://rules.example.com"]}},
+		 "tools": [{"name": "lintFile", "description": "Lints a file.", "executable": "lint.sh", "runtime": "shell", "output": "json",
+		   "args": [{"name": "file", "type": "string", "description": "The file."}, {"name": "strict", "type": "boolean"}, {"name": "rules", "type": "array"}]}],
+		 "docs": [{"name": "rules", "description": "The rules.", "file": "rules.md"}],
+		 "examples": [{"prompt": "lint a.js", "tool_call": "lintFile(file=\"a.js\")"}]}`,
+		"lint.sh":  "echo '{}'\n",
+		"rules.md": "# Rules\n",
+	})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		Instructions string `json:"instructions"`
+	}
+	json.Unmarshal(rpc(t, s, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}), &init)
+	if init.Instructions != s.Set().Summary(0).Text || !strings.Contains(init.Instructions, "`code-analyzer_lintFile(file: string, strict?: boolean, rules?: string[])`") {
+		t.Errorf("instructions:\n%s", init.Instructions)
+	}
+	var out any
+	json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &out)
+	got, _ := json.MarshalIndent(out, "", "  ")
+	got = append(got, '\n')
+	p := filepath.Join("testdata", "tools-list.json")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(p, got, 0o644)
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("tools/list differs from %s (go test -run %s -update rewrites it):\n%s", p, t.Name(), got)
+	}
+
+	var res struct {
+		Contents []struct{ URI, MIMEType, Text string }
+	}
+	json.Unmarshal(rpc(t, s, "resources/read", map[string]any{"uri": "gemkit-doc://code-analyzer/rules"}), &res)
+	if len(res.Contents) != 1 || res.Contents[0].Text != "# Rules\n" {
+		t.Errorf("resource: %+v", res)
+	}
+}
+
+func TestDocURI(t *testing.T) {
+	for _, c := range [][2]string{{"code-analyzer", "rules"}, {"a", "with space/and slash"}} {
+		uri := DocURI(c[0], c[1])
+		e, n, err := parseDocURI(uri)
+		if err != nil || e != c[0] || n != c[1] {
+			t.Errorf("%q -> %q, %q, %v", uri, e, n, err)
+		}
+	}
+	if _, _, err := parseDocURI("file:///etc/passwd"); err == nil {
+		t.Error("a foreign URI was accepted")
+	}
+}
