@@ -51,10 +51,11 @@ server's instructions, in its project context (in trusted folders).
 
 What it serves:
   - each executable tool of each enabled extension, named <extension>_<tool>
-    (characters other than letters, digits, _ and - become _; a name longer
-    than 64 characters, or one that collides, is cut to 55 and followed by _
-    and 8 hex digits of a hash), with an input schema built from its args and
-    a description that includes its examples;
+    (characters other than letters, digits, _ and - become _, and a name not
+    starting with a letter gets a _ in front; a name longer than 64
+    characters, or one that collides, is cut to 55 and followed by _ and 8 hex
+    digits of a hash), with an input schema built from its args and a
+    description that includes its examples;
   - read_doc {extension, name}, which returns a doc's text, and each doc as a
     resource gemkit-doc://<extension>/<name>.
 
