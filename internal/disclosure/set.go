@@ -51,7 +51,8 @@ type Set struct {
 	Skipped []Skipped
 
 	tools  []Tool
-	byName map[string]int
+	byName map[string]int // exposed name -> index in tools
+	byDecl map[string]int // extension "\x00" tool -> index in tools
 }
 
 // Load reads the extensions installed in st that are enabled for st's

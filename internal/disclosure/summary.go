@@ -170,87 +170,119 @@ func (s *Set) Summary(budget int) Summary {
 	if len(exts) == 0 {
 		return Summary{Text: noneText, Budget: budget, Extensions: exts}
 	}
-	var om Omitted
-	text := render(exts, nil, budget)
-	if runes(text) <= budget {
+	if text, ok := fit(exts, nil, budget); ok {
 		return Summary{Text: text, Budget: budget, Extensions: exts}
 	}
-	om.Examples = true
+	om := &Omitted{Examples: true}
 	for i := range exts {
 		exts[i].Examples = nil
 	}
-	if text = render(exts, &om, budget); runes(text) > budget {
-		om.Descriptions = true
-		for i := range exts {
-			for j := range exts[i].Tools {
-				exts[i].Tools[j].Description = ""
-			}
-			for j := range exts[i].Docs {
-				exts[i].Docs[j].Description = ""
-			}
+	if text, ok := fit(exts, om, budget); ok {
+		return Summary{Text: text, Budget: budget, Extensions: exts, Omitted: om}
+	}
+	om.Descriptions = true
+	for i := range exts {
+		for j := range exts[i].Tools {
+			exts[i].Tools[j].Description = ""
 		}
-		text = render(exts, &om, budget)
-		for runes(text) > budget && len(exts) > 0 {
-			last := exts[len(exts)-1]
-			om.Extensions = append([]string{last.Name}, om.Extensions...)
-			exts = exts[:len(exts)-1]
-			text = render(exts, &om, budget)
+		for j := range exts[i].Docs {
+			exts[i].Docs[j].Description = ""
 		}
 	}
-	return Summary{Text: text, Budget: budget, Extensions: exts, Omitted: &om}
+	// Keep the longest run of extensions from the start that fits with
+	// the line naming the rest: each block is rendered once.
+	blocks := make([]string, len(exts))
+	size := runes(Header) + 1
+	sizes := make([]int, len(exts)+1)
+	sizes[0] = size
+	for i, e := range exts {
+		blocks[i] = renderExt(e, om)
+		sizes[i+1] = sizes[i] + runes(blocks[i])
+	}
+	k := len(exts)
+	for ; k > 0; k-- {
+		om.Extensions = names(exts[k:])
+		if sizes[k]+runes(omittedLine(om, budget))+2 <= budget {
+			break
+		}
+	}
+	om.Extensions = names(exts[k:])
+	if len(om.Extensions) == 0 {
+		om.Extensions = nil
+	}
+	var b strings.Builder
+	b.WriteString(Header + "\n")
+	for _, bl := range blocks[:k] {
+		b.WriteString(bl)
+	}
+	b.WriteString("\n" + omittedLine(om, budget) + "\n")
+	return Summary{Text: b.String(), Budget: budget, Extensions: exts[:k], Omitted: om}
+}
+
+func names(exts []SummaryExtension) []string {
+	out := make([]string, len(exts))
+	for i, e := range exts {
+		out[i] = e.Name
+	}
+	return out
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
-// render writes the summary text of exts, ending with the line about
-// what om says was cut.
-func render(exts []SummaryExtension, om *Omitted, budget int) string {
+// fit renders exts and reports whether the text is within budget.
+func fit(exts []SummaryExtension, om *Omitted, budget int) (string, bool) {
 	var b strings.Builder
-	b.WriteString(Header)
-	b.WriteString("\n")
+	b.WriteString(Header + "\n")
 	for _, e := range exts {
-		b.WriteString("\n- **" + e.Name + "**")
-		if e.Description != "" {
-			b.WriteString(": " + e.Description)
+		b.WriteString(renderExt(e, om))
+	}
+	if om != nil {
+		b.WriteString("\n" + omittedLine(om, budget) + "\n")
+	}
+	return b.String(), runes(b.String()) <= budget
+}
+
+// renderExt is one extension's block of the summary text.
+func renderExt(e SummaryExtension, om *Omitted) string {
+	var b strings.Builder
+	b.WriteString("\n- **" + e.Name + "**")
+	if e.Description != "" {
+		b.WriteString(": " + e.Description)
+	}
+	b.WriteString("\n")
+	if len(e.Tools) > 0 {
+		b.WriteString("  - **Tools**:\n")
+		for _, t := range e.Tools {
+			b.WriteString("    - `" + t.Signature + "`")
+			if t.Description != "" {
+				b.WriteString(": " + t.Description)
+			}
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
-		if len(e.Tools) > 0 {
-			b.WriteString("  - **Tools**:\n")
-			for _, t := range e.Tools {
-				b.WriteString("    - `" + t.Signature + "`")
-				if t.Description != "" {
-					b.WriteString(": " + t.Description)
+	}
+	if len(e.Docs) > 0 {
+		if om != nil && om.Descriptions {
+			names := make([]string, len(e.Docs))
+			for i, d := range e.Docs {
+				names[i] = "`" + d.Name + "`"
+			}
+			b.WriteString("  - **Docs**: " + strings.Join(names, ", ") + "\n")
+		} else {
+			b.WriteString("  - **Docs**:\n")
+			for _, d := range e.Docs {
+				b.WriteString("    - `" + d.Name + "`")
+				if d.Description != "" {
+					b.WriteString(": " + d.Description)
 				}
 				b.WriteString("\n")
 			}
 		}
-		if len(e.Docs) > 0 {
-			if om != nil && om.Descriptions {
-				names := make([]string, len(e.Docs))
-				for i, d := range e.Docs {
-					names[i] = "`" + d.Name + "`"
-				}
-				b.WriteString("  - **Docs**: " + strings.Join(names, ", ") + "\n")
-			} else {
-				b.WriteString("  - **Docs**:\n")
-				for _, d := range e.Docs {
-					b.WriteString("    - `" + d.Name + "`")
-					if d.Description != "" {
-						b.WriteString(": " + d.Description)
-					}
-					b.WriteString("\n")
-				}
-			}
-		}
-		if len(e.Examples) > 0 {
-			b.WriteString("  - **Examples**:\n")
-			for _, x := range e.Examples {
-				b.WriteString("    - \"" + x.Prompt + "\" -> `" + x.ToolCall + "`\n")
-			}
-		}
 	}
-	if om != nil {
-		b.WriteString("\n" + omittedLine(om, budget) + "\n")
+	if len(e.Examples) > 0 {
+		b.WriteString("  - **Examples**:\n")
+		for _, x := range e.Examples {
+			b.WriteString("    - \"" + x.Prompt + "\" -> `" + x.ToolCall + "`\n")
+		}
 	}
 	return b.String()
 }

@@ -54,10 +54,8 @@ func (s *Set) Tool(name string) *Tool {
 // ToolFor returns the exposed tool for an extension's declared tool, or
 // nil when it is not exposed.
 func (s *Set) ToolFor(ext, tool string) *Tool {
-	for i := range s.tools {
-		if s.tools[i].Extension == ext && s.tools[i].Tool == tool {
-			return &s.tools[i]
-		}
+	if i, ok := s.byDecl[ext+"\x00"+tool]; ok {
+		return &s.tools[i]
 	}
 	return nil
 }
@@ -203,14 +201,18 @@ func (s *Set) index() {
 			})
 		}
 	}
+	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
+	s.byName = make(map[string]int, len(s.tools))
+	s.byDecl = make(map[string]int, len(s.tools))
+	for i, t := range s.tools {
+		s.byName[t.Name] = i
+		s.byDecl[t.Extension+"\x00"+t.Tool] = i
+	}
+	// Descriptions name other tools by their exposed names, so they come
+	// last.
 	for i := range s.tools {
 		t := &s.tools[i]
 		t.Description = s.toolDescription(s.Extension(t.Extension).Ext.Manifest, t.decl)
-	}
-	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
-	s.byName = make(map[string]int, len(s.tools))
-	for i, t := range s.tools {
-		s.byName[t.Name] = i
 	}
 }
 

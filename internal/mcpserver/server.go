@@ -66,7 +66,9 @@ type Server struct {
 	log *slog.Logger
 	mcp *server.MCPServer
 
-	set atomic.Pointer[disclosure.Set]
+	set          atomic.Pointer[disclosure.Set]
+	instructions atomic.Pointer[string]          // the summary of set
+	toolsList    atomic.Pointer[json.RawMessage] // the encoded tools/list result
 
 	mu    sync.Mutex // serialises reloads
 	stamp string
@@ -107,9 +109,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Set() *disclosure.Set { return s.set.Load() }
 
 // Instructions is the summary of the Set being served.
-func (s *Server) Instructions() string {
-	return s.Set().Summary(s.cfg.Budget).Text
-}
+func (s *Server) Instructions() string { return *s.instructions.Load() }
 
 // Reload loads the Source afresh and, when the tools or docs changed,
 // replaces them (which notifies the clients). A load that fails keeps
@@ -137,6 +137,8 @@ func (s *Server) reloadLocked() error {
 	// Stamp again with the new set, so linked folders it names are covered.
 	s.stamp = s.cfg.Source.Stamp(set)
 	tools, resources, sig := s.build(set)
+	text := set.Summary(s.cfg.Budget).Text
+	s.instructions.Store(&text)
 	s.set.Store(set)
 	if sig == s.sig {
 		return nil
@@ -145,6 +147,7 @@ func (s *Server) reloadLocked() error {
 	s.sig = sig
 	s.mcp.SetTools(tools...)
 	s.mcp.SetResources(resources...)
+	s.cacheToolsList()
 	if !first {
 		s.log.Info("extensions changed; clients notified", "tools", len(tools)-1, "docs", len(resources))
 	}
@@ -182,16 +185,17 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 	for _, t := range set.Tools() {
 		schema := disclosure.SchemaJSON(t.InputSchema)
 		mt := mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
-		if e := set.Extension(t.Extension); e != nil {
-			p := e.Ext.Manifest.EffectivePermissions()
-			mt.Annotations = mcp.ToolAnnotation{
-				Title:         t.Extension + ": " + t.Tool,
-				ReadOnlyHint:  mcp.ToBoolPtr(p.Filesystem.Write == extension.AccessNone),
-				OpenWorldHint: mcp.ToBoolPtr(len(p.Network.AllowedHosts) > 0),
-			}
+		// Hints for clients that ask before running a tool that writes or
+		// reaches the network.
+		p := set.Extension(t.Extension).Ext.Manifest.EffectivePermissions()
+		readOnly, openWorld := p.Filesystem.Write == extension.AccessNone, len(p.Network.AllowedHosts) > 0
+		mt.Annotations = mcp.ToolAnnotation{
+			Title:         t.Extension + ": " + t.Tool,
+			ReadOnlyHint:  mcp.ToBoolPtr(readOnly),
+			OpenWorldHint: mcp.ToBoolPtr(openWorld),
 		}
 		tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callTool})
-		fmt.Fprintf(&sig, "tool %s\n%s\n%s\n%+v\n", t.Name, t.Description, schema, mt.Annotations)
+		fmt.Fprintf(&sig, "tool %s %t %t\n%s\n%s\n", t.Name, readOnly, openWorld, t.Description, schema)
 	}
 	var resources []server.ServerResource
 	for _, d := range set.DocRefs() {

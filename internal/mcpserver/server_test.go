@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,40 @@ func TestDocURI(t *testing.T) {
 	}
 	if _, _, err := parseDocURI("file:///etc/passwd"); err == nil {
 		t.Error("a foreign URI was accepted")
+	}
+}
+
+// TestFastList checks that the cached tools/list answer on stdio is what
+// mcp-go itself answers, and that requests it must not answer (a cursor,
+// a notification, another method) go on to mcp-go.
+func TestFastList(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json": `{"name": "e", "version": "1.0.0", "tools": [{"name": "t", "description": "d", "executable": "t.sh", "runtime": "shell"}]}`,
+		"t.sh":                  "echo\n",
+	})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{`7`, `"abc"`} {
+		line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}`
+		var fast strings.Builder
+		if !s.fastList([]byte(line+"\n"), &fast) {
+			t.Fatalf("%s was not answered from the cache", line)
+		}
+		slow, _ := json.Marshal(s.mcp.HandleMessage(context.Background(), json.RawMessage(line)))
+		if fast.String() != string(slow)+"\n" {
+			t.Errorf("cached answer differs from mcp-go's:\n%s\n%s", fast.String(), slow)
+		}
+	}
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`,
+		`{"jsonrpc":"2.0","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tools/list"}}`,
+	} {
+		if s.fastList([]byte(line), io.Discard) {
+			t.Errorf("%s was answered from the cache", line)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -30,7 +31,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	go s.Watch(ctx)
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
-	err := ss.Listen(ctx, in, out)
+	w := &lockedWriter{w: out}
+	err := ss.Listen(ctx, &listingReader{s: s, src: bufio.NewReaderSize(in, 64<<10), out: w}, w)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
