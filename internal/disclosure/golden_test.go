@@ -122,7 +122,8 @@ func goldenCases() []goldenCase {
 		{name: "budget-full", budget: 6000, setup: many(5)},
 		{name: "budget-examples", budget: 2600, setup: many(5), omitted: &Omitted{Examples: true}},
 		{name: "budget-descriptions", budget: 1800, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true}},
-		{name: "budget-extensions", budget: 900, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Extensions: []string{"ext03", "ext04", "ext05"}}},
+		{name: "budget-signatures", budget: 1200, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true}},
+		{name: "budget-extensions", budget: 700, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true, Extensions: []string{"ext02", "ext03", "ext04", "ext05"}}},
 	}
 }
 

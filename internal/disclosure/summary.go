@@ -76,11 +76,15 @@ type SummaryExample struct {
 }
 
 // Omitted is what the budget cut, in the order it is cut: first every
-// example, then every tool's and doc's description, then whole
-// extensions from the end of the (name-sorted) list.
+// example, then every tool's and doc's description, then the tools'
+// argument lists (tools are then listed by name on one line, as docs
+// are), then whole extensions from the end of the (name-sorted) list.
+// All of it stays within a model's reach: descriptions, examples and
+// arguments are in the tool list, docs through read_doc.
 type Omitted struct {
 	Examples     bool     `json:"examples,omitempty"`
 	Descriptions bool     `json:"descriptions,omitempty"`
+	Signatures   bool     `json:"signatures,omitempty"`
 	Extensions   []string `json:"extensions,omitempty"`
 }
 
@@ -189,6 +193,10 @@ func (s *Set) Summary(budget int) Summary {
 			exts[i].Docs[j].Description = ""
 		}
 	}
+	if text, ok := fit(exts, om, budget); ok {
+		return Summary{Text: text, Budget: budget, Extensions: exts, Omitted: om}
+	}
+	om.Signatures = true
 	// Keep the longest run of extensions from the start that fits with
 	// the line naming the rest: each block is rendered once.
 	blocks := make([]string, len(exts))
@@ -250,7 +258,13 @@ func renderExt(e SummaryExtension, om *Omitted) string {
 		b.WriteString(": " + e.Description)
 	}
 	b.WriteString("\n")
-	if len(e.Tools) > 0 {
+	if len(e.Tools) > 0 && om != nil && om.Signatures {
+		names := make([]string, len(e.Tools))
+		for i, t := range e.Tools {
+			names[i] = "`" + t.Name + "`"
+		}
+		b.WriteString("  - **Tools**: " + strings.Join(names, ", ") + "\n")
+	} else if len(e.Tools) > 0 {
 		b.WriteString("  - **Tools**:\n")
 		for _, t := range e.Tools {
 			b.WriteString("    - `" + t.Signature + "`")
@@ -296,6 +310,9 @@ func omittedLine(om *Omitted, budget int) string {
 	if om.Descriptions {
 		cut = append(cut, "the tools' and docs' descriptions")
 	}
+	if om.Signatures {
+		cut = append(cut, "the tools' arguments")
+	}
 	if n := len(om.Extensions); n > 0 {
 		word := "extensions"
 		if n == 1 {
@@ -303,12 +320,12 @@ func omittedLine(om *Omitted, budget int) string {
 		}
 		cut = append(cut, fmt.Sprintf("%d more %s (%s)", n, word, strings.Join(om.Extensions, ", ")))
 	}
-	line := fmt.Sprintf("(Left out to stay within %d characters: %s. Every tool's full description, with its examples, is in the tool list.)", budget, strings.Join(cut, "; "))
+	line := fmt.Sprintf("(Left out to stay within %d characters: %s. Every tool's full description, arguments and examples are in the tool list.)", budget, strings.Join(cut, "; "))
 	// The list of left-out names must not itself break the budget.
 	if runes(line) > budget/2 && len(om.Extensions) > 0 {
 		n := len(om.Extensions)
 		cut[len(cut)-1] = fmt.Sprintf("%d more extensions", n)
-		line = fmt.Sprintf("(Left out to stay within %d characters: %s. Every tool's full description, with its examples, is in the tool list.)", budget, strings.Join(cut, "; "))
+		line = fmt.Sprintf("(Left out to stay within %d characters: %s. Every tool's full description, arguments and examples are in the tool list.)", budget, strings.Join(cut, "; "))
 	}
 	return line
 }

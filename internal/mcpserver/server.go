@@ -121,34 +121,42 @@ func (s *Server) Reload() error {
 }
 
 func (s *Server) reloadLocked() error {
-	stamp := s.cfg.Source.Stamp(s.set.Load())
+	// The stamp is taken before loading, so a change made during the load
+	// is seen by the next Watch tick. It covers the linked folders of the
+	// previous set only: after the first load, or when a new linked
+	// extension appears, the next tick stamps differently and reloads once
+	// more, which changes nothing the clients see.
+	s.stamp = s.cfg.Source.Stamp(s.set.Load())
 	set, err := s.cfg.Source.Load()
 	if set == nil {
 		if s.set.Load() == nil {
 			return fmt.Errorf("load %s: %w", s.cfg.Source.Describe(), err)
 		}
 		s.log.Warn("extensions could not be reloaded; serving the previous ones", "err", err)
-		s.stamp = stamp
 		return nil
 	}
 	if err != nil {
 		s.log.Warn("extensions loaded with a problem", "err", err)
 	}
-	// Stamp again with the new set, so linked folders it names are covered.
-	s.stamp = s.cfg.Source.Stamp(set)
+	// The summary is independent of the MCP tool list: make it on the
+	// other core meanwhile (this is on the path from start to the first
+	// answer).
+	summary := make(chan string, 1)
+	go func() { summary <- set.Summary(s.cfg.Budget).Text }()
 	tools, resources, sig := s.build(set)
-	text := set.Summary(s.cfg.Budget).Text
-	s.instructions.Store(&text)
-	s.set.Store(set)
-	if sig == s.sig {
-		return nil
-	}
+	changed := sig != s.sig
 	first := s.sig == ""
-	s.sig = sig
-	s.mcp.SetTools(tools...)
-	s.mcp.SetResources(resources...)
-	s.cacheToolsList()
-	if !first {
+	// The set goes first, so a client that hears of a new tool finds it.
+	s.set.Store(set)
+	if changed {
+		s.sig = sig
+		s.mcp.SetTools(tools...)
+		s.mcp.SetResources(resources...)
+		s.cacheToolsList()
+	}
+	text := <-summary
+	s.instructions.Store(&text)
+	if changed && !first {
 		s.log.Info("extensions changed; clients notified", "tools", len(tools)-1, "docs", len(resources))
 	}
 	return nil
