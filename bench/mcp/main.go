@@ -30,12 +30,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 func main() {
+	// The in-process runner re-executes gemkit as the sandbox child, but a
+	// copy of this program would do too.
 	if sandbox.IsChild() {
 		os.Exit(sandbox.ChildMain())
 	}
@@ -56,12 +59,17 @@ func run(n, starts, exts, tools int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	root, err := benchenv.RepoRoot()
+	if err != nil {
+		return err
+	}
 	bin := filepath.Join(tmp, "gemkit")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/gemkit")
+	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the static binary gemkit ships as
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("build gemkit (run from the repository root): %w", err)
+		return fmt.Errorf("build gemkit: %w", err)
 	}
 
 	home := filepath.Join(tmp, "home")
