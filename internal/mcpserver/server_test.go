@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,5 +143,63 @@ func TestFastList(t *testing.T) {
 		if s.fastList([]byte(line), io.Discard) {
 			t.Errorf("%s was answered from the cache", line)
 		}
+	}
+}
+
+// TestHTTPGuard checks that the Streamable HTTP endpoint refuses a
+// browser, a foreign Host and a missing or wrong token before MCP sees the
+// request, and serves a correct one.
+func TestHTTPGuard(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"gemini-extension.json": `{"name": "e", "version": "1.0.0"}`})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := ListenLoopback("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "0123456789abcdef0123"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeHTTP(ctx, ln, token) }()
+	defer func() { cancel(); <-done }()
+
+	url := "http://" + ln.Addr().String() + Path
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		host   string
+		want   int
+	}{
+		{"no token", nil, "", http.StatusUnauthorized},
+		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, "", http.StatusUnauthorized},
+		{"origin", map[string]string{"Authorization": "Bearer " + token, "Origin": "http://evil.example"}, "", http.StatusForbidden},
+		{"foreign host", map[string]string{"Authorization": "Bearer " + token}, "evil.example", http.StatusForbidden},
+		{"ok", map[string]string{"Authorization": "Bearer " + token}, "", http.StatusOK},
+		{"ok via localhost", map[string]string{"Authorization": "Bearer " + token}, "localhost:" + strings.Split(ln.Addr().String(), ":")[1], http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		if c.host != "" {
+			req.Host = c.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+	if _, err := ListenLoopback("0.0.0.0:0"); err == nil {
+		t.Error("a non-loopback address was accepted")
 	}
 }
