@@ -1,17 +1,13 @@
 // Command mcp measures `gemkit mcp` with 50 installed extensions of 5
-// tools each (issue #8's targets):
+// tools each (issue #8's targets): tools/list from process start (fork+exec
+// of `gemkit mcp`, initialize, initialized, tools/list, answer read), beside
+// the whole process of `gemkit extensions list --json` over the same
+// extensions; tools/list again on a running server; and a tool call through
+// `gemkit mcp` beside a direct `gemkit extensions run` of the same tool and
+// beside the same runner (internal/toolrun) called in this process,
+// interleaved so all three see the same load.
 //
-//   - tools/list from process start: fork+exec of `gemkit mcp`, initialize,
-//     initialized, tools/list, answer read; beside it, the whole process of
-//     `gemkit extensions list --json` over the same extensions;
-//
-//   - tools/list warm: the same request again on a running server;
-//
-//   - a tool call through `gemkit mcp` beside a direct `gemkit extensions
-//     run` of the same tool and beside the same runner (internal/toolrun)
-//     called in this process, interleaved so all three see the same load.
-//
-//     go run ./bench/mcp [-n 100] [-starts 30] [-extensions 50] [-tools 5]
+//	go run ./bench/mcp [-n 100] [-starts 30] [-extensions 50] [-tools 5]
 //
 // The client is a lean newline-delimited JSON-RPC writer and reader of its
 // own, so its cost is the same for every figure.
