@@ -102,6 +102,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.Reload(); err != nil {
 		return nil, err
 	}
+	s.log.Debug("serving", "source", cfg.Source.Describe(), "tools", len(s.Set().Tools()), "docs", len(s.Set().DocRefs()))
 	return s, nil
 }
 
@@ -130,7 +131,7 @@ func (s *Server) reloadLocked() error {
 	set, err := s.cfg.Source.Load()
 	if set == nil {
 		if s.set.Load() == nil {
-			return fmt.Errorf("load %s: %w", s.cfg.Source.Describe(), err)
+			return err // it names the folder it could not read
 		}
 		s.log.Warn("extensions could not be reloaded; serving the previous ones", "err", err)
 		return nil
@@ -144,8 +145,8 @@ func (s *Server) reloadLocked() error {
 	summary := make(chan string, 1)
 	go func() { summary <- set.Summary(s.cfg.Budget).Text }()
 	tools, resources, sig := s.build(set)
-	changed := sig != s.sig
-	first := s.sig == ""
+	first := s.set.Load() == nil
+	changed := first || sig != s.sig
 	// The set goes first, so a client that hears of a new tool finds it.
 	s.set.Store(set)
 	if changed {

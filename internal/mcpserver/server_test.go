@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -201,5 +202,29 @@ func TestHTTPGuard(t *testing.T) {
 	}
 	if _, err := ListenLoopback("0.0.0.0:0"); err == nil {
 		t.Error("a non-loopback address was accepted")
+	}
+}
+
+// TestEmpty checks that a server of no extension still offers read_doc
+// and says that nothing is enabled.
+func TestEmpty(t *testing.T) {
+	home := t.TempDir()
+	s, err := New(Config{Source: disclosure.StoreSource(extension.OpenStore(home)), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &list)
+	if len(list.Tools) != 1 || list.Tools[0].Name != disclosure.ReadDocTool {
+		t.Errorf("tools: %+v", list.Tools)
+	}
+	var fast strings.Builder
+	if !s.fastList([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), &fast) || !strings.Contains(fast.String(), `"read_doc"`) {
+		t.Errorf("cached list: %s", fast.String())
+	}
+	if s.Instructions() != "No gemkit extensions are enabled in this workspace." {
+		t.Errorf("instructions: %q", s.Instructions())
 	}
 }
