@@ -198,3 +198,34 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		}
 	}
 }
+
+// TestSDKClientOneExtension serves one extension folder, as an extension's
+// own mcpServers entry does (`gemkit mcp --extension ${extensionPath}`):
+// only its tools, the same sandbox and consent, and a tool added to its
+// manifest appears with tools/list_changed.
+func TestSDKClientOneExtension(t *testing.T) {
+	f := newFixture(t)
+	src := filepath.Join(f.root, "src", "demo")
+	c := startClient(t, f, nil, "stdio", f.bin, "mcp", "--extension", src, "--workspace", f.ws)
+	var tools []listedTool
+	c.do(map[string]any{"op": "listTools"}, &tools)
+	if len(tools) != 5 || tools[0].Name != "demo_count" || tools[4].Name != "read_doc" {
+		t.Fatalf("tools: %+v", tools)
+	}
+	if !strings.Contains(c.instructions, "**demo**") || strings.Contains(c.instructions, "gated") {
+		t.Errorf("instructions:\n%s", c.instructions)
+	}
+	res := c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "one", "times": 1}})
+	if res.IsError || res.text() != `{"word":"one","times":1,"files":"a.txt"}` {
+		t.Errorf("count: %+v", res)
+	}
+
+	manifest := strings.Replace(demoManifest, `"tools": [`, `"tools": [
+  {"name": "extra", "description": "Added later.", "executable": "tools/count.sh", "runtime": "shell", "args": [{"name": "word", "type": "string"}, {"name": "times", "type": "integer"}]},`, 1)
+	writeFile(t, filepath.Join(src, "gemini-extension.json"), manifest, 0o644)
+	c.do(map[string]any{"op": "waitToolsChanged", "after": 0, "timeoutMs": 30000}, nil)
+	c.do(map[string]any{"op": "listTools"}, &tools)
+	if len(tools) != 6 || tools[1].Name != "demo_extra" {
+		t.Fatalf("tools after the edit: %+v", tools)
+	}
+}
