@@ -12,5 +12,6 @@ func newExtensionsCmd(a *app) *cobra.Command {
 	}
 	addExtensionManageCommands(cmd, a)
 	addExtensionRunCommands(cmd, a)
+	cmd.AddCommand(newExtSummaryCmd(a))
 	return cmd
 }

@@ -70,7 +70,7 @@ files, settings, source, version and where it is enabled.`,
 				return writeJSON(a.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes})
 			}
 			out := bufio.NewWriter(a.Out)
-			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr)
+			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr, modelTools(st, in))
 			return out.Flush()
 		},
 	}
@@ -79,7 +79,7 @@ files, settings, source, version and where it is enabled.`,
 }
 
 // writeDescription renders `describe` for people.
-func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent consentInfo, haveEnforcer bool, notes []extension.EnforcementNote, enfErr error) {
+func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent consentInfo, haveEnforcer bool, notes []extension.EnforcementNote, enfErr error, model map[string]string) {
 	section := func(title string) { fmt.Fprintf(w, "\n%s\n", title) }
 	fmt.Fprintln(w, strings.TrimSpace(it.Name+" "+it.Version))
 	if it.Description != "" {
@@ -162,6 +162,9 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 			fmt.Fprintf(w, "      %s\n", t.Description)
 		}
 		fmt.Fprintf(w, "      runs: %s %s\n", t.Runtime, relPath(in.Extension.Dir, t.Executable))
+		if line, ok := model[t.Name]; ok {
+			fmt.Fprintf(w, "      model tool: %s\n", line)
+		}
 		for _, a := range t.Args {
 			fmt.Fprintf(w, "      --%s <%s>  %s\n", a.Name, a.Type, a.Description)
 		}

@@ -1,0 +1,354 @@
+// Command mcp measures `gemkit mcp` with 50 installed extensions of 5
+// tools each (issue #8's targets): tools/list from process start (fork+exec
+// of `gemkit mcp`, initialize, initialized, tools/list, answer read), beside
+// the whole process of `gemkit extensions list --json` over the same
+// extensions; tools/list again on a running server; and a tool call through
+// `gemkit mcp` beside a direct `gemkit extensions run` of the same tool and
+// beside the same runner (internal/toolrun) called in this process,
+// interleaved so all three see the same load.
+//
+//	go run ./bench/mcp [-n 100] [-starts 30] [-extensions 50] [-tools 5]
+//
+// The client is a lean newline-delimited JSON-RPC writer and reader of its
+// own, so its cost is the same for every figure.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+func main() {
+	// The in-process runner re-executes gemkit as the sandbox child, but a
+	// copy of this program would do too.
+	if sandbox.IsChild() {
+		os.Exit(sandbox.ChildMain())
+	}
+	n := flag.Int("n", 100, "warm tools/list requests and tool calls of each kind")
+	starts := flag.Int("starts", 30, "process starts for the cold figures")
+	exts := flag.Int("extensions", 50, "installed extensions")
+	tools := flag.Int("tools", 5, "tools per extension")
+	flag.Parse()
+	if err := run(*n, *starts, *exts, *tools); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, starts, exts, tools int) error {
+	tmp, err := os.MkdirTemp("", "gemkit-bench-mcp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	root, err := benchenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(tmp, "gemkit")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/gemkit")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the static binary gemkit ships as
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build gemkit: %w", err)
+	}
+
+	home := filepath.Join(tmp, "home")
+	ws := filepath.Join(home, "work")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	st := extension.OpenStore(home).WithWorkspace(ws)
+	if err := install(st, filepath.Join(tmp, "src"), exts, tools); err != nil {
+		return err
+	}
+	env := append(os.Environ(), "HOME="+home)
+	fmt.Printf("%s/%s, %d CPUs; %d extensions x %d tools installed\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), exts, tools)
+	fmt.Printf("load average before: %s\n", loadAverage())
+	defer func() { fmt.Printf("load average after:  %s\n", loadAverage()) }()
+
+	mcpArgs := []string{"mcp", "--home", home, "--workspace", ws}
+	want := exts*tools + 1 // and read_doc
+
+	// tools/list from process start, beside `extensions list --json`.
+	var cold, list []time.Duration
+	for range starts {
+		start := time.Now()
+		s, err := startServer(bin, mcpArgs, env)
+		if err != nil {
+			return err
+		}
+		got, err := s.listTools()
+		d := time.Since(start)
+		s.close()
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("tools/list gave %d tools, want %d", got, want)
+		}
+		cold = append(cold, d)
+
+		cmd := exec.Command(bin, "extensions", "--home", home, "--workspace", ws, "list", "--json")
+		cmd.Env = env
+		start = time.Now()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("extensions list: %w", err)
+		}
+		list = append(list, time.Since(start))
+	}
+
+	s, err := startServer(bin, mcpArgs, env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	var warm []time.Duration
+	for range n {
+		start := time.Now()
+		if _, err := s.listTools(); err != nil {
+			return err
+		}
+		warm = append(warm, time.Since(start))
+	}
+
+	// One tool, three ways, interleaved.
+	in, err := st.Get("bench-ext-000")
+	if err != nil {
+		return err
+	}
+	runner := &toolrun.Runner{Launcher: &sandbox.Launcher{Exe: bin}, Consent: st, Environ: env, Protected: []string{filepath.Dir(st.Dir())}}
+	var viaMCP, viaRun, inProc []time.Duration
+	for range n {
+		start := time.Now()
+		text, err := s.call("bench-ext-000_tool0")
+		if err != nil {
+			return err
+		}
+		if text != "ok\n" {
+			return fmt.Errorf("the tool answered %q through gemkit mcp", text)
+		}
+		viaMCP = append(viaMCP, time.Since(start))
+
+		cmd := exec.Command(bin, "extensions", "--home", home, "--workspace", ws, "run", "bench-ext-000", "tool0")
+		cmd.Env = env
+		start = time.Now()
+		if out, err := cmd.Output(); err != nil || string(out) != "ok\n" {
+			return fmt.Errorf("extensions run: %v %q", err, out)
+		}
+		viaRun = append(viaRun, time.Since(start))
+
+		start = time.Now()
+		res, err := runner.Run(context.Background(), toolrun.Call{Extension: in.Extension, Tool: "tool0", Workspace: ws})
+		if err != nil || res.Text != "ok\n" {
+			return fmt.Errorf("in-process run: %v", err)
+		}
+		inProc = append(inProc, time.Since(start))
+	}
+
+	row := func(name string, d []time.Duration, note string) {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		fmt.Printf("%-44s p50 %7.2f ms  p90 %7.2f ms  %s\n", name, ms(pct(d, 50)), ms(pct(d, 90)), note)
+	}
+	fmt.Println()
+	row("tools/list from process start", cold, "target <= 20 ms")
+	row("  beside: extensions list --json (process)", list, "same extensions, whole process")
+	row("tools/list warm", warm, "target <= 2 ms")
+	row("tool call through gemkit mcp", viaMCP, "")
+	row("  beside: gemkit extensions run (process)", viaRun, "")
+	row("  beside: toolrun in process (no MCP)", inProc, "")
+	over := pct(viaMCP, 50) - pct(inProc, 50)
+	fmt.Printf("\noverhead of gemkit mcp over the same runner, p50: %.2f ms (target <= 2 ms)\n", ms(over))
+	fmt.Printf("gemkit mcp call minus gemkit extensions run, p50: %.2f ms (negative: the server saves the process start)\n", ms(pct(viaMCP, 50)-pct(viaRun, 50)))
+	return nil
+}
+
+// install creates and installs count extensions of tools tools each, with
+// consent.
+func install(st *extension.Store, srcRoot string, count, tools int) error {
+	yes := func(context.Context, extension.ConsentPrompt) (bool, error) { return true, nil }
+	for i := range count {
+		name := fmt.Sprintf("bench-ext-%03d", i)
+		src := filepath.Join(srcRoot, name)
+		if err := os.MkdirAll(filepath.Join(src, "tools"), 0o755); err != nil {
+			return err
+		}
+		var ts []string
+		for j := range tools {
+			ts = append(ts, fmt.Sprintf(`{"name": "tool%d", "description": "Tool %d of %s: does one thing with a file.", "executable": "tools/t.sh", "runtime": "shell",
+			 "args": [{"name": "file", "type": "string", "description": "The file."}, {"name": "verbose", "type": "boolean"}, {"name": "tags", "type": "array"}]}`, j, j, name))
+		}
+		// tool0 takes no arguments, so every way of calling it is the same.
+		ts[0] = `{"name": "tool0", "description": "Prints ok.", "executable": "tools/ok.sh", "runtime": "shell"}`
+		manifest := fmt.Sprintf(`{"name": %q, "version": "1.0.0", "description": "Benchmark extension %d.",
+		 "permissions": {"filesystem": {"read": "workspace"}},
+		 "tools": [%s],
+		 "docs": [{"name": "guide", "description": "The guide.", "file": "guide.md"}],
+		 "examples": [{"prompt": "do it", "tool_call": "tool1(file=\"a\")"}]}`, name, i, strings.Join(ts, ",\n"))
+		files := map[string]string{"gemini-extension.json": manifest, "tools/t.sh": "echo done\n", "tools/ok.sh": "echo ok\n", "guide.md": "# Guide\n"}
+		for rel, body := range files {
+			if err := os.WriteFile(filepath.Join(src, rel), []byte(body), 0o755); err != nil {
+				return err
+			}
+		}
+		if _, err := st.Install(context.Background(), extension.InstallRequest{Source: src, Consent: yes}); err != nil {
+			return err
+		}
+		in, err := st.Get(name)
+		if err != nil {
+			return err
+		}
+		if err := st.RecordConsent(name, extension.PermissionsHash(in.Manifest())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// server is a running `gemkit mcp` with a stdio client.
+type server struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func startServer(bin string, args, env []string) (*server, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	if _, err := s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}}); err != nil {
+		s.close()
+		return nil, err
+	}
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// request sends one request and reads lines until its answer.
+func (s *server) request(method string, params any) (json.RawMessage, error) {
+	s.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
+	if _, err := s.in.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := s.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		var resp struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(line, &resp) != nil || resp.ID != s.id {
+			continue // a notification
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, resp.Error)
+		}
+		return resp.Result, nil
+	}
+}
+
+func (s *server) listTools() (int, error) {
+	raw, err := s.request("tools/list", map[string]any{})
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	err = json.Unmarshal(raw, &r)
+	return len(r.Tools), err
+}
+
+func (s *server) call(name string) (string, error) {
+	raw, err := s.request("tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 {
+		return "", fmt.Errorf("tools/call: %s", raw)
+	}
+	if r.IsError {
+		return "", fmt.Errorf("tools/call failed: %s", r.Content[0].Text)
+	}
+	return r.Content[0].Text, nil
+}
+
+func (s *server) close() {
+	s.in.Close()
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), sorted...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i < 1 {
+		i = 1
+	}
+	return s[i-1]
+}
+
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	if sandbox.IsChild() {
+		os.Exit(sandbox.ChildMain())
+	}
+	os.Exit(m.Run())
+}
+
+// TestQuick runs the benchmark with a few iterations so that it cannot
+// rot: every figure is measured, every answer checked.
+func TestQuick(t *testing.T) {
+	if err := run(3, 2, 3, 2); err != nil {
+		t.Fatal(err)
+	}
+}

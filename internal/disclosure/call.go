@@ -1,0 +1,187 @@
+package disclosure
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// Limits bound one tool call; zero fields take the runner's defaults.
+type Limits struct {
+	Timeout     time.Duration
+	MaxOutput   int64
+	MemoryBytes uint64
+}
+
+// CallResult is a call's outcome worded for a model.
+type CallResult struct {
+	// Text is what the model reads: the tool's output on success; on
+	// failure what went wrong and what to do, with the tool's stderr.
+	Text string
+	// IsError reports a failed call (the tool did not run, or ran and
+	// failed).
+	IsError bool
+	// Result is the runner's result when the tool ran, else nil.
+	Result *toolrun.Result
+	// Doc is the doc read when the call was read_doc and succeeded.
+	Doc *Doc
+	// Err is the underlying error of a failed call, for logs and
+	// errors.As (a *toolrun.ConsentError, *toolrun.ArgError,
+	// *toolrun.ToolError, *DocError, ...).
+	Err error
+}
+
+// Call calls the tool exposed as name (or read_doc) with args, a JSON
+// object (empty or null means no arguments), through r, the sandboxed
+// runner: the same sandbox, limits and consent as `gemkit extensions run`.
+// It never returns a Go error: every failure, from an unknown name to a
+// crashing tool, is a CallResult with IsError and words a model can act
+// on. Cancelling ctx kills the tool and everything it started.
+func (s *Set) Call(ctx context.Context, r *toolrun.Runner, name string, args json.RawMessage, lim Limits) CallResult {
+	parsed, err := decodeArgs(args)
+	if err != nil {
+		return fail(fmt.Sprintf("The arguments to %s are not a JSON object: %v.", name, err), err)
+	}
+	if name == ReadDocTool {
+		ext, _ := parsed["extension"].(string)
+		doc, _ := parsed["name"].(string)
+		if ext == "" || doc == "" {
+			err := &DocError{"read_doc needs two string arguments: extension (the extension's name) and name (the doc's name)"}
+			return fail(err.Msg+".", err)
+		}
+		d, err := s.ReadDoc(ext, doc)
+		if err != nil {
+			return fail(err.Error()+".", err)
+		}
+		return CallResult{Text: d.Text, Doc: d}
+	}
+	t := s.Tool(name)
+	if t == nil {
+		err := fmt.Errorf("there is no tool %q", name)
+		return fail(fmt.Sprintf("There is no tool %q here; the available tools are: %s.", name, s.toolNames()), err)
+	}
+	e := s.Extension(t.Extension)
+	res, err := r.Run(ctx, toolrun.Call{
+		Extension: e.Ext, Tool: t.Tool, Args: parsed, Workspace: s.Workspace,
+		Timeout: lim.Timeout, MaxOutput: lim.MaxOutput, MemoryBytes: lim.MemoryBytes,
+		Settings: e.Settings,
+	})
+	return worded(t, res, err)
+}
+
+func (s *Set) toolNames() string {
+	names := []string{ReadDocTool}
+	for _, t := range s.tools {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func fail(text string, err error) CallResult {
+	return CallResult{Text: text, IsError: true, Err: err}
+}
+
+// decodeArgs reads a JSON object keeping numbers exact.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// worded turns the runner's outcome into text for a model.
+func worded(t *Tool, res *toolrun.Result, err error) CallResult {
+	cr := CallResult{Result: res, Err: err}
+	var b strings.Builder
+	var (
+		ce *toolrun.ConsentError
+		ae *toolrun.ArgError
+		te *toolrun.ToolError
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &ce):
+		cr.IsError = true
+		if ce.Declined {
+			fmt.Fprintf(&b, "The person declined to let extension %s run its tools (it may: %s). Do not call its tools again unless they ask you to.", ce.Extension, strings.Join(ce.Lines, "; "))
+		} else {
+			fmt.Fprintf(&b, "Extension %s needs the person's consent before its tools run (its tools may: %s). "+
+				"Ask them to agree by running `gemkit extensions run --consent %s %s` once in a terminal (or to agree when installing it), then call the tool again.",
+				ce.Extension, strings.Join(ce.Lines, "; "), ce.Extension, t.Tool)
+		}
+	case errors.As(err, &ae):
+		cr.IsError = true
+		fmt.Fprintf(&b, "The call was not run because its arguments are wrong: %s. Call %s again with arguments that fit its input schema.", ae.Msg, t.Name)
+	case errors.As(err, &te):
+		cr.IsError = true
+		fmt.Fprintf(&b, "Tool %s %s.", t.Name, te.Msg)
+	case errors.Is(err, context.Canceled):
+		cr.IsError = true
+		fmt.Fprintf(&b, "Tool %s was cancelled and stopped with everything it started.", t.Name)
+	default:
+		cr.IsError = true
+		fmt.Fprintf(&b, "Tool %s could not be run: %v.", t.Name, err)
+	}
+	if res != nil {
+		if len(res.Denied) > 0 {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString("The sandbox blocked, as the extension's permissions do not allow it:")
+			for _, d := range res.Denied {
+				b.WriteString("\n- " + d.String())
+			}
+		}
+		out := res.Stdout
+		if res.Output != nil {
+			out = res.Output
+		}
+		switch {
+		case !cr.IsError:
+			if b.Len() > 0 {
+				b.WriteString("\n\nOutput:\n")
+			}
+			b.WriteString(validText(out))
+			if len(out) == 0 && b.Len() == 0 {
+				b.WriteString("(the tool succeeded and printed nothing)")
+			}
+		case len(out) > 0:
+			b.WriteString("\n\nWhat it printed before that:\n" + validText(out))
+		}
+		if cr.IsError && !strings.Contains(b.String(), strings.TrimSpace(res.Stderr)) {
+			b.WriteString("\n\nIts error output:\n" + validText([]byte(res.Stderr)))
+		}
+	}
+	cr.Text = b.String()
+	return cr
+}
+
+// validText returns out as text; bytes that are not UTF-8 are replaced
+// and a note says so, so that a model is never handed mangled output
+// without knowing it.
+func validText(out []byte) string {
+	if utf8.Valid(out) {
+		return string(out)
+	}
+	return strings.ToValidUTF8(string(out), "\uFFFD") +
+		"\n(Note: the tool printed bytes that are not valid UTF-8; each run of them is shown as \uFFFD.)"
+}

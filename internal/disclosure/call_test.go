@@ -1,0 +1,94 @@
+package disclosure
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// TestMain lets this test binary serve as its own sandbox child, so the
+// calls below run real sandboxed tools.
+func TestMain(m *testing.M) {
+	if sandbox.IsChild() {
+		os.Exit(sandbox.ChildMain())
+	}
+	os.Exit(m.Run())
+}
+
+// TestCallWording runs real tools through Call and checks what a model
+// is told for each outcome.
+func TestCallWording(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(home, "ws")
+	os.MkdirAll(ws, 0o755)
+	writeExt(t, home, `{"name": "w", "version": "1.0.0",
+	 "tools": [
+	  {"name": "json", "description": "d", "executable": "tools/json.sh", "runtime": "shell", "output": "json", "args": [{"name": "n", "type": "integer"}]},
+	  {"name": "notjson", "description": "d", "executable": "tools/notjson.sh", "runtime": "shell", "output": "json"},
+	  {"name": "binary", "description": "d", "executable": "tools/binary.sh", "runtime": "shell"},
+	  {"name": "flood", "description": "d", "executable": "tools/flood.sh", "runtime": "shell"},
+	  {"name": "sleep", "description": "d", "executable": "tools/sleep.sh", "runtime": "shell"},
+	  {"name": "quiet", "description": "d", "executable": "tools/quiet.sh", "runtime": "shell"}],
+	 "docs": [{"name": "d", "file": "d.md"}]}`, map[string]string{
+		"tools/json.sh":    `echo "{\"n\": $2}"` + "\n",
+		"tools/notjson.sh": "echo hello\n",
+		"tools/binary.sh":  `printf 'ok \377\376 end'` + "\n",
+		"tools/flood.sh":   "head -c 5000 /dev/zero | tr '\\0' x\n",
+		"tools/sleep.sh":   "sleep 30\n",
+		"tools/quiet.sh":   "true\n",
+		"d.md":             "doc\n",
+	})
+	st := extension.OpenStore(home).WithWorkspace(ws)
+	set, err := Load(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := set.Extension("w").Ext.Manifest
+	if err := st.RecordConsent("w", extension.PermissionsHash(m)); err != nil {
+		t.Fatal(err)
+	}
+	r := &toolrun.Runner{Consent: st, Environ: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}}
+	lim := Limits{Timeout: 2 * time.Second, MaxOutput: 1000}
+	for _, c := range []struct {
+		name, args string
+		isError    bool
+		want       []string
+	}{
+		{"w_json", `{"n": 3}`, false, []string{`{"n": 3}`}},
+		{"w_json", `{"n": 1.5}`, true, []string{"arguments are wrong", "--n must be a whole number"}},
+		{"w_json", `[1]`, true, []string{"not a JSON object"}},
+		{"w_notjson", ``, true, []string{"declares JSON output but printed something else", "hello"}},
+		{"w_binary", `{}`, false, []string{"ok \uFFFD end", "not valid UTF-8"}},
+		{"w_flood", `{}`, true, []string{"printed more than 1000 bytes and was stopped"}},
+		{"w_sleep", `{}`, true, []string{"did not finish within 2s", "killed"}},
+		{"w_quiet", `null`, false, []string{"(the tool succeeded and printed nothing)"}},
+		{"w_nope", `{}`, true, []string{`There is no tool "w_nope"`, "read_doc, w_binary"}},
+		{"read_doc", `{"extension": "w"}`, true, []string{"read_doc needs two string arguments"}},
+		{"read_doc", `{"extension": "w", "name": "d"}`, false, []string{"doc\n"}},
+	} {
+		res := set.Call(context.Background(), r, c.name, json.RawMessage(c.args), lim)
+		if res.IsError != c.isError {
+			t.Errorf("%s %s: isError %v, want %v: %s", c.name, c.args, res.IsError, c.isError, res.Text)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("%s %s: %q lacks %q", c.name, c.args, res.Text, w)
+			}
+		}
+	}
+
+	// Without consent on record, the answer says how to give it.
+	st.ForgetConsent("w")
+	res := set.Call(context.Background(), r, "w_quiet", nil, lim)
+	if !res.IsError || !strings.Contains(res.Text, "gemkit extensions run --consent w quiet") {
+		t.Errorf("no consent: %+v", res)
+	}
+}

@@ -1,0 +1,134 @@
+package disclosure
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxDocBytes is the largest doc ReadDoc returns: a doc is read into a
+// model's context whole, so a bigger one is refused with a message rather
+// than cut where the reader cannot tell.
+const MaxDocBytes = 1 << 20
+
+// Doc is a doc's text with what describes it.
+type Doc struct {
+	Extension   string `json:"extension"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Path is the doc file's real path.
+	Path string `json:"path"`
+	// MIMEType is text/markdown for .md files, else text/plain.
+	MIMEType string `json:"mimeType"`
+	Text     string `json:"text"`
+}
+
+// DocRef names a doc without reading it (for resource lists).
+type DocRef struct {
+	Extension   string
+	Name        string
+	Description string
+	MIMEType    string
+}
+
+// DocRefs lists every doc of the set, by extension then manifest order.
+func (s *Set) DocRefs() []DocRef {
+	var out []DocRef
+	for _, e := range s.Extensions {
+		for _, d := range e.Ext.Manifest.Docs {
+			out = append(out, DocRef{Extension: e.Name, Name: d.Name, Description: OneLine(d.Description), MIMEType: mimeType(d.File)})
+		}
+	}
+	return out
+}
+
+// DocError is a doc that cannot be read; its message says what exists
+// instead, for a model to try again.
+type DocError struct{ Msg string }
+
+func (e *DocError) Error() string { return e.Msg }
+
+func mimeType(file string) string {
+	if strings.EqualFold(filepath.Ext(file), ".md") {
+		return "text/markdown"
+	}
+	return "text/plain"
+}
+
+// ReadDoc reads the doc called name of the enabled extension ext. The
+// file must be a regular file inside the extension's folder (symlinks
+// resolved), at most MaxDocBytes, and UTF-8 text.
+func (s *Set) ReadDoc(ext, name string) (*Doc, error) {
+	e := s.Extension(ext)
+	if e == nil {
+		names := make([]string, 0, len(s.Extensions))
+		for _, x := range s.Extensions {
+			if len(x.Ext.Manifest.Docs) > 0 {
+				names = append(names, x.Name)
+			}
+		}
+		if len(names) == 0 {
+			return nil, &DocError{fmt.Sprintf("there is no enabled extension %q, and no enabled extension has docs", ext)}
+		}
+		return nil, &DocError{fmt.Sprintf("there is no enabled extension %q; extensions with docs: %s", ext, strings.Join(names, ", "))}
+	}
+	m := e.Ext.Manifest
+	d := m.Doc(name)
+	if d == nil {
+		names := make([]string, len(m.Docs))
+		for i, x := range m.Docs {
+			names[i] = x.Name
+		}
+		if len(names) == 0 {
+			return nil, &DocError{fmt.Sprintf("extension %s has no docs", ext)}
+		}
+		return nil, &DocError{fmt.Sprintf("extension %s has no doc %q; its docs: %s", ext, name, strings.Join(names, ", "))}
+	}
+	path, err := insideDir(e.Ext.Dir, e.Ext.Path(d.File))
+	if err != nil {
+		return nil, &DocError{fmt.Sprintf("doc %s of extension %s cannot be read: %v", name, ext, err)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &DocError{fmt.Sprintf("doc %s of extension %s cannot be read: %v", name, ext, err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDocBytes+1))
+	if err != nil {
+		return nil, &DocError{fmt.Sprintf("doc %s of extension %s cannot be read: %v", name, ext, err)}
+	}
+	if len(data) > MaxDocBytes {
+		return nil, &DocError{fmt.Sprintf("doc %s of extension %s is larger than %d bytes and is not loaded", name, ext, MaxDocBytes)}
+	}
+	if !utf8.Valid(data) {
+		return nil, &DocError{fmt.Sprintf("doc %s of extension %s is not UTF-8 text", name, ext)}
+	}
+	return &Doc{Extension: ext, Name: d.Name, Description: OneLine(d.Description), Path: path, MIMEType: mimeType(d.File), Text: string(data)}, nil
+}
+
+// insideDir resolves p and refuses it unless it is a regular file inside
+// dir.
+func insideDir(dir, p string) (string, error) {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("its file is missing")
+	}
+	if !strings.HasPrefix(real, realDir+string(filepath.Separator)) {
+		return "", fmt.Errorf("its file is outside the extension folder")
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("its file is not a regular file")
+	}
+	return real, nil
+}

@@ -1,0 +1,195 @@
+package disclosure
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/golden/name, or rewrites it with
+// -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from the golden file (go test -run %s -update rewrites it)\ngot:\n%s\nwant:\n%s", name, t.Name(), got, want)
+	}
+}
+
+func indentJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// analyzer is the plan's example extension, with every argument type, a
+// long description and an example.
+const analyzer = `{"name": "code-analyzer", "version": "1.0.0",
+ "description": "An extension for analyzing and linting code files.",
+ "permissions": {"filesystem": {"read": "workspace"}},
+ "tools": [
+  {"name": "lintFile", "description": "Lints a given file and returns a list of issues as a JSON object. It understands JavaScript, TypeScript, Go and Python, and reports each issue with its line, column, rule and a suggested fix.\nSecond line that never reaches the summary.",
+   "executable": "tools/lint.py", "runtime": "python", "output": "json",
+   "args": [{"name": "file", "type": "string", "description": "The path to the file to lint."},
+            {"name": "maxIssues", "type": "integer", "description": "Stop after this many issues."},
+            {"name": "threshold", "type": "number"},
+            {"name": "strict", "type": "boolean", "description": "Treat warnings as errors."},
+            {"name": "rules", "type": "array", "description": "Rules to apply; all when empty."}]},
+  {"name": "listRules", "description": "Lists the rules.", "executable": "tools/rules.sh", "runtime": "shell"}],
+ "docs": [{"name": "linter-rules", "description": "A document explaining the linting rules used by the lintFile tool.", "file": "docs/rules.md"}],
+ "examples": [{"prompt": "Lint the file src/index.js", "tool_call": "lintFile(file=\"src/index.js\")"},
+              {"prompt": "Which rules are there?", "tool_call": "listRules()"}]}`
+
+var analyzerFiles = map[string]string{"tools/lint.py": "print('{}')\n", "tools/rules.sh": "echo rules\n", "docs/rules.md": "# Rules\n"}
+
+// genExt is a generated extension with three tools, two docs and two
+// examples, for the budget cases.
+func genExt(i int) string {
+	return fmt.Sprintf(`{"name": "ext%02d", "version": "1.0.0", "description": "Generated extension number %d for budget tests.",
+ "tools": [
+  {"name": "alpha", "description": "Does the first thing with the given path.", "executable": "t.sh", "runtime": "shell", "args": [{"name": "path", "type": "string"}]},
+  {"name": "beta", "description": "Does the second thing, quietly if asked.", "executable": "t.sh", "runtime": "shell", "args": [{"name": "quiet", "type": "boolean"}]},
+  {"name": "gamma", "description": "Does the third thing to every name.", "executable": "t.sh", "runtime": "shell", "args": [{"name": "names", "type": "array"}]}],
+ "docs": [{"name": "intro", "description": "What the extension is for.", "file": "intro.md"}, {"name": "faq", "description": "Questions people ask.", "file": "faq.md"}],
+ "examples": [{"prompt": "Do the first thing with README.md", "tool_call": "alpha(path=\"README.md\")"}, {"prompt": "Quietly do the second", "tool_call": "beta(quiet=true)"}]}`, i, i)
+}
+
+var genFiles = map[string]string{"t.sh": "echo ok\n", "intro.md": "intro\n", "faq.md": "faq\n"}
+
+type goldenCase struct {
+	name   string
+	budget int
+	setup  func(t *testing.T, home, ws string)
+	// omitted is what the budget must have cut, checked besides the
+	// golden text so a golden update cannot silently change the level.
+	omitted *Omitted
+}
+
+func goldenCases() []goldenCase {
+	many := func(n int) func(t *testing.T, home, ws string) {
+		return func(t *testing.T, home, ws string) {
+			for i := 1; i <= n; i++ {
+				writeExt(t, home, genExt(i), copyFiles(genFiles))
+			}
+		}
+	}
+	return []goldenCase{
+		{name: "empty", setup: func(*testing.T, string, string) {}},
+		{name: "one", setup: func(t *testing.T, home, ws string) { writeExt(t, home, analyzer, copyFiles(analyzerFiles)) }},
+		{name: "several", setup: func(t *testing.T, home, ws string) {
+			writeExt(t, home, analyzer, copyFiles(analyzerFiles))
+			// Two tool names that map to the same exposed name, one that
+			// is too long, and a name that starts with a digit.
+			writeExt(t, home, `{"name": "3d-tools", "version": "0.1.0", "description": "Tools\twith\u0007 control characters.",
+			 "tools": [{"name": "mesh.fix", "description": "Fixes a mesh.", "executable": "t.sh", "runtime": "shell"},
+			           {"name": "mesh_fix", "description": "Also fixes a mesh.", "executable": "t.sh", "runtime": "shell"},
+			           {"name": "a_tool_name_that_is_long_enough_to_push_the_exposed_name_past_64", "description": "Long.", "executable": "t.sh", "runtime": "shell"},
+			           {"name": "hidden", "description": "Hidden by another extension's excludeTools.", "executable": "t.sh", "runtime": "shell"}]}`,
+				map[string]string{"t.sh": "echo ok\n"})
+			writeExt(t, home, `{"name": "hider", "version": "1.0.0", "excludeTools": ["_3d-tools_hidden", "run_shell_command"],
+			 "docs": [{"name": "only-doc", "file": "d.md"}]}`, map[string]string{"d.md": "doc\n"})
+			writeExt(t, home, `{"name": "off", "version": "1.0.0", "tools": [{"name": "x", "description": "x", "executable": "t.sh", "runtime": "shell"}]}`,
+				map[string]string{"t.sh": "echo\n"})
+			if err := extension.OpenStore(home).WithWorkspace(ws).Disable("off", extension.ScopeUser); err != nil {
+				t.Fatal(err)
+			}
+			writeExt(t, home, `{"name": "broken", "version": "1.0.0", "tools": [{"name": "x", "executable": "missing.sh", "runtime": "cobol"}]}`, map[string]string{})
+		}},
+		{name: "budget-full", budget: 6000, setup: many(5)},
+		{name: "budget-examples", budget: 2600, setup: many(5), omitted: &Omitted{Examples: true}},
+		{name: "budget-descriptions", budget: 1800, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true}},
+		{name: "budget-signatures", budget: 1200, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true}},
+		{name: "budget-extensions", budget: 700, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true, Extensions: []string{"ext02", "ext03", "ext04", "ext05"}}},
+	}
+}
+
+func copyFiles(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// TestSummaryGolden checks the summary text and JSON, and the tool list
+// with its schemas, for several extension sets.
+func TestSummaryGolden(t *testing.T) {
+	for _, c := range goldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			ws := filepath.Join(home, "ws")
+			os.MkdirAll(ws, 0o755)
+			c.setup(t, home, ws)
+			set, err := Load(extension.OpenStore(home).WithWorkspace(ws))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := set.Summary(c.budget)
+			if runes(sum.Text) > sum.Budget {
+				t.Errorf("the summary has %d characters, over its budget of %d", runes(sum.Text), sum.Budget)
+			}
+			if fmt.Sprint(sum.Omitted) != fmt.Sprint(c.omitted) {
+				t.Errorf("omitted %+v, want %+v", sum.Omitted, c.omitted)
+			}
+			golden(t, "summary-"+c.name+".txt", []byte(sum.Text))
+			golden(t, "summary-"+c.name+".json", indentJSON(t, sum))
+			if c.budget == 0 {
+				type skipped struct {
+					Skipped []Skipped `json:"skipped"`
+					Tools   []Tool    `json:"tools"`
+				}
+				// Paths in the reasons differ per run.
+				for i := range set.Skipped {
+					set.Skipped[i].Reason = strings.ReplaceAll(set.Skipped[i].Reason, home, "$HOME")
+				}
+				golden(t, "tools-"+c.name+".json", indentJSON(t, skipped{set.Skipped, set.Tools()}))
+			}
+		})
+	}
+}
+
+// TestExposedNames checks the naming rule on its edge cases.
+func TestExposedNames(t *testing.T) {
+	long := strings.Repeat("x", 64)
+	for _, c := range []struct{ ext, tool, want string }{
+		{"code-analyzer", "lintFile", "code-analyzer_lintFile"},
+		{"demo", "a.b", "demo_a_b"},
+		{"3d", "mesh", "_3d_mesh"},
+		{"read", "doc", "read_doc_" + hashSuffix("read", "doc")},
+		{"e", long, "e_" + long[:53] + "_" + hashSuffix("e", long)},
+	} {
+		got := ExposedName(c.ext, c.tool)
+		if got != c.want || len(got) > MaxNameLen {
+			t.Errorf("ExposedName(%q, %q) = %q, want %q", c.ext, c.tool, got, c.want)
+		}
+	}
+}
+
+func hashSuffix(ext, tool string) string {
+	h := hashedName("", ext, tool)
+	return h[1:]
+}

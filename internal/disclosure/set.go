@@ -1,0 +1,148 @@
+// Package disclosure is the model-facing view of the extensions enabled
+// for one workspace: the short summary a model gets up front (progressive
+// disclosure, section 4.2 of the extension plan), the tools it may call
+// with their schemas, the docs it may read on demand, and calling a tool
+// through the sandboxed runner with a result worded for a model.
+//
+// It knows nothing of MCP or of any model API, so that `gemkit mcp`, the
+// agent and `gemkit extensions summary` all show a model the same thing.
+package disclosure
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// Extension is one enabled, valid extension as a model sees it.
+type Extension struct {
+	// Name is the manifest's name.
+	Name string
+	// Ext is the loaded extension (folder and manifest with variables
+	// substituted for the workspace).
+	Ext *extension.Extension
+	// Settings are the values of its settings from its .env files, passed
+	// to its tools.
+	Settings map[string]string
+}
+
+// Skipped is an installed extension left out of the set, with why, so a
+// person can see why a model does not see it.
+type Skipped struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Set is the enabled extensions of one workspace and the tools they
+// expose. A Set is immutable once loaded: to see changes on disk, load a
+// new one.
+type Set struct {
+	// Workspace is the folder tools run in and enablement was evaluated
+	// for.
+	Workspace string
+	// Extensions are the enabled valid extensions, sorted by name.
+	Extensions []*Extension
+	// Skipped are the installed extensions left out (disabled here,
+	// unreadable or invalid), sorted by name.
+	Skipped []Skipped
+
+	tools  []Tool
+	byName map[string]int // exposed name -> index in tools
+	byDecl map[string]int // extension "\x00" tool -> index in tools
+}
+
+// Load reads the extensions installed in st that are enabled for st's
+// workspace (user and workspace enablement scopes), leaving out invalid
+// ones (listed in Skipped) and tools hidden by any enabled extension's
+// excludeTools (see ExposedName for the names it matches).
+func Load(st *extension.Store) (*Set, error) {
+	all, err := st.List()
+	if err != nil {
+		return nil, err
+	}
+	enabled, enErr := st.Enablements()
+	s := &Set{Workspace: st.Workspace()}
+	for _, in := range all {
+		name := in.Name
+		if m := in.Manifest(); m != nil {
+			name = m.Name
+		}
+		if !enabled(in.Name).Workspace {
+			s.Skipped = append(s.Skipped, Skipped{name, "disabled in this workspace"})
+			continue
+		}
+		if in.Extension == nil || in.Err != nil {
+			reason := "cannot be loaded"
+			if in.Err != nil {
+				reason = fmt.Sprintf("cannot be used: %v", in.Err)
+			}
+			s.Skipped = append(s.Skipped, Skipped{name, reason})
+			continue
+		}
+		settings, err := readSettings(in.Extension.Dir, in.Entry)
+		if err != nil {
+			s.Skipped = append(s.Skipped, Skipped{name, fmt.Sprintf("settings cannot be read: %v", err)})
+			continue
+		}
+		s.Extensions = append(s.Extensions, &Extension{Name: in.Extension.Manifest.Name, Ext: in.Extension, Settings: settings})
+	}
+	s.index()
+	if enErr != nil {
+		return s, fmt.Errorf("the enablement file is damaged, so every extension counts as enabled: %w", enErr)
+	}
+	return s, nil
+}
+
+// LoadDir reads the single extension in dir (not necessarily installed)
+// for workspace: what `gemkit mcp --extension DIR` serves. Enablement does
+// not apply; an invalid extension is an error.
+func LoadDir(dir, workspace string) (*Set, error) {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := extension.LoadWith(dir, extension.LoadOptions{WorkspacePath: ws})
+	if err != nil {
+		var verr *extension.ValidationError
+		if errors.As(err, &verr) {
+			return nil, fmt.Errorf("extension in %s is invalid (see `gemkit extensions validate %s`): %w", dir, dir, err)
+		}
+		return nil, fmt.Errorf("extension in %s: %w", dir, err)
+	}
+	settings, err := readSettings(ext.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{Workspace: ws, Extensions: []*Extension{{Name: ext.Manifest.Name, Ext: ext, Settings: settings}}}
+	s.index()
+	return s, nil
+}
+
+// Extension returns the enabled extension called name, or nil.
+func (s *Set) Extension(name string) *Extension {
+	i := sort.Search(len(s.Extensions), func(i int) bool { return s.Extensions[i].Name >= name })
+	if i < len(s.Extensions) && s.Extensions[i].Name == name {
+		return s.Extensions[i]
+	}
+	return nil
+}
+
+// readSettings merges the .env files in dirs, later ones winning: an
+// extension's own folder, then its entry in the extensions folder.
+func readSettings(dirs ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, d := range dirs {
+		m, err := toolrun.ReadDotEnv(filepath.Join(d, ".env"))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out, nil
+}

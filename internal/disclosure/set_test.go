@@ -1,0 +1,71 @@
+package disclosure
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// writeExt writes an extension folder into home's extensions folder, as a
+// copy made by hand (no install metadata), with files relative to it.
+func writeExt(t testing.TB, home, manifest string, files map[string]string) {
+	t.Helper()
+	var m struct{ Name string }
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".gemini", "extensions", m.Name)
+	files["gemini-extension.json"] = manifest
+	for rel, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(rel, "tools/") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLoadNamesAndDocs(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	writeExt(t, home, `{"name": "code-analyzer", "version": "1.0.0", "description": "Lints code.",
+	 "tools": [{"name": "lintFile", "description": "Lint one file.", "executable": "tools/lint.sh", "runtime": "shell",
+	   "args": [{"name": "file", "type": "string", "description": "the file"}, {"name": "fix", "type": "boolean"}]}],
+	 "docs": [{"name": "linter-rules", "description": "The rules.", "file": "docs/rules.md"}],
+	 "examples": [{"prompt": "lint main.go", "tool_call": "lintFile(file: \"main.go\")"}]}`,
+		map[string]string{"tools/lint.sh": "echo ok\n", "docs/rules.md": "# Rules\nNo tabs.\n"})
+	writeExt(t, home, `{"name": "other", "version": "1.0.0", "excludeTools": ["code-analyzer_nothing"],
+	 "tools": [{"name": "read_doc", "description": "x", "executable": "tools/x.sh", "runtime": "shell"}]}`,
+		map[string]string{"tools/x.sh": "echo x\n"})
+	s, err := Load(extension.OpenStore(home).WithWorkspace(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Extensions) != 2 || len(s.Tools()) != 2 {
+		t.Fatalf("extensions %d, tools %+v", len(s.Extensions), s.Tools())
+	}
+	tl := s.ToolFor("code-analyzer", "lintFile")
+	if tl == nil || tl.Name != "code-analyzer_lintFile" || !strings.Contains(tl.Description, `lint main.go -> code-analyzer_lintFile(file: "main.go")`) {
+		t.Fatalf("tool %+v", tl)
+	}
+	d, err := s.ReadDoc("code-analyzer", "linter-rules")
+	if err != nil || d.Text != "# Rules\nNo tabs.\n" || d.MIMEType != "text/markdown" {
+		t.Fatalf("doc %+v, %v", d, err)
+	}
+	if _, err := s.ReadDoc("code-analyzer", "nope"); err == nil || !strings.Contains(err.Error(), "its docs: linter-rules") {
+		t.Fatalf("missing doc: %v", err)
+	}
+	sum := s.Summary(0)
+	if !strings.Contains(sum.Text, "`code-analyzer_lintFile(file: string, fix?: boolean)`: Lint one file.") || sum.Omitted != nil {
+		t.Fatalf("summary:\n%s", sum.Text)
+	}
+}

@@ -1,0 +1,289 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// TestMain lets this test binary serve as its own sandbox child, so the
+// in-process tests can start tools, and removes the built gemkit.
+func TestMain(m *testing.M) {
+	if sandbox.IsChild() {
+		os.Exit(sandbox.ChildMain())
+	}
+	os.Exit(gemkittest.Main(m))
+}
+
+// fixture is a private home and workspace with the demo extensions
+// linked, their consent recorded (except where a test voids it).
+type fixture struct {
+	bin, root, home, ws string
+}
+
+// demoManifest is an extension with a tool of each outcome: success with
+// JSON, failure, a write the sandbox refuses, and a slow one to cancel.
+const demoManifest = `{"name": "demo", "version": "1.0.0", "description": "Tools for the MCP tests.",
+ "permissions": {"filesystem": {"read": "workspace"}},
+ "tools": [
+  {"name": "count", "description": "Repeats a word.", "executable": "tools/count.sh", "runtime": "shell", "output": "json",
+   "args": [{"name": "word", "type": "string", "description": "The word."}, {"name": "times", "type": "integer"}]},
+  {"name": "fail", "description": "Always fails.", "executable": "tools/fail.sh", "runtime": "shell"},
+  {"name": "write", "description": "Tries to write into the workspace.", "executable": "tools/write.sh", "runtime": "shell"},
+  {"name": "slow", "description": "Sleeps for a minute.", "executable": "tools/slow.sh", "runtime": "shell"}],
+ "docs": [{"name": "guide", "description": "How the demo tools work.", "file": "docs/guide.md"}],
+ "examples": [{"prompt": "say hi twice", "tool_call": "count(word: \"hi\", times: 2)"}]}`
+
+const guideText = "# Demo guide\n\nThe count tool repeats a word.\n"
+
+var demoFiles = map[string]string{
+	"tools/count.sh": `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls)"` + "\n",
+	"tools/fail.sh":  "echo 'the input is broken' >&2; exit 4\n",
+	"tools/write.sh": "echo data > \"$PWD/written.txt\" || exit 3\n",
+	"tools/slow.sh":  "sleep 6017\n",
+	"docs/guide.md":  guideText,
+}
+
+// gatedManifest's permissions are changed after linking, which voids the
+// consent given then: its tools have no consent.
+const gatedManifest = `{"name": "gated", "version": "1.0.0", "description": "Needs consent.",
+ "permissions": {"filesystem": {"read": "workspace"}},
+ "tools": [{"name": "hello", "description": "Says hello.", "executable": "tools/hello.sh", "runtime": "shell"}]}`
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{bin: gemkittest.Gemkit(t), root: t.TempDir()}
+	f.home = filepath.Join(f.root, "home")
+	f.ws = filepath.Join(f.home, "ws") // user-scope enablement covers the home folder and below
+	for _, d := range []string{f.home, f.ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(f.ws, "a.txt"), []byte("A"), 0o644)
+	f.link(t, "demo", demoManifest, demoFiles)
+	src := f.link(t, "gated", gatedManifest, map[string]string{"tools/hello.sh": "echo hello\n"})
+	writeFile(t, filepath.Join(src, "gemini-extension.json"), strings.Replace(gatedManifest, `"read": "workspace"`, `"read": "home"`, 1), 0o644)
+	return f
+}
+
+// link writes an extension's source folder and links it with consent;
+// it returns the folder.
+func (f *fixture) link(t *testing.T, name, manifest string, files map[string]string) string {
+	t.Helper()
+	src := filepath.Join(f.root, "src", name)
+	writeFile(t, filepath.Join(src, "gemini-extension.json"), manifest, 0o644)
+	for rel, body := range files {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(rel, "tools/") {
+			mode = 0o755
+		}
+		writeFile(t, filepath.Join(src, filepath.FromSlash(rel)), body, mode)
+	}
+	if out, err := f.gemkit("extensions", "link", "--consent", src); err != nil {
+		t.Fatalf("link %s: %v\n%s", name, err, out)
+	}
+	return src
+}
+
+func writeFile(t *testing.T, p, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// env is the environment every process of the fixture gets: its own
+// HOME, nothing of the developer's gemini set-up.
+func (f *fixture) env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || k == "GEMINI_CLI_HOME" || k == "TMPDIR" || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") || k == "GEMKIT_MCP_TOKEN" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	tmp := filepath.Join(f.root, "tmp")
+	os.MkdirAll(tmp, 0o755)
+	return append(env, "HOME="+f.home, "TMPDIR="+tmp, "LANG=C.UTF-8")
+}
+
+func (f *fixture) gemkit(args ...string) (string, error) {
+	cmd := exec.Command(f.bin, args...)
+	cmd.Dir = f.ws
+	cmd.Env = f.env()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// sdkClient is interop/mcp-client.mjs: the TypeScript SDK's MCP client.
+type sdkClient struct {
+	t            *testing.T
+	cmd          *exec.Cmd
+	in           io.WriteCloser
+	out          *bufio.Reader
+	stderr       *bytes.Buffer
+	instructions string
+	mu           sync.Mutex
+}
+
+// startClient runs the SDK client with args (see mcp-client.mjs) and
+// waits for it to connect.
+func startClient(t *testing.T, f *fixture, extraEnv []string, args ...string) *sdkClient {
+	t.Helper()
+	node, interop := gemkittest.Interop(t, "@modelcontextprotocol/sdk/package.json")
+	cmd := exec.Command(node, append([]string{"mcp-client.mjs"}, args...)...)
+	cmd.Dir = interop
+	cmd.Env = append(f.env(), extraEnv...)
+	c := &sdkClient{t: t, cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = c.stderr
+	var err error
+	if c.in, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.out = bufio.NewReaderSize(stdout, 1<<20)
+	// The client runs gemkit with the workspace as its folder.
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := c.readLine(60 * time.Second)
+	if err != nil {
+		t.Fatalf("the SDK client did not connect: %v\nstderr:\n%s", err, c.stderr.String())
+	}
+	ready, ok := strings.CutPrefix(line, "READY ")
+	if !ok {
+		t.Fatalf("unexpected first line %q\nstderr:\n%s", line, c.stderr.String())
+	}
+	var r struct{ Instructions string }
+	json.Unmarshal([]byte(ready), &r)
+	c.instructions = r.Instructions
+	return c
+}
+
+func (c *sdkClient) readLine(timeout time.Duration) (string, error) {
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := c.out.ReadString('\n')
+		ch <- res{strings.TrimSpace(s), err}
+	}()
+	select {
+	case r := <-ch:
+		return r.s, r.err
+	case <-time.After(timeout):
+		c.cmd.Process.Kill()
+		return "", io.ErrNoProgress
+	}
+}
+
+// do sends one request and decodes the result into v; it fails the test
+// on an error answer.
+func (c *sdkClient) do(req map[string]any, v any) {
+	c.t.Helper()
+	if err := c.try(req, v); err != nil {
+		c.t.Fatalf("%v: %v\nclient stderr:\n%s", req, err, c.stderr.String())
+	}
+}
+
+func (c *sdkClient) try(req map[string]any, v any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, _ := json.Marshal(req)
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	line, err := c.readLine(2 * time.Minute)
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Error  string          `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &ans); err != nil {
+		return err
+	}
+	if !ans.OK {
+		return &clientError{ans.Error}
+	}
+	if v != nil {
+		return json.Unmarshal(ans.Result, v)
+	}
+	return nil
+}
+
+type clientError struct{ msg string }
+
+func (e *clientError) Error() string { return e.msg }
+
+// toolResult is an MCP CallToolResult.
+type toolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError bool `json:"isError"`
+}
+
+// sleepers counts the processes running "sleep 6017", the slow tool.
+func sleepers() int {
+	n := 0
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range dirs {
+		b, _ := os.ReadFile(p)
+		if string(b) == "sleep\x006017\x00" {
+			n++
+		}
+	}
+	return n
+}
+
+// call calls a tool and returns its result.
+func (c *sdkClient) call(req map[string]any) toolResult {
+	c.t.Helper()
+	var r toolResult
+	c.do(req, &r)
+	return r
+}
+
+func (r toolResult) text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}

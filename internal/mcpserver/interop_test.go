@@ -1,0 +1,250 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+type listedTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"`
+}
+
+// TestSDKClient drives `gemkit mcp` over stdio and over Streamable HTTP
+// with the TypeScript SDK's client: the tool list, calls that succeed and
+// fail each way, read_doc as a tool and as a resource, and
+// tools/list_changed when an extension is installed while it runs.
+func TestSDKClient(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			f := newFixture(t)
+			var c *sdkClient
+			if transport == "stdio" {
+				c = startClient(t, f, nil, "stdio", f.bin, "mcp", "--workspace", f.ws)
+			} else {
+				url, token := startHTTP(t, f)
+				c = startClient(t, f, []string{"GEMKIT_MCP_TOKEN=" + token}, "http", url)
+			}
+			checkSession(t, f, c)
+		})
+	}
+}
+
+// startHTTP runs `gemkit mcp --http` in the workspace and returns its URL
+// and token.
+func startHTTP(t *testing.T, f *fixture) (url, token string) {
+	t.Helper()
+	token = "test-token-0123456789abcdef"
+	cmd := exec.Command(f.bin, "mcp", "--http")
+	cmd.Dir = f.ws
+	cmd.Env = append(f.env(), "GEMKIT_MCP_TOKEN="+token)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("gemkit mcp --http printed no address: %v", err)
+	}
+	_, url, ok := strings.Cut(strings.TrimSpace(line), "serving Streamable HTTP at ")
+	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("unexpected first line %q", line)
+	}
+	return url, token
+}
+
+func checkSession(t *testing.T, f *fixture, c *sdkClient) {
+	if !strings.Contains(c.instructions, "`demo_count(word: string, times: integer)`: Repeats a word.") ||
+		!strings.Contains(c.instructions, "`guide`: How the demo tools work.") {
+		t.Errorf("instructions are not the summary:\n%s", c.instructions)
+	}
+
+	var tools []listedTool
+	c.do(map[string]any{"op": "listTools"}, &tools)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, " "); got != "demo_count demo_fail demo_slow demo_write gated_hello read_doc" {
+		t.Fatalf("tools: %s", got)
+	}
+	if d := tools[0].Description; !strings.Contains(d, `say hi twice -> demo_count(word: "hi", times: 2)`) {
+		t.Errorf("description without the example: %q", d)
+	}
+
+	res := c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "hi", "times": 2}})
+	if res.IsError || res.text() != `{"word":"hi","times":2,"files":"a.txt"}` {
+		t.Errorf("count: %+v", res)
+	}
+
+	res = c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "hi"}})
+	if !res.IsError || !strings.Contains(res.text(), "missing argument --times") {
+		t.Errorf("bad arguments: %+v", res)
+	}
+
+	res = c.call(map[string]any{"op": "callTool", "name": "demo_fail"})
+	if !res.IsError || !strings.Contains(res.text(), "exit status 4") || !strings.Contains(res.text(), "the input is broken") {
+		t.Errorf("failing tool: %+v", res)
+	}
+
+	res = c.call(map[string]any{"op": "callTool", "name": "demo_write"})
+	if !res.IsError || !strings.Contains(res.text(), "exit status 3") || !strings.Contains(strings.ToLower(res.text()), "permission denied") {
+		t.Errorf("sandbox denial: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "written.txt")); err == nil {
+		t.Errorf("the sandbox let the tool write into the workspace")
+	}
+
+	res = c.call(map[string]any{"op": "callTool", "name": "gated_hello"})
+	if !res.IsError || !strings.Contains(res.text(), "gemkit extensions run --consent gated hello") {
+		t.Errorf("missing consent: %+v", res)
+	}
+
+	res = c.call(map[string]any{"op": "callTool", "name": "read_doc", "args": map[string]any{"extension": "demo", "name": "guide"}})
+	if res.IsError || res.text() != guideText {
+		t.Errorf("read_doc: %+v", res)
+	}
+	res = c.call(map[string]any{"op": "callTool", "name": "read_doc", "args": map[string]any{"extension": "demo", "name": "nope"}})
+	if !res.IsError || !strings.Contains(res.text(), "its docs: guide") {
+		t.Errorf("read_doc of a missing doc: %+v", res)
+	}
+
+	var resources []struct {
+		URI      string `json:"uri"`
+		Name     string `json:"name"`
+		MIMEType string `json:"mimeType"`
+	}
+	c.do(map[string]any{"op": "listResources"}, &resources)
+	if len(resources) != 1 || resources[0].URI != "gemkit-doc://demo/guide" || resources[0].MIMEType != "text/markdown" {
+		t.Fatalf("resources: %+v", resources)
+	}
+	var read struct {
+		Contents []struct {
+			URI, Text string
+		} `json:"contents"`
+	}
+	c.do(map[string]any{"op": "readResource", "uri": resources[0].URI}, &read)
+	if len(read.Contents) != 1 || read.Contents[0].Text != guideText {
+		t.Errorf("resource: %+v", read)
+	}
+
+	// Cancelling a call kills the tool; the server goes on serving.
+	var cancelled struct{ Cancelled bool }
+	seen := make(chan bool, 1)
+	stop := make(chan struct{})
+	go func() { // the tool must really have run for the kill to mean anything
+		running := false
+		for !running {
+			select {
+			case <-stop:
+				seen <- false
+				return
+			case <-time.After(20 * time.Millisecond):
+				running = sleepers() > 0
+			}
+		}
+		seen <- true
+	}()
+	c.do(map[string]any{"op": "callToolCancel", "name": "demo_slow", "afterMs": 3000}, &cancelled)
+	close(stop)
+	if !<-seen {
+		t.Errorf("the slow tool was never seen running")
+	}
+	if !cancelled.Cancelled {
+		t.Errorf("the slow call was not cancelled: %+v", cancelled)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for sleepers() > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := sleepers(); n > 0 {
+		t.Errorf("%d processes of the cancelled tool are still running", n)
+	}
+	res = c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "again", "times": 1}})
+	if res.IsError {
+		t.Errorf("call after a cancel: %+v", res)
+	}
+
+	// An extension installed while the server runs appears, announced.
+	f.link(t, "later", `{"name": "later", "version": "1.0.0",
+	 "tools": [{"name": "ping", "description": "Answers pong.", "executable": "tools/ping.sh", "runtime": "shell"}]}`,
+		map[string]string{"tools/ping.sh": "echo pong\n"})
+	c.do(map[string]any{"op": "waitToolsChanged", "after": 0, "timeoutMs": 30000}, nil)
+	c.do(map[string]any{"op": "listTools"}, &tools)
+	found := false
+	for _, tl := range tools {
+		found = found || tl.Name == "later_ping"
+	}
+	if !found {
+		t.Fatalf("later_ping is not listed after the install: %+v", tools)
+	}
+	res = c.call(map[string]any{"op": "callTool", "name": "later_ping"})
+	if res.IsError || res.text() != "pong\n" {
+		t.Errorf("new tool: %+v", res)
+	}
+
+	// Disabling it takes it away again.
+	if out, err := f.gemkit("extensions", "disable", "later"); err != nil {
+		t.Fatalf("disable: %v\n%s", err, out)
+	}
+	var changed struct{ Count int }
+	c.do(map[string]any{"op": "waitToolsChanged", "after": 1, "timeoutMs": 30000}, &changed)
+	c.do(map[string]any{"op": "listTools"}, &tools)
+	for _, tl := range tools {
+		if tl.Name == "later_ping" {
+			t.Fatalf("later_ping still listed after disable")
+		}
+	}
+}
+
+// TestSDKClientOneExtension serves one extension folder, as an extension's
+// own mcpServers entry does (`gemkit mcp --extension ${extensionPath}`):
+// only its tools, the same sandbox and consent, and a tool added to its
+// manifest appears with tools/list_changed.
+func TestSDKClientOneExtension(t *testing.T) {
+	f := newFixture(t)
+	src := filepath.Join(f.root, "src", "demo")
+	c := startClient(t, f, nil, "stdio", f.bin, "mcp", "--extension", src, "--workspace", f.ws)
+	var tools []listedTool
+	c.do(map[string]any{"op": "listTools"}, &tools)
+	if len(tools) != 5 || tools[0].Name != "demo_count" || tools[4].Name != "read_doc" {
+		t.Fatalf("tools: %+v", tools)
+	}
+	if !strings.Contains(c.instructions, "**demo**") || strings.Contains(c.instructions, "gated") {
+		t.Errorf("instructions:\n%s", c.instructions)
+	}
+	res := c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "one", "times": 1}})
+	if res.IsError || res.text() != `{"word":"one","times":1,"files":"a.txt"}` {
+		t.Errorf("count: %+v", res)
+	}
+
+	manifest := strings.Replace(demoManifest, `"tools": [`, `"tools": [
+  {"name": "extra", "description": "Added later.", "executable": "tools/count.sh", "runtime": "shell", "args": [{"name": "word", "type": "string"}, {"name": "times", "type": "integer"}]},`, 1)
+	writeFile(t, filepath.Join(src, "gemini-extension.json"), manifest, 0o644)
+	c.do(map[string]any{"op": "waitToolsChanged", "after": 0, "timeoutMs": 30000}, nil)
+	c.do(map[string]any{"op": "listTools"}, &tools)
+	if len(tools) != 6 || tools[1].Name != "demo_extra" {
+		t.Fatalf("tools after the edit: %+v", tools)
+	}
+}

@@ -1,0 +1,271 @@
+// Package mcpserver serves the extensions' executable tools and docs over
+// the Model Context Protocol: `gemkit mcp`. What it serves comes from
+// internal/disclosure (the tools with their schemas, read_doc, the docs as
+// resources, the summary as the server's instructions) and every call
+// goes through internal/toolrun, with the sandbox, limits and consent of
+// `gemkit extensions run`. The MCP library stays inside this package.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// Name is the server's name in its initialize answer.
+const Name = "gemkit"
+
+// DocScheme is the URI scheme of doc resources:
+// gemkit-doc://EXTENSION/NAME, both parts path-escaped.
+const DocScheme = "gemkit-doc"
+
+// DefaultPollInterval is how often the server looks for changed
+// extensions.
+const DefaultPollInterval = time.Second
+
+// Config says what a Server serves and how.
+type Config struct {
+	// Source is where the extensions come from.
+	Source disclosure.Source
+	// Runner runs the tools; its Ask should be nil (nobody can be asked
+	// over MCP), so a tool without recorded consent is refused with words
+	// saying how to grant it.
+	Runner *toolrun.Runner
+	// Limits bound each call.
+	Limits disclosure.Limits
+	// Budget is the summary's budget in characters; 0 is the default.
+	Budget int
+	// Version is gemkit's version, reported to clients.
+	Version string
+	// PollInterval is how often Watch stats the extension files; 0 is
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// Logger receives what happens; nil is slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is an MCP server of one Source. It reloads when the Source's
+// files change (Watch), telling clients with notifications/tools/list_changed
+// and notifications/resources/list_changed.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	mcp *server.MCPServer
+
+	set          atomic.Pointer[disclosure.Set]
+	instructions atomic.Pointer[string]          // the summary of set
+	toolsList    atomic.Pointer[json.RawMessage] // the encoded tools/list result
+
+	mu    sync.Mutex // serialises reloads
+	stamp string
+	sig   string // the served tool list and resources, to skip no-op reloads
+}
+
+// New loads the Source and builds the server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Source == nil || cfg.Runner == nil {
+		return nil, errors.New("mcpserver: Source and Runner are required")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	hooks := &server.Hooks{}
+	// The instructions are the summary as it is when the client connects,
+	// not as it was when the server started.
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		res.Instructions = s.Instructions()
+	})
+	s.mcp = server.NewMCPServer(Name, cfg.Version,
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithRecovery(),
+		server.WithHooks(hooks),
+	)
+	if err := s.Reload(); err != nil {
+		return nil, err
+	}
+	s.log.Debug("serving", "source", cfg.Source.Describe(), "tools", len(s.Set().Tools()), "docs", len(s.Set().DocRefs()))
+	return s, nil
+}
+
+// Set is the Set being served.
+func (s *Server) Set() *disclosure.Set { return s.set.Load() }
+
+// Instructions is the summary of the Set being served.
+func (s *Server) Instructions() string { return *s.instructions.Load() }
+
+// Reload loads the Source afresh and, when the tools or docs changed,
+// replaces them (which notifies the clients). A load that fails keeps
+// serving the last good Set.
+func (s *Server) Reload() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reloadLocked()
+}
+
+func (s *Server) reloadLocked() error {
+	// The stamp is taken before loading, so a change made during the load
+	// is seen by the next Watch tick. It covers the linked folders of the
+	// previous set only: after the first load, or when a new linked
+	// extension appears, the next tick stamps differently and reloads once
+	// more, which changes nothing the clients see.
+	s.stamp = s.cfg.Source.Stamp(s.set.Load())
+	set, err := s.cfg.Source.Load()
+	if set == nil {
+		if s.set.Load() == nil {
+			return err // it names the folder it could not read
+		}
+		s.log.Warn("extensions could not be reloaded; serving the previous ones", "err", err)
+		return nil
+	}
+	if err != nil {
+		s.log.Warn("extensions loaded with a problem", "err", err)
+	}
+	// The summary is independent of the MCP tool list: make it on the
+	// other core meanwhile (this is on the path from start to the first
+	// answer).
+	summary := make(chan string, 1)
+	go func() { summary <- set.Summary(s.cfg.Budget).Text }()
+	tools, resources, list, sig := s.build(set)
+	first := s.set.Load() == nil
+	changed := first || sig != s.sig
+	// The set goes first, so a client that hears of a new tool finds it.
+	s.set.Store(set)
+	if changed {
+		s.sig = sig
+		s.mcp.SetTools(tools...)
+		s.mcp.SetResources(resources...)
+		s.toolsList.Store(&list)
+	}
+	text := <-summary
+	s.instructions.Store(&text)
+	if changed && !first {
+		s.log.Info("extensions changed; clients notified", "tools", len(tools)-1, "docs", len(resources))
+	}
+	return nil
+}
+
+// Watch reloads whenever the Source's stamp changes, until ctx ends.
+func (s *Server) Watch(ctx context.Context) {
+	t := time.NewTicker(s.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if s.cfg.Source.Stamp(s.set.Load()) != s.stamp {
+			if err := s.reloadLocked(); err != nil {
+				s.log.Warn("reload", "err", err)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// build turns a Set into MCP tools and resources, with a signature of
+// everything a client sees of them.
+func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.ServerResource, json.RawMessage, string) {
+	var sig strings.Builder
+	tools := make([]server.ServerTool, 0, len(set.Tools())+1)
+	rd := mcp.NewToolWithRawSchema(disclosure.ReadDocTool, disclosure.ReadDocDescription, disclosure.SchemaJSON(disclosure.ReadDocSchema()))
+	rd.Annotations = mcp.ToolAnnotation{Title: "Read an extension's doc", ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
+	tools = append(tools, server.ServerTool{Tool: rd, Handler: s.callTool})
+	for _, t := range set.Tools() {
+		schema := disclosure.SchemaJSON(t.InputSchema)
+		mt := mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
+		// Hints for clients that ask before running a tool that writes or
+		// reaches the network.
+		p := set.Extension(t.Extension).Ext.Manifest.EffectivePermissions()
+		readOnly, openWorld := p.Filesystem.Write == extension.AccessNone, len(p.Network.AllowedHosts) > 0
+		mt.Annotations = mcp.ToolAnnotation{
+			Title:         t.Extension + ": " + t.Tool,
+			ReadOnlyHint:  mcp.ToBoolPtr(readOnly),
+			OpenWorldHint: mcp.ToBoolPtr(openWorld),
+		}
+		tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callTool})
+	}
+	list := encodeToolsList(tools)
+	sig.Write(list)
+	var resources []server.ServerResource
+	for _, d := range set.DocRefs() {
+		uri := DocURI(d.Extension, d.Name)
+		r := mcp.NewResource(uri, d.Extension+"/"+d.Name, mcp.WithResourceDescription(d.Description), mcp.WithMIMEType(d.MIMEType))
+		resources = append(resources, server.ServerResource{Resource: r, Handler: s.readResource})
+		fmt.Fprintf(&sig, "\ndoc %s %s %s", uri, d.Description, d.MIMEType)
+	}
+	return tools, resources, list, sig.String()
+}
+
+// DocURI is the resource URI of a doc.
+func DocURI(ext, name string) string {
+	return DocScheme + "://" + url.PathEscape(ext) + "/" + url.PathEscape(name)
+}
+
+// parseDocURI is the inverse of DocURI.
+func parseDocURI(uri string) (ext, name string, err error) {
+	rest, ok := strings.CutPrefix(uri, DocScheme+"://")
+	if !ok {
+		return "", "", fmt.Errorf("%q is not a %s:// URI", uri, DocScheme)
+	}
+	e, n, ok := strings.Cut(rest, "/")
+	if !ok {
+		return "", "", fmt.Errorf("%q does not name an extension and a doc", uri)
+	}
+	if ext, err = url.PathUnescape(e); err != nil {
+		return "", "", err
+	}
+	if name, err = url.PathUnescape(n); err != nil {
+		return "", "", err
+	}
+	return ext, name, nil
+}
+
+func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name := req.Params.Name
+	args, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return mcp.NewToolResultError("the arguments could not be read: " + err.Error()), nil
+	}
+	start := time.Now()
+	res := s.Set().Call(ctx, s.cfg.Runner, name, args, s.cfg.Limits)
+	attrs := []any{"tool", name, "isError", res.IsError, "duration", time.Since(start)}
+	if res.Err != nil {
+		attrs = append(attrs, "err", res.Err)
+	}
+	s.log.Debug("tool call", attrs...)
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}, IsError: res.IsError}
+	return out, nil
+}
+
+func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	ext, name, err := parseDocURI(req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Set().ReadDoc(ext, name)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: d.MIMEType, Text: d.Text}}, nil
+}

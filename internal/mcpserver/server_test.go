@@ -1,0 +1,235 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// rpc sends one JSON-RPC request to s in process and returns the result.
+func rpc(t *testing.T, s *Server, method string, params any) json.RawMessage {
+	t.Helper()
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	b, err := json.Marshal(s.mcp.HandleMessage(context.Background(), req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil || resp.Error != nil {
+		t.Fatalf("%s: %s %v", method, b, err)
+	}
+	return resp.Result
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestToolListGolden checks the tools/list answer (schemas, descriptions,
+// annotations, read_doc) and the instructions of a server of one
+// extension folder (--extension).
+func TestToolListGolden(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json": `{"name": "code-analyzer", "version": "1.0.0", "description": "Lints code.",
+		 "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": ["https://rules.example.com"]}},
+		 "tools": [{"name": "lintFile", "description": "Lints a file.", "executable": "lint.sh", "runtime": "shell", "output": "json",
+		   "args": [{"name": "file", "type": "string", "description": "The file."}, {"name": "strict", "type": "boolean"}, {"name": "rules", "type": "array"}]}],
+		 "docs": [{"name": "rules", "description": "The rules.", "file": "rules.md"}],
+		 "examples": [{"prompt": "lint a.js", "tool_call": "lintFile(file=\"a.js\")"}]}`,
+		"lint.sh":  "echo '{}'\n",
+		"rules.md": "# Rules\n",
+	})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		Instructions string `json:"instructions"`
+	}
+	json.Unmarshal(rpc(t, s, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}), &init)
+	if init.Instructions != s.Set().Summary(0).Text || !strings.Contains(init.Instructions, "`code-analyzer_lintFile(file: string, strict?: boolean, rules?: string[])`") {
+		t.Errorf("instructions:\n%s", init.Instructions)
+	}
+	var out any
+	json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &out)
+	got, _ := json.MarshalIndent(out, "", "  ")
+	got = append(got, '\n')
+	p := filepath.Join("testdata", "tools-list.json")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(p, got, 0o644)
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("tools/list differs from %s (go test -run %s -update rewrites it):\n%s", p, t.Name(), got)
+	}
+
+	var res struct {
+		Contents []struct{ URI, MIMEType, Text string }
+	}
+	json.Unmarshal(rpc(t, s, "resources/read", map[string]any{"uri": "gemkit-doc://code-analyzer/rules"}), &res)
+	if len(res.Contents) != 1 || res.Contents[0].Text != "# Rules\n" {
+		t.Errorf("resource: %+v", res)
+	}
+}
+
+func TestDocURI(t *testing.T) {
+	for _, c := range [][2]string{{"code-analyzer", "rules"}, {"a", "with space/and slash"}} {
+		uri := DocURI(c[0], c[1])
+		e, n, err := parseDocURI(uri)
+		if err != nil || e != c[0] || n != c[1] {
+			t.Errorf("%q -> %q, %q, %v", uri, e, n, err)
+		}
+	}
+	if _, _, err := parseDocURI("file:///etc/passwd"); err == nil {
+		t.Error("a foreign URI was accepted")
+	}
+}
+
+// TestFastList checks that the cached tools/list answer on stdio is what
+// mcp-go itself answers, and that requests it must not answer (a cursor,
+// a notification, another method) go on to mcp-go.
+func TestFastList(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json": `{"name": "e", "version": "1.0.0", "description": "<b>bold</b> & more",
+		 "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": ["example.com"]}},
+		 "tools": [{"name": "t", "description": "Uses <html> & \"quotes\", tabs\there, ünïcode, \u2028 and emoji 🎉.", "executable": "t.sh", "runtime": "shell",
+		            "args": [{"name": "x", "type": "string", "description": "<x>"}, {"name": "n", "type": "number"}, {"name": "l", "type": "array"}]},
+		           {"name": "a.b", "description": "Second.", "executable": "t.sh", "runtime": "shell"}],
+		 "examples": [{"prompt": "use <t>", "tool_call": "t(x=\"<1>\")"}]}`,
+		"t.sh": "echo\n",
+	})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{`7`, `"abc"`} {
+		line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}`
+		var fast strings.Builder
+		if !s.fastList([]byte(line+"\n"), &fast) {
+			t.Fatalf("%s was not answered from the cache", line)
+		}
+		slow, _ := json.Marshal(s.mcp.HandleMessage(context.Background(), json.RawMessage(line)))
+		if fast.String() != string(slow)+"\n" {
+			t.Errorf("cached answer differs from mcp-go's:\n%s\n%s", fast.String(), slow)
+		}
+	}
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`,
+		`{"jsonrpc":"2.0","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tools/list"}}`,
+	} {
+		if s.fastList([]byte(line), io.Discard) {
+			t.Errorf("%s was answered from the cache", line)
+		}
+	}
+}
+
+// TestHTTPGuard checks that the Streamable HTTP endpoint refuses a
+// browser, a foreign Host and a missing or wrong token before MCP sees the
+// request, and serves a correct one.
+func TestHTTPGuard(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"gemini-extension.json": `{"name": "e", "version": "1.0.0"}`})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := ListenLoopback("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "0123456789abcdef0123"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeHTTP(ctx, ln, token) }()
+	defer func() { cancel(); <-done }()
+
+	url := "http://" + ln.Addr().String() + Path
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		host   string
+		want   int
+	}{
+		{"no token", nil, "", http.StatusUnauthorized},
+		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, "", http.StatusUnauthorized},
+		{"origin", map[string]string{"Authorization": "Bearer " + token, "Origin": "http://evil.example"}, "", http.StatusForbidden},
+		{"foreign host", map[string]string{"Authorization": "Bearer " + token}, "evil.example", http.StatusForbidden},
+		{"ok", map[string]string{"Authorization": "Bearer " + token}, "", http.StatusOK},
+		{"ok via localhost", map[string]string{"Authorization": "Bearer " + token}, "localhost:" + strings.Split(ln.Addr().String(), ":")[1], http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		if c.host != "" {
+			req.Host = c.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+	if _, err := ListenLoopback("0.0.0.0:0"); err == nil {
+		t.Error("a non-loopback address was accepted")
+	}
+}
+
+// TestEmpty checks that a server of no extension still offers read_doc
+// and says that nothing is enabled.
+func TestEmpty(t *testing.T) {
+	home := t.TempDir()
+	s, err := New(Config{Source: disclosure.StoreSource(extension.OpenStore(home)), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &list)
+	if len(list.Tools) != 1 || list.Tools[0].Name != disclosure.ReadDocTool {
+		t.Errorf("tools: %+v", list.Tools)
+	}
+	var fast strings.Builder
+	if !s.fastList([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), &fast) || !strings.Contains(fast.String(), `"read_doc"`) {
+		t.Errorf("cached list: %s", fast.String())
+	}
+	if s.Instructions() != "No gemkit extensions are enabled in this workspace." {
+		t.Errorf("instructions: %q", s.Instructions())
+	}
+}
