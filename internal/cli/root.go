@@ -95,6 +95,6 @@ func NewRoot(s Streams) *cobra.Command {
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
-	root.AddCommand(newIDECmd(s), newExtensionsCmd(s), newMCPCmd(s))
+	root.AddCommand(newIDECmd(s), newExtensionsCmd(s), newMCPCmd(s), newRunCmd(s), newChatCmd(s))
 	return root
 }
