@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 // recorded) and a workspace folder below it.
 type fixture struct {
 	bin, root, home, ws string
-	extra              []string
+	extra               []string
 }
 
 const demoManifest = `{"name": "demo", "version": "1.0.0", "description": "Tools for the agent tests.",
