@@ -27,7 +27,7 @@ func TestTextProtocol(t *testing.T) {
 		fakemodel.Text("<tool_code>{not json}</tool_code> <tool_code>demo_count(\"z\")</tool_code> <read_doc>demo/guide</tool_code> <tool_code>{\"name\": \"demo_count\""),
 		fakemodel.Text("<tool_code>\n```json\n{\"name\": \"list_files\", \"args\": {}}\n```\n</tool_code>"),
 		fakemodel.Text("Done, without tools."))
-	srv.NoTools = true
+	srv.RefuseTools()
 	tr, code, stderr := f.run(t, "--no-ide", "--base-url", srv.URL+"/v1", "--model", "small", "go")
 	if code != 0 || tr.Status != "done" || tr.Text != "Done, without tools." {
 		t.Fatalf("exit %d %+v\n%s", code, tr, stderr)

@@ -21,11 +21,9 @@ import (
 type OpenAIServer struct {
 	// URL is http://127.0.0.1:PORT (without /v1).
 	URL string
-	// NoTools makes the server answer a request that offers tools with
-	// 400 "does not support tools", as Ollama does for such models.
-	NoTools bool
 
 	mu       sync.Mutex
+	noTools  bool
 	script   []openAITurn
 	requests []Request
 	srv      *http.Server
@@ -63,6 +61,15 @@ func (s *OpenAIServer) Add(replies ...Reply) {
 	for _, r := range replies {
 		s.script = append(s.script, openAITurn{reply: r})
 	}
+}
+
+// RefuseTools makes the server answer every request that offers tools
+// with 400 "does not support tools", as Ollama does for a model without
+// function calling.
+func (s *OpenAIServer) RefuseTools() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noTools = true
 }
 
 // AddError appends a turn answered with an HTTP error in OpenAI's shape.
@@ -170,7 +177,7 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 	if isTurn {
 		req.Model = c.Model
 		req.Scripted = true
-		if s.NoTools && len(c.Tools) > 0 {
+		if s.noTools && len(c.Tools) > 0 {
 			turn = openAITurn{status: http.StatusBadRequest, msg: "registry.ollama.ai/library/" + c.Model + " does not support tools"}
 		} else if len(s.script) > 0 {
 			turn, s.script = s.script[0], s.script[1:]
