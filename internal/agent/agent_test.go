@@ -129,3 +129,39 @@ func BenchmarkTurn(b *testing.B) {
 		})
 	}
 }
+
+// TestGeminiContextPerTurn: on the Gemini wire (genai), the editor's
+// context is a user content of its own before the prompt, in full first and
+// as a delta in the next prompt of the conversation.
+func TestGeminiContextPerTurn(t *testing.T) {
+	ws := t.TempDir()
+	srv := startGemini(t, fakemodel.Text("one"), fakemodel.Text("two"))
+	env := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL}
+	m, err := model.Open(context.Background(), model.Config{Model: "gemini-test"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxSrc := &liveContext{}
+	ctxSrc.set(filepath.Join(ws, "a.go"), 1)
+	a := &agent.Agent{Model: m, Workspace: ws, IDE: ctxSrc}
+	a.Run(context.Background(), "first")
+	ctxSrc.set(filepath.Join(ws, "b.go"), 2)
+	if out := a.Run(context.Background(), "second"); out.Status != agent.Done || out.Text != "two" {
+		t.Fatalf("%+v", out)
+	}
+	g := geminiTurn(t, srv, 1)
+	var texts []string
+	for _, c := range g.Contents {
+		if c.Role == "user" && len(c.Parts) == 1 {
+			texts = append(texts, c.Parts[0].Text)
+		}
+	}
+	if len(texts) != 4 || !strings.HasPrefix(texts[0], "Here is the user's editor context as a JSON object.") || texts[1] != "first" ||
+		!strings.HasPrefix(texts[2], "Here is a summary of changes in the user's editor context") ||
+		!strings.Contains(texts[2], `"activeFileChanged": {`) || texts[3] != "second" {
+		t.Errorf("user contents %q", texts)
+	}
+	if srv.Turns()[1].Model != "gemini-test" {
+		t.Errorf("model %q", srv.Turns()[1].Model)
+	}
+}
