@@ -3,32 +3,82 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
+	"sort"
+	"strconv"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
-// Encoding the tool list is most of what tools/list costs (about 1.6 ms
-// for 250 tools: mcp-go builds a map per tool and encodes it again), and
-// the list changes only on reload. So the answer's result is encoded once
-// per reload, by mcp-go itself so that it is byte for byte what mcp-go
-// would send, and a tools/list request on stdio is answered from it
-// before mcp-go sees it.
+// Encoding the tool list is most of what tools/list costs: mcp-go builds a
+// map per tool and encodes it, about 1.6 ms for 250 tools, and the list
+// changes only on reload. So the answer's result is encoded once per
+// reload, here, in exactly mcp-go's bytes (TestFastList compares them), in
+// about a tenth of the time, and a tools/list request on stdio is answered
+// from it before mcp-go sees it. The encoding doubles as the signature
+// that tells a reload whether the tools changed.
 
-// cacheToolsList stores the encoded result of tools/list for the tools
-// just set. Called with s.mu held.
-func (s *Server) cacheToolsList() {
-	req := json.RawMessage(`{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{}}`)
-	b, err := json.Marshal(s.mcp.HandleMessage(context.Background(), req))
-	var resp struct {
-		Result json.RawMessage `json:"result"`
+// encodeToolsList encodes the result of tools/list for tools as mcp-go
+// does: tools sorted by name, each with its keys in sorted order
+// (annotations, description, inputSchema, name) and its annotations in
+// field order, strings escaped as encoding/json escapes them.
+func encodeToolsList(tools []server.ServerTool) json.RawMessage {
+	sorted := make([]*mcp.Tool, len(tools))
+	for i := range tools {
+		sorted[i] = &tools[i].Tool
 	}
-	if err != nil || json.Unmarshal(b, &resp) != nil || resp.Result == nil {
-		s.toolsList.Store(nil)
-		return
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	b := make([]byte, 0, 512*len(tools))
+	b = append(b, `{"tools":[`...)
+	for i, t := range sorted {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"annotations":{`...)
+		a := t.Annotations
+		sep := ""
+		field := func(name string) {
+			b = append(b, sep...)
+			b = append(b, '"')
+			b = append(b, name...)
+			b = append(b, `":`...)
+			sep = ","
+		}
+		if a.Title != "" {
+			field("title")
+			b = appendString(b, a.Title)
+		}
+		for _, h := range []struct {
+			name string
+			v    *bool
+		}{{"readOnlyHint", a.ReadOnlyHint}, {"destructiveHint", a.DestructiveHint}, {"idempotentHint", a.IdempotentHint}, {"openWorldHint", a.OpenWorldHint}} {
+			if h.v != nil {
+				field(h.name)
+				b = strconv.AppendBool(b, *h.v)
+			}
+		}
+		b = append(b, '}')
+		if t.Description != "" {
+			b = append(b, `,"description":`...)
+			b = appendString(b, t.Description)
+		}
+		b = append(b, `,"inputSchema":`...)
+		b = append(b, t.RawInputSchema...)
+		b = append(b, `,"name":`...)
+		b = appendString(b, t.Name)
+		b = append(b, '}')
 	}
-	s.toolsList.Store(&resp.Result)
+	return append(b, "]}"...)
+}
+
+// appendString appends s as encoding/json encodes it (HTML characters
+// escaped, invalid UTF-8 replaced).
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }
 
 // listRequest is what fastList reads of a request line.

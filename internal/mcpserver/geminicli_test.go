@@ -16,13 +16,25 @@ import (
 
 // TestGeminiCLI runs the real Gemini CLI (the pinned @google/gemini-cli,
 // offline, against the scripted model server) with `gemkit mcp` in its
-// settings. The scripted model calls an extension tool and read_doc; the
+// settings, over stdio and over Streamable HTTP (httpUrl with the bearer
+// token in headers). The scripted model calls an extension tool and read_doc; the
 // test asserts what the CLI sent the model next: the summary (the
 // server's instructions) in the first request, then the tool's real
 // output, then the doc's text.
 func TestGeminiCLI(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) { testGeminiCLI(t, transport) })
+	}
+}
+
+func testGeminiCLI(t *testing.T, transport string) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	f := newFixture(t)
+	server := map[string]any{"command": f.bin, "args": []string{"mcp"}}
+	if transport == "http" {
+		url, token := startHTTP(t, f)
+		server = map[string]any{"httpUrl": url, "headers": map[string]string{"Authorization": "Bearer " + token}}
+	}
 
 	model, err := fakemodel.Start(
 		fakemodel.Call("mcp_gemkit_demo_count", map[string]any{"word": "hello", "times": 3}),
@@ -39,11 +51,9 @@ func TestGeminiCLI(t *testing.T) {
 			"auth":        map[string]any{"selectedType": "gemini-api-key"},
 			"folderTrust": map[string]any{"enabled": false},
 		},
-		"privacy": map[string]any{"usageStatisticsEnabled": false},
-		"general": map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"mcpServers": map[string]any{
-			"gemkit": map[string]any{"command": f.bin, "args": []string{"mcp"}},
-		},
+		"privacy":    map[string]any{"usageStatisticsEnabled": false},
+		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"mcpServers": map[string]any{"gemkit": server},
 	}
 	b, _ := json.MarshalIndent(settings, "", "  ")
 	writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), string(b), 0o600)

@@ -151,7 +151,26 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 
 	// Cancelling a call kills the tool; the server goes on serving.
 	var cancelled struct{ Cancelled bool }
-	c.do(map[string]any{"op": "callToolCancel", "name": "demo_slow", "afterMs": 1500}, &cancelled)
+	seen := make(chan bool, 1)
+	stop := make(chan struct{})
+	go func() { // the tool must really have run for the kill to mean anything
+		running := false
+		for !running {
+			select {
+			case <-stop:
+				seen <- false
+				return
+			case <-time.After(20 * time.Millisecond):
+				running = sleepers() > 0
+			}
+		}
+		seen <- true
+	}()
+	c.do(map[string]any{"op": "callToolCancel", "name": "demo_slow", "afterMs": 3000}, &cancelled)
+	close(stop)
+	if !<-seen {
+		t.Errorf("the slow tool was never seen running")
+	}
 	if !cancelled.Cancelled {
 		t.Errorf("the slow call was not cancelled: %+v", cancelled)
 	}

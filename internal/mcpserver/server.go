@@ -144,7 +144,7 @@ func (s *Server) reloadLocked() error {
 	// answer).
 	summary := make(chan string, 1)
 	go func() { summary <- set.Summary(s.cfg.Budget).Text }()
-	tools, resources, sig := s.build(set)
+	tools, resources, list, sig := s.build(set)
 	first := s.set.Load() == nil
 	changed := first || sig != s.sig
 	// The set goes first, so a client that hears of a new tool finds it.
@@ -153,7 +153,7 @@ func (s *Server) reloadLocked() error {
 		s.sig = sig
 		s.mcp.SetTools(tools...)
 		s.mcp.SetResources(resources...)
-		s.cacheToolsList()
+		s.toolsList.Store(&list)
 	}
 	text := <-summary
 	s.instructions.Store(&text)
@@ -185,7 +185,7 @@ func (s *Server) Watch(ctx context.Context) {
 
 // build turns a Set into MCP tools and resources, with a signature of
 // everything a client sees of them.
-func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.ServerResource, string) {
+func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.ServerResource, json.RawMessage, string) {
 	var sig strings.Builder
 	tools := make([]server.ServerTool, 0, len(set.Tools())+1)
 	rd := mcp.NewToolWithRawSchema(disclosure.ReadDocTool, disclosure.ReadDocDescription, disclosure.SchemaJSON(disclosure.ReadDocSchema()))
@@ -204,16 +204,17 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 			OpenWorldHint: mcp.ToBoolPtr(openWorld),
 		}
 		tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callTool})
-		fmt.Fprintf(&sig, "tool %s %t %t\n%s\n%s\n", t.Name, readOnly, openWorld, t.Description, schema)
 	}
+	list := encodeToolsList(tools)
+	sig.Write(list)
 	var resources []server.ServerResource
 	for _, d := range set.DocRefs() {
 		uri := DocURI(d.Extension, d.Name)
 		r := mcp.NewResource(uri, d.Extension+"/"+d.Name, mcp.WithResourceDescription(d.Description), mcp.WithMIMEType(d.MIMEType))
 		resources = append(resources, server.ServerResource{Resource: r, Handler: s.readResource})
-		fmt.Fprintf(&sig, "doc %s %s %s\n", uri, d.Description, d.MIMEType)
+		fmt.Fprintf(&sig, "\ndoc %s %s %s", uri, d.Description, d.MIMEType)
 	}
-	return tools, resources, sig.String()
+	return tools, resources, list, sig.String()
 }
 
 // DocURI is the resource URI of a doc.

@@ -118,8 +118,13 @@ func TestDocURI(t *testing.T) {
 func TestFastList(t *testing.T) {
 	dir, ws := t.TempDir(), t.TempDir()
 	writeTree(t, dir, map[string]string{
-		"gemini-extension.json": `{"name": "e", "version": "1.0.0", "tools": [{"name": "t", "description": "d", "executable": "t.sh", "runtime": "shell"}]}`,
-		"t.sh":                  "echo\n",
+		"gemini-extension.json": `{"name": "e", "version": "1.0.0", "description": "<b>bold</b> & more",
+		 "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": ["example.com"]}},
+		 "tools": [{"name": "t", "description": "Uses <html> & \"quotes\", tabs\there, ünïcode, \u2028 and emoji 🎉.", "executable": "t.sh", "runtime": "shell",
+		            "args": [{"name": "x", "type": "string", "description": "<x>"}, {"name": "n", "type": "number"}, {"name": "l", "type": "array"}]},
+		           {"name": "a.b", "description": "Second.", "executable": "t.sh", "runtime": "shell"}],
+		 "examples": [{"prompt": "use <t>", "tool_call": "t(x=\"<1>\")"}]}`,
+		"t.sh": "echo\n",
 	})
 	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
 	if err != nil {
