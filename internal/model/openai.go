@@ -202,7 +202,11 @@ func (o *openaiModel) wrap(ctx context.Context, err error) error {
 			msg = ae.RawJSON()
 		}
 		low := strings.ToLower(msg)
-		if ae.StatusCode == 400 && strings.Contains(low, "tool") && (strings.Contains(low, "support") || strings.Contains(low, "not enabled")) {
+		// Ollama: 400 "… does not support tools"; llama.cpp without
+		// --jinja: "tools param requires --jinja flag"; vLLM without
+		// --enable-auto-tool-choice: "… tool choice … not enabled" or similar.
+		if (ae.StatusCode == 400 || ae.StatusCode == 500) && strings.Contains(low, "tool") &&
+			(strings.Contains(low, "support") || strings.Contains(low, "not enabled") || strings.Contains(low, "jinja")) {
 			return &Error{Kind: KindNoTools, Status: 400, Msg: msg, Endpoint: o.endpoint, Err: err,
 				Hint: "Use --tool-protocol text for this model"}
 		}
