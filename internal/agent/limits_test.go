@@ -60,6 +60,19 @@ func TestTextProtocol(t *testing.T) {
 	if r4 := last(4); !strings.Contains(r4, "a.txt") {
 		t.Errorf("fenced block not run:\n%s", r4)
 	}
+
+	// Asked for by flag, on a Gemini endpoint that has function calling.
+	gs := startGemini(t, fakemodel.Text("<read_doc>demo/guide</read_doc>"), fakemodel.Text("read"))
+	g := *f
+	g.extra = nil
+	g.gemini(gs)
+	if tr, code, _ := g.run(t, "--no-ide", "--tool-protocol", "text", "go"); code != 0 || tr.Text != "read" {
+		t.Fatalf("exit %d %+v", code, tr)
+	}
+	first, second := geminiTurn(t, gs, 0), geminiTurn(t, gs, 1)
+	if len(first.Tools) != 0 || !strings.Contains(second.Text(), "The count tool repeats a word.") {
+		t.Errorf("tools %d; second request:\n%s", len(first.Tools), second.Text())
+	}
 }
 
 // TestLimits: each limit ends the run with its own status and exit code 3
