@@ -336,7 +336,13 @@ func (a *Agent) completeDocRef(args json.RawMessage) json.RawMessage {
 func (a *Agent) call(ctx context.Context, lim Limits, name string, args json.RawMessage) (string, bool) {
 	start := time.Now()
 	a.emit(Event{Type: EventToolCall, Name: name, Args: args})
-	text, err := a.dispatch(ctx, lim, name, args)
+	var text string
+	var err error
+	if obj := strings.TrimSpace(string(args)); obj != "" && obj != "null" && !strings.HasPrefix(obj, "{") {
+		err = fmt.Errorf("the arguments of %s must be a JSON object, got %s", name, cut(obj, 200))
+	} else {
+		text, err = a.dispatch(ctx, lim, name, args)
+	}
 	isErr := err != nil
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {

@@ -165,3 +165,23 @@ func TestGeminiContextPerTurn(t *testing.T) {
 		t.Errorf("model %q", srv.Turns()[1].Model)
 	}
 }
+
+// TestBadArguments: arguments that are not a JSON object (a model's
+// broken JSON arrives as a JSON string) get an error the model reads.
+func TestBadArguments(t *testing.T) {
+	m := &scripted{replies: []model.Reply{
+		{Calls: []model.Call{{ID: "1", Name: "read_file", Args: json.RawMessage(`"{\"path\": "`)}}, Finish: model.FinishStop},
+		{Text: "ok", Finish: model.FinishStop},
+	}}
+	a := &agent.Agent{Model: m, Workspace: t.TempDir()}
+	if out := a.Run(context.Background(), "go"); out.Status != agent.Done {
+		t.Fatalf("%+v", out)
+	}
+	res := a.History()[2].Results
+	if len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].Text, "must be a JSON object") {
+		t.Errorf("%+v", res)
+	}
+	if _, err := json.Marshal(a.History()); err != nil {
+		t.Errorf("the history is not JSON: %v", err)
+	}
+}

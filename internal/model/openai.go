@@ -176,6 +176,12 @@ func (o *openaiModel) Generate(ctx context.Context, req Request, onText func(str
 		if args == "" {
 			args = "{}"
 		}
+		if !json.Valid([]byte(args)) {
+			// Kept as a JSON string, so that the transcript stays JSON
+			// and the agent can tell the model what it sent.
+			b, _ := json.Marshal(args)
+			args = string(b)
+		}
 		id := pc.id
 		if id == "" {
 			id = fmt.Sprintf("call_%d", n+1)
