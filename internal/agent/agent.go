@@ -39,6 +39,13 @@ const (
 	DefaultToolTimeout     = toolrun.DefaultTimeout
 )
 
+// MaxCallsPerTurn is the most tool calls run from one reply; the others
+// are answered with an error, so that one reply cannot start an unbounded
+// amount of work.
+const MaxCallsPerTurn = 32
+
+const tooMany = "not run: at most 32 tool calls are run from one reply; call it again in the next one"
+
 // Limits bound one Run.
 type Limits struct {
 	// MaxTurns is how many model requests one prompt may take.
@@ -268,7 +275,11 @@ func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 				return out
 			}
 			results := make([]model.Result, 0, len(reply.Calls))
-			for _, c := range reply.Calls {
+			for i, c := range reply.Calls {
+				if i >= MaxCallsPerTurn {
+					results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: tooMany, IsError: true})
+					continue
+				}
 				if ctx.Err() != nil {
 					results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: "cancelled by the person", IsError: true})
 					continue
@@ -287,7 +298,11 @@ func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 			return out
 		}
 		var results []textResult
-		for _, blk := range blocks {
+		for i, blk := range blocks {
+			if i >= MaxCallsPerTurn {
+				results = append(results, textResult{Name: blk.Name, Text: tooMany, IsError: true})
+				continue
+			}
 			if blk.Problem != "" {
 				a.emit(Event{Type: EventToolResult, Name: blk.Name, Text: blk.Problem, IsError: true})
 				results = append(results, textResult{Name: blk.Name, Text: "Could not read this block: " + blk.Problem + ".\nThe block was: " + blk.Raw, IsError: true})

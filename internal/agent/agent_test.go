@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,5 +184,23 @@ func TestBadArguments(t *testing.T) {
 	}
 	if _, err := json.Marshal(a.History()); err != nil {
 		t.Errorf("the history is not JSON: %v", err)
+	}
+}
+
+// TestTooManyCalls: one reply runs at most MaxCallsPerTurn calls; the rest
+// are answered with an error.
+func TestTooManyCalls(t *testing.T) {
+	var calls []model.Call
+	for i := 0; i < agent.MaxCallsPerTurn+3; i++ {
+		calls = append(calls, model.Call{ID: fmt.Sprint(i), Name: "list_files", Args: json.RawMessage("{}")})
+	}
+	m := &scripted{replies: []model.Reply{{Calls: calls, Finish: model.FinishStop}, {Text: "ok", Finish: model.FinishStop}}}
+	a := &agent.Agent{Model: m, Workspace: t.TempDir()}
+	if out := a.Run(context.Background(), "go"); out.Status != agent.Done {
+		t.Fatalf("%+v", out)
+	}
+	res := a.History()[2].Results
+	if len(res) != len(calls) || res[agent.MaxCallsPerTurn-1].IsError || !res[agent.MaxCallsPerTurn].IsError {
+		t.Errorf("%d results", len(res))
 	}
 }
