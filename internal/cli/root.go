@@ -144,7 +144,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.Out)
 	root.SetErr(a.Err)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
-	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a))
+	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a))
 	return root
 }
 

@@ -1,0 +1,409 @@
+// Package agent is gemkit's agent loop: it sends a prompt to a model with
+// the progressive-disclosure summary of the enabled extensions and the
+// IDE's context, runs the tools the model asks for (extension tools in
+// the sandbox, read_doc, reading and listing workspace files, proposing
+// edits the person reviews), sends the results back, and repeats until
+// the model answers without a tool call or a limit is reached.
+//
+// Tools are called natively (function calling) or through the extension
+// plan's text protocol (<tool_code>, <read_doc>) for models without
+// function calling. The loop is the same for `gemkit run` and
+// `gemkit chat`: one Agent holds one conversation.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/model"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// Protocol is how tools are offered to the model.
+type Protocol string
+
+const (
+	Native Protocol = "native"
+	Text   Protocol = "text"
+)
+
+// Default limits.
+const (
+	DefaultMaxTurns        = 25
+	DefaultMaxOutputTokens = 8192
+	DefaultToolTimeout     = toolrun.DefaultTimeout
+)
+
+// MaxCallsPerTurn is the most tool calls run from one reply; the others
+// are answered with an error, so that one reply cannot start an unbounded
+// amount of work.
+const MaxCallsPerTurn = 32
+
+const tooMany = "not run: at most 32 tool calls are run from one reply; call it again in the next one"
+
+// Limits bound one Run.
+type Limits struct {
+	// MaxTurns is how many model requests one prompt may take.
+	MaxTurns int
+	// MaxOutputTokens bounds each reply.
+	MaxOutputTokens int
+	// ToolTimeout bounds each extension tool call.
+	ToolTimeout time.Duration
+}
+
+// Status is how a Run ended.
+type Status string
+
+const (
+	// Done: the model answered without asking for a tool.
+	Done Status = "done"
+	// MaxTurns: the model still wanted tools after Limits.MaxTurns turns.
+	MaxTurns Status = "max_turns"
+	// MaxTokens: a reply was cut at Limits.MaxOutputTokens.
+	MaxTokens Status = "max_tokens"
+	// Cancelled: the context ended (Ctrl-C).
+	Cancelled Status = "cancelled"
+	// Failed: the model's API failed (see Outcome.Err).
+	Failed Status = "error"
+)
+
+// Outcome is how one Run ended.
+type Outcome struct {
+	Status Status `json:"status"`
+	// Text is the model's last reply.
+	Text string `json:"text,omitempty"`
+	// Turns is how many model requests the Run made.
+	Turns int   `json:"turns"`
+	Err   error `json:"-"`
+}
+
+// EventType names what an Event reports.
+type EventType string
+
+const (
+	EventToolCall    EventType = "tool_call"
+	EventToolResult  EventType = "tool_result"
+	EventEdit        EventType = "edit"
+	EventEditOutcome EventType = "edit_outcome"
+	// EventNotice is something the person should know (a protocol switch,
+	// a limit).
+	EventNotice EventType = "notice"
+)
+
+// Event is something the agent did, for a front-end to show.
+type Event struct {
+	Type EventType `json:"type"`
+	Name string    `json:"name,omitempty"`
+	// Args are a tool call's arguments.
+	Args json.RawMessage `json:"args,omitempty"`
+	// Text is a result's text, a diff, or a notice.
+	Text    string        `json:"text,omitempty"`
+	IsError bool          `json:"isError,omitempty"`
+	Elapsed time.Duration `json:"elapsedNs,omitempty"`
+}
+
+// Agent is one conversation with a model.
+type Agent struct {
+	Model model.Model
+	// Set is the enabled extensions (nil: none).
+	Set *disclosure.Set
+	// Runner runs extension tools (sandbox, consent).
+	Runner *toolrun.Runner
+	// Workspace is the folder files are read from and edited in.
+	Workspace string
+	// IDE gives the editor's context; nil when no companion is connected.
+	IDE ContextSource
+	// Reviewer decides proposed edits.
+	Reviewer Reviewer
+	Protocol Protocol
+	Limits   Limits
+	// SummaryBudget is the summary's size (0: disclosure.DefaultBudget).
+	SummaryBudget int
+	// OnText receives the model's text as it streams; may be nil.
+	OnText func(string)
+	// OnEvent receives tool calls, results and notices; may be nil.
+	OnEvent func(Event)
+
+	history []model.Message
+	ide     ideTracker
+	system  string
+	decls   []model.ToolDecl
+	ready   bool
+}
+
+// History is the conversation so far.
+func (a *Agent) History() []model.Message { return a.history }
+
+// System is the system prompt (built on the first Run).
+func (a *Agent) System() string { a.prepare(); return a.system }
+
+func (a *Agent) emit(e Event) {
+	if a.OnEvent != nil {
+		a.OnEvent(e)
+	}
+}
+
+func (a *Agent) prepare() {
+	if a.ready {
+		return
+	}
+	a.ready = true
+	if a.Protocol == "" {
+		a.Protocol = Native
+	}
+	if a.Reviewer == nil {
+		a.Reviewer = NoReviewer{}
+	}
+	a.ide.src = a.IDE
+	a.decls = builtinDecls()
+	if a.Set != nil {
+		a.decls = append(a.decls, readDocDecl())
+		for _, t := range a.Set.Tools() {
+			if isBuiltin(t.Name) {
+				continue
+			}
+			a.decls = append(a.decls, model.ToolDecl{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+		}
+	}
+	a.system = a.buildSystem()
+}
+
+func isBuiltin(name string) bool {
+	switch name {
+	case readFileTool, listFilesTool, proposeEditTool, readDocTool:
+		return true
+	}
+	return false
+}
+
+const basePrompt = `You are gemkit's agent, working in the workspace folder %s with the person who started you.
+Use the tools to read and list files in the workspace and to call the extensions' tools. To change a file, use propose_edit: the person reviews each change and may accept, change or reject it; never claim a change was made unless you were told it was written.
+Be concise. When the task is done, answer without calling a tool.`
+
+func (a *Agent) buildSystem() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, basePrompt, a.Workspace)
+	if a.Set != nil && len(a.Set.Extensions) > 0 {
+		b.WriteString("\n\n")
+		b.WriteString(a.Set.Summary(a.SummaryBudget).Text)
+	}
+	if a.Protocol == Text {
+		a.appendTextTools(&b)
+	}
+	return b.String()
+}
+
+// appendTextTools lists every tool with its schema, for a model that gets
+// no function declarations, and says how to call them.
+func (a *Agent) appendTextTools(b *strings.Builder) {
+	b.WriteString("\n\nTools (arguments as JSON Schema):\n")
+	for _, d := range a.decls {
+		schema, _ := json.Marshal(d.Schema)
+		fmt.Fprintf(b, "- %s: %s\n  args: %s\n", d.Name, d.Description, schema)
+	}
+	b.WriteString("\n")
+	b.WriteString(textInstructions)
+}
+
+// Run sends prompt as the person's next message and runs the loop until
+// the model is done, a limit is reached, the API fails or ctx ends. The
+// conversation stays valid after any outcome, so a chat can go on.
+func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
+	a.prepare()
+	lim := a.Limits
+	if lim.MaxTurns <= 0 {
+		lim.MaxTurns = DefaultMaxTurns
+	}
+	if lim.MaxOutputTokens <= 0 {
+		lim.MaxOutputTokens = DefaultMaxOutputTokens
+	}
+	if lim.ToolTimeout <= 0 {
+		lim.ToolTimeout = DefaultToolTimeout
+	}
+	if c := a.ide.next(); c != "" {
+		a.history = append(a.history, model.Message{Role: model.User, Text: c})
+	}
+	a.history = append(a.history, model.Message{Role: model.User, Text: prompt})
+	var out Outcome
+	for {
+		if err := ctx.Err(); err != nil {
+			out.Status, out.Err = Cancelled, err
+			return out
+		}
+		if out.Turns >= lim.MaxTurns {
+			out.Status = MaxTurns
+			out.Err = fmt.Errorf("stopped after %d model turns (--max-turns) with the task unfinished", lim.MaxTurns)
+			return out
+		}
+		out.Turns++
+		req := model.Request{System: a.system, Messages: a.history, MaxOutputTokens: lim.MaxOutputTokens}
+		if a.Protocol == Native {
+			req.Tools = a.decls
+		}
+		reply, err := a.Model.Generate(ctx, req, a.OnText)
+		if err != nil && model.IsKind(err, model.KindNoTools) && a.Protocol == Native {
+			a.Protocol = Text
+			a.system = a.buildSystem()
+			a.emit(Event{Type: EventNotice, Text: "the model has no function calling; switching to the text protocol"})
+			out.Turns--
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				out.Status, out.Err = Cancelled, ctx.Err()
+			} else {
+				out.Status, out.Err = Failed, err
+			}
+			return out
+		}
+		out.Text = reply.Text
+		if reply.Finish == model.FinishMaxTokens {
+			a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text})
+			out.Status = MaxTokens
+			out.Err = fmt.Errorf("the model's reply was cut at the output limit of %d tokens (--max-output-tokens)", lim.MaxOutputTokens)
+			return out
+		}
+		if a.Protocol == Native {
+			a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text, Calls: reply.Calls})
+			if len(reply.Calls) == 0 {
+				out.Status = Done
+				return out
+			}
+			results := make([]model.Result, 0, len(reply.Calls))
+			for i, c := range reply.Calls {
+				if i >= MaxCallsPerTurn {
+					results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: tooMany, IsError: true})
+					continue
+				}
+				if ctx.Err() != nil {
+					results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: "cancelled by the person", IsError: true})
+					continue
+				}
+				text, isErr := a.call(ctx, lim, c.Name, c.Args)
+				results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: text, IsError: isErr})
+			}
+			a.history = append(a.history, model.Message{Role: model.Tool, Results: results})
+			continue
+		}
+		// Text protocol.
+		a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text})
+		blocks := parseText(reply.Text)
+		if len(blocks) == 0 {
+			out.Status = Done
+			return out
+		}
+		var results []textResult
+		for i, blk := range blocks {
+			if i >= MaxCallsPerTurn {
+				results = append(results, textResult{Name: blk.Name, Text: tooMany, IsError: true})
+				continue
+			}
+			if blk.Problem != "" {
+				a.emit(Event{Type: EventToolResult, Name: blk.Name, Text: blk.Problem, IsError: true})
+				results = append(results, textResult{Name: blk.Name, Text: "Could not read this block: " + blk.Problem + ".\nThe block was: " + blk.Raw, IsError: true})
+				continue
+			}
+			if ctx.Err() != nil {
+				results = append(results, textResult{Name: blk.Name, Text: "cancelled by the person", IsError: true})
+				continue
+			}
+			args := blk.Args
+			if blk.Name == readDocTool {
+				args = a.completeDocRef(args)
+			}
+			text, isErr := a.call(ctx, lim, blk.Name, args)
+			results = append(results, textResult{Name: blk.Name, Text: text, IsError: isErr})
+		}
+		a.history = append(a.history, model.Message{Role: model.User, Text: formatTextResults(results)})
+	}
+}
+
+// completeDocRef fills in the extension of a <read_doc> that named only
+// a doc, when exactly one extension has a doc of that name.
+func (a *Agent) completeDocRef(args json.RawMessage) json.RawMessage {
+	var ref struct{ Extension, Name string }
+	if json.Unmarshal(args, &ref) != nil || ref.Extension != "" || a.Set == nil {
+		return args
+	}
+	found := ""
+	for _, d := range a.Set.DocRefs() {
+		if d.Name == ref.Name {
+			if found != "" && found != d.Extension {
+				return args
+			}
+			found = d.Extension
+		}
+	}
+	if found == "" {
+		return args
+	}
+	out, _ := json.Marshal(map[string]string{"extension": found, "name": ref.Name})
+	return out
+}
+
+// call runs one tool and returns what the model reads. It never fails:
+// errors are words for the model.
+func (a *Agent) call(ctx context.Context, lim Limits, name string, args json.RawMessage) (string, bool) {
+	start := time.Now()
+	a.emit(Event{Type: EventToolCall, Name: name, Args: args})
+	var text string
+	var err error
+	if obj := strings.TrimSpace(string(args)); obj != "" && obj != "null" && !strings.HasPrefix(obj, "{") {
+		err = fmt.Errorf("the arguments of %s must be a JSON object, got %s", name, cut(obj, 200))
+	} else {
+		text, err = a.dispatch(ctx, lim, name, args)
+	}
+	isErr := err != nil
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			text = "cancelled by the person"
+		} else {
+			text = err.Error()
+		}
+	}
+	a.emit(Event{Type: EventToolResult, Name: name, Text: text, IsError: isErr, Elapsed: time.Since(start)})
+	return text, isErr
+}
+
+// errResult carries a tool's own failure text.
+type errResult struct{ text string }
+
+func (e errResult) Error() string { return e.text }
+
+func (a *Agent) dispatch(ctx context.Context, lim Limits, name string, args json.RawMessage) (string, error) {
+	switch name {
+	case readFileTool:
+		return a.readFile(args)
+	case listFilesTool:
+		return a.listFiles(args)
+	case proposeEditTool:
+		return a.proposeEdit(ctx, args)
+	}
+	if a.Set == nil {
+		return "", fmt.Errorf("there is no tool %q; the tools are %s", name, a.toolNames())
+	}
+	if name != readDocTool && a.Set.Tool(name) == nil {
+		return "", fmt.Errorf("there is no tool %q; the tools are %s", name, a.toolNames())
+	}
+	res := a.Set.Call(ctx, a.Runner, name, args, disclosure.Limits{Timeout: lim.ToolTimeout})
+	if res.IsError {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", errResult{res.Text}
+	}
+	return res.Text, nil
+}
+
+func (a *Agent) toolNames() string {
+	names := make([]string, len(a.decls))
+	for i, d := range a.decls {
+		names[i] = d.Name
+	}
+	return strings.Join(names, ", ")
+}

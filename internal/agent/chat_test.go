@@ -1,0 +1,136 @@
+package agent_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// pane is gemkit chat running in a tmux pane of a private tmux server.
+type pane struct {
+	t      *testing.T
+	tmux   string
+	socket string
+}
+
+func (p *pane) run(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command(p.tmux, append([]string{"-S", p.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (p *pane) screen() string { return p.run("capture-pane", "-p", "-J", "-S", "-200", "-t", "chat") }
+
+// waitFor waits until the pane shows s, count times in all.
+func (p *pane) waitFor(s string, count int) {
+	p.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if strings.Count(p.screen(), s) >= count {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the pane never showed %q (%d times):\n%s", s, count, p.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// typeLine types text, then Enter as its own key (else it reads as a paste).
+func (p *pane) typeLine(text string) {
+	p.run("send-keys", "-t", "chat", "-l", text)
+	p.run("send-keys", "-t", "chat", "Enter")
+}
+
+// TestChatInTmux drives `gemkit chat` in a terminal: a tool of an
+// extension without recorded consent asks first, with its permissions,
+// then runs and shows one line with its outcome; a proposed edit is shown
+// as a diff, accepted with y and written; Ctrl-C stops a streaming turn
+// and the chat goes on; Ctrl-D ends it.
+func TestChatInTmux(t *testing.T) {
+	tmux := gemkittest.Tool(t, "tmux", "tmux")
+	f := newFixture(t)
+	// Changing the manifest's permissions after linking voids the consent.
+	src := filepath.Join(f.root, "src", "demo")
+	manifest := strings.Replace(demoManifest, `"read": "workspace"`, `"read": "home"`, 1)
+	if err := os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startOpenAI(t,
+		fakemodel.Call("demo_count", map[string]any{"word": "tmux", "times": 1}),
+		fakemodel.Text("Counted once."),
+		fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "search": "beta", "replace": "delta"}),
+		fakemodel.Text("Edited a.txt."))
+
+	p := &pane{t: t, tmux: tmux, socket: filepath.Join(f.root, "tmux.sock")}
+	script := filepath.Join(f.root, "chat.sh")
+	// The script stands for the person's shell, which outlives a Ctrl-C
+	// sent to the job in the foreground.
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\ntrap 'true' INT\ncd '" + f.ws + "'\n")
+	for _, kv := range f.env() {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.ContainsAny(k, " '") || strings.Contains(v, "'") {
+			continue
+		}
+		b.WriteString("export " + k + "='" + v + "'\n")
+	}
+	b.WriteString("'" + f.bin + "' chat --no-ide --base-url " + srv.URL + "/v1 -m local\necho \"chat ended with $?\"\nsleep 600\n")
+	if err := os.WriteFile(script, []byte(b.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.run("new-session", "-d", "-s", "chat", "-x", "160", "-y", "50", script)
+	t.Cleanup(func() { exec.Command(tmux, "-S", p.socket, "kill-server").Run() })
+
+	p.waitFor("Ctrl-D ends", 1)
+	p.typeLine("count tmux")
+	p.waitFor("wants to run a tool", 1)
+	p.waitFor("[y/N]", 1)
+	if s := p.screen(); !strings.Contains(s, "read") {
+		t.Errorf("the permissions are not shown:\n%s", s)
+	}
+	p.typeLine("y")
+	p.waitFor("Counted once.", 1)
+	if s := p.screen(); !strings.Contains(s, "⚙ demo_count → ok") {
+		t.Errorf("no line for the tool call:\n%s", s)
+	}
+	p.typeLine("now edit a.txt")
+	p.waitFor("Apply this change to a.txt?", 1)
+	if s := p.screen(); !strings.Contains(s, "-beta") || !strings.Contains(s, "+delta") {
+		t.Errorf("no diff shown:\n%s", s)
+	}
+	p.typeLine("y")
+	p.waitFor("Edited a.txt.", 1)
+	if got, _ := os.ReadFile(filepath.Join(f.ws, "a.txt")); string(got) != "alpha\ndelta\n" {
+		t.Errorf("a.txt is %q", got)
+	}
+	if s := p.screen(); !strings.Contains(s, "a.txt: accepted in the terminal, written") {
+		t.Errorf("no edit outcome line:\n%s", s)
+	}
+	reqs := srv.Requests()
+	c, _ := reqs[len(reqs)-1].Chat()
+	if res := c.ToolResults(); len(res) != 2 || !strings.Contains(res[1], "accepted") {
+		t.Errorf("tool results %q", res)
+	}
+
+	// Ctrl-C stops a turn that is streaming; the chat goes on.
+	srv.AddStall(fakemodel.Text("a reply that never ends"))
+	srv.Add(fakemodel.Text("Still here."))
+	p.typeLine("talk")
+	<-srv.Stalled()
+	p.run("send-keys", "-t", "chat", "C-c")
+	p.waitFor("(turn stopped)", 1)
+	p.typeLine("hello again")
+	p.waitFor("Still here.", 1)
+	p.run("send-keys", "-t", "chat", "C-d")
+	p.waitFor("chat ended with 0", 1)
+}

@@ -1,0 +1,198 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The text protocol (section 4.3 of the extension plan) is for models
+// without function calling: the model writes
+//
+//	<tool_code>{"name": "TOOL", "args": {...}}</tool_code>
+//	<read_doc>EXTENSION/DOC</read_doc>
+//
+// and gemkit answers with <tool_result> blocks in the next user message.
+// TOOL(JSON) and a bare TOOL are accepted inside <tool_code> too, and code
+// fences around the JSON are ignored, since models write all of these.
+
+// textInstructions tells the model how to call tools in the text
+// protocol; it follows the tool list in the system prompt.
+const textInstructions = `This conversation has no function calling. To use a tool, write a block on its own, then stop and wait for the result:
+<tool_code>{"name": "TOOL_NAME", "args": {"ARG": "VALUE"}}</tool_code>
+To read a doc, write <read_doc>EXTENSION/DOC</read_doc>.
+You may write several blocks in one reply. The results come back in <tool_result> blocks. When you need no tool, answer normally without blocks.`
+
+// textCall is one block parsed from a reply: a call, or a problem to
+// tell the model about.
+type textCall struct {
+	Name string
+	Args json.RawMessage
+	// Problem is set when the block could not be understood; it is what
+	// the model is told.
+	Problem string
+	// Raw is the block as written, cut, for messages.
+	Raw string
+}
+
+var blockRE = regexp.MustCompile(`(?s)<(tool_code|read_doc)>(.*?)</(tool_code|read_doc)>`)
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-.]*$`)
+
+// parseText finds every block in a reply, in order. It never fails: a
+// block it cannot read becomes a textCall with a Problem, and an opening
+// tag without its closing tag is reported the same way.
+func parseText(reply string) []textCall {
+	var out []textCall
+	last := 0
+	for _, m := range blockRE.FindAllStringSubmatchIndex(reply, -1) {
+		open, body, close := reply[m[2]:m[3]], reply[m[4]:m[5]], reply[m[6]:m[7]]
+		raw := cut(reply[m[0]:m[1]], 200)
+		last = m[1]
+		if open != close {
+			out = append(out, textCall{Raw: raw, Problem: fmt.Sprintf("a <%s> block was closed with </%s>; close each block with its own tag", open, close)})
+			continue
+		}
+		if open == "read_doc" {
+			out = append(out, parseReadDoc(body, raw))
+			continue
+		}
+		out = append(out, parseToolCode(body, raw))
+	}
+	rest := reply[last:]
+	for _, tag := range []string{"tool_code", "read_doc"} {
+		if i := strings.Index(rest, "<"+tag+">"); i >= 0 {
+			out = append(out, textCall{Raw: cut(rest[i:], 200),
+				Problem: fmt.Sprintf("a <%s> block is not closed; end it with </%s>", tag, tag)})
+		}
+	}
+	return out
+}
+
+func parseReadDoc(body, raw string) textCall {
+	ref := strings.TrimSpace(stripFence(body))
+	c := textCall{Name: readDocTool, Raw: raw}
+	if ref == "" {
+		c.Problem = "the <read_doc> block is empty; write <read_doc>EXTENSION/DOC</read_doc>"
+		return c
+	}
+	ext, doc, ok := strings.Cut(ref, "/")
+	if !ok {
+		// A doc name alone: resolved against the summary by the caller.
+		doc, ext = ref, ""
+	}
+	args, _ := json.Marshal(map[string]string{"extension": strings.TrimSpace(ext), "name": strings.TrimSpace(doc)})
+	c.Args = args
+	return c
+}
+
+func parseToolCode(body, raw string) textCall {
+	s := strings.TrimSpace(stripFence(body))
+	c := textCall{Raw: raw}
+	bad := func(why string) textCall {
+		c.Problem = why + `; write <tool_code>{"name": "TOOL_NAME", "args": {...}}</tool_code>`
+		return c
+	}
+	if s == "" {
+		return bad("the <tool_code> block is empty")
+	}
+	if strings.HasPrefix(s, "{") {
+		var v struct {
+			Name      string          `json:"name"`
+			Args      json.RawMessage `json:"args"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return bad("the <tool_code> block is not valid JSON (" + err.Error() + ")")
+		}
+		if v.Args == nil {
+			v.Args = v.Arguments
+		}
+		if v.Name == "" {
+			return bad(`the <tool_code> block has no "name"`)
+		}
+		c.Name = v.Name
+		return withArgs(c, v.Args, bad)
+	}
+	// TOOL(JSON) or TOOL
+	name, rest, hasParen := strings.Cut(s, "(")
+	name = strings.TrimSpace(name)
+	if !nameRE.MatchString(name) {
+		return bad(fmt.Sprintf("%q is not a tool name", cut(name, 60)))
+	}
+	c.Name = name
+	if !hasParen {
+		return withArgs(c, nil, bad)
+	}
+	rest = strings.TrimSpace(rest)
+	if !strings.HasSuffix(rest, ")") {
+		return bad("the call's parenthesis is not closed")
+	}
+	return withArgs(c, json.RawMessage(strings.TrimSpace(strings.TrimSuffix(rest, ")"))), bad)
+}
+
+func withArgs(c textCall, args json.RawMessage, bad func(string) textCall) textCall {
+	if len(args) == 0 || string(args) == "null" {
+		c.Args = json.RawMessage("{}")
+		return c
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return bad(fmt.Sprintf("the arguments of %s are not a JSON object", c.Name))
+	}
+	c.Args = args
+	return c
+}
+
+// stripFence removes a Markdown code fence around s.
+func stripFence(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") {
+		return s
+	}
+	t = strings.TrimPrefix(t, "```")
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	} else {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimSpace(t), "```")
+}
+
+// formatTextResults is the user message answering a reply's blocks.
+func formatTextResults(results []textResult) string {
+	var b strings.Builder
+	for i, r := range results {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		status := "ok"
+		if r.IsError {
+			status = "error"
+		}
+		name := r.Name
+		if name == "" {
+			name = "invalid"
+		}
+		fmt.Fprintf(&b, "<tool_result name=%q status=%q>\n%s\n</tool_result>", name, status, r.Text)
+	}
+	return b.String()
+}
+
+type textResult struct {
+	Name    string
+	Text    string
+	IsError bool
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,164 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Providers.
+const (
+	ProviderGemini = "gemini"
+	ProviderOpenAI = "openai"
+)
+
+// DefaultGeminiModel is the model used when none is named.
+const DefaultGeminiModel = "gemini-2.5-flash"
+
+// Config chooses the model and endpoint. It is read from ConfigPath and
+// overridden field by field by command-line flags.
+type Config struct {
+	// Provider is "gemini" (the default) or "openai" (any
+	// OpenAI-compatible endpoint; the default when BaseURL is set).
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// BaseURL is the endpoint: for openai the API root (…/v1); for gemini
+	// it replaces GOOGLE_GEMINI_BASE_URL.
+	BaseURL string `json:"baseURL,omitempty"`
+	// APIKeyEnv names the environment variable holding the key for an
+	// openai endpoint (default OPENAI_API_KEY). Keys are never stored in
+	// the file.
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	// ToolProtocol is "native" (function calling, the default) or "text"
+	// (the <tool_code> protocol, for models without function calling).
+	ToolProtocol string `json:"toolProtocol,omitempty"`
+	// MaxTurns, MaxOutputTokens and ToolTimeout (a Go duration such as
+	// "60s") are the agent's limits; zero keeps the defaults.
+	MaxTurns        int    `json:"maxTurns,omitempty"`
+	MaxOutputTokens int    `json:"maxOutputTokens,omitempty"`
+	ToolTimeout     string `json:"toolTimeout,omitempty"`
+}
+
+// ConfigPath is where the config file lives: gemkit/config.json in the
+// user's config folder (os.UserConfigDir: $XDG_CONFIG_HOME or ~/.config on
+// Linux, ~/Library/Application Support on macOS, %AppData% on Windows).
+func ConfigPath() (string, error) {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "gemkit", "config.json"), nil
+}
+
+// LoadConfig reads the config file at path; a missing file is an empty
+// Config. Unknown fields are an error, so a typo is not silently ignored.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, c.Validate()
+}
+
+// Merge returns c with the non-zero fields of over applied.
+func (c Config) Merge(over Config) Config {
+	if over.Provider != "" {
+		c.Provider = over.Provider
+	}
+	if over.Model != "" {
+		c.Model = over.Model
+	}
+	if over.BaseURL != "" {
+		c.BaseURL = over.BaseURL
+		if over.Provider == "" && c.Provider == "" {
+			c.Provider = ProviderOpenAI
+		}
+	}
+	if over.APIKeyEnv != "" {
+		c.APIKeyEnv = over.APIKeyEnv
+	}
+	if over.ToolProtocol != "" {
+		c.ToolProtocol = over.ToolProtocol
+	}
+	if over.MaxTurns != 0 {
+		c.MaxTurns = over.MaxTurns
+	}
+	if over.MaxOutputTokens != 0 {
+		c.MaxOutputTokens = over.MaxOutputTokens
+	}
+	if over.ToolTimeout != "" {
+		c.ToolTimeout = over.ToolTimeout
+	}
+	return c
+}
+
+// Validate checks the fields that take one of a few values.
+func (c Config) Validate() error {
+	switch c.Provider {
+	case "", ProviderGemini, ProviderOpenAI:
+	default:
+		return fmt.Errorf("provider %q: use %q or %q", c.Provider, ProviderGemini, ProviderOpenAI)
+	}
+	switch c.ToolProtocol {
+	case "", "native", "text":
+	default:
+		return fmt.Errorf("tool protocol %q: use native or text", c.ToolProtocol)
+	}
+	return nil
+}
+
+// Open builds the model c names, reading keys and Gemini CLI's variables
+// through getenv.
+func Open(ctx context.Context, c Config, getenv func(string) string) (Model, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	provider := c.Provider
+	if provider == "" {
+		provider = ProviderGemini
+		if c.BaseURL != "" {
+			provider = ProviderOpenAI
+		}
+	}
+	if provider == ProviderOpenAI {
+		keyEnv := c.APIKeyEnv
+		if keyEnv == "" {
+			keyEnv = "OPENAI_API_KEY"
+		}
+		return NewOpenAI(OpenAIConfig{Model: c.Model, BaseURL: c.BaseURL, APIKey: getenv(keyEnv)})
+	}
+	g := GeminiConfig{Model: c.Model, BaseURL: c.BaseURL}
+	if g.Model == "" {
+		g.Model = DefaultGeminiModel
+	}
+	if v := strings.ToLower(getenv("GOOGLE_GENAI_USE_VERTEXAI")); v == "true" || v == "1" {
+		g.Vertex = true
+		g.Project, g.Location = getenv("GOOGLE_CLOUD_PROJECT"), getenv("GOOGLE_CLOUD_LOCATION")
+		g.APIKey = getenv("GOOGLE_API_KEY")
+		if g.BaseURL == "" {
+			g.BaseURL = getenv("GOOGLE_VERTEX_BASE_URL")
+		}
+	} else {
+		g.APIKey = getenv("GEMINI_API_KEY")
+		if g.APIKey == "" {
+			g.APIKey = getenv("GOOGLE_API_KEY")
+		}
+		if g.BaseURL == "" {
+			g.BaseURL = getenv("GOOGLE_GEMINI_BASE_URL")
+		}
+	}
+	return NewGemini(ctx, g)
+}
