@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -136,8 +137,13 @@ func TestDescribeRendersEnforcement(t *testing.T) {
 	}
 }
 
+// extensionIDs matches Gemini CLI extension IDs, hashes of a source path
+// that differs on every run.
+var extensionIDs = regexp.MustCompile(`("id": "|ID: +)[0-9a-f]{64}`)
+
 func golden(t *testing.T, name, got string) {
 	t.Helper()
+	got = extensionIDs.ReplaceAllString(got, "${1}$$ID")
 	path := filepath.Join("testdata", "golden", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -213,7 +213,7 @@ func (s *Store) Uninstall(name string) error {
 		return err
 	}
 	names := []string{in.Name}
-	if m := in.Manifest(); m != nil && m.Name != in.Name {
+	if m := in.Manifest(); m != nil && m.Name != in.Name && !s.otherCarries(in, m.Name) {
 		names = append(names, m.Name)
 	}
 	if err := s.removeEntry(in, names); err != nil {
@@ -225,6 +225,22 @@ func (s *Store) Uninstall(name string) error {
 		}
 	}
 	return nil
+}
+
+// otherCarries reports whether an entry other than in holds an extension
+// called name: removing a copied folder must keep the enablement rules
+// and consent of the extension it duplicated.
+func (s *Store) otherCarries(in *Installed, name string) bool {
+	all, err := s.List()
+	if err != nil {
+		return true
+	}
+	for _, o := range all {
+		if o.Entry != in.Entry && o.Manifest() != nil && o.Manifest().Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // UpdateRequest says how to update.

@@ -1,0 +1,116 @@
+package extension
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Conflict is something two installed extensions clash on.
+type Conflict struct {
+	// Kind is ConflictName or ConflictMCPServer.
+	Kind string `json:"kind"`
+	// Name is the extension name or MCP server name they share.
+	Name string `json:"name"`
+	// Entries are the entries of the extensions folder involved, sorted.
+	Entries []string `json:"entries"`
+	// Fatal is true when Gemini CLI refuses to run while it lasts.
+	Fatal   bool   `json:"fatal"`
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+}
+
+// Kinds of Conflict.
+const (
+	// ConflictName: two folders whose manifests carry one name (a copied
+	// folder). Gemini CLI stops loading extensions at the second
+	// ("Extension with name … already was loaded"), so every Gemini
+	// command that loads extensions fails, `gemini mcp list` included.
+	ConflictName = "duplicate-name"
+	// ConflictMCPServer: two extensions define an MCP server of one name;
+	// Gemini CLI keeps one of them.
+	ConflictMCPServer = "duplicate-mcp-server"
+)
+
+// Conflicts finds the clashes among the installed extensions all (as
+// List returns them). Like Gemini CLI it compares names exactly and
+// counts only extensions it can load.
+func Conflicts(all []*Installed) []Conflict {
+	byName := map[string][]*Installed{}
+	byServer := map[string][]*Installed{}
+	for _, in := range all {
+		m := in.Manifest()
+		if m == nil || m.Name == "" || m.Version == "" {
+			continue
+		}
+		byName[m.Name] = append(byName[m.Name], in)
+		for srv := range m.MCPServers {
+			byServer[srv] = append(byServer[srv], in)
+		}
+	}
+	var out []Conflict
+	for name, ins := range byName {
+		if len(ins) < 2 {
+			continue
+		}
+		entries := entriesOf(ins)
+		var copies []string
+		for _, in := range ins {
+			if in.Name != name {
+				copies = append(copies, in.Name)
+			}
+		}
+		sort.Strings(copies)
+		if len(copies) == len(ins) {
+			copies = copies[1:]
+		}
+		out = append(out, Conflict{Kind: ConflictName, Name: name, Entries: entries, Fatal: true,
+			Message: fmt.Sprintf("%d folders hold an extension called %q (%s); Gemini CLI refuses to load any extension while they do (\"Extension with name %s already was loaded\")",
+				len(ins), name, strings.Join(entries, ", "), name),
+			Fix: "keep one: remove the copy with `gemkit extensions uninstall " + strings.Join(copies, "` and `gemkit extensions uninstall ") + "` (by folder name)"})
+	}
+	for srv, ins := range byServer {
+		if len(ins) < 2 {
+			continue
+		}
+		var names []string
+		for _, in := range ins {
+			names = append(names, in.Manifest().Name)
+		}
+		sort.Strings(names)
+		out = append(out, Conflict{Kind: ConflictMCPServer, Name: srv, Entries: entriesOf(ins),
+			Message: fmt.Sprintf("the extensions %s each define an MCP server called %q; Gemini CLI runs only one of them", strings.Join(names, ", "), srv),
+			Fix:     "disable all but one of these extensions (`gemkit extensions disable NAME`), or ask their authors to rename the server"})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func entriesOf(ins []*Installed) []string {
+	out := make([]string, 0, len(ins))
+	for _, in := range ins {
+		out = append(out, in.Entry)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ConflictsOf returns the conflicts that involve the entry.
+func ConflictsOf(cs []Conflict, entry string) []Conflict {
+	var out []Conflict
+	for _, c := range cs {
+		for _, e := range c.Entries {
+			if filepath.Clean(e) == filepath.Clean(entry) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
