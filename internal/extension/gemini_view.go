@@ -168,11 +168,17 @@ func readFrontMatter(path string) (name, description string, ok bool) {
 			cont = append(cont, strings.TrimSpace(lines[i+1]))
 			i++
 		}
+		// Block scalars end with one newline unless "-" strips it (YAML's
+		// chomping), as the YAML parser of Gemini CLI reads them.
+		chomp := "\n"
+		if strings.Contains(value, "-") {
+			chomp = ""
+		}
 		switch {
 		case strings.HasPrefix(value, "|"):
-			value = strings.Join(cont, "\n")
+			value = strings.Join(cont, "\n") + chomp
 		case strings.HasPrefix(value, ">"):
-			value = strings.Join(cont, " ")
+			value = strings.Join(cont, " ") + chomp
 		case len(value) >= 2 && (value[0] == '"' && value[len(value)-1] == '"'):
 			if s, err := unquoteJSON(value); err == nil {
 				value = s
