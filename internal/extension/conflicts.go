@@ -74,9 +74,18 @@ func Conflicts(all []*Installed) []Conflict {
 		if len(ins) < 2 {
 			continue
 		}
+		// Copies of one extension share its servers too; that is the
+		// name conflict, not another one.
+		seen := map[string]bool{}
 		var names []string
 		for _, in := range ins {
-			names = append(names, in.Manifest().Name)
+			if n := in.Manifest().Name; !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		if len(names) < 2 {
+			continue
 		}
 		sort.Strings(names)
 		out = append(out, Conflict{Kind: ConflictMCPServer, Name: srv, Entries: entriesOf(ins),
@@ -84,8 +93,8 @@ func Conflicts(all []*Installed) []Conflict {
 			Fix:     "disable all but one of these extensions (`gemkit extensions disable NAME`), or ask their authors to rename the server"})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
+		if out[i].Fatal != out[j].Fatal {
+			return out[i].Fatal
 		}
 		return out[i].Name < out[j].Name
 	})
