@@ -44,8 +44,8 @@ files, settings, source, version and where it is enabled.`,
 				return err
 			}
 			item := listEntry(st, in, nil)
-			if all, err := st.List(); err == nil {
-				item.Conflicts = extension.ConflictsOf(extension.Conflicts(all), in.Entry)
+			if cs, err := st.ConflictsWith(in.Entry); err == nil {
+				item.Conflicts = cs
 			}
 			var notes []extension.EnforcementNote
 			var enfErr error

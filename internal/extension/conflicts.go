@@ -1,7 +1,11 @@
 package extension
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -122,4 +126,46 @@ func ConflictsOf(cs []Conflict, entry string) []Conflict {
 		}
 	}
 	return out
+}
+
+// ConflictsWith returns the conflicts that involve the entry among
+// everything installed. It reads only the name, version and MCP server
+// names of each manifest, not the whole extension, so describing one
+// extension stays quick with hundreds installed.
+func (s *Store) ConflictsWith(entry string) ([]Conflict, error) {
+	entries, err := os.ReadDir(s.Dir())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read the extensions folder: %w", err)
+	}
+	var all []*Installed
+	for _, e := range entries {
+		if isStagingName(e.Name()) || (!e.IsDir() && e.Type()&fs.ModeSymlink == 0) {
+			continue
+		}
+		in := &Installed{Name: e.Name(), Entry: filepath.Join(s.Dir(), e.Name())}
+		dir := in.Entry
+		if md, err := readMetadata(in.Entry); err == nil && md != nil && md.Type == SourceLink {
+			dir = md.Source
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+		if err != nil {
+			continue
+		}
+		var m Manifest
+		var head struct {
+			Name       string                     `json:"name"`
+			Version    string                     `json:"version"`
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		if json.Unmarshal(raw, &head) != nil {
+			continue
+		}
+		m.Name, m.Version, m.MCPServers = head.Name, head.Version, head.MCPServers
+		in.Extension = &Extension{Dir: dir, Manifest: &m}
+		all = append(all, in)
+	}
+	return ConflictsOf(Conflicts(all), entry), nil
 }
