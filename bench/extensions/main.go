@@ -21,7 +21,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -172,9 +171,7 @@ func measure(argv, env []string, dir string, n int) ([]time.Duration, int64, err
 			return nil, 0, err
 		}
 		times = append(times, time.Since(start))
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, int64(ru.Maxrss))
-		}
+		rss = max(rss, peakRSS(cmd.ProcessState))
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	return times, rss, nil
