@@ -162,7 +162,7 @@ func themeNames(m *extension.Manifest) []string {
 	return out
 }
 
-// errConflicts is the exit status of list, describe, validate and doctor
+// errConflicts is the exit status of list and describe
 // when Gemini CLI would fail on what they found (two extensions of one
 // name): 1, as `gemini extensions list` exits then.
 func errConflicts(cs []extension.Conflict) error {
