@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -223,15 +226,28 @@ func newExtListCmd(s Streams) *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(s.Err, "gemkit: %v\n", err)
 			}
-			items := make([]listItem, 0, len(all))
-			for _, in := range all {
+			ens := make([]extension.Enablement, len(all))
+			for i, in := range all {
 				name := in.Name
 				if m := in.Manifest(); m != nil {
 					name = m.Name
 				}
-				en := enabled(name)
-				items = append(items, listEntry(st, in, &en))
+				ens[i] = enabled(name)
 			}
+			// Each entry's skills, agents, hooks and .env are a few
+			// more file reads: spread them over the CPUs as List does
+			// the manifests.
+			items := make([]listItem, len(all))
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range min(runtime.GOMAXPROCS(0), len(all)) {
+				wg.Go(func() {
+					for i := int(next.Add(1) - 1); i < len(all); i = int(next.Add(1) - 1) {
+						items[i] = listEntry(st, all[i], &ens[i])
+					}
+				})
+			}
+			wg.Wait()
 			conflicts := extension.Conflicts(all)
 			for i, in := range all {
 				items[i].Conflicts = extension.ConflictsOf(conflicts, in.Entry)

@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Conflict is something two installed extensions clash on.
@@ -140,32 +143,58 @@ func (s *Store) ConflictsWith(entry string) ([]Conflict, error) {
 		}
 		return nil, fmt.Errorf("read the extensions folder: %w", err)
 	}
+	// Spread the reads over the CPUs, as List does.
+	found := make([]*Installed, len(entries))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(entries)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(entries); i = int(next.Add(1) - 1) {
+				found[i] = s.shallowEntry(entries[i])
+			}
+		})
+	}
+	wg.Wait()
 	var all []*Installed
-	for _, e := range entries {
-		if isStagingName(e.Name()) || (!e.IsDir() && e.Type()&fs.ModeSymlink == 0) {
-			continue
+	for _, in := range found {
+		if in != nil {
+			all = append(all, in)
 		}
-		in := &Installed{Name: e.Name(), Entry: filepath.Join(s.Dir(), e.Name())}
-		dir := in.Entry
-		if md, err := readMetadata(in.Entry); err == nil && md != nil && md.Type == SourceLink {
-			dir = md.Source
-		}
-		raw, err := os.ReadFile(filepath.Join(dir, ManifestFile))
-		if err != nil {
-			continue
-		}
-		var m Manifest
-		var head struct {
-			Name       string                     `json:"name"`
-			Version    string                     `json:"version"`
-			MCPServers map[string]json.RawMessage `json:"mcpServers"`
-		}
-		if json.Unmarshal(raw, &head) != nil {
-			continue
-		}
-		m.Name, m.Version, m.MCPServers = head.Name, head.Version, head.MCPServers
-		in.Extension = &Extension{Dir: dir, Manifest: &m}
-		all = append(all, in)
 	}
 	return ConflictsOf(Conflicts(all), entry), nil
+}
+
+// shallowEntry reads the name, version and MCP server names of one entry
+// of the extensions folder; nil when it holds no readable manifest. The
+// manifest is looked for in the entry first: only a linked extension's
+// entry lacks one and needs its install metadata read.
+func (s *Store) shallowEntry(e fs.DirEntry) *Installed {
+	if isStagingName(e.Name()) || (!e.IsDir() && e.Type()&fs.ModeSymlink == 0) {
+		return nil
+	}
+	in := &Installed{Name: e.Name(), Entry: filepath.Join(s.Dir(), e.Name())}
+	dir := in.Entry
+	raw, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		md, mdErr := readMetadata(in.Entry)
+		if mdErr != nil || md == nil || md.Type != SourceLink {
+			return nil
+		}
+		dir = md.Source
+		raw, err = os.ReadFile(filepath.Join(dir, ManifestFile))
+	}
+	if err != nil {
+		return nil
+	}
+	var head struct {
+		Name       string                     `json:"name"`
+		Version    string                     `json:"version"`
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if json.Unmarshal(raw, &head) != nil {
+		return nil
+	}
+	m := &Manifest{Name: head.Name, Version: head.Version, MCPServers: head.MCPServers}
+	in.Extension = &Extension{Dir: dir, Manifest: m}
+	return in
 }

@@ -255,7 +255,7 @@ type SettingState struct {
 func (in *Installed) Settings(extensionsDir, workspace string) []SettingState {
 	m := in.Manifest()
 	out := []SettingState{}
-	if m == nil {
+	if m == nil || len(m.Settings) == 0 {
 		return out
 	}
 	userEnv := filepath.Join(extensionsDir, m.Name, ".env")
