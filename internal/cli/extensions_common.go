@@ -34,6 +34,7 @@ func addExtensionManageCommands(parent *cobra.Command, s Streams) {
 		newExtLinkCmd(s),
 		newExtNewCmd(s),
 		newExtValidateCmd(s),
+		newExtDoctorCmd(s),
 	)
 }
 

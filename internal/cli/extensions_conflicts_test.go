@@ -26,9 +26,24 @@ func TestConflictsAndValidateAgreeWithGemini(t *testing.T) {
 		t.Errorf("list without the server warning:\n%s", out)
 	}
 
+	out = e.mustRun("doctor")
+	if !strings.Contains(out, `warning: shared: the extensions one, two each define an MCP server called "shared"`) {
+		t.Errorf("doctor without the server warning:\n%s", out)
+	}
+	e.mustRun("disable", "one")
+	copyTree(t, filepath.Join(e.home, ".gemini", "extensions", "one"), filepath.Join(e.home, ".gemini", "extensions", "one-copy"))
+	out, _, code := e.run("doctor")
+	if code != ExitNo || !strings.Contains(out, "error: one: 2 folders hold an extension called \"one\"") || !strings.Contains(out, "uninstall one-copy") {
+		t.Errorf("doctor with a duplicate: exit %d\n%s", code, out)
+	}
+	e.mustRun("uninstall", "one-copy")
+	if en := e.mustRun("describe", "one"); !strings.Contains(en, "Enabled:  user disabled, workspace disabled") {
+		t.Errorf("removing the copy changed the original:\n%s", en)
+	}
+
 	dir := filepath.Join(src, "ctx")
 	writeFiles(t, dir, map[string]string{"gemini-extension.json": `{"name": "ctx", "version": "1.0.0", "contextFileName": ["HERE.md", "GONE.md"]}`, "HERE.md": "x"})
-	out, _, code := e.run("validate", dir)
+	out, _, code = e.run("validate", dir)
 	if code != ExitNo || !strings.Contains(out, `contextFileName[1]: "GONE.md" does not exist`) || strings.Contains(out, "HERE.md\" does not") {
 		t.Errorf("validate with a missing context file: exit %d\n%s", code, out)
 	}
