@@ -465,4 +465,28 @@ func TestGeminiCLICompatibility(t *testing.T) {
 	}
 	gem, kit = h.lists()
 	compareLists(t, gem, kit, all...)
+
+	// A file:// git install by gemkit: Gemini CLI updates it (the clone
+	// keeps its .git) but refuses to install such a source itself.
+	repo := filepath.Join(h.home, "repo")
+	writeFiles(t, repo, map[string]string{"gemini-extension.json": `{"name": "via-file", "version": "1.0.0"}`})
+	gemkittest.Git(t, repo, "init", "--quiet")
+	gemkittest.Git(t, repo, "add", ".")
+	gemkittest.Git(t, repo, "commit", "--quiet", "-m", "one")
+	h.mustKit("install", "file://"+repo, "--consent")
+	writeFiles(t, repo, map[string]string{"gemini-extension.json": `{"name": "via-file", "version": "1.1.0"}`})
+	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "two")
+	if out, errOut, code := h.gem("extensions", "update", "via-file"); code != 0 || !strings.Contains(out+errOut, "1.0.0 → 1.1.0") {
+		t.Errorf("gemini extensions update of a file:// install: exit %d\n%s%s", code, out, errOut)
+	}
+	all = append(all, "via-file")
+	gem, kit = h.lists()
+	compareLists(t, gem, kit, all...)
+	if kit["via-file"]["version"] != "1.1.0" {
+		t.Errorf("gemkit lists via-file at %v after Gemini CLI's update", kit["via-file"]["version"])
+	}
+	h.mustKit("uninstall", "via-file")
+	if out, errOut, code := h.gem("extensions", "install", "file://"+repo, "--consent"); code == 0 || !strings.Contains(out+errOut, "Install source not found") {
+		t.Errorf("gemini extensions install file://: exit %d\n%s%s", code, out, errOut)
+	}
 }
