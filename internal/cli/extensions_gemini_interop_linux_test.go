@@ -486,6 +486,34 @@ func TestGeminiCLICompatibility(t *testing.T) {
 		t.Errorf("gemkit lists via-file at %v after Gemini CLI's update", kit["via-file"]["version"])
 	}
 	h.mustKit("uninstall", "via-file")
+
+	// A --path install: Gemini CLI's update cannot see a repository in
+	// the folder ("not a git repository") and calls it up to date; gemkit
+	// says only it updates it, and does.
+	writeFiles(t, repo, map[string]string{"sub/gemini-extension.json": `{"name": "sub-ext", "version": "1.0.0"}`})
+	gemkittest.Git(t, repo, "add", ".")
+	gemkittest.Git(t, repo, "commit", "--quiet", "-m", "sub")
+	h.mustKit("install", "file://"+repo, "--path", "sub", "--consent")
+	writeFiles(t, repo, map[string]string{"sub/gemini-extension.json": `{"name": "sub-ext", "version": "2.0.0"}`})
+	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "sub two")
+	if out, errOut, _ := h.gem("extensions", "update", "sub-ext"); !strings.Contains(out+errOut, "not a git repository") {
+		t.Errorf("gemini extensions update of a --path install:\n%s%s", out, errOut)
+	}
+	if out := h.mustKit("list"); !strings.Contains(out, "note: sub-ext: only gemkit updates it") {
+		t.Errorf("list does not say who updates sub-ext:\n%s", out)
+	}
+	all[len(all)-1] = "sub-ext"
+	gem, kit = h.lists()
+	compareLists(t, gem, kit, all...)
+	if gem["sub-ext"]["version"] != "1.0.0" {
+		t.Errorf("Gemini CLI updated a --path install after all: %v", gem["sub-ext"]["version"])
+	}
+	h.mustKit("update", "sub-ext", "--consent")
+	gem, kit = h.lists()
+	compareLists(t, gem, kit, all...)
+	if gem["sub-ext"]["version"] != "2.0.0" {
+		t.Errorf("after gemkit's update Gemini CLI lists sub-ext at %v", gem["sub-ext"]["version"])
+	}
 	if out, errOut, code := h.gem("extensions", "install", "file://"+repo, "--consent"); code == 0 || !strings.Contains(out+errOut, "Install source not found") {
 		t.Errorf("gemini extensions install file://: exit %d\n%s%s", code, out, errOut)
 	}
