@@ -2,9 +2,12 @@
 // person meets them: the whole process, started afresh each time, with
 // 200 extensions installed. It builds gemkit, fills a temporary home with
 // real installs (the "tools" template: three tools, a doc, examples,
-// context file), runs each command N times and prints p50 and p90.
+// context file), runs each command N times and prints p50 and p90. In the
+// same run, on the same home, it times the real Gemini CLI's
+// `gemini extensions list` (interop/node_modules, run offline in its own
+// network namespace) as the reference, with each tool's peak memory.
 //
-//	go run ./bench/extensions [-n 50] [-extensions 200]
+//	go run ./bench/extensions [-n 50] [-extensions 200] [-gemini-n 5]
 package main
 
 import (
@@ -26,13 +29,14 @@ import (
 func main() {
 	n := flag.Int("n", 50, "runs of each command")
 	count := flag.Int("extensions", 200, "installed extensions")
+	geminiN := flag.Int("gemini-n", 5, "runs of the real Gemini CLI's list (0: skip it)")
 	flag.Parse()
-	if err := run(*n, *count); err != nil {
+	if err := run(*n, *count, *geminiN); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(n, count int) error {
+func run(n, count, geminiN int) error {
 	tmp, err := os.MkdirTemp("", "gemkit-bench-")
 	if err != nil {
 		return err
@@ -76,41 +80,101 @@ func run(n, count int) error {
 	defer func() { fmt.Printf("load average after:  %s\n", loadAverage()) }()
 
 	base := []string{"extensions", "--home", home, "--workspace", ws}
-	for _, c := range []struct {
+	type command struct {
 		name string
 		args []string
-	}{
+	}
+	for _, c := range []command{
 		{"list", []string{"list"}},
 		{"list --json", []string{"list", "--json"}},
 		{"describe", []string{"describe", fmt.Sprintf("bench-ext-%03d", count/2)}},
 		{"describe --json", []string{"describe", fmt.Sprintf("bench-ext-%03d", count/2), "--json"}},
 	} {
-		times, err := measure(bin, append(base, c.args...), n)
+		times, rss, err := measure(append([]string{bin}, append(base, c.args...)...), nil, ws, n)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
-		fmt.Printf("%-16s p50 %6.1f ms   p90 %6.1f ms   min %6.1f ms\n", c.name, ms(pct(times, 50)), ms(pct(times, 90)), ms(times[0]))
+		report("gemkit "+c.name, times, rss)
+	}
+	if geminiN == 0 {
+		return nil
+	}
+	gemini, err := geminiCommand(home)
+	if err != nil {
+		return err
+	}
+	env := []string{"HOME=" + home, "GEMINI_CLI_HOME=" + home, "GEMINI_API_KEY=x", "NO_COLOR=1", "PATH=" + os.Getenv("PATH")}
+	for _, c := range []command{{"list", []string{"extensions", "list"}}, {"list -o json", []string{"extensions", "list", "-o", "json"}}} {
+		times, rss, err := measure(append(gemini, c.args...), env, ws, geminiN)
+		if err != nil {
+			return fmt.Errorf("gemini %s: %w", c.name, err)
+		}
+		report("gemini "+c.name, times, rss)
 	}
 	return nil
 }
 
-// measure runs the command n times (after one warm-up run) and returns the
-// sorted wall times.
-func measure(bin string, args []string, n int) ([]time.Duration, error) {
-	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%v\n%s", err, out)
+func report(name string, times []time.Duration, rssKB int64) {
+	fmt.Printf("%-23s p50 %7.1f ms   p90 %7.1f ms   min %7.1f ms   max RSS %4d MB\n", name, ms(pct(times, 50)), ms(pct(times, 90)), ms(times[0]), rssKB/1024)
+}
+
+// geminiCommand returns the command line that runs the real Gemini CLI
+// from interop/node_modules offline: in a new network namespace with no
+// interface up (unshare), with settings that skip sign-in and folder
+// trust, written into the bench's home.
+func geminiCommand(home string) ([]string, error) {
+	bundle, err := filepath.Abs(filepath.Join("interop", "node_modules", "@google", "gemini-cli", "bundle", "gemini.js"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bundle); err != nil {
+		return nil, fmt.Errorf("the real Gemini CLI is not installed: run `npm ci` in interop/ (%w)", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("node is needed for the Gemini CLI reference: %w", err)
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return nil, fmt.Errorf("unshare (util-linux) is needed to run the Gemini CLI offline: %w", err)
+	}
+	settings := `{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		return nil, err
+	}
+	return []string{unshare, "--user", "--map-root-user", "--net", node, bundle}, nil
+}
+
+// measure runs argv n times in dir (after one warm-up run), with env
+// when not nil, and returns the sorted wall times and the largest peak
+// resident memory (KB).
+func measure(argv, env []string, dir string, n int) ([]time.Duration, int64, error) {
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = dir
+		if env != nil {
+			cmd.Env = env
+		}
+		return cmd
+	}
+	if out, err := newCmd().CombinedOutput(); err != nil {
+		return nil, 0, fmt.Errorf("%v\n%s", err, out)
 	}
 	times := make([]time.Duration, 0, n)
+	var rss int64
 	for range n {
-		cmd := exec.Command(bin, args...)
+		cmd := newCmd()
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		times = append(times, time.Since(start))
+		rss = max(rss, peakRSS(cmd.ProcessState))
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	return times, nil
+	return times, rss, nil
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {

@@ -33,6 +33,7 @@ func addExtensionManageCommands(parent *cobra.Command, a *app) {
 		newExtLinkCmd(a),
 		newExtNewCmd(a),
 		newExtValidateCmd(a),
+		newExtDoctorCmd(a),
 	)
 }
 
@@ -47,6 +48,9 @@ func openStore(cmd *cobra.Command) (*extension.Store, error) {
 		}
 	}
 	st := extension.OpenStore(home)
+	// Leftovers of killed installs make Gemini CLI warn on every command;
+	// the next gemkit command removes them.
+	st.SweepStaging()
 	if ws, _ := cmd.Flags().GetString("workspace"); ws != "" {
 		fi, err := os.Stat(ws)
 		if err != nil || !fi.IsDir() {

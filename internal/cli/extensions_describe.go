@@ -49,6 +49,9 @@ files, settings, source, version and where it is enabled.`,
 				return err
 			}
 			item := listEntry(st, in, nil)
+			if cs, err := st.ConflictsWith(in.Entry); err == nil {
+				item.Conflicts = cs
+			}
 			var notes []extension.EnforcementNote
 			var enfErr error
 			if a.enforcer != nil && in.Extension != nil {
@@ -67,11 +70,17 @@ files, settings, source, version and where it is enabled.`,
 				if notes == nil {
 					notes = []extension.EnforcementNote{}
 				}
-				return writeJSON(a.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes})
+				if err := writeJSON(a.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes}); err != nil {
+					return err
+				}
+				return errConflicts(item.Conflicts)
 			}
 			out := bufio.NewWriter(a.Out)
 			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr, modelTools(st, in))
-			return out.Flush()
+			if err := out.Flush(); err != nil {
+				return err
+			}
+			return errConflicts(item.Conflicts)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the description as JSON")
@@ -102,7 +111,19 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	} else {
 		fmt.Fprintf(w, "Source:   unknown (no %s)\n", extension.InstallMetadataFile)
 	}
+	if it.UpdateNote != "" {
+		fmt.Fprintf(w, "Updates:  %s\n", it.UpdateNote)
+	} else {
+		fmt.Fprintf(w, "Updates:  gemkit or Gemini CLI\n")
+	}
 	fmt.Fprintf(w, "Enabled:  user %s, workspace %s\n", yesNo(it.Enabled.User), yesNo(it.Enabled.Workspace))
+	if it.ID != "" {
+		fmt.Fprintf(w, "ID:       %s\n", it.ID)
+	}
+	if len(it.Conflicts) > 0 {
+		fmt.Fprintln(w)
+		writeConflicts(w, it.Conflicts)
+	}
 	if it.Error != "" {
 		fmt.Fprintf(w, "\nThis extension cannot be read: %s\n", it.Error)
 		return
@@ -218,15 +239,39 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 			fmt.Fprintf(w, "  %s\n", t)
 		}
 	}
-	if len(m.Settings) > 0 {
+	if len(it.Settings) > 0 {
 		section("Settings")
-		for _, st := range m.Settings {
+		for _, st := range it.Settings {
 			sens := ""
 			if st.Sensitive {
 				sens = ", sensitive"
 			}
 			fmt.Fprintf(w, "  %s ($%s%s): %s\n", st.Name, st.EnvVar, sens, st.Description)
+			switch {
+			case st.Set == nil:
+				fmt.Fprintln(w, "      not in a .env file; Gemini CLI may hold it in the system keychain, which gemkit does not read")
+			case *st.Set:
+				fmt.Fprintf(w, "      set (%s scope, in %s)\n", st.Scope, st.Source)
+			default:
+				fmt.Fprintf(w, "      not set; set it with `gemini extensions config %s %s`\n", m.Name, st.EnvVar)
+			}
 		}
+	}
+	if len(it.Skills) > 0 {
+		section(fmt.Sprintf("Agent skills (%d)", len(it.Skills)))
+		for _, sk := range it.Skills {
+			fmt.Fprintf(w, "  %s: %s\n      %s\n", sk.Name, sk.Description, relPath(in.Extension.Dir, sk.Location))
+		}
+	}
+	if len(it.Agents) > 0 {
+		section(fmt.Sprintf("Agents (%d)", len(it.Agents)))
+		for _, a := range it.Agents {
+			fmt.Fprintf(w, "  %s: %s\n      %s\n", a.Name, a.Description, relPath(in.Extension.Dir, a.File))
+		}
+	}
+	if len(it.Hooks) > 0 || it.HooksError != "" {
+		section("Hooks (hooks/hooks.json)")
+		writeHooks(w, it.Hooks, it.HooksError)
 	}
 	if len(m.Themes) > 0 {
 		section("Themes")
@@ -264,6 +309,48 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 			fmt.Fprintf(w, "  %s\n", p.String())
 		}
 	}
+}
+
+// writeHooks prints each hook event with its matchers and commands, the
+// paths resolved as Gemini CLI runs them.
+func writeHooks(w io.Writer, hooks json.RawMessage, hooksErr string) {
+	if hooksErr != "" {
+		fmt.Fprintf(w, "  unreadable: %s\n", hooksErr)
+		return
+	}
+	var events map[string][]struct {
+		Matcher string `json:"matcher"`
+		Hooks   []struct {
+			Type    string `json:"type"`
+			Command string `json:"command"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(hooks, &events); err != nil {
+		var buf bytes.Buffer
+		json.Compact(&buf, hooks)
+		fmt.Fprintf(w, "  %s\n", buf.String())
+		return
+	}
+	for _, ev := range sortedKeys(events) {
+		for _, def := range events[ev] {
+			match := ""
+			if def.Matcher != "" {
+				match = " (" + def.Matcher + ")"
+			}
+			for _, h := range def.Hooks {
+				fmt.Fprintf(w, "  %s%s: %s %s\n", ev, match, h.Type, h.Command)
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // writeMCPDetails prints the parts of an MCP server definition that its

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -29,6 +33,44 @@ type listItem struct {
 	Permissions  *permissionsInfo     `json:"permissions,omitempty"`
 	Problems     []extension.Problem  `json:"problems,omitempty"`
 	Error        string               `json:"error,omitempty"`
+
+	// What Gemini CLI shows too, under the names `gemini extensions list
+	// -o json` gives them.
+	ID           string                   `json:"id,omitempty"`
+	ExcludeTools []string                 `json:"excludeTools"`
+	Themes       []string                 `json:"themes"`
+	Skills       []extension.Skill        `json:"skills"`
+	Agents       []extension.Agent        `json:"agents"`
+	Hooks        json.RawMessage          `json:"hooks,omitempty"`
+	HooksError   string                   `json:"hooksError,omitempty"`
+	Settings     []extension.SettingState `json:"settings"`
+	// UpdatedBy names the tools that can update the extension (see
+	// updaters).
+	UpdatedBy []string `json:"updatedBy"`
+	// UpdateNote says why a tool cannot update it, when one cannot.
+	UpdateNote string               `json:"updateNote,omitempty"`
+	Conflicts  []extension.Conflict `json:"conflicts,omitempty"`
+}
+
+// updaters says which tools can update an installed extension, and why
+// not when one cannot. Gemini CLI's update of a git install runs git in
+// the installed folder (ls-remote, then a fresh clone); a --path install
+// holds only the repository's sub-folder and no .git, so Gemini CLI
+// fails there ("not a git repository") and would install the whole
+// repository if it got further. Its local installs compare the source's
+// version and copy again, as gemkit's do; it can update a gemkit
+// file:// install, which is a git install with a .git. GitHub release
+// installs are Gemini CLI's alone.
+func updaters(md *extension.InstallMetadata) ([]string, string) {
+	switch {
+	case md == nil:
+		return []string{}, "no " + extension.InstallMetadataFile + ": the source is unknown, so neither tool can update it"
+	case md.Subdir != "":
+		return []string{"gemkit"}, "only gemkit updates it: it was installed from the folder " + md.Subdir + " of a git repository (--path), which Gemini CLI's update does not know"
+	case md.Type == extension.SourceGitHubRelease:
+		return []string{"gemini"}, "only Gemini CLI updates it: it was installed from a GitHub release"
+	}
+	return []string{"gemkit", "gemini"}, ""
 }
 
 type sourceInfo struct {
@@ -63,7 +105,9 @@ func sourceOf(in *extension.Installed) *sourceInfo {
 // the caller has it already.
 func listEntry(st *extension.Store, in *extension.Installed, en *extension.Enablement) listItem {
 	it := listItem{Name: in.Name, Path: in.Entry, Entry: in.Entry, Source: sourceOf(in),
-		Tools: []string{}, Docs: []string{}, MCPServers: []string{}, ContextFiles: []string{}}
+		Tools: []string{}, Docs: []string{}, MCPServers: []string{}, ContextFiles: []string{},
+		ExcludeTools: []string{}, Themes: []string{}, Skills: []extension.Skill{}, Agents: []extension.Agent{}, Settings: []extension.SettingState{}}
+	it.UpdatedBy, it.UpdateNote = updaters(in.Metadata)
 	var ve *extension.ValidationError
 	if in.Err != nil && !errors.As(in.Err, &ve) {
 		it.Error = in.Err.Error()
@@ -85,6 +129,17 @@ func listEntry(st *extension.Store, in *extension.Installed, en *extension.Enabl
 		it.MCPServers = sortedNames(m.MCPServers)
 		it.ContextFiles = append(it.ContextFiles, in.Extension.ContextFiles...)
 		it.Permissions = permissionsOf(m)
+		it.ID = extension.ExtensionID(m.Name, in.Metadata)
+		it.ExcludeTools = append(it.ExcludeTools, m.ExcludeTools...)
+		it.Themes = themeNames(m)
+		it.Skills = in.Extension.Skills()
+		it.Agents = in.Extension.Agents()
+		if h, err := in.Extension.Hooks(st.Workspace()); err != nil {
+			it.HooksError = err.Error()
+		} else {
+			it.Hooks = h
+		}
+		it.Settings = in.Settings(st.Dir(), st.Workspace())
 	}
 	if en != nil {
 		it.Enabled = *en
@@ -92,6 +147,43 @@ func listEntry(st *extension.Store, in *extension.Installed, en *extension.Enabl
 		it.Enabled, _ = st.Enablement(name)
 	}
 	return it
+}
+
+// themeNames lists the names of the themes the manifest adds.
+func themeNames(m *extension.Manifest) []string {
+	out := []string{}
+	for _, raw := range m.Themes {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &t) == nil && t.Name != "" {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// errConflicts is the exit status of list and describe
+// when Gemini CLI would fail on what they found (two extensions of one
+// name): 1, as `gemini extensions list` exits then.
+func errConflicts(cs []extension.Conflict) error {
+	for _, c := range cs {
+		if c.Fatal {
+			return withExitCode(ExitNo, nil)
+		}
+	}
+	return nil
+}
+
+// writeConflicts prints each conflict with its fix.
+func writeConflicts(w io.Writer, cs []extension.Conflict) {
+	for _, c := range cs {
+		word := "warning"
+		if c.Fatal {
+			word = "error"
+		}
+		fmt.Fprintf(w, "! %s: %s\n    fix: %s\n", word, c.Message, c.Fix)
+	}
 }
 
 func sortedNames(m map[string]json.RawMessage) []string {
@@ -134,21 +226,41 @@ func newExtListCmd(a *app) *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
-			items := make([]listItem, 0, len(all))
-			for _, in := range all {
+			ens := make([]extension.Enablement, len(all))
+			for i, in := range all {
 				name := in.Name
 				if m := in.Manifest(); m != nil {
 					name = m.Name
 				}
-				en := enabled(name)
-				items = append(items, listEntry(st, in, &en))
+				ens[i] = enabled(name)
+			}
+			// Each entry's skills, agents, hooks and .env are a few
+			// more file reads: spread them over the CPUs as List does
+			// the manifests.
+			items := make([]listItem, len(all))
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range min(runtime.GOMAXPROCS(0), len(all)) {
+				wg.Go(func() {
+					for i := int(next.Add(1) - 1); i < len(all); i = int(next.Add(1) - 1) {
+						items[i] = listEntry(st, all[i], &ens[i])
+					}
+				})
+			}
+			wg.Wait()
+			conflicts := extension.Conflicts(all)
+			for i, in := range all {
+				items[i].Conflicts = extension.ConflictsOf(conflicts, in.Entry)
 			}
 			// One write at the end: tabwriter writes each cell on its
 			// own, a system call each on an unbuffered stdout.
 			out := bufio.NewWriter(a.Out)
 			defer out.Flush()
 			if asJSON {
-				return writeJSON(out, items)
+				if err := writeJSON(out, items); err != nil {
+					return err
+				}
+				return errConflicts(conflicts)
 			}
 			if len(items) == 0 {
 				fmt.Fprintf(out, "No extensions installed in %s.\n", st.Dir())
@@ -185,7 +297,16 @@ func newExtListCmd(a *app) *cobra.Command {
 					fmt.Fprintf(printableWriter{out}, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
 				}
 			}
-			return out.Flush()
+			for _, it := range items {
+				if it.Source != nil && it.Source.Subdir != "" {
+					fmt.Fprintf(printableWriter{out}, "note: %s: %s\n", it.Name, it.UpdateNote)
+				}
+			}
+			writeConflicts(printableWriter{out}, conflicts)
+			if err := out.Flush(); err != nil {
+				return err
+			}
+			return errConflicts(conflicts)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")

@@ -69,6 +69,8 @@ func newExtValidateCmd(a *app) *cobra.Command {
 			if ve != nil {
 				probs = ve.Problems
 			}
+			probs = append(probs, ext.MissingContextFiles()...)
+			probs = append(probs, installedConflicts(cmd, ext)...)
 			if asJSON {
 				if err := writeJSON(a.Out, map[string]any{"valid": len(probs) == 0, "name": ext.Manifest.Name, "manifest": ext.ManifestPath(), "problems": probs}); err != nil {
 					return err
@@ -93,4 +95,34 @@ func newExtValidateCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// installedConflicts returns, when dir is an installed extension (its
+// entry or a linked folder), a problem for each other installed extension
+// of the same name: Gemini CLI fails while both are there.
+func installedConflicts(cmd *cobra.Command, ext *extension.Extension) []extension.Problem {
+	st, err := openStore(cmd)
+	if err != nil {
+		return nil
+	}
+	all, err := st.List()
+	if err != nil {
+		return nil
+	}
+	var entry string
+	for _, in := range all {
+		if in.Extension != nil && in.Extension.Dir == ext.Dir {
+			entry = in.Entry
+		}
+	}
+	if entry == "" {
+		return nil
+	}
+	var out []extension.Problem
+	for _, c := range extension.ConflictsOf(extension.Conflicts(all), entry) {
+		if c.Fatal {
+			out = append(out, extension.Problem{Path: "name", Message: c.Message, Fix: c.Fix})
+		}
+	}
+	return out
 }

@@ -16,8 +16,9 @@ import (
 type ConsentPrompt struct {
 	// Action is "Install", "Link" or "Update".
 	Action string
-	// Extension is the extension as staged (its Dir is a temporary
-	// folder while installing).
+	// Extension is the extension as it will be once in place: checked in
+	// a staging folder, but with Dir and ${extensionPath} naming its
+	// final folder.
 	Extension *Extension
 	// Lines is the consent text (see ConsentText).
 	Lines []string
@@ -133,7 +134,8 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err := s.checkFree(name); err != nil {
 		return nil, err
 	}
-	if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Install", Extension: ext, Lines: ConsentText(ext, "Installing")}); err != nil {
+	shown := s.atFinalPath(ext, s.finalDir(name))
+	if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Install", Extension: shown, Lines: ConsentText(shown, "Installing")}); err != nil {
 		return nil, err
 	}
 	if err := writeMetadata(root, md); err != nil {
@@ -211,7 +213,7 @@ func (s *Store) Uninstall(name string) error {
 		return err
 	}
 	names := []string{in.Name}
-	if m := in.Manifest(); m != nil && m.Name != in.Name {
+	if m := in.Manifest(); m != nil && m.Name != in.Name && !s.otherCarries(in, m.Name) {
 		names = append(names, m.Name)
 	}
 	if err := s.removeEntry(in, names); err != nil {
@@ -223,6 +225,22 @@ func (s *Store) Uninstall(name string) error {
 		}
 	}
 	return nil
+}
+
+// otherCarries reports whether an entry other than in holds an extension
+// called name: removing a copied folder must keep the enablement rules
+// and consent of the extension it duplicated.
+func (s *Store) otherCarries(in *Installed, name string) bool {
+	all, err := s.List()
+	if err != nil {
+		return true
+	}
+	for _, o := range all {
+		if o.Entry != in.Entry && o.Manifest() != nil && o.Manifest().Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // UpdateRequest says how to update.
@@ -307,12 +325,17 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	}
 	res.Changes = ConsentChanges(old, ext.Unexpanded())
 	if len(res.Changes) > 0 {
-		lines := append(ConsentText(ext, "Updating"), "", "What changed since you last agreed:")
+		final := s.finalDir(in.Name)
+		if in.Extension != nil {
+			final = in.Extension.Dir
+		}
+		shown := s.atFinalPath(ext, final)
+		lines := append(ConsentText(shown, "Updating"), "", "What changed since you last agreed:")
 		lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
 		for _, c := range res.Changes {
 			lines = append(lines, "  - "+c.What)
 		}
-		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: ext, Lines: lines, Changes: res.Changes}); err != nil {
+		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes}); err != nil {
 			return nil, err
 		}
 	}
@@ -336,6 +359,39 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		}
 	}
 	return res, nil
+}
+
+// finalDir is the real path an extension called name will have once
+// installed: what ${extensionPath} will stand for.
+func (s *Store) finalDir(name string) string {
+	dir := s.Dir()
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Join(dir, name)
+}
+
+// atFinalPath returns ext, checked in its staging folder, as it will be
+// once moved to dir: the manifest expanded again with ${extensionPath}
+// standing for dir, and the context files under dir. The consent text
+// is built from it, so it names the paths that will exist, not the
+// staging copy that is about to disappear.
+func (s *Store) atFinalPath(ext *Extension, dir string) *Extension {
+	vars := Variables{ExtensionPath: dir, WorkspacePath: s.workspace}
+	expanded, err := vars.ExpandJSON(ext.Raw)
+	if err != nil {
+		return ext
+	}
+	m, _, err := ParseManifest(expanded)
+	if err != nil {
+		return ext
+	}
+	c := *ext
+	c.Dir, c.Manifest, c.ContextFiles = dir, m, nil
+	for _, f := range ext.ContextFiles {
+		c.ContextFiles = append(c.ContextFiles, filepath.Join(dir, relTo(ext.Dir, f)))
+	}
+	return &c
 }
 
 // loadFetched loads what fetch brought into the staging folder root,
@@ -398,7 +454,7 @@ func (s *Store) removeEntry(in *Installed, names []string) error {
 	} else {
 		// Rename first, so the name is free at once and a failure while
 		// deleting leaves a staging folder rather than half an extension.
-		trash, err := os.MkdirTemp(s.Dir(), stagingPrefix+"remove-")
+		trash, err := s.newStaging("remove")
 		if err != nil {
 			return fmt.Errorf("uninstall %s: %w", in.Name, err)
 		}

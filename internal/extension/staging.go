@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,39 +28,105 @@ func cleanSubdir(sub string) (string, error) {
 	return filepath.ToSlash(c), nil
 }
 
-// newStaging makes a temporary folder inside the extensions folder, so the
-// final rename stays on one file system.
+// stagingDir is where installs, updates and uninstalls prepare their
+// folders: <home>/.gemini/gemkit/staging. Gemini CLI loads every folder
+// of ~/.gemini/extensions (hidden ones too, warning "Skipping extension
+// in …" for each it cannot read) but never looks into ~/.gemini/gemkit,
+// and the two are on one file system in every usual set-up, so the final
+// rename into the extensions folder stays a single atomic step.
+func (s *Store) stagingDir() string { return filepath.Join(s.stateDir(), "staging") }
+
+// newStaging makes a temporary folder for one operation of kind
+// (install, update, link, remove), tagged with this process's id so that
+// a later command can tell a live operation from a killed one. When the
+// staging folder is on another file system than the extensions folder
+// (an extensions folder that is a symlink to another disk), it stages
+// inside the extensions folder instead, as a hidden folder, since only a
+// rename within one file system is atomic.
 func (s *Store) newStaging(kind string) (string, error) {
 	if err := os.MkdirAll(s.Dir(), 0o755); err != nil {
 		return "", fmt.Errorf("create the extensions folder: %w", err)
 	}
-	s.sweepStaging()
-	d, err := os.MkdirTemp(s.Dir(), stagingPrefix+kind+"-")
+	s.SweepStaging()
+	parent, prefix := s.stagingDir(), ""
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", fmt.Errorf("create the staging folder: %w", err)
+	}
+	if !sameFileSystem(parent, s.Dir()) {
+		parent, prefix = s.Dir(), stagingPrefix
+	}
+	d, err := os.MkdirTemp(parent, fmt.Sprintf("%s%s-%d-", prefix, kind, os.Getpid()))
 	if err != nil {
 		return "", fmt.Errorf("create a staging folder: %w", err)
 	}
 	return d, nil
 }
 
-// staleStaging is how old a staging folder must be before a later install
-// deletes it: old enough that no install can still be using it.
-const staleStaging = time.Hour
+// Staging folders whose process cannot be checked (folders named by a
+// gemkit older than the pid tag, or a pid that was reused) are deleted
+// once this old: a gemkit of an earlier version may still be using a
+// young one, but none runs for this long.
+const (
+	staleUntagged = 10 * time.Minute
+	staleTagged   = 24 * time.Hour
+)
 
-// sweepStaging deletes staging folders that a killed gemkit left behind,
-// so they do not pile up (Gemini CLI would warn about each one).
-func (s *Store) sweepStaging() {
-	entries, err := os.ReadDir(s.Dir())
+// SweepStaging deletes the staging folders of operations that can no
+// longer finish: those whose process has exited (a SIGKILLed install),
+// and, in the extensions folder, the untagged ".gemkit-*" folders that
+// earlier gemkit versions staged in, which make Gemini CLI warn on every
+// command. Every command that opens the store calls it; it costs one
+// directory read when there is nothing to do. It returns the folders it
+// deleted.
+func (s *Store) SweepStaging() []string {
+	removed := sweepStagingIn(s.stagingDir(), "")
+	return append(removed, sweepStagingIn(s.Dir(), stagingPrefix)...)
+}
+
+func sweepStagingIn(dir, prefix string) []string {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return
+		return nil
 	}
+	var removed []string
 	for _, e := range entries {
-		if !isStagingName(e.Name()) || !e.IsDir() {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.IsDir() {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleStaging {
-			os.RemoveAll(filepath.Join(s.Dir(), e.Name()))
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		age := time.Since(fi.ModTime())
+		pid := stagingPID(strings.TrimPrefix(e.Name(), prefix))
+		switch {
+		case pid == os.Getpid():
+			continue
+		case pid > 0 && processAlive(pid) && age < staleTagged:
+			continue
+		case pid <= 0 && age < staleUntagged:
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if os.RemoveAll(p) == nil {
+			removed = append(removed, p)
 		}
 	}
+	return removed
+}
+
+// stagingPID reads the process id from a staging folder name
+// (kind-PID-random); 0 when there is none.
+func stagingPID(name string) int {
+	parts := strings.Split(name, "-")
+	if len(parts) != 3 {
+		return 0
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // checkFree fails when an extension called name is installed.

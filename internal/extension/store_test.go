@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -685,20 +687,78 @@ func TestStoreReadsGeminiCLIEntries(t *testing.T) {
 	}
 }
 
-func TestStaleStagingIsSwept(t *testing.T) {
+// TestStagingIsSwept checks which leftover staging folders the next
+// command deletes: those of a process that is gone (a killed install) and
+// old untagged ones in the extensions folder from earlier gemkit
+// versions, but not those of a running process or young untagged ones.
+func TestStagingIsSwept(t *testing.T) {
 	s := newStore(t)
-	old := filepath.Join(s.Dir(), ".gemkit-install-killed")
-	fresh := filepath.Join(s.Dir(), ".gemkit-install-running")
-	writeTree(t, old, map[string]string{"clone/x": "half a clone"})
-	writeTree(t, fresh, map[string]string{"x": "in use"})
-	long := time.Now().Add(-2 * staleStaging)
-	must(t, os.Chtimes(old, long, long))
-	installLocal(t, s, "after")
-	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("stale staging folder not removed: %v", err)
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	deadPID := dead.Process.Pid
+	long := time.Now().Add(-2 * staleUntagged)
+	cases := []struct {
+		path string
+		old  bool
+		kept bool
+	}{
+		{filepath.Join(s.stagingDir(), fmt.Sprintf("install-%d-123", deadPID)), false, false},
+		{filepath.Join(s.stagingDir(), fmt.Sprintf("install-%d-456", os.Getppid())), true, true},
+		{filepath.Join(s.Dir(), ".gemkit-install-killed"), true, false},
+		{filepath.Join(s.Dir(), ".gemkit-install-running"), false, true},
+		{filepath.Join(s.Dir(), fmt.Sprintf(".gemkit-update-%d-789", deadPID)), false, false},
 	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("a recent staging folder (maybe in use) was removed: %v", err)
+	for _, c := range cases {
+		writeTree(t, c.path, map[string]string{"clone/x": "half a clone"})
+		if c.old {
+			must(t, os.Chtimes(c.path, long, long))
+		}
+	}
+	s.SweepStaging()
+	for _, c := range cases {
+		_, err := os.Stat(c.path)
+		if c.kept && err != nil {
+			t.Errorf("%s (maybe in use) was removed: %v", c.path, err)
+		}
+		if !c.kept && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s not removed: %v", c.path, err)
+		}
+	}
+}
+
+// TestStagingOutsideExtensionsFolder checks that an install in progress
+// leaves nothing in the extensions folder (Gemini CLI loads every folder
+// there) and that the consent text shows ${extensionPath} as the folder
+// the extension will be in, not the staging copy.
+func TestStagingOutsideExtensionsFolder(t *testing.T) {
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{ManifestFile: `{"name": "staged", "version": "1.0.0",
+		"mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}${/}server.js"]}}}`})
+	s := newStore(t)
+	var lines []string
+	_, err := s.Install(context.Background(), InstallRequest{Source: src, Consent: func(_ context.Context, p ConsentPrompt) (bool, error) {
+		lines = p.Lines
+		ents, _ := os.ReadDir(s.Dir())
+		for _, e := range ents {
+			if e.IsDir() {
+				t.Errorf("during an install the extensions folder holds %s", e.Name())
+			}
+		}
+		if st, _ := os.ReadDir(s.stagingDir()); len(st) != 1 {
+			t.Errorf("staging folder holds %d entries, want 1", len(st))
+		}
+		return true, nil
+	}})
+	must(t, err)
+	realDir, err := filepath.EvalSymlinks(s.Dir())
+	must(t, err)
+	want := filepath.Join(realDir, "staged", "server.js")
+	text := strings.Join(lines, "\n")
+	if !strings.Contains(text, want) || strings.Contains(text, s.stagingDir()) {
+		t.Errorf("consent text should name %s:\n%s", want, text)
+	}
+	if st, _ := os.ReadDir(s.stagingDir()); len(st) != 0 {
+		t.Errorf("staging folder left: %v", st)
 	}
 }
 

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// finding is one line of `extensions doctor`.
+type finding struct {
+	// Level is "error" (Gemini CLI fails), "warning" (Gemini CLI skips
+	// or drops something) or "note".
+	Level     string `json:"level"`
+	Extension string `json:"extension,omitempty"`
+	Message   string `json:"message"`
+	Fix       string `json:"fix,omitempty"`
+}
+
+// newExtDoctorCmd checks the installed extensions for what would make
+// Gemini CLI fail, warn or drop something, as `gemkit ide doctor` does
+// for the IDE connection. `list` prints the errors too; doctor adds the
+// warnings and notes.
+func newExtDoctorCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the installed extensions for what breaks or confuses Gemini CLI",
+		Long: `Check the installed extensions for what Gemini CLI fails on (two extensions of
+one name), skips (extensions it cannot load), drops (a second MCP server of one
+name) or cannot do (update a --path install), and settings without a value.
+Leftovers of killed installs are removed first, as by every command. Exits 1
+when Gemini CLI would fail.`,
+		Args: argsUsage(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd)
+			if err != nil {
+				return err
+			}
+			all, err := st.List()
+			if err != nil {
+				return err
+			}
+			conflicts := extension.Conflicts(all)
+			var fs []finding
+			for _, c := range conflicts {
+				level := "warning"
+				if c.Fatal {
+					level = "error"
+				}
+				fs = append(fs, finding{Level: level, Extension: c.Name, Message: c.Message, Fix: c.Fix})
+			}
+			for _, in := range all {
+				fs = append(fs, entryFindings(st, in)...)
+			}
+			if asJSON {
+				if fs == nil {
+					fs = []finding{}
+				}
+				if err := writeJSON(a.Out, map[string]any{"extensionsDir": st.Dir(), "installed": len(all), "findings": fs}); err != nil {
+					return err
+				}
+				return errConflicts(conflicts)
+			}
+			out := bufio.NewWriter(a.Out)
+			w := printableWriter{out}
+			fmt.Fprintf(w, "%d extension(s) in %s\n", len(all), st.Dir())
+			for _, f := range fs {
+				name := ""
+				if f.Extension != "" {
+					name = f.Extension + ": "
+				}
+				fmt.Fprintf(w, "%s: %s%s\n", f.Level, name, f.Message)
+				if f.Fix != "" {
+					fmt.Fprintf(w, "    fix: %s\n", f.Fix)
+				}
+			}
+			if len(fs) == 0 {
+				fmt.Fprintln(w, "No problems found.")
+			}
+			if err := out.Flush(); err != nil {
+				return err
+			}
+			return errConflicts(conflicts)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON")
+	return cmd
+}
+
+// entryFindings are the warnings and notes about one installed
+// extension.
+func entryFindings(st *extension.Store, in *extension.Installed) []finding {
+	var fs []finding
+	var ve *extension.ValidationError
+	if in.Err != nil && !errors.As(in.Err, &ve) {
+		return append(fs, finding{Level: "warning", Extension: in.Name,
+			Message: "cannot be read (Gemini CLI skips it too, printing \"Skipping extension in " + in.Entry + "\"): " + firstLine(in.Err.Error()),
+			Fix:     "repair it, or remove it with `gemkit extensions uninstall " + in.Name + "`"})
+	}
+	name := in.Name
+	if m := in.Manifest(); m != nil {
+		name = m.Name
+	}
+	if ve != nil {
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: fmt.Sprintf("has %d manifest problem(s); gemkit will not run its tools", len(ve.Problems)),
+			Fix:     "see `gemkit extensions validate " + in.Extension.Dir + "`"})
+	}
+	if in.Extension == nil {
+		return fs
+	}
+	for _, p := range in.Extension.MissingContextFiles() {
+		fs = append(fs, finding{Level: "note", Extension: name, Message: p.Path + ": " + p.Message, Fix: p.Fix})
+	}
+	if _, note := updaters(in.Metadata); note != "" {
+		fs = append(fs, finding{Level: "note", Extension: name, Message: note})
+	}
+	for _, s := range in.Settings(st.Dir(), st.Workspace()) {
+		if s.Set != nil && !*s.Set {
+			fs = append(fs, finding{Level: "note", Extension: name, Message: "setting " + s.Name + " ($" + s.EnvVar + ") has no value",
+				Fix: "set it with `gemini extensions config " + name + " " + s.EnvVar + "`"})
+		}
+	}
+	return fs
+}
