@@ -77,6 +77,7 @@ func isolateIDEClient(t *testing.T, tmp, cwd string) {
 		os.Unsetenv(k)
 	}
 	t.Setenv("TMPDIR", tmp)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	t.Setenv(ide.EnvPID, strconv.Itoa(os.Getpid()))
 	// Not a container companion: dial 127.0.0.1 even where /.dockerenv exists.
 	t.Setenv("SSH_CONNECTION", "127.0.0.1 1 127.0.0.1 22")
@@ -291,6 +292,7 @@ func TestIDEDoctorEnvOnlyAndLegacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", tmp)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	t.Setenv(ide.EnvPID, "99999996")
 	code, out, _ = runIDEClient(ctx, "", "ide", "doctor")
 	if code != 0 || !strings.Contains(out, "legacy file name without a port") || strings.Contains(out, "ranks it after") {

@@ -45,6 +45,7 @@ func (s *serveOutput) String() string {
 func TestServeStdio(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	ws := t.TempDir()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -155,6 +156,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 func TestServeTerminalInputEnds(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
 	var out, errOut serveOutput
 	c := Run(context.Background(), []string{"ide", "serve", "--workspace", t.TempDir(), "--ide-pid", fmt.Sprint(os.Getpid())},
 		Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
@@ -234,7 +236,7 @@ func TestServeSignals(t *testing.T) {
 			tmp := t.TempDir()
 			ws := t.TempDir()
 			cmd := exec.Command(bin, "ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
 			var out serveOutput
 			cmd.Stdout, cmd.Stderr = &out, &out
 			// Keep stdin open: at its end a terminal front-end quits.

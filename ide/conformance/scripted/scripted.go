@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -84,7 +85,8 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	cmd := exec.Command(argv[0], args...)
 	cmd.Env = append(os.Environ(), o.Env...)
 	if o.TMPDIR != "" {
-		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR)
+		// The Claude Code lock file goes under it too.
+		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR, "CLAUDE_CONFIG_DIR="+filepath.Join(o.TMPDIR, "claude"))
 	}
 	cmd.Stderr = o.Stderr
 	in, err := cmd.StdinPipe()
