@@ -154,12 +154,12 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.peers[p] = false
 	c.mu.Unlock()
-	c.srv.log.Debug("claude code connected")
+	c.srv.log.Info("claude code connected", "port", c.port)
 	defer func() {
 		c.mu.Lock()
 		delete(c.peers, p)
 		c.mu.Unlock()
-		c.srv.log.Debug("claude code disconnected")
+		c.srv.log.Info("claude code disconnected", "port", c.port)
 	}()
 	serveMCPPeer(r.Context(), c.srv, p, c.mcp, func(method string, _ json.RawMessage) {
 		if method == "notifications/initialized" {
