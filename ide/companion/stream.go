@@ -19,7 +19,7 @@ type streamPeers struct {
 }
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	p, err := acceptWS(w, r, "", s.log)
+	p, err := acceptWS(w, r, "mcp", s.log)
 	if err != nil {
 		s.log.Debug("/stream: websocket upgrade refused", "err", err)
 		return
