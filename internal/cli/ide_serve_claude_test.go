@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,6 +214,16 @@ func TestRealClaudeCode(t *testing.T) {
 		return strings.Contains(s, "Connected to gemkit")
 	})
 
+	// The real Gemini CLI client connects to the same companion, and
+	// proposes a diff that stays open while Claude Code works.
+	gem := startGeminiClient(t, ws, tmp, ed.Ready.Env)
+	if m := gem.recv(t); m["type"] != "connected" || m["status"] != "connected" {
+		t.Fatalf("gemini client: %v", m)
+	}
+	gemFile := filepath.Join(ws, "gem.txt")
+	gem.send(t, map[string]any{"type": "openDiff", "path": gemFile, "content": "from gemini\n"})
+	waitDiff(t, ed, gemFile)
+
 	// A selection in the editor reaches the CLI's prompt and the model.
 	edit := filepath.Join(ws, "edit.txt")
 	ed.Focus(edit, 2, 8, "line one\nline two")
@@ -252,6 +263,13 @@ func TestRealClaudeCode(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	// Gemini's diff, still open, is answered now: only Gemini hears of it,
+	// with its own text.
+	ed.Accept(gemFile, "gemini, as the editor left it\n")
+	if m := gem.recv(t); m["type"] != "diffResult" || fmt.Sprint(m["result"]) != "map[content:gemini, as the editor left it\n status:accepted]" {
+		t.Errorf("gemini diff result: %v", m)
+	}
+
 	// Write, rejected: the file stays as it was.
 	p.wait("the turn to end", func(s string) bool { return strings.Count(s, "· done") >= 2 })
 	p.typeLine("STEP_REJECT please")
@@ -263,6 +281,11 @@ func TestRealClaudeCode(t *testing.T) {
 	})
 	if b, _ := os.ReadFile(d.FilePath); string(b) != "keep me\n" {
 		t.Errorf("rejected change written: %q", b)
+	}
+	select {
+	case m := <-gem.got:
+		t.Errorf("the gemini client heard of Claude Code's diffs: %v", m)
+	default:
 	}
 }
 
@@ -295,5 +318,76 @@ func waitFile(t *testing.T, path, want string) {
 			t.Fatalf("%s holds %q, want %q", path, b, want)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// geminiClient is the real Gemini CLI client code (IdeClient, through
+// interop/second-client.mjs), ordered over Node's IPC channel.
+type geminiClient struct {
+	ch  *os.File
+	dec *json.Decoder
+	got chan map[string]any
+}
+
+func startGeminiClient(t *testing.T, ws, tmp string, env map[string]string) *geminiClient {
+	t.Helper()
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core/package.json")
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ipc"), os.NewFile(uintptr(fds[1]), "ipc-child")
+	cmd := exec.Command(node, filepath.Join(interop, "second-client.mjs"))
+	cmd.Dir = ws
+	// SSH_CONNECTION: IdeClient does not connect inside a container
+	// (this machine has /.dockerenv) unless the session is remote.
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NODE_CHANNEL_FD=3", "NODE_CHANNEL_SERIALIZATION_MODE=json",
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.ExtraFiles = []*os.File{theirs}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		ours.Close()
+	})
+	g := &geminiClient{ch: ours, dec: json.NewDecoder(ours), got: make(chan map[string]any, 16)}
+	go func() {
+		for {
+			var m map[string]any
+			if g.dec.Decode(&m) != nil {
+				close(g.got)
+				return
+			}
+			g.got <- m
+		}
+	}()
+	return g
+}
+
+func (g *geminiClient) send(t *testing.T, m map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(m)
+	if _, err := g.ch.Write(append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (g *geminiClient) recv(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-g.got:
+		if !ok {
+			t.Fatal("the gemini client ended")
+		}
+		return m
+	case <-time.After(time.Minute):
+		t.Fatal("no message from the gemini client")
+		return nil
 	}
 }
