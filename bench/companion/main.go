@@ -66,7 +66,7 @@ func main() {
 	flag.IntVar(&cfg.updates, "updates", 10000, "ide/contextUpdate notifications the client receives in the RSS load phase (one editor event each)")
 	flag.DurationVar(&cfg.loadDebounce, "load-debounce", time.Millisecond, "the servers' --debounce in the RSS load phase")
 	flag.IntVar(&cfg.starts, "starts", 10, "starts per server for start → discovery file")
-	flag.StringVar(&servers, "servers", "gemkit,reference", "servers to measure")
+	flag.StringVar(&servers, "servers", "gemkit,gemkit-gemini-only,reference", "servers to measure (gemkit serves Gemini CLI and Claude Code; gemkit-gemini-only runs it with --claude=false)")
 	flag.BoolVar(&quick, "quick", false, "a few iterations only")
 	flag.Parse()
 	if quick {
@@ -303,7 +303,7 @@ func buildSpecs(ctx context.Context, cfg config) ([]serverSpec, func(), error) {
 	var specs []serverSpec
 	for _, name := range cfg.servers {
 		switch name {
-		case "gemkit":
+		case "gemkit", "gemkit-gemini-only":
 			bin := cfg.gemkit
 			if bin == "" {
 				dir, err := os.MkdirTemp("", "gemkit-bench-bin-")
@@ -323,12 +323,17 @@ func buildSpecs(ctx context.Context, cfg config) ([]serverSpec, func(), error) {
 					return nil, cleanup, fmt.Errorf("go build gemkit: %w: %s", err, b)
 				}
 			}
-			specs = append(specs, serverSpec{name: "gemkit", argv: []string{bin, "ide", "serve", "--editor", "stdio"}})
+			cfg.gemkit = bin // built once for both rows
+			argv := []string{bin, "ide", "serve", "--editor", "stdio"}
+			if name == "gemkit-gemini-only" {
+				argv = append(argv, "--claude=false")
+			}
+			specs = append(specs, serverSpec{name: name, argv: argv})
 		case "reference":
 			script := filepath.Join(cfg.root, "bench", "reference", "companion.mjs")
 			specs = append(specs, serverSpec{name: "reference", argv: []string{cfg.node, script, "--editor", "stdio"}})
 		default:
-			return nil, cleanup, fmt.Errorf("unknown server %q (want gemkit or reference)", name)
+			return nil, cleanup, fmt.Errorf("unknown server %q (want gemkit, gemkit-gemini-only or reference)", name)
 		}
 	}
 	return specs, cleanup, nil
