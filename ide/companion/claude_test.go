@@ -302,3 +302,13 @@ func TestStreamEndpoint(t *testing.T) {
 		t.Errorf("diffRejected = %s", p)
 	}
 }
+
+// An editor without diagnostics (the terminal front-end, a plugin without
+// diagnostics/get) reports none: getDiagnostics answers an empty list.
+func TestClaudeDiagnosticsWithoutEditorSupport(t *testing.T) {
+	srv := startServer(t, Config{Editor: newFakeEditor(), Claude: true, ClaudeLockDir: t.TempDir()})
+	cc := dialClaude(t, srv)
+	if r := cc.tool("getDiagnostics", map[string]any{}, 10*time.Second); r.IsError || r.texts()[0] != "[]" {
+		t.Errorf("getDiagnostics = %q", r.texts())
+	}
+}

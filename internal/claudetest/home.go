@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -17,11 +18,19 @@ const APIKey = "sk-ant-api03-gemkit-test-key-0000000000000000000000000000"
 func Binary(t testing.TB) string {
 	t.Helper()
 	_, dir := gemkittest.Interop(t, "@anthropic-ai/claude-code")
-	bin := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
-	if fi, err := os.Stat(bin); err != nil || fi.Size() < 1<<20 {
-		t.Fatalf("%s is not the native Claude Code binary (its platform package @anthropic-ai/claude-code-linux-x64 is missing?): run `npm ci` in interop/ (%v)", bin, err)
+	// The package's postinstall puts the native binary of the platform
+	// package at bin/claude.exe; when install scripts did not run, the
+	// platform package still holds it.
+	for _, bin := range []string{
+		filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe"),
+		filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-"+runtime.GOOS+"-"+goarch(), "claude"),
+	} {
+		if fi, err := os.Stat(bin); err == nil && fi.Size() > 1<<20 {
+			return bin
+		}
 	}
-	return bin
+	t.Fatalf("no native Claude Code binary in interop/node_modules/@anthropic-ai (claude-code/bin/claude.exe or the platform package claude-code-%s-%s): run `npm ci` in interop/", runtime.GOOS, goarch())
+	return ""
 }
 
 // Home makes a private home in which the CLI starts in dirs with no
@@ -73,6 +82,14 @@ func Home(t testing.TB, home string, model *Model, closedPort int, dirs ...strin
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 		"TERM=xterm-256color",
 	}
+}
+
+// goarch names the machine as the npm platform packages do.
+func goarch() string {
+	if runtime.GOARCH == "amd64" {
+		return "x64"
+	}
+	return runtime.GOARCH
 }
 
 func itoa(n int) string {
