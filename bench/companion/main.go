@@ -236,7 +236,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 type live struct {
 	s      *server
 	c      *mcpClient
-	idleKB int // RSS 0.5 s after the client connected
+	claude *claudeClient // connected when the server serves Claude Code too
+	idleKB int           // RSS 0.5 s after the clients connected
 }
 
 // withServers starts every spec, connects one client to each, reads each
@@ -250,6 +251,7 @@ func withServers(ctx context.Context, specs []serverSpec, workspace string, phas
 			if l.c != nil {
 				l.c.close()
 			}
+			l.claude.close()
 			l.s.stop()
 		}
 	}()
@@ -262,6 +264,12 @@ func withServers(ctx context.Context, specs []serverSpec, workspace string, phas
 		all = append(all, l)
 		if l.c, err = connect(ctx, s.file); err != nil {
 			return fmt.Errorf("%s: connect: %w (stderr: %s)", spec.name, err, s.stderr)
+		}
+		// The lock file sits in the server's private CLAUDE_CONFIG_DIR,
+		// beside its TMPDIR's gemini/ide.
+		lockDir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(s.discovery))), "claude", "ide")
+		if l.claude, err = connectClaude(ctx, lockDir); err != nil {
+			return fmt.Errorf("%s: connect as Claude Code: %w", spec.name, err)
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
