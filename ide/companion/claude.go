@@ -374,7 +374,7 @@ func (c *claudeEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) 
 		}
 	case <-ctx.Done():
 		// Claude Code went away: close the diff it left.
-		if _, taken := c.srv.diffs.take(path); taken == e {
+		if c.srv.diffs.takeIf(path, e) {
 			cctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.EditorTimeout)
 			_, _, _ = c.srv.editor.CloseDiff(cctx, path)
 			cancel()
@@ -569,4 +569,16 @@ func (d *diffRegistry) takeWaiting(path string) (string, *diffEntry) {
 		}
 	}
 	return path, nil
+}
+
+// takeIf removes e if it is still the diff of path and reports whether it
+// was.
+func (d *diffRegistry) takeIf(path string, e *diffEntry) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.open[path] != e {
+		return false
+	}
+	delete(d.open, path)
+	return true
 }

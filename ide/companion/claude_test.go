@@ -312,3 +312,48 @@ func TestClaudeDiagnosticsWithoutEditorSupport(t *testing.T) {
 		t.Errorf("getDiagnostics = %q", r.texts())
 	}
 }
+
+func TestWebSocketBounds(t *testing.T) {
+	t.Run("message too big", func(t *testing.T) {
+		srv := startServer(t, Config{Claude: true, ClaudeLockDir: t.TempDir()})
+		c := dialWS(t, claudeURL(srv), http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}}, "mcp")
+		big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", ide.MaxRequestBody) + `"}}`
+		_ = c.c.Write(context.Background(), 1, []byte(big))
+		select {
+		case _, ok := <-c.notes:
+			if ok {
+				t.Error("a message came back instead of the close")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the connection stayed open after an over-long message")
+		}
+	})
+	t.Run("peer that answers no ping", func(t *testing.T) {
+		srv := startServer(t, Config{Claude: true, ClaudeLockDir: t.TempDir(), PingInterval: 500 * time.Millisecond})
+		c, _, err := websocketDial(claudeURL(srv), http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseNow()
+		// Not reading means not answering pings: after an interval and a
+		// wait of one more, the server drops the peer.
+		peers := func() int {
+			srv.claude.mu.Lock()
+			defer srv.claude.mu.Unlock()
+			return len(srv.claude.peers)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for seen := false; ; time.Sleep(20 * time.Millisecond) {
+			n := peers()
+			if n == 1 {
+				seen = true
+			}
+			if seen && n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the peer is still connected (peers: %d, seen: %v)", n, seen)
+			}
+		}
+	})
+}

@@ -161,3 +161,9 @@ func (r wsToolResult) texts() []string {
 	}
 	return out
 }
+
+func websocketDial(url string, hdr http.Header) (*websocket.Conn, *http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: hdr, Subprotocols: []string{"mcp"}})
+}
