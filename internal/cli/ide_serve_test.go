@@ -131,7 +131,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	o := out.String()
-	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "="} {
+	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "=", "export CLAUDE_CODE_SSE_PORT=", "claude code:    ws://127.0.0.1:"} {
 		if !strings.Contains(o, want) {
 			t.Fatalf("output lacks %q:\n%s", want, o)
 		}
