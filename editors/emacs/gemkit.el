@@ -14,6 +14,9 @@
 ;; Emacs terminal to this Emacs; and shows the changes Gemini CLI proposes
 ;; as a pair of buffers (the file on disk, read-only, and the proposal,
 ;; editable) that you accept with C-c C-c or reject with C-c C-k.
+;; It serves Claude Code too: a `claude' started in an Emacs terminal
+;; connects by itself, `gemkit-mention' puts @file#L1-2 in its prompt, and
+;; Flymake's diagnostics reach its model after each edit.
 ;;
 ;;   (add-to-list 'load-path "/path/to/gemkit/editors/emacs")
 ;;   (require 'gemkit)
