@@ -357,3 +357,30 @@ func TestWebSocketBounds(t *testing.T) {
 		}
 	})
 }
+
+// A Gemini client's closeDiff of a file whose diff Claude Code opened
+// closes it for Claude Code too.
+func TestGeminiCloseDiffOfClaudeDiff(t *testing.T) {
+	ed := newFakeEditor()
+	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir()})
+	path := writeFile(t, srv.workspaceSnapshot()[0], "x.txt", "x\n")
+	cc := dialClaude(t, srv)
+	gem := dial(t, srv)
+	defer gem.close()
+	res := make(chan wsToolResult, 1)
+	go func() {
+		res <- cc.tool("openDiff", map[string]any{"old_file_path": path, "new_file_path": path, "new_file_contents": "X\n", "tab_name": "x"}, 20*time.Second)
+	}()
+	<-ed.openCh
+	if r, raw := gem.callTool(ide.ToolCloseDiff, map[string]any{"filePath": path}); r.IsError {
+		t.Fatalf("closeDiff: %s", raw)
+	}
+	select {
+	case r := <-res:
+		if strings.Join(r.texts(), "|") != "TAB_CLOSED" {
+			t.Errorf("openDiff = %q", r.texts())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Claude Code's openDiff still waits after the diff was closed")
+	}
+}

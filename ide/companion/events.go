@@ -68,6 +68,12 @@ func (d *diffRegistry) startClosing(path string) *diffEntry {
 	e := d.open[path]
 	if e != nil {
 		e.closing = true
+		if e.answer != nil {
+			// A Gemini client closes Claude Code's diff of the same
+			// file: Claude Code learns its tab closed.
+			e.answer <- diffOutcome{closed: true}
+			e.answer = nil
+		}
 	}
 	return e
 }
