@@ -84,7 +84,7 @@ func (h *harness) env() []string {
 		switch {
 		case strings.HasPrefix(k, "GEMINI_CLI_IDE_"), strings.HasPrefix(k, "XDG_"),
 			strings.HasPrefix(k, "LC_"), k == "LANG", k == "LANGUAGE",
-			k == "TMPDIR", k == "HOME", k == "TERM", k == "VIMINIT", k == "EXINIT", k == "NVIM", k == "NVIM_LISTEN_ADDRESS":
+			k == "TMPDIR", k == "HOME", k == "CLAUDE_CONFIG_DIR", k == "TERM", k == "VIMINIT", k == "EXINIT", k == "NVIM", k == "NVIM_LISTEN_ADDRESS":
 			continue
 		}
 		env = append(env, kv)

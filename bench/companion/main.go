@@ -66,7 +66,7 @@ func main() {
 	flag.IntVar(&cfg.updates, "updates", 10000, "ide/contextUpdate notifications the client receives in the RSS load phase (one editor event each)")
 	flag.DurationVar(&cfg.loadDebounce, "load-debounce", time.Millisecond, "the servers' --debounce in the RSS load phase")
 	flag.IntVar(&cfg.starts, "starts", 10, "starts per server for start → discovery file")
-	flag.StringVar(&servers, "servers", "gemkit,reference", "servers to measure")
+	flag.StringVar(&servers, "servers", "gemkit,gemkit-gemini-only,reference", "servers to measure (gemkit serves Gemini CLI and Claude Code; gemkit-gemini-only runs it with --claude=false)")
 	flag.BoolVar(&quick, "quick", false, "a few iterations only")
 	flag.Parse()
 	if quick {
@@ -238,7 +238,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 type live struct {
 	s      *server
 	c      *mcpClient
-	idleKB int // RSS 0.5 s after the client connected
+	claude *claudeClient // connected when the server serves Claude Code too
+	idleKB int           // RSS 0.5 s after the clients connected
 }
 
 // withServers starts every spec, connects one client to each, reads each
@@ -252,6 +253,7 @@ func withServers(ctx context.Context, specs []serverSpec, workspace string, phas
 			if l.c != nil {
 				l.c.close()
 			}
+			l.claude.close()
 			l.s.stop()
 		}
 	}()
@@ -264,6 +266,12 @@ func withServers(ctx context.Context, specs []serverSpec, workspace string, phas
 		all = append(all, l)
 		if l.c, err = connect(ctx, s.file); err != nil {
 			return fmt.Errorf("%s: connect: %w (stderr: %s)", spec.name, err, s.stderr)
+		}
+		// The lock file sits in the server's private CLAUDE_CONFIG_DIR,
+		// beside its TMPDIR's gemini/ide.
+		lockDir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(s.discovery))), "claude", "ide")
+		if l.claude, err = connectClaude(ctx, lockDir); err != nil {
+			return fmt.Errorf("%s: connect as Claude Code: %w", spec.name, err)
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
@@ -305,7 +313,7 @@ func buildSpecs(ctx context.Context, cfg config) ([]serverSpec, func(), error) {
 	var specs []serverSpec
 	for _, name := range cfg.servers {
 		switch name {
-		case "gemkit":
+		case "gemkit", "gemkit-gemini-only":
 			bin := cfg.gemkit
 			if bin == "" {
 				dir, err := os.MkdirTemp("", "gemkit-bench-bin-")
@@ -325,12 +333,17 @@ func buildSpecs(ctx context.Context, cfg config) ([]serverSpec, func(), error) {
 					return nil, cleanup, fmt.Errorf("go build gemkit: %w: %s", err, b)
 				}
 			}
-			specs = append(specs, serverSpec{name: "gemkit", argv: []string{bin, "ide", "serve", "--editor", "stdio"}})
+			cfg.gemkit = bin // built once for both rows
+			argv := []string{bin, "ide", "serve", "--editor", "stdio"}
+			if name == "gemkit-gemini-only" {
+				argv = append(argv, "--claude=false")
+			}
+			specs = append(specs, serverSpec{name: name, argv: argv})
 		case "reference":
 			script := filepath.Join(cfg.root, "bench", "reference", "companion.mjs")
 			specs = append(specs, serverSpec{name: "reference", argv: []string{cfg.node, script, "--editor", "stdio"}})
 		default:
-			return nil, cleanup, fmt.Errorf("unknown server %q (want gemkit or reference)", name)
+			return nil, cleanup, fmt.Errorf("unknown server %q (want gemkit, gemkit-gemini-only or reference)", name)
 		}
 	}
 	return specs, cleanup, nil

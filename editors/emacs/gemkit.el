@@ -14,6 +14,9 @@
 ;; Emacs terminal to this Emacs; and shows the changes Gemini CLI proposes
 ;; as a pair of buffers (the file on disk, read-only, and the proposal,
 ;; editable) that you accept with C-c C-c or reject with C-c C-k.
+;; It serves Claude Code too: a `claude' started in an Emacs terminal
+;; connects by itself, `gemkit-mention' puts @file#L1-2 in its prompt, and
+;; Flymake's diagnostics reach its model after each edit.
 ;;
 ;;   (add-to-list 'load-path "/path/to/gemkit/editors/emacs")
 ;;   (require 'gemkit)
@@ -389,7 +392,74 @@ within its 30 s."
              (remhash (gemkit--diff-path d) gemkit--diffs)
              (gemkit--reply id `((content . ,content)))
              (gemkit--when-free (lambda () (gemkit--close-view d)))))))
+      ("diagnostics/get"
+       (gemkit--reply id `((files . ,(gemkit--diagnostics (alist-get 'path params))))))
       (_ (when id (gemkit--reply-error id -32601 (concat "Method not found: " method)))))))
+
+;;; Diagnostics and mentions
+
+(declare-function flymake-diagnostics "flymake")
+(declare-function flymake-diagnostic-type "flymake")
+(declare-function flymake-diagnostic-text "flymake")
+(declare-function flymake-diagnostic-beg "flymake")
+(declare-function flymake-diagnostic-end "flymake")
+(declare-function flymake-diagnostic-backend "flymake")
+
+(defun gemkit--position (pos)
+  "The 1-based line and character of POS in the current buffer, as an alist."
+  (save-excursion
+    (goto-char pos)
+    (gemkit--cursor)))
+
+(defun gemkit--flymake-severity (type)
+  "The protocol's severity of the Flymake diagnostic TYPE."
+  (pcase type
+    ((or :error 'eglot-error) "error")
+    ((or :warning 'eglot-warning) "warning")
+    ((or :note 'eglot-note) "info")
+    (_ "info")))
+
+(defun gemkit--buffer-diagnostics (buffer)
+  "The Flymake diagnostics of BUFFER, a vector of alists."
+  (with-current-buffer buffer
+    (if (not (and (fboundp 'flymake-diagnostics) (bound-and-true-p flymake-mode)))
+        []
+      (vconcat
+       (mapcar (lambda (d)
+                 (let ((backend (flymake-diagnostic-backend d)))
+                   `((message . ,(substring-no-properties (flymake-diagnostic-text d)))
+                     (severity . ,(gemkit--flymake-severity (flymake-diagnostic-type d)))
+                     ,@(when (and backend (symbolp backend)) `((source . ,(symbol-name backend))))
+                     (range . ((start . ,(gemkit--position (flymake-diagnostic-beg d)))
+                               (end . ,(gemkit--position (flymake-diagnostic-end d))))))))
+               (flymake-diagnostics))))))
+
+(defun gemkit--diagnostics (path)
+  "Answer diagnostics/get: Flymake's diagnostics of PATH, or of every file."
+  (vconcat
+   (if (stringp path)
+       (let ((buf (get-file-buffer path)))
+         (list `((path . ,path) (diagnostics . ,(if buf (gemkit--buffer-diagnostics buf) [])))))
+     (delq nil (mapcar (lambda (buf)
+                         (let ((f (gemkit--file-of buf)))
+                           (when f `((path . ,f) (diagnostics . ,(gemkit--buffer-diagnostics buf))))))
+                       (buffer-list))))))
+
+(defun gemkit-mention (&optional beg end)
+  "@-mention the current file in Claude Code's prompt.
+With an active region (BEG and END), mention its lines too."
+  (interactive (when (region-active-p) (list (region-beginning) (region-end))))
+  (let ((path (gemkit--file-of (current-buffer))))
+    (cond
+     ((not path) (message "gemkit: this buffer is not a file on disk"))
+     (t
+      (let ((params `((path . ,path))))
+        (when (and beg end)
+          (setq params (append params
+                               `((lineStart . ,(line-number-at-pos beg t))
+                                 (lineEnd . ,(line-number-at-pos (max beg (1- end)) t))))))
+        (unless (gemkit--send "editor/mention" params)
+          (message "gemkit is not running: M-x gemkit-start")))))))
 
 (defun gemkit--handle-line (line)
   "Parse LINE from gemkit and handle it; errors go to the log."

@@ -22,6 +22,10 @@ type diffRegistry struct {
 type diffEntry struct {
 	id      uint64
 	closing bool
+	// answer, when not nil, takes the outcome instead of the Gemini-side
+	// clients: the diff was opened by Claude Code, whose openDiff waits
+	// for it (see claude.go).
+	answer chan diffOutcome
 }
 
 func newDiffRegistry() *diffRegistry { return &diffRegistry{open: map[string]*diffEntry{}} }
@@ -29,10 +33,19 @@ func newDiffRegistry() *diffRegistry { return &diffRegistry{open: map[string]*di
 // add registers a diff of path and returns its entry; a diff already open
 // for path is replaced.
 func (d *diffRegistry) add(path string) *diffEntry {
+	return d.addWaiting(path, nil)
+}
+
+// addWaiting is add for a diff whose outcome goes to answer; a diff it
+// replaces that was waiting too is answered as replaced.
+func (d *diffRegistry) addWaiting(path string, answer chan diffOutcome) *diffEntry {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.count++
-	e := &diffEntry{id: d.count}
+	e := &diffEntry{id: d.count, answer: answer}
+	if old := d.open[path]; old != nil && old.answer != nil {
+		old.answer <- diffOutcome{replaced: true}
+	}
 	d.open[path] = e
 	return e
 }
@@ -55,6 +68,12 @@ func (d *diffRegistry) startClosing(path string) *diffEntry {
 	e := d.open[path]
 	if e != nil {
 		e.closing = true
+		if e.answer != nil {
+			// A Gemini client closes Claude Code's diff of the same
+			// file: Claude Code learns its tab closed.
+			e.answer <- diffOutcome{closed: true}
+			e.answer = nil
+		}
 	}
 	return e
 }
@@ -64,6 +83,16 @@ func (d *diffRegistry) startClosing(path string) *diffEntry {
 // string), and whether the outcome should go to the clients. An editor
 // that cleaned the path still finds its diff.
 func (d *diffRegistry) resolve(path string) (string, bool) {
+	key, e := d.take(path)
+	if e == nil {
+		return key, false
+	}
+	return key, !e.closing
+}
+
+// take removes the diff of path and returns it with the path as the client
+// spelled it; nil when none is open.
+func (d *diffRegistry) take(path string) (string, *diffEntry) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	key := path
@@ -78,10 +107,10 @@ func (d *diffRegistry) resolve(path string) (string, bool) {
 		}
 	}
 	if !ok {
-		return path, false
+		return path, nil
 	}
 	delete(d.open, key)
-	return key, !e.closing
+	return key, e
 }
 
 // Focus implements Events.
@@ -134,6 +163,11 @@ func (s *Server) UpdateWorkspace(paths []string, trusted *bool) error {
 		if err := s.writeDiscovery(); err != nil {
 			return fmt.Errorf("rewrite discovery file: %w", err)
 		}
+		if s.claude != nil {
+			if err := s.claude.writeLock(); err != nil {
+				return fmt.Errorf("rewrite claude code lock file: %w", err)
+			}
+		}
 	default:
 		// Serve has not written the file yet; it will write the new state.
 	}
@@ -145,20 +179,26 @@ func (s *Server) UpdateWorkspace(paths []string, trusted *bool) error {
 
 // DiffAccepted implements Events.
 func (s *Server) DiffAccepted(filePath, content string) {
+	if s.answerClaude(filePath, diffOutcome{accepted: true, content: content}) {
+		return
+	}
 	filePath, ok := s.diffs.resolve(filePath)
 	if !ok {
 		s.log.Debug("diff accepted for no open diff; not forwarded", "path", filePath)
 		return
 	}
-	s.broadcast(ide.MethodDiffAccepted, ide.DiffAccepted{FilePath: filePath, Content: content})
+	s.notifyGemini(ide.MethodDiffAccepted, ide.DiffAccepted{FilePath: filePath, Content: content})
 }
 
 // DiffRejected implements Events.
 func (s *Server) DiffRejected(filePath string) {
+	if s.answerClaude(filePath, diffOutcome{}) {
+		return
+	}
 	filePath, ok := s.diffs.resolve(filePath)
 	if !ok {
 		s.log.Debug("diff rejected for no open diff; not forwarded", "path", filePath)
 		return
 	}
-	s.broadcast(ide.MethodDiffRejected, ide.DiffRejected{FilePath: filePath})
+	s.notifyGemini(ide.MethodDiffRejected, ide.DiffRejected{FilePath: filePath})
 }

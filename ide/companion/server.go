@@ -72,6 +72,13 @@ type Config struct {
 	// Debounce is how long editor events settle before one context update
 	// goes out; default ide.ContextDebounce (50 ms).
 	Debounce time.Duration
+	// Claude also serves Claude Code's IDE protocol (claude.go): a
+	// WebSocket MCP endpoint on a port of its own, announced by a lock
+	// file in ClaudeLockDir.
+	Claude bool
+	// ClaudeLockDir is where the Claude Code lock file goes; default
+	// $CLAUDE_CONFIG_DIR/ide, else ~/.claude/ide.
+	ClaudeLockDir string
 }
 
 // Server is a running companion. It implements Events; all its methods are
@@ -102,6 +109,9 @@ type Server struct {
 	state *openFiles
 	diffs *diffRegistry
 	sess  *sessionRegistry
+
+	claude  *claudeEndpoint // nil unless Config.Claude
+	streams streamPeers     // clients of /stream
 }
 
 // New checks cfg, opens the listener on 127.0.0.1 with a port the system
@@ -144,6 +154,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = ide.ContextDebounce
 	}
+	if cfg.Claude && cfg.ClaudeLockDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil && os.Getenv("CLAUDE_CONFIG_DIR") == "" {
+			return nil, fmt.Errorf("companion: where to put the Claude Code lock file: %w", err)
+		}
+		cfg.ClaudeLockDir = discovery.ClaudeLockDir(os.Getenv, home)
+	}
 	workspace, err := checkWorkspace(cfg.Workspace)
 	if err != nil {
 		return nil, err
@@ -175,7 +192,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.discoveryPath = filepath.Join(cfg.DiscoveryDir, discovery.FileName(cfg.PID, port))
 	s.sess = newSessionRegistry(s)
-	s.state = newOpenFiles(cfg.Debounce, s.broadcastContext)
+	s.state = newOpenFiles(cfg.Debounce, s.contextChanged)
 	s.diffs = newDiffRegistry()
 	s.mcp = newMCPEndpoint(s)
 	s.http = &http.Server{
@@ -183,6 +200,12 @@ func New(cfg Config) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	if cfg.Claude {
+		if s.claude, err = newClaudeEndpoint(s); err != nil {
+			ln.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -223,7 +246,11 @@ func (s *Server) discoveryFileLocked() ide.DiscoveryFile {
 // terminals (GEMINI_CLI_IDE_SERVER_PORT, _WORKSPACE_PATH, _AUTH_TOKEN and
 // GEMINI_CLI_IDE_PID).
 func (s *Server) Env() map[string]string {
-	return discovery.Env(s.DiscoveryFile(), s.cfg.PID)
+	env := discovery.Env(s.DiscoveryFile(), s.cfg.PID)
+	if s.claude != nil {
+		env[discovery.ClaudeEnvPort] = strconv.Itoa(s.claude.port)
+	}
+	return env
 }
 
 // Context is the editor context as clients will next receive it.
@@ -259,6 +286,14 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-httpErr
 		return err
 	}
+	claudeErr := make(chan error, 1)
+	if s.claude != nil {
+		if err := s.claude.start(claudeErr); err != nil {
+			s.shutdown()
+			<-httpErr
+			return err
+		}
+	}
 	close(s.ready)
 	s.log.Debug("companion ready", "port", s.port, "discovery", s.discoveryPath)
 
@@ -278,6 +313,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	case err = <-httpErr:
 		err = fmt.Errorf("companion: serve http: %w", err)
+	case err = <-claudeErr:
+		err = fmt.Errorf("companion: serve claude code: %w", err)
 	}
 	s.shutdown()
 	if err == nil {
@@ -299,8 +336,12 @@ func (s *Server) shutdown() {
 	s.wsMu.Unlock()
 	s.state.stop()
 	s.sess.closeAll()
+	s.closeStreams()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	if s.claude != nil {
+		s.claude.shutdown(ctx)
+	}
 	s.mcp.shutdown(ctx)
 	if err := s.http.Shutdown(ctx); err != nil {
 		s.http.Close()

@@ -38,10 +38,14 @@ const (
 	MethodWorkspaceUpdate = "workspace/update"
 	MethodDiffAccepted    = "diff/accepted"
 	MethodDiffRejected    = "diff/rejected"
+	MethodMention         = "editor/mention"
 
 	// Gemkit → editor requests.
 	MethodDiffOpen  = "diff/open"
 	MethodDiffClose = "diff/close"
+	// MethodDiagnostics is optional for plugins: one that answers
+	// "method not found" reports no diagnostics.
+	MethodDiagnostics = "diagnostics/get"
 
 	// Gemkit → editor notifications.
 	MethodServerReady = "server/ready"
@@ -490,6 +494,34 @@ func (c *Conn) apply(method string, raw json.RawMessage, ev companion.Events) er
 			return invalidParams(method, "filePath is required")
 		}
 		ev.DiffRejected(p.FilePath)
+	case MethodMention:
+		var p struct {
+			Path      string `json:"path"`
+			LineStart *int   `json:"lineStart"`
+			LineEnd   *int   `json:"lineEnd"`
+		}
+		if err := decodeParams(method, raw, &p); err != nil {
+			return err
+		}
+		if err := absPath(method, "path", p.Path); err != nil {
+			return err
+		}
+		start, end := 0, 0
+		if p.LineStart != nil {
+			start = *p.LineStart
+			end = start
+			if p.LineEnd != nil {
+				end = *p.LineEnd
+			}
+			if start < 1 || end < start {
+				return invalidParams(method, "lineStart and lineEnd are 1-based, with lineEnd at least lineStart")
+			}
+		} else if p.LineEnd != nil {
+			return invalidParams(method, "lineEnd needs lineStart")
+		}
+		if m, ok := ev.(companion.Mentions); ok {
+			m.Mention(p.Path, start, end)
+		}
 	default:
 		return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
 	}
@@ -619,6 +651,37 @@ func (c *Conn) CloseDiff(ctx context.Context, filePath string) (string, bool, er
 		return "", false, nil
 	}
 	return *res.Content, true, nil
+}
+
+// Diagnostics implements companion.DiagnosticsEditor with a
+// diagnostics/get request ({"path": ...}, or {} for every file); an
+// editor that does not know the method has no diagnostics to report.
+func (c *Conn) Diagnostics(ctx context.Context, path string) ([]companion.FileDiagnostics, error) {
+	params := map[string]string{}
+	if path != "" {
+		params["path"] = path
+	}
+	var res struct {
+		Files []companion.FileDiagnostics `json:"files"`
+	}
+	err := c.Call(ctx, MethodDiagnostics, params, &res)
+	var rpcErr *Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == CodeMethodNotFound {
+		return []companion.FileDiagnostics{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range res.Files {
+		for _, d := range f.Diagnostics {
+			switch d.Severity {
+			case "error", "warning", "info", "hint":
+			default:
+				return nil, fmt.Errorf("editor's answer to %s: severity must be error, warning, info or hint, not %q", MethodDiagnostics, d.Severity)
+			}
+		}
+	}
+	return res.Files, nil
 }
 
 // FileWritten implements companion.Editor with a file/written notification.

@@ -25,6 +25,7 @@ type serveOptions struct {
 	displayName string
 	idePID      int
 	printEnv    bool
+	claude      bool
 	// debounce is how long editor events settle before a context update goes
 	// out. Hidden: the real Gemini CLI expects the official 50 ms (gemini-cli
 	// 0.61.0 packages/vscode-ide-companion/src/open-files-manager.ts); other
@@ -41,11 +42,19 @@ func addIDEServeCommands(parent *cobra.Command, a *app) {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run an IDE companion server that Gemini CLI connects to",
+		Short: "Run an IDE companion server that Gemini CLI and Claude Code connect to",
 		Long: `Run a Gemini CLI IDE companion: an MCP server on 127.0.0.1 that a Gemini CLI
 started inside one of the workspace folders finds through its discovery file
 (in $TMPDIR/gemini/ide). The CLI then reads the editor's context (open files,
 cursor, selection) and shows the changes it proposes as diffs.
+
+It also serves Claude Code (unless --claude=false): a WebSocket MCP endpoint
+on a port of its own, announced by a lock file <port>.lock in
+$CLAUDE_CONFIG_DIR/ide (else ~/.claude/ide). A Claude Code started in a
+workspace folder finds it with /ide or --ide; one started with
+CLAUDE_CODE_SSE_PORT set to that port connects by itself. Both agents share
+the editor: a diff from either is shown the same way and its outcome goes
+back only to the agent that proposed it.
 
 With --editor terminal (the default) gemkit is the editor. It prints where it
 serves and the variables to export in another shell, then shows each proposed
@@ -78,7 +87,8 @@ ends, and removes its discovery file first.`,
 	f.StringVar(&o.ideName, "ide-name", ide.DefaultIDEName, "short lowercase name of the editor, written to the discovery file")
 	f.StringVar(&o.displayName, "ide-display-name", ide.DefaultIDEDisplayName, "name of the editor shown to the person")
 	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
-	f.BoolVar(&o.printEnv, "print-env", false, "print the four GEMINI_CLI_IDE_* variables as shell export lines once serving (terminal mode)")
+	f.BoolVar(&o.printEnv, "print-env", false, "print the GEMINI_CLI_IDE_* variables (and CLAUDE_CODE_SSE_PORT) as shell export lines once serving (terminal mode)")
+	f.BoolVar(&o.claude, "claude", true, "also serve Claude Code's IDE protocol (WebSocket MCP endpoint and lock file)")
 	f.DurationVar(&o.debounce, "debounce", ide.ContextDebounce, "how long editor events settle before a context update (benchmarks and tests only)")
 	_ = f.MarkHidden("debounce") // the flag exists: MarkHidden cannot fail
 	parent.AddCommand(cmd)
@@ -108,13 +118,15 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cfg := companion.Config{
-		Workspace:    workspace,
-		IDEInfo:      ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
-		PID:          o.idePID,
-		WatchPID:     true,
-		Debounce:     o.debounce,
-		Logger:       a.log,
-		DiscoveryDir: a.discoveryDir(),
+		Workspace:     workspace,
+		IDEInfo:       ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
+		PID:           o.idePID,
+		WatchPID:      true,
+		Debounce:      o.debounce,
+		Logger:        a.log,
+		DiscoveryDir:  a.discoveryDir(),
+		Claude:        o.claude,
+		ClaudeLockDir: a.claudeLockDir(),
 	}
 
 	var conn *editorproto.Conn
@@ -142,6 +154,9 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	switch {
 	case conn != nil:
 		fmt.Fprintf(a.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
+		if srv.ClaudePort() != 0 {
+			fmt.Fprintf(a.Err, "gemkit: Claude Code endpoint ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
+		}
 		if err := conn.SendReady(editorproto.Ready{Port: srv.Port(), DiscoveryFile: srv.DiscoveryPath(), Env: srv.Env()}); err != nil {
 			a.log.Error("telling the editor the server is ready", "err", err)
 		}
@@ -154,6 +169,9 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	default:
 		fmt.Fprintf(a.Out, "gemkit: IDE companion serving %s\n  workspace:      %s\n  discovery file: %s\n",
 			srv.URL(), discovery.JoinWorkspace(workspace), srv.DiscoveryPath())
+		if srv.ClaudePort() != 0 {
+			fmt.Fprintf(a.Out, "  claude code:    ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
+		}
 		if o.printEnv {
 			fmt.Fprint(a.Out, discovery.ExportLines(srv.Env()))
 		}

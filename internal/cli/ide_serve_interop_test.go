@@ -38,12 +38,12 @@ func TestInteropRealClient(t *testing.T) {
 	cmd.Dir = interop
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GEMINI_CLI_IDE_") || strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "HOME=") {
+		if strings.HasPrefix(kv, "GEMINI_CLI_IDE_") || strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "CLAUDE_CONFIG_DIR=") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	cmd.Env = append(env, "TMPDIR="+tmp, "HOME="+home, "NO_COLOR=1")
+	cmd.Env = append(env, "TMPDIR="+tmp, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"), "NO_COLOR=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

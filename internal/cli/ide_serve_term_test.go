@@ -75,7 +75,7 @@ func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.C
 	bin := gemkittest.Gemkit(t)
 	tmp := t.TempDir()
 	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
-	script := fmt.Sprintf("cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; sleep 600",
+	script := fmt.Sprintf("cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q CLAUDE_CONFIG_DIR=%[2]q/claude EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; sleep 600",
 		ws, tmp, editor, bin, ws)
 	s.tmux("new-session", "-d", "-s", "gk", "-x", "250", "-y", "60", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })

@@ -105,7 +105,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 			env.app(Streams{In: inR, Out: &out, Err: &errOut}))
 	}()
 	o := out.WaitFor(t, "the export lines", func(s string) bool { return strings.Contains(s, "Proposed changes will show here") })
-	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "="} {
+	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "=", "export CLAUDE_CODE_SSE_PORT=", "claude code:    ws://127.0.0.1:"} {
 		if !strings.Contains(o, want) {
 			t.Fatalf("output lacks %q:\n%s", want, o)
 		}
@@ -217,7 +217,7 @@ func TestServeSignals(t *testing.T) {
 			tmp := t.TempDir()
 			ws := t.TempDir()
 			cmd := exec.Command(bin, "ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
 			var out gemkittest.Output
 			cmd.Stdout, cmd.Stderr = &out, &out
 			// Keep stdin open: at its end a terminal front-end quits.

@@ -167,3 +167,14 @@ func (a *app) discoveryDir() string {
 	}
 	return discovery.Dir()
 }
+
+// claudeLockDir is where the companion writes Claude Code's lock file in
+// the app's environment; "" (the companion's own default) for the
+// process's.
+func (a *app) claudeLockDir() string {
+	if a.lookupEnv == nil {
+		return ""
+	}
+	home, _ := os.UserHomeDir()
+	return discovery.ClaudeLockDir(a.getenv, home)
+}

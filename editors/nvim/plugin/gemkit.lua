@@ -27,3 +27,10 @@ end, 'Accept the proposed change (with your edits)')
 cmd('GemkitReject', function()
   require('gemkit').reject()
 end, 'Reject the proposed change')
+vim.api.nvim_create_user_command('GemkitMention', function(o)
+  if o.range > 0 then
+    require('gemkit').mention(o.line1, o.line2)
+  else
+    require('gemkit').mention()
+  end
+end, { range = true, desc = "Mention this file (and the range's lines) in Claude Code's prompt" })

@@ -414,8 +414,79 @@ function! s:handle(msg) abort
     call remove(s:diffs, d.path)
     call s:reply(id, {'content': content})
     call s:when_free(function('s:close_view', [d]), 0)
+  elseif method ==# 'diagnostics/get'
+    call s:reply(id, {'files': s:diagnostics(get(params, 'path', ''))})
   elseif id isnot v:null
     call s:reply_error(id, -32601, 'Method not found: ' . method)
+  endif
+endfunction
+
+" Diagnostics ---------------------------------------------------------------
+
+let s:severity = {'E': 'error', 'W': 'warning', 'I': 'info', 'N': 'hint', 'S': 'hint'}
+
+" s:diagnostic turns a quickfix or ALE loclist item into the protocol's
+" form (1-based lines and characters).
+function! s:diagnostic(item, source) abort
+  let line = max([get(a:item, 'lnum', 1), 1])
+  let col = max([get(a:item, 'col', 1), 1])
+  let d = {'message': get(a:item, 'text', ''),
+        \ 'severity': get(s:severity, toupper(get(a:item, 'type', 'E')), 'error'),
+        \ 'range': {'start': {'line': line, 'character': col},
+        \           'end': {'line': max([get(a:item, 'end_lnum', line), line]), 'character': max([get(a:item, 'end_col', col), col])}}}
+  let src = get(a:item, 'linter_name', a:source)
+  if !empty(src)
+    let d.source = src
+  endif
+  if has_key(a:item, 'code') && !empty(a:item.code)
+    let d.code = type(a:item.code) == v:t_string ? a:item.code : string(a:item.code)
+  endif
+  return d
+endfunction
+
+" s:diagnostics answers diagnostics/get: ALE's problems when ALE is
+" loaded, else the quickfix list's, for path or for every file.
+function! s:diagnostics(path) abort
+  let by = {}
+  if exists('g:ale_buffer_info')
+    for [buf, info] in items(g:ale_buffer_info)
+      let p = s:file_path(str2nr(buf))
+      if !empty(p)
+        let by[p] = map(copy(get(info, 'loclist', [])), 's:diagnostic(v:val, "ale")')
+      endif
+    endfor
+  else
+    for item in getqflist()
+      let p = s:file_path(get(item, 'bufnr', 0))
+      if !empty(p) && get(item, 'valid', 1)
+        if !has_key(by, p)
+          let by[p] = []
+        endif
+        call add(by[p], s:diagnostic(item, 'quickfix'))
+      endif
+    endfor
+  endif
+  if !empty(a:path)
+    return [{'path': a:path, 'diagnostics': get(by, a:path, [])}]
+  endif
+  return map(items(by), '{"path": v:val[0], "diagnostics": v:val[1]}')
+endfunction
+
+" gemkit#mention @-mentions the current file in Claude Code's prompt,
+" with lines line1..line2 when given (:GemkitMention with a range).
+function! gemkit#mention(...) abort
+  let path = s:file_path(bufnr('%'))
+  if empty(path)
+    echohl WarningMsg | echomsg 'gemkit: this buffer is not a file on disk' | echohl None
+    return
+  endif
+  let params = {'path': path}
+  if a:0 >= 2
+    let params.lineStart = min([a:1, a:2])
+    let params.lineEnd = max([a:1, a:2])
+  endif
+  if !s:send('editor/mention', params)
+    echohl WarningMsg | echomsg 'gemkit is not running: :GemkitStart' | echohl None
   endif
 endfunction
 

@@ -18,6 +18,7 @@ command! -bar GemkitStatus echo gemkit#status()
 command! -bar GemkitLog call gemkit#show_log()
 command! -bar GemkitAccept call gemkit#accept()
 command! -bar GemkitReject call gemkit#reject()
+command! -bar -range=0 GemkitMention if <count> | call gemkit#mention(<line1>, <line2>) | else | call gemkit#mention() | endif
 
 " s:ex_mode tells Ex mode (vim -e, -es: scripts) apart, where no one works
 " with Gemini CLI and gemkit is not started.

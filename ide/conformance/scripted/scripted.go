@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -42,11 +43,12 @@ type Editor struct {
 	Opened chan Diff
 	Closed chan string
 
-	wmu    sync.Mutex
-	mu     sync.Mutex
-	open   map[string]string // the right side of each shown diff
-	exited chan struct{}
-	err    error
+	wmu         sync.Mutex
+	mu          sync.Mutex
+	open        map[string]string // the right side of each shown diff
+	diagnostics func(path string) any
+	exited      chan struct{}
+	err         error
 }
 
 // Options start a companion.
@@ -66,6 +68,10 @@ type Options struct {
 	Env []string
 	// Stderr receives the companion's log; nil discards it.
 	Stderr io.Writer
+	// Diagnostics, when set, answers diagnostics/get: the value is sent
+	// as the "files" of the result. Unset, the editor does not know the
+	// method (as a plugin without diagnostics).
+	Diagnostics func(path string) any
 }
 
 // Start runs `gemkit ide serve --editor stdio` and waits for server/ready.
@@ -82,10 +88,13 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 		args = append(args, "--workspace", w)
 	}
 	cmd := exec.Command(argv[0], args...)
-	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Env = os.Environ()
 	if o.TMPDIR != "" {
-		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR)
+		// The Claude Code lock file goes under it too, unless Env says
+		// where.
+		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR, "CLAUDE_CONFIG_DIR="+filepath.Join(o.TMPDIR, "claude"))
 	}
+	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stderr = o.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -98,7 +107,7 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start companion: %w", err)
 	}
-	e := &Editor{cmd: cmd, in: in, Opened: make(chan Diff, 64), Closed: make(chan string, 64), open: map[string]string{}, exited: make(chan struct{})}
+	e := &Editor{cmd: cmd, in: in, Opened: make(chan Diff, 64), Closed: make(chan string, 64), open: map[string]string{}, exited: make(chan struct{}), diagnostics: o.Diagnostics}
 	ready := make(chan Ready, 1)
 	go e.read(out, ready)
 	go func() {
@@ -151,6 +160,16 @@ func (e *Editor) read(out io.Reader, ready chan<- Ready) {
 			e.mu.Unlock()
 			e.reply(m.ID, map[string]any{})
 			e.Opened <- d
+		case "diagnostics/get":
+			if e.diagnostics == nil {
+				e.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+				break
+			}
+			var p struct {
+				Path string `json:"path"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			e.reply(m.ID, map[string]any{"files": e.diagnostics(p.Path)})
 		case "diff/close":
 			var p struct {
 				FilePath string `json:"filePath"`
@@ -203,6 +222,15 @@ func (e *Editor) Focus(path string, line, character int, selected string) {
 		p["selectedText"] = selected
 	}
 	e.notify("editor/focus", p)
+}
+
+// Mention @-mentions path, with lines (1-based) when start is not 0.
+func (e *Editor) Mention(path string, start, end int) {
+	p := map[string]any{"path": path}
+	if start > 0 {
+		p["lineStart"], p["lineEnd"] = start, end
+	}
+	e.notify("editor/mention", p)
 }
 
 // Close closes path in the editor.

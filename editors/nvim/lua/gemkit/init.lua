@@ -496,6 +496,43 @@ handlers['diff/close'] = function(params, id)
   end)
 end
 
+-- diagnostics/get: what vim.diagnostic holds, for one file or for every
+-- loaded buffer that is a file, in the protocol's 1-based positions.
+local severities = { 'error', 'warning', 'info', 'hint' }
+
+local function diagnostics_of(buf, path)
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    table.insert(out, {
+      message = d.message,
+      severity = severities[d.severity] or 'info',
+      source = d.source,
+      code = d.code ~= nil and tostring(d.code) or nil,
+      range = {
+        start = { line = d.lnum + 1, character = d.col + 1 },
+        ['end'] = { line = (d.end_lnum or d.lnum) + 1, character = (d.end_col or d.col) + 1 },
+      },
+    })
+  end
+  return { path = path, diagnostics = out }
+end
+
+handlers['diagnostics/get'] = function(params, id)
+  local files = {}
+  if type(params.path) == 'string' then
+    local buf = buffer_of(params.path)
+    table.insert(files, buf and diagnostics_of(buf, params.path) or { path = params.path, diagnostics = {} })
+  else
+    for _, buf in ipairs(api.nvim_list_bufs()) do
+      local path = api.nvim_buf_is_loaded(buf) and file_path(buf)
+      if path then
+        table.insert(files, diagnostics_of(buf, path))
+      end
+    end
+  end
+  reply(id, { files = files }) -- an empty Lua table encodes as []
+end
+
 local function handle_line(line)
   local ok, msg = pcall(vim.json.decode, line)
   if not ok or type(msg) ~= 'table' then
@@ -719,6 +756,26 @@ function M.reject()
   if d then
     resolve(d, false)
   end
+end
+
+-- mention @-mentions the current file in Claude Code's prompt, with the
+-- lines line1..line2 (1-based) when given (a range or the visual
+-- selection of :GemkitMention).
+function M.mention(line1, line2)
+  if not S.handle then
+    notify('gemkit is not running: :GemkitStart', vim.log.levels.WARN)
+    return
+  end
+  local path = file_path(api.nvim_get_current_buf())
+  if not path then
+    notify('this buffer is not a file on disk', vim.log.levels.WARN)
+    return
+  end
+  local params = { path = path }
+  if line1 and line2 then
+    params.lineStart, params.lineEnd = math.min(line1, line2), math.max(line1, line2)
+  end
+  send('editor/mention', params)
 end
 
 function M.show_log()

@@ -1,0 +1,204 @@
+package editors_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// claudeSide is what each plugin does for Claude Code beyond the Gemini
+// scenario: a mention command and diagnostics from the editor's own
+// source of them.
+type claudeSide interface {
+	driver
+	// Mention runs the plugin's mention command on lines from..to of the
+	// current file.
+	Mention(t *testing.T, from, to int)
+	// SetWarning makes the editor show a warning msg on line of path
+	// (vim.diagnostic, the quickfix list, Flymake).
+	SetWarning(t *testing.T, path string, line int, msg string)
+}
+
+func (d *nvimDriver) Mention(t *testing.T, from, to int) {
+	d.command(t, fmt.Sprintf("%d,%dGemkitMention", from, to))
+}
+
+func (d *nvimDriver) SetWarning(t *testing.T, path string, line int, msg string) {
+	d.lua(t, `local path, line, msg = ...
+vim.diagnostic.set(vim.api.nvim_create_namespace('test'), vim.fn.bufnr(path), {
+  { lnum = line - 1, col = 0, message = msg, severity = vim.diagnostic.severity.WARN, source = 'testlint' } })`, path, line, msg)
+}
+
+func (d *vimDriver) Mention(t *testing.T, from, to int) {
+	d.ex(t, fmt.Sprintf("%d,%dGemkitMention", from, to))
+}
+
+func (d *vimDriver) SetWarning(t *testing.T, path string, line int, msg string) {
+	d.ex(t, fmt.Sprintf("call setqflist([{'filename': '%s', 'lnum': %d, 'col': 1, 'text': '%s', 'type': 'W'}])", path, line, msg))
+}
+
+func (d *emacsDriver) Mention(t *testing.T, from, to int) {
+	// The region over the lines, then the command, as M-x would run it.
+	d.eval(t, fmt.Sprintf(`(with-current-buffer (window-buffer (selected-window))
+  (let ((beg (save-excursion (goto-char (point-min)) (forward-line %d) (point)))
+        (end (save-excursion (goto-char (point-min)) (forward-line %d) (point))))
+    (gemkit-mention beg end))
+  t)`, from-1, to))
+}
+
+func (d *emacsDriver) SetWarning(t *testing.T, path string, line int, msg string) {
+	d.eval(t, fmt.Sprintf(`(with-current-buffer (get-file-buffer %q)
+  (require 'flymake)
+  (setq-local flymake-diagnostic-functions
+    (list (lambda (report &rest _)
+            (funcall report
+              (list (flymake-make-diagnostic (current-buffer)
+                      (save-excursion (goto-char (point-min)) (forward-line %d) (point))
+                      (save-excursion (goto-char (point-min)) (forward-line %d) (line-end-position))
+                      :warning %q))))))
+  (flymake-mode 1)
+  (flymake-start)
+  t)`, path, line-1, line-1, msg))
+}
+
+// runClaudeSide connects to the plugin's gemkit as Claude Code does (the
+// lock file in ~/.claude/ide, the token header, subprotocol mcp) and checks
+// the mention and getDiagnostics with the editor's own sources.
+func runClaudeSide(t *testing.T, h *harness, d claudeSide) {
+	lockDir := filepath.Join(h.home, ".claude", "ide")
+	var lock string
+	waitFor(t, "the Claude Code lock file", func() bool {
+		m, _ := filepath.Glob(filepath.Join(lockDir, "*.lock"))
+		if len(m) == 1 {
+			lock = m[0]
+		}
+		return lock != ""
+	})
+	data, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		AuthToken string `json:"authToken"`
+		IDEName   string `json:"ideName"`
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		t.Fatal(err)
+	}
+	port := strings.TrimSuffix(filepath.Base(lock), ".lock")
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://127.0.0.1:"+port+"/", &websocket.DialOptions{
+		Subprotocols: []string{"mcp"}, HTTPHeader: http.Header{"X-Claude-Code-Ide-Authorization": {l.AuthToken}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	msgs := make(chan map[string]json.RawMessage, 100)
+	go func() {
+		for {
+			_, b, err := c.Read(context.Background())
+			if err != nil {
+				close(msgs)
+				return
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal(b, &m) == nil {
+				msgs <- m
+			}
+		}
+	}()
+	send := func(s string) {
+		if err := c.Write(ctx, websocket.MessageText, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func(what string, ok func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
+		t.Helper()
+		for {
+			select {
+			case m, open := <-msgs:
+				if !open {
+					t.Fatalf("connection closed waiting for %s", what)
+				}
+				if ok(m) {
+					return m
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.330"}}}`)
+	next("initialize result", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "1" })
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	path := h.path("b.txt")
+	d.Open(t, path, 1, 1)
+	d.SetWarning(t, path, 2, "TEST_WARNING two")
+	var diags string
+	waitFor(t, "the warning in getDiagnostics", func() bool {
+		send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getDiagnostics","arguments":{"uri":"file://` + path + `"}}}`)
+		r := next("getDiagnostics result", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "2" })
+		var res struct {
+			Content []struct{ Text string } `json:"content"`
+		}
+		_ = json.Unmarshal(r["result"], &res)
+		if len(res.Content) == 1 {
+			diags = res.Content[0].Text
+		}
+		return strings.Contains(diags, "TEST_WARNING two")
+	})
+	var files []struct {
+		URI         string `json:"uri"`
+		Diagnostics []struct {
+			Message  string `json:"message"`
+			Severity string `json:"severity"`
+			Range    struct {
+				Start struct{ Line int } `json:"start"`
+			} `json:"range"`
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(diags), &files); err != nil || len(files) != 1 || files[0].URI != "file://"+path ||
+		len(files[0].Diagnostics) != 1 || files[0].Diagnostics[0].Severity != "Warning" || files[0].Diagnostics[0].Range.Start.Line != 1 {
+		t.Errorf("getDiagnostics = %s (%v)", diags, err)
+	}
+
+	d.Mention(t, 1, 2)
+	m := next("at_mentioned", func(m map[string]json.RawMessage) bool { return string(m["method"]) == `"at_mentioned"` })
+	want := `{"filePath":` + strconv.Quote(path) + `,"lineEnd":1,"lineStart":0}`
+	if got := string(m["params"]); got != want {
+		t.Errorf("at_mentioned %s, want %s", got, want)
+	}
+}
+
+func TestNeovimClaudeSide(t *testing.T) {
+	bin := requireEditor(t, "nvim", "neovim")
+	h := newHarness(t)
+	runClaudeSide(t, h, startNvim(t, h, bin, gemkittest.Gemkit(t)))
+}
+
+func TestVimClaudeSide(t *testing.T) {
+	bin := requireEditor(t, "vim", "vim-nox")
+	tmux := requireEditor(t, "tmux", "tmux")
+	h := newHarness(t)
+	runClaudeSide(t, h, startVim(t, h, bin, tmux, gemkittest.Gemkit(t)))
+}
+
+func TestEmacsClaudeSide(t *testing.T) {
+	bin := requireEditor(t, "emacs", "emacs-nox")
+	client := requireEditor(t, "emacsclient", "emacs-nox")
+	tmux := requireEditor(t, "tmux", "tmux")
+	h := newHarness(t)
+	runClaudeSide(t, h, startEmacs(t, h, bin, client, tmux, gemkittest.Gemkit(t)))
+}

@@ -1,0 +1,584 @@
+package companion
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
+)
+
+// Claude Code's IDE protocol, as the CLI (@anthropic-ai/claude-code) speaks
+// it: MCP over a WebSocket at ws://127.0.0.1:<port>/ with subprotocol "mcp"
+// and the token in ClaudeAuthHeader, found through a lock file
+// <port>.lock. It has its own listener, token and lock file; it shares
+// with the Gemini side the open files, the editor and the diff registry.
+const (
+	// ClaudeAuthHeader carries the lock file's token.
+	ClaudeAuthHeader  = "X-Claude-Code-Ide-Authorization"
+	claudeSubprotocol = "mcp"
+
+	// Claude's tools.
+	claudeToolOpenDiff       = "openDiff"
+	claudeToolCloseTab       = "close_tab"
+	claudeToolCloseAllDiffs  = "closeAllDiffTabs"
+	claudeToolGetDiagnostics = "getDiagnostics"
+
+	// Claude's notifications.
+	claudeSelectionChanged = "selection_changed"
+	claudeAtMentioned      = "at_mentioned"
+
+	// The texts of openDiff's answers.
+	claudeFileSaved    = "FILE_SAVED"
+	claudeDiffRejected = "DIFF_REJECTED"
+	claudeTabClosed    = "TAB_CLOSED"
+)
+
+// diffOutcome is what the person did with a diff Claude Code opened.
+type diffOutcome struct {
+	accepted bool
+	content  string
+	closed   bool // closed through close_tab or closeAllDiffTabs
+	replaced bool // another openDiff of the same file replaced it
+}
+
+type claudeEndpoint struct {
+	srv      *Server
+	listener net.Listener
+	port     int
+	token    string
+	authz    [32]byte
+	hosts    [2]string
+	http     *http.Server
+	mcp      *server.MCPServer
+	lockDir  string
+	lockPath string
+
+	mu      sync.Mutex
+	peers   map[*wsPeer]bool  // true once initialized
+	tabs    map[string]string // tab name → path, of the diffs waiting
+	lastSel string            // the last selection_changed sent, encoded
+	stopped bool
+	lockErr error
+}
+
+func newClaudeEndpoint(s *Server) (*claudeEndpoint, error) {
+	token, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("companion: listen on 127.0.0.1 for Claude Code: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	c := &claudeEndpoint{
+		srv: s, listener: ln, port: port, token: token,
+		authz:   hashAuthorization(token),
+		hosts:   [2]string{"127.0.0.1:" + strconv.Itoa(port), "localhost:" + strconv.Itoa(port)},
+		lockDir: s.cfg.ClaudeLockDir,
+		peers:   map[*wsPeer]bool{},
+		tabs:    map[string]string{},
+	}
+	c.lockPath = filepath.Join(c.lockDir, discovery.ClaudeLockName(port))
+	c.mcp = server.NewMCPServer(ide.ServerName, s.cfg.Version, server.WithToolCapabilities(false))
+	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolOpenDiff,
+		"Open a diff of a proposed change in the editor and wait until the person saves (FILE_SAVED and the final text), rejects (DIFF_REJECTED) or closes it (TAB_CLOSED).",
+		json.RawMessage(`{"type":"object","properties":{"old_file_path":{"type":"string"},"new_file_path":{"type":"string"},"new_file_contents":{"type":"string"},"tab_name":{"type":"string"}},"required":["old_file_path","new_file_path","new_file_contents","tab_name"]}`)),
+		c.openDiff)
+	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolCloseTab,
+		"Close the diff tab of that name.",
+		json.RawMessage(`{"type":"object","properties":{"tab_name":{"type":"string"}},"required":["tab_name"]}`)),
+		c.closeTab)
+	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolCloseAllDiffs,
+		"Close every diff tab Claude Code opened.",
+		json.RawMessage(`{"type":"object","properties":{}}`)),
+		c.closeAllDiffTabs)
+	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolGetDiagnostics,
+		"Get the language diagnostics (errors, warnings) the editor shows, for one file (uri) or for all.",
+		json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"file:// URI of a file; all files when omitted"}}}`)),
+		c.getDiagnostics)
+	c.http = &http.Server{
+		Handler:           http.HandlerFunc(c.serveHTTP),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          s.http.ErrorLog,
+	}
+	return c, nil
+}
+
+// serveHTTP checks a connection as the guard of /mcp does (no Origin, an
+// exact Host, the token in constant time) and serves it as an MCP peer.
+func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := r.Header["Origin"]; ok {
+		writeJSONError(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
+		return
+	}
+	if r.Host != c.hosts[0] && r.Host != c.hosts[1] {
+		writeJSONError(w, http.StatusForbidden, "request refused: invalid Host header")
+		return
+	}
+	got := hashAuthorization(r.Header.Get(ClaudeAuthHeader))
+	if subtle.ConstantTimeCompare(got[:], c.authz[:]) != 1 {
+		writeJSONError(w, http.StatusUnauthorized, "unauthorized: missing or wrong "+ClaudeAuthHeader)
+		return
+	}
+	if r.URL.Path != "/" {
+		writeJSONError(w, http.StatusNotFound, "not found: "+r.URL.Path)
+		return
+	}
+	p, err := acceptWS(w, r, claudeSubprotocol, c.srv.log)
+	if err != nil {
+		c.srv.log.Debug("claude code: websocket upgrade refused", "err", err)
+		return
+	}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		p.close(1001, "server shutting down")
+		return
+	}
+	c.peers[p] = false
+	c.mu.Unlock()
+	c.srv.log.Info("claude code connected", "port", c.port)
+	defer func() {
+		c.mu.Lock()
+		delete(c.peers, p)
+		c.mu.Unlock()
+		c.srv.log.Info("claude code disconnected", "port", c.port)
+	}()
+	serveMCPPeer(r.Context(), c.srv, p, c.mcp, func(method string, _ json.RawMessage) {
+		if method == "notifications/initialized" {
+			c.mu.Lock()
+			c.peers[p] = true
+			c.mu.Unlock()
+			if msg := c.selectionMsg(); msg != nil {
+				p.send(msg)
+			}
+		}
+	})
+}
+
+// serveMCPPeer serves MCP over WebSocket: requests go to m in their own
+// goroutine (an openDiff of Claude Code waits for the person), client
+// notifications to onNote.
+func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer, onNote func(string, json.RawMessage)) {
+	p.run(ctx, s.cfg.PingInterval, func(msg []byte) {
+		var rm rpcMessage
+		if err := json.Unmarshal(msg, &rm); err != nil || rm.JSONRPC != "2.0" {
+			p.sendJSON(rpcError(nil, -32700, "Parse error: each message must be one JSON-RPC 2.0 object"))
+			return
+		}
+		switch {
+		case rm.Method == "":
+			// A response to a request of ours (we send none but pings).
+		case len(rm.ID) == 0 || string(rm.ID) == "null":
+			onNote(rm.Method, rm.Params)
+		default:
+			body := append([]byte(nil), msg...)
+			if !p.spawn(func(ctx context.Context) {
+				if resp := m.HandleMessage(ctx, body); resp != nil {
+					p.sendJSON(resp)
+				}
+			}) {
+				p.sendJSON(rpcError(rm.ID, -32000, fmt.Sprintf("too many requests in flight (at most %d)", wsMaxInFlight)))
+			}
+		}
+	})
+}
+
+// start writes the lock file once the listener serves.
+func (c *claudeEndpoint) start(httpErr chan<- error) error {
+	go func() { httpErr <- c.http.Serve(c.listener) }()
+	return c.writeLock()
+}
+
+func (c *claudeEndpoint) writeLock() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	name := c.srv.cfg.IDEInfo.DisplayName
+	_, err := discovery.WriteClaudeLock(c.lockDir, c.port, discovery.ClaudeLock{
+		PID:              c.srv.cfg.PID,
+		WorkspaceFolders: c.srv.workspaceSnapshot(),
+		IDEName:          name,
+		Transport:        "ws",
+		AuthToken:        c.token,
+	})
+	if err != nil {
+		return fmt.Errorf("companion: %w", err)
+	}
+	return nil
+}
+
+// shutdown removes the lock file first, then ends every connection.
+func (c *claudeEndpoint) shutdown(ctx context.Context) {
+	c.mu.Lock()
+	c.stopped = true
+	if err := os.Remove(c.lockPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.srv.log.Warn("removing claude code lock file", "err", err)
+	}
+	peers := make([]*wsPeer, 0, len(c.peers))
+	for p := range c.peers {
+		peers = append(peers, p)
+	}
+	c.mu.Unlock()
+	for _, p := range peers {
+		p.close(1001, "server shutting down")
+	}
+	if err := c.http.Shutdown(ctx); err != nil {
+		c.http.Close()
+	}
+	c.listener.Close() // when Serve never ran
+}
+
+// notify sends a notification to every initialized Claude Code.
+func (c *claudeEndpoint) notify(msg []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p, ready := range c.peers {
+		if ready {
+			p.send(msg)
+		}
+	}
+}
+
+// contextChanged sends selection_changed when the active file's selection
+// differs from what was last sent.
+func (c *claudeEndpoint) contextChanged() {
+	msg := c.selectionMsg()
+	if msg == nil {
+		return
+	}
+	c.mu.Lock()
+	same := string(msg) == c.lastSel
+	c.lastSel = string(msg)
+	c.mu.Unlock()
+	if !same {
+		c.notify(msg)
+	}
+}
+
+type claudePos struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+type claudeRange struct {
+	Start claudePos `json:"start"`
+	End   claudePos `json:"end"`
+}
+
+// selectionMsg is selection_changed for the active file, nil when no file
+// is active. The editor protocol reports a cursor (1-based) and the
+// selected text: the cursor is taken as the end of the selection and the
+// start is counted back over the text's lines (0-based, as Claude Code
+// reads them).
+func (c *claudeEndpoint) selectionMsg() []byte {
+	ctx := c.srv.Context()
+	if ctx.WorkspaceState == nil {
+		return nil
+	}
+	for _, f := range ctx.WorkspaceState.OpenFiles {
+		if !f.IsActive || f.Cursor == nil {
+			continue
+		}
+		end := claudePos{Line: f.Cursor.Line - 1, Character: f.Cursor.Character - 1}
+		start := end
+		if f.SelectedText != "" {
+			n := strings.Count(f.SelectedText, "\n")
+			start.Line = max(end.Line-n, 0)
+			if n > 0 {
+				start.Character = 0
+			} else {
+				start.Character = max(end.Character-len([]rune(f.SelectedText))+1, 0)
+			}
+		}
+		msg, err := notification(claudeSelectionChanged, map[string]any{
+			"selection": claudeRange{Start: start, End: end},
+			"text":      f.SelectedText,
+			"filePath":  f.Path,
+			"fileUrl":   "file://" + f.Path,
+		})
+		if err != nil {
+			return nil
+		}
+		return msg
+	}
+	return nil
+}
+
+func (c *claudeEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	path, _ := args["new_file_path"].(string)
+	if path == "" {
+		path, _ = args["old_file_path"].(string)
+	}
+	contents, ok := args["new_file_contents"].(string)
+	tab, _ := args["tab_name"].(string)
+	if path == "" || !ok {
+		return toolError("openDiff: new_file_path and new_file_contents (strings) are required"), nil
+	}
+	if !filepath.IsAbs(path) {
+		return toolError(fmt.Sprintf("openDiff: new_file_path must be an absolute path, not %q", path)), nil
+	}
+	if tab == "" {
+		tab = path
+	}
+	answer := make(chan diffOutcome, 1)
+	e := c.srv.diffs.addWaiting(path, answer)
+	c.mu.Lock()
+	c.tabs[tab] = path
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.tabs[tab] == path {
+			delete(c.tabs, tab)
+		}
+		c.mu.Unlock()
+	}()
+	octx, cancel := context.WithTimeout(ctx, c.srv.cfg.EditorTimeout)
+	err := c.srv.editor.OpenDiff(octx, path, contents)
+	cancel()
+	if err != nil {
+		c.srv.diffs.drop(path, e)
+		return toolError(fmt.Sprintf("Failed to open diff for %s: %v", path, err)), nil
+	}
+	select {
+	case o := <-answer:
+		switch {
+		case o.replaced:
+			return toolError("openDiff: another diff of " + path + " replaced this one"), nil
+		case o.closed:
+			return textResult(claudeTabClosed), nil
+		case o.accepted:
+			return textResult(claudeFileSaved, o.content), nil
+		default:
+			return textResult(claudeDiffRejected, tab), nil
+		}
+	case <-ctx.Done():
+		// Claude Code went away: close the diff it left.
+		if c.srv.diffs.takeIf(path, e) {
+			cctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.EditorTimeout)
+			_, _, _ = c.srv.editor.CloseDiff(cctx, path)
+			cancel()
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// closeDiffTab closes the waiting diff of path in the editor and answers
+// its openDiff with TAB_CLOSED.
+func (c *claudeEndpoint) closeDiffTab(ctx context.Context, path string) error {
+	_, e := c.srv.diffs.takeWaiting(path)
+	if e == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.srv.cfg.EditorTimeout)
+	defer cancel()
+	_, _, err := c.srv.editor.CloseDiff(ctx, path)
+	e.answer <- diffOutcome{closed: true}
+	return err
+}
+
+func (c *claudeEndpoint) closeTab(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	tab, _ := req.GetArguments()["tab_name"].(string)
+	c.mu.Lock()
+	path, ok := c.tabs[tab]
+	c.mu.Unlock()
+	if ok {
+		if err := c.closeDiffTab(ctx, path); err != nil {
+			return toolError(fmt.Sprintf("close_tab: %v", err)), nil
+		}
+	}
+	return textResult(claudeTabClosed), nil
+}
+
+func (c *claudeEndpoint) closeAllDiffTabs(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c.mu.Lock()
+	paths := make([]string, 0, len(c.tabs))
+	for _, p := range c.tabs {
+		paths = append(paths, p)
+	}
+	c.mu.Unlock()
+	for _, p := range paths {
+		if err := c.closeDiffTab(ctx, p); err != nil {
+			c.srv.log.Warn("closing a diff for Claude Code", "path", p, "err", err)
+		}
+	}
+	return textResult(fmt.Sprintf("CLOSED_%d_DIFF_TABS", len(paths))), nil
+}
+
+// claudeDiagnostic is one diagnostic as Claude Code reads it (0-based
+// LSP range).
+type claudeDiagnostic struct {
+	Message  string      `json:"message"`
+	Severity string      `json:"severity"`
+	Source   string      `json:"source,omitempty"`
+	Code     string      `json:"code,omitempty"`
+	Range    claudeRange `json:"range"`
+}
+
+type claudeFileDiagnostics struct {
+	URI         string             `json:"uri"`
+	Diagnostics []claudeDiagnostic `json:"diagnostics"`
+}
+
+func (c *claudeEndpoint) getDiagnostics(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	path := ""
+	if uri, _ := req.GetArguments()["uri"].(string); uri != "" {
+		u, err := url.Parse(uri)
+		if err != nil || (u.Scheme != "file" && u.Scheme != "") || !filepath.IsAbs(u.Path) {
+			return toolError(fmt.Sprintf("getDiagnostics: uri must be a file:// URI of an absolute path, not %q", uri)), nil
+		}
+		path = u.Path
+	}
+	files, err := c.srv.Diagnostics(ctx, path)
+	if err != nil {
+		return toolError(fmt.Sprintf("getDiagnostics: %v", err)), nil
+	}
+	out := make([]claudeFileDiagnostics, 0, len(files))
+	for _, f := range files {
+		fd := claudeFileDiagnostics{URI: "file://" + f.Path, Diagnostics: make([]claudeDiagnostic, 0, len(f.Diagnostics))}
+		for _, d := range f.Diagnostics {
+			fd.Diagnostics = append(fd.Diagnostics, claudeDiagnostic{
+				Message: d.Message, Severity: claudeSeverity(d.Severity), Source: d.Source, Code: d.Code,
+				Range: claudeRange{
+					Start: claudePos{Line: max(d.Range.Start.Line-1, 0), Character: max(d.Range.Start.Character-1, 0)},
+					End:   claudePos{Line: max(d.Range.End.Line-1, 0), Character: max(d.Range.End.Character-1, 0)},
+				},
+			})
+		}
+		out = append(out, fd)
+	}
+	text, err := json.Marshal(out)
+	if err != nil {
+		return toolError(fmt.Sprintf("getDiagnostics: encode: %v", err)), nil
+	}
+	return textResult(string(text)), nil
+}
+
+// claudeSeverity spells a severity as VS Code's companion does.
+func claudeSeverity(s string) string {
+	switch s {
+	case "error":
+		return "Error"
+	case "warning":
+		return "Warning"
+	case "hint":
+		return "Hint"
+	default:
+		return "Information"
+	}
+}
+
+func textResult(texts ...string) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: make([]mcp.Content, 0, len(texts))}
+	for _, t := range texts {
+		res.Content = append(res.Content, mcp.NewTextContent(t))
+	}
+	return res
+}
+
+// answerClaude gives an outcome the editor reported to the Claude Code
+// openDiff waiting for it, if the diff of filePath is one; it reports
+// whether it was.
+func (s *Server) answerClaude(filePath string, o diffOutcome) bool {
+	_, e := s.diffs.takeWaiting(filePath)
+	if e == nil {
+		return false
+	}
+	e.answer <- o
+	return true
+}
+
+// Mention implements Mentions: Claude Code inserts an @-mention of path
+// (lines 1-based, 0 when not given) into its prompt. Gemini CLI has no
+// such notification.
+func (s *Server) Mention(path string, lineStart, lineEnd int) {
+	if s.claude == nil {
+		return
+	}
+	params := map[string]any{"filePath": filepath.Clean(path)}
+	if lineStart > 0 {
+		params["lineStart"] = lineStart - 1
+		if lineEnd < lineStart {
+			lineEnd = lineStart
+		}
+		params["lineEnd"] = lineEnd - 1
+	}
+	msg, err := notification(claudeAtMentioned, params)
+	if err != nil {
+		return
+	}
+	s.claude.notify(msg)
+}
+
+// ClaudePort is the port Claude Code connects to; 0 when the Claude Code
+// endpoint is off.
+func (s *Server) ClaudePort() int {
+	if s.claude == nil {
+		return 0
+	}
+	return s.claude.port
+}
+
+// ClaudeToken is the token of the Claude Code lock file; empty when the
+// endpoint is off.
+func (s *Server) ClaudeToken() string {
+	if s.claude == nil {
+		return ""
+	}
+	return s.claude.token
+}
+
+// ClaudeLockPath is the path of the lock file Serve writes for Claude
+// Code; empty when the endpoint is off.
+func (s *Server) ClaudeLockPath() string {
+	if s.claude == nil {
+		return ""
+	}
+	return s.claude.lockPath
+}
+
+// takeWaiting removes and returns the diff of path if an openDiff of
+// Claude Code waits for it; nil otherwise (the diff, if any, stays).
+func (d *diffRegistry) takeWaiting(path string) (string, *diffEntry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, e := range d.open {
+		if e.answer != nil && (k == path || filepath.Clean(k) == filepath.Clean(path)) {
+			delete(d.open, k)
+			return k, e
+		}
+	}
+	return path, nil
+}
+
+// takeIf removes e if it is still the diff of path and reports whether it
+// was.
+func (d *diffRegistry) takeIf(path string, e *diffEntry) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.open[path] != e {
+		return false
+	}
+	delete(d.open, path)
+	return true
+}

@@ -1,0 +1,386 @@
+package companion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
+)
+
+// diagEditor is a fakeEditor that also reports diagnostics.
+type diagEditor struct {
+	*fakeEditor
+	files []FileDiagnostics
+	asked chan string
+}
+
+func (d *diagEditor) Diagnostics(_ context.Context, path string) ([]FileDiagnostics, error) {
+	d.asked <- path
+	return d.files, nil
+}
+
+func claudeURL(srv *Server) string { return "ws://127.0.0.1:" + strconv.Itoa(srv.ClaudePort()) + "/" }
+
+func dialClaude(t *testing.T, srv *Server) *wsClient {
+	t.Helper()
+	c := dialWS(t, claudeURL(srv), http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}}, "mcp")
+	c.initialize()
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "ide_connected", "params": map[string]any{"pid": os.Getpid()}})
+	return c
+}
+
+func TestClaudeLockFileAndGuard(t *testing.T) {
+	lockDir := filepath.Join(t.TempDir(), "claude", "ide")
+	ws := t.TempDir()
+	srv, err := New(Config{Workspace: []string{ws}, PID: os.Getpid(), Claude: true, ClaudeLockDir: lockDir,
+		DiscoveryDir: filepath.Join(t.TempDir(), "gemini", "ide"), IDEInfo: ide.IDEInfo{Name: "nvim", DisplayName: "Neovim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	<-srv.Ready()
+
+	lock := filepath.Join(lockDir, strconv.Itoa(srv.ClaudePort())+".lock")
+	if srv.ClaudeLockPath() != lock {
+		t.Errorf("lock path %s, want %s", srv.ClaudeLockPath(), lock)
+	}
+	fi, err := os.Stat(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock file mode %v, want 0600", fi.Mode().Perm())
+	}
+	var got discovery.ClaudeLock
+	data, _ := os.ReadFile(lock)
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := discovery.ClaudeLock{PID: os.Getpid(), WorkspaceFolders: []string{ws}, IDEName: "Neovim", Transport: "ws", AuthToken: srv.ClaudeToken()}
+	if got.PID != want.PID || strings.Join(got.WorkspaceFolders, ",") != ws || got.IDEName != want.IDEName || got.Transport != "ws" || got.AuthToken != want.AuthToken {
+		t.Errorf("lock = %+v, want %+v", got, want)
+	}
+	if srv.ClaudeToken() == srv.Token() {
+		t.Error("the Claude Code endpoint shares the Gemini token")
+	}
+	if env := srv.Env(); env["CLAUDE_CODE_SSE_PORT"] != strconv.Itoa(srv.ClaudePort()) {
+		t.Errorf("Env lacks CLAUDE_CODE_SSE_PORT: %v", env)
+	}
+
+	good := func() http.Header { return http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}} }
+	for _, tc := range []struct {
+		name   string
+		hdr    http.Header
+		status int
+	}{
+		{"no token", http.Header{}, http.StatusUnauthorized},
+		{"wrong token", http.Header{ClaudeAuthHeader: {srv.ClaudeToken() + "x"}}, http.StatusUnauthorized},
+		{"gemini token", http.Header{ClaudeAuthHeader: {srv.Token()}}, http.StatusUnauthorized},
+		{"origin", func() http.Header { h := good(); h.Set("Origin", "http://127.0.0.1"); return h }(), http.StatusForbidden},
+		{"host", func() http.Header {
+			h := good()
+			h.Set("Host", "evil.example:"+strconv.Itoa(srv.ClaudePort()))
+			return h
+		}(), http.StatusForbidden},
+		{"good", good(), http.StatusSwitchingProtocols},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := dialStatus(t, claudeURL(srv), tc.hdr); got != tc.status {
+				t.Errorf("status %d, want %d", got, tc.status)
+			}
+		})
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file still there after stop: %v", err)
+	}
+}
+
+func TestClaudeOpenDiffOutcomes(t *testing.T) {
+	ed := newFakeEditor()
+	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir()})
+	ws := srv.workspaceSnapshot()[0]
+	path := writeFile(t, ws, "a.txt", "old\n")
+
+	// A Gemini client with its event stream open must not hear of
+	// Claude Code's diffs.
+	gem := dial(t, srv)
+	defer gem.close()
+
+	cc := dialClaude(t, srv)
+	for _, tc := range []struct {
+		name   string
+		answer func()
+		want   []string
+	}{
+		{"accepted with an edit", func() { srv.DiffAccepted(path, "edited by the person\n") }, []string{"FILE_SAVED", "edited by the person\n"}},
+		{"rejected", func() { srv.DiffRejected(path) }, []string{"DIFF_REJECTED", "tab-rejected"}},
+		{"tab closed", func() {
+			cc2 := dialClaude(t, srv)
+			if r := cc2.tool("close_tab", map[string]any{"tab_name": "tab-tab closed"}, 10*time.Second); r.IsError {
+				t.Errorf("close_tab: %v", r.texts())
+			}
+		}, []string{"TAB_CLOSED"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab := "tab-" + strings.Fields(tc.name)[0]
+			if tc.name == "tab closed" {
+				tab = "tab-tab closed"
+			}
+			res := make(chan wsToolResult, 1)
+			go func() {
+				res <- cc.tool("openDiff", map[string]any{"old_file_path": path, "new_file_path": path, "new_file_contents": "proposed\n", "tab_name": tab}, 20*time.Second)
+			}()
+			select {
+			case req := <-ed.openCh:
+				if req.FilePath != path || req.NewContent != "proposed\n" {
+					t.Errorf("editor got %+v", req)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the editor was not asked to open the diff")
+			}
+			tc.answer()
+			r := <-res
+			if r.IsError || strings.Join(r.texts(), "|") != strings.Join(tc.want, "|") {
+				t.Errorf("openDiff = %q (error %v), want %q", r.texts(), r.IsError, tc.want)
+			}
+		})
+	}
+	gem.none(ide.MethodDiffAccepted, 300*time.Millisecond)
+	gem.none(ide.MethodDiffRejected, 0)
+	if b, _ := os.ReadFile(path); string(b) != "old\n" {
+		t.Errorf("the companion changed the file: %q", b)
+	}
+}
+
+func TestClaudeGeminiDiffsStayApart(t *testing.T) {
+	ed := newFakeEditor()
+	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir()})
+	ws := srv.workspaceSnapshot()[0]
+	gPath := writeFile(t, ws, "g.txt", "g\n")
+	cPath := writeFile(t, ws, "c.txt", "c\n")
+	gem := dial(t, srv)
+	defer gem.close()
+	cc := dialClaude(t, srv)
+
+	res := make(chan wsToolResult, 1)
+	go func() {
+		res <- cc.tool("openDiff", map[string]any{"old_file_path": cPath, "new_file_path": cPath, "new_file_contents": "C\n", "tab_name": "c"}, 20*time.Second)
+	}()
+	<-ed.openCh
+	if r, _ := gem.callTool(ide.ToolOpenDiff, map[string]any{"filePath": gPath, "newContent": "G\n"}); r.IsError {
+		t.Fatalf("gemini openDiff failed")
+	}
+	<-ed.openCh
+	srv.DiffAccepted(gPath, "G!\n")
+	msg := gem.next(ide.MethodDiffAccepted, 10*time.Second)
+	if !strings.Contains(string(msg), "G!") {
+		t.Errorf("gemini got %s", msg)
+	}
+	select {
+	case r := <-res:
+		t.Fatalf("Claude Code's openDiff answered by Gemini's outcome: %v", r.texts())
+	case <-time.After(200 * time.Millisecond):
+	}
+	srv.DiffAccepted(cPath, "C!\n")
+	if r := <-res; strings.Join(r.texts(), "|") != "FILE_SAVED|C!\n" {
+		t.Errorf("claude got %q", r.texts())
+	}
+	gem.none(ide.MethodDiffAccepted, 300*time.Millisecond)
+}
+
+func TestClaudeSelectionMentionDiagnostics(t *testing.T) {
+	ed := &diagEditor{fakeEditor: newFakeEditor(), asked: make(chan string, 10)}
+	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir(), Debounce: time.Millisecond})
+	ws := srv.workspaceSnapshot()[0]
+	path := writeFile(t, ws, "m.go", "a\nb\nc\n")
+	ed.files = []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "undefined: x", Severity: "error", Source: "gopls", Code: "E1",
+		Range: Range{Start: Position{Line: 2, Character: 1}, End: Position{Line: 2, Character: 2}}}}}}
+	cc := dialClaude(t, srv)
+
+	srv.Selection(path, ide.Cursor{Line: 3, Character: 1}, "b\nc")
+	for {
+		var p struct {
+			Selection claudeRange `json:"selection"`
+			Text      string      `json:"text"`
+			FilePath  string      `json:"filePath"`
+		}
+		if err := json.Unmarshal(cc.next("selection_changed", 10*time.Second), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Text == "" {
+			continue // the state before the selection
+		}
+		want := claudeRange{Start: claudePos{Line: 1}, End: claudePos{Line: 2}}
+		if p.FilePath != path || p.Text != "b\nc" || p.Selection != want {
+			t.Errorf("selection_changed = %+v", p)
+		}
+		break
+	}
+
+	srv.Mention(path, 2, 3)
+	var m map[string]any
+	_ = json.Unmarshal(cc.next("at_mentioned", 10*time.Second), &m)
+	if m["filePath"] != path || m["lineStart"] != 1.0 || m["lineEnd"] != 2.0 {
+		t.Errorf("at_mentioned = %v", m)
+	}
+
+	r := cc.tool("getDiagnostics", map[string]any{"uri": "file://" + path}, 10*time.Second)
+	if p := <-ed.asked; p != path {
+		t.Errorf("editor asked for %q", p)
+	}
+	want := `[{"uri":"file://` + path + `","diagnostics":[{"message":"undefined: x","severity":"Error","source":"gopls","code":"E1","range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}}}]}]`
+	if r.IsError || len(r.Content) != 1 || r.Content[0].Text != want {
+		t.Errorf("getDiagnostics = %q, want %s", r.texts(), want)
+	}
+	if r := cc.tool("closeAllDiffTabs", map[string]any{}, 10*time.Second); r.IsError || r.texts()[0] != "CLOSED_0_DIFF_TABS" {
+		t.Errorf("closeAllDiffTabs = %q", r.texts())
+	}
+}
+
+func TestClaudeOffByDefault(t *testing.T) {
+	srv := startServer(t, Config{})
+	if srv.ClaudePort() != 0 || srv.ClaudeLockPath() != "" {
+		t.Error("Claude Code endpoint on without Config.Claude")
+	}
+	if _, ok := srv.Env()["CLAUDE_CODE_SSE_PORT"]; ok {
+		t.Error("CLAUDE_CODE_SSE_PORT in Env without Config.Claude")
+	}
+}
+
+func TestStreamEndpoint(t *testing.T) {
+	ed := newFakeEditor()
+	srv := startServer(t, Config{Editor: ed, Debounce: time.Millisecond})
+	ws := srv.workspaceSnapshot()[0]
+	path := writeFile(t, ws, "s.txt", "s\n")
+	url := "ws://127.0.0.1:" + strconv.Itoa(srv.Port()) + StreamPath
+
+	if got := dialStatus(t, url, http.Header{}); got != http.StatusUnauthorized {
+		t.Errorf("no token: status %d, want 401", got)
+	}
+	if got := dialStatus(t, url, http.Header{"Authorization": {"Bearer " + srv.Token()}, "Origin": {"http://x"}}); got != http.StatusForbidden {
+		t.Errorf("origin: status %d, want 403", got)
+	}
+	c := dialWS(t, url, http.Header{"Authorization": {"Bearer " + srv.Token()}}, "")
+	c.initialize()
+	c.next(ide.MethodContextUpdate, 10*time.Second)
+	var tools struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	_ = json.Unmarshal(c.call("tools/list", map[string]any{}, 10*time.Second), &tools)
+	if len(tools.Tools) != 2 {
+		t.Errorf("tools = %+v", tools)
+	}
+	srv.Focus(path, nil, "")
+	for {
+		var ctx ide.Context
+		_ = json.Unmarshal(c.next(ide.MethodContextUpdate, 10*time.Second), &ctx)
+		if len(ctx.WorkspaceState.OpenFiles) == 1 {
+			break
+		}
+	}
+	if r := c.tool(ide.ToolOpenDiff, map[string]any{"filePath": path, "newContent": "S\n"}, 10*time.Second); r.IsError {
+		t.Fatalf("openDiff: %v", r.texts())
+	}
+	srv.DiffRejected(path)
+	if p := c.next(ide.MethodDiffRejected, 10*time.Second); !strings.Contains(string(p), "s.txt") {
+		t.Errorf("diffRejected = %s", p)
+	}
+}
+
+// An editor without diagnostics (the terminal front-end, a plugin without
+// diagnostics/get) reports none: getDiagnostics answers an empty list.
+func TestClaudeDiagnosticsWithoutEditorSupport(t *testing.T) {
+	srv := startServer(t, Config{Editor: newFakeEditor(), Claude: true, ClaudeLockDir: t.TempDir()})
+	cc := dialClaude(t, srv)
+	if r := cc.tool("getDiagnostics", map[string]any{}, 10*time.Second); r.IsError || r.texts()[0] != "[]" {
+		t.Errorf("getDiagnostics = %q", r.texts())
+	}
+}
+
+func TestWebSocketBounds(t *testing.T) {
+	t.Run("message too big", func(t *testing.T) {
+		srv := startServer(t, Config{Claude: true, ClaudeLockDir: t.TempDir()})
+		c := dialWS(t, claudeURL(srv), http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}}, "mcp")
+		big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", ide.MaxRequestBody) + `"}}`
+		_ = c.c.Write(context.Background(), 1, []byte(big))
+		select {
+		case _, ok := <-c.notes:
+			if ok {
+				t.Error("a message came back instead of the close")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the connection stayed open after an over-long message")
+		}
+	})
+	t.Run("peer that answers no ping", func(t *testing.T) {
+		srv := startServer(t, Config{Claude: true, ClaudeLockDir: t.TempDir(), PingInterval: 500 * time.Millisecond})
+		c, _, err := websocketDial(claudeURL(srv), http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseNow()
+		// Not reading means not answering pings: after an interval and a
+		// wait of one more, the server drops the peer.
+		peers := func() int {
+			srv.claude.mu.Lock()
+			defer srv.claude.mu.Unlock()
+			return len(srv.claude.peers)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for seen := false; ; time.Sleep(20 * time.Millisecond) {
+			n := peers()
+			if n == 1 {
+				seen = true
+			}
+			if seen && n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the peer is still connected (peers: %d, seen: %v)", n, seen)
+			}
+		}
+	})
+}
+
+// A Gemini client's closeDiff of a file whose diff Claude Code opened
+// closes it for Claude Code too.
+func TestGeminiCloseDiffOfClaudeDiff(t *testing.T) {
+	ed := newFakeEditor()
+	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir()})
+	path := writeFile(t, srv.workspaceSnapshot()[0], "x.txt", "x\n")
+	cc := dialClaude(t, srv)
+	gem := dial(t, srv)
+	defer gem.close()
+	res := make(chan wsToolResult, 1)
+	go func() {
+		res <- cc.tool("openDiff", map[string]any{"old_file_path": path, "new_file_path": path, "new_file_contents": "X\n", "tab_name": "x"}, 20*time.Second)
+	}()
+	<-ed.openCh
+	if r, raw := gem.callTool(ide.ToolCloseDiff, map[string]any{"filePath": path}); r.IsError {
+		t.Fatalf("closeDiff: %s", raw)
+	}
+	select {
+	case r := <-res:
+		if strings.Join(r.texts(), "|") != "TAB_CLOSED" {
+			t.Errorf("openDiff = %q", r.texts())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Claude Code's openDiff still waits after the diff was closed")
+	}
+}

@@ -1,0 +1,94 @@
+package companion
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+)
+
+// StreamPath is the WebSocket transport of the Gemini-side MCP endpoint:
+// the same tools and notifications as /mcp, behind the same guard and
+// bearer token, one JSON-RPC message per WebSocket text message.
+const StreamPath = "/stream"
+
+// streamPeers are the Gemini-side clients connected over /stream.
+type streamPeers struct {
+	mu    sync.Mutex
+	peers map[*wsPeer]bool // true once initialized
+}
+
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	p, err := acceptWS(w, r, "mcp", s.log)
+	if err != nil {
+		s.log.Debug("/stream: websocket upgrade refused", "err", err)
+		return
+	}
+	s.streams.mu.Lock()
+	if s.streams.peers == nil {
+		s.streams.peers = map[*wsPeer]bool{}
+	}
+	s.streams.peers[p] = false
+	s.streams.mu.Unlock()
+	defer func() {
+		s.streams.mu.Lock()
+		delete(s.streams.peers, p)
+		s.streams.mu.Unlock()
+	}()
+	serveMCPPeer(context.Background(), s, p, s.mcp.mcp, func(method string, _ json.RawMessage) {
+		if method != "notifications/initialized" {
+			return
+		}
+		s.streams.mu.Lock()
+		s.streams.peers[p] = true
+		s.streams.mu.Unlock()
+		// As on /mcp's first event stream: the current context first.
+		if msg := s.currentContextMsg(); msg != nil {
+			p.send(msg)
+		}
+	})
+}
+
+// sendStreams sends msg to every initialized /stream client.
+func (s *Server) sendStreams(msg []byte) {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	for p, ready := range s.streams.peers {
+		if ready {
+			p.send(msg)
+		}
+	}
+}
+
+// closeStreams ends every /stream connection (at shutdown: hijacked
+// connections are not closed by http.Server.Shutdown).
+func (s *Server) closeStreams() {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	for p := range s.streams.peers {
+		p.close(1001, "server shutting down")
+	}
+}
+
+// notifyGemini sends a notification to every Gemini-side client: the
+// sessions of /mcp and the clients of /stream.
+func (s *Server) notifyGemini(method string, params any) {
+	s.broadcast(method, params)
+	msg, err := notification(method, params)
+	if err != nil {
+		return
+	}
+	s.sendStreams(msg)
+}
+
+// contextChanged runs after the debounce: the Gemini-side clients get the
+// new context, Claude Code the new selection.
+func (s *Server) contextChanged() {
+	s.broadcastContext()
+	if msg := s.currentContextMsg(); msg != nil {
+		s.sendStreams(msg)
+	}
+	if s.claude != nil {
+		s.claude.contextChanged()
+	}
+}

@@ -1,0 +1,197 @@
+package companion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// The WebSocket library stays in this file: the Claude Code endpoint and
+// /stream see only wsPeer.
+
+const (
+	// wsMaxMessage bounds one incoming message, as ide.MaxRequestBody
+	// bounds a request body on /mcp.
+	wsMaxMessage = ide.MaxRequestBody
+	// wsQueue is how many outgoing messages may wait for a peer that does
+	// not read; a peer that falls that far behind is disconnected rather
+	// than let the queue grow.
+	wsQueue = 1024
+	// wsMaxInFlight bounds the requests of one peer handled at once (an
+	// openDiff waits for the person, so a few are expected).
+	wsMaxInFlight = 32
+	// wsWriteTimeout bounds one write to a peer.
+	wsWriteTimeout = 10 * time.Second
+)
+
+// wsPeer is one MCP client over WebSocket: JSON-RPC messages, one per text
+// message, both ways.
+type wsPeer struct {
+	c      *websocket.Conn
+	log    *slog.Logger
+	out    chan []byte
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	closeOnce sync.Once
+	inFlight  chan struct{}
+}
+
+// acceptWS upgrades r to a WebSocket offering subprotocol (when not
+// empty). Origin and Host are checked by the caller's guard before this;
+// the library's own origin check stays on as a second wall (a request
+// with no Origin header passes it).
+func acceptWS(w http.ResponseWriter, r *http.Request, subprotocol string, log *slog.Logger) (*wsPeer, error) {
+	opts := &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled}
+	if subprotocol != "" {
+		opts.Subprotocols = []string{subprotocol}
+	}
+	c, err := websocket.Accept(w, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadLimit(wsMaxMessage)
+	ctx, cancel := context.WithCancel(context.Background())
+	return &wsPeer{
+		c: c, log: log, out: make(chan []byte, wsQueue),
+		ctx: ctx, cancel: cancel, inFlight: make(chan struct{}, wsMaxInFlight),
+	}, nil
+}
+
+// send queues msg; a peer whose queue is full is disconnected.
+func (p *wsPeer) send(msg []byte) {
+	select {
+	case <-p.ctx.Done():
+	case p.out <- msg:
+	default:
+		p.log.Warn("websocket peer does not read its messages; disconnecting", "queued", wsQueue)
+		p.close(websocket.StatusPolicyViolation, "too many unread messages")
+	}
+}
+
+func (p *wsPeer) sendJSON(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		p.log.Error("encoding websocket message", "err", err)
+		return
+	}
+	p.send(b)
+}
+
+func (p *wsPeer) close(code websocket.StatusCode, reason string) {
+	p.closeOnce.Do(func() {
+		p.cancel()
+		go p.c.Close(code, reason)
+	})
+}
+
+// run serves the peer until it goes, ctx ends or it stops answering pings:
+// handle gets each incoming message in the reading goroutine and must not
+// block (it starts a goroutine through p.spawn for slow work). Every
+// pingEvery a ping must be answered within pingEvery, else the peer is
+// considered gone: a WebSocket that stays open is how a client stays
+// connected, so idle expiry is of dead peers, not of quiet ones.
+func (p *wsPeer) run(ctx context.Context, pingEvery time.Duration, handle func(msg []byte)) {
+	defer p.close(websocket.StatusNormalClosure, "")
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.close(websocket.StatusGoingAway, "server shutting down")
+		case <-p.ctx.Done():
+		}
+	}()
+	go p.writeLoop()
+	go p.pingLoop(pingEvery)
+	for {
+		typ, msg, err := p.c.Read(p.ctx)
+		if err != nil {
+			// An over-long message makes the library close with 1009.
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) && p.ctx.Err() == nil {
+				p.log.Debug("websocket read ended", "err", err)
+			}
+			return
+		}
+		if typ != websocket.MessageText {
+			p.close(websocket.StatusUnsupportedData, "text messages only")
+			return
+		}
+		handle(msg)
+	}
+}
+
+func (p *wsPeer) writeLoop() {
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case msg := <-p.out:
+			ctx, cancel := context.WithTimeout(p.ctx, wsWriteTimeout)
+			err := p.c.Write(ctx, websocket.MessageText, msg)
+			cancel()
+			if err != nil {
+				p.close(websocket.StatusGoingAway, "write failed")
+				return
+			}
+		}
+	}
+}
+
+func (p *wsPeer) pingLoop(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(p.ctx, every)
+			err := p.c.Ping(ctx)
+			cancel()
+			if err != nil {
+				p.log.Debug("websocket peer did not answer a ping; disconnecting", "err", err)
+				p.close(websocket.StatusPolicyViolation, "ping not answered")
+				return
+			}
+		}
+	}
+}
+
+// spawn runs f in a goroutine bounded by wsMaxInFlight; it reports false
+// when the peer has too many requests in flight.
+func (p *wsPeer) spawn(f func(ctx context.Context)) bool {
+	select {
+	case p.inFlight <- struct{}{}:
+	default:
+		return false
+	}
+	go func() {
+		defer func() { <-p.inFlight }()
+		f(p.ctx)
+	}()
+	return true
+}
+
+// rpcMessage is the part of a JSON-RPC message the WebSocket endpoints
+// look at before handing it on.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+func rpcError(id json.RawMessage, code int, msg string) map[string]any {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	return map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}}
+}

@@ -1,0 +1,393 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide/conformance/scripted"
+	"github.com/gemkit/gemkit/internal/claudetest"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// lockedBuffer collects a child's log while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// claudePane is the real Claude Code in a tmux pane of its own.
+type claudePane struct {
+	t    *testing.T
+	sock string
+}
+
+func (p *claudePane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (p *claudePane) screen() string { return p.tmux("capture-pane", "-p", "-J", "-t", "cc") }
+
+// wait polls the screen (and cond) for up to two minutes: the CLI starts
+// slowly on a loaded machine.
+func (p *claudePane) wait(what string, cond func(screen string) bool) string {
+	p.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		s := p.screen()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// typeLine types text, then Enter separately (sent together they read as
+// a paste).
+func (p *claudePane) typeLine(text string) {
+	p.t.Helper()
+	p.tmux("send-keys", "-t", "cc", "-l", text)
+	time.Sleep(300 * time.Millisecond)
+	p.tmux("send-keys", "-t", "cc", "Enter")
+}
+
+// scriptFor is the model's side of the conversation: a prompt naming a
+// step asks for a tool; a Read's result is followed by an Edit; any other
+// tool result ends the turn.
+func scriptFor(ws string) func(*claudetest.Request) claudetest.Reply {
+	return func(r *claudetest.Request) claudetest.Reply {
+		last := r.LastUser()
+		lastTool := ""
+		for i := len(r.Messages) - 1; i >= 0 && lastTool == ""; i-- {
+			if r.Messages[i].Role != "assistant" {
+				continue
+			}
+			var blocks []struct{ Type, Name string }
+			_ = json.Unmarshal(r.Messages[i].Content, &blocks)
+			for _, b := range blocks {
+				if b.Type == "tool_use" {
+					lastTool = b.Name
+				}
+			}
+			break
+		}
+		afterAssistant := ""
+		for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role == "user"; i-- {
+			afterAssistant += string(r.Messages[i].Content)
+		}
+		if strings.Contains(afterAssistant, `"tool_result"`) {
+			if lastTool == "Read" {
+				return claudetest.Reply{Tool: "Edit", Input: map[string]any{
+					"file_path": filepath.Join(ws, "edit.txt"), "old_string": "line two", "new_string": "line 2 from the model"}}
+			}
+			return claudetest.Reply{Text: "Done."}
+		}
+		switch {
+		case strings.Contains(last, "STEP_WRITE"):
+			return claudetest.Reply{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(ws, "new.txt"), "content": "from the model\n"}}
+		case strings.Contains(last, "STEP_EDIT"):
+			return claudetest.Reply{Tool: "Read", Input: map[string]any{"file_path": filepath.Join(ws, "edit.txt")}}
+		case strings.Contains(last, "STEP_REJECT"):
+			return claudetest.Reply{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(ws, "keep.txt"), "content": "must not land\n"}}
+		}
+		return claudetest.Reply{Text: "Hello from the scripted model."}
+	}
+}
+
+// TestRealClaudeCode runs the real Claude Code CLI, interactive in tmux,
+// against `gemkit ide serve --editor stdio` driven by a test editor and a
+// scripted model: it connects, sees the selection, its Write and Edit go
+// through diff/open (accepted with the editor's change, or rejected), and
+// the model is told of the diagnostics the editor reported.
+func TestRealClaudeCode(t *testing.T) {
+	claude := claudetest.Binary(t)
+	gemkittest.Tool(t, "tmux", "tmux")
+	bin := gemkittest.Gemkit(t)
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	tmp := t.TempDir()
+	for name, content := range map[string]string{"edit.txt": "line one\nline two\n", "keep.txt": "keep me\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model := claudetest.StartModel(t, scriptFor(ws))
+	env := claudetest.Home(t, home, model, gemkittest.ClosedPort(t), ws)
+
+	var log lockedBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ed, err := scripted.Start(ctx, scripted.Options{
+		Binary: bin, Workspace: []string{ws}, TMPDIR: tmp, Stderr: &log,
+		Env: []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude")},
+		Diagnostics: func(path string) any {
+			if path != "" {
+				return []any{map[string]any{"path": path, "diagnostics": []any{}}}
+			}
+			return []any{map[string]any{"path": filepath.Join(ws, "edit.txt"), "diagnostics": []any{map[string]any{
+				"message": "DIAG_MARKER unused value", "severity": "warning", "source": "testlint",
+				"range": map[string]any{"start": map[string]int{"line": 2, "character": 1}, "end": map[string]int{"line": 2, "character": 5}}}}}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ed.Stop()
+	port := ed.Ready.Env["CLAUDE_CODE_SSE_PORT"]
+	if port == "" {
+		t.Fatalf("server/ready env lacks CLAUDE_CODE_SSE_PORT: %v", ed.Ready.Env)
+	}
+
+	p := &claudePane{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	args := []string{"new-session", "-d", "-s", "cc", "-x", "200", "-y", "50", "-c", ws, "env", "-i", "PATH=" + os.Getenv("PATH")}
+	args = append(args, env...)
+	args = append(args, claude)
+	p.tmux(args...)
+	pid, _ := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "-t", "cc", "#{pane_pid}")))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("claude code screen:\n%s\ngemkit log:\n%s", p.screen(), log.String())
+		}
+		_ = exec.Command("tmux", "-S", p.sock, "kill-server").Run()
+		// The CLI writes its session files as it exits: wait for it
+		// before the temporary home goes.
+		for i := 0; i < 100 && pid > 0 && syscall.Kill(pid, 0) == nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	// First run: the CLI offers auto mode; keep manual mode, whose
+	// permission prompts show proposed changes in the IDE.
+	p.wait("the prompt", func(s string) bool {
+		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "❯ ")
+	})
+	if strings.Contains(p.screen(), "keep manual mode") {
+		p.tmux("send-keys", "-t", "cc", "Down")
+		time.Sleep(300 * time.Millisecond)
+		p.tmux("send-keys", "-t", "cc", "Enter")
+		p.wait("the dialog to close", func(s string) bool { return !strings.Contains(s, "keep manual mode") })
+	}
+
+	// /ide lists the companion by the editor's name; choosing it connects.
+	p.typeLine("/ide")
+	p.wait("/ide to list the companion", func(s string) bool {
+		return strings.Contains(s, "Connect to an IDE") && strings.Contains(s, "gemkit")
+	})
+	p.tmux("send-keys", "-t", "cc", "Up")
+	time.Sleep(300 * time.Millisecond)
+	p.tmux("send-keys", "-t", "cc", "Enter")
+	// It then offers to connect automatically next time: keep /ide.
+	p.wait("the connection", func(s string) bool {
+		if strings.Contains(s, "Connect to your IDE automatically?") {
+			p.tmux("send-keys", "-t", "cc", "Enter")
+			time.Sleep(time.Second)
+		}
+		return strings.Contains(s, "Connected to gemkit")
+	})
+
+	// The real Gemini CLI client connects to the same companion, and
+	// proposes a diff that stays open while Claude Code works.
+	gem := startGeminiClient(t, ws, tmp, ed.Ready.Env)
+	if m := gem.recv(t); m["type"] != "connected" || m["status"] != "connected" {
+		t.Fatalf("gemini client: %v", m)
+	}
+	gemFile := filepath.Join(ws, "gem.txt")
+	gem.send(t, map[string]any{"type": "openDiff", "path": gemFile, "content": "from gemini\n"})
+	waitDiff(t, ed, gemFile)
+
+	// A selection in the editor reaches the CLI's prompt and the model.
+	edit := filepath.Join(ws, "edit.txt")
+	ed.Focus(edit, 2, 8, "line one\nline two")
+	p.wait("the selection in the prompt", func(s string) bool { return strings.Contains(s, "2 lines selected") })
+
+	// Write, accepted with a change made in the editor.
+	p.typeLine("STEP_WRITE please")
+	d := waitDiff(t, ed, filepath.Join(ws, "new.txt"))
+	if d.NewContent != "from the model\n" {
+		t.Errorf("diff/open content %q", d.NewContent)
+	}
+	ed.Accept(d.FilePath, "from the model, edited in the editor\n")
+	waitFile(t, d.FilePath, "from the model, edited in the editor\n")
+	if !strings.Contains(model.Requests()[0].Raw, "line one") {
+		t.Errorf("the model was not given the selected lines:\n%.2000s", model.Requests()[0].Raw)
+	}
+	p.wait("the turn to end", func(s string) bool { return strings.Contains(s, "· done") })
+
+	// Edit (after a Read), accepted with a change; the diagnostics the
+	// editor reports after it reach the model.
+	p.typeLine("STEP_EDIT please")
+	d = waitDiff(t, ed, edit)
+	if d.NewContent != "line one\nline 2 from the model\n" {
+		t.Errorf("diff/open content %q", d.NewContent)
+	}
+	ed.Accept(d.FilePath, "line one\nline 2, as the editor left it\n")
+	waitFile(t, edit, "line one\nline 2, as the editor left it\n")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		reqs := model.Requests()
+		if strings.Contains(reqs[len(reqs)-1].Raw, "DIAG_MARKER") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the model was not told of the editor's diagnostics; last request:\n%.3000s", reqs[len(reqs)-1].Raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Gemini's diff, still open, is answered now: only Gemini hears of it,
+	// with its own text.
+	ed.Accept(gemFile, "gemini, as the editor left it\n")
+	if m := gem.recv(t); m["type"] != "diffResult" || fmt.Sprint(m["result"]) != "map[content:gemini, as the editor left it\n status:accepted]" {
+		t.Errorf("gemini diff result: %v", m)
+	}
+
+	// Write, rejected: the file stays as it was.
+	p.wait("the turn to end", func(s string) bool { return strings.Count(s, "· done") >= 2 })
+	p.typeLine("STEP_REJECT please")
+	d = waitDiff(t, ed, filepath.Join(ws, "keep.txt"))
+	ed.Reject(d.FilePath)
+	p.wait("the rejection", func(s string) bool {
+		i := strings.Index(s, "STEP_REJECT")
+		return i >= 0 && strings.Contains(s[i:], "Rejected write to keep.txt")
+	})
+	if b, _ := os.ReadFile(d.FilePath); string(b) != "keep me\n" {
+		t.Errorf("rejected change written: %q", b)
+	}
+	select {
+	case m := <-gem.got:
+		t.Errorf("the gemini client heard of Claude Code's diffs: %v", m)
+	default:
+	}
+}
+
+// waitDiff returns the next diff the companion shows, which must be of
+// path.
+func waitDiff(t *testing.T, ed *scripted.Editor, path string) scripted.Diff {
+	t.Helper()
+	select {
+	case d := <-ed.Opened:
+		if d.FilePath != path {
+			t.Fatalf("diff/open of %s, want %s", d.FilePath, path)
+		}
+		return d
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no diff/open of %s", path)
+		return scripted.Diff{}
+	}
+}
+
+// waitFile waits until path holds exactly want.
+func waitFile(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(path)
+		if string(b) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %q, want %q", path, b, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// geminiClient is the real Gemini CLI client code (IdeClient, through
+// interop/second-client.mjs), ordered over Node's IPC channel.
+type geminiClient struct {
+	ch  *os.File
+	dec *json.Decoder
+	got chan map[string]any
+}
+
+func startGeminiClient(t *testing.T, ws, tmp string, env map[string]string) *geminiClient {
+	t.Helper()
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core/package.json")
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ipc"), os.NewFile(uintptr(fds[1]), "ipc-child")
+	cmd := exec.Command(node, filepath.Join(interop, "second-client.mjs"))
+	cmd.Dir = ws
+	// SSH_CONNECTION: IdeClient does not connect inside a container
+	// (this machine has /.dockerenv) unless the session is remote.
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NODE_CHANNEL_FD=3", "NODE_CHANNEL_SERIALIZATION_MODE=json",
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.ExtraFiles = []*os.File{theirs}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		ours.Close()
+	})
+	g := &geminiClient{ch: ours, dec: json.NewDecoder(ours), got: make(chan map[string]any, 16)}
+	go func() {
+		for {
+			var m map[string]any
+			if g.dec.Decode(&m) != nil {
+				close(g.got)
+				return
+			}
+			g.got <- m
+		}
+	}()
+	return g
+}
+
+func (g *geminiClient) send(t *testing.T, m map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(m)
+	if _, err := g.ch.Write(append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (g *geminiClient) recv(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-g.got:
+		if !ok {
+			t.Fatal("the gemini client ended")
+		}
+		return m
+	case <-time.After(time.Minute):
+		t.Fatal("no message from the gemini client")
+		return nil
+	}
+}
