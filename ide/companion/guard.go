@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -86,13 +87,25 @@ func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
 		return
 	}
-	var req writeFileRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
 			return
 		}
+		writeJSONError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return
+	}
+	// Checked before decoding: encoding/json would turn each bad byte
+	// into U+FFFD and the file would be written changed.
+	if err := ide.CheckJSONText(body); err != nil {
+		s.log.Warn("write-file refused", "err", err)
+		writeJSONError(w, http.StatusBadRequest, "refused: "+err.Error())
+		return
+	}
+	var req writeFileRequest
+	if err := json.Unmarshal(body, &req); err != nil {
 		writeJSONError(w, http.StatusBadRequest, "body must be JSON {\"path\": string, \"content\": string}: "+err.Error())
 		return
 	}

@@ -116,9 +116,22 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 	r.ContentLength = int64(len(body))
 
 	var peek struct {
-		Method string `json:"method"`
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
 	}
-	if json.Unmarshal(body, &peek) == nil && peek.Method == string(mcp.MethodInitialize) {
+	peekErr := json.Unmarshal(body, &peek)
+	// Checked before mcp-go decodes the body: encoding/json would turn
+	// each bad byte into U+FFFD, and a diff would be shown (and, once
+	// accepted, written) changed.
+	if textErr := ide.CheckJSONText(body); textErr != nil {
+		m.srv.log.Warn("MCP request refused", "method", peek.Method, "tool", peek.Params.Name, "err", textErr)
+		m.refuseText(w, peek.Method, peek.Params.Name, peek.ID, textErr)
+		return
+	}
+	if peekErr == nil && peek.Method == string(mcp.MethodInitialize) {
 		// A new session: note its id when mcp-go writes the response
 		// headers, before the client can use it.
 		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess}, r)
@@ -242,6 +255,31 @@ func (discardWriter) WriteHeader(int)             {}
 
 func writeBadSession(w http.ResponseWriter) {
 	writeJSONRPCError(w, http.StatusBadRequest, -32000, "Bad Request: No valid session ID provided")
+}
+
+// refuseText answers a request whose body is not valid Unicode text: a
+// tool call gets an isError result naming the tool, as any other failed
+// call does; any other request gets JSON-RPC -32602 (invalid params).
+func (m *mcpEndpoint) refuseText(w http.ResponseWriter, method, tool string, id json.RawMessage, err error) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	if method == string(mcp.MethodToolsCall) {
+		if tool == "" {
+			tool = "tools/call"
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"jsonrpc": "2.0",
+			"id":      id,
+			"result":  toolError(fmt.Sprintf("%s refused: %v", tool, err)),
+		})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": -32602, "message": "Invalid params: " + err.Error()},
+	})
 }
 
 func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
