@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gemkit/gemkit/ide"
 )
@@ -23,24 +24,39 @@ import (
 // official companion does: a browser (any Origin header) is refused, then
 // a foreign Host (DNS rebinding), then a missing or wrong bearer token.
 // Request bodies are bounded by ide.MaxRequestBody.
+//
+// A refused request's body is never read and its connection is closed. An
+// authorised request's body must arrive within bodyReadTimeout, and its
+// connection leaves the bound on unauthorised connections (see
+// guardedListener).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Header["Origin"]; ok {
-			writeJSONError(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
+			refuse(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
 			return
 		}
 		if r.Host != s.hosts[0] && r.Host != s.hosts[1] {
-			writeJSONError(w, http.StatusForbidden, "request refused: invalid Host header")
+			refuse(w, http.StatusForbidden, "request refused: invalid Host header")
 			return
 		}
 		got := hashAuthorization(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got[:], s.authz[:]) != 1 {
-			writeJSONError(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
+			refuse(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
 			return
 		}
 		if r.ContentLength > ide.MaxRequestBody {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
+			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
 			return
+		}
+		if c := connOf(r); c != nil {
+			c.authorised()
+		}
+		rc := http.NewResponseController(w)
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			_ = rc.SetReadDeadline(time.Time{})
+		} else {
+			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+			r.Body = &deadlineBody{body: r.Body, rc: rc}
 		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, ide.MaxRequestBody)

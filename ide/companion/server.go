@@ -70,6 +70,11 @@ type Config struct {
 	// Debounce is how long editor events settle before one context update
 	// goes out; default ide.ContextDebounce (50 ms).
 	Debounce time.Duration
+	// MaxUnauthenticated bounds the connections that have not yet carried
+	// an authorised request; past it the oldest is closed. Default
+	// DefaultMaxUnauthenticated, lowered to a quarter of the process's
+	// file-descriptor limit when that is smaller.
+	MaxUnauthenticated int
 }
 
 // Server is a running companion. It implements Events; all its methods are
@@ -78,7 +83,7 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	editor   Editor
-	listener net.Listener
+	listener *guardedListener
 	port     int
 	token    string
 	authz    [32]byte // sha256 of "Bearer <token>", compared in constant time
@@ -142,6 +147,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = ide.ContextDebounce
 	}
+	if cfg.MaxUnauthenticated <= 0 {
+		cfg.MaxUnauthenticated = DefaultMaxUnauthenticated
+		if fds := openFileLimit(); fds > 0 && fds/4 < cfg.MaxUnauthenticated {
+			cfg.MaxUnauthenticated = max(fds/4, 8)
+		}
+	}
 	workspace, err := checkWorkspace(cfg.Workspace)
 	if err != nil {
 		return nil, err
@@ -159,7 +170,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		editor:    cfg.Editor,
-		listener:  ln,
+		listener:  newGuardedListener(ln, cfg.MaxUnauthenticated),
 		port:      port,
 		token:     token,
 		authz:     hashAuthorization("Bearer " + token),
@@ -178,7 +189,8 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = newMCPEndpoint(s)
 	s.http = &http.Server{
 		Handler:           s.guard(s.routes()),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: 5 * time.Second,
+		ConnContext:       connContext,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
 	}
