@@ -75,6 +75,11 @@ type Config struct {
 	// DefaultMaxUnauthenticated, lowered to a quarter of the process's
 	// file-descriptor limit when that is smaller.
 	MaxUnauthenticated int
+	// MaxOutbox and MaxOutboxBytes bound the notifications waiting for one
+	// session; a session past either is closed (its client reconnects).
+	// Defaults 1,024 messages and 64 MiB.
+	MaxOutbox      int
+	MaxOutboxBytes int
 }
 
 // Server is a running companion. It implements Events; all its methods are
@@ -152,6 +157,12 @@ func New(cfg Config) (*Server, error) {
 		if fds := openFileLimit(); fds > 0 && fds/4 < cfg.MaxUnauthenticated {
 			cfg.MaxUnauthenticated = max(fds/4, 8)
 		}
+	}
+	if cfg.MaxOutbox <= 0 {
+		cfg.MaxOutbox = maxQueued
+	}
+	if cfg.MaxOutboxBytes <= 0 {
+		cfg.MaxOutboxBytes = maxQueuedBytes
 	}
 	workspace, err := checkWorkspace(cfg.Workspace)
 	if err != nil {
