@@ -80,6 +80,8 @@ type Config struct {
 	// Defaults 1,024 messages and 64 MiB.
 	MaxOutbox      int
 	MaxOutboxBytes int
+	// ExtraEnv is added to Env, e.g. discovery.ContainerEnv's variable.
+	ExtraEnv map[string]string
 }
 
 // Server is a running companion. It implements Events; all its methods are
@@ -242,9 +244,13 @@ func (s *Server) discoveryFileLocked() ide.DiscoveryFile {
 
 // Env is the set of environment variables the editor should give its
 // terminals (GEMINI_CLI_IDE_SERVER_PORT, _WORKSPACE_PATH, _AUTH_TOKEN and
-// GEMINI_CLI_IDE_PID).
+// GEMINI_CLI_IDE_PID), with Config.ExtraEnv.
 func (s *Server) Env() map[string]string {
-	return discovery.Env(s.DiscoveryFile(), s.cfg.PID)
+	env := discovery.Env(s.DiscoveryFile(), s.cfg.PID)
+	for k, v := range s.cfg.ExtraEnv {
+		env[k] = v
+	}
+	return env
 }
 
 // Context is the editor context as clients will next receive it.

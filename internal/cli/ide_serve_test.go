@@ -274,3 +274,52 @@ func TestServeSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestServeContainerEnv: in a container (a marker under the probed root)
+// the reported env carries REMOTE_CONTAINERS=true, on the export lines
+// and in server/ready, and stderr says why in one line.
+func TestServeContainerEnv(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, v := range []string{"SSH_CONNECTION", "REMOTE_CONTAINERS", "VSCODE_REMOTE_CONTAINERS_SESSION"} {
+		t.Setenv(v, "")
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, ".dockerenv"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"terminal", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			ws := t.TempDir()
+			var out, errOut serveOutput
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			code := make(chan int, 1)
+			inR, inW := io.Pipe()
+			defer inW.Close()
+			args := []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--container-root", root, "--editor", mode}
+			want := "export REMOTE_CONTAINERS='true'"
+			if mode == "terminal" {
+				args = append(args, "--print-env")
+			} else {
+				want = `"REMOTE_CONTAINERS":"true"`
+			}
+			go func() { code <- Run(ctx, args, Streams{In: inR, Out: &out, Err: &errOut}) }()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(out.String(), want) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no %s; out: %s\nerr: %s", want, out.String(), errOut.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !strings.Contains(errOut.String(), "runs in a container") {
+				t.Fatalf("stderr does not say why: %s", errOut.String())
+			}
+			cancel()
+			select {
+			case <-code:
+			case <-time.After(10 * time.Second):
+				t.Fatal("serve did not stop")
+			}
+		})
+	}
+}
