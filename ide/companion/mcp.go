@@ -308,12 +308,28 @@ func (m *mcpEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*m
 	defer cancel()
 	if err := m.srv.editor.OpenDiff(ctx, filePath, newContent); err != nil {
 		m.srv.diffs.drop(filePath, e)
+		if errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled {
+			// The client that asked has gone while the editor was
+			// showing the diff: close it there, or it stays open with
+			// nobody to take its outcome.
+			go m.closeOrphan(filePath)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("the editor did not show the diff within %v", m.srv.cfg.EditorTimeout)
 		}
 		return toolError(fmt.Sprintf("Failed to open diff for %s: %v", filePath, err)), nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
+}
+
+// closeOrphan closes the diff of filePath in the editor after the client
+// that asked for it has gone.
+func (m *mcpEndpoint) closeOrphan(filePath string) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.srv.cfg.EditorTimeout)
+	defer cancel()
+	if _, _, err := m.srv.editor.CloseDiff(ctx, filePath); err != nil {
+		m.srv.log.Warn("closing the diff of a client that went away", "path", filePath, "err", err)
+	}
 }
 
 func (m *mcpEndpoint) closeDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -1,11 +1,18 @@
 package companion
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
+	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,4 +80,90 @@ func heapInUse() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapInuse)
+}
+
+// TestClientDiesWhileDiffOpens: when the client that asked for a diff goes
+// away while the editor is still showing it, the editor is told to close
+// it (diff/close), so no diff stays open with nobody to take its outcome.
+func TestClientDiesWhileDiffOpens(t *testing.T) {
+	ed := newFakeEditor()
+	ed.hang = true
+	ws := t.TempDir()
+	srv := startServer(t, Config{Workspace: []string{ws}, Editor: ed})
+	c := dial(t, srv)
+	path := filepath.Join(ws, "a.txt")
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+		"params": map[string]any{"name": "openDiff", "arguments": map[string]any{"filePath": path, "newContent": "x"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := c.hc.Do(c.request(http.MethodPost, body).WithContext(ctx)); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, func() bool {
+		ed.mu.Lock()
+		defer ed.mu.Unlock()
+		return len(ed.opened) == 1
+	})
+	cancel() // the client dies
+	<-done
+	waitFor(t, func() bool {
+		ed.mu.Lock()
+		defer ed.mu.Unlock()
+		return len(ed.closed) == 1 && ed.closed[0] == path
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestUnwritableDiscoveryFolderSaysOneThing: when the discovery folder
+// cannot be written, Serve fails with that error and logs no warnings
+// about cleaning or removing files before it.
+func TestUnwritableDiscoveryFolderSaysOneThing(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	srv, err := New(Config{
+		Workspace:    []string{t.TempDir()},
+		DiscoveryDir: filepath.Join(notDir, "gemini", "ide"),
+		PID:          os.Getpid(),
+		Logger:       slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Serve(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "discovery") {
+		t.Fatalf("Serve = %v, want the discovery folder's error", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "WARN") {
+		t.Fatalf("warnings before the error:\n%s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

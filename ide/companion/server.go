@@ -108,6 +108,9 @@ type Server struct {
 	// stopped is set once shutdown has removed the discovery file: from
 	// then on nothing may write it again.
 	stopped bool
+	// written is set once the discovery file has been written: only then
+	// is there a file to remove.
+	written bool
 
 	state *openFiles
 	diffs *diffRegistry
@@ -267,6 +270,16 @@ func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	httpErr := make(chan error, 1)
+	go func() { httpErr <- s.http.Serve(s.listener) }()
+
+	// The file is written before the folder is cleaned: when the folder
+	// is not writable, its clear error is the only thing said.
+	if err := s.writeDiscovery(); err != nil {
+		s.shutdown()
+		<-httpErr
+		return err
+	}
 	if removed, err := discovery.CleanStale(s.cfg.DiscoveryDir); err != nil {
 		s.log.Warn("cleaning stale discovery files", "err", err)
 	} else if len(removed) > 0 {
@@ -278,14 +291,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.log.Debug("removed discovery files of this editor's earlier companions", "files", removed)
 	}
 
-	httpErr := make(chan error, 1)
-	go func() { httpErr <- s.http.Serve(s.listener) }()
-
-	if err := s.writeDiscovery(); err != nil {
-		s.shutdown()
-		<-httpErr
-		return err
-	}
 	close(s.ready)
 	s.log.Debug("companion ready", "port", s.port, "discovery", s.discoveryPath)
 
@@ -320,8 +325,10 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) shutdown() {
 	s.wsMu.Lock()
 	s.stopped = true
-	if err := discovery.Remove(s.discoveryPath); err != nil {
-		s.log.Warn("removing discovery file", "err", err)
+	if s.written {
+		if err := discovery.Remove(s.discoveryPath); err != nil {
+			s.log.Warn("removing discovery file", "err", err)
+		}
 	}
 	s.wsMu.Unlock()
 	s.state.stop()
@@ -347,6 +354,7 @@ func (s *Server) writeDiscovery() error {
 	if err != nil {
 		return fmt.Errorf("companion: %w", err)
 	}
+	s.written = true
 	return nil
 }
 
