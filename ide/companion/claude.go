@@ -183,6 +183,19 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer
 			p.sendJSON(rpcError(nil, -32700, "Parse error: each message must be one JSON-RPC 2.0 object"))
 			return
 		}
+		// Checked on the raw bytes, as on /mcp: decoding would turn each
+		// bad byte into U+FFFD and a diff would be shown changed.
+		if textErr := ide.CheckJSONText(msg); textErr != nil {
+			var call struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(rm.Params, &call)
+			s.log.Warn("WebSocket message refused", "method", rm.Method, "tool", call.Name, "err", textErr)
+			if rm.Method != "" && len(rm.ID) != 0 && string(rm.ID) != "null" {
+				p.sendJSON(textRefusal(rm.Method, call.Name, rm.ID, textErr))
+			}
+			return
+		}
 		switch {
 		case rm.Method == "":
 			// A response to a request of ours (we send none but pings).

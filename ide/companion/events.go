@@ -136,6 +136,15 @@ func (s *Server) Delete(path string) { s.state.remove(path) }
 // Rename implements Events.
 func (s *Server) Rename(oldPath, newPath string) { s.state.rename(oldPath, newPath) }
 
+// InvalidWorkspaceError is what UpdateWorkspace returns for folders that
+// cannot be a workspace (relative, missing, not a directory): the
+// caller's mistake, as opposed to a failure to rewrite the discovery file
+// (a full or read-only disk), which is the server's.
+type InvalidWorkspaceError struct{ Err error }
+
+func (e *InvalidWorkspaceError) Error() string { return e.Err.Error() }
+func (e *InvalidWorkspaceError) Unwrap() error { return e.Err }
+
 // UpdateWorkspace implements Events: it replaces the workspace folders
 // (when paths is not nil) and the trust (when trusted is not nil), rewrites
 // the discovery file and sends the new trust to clients.
@@ -144,7 +153,7 @@ func (s *Server) UpdateWorkspace(paths []string, trusted *bool) error {
 	if paths != nil {
 		var err error
 		if ws, err = checkWorkspace(paths); err != nil {
-			return err
+			return &InvalidWorkspaceError{Err: err}
 		}
 	}
 	s.wsMu.Lock()

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -24,24 +26,39 @@ import (
 // packages/vscode-ide-companion/src/ide-server.ts): a browser (any Origin
 // header) is refused, then a foreign Host (DNS rebinding), then a missing or
 // wrong bearer token. Request bodies are bounded by ide.MaxRequestBody.
+//
+// A refused request's body is never read and its connection is closed. An
+// authorised request's body must arrive within bodyReadTimeout, and its
+// connection leaves the bound on unauthorised connections (see
+// guardedListener).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Header["Origin"]; ok {
-			writeJSONError(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
+			refuse(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
 			return
 		}
 		if r.Host != s.hosts[0] && r.Host != s.hosts[1] {
-			writeJSONError(w, http.StatusForbidden, "request refused: invalid Host header")
+			refuse(w, http.StatusForbidden, "request refused: invalid Host header")
 			return
 		}
 		got := hashAuthorization(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got[:], s.authz[:]) != 1 {
-			writeJSONError(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
+			refuse(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
 			return
 		}
 		if r.ContentLength > ide.MaxRequestBody {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
+			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
 			return
+		}
+		if c := connOf(r); c != nil {
+			c.authorised()
+		}
+		rc := http.NewResponseController(w)
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			_ = rc.SetReadDeadline(time.Time{})
+		} else {
+			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+			r.Body = &deadlineBody{body: r.Body, rc: rc}
 		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, ide.MaxRequestBody)
@@ -89,13 +106,25 @@ func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
 		return
 	}
-	var req writeFileRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
 			return
 		}
+		writeJSONError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return
+	}
+	// Checked before decoding: encoding/json would turn each bad byte
+	// into U+FFFD and the file would be written changed.
+	if err := ide.CheckJSONText(body); err != nil {
+		s.log.Warn("write-file refused", "err", err)
+		writeJSONError(w, http.StatusBadRequest, "refused: "+err.Error())
+		return
+	}
+	var req writeFileRequest
+	if err := json.Unmarshal(body, &req); err != nil {
 		writeJSONError(w, http.StatusBadRequest, "body must be JSON {\"path\": string, \"content\": string}: "+err.Error())
 		return
 	}

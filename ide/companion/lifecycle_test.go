@@ -245,6 +245,9 @@ func TestWriteFile(t *testing.T) {
 		{"relative path", `{"path":"rel.txt","content":"x"}`, 400, "", 0},
 		{"missing content", fmt.Sprintf(`{"path":%q}`, filepath.Join(ws, "n.txt")), 400, "", 0},
 		{"not JSON", `path=x`, 400, "", 0},
+		// encoding/json would write U+FFFD in place of each of these.
+		{"latin-1 bytes", fmt.Sprintf("{\"path\":%q,\"content\":\"caf\xe9\"}", filepath.Join(ws, "latin1.txt")), 400, "", 0},
+		{"lone surrogate escape", fmt.Sprintf(`{"path":%q,"content":"a\ud800b"}`, filepath.Join(ws, "surrogate.txt")), 400, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,6 +262,16 @@ func TestWriteFile(t *testing.T) {
 			if tt.want != 200 {
 				if m["error"] == "" {
 					t.Fatalf("refusal without a clear error: %s", body)
+				}
+				if strings.Contains(tt.name, "latin-1") || strings.Contains(tt.name, "surrogate") {
+					if !strings.Contains(m["error"], "UTF") {
+						t.Fatalf("refusal does not say why: %s", body)
+					}
+					for _, f := range []string{"latin1.txt", "surrogate.txt"} {
+						if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+							t.Fatalf("refused, yet %s was written", f)
+						}
+					}
 				}
 				return
 			}

@@ -116,9 +116,22 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 	r.ContentLength = int64(len(body))
 
 	var peek struct {
-		Method string `json:"method"`
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
 	}
-	if json.Unmarshal(body, &peek) == nil && peek.Method == string(mcp.MethodInitialize) {
+	peekErr := json.Unmarshal(body, &peek)
+	// Checked before mcp-go decodes the body: encoding/json would turn
+	// each bad byte into U+FFFD, and a diff would be shown (and, once
+	// accepted, written) changed.
+	if textErr := ide.CheckJSONText(body); textErr != nil {
+		m.srv.log.Warn("MCP request refused", "method", peek.Method, "tool", peek.Params.Name, "err", textErr)
+		m.refuseText(w, peek.Method, peek.Params.Name, peek.ID, textErr)
+		return
+	}
+	if peekErr == nil && peek.Method == string(mcp.MethodInitialize) {
 		// A new session: note its id when mcp-go writes the response
 		// headers, before the client can use it.
 		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess}, r)
@@ -244,6 +257,32 @@ func writeBadSession(w http.ResponseWriter) {
 	writeJSONRPCError(w, http.StatusBadRequest, -32000, "Bad Request: No valid session ID provided")
 }
 
+// refuseText answers a request whose body is not valid Unicode text.
+func (m *mcpEndpoint) refuseText(w http.ResponseWriter, method, tool string, id json.RawMessage, err error) {
+	writeJSON(w, http.StatusOK, textRefusal(method, tool, id, err))
+}
+
+// textRefusal is the answer to a request that is not valid Unicode text, on
+// every transport: a tool call gets an isError result naming the tool, as
+// any other failed call does; any other request gets JSON-RPC -32602
+// (invalid params).
+func textRefusal(method, tool string, id json.RawMessage, err error) map[string]any {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	if method == string(mcp.MethodToolsCall) {
+		if tool == "" {
+			tool = "tools/call"
+		}
+		return map[string]any{
+			"jsonrpc": "2.0",
+			"id":      id,
+			"result":  toolError(fmt.Sprintf("%s refused: %v", tool, err)),
+		}
+	}
+	return rpcError(id, -32602, "Invalid params: "+err.Error())
+}
+
 func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{
 		"jsonrpc": "2.0",
@@ -270,12 +309,28 @@ func (m *mcpEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*m
 	defer cancel()
 	if err := m.srv.editor.OpenDiff(ctx, filePath, newContent); err != nil {
 		m.srv.diffs.drop(filePath, e)
+		if errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled {
+			// The client that asked has gone while the editor was
+			// showing the diff: close it there, or it stays open with
+			// nobody to take its outcome.
+			go m.closeOrphan(filePath)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("the editor did not show the diff within %v", m.srv.cfg.EditorTimeout)
 		}
 		return toolError(fmt.Sprintf("Failed to open diff for %s: %v", filePath, err)), nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
+}
+
+// closeOrphan closes the diff of filePath in the editor after the client
+// that asked for it has gone.
+func (m *mcpEndpoint) closeOrphan(filePath string) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.srv.cfg.EditorTimeout)
+	defer cancel()
+	if _, _, err := m.srv.editor.CloseDiff(ctx, filePath); err != nil {
+		m.srv.log.Warn("closing the diff of a client that went away", "path", filePath, "err", err)
+	}
 }
 
 func (m *mcpEndpoint) closeDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

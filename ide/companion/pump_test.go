@@ -38,7 +38,7 @@ func TestPutBackWakesOtherStream(t *testing.T) {
 				done <- struct{}{}
 			}()
 		}
-		sess.enqueue([]byte(`{"jsonrpc":"2.0","method":"ide/diffRejected","params":{"filePath":"/a"}}`))
+		sess.enqueue([]byte(`{"jsonrpc":"2.0","method":"ide/diffRejected","params":{"filePath":"/a"}}`), maxQueued, maxQueuedBytes)
 		deadline := time.Now().Add(2 * time.Second)
 		for {
 			stLive.mu.Lock()

@@ -79,6 +79,18 @@ type Config struct {
 	// ClaudeLockDir is where the Claude Code lock file goes; default
 	// $CLAUDE_CONFIG_DIR/ide, else ~/.claude/ide.
 	ClaudeLockDir string
+	// MaxUnauthenticated bounds the connections that have not yet carried
+	// an authorised request; past it the oldest is closed. Default
+	// DefaultMaxUnauthenticated, lowered to a quarter of the process's
+	// file-descriptor limit when that is smaller.
+	MaxUnauthenticated int
+	// MaxOutbox and MaxOutboxBytes bound the notifications waiting for one
+	// session; a session past either is closed (its client reconnects).
+	// Defaults 1,024 messages and 64 MiB.
+	MaxOutbox      int
+	MaxOutboxBytes int
+	// ExtraEnv is added to Env, e.g. discovery.ContainerEnv's variable.
+	ExtraEnv map[string]string
 }
 
 // Server is a running companion. It implements Events; all its methods are
@@ -87,7 +99,7 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	editor   Editor
-	listener net.Listener
+	listener *guardedListener
 	port     int
 	token    string
 	authz    [32]byte // sha256 of "Bearer <token>", compared in constant time
@@ -105,6 +117,9 @@ type Server struct {
 	// stopped is set once shutdown has removed the discovery file: from
 	// then on nothing may write it again.
 	stopped bool
+	// written is set once the discovery file has been written: only then
+	// is there a file to remove.
+	written bool
 
 	state *openFiles
 	diffs *diffRegistry
@@ -161,6 +176,18 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.ClaudeLockDir = discovery.ClaudeLockDir(os.Getenv, home)
 	}
+	if cfg.MaxUnauthenticated <= 0 {
+		cfg.MaxUnauthenticated = DefaultMaxUnauthenticated
+		if fds := openFileLimit(); fds > 0 && fds/4 < cfg.MaxUnauthenticated {
+			cfg.MaxUnauthenticated = max(fds/4, 8)
+		}
+	}
+	if cfg.MaxOutbox <= 0 {
+		cfg.MaxOutbox = maxQueued
+	}
+	if cfg.MaxOutboxBytes <= 0 {
+		cfg.MaxOutboxBytes = maxQueuedBytes
+	}
 	workspace, err := checkWorkspace(cfg.Workspace)
 	if err != nil {
 		return nil, err
@@ -178,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		editor:    cfg.Editor,
-		listener:  ln,
+		listener:  newGuardedListener(ln, cfg.MaxUnauthenticated),
 		port:      port,
 		token:     token,
 		authz:     hashAuthorization("Bearer " + token),
@@ -197,7 +224,8 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = newMCPEndpoint(s)
 	s.http = &http.Server{
 		Handler:           s.guard(s.routes()),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: 5 * time.Second,
+		ConnContext:       connContext,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
 	}
@@ -244,11 +272,14 @@ func (s *Server) discoveryFileLocked() ide.DiscoveryFile {
 
 // Env is the set of environment variables the editor should give its
 // terminals (GEMINI_CLI_IDE_SERVER_PORT, _WORKSPACE_PATH, _AUTH_TOKEN and
-// GEMINI_CLI_IDE_PID).
+// GEMINI_CLI_IDE_PID), with Config.ExtraEnv.
 func (s *Server) Env() map[string]string {
 	env := discovery.Env(s.DiscoveryFile(), s.cfg.PID)
 	if s.claude != nil {
 		env[discovery.ClaudeEnvPort] = strconv.Itoa(s.claude.port)
+	}
+	for k, v := range s.cfg.ExtraEnv {
+		env[k] = v
 	}
 	return env
 }
@@ -267,6 +298,16 @@ func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	httpErr := make(chan error, 1)
+	go func() { httpErr <- s.http.Serve(s.listener) }()
+
+	// The file is written before the folder is cleaned: when the folder
+	// is not writable, its clear error is the only thing said.
+	if err := s.writeDiscovery(); err != nil {
+		s.shutdown()
+		<-httpErr
+		return err
+	}
 	if removed, err := discovery.CleanStale(s.cfg.DiscoveryDir); err != nil {
 		s.log.Warn("cleaning stale discovery files", "err", err)
 	} else if len(removed) > 0 {
@@ -278,14 +319,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.log.Debug("removed discovery files of this editor's earlier companions", "files", removed)
 	}
 
-	httpErr := make(chan error, 1)
-	go func() { httpErr <- s.http.Serve(s.listener) }()
-
-	if err := s.writeDiscovery(); err != nil {
-		s.shutdown()
-		<-httpErr
-		return err
-	}
 	claudeErr := make(chan error, 1)
 	if s.claude != nil {
 		if err := s.claude.start(claudeErr); err != nil {
@@ -330,8 +363,10 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) shutdown() {
 	s.wsMu.Lock()
 	s.stopped = true
-	if err := discovery.Remove(s.discoveryPath); err != nil {
-		s.log.Warn("removing discovery file", "err", err)
+	if s.written {
+		if err := discovery.Remove(s.discoveryPath); err != nil {
+			s.log.Warn("removing discovery file", "err", err)
+		}
 	}
 	s.wsMu.Unlock()
 	s.state.stop()
@@ -361,6 +396,7 @@ func (s *Server) writeDiscovery() error {
 	if err != nil {
 		return fmt.Errorf("companion: %w", err)
 	}
+	s.written = true
 	return nil
 }
 

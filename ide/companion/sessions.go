@@ -14,10 +14,18 @@ import (
 	"github.com/gemkit/gemkit/ide"
 )
 
-// maxQueued bounds the notifications kept for a session whose event stream
-// is not open; past it the oldest go (the session is then most likely dead
-// and about to expire).
-const maxQueued = 1024
+// A session's outbox is bounded in count and in bytes. A session past
+// either bound is not keeping up (its client is paused, or gone without
+// closing its stream): it is closed rather than allowed to grow, and
+// nothing is dropped from a session that stays open. Its client reconnects
+// with a new session and gets the current context then.
+const (
+	maxQueued      = 1024
+	maxQueuedBytes = 64 << 20
+	// eventWriteTimeout bounds one write to an event stream: a client
+	// that reads nothing for this long has its stream ended.
+	eventWriteTimeout = 30 * time.Second
+)
 
 // pingMessage is the keep-alive the official companion sends (gemini-cli
 // 0.61.0 packages/vscode-ide-companion/src/ide-server.ts): a notification
@@ -49,6 +57,7 @@ type session struct {
 	gotGET     bool
 	ctxPending bool
 	queue      [][]byte
+	queueBytes int
 	streams    map[*eventStream]struct{}
 	wake       chan struct{}
 }
@@ -178,18 +187,20 @@ func (s *session) idleSince(now time.Time) time.Duration {
 	return now.Sub(s.lastActive)
 }
 
-// enqueue adds a message that must reach the session. It reports false
-// when the queue was full and its oldest message had to go.
-func (s *session) enqueue(msg []byte) bool {
+// enqueue adds a message that must reach the session. It reports false,
+// queueing nothing, when the outbox would pass its bounds (maxCount
+// messages, maxBytes bytes): the caller then closes the session.
+func (s *session) enqueue(msg []byte, maxCount, maxBytes int) bool {
 	s.mu.Lock()
-	s.queue = append(s.queue, msg)
-	full := len(s.queue) > maxQueued
-	if full {
-		s.queue = s.queue[len(s.queue)-maxQueued:]
+	if len(s.queue)+1 > maxCount || s.queueBytes+len(msg) > maxBytes {
+		s.mu.Unlock()
+		return false
 	}
+	s.queue = append(s.queue, msg)
+	s.queueBytes += len(msg)
 	s.mu.Unlock()
 	s.signal()
-	return !full
+	return true
 }
 
 // markContext asks for the latest context to be sent to the session.
@@ -213,7 +224,7 @@ func (s *session) take() (bool, [][]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx, q := s.ctxPending, s.queue
-	s.ctxPending, s.queue = false, nil
+	s.ctxPending, s.queue, s.queueBytes = false, nil, 0
 	return ctx, q
 }
 
@@ -224,6 +235,9 @@ func (s *session) putBack(ctx bool, msgs [][]byte) {
 	s.mu.Lock()
 	s.ctxPending = s.ctxPending || ctx
 	s.queue = append(append([][]byte(nil), msgs...), s.queue...)
+	for _, m := range msgs {
+		s.queueBytes += len(m)
+	}
 	s.mu.Unlock()
 	s.signal()
 }
@@ -236,7 +250,7 @@ func (s *session) endStreams() {
 	}
 	s.mu.Unlock()
 	for _, st := range streams {
-		st.cancel()
+		st.abort()
 	}
 }
 
@@ -281,8 +295,10 @@ func (s *Server) broadcast(method string, params any) {
 		return
 	}
 	for _, sess := range s.sess.all() {
-		if !sess.enqueue(msg) {
-			s.log.Warn("session has not read its event stream for a long time; its oldest queued notification was dropped", "session", sess.id, "queued", maxQueued)
+		if !sess.enqueue(msg, s.cfg.MaxOutbox, s.cfg.MaxOutboxBytes) {
+			s.log.Warn("closing a session that does not read its event stream: its outbox is full; its client must reconnect", "session", sess.id, "max_messages", s.cfg.MaxOutbox, "max_bytes", s.cfg.MaxOutboxBytes)
+			s.sess.remove(sess.id)
+			s.mcp.forget(sess.id)
 		}
 	}
 }
@@ -302,6 +318,7 @@ func notification(method string, params any) ([]byte, error) {
 type eventStream struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
+	rc      *http.ResponseController
 	cancel  context.CancelFunc
 
 	mu      sync.Mutex
@@ -312,7 +329,14 @@ type eventStream struct {
 
 func newEventStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
 	f, _ := w.(http.Flusher)
-	return &eventStream{w: w, flusher: f, cancel: cancel, started: make(chan struct{})}
+	return &eventStream{w: w, flusher: f, rc: http.NewResponseController(w), cancel: cancel, started: make(chan struct{})}
+}
+
+// abort ends the stream now, even while a write to a client that reads
+// nothing is blocked: the expired deadline fails that write.
+func (e *eventStream) abort() {
+	e.cancel()
+	_ = e.rc.SetWriteDeadline(time.Now())
 }
 
 func (e *eventStream) Header() http.Header { return e.w.Header() }
@@ -363,12 +387,16 @@ func (e *eventStream) writeEvent(msg []byte) error {
 	if e.done {
 		return errStreamDone
 	}
+	_ = e.rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
 	if _, err := fmt.Fprintf(e.w, "event: message\ndata: %s\n\n", msg); err != nil {
 		return err
 	}
-	if e.flusher != nil {
-		e.flusher.Flush()
+	// A flush that fails (the deadline passed) reports the message as not
+	// sent, so it is put back for the session's next stream.
+	if err := e.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
 	}
+	_ = e.rc.SetWriteDeadline(time.Time{})
 	return nil
 }
 

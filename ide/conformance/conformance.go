@@ -595,7 +595,7 @@ func checkClient(ctx context.Context, r *Report, plan *client.Plan, ep client.En
 			}
 		}
 	}
-	probe := func() string { return filepath.Join(dir, ".gemkit-ide-check-"+randomHex()+".txt") }
+	probe := func() string { return filepath.Join(dir, ide.CheckProbePrefix+randomHex()+".txt") }
 
 	// closeDiff of a file without a diff.
 	{

@@ -221,6 +221,21 @@ func (c *Conn) handleLine(line []byte, ev companion.Events) {
 		c.reply(nil, nil, &Error{Code: CodeParseError, Message: "Parse error: " + jsonProblem(err)})
 		return
 	}
+	if err := ide.CheckJSONText(line); err != nil {
+		// encoding/json would turn the bad text into U+FFFD and an
+		// accepted diff would reach the CLI changed. Refused whether the
+		// line is a request or a notification: silence would lose it.
+		var m message
+		_ = json.Unmarshal(line, &m)
+		method := m.Method
+		if method == "" {
+			method = "the message"
+		}
+		msg := fmt.Sprintf("Invalid params for %s: %v", method, err)
+		c.log.Error("editor protocol: " + msg)
+		c.reply(validID(m.ID), nil, &Error{Code: CodeInvalidParams, Message: msg})
+		return
+	}
 	if line[0] != '{' {
 		msg := "Invalid Request: each line must hold one JSON-RPC object"
 		if line[0] == '[' {
@@ -466,7 +481,13 @@ func (c *Conn) apply(method string, raw json.RawMessage, ev companion.Events) er
 			}
 		}
 		if err := ev.UpdateWorkspace(paths, p.Trusted); err != nil {
-			return invalidParams(method, err.Error())
+			var bad *companion.InvalidWorkspaceError
+			if errors.As(err, &bad) {
+				return invalidParams(method, err.Error())
+			}
+			// The folders were fine; gemkit could not apply them (a
+			// full or read-only disk under the discovery file).
+			return &Error{Code: CodeInternalError, Message: fmt.Sprintf("Internal error for %s: %v", method, err)}
 		}
 	case MethodDiffAccepted:
 		var p struct {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/companion"
 )
 
 // recorder is an Events that records every call as a line of text.
@@ -119,11 +120,24 @@ func (p *pair) sync(t *testing.T) {
 }
 
 func TestWorkspaceUpdateError(t *testing.T) {
-	p := newPair(t, Options{})
-	p.ev.wsErr = errors.New("folder missing")
-	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"workspace/update","params":{"paths":["/gone"]}}`)
-	if got := p.read(t); !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, "folder missing") {
-		t.Fatalf("reply %s", got)
+	tests := []struct {
+		name  string
+		err   error
+		code  string
+		cause string
+	}{
+		{"bad folder", &companion.InvalidWorkspaceError{Err: errors.New("folder missing")}, `"code":-32602`, "folder missing"},
+		{"disk full", fmt.Errorf("rewrite discovery file: %w", errors.New("no space left on device")), `"code":-32603`, "no space left on device"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPair(t, Options{})
+			p.ev.wsErr = tt.err
+			p.send(t, `{"jsonrpc":"2.0","id":1,"method":"workspace/update","params":{"paths":["/gone"]}}`)
+			if got := p.read(t); !strings.Contains(got, tt.code) || !strings.Contains(got, tt.cause) {
+				t.Fatalf("reply %s, want %s with %q", got, tt.code, tt.cause)
+			}
+		})
 	}
 }
 
@@ -264,5 +278,33 @@ func TestMessagesAreSingleLines(t *testing.T) {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(got), &m); err != nil {
 		t.Fatalf("not one JSON line: %s", got)
+	}
+}
+
+// TestInvalidTextRefused: diff/accepted content (or any line) that is not
+// valid UTF-8, or holds a lone surrogate escape, is answered -32602 — even
+// as a notification, since staying silent would lose the outcome — and
+// never reaches the companion changed.
+func TestInvalidTextRefused(t *testing.T) {
+	tests := []struct{ name, line, want string }{
+		{"latin-1 notification", "{\"jsonrpc\":\"2.0\",\"method\":\"diff/accepted\",\"params\":{\"filePath\":\"/a\",\"content\":\"caf\xe9\"}}",
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Invalid params for diff/accepted: the text is not valid UTF-8 (first bad byte 0xE9 at byte offset 82); send file content as UTF-8"}}`},
+		{"latin-1 request", "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"diff/accepted\",\"params\":{\"filePath\":\"/a\",\"content\":\"caf\xe9\"}}",
+			`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Invalid params for diff/accepted: the text is not valid UTF-8 (first bad byte 0xE9 at byte offset 89); send file content as UTF-8"}}`},
+		{"lone surrogate", `{"jsonrpc":"2.0","id":5,"method":"diff/accepted","params":{"filePath":"/a","content":"a\ud800"}}`,
+			`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params for diff/accepted: the text holds a lone UTF-16 surrogate escape \\uD800 at byte offset 87, which is not a character; send file content as valid Unicode"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPair(t, Options{})
+			p.send(t, tt.line)
+			if got := p.read(t); got != tt.want {
+				t.Fatalf("reply\n got %s\nwant %s", got, tt.want)
+			}
+			p.sync(t)
+			if got := p.ev.all(); len(got) != 1 {
+				t.Fatalf("events from a refused line: %v", got)
+			}
+		})
 	}
 }

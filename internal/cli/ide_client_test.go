@@ -643,3 +643,16 @@ func TestIDECheckCommand(t *testing.T) {
 		t.Errorf("no instructions for the person:\n%s", errOut)
 	}
 }
+
+// TestWatchHelpNamesExitCodes: every exit code of ide watch is in its help.
+func TestWatchHelpNamesExitCodes(t *testing.T) {
+	var out, errb strings.Builder
+	if code := Run(context.Background(), []string{"ide", "watch", "--help"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"exit 1", "exit 0", "exits 2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("help lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -32,6 +32,9 @@ type serveOptions struct {
 	// values are for benchmarks and tests (bench/companion drives 10,000
 	// context updates with 1 ms).
 	debounce time.Duration
+	// containerRoot is the filesystem root probed for container markers
+	// (/.dockerenv, /run/.containerenv). Hidden: "/" but for tests.
+	containerRoot string
 }
 
 // maxDebounce bounds --debounce: longer than this, a context update would
@@ -87,10 +90,12 @@ ends, and removes its discovery file first.`,
 	f.StringVar(&o.ideName, "ide-name", ide.DefaultIDEName, "short lowercase name of the editor, written to the discovery file")
 	f.StringVar(&o.displayName, "ide-display-name", ide.DefaultIDEDisplayName, "name of the editor shown to the person")
 	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
-	f.BoolVar(&o.printEnv, "print-env", false, "print the GEMINI_CLI_IDE_* variables (and CLAUDE_CODE_SSE_PORT) as shell export lines once serving (terminal mode)")
+	f.BoolVar(&o.printEnv, "print-env", false, "print the GEMINI_CLI_IDE_* variables (with CLAUDE_CODE_SSE_PORT, and REMOTE_CONTAINERS=true in a container) as shell export lines once serving (terminal mode)")
 	f.BoolVar(&o.claude, "claude", true, "also serve Claude Code's IDE protocol (WebSocket MCP endpoint and lock file)")
 	f.DurationVar(&o.debounce, "debounce", ide.ContextDebounce, "how long editor events settle before a context update (benchmarks and tests only)")
 	_ = f.MarkHidden("debounce") // the flag exists: MarkHidden cannot fail
+	f.StringVar(&o.containerRoot, "container-root", "/", "filesystem root probed for container markers (tests only)")
+	_ = f.MarkHidden("container-root")
 	parent.AddCommand(cmd)
 }
 
@@ -127,6 +132,10 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		DiscoveryDir:  a.discoveryDir(),
 		Claude:        o.claude,
 		ClaudeLockDir: a.claudeLockDir(),
+	}
+	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
+		cfg.ExtraEnv = env
+		fmt.Fprintln(a.Err, "gemkit: "+why)
 	}
 
 	var conn *editorproto.Conn

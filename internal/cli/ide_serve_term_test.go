@@ -75,7 +75,7 @@ func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.C
 	bin := gemkittest.Gemkit(t)
 	tmp := t.TempDir()
 	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
-	script := fmt.Sprintf("cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q CLAUDE_CONFIG_DIR=%[2]q/claude EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; sleep 600",
+	script := fmt.Sprintf("cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q CLAUDE_CONFIG_DIR=%[2]q/claude EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\{0,1\\}icanon' | sed 's/^/MODE /'; sleep 600",
 		ws, tmp, editor, bin, ws)
 	s.tmux("new-session", "-d", "-s", "gk", "-x", "250", "-y", "60", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
@@ -109,8 +109,9 @@ func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.C
 
 // TestServeInTmux runs `gemkit ide serve` in a real terminal (tmux), the
 // way a person would, drives it with a Go MCP client as the CLI, and
-// answers the diffs with keystrokes: edit in $EDITOR then accept, reject a
-// new file, then Ctrl-D.
+// answers the diffs with single keystrokes, no Enter (the terminal is in
+// single-key mode): edit in $EDITOR then accept, reject a new file, then
+// Ctrl-D; the terminal's mode is restored on exit.
 func TestServeInTmux(t *testing.T) {
 	t.Parallel()
 	gemkittest.Tool(t, "tmux", "tmux")
@@ -128,13 +129,13 @@ func TestServeInTmux(t *testing.T) {
 
 	// 1. An existing file: edit in $EDITOR, then accept the edit.
 	openDiffTool(ctx, t, c, existing, "one\n2\n")
-	s.waitPane("the diff", func(p string) bool { return strings.Contains(p, "+2") && strings.Contains(p, "edit [e]?") })
+	s.waitPane("the diff", func(p string) bool { return strings.Contains(p, "+2") && strings.Contains(p, "edit [e]") })
 	if colored := s.pane(true); !strings.Contains(colored, "\x1b[") {
 		t.Errorf("the diff is not coloured on a terminal:\n%q", colored)
 	}
 	s.keys("e", "Enter")
 	s.waitPane("the edited diff", func(p string) bool { return strings.Contains(p, "+edited in tmux") })
-	s.keys("a", "Enter")
+	s.keys("a")
 	got := waitOutcome(t, outcomes)
 	if got.method != ide.MethodDiffAccepted || got.filePath != existing || got.content != "one\n2\nedited in tmux\n" {
 		t.Fatalf("outcome = %+v, want the edited content accepted", got)
@@ -144,7 +145,7 @@ func TestServeInTmux(t *testing.T) {
 	newFile := filepath.Join(ws, "new.txt")
 	openDiffTool(ctx, t, c, newFile, "fresh\n")
 	s.waitPane("the new file's diff", func(p string) bool { return strings.Contains(p, "(new file)") && strings.Contains(p, "+fresh") })
-	s.keys("r", "Enter")
+	s.keys("r")
 	got = waitOutcome(t, outcomes)
 	if got.method != ide.MethodDiffRejected || got.filePath != newFile {
 		t.Fatalf("outcome = %+v, want the new file rejected", got)
@@ -155,6 +156,9 @@ func TestServeInTmux(t *testing.T) {
 	s.waitPane("exit", func(p string) bool { return strings.Contains(p, "EXITED ") })
 	if p := s.pane(false); !strings.Contains(p, "EXITED 0") {
 		t.Errorf("gemkit did not exit 0:\n%s", p)
+	}
+	if p := s.waitPane("the terminal mode", func(p string) bool { return strings.Contains(p, "MODE ") }); !strings.Contains(p, "MODE icanon") {
+		t.Errorf("the terminal was not restored to line mode on exit:\n%s", p)
 	}
 	if _, err := os.Stat(discoveryPath); !os.IsNotExist(err) {
 		t.Errorf("discovery file still there after exit: %v", err)
@@ -174,13 +178,13 @@ func TestServeInTmuxWithVi(t *testing.T) {
 	}
 	s, _, c, outcomes := tmuxServe(t, ws, "vi -u NONE -i NONE -n")
 	openDiffTool(context.Background(), t, c, path, "first\nsecond\n")
-	s.waitPane("the diff", func(p string) bool { return strings.Contains(p, "+second") && strings.Contains(p, "edit [e]?") })
+	s.waitPane("the diff", func(p string) bool { return strings.Contains(p, "+second") && strings.Contains(p, "edit [e]") })
 	s.keys("e", "Enter")
 	// vi shows the copy: its last line is the proposal's.
 	s.waitPane("vi", func(p string) bool { return strings.Contains(p, "gemkit-edit-") })
 	s.keys("G", "o", "typed in vi", "Escape", ":wq", "Enter")
 	s.waitPane("the edited diff", func(p string) bool { return strings.Contains(p, "+typed in vi") && strings.Contains(p, "(edited)") })
-	s.keys("a", "Enter")
+	s.keys("a")
 	got := waitOutcome(t, outcomes)
 	if got.method != ide.MethodDiffAccepted || got.content != "first\nsecond\ntyped in vi\n" {
 		t.Fatalf("outcome = %+v, want the vi edit accepted", got)

@@ -257,3 +257,45 @@ func TestServeSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestServeContainerEnv: in a container (a marker under the probed root)
+// the reported env carries REMOTE_CONTAINERS=true, on the export lines
+// and in server/ready, and stderr says why in one line.
+func TestServeContainerEnv(t *testing.T) {
+	t.Parallel()
+	env := newIDEClientEnv(t.TempDir(), "")
+	env.unset("SSH_CONNECTION")
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, ".dockerenv"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"terminal", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			ws := t.TempDir()
+			var out, errOut gemkittest.Output
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			code := make(chan int, 1)
+			inR, inW := io.Pipe()
+			defer inW.Close()
+			args := []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--container-root", root, "--editor", mode}
+			want := "export REMOTE_CONTAINERS='true'"
+			if mode == "terminal" {
+				args = append(args, "--print-env")
+			} else {
+				want = `"REMOTE_CONTAINERS":"true"`
+			}
+			go func() { code <- run(ctx, args, env.app(Streams{In: inR, Out: &out, Err: &errOut})) }()
+			out.WaitFor(t, want, func(s string) bool { return strings.Contains(s, want) })
+			if !strings.Contains(errOut.String(), "runs in a container") {
+				t.Fatalf("stderr does not say why: %s", errOut.String())
+			}
+			cancel()
+			select {
+			case <-code:
+			case <-time.After(10 * time.Second):
+				t.Fatal("serve did not stop")
+			}
+		})
+	}
+}

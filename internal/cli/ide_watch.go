@@ -23,7 +23,8 @@ func newIDEWatchCmd(a *app) *cobra.Command {
 		Long: `Connect to the IDE companion as the CLI would and print the editor's context
 (open files, active file, cursor, selection, trust) each time it changes.
 With --json, one JSON object per line. Ends when the connection is lost
-(exit 1) or on Ctrl-C (exit 0).`,
+(exit 1) or on Ctrl-C (exit 0); exits 2 at once when no companion can be
+reached (run ` + "`gemkit ide doctor`" + `) or a flag is wrong.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runWatch(cmd.Context(), a, f, once)

@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
 )
 
@@ -98,6 +99,15 @@ type Frontend struct {
 	stopped bool
 	// wake tells Run that the queue or the notices changed.
 	wake chan struct{}
+
+	// singleKey is set by Run when answers are single keys on a terminal;
+	// restoreKeys and reenterKeys leave and re-enter that mode.
+	singleKey   bool
+	restoreKeys func()
+	reenterKeys func()
+	// prompted is set while a prompt waits at the end of its line; only
+	// Run's goroutine uses it.
+	prompted bool
 }
 
 // New returns a Frontend reading answers from opts.In and writing to
@@ -304,8 +314,21 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 		f.stopped = true
 		f.mu.Unlock()
 	}()
-	// The reader reads a line only when asked, so that nothing reads the
-	// terminal while $EDITOR owns it.
+	// On a terminal one key answers: no Enter needed. The mode is undone
+	// when Run returns (ctx ends on SIGINT and SIGTERM too) and while
+	// $EDITOR runs.
+	if restore, ok := singleKeyMode(f.opts.In); ok {
+		f.singleKey = true
+		f.restoreKeys = restore
+		f.reenterKeys = func() {
+			if r, ok := singleKeyMode(f.opts.In); ok {
+				f.restoreKeys = r
+			}
+		}
+		defer func() { f.restoreKeys() }()
+	}
+	// The reader reads an answer only when asked, so that nothing reads
+	// the terminal while $EDITOR owns it.
 	go func() {
 		br := bufio.NewReader(f.opts.In)
 		for {
@@ -314,7 +337,13 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 			case <-done:
 				return
 			}
-			line, err := br.ReadString('\n')
+			var line string
+			var err error
+			if f.singleKey {
+				line, err = f.readKey(br)
+			} else {
+				line, err = br.ReadString('\n')
+			}
 			if err != nil && line != "" {
 				err = nil
 			}
@@ -336,6 +365,11 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 	)
 	for {
 		d, version, n, notices := f.head()
+		if len(notices) > 0 && f.prompted {
+			// The prompt left the cursor at the end of its line.
+			fmt.Fprintln(f.opts.Out)
+			f.prompted = false
+		}
 		for _, msg := range notices {
 			fmt.Fprintln(f.opts.Out, msg)
 		}
@@ -360,6 +394,7 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 			continue
 		case r = <-lines:
 			reading = false
+			f.prompted = false // the answer ended the prompt's line
 		}
 		if r.err != nil {
 			f.rejectAll(ev)
@@ -398,6 +433,26 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 	}
 }
 
+// readKey reads one answer key in single-key mode and echoes it on its
+// own line; blanks are skipped and Ctrl-D ends the input.
+func (f *Frontend) readKey(br *bufio.Reader) (string, error) {
+	for {
+		r, _, err := br.ReadRune()
+		if err != nil {
+			return "", err
+		}
+		switch r {
+		case '\n', '\r', ' ', '\t':
+			continue
+		case 0x04: // Ctrl-D
+			fmt.Fprintln(f.opts.Out)
+			return "", io.EOF
+		}
+		fmt.Fprintf(f.opts.Out, "%c\n", r)
+		return string(r), nil
+	}
+}
+
 // rejectAll rejects every waiting diff, in order.
 func (f *Frontend) rejectAll(ev companion.Events) {
 	f.mu.Lock()
@@ -431,6 +486,9 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 		fmt.Fprintf(out, " (%d more waiting)", n-1)
 	}
 	fmt.Fprintln(out, ":")
+	if strings.HasPrefix(filepath.Base(d.path), ide.CheckProbePrefix) {
+		fmt.Fprintln(out, "(a test diff from `gemkit ide check`: it checks that diffs reach this terminal; the check closes it by itself)")
+	}
 	if err != nil {
 		fmt.Fprintf(out, "(cannot read the file on disk: %v; diffing against empty)\n", err)
 	}
@@ -454,6 +512,11 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 }
 
 func (f *Frontend) prompt() {
+	f.prompted = true
+	if f.singleKey {
+		fmt.Fprint(f.opts.Out, "Accept [a], reject [r], or edit [e] (one key)? ")
+		return
+	}
 	fmt.Fprint(f.opts.Out, "Accept [a], reject [r], or edit [e]? ")
 }
 
@@ -477,7 +540,13 @@ func (f *Frontend) editDiff(ctx context.Context, d *pendingDiff) {
 	if !ok {
 		return
 	}
+	if f.singleKey {
+		f.restoreKeys()
+	}
 	edited, err := f.runEditor(ctx, d.path, content)
+	if f.singleKey {
+		f.reenterKeys()
+	}
 	if err != nil {
 		fmt.Fprintf(f.opts.Out, "Editing failed: %v. The proposal is unchanged.\n", err)
 		return

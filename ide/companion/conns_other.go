@@ -1,0 +1,6 @@
+//go:build !unix
+
+package companion
+
+// openFileLimit is unknown here.
+func openFileLimit() int { return 0 }

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package term
+
+// singleKeyMode is not supported here: answers are read a line at a time.
+func singleKeyMode(any) (func(), bool) { return nil, false }
