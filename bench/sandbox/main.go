@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command sandbox measures what the tool sandbox costs: spawn-to-exit of a
 // trivial tool (/bin/true) run directly, under gemkit's sandbox in each of
 // its configurations, and under bubblewrap doing the same isolation, all
