@@ -44,7 +44,7 @@ const guideText = "# Demo guide\n\nThe count tool repeats a word.\n"
 var demoFiles = map[string]string{
 	"tools/count.sh": `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')"` + "\n",
 	"tools/write.sh": "echo data > \"$PWD/written.txt\" || exit 3\n",
-	"tools/slow.sh":  "echo $$ > \"$TMPDIR/slow.pid\"; sleep 6017\n",
+	"tools/slow.sh":  "echo $$ > \"$TMPDIR/slow.pid\"; sleep 6029\n",
 	"docs/guide.md":  guideText,
 }
 

@@ -314,7 +314,7 @@ func sleepers() []string {
 	m, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range m {
 		data, _ := os.ReadFile(p)
-		if strings.Contains(string(bytes.ReplaceAll(data, []byte{0}, []byte{' '})), "sleep 6017") {
+		if strings.Contains(string(bytes.ReplaceAll(data, []byte{0}, []byte{' '})), "sleep 6029") {
 			out = append(out, p)
 		}
 	}
