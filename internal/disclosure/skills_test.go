@@ -164,3 +164,39 @@ func write(t *testing.T, dir, rel, body string) {
 		t.Fatal(err)
 	}
 }
+
+// TestStampSeesSkills checks that a server reloads when a skill is added
+// or its SKILL.md is edited.
+func TestStampSeesSkills(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(home, "ws")
+	os.MkdirAll(ws, 0o755)
+	writeExt(t, home, reviewer, copyFiles(reviewerFiles))
+	dir := filepath.Join(home, ".gemini", "extensions", "reviewer")
+	src := StoreSource(extension.OpenStore(home).WithWorkspace(ws))
+	set, err := src.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := src.Stamp(set)
+	for _, c := range []struct {
+		name string
+		edit func()
+	}{
+		{"a skill added", func() {
+			os.MkdirAll(filepath.Join(dir, "skills", "new"), 0o755)
+			write(t, dir, "skills/new/SKILL.md", "---\nname: new\ndescription: d\n---\n")
+		}},
+		{"a SKILL.md edited", func() {
+			write(t, dir, "skills/code-review/SKILL.md", "---\nname: code-review\ndescription: Review.\n---\nShorter.\n")
+		}},
+		{"a SKILL.md removed", func() { os.Remove(filepath.Join(dir, "skills", "release", "SKILL.md")) }},
+	} {
+		c.edit()
+		now := src.Stamp(set)
+		if now == last {
+			t.Errorf("%s: the stamp did not change", c.name)
+		}
+		last = now
+	}
+}
