@@ -102,6 +102,12 @@ func testGeminiCLI(t *testing.T, transport string) {
 		}
 	}
 
+	// Gemini CLI lists the same skill itself, from the extension it loads
+	// from the same extensions folder (docs/mcp.md says so).
+	if !strings.Contains(first.Text(), "<name>triage</name>") {
+		t.Errorf("Gemini CLI no longer lists the extension's skill in its own prompt; docs/mcp.md says it does")
+	}
+
 	second, _ := turns[1].Generate()
 	if !responseContains(second, "mcp_gemkit_demo_count", `{"word":"hello","times":3,"files":"a.txt"}`) {
 		t.Errorf("the second request does not carry the tool's output: %+v", second.FunctionResponses())
