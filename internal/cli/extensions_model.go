@@ -32,7 +32,7 @@ func modelTools(st *extension.Store, in *extension.Installed) map[string]string 
 		}
 	}
 	for _, sk := range set.Extension(m.Name).Skills {
-		out[disclosure.SkillPrefix+sk.Name] = fmt.Sprintf("%s(extension: %q, name: %q)", disclosure.ReadDocTool, m.Name, disclosure.SkillPrefix+sk.Name)
+		out[disclosure.SkillPrefix+sk.Name] = fmt.Sprintf("%s(extension: %q, name: %q)", disclosure.ReadDocTool, m.Name, disclosure.SkillPrefix+disclosure.SkillName(sk))
 	}
 	return out
 }

@@ -46,7 +46,7 @@ func (s *Set) DocRefs() []DocRef {
 			out = append(out, DocRef{Extension: e.Name, Name: d.Name, Description: OneLine(d.Description), MIMEType: mimeType(d.File)})
 		}
 		for _, sk := range e.Skills {
-			out = append(out, DocRef{Extension: e.Name, Name: SkillPrefix + sk.Name, Description: SkillLine(sk.Description), MIMEType: "text/markdown", Skill: true})
+			out = append(out, DocRef{Extension: e.Name, Name: SkillPrefix + SkillName(sk), Description: SkillLine(sk.Description), MIMEType: "text/markdown", Skill: true})
 		}
 	}
 	return out
@@ -67,7 +67,7 @@ func mimeType(file string) string {
 
 // ReadDoc reads the doc called name of the enabled extension ext, or,
 // when name is SkillPrefix followed by a skill's name and no doc has that
-// name, the skill's instructions (see ReadSkill). The file must be a
+// name, the skill's instructions (see readSkill). The file must be a
 // regular file inside the extension's folder (symlinks resolved), at most
 // MaxDocBytes, and UTF-8 text.
 func (s *Set) ReadDoc(ext, name string) (*Doc, error) {
@@ -121,7 +121,7 @@ func (e *Extension) readable() string {
 		docs = append(docs, d.Name)
 	}
 	for _, sk := range e.Skills {
-		skills = append(skills, SkillPrefix+sk.Name)
+		skills = append(skills, SkillPrefix+SkillName(sk))
 	}
 	switch {
 	case len(docs) == 0 && len(skills) == 0:

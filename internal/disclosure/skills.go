@@ -26,7 +26,7 @@ func (s *Set) readSkill(e *Extension, name string) (*Doc, error) {
 		return nil, &DocError{e.noSkill(name)}
 	}
 	fail := func(why string) error {
-		return &DocError{fmt.Sprintf("skill %s of extension %s cannot be read: %s", sk.Name, e.Name, why)}
+		return &DocError{fmt.Sprintf("skill %s of extension %s cannot be read: %s", SkillName(*sk), e.Name, why)}
 	}
 	rel := e.rel(sk.Location)
 	path, err := insideDir(e.Ext.Dir, sk.Location)
@@ -43,22 +43,30 @@ func (s *Set) readSkill(e *Extension, name string) (*Doc, error) {
 	if err != nil {
 		return nil, fail(err.Error())
 	}
-	return &Doc{Extension: e.Name, Name: SkillPrefix + sk.Name, Description: SkillLine(sk.Description), Path: path, MIMEType: "text/markdown", Text: body}, nil
+	return &Doc{Extension: e.Name, Name: SkillPrefix + SkillName(*sk), Description: SkillLine(sk.Description), Path: path, MIMEType: "text/markdown", Text: body}, nil
 }
 
-// skill finds a skill by name, exactly or else regardless of case.
+// skill finds a skill by the name a model is shown, exactly or else
+// regardless of case.
 func (e *Extension) skill(name string) *extension.Skill {
 	for i := range e.Skills {
-		if e.Skills[i].Name == name {
+		if SkillName(e.Skills[i]) == name {
 			return &e.Skills[i]
 		}
 	}
 	for i := range e.Skills {
-		if strings.EqualFold(e.Skills[i].Name, name) {
+		if strings.EqualFold(SkillName(e.Skills[i]), name) {
 			return &e.Skills[i]
 		}
 	}
 	return nil
+}
+
+// SkillName is a skill's name as a model is shown it and gives it back:
+// on one line, without control characters (a quoted YAML name may hold
+// them) and without backquotes, which would break the summary's quoting.
+func SkillName(sk extension.Skill) string {
+	return strings.ReplaceAll(oneLine(sk.Name), "`", "'")
 }
 
 // noSkill says that e has no skill called name, and why when a SKILL.md
@@ -75,7 +83,7 @@ func (e *Extension) noSkill(name string) string {
 	} else {
 		names := make([]string, len(e.Skills))
 		for i, sk := range e.Skills {
-			names[i] = sk.Name
+			names[i] = SkillName(sk)
 		}
 		msg += "; its skills: " + strings.Join(names, ", ")
 	}

@@ -124,6 +124,12 @@ func TestReadSkill(t *testing.T) {
 			want: "(skill:release of extension reviewer is empty.)"},
 		{name: "unknown doc lists the skills", ext: "reviewer", doc: "review", isError: true,
 			want: `extension reviewer has no doc "review"; its docs: checklist; its skills: skill:house-style, skill:code-review, skill:release`},
+		{name: "name with control characters and backquotes", ext: "reviewer", doc: "skill:a 'b' c",
+			before: func(dir string) {
+				os.MkdirAll(filepath.Join(dir, "skills", "odd"), 0o755)
+				write(t, dir, "skills/odd/SKILL.md", "---\nname: \"a\\t`b`\\nc\"\ndescription: d\n---\nodd body\n")
+			},
+			want: "odd body"},
 		{name: "extension without skills", ext: "code-analyzer", doc: "skill:code-review", isError: true,
 			want: `extension code-analyzer has no skill "code-review"; it has no skills`},
 	} {

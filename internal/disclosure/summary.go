@@ -188,7 +188,7 @@ func (s *Set) full() []SummaryExtension {
 			se.Docs = append(se.Docs, SummaryDoc{Name: d.Name, Description: OneLine(d.Description)})
 		}
 		for _, sk := range e.Skills {
-			se.Skills = append(se.Skills, SummarySkill{Name: sk.Name, Description: SkillLine(sk.Description)})
+			se.Skills = append(se.Skills, SummarySkill{Name: SkillName(sk), Description: SkillLine(sk.Description)})
 		}
 		for _, x := range m.Examples {
 			se.Examples = append(se.Examples, SummaryExample{Prompt: oneLine(x.Prompt), ToolCall: s.exposeCall(m.Name, oneLine(x.ToolCall))})
