@@ -324,7 +324,8 @@ func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 }
 
 // completeDocRef fills in the extension of a <read_doc> that named only
-// a doc, when exactly one extension has a doc of that name.
+// a doc (or skill:NAME), when exactly one extension has a doc (or skill)
+// of that name.
 func (a *Agent) completeDocRef(args json.RawMessage) json.RawMessage {
 	var ref struct{ Extension, Name string }
 	if json.Unmarshal(args, &ref) != nil || ref.Extension != "" || a.Set == nil {

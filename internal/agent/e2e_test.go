@@ -41,11 +41,15 @@ const demoManifest = `{"name": "demo", "version": "1.0.0", "description": "Tools
 
 const guideText = "# Demo guide\n\nThe count tool repeats a word.\n"
 
+// triageBody is the instructions of the demo's agent skill.
+const triageBody = "# Triage\n\nLabel each report P0 to P3."
+
 var demoFiles = map[string]string{
-	"tools/count.sh": `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')"` + "\n",
-	"tools/write.sh": "echo data > \"$PWD/written.txt\" || exit 3\n",
-	"tools/slow.sh":  "echo $$ > \"$TMPDIR/slow.pid\"; sleep 6029\n",
-	"docs/guide.md":  guideText,
+	"tools/count.sh":         `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')"` + "\n",
+	"tools/write.sh":         "echo data > \"$PWD/written.txt\" || exit 3\n",
+	"tools/slow.sh":          "echo $$ > \"$TMPDIR/slow.pid\"; sleep 6029\n",
+	"docs/guide.md":          guideText,
+	"skills/triage/SKILL.md": "---\nname: triage\ndescription: Sort incoming bug reports by severity.\n---\n" + triageBody + "\n",
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -175,8 +179,8 @@ func geminiTurn(t *testing.T, srv *fakemodel.Server, i int) fakemodel.GenerateRe
 	return g
 }
 
-// TestGeminiToolAndDoc: through the genai SDK, the summary is in the
-// first request, a tool runs in the sandbox and its output goes back as
+// TestGeminiToolAndDoc: through the genai SDK, the summary (with the
+// agent skill listed) is in the first request, a tool runs in the sandbox and its output goes back as
 // a function response, a doc is read on demand, and a file is read.
 func TestGeminiToolAndDoc(t *testing.T) {
 	f := newFixture(t)
@@ -193,7 +197,8 @@ func TestGeminiToolAndDoc(t *testing.T) {
 	}
 	first := geminiTurn(t, srv, 0)
 	if first.SystemInstruction == nil || !strings.Contains(first.Text(), "You have the following extensions available") ||
-		!strings.Contains(first.Text(), "demo_count") || !strings.Contains(first.Text(), "guide") {
+		!strings.Contains(first.Text(), "demo_count") || !strings.Contains(first.Text(), "guide") ||
+		!strings.Contains(first.Text(), "  - **Skills**:\n    - `triage`: Sort incoming bug reports by severity.") {
 		t.Errorf("the summary is not in the first request:\n%s", first.Text())
 	}
 	names := strings.Join(first.FunctionNames(), ",")

@@ -18,12 +18,13 @@ import (
 
 // TestTextProtocol: a model without function calling (the endpoint
 // refuses tools, as Ollama does) gets the text protocol: its <tool_code>
-// and <read_doc> blocks run, and malformed blocks get a corrective
+// and <read_doc> blocks run (a doc and an agent skill, each named with
+// or without its extension), and malformed blocks get a corrective
 // message instead of a crash.
 func TestTextProtocol(t *testing.T) {
 	f := newFixture(t)
 	srv := startOpenAI(t,
-		fakemodel.Text("I will count.\n<tool_code>{\"name\": \"demo_count\", \"args\": {\"word\": \"z\", \"times\": 1}}</tool_code>\nand read <read_doc>guide</read_doc>"),
+		fakemodel.Text("I will count.\n<tool_code>{\"name\": \"demo_count\", \"args\": {\"word\": \"z\", \"times\": 1}}</tool_code>\nand read <read_doc>guide</read_doc> <read_doc>skill:triage</read_doc>"),
 		fakemodel.Text("<tool_code>{not json}</tool_code> <tool_code>demo_count(\"z\")</tool_code> <read_doc>demo/guide</tool_code> <tool_code>{\"name\": \"demo_count\""),
 		fakemodel.Text("<tool_code>\n```json\n{\"name\": \"list_files\", \"args\": {}}\n```\n</tool_code>"),
 		fakemodel.Text("Done, without tools."))
@@ -48,7 +49,8 @@ func TestTextProtocol(t *testing.T) {
 	}
 	r2 := last(2)
 	if !strings.Contains(r2, `<tool_result name="demo_count" status="ok">`) || !strings.Contains(r2, `"word":"z"`) ||
-		!strings.Contains(r2, `<tool_result name="read_doc" status="ok">`) || !strings.Contains(r2, "The count tool repeats a word.") {
+		!strings.Contains(r2, `<tool_result name="read_doc" status="ok">`) || !strings.Contains(r2, "The count tool repeats a word.") ||
+		!strings.Contains(r2, triageBody) {
 		t.Errorf("results of the first blocks:\n%s", r2)
 	}
 	r3 := last(3)

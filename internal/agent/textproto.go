@@ -12,6 +12,7 @@ import (
 //
 //	<tool_code>{"name": "TOOL", "args": {...}}</tool_code>
 //	<read_doc>EXTENSION/DOC</read_doc>
+//	<read_doc>EXTENSION/skill:SKILL</read_doc>
 //
 // and gemkit answers with <tool_result> blocks in the next user message.
 // TOOL(JSON) and a bare TOOL are accepted inside <tool_code> too, and code
@@ -21,7 +22,7 @@ import (
 // protocol; it follows the tool list in the system prompt.
 const textInstructions = `This conversation has no function calling. To use a tool, write a block on its own, then stop and wait for the result:
 <tool_code>{"name": "TOOL_NAME", "args": {"ARG": "VALUE"}}</tool_code>
-To read a doc, write <read_doc>EXTENSION/DOC</read_doc>.
+To read a doc, write <read_doc>EXTENSION/DOC</read_doc>; to read a skill's instructions, <read_doc>EXTENSION/skill:SKILL</read_doc>.
 You may write several blocks in one reply. The results come back in <tool_result> blocks. When you need no tool, answer normally without blocks.`
 
 // textCall is one block parsed from a reply: a call, or a problem to

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -257,10 +258,16 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 			}
 		}
 	}
-	if len(it.Skills) > 0 {
+	if len(it.Skills) > 0 || len(it.SkippedSkills) > 0 {
 		section(fmt.Sprintf("Agent skills (%d)", len(it.Skills)))
 		for _, sk := range it.Skills {
 			fmt.Fprintf(w, "  %s: %s\n      %s\n", sk.Name, sk.Description, relPath(in.Extension.Dir, sk.Location))
+			if line, ok := model[disclosure.SkillPrefix+sk.Name]; ok {
+				fmt.Fprintf(w, "      model reads it with: %s\n", line)
+			}
+		}
+		for _, sk := range it.SkippedSkills {
+			fmt.Fprintf(w, "  not a skill: %s: %s (Gemini CLI skips it too)\n", relPath(in.Extension.Dir, sk.Location), sk.Reason)
 		}
 	}
 	if len(it.Agents) > 0 {

@@ -36,14 +36,16 @@ type listItem struct {
 
 	// What Gemini CLI shows too, under the names `gemini extensions list
 	// -o json` gives them.
-	ID           string                   `json:"id,omitempty"`
-	ExcludeTools []string                 `json:"excludeTools"`
-	Themes       []string                 `json:"themes"`
-	Skills       []extension.Skill        `json:"skills"`
-	Agents       []extension.Agent        `json:"agents"`
-	Hooks        json.RawMessage          `json:"hooks,omitempty"`
-	HooksError   string                   `json:"hooksError,omitempty"`
-	Settings     []extension.SettingState `json:"settings"`
+	ID           string            `json:"id,omitempty"`
+	ExcludeTools []string          `json:"excludeTools"`
+	Themes       []string          `json:"themes"`
+	Skills       []extension.Skill `json:"skills"`
+	// SkippedSkills are the SKILL.md files that are not skills, with why.
+	SkippedSkills []extension.SkippedSkill `json:"skippedSkills,omitempty"`
+	Agents        []extension.Agent        `json:"agents"`
+	Hooks         json.RawMessage          `json:"hooks,omitempty"`
+	HooksError    string                   `json:"hooksError,omitempty"`
+	Settings      []extension.SettingState `json:"settings"`
 	// UpdatedBy names the tools that can update the extension (see
 	// updaters).
 	UpdatedBy []string `json:"updatedBy"`
@@ -132,7 +134,7 @@ func listEntry(st *extension.Store, in *extension.Installed, en *extension.Enabl
 		it.ID = extension.ExtensionID(m.Name, in.Metadata)
 		it.ExcludeTools = append(it.ExcludeTools, m.ExcludeTools...)
 		it.Themes = themeNames(m)
-		it.Skills = in.Extension.Skills()
+		it.Skills, it.SkippedSkills = in.Extension.ScanSkills()
 		it.Agents = in.Extension.Agents()
 		if h, err := in.Extension.Hooks(st.Workspace()); err != nil {
 			it.HooksError = err.Error()

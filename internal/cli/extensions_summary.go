@@ -35,14 +35,17 @@ func newExtSummaryCmd(a *app) *cobra.Command {
 		Short: "Print the summary of the enabled extensions that a model is given",
 		Long: `Print exactly what a model is told up front about the extensions enabled in the
 workspace (progressive disclosure): each extension's name and description, its
-tools with their signatures and one-line descriptions, its docs by name, and
-its examples. Full tool descriptions and doc texts are not in it: a model gets
-them from the tool list and read_doc when it needs them.
+tools with their signatures and one-line descriptions, its docs by name, its
+agent skills by name and description, and its examples. Full tool
+descriptions, doc texts and skills' instructions are not in it: a model gets
+them from the tool list and read_doc (name skill:NAME for a skill) when it
+needs them.
 
 ` + "`gemkit mcp`" + ` gives this text as its instructions. It is held to --budget
 characters: first the examples are left out, then the tools' and docs'
-descriptions, then whole extensions from the end of the list, and a last line
-says what was left out.
+descriptions, then the tools' arguments, then the skills' descriptions, then
+whole extensions from the end of the list, and a last line says what was left
+out.
 
 --json adds the same content structured, the extensions left out of the
 model's view (disabled here, invalid) with why, and each tool's input schema.`,

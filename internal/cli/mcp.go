@@ -56,8 +56,10 @@ What it serves:
     characters, or one that collides, is cut to 55 and followed by _ and 8 hex
     digits of a hash), with an input schema built from its args and a
     description that includes its examples;
-  - read_doc {extension, name}, which returns a doc's text, and each doc as a
-    resource gemkit-doc://<extension>/<name>.
+  - read_doc {extension, name}, which returns a doc's text, or with name
+    skill:NAME the instructions of an agent skill (skills/*/SKILL.md, listed
+    in the summary), and each doc and skill as a resource
+    gemkit-doc://<extension>/<name> (skill:NAME for a skill).
 
 Every call runs like ` + "`gemkit extensions run`" + `: in the sandbox the extension's
 permissions describe, with the same limits, after the person's consent. There

@@ -54,12 +54,15 @@ func (s *Set) Call(ctx context.Context, r *toolrun.Runner, name string, args jso
 		ext, _ := parsed["extension"].(string)
 		doc, _ := parsed["name"].(string)
 		if ext == "" || doc == "" {
-			err := &DocError{"read_doc needs two string arguments: extension (the extension's name) and name (the doc's name)"}
+			err := &DocError{"read_doc needs two string arguments: extension (the extension's name) and name (the doc's name, or skill: and a skill's name)"}
 			return fail(err.Msg+".", err)
 		}
 		d, err := s.ReadDoc(ext, doc)
 		if err != nil {
 			return fail(err.Error()+".", err)
+		}
+		if d.Text == "" {
+			return CallResult{Text: fmt.Sprintf("(%s of extension %s is empty.)", d.Name, d.Extension), Doc: d}
 		}
 		return CallResult{Text: d.Text, Doc: d}
 	}

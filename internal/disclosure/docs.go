@@ -32,14 +32,21 @@ type DocRef struct {
 	Name        string
 	Description string
 	MIMEType    string
+	// Skill is set for an agent skill's instructions.
+	Skill bool
 }
 
-// DocRefs lists every doc of the set, by extension then manifest order.
+// DocRefs lists every doc of the set, by extension then manifest order,
+// each extension's skills after its docs (named SkillPrefix + the
+// skill's name, as read_doc takes them).
 func (s *Set) DocRefs() []DocRef {
 	var out []DocRef
 	for _, e := range s.Extensions {
 		for _, d := range e.Ext.Manifest.Docs {
 			out = append(out, DocRef{Extension: e.Name, Name: d.Name, Description: OneLine(d.Description), MIMEType: mimeType(d.File)})
+		}
+		for _, sk := range e.Skills {
+			out = append(out, DocRef{Extension: e.Name, Name: SkillPrefix + SkillName(sk), Description: SkillLine(sk.Description), MIMEType: "text/markdown", Skill: true})
 		}
 	}
 	return out
@@ -58,34 +65,32 @@ func mimeType(file string) string {
 	return "text/plain"
 }
 
-// ReadDoc reads the doc called name of the enabled extension ext. The
-// file must be a regular file inside the extension's folder (symlinks
-// resolved), at most MaxDocBytes, and UTF-8 text.
+// ReadDoc reads the doc called name of the enabled extension ext, or,
+// when name is SkillPrefix followed by a skill's name and no doc has that
+// name, the skill's instructions (see readSkill). The file must be a
+// regular file inside the extension's folder (symlinks resolved), at most
+// MaxDocBytes, and UTF-8 text.
 func (s *Set) ReadDoc(ext, name string) (*Doc, error) {
 	e := s.Extension(ext)
 	if e == nil {
 		names := make([]string, 0, len(s.Extensions))
 		for _, x := range s.Extensions {
-			if len(x.Ext.Manifest.Docs) > 0 {
+			if len(x.Ext.Manifest.Docs) > 0 || len(x.Skills) > 0 {
 				names = append(names, x.Name)
 			}
 		}
 		if len(names) == 0 {
-			return nil, &DocError{fmt.Sprintf("there is no enabled extension %q, and no enabled extension has docs", ext)}
+			return nil, &DocError{fmt.Sprintf("there is no enabled extension %q, and no enabled extension has docs or skills", ext)}
 		}
-		return nil, &DocError{fmt.Sprintf("there is no enabled extension %q; extensions with docs: %s", ext, strings.Join(names, ", "))}
+		return nil, &DocError{fmt.Sprintf("there is no enabled extension %q; extensions with docs or skills: %s", ext, strings.Join(names, ", "))}
 	}
 	m := e.Ext.Manifest
 	d := m.Doc(name)
 	if d == nil {
-		names := make([]string, len(m.Docs))
-		for i, x := range m.Docs {
-			names[i] = x.Name
+		if skill, ok := strings.CutPrefix(name, SkillPrefix); ok {
+			return s.readSkill(e, skill)
 		}
-		if len(names) == 0 {
-			return nil, &DocError{fmt.Sprintf("extension %s has no docs", ext)}
-		}
-		return nil, &DocError{fmt.Sprintf("extension %s has no doc %q; its docs: %s", ext, name, strings.Join(names, ", "))}
+		return nil, &DocError{fmt.Sprintf("extension %s has no doc %q; %s", ext, name, e.readable())}
 	}
 	path, err := insideDir(e.Ext.Dir, e.Ext.Path(d.File))
 	if err != nil {
@@ -107,6 +112,26 @@ func (s *Set) ReadDoc(ext, name string) (*Doc, error) {
 		return nil, &DocError{fmt.Sprintf("doc %s of extension %s is not UTF-8 text", name, ext)}
 	}
 	return &Doc{Extension: ext, Name: d.Name, Description: OneLine(d.Description), Path: path, MIMEType: mimeType(d.File), Text: string(data)}, nil
+}
+
+// readable says what read_doc can read of e, for a model to try again.
+func (e *Extension) readable() string {
+	var docs, skills []string
+	for _, d := range e.Ext.Manifest.Docs {
+		docs = append(docs, d.Name)
+	}
+	for _, sk := range e.Skills {
+		skills = append(skills, SkillPrefix+SkillName(sk))
+	}
+	switch {
+	case len(docs) == 0 && len(skills) == 0:
+		return "it has no docs and no skills"
+	case len(skills) == 0:
+		return "its docs: " + strings.Join(docs, ", ")
+	case len(docs) == 0:
+		return "its skills: " + strings.Join(skills, ", ")
+	}
+	return "its docs: " + strings.Join(docs, ", ") + "; its skills: " + strings.Join(skills, ", ")
 }
 
 // insideDir resolves p and refuses it unless it is a regular file inside

@@ -80,6 +80,20 @@ func genExt(i int) string {
 
 var genFiles = map[string]string{"t.sh": "echo ok\n", "intro.md": "intro\n", "faq.md": "faq\n"}
 
+// reviewer is an extension with agent skills and no tools: a skill in a
+// folder of its own with a description over several lines, one at the
+// top of skills/, and a SKILL.md that is not a skill.
+const reviewer = `{"name": "reviewer", "version": "1.0.0", "description": "Review workflows as agent skills.",
+ "docs": [{"name": "checklist", "description": "The review checklist.", "file": "checklist.md"}]}`
+
+var reviewerFiles = map[string]string{
+	"checklist.md":                "- tests\n",
+	"skills/code-review/SKILL.md": "---\nname: code-review\ndescription: >\n  Review a change for correctness, tests and style.\n  Use it when asked to review a diff or a pull request.\n---\n\n# Code review\n\nRead the diff, then the tests.\n",
+	"skills/SKILL.md":             "---\nname: \"house:style\"\ndescription: The team's writing style for docs and commit messages.\n---\nWrite short sentences.\n",
+	"skills/broken/SKILL.md":      "# No front matter\n",
+	"skills/release/SKILL.md":     "---\nname: release\ndescription: |\n  Cut a release: bump the version in every manifest, write the changelog entry from the merged\n  pull requests, tag the commit and push the tag. Use it when the person asks for a release,\n  a version bump or a changelog, and never on a branch other than main.\nlicense: MIT\n---\n1. Bump.\n2. Tag.\n",
+}
+
 type goldenCase struct {
 	name   string
 	budget int
@@ -119,6 +133,14 @@ func goldenCases() []goldenCase {
 			}
 			writeExt(t, home, `{"name": "broken", "version": "1.0.0", "tools": [{"name": "x", "executable": "missing.sh", "runtime": "cobol"}]}`, map[string]string{})
 		}},
+		{name: "skills", setup: func(t *testing.T, home, ws string) {
+			writeExt(t, home, analyzer, copyFiles(analyzerFiles))
+			writeExt(t, home, reviewer, copyFiles(reviewerFiles))
+		}},
+		{name: "budget-skills", budget: 1000, setup: func(t *testing.T, home, ws string) {
+			writeExt(t, home, analyzer, copyFiles(analyzerFiles))
+			writeExt(t, home, reviewer, copyFiles(reviewerFiles))
+		}, omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true, SkillDescriptions: true}},
 		{name: "budget-full", budget: 6000, setup: many(5)},
 		{name: "budget-examples", budget: 2600, setup: many(5), omitted: &Omitted{Examples: true}},
 		{name: "budget-descriptions", budget: 1800, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true}},

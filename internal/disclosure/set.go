@@ -28,6 +28,18 @@ type Extension struct {
 	// Settings are the values of its settings from its .env files, passed
 	// to its tools.
 	Settings map[string]string
+	// Skills are its agent skills, as Gemini CLI finds them, sorted by
+	// file; SkippedSkills are the SKILL.md files that are not skills,
+	// with why.
+	Skills        []extension.Skill
+	SkippedSkills []extension.SkippedSkill
+}
+
+// newExtension reads what a model is shown of ext besides its manifest.
+func newExtension(ext *extension.Extension, settings map[string]string) *Extension {
+	e := &Extension{Name: ext.Manifest.Name, Ext: ext, Settings: settings}
+	e.Skills, e.SkippedSkills = ext.ScanSkills()
+	return e
 }
 
 // Skipped is an installed extension left out of the set, with why, so a
@@ -88,7 +100,7 @@ func Load(st *extension.Store) (*Set, error) {
 			s.Skipped = append(s.Skipped, Skipped{name, fmt.Sprintf("settings cannot be read: %v", err)})
 			continue
 		}
-		s.Extensions = append(s.Extensions, &Extension{Name: in.Extension.Manifest.Name, Ext: in.Extension, Settings: settings})
+		s.Extensions = append(s.Extensions, newExtension(in.Extension, settings))
 	}
 	s.index()
 	if enErr != nil {
@@ -117,7 +129,7 @@ func LoadDir(dir, workspace string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Workspace: ws, Extensions: []*Extension{{Name: ext.Manifest.Name, Ext: ext, Settings: settings}}}
+	s := &Set{Workspace: ws, Extensions: []*Extension{newExtension(ext, settings)}}
 	s.index()
 	return s, nil
 }

@@ -40,9 +40,9 @@ func (s storeSource) Describe() string {
 }
 
 // Stamp covers the extensions folder's entries (each entry's manifest,
-// install metadata and settings file), the enablement file, and, for
-// extensions whose folder is elsewhere (linked ones), their manifest and
-// settings file.
+// install metadata, settings file and skill files), the enablement file,
+// and, for extensions whose folder is elsewhere (linked ones), their
+// manifest, settings file and skill files.
 func (s storeSource) Stamp(last *Set) string {
 	var b strings.Builder
 	dir := s.st.Dir()
@@ -54,6 +54,7 @@ func (s storeSource) Stamp(last *Set) string {
 		stamp(&b, filepath.Join(p, extension.ManifestFile))
 		stamp(&b, filepath.Join(p, extension.InstallMetadataFile))
 		stamp(&b, filepath.Join(p, ".env"))
+		stampSkills(&b, p)
 	}
 	if last != nil {
 		var outside []string
@@ -66,6 +67,7 @@ func (s storeSource) Stamp(last *Set) string {
 		for _, d := range outside {
 			stamp(&b, filepath.Join(d, extension.ManifestFile))
 			stamp(&b, filepath.Join(d, ".env"))
+			stampSkills(&b, d)
 		}
 	}
 	return b.String()
@@ -81,7 +83,26 @@ func (s dirSource) Stamp(*Set) string {
 	var b strings.Builder
 	stamp(&b, filepath.Join(s.dir, extension.ManifestFile))
 	stamp(&b, filepath.Join(s.dir, ".env"))
+	stampSkills(&b, s.dir)
 	return b.String()
+}
+
+// stampSkills appends the identity of the files an extension in dir
+// has its skills in: skills/ itself, skills/SKILL.md and each
+// skills/*/SKILL.md.
+func stampSkills(b *strings.Builder, dir string) {
+	root := filepath.Join(dir, "skills")
+	stamp(b, root)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	stamp(b, filepath.Join(root, "SKILL.md"))
+	for _, e := range entries {
+		if e.Name() != "SKILL.md" {
+			stamp(b, filepath.Join(root, e.Name(), "SKILL.md"))
+		}
+	}
 }
 
 // stamp appends p's identity: size, modification time, mode and (on

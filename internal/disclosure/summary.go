@@ -24,10 +24,23 @@ const MinBudget = 400
 // doc).
 const maxLine = 120
 
+// maxSkillLine is the longest skill description in the summary. A
+// skill's description says both what it does and when to use it, often
+// over several lines, and the model has nothing else to decide by, so it
+// is joined into one line and given more room than a tool's.
+const maxSkillLine = 240
+
 // Header opens the summary text.
 const Header = "You have the following extensions available. Call a tool by the name in backquotes " +
 	"(a client may add its own prefix, such as mcp_gemkit_); read a doc with the read_doc tool, " +
 	"giving the extension's name and the doc's name."
+
+// SkillsHeader follows Header when an extension has agent skills: the
+// way to a skill's instructions, which load on demand as in Gemini CLI
+// (a list of names and descriptions up front, the body when the model
+// asks for it).
+const SkillsHeader = " Skills are instructions for particular kinds of task: when a task matches a skill's description, " +
+	"first read the skill with read_doc, giving the extension's name and skill: followed by the skill's name."
 
 // noneText is the summary when nothing is enabled.
 const noneText = "No gemkit extensions are enabled in this workspace."
@@ -51,7 +64,15 @@ type SummaryExtension struct {
 	Description string           `json:"description,omitempty"`
 	Tools       []SummaryTool    `json:"tools"`
 	Docs        []SummaryDoc     `json:"docs"`
+	Skills      []SummarySkill   `json:"skills,omitempty"`
 	Examples    []SummaryExample `json:"examples,omitempty"`
+}
+
+// SummarySkill is an agent skill in the summary: name and one-line
+// description (its instructions load through read_doc).
+type SummarySkill struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 }
 
 // SummaryTool is a tool in the summary: its exposed name, signature and
@@ -78,14 +99,19 @@ type SummaryExample struct {
 // Omitted is what the budget cut, in the order it is cut: first every
 // example, then every tool's and doc's description, then the tools'
 // argument lists (tools are then listed by name on one line, as docs
-// are), then whole extensions from the end of the (name-sorted) list.
-// All of it stays within a model's reach: descriptions, examples and
-// arguments are in the tool list, docs through read_doc.
+// are), then the skills' descriptions (skills listed by name on one
+// line), then whole extensions from the end of the (name-sorted) list.
+// Skills' descriptions go late because, unlike a tool's, a skill's
+// description is nowhere else a model sees before it reads the skill,
+// and it is what tells the model when the skill applies. All of it
+// stays within a model's reach: descriptions, examples and arguments are
+// in the tool list, docs and skills through read_doc.
 type Omitted struct {
-	Examples     bool     `json:"examples,omitempty"`
-	Descriptions bool     `json:"descriptions,omitempty"`
-	Signatures   bool     `json:"signatures,omitempty"`
-	Extensions   []string `json:"extensions,omitempty"`
+	Examples          bool     `json:"examples,omitempty"`
+	Descriptions      bool     `json:"descriptions,omitempty"`
+	Signatures        bool     `json:"signatures,omitempty"`
+	SkillDescriptions bool     `json:"skillDescriptions,omitempty"`
+	Extensions        []string `json:"extensions,omitempty"`
 }
 
 // Signature is a tool's call signature as the summary shows it:
@@ -114,10 +140,19 @@ func OneLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	s = oneLine(s)
-	if utf8.RuneCountInString(s) > maxLine {
+	return cut(oneLine(s), maxLine)
+}
+
+// SkillLine is a skill's description as the summary shows it: all its
+// lines joined into one, control characters removed, cut at 240
+// characters with an ellipsis.
+func SkillLine(s string) string { return cut(oneLine(s), maxSkillLine) }
+
+// cut shortens s to n characters, the last an ellipsis.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) > n {
 		r := []rune(s)
-		s = strings.TrimRight(string(r[:maxLine-1]), " ") + "…"
+		s = strings.TrimRight(string(r[:n-1]), " ") + "…"
 	}
 	return s
 }
@@ -152,6 +187,9 @@ func (s *Set) full() []SummaryExtension {
 		for _, d := range m.Docs {
 			se.Docs = append(se.Docs, SummaryDoc{Name: d.Name, Description: OneLine(d.Description)})
 		}
+		for _, sk := range e.Skills {
+			se.Skills = append(se.Skills, SummarySkill{Name: SkillName(sk), Description: SkillLine(sk.Description)})
+		}
 		for _, x := range m.Examples {
 			se.Examples = append(se.Examples, SummaryExample{Prompt: oneLine(x.Prompt), ToolCall: s.exposeCall(m.Name, oneLine(x.ToolCall))})
 		}
@@ -164,7 +202,7 @@ func (s *Set) full() []SummaryExtension {
 // in Unicode code points; budget <= 0 means DefaultBudget). What is cut
 // first, and the line that then says what was left out, are described at
 // Omitted. The text is deterministic: extensions by name, tools by
-// exposed name, docs and examples in manifest order.
+// exposed name, docs and examples in manifest order, skills by file.
 func (s *Set) Summary(budget int) Summary {
 	if budget <= 0 {
 		budget = DefaultBudget
@@ -197,12 +235,24 @@ func (s *Set) Summary(budget int) Summary {
 		return Summary{Text: text, Budget: budget, Extensions: exts, Omitted: om}
 	}
 	om.Signatures = true
+	if text, ok := fit(exts, om, budget); ok {
+		return Summary{Text: text, Budget: budget, Extensions: exts, Omitted: om}
+	}
+	if hasSkills(exts) {
+		om.SkillDescriptions = true
+		for i := range exts {
+			for j := range exts[i].Skills {
+				exts[i].Skills[j].Description = ""
+			}
+		}
+		if text, ok := fit(exts, om, budget); ok {
+			return Summary{Text: text, Budget: budget, Extensions: exts, Omitted: om}
+		}
+	}
 	// Keep the longest run of extensions from the start that fits with
 	// the line naming the rest: each block is rendered once.
 	blocks := make([]string, len(exts))
-	size := runes(Header) + 1
 	sizes := make([]int, len(exts)+1)
-	sizes[0] = size
 	for i, e := range exts {
 		blocks[i] = renderExt(e, om)
 		sizes[i+1] = sizes[i] + runes(blocks[i])
@@ -210,7 +260,7 @@ func (s *Set) Summary(budget int) Summary {
 	k := len(exts)
 	for ; k > 0; k-- {
 		om.Extensions = names(exts[k:])
-		if sizes[k]+runes(omittedLine(om, budget))+2 <= budget {
+		if runes(header(exts[:k]))+1+sizes[k]+runes(omittedLine(om, budget))+2 <= budget {
 			break
 		}
 	}
@@ -219,7 +269,7 @@ func (s *Set) Summary(budget int) Summary {
 		om.Extensions = nil
 	}
 	var b strings.Builder
-	b.WriteString(Header + "\n")
+	b.WriteString(header(exts[:k]) + "\n")
 	for _, bl := range blocks[:k] {
 		b.WriteString(bl)
 	}
@@ -237,10 +287,28 @@ func names(exts []SummaryExtension) []string {
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
+func hasSkills(exts []SummaryExtension) bool {
+	for _, e := range exts {
+		if len(e.Skills) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// header opens the summary: Header, and SkillsHeader when exts (those
+// the text shows) have skills.
+func header(exts []SummaryExtension) string {
+	if hasSkills(exts) {
+		return Header + SkillsHeader
+	}
+	return Header
+}
+
 // fit renders exts and reports whether the text is within budget.
 func fit(exts []SummaryExtension, om *Omitted, budget int) (string, bool) {
 	var b strings.Builder
-	b.WriteString(Header + "\n")
+	b.WriteString(header(exts) + "\n")
 	for _, e := range exts {
 		b.WriteString(renderExt(e, om))
 	}
@@ -292,6 +360,24 @@ func renderExt(e SummaryExtension, om *Omitted) string {
 			}
 		}
 	}
+	if len(e.Skills) > 0 {
+		if om != nil && om.SkillDescriptions {
+			names := make([]string, len(e.Skills))
+			for i, sk := range e.Skills {
+				names[i] = "`" + sk.Name + "`"
+			}
+			b.WriteString("  - **Skills**: " + strings.Join(names, ", ") + "\n")
+		} else {
+			b.WriteString("  - **Skills**:\n")
+			for _, sk := range e.Skills {
+				b.WriteString("    - `" + sk.Name + "`")
+				if sk.Description != "" {
+					b.WriteString(": " + sk.Description)
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
 	if len(e.Examples) > 0 {
 		b.WriteString("  - **Examples**:\n")
 		for _, x := range e.Examples {
@@ -313,6 +399,9 @@ func omittedLine(om *Omitted, budget int) string {
 	if om.Signatures {
 		cut = append(cut, "the tools' arguments")
 	}
+	if om.SkillDescriptions {
+		cut = append(cut, "the skills' descriptions")
+	}
 	if n := len(om.Extensions); n > 0 {
 		word := "extensions"
 		if n == 1 {
@@ -320,12 +409,16 @@ func omittedLine(om *Omitted, budget int) string {
 		}
 		cut = append(cut, fmt.Sprintf("%d more %s (%s)", n, word, strings.Join(om.Extensions, ", ")))
 	}
-	line := fmt.Sprintf("(Left out to stay within %d characters: %s. Every tool's full description, arguments and examples are in the tool list.)", budget, strings.Join(cut, "; "))
+	where := "Every tool's full description, arguments and examples are in the tool list."
+	if om.SkillDescriptions {
+		where += " A skill's text says what it is for."
+	}
+	line := fmt.Sprintf("(Left out to stay within %d characters: %s. %s)", budget, strings.Join(cut, "; "), where)
 	// The list of left-out names must not itself break the budget.
 	if runes(line) > budget/2 && len(om.Extensions) > 0 {
 		n := len(om.Extensions)
 		cut[len(cut)-1] = fmt.Sprintf("%d more extensions", n)
-		line = fmt.Sprintf("(Left out to stay within %d characters: %s. Every tool's full description, arguments and examples are in the tool list.)", budget, strings.Join(cut, "; "))
+		line = fmt.Sprintf("(Left out to stay within %d characters: %s. %s)", budget, strings.Join(cut, "; "), where)
 	}
 	return line
 }

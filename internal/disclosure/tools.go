@@ -60,11 +60,11 @@ func (s *Set) ToolFor(ext, tool string) *Tool {
 	return nil
 }
 
-// HasDocs reports whether any extension has a doc, that is whether
-// read_doc has anything to read.
+// HasDocs reports whether any extension has a doc or a skill, that is
+// whether read_doc has anything to read.
 func (s *Set) HasDocs() bool {
 	for _, e := range s.Extensions {
-		if len(e.Ext.Manifest.Docs) > 0 {
+		if len(e.Ext.Manifest.Docs) > 0 || len(e.Skills) > 0 {
 			return true
 		}
 	}
@@ -72,8 +72,9 @@ func (s *Set) HasDocs() bool {
 }
 
 // ReadDocDescription is read_doc's description for a model.
-const ReadDocDescription = "Read the full text of a doc that an extension ships (the summary of available extensions lists each extension's docs by name). " +
-	"Arguments: extension, the extension's name; name, the doc's name."
+const ReadDocDescription = "Read the full text of a doc that an extension ships, or the instructions of one of its agent skills " +
+	"(the summary of available extensions lists each extension's docs and skills by name). " +
+	"Arguments: extension, the extension's name; name, the doc's name, or skill: followed by the skill's name (for example skill:code-review)."
 
 // ReadDocSchema is read_doc's input schema.
 func ReadDocSchema() map[string]any {
@@ -81,7 +82,7 @@ func ReadDocSchema() map[string]any {
 		"type": "object",
 		"properties": map[string]any{
 			"extension": map[string]any{"type": "string", "description": "The extension's name, as in the summary."},
-			"name":      map[string]any{"type": "string", "description": "The doc's name, as in the summary."},
+			"name":      map[string]any{"type": "string", "description": "The doc's name as in the summary, or skill: followed by a skill's name."},
 		},
 		"required":             []any{"extension", "name"},
 		"additionalProperties": false,

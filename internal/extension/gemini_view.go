@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -97,26 +96,12 @@ type Agent struct {
 
 // Skills lists the extension's agent skills, sorted by file. Files
 // without a name and description in their front matter are skipped, as
-// Gemini CLI skips them. Like Gemini CLI it replaces characters a skill
-// name may not hold (: \ / < > * ? " |) with dashes.
+// Gemini CLI skips them (ScanSkills says why). Like Gemini CLI it
+// replaces characters a skill name may not hold (: \ / < > * ? " |)
+// with dashes.
 func (e *Extension) Skills() []Skill {
-	root := filepath.Join(e.Dir, "skills")
-	files, _ := filepath.Glob(filepath.Join(root, "SKILL.md"))
-	more, _ := filepath.Glob(filepath.Join(root, "*", "SKILL.md"))
-	files = append(files, more...)
-	sort.Strings(files)
-	out := []Skill{}
-	for _, f := range files {
-		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		name, desc, ok := readFrontMatter(f)
-		if !ok {
-			continue
-		}
-		out = append(out, Skill{Name: skillNameReplacer.Replace(name), Description: desc, Location: f})
-	}
-	return out
+	skills, _ := e.ScanSkills()
+	return skills
 }
 
 var skillNameReplacer = strings.NewReplacer(":", "-", `\`, "-", "/", "-", "<", "-", ">", "-", "*", "-", "?", "-", `"`, "-", "|", "-")
@@ -151,11 +136,23 @@ func readFrontMatter(path string) (name, description string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	m := frontMatter.FindSubmatch(data)
-	if m == nil {
+	fields, found := frontMatterFields(data)
+	if !found {
 		return "", "", false
 	}
-	fields := map[string]string{}
+	name, hasName := fields["name"]
+	description, hasDesc := fields["description"]
+	return name, description, hasName && hasDesc && name != ""
+}
+
+// frontMatterFields reads the top-level fields of the front matter that
+// opens data; found is false when data does not open with one.
+func frontMatterFields(data []byte) (fields map[string]string, found bool) {
+	m := frontMatter.FindSubmatch(data)
+	if m == nil {
+		return nil, false
+	}
+	fields = map[string]string{}
 	lines := strings.Split(strings.ReplaceAll(string(m[1]), "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		key, value, found := strings.Cut(lines[i], ":")
@@ -190,9 +187,7 @@ func readFrontMatter(path string) (name, description string, ok bool) {
 		}
 		fields[key] = value
 	}
-	name, hasName := fields["name"]
-	description, hasDesc := fields["description"]
-	return name, description, hasName && hasDesc && name != ""
+	return fields, true
 }
 
 func unquoteJSON(s string) (string, error) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
@@ -17,10 +18,11 @@ import (
 // TestGeminiCLI runs the real Gemini CLI (the pinned @google/gemini-cli,
 // offline, against the scripted model server) with `gemkit mcp` in its
 // settings, over stdio and over Streamable HTTP (httpUrl with the bearer
-// token in headers). The scripted model calls an extension tool and read_doc; the
-// test asserts what the CLI sent the model next: the summary (the
-// server's instructions) in the first request, then the tool's real
-// output, then the doc's text.
+// token in headers). The scripted model calls an extension tool and
+// read_doc for a doc and for an agent skill; the test asserts what the
+// CLI sent the model next: the summary (the server's instructions, with
+// the skill listed) in the first request, then the tool's real output,
+// then the doc's text, then the skill's instructions.
 func TestGeminiCLI(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) { testGeminiCLI(t, transport) })
@@ -39,6 +41,7 @@ func testGeminiCLI(t *testing.T, transport string) {
 	model, err := fakemodel.Start(
 		fakemodel.Call("mcp_gemkit_demo_count", map[string]any{"word": "hello", "times": 3}),
 		fakemodel.Call("mcp_gemkit_read_doc", map[string]any{"extension": "demo", "name": "guide"}),
+		fakemodel.Call("mcp_gemkit_read_doc", map[string]any{"extension": "demo", "name": "skill:triage"}),
 		fakemodel.Text("All done."),
 	)
 	if err != nil {
@@ -79,8 +82,8 @@ func testGeminiCLI(t *testing.T, transport string) {
 	}
 
 	turns := model.Turns()
-	if len(turns) != 3 {
-		t.Fatalf("%d model turns, want 3\n%s", len(turns), report())
+	if len(turns) != 4 {
+		t.Fatalf("%d model turns, want 4\n%s", len(turns), report())
 	}
 	first, err := turns[0].Generate()
 	if err != nil {
@@ -92,10 +95,17 @@ func testGeminiCLI(t *testing.T, transport string) {
 			t.Fatalf("the CLI did not offer %s; it offered: %s", want, names)
 		}
 	}
-	for _, want := range []string{"You have the following extensions available.", "`demo_count(word: string, times: integer)`: Repeats a word.", "`guide`: How the demo tools work."} {
+	for _, want := range []string{"You have the following extensions available.", "`demo_count(word: string, times: integer)`: Repeats a word.", "`guide`: How the demo tools work.",
+		"  - **Skills**:\n    - `triage`: Sort incoming bug reports by severity.\n", disclosure.SkillsHeader} {
 		if !strings.Contains(first.Text(), want) {
 			t.Errorf("the first request does not carry the summary line %q", want)
 		}
+	}
+
+	// Gemini CLI lists the same skill itself, from the extension it loads
+	// from the same extensions folder (docs/mcp.md says so).
+	if !strings.Contains(first.Text(), "<name>triage</name>") {
+		t.Errorf("Gemini CLI no longer lists the extension's skill in its own prompt; docs/mcp.md says it does")
 	}
 
 	second, _ := turns[1].Generate()
@@ -105,6 +115,10 @@ func testGeminiCLI(t *testing.T, transport string) {
 	third, _ := turns[2].Generate()
 	if !responseContains(third, "mcp_gemkit_read_doc", "The count tool repeats a word.") {
 		t.Errorf("the third request does not carry the doc: %+v", third.FunctionResponses())
+	}
+	fourth, _ := turns[3].Generate()
+	if !responseContains(fourth, "mcp_gemkit_read_doc", "Label each report P0 to P3") {
+		t.Errorf("the fourth request does not carry the skill's instructions: %+v", fourth.FunctionResponses())
 	}
 	if !strings.Contains(stdout.String(), "All done.") {
 		t.Errorf("the CLI did not print the final answer:\n%s", report())

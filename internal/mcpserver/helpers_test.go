@@ -33,7 +33,8 @@ type fixture struct {
 }
 
 // demoManifest is an extension with a tool of each outcome: success with
-// JSON, failure, a write the sandbox refuses, and a slow one to cancel.
+// JSON, failure, a write the sandbox refuses, and a slow one to cancel;
+// demoFiles add a doc and an agent skill.
 const demoManifest = `{"name": "demo", "version": "1.0.0", "description": "Tools for the MCP tests.",
  "permissions": {"filesystem": {"read": "workspace"}},
  "tools": [
@@ -47,12 +48,17 @@ const demoManifest = `{"name": "demo", "version": "1.0.0", "description": "Tools
 
 const guideText = "# Demo guide\n\nThe count tool repeats a word.\n"
 
+// triageBody is the triage skill's instructions: its SKILL.md without the
+// front matter.
+const triageBody = "# Triage\n\nLabel each report P0 to P3, most urgent first."
+
 var demoFiles = map[string]string{
-	"tools/count.sh": `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls)"` + "\n",
-	"tools/fail.sh":  "echo 'the input is broken' >&2; exit 4\n",
-	"tools/write.sh": "echo data > \"$PWD/written.txt\" || exit 3\n",
-	"tools/slow.sh":  "sleep 6017\n",
-	"docs/guide.md":  guideText,
+	"tools/count.sh":         `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls)"` + "\n",
+	"tools/fail.sh":          "echo 'the input is broken' >&2; exit 4\n",
+	"tools/write.sh":         "echo data > \"$PWD/written.txt\" || exit 3\n",
+	"tools/slow.sh":          "sleep 6017\n",
+	"docs/guide.md":          guideText,
+	"skills/triage/SKILL.md": "---\nname: triage\ndescription: Sort incoming bug reports by severity.\n---\n\n" + triageBody + "\n",
 }
 
 // gatedManifest's permissions are changed after linking, which voids the

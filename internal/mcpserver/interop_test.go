@@ -18,7 +18,8 @@ type listedTool struct {
 
 // TestSDKClient drives `gemkit mcp` over stdio and over Streamable HTTP
 // with the TypeScript SDK's client: the tool list, calls that succeed and
-// fail each way, read_doc as a tool and as a resource, and
+// fail each way, read_doc as a tool and as a resource (a doc and an agent
+// skill's instructions), and
 // tools/list_changed when an extension is installed while it runs.
 func TestSDKClient(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
@@ -76,7 +77,8 @@ func startHTTP(t *testing.T, f *fixture) (url, token string) {
 
 func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 	if !strings.Contains(c.instructions, "`demo_count(word: string, times: integer)`: Repeats a word.") ||
-		!strings.Contains(c.instructions, "`guide`: How the demo tools work.") {
+		!strings.Contains(c.instructions, "`guide`: How the demo tools work.") ||
+		!strings.Contains(c.instructions, "  - **Skills**:\n    - `triage`: Sort incoming bug reports by severity.\n") {
 		t.Errorf("instructions are not the summary:\n%s", c.instructions)
 	}
 
@@ -126,8 +128,12 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		t.Errorf("read_doc: %+v", res)
 	}
 	res = c.call(map[string]any{"op": "callTool", "name": "read_doc", "args": map[string]any{"extension": "demo", "name": "nope"}})
-	if !res.IsError || !strings.Contains(res.text(), "its docs: guide") {
+	if !res.IsError || !strings.Contains(res.text(), "its docs: guide; its skills: skill:triage") {
 		t.Errorf("read_doc of a missing doc: %+v", res)
+	}
+	res = c.call(map[string]any{"op": "callTool", "name": "read_doc", "args": map[string]any{"extension": "demo", "name": "skill:triage"}})
+	if res.IsError || res.text() != triageBody {
+		t.Errorf("read_doc of a skill: %+v", res)
 	}
 
 	var resources []struct {
@@ -136,17 +142,20 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		MIMEType string `json:"mimeType"`
 	}
 	c.do(map[string]any{"op": "listResources"}, &resources)
-	if len(resources) != 1 || resources[0].URI != "gemkit-doc://demo/guide" || resources[0].MIMEType != "text/markdown" {
+	if len(resources) != 2 || resources[0].URI != "gemkit-doc://demo/guide" || resources[0].MIMEType != "text/markdown" ||
+		resources[1].URI != "gemkit-doc://demo/skill:triage" || resources[1].MIMEType != "text/markdown" {
 		t.Fatalf("resources: %+v", resources)
 	}
-	var read struct {
-		Contents []struct {
-			URI, Text string
-		} `json:"contents"`
-	}
-	c.do(map[string]any{"op": "readResource", "uri": resources[0].URI}, &read)
-	if len(read.Contents) != 1 || read.Contents[0].Text != guideText {
-		t.Errorf("resource: %+v", read)
+	for i, want := range []string{guideText, triageBody} {
+		var read struct {
+			Contents []struct {
+				URI, Text string
+			} `json:"contents"`
+		}
+		c.do(map[string]any{"op": "readResource", "uri": resources[i].URI}, &read)
+		if len(read.Contents) != 1 || read.Contents[0].Text != want {
+			t.Errorf("resource %s: %+v", resources[i].URI, read)
+		}
 	}
 
 	// Cancelling a call kills the tool; the server goes on serving.

@@ -189,7 +189,7 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 	var sig strings.Builder
 	tools := make([]server.ServerTool, 0, len(set.Tools())+1)
 	rd := mcp.NewToolWithRawSchema(disclosure.ReadDocTool, disclosure.ReadDocDescription, disclosure.SchemaJSON(disclosure.ReadDocSchema()))
-	rd.Annotations = mcp.ToolAnnotation{Title: "Read an extension's doc", ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
+	rd.Annotations = mcp.ToolAnnotation{Title: "Read an extension's doc or skill", ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
 	tools = append(tools, server.ServerTool{Tool: rd, Handler: s.callTool})
 	for _, t := range set.Tools() {
 		schema := disclosure.SchemaJSON(t.InputSchema)

@@ -99,8 +99,59 @@ func TestToolListGolden(t *testing.T) {
 	}
 }
 
+// TestSkills checks a served extension's agent skills: listed in the
+// instructions, offered as resources beside the docs, and their
+// instructions read with read_doc and as a resource; a SKILL.md that is
+// not a skill is reported in words.
+func TestSkills(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"gemini-extension.json":  `{"name": "reviewer", "version": "1.0.0", "description": "Review workflows."}`,
+		"skills/review/SKILL.md": "---\nname: review\ndescription: Review a diff for bugs.\n---\n# Review\nRead the tests first.\n",
+		"skills/draft/SKILL.md":  "---\nname: draft\n---\nno description\n",
+	})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.Instructions(), "  - **Skills**:\n    - `review`: Review a diff for bugs.\n") || strings.Contains(s.Instructions(), "draft") {
+		t.Errorf("instructions:\n%s", s.Instructions())
+	}
+	var list struct {
+		Resources []struct{ URI, Name, Description, MIMEType string }
+	}
+	json.Unmarshal(rpc(t, s, "resources/list", map[string]any{}), &list)
+	if len(list.Resources) != 1 || list.Resources[0].URI != "gemkit-doc://reviewer/skill:review" || list.Resources[0].Description != "Review a diff for bugs." {
+		t.Fatalf("resources: %+v", list)
+	}
+	var read struct {
+		Contents []struct{ URI, MIMEType, Text string }
+	}
+	json.Unmarshal(rpc(t, s, "resources/read", map[string]any{"uri": list.Resources[0].URI}), &read)
+	if len(read.Contents) != 1 || read.Contents[0].Text != "# Review\nRead the tests first." || read.Contents[0].MIMEType != "text/markdown" {
+		t.Errorf("resource: %+v", read)
+	}
+	for _, c := range []struct {
+		name    string
+		isError bool
+		want    string
+	}{
+		{"skill:review", false, "# Review\nRead the tests first."},
+		{"skill:draft", true, "skills/draft/SKILL.md is not a skill because its front matter has no description"},
+	} {
+		var res struct {
+			Content []struct{ Text string }
+			IsError bool
+		}
+		json.Unmarshal(rpc(t, s, "tools/call", map[string]any{"name": disclosure.ReadDocTool, "arguments": map[string]any{"extension": "reviewer", "name": c.name}}), &res)
+		if len(res.Content) != 1 || res.IsError != c.isError || !strings.Contains(res.Content[0].Text, c.want) {
+			t.Errorf("read_doc %s: %+v, want isError %v and %q", c.name, res, c.isError, c.want)
+		}
+	}
+}
+
 func TestDocURI(t *testing.T) {
-	for _, c := range [][2]string{{"code-analyzer", "rules"}, {"a", "with space/and slash"}} {
+	for _, c := range [][2]string{{"code-analyzer", "rules"}, {"a", "with space/and slash"}, {"reviewer", "skill:review"}} {
 		uri := DocURI(c[0], c[1])
 		e, n, err := parseDocURI(uri)
 		if err != nil || e != c[0] || n != c[1] {
