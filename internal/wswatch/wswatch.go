@@ -215,7 +215,6 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		}
 		if filepath.Base(name) == ".gitignore" {
 			w.reloadIgnore(r, filepath.Dir(name))
-			return
 		}
 		if !r.ignored(name, false) {
 			w.mark(name)
