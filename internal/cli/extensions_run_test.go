@@ -144,6 +144,7 @@ var modelSDKInit = map[string]bool{
 	"github.com/google/go-cmp/cmp/internal/value": true, // genai
 	"github.com/tidwall/gjson":                    true, // openai-go
 	"github.com/tidwall/pretty":                   true, // openai-go
+	"github.com/go-git/gcfg/types":                true, // go-git's gitignore matcher (internal/wswatch)
 }
 
 // TestSandboxChildStartsLight: the re-executed gemkit that sets up a
@@ -151,11 +152,14 @@ var modelSDKInit = map[string]bool{
 // init work, such as compiling JSON schemas, would add milliseconds to
 // every tool run). Package initialization is traced by the Go runtime.
 //
-// The model SDKs of the agent (internal/model) bring packages whose import
-// paths sort before golang.org/x/sys, which the child needs, and whose
-// init is a few variables (under 0.03 ms together, as traced): Go
-// initializes them first whatever imports them. They are let through by
-// name; anything else still fails the test.
+// The model SDKs of the agent (internal/model) and the gitignore matcher
+// of the workspace watcher bring packages whose import paths sort before
+// golang.org/x/sys, which the child needs, and whose init is a few
+// variables (under 0.03 ms together, as traced): Go initializes them first
+// whatever imports them. They are let through by name; anything else still
+// fails the test. The child imports nothing that initializes after
+// golang.org/x/sys (path, not path/filepath), so it takes over as soon as
+// that is ready.
 func TestSandboxChildStartsLight(t *testing.T) {
 	t.Parallel()
 	bin := gemkittest.Gemkit(t)
