@@ -211,13 +211,6 @@ func install(st *extension.Store, srcRoot string, count, tools int) error {
 		if _, err := st.Install(context.Background(), extension.InstallRequest{Source: src, Consent: yes}); err != nil {
 			return err
 		}
-		in, err := st.Get(name)
-		if err != nil {
-			return err
-		}
-		if err := st.RecordConsent(name, extension.PermissionsHash(in.Manifest())); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -123,40 +122,4 @@ func resolve(workspace, p string) (abs, rel string, err error) {
 		return "", "", fmt.Errorf("%s is %w (%s); only files under it can be read or edited", p, ErrOutside, root)
 	}
 	return real, filepath.ToSlash(rel), nil
-}
-
-// writeFileAtomic replaces path with data through a temporary file in the
-// same folder and a rename, so that nobody ever sees half a file; the
-// file's mode is kept, a new file gets 0644 and the folders it needs.
-func writeFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", path)
-		}
-		mode = fi.Mode().Perm()
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".gemkit-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

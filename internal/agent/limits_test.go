@@ -234,20 +234,14 @@ func TestCancel(t *testing.T) {
 	})
 	t.Run("tool", func(t *testing.T) {
 		srv := startOpenAI(t, fakemodel.Call("demo_slow", nil), fakemodel.Text("never"))
-		// The tool writes its pid in its private temporary folder.
+		// The tool's private temporary folder is its own tmpfs, out of
+		// the test's sight: its sleep is found by command line.
 		started := make(chan struct{})
-		var data []byte
 		go func() {
-			for {
-				m, _ := filepath.Glob(filepath.Join(f.root, "tmp", "gemkit-tool-*", "slow.pid"))
-				if len(m) > 0 {
-					if data, _ = os.ReadFile(m[0]); len(bytes.TrimSpace(data)) > 0 {
-						close(started)
-						return
-					}
-				}
+			for len(sleepers()) == 0 {
 				time.Sleep(20 * time.Millisecond)
 			}
+			close(started)
 		}()
 		code, stderr := interrupt(t, []string{"--no-ide", "--base-url", srv.URL + "/v1", "-m", "m", "hi"}, started)
 		if code != 130 {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/term"
 )
@@ -252,7 +253,7 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		return fmt.Sprintf("The person rejected the edit of %s (in %s); the file is unchanged.", rel, d.Where), nil
 	}
 	// Written even if ctx ended meanwhile: the person accepted it.
-	if err := writeFileAtomic(abs, []byte(d.Content)); err != nil {
+	if err := fsutil.ReplaceFile(abs, []byte(d.Content)); err != nil {
 		return "", fmt.Errorf("the edit of %s was accepted but could not be written (the file is unchanged): %w", rel, err)
 	}
 	a.emit(Event{Type: EventEditOutcome, Name: rel, Text: "accepted in " + d.Where + ", written"})

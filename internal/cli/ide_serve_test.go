@@ -287,7 +287,7 @@ func TestServeContainerEnv(t *testing.T) {
 			}
 			go func() { code <- run(ctx, args, env.app(Streams{In: inR, Out: &out, Err: &errOut})) }()
 			out.WaitFor(t, want, func(s string) bool { return strings.Contains(s, want) })
-			if !strings.Contains(errOut.String(), "gemkit: in a container (") {
+			if !strings.Contains(errOut.String(), "in a container (") {
 				t.Fatalf("stderr does not say why: %s", errOut.String())
 			}
 			cancel()

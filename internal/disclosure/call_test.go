@@ -52,7 +52,11 @@ func TestCallWording(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := set.Extension("w").Ext.Manifest
-	if err := st.RecordConsent("w", extension.PermissionsHash(m)); err != nil {
+	digest, err := extension.ContentDigest(filepath.Join(home, ".gemini", "extensions", "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordConsentContent("w", extension.PermissionsHash(m), digest); err != nil {
 		t.Fatal(err)
 	}
 	r := &toolrun.Runner{Consent: st, Environ: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}}

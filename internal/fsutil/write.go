@@ -2,6 +2,7 @@ package fsutil
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,10 +20,12 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 // ReplaceFile writes data to path atomically, as [WriteFileAtomic], keeping
 // the mode of the file it replaces and, where it may, its owner (a file
 // edited under sudo stays its owner's). A new file gets mode 0644 and the
-// folders it needs.
+// folders it needs. Anything but a regular file at path is refused.
 func ReplaceFile(path string, data []byte) error {
 	fi, err := os.Stat(path)
 	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
 	case err == nil:
 		return writeAtomic(path, data, fi.Mode().Perm(), func(f *os.File) { keepOwner(f, fi) })
 	case errors.Is(err, fs.ErrNotExist):

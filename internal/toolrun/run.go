@@ -309,16 +309,10 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	var killOnce sync.Once
 	var proc *sandbox.Process
-	overflow := make(chan struct{})
-	onOverflow := func() {
-		killOnce.Do(func() {
-			close(overflow)
-			cancel()
-		})
-	}
-	stdout := &capWriter{max: maxOut, onFull: onOverflow}
+	// Past maxOut the tool is stopped: its context ends, which kills it
+	// with everything it started.
+	stdout := &capWriter{max: maxOut, onFull: cancel}
 	stderr := &capWriter{max: maxStderr}
 	cmd := &sandbox.Command{
 		Policy: policy,
@@ -347,7 +341,9 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	}
 	var ee *exec.ExitError
 	switch {
-	case isClosed(overflow):
+	case stdout.isFull():
+		// Asked of the writer, not of the context: the tool may exit
+		// before onFull, which runs on its own goroutine, has ended it.
 		res.ExitCode = -1
 		return res, &ToolError{tool.Name, fmt.Sprintf("printed more than %d bytes and was stopped", maxOut)}
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -468,15 +464,6 @@ func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, gra
 	return nil
 }
 
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 func stderrTail(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -522,6 +509,13 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	}
 	w.buf.Write(p)
 	return len(p), nil
+}
+
+// isFull reports whether more than max bytes were written.
+func (w *capWriter) isFull() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.full
 }
 
 func (w *capWriter) Bytes() []byte {

@@ -1,0 +1,418 @@
+//go:build unix
+
+package cli
+
+// TestREADMECommands runs, against the built binary, every command of
+// README.md's ```sh blocks, each block in a private home, temporary
+// directory and workspace, so that a new user's first commands work as
+// written. TestHelpExamples does the same for the `gemkit` lines of each
+// command's Example.
+//
+// The rules, which README.md points to in a comment at its top:
+//
+//   - Each line of a ```sh block is one command; `# …` starts a comment; a
+//     line ending in `\` continues on the next. `cd DIR` changes the folder
+//     of the block's later commands (created when missing; `~` is the
+//     private home) and `export K=V` their environment. Commands starting with `go ` or `./` run in the
+//     repository.
+//   - A command must exit 0 within commandTimeout, with stdin open and
+//     silent (as a person who has not typed yet).
+//   - An HTML comment right before a block steers it, with directives
+//     separated by `;`:
+//     `readme-test: skip: PREFIX (why)` does not run the commands that
+//     start with PREFIX;
+//     `readme-test: skip-block (why)` runs none of the block;
+//     `readme-test: server: PREFIX` says the commands that start with
+//     PREFIX serve until stopped: such a command passes if it is still
+//     running, without having printed an error, after serverGrace;
+//     `readme-test: companion` runs the block beside a `gemkit ide serve`
+//     of its workspace, reached through the variables it prints, whose
+//     terminal front-end accepts every diff;
+//     `readme-test: files: A B` creates files A and B (a line of Go each)
+//     in the workspace first;
+//     `readme-test: model` points the Gemini API at a scripted model
+//     server of the test (GOOGLE_GEMINI_BASE_URL), which answers in words;
+//     `readme-test: gemini` puts the pinned Gemini CLI of interop/ on PATH.
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+const (
+	// commandTimeout bounds each command that should exit: generous,
+	// since the Gemini CLI starts slowly on a loaded machine.
+	commandTimeout = 90 * time.Second
+	// serverGrace is how long a server must keep running.
+	serverGrace = 3 * time.Second
+)
+
+// docBlock is one ```sh block and the directives before it.
+type docBlock struct {
+	line      int // of the opening fence
+	commands  []string
+	skip      []string // command prefixes not run
+	servers   []string // command prefixes that serve until stopped
+	skipBlock bool
+	companion bool
+	model     bool
+	gemini    bool
+	files     []string
+}
+
+var directiveRe = regexp.MustCompile(`<!--\s*readme-test:(.*?)-->`)
+
+// parseBlocks returns the ```sh blocks of a Markdown text with the
+// directives of the HTML comment right before each.
+func parseBlocks(text string) []docBlock {
+	var blocks []docBlock
+	lines := strings.Split(text, "\n")
+	pending := ""
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if m := directiveRe.FindStringSubmatch(l); m != nil {
+			pending += ";" + m[1]
+			continue
+		}
+		if l != "```sh" && l != "```bash" && l != "```shell" {
+			if l != "" {
+				pending = ""
+			}
+			continue
+		}
+		b := docBlock{line: i + 1}
+		for _, d := range strings.Split(pending, ";") {
+			d = strings.TrimSpace(d)
+			prefix := func(name string) string {
+				p := strings.TrimSpace(strings.TrimPrefix(d, name))
+				if j := strings.Index(p, " ("); j >= 0 {
+					p = p[:j]
+				}
+				return p
+			}
+			switch {
+			case strings.HasPrefix(d, "skip-block"):
+				b.skipBlock = true
+			case strings.HasPrefix(d, "skip:"):
+				b.skip = append(b.skip, prefix("skip:"))
+			case strings.HasPrefix(d, "server:"):
+				b.servers = append(b.servers, prefix("server:"))
+			case d == "companion":
+				b.companion = true
+			case d == "model":
+				b.model = true
+			case d == "gemini":
+				b.gemini = true
+			case strings.HasPrefix(d, "files:"):
+				b.files = strings.Fields(strings.TrimPrefix(d, "files:"))
+			}
+		}
+		pending = ""
+		cur := ""
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			cur += lines[i]
+			if strings.HasSuffix(cur, `\`) {
+				cur = strings.TrimSuffix(cur, `\`) + " "
+				continue
+			}
+			if c := stripComment(cur); c != "" {
+				b.commands = append(b.commands, c)
+			}
+			cur = ""
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// stripComment drops a shell comment: a # at the start or after a blank,
+// outside quotes.
+func stripComment(line string) string {
+	inS, inD := false, false
+	for i, r := range line {
+		switch {
+		case r == '\'' && !inD:
+			inS = !inS
+		case r == '"' && !inS:
+			inD = !inD
+		case r == '#' && !inS && !inD && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			return strings.TrimSpace(line[:i])
+		}
+	}
+	return strings.TrimSpace(line)
+}
+
+func hasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// docEnv is the private world one block's commands run in.
+type docEnv struct {
+	t    *testing.T
+	bin  string
+	home string
+	ws   string
+	env  []string
+}
+
+func newDocEnv(t *testing.T) *docEnv {
+	bin := gemkittest.Gemkit(t)
+	home, tmp, ws := t.TempDir(), t.TempDir(), t.TempDir()
+	path := filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	env := []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, "LANG=C.UTF-8", "NO_COLOR=1", "EDITOR=true",
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
+		// Not a container companion, wherever the test runs.
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22"}
+	if gocache, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+		// `go run` from the README keeps the machine's build caches.
+		if f := strings.Fields(string(gocache)); len(f) == 2 {
+			env = append(env, "GOCACHE="+f[0], "GOMODCACHE="+f[1])
+		}
+	}
+	return &docEnv{t: t, bin: bin, home: home, ws: ws, env: env}
+}
+
+// run runs one command in dir and says what went wrong, "" when it passed.
+func (e *docEnv) run(dir, command string, server bool) string {
+	limit := commandTimeout
+	if server {
+		limit = serverGrace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = e.env
+	// The command and what it starts are one process group, stopped
+	// together at the limit.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	// An open stdin that never sends: a server waits, a prompt waits.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	cmd.Stdin = pr
+	var out gemkittest.Output
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	switch {
+	case ctx.Err() != nil && server:
+		if strings.Contains(strings.ToLower(out.String()), "error") {
+			return "was serving but had printed an error:\n" + out.String()
+		}
+		return ""
+	case ctx.Err() != nil:
+		return "did not finish within " + limit.String() + ":\n" + out.String()
+	case server:
+		return "should serve until stopped but ended (" + errText(err) + "):\n" + out.String()
+	case err != nil:
+		return err.Error() + ":\n" + out.String()
+	}
+	return ""
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "exit 0"
+	}
+	return err.Error()
+}
+
+// startCompanion runs `gemkit ide serve --print-env` for the workspace,
+// accepts each diff it shows, and adds the variables it prints to e.env.
+func (e *docEnv) startCompanion() {
+	cmd := exec.Command(e.bin, "ide", "serve", "--print-env", "--workspace", e.ws)
+	cmd.Dir = e.ws
+	cmd.Env = e.env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out gemkittest.Output
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	e.t.Cleanup(func() {
+		close(stop)
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	// The person at the terminal accepts every proposed change.
+	go func() {
+		answered := 0
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			for n := strings.Count(out.String(), "Accept [a]"); answered < n; answered++ {
+				io.WriteString(stdin, "a\n")
+			}
+		}
+	}()
+	text := out.WaitFor(e.t, "the export lines", func(s string) bool { return strings.Contains(s, "export "+"GEMINI_CLI_IDE_AUTH_TOKEN") })
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "export "); ok {
+			k, v, _ := strings.Cut(rest, "=")
+			e.env = append(e.env, k+"="+strings.Trim(v, "'"))
+		}
+	}
+}
+
+// startModel answers the Gemini API with words.
+func (e *docEnv) startModel() {
+	replies := make([]fakemodel.Reply, 8)
+	for i := range replies {
+		replies[i] = fakemodel.Text("main.go declares package main.")
+	}
+	srv, err := fakemodel.Start(replies...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { srv.Close() })
+	e.env = append(e.env, "GOOGLE_GEMINI_BASE_URL="+srv.URL)
+}
+
+func TestREADMECommands(t *testing.T) {
+	t.Parallel()
+	gemkittest.Tool(t, "python3", "python3")
+	root := gemkittest.RepoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := parseBlocks(string(readme))
+	if len(blocks) < 5 {
+		t.Fatalf("only %d ```sh blocks found in README.md", len(blocks))
+	}
+	for _, b := range blocks {
+		if b.skipBlock {
+			continue
+		}
+		t.Run("line"+strconv.Itoa(b.line), func(t *testing.T) {
+			t.Parallel()
+			e := newDocEnv(t)
+			for _, f := range b.files {
+				if err := os.WriteFile(filepath.Join(e.ws, f), []byte("package main // "+f+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b.gemini {
+				_, interop := gemkittest.Interop(t, "@google/gemini-cli")
+				for i, kv := range e.env {
+					if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+						e.env[i] = "PATH=" + filepath.Join(interop, "node_modules", ".bin") + string(os.PathListSeparator) + v
+					}
+				}
+			}
+			if b.model {
+				e.startModel()
+			}
+			if b.companion {
+				e.startCompanion()
+			}
+			dir := e.ws
+			for _, c := range b.commands {
+				if hasPrefix(c, b.skip) {
+					continue
+				}
+				if rest, ok := strings.CutPrefix(c, "cd "); ok {
+					rest = strings.TrimSpace(rest)
+					if home, ok := strings.CutPrefix(rest, "~"); ok {
+						rest = filepath.Join(e.home, home)
+					} else if !filepath.IsAbs(rest) {
+						rest = filepath.Join(dir, rest)
+					}
+					if err := os.MkdirAll(rest, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					dir = rest
+					continue
+				}
+				if rest, ok := strings.CutPrefix(c, "export "); ok {
+					for _, kv := range strings.Fields(rest) {
+						k, v, _ := strings.Cut(kv, "=")
+						e.env = append(e.env, k+"="+strings.Trim(v, `'"`))
+					}
+					continue
+				}
+				where := dir
+				if strings.HasPrefix(c, "go ") || strings.HasPrefix(c, "./") {
+					where = root
+				}
+				if why := e.run(where, c, hasPrefix(c, b.servers)); why != "" {
+					t.Errorf("README.md, block at line %d: `%s` %s", b.line, c, why)
+				}
+			}
+		})
+	}
+}
+
+// TestHelpExamples runs the `gemkit` lines of every command's Example.
+func TestHelpExamples(t *testing.T) {
+	t.Parallel()
+	var examples []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Example != "" {
+			examples = append(examples, c)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRoot(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}))
+	ran := 0
+	for _, c := range examples {
+		var lines []string
+		for _, l := range strings.Split(c.Example, "\n") {
+			if l = stripComment(l); strings.HasPrefix(l, "gemkit ") {
+				lines = append(lines, l)
+			}
+		}
+		ran += len(lines)
+		t.Run(strings.ReplaceAll(c.CommandPath(), " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			e := newDocEnv(t)
+			for _, l := range lines {
+				// Examples of servers serve; the others must exit 0.
+				server := strings.HasPrefix(l, "gemkit ide serve") || strings.HasPrefix(l, "gemkit mcp") || strings.HasPrefix(l, "gemkit chat")
+				if why := e.run(e.ws, strings.ReplaceAll(l, "~/src/project", e.ws), server); why != "" {
+					t.Errorf("%s example: `%s` %s", c.CommandPath(), l, why)
+				}
+			}
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no help example found")
+	}
+}
