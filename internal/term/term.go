@@ -2,7 +2,9 @@
 // companion that lives in the terminal where `gemkit ide serve` runs. It
 // shows each proposed change as a unified diff and asks the person to
 // accept it, reject it or edit it in $EDITOR, one diff at a time and in the
-// order they came.
+// order they came. Given the companion's Server, it also prints a status
+// line of the CLIs connected and the diffs waiting whenever either
+// changes.
 //
 // A Frontend is a companion.Editor: the companion calls OpenDiff, CloseDiff
 // and FileWritten from its own goroutines, and Run, in the goroutine that

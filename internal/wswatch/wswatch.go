@@ -199,19 +199,25 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		}
 		w.mark(name)
 	case ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write):
-		fi, err := os.Lstat(name)
-		if err != nil {
-			w.mark(name) // gone already: settles as a deletion
-			return
-		}
-		if fi.IsDir() {
-			if ev.Has(fsnotify.Create) && !r.ignored(name, true) {
-				// Files saved in it before its watch was in place are
-				// found by their modification time; a folder moved in
-				// keeps older ones, which are not reported.
-				w.addTree(name, time.Now().Add(-w.opts.Debounce-freshWindow))
+		// Only a creation can be a folder (a folder's own writes are not
+		// reported on Linux); a burst of writes costs no system call.
+		if ev.Has(fsnotify.Create) {
+			fi, err := os.Lstat(name)
+			if err != nil {
+				w.mark(name) // gone already: settles as a deletion
+				return
 			}
-			return
+			if fi.IsDir() {
+				if !r.ignored(name, true) {
+					// Files saved in it before its watch was in place
+					// are found by their modification time; a folder
+					// moved in keeps older ones, which are not reported.
+					w.addTree(name, time.Now().Add(-w.opts.Debounce-freshWindow))
+				}
+				return
+			}
+		} else if w.watching(name) {
+			return // a folder's write, on systems that report those
 		}
 		if filepath.Base(name) == ".gitignore" {
 			w.reloadIgnore(r, filepath.Dir(name))
