@@ -14,6 +14,7 @@ import (
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/ide/editorproto"
+	"github.com/gemkit/gemkit/internal/procmem"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -166,6 +167,13 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	case <-srv.Ready():
 	case err := <-served:
 		return withExitCode(ExitError, err)
+	}
+	// Up and serving: what the start-up touched of the other commands'
+	// code (the model SDKs, mostly) need not stay resident.
+	if n, err := procmem.ReleaseStartupPages(); err != nil {
+		a.log.Debug("releasing start-up pages", "err", err)
+	} else {
+		a.log.Debug("released start-up pages", "bytes", n)
 	}
 
 	switch {

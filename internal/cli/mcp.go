@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpserver"
+	"github.com/gemkit/gemkit/internal/procmem"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
@@ -125,6 +126,11 @@ with the line that adds the server to Gemini CLI.`,
 			debug.SetGCPercent(gc)
 			if err != nil {
 				return err
+			}
+			// A server from here on: what the start-up touched of the
+			// other commands' code need not stay resident.
+			if _, err := procmem.ReleaseStartupPages(); err != nil {
+				log.Debug("releasing start-up pages", "err", err)
 			}
 			if !useHTTP {
 				return srv.ServeStdio(cmd.Context(), a.In, a.Out)

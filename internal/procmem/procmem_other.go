@@ -1,0 +1,5 @@
+//go:build !linux
+
+package procmem
+
+func releaseStartupPages() (int64, error) { return 0, nil }
