@@ -157,15 +157,20 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	c.srv.log.Info("claude code connected", "port", c.port)
 	defer func() {
 		c.mu.Lock()
+		wasReady := c.peers[p]
 		delete(c.peers, p)
 		c.mu.Unlock()
 		c.srv.log.Info("claude code disconnected", "port", c.port)
+		if wasReady {
+			c.srv.clientsChanged()
+		}
 	}()
 	serveMCPPeer(r.Context(), c.srv, p, c.mcp, func(method string, _ json.RawMessage) {
 		if method == "notifications/initialized" {
 			c.mu.Lock()
 			c.peers[p] = true
 			c.mu.Unlock()
+			c.srv.clientsChanged()
 			if msg := c.selectionMsg(); msg != nil {
 				p.send(msg)
 			}
@@ -202,6 +207,9 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer
 		case len(rm.ID) == 0 || string(rm.ID) == "null":
 			onNote(rm.Method, rm.Params)
 		default:
+			if rm.Method == "initialize" {
+				p.info.set(initializeInfo(rm.Params))
+			}
 			body := append([]byte(nil), msg...)
 			if !p.spawn(func(ctx context.Context) {
 				if resp := m.HandleMessage(ctx, body); resp != nil {

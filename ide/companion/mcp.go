@@ -119,7 +119,11 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
 		Params struct {
-			Name string `json:"name"`
+			Name       string `json:"name"`
+			ClientInfo struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"clientInfo"`
 		} `json:"params"`
 	}
 	peekErr := json.Unmarshal(body, &peek)
@@ -134,7 +138,8 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 	if peekErr == nil && peek.Method == string(mcp.MethodInitialize) {
 		// A new session: note its id when mcp-go writes the response
 		// headers, before the client can use it.
-		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess}, r)
+		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess,
+			name: peek.Params.ClientInfo.Name, version: peek.Params.ClientInfo.Version}, r)
 		return
 	}
 	sess := m.srv.sess.get(r.Header.Get(ide.HeaderSessionID))
@@ -177,11 +182,13 @@ func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 		writeBadSession(w)
 		return
 	}
+	m.srv.clientsChanged()
 	defer func() {
 		sess.mu.Lock()
 		delete(sess.streams, st)
 		sess.mu.Unlock()
 		sess.end()
+		m.srv.clientsChanged()
 	}()
 
 	pumped := make(chan struct{})
@@ -214,8 +221,9 @@ func (m *mcpEndpoint) shutdown(ctx context.Context) {
 // response.
 type initWriter struct {
 	http.ResponseWriter
-	reg  *sessionRegistry
-	seen bool
+	reg           *sessionRegistry
+	name, version string // the client's clientInfo
+	seen          bool
 }
 
 func (w *initWriter) WriteHeader(status int) {
@@ -243,7 +251,7 @@ func (w *initWriter) register() {
 	}
 	w.seen = true
 	if id := w.Header().Get(ide.HeaderSessionID); id != "" {
-		w.reg.add(id)
+		w.reg.add(id, w.name, w.version)
 	}
 }
 

@@ -91,6 +91,11 @@ type Config struct {
 	MaxOutboxBytes int
 	// ExtraEnv is added to Env, e.g. discovery.ContainerEnv's variable.
 	ExtraEnv map[string]string
+	// OnClientsChange, when set, is called after a client connects or
+	// disconnects (see Server.Clients for who counts), from the
+	// goroutine that saw it and never with a lock of the server held,
+	// so that an editor can show who is connected.
+	OnClientsChange func()
 }
 
 // Server is a running companion. It implements Events; all its methods are

@@ -49,7 +49,8 @@ type sessionRegistry struct {
 }
 
 type session struct {
-	id string
+	id   string
+	info clientInfo
 
 	mu         sync.Mutex
 	lastActive time.Time
@@ -79,22 +80,24 @@ func newSessionID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-// add registers a session that initialize just created.
-func (r *sessionRegistry) add(id string) {
+// add registers a session that initialize just created for the client
+// that says it is name and version.
+func (r *sessionRegistry) add(id, name, version string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
+	if _, ok := r.sessions[id]; r.closed || ok {
+		r.mu.Unlock()
 		return
 	}
-	if _, ok := r.sessions[id]; ok {
-		return
-	}
-	r.sessions[id] = &session{
+	sess := &session{
 		id:         id,
 		lastActive: time.Now(),
 		streams:    map[*eventStream]struct{}{},
 		wake:       make(chan struct{}, 1),
 	}
+	sess.info.set(name, version)
+	r.sessions[id] = sess
+	r.mu.Unlock()
+	r.srv.clientsChanged()
 }
 
 func (r *sessionRegistry) get(id string) *session {
@@ -114,6 +117,7 @@ func (r *sessionRegistry) remove(id string) *session {
 	r.mu.Unlock()
 	if sess != nil {
 		sess.endStreams()
+		r.srv.clientsChanged()
 	}
 	return sess
 }
@@ -137,6 +141,9 @@ func (r *sessionRegistry) closeAll() {
 	r.mu.Unlock()
 	for _, s := range all {
 		s.endStreams()
+	}
+	if len(all) > 0 {
+		r.srv.clientsChanged()
 	}
 }
 

@@ -32,8 +32,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	s.streams.mu.Unlock()
 	defer func() {
 		s.streams.mu.Lock()
+		wasReady := s.streams.peers[p]
 		delete(s.streams.peers, p)
 		s.streams.mu.Unlock()
+		if wasReady {
+			s.clientsChanged()
+		}
 	}()
 	serveMCPPeer(context.Background(), s, p, s.mcp.mcp, func(method string, _ json.RawMessage) {
 		if method != "notifications/initialized" {
@@ -42,6 +46,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		s.streams.mu.Lock()
 		s.streams.peers[p] = true
 		s.streams.mu.Unlock()
+		s.clientsChanged()
 		// As on /mcp's first event stream: the current context first.
 		if msg := s.currentContextMsg(); msg != nil {
 			p.send(msg)

@@ -43,6 +43,8 @@ type wsPeer struct {
 
 	closeOnce sync.Once
 	inFlight  chan struct{}
+	// info is what the peer said of itself at initialize.
+	info clientInfo
 }
 
 // acceptWS upgrades r to a WebSocket offering subprotocol (when not

@@ -154,11 +154,13 @@ const (
 // initialization is traced by the Go runtime.
 //
 // Go initializes a package as soon as its imports are, in import-path
-// order; the child imports go-landlock, whose libcap dependency sorts
-// last, so small packages of the model SDKs (protobuf descriptors, text
-// tables) run their init first whatever imports them. The bound is on what
-// initialization allocates, which the runtime reports exactly: a heavy
-// init is one that builds something, and building allocates.
+// order: small packages whose paths sort before the child's last import
+// to initialize (golang.org/x/sys; the child uses path, not path/filepath,
+// which initializes much later) run their init first whatever imports
+// them, such as those of the model SDKs (text tables) and of the workspace
+// watcher's gitignore matcher. The bound is on what initialization
+// allocates, which the runtime reports exactly: a heavy init is one that
+// builds something, and building allocates.
 func TestSandboxChildStartsLight(t *testing.T) {
 	t.Parallel()
 	bin := gemkittest.Gemkit(t)

@@ -27,6 +27,9 @@ type serveOptions struct {
 	idePID      int
 	printEnv    bool
 	claude      bool
+	// watch reports the files saved in the workspace as the open files
+	// (terminal front-end only: an editor reports its own).
+	watch bool
 	// debounce is how long editor events settle before a context update goes
 	// out. Hidden: the real Gemini CLI expects the official 50 ms (gemini-cli
 	// 0.61.0 packages/vscode-ide-companion/src/open-files-manager.ts); other
@@ -64,7 +67,10 @@ With --editor terminal (the default) gemkit is the editor. It prints where it
 serves and the variables to export in another shell, then shows each proposed
 change as a unified diff and asks: a accepts, r rejects, e opens the proposal
 in $VISUAL or $EDITOR so that you can change it first. Ctrl-D rejects what
-waits and stops.
+waits and stops. A status line shows the CLIs connected and the diffs
+waiting, in order, whenever either changes. Unless --watch=false, it watches
+the workspace (what git does not ignore) and sends the files you save, in
+any editor, as the open files: newest first and active, at most 10.
 
 With --editor stdio an editor plugin drives it with newline-delimited
 JSON-RPC 2.0 on stdin and stdout (docs/editor-protocol.md); it stops when
@@ -93,6 +99,7 @@ ends, and removes its discovery file first.`,
 	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
 	f.BoolVar(&o.printEnv, "print-env", false, "print the GEMINI_CLI_IDE_* variables (with CLAUDE_CODE_SSE_PORT, and REMOTE_CONTAINERS=true in a container) as shell export lines once serving (terminal mode)")
 	f.BoolVar(&o.claude, "claude", true, "also serve Claude Code's IDE protocol (WebSocket MCP endpoint and lock file)")
+	f.BoolVar(&o.watch, "watch", true, "terminal front-end: send the files you save in the workspace as the open files (an editor on stdio reports its own)")
 	f.DurationVar(&o.debounce, "debounce", ide.ContextDebounce, "how long editor events settle before a context update (benchmarks and tests only)")
 	_ = f.MarkHidden("debounce") // the flag exists: MarkHidden cannot fail
 	f.StringVar(&o.containerRoot, "container-root", "/", "filesystem root probed for container markers (tests only)")
@@ -147,6 +154,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	} else {
 		front = newTerminalEditor(a, o.printEnv)
 		cfg.Editor = front
+		cfg.OnClientsChange = front.ClientsChanged
 	}
 
 	srv, err := companion.New(cfg)
@@ -188,6 +196,11 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 			srv.URL(), discovery.JoinWorkspace(workspace), srv.DiscoveryPath())
 		if srv.ClaudePort() != 0 {
 			fmt.Fprintf(a.Out, "  claude code:    ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
+		}
+		if o.watch {
+			if err := startWorkspaceWatch(ctx, a, workspace, srv); err != nil {
+				a.log.Warn("the files you save will not be sent as the open files", "err", err)
+			}
 		}
 		if o.printEnv {
 			fmt.Fprint(a.Out, discovery.ExportLines(srv.Env()))

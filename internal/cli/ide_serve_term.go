@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/gemkit/gemkit/internal/term"
+	"github.com/gemkit/gemkit/internal/wswatch"
 )
 
 // newTerminalEditor builds the terminal front-end of `gemkit ide serve`
@@ -19,4 +23,28 @@ func newTerminalEditor(a *app, envShown bool) *term.Frontend {
 		Logger:   a.log,
 		EnvShown: envShown,
 	})
+}
+
+// startWorkspaceWatch watches the workspace folders for the terminal
+// front-end, which has no editor to say which files are open: each file
+// the person saves, in whatever editor, becomes the newest open file and
+// the active one. With --editor stdio it is never started: the editor is
+// the source of truth, and a plugin cannot attach to a terminal companion
+// (it starts its own). The watch ends with ctx.
+func startWorkspaceWatch(ctx context.Context, a *app, workspace []string, sink wswatch.Sink) error {
+	w, err := wswatch.New(wswatch.Options{Roots: workspace, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	folders := "folders"
+	if w.Dirs() == 1 {
+		folders = "folder"
+	}
+	fmt.Fprintf(a.Out, "  open files:     the files you save (watching %d %s; what git ignores is left out)\n", w.Dirs(), folders)
+	go func() {
+		if err := w.Run(ctx, sink); err != nil {
+			a.log.Warn("workspace watcher stopped", "err", err)
+		}
+	}()
+	return nil
 }

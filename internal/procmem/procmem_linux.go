@@ -16,11 +16,11 @@ func releaseStartupPages() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("procmem: the executable: %w", err)
 	}
-	maps, err := os.ReadFile("/proc/self/maps")
+	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		return 0, fmt.Errorf("procmem: %w", err)
 	}
-	regions, err := readOnlyRegions(maps, exe)
+	regions, err := readOnlyRegions(smaps, exe)
 	if err != nil {
 		return 0, err
 	}
@@ -39,16 +39,33 @@ func releaseStartupPages() (int64, error) {
 
 type region struct{ start, end uintptr }
 
-// readOnlyRegions returns the mappings of path in a /proc/PID/maps text
-// that can be neither written nor hold private changes: "r-xp" and
-// "r--p". A "rw-p" mapping may hold written pages, which MADV_DONTNEED
-// would discard.
-func readOnlyRegions(maps []byte, path string) ([]region, error) {
+// readOnlyRegions returns the mappings of path in a /proc/PID/smaps (or
+// maps) text that can be neither written nor hold private changes: "r-xp"
+// and "r--p" with no anonymous or swapped page. A "rw-p" mapping may hold
+// written pages, which MADV_DONTNEED would discard; so may a read-only
+// one that was written before it was made read-only, such as the
+// relocated pointers (RELRO) of a dynamically linked or position-
+// independent executable (a cgo or -race build): smaps counts those pages
+// as Anonymous, and such a mapping is left alone.
+func readOnlyRegions(smaps []byte, path string) ([]region, error) {
 	var out []region
-	sc := bufio.NewScanner(bytes.NewReader(maps))
+	candidate := false // the last header was a read-only mapping of path
+	sc := bufio.NewScanner(bytes.NewReader(smaps))
 	for sc.Scan() {
-		// start-end perms offset dev inode path
 		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if strings.HasSuffix(f[0], ":") {
+			// A field of the last mapping, "Anonymous:   8 kB".
+			if candidate && (f[0] == "Anonymous:" || f[0] == "Swap:") && len(f) > 1 && f[1] != "0" {
+				out = out[:len(out)-1]
+				candidate = false
+			}
+			continue
+		}
+		// start-end perms offset dev inode path
+		candidate = false
 		if len(f) < 6 || strings.Join(f[5:], " ") != path {
 			continue
 		}
@@ -65,6 +82,7 @@ func readOnlyRegions(maps []byte, path string) ([]region, error) {
 			return nil, fmt.Errorf("procmem: unexpected maps line %q", sc.Text())
 		}
 		out = append(out, region{uintptr(start), uintptr(end)})
+		candidate = true
 	}
 	return out, sc.Err()
 }

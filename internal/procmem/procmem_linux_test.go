@@ -23,6 +23,29 @@ func TestReadOnlyRegions(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("regions = %#v, want %#v (the writable and foreign mappings left alone)", got, want)
 	}
+	// smaps: a read-only mapping holding relocated (anonymous) pages, as
+	// a cgo build's RELRO does, is left alone.
+	const smaps = `00400000-01b42000 r-xp 00000000 fe:00 10019251                           /usr/bin/gemkit
+Size:              24840 kB
+Anonymous:             0 kB
+Swap:                  0 kB
+VmFlags: rd ex mr mw me
+01b42000-03c22000 r--p 01742000 fe:00 10019251                           /usr/bin/gemkit
+Size:              33664 kB
+Anonymous:            12 kB
+Swap:                  0 kB
+VmFlags: rd mr mw me ac
+03c22000-03c23000 r--p 03822000 fe:00 10019251                           /usr/bin/gemkit
+Anonymous:             0 kB
+Swap:                  4 kB
+`
+	got, err = readOnlyRegions([]byte(smaps), "/usr/bin/gemkit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != (region{0x400000, 0x1b42000}) {
+		t.Fatalf("regions = %#v, want only the code (mappings with written or swapped pages left alone)", got)
+	}
 	if _, err := readOnlyRegions([]byte("zz-yy r-xp 0 0:0 1 /usr/bin/gemkit\n"), "/usr/bin/gemkit"); err == nil {
 		t.Fatal("a malformed line was accepted")
 	}

@@ -2,7 +2,9 @@
 // companion that lives in the terminal where `gemkit ide serve` runs. It
 // shows each proposed change as a unified diff and asks the person to
 // accept it, reject it or edit it in $EDITOR, one diff at a time and in the
-// order they came.
+// order they came. Given the companion's Server, it also prints a status
+// line of the CLIs connected and the diffs waiting whenever either
+// changes.
 //
 // A Frontend is a companion.Editor: the companion calls OpenDiff, CloseDiff
 // and FileWritten from its own goroutines, and Run, in the goroutine that
@@ -108,6 +110,11 @@ type Frontend struct {
 	// prompted is set while a prompt waits at the end of its line; only
 	// Run's goroutine uses it.
 	prompted bool
+	// statusDirty says the connected clients or the queue changed since
+	// the status line was last printed; lastStatus is that line (Run's
+	// goroutine only).
+	statusDirty bool
+	lastStatus  string
 }
 
 // New returns a Frontend reading answers from opts.In and writing to
@@ -163,6 +170,7 @@ func (f *Frontend) OpenDiff(ctx context.Context, filePath, newContent string) er
 		d.version++
 	} else {
 		f.queue = append(f.queue, &pendingDiff{path: filePath, content: newContent})
+		f.statusDirty = true
 	}
 	f.signal()
 	return nil
@@ -179,6 +187,7 @@ func (f *Frontend) CloseDiff(ctx context.Context, filePath string) (string, bool
 	}
 	content := f.queue[i].content
 	f.queue = slices.Delete(f.queue, i, i+1)
+	f.statusDirty = true
 	f.notices = append(f.notices, fmt.Sprintf("The CLI closed the diff of %s.", filePath))
 	f.mu.Unlock()
 	f.signal()
@@ -189,6 +198,16 @@ func (f *Frontend) CloseDiff(ctx context.Context, filePath string) (string, bool
 func (f *Frontend) FileWritten(ctx context.Context, path string) error {
 	f.notice("The CLI wrote %s.", path)
 	return nil
+}
+
+// ClientsChanged tells Run that a CLI connected or disconnected, so that
+// it prints the status line again; it is the companion's
+// Config.OnClientsChange.
+func (f *Frontend) ClientsChanged() {
+	f.mu.Lock()
+	f.statusDirty = true
+	f.mu.Unlock()
+	f.signal()
 }
 
 // Announce queues a notice for the person; the CLI uses it to say where
@@ -223,6 +242,7 @@ func (f *Frontend) take(d *pendingDiff) (content string, ok bool) {
 		return "", false
 	}
 	f.queue = slices.Delete(f.queue, i, i+1)
+	f.statusDirty = true
 	return d.content, true
 }
 
@@ -288,10 +308,19 @@ type Serving interface {
 	Env() map[string]string
 }
 
+// ClientLister tells who is connected to the companion; the companion's
+// Server has it. When the Events given to Run have it too, Run prints a
+// status line (the connected CLIs and the diffs waiting, in order) each
+// time either changes.
+type ClientLister interface {
+	Clients() []companion.Client
+}
+
 // Run shows the queued diffs one at a time and reports each answer to ev,
 // until ctx ends or the input does. When the input ends it rejects every
 // diff still waiting, because nobody is left to answer them.
 func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
+	lister, _ := ev.(ClientLister)
 	want := make(chan struct{}, 1)
 	lines := make(chan lineResult)
 	done := make(chan struct{})
@@ -365,6 +394,9 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 	)
 	for {
 		d, version, n, notices := f.head()
+		if status := f.status(lister); status != "" {
+			notices = append(notices, status)
+		}
 		if len(notices) > 0 && f.prompted {
 			// The prompt left the cursor at the end of its line.
 			fmt.Fprintln(f.opts.Out)
@@ -451,6 +483,90 @@ func (f *Frontend) readKey(br *bufio.Reader) (string, error) {
 		fmt.Fprintf(f.opts.Out, "%c\n", r)
 		return string(r), nil
 	}
+}
+
+// status returns the status line to print, or "" when lister is nil or
+// nothing it shows changed.
+func (f *Frontend) status(lister ClientLister) string {
+	if lister == nil {
+		return ""
+	}
+	f.mu.Lock()
+	dirty := f.statusDirty
+	f.statusDirty = false
+	var queue []string
+	if dirty {
+		for _, d := range f.queue {
+			queue = append(queue, d.path)
+		}
+	}
+	f.mu.Unlock()
+	if !dirty {
+		return ""
+	}
+	line := StatusText(lister.Clients(), queue)
+	if line == f.lastStatus {
+		return ""
+	}
+	f.lastStatus = line
+	return line
+}
+
+// StatusText is the status line: the CLIs connected, first connected
+// first, and the diffs waiting for an answer, in the order they will be
+// asked.
+func StatusText(clients []companion.Client, queue []string) string {
+	var b strings.Builder
+	b.WriteString("Status: ")
+	if len(clients) == 0 {
+		b.WriteString("no CLI connected")
+	} else {
+		fmt.Fprintf(&b, "%d CLI", len(clients))
+		if len(clients) > 1 {
+			b.WriteString("s")
+		}
+		b.WriteString(" connected: ")
+		for i, c := range clients {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			name := strings.TrimSpace(c.Name + " " + c.Version)
+			if name == "" {
+				name = "an unnamed client"
+			}
+			fmt.Fprintf(&b, "%s (%s)", name, transportLabel(c.Transport))
+		}
+	}
+	b.WriteString("; ")
+	if len(queue) == 0 {
+		b.WriteString("no diff waiting.")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d diff", len(queue))
+	if len(queue) > 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(" waiting: ")
+	for i, p := range queue {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d. %s", i+1, p)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+func transportLabel(t string) string {
+	switch t {
+	case companion.TransportHTTP:
+		return "HTTP"
+	case companion.TransportStream:
+		return "WebSocket"
+	case companion.TransportClaude:
+		return "Claude Code"
+	}
+	return t
 }
 
 // rejectAll rejects every waiting diff, in order.

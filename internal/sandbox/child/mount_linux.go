@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -64,7 +64,7 @@ func step(s Mount) error {
 		if _, err := os.Lstat(s.Path); err == nil {
 			return nil // already there, inside a bind
 		}
-		if err := mkdirAll(filepath.Dir(s.Path)); err != nil {
+		if err := mkdirAll(path.Dir(s.Path)); err != nil {
 			return err
 		}
 		return os.Symlink(s.Target, s.Path)
@@ -148,19 +148,19 @@ func bind(s Mount) error {
 	return unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
-// mountpoint makes sure path exists in the new root, as a directory or an
+// mountpoint makes sure target exists in the new root, as a directory or an
 // empty file, creating what is missing on the root tmpfs.
-func mountpoint(path string, file bool) error {
-	if _, err := os.Lstat(path); err == nil {
+func mountpoint(target string, file bool) error {
+	if _, err := os.Lstat(target); err == nil {
 		return nil
 	}
 	if !file {
-		return mkdirAll(path)
+		return mkdirAll(target)
 	}
-	if err := mkdirAll(filepath.Dir(path)); err != nil {
+	if err := mkdirAll(path.Dir(target)); err != nil {
 		return err
 	}
-	fd, err := unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	fd, err := unix.Open(target, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}
