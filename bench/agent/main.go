@@ -1,7 +1,7 @@
 // Command agent measures the start of `gemkit run` (issue #12's target of
 // 30 ms): from fork+exec of the process to the first model request
-// arriving at a loopback server, through the genai SDK (Gemini wire) and
-// through openai-go (chat completions), with 5 installed extensions of 5
+// arriving at a loopback server, through the Gemini REST wire and through
+// go-openai (chat completions), with 5 installed extensions of 5
 // tools each, with and without looking for an IDE companion (none runs,
 // as for most runs). Beside them, in the same run, the whole process of
 // `gemkit extensions list --json` over the same extensions: a start that
@@ -111,9 +111,9 @@ func run(starts, exts, tools int) error {
 	}
 	gem := append(env[:len(env):len(env)], "GEMINI_API_KEY=x", "GOOGLE_GEMINI_BASE_URL="+url)
 	figs := []figure{
-		{"gemkit run → first request (Gemini, genai)", []string{"run", "hi"}, gem, true},
+		{"gemkit run → first request (Gemini)", []string{"run", "hi"}, gem, true},
 		{"gemkit run → first request (Gemini, --no-ide)", []string{"run", "--no-ide", "hi"}, gem, true},
-		{"gemkit run → first request (OpenAI, openai-go)", []string{"run", "--base-url", url + "/v1", "-m", "m", "hi"}, env, true},
+		{"gemkit run → first request (OpenAI-compatible)", []string{"run", "--base-url", url + "/v1", "-m", "m", "hi"}, env, true},
 		{"gemkit extensions list --json (whole process)", []string{"extensions", "list", "--json"}, env, false},
 	}
 	samples := make([][]time.Duration, len(figs))

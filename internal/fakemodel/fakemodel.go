@@ -7,7 +7,7 @@
 // talks to it is real. Point a Gemini client at it with
 // GOOGLE_GEMINI_BASE_URL=URL and any API key.
 //
-// Endpoints, as the Gemini API and its genai SDK use them:
+// Endpoints, as the Gemini API serves them:
 //
 //	POST /v1beta/models/MODEL:streamGenerateContent?alt=sse  the next reply as one SSE event
 //	POST /v1beta/models/MODEL:generateContent               the next reply as JSON, or, for a

@@ -1,14 +1,19 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 
-	"google.golang.org/genai"
+	"golang.org/x/oauth2/google"
 )
 
 // GeminiConfig configures the Gemini API (or Vertex AI) model.
@@ -27,35 +32,75 @@ type GeminiConfig struct {
 	HTTPClient        *http.Client
 }
 
+// gemini speaks the Gemini REST API (streamGenerateContent with
+// server-sent events) over net/http. Google's genai SDK would do the
+// same, but it links gRPC, OpenCensus and the Cloud auth stack into every
+// gemkit command whether or not it talks to a model: 40 MB of binary and
+// some 9 MB of resident memory in `gemkit ide serve`, which never does.
 type gemini struct {
-	c        *genai.Client
-	model    string
+	url      string // the streamGenerateContent URL
+	apiKey   string // sent as x-goog-api-key; "" with ADC or a proxy
+	adc      bool   // authorize with the application-default credentials
 	endpoint string
+
+	mu     sync.Mutex
+	client *http.Client // resolved on first use (ADC may probe the machine)
+	given  *http.Client
 }
 
 // NewGemini returns the Gemini model of cfg. It does not contact the API.
 func NewGemini(ctx context.Context, cfg GeminiConfig) (Model, error) {
-	cc := &genai.ClientConfig{HTTPClient: cfg.HTTPClient}
+	model := cfg.Model
+	if model == "" {
+		return nil, errors.New("no model name: give one with --model or in the config file")
+	}
+	if strings.ContainsAny(model, "?&#") || strings.Contains(model, "..") {
+		return nil, fmt.Errorf("the model name %q is not valid", model)
+	}
+	g := &gemini{apiKey: cfg.APIKey, given: cfg.HTTPClient}
+	base, version, path := cfg.BaseURL, "v1beta", ""
 	if cfg.Vertex {
-		cc.Backend = genai.BackendVertexAI
-		cc.Project, cc.Location = cfg.Project, cfg.Location
-		if cfg.Project == "" && cfg.APIKey != "" {
-			cc.APIKey = cfg.APIKey
+		version = "v1beta1"
+		full := model
+		if !strings.Contains(model, "/") {
+			full = "publishers/google/models/" + model
+		}
+		switch {
+		case cfg.APIKey != "" && cfg.Project == "":
+			// Express mode: the key names the project.
+		case cfg.Project != "" && cfg.Location != "":
+			full = "projects/" + cfg.Project + "/locations/" + cfg.Location + "/" + full
+			g.adc = cfg.APIKey == ""
+		case base == "":
+			return nil, errors.New("Vertex AI needs GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (with application-default credentials), or GOOGLE_API_KEY (express mode)")
+		}
+		path = full
+		if base == "" {
+			switch {
+			case cfg.Location == "" || cfg.Location == "global" || cfg.APIKey != "":
+				base = "https://aiplatform.googleapis.com/"
+			default:
+				base = "https://" + cfg.Location + "-aiplatform.googleapis.com/"
+			}
 		}
 	} else {
 		if cfg.APIKey == "" {
 			return nil, errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or use an OpenAI-compatible endpoint with --base-url")
 		}
-		cc.Backend = genai.BackendGeminiAPI
-		cc.APIKey = cfg.APIKey
+		if !strings.HasPrefix(model, "models/") && !strings.HasPrefix(model, "tunedModels/") {
+			path = "models/" + model
+		} else {
+			path = model
+		}
+		if base == "" {
+			base = "https://generativelanguage.googleapis.com/"
+		}
 	}
-	if cfg.BaseURL != "" {
-		cc.HTTPOptions.BaseURL = cfg.BaseURL
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("the base URL %q is not an http(s) URL", base)
 	}
-	c, err := genai.NewClient(ctx, cc)
-	if err != nil {
-		return nil, fmt.Errorf("set up the Gemini client: %w", err)
-	}
+	g.url = strings.TrimRight(base, "/") + "/" + version + "/" + path + ":streamGenerateContent?alt=sse"
 	ep := "Gemini API"
 	if cfg.Vertex {
 		ep = "Vertex AI"
@@ -63,80 +108,154 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (Model, error) {
 	if cfg.BaseURL != "" {
 		ep = cfg.BaseURL
 	}
-	return &gemini{c: c, model: cfg.Model, endpoint: cfg.Model + " at " + ep}, nil
+	g.endpoint = model + " at " + ep
+	return g, nil
 }
 
 func (g *gemini) Describe() string { return g.endpoint }
 
+// httpClient is the client requests go through: the one given, else one
+// that adds the application-default credentials for Vertex AI, else
+// net/http's default.
+func (g *gemini) httpClient(ctx context.Context) (*http.Client, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.client != nil {
+		return g.client, nil
+	}
+	switch {
+	case g.given != nil:
+		g.client = g.given
+	case g.adc:
+		c, err := google.DefaultClient(ctx, "https://www.googleapis.com/auth/cloud-platform")
+		if err != nil {
+			return nil, &Error{Kind: KindAuth, Endpoint: g.endpoint, Msg: err.Error(), Err: err,
+				Hint: "Run `gcloud auth application-default login`, or set GOOGLE_API_KEY for Vertex AI express mode"}
+		}
+		g.client = c
+	default:
+		g.client = http.DefaultClient
+	}
+	return g.client, nil
+}
+
+// The REST API's JSON, as much of it as gemkit sends and reads.
+type (
+	gContent struct {
+		Role  string  `json:"role,omitempty"`
+		Parts []gPart `json:"parts"`
+	}
+	gPart struct {
+		Text             string             `json:"text,omitempty"`
+		Thought          bool               `json:"thought,omitempty"`
+		FunctionCall     *gFunctionCall     `json:"functionCall,omitempty"`
+		FunctionResponse *gFunctionResponse `json:"functionResponse,omitempty"`
+	}
+	gFunctionCall struct {
+		ID   string          `json:"id,omitempty"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args,omitempty"`
+	}
+	gFunctionResponse struct {
+		Name     string         `json:"name"`
+		Response map[string]any `json:"response"`
+	}
+	gFunctionDecl struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		Parameters  map[string]any `json:"parametersJsonSchema,omitempty"`
+	}
+	gTool struct {
+		FunctionDeclarations []gFunctionDecl `json:"functionDeclarations"`
+	}
+	gRequest struct {
+		Contents          []gContent     `json:"contents"`
+		SystemInstruction *gContent      `json:"systemInstruction,omitempty"`
+		Tools             []gTool        `json:"tools,omitempty"`
+		GenerationConfig  map[string]any `json:"generationConfig,omitempty"`
+	}
+	gResponse struct {
+		Candidates []struct {
+			Content      *gContent `json:"content"`
+			FinishReason string    `json:"finishReason"`
+		} `json:"candidates"`
+		PromptFeedback *struct {
+			BlockReason string `json:"blockReason"`
+		} `json:"promptFeedback"`
+		UsageMetadata *struct {
+			CandidatesTokenCount int `json:"candidatesTokenCount"`
+		} `json:"usageMetadata"`
+		Error *gError `json:"error"`
+	}
+	gError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Status  string `json:"status"`
+	}
+)
+
 func (g *gemini) Generate(ctx context.Context, req Request, onText func(string)) (Reply, error) {
-	cfg := &genai.GenerateContentConfig{}
+	body := gRequest{}
 	if req.System != "" {
-		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
+		body.SystemInstruction = &gContent{Parts: []gPart{{Text: req.System}}}
 	}
 	if req.MaxOutputTokens > 0 {
-		cfg.MaxOutputTokens = int32(req.MaxOutputTokens)
+		body.GenerationConfig = map[string]any{"maxOutputTokens": req.MaxOutputTokens}
 	}
 	if len(req.Tools) > 0 {
-		decls := make([]*genai.FunctionDeclaration, len(req.Tools))
+		decls := make([]gFunctionDecl, len(req.Tools))
 		for i, t := range req.Tools {
-			decls[i] = &genai.FunctionDeclaration{Name: t.Name, Description: t.Description, ParametersJsonSchema: t.Schema}
+			decls[i] = gFunctionDecl{Name: t.Name, Description: t.Description, Parameters: t.Schema}
 		}
-		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		body.Tools = []gTool{{FunctionDeclarations: decls}}
 	}
-	contents, err := geminiContents(req.Messages)
+	var err error
+	if body.Contents, err = geminiContents(req.Messages); err != nil {
+		return Reply{}, err
+	}
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return Reply{}, fmt.Errorf("encode the request: %w", err)
+	}
+	client, err := g.httpClient(ctx)
 	if err != nil {
 		return Reply{}, err
 	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(payload))
+	if err != nil {
+		return Reply{}, fmt.Errorf("the model request: %w", err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if g.apiKey != "" {
+		hr.Header.Set("x-goog-api-key", g.apiKey)
+	}
+	resp, err := client.Do(hr)
+	if err != nil {
+		return Reply{}, g.wrap(ctx, 0, err.Error(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return Reply{}, g.httpError(ctx, resp)
+	}
 	var r Reply
-	for resp, err := range g.c.Models.GenerateContentStream(ctx, g.model, contents, cfg) {
-		if err != nil {
-			return r, g.wrap(ctx, err)
+	err = readSSE(resp.Body, func(data []byte) error {
+		var chunk gResponse
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return &Error{Kind: KindServer, Status: resp.StatusCode, Endpoint: g.endpoint, Err: err,
+				Msg:  "its stream sent something that is not JSON: " + firstLine(string(data), 80),
+				Hint: "Check that the base URL is a Gemini API endpoint"}
 		}
-		if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
-			return r, SafetyError(g.endpoint, "the prompt was blocked: "+string(pf.BlockReason))
+		if e := chunk.Error; e != nil {
+			return g.wrap(ctx, e.Code, strings.TrimSpace(e.Status+" "+e.Message), nil)
 		}
-		if u := resp.UsageMetadata; u != nil && u.CandidatesTokenCount > 0 {
-			r.OutputTokens = int(u.CandidatesTokenCount)
+		return g.take(&r, &chunk, onText)
+	})
+	if err != nil {
+		var me *Error
+		if errors.As(err, &me) {
+			return r, err
 		}
-		if len(resp.Candidates) == 0 {
-			continue
-		}
-		cand := resp.Candidates[0]
-		if cand.Content != nil {
-			for _, p := range cand.Content.Parts {
-				switch {
-				case p.Thought:
-				case p.FunctionCall != nil:
-					args, _ := json.Marshal(p.FunctionCall.Args)
-					if p.FunctionCall.Args == nil {
-						args = []byte("{}")
-					}
-					id := p.FunctionCall.ID
-					if id == "" {
-						id = "call_" + strconv.Itoa(len(r.Calls)+1)
-					}
-					r.Calls = append(r.Calls, Call{ID: id, Name: p.FunctionCall.Name, Args: args})
-				case p.Text != "":
-					r.Text += p.Text
-					if onText != nil {
-						onText(p.Text)
-					}
-				}
-			}
-		}
-		if cand.FinishReason != "" {
-			r.Detail = string(cand.FinishReason)
-			switch cand.FinishReason {
-			case genai.FinishReasonStop:
-				r.Finish = FinishStop
-			case genai.FinishReasonMaxTokens:
-				r.Finish = FinishMaxTokens
-			case genai.FinishReasonSafety, genai.FinishReasonProhibitedContent, genai.FinishReasonBlocklist, genai.FinishReasonSPII, genai.FinishReasonRecitation:
-				r.Finish = FinishSafety
-			default:
-				r.Finish = FinishOther
-			}
-		}
+		return r, g.wrap(ctx, 0, err.Error(), err)
 	}
 	if r.Finish == FinishSafety {
 		return r, SafetyError(g.endpoint, "finish reason "+r.Detail)
@@ -147,56 +266,121 @@ func (g *gemini) Generate(ctx context.Context, req Request, onText func(string))
 	return r, nil
 }
 
-func (g *gemini) wrap(ctx context.Context, err error) error {
+// take adds one streamed chunk to r.
+func (g *gemini) take(r *Reply, chunk *gResponse, onText func(string)) error {
+	if pf := chunk.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		return SafetyError(g.endpoint, "the prompt was blocked: "+pf.BlockReason)
+	}
+	if u := chunk.UsageMetadata; u != nil && u.CandidatesTokenCount > 0 {
+		r.OutputTokens = u.CandidatesTokenCount
+	}
+	if len(chunk.Candidates) == 0 {
+		return nil
+	}
+	cand := chunk.Candidates[0]
+	if cand.Content != nil {
+		for _, p := range cand.Content.Parts {
+			switch {
+			case p.Thought:
+			case p.FunctionCall != nil:
+				args := p.FunctionCall.Args
+				if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
+					args = json.RawMessage("{}")
+				}
+				id := p.FunctionCall.ID
+				if id == "" {
+					id = "call_" + strconv.Itoa(len(r.Calls)+1)
+				}
+				r.Calls = append(r.Calls, Call{ID: id, Name: p.FunctionCall.Name, Args: args})
+			case p.Text != "":
+				r.Text += p.Text
+				if onText != nil {
+					onText(p.Text)
+				}
+			}
+		}
+	}
+	if cand.FinishReason != "" {
+		r.Detail = cand.FinishReason
+		switch cand.FinishReason {
+		case "STOP":
+			r.Finish = FinishStop
+		case "MAX_TOKENS":
+			r.Finish = FinishMaxTokens
+		case "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY":
+			r.Finish = FinishSafety
+		default:
+			r.Finish = FinishOther
+		}
+	}
+	return nil
+}
+
+// httpError turns a refused request into an *Error with the API's words:
+// {"error": {"code", "message", "status"}}, alone or in a list.
+func (g *gemini) httpError(ctx context.Context, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var one struct{ Error *gError }
+	var list []struct{ Error *gError }
+	var e *gError
+	if json.Unmarshal(b, &one) == nil && one.Error != nil {
+		e = one.Error
+	} else if json.Unmarshal(b, &list) == nil && len(list) > 0 && list[0].Error != nil {
+		e = list[0].Error
+	}
+	msg := strings.TrimSpace(string(b))
+	if e != nil {
+		msg = strings.TrimSpace(e.Status + " " + e.Message)
+	}
+	if msg == "" {
+		msg = resp.Status
+	}
+	return g.wrap(ctx, resp.StatusCode, msg, fmt.Errorf("HTTP %s", resp.Status))
+}
+
+func (g *gemini) wrap(ctx context.Context, status int, msg string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var ae genai.APIError
-	if errors.As(err, &ae) {
-		return classify(ae.Code, ae.Status+" "+ae.Message, g.endpoint, err, "GEMINI_API_KEY or GOOGLE_API_KEY")
-	}
-	var ap *genai.APIError
-	if errors.As(err, &ap) {
-		return classify(ap.Code, ap.Status+" "+ap.Message, g.endpoint, err, "GEMINI_API_KEY or GOOGLE_API_KEY")
-	}
-	return classify(0, err.Error(), g.endpoint, err, "GEMINI_API_KEY or GOOGLE_API_KEY")
+	return classify(status, msg, g.endpoint, err, "GEMINI_API_KEY or GOOGLE_API_KEY")
 }
 
 // geminiContents maps messages to Gemini contents: tool results become a
 // user turn of function responses ({"output": …} or {"error": …}).
-func geminiContents(msgs []Message) ([]*genai.Content, error) {
-	out := make([]*genai.Content, 0, len(msgs))
+func geminiContents(msgs []Message) ([]gContent, error) {
+	out := make([]gContent, 0, len(msgs))
 	for _, m := range msgs {
-		c := &genai.Content{}
+		var c gContent
 		switch m.Role {
 		case User:
-			c.Role = genai.RoleUser
-			c.Parts = []*genai.Part{{Text: m.Text}}
+			c.Role = "user"
+			c.Parts = []gPart{{Text: m.Text}}
 		case Assistant:
-			c.Role = genai.RoleModel
+			c.Role = "model"
 			if m.Text != "" {
-				c.Parts = append(c.Parts, &genai.Part{Text: m.Text})
+				c.Parts = append(c.Parts, gPart{Text: m.Text})
 			}
 			for _, call := range m.Calls {
-				var args map[string]any
-				if len(call.Args) > 0 {
-					if err := json.Unmarshal(call.Args, &args); err != nil {
-						args = map[string]any{}
-					}
+				// Args go back as the model sent them, when they are a
+				// JSON object; anything else becomes {}.
+				args := json.RawMessage("{}")
+				var obj map[string]json.RawMessage
+				if len(call.Args) > 0 && json.Unmarshal(call.Args, &obj) == nil && obj != nil {
+					args = call.Args
 				}
-				c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: call.Name, Args: args}})
+				c.Parts = append(c.Parts, gPart{FunctionCall: &gFunctionCall{Name: call.Name, Args: args}})
 			}
 			if len(c.Parts) == 0 {
-				c.Parts = []*genai.Part{{Text: ""}}
+				c.Parts = []gPart{{Text: ""}}
 			}
 		case Tool:
-			c.Role = genai.RoleUser
+			c.Role = "user"
 			for _, res := range m.Results {
 				key := "output"
 				if res.IsError {
 					key = "error"
 				}
-				c.Parts = append(c.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{
+				c.Parts = append(c.Parts, gPart{FunctionResponse: &gFunctionResponse{
 					Name: res.Name, Response: map[string]any{key: res.Text}}})
 			}
 		default:

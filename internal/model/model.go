@@ -1,9 +1,15 @@
 // Package model is the one small interface gemkit's agent talks to a
-// language model through, with two implementations: the Gemini API (and
-// Vertex AI) through Google's genai SDK, and any OpenAI-compatible
+// language model through, with two implementations: the Gemini REST API
+// (and Vertex AI), spoken over net/http, and any OpenAI-compatible
 // chat-completions endpoint (Ollama, llama.cpp, vLLM, OpenAI) through the
-// openai-go SDK. Neither SDK's types leave this package, so the agent loop
-// is the same whatever the model.
+// go-openai library. No library type leaves this package, so the agent
+// loop is the same whatever the model.
+//
+// The Gemini side does not use Google's genai SDK on purpose: one gemkit
+// binary holds every command, and Go initializes every linked package at
+// each start, so the SDK's gRPC, OpenCensus and Cloud auth dependencies
+// cost the IDE companion memory and start-up time though it never talks
+// to a model (bench/README.md has the figures).
 package model
 
 import (

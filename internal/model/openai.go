@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // OpenAIConfig configures an OpenAI-compatible chat-completions endpoint.
@@ -26,7 +25,7 @@ type OpenAIConfig struct {
 }
 
 type openaiModel struct {
-	c        openai.Client
+	c        *openai.Client
 	model    string
 	endpoint string
 }
@@ -43,80 +42,86 @@ func NewOpenAI(cfg OpenAIConfig) (Model, error) {
 	}
 	key := cfg.APIKey
 	if key == "" {
-		key = "none" // local servers need no key, the SDK wants one
+		key = "none" // local servers need no key; some proxies want a header
 	}
-	opts := []option.RequestOption{option.WithAPIKey(key), option.WithMaxRetries(1)}
+	cc := openai.DefaultConfig(key)
 	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"))
+		cc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	}
 	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+		cc.HTTPClient = cfg.HTTPClient
 	}
 	ep := cfg.BaseURL
 	if ep == "" {
 		ep = "api.openai.com"
 	}
-	return &openaiModel{c: openai.NewClient(opts...), model: cfg.Model, endpoint: cfg.Model + " at " + ep}, nil
+	return &openaiModel{c: openai.NewClientWithConfig(cc), model: cfg.Model, endpoint: cfg.Model + " at " + ep}, nil
 }
 
 func (o *openaiModel) Describe() string { return o.endpoint }
 
 func (o *openaiModel) Generate(ctx context.Context, req Request, onText func(string)) (Reply, error) {
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(o.model)}
+	p := openai.ChatCompletionRequest{Model: o.model}
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		p.Messages = append(p.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
 		case User:
-			p.Messages = append(p.Messages, openai.UserMessage(m.Text))
+			p.Messages = append(p.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
 		case Assistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
-			if m.Text != "" || len(m.Calls) == 0 {
-				a.Content.OfString = openai.String(m.Text)
-			}
+			a := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Text}
 			for _, c := range m.Calls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Args)},
-					}})
+				a.ToolCalls = append(a.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: c.Name, Arguments: string(c.Args)}})
 			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			p.Messages = append(p.Messages, a)
 		case Tool:
 			for _, r := range m.Results {
 				text := r.Text
 				if r.IsError {
 					text = "Error: " + text
 				}
-				p.Messages = append(p.Messages, openai.ToolMessage(text, r.CallID))
+				p.Messages = append(p.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: text, ToolCallID: r.CallID})
 			}
 		default:
 			return Reply{}, fmt.Errorf("unknown message role %q", m.Role)
 		}
 	}
 	for _, t := range req.Tools {
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name: t.Name, Description: openai.String(t.Description), Parameters: shared.FunctionParameters(t.Schema),
-		}))
+		p.Tools = append(p.Tools, openai.Tool{Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: t.Schema}})
 	}
 	if req.MaxOutputTokens > 0 {
 		// max_tokens is what the local servers (Ollama, llama.cpp, vLLM)
-		// read; OpenAI accepts it for chat models too.
-		p.MaxTokens = openai.Int(int64(req.MaxOutputTokens))
+		// read; OpenAI's reasoning models want max_completion_tokens.
+		p.MaxTokens = req.MaxOutputTokens
 	}
-	stream := o.c.Chat.Completions.NewStreaming(ctx, p)
+	stream, err := o.c.CreateChatCompletionStream(ctx, p)
+	if errors.Is(err, openai.ErrReasoningModelMaxTokensDeprecated) {
+		p.MaxTokens, p.MaxCompletionTokens = 0, req.MaxOutputTokens
+		stream, err = o.c.CreateChatCompletionStream(ctx, p)
+	}
+	if err != nil {
+		return Reply{}, o.wrap(ctx, err)
+	}
 	defer stream.Close()
 	type partial struct {
 		id, name string
 		args     strings.Builder
 	}
-	calls := map[int64]*partial{}
+	calls := map[int]*partial{}
 	var r Reply
-	for stream.Next() {
-		chunk := stream.Current()
-		if chunk.Usage.CompletionTokens > 0 {
-			r.OutputTokens = int(chunk.Usage.CompletionTokens)
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return r, o.wrap(ctx, err)
+		}
+		if chunk.Usage != nil && chunk.Usage.CompletionTokens > 0 {
+			r.OutputTokens = chunk.Usage.CompletionTokens
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Index != 0 {
@@ -131,11 +136,15 @@ func (o *openaiModel) Generate(ctx context.Context, req Request, onText func(str
 			if ch.Delta.Refusal != "" {
 				r.Detail = ch.Delta.Refusal
 			}
-			for _, tc := range ch.Delta.ToolCalls {
-				pc := calls[tc.Index]
+			for n, tc := range ch.Delta.ToolCalls {
+				i := n
+				if tc.Index != nil {
+					i = *tc.Index
+				}
+				pc := calls[i]
 				if pc == nil {
 					pc = &partial{}
-					calls[tc.Index] = pc
+					calls[i] = pc
 				}
 				if tc.ID != "" {
 					pc.id = tc.ID
@@ -146,7 +155,7 @@ func (o *openaiModel) Generate(ctx context.Context, req Request, onText func(str
 				pc.args.WriteString(tc.Function.Arguments)
 			}
 			if ch.FinishReason != "" {
-				switch ch.FinishReason {
+				switch string(ch.FinishReason) {
 				case "stop", "tool_calls", "function_call":
 					r.Finish = FinishStop
 				case "length":
@@ -157,19 +166,16 @@ func (o *openaiModel) Generate(ctx context.Context, req Request, onText func(str
 					r.Finish = FinishOther
 				}
 				if r.Detail == "" {
-					r.Detail = ch.FinishReason
+					r.Detail = string(ch.FinishReason)
 				}
 			}
 		}
 	}
-	if err := stream.Err(); err != nil {
-		return r, o.wrap(ctx, err)
-	}
-	idx := make([]int64, 0, len(calls))
+	idx := make([]int, 0, len(calls))
 	for i := range calls {
 		idx = append(idx, i)
 	}
-	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+	sort.Ints(idx)
 	for n, i := range idx {
 		pc := calls[i]
 		args := strings.TrimSpace(pc.args.String())
@@ -201,25 +207,34 @@ func (o *openaiModel) wrap(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var ae *openai.Error
-	if errors.As(err, &ae) {
-		msg := ae.Message
+	status, msg, code := 0, err.Error(), ""
+	var ae *openai.APIError
+	var re *openai.RequestError
+	switch {
+	case errors.As(err, &ae):
+		status, msg = ae.HTTPStatusCode, ae.Message
+		if c, ok := ae.Code.(string); ok {
+			code = c
+		}
+	case errors.As(err, &re):
+		status, msg = re.HTTPStatusCode, strings.TrimSpace(string(re.Body))
 		if msg == "" {
-			msg = ae.RawJSON()
+			msg = re.HTTPStatus
 		}
-		low := strings.ToLower(msg)
-		// Ollama: 400 "… does not support tools"; llama.cpp without
-		// --jinja: "tools param requires --jinja flag"; vLLM without
-		// --enable-auto-tool-choice: "… tool choice … not enabled" or similar.
-		if (ae.StatusCode == 400 || ae.StatusCode == 500) && strings.Contains(low, "tool") &&
-			(strings.Contains(low, "support") || strings.Contains(low, "not enabled") || strings.Contains(low, "jinja")) {
-			return &Error{Kind: KindNoTools, Status: 400, Msg: msg, Endpoint: o.endpoint, Err: err,
-				Hint: "Use --tool-protocol text for this model"}
-		}
-		if ae.StatusCode == 404 || ae.Code == "model_not_found" {
-			return classify(404, msg, o.endpoint, err, "")
-		}
-		return classify(ae.StatusCode, msg, o.endpoint, err, "OPENAI_API_KEY or the config file's apiKeyEnv")
+	default:
+		return classify(0, msg, o.endpoint, err, "")
 	}
-	return classify(0, err.Error(), o.endpoint, err, "")
+	low := strings.ToLower(msg)
+	// Ollama: 400 "… does not support tools"; llama.cpp without
+	// --jinja: "tools param requires --jinja flag"; vLLM without
+	// --enable-auto-tool-choice: "… tool choice … not enabled" or similar.
+	if (status == 400 || status == 500) && strings.Contains(low, "tool") &&
+		(strings.Contains(low, "support") || strings.Contains(low, "not enabled") || strings.Contains(low, "jinja")) {
+		return &Error{Kind: KindNoTools, Status: 400, Msg: msg, Endpoint: o.endpoint, Err: err,
+			Hint: "Use --tool-protocol text for this model"}
+	}
+	if status == 404 || code == "model_not_found" {
+		return classify(404, msg, o.endpoint, err, "")
+	}
+	return classify(status, msg, o.endpoint, err, "OPENAI_API_KEY or the config file's apiKeyEnv")
 }
