@@ -200,5 +200,14 @@ func TestEmacsClaudeSide(t *testing.T) {
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	h := newHarness(t)
-	runClaudeSide(t, h, startEmacs(t, h, bin, client, tmux, gemkittest.Gemkit(t)))
+	d := startEmacs(t, h, bin, client, tmux, gemkittest.Gemkit(t))
+	runClaudeSide(t, h, d)
+	// Closing the terminal (with Flymake loaded, which started native
+	// compilation) ends Emacs, and gemkit removes its files.
+	d.HangUp(t)
+	waitFor(t, "gemkit's discovery and lock files removed", func() bool {
+		disc, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*"))
+		locks, _ := filepath.Glob(filepath.Join(h.home, ".claude", "ide", "*.lock"))
+		return len(disc) == 0 && len(locks) == 0
+	})
 }

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -89,6 +91,20 @@ func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit s
 		esock: filepath.Join(serverDir, "gemkit-test"),
 		env:   h.env(),
 	}
+	// Registered before the pane, so it runs after the pane is gone:
+	// an Emacs still running then is leaked (its terminal closed), and
+	// is killed so that it does not spin on for the rest of the run.
+	t.Cleanup(func() {
+		if d.exited == nil {
+			return
+		}
+		select {
+		case <-d.exited:
+		case <-time.After(waitTimeout):
+			_ = syscall.Kill(d.pid, syscall.SIGKILL)
+			t.Errorf("emacs (pid %d) was still running %s after its terminal closed", d.pid, waitTimeout)
+		}
+	})
 	d.tmuxPane = startTmux(t, h, tmuxBin, "emacs", emacsBin, "-nw", "-Q", "-l", init)
 	waitFor(t, "emacs's server socket", func() bool {
 		_, err := os.Stat(d.esock)
@@ -239,6 +255,20 @@ func (d *emacsDriver) Getenv(t *testing.T, name string) string {
 }
 
 func (d *emacsDriver) Quit(t *testing.T) { d.keys(t, "", "C-x", "C-c") }
+
+// HangUp closes Emacs's terminal, as closing a terminal window does, and
+// waits for Emacs to end: it is killed by SIGHUP, and gemkit with it.
+func (d *emacsDriver) HangUp(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(d.tmuxPane.bin, "-S", d.tmuxPane.sock, "kill-server").CombinedOutput(); err != nil {
+		t.Fatalf("tmux kill-server: %v %s", err, out)
+	}
+	select {
+	case <-d.exited:
+	case <-time.After(waitTimeout):
+		t.Fatalf("emacs (pid %d) was still running %s after its terminal hung up", d.pid, waitTimeout)
+	}
+}
 
 func (d *emacsDriver) Find(t *testing.T, path, needle string) {
 	d.keys(t, "", "C-x", "C-f")

@@ -560,8 +560,12 @@ With an active region (BEG and END), mention its lines too."
           (deadline (+ (float-time) 2)))
       (setq gemkit--stopping t)
       (ignore-errors (process-send-eof process))
+      ;; JUST-THIS-ONE: read gemkit's output only. Reading the terminal
+      ;; here too would, when Emacs is being killed because its terminal
+      ;; hung up, hit the dead terminal and start killing Emacs again
+      ;; from inside `kill-emacs-hook', without end.
       (while (and (process-live-p process) (< (float-time) deadline))
-        (accept-process-output process 0.05))
+        (accept-process-output process 0.05 nil t))
       (when (process-live-p process)
         (delete-process process)))))
 

@@ -130,10 +130,15 @@ with the line that adds the server to Gemini CLI.`,
 				return err
 			}
 			// A server from here on: what the start-up touched of the
-			// other commands' code need not stay resident.
-			if _, err := procmem.ReleaseStartupPages(); err != nil {
-				log.Debug("releasing start-up pages", "err", err)
-			}
+			// other commands' code need not stay resident. Reading the
+			// memory map takes a millisecond or two, so it is done once
+			// the first requests have been answered.
+			release := time.AfterFunc(500*time.Millisecond, func() {
+				if _, err := procmem.ReleaseStartupPages(); err != nil {
+					log.Debug("releasing start-up pages", "err", err)
+				}
+			})
+			defer release.Stop()
 			if !useHTTP {
 				return srv.ServeStdio(cmd.Context(), a.In, a.Out)
 			}

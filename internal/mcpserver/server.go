@@ -124,10 +124,14 @@ func (s *Server) Reload() error {
 func (s *Server) reloadLocked() error {
 	// The stamp is taken before loading, so a change made during the load
 	// is seen by the next Watch tick. It covers the linked folders of the
-	// previous set only: after the first load, or when a new linked
-	// extension appears, the next tick stamps differently and reloads once
-	// more, which changes nothing the clients see.
-	s.stamp = s.cfg.Source.Stamp(s.set.Load())
+	// previous set only: when a new linked extension appears, the next
+	// tick stamps differently and reloads once more, which changes nothing
+	// the clients see. The first load takes no stamp at all (it is on the
+	// path from start to the first answer): the first tick reloads once.
+	s.stamp = ""
+	if last := s.set.Load(); last != nil {
+		s.stamp = s.cfg.Source.Stamp(last)
+	}
 	set, err := s.cfg.Source.Load()
 	if set == nil {
 		if s.set.Load() == nil {
