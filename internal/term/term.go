@@ -521,40 +521,35 @@ func StatusText(clients []companion.Client, queue []string) string {
 	if len(clients) == 0 {
 		b.WriteString("no CLI connected")
 	} else {
-		fmt.Fprintf(&b, "%d CLI", len(clients))
-		if len(clients) > 1 {
-			b.WriteString("s")
-		}
-		b.WriteString(" connected: ")
+		names := make([]string, len(clients))
 		for i, c := range clients {
-			if i > 0 {
-				b.WriteString(", ")
-			}
 			name := strings.TrimSpace(c.Name + " " + c.Version)
 			if name == "" {
 				name = "an unnamed client"
 			}
-			fmt.Fprintf(&b, "%s (%s)", name, transportLabel(c.Transport))
+			names[i] = fmt.Sprintf("%s (%s)", name, transportLabel(c.Transport))
 		}
+		fmt.Fprintf(&b, "%s connected: %s", counted(len(clients), "CLI"), strings.Join(names, ", "))
 	}
 	b.WriteString("; ")
 	if len(queue) == 0 {
 		b.WriteString("no diff waiting.")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%d diff", len(queue))
-	if len(queue) > 1 {
-		b.WriteString("s")
-	}
-	b.WriteString(" waiting: ")
+	waiting := make([]string, len(queue))
 	for i, p := range queue {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%d. %s", i+1, p)
+		waiting[i] = fmt.Sprintf("%d. %s", i+1, p)
 	}
-	b.WriteString(".")
+	fmt.Fprintf(&b, "%s waiting: %s.", counted(len(queue), "diff"), strings.Join(waiting, ", "))
 	return b.String()
+}
+
+// counted is "1 diff", "2 diffs".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func transportLabel(t string) string {
