@@ -14,7 +14,6 @@ import (
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/ide/editorproto"
-	"github.com/gemkit/gemkit/internal/procmem"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -170,10 +169,12 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	}
 	// Up and serving: what the start-up touched of the other commands'
 	// code (the model SDKs, mostly) need not stay resident.
-	if n, err := procmem.ReleaseStartupPages(); err != nil {
-		a.log.Debug("releasing start-up pages", "err", err)
-	} else {
-		a.log.Debug("released start-up pages", "bytes", n)
+	if a.releasePages != nil {
+		if n, err := a.releasePages(); err != nil {
+			a.log.Debug("releasing start-up pages", "err", err)
+		} else {
+			a.log.Debug("released start-up pages", "bytes", n)
+		}
 	}
 
 	switch {

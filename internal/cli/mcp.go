@@ -12,7 +12,6 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpserver"
-	"github.com/gemkit/gemkit/internal/procmem"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
@@ -116,7 +115,11 @@ with the line that adds the server to Gemini CLI.`,
 			// collector would otherwise chase from a small starting heap
 			// (about 3 ms of a 16 ms start with 250 tools); collect less
 			// often until the server is ready.
-			gc := debug.SetGCPercent(400)
+			restoreGC := func() {}
+			if a.setGCPercent != nil {
+				gc := a.setGCPercent(400)
+				restoreGC = func() { a.setGCPercent(gc) }
+			}
 			srv, err := mcpserver.New(mcpserver.Config{
 				Source:  src,
 				Runner:  runner,
@@ -125,7 +128,7 @@ with the line that adds the server to Gemini CLI.`,
 				Version: buildVersion(),
 				Logger:  log,
 			})
-			debug.SetGCPercent(gc)
+			restoreGC()
 			if err != nil {
 				return err
 			}
@@ -133,12 +136,14 @@ with the line that adds the server to Gemini CLI.`,
 			// other commands' code need not stay resident. Reading the
 			// memory map takes a millisecond or two, so it is done once
 			// the first requests have been answered.
-			release := time.AfterFunc(500*time.Millisecond, func() {
-				if _, err := procmem.ReleaseStartupPages(); err != nil {
-					log.Debug("releasing start-up pages", "err", err)
-				}
-			})
-			defer release.Stop()
+			if a.releasePages != nil {
+				release := time.AfterFunc(500*time.Millisecond, func() {
+					if _, err := a.releasePages(); err != nil {
+						log.Debug("releasing start-up pages", "err", err)
+					}
+				})
+				defer release.Stop()
+			}
 			if !useHTTP {
 				return srv.ServeStdio(cmd.Context(), a.In, a.Out)
 			}

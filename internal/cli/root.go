@@ -17,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/procmem"
 	"github.com/spf13/cobra"
 )
 
@@ -71,6 +72,10 @@ type app struct {
 	// setGCPercent tunes the process's garbage collector; nil (the default
 	// for Run) leaves it alone. Only Main, which owns the process, sets it.
 	setGCPercent func(int) int
+	// releasePages gives back the executable's pages that start-up
+	// touched (procmem); nil, as for Run, leaves the process alone. Only
+	// Main sets it: in a test binary the servers run beside other tests.
+	releasePages func() (int64, error)
 	// lookupEnv and cwd are the environment and the working directory the
 	// ide client commands see, as the CLI they stand in for would; nil and
 	// "" mean the process's own. Tests give each run its own, so that runs
@@ -98,6 +103,7 @@ func Main(args []string) int {
 	defer stop()
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
+	a.releasePages = procmem.ReleaseStartupPages
 	return run(ctx, args, a)
 }
 
