@@ -148,6 +148,7 @@ type (
 	gPart struct {
 		Text             string             `json:"text,omitempty"`
 		Thought          bool               `json:"thought,omitempty"`
+		ThoughtSignature string             `json:"thoughtSignature,omitempty"`
 		FunctionCall     *gFunctionCall     `json:"functionCall,omitempty"`
 		FunctionResponse *gFunctionResponse `json:"functionResponse,omitempty"`
 	}
@@ -291,7 +292,7 @@ func (g *gemini) take(r *Reply, chunk *gResponse, onText func(string)) error {
 				if id == "" {
 					id = "call_" + strconv.Itoa(len(r.Calls)+1)
 				}
-				r.Calls = append(r.Calls, Call{ID: id, Name: p.FunctionCall.Name, Args: args})
+				r.Calls = append(r.Calls, Call{ID: id, Name: p.FunctionCall.Name, Args: args, Signature: p.ThoughtSignature})
 			case p.Text != "":
 				r.Text += p.Text
 				if onText != nil {
@@ -368,7 +369,7 @@ func geminiContents(msgs []Message) ([]gContent, error) {
 				if len(call.Args) > 0 && json.Unmarshal(call.Args, &obj) == nil && obj != nil {
 					args = call.Args
 				}
-				c.Parts = append(c.Parts, gPart{FunctionCall: &gFunctionCall{Name: call.Name, Args: args}})
+				c.Parts = append(c.Parts, gPart{FunctionCall: &gFunctionCall{Name: call.Name, Args: args}, ThoughtSignature: call.Signature})
 			}
 			if len(c.Parts) == 0 {
 				c.Parts = []gPart{{Text: ""}}

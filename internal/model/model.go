@@ -48,6 +48,10 @@ type Call struct {
 	ID   string          `json:"id,omitempty"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
+	// Signature is the Gemini API's thoughtSignature of the call, which
+	// thinking models (Gemini 3) require back with the call in the next
+	// request.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Result is a tool's outcome as the model reads it.

@@ -66,7 +66,7 @@ func newWireServer(t *testing.T, status int, contentType, reply string) *wireSer
 
 func TestGeminiWire(t *testing.T) {
 	stream := "data: " + `{"candidates":[{"content":{"role":"model","parts":[{"text":"thinking…","thought":true},{"text":"Hel"}]}}]}` + "\r\n\r\n" +
-		"data: " + `{"candidates":[{"content":{"role":"model","parts":[{"text":"lo"},{"functionCall":{"name":"read","args":{"path":"a.go"}}},{"functionCall":{"id":"x9","name":"ls"}}]},"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":7}}` + "\r\n\r\n"
+		"data: " + `{"candidates":[{"content":{"role":"model","parts":[{"text":"lo"},{"functionCall":{"name":"read","args":{"path":"a.go"}}},{"functionCall":{"id":"x9","name":"ls"},"thoughtSignature":"c2ln"}]},"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":7}}` + "\r\n\r\n"
 	srv := newWireServer(t, 200, "text/event-stream", stream)
 	m, err := NewGemini(context.Background(), GeminiConfig{Model: "gemini-x", APIKey: "k1", BaseURL: srv.URL})
 	if err != nil {
@@ -77,7 +77,7 @@ func TestGeminiWire(t *testing.T) {
 		System: "be brief",
 		Messages: []Message{
 			{Role: User, Text: "hi"},
-			{Role: Assistant, Calls: []Call{{ID: "c1", Name: "read", Args: json.RawMessage(`{"path":"b"}`)}, {Name: "bad", Args: json.RawMessage(`"x"`)}}},
+			{Role: Assistant, Calls: []Call{{ID: "c1", Name: "read", Args: json.RawMessage(`{"path":"b"}`), Signature: "c2lnMQ=="}, {Name: "bad", Args: json.RawMessage(`"x"`)}}},
 			{Role: Tool, Results: []Result{{CallID: "c1", Name: "read", Text: "body"}, {Name: "bad", Text: "no", IsError: true}}},
 		},
 		Tools:           []ToolDecl{{Name: "read", Description: "reads", Schema: map[string]any{"type": "object"}}},
@@ -89,7 +89,7 @@ func TestGeminiWire(t *testing.T) {
 	if r.Text != "Hello" || streamed.String() != "Hello" || r.Finish != FinishStop || r.OutputTokens != 7 {
 		t.Errorf("reply %+v, streamed %q", r, streamed.String())
 	}
-	if len(r.Calls) != 2 || r.Calls[0].ID != "call_1" || string(r.Calls[0].Args) != `{"path":"a.go"}` || r.Calls[1].ID != "x9" || string(r.Calls[1].Args) != "{}" {
+	if len(r.Calls) != 2 || r.Calls[0].ID != "call_1" || string(r.Calls[0].Args) != `{"path":"a.go"}` || r.Calls[1].ID != "x9" || string(r.Calls[1].Args) != "{}" || r.Calls[1].Signature != "c2ln" {
 		t.Errorf("calls %+v", r.Calls)
 	}
 	if srv.path != "/v1beta/models/gemini-x:streamGenerateContent" || srv.query != "alt=sse" || srv.key != "k1" {
@@ -97,7 +97,7 @@ func TestGeminiWire(t *testing.T) {
 	}
 	for _, want := range []string{
 		`"systemInstruction":{"parts":[{"text":"be brief"}]}`,
-		`"functionCall":{"name":"read","args":{"path":"b"}}`,
+		`{"thoughtSignature":"c2lnMQ==","functionCall":{"name":"read","args":{"path":"b"}}}`,
 		`"functionCall":{"name":"bad","args":{}}`,
 		`"functionResponse":{"name":"read","response":{"output":"body"}}`,
 		`"functionResponse":{"name":"bad","response":{"error":"no"}}`,
