@@ -127,7 +127,9 @@ func (g *gemini) httpClient(ctx context.Context) (*http.Client, error) {
 	case g.given != nil:
 		g.client = g.given
 	case g.adc:
-		c, err := google.DefaultClient(ctx, "https://www.googleapis.com/auth/cloud-platform")
+		// The token source keeps the context for every later refresh:
+		// it must outlive this first request.
+		c, err := google.DefaultClient(context.WithoutCancel(ctx), "https://www.googleapis.com/auth/cloud-platform")
 		if err != nil {
 			return nil, &Error{Kind: KindAuth, Endpoint: g.endpoint, Msg: err.Error(), Err: err,
 				Hint: "Run `gcloud auth application-default login`, or set GOOGLE_API_KEY for Vertex AI express mode"}

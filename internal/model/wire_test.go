@@ -2,12 +2,19 @@ package model
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -271,5 +278,75 @@ func TestOpenAIErrors(t *testing.T) {
 				t.Fatalf("got %v, want kind %s", err, c.kind)
 			}
 		})
+	}
+}
+
+// TestVertexADC runs Vertex AI with application-default credentials: a
+// service-account key whose token endpoint is a loopback server stands in
+// for Google's, and the model request must carry the token it issued.
+func TestVertexADC(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokenRequests atomic.Int32
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tokenRequests.Add(1)
+		if err := r.ParseForm(); err != nil || r.Form.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+			http.Error(w, "bad grant", 400)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"adc-token","token_type":"Bearer","expires_in":3600}`)
+	}))
+	defer tokens.Close()
+	cred, _ := json.Marshal(map[string]string{
+		"type": "service_account", "project_id": "p", "client_email": "gemkit-test@p.iam.gserviceaccount.com",
+		"private_key_id": "k1", "private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"token_uri": tokens.URL + "/token",
+	})
+	credFile := filepath.Join(t.TempDir(), "sa.json")
+	if err := os.WriteFile(credFile, cred, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", credFile)
+
+	var auth string
+	vertex := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization") + " " + r.URL.Path
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"ok\"}]},\"finishReason\":\"STOP\"}]}\n\n")
+	}))
+	defer vertex.Close()
+	m, err := NewGemini(context.Background(), GeminiConfig{Model: "g", Vertex: true, Project: "p", Location: "us-central1", BaseURL: vertex.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokenRequests.Load() != 0 {
+		t.Fatal("credentials were fetched before the first request")
+	}
+	// The first call's context ends with it; the token source must not.
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := m.Generate(ctx, Request{Messages: []Message{{Role: User, Text: "hi"}}}, nil)
+	cancel()
+	if err != nil || r.Text != "ok" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if want := "Bearer adc-token /v1beta1/projects/p/locations/us-central1/publishers/google/models/g:streamGenerateContent"; auth != want {
+		t.Fatalf("request %q, want %q", auth, want)
+	}
+	if _, err := m.Generate(context.Background(), Request{Messages: []Message{{Role: User, Text: "again"}}}, nil); err != nil {
+		t.Fatalf("second call: %v", err)
+	}
+
+	// Without any credentials the error says what to do.
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "missing.json"))
+	m, _ = NewGemini(context.Background(), GeminiConfig{Model: "g", Vertex: true, Project: "p", Location: "us-central1", BaseURL: vertex.URL})
+	if _, err := m.Generate(context.Background(), Request{}, nil); !IsKind(err, KindAuth) || !strings.Contains(err.Error(), "gcloud auth application-default login") {
+		t.Fatalf("missing credentials: %v", err)
 	}
 }
