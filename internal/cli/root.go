@@ -138,6 +138,7 @@ func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "gemkit",
 		Short:         "Gemini CLI IDE companion, client and extension manager",
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {

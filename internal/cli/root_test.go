@@ -44,3 +44,14 @@ func TestRunLeavesProcessGlobalsAlone(t *testing.T) {
 		t.Errorf("the run's logger does not write debug lines to the run's stderr: %q", errb.String())
 	}
 }
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"--version"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if got := out.String(); got != "gemkit version "+buildVersion()+"\n" {
+		t.Errorf("--version printed %q", got)
+	}
+}
