@@ -342,42 +342,16 @@ func renderExt(e SummaryExtension, om *Omitted) string {
 			b.WriteString("\n")
 		}
 	}
-	if len(e.Docs) > 0 {
-		if om != nil && om.Descriptions {
-			names := make([]string, len(e.Docs))
-			for i, d := range e.Docs {
-				names[i] = "`" + d.Name + "`"
-			}
-			b.WriteString("  - **Docs**: " + strings.Join(names, ", ") + "\n")
-		} else {
-			b.WriteString("  - **Docs**:\n")
-			for _, d := range e.Docs {
-				b.WriteString("    - `" + d.Name + "`")
-				if d.Description != "" {
-					b.WriteString(": " + d.Description)
-				}
-				b.WriteString("\n")
-			}
-		}
+	docs := make([]namedItem, len(e.Docs))
+	for i, d := range e.Docs {
+		docs[i] = namedItem{d.Name, d.Description}
 	}
-	if len(e.Skills) > 0 {
-		if om != nil && om.SkillDescriptions {
-			names := make([]string, len(e.Skills))
-			for i, sk := range e.Skills {
-				names[i] = "`" + sk.Name + "`"
-			}
-			b.WriteString("  - **Skills**: " + strings.Join(names, ", ") + "\n")
-		} else {
-			b.WriteString("  - **Skills**:\n")
-			for _, sk := range e.Skills {
-				b.WriteString("    - `" + sk.Name + "`")
-				if sk.Description != "" {
-					b.WriteString(": " + sk.Description)
-				}
-				b.WriteString("\n")
-			}
-		}
+	writeNamed(&b, "Docs", docs, om != nil && om.Descriptions)
+	skills := make([]namedItem, len(e.Skills))
+	for i, sk := range e.Skills {
+		skills[i] = namedItem{sk.Name, sk.Description}
 	}
+	writeNamed(&b, "Skills", skills, om != nil && om.SkillDescriptions)
 	if len(e.Examples) > 0 {
 		b.WriteString("  - **Examples**:\n")
 		for _, x := range e.Examples {
@@ -421,4 +395,31 @@ func omittedLine(om *Omitted, budget int) string {
 		line = fmt.Sprintf("(Left out to stay within %d characters: %s. %s)", budget, strings.Join(cut, "; "), where)
 	}
 	return line
+}
+
+// namedItem is a doc or a skill as the summary lists it.
+type namedItem struct{ name, description string }
+
+// writeNamed lists items under label, one per line with its description,
+// or, with namesOnly (the budget cut their descriptions), on one line.
+func writeNamed(b *strings.Builder, label string, items []namedItem, namesOnly bool) {
+	if len(items) == 0 {
+		return
+	}
+	if namesOnly {
+		names := make([]string, len(items))
+		for i, it := range items {
+			names[i] = "`" + it.name + "`"
+		}
+		b.WriteString("  - **" + label + "**: " + strings.Join(names, ", ") + "\n")
+		return
+	}
+	b.WriteString("  - **" + label + "**:\n")
+	for _, it := range items {
+		b.WriteString("    - `" + it.name + "`")
+		if it.description != "" {
+			b.WriteString(": " + it.description)
+		}
+		b.WriteString("\n")
+	}
 }
