@@ -86,17 +86,22 @@ require('gemkit').setup({ cmd = %q })
 	d.Open(t, target, 1, 1)
 	// A linter stand-in: once the file on disk has the accepted text, a
 	// warning appears in vim.diagnostic (the CLI reports diagnostics that
-	// are new after its edit).
+	// are new after its edit). Claude Code takes its baseline just before
+	// it writes and asks again right after, once: the linter reacts to the
+	// write itself (inotify on the folder, as the file may be replaced by
+	// a rename), so the warning is set before Neovim handles that request;
+	// polling the file every 20 ms lost that race on a loaded machine.
 	d.lua(t, `
 local path = ...
 local buf = vim.fn.bufnr(path)
-local timer = vim.loop.new_timer()
-timer:start(20, 20, vim.schedule_wrap(function()
+local ev = vim.loop.new_fs_event()
+ev:start(vim.fn.fnamemodify(path, ':h'), {}, vim.schedule_wrap(function()
   local f = io.open(path)
   local text = f and f:read('*a') or ''
   if f then f:close() end
-  if text:find('added in nvim', 1, true) then
-    timer:stop()
+  if text:find('added in nvim', 1, true) and not ev:is_closing() then
+    ev:stop()
+    ev:close()
     vim.diagnostic.set(vim.api.nvim_create_namespace('test'), buf, {
       { lnum = 4, col = 0, message = 'NVIM_DIAG_MARKER spelling', severity = vim.diagnostic.severity.WARN, source = 'testlint' } })
   end
