@@ -44,8 +44,7 @@ type gemini struct {
 	endpoint string
 
 	mu     sync.Mutex
-	client *http.Client // resolved on first use (ADC may probe the machine)
-	given  *http.Client
+	client *http.Client // nil until first use with ADC (which may probe the machine)
 }
 
 // NewGemini returns the Gemini model of cfg. It does not contact the API.
@@ -57,7 +56,7 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (Model, error) {
 	if strings.ContainsAny(model, "?&#") || strings.Contains(model, "..") {
 		return nil, fmt.Errorf("the model name %q is not valid", model)
 	}
-	g := &gemini{apiKey: cfg.APIKey, given: cfg.HTTPClient}
+	g := &gemini{apiKey: cfg.APIKey, client: cfg.HTTPClient}
 	base, version, path := cfg.BaseURL, "v1beta", ""
 	if cfg.Vertex {
 		version = "v1beta1"
@@ -109,35 +108,31 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (Model, error) {
 		ep = cfg.BaseURL
 	}
 	g.endpoint = model + " at " + ep
+	if g.client == nil && !g.adc {
+		g.client = http.DefaultClient
+	}
 	return g, nil
 }
 
 func (g *gemini) Describe() string { return g.endpoint }
 
-// httpClient is the client requests go through: the one given, else one
-// that adds the application-default credentials for Vertex AI, else
-// net/http's default.
+// httpClient is the client requests go through: the one given or
+// net/http's default, set by NewGemini, else, for Vertex AI without a key,
+// one that adds the application-default credentials, made on first use.
 func (g *gemini) httpClient(ctx context.Context) (*http.Client, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.client != nil {
 		return g.client, nil
 	}
-	switch {
-	case g.given != nil:
-		g.client = g.given
-	case g.adc:
-		// The token source keeps the context for every later refresh:
-		// it must outlive this first request.
-		c, err := google.DefaultClient(context.WithoutCancel(ctx), "https://www.googleapis.com/auth/cloud-platform")
-		if err != nil {
-			return nil, &Error{Kind: KindAuth, Endpoint: g.endpoint, Msg: err.Error(), Err: err,
-				Hint: "Run `gcloud auth application-default login`, or set GOOGLE_API_KEY for Vertex AI express mode"}
-		}
-		g.client = c
-	default:
-		g.client = http.DefaultClient
+	// The token source keeps the context for every later refresh: it must
+	// outlive this first request.
+	c, err := google.DefaultClient(context.WithoutCancel(ctx), "https://www.googleapis.com/auth/cloud-platform")
+	if err != nil {
+		return nil, &Error{Kind: KindAuth, Endpoint: g.endpoint, Msg: err.Error(), Err: err,
+			Hint: "Run `gcloud auth application-default login`, or set GOOGLE_API_KEY for Vertex AI express mode"}
 	}
+	g.client = c
 	return g.client, nil
 }
 
