@@ -17,11 +17,20 @@ import (
 // TestNeovimClaudeCode runs the real Claude Code in Neovim's :terminal,
 // with gemkit.nvim as the only set-up: the plugin's server/ready puts
 // CLAUDE_CODE_SSE_PORT in the terminal's environment, so the CLI connects
-// by itself; its Write shows as the plugin's diff, accepted with a line
-// the person added; a diagnostic set through vim.diagnostic reaches the
-// model; :GemkitMention @-mentions the file in the prompt.
+// by itself; :GemkitMention @-mentions the file in the prompt; two lines
+// selected with V j stay selected when the person goes to Claude's window
+// with <C-w>l, and reach the model with the prompt; its Write shows as the
+// plugin's diff, accepted with a line the person added; a diagnostic set
+// through vim.diagnostic reaches the model; a proposal closed with :q is
+// rejected, Esc in Claude's prompt closes a waiting diff, and quitting
+// Neovim removes the lock file.
 func TestNeovimClaudeCode(t *testing.T) {
-	bin := requireEditor(t, "nvim", "neovim")
+	for _, v := range neovims {
+		t.Run(v.version, func(t *testing.T) { testNeovimClaudeCode(t, v.require(t)) })
+	}
+}
+
+func testNeovimClaudeCode(t *testing.T, bin string) {
 	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
 	claude := claudetest.Binary(t)
 	h := newHarness(t)
@@ -31,56 +40,23 @@ func TestNeovimClaudeCode(t *testing.T) {
 		for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role == "user"; i-- {
 			after += string(r.Messages[i].Content)
 		}
+		// A step's prompt may share its message with the result of the
+		// tool use before it (a rejected one): the step comes first.
 		switch {
-		case strings.Contains(after, `"tool_result"`):
-			return claudetest.Reply{Text: "Done."}
 		case strings.Contains(r.LastUser(), "STEP_WRITE"):
 			return claudetest.Reply{Tool: "Write", Input: map[string]any{"file_path": target, "content": "one\ntwo\nthree\nfour\n"}}
+		case strings.Contains(r.LastUser(), "STEP_REJECT"):
+			return claudetest.Reply{Tool: "Write", Input: map[string]any{"file_path": target, "content": "rejected\n"}}
+		case strings.Contains(r.LastUser(), "STEP_CANCEL"):
+			return claudetest.Reply{Tool: "Write", Input: map[string]any{"file_path": target, "content": "cancelled\n"}}
+		case strings.Contains(after, `"tool_result"`):
+			return claudetest.Reply{Text: "Done."}
 		}
 		return claudetest.Reply{Text: "Hello from the scripted model."}
 	})
 	claudeEnv := claudetest.Home(t, h.home, model, gemkittest.ClosedPort(t), h.ws)
 
-	plugin, err := filepath.Abs("nvim")
-	if err != nil {
-		t.Fatal(err)
-	}
-	init := filepath.Join(h.home, "init.lua")
-	initLua := fmt.Sprintf(`vim.opt.runtimepath:prepend(%q)
-vim.cmd('runtime plugin/gemkit.lua')
-require('gemkit').setup({ cmd = %q })
-`, plugin, gemkittest.Gemkit(t))
-	if err := os.WriteFile(init, []byte(initLua), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(h.tmp, "nvim.sock")
-	tsock := filepath.Join(h.tmp, "tmux.sock")
-	args := []string{"-S", tsock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", h.ws,
-		"env", "-i"}
-	args = append(args, h.env()...)
-	args = append(args, claudeEnv...)
-	args = append(args, bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
-	if out, err := exec.Command(tmuxBin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v\n%s", err, out)
-	}
-	screen := func() string {
-		out, _ := exec.Command(tmuxBin, "-S", tsock, "capture-pane", "-p", "-J").Output()
-		return string(out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s", screen())
-		}
-		_ = exec.Command(tmuxBin, "-S", tsock, "kill-server").Run()
-		time.Sleep(time.Second) // the CLI writes its session files as it goes
-	})
-	var rpc *nvimRPC
-	waitFor(t, "nvim's RPC socket", func() bool {
-		rpc, err = dialNvim(sock)
-		return err == nil
-	})
-	t.Cleanup(func() { rpc.Close() })
-	d := &nvimDriver{rpc: rpc}
+	d, _, screen := startNvimPane(t, h, bin, tmuxBin, claudeEnv)
 	waitFor(t, "the plugin's server/ready", func() bool { return d.Getenv(t, "CLAUDE_CODE_SSE_PORT") != "" })
 
 	d.Open(t, target, 1, 1)
@@ -107,19 +83,11 @@ ev:start(vim.fn.fnamemodify(path, ':h'), {}, vim.schedule_wrap(function()
   end
 end))`, target)
 
-	// Claude Code in a terminal tab, with nothing but what the plugin set.
-	d.command(t, "tabnew | terminal "+claude)
+	// Claude Code in a terminal window beside the file, with nothing but
+	// what the plugin set.
+	d.command(t, "rightbelow vsplit | terminal "+claude)
 	d.command(t, "startinsert")
-	wait := func(what string, cond func(string) bool) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for !cond(screen()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
+	wait := func(what string, cond func(string) bool) { t.Helper(); waitPane(t, screen, what, cond) }
 	keys := func(k string) { d.input(t, k) }
 	wait("the CLI's prompt", func(s string) bool {
 		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
@@ -132,14 +100,44 @@ end))`, target)
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "? for shortcuts") })
 
 	// :GemkitMention from the file's window puts @b.txt in the prompt.
-	d.command(t, "stopinsert")
-	d.command(t, "tabprevious")
-	d.command(t, "1,2GemkitMention")
-	d.command(t, "tabnext")
-	d.command(t, "startinsert")
-	wait("the mention", func(s string) bool { return strings.Contains(s, "@b.txt#L1-2") })
+	// The prompt is drawn before the CLI has dialled the IDE, and a
+	// mention sent before it has is lost: it is sent again until it shows.
+	mentioned := func(s string) bool { return strings.Contains(s, "@b.txt#L1-2") }
+	for try := 0; !mentioned(screen()); try++ {
+		if try == 20 {
+			t.Fatal("timed out waiting for the mention")
+		}
+		d.command(t, "stopinsert")
+		d.command(t, "wincmd h")
+		d.command(t, "1,2GemkitMention")
+		d.command(t, "wincmd l")
+		d.command(t, "startinsert")
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !mentioned(screen()); {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	keys("<C-u>")
 	time.Sleep(300 * time.Millisecond)
+
+	// Two lines selected in the file, then straight to Claude's window:
+	// the CLI shows the selection and sends its lines with the prompt.
+	d.command(t, "stopinsert")
+	d.command(t, "wincmd h")
+	keys("ggVj<C-w>l")
+	wait("the selection in Claude's prompt", func(s string) bool { return strings.Contains(s, "2 lines selected") })
+	d.command(t, "startinsert")
+	keys("STEP_SELECTION what are these?")
+	time.Sleep(300 * time.Millisecond)
+	keys("<CR>")
+	waitFor(t, "the selected lines at the model", func() bool {
+		for _, r := range model.Requests() {
+			if strings.Contains(r.LastUser(), "STEP_SELECTION") {
+				return strings.Contains(r.Raw, "selected the lines 1 to 2 from") && strings.Contains(r.Raw, `one\ntwo`)
+			}
+		}
+		return false
+	})
+	wait("the model's answer", func(s string) bool { return strings.Contains(s, "Hello from the scripted model.") })
 
 	keys("STEP_WRITE please")
 	time.Sleep(300 * time.Millisecond)
@@ -151,18 +149,8 @@ end))`, target)
 	d.AppendRight(t, target, "added in nvim")
 	d.Accept(t, target)
 	want := "one\ntwo\nthree\nfour\nadded in nvim\n"
+	gemkittest.WaitFile(t, target, want)
 	deadline := time.Now().Add(time.Minute)
-	for {
-		b, _ := os.ReadFile(target)
-		if string(b) == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b.txt holds %q, want %q", b, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	deadline = time.Now().Add(time.Minute)
 	for {
 		reqs := model.Requests()
 		if len(reqs) > 0 && strings.Contains(reqs[len(reqs)-1].Raw, "NVIM_DIAG_MARKER") {
@@ -171,6 +159,125 @@ end))`, target)
 		if time.Now().After(deadline) {
 			raw, _ := json.Marshal(len(reqs))
 			t.Fatalf("the model was not told of vim.diagnostic's warning (%s requests)", raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // the CLI shows the model's answer and takes input again
+
+	// Back in Claude's window (the diffs open in tabs of their own).
+	toClaude := func() {
+		d.command(t, "stopinsert")
+		d.command(t, "tabfirst")
+		d.command(t, "wincmd l")
+		d.command(t, "startinsert")
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		waitFor(t, "the diff view of b.txt closed ("+what+")", func() bool {
+			_, ok := d.Diff(t, target)
+			return !ok
+		})
+		time.Sleep(time.Second)
+		if b, _ := os.ReadFile(target); string(b) != want {
+			t.Fatalf("after %s b.txt holds %q, want it unchanged", what, b)
+		}
+	}
+
+	// propose sends a step's prompt from Claude's window and waits for
+	// the diff of the Write it answers with.
+	propose := func(step, content string) {
+		t.Helper()
+		toClaude()
+		keys(step + " please")
+		time.Sleep(300 * time.Millisecond)
+		keys("<CR>")
+		waitFor(t, "the diff of the "+step+" proposal", func() bool {
+			v, ok := d.Diff(t, target)
+			return ok && v.Right == content
+		})
+	}
+
+	// A proposal closed with :q is rejected: the file stays as it was.
+	propose("STEP_REJECT", "rejected\n")
+	d.toRight(t, target)
+	d.command(t, "q")
+	unchanged(":q")
+
+	// Esc in Claude's prompt cancels a proposal: the CLI closes its diff.
+	propose("STEP_CANCEL", "cancelled\n")
+	toClaude()
+	keys("<Esc>")
+	unchanged("Esc in Claude")
+
+	// Quitting Neovim stops gemkit, which removes its lock file.
+	locks, _ := filepath.Glob(filepath.Join(h.home, ".claude", "ide", "*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("lock files before quitting: %v", locks)
+	}
+	noDeprecations(t, h)
+	d.Quit(t)
+	waitFor(t, "the lock file removed", func() bool {
+		_, err := os.Stat(locks[0])
+		return os.IsNotExist(err)
+	})
+}
+
+// startNvimPane runs Neovim with gemkit.nvim in a 200x50 tmux pane (so
+// that it draws, and its :terminal runs a TUI), in h's environment plus
+// env, driven over its RPC socket and through the pane's keys; screen
+// reads the pane. The tmux server ends with the test.
+func startNvimPane(t *testing.T, h *harness, bin, tmuxBin string, env []string) (d *nvimDriver, pane *tmuxPane, screen func() string) {
+	t.Helper()
+	plugin, err := filepath.Abs("nvim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := filepath.Join(h.home, "init.lua")
+	initLua := fmt.Sprintf(nvimDeprecationsLua, deprecationsFile(h)) + fmt.Sprintf(`vim.opt.runtimepath:prepend(%q)
+vim.cmd('runtime plugin/gemkit.lua')
+require('gemkit').setup({ cmd = %q })
+`, plugin, gemkittest.Gemkit(t))
+	if err := os.WriteFile(init, []byte(initLua), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(h.tmp, "nvim.sock")
+	tsock := filepath.Join(h.tmp, "tmux.sock")
+	args := []string{"-S", tsock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", h.ws,
+		"env", "-i"}
+	args = append(args, h.env()...)
+	args = append(args, env...)
+	args = append(args, bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
+	if out, err := exec.Command(tmuxBin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	screen = func() string {
+		out, _ := exec.Command(tmuxBin, "-S", tsock, "capture-pane", "-p", "-J").Output()
+		return string(out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s", screen())
+		}
+		_ = exec.Command(tmuxBin, "-S", tsock, "kill-server").Run()
+		time.Sleep(time.Second) // the CLI writes its session files as it goes
+	})
+	var rpc *nvimRPC
+	waitFor(t, "nvim's RPC socket", func() bool {
+		rpc, err = dialNvim(sock)
+		return err == nil
+	})
+	t.Cleanup(func() { rpc.Close() })
+	return &nvimDriver{rpc: rpc}, &tmuxPane{bin: tmuxBin, sock: tsock}, screen
+}
+
+// waitPane polls a tmux pane's screen until cond holds, for up to two
+// minutes (a CLI's start on a loaded machine).
+func waitPane(t *testing.T, screen func() string, what string, cond func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond(screen()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -82,6 +82,11 @@ func (h *harness) env() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
+		// A CI marker makes the real Gemini CLI in an editor's terminal
+		// take itself for non-interactive and exit (the is-in-ci package
+		// it uses: CI, CONTINUOUS_INTEGRATION or any CI_* variable).
+		case k == "CI", k == "CONTINUOUS_INTEGRATION", strings.HasPrefix(k, "CI_"):
+			continue
 		case strings.HasPrefix(k, "GEMINI_CLI_IDE_"), strings.HasPrefix(k, "XDG_"),
 			strings.HasPrefix(k, "LC_"), k == "LANG", k == "LANGUAGE",
 			k == "TMPDIR", k == "HOME", k == "CLAUDE_CONFIG_DIR", k == "TERM", k == "VIMINIT", k == "EXINIT", k == "NVIM", k == "NVIM_LISTEN_ADDRESS":
@@ -111,6 +116,14 @@ type driver interface {
 	SelectLines(t *testing.T, from, to int)
 	// Unselect ends the selection.
 	Unselect(t *testing.T)
+	// OpenTerminal opens a terminal running a shell in a window beside the
+	// current one, where a person runs gemini or claude; focus stays in
+	// the file's window.
+	OpenTerminal(t *testing.T)
+	// ToTerminal moves focus from the file's window (and its selection) to
+	// the terminal's with the editor's window keys; FromTerminal moves back.
+	ToTerminal(t *testing.T)
+	FromTerminal(t *testing.T)
 	// OpenPrompt starts typing a command (Vim's command line, Emacs's M-x);
 	// ClosePrompt abandons it.
 	OpenPrompt(t *testing.T)
@@ -147,6 +160,15 @@ type driver interface {
 	Quit(t *testing.T)
 	// Exited is closed when the editor process has ended.
 	Exited() <-chan struct{}
+}
+
+// proposalWriter is a driver whose proposals are accepted by writing them
+// (Vim and Neovim).
+type proposalWriter interface {
+	// Hint is the status line of path's proposal window.
+	Hint(t *testing.T, path string) string
+	// WriteQuit types :wq in path's proposal window.
+	WriteQuit(t *testing.T, path string)
 }
 
 // diffView is what the editor shows for one diff.
@@ -234,6 +256,18 @@ func waitContext(t *testing.T, c *client.Client, what string, cond func(*ide.Con
 	}
 }
 
+// holdContext checks that cond keeps holding for a while after a change
+// that must not alter the context: the companion's 50 ms debounce passes
+// several times over before it returns.
+func holdContext(t *testing.T, c *client.Client, what string, cond func(*ide.Context) bool) {
+	t.Helper()
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cur := c.Context(); !cond(cur) {
+			t.Fatalf("the context changed: want %s; context: %s", what, describe(cur))
+		}
+	}
+}
+
 type editorInfo struct {
 	name, displayName string
 }
@@ -303,6 +337,25 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 		return f != nil && f.Path == a && f.SelectedText == ""
 	})
 
+	// The selection survives the move to the terminal where the agent
+	// runs, as VS Code keeps an editor's selection while its terminal has
+	// focus; back in the file, ending the selection clears it.
+	d.OpenTerminal(t)
+	d.SelectLines(t, 3, 4)
+	selected := func(cur *ide.Context) bool {
+		f := activeFile(cur)
+		return f != nil && f.Path == a && f.SelectedText == "func main() {\n\tprintln(\"hi\")"
+	}
+	waitContext(t, c, "lines 3-4 of a.go selected", selected)
+	d.ToTerminal(t)
+	holdContext(t, c, "lines 3-4 of a.go still selected with the terminal focused", selected)
+	d.FromTerminal(t)
+	d.Unselect(t)
+	waitContext(t, c, "the selection cleared back in a.go", func(cur *ide.Context) bool {
+		f := activeFile(cur)
+		return f != nil && f.Path == a && f.SelectedText == ""
+	})
+
 	// A second file becomes active; the first stays listed.
 	d.Open(t, b, 2, 1)
 	waitContext(t, c, "b.txt active at 2:1, a.go listed", func(cur *ide.Context) bool {
@@ -328,6 +381,31 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	}
 	if _, ok := d.Diff(t, a); ok {
 		t.Fatal("the diff view of a.go is still open after accepting")
+	}
+
+	// Vim and Neovim: the proposal's status line says how to answer, and
+	// writing it accepts it; :wq leaves the editor running.
+	if w, ok := d.(proposalWriter); ok {
+		pd, err := c.StartDiff(ctx, b, "one\nTWO\nthree\n")
+		if err != nil {
+			t.Fatalf("openDiff b.txt: %v", err)
+		}
+		if hint := w.Hint(t, b); !strings.Contains(hint, ":w accepts") || !strings.Contains(hint, ":q rejects") {
+			t.Fatalf("the proposal's status line %q does not say how to answer", hint)
+		}
+		w.WriteQuit(t, b)
+		if out, err := pd.Wait(ctx); err != nil || !out.Accepted || out.Content != "one\nTWO\nthree\n" {
+			t.Fatalf("proposal written with :wq: outcome %+v, err %v; want accepted", out, err)
+		}
+		waitFor(t, "the diff view of b.txt closed after :wq", func() bool {
+			_, ok := d.Diff(t, b)
+			return !ok
+		})
+		select {
+		case <-d.Exited():
+			t.Fatal("the editor quit on :wq in the proposal")
+		default:
+		}
 	}
 
 	// A diff of a new file, rejected.

@@ -189,6 +189,34 @@ func (d *emacsDriver) Unselect(t *testing.T) {
 	waitFor(t, "the region inactive", func() bool { return !d.regionActive(t) })
 }
 
+// OpenTerminal runs ansi-term beside the file; its shell does not make
+// quitting Emacs ask for confirmation.
+func (d *emacsDriver) OpenTerminal(t *testing.T) {
+	d.eval(t, `(let ((w (selected-window)))
+  (select-window (split-window-right))
+  (set-process-query-on-exit-flag (get-buffer-process (ansi-term "/bin/sh")) nil)
+  (select-window w)
+  t)`)
+}
+
+func (d *emacsDriver) inTerminal(t *testing.T) bool {
+	var b bool
+	_ = json.Unmarshal(d.eval(t, "(if (eq (buffer-local-value 'major-mode (window-buffer (selected-window))) 'term-mode) t :false)"), &b)
+	return b
+}
+
+// ToTerminal and FromTerminal type C-x o, which ansi-term's char mode
+// leaves to Emacs.
+func (d *emacsDriver) ToTerminal(t *testing.T) {
+	d.keys(t, "", "C-x", "o")
+	waitFor(t, "the terminal's window selected", func() bool { return d.inTerminal(t) })
+}
+
+func (d *emacsDriver) FromTerminal(t *testing.T) {
+	d.keys(t, "", "C-x", "o")
+	waitFor(t, "the file's window selected", func() bool { return !d.inTerminal(t) })
+}
+
 func (d *emacsDriver) Diff(t *testing.T, path string) (diffView, bool) {
 	var v *struct {
 		Left, Right string

@@ -187,6 +187,23 @@ func (d *vimDriver) Unselect(t *testing.T) {
 	d.waitMode(t, "n")
 }
 
+func (d *vimDriver) OpenTerminal(t *testing.T) {
+	d.ex(t, "rightbelow vertical terminal")
+	waitFor(t, "the terminal's window focused", func() bool { return d.evalString(t, "&buftype") == "terminal" })
+	d.keys(t, "", "C-w", "p")
+	waitFor(t, "the file's window focused", func() bool { return d.evalString(t, "&buftype") == "" })
+}
+
+func (d *vimDriver) ToTerminal(t *testing.T) {
+	d.keys(t, "", "C-w", "l")
+	waitFor(t, "the terminal's window focused", func() bool { return d.evalString(t, "&buftype") == "terminal" })
+}
+
+func (d *vimDriver) FromTerminal(t *testing.T) {
+	d.keys(t, "", "C-w", "h")
+	waitFor(t, "the file's window focused", func() bool { return d.evalString(t, "&buftype") == "" })
+}
+
 func (d *vimDriver) Diff(t *testing.T, path string) (diffView, bool) {
 	var v *struct {
 		Left, Right string
@@ -209,6 +226,16 @@ func (d *vimDriver) AppendRight(t *testing.T, path, line string) {
 		v, ok := d.Diff(t, path)
 		return ok && strings.Contains(v.Right, line)
 	})
+}
+
+func (d *vimDriver) Hint(t *testing.T, path string) string {
+	d.eval(t, "win_gotoid(GemkitTestDiff("+vimString(path)+").rightwin)")
+	return d.evalString(t, "&l:statusline")
+}
+
+func (d *vimDriver) WriteQuit(t *testing.T, path string) {
+	d.eval(t, "win_gotoid(GemkitTestDiff("+vimString(path)+").rightwin)")
+	d.ex(t, "wq")
 }
 
 func (d *vimDriver) Accept(t *testing.T, _ string)    { d.ex(t, "GemkitAccept") }

@@ -10,7 +10,8 @@
 //   {"op":"listResources"} {"op":"readResource","uri":U}
 //   {"op":"waitToolsChanged","after":K,"timeoutMs":T}  waits until more than K
 //       notifications/tools/list_changed have arrived
-//   {"op":"callToolCancel","name":N,"args":{...},"afterMs":T}  calls, then cancels after T ms
+//   {"op":"callToolCancel","name":N,"args":{...},"afterMs":T}  calls with a
+//       progressToken, then cancels after T ms; answers the progress seen
 //   {"op":"time","what":"listTools","n":N}   N sequential calls; answers the mean ms
 //   {"op":"close"}
 // Answers are {"ok":true,"result":...} or {"ok":false,"error":"..."}.
@@ -52,10 +53,12 @@ async function handle(req) {
     case 'callToolCancel': {
       const ac = new AbortController();
       setTimeout(() => ac.abort('cancelled by the test'), req.afterMs ?? 500);
+      const progress = [];
       try {
-        return await client.callTool({ name: req.name, arguments: req.args ?? {} }, undefined, { signal: ac.signal });
+        return await client.callTool({ name: req.name, arguments: req.args ?? {} }, undefined,
+          { signal: ac.signal, onprogress: (p) => progress.push(p) });
       } catch (err) {
-        return { cancelled: true, message: String(err?.message ?? err) };
+        return { cancelled: true, message: String(err?.message ?? err), progress };
       }
     }
     case 'listResources':

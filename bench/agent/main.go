@@ -1,7 +1,7 @@
 // Command agent measures the start of `gemkit run` (issue #12's target of
 // 30 ms): from fork+exec of the process to the first model request
 // arriving at a loopback server, through the Gemini REST wire and through
-// go-openai (chat completions), with 5 installed extensions of 5
+// the chat-completions wire, with 5 installed extensions of 5
 // tools each, with and without looking for an IDE companion (none runs,
 // as for most runs). Beside them, in the same run, the whole process of
 // `gemkit extensions list --json` over the same extensions: a start that
@@ -49,13 +49,9 @@ func run(starts, exts, tools int) error {
 	if err != nil {
 		return err
 	}
-	bin := filepath.Join(tmp, "gemkit")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/gemkit")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build gemkit: %w", err)
+	bin, err := benchenv.BuildGemkit(root, tmp)
+	if err != nil {
+		return err
 	}
 	home := filepath.Join(tmp, "home")
 	ws := filepath.Join(home, "work")

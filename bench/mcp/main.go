@@ -96,7 +96,7 @@ func run(n, starts, exts, tools int) error {
 		if err != nil {
 			return err
 		}
-		got, err := s.listTools()
+		got, err := s.listTools(nil)
 		d := s.read.Sub(start)
 		s.close()
 		if err != nil {
@@ -121,13 +121,20 @@ func run(n, starts, exts, tools int) error {
 		return err
 	}
 	defer s.close()
-	var warm []time.Duration
+	// The same request in protocol 2026-07-28 (as Claude Code sends it:
+	// the revision in the request's _meta), interleaved.
+	var warm, warmModern []time.Duration
 	for range n {
 		start := time.Now()
-		if _, err := s.listTools(); err != nil {
+		if _, err := s.listTools(nil); err != nil {
 			return err
 		}
 		warm = append(warm, s.read.Sub(start))
+		start = time.Now()
+		if got, err := s.listTools(modernMeta); err != nil || got != want {
+			return fmt.Errorf("tools/list in 2026-07-28: %d tools, %v", got, err)
+		}
+		warmModern = append(warmModern, s.read.Sub(start))
 	}
 
 	// One tool, three ways, interleaved.
@@ -172,6 +179,7 @@ func run(n, starts, exts, tools int) error {
 	row("tools/list from process start", cold, "target <= 20 ms")
 	row("  beside: extensions list --json (process)", list, "same extensions, whole process")
 	row("tools/list warm", warm, "target <= 2 ms")
+	row("tools/list warm, protocol 2026-07-28", warmModern, "")
 	row("tool call through gemkit mcp", viaMCP, "")
 	row("  beside: gemkit extensions run (process)", viaRun, "")
 	row("  beside: toolrun in process (no MCP)", inProc, "")
@@ -283,8 +291,21 @@ func (s *server) request(method string, params any) (json.RawMessage, error) {
 	}
 }
 
-func (s *server) listTools() (int, error) {
-	raw, err := s.request("tools/list", map[string]any{})
+// modernMeta is the _meta of a request in protocol 2026-07-28.
+var modernMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench", "version": "1"},
+}
+
+// listTools asks for the tool list, with meta as the request's _meta
+// when it is not nil, and returns how many tools it got.
+func (s *server) listTools(meta map[string]any) (int, error) {
+	params := map[string]any{}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	raw, err := s.request("tools/list", params)
 	if err != nil {
 		return 0, err
 	}

@@ -61,6 +61,10 @@ func bench(n int, exe string) error {
 	}
 	home, _ := os.UserHomeDir()
 	policy := sandbox.Policy{Read: permission.AccessWorkspace, Write: permission.AccessWorkspace, Workspace: ws, Home: home, ExtensionDir: ext, TempDir: tmp}
+	// The protected paths a write: workspace tool gets, all absent in
+	// this fresh workspace: each run makes and removes a placeholder for
+	// every one and binds it read-only, the most such a run does.
+	policy.Guarded = permission.GuardedPaths(policy.Write, ws, home)
 	withHosts := policy
 	withHosts.AllowedHosts = []string{"api.example.com"}
 	tool := "/bin/true"
@@ -94,11 +98,23 @@ func bench(n int, exe string) error {
 		if err != nil {
 			return err
 		}
-		binds := bwrapArgs(plan)
+		empty := filepath.Join(root, "empty")
+		if err := os.Mkdir(empty, 0o555); err != nil {
+			return err
+		}
+		binds, placeholders := bwrapArgs(plan, empty)
 		binds = append(binds, "--chdir", ws, "--die-with-parent", "--cap-drop", "ALL", "--new-session")
 		bw := func(memcg bool, extra ...string) func(context.Context) error {
 			args := append(append(append([]string{}, extra...), binds...), tool)
 			return func(ctx context.Context) error {
+				// bwrap leaves the mount points it made for absent
+				// protected paths on the host: removed after each run,
+				// as sandbox-runtime does and gemkit does.
+				defer func() {
+					for _, p := range placeholders {
+						_ = os.Remove(p)
+					}
+				}()
 				cmd := exec.CommandContext(ctx, bwrap, args...)
 				cmd.Env = env
 				if !memcg || memRoot == "" {
@@ -171,12 +187,23 @@ func bench(n int, exe string) error {
 	return nil
 }
 
-// bwrapArgs turns gemkit's root-building steps into bwrap's options.
-func bwrapArgs(plan []child.Mount) []string {
-	var args []string
+// bwrapArgs turns gemkit's root-building steps into bwrap's options. An
+// absent protected path becomes a read-only bind of /dev/null (a file) or
+// of the empty folder empty, over a mount point bwrap creates on the host,
+// as sandbox-runtime does; those are returned for removal.
+func bwrapArgs(plan []child.Mount, empty string) (args, placeholders []string) {
 	for _, m := range plan {
 		switch m.Kind {
 		case child.MountBind:
+			if _, err := os.Lstat(m.Path); err != nil && !m.Write && !m.Optional && !m.Device {
+				src := empty
+				if m.File {
+					src = "/dev/null"
+				}
+				args = append(args, "--ro-bind", src, m.Path)
+				placeholders = append(placeholders, m.Path)
+				continue
+			}
 			switch {
 			case m.Device:
 				args = append(args, "--dev-bind", m.Path, m.Path)
@@ -197,7 +224,7 @@ func bwrapArgs(plan []child.Mount) []string {
 			args = append(args, "--proc", m.Path)
 		}
 	}
-	return args
+	return args, placeholders
 }
 
 // memoryCgroup is this process's v1 memory cgroup folder when it may

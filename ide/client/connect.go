@@ -22,6 +22,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/buildinfo"
 )
 
 // Endpoint is one way to reach a companion.
@@ -116,7 +117,7 @@ func (o *Options) defaults() {
 		o.ClientName = "gemkit-ide-client"
 	}
 	if o.ClientVersion == "" {
-		o.ClientVersion = "0.1.0"
+		o.ClientVersion = buildinfo.Version()
 	}
 	if o.InContainer == nil {
 		o.InContainer = inContainer
@@ -309,7 +310,7 @@ func (e *DialError) Error() string {
 	case "no-host":
 		msg := "the host " + e.Host + " cannot be resolved"
 		if e.Host == "host.docker.internal" {
-			msg += " (the CLI dials it inside a container; set REMOTE_CONTAINERS=1 when the editor runs in this same container)"
+			msg += " (the CLI dials it inside a container: when the companion runs in this same container, the export line `gemkit ide serve` printed is required in this shell first; it sets REMOTE_CONTAINERS=true, and REMOTE_CONTAINERS=1 does the same)"
 		}
 		return msg
 	case "refused":

@@ -186,7 +186,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 	}
 	if host != "127.0.0.1" {
 		add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host),
-			"if the editor runs in this same container, set REMOTE_CONTAINERS=1 (or connect over SSH) so that the CLI dials 127.0.0.1")
+			"if the companion runs in this same container, the export line `gemkit ide serve` printed is required in the CLI's shell (it sets REMOTE_CONTAINERS=true, so that the CLI dials 127.0.0.1)")
 	}
 	if ch := p.Choice; ch != nil {
 		all := ch.Candidates
@@ -198,6 +198,17 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		}
 	}
 	doctorOtherFiles(st, p, add)
+	if ch := p.Choice; ch != nil && o.Getenv(ide.EnvServerPort) == "" {
+		if serving := ch.Serving(); len(serving) > 1 {
+			names := make([]string, len(serving))
+			for i, c := range serving {
+				names[i] = fmt.Sprintf("%s (pid %d)", c.Name, c.PID)
+			}
+			add("companions", "warning", fmt.Sprintf("%d companions serve %s: %s; a CLI started here connects to the first by the CLI's order (editor pid, alive, larger pid), whichever you meant",
+				len(serving), p.Cwd, strings.Join(names, ", ")),
+				"stop the companions you do not use (a second `gemkit ide serve` in one folder is usually a forgotten one), or paste the export line of the one you want before starting gemini")
+		}
+	}
 	if p.Config == nil && len(p.Endpoints) == 0 {
 		// Nothing to connect to: say so first, in place of the real CLI's
 		// words for this case (IdeClient.connect in ide-client.ts), which
@@ -302,7 +313,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	var dnsErr *net.DNSError
 	switch {
 	case errors.As(err, &dnsErr):
-		add(name, "error", fmt.Sprintf("%s cannot be resolved, so port %d cannot be dialled", host, cfg.Port), "inside a container the CLI dials host.docker.internal; if the editor runs in this same container, set REMOTE_CONTAINERS=1 so that it dials 127.0.0.1")
+		add(name, "error", fmt.Sprintf("%s cannot be resolved, so port %d cannot be dialled", host, cfg.Port), "inside a container the CLI dials host.docker.internal; if the companion runs in this same container, run the export line `gemkit ide serve` printed in the CLI's shell first (it sets REMOTE_CONTAINERS=true, so that it dials 127.0.0.1)")
 		return
 	case err != nil && !c.Alive:
 		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shellQuote(c.Path))

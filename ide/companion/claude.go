@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -154,6 +155,7 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.peers[p] = false
 	c.mu.Unlock()
+	c.srv.findPeer(&p.info, p.conn)
 	c.srv.log.Info("claude code connected", "port", c.port)
 	defer func() {
 		c.mu.Lock()
@@ -307,10 +309,7 @@ type claudeRange struct {
 }
 
 // selectionMsg is selection_changed for the active file, nil when no file
-// is active. The editor protocol reports a cursor (1-based) and the
-// selected text: the cursor is taken as the end of the selection and the
-// start is counted back over the text's lines (0-based, as Claude Code
-// reads them).
+// is active.
 func (c *claudeEndpoint) selectionMsg() []byte {
 	ctx := c.srv.Context()
 	if ctx.WorkspaceState == nil {
@@ -320,19 +319,8 @@ func (c *claudeEndpoint) selectionMsg() []byte {
 		if !f.IsActive || f.Cursor == nil {
 			continue
 		}
-		end := claudePos{Line: f.Cursor.Line - 1, Character: f.Cursor.Character - 1}
-		start := end
-		if f.SelectedText != "" {
-			n := strings.Count(f.SelectedText, "\n")
-			start.Line = max(end.Line-n, 0)
-			if n > 0 {
-				start.Character = 0
-			} else {
-				start.Character = max(end.Character-len([]rune(f.SelectedText))+1, 0)
-			}
-		}
 		msg, err := notification(claudeSelectionChanged, map[string]any{
-			"selection": claudeRange{Start: start, End: end},
+			"selection": selectionRange(*f.Cursor, f.SelectedText),
 			"text":      f.SelectedText,
 			"filePath":  f.Path,
 			"fileUrl":   "file://" + f.Path,
@@ -343,6 +331,50 @@ func (c *claudeEndpoint) selectionMsg() []byte {
 		return msg
 	}
 	return nil
+}
+
+// selectionRange is the range of selection_changed (0-based, the end
+// exclusive, as VS Code's selections are). The editor protocol reports a
+// cursor (1-based) and the selected text: the cursor is taken as the
+// selection's last line, the start is counted back over the text's lines,
+// and the range ends after the text's last character. Claude Code counts
+// end.line-start.line+1 lines, one less when end.character is 0, and shows
+// that count ("⧉ 2 lines selected"): an end at the cursor's column would
+// lose the last line of a linewise selection.
+func selectionRange(cursor ide.Cursor, text string) claudeRange {
+	end := claudePos{Line: cursor.Line - 1, Character: cursor.Character - 1}
+	if text == "" {
+		return claudeRange{Start: end, End: end}
+	}
+	if n := strings.Count(text, "\n"); n > 0 {
+		last := text[strings.LastIndexByte(text, '\n')+1:]
+		return claudeRange{
+			Start: claudePos{Line: max(end.Line-n, 0)},
+			End:   claudePos{Line: end.Line, Character: utf16Len(last)},
+		}
+	}
+	// One line: the cursor is on the text's last character (Vim's Visual
+	// mode) or just after it (Emacs's point), so the start's column may be
+	// one off; the end is never 0, and Claude Code reads only the lines.
+	w := utf16Len(text)
+	start := max(end.Character-w+1, 0)
+	return claudeRange{
+		Start: claudePos{Line: end.Line, Character: start},
+		End:   claudePos{Line: end.Line, Character: start + w},
+	}
+}
+
+// utf16Len counts the UTF-16 code units of s, the unit of positions.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if w := utf16.RuneLen(r); w > 0 {
+			n += w
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *claudeEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -204,6 +204,41 @@ func TestClaudeGeminiDiffsStayApart(t *testing.T) {
 	gem.none(ide.MethodDiffAccepted, 300*time.Millisecond)
 }
 
+// TestSelectionRange checks the ranges Claude Code counts lines from
+// (end.line-start.line+1, one less when end.character is 0: the
+// selection_changed handler of Claude Code 2.1.330's bundled CLI).
+func TestSelectionRange(t *testing.T) {
+	tests := []struct {
+		name   string
+		cursor ide.Cursor
+		text   string
+		want   claudeRange
+		lines  int
+	}{
+		{"no selection", ide.Cursor{Line: 3, Character: 5}, "", claudeRange{claudePos{2, 4}, claudePos{2, 4}}, 1},
+		{"V j: two whole lines, cursor at column 1", ide.Cursor{Line: 2, Character: 1}, "one\ntwo", claudeRange{claudePos{0, 0}, claudePos{1, 3}}, 2},
+		{"V: one whole line, cursor at column 1", ide.Cursor{Line: 4, Character: 1}, "four", claudeRange{claudePos{3, 0}, claudePos{3, 4}}, 1},
+		{"v: characters, cursor on the last", ide.Cursor{Line: 1, Character: 3}, "wo", claudeRange{claudePos{0, 1}, claudePos{0, 3}}, 1},
+		{"region ending at the start of the next line", ide.Cursor{Line: 3, Character: 1}, "one\ntwo\n", claudeRange{claudePos{0, 0}, claudePos{2, 0}}, 2},
+		{"last line counted in UTF-16", ide.Cursor{Line: 2, Character: 1}, "a\né😀", claudeRange{claudePos{0, 0}, claudePos{1, 3}}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := selectionRange(tt.cursor, tt.text)
+			if got != tt.want {
+				t.Errorf("selectionRange(%+v, %q) = %+v, want %+v", tt.cursor, tt.text, got, tt.want)
+			}
+			lines := got.End.Line - got.Start.Line + 1
+			if got.End.Character == 0 && tt.text != "" {
+				lines--
+			}
+			if lines != tt.lines {
+				t.Errorf("Claude Code counts %d lines, want %d", lines, tt.lines)
+			}
+		})
+	}
+}
+
 func TestClaudeSelectionMentionDiagnostics(t *testing.T) {
 	ed := &diagEditor{fakeEditor: newFakeEditor(), asked: make(chan string, 10)}
 	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir(), Debounce: time.Millisecond})
@@ -226,7 +261,7 @@ func TestClaudeSelectionMentionDiagnostics(t *testing.T) {
 		if p.Text == "" {
 			continue // the state before the selection
 		}
-		want := claudeRange{Start: claudePos{Line: 1}, End: claudePos{Line: 2}}
+		want := claudeRange{Start: claudePos{Line: 1}, End: claudePos{Line: 2, Character: 1}}
 		if p.FilePath != path || p.Text != "b\nc" || p.Selection != want {
 			t.Errorf("selection_changed = %+v", p)
 		}

@@ -25,6 +25,11 @@ type Client struct {
 	Transport string
 	// Since is when it initialized.
 	Since time.Time
+	// PID and Dir are the client's process and its working folder, where
+	// the system tells them (Linux: the loopback socket's owner); 0 and ""
+	// elsewhere.
+	PID int
+	Dir string
 }
 
 // clientInfo is what a client says of itself at initialize, and when.
@@ -32,6 +37,74 @@ type clientInfo struct {
 	mu            sync.Mutex
 	name, version string
 	since         time.Time
+	pid           int
+	dir           string
+}
+
+// peerConn is the two ends of a client's connection, "host:port" each.
+type peerConn struct{ remote, local string }
+
+// findPeer looks up the client's process and folder (peerOf) off the
+// request's path, then tells Config.OnClientsChange.
+func (s *Server) findPeer(info *clientInfo, c peerConn) {
+	s.peers.start()
+	go func() {
+		defer s.clientsChanged()
+		defer s.peers.done()
+		if pid, dir := peerOf(c); pid != 0 {
+			info.setPeer(pid, dir)
+		}
+	}()
+}
+
+// peerLookups counts the lookups under way, so that Clients can wait a
+// moment for them: a client listed before its process is known would be
+// listed again, changed, a moment later.
+type peerLookups struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0
+}
+
+func (p *peerLookups) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		p.idle = make(chan struct{})
+	}
+	p.n++
+}
+
+func (p *peerLookups) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n--; p.n == 0 {
+		close(p.idle)
+	}
+}
+
+// wait returns once no lookup is under way, or after d.
+func (p *peerLookups) wait(d time.Duration) {
+	p.mu.Lock()
+	if p.n == 0 {
+		p.mu.Unlock()
+		return
+	}
+	idle := p.idle
+	p.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+}
+
+// setPeer notes the client's process and folder (peerOf).
+func (c *clientInfo) setPeer(pid int, dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pid, c.dir = pid, dir
 }
 
 func (c *clientInfo) set(name, version string) {
@@ -43,7 +116,7 @@ func (c *clientInfo) set(name, version string) {
 func (c *clientInfo) client(transport string) Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Client{Name: c.name, Version: c.version, Transport: transport, Since: c.since}
+	return Client{Name: c.name, Version: c.version, Transport: transport, Since: c.since, PID: c.pid, Dir: c.dir}
 }
 
 // initializeInfo reads clientInfo from the params of an initialize request.
@@ -63,8 +136,12 @@ func initializeInfo(params json.RawMessage) (name, version string) {
 // stream is open (and before its client opens one); a session whose
 // stream closed is kept for a reconnect but not listed until it does. A
 // WebSocket client counts from its initialized notification until its
-// connection closes.
+// connection closes. While a new client's process is being looked up it
+// waits for it, a quarter of a second at most.
 func (s *Server) Clients() []Client {
+	// A lookup takes some 15 ms; the list waits for it rather than
+	// naming a client twice.
+	s.peers.wait(250 * time.Millisecond)
 	var out []Client
 	for _, sess := range s.sess.all() {
 		sess.mu.Lock()

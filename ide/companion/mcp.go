@@ -139,7 +139,7 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 		// A new session: note its id when mcp-go writes the response
 		// headers, before the client can use it.
 		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess,
-			name: peek.Params.ClientInfo.Name, version: peek.Params.ClientInfo.Version}, r)
+			name: peek.Params.ClientInfo.Name, version: peek.Params.ClientInfo.Version, conn: peerConnOf(r)}, r)
 		return
 	}
 	sess := m.srv.sess.get(r.Header.Get(ide.HeaderSessionID))
@@ -222,7 +222,8 @@ func (m *mcpEndpoint) shutdown(ctx context.Context) {
 type initWriter struct {
 	http.ResponseWriter
 	reg           *sessionRegistry
-	name, version string // the client's clientInfo
+	name, version string   // the client's clientInfo
+	conn          peerConn // its connection (Server.findPeer)
 	seen          bool
 }
 
@@ -251,7 +252,7 @@ func (w *initWriter) register() {
 	}
 	w.seen = true
 	if id := w.Header().Get(ide.HeaderSessionID); id != "" {
-		w.reg.add(id, w.name, w.version)
+		w.reg.add(id, w.name, w.version, w.conn)
 	}
 }
 

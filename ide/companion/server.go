@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/buildinfo"
 )
 
 // Config is how a Server is set up. Only Workspace is usually needed; every
@@ -132,6 +132,8 @@ type Server struct {
 
 	claude  *claudeEndpoint // nil unless Config.Claude
 	streams streamPeers     // clients of /stream
+	// peers counts the client process lookups under way (findPeer).
+	peers peerLookups
 }
 
 // New checks cfg, opens the listener on 127.0.0.1 with a port the system
@@ -451,12 +453,7 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
+func moduleVersion() string { return buildinfo.Version() }
 
 // watchProcess returns once process pid no longer exists or ctx ends.
 func watchProcess(ctx context.Context, pid int) {

@@ -82,7 +82,7 @@ func newSessionID() string {
 
 // add registers a session that initialize just created for the client
 // that says it is name and version.
-func (r *sessionRegistry) add(id, name, version string) {
+func (r *sessionRegistry) add(id, name, version string, conn peerConn) {
 	r.mu.Lock()
 	if _, ok := r.sessions[id]; r.closed || ok {
 		r.mu.Unlock()
@@ -97,7 +97,9 @@ func (r *sessionRegistry) add(id, name, version string) {
 	sess.info.set(name, version)
 	r.sessions[id] = sess
 	r.mu.Unlock()
-	r.srv.clientsChanged()
+	// findPeer tells OnClientsChange once it knows the client's process,
+	// so that the status line names it at once rather than twice.
+	r.srv.findPeer(&sess.info, conn)
 }
 
 func (r *sessionRegistry) get(id string) *session {

@@ -30,6 +30,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	}
 	s.streams.peers[p] = false
 	s.streams.mu.Unlock()
+	s.findPeer(&p.info, p.conn)
 	defer func() {
 		s.streams.mu.Lock()
 		wasReady := s.streams.peers[p]

@@ -43,8 +43,10 @@ type wsPeer struct {
 
 	closeOnce sync.Once
 	inFlight  chan struct{}
-	// info is what the peer said of itself at initialize.
+	// info is what the peer said of itself at initialize; conn is its
+	// connection, to find its process (Server.findPeer).
 	info clientInfo
+	conn peerConn
 }
 
 // acceptWS upgrades r to a WebSocket offering subprotocol (when not
@@ -62,10 +64,12 @@ func acceptWS(w http.ResponseWriter, r *http.Request, subprotocol string, log *s
 	}
 	c.SetReadLimit(wsMaxMessage)
 	ctx, cancel := context.WithCancel(context.Background())
-	return &wsPeer{
+	p := &wsPeer{
 		c: c, log: log, out: make(chan []byte, wsQueue),
 		ctx: ctx, cancel: cancel, inFlight: make(chan struct{}, wsMaxInFlight),
-	}, nil
+	}
+	p.conn = peerConnOf(r)
+	return p, nil
 }
 
 // send queues msg; a peer whose queue is full is disconnected.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/internal/buildinfo"
 )
 
 // Outcome of one check.
@@ -279,7 +280,7 @@ func (h rawHTTP) auth(extra map[string]string) map[string]string {
 func initializeBody(id int) map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": id, "method": "initialize", "params": map[string]any{
 		"protocolVersion": ide.ProtocolVersion, "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "gemkit-ide-check", "version": "0.1.0"},
+		"clientInfo": map[string]any{"name": "gemkit-ide-check", "version": buildinfo.Version()},
 	}}
 }
 

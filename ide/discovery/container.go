@@ -35,7 +35,8 @@ func ContainerEnv(root string, getenv func(string) string) (map[string]string, s
 	for _, m := range containerMarkers {
 		if _, err := os.Stat(filepath.Join(root, m)); err == nil {
 			return map[string]string{EnvRemoteContainers: "true"},
-				"in a container (" + m + "): " + EnvRemoteContainers + "=true is added to the env so that gemini dials 127.0.0.1 here, not host.docker.internal"
+				"in a container (" + m + "): a gemini started here dials host.docker.internal unless " + EnvRemoteContainers +
+					" is set, so " + EnvRemoteContainers + "=true is added to the env this companion reports; a gemini started outside that env connects only after its export line"
 		}
 	}
 	return nil, ""

@@ -151,6 +151,20 @@ type Choice struct {
 	Reason string
 }
 
+// Serving returns the usable files of live companions whose workspace
+// holds the cwd, in the order the real client considers them: when there
+// are two or more, a CLI started there without GEMINI_CLI_IDE_SERVER_PORT
+// connects to the first, whichever companion the person meant.
+func (ch *Choice) Serving() []*Candidate {
+	var out []*Candidate
+	for _, c := range ch.Candidates {
+		if c.Config != nil && c.Err == nil && c.Alive && c.Workspace == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // ChooseOptions configure Choose.
 type ChooseOptions struct {
 	// Dir is the discovery directory; "" means Dir().

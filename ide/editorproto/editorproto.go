@@ -20,11 +20,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // Method names of the protocol.
@@ -108,12 +108,9 @@ type Conn struct {
 	timeout time.Duration
 	maxLine int
 
-	wmu    sync.Mutex
-	nextID atomic.Int64
+	wmu sync.Mutex
 
-	pmu     sync.Mutex
-	pending map[int64]chan message
-	closed  bool
+	pending *jsonrpc.Pending[message]
 	done    chan struct{}
 }
 
@@ -133,7 +130,7 @@ func New(r io.Reader, w io.Writer, o Options) *Conn {
 	}
 	return &Conn{
 		r: r, w: w, log: o.Logger, timeout: o.RequestTimeout, maxLine: o.MaxLine,
-		pending: map[int64]chan message{},
+		pending: jsonrpc.NewPending[message](ErrClosed),
 		done:    make(chan struct{}),
 	}
 }
@@ -279,22 +276,8 @@ func (c *Conn) invalid(id json.RawMessage, msg string) {
 }
 
 func (c *Conn) handleResponse(id json.RawMessage, m message) {
-	n, err := strconv.ParseInt(string(id), 10, 64)
-	if err != nil {
-		c.log.Error("editor protocol: response with an id gemkit never used", "id", string(id))
-		return
-	}
-	c.pmu.Lock()
-	ch, ok := c.pending[n]
-	delete(c.pending, n)
-	if ok {
-		// Under the lock, so that closePending cannot close ch first;
-		// the buffer of one never blocks.
-		ch <- m
-	}
-	c.pmu.Unlock()
-	if !ok {
-		c.log.Warn("editor protocol: response to no pending request (late or unknown)", "id", n)
+	if n, ok := c.pending.Deliver(id, m); !ok {
+		c.log.Warn("editor protocol: response to no pending request (late, unknown or never used)", "id", n)
 	}
 }
 
@@ -381,17 +364,8 @@ func jsonKind(t reflect.Type) string {
 	}
 }
 
-// validID returns id when it may be echoed in a reply (a string or a
-// number), else nil, which is sent as null.
-func validID(id json.RawMessage) json.RawMessage {
-	if len(id) == 0 {
-		return nil
-	}
-	if id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9') {
-		return id
-	}
-	return nil
-}
+// validID returns id when it may be echoed in a reply, else nil.
+func validID(id json.RawMessage) json.RawMessage { return jsonrpc.ValidID(id) }
 
 func absPath(method, field, p string) error {
 	if p == "" {
@@ -590,68 +564,33 @@ func (c *Conn) Notify(method string, params any) error {
 // Call sends a request to the editor and waits for its answer, at most
 // the request timeout. result may be nil.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	id := c.nextID.Add(1)
-	ch := make(chan message, 1)
-	c.pmu.Lock()
-	if c.closed {
-		c.pmu.Unlock()
-		return ErrClosed
-	}
-	c.pending[id] = ch
-	c.pmu.Unlock()
-	forget := func() {
-		c.pmu.Lock()
-		delete(c.pending, id)
-		c.pmu.Unlock()
-	}
-	err := c.write(struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      int64  `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", id, method, params})
+	m, err := c.pending.Call(ctx, c.timeout, method, func(id int64) error {
+		return c.write(struct {
+			JSONRPC string `json:"jsonrpc"`
+			ID      int64  `json:"id"`
+			Method  string `json:"method"`
+			Params  any    `json:"params"`
+		}{"2.0", id, method, params})
+	})
 	if err != nil {
-		forget()
-		return fmt.Errorf("send %s to the editor: %w", method, err)
+		return err
 	}
-	timer := time.NewTimer(c.timeout)
-	defer timer.Stop()
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			return ErrClosed
-		}
-		if m.Error != nil {
-			return m.Error
-		}
-		if result != nil {
-			if err := json.Unmarshal(m.Result, result); err != nil {
-				return fmt.Errorf("editor's answer to %s: %w", method, err)
-			}
-		}
-		return nil
-	case <-timer.C:
-		forget()
-		return fmt.Errorf("the editor did not answer %s within %v", method, c.timeout)
-	case <-ctx.Done():
-		forget()
-		return fmt.Errorf("%s: %w", method, ctx.Err())
+	if m.Error != nil {
+		return m.Error
 	}
+	if result != nil {
+		if err := json.Unmarshal(m.Result, result); err != nil {
+			return fmt.Errorf("editor's answer to %s: %w", method, err)
+		}
+	}
+	return nil
 }
 
 // closePending fails every request still waiting: the editor is gone.
 func (c *Conn) closePending() {
-	c.pmu.Lock()
-	defer c.pmu.Unlock()
-	if c.closed {
-		return
+	if c.pending.Close() {
+		close(c.done)
 	}
-	c.closed = true
-	for id, ch := range c.pending {
-		close(ch)
-		delete(c.pending, id)
-	}
-	close(c.done)
 }
 
 // OpenDiff implements companion.Editor with a diff/open request.

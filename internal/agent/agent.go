@@ -7,8 +7,9 @@
 //
 // Tools are called natively (function calling) or through the extension
 // plan's text protocol (<tool_code>, <read_doc>) for models without
-// function calling. The loop is the same for `gemkit run` and
-// `gemkit chat`: one Agent holds one conversation.
+// function calling. The loop is the same for `gemkit run`, `gemkit chat`
+// and `gemkit acp`: one Agent holds one conversation, and what it asks of
+// the person goes through its Host.
 package agent
 
 import (
@@ -112,14 +113,21 @@ type Agent struct {
 	Model model.Model
 	// Set is the enabled extensions (nil: none).
 	Set *disclosure.Set
-	// Runner runs extension tools (sandbox, consent).
+	// Runner runs extension tools (sandbox, consent); its Asker is set to
+	// the Host's AllowTool.
 	Runner *toolrun.Runner
 	// Workspace is the folder files are read from and edited in.
 	Workspace string
 	// IDE gives the editor's context; nil when no companion is connected.
 	IDE ContextSource
-	// Reviewer decides proposed edits.
+	// Host reads files as the person sees them, reviews and writes edits;
+	// nil is LocalHost{Reviewer}.
+	Host Host
+	// Reviewer decides proposed edits when Host is nil.
 	Reviewer Reviewer
+	// Tools are more tools offered beside the built-in and extension ones
+	// (an ACP client's MCP servers).
+	Tools    []ToolSource
 	Protocol Protocol
 	Limits   Limits
 	// SummaryBudget is the summary's size (0: disclosure.DefaultBudget).
@@ -159,6 +167,12 @@ func (a *Agent) prepare() {
 	if a.Reviewer == nil {
 		a.Reviewer = NoReviewer{}
 	}
+	if a.Host == nil {
+		a.Host = LocalHost{Reviewer: a.Reviewer}
+	}
+	if a.Runner != nil {
+		a.Runner.Ask = a.Host.AllowTool
+	}
 	a.ide.src = a.IDE
 	a.decls = builtinDecls()
 	if a.Set != nil {
@@ -168,6 +182,18 @@ func (a *Agent) prepare() {
 				continue
 			}
 			a.decls = append(a.decls, model.ToolDecl{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+		}
+	}
+	taken := map[string]bool{}
+	for _, d := range a.decls {
+		taken[d.Name] = true
+	}
+	for _, src := range a.Tools {
+		for _, d := range src.Decls() {
+			if !taken[d.Name] {
+				taken[d.Name] = true
+				a.decls = append(a.decls, d)
+			}
 		}
 	}
 	a.system = a.buildSystem()
@@ -241,7 +267,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 			return out
 		}
 		out.Turns++
-		req := model.Request{System: a.system, Messages: a.history, MaxOutputTokens: lim.MaxOutputTokens}
+		req := model.Request{System: a.system, Messages: a.history, MaxOutputTokens: lim.MaxOutputTokens, AfterResults: out.Turns > 1 && a.Protocol == Text}
 		if a.Protocol == Native {
 			req.Tools = a.decls
 		}
@@ -379,11 +405,21 @@ func (e errResult) Error() string { return e.text }
 func (a *Agent) dispatch(ctx context.Context, lim Limits, name string, args json.RawMessage) (string, error) {
 	switch name {
 	case readFileTool:
+		if text, handled, err := a.hostRead(ctx, args); handled {
+			return text, err
+		}
 		return a.readFile(args)
 	case listFilesTool:
 		return a.listFiles(args)
 	case proposeEditTool:
 		return a.proposeEdit(ctx, args)
+	}
+	if src := a.toolSource(name); src != nil {
+		text, isErr, err := src.Call(ctx, name, args)
+		if err == nil && isErr {
+			err = errResult{text}
+		}
+		return text, err
 	}
 	if a.Set == nil {
 		return "", fmt.Errorf("there is no tool %q; the tools are %s", name, a.toolNames())
@@ -399,6 +435,21 @@ func (a *Agent) dispatch(ctx context.Context, lim Limits, name string, args json
 		return "", errResult{res.Text}
 	}
 	return res.Text, nil
+}
+
+// toolSource returns the ToolSource that declared name, if one did.
+func (a *Agent) toolSource(name string) ToolSource {
+	if isBuiltin(name) || (a.Set != nil && a.Set.Tool(name) != nil) {
+		return nil
+	}
+	for _, src := range a.Tools {
+		for _, d := range src.Decls() {
+			if d.Name == name {
+				return src
+			}
+		}
+	}
+	return nil
 }
 
 func (a *Agent) toolNames() string {

@@ -34,7 +34,7 @@ func (l *liveContext) set(path string, line int) {
 	l.c = &ide.Context{WorkspaceState: &ide.WorkspaceState{OpenFiles: []ide.File{{Path: path, IsActive: true, Cursor: &ide.Cursor{Line: line, Character: 1}}}}}
 }
 
-// TestStreamingAndContextPerTurn: through openai-go, the reply's text
+// TestStreamingAndContextPerTurn: over chat completions, the reply's text
 // arrives in several pieces as it streams; in a conversation, a change of
 // the editor's context between two prompts reaches the second one as a
 // delta, and the history carries the whole exchange.

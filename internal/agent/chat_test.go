@@ -45,6 +45,32 @@ func (p *pane) waitFor(s string, count int) {
 	}
 }
 
+// startChat starts gemkit chat with args in the workspace, in a pane of
+// a private tmux server, with the fixture's environment and extra. The
+// script stands for the person's shell, which outlives a Ctrl-C sent to
+// the job in the foreground.
+func startChat(t *testing.T, f *fixture, tmux string, extra []string, args string) *pane {
+	t.Helper()
+	p := &pane{t: t, tmux: tmux, socket: filepath.Join(f.root, "tmux.sock")}
+	script := filepath.Join(f.root, "chat.sh")
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\ntrap 'true' INT\ncd '" + f.ws + "'\n")
+	for _, kv := range append(f.env(), extra...) {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.ContainsAny(k, " '") || strings.Contains(v, "'") {
+			continue
+		}
+		b.WriteString("export " + k + "='" + v + "'\n")
+	}
+	b.WriteString("'" + f.bin + "' chat " + args + "\necho \"chat ended with $?\"\nsleep 600\n")
+	if err := os.WriteFile(script, []byte(b.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.run("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", script)
+	t.Cleanup(func() { exec.Command(tmux, "-S", p.socket, "kill-server").Run() })
+	return p
+}
+
 // typeLine types text, then Enter as its own key (else it reads as a paste).
 func (p *pane) typeLine(text string) {
 	p.run("send-keys", "-t", "chat", "-l", text)
@@ -54,8 +80,9 @@ func (p *pane) typeLine(text string) {
 // TestChatInTmux drives `gemkit chat` in a terminal: a tool of an
 // extension without recorded consent asks first, with its permissions,
 // then runs and shows one line with its outcome; a proposed edit is shown
-// as a diff, accepted with y and written; Ctrl-C stops a streaming turn
-// and the chat goes on; Ctrl-D ends it.
+// as a diff, accepted with one key (a, as in ide serve) and written;
+// Ctrl-C stops a streaming turn and the chat goes on; the Up arrow
+// recalls the last line (x/term's line editor, no "^[[A"); Ctrl-D ends it.
 func TestChatInTmux(t *testing.T) {
 	tmux := gemkittest.Tool(t, "tmux", "tmux")
 	f := newFixture(t)
@@ -71,26 +98,7 @@ func TestChatInTmux(t *testing.T) {
 		fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "search": "beta", "replace": "delta"}),
 		fakemodel.Text("Edited a.txt."))
 
-	p := &pane{t: t, tmux: tmux, socket: filepath.Join(f.root, "tmux.sock")}
-	script := filepath.Join(f.root, "chat.sh")
-	// The script stands for the person's shell, which outlives a Ctrl-C
-	// sent to the job in the foreground.
-	var b strings.Builder
-	b.WriteString("#!/bin/sh\ntrap 'true' INT\ncd '" + f.ws + "'\n")
-	for _, kv := range f.env() {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.ContainsAny(k, " '") || strings.Contains(v, "'") {
-			continue
-		}
-		b.WriteString("export " + k + "='" + v + "'\n")
-	}
-	b.WriteString("'" + f.bin + "' chat --no-ide --base-url " + srv.URL + "/v1 -m local\necho \"chat ended with $?\"\nsleep 600\n")
-	if err := os.WriteFile(script, []byte(b.String()), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p.run("new-session", "-d", "-s", "chat", "-x", "160", "-y", "50", script)
-	t.Cleanup(func() { exec.Command(tmux, "-S", p.socket, "kill-server").Run() })
-
+	p := startChat(t, f, tmux, nil, "--no-ide --base-url "+srv.URL+"/v1 -m local")
 	p.waitFor("Ctrl-D ends", 1)
 	p.typeLine("count tmux")
 	p.waitFor("wants to run a tool", 1)
@@ -104,11 +112,11 @@ func TestChatInTmux(t *testing.T) {
 		t.Errorf("no line for the tool call:\n%s", s)
 	}
 	p.typeLine("now edit a.txt")
-	p.waitFor("Apply this change to a.txt?", 1)
+	p.waitFor("Apply this change to a.txt: accept [a], reject [r], or edit [e]?", 1)
 	if s := p.screen(); !strings.Contains(s, "-beta") || !strings.Contains(s, "+delta") {
 		t.Errorf("no diff shown:\n%s", s)
 	}
-	p.typeLine("y")
+	p.run("send-keys", "-t", "chat", "a")
 	p.waitFor("Edited a.txt.", 1)
 	if got, _ := os.ReadFile(filepath.Join(f.ws, "a.txt")); string(got) != "alpha\ndelta\n" {
 		t.Errorf("a.txt is %q", got)
@@ -131,6 +139,12 @@ func TestChatInTmux(t *testing.T) {
 	p.waitFor("(turn stopped)", 1)
 	p.typeLine("hello again")
 	p.waitFor("Still here.", 1)
+	p.run("send-keys", "-t", "chat", "Up")
+	p.waitFor("> hello again", 2)
+	if s := p.screen(); strings.Contains(s, "^[[A") {
+		t.Errorf("the Up arrow was echoed raw:\n%s", s)
+	}
+	p.run("send-keys", "-t", "chat", "C-u")
 	p.run("send-keys", "-t", "chat", "C-d")
 	p.waitFor("chat ended with 0", 1)
 }

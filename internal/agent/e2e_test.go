@@ -83,18 +83,7 @@ func writeFile(t *testing.T, p, body string) {
 }
 
 func (f *fixture) env() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == "HOME" || k == "TMPDIR" || k == "XDG_CONFIG_HOME" || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") || strings.HasPrefix(k, "OPENAI_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	tmp := filepath.Join(f.root, "tmp")
-	os.MkdirAll(tmp, 0o755)
-	env = append(env, "HOME="+f.home, "TMPDIR="+tmp, "LANG=C.UTF-8", "XDG_CONFIG_HOME="+filepath.Join(f.root, "config"))
-	return append(env, f.extra...)
+	return append(gemkittest.AgentEnv(f.home, f.root), f.extra...)
 }
 
 func (f *fixture) cmd(ctx context.Context, args ...string) *exec.Cmd {
@@ -234,7 +223,7 @@ func TestGeminiToolAndDoc(t *testing.T) {
 	}
 }
 
-// TestOpenAIToolAndDoc: the same through openai-go against the
+// TestOpenAIToolAndDoc: the same over chat completions against the
 // chat-completions server, with text streamed in pieces.
 func TestOpenAIToolAndDoc(t *testing.T) {
 	f := newFixture(t)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -117,32 +118,49 @@ func TestLimits(t *testing.T) {
 }
 
 // TestAPIErrors: API failures end the run with exit 2 and words saying
-// what happened and what to do, for both wire formats.
+// what happened and what to do, for both wire formats; the ones that may
+// pass (429, 5xx) are first tried again, with one line on stderr per
+// wait, the others are not.
 func TestAPIErrors(t *testing.T) {
 	f := newFixture(t)
 	cases := []struct {
-		name   string
-		status int
-		msg    string
-		want   string
+		name     string
+		status   int
+		msg      string
+		want     string
+		attempts int
 	}{
-		{"quota", 429, "Rate limit reached", "quota or rate limit"},
-		{"auth", 401, "Incorrect API key provided", "API key was refused"},
-		{"not found", 404, "model 'nope' not found", "model was not found"},
-		{"server", 500, "boom", "server failed"},
+		{"quota", 429, "Rate limit reached", "quota or rate limit", 3},
+		{"auth", 401, "Incorrect API key provided", "API key was refused", 1},
+		{"not found", 404, "model 'nope' not found", "model was not found", 1},
+		{"server", 500, "boom", "server failed", 3},
+	}
+	retry := []string{"--max-attempts", "3", "--retry-delay", "10ms"}
+	check := func(t *testing.T, tr transcript, code int, stderr string, requests, attempts int, msg, want string) {
+		t.Helper()
+		if code != 2 || tr.Status != "error" || !strings.Contains(tr.Error, want) || !strings.Contains(tr.Error, msg) || requests != attempts {
+			t.Errorf("exit %d %+v after %d requests, want %d", code, tr, requests, attempts)
+		}
+		if waits := strings.Count(stderr, "; retrying in "); waits != attempts-1 {
+			t.Errorf("%d wait lines, want %d:\n%s", waits, attempts-1, stderr)
+		}
+		if attempts > 1 && !strings.Contains(tr.Error, "after 3 attempts") {
+			t.Errorf("the error does not say it was tried 3 times: %s", tr.Error)
+		}
 	}
 	for _, c := range cases {
 		t.Run("openai "+c.name, func(t *testing.T) {
 			srv := startOpenAI(t)
-			srv.AddError(c.status, c.msg)
-			srv.AddError(c.status, c.msg) // the SDK retries once
-			tr, code, _ := f.run(t, "--no-ide", "--base-url", srv.URL+"/v1", "-m", "m", "hi")
-			if code != 2 || tr.Status != "error" || !strings.Contains(tr.Error, c.want) || !strings.Contains(tr.Error, c.msg) {
-				t.Errorf("exit %d %+v", code, tr)
+			for range c.attempts {
+				srv.AddError(c.status, c.msg)
 			}
+			tr, code, stderr := f.run(t, append(retry, "--no-ide", "--base-url", srv.URL+"/v1", "-m", "m", "hi")...)
+			check(t, tr, code, stderr, len(srv.Requests()), c.attempts, c.msg, c.want)
 		})
 		t.Run("gemini "+c.name, func(t *testing.T) {
+			var requests atomic.Int32
 			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(c.status)
 				json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": c.status, "message": c.msg, "status": "X"}})
@@ -150,10 +168,8 @@ func TestAPIErrors(t *testing.T) {
 			defer hs.Close()
 			g := *f
 			g.extra = []string{"GEMINI_API_KEY=k", "GOOGLE_GEMINI_BASE_URL=" + hs.URL}
-			tr, code, _ := g.run(t, "--no-ide", "hi")
-			if code != 2 || tr.Status != "error" || !strings.Contains(tr.Error, c.want) || !strings.Contains(tr.Error, c.msg) {
-				t.Errorf("exit %d %+v", code, tr)
-			}
+			tr, code, stderr := g.run(t, append(retry, "--no-ide", "hi")...)
+			check(t, tr, code, stderr, int(requests.Load()), c.attempts, c.msg, c.want)
 		})
 	}
 	t.Run("openai safety", func(t *testing.T) {

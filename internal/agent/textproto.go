@@ -15,13 +15,16 @@ import (
 //	<read_doc>EXTENSION/skill:SKILL</read_doc>
 //
 // and gemkit answers with <tool_result> blocks in the next user message.
-// TOOL(JSON) and a bare TOOL are accepted inside <tool_code> too, and code
-// fences around the JSON are ignored, since models write all of these.
+// The plan's own call form, TOOL(arg="value", n=2), which the summary's
+// signatures and examples show the model, is read too, as are TOOL(JSON)
+// and a bare TOOL; code fences around a block are ignored, since models
+// write all of these.
 
 // textInstructions tells the model how to call tools in the text
 // protocol; it follows the tool list in the system prompt.
 const textInstructions = `This conversation has no function calling. To use a tool, write a block on its own, then stop and wait for the result:
 <tool_code>{"name": "TOOL_NAME", "args": {"ARG": "VALUE"}}</tool_code>
+or, as the examples write it, <tool_code>TOOL_NAME(ARG="VALUE")</tool_code>.
 To read a doc, write <read_doc>EXTENSION/DOC</read_doc>; to read a skill's instructions, <read_doc>EXTENSION/skill:SKILL</read_doc>.
 You may write several blocks in one reply. The results come back in <tool_result> blocks. When you need no tool, answer normally without blocks.`
 
@@ -129,7 +132,110 @@ func parseToolCode(body, raw string) textCall {
 	if !strings.HasSuffix(rest, ")") {
 		return bad("the call's parenthesis is not closed")
 	}
-	return withArgs(c, json.RawMessage(strings.TrimSpace(strings.TrimSuffix(rest, ")"))), bad)
+	inner := strings.TrimSpace(strings.TrimSuffix(rest, ")"))
+	if inner == "" || json.Valid([]byte(inner)) || strings.HasPrefix(inner, "{") || strings.HasPrefix(inner, "[") {
+		return withArgs(c, json.RawMessage(inner), bad)
+	}
+	args, err := keywordArgs(inner)
+	if err != nil {
+		return bad(fmt.Sprintf("the arguments of %s could not be read (%v); write them as name=\"value\" pairs or a JSON object", c.Name, err))
+	}
+	return withArgs(c, args, bad)
+}
+
+// keywordArgs reads the extension plan's call form, the one the
+// summary's signatures and the manifests' examples show the model:
+// sayHello(name="Ada", times=2, loud=true). Values are strings in double
+// or single quotes, numbers, true/false/null (Python's True/False/None
+// too), or JSON objects and arrays.
+func keywordArgs(s string) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	for s = strings.TrimSpace(s); s != ""; {
+		eq := strings.IndexAny(s, "=:")
+		if eq <= 0 {
+			return nil, fmt.Errorf("%q is not name=value", cut(s, 40))
+		}
+		name := strings.TrimSpace(s[:eq])
+		if !nameRE.MatchString(name) {
+			return nil, fmt.Errorf("%q is not an argument name", cut(name, 40))
+		}
+		if _, dup := obj[name]; dup {
+			return nil, fmt.Errorf("%s is given twice", name)
+		}
+		v, rest, err := argValue(strings.TrimSpace(s[eq+1:]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		obj[name] = v
+		rest = strings.TrimSpace(rest)
+		if rest != "" && rest[0] != ',' {
+			return nil, fmt.Errorf("expected a comma before %q", cut(rest, 40))
+		}
+		s = strings.TrimSpace(strings.TrimPrefix(rest, ","))
+	}
+	return json.Marshal(obj)
+}
+
+// argValue reads one value at the start of s and returns it as JSON with
+// what follows it.
+func argValue(s string) (json.RawMessage, string, error) {
+	if s == "" {
+		return nil, "", fmt.Errorf("no value")
+	}
+	switch q := s[0]; q {
+	case '"', '\'':
+		var b strings.Builder
+		for i := 1; i < len(s); i++ {
+			switch ch := s[i]; {
+			case ch == q:
+				v, _ := json.Marshal(b.String())
+				return v, s[i+1:], nil
+			case ch == '\\' && i+1 < len(s):
+				i++
+				switch e := s[i]; e {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case 'r':
+					b.WriteByte('\r')
+				default:
+					b.WriteByte(e)
+				}
+			default:
+				b.WriteByte(ch)
+			}
+		}
+		return nil, "", fmt.Errorf("a string is not closed")
+	case '{', '[':
+		dec := json.NewDecoder(strings.NewReader(s))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, "", fmt.Errorf("not JSON: %v", err)
+		}
+		return v, s[dec.InputOffset():], nil
+	}
+	end := strings.IndexByte(s, ',')
+	if end < 0 {
+		end = len(s)
+	}
+	word := strings.TrimSpace(s[:end])
+	switch word {
+	case "True":
+		word = "true"
+	case "False":
+		word = "false"
+	case "None":
+		word = "null"
+	}
+	var x any
+	if err := json.Unmarshal([]byte(word), &x); err != nil {
+		return nil, "", fmt.Errorf("%q is not a value (quote strings)", cut(word, 40))
+	}
+	if _, isStr := x.(string); isStr {
+		return nil, "", fmt.Errorf("%q is not a value (quote strings)", cut(word, 40))
+	}
+	return json.RawMessage(word), s[end:], nil
 }
 
 func withArgs(c textCall, args json.RawMessage, bad func(string) textCall) textCall {

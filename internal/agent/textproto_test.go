@@ -16,6 +16,17 @@ func TestParseText(t *testing.T) {
 		{"arguments key", `<tool_code>{"name": "x", "arguments": {"a": "b"}}</tool_code>`, []string{`x {"a": "b"}`}},
 		{"call form", `<tool_code>x_y({"a": 1})</tool_code>`, []string{`x_y {"a": 1}`}},
 		{"bare name", "<tool_code> list_files </tool_code>", []string{"list_files {}"}},
+		// The extension plan's form (section 4.3: `lintFile(file: string)`),
+		// as the manifests' examples write a call.
+		{"keyword form", `<tool_code>sayHello(name="Ada")</tool_code>`, []string{`sayHello {"name":"Ada"}`}},
+		{"keyword values", `<tool_code>x(path='a b.go', n=2, loud=True, tags=["a"], opt=None, s="q\"t\n")</tool_code>`,
+			[]string{`x {"loud":true,"n":2,"opt":null,"path":"a b.go","s":"q\"t\n","tags":["a"]}`}},
+		{"colon form", `<tool_code>lintFile(file: "a.go")</tool_code>`, []string{`lintFile {"file":"a.go"}`}},
+		{"unquoted word", `<tool_code>sayHello(name=Ada)</tool_code>`, []string{"!quote strings"}},
+		{"positional", `<tool_code>sayHello("Ada")</tool_code>`, []string{"!not a JSON object"}},
+		{"positional pair", `<tool_code>sayHello("Ada", 2)</tool_code>`, []string{"!name=value"}},
+		{"unclosed string", `<tool_code>sayHello(name="Ada)</tool_code>`, []string{"!not closed"}},
+		{"twice", `<tool_code>f(a=1, a=2)</tool_code>`, []string{"!twice"}},
 		{"fenced", "<tool_code>\n```json\n{\"name\": \"a\"}\n```\n</tool_code>", []string{"a {}"}},
 		{"two", `<tool_code>a</tool_code> text <read_doc>ext/doc</read_doc>`, []string{"a {}", `read_doc {"extension":"ext","name":"doc"}`}},
 		{"doc alone", `<read_doc>guide</read_doc>`, []string{`read_doc {"extension":"","name":"guide"}`}},
@@ -56,6 +67,7 @@ func TestParseText(t *testing.T) {
 func FuzzParseText(f *testing.F) {
 	f.Add(`<tool_code>{"name": "a", "args": {}}</tool_code>`)
 	f.Add(`<read_doc>a/b</read_doc><tool_code>x(`)
+	f.Add(`<tool_code>say(name='A\'da', n=1.5, on=True, x={"y": [1]})</tool_code>`)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, c := range parseText(s) {
 			if c.Problem == "" && c.Name == "" {

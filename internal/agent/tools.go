@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
@@ -81,18 +83,17 @@ func (a *Agent) readFile(raw json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := os.Open(abs)
-	if err != nil {
+	f, fi, err := openRegular(abs)
+	var nr *notRegularError
+	switch {
+	case errors.As(err, &nr) && nr.mode.IsDir():
+		return "", fmt.Errorf("%s is a folder; use %s", rel, listFilesTool)
+	case errors.As(err, &nr):
+		return "", fmt.Errorf("%s is not a regular file (%s); only files are read", rel, nr.mode.Type())
+	case err != nil:
 		return "", fmt.Errorf("read %s: %w", rel, errors.Unwrap(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if fi.IsDir() {
-		return "", fmt.Errorf("%s is a folder; use %s", rel, listFilesTool)
-	}
 	buf := make([]byte, maxReadBytes+1)
 	n, _ := f.Read(buf)
 	for n < len(buf) {
@@ -204,7 +205,7 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		return "", err
 	}
 	p := Proposal{Path: abs, Rel: rel}
-	old, err := os.ReadFile(abs)
+	old, err := a.readOld(ctx, abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		p.IsNew = true
@@ -241,7 +242,7 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		return "The proposal is the same as the file; nothing to do.", nil
 	}
 	a.emit(Event{Type: EventEdit, Name: rel, Text: term.UnifiedDiff("a/"+rel, "b/"+rel, p.Old, p.New)})
-	d, err := a.Reviewer.Review(ctx, p)
+	d, err := a.Host.Review(ctx, p)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
@@ -253,7 +254,7 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		return fmt.Sprintf("The person rejected the edit of %s (in %s); the file is unchanged.", rel, d.Where), nil
 	}
 	// Written even if ctx ended meanwhile: the person accepted it.
-	if err := fsutil.ReplaceFile(abs, []byte(d.Content)); err != nil {
+	if err := a.write(context.WithoutCancel(ctx), abs, d.Content); err != nil {
 		return "", fmt.Errorf("the edit of %s was accepted but could not be written (the file is unchanged): %w", rel, err)
 	}
 	a.emit(Event{Type: EventEditOutcome, Name: rel, Text: "accepted in " + d.Where + ", written"})
@@ -263,4 +264,105 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 			term.UnifiedDiff("proposed/"+rel, "written/"+rel, p.New, d.Content)
 	}
 	return msg, nil
+}
+
+// hostRead reads a file for read_file through the host, when it has a
+// view of its own (an editor's buffers).
+func (a *Agent) hostRead(ctx context.Context, raw json.RawMessage) (string, bool, error) {
+	var args struct {
+		Path string `json:"path"`
+	}
+	if err := decodeArgs(raw, &args); err != nil {
+		return "", true, err
+	}
+	abs, rel, err := resolve(a.Workspace, args.Path)
+	if err != nil {
+		return "", true, err
+	}
+	fi, statErr := os.Stat(abs)
+	if statErr == nil && fi.IsDir() {
+		return "", true, fmt.Errorf("%s is a folder; use %s", rel, listFilesTool)
+	}
+	text, handled, err := a.Host.ReadTextFile(ctx, abs)
+	if !handled {
+		return "", false, nil
+	}
+	// A host may answer empty text for a file that does not exist.
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && text == "" && errors.Is(statErr, fs.ErrNotExist)) {
+		return "", true, fmt.Errorf("read %s: no such file", rel)
+	}
+	if err != nil {
+		return "", true, fmt.Errorf("read %s: %w", rel, err)
+	}
+	if len(text) > maxReadBytes {
+		size := len(text)
+		text = strings.ToValidUTF8(text[:maxReadBytes], "")
+		text += fmt.Sprintf("\n[gemkit: the file is %d bytes; only the first %d are shown]", size, len(text))
+	}
+	return text, true, nil
+}
+
+// readOld reads the current content of a file to be edited: through the
+// host when it has a view of its own, else from disk. A host that answers
+// the read of a file missing on disk with empty text or with an error both
+// mean a new file.
+func (a *Agent) readOld(ctx context.Context, abs string) ([]byte, error) {
+	_, statErr := os.Stat(abs)
+	text, handled, err := a.Host.ReadTextFile(ctx, abs)
+	if !handled {
+		f, _, err := openRegular(abs)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return io.ReadAll(f)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) && (err != nil || text == "") {
+		return nil, statErr
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: abs, Err: err}
+	}
+	return []byte(text), nil
+}
+
+// notRegularError says a path the agent would read is not a regular
+// file; mode is what it is.
+type notRegularError struct{ mode fs.FileMode }
+
+func (e *notRegularError) Error() string {
+	if e.mode.IsDir() {
+		return "a folder, not a file"
+	}
+	return fmt.Sprintf("not a regular file (%s)", e.mode.Type())
+}
+
+// openRegular opens a file the agent reads from disk (read_file,
+// propose_edit's current content) without blocking, then judges what was
+// opened: a FIFO (a tool can turn README.md into one) would block the
+// open and every read for good, a device could be endless. Anything but a
+// regular file is a *notRegularError inside an *fs.PathError.
+func openRegular(abs string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "read", Path: abs, Err: &notRegularError{fi.Mode()}}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// write writes an accepted edit through the host, else atomically to disk.
+func (a *Agent) write(ctx context.Context, abs, content string) error {
+	handled, err := a.Host.WriteTextFile(ctx, abs, content)
+	if handled {
+		return err
+	}
+	return fsutil.ReplaceFile(abs, []byte(content))
 }

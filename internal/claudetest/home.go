@@ -35,11 +35,21 @@ func Binary(t testing.TB) string {
 
 // Home makes a private home in which the CLI starts in dirs with no
 // onboarding, API-key or trust prompt, and returns the environment that
-// runs it offline against model: no request leaves the machine (the
-// non-essential traffic is off and every other host goes to a closed
-// loopback proxy port).
+// runs it offline against model (see Prepare).
 func Home(t testing.TB, home string, model *Model, closedPort int, dirs ...string) []string {
 	t.Helper()
+	env, err := Prepare(home, model.URL, closedPort, dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// Prepare writes the home of Home for a model served at modelURL (the
+// benchmarks use it too) and returns the environment that runs the CLI
+// offline: no request leaves the machine (the non-essential traffic is
+// off and every other host goes to closedPort, a closed loopback port).
+func Prepare(home, modelURL string, closedPort int, dirs ...string) ([]string, error) {
 	projects := map[string]any{}
 	for _, d := range dirs {
 		projects[d] = map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []string{}}
@@ -53,26 +63,26 @@ func Home(t testing.TB, home string, model *Model, closedPort int, dirs ...strin
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	// The CLI reads ~/.claude.json, or .claude.json in CLAUDE_CONFIG_DIR
 	// when that is set: both hold the same.
 	for _, p := range []string{filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude", ".claude.json")} {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	// Permission prompts (not "auto" mode) are what show a proposed
 	// change as a diff in the IDE.
 	settings := []byte(`{"permissions": {"defaultMode": "default"}, "autoUpdates": false}`)
 	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	proxy := "http://127.0.0.1:" + itoa(closedPort)
 	return []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
-		"ANTHROPIC_BASE_URL=" + model.URL,
+		"ANTHROPIC_BASE_URL=" + modelURL,
 		"ANTHROPIC_API_KEY=" + APIKey,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
@@ -81,7 +91,7 @@ func Home(t testing.TB, home string, model *Model, closedPort int, dirs ...strin
 		"HTTPS_PROXY=" + proxy, "HTTP_PROXY=" + proxy, "https_proxy=" + proxy, "http_proxy=" + proxy,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 		"TERM=xterm-256color",
-	}
+	}, nil
 }
 
 // goarch names the machine as the npm platform packages do.

@@ -142,6 +142,17 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Raw = string(body)
+	// The real API refuses a tool name over 64 characters, and Claude Code
+	// ends the session on it (anthropics/claude-code#2485 quotes the
+	// answer).
+	for i, tl := range req.Tools {
+		if len(tl.Name) > 64 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":"tools.%d.custom.name: String should have at most 64 characters"}}`, i)
+			return
+		}
+	}
 	reply := Reply{Text: "ok"}
 	if req.HasTool("Write") {
 		m.mu.Lock()

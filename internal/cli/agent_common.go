@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +29,8 @@ type agentFlags struct {
 	cfg             model.Config
 	configPath      string
 	toolTimeout     time.Duration
+	retryDelay      time.Duration
+	retryMaxWait    time.Duration
 	yes             bool
 	noIDE           bool
 	home, workspace string
@@ -37,6 +39,16 @@ type agentFlags struct {
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
+	f.registerModel(cmd)
+	fl := cmd.Flags()
+	fl.BoolVarP(&f.yes, "yes", "y", false, "write the model's proposed edits without asking")
+	fl.BoolVar(&f.noIDE, "no-ide", false, "do not look for an IDE companion")
+	fl.StringVar(&f.workspace, "workspace", "", "workspace folder (default: the current folder)")
+}
+
+// registerModel registers the flags of the model, the extensions and the
+// limits, which `gemkit acp` shares with run and chat.
+func (f *agentFlags) registerModel(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.cfg.Model, "model", "m", "", "model name (default: the config file's, else "+model.DefaultGeminiModel+")")
 	fl.StringVar(&f.cfg.Provider, "provider", "", "gemini or openai (default: openai when --base-url is given, else gemini)")
@@ -45,12 +57,12 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cfg.ToolProtocol, "tool-protocol", "", "native (function calling) or text (<tool_code> blocks, for models without function calling)")
 	fl.IntVar(&f.cfg.MaxTurns, "max-turns", 0, fmt.Sprintf("most model turns per prompt (default %d)", agent.DefaultMaxTurns))
 	fl.IntVar(&f.cfg.MaxOutputTokens, "max-output-tokens", 0, fmt.Sprintf("most tokens per model reply (default %d)", agent.DefaultMaxOutputTokens))
+	fl.IntVar(&f.cfg.MaxAttempts, "max-attempts", 0, fmt.Sprintf("most times one model request is sent while it is refused (429, 5xx) or cannot connect, counted anew after a stream that broke off (retried up to %d times); 1 turns retries off (default %d)", model.DefaultMidStreamAttempts-1, model.DefaultMaxAttempts))
+	fl.DurationVar(&f.retryDelay, "retry-delay", 0, fmt.Sprintf("first wait before retrying a model request, doubling up to %v (default %v)", model.DefaultMaxDelay, model.DefaultInitialDelay))
+	fl.DurationVar(&f.retryMaxWait, "retry-max-wait", 0, fmt.Sprintf("most time spent waiting to retry one model request (default %v)", model.DefaultMaxWait))
 	fl.DurationVar(&f.toolTimeout, "tool-timeout", 0, fmt.Sprintf("kill an extension tool after this long (default %v)", agent.DefaultToolTimeout))
 	fl.StringVar(&f.configPath, "config", "", "config file (default: gemkit/config.json in your config folder)")
-	fl.BoolVarP(&f.yes, "yes", "y", false, "write the model's proposed edits without asking")
-	fl.BoolVar(&f.noIDE, "no-ide", false, "do not look for an IDE companion")
-	fl.StringVar(&f.home, "home", "", "extensions home (default: ~/.gemini)")
-	fl.StringVar(&f.workspace, "workspace", "", "workspace folder (default: the current folder)")
+	fl.StringVar(&f.home, "home", "", homeFlagUsage)
 	fl.BoolVar(&f.allowUnconfined, "allow-unconfined", false, "run tools even where the sandbox cannot enforce their permissions (DANGEROUS)")
 	fl.IntVar(&f.budget, "summary-budget", 0, fmt.Sprintf("size of the extensions summary in characters (default %d)", disclosure.DefaultBudget))
 }
@@ -62,6 +74,50 @@ type session struct {
 	ide   *client.Client
 	// ideName is the editor's display name when connected.
 	ideName string
+	// text shows the model's words.
+	text *turnText
+}
+
+// turnText writes the model's text, starting a new line where a model
+// turn follows another's text that did not end one (a tool call or a
+// retry came between them), so that successive turns are not run
+// together on one line.
+type turnText struct {
+	w       io.Writer
+	mu      sync.Mutex
+	open    bool // the last text written did not end its line
+	newTurn bool
+}
+
+func (t *turnText) write(s string) {
+	if s == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.newTurn && t.open {
+		io.WriteString(t.w, "\n")
+	}
+	t.newTurn = false
+	io.WriteString(t.w, s)
+	t.open = !strings.HasSuffix(s, "\n")
+}
+
+// turn marks the end of a model turn's text.
+func (t *turnText) turn() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.newTurn = true
+}
+
+// end ends the line the text left open, once the person's prompt is done.
+func (t *turnText) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open {
+		io.WriteString(t.w, "\n")
+	}
+	t.open, t.newTurn = false, false
 }
 
 func (s *session) close() {
@@ -76,7 +132,11 @@ func (s *session) close() {
 // nobody can be asked.
 type asker func(ctx context.Context, question string) (bool, error)
 
-func setupSession(ctx context.Context, f *agentFlags, ap *app, ask asker) (*session, error) {
+func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines) (*session, error) {
+	var ask asker
+	if lines != nil {
+		ask = askYesNo(lines)
+	}
 	s := ap.Streams
 	path := f.configPath
 	if path == "" {
@@ -93,6 +153,14 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, ask asker) (*sess
 	if f.toolTimeout > 0 {
 		flagCfg.ToolTimeout = f.toolTimeout.String()
 	}
+	// Zero is the default; anything else, negative too, goes to the
+	// config's checks, which refuse it in words.
+	if f.retryDelay != 0 {
+		flagCfg.RetryDelay = f.retryDelay.String()
+	}
+	if f.retryMaxWait != 0 {
+		flagCfg.RetryMaxWait = f.retryMaxWait.String()
+	}
 	cfg := fileCfg.Merge(flagCfg)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -103,17 +171,27 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, ask asker) (*sess
 			return nil, fmt.Errorf("tool timeout %q: %w", cfg.ToolTimeout, err)
 		}
 	}
+	// A wrong --home is the person's mistake to fix first, before the
+	// model's credentials are looked for.
+	home, err := resolveHome(f.home)
+	if err != nil {
+		return nil, err
+	}
 	m, err := model.Open(ctx, cfg, ap.getenv)
 	if err != nil {
 		return nil, err
 	}
-
-	home := f.home
-	if home == "" {
-		if home, err = extension.DefaultHome(); err != nil {
-			return nil, err
-		}
+	retry, err := cfg.Retry()
+	if err != nil {
+		return nil, err
 	}
+	text := &turnText{w: s.Out}
+	retry.OnWait = func(w model.Wait) {
+		text.turn()
+		fmt.Fprintln(s.Err, waitLine(w))
+	}
+	m = model.WithRetry(m, retry)
+
 	st := extension.OpenStore(home)
 	ws := f.workspace
 	if ws == "" {
@@ -145,8 +223,9 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, ask asker) (*sess
 		Consent:   st,
 		Protected: []string{filepath.Dir(st.Dir())},
 	}
+	var askTool toolrun.Asker
 	if ask != nil {
-		runner.Ask = func(ctx context.Context, name string, lines []string) (bool, error) {
+		askTool = func(ctx context.Context, name string, lines []string) (bool, error) {
 			var b strings.Builder
 			fmt.Fprintf(&b, "Extension %q wants to run a tool. Its tools may:\n", extension.Printable(name))
 			for _, l := range lines {
@@ -165,7 +244,7 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, ask asker) (*sess
 		Limits:        agent.Limits{MaxTurns: cfg.MaxTurns, MaxOutputTokens: cfg.MaxOutputTokens, ToolTimeout: toolTimeout},
 		SummaryBudget: f.budget,
 	}
-	sess := &session{agent: a}
+	sess := &session{agent: a, text: text}
 	if !f.noIDE {
 		sess.connectIDE(ctx, ap, ws)
 	}
@@ -177,10 +256,11 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, ask asker) (*sess
 			fmt.Fprintf(s.Err, "Waiting for your answer in %s: accept (you may change it first) or reject the diff of %s there…\n", sess.ideName, p.Rel)
 		}}
 	case ask != nil:
-		a.Reviewer = &terminalReviewer{s: s, getenv: ap.getenv, ask: ask}
+		a.Reviewer = &terminalReviewer{s: s, getenv: ap.getenv, lines: lines}
 	default:
 		a.Reviewer = agent.NoReviewer{}
 	}
+	a.Host = agent.LocalHost{Reviewer: a.Reviewer, Ask: askTool}
 	return sess, nil
 }
 
@@ -193,7 +273,26 @@ func (s *session) connectIDE(ctx context.Context, ap *app, ws string) {
 	o.Cwd, o.ClientName, o.ClientVersion = ws, "gemkit-agent", buildVersion()
 	c, plan, err := client.Connect(cctx, o)
 	if err != nil {
-		ap.log.Debug("no IDE companion", "err", err)
+		if plan == nil || len(plan.Endpoints) == 0 {
+			ap.log.Debug("no IDE companion", "err", err)
+			return
+		}
+		// A companion is there but does not connect: say why (in a
+		// container, most often a shell without the export line), since
+		// the edits would otherwise be reviewed here without a word.
+		why := err.Error()
+		var ce *client.ConnectError
+		if errors.As(err, &ce) && len(ce.Attempts) > 0 {
+			// The attempts name the cause; the CLI's own message does not.
+			why = ""
+			for i, at := range ce.Attempts {
+				if i > 0 {
+					why += "; "
+				}
+				why += fmt.Sprintf("%s: %v", at.Endpoint, at.Err)
+			}
+		}
+		fmt.Fprintf(ap.Err, "gemkit: an IDE companion serves %s but does not connect, so the model gets no editor context and edits are reviewed here (gemkit ide doctor says more): %s\n", ws, why)
 		return
 	}
 	s.ide = c
@@ -208,86 +307,88 @@ func (s *session) connectIDE(ctx context.Context, ap *app, ws string) {
 	s.agent.IDE = c
 }
 
-// terminalReviewer shows a proposed edit as a coloured diff and asks.
+// terminalReviewer shows a proposed edit as a coloured diff and asks for
+// one key, as the terminal front-end of ide serve does: a accepts, r
+// rejects, e edits the proposal in $VISUAL/$EDITOR first.
 type terminalReviewer struct {
 	s      Streams
 	getenv func(string) string
-	ask    asker
+	lines  *term.Lines
 }
 
 func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.Decision, error) {
-	diff := term.UnifiedDiff("a/"+p.Rel, "b/"+p.Rel, p.Old, p.New)
-	if term.ColorEnabled(r.s.Err, r.getenv) {
-		diff = term.Colorize(diff)
-	}
-	what := "Apply this change to " + p.Rel + "?"
-	if p.IsNew {
-		what = "Create " + p.Rel + "?"
-	}
-	fmt.Fprint(r.s.Err, diff)
-	ok, err := r.ask(ctx, what)
-	if err != nil {
-		return agent.Decision{}, err
-	}
-	return agent.Decision{Accepted: ok, Content: p.New, Where: "the terminal"}, nil
-}
-
-// lineReader reads standard input one line at a time in one goroutine,
-// so that the chat prompt and the questions asked during a turn share it
-// and a cancelled read loses nothing.
-type lineReader struct {
-	lines chan string
-	err   error
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	lr := &lineReader{lines: make(chan string)}
-	go func() {
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" {
-				lr.lines <- strings.TrimRight(line, "\r\n")
-			}
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					err = io.EOF
-				}
-				lr.err = err
-				close(lr.lines)
-				return
-			}
+	content, edited := p.New, false
+	for {
+		newLabel := "b/" + p.Rel
+		if edited {
+			newLabel += " (edited)"
 		}
-	}()
-	return lr
-}
-
-// read returns the next line, io.EOF at the end of input (Ctrl-D), or
-// ctx's error.
-func (lr *lineReader) read(ctx context.Context) (string, error) {
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case line, ok := <-lr.lines:
-		if !ok {
-			return "", lr.err
+		diff := term.UnifiedDiff("a/"+p.Rel, newLabel, p.Old, content)
+		if term.ColorEnabled(r.s.Err, r.getenv) {
+			diff = term.Colorize(diff)
 		}
-		return line, nil
-	}
-}
-
-// askYesNo asks question on w and reads y/N from lr.
-func askYesNo(w io.Writer, lr *lineReader) asker {
-	return func(ctx context.Context, question string) (bool, error) {
-		fmt.Fprint(w, question+" [y/N]: ")
-		line, err := lr.read(ctx)
+		what := "Apply this change to " + p.Rel
+		if p.IsNew {
+			what = "Create " + p.Rel
+		}
+		fmt.Fprint(r.s.Err, diff)
+		key, err := r.lines.ReadKey(ctx, what+": accept [a], reject [r], or edit [e]? ")
 		if err != nil {
-			fmt.Fprintln(w)
+			return agent.Decision{}, err
+		}
+		switch strings.ToLower(key) {
+		case "a", "y", "yes", "accept":
+			return agent.Decision{Accepted: true, Content: content, Where: "the terminal"}, nil
+		case "r", "n", "no", "reject":
+			return agent.Decision{Accepted: false, Content: content, Where: "the terminal"}, nil
+		case "e", "edit":
+			out, err := term.Edit(ctx, term.EditOptions{Editor: term.EditorCommand(r.getenv), In: r.s.In, Out: r.s.Err}, p.Rel, content)
+			if err != nil {
+				fmt.Fprintf(r.s.Err, "Editing failed: %v. The proposal is unchanged.\n", err)
+			} else if out != content {
+				content, edited = out, true
+			}
+		default:
+			fmt.Fprintln(r.s.Err, "Please answer a (accept), r (reject) or e (edit).")
+		}
+	}
+}
+
+// askYesNo asks question on the person's terminal and reads y/N.
+func askYesNo(lines *term.Lines) asker {
+	return func(ctx context.Context, question string) (bool, error) {
+		line, err := lines.ReadLine(ctx, question+" [y/N]: ")
+		if err != nil {
 			return false, err
 		}
 		a := strings.ToLower(strings.TrimSpace(line))
 		return a == "y" || a == "yes", nil
 	}
+}
+
+// waitLine is the one line shown on stderr before a retry's wait.
+func waitLine(w model.Wait) string {
+	err := w.Err
+	var me *model.Error
+	if errors.As(err, &me) {
+		short := *me
+		short.Hint = "" // what to do is to wait, which gemkit does
+		err = &short
+	}
+	why := strings.TrimRight(oneLine(err.Error(), 240), ". ")
+	if w.Discarded {
+		why = "the reply above is discarded: " + why
+	}
+	return fmt.Sprintf("gemkit: %s; retrying in %s (attempt %d of %d; Ctrl-C stops)", why, roundWait(w.Delay), w.Attempt+1, w.MaxAttempts)
+}
+
+// roundWait shows a wait to the tenth of a second under 10 s, else to the
+// second.
+func roundWait(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // toolLine is the one line shown for a tool call's outcome.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 func newChatCmd(ap *app) *cobra.Command {
@@ -39,16 +40,22 @@ tools stopped); Ctrl-D on an empty line ends the chat.`,
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)
 
-			lr := newLineReader(s.In)
-			ask := askYesNo(s.Err, lr)
-			sess, err := setupSession(base, &f, ap, ask)
+			lines := term.NewLines(s.In, s.Out)
+			sess, err := setupSession(base, &f, ap, lines)
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
 			defer sess.close()
 			a := sess.agent
-			a.OnText = func(t string) { io.WriteString(s.Out, t) }
+			// On a terminal, **bold** in the reply shows bold.
+			var bold *term.BoldWriter
+			if term.ColorEnabled(s.Out, ap.getenv) {
+				bold = term.NewBoldWriter(s.Out)
+				sess.text.w = bold
+			}
+			a.OnText = sess.text.write
 			a.OnEvent = func(e agent.Event) {
+				sess.text.turn()
 				switch e.Type {
 				case agent.EventToolCall:
 					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", e.Name, argsLine(e.Args))
@@ -93,8 +100,7 @@ tools stopped); Ctrl-D on an empty line ends the chat.`,
 				}
 			}()
 			for {
-				fmt.Fprint(s.Out, "> ")
-				line, err := lr.read(base)
+				line, err := lines.ReadLine(base, "> ")
 				if errors.Is(err, io.EOF) {
 					fmt.Fprintln(s.Out)
 					return nil
@@ -111,9 +117,10 @@ tools stopped); Ctrl-D on an empty line ends the chat.`,
 				out := a.Run(tctx, prompt)
 				turns <- nil
 				tcancel()
-				if out.Text != "" && !strings.HasSuffix(out.Text, "\n") {
-					fmt.Fprintln(s.Out)
+				if bold != nil {
+					bold.Close()
 				}
+				sess.text.end()
 				switch out.Status {
 				case agent.Cancelled:
 					if base.Err() != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,7 @@ import (
 // --workspace flags are persistent on parent so the tool-running commands
 // see the same store.
 func addExtensionManageCommands(parent *cobra.Command, a *app) {
-	parent.PersistentFlags().String("home", "", "home folder that holds .gemini (default $"+extension.HomeEnv+" or your home directory)")
+	parent.PersistentFlags().String("home", "", homeFlagUsage)
 	parent.PersistentFlags().String("workspace", "", "workspace folder for ${workspacePath} and the workspace scope (default the current directory)")
 	parent.AddCommand(
 		newExtInstallCmd(a),
@@ -34,18 +35,41 @@ func addExtensionManageCommands(parent *cobra.Command, a *app) {
 		newExtNewCmd(a),
 		newExtValidateCmd(a),
 		newExtDoctorCmd(a),
+		newExtConsentCmd(a),
 	)
+}
+
+// homeFlagUsage is the one meaning of --home, for every command that has
+// it (extensions, mcp, run, chat): the folder that holds .gemini, as
+// Gemini CLI's GEMINI_CLI_HOME.
+const homeFlagUsage = "home folder that holds .gemini, not .gemini itself (default $" + extension.HomeEnv + " or your home directory)"
+
+// resolveHome returns the home folder --home names, or the default one.
+// A --home that names a .gemini folder itself (it holds extensions/ or
+// settings.json but no .gemini) is refused with the folder to pass
+// instead: taken as it is, every extension would silently be missing.
+func resolveHome(home string) (string, error) {
+	if home == "" {
+		return extension.DefaultHome()
+	}
+	if filepath.Base(filepath.Clean(home)) == ".gemini" {
+		_, errInner := os.Stat(filepath.Join(home, ".gemini"))
+		_, errExt := os.Stat(filepath.Join(home, "extensions"))
+		_, errSettings := os.Stat(filepath.Join(home, "settings.json"))
+		if errInner != nil && (errExt == nil || errSettings == nil) {
+			return "", fmt.Errorf("--home %s is a .gemini folder; --home is the folder that holds .gemini: use --home %s", home, filepath.Dir(filepath.Clean(home)))
+		}
+	}
+	return home, nil
 }
 
 // openStore opens the extension store the --home and --workspace flags
 // name; the tool-running commands use it too.
 func openStore(cmd *cobra.Command) (*extension.Store, error) {
 	home, _ := cmd.Flags().GetString("home")
-	if home == "" {
-		var err error
-		if home, err = extension.DefaultHome(); err != nil {
-			return nil, err
-		}
+	home, err := resolveHome(home)
+	if err != nil {
+		return nil, err
 	}
 	st := extension.OpenStore(home)
 	// Leftovers of killed installs make Gemini CLI warn on every command;
@@ -70,7 +94,7 @@ func openInstalled(cmd *cobra.Command, name string) (*extension.Store, *extensio
 	}
 	in, err := st.Get(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, pathForName(st, name, err)
 	}
 	return st, in, nil
 }
@@ -146,4 +170,76 @@ func argsUsage(min, max int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// pathForName turns the refusal of a folder given where an extension's
+// name is wanted (`describe ./my-ext`) into one that names the extension
+// in that folder: the installed one to use, or how to install it.
+func pathForName(st *extension.Store, arg string, err error) error {
+	if !strings.ContainsAny(arg, `/\`) && arg != "." && arg != ".." {
+		return err
+	}
+	ext, lerr := extension.Load(arg)
+	if ext == nil {
+		if lerr != nil {
+			return fmt.Errorf("%q is a path, and an extension's name is wanted here (see `gemkit extensions list`): %v", arg, lerr)
+		}
+		return err
+	}
+	name := ext.Manifest.Name
+	if _, gerr := st.Get(name); gerr == nil {
+		return fmt.Errorf("%q is a folder; name the extension instead: %s", arg, name)
+	}
+	return fmt.Errorf("%q is a folder holding extension %s, which is not installed: `gemkit extensions link %s` uses it in place, `gemkit extensions install %s` copies it", arg, name, arg, arg)
+}
+
+// completeExtension completes the first argument with the installed
+// extensions' names (shell completion: `gemkit completion`).
+func completeExtension(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return installedNames(cmd), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeExtensionTool completes an extension's name, then its tools.
+func completeExtensionTool(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	switch len(args) {
+	case 0:
+		return installedNames(cmd), cobra.ShellCompDirectiveNoFileComp
+	case 1:
+		st, in, err := openInstalled(cmd, args[0])
+		if err != nil || st == nil || in.Manifest() == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var tools []string
+		for _, t := range in.Manifest().Tools {
+			tools = append(tools, t.Name+"\t"+t.Description)
+		}
+		return tools, cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveDefault
+}
+
+func installedNames(cmd *cobra.Command) []string {
+	all := listInstalled(cmd)
+	names := make([]string, 0, len(all))
+	for _, in := range all {
+		names = append(names, in.Name)
+	}
+	return names
+}
+
+// listInstalled lists the store the flags name, nil when it cannot be read
+// (for completion and checks that add to another answer).
+func listInstalled(cmd *cobra.Command) []*extension.Installed {
+	st, err := openStore(cmd)
+	if err != nil {
+		return nil
+	}
+	all, err := st.List()
+	if err != nil {
+		return nil
+	}
+	return all
 }

@@ -37,9 +37,10 @@ type consentInfo struct {
 func newExtDescribeCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "describe <name>",
-		Aliases: []string{"show", "info"},
-		Short:   "Show everything about an installed extension",
+		Use:               "describe <name>",
+		ValidArgsFunction: completeExtension,
+		Aliases:           []string{"show", "info"},
+		Short:             "Show everything about an installed extension",
 		Long: `Show an installed extension in full: its permissions (and how they are enforced
 on this machine), tools with their arguments, docs, examples, MCP servers, context
 files, settings, source, version and where it is enabled.`,
@@ -188,7 +189,18 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 			fmt.Fprintf(w, "      model tool: %s\n", line)
 		}
 		for _, a := range t.Args {
-			fmt.Fprintf(w, "      --%s <%s>  %s\n", a.Name, a.Type, a.Description)
+			var notes []string
+			if a.Optional() {
+				notes = append(notes, "optional")
+			}
+			if len(a.Default) > 0 {
+				notes = append(notes, "default "+extension.Printable(string(a.Default)))
+			}
+			note := ""
+			if len(notes) > 0 {
+				note = " (" + strings.Join(notes, ", ") + ")"
+			}
+			fmt.Fprintf(w, "      --%s <%s>%s  %s\n", a.Name, a.Type, note, a.Description)
 		}
 	}
 

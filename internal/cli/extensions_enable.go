@@ -17,8 +17,9 @@ func newExtEnableCmd(a *app, enable bool) *cobra.Command {
 	}
 	var scope string
 	cmd := &cobra.Command{
-		Use:   verb + " <name>",
-		Short: strings.ToUpper(verb[:1]) + verb[1:] + " an extension for the user or in this workspace",
+		Use:               verb + " <name>",
+		ValidArgsFunction: completeExtension,
+		Short:             strings.ToUpper(verb[:1]) + verb[1:] + " an extension for the user or in this workspace",
 		Long: fmt.Sprintf(`%s an extension. --scope user applies to your home folder and everything
 under it; --scope workspace applies to the workspace folder and below, and
 overrides the user choice there. The rules live in Gemini CLI's

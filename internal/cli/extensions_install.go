@@ -11,7 +11,7 @@ import (
 
 func newExtInstallCmd(a *app) *cobra.Command {
 	var ref, subdir string
-	var consent, asJSON bool
+	var consent, asJSON, autoUpdate, preRelease, skipSettings bool
 	cmd := &cobra.Command{
 		Use:   "install <git-url|local-folder>",
 		Short: "Install an extension from a git repository or a local folder",
@@ -22,7 +22,16 @@ at --ref (a branch, tag or commit) when given. --path names the folder inside th
 source that holds gemini-extension.json. The manifest must be valid. You are shown
 what the extension will be able to do and asked to agree, unless --consent is given;
 without a terminal and without --consent the install is refused after showing it.
-A failed install leaves nothing behind.`,
+A failed install leaves nothing behind.
+
+Gemini CLI's own install flags: --auto-update and --pre-release are recorded
+in the install metadata, where Gemini CLI reads them and acts on them (it
+updates the extension by itself, and takes pre-release versions); gemkit
+itself updates only on ` + "`gemkit extensions update`" + `. --skip-settings is
+accepted and changes nothing: gemkit never asks for settings at install;
+` + "`gemkit extensions describe`" + ` shows which are unset, and Gemini CLI's
+` + "`gemini extensions config NAME`" + ` sets them (gemkit reads what it writes to
+the extension's .env).`,
 		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd)
@@ -33,6 +42,7 @@ A failed install leaves nothing behind.`,
 			in, err := st.Install(cmd.Context(), extension.InstallRequest{
 				Source: args[0], Ref: ref, Subdir: subdir,
 				Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
+				AutoUpdate: autoUpdate, AllowPreRelease: preRelease,
 			})
 			if err != nil {
 				return err
@@ -49,6 +59,9 @@ A failed install leaves nothing behind.`,
 	cmd.Flags().StringVar(&subdir, "path", "", "folder inside the source that holds gemini-extension.json")
 	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the extension's permissions without being asked")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the installed extension as JSON")
+	cmd.Flags().BoolVar(&autoUpdate, "auto-update", false, "record that Gemini CLI may update this extension by itself (gemkit updates only when asked)")
+	cmd.Flags().BoolVar(&preRelease, "pre-release", false, "record that Gemini CLI may install pre-release versions of it")
+	cmd.Flags().BoolVar(&skipSettings, "skip-settings", false, "accepted for Gemini CLI's sake; gemkit never asks for settings at install")
 	return cmd
 }
 

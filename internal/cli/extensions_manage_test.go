@@ -193,7 +193,7 @@ func TestInstallRefusedWithoutTerminal(t *testing.T) {
 			t.Errorf("%v printed %q", args, out)
 		}
 		// What --consent would agree to is shown before the refusal.
-		for _, want := range []string{"read files in your workspace", "connect to https://linter-rules.example.com", "lintFile(file: string, strict: boolean)"} {
+		for _, want := range []string{"read files in your workspace", "connect to https://linter-rules.example.com", "lintFile(file: string, strict?: boolean)"} {
 			if !strings.Contains(errOut, want) {
 				t.Errorf("%v: the refusal does not show %q:\n%s", args, want, errOut)
 			}
@@ -216,7 +216,7 @@ func installAll(t *testing.T, e *env) {
 		t.Fatalf("install: exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"Cloning", "read files in your workspace", "connect to https://linter-rules.example.com",
-		"lintFile(file: string, strict: boolean)", "rules (local: node", "GEMINI.md", "Consent given with --consent"} {
+		"lintFile(file: string, strict?: boolean)", "rules (local: node", "GEMINI.md", "Consent given with --consent"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("install progress/consent on stderr lacks %q:\n%s", want, errOut)
 		}

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,10 +17,19 @@ func newExtNewCmd(a *app) *cobra.Command {
 	for _, t := range extension.Templates() {
 		names = append(names, t.Name)
 	}
+	for k := range extension.TemplateAliases() {
+		names = append(names, k)
+	}
+	slices.Sort(names)
 	cmd := &cobra.Command{
-		Use:       "new <folder> [template]",
-		Short:     "Create a new extension from a template",
-		ValidArgs: names,
+		Use:   "new <folder> [template]",
+		Short: "Create a new extension from a template",
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) == 1 {
+				return names, cobra.ShellCompDirectiveNoFileComp
+			}
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		},
 		Long: func() string {
 			var b strings.Builder
 			b.WriteString("Create a new extension in <folder>, named after the folder. Templates:\n\n")
@@ -26,6 +37,10 @@ func newExtNewCmd(a *app) *cobra.Command {
 				fmt.Fprintf(&b, "  %-9s %s\n", t.Name, t.Description)
 			}
 			b.WriteString("\nThe default is " + extension.DefaultTemplate + ". Every template passes `gemkit extensions validate`.")
+			aliases := extension.TemplateAliases()
+			for _, k := range slices.Sorted(maps.Keys(aliases)) {
+				fmt.Fprintf(&b, "\nGemini CLI's %s is %s here.", k, aliases[k])
+			}
 			return b.String()
 		}(),
 		Args: argsUsage(1, 2),
@@ -101,14 +116,7 @@ func newExtValidateCmd(a *app) *cobra.Command {
 // entry or a linked folder), a problem for each other installed extension
 // of the same name: Gemini CLI fails while both are there.
 func installedConflicts(cmd *cobra.Command, ext *extension.Extension) []extension.Problem {
-	st, err := openStore(cmd)
-	if err != nil {
-		return nil
-	}
-	all, err := st.List()
-	if err != nil {
-		return nil
-	}
+	all := listInstalled(cmd)
 	var entry string
 	for _, in := range all {
 		if in.Extension != nil && in.Extension.Dir == ext.Dir {

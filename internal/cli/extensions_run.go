@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,8 +29,9 @@ func newExtRunCmd(a *app) *cobra.Command {
 		memory                                uint64
 	)
 	cmd := &cobra.Command{
-		Use:   "run [flags] EXTENSION TOOL [--ARG VALUE ...]",
-		Short: "Run one of an extension's tools in the sandbox its permissions describe",
+		Use:               "run [flags] EXTENSION TOOL [--ARG VALUE ...]",
+		ValidArgsFunction: completeExtensionTool,
+		Short:             "Run one of an extension's tools in the sandbox its permissions describe",
 		Long: `Run an extension's executable tool from the current folder (the workspace).
 
 gemkit's own flags come before EXTENSION; everything after TOOL is the tool's
@@ -47,7 +50,7 @@ protection.
 
 Exit status: 0 when the tool succeeded, 1 when it failed (non-zero exit,
 timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: argsUsage(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, in, err := openInstalled(cmd, args[0])
 			if err != nil {
@@ -67,9 +70,16 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 				return fmt.Errorf("extension %s is disabled here; enable it with `gemkit extensions enable %s`", in.Name, in.Name)
 			}
 			ext := in.Extension
+			if len(args) == 1 {
+				return withExitCode(ExitError, fmt.Errorf("name the tool to run: %s", toolList(ext.Manifest, in.Name)))
+			}
 			tool := ext.Manifest.Tool(args[1])
 			if tool == nil {
-				return fmt.Errorf("extension %s has no tool %q; `gemkit extensions describe %s` lists its tools", in.Name, args[1], in.Name)
+				return fmt.Errorf("extension %s has no tool %q: %s", in.Name, args[1], toolList(ext.Manifest, in.Name))
+			}
+			if slices.Contains(args[2:], "--help") || slices.Contains(args[2:], "-h") {
+				printToolHelp(a.Out, in.Name, tool)
+				return nil
 			}
 			toolArgs, err := toolrun.ParseCLIArgs(tool, args[2:])
 			if err != nil {
@@ -92,6 +102,7 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 			if isTerminal(a.In) {
 				r.Ask = terminalAsk(a)
 			}
+			stderrShown := false
 			res, err := r.Run(cmd.Context(), toolrun.Call{
 				Extension: ext, Tool: tool.Name, Args: toolArgs, Workspace: st.Workspace(),
 				Timeout: timeout, MaxOutput: maxOutput, MemoryBytes: memory,
@@ -113,6 +124,7 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 					}
 					if res.Stderr != "" {
 						writeToolOutput(a.Err, []byte(res.Stderr), raw)
+						stderrShown = true
 					}
 				}
 				if res.DeniedDropped > 0 {
@@ -121,6 +133,10 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 			}
 			var te *toolrun.ToolError
 			if errors.As(err, &te) {
+				if stderrShown && te.Brief != "" {
+					// Its stderr is just above: say the outcome once.
+					return withExitCode(ExitNo, fmt.Errorf("tool %s %s", te.Tool, te.Brief))
+				}
 				return withExitCode(ExitNo, err)
 			}
 			return withRunHint(err)
@@ -182,7 +198,50 @@ func withRunHint(err error) error {
 	case errors.As(err, &ue):
 		return fmt.Errorf("%w; pass --allow-unconfined to run anyway with the listed protections missing", err)
 	case errors.As(err, &ce) && !ce.Declined:
-		return fmt.Errorf("%w; run `gemkit extensions run --consent %s ...` to agree, or run it once in a terminal", err, ce.Extension)
+		return fmt.Errorf("%w; to agree, run %s (it shows what you agree to and runs nothing), or pass --consent", err, consentHint(ce.Extension))
 	}
 	return err
+}
+
+// toolList names an extension's tools and how to run one.
+func toolList(m *extension.Manifest, name string) string {
+	if len(m.Tools) == 0 {
+		return "it has no tools"
+	}
+	sigs := make([]string, len(m.Tools))
+	for i, t := range m.Tools {
+		sigs[i] = extension.ToolSignature(t)
+	}
+	return fmt.Sprintf("its tools are %s; run one with `gemkit extensions run %s TOOL --ARG VALUE`, or see them with `gemkit extensions run %s TOOL --help`",
+		strings.Join(sigs, ", "), name, name)
+}
+
+// printToolHelp says how to call one tool from the command line.
+func printToolHelp(w io.Writer, ext string, t *extension.Tool) {
+	fmt.Fprintf(w, "%s\n", extension.Printable(extension.ToolSignature(*t)))
+	if t.Description != "" {
+		fmt.Fprintf(w, "  %s\n", extension.Printable(t.Description))
+	}
+	fmt.Fprintf(w, "\nUsage: gemkit extensions run %s %s", ext, t.Name)
+	for _, a := range t.Args {
+		v := " " + strings.ToUpper(string(a.Type))
+		if a.Type == extension.ArgBoolean {
+			v = ""
+		}
+		if a.Optional() {
+			fmt.Fprintf(w, " [--%s%s]", a.Name, v)
+		} else {
+			fmt.Fprintf(w, " --%s%s", a.Name, v)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, a := range t.Args {
+		note := ""
+		if len(a.Default) > 0 {
+			note = " (default " + extension.Printable(string(a.Default)) + ")"
+		} else if a.Type == extension.ArgStringArray {
+			note = " (repeat the flag for each value)"
+		}
+		fmt.Fprintf(w, "  --%-14s %s%s\n", a.Name, extension.Printable(a.Description), note)
+	}
 }

@@ -25,7 +25,7 @@ func TestRunHintNamesTheFlag(t *testing.T) {
 		{"unenforceable", fmt.Errorf("run: %w", unenforceable),
 			"run: this machine cannot enforce the extension's permissions: Landlock is not available; refusing to run; pass --allow-unconfined to run anyway with the listed protections missing"},
 		{"no terminal to ask", noTerminal,
-			"extension demo needs your consent before its tools run (it may: read files in your workspace), and there is no terminal to ask on; run `gemkit extensions run --consent demo ...` to agree, or run it once in a terminal"},
+			"extension demo needs your consent before its tools run (it may: read files in your workspace), and there is no terminal to ask on; to agree, run `gemkit extensions consent demo --grant` (it shows what you agree to and runs nothing), or pass --consent"},
 		{"declined", declined, declined.Error()},
 		{"other", other, "tool demo failed"},
 	}

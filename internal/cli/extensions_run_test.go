@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,17 +99,7 @@ func TestExtensionsRun(t *testing.T) {
 func TestExtensionsRunNetwork(t *testing.T) {
 	t.Parallel()
 	bin := gemkittest.Gemkit(t)
-	serve := func(body string) int {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) })}
-		go srv.Serve(ln)
-		t.Cleanup(func() { srv.Close() })
-		return ln.Addr().(*net.TCPAddr).Port
-	}
-	allowed, other := serve("allowed body"), serve("other body")
+	allowed, other := serveText(t, "allowed body"), serveText(t, "other body")
 	root := t.TempDir()
 	home, ws, src := filepath.Join(root, "home"), filepath.Join(root, "ws"), filepath.Join(root, "src")
 	for _, d := range []string{home, ws, src} {
@@ -191,4 +179,80 @@ func TestSandboxChildStartsLight(t *testing.T) {
 	if len(heavy) > 0 || total > childInitBytes {
 		t.Fatalf("the sandbox child initialized heavy packages %v (%d bytes in all, bound %d) before taking over:\n%s", heavy, total, childInitBytes, out)
 	}
+}
+
+// TestOptionalArgsEndToEnd: an argument that is "required": false or has
+// a default is optional everywhere: validate accepts it, the summary and
+// the MCP schema show it as optional, and run passes the default.
+func TestOptionalArgsEndToEnd(t *testing.T) {
+	t.Parallel()
+	bin, root, home, ws, src := toolExtension(t, `{"name": "tools-ext", "version": "1.0.0",
+ "tools": [{"name": "slugify", "description": "makes a slug", "executable": "tools/slug.sh", "runtime": "shell",
+   "args": [{"name": "text", "type": "string"}, {"name": "maxLength", "type": "integer", "default": 40},
+            {"name": "sep", "type": "string", "required": false}]}]}`, "slug.sh", `echo "$*"`+"\n")
+
+	if r := runGemkit(t, bin, home, root, "extensions", "validate", src); r.code != 0 {
+		t.Fatalf("validate: %+v", r)
+	}
+	if r := runGemkit(t, bin, home, root, "extensions", "link", "--consent", src); r.code != 0 {
+		t.Fatalf("link: %+v", r)
+	}
+	r := runGemkit(t, bin, home, ws, "extensions", "summary")
+	if r.code != 0 || !strings.Contains(r.stdout, "slugify(text: string, maxLength?: integer = 40, sep?: string)") {
+		t.Errorf("summary does not show the optional arguments:\n%+v", r)
+	}
+	r = runGemkit(t, bin, home, ws, "extensions", "run", "tools-ext", "slugify", "--text", "Hello World")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "--text Hello World --maxLength 40" {
+		t.Errorf("run without the optional arguments: %+v", r)
+	}
+	r = runGemkit(t, bin, home, ws, "extensions", "run", "tools-ext", "slugify", "--text", "a", "--maxLength", "3", "--sep", "_")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "--text a --maxLength 3 --sep _" {
+		t.Errorf("run with every argument: %+v", r)
+	}
+	r = runGemkit(t, bin, home, ws, "extensions", "describe", "tools-ext")
+	if r.code != 0 || !strings.Contains(r.stdout, "--maxLength <integer> (optional, default 40)") || !strings.Contains(r.stdout, "--sep <string> (optional)") {
+		t.Errorf("describe: %+v", r)
+	}
+}
+
+// TestSandboxRefusalNamesThePermission: a tool that writes with write
+// "none" fails with its own traceback, shown once, and one line naming
+// the permission that refused it.
+func TestSandboxRefusalNamesThePermission(t *testing.T) {
+	t.Parallel()
+	gemkittest.Tool(t, "python3", "python3")
+	bin, root, home, ws, src := toolExtension(t, `{"name": "ro", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace", "write": "none"}},
+ "tools": [{"name": "write", "description": "writes a file", "executable": "tools/w.py", "runtime": "python"}]}`,
+		"w.py", "open('out.txt', 'w').write('x')\n")
+	if r := runGemkit(t, bin, home, root, "extensions", "link", "--consent", src); r.code != 0 {
+		t.Fatalf("link: %+v", r)
+	}
+	r := runGemkit(t, bin, home, ws, "extensions", "run", "ro", "write")
+	if r.code != 1 || !strings.Contains(r.stderr, `permissions.filesystem.write is "none"`) {
+		t.Fatalf("run: %+v", r)
+	}
+	if n := strings.Count(r.stderr, "Read-only file system"); n != 1 {
+		t.Errorf("the traceback is shown %d times, want once:\n%s", n, r.stderr)
+	}
+}
+
+// toolExtension writes an extension of one tool (tools/<script>) in a
+// fresh folder src, beside an empty home and workspace, for the real
+// binary bin to link and run.
+func toolExtension(t *testing.T, manifest, script, body string) (bin, root, home, ws, src string) {
+	t.Helper()
+	bin, root = gemkittest.Gemkit(t), t.TempDir()
+	home, ws, src = filepath.Join(root, "home"), filepath.Join(root, "ws"), filepath.Join(root, "src")
+	for _, d := range []string{home, ws, filepath.Join(src, "tools")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "tools", script), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, root, home, ws, src
 }

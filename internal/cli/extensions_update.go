@@ -84,7 +84,7 @@ prompt shows what changed; --consent agrees without asking.`,
 func updateLine(r *extension.UpdateResult) string {
 	switch {
 	case r.Linked:
-		return fmt.Sprintf("%s %s is linked to its folder and always current", r.Name, r.OldVersion)
+		return fmt.Sprintf("%s %s is linked to its folder and always current (when its files change, `gemkit extensions consent %s --grant` agrees to them again)", r.Name, r.OldVersion, r.Name)
 	case r.UpToDate:
 		return fmt.Sprintf("%s %s is up to date", r.Name, r.OldVersion)
 	case r.OldVersion == r.NewVersion:

@@ -72,11 +72,17 @@ the workspace (what git does not ignore) and sends the files you save, in
 any editor, as the open files: newest first and active, at most 10.
 
 With --editor stdio an editor plugin drives it with newline-delimited
-JSON-RPC 2.0 on stdin and stdout (docs/editor-protocol.md); it stops when
+JSON-RPC 2.0 on stdin and stdout (https://github.com/gemkit/gemkit/blob/main/docs/editor-protocol.md); it stops when
 stdin closes.
 
-Either way it also stops on SIGINT or SIGTERM and when the --ide-pid process
-ends, and removes its discovery file first.`,
+With --editor lsp it is a language server on stdin and stdout (LSP 3.17):
+configure it in any editor that speaks LSP (docs/lsp.md). The workspace and
+editor pid come from initialize unless --workspace and --ide-pid are given;
+a proposed change is applied to the file's buffer, to accept by saving or
+with a code action. It stops on the client's exit or when stdin closes.
+
+In every mode it also stops on SIGINT, SIGTERM or SIGHUP and when the --ide-pid
+process ends, and removes its discovery file first.`,
 		Example: `  # Serve the current folder and answer diffs in this terminal
   gemkit ide serve
 
@@ -84,14 +90,17 @@ ends, and removes its discovery file first.`,
   gemkit ide serve --print-env --workspace ~/src/project
 
   # What an editor plugin runs (Neovim here)
-  gemkit ide serve --editor stdio --ide-name nvim --ide-display-name Neovim`,
+  gemkit ide serve --editor stdio --ide-name nvim --ide-display-name Neovim
+
+  # What an editor's language client runs, for every file type
+  gemkit ide serve --editor lsp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runIDEServe(cmd.Context(), a, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.editor, "editor", "terminal", "who shows diffs: stdio (an editor plugin on stdin/stdout) or terminal")
+	f.StringVar(&o.editor, "editor", "terminal", "who shows diffs: stdio (an editor plugin on stdin/stdout), lsp (any editor's language client on stdin/stdout) or terminal")
 	f.StringArrayVar(&o.workspace, "workspace", nil, "workspace folder (repeatable; default: the current directory)")
 	f.StringVar(&o.ideName, "ide-name", ide.DefaultIDEName, "short lowercase name of the editor, written to the discovery file")
 	f.StringVar(&o.displayName, "ide-display-name", ide.DefaultIDEDisplayName, "name of the editor shown to the person")
@@ -107,11 +116,14 @@ ends, and removes its discovery file first.`,
 }
 
 func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
-	if o.editor != "stdio" && o.editor != "terminal" {
-		return withExitCode(ExitError, fmt.Errorf("--editor must be stdio or terminal, not %q", o.editor))
+	if o.editor != "stdio" && o.editor != "terminal" && o.editor != "lsp" {
+		return withExitCode(ExitError, fmt.Errorf("--editor must be stdio, lsp or terminal, not %q", o.editor))
 	}
 	if o.editor == "stdio" && o.printEnv {
 		return withExitCode(ExitError, errors.New("--print-env writes to stdout, which --editor stdio uses for the protocol; read the env from the server/ready notification instead"))
+	}
+	if o.editor == "lsp" && o.printEnv {
+		return withExitCode(ExitError, errors.New("--print-env writes to stdout, which --editor lsp uses for the protocol"))
 	}
 	if o.idePID < 0 {
 		return withExitCode(ExitError, fmt.Errorf("--ide-pid must be a positive pid, not %d", o.idePID))
@@ -119,6 +131,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	if o.debounce <= 0 || o.debounce > maxDebounce {
 		return withExitCode(ExitError, fmt.Errorf("--debounce must be more than 0 and at most %s (default %s), not %s", maxDebounce, ide.ContextDebounce, o.debounce))
 	}
+	pidGiven, wsGiven := o.idePID != 0, len(o.workspace) > 0
 	if o.idePID == 0 {
 		o.idePID = os.Getppid()
 	}
@@ -127,8 +140,17 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		return withExitCode(ExitError, err)
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
+	// The companion serves until the front-end is done with it: on Ctrl-C
+	// or SIGTERM (ctx) the terminal front-end first rejects what waits,
+	// and those outcomes must still reach the CLIs.
+	srvCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	stopOnSignal := context.AfterFunc(ctx, func() {
+		if o.editor == "stdio" {
+			cancel()
+		}
+	})
+	defer stopOnSignal()
 	cfg := companion.Config{
 		Workspace:     workspace,
 		IDEInfo:       ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
@@ -145,6 +167,9 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		fmt.Fprintln(a.Err, "gemkit: "+why)
 	}
 
+	if o.editor == "lsp" {
+		return runIDEServeLSP(ctx, a, o, cfg, pidGiven, wsGiven)
+	}
 	var conn *editorproto.Conn
 	var front *term.Frontend
 	if o.editor == "stdio" {
@@ -156,17 +181,38 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		cfg.OnClientsChange = front.ClientsChanged
 	}
 
+	// A client's connect runs code (initialize, tools/list, the first
+	// answers) that idle serving never runs again: its pages are given
+	// back too, once a change of clients has settled.
+	if a.releasePages != nil {
+		settle := time.AfterFunc(time.Hour, func() {
+			if _, err := a.releasePages(); err != nil {
+				a.log.Debug("releasing pages after a client changed", "err", err)
+			}
+		})
+		settle.Stop()
+		defer settle.Stop()
+		changed := cfg.OnClientsChange
+		cfg.OnClientsChange = func() {
+			if changed != nil {
+				changed()
+			}
+			settle.Reset(2 * time.Second)
+		}
+	}
+
 	srv, err := companion.New(cfg)
 	if err != nil {
 		return withExitCode(ExitError, err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
+	go func() { served <- srv.Serve(srvCtx) }()
 	select {
 	case <-srv.Ready():
 	case err := <-served:
 		return withExitCode(ExitError, err)
 	}
+	warnOtherCompanions(a, workspace, srv.DiscoveryPath())
 	// Up and serving: what the start-up touched of the other commands'
 	// code (the model SDKs, mostly) need not stay resident.
 	if a.releasePages != nil {
@@ -187,7 +233,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 			a.log.Error("telling the editor the server is ready", "err", err)
 		}
 		go func() {
-			if err := conn.Run(ctx, srv); err != nil {
+			if err := conn.Run(srvCtx, srv); err != nil {
 				a.log.Error("editor protocol", "err", err)
 			}
 			cancel() // the editor has gone: shut down cleanly
@@ -199,22 +245,35 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 			fmt.Fprintf(a.Out, "  claude code:    ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
 		}
 		if o.watch {
-			if err := startWorkspaceWatch(ctx, a, workspace, srv); err != nil {
+			if err := startWorkspaceWatch(srvCtx, a, workspace, srv); err != nil {
 				a.log.Warn("the files you save will not be sent as the open files", "err", err)
 			}
 		}
 		if o.printEnv {
 			fmt.Fprint(a.Out, discovery.ExportLines(srv.Env()))
 		}
+		if hint := firstRunHint(a); hint != "" {
+			fmt.Fprint(a.Out, hint)
+		}
+		// Front-end's context: a signal (ctx) or the companion stopping by
+		// itself (the --ide-pid process ended).
+		frontCtx, frontCancel := context.WithCancel(ctx)
+		defer frontCancel()
+		stopFront := context.AfterFunc(srvCtx, frontCancel)
+		defer stopFront()
 		go func() {
-			err := front.Run(ctx, srv)
+			err := front.Run(frontCtx, srv)
 			switch {
 			case ctx.Err() != nil:
+				fmt.Fprintln(a.Out, "Stopped (Ctrl-C or SIGTERM).")
+			case srvCtx.Err() != nil:
 			case err != nil:
 				a.log.Error("terminal front-end", "err", err)
+			case isTerminal(a.In):
+				fmt.Fprintln(a.Out, "Stopped (Ctrl-D).")
 			default:
-				// Ctrl-D, or no input at all (stdin from /dev/null):
-				// say why a server that just started stops.
+				// No input at all (stdin from /dev/null): say why a
+				// server that just started stops.
 				fmt.Fprintln(a.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
 			}
 			cancel() // shut down cleanly
@@ -252,4 +311,30 @@ func workspaceFolders(flags []string) ([]string, error) {
 		out = append(out, abs)
 	}
 	return out, nil
+}
+
+// warnOtherCompanions says when another live companion already serves one
+// of the workspace folders: a CLI started there then connects to one of
+// them by the real CLI's order, not necessarily this one, and a forgotten
+// `gemkit ide serve` in another terminal looks like a silent failure.
+func warnOtherCompanions(a *app, workspace []string, own string) {
+	seen := map[string]bool{own: true}
+	for _, folder := range workspace {
+		ch, err := discovery.Choose(discovery.ChooseOptions{Dir: a.discoveryDir(), Cwd: folder, Getenv: a.getenv})
+		if err != nil {
+			continue
+		}
+		for _, c := range ch.Serving() {
+			if seen[c.Path] {
+				continue
+			}
+			seen[c.Path] = true
+			who := "another companion"
+			if c.Config.IDEInfo != nil && c.Config.IDEInfo.DisplayName != "" {
+				who += " (" + c.Config.IDEInfo.DisplayName + ")"
+			}
+			fmt.Fprintf(a.Err, "gemkit: warning: %s already serves %s on port %d (%s): a gemini started there connects to one of the two by the CLI's own order, not necessarily this one. Stop the other, or paste this one's export line first; `gemkit ide doctor` lists them.\n",
+				who, folder, c.Port, c.Path)
+		}
+	}
 }

@@ -308,17 +308,7 @@ func waitDiff(t *testing.T, ed *scripted.Editor, path string) scripted.Diff {
 // waitFile waits until path holds exactly want.
 func waitFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		b, _ := os.ReadFile(path)
-		if string(b) == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %q, want %q", path, b, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	gemkittest.WaitFile(t, path, want)
 }
 
 // geminiClient is the real Gemini CLI client code (IdeClient, through

@@ -75,12 +75,13 @@ func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.C
 	bin := gemkittest.Gemkit(t)
 	tmp := t.TempDir()
 	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
-	script := fmt.Sprintf("cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q CLAUDE_CONFIG_DIR=%[2]q/claude EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\{0,1\\}icanon' | sed 's/^/MODE /'; sleep 600",
+	// The shell outlives a Ctrl-C (its trap), as an interactive one would.
+	script := fmt.Sprintf("trap : INT; cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q CLAUDE_CONFIG_DIR=%[2]q/claude EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\{0,1\\}icanon' | sed 's/^/MODE /'; sleep 600",
 		ws, tmp, editor, bin, ws)
 	s.tmux("new-session", "-d", "-s", "gk", "-x", "250", "-y", "60", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
 
-	p := s.waitPane("the env line", func(p string) bool { return strings.Contains(p, "export ") })
+	p := s.waitPane("the env line", func(p string) bool { return strings.Contains(p, "Proposed changes will show here.") })
 	m := regexp.MustCompile(`(/\S+/gemini-ide-server-\d+-\d+\.json)`).FindStringSubmatch(p)
 	if m == nil {
 		t.Fatalf("no discovery file named in the pane:\n%s", p)
@@ -264,4 +265,43 @@ func waitOutcome(t *testing.T, ch <-chan testOutcome) testOutcome {
 		t.Fatal("no diff outcome within 20s")
 	}
 	return testOutcome{}
+}
+
+// TestServeInTmuxCtrlCRejectsWaiting presses Ctrl-C in the real terminal
+// while a diff waits: the diff is rejected first, as on Ctrl-D, so that
+// the CLI is not left waiting (Gemini CLI's "Apply this change?" box
+// otherwise ignores every key: gemini-cli#11239), and the screen says so.
+func TestServeInTmuxCtrlCRejectsWaiting(t *testing.T) {
+	t.Parallel()
+	gemkittest.Tool(t, "tmux", "tmux")
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	path := filepath.Join(ws, "a.txt")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, discoveryPath, c, outcomes := tmuxServe(t, ws, "true")
+	if p := s.pane(false); !strings.Contains(p, "Ctrl-D or Ctrl-C rejects what waits") {
+		t.Errorf("the banner does not say that Ctrl-C rejects what waits:\n%s", p)
+	}
+	openDiffTool(context.Background(), t, c, path, "one\ntwo\n")
+	s.waitPane("the diff", func(p string) bool { return strings.Contains(p, "+two") && strings.Contains(p, "edit [e]") })
+	s.keys("C-c")
+	got := waitOutcome(t, outcomes)
+	if got.method != ide.MethodDiffRejected || got.filePath != path {
+		t.Fatalf("outcome = %+v, want the waiting diff rejected on Ctrl-C", got)
+	}
+	p := s.waitPane("the stop", func(p string) bool { return strings.Contains(p, "Stopped (Ctrl-C") })
+	if !strings.Contains(p, "Rejected "+path+" (stopping), so that the CLI does not wait for it.") {
+		t.Errorf("the screen does not say the diff was rejected:\n%s", p)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(discoveryPath); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("discovery file still there after Ctrl-C")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
@@ -152,8 +153,9 @@ func TestServeBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown editor", []string{"--editor", "vim"}, "--editor must be stdio or terminal"},
+		{"unknown editor", []string{"--editor", "vim"}, "--editor must be stdio, lsp or terminal"},
 		{"print-env with stdio", []string{"--editor", "stdio", "--print-env"}, "--print-env writes to stdout"},
+		{"print-env with lsp", []string{"--editor", "lsp", "--print-env"}, "which --editor lsp uses for the protocol"},
 		{"missing workspace", []string{"--workspace", filepath.Join(ws, "missing")}, "no such file"},
 		{"file as workspace", []string{"--workspace", file}, "not a directory"},
 		{"negative pid", []string{"--ide-pid", "-4"}, "--ide-pid must be a positive pid"},
@@ -206,55 +208,68 @@ func TestServeDebounceFlag(t *testing.T) {
 	}
 }
 
-// TestServeSignals runs the real binary and stops it with SIGTERM and
-// SIGINT: each time the discovery file goes and the exit is clean.
+// TestServeSignals runs the real binary with each front-end and stops it
+// with SIGTERM, SIGINT and SIGHUP (a closed terminal; Emacs's kill-emacs
+// hangs up its language servers): each time the discovery file goes and
+// the exit is clean.
 func TestServeSignals(t *testing.T) {
 	t.Parallel()
 	bin := gemkittest.Gemkit(t)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
-			t.Parallel()
-			tmp := t.TempDir()
-			ws := t.TempDir()
-			cmd := exec.Command(bin, "ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
-			var out gemkittest.Output
-			cmd.Stdout, cmd.Stderr = &out, &out
-			// Keep stdin open: at its end a terminal front-end quits.
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
+	for _, front := range []string{"terminal", "stdio", "lsp"} {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+			t.Run(front+"/"+sig.String(), func(t *testing.T) {
+				t.Parallel()
+				serveUntilSignal(t, bin, front, sig)
+			})
+		}
+	}
+}
+
+func serveUntilSignal(t *testing.T, bin, front string, sig syscall.Signal) {
+	tmp := t.TempDir()
+	ws := t.TempDir()
+	cmd := exec.Command(bin, "ide", "serve", "--editor", front, "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
+	var out gemkittest.Output
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// Keep stdin open: at its end a terminal front-end quits.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if front == "lsp" {
+		// The companion starts on initialize.
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
+		fmt.Fprintf(stdin, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	dir := filepath.Join(tmp, "gemini", "ide")
+	var file string
+	deadline := time.Now().Add(10 * time.Second)
+	for file == "" {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if _, _, ok := discovery.ParseFileName(e.Name()); ok {
+				file = filepath.Join(dir, e.Name())
 			}
-			defer stdin.Close()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			dir := filepath.Join(tmp, "gemini", "ide")
-			var file string
-			deadline := time.Now().Add(10 * time.Second)
-			for file == "" {
-				ents, _ := os.ReadDir(dir)
-				for _, e := range ents {
-					if _, _, ok := discovery.ParseFileName(e.Name()); ok {
-						file = filepath.Join(dir, e.Name())
-					}
-				}
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("no discovery file; output: %s", out.String())
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("exit after %v: %v; output: %s", sig, err, out.String())
-			}
-			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("discovery file left after %v", sig)
-			}
-		})
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no discovery file; output: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after %v: %v; output: %s", sig, err, out.String())
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("discovery file left after %v", sig)
 	}
 }
 
@@ -297,5 +312,57 @@ func TestServeContainerEnv(t *testing.T) {
 				t.Fatal("serve did not stop")
 			}
 		})
+	}
+}
+
+// TestServeReleasesPagesAfterClients: the companion gives back the
+// executable's pages once it serves, and again once a change of clients
+// has settled (a connect runs code that idle serving does not).
+func TestServeReleasesPagesAfterClients(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	env := newIDEClientEnv(tmp, "")
+	ws := t.TempDir()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr gemkittest.Output
+	a := env.app(Streams{In: inR, Out: outW, Err: &stderr})
+	released := make(chan struct{}, 10)
+	a.releasePages = func() (int64, error) {
+		released <- struct{}{}
+		return 0, nil
+	}
+	code := make(chan int, 1)
+	go func() {
+		code <- run(context.Background(), []string{"ide", "serve", "--editor", "stdio", "--workspace", ws,
+			"--ide-pid", fmt.Sprint(os.Getpid())}, a)
+		outW.Close()
+	}()
+	defer func() {
+		inW.Close()
+		<-code
+	}()
+	sc := bufio.NewScanner(outR)
+	if !sc.Scan() {
+		t.Fatalf("no server/ready; stderr: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, outR)
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no release once serving")
+	}
+	c, _, err := client.Connect(context.Background(), client.Options{
+		Cwd: ws, Dir: filepath.Join(tmp, "gemini", "ide"), IDEPID: os.Getpid(),
+		Getenv: func(string) string { return "" }, Host: "127.0.0.1",
+	})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close(context.Background())
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no release after a client connected")
 	}
 }

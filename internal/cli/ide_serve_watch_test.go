@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,8 +34,12 @@ func TestServeInTmuxWatchesSaves(t *testing.T) {
 	s.waitPane("the watcher's line", func(p string) bool {
 		return strings.Contains(p, "open files:     the files you save (watching 1 folder;")
 	})
+	// Each client is named with its transport, then its process and
+	// folder (the test process, in this package's folder).
+	wd, _ := os.Getwd()
+	who := fmt.Sprintf("(HTTP, pid %d, in %s)", os.Getpid(), wd)
 	s.waitPane("the first CLI", func(p string) bool {
-		return strings.Contains(p, "Status: 1 CLI connected: tmux-test 1 (HTTP); no diff waiting.")
+		return strings.Contains(p, "Status: 1 CLI connected: tmux-test 1 "+who+"; no diff waiting.")
 	})
 
 	// The Go client finds the companion as the CLI would from inside the
@@ -60,7 +65,7 @@ func TestServeInTmuxWatchesSaves(t *testing.T) {
 	}
 	defer cl.Close(context.Background())
 	s.waitPane("both CLIs", func(p string) bool {
-		return strings.Contains(p, "Status: 2 CLIs connected: tmux-test 1 (HTTP), watch-test 2 (HTTP); no diff waiting.")
+		return strings.Contains(p, "Status: 2 CLIs connected: tmux-test 1 "+who+", watch-test 2 "+who+"; no diff waiting.")
 	})
 
 	// Saves, one after the other, as a person in another terminal would.
@@ -113,7 +118,7 @@ func TestServeInTmuxWatchesSaves(t *testing.T) {
 	// A CLI that leaves is gone from the status line.
 	cl.Close(context.Background())
 	s.waitPane("the CLI leaving", func(p string) bool {
-		return strings.Contains(p, "Status: 1 CLI connected: tmux-test 1 (HTTP); no diff waiting.") &&
+		return strings.Contains(p, "Status: 1 CLI connected: tmux-test 1 "+who+"; no diff waiting.") &&
 			strings.LastIndex(p, "Status: 1 CLI connected") > strings.LastIndex(p, "watch-test 2")
 	})
 	s.keys("C-d")

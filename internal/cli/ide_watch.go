@@ -60,7 +60,11 @@ func runWatch(ctx context.Context, a *app, f clientFlags, once bool) error {
 	c.OnContext(func(v *ide.Context) { send(watchEvent{Event: "context", Context: v}) })
 	c.OnStateChange(func(st client.State) { send(watchEvent{Event: "state", State: &st}) })
 	if !f.json {
-		fmt.Fprintf(a.Out, "Connected to %s %s (%s). Watching; Ctrl-C to stop.\n", c.Server().Name, c.Server().Version, c.Endpoint())
+		what := "Watching; Ctrl-C to stop."
+		if once {
+			what = "Printing the current context, then stopping."
+		}
+		fmt.Fprintf(a.Out, "Connected to %s %s (%s). %s\n", c.Server().Name, c.Server().Version, c.Endpoint(), what)
 	}
 	if cur := c.Context(); cur != nil {
 		send(watchEvent{Event: "context", Context: cur})

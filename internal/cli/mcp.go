@@ -2,16 +2,18 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/internal/buildinfo"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpserver"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
@@ -23,11 +25,12 @@ const TokenEnv = "GEMKIT_MCP_TOKEN"
 func newMCPCmd(a *app) *cobra.Command {
 	var (
 		home, workspace, extDir, addr string
+		tokenFile                     string
 		useHTTP, allowUnconfined      bool
-		timeout                       time.Duration
+		timeout, progressInterval     time.Duration
 		maxOutput                     int64
 		memory                        uint64
-		budget                        int
+		budget, nameLimit             int
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -51,10 +54,10 @@ server's instructions, in its project context (in trusted folders).
 What it serves:
   - each executable tool of each enabled extension, named <extension>_<tool>
     (characters other than letters, digits, _ and - become _, and a name not
-    starting with a letter gets a _ in front; a name longer than 64
-    characters, or one that collides, is cut to 55 and followed by _ and 8 hex
-    digits of a hash), with an input schema built from its args and a
-    description that includes its examples;
+    starting with a letter gets a _ in front; a name longer than --name-limit,
+    48 characters by default, or one that collides, is cut to 9 fewer and
+    followed by _ and 8 hex digits of a hash), with an input schema built
+    from its args and a description that includes its examples;
   - read_doc {extension, name}, which returns a doc's text, or with name
     skill:NAME the instructions of an agent skill (skills/*/SKILL.md, listed
     in the summary), and each doc and skill as a resource
@@ -63,13 +66,25 @@ What it serves:
 Every call runs like ` + "`gemkit extensions run`" + `: in the sandbox the extension's
 permissions describe, with the same limits, after the person's consent. There
 is nobody to ask over MCP: a tool whose extension has no recorded consent
-fails with a message saying how to give it (` + "`gemkit extensions run --consent`" + `
-once, or consent at install). Failures are tool errors (isError) a model can
-read; the server keeps running. A cancelled call kills the tool.
+fails with a message saying how to give it (` + "`gemkit extensions consent EXT --grant`" + `,
+which runs nothing, or consent at install). Failures are tool errors (isError) a model can
+read; the server keeps running. A cancelled call kills the tool. Set a
+client's own per-call timeout (Claude Code's MCP_TOOL_TIMEOUT, Codex's
+tool_timeout_sec) a little above --timeout, so the model hears why a tool ran
+out of time; a client that sends a progressToken gets progress every
+--progress-interval.
 
 The workspace is the current folder (Gemini CLI starts the server in its own),
 or --workspace. Extensions installed, removed, enabled or disabled while it
 runs appear or disappear without a restart.
+
+Keep the server name short. A client sends each tool to its model under a
+prefix of its own (Claude Code and Codex mcp__<server>__, Gemini CLI
+mcp_<server>_, OpenCode <server>_) and the model APIs refuse names over 64
+characters: the default --name-limit of 48 leaves room for mcp__<server>__
+with a server name of up to 9 characters, such as gemkit. With a longer
+server name, lower --name-limit to 57 less its length. A client may also
+change characters (Codex turns - into _); the summary tells the model so.
 
 An extension author can ship sandboxed tools to Gemini CLI users by serving
 just their extension, with an entry in their own gemini-extension.json:
@@ -77,15 +92,20 @@ just their extension, with an entry in their own gemini-extension.json:
   "mcpServers": { "tools": { "command": "gemkit",
       "args": ["mcp", "--extension", "${extensionPath}"] } }
 
-With --http the bearer token is $` + TokenEnv + `, or a random one printed on stdout
-with the line that adds the server to Gemini CLI.`,
+Started by hand on a terminal, it says on stderr that it waits for a client:
+a client starts it itself (the lines above, or ` + "`claude mcp add gemkit -- gemkit mcp`" + `,
+` + "`codex mcp add gemkit -- gemkit mcp`" + `).
+
+With --http the bearer token is $` + TokenEnv + `, or the one in --token-file
+(` + "~/.gemini/gemkit/mcp-token" + ` by default, made at first use, mode 0600), so
+the set-up lines it prints keep working when the server is started again; the
+port is --addr, and with the default (any free port) it prints the --addr that
+takes the same port again.`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if home == "" {
-				var err error
-				if home, err = extension.DefaultHome(); err != nil {
-					return err
-				}
+			home, err := resolveHome(home)
+			if err != nil {
+				return err
 			}
 			st := extension.OpenStore(home)
 			if workspace != "" {
@@ -98,6 +118,10 @@ with the line that adds the server to Gemini CLI.`,
 			src := disclosure.StoreSource(st)
 			if extDir != "" {
 				src = disclosure.DirSource(extDir, st.Workspace())
+			}
+			src, err = disclosure.NameLimited(src, nameLimit)
+			if err != nil {
+				return fmt.Errorf("--name-limit: %w", err)
 			}
 			log := a.log
 			runner := &toolrun.Runner{
@@ -121,12 +145,13 @@ with the line that adds the server to Gemini CLI.`,
 				restoreGC = func() { a.setGCPercent(gc) }
 			}
 			srv, err := mcpserver.New(mcpserver.Config{
-				Source:  src,
-				Runner:  runner,
-				Limits:  disclosure.Limits{Timeout: timeout, MaxOutput: maxOutput, MemoryBytes: memory},
-				Budget:  budget,
-				Version: buildVersion(),
-				Logger:  log,
+				Source:           src,
+				Runner:           runner,
+				Limits:           disclosure.Limits{Timeout: timeout, MaxOutput: maxOutput, MemoryBytes: memory},
+				Budget:           budget,
+				Version:          buildVersion(),
+				Logger:           log,
+				ProgressInterval: progressInterval,
 			})
 			restoreGC()
 			if err != nil {
@@ -145,49 +170,75 @@ with the line that adds the server to Gemini CLI.`,
 				defer release.Stop()
 			}
 			if !useHTTP {
+				if isTerminal(a.In) {
+					fmt.Fprintln(a.Err, "gemkit mcp: waiting for an MCP client on stdin/stdout; a client starts this itself, so set one up instead (claude mcp add gemkit -- gemkit mcp, gemini mcp add -s user gemkit gemkit mcp, or codex mcp add gemkit -- gemkit mcp; --help for more) and press Ctrl-D here")
+				}
 				return srv.ServeStdio(cmd.Context(), a.In, a.Out)
 			}
 			ln, err := mcpserver.ListenLoopback(addr)
 			if err != nil {
 				return err
 			}
-			token := a.getenv(TokenEnv)
+			// The set-up lines name the token itself only when it is kept
+			// in a file (so it outlives this process), else the variable.
+			token, from, auth := a.getenv(TokenEnv), "$"+TokenEnv, "Authorization: Bearer $"+TokenEnv
+			if token != "" && len(token) < mcpserver.MinTokenLen {
+				ln.Close()
+				return fmt.Errorf("$%s must be at least %d characters", TokenEnv, mcpserver.MinTokenLen)
+			}
 			if token == "" {
-				if token, err = mcpserver.NewToken(); err != nil {
+				if tokenFile == "" {
+					tokenFile = filepath.Join(home, ".gemini", "gemkit", "mcp-token")
+				}
+				var created bool
+				if token, created, err = mcpserver.TokenFile(tokenFile); err != nil {
+					ln.Close()
+					return fmt.Errorf("--token-file: %w", err)
+				}
+				from, auth = tokenFile, "Authorization: Bearer "+token
+				if created {
+					from += " (made now; kept for the next start)"
+				}
+			}
+			// Tools allowed "localhost" must still not reach this
+			// server (it runs tools): the sandbox proxy refuses the
+			// ports recorded here.
+			if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+				forget, err := permission.RecordServer(st.Home(), tcp.Port)
+				if err != nil {
+					ln.Close()
 					return err
 				}
-			} else if len(token) < 16 {
-				ln.Close()
-				return fmt.Errorf("$%s must be at least 16 characters", TokenEnv)
+				defer forget()
 			}
 			url := "http://" + ln.Addr().String() + mcpserver.Path
 			fmt.Fprintf(a.Out, "gemkit mcp: serving Streamable HTTP at %s\n", url)
-			if a.getenv(TokenEnv) == "" {
-				fmt.Fprintf(a.Out, "Add it to Gemini CLI with:\n  gemini mcp add -s user -t http -H \"Authorization: Bearer %s\" gemkit %s\n", token, url)
-			} else {
-				fmt.Fprintf(a.Out, "The bearer token is $%s.\n", TokenEnv)
+			fmt.Fprintf(a.Out, "The bearer token is in %s. Add the server to a client once with:\n", from)
+			// Claude Code's -H takes several values, so it goes last there.
+			fmt.Fprintf(a.Out, "  claude mcp add -t http gemkit %s -H %q\n", url, auth)
+			fmt.Fprintf(a.Out, "  gemini mcp add -s user -t http -H %q gemkit %s\n", auth, url)
+			if _, port, _ := net.SplitHostPort(addr); port == "0" {
+				fmt.Fprintf(a.Out, "The port was free now; start it again on the same one with: gemkit mcp --http --addr %s\n", ln.Addr())
 			}
 			return srv.ServeHTTP(cmd.Context(), ln, token)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&home, "home", "", "home folder that holds .gemini (default $"+extension.HomeEnv+" or your home directory)")
+	f.StringVar(&home, "home", "", homeFlagUsage)
 	f.StringVar(&workspace, "workspace", "", "workspace the tools run in and enablement is evaluated for (default the current folder)")
 	f.StringVar(&extDir, "extension", "", "serve only the extension in this folder (for an extension's own mcpServers entry)")
 	f.BoolVar(&useHTTP, "http", false, "serve Streamable HTTP on a loopback port instead of stdio")
 	f.StringVar(&addr, "addr", "127.0.0.1:0", "with --http, the loopback address and port to listen on (port 0: any free one)")
+	f.StringVar(&tokenFile, "token-file", "", "with --http and no $"+TokenEnv+", the file that keeps the bearer token, made at first use (default ~/.gemini/gemkit/mcp-token)")
 	f.BoolVar(&allowUnconfined, "allow-unconfined", false, "run tools even if this machine cannot enforce their permissions (DANGEROUS)")
 	f.DurationVar(&timeout, "timeout", toolrun.DefaultTimeout, "kill a tool and everything it started after this long")
+	f.DurationVar(&progressInterval, "progress-interval", mcpserver.DefaultProgressInterval, "how often a running call reports its progress to a client that asks for it")
 	f.Int64Var(&maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop a tool that prints more than this many bytes")
 	f.Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "cap each tool's memory at this many bytes")
 	f.IntVar(&budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
+	f.IntVar(&nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
 
-// buildVersion is the module version of the running binary.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+// buildVersion is the version of the running binary (buildinfo.Version).
+func buildVersion() string { return buildinfo.Version() }

@@ -3,7 +3,7 @@
 package cli
 
 // TestREADMECommands runs, against the built binary, every command of
-// README.md's ```sh blocks, each block in a private home, temporary
+// the ```sh blocks of README.md and docs/first-ten-minutes.md (walkthroughs), each block in a private home, temporary
 // directory and workspace, so that a new user's first commands work as
 // written. TestHelpExamples does the same for the `gemkit` lines of each
 // command's Example.
@@ -13,8 +13,10 @@ package cli
 //   - Each line of a ```sh block is one command; `# …` starts a comment; a
 //     line ending in `\` continues on the next. `cd DIR` changes the folder
 //     of the block's later commands (created when missing; `~` is the
-//     private home) and `export K=V` their environment. Commands starting with `go ` or `./` run in the
-//     repository.
+//     private home) and `export K=V` their environment (V as the shell
+//     expands it). Commands starting with `go ` or `./`, after any
+//     `K=V` assignments, run in the repository. `go` finds no module
+//     proxy (GOPROXY=off): only what builds from this clone works.
 //   - A command must exit 0 within commandTimeout, with stdin open and
 //     silent (as a person who has not typed yet).
 //   - An HTML comment right before a block steers it, with directives
@@ -32,7 +34,10 @@ package cli
 //     in the workspace first;
 //     `readme-test: model` points the Gemini API at a scripted model
 //     server of the test (GOOGLE_GEMINI_BASE_URL), which answers in words;
-//     `readme-test: gemini` puts the pinned Gemini CLI of interop/ on PATH.
+//     `readme-test: gemini` puts the pinned Gemini CLI of interop/ on PATH;
+//     `readme-test: fresh` runs the block without the test's gemkit on
+//     PATH, as on a machine where it is not installed yet: each later
+//     `gemkit` runs what the block itself installed, or fails.
 
 import (
 	"bufio"
@@ -72,6 +77,7 @@ type docBlock struct {
 	companion bool
 	model     bool
 	gemini    bool
+	fresh     bool
 	files     []string
 }
 
@@ -118,6 +124,8 @@ func parseBlocks(text string) []docBlock {
 				b.model = true
 			case d == "gemini":
 				b.gemini = true
+			case strings.HasPrefix(d, "fresh"):
+				b.fresh = true
 			case strings.HasPrefix(d, "files:"):
 				b.files = strings.Fields(strings.TrimPrefix(d, "files:"))
 			}
@@ -182,7 +190,10 @@ func newDocEnv(t *testing.T) *docEnv {
 	env := []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, "LANG=C.UTF-8", "NO_COLOR=1", "EDITOR=true",
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
 		// Not a container companion, wherever the test runs.
-		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22"}
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22",
+		// A command that fetches gemkit from the network fails, as it
+		// would for a user: the module is not published.
+		"GOPROXY=off"}
 	if gocache, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
 		// `go run` from the README keeps the machine's build caches.
 		if f := strings.Fields(string(gocache)); len(f) == 2 {
@@ -288,6 +299,57 @@ func (e *docEnv) startCompanion() {
 	}
 }
 
+var exportNameRe = regexp.MustCompile(`(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=`)
+
+// export runs an `export K=V …` line in a shell with the block's
+// environment and keeps what the shell made of each variable.
+func (e *docEnv) export(dir, line string) {
+	e.t.Helper()
+	var names []string
+	for _, m := range exportNameRe.FindAllStringSubmatch(strings.TrimPrefix(line, "export"), -1) {
+		names = append(names, m[1])
+	}
+	script := line + "\nprintf '%s\\0'"
+	for _, n := range names {
+		script += ` "$` + n + `"`
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir, cmd.Env = dir, e.env
+	out, err := cmd.Output()
+	if err != nil {
+		e.t.Fatalf("`%s`: %v", line, err)
+	}
+	values := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	for i, n := range names {
+		e.env = append(e.env, n+"="+values[i])
+	}
+}
+
+// dropFromPath takes dir out of the block's PATH.
+func (e *docEnv) dropFromPath(dir string) {
+	for i, kv := range e.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			var keep []string
+			for _, p := range filepath.SplitList(v) {
+				if p != dir {
+					keep = append(keep, p)
+				}
+			}
+			e.env[i] = "PATH=" + strings.Join(keep, string(os.PathListSeparator))
+		}
+	}
+}
+
+// inRepo reports whether a README command runs in the repository: `go …`
+// or `./…`, after any K=V assignments.
+func inRepo(c string) bool {
+	f := strings.Fields(c)
+	for len(f) > 0 && strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "=") {
+		f = f[1:]
+	}
+	return len(f) > 0 && (f[0] == "go" || strings.HasPrefix(f[0], "./"))
+}
+
 // startModel answers the Gemini API with words.
 func (e *docEnv) startModel() {
 	replies := make([]fakemodel.Reply, 8)
@@ -302,23 +364,42 @@ func (e *docEnv) startModel() {
 	e.env = append(e.env, "GOOGLE_GEMINI_BASE_URL="+srv.URL)
 }
 
+// walkthroughs are the Markdown files whose ```sh blocks TestREADMECommands
+// runs, by the README's rules, with the least number of blocks each must
+// have (a file that lost its blocks fails).
+var walkthroughs = []struct {
+	file      string
+	minBlocks int
+}{
+	{"README.md", 5},
+	{"docs/first-ten-minutes.md", 5},
+}
+
 func TestREADMECommands(t *testing.T) {
 	t.Parallel()
 	gemkittest.Tool(t, "python3", "python3")
 	root := gemkittest.RepoRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	for _, w := range walkthroughs {
+		text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(w.file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := parseBlocks(string(text))
+		if len(blocks) < w.minBlocks {
+			t.Fatalf("only %d ```sh blocks found in %s", len(blocks), w.file)
+		}
+		runDocBlocks(t, root, w.file, blocks)
 	}
-	blocks := parseBlocks(string(readme))
-	if len(blocks) < 5 {
-		t.Fatalf("only %d ```sh blocks found in README.md", len(blocks))
-	}
+}
+
+// runDocBlocks runs the blocks of one Markdown file, each in its own
+// private world.
+func runDocBlocks(t *testing.T, root, file string, blocks []docBlock) {
 	for _, b := range blocks {
 		if b.skipBlock {
 			continue
 		}
-		t.Run("line"+strconv.Itoa(b.line), func(t *testing.T) {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".md")+"_line"+strconv.Itoa(b.line), func(t *testing.T) {
 			t.Parallel()
 			e := newDocEnv(t)
 			for _, f := range b.files {
@@ -333,6 +414,9 @@ func TestREADMECommands(t *testing.T) {
 						e.env[i] = "PATH=" + filepath.Join(interop, "node_modules", ".bin") + string(os.PathListSeparator) + v
 					}
 				}
+			}
+			if b.fresh {
+				e.dropFromPath(filepath.Dir(e.bin))
 			}
 			if b.model {
 				e.startModel()
@@ -358,19 +442,16 @@ func TestREADMECommands(t *testing.T) {
 					dir = rest
 					continue
 				}
-				if rest, ok := strings.CutPrefix(c, "export "); ok {
-					for _, kv := range strings.Fields(rest) {
-						k, v, _ := strings.Cut(kv, "=")
-						e.env = append(e.env, k+"="+strings.Trim(v, `'"`))
-					}
+				if strings.HasPrefix(c, "export ") {
+					e.export(dir, c)
 					continue
 				}
 				where := dir
-				if strings.HasPrefix(c, "go ") || strings.HasPrefix(c, "./") {
+				if inRepo(c) {
 					where = root
 				}
 				if why := e.run(where, c, hasPrefix(c, b.servers)); why != "" {
-					t.Errorf("README.md, block at line %d: `%s` %s", b.line, c, why)
+					t.Errorf("%s, block at line %d: `%s` %s", file, b.line, c, why)
 				}
 			}
 		})
@@ -405,7 +486,7 @@ func TestHelpExamples(t *testing.T) {
 			e := newDocEnv(t)
 			for _, l := range lines {
 				// Examples of servers serve; the others must exit 0.
-				server := strings.HasPrefix(l, "gemkit ide serve") || strings.HasPrefix(l, "gemkit mcp") || strings.HasPrefix(l, "gemkit chat")
+				server := strings.HasPrefix(l, "gemkit ide serve") || strings.HasPrefix(l, "gemkit mcp") || strings.HasPrefix(l, "gemkit chat") || strings.HasPrefix(l, "gemkit acp")
 				if why := e.run(e.ws, strings.ReplaceAll(l, "~/src/project", e.ws), server); why != "" {
 					t.Errorf("%s example: `%s` %s", c.CommandPath(), l, why)
 				}

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/gemkit/gemkit/ide"
@@ -99,7 +100,10 @@ func newApp(s Streams) *app {
 
 // Main runs gemkit with args and returns the process exit code.
 func Main(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a closed terminal, or Emacs quitting (kill-emacs hangs up
+	// the process group of a language server), must end a server cleanly,
+	// discovery file removed, as SIGTERM does.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
@@ -151,8 +155,34 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.Out)
 	root.SetErr(a.Err)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
-	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a))
+	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a))
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group below the root
+// (gemkit ide, gemkit extensions) fail on a word that names none of its
+// commands, with the nearest ones, instead of printing its help and
+// exiting 0 as cobra does: `gemkit extensions instal ./x` must not look
+// like success. The root already refuses (cobra's legacyArgs).
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasParent() || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return withExitCode(ExitError, fmt.Errorf("%s (gemkit %s --help lists them)", msg, strings.TrimPrefix(cmd.CommandPath(), "gemkit ")))
+	}
 }
 
 // getenv reads the app's environment (the process's by default).

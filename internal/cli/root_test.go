@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -53,5 +55,63 @@ func TestVersion(t *testing.T) {
 	}
 	if got := out.String(); got != "gemkit version "+buildVersion()+"\n" {
 		t.Errorf("--version printed %q", got)
+	}
+}
+
+// TestUnknownSubcommand: a typo in a command group's subcommand fails
+// with the nearest names instead of printing the group's help and
+// exiting 0; the group alone still prints its help.
+func TestUnknownSubcommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{[]string{"extensions", "instal", "./x"}, ExitError, `unknown command "instal" for "gemkit extensions"; did you mean install?`},
+		{[]string{"ide", "serv"}, ExitError, `unknown command "serv" for "gemkit ide"; did you mean serve?`},
+		{[]string{"ide", "frobnicate"}, ExitError, `unknown command "frobnicate" for "gemkit ide" (gemkit ide --help lists them)`},
+		{[]string{"extensio"}, ExitError, `unknown command "extensio" for "gemkit"`},
+		{[]string{"ide"}, ExitOK, ""},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), tc.args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		if code != tc.wantCode || !strings.Contains(errb.String(), tc.wantErr) {
+			t.Errorf("gemkit %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, errb.String(), tc.wantCode, tc.wantErr)
+		}
+	}
+}
+
+// TestHomeMeansOneThing: --home is the folder that holds .gemini for
+// every command; a .gemini folder passed as --home is refused with the
+// folder to pass instead, not taken as a home without extensions.
+func TestHomeMeansOneThing(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dotGemini := home + "/.gemini"
+	if err := os.MkdirAll(dotGemini+"/extensions", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"extensions", "--home", dotGemini, "list"},
+		{"run", "--home", dotGemini, "hello"},
+		{"mcp", "--home", dotGemini},
+	} {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		if code == ExitOK || !strings.Contains(errb.String(), "use --home "+home) {
+			t.Errorf("gemkit %s: exit %d, stderr %q; want a refusal naming --home %s", strings.Join(args, " "), code, errb.String(), home)
+		}
+	}
+	c := NewRoot(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	for _, path := range [][]string{{"extensions", "list"}, {"run"}, {"chat"}, {"mcp"}} {
+		cmd, _, err := c.Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := cmd.Flag("home"); f == nil || f.Usage != homeFlagUsage {
+			t.Errorf("gemkit %s --home: %v, want the one usage text", strings.Join(path, " "), f)
+		}
 	}
 }

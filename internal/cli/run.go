@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/model"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 // Exit codes of `gemkit run` beyond ExitOK, ExitNo and ExitError.
@@ -50,7 +50,7 @@ Proposed edits are shown as diffs in the IDE when a companion is connected
 (accept, change or reject them there), else asked about on the terminal;
 with --yes they are written without asking; with nobody to ask they are
 refused. An extension tool needs your recorded consent (give it once with
-` + "`gemkit extensions run --consent`" + `): run never asks for it.
+` + "`gemkit extensions consent EXT --grant`" + `): run never asks for it.
 
 The model's text goes to standard output, a line per tool call to standard
 error; --json prints instead one JSON transcript at the end.
@@ -58,15 +58,15 @@ error; --json prints instead one JSON transcript at the end.
 Exit status: 0 done, 2 error (configuration, the model's API), 3 a limit
 (--max-turns, --max-output-tokens) stopped it, 130 interrupted.
 
-See docs/agent.md for models, endpoints and the config file.`,
+See https://github.com/gemkit/gemkit/blob/main/docs/agent.md for models, endpoints and the config file.`,
 		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			var ask asker
+			var lines *term.Lines
 			if isTerminal(s.In) && !asJSON {
-				ask = askYesNo(s.Err, newLineReader(s.In))
+				lines = term.NewLines(s.In, s.Err)
 			}
-			sess, err := setupSession(ctx, &f, ap, ask)
+			sess, err := setupSession(ctx, &f, ap, lines)
 			if err != nil {
 				return withExitCode(ExitError, err)
 			}
@@ -74,13 +74,14 @@ See docs/agent.md for models, endpoints and the config file.`,
 			a := sess.agent
 			tr := runTranscript{Model: a.Model.Describe(), IDE: sess.ideName, Events: []agent.Event{}}
 			if !asJSON {
-				a.OnText = func(t string) { io.WriteString(s.Out, t) }
+				a.OnText = sess.text.write
 			}
 			a.OnEvent = func(e agent.Event) {
 				tr.Events = append(tr.Events, e)
 				if asJSON {
 					return
 				}
+				sess.text.turn()
 				switch e.Type {
 				case agent.EventToolCall:
 					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", e.Name, argsLine(e.Args))
@@ -114,9 +115,7 @@ See docs/agent.md for models, endpoints and the config file.`,
 				}
 				return withExitCode(code, nil)
 			}
-			if out.Text != "" {
-				fmt.Fprintln(s.Out)
-			}
+			sess.text.end()
 			if code == ExitOK {
 				return nil
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -77,7 +78,7 @@ func (s *Set) Call(ctx context.Context, r *toolrun.Runner, name string, args jso
 		Timeout: lim.Timeout, MaxOutput: lim.MaxOutput, MemoryBytes: lim.MemoryBytes,
 		Settings: e.Settings,
 	})
-	return worded(t, res, err)
+	return worded(t, res, err, parsed)
 }
 
 func (s *Set) toolNames() string {
@@ -111,8 +112,9 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
-// worded turns the runner's outcome into text for a model.
-func worded(t *Tool, res *toolrun.Result, err error) CallResult {
+// worded turns the runner's outcome into text for a model, which called
+// the tool with args.
+func worded(t *Tool, res *toolrun.Result, err error, args map[string]any) CallResult {
 	cr := CallResult{Result: res, Err: err}
 	var b strings.Builder
 	var (
@@ -128,12 +130,12 @@ func worded(t *Tool, res *toolrun.Result, err error) CallResult {
 			fmt.Fprintf(&b, "The person declined to let extension %s run its tools (it may: %s). Do not call its tools again unless they ask you to.", ce.Extension, strings.Join(ce.Lines, "; "))
 		} else {
 			fmt.Fprintf(&b, "Extension %s needs the person's consent before its tools run (its tools may: %s). "+
-				"Ask them to agree by running `gemkit extensions run --consent %s %s` once in a terminal (or to agree when installing it), then call the tool again.",
-				ce.Extension, strings.Join(ce.Lines, "; "), ce.Extension, t.Tool)
+				"Ask them to agree by running `gemkit extensions consent %s --grant` (it shows what they agree to and runs nothing), then call the tool again.",
+				ce.Extension, strings.Join(ce.Lines, "; "), ce.Extension)
 		}
 	case errors.As(err, &ae):
 		cr.IsError = true
-		fmt.Fprintf(&b, "The call was not run because its arguments are wrong: %s. Call %s again with arguments that fit its input schema.", ae.Msg, t.Name)
+		fmt.Fprintf(&b, "The call was not run because its arguments are wrong: %s. Call %s again with arguments that fit its input schema.", propertyWords(ae.Msg, t, args), t.Name)
 	case errors.As(err, &te):
 		cr.IsError = true
 		fmt.Fprintf(&b, "Tool %s %s.", t.Name, te.Msg)
@@ -176,6 +178,29 @@ func worded(t *Tool, res *toolrun.Result, err error) CallResult {
 	}
 	cr.Text = b.String()
 	return cr
+}
+
+// propertyWords rewords the runner's message on a call's arguments for a
+// model: the runner names an argument as the command-line flag a person
+// types (--outside), a model knows it as a property of the tool's input
+// schema ("outside"). Every name the tool declares or the call gave is
+// rewritten, longest first so that --times is not read as --time.
+func propertyWords(msg string, t *Tool, args map[string]any) string {
+	names := make([]string, 0, len(args)+len(t.decl.Args))
+	for _, a := range t.decl.Args {
+		names = append(names, a.Name)
+	}
+	for n := range args {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j]
+	})
+	pairs := make([]string, 0, 2*len(names))
+	for _, n := range names {
+		pairs = append(pairs, "--"+n, strconv.Quote(n))
+	}
+	return strings.NewReplacer(pairs...).Replace(msg)
 }
 
 // validText returns out as text; bytes that are not UTF-8 are replaced

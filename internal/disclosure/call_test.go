@@ -32,6 +32,7 @@ func TestCallWording(t *testing.T) {
 	writeExt(t, home, `{"name": "w", "version": "1.0.0",
 	 "tools": [
 	  {"name": "json", "description": "d", "executable": "tools/json.sh", "runtime": "shell", "output": "json", "args": [{"name": "n", "type": "integer"}]},
+	  {"name": "move", "description": "d", "executable": "tools/quiet.sh", "runtime": "shell", "args": [{"name": "outside", "type": "string"}, {"name": "time", "type": "number"}]},
 	  {"name": "notjson", "description": "d", "executable": "tools/notjson.sh", "runtime": "shell", "output": "json"},
 	  {"name": "binary", "description": "d", "executable": "tools/binary.sh", "runtime": "shell"},
 	  {"name": "flood", "description": "d", "executable": "tools/flood.sh", "runtime": "shell"},
@@ -67,7 +68,12 @@ func TestCallWording(t *testing.T) {
 		want       []string
 	}{
 		{"w_json", `{"n": 3}`, false, []string{`{"n": 3}`}},
-		{"w_json", `{"n": 1.5}`, true, []string{"arguments are wrong", "--n must be a whole number"}},
+		{"w_json", `{"n": 1.5}`, true, []string{"arguments are wrong", `"n" must be a whole number`}},
+		// Arguments are named as the input schema's properties, not as
+		// the flags the tool is run with.
+		{"w_move", `{"time": 1}`, true, []string{`missing argument "outside"; it takes "outside" (string), "time" (number)`}},
+		{"w_move", `{"outside": "x", "time": 1, "times": 2}`, true, []string{`unknown argument "times";`}},
+		{"w_move", `{"outside": 3, "time": 1}`, true, []string{`"outside" must be a string, got 3`}},
 		{"w_json", `[1]`, true, []string{"not a JSON object"}},
 		{"w_notjson", ``, true, []string{"declares JSON output but printed something else", "hello"}},
 		{"w_binary", `{}`, false, []string{"ok \uFFFD end", "not valid UTF-8"}},
@@ -79,6 +85,9 @@ func TestCallWording(t *testing.T) {
 		{"read_doc", `{"extension": "w", "name": "d"}`, false, []string{"doc\n"}},
 	} {
 		res := set.Call(context.Background(), r, c.name, json.RawMessage(c.args), lim)
+		if strings.Contains(res.Text, "--") {
+			t.Errorf("%s %s: %q names a command-line flag", c.name, c.args, res.Text)
+		}
 		if res.IsError != c.isError {
 			t.Errorf("%s %s: isError %v, want %v: %s", c.name, c.args, res.IsError, c.isError, res.Text)
 		}
@@ -92,7 +101,27 @@ func TestCallWording(t *testing.T) {
 	// Without consent on record, the answer says how to give it.
 	st.ForgetConsent("w")
 	res := set.Call(context.Background(), r, "w_quiet", nil, lim)
-	if !res.IsError || !strings.Contains(res.Text, "gemkit extensions run --consent w quiet") {
+	if !res.IsError || !strings.Contains(res.Text, "gemkit extensions consent w --grant") {
 		t.Errorf("no consent: %+v", res)
+	}
+}
+
+// TestSchemaOfOptionalArgs: arguments the manifest makes optional are not
+// in the schema's required list, and a default is the property's default.
+func TestSchemaOfOptionalArgs(t *testing.T) {
+	no := false
+	tool := &extension.Tool{Name: "slugify", Args: []extension.Arg{
+		{Name: "text", Type: extension.ArgString},
+		{Name: "maxLength", Type: extension.ArgInteger, Default: []byte("40")},
+		{Name: "sep", Type: extension.ArgString, Required: &no},
+		{Name: "tags", Type: extension.ArgStringArray},
+	}}
+	got := string(SchemaJSON(InputSchema(tool)))
+	want := `{"additionalProperties":false,"properties":{"maxLength":{"default":40,"type":"integer"},"sep":{"type":"string"},"tags":{"items":{"type":"string"},"type":"array"},"text":{"type":"string"}},"required":["text"],"type":"object"}`
+	if got != want {
+		t.Errorf("schema\n got %s\nwant %s", got, want)
+	}
+	if sig := Signature("tools-ext_slugify", tool); sig != "tools-ext_slugify(text: string, maxLength?: integer = 40, sep?: string, tags?: string[])" {
+		t.Errorf("signature %s", sig)
 	}
 }

@@ -1,6 +1,7 @@
 package disclosure
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -137,7 +138,7 @@ func goldenCases() []goldenCase {
 			writeExt(t, home, analyzer, copyFiles(analyzerFiles))
 			writeExt(t, home, reviewer, copyFiles(reviewerFiles))
 		}},
-		{name: "budget-skills", budget: 1000, setup: func(t *testing.T, home, ws string) {
+		{name: "budget-skills", budget: 1040, setup: func(t *testing.T, home, ws string) {
 			writeExt(t, home, analyzer, copyFiles(analyzerFiles))
 			writeExt(t, home, reviewer, copyFiles(reviewerFiles))
 		}, omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true, SkillDescriptions: true}},
@@ -145,7 +146,7 @@ func goldenCases() []goldenCase {
 		{name: "budget-examples", budget: 2600, setup: many(5), omitted: &Omitted{Examples: true}},
 		{name: "budget-descriptions", budget: 1800, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true}},
 		{name: "budget-signatures", budget: 1200, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true}},
-		{name: "budget-extensions", budget: 700, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true, Extensions: []string{"ext02", "ext03", "ext04", "ext05"}}},
+		{name: "budget-extensions", budget: 740, setup: many(5), omitted: &Omitted{Examples: true, Descriptions: true, Signatures: true, Extensions: []string{"ext02", "ext03", "ext04", "ext05"}}},
 	}
 }
 
@@ -194,24 +195,77 @@ func TestSummaryGolden(t *testing.T) {
 	}
 }
 
-// TestExposedNames checks the naming rule on its edge cases.
+// TestExposedNames checks the naming rule on its edge cases, with the
+// default limit and with others: with the default, every name still fits
+// the model APIs' 64 characters behind Claude Code's mcp__gemkit__.
 func TestExposedNames(t *testing.T) {
 	long := strings.Repeat("x", 64)
-	for _, c := range []struct{ ext, tool, want string }{
-		{"code-analyzer", "lintFile", "code-analyzer_lintFile"},
-		{"demo", "a.b", "demo_a_b"},
-		{"3d", "mesh", "_3d_mesh"},
-		{"read", "doc", "read_doc_" + hashSuffix("read", "doc")},
-		{"e", long, "e_" + long[:53] + "_" + hashSuffix("e", long)},
+	for _, c := range []struct {
+		ext, tool string
+		limit     int
+		want      string
+	}{
+		{"code-analyzer", "lintFile", 0, "code-analyzer_lintFile"},
+		{"demo", "a.b", 0, "demo_a_b"},
+		{"3d", "mesh", 0, "_3d_mesh"},
+		{"read", "doc", 0, "read_doc_" + hashSuffix("read", "doc")},
+		{"e", long[:46], 0, "e_" + long[:46]},
+		{"e", long[:47], 0, "e_" + long[:37] + "_" + hashSuffix("e", long[:47])},
+		{"e", long, 0, "e_" + long[:37] + "_" + hashSuffix("e", long)},
+		{"e", long[:47], 64, "e_" + long[:47]},
+		{"e", long, 64, "e_" + long[:53] + "_" + hashSuffix("e", long)},
+		{"e", long, MinNameLimit, "e_" + long[:5] + "_" + hashSuffix("e", long)},
 	} {
-		got := ExposedName(c.ext, c.tool)
-		if got != c.want || len(got) > MaxNameLen {
-			t.Errorf("ExposedName(%q, %q) = %q, want %q", c.ext, c.tool, got, c.want)
+		limit := c.limit
+		if limit == 0 {
+			limit = DefaultNameLimit
+			if got := ExposedName(c.ext, c.tool); got != c.want {
+				t.Errorf("ExposedName(%q, %q) = %q, want %q", c.ext, c.tool, got, c.want)
+			}
+		}
+		got := exposedName(c.ext, c.tool, limit)
+		if got != c.want || len(got) > limit {
+			t.Errorf("exposedName(%q, %q, %d) = %q, want %q", c.ext, c.tool, limit, got, c.want)
+		}
+		if c.limit == 0 && len("mcp__gemkit__"+got) > MaxNameLen {
+			t.Errorf("mcp__gemkit__%s is over %d characters", got, MaxNameLen)
+		}
+	}
+}
+
+// TestNameLimited checks that a Source with a name limit gives a Set of
+// names that fit it, and that a limit out of range is refused.
+func TestNameLimited(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	tool := strings.Repeat("t", 50)
+	os.WriteFile(filepath.Join(dir, "gemini-extension.json"), []byte(`{"name": "e", "version": "1.0.0",
+	 "tools": [{"name": "`+tool+`", "description": "Long.", "executable": "t.sh", "runtime": "shell"}]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "t.sh"), []byte("echo\n"), 0o755)
+	for _, limit := range []int{0, 64, 30} {
+		src := DirSource(dir, ws)
+		if limit != 0 {
+			var err error
+			if src, err = NameLimited(src, limit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		set, err := src.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exposedName("e", tool, cmp.Or(limit, DefaultNameLimit))
+		if got := set.Tools()[0].Name; got != want || set.Tool(got) == nil {
+			t.Errorf("limit %d: %q, want %q", limit, got, want)
+		}
+	}
+	for _, bad := range []int{MinNameLimit - 1, MaxNameLen + 1} {
+		if _, err := NameLimited(DirSource(dir, ws), bad); err == nil {
+			t.Errorf("limit %d was accepted", bad)
 		}
 	}
 }
 
 func hashSuffix(ext, tool string) string {
-	h := hashedName("", ext, tool)
+	h := hashedName("", ext, tool, MaxNameLen)
 	return h[1:]
 }

@@ -71,7 +71,11 @@ type Set struct {
 // workspace (user and workspace enablement scopes), leaving out invalid
 // ones (listed in Skipped) and tools hidden by any enabled extension's
 // excludeTools (see ExposedName for the names it matches).
-func Load(st *extension.Store) (*Set, error) {
+func Load(st *extension.Store) (*Set, error) { return load(st, 0) }
+
+// load is Load with exposed names of at most limit characters (0:
+// DefaultNameLimit).
+func load(st *extension.Store, limit int) (*Set, error) {
 	all, err := st.List()
 	if err != nil {
 		return nil, err
@@ -102,7 +106,7 @@ func Load(st *extension.Store) (*Set, error) {
 		}
 		s.Extensions = append(s.Extensions, newExtension(in.Extension, settings))
 	}
-	s.index()
+	s.index(limit)
 	if enErr != nil {
 		return s, fmt.Errorf("the enablement file is damaged, so every extension counts as enabled: %w", enErr)
 	}
@@ -112,7 +116,9 @@ func Load(st *extension.Store) (*Set, error) {
 // LoadDir reads the single extension in dir (not necessarily installed)
 // for workspace: what `gemkit mcp --extension DIR` serves. Enablement does
 // not apply; an invalid extension is an error.
-func LoadDir(dir, workspace string) (*Set, error) {
+func LoadDir(dir, workspace string) (*Set, error) { return loadDir(dir, workspace, 0) }
+
+func loadDir(dir, workspace string, limit int) (*Set, error) {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
 		return nil, err
@@ -130,7 +136,7 @@ func LoadDir(dir, workspace string) (*Set, error) {
 		return nil, err
 	}
 	s := &Set{Workspace: ws, Extensions: []*Extension{newExtension(ext, settings)}}
-	s.index()
+	s.index(limit)
 	return s, nil
 }
 

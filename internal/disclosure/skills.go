@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // SkillPrefix starts the name read_doc takes for an agent skill's
@@ -95,7 +96,7 @@ func (e *Extension) noSkill(name string) string {
 
 // rel is p relative to the extension's folder, with forward slashes.
 func (e *Extension) rel(p string) string {
-	if r, err := filepath.Rel(e.Ext.Dir, p); err == nil && !strings.HasPrefix(r, "..") {
+	if r, ok := fsutil.Rel(e.Ext.Dir, p); ok {
 		return filepath.ToSlash(r)
 	}
 	return p

@@ -51,9 +51,9 @@ func TestSkillsInSummary(t *testing.T) {
 		{"listed", 0, []string{SkillsHeader, "  - **Skills**:\n    - `house-style`: The team's writing style",
 			"    - `code-review`: Review a change for correctness, tests and style. Use it when asked to review a diff or a pull request.\n"},
 			[]string{"Left out", "broken", "Read the diff"}, nil},
-		{"descriptions cut last", 1000, []string{SkillsHeader, "  - **Skills**: `house-style`, `code-review`, `release`\n", "the skills' descriptions"},
+		{"descriptions cut last", 1040, []string{SkillsHeader, "  - **Skills**: `house-style`, `code-review`, `release`\n", "the skills' descriptions"},
 			[]string{"Review a change"}, &Omitted{Examples: true, Descriptions: true, Signatures: true, SkillDescriptions: true}},
-		{"cut with their extension", 750, []string{"1 more extension (reviewer)"},
+		{"cut with their extension", 790, []string{"1 more extension (reviewer)"},
 			[]string{SkillsHeader, "**Skills**"}, &Omitted{Examples: true, Descriptions: true, Signatures: true, SkillDescriptions: true, Extensions: []string{"reviewer"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

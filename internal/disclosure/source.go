@@ -26,14 +26,35 @@ type Source interface {
 
 // StoreSource is the extensions installed in st and enabled for its
 // workspace.
-func StoreSource(st *extension.Store) Source { return storeSource{st} }
+func StoreSource(st *extension.Store) Source { return storeSource{st: st} }
 
 // DirSource is the one extension in dir, for workspace.
-func DirSource(dir, workspace string) Source { return dirSource{dir, workspace} }
+func DirSource(dir, workspace string) Source { return dirSource{dir: dir, workspace: workspace} }
 
-type storeSource struct{ st *extension.Store }
+// NameLimited is src (a StoreSource or a DirSource) with exposed names
+// of at most limit characters instead of DefaultNameLimit (see
+// CheckNameLimit for the range).
+func NameLimited(src Source, limit int) (Source, error) {
+	if err := CheckNameLimit(limit); err != nil {
+		return nil, err
+	}
+	switch s := src.(type) {
+	case storeSource:
+		s.limit = limit
+		return s, nil
+	case dirSource:
+		s.limit = limit
+		return s, nil
+	}
+	return nil, fmt.Errorf("disclosure: %T has no name limit", src)
+}
 
-func (s storeSource) Load() (*Set, error) { return Load(s.st) }
+type storeSource struct {
+	st    *extension.Store
+	limit int
+}
+
+func (s storeSource) Load() (*Set, error) { return load(s.st, s.limit) }
 
 func (s storeSource) Describe() string {
 	return fmt.Sprintf("the extensions in %s enabled for %s", s.st.Dir(), s.st.Workspace())
@@ -73,9 +94,12 @@ func (s storeSource) Stamp(last *Set) string {
 	return b.String()
 }
 
-type dirSource struct{ dir, workspace string }
+type dirSource struct {
+	dir, workspace string
+	limit          int
+}
 
-func (s dirSource) Load() (*Set, error) { return LoadDir(s.dir, s.workspace) }
+func (s dirSource) Load() (*Set, error) { return loadDir(s.dir, s.workspace, s.limit) }
 
 func (s dirSource) Describe() string { return "the extension in " + s.dir }
 

@@ -32,7 +32,7 @@ const maxSkillLine = 240
 
 // Header opens the summary text.
 const Header = "You have the following extensions available. Call a tool by the name in backquotes " +
-	"(a client may add its own prefix, such as mcp_gemkit_); read a doc with the read_doc tool, " +
+	"(a client may add its own prefix, such as mcp_gemkit_ or mcp__gemkit__, and turn - into _); read a doc with the read_doc tool, " +
 	"giving the extension's name and the doc's name."
 
 // SkillsHeader follows Header when an extension has agent skills: the
@@ -116,17 +116,22 @@ type Omitted struct {
 
 // Signature is a tool's call signature as the summary shows it:
 // name(arg: type, ...), with '?' after arguments that may be left out
-// (booleans and arrays) and string[] for arrays.
+// (booleans, arrays and those the manifest makes optional), " = default"
+// after those with a default, and string[] for arrays.
 func Signature(name string, t *extension.Tool) string {
 	parts := make([]string, len(t.Args))
 	for i, a := range t.Args {
-		switch a.Type {
-		case extension.ArgBoolean:
-			parts[i] = a.Name + "?: boolean"
-		case extension.ArgStringArray:
-			parts[i] = a.Name + "?: string[]"
-		default:
-			parts[i] = a.Name + ": " + string(a.Type)
+		typ := string(a.Type)
+		if a.Type == extension.ArgStringArray {
+			typ = "string[]"
+		}
+		opt := ""
+		if a.Optional() {
+			opt = "?"
+		}
+		parts[i] = a.Name + opt + ": " + typ
+		if len(a.Default) > 0 {
+			parts[i] += " = " + string(a.Default)
 		}
 	}
 	return name + "(" + strings.Join(parts, ", ") + ")"

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -15,8 +16,30 @@ import (
 // ever exposed under this name.
 const ReadDocTool = "read_doc"
 
-// MaxNameLen is the longest function name Gemini accepts.
+// MaxNameLen is the longest function name Gemini accepts, and the
+// Anthropic and OpenAI APIs too.
 const MaxNameLen = 64
+
+// DefaultNameLimit is the longest exposed name by default. An MCP client
+// sends a tool to its model API under a prefix of its own (Claude Code
+// mcp__SERVER__, Gemini CLI mcp_SERVER_, OpenCode SERVER_), and the APIs
+// refuse a name over MaxNameLen with an error that ends the session: 48
+// leaves 16 characters for mcp__ + the server's name + __, so a server
+// name of up to 9 characters (gemkit) fits every client.
+const DefaultNameLimit = 48
+
+// MinNameLimit is the shortest name limit: the hashed form of a name
+// (see ExposedName) needs room for a few characters of the name besides
+// its 9-character suffix.
+const MinNameLimit = 16
+
+// CheckNameLimit says why limit cannot be a name limit, or nil.
+func CheckNameLimit(limit int) error {
+	if limit < MinNameLimit || limit > MaxNameLen {
+		return fmt.Errorf("the name limit must be between %d and %d characters, not %d", MinNameLimit, MaxNameLen, limit)
+	}
+	return nil
+}
 
 // Tool is one extension tool as a model sees it.
 type Tool struct {
@@ -115,36 +138,40 @@ func baseName(ext, tool string) string {
 
 // hashedName is the collision form of a name: base cut so that with an
 // underscore and eight hex digits of SHA-256 of "extension\x00tool" it
-// fits in MaxNameLen.
-func hashedName(base, ext, tool string) string {
+// fits in limit.
+func hashedName(base, ext, tool string, limit int) string {
 	sum := sha256.Sum256([]byte(ext + "\x00" + tool))
 	suffix := "_" + hex.EncodeToString(sum[:4])
-	if len(base) > MaxNameLen-len(suffix) {
-		base = base[:MaxNameLen-len(suffix)]
+	if len(base) > limit-len(suffix) {
+		base = base[:limit-len(suffix)]
 	}
 	return base + suffix
 }
 
-// ExposedName is the rule for the name a tool is exposed under, applied
-// to the tools of a Set in order of (extension, tool):
+// ExposedName is the rule for the name a tool is exposed under with the
+// default name limit, applied to the tools of a Set in order of
+// (extension, tool):
 //
 //  1. the extension's name, '_', the tool's name, with every character
 //     other than a letter, digit, '_' or '-' replaced by '_', and a '_'
 //     in front when it does not start with a letter (a Gemini function
 //     name must start with a letter or '_');
-//  2. when that is longer than 64 characters, equals read_doc, or was
-//     already given to another tool of the Set (two names that differ
-//     only in replaced characters, or "a_b"+"c" and "a"+"b_c"), it is
-//     cut to 55 characters and followed by '_' and the first 8 hex
-//     digits of SHA-256 of "extension\x00tool".
+//  2. when that is longer than the name limit (DefaultNameLimit, 48
+//     characters, unless a Source says otherwise: NameLimited), equals
+//     read_doc, or was already given to another tool of the Set (two
+//     names that differ only in replaced characters, or "a_b"+"c" and
+//     "a"+"b_c"), it is cut to the limit less 9 characters and followed
+//     by '_' and the first 8 hex digits of SHA-256 of "extension\x00tool".
 //
-// The names therefore depend only on the extension and tool names, never
-// on which other extensions are installed, except in the rare collision
-// of rule 2.
-func ExposedName(ext, tool string) string {
+// The names therefore depend only on the extension and tool names (and
+// the limit), never on which other extensions are installed, except in
+// the rare collision of rule 2.
+func ExposedName(ext, tool string) string { return exposedName(ext, tool, DefaultNameLimit) }
+
+func exposedName(ext, tool string, limit int) string {
 	n := baseName(ext, tool)
-	if len(n) > MaxNameLen || n == ReadDocTool {
-		return hashedName(n, ext, tool)
+	if len(n) > limit || n == ReadDocTool {
+		return hashedName(n, ext, tool, limit)
 	}
 	return n
 }
@@ -164,8 +191,12 @@ func excluded(exposed, tool string, global map[string]bool, own []string) bool {
 	return false
 }
 
-// index builds the tool list: exposed names, descriptions and schemas.
-func (s *Set) index() {
+// index builds the tool list: exposed names of at most limit characters
+// (0: DefaultNameLimit), descriptions and schemas.
+func (s *Set) index(limit int) {
+	if limit == 0 {
+		limit = DefaultNameLimit
+	}
 	sort.Slice(s.Extensions, func(i, j int) bool { return s.Extensions[i].Name < s.Extensions[j].Name })
 	sort.Slice(s.Skipped, func(i, j int) bool { return s.Skipped[i].Name < s.Skipped[j].Name })
 	global := map[string]bool{}
@@ -184,9 +215,9 @@ func (s *Set) index() {
 		}
 		sort.SliceStable(decls, func(i, j int) bool { return decls[i].Name < decls[j].Name })
 		for _, t := range decls {
-			name := ExposedName(m.Name, t.Name)
+			name := exposedName(m.Name, t.Name, limit)
 			if used[name] {
-				name = hashedName(baseName(m.Name, t.Name), m.Name, t.Name)
+				name = hashedName(baseName(m.Name, t.Name), m.Name, t.Name, limit)
 			}
 			if excluded(name, t.Name, global, m.ExcludeTools) {
 				continue
@@ -275,8 +306,10 @@ func exampleCalls(call, tool string) bool {
 
 // InputSchema is the JSON Schema of a tool's arguments: an object with one
 // property per declared arg (string, number, integer, boolean, or array of
-// strings), all required except booleans and arrays (absent is false or
-// empty, as the runner treats them), and no others allowed.
+// strings), all required but those that may be left out (booleans and
+// arrays, absent being false or empty, and those the manifest makes
+// optional, as the runner treats them), each default given as the
+// property's default, and no others allowed.
 func InputSchema(t *extension.Tool) map[string]any {
 	props := map[string]any{}
 	required := []any{}
@@ -292,8 +325,11 @@ func InputSchema(t *extension.Tool) map[string]any {
 		if d := strings.TrimSpace(a.Description); d != "" {
 			p["description"] = d
 		}
+		if def, ok, err := a.DefaultValue(); ok && err == nil {
+			p["default"] = def
+		}
 		props[a.Name] = p
-		if a.Type != extension.ArgBoolean && a.Type != extension.ArgStringArray {
+		if !a.Optional() {
 			required = append(required, a.Name)
 		}
 	}

@@ -131,3 +131,50 @@ func (s *Store) updateConsent(change func(*consentRecords)) error {
 	}
 	return nil
 }
+
+// ConsentState is where the person's consent to an extension stands, as
+// `gemkit extensions consent` shows it.
+type ConsentState struct {
+	// Granted: a record exists for these permissions and these files.
+	Granted bool
+	// Recorded: a record exists at all; GrantedAt is when it was made.
+	Recorded  bool
+	GrantedAt time.Time
+	// PermissionsChanged: the record is for other permissions.
+	PermissionsChanged bool
+	// FilesChanged: the record is for these permissions but other files
+	// (or predates binding consent to files).
+	FilesChanged bool
+	// Hash and Digest are the extension's current permissions hash and
+	// content digest, what a grant records.
+	Hash, Digest string
+}
+
+// Consent returns where consent to ext stands, comparing its record with
+// ext's permissions and files as they are now. It runs nothing.
+func (s *Store) Consent(ext *Extension) (ConsentState, error) {
+	st := ConsentState{Hash: PermissionsHash(ext.Manifest)}
+	digest, err := ContentDigest(ext.Dir)
+	if err != nil {
+		return st, err
+	}
+	st.Digest = digest
+	recs, err := s.readConsent()
+	if err != nil {
+		return st, err
+	}
+	r, ok := recs.Extensions[ext.Manifest.Name]
+	if !ok {
+		return st, nil
+	}
+	st.Recorded, st.GrantedAt = true, r.GrantedAt
+	switch {
+	case r.PermissionsHash != st.Hash:
+		st.PermissionsChanged = true
+	case r.ContentDigest != digest:
+		st.FilesChanged = true
+	default:
+		st.Granted = true
+	}
+	return st, nil
+}

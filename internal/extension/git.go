@@ -61,7 +61,11 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		if err != nil {
 			return "", fmt.Errorf("copy %s: %w", src, err)
 		}
-		fmt.Fprintf(progress, "Copied %d files (%s).\n", files, byteSize(size))
+		noun := "files"
+		if files == 1 {
+			noun = "file"
+		}
+		fmt.Fprintf(progress, "Copied %d %s (%s).\n", files, noun, byteSize(size))
 		return root, nil
 	}
 	return "", fmt.Errorf("cannot fetch a source of type %q", md.Type)

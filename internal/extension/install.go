@@ -51,6 +51,12 @@ type InstallRequest struct {
 	// Interactive lets git ask for credentials on the terminal; when false
 	// git fails instead of waiting for input that cannot come.
 	Interactive bool
+	// AutoUpdate and AllowPreRelease are recorded in the install metadata
+	// for Gemini CLI, which reads them as its own install's --auto-update
+	// and --pre-release (gemini-cli 0.61.0
+	// packages/cli/src/commands/extensions/install.ts); gemkit updates only
+	// when asked.
+	AutoUpdate, AllowPreRelease bool
 }
 
 // IsGitURL reports whether source names a git repository rather than a
@@ -101,7 +107,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err != nil {
 		return nil, err
 	}
-	md := &InstallMetadata{Source: req.Source}
+	md := &InstallMetadata{Source: req.Source, AutoUpdate: req.AutoUpdate, AllowPreRelease: req.AllowPreRelease}
 	if IsGitURL(req.Source) {
 		md.Type, md.Ref, md.Subdir = SourceGit, req.Ref, subdir
 	} else {

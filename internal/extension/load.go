@@ -162,6 +162,7 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	probs = appendUncovered(probs, Validate(real, m))
+	probs = append(probs, unknownKeys(expanded)...)
 	sortProblems(probs)
 	ext := &Extension{Dir: real, Manifest: m, Raw: raw, Problems: probs}
 	for _, name := range m.ContextFiles() {

@@ -27,6 +27,7 @@ func PermissionsSummary(m *Manifest) []string {
 		}
 		if write != AccessNone {
 			lines = append(lines, "create, change and delete "+scopeWords(write))
+			lines = append(lines, "but never change or create "+permission.GuardedWords()+" in your workspace or home folder: they stay read-only whatever an extension declares")
 		} else {
 			lines = append(lines, "no changes to your files")
 		}
@@ -36,6 +37,12 @@ func PermissionsSummary(m *Manifest) []string {
 		lines = append(lines, "no network access")
 	} else {
 		lines = append(lines, Printable("connect to "+strings.Join(hosts, ", ")+" (and no other host)"))
+		for _, h := range p.Network.AllowedHosts {
+			if ph, err := permission.ParseHost(h); err == nil && ph.Loopback() {
+				lines = append(lines, "reach services running on this computer (localhost): a local server that trusts connections from this machine (a database, a dev server, another program's API) becomes reachable to the tools; gemkit's own servers stay closed")
+				break
+			}
+		}
 	}
 	return lines
 }
@@ -99,7 +106,14 @@ func PermissionsHash(m *Manifest) string {
 func ToolSignature(t Tool) string {
 	parts := make([]string, len(t.Args))
 	for i, a := range t.Args {
-		parts[i] = fmt.Sprintf("%s: %s", a.Name, a.Type)
+		opt := ""
+		if a.Optional() {
+			opt = "?"
+		}
+		parts[i] = fmt.Sprintf("%s%s: %s", a.Name, opt, a.Type)
+		if len(a.Default) > 0 {
+			parts[i] += " = " + string(a.Default)
+		}
 	}
 	return t.Name + "(" + strings.Join(parts, ", ") + ")"
 }

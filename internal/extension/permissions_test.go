@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 func perms(read, write Access, hosts ...string) *Manifest {
@@ -14,6 +16,12 @@ func perms(read, write Access, hosts ...string) *Manifest {
 	}}
 }
 
+// guardedWords is the consent line of every write scope.
+var guardedWords = "but never change or create " + permission.GuardedWords() + " in your workspace or home folder: they stay read-only whatever an extension declares"
+
+// localWords is the consent line for a loopback host.
+const localWords = "reach services running on this computer (localhost): a local server that trusts connections from this machine (a database, a dev server, another program's API) becomes reachable to the tools; gemkit's own servers stay closed"
+
 func TestPermissionsSummary(t *testing.T) {
 	for _, tc := range []struct {
 		m    *Manifest
@@ -22,8 +30,12 @@ func TestPermissionsSummary(t *testing.T) {
 		{&Manifest{}, []string{"no access to your files", "no network access"}},
 		{perms(AccessWorkspace, ""), []string{"read files in your workspace", "no changes to your files", "no network access"}},
 		{perms(AccessFull, AccessHome, "b.example.com", "https://a.example.com"), []string{
-			"read any file on this computer", "create, change and delete files in your home directory",
+			"read any file on this computer", "create, change and delete files in your home directory", guardedWords,
 			"connect to b.example.com, https://a.example.com (and no other host)"}},
+		{perms("", "", "localhost:11434"), []string{"no access to your files", "connect to localhost:11434 (and no other host)", localWords}},
+		{perms("", "", "http://127.0.0.1:8080", "api.example.com"), []string{"no access to your files",
+			"connect to api.example.com, http://127.0.0.1:8080 (and no other host)", localWords}},
+		{perms("", "", "localhost.example.com"), []string{"no access to your files", "connect to localhost.example.com (and no other host)"}},
 	} {
 		if got := PermissionsSummary(tc.m); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("PermissionsSummary = %q\nwant %q", got, tc.want)

@@ -38,12 +38,44 @@ func Templates() []Template {
 	}
 }
 
+// geminiTemplates maps the names of Gemini CLI's own templates
+// (`gemini extensions new DIR TEMPLATE`, gemini-cli 0.61.0's bundled
+// examples) to gemkit's: the same name a person already knows gives the
+// nearest template, or says there is none.
+var geminiTemplates = map[string]string{
+	"mcp-server":      "mcp",
+	"custom-commands": "commands",
+	"exclude-tools":   "",
+	"hooks":           "",
+	"policies":        "",
+	"skills":          "",
+	"themes-example":  "",
+}
+
+// TemplateAliases lists Gemini CLI's template names that name one of
+// gemkit's, for completion and help.
+func TemplateAliases() map[string]string {
+	out := map[string]string{}
+	for k, v := range geminiTemplates {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // CreateFromTemplate writes the template into dir, which must not exist or
 // be empty, naming the extension after dir's last element. It returns the
 // files it wrote, relative to dir; on failure dir is left as it was.
 func CreateFromTemplate(dir, template string) ([]string, error) {
 	if template == "" {
 		template = DefaultTemplate
+	}
+	if alias, ok := geminiTemplates[template]; ok {
+		if alias == "" {
+			return nil, fmt.Errorf("gemkit has no template like Gemini CLI's %q; `gemini extensions new %s %s` creates it, and gemkit manages the result like any extension", template, dir, template)
+		}
+		template = alias
 	}
 	known := false
 	var names []string

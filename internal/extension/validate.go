@@ -212,6 +212,17 @@ func (v *validator) tools(m *Manifest) {
 		default:
 			v.add(p+".output", fmt.Sprintf("%q is not an output kind", t.Output), "use \"json\" or \"string\" (or leave it out for \"string\")")
 		}
+		if t.OutputSchema != nil {
+			var schema struct {
+				Type string `json:"type"`
+			}
+			switch {
+			case t.Output != OutputJSON:
+				v.add(p+".outputSchema", "is given for a tool whose output is not JSON", "add \"output\": \"json\", or remove outputSchema")
+			case json.Unmarshal(t.OutputSchema, &schema) != nil || schema.Type != "object":
+				v.add(p+".outputSchema", "is not a JSON Schema of an object", "give an object schema, such as {\"type\": \"object\", \"properties\": {...}}: MCP clients take structured results as objects")
+			}
+		}
 		if t.Executable == "" {
 			v.add(p+".executable", "is missing", "give the script's path inside the extension folder, e.g. \"tools/lint.py\"")
 		} else if _, err := v.file(t.Executable); err != nil {
@@ -239,8 +250,29 @@ func (v *validator) tools(m *Manifest) {
 			default:
 				v.add(ap+".type", fmt.Sprintf("%q is not an argument type", a.Type), "use \"string\", \"number\", \"integer\", \"boolean\" or \"array\"")
 			}
+			if _, has, err := a.DefaultValue(); err != nil {
+				v.add(ap+".default", err.Error(), "give a default of the argument's type, e.g. %s", defaultExample(a.Type))
+			} else if has && a.Required != nil && *a.Required {
+				v.add(ap+".required", "is true, but the argument has a default, which a call that leaves it out gets",
+					"remove \"required\" (a default makes the argument optional) or the default")
+			}
 		}
 	}
+}
+
+// defaultExample is a default of type t, for fixes.
+func defaultExample(t ArgType) string {
+	switch t {
+	case ArgNumber:
+		return "1.5"
+	case ArgInteger:
+		return "40"
+	case ArgBoolean:
+		return "false"
+	case ArgStringArray:
+		return `["a", "b"]`
+	}
+	return `"text"`
 }
 
 func (v *validator) docs(docs []Doc) {

@@ -34,7 +34,13 @@ import (
 type Reply struct {
 	Text  string
 	Calls []FunctionCall
+	// Stall holds the answer until the client gives up or the server
+	// closes: a model that does not answer, to test cancelling.
+	Stall bool
 }
+
+// Stalled is a turn the model never answers.
+func Stalled() Reply { return Reply{Stall: true} }
 
 // Text is a reply of text only.
 func Text(s string) Reply { return Reply{Text: s} }
@@ -262,6 +268,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
+	if reply.Stall {
+		<-r.Context().Done()
+		return
+	}
 
 	switch {
 	case r.Method != http.MethodPost || req.Model == "":

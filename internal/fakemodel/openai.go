@@ -22,12 +22,13 @@ type OpenAIServer struct {
 	// URL is http://127.0.0.1:PORT (without /v1).
 	URL string
 
-	mu       sync.Mutex
-	noTools  bool
-	script   []openAITurn
-	requests []Request
-	srv      *http.Server
-	stalled  chan struct{}
+	mu         sync.Mutex
+	noTools    bool
+	noToolsMsg string
+	script     []openAITurn
+	requests   []Request
+	srv        *http.Server
+	stalled    chan struct{}
 }
 
 type openAITurn struct {
@@ -70,6 +71,14 @@ func (s *OpenAIServer) RefuseTools() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noTools = true
+}
+
+// RefuseToolsWith is RefuseTools with another server's words, such as
+// vLLM's without --enable-auto-tool-choice.
+func (s *OpenAIServer) RefuseToolsWith(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noTools, s.noToolsMsg = true, msg
 }
 
 // AddError appends a turn answered with an HTTP error in OpenAI's shape.
@@ -179,6 +188,9 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 		req.Scripted = true
 		if s.noTools && len(c.Tools) > 0 {
 			turn = openAITurn{status: http.StatusBadRequest, msg: "registry.ollama.ai/library/" + c.Model + " does not support tools"}
+			if s.noToolsMsg != "" {
+				turn.msg = s.noToolsMsg
+			}
 		} else if len(s.script) > 0 {
 			turn, s.script = s.script[0], s.script[1:]
 		}

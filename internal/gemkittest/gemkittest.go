@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The binary built by Gemkit lives in binDir, made by Main before any test
@@ -148,4 +149,21 @@ func Tool(t testing.TB, name, pkg string) string {
 		t.Fatalf("%s is not installed: run scripts/setup-and-test, or apt-get install -y %s", name, pkg)
 	}
 	return p
+}
+
+// WaitFile waits for up to a minute until path holds exactly want (a
+// file an agent writes on its own time).
+func WaitFile(t testing.TB, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(path)
+		if string(b) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %q, want %q", path, b, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -173,14 +173,7 @@ func startClient(t *testing.T, f *fixture, extraEnv []string, args ...string) *s
 	}
 	t.Cleanup(func() {
 		c.in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
+		waitOrKill(cmd)
 	})
 	line, err := c.readLine(60 * time.Second)
 	if err != nil {
@@ -194,6 +187,19 @@ func startClient(t *testing.T, f *fixture, extraEnv []string, args ...string) *s
 	json.Unmarshal([]byte(ready), &r)
 	c.instructions = r.Instructions
 	return c
+}
+
+// waitOrKill waits for cmd to end after it was told to, killing it after
+// ten seconds.
+func waitOrKill(cmd *exec.Cmd) {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }
 
 func (c *sdkClient) readLine(timeout time.Duration) (string, error) {
@@ -262,7 +268,8 @@ type toolResult struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
-	IsError bool `json:"isError"`
+	IsError           bool           `json:"isError"`
+	StructuredContent map[string]any `json:"structuredContent"`
 }
 
 // sleepers counts the processes running "sleep 6017", the slow tool.

@@ -2,18 +2,21 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 type listedTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"inputSchema"`
+	Name         string         `json:"name"`
+	Description  string         `json:"description"`
+	InputSchema  map[string]any `json:"inputSchema"`
+	OutputSchema map[string]any `json:"outputSchema"`
 }
 
 // TestSDKClient drives `gemkit mcp` over stdio and over Streamable HTTP
@@ -27,7 +30,7 @@ func TestSDKClient(t *testing.T) {
 			f := newFixture(t)
 			var c *sdkClient
 			if transport == "stdio" {
-				c = startClient(t, f, nil, "stdio", f.bin, "mcp", "--workspace", f.ws)
+				c = startClient(t, f, nil, "stdio", f.bin, "mcp", "--workspace", f.ws, "--progress-interval", "500ms")
 			} else {
 				url, token := startHTTP(t, f)
 				c = startClient(t, f, []string{"GEMKIT_MCP_TOKEN=" + token}, "http", url)
@@ -42,29 +45,8 @@ func TestSDKClient(t *testing.T) {
 func startHTTP(t *testing.T, f *fixture) (url, token string) {
 	t.Helper()
 	token = "test-token-0123456789abcdef"
-	cmd := exec.Command(f.bin, "mcp", "--http")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GEMKIT_MCP_TOKEN="+token)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	stdout, _ := runHTTP(t, f, []string{"GEMKIT_MCP_TOKEN=" + token}, "--progress-interval", "500ms")
+	line, err := stdout.ReadString('\n')
 	if err != nil {
 		t.Fatalf("gemkit mcp --http printed no address: %v", err)
 	}
@@ -73,6 +55,33 @@ func startHTTP(t *testing.T, f *fixture) (url, token string) {
 		t.Fatalf("unexpected first line %q", line)
 	}
 	return url, token
+}
+
+// runHTTP starts `gemkit mcp --http ARGS` in the workspace with env added
+// and returns its stdout, and stop, which interrupts it and waits (at the
+// test's end at the latest).
+func runHTTP(t *testing.T, f *fixture, env []string, args ...string) (stdout *bufio.Reader, stop func()) {
+	t.Helper()
+	cmd := exec.Command(f.bin, append([]string{"mcp", "--http"}, args...)...)
+	cmd.Dir = f.ws
+	cmd.Env = append(f.env(), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(os.Interrupt)
+			waitOrKill(cmd)
+		})
+	}
+	t.Cleanup(stop)
+	return bufio.NewReader(out), stop
 }
 
 func checkSession(t *testing.T, f *fixture, c *sdkClient) {
@@ -95,13 +104,20 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		t.Errorf("description without the example: %q", d)
 	}
 
+	// A tool with JSON output has an output schema, and its result the
+	// output as structuredContent (which the client checks against the
+	// schema) besides the text; a text tool has neither.
+	if tools[0].OutputSchema["type"] != "object" || tools[1].OutputSchema != nil {
+		t.Errorf("output schemas: %v, %v", tools[0].OutputSchema, tools[1].OutputSchema)
+	}
 	res := c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "hi", "times": 2}})
-	if res.IsError || res.text() != `{"word":"hi","times":2,"files":"a.txt"}` {
+	if res.IsError || res.text() != `{"word":"hi","times":2,"files":"a.txt"}` ||
+		fmt.Sprint(res.StructuredContent) != "map[files:a.txt times:2 word:hi]" {
 		t.Errorf("count: %+v", res)
 	}
 
 	res = c.call(map[string]any{"op": "callTool", "name": "demo_count", "args": map[string]any{"word": "hi"}})
-	if !res.IsError || !strings.Contains(res.text(), "missing argument --times") {
+	if !res.IsError || !strings.Contains(res.text(), `missing argument "times"`) || res.StructuredContent != nil {
 		t.Errorf("bad arguments: %+v", res)
 	}
 
@@ -119,7 +135,7 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 	}
 
 	res = c.call(map[string]any{"op": "callTool", "name": "gated_hello"})
-	if !res.IsError || !strings.Contains(res.text(), "gemkit extensions run --consent gated hello") {
+	if !res.IsError || !strings.Contains(res.text(), "gemkit extensions consent gated --grant") {
 		t.Errorf("missing consent: %+v", res)
 	}
 
@@ -158,8 +174,16 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		}
 	}
 
-	// Cancelling a call kills the tool; the server goes on serving.
-	var cancelled struct{ Cancelled bool }
+	// A long call reports its progress to a client that sent a
+	// progressToken; cancelling a call kills the tool; the server goes on
+	// serving.
+	var cancelled struct {
+		Cancelled bool
+		Progress  []struct {
+			Progress float64
+			Message  string
+		}
+	}
 	seen := make(chan bool, 1)
 	stop := make(chan struct{})
 	go func() { // the tool must really have run for the kill to mean anything
@@ -182,6 +206,10 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 	}
 	if !cancelled.Cancelled {
 		t.Errorf("the slow call was not cancelled: %+v", cancelled)
+	}
+	if p := cancelled.Progress; len(p) < 3 || p[0].Progress <= 0 || p[len(p)-1].Progress <= p[0].Progress ||
+		!strings.Contains(p[len(p)-1].Message, "bytes of output so far") {
+		t.Errorf("progress of the slow call (every 500ms for 3s): %+v", p)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for sleepers() > 0 && time.Now().Before(deadline) {

@@ -37,6 +37,10 @@ const DocScheme = "gemkit-doc"
 // extensions.
 const DefaultPollInterval = time.Second
 
+// DefaultProgressInterval is how often a running call reports progress to
+// a client that sent a progressToken.
+const DefaultProgressInterval = 5 * time.Second
+
 // Config says what a Server serves and how.
 type Config struct {
 	// Source is where the extensions come from.
@@ -54,6 +58,9 @@ type Config struct {
 	// PollInterval is how often Watch stats the extension files; 0 is
 	// DefaultPollInterval.
 	PollInterval time.Duration
+	// ProgressInterval is how often a call reports progress when the
+	// client asked for it; 0 is DefaultProgressInterval.
+	ProgressInterval time.Duration
 	// Logger receives what happens; nil is slog.Default().
 	Logger *slog.Logger
 }
@@ -69,6 +76,7 @@ type Server struct {
 	set          atomic.Pointer[disclosure.Set]
 	instructions atomic.Pointer[string]          // the summary of set
 	toolsList    atomic.Pointer[json.RawMessage] // the encoded tools/list result
+	modernPrefix []byte                          // see fastlist.go
 
 	mu    sync.Mutex // serialises reloads
 	stamp string
@@ -83,14 +91,27 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = DefaultProgressInterval
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	prefix, err := modernPrefix(Name, cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	s.modernPrefix = prefix
 	hooks := &server.Hooks{}
 	// The instructions are the summary as it is when the client connects,
-	// not as it was when the server started.
+	// not as it was when the server started. A client connects with
+	// initialize (revisions up to 2025-11-25) or, from 2026-07-28 on, with
+	// server/discover (Claude Code 2.1.330 does): both answers carry them.
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		res.Instructions = s.Instructions()
+	})
+	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		res.Instructions = s.Instructions()
 	})
 	s.mcp = server.NewMCPServer(Name, cfg.Version,
@@ -200,12 +221,21 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 		mt := mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
 		// Hints for clients that ask before running a tool that writes or
 		// reaches the network.
-		p := set.Extension(t.Extension).Ext.Manifest.EffectivePermissions()
+		m := set.Extension(t.Extension).Ext.Manifest
+		p := m.EffectivePermissions()
 		readOnly, openWorld := p.Filesystem.Write == extension.AccessNone, len(p.Network.AllowedHosts) > 0
 		mt.Annotations = mcp.ToolAnnotation{
 			Title:         t.Extension + ": " + t.Tool,
 			ReadOnlyHint:  mcp.ToBoolPtr(readOnly),
 			OpenWorldHint: mcp.ToBoolPtr(openWorld),
+		}
+		if t.Output == string(extension.OutputJSON) {
+			mt.RawOutputSchema = outputSchema
+			if d := m.Tool(t.Tool); d != nil && d.OutputSchema != nil {
+				// In the bytes mcp-go would encode it in (compact, HTML
+				// escaped), which the cached tools/list answer repeats.
+				mt.RawOutputSchema, _ = json.Marshal(d.OutputSchema)
+			}
 		}
 		tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callTool})
 	}
@@ -219,6 +249,22 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 		fmt.Fprintf(&sig, "\ndoc %s %s %s", uri, d.Description, d.MIMEType)
 	}
 	return tools, resources, list, sig.String()
+}
+
+// outputSchema is the output schema of a tool whose manifest says
+// `output: json` and declares no outputSchema: any object. MCP's structuredContent is an object; output that is JSON of
+// another kind (an array, a string, a number) is the "value" of one.
+var outputSchema = json.RawMessage(`{"description":"The tool's JSON output; output that is not an object is the value of \"value\".","type":"object"}`)
+
+// structured is the structuredContent of a successful call of a tool
+// with JSON output: the output itself when it is an object, else an
+// object with the output as its "value".
+func structured(out json.RawMessage) json.RawMessage {
+	if len(out) > 0 && out[0] == '{' {
+		return out
+	}
+	b, _ := json.Marshal(map[string]json.RawMessage{"value": out})
+	return b
 }
 
 // DocURI is the resource URI of a doc.
@@ -252,14 +298,85 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		return mcp.NewToolResultError("the arguments could not be read: " + err.Error()), nil
 	}
 	start := time.Now()
-	res := s.Set().Call(ctx, s.cfg.Runner, name, args, s.cfg.Limits)
+	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		var printed atomic.Int64
+		ctx = toolrun.WithPrinted(ctx, &printed)
+		stop := s.reportProgress(ctx, req.Params.Meta.ProgressToken, start, &printed)
+		defer stop()
+	}
+	set := s.Set()
+	res := set.Call(ctx, s.cfg.Runner, name, args, s.cfg.Limits)
 	attrs := []any{"tool", name, "isError", res.IsError, "duration", time.Since(start)}
 	if res.Err != nil {
 		attrs = append(attrs, "err", res.Err)
 	}
 	s.log.Debug("tool call", attrs...)
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}, IsError: res.IsError}
+	// A client validates structuredContent against the tool's output
+	// schema and passes it on to its model beside (or instead of) the
+	// text, which stays for clients that read only text.
+	if !res.IsError && res.Result != nil && res.Result.Output != nil {
+		sc := structured(res.Result.Output)
+		if schema := declaredOutputSchema(set, name); schema != nil {
+			if why := misfit(schema, sc); why != "" {
+				return mcp.NewToolResultError(fmt.Sprintf("Tool %s printed JSON that does not fit the outputSchema its extension's manifest declares (%s), so it is not passed on as a result. Its output was:\n%s", name, why, res.Text)), nil
+			}
+		}
+		out.StructuredContent = sc
+	}
 	return out, nil
+}
+
+// declaredOutputSchema is the outputSchema the manifest of the tool
+// exposed as name declares, or nil.
+func declaredOutputSchema(set *disclosure.Set, name string) json.RawMessage {
+	t := set.Tool(name)
+	if t == nil {
+		return nil
+	}
+	e := set.Extension(t.Extension)
+	if e == nil {
+		return nil
+	}
+	if d := e.Ext.Manifest.Tool(t.Tool); d != nil {
+		return d.OutputSchema
+	}
+	return nil
+}
+
+// reportProgress sends notifications/progress for the call with token
+// every ProgressInterval until the returned stop is called: the seconds
+// since start as the progress (it must grow), and in words how long the
+// tool has run and how much it printed. A client's own per-call timeout
+// is then not the only sign of a long call; the server's --timeout still
+// ends it.
+func (s *Server) reportProgress(ctx context.Context, token mcp.ProgressToken, start time.Time, printed *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(s.cfg.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			elapsed := time.Since(start)
+			err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": token,
+				"progress":      elapsed.Seconds(),
+				"message":       fmt.Sprintf("running for %s; %d bytes of output so far", elapsed.Round(100*time.Millisecond), printed.Load()),
+			})
+			if err != nil {
+				s.log.Debug("progress notification", "err", err)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
@@ -164,41 +167,86 @@ func TestDocURI(t *testing.T) {
 }
 
 // TestFastList checks that the cached tools/list answer on stdio is what
-// mcp-go itself answers, and that requests it must not answer (a cursor,
-// a notification, another method) go on to mcp-go.
+// mcp-go itself answers, byte for byte, for a request of every protocol
+// revision mcp-go serves (the envelope differs from 2026-07-28 on), and
+// that requests it must not answer (a cursor, a notification, another
+// method, a modern request mcp-go refuses) go on to mcp-go.
 func TestFastList(t *testing.T) {
 	dir, ws := t.TempDir(), t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"gemini-extension.json": `{"name": "e", "version": "1.0.0", "description": "<b>bold</b> & more",
 		 "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": ["example.com"]}},
-		 "tools": [{"name": "t", "description": "Uses <html> & \"quotes\", tabs\there, ünïcode, \u2028 and emoji 🎉.", "executable": "t.sh", "runtime": "shell",
+		 "tools": [{"name": "t", "description": "Uses <html> & \"quotes\", tabs\there, ünïcode, \u2028 and emoji 🎉.", "executable": "t.sh", "runtime": "shell", "output": "json",
 		            "args": [{"name": "x", "type": "string", "description": "<x>"}, {"name": "n", "type": "number"}, {"name": "l", "type": "array"}]},
-		           {"name": "a.b", "description": "Second.", "executable": "t.sh", "runtime": "shell"}],
+		           {"name": "a.b", "description": "Second.", "executable": "t.sh", "runtime": "shell"},
+		           {"name": "s", "description": "Declares its output.", "executable": "t.sh", "runtime": "shell", "output": "json",
+		            "outputSchema": {"type": "object",   "properties": {"html": {"type": "string", "description": "<b> & more"}}}}],
 		 "examples": [{"prompt": "use <t>", "tool_call": "t(x=\"<1>\")"}]}`,
 		"t.sh": "echo\n",
 	})
-	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Version: "v1.2.3 <dev>"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{`7`, `"abc"`} {
-		line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}`
-		var fast strings.Builder
-		if !s.fastList([]byte(line+"\n"), &fast) {
-			t.Fatalf("%s was not answered from the cache", line)
+	params := []string{``, `,"params":{}`}
+	for _, v := range mcp.ValidProtocolVersions {
+		params = append(params, `,"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+v+`","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}`)
+	}
+	for _, p := range params {
+		for _, id := range []string{`7`, `"abc"`} {
+			line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"` + p + `}`
+			var fast strings.Builder
+			if !s.fastList([]byte(line+"\n"), &fast) {
+				t.Fatalf("%s was not answered from the cache", line)
+			}
+			slow, _ := json.Marshal(s.mcp.HandleMessage(context.Background(), json.RawMessage(line)))
+			if fast.String() != string(slow)+"\n" {
+				t.Errorf("%s: cached answer differs from mcp-go's:\n%s\n%s", line, fast.String(), slow)
+			}
 		}
-		slow, _ := json.Marshal(s.mcp.HandleMessage(context.Background(), json.RawMessage(line)))
-		if fast.String() != string(slow)+"\n" {
-			t.Errorf("cached answer differs from mcp-go's:\n%s\n%s", fast.String(), slow)
-		}
+	}
+	// A declared output schema is served as written, in mcp-go's bytes.
+	if !strings.Contains(string(*s.toolsList.Load()), `"outputSchema":{"type":"object","properties":{"html":{"type":"string","description":"\u003cb\u003e \u0026 more"}}}`) {
+		t.Errorf("the declared output schema is not in the list:\n%s", *s.toolsList.Load())
 	}
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`,
 		`{"jsonrpc":"2.0","method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tools/list"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 	} {
 		if s.fastList([]byte(line), io.Discard) {
 			t.Errorf("%s was answered from the cache", line)
+		}
+	}
+}
+
+// TestInstructionsEitherWay checks that a client gets the summary as the
+// server's instructions whether it starts with initialize (up to
+// 2025-11-25) or with server/discover (2026-07-28, as Claude Code does).
+func TestInstructionsEitherWay(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"gemini-extension.json": `{"name": "e", "version": "1.0.0", "description": "Says things."}`})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	modern := map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    mcp.ProtocolVersion20260728,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "claude-code", "version": "2.1.330"},
+	}}
+	for method, params := range map[string]any{
+		"initialize":      map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}},
+		"server/discover": modern,
+	} {
+		var res struct {
+			Instructions string `json:"instructions"`
+		}
+		json.Unmarshal(rpc(t, s, method, params), &res)
+		if res.Instructions == "" || res.Instructions != s.Instructions() {
+			t.Errorf("%s: instructions %q, want the summary %q", method, res.Instructions, s.Instructions())
 		}
 	}
 }
@@ -255,6 +303,22 @@ func TestHTTPGuard(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.want)
 		}
+		// RFC 9110 §11.6.1 (and RFC 6750 §3 for its form): every 401 says
+		// how to authenticate.
+		if ch := resp.Header.Get("WWW-Authenticate"); c.want == http.StatusUnauthorized &&
+			!regexp.MustCompile(`^Bearer error="invalid_token", error_description="[^"\\]+"$`).MatchString(ch) {
+			t.Errorf("%s: WWW-Authenticate %q", c.name, ch)
+		}
+	}
+	// Nothing but the endpoint is served, and no other path asks for
+	// authentication: a client looking for OAuth metadata finds none.
+	resp, err := http.Get("http://" + ln.Addr().String() + "/.well-known/oauth-protected-resource" + Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Errorf("OAuth metadata: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 	if _, err := ListenLoopback("0.0.0.0:0"); err == nil {
 		t.Error("a non-loopback address was accepted")

@@ -11,11 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -54,6 +59,80 @@ func NewToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
+// MinTokenLen is the shortest bearer token accepted.
+const MinTokenLen = 16
+
+// TokenFile returns the bearer token kept in path, making a random one
+// there first (mode 0600, in a 0700 folder) when the file does not exist,
+// so that a server started again takes the same token and a client set up
+// once keeps working. The file appears whole or not at all: it is linked
+// into place from a written temporary file, which also keeps two servers
+// starting at once from making two tokens. A file that others may read, or
+// that holds less than MinTokenLen characters, is refused.
+func TokenFile(path string) (token string, created bool, err error) {
+	if token, err := readTokenFile(path); !errors.Is(err, fs.ErrNotExist) {
+		return token, false, err
+	}
+	if token, err = NewToken(); err != nil {
+		return "", false, err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", false, err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return "", false, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(token + "\n")
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+		token, err := readTokenFile(path) // another server made it first
+		return token, false, err
+	} else if err != nil {
+		return "", false, err
+	}
+	return token, true, nil
+}
+
+func readTokenFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("the token file %s is not a regular file", path)
+	}
+	// Windows reports every file as 0666 (its access lists are not mode
+	// bits), so the check would refuse every token file there.
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("the token file %s may be read by others (mode %v): chmod 600 it, or remove it to make a new token", path, fi.Mode().Perm())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", err
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < MinTokenLen {
+		return "", fmt.Errorf("the token file %s holds less than %d characters: remove it to make a new token", path, MinTokenLen)
+	}
+	return token, nil
+}
+
 // ListenLoopback listens on addr, which must be a loopback address
 // (127.0.0.0/8 or ::1) with a port, 0 for any free one.
 func ListenLoopback(addr string) (net.Listener, error) {
@@ -73,7 +152,7 @@ func ListenLoopback(addr string) (net.Listener, error) {
 // the listening address (or localhost with its port), and no Origin
 // header (no browser may call it).
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
-	if len(token) < 16 {
+	if len(token) < MinTokenLen {
 		return errors.New("mcpserver: the bearer token must be at least 16 characters")
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -140,9 +219,21 @@ func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
 			httpError(w, http.StatusForbidden, "invalid Host header")
 			return
 		}
+		// Only Path is served. Anything else is not found, token or not:
+		// a client looking for OAuth metadata (RFC 9728's
+		// /.well-known/oauth-protected-resource) learns there is none
+		// instead of being told to authenticate for it.
+		if r.URL.Path != Path {
+			httpError(w, http.StatusNotFound, "not found: the MCP endpoint is "+Path)
+			return
+		}
 		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
 		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			// RFC 9110 §11.6.1: a 401 carries a challenge. Saying what is
+			// wrong keeps a client from starting an OAuth flow this server
+			// does not offer (the MCP Inspector does, without it).
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+unauthorized+`"`)
+			httpError(w, http.StatusUnauthorized, unauthorized)
 			return
 		}
 		if r.ContentLength > MaxRequestBody {
@@ -155,6 +246,9 @@ func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// unauthorized is the 401's message, in the body and in its challenge.
+const unauthorized = "missing or wrong bearer token: send Authorization: Bearer TOKEN with the token of gemkit mcp --http (in its token file, or $GEMKIT_MCP_TOKEN)"
 
 func httpError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Providers.
@@ -41,6 +42,17 @@ type Config struct {
 	MaxTurns        int    `json:"maxTurns,omitempty"`
 	MaxOutputTokens int    `json:"maxOutputTokens,omitempty"`
 	ToolTimeout     string `json:"toolTimeout,omitempty"`
+	// MaxAttempts is how many times one model request may be sent while
+	// it is refused (429, 5xx) or cannot connect (see Retry.MaxAttempts):
+	// 1 turns retries off; zero keeps DefaultMaxAttempts, as Gemini CLI's
+	// general.maxAttempts setting does.
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// RetryDelay (a Go duration) is the first wait before a retry, which
+	// doubles after each one up to 30 s; zero keeps DefaultInitialDelay.
+	RetryDelay string `json:"retryDelay,omitempty"`
+	// RetryMaxWait (a Go duration) bounds the waits of one request's
+	// retries, all together; zero keeps DefaultMaxWait.
+	RetryMaxWait string `json:"retryMaxWait,omitempty"`
 }
 
 // ConfigPath is where the config file lives: gemkit/config.json in the
@@ -102,6 +114,15 @@ func (c Config) Merge(over Config) Config {
 	if over.ToolTimeout != "" {
 		c.ToolTimeout = over.ToolTimeout
 	}
+	if over.MaxAttempts != 0 {
+		c.MaxAttempts = over.MaxAttempts
+	}
+	if over.RetryDelay != "" {
+		c.RetryDelay = over.RetryDelay
+	}
+	if over.RetryMaxWait != "" {
+		c.RetryMaxWait = over.RetryMaxWait
+	}
 	return c
 }
 
@@ -117,7 +138,32 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("tool protocol %q: use native or text", c.ToolProtocol)
 	}
+	if c.MaxAttempts < 0 {
+		return fmt.Errorf("max attempts %d: use 1 or more (1 turns retries off)", c.MaxAttempts)
+	}
+	if _, err := c.Retry(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// Retry is the retry policy c sets, without its OnWait.
+func (c Config) Retry() (Retry, error) {
+	r := Retry{MaxAttempts: c.MaxAttempts}
+	for _, f := range []struct {
+		name, value string
+		to          *time.Duration
+	}{{"retry delay", c.RetryDelay, &r.InitialDelay}, {"retry max wait", c.RetryMaxWait, &r.MaxWait}} {
+		if f.value == "" {
+			continue
+		}
+		d, err := time.ParseDuration(f.value)
+		if err != nil || d <= 0 {
+			return r, fmt.Errorf("%s %q: use a positive Go duration such as 5s or 10m", f.name, f.value)
+		}
+		*f.to = d
+	}
+	return r, nil
 }
 
 // Open builds the model c names, reading keys and Gemini CLI's variables

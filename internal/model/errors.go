@@ -1,9 +1,16 @@
 package model
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind sorts API failures by what the person has to do about them.
@@ -17,7 +24,17 @@ const (
 	KindBadReq   Kind = "bad_request"
 	KindServer   Kind = "server"
 	KindNetwork  Kind = "network"
+	// KindIncomplete is a reply whose stream ended without finishing: no
+	// finish reason, a finish reason saying the call could not be made
+	// (MALFORMED_FUNCTION_CALL, OpenRouter's "error"), an empty reply, or
+	// a body that was not a stream at all.
+	KindIncomplete Kind = "incomplete"
 )
+
+// maxMsg bounds the API's message kept in an error: whole sentences such
+// as "Please retry in 38s" and the quota's name come after the first
+// line, so the message is kept whole up to this size.
+const maxMsg = 2000
 
 // Error is a model API failure in words, with what to do about it.
 type Error struct {
@@ -30,6 +47,19 @@ type Error struct {
 	Hint string
 	// Endpoint names the model and endpoint.
 	Endpoint string
+	// RetryDelay is how long the server asked to wait before trying again
+	// (Gemini's RetryInfo, "Please retry in Ns", Retry-After); 0 when it
+	// did not say.
+	RetryDelay time.Duration
+	// Final marks a quota that waiting a few minutes will not restore (a
+	// daily quota, "limit: 0", a wait over five minutes): not retried.
+	Final bool
+	// Midstream marks a failure after the server began its answer (a
+	// broken stream, an error event, a reply that did not finish).
+	Midstream bool
+	// Attempts is how many times the request was sent, when more than
+	// once.
+	Attempts int
 	Err      error
 }
 
@@ -47,9 +77,21 @@ func (e *Error) Error() string {
 	case KindBadReq:
 		b.WriteString("the API refused the request")
 	case KindServer:
-		b.WriteString("the model's server failed")
+		if e.Midstream {
+			b.WriteString("the model's server failed while answering")
+		} else {
+			b.WriteString("the model's server failed")
+		}
+	case KindIncomplete:
+		b.WriteString("the model's reply did not finish")
+	case KindNoTools:
+		b.WriteString("the model cannot call functions")
 	default:
-		b.WriteString("the model could not be reached")
+		if e.Midstream {
+			b.WriteString("the model's stream broke off")
+		} else {
+			b.WriteString("the model could not be reached")
+		}
 	}
 	if e.Endpoint != "" {
 		fmt.Fprintf(&b, " (%s", e.Endpoint)
@@ -58,11 +100,17 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(")")
 	}
-	if e.Msg != "" {
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
+	}
+	if msg := clip(e.Msg, maxMsg); msg != "" {
 		b.WriteString(": ")
-		b.WriteString(firstLine(e.Msg, 300))
+		b.WriteString(msg)
 	}
 	if e.Hint != "" {
+		s := strings.TrimRight(b.String(), ". ")
+		b.Reset()
+		b.WriteString(s)
 		b.WriteString(". ")
 		b.WriteString(e.Hint)
 	}
@@ -95,7 +143,26 @@ func classify(status int, msg, endpoint string, err error, keyVars string) *Erro
 		e.Kind = KindNetwork
 		e.Hint = "Check the base URL and that the server is running"
 	}
+	e.RetryDelay, e.Final = quotaInMessage(status, msg)
 	return e
+}
+
+// brokenStream is the error for a stream that failed after the server
+// answered: its words must not send the person to check that the server
+// runs, since it just did.
+func brokenStream(endpoint string, status int, err error) *Error {
+	msg := err.Error()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "the connection closed in the middle of the stream"
+	}
+	return &Error{Kind: KindNetwork, Status: status, Endpoint: endpoint, Midstream: true, Err: err,
+		Msg: msg, Hint: "The server answered, then its stream failed; this is usually a passing fault of the server or the network"}
+}
+
+// incomplete is the error for a reply that ended without finishing.
+func incomplete(endpoint string, status int, msg string) *Error {
+	return &Error{Kind: KindIncomplete, Status: status, Endpoint: endpoint, Midstream: true, Msg: msg,
+		Hint: "Nothing of this reply was used; try again, or another model (--model)"}
 }
 
 // SafetyError is the error for a reply the API blocked.
@@ -110,13 +177,125 @@ func IsKind(err error, k Kind) bool {
 	return errors.As(err, &e) && e.Kind == k
 }
 
-func firstLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+// maxRetryableDelay is the longest wait a server may ask for and still
+// be waited for: Gemini CLI's MAX_RETRYABLE_DELAY_SECONDS (300, in
+// packages/core/src/utils/googleQuotaErrors.ts), past which "the user is
+// effectively locked out".
+const maxRetryableDelay = 300 * time.Second
+
+// retryInRE is the wait Gemini's quota messages name ("Please retry in
+// 38.5s."), read as googleQuotaErrors.ts's fallback reads it.
+var retryInRE = regexp.MustCompile(`Please retry in ([0-9.]+(?:ms|s))`)
+
+// limitZeroRE is googleQuotaErrors.ts's "limit: 0" check (a quota the
+// project does not have at all), without its lookahead: the character
+// after the 0 is checked by hand.
+var limitZeroRE = regexp.MustCompile(`limit:\s*0`)
+
+// quotaInMessage reads what a quota message says of waiting: the delay
+// of "Please retry in Ns", and whether the quota is final ("limit: 0" on
+// a 429/499/503, or a delay over five minutes), as Gemini CLI's
+// classifyGoogleError does.
+func quotaInMessage(status int, msg string) (time.Duration, bool) {
+	if status == 429 || status == 499 || status == 503 {
+		low := strings.ToLower(msg)
+		for _, loc := range limitZeroRE.FindAllStringIndex(low, -1) {
+			rest := low[loc[1]:]
+			if rest == "" || !(rest[0] >= '0' && rest[0] <= '9' || len(rest) > 1 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9') {
+				return 0, true
+			}
+		}
 	}
-	if len(s) > n {
-		s = s[:n] + "…"
+	if m := retryInRE.FindStringSubmatch(msg); m != nil {
+		if d, ok := parseGoogleDuration(m[1]); ok {
+			return d, d > maxRetryableDelay
+		}
+	}
+	return 0, false
+}
+
+// parseGoogleDuration reads "34.074824224s", "60s" or "900ms".
+func parseGoogleDuration(s string) (time.Duration, bool) {
+	unit := time.Second
+	num, ok := strings.CutSuffix(s, "ms")
+	if ok {
+		unit = time.Millisecond
+	} else if num, ok = strings.CutSuffix(s, "s"); !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 {
+		return 0, false
+	}
+	return time.Duration(f * float64(unit)), true
+}
+
+// retryAfter reads the Retry-After wait an OpenAI-style server sends:
+// retry-after-ms, else retry-after in seconds or as an HTTP date (the
+// headers OpenAI's own Node SDK honours, in src/client.ts).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+			return time.Duration(f * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+		return time.Duration(f * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+
+// bodyWords is what an error body that is not the API's JSON says: an
+// HTML page (a proxy's, a load balancer's) by its title, other text as
+// it is, nothing by the status line.
+func bodyWords(status string, contentType string, body []byte) string {
+	s := strings.TrimSpace(string(body))
+	isHTML := strings.Contains(strings.ToLower(contentType), "html") || strings.HasPrefix(strings.ToLower(s), "<!doctype html") || strings.HasPrefix(strings.ToLower(s), "<html")
+	if isHTML {
+		title := ""
+		if m := titleRE.FindStringSubmatch(s); m != nil {
+			title = strings.Join(strings.Fields(html.UnescapeString(m[1])), " ")
+		}
+		switch {
+		case title == "":
+			title = status
+		case !strings.HasPrefix(title, strings.SplitN(status, " ", 2)[0]):
+			title = status + ": " + title
+		}
+		return title + " (an HTML page, not the API's answer)"
+	}
+	if s == "" {
+		return status
 	}
 	return s
+}
+
+// isCertError reports a TLS certificate failure: a setup problem, not a
+// passing one, so it is not retried.
+func isCertError(err error) bool {
+	var u x509.UnknownAuthorityError
+	var h x509.HostnameError
+	var c x509.CertificateInvalidError
+	return errors.As(err, &u) || errors.As(err, &h) || errors.As(err, &c)
+}
+
+// clip trims s and cuts it at n bytes (on a rune boundary).
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2/google"
 )
@@ -30,6 +31,9 @@ type GeminiConfig struct {
 	Vertex            bool
 	Project, Location string
 	HTTPClient        *http.Client
+	// IdleTimeout ends a request whose server sends nothing for this long
+	// (0: DefaultIdleTimeout).
+	IdleTimeout time.Duration
 }
 
 // gemini speaks the Gemini REST API (streamGenerateContent with
@@ -42,6 +46,7 @@ type gemini struct {
 	apiKey   string // sent as x-goog-api-key; "" with ADC or a proxy
 	adc      bool   // authorize with the application-default credentials
 	endpoint string
+	idle     time.Duration
 
 	mu     sync.Mutex
 	client *http.Client // nil until first use with ADC (which may probe the machine)
@@ -56,7 +61,7 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (Model, error) {
 	if strings.ContainsAny(model, "?&#") || strings.Contains(model, "..") {
 		return nil, fmt.Errorf("the model name %q is not valid", model)
 	}
-	g := &gemini{apiKey: cfg.APIKey, client: cfg.HTTPClient}
+	g := &gemini{apiKey: cfg.APIKey, client: cfg.HTTPClient, idle: cfg.IdleTimeout}
 	base, version, path := cfg.BaseURL, "v1beta", ""
 	if cfg.Vertex {
 		version = "v1beta1"
@@ -155,6 +160,7 @@ type (
 		Args json.RawMessage `json:"args,omitempty"`
 	}
 	gFunctionResponse struct {
+		ID       string         `json:"id,omitempty"`
 		Name     string         `json:"name"`
 		Response map[string]any `json:"response"`
 	}
@@ -186,9 +192,21 @@ type (
 		Error *gError `json:"error"`
 	}
 	gError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
+		Code    int            `json:"code"`
+		Message string         `json:"message"`
+		Status  string         `json:"status"`
+		Details []gErrorDetail `json:"details"`
+	}
+	// gErrorDetail is one google.rpc detail of an error: RetryInfo,
+	// QuotaFailure or ErrorInfo are the ones read.
+	gErrorDetail struct {
+		Type       string `json:"@type"`
+		RetryDelay string `json:"retryDelay"`
+		Violations []struct {
+			QuotaID string `json:"quotaId"`
+		} `json:"violations"`
+		Reason   string            `json:"reason"`
+		Metadata map[string]string `json:"metadata"`
 	}
 )
 
@@ -219,6 +237,9 @@ func (g *gemini) Generate(ctx context.Context, req Request, onText func(string))
 	if err != nil {
 		return Reply{}, err
 	}
+	parent := ctx
+	ctx, idle := withIdle(ctx, g.idle)
+	defer idle.stop()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(payload))
 	if err != nil {
 		return Reply{}, fmt.Errorf("the model request: %w", err)
@@ -229,39 +250,84 @@ func (g *gemini) Generate(ctx context.Context, req Request, onText func(string))
 	}
 	resp, err := client.Do(hr)
 	if err != nil {
-		return Reply{}, g.wrap(ctx, 0, err.Error(), err)
+		if parent.Err() != nil {
+			return Reply{}, parent.Err()
+		}
+		return Reply{}, idle.explain(classify(0, err.Error(), g.endpoint, err, ""), ctx)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return Reply{}, g.httpError(ctx, resp)
+		return Reply{}, g.httpError(parent, resp)
 	}
 	var r Reply
-	err = readSSE(resp.Body, func(data []byte) error {
+	err = readSSE(idle.body(resp.Body), func(data []byte) error {
 		var chunk gResponse
 		if err := json.Unmarshal(data, &chunk); err != nil {
-			return &Error{Kind: KindServer, Status: resp.StatusCode, Endpoint: g.endpoint, Err: err,
-				Msg:  "its stream sent something that is not JSON: " + firstLine(string(data), 80),
+			return &Error{Kind: KindServer, Status: resp.StatusCode, Endpoint: g.endpoint, Err: err, Midstream: true,
+				Msg:  "its stream sent something that is not JSON: " + clip(string(data), 80),
 				Hint: "Check that the base URL is a Gemini API endpoint"}
 		}
 		if e := chunk.Error; e != nil {
-			return g.wrap(ctx, e.Code, strings.TrimSpace(e.Status+" "+e.Message), nil)
+			me := g.apiError(e.Code, e)
+			me.Midstream = true
+			return me
 		}
 		return g.take(&r, &chunk, onText)
 	})
 	if err != nil {
+		if parent.Err() != nil {
+			return r, parent.Err()
+		}
 		var me *Error
 		if errors.As(err, &me) {
 			return r, err
 		}
-		return r, g.wrap(ctx, 0, err.Error(), err)
+		return r, idle.explain(brokenStream(g.endpoint, resp.StatusCode, err), ctx)
 	}
 	if r.Finish == FinishSafety {
 		return r, SafetyError(g.endpoint, "finish reason "+r.Detail)
 	}
-	if r.Finish == "" {
-		r.Finish = FinishStop
+	if err := g.check(&r, req); err != nil {
+		return r, err
 	}
 	return r, nil
+}
+
+// check refuses a reply that did not finish, by the rules of Gemini
+// CLI's stream validation (processStreamResponse in
+// packages/core/src/core/geminiChat.ts): a reply with a function call is
+// complete; without one, no finish reason, MALFORMED_FUNCTION_CALL,
+// UNEXPECTED_TOOL_CALL and an empty text are not, except that a reply to
+// function results may be empty.
+func (g *gemini) check(r *Reply, req Request) error {
+	if len(r.Calls) > 0 {
+		if r.Finish == "" {
+			r.Finish = FinishStop
+		}
+		return nil
+	}
+	switch r.Detail {
+	case "":
+		return incomplete(g.endpoint, 200, "the stream ended without a finish reason")
+	case "MALFORMED_FUNCTION_CALL":
+		return incomplete(g.endpoint, 200, "finish reason MALFORMED_FUNCTION_CALL: the model wrote a function call the API could not parse")
+	case "UNEXPECTED_TOOL_CALL":
+		return incomplete(g.endpoint, 200, "finish reason UNEXPECTED_TOOL_CALL: the model called a tool it was not offered")
+	}
+	if r.Finish == FinishMaxTokens || strings.TrimSpace(r.Text) != "" || answersResults(req) {
+		return nil
+	}
+	if r.Finish == FinishOther {
+		return incomplete(g.endpoint, 200, "finish reason "+r.Detail+" with no text")
+	}
+	return incomplete(g.endpoint, 200, "the model sent an empty reply")
+}
+
+// answersResults reports a request whose last message is tool results:
+// the model may end its turn there without words.
+func answersResults(req Request) bool {
+	n := len(req.Messages)
+	return req.AfterResults || n > 0 && req.Messages[n-1].Role == Tool
 }
 
 // take adds one streamed chunk to r.
@@ -287,7 +353,7 @@ func (g *gemini) take(r *Reply, chunk *gResponse, onText func(string)) error {
 				}
 				id := p.FunctionCall.ID
 				if id == "" {
-					id = "call_" + strconv.Itoa(len(r.Calls)+1)
+					id = madeUpID + strconv.Itoa(len(r.Calls)+1)
 				}
 				r.Calls = append(r.Calls, Call{ID: id, Name: p.FunctionCall.Name, Args: args, Signature: p.ThoughtSignature})
 			case p.Text != "":
@@ -315,9 +381,12 @@ func (g *gemini) take(r *Reply, chunk *gResponse, onText func(string)) error {
 }
 
 // httpError turns a refused request into an *Error with the API's words:
-// {"error": {"code", "message", "status"}}, alone or in a list.
+// {"error": {"code", "message", "status", "details"}}, alone or in a list.
 func (g *gemini) httpError(ctx context.Context, resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	var one struct{ Error *gError }
 	var list []struct{ Error *gError }
 	var e *gError
@@ -326,25 +395,73 @@ func (g *gemini) httpError(ctx context.Context, resp *http.Response) error {
 	} else if json.Unmarshal(b, &list) == nil && len(list) > 0 && list[0].Error != nil {
 		e = list[0].Error
 	}
-	msg := strings.TrimSpace(string(b))
-	if e != nil {
-		msg = strings.TrimSpace(e.Status + " " + e.Message)
+	if e == nil {
+		me := classify(resp.StatusCode, bodyWords(resp.Status, resp.Header.Get("Content-Type"), b), g.endpoint, fmt.Errorf("HTTP %s", resp.Status), geminiKeys)
+		if me.RetryDelay == 0 {
+			me.RetryDelay = retryAfter(resp.Header, time.Now())
+		}
+		return me
 	}
-	if msg == "" {
-		msg = resp.Status
-	}
-	return g.wrap(ctx, resp.StatusCode, msg, fmt.Errorf("HTTP %s", resp.Status))
+	me := g.apiError(resp.StatusCode, e)
+	me.Err = fmt.Errorf("HTTP %s", resp.Status)
+	return me
 }
 
-func (g *gemini) wrap(ctx context.Context, status int, msg string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+const geminiKeys = "GEMINI_API_KEY or GOOGLE_API_KEY"
+
+// apiError classifies a Gemini error object, reading its google.rpc
+// details for the wait as Gemini CLI's classifyGoogleError does
+// (packages/core/src/utils/googleQuotaErrors.ts): a per-day quota is
+// final, RetryInfo's retryDelay is the wait (final past five minutes), a
+// per-minute quota waits 60 s.
+func (g *gemini) apiError(status int, e *gError) *Error {
+	msg := strings.TrimSpace(e.Status + " " + e.Message)
+	if msg == "" {
+		msg = http.StatusText(status)
 	}
-	return classify(status, msg, g.endpoint, err, "GEMINI_API_KEY or GOOGLE_API_KEY")
+	me := classify(status, msg, g.endpoint, nil, geminiKeys)
+	if status != 429 && status != 499 && status != 503 {
+		return me
+	}
+	for _, d := range e.Details {
+		if strings.HasSuffix(d.Type, "google.rpc.QuotaFailure") {
+			for _, v := range d.Violations {
+				if strings.Contains(v.QuotaID, "PerDay") || strings.Contains(v.QuotaID, "Daily") {
+					me.Final = true
+					me.Msg += " (the daily quota " + v.QuotaID + " is used up)"
+					return me
+				}
+			}
+		}
+	}
+	for _, d := range e.Details {
+		if strings.HasSuffix(d.Type, "google.rpc.RetryInfo") && d.RetryDelay != "" {
+			if w, ok := parseGoogleDuration(d.RetryDelay); ok && w > 0 {
+				me.RetryDelay, me.Final = w, w > maxRetryableDelay
+				return me
+			}
+		}
+	}
+	for _, d := range e.Details {
+		perMinute := strings.Contains(d.Metadata["quota_limit"], "PerMinute")
+		for _, v := range d.Violations {
+			perMinute = perMinute || strings.Contains(v.QuotaID, "PerMinute")
+		}
+		if perMinute && me.RetryDelay == 0 {
+			me.RetryDelay = time.Minute
+		}
+	}
+	return me
 }
 
 // geminiContents maps messages to Gemini contents: tool results become a
 // user turn of function responses ({"output": …} or {"error": …}).
+//
+// The API refuses a part with no data ("required oneof field 'data' must
+// have one initialized field") and so every later request of a
+// conversation holding one: a model turn with neither text nor calls is
+// left out (or, after function responses, says noReply), an empty user
+// text too.
 func geminiContents(msgs []Message) ([]gContent, error) {
 	out := make([]gContent, 0, len(msgs))
 	for _, m := range msgs {
@@ -352,7 +469,9 @@ func geminiContents(msgs []Message) ([]gContent, error) {
 		switch m.Role {
 		case User:
 			c.Role = "user"
-			c.Parts = []gPart{{Text: m.Text}}
+			if m.Text != "" {
+				c.Parts = []gPart{{Text: m.Text}}
+			}
 		case Assistant:
 			c.Role = "model"
 			if m.Text != "" {
@@ -366,10 +485,7 @@ func geminiContents(msgs []Message) ([]gContent, error) {
 				if len(call.Args) > 0 && json.Unmarshal(call.Args, &obj) == nil && obj != nil {
 					args = call.Args
 				}
-				c.Parts = append(c.Parts, gPart{FunctionCall: &gFunctionCall{Name: call.Name, Args: args}, ThoughtSignature: call.Signature})
-			}
-			if len(c.Parts) == 0 {
-				c.Parts = []gPart{{Text: ""}}
+				c.Parts = append(c.Parts, gPart{FunctionCall: &gFunctionCall{ID: apiID(call.ID), Name: call.Name, Args: args}, ThoughtSignature: call.Signature})
 			}
 		case Tool:
 			c.Role = "user"
@@ -379,12 +495,47 @@ func geminiContents(msgs []Message) ([]gContent, error) {
 					key = "error"
 				}
 				c.Parts = append(c.Parts, gPart{FunctionResponse: &gFunctionResponse{
-					Name: res.Name, Response: map[string]any{key: res.Text}}})
+					ID: apiID(res.CallID), Name: res.Name, Response: map[string]any{key: res.Text}}})
 			}
 		default:
 			return nil, fmt.Errorf("unknown message role %q", m.Role)
 		}
+		if len(c.Parts) == 0 {
+			if c.Role == "model" && len(out) > 0 && hasResponses(out[len(out)-1]) {
+				// A turn of function responses is answered by a model
+				// turn before the next user turn, as Gemini CLI's
+				// closeUnansweredToolResponseTurn keeps it.
+				c.Parts = []gPart{{Text: noReply}}
+			} else {
+				continue
+			}
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// noReply stands for a model turn that ended without words after
+// function responses.
+const noReply = "(no reply)"
+
+func hasResponses(c gContent) bool {
+	for _, p := range c.Parts {
+		if p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// madeUpID starts the id gemkit gives a function call the API sent
+// without one; such an id is never sent back. Gemini 3 sends ids, and
+// wants each one back on the echoed call and on its function response.
+const madeUpID = "gemkit-call-"
+
+func apiID(id string) string {
+	if strings.HasPrefix(id, madeUpID) {
+		return ""
+	}
+	return id
 }

@@ -1,8 +1,8 @@
 // Package model is the one small interface gemkit's agent talks to a
 // language model through, with two implementations: the Gemini REST API
 // (and Vertex AI), spoken over net/http, and any OpenAI-compatible
-// chat-completions endpoint (Ollama, llama.cpp, vLLM, OpenAI) through the
-// go-openai library. No library type leaves this package, so the agent
+// chat-completions endpoint (Ollama, llama.cpp, vLLM, OpenRouter, NVIDIA
+// NIM, OpenAI), spoken over net/http with the same SSE reader. No library type leaves this package, so the agent
 // loop is the same whatever the model.
 //
 // The Gemini side does not use Google's genai SDK on purpose: one gemkit
@@ -43,11 +43,16 @@ type Message struct {
 
 // Call is the model asking for a tool.
 type Call struct {
-	// ID identifies the call where the API has ids (OpenAI); gemkit makes
-	// one up where it does not.
+	// ID identifies the call where the API has ids (OpenAI, Gemini 3);
+	// gemkit makes one up where it does not, and never sends a made-up
+	// one to the Gemini API.
 	ID   string          `json:"id,omitempty"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
+	// RawArgs are the arguments as the model wrote them when they were not
+	// JSON (Args then holds them as a JSON string); they are sent back as
+	// written.
+	RawArgs string `json:"rawArgs,omitempty"`
 	// Signature is the Gemini API's thoughtSignature of the call, which
 	// thinking models (Gemini 3) require back with the call in the next
 	// request.
@@ -79,6 +84,10 @@ type Request struct {
 	Tools []ToolDecl
 	// MaxOutputTokens bounds the reply; 0 leaves the API's default.
 	MaxOutputTokens int
+	// AfterResults marks a request whose last message carries tool
+	// results in text (the text protocol); a model may end its turn there
+	// without words, as after native tool results.
+	AfterResults bool
 }
 
 // Finish says why the model stopped.

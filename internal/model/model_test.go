@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestClassify(t *testing.T) {
@@ -47,7 +48,14 @@ func TestConfig(t *testing.T) {
 	if m.Model != "b" || m.Provider != ProviderOpenAI || m.ToolProtocol != "text" || m.MaxTurns != 3 {
 		t.Errorf("merged %+v", m)
 	}
-	for _, bad := range []string{`{"provider": "claude"}`, `{"toolProtocol": "xml"}`, `{"modle": "x"}`, `[1]`} {
+	os.WriteFile(p, []byte(`{"maxAttempts": 3, "retryDelay": "2s", "retryMaxWait": "1m"}`), 0o644)
+	c, err = LoadConfig(p)
+	r, rerr := c.Merge(Config{MaxAttempts: 4}).Retry()
+	if err != nil || rerr != nil || r.MaxAttempts != 4 || r.InitialDelay != 2*time.Second || r.MaxWait != time.Minute {
+		t.Errorf("retry %+v %v %v", r, err, rerr)
+	}
+	for _, bad := range []string{`{"provider": "claude"}`, `{"toolProtocol": "xml"}`, `{"modle": "x"}`, `[1]`,
+		`{"maxAttempts": -1}`, `{"retryDelay": "soon"}`, `{"retryMaxWait": "-1m"}`} {
 		os.WriteFile(p, []byte(bad), 0o644)
 		if _, err := LoadConfig(p); err == nil {
 			t.Errorf("%s accepted", bad)

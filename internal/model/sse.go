@@ -3,9 +3,11 @@ package model
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // maxEvent bounds one server-sent event's data: a reply streams in many
@@ -15,7 +17,8 @@ const maxEvent = 16 << 20
 
 // readSSE calls fn with the data of each event of a text/event-stream
 // body (the "data:" lines of one event joined by newlines), in order,
-// until the body ends or fn fails. Comments, event names and ids are
+// until the body ends or fn fails. Comments (keep-alives such as ": ping"
+// and ": OPENROUTER PROCESSING", however many), event names and ids are
 // skipped: the model APIs carry everything in the data.
 func readSSE(body io.Reader, fn func(data []byte) error) error {
 	r := bufio.NewReaderSize(body, 64<<10)
@@ -49,11 +52,19 @@ func readSSE(body io.Reader, fn func(data []byte) error) error {
 		default:
 			field, value, _ := bytes.Cut(line, []byte(":"))
 			value = bytes.TrimPrefix(value, []byte(" "))
-			if string(field) == "data" {
+			switch string(field) {
+			case "data":
 				if has {
 					data = append(data, '\n')
 				}
 				data = append(data, value...)
+				has = true
+			case "error":
+				// llama.cpp's server of 2025 sends a failure after its 200 as
+				// a field of its own, `error: {"code": 400, "message": …}`
+				// (ggml-org/llama.cpp#14566): it becomes the event
+				// {"error": …}, as later builds send it.
+				data = append(append(append(data[:0], `{"error":`...), value...), '}')
 				has = true
 			}
 		}
@@ -80,4 +91,60 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		return line, err
 	}
+}
+
+// DefaultIdleTimeout is how long a model request may go without a byte
+// from the server: Node's fetch, which Gemini CLI uses, gives up on a
+// silent response after 300 s (undici's headersTimeout and bodyTimeout).
+const DefaultIdleTimeout = 300 * time.Second
+
+// errIdle is the cause of a request ended by its idle timer.
+var errIdle = errors.New("idle")
+
+// idleWatch cancels a request once its server has been silent for its
+// timeout; each byte read restarts the timer. A keep-alive comment is
+// bytes, so a server that pings is never idle.
+type idleWatch struct {
+	d      time.Duration
+	t      *time.Timer
+	cancel context.CancelCauseFunc
+}
+
+func withIdle(ctx context.Context, d time.Duration) (context.Context, *idleWatch) {
+	if d <= 0 {
+		d = DefaultIdleTimeout
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &idleWatch{d: d, cancel: cancel}
+	w.t = time.AfterFunc(d, func() { cancel(errIdle) })
+	return ctx, w
+}
+
+func (w *idleWatch) stop() {
+	w.t.Stop()
+	w.cancel(nil)
+}
+
+func (w *idleWatch) body(r io.Reader) io.Reader { return idleReader{r, w} }
+
+// explain says so when e ended because the server went silent.
+func (w *idleWatch) explain(e *Error, ctx context.Context) *Error {
+	if context.Cause(ctx) == errIdle {
+		e.Msg = fmt.Sprintf("the server sent nothing for %v", w.d)
+		e.Hint = "The server may be overloaded or stuck; gemkit gives up on a silent server after this long, as Gemini CLI does"
+	}
+	return e
+}
+
+type idleReader struct {
+	r io.Reader
+	w *idleWatch
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.w.t.Reset(r.w.d)
+	}
+	return n, err
 }

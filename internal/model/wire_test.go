@@ -96,7 +96,7 @@ func TestGeminiWire(t *testing.T) {
 	if r.Text != "Hello" || streamed.String() != "Hello" || r.Finish != FinishStop || r.OutputTokens != 7 {
 		t.Errorf("reply %+v, streamed %q", r, streamed.String())
 	}
-	if len(r.Calls) != 2 || r.Calls[0].ID != "call_1" || string(r.Calls[0].Args) != `{"path":"a.go"}` || r.Calls[1].ID != "x9" || string(r.Calls[1].Args) != "{}" || r.Calls[1].Signature != "c2ln" {
+	if len(r.Calls) != 2 || r.Calls[0].ID != "gemkit-call-1" || string(r.Calls[0].Args) != `{"path":"a.go"}` || r.Calls[1].ID != "x9" || string(r.Calls[1].Args) != "{}" || r.Calls[1].Signature != "c2ln" {
 		t.Errorf("calls %+v", r.Calls)
 	}
 	if srv.path != "/v1beta/models/gemini-x:streamGenerateContent" || srv.query != "alt=sse" || srv.key != "k1" {
@@ -104,9 +104,9 @@ func TestGeminiWire(t *testing.T) {
 	}
 	for _, want := range []string{
 		`"systemInstruction":{"parts":[{"text":"be brief"}]}`,
-		`{"thoughtSignature":"c2lnMQ==","functionCall":{"name":"read","args":{"path":"b"}}}`,
+		`{"thoughtSignature":"c2lnMQ==","functionCall":{"id":"c1","name":"read","args":{"path":"b"}}}`,
 		`"functionCall":{"name":"bad","args":{}}`,
-		`"functionResponse":{"name":"read","response":{"output":"body"}}`,
+		`"functionResponse":{"id":"c1","name":"read","response":{"output":"body"}}`,
 		`"functionResponse":{"name":"bad","response":{"error":"no"}}`,
 		`"functionDeclarations":[{"name":"read","description":"reads","parametersJsonSchema":{"type":"object"}}]`,
 		`"generationConfig":{"maxOutputTokens":50}`,

@@ -188,3 +188,15 @@ func checkHostName(name string) error {
 	}
 	return nil
 }
+
+// Loopback reports whether h names this machine itself: "localhost" (or a
+// name under it) or a loopback or unspecified address. Services that
+// trust connections from this machine become reachable through it, which
+// the consent text says in words.
+func (h Host) Loopback() bool {
+	if h.Name == "localhost" || strings.HasSuffix(h.Name, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h.Name)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}

@@ -80,12 +80,25 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 	notes = append(notes, Note{Permission: "extension folder", How: how, Enforced: ll})
 	how = llWhy
 	if ll {
-		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full (Landlock lets them list its names; in a mount namespace they see only their own extension's folder there)"
+		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full (Landlock lets them list its names; in a mount namespace they see only their own extension's folder there), and so are the folders its symlinks lead to, the IDE companion's discovery files ($TMPDIR/gemini/ide) and Claude Code's lock files (~/.claude/ide), which hold its token, and gemkit's agent configuration (~/.config/gemkit)"
 		if read == permission.AccessFull {
 			how += "; other processes' /proc entries are closed too"
 		}
 	}
 	notes = append(notes, Note{Permission: "gemkit's configuration", How: how, Enforced: ll})
+	if write != permission.AccessNone {
+		how := "read-only whatever the manifest says, what runs later outside any sandbox or holds credentials, in the workspace and in your home folder: " +
+			permission.GuardedWords() + " (for a .git file, also the git folder it points to and its common folder; and the .git of the repository the workspace is in)"
+		switch {
+		case !ll:
+			how = llWhy
+		case c.Namespaces:
+			how += "; read-only binds, and an absent one gets an empty placeholder bound read-only for the run (removed after it), so it cannot be created either"
+		default:
+			how += "; split out of the write scope by Landlock, so the folder that holds them takes no new entries (no mount namespace here)"
+		}
+		notes = append(notes, Note{Permission: "protected paths", How: how, Enforced: ll})
+	}
 	if c.Namespaces {
 		notes = append(notes, Note{Permission: "second wall (files)", How: "own mount namespace: the tool's root holds only what it may read, bound read-only, and what it may write, bound writable, so everything else is absent and chmod, utimes, xattrs and inode flags outside the write scope fail (read-only file system); other extensions' folders and linked sources are read-only binds; /dev holds only null, zero, full, random and urandom (no terminal); /proc is the tool's own; seccomp refuses mounting and setuid/setgid bits", Enforced: true})
 		notes = append(notes, Note{Permission: "temp dir", How: "a private tmpfs inside the tool's mount namespace, bounded in size, gone with the tool", Enforced: true})

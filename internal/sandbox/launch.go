@@ -41,6 +41,13 @@ type Launcher struct {
 	// this process's own binary. Any binary that links this package
 	// serves as the child.
 	Exe string
+	// LockDir is the private folder (0700) of the locks that say which
+	// runs use a placeholder of an absent guarded path, shared by every
+	// gemkit process of this user so that none removes a placeholder
+	// another one's tool still has bound; empty is gemkit's configuration
+	// folder's "placeholders" (~/.config/gemkit/placeholders), which is
+	// closed to every tool.
+	LockDir string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger
 
@@ -50,6 +57,10 @@ type Launcher struct {
 
 	cgOnce sync.Once
 	cg     *cgroupLayout
+
+	// guards watches the guarded paths of all runs (Linux).
+	guardMu sync.Mutex
+	guards  *guardWatcher
 }
 
 // Command is one tool process to run.

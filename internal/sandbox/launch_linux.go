@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +37,12 @@ type Process struct {
 	// OOMKilled is set by Wait when the kernel killed a process of the
 	// tool for going past its memory bound.
 	OOMKilled bool
+	// release gives back the guarded paths the run held (placeholders).
+	release func()
+	// guards ends the watch that stops the tool if a guarded path bound
+	// into its root is removed or replaced meanwhile, and returns that
+	// path.
+	guards func() string
 }
 
 // nsAttempt is one way to create the child's namespaces, tried in order.
@@ -80,6 +87,58 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 			attempts = append(attempts, nsAttempt{flags: base})
 		}
 	}
+	var held []heldPath
+	var w *guardWatcher
+	var guards *guardRun
+	if len(attempts) > 0 {
+		if held, err = l.hold(overlays); err != nil {
+			return nil, err
+		}
+		if w, err = l.guardWatcher(overlays); err == nil && w != nil {
+			guards, err = w.watch(overlays)
+		}
+		if err != nil {
+			l.release(held)
+			return nil, err
+		}
+	}
+	p, err := l.startWith(ctx, c, attempts, nsRules, overlays, splitRules, abi, reasons)
+	if guards != nil && (p == nil || !p.Enforcement.MountNS) {
+		w.unwatch(guards)
+		guards = nil
+	}
+	if p == nil {
+		l.release(held)
+		return nil, err
+	}
+	p.release = func() { l.release(held) }
+	if guards != nil {
+		p.guards = func() string { return w.unwatch(guards) }
+		w.arm(guards, p.Kill)
+	}
+	return p, err
+}
+
+// guardWatcher returns the launcher's watcher of guarded paths, made at
+// the first run that has some.
+func (l *Launcher) guardWatcher(overlays []overlay) (*guardWatcher, error) {
+	if !slices.ContainsFunc(overlays, func(o overlay) bool { return o.guarded }) {
+		return nil, nil
+	}
+	l.guardMu.Lock()
+	defer l.guardMu.Unlock()
+	if l.guards == nil {
+		w, err := newGuardWatcher()
+		if err != nil {
+			return nil, err
+		}
+		l.guards = w
+	}
+	return l.guards, nil
+}
+
+// startWith tries each way of making namespaces, then none.
+func (l *Launcher) startWith(ctx context.Context, c *Command, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, splitRules []PathRule, abi int, reasons []string) (*Process, error) {
 	var lastNSErr error
 	for _, a := range attempts {
 		p, err := l.start(ctx, c, nsRules, overlays, abi, a, reasons)
@@ -119,7 +178,7 @@ func (l *Launcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, overlays []string, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
+func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, overlays []overlay, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
 	netns := ns.flags&unix.CLONE_NEWNET != 0
 	enf := Enforcement{
 		LandlockABI: abi,
@@ -272,6 +331,11 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		}
 	}()
 	fail := func(err error) (*Process, error) {
+		// Killed because ctx ended: that is the reason to give, not
+		// what the dying child managed to say.
+		if cerr := ctx.Err(); cerr != nil {
+			err = fmt.Errorf("sandbox: stopped while setting up the tool: %w", cerr)
+		}
 		p.Kill()
 		_ = cmd.Wait()
 		close(p.done)
@@ -317,7 +381,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 			if err != nil {
 				return fail(err)
 			}
-			if err := p.serveProxy(lfd, c.Policy.AllowedHosts, l); err != nil {
+			if err := p.serveProxy(lfd, &c.Policy, l); err != nil {
 				return fail(err)
 			}
 			buf0 := buf[:n]
@@ -352,7 +416,7 @@ func tempBytes(c *Command) uint64 {
 
 // rootSteps are the steps that build c's own root in its mount
 // namespace, the folder the build starts on and the working directory.
-func rootSteps(c *Command, rules []PathRule, overlays []string) (steps []child.Mount, base, dir string, err error) {
+func rootSteps(c *Command, rules []PathRule, overlays []overlay) (steps []child.Mount, base, dir string, err error) {
 	links := append([]string{c.Path, c.Dir, c.Policy.TempDir, c.Policy.Workspace, c.Policy.Home, c.Policy.ExtensionDir}, c.Policy.RuntimePaths...)
 	links = append(append(links, systemReadDirs...), systemReadFiles...)
 	realTmp, err := filepath.EvalSymlinks(c.Policy.TempDir)
@@ -417,24 +481,29 @@ func parseRights(oob []byte) (int, error) {
 // serveProxy runs the allowlisting proxy on the listener the child opened
 // inside its network namespace. Connections accepted there come from the
 // tool; the proxy dials out from gemkit's own namespace.
-func (p *Process) serveProxy(lfd int, hosts []string, l *Launcher) error {
+func (p *Process) serveProxy(lfd int, pol *Policy, l *Launcher) error {
 	f := os.NewFile(uintptr(lfd), "sandbox-proxy")
 	ln, err := net.FileListener(f)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("sandbox: proxy listener: %w", err)
 	}
-	px, err := NewProxy(hosts, l.Resolver, l.OnDeny, l.logger())
+	px, err := NewProxy(pol.AllowedHosts, l.Resolver, l.OnDeny, l.logger())
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	px.AllowPrivate = l.AllowPrivateAddresses
+	px.OwnServer = pol.OwnServer
+	max := pol.MaxConnections
+	if max <= 0 {
+		max = DefaultMaxConnections
+	}
 	p.proxy = px
 	p.proxyDone = make(chan struct{})
 	go func() {
 		defer close(p.proxyDone)
-		_ = px.Serve(ln)
+		_ = px.Serve(limitListener(ln, max))
 	}()
 	return nil
 }
@@ -471,6 +540,15 @@ func (p *Process) Wait() error {
 		if rerr := p.cgroup.remove(); rerr != nil {
 			p.logger.Warn("sandbox: removing the tool's cgroup", "err", rerr)
 		}
+	}
+	// Before the placeholders are released: their removal is no reason.
+	if p.guards != nil {
+		if path := p.guards(); path != "" {
+			err = &GuardRemovedError{Path: path}
+		}
+	}
+	if p.release != nil {
+		p.release()
 	}
 	close(p.done)
 	return err

@@ -20,13 +20,13 @@ var devLinks = [][2]string{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/s
 // mountPlan turns the Landlock rules into the second wall: the steps that
 // build the tool's own root, where every readable path is a read-only bind
 // and every writable one a writable bind, and nothing else exists. The
-// private temp dir becomes a tmpfs of tmpSize bytes inside the tool's
-// mount namespace, /proc that of its own PID namespace and /dev only the
-// harmless devices. links are paths (the program, the runtime, the
+// private temp dir becomes a tmpfs of tmpSize bytes and DefaultTempInodes
+// files inside the tool's mount namespace, /proc that of its own PID
+// namespace and /dev only the harmless devices. links are paths (the program, the runtime, the
 // scopes) whose symlinks are recreated, so that /bin/sh or /lib64's
 // dynamic loader resolve as outside. overlays are folders inside a
 // writable bind that are bound read-only over it (other extensions' code).
-func mountPlan(rules []PathRule, overlays []string, tmp string, tmpSize uint64, links []string) []child.Mount {
+func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64, links []string) []child.Mount {
 	var binds []PathRule
 	for _, r := range rules {
 		switch {
@@ -71,7 +71,8 @@ func mountPlan(rules []PathRule, overlays []string, tmp string, tmpSize uint64, 
 		steps = append(steps, child.Mount{Kind: child.MountBind, Path: r.Path, Write: r.Write, File: r.File, Optional: r.Optional})
 		done = append(done, r)
 	}
-	for _, o := range overlays {
+	for _, ov := range overlays {
+		o := ov.path
 		// The folders between the writable bind and the overlay become
 		// mount points too (bound onto themselves): a mount point cannot
 		// be renamed, so the tool cannot move the protected folder away
@@ -91,9 +92,13 @@ func mountPlan(rules []PathRule, overlays []string, tmp string, tmpSize uint64, 
 				steps = append(steps, child.Mount{Kind: child.MountBind, Path: a, Write: true, Optional: true})
 			}
 		}
-		steps = append(steps, child.Mount{Kind: child.MountBind, Path: o, Optional: true})
+		file := !isDir(o)
+		if ov.absent {
+			file = !ov.dir
+		}
+		steps = append(steps, child.Mount{Kind: child.MountBind, Path: o, File: file, Optional: !ov.guarded})
 	}
-	steps = append(steps, child.Mount{Kind: child.MountTmpfs, Path: tmp, Size: tmpSize})
+	steps = append(steps, child.Mount{Kind: child.MountTmpfs, Path: tmp, Size: tmpSize, Inodes: DefaultTempInodes})
 	steps = append(steps, child.Mount{Kind: child.MountProc, Path: "/proc"})
 	for _, d := range devices {
 		if _, err := os.Stat(d); err == nil {

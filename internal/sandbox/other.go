@@ -51,3 +51,6 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 
 // cgroupLayout is Linux only.
 type cgroupLayout struct{}
+
+// guardWatcher is Linux only.
+type guardWatcher struct{}

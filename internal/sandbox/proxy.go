@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +76,10 @@ type Proxy struct {
 	// AllowPrivate lets allowed names resolve to loopback and private
 	// addresses; tests set it to reach their loopback servers by name.
 	AllowPrivate bool
+	// OwnServer reports whether a loopback port is one of gemkit's own
+	// servers (Policy.OwnServer); such a port is refused on every address
+	// of this machine, whatever the allowlist says.
+	OwnServer func(port int) bool
 
 	rules    []permission.Host
 	resolver Resolver
@@ -88,6 +93,7 @@ type Proxy struct {
 	srv     *http.Server
 	wg      sync.WaitGroup
 	tunnel  map[net.Conn]struct{} // hijacked connections, closed by Close
+	closed  bool                  // Close has begun: no new tunnel starts
 }
 
 // NewProxy builds a proxy for the allowedHosts entries, read with the
@@ -127,6 +133,7 @@ func (p *Proxy) Serve(l net.Listener) error {
 func (p *Proxy) Close() error {
 	err := p.srv.Close()
 	p.mu.Lock()
+	p.closed = true
 	for c := range p.tunnel {
 		c.Close()
 	}
@@ -251,6 +258,22 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			addrs = public
 		}
 	}
+	if p.OwnServer != nil {
+		var local map[netip.Addr]bool
+		for _, a := range addrs {
+			if !a.IP.IsLoopback() && !a.IP.IsUnspecified() {
+				if local == nil {
+					local = localAddrs()
+				}
+				if !isLocal(a.IP, local) {
+					continue
+				}
+			}
+			if p.OwnServer(port) {
+				return nil, &ownServerError{port: port}
+			}
+		}
+	}
 	var d net.Dialer
 	var last error = fmt.Errorf("%s has no addresses", host)
 	for _, a := range addrs {
@@ -274,6 +297,29 @@ type privateError struct {
 
 func (e *privateError) Error() string {
 	return fmt.Sprintf("%s resolves to the private address %s (special-purpose, or this machine's own); the sandbox proxy reaches such addresses only when allowedHosts lists the address itself (or \"localhost\" for loopback)", e.host, e.ip)
+}
+
+// ownServerError is a connection to one of gemkit's own servers on this
+// machine: the IDE companion, its Claude Code endpoint or `gemkit mcp
+// --http`, whose tokens let a client write files and run tools.
+type ownServerError struct{ port int }
+
+func (e *ownServerError) Error() string {
+	return fmt.Sprintf("port %d on this machine is one of gemkit's own servers (the IDE companion, its Claude Code endpoint or gemkit mcp --http); no tool may reach them, whatever allowedHosts lists", e.port)
+}
+
+// refusal is the reason to report for a dial error that is a refusal
+// rather than a failure.
+func refusal(err error) (string, bool) {
+	var pe *privateError
+	var oe *ownServerError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Error(), true
+	case errors.As(err, &oe):
+		return oe.Error(), true
+	}
+	return "", false
 }
 
 // ServeHTTP handles one proxy request.
@@ -309,9 +355,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer tr.CloseIdleConnections()
 	resp, err := tr.RoundTrip(out)
-	var pe *privateError
-	if errors.As(err, &pe) {
-		p.deny(w, r.Method, host, port, pe.Error())
+	if why, ok := refusal(err); ok {
+		p.deny(w, r.Method, host, port, why)
 		return
 	}
 	if err != nil {
@@ -341,9 +386,8 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	upstream, err := p.dial(ctx, host, port)
 	cancel()
-	var pe *privateError
-	if errors.As(err, &pe) {
-		p.deny(w, "CONNECT", host, port, pe.Error())
+	if why, ok := refusal(err); ok {
+		p.deny(w, "CONNECT", host, port, why)
 		return
 	}
 	if err != nil {
@@ -366,13 +410,23 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		upstream.Close()
 		return
 	}
+	// A handler can still be here after Close (http.Server.Close does not
+	// wait for handlers): under mu, either Close has not begun and the
+	// tunnel is counted before Close's Wait, or it has and the tunnel is
+	// not started at all.
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		client.Close()
+		upstream.Close()
+		return
+	}
 	if p.tunnel == nil {
 		p.tunnel = map[net.Conn]struct{}{}
 	}
 	p.tunnel[client], p.tunnel[upstream] = struct{}{}, struct{}{}
-	p.mu.Unlock()
 	p.wg.Add(1)
+	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
 		tunnel(client, buf.Reader, upstream)
@@ -404,4 +458,59 @@ func tunnel(client net.Conn, pending *bufio.Reader, upstream net.Conn) {
 	<-done
 	client.Close()
 	upstream.Close()
+}
+
+// limitListener accepts at most n connections at once: Accept waits while
+// n are open, so a tool that opens connections without end makes them
+// wait in the listening socket's backlog (inside its own namespace), not
+// in gemkit's descriptor table.
+func limitListener(l net.Listener, n int) net.Listener {
+	return &limited{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limited struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *limited) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limited) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// CloseWrite half-closes the connection when the one beneath can, as a
+// tunnel does when the server has finished.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }

@@ -172,3 +172,47 @@ func TestProxyRefusesLocalInterfaceAddresses(t *testing.T) {
 		t.Fatal("test address is special-purpose")
 	}
 }
+
+// TestProxyCloseWhileTunnelsOpen: Close may come while handlers are still
+// setting up tunnels (http.Server.Close does not wait for them). Every
+// tunnel is then either closed by Close or never started, and none is
+// counted after Close began waiting, which the race detector reported as
+// a WaitGroup Add concurrent with Wait when a tool exited with
+// connections in flight.
+func TestProxyCloseWhileTunnelsOpen(t *testing.T) {
+	up := httpServer(t, "up")
+	for round := 0; round < 20; round++ {
+		px, err := NewProxy([]string{"localhost"}, mapResolver{"localhost": "127.0.0.1"}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		px.AllowPrivate = true
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go px.Serve(ln)
+		var conns []net.Conn
+		for i := 0; i < 30; i++ {
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				break // closed: the listener is gone
+			}
+			fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: localhost\r\n\r\n", "localhost:"+strings.Split(up.Addr().String(), ":")[1])
+			conns = append(conns, c)
+			if i == round {
+				go px.Close()
+			}
+		}
+		px.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+		px.mu.Lock()
+		left := len(px.tunnel)
+		px.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("round %d: %d tunnel connections outlived Close", round, left)
+		}
+	}
+}

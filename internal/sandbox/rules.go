@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,13 +60,27 @@ func (p *Policy) Rules() ([]PathRule, error) {
 // inside the write scope are not split out of it but returned apart, for
 // the mount namespace to cover with read-only binds (which, unlike a
 // split, leaves the folders around them writable).
-func (p *Policy) rules(splitReadOnly bool) ([]PathRule, []string, error) {
-	var overlays []string
+func (p *Policy) rules(splitReadOnly bool) ([]PathRule, []overlay, error) {
+	var overlays []overlay
 	rules, err := p.rulesInto(splitReadOnly, &overlays)
 	return rules, overlays, err
 }
 
-func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]string) ([]PathRule, error) {
+// overlay is a path inside a writable bind that is bound read-only over
+// it. A guarded one (Policy.Guarded) must be there: the run fails rather
+// than leave it creatable.
+type overlay struct {
+	path    string
+	guarded bool
+	// absent: a guarded path that does not exist; the launcher puts a
+	// placeholder there for the run (a folder when dir, else a file). A
+	// guarded path that exists may be another run's placeholder, which
+	// the launcher holds too, and makes again (of kind dir) if it went
+	// meanwhile.
+	absent, dir bool
+}
+
+func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -192,8 +209,52 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]string) ([]PathRule, 
 				if splitReadOnly {
 					excl = append(excl, real)
 				} else {
-					*overlays = append(*overlays, real)
+					*overlays = append(*overlays, overlay{path: real})
 				}
+			}
+		}
+		// The guarded paths (permission.GuardedPaths). In a folder that
+		// already leads to a closed one (~ under write: home) nothing
+		// can be created, so leaving them out of the scope is enough;
+		// elsewhere they are read-only binds over the writable one, and
+		// one that is absent is given a placeholder (an empty file or
+		// folder, by Launcher.Start) to bind over.
+		base := append([]string(nil), excl...)
+		for _, g := range p.Guarded {
+			gp := filepath.Clean(g.Path)
+			if !filepath.IsAbs(gp) || !isWithin(write, gp) || gp == write {
+				continue
+			}
+			parent, leads, inside := filepath.Dir(gp), false, false
+			for _, x := range base {
+				if isWithin(x, gp) {
+					inside = true
+				}
+				if x != parent && isWithin(parent, x) {
+					leads = true
+				}
+			}
+			switch {
+			case inside:
+				continue
+			case leads || splitReadOnly:
+				excl = append(excl, gp)
+				continue
+			}
+			fi, err := os.Lstat(gp)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				*overlays = append(*overlays, overlay{path: gp, guarded: true, absent: true, dir: g.Dir})
+			case err != nil:
+				return nil, fmt.Errorf("%s must stay read-only for the tool: %w", gp, err)
+			case fi.Mode()&os.ModeSymlink != 0:
+				// A link is not a mount point; what it leads to is
+				// guarded where it lies in the scope.
+				if real, ok := existing(gp); ok && isWithin(write, real) && real != write {
+					*overlays = append(*overlays, overlay{path: real, guarded: true, dir: isDir(real)})
+				}
+			default:
+				*overlays = append(*overlays, overlay{path: gp, guarded: true, dir: fi.IsDir()})
 			}
 		}
 		grants, _, err := carve(write, excl)
@@ -239,6 +300,11 @@ func carve(root string, excludes []string) (grants []carved, ancestors []string,
 		}
 		ancestors = append(ancestors, dir)
 		entries, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrPermission) {
+			// The user cannot list it (another user's /tmp/gemini): its
+			// entries stay out of the scope, names only.
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -250,7 +316,9 @@ func carve(root string, excludes []string) (grants []carved, ancestors []string,
 					return err
 				}
 			case t.IsRegular():
-				grants = append(grants, carved{path: path, file: true})
+				if !slices.Contains(excludes, path) {
+					grants = append(grants, carved{path: path, file: true})
+				}
 			}
 		}
 		return nil

@@ -112,3 +112,35 @@ func TestPolicyCheck(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestCarveUnlistable: a closed path inside a folder the user cannot
+// list (another user's /tmp/gemini holding its ide folder) does not make
+// the rules fail; nothing beneath that folder is granted. Meaningful as
+// uid 65534 (TestUnprivileged); as root every folder can be listed.
+func TestCarveUnlistable(t *testing.T) {
+	root, err := os.MkdirTemp("", "gemkit-carve-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	os.Chmod(root, 0o755)
+	locked := filepath.Join(root, "gemini")
+	os.MkdirAll(filepath.Join(locked, "ide"), 0o755)
+	os.WriteFile(filepath.Join(root, "open.txt"), nil, 0o644)
+	if err := os.Chmod(locked, 0o311); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	grants, ancestors, err := carve(root, []string{filepath.Join(locked, "ide")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range grants {
+		if isWithin(filepath.Join(locked, "ide"), g.path) {
+			t.Fatalf("the closed folder was granted: %v", grants)
+		}
+	}
+	if len(ancestors) == 0 || ancestors[0] != root {
+		t.Fatalf("ancestors %v", ancestors)
+	}
+}

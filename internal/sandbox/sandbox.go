@@ -58,6 +58,21 @@ type Policy struct {
 	// whose code other tools run with their own permissions.
 	ReadOnly []string
 
+	// Guarded are paths inside the write scope that stay read-only
+	// (permission.GuardedPaths: .git, .vscode, .mcp.json, shell start-up
+	// files...). An absent one is given a placeholder for the run, so
+	// the tool cannot create it either.
+	Guarded []permission.Guarded
+	// OwnServer reports whether a loopback port is one of gemkit's own
+	// servers (permission.OwnServerPort): the proxy refuses it even when
+	// "localhost" is allowed. It is asked per connection, so a server
+	// started during the run counts. nil: none.
+	OwnServer func(port int) bool
+	// MaxConnections bounds the proxy connections the tool holds open at
+	// once (each is two descriptors of gemkit's own); more wait to be
+	// accepted. 0 means DefaultMaxConnections.
+	MaxConnections int
+
 	// MemoryBytes bounds the memory of the tool's whole process tree (a
 	// cgroup where one can be made, else each process's address space);
 	// 0 means DefaultMemoryBytes.
@@ -72,6 +87,17 @@ const DefaultMemoryBytes = 2 << 30
 
 // DefaultTempBytes bounds the private temp dir when the caller sets none.
 const DefaultTempBytes = 1 << 30
+
+// DefaultTempInodes bounds the number of files in the private temp dir
+// (the tmpfs's nr_inodes): each costs kernel memory that no memory bound
+// counts where there is no cgroup.
+const DefaultTempInodes = 16384
+
+// DefaultMaxConnections bounds a tool's open proxy connections when the
+// caller sets none: generous for a client with a connection pool, far
+// below what would exhaust gemkit's own descriptors when it serves many
+// runs at once.
+const DefaultMaxConnections = 128
 
 // Check validates the policy: known scopes, a write scope no wider than the
 // read scope, absolute paths for what the scopes need.
@@ -99,19 +125,40 @@ func (p *Policy) Check() error {
 		}
 		*f.path = filepath.Clean(*f.path)
 	}
-	for i, d := range p.Protected {
-		if !filepath.IsAbs(d) {
-			return fmt.Errorf("sandbox protected folder %q must be an absolute path", d)
-		}
-		p.Protected[i] = filepath.Clean(d)
+	// Cleaned into new slices: copies of a policy share these, and runs
+	// of the copies may start at once.
+	var err error
+	if p.Protected, err = cleanAbs(p.Protected, "protected"); err != nil {
+		return err
 	}
-	for i, d := range p.ReadOnly {
-		if !filepath.IsAbs(d) {
-			return fmt.Errorf("sandbox read-only folder %q must be an absolute path", d)
-		}
-		p.ReadOnly[i] = filepath.Clean(d)
+	p.ReadOnly, err = cleanAbs(p.ReadOnly, "read-only")
+	return err
+}
+
+func cleanAbs(paths []string, what string) ([]string, error) {
+	if paths == nil {
+		return nil, nil
 	}
-	return nil
+	out := make([]string, len(paths))
+	for i, d := range paths {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("sandbox %s folder %q must be an absolute path", what, d)
+		}
+		out[i] = filepath.Clean(d)
+	}
+	return out, nil
+}
+
+// FromResolved is the sandbox policy of a resolved tool policy
+// (permission.Resolve) for one run: the extension's folder, the run's
+// private temp dir, the runtime's installation and the folders no tool may
+// write (every extension's code).
+func FromResolved(r permission.Resolved, extDir, tmp string, runtime, readOnly []string) Policy {
+	return Policy{
+		Read: r.Read, Write: r.Write, AllowedHosts: r.AllowedHosts,
+		Workspace: r.Workspace, Home: r.Home, ExtensionDir: extDir, TempDir: tmp, RuntimePaths: runtime,
+		Protected: r.Closed, ReadOnly: readOnly, Guarded: r.Guarded, OwnServer: r.OwnServer,
+	}
 }
 
 // Permissions is the declared part of p.

@@ -390,7 +390,7 @@ except Exception as e:
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded|TestSecondWall|TestMemoryBound|TestLocalhostAllowed)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestEscapesFail|TestLoopbackServerUnreachable|TestAllowedReadsAndWrites|TestForkedChildDiesWithTimeout|TestProxy|TestAttacks|TestTimeoutEscapes|TestForkBombBounded|TestSecondWall|TestMemoryBound|TestLocalhostAllowed|TestOwnServersRefused|TestOwnServerPort|TestProxyConnectionCap|TestTempDirInodesBounded|TestCarveUnlistable|TestGuardedPlaceholders|TestGuardedWithoutNamespaces|TestPlaceholderSharedAcrossProcesses|TestPlaceholderNeverRemovesUsers|TestPlaceholderLockDirPrivate|TestGuardRemovedStopsTool|TestPlaceholderConcurrentRuns)$")
 }
 
 func systemPython(t *testing.T) string {

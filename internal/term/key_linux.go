@@ -34,3 +34,7 @@ func singleKeyMode(in any) (restore func(), ok bool) {
 	}
 	return func() { _ = term.Restore(fd, saved) }, true
 }
+
+// KeyMode is singleKeyMode for other packages: the chat's line editor
+// (x/term's Terminal) reads keys in it, with Ctrl-C still a signal.
+func KeyMode(in any) (restore func(), ok bool) { return singleKeyMode(in) }

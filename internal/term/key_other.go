@@ -4,3 +4,6 @@ package term
 
 // singleKeyMode is not supported here: answers are read a line at a time.
 func singleKeyMode(any) (func(), bool) { return nil, false }
+
+// KeyMode is singleKeyMode for other packages: not supported here.
+func KeyMode(in any) (func(), bool) { return singleKeyMode(in) }

@@ -85,3 +85,16 @@ func TestRunAnnouncesWhenReady(t *testing.T) {
 		}
 	})
 }
+
+// TestServingTextInContainer: in a container the export line is required
+// (the real CLI dials host.docker.internal without REMOTE_CONTAINERS), and
+// the text says so instead of calling it optional.
+func TestServingTextInContainer(t *testing.T) {
+	got := ServingText(map[string]string{"GEMINI_CLI_IDE_SERVER_PORT": "4321", "REMOTE_CONTAINERS": "true"})
+	if !strings.Contains(got, "Required in this container") || strings.Contains(got, "optional") {
+		t.Errorf("ServingText in a container:\n%s", got)
+	}
+	if got := ServingText(map[string]string{"GEMINI_CLI_IDE_SERVER_PORT": "4321"}); strings.Contains(got, "Required") {
+		t.Errorf("ServingText outside a container says the line is required:\n%s", got)
+	}
+}

@@ -36,7 +36,20 @@ func TestStatusText(t *testing.T) {
 				{Transport: companion.TransportHTTP},
 			},
 			[]string{"/ws/b.go", "/ws/a.go"},
-			"Status: 3 CLIs connected: gemini 1 (WebSocket), claude-code 2 (Claude Code), an unnamed client (HTTP); 2 diffs waiting: 1. /ws/b.go, 2. /ws/a.go.",
+			"Status: 3 CLIs connected: gemini 1 (WebSocket), Claude Code 2, an unnamed client (HTTP); 2 diffs waiting: 1. /ws/b.go, 2. /ws/a.go.",
+		},
+		{
+			// The names Gemini CLI's IdeClient gives its MCP client
+			// (gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts),
+			// two of them told apart by process and folder.
+			"two Gemini CLIs",
+			[]companion.Client{
+				{Name: "streamable-http-client", Version: "0.61.0", Transport: companion.TransportHTTP, PID: 41, Dir: "/srv/a"},
+				{Name: "streamable-http-client", Version: "0.61.0", Transport: companion.TransportHTTP, PID: 42, Dir: "/srv/b"},
+				{Name: "claude-code", Version: "2.1.330", Transport: companion.TransportClaude, PID: 43, Dir: "/srv/a"},
+			},
+			nil,
+			"Status: 3 CLIs connected: Gemini CLI 0.61.0 (pid 41, in /srv/a), Gemini CLI 0.61.0 (pid 42, in /srv/b), Claude Code 2.1.330 (pid 43, in /srv/a); no diff waiting.",
 		},
 	} {
 		if got := StatusText(tc.clients, tc.queue); got != tc.want {

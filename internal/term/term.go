@@ -55,6 +55,10 @@ type Options struct {
 	// EnvShown says the caller already printed the environment for other
 	// shells (gemkit ide serve --print-env), so Run does not repeat it.
 	EnvShown bool
+	// Title also keeps the status line in the terminal's title (OSC 2),
+	// where it stays in sight when the scrollback has moved on; for Out a
+	// terminal.
+	Title bool
 }
 
 // ColorEnabled reports whether output to w should be coloured: only when w
@@ -265,6 +269,10 @@ func (f *Frontend) setEdited(d *pendingDiff, version int, content string) bool {
 	if !slices.Contains(f.queue, d) || d.version != version {
 		return false
 	}
+	if content == d.content {
+		// Quit without a change (:q!): the proposal stands as it was.
+		return true
+	}
 	d.content, d.edited = content, true
 	d.version++
 	return true
@@ -342,6 +350,9 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 		f.mu.Lock()
 		f.stopped = true
 		f.mu.Unlock()
+		if f.opts.Title {
+			fmt.Fprint(f.opts.Out, "\x1b]2;\x07")
+		}
 	}()
 	// On a terminal one key answers: no Enter needed. The mode is undone
 	// when Run returns (ctx ends on SIGINT and SIGTERM too) and while
@@ -421,6 +432,15 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 		var r lineResult
 		select {
 		case <-ctx.Done():
+			// Ctrl-C (SIGINT) or SIGTERM: a diff left waiting would keep
+			// the CLI's "Apply this change?" box stuck (gemini-cli#11239),
+			// so it is rejected first, as on Ctrl-D. The caller keeps the
+			// companion serving until Run returns, so the rejections go out.
+			if f.prompted {
+				fmt.Fprintln(f.opts.Out)
+				f.prompted = false
+			}
+			f.rejectAll(ev, "stopping")
 			return nil
 		case <-f.wake:
 			continue
@@ -429,7 +449,7 @@ func (f *Frontend) Run(ctx context.Context, ev companion.Events) error {
 			f.prompted = false // the answer ended the prompt's line
 		}
 		if r.err != nil {
-			f.rejectAll(ev)
+			f.rejectAll(ev, "input closed")
 			if errors.Is(r.err, io.EOF) {
 				return nil
 			}
@@ -509,6 +529,9 @@ func (f *Frontend) status(lister ClientLister) string {
 		return ""
 	}
 	f.lastStatus = line
+	if f.opts.Title {
+		fmt.Fprintf(f.opts.Out, "\x1b]2;gemkit ide serve: %s\x07", titleSafe(strings.TrimPrefix(line, "Status: ")))
+	}
 	return line
 }
 
@@ -523,11 +546,7 @@ func StatusText(clients []companion.Client, queue []string) string {
 	} else {
 		names := make([]string, len(clients))
 		for i, c := range clients {
-			name := strings.TrimSpace(c.Name + " " + c.Version)
-			if name == "" {
-				name = "an unnamed client"
-			}
-			names[i] = fmt.Sprintf("%s (%s)", name, transportLabel(c.Transport))
+			names[i] = ClientLabel(c)
 		}
 		fmt.Fprintf(&b, "%s connected: %s", counted(len(clients), "CLI"), strings.Join(names, ", "))
 	}
@@ -542,6 +561,60 @@ func StatusText(clients []companion.Client, queue []string) string {
 	}
 	fmt.Fprintf(&b, "%s waiting: %s.", counted(len(queue), "diff"), strings.Join(waiting, ", "))
 	return b.String()
+}
+
+// ClientLabel names a connected client as a person knows it: "Gemini CLI
+// 0.61.0" for the MCP client names Gemini CLI's IdeClient uses
+// (streamable-http-client, stdio-client: gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts), "Claude Code 2.1.330" on Claude
+// Code's endpoint, else the name it gave with its transport; then its
+// process and folder where known, which tell two CLIs of one name apart.
+func ClientLabel(c companion.Client) string {
+	name := strings.TrimSpace(c.Name)
+	switch {
+	case c.Transport == companion.TransportClaude:
+		name = "Claude Code"
+	case name == "streamable-http-client" || name == "stdio-client":
+		name = "Gemini CLI"
+	case name == "":
+		name = "an unnamed client"
+	}
+	label := strings.TrimSpace(name + " " + c.Version)
+	var where []string
+	if c.PID != 0 {
+		where = append(where, fmt.Sprintf("pid %d", c.PID))
+	}
+	if c.Dir != "" {
+		where = append(where, "in "+homeShort(c.Dir))
+	}
+	if name != "Gemini CLI" && name != "Claude Code" {
+		where = append([]string{transportLabel(c.Transport)}, where...)
+	}
+	if len(where) > 0 {
+		label += " (" + strings.Join(where, ", ") + ")"
+	}
+	return label
+}
+
+// homeShort writes a path under the home folder as ~/….
+func homeShort(p string) string {
+	if home, err := os.UserHomeDir(); err == nil && home != "/" {
+		if rel, ok := strings.CutPrefix(p, home+string(filepath.Separator)); ok {
+			return "~/" + rel
+		}
+	}
+	return p
+}
+
+// titleSafe drops the control characters a terminal title cannot hold
+// (a BEL or ESC would end or break the escape sequence).
+func titleSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // counted is "1 diff", "2 diffs".
@@ -564,8 +637,9 @@ func transportLabel(t string) string {
 	return t
 }
 
-// rejectAll rejects every waiting diff, in order.
-func (f *Frontend) rejectAll(ev companion.Events) {
+// rejectAll rejects every waiting diff, in order, saying why (why is
+// "input closed" on Ctrl-D, "stopping" on Ctrl-C).
+func (f *Frontend) rejectAll(ev companion.Events, why string) {
 	f.mu.Lock()
 	queue := f.queue
 	f.queue = nil
@@ -573,7 +647,7 @@ func (f *Frontend) rejectAll(ev companion.Events) {
 	f.mu.Unlock()
 	for _, d := range queue {
 		ev.DiffRejected(d.path)
-		fmt.Fprintf(f.opts.Out, "Rejected %s (input closed).\n", d.path)
+		fmt.Fprintf(f.opts.Out, "Rejected %s (%s), so that the CLI does not wait for it.\n", d.path, why)
 	}
 }
 
@@ -667,11 +741,31 @@ func (f *Frontend) editDiff(ctx context.Context, d *pendingDiff) {
 	}
 }
 
-// runEditor writes content to a private temporary file named like path
-// (so that the editor picks the right syntax), runs the editor on it and
-// returns what the person saved.
+// runEditor runs the person's editor on a copy of content (see Edit).
 func (f *Frontend) runEditor(ctx context.Context, path, content string) (string, error) {
-	tmp, err := os.CreateTemp(f.opts.TempDir, "gemkit-edit-*-"+filepath.Base(path))
+	f.log.Debug("running editor", "editor", f.opts.Editor, "file", path)
+	return Edit(ctx, EditOptions{Editor: f.opts.Editor, In: f.opts.In, Out: f.opts.Out, TempDir: f.opts.TempDir}, path, content)
+}
+
+// EditOptions say how Edit runs the person's editor.
+type EditOptions struct {
+	// Editor is the shell command (EditorCommand); the file is its last
+	// argument.
+	Editor string
+	// In is the terminal the editor reads, when it is a file; Out gets
+	// its output.
+	In  io.Reader
+	Out io.Writer
+	// TempDir holds the copy; empty means os.TempDir().
+	TempDir string
+}
+
+// Edit writes content to a private temporary file named like path (so
+// that the editor picks the right syntax), runs the editor on it and
+// returns what the person saved. The terminal front-end and the agent's
+// terminal review both use it.
+func Edit(ctx context.Context, o EditOptions, path, content string) (string, error) {
+	tmp, err := os.CreateTemp(o.TempDir, "gemkit-edit-*-"+filepath.Base(path))
 	if err != nil {
 		return "", fmt.Errorf("create the copy to edit: %w", err)
 	}
@@ -686,15 +780,14 @@ func (f *Frontend) runEditor(ctx context.Context, path, content string) (string,
 	}
 	// Like git, run the editor through the shell so that a command with
 	// arguments ("code --wait") works; the file is passed as "$1".
-	cmd := exec.CommandContext(ctx, "sh", "-c", f.opts.Editor+` "$1"`, "sh", name)
-	if in, ok := f.opts.In.(*os.File); ok {
+	cmd := exec.CommandContext(ctx, "sh", "-c", o.Editor+` "$1"`, "sh", name)
+	if in, ok := o.In.(*os.File); ok {
 		cmd.Stdin = in
 	}
-	cmd.Stdout = f.opts.Out
-	cmd.Stderr = f.opts.Out
-	f.log.Debug("running editor", "editor", f.opts.Editor, "file", name)
+	cmd.Stdout = o.Out
+	cmd.Stderr = o.Out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("editor %q: %w", f.opts.Editor, err)
+		return "", fmt.Errorf("editor %q: %w", o.Editor, err)
 	}
 	b, err := os.ReadFile(name)
 	if err != nil {

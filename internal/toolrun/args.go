@@ -27,7 +27,14 @@ func argNames(t *extension.Tool) string {
 	}
 	parts := make([]string, len(t.Args))
 	for i, a := range t.Args {
-		parts[i] = "--" + a.Name + " (" + string(a.Type) + ")"
+		parts[i] = "--" + a.Name + " (" + string(a.Type)
+		if a.Optional() {
+			parts[i] += ", optional"
+		}
+		if len(a.Default) > 0 {
+			parts[i] += ", default " + string(a.Default)
+		}
+		parts[i] += ")"
 	}
 	return "it takes " + strings.Join(parts, ", ")
 }
@@ -39,6 +46,8 @@ func argNames(t *extension.Tool) string {
 // and nothing for a false one, and one "--name value" per element of an
 // array. Every declared argument is required except booleans (absent is
 // false) and arrays (absent is empty); unknown arguments are refused.
+// An argument the manifest makes optional ("required": false) may be left
+// out, and one with a default gets it when left out.
 //
 // Values come from JSON (MCP, the model) or from ParseCLIArgs: numbers may
 // be float64, json.Number, int or a numeric string.
@@ -62,12 +71,18 @@ func Flags(t *extension.Tool, args map[string]any) ([]string, error) {
 	for _, a := range t.Args {
 		v, ok := args[a.Name]
 		if !ok || v == nil {
-			switch a.Type {
-			case extension.ArgBoolean, extension.ArgStringArray:
+			def, has, err := a.DefaultValue()
+			switch {
+			case err != nil:
+				return nil, &ArgError{t.Name, fmt.Sprintf("the default of --%s is broken: %v", a.Name, err)}
+			case has:
+				v = def
+			case a.Optional():
+				continue
+			default:
+				missing = append(missing, a.Name)
 				continue
 			}
-			missing = append(missing, a.Name)
-			continue
 		}
 		flag := "--" + a.Name
 		switch a.Type {

@@ -94,3 +94,40 @@ func TestParseCLIArgs(t *testing.T) {
 		t.Fatalf("flags %q, %v", flags, err)
 	}
 }
+
+// TestFlagsOptionalAndDefault: an argument the manifest makes optional
+// may be left out; one with a default gets it; "required": true makes a
+// boolean required.
+func TestFlagsOptionalAndDefault(t *testing.T) {
+	no, yes := false, true
+	tool := &extension.Tool{Name: "slugify", Args: []extension.Arg{
+		{Name: "text", Type: extension.ArgString},
+		{Name: "maxLength", Type: extension.ArgInteger, Default: []byte("40")},
+		{Name: "sep", Type: extension.ArgString, Required: &no},
+		{Name: "lower", Type: extension.ArgBoolean, Required: &yes},
+	}}
+	cases := []struct {
+		name    string
+		args    map[string]any
+		want    []string
+		wantErr string
+	}{
+		{"defaults and optional left out", map[string]any{"text": "A b", "lower": false}, []string{"--text", "A b", "--maxLength", "40"}, ""},
+		{"given values win", map[string]any{"text": "A", "maxLength": 3, "sep": "_", "lower": true},
+			[]string{"--text", "A", "--maxLength", "3", "--sep", "_", "--lower"}, ""},
+		{"required boolean missing", map[string]any{"text": "A"}, nil, "missing argument --lower"},
+		{"required string missing", map[string]any{"lower": true}, nil, "missing argument --text; it takes --text (string), --maxLength (integer, optional, default 40), --sep (string, optional), --lower (boolean)"},
+	}
+	for _, c := range cases {
+		got, err := Flags(tool, c.args)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: err %v, want %q", c.name, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}

@@ -18,9 +18,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -80,6 +82,7 @@ type Runner struct {
 	Logger *slog.Logger
 
 	runtimes runtimes
+	others   otherWrites
 }
 
 // Call is one tool invocation.
@@ -128,7 +131,23 @@ type Result struct {
 // timeout or output overflow, or output that is not what it declared.
 type ToolError struct {
 	Tool string
-	Msg  string
+	// Msg is the whole account, the tail of the tool's stderr and the
+	// permission that refused it (Hint) included, for a model or a log.
+	Msg string
+	// Brief is Msg without the stderr tail, for a person who has just
+	// seen that stderr; Hint names the permission that made the sandbox
+	// refuse what the stderr shows, "" when nothing points at one.
+	Brief, Hint string
+}
+
+// failed is a ToolError whose stderr is worth showing.
+func failed(tool, brief, stderr, hint string) *ToolError {
+	msg, short := brief+stderrTail(stderr), brief
+	if hint != "" {
+		msg += "\n" + hint
+		short += "\n" + hint
+	}
+	return &ToolError{Tool: tool, Msg: msg, Brief: short, Hint: hint}
 }
 
 func (e *ToolError) Error() string { return fmt.Sprintf("tool %s %s", e.Tool, e.Msg) }
@@ -156,40 +175,66 @@ func (r *Runner) environ() []string {
 	return os.Environ()
 }
 
-// writableRoots are the folders a tool with write scope w may change, with
-// symlinks resolved.
-func writableRoots(w extension.Access, ws, home string) []string {
-	var roots []string
-	switch w {
-	case extension.AccessFull:
-		roots = []string{"/"}
-	case extension.AccessHome:
-		roots = []string{home}
-	case extension.AccessWorkspace:
-		roots = []string{ws}
+// resolve resolves the tool's whole policy on this machine, once
+// (permission.Resolve): the closed folders (gemkit's and Gemini CLI's
+// configuration, the files that hold the tokens of gemkit's own servers,
+// and r.Protected), the protected paths in the write scope, and the
+// folders no program is started from: the workspace, and the home folder
+// when a tool of this extension or of any installed one may write it.
+func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, extDir string, folders []string) permission.Resolved {
+	in := permission.ClosedInputs{
+		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], ConfigDir: env["XDG_CONFIG_HOME"],
+		TempDirs: []string{env["TMPDIR"], os.TempDir(), "/tmp"}, Extra: r.Protected,
 	}
-	for i, d := range roots {
-		if real, err := filepath.EvalSymlinks(d); err == nil {
-			roots[i] = real
-		}
+	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
+		in.GeminiHome = h
 	}
-	return roots
+	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir, OtherWrites: r.others.writes(r.Consent, folders)})
 }
 
-// protected lists the folders no tool may touch: gemkit's and Gemini
-// CLI's configuration, which holds their credentials, the consent records
-// and every other extension with its settings.
-func (r *Runner) protected(env map[string]string, home string) []string {
-	out := []string{filepath.Join(home, ".gemini")}
-	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
-		out = append(out, filepath.Join(h, ".gemini"))
+// otherWrites keeps the write scopes of the installed extensions between
+// runs: loading every manifest costs milliseconds per run with hundreds of
+// extensions, so they are loaded again only when a manifest among the
+// extension folders changed (its size or time), was added or removed.
+type otherWrites struct {
+	mu     sync.Mutex
+	key    string
+	scopes []permission.Access
+}
+
+// writes returns the write scopes of the extensions the consent store
+// lists (nil when it lists none); folders are the extension folders,
+// whose manifests' sizes and times say whether the last answer holds.
+func (o *otherWrites) writes(store ConsentStore, folders []string) []permission.Access {
+	l, ok := store.(interface {
+		List() ([]*extension.Installed, error)
+	})
+	if !ok {
+		return nil
 	}
-	for _, d := range r.Protected {
-		if filepath.IsAbs(d) {
-			out = append(out, d)
+	var key strings.Builder
+	for _, f := range folders {
+		if fi, err := os.Stat(filepath.Join(f, extension.ManifestFile)); err == nil {
+			fmt.Fprintf(&key, "%s\x00%d\x00%d\x00", f, fi.Size(), fi.ModTime().UnixNano())
 		}
 	}
-	return out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.scopes != nil && o.key == key.String() {
+		return o.scopes
+	}
+	list, err := l.List()
+	if err != nil {
+		return nil
+	}
+	scopes := []permission.Access{}
+	for _, in := range list {
+		if m := in.Manifest(); m != nil {
+			scopes = append(scopes, m.EffectivePermissions().Filesystem.Write)
+		}
+	}
+	o.key, o.scopes = key.String(), scopes
+	return scopes
 }
 
 func (r *Runner) logger() *slog.Logger {
@@ -246,21 +291,27 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	if ws, err = filepath.Abs(ws); err != nil {
 		return nil, err
 	}
-	perms := m.EffectivePermissions()
-	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home, writableRoots(perms.Filesystem.Write, ws, home))
-	if err != nil {
-		return nil, err
-	}
-
 	readOnly, err := r.readOnly()
 	if err != nil {
 		return nil, err
 	}
+	pol := r.resolve(m.EffectivePermissions().Policy(), env, ws, home, ext.Dir, readOnly)
+	ask := func(ctx context.Context, shim string, args []string) (string, error) {
+		return r.askShim(ctx, shim, args, env, pol, readOnly)
+	}
+	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home, pol.Untrusted, ask)
+	if err != nil {
+		return nil, err
+	}
+	// The tool's own PATH leaves out the same folders: a program it
+	// starts by name must not be one a tool planted.
+	env = withPath(env, pol.SearchPath(env["PATH"]))
+
 	tmp, err := os.MkdirTemp("", "gemkit-tool-")
 	if err != nil {
 		return nil, fmt.Errorf("private temp dir: %w", err)
 	}
-	res, err := r.run(ctx, c, ext, tool, script, flags, env, home, ws, interp, tmp, readOnly)
+	res, err := r.run(ctx, c, ext, tool, script, flags, env, pol, interp, tmp, readOnly)
 	// The temp dir goes whatever modes the tool left in it; a temp dir
 	// that stays is an error, not a silent leak.
 	if rerr := removeTemp(tmp); rerr != nil {
@@ -288,16 +339,13 @@ func (r *Runner) readOnly() ([]string, error) {
 }
 
 func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool *extension.Tool, script string, flags []string,
-	env map[string]string, home, ws string, interp Interpreter, tmp string, readOnly []string) (*Result, error) {
+	env map[string]string, pol permission.Resolved, interp Interpreter, tmp string, readOnly []string) (*Result, error) {
 	m := ext.Manifest
-	declared := m.EffectivePermissions().Policy()
+	home, ws := pol.Home, pol.Workspace
 	var err error
 
-	policy := sandbox.Policy{
-		Read: declared.Read, Write: declared.Write, AllowedHosts: declared.AllowedHosts,
-		Workspace: ws, Home: home, ExtensionDir: ext.Dir, TempDir: tmp, RuntimePaths: interp.Install,
-		MemoryBytes: c.MemoryBytes, Protected: r.protected(env, home), ReadOnly: readOnly,
-	}
+	policy := sandbox.FromResolved(pol, ext.Dir, tmp, interp.Install, readOnly)
+	policy.MemoryBytes = c.MemoryBytes
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -312,8 +360,9 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	var proc *sandbox.Process
 	// Past maxOut the tool is stopped: its context ends, which kills it
 	// with everything it started.
-	stdout := &capWriter{max: maxOut, onFull: cancel}
-	stderr := &capWriter{max: maxStderr}
+	printed := printedCounter(ctx)
+	stdout := &capWriter{max: maxOut, onFull: cancel, printed: printed}
+	stderr := &capWriter{max: maxStderr, printed: printed}
 	cmd := &sandbox.Command{
 		Policy: policy,
 		Path:   interp.Path,
@@ -329,6 +378,11 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	start := time.Now()
 	proc, err = launcher.Start(ctx, cmd)
 	if err != nil {
+		// The timeout counts from before the sandbox is set up: one
+		// that ends during the setup is the tool's timeout too.
+		if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started (the time ran out while its sandbox was being set up)", timeout)}
+		}
 		return nil, fmt.Errorf("tool %s: %w", tool.Name, err)
 	}
 	for _, w := range proc.Warnings {
@@ -345,10 +399,10 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 		// Asked of the writer, not of the context: the tool may exit
 		// before onFull, which runs on its own goroutine, has ended it.
 		res.ExitCode = -1
-		return res, &ToolError{tool.Name, fmt.Sprintf("printed more than %d bytes and was stopped", maxOut)}
+		return res, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("printed more than %d bytes and was stopped", maxOut)}
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.ExitCode = -1
-		return res, &ToolError{tool.Name, fmt.Sprintf("did not finish within %v and was killed with everything it started", timeout)}
+		return res, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started", timeout)}
 	case ctx.Err() != nil:
 		res.ExitCode = -1
 		return res, fmt.Errorf("tool %s was stopped: %w", tool.Name, ctx.Err())
@@ -357,17 +411,17 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 		if errors.As(waitErr, &ee) {
 			res.ExitCode = ee.ExitCode()
 		}
-		return res, &ToolError{tool.Name, fmt.Sprintf("went past its memory bound (%d bytes for the tool and everything it started) and was killed%s", proc.Enforcement.MemoryBytes, stderrTail(res.Stderr))}
+		return res, failed(tool.Name, fmt.Sprintf("went past its memory bound (%d bytes for the tool and everything it started) and was killed", proc.Enforcement.MemoryBytes), res.Stderr, "")
 	case errors.As(waitErr, &ee):
 		res.ExitCode = ee.ExitCode()
-		return res, &ToolError{tool.Name, fmt.Sprintf("failed with exit status %d%s", res.ExitCode, stderrTail(res.Stderr))}
+		return res, failed(tool.Name, fmt.Sprintf("failed with exit status %d", res.ExitCode), res.Stderr, refusalHint(ext, res.Stderr, len(res.Denied) > 0))
 	case waitErr != nil:
 		return res, fmt.Errorf("tool %s: %w", tool.Name, waitErr)
 	}
 	if tool.Output == extension.OutputJSON {
 		trimmed := bytes.TrimSpace(res.Stdout)
 		if !json.Valid(trimmed) {
-			return res, &ToolError{tool.Name, fmt.Sprintf("declares JSON output but printed something else; it begins: %q", firstBytes(res.Stdout, 200))}
+			return res, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("declares JSON output but printed something else; it begins: %q", firstBytes(res.Stdout, 200))}
 		}
 		res.Output = json.RawMessage(trimmed)
 	} else {
@@ -482,16 +536,35 @@ func firstBytes(b []byte, n int) string {
 	return string(b)
 }
 
-// capWriter keeps at most max bytes and calls onFull once when more come.
+// capWriter keeps at most max bytes and calls onFull once when more come;
+// printed, when not nil, counts every byte written, kept or not.
 type capWriter struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	max    int64
-	full   bool
-	onFull func()
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	max     int64
+	full    bool
+	onFull  func()
+	printed *atomic.Int64
+}
+
+type printedKey struct{}
+
+// WithPrinted returns a context under which Run counts in n the bytes a
+// tool prints (stdout and stderr) as it prints them, so that a caller can
+// report the progress of a long call while it runs.
+func WithPrinted(ctx context.Context, n *atomic.Int64) context.Context {
+	return context.WithValue(ctx, printedKey{}, n)
+}
+
+func printedCounter(ctx context.Context) *atomic.Int64 {
+	n, _ := ctx.Value(printedKey{}).(*atomic.Int64)
+	return n
 }
 
 func (w *capWriter) Write(p []byte) (int, error) {
+	if w.printed != nil {
+		w.printed.Add(int64(len(p)))
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	room := w.max - int64(w.buf.Len())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -397,26 +398,44 @@ func TestRuntimeUnderVersionManager(t *testing.T) {
 		t.Fatalf("output %q", res.Text)
 	}
 
-	// A shim the tools may write is never run outside the sandbox: a
-	// planted one would run unconfined.
+	// A shim in the workspace (an activated .venv/bin that a write:
+	// workspace tool replaced with a script) is never run, neither for
+	// the extension that may write there nor for one that may not: its
+	// folder is not searched, and the next python3 on PATH is used.
 	planted := filepath.Join(e.ws, ".venv", "bin")
 	os.MkdirAll(planted, 0o755)
 	marker := filepath.Join(e.home, "pwned")
 	os.WriteFile(filepath.Join(planted, "python3"), []byte("#!/bin/sh\ntouch "+marker+"\nexec "+filepath.Join(version, "python3")+" \"$@\"\n"), 0o755)
 	wext := e.install(t, `{"name": "vmw", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}},
-  "tools": [{"name": "py", "description": "d", "executable": "py.py", "runtime": "python"}]}`, map[string]string{"py.py": "print('ran')\n"})
+  "tools": [{"name": "py", "description": "d", "executable": "py.py", "runtime": "python"}]}`, map[string]string{"py.py": "import sys\nprint(sys.executable)\n"})
 	e.environ[0] = "PATH=" + planted + ":/usr/bin:/bin"
 	r = e.runner()
-	_, err = r.Run(context.Background(), Call{Extension: wext, Tool: "py", Workspace: e.ws, GrantConsent: true})
-	if err == nil || !strings.Contains(err.Error(), "which this extension's tools may write") {
-		t.Fatalf("planted shim: %v", err)
+	for _, x := range []*extension.Extension{wext, ext} {
+		res, err := r.Run(context.Background(), Call{Extension: x, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{}})
+		if x == ext {
+			res, err = r.Run(context.Background(), Call{Extension: x, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}})
+		}
+		if err != nil || !strings.HasPrefix(res.Text, "/usr/bin/python3\n") {
+			t.Fatalf("%s with a planted workspace shim first on PATH: %v %+v", x.Manifest.Name, err, res)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: the planted shim ran", x.Manifest.Name)
+		}
+	}
+
+	// A shim outside the workspace is asked inside the sandbox: it can
+	// write nothing, and it runs in an empty folder, not the workspace,
+	// whose .python-version would steer a version manager.
+	os.WriteFile(filepath.Join(e.ws, ".python-version"), []byte("evil\n"), 0o644)
+	os.WriteFile(filepath.Join(shims, "python3"), []byte("#!/bin/sh\ntouch "+marker+" 2>/dev/null\n"+
+		"if [ -e .python-version ]; then echo /nonexistent/python3; exit 0; fi\nexec "+filepath.Join(version, "python3")+" \"$@\"\n"), 0o755)
+	e.environ[0] = "PATH=" + shims + ":/usr/bin:/bin"
+	r = e.runner()
+	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil || !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) {
+		t.Fatalf("shim asked in the sandbox: %v %+v", err, res)
 	}
 	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("the planted shim ran outside the sandbox")
-	}
-	// The same shim for an extension that cannot write there is asked.
-	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true, Args: map[string]any{"read": "/nonexistent"}}); err != nil || !strings.HasPrefix(res.Text, filepath.Join(version, "python3")) {
-		t.Fatalf("read-only extension with a workspace shim: %v %+v", err, res)
+		t.Fatal("the shim wrote to the home folder: it was not asked inside the sandbox")
 	}
 
 	// The machine's own python3 on the real PATH (pyenv here) starts too.
@@ -482,7 +501,7 @@ func TestMissingInterpreter(t *testing.T) {
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter|TestTempDirRemovedWhateverItsModes|TestRemoveTempModes|TestOtherExtensionsCodeReadOnly)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter|TestWorkspaceVenvNotSearched|TestGemkitSecretsClosed|TestGuardedPathsReadOnly|TestTempDirRemovedWhateverItsModes|TestRemoveTempModes|TestOtherExtensionsCodeReadOnly)$")
 }
 
 func clone(m map[string]string) map[string]string {
@@ -491,4 +510,56 @@ func clone(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// TestWorkspaceVenvNotSearched: a project's real .venv, activated (its
+// bin first on PATH, absolute), is not where gemkit takes python3 from:
+// a tool that may write the workspace could have changed it (a .pth file
+// runs in every python that starts from it, with that tool's
+// permissions). The python3 that runs is the first one on PATH outside
+// the workspace, and the tool's own PATH leaves the folder out too. The
+// home folder is left out the same way once an installed extension may
+// write it.
+func TestWorkspaceVenvNotSearched(t *testing.T) {
+	e := newEnv(t)
+	venv := filepath.Join(e.ws, ".venv")
+	if out, err := exec.Command("/usr/bin/python3", "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m venv (Debian's python3-venv): %v\n%s", err, out)
+	}
+	site, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if len(site) != 1 {
+		t.Fatalf("site-packages of the venv: %v", site)
+	}
+	os.WriteFile(filepath.Join(site[0], "planted.pth"), []byte("import sys; print('PTH-RAN')\n"), 0o644)
+	e.environ[0] = "PATH=" + filepath.Join(venv, "bin") + ":/usr/bin:/bin"
+	ext := e.install(t, `{"name": "net", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}, "network": {"allowedHosts": ["example.com"]}},
+  "tools": [{"name": "py", "description": "d", "executable": "py.py", "runtime": "python"}]}`,
+		map[string]string{"py.py": "import os, sys\nprint(sys.executable, sys.prefix)\nprint(os.environ['PATH'])\nopen('ordinary.txt', 'w').write('ok')\n"})
+	res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Text, "PTH-RAN") || !strings.HasPrefix(res.Text, "/usr/bin/python3 /usr\n") || strings.Contains(res.Text, venv) {
+		t.Fatalf("output %q", res.Text)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.ws, "ordinary.txt")); err != nil || string(b) != "ok" {
+		t.Fatalf("the tool could not write an ordinary workspace file: %v %q", err, b)
+	}
+
+	// ~/.local/bin is searched while no installed extension may write
+	// the home folder, and left out once one may.
+	local := filepath.Join(e.home, ".local", "bin")
+	os.MkdirAll(local, 0o755)
+	if err := os.Symlink("/usr/bin/python3", filepath.Join(local, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	e.environ[0] = "PATH=" + local + ":/usr/bin:/bin"
+	if res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true}); err != nil || !strings.HasPrefix(res.Text, filepath.Join(local, "python3")+" ") {
+		t.Fatalf("~/.local/bin with no extension that writes home: %v %+v", err, res)
+	}
+	e.install(t, `{"name": "homewriter", "version": "1.0.0", "permissions": {"filesystem": {"read": "home", "write": "home"}},
+  "tools": [{"name": "sh", "description": "d", "executable": "t.sh", "runtime": "shell"}]}`, map[string]string{"t.sh": "true\n"})
+	if res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "py", Workspace: e.ws, GrantConsent: true}); err != nil || !strings.HasPrefix(res.Text, "/usr/bin/python3 ") {
+		t.Fatalf("~/.local/bin with an extension that writes home: %v %+v", err, res)
+	}
 }

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
 // Interpreter is a resolved runtime: the program to exec and the folders
@@ -38,27 +39,32 @@ var selfPath = map[extension.Runtime][]string{
 }
 
 // runtimes resolves and caches interpreters; a version manager's shim is
-// slow to ask, so each (runtime, PATH) is asked once per Runner.
+// slow to ask, so each (runtime, PATH, untrusted folders) is asked once
+// per Runner.
 type runtimes struct {
 	mu    sync.Mutex
 	cache map[string]Interpreter
 }
 
-// resolve finds the interpreter of rt on path. A version manager's shim
-// (pyenv, asdf, ...) is a script that needs the manager's whole tree and
-// its own shell; it is asked for the real binary once, and that binary is
-// what runs. The installation is the prefix above the binary's bin/
-// folder, both of the path found and of its real target (a venv's python
-// is a symlink into the base installation).
-//
-// The shim runs outside the sandbox, so one inside a folder the tool may
-// write (writable, below) is refused: an earlier run could have planted it.
-func (r *runtimes) resolve(ctx context.Context, rt extension.Runtime, path, home string, writable []string) (Interpreter, error) {
+// shimQuery runs a shim with args and returns what it printed. The
+// Runner runs it inside the sandbox (askShim), never on the host.
+type shimQuery func(ctx context.Context, shim string, args []string) (string, error)
+
+// resolve finds the interpreter of rt on path, searching only the entries
+// outside untrusted (permission.SearchPath): a program in a folder a
+// tool may write is never started, not even to ask it which interpreter
+// it is. A version manager's shim (pyenv, asdf, ...) is a script that
+// needs the manager's whole tree and its own shell; it is asked for the
+// real binary once, by ask, inside the sandbox, and that binary is what
+// runs. The installation is the prefix above the binary's bin/ folder,
+// both of the path found and of its real target (a venv's python is a
+// symlink into the base installation).
+func (r *runtimes) resolve(ctx context.Context, rt extension.Runtime, path, home string, untrusted []string, ask shimQuery) (Interpreter, error) {
 	name, ok := commands[rt]
 	if !ok {
 		return Interpreter{}, fmt.Errorf("unknown runtime %q (want python, node or shell)", rt)
 	}
-	key := string(rt) + "\x00" + path + "\x00" + strings.Join(writable, "\x00")
+	key := string(rt) + "\x00" + path + "\x00" + strings.Join(untrusted, "\x00")
 	r.mu.Lock()
 	if in, ok := r.cache[key]; ok {
 		r.mu.Unlock()
@@ -66,34 +72,28 @@ func (r *runtimes) resolve(ctx context.Context, rt extension.Runtime, path, home
 	}
 	r.mu.Unlock()
 
-	found, err := lookPath(name, path)
+	dirs, dropped := permission.SearchPath(path, untrusted)
+	found, err := lookPath(name, dirs)
 	if err != nil {
+		if len(dropped) > 0 {
+			return Interpreter{}, fmt.Errorf("runtime %s needs %s on PATH: %w (PATH entries inside folders extension tools may write are not searched: %s; put an interpreter installed elsewhere on PATH)",
+				rt, name, err, strings.Join(dropped, ", "))
+		}
 		return Interpreter{}, fmt.Errorf("runtime %s needs %s on PATH: %w", rt, name, err)
 	}
 	exe := found
 	if isScript(found) && selfPath[rt] != nil {
-		realShim, err := filepath.EvalSymlinks(found)
+		out, err := ask(ctx, found, selfPath[rt])
 		if err != nil {
-			return Interpreter{}, fmt.Errorf("runtime %s: %w", rt, err)
+			return Interpreter{}, fmt.Errorf("asking %s (a shim) for its interpreter inside the sandbox: %w", found, err)
 		}
-		for _, w := range writable {
-			if w != "" && (realShim == w || strings.HasPrefix(realShim, strings.TrimSuffix(w, "/")+"/")) {
-				return Interpreter{}, fmt.Errorf("runtime %s: %s on PATH is a script (a version manager's shim?) inside %s, which this extension's tools may write; "+
-					"gemkit would have to run it outside the sandbox to find the interpreter, so it refuses. Put the real interpreter's folder first on PATH", rt, found, w)
-			}
-		}
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, found, selfPath[rt]...)
-		cmd.Env = []string{"PATH=" + path, "HOME=" + home}
-		out, err := cmd.Output()
-		if err != nil {
-			return Interpreter{}, fmt.Errorf("asking %s (a shim) for its interpreter: %w", found, err)
-		}
-		exe = strings.TrimSpace(string(out))
-		if !filepath.IsAbs(exe) {
+		exe = strings.TrimSpace(out)
+		if !filepath.IsAbs(exe) || strings.ContainsAny(exe, "\n\x00") {
 			return Interpreter{}, fmt.Errorf("%s reported the interpreter %q, not an absolute path", found, exe)
 		}
+	}
+	if w, in := permission.WithinAny(untrusted, exe); in {
+		return Interpreter{}, fmt.Errorf("runtime %s: %s resolves into %s, which extension tools may write; gemkit does not run an interpreter a tool could have planted. Put an interpreter installed elsewhere first on PATH", rt, found, w)
 	}
 	in := Interpreter{Path: exe}
 	real, err := filepath.EvalSymlinks(exe)
@@ -145,12 +145,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// lookPath finds name on the given PATH (the user's, not gemkit's own).
-func lookPath(name, path string) (string, error) {
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue // a relative PATH entry would depend on the tool's folder
-		}
+// lookPath finds name in dirs (the user's PATH as SearchPath left it,
+// not gemkit's own).
+func lookPath(name string, dirs []string) (string, error) {
+	for _, dir := range dirs {
 		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
@@ -169,4 +167,68 @@ func isScript(p string) bool {
 	head := make([]byte, 2)
 	_, err = io.ReadFull(f, head)
 	return err == nil && bytes.Equal(head, []byte("#!"))
+}
+
+// withPath is env with PATH set to path.
+func withPath(env map[string]string, path string) map[string]string {
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		out[k] = v
+	}
+	out["PATH"] = path
+	return out
+}
+
+// maxShimOutput bounds what a shim may print when asked for its
+// interpreter: one path.
+const maxShimOutput = 4096
+
+// askShim runs a version manager's shim with args inside the sandbox and
+// returns its stdout. The shim reads what it needs of the installation
+// (read: full, with every closed folder still closed), writes nothing but
+// a private temp dir, reaches no network, and runs in an empty folder: a
+// .python-version or .tool-versions in the workspace does not steer it.
+// What it prints is only a path, checked by the caller.
+func (r *Runner) askShim(ctx context.Context, shim string, args []string, env map[string]string, pol permission.Resolved, readOnly []string) (string, error) {
+	home := pol.Home
+	root, err := os.MkdirTemp("", "gemkit-shim-")
+	if err != nil {
+		return "", err
+	}
+	defer removeTemp(root)
+	cwd, tmp := filepath.Join(root, "cwd"), filepath.Join(root, "tmp")
+	for _, d := range []string{cwd, tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return "", err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	launcher := r.Launcher
+	if launcher == nil {
+		launcher = &sandbox.Launcher{}
+	}
+	stdout := &capWriter{max: maxShimOutput, onFull: cancel}
+	stderr := &capWriter{max: maxShimOutput}
+	cmd := &sandbox.Command{
+		Policy: sandbox.Policy{
+			Read: permission.AccessFull, Write: permission.AccessNone,
+			Workspace: cwd, Home: home, ExtensionDir: cwd, TempDir: tmp,
+			Protected: pol.Closed, ReadOnly: readOnly,
+		},
+		Path: shim, Args: args,
+		Env: toolEnv(withPath(env, pol.SearchPath(env["PATH"])), nil, nil, home, tmp),
+		Dir: cwd, Stdout: stdout, Stderr: stderr,
+	}
+	proc, err := launcher.Start(ctx, cmd)
+	if err != nil {
+		return "", err
+	}
+	if err := proc.Wait(); err != nil {
+		return "", fmt.Errorf("%w%s", err, stderrTail(stderr.String()))
+	}
+	if stdout.isFull() {
+		return "", fmt.Errorf("it printed more than %d bytes", maxShimOutput)
+	}
+	return stdout.String(), nil
 }

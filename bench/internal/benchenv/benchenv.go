@@ -4,7 +4,9 @@ package benchenv
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -25,4 +27,18 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// BuildGemkit builds gemkit from the module at root into dir, as it ships
+// (CGO_ENABLED=0), and returns the binary's path.
+func BuildGemkit(root, dir string) (string, error) {
+	bin := filepath.Join(dir, "gemkit")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/gemkit")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build gemkit: %w", err)
+	}
+	return bin, nil
 }

@@ -78,14 +78,16 @@ function! s:char_at(line, col) abort
   return matchstr(a:line, '\%' . a:col . 'c.')
 endfunction
 
-" s:selected_text is the visual selection's text, or '' outside visual mode.
-function! s:selected_text() abort
-  let m = mode()
-  if m !=# 'v' && m !=# 'V' && m !=# "\<C-v>"
+" s:region_text is the current buffer's text between positions s and e
+" (getpos() lists, either order) selected in Visual mode m ('v', 'V' or
+" CTRL-V).
+function! s:region_text(m, s, e) abort
+  let [sl, sc] = a:s[1:2]
+  let [el, ec] = a:e[1:2]
+  if sl < 1 || el < 1
     return ''
   endif
-  let [sl, sc] = getpos('v')[1:2]
-  let [el, ec] = getpos('.')[1:2]
+  let m = a:m
   if sl > el || (sl == el && sc > ec)
     let [sl, sc, el, ec] = [el, ec, sl, sc]
   endif
@@ -114,6 +116,15 @@ function! s:selected_text() abort
   return join(map(lines, 'strpart(v:val, lo - 1, hi - lo + len(s:char_at(v:val, hi)))'), "\n")
 endfunction
 
+" s:selected_text is the visual selection's text, or '' outside visual mode.
+function! s:selected_text() abort
+  let m = mode()
+  if m !=# 'v' && m !=# 'V' && m !=# "\<C-v>"
+    return ''
+  endif
+  return s:region_text(m, getpos('v'), getpos('.'))
+endfunction
+
 function! s:cursor() abort
   let prefix = strpart(getline('.'), 0, col('.') - 1)
   return {'line': line('.'), 'character': s:utf16_len(prefix) + 1}
@@ -130,8 +141,13 @@ function! gemkit#report(method) abort
   if path ==# ''
     return
   endif
-  let params = {'path': path, 'cursor': s:cursor()}
-  let sel = s:selected_text()
+  call s:report(a:method, buf, path, s:cursor(), s:selected_text())
+endfunction
+
+" s:report sends buf's file path with cursor and the selected text sel.
+function! s:report(method, buf, path, cursor, sel) abort
+  let [buf, path, sel] = [a:buf, a:path, a:sel]
+  let params = {'path': path, 'cursor': a:cursor}
   if sel !=# ''
     let params.selectedText = sel
   endif
@@ -142,6 +158,39 @@ function! gemkit#report(method) abort
   let s:last = key
   let s:tracked[buf] = path
   call s:send(a:method, params)
+endfunction
+
+" gemkit#on_mode_changed reports the selection when the mode changes. A
+" window command typed in Visual mode (<C-w>l into the terminal where the
+" agent runs, a mouse click) ends Visual mode while the file's window is
+" still current, and only then moves: deciding once the command is done
+" keeps the selection when focus went to a window without a file, as VS
+" Code keeps an editor's selection while its terminal has focus; Esc in the
+" file still drops it. The selection is the one Visual mode ended with
+" (the '< and '> marks): keys typed ahead move the cursor without
+" CursorMoved.
+function! gemkit#on_mode_changed() abort
+  let visual = "^[vV\<C-v>]"
+  if v:event.old_mode !~# visual || v:event.new_mode =~# visual || s:ready is v:null
+    call gemkit#report('editor/selection')
+    return
+  endif
+  let buf = bufnr('%')
+  let path = s:file_path(buf)
+  let left = path ==# '' ? {} : {'buf': buf, 'path': path, 'cursor': s:cursor(),
+        \ 'sel': s:region_text(visualmode()[0], getpos("'<"), getpos("'>"))}
+  call timer_start(0, {-> s:after_visual(left)})
+endfunction
+
+" s:after_visual runs once the keys that ended Visual mode are done: with
+" focus on a window without a file it reports the selection left, else
+" what the current window shows.
+function! s:after_visual(left) abort
+  if !empty(a:left) && s:file_path(bufnr('%')) ==# '' && s:ready isnot v:null && bufexists(a:left.buf)
+    call s:report('editor/selection', a:left.buf, a:left.path, a:left.cursor, a:left.sel)
+  else
+    call gemkit#report('editor/selection')
+  endif
 endfunction
 
 function! s:forget(buf, method) abort
@@ -287,18 +336,39 @@ function! s:close_view(d) abort
   endfor
 endfunction
 
-function! s:resolve(d, accepted) abort
+" s:resolve answers diff d; with a third argument true, its view closes
+" once the command that answered is done (:wq still has a window to quit).
+function! s:resolve(d, accepted, ...) abort
   if a:d.done
     return
   endif
   let content = a:accepted ? s:buffer_text(a:d.right) : ''
-  call s:close_view(a:d)
+  if get(a:, 1, 0)
+    let a:d.done = 1
+    if get(s:diffs, a:d.path, {}) is a:d
+      call remove(s:diffs, a:d.path)
+    endif
+    let d = a:d
+    call timer_start(0, {-> s:close_view(d)})
+  else
+    call s:close_view(a:d)
+  endif
   if a:accepted
     call s:send('diff/accepted', {'filePath': a:d.path, 'content': content})
     " Gemini CLI writes the file itself; show the new text once it has.
     call timer_start(1000, {-> s:reload(s:buffer_of(a:d.path))})
   else
     call s:send('diff/rejected', {'filePath': a:d.path})
+  endif
+endfunction
+
+" s:on_write accepts the proposal written with :w (:wq, :x): nothing is
+" written here, the agent writes the file.
+function! s:on_write(path, id) abort
+  let d = get(s:diffs, a:path, {})
+  setlocal nomodified
+  if !empty(d) && d.id == a:id
+    call s:resolve(d, 1, 1)
   endif
 endfunction
 
@@ -336,8 +406,13 @@ function! s:open_diff(path, content) abort
   setlocal nomodified
   let b:gemkit_diff = a:path
   diffthis
-  " Closing the proposal in any way (:q, :tabclose, :bwipeout) rejects it.
+  " Closing the proposal in any way (:q, :tabclose, :bwipeout) rejects it;
+  " :w accepts it, as in claudecode.nvim; its status line says so.
   execute 'autocmd gemkit BufWipeout <buffer=' . d.right . '> call s:on_wipe(' . string(a:path) . ', ' . d.id . ')'
+  setlocal buftype=acwrite
+  execute 'autocmd gemkit BufWriteCmd <buffer=' . d.right . '> call s:on_write(' . string(a:path) . ', ' . d.id . ')'
+  let &l:statusline = 'Proposed: ' . substitute(fnamemodify(a:path, ':~:.'), '%', '%%', 'g')
+        \ . '%=:w accepts (with your edits), :q rejects '
   let s:diffs[a:path] = d
   redraw
 endfunction

@@ -32,7 +32,7 @@ augroup gemkit
   autocmd BufWritePost * call gemkit#on_write(str2nr(expand('<abuf>')))
   autocmd CursorMoved,CursorMovedI * call gemkit#report('editor/selection')
   if exists('##ModeChanged')
-    autocmd ModeChanged * call gemkit#report('editor/selection')
+    autocmd ModeChanged * call gemkit#on_mode_changed()
   endif
   autocmd BufDelete,BufWipeout * call gemkit#on_buf_gone(str2nr(expand('<abuf>')))
   autocmd BufFilePost * call gemkit#on_rename(str2nr(expand('<abuf>')))

@@ -72,7 +72,11 @@ func step(s Mount) error {
 		if err := mkdirAll(s.Path); err != nil {
 			return err
 		}
-		return unix.Mount("gemkit-tmp", s.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size="+strconv.FormatUint(s.Size, 10))
+		opts := "mode=0700,size=" + strconv.FormatUint(s.Size, 10)
+		if s.Inodes > 0 {
+			opts += ",nr_inodes=" + strconv.FormatUint(s.Inodes, 10)
+		}
+		return unix.Mount("gemkit-tmp", s.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	case MountProc:
 		if err := mkdirAll(s.Path); err != nil {
 			return err

@@ -41,6 +41,9 @@ type Mount struct {
 	Device bool `json:"device,omitempty"`
 	// Size bounds a tmpfs, in bytes.
 	Size uint64 `json:"size,omitempty"`
+	// Inodes bounds the number of files of a tmpfs (nr_inodes); 0: the
+	// kernel's default (half the machine's pages).
+	Inodes uint64 `json:"inodes,omitempty"`
 	// Optional steps are skipped when the source has vanished.
 	Optional bool `json:"optional,omitempty"`
 }

@@ -135,15 +135,19 @@ end
 
 local max_lines = 16384
 
--- selected_text is the text of the visual selection in the current window,
--- or nil outside visual mode.
-local function selected_text(buf)
-  local mode = api.nvim_get_mode().mode:sub(1, 1)
-  if mode ~= 'v' and mode ~= 'V' and mode ~= '\22' then
+-- is_visual tells a mode (mode(), v:event.old_mode) of Visual mode apart.
+local function is_visual(mode)
+  local m = mode:sub(1, 1)
+  return m == 'v' or m == 'V' or m == '\22'
+end
+
+-- region_text is the text of buf between positions s and e (getpos()
+-- lists, either order) selected in Visual mode mode ('v', 'V' or CTRL-V).
+local function region_text(buf, mode, s, e)
+  local sl, sc, el, ec = s[2], s[3], e[2], e[3]
+  if sl < 1 or el < 1 then
     return nil
   end
-  local s, e = vim.fn.getpos('v'), vim.fn.getpos('.')
-  local sl, sc, el, ec = s[2], s[3], e[2], e[3]
   if sl > el or (sl == el and sc > ec) then
     sl, sc, el, ec = el, ec, sl, sc
   end
@@ -176,6 +180,26 @@ local function selected_text(buf)
   return table.concat(lines, '\n')
 end
 
+-- selected_text is the text of the visual selection in the current window,
+-- or nil outside visual mode.
+local function selected_text(buf)
+  local mode = api.nvim_get_mode().mode:sub(1, 1)
+  if not is_visual(mode) then
+    return nil
+  end
+  return region_text(buf, mode, vim.fn.getpos('v'), vim.fn.getpos('.'))
+end
+
+-- last_visual is the selection Visual mode just left in the current
+-- buffer, from the '< and '> marks it set, or nil.
+local function last_visual(buf)
+  local mode = vim.fn.visualmode()
+  if not is_visual(mode) then
+    return nil
+  end
+  return region_text(buf, mode:sub(1, 1), vim.fn.getpos("'<"), vim.fn.getpos("'>"))
+end
+
 local function cursor_of(win, buf)
   local pos = api.nvim_win_get_cursor(win)
   local line = api.nvim_buf_get_lines(buf, pos[1] - 1, pos[1], false)[1] or ''
@@ -184,7 +208,9 @@ end
 
 -- Editor events ----------------------------------------------------------------
 
-local function report(method, buf)
+-- report sends buf's file with the cursor of win (default: the current
+-- window) and sel, the selected text (default: the current selection).
+local function report(method, buf, win, sel)
   if not S.ready then
     return
   end
@@ -192,8 +218,10 @@ local function report(method, buf)
   if not path then
     return
   end
-  local params = { path = path, cursor = cursor_of(api.nvim_get_current_win(), buf) }
-  local sel = selected_text(buf)
+  local params = { path = path, cursor = cursor_of(win or api.nvim_get_current_win(), buf) }
+  if sel == nil then
+    sel = selected_text(buf)
+  end
   if sel and sel ~= '' then
     params.selectedText = sel
   end
@@ -291,15 +319,12 @@ local function buffer_text(buf)
   return text
 end
 
-local function scratch(buf, name, ft)
+local function scratch(buf, name)
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].swapfile = false
   if not pcall(api.nvim_buf_set_name, buf, name) then
     pcall(api.nvim_buf_set_name, buf, name .. ' ' .. buf)
-  end
-  if ft and ft ~= '' then
-    vim.bo[buf].filetype = ft
   end
 end
 
@@ -335,12 +360,22 @@ local function close_view(d)
   end
 end
 
-local function resolve(d, accepted)
+-- resolve answers diff d; with later, its view closes once the command
+-- that answered is done (:wq still has a window to quit).
+local function resolve(d, accepted, later)
   if d.done then
     return
   end
   local content = accepted and buffer_text(d.right) or nil
-  close_view(d)
+  if later then
+    d.done = true
+    S.diffs[d.path] = nil
+    vim.schedule(function()
+      close_view(d)
+    end)
+  else
+    close_view(d)
+  end
   if accepted then
     send('diff/accepted', { filePath = d.path, content = content })
     -- Gemini CLI writes the file itself; show the new text once it has.
@@ -365,7 +400,13 @@ local function open_diff(path, content)
   local d = { path = path, tab = api.nvim_get_current_tabpage(), done = false }
   d.left = api.nvim_get_current_buf()
   local left_win = api.nvim_get_current_win()
-  scratch(d.left, 'gemkit://' .. path .. (on_disk and ' [on disk]' or ' [new file]'), ft)
+  scratch(d.left, 'gemkit://' .. path .. (on_disk and ' [on disk]' or ' [new file]'))
+  -- The read-only side gets the language's highlighting only: its
+  -- filetype would load ftplugins and wake language servers for a copy
+  -- no one edits, most of the time a diff takes to appear.
+  if ft ~= '' then
+    vim.bo[d.left].syntax = ft
+  end
   if on_disk then
     -- readfile() gives a NUL byte as "\n"; buffers take it as "\0".
     local lines = vim.fn.readfile(path, 'b')
@@ -380,9 +421,25 @@ local function open_diff(path, content)
   vim.bo[d.left].readonly = true
   vim.cmd('rightbelow vertical new')
   d.right = api.nvim_get_current_buf()
-  scratch(d.right, 'gemkit://' .. path .. ' [proposed]', ft)
+  scratch(d.right, 'gemkit://' .. path .. ' [proposed]')
+  if ft ~= '' then
+    vim.bo[d.right].filetype = ft
+  end
   set_text(d.right, content)
   vim.bo[d.right].modified = false
+  -- :w accepts (:wq and :x too), as in claudecode.nvim; nothing is
+  -- written here: the agent writes the file.
+  vim.bo[d.right].buftype = 'acwrite'
+  api.nvim_create_autocmd('BufWriteCmd', {
+    buffer = d.right,
+    callback = function()
+      vim.bo[d.right].modified = false
+      resolve(d, true, true)
+    end,
+  })
+  -- The proposal's status line says how to answer.
+  vim.wo.statusline = 'Proposed: ' .. vim.fn.fnamemodify(path, ':~:.'):gsub('%%', '%%%%')
+    .. '%=:w accepts (with your edits), :q rejects '
   for _, w in ipairs({ left_win, api.nvim_get_current_win() }) do
     api.nvim_win_call(w, function()
       vim.cmd('diffthis')
@@ -744,6 +801,11 @@ function M.state()
   return { running = S.handle ~= nil, pid = S.pid, ready = S.ready, diffs = diffs }
 end
 
+-- config is a copy of the settings in force (for :checkhealth gemkit).
+function M.config()
+  return vim.deepcopy(config)
+end
+
 function M.accept()
   local d = current_diff()
   if d then
@@ -806,15 +868,38 @@ function autocmds()
       report('editor/focus', ev.buf) -- a new file now exists on disk
     end
   end)
-  local moved = { 'CursorMoved', 'CursorMovedI' }
-  if vim.fn.exists('##ModeChanged') == 1 then
-    table.insert(moved, 'ModeChanged')
-  end
-  au(moved, function()
+  local function selection_changed()
     if S.ready then
       report('editor/selection', api.nvim_get_current_buf())
     end
-  end)
+  end
+  au({ 'CursorMoved', 'CursorMovedI' }, selection_changed)
+  if vim.fn.exists('##ModeChanged') == 1 then
+    au('ModeChanged', function()
+      -- A window command typed in Visual mode (<C-w>l into the terminal
+      -- where the agent runs, a mouse click) ends Visual mode while the
+      -- file's window is still current, and only then moves. Deciding once
+      -- the command is done keeps the selection when focus went to a
+      -- window without a file, as VS Code keeps an editor's selection
+      -- while its terminal has focus; Esc in the file still drops it.
+      -- The selection is the one Visual mode ended with: keys typed
+      -- ahead (V j <C-w>l at once) move the cursor without CursorMoved.
+      local ev = vim.v.event
+      if not (is_visual(ev.old_mode) and not is_visual(ev.new_mode)) then
+        return selection_changed()
+      end
+      local buf, win = api.nvim_get_current_buf(), api.nvim_get_current_win()
+      local sel = file_path(buf) and last_visual(buf)
+      vim.schedule(function()
+        if sel and api.nvim_buf_is_valid(buf) and api.nvim_win_is_valid(win)
+          and not file_path(api.nvim_get_current_buf()) then
+          report('editor/selection', buf, win, sel)
+        else
+          selection_changed()
+        end
+      end)
+    end)
+  end
   au({ 'BufDelete', 'BufWipeout' }, function(ev)
     if S.ready and S.tracked[ev.buf] then
       forget(ev.buf, is_file(S.tracked[ev.buf]) and 'editor/close' or 'editor/delete')

@@ -1,4 +1,8 @@
-package editors_test
+// Package nvimrpc is a minimal msgpack-RPC client for Neovim's --listen
+// socket, for the editor plugin tests and benchmarks that drive a real
+// Neovim: just enough msgpack to call nvim_exec_lua, nvim_command and
+// nvim_input.
+package nvimrpc
 
 import (
 	"bufio"
@@ -12,9 +16,8 @@ import (
 	"sync"
 )
 
-// nvimRPC is a minimal msgpack-RPC client for Neovim's --listen socket:
-// just enough msgpack to call nvim_exec_lua, nvim_command and nvim_input.
-type nvimRPC struct {
+// Client is a connection to one Neovim.
+type Client struct {
 	conn net.Conn
 	wmu  sync.Mutex
 
@@ -29,19 +32,21 @@ type rpcResult struct {
 	result any
 }
 
-func dialNvim(path string) (*nvimRPC, error) {
+// Dial connects to the socket Neovim listens on (--listen path).
+func Dial(path string) (*Client, error) {
 	conn, err := net.Dial("unix", path)
 	if err != nil {
 		return nil, err
 	}
-	r := &nvimRPC{conn: conn, pending: map[uint32]chan rpcResult{}}
+	r := &Client{conn: conn, pending: map[uint32]chan rpcResult{}}
 	go r.read()
 	return r, nil
 }
 
-func (r *nvimRPC) Close() error { return r.conn.Close() }
+// Close ends the connection.
+func (r *Client) Close() error { return r.conn.Close() }
 
-func (r *nvimRPC) read() {
+func (r *Client) read() {
 	br := bufio.NewReader(r.conn)
 	for {
 		v, err := decodeMsgpack(br)
@@ -73,8 +78,8 @@ func (r *nvimRPC) read() {
 	}
 }
 
-// call runs an API method and returns its result.
-func (r *nvimRPC) call(method string, args ...any) (any, error) {
+// Call runs an API method and returns its result.
+func (r *Client) Call(method string, args ...any) (any, error) {
 	if args == nil {
 		args = []any{}
 	}

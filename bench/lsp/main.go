@@ -1,0 +1,170 @@
+// Command lsp measures, with the real Neovim on the other end, what a
+// proposed change costs to show through `gemkit ide serve --editor lsp`
+// (Neovim's built-in LSP client, the proposal applied to the buffer)
+// against the gemkit Neovim plugin (`--editor stdio`, a diff view), in the
+// same run: a Go client's openDiff (ide/client StartDiff) until the
+// companion answers it, which it does once the editor has the proposal on
+// screen (the plugin answers diff/open once its view is up; the LSP
+// client answers workspace/applyEdit once the buffer holds the proposal);
+// then closeDiff, before the next.
+//
+//	go run ./bench/lsp          # 200 diffs each
+//	go run ./bench/lsp -quick   # 20 diffs each
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/ide/discovery"
+)
+
+const fileA = "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
+
+// lspInit is docs/lsp.md's Neovim configuration without
+// window.showMessage in the client's capabilities: its prompt would wait
+// for a person between two diffs.
+const lspInit = `
+local caps = vim.lsp.protocol.make_client_capabilities()
+caps.window.showMessage = nil
+local gemkit = vim.lsp.start_client({
+  name = 'gemkit',
+  cmd = { %q, 'ide', 'serve', '--editor', 'lsp' },
+  root_dir = vim.fn.getcwd(),
+  capabilities = caps,
+})
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
+  callback = function(args) vim.lsp.buf_attach_client(args.buf, gemkit) end,
+})
+`
+
+// pluginInit loads editors/nvim as docs/editors.md says.
+const pluginInit = `vim.opt.runtimepath:prepend(%q)
+vim.cmd('runtime plugin/gemkit.lua')
+require('gemkit').setup({ cmd = %q })
+`
+
+func main() {
+	n := flag.Int("diffs", 200, "diffs per front-end")
+	quick := flag.Bool("quick", false, "20 diffs per front-end, to check it works")
+	flag.Parse()
+	if *quick {
+		*n = 20
+	}
+	if err := run(*n); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/lsp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n int) error {
+	root, err := benchenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	nvim, err := exec.LookPath("nvim")
+	if err != nil {
+		return errors.New("nvim not found (Debian: neovim)")
+	}
+	tmp, err := os.MkdirTemp("", "bench-lsp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "gemkit")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/gemkit")
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build gemkit: %v\n%s", err, out)
+	}
+	fronts := []struct{ name, init string }{
+		{"plugin (--editor stdio)", fmt.Sprintf(pluginInit, filepath.Join(root, "editors", "nvim"), bin)},
+		{"built-in LSP client (--editor lsp)", fmt.Sprintf(lspInit, bin)},
+	}
+	fmt.Printf("openDiff → answered once shown in Neovim, then closeDiff; %d diffs each\n", n)
+	for _, f := range fronts {
+		lat, err := measure(tmp, nvim, f.init, n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		slices.Sort(lat)
+		fmt.Printf("  %-36s p50 %6.2f ms   p90 %6.2f ms\n", f.name, ms(lat[len(lat)/2]), ms(lat[len(lat)*9/10]))
+	}
+	return nil
+}
+
+// measure runs one Neovim with init and times n diffs of a.go.
+func measure(tmp, nvim, init string, n int) ([]time.Duration, error) {
+	dir, err := os.MkdirTemp(tmp, "run-")
+	if err != nil {
+		return nil, err
+	}
+	ws, home, private := filepath.Join(dir, "ws"), filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
+	for _, d := range []string{ws, home, private} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	a := filepath.Join(ws, "a.go")
+	if err := os.WriteFile(a, []byte(fileA), 0o644); err != nil {
+		return nil, err
+	}
+	initPath := filepath.Join(home, "init.lua")
+	if err := os.WriteFile(initPath, []byte(init), 0o600); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nvim, "--headless", "-n", "-i", "NONE", "-u", initPath, a)
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+private, "XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "XDG_CACHE_HOME="+home, "XDG_DATA_HOME="+home)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	discDir := filepath.Join(private, "gemini", "ide")
+	var c *client.Client
+	deadline := time.Now().Add(30 * time.Second)
+	for c == nil {
+		ents, _ := os.ReadDir(discDir)
+		for _, e := range ents {
+			if _, _, ok := discovery.ParseFileName(e.Name()); ok {
+				c, _, err = client.Connect(ctx, client.Options{Cwd: ws, Dir: discDir, IDEPID: cmd.Process.Pid, Getenv: func(string) string { return "" }, Host: "127.0.0.1"})
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("no discovery file from Neovim's companion")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer c.Close(ctx)
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		start := time.Now()
+		pd, err := c.StartDiff(ctx, a, fmt.Sprintf("%s// %d\n", fileA, i))
+		if err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(start))
+		if _, _, err := c.CloseDiff(ctx, a); err != nil {
+			return nil, err
+		}
+		pd.Abandon()
+		time.Sleep(20 * time.Millisecond) // the buffer restored, the view closed
+	}
+	return lat, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,285 @@
+package editors_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// TestNeovimGeminiCLI runs the real Gemini CLI's TUI in Neovim's :terminal
+// beside the file, with gemkit.nvim as the only set-up (the terminal gets
+// the variables of server/ready), against a scripted model, and types
+// into Neovim's tmux pane as a person would: two lines selected with V j
+// stay selected when the person goes to the CLI's window with <C-w>l and
+// reach the model as the IDE context's selectedText; the model's
+// write_file shows as the plugin's diff, where a line is added by hand and
+// :wq accepts it; a proposal closed with :q is rejected (the file
+// stays); Esc in the CLI while a
+// diff waits closes the diff in Neovim; /quit ends the CLI and leaves the
+// companion serving the editor; :qa ends Neovim, the companion and its
+// discovery file, and leaves no process of theirs running.
+func TestNeovimGeminiCLI(t *testing.T) {
+	for _, v := range neovims {
+		t.Run(v.version, func(t *testing.T) { testNeovimGeminiCLI(t, v.require(t)) })
+	}
+}
+
+func testNeovimGeminiCLI(t *testing.T, bin string) {
+	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	h := newHarness(t)
+	target := h.path("b.txt")
+	proposal := "one\ntwo\nthree\nfour\n"
+	model, err := fakemodel.Start(
+		fakemodel.Text("Those are the first two lines."),
+		fakemodel.Call("write_file", map[string]any{"file_path": target, "content": proposal}),
+		fakemodel.Text("Done writing."),
+		fakemodel.Call("write_file", map[string]any{"file_path": target, "content": "rejected\n"}),
+		fakemodel.Call("write_file", map[string]any{"file_path": target, "content": "cancelled\n"}),
+		fakemodel.Text("Nothing was written."),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	settings, _ := json.Marshal(map[string]any{
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"ide":      map[string]any{"enabled": true, "hasSeenNudge": true},
+	})
+	if err := os.MkdirAll(filepath.Join(h.home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.home, ".gemini", "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, pane, screen := startNvimPane(t, h, bin, tmuxBin, []string{
+		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
+	})
+	waitFor(t, "the plugin's server/ready", func() bool { return d.Getenv(t, "GEMINI_CLI_IDE_SERVER_PORT") != "" })
+	d.Open(t, target, 1, 1)
+
+	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	d.command(t, "rightbelow vsplit | terminal "+node+" "+cli)
+	d.command(t, "startinsert")
+	wait := func(what string, cond func(string) bool) { t.Helper(); waitPane(t, screen, what, cond) }
+	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
+
+	// ask types a prompt into the CLI's input, then Enter on its own once
+	// the text shows (keys that come together read as a paste, whose Enter
+	// is a new line), and returns the model turn the prompt started.
+	ask := func(prompt string) fakemodel.GenerateRequest {
+		t.Helper()
+		n := len(model.Turns())
+		pane.keys(t, prompt)
+		wait("the prompt "+strconv.Quote(prompt)+" typed", func(s string) bool { return strings.Contains(s, prompt) })
+		for deadline := time.Now().Add(time.Minute); len(model.Turns()) == n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the CLI never sent %q to the model", prompt)
+			}
+			time.Sleep(300 * time.Millisecond)
+			pane.keys(t, "", "Enter")
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && len(model.Turns()) == n; {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		g, err := model.Turns()[n].Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	mode := func() string {
+		m, _ := d.rpc.call("nvim_get_mode")
+		mm, _ := m.(map[string]any)
+		s, _ := mm["mode"].(string)
+		return s
+	}
+	// toCLI goes from wherever the person is to the CLI's input: normal
+	// mode, the first tab, the window on the right, terminal mode.
+	toCLI := func() {
+		t.Helper()
+		pane.keys(t, "", "C-\\", "C-n")
+		pane.keys(t, ":tabfirst")
+		pane.keys(t, "", "Enter")
+		pane.keys(t, "", "C-w", "l")
+		waitFor(t, "the CLI's window focused", func() bool { return d.buftype(t) == "terminal" })
+		pane.keys(t, "i")
+		waitFor(t, "terminal mode in the CLI's window", func() bool { return mode() == "t" })
+	}
+	// proposed waits for the plugin's diff of b.txt showing content, with
+	// the focus in the proposal's window.
+	proposed := func(content string) {
+		t.Helper()
+		waitFor(t, "the plugin's diff proposing "+strconv.Quote(content), func() bool {
+			v, ok := d.Diff(t, target)
+			return ok && v.Right == content
+		})
+		if got, _ := d.lua(t, `return vim.json.encode(vim.b.gemkit_diff or '')`).(string); got != target {
+			t.Fatalf("the focus is not in the proposal's window (its b:gemkit_diff is %q)", got)
+		}
+	}
+	unchanged := func(what, want string) {
+		t.Helper()
+		waitFor(t, "the diff of b.txt closed ("+what+")", func() bool {
+			_, ok := d.Diff(t, target)
+			return !ok
+		})
+		time.Sleep(time.Second)
+		if b, _ := os.ReadFile(target); string(b) != want {
+			t.Fatalf("after %s b.txt holds %q, want it unchanged", what, b)
+		}
+	}
+
+	// Two lines selected in the file, then straight to the CLI's window.
+	pane.keys(t, "", "C-\\", "C-n")
+	pane.keys(t, "", "C-w", "h")
+	waitFor(t, "the file's window focused", func() bool { return d.buftype(t) == "" })
+	pane.keys(t, "ggVj")
+	pane.keys(t, "", "C-w", "l")
+	waitFor(t, "the CLI's window focused", func() bool { return d.buftype(t) == "terminal" })
+	time.Sleep(300 * time.Millisecond) // past the companion's debounce
+	pane.keys(t, "i")
+	waitFor(t, "terminal mode in the CLI's window", func() bool { return mode() == "t" })
+	if text := ask("what are these lines").Text(); !strings.Contains(text, "selectedText") || !strings.Contains(text, `one\ntwo`) {
+		t.Fatalf("the first turn does not carry the selection as selectedText:\n%s", text)
+	}
+	wait("the model's answer", func(s string) bool { return strings.Contains(s, "Those are the first two lines.") })
+
+	// The write_file proposal as the plugin's diff, edited and written.
+	ask("add a line four to b.txt")
+	proposed(proposal)
+	d.AppendRight(t, target, "added in nvim")
+	pane.keys(t, ":wq")
+	pane.keys(t, "", "Enter")
+	want := proposal + "added in nvim\n"
+	gemkittest.WaitFile(t, target, want)
+	wait("the model's answer after the write", func(s string) bool { return strings.Contains(s, "Done writing.") })
+
+	// A proposal closed with :q is rejected: the file stays as it was.
+	toCLI()
+	ask("rewrite b.txt")
+	proposed("rejected\n")
+	pane.keys(t, ":q")
+	pane.keys(t, "", "Enter")
+	unchanged(":q", want)
+
+	// Esc in the CLI while a diff waits cancels the tool: the CLI closes
+	// the diff in Neovim.
+	toCLI()
+	ask("try once more")
+	proposed("cancelled\n")
+	toCLI()
+	pane.keys(t, "", "Escape")
+	unchanged("Esc in the CLI", want)
+	ask("what happened")
+	wait("the model's last answer", func(s string) bool { return strings.Contains(s, "Nothing was written.") })
+
+	// /quit ends the CLI; the companion keeps serving the editor.
+	st, _ := d.lua(t, `return vim.json.encode(require('gemkit').state())`).(map[string]any)
+	ready, _ := st["ready"].(map[string]any)
+	disc, _ := ready["discoveryFile"].(string)
+	companion := int(st["pid"].(float64))
+	nvimPID := int(d.lua(t, `return vim.json.encode(vim.fn.getpid())`).(float64))
+	cliPID := int(d.lua(t, `
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  if vim.bo[b].buftype == 'terminal' then return vim.json.encode(vim.api.nvim_buf_get_var(b, 'terminal_job_pid')) end
+end
+return '0'`).(float64))
+	if _, err := os.Stat(disc); err != nil {
+		t.Fatalf("the discovery file named by server/ready: %v", err)
+	}
+	cliTree := processTree(cliPID)
+	tree := processTree(nvimPID)
+	pane.keys(t, "/quit")
+	wait("/quit typed", func(s string) bool { return strings.Contains(s, "/quit") })
+	for deadline := time.Now().Add(time.Minute); anyRunning(cliTree); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the CLI's processes %v still run after /quit", cliTree)
+		}
+		time.Sleep(300 * time.Millisecond)
+		pane.keys(t, "", "Enter")
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && anyRunning(cliTree); {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	time.Sleep(time.Second)
+	if _, err := os.Stat(disc); err != nil || !running(companion) {
+		t.Fatalf("after the CLI quit: discovery file %v, companion running %v; want both kept for the editor", err, running(companion))
+	}
+
+	// :qa ends Neovim, the companion and its discovery file.
+	noDeprecations(t, h)
+	pane.keys(t, "", "C-\\", "C-n")
+	pane.keys(t, ":qa")
+	pane.keys(t, "", "Enter")
+	waitFor(t, "Neovim and every process it started gone", func() bool { return !anyRunning(tree) })
+	if _, err := os.Stat(disc); !os.IsNotExist(err) {
+		t.Fatalf("the discovery file is left after Neovim quit: %v", err)
+	}
+}
+
+// processTree is pid and every process descended from it, read from /proc.
+func processTree(pid int) []int {
+	children := map[int][]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, e := range dirs {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp, ok := parentOf(p); ok {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	tree := []int{pid}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, children[tree[i]]...)
+	}
+	return tree
+}
+
+// parentOf reads a process's parent from /proc/PID/stat, whose second
+// field (the command's name) may hold spaces and parentheses.
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	pp, err := strconv.Atoi(f[1])
+	return pp, err == nil
+}
+
+// running tells whether pid is a live process (a zombie has ended).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func anyRunning(pids []int) bool {
+	for _, p := range pids {
+		if running(p) {
+			return true
+		}
+	}
+	return false
+}

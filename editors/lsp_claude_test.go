@@ -1,0 +1,116 @@
+package editors_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/claudetest"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// TestLSPNeovimClaudeCode runs the real Claude Code in the :terminal of
+// the real Neovim whose built-in client runs `gemkit ide serve --editor
+// lsp` (no gemkit plugin): /ide finds the companion through its lock file,
+// by Neovim's name, and connects; its Write shows as a proposal in the file's
+// buffer, which the person edits and saves; Claude Code gets the saved
+// text and writes it, byte for byte.
+func TestLSPNeovimClaudeCode(t *testing.T) {
+	bin := requireEditor(t, "nvim", "neovim")
+	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
+	claude := claudetest.Binary(t)
+	h := newHarness(t)
+	target := h.path("b.txt")
+	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
+		var after string
+		for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role == "user"; i-- {
+			after += string(r.Messages[i].Content)
+		}
+		switch {
+		case strings.Contains(after, `"tool_result"`):
+			return claudetest.Reply{Text: "Done."}
+		case strings.Contains(r.LastUser(), "STEP_WRITE"):
+			return claudetest.Reply{Tool: "Write", Input: map[string]any{"file_path": target, "content": "one\ntwo\nthree\nfour\n"}}
+		}
+		return claudetest.Reply{Text: "Hello from the scripted model."}
+	})
+	claudeEnv := claudetest.Home(t, h.home, model, gemkittest.ClosedPort(t), h.ws)
+
+	d, screen := startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(nvimLSPConfig, gemkittest.Gemkit(t)), claudeEnv)
+	d.Open(t, target, 1, 1)
+	waitFor(t, "the Claude Code lock file", func() bool {
+		m, _ := filepath.Glob(filepath.Join(claudeConfigDir(claudeEnv), "ide", "*.lock"))
+		return len(m) == 1
+	})
+
+	d.command(t, "tabnew | terminal "+claude)
+	d.command(t, "startinsert")
+	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
+	keys := func(k string) { d.input(t, k) }
+	wait("the CLI's prompt", func(s string) bool {
+		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
+	})
+	if strings.Contains(screen(), "keep manual mode") {
+		keys("<Down>")
+		time.Sleep(300 * time.Millisecond)
+		keys("<CR>")
+	}
+	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "? for shortcuts") })
+	// /ide lists the companion by the editor's name (Neovim's clientInfo);
+	// choosing it connects.
+	keys("/ide")
+	time.Sleep(300 * time.Millisecond)
+	keys("<CR>")
+	wait("/ide to list the companion", func(s string) bool {
+		return strings.Contains(s, "Connect to an IDE") && strings.Contains(s, "Neovim")
+	})
+	keys("<Up>")
+	time.Sleep(300 * time.Millisecond)
+	keys("<CR>")
+	wait("the connection", func(s string) bool {
+		if strings.Contains(s, "Connect to your IDE automatically?") {
+			keys("<CR>")
+			time.Sleep(time.Second)
+		}
+		return strings.Contains(s, "Connected to Neovim")
+	})
+	keys("STEP_WRITE please")
+	time.Sleep(300 * time.Millisecond)
+	keys("<CR>")
+
+	// The proposal lands in b.txt's buffer and Neovim asks; the person
+	// chooses to edit first, adds a line in the buffer and saves.
+	d.answerPrompt(t, "3<CR>")
+	waitFor(t, "the proposal in b.txt's buffer", func() bool { return d.BufferText(t, target) == "one\ntwo\nthree\nfour\n" })
+	d.command(t, "stopinsert")
+	d.command(t, "tabprevious")
+	d.command(t, "normal! Goadded in nvim")
+	d.command(t, "write")
+	want := "one\ntwo\nthree\nfour\nadded in nvim\n"
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(target)
+		if string(b) == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b.txt holds %q, want %q", b, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	d.command(t, "tabnext")
+	wait("Claude Code's tool result", func(s string) bool { return strings.Contains(s, "Done.") })
+}
+
+// claudeConfigDir is CLAUDE_CONFIG_DIR in env, "" when unset.
+func claudeConfigDir(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok {
+			return v
+		}
+	}
+	return ""
+}

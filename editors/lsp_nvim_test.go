@@ -1,0 +1,360 @@
+package editors_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// nvimLSPConfig is the configuration docs/lsp.md gives for Neovim's
+// built-in client (0.7 and later): gemkit attached to every buffer, and
+// the cursor reported when it rests.
+const nvimLSPConfig = `
+local gemkit = vim.lsp.start_client({
+  name = 'gemkit',
+  cmd = { %q, 'ide', 'serve', '--editor', 'lsp' },
+  root_dir = vim.fn.getcwd(),
+})
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
+  callback = function(args)
+    if vim.bo[args.buf].buftype == '' then vim.lsp.buf_attach_client(args.buf, gemkit) end
+  end,
+})
+vim.api.nvim_create_autocmd('CursorHold', {
+  callback = function() pcall(vim.lsp.buf.document_highlight) end,
+})
+`
+
+// startNvimLSP runs the real Neovim headless with no gemkit plugin, its
+// built-in LSP client configured as docs/lsp.md says.
+func startNvimLSP(t *testing.T, h *harness, bin, gemkit string) *nvimDriver {
+	return startNvimInit(t, h, bin, fmt.Sprintf(nvimLSPConfig, gemkit))
+}
+
+// startNvimInit runs the real Neovim headless with initLua as its only
+// configuration, driven over its RPC socket.
+func startNvimInit(t *testing.T, h *harness, bin, initLua string) *nvimDriver {
+	init := filepath.Join(h.home, "init.lua")
+	if err := os.WriteFile(init, []byte(initLua), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(h.tmp, "nvim.sock")
+	cmd := exec.Command(bin, "--headless", "--listen", sock, "-n", "-i", "NONE", "-u", init)
+	cmd.Dir = h.ws
+	cmd.Env = h.env()
+	exited := startProcess(t, cmd)
+	var rpc *nvimRPC
+	var err error
+	waitFor(t, "nvim's RPC socket", func() bool {
+		rpc, err = dialNvim(sock)
+		return err == nil
+	})
+	t.Cleanup(func() { rpc.Close() })
+	return &nvimDriver{rpc: rpc, pid: cmd.Process.Pid, exited: exited}
+}
+
+// startNvimTmux runs the real Neovim in a tmux pane (its :terminal needs
+// one) with initLua as its only configuration and env added to the
+// harness's; it returns the driver and a reader of the pane's screen.
+func startNvimTmux(t *testing.T, h *harness, bin, tmuxBin, initLua string, env []string) (*nvimDriver, func() string) {
+	init := filepath.Join(h.home, "init.lua")
+	if err := os.WriteFile(init, []byte(initLua), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(h.tmp, "nvim.sock")
+	tsock := filepath.Join(h.tmp, "tmux.sock")
+	args := []string{"-S", tsock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", h.ws, "env", "-i"}
+	args = append(args, h.env()...)
+	args = append(args, env...)
+	args = append(args, bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
+	if out, err := exec.Command(tmuxBin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	screen := func() string {
+		out, _ := exec.Command(tmuxBin, "-S", tsock, "capture-pane", "-p", "-J").Output()
+		return string(out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s", screen())
+		}
+		_ = exec.Command(tmuxBin, "-S", tsock, "kill-server").Run()
+		time.Sleep(time.Second) // the CLIs write their session files as they go
+	})
+	var rpc *nvimRPC
+	var err error
+	waitFor(t, "nvim's RPC socket", func() bool { rpc, err = dialNvim(sock); return err == nil })
+	t.Cleanup(func() { rpc.Close() })
+	return &nvimDriver{rpc: rpc}, screen
+}
+
+// waitScreen waits, up to two minutes (a CLI starting up), until the
+// screen meets cond.
+func waitScreen(t *testing.T, screen func() string, what string, cond func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond(screen()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// wantOutcome reads the real client's answer to an openDiff: status, and
+// the content when accepted.
+func (r *realClient) wantOutcome(t *testing.T, status, content string) {
+	t.Helper()
+	var res struct {
+		Status  string
+		Content *string
+	}
+	r.read(t, &res)
+	if res.Status != status || (status == "accepted") != (res.Content != nil) || (res.Content != nil && *res.Content != content) {
+		t.Fatalf("IdeClient.openDiff = %+v; want %s %q", res, status, content)
+	}
+}
+
+// waitPrompt waits until nvim blocks on a prompt (showMessageRequest's
+// inputlist, the code action menu), then types keys into it.
+func (d *nvimDriver) answerPrompt(t *testing.T, keys string) {
+	t.Helper()
+	waitFor(t, "a prompt in nvim", func() bool {
+		m, _ := d.rpc.call("nvim_get_mode")
+		mm, _ := m.(map[string]any)
+		return mm["blocking"] == true
+	})
+	d.input(t, keys)
+	waitFor(t, "the prompt answered", func() bool {
+		m, _ := d.rpc.call("nvim_get_mode")
+		mm, _ := m.(map[string]any)
+		return mm["blocking"] == false
+	})
+}
+
+// TestLSPNeovim attaches the real Neovim 0.7's built-in LSP client to
+// `gemkit ide serve --editor lsp` and drives it as a person would, with
+// the real Gemini CLI client code (IdeClient) on the other end, as a
+// `gemini` run in Neovim's terminal: the open and active file, a
+// selection (charwise Visual mode, then a range code action), a diff of
+// an open file edited and accepted by saving, one rejected through the
+// code action menu, and a diff of a new file accepted.
+func TestLSPNeovim(t *testing.T) {
+	bin := requireEditor(t, "nvim", "neovim")
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
+	h := newHarness(t)
+	d := startNvimLSP(t, h, bin, gemkittest.Gemkit(t))
+	a := h.path("a.go")
+	d.Open(t, a, 3, 2)
+	discPath, disc := discoveryFile(t, h, d.PID())
+	if info, _ := disc["ideInfo"].(map[string]any); info["displayName"] != "Neovim" {
+		t.Fatalf("discovery file ideInfo %v; want Neovim's clientInfo", disc["ideInfo"])
+	}
+
+	// A terminal in Neovim: the CLI finds Neovim among its ancestors.
+	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
+	rc := startRealClient(t, node, interop, h.ws, env)
+	var conn struct {
+		Status, IDE string
+		Diffing     bool
+	}
+	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	if conn.Status != "connected" || conn.IDE != "Neovim" || !conn.Diffing {
+		t.Fatalf("IdeClient.connect: %+v; want connected to Neovim with diffing", conn)
+	}
+
+	// The cursor rests (CursorHold): documentHighlight names it.
+	d.command(t, "doautocmd CursorHold")
+	var active struct {
+		File  *ide.File
+		Error string
+	}
+	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2}, &active)
+	if active.File == nil {
+		t.Fatalf("the real client never saw a.go active at 3:2: %s", active.Error)
+	}
+
+	// A selection: "func main" in charwise Visual mode, then a range
+	// code action (the only way Neovim 0.7 tells a server of one).
+	d.lua(t, `vim.api.nvim_win_set_cursor(0, { 3, 0 })`)
+	d.input(t, "v8l:lua vim.lsp.buf.range_code_action()<CR>")
+	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 10}, &active)
+	if active.File == nil || active.File.SelectedText != "func main" {
+		t.Fatalf("the real client never saw the selection: %+v %s", active.File, active.Error)
+	}
+	d.input(t, "<Esc>")
+
+	// A diff of the open file: shown in its buffer, asked about; the
+	// person edits it first, then saves.
+	proposal := strings.Replace(fileA, "hi", "hello", 1)
+	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": proposal})
+	d.answerPrompt(t, "3<CR>") // Edit first
+	if got := d.BufferText(t, a); got != proposal {
+		t.Fatalf("a.go's buffer holds %q, want the proposal", got)
+	}
+	if fileOf(t, a) != fileA {
+		t.Fatal("a.go changed on disk before any answer")
+	}
+	d.command(t, "normal! Go// edited by hand")
+	d.command(t, "write")
+	accepted := proposal + "// edited by hand\n"
+	rc.wantOutcome(t, "accepted", accepted)
+	// The CLI writes what was accepted; Neovim has no conflict with it.
+	if err := os.WriteFile(a, []byte(accepted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.command(t, "checktime")
+	if m := d.Messages(t); strings.Contains(m, "W11") || strings.Contains(m, "W12") {
+		t.Fatalf("Neovim reports a conflict with the file on disk: %s", m)
+	}
+
+	// Rejected through the code action menu: the buffer is as before.
+	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": "package main\n"})
+	d.answerPrompt(t, "3<CR>")
+	waitFor(t, "the second proposal in a.go's buffer", func() bool { return d.BufferText(t, a) == "package main\n" })
+	d.input(t, ":lua vim.lsp.buf.code_action()<CR>")
+	d.answerPrompt(t, "2<CR>") // Reject proposal (gemkit)
+	rc.wantOutcome(t, "rejected", "")
+	waitFor(t, "a.go's buffer restored", func() bool { return d.BufferText(t, a) == accepted })
+	if fileOf(t, a) != accepted {
+		t.Fatal("a.go changed on disk after a reject")
+	}
+
+	// A new file: its proposal lands in a buffer Neovim loads; the
+	// person opens it, edits it and saves.
+	n := h.path("new.go")
+	rc.send(t, map[string]any{"op": "openDiff", "path": n, "content": "package main\n\nfunc New() {}\n"})
+	d.answerPrompt(t, "3<CR>")
+	d.command(t, "edit "+escapeEx(n))
+	if got := d.BufferText(t, n); got != "package main\n\nfunc New() {}\n" {
+		t.Fatalf("new.go's buffer holds %q", got)
+	}
+	if _, err := os.Stat(n); err == nil {
+		t.Fatal("new.go exists before any answer")
+	}
+	d.command(t, "normal! Go// mine")
+	d.command(t, "write")
+	rc.wantOutcome(t, "accepted", "package main\n\nfunc New() {}\n// mine\n")
+
+	rc.send(t, map[string]any{"op": "quit"})
+	d.Quit(t)
+	select {
+	case <-d.Exited():
+	case <-time.After(waitTimeout):
+		t.Fatal("nvim did not exit")
+	}
+	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
+}
+
+func fileOf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// nvimTwoServersConfig starts two gemkit language servers, one for Go
+// files and one for Python files, as editors do per language.
+const nvimTwoServersConfig = `
+local function server(name, pattern)
+  local id = vim.lsp.start_client({
+    name = name,
+    cmd = { %q, 'ide', 'serve', '--editor', 'lsp' },
+    root_dir = vim.fn.getcwd(),
+  })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
+    pattern = pattern,
+    callback = function(args) vim.lsp.buf_attach_client(args.buf, id) end,
+  })
+end
+server('gemkit-go', '*.go')
+server('gemkit-py', '*.py')
+vim.api.nvim_create_autocmd('CursorHold', {
+  callback = function() pcall(vim.lsp.buf.document_highlight) end,
+})
+`
+
+// TestLSPNeovimTwoServers: two gemkit servers of one Neovim and workspace
+// (one per language) look like one IDE to the real IdeClient: one
+// discovery file, both servers' files in its context, a diff shown once.
+func TestLSPNeovimTwoServers(t *testing.T) {
+	bin := requireEditor(t, "nvim", "neovim")
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
+	h := newHarness(t)
+	h.write(t, "c.py", "print(1)\n")
+	d := startNvimInit(t, h, bin, fmt.Sprintf(nvimTwoServersConfig, gemkittest.Gemkit(t)))
+	t.Cleanup(func() {
+		if t.Failed() { // the servers' stderr, as Neovim logged it
+			b, _ := os.ReadFile(filepath.Join(h.home, ".cache", "nvim", "lsp.log"))
+			t.Logf("lsp.log:\n%s", b)
+		}
+	})
+
+	a, c := h.path("a.go"), h.path("c.py")
+	d.Open(t, a, 1, 1)
+	d.Open(t, c, 1, 1)
+	waitFor(t, "both servers running", func() bool {
+		n, _ := d.lua(t, `return #vim.lsp.get_active_clients()`).(int64)
+		return n == 2
+	})
+	discPath, _ := discoveryFile(t, h, d.PID())
+	time.Sleep(500 * time.Millisecond) // a second file, if any, would be written by now
+	if m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json")); len(m) != 1 {
+		t.Fatalf("discovery files %v; want one for both servers", m)
+	}
+
+	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
+	rc := startRealClient(t, node, interop, h.ws, env)
+	var conn struct {
+		Status, IDE string
+		Diffing     bool
+	}
+	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	if conn.Status != "connected" {
+		t.Fatalf("IdeClient.connect: %+v", conn)
+	}
+	// a.go (the Go server's) then c.py (the Python server's), active.
+	d.command(t, "edit "+escapeEx(a))
+	d.command(t, "doautocmd CursorHold")
+	var active struct {
+		File  *ide.File
+		Error string
+	}
+	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 1, "character": 1}, &active)
+	if active.File == nil {
+		t.Fatalf("a.go never active: %s", active.Error)
+	}
+	d.command(t, "edit "+escapeEx(c))
+	d.command(t, "doautocmd CursorHold")
+	rc.do(t, map[string]any{"op": "waitActive", "path": c, "line": 1, "character": 1}, &active)
+	if active.File == nil {
+		t.Fatalf("c.py never active: %s", active.Error)
+	}
+
+	// A diff of the Python file: one prompt, one proposal, accepted by
+	// saving.
+	rc.send(t, map[string]any{"op": "openDiff", "path": c, "content": "print(2)\n"})
+	d.answerPrompt(t, "3<CR>")
+	if got := d.BufferText(t, c); got != "print(2)\n" {
+		t.Fatalf("c.py's buffer holds %q", got)
+	}
+	d.command(t, "write")
+	rc.wantOutcome(t, "accepted", "print(2)\n")
+	if m, _ := d.rpc.call("nvim_get_mode"); m.(map[string]any)["blocking"] == true {
+		t.Fatal("a second prompt: the diff was shown twice")
+	}
+	rc.send(t, map[string]any{"op": "quit"})
+	d.Quit(t)
+	<-d.Exited()
+	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
+}

@@ -1,0 +1,103 @@
+package companion
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// peerConnOf is the two ends of r's connection, for peerOf.
+func peerConnOf(r *http.Request) peerConn {
+	c := peerConn{remote: r.RemoteAddr}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		c.local = la.String()
+	}
+	return c
+}
+
+// peerOf finds the process at the other end of a loopback connection and
+// its working folder, so that the status line can tell two CLIs of the
+// same name apart. It looks the connection up as ss and lsof do: the
+// socket's inode in /proc/net/tcp (or tcp6), then the process that holds
+// it among /proc/*/fd. Only processes of the same user can be seen, which
+// is every CLI that could read the discovery file; 0 and "" when the
+// peer is not found. It reads all of /proc, so callers run it off the
+// request's path.
+func peerOf(c peerConn) (pid int, dir string) {
+	remote, err := netip.ParseAddrPort(c.remote)
+	if err != nil || !remote.Addr().IsLoopback() {
+		return 0, ""
+	}
+	local, err := netip.ParseAddrPort(c.local)
+	if err != nil {
+		return 0, ""
+	}
+	// The peer's socket has the remote port as its local port.
+	inode := socketInode(remote.Port(), local.Port())
+	if inode == "" {
+		return 0, ""
+	}
+	pid = socketOwner(inode)
+	if pid == 0 {
+		return 0, ""
+	}
+	dir, _ = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	return pid, dir
+}
+
+// socketInode returns the inode of the TCP socket whose local port is
+// local and remote port remote, from /proc/net/tcp and tcp6.
+func socketInode(local, remote uint16) string {
+	want := fmt.Sprintf(":%04X", local)
+	wantRemote := fmt.Sprintf(":%04X", remote)
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || !strings.HasSuffix(fields[1], want) || !strings.HasSuffix(fields[2], wantRemote) {
+				continue
+			}
+			f.Close()
+			return fields[9]
+		}
+		f.Close()
+	}
+	return ""
+}
+
+// socketOwner returns the pid of a process that holds socket inode.
+func socketOwner(inode string) int {
+	target := "socket:[" + inode + "]"
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		fdDir := filepath.Join("/proc", p.Name(), "fd")
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && link == target {
+				return pid
+			}
+		}
+	}
+	return 0
+}

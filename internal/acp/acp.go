@@ -1,0 +1,286 @@
+// Package acp serves gemkit's agent over the Agent Client Protocol
+// (agentclientprotocol.com, protocol version 1): newline-delimited
+// JSON-RPC 2.0 on stdio, the editor as the client. It is an adapter: each
+// ACP session is one agent.Agent built by the command, with a Host that
+// reads files through the client's fs/read_text_file, has edits reviewed
+// through session/request_permission and written through
+// fs/write_text_file, asks before an extension tool runs, and offers the
+// tools of the MCP servers the client passes.
+//
+// The protocol's wire types and JSON-RPC come from
+// github.com/coder/acp-go-sdk, used only here.
+package acp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/model"
+)
+
+// ProtocolVersion is the ACP version gemkit speaks.
+const ProtocolVersion = sdk.ProtocolVersionNumber
+
+// DefaultPermissionTimeout bounds how long a permission request waits for
+// the person; a request left unanswered is a rejection.
+const DefaultPermissionTimeout = 10 * time.Minute
+
+// Config is what Serve needs from the command.
+type Config struct {
+	// NewAgent builds one session's agent with cwd as its workspace: the
+	// model, the extensions and a toolrun.Runner. Serve sets its Host, its
+	// Runner's Ask, OnText, OnEvent and Tools.
+	NewAgent func(ctx context.Context, cwd string) (*agent.Agent, error)
+	// Version is gemkit's version, for agentInfo.
+	Version string
+	// ConfigPath is the model config file, named in authMethods.
+	ConfigPath string
+	// PermissionTimeout bounds each permission request
+	// (0: DefaultPermissionTimeout).
+	PermissionTimeout time.Duration
+	// Stderr receives the output of the MCP servers' stderr.
+	Stderr io.Writer
+	Log    *slog.Logger
+}
+
+// Serve answers one client on r/w until the client closes its end or ctx
+// ends; then every session's running work is stopped (model requests,
+// tools, MCP servers) before it returns.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
+	if cfg.PermissionTimeout <= 0 {
+		cfg.PermissionTimeout = DefaultPermissionTimeout
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}}
+	s.conn = sdk.NewAgentSideConnection(s, w, r)
+	s.conn.SetLogger(cfg.Log)
+	select {
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	s.closeAll()
+	return nil
+}
+
+// server is the agent side of one connection.
+type server struct {
+	cfg  Config
+	conn *sdk.AgentSideConnection
+
+	mu       sync.Mutex
+	client   sdk.ClientCapabilities
+	name     string
+	inited   bool
+	sessions map[sdk.SessionId]*session
+	next     int
+}
+
+var _ sdk.Agent = (*server)(nil)
+
+func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	s.mu.Lock()
+	s.client, s.inited = p.ClientCapabilities, true
+	s.name = "the editor"
+	if p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		s.name = p.ClientInfo.Name
+	}
+	s.mu.Unlock()
+	// The spec: answer the client's version when supported, else the
+	// latest one the agent supports; the client then decides.
+	return sdk.InitializeResponse{
+		ProtocolVersion: ProtocolVersion,
+		AgentInfo:       &sdk.Implementation{Name: "gemkit", Title: sdk.Ptr("gemkit"), Version: s.cfg.Version},
+		AgentCapabilities: sdk.AgentCapabilities{
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:    sdk.McpCapabilities{Http: true},
+		},
+		AuthMethods: s.authMethods(),
+	}, nil
+}
+
+// authMethods say where gemkit finds its model credentials: it has no
+// login of its own, so both are set up outside the protocol.
+func (s *server) authMethods() []sdk.AuthMethod {
+	cfgFile := s.cfg.ConfigPath
+	if cfgFile == "" {
+		cfgFile = "gemkit/config.json in your config folder"
+	}
+	return []sdk.AuthMethod{
+		{EnvVar: &sdk.AuthMethodEnvVarInline{
+			Id: "gemini-api-key", Name: "Gemini API key",
+			Description: sdk.Ptr("gemkit reads the key from GEMINI_API_KEY (or GOOGLE_API_KEY); Vertex AI with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION."),
+			Link:        sdk.Ptr("https://aistudio.google.com/apikey"),
+			Vars:        []sdk.AuthEnvVar{{Name: "GEMINI_API_KEY", Label: sdk.Ptr("Gemini API key"), Secret: true}},
+		}},
+		{Agent: &sdk.AuthMethodAgent{
+			Id: "config-file", Name: "gemkit config file",
+			Description: sdk.Ptr("Model, provider and the environment variable holding an OpenAI-compatible endpoint's key come from " + cfgFile + " (see docs/agent.md)."),
+		}},
+	}
+}
+
+// Authenticate accepts either method: the credentials are read when a
+// session starts, and session/new fails with "authentication required"
+// and what to set when they are missing.
+func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	for _, m := range s.authMethods() {
+		if (m.EnvVar != nil && m.EnvVar.Id == p.MethodId) || (m.Agent != nil && m.Agent.Id == p.MethodId) {
+			return sdk.AuthenticateResponse{}, nil
+		}
+	}
+	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown auth method %q; gemkit offers gemini-api-key and config-file", p.MethodId)})
+}
+
+func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	s.mu.Lock()
+	inited := s.inited
+	s.mu.Unlock()
+	if !inited {
+		return sdk.NewSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "call initialize first"})
+	}
+	if !filepath.IsAbs(p.Cwd) {
+		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %q must be an absolute path", p.Cwd)})
+	}
+	if fi, err := os.Stat(p.Cwd); err != nil || !fi.IsDir() {
+		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %s is not a folder", p.Cwd)})
+	}
+	a, err := s.cfg.NewAgent(ctx, p.Cwd)
+	if err != nil {
+		if isCredentials(err) {
+			return sdk.NewSessionResponse{}, sdk.NewAuthRequired(map[string]any{"error": err.Error()})
+		}
+		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	s.mu.Lock()
+	s.next++
+	id := sdk.SessionId(fmt.Sprintf("gemkit-%d-%d", os.Getpid(), s.next))
+	sess := &session{srv: s, id: id, agent: a, caps: s.client.Fs, client: s.name}
+	s.sessions[id] = sess
+	s.mu.Unlock()
+	sess.wire()
+	if len(p.McpServers) > 0 {
+		tools, err := connectMCP(ctx, p.McpServers, p.Cwd, s.cfg.Stderr, s.cfg.Log)
+		if err != nil {
+			s.drop(id)
+			return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		sess.mcp = tools
+		a.Tools = append(a.Tools, tools)
+	}
+	return sdk.NewSessionResponse{SessionId: id}, nil
+}
+
+// isCredentials reports a model that could not be opened for want of
+// credentials.
+func isCredentials(err error) bool {
+	m := err.Error()
+	return model.IsKind(err, model.KindAuth) || strings.Contains(m, "API key") || strings.Contains(m, "credentials")
+}
+
+func (s *server) session(id sdk.SessionId) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[id]
+	if sess == nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no session %q: call session/new first", id)})
+	}
+	return sess, nil
+}
+
+func (s *server) drop(id sdk.SessionId) {
+	s.mu.Lock()
+	sess := s.sessions[id]
+	delete(s.sessions, id)
+	s.mu.Unlock()
+	if sess != nil {
+		sess.close()
+	}
+}
+
+func (s *server) closeAll() {
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = map[sdk.SessionId]*session{}
+	s.mu.Unlock()
+	for _, sess := range all {
+		sess.close()
+	}
+}
+
+func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	sess, err := s.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	return sess.prompt(ctx, p.Prompt)
+}
+
+// Cancel: the connection has already cancelled the prompt's context,
+// which stops the model request, kills running tools and answers pending
+// permission requests as cancelled.
+func (s *server) Cancel(context.Context, sdk.CancelNotification) error { return nil }
+
+func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	if _, err := s.session(p.SessionId); err != nil {
+		return sdk.CloseSessionResponse{}, err
+	}
+	s.drop(p.SessionId)
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// The methods below are not offered in the capabilities; a client that
+// calls them anyway is told so.
+
+func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+}
+
+func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+}
+
+func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+func (s *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
+}
+
+// stopReason maps how a Run ended to ACP's stop reasons; a failure of
+// the model's API is an error answer, except a refusal.
+func stopReason(out agent.Outcome) (sdk.StopReason, error) {
+	switch out.Status {
+	case agent.Done:
+		return sdk.StopReasonEndTurn, nil
+	case agent.MaxTokens:
+		return sdk.StopReasonMaxTokens, nil
+	case agent.MaxTurns:
+		return sdk.StopReasonMaxTurnRequests, nil
+	case agent.Cancelled:
+		return sdk.StopReasonCancelled, nil
+	}
+	if model.IsKind(out.Err, model.KindSafety) {
+		return sdk.StopReasonRefusal, nil
+	}
+	msg := "the model's API failed"
+	if out.Err != nil {
+		msg = out.Err.Error()
+	}
+	return "", sdk.NewInternalError(map[string]any{"error": msg})
+}

@@ -1,0 +1,425 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// codeNotFound is ACP's "Resource not found" error, which a client may
+// answer to fs/read_text_file for a file that does not exist.
+const codeNotFound = -32002
+
+// maxShown bounds a tool result's text shown in the client.
+const maxShown = 8 << 10
+
+// session is one ACP session: one agent, one conversation. Prompts run
+// one at a time.
+type session struct {
+	srv    *server
+	id     sdk.SessionId
+	agent  *agent.Agent
+	caps   sdk.FileSystemCapabilities
+	client string
+	mcp    *mcpTools
+	// root is the workspace with symbolic links resolved, as the agent
+	// names files; the client is given them under the cwd it sent.
+	root string
+
+	turn sync.Mutex
+	// Set during a turn, read by the host and the event handler, which
+	// run on the turn's goroutine.
+	calls  int
+	cur    sdk.ToolCallId
+	curArg json.RawMessage
+	curN   string
+	// once is set when the person allowed an extension tool once: the
+	// consent is then not recorded.
+	once atomic.Bool
+}
+
+// wire makes the session the agent's host and sink.
+func (s *session) wire() {
+	a := s.agent
+	s.root = a.Workspace
+	if r, err := filepath.EvalSymlinks(a.Workspace); err == nil {
+		s.root = r
+	}
+	a.Host = s
+	a.OnText = func(t string) { s.update(sdk.UpdateAgentMessageText(t)) }
+	a.OnEvent = s.event
+	if a.Runner != nil {
+		if cs, ok := a.Runner.Consent.(toolrun.ContentConsentStore); ok {
+			a.Runner.Consent = onceConsent{cs, &s.once}
+		}
+	}
+}
+
+// clientPath is the path of the agent's file abs as the client knows it:
+// under the cwd the client gave, even where that cwd goes through a
+// symbolic link (as /tmp does on macOS), so that the editor finds its
+// buffer.
+func (s *session) clientPath(abs string) string {
+	rel, err := filepath.Rel(s.root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return abs
+	}
+	return filepath.Join(s.agent.Workspace, rel)
+}
+
+func (s *session) close() {
+	if s.mcp != nil {
+		s.mcp.close()
+	}
+}
+
+func (s *session) update(u sdk.SessionUpdate) {
+	if err := s.srv.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
+		s.srv.cfg.Log.Debug("session/update", "err", err)
+	}
+}
+
+func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	text, err := s.promptText(ctx, blocks)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	out := s.agent.Run(ctx, text)
+	reason, err := stopReason(out)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	return sdk.PromptResponse{StopReason: reason}, nil
+}
+
+// promptText turns the prompt's content blocks into the person's message:
+// text as it is, files (linked or embedded) inline with their path, as
+// Gemini CLI's IDE context carries them.
+func (s *session) promptText(ctx context.Context, blocks []sdk.ContentBlock) (string, error) {
+	var b strings.Builder
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	for _, blk := range blocks {
+		switch {
+		case blk.Text != nil:
+			sep()
+			b.WriteString(blk.Text.Text)
+		case blk.ResourceLink != nil:
+			sep()
+			l := blk.ResourceLink
+			path, ok := filePath(l.Uri)
+			if !ok {
+				fmt.Fprintf(&b, "[Linked resource %s: %s]", l.Name, l.Uri)
+				continue
+			}
+			text, err := s.readForPrompt(ctx, path)
+			if err != nil {
+				fmt.Fprintf(&b, "[Linked file %s could not be read: %v]", path, err)
+				continue
+			}
+			inline(&b, path, text)
+		case blk.Resource != nil:
+			sep()
+			r := blk.Resource.Resource
+			switch {
+			case r.TextResourceContents != nil:
+				name := r.TextResourceContents.Uri
+				if p, ok := filePath(name); ok {
+					name = p
+				}
+				inline(&b, name, r.TextResourceContents.Text)
+			case r.BlobResourceContents != nil:
+				fmt.Fprintf(&b, "[Embedded binary resource %s, not shown]", r.BlobResourceContents.Uri)
+			}
+		case blk.Image != nil, blk.Audio != nil:
+			return "", errors.New("gemkit accepts text, resource_link and resource blocks (promptCapabilities: embeddedContext); images and audio are not offered")
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", errors.New("the prompt is empty")
+	}
+	return b.String(), nil
+}
+
+func inline(b *strings.Builder, name, text string) {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	fmt.Fprintf(b, "Content of %s:\n%s\n%s\n%s", name, fence, strings.TrimSuffix(text, "\n"), fence)
+}
+
+// filePath returns the path of a file: URI.
+func filePath(uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return "", false
+	}
+	return filepath.FromSlash(u.Path), true
+}
+
+func (s *session) readForPrompt(ctx context.Context, path string) (string, error) {
+	text, handled, err := s.ReadTextFile(ctx, path)
+	if handled {
+		return text, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(data) {
+		return "", errors.New("not UTF-8 text")
+	}
+	return string(data), nil
+}
+
+// ReadTextFile implements agent.Host: through the client's
+// fs/read_text_file when it offers it, so the model sees the editor's
+// unsaved buffer. "Resource not found" means the file does not exist.
+func (s *session) ReadTextFile(ctx context.Context, abs string) (string, bool, error) {
+	if !s.caps.ReadTextFile {
+		return "", false, nil
+	}
+	resp, err := s.srv.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: s.id, Path: s.clientPath(abs)})
+	if err != nil {
+		var re *sdk.RequestError
+		if errors.As(err, &re) && re.Code == codeNotFound {
+			return "", true, fmt.Errorf("%s: %w", s.client, fs.ErrNotExist)
+		}
+		return "", true, fmt.Errorf("%s could not read it: %w", s.client, err)
+	}
+	return resp.Content, true, nil
+}
+
+// WriteTextFile implements agent.Host: through the client's
+// fs/write_text_file when it offers it (the editor updates its buffer),
+// else gemkit writes the disk atomically.
+func (s *session) WriteTextFile(ctx context.Context, abs, content string) (bool, error) {
+	if !s.caps.WriteTextFile {
+		return false, nil
+	}
+	if _, err := s.srv.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: s.id, Path: s.clientPath(abs), Content: content}); err != nil {
+		return true, fmt.Errorf("%s could not write it: %w", s.client, err)
+	}
+	return true, nil
+}
+
+// Review implements agent.Reviewer: the edit is a session/request_permission
+// carrying the tool call with its diff.
+func (s *session) Review(ctx context.Context, p agent.Proposal) (agent.Decision, error) {
+	tc := sdk.ToolCallUpdate{
+		ToolCallId: s.cur,
+		Title:      sdk.Ptr(editTitle(p.Rel, p.IsNew)),
+		Kind:       sdk.Ptr(sdk.ToolKindEdit),
+		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+		Locations:  []sdk.ToolCallLocation{{Path: s.clientPath(p.Path)}},
+		Content:    []sdk.ToolCallContent{s.diffContent(p)},
+	}
+	opts := []sdk.PermissionOption{
+		{OptionId: "allow", Name: "Accept", Kind: sdk.PermissionOptionKindAllowOnce},
+		{OptionId: "reject", Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+	}
+	choice, err := s.ask(ctx, tc, opts)
+	if err != nil {
+		return agent.Decision{}, err
+	}
+	return agent.Decision{Accepted: choice == "allow", Content: p.New, Where: s.client}, nil
+}
+
+func (s *session) diffContent(p agent.Proposal) sdk.ToolCallContent {
+	d := &sdk.ToolCallContentDiff{Type: "diff", Path: s.clientPath(p.Path), NewText: p.New}
+	if !p.IsNew {
+		d.OldText = sdk.Ptr(p.Old)
+	}
+	return sdk.ToolCallContent{Diff: d}
+}
+
+func editTitle(rel string, isNew bool) string {
+	if isNew {
+		return "Create " + rel
+	}
+	return "Edit " + rel
+}
+
+// AllowTool implements agent.Host: an extension tool's first run asks
+// with its permissions in words. "Always" records consent as
+// `gemkit extensions run --consent` does; "once" lets this run go only.
+func (s *session) AllowTool(ctx context.Context, ext string, lines []string) (bool, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Extension %q wants to run %s. Its tools may:\n", extension.Printable(ext), s.curN)
+	for _, l := range lines {
+		b.WriteString("- " + extension.Printable(l) + "\n")
+	}
+	tc := sdk.ToolCallUpdate{
+		ToolCallId: s.cur,
+		Title:      sdk.Ptr(fmt.Sprintf("Run %s (extension %s)", s.curN, extension.Printable(ext))),
+		Kind:       sdk.Ptr(sdk.ToolKindOther),
+		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+		Content:    []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(b.String()))},
+		RawInput:   s.curArg,
+	}
+	opts := []sdk.PermissionOption{
+		{OptionId: "allow_once", Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce},
+		{OptionId: "allow_always", Name: "Always allow " + extension.Printable(ext), Kind: sdk.PermissionOptionKindAllowAlways},
+		{OptionId: "reject", Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+	}
+	choice, err := s.ask(ctx, tc, opts)
+	if err != nil {
+		return false, err
+	}
+	s.once.Store(choice == "allow_once")
+	return choice == "allow_once" || choice == "allow_always", nil
+}
+
+// ask sends session/request_permission and returns the option chosen. A
+// request left unanswered for the permission timeout, or cancelled, is an
+// error: nothing is written or run.
+func (s *session) ask(ctx context.Context, tc sdk.ToolCallUpdate, opts []sdk.PermissionOption) (sdk.PermissionOptionId, error) {
+	tctx, cancel := context.WithTimeout(ctx, s.srv.cfg.PermissionTimeout)
+	defer cancel()
+	resp, err := s.srv.conn.RequestPermission(tctx, sdk.RequestPermissionRequest{SessionId: s.id, ToolCall: tc, Options: opts})
+	switch {
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case tctx.Err() != nil:
+		return "", fmt.Errorf("%s did not answer the permission request within %v", s.client, s.srv.cfg.PermissionTimeout)
+	case err != nil:
+		return "", fmt.Errorf("ask %s: %w", s.client, err)
+	case resp.Outcome.Selected != nil:
+		return resp.Outcome.Selected.OptionId, nil
+	}
+	return "", context.Canceled
+}
+
+// event reports the agent's tool calls as tool_call and tool_call_update.
+func (s *session) event(e agent.Event) {
+	switch e.Type {
+	case agent.EventToolCall:
+		s.calls++
+		s.cur = sdk.ToolCallId(fmt.Sprintf("call_%d", s.calls))
+		s.curArg, s.curN = e.Args, e.Name
+		title, kind, locs := s.describe(e.Name, e.Args)
+		status := sdk.ToolCallStatusInProgress
+		if kind == sdk.ToolKindEdit {
+			status = sdk.ToolCallStatusPending
+		}
+		s.update(sdk.StartToolCall(s.cur, title, sdk.WithStartKind(kind), sdk.WithStartStatus(status),
+			sdk.WithStartLocations(locs), sdk.WithStartRawInput(json.RawMessage(rawOrEmpty(e.Args)))))
+	case agent.EventToolResult:
+		if s.cur == "" {
+			// A text-protocol block that could not be read: no call started.
+			return
+		}
+		status := sdk.ToolCallStatusCompleted
+		if e.IsError {
+			status = sdk.ToolCallStatusFailed
+		}
+		text := e.Text
+		if len(text) > maxShown {
+			text = strings.ToValidUTF8(text[:maxShown], "") + "\n[…]"
+		}
+		s.update(sdk.UpdateToolCall(s.cur, sdk.WithUpdateStatus(status),
+			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))})))
+		s.cur = ""
+	case agent.EventNotice:
+		s.srv.cfg.Log.Info(e.Text, "session", s.id)
+	}
+}
+
+func rawOrEmpty(raw json.RawMessage) []byte {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return []byte("{}")
+	}
+	return raw
+}
+
+// describe gives a tool call's title, kind and locations.
+func (s *session) describe(name string, args json.RawMessage) (string, sdk.ToolKind, []sdk.ToolCallLocation) {
+	var a struct {
+		Path      string `json:"path"`
+		Extension string `json:"extension"`
+		Name      string `json:"name"`
+	}
+	_ = json.Unmarshal(args, &a)
+	loc := func() []sdk.ToolCallLocation {
+		if a.Path == "" {
+			return nil
+		}
+		p := a.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.agent.Workspace, p)
+		}
+		return []sdk.ToolCallLocation{{Path: filepath.Clean(p)}}
+	}
+	switch name {
+	case "read_file":
+		return "Read " + a.Path, sdk.ToolKindRead, loc()
+	case "list_files":
+		p := a.Path
+		if p == "" {
+			p = "."
+		}
+		a.Path = p
+		return "List " + p, sdk.ToolKindSearch, loc()
+	case "propose_edit":
+		return "Edit " + a.Path, sdk.ToolKindEdit, loc()
+	case "read_doc":
+		return fmt.Sprintf("Read the doc %s of %s", a.Name, a.Extension), sdk.ToolKindRead, nil
+	}
+	if s.mcp != nil {
+		if t, ok := s.mcp.byName[name]; ok {
+			return fmt.Sprintf("%s (MCP server %s)", t.tool, t.server), sdk.ToolKindOther, nil
+		}
+	}
+	return name, sdk.ToolKindOther, nil
+}
+
+// onceConsent is the session's consent store: it records consent as the
+// extension store does, except for a run the person allowed once.
+type onceConsent struct {
+	toolrun.ContentConsentStore
+	once *atomic.Bool
+}
+
+func (c onceConsent) RecordConsent(name, hash string) error {
+	if c.once.Swap(false) {
+		return nil
+	}
+	return c.ContentConsentStore.RecordConsent(name, hash)
+}
+
+func (c onceConsent) RecordConsentContent(name, hash, digest string) error {
+	if c.once.Swap(false) {
+		return nil
+	}
+	return c.ContentConsentStore.RecordConsentContent(name, hash, digest)
+}
+
+// ExtensionFolders passes on the store's list of extension folders, which
+// the runner keeps read-only in the sandbox.
+func (c onceConsent) ExtensionFolders() ([]string, error) {
+	if l, ok := c.ContentConsentStore.(interface{ ExtensionFolders() ([]string, error) }); ok {
+		return l.ExtensionFolders()
+	}
+	return nil, nil
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/acp"
+	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/model"
+)
+
+func newACPCmd(ap *app) *cobra.Command {
+	s := ap.Streams
+	var f agentFlags
+	var permTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Serve gemkit's agent to an editor over the Agent Client Protocol (stdio)",
+		Long: `Acp runs gemkit's agent as an Agent Client Protocol agent (protocol version 1,
+newline-delimited JSON-RPC on standard input and output) for editors that
+speak ACP: Zed, JetBrains IDEs, Neovim (CodeCompanion, avante.nvim), Emacs
+(agent-shell). The editor starts it; standard output carries nothing but the
+protocol, logs go to standard error.
+
+Each session's folder (cwd) is the workspace. The agent is the one of
+` + "`gemkit run`" + `: the same model, limits, extensions and tools. Files are read through
+the editor when it offers to (its unsaved buffers), every edit is shown as a
+diff for the person to accept or reject and written through the editor when
+it offers to (else atomically), an extension tool asks before its first run
+(allow once, always, reject; "always" records consent as
+` + "`gemkit extensions run --consent`" + ` does), and the MCP servers the editor passes
+(stdio and HTTP) are offered to the model as mcp_<server>_<tool>.
+
+The model and its credentials come from the flags, the config file and the
+environment (GEMINI_API_KEY, ...) as for ` + "`gemkit run`" + `. See docs/acp.md for each
+editor's set-up.`,
+		Example: `  # Zed, settings.json:
+  #   "agent_servers": {"gemkit": {"type": "custom", "command": "gemkit", "args": ["acp"]}}
+  gemkit acp --model gemini-2.5-flash`,
+		Args: argsUsage(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfgPath := f.configPath
+			if cfgPath == "" {
+				cfgPath, _ = model.ConfigPath()
+			}
+			// Everything else goes to standard error: one stray line on
+			// the protocol's stream breaks the client.
+			proto := s.Out
+			if s.Out == os.Stdout {
+				out, restore, err := protocolStdout()
+				if err != nil {
+					return withExitCode(ExitError, fmt.Errorf("set standard output aside for the protocol: %w", err))
+				}
+				defer restore()
+				proto = out
+			}
+			return acp.Serve(ctx, s.In, proto, acp.Config{
+				NewAgent: func(ctx context.Context, cwd string) (*agent.Agent, error) {
+					sf := f
+					sf.workspace, sf.noIDE = cwd, true
+					sess, err := setupSession(ctx, &sf, ap, nil)
+					if err != nil {
+						return nil, err
+					}
+					return sess.agent, nil
+				},
+				Version:           buildVersion(),
+				ConfigPath:        cfgPath,
+				PermissionTimeout: permTimeout,
+				Stderr:            s.Err,
+				Log:               ap.log,
+			})
+		},
+	}
+	f.registerModel(cmd)
+	cmd.Flags().DurationVar(&permTimeout, "permission-timeout", acp.DefaultPermissionTimeout, "how long a permission request (an edit, an extension tool) waits for an answer before it counts as rejected")
+	return cmd
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+)
+
+// consentHint is how every refusal for want of consent says to give it:
+// one command that shows what the person agrees to and runs nothing.
+func consentHint(ext string) string {
+	return "`gemkit extensions consent " + ext + " --grant`"
+}
+
+func newExtConsentCmd(a *app) *cobra.Command {
+	var grant, revoke bool
+	cmd := &cobra.Command{
+		Use:               "consent <name>",
+		ValidArgsFunction: completeExtension,
+		Short:             "Show, give or withdraw your consent to an extension's tools running; runs nothing",
+		Long: `Show what an extension's tools may do (its permissions) and whether you agreed
+to them running, as they are now: the permissions and the extension's files.
+Consent is bound to both, so a linked extension whose files change, or an
+update that changes its permissions, needs it again.
+
+--grant records your consent to the extension as it is now; --revoke
+withdraws it, so that its tools ask again (in a terminal) or are refused
+(gemkit mcp, gemkit run). Neither runs a tool.`,
+		Example: `  gemkit extensions new ./my-ext && gemkit extensions link ./my-ext --consent
+  gemkit extensions consent my-ext --revoke   # withdraw
+  gemkit extensions consent my-ext --grant    # agree to it as it is now
+  gemkit extensions consent my-ext            # what it may do, and that you agreed`,
+		Args: argsUsage(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if grant && revoke {
+				return withExitCode(ExitError, errors.New("--grant and --revoke exclude each other"))
+			}
+			st, in, err := openInstalled(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if in.Extension == nil {
+				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
+			}
+			ext := in.Extension
+			name := ext.Manifest.Name
+			if revoke {
+				if err := st.ForgetConsent(name); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Out, "Consent to %s withdrawn: its tools ask again in a terminal and are refused elsewhere.\n", name)
+				return nil
+			}
+			state, err := st.Consent(ext)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Out, "Extension %s (%s) may:\n", extension.Printable(name), extension.Printable(ext.Dir))
+			for _, l := range extension.PermissionsSummary(ext.Manifest) {
+				fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
+			}
+			when := state.GrantedAt.Local().Format(time.DateTime)
+			switch {
+			case state.Granted:
+				fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
+				return nil
+			case grant:
+				if err := st.RecordConsentContent(name, state.Hash, state.Digest); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Out, "Consent given to %s as it is now: its tools run with the permissions above (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, name)
+				return nil
+			case state.PermissionsChanged:
+				fmt.Fprintf(a.Out, "Consent: given %s to other permissions; its tools do not run until you agree to these.\n", when)
+			case state.FilesChanged:
+				fmt.Fprintf(a.Out, "Consent: given %s, but its files changed since (look at %s); its tools do not run until you agree again.\n", when, extension.Printable(ext.Dir))
+			default:
+				fmt.Fprintln(a.Out, "Consent: not given; its tools ask in a terminal and are refused elsewhere.")
+			}
+			fmt.Fprintf(a.Out, "To agree: %s\n", consentHint(name))
+			return withExitCode(ExitNo, nil)
+		},
+	}
+	cmd.Flags().BoolVar(&grant, "grant", false, "record your consent to the extension as it is now (permissions and files)")
+	cmd.Flags().BoolVar(&revoke, "revoke", false, "withdraw your consent")
+	return cmd
+}

@@ -1,0 +1,133 @@
+package extension
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Keys of the objects gemkit's part of the manifest defines: a key beyond
+// these is a mistake ("comand", "requried"), never a field of some other
+// tool, so each one is a Problem.
+var (
+	toolKeys = []string{"name", "description", "executable", "runtime", "output", "outputSchema", "args"}
+	argKeys  = []string{"name", "type", "description", "required", "default"}
+	// mcpServerKeys are the fields of Gemini CLI's MCPServerConfig
+	// (gemini-cli 0.61.0 packages/core/src/config/config.ts). Gemini CLI
+	// owns that schema, so only a near miss of one of them is flagged.
+	mcpServerKeys = []string{"command", "args", "env", "cwd", "url", "httpUrl", "headers", "tcp", "type", "timeout",
+		"trust", "description", "includeTools", "excludeTools", "extensionName", "oauth", "authProviderType",
+		"targetAudience", "targetServiceAccount"}
+)
+
+// unknownKeys finds the keys of data (a manifest) that nothing reads: any
+// unknown key of a tool or of a tool's argument, and a key of the manifest
+// or of an MCP server's definition that is a near miss of a known one
+// (the rest may be Gemini CLI's, which gemkit keeps as they are). Values
+// of the wrong type are ParseManifest's to report; they are skipped here.
+func unknownKeys(data []byte) []Problem {
+	var probs []Problem
+	add := func(path, key string, known []string, all bool) {
+		limit := 2
+		if !all {
+			// Keys of Gemini CLI's schema ("hooks") may sit near ours
+			// ("tools"): only one edit away counts as a typo there.
+			limit = 1
+		}
+		if s := nearest(key, known, limit); s != "" {
+			probs = append(probs, Problem{Path: path + key, Message: "is not a known key, so it is ignored", Fix: fmt.Sprintf("rename it to %q", s)})
+		} else if all {
+			probs = append(probs, Problem{Path: path + key, Message: "is not a known key, so it is ignored",
+				Fix: "remove it; the keys here are " + strings.Join(known, ", ")})
+		}
+	}
+	topKnown := make([]string, 0, len(knownFields))
+	for k := range knownFields {
+		topKnown = append(topKnown, k)
+	}
+	sort.Strings(topKnown)
+	eachField(data, func(key string, _ json.RawMessage) {
+		if !knownFields[key] {
+			add("", key, topKnown, false)
+		}
+	})
+	var w struct {
+		Tools      []json.RawMessage          `json:"tools"`
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	_ = json.Unmarshal(data, &w) // a wrong type is ParseManifest's problem
+	for i, raw := range w.Tools {
+		p := fmt.Sprintf("tools[%d].", i)
+		eachField(raw, func(key string, val json.RawMessage) {
+			if !slices.Contains(toolKeys, key) {
+				add(p, key, toolKeys, true)
+				return
+			}
+			if key != "args" {
+				return
+			}
+			var args []json.RawMessage
+			_ = json.Unmarshal(val, &args)
+			for j, a := range args {
+				ap := fmt.Sprintf("%sargs[%d].", p, j)
+				eachField(a, func(k string, _ json.RawMessage) {
+					if !slices.Contains(argKeys, k) {
+						add(ap, k, argKeys, true)
+					}
+				})
+			}
+		})
+	}
+	for name, raw := range w.MCPServers {
+		p := fmt.Sprintf("mcpServers.%s.", name)
+		eachField(raw, func(key string, _ json.RawMessage) {
+			if !slices.Contains(mcpServerKeys, key) {
+				add(p, key, mcpServerKeys, false)
+			}
+		})
+	}
+	return probs
+}
+
+// nearest returns the known key key is a typo of: the same but for case,
+// or at most limit edits away (one for keys of up to four letters); ""
+// when none is.
+func nearest(key string, known []string, limit int) string {
+	best, bestD := "", limit+1
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return k
+		}
+		l := limit
+		if len(k) <= 4 {
+			l = 1
+		}
+		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d <= l && d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

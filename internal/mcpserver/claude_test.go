@@ -1,0 +1,96 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/claudetest"
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// longTool is a tool whose exposed name, long-names_ and its own, is over
+// 51 characters: with the 64-character limit of old, Claude Code's
+// mcp__gemkit__ made it 66, which the model API refuses.
+const longTool = "summarize_the_repository_history_by_author"
+
+// TestClaudeCode runs the real Claude Code 2.1.330 (`claude -p
+// --mcp-config`) with `gemkit mcp` as its MCP server against a scripted
+// Anthropic API that, like the real one, refuses tool names over 64
+// characters. Claude Code speaks 2026-07-28 and starts with
+// server/discover: the summary must reach the model as the server's
+// instructions. It defers MCP tools behind its ToolSearch: the model
+// loads the long-named tool, calls it, and its output must reach the
+// model.
+func TestClaudeCode(t *testing.T) {
+	claude := claudetest.Binary(t)
+	f := newFixture(t)
+	f.link(t, "long-names", `{"name": "long-names", "version": "1.0.0", "description": "A tool with a long name.",
+	 "tools": [{"name": "`+longTool+`", "description": "Summarizes the history.", "executable": "tools/sum.sh", "runtime": "shell",
+	   "args": [{"name": "author", "type": "string"}]}]}`,
+		map[string]string{"tools/sum.sh": "echo \"history-marker-7431 by $2\"\n"})
+	name := "mcp__gemkit__" + disclosure.ExposedName("long-names", longTool)
+	if len(name) > 64 {
+		t.Fatalf("%s is over 64 characters", name)
+	}
+	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
+		last := r.LastUser()
+		switch {
+		case strings.Contains(last, "history-marker-7431"):
+			return claudetest.Reply{Text: "The history is summarized."}
+		case r.HasTool(name):
+			return claudetest.Reply{Tool: name, Input: map[string]any{"author": "ada"}}
+		default:
+			// Claude Code keeps MCP tools deferred until the model loads
+			// them with ToolSearch.
+			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
+		}
+	})
+	chome := filepath.Join(f.root, "claude")
+	env := claudetest.Home(t, chome, model, gemkittest.ClosedPort(t), f.ws)
+	cfg := filepath.Join(f.root, "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
+		"command": f.bin, "args": []string{"mcp", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Summarize the history by ada.")
+	cmd.Dir = f.ws
+	cmd.Env = append(f.env(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "The history is summarized.") {
+		t.Fatalf("claude -p: %v\n%s", err, out)
+	}
+	reqs := model.Requests()
+	// Claude Code 2.1.330 puts the servers' instructions in the context
+	// it sends with the first user turn, under "# MCP Server Instructions".
+	var first struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	json.Unmarshal([]byte(reqs[0].Raw), &first)
+	var context strings.Builder
+	for _, m := range first.Messages {
+		var blocks []struct{ Text string }
+		json.Unmarshal(m.Content, &blocks)
+		for _, bl := range blocks {
+			context.WriteString(bl.Text)
+		}
+	}
+	if c := context.String(); !strings.Contains(c, "## gemkit\n"+disclosure.Header) ||
+		!strings.Contains(c, "`"+disclosure.ExposedName("long-names", longTool)+"(author: string)`: Summarizes the history.") {
+		t.Errorf("the summary did not reach the model as gemkit's instructions:\n%s", c)
+	}
+	called := false
+	for _, r := range reqs {
+		called = called || strings.Contains(r.LastUser(), "history-marker-7431 by ada")
+	}
+	if !called {
+		t.Errorf("the tool's output never reached the model (%d requests)", len(reqs))
+	}
+}

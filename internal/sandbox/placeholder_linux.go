@@ -1,0 +1,413 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A placeholder is the empty folder or file gemkit puts at an absent
+// guarded path for the read-only bind that keeps a tool from creating it
+// (as Codex and sandbox-runtime do). It lies in the user's real folder, so
+// every gemkit process of the user sees it, and removing it is dangerous:
+// the kernel lets a mount point of another mount namespace be removed and
+// then detaches that mount there, so a tool still running with it bound
+// would see the real folder again and could create the path. Its
+// lifetime is therefore kept in a lock file per path, in a folder of
+// gemkit's no tool can reach:
+//   - every run that binds the path holds a shared flock on its lock
+//     file, whether it made the placeholder or found it;
+//   - the run that makes it records its identity (device, inode, change
+//     time) in the lock file;
+//   - at the end of a run only the one that gets the exclusive lock
+//     without waiting (no other run, in any process, still holds it)
+//     removes the placeholder, and only while the path is still that very
+//     placeholder and empty, so nothing a person made there is removed.
+
+// heldPath is one guarded path a run holds: its lock file, locked shared.
+type heldPath struct {
+	path string
+	lock *os.File
+}
+
+// placeholderID is what identifies the placeholder that was made: a
+// folder or file the user makes later at the same path, even one that
+// reuses the inode number, has another change time.
+type placeholderID struct {
+	dev, ino            uint64
+	ctimeSec, ctimeNsec int64
+}
+
+func (id placeholderID) String() string {
+	return fmt.Sprintf("%020d %020d %020d %09d\n", id.dev, id.ino, id.ctimeSec, id.ctimeNsec)
+}
+
+func identify(fi fs.FileInfo) (placeholderID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return placeholderID{}, false
+	}
+	return placeholderID{uint64(st.Dev), st.Ino, st.Ctim.Sec, st.Ctim.Nsec}, true
+}
+
+// lockDir returns the folder of the placeholder locks, made private if
+// it is new; one that another user owns or others may enter is refused,
+// since whoever can write a lock could hold a placeholder or name one.
+// Where the configuration folder cannot be made (a home folder this user
+// may not write) the locks live in /tmp/gemkit-placeholders-UID, the
+// same for every gemkit process of the user.
+func (l *Launcher) lockDir() (string, error) {
+	if l.LockDir != "" {
+		return privateDir(l.LockDir)
+	}
+	cfg, err := os.UserConfigDir()
+	if err == nil {
+		dir, err := privateDir(filepath.Join(cfg, "gemkit", "placeholders"))
+		if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, unix.EROFS) {
+			return dir, err
+		}
+	}
+	return privateDir(filepath.Join("/tmp", "gemkit-placeholders-"+strconv.Itoa(os.Getuid())))
+}
+
+func privateDir(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("sandbox: the folder of the placeholder locks: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: the folder of the placeholder locks: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("sandbox: %s, the folder of the placeholder locks, must be a folder of this user's that only it may enter (chmod 700)", dir)
+	}
+	return dir, nil
+}
+
+func lockName(dir, path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return filepath.Join(dir, hex.EncodeToString(sum[:16])+".lock")
+}
+
+// hold takes each guarded path of the run: it locks it shared and, where
+// it is absent, puts a placeholder there (an empty folder or file),
+// recording which; it returns the paths held, for release. A path that
+// exists and was never a placeholder (no lock file) is the user's, bound
+// as it is.
+func (l *Launcher) hold(overlays []overlay) (held []heldPath, err error) {
+	defer func() {
+		if err != nil {
+			l.release(held)
+			held = nil
+		}
+	}()
+	var dir string
+	for i, o := range overlays {
+		if !o.guarded {
+			continue
+		}
+		if dir == "" {
+			if dir, err = l.lockDir(); err != nil {
+				return held, err
+			}
+		}
+		f, err := lockShared(lockName(dir, o.path), o.path, o.absent)
+		if err != nil {
+			return held, err
+		}
+		if f == nil {
+			continue // the user's own, never a placeholder
+		}
+		made, err := makePlaceholder(f, o.path, o.dir)
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EROFS) {
+			// This user cannot create it, so neither can the tool,
+			// which runs as this user: nothing to bind over.
+			l.releaseOne(heldPath{path: o.path, lock: f})
+			overlays[i].guarded = false
+			continue
+		}
+		if err != nil {
+			l.releaseOne(heldPath{path: o.path, lock: f})
+			return held, fmt.Errorf("sandbox: a placeholder that keeps the tool from creating %s: %w", o.path, err)
+		}
+		if made {
+			l.logger().Debug("sandbox: placeholder made", "path", o.path)
+		}
+		held = append(held, heldPath{path: o.path, lock: f})
+	}
+	return held, nil
+}
+
+// lockShared opens the lock file name of path and locks it shared. For a
+// path that existed when the rules were made (absent false) a missing
+// lock file means the path is the user's (nil, nil), unless the path has
+// gone meanwhile, which makes it absent.
+func lockShared(name, path string, absent bool) (*os.File, error) {
+	flags := os.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	if !absent {
+		f, err := os.OpenFile(name, flags, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Lstat(path); err == nil {
+				return nil, nil
+			}
+			f, err = os.OpenFile(name, flags|os.O_CREATE, 0o600)
+		}
+		return lockOpened(f, err, path)
+	}
+	f, err := os.OpenFile(name, flags|os.O_CREATE, 0o600)
+	return lockOpened(f, err, path)
+}
+
+func lockOpened(f *os.File, err error, path string) (*os.File, error) {
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the lock of %s: %w", path, err)
+	}
+	if err := flock(f, unix.LOCK_SH); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: locking %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// makePlaceholder puts a placeholder at path if nothing is there and
+// records its identity in the lock file, which the caller holds shared:
+// no one removes a placeholder then, and of two runs making one only the
+// first succeeds.
+func makePlaceholder(lock *os.File, path string, dir bool) (made bool, err error) {
+	if dir {
+		err = os.Mkdir(path, 0o755)
+	} else {
+		var f *os.File
+		if f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			err = f.Close()
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil // the user's, or another run's placeholder: bound as it is
+	}
+	if err != nil {
+		return false, err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return true, err
+	}
+	id, ok := identify(fi)
+	if !ok {
+		return true, errors.New("no device and inode")
+	}
+	// Of fixed width, so one write replaces the last record whole.
+	_, err = lock.WriteAt([]byte(id.String()), 0)
+	return true, err
+}
+
+// release gives back the paths a run held. The run that finds itself the
+// last holder of one, in any process, removes its placeholder if the path
+// is still the very placeholder recorded and empty.
+func (l *Launcher) release(held []heldPath) {
+	for _, h := range held {
+		l.releaseOne(h)
+	}
+}
+
+func (l *Launcher) releaseOne(h heldPath) {
+	defer h.lock.Close()
+	// Not waiting: a run that holds it still is using the placeholder.
+	// (A failed upgrade drops the shared lock, which is being given back
+	// anyway.)
+	if err := flock(h.lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return
+	}
+	rec, err := io.ReadAll(io.NewSectionReader(h.lock, 0, 128))
+	if err != nil {
+		return
+	}
+	if len(rec) > 0 {
+		var want placeholderID
+		if _, err := fmt.Sscanf(string(rec), "%d %d %d %d", &want.dev, &want.ino, &want.ctimeSec, &want.ctimeNsec); err != nil {
+			l.logger().Warn("sandbox: unreadable placeholder record; kept", "path", h.path, "lock", h.lock.Name())
+			return
+		}
+		if fi, err := os.Lstat(h.path); err == nil {
+			got, ok := identify(fi)
+			switch {
+			case ok && got == want && (fi.IsDir() || fi.Mode().IsRegular() && fi.Size() == 0):
+				// A folder is removed only while empty (rmdir).
+				if err := os.Remove(h.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					l.logger().Warn("sandbox: removing a placeholder", "path", h.path, "err", err)
+					return
+				}
+			case ok && got != want:
+				l.logger().Debug("sandbox: placeholder replaced by the user's own; kept", "path", h.path)
+			}
+		}
+	}
+	// The record stays: it can only ever name that placeholder, whose
+	// change time no later file at the path has. The lock file stays for
+	// the next run in this folder (making one costs more than the run's
+	// other steps together).
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// GuardRemovedError is what Wait returns when a protected path bound
+// read-only into the tool's root was removed or replaced in the real
+// folder while the tool ran (by the person, or by a program outside the
+// sandbox). The kernel then detaches that bind in the tool's root, which
+// would let the tool create the path for real, so the tool is stopped.
+type GuardRemovedError struct{ Path string }
+
+func (e *GuardRemovedError) Error() string {
+	return fmt.Sprintf("sandbox: %s was removed or replaced while the tool ran, which takes a protected path out of the tool's read-only view; the tool was stopped (whatever is at %s now may be the tool's: check it)", e.Path, e.Path)
+}
+
+// guardWatcher watches, for all runs of a launcher, the folders that hold
+// the guarded paths bound into the tools' roots, for their removal or
+// replacement. One inotify instance serves every run, each adding and
+// removing its watches: closing an instance that had watches waits for
+// the kernel's SRCU grace period, about 10 ms a run.
+type guardWatcher struct {
+	f  *os.File
+	fd int
+
+	mu   sync.Mutex
+	dirs map[int]*watchedDir // by watch descriptor
+}
+
+type watchedDir struct {
+	refs  int
+	names map[string][]*guardRun
+}
+
+// guardRun is one run's watches.
+type guardRun struct {
+	wds   []int
+	names []string
+	kill  func() // nil until the tool runs
+	hit   string // the path removed or replaced, if one was
+	paths map[string]string
+}
+
+func newGuardWatcher() (*guardWatcher, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: watching the protected paths: %w", err)
+	}
+	w := &guardWatcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, dirs: map[int]*watchedDir{}}
+	go w.serve()
+	return w, nil
+}
+
+// watch starts watching a run's guarded paths, before its tool starts, so
+// that nothing done meanwhile is missed.
+func (w *guardWatcher) watch(overlays []overlay) (*guardRun, error) {
+	r := &guardRun{paths: map[string]string{}}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, o := range overlays {
+		if !o.guarded {
+			continue
+		}
+		dir, name := filepath.Dir(o.path), filepath.Base(o.path)
+		wd, err := unix.InotifyAddWatch(w.fd, dir, unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+		if err != nil {
+			w.unwatchLocked(r)
+			return nil, fmt.Errorf("sandbox: watching %s: %w", dir, err)
+		}
+		d := w.dirs[wd]
+		if d == nil {
+			d = &watchedDir{names: map[string][]*guardRun{}}
+			w.dirs[wd] = d
+		}
+		d.refs++
+		d.names[name] = append(d.names[name], r)
+		r.wds, r.names = append(r.wds, wd), append(r.names, name)
+		r.paths[name] = o.path
+	}
+	return r, nil
+}
+
+// arm has kill called at the first removal or replacement, at once if
+// one happened already.
+func (w *guardWatcher) arm(r *guardRun, kill func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r.kill = kill
+	if r.hit != "" {
+		kill()
+	}
+}
+
+// unwatch ends a run's watches and returns the guarded path removed or
+// replaced meanwhile, if one was.
+func (w *guardWatcher) unwatch(r *guardRun) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unwatchLocked(r)
+	return r.hit
+}
+
+func (w *guardWatcher) unwatchLocked(r *guardRun) {
+	for i, wd := range r.wds {
+		d := w.dirs[wd]
+		if d == nil {
+			continue
+		}
+		d.names[r.names[i]] = slices.DeleteFunc(d.names[r.names[i]], func(x *guardRun) bool { return x == r })
+		if d.refs--; d.refs == 0 {
+			delete(w.dirs, wd)
+			_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+		}
+	}
+	r.wds, r.names = nil, nil
+}
+
+// serve reads the events for as long as the launcher lives.
+func (w *guardWatcher) serve() {
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	for {
+		n, err := w.f.Read(buf)
+		if err != nil {
+			return
+		}
+		w.mu.Lock()
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := unix.ByteSliceToString(buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)])
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			d := w.dirs[int(ev.Wd)]
+			if d == nil {
+				continue
+			}
+			for _, r := range d.names[name] {
+				if r.hit == "" {
+					r.hit = r.paths[name]
+					if r.kill != nil {
+						r.kill()
+					}
+				}
+			}
+		}
+		w.mu.Unlock()
+	}
+}
