@@ -21,7 +21,8 @@ import (
 // reach the model as the IDE context's selectedText; the model's
 // write_file shows as the plugin's diff, where a line is added by hand and
 // :wq accepts it; a proposal closed with :q is rejected (the file
-// stays); Esc in the CLI while a
+// stays, the CLI says "Request cancelled." and keeps the rejected
+// exchange out of the next turn, as for a "No" in its own box); Esc in the CLI while a
 // diff waits closes the diff in Neovim; /quit ends the CLI and leaves the
 // companion serving the editor; :qa ends Neovim, the companion and its
 // discovery file, and leaves no process of theirs running.
@@ -175,8 +176,32 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 
 	// Esc in the CLI while a diff waits cancels the tool: the CLI closes
 	// the diff in Neovim.
+	// A rejection in the IDE is the CLI's own "No" (its onConfirm gets
+	// Cancel): it prints "Request cancelled." and, as for every turn whose
+	// tools were all cancelled, takes the exchange back out of its history
+	// (useGeminiStream's handleCompletedTools in Gemini CLI 0.61 slices the
+	// history to its length after the prompt), so the next turn carries
+	// the accepted write and no trace of the rejected one.
+	waitFor(t, "the CLI's word for the rejection", func() bool {
+		text, _ := d.lua(t, `
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  if vim.bo[b].buftype == 'terminal' then return vim.json.encode(table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')) end
+end
+return '""'`).(string)
+		return strings.Contains(text, "Request cancelled.")
+	})
 	toCLI()
-	ask("try once more")
+	next := ask("try once more")
+	var writes []string
+	for _, r := range next.FunctionResponses() {
+		if r.Name == "write_file" {
+			b, _ := json.Marshal(r.Response)
+			writes = append(writes, string(b))
+		}
+	}
+	if all, _ := json.Marshal(next.Contents); len(writes) != 1 || !strings.Contains(writes[0], "Successfully overwrote") || strings.Contains(string(all), `rejected\n`) {
+		t.Fatalf("the turn after the rejection carries these write_file answers, want the accepted one only:\n%s", all)
+	}
 	proposed("cancelled\n")
 	toCLI()
 	pane.keys(t, "", "Escape")

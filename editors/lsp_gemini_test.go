@@ -1,0 +1,95 @@
+package editors_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// TestLSPNeovimGeminiCLI runs the real Gemini CLI's TUI in the :terminal
+// of the real Neovim whose built-in client runs `gemkit ide serve
+// --editor lsp` (no gemkit plugin, nothing set in the terminal's
+// environment): the CLI finds the companion through its discovery file
+// alone, its write_file shows as a proposal in the file's buffer, the
+// person adds a line there and saves, and the file on disk is the saved
+// text, byte for byte.
+func TestLSPNeovimGeminiCLI(t *testing.T) {
+	bin := requireEditor(t, "nvim", "neovim")
+	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	h := newHarness(t)
+	target := h.path("b.txt")
+	proposal := "one\ntwo\nthree\nfour\n"
+	model, err := fakemodel.Start(
+		fakemodel.Call("write_file", map[string]any{"file_path": target, "content": proposal}),
+		fakemodel.Text("Done writing."),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	settings, _ := json.Marshal(map[string]any{
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"ide":      map[string]any{"enabled": true, "hasSeenNudge": true},
+	})
+	if err := os.MkdirAll(filepath.Join(h.home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.home, ".gemini", "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, screen := startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(nvimLSPConfig, gemkittest.Gemkit(t)), []string{
+		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
+	})
+	d.Open(t, target, 1, 1)
+	waitFor(t, "the discovery file", func() bool {
+		m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "gemini-ide-server-*.json"))
+		return len(m) == 1
+	})
+
+	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	d.command(t, "tabnew | terminal "+node+" "+cli)
+	d.command(t, "startinsert")
+	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
+	keys := func(k string) { d.input(t, k) }
+	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
+	keys("/ide status")
+	time.Sleep(300 * time.Millisecond)
+	keys("<CR>")
+	wait("/ide status connected", func(s string) bool { return strings.Contains(s, "Connected to Neovim") })
+
+	keys("add a line four to b.txt")
+	time.Sleep(300 * time.Millisecond)
+	keys("<CR>")
+	// Waiting for Neovim's prompt on the screen first gives a loaded
+	// machine the time the CLI takes to reach the tool (longer than one
+	// waitFor).
+	wait("Neovim's prompt about the proposal", func(s string) bool {
+		return strings.Contains(s, "is proposed in its buffer") && strings.Contains(s, "3. Edit first")
+	})
+	// The proposal lands in b.txt's buffer and Neovim asks; the person
+	// chooses to edit first, adds a line in the buffer and saves.
+	d.answerPrompt(t, "3<CR>")
+	waitFor(t, "the proposal in b.txt's buffer", func() bool { return d.BufferText(t, target) == proposal })
+	d.command(t, "stopinsert")
+	d.command(t, "tabprevious")
+	d.command(t, "normal! Goadded in nvim")
+	d.command(t, "write")
+	want := proposal + "added in nvim\n"
+	gemkittest.WaitFile(t, target, want)
+	d.command(t, "tabnext")
+	wait("the model's answer after the write", func(s string) bool { return strings.Contains(s, "Done writing.") })
+	if b, _ := os.ReadFile(target); string(b) != want {
+		t.Fatalf("b.txt holds %q, want %q", b, want)
+	}
+}
