@@ -167,9 +167,9 @@ func TestNodeClient(t *testing.T) {
 		t.Errorf("turn 7 does not say the edit was rejected: %s", got)
 	}
 
-	// The extension tool asked with its permissions, ran, and its output
-	// reached the model.
-	if p := string(perms[2]); !strings.Contains(p, "CHANGED") || !strings.Contains(p, `"allow_always"`) || !strings.Contains(p, "read") {
+	// The extension tool asked, naming the file changed since consent
+	// before its permissions, ran, and its output reached the model.
+	if p := string(perms[2]); !strings.Contains(p, "this file of the extension changed: tools/count.sh (changed).") || !strings.Contains(p, `"allow_always"`) || !strings.Contains(p, "read") {
 		t.Errorf("extension permission %s", p)
 	}
 	if got := turnText(t, f.model, 8); !strings.Contains(got, `{\"word\":\"hi\",\"times\":2,\"files\":\"a.txt sub \"}`) {

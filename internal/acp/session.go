@@ -262,12 +262,20 @@ func editTitle(rel string, isNew bool) string {
 }
 
 // AllowTool implements agent.Host: an extension tool's first run asks
-// with its permissions in words. "Always" records consent as
+// with its permissions in words, after the files changed since an
+// earlier consent when there was one. "Always" records consent as
 // `gemkit extensions run --consent` does; "once" lets this run go only.
-func (s *session) AllowTool(ctx context.Context, ext string, lines []string) (bool, error) {
+func (s *session) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+	ext := q.Extension
 	var b strings.Builder
-	fmt.Fprintf(&b, "Extension %q wants to run %s. Its tools may:\n", extension.Printable(ext), s.curN)
-	for _, l := range lines {
+	fmt.Fprintf(&b, "Extension %q wants to run %s.", extension.Printable(ext), s.curN)
+	if q.Notice != "" {
+		b.WriteString("\n\n" + extension.Printable(q.Notice) + "\n\n")
+	} else {
+		b.WriteString(" ")
+	}
+	b.WriteString("Its tools may:\n")
+	for _, l := range q.Lines {
 		b.WriteString("- " + extension.Printable(l) + "\n")
 	}
 	tc := sdk.ToolCallUpdate{
@@ -408,11 +416,11 @@ func (c onceConsent) RecordConsent(name, hash string) error {
 	return c.ContentConsentStore.RecordConsent(name, hash)
 }
 
-func (c onceConsent) RecordConsentContent(name, hash, digest string) error {
+func (c onceConsent) RecordConsentContent(name, hash string, content extension.Content) error {
 	if c.once.Swap(false) {
 		return nil
 	}
-	return c.ContentConsentStore.RecordConsentContent(name, hash, digest)
+	return c.ContentConsentStore.RecordConsentContent(name, hash, content)
 }
 
 // ExtensionFolders passes on the store's list of extension folders, which

@@ -25,9 +25,9 @@ type Host interface {
 	// WriteTextFile writes an accepted edit. handled is false when the
 	// agent is to write the disk itself (atomically).
 	WriteTextFile(ctx context.Context, abs, content string) (handled bool, err error)
-	// AllowTool asks the person whether extension ext may run a tool with
-	// the permissions lines describe; it is the Runner's toolrun.Asker.
-	AllowTool(ctx context.Context, ext string, lines []string) (bool, error)
+	// AllowTool asks the person whether an extension may run a tool with
+	// the permissions q describes; it is the Runner's toolrun.Asker.
+	AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool, error)
 }
 
 // LocalHost is the host of `gemkit run` and `gemkit chat`: files on disk,
@@ -40,11 +40,11 @@ type LocalHost struct {
 
 // AllowTool implements Host. With nobody to ask, the run is refused as
 // the Runner refuses it: consent must be given beforehand.
-func (h LocalHost) AllowTool(ctx context.Context, ext string, lines []string) (bool, error) {
+func (h LocalHost) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
 	if h.Ask == nil {
-		return false, &toolrun.ConsentError{Extension: ext, Lines: lines}
+		return false, &toolrun.ConsentError{Extension: q.Extension, Notice: q.Notice, Lines: q.Lines}
 	}
-	return h.Ask(ctx, ext, lines)
+	return h.Ask(ctx, q)
 }
 
 // ReadTextFile implements Host: the agent reads the disk.

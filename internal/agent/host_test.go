@@ -14,6 +14,7 @@ import (
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/model"
+	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 // viewHost is a Host with a view of its own, as an editor is: buffers
@@ -45,7 +46,9 @@ func (h *viewHost) WriteTextFile(_ context.Context, abs, content string) (bool, 
 	return true, nil
 }
 
-func (h *viewHost) AllowTool(context.Context, string, []string) (bool, error) { return false, nil }
+func (h *viewHost) AllowTool(context.Context, toolrun.ConsentRequest) (bool, error) {
+	return false, nil
+}
 
 // extraTools is a ToolSource with one tool of its own and one whose name
 // a built-in tool already has.

@@ -225,14 +225,8 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	}
 	var askTool toolrun.Asker
 	if ask != nil {
-		askTool = func(ctx context.Context, name string, lines []string) (bool, error) {
-			var b strings.Builder
-			fmt.Fprintf(&b, "Extension %q wants to run a tool. Its tools may:\n", extension.Printable(name))
-			for _, l := range lines {
-				b.WriteString("  - " + extension.Printable(l) + "\n")
-			}
-			b.WriteString("Allow?")
-			return ask(ctx, b.String())
+		askTool = func(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+			return ask(ctx, consentQuestion(q)+"Allow?")
 		}
 	}
 	protocol := agent.Native

@@ -59,6 +59,12 @@ withdraws it, so that its tools ask again (in a terminal) or are refused
 			if err != nil {
 				return err
 			}
+			if state.Notice != "" {
+				// Before the permissions and apart from them: what
+				// changed is no permission, and it is to be looked at
+				// before the rest is agreed to again.
+				fmt.Fprintln(a.Out, extension.Printable(state.Notice))
+			}
 			fmt.Fprintf(a.Out, "Extension %s (%s) may:\n", extension.Printable(name), extension.Printable(ext.Dir))
 			for _, l := range extension.PermissionsSummary(ext.Manifest) {
 				fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
@@ -69,7 +75,7 @@ withdraws it, so that its tools ask again (in a terminal) or are refused
 				fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
 				return nil
 			case grant:
-				if err := st.RecordConsentContent(name, state.Hash, state.Digest); err != nil {
+				if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.Out, "Consent given to %s as it is now: its tools run with the permissions above (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, name)
@@ -77,7 +83,7 @@ withdraws it, so that its tools ask again (in a terminal) or are refused
 			case state.PermissionsChanged:
 				fmt.Fprintf(a.Out, "Consent: given %s to other permissions; its tools do not run until you agree to these.\n", when)
 			case state.FilesChanged:
-				fmt.Fprintf(a.Out, "Consent: given %s, but its files changed since (look at %s); its tools do not run until you agree again.\n", when, extension.Printable(ext.Dir))
+				fmt.Fprintf(a.Out, "Consent: given %s to these permissions but not to its files as they are now (see above); its tools do not run until you agree again.\n", when)
 			default:
 				fmt.Fprintln(a.Out, "Consent: not given; its tools ask in a terminal and are refused elsewhere.")
 			}

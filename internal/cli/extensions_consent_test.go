@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +32,7 @@ func TestExtensionsConsent(t *testing.T) {
 		{"revoke", []string{"consent", "my-ext", "--revoke"}, false, ExitOK, []string{"Consent to my-ext withdrawn"}},
 		{"not given", []string{"consent", "my-ext"}, false, ExitNo, []string{"Consent: not given", "To agree: `gemkit extensions consent my-ext --grant`"}},
 		{"grant", []string{"consent", "my-ext", "--grant"}, false, ExitOK, []string{"Consent given to my-ext as it is now"}},
-		{"files changed", []string{"consent", "my-ext"}, true, ExitNo, []string{"its files changed since", "To agree: "}},
+		{"files changed", []string{"consent", "my-ext"}, true, ExitNo, []string{"this file of the extension changed: gemini-extension.json (changed)", "not to its files as they are now", "To agree: "}},
 		{"grant again", []string{"consent", "my-ext", "--grant"}, false, ExitOK, []string{"Consent given to my-ext"}},
 		{"given again", []string{"consent", "my-ext"}, false, ExitOK, []string{"Consent: given "}},
 		{"both flags", []string{"consent", "my-ext", "--grant", "--revoke"}, false, ExitError, nil},
@@ -54,6 +56,124 @@ func TestExtensionsConsent(t *testing.T) {
 				t.Errorf("%s: output lacks %q:\n%s", s.name, w, out)
 			}
 		}
+	}
+}
+
+// TestExtensionsConsentNamesChangedFiles: `consent EXT` and `describe
+// EXT` name the files that changed since consent was given, and how, in a
+// statement of their own before the permissions (`consent`) or under the
+// consent line (`describe`); a record from before the per-file list says
+// it cannot name them.
+func TestExtensionsConsentNamesChangedFiles(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, src string)
+		oldRec bool // the record predates the per-file list
+		want   string
+	}{
+		{"edited", func(t *testing.T, src string) { appendTo(t, filepath.Join(src, "tools/count_words.py"), "import os\n") }, false,
+			"Since you agreed, this file of the extension changed: tools/count_words.py (changed). Look at it in $SRC before agreeing again."},
+		{"added", func(t *testing.T, src string) { appendTo(t, filepath.Join(src, "tools/new.sh"), "curl x | sh\n") }, false,
+			"this file of the extension changed: tools/new.sh (added)."},
+		{"removed", func(t *testing.T, src string) { os.Remove(filepath.Join(src, "docs/usage.md")) }, false,
+			"this file of the extension changed: docs/usage.md (removed)."},
+		{"mode", func(t *testing.T, src string) { os.Chmod(filepath.Join(src, "tools/find_todos.sh"), 0o700) }, false,
+			"tools/find_todos.sh (mode changed)."},
+		{"symlink retargeted", func(t *testing.T, src string) {
+			os.Remove(filepath.Join(src, "current"))
+			if err := os.Symlink("tools/find_todos.sh", filepath.Join(src, "current")); err != nil {
+				t.Fatal(err)
+			}
+		}, false, "this file of the extension changed: current (changed)."},
+		{"more than the cap", func(t *testing.T, src string) {
+			for i := range 11 {
+				appendTo(t, filepath.Join(src, fmt.Sprintf("gen/%02d.js", i)), "x\n")
+			}
+			os.Remove(filepath.Join(src, "GEMINI.md"))
+		}, false, "these files of the extension changed: GEMINI.md (removed), gen/00.js (added), gen/01.js (added), gen/02.js (added), gen/03.js (added), gen/04.js (added), gen/05.js (added), gen/06.js (added), gen/07.js (added), gen/08.js (added) and 2 more. Look at them in $SRC before agreeing again."},
+		{"record without the list", func(t *testing.T, src string) { appendTo(t, filepath.Join(src, "tools/count_words.py"), "import os\n") }, true,
+			"Since you agreed, the extension's files changed; gemkit cannot name them, as your consent was recorded before it kept a list of files. Look at $SRC before agreeing again."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			src := filepath.Join(t.TempDir(), "my-ext")
+			e.mustRun("new", src)
+			if err := os.Symlink("tools/count_words.py", filepath.Join(src, "current")); err != nil {
+				t.Fatal(err)
+			}
+			e.mustRun("link", src, "--consent")
+			if c.oldRec {
+				dropFileLists(t, filepath.Join(e.home, ".gemini", "gemkit", "consent.json"))
+			}
+			c.change(t, src)
+			want := strings.ReplaceAll(c.want, "$SRC", src)
+
+			out, errOut, code := e.run("consent", "my-ext")
+			first, rest, _ := strings.Cut(out, "\n")
+			if code != ExitNo || !strings.HasPrefix(first, "Since you agreed, ") || !strings.Contains(first, want) || !strings.HasPrefix(rest, "Extension my-ext (") {
+				t.Fatalf("consent: exit %d; want %q on a line of its own before the permissions:\n%s%s", code, want, out, errOut)
+			}
+			out, _, _ = e.run("describe", "my-ext")
+			_, after, _ := strings.Cut(out, "  consent: granted for these permissions, not for the extension's files as they are now; asked again before a tool runs\n")
+			if next, _, _ := strings.Cut(after, "\n"); !strings.HasPrefix(next, "  Since you agreed, ") || !strings.Contains(next, want) {
+				t.Errorf("describe lacks %q under its consent line:\n%s", want, out)
+			}
+
+			// Agreeing again records the list: the next change is named.
+			e.mustRun("consent", "my-ext", "--grant")
+			appendTo(t, filepath.Join(src, "after.txt"), "more\n")
+			if out, _, _ := e.run("consent", "my-ext"); !strings.HasPrefix(out, "Since you agreed, this file of the extension changed: after.txt (added).") {
+				t.Errorf("after --grant:\n%s", out)
+			}
+		})
+	}
+}
+
+// appendTo appends s to the file at path, creating it (and its folder)
+// when it does not exist.
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dropFileLists rewrites the consent records at path as gemkit wrote them
+// before they kept a per-file list.
+func dropFileLists(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs struct {
+		Version    int                                   `json:"version"`
+		Extensions map[string]map[string]json.RawMessage `json:"extensions"`
+	}
+	if err := json.Unmarshal(data, &recs); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range recs.Extensions {
+		if _, ok := r["files"]; !ok {
+			t.Fatalf("record of %s has no file list to drop:\n%s", name, data)
+		}
+		delete(r, "files")
+	}
+	if data, err = json.Marshal(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

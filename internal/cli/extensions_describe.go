@@ -32,6 +32,8 @@ type consentInfo struct {
 	// extension's files are not the ones agreed to (or the record
 	// predates binding to them); the next run asks again.
 	FilesChanged bool `json:"filesChanged,omitempty"`
+	// notice names the files that changed (extension.ContentNotice).
+	notice string
 }
 
 func newExtDescribeCmd(a *app) *cobra.Command {
@@ -61,11 +63,14 @@ files, settings, source, version and where it is enabled.`,
 			}
 			consent := consentInfo{}
 			if m := in.Manifest(); m != nil {
-				recorded, granted := st.ConsentContent(m.Name, extension.PermissionsHash(m))
+				agreed, granted := st.ConsentContent(m.Name, extension.PermissionsHash(m))
 				consent.Granted = granted
 				if granted && in.Extension != nil {
-					digest, err := extension.ContentDigest(in.Extension.Dir)
-					consent.FilesChanged = err != nil || digest != recorded
+					now, err := extension.ReadContent(in.Extension.Dir)
+					consent.FilesChanged = err != nil || now.Digest != agreed.Digest
+					if err == nil {
+						consent.notice = extension.ContentNotice(agreed, now, in.Extension.Dir)
+					}
 				}
 			}
 			if asJSON {
@@ -146,7 +151,10 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	}
 	switch {
 	case consent.Granted && consent.FilesChanged:
-		fmt.Fprintln(w, "  consent: granted for these permissions, but the extension's files changed since (or were never recorded); asked again before a tool runs")
+		fmt.Fprintln(w, "  consent: granted for these permissions, not for the extension's files as they are now; asked again before a tool runs")
+		if consent.notice != "" {
+			fmt.Fprintf(w, "  %s\n", consent.notice)
+		}
 	case consent.Granted:
 		fmt.Fprintln(w, "  consent: granted for these permissions and these files")
 	default:

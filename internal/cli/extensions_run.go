@@ -173,11 +173,8 @@ func readSettings(in *extension.Installed) (map[string]string, error) {
 // terminalAsk shows the permissions on stderr and reads y/N from the
 // terminal.
 func terminalAsk(a *app) toolrun.Asker {
-	return func(ctx context.Context, name string, lines []string) (bool, error) {
-		fmt.Fprintf(a.Err, "Extension %q wants to run a tool. Its tools may:\n", name)
-		for _, l := range lines {
-			fmt.Fprintln(a.Err, "  - "+l)
-		}
+	return func(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+		fmt.Fprint(a.Err, consentQuestion(q))
 		fmt.Fprint(a.Err, "Allow? [y/N]: ")
 		answer, err := readLine(ctx, a.In)
 		if err != nil {
@@ -186,6 +183,25 @@ func terminalAsk(a *app) toolrun.Asker {
 		a := strings.ToLower(strings.TrimSpace(answer))
 		return a == "y" || a == "yes", nil
 	}
+}
+
+// consentQuestion is what a terminal shows before an extension's tool
+// runs without consent: the files changed since an earlier consent, if
+// any, as a statement on a line of its own (it is no permission), then
+// the permissions, one a line.
+func consentQuestion(q toolrun.ConsentRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Extension %q wants to run a tool.", extension.Printable(q.Extension))
+	if q.Notice != "" {
+		b.WriteString("\n" + extension.Printable(q.Notice) + "\n")
+	} else {
+		b.WriteString(" ")
+	}
+	b.WriteString("Its tools may:\n")
+	for _, l := range q.Lines {
+		b.WriteString("  - " + extension.Printable(l) + "\n")
+	}
+	return b.String()
 }
 
 // withRunHint adds to a refused run the flag that would let it go ahead:

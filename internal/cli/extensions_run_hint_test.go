@@ -15,6 +15,8 @@ func TestRunHintNamesTheFlag(t *testing.T) {
 	t.Parallel()
 	unenforceable := &sandbox.UnenforceableError{Reasons: []string{"Landlock is not available"}}
 	noTerminal := &toolrun.ConsentError{Extension: "demo", Lines: []string{"read files in your workspace"}}
+	changed := &toolrun.ConsentError{Extension: "demo", Lines: []string{"read files in your workspace"},
+		Notice: "Since you agreed, this file of the extension changed: t.sh (changed). Look at it in /ext before agreeing again."}
 	declined := &toolrun.ConsentError{Extension: "demo", Declined: true}
 	other := errors.New("tool demo failed")
 	tests := []struct {
@@ -26,6 +28,10 @@ func TestRunHintNamesTheFlag(t *testing.T) {
 			"run: this machine cannot enforce the extension's permissions: Landlock is not available; refusing to run; pass --allow-unconfined to run anyway with the listed protections missing"},
 		{"no terminal to ask", noTerminal,
 			"extension demo needs your consent before its tools run (it may: read files in your workspace), and there is no terminal to ask on; to agree, run `gemkit extensions consent demo --grant` (it shows what you agree to and runs nothing), or pass --consent"},
+		{"files changed, no terminal to ask", changed,
+			"extension demo needs your consent again before its tools run, and there is no terminal to ask on. " +
+				"Since you agreed, this file of the extension changed: t.sh (changed). Look at it in /ext before agreeing again. " +
+				"Its tools may: read files in your workspace; to agree, run `gemkit extensions consent demo --grant` (it shows what you agree to and runs nothing), or pass --consent"},
 		{"declined", declined, declined.Error()},
 		{"other", other, "tool demo failed"},
 	}
@@ -36,6 +42,31 @@ func TestRunHintNamesTheFlag(t *testing.T) {
 		}
 		if !errors.Is(got, tt.err) {
 			t.Errorf("%s: the hint lost the error it wraps", tt.name)
+		}
+	}
+}
+
+// TestConsentQuestion: the terminal's question puts the files changed
+// since an earlier consent on a line of their own, before the
+// permissions and not among them.
+func TestConsentQuestion(t *testing.T) {
+	t.Parallel()
+	lines := []string{"read files in your workspace", "no network access"}
+	for _, c := range []struct {
+		name string
+		q    toolrun.ConsentRequest
+		want string
+	}{
+		{"first time", toolrun.ConsentRequest{Extension: "demo", Lines: lines},
+			"Extension \"demo\" wants to run a tool. Its tools may:\n  - read files in your workspace\n  - no network access\n"},
+		{"files changed", toolrun.ConsentRequest{Extension: "demo", Lines: lines,
+			Notice: "Since you agreed, this file of the extension changed: t.sh (changed). Look at it in /ext before agreeing again."},
+			"Extension \"demo\" wants to run a tool.\n" +
+				"Since you agreed, this file of the extension changed: t.sh (changed). Look at it in /ext before agreeing again.\n" +
+				"Its tools may:\n  - read files in your workspace\n  - no network access\n"},
+	} {
+		if got := consentQuestion(c.q); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}
 }

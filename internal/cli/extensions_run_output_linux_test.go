@@ -57,15 +57,15 @@ func TestToolOutputOnTerminalEscaped(t *testing.T) {
 	}
 
 	// The tool changes: describe says so, and a run without a terminal
-	// and without --consent is refused, saying the files changed.
+	// and without --consent is refused, naming the file that changed.
 	if r := runGemkit(t, bin, home, root, "extensions", "describe", "inject"); !strings.Contains(r.stdout, "these permissions and these files") {
 		t.Fatalf("describe before the change: %s", r.stdout)
 	}
 	os.WriteFile(filepath.Join(src, "t.sh"), []byte("echo planted\n"), 0o755)
-	if r := runGemkit(t, bin, home, root, "extensions", "describe", "inject"); !strings.Contains(r.stdout, "files changed since") {
+	if r := runGemkit(t, bin, home, root, "extensions", "describe", "inject"); !strings.Contains(r.stdout, "this file of the extension changed: t.sh (changed)") {
 		t.Fatalf("describe after the change: %s", r.stdout)
 	}
-	if r := runGemkit(t, bin, home, root, "extensions", "run", "inject", "t"); r.code == 0 || !strings.Contains(r.stderr, "CHANGED") || strings.Contains(r.stdout, "planted") {
+	if r := runGemkit(t, bin, home, root, "extensions", "run", "inject", "t"); r.code == 0 || !strings.Contains(r.stderr, "Since you agreed, this file of the extension changed: t.sh (changed).") || strings.Contains(r.stdout, "planted") {
 		t.Fatalf("changed tool ran: %+v", r)
 	}
 }

@@ -53,11 +53,11 @@ func TestCallWording(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := set.Extension("w").Ext.Manifest
-	digest, err := extension.ContentDigest(filepath.Join(home, ".gemini", "extensions", "w"))
+	content, err := extension.ReadContent(filepath.Join(home, ".gemini", "extensions", "w"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RecordConsentContent("w", extension.PermissionsHash(m), digest); err != nil {
+	if err := st.RecordConsentContent("w", extension.PermissionsHash(m), content); err != nil {
 		t.Fatal(err)
 	}
 	r := &toolrun.Runner{Consent: st, Environ: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}}

