@@ -129,9 +129,13 @@ func worded(t *Tool, res *toolrun.Result, err error, args map[string]any) CallRe
 		if ce.Declined {
 			fmt.Fprintf(&b, "The person declined to let extension %s run its tools (it may: %s). Do not call its tools again unless they ask you to.", ce.Extension, strings.Join(ce.Lines, "; "))
 		} else {
-			fmt.Fprintf(&b, "Extension %s needs the person's consent before its tools run (its tools may: %s). "+
-				"Ask them to agree by running `gemkit extensions consent %s --grant` (it shows what they agree to and runs nothing), then call the tool again.",
-				ce.Extension, strings.Join(ce.Lines, "; "), ce.Extension)
+			fmt.Fprintf(&b, "Extension %s needs the person's consent before its tools run (its tools may: %s). ", ce.Extension, strings.Join(ce.Lines, "; "))
+			if ce.Notice != "" {
+				// The model relays it: the person should look at these
+				// files before agreeing again.
+				b.WriteString(ce.Notice + " ")
+			}
+			fmt.Fprintf(&b, "Ask them to agree by running `gemkit extensions consent %s --grant` (it shows what they agree to and runs nothing), then call the tool again.", ce.Extension)
 		}
 	case errors.As(err, &ae):
 		cr.IsError = true

@@ -98,9 +98,19 @@ func TestCallWording(t *testing.T) {
 		}
 	}
 
+	// A tool script changed since consent: the answer names it, for the
+	// model to pass on, and says how to agree again.
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "extensions", "w", "tools", "quiet.sh"), []byte("true # changed\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := set.Call(context.Background(), r, "w_quiet", nil, lim)
+	if !res.IsError || !strings.Contains(res.Text, "tools/quiet.sh (changed)") || !strings.Contains(res.Text, "gemkit extensions consent w --grant") {
+		t.Errorf("changed files: %+v", res)
+	}
+
 	// Without consent on record, the answer says how to give it.
 	st.ForgetConsent("w")
-	res := set.Call(context.Background(), r, "w_quiet", nil, lim)
+	res = set.Call(context.Background(), r, "w_quiet", nil, lim)
 	if !res.IsError || !strings.Contains(res.Text, "gemkit extensions consent w --grant") {
 		t.Errorf("no consent: %+v", res)
 	}
