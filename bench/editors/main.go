@@ -23,7 +23,12 @@
 //     plugin's CLAUDE_CODE_SSE_PORT, as in the editor's terminal, offline
 //     (internal/claudetest's home), until its WebSocket connection to the
 //     plugin's port shows ESTABLISHED in /proc/net/tcp (polled every
-//     2 ms). With the connect figure above, that is start → connected.
+//     2 ms). With the connect figure above, that is start → connected;
+//   - gemini start → dial: the same for the real Gemini CLI (-gemini; by
+//     default the one pinned in interop/, run by node) with the variables
+//     the plugin gives Neovim's terminals, until its connection to the
+//     companion's MCP port is ESTABLISHED. Only gemkit.nvim serves Gemini
+//     CLI; claudecode.nvim's column shows "-".
 //
 // Figures are p50 (and min) of -n rounds. The machine may be busy: the
 // load average is printed with them, and both plugins run in the same run.
@@ -50,6 +55,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/nvimrpc"
 )
@@ -62,8 +68,8 @@ func main() {
 }
 
 type options struct {
-	nvim, gemkit, claudecode, claude, root string
-	n, starts                              int
+	nvim, gemkit, claudecode, claude, gemini, root string
+	n, starts                                      int
 }
 
 func run(args []string, out io.Writer) error {
@@ -74,6 +80,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&o.claudecode, "claudecode", "", "folder of a claudecode.nvim copy to measure beside gemkit")
 	fs.StringVar(&o.root, "root", "", "repository root (default: found from the working directory)")
 	fs.StringVar(&o.claude, "claude", "", "Claude Code binary for the start → dial figure (default: the one in interop/; none: skip)")
+	fs.StringVar(&o.gemini, "gemini", "", "Gemini CLI's gemini.js for the gemini start → dial figure (default: the one in interop/; none: skip)")
 	fs.IntVar(&o.n, "n", 12, "rounds of each timed step")
 	fs.IntVar(&o.starts, "starts", 5, "starts of the real Claude Code per plugin")
 	if err := fs.Parse(args); err != nil {
@@ -104,6 +111,15 @@ func run(args []string, out io.Writer) error {
 	if o.claude == "none" {
 		o.claude = ""
 	}
+	switch o.gemini {
+	case "none":
+		o.gemini = ""
+	case "":
+		p := filepath.Join(o.root, "interop", "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+		if _, err := os.Stat(p); err == nil {
+			o.gemini = p
+		}
+	}
 	work, err := os.MkdirTemp("", "gemkit-bench-editors-")
 	if err != nil {
 		return err
@@ -119,6 +135,7 @@ func run(args []string, out io.Writer) error {
 	}
 	plugins := []plugin{{
 		name:   "gemkit.nvim",
+		gemini: true,
 		setup:  fmt.Sprintf("vim.opt.runtimepath:prepend(%q)\nvim.cmd('runtime plugin/gemkit.lua')\nrequire('gemkit').setup({ cmd = %q })\n", filepath.Join(o.root, "editors", "nvim"), o.gemkit),
 		reject: "GemkitReject",
 	}}
@@ -174,12 +191,31 @@ func run(args []string, out io.Writer) error {
 			}
 		}
 	}
+	// Gemini CLI's starts, likewise; the first reads its bundle into the
+	// page cache and is not counted.
+	for turn := range o.starts + 1 {
+		if o.gemini == "" {
+			break
+		}
+		for i, s := range sessions {
+			if !plugins[i].gemini {
+				continue
+			}
+			d, err := s.startGemini(o, turn)
+			if err != nil {
+				return fmt.Errorf("%s: %w", plugins[i].name, err)
+			}
+			if turn > 0 {
+				results[i].geminiStart = append(results[i].geminiStart, d)
+			}
+		}
+	}
 	for i, s := range sessions {
 		r, err := s.measure(o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", plugins[i].name, err)
 		}
-		r.start = results[i].start
+		r.start, r.geminiStart = results[i].start, results[i].geminiStart
 		results[i] = r
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
@@ -199,6 +235,9 @@ func run(args []string, out io.Writer) error {
 	if o.claude != "" {
 		row("claude start → dial", func(r result) string { return r.start.String() })
 	}
+	if o.gemini != "" {
+		row("gemini start → dial", func(r result) string { return r.geminiStart.String() })
+	}
 	row("connect: dial → initialize answered", func(r result) string { return r.connect.String() })
 	row("selection (V j) → agent", func(r result) string { return r.selection.String() })
 	row("openDiff → diff drawn", func(r result) string { return r.diff.String() })
@@ -211,11 +250,12 @@ func run(args []string, out io.Writer) error {
 
 type plugin struct {
 	name, setup, reject string
+	gemini              bool // it serves Gemini CLI too
 }
 
 type result struct {
-	start, connect, selection, diff        stat
-	rssEditor, rssCompanion, anonCompanion int64
+	start, geminiStart, connect, selection, diff stat
+	rssEditor, rssCompanion, anonCompanion       int64
 }
 
 // stat is the p50 and min of a step's rounds.
@@ -258,12 +298,12 @@ vim.api.nvim_set_decoration_provider(vim.api.nvim_create_namespace('bench'), {
 
 // session is one plugin's Neovim, running in its own tmux server.
 type session struct {
-	p                    plugin
-	file, lock, port, ws string
-	tsock                string
-	env, claudeEnv       []string
-	nv                   *nvimrpc.Client
-	pid                  int
+	p                          plugin
+	file, lock, port, ws, home string
+	tsock                      string
+	env, claudeEnv             []string
+	nv                         *nvimrpc.Client
+	pid                        int
 }
 
 // open starts Neovim with plugin p in dir and waits for its lock file.
@@ -275,7 +315,7 @@ func open(o options, p plugin, dir string) (*session, error) {
 			return nil, err
 		}
 	}
-	s.ws, s.file = ws, filepath.Join(ws, "b.txt")
+	s.ws, s.file, s.home = ws, filepath.Join(ws, "b.txt"), home
 	if err := os.WriteFile(s.file, []byte("one\ntwo\nthree\n"), 0o600); err != nil {
 		return nil, err
 	}
@@ -337,7 +377,48 @@ func (s *session) close() {
 
 // startClaude times one start of the real Claude Code against s.
 func (s *session) startClaude(o options, i int) (time.Duration, error) {
-	return startClaude(s.tsock, s.ws, append(append(slices.Clone(s.env), s.claudeEnv...), "CLAUDE_CODE_SSE_PORT="+s.port), o.claude, s.port, i)
+	return startAgent(s.tsock, s.ws, append(append(slices.Clone(s.env), s.claudeEnv...), "CLAUDE_CODE_SSE_PORT="+s.port), []string{o.claude}, s.port, "claude"+strconv.Itoa(i))
+}
+
+// geminiSettings is what the real Gemini CLI needs to start offline with
+// IDE mode on and no first-run question.
+const geminiSettings = `{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+ "ide": {"enabled": true, "hasSeenNudge": true}}`
+
+// startGemini times one start of the real Gemini CLI in a terminal of
+// s's Neovim (the variables the plugin gives its terminals) until it dials
+// the companion.
+func (s *session) startGemini(o options, i int) (time.Duration, error) {
+	env := slices.Clone(s.env)
+	var port string
+	for _, k := range []string{ide.EnvServerPort, ide.EnvAuthToken, ide.EnvPID, ide.EnvWorkspacePath} {
+		v, err := s.nv.Call("nvim_exec_lua", "return vim.env["+strconv.Quote(k)+"] or ''", []any{})
+		if err != nil {
+			return 0, err
+		}
+		env = append(env, k+"="+v.(string))
+		if k == ide.EnvServerPort {
+			port = v.(string)
+		}
+	}
+	if port == "" {
+		return 0, errors.New("the plugin gave Neovim no " + ide.EnvServerPort)
+	}
+	if err := os.MkdirAll(filepath.Join(s.home, ".gemini"), 0o700); err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(filepath.Join(s.home, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
+		return 0, err
+	}
+	env = append(env, "GEMINI_API_KEY=x", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9",
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return 0, err
+	}
+	return startAgent(s.tsock, s.ws, env, []string{node, o.gemini}, port, "gemini"+strconv.Itoa(i))
 }
 
 // measure runs the stand-in's steps against s.
@@ -423,12 +504,11 @@ func (s *session) measure(o options) (result, error) {
 	return r, nil
 }
 
-// startClaude starts Claude Code in a new tmux window and times it until
-// it has a connection to port; then it ends it.
-func startClaude(tsock, ws string, env []string, bin, port string, i int) (time.Duration, error) {
-	name := "claude" + strconv.Itoa(i)
+// startAgent starts an agent's argv in a new tmux window and times it
+// until it has a connection to port; then it ends it.
+func startAgent(tsock, ws string, env []string, argv []string, port string, name string) (time.Duration, error) {
 	args := append([]string{"-S", tsock, "new-window", "-d", "-n", name, "-c", ws, "env", "-i"}, env...)
-	args = append(args, bin)
+	args = append(args, argv...)
 	p, _ := strconv.Atoi(port)
 	t0 := time.Now()
 	if b, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
@@ -438,7 +518,7 @@ func startClaude(tsock, ws string, env []string, bin, port string, i int) (time.
 		_ = exec.Command("tmux", "-S", tsock, "kill-window", "-t", name).Run()
 		_ = poll(10*time.Second, func() error {
 			if established(p) {
-				return errors.New("claude still connected")
+				return errors.New(name + " still connected")
 			}
 			return nil
 		})
@@ -447,7 +527,7 @@ func startClaude(tsock, ws string, env []string, bin, port string, i int) (time.
 	deadline := time.Now().Add(30 * time.Second)
 	for !established(p) {
 		if time.Now().After(deadline) {
-			return 0, errors.New("claude did not connect to port " + port + " within 30 s")
+			return 0, errors.New(name + " did not connect to port " + port + " within 30 s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
