@@ -50,18 +50,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { model.Close() })
-	settings, _ := json.Marshal(map[string]any{
-		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
-		"privacy":  map[string]any{"usageStatisticsEnabled": false},
-		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"ide":      map[string]any{"enabled": true, "hasSeenNudge": true},
-	})
-	if err := os.MkdirAll(filepath.Join(h.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(h.home, ".gemini", "settings.json"), settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeGeminiSettings(t, h.home)
 	d, pane, screen := startNvimPane(t, h, bin, tmuxBin, []string{
 		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
 		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
@@ -307,4 +296,24 @@ func anyRunning(pids []int) bool {
 		}
 	}
 	return false
+}
+
+// writeGeminiSettings gives the real Gemini CLI under home what it needs
+// to start offline in IDE mode with no first-run question: API-key auth,
+// no folder trust, no telemetry or update check, IDE mode on and its nudge
+// seen.
+func writeGeminiSettings(t *testing.T, home string) {
+	t.Helper()
+	settings, _ := json.Marshal(map[string]any{
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"ide":      map[string]any{"enabled": true, "hasSeenNudge": true},
+	})
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,7 +1,6 @@
 package editors_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,18 +34,7 @@ func TestLSPNeovimGeminiCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { model.Close() })
-	settings, _ := json.Marshal(map[string]any{
-		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
-		"privacy":  map[string]any{"usageStatisticsEnabled": false},
-		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"ide":      map[string]any{"enabled": true, "hasSeenNudge": true},
-	})
-	if err := os.MkdirAll(filepath.Join(h.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(h.home, ".gemini", "settings.json"), settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeGeminiSettings(t, h.home)
 	d, screen := startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(nvimLSPConfig, gemkittest.Gemkit(t)), []string{
 		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
 		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists

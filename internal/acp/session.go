@@ -267,23 +267,13 @@ func editTitle(rel string, isNew bool) string {
 // `gemkit extensions run --consent` does; "once" lets this run go only.
 func (s *session) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
 	ext := q.Extension
-	var b strings.Builder
-	fmt.Fprintf(&b, "Extension %q wants to run %s.", extension.Printable(ext), s.curN)
-	if q.Notice != "" {
-		b.WriteString("\n\n" + extension.Printable(q.Notice) + "\n\n")
-	} else {
-		b.WriteString(" ")
-	}
-	b.WriteString("Its tools may:\n")
-	for _, l := range q.Lines {
-		b.WriteString("- " + extension.Printable(l) + "\n")
-	}
+	question := q.Question(s.curN, "\n\n", "- ")
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: s.cur,
 		Title:      sdk.Ptr(fmt.Sprintf("Run %s (extension %s)", s.curN, extension.Printable(ext))),
 		Kind:       sdk.Ptr(sdk.ToolKindOther),
 		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
-		Content:    []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(b.String()))},
+		Content:    []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(question))},
 		RawInput:   s.curArg,
 	}
 	opts := []sdk.PermissionOption{

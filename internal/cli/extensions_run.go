@@ -190,18 +190,7 @@ func terminalAsk(a *app) toolrun.Asker {
 // any, as a statement on a line of its own (it is no permission), then
 // the permissions, one a line.
 func consentQuestion(q toolrun.ConsentRequest) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Extension %q wants to run a tool.", extension.Printable(q.Extension))
-	if q.Notice != "" {
-		b.WriteString("\n" + extension.Printable(q.Notice) + "\n")
-	} else {
-		b.WriteString(" ")
-	}
-	b.WriteString("Its tools may:\n")
-	for _, l := range q.Lines {
-		b.WriteString("  - " + extension.Printable(l) + "\n")
-	}
-	return b.String()
+	return q.Question("a tool", "\n", "  - ")
 }
 
 // withRunHint adds to a refused run the flag that would let it go ahead:

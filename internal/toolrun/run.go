@@ -64,6 +64,25 @@ type ConsentRequest struct {
 	Lines []string
 }
 
+// Question is q as one question to show: "Extension "x" wants to run
+// what.", the Notice as a paragraph of its own (blank lines around it when
+// gap is "\n\n", where Markdown would join lines), then the permissions,
+// each behind bullet. Every part the extension wrote is made printable.
+func (q ConsentRequest) Question(what, gap, bullet string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Extension %q wants to run %s.", extension.Printable(q.Extension), what)
+	if q.Notice != "" {
+		b.WriteString(gap + extension.Printable(q.Notice) + gap)
+	} else {
+		b.WriteString(" ")
+	}
+	b.WriteString("Its tools may:\n")
+	for _, l := range q.Lines {
+		b.WriteString(bullet + extension.Printable(l) + "\n")
+	}
+	return b.String()
+}
+
 // Asker asks the person whether the extension may run with the
 // permissions q describes. It returns an error when it cannot ask.
 type Asker func(ctx context.Context, q ConsentRequest) (bool, error)
