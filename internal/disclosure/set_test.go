@@ -69,3 +69,32 @@ func TestLoadNamesAndDocs(t *testing.T) {
 		t.Fatalf("summary:\n%s", sum.Text)
 	}
 }
+
+// TestExcludeLongNames: an excludeTools entry names a tool by its exposed
+// name, or by the whole name before the name limit cut it (what earlier
+// limits exposed), so an entry written then still hides the tool.
+func TestExcludeLongNames(t *testing.T) {
+	long := "a-rather-long-extension-name-for-tests"
+	tool := "summarizeEverything"
+	for _, c := range []struct {
+		entry  string
+		hidden bool
+	}{
+		{ExposedName(long, tool), true},
+		{long + "_" + tool, true},
+		{long + "_other", false},
+	} {
+		home, ws := t.TempDir(), t.TempDir()
+		writeExt(t, home, `{"name": "`+long+`", "version": "1.0.0",
+		 "tools": [{"name": "`+tool+`", "description": "d", "executable": "t.sh", "runtime": "shell"}]}`,
+			map[string]string{"t.sh": "echo\n"})
+		writeExt(t, home, `{"name": "hider", "version": "1.0.0", "excludeTools": ["`+c.entry+`"]}`, map[string]string{})
+		s, err := Load(extension.OpenStore(home).WithWorkspace(ws))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hidden := s.ToolFor(long, tool) == nil; hidden != c.hidden {
+			t.Errorf("excludeTools %q: hidden %v, want %v (exposed name %s)", c.entry, hidden, c.hidden, ExposedName(long, tool))
+		}
+	}
+}

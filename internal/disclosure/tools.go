@@ -177,10 +177,12 @@ func exposedName(ext, tool string, limit int) string {
 }
 
 // excluded reports whether an excludeTools entry hides t: any enabled
-// extension's entry equal to the exposed name, or the extension's own
-// entry equal to the tool's declared name.
-func excluded(exposed, tool string, global map[string]bool, own []string) bool {
-	if global[exposed] {
+// extension's entry equal to the exposed name or to the name before any
+// cut (base: what a longer name limit exposed, so entries written for it
+// keep working), or the extension's own entry equal to the tool's
+// declared name.
+func excluded(exposed, base, tool string, global map[string]bool, own []string) bool {
+	if global[exposed] || global[base] {
 		return true
 	}
 	for _, e := range own {
@@ -219,7 +221,7 @@ func (s *Set) index(limit int) {
 			if used[name] {
 				name = hashedName(baseName(m.Name, t.Name), m.Name, t.Name, limit)
 			}
-			if excluded(name, t.Name, global, m.ExcludeTools) {
+			if excluded(name, baseName(m.Name, t.Name), t.Name, global, m.ExcludeTools) {
 				continue
 			}
 			used[name] = true
