@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -76,19 +77,27 @@ func socketInode(local, remote uint16) string {
 	return ""
 }
 
-// socketOwner returns the pid of a process that holds socket inode.
+// socketOwner returns the pid of a process that holds socket inode. The
+// newest processes are looked at first: a CLI that has just connected is
+// most often among the last started, so the lookup ends after a few of
+// them instead of reading every process's descriptors (the whole scan
+// costs milliseconds of CPU, on a core the connect's answers need too).
 func socketOwner(inode string) int {
 	target := "socket:[" + inode + "]"
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
+	pids := make([]int, 0, len(procs))
 	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
+		if pid, err := strconv.Atoi(p.Name()); err == nil {
+			pids = append(pids, pid)
 		}
-		fdDir := filepath.Join("/proc", p.Name(), "fd")
+	}
+	slices.Sort(pids)
+	slices.Reverse(pids)
+	for _, pid := range pids {
+		fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
 		fds, err := os.ReadDir(fdDir)
 		if err != nil {
 			continue

@@ -74,8 +74,9 @@ type app struct {
 	// for Run) leaves it alone. Only Main, which owns the process, sets it.
 	setGCPercent func(int) int
 	// releasePages gives back the executable's pages that start-up
-	// touched (procmem); nil, as for Run, leaves the process alone. Only
-	// Main sets it: in a test binary the servers run beside other tests.
+	// touched (procmem) and the heap the collector freed; nil, as for
+	// Run, leaves the process alone. Only Main sets it: in a test binary
+	// the servers run beside other tests.
 	releasePages func() (int64, error)
 	// lookupEnv and cwd are the environment and the working directory the
 	// ide client commands see, as the CLI they stand in for would; nil and
@@ -107,7 +108,12 @@ func Main(args []string) int {
 	defer stop()
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
-	a.releasePages = procmem.ReleaseStartupPages
+	a.releasePages = func() (int64, error) {
+		// The heap a client's connect grew and the collector has since
+		// freed goes back too, not minutes later through the scavenger.
+		debug.FreeOSMemory()
+		return procmem.ReleaseStartupPages()
+	}
 	return run(ctx, args, a)
 }
 
