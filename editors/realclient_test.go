@@ -146,6 +146,26 @@ func (r *realClient) send(t *testing.T, cmd map[string]any) {
 // read waits for the next answer, bounded like every wait.
 func (r *realClient) read(t *testing.T, v any) {
 	t.Helper()
+	r.readWithin(t, v, 2*waitTimeout)
+}
+
+// readWithin waits up to d for the next answer, which must not be an
+// error, and decodes it into v.
+func (r *realClient) readWithin(t *testing.T, v any, d time.Duration) {
+	t.Helper()
+	b := r.next(t, d)
+	var e struct{ Error string }
+	if json.Unmarshal(b, &e) == nil && e.Error != "" {
+		t.Fatalf("real client: %s", e.Error)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("real client answer %s: %v", b, err)
+	}
+}
+
+// next waits up to d for the next answer line.
+func (r *realClient) next(t *testing.T, d time.Duration) []byte {
+	t.Helper()
 	line := make(chan []byte, 1)
 	go func() {
 		if r.out.Scan() {
@@ -158,16 +178,11 @@ func (r *realClient) read(t *testing.T, v any) {
 		if !ok {
 			t.Fatal("the real client ended without answering")
 		}
-		var e struct{ Error string }
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			t.Fatalf("real client: %s", e.Error)
-		}
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("real client answer %s: %v", b, err)
-		}
-	case <-time.After(2 * waitTimeout):
+		return b
+	case <-time.After(d):
 		t.Fatal("the real client did not answer in time")
 	}
+	return nil
 }
 
 func (r *realClient) do(t *testing.T, cmd map[string]any, v any) {

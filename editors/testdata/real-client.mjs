@@ -9,8 +9,10 @@
 // answer per line on stdout:
 //   {"op":"connect"}                                   -> {status, ide, diffing}
 //   {"op":"waitActive","path":P,"line":L,"character":C} -> {file}
+//   {"op":"waitOpen","path":P}                         -> {file}
 //   {"op":"openDiff","path":P,"content":S}             -> {status, content}
 //   {"op":"quit"}                                      -> exits
+// The waits give up after 15 s, or after timeoutMs when given.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -44,11 +46,21 @@ async function handle(cmd) {
       return { status: client.getConnectionStatus().status, ide: client.getCurrentIde()?.displayName ?? null, diffing: client.isDiffingEnabled() };
     }
     case 'waitActive': {
-      const end = Date.now() + 15_000;
+      const end = Date.now() + (cmd.timeoutMs ?? 15_000);
       for (;;) {
         const files = ideContextStore.get()?.workspaceState?.openFiles ?? [];
         const f = files.find((x) => x.isActive);
         if (f && f.path === cmd.path && f.cursor?.line === cmd.line && f.cursor?.character === cmd.character) return { file: f };
+        if (Date.now() > end) return { error: 'timed out', files };
+        await sleep(20);
+      }
+    }
+    case 'waitOpen': {
+      const end = Date.now() + (cmd.timeoutMs ?? 15_000);
+      for (;;) {
+        const files = ideContextStore.get()?.workspaceState?.openFiles ?? [];
+        const f = files.find((x) => x.path === cmd.path);
+        if (f) return { file: f };
         if (Date.now() > end) return { error: 'timed out', files };
         await sleep(20);
       }

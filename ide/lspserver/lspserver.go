@@ -121,12 +121,14 @@ type Server struct {
 	// CloseDiff closes the channel to end the wait.
 	opening map[string]chan struct{}
 	// sel is the last selection a range told: a position request at its
-	// end keeps it, since the cursor has not moved (eglot asks for the
-	// highlights at point right after a code action on the region).
+	// end or its start keeps it, since the cursor has not moved (eglot
+	// asks for the highlights at point, the region's end, right after a
+	// code action on the region; Vim leaves the cursor at the start of a
+	// Visual selection once ":" is typed on it, where ALE's hover asks).
 	sel struct {
-		path string
-		end  Position
-		text string
+		path       string
+		start, end Position
+		text       string
 	}
 }
 
@@ -646,8 +648,8 @@ func (s *Server) cursor(uri string, r Range) {
 			a, b = b, a
 		}
 		sel = d.text[a:b]
-		s.sel.path, s.sel.end, s.sel.text = path, r.End, sel
-	case s.sel.path == path && s.sel.end == r.Start:
+		s.sel.path, s.sel.start, s.sel.end, s.sel.text = path, r.Start, r.End, sel
+	case s.sel.path == path && (s.sel.end == r.Start || s.sel.start == r.Start):
 		sel = s.sel.text
 		r.End = r.Start
 	default:

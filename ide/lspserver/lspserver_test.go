@@ -218,7 +218,7 @@ func TestContext(t *testing.T) {
 
 // TestSelectionKept: a position request at the end of the last selection
 // keeps it (eglot asks for the highlights at point right after a code
-// action on the region); anywhere else it ends.
+// action on the region); anywhere else but its start (below) it ends.
 func TestSelectionKept(t *testing.T) {
 	ws := t.TempDir()
 	a := filepath.Join(ws, "a.py")
@@ -243,6 +243,45 @@ func TestSelectionKept(t *testing.T) {
 	got := append([]string(nil), c.ev.events...)
 	c.ev.mu.Unlock()
 	want := []string{"focus " + a, "selection " + a + " 1:9 \"def main\"", "selection " + a + " 1:9 \"def main\"", "selection " + a + " 2:3 \"\""}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSelectionKeptAtStart: a position request at the start of the last
+// selection keeps it too. ALE asks for hover where the cursor rests, and
+// Vim leaves the cursor at the start of a Visual selection once ":" is
+// typed on it (:'<,'>ALECodeAction). Once the cursor has rested anywhere
+// else, coming back to that start finds no selection.
+func TestSelectionKeptAtStart(t *testing.T) {
+	ws := t.TempDir()
+	a := filepath.Join(ws, "a.go")
+	text := "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
+	if err := os.WriteFile(a, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, Options{})
+	// ALE 3.3.0: no clientInfo, no applyEdit.
+	c.initialize(map[string]any{"processId": nil, "rootUri": uriOf(ws), "capabilities": map[string]any{"workspace": map[string]any{"applyEdit": false}}})
+	c.notification("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uriOf(a), "languageId": "go", "version": 1, "text": text}})
+	pos := func(line, char int) map[string]any { return map[string]any{"line": line, "character": char} }
+	hover := func(id, line, char int) {
+		c.request(id, "textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uriOf(a)}, "position": pos(line, char)})
+		if m := c.next(); m["id"] != float64(id) || js(m["result"]) != "null" {
+			t.Fatalf("hover answered %s", js(m))
+		}
+	}
+	// "func main": ALE's range ends after the last selected character.
+	c.request(2, "textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": uriOf(a)}, "range": map[string]any{"start": pos(2, 0), "end": pos(2, 9)}, "context": map[string]any{"diagnostics": []any{}}})
+	c.next()
+	hover(3, 2, 0)
+	hover(4, 3, 1)
+	hover(5, 2, 0)
+	c.ev.wait(t, "selection "+a+" 3:1 \"\"")
+	c.ev.mu.Lock()
+	got := append([]string(nil), c.ev.events...)
+	c.ev.mu.Unlock()
+	want := []string{"focus " + a, "selection " + a + " 3:10 \"func main\"", "selection " + a + " 3:1 \"func main\"", "selection " + a + " 4:2 \"\"", "selection " + a + " 3:1 \"\""}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

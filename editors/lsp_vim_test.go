@@ -1,0 +1,247 @@
+package editors_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// aleVimrc is the ~/.vimrc that docs/lsp.md gives under "### Vim (ALE)",
+// read from the docs so that they are what is tested, with gemkit's
+// executable named by its path.
+func aleVimrc(t *testing.T, gemkit string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(gemkittest.RepoRoot(t), "docs", "lsp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)\n### Vim \\(ALE\\)\n.*?\n```vim\n(.*?\n)```\n").FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/lsp.md: no vim block under ### Vim (ALE)")
+	}
+	const exe = `'executable': 'gemkit',`
+	rc := string(m[1])
+	if strings.Count(rc, exe) != 1 {
+		t.Fatalf("docs/lsp.md's ALE vimrc does not name %s once:\n%s", exe, rc)
+	}
+	return strings.Replace(rc, exe, `'executable': `+vimString(gemkit)+`,`, 1)
+}
+
+// startVimALE runs the real Vim in a tmux pane with ~/.vimrc as docs/lsp.md
+// gives it for ALE; the test reads Vim's state over a channel opened after
+// start-up (-c), outside the configuration.
+func startVimALE(t *testing.T, h *harness, bin, tmux, gemkit string) *vimDriver {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(h.home, ".vimrc"), []byte(aleVimrc(t, gemkit)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	open := fmt.Sprintf("let g:gemkit_test_channel = ch_open('127.0.0.1:%d', {'mode': 'json', 'waittime': 5000})", ln.Addr().(*net.TCPAddr).Port)
+	d := &vimDriver{tmuxPane: startTmux(t, h, tmux, "vim", bin, "-i", "NONE", "-n", "-c", open)}
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	select {
+	case c := <-accepted:
+		d.ch = &vimChannel{conn: c, dec: json.NewDecoder(c)}
+		t.Cleanup(func() { c.Close() })
+	case <-time.After(waitTimeout):
+		t.Fatal("vim did not open the test channel")
+	}
+	if err := json.Unmarshal(d.eval(t, "getpid()"), &d.pid); err != nil {
+		t.Fatal(err)
+	}
+	d.exited = watchExit(d.pid)
+	if got := d.evalString(t, "execute('scriptnames')"); !strings.Contains(got, "/plugin/ale.vim") {
+		t.Fatalf("ALE not loaded by packadd!; scripts:\n%s", got)
+	}
+	return d
+}
+
+// TestLSPVimALE runs the real Vim with ALE (Debian's vim-ale) and exactly
+// the ~/.vimrc docs/lsp.md gives, no gemkit plugin, typed into as a person
+// would in a tmux pane, with the real Gemini CLI client code (IdeClient)
+// on the other end: gemkit starts once a file is opened; the open and
+// active file, the cursor (ALE's hover when it rests), a selection
+// (Visual mode, then :'<,'>ALECodeAction) reach the client; openDiff is
+// refused (ALE cannot apply a server's edits) with nothing changed; :qa!
+// ends Vim, gemkit and the discovery file.
+func TestLSPVimALE(t *testing.T) {
+	bin := requireEditor(t, "vim", "vim-nox")
+	tmux := requireEditor(t, "tmux", "tmux")
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
+	h := newHarness(t)
+	gemkit := gemkittest.Gemkit(t)
+	d := startVimALE(t, h, bin, tmux, gemkit)
+	screen := func() string {
+		out, _ := exec.Command(tmux, "-S", d.sock, "capture-pane", "-p").Output()
+		return string(out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if m, err := d.ch.eval("execute('messages')"); err == nil {
+				t.Logf("vim :messages: %s", m)
+			}
+		}
+	})
+
+	// 1. No server before a file is opened; then gemkit starts (ALE's
+	// first check of the buffer) and writes the discovery file naming Vim.
+	time.Sleep(time.Second)
+	if m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json")); len(m) != 0 {
+		t.Fatalf("discovery files %v before any file was opened", m)
+	}
+	a := h.path("a.go")
+	d.ex(t, "edit "+escapeEx(a))
+	// ALE checks a buffer 200 ms (g:ale_lint_delay) after it is entered.
+	waitSlow(t, "gemkit's discovery file", func() bool {
+		m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json"))
+		return len(m) > 0
+	})
+	discPath, disc := discoveryFile(t, h, d.PID())
+	if info, _ := disc["ideInfo"].(map[string]any); info["name"] != "vim" || info["displayName"] != "Vim" || disc["workspacePath"] != h.ws {
+		t.Fatalf("discovery file %v; want ideInfo vim/Vim and workspace %s", disc, h.ws)
+	}
+	gemkitFile, err := os.Stat(gemkit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gemkitPIDs []int
+	for _, p := range processTree(d.PID()) {
+		if fi, err := os.Stat(fmt.Sprintf("/proc/%d/exe", p)); err == nil && os.SameFile(fi, gemkitFile) {
+			gemkitPIDs = append(gemkitPIDs, p)
+		}
+	}
+	if len(gemkitPIDs) != 1 {
+		t.Fatalf("gemkit processes under Vim: %v; want the one ALE started", gemkitPIDs)
+	}
+
+	// The CLI in a terminal beside Vim: it finds Vim by its pid.
+	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
+	rc := startRealClient(t, node, interop, h.ws, env)
+	var conn struct {
+		Status, IDE string
+		Diffing     bool
+	}
+	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	// gemkit offers openDiff and closeDiff whatever the client, so the CLI
+	// takes Vim for an IDE that shows diffs; 5 shows what it gets.
+	if conn.Status != "connected" || conn.IDE != "Vim" || !conn.Diffing {
+		t.Fatalf("IdeClient.connect: %+v; want connected to Vim, diffing offered", conn)
+	}
+
+	// 2. The open file (ALE's didOpen) is in the client's context, active.
+	if f := rc.waitFile(t, map[string]any{"op": "waitOpen", "path": a}); !f.IsActive {
+		t.Fatalf("a.go in the client's context: %+v; want it active", f)
+	}
+
+	// 3. The cursor rests somewhere new (line 4, after the tab and "p"):
+	// ALE's hover on CursorHold names it.
+	d.keys(t, "4G0ll")
+	if f := rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 4, "character": 3}); f.SelectedText != "" {
+		t.Fatalf("a.go's cursor at 4:3 with %q selected; want no selection", f.SelectedText)
+	}
+
+	// 4. "func main" selected in Visual mode, then the code actions on it.
+	// Typing ":" in Visual mode leaves the cursor at the selection's start
+	// (3:1), where ALE's next hover asks: the selection stays.
+	d.keys(t, "3G0v8l:")
+	waitScreen(t, screen, "Vim's command line for the selection", func(s string) bool { return strings.Contains(s, ":'<,'>") })
+	d.keys(t, "ALECodeAction", "Enter")
+	if f := rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 1}); f.SelectedText != "func main" {
+		t.Fatalf("a.go after :'<,'>ALECodeAction and the hover at 3:1: %q selected; want \"func main\"", f.SelectedText)
+	}
+	// With no proposal, gemkit offers no action; ALE says so, no prompt.
+	waitScreen(t, screen, "ALE's answer to :ALECodeAction", func(s string) bool {
+		return strings.Contains(s, "No code actions received from server")
+	})
+	if m := d.evalString(t, "mode()"); m != "n" {
+		t.Fatalf("Vim in mode %q after :ALECodeAction; want Normal mode", m)
+	}
+
+	// 5. A diff: refused, with the reason; file and buffer untouched.
+	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": strings.Replace(fileA, "hi", "hello", 1)})
+	e := rc.readError(t)
+	if !strings.Contains(e, "the editor's language client cannot apply workspace edits") {
+		t.Fatalf("IdeClient.openDiff failed with %q; want the reason docs/lsp.md quotes", e)
+	}
+	t.Logf("IdeClient.openDiff: %s", strings.SplitN(e, "\n", 2)[0])
+	if fileOf(t, a) != fileA {
+		t.Fatal("a.go changed on disk")
+	}
+	if got := d.evalString(t, "join(getline(1, '$'), \"\\n\") . \"\\n\""); got != fileA || d.evalString(t, "&modified ? 'modified' : ''") != "" {
+		t.Fatalf("a.go's buffer holds %q (%s)", got, d.evalString(t, "&modified ? 'modified' : 'unmodified'"))
+	}
+
+	// 6. :qa! ends Vim, then gemkit, which removes its discovery file.
+	rc.send(t, map[string]any{"op": "quit"})
+	d.ex(t, "qa!")
+	select {
+	case <-d.Exited():
+	case <-time.After(waitTimeout):
+		t.Fatal("vim did not exit")
+	}
+	waitFor(t, "gemkit gone", func() bool { return !anyRunning(gemkitPIDs) })
+	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
+}
+
+// waitSlow polls cond for up to a minute: a wait on Vim's timers (ALE's
+// lint delay, 'updatetime') on a loaded machine.
+func waitSlow(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after a minute waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitFile sends the real client one of its waits (waitOpen, waitActive)
+// with a one-minute limit, a wait on Vim's timers, and returns the file.
+func (r *realClient) waitFile(t *testing.T, cmd map[string]any) *ide.File {
+	t.Helper()
+	cmd["timeoutMs"] = time.Minute.Milliseconds()
+	r.send(t, cmd)
+	b := r.next(t, time.Minute+waitTimeout)
+	var got struct {
+		File  *ide.File
+		Error string
+		Files []ide.File
+	}
+	if err := json.Unmarshal(b, &got); err != nil || got.File == nil {
+		t.Fatalf("real client %v: %s; its open files: %+v", cmd, got.Error, got.Files)
+	}
+	return got.File
+}
+
+// readError waits for the next answer, which must be an error, and
+// returns its text.
+func (r *realClient) readError(t *testing.T) string {
+	t.Helper()
+	b := r.next(t, 2*waitTimeout)
+	var e struct{ Error string }
+	if err := json.Unmarshal(b, &e); err != nil || e.Error == "" {
+		t.Fatalf("real client answered %s; want an error", b)
+	}
+	return e.Error
+}
