@@ -2,7 +2,6 @@ package editors_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,11 +18,67 @@ import (
 // buffer, which the person edits and saves; Claude Code gets the saved
 // text and writes it, byte for byte.
 func TestLSPNeovimClaudeCode(t *testing.T) {
+	d, screen, target := startClaudeLSP(t, nvimLSPConfig)
+
+	// The proposal lands in b.txt's buffer and Neovim asks; the person
+	// chooses to edit first, adds a line in the buffer and saves.
+	d.answerPrompt(t, "3<CR>")
+	waitFor(t, "the proposal in b.txt's buffer", func() bool { return d.BufferText(t, target) == "one\ntwo\nthree\nfour\n" })
+	d.command(t, "stopinsert")
+	d.command(t, "tabprevious")
+	d.command(t, "normal! Goadded in nvim")
+	d.command(t, "write")
+	gemkittest.WaitFile(t, target, "one\ntwo\nthree\nfour\nadded in nvim\n")
+	d.command(t, "tabnext")
+	waitScreen(t, screen, "Claude Code's tool result", func(s string) bool { return strings.Contains(s, "Done.") })
+}
+
+// nvimLSPNoApplyEdit is nvimLSPConfig with a client that cannot apply
+// workspace edits, as Vim's ALE is.
+const nvimLSPNoApplyEdit = `
+local caps = vim.lsp.protocol.make_client_capabilities()
+caps.workspace.applyEdit = false
+local gemkit = vim.lsp.start_client({
+  name = 'gemkit',
+  cmd = { %q, 'ide', 'serve', '--editor', 'lsp' },
+  root_dir = vim.fn.getcwd(),
+  capabilities = caps,
+})
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
+  callback = function(args)
+    if vim.bo[args.buf].buftype == '' then vim.lsp.buf_attach_client(args.buf, gemkit) end
+  end,
+})
+`
+
+// TestLSPClaudeCodeNoDiffs: with a language client that cannot show a
+// proposal (no workspace/applyEdit), Claude Code, which calls openDiff
+// whenever an IDE is connected, gets the editor's refusal, asks in its
+// own terminal instead, and writes the file once the person says yes
+// there.
+func TestLSPClaudeCodeNoDiffs(t *testing.T) {
+	d, screen, target := startClaudeLSP(t, nvimLSPNoApplyEdit)
+	waitScreen(t, screen, "Claude Code's own question", func(s string) bool { return strings.Contains(s, "Do you want to overwrite b.txt?") })
+	d.input(t, "<CR>")
+	gemkittest.WaitFile(t, target, "one\ntwo\nthree\nfour\n")
+	waitScreen(t, screen, "Claude Code's tool result", func(s string) bool { return strings.Contains(s, "Done.") })
+	if got := d.BufferText(t, target); got != "one\ntwo\nthree\n" {
+		t.Fatalf("the buffer of b.txt holds %q: a refused proposal reached it", got)
+	}
+}
+
+// startClaudeLSP runs Neovim with initLua (a format with the gemkit
+// binary's place) in tmux, b.txt open, and the real Claude Code in a
+// :terminal tab against a scripted model; it connects Claude Code to the
+// companion with /ide, as a person does, and sends a prompt whose answer
+// is a Write of b.txt. It returns with the Write under way.
+func startClaudeLSP(t *testing.T, initLua string) (d *nvimDriver, screen func() string, target string) {
+	t.Helper()
 	bin := requireEditor(t, "nvim", "neovim")
 	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
 	claude := claudetest.Binary(t)
 	h := newHarness(t)
-	target := h.path("b.txt")
+	target = h.path("b.txt")
 	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
 		var after string
 		for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role == "user"; i-- {
@@ -39,7 +94,7 @@ func TestLSPNeovimClaudeCode(t *testing.T) {
 	})
 	claudeEnv := claudetest.Home(t, h.home, model, gemkittest.ClosedPort(t), h.ws)
 
-	d, screen := startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(nvimLSPConfig, gemkittest.Gemkit(t)), claudeEnv)
+	d, screen = startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(initLua, gemkittest.Gemkit(t)), claudeEnv)
 	d.Open(t, target, 1, 1)
 	waitFor(t, "the Claude Code lock file", func() bool {
 		m, _ := filepath.Glob(filepath.Join(claudeConfigDir(claudeEnv), "ide", "*.lock"))
@@ -80,29 +135,7 @@ func TestLSPNeovimClaudeCode(t *testing.T) {
 	keys("STEP_WRITE please")
 	time.Sleep(300 * time.Millisecond)
 	keys("<CR>")
-
-	// The proposal lands in b.txt's buffer and Neovim asks; the person
-	// chooses to edit first, adds a line in the buffer and saves.
-	d.answerPrompt(t, "3<CR>")
-	waitFor(t, "the proposal in b.txt's buffer", func() bool { return d.BufferText(t, target) == "one\ntwo\nthree\nfour\n" })
-	d.command(t, "stopinsert")
-	d.command(t, "tabprevious")
-	d.command(t, "normal! Goadded in nvim")
-	d.command(t, "write")
-	want := "one\ntwo\nthree\nfour\nadded in nvim\n"
-	deadline := time.Now().Add(time.Minute)
-	for {
-		b, _ := os.ReadFile(target)
-		if string(b) == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b.txt holds %q, want %q", b, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	d.command(t, "tabnext")
-	wait("Claude Code's tool result", func(s string) bool { return strings.Contains(s, "Done.") })
+	return d, screen, target
 }
 
 // claudeConfigDir is CLAUDE_CONFIG_DIR in env, "" when unset.

@@ -50,3 +50,22 @@ type Events interface {
 	// DiffRejected resolves the open diff of filePath as rejected.
 	DiffRejected(filePath string)
 }
+
+// DiffShower is implemented by an Editor that can be unable to show diffs
+// at all: a language client without workspace/applyEdit (Vim's ALE). While
+// ShowsDiffs is false the MCP endpoint lists no openDiff or closeDiff, so
+// Gemini CLI takes diffing as off (it needs both listed: isDiffingEnabled
+// in gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts), asks in its
+// own terminal and writes the file itself. Listed but refused, the tools
+// made the CLI wait for the editor's answer after the person allowed the
+// change there, and the write failed. An Editor without the method shows
+// diffs.
+type DiffShower interface {
+	ShowsDiffs() bool
+}
+
+// showsDiffs tells whether e can show diffs (DiffShower).
+func showsDiffs(e Editor) bool {
+	d, ok := e.(DiffShower)
+	return !ok || d.ShowsDiffs()
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -50,7 +51,15 @@ const (
 
 func newMCPEndpoint(s *Server) *mcpEndpoint {
 	m := &mcpEndpoint{srv: s}
-	m.mcp = server.NewMCPServer(ide.ServerName, s.cfg.Version, server.WithToolCapabilities(false))
+	m.mcp = server.NewMCPServer(ide.ServerName, s.cfg.Version, server.WithToolCapabilities(false),
+		server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool {
+			if showsDiffs(s.editor) {
+				return tools
+			}
+			return slices.DeleteFunc(tools, func(t mcp.Tool) bool {
+				return t.Name == ide.ToolOpenDiff || t.Name == ide.ToolCloseDiff
+			})
+		}))
 	m.mcp.AddTool(mcp.NewToolWithRawSchema(ide.ToolOpenDiff,
 		"(IDE tool) Open a diff view in the editor to create or modify a file. Returns once the diff is shown; the outcome arrives as an ide/diffAccepted or ide/diffRejected notification.",
 		json.RawMessage(openDiffSchema)), m.openDiff)

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -478,5 +479,54 @@ func TestExpiredSessionsLeaveNothing(t *testing.T) {
 	if !settle(func() bool { return runtime.NumGoroutine() <= base }) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines, %d before the clients came:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// noDiffEditor is an editor that cannot show diffs (an LSP client without
+// workspace/applyEdit) until shows is set.
+type noDiffEditor struct {
+	*fakeEditor
+	shows atomic.Bool
+}
+
+func (e *noDiffEditor) ShowsDiffs() bool { return e.shows.Load() }
+
+// TestToolsListWithoutDiffs: while the editor cannot show diffs, tools/list
+// names neither openDiff nor closeDiff (Gemini CLI then takes diffing as
+// off, asks in its terminal and writes the file itself) and a call to
+// either is refused; once it can, both are back.
+func TestToolsListWithoutDiffs(t *testing.T) {
+	ed := &noDiffEditor{fakeEditor: newFakeEditor()}
+	srv := startServer(t, Config{Editor: ed})
+	c := dial(t, srv)
+	names := func() []string {
+		raw, _ := c.post(map[string]any{"jsonrpc": "2.0", "id": c.id(), "method": "tools/list"})
+		var m struct {
+			Result struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%v: %s", err, raw)
+		}
+		var out []string
+		for _, tl := range m.Result.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(); len(got) != 0 {
+		t.Fatalf("tools/list for an editor that cannot show diffs: %v", got)
+	}
+	raw, _ := c.post(map[string]any{"jsonrpc": "2.0", "id": c.id(), "method": "tools/call",
+		"params": map[string]any{"name": ide.ToolOpenDiff, "arguments": map[string]any{"filePath": "/tmp/x", "newContent": "y"}}})
+	if !bytes.Contains(raw, []byte(`"error"`)) && !bytes.Contains(raw, []byte(`"isError":true`)) {
+		t.Fatalf("openDiff called anyway: %s", raw)
+	}
+	ed.shows.Store(true)
+	if got := strings.Join(names(), ","); got != ide.ToolCloseDiff+","+ide.ToolOpenDiff {
+		t.Fatalf("tools/list once the editor shows diffs: %s", got)
 	}
 }

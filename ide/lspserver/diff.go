@@ -26,6 +26,15 @@ type proposal struct {
 // Severity of the diagnostics that mark a proposal: Information.
 const severityInformation = 3
 
+// ShowsDiffs implements companion.DiffShower: a client that cannot apply
+// workspace edits (Vim's ALE) cannot be shown a proposal, so the CLI is
+// told no diff tools and asks in its own terminal instead.
+func (s *Server) ShowsDiffs() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps.applyEdit
+}
+
 // OpenDiff implements companion.Editor: the proposal replaces the text of
 // filePath's buffer (opened by the client if need be), its lines are
 // marked with diagnostics saying how to answer, and where the client can

@@ -85,7 +85,10 @@ type client struct {
 	srv    *Server
 	ev     *recorder
 	init   chan Init
-	done   chan error
+	// diffsAtStart is ShowsDiffs as the companion would see it when it
+	// starts (in the start callback).
+	diffsAtStart chan bool
+	done         chan error
 }
 
 type syncBuffer struct {
@@ -109,7 +112,7 @@ func start(t *testing.T, o Options) *client {
 	if o.Settle == 0 {
 		o.Settle = 20 * time.Millisecond
 	}
-	c := &client{t: t, in: inW, frames: make(chan map[string]any, 100), ev: newRecorder(), init: make(chan Init, 1), done: make(chan error, 1)}
+	c := &client{t: t, in: inW, frames: make(chan map[string]any, 100), ev: newRecorder(), init: make(chan Init, 1), diffsAtStart: make(chan bool, 1), done: make(chan error, 1)}
 	c.srv = New(inR, outW, o)
 	go func() {
 		fr := newFrameReader(outR, 1<<30)
@@ -128,6 +131,7 @@ func start(t *testing.T, o Options) *client {
 	}()
 	go func() {
 		c.done <- c.srv.Run(context.Background(), func(in Init) (companion.Events, error) {
+			c.diffsAtStart <- c.srv.ShowsDiffs()
 			c.init <- in
 			return c.ev, nil
 		})

@@ -422,6 +422,11 @@ func (s *Server) initialize(id json.RawMessage, raw json.RawMessage, start Start
 		showDocument: p.Capabilities.Window.ShowDocument != nil && p.Capabilities.Window.ShowDocument.Support,
 		showMessage:  p.Capabilities.Window.ShowMessage != nil,
 	}
+	// Before the companion starts: a CLI that connects at once asks
+	// ShowsDiffs for its tool list.
+	s.mu.Lock()
+	s.caps = caps
+	s.mu.Unlock()
 	var ev companion.Events
 	var lead net.Listener
 	var err error
@@ -437,7 +442,6 @@ func (s *Server) initialize(id json.RawMessage, raw json.RawMessage, start Start
 	s.mu.Lock()
 	s.phase = phaseRunning
 	s.ev = ev
-	s.caps = caps
 	s.folders = in.Workspace
 	s.mu.Unlock()
 	if lead != nil {

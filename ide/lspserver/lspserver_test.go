@@ -298,3 +298,30 @@ func TestHoverOnlyForEglot(t *testing.T) {
 		}
 	}
 }
+
+// TestShowsDiffs: a client that cannot apply workspace edits (ALE 3.3.0:
+// applyEdit false) is one the companion lists no diff tools for, and the
+// answer holds from the moment the companion starts, before a CLI can
+// ask for its tools.
+func TestShowsDiffs(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		caps  map[string]any
+		shows bool
+	}{
+		{"Neovim 0.7", nvimCaps, true},
+		{"ALE 3.3.0", map[string]any{"workspace": map[string]any{"applyEdit": false}}, false},
+		{"no capabilities", map[string]any{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := start(t, Options{})
+			cl.initialize(map[string]any{"processId": nil, "rootUri": uriOf(t.TempDir()), "capabilities": c.caps})
+			if at := <-cl.diffsAtStart; at != c.shows {
+				t.Errorf("ShowsDiffs when the companion starts = %v, want %v", at, c.shows)
+			}
+			if got := cl.srv.ShowsDiffs(); got != c.shows {
+				t.Errorf("ShowsDiffs = %v, want %v", got, c.shows)
+			}
+		})
+	}
+}
