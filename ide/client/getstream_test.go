@@ -139,6 +139,30 @@ func TestDoctorNamesMissingTools(t *testing.T) {
 	}
 }
 
+// TestDoctorNoDiffTools: a companion that lists no diff tool at all is
+// one whose editor cannot show diffs (gemkit's, behind an LSP client
+// without applyEdit): the CLI asks in its terminal, a warning, not the
+// error of a companion that lists one of the two.
+func TestDoctorNoDiffTools(t *testing.T) {
+	_, dir, ws := startTestCompanion(t, testcompanion.Flaws{NoDiffTools: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	d, err := Doctor(ctx, Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Host: "127.0.0.1", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, f := range d.Findings {
+		if f.Severity == "error" {
+			t.Errorf("error finding: %+v", f)
+		}
+		found = found || (f.Severity == "warning" && strings.Contains(f.Message, "its editor cannot show diffs"))
+	}
+	if !found || !d.Works {
+		t.Errorf("works=%v findings %+v", d.Works, d.Findings)
+	}
+}
+
 // startTestCompanion starts the Go test companion with flaws, its
 // discovery file in a private directory and a fresh workspace, and stops
 // it when the test ends.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -241,7 +242,8 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 	if d.Works {
 		add("connection", "ok", fmt.Sprintf("the CLI connects from %s to %s", p.Cwd, st.Connect.Endpoint), "")
 		if !st.Connect.Diffing {
-			add("connection", "error", "the companion does not list both openDiff and closeDiff (it lists "+strings.Join(st.Connect.Tools, ", ")+"), so the CLI disables diffing", "update the companion")
+			sev, msg, fix := diffingProblem(st.Connect.Tools)
+			add("connection", sev, msg, fix)
 		}
 	} else if st.Connect != nil {
 		add("connection", "error", "the CLI would not connect from "+p.Cwd+"; a Gemini CLI started here says: \""+st.Connect.Error+"\"", "")
@@ -349,7 +351,8 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		for _, t := range cl.Tools() {
 			names = append(names, t.Name)
 		}
-		add(name, "error", "the companion lists tools ["+strings.Join(names, ", ")+"], not both openDiff and closeDiff: the CLI disables diffing", "update the companion")
+		sev, msg, fix := diffingProblem(names)
+		add(name, sev, msg, fix)
 		return
 	}
 	srv := cl.Server()
@@ -436,4 +439,22 @@ func shellQuote(s string) string {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return filepath.Clean(s)
+}
+
+// NoDiffTools reports whether a companion that lists tools offers no diffs
+// at all, as gemkit's does for an editor that cannot show them (an LSP
+// client without workspace/applyEdit), rather than one of the two diff
+// tools only, which is a broken companion.
+func NoDiffTools(tools []string) bool {
+	return !slices.Contains(tools, ide.ToolOpenDiff) && !slices.Contains(tools, ide.ToolCloseDiff)
+}
+
+// diffingProblem is what doctor says of a companion with diffing off,
+// given the tools it lists.
+func diffingProblem(tools []string) (sev, msg, fix string) {
+	if NoDiffTools(tools) {
+		return "warning", "the companion lists no diff tools: its editor cannot show diffs (an LSP client without workspace/applyEdit, such as Vim's ALE), so the CLI asks about each change in its own terminal and writes the file itself",
+			"for diffs in the editor, use gemkit's plugin for it (docs/editors.md) or a language client that applies workspace edits"
+	}
+	return "error", "the companion lists tools [" + strings.Join(tools, ", ") + "], not both openDiff and closeDiff, so the CLI disables diffing", "update the companion"
 }

@@ -99,10 +99,18 @@ func printStatus(w io.Writer, r *client.StatusReport) {
 			fmt.Fprintf(w, "Connect: FAILED: no companion (a Gemini CLI started here would say: %q)\n", c.Error)
 		case c.OK:
 			diff := "diffing enabled"
-			if !c.Diffing {
+			switch {
+			case c.Diffing:
+			case client.NoDiffTools(c.Tools):
+				diff = "diffing off (the editor cannot show diffs: the CLI asks in its own terminal)"
+			default:
 				diff = "diffing DISABLED (openDiff/closeDiff not both listed)"
 			}
-			fmt.Fprintf(w, "Connect: ok, %s %s over %s; tools %s; %s\n", c.Server.Name, c.Server.Version, c.Endpoint.Transport, strings.Join(c.Tools, ", "), diff)
+			tools := strings.Join(c.Tools, ", ")
+			if tools == "" {
+				tools = "none"
+			}
+			fmt.Fprintf(w, "Connect: ok, %s %s over %s; tools %s; %s\n", c.Server.Name, c.Server.Version, c.Endpoint.Transport, tools, diff)
 		default:
 			fmt.Fprintf(w, "Connect: FAILED: %s\n", c.Error)
 			for _, a := range c.Attempts {

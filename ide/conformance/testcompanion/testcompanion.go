@@ -35,6 +35,7 @@ type Flaws struct {
 	NoIDEInfo     bool        // the discovery file has no ideInfo
 	GET405        bool        // refuse the GET stream
 	NoCloseDiff   bool        // do not offer closeDiff
+	NoDiffTools   bool        // offer no diff tool (an editor that cannot show diffs)
 	// Answer makes the companion answer every diff itself, on the GET
 	// stream, right after openDiff: "accept" (ide/diffAccepted with the
 	// proposal and " (edited)"), "reject" (ide/diffRejected) or "closed"
@@ -155,7 +156,9 @@ func (b *Companion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		str := map[string]string{"type": "string"}
 		tools := []any{map[string]any{"name": "openDiff", "inputSchema": map[string]any{"type": "object",
 			"properties": map[string]any{"filePath": str, "newContent": str}, "required": []string{"filePath", "newContent"}}}}
-		if !b.f.NoCloseDiff {
+		if b.f.NoDiffTools {
+			tools = []any{}
+		} else if !b.f.NoCloseDiff {
 			tools = append(tools, map[string]any{"name": "closeDiff", "inputSchema": map[string]any{"type": "object",
 				"properties": map[string]any{"filePath": str, "suppressNotification": map[string]string{"type": "boolean"}}, "required": []string{"filePath"}}})
 		}
