@@ -152,8 +152,9 @@ time.sleep(3)
 	}
 	// The accepted connections and their upstreams, plus what any run
 	// holds: the proxy's listener, the child's pipes, pidfd and cgroup
-	// files (about 20).
-	if held > 2*p.MaxConnections+24 {
+	// files (about 20; 52 in all was seen in CI under the race detector).
+	// Without the cap it is two a connection, about 300 here.
+	if held > 2*p.MaxConnections+32 {
 		t.Fatalf("gemkit held %d more descriptors while the tool had %d connections open (cap %d)", held, opened, p.MaxConnections)
 	}
 	t.Logf("gemkit held %d more descriptors for %d connections (cap %d)", held, opened, p.MaxConnections)
