@@ -71,6 +71,13 @@ type Options struct {
 	// server belongs to (GroupPath), "" for none: the servers of one
 	// editor and workspace then share one companion (group.go).
 	Group func(Init) string
+	// Shutdown, when set, is called on the client's shutdown request
+	// before it is answered: the CLI stops the companion there, removing
+	// its discovery and lock files. Some clients kill the server as soon
+	// as they have sent exit (lsp-mode's kill-process after its exit
+	// notification), so cleaning up only on exit can lose the race;
+	// they do wait for the answer to shutdown.
+	Shutdown func()
 }
 
 // Init is what initialize tells about the client.
@@ -580,6 +587,9 @@ func (s *Server) request(method string, raw json.RawMessage) (any, *Error) {
 		s.mu.Lock()
 		s.phase = phaseShutdown
 		s.mu.Unlock()
+		if s.opts.Shutdown != nil {
+			s.opts.Shutdown()
+		}
 		return nil, nil
 	case "textDocument/documentHighlight", "textDocument/hover", "textDocument/signatureHelp", "textDocument/completion":
 		var p struct {

@@ -158,6 +158,50 @@ func TestExitWithoutShutdown(t *testing.T) {
 	}
 }
 
+// TestShutdownHookBeforeAnswer: Options.Shutdown runs on the client's
+// shutdown request before the answer is written (lsp-mode kills the
+// server right after its exit notification, so the companion's files must
+// be gone by the time shutdown is answered), and the server still waits
+// for exit.
+func TestShutdownHookBeforeAnswer(t *testing.T) {
+	called, release := make(chan struct{}), make(chan struct{})
+	c := start(t, Options{Shutdown: func() {
+		close(called)
+		<-release
+	}})
+	c.initialize(map[string]any{"processId": nil, "rootUri": nil, "capabilities": map[string]any{}})
+	c.request(9, "shutdown", nil)
+	select {
+	case <-called:
+	case <-time.After(waitTimeout):
+		t.Fatal("Shutdown was not called on the shutdown request")
+	}
+	select {
+	case m := <-c.frames:
+		t.Fatalf("answered %s before Shutdown returned", js(m))
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if m := c.next(); m["id"] != float64(9) || m["error"] != nil {
+		t.Fatalf("answer to shutdown: %s", js(m))
+	}
+	select {
+	case err := <-c.done:
+		t.Fatalf("Run returned %v before exit", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	c.notification("exit", nil)
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Fatalf("Run = %v after shutdown and exit", err)
+		}
+		c.done <- nil
+	case <-time.After(waitTimeout):
+		t.Fatal("Run did not return on exit")
+	}
+}
+
 // TestStartFails: a companion that cannot start fails initialize with its
 // reason.
 func TestStartFails(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/gemkit/gemkit/ide"
@@ -21,6 +22,14 @@ import (
 func runIDEServeLSP(ctx context.Context, a *app, o serveOptions, cfg companion.Config, pidGiven, wsGiven bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The companion has a context of its own: the client's shutdown
+	// request ends it while the language server waits for exit.
+	compCtx, compCancel := context.WithCancel(ctx)
+	defer compCancel()
+	// shutDown is set once the client's shutdown request has stopped the
+	// companion: its end then does not end gemkit before exit.
+	var shutDown atomic.Bool
+	var stopCompanion func() error
 	// The editor owns both ends of stdout and stderr: once it is killed,
 	// a write there (a reply, the log line saying the client went) would
 	// end gemkit by SIGPIPE before it removes its discovery file. Ignored,
@@ -44,6 +53,12 @@ func runIDEServeLSP(ctx context.Context, a *app, o serveOptions, cfg companion.C
 		Group: func(in lspserver.Init) string {
 			pid, workspace := resolve(in)
 			return lspserver.GroupPath(cfg.DiscoveryDir, pid, workspace)
+		},
+		// Answered only once the discovery and lock files are gone: lsp-mode
+		// kills its server right after it sends exit.
+		Shutdown: func() {
+			shutDown.Store(true)
+			_ = stopCompanion()
 		},
 	})
 	cfg.Editor = ls
@@ -75,7 +90,7 @@ func runIDEServeLSP(ctx context.Context, a *app, o serveOptions, cfg companion.C
 		}
 		launched = true
 		go func() {
-			serveErr = srv.Serve(ctx)
+			serveErr = srv.Serve(compCtx)
 			close(serveDone)
 		}()
 		select {
@@ -92,10 +107,10 @@ func runIDEServeLSP(ctx context.Context, a *app, o serveOptions, cfg companion.C
 		}
 		return srv, nil
 	}
-	// stop ends the companion, if one started, and waits until it has
-	// cleaned up.
-	stop := func() error {
-		cancel()
+	// stopCompanion ends the companion, if one started, and waits until
+	// it has cleaned up; stop ends gemkit too.
+	stopCompanion = func() error {
+		compCancel()
 		mu.Lock()
 		stopped = true
 		l := launched
@@ -109,16 +124,29 @@ func runIDEServeLSP(ctx context.Context, a *app, o serveOptions, cfg companion.C
 		}
 		return nil
 	}
+	stop := func() error {
+		cancel()
+		return stopCompanion()
+	}
 	clientDone := make(chan error, 1)
 	go func() { clientDone <- ls.Run(ctx, start) }()
 
 	var clientErr error
-	select {
-	case clientErr = <-clientDone:
-	case <-serveDone: // a signal, or the editor process ended
-		return stop()
-	case <-ctx.Done(): // a signal
-		return stop()
+	companionDone := serveDone
+wait:
+	for {
+		select {
+		case clientErr = <-clientDone:
+			break wait
+		case <-companionDone: // the client's shutdown, a signal, or the editor process ended
+			if shutDown.Load() {
+				companionDone = nil // stopped by shutdown: exit comes next
+				continue
+			}
+			return stop()
+		case <-ctx.Done(): // a signal
+			return stop()
+		}
 	}
 	// The client has gone: shut down cleanly.
 	if err := stop(); err != nil {

@@ -162,3 +162,109 @@ func TestServeLSPEditorKilled(t *testing.T) {
 		t.Errorf("left behind in the discovery directory: %v", ents)
 	}
 }
+
+// TestServeLSPKilledAfterExit ends the server as Emacs's lsp-mode does:
+// shutdown (whose answer it waits for), exit, and at once SIGKILL
+// (kill-process). The discovery file and Claude Code's lock file must be
+// gone by the time shutdown is answered.
+func TestServeLSPKilledAfterExit(t *testing.T) {
+	t.Parallel()
+	bin := gemkittest.Gemkit(t)
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	tmp, ws, claudeDir := t.TempDir(), t.TempDir(), t.TempDir()
+	cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+claudeDir)
+	var out, errOut gemkittest.Output
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s; stderr: %s", what, errOut.String())
+			}
+		}
+	}
+	io.WriteString(stdin, frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+ws)))
+	dir := filepath.Join(tmp, "gemini", "ide")
+	var file string
+	waitFor("discovery file", func() bool {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if pid, _, ok := discovery.ParseFileName(e.Name()); ok && pid == os.Getpid() {
+				file = filepath.Join(dir, e.Name())
+			}
+		}
+		return file != ""
+	})
+	locks := func() []string { m, _ := filepath.Glob(filepath.Join(claudeDir, "ide", "*.lock")); return m }
+	waitFor("Claude Code lock file", func() bool { return len(locks()) == 1 })
+
+	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`))
+	waitFor("answer to shutdown", func() bool { return strings.Contains(out.String(), `"id":2`) })
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the discovery file is still there when shutdown is answered")
+	}
+	if l := locks(); len(l) > 0 {
+		t.Errorf("Claude Code's lock file is still there when shutdown is answered: %v", l)
+	}
+	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","method":"exit"}`))
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Error("discovery file left behind")
+	}
+}
+
+// TestServeLSPShutdownThenExit: after shutdown has stopped the companion,
+// the server waits for exit and then ends with status 0.
+func TestServeLSPShutdownThenExit(t *testing.T) {
+	t.Parallel()
+	bin := gemkittest.Gemkit(t)
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	tmp, ws := t.TempDir(), t.TempDir()
+	cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
+	var out, errOut gemkittest.Output
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	io.WriteString(stdin, frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+ws)))
+	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`))
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), `"id":2`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer to shutdown; stderr: %s", errOut.String())
+		}
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("the server ended (%v) before exit; stderr: %s", err, errOut.String())
+	case <-time.After(300 * time.Millisecond):
+	}
+	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","method":"exit"}`))
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit status: %v; stderr: %s", err, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not end on exit")
+	}
+}

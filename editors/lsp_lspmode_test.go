@@ -1,0 +1,269 @@
+package editors_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// lspModeConfig is the configuration docs/lsp.md gives under "### Emacs
+// (lsp-mode)", read from the docs so that they are what is tested, with
+// gemkit's executable named by its path.
+func lspModeConfig(t *testing.T, gemkit string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(gemkittest.RepoRoot(t), "docs", "lsp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)\n### Emacs \\(lsp-mode\\)\n.*?\n```elisp\n(.*?\n)```\n").FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/lsp.md: no elisp block under ### Emacs (lsp-mode)")
+	}
+	const exe = `'("gemkit" `
+	cfg := string(m[1])
+	if strings.Count(cfg, exe) != 1 {
+		t.Fatalf("docs/lsp.md's lsp-mode configuration does not name %s once:\n%s", exe, cfg)
+	}
+	return strings.Replace(cfg, exe, `'(`+elispString(gemkit)+` `, 1)
+}
+
+// lspModeTestInit runs emacsclient's server and the test's JSON helper,
+// activates Debian's ELPA packages (-Q skips the site start-up that
+// does), logs lsp-mode's traffic for a failure's report, then reads the
+// documented configuration. No gemkit plugin is loaded.
+const lspModeTestInit = `(require 'server)
+(setq server-socket-dir %s
+      server-name "gemkit-test"
+      inhibit-startup-screen t
+      make-backup-files nil
+      auto-save-default nil)
+(electric-indent-mode -1)
+(server-start)
+(defun gemkit-test-json (file value)
+  (let ((coding-system-for-write 'utf-8-unix))
+    (with-temp-file file (insert (json-serialize value))))
+  t)
+(setq package-directory-list '("/usr/share/emacs/site-lisp/elpa"))
+(package-initialize)
+(setq lsp-log-io t)
+
+;; docs/lsp.md, ### Emacs (lsp-mode):
+%s`
+
+// TestLSPEmacsLSPMode attaches the real Emacs 28's lsp-mode 8.0.0
+// (Debian's elpa-lsp-mode), configured exactly as docs/lsp.md says, to
+// `gemkit ide serve --editor lsp`, typed into as a person would in a tmux
+// pane, with the real Gemini CLI client code (IdeClient) on the other
+// end: lsp-mode's question about the project root answered with i; the
+// open and active file and the cursor (lsp-mode's documentHighlight when
+// the cursor rests); a selection (the region, then M-x
+// lsp-execute-code-action); a diff of the open file applied to its buffer
+// without a question, edited and accepted by saving; one rejected through
+// the code action (buffer restored, file untouched); Emacs quits with
+// C-x C-c, and gemkit and its discovery file go.
+func TestLSPEmacsLSPMode(t *testing.T) {
+	bin := requireEditor(t, "emacs", "emacs-nox")
+	clientBin := requireEditor(t, "emacsclient", "emacs-nox")
+	tmux := requireEditor(t, "tmux", "tmux")
+	if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/lsp-mode-*/lsp-mode.el*"); len(m) == 0 {
+		t.Fatal("lsp-mode is not installed: run scripts/setup-and-test, or apt-get install -y elpa-lsp-mode")
+	}
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
+	h := newHarness(t)
+	h.write(t, "a.py", filePy)
+	serverDir := filepath.Join(h.tmp, "emacs-server")
+	if err := os.Mkdir(serverDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	init := filepath.Join(h.home, "init.el")
+	text := fmt.Sprintf(lspModeTestInit, elispString(serverDir), lspModeConfig(t, gemkittest.Gemkit(t)))
+	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := &emacsDriver{client: clientBin, tmp: h.tmp, esock: filepath.Join(serverDir, "gemkit-test"), env: h.env()}
+	t.Cleanup(func() {
+		if d.exited != nil {
+			select {
+			case <-d.exited:
+			case <-time.After(waitTimeout):
+				_ = syscall.Kill(d.pid, syscall.SIGKILL)
+				t.Errorf("emacs (pid %d) was still running after its terminal closed", d.pid)
+			}
+		}
+	})
+	d.tmuxPane = startTmux(t, h, tmux, "emacs", bin, "-nw", "-Q", "-l", init)
+	waitFor(t, "emacs's server socket", func() bool { _, err := os.Stat(d.esock); return err == nil })
+	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &d.pid); err != nil {
+		t.Fatal(err)
+	}
+	d.exited = watchExit(d.pid)
+	t.Cleanup(func() {
+		select {
+		case <-d.exited:
+			return // Emacs has quit: nothing more to ask it
+		default:
+		}
+		if t.Failed() {
+			// What lsp-mode and gemkit said to each other.
+			t.Logf("lsp-mode log:\n%s", d.evalString(t, `(mapconcat (lambda (b) (with-current-buffer b (concat (buffer-name b) ":\n" (buffer-substring-no-properties (max (point-min) (- (point-max) 20000)) (point-max))))) (seq-filter (lambda (b) (string-prefix-p "*lsp-log" (buffer-name b))) (buffer-list)) "\n")`))
+			t.Logf("messages:\n%s", d.Messages(t))
+		}
+	})
+
+	a := h.path("a.py")
+	d.keys(t, "", "C-x", "C-f")
+	d.minibuffer(t, a)
+	// lsp-mode asks once where a.py's project is: import the root it
+	// suggests (the workspace, a.py's directory).
+	d.waitScreen(t, "is not part of any project")
+	d.keys(t, "i")
+	discPath, _ := discoveryFile(t, h, d.PID())
+	var gemkitPID int
+	if err := json.Unmarshal(d.eval(t, "(with-current-buffer (find-buffer-visiting "+elispString(h.path("a.py"))+") (process-id (lsp--workspace-cmd-proc (car (lsp-workspaces)))))"), &gemkitPID); err != nil || gemkitPID == 0 {
+		t.Fatalf("gemkit's pid from lsp-mode: %d %v", gemkitPID, err)
+	}
+	gemkitExited := watchExit(gemkitPID)
+	d.keys(t, "", "M-g", "g")
+	d.keys(t, "3", "Enter", "C-a", "C-f")
+	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
+	rc := startRealClient(t, node, interop, h.ws, env)
+	var conn struct {
+		Status, IDE string
+		Diffing     bool
+	}
+	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	if conn.Status != "connected" || conn.IDE != "Emacs" || !conn.Diffing {
+		t.Fatalf("IdeClient.connect: %+v; want connected to Emacs with diffing", conn)
+	}
+	var active struct {
+		File  *ide.File
+		Error string
+	}
+	// lsp-mode asks for highlights once the cursor rests on a symbol.
+	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2}, &active)
+	if active.File == nil {
+		t.Fatalf("the real client never saw a.py active at 3:2: %s", active.Error)
+	}
+	// The cursor rests somewhere new: on "print".
+	d.keys(t, "", "C-n", "C-a")
+	for range 6 {
+		d.keys(t, "", "C-f")
+	}
+	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 4, "character": 7}, &active)
+	if active.File == nil {
+		t.Fatalf("the real client never saw the cursor at 4:7: %s", active.Error)
+	}
+
+	// A selection: "def main" as the region, then the code actions.
+	d.keys(t, "", "C-p", "C-a", "C-Space")
+	for range 8 {
+		d.keys(t, "", "C-f")
+	}
+	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
+	d.keys(t, "", "M-x")
+	d.keys(t, "lsp-execute-code-action", "Enter")
+	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 9}, &active)
+	if active.File == nil || active.File.SelectedText != "def main" {
+		t.Fatalf("the real client never saw the selection: %+v %s", active.File, active.Error)
+	}
+	d.keys(t, "", "C-g")
+
+	// A diff of the open file: lsp-mode applies it without a question.
+	proposal := strings.Replace(filePy, "hi", "hello", 1)
+	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": proposal})
+	waitFor(t, "the proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == proposal })
+	if fileOf(t, a) != filePy {
+		t.Fatal("a.py changed on disk before any answer")
+	}
+	d.keys(t, "", "M->")
+	d.keys(t, "# edited by hand", "Enter")
+	d.keys(t, "", "C-x", "C-s")
+	accepted := proposal + "# edited by hand\n"
+	rc.wantOutcome(t, "accepted", accepted)
+	// The CLI writes what was accepted; Emacs sees no conflict when the
+	// person edits on.
+	if err := os.WriteFile(a, []byte(accepted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.keys(t, "x")
+	waitFor(t, "the edit after the CLI's write", func() bool { return d.BufferText(t, a) == accepted+"x" })
+	if m := d.Messages(t); strings.Contains(m, "changed on disk") {
+		t.Fatalf("Emacs reports a conflict: %s", m)
+	}
+	d.keys(t, "", "BSpace")
+	d.keys(t, "", "C-x", "C-s")
+
+	// Rejected through the code action: the buffer is as before.
+	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": "print(1)\n"})
+	waitFor(t, "the second proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == "print(1)\n" })
+	d.keys(t, "", "M-x")
+	d.keys(t, "lsp-execute-code-action", "Enter")
+	d.waitMinibuffer(t)
+	d.keys(t, "Rej", "Tab")
+	d.keys(t, "", "Enter")
+	rc.wantOutcome(t, "rejected", "")
+	waitFor(t, "a.py's buffer restored", func() bool { return d.BufferText(t, a) == accepted })
+	if fileOf(t, a) != accepted {
+		t.Fatal("a.py changed on disk after a reject")
+	}
+
+	// A new file: lsp-mode makes a buffer for it, not shown.
+	n := h.path("new.py")
+	rc.send(t, map[string]any{"op": "openDiff", "path": n, "content": "def new():\n    pass\n"})
+	waitFor(t, "the proposal in new.py's buffer", func() bool { return d.BufferText(t, n) == "def new():\n    pass\n" })
+	if _, err := os.Stat(n); err == nil {
+		t.Fatal("new.py exists before any answer")
+	}
+	d.keys(t, "", "C-x", "b")
+	d.waitMinibuffer(t)
+	d.minibuffer(t, "new.py")
+	waitFor(t, "new.py's buffer current", func() bool {
+		return d.evalString(t, "(or (buffer-file-name (window-buffer (selected-window))) \"\")") == n
+	})
+	d.keys(t, "", "M->")
+	d.keys(t, "# mine", "Enter")
+	d.keys(t, "", "C-x", "C-s")
+	rc.wantOutcome(t, "accepted", "def new():\n    pass\n# mine\n")
+
+	rc.send(t, map[string]any{"op": "quit"})
+	d.Quit(t)
+	// a.py's buffer holds the file's text, restored by the Reject: Emacs
+	// counts it as modified and offers to save it (the same bytes).
+	d.waitScreen(t, "Save file")
+	d.keys(t, "!")
+	select {
+	case <-d.Exited():
+	case <-time.After(waitTimeout):
+		t.Fatal("emacs did not exit")
+	}
+	if fileOf(t, a) != accepted {
+		t.Fatal("a.py changed on disk at exit")
+	}
+	// lsp-mode's kill-emacs-hook sends shutdown and exit.
+	select {
+	case <-gemkitExited:
+	case <-time.After(waitTimeout):
+		t.Fatalf("gemkit (pid %d) still runs after Emacs quit", gemkitPID)
+	}
+	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
+}
+
+// waitScreen waits until Emacs's terminal shows text.
+func (d *emacsDriver) waitScreen(t *testing.T, text string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%q on emacs's screen", text), func() bool {
+		out, _ := exec.Command(d.tmuxPane.bin, "-S", d.tmuxPane.sock, "capture-pane", "-p").Output()
+		return strings.Contains(string(out), text)
+	})
+}
