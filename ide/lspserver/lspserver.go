@@ -339,7 +339,11 @@ func (s *Server) dispatch(id json.RawMessage, method string, params json.RawMess
 		s.forward(nil, method, params)
 		return nil
 	}
-	if method != "shutdown" && s.forward(id, method, params) {
+	if method == "shutdown" {
+		s.shutdown(id)
+		return nil
+	}
+	if s.forward(id, method, params) {
 		return nil // the leader answers
 	}
 	result, rpcErr := s.request(method, params)
@@ -349,6 +353,25 @@ func (s *Server) dispatch(id json.RawMessage, method string, params json.RawMess
 	}
 	s.reply(id, result, nil)
 	return nil
+}
+
+// shutdown answers the client's shutdown request once Options.Shutdown
+// has run. The hook stops the companion, which may wait for the client's
+// answer to a request under way (the applyEdit of a proposal opening as
+// the editor quits): it runs on a goroutine of its own so that the
+// reading of the client's messages goes on meanwhile.
+func (s *Server) shutdown(id json.RawMessage) {
+	s.mu.Lock()
+	s.phase = phaseShutdown
+	s.mu.Unlock()
+	if s.opts.Shutdown == nil {
+		s.reply(id, nil, nil)
+		return
+	}
+	go func() {
+		s.opts.Shutdown()
+		s.reply(id, nil, nil)
+	}()
 }
 
 // groupPath is the socket of s's group, "" when it has none.
@@ -583,14 +606,6 @@ func (s *Server) notification(method string, raw json.RawMessage) {
 // request handles a client request and returns its result.
 func (s *Server) request(method string, raw json.RawMessage) (any, *Error) {
 	switch method {
-	case "shutdown":
-		s.mu.Lock()
-		s.phase = phaseShutdown
-		s.mu.Unlock()
-		if s.opts.Shutdown != nil {
-			s.opts.Shutdown()
-		}
-		return nil, nil
 	case "textDocument/documentHighlight", "textDocument/hover", "textDocument/signatureHelp", "textDocument/completion":
 		var p struct {
 			TextDocument docID    `json:"textDocument"`

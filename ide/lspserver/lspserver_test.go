@@ -181,6 +181,11 @@ func TestShutdownHookBeforeAnswer(t *testing.T) {
 		t.Fatalf("answered %s before Shutdown returned", js(m))
 	case <-time.After(100 * time.Millisecond):
 	}
+	// While the hook runs, the client's messages are still read: the
+	// companion it stops may wait for an answer from the client.
+	a := filepath.Join(t.TempDir(), "a.go")
+	c.notification("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uriOf(a), "languageId": "go", "version": 1, "text": "package a\n"}})
+	c.ev.wait(t, "focus "+a)
 	close(release)
 	if m := c.next(); m["id"] != float64(9) || m["error"] != nil {
 		t.Fatalf("answer to shutdown: %s", js(m))
