@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,24 +17,9 @@ import (
 )
 
 // lspModeConfig is the configuration docs/lsp.md gives under "### Emacs
-// (lsp-mode)", read from the docs so that they are what is tested, with
-// gemkit's executable named by its path.
+// (lsp-mode)", with gemkit's executable named by its path.
 func lspModeConfig(t *testing.T, gemkit string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(gemkittest.RepoRoot(t), "docs", "lsp.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)\n### Emacs \\(lsp-mode\\)\n.*?\n```elisp\n(.*?\n)```\n").FindSubmatch(b)
-	if m == nil {
-		t.Fatal("docs/lsp.md: no elisp block under ### Emacs (lsp-mode)")
-	}
-	const exe = `'("gemkit" `
-	cfg := string(m[1])
-	if strings.Count(cfg, exe) != 1 {
-		t.Fatalf("docs/lsp.md's lsp-mode configuration does not name %s once:\n%s", exe, cfg)
-	}
-	return strings.Replace(cfg, exe, `'(`+elispString(gemkit)+` `, 1)
+	return docsLSPBlock(t, "Emacs (lsp-mode)", "elisp", `'("gemkit" `, `'(`+elispString(gemkit)+` `)
 }
 
 // lspModeTestInit runs emacsclient's server and the test's JSON helper,

@@ -18,24 +18,29 @@ import (
 )
 
 // aleVimrc is the ~/.vimrc that docs/lsp.md gives under "### Vim (ALE)",
-// read from the docs so that they are what is tested, with gemkit's
-// executable named by its path.
+// with gemkit's executable named by its path.
 func aleVimrc(t *testing.T, gemkit string) string {
+	return docsLSPBlock(t, "Vim (ALE)", "vim", `'executable': 'gemkit',`, `'executable': `+vimString(gemkit)+`,`)
+}
+
+// docsLSPBlock is the lang code block under the heading "### heading" of
+// docs/lsp.md, read from the docs so that they are what is tested, with
+// its one naming of gemkit's executable, exe, replaced by with.
+func docsLSPBlock(t *testing.T, heading, lang, exe, with string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(gemkittest.RepoRoot(t), "docs", "lsp.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)\n### Vim \\(ALE\\)\n.*?\n```vim\n(.*?\n)```\n").FindSubmatch(b)
+	m := regexp.MustCompile("(?s)\n### " + regexp.QuoteMeta(heading) + "\n.*?\n```" + lang + "\n(.*?\n)```\n").FindSubmatch(b)
 	if m == nil {
-		t.Fatal("docs/lsp.md: no vim block under ### Vim (ALE)")
+		t.Fatalf("docs/lsp.md: no %s block under ### %s", lang, heading)
 	}
-	const exe = `'executable': 'gemkit',`
-	rc := string(m[1])
-	if strings.Count(rc, exe) != 1 {
-		t.Fatalf("docs/lsp.md's ALE vimrc does not name %s once:\n%s", exe, rc)
+	block := string(m[1])
+	if strings.Count(block, exe) != 1 {
+		t.Fatalf("docs/lsp.md's block under ### %s does not name %s once:\n%s", heading, exe, block)
 	}
-	return strings.Replace(rc, exe, `'executable': `+vimString(gemkit)+`,`, 1)
+	return strings.Replace(block, exe, with, 1)
 }
 
 // startVimALE runs the real Vim in a tmux pane with ~/.vimrc as docs/lsp.md
