@@ -169,56 +169,23 @@ func TestServeLSPEditorKilled(t *testing.T) {
 // gone by the time shutdown is answered.
 func TestServeLSPKilledAfterExit(t *testing.T) {
 	t.Parallel()
-	bin := gemkittest.Gemkit(t)
-	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
-	tmp, ws, claudeDir := t.TempDir(), t.TempDir(), t.TempDir()
-	cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+claudeDir)
-	var out, errOut gemkittest.Output
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s; stderr: %s", what, errOut.String())
-			}
-		}
-	}
-	io.WriteString(stdin, frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+ws)))
-	dir := filepath.Join(tmp, "gemini", "ide")
-	var file string
-	waitFor("discovery file", func() bool {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if pid, _, ok := discovery.ParseFileName(e.Name()); ok && pid == os.Getpid() {
-				file = filepath.Join(dir, e.Name())
-			}
-		}
-		return file != ""
-	})
+	claudeDir := t.TempDir()
+	p := startServeLSP(t, claudeDir)
+	file := p.initialize(t)
 	locks := func() []string { m, _ := filepath.Glob(filepath.Join(claudeDir, "ide", "*.lock")); return m }
-	waitFor("Claude Code lock file", func() bool { return len(locks()) == 1 })
+	p.waitFor(t, "Claude Code lock file", func() bool { return len(locks()) == 1 })
 
-	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`))
-	waitFor("answer to shutdown", func() bool { return strings.Contains(out.String(), `"id":2`) })
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
+	p.waitFor(t, "answer to shutdown", func() bool { return strings.Contains(p.out.String(), `"id":2`) })
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 		t.Error("the discovery file is still there when shutdown is answered")
 	}
 	if l := locks(); len(l) > 0 {
 		t.Errorf("Claude Code's lock file is still there when shutdown is answered: %v", l)
 	}
-	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","method":"exit"}`))
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	p.send(`{"jsonrpc":"2.0","method":"exit"}`)
+	_ = p.cmd.Process.Kill()
+	<-p.exited
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 		t.Error("discovery file left behind")
 	}
@@ -228,43 +195,87 @@ func TestServeLSPKilledAfterExit(t *testing.T) {
 // the server waits for exit and then ends with status 0.
 func TestServeLSPShutdownThenExit(t *testing.T) {
 	t.Parallel()
-	bin := gemkittest.Gemkit(t)
-	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
-	tmp, ws := t.TempDir(), t.TempDir()
-	cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
-	var out, errOut gemkittest.Output
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	io.WriteString(stdin, frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+ws)))
-	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`))
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), `"id":2`); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no answer to shutdown; stderr: %s", errOut.String())
-		}
-	}
+	p := startServeLSP(t, t.TempDir())
+	p.initialize(t)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
+	p.waitFor(t, "answer to shutdown", func() bool { return strings.Contains(p.out.String(), `"id":2`) })
 	select {
-	case err := <-exited:
-		t.Fatalf("the server ended (%v) before exit; stderr: %s", err, errOut.String())
+	case err := <-p.exited:
+		t.Fatalf("the server ended (%v) before exit; stderr: %s", err, p.errOut.String())
 	case <-time.After(300 * time.Millisecond):
 	}
-	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","method":"exit"}`))
+	p.send(`{"jsonrpc":"2.0","method":"exit"}`)
 	select {
-	case err := <-exited:
+	case err := <-p.exited:
 		if err != nil {
-			t.Fatalf("exit status: %v; stderr: %s", err, errOut.String())
+			t.Fatalf("exit status: %v; stderr: %s", err, p.errOut.String())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not end on exit")
+	}
+}
+
+// serveLSP is a `gemkit ide serve --editor lsp` process with this test as
+// its language client, talking over its stdin and stdout.
+type serveLSP struct {
+	cmd         *exec.Cmd
+	stdin       io.WriteCloser
+	out, errOut gemkittest.Output
+	tmp, ws     string
+	exited      chan error
+}
+
+// startServeLSP starts the server with a private TMPDIR (its discovery
+// files) and claudeDir as CLAUDE_CONFIG_DIR (its lock files).
+func startServeLSP(t *testing.T, claudeDir string) *serveLSP {
+	t.Helper()
+	p := &serveLSP{tmp: t.TempDir(), ws: t.TempDir(), exited: make(chan error, 1)}
+	p.cmd = exec.Command(gemkittest.Gemkit(t), "ide", "serve", "--editor", "lsp")
+	p.cmd.Dir = t.TempDir() // not the workspace: that comes from initialize
+	p.cmd.Env = append(os.Environ(), "TMPDIR="+p.tmp, "CLAUDE_CONFIG_DIR="+claudeDir)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.errOut
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	return p
+}
+
+// send writes one framed message.
+func (p *serveLSP) send(body string) {
+	_, _ = fmt.Fprintf(p.stdin, "Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// initialize sends initialize for p's workspace, this process as the
+// editor, and returns the discovery file named for it once it is there.
+func (p *serveLSP) initialize(t *testing.T) string {
+	t.Helper()
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+p.ws))
+	dir := filepath.Join(p.tmp, "gemini", "ide")
+	var file string
+	p.waitFor(t, "discovery file named for the client's pid", func() bool {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if pid, _, ok := discovery.ParseFileName(e.Name()); ok && pid == os.Getpid() {
+				file = filepath.Join(dir, e.Name())
+			}
+		}
+		return file != ""
+	})
+	return file
+}
+
+// waitFor waits up to 10 s for cond.
+func (p *serveLSP) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s; stderr: %s", what, p.errOut.String())
+		}
 	}
 }
