@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,13 +93,7 @@ func TestLSPEglot(t *testing.T) {
 	a := h.path("a.py")
 	d.Open(t, a, 3, 2)
 	discPath, _ := discoveryFile(t, h, d.PID())
-	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
-	rc := startRealClient(t, node, interop, h.ws, env)
-	var conn struct {
-		Status, IDE string
-		Diffing     bool
-	}
-	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	rc, conn := connectRealClient(t, h, node, interop, d.PID())
 	if conn.Status != "connected" || conn.IDE != "Emacs" || !conn.Diffing {
 		t.Fatalf("IdeClient.connect: %+v; want connected to Emacs with diffing", conn)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,13 +119,7 @@ func TestLSPEmacsLSPMode(t *testing.T) {
 	gemkitExited := watchExit(gemkitPID)
 	d.keys(t, "", "M-g", "g")
 	d.keys(t, "3", "Enter", "C-a", "C-f")
-	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
-	rc := startRealClient(t, node, interop, h.ws, env)
-	var conn struct {
-		Status, IDE string
-		Diffing     bool
-	}
-	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	rc, conn := connectRealClient(t, h, node, interop, d.PID())
 	if conn.Status != "connected" || conn.IDE != "Emacs" || !conn.Diffing {
 		t.Fatalf("IdeClient.connect: %+v; want connected to Emacs with diffing", conn)
 	}

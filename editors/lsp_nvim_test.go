@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,13 +159,7 @@ func TestLSPNeovim(t *testing.T) {
 	}
 
 	// A terminal in Neovim: the CLI finds Neovim among its ancestors.
-	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
-	rc := startRealClient(t, node, interop, h.ws, env)
-	var conn struct {
-		Status, IDE string
-		Diffing     bool
-	}
-	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	rc, conn := connectRealClient(t, h, node, interop, d.PID())
 	if conn.Status != "connected" || conn.IDE != "Neovim" || !conn.Diffing {
 		t.Fatalf("IdeClient.connect: %+v; want connected to Neovim with diffing", conn)
 	}
@@ -313,13 +306,7 @@ func TestLSPNeovimTwoServers(t *testing.T) {
 		t.Fatalf("discovery files %v; want one for both servers", m)
 	}
 
-	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
-	rc := startRealClient(t, node, interop, h.ws, env)
-	var conn struct {
-		Status, IDE string
-		Diffing     bool
-	}
-	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	rc, conn := connectRealClient(t, h, node, interop, d.PID())
 	if conn.Status != "connected" {
 		t.Fatalf("IdeClient.connect: %+v", conn)
 	}

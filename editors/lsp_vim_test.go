@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,13 +139,7 @@ func TestLSPVimALE(t *testing.T) {
 	}
 
 	// The CLI in a terminal beside Vim: it finds Vim by its pid.
-	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(d.PID()))
-	rc := startRealClient(t, node, interop, h.ws, env)
-	var conn struct {
-		Status, IDE string
-		Diffing     bool
-	}
-	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	rc, conn := connectRealClient(t, h, node, interop, d.PID())
 	// ALE cannot apply a server's edits, so gemkit lists no openDiff or
 	// closeDiff: the CLI takes diffing as off, asks in its own terminal
 	// and writes files itself.

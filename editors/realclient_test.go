@@ -190,3 +190,21 @@ func (r *realClient) do(t *testing.T, cmd map[string]any, v any) {
 	r.send(t, cmd)
 	r.read(t, v)
 }
+
+// realConn is what the real client's connect says.
+type realConn struct {
+	Status, IDE string
+	Diffing     bool
+}
+
+// connectRealClient starts the real Gemini CLI client code as a CLI in a
+// terminal of the editor whose pid is editorPID (GEMINI_CLI_IDE_PID, and
+// not "in a container" even where /.dockerenv exists) and connects it.
+func connectRealClient(t *testing.T, h *harness, node, interop string, editorPID int) (*realClient, realConn) {
+	t.Helper()
+	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(editorPID))
+	rc := startRealClient(t, node, interop, h.ws, env)
+	var conn realConn
+	rc.do(t, map[string]any{"op": "connect"}, &conn)
+	return rc, conn
+}
