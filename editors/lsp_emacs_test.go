@@ -121,47 +121,8 @@ func TestLSPEglot(t *testing.T) {
 	}
 	d.keys(t, "", "C-g")
 
-	// A diff of the open file: eglot asks before a server's edit.
-	proposal := strings.Replace(filePy, "hi", "hello", 1)
-	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": proposal})
-	d.answerYes(t)
-	waitFor(t, "the proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == proposal })
-	if fileOf(t, a) != filePy {
-		t.Fatal("a.py changed on disk before any answer")
-	}
-	d.keys(t, "", "M->")
-	d.keys(t, "# edited by hand", "Enter")
-	d.keys(t, "", "C-x", "C-s")
-	accepted := proposal + "# edited by hand\n"
-	rc.wantOutcome(t, "accepted", accepted)
-	// The CLI writes what was accepted; Emacs sees no conflict when the
-	// person edits on.
-	if err := os.WriteFile(a, []byte(accepted), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.keys(t, "x")
-	waitFor(t, "the edit after the CLI's write", func() bool { return d.BufferText(t, a) == accepted+"x" })
-	if m := d.Messages(t); strings.Contains(m, "changed on disk") {
-		t.Fatalf("Emacs reports a conflict: %s", m)
-	}
-	d.keys(t, "", "BSpace")
-	d.keys(t, "", "C-x", "C-s")
-
-	// Rejected through the code action menu: the buffer is as before.
-	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": "print(1)\n"})
-	d.answerYes(t)
-	waitFor(t, "the second proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == "print(1)\n" })
-	d.keys(t, "", "M-x")
-	d.keys(t, "eglot-code-actions", "Enter")
-	d.waitMinibuffer(t)
-	// SPC completes a word in this prompt: type a prefix and complete.
-	d.keys(t, "Rej", "Tab")
-	d.keys(t, "", "Enter")
-	rc.wantOutcome(t, "rejected", "")
-	waitFor(t, "a.py's buffer restored", func() bool { return d.BufferText(t, a) == accepted })
-	if fileOf(t, a) != accepted {
-		t.Fatal("a.py changed on disk after a reject")
-	}
+	// eglot asks before a server's edit.
+	accepted := emacsAcceptThenReject(t, d, rc, a, "eglot-code-actions", true)
 
 	// A new file: eglot asks, then opens a buffer for it.
 	n := h.path("new.py")
@@ -222,4 +183,60 @@ func (d *emacsDriver) answerYes(t *testing.T) {
 		return b
 	})
 	d.keys(t, "y")
+}
+
+// emacsAcceptThenReject runs, in Emacs with an LSP client attached to a
+// (a.py, holding filePy), a diff of a edited in the buffer and accepted by
+// saving, after which the CLI's write of the same text raises no conflict,
+// then one rejected through the client's code action command: the buffer
+// goes back to what was accepted and the file stays. confirms says the
+// client asks before a server's edit (eglot), answered yes. It returns
+// the accepted text.
+func emacsAcceptThenReject(t *testing.T, d *emacsDriver, rc *realClient, a, codeActions string, confirms bool) string {
+	t.Helper()
+	openDiff := func(content string) {
+		rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": content})
+		if confirms {
+			d.answerYes(t)
+		}
+	}
+	proposal := strings.Replace(filePy, "hi", "hello", 1)
+	openDiff(proposal)
+	waitFor(t, "the proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == proposal })
+	if fileOf(t, a) != filePy {
+		t.Fatal("a.py changed on disk before any answer")
+	}
+	d.keys(t, "", "M->")
+	d.keys(t, "# edited by hand", "Enter")
+	d.keys(t, "", "C-x", "C-s")
+	accepted := proposal + "# edited by hand\n"
+	rc.wantOutcome(t, "accepted", accepted)
+	// The CLI writes what was accepted; Emacs sees no conflict when the
+	// person edits on.
+	if err := os.WriteFile(a, []byte(accepted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.keys(t, "x")
+	waitFor(t, "the edit after the CLI's write", func() bool { return d.BufferText(t, a) == accepted+"x" })
+	if m := d.Messages(t); strings.Contains(m, "changed on disk") {
+		t.Fatalf("Emacs reports a conflict: %s", m)
+	}
+	d.keys(t, "", "BSpace")
+	d.keys(t, "", "C-x", "C-s")
+
+	// Rejected through the code action menu: the buffer is as before.
+	openDiff("print(1)\n")
+	waitFor(t, "the second proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == "print(1)\n" })
+	d.keys(t, "", "M-x")
+	d.keys(t, codeActions, "Enter")
+	d.waitMinibuffer(t)
+	// SPC completes a word in this prompt: type a prefix and complete.
+	d.keys(t, "Rej", "Tab")
+	d.keys(t, "", "Enter")
+	rc.wantOutcome(t, "rejected", "")
+	waitFor(t, "a.py's buffer restored", func() bool { return d.BufferText(t, a) == accepted })
+	if fileOf(t, a) != accepted {
+		t.Fatal("a.py changed on disk after a reject")
+	}
+	return accepted
 }

@@ -156,44 +156,8 @@ func TestLSPEmacsLSPMode(t *testing.T) {
 	}
 	d.keys(t, "", "C-g")
 
-	// A diff of the open file: lsp-mode applies it without a question.
-	proposal := strings.Replace(filePy, "hi", "hello", 1)
-	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": proposal})
-	waitFor(t, "the proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == proposal })
-	if fileOf(t, a) != filePy {
-		t.Fatal("a.py changed on disk before any answer")
-	}
-	d.keys(t, "", "M->")
-	d.keys(t, "# edited by hand", "Enter")
-	d.keys(t, "", "C-x", "C-s")
-	accepted := proposal + "# edited by hand\n"
-	rc.wantOutcome(t, "accepted", accepted)
-	// The CLI writes what was accepted; Emacs sees no conflict when the
-	// person edits on.
-	if err := os.WriteFile(a, []byte(accepted), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.keys(t, "x")
-	waitFor(t, "the edit after the CLI's write", func() bool { return d.BufferText(t, a) == accepted+"x" })
-	if m := d.Messages(t); strings.Contains(m, "changed on disk") {
-		t.Fatalf("Emacs reports a conflict: %s", m)
-	}
-	d.keys(t, "", "BSpace")
-	d.keys(t, "", "C-x", "C-s")
-
-	// Rejected through the code action: the buffer is as before.
-	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": "print(1)\n"})
-	waitFor(t, "the second proposal in a.py's buffer", func() bool { return d.BufferText(t, a) == "print(1)\n" })
-	d.keys(t, "", "M-x")
-	d.keys(t, "lsp-execute-code-action", "Enter")
-	d.waitMinibuffer(t)
-	d.keys(t, "Rej", "Tab")
-	d.keys(t, "", "Enter")
-	rc.wantOutcome(t, "rejected", "")
-	waitFor(t, "a.py's buffer restored", func() bool { return d.BufferText(t, a) == accepted })
-	if fileOf(t, a) != accepted {
-		t.Fatal("a.py changed on disk after a reject")
-	}
+	// lsp-mode applies a server's edit without a question.
+	accepted := emacsAcceptThenReject(t, d, rc, a, "lsp-execute-code-action", false)
 
 	// A new file: lsp-mode makes a buffer for it, not shown.
 	n := h.path("new.py")
