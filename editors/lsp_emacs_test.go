@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,37 +53,12 @@ const filePy = "import sys\n\ndef main():\n    print(\"hi\")\n"
 // and a diff of a new file accepted; Emacs quits with C-x C-c, which
 // hangs up the server, and the discovery file goes with it.
 func TestLSPEglot(t *testing.T) {
-	bin := requireEditor(t, "emacs", "emacs-nox")
-	clientBin := requireEditor(t, "emacsclient", "emacs-nox")
-	tmux := requireEditor(t, "tmux", "tmux")
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
 	h := newHarness(t)
 	h.write(t, "a.py", filePy)
-	serverDir := filepath.Join(h.tmp, "emacs-server")
-	if err := os.Mkdir(serverDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	init := filepath.Join(h.home, "init.el")
-	text := fmt.Sprintf(eglotLSPInit, elispString(serverDir), elispString(gemkittest.Gemkit(t)))
-	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := &emacsDriver{client: clientBin, tmp: h.tmp, esock: filepath.Join(serverDir, "gemkit-test"), env: h.env()}
-	t.Cleanup(func() {
-		if d.exited != nil {
-			select {
-			case <-d.exited:
-			case <-time.After(waitTimeout):
-				t.Errorf("emacs (pid %d) was still running after its terminal closed", d.pid)
-			}
-		}
+	d := startEmacsLSP(t, h, func(serverDir string) string {
+		return fmt.Sprintf(eglotLSPInit, elispString(serverDir), elispString(gemkittest.Gemkit(t)))
 	})
-	d.tmuxPane = startTmux(t, h, tmux, "emacs", bin, "-nw", "-Q", "-l", init)
-	waitFor(t, "emacs's server socket", func() bool { _, err := os.Stat(d.esock); return err == nil })
-	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &d.pid); err != nil {
-		t.Fatal(err)
-	}
-	d.exited = watchExit(d.pid)
 	t.Cleanup(func() {
 		if t.Failed() {
 			// What eglot and gemkit said to each other.
@@ -239,4 +215,41 @@ func emacsAcceptThenReject(t *testing.T, d *emacsDriver, rc *realClient, a, code
 		t.Fatal("a.py changed on disk after a reject")
 	}
 	return accepted
+}
+
+// startEmacsLSP runs the real Emacs in a tmux pane with the init file
+// init returns for the folder of its emacsclient server, and returns its
+// driver once that server answers; a test that ends with Emacs still
+// running kills it and fails.
+func startEmacsLSP(t *testing.T, h *harness, init func(serverDir string) string) *emacsDriver {
+	t.Helper()
+	bin := requireEditor(t, "emacs", "emacs-nox")
+	clientBin := requireEditor(t, "emacsclient", "emacs-nox")
+	tmux := requireEditor(t, "tmux", "tmux")
+	serverDir := filepath.Join(h.tmp, "emacs-server")
+	if err := os.Mkdir(serverDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	initPath := filepath.Join(h.home, "init.el")
+	if err := os.WriteFile(initPath, []byte(init(serverDir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := &emacsDriver{client: clientBin, tmp: h.tmp, esock: filepath.Join(serverDir, "gemkit-test"), env: h.env()}
+	t.Cleanup(func() {
+		if d.exited != nil {
+			select {
+			case <-d.exited:
+			case <-time.After(waitTimeout):
+				_ = syscall.Kill(d.pid, syscall.SIGKILL)
+				t.Errorf("emacs (pid %d) was still running after its terminal closed", d.pid)
+			}
+		}
+	})
+	d.tmuxPane = startTmux(t, h, tmux, "emacs", bin, "-nw", "-Q", "-l", initPath)
+	waitFor(t, "emacs's server socket", func() bool { _, err := os.Stat(d.esock); return err == nil })
+	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &d.pid); err != nil {
+		t.Fatal(err)
+	}
+	d.exited = watchExit(d.pid)
+	return d
 }

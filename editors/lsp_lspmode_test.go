@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -56,41 +55,15 @@ const lspModeTestInit = `(require 'server)
 // the code action (buffer restored, file untouched); Emacs quits with
 // C-x C-c, and gemkit and its discovery file go.
 func TestLSPEmacsLSPMode(t *testing.T) {
-	bin := requireEditor(t, "emacs", "emacs-nox")
-	clientBin := requireEditor(t, "emacsclient", "emacs-nox")
-	tmux := requireEditor(t, "tmux", "tmux")
 	if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/lsp-mode-*/lsp-mode.el*"); len(m) == 0 {
 		t.Fatal("lsp-mode is not installed: run scripts/setup-and-test, or apt-get install -y elpa-lsp-mode")
 	}
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
 	h := newHarness(t)
 	h.write(t, "a.py", filePy)
-	serverDir := filepath.Join(h.tmp, "emacs-server")
-	if err := os.Mkdir(serverDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	init := filepath.Join(h.home, "init.el")
-	text := fmt.Sprintf(lspModeTestInit, elispString(serverDir), lspModeConfig(t, gemkittest.Gemkit(t)))
-	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := &emacsDriver{client: clientBin, tmp: h.tmp, esock: filepath.Join(serverDir, "gemkit-test"), env: h.env()}
-	t.Cleanup(func() {
-		if d.exited != nil {
-			select {
-			case <-d.exited:
-			case <-time.After(waitTimeout):
-				_ = syscall.Kill(d.pid, syscall.SIGKILL)
-				t.Errorf("emacs (pid %d) was still running after its terminal closed", d.pid)
-			}
-		}
+	d := startEmacsLSP(t, h, func(serverDir string) string {
+		return fmt.Sprintf(lspModeTestInit, elispString(serverDir), lspModeConfig(t, gemkittest.Gemkit(t)))
 	})
-	d.tmuxPane = startTmux(t, h, tmux, "emacs", bin, "-nw", "-Q", "-l", init)
-	waitFor(t, "emacs's server socket", func() bool { _, err := os.Stat(d.esock); return err == nil })
-	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &d.pid); err != nil {
-		t.Fatal(err)
-	}
-	d.exited = watchExit(d.pid)
 	t.Cleanup(func() {
 		select {
 		case <-d.exited:
