@@ -3,6 +3,7 @@ package lspserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,30 +13,40 @@ import (
 	"time"
 )
 
-// TestGroupPlantedSocketHelper is not a test: run by
-// TestGroupForeignSocket as another user, it listens on the group
-// socket $GEMKIT_LSP_PLANT and copies what it is sent to $GEMKIT_LSP_PLANT.got.
-func TestGroupPlantedSocketHelper(t *testing.T) {
-	path := os.Getenv("GEMKIT_LSP_PLANT")
-	if path == "" {
-		t.Skip("helper process of TestGroupForeignSocket")
+// TestMain lets this test binary be the planted socket's process of
+// TestGroupForeignSocket, run as another user, when $GEMKIT_LSP_PLANT
+// names the socket.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("GEMKIT_LSP_PLANT"); path != "" {
+		plantSocket(path)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// plantSocket listens on the group socket path and copies what it is sent
+// to path.got, until its stdin closes (the test that started it has gone,
+// even if killed).
+func plantSocket(path string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "planted socket:", err)
+		os.Exit(2)
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	if err := os.Chmod(path, 0o777); err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	got, err := os.OpenFile(path+".got", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	if err := os.WriteFile(path+".ready", nil, 0o666); err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
 	go func() {
-		// The test that started this process has gone, even if killed.
 		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}()
@@ -55,7 +66,7 @@ func TestGroupPlantedSocketHelper(t *testing.T) {
 // opens. The server starts its own companion instead.
 func TestGroupForeignSocket(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("needs root to run the planted socket's process as uid 65534")
+		t.Skip("needs root to run the planted socket's process as another user (uid 65534); CI runs as root")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
@@ -79,7 +90,7 @@ func TestGroupForeignSocket(t *testing.T) {
 	}
 	ws := t.TempDir()
 	sock := GroupPath(dir, 4343, []string{ws})
-	helper := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^TestGroupPlantedSocketHelper$")
+	helper := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin)
 	helper.Env = []string{"GEMKIT_LSP_PLANT=" + sock, "PATH=/usr/bin:/bin"}
 	helper.Stderr = os.Stderr
 	alive, err := helper.StdinPipe()
