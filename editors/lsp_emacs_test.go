@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -73,29 +72,11 @@ func TestLSPEglot(t *testing.T) {
 	if conn.Status != "connected" || conn.IDE != "Emacs" || !conn.Diffing {
 		t.Fatalf("IdeClient.connect: %+v; want connected to Emacs with diffing", conn)
 	}
-	var active struct {
-		File  *ide.File
-		Error string
-	}
 	// eglot asks for hover and highlights at point once the cursor rests.
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2}, &active)
-	if active.File == nil {
-		t.Fatalf("the real client never saw a.py active at 3:2: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2})
 
-	// A selection: "def main" as the region, then the code actions.
-	d.keys(t, "", "C-a", "C-Space")
-	for range 8 {
-		d.keys(t, "", "C-f")
-	}
-	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
-	d.keys(t, "", "M-x")
-	d.keys(t, "eglot-code-actions", "Enter")
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 9}, &active)
-	if active.File == nil || active.File.SelectedText != "def main" {
-		t.Fatalf("the real client never saw the selection: %+v %s", active.File, active.Error)
-	}
-	d.keys(t, "", "C-g")
+	d.keys(t, "", "C-a")
+	emacsSelectDefMain(t, d, rc, a, "eglot-code-actions")
 
 	// eglot asks before a server's edit.
 	accepted := emacsAcceptThenReject(t, d, rc, a, "eglot-code-actions", true)
@@ -252,4 +233,23 @@ func startEmacsLSP(t *testing.T, h *harness, init func(serverDir string) string)
 	}
 	d.exited = watchExit(d.pid)
 	return d
+}
+
+// emacsSelectDefMain makes "def main", from the start of line 3 of a.py
+// where the cursor is, the region, runs the client's code action command
+// on it, and checks that the real client gets it as the selection, then
+// quits the menu.
+func emacsSelectDefMain(t *testing.T, d *emacsDriver, rc *realClient, a, codeActions string) {
+	t.Helper()
+	d.keys(t, "", "C-Space")
+	for range 8 {
+		d.keys(t, "", "C-f")
+	}
+	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
+	d.keys(t, "", "M-x")
+	d.keys(t, codeActions, "Enter")
+	if f := rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 9}); f.SelectedText != "def main" {
+		t.Fatalf("the real client saw %q selected, want \"def main\"", f.SelectedText)
+	}
+	d.keys(t, "", "C-g")
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -96,38 +95,17 @@ func TestLSPEmacsLSPMode(t *testing.T) {
 	if conn.Status != "connected" || conn.IDE != "Emacs" || !conn.Diffing {
 		t.Fatalf("IdeClient.connect: %+v; want connected to Emacs with diffing", conn)
 	}
-	var active struct {
-		File  *ide.File
-		Error string
-	}
 	// lsp-mode asks for highlights once the cursor rests on a symbol.
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2}, &active)
-	if active.File == nil {
-		t.Fatalf("the real client never saw a.py active at 3:2: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2})
 	// The cursor rests somewhere new: on "print".
 	d.keys(t, "", "C-n", "C-a")
 	for range 6 {
 		d.keys(t, "", "C-f")
 	}
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 4, "character": 7}, &active)
-	if active.File == nil {
-		t.Fatalf("the real client never saw the cursor at 4:7: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 4, "character": 7})
 
-	// A selection: "def main" as the region, then the code actions.
-	d.keys(t, "", "C-p", "C-a", "C-Space")
-	for range 8 {
-		d.keys(t, "", "C-f")
-	}
-	waitFor(t, "the region active", func() bool { return d.regionActive(t) })
-	d.keys(t, "", "M-x")
-	d.keys(t, "lsp-execute-code-action", "Enter")
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 9}, &active)
-	if active.File == nil || active.File.SelectedText != "def main" {
-		t.Fatalf("the real client never saw the selection: %+v %s", active.File, active.Error)
-	}
-	d.keys(t, "", "C-g")
+	d.keys(t, "", "C-p", "C-a")
+	emacsSelectDefMain(t, d, rc, a, "lsp-execute-code-action")
 
 	// lsp-mode applies a server's edit without a question.
 	accepted := emacsAcceptThenReject(t, d, rc, a, "lsp-execute-code-action", false)

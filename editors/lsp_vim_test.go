@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -199,22 +198,4 @@ func waitSlow(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// waitFile sends the real client one of its waits (waitOpen, waitActive)
-// with a one-minute limit, a wait on Vim's timers, and returns the file.
-func (r *realClient) waitFile(t *testing.T, cmd map[string]any) *ide.File {
-	t.Helper()
-	cmd["timeoutMs"] = time.Minute.Milliseconds()
-	r.send(t, cmd)
-	b := r.next(t, time.Minute+waitTimeout)
-	var got struct {
-		File  *ide.File
-		Error string
-		Files []ide.File
-	}
-	if err := json.Unmarshal(b, &got); err != nil || got.File == nil {
-		t.Fatalf("real client %v: %s; its open files: %+v", cmd, got.Error, got.Files)
-	}
-	return got.File
 }

@@ -208,3 +208,22 @@ func connectRealClient(t *testing.T, h *harness, node, interop string, editorPID
 	rc.do(t, map[string]any{"op": "connect"}, &conn)
 	return rc, conn
 }
+
+// waitFile sends the real client one of its waits (waitOpen, waitActive)
+// with a one-minute limit (editors report the cursor on timers), and
+// returns the file.
+func (r *realClient) waitFile(t *testing.T, cmd map[string]any) *ide.File {
+	t.Helper()
+	cmd["timeoutMs"] = time.Minute.Milliseconds()
+	r.send(t, cmd)
+	b := r.next(t, time.Minute+waitTimeout)
+	var got struct {
+		File  *ide.File
+		Error string
+		Files []ide.File
+	}
+	if err := json.Unmarshal(b, &got); err != nil || got.File == nil {
+		t.Fatalf("real client %v: %s; its open files: %+v", cmd, got.Error, got.Files)
+	}
+	return got.File
+}
