@@ -1,7 +1,6 @@
 package lspserver
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -176,25 +175,13 @@ func TestGroupFollowerGone(t *testing.T) {
 	ws := t.TempDir()
 	sock := GroupPath(t.TempDir(), 4545, []string{ws})
 	group := func(Init) string { return sock }
-	params := map[string]any{"processId": 4545, "rootUri": uriOf(ws), "capabilities": eglotCaps}
-	lead := start(t, Options{Group: group})
-	lead.initialize(params)
-	follower := start(t, Options{Group: group})
-	follower.request(1, "initialize", params)
-	if m := follower.next(); m["result"] == nil {
-		t.Fatalf("the follower's initialize answered %s", js(m))
-	}
+	lead, follower := startGroup(t, group, 4545, ws)
 	a, b := filepath.Join(ws, "a.go"), filepath.Join(ws, "b.go")
 	for _, p := range []string{a, b} {
 		follower.notification("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uriOf(p), "languageId": "go", "version": 0, "text": "x\n"}})
 		lead.ev.wait(t, "focus "+p)
 	}
-	open := make(chan error, 1)
-	go func() { open <- lead.srv.OpenDiff(context.Background(), b, "y\n") }()
-	lead.answer(lead.nextMethod("workspace/applyEdit"), map[string]any{"applied": true})
-	if err := <-open; err != nil {
-		t.Fatal(err)
-	}
+	lead.showProposal(t, b, "y\n")
 	// The buffer is the follower's client's: it reports the proposal.
 	follower.notification("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uriOf(b), "version": 1}, "contentChanges": []map[string]any{{"text": "y\n"}}})
 	follower.request(2, "textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": uriOf(b)}, "range": Range{}, "context": map[string]any{}})

@@ -26,14 +26,7 @@ func TestGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	params := map[string]any{"processId": 4242, "rootUri": uriOf(ws), "capabilities": eglotCaps}
-	lead := start(t, Options{Group: group})
-	lead.initialize(params)
-	follower := start(t, Options{Group: group})
-	follower.request(1, "initialize", params)
-	if m := follower.next(); m["result"] == nil {
-		t.Fatalf("the follower's initialize answered %s", js(m))
-	}
+	lead, follower := startGroup(t, group, 4242, ws)
 	select {
 	case <-follower.init:
 		t.Fatal("the follower started a companion of its own")
@@ -43,12 +36,7 @@ func TestGroup(t *testing.T) {
 	lead.ev.wait(t, "focus "+goFile)
 
 	// The diff goes through the leader's client, once.
-	open := make(chan error, 1)
-	go func() { open <- lead.srv.OpenDiff(context.Background(), goFile, "y\n") }()
-	lead.answer(lead.nextMethod("workspace/applyEdit"), map[string]any{"applied": true})
-	if err := <-open; err != nil {
-		t.Fatal(err)
-	}
+	lead.showProposal(t, goFile, "y\n")
 	follower.notification("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uriOf(goFile), "version": 1}, "contentChanges": []map[string]any{{"text": "y\n"}}})
 	// The follower's client asks for code actions on the buffer: the
 	// leader's answer comes back through it.
@@ -69,4 +57,32 @@ func TestGroup(t *testing.T) {
 		t.Fatal("the follower did not take over")
 	}
 	follower.ev.wait(t, "focus "+goFile)
+}
+
+// startGroup starts a leader and a follower of one group (the servers of
+// editor pid for workspace ws) and initializes both; the follower joins
+// the leader.
+func startGroup(t *testing.T, group func(Init) string, pid int, ws string) (lead, follower *client) {
+	t.Helper()
+	params := map[string]any{"processId": pid, "rootUri": uriOf(ws), "capabilities": eglotCaps}
+	lead = start(t, Options{Group: group})
+	lead.initialize(params)
+	follower = start(t, Options{Group: group})
+	follower.request(1, "initialize", params)
+	if m := follower.next(); m["result"] == nil {
+		t.Fatalf("the follower's initialize answered %s", js(m))
+	}
+	return lead, follower
+}
+
+// showProposal runs the leader's OpenDiff of path with text, its client
+// applying the edit.
+func (c *client) showProposal(t *testing.T, path, text string) {
+	t.Helper()
+	open := make(chan error, 1)
+	go func() { open <- c.srv.OpenDiff(context.Background(), path, text) }()
+	c.answer(c.nextMethod("workspace/applyEdit"), map[string]any{"applied": true})
+	if err := <-open; err != nil {
+		t.Fatal(err)
+	}
 }
