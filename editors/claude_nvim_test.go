@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,7 +86,7 @@ end))`, target)
 	// what the plugin set.
 	d.command(t, "rightbelow vsplit | terminal "+claude)
 	d.command(t, "startinsert")
-	wait := func(what string, cond func(string) bool) { t.Helper(); waitPane(t, screen, what, cond) }
+	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	keys := func(k string) { d.input(t, k) }
 	wait("the CLI's prompt", func(s string) bool {
 		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
@@ -232,53 +231,10 @@ func startNvimPane(t *testing.T, h *harness, bin, tmuxBin string, env []string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	init := filepath.Join(h.home, "init.lua")
 	initLua := fmt.Sprintf(nvimDeprecationsLua, deprecationsFile(h)) + fmt.Sprintf(`vim.opt.runtimepath:prepend(%q)
 vim.cmd('runtime plugin/gemkit.lua')
 require('gemkit').setup({ cmd = %q })
 `, plugin, gemkittest.Gemkit(t))
-	if err := os.WriteFile(init, []byte(initLua), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(h.tmp, "nvim.sock")
-	tsock := filepath.Join(h.tmp, "tmux.sock")
-	args := []string{"-S", tsock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", h.ws,
-		"env", "-i"}
-	args = append(args, h.env()...)
-	args = append(args, env...)
-	args = append(args, bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
-	if out, err := exec.Command(tmuxBin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v\n%s", err, out)
-	}
-	screen = func() string {
-		out, _ := exec.Command(tmuxBin, "-S", tsock, "capture-pane", "-p", "-J").Output()
-		return string(out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s", screen())
-		}
-		_ = exec.Command(tmuxBin, "-S", tsock, "kill-server").Run()
-		time.Sleep(time.Second) // the CLI writes its session files as it goes
-	})
-	var rpc *nvimRPC
-	waitFor(t, "nvim's RPC socket", func() bool {
-		rpc, err = dialNvim(sock)
-		return err == nil
-	})
-	t.Cleanup(func() { rpc.Close() })
-	return &nvimDriver{rpc: rpc}, &tmuxPane{bin: tmuxBin, sock: tsock}, screen
-}
-
-// waitPane polls a tmux pane's screen until cond holds, for up to two
-// minutes (a CLI's start on a loaded machine).
-func waitPane(t *testing.T, screen func() string, what string, cond func(string) bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond(screen()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	d, screen = startNvimTmux(t, h, bin, tmuxBin, initLua, env)
+	return d, &tmuxPane{bin: tmuxBin, sock: filepath.Join(h.tmp, "tmux.sock")}, screen
 }

@@ -61,7 +61,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
 	d.command(t, "rightbelow vsplit | terminal "+node+" "+cli)
 	d.command(t, "startinsert")
-	wait := func(what string, cond func(string) bool) { t.Helper(); waitPane(t, screen, what, cond) }
+	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
 
 	// ask types a prompt into the CLI's input, then Enter on its own once
