@@ -88,15 +88,7 @@ end))`, target)
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	keys := func(k string) { d.input(t, k) }
-	wait("the CLI's prompt", func(s string) bool {
-		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
-	})
-	if strings.Contains(screen(), "keep manual mode") {
-		keys("<Down>")
-		time.Sleep(300 * time.Millisecond)
-		keys("<CR>")
-	}
-	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "? for shortcuts") })
+	claudeInput(t, d, screen)
 
 	// :GemkitMention from the file's window puts @b.txt in the prompt.
 	// The prompt is drawn before the CLI has dialled the IDE, and a
@@ -237,4 +229,20 @@ require('gemkit').setup({ cmd = %q })
 `, plugin, gemkittest.Gemkit(t))
 	d, screen = startNvimTmux(t, h, bin, tmuxBin, initLua, env)
 	return d, &tmuxPane{bin: tmuxBin, sock: filepath.Join(h.tmp, "tmux.sock")}, screen
+}
+
+// claudeInput waits in Neovim's terminal for Claude Code's input line,
+// passing its first-run question about the permission mode (keep manual
+// mode) when it asks.
+func claudeInput(t *testing.T, d *nvimDriver, screen func() string) {
+	t.Helper()
+	waitScreen(t, screen, "the CLI's prompt", func(s string) bool {
+		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
+	})
+	if strings.Contains(screen(), "keep manual mode") {
+		d.input(t, "<Down>")
+		time.Sleep(300 * time.Millisecond)
+		d.input(t, "<CR>")
+	}
+	waitScreen(t, screen, "the CLI's input", func(s string) bool { return strings.Contains(s, "? for shortcuts") })
 }

@@ -105,15 +105,7 @@ func startClaudeLSP(t *testing.T, initLua string) (d *nvimDriver, screen func() 
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	keys := func(k string) { d.input(t, k) }
-	wait("the CLI's prompt", func(s string) bool {
-		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
-	})
-	if strings.Contains(screen(), "keep manual mode") {
-		keys("<Down>")
-		time.Sleep(300 * time.Millisecond)
-		keys("<CR>")
-	}
-	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "? for shortcuts") })
+	claudeInput(t, d, screen)
 	// /ide lists the companion by the editor's name (Neovim's clientInfo);
 	// choosing it connects.
 	keys("/ide")
