@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // newContent is written byte for byte: no final newline, CRLF, non-ASCII.
@@ -42,7 +43,7 @@ func TestNodeClient(t *testing.T) {
 		fakemodel.Stalled(),
 	)
 	// The tool changed since the person agreed: it must ask again.
-	writeFile(t, filepath.Join(f.src, "tools", "count.sh"), `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')"`+"\n\n")
+	gemkittest.WriteFile(t, filepath.Join(f.src, "tools", "count.sh"), `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')"`+"\n\n")
 	os.Chmod(filepath.Join(f.src, "tools", "count.sh"), 0o755)
 	a := filepath.Join(f.ws, "a.txt")
 	env := f.envMap()

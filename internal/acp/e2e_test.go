@@ -47,12 +47,12 @@ func newFixture(t *testing.T, script ...fakemodel.Reply) *fixture {
 	f := &fixture{bin: gemkittest.Gemkit(t), root: t.TempDir()}
 	f.home = filepath.Join(f.root, "home")
 	f.ws = filepath.Join(f.home, "ws")
-	writeFile(t, filepath.Join(f.ws, "a.txt"), "alpha\nbeta\n")
+	gemkittest.WriteFile(t, filepath.Join(f.ws, "a.txt"), "alpha\nbeta\n")
 	f.src = filepath.Join(f.root, "src", "demo")
-	writeFile(t, filepath.Join(f.src, "gemini-extension.json"), demoManifest)
-	writeFile(t, filepath.Join(f.src, "tools", "count.sh"), `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')"`+"\n")
-	writeFile(t, filepath.Join(f.src, "tools", "slow.sh"), "sleep "+slowSeconds+"\n")
-	writeFile(t, filepath.Join(f.src, "docs", "guide.md"), guideText)
+	gemkittest.WriteFile(t, filepath.Join(f.src, "gemini-extension.json"), demoManifest)
+	gemkittest.WriteFile(t, filepath.Join(f.src, "tools", "count.sh"), `printf '{"word":"%s","times":%s,"files":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')"`+"\n")
+	gemkittest.WriteFile(t, filepath.Join(f.src, "tools", "slow.sh"), "sleep "+slowSeconds+"\n")
+	gemkittest.WriteFile(t, filepath.Join(f.src, "docs", "guide.md"), guideText)
 	os.Chmod(filepath.Join(f.src, "tools", "count.sh"), 0o755)
 	os.Chmod(filepath.Join(f.src, "tools", "slow.sh"), 0o755)
 	c := exec.Command(f.bin, "extensions", "link", "--consent", f.src)
@@ -67,16 +67,6 @@ func newFixture(t *testing.T, script ...fakemodel.Reply) *fixture {
 	t.Cleanup(func() { m.Close() })
 	f.model = m
 	return f
-}
-
-func writeFile(t *testing.T, p, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // env is the agent's environment: a private home, config and temp folder,

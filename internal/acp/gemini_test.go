@@ -46,7 +46,7 @@ func TestGeminiACP(t *testing.T) {
 		"general": map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
 	}
 	b, _ := json.MarshalIndent(settings, "", "  ")
-	writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), string(b))
+	gemkittest.WriteFile(t, filepath.Join(f.home, ".gemini", "settings.json"), string(b))
 	env := f.envMap()
 	env["NO_COLOR"], env["CI"] = "1", "1"
 	r := drive(t, plan{

@@ -57,11 +57,11 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{bin: gemkittest.Gemkit(t), root: t.TempDir()}
 	f.home = filepath.Join(f.root, "home")
 	f.ws = filepath.Join(f.home, "ws")
-	writeFile(t, filepath.Join(f.ws, "a.txt"), "alpha\nbeta\n")
+	gemkittest.WriteFile(t, filepath.Join(f.ws, "a.txt"), "alpha\nbeta\n")
 	src := filepath.Join(f.root, "src", "demo")
-	writeFile(t, filepath.Join(src, "gemini-extension.json"), demoManifest)
+	gemkittest.WriteFile(t, filepath.Join(src, "gemini-extension.json"), demoManifest)
 	for rel, body := range demoFiles {
-		writeFile(t, filepath.Join(src, rel), body)
+		gemkittest.WriteFile(t, filepath.Join(src, rel), body)
 		if strings.HasPrefix(rel, "tools/") {
 			os.Chmod(filepath.Join(src, rel), 0o755)
 		}
@@ -70,16 +70,6 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("link: %v\n%s", err, out)
 	}
 	return f
-}
-
-func writeFile(t *testing.T, p, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func (f *fixture) env() []string {

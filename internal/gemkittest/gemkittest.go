@@ -167,3 +167,14 @@ func WaitFile(t testing.TB, path, want string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// WriteFile writes body to path (mode 0644), making its folders first.
+func WriteFile(t testing.TB, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
