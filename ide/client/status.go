@@ -242,8 +242,10 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 	if d.Works {
 		add("connection", "ok", fmt.Sprintf("the CLI connects from %s to %s", p.Cwd, st.Connect.Endpoint), "")
 		if !st.Connect.Diffing {
-			sev, msg, fix := diffingProblem(st.Connect.Tools)
-			add("connection", sev, msg, fix)
+			// Said already when the connection is the chosen file's.
+			if sev, msg, fix := diffingProblem(st.Connect.Tools); !d.says(msg) {
+				add("connection", sev, msg, fix)
+			}
 		}
 	} else if st.Connect != nil {
 		add("connection", "error", "the CLI would not connect from "+p.Cwd+"; a Gemini CLI started here says: \""+st.Connect.Error+"\"", "")
@@ -457,4 +459,9 @@ func diffingProblem(tools []string) (sev, msg, fix string) {
 			"for diffs in the editor, use gemkit's plugin for it (docs/editors.md) or a language client that applies workspace edits"
 	}
 	return "error", "the companion lists tools [" + strings.Join(tools, ", ") + "], not both openDiff and closeDiff, so the CLI disables diffing", "update the companion"
+}
+
+// says reports whether a finding already says msg.
+func (d *DoctorReport) says(msg string) bool {
+	return slices.ContainsFunc(d.Findings, func(f Finding) bool { return f.Message == msg })
 }
