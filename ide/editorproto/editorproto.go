@@ -138,7 +138,7 @@ func (c *Conn) Done() <-chan struct{} { return c.rpc.Done() }
 // and reading goes on. Once Run has returned no further report reaches ev,
 // except from a line whose handling had already begun.
 func (c *Conn) Run(ctx context.Context, ev companion.Events) error {
-	err := c.rpc.Run(ctx, jsonrpc.HandlerFunc(func(_ context.Context, r *jsonrpc.Request) (any, error) {
+	err := c.rpc.Run(ctx, jsonrpc.HandlerFunc(func(_ context.Context, r jsonrpc.Request) (any, error) {
 		return c.handleCall(r, ev)
 	}))
 	if err == nil || errors.Is(err, io.EOF) {
@@ -149,9 +149,12 @@ func (c *Conn) Run(ctx context.Context, ev companion.Events) error {
 
 // handleCall applies an editor notification. The same methods may come as
 // requests (with an id); those get {} or an error back.
-func (c *Conn) handleCall(r *jsonrpc.Request, ev companion.Events) (any, error) {
+func (c *Conn) handleCall(r jsonrpc.Request, ev companion.Events) (any, error) {
 	err := c.apply(r.Method, r.Params, ev)
 	if err == nil {
+		if r.IsNotification() {
+			return nil, nil // no answer to make
+		}
 		return json.RawMessage(`{}`), nil
 	}
 	var rpcErr *Error

@@ -166,7 +166,7 @@ func (s *Server) serveFollower(conn net.Conn) {
 	// shuts one of its servers down).
 	opened := map[string]bool{}
 	fc := newConn(conn, conn, s.opts)
-	err := fc.Run(s.ctx, jsonrpc.HandlerFunc(func(_ context.Context, r *jsonrpc.Request) (any, error) {
+	err := fc.Run(s.ctx, jsonrpc.HandlerFunc(func(_ context.Context, r jsonrpc.Request) (any, error) {
 		if r.IsNotification() {
 			s.notification(r.Method, r.Params)
 			trackOpen(opened, r.Method, r.Params)

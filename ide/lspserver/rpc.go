@@ -60,7 +60,7 @@ func newConn(r io.Reader, w io.Writer, o Options) *jsonrpc.Conn {
 // serve reads the client's messages until it sends exit, closes its
 // stream, or ctx ends.
 func (s *Server) serve(ctx context.Context, start StartFunc) error {
-	err := s.conn.Run(ctx, jsonrpc.HandlerFunc(func(_ context.Context, r *jsonrpc.Request) (any, error) {
+	err := s.conn.Run(ctx, jsonrpc.HandlerFunc(func(_ context.Context, r jsonrpc.Request) (any, error) {
 		// dispatch answers requests itself, some of them later.
 		if err := s.dispatch(r.ID, r.Method, r.Params, start); err != nil {
 			s.conn.Stop(err)

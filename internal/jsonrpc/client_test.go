@@ -36,7 +36,7 @@ func TestLanguageServerClient(t *testing.T) {
 	sawRegister.Add(1)
 	sawCancel.Add(1)
 	referencesID := make(chan json.RawMessage, 1)
-	go server.Run(context.Background(), HandlerFunc(func(ctx context.Context, r *Request) (any, error) {
+	go server.Run(context.Background(), HandlerFunc(func(ctx context.Context, r Request) (any, error) {
 		switch r.Method {
 		case "initialize":
 			return map[string]any{"capabilities": map[string]any{"referencesProvider": true}, "serverInfo": map[string]string{"name": "gopls"}}, nil
@@ -80,7 +80,7 @@ func TestLanguageServerClient(t *testing.T) {
 	notes := make(chan string, 10)
 	clientDone := make(chan error, 1)
 	go func() {
-		clientDone <- client.Run(context.Background(), HandlerFunc(func(_ context.Context, r *Request) (any, error) {
+		clientDone <- client.Run(context.Background(), HandlerFunc(func(_ context.Context, r Request) (any, error) {
 			switch r.Method {
 			case "workspace/configuration":
 				var p struct{ Items []json.RawMessage }

@@ -38,14 +38,14 @@ var ErrNoReply = errors.New("jsonrpc: no reply from the handler")
 // logs what it drops. The peer's $/cancelRequest is a notification like
 // any other.
 type Handler interface {
-	Handle(ctx context.Context, r *Request) (result any, err error)
+	Handle(ctx context.Context, r Request) (result any, err error)
 }
 
 // HandlerFunc is a function as a Handler.
-type HandlerFunc func(ctx context.Context, r *Request) (any, error)
+type HandlerFunc func(ctx context.Context, r Request) (any, error)
 
 // Handle calls f.
-func (f HandlerFunc) Handle(ctx context.Context, r *Request) (any, error) { return f(ctx, r) }
+func (f HandlerFunc) Handle(ctx context.Context, r Request) (any, error) { return f(ctx, r) }
 
 // Options tune a Conn; the zero value is a line-framed connection.
 type Options struct {
@@ -223,15 +223,17 @@ func (c *Conn) read(ctx context.Context, h Handler) error {
 			return nil // Run has returned
 		default:
 		}
-		var fe *FrameError
-		switch {
-		case err == nil:
+		if err == nil {
 			c.handle(ctx, body, h)
 			select {
 			case <-c.stop:
 				return c.stopErr
 			default:
 			}
+			continue
+		}
+		var fe *FrameError // declared here: errors.As moves it to the heap
+		switch {
 		case errors.As(err, &fe):
 			c.o.Logger.Error(c.o.LogPrefix + fe.Msg)
 			if fe.Answer != nil {
@@ -289,8 +291,7 @@ func (c *Conn) handle(ctx context.Context, body []byte, h Handler) {
 	}
 	switch {
 	case m.Method != "":
-		r := &Request{ID: id, Method: m.Method, Params: m.Params}
-		result, err := h.Handle(ctx, r)
+		result, err := h.Handle(ctx, Request{ID: id, Method: m.Method, Params: m.Params})
 		if id != nil && !errors.Is(err, ErrNoReply) {
 			c.Reply(id, result, err)
 		}

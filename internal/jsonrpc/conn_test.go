@@ -105,7 +105,7 @@ type echo struct {
 	notes []string
 }
 
-func (h *echo) Handle(_ context.Context, r *Request) (any, error) {
+func (h *echo) Handle(_ context.Context, r Request) (any, error) {
 	if r.IsNotification() {
 		h.mu.Lock()
 		h.notes = append(h.notes, r.Method+" "+string(r.Params))
@@ -249,7 +249,7 @@ func TestHandler(t *testing.T) {
 	later := make(chan json.RawMessage, 1)
 	var handled []string
 	var e *end
-	h := HandlerFunc(func(_ context.Context, r *Request) (any, error) {
+	h := HandlerFunc(func(_ context.Context, r Request) (any, error) {
 		handled = append(handled, r.Method)
 		switch r.Method {
 		case "result":

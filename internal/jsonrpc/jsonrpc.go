@@ -103,10 +103,10 @@ type Request struct {
 }
 
 // IsNotification reports whether r expects no answer.
-func (r *Request) IsNotification() bool { return r.ID == nil }
+func (r Request) IsNotification() bool { return r.ID == nil }
 
 // MarshalJSON writes r as the peer sent it, to pass it on.
-func (r *Request) MarshalJSON() ([]byte, error) {
+func (r Request) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id,omitempty"`
