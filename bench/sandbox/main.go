@@ -243,7 +243,7 @@ func toolRunMode(root, ws, exe string) (mode, error) {
 		Environ:  []string{"PATH=/usr/bin:/bin", "HOME=" + home},
 	}
 	return mode{"toolrun", "a whole tool call (its settings file read, toolrun.Runner.Run: consent digest of 17 files, script, policy) around gemkit-memcg running sh", func(ctx context.Context) error {
-		settings, err := toolrun.ReadDotEnv(filepath.Join(in.Entry, ".env"))
+		settings, err := toolrun.ReadSettings(in.Extension.Dir, in.Entry)
 		if err != nil {
 			return err
 		}

@@ -87,9 +87,14 @@ func (r *Root) OpenFolder(name string) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	real, err := r.Resolve(name)
-	if err == nil && real != filepath.Clean(filepath.FromSlash(name)) {
-		err = &fs.PathError{Op: "open", Path: r.Path(name), Err: ErrChanged}
+	// A name of one component is its own real name unless it is a link,
+	// which the Lstat below shows.
+	if clean := filepath.Clean(filepath.FromSlash(name)); strings.ContainsRune(clean, filepath.Separator) {
+		real, rerr := r.Resolve(name)
+		if rerr == nil && real != clean {
+			rerr = &fs.PathError{Op: "open", Path: r.Path(name), Err: ErrChanged}
+		}
+		err = rerr
 	}
 	if err == nil {
 		var opened, there fs.FileInfo

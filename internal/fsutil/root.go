@@ -153,20 +153,27 @@ func isEscape(err error) bool {
 // does not block on a FIFO, and anything not regular is closed again and
 // refused with ErrNotRegular.
 func (r *Root) Open(name string) (*os.File, error) {
+	f, _, err := r.OpenStat(name)
+	return f, err
+}
+
+// OpenStat is Open that also returns what the descriptor opened is
+// (fstat of it, not a look at the name again).
+func (r *Root) OpenStat(name string) (*os.File, fs.FileInfo, error) {
 	f, err := r.r.OpenFile(name, os.O_RDONLY|openReadFlags, 0)
 	if err != nil {
-		return nil, r.wrap("open", name, err)
+		return nil, nil, r.wrap("open", name, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, r.wrap("stat", name, err)
+		return nil, nil, r.wrap("stat", name, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: r.Path(name), Err: ErrNotRegular}
+		return nil, nil, &fs.PathError{Op: "open", Path: r.Path(name), Err: ErrNotRegular}
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // ReadFile reads the regular file name, at most limit bytes; a longer file
