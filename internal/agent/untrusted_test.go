@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -246,4 +247,10 @@ func TestProtectedEdits(t *testing.T) {
 	if _, err := a.proposeEdit(context.Background(), edit("a.txt", "b\n")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The same attacks hold for an unprivileged user (CI runs as root, to
+// whom no mode refuses anything).
+func TestUntrustedUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^(TestEditSwappedDuringReview|TestFilesThroughLinks|TestProtectedEdits)$")
 }

@@ -102,7 +102,7 @@ func (s *Set) ReadDoc(ext, name string) (*Doc, error) {
 		return nil, fail(err.Error())
 	}
 	defer root.Close()
-	rel, err := e.Ext.Name(d.File)
+	rel, err := e.Ext.RelName(d.File)
 	if err != nil {
 		return nil, fail("its file is outside the extension folder")
 	}

@@ -324,7 +324,7 @@ func (e *Extension) MissingContextFiles() []Problem {
 	}
 	defer root.Close()
 	for i, name := range e.Manifest.ContextFileName {
-		if rel, err := e.Name(name); err == nil {
+		if rel, err := e.RelName(name); err == nil {
 			if fi, err := root.Stat(rel); err == nil && fi.Mode().IsRegular() {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +88,15 @@ func moveSubdir(stage string, md *InstallMetadata) error {
 	defer clone.Close()
 	real, err := clone.Resolve(md.Subdir)
 	if errors.Is(err, fsutil.ErrOutside) {
-		return fmt.Errorf("the folder %s (--path) of %s goes through a symbolic link that leads outside the repository (%v); gemkit installs only a folder inside it", md.Subdir, src, errors.Unwrap(err))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			if link, ok := fsutil.Rel(clone.Dir(), pe.Path); ok {
+				if target, lerr := clone.Readlink(link); lerr == nil {
+					return fmt.Errorf("the folder %s (--path) of %s goes through %s, a symbolic link to %s, outside the repository; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src, filepath.ToSlash(link), target)
+				}
+			}
+		}
+		return fmt.Errorf("the folder %s (--path) of %s leads outside the repository through a symbolic link; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src)
 	}
 	if err != nil {
 		return fmt.Errorf("the folder %s (--path) of %s: %w", md.Subdir, src, err)

@@ -57,10 +57,10 @@ func (e *Extension) Path(rel string) string {
 // it.
 func (e *Extension) Root() (*fsutil.Root, error) { return fsutil.OpenRoot(e.Dir) }
 
-// Name returns p, a path the manifest gives (relative, or absolute inside
+// RelName returns p, a path the manifest gives (relative, or absolute inside
 // the folder via ${extensionPath}), as a name in the extension's Root; a
 // path outside the folder is refused with fsutil.ErrOutside.
-func (e *Extension) Name(p string) (string, error) {
+func (e *Extension) RelName(p string) (string, error) {
 	if filepath.IsAbs(p) {
 		return fsutil.NameIn(e.Dir, p)
 	}
@@ -201,7 +201,7 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 	sortProblems(probs)
 	ext := &Extension{Dir: real, Manifest: m, Raw: raw, Problems: probs}
 	for _, name := range m.ContextFiles() {
-		if rel, err := ext.Name(name); err == nil {
+		if rel, err := ext.RelName(name); err == nil {
 			if fi, err := root.Stat(rel); err == nil && fi.Mode().IsRegular() {
 				ext.ContextFiles = append(ext.ContextFiles, root.Path(rel))
 			}

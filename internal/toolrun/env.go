@@ -127,13 +127,16 @@ func readDotEnv(dir string) (map[string]string, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if errors.Is(err, fsutil.ErrOutside) || errors.Is(err, fsutil.ErrNotRegular) {
+		return nil, fmt.Errorf("settings file: %w. An extension's settings are a file of its own folder: remove it, or replace it with such a file", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("settings file: %w", err)
 	}
 	path := root.Path(".env")
 	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxSettingsBytes)
+	sc.Buffer(nil, maxSettingsBytes)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -490,7 +490,7 @@ func scriptPath(ext *extension.Extension, t *extension.Tool) (string, error) {
 		return "", fmt.Errorf("extension folder: %w", err)
 	}
 	defer root.Close()
-	rel, err := ext.Name(t.Executable)
+	rel, err := ext.RelName(t.Executable)
 	if err != nil {
 		return "", fmt.Errorf("tool %s: executable %q is outside the extension folder %s", t.Name, t.Executable, ext.Dir)
 	}
