@@ -259,7 +259,7 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 	}
 	if why := a.protection(t); why != "" && !a.allowed(t) {
 		if !a.reviewsProtected() {
-			a.emit(Event{Type: EventEditOutcome, Name: rel, Text: "refused: a protected file"})
+			a.emit(Event{Type: EventEditOutcome, Name: rel, Text: "refused: " + why + "; --allow-protected " + rel + " lets it be written"})
 			return "", fmt.Errorf("%s. gemkit writes a protected file only when the person allows that very file, which --yes (or a diff in an IDE with no terminal to confirm on) does not do; nothing was written. "+
 				"The person may allow it by running again with --allow-protected %s, or by reviewing the edit at a terminal", why, rel)
 		}

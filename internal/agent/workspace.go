@@ -58,16 +58,19 @@ func (a *Agent) openFile(p string) (*file, error) {
 	outside := func() error {
 		return fmt.Errorf("%s is %w (%s); only files under it can be read or edited", p, ErrOutside, ws)
 	}
-	name := p
-	if filepath.IsAbs(name) {
-		rel, ok := fsutil.Rel(ws, filepath.Clean(name))
-		if !ok {
-			abs, aerr := filepath.Abs(a.Workspace)
-			if rel, ok = fsutil.Rel(abs, filepath.Clean(name)); aerr != nil || !ok {
-				return nil, outside()
-			}
+	// The name is cleaned as written ("../ws/a.txt" and "sub/../a.txt"
+	// are a.txt): a ".." never climbs through a link this way, and what
+	// remains is resolved beneath the workspace.
+	abs := filepath.Clean(p)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(ws, abs)
+	}
+	name, ok := fsutil.Rel(ws, abs)
+	if !ok {
+		given, aerr := filepath.Abs(a.Workspace)
+		if name, ok = fsutil.Rel(given, abs); aerr != nil || !ok {
+			return nil, outside()
 		}
-		name = rel
 	}
 	root, err := fsutil.OpenRoot(ws)
 	if err != nil {
