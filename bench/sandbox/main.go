@@ -23,9 +23,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
+	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 type mode struct {
@@ -91,6 +93,11 @@ func bench(n int, exe string) error {
 		{"gemkit-memcg", "as gemkit-mntns + a memory cgroup for the tree where one can be made (else RLIMIT_AS)", runSandbox(&sandbox.Launcher{Exe: exe}, policy)},
 		{"gemkit-proxy", "as gemkit-memcg + loopback up, listener passed out, proxy started", runSandbox(&sandbox.Launcher{Exe: exe}, withHosts)},
 	}
+	toolRun, err := toolRunMode(root, ws, exe)
+	if err != nil {
+		return err
+	}
+	modes = append(modes, toolRun)
 	memRoot := memoryCgroup()
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		// bwrap builds the very view gemkit builds: the same steps.
@@ -185,6 +192,64 @@ func bench(n int, exe string) error {
 	fmt.Println()
 	fmt.Println("targets: overhead p50 <= 15 ms with network isolation, <= 5 ms without (gemkit-fs); gemkit-mntns no worse than bwrap-mntns, gemkit-memcg no worse than bwrap-memcg")
 	return nil
+}
+
+// toolRunMode is a whole tool call as `gemkit extensions run` makes it
+// (toolrun.Runner.Run): an installed extension of a few files, its
+// settings file, consent on record checked against the digest of its
+// files, the script found in its folder, the policy resolved, then the
+// sandbox as in gemkit-memcg running `sh` on a script that exits at once.
+// Against gemkit-memcg it shows what gemkit does around the sandbox on
+// each call, reading the extension's tree among it.
+func toolRunMode(root, ws, exe string) (mode, error) {
+	home, src := filepath.Join(root, "home"), filepath.Join(root, "src")
+	files := map[string]string{
+		extension.ManifestFile: `{"name": "bench-noop", "version": "1.0.0", "settings": [{"name": "Key", "envVar": "BENCH_KEY"}],
+  "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}},
+  "tools": [{"name": "noop", "description": "Does nothing.", "executable": "tools/noop.sh", "runtime": "shell"}],
+  "docs": [{"name": "usage", "file": "docs/usage.md"}]}`,
+		"tools/noop.sh": "exit 0\n",
+		"docs/usage.md": "# Usage\n",
+		"GEMINI.md":     "Context.\n",
+		"README.md":     "A tool that does nothing.\n",
+	}
+	for i := range 12 {
+		files[fmt.Sprintf("tools/lib/mod%02d.sh", i)] = strings.Repeat("# a library line of a tool\n", 40)
+	}
+	for name, data := range files {
+		p := filepath.Join(src, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return mode{}, err
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			return mode{}, err
+		}
+	}
+	st := extension.OpenStore(home).WithWorkspace(ws)
+	yes := func(context.Context, extension.ConsentPrompt) (bool, error) { return true, nil }
+	if _, err := st.Install(context.Background(), extension.InstallRequest{Source: src, Consent: yes}); err != nil {
+		return mode{}, err
+	}
+	in, err := st.Get("bench-noop")
+	if err != nil {
+		return mode{}, err
+	}
+	if err := os.WriteFile(filepath.Join(in.Entry, ".env"), []byte("BENCH_KEY=value\n"), 0o600); err != nil {
+		return mode{}, err
+	}
+	runner := &toolrun.Runner{
+		Launcher: &sandbox.Launcher{Exe: exe},
+		Consent:  st,
+		Environ:  []string{"PATH=/usr/bin:/bin", "HOME=" + home},
+	}
+	return mode{"toolrun", "a whole tool call (its settings file read, toolrun.Runner.Run: consent digest of 17 files, script, policy) around gemkit-memcg running sh", func(ctx context.Context) error {
+		settings, err := toolrun.ReadSettings(in.Extension.Dir, in.Entry)
+		if err != nil {
+			return err
+		}
+		_, err = runner.Run(ctx, toolrun.Call{Extension: in.Extension, Tool: "noop", Workspace: ws, Settings: settings, GrantConsent: true})
+		return err
+	}}, nil
 }
 
 // bwrapArgs turns gemkit's root-building steps into bwrap's options. An

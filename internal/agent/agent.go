@@ -118,6 +118,11 @@ type Agent struct {
 	Runner *toolrun.Runner
 	// Workspace is the folder files are read from and edited in.
 	Workspace string
+	// Home is the person's home folder, for the protected paths (empty:
+	// os.UserHomeDir); AllowProtected are the protected files the person
+	// allowed edits of by naming them (--allow-protected).
+	Home           string
+	AllowProtected []string
 	// IDE gives the editor's context; nil when no companion is connected.
 	IDE ContextSource
 	// Host reads files as the person sees them, reviews and writes edits;

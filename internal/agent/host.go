@@ -47,6 +47,13 @@ func (h LocalHost) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (boo
 	return h.Ask(ctx, q)
 }
 
+// ReviewsProtected implements ProtectedReviewer: whether its Reviewer
+// asks about a protected file in words.
+func (h LocalHost) ReviewsProtected() bool {
+	pr, ok := h.Reviewer.(ProtectedReviewer)
+	return ok && pr.ReviewsProtected()
+}
+
 // ReadTextFile implements Host: the agent reads the disk.
 func (LocalHost) ReadTextFile(context.Context, string) (string, bool, error) { return "", false, nil }
 

@@ -36,12 +36,14 @@ type agentFlags struct {
 	home, workspace string
 	allowUnconfined bool
 	budget          int
+	allowProtected  []string
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
 	f.registerModel(cmd)
 	fl := cmd.Flags()
-	fl.BoolVarP(&f.yes, "yes", "y", false, "write the model's proposed edits without asking")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "write the model's proposed edits without asking (never a protected file: see --allow-protected)")
+	fl.StringArrayVar(&f.allowProtected, "allow-protected", nil, "let edits of this protected file (a git hook or config, .env, .vscode/…, GEMINI.md …; docs/sandbox.md lists them) be reviewed and written as any other, --yes included; repeat for each file")
 	fl.BoolVar(&f.noIDE, "no-ide", false, "do not look for an IDE companion")
 	fl.StringVar(&f.workspace, "workspace", "", "workspace folder (default: the current folder)")
 }
@@ -235,6 +237,7 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	}
 	a := &agent.Agent{
 		Model: m, Set: set, Runner: runner, Workspace: ws, Protocol: protocol,
+		Home: ap.getenv("HOME"), AllowProtected: f.allowProtected,
 		Limits:        agent.Limits{MaxTurns: cfg.MaxTurns, MaxOutputTokens: cfg.MaxOutputTokens, ToolTimeout: toolTimeout},
 		SummaryBudget: f.budget,
 	}
@@ -246,9 +249,15 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	case f.yes:
 		a.Reviewer = agent.YesReviewer{}
 	case sess.ide != nil && sess.ide.DiffingEnabled():
-		a.Reviewer = &agent.IDEReviewer{Client: sess.ide, Name: sess.ideName, Waiting: func(p agent.Proposal) {
+		ide := &agent.IDEReviewer{Client: sess.ide, Name: sess.ideName, Waiting: func(p agent.Proposal) {
 			fmt.Fprintf(s.Err, "Waiting for your answer in %s: accept (you may change it first) or reject the diff of %s there…\n", sess.ideName, p.Rel)
 		}}
+		if lines != nil {
+			ide.ConfirmProtected = func(ctx context.Context, p agent.Proposal) (bool, error) {
+				return confirmProtected(ctx, lines, s.Err, p, "show its diff in "+sess.ideName)
+			}
+		}
+		a.Reviewer = ide
 	case ask != nil:
 		a.Reviewer = &terminalReviewer{s: s, getenv: ap.getenv, lines: lines}
 	default:
@@ -310,6 +319,10 @@ type terminalReviewer struct {
 	lines  *term.Lines
 }
 
+// ReviewsProtected implements agent.ProtectedReviewer: a protected file
+// is written only once the person types its name.
+func (r *terminalReviewer) ReviewsProtected() bool { return true }
+
 func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.Decision, error) {
 	content, edited := p.New, false
 	for {
@@ -325,6 +338,9 @@ func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.
 		if p.IsNew {
 			what = "Create " + p.Rel
 		}
+		if p.Protected != "" {
+			what += " (a protected file)"
+		}
 		fmt.Fprint(r.s.Err, diff)
 		key, err := r.lines.ReadKey(ctx, what+": accept [a], reject [r], or edit [e]? ")
 		if err != nil {
@@ -332,6 +348,15 @@ func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.
 		}
 		switch strings.ToLower(key) {
 		case "a", "y", "yes", "accept":
+			if p.Protected != "" {
+				ok, err := confirmProtected(ctx, r.lines, r.s.Err, p, "write it")
+				if err != nil {
+					return agent.Decision{}, err
+				}
+				if !ok {
+					return agent.Decision{Accepted: false, Content: content, Where: "the terminal"}, nil
+				}
+			}
 			return agent.Decision{Accepted: true, Content: content, Where: "the terminal"}, nil
 		case "r", "n", "no", "reject":
 			return agent.Decision{Accepted: false, Content: content, Where: "the terminal"}, nil
@@ -346,6 +371,18 @@ func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.
 			fmt.Fprintln(r.s.Err, "Please answer a (accept), r (reject) or e (edit).")
 		}
 	}
+}
+
+// confirmProtected has the person allow the protected file of p by typing
+// its name, after saying why it is protected; any other answer is no.
+// what is what the answer lets gemkit do ("write it").
+func confirmProtected(ctx context.Context, lines *term.Lines, w io.Writer, p agent.Proposal, what string) (bool, error) {
+	fmt.Fprintf(w, "gemkit: %s.\n", extension.Printable(p.Protected))
+	line, err := lines.ReadLine(ctx, fmt.Sprintf("To %s, type its name (%s); anything else rejects the edit: ", what, extension.Printable(p.Rel)))
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(line) == p.Rel, nil
 }
 
 // askYesNo asks question on the person's terminal and reads y/N.

@@ -156,18 +156,7 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 // readSettings reads the extension's settings file (.env in its entry in
 // the extensions folder, else in its own folder for a linked one).
 func readSettings(in *extension.Installed) (map[string]string, error) {
-	out := map[string]string{}
-	dirs := []string{in.Extension.Dir, in.Entry}
-	for _, d := range dirs {
-		m, err := toolrun.ReadDotEnv(filepath.Join(d, ".env"))
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out, nil
+	return toolrun.ReadSettings(in.Extension.Dir, in.Entry)
 }
 
 // terminalAsk shows the permissions on stderr and reads y/N from the

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Problem is one thing wrong with a manifest, with where it is and how to
@@ -67,7 +68,18 @@ func ValidName(name string) bool { return nameRE.MatchString(name) }
 // every problem, sorted by path. Fields that old manifests do not have are
 // only checked when present, so every manifest Gemini CLI accepts passes.
 func Validate(dir string, m *Manifest) []Problem {
-	v := &validator{dir: dir}
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return []Problem{{Message: fmt.Sprintf("the extension folder cannot be opened: %v", err), Fix: "give the folder that holds " + ManifestFile}}
+	}
+	defer root.Close()
+	return validateIn(root, m)
+}
+
+// validateIn is Validate of the extension whose folder is open as root:
+// the files the manifest names are looked at through it.
+func validateIn(root *fsutil.Root, m *Manifest) []Problem {
+	v := &validator{dir: root.Dir(), root: root}
 	v.top(m)
 	v.permissions(m.Permissions)
 	v.tools(m)
@@ -82,6 +94,7 @@ func Validate(dir string, m *Manifest) []Problem {
 
 type validator struct {
 	dir   string
+	root  *fsutil.Root
 	probs []Problem
 	// seen caches Lstat of folders on the way to files: several tools
 	// usually share tools/.
@@ -94,7 +107,7 @@ func (v *validator) lstat(p string, final bool) (fs.FileInfo, error) {
 			return fi, nil
 		}
 	}
-	fi, err := os.Lstat(p)
+	fi, err := v.root.Lstat(p)
 	if err == nil && !final {
 		if v.seen == nil {
 			v.seen = map[string]fs.FileInfo{}
@@ -431,7 +444,7 @@ func (v *validator) file(rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cur := v.dir
+	cur := ""
 	parts := strings.Split(p, string(filepath.Separator))
 	for i, part := range parts {
 		cur = filepath.Join(cur, part)
