@@ -102,7 +102,7 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 	s.mu.Unlock()
 	s.mark(p, first, last)
 	if caps.showDocument {
-		go s.show(pctx, p, first)
+		go s.show(pctx, p, min(first, max(len(splitLines(newContent))-1, 0)))
 	}
 	if caps.showMessage {
 		go s.ask(pctx, p)
@@ -217,9 +217,16 @@ func (s *Server) clearMarks(p *proposal) {
 }
 
 // show brings the proposal into view where the client can
-// (window/showDocument, LSP 3.16).
+// (window/showDocument, LSP 3.16), at line, which must be one of the
+// proposal's. It does not take the focus: the person is often typing in
+// the agent's terminal, which keeps it, and Neovim (0.8 and later) fails
+// to focus a file from a terminal window in Terminal mode ("Can't
+// re-enter normal mode from terminal mode", runtime/lua/vim/lsp/util.lua,
+// show_document: normal! m'), which it reports with a Press ENTER prompt.
+// Without focus it shows the file in a window that has it, else in a new
+// window beside the current one.
 func (s *Server) show(ctx context.Context, p *proposal, line int) {
-	params := map[string]any{"uri": p.uri, "takeFocus": true, "selection": Range{Start: Position{Line: line}, End: Position{Line: line}}}
+	params := map[string]any{"uri": p.uri, "takeFocus": false, "selection": Range{Start: Position{Line: line}, End: Position{Line: line}}}
 	if err := s.call(ctx, s.opts.RequestTimeout, "window/showDocument", params, nil); err != nil && ctx.Err() == nil {
 		s.log.Warn("lsp: the editor did not show the proposal's file", "path", p.path, "err", err)
 	}

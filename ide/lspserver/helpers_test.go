@@ -248,3 +248,15 @@ var nvimCaps = map[string]any{
 var eglotCaps = map[string]any{
 	"workspace": map[string]any{"applyEdit": true, "executeCommand": map[string]any{"dynamicRegistration": false}, "workspaceFolders": true},
 }
+
+// nvim010Caps are Neovim 0.10's (runtime/lua/vim/lsp/protocol.lua,
+// make_client_capabilities, v0.10.4): applyEdit, showMessage and
+// showDocument.
+var nvim010Caps = map[string]any{
+	"workspace": map[string]any{"applyEdit": true, "workspaceFolders": true},
+	"window": map[string]any{
+		"workDoneProgress": true,
+		"showMessage":      map[string]any{"messageActionItem": map[string]any{"additionalPropertiesSupport": false}},
+		"showDocument":     map[string]any{"support": true},
+	},
+}
