@@ -18,8 +18,9 @@ import (
 // --editor lsp` (no gemkit plugin, nothing set in the terminal's
 // environment): the CLI finds the companion through its discovery file
 // alone, its write_file shows as a proposal in the file's buffer, the
-// person adds a line there and saves, and the file on disk is the saved
-// text, byte for byte.
+// person adds a line there and saves, the CLI shows the change it
+// accepted (+2, -0), and the file on disk is the saved text, byte for
+// byte.
 func TestLSPNeovimGeminiCLI(t *testing.T) {
 	for _, v := range neovims {
 		t.Run(v.version, func(t *testing.T) { testLSPNeovimGeminiCLI(t, v) })
@@ -49,6 +50,13 @@ func testLSPNeovimGeminiCLI(t *testing.T, v neovim) {
 	wait("the model's answer after the write", func(s string) bool { return strings.Contains(s, "Done writing.") })
 	if b, _ := os.ReadFile(target); string(b) != want {
 		t.Fatalf("b.txt holds %q, want %q", b, want)
+	}
+	// The CLI read the file once the answer came, as it was before the
+	// save (gemkit put it back), so it shows the real change: the line
+	// proposed and the line added by hand (it said "Accepted (+0, -0)
+	// No changes detected." when it found the saved text there).
+	if s := screen(); !strings.Contains(s, "Accepted (+2, -0)") || strings.Contains(s, "No changes detected") {
+		t.Fatalf("the CLI does not show the change as accepted with +2, -0:\n%s", s)
 	}
 	// Neovim reported no error of gemkit's requests (0.10 failed to
 	// focus the file from the terminal window: "LSP[gemkit]: Error

@@ -76,17 +76,20 @@ func waitScreen(t *testing.T, screen func() string, what string, cond func(strin
 }
 
 // wantOutcome reads the real client's answer to an openDiff: status, and
-// the content when accepted.
-func (r *realClient) wantOutcome(t *testing.T, status, content string) {
+// the content when accepted. It returns what the client found on disk
+// once the answer had come (nil: no file), as the CLI reads it then.
+func (r *realClient) wantOutcome(t *testing.T, status, content string) *string {
 	t.Helper()
 	var res struct {
 		Status  string
 		Content *string
+		OnDisk  *string
 	}
 	r.read(t, &res)
 	if res.Status != status || (status == "accepted") != (res.Content != nil) || (res.Content != nil && *res.Content != content) {
 		t.Fatalf("IdeClient.openDiff = %+v; want %s %q", res, status, content)
 	}
+	return res.OnDisk
 }
 
 // waitPrompt waits until nvim blocks on a prompt (showMessageRequest's
@@ -175,8 +178,12 @@ func testLSPNeovim(t *testing.T, v neovim) {
 	d.command(t, "normal! Go// edited by hand")
 	d.command(t, "write")
 	accepted := proposal + "// edited by hand\n"
-	rc.wantOutcome(t, "accepted", accepted)
-	// The CLI writes what was accepted; Neovim has no conflict with it.
+	// The CLI finds the file as it was when it proposed the change (so
+	// it sees the real change), then writes what was accepted; Neovim
+	// has no conflict with it.
+	if onDisk := rc.wantOutcome(t, "accepted", accepted); onDisk == nil || *onDisk != fileA {
+		t.Fatalf("the CLI found %v on disk once the answer came, want the text it proposed against", onDisk)
+	}
 	if err := os.WriteFile(a, []byte(accepted), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +195,8 @@ func testLSPNeovim(t *testing.T, v neovim) {
 	// Lines added at the end, saved as proposed: the buffer, the
 	// accepted text and the file Neovim wrote are the proposal, byte for
 	// byte (Neovim 0.10 gained an empty line from an edit that starts
-	// after the last line).
+	// after the last line). Here the CLI does not write the file: gemkit
+	// puts Neovim's saved bytes back once it has waited for the CLI.
 	grown := accepted + "// one\n// two\n"
 	rc.send(t, map[string]any{"op": "openDiff", "path": a, "content": grown})
 	d.answerPrompt(t, "3<CR>")
@@ -196,7 +204,9 @@ func testLSPNeovim(t *testing.T, v neovim) {
 		t.Fatalf("a.go's buffer holds %q, want the proposal %q", got, grown)
 	}
 	d.command(t, "write")
-	rc.wantOutcome(t, "accepted", grown)
+	if onDisk := rc.wantOutcome(t, "accepted", grown); onDisk == nil || *onDisk != accepted {
+		t.Fatalf("the CLI found %v on disk once the answer came, want %q", onDisk, accepted)
+	}
 	gemkittest.WaitFile(t, a, grown)
 	accepted = grown
 
@@ -236,6 +246,11 @@ func testLSPNeovim(t *testing.T, v neovim) {
 		t.Fatal("nvim did not exit")
 	}
 	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
+	// Nobody wrote new.go after it was accepted by saving: gemkit put
+	// the saved text back before it stopped.
+	if got := fileOf(t, n); got != "package main\n\nfunc New() {}\n// mine\n" {
+		t.Fatalf("new.go holds %q after Neovim quit, want the saved text", got)
+	}
 	noDeprecations(t, h)
 }
 

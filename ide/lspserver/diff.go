@@ -19,6 +19,10 @@ type proposal struct {
 	// text is the proposal as applied; the accepted content when the
 	// client never opened the buffer for gemkit (so no edit is seen).
 	text string
+	// disk is the file's content on disk when the proposal was shown,
+	// what the agent had read; existed is false when there was no file.
+	disk    []byte
+	existed bool
 	// stop ends the prompt that asks about this proposal, if any.
 	stop context.CancelFunc
 }
@@ -59,13 +63,18 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 	}
 	old := s.proposals[path]
 	s.mu.Unlock()
+	disk, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	existed := err == nil
 	if d == nil {
 		// The client loads the file from disk to apply the edit.
-		b, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		current = string(b)
+		current = string(disk)
+	}
+	if old != nil {
+		// The agent read the file before the first proposal.
+		disk, existed = old.disk, old.existed
 	}
 	base := current
 	if old != nil {
@@ -93,7 +102,7 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 		return fmt.Errorf("the editor did not apply the proposal to %s: %s", path, why)
 	}
 	pctx, stop := context.WithCancel(s.ctx)
-	p := &proposal{path: path, uri: uri, base: base, text: newContent, stop: stop}
+	p := &proposal{path: path, uri: uri, base: base, text: newContent, disk: disk, existed: existed, stop: stop}
 	s.mu.Lock()
 	if old != nil {
 		old.stop()

@@ -22,6 +22,9 @@ type recorder struct {
 	mu     sync.Mutex
 	events []string
 	signal chan struct{}
+	// onAccepted, when set, runs in DiffAccepted before it is recorded:
+	// what the agent finds on disk when the answer reaches it.
+	onAccepted func(path string)
 }
 
 func newRecorder() *recorder { return &recorder{signal: make(chan struct{}, 1000)} }
@@ -50,8 +53,13 @@ func (r *recorder) UpdateWorkspace(paths []string, trusted *bool) error {
 	r.add("workspace %v", paths)
 	return nil
 }
-func (r *recorder) DiffAccepted(path, content string) { r.add("accepted %s %q", path, content) }
-func (r *recorder) DiffRejected(path string)          { r.add("rejected %s", path) }
+func (r *recorder) DiffAccepted(path, content string) {
+	if r.onAccepted != nil {
+		r.onAccepted(path)
+	}
+	r.add("accepted %s %q", path, content)
+}
+func (r *recorder) DiffRejected(path string) { r.add("rejected %s", path) }
 
 // wait returns once an event equal to want was recorded.
 func (r *recorder) wait(t *testing.T, want string) {
