@@ -221,6 +221,15 @@ func testLSPNeovim(t *testing.T, v neovim) {
 	if fileOf(t, a) != accepted {
 		t.Fatal("a.go changed on disk after a reject")
 	}
+	// Restored, but marked modified (no LSP request marks a buffer
+	// saved), as docs/lsp.md says; :e! reloads it unmodified.
+	if m, _ := d.lua(t, `return vim.json.encode(vim.bo.modified)`).(bool); !m {
+		t.Error("a.go's buffer is unmodified after the reject: docs/lsp.md says otherwise")
+	}
+	d.command(t, "edit!")
+	if m, _ := d.lua(t, `return vim.json.encode(vim.bo.modified)`).(bool); m || d.BufferText(t, a) != accepted {
+		t.Fatalf("after :e! a.go's buffer is modified %v, holds %q", m, d.BufferText(t, a))
+	}
 
 	// A new file: its proposal lands in a buffer Neovim loads; the
 	// person opens it, edits it and saves.
