@@ -130,6 +130,9 @@ func startGeminiLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, scre
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
+	// Connected, its footer counts the IDE's open files; asked before,
+	// /ide status can say "Connecting...".
+	wait("the CLI connected to the IDE", func(s string) bool { return strings.Contains(s, "1 open file") })
 	geminiSubmit(t, d, screen, "/ide status", func() bool { return strings.Contains(screen(), "Connected to Neovim") })
 	turns := len(model.Turns())
 	geminiSubmit(t, d, screen, "add a line four to b.txt", func() bool { return len(model.Turns()) > turns })

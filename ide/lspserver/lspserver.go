@@ -386,10 +386,12 @@ func (s *Server) shutdown(id json.RawMessage) {
 	s.phase = phaseShutdown
 	s.mu.Unlock()
 	go func() {
+		// First: once the companion's files are gone, the editor (and a
+		// test) may take the server for done.
+		s.releaseHolds()
 		if s.opts.Shutdown != nil {
 			s.opts.Shutdown()
 		}
-		s.releaseHolds()
 		s.reply(id, nil, nil)
 	}()
 }

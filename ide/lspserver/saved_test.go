@@ -113,8 +113,11 @@ func TestSavedNobodyWrites(t *testing.T) {
 		t.Fatalf("the agent found %q on disk", text)
 	}
 	waitFile(t, path, "package b // mine\n")
-	if !strings.Contains(c.logText(), "no agent wrote the proposal accepted by saving") {
-		t.Errorf("no warning logged:\n%s", c.logText())
+	// Logged once the file is written back.
+	for deadline := time.Now().Add(waitTimeout); !strings.Contains(c.logText(), "no agent wrote the proposal accepted by saving"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning logged:\n%s", c.logText())
+		}
 	}
 }
 
