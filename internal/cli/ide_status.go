@@ -36,7 +36,7 @@ Exits 1 when no companion connects.`,
 
 func printStatus(w io.Writer, r *client.StatusReport) {
 	fmt.Fprintf(w, "Discovery directory: %s\n", r.Dir)
-	fmt.Fprintf(w, "Editor process:      pid %d (%s) %s\n", r.Process.PID, processSource(r.Process.Source), ideAbbrev(r.Process.Command, 60))
+	fmt.Fprintf(w, "Editor process:      pid %d (%s) %s%s\n", r.Process.PID, processSource(r.Process.Source), ideAbbrev(r.Process.Command, 60), processNote(r))
 	fmt.Fprintf(w, "Current directory:   %s\n", r.Cwd)
 	if r.DirError != "" {
 		fmt.Fprintf(w, "\n%s\n", r.DirError)
@@ -118,6 +118,19 @@ func printStatus(w io.Writer, r *client.StatusReport) {
 			}
 		}
 	}
+}
+
+// processNote says what the editor process is when the discovery file
+// that names it is gemkit's with no editor named (ideInfo "gemkit", what
+// `gemkit ide serve` writes in a terminal): its pid is then the process
+// that started gemkit, a shell, not an editor.
+func processNote(r *client.StatusReport) string {
+	for _, f := range r.Files {
+		if f.PIDMatch && f.IDEInfo != nil && f.IDEInfo.Name == ide.DefaultIDEName {
+			return ", which started gemkit ide serve (no editor: the file names gemkit)"
+		}
+	}
+	return ""
 }
 
 func processSource(s string) string {
