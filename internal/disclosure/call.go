@@ -205,17 +205,7 @@ func worded(t *Tool, res *toolrun.Result, err error, args map[string]any) CallRe
 	case err == nil:
 	case errors.As(err, &ce):
 		cr.IsError = true
-		if ce.Declined {
-			fmt.Fprintf(&b, "The person declined to let extension %s run its tools (it may: %s). Do not call its tools again unless they ask you to.", ce.Extension, strings.Join(ce.Lines, "; "))
-		} else {
-			fmt.Fprintf(&b, "Extension %s needs the person's consent before its tools run (its tools may: %s). ", ce.Extension, strings.Join(ce.Lines, "; "))
-			if ce.Notice != "" {
-				// The model relays it: the person should look at these
-				// files before agreeing again.
-				b.WriteString(ce.Notice + " ")
-			}
-			fmt.Fprintf(&b, "Ask them to agree by running `gemkit extensions consent %s --grant` (it shows what they agree to and runs nothing), then call the tool again.", ce.Extension)
-		}
+		b.WriteString(consentWords(ce))
 	case errors.As(err, &ae):
 		cr.IsError = true
 		fmt.Fprintf(&b, "The call was not run because its arguments are wrong: %s. Call %s again with arguments that fit its input schema.", propertyWords(ae.Msg, t, args), t.Name)
@@ -261,6 +251,31 @@ func worded(t *Tool, res *toolrun.Result, err error, args map[string]any) CallRe
 	}
 	cr.Text = b.String()
 	return cr
+}
+
+// consentWords is the refusal of a tool whose extension has no consent
+// on record, or whose person declined. A client may show it to the person
+// as well as to its model, so it speaks to both: what the extension's
+// tools may do, that only the person can agree and how, and, for the
+// model, that it must neither run the command itself nor call the tool
+// again before the person says they agreed. A model that ran the command
+// through its shell tool would be deciding for the person; the command
+// asks the person to confirm when an agent runs it (gemkit extensions
+// consent --help).
+func consentWords(ce *toolrun.ConsentError) string {
+	perms := strings.Join(ce.Lines, "; ")
+	if ce.Declined {
+		return fmt.Sprintf("Not run: the person declined to let extension %s run its tools (they may: %s). Do not call its tools again unless the person asks you to.", ce.Extension, perms)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Not run: extension %s needs the person's consent before its tools run, and only the person can give it. Its tools may: %s. ", ce.Extension, perms)
+	if ce.Notice != "" {
+		// The person should look at these files before agreeing again.
+		b.WriteString(ce.Notice + " ")
+	}
+	fmt.Fprintf(&b, "To agree, the person runs `gemkit extensions consent %s --grant` in a terminal (in Gemini CLI, after ! at its prompt): it shows what they agree to and runs nothing. ", ce.Extension)
+	b.WriteString("To the model: tell the person this and wait; do not run that command yourself, and call the tool again only once they say they agreed.")
+	return b.String()
 }
 
 // propertyWords rewords the runner's message on a call's arguments for a
