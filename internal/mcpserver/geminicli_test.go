@@ -178,7 +178,8 @@ func geminiSetUp(t *testing.T) []string {
 // person; the model's own `gemkit extensions consent --grant` is asked
 // about by Gemini CLI, then waits for the person to type the extension's
 // name and records nothing meanwhile; the person, reaching it with Tab,
-// types it, and the tool then runs.
+// types it, and the tool then runs. The person's own way, ! and the
+// command at the prompt, records consent the same way.
 func TestGeminiCLISetUp(t *testing.T) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	tmux := gemkittest.Tool(t, "tmux", "tmux")
@@ -249,14 +250,14 @@ func TestGeminiCLISetUp(t *testing.T) {
 	// typeLine types s at the prompt, then Enter apart once s shows (sent
 	// together they read as a paste), and again until the input line lets
 	// go of s: on a loaded machine a key can come before the input takes
-	// it. The input line is the last line starting with > above the
-	// footer.
+	// it. The input line is the last line starting with > (or !, in
+	// shell mode) above the footer.
 	input := func(scr string) string {
 		lines := strings.Split(scr, "\n")
 		for i := len(lines) - 1; i >= 0; i-- {
 			if strings.Contains(lines[i], "workspace (/directory)") {
 				for j := i - 1; j >= 0; j-- {
-					if strings.HasPrefix(strings.TrimSpace(lines[j]), ">") {
+					if l := strings.TrimSpace(lines[j]); strings.HasPrefix(l, ">") || strings.HasPrefix(l, "!") {
 						return lines[j]
 					}
 				}
@@ -350,6 +351,27 @@ func TestGeminiCLISetUp(t *testing.T) {
 	}
 	if !strings.Contains(out, `hello\n`) {
 		t.Errorf("the tool's output after consent did not reach the model: %s", out)
+	}
+
+	// The person's own way without leaving Gemini CLI, as docs/mcp.md
+	// gives it: ! and the command at its prompt, Tab, the name.
+	if out, err := f.gemkit("extensions", "consent", "gated", "--revoke"); err != nil {
+		t.Fatalf("revoke: %v\n%s", err, out)
+	}
+	run("send-keys", "-t", "g", "-l", "!")
+	wait("shell mode", func(s string) bool { return strings.Contains(s, "shell mode enabled") })
+	typeLine("gemkit extensions consent gated --grant")
+	wait("gemkit's question in shell mode", func(s string) bool {
+		return strings.Contains(s, "Shell Command gemkit extensions consent gated --grant") && strings.Contains(s, "awaiting input")
+	})
+	run("send-keys", "-t", "g", "Tab")
+	wait("the shell focused", func(s string) bool { return strings.Contains(s, "Shift+Tab to unfocus") })
+	run("send-keys", "-t", "g", "-l", "gated")
+	wait("the name typed into the shell", func(s string) bool { return strings.Count(s, "to refuse: gated") == 2 })
+	run("send-keys", "-t", "g", "Enter")
+	wait("the grant", func(s string) bool { return strings.Count(s, "Consent given to gated as it is now") == 2 })
+	if !consented(t, f) {
+		t.Fatal("the name typed in shell mode recorded no consent")
 	}
 	exec.Command(tmux, "-S", sock, "kill-server").Run()
 
