@@ -64,11 +64,13 @@ What it serves:
     gemkit-doc://<extension>/<name> (skill:NAME for a skill).
 
 Every call runs like ` + "`gemkit extensions run`" + `: in the sandbox the extension's
-permissions describe, with the same limits, after the person's consent. There
-is nobody to ask over MCP: a tool whose extension has no recorded consent
-fails with a message saying how to give it (` + "`gemkit extensions consent EXT --grant`" + `,
-which runs nothing, or consent at install). Failures are tool errors (isError) a model can
-read; the server keeps running. A cancelled call kills the tool. Set a
+permissions describe, with the same limits, after the person's consent. A tool
+whose extension has no recorded consent asks the person in the client when
+the client can ask (elicitation, as Claude Code offers: Accept records the
+consent); otherwise it is not run, and the result says so to the model and the
+person, with how to give it (` + "`gemkit extensions consent EXT --grant`" + `, which runs
+nothing, or consent at install). Other failures are tool errors (isError) a
+model can read; the server keeps running. A cancelled call kills the tool. Set a
 client's own per-call timeout (Claude Code's MCP_TOOL_TIMEOUT, Codex's
 tool_timeout_sec) a little above --timeout, so the model hears why a tool ran
 out of time; a client that sends a progressToken gets progress every

@@ -25,16 +25,21 @@ type OpenAIServer struct {
 	mu         sync.Mutex
 	noTools    bool
 	noToolsMsg string
-	script     []openAITurn
-	requests   []Request
-	srv        *http.Server
-	stalled    chan struct{}
+	// noToolsStatus and noToolsBody answer a request with tools as a
+	// server's own words, byte for byte (RefuseToolsAs).
+	noToolsStatus int
+	noToolsBody   string
+	script        []openAITurn
+	requests      []Request
+	srv           *http.Server
+	stalled       chan struct{}
 }
 
 type openAITurn struct {
 	reply  Reply
 	status int    // an HTTP error instead of the reply
 	msg    string // its message
+	body   string // its whole body, when not OpenAI's error shape
 	finish string // finish_reason; "" is stop or tool_calls
 	stall  bool   // send the first piece, then hang until the client goes
 }
@@ -79,6 +84,14 @@ func (s *OpenAIServer) RefuseToolsWith(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noTools, s.noToolsMsg = true, msg
+}
+
+// RefuseToolsAs is RefuseTools with another server's status and whole
+// body (application/json), such as llama.cpp's 500 without --jinja.
+func (s *OpenAIServer) RefuseToolsAs(status int, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noTools, s.noToolsStatus, s.noToolsBody = true, status, body
 }
 
 // AddError appends a turn answered with an HTTP error in OpenAI's shape.
@@ -191,6 +204,9 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 			if s.noToolsMsg != "" {
 				turn.msg = s.noToolsMsg
 			}
+			if s.noToolsStatus != 0 {
+				turn.status, turn.body = s.noToolsStatus, s.noToolsBody
+			}
 		} else if len(s.script) > 0 {
 			turn, s.script = s.script[0], s.script[1:]
 		}
@@ -203,6 +219,10 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusBadRequest, "fakemodel: the body is not a chat-completions request: "+decodeErr.Error())
 	case !isTurn:
 		openAIError(w, http.StatusNotFound, "fakemodel does not serve "+r.Method+" "+r.URL.Path)
+	case turn.status != 0 && turn.body != "":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(turn.status)
+		io.WriteString(w, turn.body)
 	case turn.status != 0:
 		openAIError(w, turn.status, turn.msg)
 	case c.Stream:

@@ -39,6 +39,14 @@ func Main(m *testing.M) int {
 	}
 	binDir = dir
 	defer os.RemoveAll(dir)
+	// The tests' gemkit commands run as a person's would: the variables an
+	// agent's shell sets for the commands its model runs make the commands
+	// that record consent ask on the terminal, so a test run from such a
+	// shell would not find them as CI does. A test that means them sets
+	// them itself.
+	for _, k := range []string{"GEMINI_CLI", "CLAUDECODE", "CODEX_THREAD_ID"} {
+		os.Unsetenv(k)
+	}
 	// Tests may change directory (t.Chdir) before their first Gemkit call;
 	// go build must still run inside the module.
 	if pkgDir, err = os.Getwd(); err != nil {
