@@ -202,9 +202,10 @@ takes the same port again.`,
 			}
 			// Tools allowed "localhost" must still not reach this
 			// server (it runs tools): the sandbox proxy refuses the
-			// ports recorded here.
+			// ports recorded here, and every tool finds the token file
+			// closed, wherever it is.
 			if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-				forget, err := permission.RecordServer(st.Home(), tcp.Port)
+				forget, err := permission.RecordServer(tcp.Port, []string{tokenFile})
 				if err != nil {
 					ln.Close()
 					return err

@@ -199,7 +199,9 @@ func TestMCPHTTPRecordsItsPort(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	records, _ := filepath.Glob(filepath.Join(home, ".gemini", "gemkit", "servers", port+".*"))
+	// Recorded where every gemkit looks whatever its environment: the
+	// account's home folder, not this HOME.
+	records, _ := filepath.Glob(filepath.Join(permission.RecordDirs(permission.Env{})[0], port+".*"))
 	if port == "" || len(records) != 1 {
 		t.Fatalf("port %q, records %v", port, records)
 	}

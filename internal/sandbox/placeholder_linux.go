@@ -16,6 +16,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // A placeholder is the empty folder or file gemkit puts at an absent
@@ -65,16 +67,19 @@ func identify(fi fs.FileInfo) (placeholderID, bool) {
 // lockDir returns the folder of the placeholder locks, made private if
 // it is new; one that another user owns or others may enter is refused,
 // since whoever can write a lock could hold a placeholder or name one.
-// Where the configuration folder cannot be made (a home folder this user
-// may not write) the locks live in /tmp/gemkit-placeholders-UID, the
-// same for every gemkit process of the user.
+// The folder is the account's home folder's ~/.config/gemkit/placeholders
+// (permission.AccountHome), which neither HOME nor XDG_CONFIG_HOME moves:
+// gemkit processes started with different environments must still see
+// each other's locks. Where it cannot be made (no home folder of this
+// user's, or one it may not write) the locks live in
+// /tmp/gemkit-placeholders-UID, the same for every gemkit process of the
+// user.
 func (l *Launcher) lockDir() (string, error) {
 	if l.LockDir != "" {
 		return privateDir(l.LockDir)
 	}
-	cfg, err := os.UserConfigDir()
-	if err == nil {
-		dir, err := privateDir(filepath.Join(cfg, "gemkit", "placeholders"))
+	if home := permission.AccountHome(); home != "" {
+		dir, err := privateDir(filepath.Join(home, ".config", "gemkit", "placeholders"))
 		if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, unix.EROFS) {
 			return dir, err
 		}

@@ -274,9 +274,9 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			}
 		}
 	}
-	var d net.Dialer
 	var last error = fmt.Errorf("%s has no addresses", host)
 	for _, a := range addrs {
+		d := dialerTo(a.IP)
 		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
 		if err == nil {
 			return c, nil
@@ -284,6 +284,21 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 		last = err
 	}
 	return nil, last
+}
+
+// dialerTo is the dialer of a connection to ip: to an IPv4 loopback
+// address it connects from permission.ProxySource, an address of its own
+// that gemkit's servers refuse, so that what comes through a sandbox's
+// proxy cannot pass for a local client of theirs whatever the tool knows
+// (their token, a port the proxy did not recognise). gemkit's servers
+// listen on IPv4 loopback only.
+func dialerTo(ip net.IP) net.Dialer {
+	var d net.Dialer
+	if v4 := ip.To4(); v4 != nil && v4.IsLoopback() {
+		d.LocalAddr = &net.TCPAddr{IP: net.IP(permission.ProxySource.AsSlice())}
+		d.Control = bindNoPort
+	}
+	return d
 }
 
 // privateError is an allowed name that resolves only to loopback, private
