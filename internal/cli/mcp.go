@@ -124,13 +124,20 @@ takes the same port again.`,
 				return fmt.Errorf("--name-limit: %w", err)
 			}
 			log := a.log
-			runner := &toolrun.Runner{
-				Launcher: &sandbox.Launcher{
-					AllowUnconfined: allowUnconfined,
-					OnDeny: func(d sandbox.Denial) {
-						log.Warn("sandbox denial", "denial", d.String())
-					},
+			// A client calls tools in bursts: the placeholders of absent
+			// protected names stay between calls for a moment rather
+			// than being made and removed for each, and go when the
+			// server stops.
+			launcher := &sandbox.Launcher{
+				AllowUnconfined: allowUnconfined,
+				OnDeny: func(d sandbox.Denial) {
+					log.Warn("sandbox denial", "denial", d.String())
 				},
+				Linger: placeholderLinger,
+			}
+			defer launcher.Close()
+			runner := &toolrun.Runner{
+				Launcher:  launcher,
 				Consent:   st,
 				Protected: []string{filepath.Dir(st.Dir())},
 				Logger:    log,
@@ -240,6 +247,10 @@ takes the same port again.`,
 	f.IntVar(&nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
+
+// placeholderLinger is how long `gemkit mcp` keeps the placeholders of a
+// tool run for the next call (sandbox.Launcher.Linger).
+const placeholderLinger = 2 * time.Second
 
 // buildVersion is the version of the running binary (buildinfo.Version).
 func buildVersion() string { return buildinfo.Version() }

@@ -142,7 +142,10 @@ open("legit.txt", "w").write("ok"); print("LEGIT")
 	}()
 	select {
 	case line := <-got:
+		// The server keeps the run's placeholders for the next call
+		// and removes them when it stops: checked once it has.
 		stdin.Close()
+		cmd.Wait()
 		var resp struct {
 			Result struct {
 				Content []struct{ Text string }
@@ -155,7 +158,6 @@ open("legit.txt", "w").write("ok"); print("LEGIT")
 	case <-time.After(60 * time.Second):
 		t.Fatalf("gemkit mcp did not answer: %s", errb.String())
 	}
-	cmd.Wait()
 }
 
 // serveText serves body over HTTP on a loopback port, until the test ends,
