@@ -231,8 +231,13 @@ func ClosedPaths(in ClosedInputs) []string {
 			out = appendNew(out, filepath.Clean(p))
 		}
 	}
+	// Most places do not exist: one lstat says so, where resolving
+	// would look at each folder on the way.
 	addResolved := func(p string) {
 		add(p)
+		if _, err := os.Lstat(p); err != nil {
+			return
+		}
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			add(r)
 		}
