@@ -171,7 +171,11 @@ func (v *validator) permissions(p *Permissions) {
 		for i, n := range fsp.ProtectedWrites {
 			path := fmt.Sprintf("permissions.filesystem.protectedWrites[%d]", i)
 			if err := permission.CheckLiftable(n); err != nil {
-				v.add(path, fmt.Sprintf("%q %v", n, err), "name a protected file or folder at the workspace's top that the tools must write, e.g. \".husky\" or \".env.local\"")
+				fix := "name a protected file or folder at the workspace's top that the tools must write, e.g. \".husky\" or \".env.local\""
+				if permission.ProtectedName(n) {
+					fix = "remove it: no manifest may let its tools write it"
+				}
+				v.add(path, fmt.Sprintf("%q %v", n, err), "%s", fix)
 				continue
 			}
 			if j, dup := seen[n]; dup {

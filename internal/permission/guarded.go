@@ -136,6 +136,12 @@ func protection(name string) (Protection, bool) {
 	return Protection{}, false
 }
 
+// ProtectedName reports whether name is one of the protected names.
+func ProtectedName(name string) bool {
+	_, ok := protection(name)
+	return ok
+}
+
 // CheckLiftable says what is wrong with an entry of protectedWrites: a
 // name of the workspace's top a manifest may ask to write.
 func CheckLiftable(name string) error {

@@ -315,12 +315,13 @@ func (e *privateError) Error() string {
 }
 
 // ownServerError is a connection to one of gemkit's own servers on this
-// machine: the IDE companion, its Claude Code endpoint or `gemkit mcp
-// --http`, whose tokens let a client write files and run tools.
+// machine (the IDE companion, its Claude Code endpoint or `gemkit mcp
+// --http`) or another IDE companion, whose tokens let a client write files
+// and run tools.
 type ownServerError struct{ port int }
 
 func (e *ownServerError) Error() string {
-	return fmt.Sprintf("port %d on this machine is one of gemkit's own servers (the IDE companion, its Claude Code endpoint or gemkit mcp --http); no tool may reach them, whatever allowedHosts lists", e.port)
+	return fmt.Sprintf("port %d on this machine is one of gemkit's own servers (the IDE companion, its Claude Code endpoint or gemkit mcp --http) or another IDE companion's; no tool may reach them, whatever allowedHosts lists", e.port)
 }
 
 // refusal is the reason to report for a dial error that is a refusal
