@@ -126,13 +126,20 @@ takes the same port again.`,
 				return fmt.Errorf("--name-limit: %w", err)
 			}
 			log := a.log
-			runner := &toolrun.Runner{
-				Launcher: &sandbox.Launcher{
-					AllowUnconfined: allowUnconfined,
-					OnDeny: func(d sandbox.Denial) {
-						log.Warn("sandbox denial", "denial", d.String())
-					},
+			// A client calls tools in bursts: the placeholders of absent
+			// protected names stay between calls for a moment rather
+			// than being made and removed for each, and go when the
+			// server stops.
+			launcher := &sandbox.Launcher{
+				AllowUnconfined: allowUnconfined,
+				OnDeny: func(d sandbox.Denial) {
+					log.Warn("sandbox denial", "denial", d.String())
 				},
+				Linger: placeholderLinger,
+			}
+			defer launcher.Close()
+			runner := &toolrun.Runner{
+				Launcher:  launcher,
 				Consent:   st,
 				Protected: []string{filepath.Dir(st.Dir())},
 				Logger:    log,
@@ -204,9 +211,10 @@ takes the same port again.`,
 			}
 			// Tools allowed "localhost" must still not reach this
 			// server (it runs tools): the sandbox proxy refuses the
-			// ports recorded here.
+			// ports recorded here, and every tool finds the token file
+			// closed, wherever it is.
 			if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-				forget, err := permission.RecordServer(st.Home(), tcp.Port)
+				forget, err := permission.RecordServer(tcp.Port, []string{tokenFile})
 				if err != nil {
 					ln.Close()
 					return err
@@ -241,6 +249,10 @@ takes the same port again.`,
 	f.IntVar(&nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
+
+// placeholderLinger is how long `gemkit mcp` keeps the placeholders of a
+// tool run for the next call (sandbox.Launcher.Linger).
+const placeholderLinger = 2 * time.Second
 
 // buildVersion is the version of the running binary (buildinfo.Version).
 func buildVersion() string { return buildinfo.Version() }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/extension"
 )
 
 // ErrClosed is returned by OpenDiff once Run has returned: nobody is left
@@ -647,7 +648,7 @@ func (f *Frontend) rejectAll(ev companion.Events, why string) {
 	f.mu.Unlock()
 	for _, d := range queue {
 		ev.DiffRejected(d.path)
-		fmt.Fprintf(f.opts.Out, "Rejected %s (%s), so that the CLI does not wait for it.\n", d.path, why)
+		fmt.Fprintf(f.opts.Out, "Rejected %s (%s), so that the CLI does not wait for it.\n", extension.Printable(d.path), why)
 	}
 }
 
@@ -663,7 +664,7 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 	if edited {
 		title = "Your edit of the proposed change"
 	}
-	fmt.Fprintf(out, "\n%s to %s", title, d.path)
+	fmt.Fprintf(out, "\n%s to %s", title, extension.Printable(d.path))
 	if isNew {
 		fmt.Fprint(out, " (new file)")
 	}
@@ -685,7 +686,9 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 	if edited {
 		newLabel = d.path + " (edited)"
 	}
-	text := UnifiedDiff(oldLabel, newLabel, old, content)
+	// The proposal is what a model wrote: its control characters are
+	// shown escaped, before the diff's own colours are added.
+	text := extension.PrintableText(UnifiedDiff(oldLabel, newLabel, old, content))
 	if text == "" {
 		fmt.Fprintln(out, "(no change from the file on disk)")
 		return
