@@ -26,6 +26,7 @@ type serveOptions struct {
 	idePID      int
 	printEnv    bool
 	claude      bool
+	qwen        bool
 	// watch reports the files saved in the workspace as the open files
 	// (terminal front-end only: an editor reports its own).
 	watch bool
@@ -107,6 +108,7 @@ process ends, and removes its discovery file first.`,
 	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
 	f.BoolVar(&o.printEnv, "print-env", false, "print the GEMINI_CLI_IDE_* variables (with CLAUDE_CODE_SSE_PORT, and REMOTE_CONTAINERS=true in a container) as shell export lines once serving (terminal mode)")
 	f.BoolVar(&o.claude, "claude", true, "also serve Claude Code's IDE protocol (WebSocket MCP endpoint and lock file)")
+	f.BoolVar(&o.qwen, "qwen", true, "also announce the companion to Qwen Code (a lock file in $QWEN_HOME/ide, else ~/.qwen/ide)")
 	f.BoolVar(&o.watch, "watch", true, "terminal front-end: send the files you save in the workspace as the open files (an editor on stdio reports its own)")
 	f.DurationVar(&o.debounce, "debounce", ide.ContextDebounce, "how long editor events settle before a context update (benchmarks and tests only)")
 	_ = f.MarkHidden("debounce") // the flag exists: MarkHidden cannot fail
@@ -161,10 +163,13 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		DiscoveryDir:  a.discoveryDir(),
 		Claude:        o.claude,
 		ClaudeLockDir: a.claudeLockDir(),
+		Qwen:          o.qwen,
+		QwenLockDir:   a.qwenLockDir(),
+		BridgeCommand: a.bridgeCommand,
 	}
 	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
 		cfg.ExtraEnv = env
-		fmt.Fprintln(a.Err, "gemkit: "+why)
+		a.log.Debug(why)
 	}
 
 	if o.editor == "lsp" {
