@@ -72,6 +72,13 @@ func TestLSPGeminiCLINoDiffs(t *testing.T) {
 // b.txt (proposal), and returns with it under way.
 func startGeminiLSP(t *testing.T, initLua string) (d *nvimDriver, screen func() string, target, proposal string) {
 	t.Helper()
+	return startGeminiLSPIn(t, initLua, false)
+}
+
+// startGeminiLSPIn is startGeminiLSP with the CLI run as in a container
+// (gemkittest.InContainer, and no SSH_CONNECTION) when container is set.
+func startGeminiLSPIn(t *testing.T, initLua string, container bool) (d *nvimDriver, screen func() string, target, proposal string) {
+	t.Helper()
 	bin := requireEditor(t, "nvim", "neovim")
 	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
@@ -87,26 +94,40 @@ func startGeminiLSP(t *testing.T, initLua string) (d *nvimDriver, screen func() 
 	}
 	t.Cleanup(func() { model.Close() })
 	writeGeminiSettings(t, h.home)
-	d, screen = startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(initLua, gemkittest.Gemkit(t)), []string{
-		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
-		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
-	})
+	env := []string{"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key"}
+	if !container {
+		env = append(env, "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
+	}
+	d, screen = startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(initLua, gemkittest.Gemkit(t)), env)
 	d.Open(t, target, 1, 1)
 	waitFor(t, "the discovery file", func() bool {
 		m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "gemini-ide-server-*.json"))
 		return len(m) == 1
 	})
 
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
-	d.command(t, "tabnew | terminal "+node+" "+cli)
+	argv := []string{node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")}
+	if container {
+		argv = gemkittest.InContainer(t, argv...)
+	}
+	d.command(t, "tabnew | terminal "+shellJoin(argv))
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	keys := func(k string) { d.input(t, k) }
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
 	keys("/ide status")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
-	wait("/ide status connected", func(s string) bool { return strings.Contains(s, "Connected to Neovim") })
+	wait("/ide status typed", func(s string) bool { return strings.Contains(s, "/ide status") })
+	// An Enter that comes while the CLI redraws (its IDE connecting) can
+	// be lost: it is typed again until the status shows.
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(screen(), "Connected to Neovim"); {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for /ide status connected")
+		}
+		time.Sleep(300 * time.Millisecond)
+		keys("<CR>")
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !strings.Contains(screen(), "Connected to Neovim"); {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 
 	keys("add a line four to b.txt")
 	time.Sleep(300 * time.Millisecond)

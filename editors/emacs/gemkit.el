@@ -574,8 +574,12 @@ With an active region (BEG and END), mention its lines too."
   (interactive (list (list (read-directory-name "Workspace folder: "))))
   (setq directories (mapcar (lambda (d) (directory-file-name (expand-file-name d))) directories))
   (when (gemkit--send "workspace/update" `((paths . ,(vconcat directories))))
-    ;; Terminals started from now on name the new workspace too.
-    (setenv "GEMINI_CLI_IDE_WORKSPACE_PATH" (string-join directories path-separator))))
+    ;; Terminals started from now on name the new workspace too (Qwen
+    ;; Code's variable when gemkit gave it).
+    (let ((joined (string-join directories path-separator)))
+      (setenv "GEMINI_CLI_IDE_WORKSPACE_PATH" joined)
+      (when (assq 'QWEN_CODE_IDE_WORKSPACE_PATH (alist-get 'env gemkit--ready))
+        (setenv "QWEN_CODE_IDE_WORKSPACE_PATH" joined)))))
 
 (defun gemkit-status ()
   "Say where gemkit serves."
