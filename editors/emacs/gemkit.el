@@ -16,7 +16,9 @@
 ;; editable) that you accept with C-c C-c or reject with C-c C-k.
 ;; It serves Claude Code too: a `claude' started in an Emacs terminal
 ;; connects by itself, `gemkit-mention' puts @file#L1-2 in its prompt, and
-;; Flymake's diagnostics reach its model after each edit.
+;; Flymake's diagnostics reach its model after each edit.  And Qwen Code:
+;; a `qwen' started in the workspace finds this Emacs through the lock
+;; file gemkit writes for it (~/.qwen/ide), once its IDE mode is on.
 ;;
 ;;   (add-to-list 'load-path "/path/to/gemkit/editors/emacs")
 ;;   (require 'gemkit)

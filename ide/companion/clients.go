@@ -27,6 +27,7 @@ const (
 	AgentGemini = "Gemini CLI"
 	AgentQwen   = "Qwen Code"
 	AgentClaude = "Claude Code"
+	AgentLLxprt = "LLxprt Code"
 )
 
 // Client is one agent connected to the companion, for an editor to show.
@@ -238,9 +239,12 @@ func (s *Server) clientsChanged() {
 // processAgent names the program of a client's command line: Qwen Code
 // and Gemini CLI run as Node scripts of their npm packages
 // (@qwen-code/qwen-code's cli.js, @google/gemini-cli's bundle/gemini.js)
-// or through their commands qwen and gemini. For Qwen Code, whose
-// clientInfo version is a constant, the version is read from the
-// package.json beside its script.
+// or through their commands qwen and gemini; LLxprt Code
+// (@vybestack/llxprt-code, command llxprt) sends Qwen Code's clientInfo
+// too (streamable-http-client 1.0.0: IdeClient.establishConnection in
+// vybestack/llxprt-code packages/ide-integration/src/ide/ide-client.ts).
+// For Qwen Code, whose clientInfo version is a constant, the version is
+// read from the package.json beside its script.
 func processAgent(args []string) (agent, version string) {
 	for _, a := range args {
 		norm := filepath.ToSlash(a)
@@ -248,6 +252,8 @@ func processAgent(args []string) (agent, version string) {
 		switch {
 		case strings.Contains(norm, "/@qwen-code/qwen-code/") || base == "qwen":
 			return AgentQwen, packageVersion(a, "@qwen-code/qwen-code")
+		case strings.Contains(norm, "/@vybestack/llxprt-code/") || base == "llxprt":
+			return AgentLLxprt, packageVersion(a, "@vybestack/llxprt-code")
 		case strings.Contains(norm, "/@google/gemini-cli/") || base == "gemini":
 			return AgentGemini, ""
 		}

@@ -87,6 +87,7 @@ func TestClientAgent(t *testing.T) {
 		{"qwen by its protocol", initInfo{"streamable-http-client", "1.0.0", "2025-11-25"}, peerProcess{}, TransportHTTP, AgentQwen, ""},
 		{"qwen by its process", initInfo{"streamable-http-client", "1.0.0", "2025-11-25"}, peerProcess{pid: 7, agent: AgentQwen, version: "0.24.4"}, TransportHTTP, AgentQwen, "0.24.4"},
 		{"gemini by its process", initInfo{"streamable-http-client", "0.61.0", "2025-06-18"}, peerProcess{pid: 7, agent: AgentGemini}, TransportHTTP, AgentGemini, "0.61.0"},
+		{"llxprt by its process", initInfo{"streamable-http-client", "1.0.0", "2025-11-25"}, peerProcess{pid: 7, agent: AgentLLxprt}, TransportHTTP, AgentLLxprt, ""},
 		{"claude", initInfo{"claude-code", "2.1.330", "2025-06-18"}, peerProcess{}, TransportClaude, AgentClaude, "2.1.330"},
 		{"another client", initInfo{"gemkit", "1.2.3", "2025-06-18"}, peerProcess{pid: 7, agent: AgentGemini}, TransportHTTP, "", ""},
 	} {
@@ -124,6 +125,7 @@ func TestProcessAgent(t *testing.T) {
 		{[]string{"node", "/usr/local/bin/qwen"}, AgentQwen, ""},
 		{[]string{"/usr/bin/node", "--max-old-space-size=8192", "/usr/lib/node_modules/@google/gemini-cli/bundle/gemini.js"}, AgentGemini, ""},
 		{[]string{"node", "/home/u/.npm-global/bin/gemini"}, AgentGemini, ""},
+		{[]string{"node", "/usr/lib/node_modules/@vybestack/llxprt-code/dist/index.js"}, AgentLLxprt, ""},
 		{[]string{"/usr/bin/python3", "client.py"}, "", ""},
 		{nil, "", ""},
 	} {
