@@ -479,7 +479,10 @@ func TestChunkedBodyBounded(t *testing.T) {
 // (as the real one does) leave no session and no goroutine behind once
 // their sessions expire.
 func TestExpiredSessionsLeaveNothing(t *testing.T) {
-	srv := startServer(t, Config{SessionIdleTTL: 50 * time.Millisecond})
+	// Long enough that a session does not expire between its client's
+	// initialize and the requests that follow on a loaded machine (with
+	// 50 ms it did, under -race, some runs in three).
+	srv := startServer(t, Config{SessionIdleTTL: 500 * time.Millisecond})
 	settle := func(cond func() bool) bool {
 		deadline := time.Now().Add(5 * time.Second)
 		for !cond() {
