@@ -401,7 +401,7 @@ func (c *claudeEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) 
 		tab = path
 	}
 	answer := make(chan diffOutcome, 1)
-	e := c.srv.diffs.addWaiting(path, answer)
+	e := c.srv.registerDiff(path, "", answer)
 	c.mu.Lock()
 	c.tabs[tab] = path
 	c.mu.Unlock()

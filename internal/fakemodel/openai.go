@@ -155,12 +155,31 @@ func (r Request) Chat() (ChatRequest, error) {
 func (c ChatRequest) Text() string {
 	var b strings.Builder
 	for _, m := range c.Messages {
-		if s, ok := m["content"].(string); ok {
+		if s, ok := contentText(m["content"]); ok {
 			b.WriteString(s)
 			b.WriteString("\n")
 		}
 	}
 	return b.String()
+}
+
+// contentText is a message's text: a string, or the text parts of an
+// array of content parts (as Qwen Code sends them), joined by newlines.
+func contentText(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case []any:
+		var parts []string
+		for _, part := range v {
+			if p, ok := part.(map[string]any); ok && p["type"] == "text" {
+				s, _ := p["text"].(string)
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "\n"), len(parts) > 0
+	}
+	return "", false
 }
 
 // ToolNames lists the names of the functions offered.
@@ -181,7 +200,7 @@ func (c ChatRequest) ToolResults() []string {
 	var out []string
 	for _, m := range c.Messages {
 		if m["role"] == "tool" {
-			s, _ := m["content"].(string)
+			s, _ := contentText(m["content"])
 			out = append(out, s)
 		}
 	}

@@ -564,32 +564,32 @@ func StatusText(clients []companion.Client, queue []string) string {
 	return b.String()
 }
 
-// ClientLabel names a connected client as a person knows it: "Gemini CLI
-// 0.61.0" for the MCP client names Gemini CLI's IdeClient uses
-// (streamable-http-client, stdio-client: gemini-cli 0.61.0
-// packages/core/src/ide/ide-client.ts), "Claude Code 2.1.330" on Claude
-// Code's endpoint, else the name it gave with its transport; then its
-// process and folder where known, which tell two CLIs of one name apart.
+// ClientLabel names a connected client as a person knows it: the agent
+// the companion recognised (companion.Client.Agent: "Gemini CLI 0.61.0",
+// "Qwen Code 0.24.4", "Claude Code 2.1.330"), else the name it gave with
+// its transport; then its process and folder where known, which tell two
+// CLIs of one name apart, and whether it came through the stdio bridge.
 func ClientLabel(c companion.Client) string {
-	name := strings.TrimSpace(c.Name)
+	name, version := strings.TrimSpace(c.Name), c.Version
 	switch {
-	case c.Transport == companion.TransportClaude:
-		name = "Claude Code"
-	case name == "streamable-http-client" || name == "stdio-client":
-		name = "Gemini CLI"
+	case c.Agent != "":
+		name, version = c.Agent, c.AgentVersion
 	case name == "":
 		name = "an unnamed client"
 	}
-	label := strings.TrimSpace(name + " " + c.Version)
+	label := strings.TrimSpace(name + " " + version)
 	var where []string
+	if c.Agent == "" {
+		where = append(where, transportLabel(c.Transport))
+	}
 	if c.PID != 0 {
 		where = append(where, fmt.Sprintf("pid %d", c.PID))
 	}
 	if c.Dir != "" {
 		where = append(where, "in "+homeShort(c.Dir))
 	}
-	if name != "Gemini CLI" && name != "Claude Code" {
-		where = append([]string{transportLabel(c.Transport)}, where...)
+	if c.Bridged {
+		where = append(where, "through the stdio bridge")
 	}
 	if len(where) > 0 {
 		label += " (" + strings.Join(where, ", ") + ")"
