@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,8 @@ end))`, target)
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	keys := func(k string) { d.input(t, k) }
-	claudeInput(t, d, screen)
+	cc := nvimTerminal{t, d, screen}
+	claudetest.Input(t, cc)
 
 	// :GemkitMention from the file's window puts @b.txt in the prompt.
 	// The prompt is drawn before the CLI has dialled the IDE, and a
@@ -107,8 +109,7 @@ end))`, target)
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	keys("<C-u>")
-	time.Sleep(300 * time.Millisecond)
+	gemkittest.PressUntil(t, cc, "C-u", "the mention cleared", func() bool { return !mentioned(screen()) })
 
 	// Two lines selected in the file, then straight to Claude's window:
 	// the CLI shows the selection and sends its lines with the prompt.
@@ -117,9 +118,7 @@ end))`, target)
 	keys("ggVj<C-w>l")
 	wait("the selection in Claude's prompt", func(s string) bool { return strings.Contains(s, "2 lines selected") })
 	d.command(t, "startinsert")
-	keys("STEP_SELECTION what are these?")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
+	claudetest.Ask(t, cc, model, "STEP_SELECTION what are these?")
 	waitFor(t, "the selected lines at the model", func() bool {
 		for _, r := range model.Requests() {
 			if strings.Contains(r.LastUser(), "STEP_SELECTION") {
@@ -130,9 +129,7 @@ end))`, target)
 	})
 	wait("the model's answer", func(s string) bool { return strings.Contains(s, "Hello from the scripted model.") })
 
-	keys("STEP_WRITE please")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
+	claudetest.Ask(t, cc, model, "STEP_WRITE please")
 	waitFor(t, "the plugin's diff of b.txt", func() bool {
 		_, ok := d.Diff(t, target)
 		return ok
@@ -153,7 +150,7 @@ end))`, target)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	time.Sleep(3 * time.Second) // the CLI shows the model's answer and takes input again
+	waitFor(t, "the turn's end in Claude's terminal", func() bool { return strings.Count(d.terminalText(t), "· done") >= 2 })
 
 	// Back in Claude's window (the diffs open in tabs of their own).
 	toClaude := func() {
@@ -162,13 +159,19 @@ end))`, target)
 		d.command(t, "wincmd l")
 		d.command(t, "startinsert")
 	}
-	unchanged := func(what string) {
+	// unchanged waits for the diff to close and for Claude Code to tell
+	// of the refusal (shown, then past what it does with the answer),
+	// and checks that b.txt is as it was.
+	unchanged := func(what, told string) {
 		t.Helper()
 		waitFor(t, "the diff view of b.txt closed ("+what+")", func() bool {
 			_, ok := d.Diff(t, target)
 			return !ok
 		})
-		time.Sleep(time.Second)
+		waitFor(t, "Claude Code telling "+strconv.Quote(told)+" ("+what+")", func() bool {
+			s := d.terminalText(t)
+			return strings.Contains(s[max(strings.LastIndex(s, "STEP_"), 0):], told)
+		})
 		if b, _ := os.ReadFile(target); string(b) != want {
 			t.Fatalf("after %s b.txt holds %q, want it unchanged", what, b)
 		}
@@ -179,9 +182,7 @@ end))`, target)
 	propose := func(step, content string) {
 		t.Helper()
 		toClaude()
-		keys(step + " please")
-		time.Sleep(300 * time.Millisecond)
-		keys("<CR>")
+		claudetest.Ask(t, cc, model, step+" please")
 		waitFor(t, "the diff of the "+step+" proposal", func() bool {
 			v, ok := d.Diff(t, target)
 			return ok && v.Right == content
@@ -192,13 +193,13 @@ end))`, target)
 	propose("STEP_REJECT", "rejected\n")
 	d.toRight(t, target)
 	d.command(t, "q")
-	unchanged(":q")
+	unchanged(":q", "Rejected write to b.txt")
 
 	// Esc in Claude's prompt cancels a proposal: the CLI closes its diff.
 	propose("STEP_CANCEL", "cancelled\n")
 	toClaude()
 	keys("<Esc>")
-	unchanged("Esc in Claude")
+	unchanged("Esc in Claude", "Rejected write to b.txt")
 
 	// Quitting Neovim stops gemkit, which removes its lock file.
 	locks, _ := filepath.Glob(filepath.Join(h.home, ".claude", "ide", "*.lock"))
@@ -229,20 +230,4 @@ require('gemkit').setup({ cmd = %q })
 `, plugin, gemkittest.Gemkit(t))
 	d, screen = startNvimTmux(t, h, bin, tmuxBin, initLua, env)
 	return d, &tmuxPane{bin: tmuxBin, sock: filepath.Join(h.tmp, "tmux.sock")}, screen
-}
-
-// claudeInput waits in Neovim's terminal for Claude Code's input line,
-// passing its first-run question about the permission mode (keep manual
-// mode) when it asks.
-func claudeInput(t *testing.T, d *nvimDriver, screen func() string) {
-	t.Helper()
-	waitScreen(t, screen, "the CLI's prompt", func(s string) bool {
-		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
-	})
-	if strings.Contains(screen(), "keep manual mode") {
-		d.input(t, "<Down>")
-		time.Sleep(300 * time.Millisecond)
-		d.input(t, "<CR>")
-	}
-	waitScreen(t, screen, "the CLI's input", func(s string) bool { return strings.Contains(s, "? for shortcuts") })
 }

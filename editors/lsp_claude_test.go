@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -115,30 +114,12 @@ func startClaudeLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, scre
 
 	d.command(t, "tabnew | terminal "+claude)
 	d.command(t, "startinsert")
-	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
-	keys := func(k string) { d.input(t, k) }
-	claudeInput(t, d, screen)
+	cc := nvimTerminal{t, d, screen}
+	claudetest.Input(t, cc)
 	// /ide lists the companion by the editor's name (Neovim's clientInfo);
 	// choosing it connects.
-	keys("/ide")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
-	wait("/ide to list the companion", func(s string) bool {
-		return strings.Contains(s, "Connect to an IDE") && strings.Contains(s, "Neovim")
-	})
-	keys("<Up>")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
-	wait("the connection", func(s string) bool {
-		if strings.Contains(s, "Connect to your IDE automatically?") {
-			keys("<CR>")
-			time.Sleep(time.Second)
-		}
-		return strings.Contains(s, "Connected to Neovim")
-	})
-	keys("STEP_WRITE please")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
+	claudetest.ConnectIDE(t, cc, "Neovim")
+	claudetest.Ask(t, cc, model, "STEP_WRITE please")
 	return d, screen, target
 }
 

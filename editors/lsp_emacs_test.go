@@ -227,7 +227,7 @@ func startEmacsLSP(t *testing.T, h *harness, init func(serverDir string) string)
 		}
 	})
 	d.tmuxPane = startTmux(t, h, tmux, "emacs", bin, "-nw", "-Q", "-l", initPath)
-	waitFor(t, "emacs's server socket", func() bool { _, err := os.Stat(d.esock); return err == nil })
+	d.waitServer(t)
 	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &d.pid); err != nil {
 		t.Fatal(err)
 	}

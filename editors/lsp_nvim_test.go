@@ -3,7 +3,6 @@ package editors_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,43 +35,44 @@ func startNvimTmux(t *testing.T, h *harness, bin, tmuxBin, initLua string, env [
 		t.Fatal(err)
 	}
 	sock := filepath.Join(h.tmp, "nvim.sock")
-	tsock := filepath.Join(h.tmp, "tmux.sock")
-	args := []string{"-S", tsock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", h.ws, "env", "-i"}
-	args = append(args, h.env()...)
-	args = append(args, env...)
-	args = append(args, bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
-	if out, err := exec.Command(tmuxBin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v\n%s", err, out)
-	}
-	screen := func() string {
-		out, _ := exec.Command(tmuxBin, "-S", tsock, "capture-pane", "-p", "-J").Output()
-		return string(out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s", screen())
-		}
-		_ = exec.Command(tmuxBin, "-S", tsock, "kill-server").Run()
-		time.Sleep(time.Second) // the CLIs write their session files as they go
-	})
+	argv := append(append(append([]string{"env", "-i"}, h.env()...), env...), bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
+	tmux := gemkittest.StartTmux(t, h.tmp, h.ws, nil, 200, 50, argv...)
 	var rpc *nvimRPC
 	var err error
 	waitFor(t, "nvim's RPC socket", func() bool { rpc, err = dialNvim(sock); return err == nil })
 	t.Cleanup(func() { rpc.Close() })
-	return &nvimDriver{rpc: rpc}, screen
+	return &nvimDriver{rpc: rpc, tmux: tmux}, tmux.Main().Screen
+}
+
+// nvimTerminal is a CLI's TUI in a :terminal of the Neovim startNvimTmux
+// runs: keys go in through Neovim (nvim_input, in terminal mode) and the
+// screen is the tmux pane Neovim draws in.
+type nvimTerminal struct {
+	t      *testing.T
+	d      *nvimDriver
+	screen func() string
+}
+
+func (u nvimTerminal) Screen() string   { return u.screen() }
+func (u nvimTerminal) Type(text string) { u.d.input(u.t, strings.ReplaceAll(text, "<", "<lt>")) }
+
+// Press presses key, named as tmux names it (Enter, Escape, Up, C-u), in
+// Neovim's notation.
+func (u nvimTerminal) Press(key string) {
+	switch key {
+	case "Enter":
+		key = "CR"
+	case "Escape":
+		key = "Esc"
+	}
+	u.d.input(u.t, "<"+key+">")
 }
 
 // waitScreen waits, up to two minutes (a CLI starting up), until the
 // screen meets cond.
 func waitScreen(t *testing.T, screen func() string, what string, cond func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond(screen()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	gemkittest.WaitScreen(t, screen, what, cond)
 }
 
 // wantOutcome reads the real client's answer to an openDiff: status, and

@@ -52,11 +52,7 @@ func TestRealGeminiClient(t *testing.T) {
 			}
 			rc := startRealClient(t, node, interop, h.ws, env)
 
-			var conn struct {
-				Status, IDE string
-				Diffing     bool
-			}
-			rc.do(t, map[string]any{"op": "connect"}, &conn)
+			conn := rc.connect(t)
 			if conn.Status != "connected" || conn.IDE != e.display || !conn.Diffing {
 				t.Fatalf("IdeClient.connect: %+v; want connected to %s with diffing", conn, e.display)
 			}
@@ -204,9 +200,18 @@ func connectRealClient(t *testing.T, h *harness, node, interop string, editorPID
 	t.Helper()
 	env := append(h.env(), "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", ide.EnvPID+"="+strconv.Itoa(editorPID))
 	rc := startRealClient(t, node, interop, h.ws, env)
+	return rc, rc.connect(t)
+}
+
+// connect has the real client connect, and returns what it says. Node
+// loads the whole of gemini-cli-core first: the answer may take as long
+// as a CLI's start.
+func (r *realClient) connect(t *testing.T) realConn {
+	t.Helper()
 	var conn realConn
-	rc.do(t, map[string]any{"op": "connect"}, &conn)
-	return rc, conn
+	r.send(t, map[string]any{"op": "connect"})
+	r.readWithin(t, &conn, gemkittest.ScreenTimeout)
+	return conn
 }
 
 // waitFile sends the real client one of its waits (waitOpen, waitActive)
