@@ -25,8 +25,12 @@ import (
 // rejected, Esc in Claude's prompt closes a waiting diff, and quitting
 // Neovim removes the lock file.
 func TestNeovimClaudeCode(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testNeovimClaudeCode(t, v.require(t)) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testNeovimClaudeCode(t, v.require(t))
+		})
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 // then connects to Emacs, and the settings say IDE mode is on, so that
 // the question never comes again.
 func TestEmacsGeminiFirstQuestion(t *testing.T) {
+	t.Parallel()
 	emacs := requireEditor(t, "emacs", "emacs-nox")
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmuxBin := requireEditor(t, "tmux", "tmux")

@@ -22,6 +22,7 @@ import (
 // its load-path. The test types keys into the pane and reads Emacs's state
 // with emacsclient.
 func TestEmacs(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "emacs", "emacs-nox")
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmux := requireEditor(t, "tmux", "tmux")

@@ -27,8 +27,12 @@ import (
 // companion serving the editor; :qa ends Neovim, the companion and its
 // discovery file, and leaves no process of theirs running.
 func TestNeovimGeminiCLI(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testNeovimGeminiCLI(t, v.require(t)) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testNeovimGeminiCLI(t, v.require(t))
+		})
 	}
 }
 

@@ -17,8 +17,12 @@ import (
 // buffer, which the person edits and saves; Claude Code gets the saved
 // text and writes it, byte for byte.
 func TestLSPNeovimClaudeCode(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovimClaudeCode(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovimClaudeCode(t, v)
+		})
 	}
 }
 
@@ -62,8 +66,12 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
 // own terminal instead, and writes the file once the person says yes
 // there.
 func TestLSPClaudeCodeNoDiffs(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPClaudeCodeNoDiffs(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPClaudeCodeNoDiffs(t, v)
+		})
 	}
 }
 

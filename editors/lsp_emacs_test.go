@@ -52,6 +52,7 @@ const filePy = "import sys\n\ndef main():\n    print(\"hi\")\n"
 // and a diff of a new file accepted; Emacs quits with C-x C-c, which
 // hangs up the server, and the discovery file goes with it.
 func TestLSPEglot(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
 	h := newHarness(t)
 	h.write(t, "a.py", filePy)

@@ -20,8 +20,12 @@ import (
 // accepted (+2, -0), and the file on disk is the saved text, byte for
 // byte.
 func TestLSPNeovimGeminiCLI(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovimGeminiCLI(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovimGeminiCLI(t, v)
+		})
 	}
 }
 
@@ -72,8 +76,12 @@ func testLSPNeovimGeminiCLI(t *testing.T, v neovim) {
 // IDE shows diffs) and, once the person allows the change there, writes
 // the file itself; the buffer never holds the proposal.
 func TestLSPGeminiCLINoDiffs(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPGeminiCLINoDiffs(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPGeminiCLINoDiffs(t, v)
+		})
 	}
 }
 

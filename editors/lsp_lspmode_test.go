@@ -54,6 +54,7 @@ const lspModeTestInit = `(require 'server)
 // the code action (buffer restored, file untouched); Emacs quits with
 // C-x C-c, and gemkit and its discovery file go.
 func TestLSPEmacsLSPMode(t *testing.T) {
+	t.Parallel()
 	if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/lsp-mode-*/lsp-mode.el*"); len(m) == 0 {
 		t.Fatal("lsp-mode is not installed: run scripts/setup-and-test, or apt-get install -y elpa-lsp-mode")
 	}

@@ -119,8 +119,12 @@ func (d *nvimDriver) answerPrompt(t *testing.T, keys string) {
 // one rejected through the code action menu, and a diff of a new file
 // accepted.
 func TestLSPNeovim(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovim(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovim(t, v)
+		})
 	}
 }
 
@@ -307,8 +311,12 @@ vim.api.nvim_create_autocmd('CursorHold', {
 // (one per language) look like one IDE to the real IdeClient: one
 // discovery file, both servers' files in its context, a diff shown once.
 func TestLSPNeovimTwoServers(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovimTwoServers(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovimTwoServers(t, v)
+		})
 	}
 }
 

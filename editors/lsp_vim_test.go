@@ -88,6 +88,7 @@ func startVimALE(t *testing.T, h *harness, bin, tmux, gemkit string) *vimDriver 
 // off for the client (ALE cannot apply a server's edits); :qa! ends Vim,
 // gemkit and the discovery file.
 func TestLSPVimALE(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "vim", "vim-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")

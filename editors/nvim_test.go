@@ -19,8 +19,10 @@ import (
 // runtimepath, driven over its msgpack-RPC socket, on each release the
 // plugin is tested on; the plugin calls nothing they deprecate.
 func TestNeovim(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
 		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
 			bin := v.require(t)
 			h := newHarness(t)
 			d := startNvim(t, h, bin, gemkittest.Gemkit(t))

@@ -25,8 +25,12 @@ import (
 // file unchanged, and the model told with the next prompt. :qa ends
 // Neovim, the companion, and removes its discovery and lock files.
 func TestNeovimQwenCode(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testNeovimQwenCode(t, v.require(t)) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testNeovimQwenCode(t, v.require(t))
+		})
 	}
 }
 

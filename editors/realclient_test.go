@@ -22,6 +22,7 @@ import (
 // cursor, and its openDiff resolves with what the person did in the
 // editor.
 func TestRealGeminiClient(t *testing.T) {
+	t.Parallel()
 	editors := []struct {
 		name, display string
 		start         func(t *testing.T, h *harness) driver
@@ -39,6 +40,7 @@ func TestRealGeminiClient(t *testing.T) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
 	for _, e := range editors {
 		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			d := e.start(t, h)
 			_, disc := discoveryFile(t, h, d.PID())
