@@ -161,9 +161,13 @@ func (d *emacsDriver) evalString(t *testing.T, form string) string {
 	return s
 }
 
-// minibuffer answers the open prompt with text, replacing what it offers.
+// minibuffer answers the open prompt with text, replacing what it offers
+// (C-a C-k). It types a character before: C-k in an empty minibuffer is
+// an error (End of buffer), and Emacs discards the keys typed ahead of an
+// error, the answer among them when it reads them late on a loaded
+// machine.
 func (d *emacsDriver) minibuffer(t *testing.T, text string) {
-	d.keys(t, "", "C-a", "C-k")
+	d.keys(t, "x", "C-a", "C-k")
 	d.keys(t, text, "Enter")
 }
 
