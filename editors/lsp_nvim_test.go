@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -148,23 +147,15 @@ func testLSPNeovim(t *testing.T, v neovim) {
 
 	// The cursor rests (CursorHold): documentHighlight names it.
 	d.command(t, "doautocmd CursorHold")
-	var active struct {
-		File  *ide.File
-		Error string
-	}
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2}, &active)
-	if active.File == nil {
-		t.Fatalf("the real client never saw a.go active at 3:2: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2})
 
 	// A selection: "func main" in charwise Visual mode, then a code
 	// action on it, as docs/lsp.md says for each release (the only way
 	// Neovim's client tells a server of one).
 	d.lua(t, `vim.api.nvim_win_set_cursor(0, { 3, 0 })`)
 	d.input(t, "v8l"+nvimSelectionCodeAction(v))
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 10}, &active)
-	if active.File == nil || active.File.SelectedText != "func main" {
-		t.Fatalf("the real client never saw the selection: %+v %s", active.File, active.Error)
+	if f := rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 10}); f.SelectedText != "func main" {
+		t.Fatalf("the real client never saw the selection: %+v", f)
 	}
 	d.input(t, "<Esc>")
 
@@ -353,20 +344,10 @@ func testLSPNeovimTwoServers(t *testing.T, v neovim) {
 	// a.go (the Go server's) then c.py (the Python server's), active.
 	d.command(t, "edit "+escapeEx(a))
 	d.command(t, "doautocmd CursorHold")
-	var active struct {
-		File  *ide.File
-		Error string
-	}
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 1, "character": 1}, &active)
-	if active.File == nil {
-		t.Fatalf("a.go never active: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 1, "character": 1})
 	d.command(t, "edit "+escapeEx(c))
 	d.command(t, "doautocmd CursorHold")
-	rc.do(t, map[string]any{"op": "waitActive", "path": c, "line": 1, "character": 1}, &active)
-	if active.File == nil {
-		t.Fatalf("c.py never active: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": c, "line": 1, "character": 1})
 
 	// A diff of the Python file: one prompt, one proposal, accepted by
 	// saving.
