@@ -67,18 +67,23 @@ func (k SymbolKind) String() string {
 
 // Symbol kinds the tools treat specially.
 const (
-	KindFile      SymbolKind = 1
-	KindModule    SymbolKind = 2
-	KindNamespace SymbolKind = 3
-	KindPackage   SymbolKind = 4
-	KindClass     SymbolKind = 5
-	KindMethod    SymbolKind = 6
-	KindField     SymbolKind = 8
-	KindInterface SymbolKind = 11
-	KindFunction  SymbolKind = 12
-	KindVariable  SymbolKind = 13
-	KindConstant  SymbolKind = 14
-	KindStruct    SymbolKind = 23
+	KindFile        SymbolKind = 1
+	KindModule      SymbolKind = 2
+	KindNamespace   SymbolKind = 3
+	KindPackage     SymbolKind = 4
+	KindClass       SymbolKind = 5
+	KindMethod      SymbolKind = 6
+	KindProperty    SymbolKind = 7
+	KindField       SymbolKind = 8
+	KindConstructor SymbolKind = 9
+	KindInterface   SymbolKind = 11
+	KindFunction    SymbolKind = 12
+	KindVariable    SymbolKind = 13
+	KindConstant    SymbolKind = 14
+	KindEnumMember  SymbolKind = 22
+	KindStruct      SymbolKind = 23
+	KindEvent       SymbolKind = 24
+	KindOperator    SymbolKind = 25
 )
 
 // Symbol is a declaration: from a file's outline (DocumentSymbols, with

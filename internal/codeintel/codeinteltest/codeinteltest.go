@@ -1,0 +1,94 @@
+// Package codeinteltest holds what the code-intelligence tests share: the
+// fixture projects (a Go module, a TypeScript project, a Python package,
+// each with the same small shop: greet, store, main) copied into a
+// test's own folder, and the pinned language servers that
+// scripts/setup-and-test installs. Only tests import it.
+package codeinteltest
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// dir is this package's folder, where testdata lies.
+func dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// Fixture copies the fixture project of lang ("go", "ts", "py") into a
+// new folder of the test and returns it (symbolic links resolved, as
+// language servers report paths).
+func Fixture(t testing.TB, lang string) string {
+	t.Helper()
+	src := filepath.Join(dir(), "testdata", lang)
+	dst, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst = filepath.Join(dst, lang)
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// Versions the tests and scripts/setup-and-test pin.
+const (
+	GoplsVersion            = "v0.23.0"
+	TypeScriptServerVersion = "4.4.1"
+	TypeScriptVersion       = "5.9.3"
+)
+
+// Gopls returns the path of gopls, which scripts/setup-and-test installs
+// on PATH; a missing one fails the test with how to install it.
+func Gopls(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("gopls")
+	if err != nil {
+		t.Fatalf("gopls is not installed: run scripts/setup-and-test, or GOBIN=/usr/local/bin go install golang.org/x/tools/gopls@%s", GoplsVersion)
+	}
+	return p
+}
+
+// NodeBin returns interop/node_modules/.bin, where the pinned npm
+// language servers (typescript-language-server, pyright) and cclsp are,
+// after checking that name is there; a missing one fails the test with
+// how to install it.
+func NodeBin(t testing.TB, name string) string {
+	t.Helper()
+	root := filepath.Join(dir(), "..", "..", "..")
+	bin := filepath.Join(root, "interop", "node_modules", ".bin")
+	if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
+		t.Fatalf("%s is not installed in interop/node_modules: run `npm ci` in interop/ (scripts/setup-and-test does)", name)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node (>= 20) is needed: install Node.js, then run `npm ci` in interop/")
+	}
+	return bin
+}
+
+// PathWith returns a PATH value with dirs first, then the process's own.
+func PathWith(dirs ...string) string {
+	return strings.Join(append(dirs, os.Getenv("PATH")), string(os.PathListSeparator))
+}
