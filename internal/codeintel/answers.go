@@ -219,6 +219,11 @@ func (q *query) outline(ctx context.Context, file string) (string, error) {
 	ls, _ := q.fc.get(abs)
 	var walk func([]Symbol, int)
 	walk = func(syms []Symbol, depth int) {
+		syms = slices.Clone(syms)
+		slices.SortStableFunc(syms, func(a, b Symbol) int {
+			pa, pb := a.NamePos(), b.NamePos()
+			return cmp.Or(cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Character, pb.Character))
+		})
 		for _, s := range syms {
 			p := s.NamePos()
 			line := fmt.Sprintf("%s%d:%d %s %s", strings.Repeat("  ", depth+1), p.Line+1, runeCol(ls.line(p.Line), p.Character)+1, s.Kind, s.Name)

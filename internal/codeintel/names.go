@@ -168,6 +168,9 @@ func displayName(c candidate) string {
 	if q == "" {
 		q = c.qual
 	}
+	if q == "" && isMember(c.sym.Kind) {
+		q = c.sym.Container // pyright: a method's class
+	}
 	if q != "" {
 		return q + "." + n
 	}

@@ -211,6 +211,7 @@ func (q *query) byWorkspaceName(ctx context.Context, sym string) (target, error)
 	for i, s := range syms {
 		all[i] = candidate{sym: s}
 	}
+	q.refine(ctx, all, name)
 	cands := match(all, qual, name)
 	// Declarations in the workspace win over the same names outside it
 	// (the standard library, dependencies), unless only those match.
@@ -256,6 +257,50 @@ func (q *query) byWorkspaceName(ctx context.Context, sym string) (target, error)
 	}
 	msg += q.note(ctx)
 	return target{}, fmt.Errorf("%s", msg)
+}
+
+// maxRefine bounds the files whose outline is read to refine workspace
+// symbols.
+const maxRefine = 8
+
+// refine completes what some servers leave out of workspace symbols
+// named name (typescript-language-server gives neither the container of
+// a method nor the range of the name, only of the whole declaration):
+// from the outline of the file they are in, the enclosing declaration's
+// name becomes the qualifier and the name's own range the selection.
+func (q *query) refine(ctx context.Context, cands []candidate, name string) {
+	outlines := map[string][]candidate{}
+	for i := range cands {
+		c := &cands[i]
+		cq, cn := splitName(c.sym.Name)
+		if !strings.EqualFold(cn, name) || cq != "" || c.sym.Container != "" || c.sym.Selection != (Range{}) {
+			continue
+		}
+		path := c.sym.Location.Path
+		if _, ok := q.t.w.rel(path); !ok || path == "" {
+			continue
+		}
+		outline, ok := outlines[path]
+		if !ok {
+			if len(outlines) >= maxRefine {
+				continue
+			}
+			syms, err := q.t.src.DocumentSymbols(ctx, path)
+			if err != nil {
+				syms = nil
+			}
+			outline = flatten(syms, "", nil)
+			outlines[path] = outline
+		}
+		for _, o := range outline {
+			_, on := splitName(o.sym.Name)
+			if on == cn && o.sym.Kind == c.sym.Kind && o.sym.Location.Range.Start == c.sym.Location.Range.Start {
+				c.qual = o.qual
+				c.sym.Selection = o.sym.Selection
+				break
+			}
+		}
+	}
 }
 
 func isUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }

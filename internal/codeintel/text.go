@@ -169,6 +169,9 @@ func findIdent(ls lines, name string, max int) []occurrence {
 			if (i > 0 && isIdentRune(before)) || (i+len(name) < len(l) && isIdentRune(after)) {
 				continue
 			}
+			if inString(l[:i]) {
+				continue // a module's path, a message
+			}
 			col := utf8.RuneCountInString(l[:i])
 			out = append(out, occurrence{line: ln, col: col, col16: utf16Col(l, col), qualified: qualifierBefore(l[:i])})
 			if len(out) >= max {
@@ -177,6 +180,27 @@ func findIdent(ls lines, name string, max int) []occurrence {
 		}
 	}
 	return out
+}
+
+// inString reports whether the end of before (a line up to a name) lies
+// inside a string literal opened on the line: an odd number of unescaped
+// quotes of one kind. Strings spanning lines are not seen.
+func inString(before string) bool {
+	var open rune
+	esc := false
+	for _, r := range before {
+		switch {
+		case esc:
+			esc = false
+		case r == '\\':
+			esc = true
+		case open == 0 && (r == '"' || r == '\'' || r == '`'):
+			open = r
+		case r == open:
+			open = 0
+		}
+	}
+	return open != 0
 }
 
 // qualifierBefore returns the identifier right before a "." or "::" at
