@@ -26,6 +26,10 @@ const (
 	ToolDiagnostics     = "code_diagnostics"
 )
 
+// Instructions tell a model what the tools are for, in a server's
+// instructions or a system prompt.
+const Instructions = "Code intelligence: the code_* tools answer from language servers (gopls, typescript-language-server, pyright, rust-analyzer, clangd): code_definition, code_references, code_hover, code_symbols, code_diagnostics, code_implementations and code_calls. Name the symbol (symbol, with file to tell same-named ones apart) rather than counting lines and columns; prefer them to searching the files for where something is defined or used, and check code_diagnostics after changing code."
+
 // Defaults of Options.
 const (
 	// DefaultTimeout bounds one tool call: a server that does not answer

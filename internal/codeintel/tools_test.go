@@ -332,3 +332,54 @@ func TestColumns(t *testing.T) {
 		t.Errorf("findIdent = %+v", occ)
 	}
 }
+
+// editing is a Source whose diagnostics are one set while it sees a
+// file's old text, another once it reads the disk.
+type editing struct {
+	fakeSource
+	before, after map[string][]Diagnostic
+}
+
+func (e *editing) Changed(_ context.Context, ch []Change) error {
+	if ch[0].Text != nil {
+		e.diags = e.before
+	} else {
+		e.diags = e.after
+	}
+	return nil
+}
+
+func TestAfterEdit(t *testing.T) {
+	ws, _ := shop(t)
+	m, g := filepath.Join(ws, "main.go"), filepath.Join(ws, "greet", "greet.go")
+	old := "package greet\n"
+	src := &editing{
+		fakeSource: fakeSource{status: Status{Server: "gopls"}},
+		before: map[string][]Diagnostic{
+			g: {{Range: rng(2, 0, 1), Severity: SevError, Message: "already broken"}},
+		},
+		after: map[string][]Diagnostic{
+			g: {
+				{Range: rng(5, 0, 1), Severity: SevError, Message: "already broken"},
+				{Range: rng(15, 0, 1), Severity: SevHint, Message: "a hint is not news"},
+			},
+			m: {{Range: rng(14, 19, 24), Severity: SevError, Code: "WrongArgCount", Source: "compiler", Message: "not enough arguments in call to greet.Greet"}},
+		},
+	}
+	tools := newTestTools(t, ws, src, Options{})
+	got := tools.AfterEdit(context.Background(), g, &old)
+	want := `gopls reports 1 new problem after this edit of greet/greet.go:
+main.go:15:20: error: not enough arguments in call to greet.Greet (compiler WrongArgCount)
+    fmt.Println(greet.Greet("world"), s.Total())`
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	src.after = src.before
+	if got := tools.AfterEdit(context.Background(), g, &old); got != "" {
+		t.Errorf("nothing new: %q", got)
+	}
+	src.errs = map[string]error{"Status": &NoServerError{Reason: "none"}}
+	if got := tools.AfterEdit(context.Background(), g, &old); got != "" {
+		t.Errorf("no server: %q", got)
+	}
+}
