@@ -65,7 +65,13 @@ func Builtin() []Server {
 	return []Server{
 		{Name: "gopls", Language: "Go", Extensions: map[string]string{".go": "go"}, Command: []string{"gopls"},
 			RootMarkers: []string{"go.mod", "go.work"},
-			Install:     "go install golang.org/x/tools/gopls@latest (with Go 1.26, golang.org/x/tools/gopls@v0.23.0)"},
+			// Diagnostics on request give a file's problems in gopls's
+			// current view at once, where the ones it publishes for the
+			// packages a change affects come a second or more later. A
+			// hover's link to pkg.go.dev is noise to a model.
+			InitializationOptions: json.RawMessage(`{"pullDiagnostics":true}`),
+			Settings:              json.RawMessage(`{"gopls":{"linksInHover":false}}`),
+			Install:               "go install golang.org/x/tools/gopls@latest (with Go 1.26, golang.org/x/tools/gopls@v0.23.0)"},
 		{Name: "typescript-language-server", Language: "TypeScript and JavaScript", Extensions: ts,
 			Command: []string{"typescript-language-server", "--stdio"}, RootMarkers: []string{"tsconfig.json", "jsconfig.json", "package.json"},
 			// The syntax-only server answers references from the open
