@@ -231,13 +231,17 @@ func (b *Broker) handle(ctx context.Context, method string, params json.RawMessa
 		if err != nil {
 			return nil, err
 		}
+		var locs []codeintel.Location
 		switch method {
 		case mDefinition:
-			return src.Definition(ctx, at)
+			locs, err = src.Definition(ctx, at)
+			return locList(locs), err
 		case mImplementations:
-			return src.Implementations(ctx, at)
+			locs, err = src.Implementations(ctx, at)
+			return locList(locs), err
 		case mReferences:
-			return src.References(ctx, at)
+			locs, err = src.References(ctx, at)
+			return locList(locs), err
 		case mHover:
 			return src.Hover(ctx, at)
 		case mIncomingCalls:

@@ -180,7 +180,7 @@ func (c *Client) locations(ctx context.Context, method string, at codeintel.DocP
 	if err := c.check(at.Path); err != nil {
 		return nil, err
 	}
-	var out []codeintel.Location
+	var out locList
 	err := c.call(ctx, method, at, &out)
 	return out, err
 }

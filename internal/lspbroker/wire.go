@@ -16,6 +16,7 @@ package lspbroker
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
@@ -119,4 +120,62 @@ func sourceError(err error) error {
 		return codeintel.ErrUnsupported
 	}
 	return errors.New(je.Message)
+}
+
+// locList is a list of locations on the wire, compact: each file named
+// once, each location five numbers (the file's index, then the range).
+// A thousand references are some 25 KB this way, not 150 KB of objects
+// repeating their path, and decode several times faster.
+type locList []codeintel.Location
+
+type wireLocList struct {
+	// Files are "p:" and an absolute path, or "u:" and a URI.
+	Files []string `json:"f"`
+	Locs  [][5]int `json:"l"`
+}
+
+func (l locList) MarshalJSON() ([]byte, error) {
+	w := wireLocList{Files: []string{}, Locs: make([][5]int, 0, len(l))}
+	index := map[string]int{}
+	for _, loc := range l {
+		key := "p:" + loc.Path
+		if loc.Path == "" {
+			key = "u:" + loc.URI
+		}
+		i, ok := index[key]
+		if !ok {
+			i = len(w.Files)
+			index[key] = i
+			w.Files = append(w.Files, key)
+		}
+		r := loc.Range
+		w.Locs = append(w.Locs, [5]int{i, r.Start.Line, r.Start.Character, r.End.Line, r.End.Character})
+	}
+	return json.Marshal(w)
+}
+
+func (l *locList) UnmarshalJSON(b []byte) error {
+	var w wireLocList
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	out := make(locList, 0, len(w.Locs))
+	for _, x := range w.Locs {
+		if x[0] < 0 || x[0] >= len(w.Files) {
+			return errors.New("a location names no file of the list")
+		}
+		loc := codeintel.Location{Range: codeintel.Range{
+			Start: codeintel.Position{Line: x[1], Character: x[2]},
+			End:   codeintel.Position{Line: x[3], Character: x[4]},
+		}}
+		f := w.Files[x[0]]
+		if p, ok := strings.CutPrefix(f, "p:"); ok {
+			loc.Path = p
+		} else {
+			loc.URI = strings.TrimPrefix(f, "u:")
+		}
+		out = append(out, loc)
+	}
+	*l = out
+	return nil
 }

@@ -58,17 +58,6 @@ func location(uri string, r codeintel.Range) codeintel.Location {
 	return codeintel.Location{URI: uri, Range: r}
 }
 
-func (w wireLocation) location() codeintel.Location {
-	if w.TargetURI != "" {
-		r := w.TargetRange
-		if w.TargetSelectionRange != nil {
-			r = *w.TargetSelectionRange
-		}
-		return location(w.TargetURI, r)
-	}
-	return location(w.URI, w.Range)
-}
-
 // decodeLocations reads Location | Location[] | LocationLink[] | null.
 func decodeLocations(raw json.RawMessage) ([]codeintel.Location, error) {
 	raw = bytes.TrimSpace(raw)
@@ -86,8 +75,27 @@ func decodeLocations(raw json.RawMessage) ([]codeintel.Location, error) {
 		return nil, err
 	}
 	out := make([]codeintel.Location, 0, len(many))
+	// The answer to a references request names the same files again and
+	// again: each URI is parsed once.
+	paths := map[string]string{}
 	for _, w := range many {
-		out = append(out, w.location())
+		uri, r := w.URI, w.Range
+		if w.TargetURI != "" {
+			uri, r = w.TargetURI, w.TargetRange
+			if w.TargetSelectionRange != nil {
+				r = *w.TargetSelectionRange
+			}
+		}
+		p, ok := paths[uri]
+		if !ok {
+			p = PathOf(uri)
+			paths[uri] = p
+		}
+		if p != "" {
+			out = append(out, codeintel.Location{Path: p, Range: r})
+		} else {
+			out = append(out, codeintel.Location{URI: uri, Range: r})
+		}
 	}
 	return out, nil
 }
