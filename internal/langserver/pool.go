@@ -50,10 +50,6 @@ const (
 	// workspace's diagnostics to count as settled; settleMax bounds it.
 	settleQuiet = 300 * time.Millisecond
 	settleMax   = 3 * time.Second
-	// warmup is how long after its start a server's empty answer to a
-	// workspace search is asked again (pyright finds nothing until it has
-	// read the workspace, and says nothing while it does).
-	warmup = 10 * time.Second
 	// maxOpen bounds the documents one server keeps open.
 	maxOpen = 200
 )
@@ -636,8 +632,12 @@ func (p *Pool) WorkspaceSymbols(ctx context.Context, query string) ([]codeintel.
 	return out, err
 }
 
-// young reports whether the server started less than warmup ago.
+// young reports whether the server started less than its Warmup ago.
 func (r *running) young() bool {
+	warmup, err := time.ParseDuration(r.server.Warmup)
+	if err != nil || warmup <= 0 {
+		return false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.client != nil && time.Since(r.started) < warmup

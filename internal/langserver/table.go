@@ -49,6 +49,11 @@ type Server struct {
 	Settings json.RawMessage `json:"settings,omitempty"`
 	// Install says how to install it, for the message when it is missing.
 	Install string `json:"install,omitempty"`
+	// Warmup (a Go duration) is how long after its start the server may
+	// answer a workspace symbol search with nothing while it still reads
+	// the workspace, without reporting progress (pyright): such an answer
+	// is asked again, a few times a second, until then.
+	Warmup string `json:"warmup,omitempty"`
 	// Disabled leaves the entry out (a user's way to turn a built-in
 	// server off).
 	Disabled bool `json:"disabled,omitempty"`
@@ -79,9 +84,9 @@ func Builtin() []Server {
 			InitializationOptions: json.RawMessage(`{"tsserver":{"useSyntaxServer":"never"}}`),
 			Install:               "npm install -g typescript-language-server typescript"},
 		{Name: "pyright", Language: "Python", Extensions: py, Command: []string{"pyright-langserver", "--stdio"},
-			RootMarkers: pyMarkers, Install: "npm install -g pyright (or pip install pyright)"},
+			RootMarkers: pyMarkers, Warmup: "10s", Install: "npm install -g pyright (or pip install pyright)"},
 		{Name: "basedpyright", Language: "Python", Extensions: py, Command: []string{"basedpyright-langserver", "--stdio"},
-			RootMarkers: pyMarkers, Install: "pip install basedpyright"},
+			RootMarkers: pyMarkers, Warmup: "10s", Install: "pip install basedpyright"},
 		{Name: "rust-analyzer", Language: "Rust", Extensions: map[string]string{".rs": "rust"}, Command: []string{"rust-analyzer"},
 			RootMarkers: []string{"Cargo.toml"}, Install: "rustup component add rust-analyzer"},
 		{Name: "clangd", Language: "C and C++", Extensions: map[string]string{".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
@@ -201,9 +206,20 @@ func (c Config) Table() ([]Server, error) {
 		if u.Install != "" {
 			s.Install = u.Install
 		}
+		if u.Warmup != "" {
+			s.Warmup = u.Warmup
+		}
 		s.Disabled = u.Disabled
 	}
 	out := append(added, table...)
+	for _, s := range out {
+		if s.Warmup == "" {
+			continue
+		}
+		if d, err := time.ParseDuration(s.Warmup); err != nil || d < 0 {
+			return nil, fmt.Errorf("languageServers (%s): warmup %q: use a Go duration such as 10s", s.Name, s.Warmup)
+		}
+	}
 	return slices.DeleteFunc(out, func(s Server) bool { return s.Disabled }), nil
 }
 
