@@ -170,6 +170,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		DiscoveryDir:  a.discoveryDir(),
 		Claude:        o.claude,
 		ClaudeLockDir: a.claudeLockDir(),
+		Diagnostics:   &ownDiagnostics{a: a, workspace: workspace},
 		Qwen:          o.qwen,
 		QwenLockDir:   a.qwenLockDir(),
 		BridgeCommand: a.bridgeCommand,
