@@ -211,11 +211,15 @@ end))`, target)
 		t.Fatalf("lock files before quitting: %v", locks)
 	}
 	noDeprecations(t, h)
+	programs := gemkittest.ProcessTree(d.PID())
 	d.Quit(t)
 	waitFor(t, "the lock file removed", func() bool {
 		_, err := os.Stat(locks[0])
 		return os.IsNotExist(err)
 	})
+	// Claude Code, its terminal closed with Neovim, writes its session
+	// files as it exits, into the home the test is about to remove.
+	gemkittest.EndPrograms(t, programs)
 }
 
 // startNvimPane runs Neovim with gemkit.nvim in a 200x50 tmux pane (so

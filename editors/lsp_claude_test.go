@@ -78,7 +78,11 @@ func TestLSPClaudeCodeNoDiffs(t *testing.T) {
 func testLSPClaudeCodeNoDiffs(t *testing.T, v neovim) {
 	d, screen, target := startClaudeLSP(t, v, nvimLSPNoApplyEdit)
 	waitScreen(t, screen, "Claude Code's own question", func(s string) bool { return strings.Contains(s, "Do you want to overwrite b.txt?") })
-	d.input(t, "<CR>")
+	// Yes, its first choice: Enter, again until the question goes (it is
+	// drawn before it takes keys).
+	gemkittest.PressUntil(t, nvimTerminal{t, d, screen}, "Enter", "Claude Code's question answered", func() bool {
+		return !strings.Contains(screen(), "Do you want to overwrite b.txt?")
+	})
 	gemkittest.WaitFile(t, target, "one\ntwo\nthree\nfour\n")
 	waitScreen(t, screen, "Claude Code's tool result", func(s string) bool { return strings.Contains(s, "Done.") })
 	if got := d.BufferText(t, target); got != "one\ntwo\nthree\n" {

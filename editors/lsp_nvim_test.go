@@ -40,7 +40,9 @@ func startNvimTmux(t *testing.T, h *harness, bin, tmuxBin, initLua string, env [
 	var err error
 	waitFor(t, "nvim's RPC socket", func() bool { rpc, err = dialNvim(sock); return err == nil })
 	t.Cleanup(func() { rpc.Close() })
-	return &nvimDriver{rpc: rpc, tmux: tmux}, tmux.Main().Screen
+	d := &nvimDriver{rpc: rpc, tmux: tmux}
+	d.pid = int(d.lua(t, `return vim.json.encode(vim.fn.getpid())`).(float64))
+	return d, tmux.Main().Screen
 }
 
 // nvimTerminal is a CLI's TUI in a :terminal of the Neovim startNvimTmux
