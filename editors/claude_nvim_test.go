@@ -69,23 +69,33 @@ func testNeovimClaudeCode(t *testing.T, bin string) {
 	// are new after its edit). Claude Code takes its baseline just before
 	// it writes and asks again right after, once: the linter reacts to the
 	// write itself (inotify on the folder, as the file may be replaced by
-	// a rename), so the warning is set before Neovim handles that request;
-	// polling the file every 20 ms lost that race on a loaded machine.
+	// a rename), and has run by the time anyone reads vim.diagnostic, as
+	// the plugin does to answer Claude Code (on a loaded machine Neovim
+	// can take that request before the folder's event).
 	d.lua(t, `
 local path = ...
 local buf = vim.fn.bufnr(path)
 local ev = vim.loop.new_fs_event()
-ev:start(vim.fn.fnamemodify(path, ':h'), {}, vim.schedule_wrap(function()
+local done = false
+local function lint()
+  if done then return end
   local f = io.open(path)
   local text = f and f:read('*a') or ''
   if f then f:close() end
-  if text:find('added in nvim', 1, true) and not ev:is_closing() then
+  if text:find('added in nvim', 1, true) then
+    done = true
     ev:stop()
     ev:close()
     vim.diagnostic.set(vim.api.nvim_create_namespace('test'), buf, {
       { lnum = 4, col = 0, message = 'NVIM_DIAG_MARKER spelling', severity = vim.diagnostic.severity.WARN, source = 'testlint' } })
   end
-end))`, target)
+end
+ev:start(vim.fn.fnamemodify(path, ':h'), {}, vim.schedule_wrap(lint))
+local get = vim.diagnostic.get
+vim.diagnostic.get = function(...)
+  lint()
+  return get(...)
+end`, target)
 
 	// Claude Code in a terminal window beside the file, with nothing but
 	// what the plugin set.
