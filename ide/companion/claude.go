@@ -22,6 +22,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // Claude Code's IDE protocol, as the CLI (@anthropic-ai/claude-code) speaks
@@ -187,7 +188,7 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer
 	p.run(ctx, s.cfg.PingInterval, func(msg []byte) {
 		var rm rpcMessage
 		if err := json.Unmarshal(msg, &rm); err != nil || rm.JSONRPC != "2.0" {
-			p.sendJSON(rpcError(nil, -32700, "Parse error: each message must be one JSON-RPC 2.0 object"))
+			p.sendJSON(rpcError(nil, jsonrpc.CodeParseError, "Parse error: each message must be one JSON-RPC 2.0 object"))
 			return
 		}
 		// Checked on the raw bytes, as on /mcp: decoding would turn each

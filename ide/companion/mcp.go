@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // mcpEndpoint serves /mcp. mcp-go handles the MCP messages (initialize,
@@ -118,7 +119,7 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32000, fmt.Sprintf("Request body larger than %d bytes.", ide.MaxRequestBody))
 			return
 		}
-		writeJSONRPCError(w, http.StatusBadRequest, -32700, "Parse error: cannot read the request body.")
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: cannot read the request body.")
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -298,7 +299,7 @@ func textRefusal(method, tool string, id json.RawMessage, err error) map[string]
 			"result":  toolError(fmt.Sprintf("%s refused: %v", tool, err)),
 		}
 	}
-	return rpcError(id, -32602, "Invalid params: "+err.Error())
+	return rpcError(id, jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error())
 }
 
 func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {

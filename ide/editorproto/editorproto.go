@@ -7,7 +7,6 @@
 package editorproto
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,10 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"reflect"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
@@ -54,11 +49,11 @@ const (
 
 // JSON-RPC 2.0 error codes.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	CodeParseError     = jsonrpc.CodeParseError
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest
+	CodeMethodNotFound = jsonrpc.CodeMethodNotFound
+	CodeInvalidParams  = jsonrpc.CodeInvalidParams
+	CodeInternalError  = jsonrpc.CodeInternalError
 )
 
 // DefaultRequestTimeout bounds a request to the editor when Options leaves
@@ -67,7 +62,7 @@ const DefaultRequestTimeout = 30 * time.Second
 
 // DefaultMaxLine is the longest line accepted from the editor: room for a
 // diff's content at the request-body limit, escaped.
-const DefaultMaxLine = 4 * ide.MaxRequestBody
+const DefaultMaxLine = jsonrpc.DefaultMaxMessage
 
 // Options tunes a Conn; the zero value is usable.
 type Options struct {
@@ -88,30 +83,18 @@ type Ready struct {
 	Env           map[string]string `json:"env"`
 }
 
-// Error is a JSON-RPC error, as the editor answers a request with one.
-type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("editor error %d: %s", e.Code, e.Message) }
+// Error is a JSON-RPC error, as the editor answers a request with one
+// ("editor error -32000: …").
+type Error = jsonrpc.Error
 
 // ErrClosed is returned by requests once the editor's stream has ended.
 var ErrClosed = errors.New("editor connection closed")
 
 // Conn is one editor on a pair of streams.
 type Conn struct {
-	r       io.Reader
-	w       io.Writer
+	rpc     *jsonrpc.Conn
 	log     *slog.Logger
 	timeout time.Duration
-	maxLine int
-
-	wmu sync.Mutex
-
-	pending *jsonrpc.Pending[message]
-	done    chan struct{}
 }
 
 var _ companion.Editor = (*Conn)(nil)
@@ -128,25 +111,26 @@ func New(r io.Reader, w io.Writer, o Options) *Conn {
 	if o.MaxLine <= 0 {
 		o.MaxLine = DefaultMaxLine
 	}
-	return &Conn{
-		r: r, w: w, log: o.Logger, timeout: o.RequestTimeout, maxLine: o.MaxLine,
-		pending: jsonrpc.NewPending[message](ErrClosed),
-		done:    make(chan struct{}),
-	}
-}
-
-// message is any JSON-RPC 2.0 message.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+	rpc := jsonrpc.NewConn(r, w, jsonrpc.Options{
+		Framer:     jsonrpc.LineFramer(),
+		MaxMessage: o.MaxLine,
+		Logger:     o.Logger,
+		LogPrefix:  "editor protocol: ",
+		Peer:       "editor",
+		ErrClosed:  ErrClosed,
+		Wording: jsonrpc.Wording{NotObject: func(batch bool) string {
+			msg := "Invalid Request: each line must hold one JSON-RPC object"
+			if batch {
+				msg += "; batches are not supported"
+			}
+			return msg
+		}},
+	})
+	return &Conn{rpc: rpc, log: o.Logger, timeout: o.RequestTimeout}
 }
 
 // Done is closed when Run has returned: the editor is gone.
-func (c *Conn) Done() <-chan struct{} { return c.done }
+func (c *Conn) Done() <-chan struct{} { return c.rpc.Done() }
 
 // Run reads the editor's messages and passes its reports to ev until the
 // editor closes its end (then Run returns nil) or ctx ends. A malformed
@@ -154,156 +138,34 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // and reading goes on. Once Run has returned no further report reaches ev,
 // except from a line whose handling had already begun.
 func (c *Conn) Run(ctx context.Context, ev companion.Events) error {
-	defer c.closePending()
-	readErr := make(chan error, 1)
-	// Lines are handled in the reading goroutine itself, in order: a hop
-	// to another goroutine would add a wake-up to every editor event on
-	// its way to the CLI. A read cannot be interrupted, so on ctx Run
-	// returns without it.
-	go func() { readErr <- c.readLines(ev) }()
-	select {
-	case <-ctx.Done():
+	err := c.rpc.Run(ctx, jsonrpc.HandlerFunc(func(_ context.Context, r jsonrpc.Request) (any, error) {
+		return c.handleCall(r, ev)
+	}))
+	if err == nil || errors.Is(err, io.EOF) {
 		return nil
-	case err := <-readErr:
-		if err == nil || errors.Is(err, io.EOF) {
-			return nil
-		}
-		return fmt.Errorf("editor protocol: read: %w", err)
 	}
-}
-
-// readLines handles each non-empty line until the stream ends or Run has
-// returned; an over-long line is answered with an error and skipped.
-func (c *Conn) readLines(ev companion.Events) error {
-	br := bufio.NewReaderSize(c.r, 64<<10)
-	var buf []byte
-	tooLong := false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(chunk) > c.maxLine {
-				tooLong = true
-				buf = buf[:0]
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		select {
-		case <-c.done:
-			return nil // Run has returned
-		default:
-		}
-		// The end of a line (err nil) or of the stream (err not nil).
-		if tooLong {
-			c.log.Error("editor protocol: line too long; skipped", "limit", c.maxLine)
-			c.reply(nil, nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: line longer than " + strconv.Itoa(c.maxLine) + " bytes"})
-			tooLong = false
-		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
-			c.handleLine(line, ev)
-		}
-		buf = buf[:0]
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func (c *Conn) handleLine(line []byte, ev companion.Events) {
-	if !json.Valid(line) {
-		err := json.Unmarshal(line, new(any)) // for the position of the mistake
-		c.log.Error("editor protocol: parse error", "err", err)
-		c.reply(nil, nil, &Error{Code: CodeParseError, Message: "Parse error: " + jsonProblem(err)})
-		return
-	}
-	if err := ide.CheckJSONText(line); err != nil {
-		// encoding/json would turn the bad text into U+FFFD and an
-		// accepted diff would reach the CLI changed. Refused whether the
-		// line is a request or a notification: silence would lose it.
-		var m message
-		_ = json.Unmarshal(line, &m)
-		method := m.Method
-		if method == "" {
-			method = "the message"
-		}
-		msg := fmt.Sprintf("Invalid params for %s: %v", method, err)
-		c.log.Error("editor protocol: " + msg)
-		c.reply(validID(m.ID), nil, &Error{Code: CodeInvalidParams, Message: msg})
-		return
-	}
-	if line[0] != '{' {
-		msg := "Invalid Request: each line must hold one JSON-RPC object"
-		if line[0] == '[' {
-			msg += "; batches are not supported"
-		}
-		c.invalid(nil, msg)
-		return
-	}
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		// Valid JSON with a member of the wrong type; Unmarshal still
-		// filled in the rest, the id included when it could.
-		c.invalid(validID(m.ID), "Invalid Request: "+jsonProblem(err))
-		return
-	}
-	id := m.ID
-	if bytes.Equal(id, []byte("null")) {
-		id = nil
-	}
-	if id != nil && validID(id) == nil {
-		c.invalid(nil, "Invalid Request: id must be a string or a number")
-		return
-	}
-	if m.JSONRPC != "2.0" {
-		c.invalid(id, "Invalid Request: jsonrpc must be \"2.0\"")
-		return
-	}
-	switch {
-	case m.Method != "":
-		c.handleCall(id, m.Method, m.Params, ev)
-	case id != nil && (m.Result != nil || m.Error != nil):
-		c.handleResponse(id, m)
-	default:
-		c.invalid(id, "Invalid Request: neither a call (method) nor a response (result or error)")
-	}
-}
-
-func (c *Conn) invalid(id json.RawMessage, msg string) {
-	c.log.Error("editor protocol: " + msg)
-	c.reply(id, nil, &Error{Code: CodeInvalidRequest, Message: msg})
-}
-
-func (c *Conn) handleResponse(id json.RawMessage, m message) {
-	if n, ok := c.pending.Deliver(id, m); !ok {
-		c.log.Warn("editor protocol: response to no pending request (late, unknown or never used)", "id", n)
-	}
+	return fmt.Errorf("editor protocol: %w", err)
 }
 
 // handleCall applies an editor notification. The same methods may come as
 // requests (with an id); those get {} or an error back.
-func (c *Conn) handleCall(id json.RawMessage, method string, params json.RawMessage, ev companion.Events) {
-	err := c.apply(method, params, ev)
+func (c *Conn) handleCall(r jsonrpc.Request, ev companion.Events) (any, error) {
+	err := c.apply(r.Method, r.Params, ev)
 	if err == nil {
-		if id != nil {
-			c.reply(id, json.RawMessage(`{}`), nil)
+		if r.IsNotification() {
+			return nil, nil // no answer to make
 		}
-		return
+		return json.RawMessage(`{}`), nil
 	}
 	var rpcErr *Error
 	if !errors.As(err, &rpcErr) {
 		rpcErr = &Error{Code: CodeInternalError, Message: err.Error()}
 	}
-	c.log.Error("editor protocol: "+method+" failed", "err", rpcErr.Message)
-	if id != nil {
-		c.reply(id, nil, rpcErr)
-	}
+	c.log.Error("editor protocol: "+r.Method+" failed", "err", rpcErr.Message)
+	return nil, rpcErr
 }
 
-func invalidParams(method, why string) error {
-	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Invalid params for %s: %s", method, why)}
-}
+func invalidParams(method, why string) error { return jsonrpc.InvalidParams(method, why) }
 
 type cursorParam struct {
 	Line      *int `json:"line"`
@@ -325,47 +187,10 @@ func decodeParams(method string, raw json.RawMessage, v any) error {
 		return invalidParams(method, "params are required")
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return invalidParams(method, jsonProblem(err))
+		return invalidParams(method, jsonrpc.Problem(err))
 	}
 	return nil
 }
-
-// jsonProblem says what is wrong with a JSON text in the protocol's own
-// terms, for a plugin author to act on: no Go type names.
-func jsonProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return fmt.Sprintf("expected %s, got %s", jsonKind(te.Type), te.Value)
-		}
-		return fmt.Sprintf("%s must be %s, got %s", te.Field, jsonKind(te.Type), te.Value)
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
-}
-
-// jsonKind names the JSON form of a Go type.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "an object"
-	}
-}
-
-// validID returns id when it may be echoed in a reply, else nil.
-func validID(id json.RawMessage) json.RawMessage { return jsonrpc.ValidID(id) }
 
 func absPath(method, field, p string) error {
 	if p == "" {
@@ -523,74 +348,13 @@ func (c *Conn) apply(method string, raw json.RawMessage, ev companion.Events) er
 	return nil
 }
 
-// reply writes a response; id nil is written as null.
-func (c *Conn) reply(id json.RawMessage, result json.RawMessage, e *Error) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	out := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result,omitempty"`
-		Error   *Error          `json:"error,omitempty"`
-	}{"2.0", id, result, e}
-	if err := c.write(out); err != nil {
-		c.log.Error("editor protocol: write response", "err", err)
-	}
-}
-
-// write sends one message as one line.
-func (c *Conn) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err = c.w.Write(b)
-	return err
-}
-
 // Notify sends a notification to the editor.
-func (c *Conn) Notify(method string, params any) error {
-	return c.write(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", method, params})
-}
+func (c *Conn) Notify(method string, params any) error { return c.rpc.Notify(method, params) }
 
 // Call sends a request to the editor and waits for its answer, at most
 // the request timeout. result may be nil.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	m, err := c.pending.Call(ctx, c.timeout, method, func(id int64) error {
-		return c.write(struct {
-			JSONRPC string `json:"jsonrpc"`
-			ID      int64  `json:"id"`
-			Method  string `json:"method"`
-			Params  any    `json:"params"`
-		}{"2.0", id, method, params})
-	})
-	if err != nil {
-		return err
-	}
-	if m.Error != nil {
-		return m.Error
-	}
-	if result != nil {
-		if err := json.Unmarshal(m.Result, result); err != nil {
-			return fmt.Errorf("editor's answer to %s: %w", method, err)
-		}
-	}
-	return nil
-}
-
-// closePending fails every request still waiting: the editor is gone.
-func (c *Conn) closePending() {
-	if c.pending.Close() {
-		close(c.done)
-	}
+	return c.rpc.Call(ctx, c.timeout, method, params, result)
 }
 
 // OpenDiff implements companion.Editor with a diff/open request.

@@ -16,6 +16,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/editorproto"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // selectionTimer notes when each cursor report reaches the companion.
@@ -71,9 +72,9 @@ var adapters = map[string]editorAdapter{
 			return frame(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"textDocument/documentHighlight","params":{"textDocument":{"uri":%q},"position":{"line":%d,"character":0}}}`, line, uriOf(path), line))
 		},
 		answer: func(r *bufio.Reader, w io.Writer) error {
-			fr := &frameReader{br: r, max: 1 << 30}
+			fr := jsonrpc.HeaderFramer().NewReader(r, 1<<30) // r itself: a bufio.Reader of the same size
 			for {
-				body, err := fr.next()
+				body, err := fr.Next()
 				if err != nil {
 					return err
 				}
@@ -164,7 +165,7 @@ func BenchmarkDiffShown(b *testing.B) {
 			}
 			if name == "lsp" {
 				p.editorW.Write(frame([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"workspace":{"applyEdit":true}}}}`)))
-				if _, err := (&frameReader{br: p.editorR, max: 1 << 30}).next(); err != nil {
+				if _, err := jsonrpc.HeaderFramer().NewReader(p.editorR, 1<<30).Next(); err != nil {
 					b.Fatal(err)
 				}
 			}

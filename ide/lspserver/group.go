@@ -1,6 +1,7 @@
 package lspserver
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,11 +14,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // Editors start one language server per language or per root (Helix, one
@@ -160,64 +161,36 @@ func (s *Server) serveFollower(conn net.Conn) {
 		<-s.ctx.Done()
 		conn.Close()
 	}()
-	var wmu sync.Mutex
 	// opened holds the documents the follower's client has open: when it
 	// goes, they leave the context (the editor may live on, as when eglot
 	// shuts one of its servers down).
 	opened := map[string]bool{}
-	defer func() {
-		if s.ctx.Err() == nil {
-			for path := range opened {
-				s.followerClosed(path)
-			}
+	fc := newConn(conn, conn, s.opts)
+	err := fc.Run(s.ctx, jsonrpc.HandlerFunc(func(_ context.Context, r jsonrpc.Request) (any, error) {
+		if r.IsNotification() {
+			s.notification(r.Method, r.Params)
+			trackOpen(opened, r.Method, r.Params)
+			return nil, nil
 		}
-	}()
-	fr := newFrameReader(conn, s.opts.MaxMessage)
-	for {
-		body, err := fr.next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) && s.ctx.Err() == nil {
-				s.log.Debug("lsp: a follower left", "err", err)
-			}
-			return
-		}
-		var m message
-		if err := json.Unmarshal(body, &m); err != nil || m.Method == "" {
-			continue // the follower checked it already
-		}
-		if m.ID == nil {
-			s.notification(m.Method, m.Params)
-			trackOpen(opened, m.Method, m.Params)
-			continue
-		}
-		var result any
-		var rpcErr *Error
-		if m.Method == "shutdown" {
+		if r.Method == "shutdown" {
 			// Only the leader's own client shuts it down; a follower
 			// answers its client's shutdown itself.
-			rpcErr = &Error{Code: CodeInvalidRequest, Message: "Invalid Request: shutdown is not passed to the group's leader"}
-		} else {
-			result, rpcErr = s.request(m.Method, m.Params)
+			return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: shutdown is not passed to the group's leader"}
 		}
-		out := struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Result  any             `json:"result,omitempty"`
-			Error   *Error          `json:"error,omitempty"`
-		}{JSONRPC: "2.0", ID: m.ID, Error: rpcErr}
-		if rpcErr == nil {
-			if result == nil {
-				result = json.RawMessage("null")
-			}
-			out.Result = result
+		result, rpcErr := s.request(r.Method, r.Params)
+		if rpcErr != nil {
+			return nil, rpcErr
 		}
-		b, _ := json.Marshal(out)
-		wmu.Lock()
-		_, err = conn.Write(frame(b))
-		wmu.Unlock()
-		if err != nil {
-			return
-		}
+		return result, nil
+	}))
+	if s.ctx.Err() != nil {
+		return
+	}
+	if !errors.Is(err, io.EOF) {
+		s.log.Debug("lsp: a follower left", "err", err)
+	}
+	for path := range opened {
+		s.followerClosed(path)
 	}
 }
 
@@ -272,16 +245,13 @@ func (s *Server) follow(conn net.Conn, path string, in Init, start StartFunc) {
 			<-s.ctx.Done()
 			conn.Close()
 		}()
-		fr := newFrameReader(conn, s.opts.MaxMessage)
+		fr := jsonrpc.HeaderFramer().NewReader(conn, s.opts.MaxMessage)
 		for {
-			body, err := fr.next()
+			body, err := fr.Next()
 			if err != nil {
 				break
 			}
-			s.wmu.Lock()
-			_, err = s.w.Write(frame(body))
-			s.wmu.Unlock()
-			if err != nil {
+			if err := s.conn.Send(body); err != nil {
 				break
 			}
 		}
@@ -323,16 +293,10 @@ func (s *Server) forward(id json.RawMessage, method string, params json.RawMessa
 	if conn == nil {
 		return false
 	}
-	msg := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id,omitempty"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", id, method, params}
-	b, _ := json.Marshal(msg)
+	b, _ := json.Marshal(&jsonrpc.Request{ID: id, Method: method, Params: params})
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
-	if _, err := conn.Write(frame(b)); err != nil {
+	if _, err := conn.Write(jsonrpc.HeaderFramer().Frame(b)); err != nil {
 		s.log.Warn("lsp: passing a message to the leading gemkit", "method", method, "err", err)
 		return false
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // TestMain lets this test binary be the planted socket's process of
@@ -153,11 +155,11 @@ func TestGroupNoShutdownFromSocket(t *testing.T) {
 	if _, err := conn.Write(frame([]byte(`{"jsonrpc":"2.0","id":1,"method":"shutdown"}`))); err != nil {
 		t.Fatal(err)
 	}
-	body, err := newFrameReader(conn, 1<<20).next()
+	body, err := jsonrpc.HeaderFramer().NewReader(conn, 1<<20).Next()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m message
+	var m struct{ Error *Error }
 	if err := json.Unmarshal(body, &m); err != nil || m.Error == nil {
 		t.Fatalf("shutdown through the socket answered %s", body)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 const waitTimeout = 10 * time.Second
@@ -115,9 +116,9 @@ func start(t *testing.T, o Options) *client {
 	c := &client{t: t, in: inW, frames: make(chan map[string]any, 100), ev: newRecorder(), init: make(chan Init, 1), diffsAtStart: make(chan bool, 1), done: make(chan error, 1)}
 	c.srv = New(inR, outW, o)
 	go func() {
-		fr := newFrameReader(outR, 1<<30)
+		fr := jsonrpc.HeaderFramer().NewReader(outR, 1<<30)
 		for {
-			b, err := fr.next()
+			b, err := fr.Next()
 			if err != nil {
 				close(c.frames)
 				return

@@ -15,11 +15,9 @@
 package lspserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -98,14 +96,11 @@ type StartFunc func(Init) (companion.Events, error)
 
 // Server is one language client on a pair of streams.
 type Server struct {
-	r    io.Reader
-	w    io.Writer
 	log  *slog.Logger
 	opts Options
 
-	wmu sync.Mutex
-	// pending holds the requests to the client waiting for an answer.
-	pending *jsonrpc.Pending[message]
+	// conn carries the messages to and from the client (rpc.go).
+	conn *jsonrpc.Conn
 
 	// ctx ends when Run returns; asynchronous work (prompts, restores)
 	// stops with it.
@@ -172,8 +167,8 @@ func New(r io.Reader, w io.Writer, o Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		r: r, w: w, log: o.Logger, opts: o,
-		pending:   jsonrpc.NewPending[message](ErrClosed),
+		log: o.Logger, opts: o,
+		conn:      newConn(r, w, o),
 		ctx:       ctx,
 		cancel:    cancel,
 		docs:      map[string]*document{},
@@ -192,116 +187,7 @@ var ErrNoShutdown = errors.New("the language client sent exit without shutdown")
 // and reading goes on.
 func (s *Server) Run(ctx context.Context, start StartFunc) error {
 	defer s.cancel()
-	defer s.pending.Close()
-	done := make(chan error, 1)
-	// A read cannot be interrupted; on ctx Run returns without it.
-	go func() { done <- s.read(start) }()
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-done:
-		return err
-	}
-}
-
-// errExit ends reading on the exit notification.
-var errExit = errors.New("exit")
-
-func (s *Server) read(start StartFunc) error {
-	fr := newFrameReader(s.r, s.opts.MaxMessage)
-	for {
-		body, err := fr.next()
-		var fe *frameError
-		var tl *tooLargeError
-		switch {
-		case err == nil:
-			if err := s.handle(body, start); err != nil {
-				if errors.Is(err, errExit) {
-					s.mu.Lock()
-					clean := s.phase == phaseShutdown
-					s.mu.Unlock()
-					if !clean {
-						return ErrNoShutdown
-					}
-					return nil
-				}
-				return err
-			}
-		case errors.As(err, &fe):
-			s.log.Error("lsp: " + fe.msg)
-		case errors.As(err, &tl):
-			s.log.Error("lsp: " + tl.Error() + "; skipped")
-			s.reply(nil, nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + tl.Error()})
-		case errors.Is(err, io.EOF):
-			s.mu.Lock()
-			p := s.phase
-			s.mu.Unlock()
-			if p != phaseShutdown {
-				s.log.Warn("lsp: the client closed its stream without shutdown and exit; stopping")
-			}
-			return nil
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			s.log.Warn("lsp: the client's stream ended inside a message; stopping")
-			return nil
-		default:
-			return fmt.Errorf("lsp: read: %w", err)
-		}
-	}
-}
-
-// handle checks one body and dispatches it.
-func (s *Server) handle(body []byte, start StartFunc) error {
-	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
-		err := json.Unmarshal(body, new(any))
-		msg := "Parse error: " + strings.TrimPrefix(fmt.Sprint(err), "json: ")
-		s.log.Error("lsp: " + msg)
-		s.reply(nil, nil, &Error{Code: CodeParseError, Message: msg})
-		return nil
-	}
-	if err := ide.CheckJSONText(body); err != nil {
-		var m message
-		_ = json.Unmarshal(body, &m)
-		msg := "Invalid params: " + err.Error()
-		s.log.Error("lsp: "+msg, "method", m.Method)
-		s.reply(validID(m.ID), nil, &Error{Code: CodeInvalidParams, Message: msg})
-		return nil
-	}
-	if body[0] != '{' {
-		s.invalid(nil, "Invalid Request: a message must be one JSON-RPC object (batches are not part of LSP)")
-		return nil
-	}
-	var m message
-	if err := json.Unmarshal(body, &m); err != nil {
-		s.invalid(validID(m.ID), "Invalid Request: "+strings.TrimPrefix(err.Error(), "json: "))
-		return nil
-	}
-	id := m.ID
-	if string(id) == "null" {
-		id = nil
-	}
-	if id != nil && validID(id) == nil {
-		s.invalid(nil, "Invalid Request: id must be a string or a number")
-		return nil
-	}
-	if m.JSONRPC != "2.0" {
-		s.invalid(id, `Invalid Request: jsonrpc must be "2.0"`)
-		return nil
-	}
-	switch {
-	case m.Method != "":
-		return s.dispatch(id, m.Method, m.Params, start)
-	case id != nil && (m.Result != nil || m.Error != nil):
-		s.handleResponse(id, m)
-	default:
-		s.invalid(id, "Invalid Request: neither a call (method) nor a response (result or error)")
-	}
-	return nil
-}
-
-func (s *Server) invalid(id json.RawMessage, msg string) {
-	s.log.Error("lsp: " + msg)
-	s.reply(id, nil, &Error{Code: CodeInvalidRequest, Message: msg})
+	return s.serve(ctx, start)
 }
 
 // dispatch handles one call: a request when id is not nil.

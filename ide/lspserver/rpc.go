@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/jsonrpc"
@@ -12,79 +14,95 @@ import (
 
 // JSON-RPC 2.0 and LSP error codes.
 const (
-	CodeParseError           = -32700
-	CodeInvalidRequest       = -32600
-	CodeMethodNotFound       = -32601
-	CodeInvalidParams        = -32602
-	CodeInternalError        = -32603
-	CodeServerNotInitialized = -32002
+	CodeParseError           = jsonrpc.CodeParseError
+	CodeInvalidRequest       = jsonrpc.CodeInvalidRequest
+	CodeMethodNotFound       = jsonrpc.CodeMethodNotFound
+	CodeInvalidParams        = jsonrpc.CodeInvalidParams
+	CodeInternalError        = jsonrpc.CodeInternalError
+	CodeServerNotInitialized = jsonrpc.CodeServerNotInitialized
 )
 
-// Error is a JSON-RPC error, sent or received.
-type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("LSP error %d: %s", e.Code, e.Message) }
+// Error is a JSON-RPC error, sent or received ("LSP error -32601: …").
+type Error = jsonrpc.Error
 
 // ErrClosed is returned by requests to the client once its stream has
 // ended.
 var ErrClosed = errors.New("language client connection closed")
 
-// message is any JSON-RPC 2.0 message.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+// errExit ends reading on the exit notification.
+var errExit = errors.New("exit")
+
+// lspWording is how the server has always worded its answers to
+// malformed messages; the editor protocol words some of them otherwise.
+var lspWording = jsonrpc.Wording{
+	NotObject: func(bool) string {
+		return "Invalid Request: a message must be one JSON-RPC object (batches are not part of LSP)"
+	},
+	BadText:   func(_ string, err error) string { return "Invalid params: " + err.Error() },
+	BadMember: func(err error) string { return "Invalid Request: " + strings.TrimPrefix(err.Error(), "json: ") },
 }
 
-// send writes one framed message.
-func (s *Server) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+// newConn is the connection to the client, or to a follower of the
+// group (group.go): LSP's Content-Length framing.
+func newConn(r io.Reader, w io.Writer, o Options) *jsonrpc.Conn {
+	return jsonrpc.NewConn(r, w, jsonrpc.Options{
+		Framer:      jsonrpc.HeaderFramer(),
+		MaxMessage:  o.MaxMessage,
+		Logger:      o.Logger,
+		LogPrefix:   "lsp: ",
+		Peer:        "editor",
+		ErrorPrefix: "LSP",
+		ErrClosed:   ErrClosed,
+		Wording:     lspWording,
+	})
+}
+
+// serve reads the client's messages until it sends exit, closes its
+// stream, or ctx ends.
+func (s *Server) serve(ctx context.Context, start StartFunc) error {
+	err := s.conn.Run(ctx, jsonrpc.HandlerFunc(func(_ context.Context, r jsonrpc.Request) (any, error) {
+		// dispatch answers requests itself, some of them later.
+		if err := s.dispatch(r.ID, r.Method, r.Params, start); err != nil {
+			s.conn.Stop(err)
+		}
+		return nil, jsonrpc.ErrNoReply
+	}))
+	s.mu.Lock()
+	clean := s.phase == phaseShutdown
+	s.mu.Unlock()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errExit):
+		if !clean {
+			return ErrNoShutdown
+		}
+		return nil
+	case errors.Is(err, io.EOF):
+		if !clean {
+			s.log.Warn("lsp: the client closed its stream without shutdown and exit; stopping")
+		}
+		return nil
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		s.log.Warn("lsp: the client's stream ended inside a message; stopping")
+		return nil
+	default:
+		return fmt.Errorf("lsp: %w", err)
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err = s.w.Write(frame(b))
-	return err
 }
 
 // reply answers a request; id nil is sent as null.
 func (s *Server) reply(id json.RawMessage, result any, e *Error) {
-	if id == nil {
-		id = json.RawMessage("null")
+	var err error
+	if e != nil {
+		err = e
 	}
-	out := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result,omitempty"`
-		Error   *Error          `json:"error,omitempty"`
-	}{JSONRPC: "2.0", ID: id, Error: e}
-	if e == nil {
-		if result == nil {
-			result = json.RawMessage("null") // a result member is required
-		}
-		out.Result = result
-	}
-	if err := s.send(out); err != nil {
-		s.log.Error("lsp: write response", "err", err)
-	}
+	s.conn.Reply(id, result, err)
 }
 
 // notify sends a notification to the client.
 func (s *Server) notify(method string, params any) {
-	err := s.send(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", method, params})
-	if err != nil {
+	if err := s.conn.Notify(method, params); err != nil {
 		s.log.Error("lsp: write notification", "method", method, "err", err)
 	}
 }
@@ -92,47 +110,17 @@ func (s *Server) notify(method string, params any) {
 // call sends a request to the client and waits for its answer, at most
 // timeout (none when 0) or until ctx ends. result may be nil.
 func (s *Server) call(ctx context.Context, timeout time.Duration, method string, params, result any) error {
-	m, err := s.pending.Call(ctx, timeout, method, func(id int64) error {
-		return s.send(struct {
-			JSONRPC string `json:"jsonrpc"`
-			ID      int64  `json:"id"`
-			Method  string `json:"method"`
-			Params  any    `json:"params"`
-		}{"2.0", id, method, params})
-	})
-	if err != nil {
-		return err
-	}
-	if m.Error != nil {
-		return m.Error
-	}
-	if result != nil {
-		if err := json.Unmarshal(m.Result, result); err != nil {
-			return fmt.Errorf("editor's answer to %s: %w", method, err)
-		}
-	}
-	return nil
+	return s.conn.Call(ctx, timeout, method, params, result)
 }
-
-// handleResponse passes a client's response to the request waiting for
-// it.
-func (s *Server) handleResponse(id json.RawMessage, m message) {
-	if n, ok := s.pending.Deliver(id, m); !ok {
-		s.log.Warn("lsp: response to no pending request (late, unknown or never used)", "id", n)
-	}
-}
-
-// validID returns id when it may be echoed in a reply, else nil.
-func validID(id json.RawMessage) json.RawMessage { return jsonrpc.ValidID(id) }
 
 // decode reads params into v; a mistake is an Invalid params error naming
 // the method.
 func decode(method string, raw json.RawMessage, v any) *Error {
 	if len(raw) == 0 || string(raw) == "null" {
-		return &Error{Code: CodeInvalidParams, Message: "Invalid params for " + method + ": params are required"}
+		return jsonrpc.InvalidParams(method, "params are required")
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return &Error{Code: CodeInvalidParams, Message: "Invalid params for " + method + ": " + err.Error()}
+		return jsonrpc.InvalidParams(method, err.Error())
 	}
 	return nil
 }

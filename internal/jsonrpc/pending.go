@@ -1,98 +1,87 @@
-// Package jsonrpc holds what gemkit's JSON-RPC 2.0 peers on a stream share
-// whatever their framing (the stdio editor protocol's lines, LSP's
-// Content-Length frames): the requests sent to the editor and waiting for
-// its answer, and which ids may be echoed.
 package jsonrpc
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 )
 
-// Pending numbers the requests sent to a peer and hands each answer M (the
-// peer's response message) to the request waiting for it.
-type Pending[M any] struct {
-	closedErr error
-	next      atomic.Int64
-	mu        sync.Mutex
-	waiting   map[int64]chan M
+// maxCancelled bounds the ids of cancelled calls remembered so that their
+// late answers are dropped quietly: a peer that never answers them costs
+// no more than this.
+const maxCancelled = 1024
+
+// pending numbers the calls sent to the peer and hands each answer to the
+// call waiting for it.
+type pending struct {
+	mu      sync.Mutex
+	next    int64
+	waiting map[int64]chan message
+	// cancelled holds the calls given up with a cancel notification: the
+	// peer still answers them (LSP: RequestCancelled), and nobody waits.
+	cancelled map[int64]bool
 	closed    bool
 }
 
-// NewPending returns a Pending whose requests fail with closedErr once
-// Close has been called.
-func NewPending[M any](closedErr error) *Pending[M] {
-	return &Pending[M]{closedErr: closedErr, waiting: map[int64]chan M{}}
+func newPending() *pending {
+	return &pending{waiting: map[int64]chan message{}, cancelled: map[int64]bool{}}
 }
 
-// Call sends a request with a fresh id through send and waits for its
-// answer, at most timeout (none when 0) or until ctx ends.
-func (p *Pending[M]) Call(ctx context.Context, timeout time.Duration, method string, send func(id int64) error) (M, error) {
-	var zero M
-	id := p.next.Add(1)
-	ch := make(chan M, 1)
+// add registers a new call; false once the peer is gone.
+func (p *pending) add() (int64, chan message, bool) {
+	ch := make(chan message, 1)
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
-		return zero, p.closedErr
+		return 0, nil, false
 	}
-	p.waiting[id] = ch
-	p.mu.Unlock()
-	forget := func() {
-		p.mu.Lock()
-		delete(p.waiting, id)
-		p.mu.Unlock()
-	}
-	if err := send(id); err != nil {
-		forget()
-		return zero, fmt.Errorf("send %s to the editor: %w", method, err)
-	}
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			return zero, p.closedErr
-		}
-		return m, nil
-	case <-expired:
-		forget()
-		return zero, fmt.Errorf("the editor did not answer %s within %v", method, timeout)
-	case <-ctx.Done():
-		forget()
-		return zero, fmt.Errorf("%s: %w", method, ctx.Err())
-	}
+	p.next++
+	p.waiting[p.next] = ch
+	return p.next, ch, true
 }
 
-// Deliver hands m to the request with id; false (and the id, for the
-// log) when none waits for it: a late answer, or an id never used.
-func (p *Pending[M]) Deliver(id json.RawMessage, m M) (string, bool) {
-	n, err := strconv.ParseInt(string(id), 10, 64)
+// forget drops a call nobody waits for any more, and reports whether it
+// was still unanswered. cancel marks it for a peer that is told and
+// answers it anyway, so that the answer is dropped quietly.
+func (p *pending) forget(id int64, cancel bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, waiting := p.waiting[id]
+	delete(p.waiting, id)
+	if waiting && cancel {
+		if len(p.cancelled) >= maxCancelled {
+			clear(p.cancelled)
+		}
+		p.cancelled[id] = true
+	}
+	return waiting
+}
+
+// deliver hands m to the call with id. It returns the id as text, for the
+// log, and whether a call was waiting; expected is true as well for the
+// answer to a cancelled call.
+func (p *pending) deliver(id json.RawMessage, m message) (n string, delivered, expected bool) {
+	v, err := strconv.ParseInt(string(id), 10, 64)
 	if err != nil {
-		return string(id), false
+		return string(id), false, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ch, ok := p.waiting[n]
-	delete(p.waiting, n)
-	if ok {
-		ch <- m // buffered, and Close cannot close ch meanwhile
+	if p.cancelled[v] {
+		delete(p.cancelled, v)
+		return string(id), false, true
 	}
-	return string(id), ok
+	ch, ok := p.waiting[v]
+	delete(p.waiting, v)
+	if ok {
+		ch <- m // buffered, and close cannot close ch meanwhile
+	}
+	return string(id), ok, ok
 }
 
-// Close fails every request still waiting, and those to come: the peer is
+// close fails every call still waiting, and those to come: the peer is
 // gone. It reports whether this call closed it.
-func (p *Pending[M]) Close() bool {
+func (p *pending) close() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -104,16 +93,4 @@ func (p *Pending[M]) Close() bool {
 		delete(p.waiting, id)
 	}
 	return true
-}
-
-// ValidID returns id when it may be echoed in a reply (a string or a
-// number), else nil, which is sent as null.
-func ValidID(id json.RawMessage) json.RawMessage {
-	if len(id) == 0 {
-		return nil
-	}
-	if id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9') {
-		return id
-	}
-	return nil
 }
