@@ -72,7 +72,13 @@ func (s *Server) Diagnostics(ctx context.Context, path string) ([]FileDiagnostic
 		}
 		return nil, err
 	}
-	out := files[:0:0]
+	return s.keepDiagnostics(files, path), nil
+}
+
+// keepDiagnostics keeps the files an editor reported that the agents may
+// be told of: absolute paths, only path's when path is not empty.
+func (s *Server) keepDiagnostics(files []FileDiagnostics, path string) []FileDiagnostics {
+	out := []FileDiagnostics{}
 	for _, f := range files {
 		if !filepath.IsAbs(f.Path) {
 			continue // only files on disk are named to the agents
@@ -85,5 +91,5 @@ func (s *Server) Diagnostics(ctx context.Context, path string) ([]FileDiagnostic
 		}
 		out = append(out, f)
 	}
-	return out, nil
+	return out
 }

@@ -77,6 +77,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(ide.KeepAlivePath, s.handleKeepAlive)
 	mux.HandleFunc(ide.WriteFilePath, s.handleWriteFile)
 	mux.HandleFunc(StreamPath, s.handleStream)
+	mux.HandleFunc(ide.LSPPath, s.handleLSP)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found: "+r.URL.Path)
 	})

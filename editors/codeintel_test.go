@@ -1,0 +1,326 @@
+package editors_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/editorsource"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// The editor's language clients as the source of gemkit's
+// code-intelligence tools: the real editor runs the real gopls as its own
+// language client, with gemkit's plugin; the tools, as `gemkit mcp` builds
+// them (codeintel.Choose of the editor, found through the discovery file
+// and its token, and of gemkit's own servers), ask the editor. Gemkit's
+// own servers are a spy here: the editor answers everything it has a
+// client for, so no second gopls starts.
+
+// goFixture puts the Go fixture project (example.com/shop) into the
+// harness's workspace, in place of its a.go (a second package main), and
+// turns Go telemetry off in its home, so that gopls starts no telemetry
+// process of its own.
+func goFixture(t *testing.T, h *harness) {
+	t.Helper()
+	src := codeinteltest.Fixture(t, "go")
+	if err := os.CopyFS(h.ws, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(h.path("a.go")); err != nil {
+		t.Fatal(err)
+	}
+	mode := filepath.Join(h.home, ".config", "go", "telemetry", "mode")
+	if err := os.MkdirAll(filepath.Dir(mode), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mode, []byte("off\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// quitWithServers quits Neovim at the end of the test (on failure too)
+// and waits for the language servers it ran to end, so that none outlives
+// the test or writes into its folders while they are removed.
+func quitWithServers(t *testing.T, d *nvimDriver) {
+	t.Cleanup(func() {
+		tree := processTree(d.PID())
+		_, _ = d.rpc.call("nvim_command", "qa!")
+		select {
+		case <-d.Exited():
+		case <-time.After(waitTimeout):
+			t.Errorf("Neovim did not quit within %v", waitTimeout)
+		}
+		deadline := time.Now().Add(waitTimeout)
+		for anyRunning(tree[1:]) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, p := range tree[1:] {
+			if running(p) {
+				t.Errorf("process %d Neovim started still runs after it quit", p)
+				if proc, err := os.FindProcess(p); err == nil {
+					_ = proc.Kill()
+				}
+			}
+		}
+	})
+}
+
+// ownSpy stands for gemkit's own language servers: it records what it is
+// asked and answers that it has no server.
+type ownSpy struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (o *ownSpy) note(what string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.asked = append(o.asked, what)
+	return &codeintel.NoServerError{Reason: "gemkit's own servers are off in this test"}
+}
+
+func (o *ownSpy) calls() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.asked...)
+}
+
+func (o *ownSpy) Status(_ context.Context, p string) (codeintel.Status, error) {
+	return codeintel.Status{}, o.note("status " + p)
+}
+func (o *ownSpy) Definition(_ context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return nil, o.note("definition " + at.Path)
+}
+func (o *ownSpy) Implementations(_ context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return nil, o.note("implementations " + at.Path)
+}
+func (o *ownSpy) References(_ context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return nil, o.note("references " + at.Path)
+}
+func (o *ownSpy) Hover(_ context.Context, at codeintel.DocPos) (codeintel.Hover, error) {
+	return codeintel.Hover{}, o.note("hover " + at.Path)
+}
+func (o *ownSpy) DocumentSymbols(_ context.Context, p string) ([]codeintel.Symbol, error) {
+	return nil, o.note("symbols " + p)
+}
+func (o *ownSpy) WorkspaceSymbols(_ context.Context, q string) ([]codeintel.Symbol, error) {
+	return nil, o.note("workspace symbols " + q)
+}
+func (o *ownSpy) IncomingCalls(_ context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
+	return nil, o.note("incoming " + at.Path)
+}
+func (o *ownSpy) OutgoingCalls(_ context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
+	return nil, o.note("outgoing " + at.Path)
+}
+func (o *ownSpy) Diagnostics(_ context.Context, paths []string) ([]codeintel.FileDiagnostics, error) {
+	return nil, o.note(fmt.Sprint("diagnostics ", paths))
+}
+func (o *ownSpy) Changed(context.Context, []codeintel.Change) error { return nil }
+
+// editorTools are the code-intelligence tools of the harness's workspace,
+// as `gemkit mcp` started there (outside the editor's terminal) builds
+// them: the editor's clients first, gemkit's own servers (the spy) when
+// the editor has none for a file.
+func editorTools(t *testing.T, h *harness) (*codeintel.Tools, *ownSpy) {
+	t.Helper()
+	env := map[string]string{"TMPDIR": h.tmp, "HOME": h.home}
+	f := editorsource.NewFinder(h.ws, editorsource.Options{
+		Discovery: client.Options{
+			Dir:       h.discoveryDir,
+			Getenv:    func(k string) string { return env[k] },
+			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		},
+		Recheck: 100 * time.Millisecond,
+	})
+	t.Cleanup(f.Close)
+	own := &ownSpy{}
+	tools, err := codeintel.NewTools(codeintel.Choose(f.Find, own), h.ws, codeintel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tools.Close() })
+	return tools, own
+}
+
+// callTool runs one tool with JSON arguments and returns its text, failing
+// the test when the tool says it could not answer.
+func callTool(t *testing.T, tools *codeintel.Tools, name, args string) string {
+	t.Helper()
+	text, isErr := tools.Call(context.Background(), name, json.RawMessage(args))
+	if isErr {
+		t.Fatalf("%s %s: %s", name, args, text)
+	}
+	return text
+}
+
+// waitTool calls a tool until its answer holds want (the editor's server
+// may still be loading the workspace), within a generous bound.
+func waitTool(t *testing.T, tools *codeintel.Tools, name, args string, want ...string) string {
+	t.Helper()
+	var text string
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var isErr bool
+		text, isErr = tools.Call(context.Background(), name, json.RawMessage(args))
+		ok := !isErr
+		for _, w := range want {
+			ok = ok && strings.Contains(text, w)
+		}
+		if ok {
+			return text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s never answered with %q; last answer:\n%s", name, args, want, text)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// nvimGoplsLua starts gopls as Neovim's own client for Go files: with
+// vim.lsp.start where it exists (0.8+), else with start_client and
+// buf_attach_client (0.7), as people configure it without plugins.
+const nvimGoplsLua = `
+local gopls, root = %q, %q
+vim.api.nvim_create_autocmd('FileType', {
+  pattern = 'go',
+  callback = function(args)
+    if vim.lsp.start then
+      vim.lsp.start({ name = 'gopls', cmd = { gopls }, root_dir = root })
+    else
+      _G.gopls_client = _G.gopls_client or vim.lsp.start_client({ name = 'gopls', cmd = { gopls }, root_dir = root })
+      vim.lsp.buf_attach_client(args.buf, _G.gopls_client)
+    end
+  end,
+})
+`
+
+// TestNeovimCodeIntel: Neovim 0.7 and 0.10 with their built-in client
+// running gopls and gemkit's plugin answer the tools. An error typed into
+// a buffer and not saved is what code_diagnostics reports; a function
+// added and not saved is found by name, its line shown as in the buffer;
+// a file the editor has not open is opened hidden for the client; a file
+// no client serves goes to gemkit's own servers; gopls runs once.
+func TestNeovimCodeIntel(t *testing.T) {
+	gopls := codeinteltest.Gopls(t)
+	for _, v := range neovims {
+		t.Run(v.version, func(t *testing.T) {
+			bin := v.require(t)
+			h := newHarness(t)
+			goFixture(t, h)
+			plugin, err := filepath.Abs("nvim")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := startNvimWith(t, h, bin, fmt.Sprintf(nvimGoplsLua, gopls, h.ws)+fmt.Sprintf(`vim.opt.runtimepath:prepend(%q)
+vim.cmd('runtime plugin/gemkit.lua')
+require('gemkit').setup({ cmd = %q, args = { '-v' } })
+`, plugin, gemkittest.Gemkit(t)))
+			quitWithServers(t, d)
+			discoveryFile(t, h, d.PID())
+			main := h.path("main.go")
+			d.Open(t, main, 12, 1)
+			// As for a person, the agent comes once gopls has started.
+			waitFor(t, "gopls attached to main.go", func() bool {
+				return d.lua(t, `local get = vim.lsp.get_clients or vim.lsp.buf_get_clients
+return vim.json.encode(next(vim.lsp.get_clients and get({ bufnr = 0 }) or get(0)) ~= nil)`) == true
+			})
+			tools, own := editorTools(t, h)
+
+			// A definition from a use, through the editor's gopls.
+			text := waitTool(t, tools, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
+			t.Logf("definition:\n%s", text)
+
+			// An error typed into main.go and not saved.
+			d.lua(t, `vim.api.nvim_buf_set_lines(0, 13, 13, false, { '\tundefinedThing()' })`)
+			text = callTool(t, tools, codeintel.ToolDiagnostics, `{"file":"main.go"}`)
+			if !strings.Contains(text, "main.go:14:2: error: undefined: undefinedThing") {
+				t.Errorf("diagnostics of the unsaved buffer:\n%s", text)
+			}
+			if b, _ := os.ReadFile(main); strings.Contains(string(b), "undefinedThing") {
+				t.Fatalf("main.go was written: %s", b)
+			}
+			text = callTool(t, tools, codeintel.ToolDiagnostics, `{}`)
+			if !strings.Contains(text, "undefined: undefinedThing") {
+				t.Errorf("diagnostics of the workspace:\n%s", text)
+			}
+
+			// A function added to greet.go and not saved is found by name,
+			// its line as in the buffer.
+			d.Open(t, h.path("greet/greet.go"), 1, 1)
+			d.lua(t, `vim.api.nvim_buf_set_lines(0, -1, -1, false, { '', '// Farewell says goodbye.', 'func Farewell(name string) string { return "Bye, " + name }' })`)
+			text = callTool(t, tools, codeintel.ToolDefinition, `{"symbol":"Farewell"}`)
+			if !strings.Contains(text, "greet/greet.go:24:6") || !strings.Contains(text, `func Farewell(name string) string { return "Bye, " + name }`) {
+				t.Errorf("definition of the unsaved function:\n%s", text)
+			}
+
+			// store.go is not open in Neovim: it is opened hidden, unlisted,
+			// and gopls answers for it; the use in main.go is on the line
+			// it has in the buffer, under the line typed there.
+			text = callTool(t, tools, codeintel.ToolReferences, `{"symbol":"Store.Total"}`)
+			if !strings.Contains(text, "16:38: fmt.Println(greet.Greet(\"world\"), s.Total())") || !strings.Contains(text, "30:17: func (s *Store) Total() int {") {
+				t.Errorf("references of Total:\n%s", text)
+			}
+			text = callTool(t, tools, codeintel.ToolSymbols, `{"file":"store/store.go"}`)
+			if !strings.Contains(text, "method") || !strings.Contains(text, "Add") {
+				t.Errorf("outline of store.go:\n%s", text)
+			}
+			hidden := d.lua(t, `local b = vim.fn.bufnr(...)
+return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo[b].buflisted, windows = #vim.fn.win_findbuf(b) })`, h.path("store/store.go"))
+			if m, _ := hidden.(map[string]any); m["loaded"] != true || m["listed"] != false || m["windows"] != float64(0) {
+				t.Errorf("store.go in Neovim: %v, want loaded, unlisted, in no window", hidden)
+			}
+			text = callTool(t, tools, codeintel.ToolHover, `{"symbol":"Store"}`)
+			if !strings.Contains(text, "Store holds items") {
+				t.Errorf("hover of Store:\n%s", text)
+			}
+			text = callTool(t, tools, codeintel.ToolCalls, `{"symbol":"Greet","direction":"incoming"}`)
+			if !strings.Contains(text, "function main at main.go:10:6") || !strings.Contains(text, `call at main.go:16:20: fmt.Println(greet.Greet("world"), s.Total())`) {
+				t.Errorf("callers of Greet:\n%s", text)
+			}
+			t.Logf("callers:\n%s", text)
+			text = callTool(t, tools, codeintel.ToolImplementations, `{"symbol":"Greeter"}`)
+			if !strings.Contains(text, "English") {
+				t.Errorf("implementations of Greeter:\n%s", text)
+			}
+
+			// No client serves b.txt: gemkit's own servers are asked.
+			before := len(own.calls())
+			if text, _ := tools.Call(context.Background(), codeintel.ToolDiagnostics, json.RawMessage(`{"file":"b.txt"}`)); !strings.Contains(text, "gemkit's own servers are off") {
+				t.Errorf("diagnostics of b.txt: %s", text)
+			}
+			if calls := own.calls(); len(calls) == before {
+				t.Errorf("gemkit's own servers were not asked about b.txt: %v", calls)
+			}
+			for _, c := range own.calls() {
+				if strings.Contains(c, ".go") {
+					t.Errorf("gemkit's own servers were asked about a Go file: %s", c)
+				}
+			}
+			if n := countGopls(d.PID()); n != 1 {
+				t.Errorf("%d gopls run under Neovim, want 1", n)
+			}
+			noDeprecations(t, h)
+		})
+	}
+}
+
+// countGopls counts the gopls processes under pid.
+func countGopls(pid int) int {
+	n := 0
+	for _, p := range processTree(pid) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p)); err == nil && strings.TrimSpace(string(b)) == "gopls" {
+			n++
+		}
+	}
+	return n
+}
