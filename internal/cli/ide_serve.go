@@ -161,6 +161,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		DiscoveryDir:  a.discoveryDir(),
 		Claude:        o.claude,
 		ClaudeLockDir: a.claudeLockDir(),
+		Diagnostics:   &ownDiagnostics{a: a, workspace: workspace},
 	}
 	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
 		cfg.ExtraEnv = env

@@ -84,6 +84,13 @@ type app struct {
 	// can go side by side.
 	lookupEnv func(string) (string, bool)
 	cwd       string
+	// executable is gemkit's own binary, which a workspace's code
+	// intelligence broker runs as (`gemkit codeintel broker`); nil, as
+	// for Run (a test binary is not gemkit), runs language servers in
+	// the process instead. Only Main sets it.
+	executable func() (string, error)
+	// intel is the code intelligence the run opened, closed at its end.
+	intel codeIntels
 }
 
 // newApp returns the application value for a run on s, with the sandbox's
@@ -108,6 +115,7 @@ func Main(args []string) int {
 	defer stop()
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
+	a.executable = os.Executable
 	a.releasePages = func() (int64, error) {
 		// The heap a client's connect grew and the collector has since
 		// freed goes back too, not minutes later through the scavenger.
@@ -126,6 +134,7 @@ func run(ctx context.Context, args []string, a *app) int {
 	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	a.closeCodeIntel()
 	if err == nil {
 		return ExitOK
 	}
@@ -161,7 +170,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.Out)
 	root.SetErr(a.Err)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
-	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a))
+	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a), newCodeIntelCmd(a))
 	refuseUnknownSubcommands(root)
 	return root
 }

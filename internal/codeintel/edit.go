@@ -26,20 +26,21 @@ func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string 
 	if _, ok := t.w.rel(path); !ok {
 		return ""
 	}
-	if _, err := t.src.Status(ctx, path); err != nil {
+	if _, err := t.status(ctx, path); err != nil {
 		return ""
 	}
-	var before []FileDiagnostics
-	var err error
-	if old != nil {
-		if err := t.src.Changed(ctx, []Change{{Path: path, Text: old}}); err != nil {
-			return ""
-		}
-		before, err = t.snapshot(ctx, path)
-	} else {
-		// A new file: what was wrong elsewhere before it.
-		before, err = t.snapshot(ctx, "")
+	// A new file is first an empty one: its server then knows it (gopls
+	// would otherwise take a file it finds on disk unannounced for one
+	// outside any package), and what was wrong before is what was wrong
+	// without its content.
+	empty := ""
+	if old == nil {
+		old = &empty
 	}
+	if err := t.src.Changed(ctx, []Change{{Path: path, Text: old}}); err != nil {
+		return ""
+	}
+	before, err := t.snapshot(ctx, path)
 	if err != nil {
 		return ""
 	}
@@ -61,7 +62,7 @@ func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string 
 	}
 	rel, _ := t.w.rel(path)
 	who := "The language server"
-	if st, err := t.src.Status(ctx, path); err == nil && st.Server != "" {
+	if st, err := t.status(ctx, path); err == nil && st.Server != "" {
 		who = st.Server
 	}
 	a := newAnswer(t.opts.MaxChars)
@@ -82,15 +83,12 @@ func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string 
 	return a.text("use code_diagnostics")
 }
 
-// snapshot is the diagnostics of path (unless "") and of every file the
-// Source knows problems of, errors and warnings only.
+// snapshot is the diagnostics of path and of every file the Source knows
+// problems of, errors and warnings only.
 func (t *Tools) snapshot(ctx context.Context, path string) ([]FileDiagnostics, error) {
-	var one []FileDiagnostics
-	if path != "" {
-		var err error
-		if one, err = t.src.Diagnostics(ctx, []string{path}); err != nil {
-			return nil, err
-		}
+	one, err := t.src.Diagnostics(ctx, []string{path})
+	if err != nil {
+		return nil, err
 	}
 	all, err := t.src.Diagnostics(ctx, nil)
 	if err != nil && !IsNoServer(err) {

@@ -135,23 +135,41 @@ func srcLine(fc *fileCache, l Location) string {
 }
 
 // sortLocations orders locations by workspace first, then path, line and
-// column, and drops duplicates.
+// column, and drops duplicates. Whether a path lies in the workspace is
+// worked out once per location, not per comparison (a thousand
+// references would otherwise cost milliseconds of filepath.Rel).
 func (w where) sortLocations(locs []Location) []Location {
-	locs = slices.Clone(locs)
-	slices.SortFunc(locs, func(a, b Location) int {
-		_, ina := w.rel(a.Path)
-		_, inb := w.rel(b.Path)
-		if ina != inb {
-			if ina {
+	type keyed struct {
+		l      Location
+		inside bool
+		file   string
+	}
+	ks := make([]keyed, len(locs))
+	inside := map[string]bool{}
+	for i, l := range locs {
+		in, ok := inside[l.Path]
+		if !ok {
+			_, in = w.rel(l.Path)
+			inside[l.Path] = in
+		}
+		ks[i] = keyed{l, in, l.Path + l.URI}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if a.inside != b.inside {
+			if a.inside {
 				return -1
 			}
 			return 1
 		}
-		return cmp.Or(strings.Compare(a.Path+a.URI, b.Path+b.URI),
-			cmp.Compare(a.Range.Start.Line, b.Range.Start.Line),
-			cmp.Compare(a.Range.Start.Character, b.Range.Start.Character))
+		return cmp.Or(strings.Compare(a.file, b.file),
+			cmp.Compare(a.l.Range.Start.Line, b.l.Range.Start.Line),
+			cmp.Compare(a.l.Range.Start.Character, b.l.Range.Start.Character))
 	})
-	return slices.CompactFunc(locs, func(a, b Location) bool {
+	out := make([]Location, len(ks))
+	for i, k := range ks {
+		out[i] = k.l
+	}
+	return slices.CompactFunc(out, func(a, b Location) bool {
 		return a.Path == b.Path && a.URI == b.URI && a.Range.Start == b.Range.Start
 	})
 }

@@ -65,6 +65,42 @@ type Tools struct {
 	root *fsutil.Root
 	w    where
 	opts Options
+
+	// statuses caches what the Source said of a file's server for
+	// statusTTL: an answer's note on indexing needs no round trip of its
+	// own to a broker each time.
+	statusMu sync.Mutex
+	statuses map[string]cachedStatus
+}
+
+type cachedStatus struct {
+	st  Status
+	err error
+	at  time.Time
+}
+
+// statusTTL is how long a server's status is taken as still true.
+const statusTTL = time.Second
+
+// status is the Source's Status of path, cached for statusTTL.
+func (t *Tools) status(ctx context.Context, path string) (Status, error) {
+	t.statusMu.Lock()
+	c, ok := t.statuses[path]
+	t.statusMu.Unlock()
+	if ok && time.Since(c.at) < statusTTL {
+		return c.st, c.err
+	}
+	st, err := t.src.Status(ctx, path)
+	if ctx.Err() != nil {
+		return st, err
+	}
+	t.statusMu.Lock()
+	if t.statuses == nil || len(t.statuses) > 1000 {
+		t.statuses = map[string]cachedStatus{}
+	}
+	t.statuses[path] = cachedStatus{st, err, time.Now()}
+	t.statusMu.Unlock()
+	return st, err
 }
 
 // NewTools returns the tools of the workspace folder, answering from src.
@@ -370,7 +406,7 @@ func (q *query) timeoutText() string {
 	who := "the language server"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if st, err := q.t.src.Status(ctx, q.path); err == nil && st.Server != "" {
+	if st, err := q.t.status(ctx, q.path); err == nil && st.Server != "" {
 		who = st.Server
 	}
 	return fmt.Sprintf("%s did not answer within %s (it may still be loading the workspace); ask again shortly", who, q.t.opts.Timeout)
@@ -379,7 +415,7 @@ func (q *query) timeoutText() string {
 // note is a line to add to an answer when the server answering for the
 // file is still indexing: its answer may be incomplete.
 func (q *query) note(ctx context.Context) string {
-	st, err := q.t.src.Status(ctx, q.path)
+	st, err := q.t.status(ctx, q.path)
 	if err != nil || st.Indexing == "" {
 		return ""
 	}

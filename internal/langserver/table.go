@@ -49,6 +49,11 @@ type Server struct {
 	Settings json.RawMessage `json:"settings,omitempty"`
 	// Install says how to install it, for the message when it is missing.
 	Install string `json:"install,omitempty"`
+	// Warmup (a Go duration) is how long after its start the server may
+	// answer a workspace symbol search with nothing while it still reads
+	// the workspace, without reporting progress (pyright): such an answer
+	// is asked again, a few times a second, until then.
+	Warmup string `json:"warmup,omitempty"`
 	// Disabled leaves the entry out (a user's way to turn a built-in
 	// server off).
 	Disabled bool `json:"disabled,omitempty"`
@@ -65,7 +70,13 @@ func Builtin() []Server {
 	return []Server{
 		{Name: "gopls", Language: "Go", Extensions: map[string]string{".go": "go"}, Command: []string{"gopls"},
 			RootMarkers: []string{"go.mod", "go.work"},
-			Install:     "go install golang.org/x/tools/gopls@latest (with Go 1.26, golang.org/x/tools/gopls@v0.23.0)"},
+			// Diagnostics on request give a file's problems in gopls's
+			// current view at once, where the ones it publishes for the
+			// packages a change affects come a second or more later. A
+			// hover's link to pkg.go.dev is noise to a model.
+			InitializationOptions: json.RawMessage(`{"pullDiagnostics":true}`),
+			Settings:              json.RawMessage(`{"gopls":{"linksInHover":false}}`),
+			Install:               "go install golang.org/x/tools/gopls@latest (with Go 1.26, golang.org/x/tools/gopls@v0.23.0)"},
 		{Name: "typescript-language-server", Language: "TypeScript and JavaScript", Extensions: ts,
 			Command: []string{"typescript-language-server", "--stdio"}, RootMarkers: []string{"tsconfig.json", "jsconfig.json", "package.json"},
 			// The syntax-only server answers references from the open
@@ -73,9 +84,9 @@ func Builtin() []Server {
 			InitializationOptions: json.RawMessage(`{"tsserver":{"useSyntaxServer":"never"}}`),
 			Install:               "npm install -g typescript-language-server typescript"},
 		{Name: "pyright", Language: "Python", Extensions: py, Command: []string{"pyright-langserver", "--stdio"},
-			RootMarkers: pyMarkers, Install: "npm install -g pyright (or pip install pyright)"},
+			RootMarkers: pyMarkers, Warmup: "10s", Install: "npm install -g pyright (or pip install pyright)"},
 		{Name: "basedpyright", Language: "Python", Extensions: py, Command: []string{"basedpyright-langserver", "--stdio"},
-			RootMarkers: pyMarkers, Install: "pip install basedpyright"},
+			RootMarkers: pyMarkers, Warmup: "10s", Install: "pip install basedpyright"},
 		{Name: "rust-analyzer", Language: "Rust", Extensions: map[string]string{".rs": "rust"}, Command: []string{"rust-analyzer"},
 			RootMarkers: []string{"Cargo.toml"}, Install: "rustup component add rust-analyzer"},
 		{Name: "clangd", Language: "C and C++", Extensions: map[string]string{".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
@@ -195,9 +206,20 @@ func (c Config) Table() ([]Server, error) {
 		if u.Install != "" {
 			s.Install = u.Install
 		}
+		if u.Warmup != "" {
+			s.Warmup = u.Warmup
+		}
 		s.Disabled = u.Disabled
 	}
 	out := append(added, table...)
+	for _, s := range out {
+		if s.Warmup == "" {
+			continue
+		}
+		if d, err := time.ParseDuration(s.Warmup); err != nil || d < 0 {
+			return nil, fmt.Errorf("languageServers (%s): warmup %q: use a Go duration such as 10s", s.Name, s.Warmup)
+		}
+	}
 	return slices.DeleteFunc(out, func(s Server) bool { return s.Disabled }), nil
 }
 

@@ -24,9 +24,13 @@ func (o oneSymbol) WorkspaceSymbols(context.Context, string) ([]codeintel.Symbol
 		Range: codeintel.Range{Start: codeintel.Position{Line: 2, Character: 5}}}}}, nil
 }
 
-func (oneSymbol) Status(context.Context, string) (codeintel.Status, error) { return codeintel.Status{}, nil }
+func (oneSymbol) Status(context.Context, string) (codeintel.Status, error) {
+	return codeintel.Status{}, nil
+}
 
-func (oneSymbol) DocumentSymbols(context.Context, string) ([]codeintel.Symbol, error) { return nil, nil }
+func (oneSymbol) DocumentSymbols(context.Context, string) ([]codeintel.Symbol, error) {
+	return nil, nil
+}
 
 // TestCodeIntelTools: with CodeIntel, the code-intelligence tools are
 // listed (read-only, closed-world), answered, and named in the

@@ -11,8 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // dir is this package's folder, where testdata lies.
@@ -26,13 +28,20 @@ func dir() string {
 // language servers report paths).
 func Fixture(t testing.TB, lang string) string {
 	t.Helper()
-	src := filepath.Join(dir(), "testdata", lang)
 	dst, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	dst = filepath.Join(dst, lang)
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	Copy(t, lang, dst)
+	return dst
+}
+
+// Copy copies the fixture project of lang into the folder dst.
+func Copy(t testing.TB, lang, dst string) {
+	t.Helper()
+	src := filepath.Join(dir(), "testdata", lang)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -50,7 +59,6 @@ func Fixture(t testing.TB, lang string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dst
 }
 
 // Versions the tests and scripts/setup-and-test pin.
@@ -91,4 +99,70 @@ func NodeBin(t testing.TB, name string) string {
 // PathWith returns a PATH value with dirs first, then the process's own.
 func PathWith(dirs ...string) string {
 	return strings.Join(append(dirs, os.Getenv("PATH")), string(os.PathListSeparator))
+}
+
+// Procs returns the processes named name (their comm, as ps shows it)
+// whose working directory is dir: a workspace's language servers.
+func Procs(name, dir string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != name {
+			continue
+		}
+		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); strings.Contains(string(stat), ") Z ") {
+			continue // a zombie: gone, not yet reaped
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Brokers returns the code intelligence brokers of the workspace ws
+// (gemkit codeintel broker --workspace ws).
+func Brokers(ws string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(cmdline), "codeintel\x00broker\x00--workspace\x00"+ws+"\x00") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// WaitGone waits (at most a minute) until the workspace's brokers and
+// the language servers named have ended: an agent that went takes them
+// with it.
+func WaitGone(t testing.TB, ws string, servers ...string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left := Brokers(ws)
+		for _, s := range servers {
+			left = append(left, Procs(s, ws)...)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of the workspace left running: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
