@@ -1,10 +1,13 @@
 package editors_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -309,6 +312,24 @@ return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo
 			if n := countGopls(d.PID()); n != 1 {
 				t.Errorf("%d gopls run under Neovim, want 1", n)
 			}
+
+			// The real gemkit mcp, started in the workspace as an agent
+			// starts it, reports the same, and starts no server of its own.
+			mcp := startMCP(t, h)
+			text = mcp.tool(t, codeintel.ToolDiagnostics, `{"file":"main.go"}`)
+			if !strings.Contains(text, "main.go:14:2: error: undefined: undefinedThing") {
+				t.Errorf("gemkit mcp's diagnostics of the unsaved buffer:\n%s", text)
+			}
+			text = mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Farewell"}`)
+			if !strings.Contains(text, `greet/greet.go:24:6: func Farewell(name string) string { return "Bye, " + name }`) {
+				t.Errorf("gemkit mcp's definition of the unsaved function:\n%s", text)
+			}
+			if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
+				t.Errorf("%d gopls run in the workspace, want Neovim's alone", len(n))
+			}
+			if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
+				t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
+			}
 			noDeprecations(t, h)
 		})
 	}
@@ -323,4 +344,197 @@ func countGopls(pid int) int {
 		}
 	}
 	return n
+}
+
+// mcpClient is the real `gemkit mcp` on stdio, driven with newline-
+// delimited JSON-RPC as an agent drives it.
+type mcpClient struct {
+	in  io.WriteCloser
+	out *bufio.Scanner
+	id  int
+}
+
+// startMCP starts gemkit mcp in the harness's workspace, outside the
+// editor (no GEMINI_CLI_IDE_* variables: the companion is found through
+// its discovery file), and initializes it.
+func startMCP(t *testing.T, h *harness) *mcpClient {
+	t.Helper()
+	cmd := exec.Command(gemkittest.Gemkit(t), "mcp", "--workspace", h.ws)
+	cmd.Dir = h.ws
+	cmd.Env = h.env()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := startProcess(t, cmd)
+	t.Cleanup(func() {
+		in.Close()
+		select {
+		case <-exited:
+		case <-time.After(waitTimeout):
+			t.Errorf("gemkit mcp did not exit within %v of its stdin closing", waitTimeout)
+		}
+	})
+	c := &mcpClient{in: in, out: bufio.NewScanner(out)}
+	c.out.Buffer(nil, 4<<20)
+	c.call(t, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"editors-test","version":"1"}}`)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+// call sends a request and returns its result.
+func (c *mcpClient) call(t *testing.T, method, params string) json.RawMessage {
+	t.Helper()
+	c.id++
+	if _, err := fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.id, method, params); err != nil {
+		t.Fatal(err)
+	}
+	for c.out.Scan() {
+		var m struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(c.out.Bytes(), &m) != nil || m.ID == nil || *m.ID != c.id {
+			continue
+		}
+		if m.Error != nil {
+			t.Fatalf("gemkit mcp %s: %s", method, m.Error)
+		}
+		return m.Result
+	}
+	t.Fatalf("gemkit mcp ended before answering %s", method)
+	return nil
+}
+
+// tool calls a tool and returns its text, failing on an error result.
+func (c *mcpClient) tool(t *testing.T, name, args string) string {
+	t.Helper()
+	var res struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	if err := json.Unmarshal(c.call(t, "tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args)), &res); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, p := range res.Content {
+		text.WriteString(p.Text)
+	}
+	if res.IsError {
+		t.Fatalf("gemkit mcp %s %s: %s", name, args, text.String())
+	}
+	return text.String()
+}
+
+// emacsEglotInit loads gemkit's plugin and eglot with gopls for go-mode
+// (Debian's elpa-go-mode), as a person sets them up, with a server for
+// emacsclient and the test's JSON helper.
+const emacsEglotInit = `(require 'server)
+(setq server-socket-dir %s
+      server-name "gemkit-test"
+      inhibit-startup-screen t
+      make-backup-files nil
+      auto-save-default nil
+      create-lockfiles nil)
+(server-start)
+(defun gemkit-test-json (file value)
+  (let ((coding-system-for-write 'utf-8-unix))
+    (with-temp-file file (insert (json-serialize value))))
+  t)
+
+;; -Q skips Debian's site start-up, which activates the elpa packages.
+(setq package-directory-list '("/usr/share/emacs/site-lisp/elpa"))
+(package-initialize)
+(require 'go-mode)
+(require 'eglot)
+(add-to-list 'eglot-server-programs '(go-mode . (%s)))
+(add-hook 'go-mode-hook #'eglot-ensure)
+
+(add-to-list 'load-path %s)
+(require 'gemkit)
+(setq gemkit-program %s gemkit-args '("-v"))
+(gemkit-mode 1)
+`
+
+// TestEmacsCodeIntel: Emacs 28 with eglot 1.9 running gopls and gemkit's
+// plugin answers the tools through gemkit mcp: a definition found from
+// a use, a function added to a buffer and not saved found by name, the
+// references of a method in a file Emacs has not open; gopls runs once.
+func TestEmacsCodeIntel(t *testing.T) {
+	gopls := codeinteltest.Gopls(t)
+	if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/go-mode-1.6.0"); err != nil {
+		t.Fatal("go-mode for Emacs is not installed: run scripts/setup-and-test, or apt-get install -y --no-install-recommends elpa-go-mode")
+	}
+	h := newHarness(t)
+	goFixture(t, h)
+	// A repository, as a project is: Emacs's project.el finds the files
+	// of the workspace one project by it, so that eglot's server for
+	// main.go serves every Go file there.
+	gemkittest.Git(t, h.ws, "init", "-q")
+	plugin, err := filepath.Abs("emacs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startEmacsLSP(t, h, func(serverDir string) string {
+		return fmt.Sprintf(emacsEglotInit, elispString(serverDir), elispString(gopls), elispString(plugin), elispString(gemkittest.Gemkit(t)))
+	})
+	t.Cleanup(func() {
+		_ = exec.Command(d.client, "-s", d.esock, "--eval", "(kill-emacs)").Run()
+		codeinteltest.WaitGone(t, h.ws, "gopls")
+	})
+	discoveryFile(t, h, d.PID())
+	d.keys(t, "", "C-x", "C-f")
+	d.minibuffer(t, h.path("main.go"))
+	waitFor(t, "eglot managing main.go", func() bool {
+		return string(d.eval(t, `(if-let ((b (get-file-buffer `+elispString(h.path("main.go"))+`))) (if (buffer-local-value 'eglot--managed-mode b) t :false) :false)`)) == "true"
+	})
+
+	mcp := startMCP(t, h)
+	text := mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`)
+	if !strings.Contains(text, "greet/greet.go:16:6: func Greet(name string) string {") {
+		t.Errorf("definition of Greet:\n%s", text)
+	}
+
+	// A function added to greet.go's buffer, not saved.
+	d.eval(t, `(with-current-buffer (find-file-noselect `+elispString(h.path("greet/greet.go"))+`)
+  (goto-char (point-max))
+  (insert "\n// Farewell says goodbye.\nfunc Farewell(name string) string { return \"Bye, \" + name }\n")
+  t)`)
+	text = mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Farewell"}`)
+	if !strings.Contains(text, `greet/greet.go:24:6: func Farewell(name string) string { return "Bye, " + name }`) {
+		t.Errorf("definition of the unsaved function:\n%s", text)
+	}
+	if b, _ := os.ReadFile(h.path("greet/greet.go")); strings.Contains(string(b), "Farewell") {
+		t.Fatal("greet.go was saved")
+	}
+
+	// store.go is not open: Emacs visits it unseen for eglot.
+	text = mcp.tool(t, codeintel.ToolReferences, `{"symbol":"Store.Total"}`)
+	if !strings.Contains(text, "2 references to Store.Total") || !strings.Contains(text, "30:17: func (s *Store) Total() int {") {
+		t.Errorf("references of Total:\n%s", text)
+	}
+	if shown := string(d.eval(t, `(if (get-buffer-window (get-file-buffer `+elispString(h.path("store/store.go"))+`) t) t :false)`)); shown != "false" {
+		t.Errorf("store.go is shown in a window: %s", shown)
+	}
+	// An error typed into main.go, not saved: Flymake has eglot's report
+	// on the buffer as it is.
+	d.eval(t, `(with-current-buffer (get-file-buffer `+elispString(h.path("main.go"))+`)
+  (goto-char (point-min)) (forward-line 13)
+  (insert "\tundefinedThing()\n")
+  t)`)
+	text = mcp.tool(t, codeintel.ToolDiagnostics, `{"file":"main.go"}`)
+	if !strings.Contains(text, "main.go:14:2: error:") || !strings.Contains(text, "undefined: undefinedThing") {
+		t.Errorf("diagnostics of the unsaved buffer:\n%s", text)
+	}
+	if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
+		t.Errorf("%d gopls run in the workspace, want Emacs's alone", len(n))
+	}
+	if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
+		t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
+	}
 }

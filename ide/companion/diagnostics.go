@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // Position is a place in a file, 1-based like the editor protocol's
@@ -52,10 +56,24 @@ type Mentions interface {
 
 var _ Mentions = (*Server)(nil)
 
+// claudeSettle bounds the wait for diagnostics that are current when an
+// agent asks the editor's language clients.
+const claudeSettle = 3 * time.Second
+
 // Diagnostics asks the editor for the diagnostics of path (all files when
 // empty); for an editor that does not report diagnostics, Config's
 // Diagnostics answers, else there are none.
+//
+// An editor that lends its language clients (LanguageEditor) answers as
+// it answers gemkit's code-intelligence tools, so that Claude Code and
+// `gemkit mcp` see the same problems: its clients' diagnostics once they
+// have looked at the buffers' current text when it has a client for the
+// file (or any client, for all files), else Config's Diagnostics (gemkit's
+// own servers). A plugin that lends none answers with what it shows.
 func (s *Server) Diagnostics(ctx context.Context, path string) ([]FileDiagnostics, error) {
+	if files, ok, err := s.clientDiagnostics(ctx, path); ok {
+		return files, err
+	}
 	de, ok := s.editor.(DiagnosticsEditor)
 	if !ok {
 		de = s.cfg.Diagnostics
@@ -92,4 +110,36 @@ func (s *Server) keepDiagnostics(files []FileDiagnostics, path string) []FileDia
 		out = append(out, f)
 	}
 	return out
+}
+
+// clientDiagnostics answers Diagnostics from the editor's language
+// clients, or from Config's Diagnostics when the editor has no client for
+// path; ok is false when the editor lends no clients.
+func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []FileDiagnostics, ok bool, err error) {
+	le, isLE := s.editor.(LanguageEditor)
+	if !isLE || s.cfg.Diagnostics == nil {
+		return nil, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.EditorTimeout)
+	defer cancel()
+	clients, err := le.LSPClients(ctx, path)
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, s.editorErr(ide.MethodLSPClients, err)
+	}
+	if len(clients) == 0 {
+		files, err = s.cfg.Diagnostics.Diagnostics(ctx, path)
+		if err != nil {
+			return nil, true, err
+		}
+		return s.keepDiagnostics(files, path), true, nil
+	}
+	files, err = le.SettledDiagnostics(ctx, path, min(claudeSettle, s.cfg.EditorTimeout/2))
+	if err != nil {
+		return nil, true, s.editorErr(ide.MethodDiagnostics, err)
+	}
+	return s.keepDiagnostics(files, path), true, nil
 }

@@ -151,3 +151,52 @@ func TestLSPRouteEditorTimeout(t *testing.T) {
 		t.Errorf("answered after %v", d)
 	}
 }
+
+// ownServers stands for gemkit's own language servers (Config.Diagnostics).
+type ownServers struct{ asked []string }
+
+func (o *ownServers) Diagnostics(_ context.Context, path string) ([]FileDiagnostics, error) {
+	o.asked = append(o.asked, path)
+	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "from gemkit's own server", Severity: "error"}}}}, nil
+}
+
+// clientsByExt is a langEditor with a client for Go files only, whose
+// diagnostics are those it reports once settled.
+type clientsByExt struct {
+	langEditor
+	settled []time.Duration
+}
+
+func (e *clientsByExt) LSPClients(_ context.Context, path string) ([]ide.LSPClient, error) {
+	if path == "" || strings.HasSuffix(path, ".go") {
+		return []ide.LSPClient{{Name: "gopls"}}, nil
+	}
+	return nil, nil
+}
+
+func (e *clientsByExt) SettledDiagnostics(_ context.Context, path string, settle time.Duration) ([]FileDiagnostics, error) {
+	e.settled = append(e.settled, settle)
+	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "from the editor's gopls", Severity: "error"}}}}, nil
+}
+
+func (e *clientsByExt) Diagnostics(context.Context, string) ([]FileDiagnostics, error) {
+	return []FileDiagnostics{{Path: "/w/shown.go", Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: "info"}}}}, nil
+}
+
+// Claude Code's diagnostics come from where gemkit's code-intelligence
+// tools get theirs: the editor's client for a file it serves (settled on
+// the buffer's current text), gemkit's own servers for a file it does not.
+func TestDiagnosticsFromClients(t *testing.T) {
+	ed := &clientsByExt{langEditor: langEditor{fakeEditor: newFakeEditor()}}
+	own := &ownServers{}
+	ws := t.TempDir()
+	srv := startServer(t, Config{Editor: ed, Workspace: []string{ws}, Diagnostics: own})
+	files, err := srv.Diagnostics(context.Background(), filepath.Join(ws, "main.go"))
+	if err != nil || len(files) != 1 || files[0].Diagnostics[0].Message != "from the editor's gopls" || len(ed.settled) != 1 || ed.settled[0] <= 0 {
+		t.Errorf("a Go file: %+v, %v (settled %v)", files, err, ed.settled)
+	}
+	files, err = srv.Diagnostics(context.Background(), filepath.Join(ws, "notes.txt"))
+	if err != nil || len(files) != 1 || files[0].Diagnostics[0].Message != "from gemkit's own server" || len(own.asked) != 1 {
+		t.Errorf("a file no client serves: %+v, %v (own asked %v)", files, err, own.asked)
+	}
+}

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/editorsource"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
@@ -27,6 +29,9 @@ type codeIntels struct {
 	// holdFor, when not 0, is the agent process a short-lived gemkit
 	// (the hook) works for: the broker keeps the servers while it lives.
 	holdFor int
+	// noEditor leaves the editor's language clients out: gemkit ide
+	// serve is the editor's side, and asks its editor itself.
+	noEditor bool
 }
 
 // codeIntel is the tools of one workspace and what they need closed.
@@ -89,8 +94,24 @@ func (a *app) closeCodeIntel() {
 }
 
 // editorSource finds the Source of an editor serving the workspace
-// through a gemkit companion; nil while there is none.
-func (a *app) editorSource(string) codeintel.EditorFinder { return nil }
+// through a gemkit companion (internal/editorsource): its language
+// clients answer first. The caller holds a.intel.mu. gemkit ide serve,
+// the companion itself, has none.
+func (a *app) editorSource(ws string) codeintel.EditorFinder {
+	if a.intel.noEditor {
+		return nil
+	}
+	lookup := a.lookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	f := editorsource.NewFinder(ws, editorsource.Options{
+		Discovery: client.Options{Dir: a.discoveryDir(), Getenv: a.getenv, LookupEnv: lookup, Logger: a.log},
+		Logger:    a.log,
+	})
+	a.intel.close = append(a.intel.close, f.Close)
+	return f.Find
+}
 
 // ownServers is gemkit's own language servers for ws: the workspace's
 // broker, or a Pool in this process.

@@ -163,6 +163,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		ClaudeLockDir: a.claudeLockDir(),
 		Diagnostics:   &ownDiagnostics{a: a, workspace: workspace},
 	}
+	a.intel.noEditor = true
 	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
 		cfg.ExtraEnv = env
 		fmt.Fprintln(a.Err, "gemkit: "+why)
