@@ -538,3 +538,78 @@ func TestEmacsCodeIntel(t *testing.T) {
 		t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
 	}
 }
+
+// emacsLSPModeInit is emacsEglotInit's set-up with lsp-mode in place of
+// eglot: gopls for go-mode, the project root taken without asking.
+const emacsLSPModeInit = `(require 'server)
+(setq server-socket-dir %s
+      server-name "gemkit-test"
+      inhibit-startup-screen t
+      make-backup-files nil
+      auto-save-default nil
+      create-lockfiles nil)
+(server-start)
+(defun gemkit-test-json (file value)
+  (let ((coding-system-for-write 'utf-8-unix))
+    (with-temp-file file (insert (json-serialize value))))
+  t)
+(setq package-directory-list '("/usr/share/emacs/site-lisp/elpa"))
+(package-initialize)
+(require 'go-mode)
+(require 'lsp-mode)
+(setq lsp-auto-guess-root t
+      lsp-go-gopls-server-path %s
+      lsp-enable-file-watchers nil
+      lsp-session-file (expand-file-name "lsp-session" temporary-file-directory))
+(add-hook 'go-mode-hook #'lsp-deferred)
+
+(add-to-list 'load-path %s)
+(require 'gemkit)
+(setq gemkit-program %s gemkit-args '("-v"))
+(gemkit-mode 1)
+`
+
+// TestEmacsLSPModeCodeIntel: Emacs 28 with lsp-mode 8.0.0 running gopls
+// answers a definition through gemkit mcp, and gopls runs once.
+func TestEmacsLSPModeCodeIntel(t *testing.T) {
+	gopls := codeinteltest.Gopls(t)
+	if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/go-mode-1.6.0"); err != nil {
+		t.Fatal("go-mode for Emacs is not installed: run scripts/setup-and-test, or apt-get install -y --no-install-recommends elpa-go-mode")
+	}
+	h := newHarness(t)
+	goFixture(t, h)
+	gemkittest.Git(t, h.ws, "init", "-q")
+	plugin, err := filepath.Abs("emacs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startEmacsLSP(t, h, func(serverDir string) string {
+		return fmt.Sprintf(emacsLSPModeInit, elispString(serverDir), elispString(gopls), elispString(plugin), elispString(gemkittest.Gemkit(t)))
+	})
+	t.Cleanup(func() {
+		_ = exec.Command(d.client, "-s", d.esock, "--eval", "(kill-emacs)").Run()
+		codeinteltest.WaitGone(t, h.ws, "gopls")
+	})
+	discoveryFile(t, h, d.PID())
+	d.keys(t, "", "C-x", "C-f")
+	d.minibuffer(t, h.path("main.go"))
+	waitFor(t, "lsp-mode's gopls serving main.go", func() bool {
+		return string(d.eval(t, `(if-let ((b (get-file-buffer `+elispString(h.path("main.go"))+`)))
+  (with-current-buffer b (if (and (bound-and-true-p lsp-mode) (lsp-workspaces) (eq (lsp--workspace-status (car (lsp-workspaces))) 'initialized)) t :false)) :false)`)) == "true"
+	})
+	mcp := startMCP(t, h)
+	text := mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`)
+	if !strings.Contains(text, "greet/greet.go:16:6: func Greet(name string) string {") {
+		t.Errorf("definition of Greet:\n%s", text)
+	}
+	text = mcp.tool(t, codeintel.ToolReferences, `{"symbol":"Store.Total"}`)
+	if !strings.Contains(text, "2 references to Store.Total") {
+		t.Errorf("references of Total:\n%s", text)
+	}
+	if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
+		t.Errorf("%d gopls run in the workspace, want Emacs's alone", len(n))
+	}
+	if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
+		t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
+	}
+}

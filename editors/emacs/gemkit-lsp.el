@@ -36,6 +36,8 @@
 (declare-function lsp--client-server-id "lsp-mode")
 (declare-function lsp-request-async "lsp-mode")
 (declare-function lsp-notify "lsp-mode")
+(declare-function lsp "lsp-mode")
+(declare-function lsp-find-session-folder "lsp-mode")
 (declare-function lsp--capability "lsp-mode")
 (declare-function lsp--server-capabilities "lsp-mode")
 (declare-function flymake-start "flymake")
@@ -47,6 +49,7 @@
 (defvar lsp-mode)
 (defvar lsp--cur-workspace)
 (defvar lsp--buffer-workspaces)
+(defvar lsp--buffer-deferred)
 (defvar flymake-mode)
 
 (defconst gemkit-lsp--capabilities
@@ -152,6 +155,13 @@ when PATH is not a file."
       ;; As when the person visits it: its major mode, and the eglot or
       ;; lsp-mode set-up of that mode, start; no window shows it.
       (setq buf (let ((inhibit-message t)) (find-file-noselect path t)))
+      ;; lsp-mode set up with `lsp-deferred' waits for the buffer to be
+      ;; seen: start it now, where lsp-mode knows the project (it would
+      ;; ask otherwise).
+      (with-current-buffer buf
+        (when (and (bound-and-true-p lsp--buffer-deferred) (not (bound-and-true-p lsp-mode))
+                   (lsp-find-session-folder (lsp-session) path))
+          (let ((inhibit-message t)) (lsp))))
       (puthash buf (float-time) gemkit-lsp--hidden)
       (gemkit-lsp--trim)
       (cons buf t)))))
