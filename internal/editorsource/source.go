@@ -29,6 +29,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
+	"github.com/gemkit/gemkit/internal/lspclient"
 )
 
 // Bounds of one question to the editor.
@@ -230,7 +231,7 @@ func (s *Source) locations(ctx context.Context, method string, params any, path 
 	var out []codeintel.Location
 	seen := map[codeintel.Location]bool{}
 	for _, a := range answers {
-		locs, err := decodeLocations(a.Result)
+		locs, err := lspclient.DecodeLocations(a.Result)
 		if err != nil {
 			return nil, fmt.Errorf("%s's answer to %s: %w", s.serverName(a.Client), method, err)
 		}
@@ -269,7 +270,7 @@ func (s *Source) Hover(ctx context.Context, at codeintel.DocPos) (codeintel.Hove
 	}
 	var out codeintel.Hover
 	for _, a := range answers {
-		h, err := decodeHover(a.Result)
+		h, err := lspclient.DecodeHover(a.Result)
 		if err != nil {
 			return codeintel.Hover{}, fmt.Errorf("%s: %w", s.serverName(a.Client), err)
 		}
@@ -289,12 +290,12 @@ func (s *Source) Hover(ctx context.Context, at codeintel.DocPos) (codeintel.Hove
 // outline that is not empty.
 func (s *Source) DocumentSymbols(ctx context.Context, path string) ([]codeintel.Symbol, error) {
 	answers, err := s.request(ctx, path, "", "textDocument/documentSymbol",
-		map[string]any{"textDocument": map[string]string{"uri": fileURI(path)}})
+		map[string]any{"textDocument": map[string]string{"uri": lspclient.URI(path)}})
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range answers {
-		syms, err := decodeSymbols(a.Result, path)
+		syms, err := lspclient.DecodeSymbols(a.Result, path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.serverName(a.Client), err)
 		}
@@ -313,7 +314,7 @@ func (s *Source) WorkspaceSymbols(ctx context.Context, query string) ([]codeinte
 	}
 	var out []codeintel.Symbol
 	for _, a := range answers {
-		syms, err := decodeSymbols(a.Result, "")
+		syms, err := lspclient.DecodeSymbols(a.Result, "")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.serverName(a.Client), err)
 		}
@@ -335,7 +336,7 @@ func (s *Source) calls(ctx context.Context, at codeintel.DocPos, incoming bool) 
 	}
 	for _, a := range answers {
 		var items []json.RawMessage
-		if isNull(a.Result) {
+		if len(a.Result) == 0 {
 			continue
 		}
 		if err := json.Unmarshal(a.Result, &items); err != nil {
@@ -344,9 +345,9 @@ func (s *Source) calls(ctx context.Context, at codeintel.DocPos, incoming bool) 
 		if len(items) == 0 {
 			continue
 		}
-		var item callItem
-		if err := json.Unmarshal(items[0], &item); err != nil {
-			return nil, fmt.Errorf("%s's call hierarchy item: %w", s.serverName(a.Client), err)
+		itemURI, err := lspclient.CallItemURI(items[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.serverName(a.Client), err)
 		}
 		got, err := s.request(ctx, at.Path, a.Client, method, map[string]json.RawMessage{"item": items[0]})
 		if err != nil {
@@ -354,7 +355,12 @@ func (s *Source) calls(ctx context.Context, at codeintel.DocPos, incoming bool) 
 		}
 		var out []codeintel.Call
 		for _, g := range got {
-			calls, err := decodeCalls(g.Result, incoming, item.URI)
+			var calls []codeintel.Call
+			if incoming {
+				calls, err = lspclient.DecodeIncomingCalls(g.Result)
+			} else {
+				calls, err = lspclient.DecodeOutgoingCalls(g.Result, itemURI)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.serverName(g.Client), err)
 			}
