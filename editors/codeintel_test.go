@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -521,6 +522,7 @@ func TestEmacsCodeIntel(t *testing.T) {
 	if shown := string(d.eval(t, `(if (get-buffer-window (get-file-buffer `+elispString(h.path("store/store.go"))+`) t) t :false)`)); shown != "false" {
 		t.Errorf("store.go is shown in a window: %s", shown)
 	}
+	askMore(t, mcp)
 	// An error typed into main.go, not saved: Flymake has eglot's report
 	// on the buffer as it is.
 	d.eval(t, `(with-current-buffer (get-file-buffer `+elispString(h.path("main.go"))+`)
@@ -606,10 +608,124 @@ func TestEmacsLSPModeCodeIntel(t *testing.T) {
 	if !strings.Contains(text, "2 references to Store.Total") {
 		t.Errorf("references of Total:\n%s", text)
 	}
+	askMore(t, mcp)
 	if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
 		t.Errorf("%d gopls run in the workspace, want Emacs's alone", len(n))
 	}
 	if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
 		t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
+	}
+}
+
+// vimALERC is a ~/.vimrc with ALE running gopls for Go files, as its
+// documentation sets it up, and gemkit's plugin.
+const vimALERC = `set nocompatible hidden
+filetype plugin on
+packadd! ale
+let g:ale_linters = {'go': ['gopls']}
+let g:ale_go_gopls_executable = %s
+let &runtimepath = %s . ',' . &runtimepath
+let g:gemkit_cmd = %s
+let g:gemkit_args = ['-v']
+`
+
+// TestVimALECodeIntel: Vim 9 with ALE 3.3 running gopls and gemkit's
+// plugin answers through gemkit mcp: a definition found from a use, a
+// function added and not saved found by name, the references of a method
+// in a file Vim has not open; gopls runs once, ALE's.
+func TestVimALECodeIntel(t *testing.T) {
+	gopls := codeinteltest.Gopls(t)
+	bin := requireEditor(t, "vim", "vim-nox")
+	tmux := requireEditor(t, "tmux", "tmux")
+	if _, err := os.Stat("/usr/share/vim-ale"); err != nil {
+		t.Fatal("ALE is not installed: run scripts/setup-and-test, or apt-get install -y vim-ale")
+	}
+	h := newHarness(t)
+	goFixture(t, h)
+	plugin, err := filepath.Abs("vim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := fmt.Sprintf(vimALERC, vimString(gopls), vimString(plugin), vimString(gemkittest.Gemkit(t)))
+	if err := os.WriteFile(filepath.Join(h.home, ".vimrc"), []byte(rc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	open := fmt.Sprintf("let g:gemkit_test_channel = ch_open('127.0.0.1:%d', {'mode': 'json', 'waittime': 5000})", ln.Addr().(*net.TCPAddr).Port)
+	d := &vimDriver{tmuxPane: startTmux(t, h, tmux, "vim", bin, "-i", "NONE", "-n", "-c", open, h.path("main.go"))}
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	select {
+	case c := <-accepted:
+		d.ch = &vimChannel{conn: c, dec: json.NewDecoder(c)}
+		t.Cleanup(func() { c.Close() })
+	case <-time.After(waitTimeout):
+		t.Fatal("vim did not open the test channel")
+	}
+	if err := json.Unmarshal(d.eval(t, "getpid()"), &d.pid); err != nil {
+		t.Fatal(err)
+	}
+	d.exited = watchExit(d.pid)
+	t.Cleanup(func() {
+		d.keys(t, "", "Escape")
+		d.keys(t, ":qa!", "Enter")
+		select {
+		case <-d.exited:
+		case <-time.After(waitTimeout):
+			t.Errorf("vim did not quit")
+		}
+		codeinteltest.WaitGone(t, h.ws, "gopls")
+	})
+	discoveryFile(t, h, d.PID())
+	waitFor(t, "ALE's gopls for main.go", func() bool {
+		return len(codeinteltest.Procs("gopls", h.ws)) == 1
+	})
+
+	mcp := startMCP(t, h)
+	text := mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`)
+	if !strings.Contains(text, "greet/greet.go:16:6: func Greet(name string) string {") {
+		t.Errorf("definition of Greet:\n%s", text)
+	}
+	// A function added to greet.go's buffer (loaded, not saved).
+	d.eval(t, `[bufadd(`+vimString(h.path("greet/greet.go"))+`), bufload(bufnr(`+vimString(h.path("greet/greet.go"))+`)), appendbufline(bufnr(`+vimString(h.path("greet/greet.go"))+`), '$', ['', '// Farewell says goodbye.', 'func Farewell(name string) string { return "Bye, " + name }'])]`)
+	text = mcp.tool(t, codeintel.ToolDefinition, `{"symbol":"Farewell"}`)
+	if !strings.Contains(text, `greet/greet.go:24:6: func Farewell(name string) string { return "Bye, " + name }`) {
+		t.Errorf("definition of the unsaved function:\n%s", text)
+	}
+	text = mcp.tool(t, codeintel.ToolReferences, `{"symbol":"Store.Total"}`)
+	if !strings.Contains(text, "2 references to Store.Total") {
+		t.Errorf("references of Total:\n%s", text)
+	}
+	askMore(t, mcp)
+	if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
+		t.Errorf("%d gopls run in the workspace, want ALE's alone", len(n))
+	}
+	if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
+		t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
+	}
+}
+
+// askMore asks gemkit mcp the other questions of the tools (hover, an
+// outline, implementations, callers), which every editor passes on as it
+// passes a definition.
+func askMore(t *testing.T, mcp *mcpClient) {
+	t.Helper()
+	for _, q := range []struct{ tool, args, want string }{
+		{codeintel.ToolHover, `{"symbol":"Store"}`, "Store holds items"},
+		{codeintel.ToolSymbols, `{"file":"store/store.go"}`, "method"},
+		{codeintel.ToolImplementations, `{"symbol":"Greeter"}`, "English"},
+		{codeintel.ToolCalls, `{"symbol":"Store.Add"}`, "function main at main.go"},
+	} {
+		if text := mcp.tool(t, q.tool, q.args); !strings.Contains(text, q.want) {
+			t.Errorf("%s %s:\n%s", q.tool, q.args, text)
+		}
 	}
 }

@@ -113,8 +113,9 @@ func (s *Server) keepDiagnostics(files []FileDiagnostics, path string) []FileDia
 }
 
 // clientDiagnostics answers Diagnostics from the editor's language
-// clients, or from Config's Diagnostics when the editor has no client for
-// path; ok is false when the editor lends no clients.
+// clients, or, when the editor has no client for path, from what it shows
+// with Config's Diagnostics; ok is false when the editor lends no
+// clients.
 func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []FileDiagnostics, ok bool, err error) {
 	le, isLE := s.editor.(LanguageEditor)
 	if !isLE || s.cfg.Diagnostics == nil {
@@ -131,15 +132,52 @@ func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []Fi
 		return nil, true, s.editorErr(ide.MethodLSPClients, err)
 	}
 	if len(clients) == 0 {
-		files, err = s.cfg.Diagnostics.Diagnostics(ctx, path)
-		if err != nil {
-			return nil, true, err
+		// What the editor shows (its linters, the quickfix list) and
+		// what gemkit's own servers find, as code_diagnostics would.
+		var shown []FileDiagnostics
+		if de, ok := s.editor.(DiagnosticsEditor); ok {
+			if shown, err = de.Diagnostics(ctx, path); err != nil {
+				return nil, true, s.editorErr(ide.MethodDiagnostics, err)
+			}
 		}
-		return s.keepDiagnostics(files, path), true, nil
+		own, err := s.cfg.Diagnostics.Diagnostics(ctx, path)
+		if err != nil {
+			s.log.Debug("gemkit's own servers' diagnostics", "path", path, "err", err)
+		}
+		return s.keepDiagnostics(mergeDiagnostics(shown, own), path), true, nil
 	}
 	files, err = le.SettledDiagnostics(ctx, path, min(claudeSettle, s.cfg.EditorTimeout/2))
 	if err != nil {
 		return nil, true, s.editorErr(ide.MethodDiagnostics, err)
 	}
 	return s.keepDiagnostics(files, path), true, nil
+}
+
+// mergeDiagnostics joins two answers by file, each diagnostic once.
+func mergeDiagnostics(a, b []FileDiagnostics) []FileDiagnostics {
+	out := append([]FileDiagnostics(nil), a...)
+	index := map[string]int{}
+	for i, f := range out {
+		index[filepath.Clean(f.Path)] = i
+	}
+	for _, f := range b {
+		i, ok := index[filepath.Clean(f.Path)]
+		if !ok {
+			index[filepath.Clean(f.Path)] = len(out)
+			out = append(out, f)
+			continue
+		}
+		have := out[i].Diagnostics
+		for _, d := range f.Diagnostics {
+			dup := false
+			for _, h := range have {
+				dup = dup || h == d
+			}
+			if !dup {
+				have = append(have, d)
+			}
+		}
+		out[i].Diagnostics = have
+	}
+	return out
 }

@@ -179,13 +179,14 @@ func (e *clientsByExt) SettledDiagnostics(_ context.Context, path string, settle
 	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "from the editor's gopls", Severity: "error"}}}}, nil
 }
 
-func (e *clientsByExt) Diagnostics(context.Context, string) ([]FileDiagnostics, error) {
-	return []FileDiagnostics{{Path: "/w/shown.go", Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: "info"}}}}, nil
+func (e *clientsByExt) Diagnostics(_ context.Context, path string) ([]FileDiagnostics, error) {
+	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: "info"}}}}, nil
 }
 
 // Claude Code's diagnostics come from where gemkit's code-intelligence
 // tools get theirs: the editor's client for a file it serves (settled on
-// the buffer's current text), gemkit's own servers for a file it does not.
+// the buffer's current text), gemkit's own servers for a file it does not
+// (with what the editor shows for it).
 func TestDiagnosticsFromClients(t *testing.T) {
 	ed := &clientsByExt{langEditor: langEditor{fakeEditor: newFakeEditor()}}
 	own := &ownServers{}
@@ -195,8 +196,11 @@ func TestDiagnosticsFromClients(t *testing.T) {
 	if err != nil || len(files) != 1 || files[0].Diagnostics[0].Message != "from the editor's gopls" || len(ed.settled) != 1 || ed.settled[0] <= 0 {
 		t.Errorf("a Go file: %+v, %v (settled %v)", files, err, ed.settled)
 	}
+	// A file no client serves: what the editor shows (a linter, the
+	// quickfix list) and what gemkit's own servers find.
 	files, err = srv.Diagnostics(context.Background(), filepath.Join(ws, "notes.txt"))
-	if err != nil || len(files) != 1 || files[0].Diagnostics[0].Message != "from gemkit's own server" || len(own.asked) != 1 {
+	if err != nil || len(files) != 1 || len(files[0].Diagnostics) != 2 || files[0].Diagnostics[0].Message != "what the editor shows" ||
+		files[0].Diagnostics[1].Message != "from gemkit's own server" || len(own.asked) != 1 {
 		t.Errorf("a file no client serves: %+v, %v (own asked %v)", files, err, own.asked)
 	}
 }
