@@ -19,6 +19,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/editorsource"
+	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -218,26 +219,9 @@ func TestNeovimCodeIntel(t *testing.T) {
 	gopls := codeinteltest.Gopls(t)
 	for _, v := range neovims {
 		t.Run(v.version, func(t *testing.T) {
-			bin := v.require(t)
 			h := newHarness(t)
-			goFixture(t, h)
-			plugin, err := filepath.Abs("nvim")
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := startNvimWith(t, h, bin, fmt.Sprintf(nvimGoplsLua, gopls, h.ws)+fmt.Sprintf(`vim.opt.runtimepath:prepend(%q)
-vim.cmd('runtime plugin/gemkit.lua')
-require('gemkit').setup({ cmd = %q, args = { '-v' } })
-`, plugin, gemkittest.Gemkit(t)))
-			quitWithServers(t, d)
-			discoveryFile(t, h, d.PID())
+			d := startNvimGopls(t, h, v.require(t), gopls)
 			main := h.path("main.go")
-			d.Open(t, main, 12, 1)
-			// As for a person, the agent comes once gopls has started.
-			waitFor(t, "gopls attached to main.go", func() bool {
-				return d.lua(t, `local get = vim.lsp.get_clients or vim.lsp.buf_get_clients
-return vim.json.encode(next(vim.lsp.get_clients and get({ bufnr = 0 }) or get(0)) ~= nil)`) == true
-			})
 			tools, own := editorTools(t, h)
 
 			// A definition from a use, through the editor's gopls.
@@ -333,6 +317,94 @@ return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo
 			}
 			noDeprecations(t, h)
 		})
+	}
+}
+
+// startNvimGopls runs Neovim (bin) on the Go fixture with gopls as its
+// client and gemkit's plugin, main.go open and gopls attached to it, as a
+// person has it when an agent comes; Neovim and gopls are gone when the
+// test ends.
+func startNvimGopls(t *testing.T, h *harness, bin, gopls string) *nvimDriver {
+	t.Helper()
+	goFixture(t, h)
+	plugin, err := filepath.Abs("nvim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startNvimWith(t, h, bin, fmt.Sprintf(nvimGoplsLua, gopls, h.ws)+fmt.Sprintf(`vim.opt.runtimepath:prepend(%q)
+vim.cmd('runtime plugin/gemkit.lua')
+require('gemkit').setup({ cmd = %q, args = { '-v' } })
+`, plugin, gemkittest.Gemkit(t)))
+	quitWithServers(t, d)
+	discoveryFile(t, h, d.PID())
+	d.Open(t, h.path("main.go"), 12, 1)
+	waitFor(t, "gopls attached to main.go", func() bool {
+		return d.lua(t, `local get = vim.lsp.get_clients or vim.lsp.buf_get_clients
+return vim.json.encode(next(vim.lsp.get_clients and get({ bufnr = 0 }) or get(0)) ~= nil)`) == true
+	})
+	return d
+}
+
+// TestNeovimGeminiCLICodeIntel: the real Gemini CLI 0.61 (offline, a
+// scripted model) calls code_definition through gemkit mcp for a function
+// added in Neovim and not saved; the answer, from Neovim's gopls with the
+// buffer's line, reaches the model, and gemkit mcp started no server.
+func TestNeovimGeminiCLICodeIntel(t *testing.T) {
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	gopls := codeinteltest.Gopls(t)
+	h := newHarness(t)
+	d := startNvimGopls(t, h, neovims[1].require(t), gopls)
+	d.Open(t, h.path("greet/greet.go"), 1, 1)
+	d.lua(t, `vim.api.nvim_buf_set_lines(0, -1, -1, false, { '', '// Farewell says goodbye.', 'func Farewell(name string) string { return "Bye, " + name }' })`)
+
+	model, err := fakemodel.Start(
+		fakemodel.Call("mcp_gemkit_code_definition", map[string]any{"symbol": "Farewell"}),
+		fakemodel.Text("Found it."),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	writeGeminiSettings(t, h.home)
+	settings := filepath.Join(h.home, ".gemini", "settings.json")
+	var s map[string]any
+	b, _ := os.ReadFile(settings)
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	s["mcpServers"] = map[string]any{"gemkit": map[string]any{"command": gemkittest.Gemkit(t), "args": []string{"mcp"}}}
+	b, _ = json.Marshal(s)
+	if err := os.WriteFile(settings, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "Where is Farewell defined?", "--yolo")
+	cmd.Dir = h.ws
+	cmd.Env = append(h.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gemini: %v\n%s", err, out)
+	}
+	turns := model.Turns()
+	if len(turns) != 2 {
+		t.Fatalf("%d model turns, want 2\n%s", len(turns), out)
+	}
+	second, _ := turns[1].Generate()
+	want := `greet/greet.go:24:6: func Farewell(name string) string { return \"Bye, \" + name }`
+	found := false
+	for _, r := range second.FunctionResponses() {
+		b, _ := json.Marshal(r.Response)
+		found = found || (r.Name == "mcp_gemkit_code_definition" && strings.Contains(string(b), want))
+	}
+	if !found {
+		t.Errorf("the definition from Neovim's buffer did not reach the model: %+v\n%s", second.FunctionResponses(), out)
+	}
+	if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
+		t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
+	}
+	if n := codeinteltest.Procs("gopls", h.ws); len(n) != 1 {
+		t.Errorf("%d gopls run in the workspace, want Neovim's alone", len(n))
 	}
 }
 

@@ -74,8 +74,13 @@ the server capability each needs.  Any other is refused.")
   "Buffers opened for gemkit alone -> when last asked about.")
 
 (defvar gemkit-lsp--published (make-hash-table :test 'eq)
-  "Buffer -> eglot's document version when its server last published
-diagnostics for it.")
+  "Buffer -> (VERSION . TIME): the document version eglot's server last
+published diagnostics for (nil when it gave none), and when.")
+
+(defconst gemkit-lsp--quiet 0.3
+  "Seconds a server that gave no version must publish nothing more before
+its diagnostics count: one without a version may have been computed
+before the change.")
 
 ;;; Clients
 
@@ -344,14 +349,20 @@ ms, after which the answer is an error."
 
 ;;; Diagnostics that are current
 
-(defun gemkit-lsp--current-p (buf)
-  "Non-nil when BUF's diagnostics were reported for its current text."
+(defun gemkit-lsp--current-p (buf since)
+  "Non-nil when BUF's diagnostics were reported for its current text.
+A report without a version counts when it came after SINCE and nothing
+followed it for `gemkit-lsp--quiet'."
   (or (not (buffer-live-p buf))
       (with-current-buffer buf
         (cond
          ((and (bound-and-true-p eglot--managed-mode) (gemkit-lsp--eglot-p))
-          (and (null eglot--recent-changes)
-               (>= (gethash buf gemkit-lsp--published -1) eglot--versioned-identifier)))
+          (let ((p (gethash buf gemkit-lsp--published)))
+            (and (null eglot--recent-changes)
+                 p
+                 (if (car p)
+                     (>= (car p) eglot--versioned-identifier)
+                   (and (>= (cdr p) since) (>= (- (float-time) (cdr p)) gemkit-lsp--quiet))))))
          (t t)))))
 
 ;;;###autoload
@@ -361,7 +372,8 @@ The file is visited unseen when it is not; the answer waits for eglot's
 server to report on the buffer's latest text, at most settle ms."
   (condition-case err
       (let* ((path (gemkit-lsp--check-path (alist-get 'path params) "path" t))
-             (deadline (+ (float-time) (/ (alist-get 'settle params) 1000.0))))
+             (deadline (+ (float-time) (/ (alist-get 'settle params) 1000.0)))
+             (since (float-time)))
         (cl-flet ((answer () (gemkit--reply id `((files . ,(gemkit--diagnostics path))))))
           (gemkit-lsp--with-clients
            path
@@ -372,8 +384,10 @@ server to report on the buffer's latest text, at most settle ms."
                  (with-current-buffer b
                    (when (and (bound-and-true-p eglot--managed-mode) (gemkit-lsp--eglot-p))
                      (eglot--signal-textDocument/didChange))))
+               (setq since (float-time))
                (cl-labels ((try ()
-                             (if (or (cl-every #'gemkit-lsp--current-p bufs) (>= (float-time) deadline))
+                             (if (or (cl-every (lambda (b) (gemkit-lsp--current-p b since)) bufs)
+                                     (>= (float-time) deadline))
                                  (progn
                                    ;; Flymake takes what the servers
                                    ;; reported when it runs.
@@ -388,10 +402,10 @@ server to report on the buffer's latest text, at most settle ms."
 
 (with-eval-after-load 'eglot
   (cl-defmethod eglot-handle-notification :after
-    (_server (_method (eql textDocument/publishDiagnostics)) &key uri &allow-other-keys)
-    "Note the document version the diagnostics of URI are for."
+    (_server (_method (eql textDocument/publishDiagnostics)) &key uri version &allow-other-keys)
+    "Note the document version the diagnostics of URI are for, and when."
     (when-let ((buf (find-buffer-visiting (eglot--uri-to-path uri))))
-      (puthash buf (buffer-local-value 'eglot--versioned-identifier buf) gemkit-lsp--published))))
+      (puthash buf (cons version (float-time)) gemkit-lsp--published))))
 
 (provide 'gemkit-lsp)
 ;;; gemkit-lsp.el ends here

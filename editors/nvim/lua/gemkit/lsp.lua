@@ -33,8 +33,10 @@ local allowed = {
 local max_hidden = 32
 local hidden = {} -- bufnr -> last use (uv.now())
 
--- The changedtick of each buffer when its diagnostics last changed.
-local diag_tick = {}
+-- What each client last published for each buffer: the document version
+-- its diagnostics are for (nil when the server gives none) and when.
+local published = {} -- bufnr -> client id -> { version, at }
+local watcher -- the publishDiagnostics handler that notes them
 -- Work-done progress of each client (Neovim 0.10+): client id -> token -> text.
 local progress = {}
 
@@ -269,6 +271,57 @@ local function check_path(p, field, optional)
   return p
 end
 
+-- watch_publish puts watcher in front of the publishDiagnostics handler,
+-- again when the person's configuration has replaced it since.
+local function watch_publish()
+  local method = 'textDocument/publishDiagnostics'
+  local current = vim.lsp.handlers[method]
+  if current == watcher or not current then
+    return
+  end
+  watcher = function(err, result, ctx, ...)
+    if type(result) == 'table' and type(result.uri) == 'string' and ctx and ctx.client_id then
+      local buf = vim.uri_to_bufnr(result.uri)
+      published[buf] = published[buf] or {}
+      published[buf][ctx.client_id] = { version = result.version, at = uv.now() }
+    end
+    return current(err, result, ctx, ...)
+  end
+  vim.lsp.handlers[method] = watcher
+end
+
+-- quiet_ms is how long a server that gave no version must have published
+-- nothing more before its last diagnostics count: a publish without a
+-- version may be one computed before the change (gopls's first, on
+-- loading the workspace, arrives so).
+local quiet_ms = 300
+
+-- current tells whether every client of buf has published diagnostics
+-- for the version of its text the client last sent (its changedtick);
+-- for a publish without a version, whether it came after the moment
+-- since and then nothing for quiet_ms.
+local function current(buf, since)
+  if not api.nvim_buf_is_loaded(buf) then
+    return true
+  end
+  local version = (vim.lsp.util.buf_versions or {})[buf] or api.nvim_buf_get_changedtick(buf)
+  local now = uv.now()
+  for _, c in ipairs(clients_of(buf)) do
+    local p = (published[buf] or {})[c.id]
+    if not p then
+      return false
+    end
+    if p.version then
+      if p.version < version then
+        return false
+      end
+    elseif p.at < since or now - p.at < quiet_ms then
+      return false
+    end
+  end
+  return true
+end
+
 function M.register(handlers, proto)
   local reply, reply_error = proto.reply, proto.reply_error
 
@@ -420,9 +473,9 @@ function M.register(handlers, proto)
   end)
 
   -- diagnostics/get with settle: the file is opened hidden when it is not
-  -- loaded, and the answer waits until every buffer asked about has had
-  -- its diagnostics set since its text last changed (the version the
-  -- clients last sent, flushed now), at most settle ms.
+  -- loaded, and the answer waits until every client of each buffer asked
+  -- about has published diagnostics for the version of its text it last
+  -- sent (flushed now), at most settle ms.
   local answer = handlers['diagnostics/get']
   handlers['diagnostics/get'] = function(params, id)
     local settle = tonumber(params.settle)
@@ -432,18 +485,13 @@ function M.register(handlers, proto)
     local ok, err = pcall(function()
       local path = check_path(params.path, 'path', true)
       local deadline = uv.now() + settle
-      local function current(buf)
-        if not api.nvim_buf_is_loaded(buf) or #clients_of(buf) == 0 then
-          return true
-        end
-        local version = (vim.lsp.util.buf_versions or {})[buf] or api.nvim_buf_get_changedtick(buf)
-        return (diag_tick[buf] or -1) >= version
-      end
+      watch_publish()
       local function wait(bufs)
+        local since = uv.now()
         local function try()
           local all = true
           for _, buf in ipairs(bufs) do
-            all = all and current(buf)
+            all = all and current(buf, since)
           end
           if all or uv.now() >= deadline then
             return answer(params, id)
@@ -479,19 +527,12 @@ function M.register(handlers, proto)
     end
   end
 
+  watch_publish()
   local group = api.nvim_create_augroup('gemkit_lsp', { clear = true })
-  api.nvim_create_autocmd('DiagnosticChanged', {
-    group = group,
-    callback = function(ev)
-      if ev.buf and api.nvim_buf_is_valid(ev.buf) then
-        diag_tick[ev.buf] = api.nvim_buf_get_changedtick(ev.buf)
-      end
-    end,
-  })
   api.nvim_create_autocmd({ 'BufWipeout', 'BufUnload' }, {
     group = group,
     callback = function(ev)
-      diag_tick[ev.buf] = nil
+      published[ev.buf] = nil
       hidden[ev.buf] = nil
     end,
   })
