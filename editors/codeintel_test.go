@@ -315,6 +315,12 @@ return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo
 			if n := codeinteltest.Brokers(h.ws); len(n) != 0 {
 				t.Errorf("gemkit mcp started a broker of its own servers: %v", n)
 			}
+			// gemkit codeintel status says who answers.
+			status := exec.Command(gemkittest.Gemkit(t), "codeintel", "status")
+			status.Dir, status.Env = h.ws, h.env()
+			if out, err := status.CombinedOutput(); err != nil || !strings.Contains(string(out), "Neovim answers code questions first, with its language clients (gopls)") {
+				t.Errorf("gemkit codeintel status: %v\n%s", err, out)
+			}
 			noDeprecations(t, h)
 		})
 	}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/companion"
@@ -260,4 +262,35 @@ func (d *ownDiagnostics) Diagnostics(ctx context.Context, path string) ([]compan
 		out = append(out, fd)
 	}
 	return out, nil
+}
+
+// editorState is what `gemkit codeintel status` says of the editor that
+// lends its language clients.
+type editorState struct {
+	Editor   string `json:"editor"`
+	Endpoint string `json:"endpoint"`
+	// Clients names the clients it runs now ("gopls"), "" when none.
+	Clients string `json:"clients"`
+}
+
+// editorStatus finds the editor serving ws that lends its language
+// clients; nil when none does.
+func (a *app) editorStatus(ctx context.Context, ws string) *editorState {
+	a.intel.mu.Lock()
+	find := a.editorSource(ws)
+	a.intel.mu.Unlock()
+	if find == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	src, ok := find(ctx).(*editorsource.Source)
+	if !ok || src == nil {
+		return nil
+	}
+	st := &editorState{Editor: src.Editor(), Endpoint: src.Endpoint()}
+	if s, err := src.Status(ctx, ""); err == nil {
+		st.Clients = strings.TrimPrefix(s.Server, src.Editor()+"'s ")
+	}
+	return st
 }

@@ -63,6 +63,13 @@ var (
 	_ codeintel.Unsaved = (*Source)(nil)
 )
 
+// Editor names the editor ("Neovim"), as its companion's discovery file
+// does.
+func (s *Source) Editor() string { return s.editor }
+
+// Endpoint is where its companion answers (http://127.0.0.1:port/lsp).
+func (s *Source) Endpoint() string { return s.url }
+
 // errGone marks a companion that no longer answers.
 var errGone = errors.New("the editor's companion no longer answers")
 
