@@ -281,6 +281,11 @@ return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo
 				t.Errorf("implementations of Greeter:\n%s", text)
 			}
 
+			// A file an agent writes itself, not open in Neovim: Neovim's
+			// gopls hears of it (the plugin sends didChangeWatchedFiles).
+			h.write(t, "store/extra.go", "package store\n\n// Discount is a price off.\nfunc Discount(p int) int { return p - 1 }\n")
+			waitTool(t, tools, codeintel.ToolDefinition, `{"symbol":"Discount"}`, "store/extra.go:4:6")
+
 			// No client serves b.txt: gemkit's own servers are asked.
 			before := len(own.calls())
 			if text, _ := tools.Call(context.Background(), codeintel.ToolDiagnostics, json.RawMessage(`{"file":"b.txt"}`)); !strings.Contains(text, "gemkit's own servers are off") {

@@ -151,10 +151,12 @@ when PATH is not a file."
     (cond
      (buf
       (when (gethash buf gemkit-lsp--hidden)
-        (puthash buf (float-time) gemkit-lsp--hidden)
-        (with-current-buffer buf
-          (unless (or (buffer-modified-p) (verify-visited-file-modtime buf))
-            (revert-buffer t t t))))
+        (puthash buf (float-time) gemkit-lsp--hidden))
+      ;; A file an agent wrote since is read again first, unless the
+      ;; person changed the buffer.
+      (with-current-buffer buf
+        (unless (or (buffer-modified-p) (verify-visited-file-modtime buf))
+          (let ((inhibit-message t)) (revert-buffer t t t))))
       (cons buf nil))
      ((file-regular-p path)
       ;; As when the person visits it: its major mode, and the eglot or

@@ -13,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/wswatch"
 )
 
 // Options configure a Finder. The zero value finds companions as the real
@@ -47,6 +48,8 @@ type Finder struct {
 	// refused holds the endpoints whose editor lends no clients (the
 	// terminal front-end, an LSP client's): not asked again.
 	refused map[string]bool
+	// stopWatch ends the workspace's watcher, once one runs.
+	stopWatch func()
 }
 
 // NewFinder returns the Finder of the editor serving workspace (an
@@ -101,11 +104,72 @@ func (f *Finder) Find(ctx context.Context) codeintel.Source {
 		f.checked = time.Now()
 		return nil
 	}
+	f.watch()
 	return f.cur
 }
 
-// Close releases the idle connections to the companion.
-func (f *Finder) Close() { f.http.CloseIdleConnections() }
+// Close stops the workspace's watcher and releases the idle connections
+// to the companion.
+func (f *Finder) Close() {
+	f.mu.Lock()
+	stop := f.stopWatch
+	f.stopWatch = func() {}
+	f.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	f.http.CloseIdleConnections()
+}
+
+// watch starts, once, a watcher of the workspace (internal/wswatch, as
+// gemkit's own servers have) that tells the editor of the files written
+// on disk, by an agent that writes them itself (Gemini CLI's write_file):
+// the editor reloads their buffers, and its clients hear of the others,
+// which they would not otherwise (Neovim on Linux watches no files for
+// its servers). The caller holds f.mu.
+func (f *Finder) watch() {
+	if f.stopWatch != nil {
+		return
+	}
+	f.stopWatch = func() {}
+	w, err := wswatch.New(wswatch.Options{Roots: []string{f.ws}, Logger: f.log})
+	if err != nil {
+		f.log.Debug("files written in the workspace reach the editor's clients only when asked about", "err", err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx, changes{f})
+	}()
+	f.stopWatch = func() {
+		cancel()
+		<-done
+		w.Close()
+	}
+}
+
+// changes passes what the watcher sees to the editor.
+type changes struct{ f *Finder }
+
+func (c changes) Focus(path string, _ *ide.Cursor, _ string) { c.f.changed(path) }
+func (c changes) Delete(path string)                         { c.f.changed(path) }
+
+// changed tells the current editor that path changed on disk.
+func (f *Finder) changed(path string) {
+	f.mu.Lock()
+	s := f.cur
+	f.mu.Unlock()
+	if s == nil || s.gone.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.call(ctx, ide.MethodLSPChanged, ide.LSPChangedParams{Paths: []string{path}}, nil); err != nil {
+		f.log.Debug("telling the editor of a file changed on disk", "path", path, "err", err)
+	}
+}
 
 // candidate is one companion to ask.
 type candidate struct {

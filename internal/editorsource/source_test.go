@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -238,5 +239,34 @@ func TestFinder(t *testing.T) {
 	// A Source kept by a caller says the editor has gone, in words.
 	if _, err := src.Status(context.Background(), ""); !codeintel.IsNoServer(err) || !strings.Contains(err.Error(), "Emacs's companion no longer answers") {
 		t.Errorf("after the companion stopped: %v", err)
+	}
+}
+
+// A file written on disk (by an agent that writes itself) reaches the
+// editor as lsp/changed, through the workspace's watcher.
+func TestFinderWatches(t *testing.T) {
+	ws, dir := workspace(t)
+	ed := &scriptedEditor{clients: []ide.LSPClient{{Name: "gopls"}}}
+	serve(t, ws, dir, ed, "Neovim")
+	f := newFinder(t, ws, dir)
+	if f.Find(context.Background()) == nil {
+		t.Fatal("the editor was not found")
+	}
+	path := filepath.Join(ws, "extra.go")
+	if err := os.WriteFile(path, []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ed.mu.Lock()
+		got := slices.ContainsFunc(ed.changed, func(p []string) bool { return slices.Contains(p, path) })
+		ed.mu.Unlock()
+		if got {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the editor was not told of %s", path)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

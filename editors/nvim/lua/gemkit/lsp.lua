@@ -173,8 +173,16 @@ local function buffer_for(path)
   if buf then
     if hidden[buf] then
       hidden[buf] = uv.now()
+    end
+    -- A file an agent wrote since: the buffer, unless the person changed
+    -- it, is read again first (as 'autoread' would), so that the client
+    -- answers from what is on disk.
+    if not vim.bo[buf].modified then
       api.nvim_buf_call(buf, function()
+        local ar = vim.bo[buf].autoread
+        vim.bo[buf].autoread = true
         vim.cmd('silent! checktime ' .. buf)
+        vim.bo[buf].autoread = ar
       end)
     end
     return buf, false

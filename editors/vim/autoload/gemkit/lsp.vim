@@ -62,7 +62,14 @@ function! s:buffer_for(path) abort
   if buf > 0
     if has_key(s:hidden, buf)
       let s:hidden[buf] = reltimefloat(reltime())
+    endif
+    " A file an agent wrote since is read again first, unless the person
+    " changed the buffer.
+    if !getbufvar(buf, '&modified')
+      let ar = getbufvar(buf, '&autoread')
+      call setbufvar(buf, '&autoread', 1)
       execute 'silent! checktime' buf
+      call setbufvar(buf, '&autoread', ar)
     endif
     return buf
   endif
