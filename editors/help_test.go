@@ -101,6 +101,7 @@ func testNeovimPackHelpHealth(t *testing.T, bin string) {
 		"- OK " + gemkittest.Gemkit(t) + ": gemkit version",
 		"- OK serving Gemini CLI on 127.0.0.1:",
 		"- OK discovery file: " + h.discoveryDir,
+		"- OK lock file: " + filepath.Join(h.home, ".qwen", "ide"),
 		"- OK serving Claude Code on 127.0.0.1:",
 		"lock file: " + filepath.Join(h.home, ".claude", "ide"),
 	} {
@@ -110,6 +111,18 @@ func testNeovimPackHelpHealth(t *testing.T, bin string) {
 	}
 	if strings.Contains(report, "ERROR") || strings.Contains(report, "WARNING") {
 		t.Errorf(":checkhealth gemkit reports a problem:\n%s", report)
+	}
+	// No Gemini CLI settings yet: it says what gemini will ask first and
+	// what to answer; once IDE mode is on, that it is.
+	if !strings.Contains(report, "IDE mode is not on in "+filepath.Join(h.home, ".gemini", "settings.json")) || !strings.Contains(report, "answer 3") {
+		t.Errorf(":checkhealth gemkit does not tell of Gemini CLI's first question:\n%s", report)
+	}
+	d.command(t, "close")
+	writeGeminiSettings(t, h.home)
+	d.command(t, "checkhealth gemkit")
+	report, _ = d.lua(t, `return vim.json.encode(table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n'))`).(string)
+	if !strings.Contains(report, "IDE mode is on") {
+		t.Errorf(":checkhealth gemkit with IDE mode on:\n%s", report)
 	}
 	noDeprecations(t, h)
 }

@@ -18,7 +18,13 @@ import (
 // buffer, which the person edits and saves; Claude Code gets the saved
 // text and writes it, byte for byte.
 func TestLSPNeovimClaudeCode(t *testing.T) {
-	d, screen, target := startClaudeLSP(t, nvimLSPConfig)
+	for _, v := range neovims {
+		t.Run(v.version, func(t *testing.T) { testLSPNeovimClaudeCode(t, v) })
+	}
+}
+
+func testLSPNeovimClaudeCode(t *testing.T, v neovim) {
+	d, screen, target := startClaudeLSP(t, v, nvimLSPConfig(t))
 
 	// The proposal lands in b.txt's buffer and Neovim asks; the person
 	// chooses to edit first, adds a line in the buffer and saves.
@@ -57,7 +63,13 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
 // own terminal instead, and writes the file once the person says yes
 // there.
 func TestLSPClaudeCodeNoDiffs(t *testing.T) {
-	d, screen, target := startClaudeLSP(t, nvimLSPNoApplyEdit)
+	for _, v := range neovims {
+		t.Run(v.version, func(t *testing.T) { testLSPClaudeCodeNoDiffs(t, v) })
+	}
+}
+
+func testLSPClaudeCodeNoDiffs(t *testing.T, v neovim) {
+	d, screen, target := startClaudeLSP(t, v, nvimLSPNoApplyEdit)
 	waitScreen(t, screen, "Claude Code's own question", func(s string) bool { return strings.Contains(s, "Do you want to overwrite b.txt?") })
 	d.input(t, "<CR>")
 	gemkittest.WaitFile(t, target, "one\ntwo\nthree\nfour\n")
@@ -67,14 +79,14 @@ func TestLSPClaudeCodeNoDiffs(t *testing.T) {
 	}
 }
 
-// startClaudeLSP runs Neovim with initLua (a format with the gemkit
+// startClaudeLSP runs Neovim release v with initLua (a format with the gemkit
 // binary's place) in tmux, b.txt open, and the real Claude Code in a
 // :terminal tab against a scripted model; it connects Claude Code to the
 // companion with /ide, as a person does, and sends a prompt whose answer
 // is a Write of b.txt. It returns with the Write under way.
-func startClaudeLSP(t *testing.T, initLua string) (d *nvimDriver, screen func() string, target string) {
+func startClaudeLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, screen func() string, target string) {
 	t.Helper()
-	bin := requireEditor(t, "nvim", "neovim")
+	bin := v.require(t)
 	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
 	claude := claudetest.Binary(t)
 	h := newHarness(t)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,16 +18,23 @@ import (
 // --editor lsp` (no gemkit plugin, nothing set in the terminal's
 // environment): the CLI finds the companion through its discovery file
 // alone, its write_file shows as a proposal in the file's buffer, the
-// person adds a line there and saves, and the file on disk is the saved
-// text, byte for byte.
+// person adds a line there and saves, the CLI shows the change it
+// accepted (+2, -0), and the file on disk is the saved text, byte for
+// byte.
 func TestLSPNeovimGeminiCLI(t *testing.T) {
-	d, screen, target, proposal := startGeminiLSP(t, nvimLSPConfig)
+	for _, v := range neovims {
+		t.Run(v.version, func(t *testing.T) { testLSPNeovimGeminiCLI(t, v) })
+	}
+}
+
+func testLSPNeovimGeminiCLI(t *testing.T, v neovim) {
+	d, screen, target, proposal := startGeminiLSP(t, v, nvimLSPConfig(t))
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	// Waiting for Neovim's prompt on the screen first gives a loaded
 	// machine the time the CLI takes to reach the tool (longer than one
 	// waitFor).
 	wait("Neovim's prompt about the proposal", func(s string) bool {
-		return strings.Contains(s, "is proposed in its buffer") && strings.Contains(s, "3. Edit first")
+		return strings.Contains(s, "is proposed in its buffer") && strings.Contains(s, "Edit first") // "3. " in 0.7, "3: " in 0.10
 	})
 	// The proposal lands in b.txt's buffer and Neovim asks; the person
 	// chooses to edit first, adds a line in the buffer and saves.
@@ -43,6 +51,20 @@ func TestLSPNeovimGeminiCLI(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != want {
 		t.Fatalf("b.txt holds %q, want %q", b, want)
 	}
+	// The CLI read the file once the answer came, as it was before the
+	// save (gemkit put it back), so it shows the real change: the line
+	// proposed and the line added by hand (it said "Accepted (+0, -0)
+	// No changes detected." when it found the saved text there).
+	if s := screen(); !strings.Contains(s, "Accepted (+2, -0)") || strings.Contains(s, "No changes detected") {
+		t.Fatalf("the CLI does not show the change as accepted with +2, -0:\n%s", s)
+	}
+	// Neovim reported no error of gemkit's requests (0.10 failed to
+	// focus the file from the terminal window: "LSP[gemkit]: Error
+	// SERVER_REQUEST_HANDLER_ERROR ... Can't re-enter normal mode from
+	// terminal mode").
+	if m := d.Messages(t); strings.Contains(m, "LSP[gemkit]") || strings.Contains(m, "E5108") {
+		t.Fatalf("Neovim reported an error of gemkit's requests: %s", m)
+	}
 }
 
 // TestLSPGeminiCLINoDiffs: with a language client that cannot show a
@@ -52,7 +74,13 @@ func TestLSPNeovimGeminiCLI(t *testing.T) {
 // IDE shows diffs) and, once the person allows the change there, writes
 // the file itself; the buffer never holds the proposal.
 func TestLSPGeminiCLINoDiffs(t *testing.T) {
-	d, screen, target, proposal := startGeminiLSP(t, nvimLSPNoApplyEdit)
+	for _, v := range neovims {
+		t.Run(v.version, func(t *testing.T) { testLSPGeminiCLINoDiffs(t, v) })
+	}
+}
+
+func testLSPGeminiCLINoDiffs(t *testing.T, v neovim) {
+	d, screen, target, proposal := startGeminiLSP(t, v, nvimLSPNoApplyEdit)
 	waitScreen(t, screen, "the CLI's own question, with its external editor", func(s string) bool {
 		return strings.Contains(s, "Apply this change?") && strings.Contains(s, "Modify with external editor")
 	})
@@ -64,15 +92,22 @@ func TestLSPGeminiCLINoDiffs(t *testing.T) {
 	}
 }
 
-// startGeminiLSP runs Neovim with initLua (a format with the gemkit
+// startGeminiLSP runs Neovim release v with initLua (a format with the gemkit
 // binary's place) in tmux, b.txt open, and the real Gemini CLI's TUI in a
 // :terminal tab against a scripted model, with nothing set in the
 // terminal's environment; it checks with /ide status that the CLI found
 // the companion, then asks for a change whose answer is a write_file of
 // b.txt (proposal), and returns with it under way.
-func startGeminiLSP(t *testing.T, initLua string) (d *nvimDriver, screen func() string, target, proposal string) {
+func startGeminiLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, screen func() string, target, proposal string) {
 	t.Helper()
-	bin := requireEditor(t, "nvim", "neovim")
+	return startGeminiLSPIn(t, v, initLua, false)
+}
+
+// startGeminiLSPIn is startGeminiLSP with the CLI run as in a container
+// (gemkittest.InContainer, and no SSH_CONNECTION) when container is set.
+func startGeminiLSPIn(t *testing.T, v neovim, initLua string, container bool) (d *nvimDriver, screen func() string, target, proposal string) {
+	t.Helper()
+	bin := v.require(t)
 	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	h := newHarness(t)
@@ -87,29 +122,51 @@ func startGeminiLSP(t *testing.T, initLua string) (d *nvimDriver, screen func() 
 	}
 	t.Cleanup(func() { model.Close() })
 	writeGeminiSettings(t, h.home)
-	d, screen = startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(initLua, gemkittest.Gemkit(t)), []string{
-		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
-		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
-	})
+	env := []string{"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key"}
+	if !container {
+		env = append(env, "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
+	}
+	d, screen = startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(initLua, gemkittest.Gemkit(t)), env)
 	d.Open(t, target, 1, 1)
 	waitFor(t, "the discovery file", func() bool {
 		m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "gemini-ide-server-*.json"))
 		return len(m) == 1
 	})
 
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
-	d.command(t, "tabnew | terminal "+node+" "+cli)
+	argv := []string{node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")}
+	if container {
+		argv = gemkittest.InContainer(t, argv...)
+	}
+	d.command(t, "tabnew | terminal "+shellJoin(argv))
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
-	keys := func(k string) { d.input(t, k) }
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
-	keys("/ide status")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
-	wait("/ide status connected", func(s string) bool { return strings.Contains(s, "Connected to Neovim") })
-
-	keys("add a line four to b.txt")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
+	// Connected, its footer counts the IDE's open files; asked before,
+	// /ide status can say "Connecting...".
+	wait("the CLI connected to the IDE", func(s string) bool { return strings.Contains(s, "1 open file") })
+	geminiSubmit(t, d, screen, "/ide status", func() bool { return strings.Contains(screen(), "Connected to Neovim") })
+	turns := len(model.Turns())
+	geminiSubmit(t, d, screen, "add a line four to b.txt", func() bool { return len(model.Turns()) > turns })
 	return d, screen, target, proposal
+}
+
+// geminiSubmit types text into the Gemini CLI's input in Neovim's
+// terminal, then Enter on its own once the text shows (keys that come
+// together read as a paste, whose Enter is a new line), again every few
+// seconds until done: on a loaded machine an Enter can still arrive
+// with the text.
+func geminiSubmit(t *testing.T, d *nvimDriver, screen func() string, text string, done func() bool) {
+	t.Helper()
+	d.input(t, text)
+	waitScreen(t, screen, strconv.Quote(text)+" typed", func(s string) bool { return strings.Contains(s, text) })
+	for deadline := time.Now().Add(2 * time.Minute); !done(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the CLI never took %q", text)
+		}
+		time.Sleep(300 * time.Millisecond)
+		d.input(t, "<CR>")
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !done(); {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }

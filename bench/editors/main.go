@@ -15,7 +15,8 @@
 //     both lines read off the socket (each plugin's debounce included);
 //   - openDiff → drawn: the tools/call sent → the first redraw of a window
 //     in diff mode (stamped in Neovim by a decoration provider with
-//     CLOCK_MONOTONIC, the clock this program stamps with);
+//     CLOCK_MONOTONIC, the clock this program stamps with), of b.txt or
+//     of the file -file names (main.go: Go's syntax and ftplugin load);
 //   - idle RSS: Neovim and its children (gemkit's companion) 3 s after
 //     the stand-in connected (before the rounds below);
 //   - claude start → dial: the real Claude Code (-claude; by default the
@@ -68,8 +69,8 @@ func main() {
 }
 
 type options struct {
-	nvim, gemkit, claudecode, claude, gemini, root string
-	n, starts                                      int
+	nvim, gemkit, claudecode, claude, gemini, root, file string
+	n, starts                                            int
 }
 
 func run(args []string, out io.Writer) error {
@@ -82,6 +83,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&o.claude, "claude", "", "Claude Code binary for the start → dial figure (default: the one in interop/; none: skip)")
 	fs.StringVar(&o.gemini, "gemini", "", "Gemini CLI's gemini.js for the gemini start → dial figure (default: the one in interop/; none: skip)")
 	fs.IntVar(&o.n, "n", 12, "rounds of each timed step")
+	fs.StringVar(&o.file, "file", "b.txt", "name of the file the diffs are of; its extension picks the syntax and ftplugin Neovim loads (b.txt: text; main.go: Go's)")
 	fs.IntVar(&o.starts, "starts", 5, "starts of the real Claude Code per plugin")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -315,7 +317,7 @@ func open(o options, p plugin, dir string) (*session, error) {
 			return nil, err
 		}
 	}
-	s.ws, s.file, s.home = ws, filepath.Join(ws, "b.txt"), home
+	s.ws, s.file, s.home = ws, filepath.Join(ws, filepath.Base(o.file)), home
 	if err := os.WriteFile(s.file, []byte("one\ntwo\nthree\n"), 0o600); err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func geminiCommand(home string) ([]string, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(bundle); err != nil {
-		return nil, fmt.Errorf("the real Gemini CLI is not installed: run `npm ci` in interop/ (%w)", err)
+		return nil, fmt.Errorf("the real Gemini CLI is not installed: run `npm install --no-save` in interop/ (%w)", err)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {

@@ -23,9 +23,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
+	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 type mode struct {
@@ -54,7 +56,10 @@ func bench(n int, exe string) error {
 	}
 	defer os.RemoveAll(root)
 	ws, ext, tmp := filepath.Join(root, "ws"), filepath.Join(root, "ext"), filepath.Join(root, "tmp")
-	for _, d := range []string{ws, ext, tmp} {
+	// The server's row has a workspace of its own: the placeholders it
+	// keeps between runs must not be the ones bwrap's rows remove.
+	serverWS := filepath.Join(root, "ws-server")
+	for _, d := range []string{ws, ext, tmp, serverWS} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
@@ -63,16 +68,23 @@ func bench(n int, exe string) error {
 	policy := sandbox.Policy{Read: permission.AccessWorkspace, Write: permission.AccessWorkspace, Workspace: ws, Home: home, ExtensionDir: ext, TempDir: tmp}
 	// The protected paths a write: workspace tool gets, all absent in
 	// this fresh workspace: each run makes and removes a placeholder for
-	// every one and binds it read-only, the most such a run does.
+	// every one and binds it read-only, the most such a run does (but
+	// gemkit-server's, which keeps them).
 	policy.Guarded = permission.GuardedPaths(policy.Write, ws, home)
 	withHosts := policy
 	withHosts.AllowedHosts = []string{"api.example.com"}
+	server := policy
+	server.Workspace = serverWS
+	server.Guarded = permission.GuardedPaths(server.Write, serverWS, home)
+	// As gemkit mcp runs its tools: the placeholders stay between runs.
+	serverLauncher := &sandbox.Launcher{Exe: exe, Linger: 2 * time.Second}
+	defer serverLauncher.Close()
 	tool := "/bin/true"
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + tmp}
 
 	runSandbox := func(l *sandbox.Launcher, p sandbox.Policy) func(context.Context) error {
 		return func(ctx context.Context) error {
-			proc, err := l.Start(ctx, &sandbox.Command{Policy: p, Path: tool, Env: env, Dir: ws})
+			proc, err := l.Start(ctx, &sandbox.Command{Policy: p, Path: tool, Env: env, Dir: p.Workspace})
 			if err != nil {
 				return err
 			}
@@ -90,7 +102,13 @@ func bench(n int, exe string) error {
 		{"gemkit-mntns", "re-exec + user/net/pid/ipc/mount namespaces (own root of binds, tmpfs temp dir, /proc, /dev) + Landlock + seccomp", runSandbox(&sandbox.Launcher{Exe: exe, NoCgroup: true}, policy)},
 		{"gemkit-memcg", "as gemkit-mntns + a memory cgroup for the tree where one can be made (else RLIMIT_AS)", runSandbox(&sandbox.Launcher{Exe: exe}, policy)},
 		{"gemkit-proxy", "as gemkit-memcg + loopback up, listener passed out, proxy started", runSandbox(&sandbox.Launcher{Exe: exe}, withHosts)},
+		{"gemkit-server", "as gemkit-memcg, the placeholders kept between runs (Launcher.Linger), as gemkit mcp runs a client's calls", runSandbox(serverLauncher, server)},
 	}
+	toolRun, err := toolRunMode(root, ws, exe)
+	if err != nil {
+		return err
+	}
+	modes = append(modes, toolRun)
 	memRoot := memoryCgroup()
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		// bwrap builds the very view gemkit builds: the same steps.
@@ -185,6 +203,64 @@ func bench(n int, exe string) error {
 	fmt.Println()
 	fmt.Println("targets: overhead p50 <= 15 ms with network isolation, <= 5 ms without (gemkit-fs); gemkit-mntns no worse than bwrap-mntns, gemkit-memcg no worse than bwrap-memcg")
 	return nil
+}
+
+// toolRunMode is a whole tool call as `gemkit extensions run` makes it
+// (toolrun.Runner.Run): an installed extension of a few files, its
+// settings file, consent on record checked against the digest of its
+// files, the script found in its folder, the policy resolved, then the
+// sandbox as in gemkit-memcg running `sh` on a script that exits at once.
+// Against gemkit-memcg it shows what gemkit does around the sandbox on
+// each call, reading the extension's tree among it.
+func toolRunMode(root, ws, exe string) (mode, error) {
+	home, src := filepath.Join(root, "home"), filepath.Join(root, "src")
+	files := map[string]string{
+		extension.ManifestFile: `{"name": "bench-noop", "version": "1.0.0", "settings": [{"name": "Key", "envVar": "BENCH_KEY"}],
+  "permissions": {"filesystem": {"read": "workspace", "write": "workspace"}},
+  "tools": [{"name": "noop", "description": "Does nothing.", "executable": "tools/noop.sh", "runtime": "shell"}],
+  "docs": [{"name": "usage", "file": "docs/usage.md"}]}`,
+		"tools/noop.sh": "exit 0\n",
+		"docs/usage.md": "# Usage\n",
+		"GEMINI.md":     "Context.\n",
+		"README.md":     "A tool that does nothing.\n",
+	}
+	for i := range 12 {
+		files[fmt.Sprintf("tools/lib/mod%02d.sh", i)] = strings.Repeat("# a library line of a tool\n", 40)
+	}
+	for name, data := range files {
+		p := filepath.Join(src, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return mode{}, err
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			return mode{}, err
+		}
+	}
+	st := extension.OpenStore(home).WithWorkspace(ws)
+	yes := func(context.Context, extension.ConsentPrompt) (bool, error) { return true, nil }
+	if _, err := st.Install(context.Background(), extension.InstallRequest{Source: src, Consent: yes}); err != nil {
+		return mode{}, err
+	}
+	in, err := st.Get("bench-noop")
+	if err != nil {
+		return mode{}, err
+	}
+	if err := os.WriteFile(filepath.Join(in.Entry, ".env"), []byte("BENCH_KEY=value\n"), 0o600); err != nil {
+		return mode{}, err
+	}
+	runner := &toolrun.Runner{
+		Launcher: &sandbox.Launcher{Exe: exe},
+		Consent:  st,
+		Environ:  []string{"PATH=/usr/bin:/bin", "HOME=" + home},
+	}
+	return mode{"toolrun", "a whole tool call (its settings file read, toolrun.Runner.Run: consent digest of 17 files, script, policy) around gemkit-memcg running sh", func(ctx context.Context) error {
+		settings, err := toolrun.ReadSettings(in.Extension.Dir, in.Entry)
+		if err != nil {
+			return err
+		}
+		_, err = runner.Run(ctx, toolrun.Call{Extension: in.Extension, Tool: "noop", Workspace: ws, Settings: settings, GrantConsent: true})
+		return err
+	}}, nil
 }
 
 // bwrapArgs turns gemkit's root-building steps into bwrap's options. An

@@ -10,7 +10,7 @@
 //   {"op":"connect"}                                   -> {status, ide, diffing}
 //   {"op":"waitActive","path":P,"line":L,"character":C} -> {file}
 //   {"op":"waitOpen","path":P}                         -> {file}
-//   {"op":"openDiff","path":P,"content":S}             -> {status, content}
+//   {"op":"openDiff","path":P,"content":S[,"write":true]} -> {status, content, onDisk}
 //   {"op":"quit"}                                      -> exits
 // The waits give up after 15 s, or after timeoutMs when given.
 import fs from 'node:fs';
@@ -67,7 +67,13 @@ async function handle(cmd) {
     }
     case 'openDiff': {
       const r = await client.openDiff(cmd.path, cmd.content);
-      return { status: r.status, content: r.content ?? null };
+      // What the CLI finds on disk once the answer has come: it reads the
+      // file then to tell what changed, and writes the accepted text
+      // (write_file's execute in gemini-cli 0.61.0), which write asks for.
+      let onDisk = null;
+      try { onDisk = fs.readFileSync(cmd.path, 'utf8'); } catch {}
+      if (cmd.write && r.status === 'accepted') fs.writeFileSync(cmd.path, r.content ?? cmd.content);
+      return { status: r.status, content: r.content ?? null, onDisk };
     }
     case 'quit':
       process.exit(0);

@@ -67,13 +67,14 @@ func TestClientFixtures(t *testing.T) {
 			show: true, ask: true,
 		},
 		{name: "neovim 0.7", clientInfo: map[string]any{"name": "Neovim"}, caps: nvimCaps, ask: true},
+		{name: "neovim 0.10", clientInfo: map[string]any{"name": "Neovim"}, caps: nvim010Caps, show: true, ask: true},
 		{name: "eglot 1.9", caps: eglotCaps},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
 			path := filepath.Join(ws, "a.txt")
-			if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte("one\nand more\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			c := start(t, Options{})
@@ -83,6 +84,9 @@ func TestClientFixtures(t *testing.T) {
 			}
 			c.initialize(params)
 			open := make(chan error, 1)
+			// The proposal is shorter than the file: the line shown must
+			// be one of the proposal's (Neovim 0.10 fails on a cursor
+			// outside the buffer).
 			go func() { open <- c.srv.OpenDiff(context.Background(), path, "two\n") }()
 			c.answer(c.nextMethod("workspace/applyEdit"), map[string]any{"applied": true})
 			if err := <-open; err != nil {
@@ -95,6 +99,13 @@ func TestClientFixtures(t *testing.T) {
 				switch m["method"] {
 				case "window/showDocument":
 					shown = true
+					// The person keeps the focus (a terminal window in
+					// Neovim cannot give it up to showDocument), and the
+					// selection is on the proposal's one line.
+					p := m["params"].(map[string]any)
+					if p["takeFocus"] != false || js(p["selection"]) != `{"end":{"character":0,"line":0},"start":{"character":0,"line":0}}` {
+						t.Fatalf("showDocument %s; want takeFocus false, line 0", js(p))
+					}
 					c.answer(m, map[string]any{"success": true})
 				case "window/showMessageRequest":
 					asked = true

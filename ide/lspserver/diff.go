@@ -19,6 +19,10 @@ type proposal struct {
 	// text is the proposal as applied; the accepted content when the
 	// client never opened the buffer for gemkit (so no edit is seen).
 	text string
+	// disk is the file's content on disk when the proposal was shown,
+	// what the agent had read; existed is false when there was no file.
+	disk    []byte
+	existed bool
 	// stop ends the prompt that asks about this proposal, if any.
 	stop context.CancelFunc
 }
@@ -59,13 +63,18 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 	}
 	old := s.proposals[path]
 	s.mu.Unlock()
+	disk, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	existed := err == nil
 	if d == nil {
 		// The client loads the file from disk to apply the edit.
-		b, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		current = string(b)
+		current = string(disk)
+	}
+	if old != nil {
+		// The agent read the file before the first proposal.
+		disk, existed = old.disk, old.existed
 	}
 	base := current
 	if old != nil {
@@ -93,7 +102,7 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 		return fmt.Errorf("the editor did not apply the proposal to %s: %s", path, why)
 	}
 	pctx, stop := context.WithCancel(s.ctx)
-	p := &proposal{path: path, uri: uri, base: base, text: newContent, stop: stop}
+	p := &proposal{path: path, uri: uri, base: base, text: newContent, disk: disk, existed: existed, stop: stop}
 	s.mu.Lock()
 	if old != nil {
 		old.stop()
@@ -102,7 +111,7 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 	s.mu.Unlock()
 	s.mark(p, first, last)
 	if caps.showDocument {
-		go s.show(pctx, p, first)
+		go s.show(pctx, p, min(first, max(len(splitLines(newContent))-1, 0)))
 	}
 	if caps.showMessage {
 		go s.ask(pctx, p)
@@ -217,9 +226,16 @@ func (s *Server) clearMarks(p *proposal) {
 }
 
 // show brings the proposal into view where the client can
-// (window/showDocument, LSP 3.16).
+// (window/showDocument, LSP 3.16), at line, which must be one of the
+// proposal's. It does not take the focus: the person is often typing in
+// the agent's terminal, which keeps it, and Neovim (0.8 and later) fails
+// to focus a file from a terminal window in Terminal mode ("Can't
+// re-enter normal mode from terminal mode", runtime/lua/vim/lsp/util.lua,
+// show_document: normal! m'), which it reports with a Press ENTER prompt.
+// Without focus it shows the file in a window that has it, else in a new
+// window beside the current one.
 func (s *Server) show(ctx context.Context, p *proposal, line int) {
-	params := map[string]any{"uri": p.uri, "takeFocus": true, "selection": Range{Start: Position{Line: line}, End: Position{Line: line}}}
+	params := map[string]any{"uri": p.uri, "takeFocus": false, "selection": Range{Start: Position{Line: line}, End: Position{Line: line}}}
 	if err := s.call(ctx, s.opts.RequestTimeout, "window/showDocument", params, nil); err != nil && ctx.Err() == nil {
 		s.log.Warn("lsp: the editor did not show the proposal's file", "path", p.path, "err", err)
 	}

@@ -30,6 +30,14 @@ func TestLineEdit(t *testing.T) {
 		{"same\n", "same\n", 2, 1},
 		{"a\nb\n", "", 0, -1},
 		{"😀\nb\n", "😀\nc\nd\n", 1, 2},
+		// Lines added at the end, and the end replaced.
+		{"one\ntwo\nthree\n", "one\ntwo\nthree\nfour\n", 3, 3},
+		{"a\n", "a\nb\nc\n", 1, 2},
+		{"a\nb\n", "a\nb\nc", 2, 2},
+		{"a\nb\n", "a\nb\n\n", 2, 2},
+		{"é\n", "é\nx\n", 1, 1},
+		{"a\nb\n", "a\n", 1, 0},
+		{"a\nb\n", "a\nc\nd\n", 1, 2},
 	}
 	for _, tc := range cases {
 		e, first, last := lineEdit(tc.from, tc.to)
@@ -38,6 +46,11 @@ func TestLineEdit(t *testing.T) {
 		}
 		if first != tc.first || last != tc.last {
 			t.Errorf("lineEdit(%q, %q) changed lines %d..%d, want %d..%d", tc.from, tc.to, first, last, tc.first, tc.last)
+		}
+		// Neovim 0.10 gains an empty line from an edit that starts
+		// after the final newline (apply_text_edits appends its lines).
+		if n := strings.Count(tc.from, "\n"); tc.from != "" && strings.HasSuffix(tc.from, "\n") && e.Range.Start.Line >= n {
+			t.Errorf("lineEdit(%q, %q) = %+v starts after the final newline", tc.from, tc.to, e)
 		}
 	}
 	// Neovim 0.7 leaves an extra line for text inserted at 0:0 of an

@@ -23,6 +23,9 @@ type recorder struct {
 	mu     sync.Mutex
 	events []string
 	signal chan struct{}
+	// onAccepted, when set, runs in DiffAccepted before it is recorded:
+	// what the agent finds on disk when the answer reaches it.
+	onAccepted func(path string)
 }
 
 func newRecorder() *recorder { return &recorder{signal: make(chan struct{}, 1000)} }
@@ -51,8 +54,13 @@ func (r *recorder) UpdateWorkspace(paths []string, trusted *bool) error {
 	r.add("workspace %v", paths)
 	return nil
 }
-func (r *recorder) DiffAccepted(path, content string) { r.add("accepted %s %q", path, content) }
-func (r *recorder) DiffRejected(path string)          { r.add("rejected %s", path) }
+func (r *recorder) DiffAccepted(path, content string) {
+	if r.onAccepted != nil {
+		r.onAccepted(path)
+	}
+	r.add("accepted %s %q", path, content)
+}
+func (r *recorder) DiffRejected(path string) { r.add("rejected %s", path) }
 
 // wait returns once an event equal to want was recorded.
 func (r *recorder) wait(t *testing.T, want string) {
@@ -248,4 +256,16 @@ var nvimCaps = map[string]any{
 // applyEdit and no window capability at all.
 var eglotCaps = map[string]any{
 	"workspace": map[string]any{"applyEdit": true, "executeCommand": map[string]any{"dynamicRegistration": false}, "workspaceFolders": true},
+}
+
+// nvim010Caps are Neovim 0.10's (runtime/lua/vim/lsp/protocol.lua,
+// make_client_capabilities, v0.10.4): applyEdit, showMessage and
+// showDocument.
+var nvim010Caps = map[string]any{
+	"workspace": map[string]any{"applyEdit": true, "workspaceFolders": true},
+	"window": map[string]any{
+		"workDoneProgress": true,
+		"showMessage":      map[string]any{"messageActionItem": map[string]any{"additionalPropertiesSupport": false}},
+		"showDocument":     map[string]any{"support": true},
+	},
 }

@@ -60,6 +60,10 @@ type Options struct {
 	MaxMessage int
 	// Settle is DefaultSettle when zero.
 	Settle time.Duration
+	// SaveHold is how long the file of a proposal accepted by saving
+	// keeps its earlier text for the agent to read and write (saved.go);
+	// DefaultSaveHold when zero.
+	SaveHold time.Duration
 	// FixedWorkspace keeps the workspace given at start (--workspace):
 	// the client's workspace folders are then not followed.
 	FixedWorkspace bool
@@ -106,14 +110,21 @@ type Server struct {
 	// stops with it.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// holds counts the files of proposals accepted by saving that wait
+	// for the agent's write (saved.go); Run waits for them to settle.
+	holds sync.WaitGroup
 
 	// leader is the connection to the group's leading server while s
 	// follows it (group.go); fmu orders the writes to it.
 	leader net.Conn
 	fmu    sync.Mutex
 
-	mu        sync.Mutex
-	phase     phase
+	mu    sync.Mutex
+	phase phase
+	// stopped is set once the server stops holding saved files for the
+	// agent (shutdown, or Run returning): release closes released.
+	stopped   bool
+	released  chan struct{}
 	ev        companion.Events
 	caps      clientCaps
 	folders   []string
@@ -165,6 +176,9 @@ func New(r io.Reader, w io.Writer, o Options) *Server {
 	if o.Settle <= 0 {
 		o.Settle = DefaultSettle
 	}
+	if o.SaveHold <= 0 {
+		o.SaveHold = DefaultSaveHold
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		log: o.Logger, opts: o,
@@ -174,6 +188,7 @@ func New(r io.Reader, w io.Writer, o Options) *Server {
 		docs:      map[string]*document{},
 		proposals: map[string]*proposal{},
 		opening:   map[string]chan struct{}{},
+		released:  make(chan struct{}),
 	}
 }
 
@@ -186,6 +201,9 @@ var ErrNoShutdown = errors.New("the language client sent exit without shutdown")
 // input is answered with a JSON-RPC error (or logged, for a notification)
 // and reading goes on.
 func (s *Server) Run(ctx context.Context, start StartFunc) error {
+	// After cancel: a saved text that nobody wrote goes back to disk
+	// before Run returns.
+	defer s.releaseHolds()
 	defer s.cancel()
 	return s.serve(ctx, start)
 }
@@ -246,16 +264,20 @@ func (s *Server) dispatch(id json.RawMessage, method string, params json.RawMess
 // answer to a request under way (the applyEdit of a proposal opening as
 // the editor quits): it runs on a goroutine of its own so that the
 // reading of the client's messages goes on meanwhile.
+//
+// A saved text that waits for the agent's write goes back to disk first,
+// if nobody wrote it: lsp-mode kills the server right after exit.
 func (s *Server) shutdown(id json.RawMessage) {
 	s.mu.Lock()
 	s.phase = phaseShutdown
 	s.mu.Unlock()
-	if s.opts.Shutdown == nil {
-		s.reply(id, nil, nil)
-		return
-	}
 	go func() {
-		s.opts.Shutdown()
+		// First: once the companion's files are gone, the editor (and a
+		// test) may take the server for done.
+		s.releaseHolds()
+		if s.opts.Shutdown != nil {
+			s.opts.Shutdown()
+		}
 		s.reply(id, nil, nil)
 	}()
 }
@@ -610,7 +632,7 @@ func (s *Server) didSave(uri string, text *string) {
 	p := s.proposals[path]
 	s.mu.Unlock()
 	if p != nil {
-		s.accept(p, false)
+		s.acceptSaved(p)
 		return
 	}
 	s.events().Focus(path, nil, "")

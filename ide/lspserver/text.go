@@ -107,9 +107,17 @@ func splitLines(text string) []string {
 
 // lineEdit returns one edit that turns from into to, replacing only the
 // lines that differ, and the 0-based lines [first, last] of to that it
-// changed (last < first when it only deletes). An empty from is replaced
-// with a range that ends on line 1: Neovim 0.7 leaves an extra empty line
-// when text ending in a newline is inserted at 0:0 of an empty buffer.
+// changed (last < first when it only deletes).
+//
+// Two positions that LSP allows are avoided, since Neovim mishandles
+// them: an empty from is replaced with a range that ends on line 1
+// (Neovim 0.7 leaves an extra empty line when text ending in a newline
+// is inserted at 0:0 of an empty buffer), and an edit never starts on
+// the line after a final newline. Neovim 0.10 appends such an edit's
+// lines after the buffer's last line, its final newline included, and so
+// gains an empty line (runtime/lua/vim/lsp/util.lua, apply_text_edits:
+// the start_row past the last line); it starts instead at the end of the
+// last line, with that newline moved into the new text.
 func lineEdit(from, to string) (TextEdit, int, int) {
 	a := strings.SplitAfter(from, "\n")
 	b := strings.SplitAfter(to, "\n")
@@ -140,6 +148,17 @@ func lineEdit(from, to string) (TextEdit, int, int) {
 	first, last := p, len(b)-s-1
 	if last >= first && strings.HasSuffix(newText, "\n") && last == len(b)-1 {
 		last--
+	}
+	if n := len(a) - 1; a[n] == "" && n > 0 && start.Line == n && start.Character == 0 {
+		// from ends in a newline and the edit starts after it: start at
+		// the end of the last line, before that newline, instead.
+		start = Position{Line: n - 1, Character: utf16Len(strings.TrimSuffix(a[n-1], "\n"))}
+		newText = "\n" + newText
+		if end.Line == n && strings.HasSuffix(newText, "\n") {
+			// The edit also ends after it: end before it too.
+			end = start
+			newText = strings.TrimSuffix(newText, "\n")
+		}
 	}
 	return TextEdit{Range: Range{Start: start, End: end}, NewText: newText}, first, last
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -99,7 +101,7 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	defer s.turn.Unlock()
 	text, err := s.promptText(ctx, blocks)
 	if err != nil {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		return sdk.PromptResponse{}, withWords(sdk.NewInvalidParams, err.Error())
 	}
 	out := s.agent.Run(ctx, text)
 	reason, err := stopReason(out)
@@ -183,7 +185,7 @@ func (s *session) readForPrompt(ctx context.Context, path string) (string, error
 	if handled {
 		return text, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := s.readLinked(path)
 	if err != nil {
 		return "", err
 	}
@@ -191,6 +193,46 @@ func (s *session) readForPrompt(ctx context.Context, path string) (string, error
 		return "", errors.New("not UTF-8 text")
 	}
 	return string(data), nil
+}
+
+// maxLinked bounds a file linked in a prompt that gemkit reads itself.
+const maxLinked = 1 << 20
+
+// readLinked reads a file the person linked in the prompt. One in the
+// workspace, where tools write, is read through the workspace's Root (a
+// link a tool planted there leads nowhere else); one elsewhere is the
+// person's own choice, opened as it is named. Either way only a regular
+// file is read, without blocking on a FIFO.
+func (s *session) readLinked(path string) ([]byte, error) {
+	var f *os.File
+	rel, ok := fsutil.Rel(s.root, filepath.Clean(path))
+	if !ok {
+		rel, ok = fsutil.Rel(s.agent.Workspace, filepath.Clean(path))
+	}
+	if ok {
+		root, err := fsutil.OpenRoot(s.root)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		if f, err = root.Open(rel); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if f, err = fsutil.OpenRegular(path); err != nil {
+			return nil, err
+		}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxLinked+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxLinked {
+		return nil, fmt.Errorf("larger than %d bytes", maxLinked)
+	}
+	return data, nil
 }
 
 // ReadTextFile implements agent.Host: through the client's
@@ -211,9 +253,21 @@ func (s *session) ReadTextFile(ctx context.Context, abs string) (string, bool, e
 	return resp.Content, true, nil
 }
 
+// ReviewsProtected implements agent.ProtectedReviewer: Review asks about
+// a protected file in a permission request of its own.
+func (s *session) ReviewsProtected() bool { return true }
+
 // WriteTextFile implements agent.Host: through the client's
 // fs/write_text_file when it offers it (the editor updates its buffer),
-// else gemkit writes the disk atomically.
+// else gemkit writes the disk atomically, through the folder it held
+// since the review. The agent has checked, right before this call,
+// that the folder is still the one reviewed and reached without a link
+// (see agent's folder.recheck); the client then writes by path, which
+// leaves the time of one request for a link to be swapped in. No tool of
+// this session runs meanwhile (the agent runs one call at a time, and a
+// tool's processes end with its call), so only a tool run by another
+// gemkit process at that very moment could try, and only where its own
+// sandbox lets it write.
 func (s *session) WriteTextFile(ctx context.Context, abs, content string) (bool, error) {
 	if !s.caps.WriteTextFile {
 		return false, nil
@@ -225,7 +279,10 @@ func (s *session) WriteTextFile(ctx context.Context, abs, content string) (bool,
 }
 
 // Review implements agent.Reviewer: the edit is a session/request_permission
-// carrying the tool call with its diff.
+// carrying the tool call with its diff. A protected file gets a request
+// of its own: its title says so, the reason comes before the diff, and
+// the option that writes it names it, so the person allows that very
+// file.
 func (s *session) Review(ctx context.Context, p agent.Proposal) (agent.Decision, error) {
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: s.cur,
@@ -238,6 +295,12 @@ func (s *session) Review(ctx context.Context, p agent.Proposal) (agent.Decision,
 	opts := []sdk.PermissionOption{
 		{OptionId: "allow", Name: "Accept", Kind: sdk.PermissionOptionKindAllowOnce},
 		{OptionId: "reject", Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+	}
+	if p.Protected != "" {
+		tc.Title = sdk.Ptr(editTitle(p.Rel, p.IsNew) + " (a protected file)")
+		warn := sdk.ToolContent(sdk.TextBlock(extension.Printable(p.Protected) + ". Allow this edit only if you mean this very file to change."))
+		tc.Content = append([]sdk.ToolCallContent{warn}, tc.Content...)
+		opts[0] = sdk.PermissionOption{OptionId: "allow", Name: "Allow editing the protected file " + extension.Printable(p.Rel), Kind: sdk.PermissionOptionKindAllowOnce}
 	}
 	choice, err := s.ask(ctx, tc, opts)
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/gemkit/gemkit/ide/client"
 )
@@ -20,6 +18,11 @@ type Proposal struct {
 	// Old is the current content ("" for a new file); New the proposal.
 	Old, New string
 	IsNew    bool
+	// Protected, when set, says why the file is protected: another
+	// program runs or obeys it outside any sandbox. Only a
+	// ProtectedReviewer is given such a proposal, and it must have the
+	// person allow that very file, showing these words.
+	Protected string
 }
 
 // Decision is what the person decided about a Proposal.
@@ -49,10 +52,32 @@ type IDEReviewer struct {
 	Name string
 	// Waiting is told when a diff waits for the person; may be nil.
 	Waiting func(p Proposal)
+	// ConfirmProtected asks the person, before the diff is shown, to
+	// allow the protected file p.Path, saying why it is (p.Protected);
+	// nil when nobody can be asked that way, and the IDE then reviews no
+	// protected file.
+	ConfirmProtected func(ctx context.Context, p Proposal) (bool, error)
 }
 
-// Review implements Reviewer.
+// ReviewsProtected implements ProtectedReviewer.
+func (r *IDEReviewer) ReviewsProtected() bool { return r.ConfirmProtected != nil }
+
+// Review implements Reviewer. A protected file is first confirmed
+// through ConfirmProtected: the IDE's accept is one click that shows no
+// reason.
 func (r *IDEReviewer) Review(ctx context.Context, p Proposal) (Decision, error) {
+	if p.Protected != "" {
+		if r.ConfirmProtected == nil {
+			return Decision{}, errors.New("a protected file needs a confirmation the IDE does not ask for")
+		}
+		ok, err := r.ConfirmProtected(ctx, p)
+		if err != nil {
+			return Decision{}, err
+		}
+		if !ok {
+			return Decision{Accepted: false, Where: "the terminal"}, nil
+		}
+	}
 	d, err := r.Client.StartDiff(ctx, p.Path, p.New)
 	if err != nil {
 		return Decision{}, fmt.Errorf("show the diff in %s: %w", r.Name, err)
@@ -67,7 +92,9 @@ func (r *IDEReviewer) Review(ctx context.Context, p Proposal) (Decision, error) 
 	return Decision{Accepted: out.Accepted, Content: out.Content, Where: r.Name}, nil
 }
 
-// YesReviewer accepts every proposal as it is (--yes).
+// YesReviewer accepts every proposal as it is (--yes). It is not a
+// ProtectedReviewer: a protected file reaches it only when the person
+// named it (Agent.AllowProtected).
 type YesReviewer struct{}
 
 // Review implements Reviewer.
@@ -82,44 +109,4 @@ type NoReviewer struct{}
 // Review implements Reviewer.
 func (NoReviewer) Review(context.Context, Proposal) (Decision, error) {
 	return Decision{}, errors.New("nobody can review the edit here (no IDE companion, no terminal); the person may rerun with --yes to let edits be written")
-}
-
-// ErrOutside is a path outside the workspace.
-var ErrOutside = errors.New("outside the workspace")
-
-// resolve turns a path the model gave into an absolute path inside the
-// workspace, following symbolic links (of the file or of any folder on
-// the way) so that a link cannot lead outside it. The file need not exist.
-func resolve(workspace, p string) (abs, rel string, err error) {
-	if strings.ContainsRune(p, 0) || strings.TrimSpace(p) == "" {
-		return "", "", fmt.Errorf("%q is not a path", p)
-	}
-	root, err := filepath.EvalSymlinks(workspace)
-	if err != nil {
-		return "", "", err
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	p = filepath.Clean(p)
-	// Resolve the longest existing prefix, keep the rest as written.
-	real, rest := p, ""
-	for {
-		r, err := filepath.EvalSymlinks(real)
-		if err == nil {
-			real = filepath.Join(r, rest)
-			break
-		}
-		parent := filepath.Dir(real)
-		if parent == real {
-			return "", "", err
-		}
-		rest = filepath.Join(filepath.Base(real), rest)
-		real = parent
-	}
-	rel, err = filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", "", fmt.Errorf("%s is %w (%s); only files under it can be read or edited", p, ErrOutside, root)
-	}
-	return real, filepath.ToSlash(rel), nil
 }

@@ -47,6 +47,13 @@ func (h LocalHost) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (boo
 	return h.Ask(ctx, q)
 }
 
+// ReviewsProtected implements ProtectedReviewer: whether its Reviewer
+// asks about a protected file in words.
+func (h LocalHost) ReviewsProtected() bool {
+	pr, ok := h.Reviewer.(ProtectedReviewer)
+	return ok && pr.ReviewsProtected()
+}
+
 // ReadTextFile implements Host: the agent reads the disk.
 func (LocalHost) ReadTextFile(context.Context, string) (string, bool, error) { return "", false, nil }
 
@@ -61,4 +68,12 @@ type ToolSource interface {
 	// Call runs the tool name; a failure the model should read is
 	// returned as text with isError, a failure to reach the tool as err.
 	Call(ctx context.Context, name string, args json.RawMessage) (text string, isError bool, err error)
+}
+
+// ShortNames is a ToolSource whose tools a model may also call by a
+// shorter name than the declared one: an MCP tool by its own name,
+// without the mcp_<server>_ prefix.
+type ShortNames interface {
+	// ShortName returns the declared names that short stands for.
+	ShortName(short string) []string
 }

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
@@ -79,11 +77,13 @@ func (a *Agent) readFile(raw json.RawMessage) (string, error) {
 	if err := decodeArgs(raw, &args); err != nil {
 		return "", err
 	}
-	abs, rel, err := resolve(a.Workspace, args.Path)
+	t, err := a.openFile(args.Path)
 	if err != nil {
 		return "", err
 	}
-	f, fi, err := openRegular(abs)
+	defer t.close()
+	rel := t.shown
+	f, fi, err := t.open()
 	var nr *notRegularError
 	switch {
 	case errors.As(err, &nr) && nr.mode.IsDir():
@@ -132,14 +132,16 @@ func (a *Agent) listFiles(raw json.RawMessage) (string, error) {
 	if args.Path == "" {
 		args.Path = "."
 	}
-	abs, rel, err := resolve(a.Workspace, args.Path)
+	t, err := a.openFile(args.Path)
 	if err != nil {
 		return "", err
 	}
+	defer t.close()
+	rel := t.shown
 	var out []string
 	truncated := false
 	if !args.Recursive {
-		ents, err := os.ReadDir(abs)
+		ents, err := t.root.ReadDir(t.rel)
 		if err != nil {
 			return "", fmt.Errorf("list %s: %w", rel, errors.Unwrap(err))
 		}
@@ -151,19 +153,16 @@ func (a *Agent) listFiles(raw json.RawMessage) (string, error) {
 			out = append(out, n)
 		}
 	} else {
-		err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || p == abs {
-				return nil
-			}
+		// Links are listed, never entered: a link a tool planted to a
+		// folder outside is not listed through.
+		err := t.root.WalkReadable(t.rel, func(_ *fsutil.Root, r string, d fs.DirEntry) error {
 			if d.IsDir() && d.Name() == ".git" {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			if len(out) >= maxListed {
 				truncated = true
-				return filepath.SkipAll
+				return fs.SkipAll
 			}
-			r, _ := filepath.Rel(abs, p)
-			r = filepath.ToSlash(r)
 			if d.IsDir() {
 				r += "/"
 			}
@@ -171,7 +170,7 @@ func (a *Agent) listFiles(raw json.RawMessage) (string, error) {
 			return nil
 		})
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("list %s: %w", rel, err)
 		}
 	}
 	sort.Strings(out)
@@ -190,6 +189,16 @@ func (a *Agent) listFiles(raw json.RawMessage) (string, error) {
 
 // proposeEdit builds the proposal, has the person review it and writes
 // what they accepted. The text returned tells the model the outcome.
+//
+// The file is resolved to its real name in the workspace before the
+// review, and that name is what the person sees; its folder is held open
+// from then on, and the accepted content is written into that very
+// folder after checking that it is still at its name (folder.recheck): a
+// tool that swaps a folder on the way for a link while the person
+// reviews cannot make the write land elsewhere. A protected file (see
+// protection) is written only when the person allowed that very file:
+// by naming it (AllowProtected), or through a reviewer that asks about
+// it in words (ProtectedReviewer); --yes alone never writes one.
 func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args struct {
 		Path    string  `json:"path"`
@@ -200,12 +209,19 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 	if err := decodeArgs(raw, &args); err != nil {
 		return "", err
 	}
-	abs, rel, err := resolve(a.Workspace, args.Path)
+	t, err := a.openFile(args.Path)
 	if err != nil {
 		return "", err
 	}
-	p := Proposal{Path: abs, Rel: rel}
-	old, err := a.readOld(ctx, abs)
+	defer t.close()
+	rel := t.shown
+	dir, err := t.holdFolder()
+	if err != nil {
+		return "", fmt.Errorf("%s cannot be edited: %w", rel, err)
+	}
+	defer dir.close()
+	p := Proposal{Path: t.abs, Rel: rel}
+	old, err := a.readOld(ctx, t)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		p.IsNew = true
@@ -241,6 +257,14 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 	if !p.IsNew && p.New == p.Old {
 		return "The proposal is the same as the file; nothing to do.", nil
 	}
+	if why := a.protection(t); why != "" && !a.allowed(t) {
+		if !a.reviewsProtected() {
+			a.emit(Event{Type: EventEditOutcome, Name: rel, Text: "refused: " + why + "; --allow-protected " + rel + " lets it be written"})
+			return "", fmt.Errorf("%s. gemkit writes a protected file only when the person allows that very file, which --yes (or a diff in an IDE with no terminal to confirm on) does not do; nothing was written. "+
+				"The person may allow it by running again with --allow-protected %s, or by reviewing the edit at a terminal", why, rel)
+		}
+		p.Protected = why
+	}
 	a.emit(Event{Type: EventEdit, Name: rel, Text: term.UnifiedDiff("a/"+rel, "b/"+rel, p.Old, p.New)})
 	d, err := a.Host.Review(ctx, p)
 	if err != nil {
@@ -254,7 +278,12 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		return fmt.Sprintf("The person rejected the edit of %s (in %s); the file is unchanged.", rel, d.Where), nil
 	}
 	// Written even if ctx ended meanwhile: the person accepted it.
-	if err := a.write(context.WithoutCancel(ctx), abs, d.Content); err != nil {
+	if err := a.write(context.WithoutCancel(ctx), t, dir, d.Content); err != nil {
+		var we *wroteElsewhereError
+		if errors.As(err, &we) {
+			a.emit(Event{Type: EventNotice, Text: "the edit of " + rel + " was written by " + d.Where + ", but " + we.err.Error() + "; it may have landed elsewhere: look at it"})
+			return "", fmt.Errorf("the edit of %s was accepted and handed to %s to write, but %w; it may have been written elsewhere", rel, d.Where, we.err)
+		}
 		return "", fmt.Errorf("the edit of %s was accepted but could not be written (the file is unchanged): %w", rel, err)
 	}
 	a.emit(Event{Type: EventEditOutcome, Name: rel, Text: "accepted in " + d.Where + ", written"})
@@ -263,7 +292,7 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		msg += " They changed it before accepting; here is how the written file differs from your proposal:\n" +
 			term.UnifiedDiff("proposed/"+rel, "written/"+rel, p.New, d.Content)
 	}
-	if news := a.afterEdit(ctx, abs, p); news != "" {
+	if news := a.afterEdit(ctx, t.abs, p); news != "" {
 		msg += "\n\n" + news
 	}
 	return msg, nil
@@ -278,15 +307,17 @@ func (a *Agent) hostRead(ctx context.Context, raw json.RawMessage) (string, bool
 	if err := decodeArgs(raw, &args); err != nil {
 		return "", true, err
 	}
-	abs, rel, err := resolve(a.Workspace, args.Path)
+	t, err := a.openFile(args.Path)
 	if err != nil {
 		return "", true, err
 	}
-	fi, statErr := os.Stat(abs)
+	defer t.close()
+	rel := t.shown
+	fi, statErr := t.root.Stat(t.rel)
 	if statErr == nil && fi.IsDir() {
 		return "", true, fmt.Errorf("%s is a folder; use %s", rel, listFilesTool)
 	}
-	text, handled, err := a.Host.ReadTextFile(ctx, abs)
+	text, handled, err := a.Host.ReadTextFile(ctx, t.abs)
 	if !handled {
 		return "", false, nil
 	}
@@ -306,14 +337,14 @@ func (a *Agent) hostRead(ctx context.Context, raw json.RawMessage) (string, bool
 }
 
 // readOld reads the current content of a file to be edited: through the
-// host when it has a view of its own, else from disk. A host that answers
-// the read of a file missing on disk with empty text or with an error both
-// mean a new file.
-func (a *Agent) readOld(ctx context.Context, abs string) ([]byte, error) {
-	_, statErr := os.Stat(abs)
-	text, handled, err := a.Host.ReadTextFile(ctx, abs)
+// host when it has a view of its own, else from disk through the
+// workspace's Root. A host that answers the read of a file missing on
+// disk with empty text or with an error both mean a new file.
+func (a *Agent) readOld(ctx context.Context, t *file) ([]byte, error) {
+	_, statErr := t.root.Lstat(t.rel)
+	text, handled, err := a.Host.ReadTextFile(ctx, t.abs)
 	if !handled {
-		f, _, err := openRegular(abs)
+		f, _, err := t.open()
 		if err != nil {
 			return nil, err
 		}
@@ -324,48 +355,37 @@ func (a *Agent) readOld(ctx context.Context, abs string) ([]byte, error) {
 		return nil, statErr
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: abs, Err: err}
+		return nil, &fs.PathError{Op: "read", Path: t.abs, Err: err}
 	}
 	return []byte(text), nil
 }
 
-// notRegularError says a path the agent would read is not a regular
-// file; mode is what it is.
-type notRegularError struct{ mode fs.FileMode }
-
-func (e *notRegularError) Error() string {
-	if e.mode.IsDir() {
-		return "a folder, not a file"
-	}
-	return fmt.Sprintf("not a regular file (%s)", e.mode.Type())
-}
-
-// openRegular opens a file the agent reads from disk (read_file,
-// propose_edit's current content) without blocking, then judges what was
-// opened: a FIFO (a tool can turn README.md into one) would block the
-// open and every read for good, a device could be endless. Anything but a
-// regular file is a *notRegularError inside an *fs.PathError.
-func openRegular(abs string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "read", Path: abs, Err: &notRegularError{fi.Mode()}}
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
-
-// write writes an accepted edit through the host, else atomically to disk.
-func (a *Agent) write(ctx context.Context, abs, content string) error {
-	handled, err := a.Host.WriteTextFile(ctx, abs, content)
-	if handled {
+// write writes an accepted edit into the folder held since the review,
+// once recheck has found it still at its name: through the host when it
+// writes (an ACP client, whose editor updates its buffer), else
+// atomically through the folder's Root, replacing a link at the file's
+// name rather than writing through it.
+func (a *Agent) write(ctx context.Context, t *file, dir *folder, content string) error {
+	if err := dir.recheck(t); err != nil {
 		return err
 	}
-	return fsutil.ReplaceFile(abs, []byte(content))
+	handled, err := a.Host.WriteTextFile(ctx, t.abs, content)
+	if handled {
+		if err != nil {
+			return err
+		}
+		// The host wrote by path: look again, so that a folder swapped
+		// for a link during its write is at least reported.
+		if err := dir.recheck(t); err != nil {
+			return &wroteElsewhereError{err}
+		}
+		return nil
+	}
+	return dir.root.ReplaceFile(filepath.Base(t.rel), []byte(content))
 }
+
+// wroteElsewhereError is a write the host made by path after which the
+// folder held since the review was no longer at the file's name.
+type wroteElsewhereError struct{ err error }
+
+func (e *wroteElsewhereError) Error() string { return e.err.Error() }

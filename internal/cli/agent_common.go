@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -37,12 +38,14 @@ type agentFlags struct {
 	allowUnconfined bool
 	budget          int
 	noCodeIntel     bool
+	allowProtected  []string
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
 	f.registerModel(cmd)
 	fl := cmd.Flags()
-	fl.BoolVarP(&f.yes, "yes", "y", false, "write the model's proposed edits without asking")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "write the model's proposed edits without asking (never a protected file: see --allow-protected)")
+	fl.StringArrayVar(&f.allowProtected, "allow-protected", nil, "let edits of this protected file (a git hook or config, .env, .vscode/…, GEMINI.md …; docs/sandbox.md lists them) be reviewed and written as any other, --yes included; repeat for each file")
 	fl.BoolVar(&f.noIDE, "no-ide", false, "do not look for an IDE companion")
 	fl.StringVar(&f.workspace, "workspace", "", "workspace folder (default: the current folder)")
 }
@@ -83,9 +86,12 @@ type session struct {
 // turnText writes the model's text, starting a new line where a model
 // turn follows another's text that did not end one (a tool call or a
 // retry came between them), so that successive turns are not run
-// together on one line.
+// together on one line. On a terminal (escape) the text is shown with its
+// control characters escaped (modelText), as a tool's output is.
 type turnText struct {
 	w       io.Writer
+	escape  bool
+	esc     modelText
 	mu      sync.Mutex
 	open    bool // the last text written did not end its line
 	newTurn bool
@@ -97,12 +103,55 @@ func (t *turnText) write(s string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.escape {
+		if s = t.esc.escape(s); s == "" {
+			return
+		}
+	}
 	if t.newTurn && t.open {
 		io.WriteString(t.w, "\n")
 	}
 	t.newTurn = false
 	io.WriteString(t.w, s)
 	t.open = !strings.HasSuffix(s, "\n")
+}
+
+// modelText escapes a model's streamed text for a terminal: a model that
+// repeats what a tool printed (or what a web page said) must not reach
+// the terminal's commands: set the clipboard (OSC 52), change the title,
+// move the cursor or erase lines to fake what the person sees. Newlines
+// and tabs stay (and "\r\n" is a newline); every other control
+// character, bidirectional override and invalid byte is shown escaped
+// (extension.PrintableText). A piece may end inside a character or
+// between "\r" and "\n": that end is held back for the next piece.
+type modelText struct{ held string }
+
+func (m *modelText) escape(s string) string {
+	s = m.held + s
+	m.held = ""
+	// Hold back an incomplete UTF-8 sequence at the end (at most three
+	// bytes), and a carriage return that may start "\r\n".
+	cut := len(s)
+	for i := len(s) - 1; i >= 0 && i >= len(s)-3; i-- {
+		if c := s[i]; c&0xc0 != 0x80 {
+			if c >= 0xc0 && !utf8.FullRuneInString(s[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if cut == len(s) && strings.HasSuffix(s, "\r") {
+		cut--
+	}
+	s, m.held = s[:cut], s[cut:]
+	return extension.PrintableText(strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+// flush escapes what was held back, at the end of a reply.
+func (m *modelText) flush() string {
+	s := m.held
+	m.held = ""
+	return extension.PrintableText(s)
 }
 
 // turn marks the end of a model turn's text.
@@ -116,6 +165,10 @@ func (t *turnText) turn() {
 func (t *turnText) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if rest := t.esc.flush(); rest != "" {
+		io.WriteString(t.w, rest)
+		t.open = true
+	}
 	if t.open {
 		io.WriteString(t.w, "\n")
 	}
@@ -187,7 +240,7 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	if err != nil {
 		return nil, err
 	}
-	text := &turnText{w: s.Out}
+	text := &turnText{w: s.Out, escape: isTerminalWriter(s.Out)}
 	retry.OnWait = func(w model.Wait) {
 		text.turn()
 		fmt.Fprintln(s.Err, waitLine(w))
@@ -237,6 +290,7 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	}
 	a := &agent.Agent{
 		Model: m, Set: set, Runner: runner, Workspace: ws, Protocol: protocol,
+		Home: ap.getenv("HOME"), AllowProtected: f.allowProtected,
 		Limits:        agent.Limits{MaxTurns: cfg.MaxTurns, MaxOutputTokens: cfg.MaxOutputTokens, ToolTimeout: toolTimeout},
 		SummaryBudget: f.budget,
 	}
@@ -258,9 +312,15 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	case f.yes:
 		a.Reviewer = agent.YesReviewer{}
 	case sess.ide != nil && sess.ide.DiffingEnabled():
-		a.Reviewer = &agent.IDEReviewer{Client: sess.ide, Name: sess.ideName, Waiting: func(p agent.Proposal) {
+		ide := &agent.IDEReviewer{Client: sess.ide, Name: sess.ideName, Waiting: func(p agent.Proposal) {
 			fmt.Fprintf(s.Err, "Waiting for your answer in %s: accept (you may change it first) or reject the diff of %s there…\n", sess.ideName, p.Rel)
 		}}
+		if lines != nil {
+			ide.ConfirmProtected = func(ctx context.Context, p agent.Proposal) (bool, error) {
+				return confirmProtected(ctx, lines, s.Err, p, "show its diff in "+sess.ideName)
+			}
+		}
+		a.Reviewer = ide
 	case ask != nil:
 		a.Reviewer = &terminalReviewer{s: s, getenv: ap.getenv, lines: lines}
 	default:
@@ -322,6 +382,10 @@ type terminalReviewer struct {
 	lines  *term.Lines
 }
 
+// ReviewsProtected implements agent.ProtectedReviewer: a protected file
+// is written only once the person types its name.
+func (r *terminalReviewer) ReviewsProtected() bool { return true }
+
 func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.Decision, error) {
 	content, edited := p.New, false
 	for {
@@ -329,13 +393,17 @@ func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.
 		if edited {
 			newLabel += " (edited)"
 		}
-		diff := term.UnifiedDiff("a/"+p.Rel, newLabel, p.Old, content)
+		// The proposal is the model's text: escaped before the colours.
+		diff := extension.PrintableText(term.UnifiedDiff("a/"+p.Rel, newLabel, p.Old, content))
 		if term.ColorEnabled(r.s.Err, r.getenv) {
 			diff = term.Colorize(diff)
 		}
 		what := "Apply this change to " + p.Rel
 		if p.IsNew {
 			what = "Create " + p.Rel
+		}
+		if p.Protected != "" {
+			what += " (a protected file)"
 		}
 		fmt.Fprint(r.s.Err, diff)
 		key, err := r.lines.ReadKey(ctx, what+": accept [a], reject [r], or edit [e]? ")
@@ -344,6 +412,15 @@ func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.
 		}
 		switch strings.ToLower(key) {
 		case "a", "y", "yes", "accept":
+			if p.Protected != "" {
+				ok, err := confirmProtected(ctx, r.lines, r.s.Err, p, "write it")
+				if err != nil {
+					return agent.Decision{}, err
+				}
+				if !ok {
+					return agent.Decision{Accepted: false, Content: content, Where: "the terminal"}, nil
+				}
+			}
 			return agent.Decision{Accepted: true, Content: content, Where: "the terminal"}, nil
 		case "r", "n", "no", "reject":
 			return agent.Decision{Accepted: false, Content: content, Where: "the terminal"}, nil
@@ -358,6 +435,18 @@ func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.
 			fmt.Fprintln(r.s.Err, "Please answer a (accept), r (reject) or e (edit).")
 		}
 	}
+}
+
+// confirmProtected has the person allow the protected file of p by typing
+// its name, after saying why it is protected; any other answer is no.
+// what is what the answer lets gemkit do ("write it").
+func confirmProtected(ctx context.Context, lines *term.Lines, w io.Writer, p agent.Proposal, what string) (bool, error) {
+	fmt.Fprintf(w, "gemkit: %s.\n", extension.Printable(p.Protected))
+	line, err := lines.ReadLine(ctx, fmt.Sprintf("To %s, type its name (%s); anything else rejects the edit: ", what, extension.Printable(p.Rel)))
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(line) == p.Rel, nil
 }
 
 // askYesNo asks question on the person's terminal and reads y/N.
@@ -405,7 +494,7 @@ func toolLine(e agent.Event) string {
 	} else if e.Text != "" {
 		status = "ok: " + oneLine(e.Text, 100)
 	}
-	name := e.Name
+	name := extension.Printable(e.Name)
 	if name == "" {
 		name = "(unreadable block)"
 	}

@@ -145,7 +145,7 @@ func (a *app) ownServers(ws, configPath string, holdFor int) (codeintel.Source, 
 				Check:  func(file string) error { return langserver.Check(table, exec.LookPath, path, file) },
 				Start: lspbroker.Command{
 					Path: exe,
-					Args: []string{"codeintel", "broker", "--workspace", ws, "--config", path, "--socket", sock},
+					Args: []string{"codeintel", "broker", "--workspace", ws, "--config", path, "--socket", sock, "--log", lspbroker.LogPath(dir, key)},
 					Log:  lspbroker.LogPath(dir, key),
 				}.Start,
 				HoldFor: holdFor,

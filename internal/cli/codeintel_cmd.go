@@ -177,7 +177,7 @@ func newCodeIntelStatusCmd(a *app) *cobra.Command {
 }
 
 func newCodeIntelBrokerCmd(a *app) *cobra.Command {
-	var configPath, workspace, socket string
+	var configPath, workspace, socket, logPath string
 	cmd := &cobra.Command{
 		Use:    "broker",
 		Short:  "Run a workspace's language servers for every gemkit process there (started by gemkit itself)",
@@ -214,11 +214,21 @@ func newCodeIntelBrokerCmd(a *app) *cobra.Command {
 			}
 			a.log.Info("code intelligence broker: serving", "workspace", workspace, "socket", socket, "pid", os.Getpid())
 			b := &lspbroker.Broker{Source: pool, Workspace: pool.Workspace(), Servers: func() any { return pool.Servers() }, Logger: a.log}
-			return b.Serve(cmd.Context(), ln)
+			if err := b.Serve(cmd.Context(), ln); err != nil {
+				return err
+			}
+			pool.Close()
+			// A broker that ended as it should leaves no log behind (the
+			// log of one that failed stays, for its start's error).
+			if logPath != "" {
+				os.Remove(logPath)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace folder")
 	cmd.Flags().StringVar(&socket, "socket", "", "the socket to listen on")
+	cmd.Flags().StringVar(&logPath, "log", "", "the log the broker's standard error goes to, removed when it ends as it should")
 	return cmd
 }

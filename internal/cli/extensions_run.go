@@ -99,7 +99,16 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 				Consent:   st,
 				Protected: []string{filepath.Dir(st.Dir())},
 			}
-			if isTerminal(a.In) {
+			switch {
+			case a.agentShell() != "" && (consent || isTerminal(a.In)):
+				// A model may have written the command: --consent and y
+				// are the person's to give, by typing the name.
+				r.Ask = func(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+					fmt.Fprint(a.Err, consentQuestion(q))
+					return a.personConfirms(ctx, q.Extension)
+				}
+				consent = false
+			case isTerminal(a.In):
 				r.Ask = terminalAsk(a)
 			}
 			stderrShown := false
@@ -156,18 +165,7 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 // readSettings reads the extension's settings file (.env in its entry in
 // the extensions folder, else in its own folder for a linked one).
 func readSettings(in *extension.Installed) (map[string]string, error) {
-	out := map[string]string{}
-	dirs := []string{in.Extension.Dir, in.Entry}
-	for _, d := range dirs {
-		m, err := toolrun.ReadDotEnv(filepath.Join(d, ".env"))
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out, nil
+	return toolrun.ReadSettings(in.Extension.Dir, in.Entry)
 }
 
 // terminalAsk shows the permissions on stderr and reads y/N from the

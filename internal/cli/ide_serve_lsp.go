@@ -143,9 +143,13 @@ wait:
 				companionDone = nil // stopped by shutdown: exit comes next
 				continue
 			}
-			return stop()
+			err := stop()
+			<-clientDone // Run returns once it has put back the saved files it holds
+			return err
 		case <-ctx.Done(): // a signal
-			return stop()
+			err := stop()
+			<-clientDone
+			return err
 		}
 	}
 	// The client has gone: shut down cleanly.

@@ -67,11 +67,13 @@ What it serves:
     gemkit-doc://<extension>/<name> (skill:NAME for a skill).
 
 Every call runs like ` + "`gemkit extensions run`" + `: in the sandbox the extension's
-permissions describe, with the same limits, after the person's consent. There
-is nobody to ask over MCP: a tool whose extension has no recorded consent
-fails with a message saying how to give it (` + "`gemkit extensions consent EXT --grant`" + `,
-which runs nothing, or consent at install). Failures are tool errors (isError) a model can
-read; the server keeps running. A cancelled call kills the tool. Set a
+permissions describe, with the same limits, after the person's consent. A tool
+whose extension has no recorded consent asks the person in the client when
+the client can ask (elicitation, as Claude Code offers: Accept records the
+consent); otherwise it is not run, and the result says so to the model and the
+person, with how to give it (` + "`gemkit extensions consent EXT --grant`" + `, which runs
+nothing, or consent at install). Other failures are tool errors (isError) a
+model can read; the server keeps running. A cancelled call kills the tool. Set a
 client's own per-call timeout (Claude Code's MCP_TOOL_TIMEOUT, Codex's
 tool_timeout_sec) a little above --timeout, so the model hears why a tool ran
 out of time; a client that sends a progressToken gets progress every
@@ -141,13 +143,20 @@ takes the same port again.`,
 				return fmt.Errorf("--name-limit: %w", err)
 			}
 			log := a.log
-			runner := &toolrun.Runner{
-				Launcher: &sandbox.Launcher{
-					AllowUnconfined: allowUnconfined,
-					OnDeny: func(d sandbox.Denial) {
-						log.Warn("sandbox denial", "denial", d.String())
-					},
+			// A client calls tools in bursts: the placeholders of absent
+			// protected names stay between calls for a moment rather
+			// than being made and removed for each, and go when the
+			// server stops.
+			launcher := &sandbox.Launcher{
+				AllowUnconfined: allowUnconfined,
+				OnDeny: func(d sandbox.Denial) {
+					log.Warn("sandbox denial", "denial", d.String())
 				},
+				Linger: placeholderLinger,
+			}
+			defer launcher.Close()
+			runner := &toolrun.Runner{
+				Launcher:  launcher,
 				Consent:   st,
 				Protected: []string{filepath.Dir(st.Dir())},
 				Logger:    log,
@@ -230,9 +239,10 @@ takes the same port again.`,
 			}
 			// Tools allowed "localhost" must still not reach this
 			// server (it runs tools): the sandbox proxy refuses the
-			// ports recorded here.
+			// ports recorded here, and every tool finds the token file
+			// closed, wherever it is.
 			if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-				forget, err := permission.RecordServer(st.Home(), tcp.Port)
+				forget, err := permission.RecordServer(tcp.Port, []string{tokenFile})
 				if err != nil {
 					ln.Close()
 					return err
@@ -269,6 +279,10 @@ takes the same port again.`,
 	f.IntVar(&nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
+
+// placeholderLinger is how long `gemkit mcp` keeps the placeholders of a
+// tool run for the next call (sandbox.Launcher.Linger).
+const placeholderLinger = 2 * time.Second
 
 // buildVersion is the version of the running binary (buildinfo.Version).
 func buildVersion() string { return buildinfo.Version() }

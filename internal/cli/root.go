@@ -91,6 +91,11 @@ type app struct {
 	executable func() (string, error)
 	// intel is the code intelligence the run opened, closed at its end.
 	intel codeIntels
+	// bridgeCommand is how a CLI starts this program's stdio bridge
+	// (`gemkit ide bridge`), named in the discovery files a companion
+	// writes; nil (as for Run, where the program is a test binary)
+	// leaves it out of them.
+	bridgeCommand []string
 }
 
 // newApp returns the application value for a run on s, with the sandbox's
@@ -116,6 +121,9 @@ func Main(args []string) int {
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
 	a.executable = os.Executable
+	if exe, err := os.Executable(); err == nil {
+		a.bridgeCommand = []string{exe, "ide", "bridge"}
+	}
 	a.releasePages = func() (int64, error) {
 		// The heap a client's connect grew and the collector has since
 		// freed goes back too, not minutes later through the scavenger.
@@ -218,6 +226,19 @@ func (a *app) discoveryDir() string {
 		}
 	}
 	return discovery.Dir()
+}
+
+// qwenLockDir is where the companion writes Qwen Code's lock file in the
+// app's environment; "" (the companion's own default) for the process's.
+func (a *app) qwenLockDir() string {
+	if a.lookupEnv == nil {
+		return ""
+	}
+	home := a.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return discovery.QwenLockDir(a.getenv, home)
 }
 
 // claudeLockDir is where the companion writes Claude Code's lock file in

@@ -1,12 +1,14 @@
 package disclosure
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // MaxDocBytes is the largest doc ReadDoc returns: a doc is read into a
@@ -92,21 +94,29 @@ func (s *Set) ReadDoc(ext, name string) (*Doc, error) {
 		}
 		return nil, &DocError{fmt.Sprintf("extension %s has no doc %q; %s", ext, name, e.readable())}
 	}
-	path, err := insideDir(e.Ext.Dir, e.Ext.Path(d.File))
-	if err != nil {
-		return nil, &DocError{fmt.Sprintf("doc %s of extension %s cannot be read: %v", name, ext, err)}
+	fail := func(why string) error {
+		return &DocError{fmt.Sprintf("doc %s of extension %s cannot be read: %s", name, ext, why)}
 	}
-	f, err := os.Open(path)
+	root, err := e.Ext.Root()
 	if err != nil {
-		return nil, &DocError{fmt.Sprintf("doc %s of extension %s cannot be read: %v", name, ext, err)}
+		return nil, fail(err.Error())
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocBytes+1))
+	defer root.Close()
+	rel, err := e.Ext.RelName(d.File)
 	if err != nil {
-		return nil, &DocError{fmt.Sprintf("doc %s of extension %s cannot be read: %v", name, ext, err)}
+		return nil, fail("its file is outside the extension folder")
 	}
-	if len(data) > MaxDocBytes {
+	real, err := resolveIn(root, rel)
+	if err != nil {
+		return nil, fail(err.Error())
+	}
+	path := root.Path(real)
+	data, err := root.ReadFile(real, MaxDocBytes)
+	if errors.Is(err, fsutil.ErrTooLarge) {
 		return nil, &DocError{fmt.Sprintf("doc %s of extension %s is larger than %d bytes and is not loaded", name, ext, MaxDocBytes)}
+	}
+	if err != nil {
+		return nil, fail(docReadError(err))
 	}
 	if !utf8.Valid(data) {
 		return nil, &DocError{fmt.Sprintf("doc %s of extension %s is not UTF-8 text", name, ext)}
@@ -134,26 +144,29 @@ func (e *Extension) readable() string {
 	return "its docs: " + strings.Join(docs, ", ") + "; its skills: " + strings.Join(skills, ", ")
 }
 
-// insideDir resolves p and refuses it unless it is a regular file inside
-// dir.
-func insideDir(dir, p string) (string, error) {
-	realDir, err := filepath.EvalSymlinks(dir)
+// resolveIn resolves rel, a doc's or skill's file, to its real name in
+// the extension's folder, and refuses it, in words for a model, when a
+// link leads it out or it is missing.
+func resolveIn(root *fsutil.Root, rel string) (string, error) {
+	real, err := root.Resolve(rel)
 	if err != nil {
-		return "", err
+		return "", errors.New(docReadError(err))
 	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("its file is missing")
-	}
-	if !strings.HasPrefix(real, realDir+string(filepath.Separator)) {
-		return "", fmt.Errorf("its file is outside the extension folder")
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("its file is not a regular file")
+	if _, err := root.Lstat(real); err != nil {
+		return "", errors.New(docReadError(err))
 	}
 	return real, nil
+}
+
+// docReadError says why a doc's file cannot be read, for a model.
+func docReadError(err error) string {
+	switch {
+	case errors.Is(err, fsutil.ErrOutside):
+		return "its file is outside the extension folder"
+	case errors.Is(err, fs.ErrNotExist):
+		return "its file is missing"
+	case errors.Is(err, fsutil.ErrNotRegular):
+		return "its file is not a regular file"
+	}
+	return err.Error()
 }

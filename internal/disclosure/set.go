@@ -152,15 +152,5 @@ func (s *Set) Extension(name string) *Extension {
 // readSettings merges the .env files in dirs, later ones winning: an
 // extension's own folder, then its entry in the extensions folder.
 func readSettings(dirs ...string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, d := range dirs {
-		m, err := toolrun.ReadDotEnv(filepath.Join(d, ".env"))
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out, nil
+	return toolrun.ReadSettings(dirs...)
 }

@@ -30,14 +30,23 @@ func (s *Set) readSkill(e *Extension, name string) (*Doc, error) {
 		return &DocError{fmt.Sprintf("skill %s of extension %s cannot be read: %s", SkillName(*sk), e.Name, why)}
 	}
 	rel := e.rel(sk.Location)
-	path, err := insideDir(e.Ext.Dir, sk.Location)
+	root, err := e.Ext.Root()
+	if err != nil {
+		return nil, fail(err.Error())
+	}
+	file, err := fsutil.NameIn(e.Ext.Dir, sk.Location)
+	if err == nil {
+		file, err = resolveIn(root, file)
+	}
+	root.Close()
 	if err != nil {
 		if strings.Contains(err.Error(), "missing") {
 			return nil, fail("its file " + rel + " is missing")
 		}
 		return nil, fail(err.Error())
 	}
-	body, err := extension.ReadSkillBody(path)
+	path := filepath.Join(e.Ext.Dir, file)
+	body, err := e.Ext.ReadSkillBody(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fail("its file " + rel + " is missing")
 	}

@@ -2,12 +2,14 @@ package disclosure
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Source is where a Set comes from. Stamp is cheap (file metadata only):
@@ -67,15 +69,13 @@ func (s storeSource) Describe() string {
 func (s storeSource) Stamp(last *Set) string {
 	var b strings.Builder
 	dir := s.st.Dir()
+	// The extensions folder and its entries are the store's own listing.
 	stamp(&b, dir)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
 		stamp(&b, p)
-		stamp(&b, filepath.Join(p, extension.ManifestFile))
-		stamp(&b, filepath.Join(p, extension.InstallMetadataFile))
-		stamp(&b, filepath.Join(p, ".env"))
-		stampSkills(&b, p)
+		stampFiles(&b, p, extension.ManifestFile, extension.InstallMetadataFile, ".env")
 	}
 	if last != nil {
 		var outside []string
@@ -86,9 +86,7 @@ func (s storeSource) Stamp(last *Set) string {
 		}
 		sort.Strings(outside)
 		for _, d := range outside {
-			stamp(&b, filepath.Join(d, extension.ManifestFile))
-			stamp(&b, filepath.Join(d, ".env"))
-			stampSkills(&b, d)
+			stampFiles(&b, d, extension.ManifestFile, ".env")
 		}
 	}
 	return b.String()
@@ -105,34 +103,54 @@ func (s dirSource) Describe() string { return "the extension in " + s.dir }
 
 func (s dirSource) Stamp(*Set) string {
 	var b strings.Builder
-	stamp(&b, filepath.Join(s.dir, extension.ManifestFile))
-	stamp(&b, filepath.Join(s.dir, ".env"))
-	stampSkills(&b, s.dir)
+	stampFiles(&b, s.dir, extension.ManifestFile, ".env")
 	return b.String()
 }
 
-// stampSkills appends the identity of the files an extension in dir
-// has its skills in: skills/ itself, skills/SKILL.md and each
-// skills/*/SKILL.md.
-func stampSkills(b *strings.Builder, dir string) {
-	root := filepath.Join(dir, "skills")
-	stamp(b, root)
-	entries, err := os.ReadDir(root)
+// stampFiles appends the identity of the files names of the extension
+// folder dir and of the files it has its skills in (skills/ itself,
+// skills/SKILL.md and each skills/*/SKILL.md), looked at through a Root
+// of dir: a link the extension ships is followed only inside it.
+func stampFiles(b *strings.Builder, dir string, names ...string) {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		fmt.Fprintf(b, "%s -\n", dir)
+		return
+	}
+	defer root.Close()
+	for _, n := range names {
+		stampIn(b, root, n)
+	}
+	skills := "skills"
+	stampIn(b, root, skills)
+	entries, err := root.ReadDir(skills)
 	if err != nil {
 		return
 	}
-	stamp(b, filepath.Join(root, "SKILL.md"))
+	stampIn(b, root, filepath.Join(skills, "SKILL.md"))
 	for _, e := range entries {
 		if e.Name() != "SKILL.md" {
-			stamp(b, filepath.Join(root, e.Name(), "SKILL.md"))
+			stampIn(b, root, filepath.Join(skills, e.Name(), "SKILL.md"))
 		}
 	}
 }
 
-// stamp appends p's identity: size, modification time, mode and (on
-// Unix) inode, or "-" when it does not exist.
+// stamp appends the identity of p, a path gemkit trusts (the extensions
+// folder, an entry of it).
 func stamp(b *strings.Builder, p string) {
 	fi, err := os.Stat(p)
+	writeStamp(b, p, fi, err)
+}
+
+// stampIn appends the identity of name in root.
+func stampIn(b *strings.Builder, root *fsutil.Root, name string) {
+	fi, err := root.Stat(name)
+	writeStamp(b, root.Path(name), fi, err)
+}
+
+// writeStamp appends p's identity: size, modification time, mode and (on
+// Unix) inode, or "-" when it cannot be looked at.
+func writeStamp(b *strings.Builder, p string, fi fs.FileInfo, err error) {
 	if err != nil {
 		fmt.Fprintf(b, "%s -\n", p)
 		return

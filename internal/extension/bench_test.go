@@ -2,8 +2,15 @@ package extension
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -73,4 +80,100 @@ func BenchmarkParseManifest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchExtension writes an extension of 17 small files (the toolrun row
+// of bench/sandbox has the same shape) and returns its folder.
+func benchExtension(b *testing.B) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "ext")
+	files := map[string]string{
+		ManifestFile:     manifestJSON("bench", "1.0.0", toolJSON),
+		"tools/hello.sh": "echo hello\n",
+		"docs/usage.md":  "# Usage\n",
+		"GEMINI.md":      "Context.\n",
+		"README.md":      "Says hello.\n",
+	}
+	for i := range 12 {
+		files[fmt.Sprintf("tools/lib/mod%02d.sh", i)] = strings.Repeat("# a library line of a tool\n", 40)
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// BenchmarkReadContent measures the consent digest a tool run takes of
+// its extension's files: through a Root, each folder held open and each
+// file opened beneath it and checked for other names (confined), against
+// the plain walk it replaced, by path with the person's rights (plain,
+// the reference: the digest of before, without the checks).
+func BenchmarkReadContent(b *testing.B) {
+	dir := benchExtension(b)
+	b.Run("confined", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ReadContent(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := plainDigest(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// plainDigest is the digest as gemkit took it before Root: a path walk,
+// each file opened by its whole path. It is the benchmark's reference
+// only.
+func plainDigest(dir string) (string, error) {
+	type file struct {
+		rel  string
+		mode fs.FileMode
+		path string
+	}
+	var files []file
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files = append(files, file{filepath.ToSlash(rel), info.Mode(), p})
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%q %o\n", f.rel, f.mode)
+		if f.mode.IsRegular() {
+			r, err := os.Open(f.path)
+			if err != nil {
+				return "", err
+			}
+			fh := sha256.New()
+			_, err = io.Copy(fh, r)
+			r.Close()
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, "%x\n", fh.Sum(nil))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

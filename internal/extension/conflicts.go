@@ -174,14 +174,14 @@ func (s *Store) shallowEntry(e fs.DirEntry) *Installed {
 	}
 	in := &Installed{Name: e.Name(), Entry: filepath.Join(s.Dir(), e.Name())}
 	dir := in.Entry
-	raw, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	raw, err := readIn(dir, ManifestFile, maxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		md, mdErr := readMetadata(in.Entry)
 		if mdErr != nil || md == nil || md.Type != SourceLink {
 			return nil
 		}
 		dir = md.Source
-		raw, err = os.ReadFile(filepath.Join(dir, ManifestFile))
+		raw, err = readIn(dir, ManifestFile, maxManifestBytes)
 	}
 	if err != nil {
 		return nil

@@ -3,13 +3,15 @@ package extension
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Bounds of ContentDigest: an extension folder past them is not one whose
@@ -31,6 +33,18 @@ type Content struct {
 	// kept so that a digest that no longer matches can be explained by
 	// naming the files that changed. nil for a record older than it.
 	Files map[string]string
+	// Shared are the regular files (slash paths) that have another name
+	// than this one, a hard link (a build step's ln, pnpm's store): a
+	// program that writes that other name changes the bytes that run,
+	// after the person agreed, without touching the extension's folder.
+	// Counted on the very descriptor the digest was read from. Not part
+	// of a record.
+	Shared []string
+	// LinksOut are the symbolic links of the folder that lead out of it,
+	// by slash path, with where they lead (an absolute path): what they
+	// name is code or data the extension does not hold, which its folder
+	// being read-only does not keep. Not part of a record.
+	LinksOut map[string]string
 }
 
 // ContentDigest hashes the files of an extension folder: every regular
@@ -47,47 +61,39 @@ func ContentDigest(dir string) (string, error) {
 
 // ReadContent reads the folder dir as consent binds to it: its
 // ContentDigest and, from the same walk, the per-file list that names
-// what changed when the digest no longer matches.
+// what changed when the digest no longer matches. The folder is read
+// through an fsutil.Root, each file from a descriptor opened beneath the
+// folder it was listed in, and the files that have another name or lead
+// out of the folder are noted (Shared, LinksOut) for Bindable.
 func ReadContent(dir string) (Content, error) {
-	files, err := contentFiles(dir)
+	root, err := fsutil.OpenRoot(dir)
 	if err != nil {
 		return Content{}, fmt.Errorf("hashing the extension's files in %s: %w", dir, err)
 	}
-	h := sha256.New()
-	c := Content{Files: make(map[string]string, len(files))}
-	for _, f := range files {
-		fmt.Fprintf(h, "%q %o\n", f.rel, f.mode)
-		line, sum, err := f.hash()
-		if err != nil {
-			return Content{}, fmt.Errorf("hashing the extension's files: %w", err)
-		}
-		h.Write(line)
-		c.Files[f.rel] = fileState(f.mode, sum)
+	defer root.Close()
+	c, err := readContent(root)
+	if err != nil {
+		return Content{}, fmt.Errorf("hashing the extension's files in %s: %w", dir, err)
 	}
-	c.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return c, nil
 }
 
-// contentFile is one file ContentDigest covers.
+// contentFile is one file ContentDigest covers, hashed.
 type contentFile struct {
 	rel  string // slash path relative to the folder
 	mode fs.FileMode
-	path string
+	line []byte // what it adds to the digest after its path and mode
+	sum  []byte // the SHA-256 of its content or target; nil for other kinds
 }
 
-// contentFiles lists the files of dir that ContentDigest covers, in path
-// order, within its bounds.
-func contentFiles(dir string) ([]contentFile, error) {
+func readContent(root *fsutil.Root) (Content, error) {
 	var files []contentFile
 	var total int64
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
+	c := Content{}
+	err := root.Walk(".", func(dir *fsutil.Root, rel string, d fs.DirEntry) error {
 		if d.IsDir() {
 			if rel == ".git" {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -98,46 +104,142 @@ func contentFiles(dir string) ([]contentFile, error) {
 		if err != nil {
 			return err
 		}
-		if info.Mode().IsRegular() {
-			total += info.Size()
+		f := contentFile{rel: rel, mode: info.Mode()}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := dir.Readlink(d.Name())
+			if err != nil {
+				return err
+			}
+			s := sha256.Sum256([]byte(target))
+			f.line, f.sum = fmt.Appendf(nil, "-> %q\n", target), s[:]
+			if dest, out := linkOut(root, rel, target); out {
+				if c.LinksOut == nil {
+					c.LinksOut = map[string]string{}
+				}
+				c.LinksOut[rel] = dest
+			}
+		case info.Mode().IsRegular():
+			file, fi, err := dir.OpenStat(d.Name())
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			// The mode and the names counted are those of the file
+			// hashed, not of the entry listed a moment before.
+			f.mode = fi.Mode()
+			if fsutil.LinkCount(fi) > 1 {
+				c.Shared = append(c.Shared, rel)
+			}
+			total += fi.Size()
+			if total > maxContentBytes {
+				return fmt.Errorf("more than %d files or %d MiB", maxContentFiles, maxContentBytes>>20)
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, io.LimitReader(file, maxContentBytes)); err != nil {
+				return fmt.Errorf("read %s: %w", dir.Path(d.Name()), err)
+			}
+			f.sum = h.Sum(nil)
+			f.line = fmt.Appendf(nil, "%x\n", f.sum)
 		}
-		files = append(files, contentFile{rel: filepath.ToSlash(rel), mode: info.Mode(), path: path})
-		if len(files) > maxContentFiles || total > maxContentBytes {
+		files = append(files, f)
+		if len(files) > maxContentFiles {
 			return fmt.Errorf("more than %d files or %d MiB", maxContentFiles, maxContentBytes>>20)
 		}
 		return nil
 	})
+	if err != nil {
+		return Content{}, err
+	}
 	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
-	return files, err
+	sort.Strings(c.Shared)
+	h := sha256.New()
+	c.Files = make(map[string]string, len(files))
+	for _, f := range files {
+		fmt.Fprintf(h, "%q %o\n", f.rel, f.mode)
+		h.Write(f.line)
+		c.Files[f.rel] = fileState(f.mode, f.sum)
+	}
+	c.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return c, nil
 }
 
-// hash returns what f adds to ContentDigest after its path and mode (the
-// SHA-256 of a regular file's content, a symlink's target; nothing for
-// other kinds of file) and the SHA-256 of that content or target, nil
-// for other kinds.
-func (f contentFile) hash() (line, sum []byte, err error) {
-	switch {
-	case f.mode&fs.ModeSymlink != 0:
-		target, err := os.Readlink(f.path)
-		if err != nil {
-			return nil, nil, err
-		}
-		s := sha256.Sum256([]byte(target))
-		return fmt.Appendf(nil, "-> %q\n", target), s[:], nil
-	case f.mode.IsRegular():
-		file, err := os.Open(f.path)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer file.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, file); err != nil {
-			return nil, nil, err
-		}
-		s := h.Sum(nil)
-		return fmt.Appendf(nil, "%x\n", s), s, nil
+// linkOut reports whether the link rel, whose target is target, leads
+// out of the folder of root (resolved as the kernel would, through the
+// links inside), and where to: target itself when absolute, else target
+// taken from the link's own folder.
+func linkOut(root *fsutil.Root, rel, target string) (string, bool) {
+	if _, err := root.Resolve(rel); !errors.Is(err, fsutil.ErrOutside) {
+		return "", false
 	}
-	return nil, nil, nil
+	if filepath.IsAbs(target) {
+		return filepath.Clean(target), true
+	}
+	return filepath.Join(root.Dir(), filepath.Dir(filepath.FromSlash(rel)), target), true
+}
+
+// Bindable says whether consent to c can bind the bytes that run: it is
+// a *BindError when a file of the extension has another name
+// (c.Shared), or a link leads out of its folder into one of writable,
+// the folders some tool may write; nil otherwise. The sandbox keeps an
+// extension's folder read-only to every tool and lets no tool make a
+// hard link into it, so the bytes of files with one name inside it are
+// those the digest read, but a file with another name, or one reached
+// through a link to a writable folder, can be rewritten by a tool (or a
+// build step) between the consent check and the interpreter reading it.
+func (c Content) Bindable(dir string, writable []string) error {
+	e := &BindError{Dir: dir, Shared: c.Shared}
+	for rel, dest := range c.LinksOut {
+		for _, w := range writable {
+			if fsutil.Within(w, dest) {
+				e.LinksOut = append(e.LinksOut, LinkOut{Path: rel, Target: dest, Writable: w})
+				break
+			}
+		}
+	}
+	if len(e.Shared) == 0 && len(e.LinksOut) == 0 {
+		return nil
+	}
+	sort.Slice(e.LinksOut, func(i, j int) bool { return e.LinksOut[i].Path < e.LinksOut[j].Path })
+	return e
+}
+
+// LinkOut is a symbolic link of an extension leading into a folder tools
+// may write.
+type LinkOut struct {
+	Path, Target, Writable string
+}
+
+// BindError is an extension whose files consent cannot bind, with what
+// to do about each file.
+type BindError struct {
+	Dir      string
+	Shared   []string
+	LinksOut []LinkOut
+}
+
+func (e *BindError) Error() string {
+	var parts []string
+	if n := len(e.Shared); n > 0 {
+		shown := e.Shared[:min(n, maxNamedFiles)]
+		names := make([]string, len(shown))
+		for i, s := range shown {
+			names[i] = Printable(s)
+		}
+		list := strings.Join(names, ", ")
+		if n > len(shown) {
+			list += fmt.Sprintf(" and %d more", n-len(shown))
+		}
+		what := "this file has"
+		if n > 1 {
+			what = "these files have"
+		}
+		parts = append(parts, fmt.Sprintf("%s another name on disk (a hard link, such as a build step's ln or pnpm's store makes): %s; a program writing that other name would change the code after you agreed to it. Make each a copy of its own (cp --remove-destination, or pnpm's package-import-method=copy)", what, list))
+	}
+	for _, l := range e.LinksOut {
+		parts = append(parts, fmt.Sprintf("%s is a symbolic link to %s, inside %s, which extension tools or other programs may write; replace the link with the file itself", Printable(l.Path), Printable(l.Target), Printable(l.Writable)))
+	}
+	return "gemkit does not run the tools of the extension in " + Printable(e.Dir) + ", because your consent could not bind the code that runs: " + strings.Join(parts, "; ")
 }
 
 // fileState is the entry of Content.Files for a file of mode and hash sum.

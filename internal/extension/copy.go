@@ -11,45 +11,63 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // copyTree copies the folder src to dst (which must not exist): files with
 // their permission bits, symlinks as symlinks (validation rejects tools
-// and docs reached through them), other special files skipped. It returns
-// the number and total size of the files, for the progress line.
+// and docs reached through them), other special files skipped. Both are
+// touched through fsutil.Roots: src is the person's folder but what is
+// below it is the extension's, and a link there is copied, never
+// followed. It returns the number and total size of the files, for the
+// progress line.
 func copyTree(ctx context.Context, src, dst string) (files int, size int64, err error) {
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
+	from, err := fsutil.OpenRoot(src)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer from.Close()
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return 0, 0, err
+	}
+	to, err := fsutil.OpenRoot(dst)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer to.Close()
+	err = from.Walk(".", func(dir *fsutil.Root, rel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
+		target := filepath.FromSlash(rel)
 		switch {
 		case d.IsDir():
-			return os.Mkdir(target, info.Mode().Perm()|0o700)
+			return to.Mkdir(target, info.Mode().Perm()|0o700)
 		case info.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
+			link, err := dir.Readlink(d.Name())
 			if err != nil {
 				return err
 			}
-			return os.Symlink(link, target)
+			return to.Symlink(link, target)
 		case info.Mode().IsRegular():
+			n, err := copyFile(dir, d.Name(), to, target, info.Mode().Perm())
 			files++
-			size += info.Size()
-			return copyFile(p, target, info.Mode().Perm())
+			size += n
+			return err
 		}
 		return nil
 	})
+	if err == nil {
+		// The folder itself keeps its mode too, once it is filled.
+		if fi, serr := from.Stat("."); serr == nil {
+			err = to.Chmod(".", fi.Mode().Perm()|0o700)
+		}
+	}
 	return files, size, err
 }
 
@@ -64,78 +82,96 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1000/1000)
 }
 
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
+// copyFile copies the regular file name of from to dst in to, a new
+// file of mode perm, and returns how many bytes it copied. The file is
+// read from a descriptor opened beneath from (regular files only).
+func copyFile(from *fsutil.Root, name string, to *fsutil.Root, dst string, perm fs.FileMode) (int64, error) {
+	in, err := from.Open(name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	out, err := to.CreateNew(dst, perm)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// copyIfMissing copies the file name from the folder src to the folder
+// dst, unless dst already has something of that name or src has nothing.
+func copyIfMissing(src, dst, name string) error {
+	from, err := fsutil.OpenRoot(src)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-func copyIfMissing(src, dst string) error {
-	fi, err := os.Stat(src)
+	defer from.Close()
+	fi, err := from.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := os.Lstat(dst); err == nil {
+	to, err := fsutil.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	if _, err := to.Lstat(name); err == nil {
 		return nil
 	}
-	return copyFile(src, dst, fi.Mode().Perm())
+	_, err = copyFile(from, name, to, name, fi.Mode().Perm())
+	return err
 }
 
 // treeDigest hashes an extension folder's content — paths, modes, file
 // bytes and symlink targets — leaving out .git, the install metadata and
 // the .env settings, so that two fetches of the same version compare
 // equal.
-func treeDigest(root string) (string, error) {
+func treeDigest(dir string) (string, error) {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
 	type entry struct{ rel, kind, sum string }
 	var entries []entry
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == "." {
-			return nil
-		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
+	err = root.Walk(".", func(d *fsutil.Root, rel string, e fs.DirEntry) error {
+		if e.IsDir() && e.Name() == ".git" {
+			return fs.SkipDir
 		}
 		if rel == InstallMetadataFile || rel == ".env" {
 			return nil
 		}
-		info, err := d.Info()
+		info, err := e.Info()
 		if err != nil {
 			return err
 		}
 		switch {
-		case d.IsDir():
+		case e.IsDir():
 			entries = append(entries, entry{rel, "d", ""})
 		case info.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
+			link, err := d.Readlink(e.Name())
 			if err != nil {
 				return err
 			}
 			entries = append(entries, entry{rel, "l", link})
 		case info.Mode().IsRegular():
-			data, err := os.ReadFile(p)
+			f, err := d.Open(e.Name())
 			if err != nil {
 				return err
 			}
-			sum := sha256.Sum256(data)
-			entries = append(entries, entry{rel, fmt.Sprintf("f%o", info.Mode().Perm()&0o111), hex.EncodeToString(sum[:])})
+			defer f.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, io.LimitReader(f, maxContentBytes)); err != nil {
+				return err
+			}
+			entries = append(entries, entry{rel, fmt.Sprintf("f%o", info.Mode().Perm()&0o111), hex.EncodeToString(h.Sum(nil))})
 		}
 		return nil
 	})
@@ -145,7 +181,7 @@ func treeDigest(root string) (string, error) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
 	h := sha256.New()
 	for _, e := range entries {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\n", filepath.ToSlash(e.rel), e.kind, e.sum)
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", e.rel, e.kind, e.sum)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // This file reads the parts of an extension that Gemini CLI 0.61 shows in
@@ -108,19 +110,23 @@ var skillNameReplacer = strings.NewReplacer(":", "-", `\`, "-", "/", "-", "<", "
 
 // Agents lists the extension's sub-agents, sorted by file.
 func (e *Extension) Agents() []Agent {
-	root := filepath.Join(e.Dir, "agents")
-	entries, _ := os.ReadDir(root)
 	out := []Agent{}
+	root, err := e.Root()
+	if err != nil {
+		return out
+	}
+	defer root.Close()
+	entries, _ := root.ReadDir("agents")
 	for _, d := range entries {
 		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), "_") || !strings.HasSuffix(d.Name(), ".md") {
 			continue
 		}
-		f := filepath.Join(root, d.Name())
-		name, desc, ok := readFrontMatter(f)
+		rel := filepath.Join("agents", d.Name())
+		name, desc, ok := readFrontMatter(root, rel)
 		if !ok {
 			continue
 		}
-		out = append(out, Agent{Name: name, Description: desc, File: f})
+		out = append(out, Agent{Name: name, Description: desc, File: root.Path(rel)})
 	}
 	return out
 }
@@ -131,8 +137,8 @@ var frontMatter = regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)`)
 // opens a Markdown file. It reads the YAML that skill files use: plain,
 // quoted and block (| and >) scalars, and plain values continued on
 // indented lines.
-func readFrontMatter(path string) (name, description string, ok bool) {
-	data, err := os.ReadFile(path)
+func readFrontMatter(root *fsutil.Root, rel string) (name, description string, ok bool) {
+	data, err := root.ReadFile(rel, MaxSkillBytes)
 	if err != nil {
 		return "", "", false
 	}
@@ -203,7 +209,7 @@ func unquoteJSON(s string) (string, error) {
 // Unlike Gemini CLI, it does not substitute the extension's settings
 // into them: those may be secrets, and this is for showing.
 func (e *Extension) Hooks(workspace string) (json.RawMessage, error) {
-	raw, err := os.ReadFile(filepath.Join(e.Dir, "hooks", "hooks.json"))
+	raw, err := readIn(e.Dir, filepath.Join("hooks", "hooks.json"), maxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -255,7 +261,7 @@ func (in *Installed) Settings(extensionsDir, workspace string) []SettingState {
 	}
 	userEnv := filepath.Join(extensionsDir, m.Name, ".env")
 	wsEnv := filepath.Join(workspace, ".env")
-	userKeys, wsKeys := envKeys(userEnv), envKeys(wsEnv)
+	userKeys, wsKeys := envKeys(filepath.Join(extensionsDir, m.Name), ".env"), envKeys(workspace, ".env")
 	for _, s := range m.Settings {
 		st := SettingState{Name: s.Name, Description: s.Description, EnvVar: s.EnvVar, Sensitive: s.Sensitive}
 		yes := true
@@ -274,16 +280,23 @@ func (in *Installed) Settings(extensionsDir, workspace string) []SettingState {
 	return out
 }
 
-// envKeys returns the names a .env file gives values to. Only the names
-// are kept.
-func envKeys(path string) map[string]bool {
+// envKeys returns the names the .env file name in dir gives values to,
+// read through a Root of dir (the extension's folder, or the workspace,
+// where a tool may have made it a link or a FIFO). Only the names are
+// kept.
+func envKeys(dir, name string) map[string]bool {
 	keys := map[string]bool{}
-	f, err := os.Open(path)
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return keys
+	}
+	defer root.Close()
+	f, err := root.Open(name)
 	if err != nil {
 		return keys
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, maxManifestBytes))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -305,9 +318,16 @@ func envKeys(path string) map[string]bool {
 // named, may be missing.
 func (e *Extension) MissingContextFiles() []Problem {
 	var out []Problem
+	root, err := e.Root()
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
 	for i, name := range e.Manifest.ContextFileName {
-		if fi, err := os.Stat(e.Path(name)); err == nil && fi.Mode().IsRegular() {
-			continue
+		if rel, err := e.RelName(name); err == nil {
+			if fi, err := root.Stat(rel); err == nil && fi.Mode().IsRegular() {
+				continue
+			}
 		}
 		path := "contextFileName"
 		if len(e.Manifest.ContextFileName) > 1 {

@@ -1,6 +1,8 @@
 package extension
 
 import (
+	"github.com/gemkit/gemkit/internal/fsutil"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -60,7 +62,12 @@ func TestReadFrontMatter(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		name, desc, ok := readFrontMatter(p)
+		root, err := fsutil.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, desc, ok := readFrontMatter(root, "f.md")
+		root.Close()
 		if ok != c.ok || (ok && (name != c.name || desc != c.desc)) {
 			t.Errorf("case %d: got %q %q %v, want %q %q %v", i, name, desc, ok, c.name, c.desc, c.ok)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,17 +30,13 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		if md.Subdir == "" {
 			return clone, nil
 		}
-		sub := filepath.Join(clone, filepath.FromSlash(md.Subdir))
-		fi, err := os.Lstat(sub)
-		if err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("%s has no folder %s (--path)", RedactSource(md.Source), md.Subdir)
-		}
-		root := filepath.Join(stage, "ext")
-		if err := os.Rename(sub, root); err != nil {
+		if err := moveSubdir(stage, md); err != nil {
 			return "", err
 		}
-		return root, nil
+		return filepath.Join(stage, "ext"), nil
 	case SourceLocal:
+		// The source folder is the person's own (they named it); what is
+		// below it is the extension's, copied through a Root.
 		src := md.Source
 		fi, err := os.Stat(src)
 		if err != nil {
@@ -69,6 +66,49 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		return root, nil
 	}
 	return "", fmt.Errorf("cannot fetch a source of type %q", md.Type)
+}
+
+// moveSubdir moves the folder md.Subdir (install --path) of the clone in
+// stage to stage/ext. The repository is the extension author's: a
+// component of the path that is a symbolic link is followed only while
+// it stays inside the clone, so a `pkg -> ~/src` in the repository
+// cannot make gemkit move (and, when the install fails, delete) a folder
+// of the person's.
+func moveSubdir(stage string, md *InstallMetadata) error {
+	src := RedactSource(md.Source)
+	st, err := fsutil.OpenRoot(stage)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	clone, err := st.OpenFolder("clone")
+	if err != nil {
+		return err
+	}
+	defer clone.Close()
+	real, err := clone.Resolve(md.Subdir)
+	if errors.Is(err, fsutil.ErrOutside) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			if link, ok := fsutil.Rel(clone.Dir(), pe.Path); ok {
+				if target, lerr := clone.Readlink(link); lerr == nil {
+					return fmt.Errorf("the folder %s (--path) of %s goes through %s, a symbolic link to %s, outside the repository; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src, filepath.ToSlash(link), target)
+				}
+			}
+		}
+		return fmt.Errorf("the folder %s (--path) of %s leads outside the repository through a symbolic link; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src)
+	}
+	if err != nil {
+		return fmt.Errorf("the folder %s (--path) of %s: %w", md.Subdir, src, err)
+	}
+	if real == "." || real == ".git" || strings.HasPrefix(real, ".git"+string(filepath.Separator)) {
+		return fmt.Errorf("the folder %s (--path) of %s leads to %s, which is not an extension's folder", md.Subdir, src, filepath.ToSlash(real))
+	}
+	fi, err := clone.Lstat(real)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s has no folder %s (--path)", src, md.Subdir)
+	}
+	return st.Rename(filepath.Join("clone", real), "ext")
 }
 
 // gitClone clones url at ref into dir with the user's own git, so their
@@ -103,7 +143,7 @@ func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, int
 	// --branch takes branches and tags only; a commit needs a full clone.
 	// (Judging by the ref rather than git's message, which is translated
 	// in the user's locale.)
-	os.RemoveAll(dir)
+	fsutil.RemoveTree(dir)
 	fmt.Fprintf(progress, "%s is not a branch or tag; cloning the whole history to find the commit …\n", ref)
 	if err := g.run("", true, "clone", "--no-checkout", "--", url, dir); err != nil {
 		return err

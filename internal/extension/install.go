@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // ConsentPrompt is what a ConsentFunc shows before the person decides.
@@ -124,7 +126,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(stage)
+	defer fsutil.RemoveTree(stage)
 	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
 	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
 		return nil, fmt.Errorf("%s does not exist; give a git URL or a local folder", md.Source)
@@ -151,7 +153,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 		return nil, err
 	}
 	if err := s.recordConsentFor(name, ext.Manifest, filepath.Join(s.Dir(), name)); err != nil {
-		os.RemoveAll(filepath.Join(s.Dir(), name))
+		fsutil.RemoveTree(filepath.Join(s.Dir(), name))
 		return nil, err
 	}
 	return s.Get(name)
@@ -187,7 +189,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(stage)
+	defer fsutil.RemoveTree(stage)
 	entry := filepath.Join(stage, "entry")
 	if err := os.Mkdir(entry, 0o755); err != nil {
 		return nil, err
@@ -199,7 +201,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 		return nil, err
 	}
 	if err := s.recordConsentFor(name, ext.Manifest, real); err != nil {
-		os.RemoveAll(filepath.Join(s.Dir(), name))
+		fsutil.RemoveTree(filepath.Join(s.Dir(), name))
 		return nil, err
 	}
 	return s.Get(name)
@@ -302,7 +304,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(stage)
+	defer fsutil.RemoveTree(stage)
 	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
 	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
 		return nil, fmt.Errorf("its source folder %s no longer exists; uninstall it and install it from where it is now", md.Source)
@@ -345,7 +347,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 			return nil, err
 		}
 	}
-	if err := copyIfMissing(filepath.Join(in.Entry, ".env"), filepath.Join(root, ".env")); err != nil {
+	if err := copyIfMissing(in.Entry, root, ".env"); err != nil {
 		return nil, fmt.Errorf("keep the settings of %s: %w", in.Name, err)
 	}
 	if err := writeMetadata(root, md); err != nil {
@@ -415,7 +417,7 @@ func (s *Store) loadFetched(root string, md *InstallMetadata) (*Extension, error
 	default:
 		shown, where = filepath.Join(md.Source, ManifestFile), md.Source
 	}
-	if _, err := os.Lstat(filepath.Join(root, ManifestFile)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := lstatIn(root, ManifestFile); errors.Is(err, fs.ErrNotExist) {
 		hint := ""
 		if md.Type == SourceGit && md.Subdir == "" {
 			hint = "; if the extension is in a sub-folder of the repository, name it with --path"
@@ -468,7 +470,7 @@ func (s *Store) removeEntry(in *Installed, names []string) error {
 			os.Remove(trash)
 			return fmt.Errorf("uninstall %s: %w", in.Name, err)
 		}
-		if err := os.RemoveAll(trash); err != nil {
+		if err := fsutil.RemoveTree(trash); err != nil {
 			return fmt.Errorf("uninstall %s: removed, but could not delete %s: %w", in.Name, trash, err)
 		}
 	}

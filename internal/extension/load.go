@@ -7,6 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+)
+
+// Bounds of the files gemkit reads from an extension's folder for itself:
+// far above any real one, so that a FIFO-sized or endless file cannot
+// make gemkit read without end.
+const (
+	maxManifestBytes = 4 << 20
+	maxSmallFile     = 1 << 20
 )
 
 // Extension is an extension folder read from disk: its manifest with the
@@ -38,6 +48,23 @@ func (e *Extension) Path(rel string) string {
 		return filepath.Clean(rel)
 	}
 	return filepath.Join(e.Dir, filepath.FromSlash(rel))
+}
+
+// Root opens the extension's folder as an fsutil.Root: everything gemkit
+// reads there itself (the manifest, settings, docs, skills, hooks, the
+// files consent binds to) is read through one, so that a link the
+// extension ships cannot lead gemkit's reads elsewhere. The caller closes
+// it.
+func (e *Extension) Root() (*fsutil.Root, error) { return fsutil.OpenRoot(e.Dir) }
+
+// RelName returns p, a path the manifest gives (relative, or absolute inside
+// the folder via ${extensionPath}), as a name in the extension's Root; a
+// path outside the folder is refused with fsutil.ErrOutside.
+func (e *Extension) RelName(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return fsutil.NameIn(e.Dir, p)
+	}
+	return filepath.Clean(filepath.FromSlash(p)), nil
 }
 
 // Unexpanded parses the manifest as written, without substituting
@@ -78,16 +105,19 @@ func dirCheck(real string, trusted bool) (bool, error) {
 
 // CustomCommands lists the slash commands the extension adds to Gemini
 // CLI: every .toml file under commands/, named as Gemini CLI names them
-// (commands/git/commit.toml is /git:commit).
+// (commands/git/commit.toml is /git:commit). Links are not followed.
 func (e *Extension) CustomCommands() []string {
-	root := filepath.Join(e.Dir, "commands")
+	root, err := e.Root()
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
 	var out []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(p) != ".toml" {
+	root.Walk("commands", func(_ *fsutil.Root, p string, d fs.DirEntry) error {
+		if d.IsDir() || filepath.Ext(p) != ".toml" {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, strings.TrimSuffix(p, ".toml"))
-		out = append(out, "/"+strings.ReplaceAll(filepath.ToSlash(rel), "/", ":"))
+		out = append(out, "/"+strings.ReplaceAll(strings.TrimSuffix(p, ".toml"), "/", ":"))
 		return nil
 	})
 	return out
@@ -135,12 +165,17 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 		return nil, fmt.Errorf("%s is not a folder; give the folder that holds %s", dir, ManifestFile)
 	}
 	manifestPath := filepath.Join(real, ManifestFile)
-	raw, err := os.ReadFile(manifestPath)
+	root, err := fsutil.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("extension folder %s: %w", dir, err)
+	}
+	defer root.Close()
+	raw, err := root.ReadFile(ManifestFile, maxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s has no %s; an extension folder must hold one", dir, ManifestFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
+		return nil, fmt.Errorf("read the manifest: %w", err)
 	}
 	ws := opts.WorkspacePath
 	if ws == "" {
@@ -161,14 +196,15 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
-	probs = appendUncovered(probs, Validate(real, m))
+	probs = appendUncovered(probs, validateIn(root, m))
 	probs = append(probs, unknownKeys(expanded)...)
 	sortProblems(probs)
 	ext := &Extension{Dir: real, Manifest: m, Raw: raw, Problems: probs}
 	for _, name := range m.ContextFiles() {
-		p := ext.Path(name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			ext.ContextFiles = append(ext.ContextFiles, p)
+		if rel, err := ext.RelName(name); err == nil {
+			if fi, err := root.Stat(rel); err == nil && fi.Mode().IsRegular() {
+				ext.ContextFiles = append(ext.ContextFiles, root.Path(rel))
+			}
 		}
 	}
 	if len(probs) > 0 {
@@ -196,4 +232,25 @@ func appendUncovered(typeProbs, ruleProbs []Problem) []Problem {
 		}
 	}
 	return out
+}
+
+// lstatIn is Lstat of name in the folder dir, through a Root of it.
+func lstatIn(dir, name string) (fs.FileInfo, error) {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.Lstat(name)
+}
+
+// readIn reads the regular file name in the folder dir, through a Root of
+// it, at most limit bytes.
+func readIn(dir, name string, limit int64) ([]byte, error) {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.ReadFile(name, limit)
 }

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"unicode/utf8"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // MaxSkillBytes is the largest SKILL.md whose body is read for a model;
@@ -29,18 +30,36 @@ type SkippedSkill struct {
 // Gemini CLI 0.61 loads an extension's skills from: those with a name
 // and a description in their front matter are skills (sorted by file),
 // the others are skipped with why. Gemini CLI skips the same files,
-// silently.
+// silently. They are read through the extension's Root: a SKILL.md (or
+// a skill's folder) that is a link out of the extension is skipped with
+// why, never read.
 func (e *Extension) ScanSkills() (skills []Skill, skipped []SkippedSkill) {
-	root := filepath.Join(e.Dir, "skills")
-	files, _ := filepath.Glob(filepath.Join(root, "SKILL.md"))
-	more, _ := filepath.Glob(filepath.Join(root, "*", "SKILL.md"))
-	files = append(files, more...)
-	sort.Strings(files)
 	skills = []Skill{}
+	root, err := e.Root()
+	if err != nil {
+		return skills, nil
+	}
+	defer root.Close()
+	var files []string
+	if _, err := root.Lstat(filepath.Join("skills", "SKILL.md")); err == nil {
+		files = append(files, filepath.Join("skills", "SKILL.md"))
+	}
+	entries, _ := root.ReadDir("skills")
+	for _, d := range entries {
+		// Like a glob of skills/*/SKILL.md: folders, and links to them.
+		if !d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		f := filepath.Join("skills", d.Name(), "SKILL.md")
+		if _, err := root.Lstat(f); err == nil || errors.Is(err, fsutil.ErrOutside) {
+			files = append(files, f)
+		}
+	}
+	sort.Strings(files)
 	for _, f := range files {
-		sk, why := readSkillFile(f)
+		sk, why := readSkillFile(root, f)
 		if why != "" {
-			skipped = append(skipped, SkippedSkill{Location: f, Reason: why})
+			skipped = append(skipped, SkippedSkill{Location: root.Path(f), Reason: why})
 			continue
 		}
 		skills = append(skills, sk)
@@ -50,19 +69,15 @@ func (e *Extension) ScanSkills() (skills []Skill, skipped []SkippedSkill) {
 
 // readSkillFile reads one SKILL.md's name and description, or says why
 // it is not a skill.
-func readSkillFile(path string) (Skill, string) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return Skill{}, "it cannot be read: " + err.Error()
-	}
-	if !fi.Mode().IsRegular() {
+func readSkillFile(root *fsutil.Root, rel string) (Skill, string) {
+	data, err := root.ReadFile(rel, MaxSkillBytes)
+	if errors.Is(err, fsutil.ErrNotRegular) {
 		return Skill{}, "it is not a regular file"
 	}
-	data, err := os.ReadFile(path)
 	if err != nil {
 		return Skill{}, "it cannot be read: " + err.Error()
 	}
-	return skillFromData(path, data)
+	return skillFromData(root.Path(rel), data)
 }
 
 func skillFromData(path string, data []byte) (Skill, string) {
@@ -87,30 +102,34 @@ var skillBody = regexp.MustCompile(`^---\r?\n[\s\S]*?\r?\n---(?:\r?\n([\s\S]*))?
 
 // ReadSkillBody reads a skill's instructions: its SKILL.md after the
 // front matter, with surrounding white space trimmed, which is what
-// Gemini CLI hands its model when the skill is activated. The file must
-// be a regular file of at most MaxSkillBytes of UTF-8 text, and must
-// still be a skill (it may have changed since it was listed). A missing
-// file gives an error that wraps fs.ErrNotExist.
-func ReadSkillBody(path string) (string, error) {
-	f, err := os.Open(path)
+// Gemini CLI hands its model when the skill is activated. location is
+// the skill's Location, a file in the extension's folder read through
+// its Root. The file must be a regular file of at most MaxSkillBytes of
+// UTF-8 text, and must still be a skill (it may have changed since it
+// was listed). A missing file gives an error that wraps fs.ErrNotExist.
+func (e *Extension) ReadSkillBody(location string) (string, error) {
+	rel, err := fsutil.NameIn(e.Dir, location)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	root, err := e.Root()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	data, err := root.ReadFile(rel, MaxSkillBytes)
+	switch {
+	case errors.Is(err, fsutil.ErrNotRegular):
 		return "", errors.New("its SKILL.md is not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSkillBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > MaxSkillBytes {
+	case errors.Is(err, fsutil.ErrTooLarge):
 		return "", fmt.Errorf("its SKILL.md is larger than %d bytes and is not loaded", MaxSkillBytes)
+	case err != nil:
+		return "", err
 	}
 	if !utf8.Valid(data) {
 		return "", errors.New("its SKILL.md is not UTF-8 text")
 	}
-	if _, why := skillFromData(path, data); why != "" {
+	if _, why := skillFromData(location, data); why != "" {
 		return "", fmt.Errorf("its SKILL.md is no longer a skill: %s", why)
 	}
 	m := skillBody.FindSubmatch(data)

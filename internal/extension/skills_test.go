@@ -70,11 +70,12 @@ func TestReadSkillBody(t *testing.T) {
 		{"too large", "---\nname: a\ndescription: d\n---\n" + strings.Repeat("x", MaxSkillBytes), "", "larger than"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "SKILL.md")
+			dir := t.TempDir()
+			p := filepath.Join(dir, "SKILL.md")
 			if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadSkillBody(p)
+			got, err := (&Extension{Dir: dir}).ReadSkillBody(p)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Errorf("error %v, want %q", err, c.err)
@@ -86,7 +87,8 @@ func TestReadSkillBody(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadSkillBody(filepath.Join(t.TempDir(), "SKILL.md")); !errors.Is(err, fs.ErrNotExist) {
+	dir := t.TempDir()
+	if _, err := (&Extension{Dir: dir}).ReadSkillBody(filepath.Join(dir, "SKILL.md")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
 }

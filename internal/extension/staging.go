@@ -108,7 +108,7 @@ func sweepStagingIn(dir, prefix string) []string {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if os.RemoveAll(p) == nil {
+		if fsutil.RemoveTree(p) == nil {
 			removed = append(removed, p)
 		}
 	}
@@ -214,5 +214,12 @@ func writeMetadata(dir string, md *InstallMetadata) error {
 	if RedactSource(md.Source) != md.Source {
 		perm = 0o600
 	}
-	return fsutil.WriteFileAtomic(filepath.Join(dir, InstallMetadataFile), data, perm)
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	// The staged folder holds the extension's files: a link it ships
+	// under this name is replaced, not written through.
+	return root.WriteFileAtomic(InstallMetadataFile, data, perm)
 }

@@ -287,8 +287,16 @@ func (s *Store) loadEntryIn(name, realDir string) *Installed {
 	return in
 }
 
+// readMetadata reads the install metadata of the store's entry entry,
+// through a Root of it: the entry of an installed extension is the
+// extension's own folder, which may ship a link under that name.
 func readMetadata(entry string) (*InstallMetadata, error) {
-	data, err := os.ReadFile(filepath.Join(entry, InstallMetadataFile))
+	root, err := fsutil.OpenRoot(entry)
+	if err != nil {
+		return nil, fmt.Errorf("read install metadata: %w", err)
+	}
+	defer root.Close()
+	data, err := root.ReadFile(InstallMetadataFile, maxSmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Problem is one thing wrong with a manifest, with where it is and how to
@@ -67,7 +69,18 @@ func ValidName(name string) bool { return nameRE.MatchString(name) }
 // every problem, sorted by path. Fields that old manifests do not have are
 // only checked when present, so every manifest Gemini CLI accepts passes.
 func Validate(dir string, m *Manifest) []Problem {
-	v := &validator{dir: dir}
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return []Problem{{Message: fmt.Sprintf("the extension folder cannot be opened: %v", err), Fix: "give the folder that holds " + ManifestFile}}
+	}
+	defer root.Close()
+	return validateIn(root, m)
+}
+
+// validateIn is Validate of the extension whose folder is open as root:
+// the files the manifest names are looked at through it.
+func validateIn(root *fsutil.Root, m *Manifest) []Problem {
+	v := &validator{dir: root.Dir(), root: root}
 	v.top(m)
 	v.permissions(m.Permissions)
 	v.tools(m)
@@ -82,6 +95,7 @@ func Validate(dir string, m *Manifest) []Problem {
 
 type validator struct {
 	dir   string
+	root  *fsutil.Root
 	probs []Problem
 	// seen caches Lstat of folders on the way to files: several tools
 	// usually share tools/.
@@ -94,7 +108,7 @@ func (v *validator) lstat(p string, final bool) (fs.FileInfo, error) {
 			return fi, nil
 		}
 	}
-	fi, err := os.Lstat(p)
+	fi, err := v.root.Lstat(p)
 	if err == nil && !final {
 		if v.seen == nil {
 			v.seen = map[string]fs.FileInfo{}
@@ -159,6 +173,28 @@ func (v *validator) permissions(p *Permissions) {
 			v.add("permissions.filesystem.write",
 				fmt.Sprintf("%q is wider than the read scope %q: a tool could write files it may not read", fsp.Write.Effective(), fsp.Read.Effective()),
 				"set permissions.filesystem.read to %q (or wider), or narrow write to %q", fsp.Write.Effective(), fsp.Read.Effective())
+		}
+		if len(fsp.ProtectedWrites) > 0 && ok && fsp.Write.Rank() < AccessWorkspace.Rank() {
+			v.add("permissions.filesystem.protectedWrites",
+				fmt.Sprintf("names protected paths to write, but the write scope is %q", fsp.Write.Effective()),
+				"set permissions.filesystem.write to \"workspace\" (or wider), or remove protectedWrites")
+		}
+		seen := map[string]int{}
+		for i, n := range fsp.ProtectedWrites {
+			path := fmt.Sprintf("permissions.filesystem.protectedWrites[%d]", i)
+			if err := permission.CheckLiftable(n); err != nil {
+				fix := "name a protected file or folder at the workspace's top that the tools must write, e.g. \".husky\" or \".env.local\""
+				if permission.ProtectedName(n) {
+					fix = "remove it: no manifest may let its tools write it"
+				}
+				v.add(path, fmt.Sprintf("%q %v", n, err), "%s", fix)
+				continue
+			}
+			if j, dup := seen[n]; dup {
+				v.add(path, fmt.Sprintf("%q repeats protectedWrites[%d]", n, j), "remove one of them")
+				continue
+			}
+			seen[n] = i
 		}
 	}
 	if n := p.Network; n != nil {
@@ -431,7 +467,7 @@ func (v *validator) file(rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cur := v.dir
+	cur := ""
 	parts := strings.Split(p, string(filepath.Separator))
 	for i, part := range parts {
 		cur = filepath.Join(cur, part)

@@ -23,6 +23,18 @@ var ErrOutside = errors.New("leads outside its folder (through .. or a symbolic 
 // device, a socket, a folder.
 var ErrNotRegular = errors.New("is not a regular file; gemkit reads only regular files here")
 
+// ErrTooLarge is the error (wrapped in an *fs.PathError naming the whole
+// path) of a ReadFile past its limit; its text names the limit.
+var ErrTooLarge = errors.New("is larger than gemkit reads")
+
+type tooLargeError struct{ limit int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("is larger than %d bytes, more than gemkit reads here", e.limit)
+}
+
+func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
 // Root is a folder gemkit reads or writes on behalf of something it does
 // not trust: an extension's folder, a clone or a staging folder, the
 // workspace an agent or a tool works in. gemkit acts there with the
@@ -78,7 +90,13 @@ func (r *Root) Rel(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.dir, p)
 	}
-	rel, ok := Rel(r.dir, p)
+	return NameIn(r.dir, p)
+}
+
+// NameIn returns the absolute path p as a name relative to dir, for a
+// Root of dir; a path lexically outside dir is refused with ErrOutside.
+func NameIn(dir, p string) (string, error) {
+	rel, ok := Rel(dir, p)
 	if !ok {
 		return "", &fs.PathError{Op: "open", Path: p, Err: ErrOutside}
 	}
@@ -94,16 +112,35 @@ func (r *Root) wrap(op, name string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		if isEscape(pe.Err) {
-			return &fs.PathError{Op: op, Path: r.Path(name), Err: ErrOutside}
+			return &fs.PathError{Op: op, Path: r.Path(name), Err: r.outside(name)}
 		}
 		return &fs.PathError{Op: pe.Op, Path: r.Path(name), Err: pe.Err}
 	}
 	var le *os.LinkError
 	if errors.As(err, &le) && isEscape(le.Err) {
-		return &fs.PathError{Op: op, Path: r.Path(name), Err: ErrOutside}
+		return &fs.PathError{Op: op, Path: r.Path(name), Err: r.outside(name)}
 	}
 	return err
 }
+
+// outside is ErrOutside for name, saying where the link goes when name
+// itself is the link that leads out, so that the person sees which file
+// to look at.
+func (r *Root) outside(name string) error {
+	if target, err := r.r.Readlink(name); err == nil {
+		return &outsideError{target: target}
+	}
+	return ErrOutside
+}
+
+// outsideError is ErrOutside for a symbolic link whose target is known.
+type outsideError struct{ target string }
+
+func (e *outsideError) Error() string {
+	return "is a symbolic link to " + e.target + ", outside its folder; gemkit does not follow it"
+}
+
+func (e *outsideError) Is(target error) bool { return target == ErrOutside }
 
 // isEscape reports os.Root's refusal of a name that leaves the root; the
 // standard library does not export that error value, so its text is
@@ -116,20 +153,27 @@ func isEscape(err error) bool {
 // does not block on a FIFO, and anything not regular is closed again and
 // refused with ErrNotRegular.
 func (r *Root) Open(name string) (*os.File, error) {
+	f, _, err := r.OpenStat(name)
+	return f, err
+}
+
+// OpenStat is Open that also returns what the descriptor opened is
+// (fstat of it, not a look at the name again).
+func (r *Root) OpenStat(name string) (*os.File, fs.FileInfo, error) {
 	f, err := r.r.OpenFile(name, os.O_RDONLY|openReadFlags, 0)
 	if err != nil {
-		return nil, r.wrap("open", name, err)
+		return nil, nil, r.wrap("open", name, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, r.wrap("stat", name, err)
+		return nil, nil, r.wrap("stat", name, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: r.Path(name), Err: ErrNotRegular}
+		return nil, nil, &fs.PathError{Op: "open", Path: r.Path(name), Err: ErrNotRegular}
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // ReadFile reads the regular file name, at most limit bytes; a longer file
@@ -149,7 +193,7 @@ func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 		return nil, r.wrap("read", name, err)
 	}
 	if limit > 0 && int64(len(data)) > limit {
-		return nil, &fs.PathError{Op: "read", Path: r.Path(name), Err: fmt.Errorf("larger than %d bytes", limit)}
+		return nil, &fs.PathError{Op: "read", Path: r.Path(name), Err: &tooLargeError{limit}}
 	}
 	return data, nil
 }

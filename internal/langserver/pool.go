@@ -551,7 +551,6 @@ func (p *Pool) workspaceServers(ctx context.Context, f func(r *running, c *lspcl
 	if len(langs) == 0 {
 		return nil, &codeintel.NoServerError{Reason: "the workspace holds no files of a language gemkit has a language server for"}
 	}
-	type result struct{ err error }
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error

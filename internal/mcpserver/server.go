@@ -46,9 +46,10 @@ const DefaultProgressInterval = 5 * time.Second
 type Config struct {
 	// Source is where the extensions come from.
 	Source disclosure.Source
-	// Runner runs the tools; its Ask should be nil (nobody can be asked
-	// over MCP), so a tool without recorded consent is refused with words
-	// saying how to grant it.
+	// Runner runs the tools. New sets its Ask when it has none: a tool
+	// without recorded consent asks the person through the client when the
+	// client offers elicitation (consent.go), and is otherwise refused with
+	// words saying how to grant it.
 	Runner *toolrun.Runner
 	// Limits bound each call.
 	Limits disclosure.Limits
@@ -98,6 +99,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = DefaultProgressInterval
+	}
+	if cfg.Runner.Ask == nil {
+		cfg.Runner.Ask = ask
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	if s.log == nil {
@@ -337,12 +341,27 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		defer stop()
 	}
 	set := s.Set()
+	ctx = withAnswer(ctx, req)
 	res := set.Call(ctx, s.cfg.Runner, name, args, s.cfg.Limits)
 	attrs := []any{"tool", name, "isError", res.IsError, "duration", time.Since(start)}
 	if res.Err != nil {
 		attrs = append(attrs, "err", res.Err)
 	}
 	s.log.Debug("tool call", attrs...)
+	var ce *toolrun.ConsentError
+	if errors.As(res.Err, &ce) {
+		if !ce.Declined && canElicit(ctx, req) {
+			return consentQuestion(toolrun.ConsentRequest{Extension: ce.Extension, Notice: ce.Notice, Lines: ce.Lines}, name), nil
+		}
+		// Not a failure of the tool, which did not run, but a question for
+		// the person, so it is not marked isError: Gemini CLI 0.61 leaves
+		// a call that ended in error out of its terminal display (by
+		// default, ui.errorVerbosity "low": isVisibleInToolGroup) and even
+		// then shows only "MCP tool … reported an error", never the text,
+		// so the person would not learn what to do. A result's text it
+		// shows; the model reads the same words.
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}, nil
+	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}, IsError: res.IsError}
 	// A client validates structuredContent against the tool's output
 	// schema and passes it on to its model beside (or instead of) the

@@ -2,15 +2,16 @@ package toolrun
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // safeEnv are the variables of the user's environment a tool inherits:
@@ -86,19 +87,56 @@ func toolEnv(user map[string]string, settings []extension.Setting, stored map[st
 	return env
 }
 
-// ReadDotEnv reads an extension's settings file (.env: KEY=VALUE lines,
-// # comments, optional quotes). A missing file is no settings.
-func ReadDotEnv(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+// maxSettingsBytes bounds a settings file: far above any real one.
+const maxSettingsBytes = 1 << 20
+
+// ReadSettings reads the settings files (.env) of an extension found in
+// dirs (its own folder, then its entry in the extensions folder: later
+// ones win). A missing file is no settings. Each is read through an
+// fsutil.Root of its folder: the extension ships that folder, so a .env
+// that is a link out of it (../../.env, /proc/self/cwd/.env,
+// /proc/self/fd/0), a FIFO or a device is refused with an error naming
+// it, never read with the person's rights and handed to the tool as if
+// it were the extension's setting.
+func ReadSettings(dirs ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, d := range dirs {
+		m, err := readDotEnv(d)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// readDotEnv reads the .env file of the folder dir (KEY=VALUE lines,
+// # comments, optional quotes).
+func readDotEnv(dir string) (map[string]string, error) {
+	root, err := fsutil.OpenRoot(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("settings file: %w", err)
 	}
-	defer f.Close()
+	defer root.Close()
+	data, err := root.ReadFile(".env", maxSettingsBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if errors.Is(err, fsutil.ErrOutside) || errors.Is(err, fsutil.ErrNotRegular) {
+		return nil, fmt.Errorf("settings file: %w. An extension's settings are a file of its own folder: remove it, or replace it with such a file", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settings file: %w", err)
+	}
+	path := root.Path(".env")
 	out := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxSettingsBytes)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -115,6 +116,9 @@ type Runner struct {
 
 	runtimes runtimes
 	others   otherWrites
+	// servers finds the servers running for this user, whose secrets
+	// are closed wherever their environment put them.
+	servers permission.Locator
 }
 
 // Call is one tool invocation.
@@ -217,19 +221,23 @@ func (r *Runner) environ() []string {
 
 // resolve resolves the tool's whole policy on this machine, once
 // (permission.Resolve): the closed folders (gemkit's and Gemini CLI's
-// configuration, the files that hold the tokens of gemkit's own servers,
-// and r.Protected), the protected paths in the write scope, and the
-// folders no program is started from: the workspace, and the home folder
-// when a tool of this extension or of any installed one may write it.
+// configuration, the files that hold the tokens of the servers gemkit
+// serves or runs, wherever their environment put them, and r.Protected),
+// the protected paths in the write scope (node_modules above every
+// extension's folder among them), and the folders no program is started
+// from: the workspace, and the home folder when a tool of this extension
+// or of any installed one may write it.
 func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, extDir string, folders []string) permission.Resolved {
 	in := permission.ClosedInputs{
-		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], os.TempDir(), "/tmp"}, Extra: r.Protected,
+		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], QwenHome: env["QWEN_HOME"], ConfigDir: env["XDG_CONFIG_HOME"],
+		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
 	}
 	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
 		in.GeminiHome = h
 	}
-	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir, OtherWrites: r.others.writes(r.Consent, folders)})
+	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir,
+		OtherWrites: r.others.writes(r.Consent, folders), ExtensionFolders: append([]string{extDir}, folders...),
+		Locator: &r.servers, Getenv: func(k string) string { return env[k] }})
 }
 
 // otherWrites keeps the write scopes of the installed extensions between
@@ -254,7 +262,7 @@ func (o *otherWrites) writes(store ConsentStore, folders []string) []permission.
 	}
 	var key strings.Builder
 	for _, f := range folders {
-		if fi, err := os.Stat(filepath.Join(f, extension.ManifestFile)); err == nil {
+		if fi, err := fsutil.StatIn(f, extension.ManifestFile); err == nil {
 			fmt.Fprintf(&key, "%s\x00%d\x00%d\x00", f, fi.Size(), fi.ModTime().UnixNano())
 		}
 	}
@@ -311,10 +319,6 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkConsent(ctx, ext, c.GrantConsent); err != nil {
-		return nil, err
-	}
-
 	env := envMap(r.environ())
 	home := env["HOME"]
 	if home == "" {
@@ -336,6 +340,9 @@ func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
 		return nil, err
 	}
 	pol := r.resolve(m.EffectivePermissions().Policy(), env, ws, home, ext.Dir, readOnly)
+	if err := r.checkConsent(ctx, ext, c.GrantConsent, boundOutside(pol)); err != nil {
+		return nil, err
+	}
 	ask := func(ctx context.Context, shim string, args []string) (string, error) {
 		return r.askShim(ctx, shim, args, env, pol, readOnly)
 	}
@@ -470,9 +477,11 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	return res, nil
 }
 
-// scriptPath resolves the tool's executable inside the extension folder.
-// Paths that climb with "..", leave the folder through a symlink, or are
-// not regular files are refused before anything runs.
+// scriptPath resolves the tool's executable inside the extension folder,
+// through the folder's Root: a path that climbs with "..", leaves the
+// folder through a symlink, or is not a regular file (a FIFO, a device,
+// a folder) is refused before anything runs. It returns the script's real
+// path, the name the interpreter opens.
 func scriptPath(ext *extension.Extension, t *extension.Tool) (string, error) {
 	exe := filepath.ToSlash(t.Executable)
 	if exe == "" {
@@ -483,32 +492,54 @@ func scriptPath(ext *extension.Extension, t *extension.Tool) (string, error) {
 			return "", fmt.Errorf("tool %s: executable %q contains \"..\"; it must name a file inside the extension folder", t.Name, t.Executable)
 		}
 	}
-	dir, err := filepath.EvalSymlinks(ext.Dir)
+	root, err := ext.Root()
 	if err != nil {
 		return "", fmt.Errorf("extension folder: %w", err)
 	}
-	p := ext.Path(t.Executable)
-	real, err := filepath.EvalSymlinks(p)
+	defer root.Close()
+	rel, err := ext.RelName(t.Executable)
+	if err != nil {
+		return "", fmt.Errorf("tool %s: executable %q is outside the extension folder %s", t.Name, t.Executable, ext.Dir)
+	}
+	real, err := root.Resolve(rel)
+	if errors.Is(err, fsutil.ErrOutside) {
+		return "", fmt.Errorf("tool %s: executable %q leads outside the extension folder (%v); gemkit runs only a file inside it", t.Name, t.Executable, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("tool %s: executable: %w", t.Name, err)
 	}
-	if real != dir && !strings.HasPrefix(real, dir+string(filepath.Separator)) {
-		return "", fmt.Errorf("tool %s: executable %q resolves to %s, outside the extension folder", t.Name, t.Executable, real)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
+	f, err := root.Open(real)
+	if errors.Is(err, fsutil.ErrNotRegular) {
 		return "", fmt.Errorf("tool %s: executable %q is not a regular file", t.Name, t.Executable)
 	}
-	return real, nil
+	if err != nil {
+		return "", fmt.Errorf("tool %s: executable: %w", t.Name, err)
+	}
+	f.Close()
+	return root.Path(real), nil
+}
+
+// boundOutside are the folders a link out of an extension's folder must
+// not lead into for consent to bind what it names: those some tool may
+// write (the run's workspace, the home folder when an installed
+// extension may write it) and the temporary folders every program may.
+func boundOutside(pol permission.Resolved) []string {
+	out := append([]string(nil), pol.Untrusted...)
+	for _, d := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
+		out = append(out, d)
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // checkConsent finds, records or asks for the person's consent to the
 // extension's permissions, tied to their hash, and, where the store keeps
-// it, to the extension's files.
-func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, grant bool) error {
+// it, to the extension's files. Files consent cannot bind (another name
+// on disk, a link into writable, Content.Bindable) refuse the run before
+// anyone is asked.
+func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, grant bool, writable []string) error {
 	m := ext.Manifest
 	hash := extension.PermissionsHash(m)
 	q := ConsentRequest{Extension: m.Name, Lines: extension.PermissionsSummary(m)}
@@ -517,6 +548,9 @@ func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, gra
 	if content {
 		var err error
 		if now, err = extension.ReadContent(ext.Dir); err != nil {
+			return err
+		}
+		if err := now.Bindable(ext.Dir, writable); err != nil {
 			return err
 		}
 		if agreed, granted := cs.ConsentContent(m.Name, hash); granted {

@@ -59,6 +59,42 @@ function M.check()
     warn('$GEMINI_CLI_IDE_SERVER_PORT does not name this companion', { 'terminals opened now would lead gemini elsewhere' })
   end
 
+  -- Gemini CLI asks "Do you want to connect Neovim to Gemini CLI?" at
+  -- every start while IDE mode is off in its settings, and its Yes runs
+  -- /ide install, which has no installer for Neovim (docs/editors.md).
+  start('Gemini CLI')
+  local home = vim.env.GEMINI_CLI_HOME
+  if not home or home == '' then
+    home = vim.fn.expand('~')
+  end
+  local settings = home .. '/.gemini/settings.json'
+  local okj, s = pcall(function()
+    return vim.json.decode(table.concat(vim.fn.readfile(settings), '\n'))
+  end)
+  if okj and type(s) == 'table' and type(s.ide) == 'table' and s.ide.enabled == true then
+    ok("Gemini CLI's IDE mode is on (" .. settings .. '): gemini connects at start')
+  else
+    info("Gemini CLI's IDE mode is not on in " .. settings .. ' (or the file is not plain JSON): gemini asks first'
+      .. ' "Do you want to connect Neovim to Gemini CLI?"; answer 3 (No, don\'t ask again), not Yes, then type /ide enable, once')
+  end
+
+  start('Qwen Code')
+  local qport = env.QWEN_CODE_IDE_SERVER_PORT
+  if not qport then
+    info('no Qwen Code lock file is written (--qwen=false)')
+  else
+    local home = vim.env.QWEN_HOME
+    if not home or home == '' then
+      home = vim.fn.expand('~/.qwen')
+    end
+    local qlock = vim.fn.fnamemodify(vim.fn.expand(home), ':p'):gsub('/$', '') .. '/ide/' .. qport .. '.lock'
+    if exists(qlock) then
+      ok('lock file: ' .. qlock .. ' (a qwen started in the workspace finds this Neovim; IDE mode must be on in Qwen Code: /ide enable)')
+    else
+      err('no lock file ' .. qlock .. ': qwen cannot find this Neovim', { ':GemkitLog shows why it was not written' })
+    end
+  end
+
   start('Claude Code')
   local port = env.CLAUDE_CODE_SSE_PORT
   if not port then

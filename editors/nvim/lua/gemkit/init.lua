@@ -401,12 +401,6 @@ local function open_diff(path, content)
   d.left = api.nvim_get_current_buf()
   local left_win = api.nvim_get_current_win()
   scratch(d.left, 'gemkit://' .. path .. (on_disk and ' [on disk]' or ' [new file]'))
-  -- The read-only side gets the language's highlighting only: its
-  -- filetype would load ftplugins and wake language servers for a copy
-  -- no one edits, most of the time a diff takes to appear.
-  if ft ~= '' then
-    vim.bo[d.left].syntax = ft
-  end
   if on_disk then
     -- readfile() gives a NUL byte as "\n"; buffers take it as "\0".
     local lines = vim.fn.readfile(path, 'b')
@@ -461,6 +455,18 @@ local function open_diff(path, content)
   })
   S.diffs[path] = d
   vim.cmd('redraw')
+  -- The read-only side gets the language's highlighting only (its
+  -- filetype would load ftplugins and wake language servers for a copy
+  -- no one edits), and only once the view is on screen: loading a
+  -- syntax file is most of the time a diff takes to draw, and the
+  -- proposal's side, with its filetype, already loads one.
+  if ft ~= '' then
+    vim.schedule(function()
+      if api.nvim_buf_is_valid(d.left) then
+        vim.bo[d.left].syntax = ft
+      end
+    end)
+  end
   return d
 end
 
@@ -936,8 +942,12 @@ function autocmds()
     if S.ready and config.follow_cwd and config.workspace == nil and vim.v.event.scope == 'global' then
       local cwd = vim.fn.getcwd()
       send('workspace/update', { paths = { cwd } })
-      -- Terminals opened from now on name the new workspace too.
+      -- Terminals opened from now on name the new workspace too (Qwen
+      -- Code's variable when gemkit gave it).
       vim.env.GEMINI_CLI_IDE_WORKSPACE_PATH = cwd
+      if (S.ready.env or {}).QWEN_CODE_IDE_WORKSPACE_PATH then
+        vim.env.QWEN_CODE_IDE_WORKSPACE_PATH = cwd
+      end
     end
   end)
   au('VimLeavePre', function()

@@ -1,0 +1,99 @@
+package editors_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// TestEmacsGeminiFirstQuestion runs the real Gemini CLI's TUI, IDE mode
+// off as on a first run, in Emacs's M-x term beside gemkit.el, and
+// answers its first question as docs/editors.md says: the CLI asks "Do
+// you want to connect Emacs to Gemini CLI?"; Esc cannot answer it there
+// (term's char mode takes Esc as Meta), and 3 ("No, don't ask again")
+// does, without /ide install ("No installer is available"); /ide enable
+// then connects to Emacs, and the settings say IDE mode is on, so that
+// the question never comes again.
+func TestEmacsGeminiFirstQuestion(t *testing.T) {
+	emacs := requireEditor(t, "emacs", "emacs-nox")
+	client := requireEditor(t, "emacsclient", "emacs-nox")
+	tmuxBin := requireEditor(t, "tmux", "tmux")
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	h := newHarness(t)
+	// The settings of a first run: signed in, IDE mode never turned on.
+	settings := filepath.Join(h.home, ".gemini", "settings.json")
+	gemkittest.WriteFile(t, settings, `{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+ "privacy": {"usageStatisticsEnabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}`)
+	// What a person types at M-x term's "Run program:", with the
+	// variables an offline run needs (no model is asked here).
+	gemini := filepath.Join(h.home, "bin", "gemini") // not in TMPDIR, whose gemini/ holds the discovery files
+	gemkittest.WriteFile(t, gemini, fmt.Sprintf("#!/bin/sh\nGEMINI_API_KEY=x GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:%d SSH_CONNECTION='127.0.0.1 1 127.0.0.1 22' exec %s %s \"$@\"\n",
+		gemkittest.ClosedPort(t), node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")))
+	if err := os.Chmod(gemini, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	d := startEmacs(t, h, emacs, client, tmuxBin, gemkittest.Gemkit(t))
+	waitFor(t, "gemkit serving", func() bool { return d.Getenv(t, ide.EnvServerPort) != "" })
+	// M-x term, run from the workspace as a person's Emacs is.
+	d.eval(t, fmt.Sprintf(`(let ((default-directory %s))
+  (set-process-query-on-exit-flag (get-buffer-process (term %s)) nil)
+  t)`, elispString(h.ws+"/"), elispString(gemini)))
+	screen := func() string {
+		out, _ := exec.Command(d.tmuxPane.bin, "-S", d.tmuxPane.sock, "capture-pane", "-p", "-J").Output()
+		return string(out)
+	}
+	waitScreen(t, screen, "the CLI's first question", func(s string) bool {
+		return strings.Contains(s, "Do you want to connect Emacs to Gemini CLI?") && strings.Contains(s, "No, don't ask again")
+	})
+
+	// Esc is Meta in term's char mode: Emacs waits for the rest of a
+	// key (a 3 then would be M-3), and the CLI sees nothing. C-g ends
+	// that.
+	d.keys(t, "", "Escape")
+	time.Sleep(1500 * time.Millisecond)
+	if s := screen(); !strings.Contains(s, "Do you want to connect Emacs to Gemini CLI?") {
+		t.Fatalf("Esc answered the question in M-x term:\n%s", s)
+	}
+	d.keys(t, "", "C-g")
+	time.Sleep(300 * time.Millisecond)
+
+	// 3 picks "No, don't ask again" at once.
+	d.keys(t, "3")
+	waitScreen(t, screen, "the question answered", func(s string) bool {
+		return !strings.Contains(s, "Do you want to connect") && strings.Contains(s, "Type your message")
+	})
+	if s := screen(); strings.Contains(s, "No installer is available") {
+		t.Fatalf("3 ran /ide install:\n%s", s)
+	}
+	d.keys(t, "/ide enable")
+	waitScreen(t, screen, "/ide enable typed", func(s string) bool { return strings.Contains(s, "/ide enable") })
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(screen(), "Connected to Emacs"); {
+		if time.Now().After(deadline) {
+			t.Fatal("/ide enable never connected to Emacs")
+		}
+		time.Sleep(300 * time.Millisecond)
+		d.keys(t, "", "Enter") // apart from the text, or it reads as a paste
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !strings.Contains(screen(), "Connected to Emacs"); {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	var got struct {
+		IDE struct {
+			Enabled      bool `json:"enabled"`
+			HasSeenNudge bool `json:"hasSeenNudge"`
+		} `json:"ide"`
+	}
+	b, err := os.ReadFile(settings)
+	if err != nil || json.Unmarshal(b, &got) != nil || !got.IDE.Enabled || !got.IDE.HasSeenNudge {
+		t.Fatalf("Gemini CLI's settings after the answers: %s (%v); want ide.enabled and ide.hasSeenNudge", b, err)
+	}
+}

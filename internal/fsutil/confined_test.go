@@ -1,0 +1,297 @@
+package fsutil
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The packages that touch trees an extension or a tool controls (an
+// extension's folder, a clone or a staging folder, the workspace) must do
+// so through a Root. This test parses their sources and fails on any
+// call of the plain file-system functions below that is not in
+// trustedCalls, each entry of which says which trusted place the call
+// touches and why a plain call is right there.
+
+// confinedDirs are the packages checked (from the repository's root);
+// for internal/cli, only the files of the commands that read an
+// extension's tree or run the agent.
+var confinedDirs = []string{
+	"internal/extension", "internal/toolrun", "internal/disclosure",
+	"internal/agent", "internal/acp", "internal/mcpserver", "internal/cli",
+}
+
+func confinedFile(dir, name string) bool {
+	if strings.HasSuffix(name, "_test.go") || !strings.HasSuffix(name, ".go") {
+		return false
+	}
+	if dir != "internal/cli" {
+		return true
+	}
+	for _, p := range []string{"extensions", "mcp", "run", "chat", "acp", "agent_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainCalls are the functions, by import path, that touch a path
+// without a Root.
+var plainCalls = map[string][]string{
+	"os": {"Open", "OpenFile", "ReadFile", "ReadDir", "Stat", "Lstat", "Readlink", "Rename", "Remove", "RemoveAll",
+		"WriteFile", "Create", "CreateTemp", "Mkdir", "MkdirAll", "MkdirTemp", "Symlink", "Link", "Chmod", "Chown",
+		"Lchown", "Chtimes", "Truncate", "DirFS", "CopyFS", "OpenRoot", "OpenInRoot"},
+	"io/ioutil":             {"ReadFile", "ReadDir", "WriteFile", "TempDir", "TempFile"},
+	"path/filepath":         {"Walk", "WalkDir", "EvalSymlinks", "Glob"},
+	"syscall":               {"Open", "Openat", "Rename", "Renameat", "Unlink", "Rmdir", "Mkfifo", "Link", "Symlink", "Stat", "Lstat"},
+	"golang.org/x/sys/unix": {"Open", "Openat", "Openat2", "Rename", "Renameat", "Renameat2", "Unlink", "Unlinkat", "Stat", "Lstat", "Fstatat"},
+	"github.com/gemkit/gemkit/internal/fsutil": {"WriteFileAtomic", "ReplaceFile", "RemoveTree", "OpenRegular", "StatIn"},
+}
+
+// trustedCalls are the plain calls allowed, by "dir/file.go func
+// pkg.Func" (func is the enclosing function, Type.Method for a method),
+// each with the trusted place it touches and why.
+var trustedCalls = map[string]string{
+	"internal/acp/acp.go server.NewSession os.Stat":                                 "the cwd the ACP client names for the session: the workspace folder itself, the person's choice",
+	"internal/acp/session.go session.wire filepath.EvalSymlinks":                    "the workspace folder's own path (the person's), to name files as the client does",
+	"internal/acp/session.go session.readLinked fsutil.OpenRegular":                 "a file outside the workspace that the person linked in their prompt, opened as named (regular files only, never blocking); one inside goes through the workspace's Root",
+	"internal/agent/workspace.go Agent.openFile filepath.EvalSymlinks":              "the workspace folder's own path, the person's choice; names below it go through its Root",
+	"internal/cli/agent_common.go setupSession os.Stat":                             "--workspace, the folder the person names",
+	"internal/cli/extensions_common.go resolveHome os.Stat":                         "--home and the folders it must hold, named by the person",
+	"internal/cli/extensions_common.go openStore os.Stat":                           "--workspace, the folder the person names",
+	"internal/cli/mcp.go newMCPCmd os.Stat":                                         "--workspace, the folder the person names",
+	"internal/disclosure/source.go storeSource.Stamp os.ReadDir":                    "the extensions folder: the store's own listing",
+	"internal/disclosure/source.go stamp os.Stat":                                   "the extensions folder and its entries (made by gemkit, Gemini CLI or the person); files inside an entry are stamped through its Root",
+	"internal/extension/conflicts.go Store.ConflictsWith os.ReadDir":                "the extensions folder: the store's own listing",
+	"internal/extension/folders.go Store.ExtensionFolders os.ReadDir":               "the extensions folder: the store's own listing",
+	"internal/extension/store.go Store.List os.ReadDir":                             "the extensions folder: the store's own listing",
+	"internal/extension/store.go Store.List filepath.EvalSymlinks":                  "the extensions folder's own path",
+	"internal/extension/store.go Store.List os.Stat":                                "an entry of the extensions folder (a symlink the person made to a folder counts): entries are made by gemkit, Gemini CLI or the person",
+	"internal/extension/store.go Store.Get os.Stat":                                 "an entry of the extensions folder, as in List",
+	"internal/extension/store.go Store.loadEntry filepath.EvalSymlinks":             "the extensions folder's own path",
+	"internal/extension/load.go resolveDir os.Lstat":                                "the extension's folder itself (an entry of the store, or the source a link's metadata names); what is inside goes through its Root",
+	"internal/extension/load.go resolveDir filepath.EvalSymlinks":                   "the extension's folder itself, as above: its real path is ${extensionPath}",
+	"internal/extension/load.go dirCheck os.Stat":                                   "the extension's folder itself, as above",
+	"internal/extension/consent.go Store.readConsent os.ReadFile":                   "gemkit's own consent records in ~/.gemini/gemkit, a folder it makes 0700",
+	"internal/extension/consent.go Store.updateConsent fsutil.WriteFileAtomic":      "gemkit's own consent records, as above",
+	"internal/extension/enablement.go Store.readEnablement os.ReadFile":             "the store's enablement file, shared with Gemini CLI, in the extensions folder",
+	"internal/extension/enablement.go Store.writeEnablement os.MkdirAll":            "the extensions folder itself",
+	"internal/extension/enablement.go Store.writeEnablement fsutil.WriteFileAtomic": "the store's enablement file, as above",
+	"internal/extension/fileutil.go Store.lock os.MkdirAll":                         "gemkit's own state folder ~/.gemini/gemkit, made 0700",
+	"internal/extension/fileutil.go Store.lock os.OpenFile":                         "gemkit's own lock file in that folder",
+	"internal/extension/staging.go Store.newStaging os.MkdirAll":                    "the extensions folder and gemkit's staging folder (0700)",
+	"internal/extension/staging.go Store.newStaging os.MkdirTemp":                   "a new staging folder gemkit makes for one operation",
+	"internal/extension/staging.go sweepStagingIn os.ReadDir":                       "gemkit's staging folder, or the extensions folder for its own .gemkit- folders",
+	"internal/extension/staging.go sweepStagingIn fsutil.RemoveTree":                "a staging folder of a finished gemkit; links inside are removed, never followed",
+	"internal/extension/staging.go Store.checkFree os.Lstat":                        "an entry name in the extensions folder, not followed",
+	"internal/extension/staging.go Store.commit os.Lstat":                           "an entry name in the extensions folder, not followed",
+	"internal/extension/staging.go Store.commit os.Rename":                          "the staging folder gemkit filled, renamed to an entry of the extensions folder",
+	"internal/extension/staging.go Store.swap os.Rename":                            "an entry of the extensions folder and gemkit's staging folder, swapped",
+	"internal/extension/staging_unix.go sameFileSystem os.Stat":                     "gemkit's staging folder and the extensions folder",
+	"internal/extension/exchange_linux.go exchange unix.Renameat2":                  "an entry of the extensions folder and the staged folder that replaces it",
+	"internal/extension/copy.go copyTree os.Mkdir":                                  "the folder a copy starts, in gemkit's staging folder; the copy itself goes through Roots",
+	"internal/extension/git.go gitClone fsutil.RemoveTree":                          "the clone gemkit made in its staging folder; links inside are removed, never followed",
+	"internal/extension/git.go Store.fetch os.Stat":                                 "the local source folder the person names for install or update; what is below it is copied through a Root",
+	"internal/extension/git.go Store.fetch filepath.EvalSymlinks":                   "the local source folder the person names, as above",
+	"internal/extension/install.go Store.Install fsutil.RemoveTree":                 "gemkit's staging folder, or the entry this install just made; links inside are removed, never followed",
+	"internal/extension/install.go Store.Link filepath.EvalSymlinks":                "the folder the person links",
+	"internal/extension/install.go Store.Link os.Mkdir":                             "the entry gemkit makes in its staging folder",
+	"internal/extension/install.go Store.Link fsutil.RemoveTree":                    "gemkit's staging folder, or the entry this link just made",
+	"internal/extension/install.go Store.Update fsutil.RemoveTree":                  "gemkit's staging folder",
+	"internal/extension/install.go Store.finalDir filepath.EvalSymlinks":            "the extensions folder's own path",
+	"internal/extension/install.go Store.removeEntry os.Lstat":                      "the entry uninstall removes, not followed",
+	"internal/extension/install.go Store.removeEntry os.Remove":                     "the entry (a link the person made) or gemkit's trash folder",
+	"internal/extension/install.go Store.removeEntry os.Rename":                     "the entry, moved into gemkit's staging folder before it is deleted",
+	"internal/extension/install.go Store.removeEntry fsutil.RemoveTree":             "that staging folder; links inside are removed, never followed",
+	"internal/extension/templates.go CreateFromTemplate os.ReadDir":                 "the folder the person names for a new extension",
+	"internal/extension/templates.go CreateFromTemplate os.MkdirAll":                "the folder the person names, and the temporary folder gemkit makes beside it",
+	"internal/extension/templates.go CreateFromTemplate os.MkdirTemp":               "the temporary folder gemkit makes beside the new extension's",
+	"internal/extension/templates.go CreateFromTemplate os.RemoveAll":               "that temporary folder, holding only gemkit's templates",
+	"internal/extension/templates.go CreateFromTemplate os.Chmod":                   "that temporary folder",
+	"internal/extension/templates.go CreateFromTemplate os.WriteFile":               "a template file gemkit writes into that temporary folder",
+	"internal/extension/templates.go CreateFromTemplate syscall.Rename":             "that temporary folder renamed to the folder the person named",
+	"internal/mcpserver/transport.go TokenFile os.MkdirAll":                         "the folder of gemkit mcp --http's token file (gemkit's state, or --token-file), made 0700",
+	"internal/mcpserver/transport.go TokenFile os.CreateTemp":                       "the token file's folder, as above",
+	"internal/mcpserver/transport.go TokenFile os.Remove":                           "the temporary token file gemkit made",
+	"internal/mcpserver/transport.go TokenFile os.Link":                             "the token file, linked into place from gemkit's temporary file",
+	"internal/mcpserver/transport.go readTokenFile os.Open":                         "the token file, checked to be a regular file others cannot read",
+	"internal/toolrun/run.go otherWrites.writes fsutil.StatIn":                      "the manifest of each installed extension's folder (ExtensionFolders), looked at without following a link out, on every call",
+	"internal/toolrun/run.go Runner.Run os.MkdirTemp":                               "the tool's private temp dir, which gemkit makes",
+	"internal/toolrun/run.go boundOutside filepath.EvalSymlinks":                    "the system's temporary folders",
+	"internal/toolrun/runtime.go lookPath os.Stat":                                  "the folders of the person's PATH left after SearchPath dropped every folder a tool may write",
+	"internal/toolrun/runtime.go isScript os.Open":                                  "the interpreter found there, as above",
+	"internal/toolrun/runtime.go runtimes.resolve filepath.EvalSymlinks":            "the interpreter found there, as above",
+	"internal/toolrun/runtime.go Runner.askShim os.MkdirTemp":                       "the private folders gemkit makes to ask a shim in",
+	"internal/toolrun/runtime.go Runner.askShim os.Mkdir":                           "the private folders gemkit makes to ask a shim in",
+	"internal/toolrun/tempdir.go removeTemp fsutil.RemoveTree":                      "the tool's private temp dir, which gemkit made: what the tool left inside is removed, never followed",
+	"internal/toolrun/tempdir.go removeTemp fsutil.StatIn":                          "whether that temp dir is gone, not followed",
+}
+
+type plainCall struct{ key, pos string }
+
+// findPlainCalls lists the plain calls in the Go files of dir (relative
+// to root) that confinedFile selects.
+func findPlainCalls(root, dir string) ([]plainCall, error) {
+	ents, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		return nil, err
+	}
+	var out []plainCall
+	fset := token.NewFileSet()
+	for _, e := range ents {
+		if !confinedFile(dir, e.Name()) {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, dir, e.Name()), nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, plainCallsIn(fset, f, dir+"/"+e.Name())...)
+	}
+	return out, nil
+}
+
+func plainCallsIn(fset *token.FileSet, f *ast.File, file string) []plainCall {
+	imports := map[string]string{}
+	for _, im := range f.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		name := filepath.Base(p)
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		imports[name] = p
+	}
+	var out []plainCall
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		name := fn.Name.Name
+		if fn.Recv != nil && len(fn.Recv.List) > 0 {
+			t := fn.Recv.List[0].Type
+			if s, ok := t.(*ast.StarExpr); ok {
+				t = s.X
+			}
+			if id, ok := t.(*ast.Ident); ok {
+				name = id.Name + "." + name
+			}
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			id, ok := sel.X.(*ast.Ident)
+			if !ok || id.Obj != nil {
+				return true
+			}
+			path, ok := imports[id.Name]
+			if !ok {
+				return true
+			}
+			for _, c := range plainCalls[path] {
+				if sel.Sel.Name == c {
+					out = append(out, plainCall{
+						key: fmt.Sprintf("%s %s %s.%s", file, name, filepath.Base(path), c),
+						pos: fset.Position(sel.Pos()).String(),
+					})
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// TestUntrustedTreesConfined fails on a plain file-system call in the
+// packages that touch untrusted trees unless trustedCalls lists it, and
+// on an entry of trustedCalls that no call matches any more.
+func TestUntrustedTreesConfined(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	var bad []string
+	for _, dir := range confinedDirs {
+		calls, err := findPlainCalls(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			if _, ok := trustedCalls[c.key]; ok {
+				used[c.key] = true
+				continue
+			}
+			bad = append(bad, fmt.Sprintf("%s: %s", c.pos, c.key))
+		}
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Errorf("a plain file-system call where an extension or a tool controls the tree: %s; go through an fsutil.Root, or, for a place gemkit trusts, add it to trustedCalls saying why", b)
+	}
+	for k := range trustedCalls {
+		if !used[k] {
+			t.Errorf("trustedCalls lists %q, which no call matches any more: remove it", k)
+		}
+	}
+}
+
+// TestConfinedCheckCatchesPlainCalls: the check finds a plain call
+// reintroduced in any form (a renamed import, a function value, a
+// trusted-path helper of fsutil outside the list), and is not fooled by a
+// local variable that shadows a package name.
+func TestConfinedCheckCatchesPlainCalls(t *testing.T) {
+	src := `package extension
+
+import (
+	xos "os"
+	"path/filepath"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+)
+
+func (e *Extension) settings() {
+	xos.ReadFile(filepath.Join(e.Dir, ".env"))
+	read := xos.Open
+	_ = read
+	filepath.WalkDir(e.Dir, nil)
+	fsutil.WriteFileAtomic(e.Dir, nil, 0)
+}
+
+func shadowed() {
+	filepath := struct{ Glob func() }{}
+	filepath.Glob()
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range plainCallsIn(fset, f, "internal/extension/x.go") {
+		if _, ok := trustedCalls[c.key]; ok {
+			t.Errorf("%s is allowed", c.key)
+		}
+		got = append(got, c.key)
+	}
+	want := []string{
+		"internal/extension/x.go Extension.settings os.ReadFile",
+		"internal/extension/x.go Extension.settings os.Open",
+		"internal/extension/x.go Extension.settings filepath.WalkDir",
+		"internal/extension/x.go Extension.settings fsutil.WriteFileAtomic",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
