@@ -223,16 +223,18 @@ DONE gets an alist (client, and result or error) once; TIMEOUT is in
 ms, after which the answer is an error."
   (let* ((name (gemkit-lsp--name client))
          (finished nil)
+         (timer nil)
          (finish (lambda (answer)
                    (unless finished
                      (setq finished t)
+                     (when timer (cancel-timer timer))
                      (funcall done answer))))
          (ok (lambda (result)
                (funcall finish `((client . ,name) ,@(and result `((result . ,(gemkit-lsp--json result))))))))
          (fail (lambda (code message)
                  (funcall finish `((client . ,name) (error . ((code . ,code) (message . ,message))))))))
-    (run-at-time (/ timeout 1000.0) nil
-                 (lambda () (funcall fail -32803 (format "%s did not answer within %d ms" name timeout))))
+    (setq timer (run-at-time (/ timeout 1000.0) nil
+                             (lambda () (funcall fail -32803 (format "%s did not answer within %d ms" name timeout)))))
     (pcase (car client)
       ('eglot
        ;; Send the changes eglot holds back (until Emacs is idle) first:

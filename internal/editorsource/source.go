@@ -128,8 +128,12 @@ func (s *Source) call(ctx context.Context, method string, params, result any) er
 	}
 	if msg.Error != nil {
 		if msg.Error.Code == jsonrpc.CodeMethodNotFound {
-			s.lends.Store(-1)
-			return &codeintel.NoServerError{Reason: fmt.Sprintf("%s lends no language clients to gemkit (%s)", s.editor, msg.Error.Message)}
+			if method == ide.MethodLSPClients || method == ide.MethodLSPRequest {
+				s.lends.Store(-1)
+				return &codeintel.NoServerError{Reason: fmt.Sprintf("%s lends no language clients to gemkit (%s)", s.editor, msg.Error.Message)}
+			}
+			// A plugin that answers the questions but not this one.
+			return fmt.Errorf("%s: %s: %w", s.editor, msg.Error.Message, codeintel.ErrUnsupported)
 		}
 		return fmt.Errorf("%s: %s", s.editor, msg.Error.Message)
 	}

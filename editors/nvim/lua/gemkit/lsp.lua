@@ -391,11 +391,16 @@ function M.register(handlers, proto)
       end
       local answers, pending, done = {}, {}, false
       local asked = 0
+      local timer
       local function finish()
         if done then
           return
         end
         done = true
+        if timer and not timer:is_closing() then
+          timer:stop()
+          timer:close()
+        end
         for c, rid in pairs(pending) do
           pcall(cancel, c, rid)
           table.insert(answers, { client = c.name, error = { code = -32803, message = c.name .. ' did not answer within ' .. timeout .. ' ms' } })
@@ -429,7 +434,7 @@ function M.register(handlers, proto)
       if next(pending) == nil then
         return finish()
       end
-      vim.defer_fn(safe(id, 'lsp/request', finish), timeout)
+      timer = vim.defer_fn(safe(id, 'lsp/request', finish), timeout)
     end), math.floor(timeout / 2))
   end)
 

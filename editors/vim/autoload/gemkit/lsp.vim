@@ -245,6 +245,7 @@ function! s:request(id, params, Reply) abort
     let self.left -= 1
     if self.left == 0
       let self.done = 1
+      call timer_stop(self.timer)
       call a:Reply(a:id, {'clients': self.clients, 'answers': self.answers})
     endif
   endfunction
@@ -261,7 +262,7 @@ function! s:request(id, params, Reply) abort
     endfor
     call a:Reply(a:id, {'clients': self.clients, 'answers': self.answers})
   endfunction
-  call timer_start(timeout, state.expire)
+  let state.timer = timer_start(timeout, state.expire)
   for [buf, linter] in targets
     let p = deepcopy(lsp_params)
     if has_key(p, 'textDocument') && type(p.textDocument) == v:t_dict
