@@ -65,26 +65,14 @@ type options struct {
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("editorsource", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.nvim, "nvim", "", "Neovim binary (default: nvim-0.10 when on $PATH, else nvim)")
-	fs.StringVar(&o.gemkit, "gemkit", "", "gemkit binary (default: built from the repository)")
+	benchenv.NeovimFlags(fs, &o.nvim, &o.gemkit, &o.root)
 	fs.StringVar(&o.gopls, "gopls", "", "gopls binary (default: the one on $PATH)")
-	fs.StringVar(&o.root, "root", "", "repository root (default: found from the working directory)")
 	fs.IntVar(&o.n, "n", 200, "questions of each kind, each way")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.root == "" {
-		r, err := benchenv.RepoRoot()
-		if err != nil {
-			return err
-		}
-		o.root = r
-	}
-	if o.nvim == "" {
-		o.nvim = "nvim"
-		if p, err := exec.LookPath("nvim-0.10"); err == nil {
-			o.nvim = p
-		}
+	if err := benchenv.NeovimDefaults(&o.nvim, &o.root); err != nil {
+		return err
 	}
 	if o.gopls == "" {
 		p, err := exec.LookPath("gopls")
@@ -206,7 +194,7 @@ func startEditor(o options, w *world) (*editor, error) {
 		return nil, err
 	}
 	e := &editor{cmd: cmd}
-	if err := poll(15*time.Second, func() (err error) { e.nv, err = nvimrpc.Dial(sock); return err }); err != nil {
+	if err := benchenv.Poll(15*time.Second, 50*time.Millisecond, func() (err error) { e.nv, err = nvimrpc.Dial(sock); return err }); err != nil {
 		e.close()
 		return nil, fmt.Errorf("neovim's socket: %w", err)
 	}
@@ -246,7 +234,7 @@ _G.timeit(buf, method, vim.json.decode(params), n)`, path, method, params, n)
 		return nil, err
 	}
 	var got []time.Duration
-	err = poll(5*time.Minute, func() error {
+	err = benchenv.Poll(5*time.Minute, 50*time.Millisecond, func() error {
 		v, err := e.lua(`return _G.timed and vim.json.encode(_G.timed) or ''`)
 		if err != nil {
 			return err
@@ -341,7 +329,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 	}})
 	defer f.Close()
 	var src codeintel.Source
-	if err := poll(60*time.Second, func() error {
+	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error {
 		if src = f.Find(ctx); src == nil {
 			return errors.New("no companion found")
 		}
@@ -412,7 +400,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 			return nil, err
 		}
 	}
-	if err := poll(60*time.Second, func() error { return qs[0].ask(ctx, direct, qs[0].at) }); err != nil {
+	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error { return qs[0].ask(ctx, direct, qs[0].at) }); err != nil {
 		return nil, fmt.Errorf("gopls direct: %w", err)
 	}
 	idle, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -427,7 +415,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 
 	pid := ed.cmd.Process.Pid
 	for _, p := range tree(pid) {
-		rss := status(p, "VmRSS:")
+		rss := benchenv.ProcStatus(p, "VmRSS:")
 		res.nvimRSS += rss
 		switch comm(p) {
 		case "gopls":
@@ -437,7 +425,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 			res.companion += rss
 		}
 	}
-	res.second = status(direct.Pid(), "VmRSS:")
+	res.second = benchenv.ProcStatus(direct.Pid(), "VmRSS:")
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		res.load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
@@ -481,30 +469,4 @@ func tree(pid int) []int {
 func comm(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	return strings.TrimSpace(string(b))
-}
-
-// status reads a size in kB from /proc/pid/status, in bytes.
-func status(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-func poll(d time.Duration, f func() error) error {
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -56,19 +55,14 @@ type lspCall struct {
 // workspace, its LSP method must be one that only reads, and every wait
 // is bounded by the editor timeout.
 func (s *Server) handleLSP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, lspError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: body larger than %d bytes", ide.MaxRequestBody)))
+	body, ok := postBody(w, r, func(status int, msg string) {
+		if status == http.StatusRequestEntityTooLarge {
+			writeJSON(w, status, lspError(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: "+msg))
 			return
 		}
-		writeJSON(w, http.StatusBadRequest, lspError(nil, jsonrpc.CodeParseError, "Parse error: cannot read the request body"))
+		writeJSON(w, status, lspError(nil, jsonrpc.CodeParseError, "Parse error: "+msg))
+	})
+	if !ok {
 		return
 	}
 	if err := ide.CheckJSONText(body); err != nil {

@@ -52,6 +52,11 @@ func DecodeIncomingCalls(raw json.RawMessage) ([]codeintel.Call, error) {
 	if err := json.Unmarshal(orNull(raw), &calls); err != nil {
 		return nil, fmt.Errorf("incoming calls: %w", err)
 	}
+	return incoming(calls), nil
+}
+
+// incoming is each caller, with the calls' sites in it.
+func incoming(calls []wireIncoming) []codeintel.Call {
 	out := make([]codeintel.Call, 0, len(calls))
 	for _, in := range calls {
 		call := codeintel.Call{Symbol: in.From.symbol()}
@@ -60,7 +65,7 @@ func DecodeIncomingCalls(raw json.RawMessage) ([]codeintel.Call, error) {
 		}
 		out = append(out, call)
 	}
-	return out, nil
+	return out
 }
 
 // DecodeOutgoingCalls reads CallHierarchyOutgoingCall[] | null: each
@@ -71,6 +76,12 @@ func DecodeOutgoingCalls(raw json.RawMessage, itemURI string) ([]codeintel.Call,
 	if err := json.Unmarshal(orNull(raw), &calls); err != nil {
 		return nil, fmt.Errorf("outgoing calls: %w", err)
 	}
+	return outgoing(calls, itemURI), nil
+}
+
+// outgoing is each function called, with the calls' sites in the
+// function whose item's URI is itemURI.
+func outgoing(calls []wireOutgoing, itemURI string) []codeintel.Call {
 	out := make([]codeintel.Call, 0, len(calls))
 	for _, o := range calls {
 		call := codeintel.Call{Symbol: o.To.symbol()}
@@ -79,7 +90,7 @@ func DecodeOutgoingCalls(raw json.RawMessage, itemURI string) ([]codeintel.Call,
 		}
 		out = append(out, call)
 	}
-	return out, nil
+	return out
 }
 
 // CallItemURI is the URI of a CallHierarchyItem.

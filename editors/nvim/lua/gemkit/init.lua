@@ -609,7 +609,7 @@ end
 
 -- The language clients lent to gemkit's code-intelligence tools (lsp/*,
 -- and diagnostics/get's settle): lua/gemkit/lsp.lua.
-require('gemkit.lsp').register(handlers, { reply = reply, reply_error = reply_error })
+require('gemkit.lsp').register(handlers, { reply = reply, reply_error = reply_error, buffer_of = buffer_of })
 
 local function handle_line(line)
   local ok, msg = pcall(vim.json.decode, line)

@@ -54,15 +54,23 @@ local function stopped(c)
   return c.is_stopped()
 end
 
-local function loaded_buffer(path)
-  for _, buf in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' then
-      local name = api.nvim_buf_get_name(buf)
-      if name ~= '' and vim.fn.fnamemodify(name, ':p') == path then
-        return buf
-      end
-    end
+-- loaded_buffer returns the loaded buffer that is the file path, or nil:
+-- init.lua's, given to register.
+local loaded_buffer
+
+-- reread reads buf again from disk unless the person changed it (as
+-- 'autoread' would), keeping the buffer's own 'autoread': a file an agent
+-- wrote since, so that the clients answer from what is on disk.
+local function reread(buf)
+  if vim.bo[buf].modified then
+    return
   end
+  api.nvim_buf_call(buf, function()
+    local ar = vim.bo[buf].autoread
+    vim.bo[buf].autoread = true
+    vim.cmd('silent! checktime ' .. buf)
+    vim.bo[buf].autoread = ar
+  end)
 end
 
 -- clients_of lists the clients attached to buf, or every client when buf
@@ -174,17 +182,7 @@ local function buffer_for(path)
     if hidden[buf] then
       hidden[buf] = uv.now()
     end
-    -- A file an agent wrote since: the buffer, unless the person changed
-    -- it, is read again first (as 'autoread' would), so that the client
-    -- answers from what is on disk.
-    if not vim.bo[buf].modified then
-      api.nvim_buf_call(buf, function()
-        local ar = vim.bo[buf].autoread
-        vim.bo[buf].autoread = true
-        vim.cmd('silent! checktime ' .. buf)
-        vim.bo[buf].autoread = ar
-      end)
-    end
+    reread(buf)
     return buf, false
   end
   if not is_file(path) then
@@ -330,8 +328,11 @@ local function current(buf, since)
   return true
 end
 
+-- register adds the lsp/* requests (and diagnostics/get's settle) to
+-- init.lua's handlers; proto holds its reply, reply_error and buffer_of.
 function M.register(handlers, proto)
   local reply, reply_error = proto.reply, proto.reply_error
+  loaded_buffer = proto.buffer_of
 
   -- safe wraps a callback that answers request id later: a failure in
   -- it is answered with -32603 rather than left without an answer.
@@ -447,13 +448,8 @@ function M.register(handlers, proto)
       check_path(p, 'paths[]')
       local buf = loaded_buffer(p)
       if buf then
-        if not vim.bo[buf].modified and is_file(p) then
-          api.nvim_buf_call(buf, function()
-            local ar = vim.bo[buf].autoread
-            vim.bo[buf].autoread = true
-            vim.cmd('silent! checktime ' .. buf)
-            vim.bo[buf].autoread = ar
-          end)
+        if is_file(p) then
+          reread(buf)
         end
       else
         table.insert(notify, { uri = vim.uri_from_fname(p), type = is_file(p) and 2 or 3 })
