@@ -94,6 +94,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(ide.KeepAlivePath, s.handleKeepAlive)
 	mux.HandleFunc(ide.WriteFilePath, s.handleWriteFile)
 	mux.HandleFunc(StreamPath, s.handleStream)
+	mux.HandleFunc(ide.LSPPath, s.handleLSP)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found: "+r.URL.Path)
 	})
@@ -118,19 +119,8 @@ type writeFileRequest struct {
 // handleWriteFile writes a file inside a workspace folder atomically and
 // then tells the editor, so that it reloads the file.
 func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
-			return
-		}
-		writeJSONError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+	body, ok := postBody(w, r, func(status int, msg string) { writeJSONError(w, status, msg) })
+	if !ok {
 		return
 	}
 	// Checked before decoding: encoding/json would turn each bad byte
@@ -165,6 +155,29 @@ func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("telling the editor about a written file", "path", req.Path, "err", err)
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "success"})
+}
+
+// postBody reads the body of a POST to one of the routes. Another method
+// it answers itself (405); a body it cannot read is answered through
+// fail, in the route's own shape: 413 when the body is larger than
+// ide.MaxRequestBody, else 400.
+func postBody(w http.ResponseWriter, r *http.Request, fail func(status int, msg string)) ([]byte, bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
+		return nil, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
+		} else {
+			fail(http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
 }
 
 // resolveInWorkspace returns the real path that writing p would change,

@@ -175,6 +175,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		QwenLockDir:   a.qwenLockDir(),
 		BridgeCommand: a.bridgeCommand,
 	}
+	a.intel.noEditor = true
 	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
 		cfg.ExtraEnv = env
 		a.log.Debug(why)
