@@ -113,6 +113,11 @@ type Config struct {
 	// goroutine that saw it and never with a lock of the server held,
 	// so that an editor can show who is connected.
 	OnClientsChange func()
+	// OnReady, when set, is called once the discovery file is written
+	// and requests are served, before Ready is closed: what the program
+	// says or does then comes before any front-end hears that the
+	// companion is ready.
+	OnReady func(*Server)
 }
 
 // Server is a running companion. It implements Events; all its methods are
@@ -286,6 +291,9 @@ func (s *Server) Token() string { return s.token }
 // DiscoveryPath is the path of the discovery file Serve writes.
 func (s *Server) DiscoveryPath() string { return s.discoveryPath }
 
+// Workspace holds the workspace folders as they stand.
+func (s *Server) Workspace() []string { return s.workspaceSnapshot() }
+
 // QwenLockPath is the path of the lock file Serve writes for Qwen Code;
 // "" unless Config.Qwen.
 func (s *Server) QwenLockPath() string { return s.qwenLockPath }
@@ -404,6 +412,9 @@ func (s *Server) Serve(ctx context.Context) error {
 			<-httpErr
 			return err
 		}
+	}
+	if s.cfg.OnReady != nil {
+		s.cfg.OnReady(s)
 	}
 	close(s.ready)
 	s.log.Debug("companion ready", "port", s.port, "discovery", s.discoveryPath)

@@ -71,14 +71,16 @@ type Options struct {
 	Version string
 	// Group, when set, returns the socket of the group this client's
 	// server belongs to (GroupPath), "" for none: the servers of one
-	// editor and workspace then share one companion (group.go).
+	// editor and workspace then share one companion (group.go). Serve
+	// sets it when it is nil.
 	Group func(Init) string
 	// Shutdown, when set, is called on the client's shutdown request
 	// before it is answered: the CLI stops the companion there, removing
 	// its discovery and lock files. Some clients kill the server as soon
 	// as they have sent exit (lsp-mode's kill-process after its exit
 	// notification), so cleaning up only on exit can lose the race;
-	// they do wait for the answer to shutdown.
+	// they do wait for the answer to shutdown. Serve stops its companion
+	// there, then calls the one given.
 	Shutdown func()
 }
 
@@ -95,7 +97,7 @@ type Init struct {
 
 // StartFunc starts the companion once the client has said who it is; its
 // Events receive the client's reports from then on. An error is sent back
-// as initialize's error.
+// as initialize's error. Serve has its own; Run takes one.
 type StartFunc func(Init) (companion.Events, error)
 
 // Server is one language client on a pair of streams.
