@@ -15,12 +15,28 @@ import (
 	"github.com/gemkit/gemkit/internal/buildinfo"
 )
 
+// Transport is how an Endpoint is reached.
+type Transport string
+
+// Transports.
+const (
+	TransportHTTP  Transport = "http"  // MCP Streamable HTTP on Host:Port
+	TransportStdio Transport = "stdio" // MCP on the stdin and stdout of Command
+)
+
+// EndpointSource says where an Endpoint came from.
+type EndpointSource string
+
+// Sources of an Endpoint.
+const (
+	FromFile EndpointSource = "file" // the discovery file (or lock file)
+	FromEnv  EndpointSource = "env"  // the environment's variables
+)
+
 // Endpoint is one way to reach a companion.
 type Endpoint struct {
-	// Transport is "http" or "stdio".
-	Transport string `json:"transport"`
-	// Source says where the endpoint came from: "file" or "env".
-	Source string `json:"source"`
+	Transport Transport      `json:"transport"`
+	Source    EndpointSource `json:"source"`
 	// Host and Port locate an HTTP companion; Token is its bearer token
 	// (never printed).
 	Host  string `json:"host,omitempty"`
@@ -39,7 +55,7 @@ func (e Endpoint) URL() string {
 }
 
 func (e Endpoint) String() string {
-	if e.Transport == "stdio" {
+	if e.Transport == TransportStdio {
 		return fmt.Sprintf("stdio %s %v (%s)", e.Command, e.Args, e.Source)
 	}
 	return fmt.Sprintf("%s (%s)", e.URL(), e.Source)
@@ -234,18 +250,18 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 	}
 	if c := p.Config; c != nil {
 		if c.Port != 0 {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "http", Source: "file", Host: host, Port: c.Port, PortText: c.PortText, Token: p.AuthToken})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: FromFile, Host: host, Port: c.Port, PortText: c.PortText, Token: p.AuthToken})
 		}
 		if c.Stdio != nil {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "stdio", Source: "file", Command: c.Stdio.Command, Args: c.Stdio.Args})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportStdio, Source: FromFile, Command: c.Stdio.Command, Args: c.Stdio.Args})
 		}
 	}
 	if port := o.Getenv(ide.EnvServerPort); port != "" {
 		n, _ := discovery.ParseJSInt(port)
-		p.Endpoints = append(p.Endpoints, Endpoint{Transport: "http", Source: "env", Host: host, Port: n, PortText: port, Token: p.AuthToken})
+		p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: FromEnv, Host: host, Port: n, PortText: port, Token: p.AuthToken})
 	}
 	if cmd := o.Getenv(ide.EnvServerStdioCmd); cmd != "" {
-		ep := Endpoint{Transport: "stdio", Source: "env", Command: cmd, Args: []string{}}
+		ep := Endpoint{Transport: TransportStdio, Source: FromEnv, Command: cmd, Args: []string{}}
 		if a := o.Getenv(ide.EnvServerStdioArgs); a != "" {
 			var args []string
 			if err := json.Unmarshal([]byte(a), &args); err != nil {

@@ -61,7 +61,7 @@ func (e *DialError) Unwrap() error { return e.Err }
 // Dial connects to one endpoint.
 func Dial(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	o.defaults()
-	if ep.Transport == "stdio" {
+	if ep.Transport == TransportStdio {
 		return dialStdio(ctx, ep, o)
 	}
 	return dialHTTP(ctx, ep, o)

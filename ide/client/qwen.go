@@ -132,9 +132,9 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 	} else if o.InContainer() && resolves(ctx, qwenContainerHost) {
 		hosts = append(hosts, qwenContainerHost)
 	}
-	httpEndpoints := func(source string, port int, portText, token string) {
+	httpEndpoints := func(source EndpointSource, port int, portText, token string) {
 		for _, h := range hosts {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "http", Source: source, Host: h, Port: port, PortText: portText, Token: token})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: source, Host: h, Port: port, PortText: portText, Token: token})
 		}
 	}
 	if c := p.Config; c != nil {
@@ -163,7 +163,7 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 			}
 		}
 		if c.Stdio != nil {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "stdio", Source: "file", Command: c.Stdio.Command, Args: c.Stdio.Args})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportStdio, Source: FromFile, Command: c.Stdio.Command, Args: c.Stdio.Args})
 		}
 	}
 	if port := discovery.QwenEnvPort(o.Getenv); port != "" {
@@ -173,7 +173,7 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 		}
 	}
 	if cmd := o.Getenv(ide.EnvQwenServerStdioCmd); cmd != "" {
-		ep := Endpoint{Transport: "stdio", Source: "env", Command: cmd, Args: []string{}}
+		ep := Endpoint{Transport: TransportStdio, Source: FromEnv, Command: cmd, Args: []string{}}
 		var args []string
 		if a := o.Getenv(ide.EnvQwenServerStdioArgs); a != "" && json.Unmarshal([]byte(a), &args) == nil {
 			ep.Args = args
@@ -222,7 +222,7 @@ func QwenIDEEnabled(getenv func(string) string, home string) (enabled, known boo
 
 // doctorQwen is Doctor for Qwen Code: its settings, its lock files, the
 // editor it would see, its variables and the connection.
-func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add func(subject, sev, msg, fix string)) {
+func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add addFinding) {
 	st, p := d.Status, d.Status.Plan
 	home := o.Getenv("HOME")
 	if home == "" {
@@ -274,7 +274,7 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add func(subjec
 	}
 }
 
-func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool, p *Plan, add func(subject, sev, msg, fix string)) {
+func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool, p *Plan, add addFinding) {
 	name := c.Name
 	switch {
 	case c.Err != nil:
@@ -287,12 +287,12 @@ func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool
 	if c.Mode&0o077 != 0 {
 		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shellQuote(c.Path)+" (and fix the companion to write it 0600)")
 	}
-	if c.Source != "scan" && c.Source != "env-port" {
+	if c.Legacy() {
 		add(name, "warning", "legacy file in "+filepath.Dir(c.Path)+"; Qwen Code reads it before its lock folder", "update the companion to write <port>.lock in Qwen Code's ide folder")
 	}
 	var mm *discovery.MismatchError
 	switch {
-	case c.Config.WorkspacePath == nil && c.Source == "scan":
+	case c.Config.WorkspacePath == nil && c.Source == discovery.QwenScanned:
 		add(name, "warning", "the file has no workspacePath, so Qwen Code's scan skips it (it is still tried when another file's port fails)", "update the companion")
 	case errors.As(c.Workspace, &mm):
 		add(name, "warning", "the current directory "+p.Cwd+" is outside this editor's workspace", "run Qwen Code from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")

@@ -41,9 +41,9 @@ type FileStatus struct {
 	// (discovery.QwenCandidate.Source), its ppid, and why the CLI deletes
 	// it when it looks ("" when it keeps it). PID is then 0 and Alive
 	// says whether the ppid runs.
-	Source string `json:"source,omitempty"`
-	PPID   int    `json:"ppid,omitempty"`
-	Stale  string `json:"stale,omitempty"`
+	Source discovery.QwenSource `json:"source,omitempty"`
+	PPID   int                  `json:"ppid,omitempty"`
+	Stale  string               `json:"stale,omitempty"`
 	// Stdio is the stdio command the file names (a bridge, as gemkit's
 	// companion writes, or a companion of its own).
 	Stdio *ide.StdioConfig `json:"stdio,omitempty"`
@@ -147,7 +147,7 @@ func fileStatus(c *discovery.Candidate, chosen bool) FileStatus {
 }
 
 func qwenFileStatus(c *discovery.QwenCandidate, chosen bool) FileStatus {
-	f := FileStatus{Name: c.Name, Path: c.Path, Port: c.Port, Legacy: c.Source != "scan" && c.Source != "env-port", Owner: c.Owner,
+	f := FileStatus{Name: c.Name, Path: c.Path, Port: c.Port, Legacy: c.Legacy(), Owner: c.Owner,
 		Usable: c.Config != nil && c.Stale == "", Chosen: chosen, Source: c.Source, Stale: c.Stale}
 	if c.Owner >= 0 || c.Mode != 0 {
 		f.Mode = fmt.Sprintf("%04o", c.Mode)
@@ -196,14 +196,26 @@ func tryConnect(ctx context.Context, o Options) *ConnectStatus {
 	return cs
 }
 
+// Severity is how much a Finding matters.
+type Severity string
+
+// Severities, worst first.
+const (
+	SeverityError   Severity = "error"   // this breaks the connection
+	SeverityWarning Severity = "warning" // worth fixing; the CLI may still connect
+	SeverityOK      Severity = "ok"      // a fact: this part works
+)
+
+// addFinding adds a Finding to a doctor report.
+type addFinding func(subject string, sev Severity, msg, fix string)
+
 // Finding is one problem (or fact) doctor reports, in words a person can
 // act on.
 type Finding struct {
 	// Subject is the file name or environment variable concerned.
-	Subject string `json:"subject"`
-	// Severity is "error" (this breaks the connection), "warning" or "ok".
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
+	Subject  string   `json:"subject"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
 	// Fix says what to do, when there is something to do.
 	Fix string `json:"fix,omitempty"`
 }
@@ -225,7 +237,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		return nil, err
 	}
 	d := &DoctorReport{Status: st, Works: st.Connect != nil && st.Connect.OK}
-	add := func(subject, sev, msg, fix string) {
+	add := func(subject string, sev Severity, msg, fix string) {
 		d.Findings = append(d.Findings, Finding{Subject: subject, Severity: sev, Message: msg, Fix: fix})
 	}
 	p := st.Plan
@@ -309,7 +321,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 	return d, nil
 }
 
-func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add func(subject, sev, msg, fix string)) {
+func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add addFinding) {
 	name := c.Name
 	var oe *discovery.OwnerError
 	switch {
@@ -330,9 +342,9 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	switch {
 	case c.Workspace == nil:
 	case errors.As(c.Workspace, &mm):
-		sev := "warning"
+		sev := SeverityWarning
 		if chosen {
-			sev = "error"
+			sev = SeverityError
 		}
 		add(name, sev, "the current directory "+p.Cwd+" is outside this editor's workspace", "run the CLI from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")
 	case errors.Is(c.Workspace, discovery.ErrEmptyWorkspace):
@@ -362,7 +374,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	} else if t, ok := o.LookupEnv(ide.EnvAuthToken); ok {
 		token = t
 	}
-	ep := Endpoint{Transport: "http", Source: "file", Host: host, Port: cfg.Port, PortText: cfg.PortText, Token: token}
+	ep := Endpoint{Transport: TransportHTTP, Source: FromFile, Host: host, Port: cfg.Port, PortText: cfg.PortText, Token: token}
 	if cfg.Port < 1 || cfg.Port > 65535 {
 		add(name, "error", fmt.Sprintf("port %q is not between 1 and 65535; the CLI will not dial it", cfg.PortText), "restart the companion")
 		return
@@ -427,7 +439,7 @@ const containerFix = "if the companion runs in this same container, set REMOTE_C
 
 // doctorOtherFiles names the files that look like discovery files but
 // that the CLI never reads from here.
-func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix string)) {
+func doctorOtherFiles(st *StatusReport, p *Plan, add addFinding) {
 	if st.Dir == "" {
 		return
 	}
@@ -452,7 +464,7 @@ func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix
 	}
 }
 
-func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add func(subject, sev, msg, fix string)) {
+func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 	if v := o.Getenv(ide.EnvPID); v != "" {
 		if n, ok := discovery.ParseJSInt(v); !ok || n <= 0 {
 			add(ide.EnvPID, "warning", fmt.Sprintf("%q is not a positive integer, so the CLI walks the process tree instead", v), "unset it or set it to the editor's pid")
@@ -471,7 +483,7 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add func(subject, sev, m
 					found = found || (c.Config != nil && c.Config.Port == n)
 				}
 			}
-			viaEnv := conn != nil && conn.OK && conn.Endpoint != nil && conn.Endpoint.Source == "env" && conn.Endpoint.Port == n
+			viaEnv := conn != nil && conn.OK && conn.Endpoint != nil && conn.Endpoint.Source == FromEnv && conn.Endpoint.Port == n
 			switch {
 			case found:
 			case viaEnv:
@@ -517,7 +529,7 @@ func NoDiffTools(tools []string) bool {
 
 // diffingProblem is what doctor says of a companion with diffing off,
 // given the tools it lists.
-func diffingProblem(tools []string) (sev, msg, fix string) {
+func diffingProblem(tools []string) (sev Severity, msg, fix string) {
 	if NoDiffTools(tools) {
 		return "warning", "the companion lists no diff tools: its editor cannot show diffs (an LSP client without workspace/applyEdit, such as Vim's ALE), so the CLI asks about each change in its own terminal and writes the file itself",
 			"for diffs in the editor, use gemkit's plugin for it (docs/editors.md) or a language client that applies workspace edits"

@@ -58,7 +58,7 @@ func (e *env) receivesContext() verdict {
 	switch {
 	case !c.NotificationStream():
 		return failf("the companion refused the GET stream (405): no context, and diffs never resolve")
-	case err != nil && e.ep.Transport == "http":
+	case err != nil && e.ep.Transport == client.TransportHTTP:
 		return failf("no ide/contextUpdate within 3 s: %v", err)
 	case err == nil:
 		return passf("")

@@ -120,7 +120,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	e.ep = *ep
 	e.r.Endpoint = ep.String()
-	if ep.Transport == "http" {
+	if ep.Transport == client.TransportHTTP {
 		e.checkHTTP()
 	} else {
 		e.report(httpCheck, skipf("the companion is reached over stdio"))
@@ -181,17 +181,17 @@ func (e *env) endpoint() *client.Endpoint {
 	eps := e.plan.Endpoints
 	for i := range eps {
 		ep := &eps[i]
-		if ep.Transport == "http" && (ep.Port < 1 || ep.Port > 65535) {
+		if ep.Transport == client.TransportHTTP && (ep.Port < 1 || ep.Port > 65535) {
 			continue
 		}
 		// An address the CLI cannot reach (inside a container Gemini CLI
 		// dials host.docker.internal) sends it on to the next endpoint,
 		// as a discovery file's stdio bridge expects: the checks follow.
-		if ep.Transport == "http" && i+1 < len(eps) {
+		if ep.Transport == client.TransportHTTP && i+1 < len(eps) {
 			if err := reach(e.ctx, *ep); err != nil {
 				next := eps[i+1]
 				v := warnf("%s cannot be reached (%v); the CLI goes on to %s", ep.URL(), err, next)
-				if next.Transport == "stdio" && next.Source == ep.Source {
+				if next.Transport == client.TransportStdio && next.Source == ep.Source {
 					v.outcome = Pass
 				}
 				e.report(fallbackCheck, v)

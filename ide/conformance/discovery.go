@@ -171,7 +171,7 @@ func (e *env) qwenFile() verdict {
 func (e *env) qwenName() verdict {
 	c := e.plan.QwenChoice.Chosen
 	switch {
-	case c.Source != "scan" && c.Source != "env-port":
+	case c.Legacy():
 		return warnf("legacy file %s; current companions write <port>.lock", c.Path)
 	case c.Config.PortText != "" && c.Name != c.Config.PortText+".lock":
 		return failf("the name is %s, the content's port %q", c.Name, c.Config.PortText)

@@ -262,7 +262,7 @@ func Choose(o ChooseOptions) (*Choice, error) {
 		return a.PID > b.PID
 	})
 
-	realCwd := RealPath(o.Cwd)
+	realCwd := realPath(o.Cwd)
 	var valid []*Candidate
 	for _, c := range ch.Candidates {
 		if c.Config == nil {
@@ -408,7 +408,7 @@ func (e *MismatchError) Error() string {
 // real path, and cwd's real path must lie inside one. It returns nil,
 // ErrNoWorkspace, ErrEmptyWorkspace or a *MismatchError.
 func ValidateWorkspace(workspacePath *string, cwd string) error {
-	return validateWorkspace(workspacePath, RealPath(cwd))
+	return validateWorkspace(workspacePath, realPath(cwd))
 }
 
 func validateWorkspace(workspacePath *string, realCwd string) error {
@@ -426,10 +426,10 @@ func validateWorkspace(workspacePath *string, realCwd string) error {
 		if p == "" {
 			continue
 		}
-		folders = append(folders, RealPath(p))
+		folders = append(folders, realPath(p))
 	}
 	for _, f := range folders {
-		if IsSubpath(f, realCwd) {
+		if isSubpath(f, realCwd) {
 			return nil
 		}
 	}

@@ -20,10 +20,8 @@ import (
 type QwenCandidate struct {
 	// Name is the file name; Path the full path.
 	Name, Path string
-	// Source is how the CLI came to read it: "env-port" (the lock file of
-	// QWEN_CODE_IDE_SERVER_PORT), "legacy-pid" or "legacy-env-port" (the
-	// older files in the temporary folder), or "scan" (the lock folder).
-	Source string
+	// Source is how the CLI came to read it.
+	Source QwenSource
 	// Port is the port the file names (its port field, else its name's).
 	Port int
 	// Config is nil when the file cannot be read or is not a JSON object
@@ -36,12 +34,29 @@ type QwenCandidate struct {
 	Owner   int
 	Mode    fs.FileMode
 	// Stale says why the CLI deletes the file when it scans the folder
-	// (QwenStale); "" when it keeps it.
+	// (qwenStale); "" when it keeps it.
 	Stale string
 	// Workspace is nil when the file's workspacePath holds the cwd (or,
 	// for the env-port and legacy files, when the file has none), else
 	// the CLI's reason (ValidateQwenWorkspace).
 	Workspace error
+}
+
+// QwenSource says how Qwen Code came to read a lock file.
+type QwenSource string
+
+// How Qwen Code came to read a lock file: in this order.
+const (
+	QwenEnvPortFile       QwenSource = "env-port"        // the lock file of QWEN_CODE_IDE_SERVER_PORT
+	QwenLegacyPIDFile     QwenSource = "legacy-pid"      // the older file of the editor's pid, in the temporary folder
+	QwenLegacyEnvPortFile QwenSource = "legacy-env-port" // the older file of QWEN_CODE_IDE_SERVER_PORT, there too
+	QwenScanned           QwenSource = "scan"            // found in the lock folder, newest first
+)
+
+// Legacy reports whether c is one of the older files in the temporary
+// folder, which current companions no longer write.
+func (c *QwenCandidate) Legacy() bool {
+	return c.Source == QwenLegacyPIDFile || c.Source == QwenLegacyEnvPortFile
 }
 
 // QwenChoice is what Qwen Code decides from the files, before it dials
@@ -153,7 +168,7 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 	}
 
 	if ch.EnvPort != "" {
-		c := readQwenCandidate(o.Dir, ch.EnvPort+".lock", "env-port")
+		c := readQwenCandidate(o.Dir, ch.EnvPort+".lock", QwenEnvPortFile)
 		if c.Config != nil || !os.IsNotExist(c.Err) {
 			ch.EnvLock = c
 		}
@@ -171,12 +186,12 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 
 	var legacy *QwenCandidate
 	if o.IDEPID > 0 {
-		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(strconv.Itoa(o.IDEPID)), "legacy-pid"); c.Config != nil {
+		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(strconv.Itoa(o.IDEPID)), QwenLegacyPIDFile); c.Config != nil {
 			legacy = c
 		}
 	}
 	if legacy == nil && ch.EnvPort != "" {
-		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(ch.EnvPort), "legacy-env-port"); c.Config != nil {
+		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(ch.EnvPort), QwenLegacyEnvPortFile); c.Config != nil {
 			legacy = c
 		}
 	}
@@ -187,7 +202,7 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 			return ch, nil
 		}
 		reject(legacy.Port)
-		if legacy.Source == "legacy-env-port" {
+		if legacy.Source == QwenLegacyEnvPortFile {
 			p, _ := strconv.Atoi(ch.EnvPort)
 			reject(p)
 		}
@@ -201,9 +216,9 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 		if !qwenLockPattern.MatchString(e.Name()) {
 			continue
 		}
-		c := readQwenCandidate(o.Dir, e.Name(), "scan")
+		c := readQwenCandidate(o.Dir, e.Name(), QwenScanned)
 		if c.Config != nil {
-			c.Stale = QwenStale(c.Config)
+			c.Stale = qwenStale(c.Config)
 		}
 		ch.Candidates = append(ch.Candidates, c)
 	}
@@ -223,7 +238,7 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 
 // readQwenCandidate reads one file as Qwen Code does: any JSON object is
 // a config; the owner is not checked.
-func readQwenCandidate(dir, name, source string) *QwenCandidate {
+func readQwenCandidate(dir, name string, source QwenSource) *QwenCandidate {
 	c := &QwenCandidate{Name: name, Path: filepath.Join(dir, name), Source: source, Owner: -1}
 	if n, ok := strings.CutSuffix(name, ".lock"); ok {
 		c.Port, _ = strconv.Atoi(n)
@@ -269,22 +284,22 @@ func ValidateQwenWorkspace(workspacePath *string, cwd string) error {
 		return ErrEmptyWorkspace
 	}
 	var folders []string
-	for _, p := range QwenWorkspaceFolders(*workspacePath) {
-		folders = append(folders, RealPath(p))
+	for _, p := range qwenWorkspaceFolders(*workspacePath) {
+		folders = append(folders, realPath(p))
 	}
-	realCwd := RealPath(cwd)
+	realCwd := realPath(cwd)
 	for _, f := range folders {
-		if IsSubpath(f, realCwd) {
+		if isSubpath(f, realCwd) {
 			return nil
 		}
 	}
 	return &MismatchError{Folders: folders, CLI: "Qwen Code"}
 }
 
-// QwenWorkspaceFolders splits a workspacePath as Qwen Code does
+// qwenWorkspaceFolders splits a workspacePath as Qwen Code does
 // (parseWorkspacePathEnv): a JSON array of strings, else a path list;
 // only absolute entries count.
-func QwenWorkspaceFolders(v string) []string {
+func qwenWorkspaceFolders(v string) []string {
 	var list []string
 	if !strings.HasPrefix(strings.TrimLeft(v, " \t\r\n"), "[") || json.Unmarshal([]byte(v), &list) != nil {
 		list = strings.Split(v, string(os.PathListSeparator))

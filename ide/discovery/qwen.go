@@ -89,7 +89,7 @@ func CleanStaleQwen(dir string) ([]string, error) {
 		if !qwenLockPattern.MatchString(e.Name()) || !ownedEntry(e) {
 			return false
 		}
-		return QwenStale(readQwenLock(filepath.Join(dir, e.Name()))) != ""
+		return qwenStale(readQwenLock(filepath.Join(dir, e.Name()))) != ""
 	})
 }
 
@@ -115,14 +115,14 @@ func readQwenLock(path string) *Config {
 	return c
 }
 
-// QwenStale says why Qwen Code would delete a lock file of content c, or
+// qwenStale says why Qwen Code would delete a lock file of content c, or
 // "" when it keeps it (cleanupStaleLockFile): a ppid that no longer runs,
 // or, without a ppid, a workspacePath that does not exist (taken whole,
 // not split into folders, as the CLI does). The CLI's probe,
 // process.kill(ppid, 0), also fails for another user's process; a
 // companion's own lock names its own process, so that case is not told
 // apart here.
-func QwenStale(c *Config) string {
+func qwenStale(c *Config) string {
 	if c == nil {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/ide/discovery"
 )
 
 func newIDEStatusCmd(a *app) *cobra.Command {
@@ -204,28 +205,28 @@ func processNote(r *client.StatusReport) string {
 // qwenSource says how Qwen Code came to read a file.
 func qwenSource(f client.FileStatus) string {
 	switch f.Source {
-	case "env-port":
+	case discovery.QwenEnvPortFile:
 		return "named by " + ide.EnvQwenServerPort
-	case "legacy-pid":
+	case discovery.QwenLegacyPIDFile:
 		return "legacy file of the editor pid"
-	case "legacy-env-port":
+	case discovery.QwenLegacyEnvPortFile:
 		return "legacy file of " + ide.EnvQwenServerPort
 	}
 	return "newest first"
 }
 
-func processSource(s string) string {
+func processSource(s discovery.ProcessSource) string {
 	switch s {
-	case "env":
+	case discovery.PIDFromEnv:
 		return "from " + ide.EnvPID
-	case "shell":
+	case discovery.PIDAboveShell:
 		return "above the terminal's shell"
-	case "top":
+	case discovery.PIDTopmost:
 		return "top-most ancestor, no shell found"
-	case "table":
+	case discovery.PIDFromTable:
 		return "from the process table"
 	}
-	return s
+	return string(s)
 }
 
 func ideDeref(p *string) string {
