@@ -524,7 +524,7 @@ func TestConnectRefusals(t *testing.T) {
 	// Without ideInfo and outside a known terminal, the real CLI refuses
 	// (detectIde in gemini-cli 0.61.0 packages/core/src/ide/detect-ide.ts).
 	delete(env, "TERM_PROGRAM")
-	if _, _, err := Connect(context.Background(), o); err == nil || err.Error() != ErrUnsupportedEnvironment {
+	if _, _, err := Connect(context.Background(), o); err == nil || err.Error() != ErrUnsupportedEnvironment.Error() || !errors.Is(err, ErrUnsupportedEnvironment) {
 		t.Errorf("TERM_PROGRAM gate: %v", err)
 	}
 	// A port the CLI will not dial.

@@ -278,10 +278,14 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 // ConnectError says why Connect failed, with the message the real CLI
 // (IdeClient.connect in gemini-cli 0.61.0
 // packages/core/src/ide/ide-client.ts) shows in Message and every endpoint's
-// own failure in Attempts.
+// own failure in Attempts. Err is the refusal Message words, when it is
+// one: ErrUnsupportedEnvironment or ErrQwenUnsupportedEnvironment (no
+// editor named), the workspace check's error (Plan.Workspace), or
+// ErrQwenWorkspaceRejected.
 type ConnectError struct {
 	Message  string
 	Attempts []Attempt
+	Err      error
 }
 
 // Attempt is one failed endpoint.
@@ -291,6 +295,11 @@ type Attempt struct {
 }
 
 func (e *ConnectError) Error() string { return e.Message }
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// refusal is the ConnectError of a refusal before any attempt.
+func refusal(err error) *ConnectError { return &ConnectError{Message: err.Error(), Err: err} }
 
 // Connect does what the real CLI does on /ide enable (IdeClient.connect in
 // gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts): Discover, refuse
@@ -304,16 +313,16 @@ func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {
 	}
 	if p.IDE == nil {
 		if p.Agent == AgentQwen {
-			return nil, p, &ConnectError{Message: ErrQwenUnsupportedEnvironment}
+			return nil, p, refusal(ErrQwenUnsupportedEnvironment)
 		}
-		return nil, p, &ConnectError{Message: ErrUnsupportedEnvironment}
+		return nil, p, refusal(ErrUnsupportedEnvironment)
 	}
 	if p.Workspace != nil {
-		return nil, p, &ConnectError{Message: p.Workspace.Error()}
+		return nil, p, refusal(p.Workspace)
 	}
 	ce := &ConnectError{Message: fmt.Sprintf("Failed to connect to IDE companion extension in %s. Please ensure the extension is running. To install the extension, run /ide install.", p.IDE.DisplayName)}
 	if p.Agent == AgentQwen {
-		ce.Message = qwenConnectMessage(p)
+		ce = qwenConnectError(p)
 	}
 	for _, ep := range p.Endpoints {
 		c, err := Dial(ctx, ep, o)

@@ -32,12 +32,12 @@ const (
 
 // ErrQwenUnsupportedEnvironment is Qwen Code's refusal when it cannot tell
 // which editor it runs in: no lock file with ideInfo, and a terminal other
-// than VS Code's.
-const ErrQwenUnsupportedEnvironment = "IDE integration is not supported in your current environment. To use this feature, run Qwen Code in one of these supported IDEs: VS Code or VS Code forks"
+// than VS Code's. Its text is Qwen Code's own.
+var ErrQwenUnsupportedEnvironment = errors.New("IDE integration is not supported in your current environment. To use this feature, run Qwen Code in one of these supported IDEs: VS Code or VS Code forks")
 
 // ErrQwenWorkspaceRejected is what Qwen Code says when it found companions
 // only for other folders.
-const ErrQwenWorkspaceRejected = "Found IDE companion extension, but its workspace does not match the current directory. Run Qwen Code from the workspace open in your IDE, or switch the IDE to this project."
+var ErrQwenWorkspaceRejected = errors.New("Found IDE companion extension, but its workspace does not match the current directory. Run Qwen Code from the workspace open in your IDE, or switch the IDE to this project.")
 
 // qwenContainerHost is the host Qwen Code tries after 127.0.0.1 inside a
 // container, when the name resolves.
@@ -192,12 +192,12 @@ func resolves(ctx context.Context, name string) bool {
 	return err == nil && len(addrs) > 0
 }
 
-// qwenConnectMessage is Qwen Code's last word when no endpoint connected.
-func qwenConnectMessage(p *Plan) string {
+// qwenConnectError is Qwen Code's last word when no endpoint connected.
+func qwenConnectError(p *Plan) *ConnectError {
 	if p.QwenChoice != nil && len(p.QwenChoice.Rejected) > 0 {
-		return ErrQwenWorkspaceRejected
+		return refusal(ErrQwenWorkspaceRejected)
 	}
-	return "Failed to connect to IDE companion extension in " + p.IDE.DisplayName + ". Please ensure the extension is running. To install the extension, run /ide install."
+	return &ConnectError{Message: "Failed to connect to IDE companion extension in " + p.IDE.DisplayName + ". Please ensure the extension is running. To install the extension, run /ide install."}
 }
 
 // QwenIDEEnabled reads ide.enabled from Qwen Code's user settings
@@ -251,7 +251,7 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add addFinding)
 		}
 	}
 	if p.Config != nil && p.IDE == nil {
-		add(ch.Chosen.Name, "error", "the file has no ideInfo and TERM_PROGRAM is not vscode, so Qwen Code refuses to connect: \""+ErrQwenUnsupportedEnvironment+"\"",
+		add(ch.Chosen.Name, "error", "the file has no ideInfo and TERM_PROGRAM is not vscode, so Qwen Code refuses to connect: \""+ErrQwenUnsupportedEnvironment.Error()+"\"",
 			"make the companion write ideInfo {name, displayName} in its lock file")
 	}
 	if v := o.Getenv(ide.EnvQwenServerPort); v != "" {

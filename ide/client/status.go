@@ -301,7 +301,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			if v := o.Getenv("TERM_PROGRAM"); v != "" {
 				term = "TERM_PROGRAM is " + strconv.Quote(v)
 			}
-			add(p.Choice.Chosen.Name, "error", "the file has no ideInfo and this terminal is not one the real CLI recognises ("+term+"), so the real CLI refuses to connect: \""+ErrUnsupportedEnvironment+"\"",
+			add(p.Choice.Chosen.Name, "error", "the file has no ideInfo and this terminal is not one the real CLI recognises ("+term+"), so the real CLI refuses to connect: \""+ErrUnsupportedEnvironment.Error()+"\"",
 				"make the companion write ideInfo {name, displayName} in its discovery file, or run the CLI in a terminal with TERM_PROGRAM=vscode")
 		} else {
 			add(p.Choice.Chosen.Name, "warning", "the file has no ideInfo; the CLI connects only because TERM_PROGRAM (or a similar variable) names a supported editor", "make the companion write ideInfo {name, displayName}")
