@@ -543,7 +543,7 @@ func TestConnectRefusals(t *testing.T) {
 func TestDiscoveryFileFromCompanion(t *testing.T) {
 	e := startCompanion(t)
 	ch, err := discovery.Choose(discovery.ChooseOptions{Dir: e.dir, IDEPID: os.Getpid(), Cwd: e.ws})
-	if err != nil || ch.Chosen == nil || ch.Chosen.Mode != 0o600 || ch.Chosen.Config.Port != e.srv.Port() {
+	if err != nil || ch.Chosen == nil || ch.Chosen.Mode != 0o600 || ch.Chosen.Contents.Port != e.srv.Port() {
 		t.Fatalf("choose: %v %+v", err, ch)
 	}
 }

@@ -178,8 +178,9 @@ type Plan struct {
 	Choice     *discovery.Choice     `json:"-"`
 	QwenChoice *discovery.QwenChoice `json:"-"`
 	// ChoiceErr is set when the discovery directory could not be read.
-	ChoiceErr error             `json:"-"`
-	Config    *discovery.Config `json:"-"`
+	ChoiceErr error `json:"-"`
+	// Contents is the chosen file's, nil when no file is chosen.
+	Contents *discovery.Contents `json:"-"`
 	// IDE is nil when the real CLI would refuse (detectIde: no ideInfo and a
 	// terminal it does not recognise).
 	IDE             *ide.IDEInfo `json:"ide,omitempty"`
@@ -224,21 +225,21 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 	p.Process = discovery.FindIDEProcess(ctx, discovery.FindOptions{Getenv: getenv, Lookup: o.Lookup})
 	p.Choice, p.ChoiceErr = discovery.Choose(discovery.ChooseOptions{Dir: o.Dir, IDEPID: p.Process.PID, Cwd: o.Cwd, Getenv: o.Getenv})
 	if p.Choice != nil && p.Choice.Chosen != nil {
-		p.Config = p.Choice.Chosen.Config
+		p.Contents = p.Choice.Chosen.Contents
 	}
 	var fileInfo *ide.IDEInfo
-	if p.Config != nil {
-		fileInfo = p.Config.IDEInfo
+	if p.Contents != nil {
+		fileInfo = p.Contents.IDEInfo
 	}
 	p.IDE = DetectIDE(fileInfo, p.Process.Command, o.Getenv)
 
-	if p.Config != nil && p.Config.AuthToken != nil {
-		p.AuthToken, p.TokenSource = *p.Config.AuthToken, "file"
+	if p.Contents != nil && p.Contents.AuthToken != nil {
+		p.AuthToken, p.TokenSource = *p.Contents.AuthToken, "file"
 	} else if t, ok := o.LookupEnv(ide.EnvAuthToken); ok {
 		p.AuthToken, p.TokenSource = t, "env"
 	}
-	if p.Config != nil && p.Config.WorkspacePath != nil {
-		p.WorkspacePath, p.WorkspaceSource = p.Config.WorkspacePath, "file"
+	if p.Contents != nil && p.Contents.WorkspacePath != nil {
+		p.WorkspacePath, p.WorkspaceSource = p.Contents.WorkspacePath, "file"
 	} else if w, ok := o.LookupEnv(ide.EnvWorkspacePath); ok {
 		p.WorkspacePath, p.WorkspaceSource = &w, "env"
 	}
@@ -248,7 +249,7 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 	if host == "" {
 		host = ServerHost(o.Getenv, o.InContainer())
 	}
-	if c := p.Config; c != nil {
+	if c := p.Contents; c != nil {
 		if c.Port != 0 {
 			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: FromFile, Host: host, Port: c.Port, PortText: c.PortText, Token: p.AuthToken})
 		}

@@ -107,20 +107,20 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 	p.QwenChoice, p.ChoiceErr = discovery.ChooseQwen(discovery.QwenChooseOptions{Dir: dir, TempDir: tmp, IDEPID: p.Process.PID, Cwd: o.Cwd, Getenv: o.Getenv})
 	ch := p.QwenChoice
 	if ch != nil && ch.Chosen != nil {
-		p.Config = ch.Chosen.Config
+		p.Contents = ch.Chosen.Contents
 	}
 	var fileInfo *ide.IDEInfo
-	if p.Config != nil {
-		fileInfo = p.Config.IDEInfo
+	if p.Contents != nil {
+		fileInfo = p.Contents.IDEInfo
 	}
 	p.IDE = DetectQwenIDE(fileInfo, p.Process.Command, o.Getenv)
 
 	// No token variable: the lock file's or none.
-	if p.Config != nil && p.Config.AuthToken != nil {
-		p.AuthToken, p.TokenSource = *p.Config.AuthToken, "file"
+	if p.Contents != nil && p.Contents.AuthToken != nil {
+		p.AuthToken, p.TokenSource = *p.Contents.AuthToken, "file"
 	}
-	if p.Config != nil && p.Config.WorkspacePath != nil {
-		p.WorkspacePath, p.WorkspaceSource = p.Config.WorkspacePath, "file"
+	if p.Contents != nil && p.Contents.WorkspacePath != nil {
+		p.WorkspacePath, p.WorkspaceSource = p.Contents.WorkspacePath, "file"
 	} else if w, ok := o.LookupEnv(ide.EnvQwenWorkspacePath); ok {
 		p.WorkspacePath, p.WorkspaceSource = &w, "env"
 	}
@@ -137,29 +137,29 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: source, Host: h, Port: port, PortText: portText, Token: token})
 		}
 	}
-	if c := p.Config; c != nil {
+	if c := p.Contents; c != nil {
 		if c.Port != 0 {
 			httpEndpoints("file", c.Port, c.PortText, p.AuthToken)
 			// The other lock files: those for this folder first, then
 			// those without a workspace, each with its own token.
 			var match, other []*discovery.QwenCandidate
 			for _, f := range ch.Candidates {
-				if f.Config == nil || f.Stale != "" || f.Config.Port == 0 || f.Config.Port == c.Port {
+				if f.Contents == nil || f.Stale != "" || f.Contents.Port == 0 || f.Contents.Port == c.Port {
 					continue
 				}
 				switch {
-				case f.Config.WorkspacePath == nil:
+				case f.Contents.WorkspacePath == nil:
 					other = append(other, f)
-				case discovery.ValidateQwenWorkspace(f.Config.WorkspacePath, o.Cwd) == nil:
+				case discovery.ValidateQwenWorkspace(f.Contents.WorkspacePath, o.Cwd) == nil:
 					match = append(match, f)
 				}
 			}
 			token := p.AuthToken
 			for _, f := range append(match, other...) {
-				if f.Config.AuthToken != nil {
-					token = *f.Config.AuthToken
+				if f.Contents.AuthToken != nil {
+					token = *f.Contents.AuthToken
 				}
-				httpEndpoints("fallback", f.Config.Port, f.Config.PortText, token)
+				httpEndpoints("fallback", f.Contents.Port, f.Contents.PortText, token)
 			}
 		}
 		if c.Stdio != nil {
@@ -238,7 +238,7 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add addFinding)
 			doctorQwenFile(ctx, c, c == ch.Chosen, p, add)
 		}
 	}
-	if p.Config == nil && len(p.Endpoints) == 0 {
+	if p.Contents == nil && len(p.Endpoints) == 0 {
 		const fix = "start the companion in your editor (gemkit ide serve and gemkit's plugins write a Qwen Code lock file unless --qwen=false); the editor and Qwen Code must run as the same user with the same HOME (or QWEN_HOME)"
 		switch {
 		case ch == nil || len(ch.Files()) == 0:
@@ -250,7 +250,7 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add addFinding)
 			add(st.Dir, "error", fmt.Sprintf("no lock file Qwen Code would use from %s (see above)", p.Cwd), fix)
 		}
 	}
-	if p.Config != nil && p.IDE == nil {
+	if p.Contents != nil && p.IDE == nil {
 		add(ch.Chosen.Name, "error", "the file has no ideInfo and TERM_PROGRAM is not vscode, so Qwen Code refuses to connect: \""+ErrQwenUnsupportedEnvironment.Error()+"\"",
 			"make the companion write ideInfo {name, displayName} in its lock file")
 	}
@@ -292,25 +292,25 @@ func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool
 	}
 	var mm *discovery.MismatchError
 	switch {
-	case c.Config.WorkspacePath == nil && c.Source == discovery.QwenScanned:
+	case c.Contents.WorkspacePath == nil && c.Source == discovery.QwenScanned:
 		add(name, "warning", "the file has no workspacePath, so Qwen Code's scan skips it (it is still tried when another file's port fails)", "update the companion")
 	case errors.As(c.Workspace, &mm):
 		add(name, "warning", "the current directory "+p.Cwd+" is outside this editor's workspace", "run Qwen Code from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")
 	}
-	if !chosen || c.Config.Port == 0 {
+	if !chosen || c.Contents.Port == 0 {
 		return
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Config.Port)))
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Contents.Port)))
 	if err != nil {
 		fix := "restart the companion in that editor"
-		if c.Config.Stdio != nil {
+		if c.Contents.Stdio != nil {
 			fix += " (Qwen Code still tries the file's stdio command)"
 		}
-		add(name, "error", fmt.Sprintf("port %d is closed on 127.0.0.1: the companion that wrote this file no longer serves", c.Config.Port), fix)
+		add(name, "error", fmt.Sprintf("port %d is closed on 127.0.0.1: the companion that wrote this file no longer serves", c.Contents.Port), fix)
 		return
 	}
 	conn.Close()
-	add(name, "ok", fmt.Sprintf("%s: something answers on port %d", p.QwenChoice.Reason, c.Config.Port), "")
+	add(name, "ok", fmt.Sprintf("%s: something answers on port %d", p.QwenChoice.Reason, c.Contents.Port), "")
 }

@@ -134,10 +134,10 @@ func fileStatus(c *discovery.Candidate, chosen bool) FileStatus {
 	if c.Err != nil {
 		f.Error = c.Err.Error()
 	}
-	if c.Config != nil {
-		f.WorkspacePath = c.Config.WorkspacePath
-		f.IDEInfo = c.Config.IDEInfo
-		f.Stdio = c.Config.Stdio
+	if c.Contents != nil {
+		f.WorkspacePath = c.Contents.WorkspacePath
+		f.IDEInfo = c.Contents.IDEInfo
+		f.Stdio = c.Contents.Stdio
 		f.InWorkspace = c.Workspace == nil
 		if c.Workspace != nil {
 			f.Workspace = c.Workspace.Error()
@@ -148,24 +148,24 @@ func fileStatus(c *discovery.Candidate, chosen bool) FileStatus {
 
 func qwenFileStatus(c *discovery.QwenCandidate, chosen bool) FileStatus {
 	f := FileStatus{Name: c.Name, Path: c.Path, Port: c.Port, Legacy: c.Legacy(), Owner: c.Owner,
-		Usable: c.Config != nil && c.Stale == "", Chosen: chosen, Source: c.Source, Stale: c.Stale}
+		Usable: c.Contents != nil && c.Stale == "", Chosen: chosen, Source: c.Source, Stale: c.Stale}
 	if c.Owner >= 0 || c.Mode != 0 {
 		f.Mode = fmt.Sprintf("%04o", c.Mode)
 	}
 	if c.Err != nil {
 		f.Error = c.Err.Error()
 	}
-	if c.Config != nil {
-		if pid, ok := c.Config.PPID(); ok {
+	if c.Contents != nil {
+		if pid, ok := c.Contents.PPID(); ok {
 			f.PPID, f.Alive = pid, discovery.ProcessAlive(pid)
 		}
-		f.WorkspacePath = c.Config.WorkspacePath
-		f.IDEInfo = c.Config.IDEInfo
-		f.Stdio = c.Config.Stdio
-		f.InWorkspace = c.Workspace == nil && c.Config.WorkspacePath != nil
+		f.WorkspacePath = c.Contents.WorkspacePath
+		f.IDEInfo = c.Contents.IDEInfo
+		f.Stdio = c.Contents.Stdio
+		f.InWorkspace = c.Workspace == nil && c.Contents.WorkspacePath != nil
 		if c.Workspace != nil {
 			f.Workspace = c.Workspace.Error()
-		} else if c.Config.WorkspacePath == nil {
+		} else if c.Contents.WorkspacePath == nil {
 			f.Workspace = "no workspacePath"
 		}
 	}
@@ -251,8 +251,8 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		host = ServerHost(o.Getenv, o.InContainer())
 	}
 	if host != "127.0.0.1" {
-		if p.Config != nil && p.Config.Stdio != nil {
-			add("container", "ok", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1; when nothing answers there it starts the discovery file's stdio command (%s), which reaches a companion of this container", host, p.Config.Stdio.Command), "")
+		if p.Contents != nil && p.Contents.Stdio != nil {
+			add("container", "ok", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1; when nothing answers there it starts the discovery file's stdio command (%s), which reaches a companion of this container", host, p.Contents.Stdio.Command), "")
 		} else {
 			add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host), containerFix)
 		}
@@ -278,7 +278,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 				"stop the companions you do not use (a second `gemkit ide serve` in one folder is usually a forgotten one), or paste the export line of the one you want before starting gemini")
 		}
 	}
-	if p.Config == nil && len(p.Endpoints) == 0 {
+	if p.Contents == nil && len(p.Endpoints) == 0 {
 		// Nothing to connect to: say so first, in place of the real CLI's
 		// words for this case (IdeClient.connect in ide-client.ts), which
 		// blame the terminal.
@@ -295,7 +295,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		}
 	}
 	doctorEnv(p, st.Connect, o, add)
-	if p.Config != nil && (p.Config.IDEInfo == nil || p.Config.IDEInfo.Name == "" || p.Config.IDEInfo.DisplayName == "") {
+	if p.Contents != nil && (p.Contents.IDEInfo == nil || p.Contents.IDEInfo.Name == "" || p.Contents.IDEInfo.DisplayName == "") {
 		if p.IDE == nil {
 			term := "TERM_PROGRAM is not set"
 			if v := o.Getenv("TERM_PROGRAM"); v != "" {
@@ -352,7 +352,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	case errors.Is(c.Workspace, discovery.ErrNoWorkspace):
 		add(name, "error", "the file has no workspacePath", "update the companion; "+ide.EnvWorkspacePath+" is the only fallback")
 	}
-	cfg := c.Config
+	cfg := c.Contents
 	if cfg.Port == 0 && cfg.Stdio == nil {
 		add(name, "error", "the file names neither a port nor a stdio command", "restart the companion")
 		return
@@ -480,7 +480,7 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 			found := false
 			if p.Choice != nil {
 				for _, c := range p.Choice.Candidates {
-					found = found || (c.Config != nil && c.Config.Port == n)
+					found = found || (c.Contents != nil && c.Contents.Port == n)
 				}
 			}
 			viaEnv := conn != nil && conn.OK && conn.Endpoint != nil && conn.Endpoint.Source == FromEnv && conn.Endpoint.Port == n

@@ -17,7 +17,7 @@ import (
 type chosenFile struct {
 	mode  fs.FileMode
 	owner int
-	conf  *discovery.Config
+	conf  *discovery.Contents
 }
 
 func (e *env) discoveryFile() verdict {
@@ -34,7 +34,7 @@ func (e *env) discoveryFile() verdict {
 	}
 	c := p.Choice.Chosen
 	e.r.File = c.Path
-	e.disc = chosenFile{mode: c.Mode, owner: c.Owner, conf: c.Config}
+	e.disc = chosenFile{mode: c.Mode, owner: c.Owner, conf: c.Contents}
 	return passf("%s: %s", c.Name, p.Choice.Reason)
 }
 
@@ -43,8 +43,8 @@ func (e *env) discoveryName() verdict {
 	switch {
 	case c.Legacy:
 		return warnf("legacy name %s; current companions add the port", c.Name)
-	case c.Port != c.Config.Port:
-		return failf("the name says port %d, the content %q", c.Port, c.Config.PortText)
+	case c.Port != c.Contents.Port:
+		return failf("the name says port %d, the content %q", c.Port, c.Contents.PortText)
 	}
 	return passf("")
 }
@@ -98,7 +98,7 @@ func (e *env) discoveryFields() verdict {
 
 // fieldProblems checks the type of each field the CLI reads; a null is
 // taken as absent when nullOK (it is reported apart).
-func fieldProblems(conf *discovery.Config, nullOK bool) []string {
+func fieldProblems(conf *discovery.Contents, nullOK bool) []string {
 	var probs []string
 	want := map[string]string{"port": "number", "workspacePath": "string", "authToken": "string", "ideInfo": "object"}
 	for _, k := range []string{"port", "workspacePath", "authToken", "ideInfo"} {
@@ -164,7 +164,7 @@ func (e *env) qwenFile() verdict {
 	}
 	c := ch.Chosen
 	e.r.File = c.Path
-	e.disc = chosenFile{mode: c.Mode, owner: c.Owner, conf: c.Config}
+	e.disc = chosenFile{mode: c.Mode, owner: c.Owner, conf: c.Contents}
 	return passf("%s: %s", c.Name, ch.Reason)
 }
 
@@ -173,8 +173,8 @@ func (e *env) qwenName() verdict {
 	switch {
 	case c.Legacy():
 		return warnf("legacy file %s; current companions write <port>.lock", c.Path)
-	case c.Config.PortText != "" && c.Name != c.Config.PortText+".lock":
-		return failf("the name is %s, the content's port %q", c.Name, c.Config.PortText)
+	case c.Contents.PortText != "" && c.Name != c.Contents.PortText+".lock":
+		return failf("the name is %s, the content's port %q", c.Name, c.Contents.PortText)
 	}
 	return passf("")
 }

@@ -24,10 +24,10 @@ type QwenCandidate struct {
 	Source QwenSource
 	// Port is the port the file names (its port field, else its name's).
 	Port int
-	// Config is nil when the file cannot be read or is not a JSON object
+	// Contents is nil when the file cannot be read or is not a JSON object
 	// (the CLI skips it silently); Err says why.
-	Config *Config
-	Err    error
+	Contents *Contents
+	Err      error
 	// ModTime orders the scanned files, newest first; Owner is the
 	// owner's uid (-1 when unknown) and Mode the permission bits.
 	ModTime time.Time
@@ -161,18 +161,18 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 		}
 	}
 	matches := func(c *QwenCandidate) bool {
-		if c.Config.WorkspacePath != nil {
-			c.Workspace = ValidateQwenWorkspace(c.Config.WorkspacePath, o.Cwd)
+		if c.Contents.WorkspacePath != nil {
+			c.Workspace = ValidateQwenWorkspace(c.Contents.WorkspacePath, o.Cwd)
 		}
 		return c.Workspace == nil
 	}
 
 	if ch.EnvPort != "" {
 		c := readQwenCandidate(o.Dir, ch.EnvPort+".lock", QwenEnvPortFile)
-		if c.Config != nil || !os.IsNotExist(c.Err) {
+		if c.Contents != nil || !os.IsNotExist(c.Err) {
 			ch.EnvLock = c
 		}
-		if c.Config != nil {
+		if c.Contents != nil {
 			if matches(c) {
 				ch.Chosen, ch.Reason = c, fmt.Sprintf("the lock file of %s=%s", ide.EnvQwenServerPort, ch.EnvPort)
 				return ch, nil
@@ -186,12 +186,12 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 
 	var legacy *QwenCandidate
 	if o.IDEPID > 0 {
-		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(strconv.Itoa(o.IDEPID)), QwenLegacyPIDFile); c.Config != nil {
+		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(strconv.Itoa(o.IDEPID)), QwenLegacyPIDFile); c.Contents != nil {
 			legacy = c
 		}
 	}
 	if legacy == nil && ch.EnvPort != "" {
-		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(ch.EnvPort), QwenLegacyEnvPortFile); c.Config != nil {
+		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(ch.EnvPort), QwenLegacyEnvPortFile); c.Contents != nil {
 			legacy = c
 		}
 	}
@@ -217,14 +217,14 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 			continue
 		}
 		c := readQwenCandidate(o.Dir, e.Name(), QwenScanned)
-		if c.Config != nil {
-			c.Stale = qwenStale(c.Config)
+		if c.Contents != nil {
+			c.Stale = qwenStale(c.Contents)
 		}
 		ch.Candidates = append(ch.Candidates, c)
 	}
 	sort.SliceStable(ch.Candidates, func(i, j int) bool { return ch.Candidates[i].ModTime.After(ch.Candidates[j].ModTime) })
 	for _, c := range ch.Candidates {
-		if c.Config == nil || c.Stale != "" || c.Config.WorkspacePath == nil {
+		if c.Contents == nil || c.Stale != "" || c.Contents.WorkspacePath == nil {
 			continue
 		}
 		if matches(c) {
@@ -264,8 +264,8 @@ func readQwenCandidate(dir, name string, source QwenSource) *QwenCandidate {
 		c.Err = fmt.Errorf("cannot read: %w", err)
 		return c
 	}
-	if c.Config, c.Err = ParseConfig(data); c.Config != nil && c.Config.Port != 0 {
-		c.Port = c.Config.Port
+	if c.Contents, c.Err = ParseContents(data); c.Contents != nil && c.Contents.Port != 0 {
+		c.Port = c.Contents.Port
 	}
 	return c
 }

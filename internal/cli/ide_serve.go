@@ -341,8 +341,8 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 			}
 			seen[c.Path] = true
 			who := "another companion"
-			if c.Config.IDEInfo != nil && c.Config.IDEInfo.DisplayName != "" {
-				who += " (" + c.Config.IDEInfo.DisplayName + ")"
+			if c.Contents.IDEInfo != nil && c.Contents.IDEInfo.DisplayName != "" {
+				who += " (" + c.Contents.IDEInfo.DisplayName + ")"
 			}
 			fmt.Fprintf(a.Err, "gemkit: warning: %s already serves %s on port %d (%s): a gemini started there connects to one of the two by the CLI's own order, not necessarily this one. Stop the other, or paste this one's export line first; `gemkit ide doctor` lists them.\n",
 				who, folder, c.Port, c.Path)
