@@ -13,8 +13,8 @@ import (
 
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/companion"
-	"github.com/gemkit/gemkit/ide/conformance/testcompanion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/testcompanion"
 )
 
 func runCheck(t *testing.T, dir, ws string) *Report {
