@@ -1,13 +1,27 @@
 // Package client is the CLI side of Gemini CLI's IDE mode: it finds the
 // editor a terminal runs in, chooses its companion's discovery file with the
-// real CLI's rules, connects over MCP (Streamable HTTP or stdio), keeps the
-// editor's context and drives diffs in the editor. It follows IdeClient in
+// real CLI's rules ([Discover]), connects over [MCP] (Streamable HTTP or
+// stdio: [Connect], [Dial]), keeps the editor's context ([Client.Context],
+// [Client.OnContext]) and drives diffs in the editor ([Client.OpenDiff],
+// [Client.StartDiff], [Client.CloseDiff]). It follows [IdeClient] in
 // gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts and the helpers next
 // to it (ide-connection-utils.ts, process-utils.ts, detect-ide.ts,
 // ideContext.ts); "the real client" in this package's comments is that code.
+// With [Options].Agent set to [AgentQwen] it follows [Qwen Code]'s client
+// instead.
 //
-// It works with any companion (ours, the official VS Code one, a JetBrains
-// one). The MCP SDK it uses stays inside the package.
+// It works with any companion that follows the [IDE companion spec] (ours,
+// [github.com/gemkit/gemkit/ide/companion]; the official VS Code one; a
+// JetBrains one). [Inspect] and [Doctor] explain in words what the CLI
+// would do and why (`gemkit ide status`, `gemkit ide doctor`), and [Bridge]
+// relays MCP on stdio to a companion's port (`gemkit ide bridge`). The MCP
+// SDK it uses stays inside the package. docs/ide-client.md describes the
+// commands built on it.
+//
+// [IdeClient]: https://github.com/google-gemini/gemini-cli/tree/v0.61.0/packages/core/src/ide/ide-client.ts
+// [IDE companion spec]: https://geminicli.com/docs/ide-integration/ide-companion-spec
+// [MCP]: https://modelcontextprotocol.io/specification/2025-06-18
+// [Qwen Code]: https://github.com/QwenLM/qwen-code
 package client
 
 import (
@@ -53,7 +67,7 @@ var (
 	ErrDisconnected = errors.New("the connection to the IDE companion was lost")
 	// ErrClosed: Close was called while waiting.
 	ErrClosed = errors.New("the IDE client was closed")
-	// ErrDiffTimeout: no answer within Options.DiffTimeout. The error a
+	// ErrDiffTimeout: no answer within [Options.DiffTimeout]. The error a
 	// wait returns matches it with errors.Is and names the timeout.
 	ErrDiffTimeout = errors.New("no answer to the diff within the diff timeout")
 )

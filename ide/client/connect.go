@@ -15,7 +15,7 @@ import (
 	"github.com/gemkit/gemkit/internal/buildinfo"
 )
 
-// Transport is how an Endpoint is reached.
+// Transport is how an [Endpoint] is reached.
 type Transport string
 
 // Transports.
@@ -24,7 +24,7 @@ const (
 	TransportStdio Transport = "stdio" // MCP on the stdin and stdout of Command
 )
 
-// EndpointSource says where an Endpoint came from.
+// EndpointSource says where an [Endpoint] came from.
 type EndpointSource string
 
 // Sources of an Endpoint.
@@ -61,8 +61,8 @@ func (e Endpoint) String() string {
 	return fmt.Sprintf("%s (%s)", e.URL(), e.Source)
 }
 
-// Options configure Discover, Connect and Dial. The zero value behaves like
-// the real CLI (IdeClient.connect in gemini-cli 0.61.0
+// Options configure [Discover], [Connect] and [Dial]. The zero value behaves
+// like the real CLI (IdeClient.connect in gemini-cli 0.61.0
 // packages/core/src/ide/ide-client.ts) started in this process's directory
 // and environment.
 type Options struct {
@@ -90,9 +90,9 @@ type Options struct {
 	InContainer func() bool
 	// Logger receives debug messages; nil discards them.
 	Logger *slog.Logger
-	// Agent is the CLI whose rules Discover and Connect follow: AgentGemini
-	// (the default, "") or AgentQwen (Qwen Code's lock files, variables
-	// and host rule; Dir is then its lock folder).
+	// Agent is the CLI whose rules [Discover] and [Connect] follow:
+	// [AgentGemini] (the default, "") or AgentQwen (Qwen Code's lock files,
+	// variables and host rule; Dir is then its lock folder).
 	Agent string
 	// ClientName and ClientVersion are sent at initialize.
 	ClientName, ClientVersion string
@@ -169,7 +169,7 @@ func ServerHost(getenv func(string) string, container bool) string {
 // and workspace with their sources, the workspace verdict and the endpoints
 // in the order they are tried.
 type Plan struct {
-	// Agent is the CLI whose rules made the plan (Options.Agent; "" is
+	// Agent is the CLI whose rules made the plan ([Options.Agent]; "" is
 	// Gemini CLI).
 	Agent   string               `json:"agent,omitempty"`
 	Process discovery.IDEProcess `json:"process"`
@@ -276,12 +276,12 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// ConnectError says why Connect failed, with the message the real CLI
+// ConnectError says why [Connect] failed, with the message the real CLI
 // (IdeClient.connect in gemini-cli 0.61.0
 // packages/core/src/ide/ide-client.ts) shows in Message and every endpoint's
 // own failure in Attempts. Err is the refusal Message words, when it is
 // one: ErrUnsupportedEnvironment or ErrQwenUnsupportedEnvironment (no
-// editor named), the workspace check's error (Plan.Workspace), or
+// editor named), the workspace check's error ([Plan.Workspace]), or
 // ErrQwenWorkspaceRejected.
 type ConnectError struct {
 	Message  string
@@ -303,7 +303,7 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 func refusal(err error) *ConnectError { return &ConnectError{Message: err.Error(), Err: err} }
 
 // Connect does what the real CLI does on /ide enable (IdeClient.connect in
-// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts): Discover, refuse
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts): [Discover], refuse
 // when it cannot tell the editor or the cwd is outside the workspace, then
 // try each endpoint in order until one connects.
 func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {

@@ -52,9 +52,9 @@ func (c *Client) resolve(filePath string, o DiffOutcome) {
 // person's answer: accepted (with the final text, edits included) or
 // rejected. Diffs run one at a time, as in the real client (acquireMutex in
 // gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts). It gives up after
-// Options.DiffTimeout (ide.DiffTimeout by default), when ctx ends or when the
-// connection is lost; it then closes the diff in the editor, best effort,
-// before the next diff may start.
+// [Options.DiffTimeout] ([ide.DiffTimeout] by default), when ctx ends or
+// when the connection is lost; it then closes the diff in the editor, best
+// effort, before the next diff may start.
 func (c *Client) OpenDiff(ctx context.Context, filePath, newContent string) (DiffOutcome, error) {
 	d, err := c.StartDiff(ctx, filePath, newContent)
 	if err != nil {
@@ -75,7 +75,7 @@ type PendingDiff struct {
 
 // StartDiff asks the editor to show the diff and returns once the
 // companion acknowledged it (openDiff answered), holding the client's
-// one-diff lock until Wait or Abandon.
+// one-diff lock until [PendingDiff.Wait] or [PendingDiff.Abandon].
 func (c *Client) StartDiff(ctx context.Context, filePath, newContent string) (*PendingDiff, error) {
 	if !utf8.ValidString(newContent) {
 		// JSON would carry U+FFFD in place of the bad bytes: the editor
@@ -126,7 +126,7 @@ func (c *Client) StartDiff(ctx context.Context, filePath, newContent string) (*P
 // Path is the diffed file.
 func (d *PendingDiff) Path() string { return d.path }
 
-// Wait waits for the person's answer; see OpenDiff.
+// Wait waits for the person's answer; see [Client.OpenDiff].
 func (d *PendingDiff) Wait(ctx context.Context) (DiffOutcome, error) {
 	c := d.c
 	select {

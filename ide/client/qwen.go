@@ -21,10 +21,10 @@ import (
 // its own discovery: lock files in its home folder, its own variables and
 // host rule, and fallbacks Gemini CLI does not have (IdeClient.connect,
 // getConnectionConfigFromFile, tryFallbackPorts and establishHttpConnection
-// in its packages/core/src/ide/ide-client.ts). Options.Agent AgentQwen makes
-// Discover, Connect, Inspect and Doctor follow it.
+// in its packages/core/src/ide/ide-client.ts). [Options.Agent] [AgentQwen]
+// makes [Discover], [Connect], [Inspect] and [Doctor] follow it.
 
-// The CLIs a client can stand in for (Options.Agent).
+// The CLIs a client can stand in for ([Options.Agent]).
 const (
 	AgentGemini = "gemini"
 	AgentQwen   = "qwen"

@@ -75,7 +75,7 @@ type StatusReport struct {
 	IDE       *ide.IDEInfo         `json:"ide,omitempty"`
 	Endpoints []Endpoint           `json:"endpoints"`
 	Connect   *ConnectStatus       `json:"connect,omitempty"`
-	// Plan is the underlying decision, for callers in Go.
+	// [Plan] is the underlying decision, for callers in Go.
 	Plan *Plan `json:"-"`
 }
 

@@ -382,7 +382,7 @@ func utf16Len(s string) int {
 	return n
 }
 
-// Mention implements Mentions: Claude Code inserts an @-mention of path
+// Mention implements [Mentions]: Claude Code inserts an @-mention of path
 // (lines 1-based, 0 when not given) into its prompt. Gemini CLI has no
 // such notification.
 func (s *Server) Mention(path string, lineStart, lineEnd int) {
@@ -422,7 +422,7 @@ func (s *Server) ClaudeToken() string {
 	return s.claude.token
 }
 
-// ClaudeLockPath is the path of the lock file Serve writes for Claude
+// ClaudeLockPath is the path of the lock file [Server.Serve] writes for Claude
 // Code; empty when the endpoint is off.
 func (s *Server) ClaudeLockPath() string {
 	if s.claude == nil {

@@ -5,11 +5,12 @@ import (
 	"errors"
 )
 
-// Start makes a Server of cfg and serves it (Serve) on a goroutine of its
-// own until ctx ends, returning once it is ready: the first step of every
-// front-end, which then hands the Server to its editor. done receives
-// Serve's result once it returns, after the discovery file is removed.
-// The error is New's, or Serve's when it stopped before it was ready.
+// Start makes a [Server] of cfg and serves it ([Server.Serve]) on a
+// goroutine of its own until ctx ends, returning once it is ready: the first
+// step of every front-end, which then hands the Server to its editor. done
+// receives Serve's result once it returns, after the discovery file is
+// removed. The error is [New]'s, or Serve's when it stopped before it was
+// ready.
 func Start(ctx context.Context, cfg Config) (srv *Server, done <-chan error, err error) {
 	s, err := New(cfg)
 	if err != nil {

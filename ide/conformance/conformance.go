@@ -1,19 +1,26 @@
 // Package conformance checks that a Gemini CLI IDE companion works with the
-// real CLI (IdeClient in gemini-cli 0.61.0
-// packages/core/src/ide/ide-client.ts and the official companion's gemini-cli
-// 0.61.0 packages/vscode-ide-companion/src/ide-server.ts), as the
-// [companion spec] asks and the real CLI needs: its discovery file, its
-// HTTP guard (token, Host, Origin), its MCP session over [Streamable HTTP],
-// tools and notifications, and its diff tools. Each check passes or fails
-// with a reason a companion's author can act on.
+// real CLI ([IdeClient] in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts and the official companion's
+// gemini-cli 0.61.0 [ide-server.ts] in packages/vscode-ide-companion), as
+// the [companion spec] asks and the real CLI needs: its discovery file, its
+// HTTP guard (token, Host, Origin), its [MCP] session over [Streamable
+// HTTP], tools and notifications, and its diff tools. Each check passes or
+// fails with a reason a companion's author can act on: [Run] gives a
+// [Report] of [Result] values.
 //
 // The checks are tables (checks.go), run in order: the discovery file
 // (discoveryChecks, or qwenDiscoveryChecks for Qwen Code's lock file), the
 // HTTP guard and the raw MCP exchange (httpChecks, http.go), then a
-// client's view of the companion and its diffs (clientChecks, client.go).
-// Their IDs are stable: `gemkit ide check --json` reports them.
+// client's view of the companion and its diffs (clientChecks, client.go,
+// through [client]). Their IDs are stable:
+// `gemkit ide check --json` reports them. [ContextProblems] and
+// [DiffNotificationProblems] check one notification against the real
+// client's schemas.
 //
+// [IdeClient]: https://github.com/google-gemini/gemini-cli/tree/v0.61.0/packages/core/src/ide/ide-client.ts
+// [ide-server.ts]: https://github.com/google-gemini/gemini-cli/tree/v0.61.0/packages/vscode-ide-companion/src/ide-server.ts
 // [companion spec]: https://geminicli.com/docs/ide-integration/ide-companion-spec
+// [MCP]: https://modelcontextprotocol.io/specification/2025-06-18
 // [Streamable HTTP]: https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http
 package conformance
 

@@ -1,17 +1,30 @@
 // Package lspserver is the language-server front-end of `gemkit ide serve
-// --editor lsp`: any editor that speaks the Language Server Protocol (3.17,
-// Content-Length framing on stdin/stdout) starts gemkit as a language
-// server and becomes an IDE for Gemini CLI and Claude Code, with no plugin.
+// --editor lsp`: any editor that speaks the [Language Server Protocol]
+// (3.17, Content-Length framing on stdin/stdout) starts gemkit as a
+// language server and becomes an IDE for Gemini CLI and Claude Code, with
+// no plugin.
 //
-// A Server is the companion's Editor, beside ide/editorproto: it learns the
-// workspace from initialize, the open files and their unsaved text from
-// the document notifications, the active file and cursor from the requests
-// that name a position (documentHighlight, codeAction, …) and a selection
-// from a code action's range. It shows a proposed change by applying it to
-// the file's buffer with workspace/applyEdit, marks it with diagnostics and
-// offers "Accept proposal"/"Reject proposal" code actions, since the oldest
-// clients in use (Neovim 0.7, eglot 1.9) have no diff view. docs/lsp.md
-// describes each editor's set-up.
+// A [Server] is the companion's
+// [github.com/gemkit/gemkit/ide/companion.Editor], beside
+// [github.com/gemkit/gemkit/ide/editorproto.Conn]: it learns the workspace
+// from [initialize], the open files and their unsaved text from the
+// [document notifications], the active file and cursor from the requests
+// that name a position ([textDocument/documentHighlight], codeAction, …) and
+// a selection from a code action's range. It shows a proposed change by
+// applying it to the file's buffer with [workspace/applyEdit], marks it with
+// diagnostics and offers "Accept proposal"/"Reject proposal" code actions
+// ([CommandAccept], [CommandReject]), since the oldest clients in use
+// (Neovim 0.7, eglot 1.9) have no diff view. [Server.Serve] runs a
+// companion's whole life with the client; [Server.Run] serves the client
+// with a companion of the caller's. [docs/lsp.md] describes each editor's
+// set-up.
+//
+// [Language Server Protocol]: https://microsoft.github.io/language-server-protocol/specifications/lsp/3.17/specification/
+// [initialize]: https://microsoft.github.io/language-server-protocol/specifications/lsp/3.17/specification/#initialize
+// [document notifications]: https://microsoft.github.io/language-server-protocol/specifications/lsp/3.17/specification/#textDocument_synchronization
+// [textDocument/documentHighlight]: https://microsoft.github.io/language-server-protocol/specifications/lsp/3.17/specification/#textDocument_documentHighlight
+// [workspace/applyEdit]: https://microsoft.github.io/language-server-protocol/specifications/lsp/3.17/specification/#workspace_applyEdit
+// [docs/lsp.md]: https://github.com/gemkit/gemkit/blob/main/docs/lsp.md
 package lspserver
 
 import (
@@ -29,7 +42,7 @@ import (
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
-// Defaults of Options.
+// Defaults of [Options].
 const (
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultMaxMessage     = 4 * ide.MaxRequestBody
@@ -46,21 +59,21 @@ const (
 	CommandReject = "gemkit.rejectProposal"
 )
 
-// Options tunes a Server; the zero value is usable.
+// Options tunes a [Server]; the zero value is usable.
 type Options struct {
 	// Logger receives protocol errors; it must not write to stdout.
 	Logger *slog.Logger
 	// RequestTimeout bounds each request to the client (applyEdit: eglot
-	// asks the person before it answers); default DefaultRequestTimeout.
+	// asks the person before it answers); default [DefaultRequestTimeout].
 	RequestTimeout time.Duration
 	// MaxMessage is the largest message body read; default
-	// DefaultMaxMessage.
+	// [DefaultMaxMessage].
 	MaxMessage int
-	// Settle is DefaultSettle when zero.
+	// Settle is [DefaultSettle] when zero.
 	Settle time.Duration
 	// SaveHold is how long the file of a proposal accepted by saving
 	// keeps its earlier text for the agent to read and write (saved.go);
-	// DefaultSaveHold when zero.
+	// [DefaultSaveHold] when zero.
 	SaveHold time.Duration
 	// FixedWorkspace keeps the workspace given at start (--workspace):
 	// the client's workspace folders are then not followed.
@@ -68,7 +81,7 @@ type Options struct {
 	// Version is reported as serverInfo.version.
 	Version string
 	// Group, when set, returns the socket of the group this client's
-	// server belongs to (GroupPath), "" for none: the servers of one
+	// server belongs to ([GroupPath]), "" for none: the servers of one
 	// editor and workspace then share one companion (group.go). Serve
 	// sets it when it is nil.
 	Group func(Init) string
@@ -94,8 +107,9 @@ type Init struct {
 }
 
 // StartFunc starts the companion once the client has said who it is; its
-// Events receive the client's reports from then on. An error is sent back
-// as initialize's error. Serve has its own; Run takes one.
+// [companion.Events] receive the client's reports from then on. An error is
+// sent back as initialize's error. [Server.Serve] has its own; [Server.Run]
+// takes one.
 type StartFunc func(Init) (companion.Events, error)
 
 // Server is one language client on a pair of streams.
@@ -192,7 +206,7 @@ func New(r io.Reader, w io.Writer, o Options) *Server {
 	}
 }
 
-// ErrNoShutdown is returned by Run when the client sent exit without
+// ErrNoShutdown is returned by [Server.Run] when the client sent exit without
 // shutdown first (LSP: the server then exits with code 1).
 var ErrNoShutdown = errors.New("the language client sent exit without shutdown")
 

@@ -14,24 +14,24 @@ import (
 )
 
 // Serve is the whole life of `gemkit ide serve --editor lsp`: the
-// companion of cfg, with s as its Editor, starts once the client's
+// companion of cfg, with s as its [companion.Editor], starts once the client's
 // initialize has said where its workspace is and which process it is,
 // is shared by the servers of one editor and workspace (group.go), and
 // stops on the client's shutdown request (before it is answered: some
 // clients kill their server right after exit), when the client's stream
 // ends, when ctx ends, or by itself when the client's process ends
-// (cfg.WatchPID). Serve sets Options.Group, when it is nil, and
-// Options.Shutdown (after the one given) for its own use.
+// (cfg.WatchPID). Serve sets [Options.Group], when it is nil, and
+// [Options.Shutdown] (after the one given) for its own use.
 //
 // What initialize tells fills what cfg leaves open: cfg.PID when 0 (else
-// the parent process), the workspace unless Options.FixedWorkspace
+// the parent process), the workspace unless [Options.FixedWorkspace]
 // (cfg.Workspace then stands; it is also the fallback when the client
 // opened no folder), and the editor's name from clientInfo unless
 // cfg.IDEInfo names one other than gemkit's default.
 //
 // Serve returns once the companion, if it started, has removed its
 // discovery and lock files: nil after shutdown and exit or when the
-// stream ended, ErrNoShutdown after exit alone, else why the client or
+// stream ended, [ErrNoShutdown] after exit alone, else why the client or
 // the companion failed. A program serving on its own stdout should
 // ignore SIGPIPE: the editor owns both ends of stdout and stderr, and a
 // write there once it is killed must not end the program before its
