@@ -227,22 +227,7 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 	if p.Choice != nil && p.Choice.Chosen != nil {
 		p.Contents = p.Choice.Chosen.Contents
 	}
-	var fileInfo *ide.IDEInfo
-	if p.Contents != nil {
-		fileInfo = p.Contents.IDEInfo
-	}
-	p.IDE = DetectIDE(fileInfo, p.Process.Command, o.Getenv)
-
-	if p.Contents != nil && p.Contents.AuthToken != nil {
-		p.AuthToken, p.TokenSource = *p.Contents.AuthToken, "file"
-	} else if t, ok := o.LookupEnv(ide.EnvAuthToken); ok {
-		p.AuthToken, p.TokenSource = t, "env"
-	}
-	if p.Contents != nil && p.Contents.WorkspacePath != nil {
-		p.WorkspacePath, p.WorkspaceSource = p.Contents.WorkspacePath, "file"
-	} else if w, ok := o.LookupEnv(ide.EnvWorkspacePath); ok {
-		p.WorkspacePath, p.WorkspaceSource = &w, "env"
-	}
+	p.readContents(o, DetectIDE, ide.EnvAuthToken, ide.EnvWorkspacePath)
 	p.Workspace = discovery.ValidateWorkspace(p.WorkspacePath, o.Cwd)
 
 	host := o.Host
@@ -274,6 +259,32 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 		p.Endpoints = append(p.Endpoints, ep)
 	}
 	return p, nil
+}
+
+// readContents takes what the chosen file says (p.Contents, nil when
+// none) as the real CLIs take it: the editor, named by detect from the
+// file's ideInfo, the editor process's command and the environment; the
+// token and the workspace, from the file, else from the variables
+// tokenVar ("" for none) and workspaceVar.
+func (p *Plan) readContents(o Options, detect func(*ide.IDEInfo, string, func(string) string) *ide.IDEInfo, tokenVar, workspaceVar string) {
+	c := p.Contents
+	var fileInfo *ide.IDEInfo
+	if c != nil {
+		fileInfo = c.IDEInfo
+	}
+	p.IDE = detect(fileInfo, p.Process.Command, o.Getenv)
+	if c != nil && c.AuthToken != nil {
+		p.AuthToken, p.TokenSource = *c.AuthToken, "file"
+	} else if tokenVar != "" {
+		if t, ok := o.LookupEnv(tokenVar); ok {
+			p.AuthToken, p.TokenSource = t, "env"
+		}
+	}
+	if c != nil && c.WorkspacePath != nil {
+		p.WorkspacePath, p.WorkspaceSource = c.WorkspacePath, "file"
+	} else if w, ok := o.LookupEnv(workspaceVar); ok {
+		p.WorkspacePath, p.WorkspaceSource = &w, "env"
+	}
 }
 
 // ConnectError says why [Connect] failed, with the message the real CLI

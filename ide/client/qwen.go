@@ -109,21 +109,8 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 	if ch != nil && ch.Chosen != nil {
 		p.Contents = ch.Chosen.Contents
 	}
-	var fileInfo *ide.IDEInfo
-	if p.Contents != nil {
-		fileInfo = p.Contents.IDEInfo
-	}
-	p.IDE = DetectQwenIDE(fileInfo, p.Process.Command, o.Getenv)
-
 	// No token variable: the lock file's or none.
-	if p.Contents != nil && p.Contents.AuthToken != nil {
-		p.AuthToken, p.TokenSource = *p.Contents.AuthToken, "file"
-	}
-	if p.Contents != nil && p.Contents.WorkspacePath != nil {
-		p.WorkspacePath, p.WorkspaceSource = p.Contents.WorkspacePath, "file"
-	} else if w, ok := o.LookupEnv(ide.EnvQwenWorkspacePath); ok {
-		p.WorkspacePath, p.WorkspaceSource = &w, "env"
-	}
+	p.readContents(o, DetectQwenIDE, "", ide.EnvQwenWorkspacePath)
 	p.Workspace = discovery.ValidateQwenWorkspace(p.WorkspacePath, o.Cwd)
 
 	hosts := []string{"127.0.0.1"}
@@ -262,16 +249,7 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add addFinding)
 			add(ide.EnvQwenServerPort, "warning", fmt.Sprintf("no lock file %s.lock in %s: this terminal was probably opened by an editor whose companion has since restarted", port, st.Dir), "open a new terminal in the editor, or unset it")
 		}
 	}
-	if d.Works {
-		add("connection", "ok", fmt.Sprintf("Qwen Code connects from %s to %s", p.Cwd, st.Connect.Endpoint), "")
-		if !st.Connect.Diffing {
-			if sev, msg, fix := diffingProblem(st.Connect.Tools); !d.says(msg) {
-				add("connection", sev, msg, fix)
-			}
-		}
-	} else if st.Connect != nil {
-		add("connection", "error", "Qwen Code would not connect from "+p.Cwd+"; started here it says: \""+st.Connect.Error+"\"", "")
-	}
+	d.connection("Qwen Code", "started here it says", add)
 }
 
 func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool, p *Plan, add addFinding) {

@@ -307,8 +307,17 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			add(p.Choice.Chosen.Name, "warning", "the file has no ideInfo; the CLI connects only because TERM_PROGRAM (or a similar variable) names a supported editor", "make the companion write ideInfo {name, displayName}")
 		}
 	}
+	d.connection("the CLI", "a Gemini CLI started here says", add)
+	return d, nil
+}
+
+// connection says whether who (the CLI, Qwen Code) connects from the
+// plan's directory, and what it lacks when it does, or else what a CLI
+// started there says when it fails (in the words of says).
+func (d *DoctorReport) connection(who, says string, add addFinding) {
+	st, p := d.Status, d.Status.Plan
 	if d.Works {
-		add("connection", "ok", fmt.Sprintf("the CLI connects from %s to %s", p.Cwd, st.Connect.Endpoint), "")
+		add("connection", "ok", fmt.Sprintf("%s connects from %s to %s", who, p.Cwd, st.Connect.Endpoint), "")
 		if !st.Connect.Diffing {
 			// Said already when the connection is the chosen file's.
 			if sev, msg, fix := diffingProblem(st.Connect.Tools); !d.says(msg) {
@@ -316,9 +325,8 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			}
 		}
 	} else if st.Connect != nil {
-		add("connection", "error", "the CLI would not connect from "+p.Cwd+"; a Gemini CLI started here says: \""+st.Connect.Error+"\"", "")
+		add("connection", "error", who+" would not connect from "+p.Cwd+"; "+says+": \""+st.Connect.Error+"\"", "")
 	}
-	return d, nil
 }
 
 func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add addFinding) {

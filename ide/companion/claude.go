@@ -2,7 +2,6 @@ package companion
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,20 +125,11 @@ func newClaudeEndpoint(s *Server) (*claudeEndpoint, error) {
 // tool's sandbox, no Origin, an exact Host, the token in constant time)
 // and serves it as an MCP peer.
 func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if sandboxProxied(r) {
-		writeJSONError(w, http.StatusForbidden, sandboxRefusal)
+	if msg := refusal(r, c.hosts); msg != "" {
+		writeJSONError(w, http.StatusForbidden, msg)
 		return
 	}
-	if _, ok := r.Header["Origin"]; ok {
-		writeJSONError(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
-		return
-	}
-	if r.Host != c.hosts[0] && r.Host != c.hosts[1] {
-		writeJSONError(w, http.StatusForbidden, "request refused: invalid Host header")
-		return
-	}
-	got := hashAuthorization(r.Header.Get(ClaudeAuthHeader))
-	if subtle.ConstantTimeCompare(got[:], c.authz[:]) != 1 {
+	if !authorized(r.Header.Get(ClaudeAuthHeader), c.authz) {
 		writeJSONError(w, http.StatusUnauthorized, "unauthorized: missing or wrong "+ClaudeAuthHeader)
 		return
 	}

@@ -131,18 +131,9 @@ func (e *env) openClose() verdict {
 
 // accept asks the person to accept a diff in the editor (--interactive).
 func (e *env) accept() verdict {
-	if !e.o.Interactive {
-		return skipf("run with --interactive")
-	}
-	path := e.probe()
-	actx, cancel := context.WithTimeout(e.ctx, e.o.AnswerTimeout)
-	out, err := askInEditor(actx, e.c, path, "gemkit ide check: accept me\n", e.o.Out, "ACCEPT it there (you may edit the right side first).")
-	cancel()
-	switch {
-	case err != nil:
-		return failf("%v", err)
-	case !out.Accepted:
-		return failf("the diff was rejected; accept it to pass this check")
+	path, out, v := e.answer(true)
+	if v != nil {
+		return *v
 	}
 	probs := []string{}
 	for _, n := range e.seen.about(path) {
@@ -158,18 +149,9 @@ func (e *env) accept() verdict {
 
 // reject asks the person to reject a diff in the editor (--interactive).
 func (e *env) reject() verdict {
-	if !e.o.Interactive {
-		return skipf("run with --interactive")
-	}
-	path := e.probe()
-	actx, cancel := context.WithTimeout(e.ctx, e.o.AnswerTimeout)
-	out, err := askInEditor(actx, e.c, path, "gemkit ide check: reject me\n", e.o.Out, "REJECT it there (or close its tab).")
-	cancel()
-	switch {
-	case err != nil:
-		return failf("%v", err)
-	case out.Accepted:
-		return failf("the diff was accepted; reject it to pass this check")
+	path, _, v := e.answer(false)
+	if v != nil {
+		return *v
 	}
 	for _, n := range e.seen.about(path) {
 		if n.method == ide.MethodDiffClosed {
@@ -177,6 +159,34 @@ func (e *env) reject() verdict {
 		}
 	}
 	return passf("")
+}
+
+// answer shows a diff in the editor and asks the person to accept it or
+// to reject it (--interactive). It returns the diff's path and how it
+// ended, or the verdict when the check cannot pass: not interactive, no
+// answer, or the other answer.
+func (e *env) answer(accept bool) (string, client.DiffOutcome, *verdict) {
+	if !e.o.Interactive {
+		v := skipf("run with --interactive")
+		return "", client.DiffOutcome{}, &v
+	}
+	content, ask, other := "gemkit ide check: reject me\n", "REJECT it there (or close its tab).", "accepted; reject"
+	if accept {
+		content, ask, other = "gemkit ide check: accept me\n", "ACCEPT it there (you may edit the right side first).", "rejected; accept"
+	}
+	path := e.probe()
+	actx, cancel := context.WithTimeout(e.ctx, e.o.AnswerTimeout)
+	out, err := askInEditor(actx, e.c, path, content, e.o.Out, ask)
+	cancel()
+	switch {
+	case err != nil:
+		v := failf("%v", err)
+		return path, out, &v
+	case out.Accepted != accept:
+		v := failf("the diff was %s it to pass this check", other)
+		return path, out, &v
+	}
+	return path, out, nil
 }
 
 // notes collects the notifications the client sees during the diff checks.

@@ -336,24 +336,23 @@ func readCandidate(dir, name string, uid int) *Candidate {
 		c.Err = &OwnerError{Owner: c.Owner, UID: uid}
 		return c
 	}
+	c.Contents, c.Err = readContents(f, st)
+	return c
+}
+
+// readContents reads and parses an open discovery or lock file of at most
+// 1 MiB. It must be a regular file: the real clients (verifyAndReadFile)
+// cannot parse others either (a directory fails to read, a device reads as
+// no JSON).
+func readContents(f *os.File, st fs.FileInfo) (*Contents, error) {
 	if !st.Mode().IsRegular() {
-		// The real client (verifyAndReadFile) cannot parse these either (a
-		// directory fails to read, a device reads as no JSON).
-		c.Err = fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-		return c
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
-		c.Err = fmt.Errorf("cannot read: %w", err)
-		return c
+		return nil, fmt.Errorf("cannot read: %w", err)
 	}
-	cfg, err := ParseContents(data)
-	if err != nil {
-		c.Err = err
-		return c
-	}
-	c.Contents = cfg
-	return c
+	return ParseContents(data)
 }
 
 // OwnerError says a discovery file belongs to another user, so the real
@@ -413,6 +412,27 @@ func ValidateWorkspace(workspacePath *string, cwd string) error {
 }
 
 func validateWorkspace(workspacePath *string, realCwd string) error {
+	return matchWorkspace(workspacePath, realCwd, workspaceFolders, "")
+}
+
+// workspaceFolders splits a workspacePath as the real client does
+// (validateWorkspacePath): on the OS path list separator. The real client
+// resolves an empty entry to its own cwd, which makes "a:" match every
+// directory; that is a bug we do not copy.
+func workspaceFolders(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, string(os.PathListSeparator)) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// matchWorkspace is the workspace check of Gemini CLI and of Qwen Code
+// (cli, "" for Gemini CLI), which split workspacePath into folders each
+// in its own way (split): realCwd must lie inside the real path of one.
+func matchWorkspace(workspacePath *string, realCwd string, split func(string) []string, cli string) error {
 	if workspacePath == nil {
 		return ErrNoWorkspace
 	}
@@ -420,13 +440,7 @@ func validateWorkspace(workspacePath *string, realCwd string) error {
 		return ErrEmptyWorkspace
 	}
 	var folders []string
-	for _, p := range strings.Split(*workspacePath, string(os.PathListSeparator)) {
-		// The real client (validateWorkspacePath) resolves an empty entry to
-		// its own cwd, which makes "a:" match every directory; that is a bug
-		// we do not copy.
-		if p == "" {
-			continue
-		}
+	for _, p := range split(*workspacePath) {
 		folders = append(folders, realPath(p))
 	}
 	for _, f := range folders {
@@ -434,7 +448,7 @@ func validateWorkspace(workspacePath *string, realCwd string) error {
 			return nil
 		}
 	}
-	return &MismatchError{Folders: folders}
+	return &MismatchError{Folders: folders, CLI: cli}
 }
 
 // ReadOwn reads the discovery file (or Qwen Code lock file) at path with

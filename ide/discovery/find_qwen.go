@@ -3,7 +3,6 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -255,16 +254,7 @@ func readQwenCandidate(dir, name string, source QwenSource) *QwenCandidate {
 		return c
 	}
 	c.ModTime, c.Owner, c.Mode = st.ModTime(), fileOwner(st), st.Mode().Perm()
-	if !st.Mode().IsRegular() {
-		c.Err = fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-		return c
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		c.Err = fmt.Errorf("cannot read: %w", err)
-		return c
-	}
-	if c.Contents, c.Err = ParseContents(data); c.Contents != nil && c.Contents.Port != 0 {
+	if c.Contents, c.Err = readContents(f, st); c.Contents != nil && c.Contents.Port != 0 {
 		c.Port = c.Contents.Port
 	}
 	return c
@@ -277,23 +267,7 @@ func readQwenCandidate(dir, name string, source QwenSource) *QwenCandidate {
 // inside one. It returns nil, ErrNoWorkspace, ErrEmptyWorkspace or a
 // *MismatchError naming Qwen Code.
 func ValidateQwenWorkspace(workspacePath *string, cwd string) error {
-	if workspacePath == nil {
-		return ErrNoWorkspace
-	}
-	if *workspacePath == "" {
-		return ErrEmptyWorkspace
-	}
-	var folders []string
-	for _, p := range qwenWorkspaceFolders(*workspacePath) {
-		folders = append(folders, realPath(p))
-	}
-	realCwd := realPath(cwd)
-	for _, f := range folders {
-		if isSubpath(f, realCwd) {
-			return nil
-		}
-	}
-	return &MismatchError{Folders: folders, CLI: "Qwen Code"}
+	return matchWorkspace(workspacePath, realPath(cwd), qwenWorkspaceFolders, "Qwen Code")
 }
 
 // qwenWorkspaceFolders splits a workspacePath as Qwen Code does
