@@ -118,6 +118,10 @@ type Config struct {
 	// Defaults 1,024 messages and 64 MiB.
 	MaxOutbox      int
 	MaxOutboxBytes int
+	// Diagnostics, when set, answers for an Editor that reports no
+	// diagnostics of its own (one that is not a DiagnosticsEditor): Claude
+	// Code's getDiagnostics then gets a language server's, gemkit's own.
+	Diagnostics DiagnosticsEditor
 	// ExtraEnv is added to Env, e.g. discovery.ContainerEnv's variable.
 	ExtraEnv map[string]string
 	// OnClientsChange, when set, is called after a client connects or

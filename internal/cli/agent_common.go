@@ -37,6 +37,7 @@ type agentFlags struct {
 	home, workspace string
 	allowUnconfined bool
 	budget          int
+	noCodeIntel     bool
 	allowProtected  []string
 }
 
@@ -67,6 +68,7 @@ func (f *agentFlags) registerModel(cmd *cobra.Command) {
 	fl.StringVar(&f.configPath, "config", "", "config file (default: gemkit/config.json in your config folder)")
 	fl.StringVar(&f.home, "home", "", homeFlagUsage)
 	fl.BoolVar(&f.allowUnconfined, "allow-unconfined", false, "run tools even where the sandbox cannot enforce their permissions (DANGEROUS)")
+	fl.BoolVar(&f.noCodeIntel, "no-code-intel", false, "do not offer the code-intelligence tools (code_definition, code_references, ...) or report an edit's new diagnostics")
 	fl.IntVar(&f.budget, "summary-budget", 0, fmt.Sprintf("size of the extensions summary in characters (default %d)", disclosure.DefaultBudget))
 }
 
@@ -291,6 +293,16 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 		Home: ap.getenv("HOME"), AllowProtected: f.allowProtected,
 		Limits:        agent.Limits{MaxTurns: cfg.MaxTurns, MaxOutputTokens: cfg.MaxOutputTokens, ToolTimeout: toolTimeout},
 		SummaryBudget: f.budget,
+	}
+	if !f.noCodeIntel {
+		// Language servers start at the model's first code question (or
+		// its first edit), not here.
+		tools, err := ap.codeIntel(ws, f.configPath)
+		if err != nil {
+			fmt.Fprintf(s.Err, "gemkit: code intelligence is off: %v\n", err)
+		} else {
+			a.CodeIntel = tools
+		}
 	}
 	sess := &session{agent: a, text: text}
 	if !f.noIDE {

@@ -194,6 +194,7 @@ func (o serveOptions) companionConfig(a *app) (companion.Config, error) {
 		DiscoveryDir:  a.discoveryDir(),
 		Claude:        o.claude,
 		ClaudeLockDir: a.claudeLockDir(),
+		Diagnostics:   &ownDiagnostics{a: a, workspace: workspace},
 		Qwen:          o.qwen,
 		QwenLockDir:   a.qwenLockDir(),
 		BridgeCommand: a.bridgeCommand,

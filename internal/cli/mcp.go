@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpserver"
@@ -27,6 +28,8 @@ func newMCPCmd(a *app) *cobra.Command {
 		home, workspace, extDir, addr string
 		tokenFile                     string
 		useHTTP, allowUnconfined      bool
+		codeIntel                     bool
+		configPath                    string
 		timeout, progressInterval     time.Duration
 		maxOutput                     int64
 		memory                        uint64
@@ -94,6 +97,20 @@ just their extension, with an entry in their own gemini-extension.json:
   "mcpServers": { "tools": { "command": "gemkit",
       "args": ["mcp", "--extension", "${extensionPath}"] } }
 
+Code intelligence (on by default; --code-intel=false turns it off, and it is
+off with --extension): the tools code_definition, code_references,
+code_hover, code_symbols, code_diagnostics, code_implementations and
+code_calls answer from language servers (gopls, typescript-language-server,
+pyright or basedpyright, rust-analyzer, clangd: whichever is on PATH; see
+gemkit codeintel servers). A symbol is named (symbol, with file to tell
+same-named ones apart) or given by file, line and column; answers are
+workspace-relative path:line:col with the source line, bounded in size, files
+outside the workspace named as such. The servers start at the first question,
+one per language per workspace shared by every gemkit mcp there (through a
+broker), read again the files an agent writes, stop when idle, and go when the
+last agent goes. docs/code-intel.md has it all, with the config file's
+"codeIntel" object (--config) that adds or changes servers.
+
 Started by hand on a terminal, it says on stderr that it waits for a client:
 a client starts it itself (the lines above, or ` + "`claude mcp add gemkit -- gemkit mcp`" + `,
 ` + "`codex mcp add gemkit -- gemkit mcp`" + `).
@@ -153,6 +170,16 @@ takes the same port again.`,
 				gc := a.setGCPercent(400)
 				restoreGC = func() { a.setGCPercent(gc) }
 			}
+			var tools *codeintel.Tools
+			if codeIntel && (extDir == "" || cmd.Flags().Changed("code-intel")) {
+				ws, err := a.workspaceDir(workspace)
+				if err != nil {
+					return err
+				}
+				if tools, err = a.codeIntel(ws, configPath); err != nil {
+					return fmt.Errorf("code intelligence: %w", err)
+				}
+			}
 			srv, err := mcpserver.New(mcpserver.Config{
 				Source:           src,
 				Runner:           runner,
@@ -161,6 +188,7 @@ takes the same port again.`,
 				Version:          buildVersion(),
 				Logger:           log,
 				ProgressInterval: progressInterval,
+				CodeIntel:        tools,
 			})
 			restoreGC()
 			if err != nil {
@@ -246,6 +274,8 @@ takes the same port again.`,
 	f.Int64Var(&maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop a tool that prints more than this many bytes")
 	f.Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "cap each tool's memory at this many bytes")
 	f.IntVar(&budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
+	f.BoolVar(&codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
+	f.StringVar(&configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
 	f.IntVar(&nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
