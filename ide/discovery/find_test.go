@@ -259,7 +259,7 @@ func TestWorkspaceErrorsWording(t *testing.T) {
 	}
 }
 
-func TestParseConfigLenient(t *testing.T) {
+func TestParseContentsLenient(t *testing.T) {
 	c, err := ParseContents([]byte(`{"port":"8080","workspacePath":null,"authToken":"t","ideInfo":{"name":"x","displayName":"X"},"stdio":{"command":"ide","args":["--stdio"]},"extra":1}`))
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestParseConfigLenient(t *testing.T) {
 	}
 	for _, bad := range []string{`null`, `"x"`, `12`, `[]`, `{`} {
 		if _, err := ParseContents([]byte(bad)); err == nil {
-			t.Errorf("ParseConfig(%s) accepted", bad)
+			t.Errorf("ParseContents(%s) accepted", bad)
 		}
 	}
 }
