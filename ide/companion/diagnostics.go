@@ -40,8 +40,8 @@ type FileDiagnostics struct {
 	Diagnostics []Diagnostic `json:"diagnostics"`
 }
 
-// DiagnosticsEditor is an Editor that can report its diagnostics (Claude
-// Code asks for them around each edit). An Editor without it reports none.
+// DiagnosticsEditor is an [Editor] that can report its diagnostics (Claude
+// Code asks for them around each edit). An [Editor] without it reports none.
 type DiagnosticsEditor interface {
 	// Diagnostics returns the diagnostics of path, or of every file the
 	// editor knows when path is empty.

@@ -36,20 +36,11 @@ import (
 // guardedListener).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sandboxProxied(r) {
-			refuse(w, http.StatusForbidden, sandboxRefusal)
+		if msg := refusal(r, s.hosts); msg != "" {
+			refuse(w, http.StatusForbidden, msg)
 			return
 		}
-		if _, ok := r.Header["Origin"]; ok {
-			refuse(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
-			return
-		}
-		if r.Host != s.hosts[0] && r.Host != s.hosts[1] {
-			refuse(w, http.StatusForbidden, "request refused: invalid Host header")
-			return
-		}
-		got := hashAuthorization(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got[:], s.authz[:]) != 1 {
+		if !authorized(r.Header.Get("Authorization"), s.authz) {
 			refuse(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
 			return
 		}
@@ -317,6 +308,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// refusal says why a request is refused before its token is looked at,
+// in the guard's order: it came through a tool's sandbox, from a browser
+// (an Origin header), or for a Host other than hosts (DNS rebinding).
+// "" lets it through. The guard of /mcp and Claude Code's endpoint both
+// ask it.
+func refusal(r *http.Request, hosts [2]string) string {
+	if sandboxProxied(r) {
+		return sandboxRefusal
+	}
+	if _, ok := r.Header["Origin"]; ok {
+		return "request refused: requests with an Origin header are not allowed"
+	}
+	if r.Host != hosts[0] && r.Host != hosts[1] {
+		return "request refused: invalid Host header"
+	}
+	return ""
+}
+
+// authorized reports whether header is the one whose SHA-256 is authz,
+// compared in constant time.
+func authorized(header string, authz [32]byte) bool {
+	got := hashAuthorization(header)
+	return subtle.ConstantTimeCompare(got[:], authz[:]) == 1
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {

@@ -202,7 +202,7 @@ func (f *Finder) search(ctx context.Context) (*Source, string) {
 		for _, ep := range plan.Endpoints {
 			if ep.Transport == "http" && ep.Port > 0 && ep.Port <= 65535 && ep.Token != "" {
 				fl := file
-				if ep.Source != "file" {
+				if ep.Source != client.FromFile {
 					fl = ""
 				}
 				cands = append(cands, candidate{host: ep.Host, port: ep.Port, token: ep.Token, file: fl, editor: editor})
@@ -211,14 +211,14 @@ func (f *Finder) search(ctx context.Context) (*Source, string) {
 	}
 	if plan.Choice != nil {
 		for _, c := range plan.Choice.Serving() {
-			if c.Config.Port <= 0 || c.Config.Port > 65535 || c.Config.AuthToken == nil {
+			if c.Contents.Port <= 0 || c.Contents.Port > 65535 || c.Contents.AuthToken == nil {
 				continue
 			}
 			name := "the editor"
-			if c.Config.IDEInfo != nil && c.Config.IDEInfo.DisplayName != "" {
-				name = c.Config.IDEInfo.DisplayName
+			if c.Contents.IDEInfo != nil && c.Contents.IDEInfo.DisplayName != "" {
+				name = c.Contents.IDEInfo.DisplayName
 			}
-			cands = append(cands, candidate{host: "127.0.0.1", port: c.Config.Port, token: *c.Config.AuthToken, file: c.Path, editor: name})
+			cands = append(cands, candidate{host: "127.0.0.1", port: c.Contents.Port, token: *c.Contents.AuthToken, file: c.Path, editor: name})
 		}
 	}
 	seen := map[string]bool{}
