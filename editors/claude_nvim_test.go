@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,12 @@ import (
 // rejected, Esc in Claude's prompt closes a waiting diff, and quitting
 // Neovim removes the lock file.
 func TestNeovimClaudeCode(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testNeovimClaudeCode(t, v.require(t)) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testNeovimClaudeCode(t, v.require(t))
+		})
 	}
 }
 
@@ -64,23 +69,33 @@ func testNeovimClaudeCode(t *testing.T, bin string) {
 	// are new after its edit). Claude Code takes its baseline just before
 	// it writes and asks again right after, once: the linter reacts to the
 	// write itself (inotify on the folder, as the file may be replaced by
-	// a rename), so the warning is set before Neovim handles that request;
-	// polling the file every 20 ms lost that race on a loaded machine.
+	// a rename), and has run by the time anyone reads vim.diagnostic, as
+	// the plugin does to answer Claude Code (on a loaded machine Neovim
+	// can take that request before the folder's event).
 	d.lua(t, `
 local path = ...
 local buf = vim.fn.bufnr(path)
 local ev = vim.loop.new_fs_event()
-ev:start(vim.fn.fnamemodify(path, ':h'), {}, vim.schedule_wrap(function()
+local done = false
+local function lint()
+  if done then return end
   local f = io.open(path)
   local text = f and f:read('*a') or ''
   if f then f:close() end
-  if text:find('added in nvim', 1, true) and not ev:is_closing() then
+  if text:find('added in nvim', 1, true) then
+    done = true
     ev:stop()
     ev:close()
     vim.diagnostic.set(vim.api.nvim_create_namespace('test'), buf, {
       { lnum = 4, col = 0, message = 'NVIM_DIAG_MARKER spelling', severity = vim.diagnostic.severity.WARN, source = 'testlint' } })
   end
-end))`, target)
+end
+ev:start(vim.fn.fnamemodify(path, ':h'), {}, vim.schedule_wrap(lint))
+local get = vim.diagnostic.get
+vim.diagnostic.get = function(...)
+  lint()
+  return get(...)
+end`, target)
 
 	// Claude Code in a terminal window beside the file, with nothing but
 	// what the plugin set.
@@ -88,7 +103,8 @@ end))`, target)
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	keys := func(k string) { d.input(t, k) }
-	claudeInput(t, d, screen)
+	cc := nvimTerminal{t, d, screen}
+	claudetest.Input(t, cc)
 
 	// :GemkitMention from the file's window puts @b.txt in the prompt.
 	// The prompt is drawn before the CLI has dialled the IDE, and a
@@ -107,8 +123,7 @@ end))`, target)
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	keys("<C-u>")
-	time.Sleep(300 * time.Millisecond)
+	gemkittest.PressUntil(t, cc, "C-u", "the mention cleared", func() bool { return !mentioned(screen()) })
 
 	// Two lines selected in the file, then straight to Claude's window:
 	// the CLI shows the selection and sends its lines with the prompt.
@@ -117,9 +132,7 @@ end))`, target)
 	keys("ggVj<C-w>l")
 	wait("the selection in Claude's prompt", func(s string) bool { return strings.Contains(s, "2 lines selected") })
 	d.command(t, "startinsert")
-	keys("STEP_SELECTION what are these?")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
+	claudetest.Ask(t, cc, model, "STEP_SELECTION what are these?")
 	waitFor(t, "the selected lines at the model", func() bool {
 		for _, r := range model.Requests() {
 			if strings.Contains(r.LastUser(), "STEP_SELECTION") {
@@ -130,9 +143,7 @@ end))`, target)
 	})
 	wait("the model's answer", func(s string) bool { return strings.Contains(s, "Hello from the scripted model.") })
 
-	keys("STEP_WRITE please")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
+	claudetest.Ask(t, cc, model, "STEP_WRITE please")
 	waitFor(t, "the plugin's diff of b.txt", func() bool {
 		_, ok := d.Diff(t, target)
 		return ok
@@ -153,7 +164,7 @@ end))`, target)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	time.Sleep(3 * time.Second) // the CLI shows the model's answer and takes input again
+	waitFor(t, "the turn's end in Claude's terminal", func() bool { return strings.Count(d.terminalText(t), "· done") >= 2 })
 
 	// Back in Claude's window (the diffs open in tabs of their own).
 	toClaude := func() {
@@ -162,13 +173,19 @@ end))`, target)
 		d.command(t, "wincmd l")
 		d.command(t, "startinsert")
 	}
-	unchanged := func(what string) {
+	// unchanged waits for the diff to close and for Claude Code to tell
+	// of the refusal (shown, then past what it does with the answer),
+	// and checks that b.txt is as it was.
+	unchanged := func(what, told string) {
 		t.Helper()
 		waitFor(t, "the diff view of b.txt closed ("+what+")", func() bool {
 			_, ok := d.Diff(t, target)
 			return !ok
 		})
-		time.Sleep(time.Second)
+		waitFor(t, "Claude Code telling "+strconv.Quote(told)+" ("+what+")", func() bool {
+			s := d.terminalText(t)
+			return strings.Contains(s[max(strings.LastIndex(s, "STEP_"), 0):], told)
+		})
 		if b, _ := os.ReadFile(target); string(b) != want {
 			t.Fatalf("after %s b.txt holds %q, want it unchanged", what, b)
 		}
@@ -179,9 +196,7 @@ end))`, target)
 	propose := func(step, content string) {
 		t.Helper()
 		toClaude()
-		keys(step + " please")
-		time.Sleep(300 * time.Millisecond)
-		keys("<CR>")
+		claudetest.Ask(t, cc, model, step+" please")
 		waitFor(t, "the diff of the "+step+" proposal", func() bool {
 			v, ok := d.Diff(t, target)
 			return ok && v.Right == content
@@ -192,13 +207,13 @@ end))`, target)
 	propose("STEP_REJECT", "rejected\n")
 	d.toRight(t, target)
 	d.command(t, "q")
-	unchanged(":q")
+	unchanged(":q", "Rejected write to b.txt")
 
 	// Esc in Claude's prompt cancels a proposal: the CLI closes its diff.
 	propose("STEP_CANCEL", "cancelled\n")
 	toClaude()
 	keys("<Esc>")
-	unchanged("Esc in Claude")
+	unchanged("Esc in Claude", "Rejected write to b.txt")
 
 	// Quitting Neovim stops gemkit, which removes its lock file.
 	locks, _ := filepath.Glob(filepath.Join(h.home, ".claude", "ide", "*.lock"))
@@ -206,11 +221,15 @@ end))`, target)
 		t.Fatalf("lock files before quitting: %v", locks)
 	}
 	noDeprecations(t, h)
+	programs := gemkittest.ProcessTree(d.PID())
 	d.Quit(t)
 	waitFor(t, "the lock file removed", func() bool {
 		_, err := os.Stat(locks[0])
 		return os.IsNotExist(err)
 	})
+	// Claude Code, its terminal closed with Neovim, writes its session
+	// files as it exits, into the home the test is about to remove.
+	gemkittest.EndPrograms(t, programs)
 }
 
 // startNvimPane runs Neovim with gemkit.nvim in a 200x50 tmux pane (so
@@ -229,20 +248,4 @@ require('gemkit').setup({ cmd = %q })
 `, plugin, gemkittest.Gemkit(t))
 	d, screen = startNvimTmux(t, h, bin, tmuxBin, initLua, env)
 	return d, &tmuxPane{bin: tmuxBin, sock: filepath.Join(h.tmp, "tmux.sock")}, screen
-}
-
-// claudeInput waits in Neovim's terminal for Claude Code's input line,
-// passing its first-run question about the permission mode (keep manual
-// mode) when it asks.
-func claudeInput(t *testing.T, d *nvimDriver, screen func() string) {
-	t.Helper()
-	waitScreen(t, screen, "the CLI's prompt", func(s string) bool {
-		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "? for shortcuts")
-	})
-	if strings.Contains(screen(), "keep manual mode") {
-		d.input(t, "<Down>")
-		time.Sleep(300 * time.Millisecond)
-		d.input(t, "<CR>")
-	}
-	waitScreen(t, screen, "the CLI's input", func(s string) bool { return strings.Contains(s, "? for shortcuts") })
 }

@@ -183,12 +183,14 @@ func runClaudeSide(t *testing.T, h *harness, d claudeSide) {
 }
 
 func TestNeovimClaudeSide(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "nvim", "neovim")
 	h := newHarness(t)
 	runClaudeSide(t, h, startNvim(t, h, bin, gemkittest.Gemkit(t)))
 }
 
 func TestVimClaudeSide(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "vim", "vim-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	h := newHarness(t)
@@ -196,6 +198,7 @@ func TestVimClaudeSide(t *testing.T) {
 }
 
 func TestEmacsClaudeSide(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "emacs", "emacs-nox")
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmux := requireEditor(t, "tmux", "tmux")

@@ -58,23 +58,17 @@ func goFixture(t *testing.T, h *harness) {
 // the test or writes into its folders while they are removed.
 func quitWithServers(t *testing.T, d *nvimDriver) {
 	t.Cleanup(func() {
-		tree := processTree(d.PID())
+		tree := gemkittest.ProcessTree(d.PID())
 		_, _ = d.rpc.call("nvim_command", "qa!")
 		select {
 		case <-d.Exited():
 		case <-time.After(waitTimeout):
 			t.Errorf("Neovim did not quit within %v", waitTimeout)
 		}
-		deadline := time.Now().Add(waitTimeout)
-		for anyRunning(tree[1:]) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		for _, p := range tree[1:] {
-			if running(p) {
-				t.Errorf("process %d Neovim started still runs after it quit", p)
-				if proc, err := os.FindProcess(p); err == nil {
-					_ = proc.Kill()
-				}
+		for _, p := range gemkittest.WaitExit(tree[1:], waitTimeout) {
+			t.Errorf("process %d Neovim started still runs after it quit", p)
+			if proc, err := os.FindProcess(p); err == nil {
+				_ = proc.Kill()
 			}
 		}
 	})
@@ -422,7 +416,7 @@ func TestNeovimGeminiCLICodeIntel(t *testing.T) {
 // countGopls counts the gopls processes under pid.
 func countGopls(pid int) int {
 	n := 0
-	for _, p := range processTree(pid) {
+	for _, p := range gemkittest.ProcessTree(pid) {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p)); err == nil && strings.TrimSpace(string(b)) == "gopls" {
 			n++
 		}

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -23,6 +21,7 @@ import (
 // then connects to Emacs, and the settings say IDE mode is on, so that
 // the question never comes again.
 func TestEmacsGeminiFirstQuestion(t *testing.T) {
+	t.Parallel()
 	emacs := requireEditor(t, "emacs", "emacs-nox")
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmuxBin := requireEditor(t, "tmux", "tmux")
@@ -47,10 +46,8 @@ func TestEmacsGeminiFirstQuestion(t *testing.T) {
 	d.eval(t, fmt.Sprintf(`(let ((default-directory %s))
   (set-process-query-on-exit-flag (get-buffer-process (term %s)) nil)
   t)`, elispString(h.ws+"/"), elispString(gemini)))
-	screen := func() string {
-		out, _ := exec.Command(d.tmuxPane.bin, "-S", d.tmuxPane.sock, "capture-pane", "-p", "-J").Output()
-		return string(out)
-	}
+	cli := d.tmuxPane.tui(t)
+	screen := cli.Screen
 	waitScreen(t, screen, "the CLI's first question", func(s string) bool {
 		return strings.Contains(s, "Do you want to connect Emacs to Gemini CLI?") && strings.Contains(s, "No, don't ask again")
 	})
@@ -59,12 +56,12 @@ func TestEmacsGeminiFirstQuestion(t *testing.T) {
 	// key (a 3 then would be M-3), and the CLI sees nothing. C-g ends
 	// that.
 	d.keys(t, "", "Escape")
-	time.Sleep(1500 * time.Millisecond)
+	waitFor(t, "Emacs holding ESC, the start of a key", func() bool { return d.lastKeys(t, "\x1b") })
 	if s := screen(); !strings.Contains(s, "Do you want to connect Emacs to Gemini CLI?") {
 		t.Fatalf("Esc answered the question in M-x term:\n%s", s)
 	}
 	d.keys(t, "", "C-g")
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, "Emacs reading C-g after ESC", func() bool { return d.lastKeys(t, "\x1b\x07") })
 
 	// 3 picks "No, don't ask again" at once.
 	d.keys(t, "3")
@@ -74,18 +71,7 @@ func TestEmacsGeminiFirstQuestion(t *testing.T) {
 	if s := screen(); strings.Contains(s, "No installer is available") {
 		t.Fatalf("3 ran /ide install:\n%s", s)
 	}
-	d.keys(t, "/ide enable")
-	waitScreen(t, screen, "/ide enable typed", func(s string) bool { return strings.Contains(s, "/ide enable") })
-	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(screen(), "Connected to Emacs"); {
-		if time.Now().After(deadline) {
-			t.Fatal("/ide enable never connected to Emacs")
-		}
-		time.Sleep(300 * time.Millisecond)
-		d.keys(t, "", "Enter") // apart from the text, or it reads as a paste
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !strings.Contains(screen(), "Connected to Emacs"); {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	gemkittest.Submit(t, cli, "/ide enable", func() bool { return strings.Contains(screen(), "Connected to Emacs") })
 	var got struct {
 		IDE struct {
 			Enabled      bool `json:"enabled"`

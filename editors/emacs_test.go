@@ -3,6 +3,7 @@ package editors_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 // its load-path. The test types keys into the pane and reads Emacs's state
 // with emacsclient.
 func TestEmacs(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "emacs", "emacs-nox")
 	client := requireEditor(t, "emacsclient", "emacs-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
@@ -106,16 +108,26 @@ func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit s
 		}
 	})
 	d.tmuxPane = startTmux(t, h, tmuxBin, "emacs", emacsBin, "-nw", "-Q", "-l", init)
-	waitFor(t, "emacs's server socket", func() bool {
-		_, err := os.Stat(d.esock)
-		return err == nil
-	})
+	d.waitServer(t)
 	var pid int
 	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &pid); err != nil {
 		t.Fatal(err)
 	}
 	d.pid, d.exited = pid, watchExit(pid)
 	return d
+}
+
+// waitServer waits until Emacs's server for emacsclient takes
+// connections: its socket file exists from the bind, before it listens.
+func (d *emacsDriver) waitServer(t *testing.T) {
+	t.Helper()
+	waitFor(t, "emacs's server listening", func() bool {
+		c, err := net.Dial("unix", d.esock)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 }
 
 // elispString quotes s as an Emacs Lisp string.
@@ -149,10 +161,22 @@ func (d *emacsDriver) evalString(t *testing.T, form string) string {
 	return s
 }
 
-// minibuffer answers the open prompt with text, replacing what it offers.
+// minibuffer answers the open prompt with text, replacing what it offers
+// (C-a C-k). It types a character before: C-k in an empty minibuffer is
+// an error (End of buffer), and Emacs discards the keys typed ahead of an
+// error, the answer among them when it reads them late on a loaded
+// machine.
 func (d *emacsDriver) minibuffer(t *testing.T, text string) {
-	d.keys(t, "", "C-a", "C-k")
+	d.keys(t, "x", "C-a", "C-k")
 	d.keys(t, text, "Enter")
+}
+
+// lastKeys tells whether keys (characters) are the last keys Emacs has
+// read from the terminal.
+func (d *emacsDriver) lastKeys(t *testing.T, keys string) bool {
+	var got []rune
+	_ = json.Unmarshal(d.eval(t, fmt.Sprintf("(let ((k (recent-keys))) (substring k (max 0 (- (length k) %d))))", len(keys))), &got)
+	return string(got) == keys
 }
 
 func (d *emacsDriver) regionActive(t *testing.T) bool {

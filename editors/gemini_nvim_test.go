@@ -27,8 +27,12 @@ import (
 // companion serving the editor; :qa ends Neovim, the companion and its
 // discovery file, and leaves no process of theirs running.
 func TestNeovimGeminiCLI(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testNeovimGeminiCLI(t, v.require(t)) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testNeovimGeminiCLI(t, v.require(t))
+		})
 	}
 }
 
@@ -64,24 +68,12 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })
 
-	// ask types a prompt into the CLI's input, then Enter on its own once
-	// the text shows (keys that come together read as a paste, whose Enter
-	// is a new line), and returns the model turn the prompt started.
+	// ask submits a prompt at the CLI's input, typed into Neovim's pane,
+	// and returns the model turn it started.
 	ask := func(prompt string) fakemodel.GenerateRequest {
 		t.Helper()
 		n := len(model.Turns())
-		pane.keys(t, prompt)
-		wait("the prompt "+strconv.Quote(prompt)+" typed", func(s string) bool { return strings.Contains(s, prompt) })
-		for deadline := time.Now().Add(time.Minute); len(model.Turns()) == n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("the CLI never sent %q to the model", prompt)
-			}
-			time.Sleep(300 * time.Millisecond)
-			pane.keys(t, "", "Enter")
-			for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && len(model.Turns()) == n; {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
+		gemkittest.Submit(t, d.tmux.Main(), prompt, func() bool { return len(model.Turns()) > n })
 		g, err := model.Turns()[n].Generate()
 		if err != nil {
 			t.Fatal(err)
@@ -118,13 +110,18 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 			t.Fatalf("the focus is not in the proposal's window (its b:gemkit_diff is %q)", got)
 		}
 	}
-	unchanged := func(what, want string) {
+	// unchanged waits for the diff to close and for the CLI to say the
+	// request was cancelled, the cancels-th time (the CLI has dealt with
+	// the answer by then), and checks that b.txt holds want.
+	unchanged := func(what, want string, cancels int) {
 		t.Helper()
 		waitFor(t, "the diff of b.txt closed ("+what+")", func() bool {
 			_, ok := d.Diff(t, target)
 			return !ok
 		})
-		time.Sleep(time.Second)
+		waitFor(t, "the CLI's word for the cancel ("+what+")", func() bool {
+			return strings.Count(d.terminalText(t), "Request cancelled.") >= cancels
+		})
 		if b, _ := os.ReadFile(target); string(b) != want {
 			t.Fatalf("after %s b.txt holds %q, want it unchanged", what, b)
 		}
@@ -161,7 +158,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	proposed("rejected\n")
 	pane.keys(t, ":q")
 	pane.keys(t, "", "Enter")
-	unchanged(":q", want)
+	unchanged(":q", want, 1)
 
 	// Esc in the CLI while a diff waits cancels the tool: the CLI closes
 	// the diff in Neovim.
@@ -172,12 +169,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	// history to its length after the prompt), so the next turn carries
 	// the accepted write and no trace of the rejected one.
 	waitFor(t, "the CLI's word for the rejection", func() bool {
-		text, _ := d.lua(t, `
-for _, b in ipairs(vim.api.nvim_list_bufs()) do
-  if vim.bo[b].buftype == 'terminal' then return vim.json.encode(table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')) end
-end
-return '""'`).(string)
-		return strings.Contains(text, "Request cancelled.")
+		return strings.Contains(d.terminalText(t), "Request cancelled.")
 	})
 	toCLI()
 	next := ask("try once more")
@@ -194,7 +186,7 @@ return '""'`).(string)
 	proposed("cancelled\n")
 	toCLI()
 	pane.keys(t, "", "Escape")
-	unchanged("Esc in the CLI", want)
+	unchanged("Esc in the CLI", want, 2)
 	ask("what happened")
 	wait("the model's last answer", func(s string) bool { return strings.Contains(s, "Nothing was written.") })
 
@@ -212,23 +204,15 @@ return '0'`).(float64))
 	if _, err := os.Stat(disc); err != nil {
 		t.Fatalf("the discovery file named by server/ready: %v", err)
 	}
-	cliTree := processTree(cliPID)
-	tree := processTree(nvimPID)
-	pane.keys(t, "/quit")
-	wait("/quit typed", func(s string) bool { return strings.Contains(s, "/quit") })
-	for deadline := time.Now().Add(time.Minute); anyRunning(cliTree); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the CLI's processes %v still run after /quit", cliTree)
-		}
-		time.Sleep(300 * time.Millisecond)
-		pane.keys(t, "", "Enter")
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && anyRunning(cliTree); {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	time.Sleep(time.Second)
-	if _, err := os.Stat(disc); err != nil || !running(companion) {
-		t.Fatalf("after the CLI quit: discovery file %v, companion running %v; want both kept for the editor", err, running(companion))
+	cliTree := gemkittest.ProcessTree(cliPID)
+	tree := gemkittest.ProcessTree(nvimPID)
+	connections := sockets(companion)
+	gemkittest.Submit(t, d.tmux.Main(), "/quit", func() bool { return !gemkittest.AnyRunning(cliTree) })
+	// The companion closes its side of the CLI's connections once it has
+	// seen them end: it has dealt with the CLI's going by then.
+	waitFor(t, "the companion closing the CLI's connections", func() bool { return sockets(companion) < connections })
+	if _, err := os.Stat(disc); err != nil || !gemkittest.Running(companion) {
+		t.Fatalf("after the CLI quit: discovery file %v, companion running %v; want both kept for the editor", err, gemkittest.Running(companion))
 	}
 
 	// :qa ends Neovim, the companion and its discovery file.
@@ -236,66 +220,22 @@ return '0'`).(float64))
 	pane.keys(t, "", "C-\\", "C-n")
 	pane.keys(t, ":qa")
 	pane.keys(t, "", "Enter")
-	waitFor(t, "Neovim and every process it started gone", func() bool { return !anyRunning(tree) })
+	waitFor(t, "Neovim and every process it started gone", func() bool { return !gemkittest.AnyRunning(tree) })
 	if _, err := os.Stat(disc); !os.IsNotExist(err) {
 		t.Fatalf("the discovery file is left after Neovim quit: %v", err)
 	}
 }
 
-// processTree is pid and every process descended from it, read from /proc.
-func processTree(pid int) []int {
-	children := map[int][]int{}
-	dirs, _ := os.ReadDir("/proc")
-	for _, e := range dirs {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, ok := parentOf(p); ok {
-			children[pp] = append(children[pp], p)
+// sockets counts the sockets process pid holds open.
+func sockets(pid int) int {
+	fds, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name()); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
 		}
 	}
-	tree := []int{pid}
-	for i := 0; i < len(tree); i++ {
-		tree = append(tree, children[tree[i]]...)
-	}
-	return tree
-}
-
-// parentOf reads a process's parent from /proc/PID/stat, whose second
-// field (the command's name) may hold spaces and parentheses.
-func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(f[1])
-	return pp, err == nil
-}
-
-// running tells whether pid is a live process (a zombie has ended).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
-func anyRunning(pids []int) bool {
-	for _, p := range pids {
-		if running(p) {
-			return true
-		}
-	}
-	return false
+	return n
 }
 
 // writeGeminiSettings gives the real Gemini CLI under home what it needs

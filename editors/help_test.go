@@ -26,11 +26,13 @@ var helpTagsCmd = map[string]func(bin, dir string) *exec.Cmd{
 // a pack/*/start or plugin-manager install has no other, so without it
 // :help gemkit fails, and :helptags there would leave an untracked file.
 func TestHelpTagsCurrent(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ editor, pkg, dir string }{
 		{"nvim", "neovim", "nvim/doc"},
 		{"vim", "vim-nox", "vim/doc"},
 	} {
 		t.Run(tt.editor, func(t *testing.T) {
+			t.Parallel()
 			bin := requireEditor(t, tt.editor, tt.pkg)
 			tmp := t.TempDir()
 			txt, err := os.ReadFile(filepath.Join(tt.dir, "gemkit.txt"))
@@ -78,8 +80,12 @@ func packInstall(t *testing.T, h *harness, dir string) string {
 // opens its help, and :checkhealth gemkit reports the binary, the
 // companion serving, its discovery file and Claude Code's lock file.
 func TestNeovimPackHelpHealth(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testNeovimPackHelpHealth(t, v.require(t)) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testNeovimPackHelpHealth(t, v.require(t))
+		})
 	}
 }
 
@@ -130,6 +136,7 @@ func testNeovimPackHelpHealth(t *testing.T, bin string) {
 // TestVimPackHelp installs gemkit.vim as a package: :help gemkit opens its
 // help.
 func TestVimPackHelp(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "vim", "vim-nox")
 	h := newHarness(t)
 	pp := packInstall(t, h, "vim")

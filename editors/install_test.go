@@ -107,6 +107,7 @@ return M
 // manager supports: Neovim then starts gemkit, finds :help gemkit, and
 // the plugin manager names the plugin gemkit.
 func TestNeovimInstall(t *testing.T) {
+	t.Parallel()
 	for _, way := range []struct {
 		name   string
 		onlyOf string // the one release the manager supports, if any
@@ -117,7 +118,10 @@ func TestNeovimInstall(t *testing.T) {
 			if way.onlyOf != "" && v.version != way.onlyOf {
 				continue
 			}
-			t.Run(way.name+"/"+v.version, func(t *testing.T) { testNeovimInstall(t, v, way.name) })
+			t.Run(way.name+"/"+v.version, func(t *testing.T) {
+				t.Parallel()
+				testNeovimInstall(t, v, way.name)
+			})
 		}
 	}
 }
@@ -191,8 +195,10 @@ func testNeovimInstall(t *testing.T, v neovim, way string) {
 // fresh home: Vim then finds :help gemkit and, with vim-plug, names the
 // plugin gemkit.
 func TestVimInstall(t *testing.T) {
+	t.Parallel()
 	for _, way := range []string{"vim-pack", "vim-plug"} {
 		t.Run(way, func(t *testing.T) {
+			t.Parallel()
 			bin := requireEditor(t, "vim", "vim-nox")
 			h := newHarness(t)
 			lang, block := installBlock(t, way)

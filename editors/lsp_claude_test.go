@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -18,8 +17,12 @@ import (
 // buffer, which the person edits and saves; Claude Code gets the saved
 // text and writes it, byte for byte.
 func TestLSPNeovimClaudeCode(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovimClaudeCode(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovimClaudeCode(t, v)
+		})
 	}
 }
 
@@ -63,15 +66,23 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
 // own terminal instead, and writes the file once the person says yes
 // there.
 func TestLSPClaudeCodeNoDiffs(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPClaudeCodeNoDiffs(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPClaudeCodeNoDiffs(t, v)
+		})
 	}
 }
 
 func testLSPClaudeCodeNoDiffs(t *testing.T, v neovim) {
 	d, screen, target := startClaudeLSP(t, v, nvimLSPNoApplyEdit)
 	waitScreen(t, screen, "Claude Code's own question", func(s string) bool { return strings.Contains(s, "Do you want to overwrite b.txt?") })
-	d.input(t, "<CR>")
+	// Yes, its first choice: Enter, again until the question goes (it is
+	// drawn before it takes keys).
+	gemkittest.PressUntil(t, nvimTerminal{t, d, screen}, "Enter", "Claude Code's question answered", func() bool {
+		return !strings.Contains(screen(), "Do you want to overwrite b.txt?")
+	})
 	gemkittest.WaitFile(t, target, "one\ntwo\nthree\nfour\n")
 	waitScreen(t, screen, "Claude Code's tool result", func(s string) bool { return strings.Contains(s, "Done.") })
 	if got := d.BufferText(t, target); got != "one\ntwo\nthree\n" {
@@ -115,30 +126,12 @@ func startClaudeLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, scre
 
 	d.command(t, "tabnew | terminal "+claude)
 	d.command(t, "startinsert")
-	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
-	keys := func(k string) { d.input(t, k) }
-	claudeInput(t, d, screen)
+	cc := nvimTerminal{t, d, screen}
+	claudetest.Input(t, cc)
 	// /ide lists the companion by the editor's name (Neovim's clientInfo);
 	// choosing it connects.
-	keys("/ide")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
-	wait("/ide to list the companion", func(s string) bool {
-		return strings.Contains(s, "Connect to an IDE") && strings.Contains(s, "Neovim")
-	})
-	keys("<Up>")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
-	wait("the connection", func(s string) bool {
-		if strings.Contains(s, "Connect to your IDE automatically?") {
-			keys("<CR>")
-			time.Sleep(time.Second)
-		}
-		return strings.Contains(s, "Connected to Neovim")
-	})
-	keys("STEP_WRITE please")
-	time.Sleep(300 * time.Millisecond)
-	keys("<CR>")
+	claudetest.ConnectIDE(t, cc, "Neovim")
+	claudetest.Ask(t, cc, model, "STEP_WRITE please")
 	return d, screen, target
 }
 

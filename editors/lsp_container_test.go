@@ -19,6 +19,7 @@ import (
 // write_file lands in the buffer, is edited, saved and written byte for
 // byte, its outcome coming back through the bridge.
 func TestLSPNeovimGeminiCLIInContainer(t *testing.T) {
+	t.Parallel()
 	d, screen, target, proposal := startGeminiLSPIn(t, neovims[0], nvimLSPConfig(t), true)
 	// The harness's folders are siblings of the workspace.
 	if !bridgeRunning(filepath.Dir(filepath.Dir(target))) {

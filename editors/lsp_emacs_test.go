@@ -52,6 +52,7 @@ const filePy = "import sys\n\ndef main():\n    print(\"hi\")\n"
 // and a diff of a new file accepted; Emacs quits with C-x C-c, which
 // hangs up the server, and the discovery file goes with it.
 func TestLSPEglot(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
 	h := newHarness(t)
 	h.write(t, "a.py", filePy)
@@ -227,7 +228,7 @@ func startEmacsLSP(t *testing.T, h *harness, init func(serverDir string) string)
 		}
 	})
 	d.tmuxPane = startTmux(t, h, tmux, "emacs", bin, "-nw", "-Q", "-l", initPath)
-	waitFor(t, "emacs's server socket", func() bool { _, err := os.Stat(d.esock); return err == nil })
+	d.waitServer(t)
 	if err := json.Unmarshal(d.eval(t, "(emacs-pid)"), &d.pid); err != nil {
 		t.Fatal(err)
 	}

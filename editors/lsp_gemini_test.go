@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -22,8 +20,12 @@ import (
 // accepted (+2, -0), and the file on disk is the saved text, byte for
 // byte.
 func TestLSPNeovimGeminiCLI(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovimGeminiCLI(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovimGeminiCLI(t, v)
+		})
 	}
 }
 
@@ -74,8 +76,12 @@ func testLSPNeovimGeminiCLI(t *testing.T, v neovim) {
 // IDE shows diffs) and, once the person allows the change there, writes
 // the file itself; the buffer never holds the proposal.
 func TestLSPGeminiCLINoDiffs(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPGeminiCLINoDiffs(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPGeminiCLINoDiffs(t, v)
+		})
 	}
 }
 
@@ -144,29 +150,9 @@ func startGeminiLSPIn(t *testing.T, v neovim, initLua string, container bool) (d
 	// Connected, its footer counts the IDE's open files; asked before,
 	// /ide status can say "Connecting...".
 	wait("the CLI connected to the IDE", func(s string) bool { return strings.Contains(s, "1 open file") })
-	geminiSubmit(t, d, screen, "/ide status", func() bool { return strings.Contains(screen(), "Connected to Neovim") })
+	cli := nvimTerminal{t, d, screen}
+	gemkittest.Submit(t, cli, "/ide status", func() bool { return strings.Contains(screen(), "Connected to Neovim") })
 	turns := len(model.Turns())
-	geminiSubmit(t, d, screen, "add a line four to b.txt", func() bool { return len(model.Turns()) > turns })
+	gemkittest.Submit(t, cli, "add a line four to b.txt", func() bool { return len(model.Turns()) > turns })
 	return d, screen, target, proposal
-}
-
-// geminiSubmit types text into the Gemini CLI's input in Neovim's
-// terminal, then Enter on its own once the text shows (keys that come
-// together read as a paste, whose Enter is a new line), again every few
-// seconds until done: on a loaded machine an Enter can still arrive
-// with the text.
-func geminiSubmit(t *testing.T, d *nvimDriver, screen func() string, text string, done func() bool) {
-	t.Helper()
-	d.input(t, text)
-	waitScreen(t, screen, strconv.Quote(text)+" typed", func(s string) bool { return strings.Contains(s, text) })
-	for deadline := time.Now().Add(2 * time.Minute); !done(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the CLI never took %q", text)
-		}
-		time.Sleep(300 * time.Millisecond)
-		d.input(t, "<CR>")
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !done(); {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
 }

@@ -3,13 +3,11 @@ package editors_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -36,43 +34,46 @@ func startNvimTmux(t *testing.T, h *harness, bin, tmuxBin, initLua string, env [
 		t.Fatal(err)
 	}
 	sock := filepath.Join(h.tmp, "nvim.sock")
-	tsock := filepath.Join(h.tmp, "tmux.sock")
-	args := []string{"-S", tsock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", h.ws, "env", "-i"}
-	args = append(args, h.env()...)
-	args = append(args, env...)
-	args = append(args, bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
-	if out, err := exec.Command(tmuxBin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v\n%s", err, out)
-	}
-	screen := func() string {
-		out, _ := exec.Command(tmuxBin, "-S", tsock, "capture-pane", "-p", "-J").Output()
-		return string(out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s", screen())
-		}
-		_ = exec.Command(tmuxBin, "-S", tsock, "kill-server").Run()
-		time.Sleep(time.Second) // the CLIs write their session files as they go
-	})
+	argv := append(append(append([]string{"env", "-i"}, h.env()...), env...), bin, "--listen", sock, "-n", "-i", "NONE", "-u", init)
+	tmux := gemkittest.StartTmux(t, h.tmp, h.ws, nil, 200, 50, argv...)
 	var rpc *nvimRPC
 	var err error
 	waitFor(t, "nvim's RPC socket", func() bool { rpc, err = dialNvim(sock); return err == nil })
 	t.Cleanup(func() { rpc.Close() })
-	return &nvimDriver{rpc: rpc}, screen
+	d := &nvimDriver{rpc: rpc, tmux: tmux}
+	d.pid = int(d.lua(t, `return vim.json.encode(vim.fn.getpid())`).(float64))
+	return d, tmux.Main().Screen
+}
+
+// nvimTerminal is a CLI's TUI in a :terminal of the Neovim startNvimTmux
+// runs: keys go in through Neovim (nvim_input, in terminal mode) and the
+// screen is the tmux pane Neovim draws in.
+type nvimTerminal struct {
+	t      *testing.T
+	d      *nvimDriver
+	screen func() string
+}
+
+func (u nvimTerminal) Screen() string   { return u.screen() }
+func (u nvimTerminal) Type(text string) { u.d.input(u.t, strings.ReplaceAll(text, "<", "<lt>")) }
+
+// Press presses key, named as tmux names it (Enter, Escape, Up, C-u), in
+// Neovim's notation.
+func (u nvimTerminal) Press(key string) {
+	switch key {
+	case "Enter":
+		key = "CR"
+	case "Escape":
+		key = "Esc"
+	}
+	u.d.input(u.t, "<"+key+">")
 }
 
 // waitScreen waits, up to two minutes (a CLI starting up), until the
 // screen meets cond.
 func waitScreen(t *testing.T, screen func() string, what string, cond func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond(screen()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	gemkittest.WaitScreen(t, screen, what, cond)
 }
 
 // wantOutcome reads the real client's answer to an openDiff: status, and
@@ -119,8 +120,12 @@ func (d *nvimDriver) answerPrompt(t *testing.T, keys string) {
 // one rejected through the code action menu, and a diff of a new file
 // accepted.
 func TestLSPNeovim(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovim(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovim(t, v)
+		})
 	}
 }
 
@@ -144,23 +149,15 @@ func testLSPNeovim(t *testing.T, v neovim) {
 
 	// The cursor rests (CursorHold): documentHighlight names it.
 	d.command(t, "doautocmd CursorHold")
-	var active struct {
-		File  *ide.File
-		Error string
-	}
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2}, &active)
-	if active.File == nil {
-		t.Fatalf("the real client never saw a.go active at 3:2: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 2})
 
 	// A selection: "func main" in charwise Visual mode, then a code
 	// action on it, as docs/lsp.md says for each release (the only way
 	// Neovim's client tells a server of one).
 	d.lua(t, `vim.api.nvim_win_set_cursor(0, { 3, 0 })`)
 	d.input(t, "v8l"+nvimSelectionCodeAction(v))
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 10}, &active)
-	if active.File == nil || active.File.SelectedText != "func main" {
-		t.Fatalf("the real client never saw the selection: %+v %s", active.File, active.Error)
+	if f := rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 3, "character": 10}); f.SelectedText != "func main" {
+		t.Fatalf("the real client never saw the selection: %+v", f)
 	}
 	d.input(t, "<Esc>")
 
@@ -307,8 +304,12 @@ vim.api.nvim_create_autocmd('CursorHold', {
 // (one per language) look like one IDE to the real IdeClient: one
 // discovery file, both servers' files in its context, a diff shown once.
 func TestLSPNeovimTwoServers(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovimTwoServers(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovimTwoServers(t, v)
+		})
 	}
 }
 
@@ -333,10 +334,6 @@ func testLSPNeovimTwoServers(t *testing.T, v neovim) {
 		return n == 2
 	})
 	discPath, _ := discoveryFile(t, h, d.PID())
-	time.Sleep(500 * time.Millisecond) // a second file, if any, would be written by now
-	if m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json")); len(m) != 1 {
-		t.Fatalf("discovery files %v; want one for both servers", m)
-	}
 
 	rc, conn := connectRealClient(t, h, node, interop, d.PID())
 	if conn.Status != "connected" {
@@ -345,19 +342,14 @@ func testLSPNeovimTwoServers(t *testing.T, v neovim) {
 	// a.go (the Go server's) then c.py (the Python server's), active.
 	d.command(t, "edit "+escapeEx(a))
 	d.command(t, "doautocmd CursorHold")
-	var active struct {
-		File  *ide.File
-		Error string
-	}
-	rc.do(t, map[string]any{"op": "waitActive", "path": a, "line": 1, "character": 1}, &active)
-	if active.File == nil {
-		t.Fatalf("a.go never active: %s", active.Error)
-	}
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": a, "line": 1, "character": 1})
 	d.command(t, "edit "+escapeEx(c))
 	d.command(t, "doautocmd CursorHold")
-	rc.do(t, map[string]any{"op": "waitActive", "path": c, "line": 1, "character": 1}, &active)
-	if active.File == nil {
-		t.Fatalf("c.py never active: %s", active.Error)
+	rc.waitFile(t, map[string]any{"op": "waitActive", "path": c, "line": 1, "character": 1})
+	// The Python server has told the companion of c.py: it had joined the
+	// Go server's, or written a discovery file of its own, before.
+	if m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json")); len(m) != 1 {
+		t.Fatalf("discovery files %v; want one for both servers", m)
 	}
 
 	// A diff of the Python file: one prompt, one proposal, accepted by

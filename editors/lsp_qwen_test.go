@@ -25,8 +25,12 @@ import (
 // failed; nothing the person saved is lost: the file holds the saved text
 // once gemkit's hold for the agent's write is over.
 func TestLSPNeovimQwenCode(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
-		t.Run(v.version, func(t *testing.T) { testLSPNeovimQwenCode(t, v) })
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			testLSPNeovimQwenCode(t, v)
+		})
 	}
 }
 
@@ -59,10 +63,15 @@ func testLSPNeovimQwenCode(t *testing.T, v neovim) {
 		return len(m) == 1
 	})
 
-	qwen := startQwenWindow(t, h, tmuxBin, append(gemkittest.QwenModelEnv(model.URL), "TERM=xterm-256color"), qwenNode, qwenCLI)
-	qwen.wait(t, "Qwen Code's input", func(s string) bool { return strings.Contains(s, "Type your message") })
-	qwen.typeLine(t, "/ide status")
-	qwen.wait(t, "/ide status connected", func(s string) bool { return strings.Contains(s, "Connected to Neovim") })
+	qwen := startQwenWindow(t, d, h, append(gemkittest.QwenModelEnv(model.URL), "TERM=xterm-256color"), qwenNode, qwenCLI)
+	qwenConnected(t, qwen)
+	// ask submits prompt at Qwen Code's input, until its model has a
+	// new request.
+	ask := func(prompt string) {
+		t.Helper()
+		n := len(model.Requests())
+		gemkittest.Submit(t, qwen, prompt, func() bool { return len(model.Requests()) > n })
+	}
 	proposed := func() {
 		t.Helper()
 		waitScreen(t, screen, "Neovim's question about the proposal", func(s string) bool {
@@ -85,17 +94,17 @@ func testLSPNeovimQwenCode(t *testing.T, v neovim) {
 	}
 
 	// write_file, accepted with Accept: Qwen Code writes it.
-	qwen.typeLine(t, "add a line four to b.txt")
+	ask("add a line four to b.txt")
 	proposed()
 	d.answerPrompt(t, "1<CR>")
 	gemkittest.WaitFile(t, target, proposal)
-	qwen.wait(t, "the model's answer after the write", func(s string) bool { return strings.Contains(s, "Done writing.") })
+	waitScreen(t, qwen.Screen, "the model's answer after the write", func(s string) bool { return strings.Contains(s, "Done writing.") })
 	if r := lastResult(); !strings.Contains(r, "Successfully") {
 		t.Fatalf("write_file's result does not tell the model it wrote the file: %q", r)
 	}
 
 	// edit, edited first and accepted by saving.
-	qwen.typeLine(t, "make two upper case")
+	ask("make two upper case")
 	proposed()
 	d.answerPrompt(t, "3<CR>")
 	waitFor(t, "the edit in b.txt's buffer", func() bool { return d.BufferText(t, target) == edited })
@@ -109,7 +118,7 @@ func testLSPNeovimQwenCode(t *testing.T, v neovim) {
 		return strings.Contains(s, "Do you really want to write to it")
 	})
 	d.input(t, "y")
-	qwen.wait(t, "the model's answer after the edit", func(s string) bool { return strings.Contains(s, "Done editing.") })
+	waitScreen(t, qwen.Screen, "the model's answer after the edit", func(s string) bool { return strings.Contains(s, "Done editing.") })
 	if r := lastResult(); strings.Contains(r, "Successfully") {
 		t.Fatalf("Qwen Code told its model the edit was written; docs/lsp.md says it refuses: %q", r)
 	}

@@ -88,6 +88,7 @@ func startVimALE(t *testing.T, h *harness, bin, tmux, gemkit string) *vimDriver 
 // off for the client (ALE cannot apply a server's edits); :qa! ends Vim,
 // gemkit and the discovery file.
 func TestLSPVimALE(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "vim", "vim-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core")
@@ -106,9 +107,18 @@ func TestLSPVimALE(t *testing.T) {
 		}
 	})
 
-	// 1. No server before a file is opened; then gemkit starts (ALE's
-	// first check of the buffer) and writes the discovery file naming Vim.
-	time.Sleep(time.Second)
+	// 1. No server before a file is opened: once Vim has started, with no
+	// timer pending (ALE checks a buffer on one) and after the cursor has
+	// rested (CursorHold, where ALE hovers), Vim runs no child and there is
+	// no discovery file. Then gemkit starts (ALE's first check of the
+	// buffer) and writes the discovery file naming Vim.
+	idle := func() bool { return string(d.eval(t, "v:vim_did_enter && empty(timer_info())")) == "1" }
+	waitFor(t, "Vim started, no timer pending", idle)
+	d.eval(t, "execute('doautocmd CursorHold')")
+	waitFor(t, "no timer pending after CursorHold", idle)
+	if kids := gemkittest.ProcessTree(d.PID())[1:]; len(kids) != 0 {
+		t.Fatalf("processes %v under Vim before any file was opened", kids)
+	}
 	if m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json")); len(m) != 0 {
 		t.Fatalf("discovery files %v before any file was opened", m)
 	}
@@ -128,7 +138,7 @@ func TestLSPVimALE(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gemkitPIDs []int
-	for _, p := range processTree(d.PID()) {
+	for _, p := range gemkittest.ProcessTree(d.PID()) {
 		if fi, err := os.Stat(fmt.Sprintf("/proc/%d/exe", p)); err == nil && os.SameFile(fi, gemkitFile) {
 			gemkitPIDs = append(gemkitPIDs, p)
 		}
@@ -183,7 +193,7 @@ func TestLSPVimALE(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("vim did not exit")
 	}
-	waitFor(t, "gemkit gone", func() bool { return !anyRunning(gemkitPIDs) })
+	waitFor(t, "gemkit gone", func() bool { return !gemkittest.AnyRunning(gemkitPIDs) })
 	waitFor(t, "the discovery file removed", func() bool { _, err := os.Stat(discPath); return os.IsNotExist(err) })
 }
 

@@ -11,6 +11,7 @@ import (
 // TestMissingGemkit: with no gemkit where the setting points, each plugin
 // tells the person which setting to fix, and nothing is served.
 func TestMissingGemkit(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no-such-gemkit")
 	cases := []struct {
 		name  string
@@ -29,6 +30,7 @@ func TestMissingGemkit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			d := c.start(t, h)
 			var msgs string

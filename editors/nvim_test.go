@@ -19,8 +19,10 @@ import (
 // runtimepath, driven over its msgpack-RPC socket, on each release the
 // plugin is tested on; the plugin calls nothing they deprecate.
 func TestNeovim(t *testing.T) {
+	t.Parallel()
 	for _, v := range neovims {
 		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
 			bin := v.require(t)
 			h := newHarness(t)
 			d := startNvim(t, h, bin, gemkittest.Gemkit(t))
@@ -86,6 +88,7 @@ type nvimDriver struct {
 	rpc    *nvimRPC
 	pid    int
 	exited <-chan struct{}
+	tmux   *gemkittest.Tmux // the terminal Neovim runs in, if any (startNvimTmux)
 }
 
 func startNvim(t *testing.T, h *harness, bin, gemkit string) *nvimDriver {
@@ -329,6 +332,17 @@ func (d *nvimDriver) OpenPrompt(t *testing.T) {
 }
 
 func (d *nvimDriver) ClosePrompt(t *testing.T) { d.input(t, "<Esc>") }
+
+// terminalText is the text of Neovim's first terminal buffer, shown or
+// not.
+func (d *nvimDriver) terminalText(t *testing.T) string {
+	s, _ := d.lua(t, `
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  if vim.bo[b].buftype == 'terminal' then return vim.json.encode(table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')) end
+end
+return '""'`).(string)
+	return s
+}
 
 func (d *nvimDriver) Messages(t *testing.T) string {
 	s, _ := d.lua(t, `return vim.json.encode(vim.fn.execute('messages'))`).(string)

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // tmuxPane is a detached tmux session of its own in which an editor runs:
@@ -53,6 +55,22 @@ func (p *tmuxPane) keys(t *testing.T, literal string, named ...string) {
 		}
 	}
 }
+
+// tui is the pane as a gemkittest.TUI: a CLI runs in it, or in a terminal
+// of the editor in it.
+func (p *tmuxPane) tui(t *testing.T) gemkittest.TUI { return paneTUI{t, p} }
+
+type paneTUI struct {
+	t *testing.T
+	p *tmuxPane
+}
+
+func (u paneTUI) Screen() string {
+	out, _ := exec.Command(u.p.bin, "-S", u.p.sock, "capture-pane", "-p", "-J").Output()
+	return string(out)
+}
+func (u paneTUI) Type(text string) { u.p.keys(u.t, text) }
+func (u paneTUI) Press(key string) { u.p.keys(u.t, "", key) }
 
 // watchExit returns a channel closed once process pid no longer exists:
 // the editor in a pane is not our child, so it cannot be waited for.

@@ -23,6 +23,7 @@ import (
 // reads Vim's state over a JSON channel that the test vimrc opens to the
 // test.
 func TestVim(t *testing.T) {
+	t.Parallel()
 	bin := requireEditor(t, "vim", "vim-nox")
 	tmux := requireEditor(t, "tmux", "tmux")
 	h := newHarness(t)

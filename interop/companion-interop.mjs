@@ -45,13 +45,16 @@ function finish(code) {
   realStdoutWrite(`INTEROP-RESULT ${JSON.stringify({ ok, checks })}\n`);
   process.exit(ok ? 0 : 1);
 }
+// Every bound is generous: on a loaded machine a Node process that loads
+// gemini-cli-core can take tens of seconds to start; a wait that passes
+// costs no more for it.
 const overall = setTimeout(() => {
-  check('finished within 90 s', false, 'timed out');
+  check('finished within 4 min', false, 'timed out');
   finish(1);
-}, 90_000);
+}, 240_000);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, fn, ms = 5000) {
+async function until(what, fn, ms = 30_000) {
   const end = Date.now() + ms;
   for (;;) {
     const v = fn();
@@ -269,7 +272,7 @@ try {
   const answer = (type) => until(`client 2: ${type}`, () => {
     const i = inbox.findIndex((m) => m.type === type || m.type === 'error');
     return i >= 0 ? inbox.splice(i, 1)[0] : undefined;
-  }, 15_000);
+  }, 120_000);
   const hello = await answer('connected');
   check('second client connects alongside the first, diffing enabled', hello.status === 'connected' && hello.diffing, hello);
   second.send({ type: 'context' });
@@ -341,7 +344,7 @@ try {
   // ---- shutdown when the editor goes away ------------------------------------
   await client.disconnect();
   child.stdin.end();
-  const exit = await Promise.race([childExit, sleep(10_000).then(() => ({ code: 'timeout' }))]);
+  const exit = await Promise.race([childExit, sleep(30_000).then(() => ({ code: 'timeout' }))]);
   check('stdin closed: gemkit exits cleanly', exit.code === 0, exit);
   check('discovery file removed on exit', !fs.existsSync(discoveryFile), discoveryFile);
   clearTimeout(overall);

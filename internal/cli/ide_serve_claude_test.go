@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,49 +35,6 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// claudePane is the real Claude Code in a tmux pane of its own.
-type claudePane struct {
-	t    *testing.T
-	sock string
-}
-
-func (p *claudePane) tmux(args ...string) string {
-	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func (p *claudePane) screen() string { return p.tmux("capture-pane", "-p", "-J", "-t", "cc") }
-
-// wait polls the screen (and cond) for up to two minutes: the CLI starts
-// slowly on a loaded machine.
-func (p *claudePane) wait(what string, cond func(screen string) bool) string {
-	p.t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		s := p.screen()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// typeLine types text, then Enter separately (sent together they read as
-// a paste).
-func (p *claudePane) typeLine(text string) {
-	p.t.Helper()
-	p.tmux("send-keys", "-t", "cc", "-l", text)
-	time.Sleep(300 * time.Millisecond)
-	p.tmux("send-keys", "-t", "cc", "Enter")
 }
 
 // scriptFor is the model's side of the conversation: a prompt naming a
@@ -168,51 +124,19 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatalf("server/ready env lacks CLAUDE_CODE_SSE_PORT: %v", ed.Ready.Env)
 	}
 
-	p := &claudePane{t: t, sock: filepath.Join(tmp, "tmux.sock")}
-	args := []string{"new-session", "-d", "-s", "cc", "-x", "200", "-y", "50", "-c", ws, "env", "-i", "PATH=" + os.Getenv("PATH")}
-	args = append(args, env...)
-	args = append(args, claude)
-	p.tmux(args...)
-	pid, _ := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "-t", "cc", "#{pane_pid}")))
+	argv := append(append([]string{"env", "-i", "PATH=" + os.Getenv("PATH")}, env...), claude)
+	cc := gemkittest.StartTmux(t, tmp, ws, nil, 200, 50, argv...).Main()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("claude code screen:\n%s\ngemkit log:\n%s", p.screen(), log.String())
-		}
-		_ = exec.Command("tmux", "-S", p.sock, "kill-server").Run()
-		// The CLI writes its session files as it exits: wait for it
-		// before the temporary home goes.
-		for i := 0; i < 100 && pid > 0 && syscall.Kill(pid, 0) == nil; i++ {
-			time.Sleep(100 * time.Millisecond)
+			t.Logf("gemkit log:\n%s", log.String())
 		}
 	})
-	// First run: the CLI offers auto mode; keep manual mode, whose
-	// permission prompts show proposed changes in the IDE.
-	p.wait("the prompt", func(s string) bool {
-		return strings.Contains(s, "keep manual mode") || strings.Contains(s, "❯ ")
-	})
-	if strings.Contains(p.screen(), "keep manual mode") {
-		p.tmux("send-keys", "-t", "cc", "Down")
-		time.Sleep(300 * time.Millisecond)
-		p.tmux("send-keys", "-t", "cc", "Enter")
-		p.wait("the dialog to close", func(s string) bool { return !strings.Contains(s, "keep manual mode") })
-	}
-
-	// /ide lists the companion by the editor's name; choosing it connects.
-	p.typeLine("/ide")
-	p.wait("/ide to list the companion", func(s string) bool {
-		return strings.Contains(s, "Connect to an IDE") && strings.Contains(s, "gemkit")
-	})
-	p.tmux("send-keys", "-t", "cc", "Up")
-	time.Sleep(300 * time.Millisecond)
-	p.tmux("send-keys", "-t", "cc", "Enter")
-	// It then offers to connect automatically next time: keep /ide.
-	p.wait("the connection", func(s string) bool {
-		if strings.Contains(s, "Connect to your IDE automatically?") {
-			p.tmux("send-keys", "-t", "cc", "Enter")
-			time.Sleep(time.Second)
-		}
-		return strings.Contains(s, "Connected to gemkit")
-	})
+	wait := func(what string, cond func(string) bool) { t.Helper(); gemkittest.WaitScreen(t, cc.Screen, what, cond) }
+	// First run: the CLI offers auto mode; manual mode's permission
+	// prompts show proposed changes in the IDE. /ide lists the companion
+	// by the editor's name; choosing it connects.
+	claudetest.Input(t, cc)
+	claudetest.ConnectIDE(t, cc, "gemkit")
 
 	// The real Gemini CLI client connects to the same companion, and
 	// proposes a diff that stays open while Claude Code works.
@@ -227,10 +151,10 @@ func TestRealClaudeCode(t *testing.T) {
 	// A selection in the editor reaches the CLI's prompt and the model.
 	edit := filepath.Join(ws, "edit.txt")
 	ed.Focus(edit, 2, 8, "line one\nline two")
-	p.wait("the selection in the prompt", func(s string) bool { return strings.Contains(s, "2 lines selected") })
+	wait("the selection in the prompt", func(s string) bool { return strings.Contains(s, "2 lines selected") })
 
 	// Write, accepted with a change made in the editor.
-	p.typeLine("STEP_WRITE please")
+	claudetest.Ask(t, cc, model, "STEP_WRITE please")
 	d := waitDiff(t, ed, filepath.Join(ws, "new.txt"))
 	if d.NewContent != "from the model\n" {
 		t.Errorf("diff/open content %q", d.NewContent)
@@ -240,11 +164,11 @@ func TestRealClaudeCode(t *testing.T) {
 	if !strings.Contains(model.Requests()[0].Raw, "line one") {
 		t.Errorf("the model was not given the selected lines:\n%.2000s", model.Requests()[0].Raw)
 	}
-	p.wait("the turn to end", func(s string) bool { return strings.Contains(s, "· done") })
+	wait("the turn to end", func(s string) bool { return strings.Contains(s, "· done") })
 
 	// Edit (after a Read), accepted with a change; the diagnostics the
 	// editor reports after it reach the model.
-	p.typeLine("STEP_EDIT please")
+	claudetest.Ask(t, cc, model, "STEP_EDIT please")
 	d = waitDiff(t, ed, edit)
 	if d.NewContent != "line one\nline 2 from the model\n" {
 		t.Errorf("diff/open content %q", d.NewContent)
@@ -271,11 +195,11 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 
 	// Write, rejected: the file stays as it was.
-	p.wait("the turn to end", func(s string) bool { return strings.Count(s, "· done") >= 2 })
-	p.typeLine("STEP_REJECT please")
+	wait("the turn to end", func(s string) bool { return strings.Count(s, "· done") >= 2 })
+	claudetest.Ask(t, cc, model, "STEP_REJECT please")
 	d = waitDiff(t, ed, filepath.Join(ws, "keep.txt"))
 	ed.Reject(d.FilePath)
-	p.wait("the rejection", func(s string) bool {
+	wait("the rejection", func(s string) bool {
 		i := strings.Index(s, "STEP_REJECT")
 		return i >= 0 && strings.Contains(s[i:], "Rejected write to keep.txt")
 	})
@@ -376,7 +300,7 @@ func (g *geminiClient) recv(t *testing.T) map[string]any {
 			t.Fatal("the gemini client ended")
 		}
 		return m
-	case <-time.After(time.Minute):
+	case <-time.After(2 * time.Minute): // its first loads gemini-cli-core, long on a loaded machine
 		t.Fatal("no message from the gemini client")
 		return nil
 	}

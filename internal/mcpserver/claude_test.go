@@ -5,11 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/disclosure"
@@ -108,7 +105,6 @@ func TestClaudeCode(t *testing.T) {
 // request to the model carries the question.
 func TestClaudeCodeAsksConsent(t *testing.T) {
 	claude := claudetest.Binary(t)
-	tmux := gemkittest.Tool(t, "tmux", "tmux")
 	f := newFixture(t)
 	name := "mcp__gemkit__gated_hello"
 	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
@@ -131,51 +127,13 @@ func TestClaudeCodeAsksConsent(t *testing.T) {
 	if err := os.WriteFile(cfg, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(f.root, "tmux.sock")
-	run := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	args := []string{"new-session", "-d", "-s", "cc", "-x", "150", "-y", "50", "-c", f.ws, "env", "-i", "PATH=" + os.Getenv("PATH")}
-	args = append(args, env...)
-	// The MCP server's tools are allowed without Claude Code's own
-	// permission prompt, so that the question on screen is gemkit's.
-	run(append(args, claude, "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit")...)
-	pid, _ := strconv.Atoi(strings.TrimSpace(run("display-message", "-p", "-t", "cc", "#{pane_pid}")))
-	t.Cleanup(func() {
-		exec.Command(tmux, "-S", sock, "kill-server").Run()
-		// Claude Code writes its session files as it exits: wait for it
-		// before the temporary home goes.
-		for i := 0; i < 100 && pid > 0 && syscall.Kill(pid, 0) == nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	screen := func() string { return run("capture-pane", "-p", "-J", "-t", "cc") }
-	wait := func(what string, cond func(string) bool) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for s := screen(); !cond(s); s = screen() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	typeLine := func(s string) {
-		run("send-keys", "-t", "cc", "-l", s)
-		time.Sleep(300 * time.Millisecond)
-		run("send-keys", "-t", "cc", "Enter")
-	}
-	wait("the prompt", func(s string) bool { return strings.Contains(s, "keep manual mode") || strings.Contains(s, "❯ ") })
-	if strings.Contains(screen(), "keep manual mode") {
-		run("send-keys", "-t", "cc", "Down")
-		time.Sleep(300 * time.Millisecond)
-		run("send-keys", "-t", "cc", "Enter")
-		wait("the first-run dialog to close", func(s string) bool { return !strings.Contains(s, "keep manual mode") })
-	}
+	argv := append(append([]string{"env", "-i", "PATH=" + os.Getenv("PATH")}, env...),
+		// The MCP server's tools are allowed without Claude Code's own
+		// permission prompt, so that the question on screen is gemkit's.
+		claude, "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit")
+	cc := gemkittest.StartTmux(t, f.root, f.ws, nil, 150, 50, argv...).Main()
+	wait := func(what string, cond func(string) bool) { t.Helper(); gemkittest.WaitScreen(t, cc.Screen, what, cond) }
+	claudetest.Input(t, cc)
 	question := func(s string) bool {
 		return strings.Contains(s, `MCP server “gemkit” requests your input`) &&
 			strings.Contains(s, `Extension "gated" wants to run its tool gated_hello. Its tools may: read files in your home directory`) &&
@@ -187,21 +145,14 @@ func TestClaudeCodeAsksConsent(t *testing.T) {
 	answer := func(choice string) {
 		t.Helper()
 		wait("gemkit's question", question)
-		wait("the answer "+choice+" to be taken", func(s string) bool {
-			switch {
-			case !question(s):
-				return true
-			case strings.Contains(s, "❯ "+choice):
-				run("send-keys", "-t", "cc", "Enter")
-			default:
-				run("send-keys", "-t", "cc", "Right")
-			}
-			time.Sleep(time.Second)
-			return false
+		gone := func() bool { return !question(cc.Screen()) }
+		gemkittest.PressUntil(t, cc, "Right", choice+" chosen", func() bool {
+			return gone() || strings.Contains(cc.Screen(), "❯ "+choice)
 		})
+		gemkittest.PressUntil(t, cc, "Enter", "the answer "+choice+" taken", gone)
 	}
 
-	typeLine("say hello with the gated tool")
+	claudetest.Ask(t, cc, model, "say hello with the gated tool")
 	answer("Accept")
 	wait("the tool's output to reach the model", func(s string) bool { return strings.Contains(s, "HELLO_SEEN") })
 	if !consented(t, f) {
@@ -211,7 +162,7 @@ func TestClaudeCodeAsksConsent(t *testing.T) {
 	if out, err := f.gemkit("extensions", "consent", "gated", "--revoke"); err != nil {
 		t.Fatalf("revoke: %v\n%s", err, out)
 	}
-	typeLine("say hello again")
+	claudetest.Ask(t, cc, model, "say hello again")
 	answer("Decline")
 	wait("the refusal to reach the model", func(s string) bool { return strings.Contains(s, "DECLINED_SEEN") })
 	if consented(t, f) {

@@ -1,0 +1,95 @@
+package gemkittest
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ProcessTree is pid and every process descended from it, read from /proc.
+func ProcessTree(pid int) []int {
+	children := map[int][]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, e := range dirs {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp, ok := parentOf(p); ok {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	tree := []int{pid}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, children[tree[i]]...)
+	}
+	return tree
+}
+
+// parentOf reads a process's parent from /proc/PID/stat, whose second
+// field (the command's name) may hold spaces and parentheses.
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	pp, err := strconv.Atoi(f[1])
+	return pp, err == nil
+}
+
+// Running tells whether pid is a live process (a zombie has ended).
+func Running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// AnyRunning tells whether any of pids is a live process.
+func AnyRunning(pids []int) bool {
+	for _, p := range pids {
+		if Running(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitExit waits up to within for pids to end, and returns those still
+// running then.
+func WaitExit(pids []int, within time.Duration) (left []int) {
+	for deadline := time.Now().Add(within); AnyRunning(pids) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, p := range pids {
+		if Running(p) {
+			left = append(left, p)
+		}
+	}
+	return left
+}
+
+// EndPrograms waits up to 15 seconds for pids, the processes of programs
+// whose terminal has closed, to end (a CLI writes its session files as
+// it exits, to a home the test is about to remove), then kills those
+// left, saying so in the test's log.
+func EndPrograms(t testing.TB, pids []int) {
+	t.Helper()
+	if left := WaitExit(pids, 15*time.Second); len(left) > 0 {
+		t.Logf("processes %v still ran 15s after their terminal closed: killed", left)
+		for _, p := range left {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
