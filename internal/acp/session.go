@@ -77,8 +77,8 @@ func (s *session) wire() {
 // symbolic link (as /tmp does on macOS), so that the editor finds its
 // buffer.
 func (s *session) clientPath(abs string) string {
-	rel, err := filepath.Rel(s.root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, ok := fsutil.Rel(s.root, abs)
+	if !ok {
 		return abs
 	}
 	return filepath.Join(s.agent.Workspace, rel)

@@ -101,7 +101,7 @@ func moveSubdir(stage string, md *InstallMetadata) error {
 	if err != nil {
 		return fmt.Errorf("the folder %s (--path) of %s: %w", md.Subdir, src, err)
 	}
-	if real == "." || real == ".git" || strings.HasPrefix(real, ".git"+string(filepath.Separator)) {
+	if real == "." || fsutil.Within(".git", real) {
 		return fmt.Errorf("the folder %s (--path) of %s leads to %s, which is not an extension's folder", md.Subdir, src, filepath.ToSlash(real))
 	}
 	fi, err := clone.Lstat(real)

@@ -19,7 +19,7 @@ func cleanSubdir(sub string) (string, error) {
 		return "", nil
 	}
 	c := filepath.Clean(filepath.FromSlash(sub))
-	if filepath.IsAbs(c) || c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)) {
+	if !filepath.IsLocal(c) {
 		return "", fmt.Errorf("--path %q must be a folder inside the source", sub)
 	}
 	if c == "." {

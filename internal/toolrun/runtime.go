@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -125,7 +126,7 @@ func prefix(bin, home string) string {
 		pre = filepath.Dir(dir)
 	}
 	tooWide := func(p string) bool {
-		return p == "/" || home != "" && (p == home || strings.HasPrefix(home, p+"/"))
+		return p == "/" || home != "" && fsutil.Within(p, home)
 	}
 	if tooWide(pre) {
 		pre = dir
