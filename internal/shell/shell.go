@@ -7,8 +7,9 @@ import "strings"
 
 // Quote returns s as one shell word: as it is when it holds only
 // characters no shell treats specially (letters, digits and -_./:@%+,=),
-// else in single quotes, each single quote in it written as '\''. The
-// empty string is ''.
+// else between single quotes, where each single quote of s ends the
+// quoted part, stands escaped by a backslash and starts the next. The
+// empty string is a pair of single quotes.
 func Quote(s string) string {
 	if s != "" && strings.IndexFunc(s, special) < 0 {
 		return s
