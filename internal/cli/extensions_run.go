@@ -197,9 +197,12 @@ func consentQuestion(q toolrun.ConsentRequest) string {
 func withRunHint(err error) error {
 	var ue *sandbox.UnenforceableError
 	var ce *toolrun.ConsentError
+	var he *sandbox.HomeWorkspaceError
 	switch {
 	case errors.As(err, &ue):
 		return fmt.Errorf("%w; pass --allow-unconfined to run anyway with the listed protections missing", err)
+	case errors.As(err, &he):
+		return fmt.Errorf("%w (--workspace names it)", err)
 	case errors.As(err, &ce) && !ce.Declined:
 		return fmt.Errorf("%w; to agree, run %s (it shows what you agree to and runs nothing), or pass --consent", err, consentHint(ce.Extension))
 	}

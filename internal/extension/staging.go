@@ -20,7 +20,7 @@ func cleanSubdir(sub string) (string, error) {
 	}
 	c := filepath.Clean(filepath.FromSlash(sub))
 	if !filepath.IsLocal(c) {
-		return "", fmt.Errorf("--path %q must be a folder inside the source", sub)
+		return "", subdirError("the sub-folder %q must be a folder inside the source", sub)
 	}
 	if c == "." {
 		return "", nil

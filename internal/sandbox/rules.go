@@ -162,11 +162,7 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 		}
 		if a == "workspace" && p.Home != "" {
 			if home := resolvePartly(p.Home); fsutil.Within(root, home) {
-				what := "your home folder"
-				if root != home {
-					what = "a folder that holds your home folder"
-				}
-				return "", fmt.Errorf("the workspace %q is %s, so a tool allowed the workspace would reach all of it (~/.ssh, ~/.local/bin, ~/.config/autostart, every project); run it from a project folder, or name one (--workspace)", root, what)
+				return "", &HomeWorkspaceError{Workspace: root, Holds: root != home}
 			}
 		}
 		for _, d := range protected {
@@ -366,4 +362,21 @@ func existing(path string) (string, bool) {
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// HomeWorkspaceError is a workspace scope refused because the workspace
+// is the home folder, or holds it (Holds): a tool allowed the workspace
+// would reach all of it. How the person names another workspace is the
+// command's to add.
+type HomeWorkspaceError struct {
+	Workspace string
+	Holds     bool
+}
+
+func (e *HomeWorkspaceError) Error() string {
+	what := "your home folder"
+	if e.Holds {
+		what = "a folder that holds your home folder"
+	}
+	return fmt.Sprintf("the workspace %q is %s, so a tool allowed the workspace would reach all of it (~/.ssh, ~/.local/bin, ~/.config/autostart, every project); run it with a project folder as its workspace", e.Workspace, what)
 }
