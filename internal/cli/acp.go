@@ -54,7 +54,7 @@ editor's set-up.`,
 			if s.Out == os.Stdout {
 				out, restore, err := protocolStdout()
 				if err != nil {
-					return withExitCode(ExitError, fmt.Errorf("set standard output aside for the protocol: %w", err))
+					return fmt.Errorf("set standard output aside for the protocol: %w", err)
 				}
 				defer restore()
 				proto = out

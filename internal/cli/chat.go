@@ -44,7 +44,7 @@ tools stopped); Ctrl-D on an empty line ends the chat.`,
 			lines := term.NewLines(s.In, s.Out)
 			sess, err := setupSession(base, &f, ap, lines)
 			if err != nil {
-				return withExitCode(ExitError, err)
+				return err
 			}
 			defer sess.close()
 			a := sess.agent

@@ -108,9 +108,16 @@ func isTerminal(r io.Reader) bool {
 // errNeedsConsent is the refusal when nobody can be asked. The consent
 // text has been printed just before it, so the person can read what they
 // would agree to before running the command again with --consent.
-func errNeedsConsent(what string) error {
-	return withExitCode(ExitError, fmt.Errorf("%s needs your consent, and there is no terminal to ask on (stdin is not a terminal); "+
-		"nothing was changed. Read what it will be able to do above, then run it in a terminal, or again with --consent to agree", what))
+func errNeedsConsent(what string) error { return &needsConsentError{what} }
+
+// needsConsentError is errNeedsConsent's refusal; it names the action
+// and the extension itself (what), so a command that reports it for one
+// extension among several need not name them again.
+type needsConsentError struct{ what string }
+
+func (e *needsConsentError) Error() string {
+	return e.what + " needs your consent, and there is no terminal to ask on (stdin is not a terminal); " +
+		"nothing was changed. Read what it will be able to do above, then run it in a terminal, or again with --consent to agree"
 }
 
 // consentFunc asks on the terminal, or agrees when --consent was given.

@@ -48,7 +48,7 @@ model must not agree for you (docs/mcp.md).`,
 		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grant && revoke {
-				return withExitCode(ExitError, errors.New("--grant and --revoke exclude each other"))
+				return errors.New("--grant and --revoke exclude each other")
 			}
 			st, in, err := openInstalled(cmd, args[0])
 			if err != nil {

@@ -130,7 +130,7 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.Out, "Uninstalled %s\n", name)
 			}
 			if len(failed) > 0 {
-				return withExitCode(ExitError, fmt.Errorf("could not uninstall %s", strings.Join(failed, ", ")))
+				return fmt.Errorf("could not uninstall %s", strings.Join(failed, ", "))
 			}
 			return nil
 		},

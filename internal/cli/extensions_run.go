@@ -71,7 +71,7 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 			}
 			ext := in.Extension
 			if len(args) == 1 {
-				return withExitCode(ExitError, fmt.Errorf("name the tool to run: %s", toolList(ext.Manifest, in.Name)))
+				return fmt.Errorf("name the tool to run: %s", toolList(ext.Manifest, in.Name))
 			}
 			tool := ext.Manifest.Tool(args[1])
 			if tool == nil {

@@ -69,7 +69,7 @@ See https://github.com/gemkit/gemkit/blob/main/docs/agent.md for models, endpoin
 			}
 			sess, err := setupSession(ctx, &f, ap, lines)
 			if err != nil {
-				return withExitCode(ExitError, err)
+				return err
 			}
 			defer sess.close()
 			a := sess.agent
@@ -112,7 +112,7 @@ See https://github.com/gemkit/gemkit/blob/main/docs/agent.md for models, endpoin
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(tr); err != nil {
-					return withExitCode(ExitError, err)
+					return err
 				}
 				return withExitCode(code, nil)
 			}
