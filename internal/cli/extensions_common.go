@@ -99,9 +99,10 @@ func openInstalled(cmd *cobra.Command, name string) (*extension.Store, *extensio
 	return st, in, nil
 }
 
-// isTerminal reports whether r is a terminal a person can answer on.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// isTerminal reports whether v, a stream, is a terminal: one a person
+// answers on, or one whose escape sequences act.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -140,11 +141,7 @@ func consentFunc(a *app, given bool) extension.ConsentFunc {
 		}
 		fmt.Fprint(a.Err, "\nDo you want to continue? [y/N]: ")
 		answer, err := readLine(ctx, a.In)
-		if err != nil {
-			return false, err
-		}
-		a := strings.ToLower(strings.TrimSpace(answer))
-		return a == "y" || a == "yes", nil
+		return isYes(answer), err
 	}
 }
 

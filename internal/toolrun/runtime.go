@@ -205,10 +205,6 @@ func (r *Runner) askShim(ctx context.Context, shim string, args []string, env ma
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	launcher := r.Launcher
-	if launcher == nil {
-		launcher = &sandbox.Launcher{}
-	}
 	stdout := &capWriter{max: maxShimOutput, onFull: cancel}
 	stderr := &capWriter{max: maxShimOutput}
 	cmd := &sandbox.Command{
@@ -221,7 +217,7 @@ func (r *Runner) askShim(ctx context.Context, shim string, args []string, env ma
 		Env: toolEnv(withPath(env, pol.SearchPath(env["PATH"])), nil, nil, home, tmp),
 		Dir: cwd, Stdout: stdout, Stderr: stderr,
 	}
-	proc, err := launcher.Start(ctx, cmd)
+	proc, err := r.launcher().Start(ctx, cmd)
 	if err != nil {
 		return "", err
 	}
