@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 // addExtensionManageCommands adds the manager: install, uninstall, list,
@@ -99,12 +99,9 @@ func openInstalled(cmd *cobra.Command, name string) (*extension.Store, *extensio
 	return st, in, nil
 }
 
-// isTerminal reports whether v, a stream, is a terminal: one a person
-// answers on, or one whose escape sequences act.
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+// isTerminal is term.IsTerminal, the one test of whether a stream is a
+// terminal, under the name the commands use.
+func isTerminal(v any) bool { return term.IsTerminal(v) }
 
 // errNeedsConsent is the refusal when nobody can be asked. The consent
 // text has been printed just before it, so the person can read what they

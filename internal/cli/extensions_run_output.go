@@ -19,6 +19,3 @@ func writeToolOutput(w io.Writer, b []byte, raw bool) {
 	}
 	_, _ = io.WriteString(w, extension.PrintableText(string(b)))
 }
-
-// isTerminalWriter is isTerminal of an output stream.
-func isTerminalWriter(w io.Writer) bool { return isTerminal(w) }

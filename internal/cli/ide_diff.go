@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
@@ -114,7 +113,7 @@ func readProposal(a *app, file string) ([]byte, error) {
 		in = f
 	} else if in == nil {
 		return nil, errors.New("no --new-file and no standard input")
-	} else if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	} else if isTerminal(in) {
 		fmt.Fprintln(a.Err, "Reading the proposed content from standard input; end it with Ctrl-D (or pass --new-file).")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, ide.MaxRequestBody+1))

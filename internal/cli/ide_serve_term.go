@@ -26,7 +26,7 @@ func newTerminalEditor(a *app, envShown bool) *term.Frontend {
 		Editor:   term.EditorCommand(a.getenv),
 		Logger:   a.log,
 		EnvShown: envShown,
-		Title:    isTerminalWriter(a.Out),
+		Title:    isTerminal(a.Out),
 	})
 }
 

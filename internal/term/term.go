@@ -25,8 +25,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/term"
-
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/extension"
@@ -69,8 +67,7 @@ func ColorEnabled(w io.Writer, getenv func(string) string) bool {
 	if getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return IsTerminal(w)
 }
 
 // EditorCommand returns the person's editor: $VISUAL, else $EDITOR, else vi.
