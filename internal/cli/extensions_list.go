@@ -91,10 +91,13 @@ type permissionsInfo struct {
 	Hash            string           `json:"hash"`
 }
 
+// permissionsOf is what list --json and describe show of m's
+// permissions, from its Terms worked out once.
 func permissionsOf(m *extension.Manifest) *permissionsInfo {
-	p := m.EffectivePermissions()
-	return &permissionsInfo{Read: p.Filesystem.Read, Write: p.Filesystem.Write, ProtectedWrites: p.Filesystem.ProtectedWrites,
-		AllowedHosts: p.Network.AllowedHosts, Summary: extension.PermissionsSummary(m), Hash: extension.PermissionsHash(m)}
+	t := m.Terms()
+	p := t.Policy
+	return &permissionsInfo{Read: p.Read, Write: p.Write, ProtectedWrites: p.ProtectedWrites,
+		AllowedHosts: p.AllowedHosts, Summary: t.Lines, Hash: t.Hash}
 }
 
 func sourceOf(in *extension.Installed) *sourceInfo {
