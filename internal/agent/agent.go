@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -137,9 +138,13 @@ type Agent struct {
 	Host Host
 	// Tools are more tools offered beside the built-in and extension ones
 	// (an ACP client's MCP servers).
-	Tools    []ToolSource
-	Protocol Protocol
-	Limits   Limits
+	Tools []ToolSource
+	// CodeIntel, when set, offers the code-intelligence tools
+	// (code_definition, …) and adds to an accepted edit's result the
+	// problems the language servers report new after it.
+	CodeIntel *codeintel.Tools
+	Protocol  Protocol
+	Limits    Limits
 	// SummaryBudget is the summary's size (0: disclosure.DefaultBudget).
 	SummaryBudget int
 	// OnText receives the model's text as it streams; may be nil.
@@ -198,6 +203,9 @@ func (a *Agent) prepare() {
 	for _, d := range a.decls {
 		taken[d.Name] = true
 	}
+	if a.CodeIntel != nil {
+		a.Tools = append([]ToolSource{codeIntelTools{a.CodeIntel}}, a.Tools...)
+	}
 	for _, src := range a.Tools {
 		for _, d := range src.Decls() {
 			if !taken[d.Name] {
@@ -224,6 +232,9 @@ Be concise. When the task is done, answer without calling a tool.`
 func (a *Agent) buildSystem() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, basePrompt, a.Workspace)
+	if a.CodeIntel != nil {
+		b.WriteString("\n\n" + codeintel.Instructions)
+	}
 	if a.Set != nil && len(a.Set.Extensions) > 0 {
 		b.WriteString("\n\n")
 		b.WriteString(a.Set.Summary(a.SummaryBudget).Text)

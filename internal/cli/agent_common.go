@@ -28,6 +28,7 @@ type agentFlags struct {
 	home, workspace string
 	allowUnconfined bool
 	budget          int
+	noCodeIntel     bool
 	allowProtected  []string
 }
 
@@ -58,6 +59,7 @@ func (f *agentFlags) registerModel(cmd *cobra.Command) {
 	fl.StringVar(&f.configPath, "config", "", "config file (default: gemkit/config.json in your config folder)")
 	fl.StringVar(&f.home, "home", "", homeFlagUsage)
 	fl.BoolVar(&f.allowUnconfined, "allow-unconfined", false, "run tools even where the sandbox cannot enforce their permissions (DANGEROUS)")
+	fl.BoolVar(&f.noCodeIntel, "no-code-intel", false, "do not offer the code-intelligence tools (code_definition, code_references, ...) or report an edit's new diagnostics")
 	fl.IntVar(&f.budget, "summary-budget", 0, fmt.Sprintf("size of the extensions summary in characters (default %d)", disclosure.DefaultBudget))
 }
 
@@ -170,7 +172,7 @@ func (b *agentBase) agent(f *agentFlags, ap *app, host agent.Host, ask toolrun.A
 	if b.cfg.ToolProtocol == "text" {
 		protocol = agent.Text
 	}
-	return &agent.Agent{
+	a := &agent.Agent{
 		Model: b.model, Set: b.set, Workspace: b.ws, Protocol: protocol, Host: host,
 		Runner:         newRunner(b.st, stderrLauncher(ap.Err, f.allowUnconfined), ask, nil),
 		Home:           ap.getenv("HOME"),
@@ -178,4 +180,15 @@ func (b *agentBase) agent(f *agentFlags, ap *app, host agent.Host, ask toolrun.A
 		Limits:         agent.Limits{MaxTurns: b.cfg.MaxTurns, MaxOutputTokens: b.cfg.MaxOutputTokens, ToolTimeout: b.toolTimeout},
 		SummaryBudget:  f.budget,
 	}
+	if !f.noCodeIntel {
+		// Language servers start at the model's first code question (or
+		// its first edit), not here.
+		tools, err := ap.codeIntel(b.ws, f.configPath)
+		if err != nil {
+			fmt.Fprintf(ap.Err, "gemkit: code intelligence is off: %v\n", err)
+		} else {
+			a.CodeIntel = tools
+		}
+	}
+	return a
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpserver"
@@ -33,6 +34,10 @@ type mcpFlags struct {
 	maxOutput                     int64
 	memory                        uint64
 	budget, nameLimit             int
+	// codeIntel serves the code-intelligence tools; codeIntelGiven says
+	// --code-intel was given, which turns them on with --extension too.
+	codeIntel, codeIntelGiven bool
+	configPath                string
 }
 
 const mcpLong = `Serve the executable tools and docs of the extensions enabled in the workspace
@@ -94,6 +99,20 @@ just their extension, with an entry in their own gemini-extension.json:
   "mcpServers": { "tools": { "command": "gemkit",
       "args": ["mcp", "--extension", "${extensionPath}"] } }
 
+Code intelligence (on by default; --code-intel=false turns it off, and it is
+off with --extension): the tools code_definition, code_references,
+code_hover, code_symbols, code_diagnostics, code_implementations and
+code_calls answer from language servers (gopls, typescript-language-server,
+pyright or basedpyright, rust-analyzer, clangd: whichever is on PATH; see
+gemkit codeintel servers). A symbol is named (symbol, with file to tell
+same-named ones apart) or given by file, line and column; answers are
+workspace-relative path:line:col with the source line, bounded in size, files
+outside the workspace named as such. The servers start at the first question,
+one per language per workspace shared by every gemkit mcp there (through a
+broker), read again the files an agent writes, stop when idle, and go when the
+last agent goes. docs/code-intel.md has it all, with the config file's
+"codeIntel" object (--config) that adds or changes servers.
+
 Started by hand on a terminal, it says on stderr that it waits for a client:
 a client starts it itself (the lines above, or ` + "`claude mcp add gemkit -- gemkit mcp`" + `,
 ` + "`codex mcp add gemkit -- gemkit mcp`" + `).
@@ -112,6 +131,7 @@ func newMCPCmd(a *app) *cobra.Command {
 		Long:  mcpLong,
 		Args:  argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.codeIntelGiven = cmd.Flags().Changed("code-intel")
 			return runMCP(cmd.Context(), a, &o)
 		},
 	}
@@ -128,6 +148,8 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.Int64Var(&o.maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop a tool that prints more than this many bytes")
 	f.Uint64Var(&o.memory, "memory", sandbox.DefaultMemoryBytes, "cap each tool's memory at this many bytes")
 	f.IntVar(&o.budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
+	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
+	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -201,6 +223,16 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner) (
 	if a.setGCPercent != nil {
 		defer a.setGCPercent(a.setGCPercent(400))
 	}
+	var tools *codeintel.Tools
+	if o.codeIntel && (o.extDir == "" || o.codeIntelGiven) {
+		ws, err := a.workspaceDir(o.workspace)
+		if err != nil {
+			return nil, err
+		}
+		if tools, err = a.codeIntel(ws, o.configPath); err != nil {
+			return nil, fmt.Errorf("code intelligence: %w", err)
+		}
+	}
 	srv, err := mcpserver.New(mcpserver.Config{
 		Source:           src,
 		Runner:           runner,
@@ -209,6 +241,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner) (
 		Version:          buildVersion(),
 		Logger:           a.log,
 		ProgressInterval: o.progressInterval,
+		CodeIntel:        tools,
 	})
 	var verr *extension.ValidationError
 	if o.extDir != "" && errors.As(err, &verr) {

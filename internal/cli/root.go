@@ -84,6 +84,13 @@ type app struct {
 	// can go side by side.
 	lookupEnv func(string) (string, bool)
 	cwd       string
+	// executable is gemkit's own binary, which a workspace's code
+	// intelligence broker runs as (`gemkit codeintel broker`); nil, as
+	// for Run (a test binary is not gemkit), runs language servers in
+	// the process instead. Only Main sets it.
+	executable func() (string, error)
+	// intel is the code intelligence the run opened, closed at its end.
+	intel codeIntels
 	// bridgeCommand is how a CLI starts this program's stdio bridge
 	// (`gemkit ide bridge`), named in the discovery files a companion
 	// writes; nil (as for Run, where the program is a test binary)
@@ -113,6 +120,7 @@ func Main(args []string) int {
 	defer stop()
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
+	a.executable = os.Executable
 	if exe, err := os.Executable(); err == nil {
 		a.bridgeCommand = []string{exe, "ide", "bridge"}
 	}
@@ -134,6 +142,7 @@ func run(ctx context.Context, args []string, a *app) int {
 	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	a.closeCodeIntel()
 	if err == nil {
 		return ExitOK
 	}
@@ -169,7 +178,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.Out)
 	root.SetErr(a.Err)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
-	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a))
+	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a), newCodeIntelCmd(a))
 	refuseUnknownSubcommands(root)
 	return root
 }

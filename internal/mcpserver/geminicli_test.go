@@ -220,7 +220,12 @@ func TestGeminiCLISetUp(t *testing.T) {
 			script.WriteString("export " + k + "='" + v + "'\n")
 		}
 	}
-	script.WriteString("exec gemini\n")
+	// Gemini CLI restarts itself to apply folder trust only under its own
+	// launcher, which it skips when SANDBOX or GEMINI_CLI_NO_RELAUNCH is
+	// set (gemini.js, run()); a person's shell has neither. If gemini
+	// ends, the pane keeps its last words and exit status for the failure.
+	script.WriteString("unset SANDBOX GEMINI_CLI_NO_RELAUNCH\n")
+	script.WriteString("gemini; echo \"[gemini exited with status $?]\"; exec sleep 600\n")
 	writeFile(t, filepath.Join(f.root, "gemini.sh"), script.String(), 0o755)
 	sock := filepath.Join(f.root, "tmux.sock")
 	run := func(args ...string) string {
@@ -240,6 +245,9 @@ func TestGeminiCLISetUp(t *testing.T) {
 			s := screen()
 			if cond(s) {
 				return s
+			}
+			if strings.Contains(s, "[gemini exited with status") {
+				t.Fatalf("gemini ended while waiting for %s; screen:\n%s", what, s)
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)

@@ -93,6 +93,7 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 
 	var tools []listedTool
 	c.do(map[string]any{"op": "listTools"}, &tools)
+	tools = extensionTools(t, tools)
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)

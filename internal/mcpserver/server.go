@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -65,6 +66,10 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Logger receives what happens; nil is slog.Default().
 	Logger *slog.Logger
+	// CodeIntel, when set, adds the code-intelligence tools
+	// (code_definition, code_references, …) beside the extensions'. An
+	// extension tool of the same name gives way to them.
+	CodeIntel *codeintel.Tools
 }
 
 // Server is an MCP server of one Source. It reloads when the Source's
@@ -183,6 +188,9 @@ func (s *Server) reloadLocked() error {
 		s.toolsList.Store(&list)
 	}
 	text := <-summary
+	if s.cfg.CodeIntel != nil {
+		text = strings.TrimSpace(text + "\n\n" + codeintel.Instructions)
+	}
 	s.instructions.Store(&text)
 	if changed && !first {
 		s.log.Info("extensions changed; clients notified", "tools", len(tools)-1, "docs", len(resources))
@@ -218,7 +226,19 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 	rd := mcp.NewToolWithRawSchema(disclosure.ReadDocTool, disclosure.ReadDocDescription, disclosure.SchemaJSON(disclosure.ReadDocSchema()))
 	rd.Annotations = mcp.ToolAnnotation{Title: "Read an extension's doc or skill", ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
 	tools = append(tools, server.ServerTool{Tool: rd, Handler: s.callTool})
+	if ci := s.cfg.CodeIntel; ci != nil {
+		for _, d := range ci.Decls() {
+			schema, _ := json.Marshal(d.Schema)
+			mt := mcp.NewToolWithRawSchema(d.Name, d.Description, schema)
+			mt.Annotations = mcp.ToolAnnotation{Title: d.Title, ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
+			tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callCodeIntel})
+		}
+	}
 	for _, t := range set.Tools() {
+		if s.cfg.CodeIntel != nil && s.cfg.CodeIntel.Has(t.Name) {
+			s.log.Warn("an extension tool has the name of a code-intelligence tool and is not served", "tool", t.Name, "extension", t.Extension)
+			continue
+		}
 		schema := disclosure.SchemaJSON(t.InputSchema)
 		mt := mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
 		// Hints for clients that ask before running a tool that writes or
@@ -291,6 +311,18 @@ func parseDocURI(uri string) (ext, name string, err error) {
 		return "", "", err
 	}
 	return ext, name, nil
+}
+
+// callCodeIntel answers a code-intelligence tool.
+func (s *Server) callCodeIntel(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return mcp.NewToolResultError("the arguments could not be read: " + err.Error()), nil
+	}
+	start := time.Now()
+	text, isErr := s.cfg.CodeIntel.Call(ctx, req.Params.Name, args)
+	s.log.Debug("tool call", "tool", req.Params.Name, "isError", isErr, "duration", time.Since(start))
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: isErr}, nil
 }
 
 func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

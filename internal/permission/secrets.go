@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // ProxySource is the address the sandbox's proxy dials this machine's
@@ -85,7 +84,7 @@ func AccountHome() string {
 	if err != nil || !fi.IsDir() {
 		return ""
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+	if !ownedByMe(fi) {
 		return ""
 	}
 	return u.HomeDir

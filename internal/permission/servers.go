@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -45,7 +44,7 @@ func RecordServerIn(dir string, port int, secrets []string) (remove func(), err 
 	if err != nil {
 		return nil, fmt.Errorf("recording the server's port: %w", err)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+	if !privateToMe(fi) {
 		return nil, fmt.Errorf("recording the server's port: %s must be a folder of this user's that only it may enter (chmod 700)", dir)
 	}
 	var abs []string

@@ -1,6 +1,7 @@
 package term
 
 import (
+	"io"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -16,6 +17,18 @@ const (
 	ansiCyan   = "\x1b[36m"
 	ansiYellow = "\x1b[33m"
 )
+
+// ColorEnabled reports whether output to w should be coloured: only when w
+// is a terminal and NO_COLOR is not set to a non-empty value
+// ([NO_COLOR]).
+//
+// [NO_COLOR]: https://no-color.org
+func ColorEnabled(w io.Writer, getenv func(string) string) bool {
+	if getenv("NO_COLOR") != "" {
+		return false
+	}
+	return IsTerminal(w)
+}
 
 // UnifiedDiff returns the unified diff of old and new with the given labels,
 // or "" when the two are equal. It keeps the diff library behind this
