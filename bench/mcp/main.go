@@ -144,7 +144,7 @@ func run(n, starts, exts, tools int) error {
 	if err != nil {
 		return err
 	}
-	runner := &toolrun.Runner{Launcher: &sandbox.Launcher{Exe: bin}, Consent: st, Environ: env, Protected: []string{filepath.Dir(st.Dir())}}
+	runner := &toolrun.Runner{Launcher: &sandbox.Launcher{Exe: bin}, Consent: st, Installed: st, Environ: env, Protected: []string{filepath.Dir(st.Dir())}}
 	var viaMCP, viaRun, inProc []time.Duration
 	for range n {
 		start := time.Now()

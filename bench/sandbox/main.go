@@ -249,12 +249,13 @@ func toolRunMode(root, ws, exe string) (mode, error) {
 		return mode{}, err
 	}
 	runner := &toolrun.Runner{
-		Launcher: &sandbox.Launcher{Exe: exe},
-		Consent:  st,
-		Environ:  []string{"PATH=/usr/bin:/bin", "HOME=" + home},
+		Launcher:  &sandbox.Launcher{Exe: exe},
+		Consent:   st,
+		Installed: st,
+		Environ:   []string{"PATH=/usr/bin:/bin", "HOME=" + home},
 	}
 	return mode{"toolrun", "a whole tool call (its settings file read, toolrun.Runner.Run: consent digest of 17 files, script, policy) around gemkit-memcg running sh", func(ctx context.Context) error {
-		settings, err := toolrun.ReadSettings(in.Extension.Dir, in.Entry)
+		settings, err := toolrun.InstalledSettings(in)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/shell"
 )
 
 // Qwen Code (@qwen-code/qwen-code 0.24.4) runs Gemini CLI's IdeClient with
@@ -256,14 +257,14 @@ func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool
 	name := c.Name
 	switch {
 	case c.Err != nil:
-		add(name, "warning", "Qwen Code cannot read it and skips it: "+c.Err.Error(), "delete it if no companion uses it: rm "+shellQuote(c.Path))
+		add(name, "warning", "Qwen Code cannot read it and skips it: "+c.Err.Error(), "delete it if no companion uses it: rm "+shell.Quote(c.Path))
 		return
 	case c.Stale != "":
 		add(name, "warning", "Qwen Code deletes this file the next time it looks: "+c.Stale, "")
 		return
 	}
 	if c.Mode&0o077 != 0 {
-		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shellQuote(c.Path)+" (and fix the companion to write it 0600)")
+		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shell.Quote(c.Path)+" (and fix the companion to write it 0600)")
 	}
 	if c.Legacy() {
 		add(name, "warning", "legacy file in "+filepath.Dir(c.Path)+"; Qwen Code reads it before its lock folder", "update the companion to write <port>.lock in Qwen Code's ide folder")

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/shell"
 )
 
 // FileStatus describes one discovery file for people and scripts.
@@ -341,7 +341,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		return
 	}
 	if c.Mode&0o077 != 0 {
-		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shellQuote(c.Path)+" (and fix the companion to write it 0600)")
+		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shell.Quote(c.Path)+" (and fix the companion to write it 0600)")
 	}
 	if c.Legacy {
 		add(name, "warning", "legacy file name without a port; the CLI reads it first for this IDE pid", "update the companion")
@@ -367,12 +367,12 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	}
 	if cfg.Stdio != nil {
 		if _, err := exec.LookPath(cfg.Stdio.Command); err != nil {
-			add(name, "error", fmt.Sprintf("its stdio command %q cannot be found: %v", cfg.Stdio.Command, err), "reinstall or restart the companion, or delete the file: rm "+shellQuote(c.Path))
+			add(name, "error", fmt.Sprintf("its stdio command %q cannot be found: %v", cfg.Stdio.Command, err), "reinstall or restart the companion, or delete the file: rm "+shell.Quote(c.Path))
 		}
 	}
 	if cfg.Port == 0 {
 		if !c.Alive {
-			add(name, "warning", fmt.Sprintf("pid %d is not running: the editor that wrote this file has probably exited", c.PID), "if its stdio command no longer works, delete it: rm "+shellQuote(c.Path))
+			add(name, "warning", fmt.Sprintf("pid %d is not running: the editor that wrote this file has probably exited", c.PID), "if its stdio command no longer works, delete it: rm "+shell.Quote(c.Path))
 		}
 		return
 	}
@@ -399,7 +399,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		add(name, "error", fmt.Sprintf("%s cannot be resolved, so port %d cannot be dialled", host, cfg.Port), containerFix)
 		return
 	case err != nil && !c.Alive:
-		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shellQuote(c.Path))
+		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
 		return
 	case err != nil:
 		add(name, "error", fmt.Sprintf("port %d is closed on %s: the companion of pid %d no longer serves", cfg.Port, host, c.PID), "restart the companion in that editor (or close the editor if it is stuck)")
@@ -518,13 +518,6 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 			add(ide.EnvWorkspacePath, "error", "the current directory is outside "+strings.Join(mm.Folders, ", "), "cd into one of those folders")
 		}
 	}
-}
-
-func shellQuote(s string) string {
-	if strings.ContainsAny(s, " '\"$`\\") {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
-	return filepath.Clean(s)
 }
 
 // NoDiffTools reports whether a companion that lists tools offers no diffs

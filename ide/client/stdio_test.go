@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -210,5 +211,43 @@ func TestDoctorStdioFileCommandMissing(t *testing.T) {
 	}
 	if !found || d.Works {
 		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
+	}
+}
+
+// TestDoctorFixQuotesPath: the rm command doctor suggests for a
+// discovery file in a folder whose name holds ;, & and * removes that
+// file when pasted into a shell: unquoted, the shell would end the
+// command at ;, run the rest in the background at & and glob at *.
+func TestDoctorFixQuotesPath(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "a;b&c*")
+	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	for _, d := range []string{dir, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"stdio": map[string]any{"command": filepath.Join(root, "uninstalled")}, "workspacePath": ws, "ideInfo": map[string]string{"name": "x", "displayName": "X"}})
+	file := filepath.Join(dir, discovery.FileName(os.Getpid(), 1))
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Doctor(context.Background(), Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmd string
+	for _, f := range d.Findings {
+		if _, c, ok := strings.Cut(f.Fix, "delete the file: "); ok {
+			cmd = c
+		}
+	}
+	if !strings.HasPrefix(cmd, "rm ") {
+		t.Fatalf("no rm among the fixes: %+v", d.Findings)
+	}
+	run := exec.Command("sh", "-c", cmd)
+	run.Dir = ws
+	out, err := run.CombinedOutput()
+	if _, serr := os.Stat(file); err != nil || !os.IsNotExist(serr) {
+		t.Errorf("%s (%v) left the file (%v):\n%s", cmd, err, serr, out)
 	}
 }

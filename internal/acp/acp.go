@@ -26,6 +26,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/model"
+	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 // ProtocolVersion is the ACP version gemkit speaks.
@@ -37,10 +38,11 @@ const DefaultPermissionTimeout = 10 * time.Minute
 
 // Config is what Serve needs from the command.
 type Config struct {
-	// NewAgent builds one session's agent with cwd as its workspace: the
-	// model, the extensions and a toolrun.Runner. Serve sets its Host, its
-	// Runner's Ask, OnText, OnEvent and Tools.
-	NewAgent func(ctx context.Context, cwd string) (*agent.Agent, error)
+	// NewAgent builds one session's agent from what the session gives
+	// it (s: its folder, its host, its tool consent, its sinks, its
+	// clients' MCP tools) and what the command has (the model, the
+	// extensions, the runner). Serve sets nothing on the agent it gets.
+	NewAgent func(ctx context.Context, s Session) (*agent.Agent, error)
 	// Version is gemkit's version, for agentInfo.
 	Version string
 	// ConfigPath is the model config file, named in authMethods.
@@ -51,6 +53,27 @@ type Config struct {
 	// Stderr receives the output of the MCP servers' stderr.
 	Stderr io.Writer
 	Log    *slog.Logger
+}
+
+// Session is what one ACP session gives the agent the command builds for
+// it.
+type Session struct {
+	// Cwd is the session's folder, the agent's workspace.
+	Cwd string
+	// Host reads and writes files through the client and has edits
+	// reviewed in a permission request (Agent.Host).
+	Host agent.Host
+	// Ask asks the person before an extension tool runs without
+	// recorded consent, in a permission request: allow once, always or
+	// reject (the Runner's Asker).
+	Ask toolrun.Asker
+	// OnText and OnEvent report the model's text and the tool calls to
+	// the client (Agent.OnText, Agent.OnEvent).
+	OnText  func(string)
+	OnEvent func(agent.Event)
+	// Tools are the tools of the MCP servers the client passed
+	// (Agent.Tools).
+	Tools []agent.ToolSource
 }
 
 // Serve answers one client on r/w until the client closes its end or ctx
@@ -159,29 +182,30 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if fi, err := os.Stat(p.Cwd); err != nil || !fi.IsDir() {
 		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %s is not a folder", p.Cwd))
 	}
-	a, err := s.cfg.NewAgent(ctx, p.Cwd)
+	s.mu.Lock()
+	s.next++
+	id := sdk.SessionId(fmt.Sprintf("gemkit-%d-%d", os.Getpid(), s.next))
+	sess := newSession(s, id, p.Cwd)
+	s.mu.Unlock()
+	if len(p.McpServers) > 0 {
+		tools, err := connectMCP(ctx, p.McpServers, p.Cwd, s.cfg.Stderr, s.cfg.Log)
+		if err != nil {
+			return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, err.Error())
+		}
+		sess.mcp = tools
+	}
+	a, err := s.cfg.NewAgent(ctx, sess.given())
 	if err != nil {
+		sess.close()
 		if isCredentials(err) {
 			return sdk.NewSessionResponse{}, withWords(sdk.NewAuthRequired, err.Error())
 		}
 		return sdk.NewSessionResponse{}, withWords(sdk.NewInternalError, err.Error())
 	}
+	sess.agent = a
 	s.mu.Lock()
-	s.next++
-	id := sdk.SessionId(fmt.Sprintf("gemkit-%d-%d", os.Getpid(), s.next))
-	sess := &session{srv: s, id: id, agent: a, caps: s.client.Fs, client: s.name}
 	s.sessions[id] = sess
 	s.mu.Unlock()
-	sess.wire()
-	if len(p.McpServers) > 0 {
-		tools, err := connectMCP(ctx, p.McpServers, p.Cwd, s.cfg.Stderr, s.cfg.Log)
-		if err != nil {
-			s.drop(id)
-			return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, err.Error())
-		}
-		sess.mcp = tools
-		a.Tools = append(a.Tools, tools)
-	}
 	return sdk.NewSessionResponse{SessionId: id}, nil
 }
 

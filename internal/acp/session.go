@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -39,9 +38,10 @@ type session struct {
 	caps   sdk.FileSystemCapabilities
 	client string
 	mcp    *mcpTools
-	// root is the workspace with symbolic links resolved, as the agent
-	// names files; the client is given them under the cwd it sent.
-	root string
+	// cwd is the folder the client gave, the agent's workspace; root is
+	// it with symbolic links resolved, as the agent names files. The
+	// client is given them under cwd.
+	cwd, root string
 
 	turn sync.Mutex
 	// Set during a turn, read by the host and the event handler, which
@@ -50,26 +50,26 @@ type session struct {
 	cur    sdk.ToolCallId
 	curArg json.RawMessage
 	curN   string
-	// once is set when the person allowed an extension tool once: the
-	// consent is then not recorded.
-	once atomic.Bool
 }
 
-// wire makes the session the agent's host and sink.
-func (s *session) wire() {
-	a := s.agent
-	s.root = a.Workspace
-	if r, err := filepath.EvalSymlinks(a.Workspace); err == nil {
+// newSession is the session id of srv in the folder cwd, with the
+// client's capabilities; srv.mu is held.
+func newSession(srv *server, id sdk.SessionId, cwd string) *session {
+	s := &session{srv: srv, id: id, caps: srv.client.Fs, client: srv.name, cwd: cwd, root: cwd}
+	if r, err := filepath.EvalSymlinks(cwd); err == nil {
 		s.root = r
 	}
-	a.Host = s
-	a.OnText = func(t string) { s.update(sdk.UpdateAgentMessageText(t)) }
-	a.OnEvent = s.event
-	if a.Runner != nil {
-		if cs, ok := a.Runner.Consent.(toolrun.ContentConsentStore); ok {
-			a.Runner.Consent = onceConsent{cs, &s.once}
-		}
+	return s
+}
+
+// given is what the session gives the agent the command builds for it:
+// itself as the host and the tools' Asker, its sinks, its MCP tools.
+func (s *session) given() Session {
+	g := Session{Cwd: s.cwd, Host: s, Ask: s.AllowTool, OnText: func(t string) { s.update(sdk.UpdateAgentMessageText(t)) }, OnEvent: s.event}
+	if s.mcp != nil {
+		g.Tools = []agent.ToolSource{s.mcp}
 	}
+	return g
 }
 
 // clientPath is the path of the agent's file abs as the client knows it:
@@ -77,11 +77,11 @@ func (s *session) wire() {
 // symbolic link (as /tmp does on macOS), so that the editor finds its
 // buffer.
 func (s *session) clientPath(abs string) string {
-	rel, err := filepath.Rel(s.root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, ok := fsutil.Rel(s.root, abs)
+	if !ok {
 		return abs
 	}
-	return filepath.Join(s.agent.Workspace, rel)
+	return filepath.Join(s.cwd, rel)
 }
 
 func (s *session) close() {
@@ -207,7 +207,7 @@ func (s *session) readLinked(path string) ([]byte, error) {
 	var f *os.File
 	rel, ok := fsutil.Rel(s.root, filepath.Clean(path))
 	if !ok {
-		rel, ok = fsutil.Rel(s.agent.Workspace, filepath.Clean(path))
+		rel, ok = fsutil.Rel(s.cwd, filepath.Clean(path))
 	}
 	if ok {
 		root, err := fsutil.OpenRoot(s.root)
@@ -253,7 +253,7 @@ func (s *session) ReadTextFile(ctx context.Context, abs string) (string, bool, e
 	return resp.Content, true, nil
 }
 
-// ReviewsProtected implements agent.ProtectedReviewer: Review asks about
+// ReviewsProtected implements agent.Reviewer: Review asks about
 // a protected file in a permission request of its own.
 func (s *session) ReviewsProtected() bool { return true }
 
@@ -324,11 +324,11 @@ func editTitle(rel string, isNew bool) string {
 	return "Edit " + rel
 }
 
-// AllowTool implements agent.Host: an extension tool's first run asks
-// with its permissions in words, after the files changed since an
-// earlier consent when there was one. "Always" records consent as
+// AllowTool is the session's toolrun.Asker: an extension tool's first
+// run asks with its permissions in words, after the files changed since
+// an earlier consent when there was one. "Always" records consent as
 // `gemkit extensions run --consent` does; "once" lets this run go only.
-func (s *session) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+func (s *session) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) {
 	ext := q.Extension
 	question := q.Question(s.curN, "\n\n", "- ")
 	tc := sdk.ToolCallUpdate{
@@ -345,11 +345,15 @@ func (s *session) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool
 		{OptionId: "reject", Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
 	}
 	choice, err := s.ask(ctx, tc, opts)
-	if err != nil {
-		return false, err
+	switch {
+	case err != nil:
+		return toolrun.Decline, err
+	case choice == "allow_once":
+		return toolrun.AllowOnce, nil
+	case choice == "allow_always":
+		return toolrun.AllowAlways, nil
 	}
-	s.once.Store(choice == "allow_once")
-	return choice == "allow_once" || choice == "allow_always", nil
+	return toolrun.Decline, nil
 }
 
 // ask sends session/request_permission and returns the option chosen. A
@@ -428,7 +432,7 @@ func (s *session) describe(name string, args json.RawMessage) (string, sdk.ToolK
 		}
 		p := a.Path
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(s.agent.Workspace, p)
+			p = filepath.Join(s.cwd, p)
 		}
 		return []sdk.ToolCallLocation{{Path: filepath.Clean(p)}}
 	}
@@ -453,34 +457,4 @@ func (s *session) describe(name string, args json.RawMessage) (string, sdk.ToolK
 		}
 	}
 	return name, sdk.ToolKindOther, nil
-}
-
-// onceConsent is the session's consent store: it records consent as the
-// extension store does, except for a run the person allowed once.
-type onceConsent struct {
-	toolrun.ContentConsentStore
-	once *atomic.Bool
-}
-
-func (c onceConsent) RecordConsent(name, hash string) error {
-	if c.once.Swap(false) {
-		return nil
-	}
-	return c.ContentConsentStore.RecordConsent(name, hash)
-}
-
-func (c onceConsent) RecordConsentContent(name, hash string, content extension.Content) error {
-	if c.once.Swap(false) {
-		return nil
-	}
-	return c.ContentConsentStore.RecordConsentContent(name, hash, content)
-}
-
-// ExtensionFolders passes on the store's list of extension folders, which
-// the runner keeps read-only in the sandbox.
-func (c onceConsent) ExtensionFolders() ([]string, error) {
-	if l, ok := c.ContentConsentStore.(interface{ ExtensionFolders() ([]string, error) }); ok {
-		return l.ExtensionFolders()
-	}
-	return nil, nil
 }

@@ -115,8 +115,9 @@ type Agent struct {
 	Model model.Model
 	// Set is the enabled extensions (nil: none).
 	Set *disclosure.Set
-	// Runner runs extension tools (sandbox, consent); its Asker is set to
-	// the Host's AllowTool.
+	// Runner runs extension tools (sandbox, consent). Whoever builds
+	// the agent builds it, with the Asker of the same front-end as Host
+	// (the terminal's question, an ACP client's permission request).
 	Runner *toolrun.Runner
 	// Workspace is the folder files are read from and edited in.
 	Workspace string
@@ -125,13 +126,16 @@ type Agent struct {
 	// allowed edits of by naming them (--allow-protected).
 	Home           string
 	AllowProtected []string
+	// AllowFlag names how the person allows the edit of the protected
+	// file rel where the reviewer cannot ask about it ("--allow-protected
+	// rel" for run and chat), for the refusal the model and the person
+	// read; nil names nothing.
+	AllowFlag func(rel string) string
 	// IDE gives the editor's context; nil when no companion is connected.
 	IDE ContextSource
 	// Host reads files as the person sees them, reviews and writes edits;
-	// nil is LocalHost{Reviewer}.
+	// nil is LocalHost{NoReviewer{}}: nobody reviews, nothing is written.
 	Host Host
-	// Reviewer decides proposed edits when Host is nil.
-	Reviewer Reviewer
 	// Tools are more tools offered beside the built-in and extension ones
 	// (an ACP client's MCP servers).
 	Tools []ToolSource
@@ -161,6 +165,15 @@ func (a *Agent) History() []model.Message { return a.history }
 // System is the system prompt (built on the first Run).
 func (a *Agent) System() string { a.prepare(); return a.system }
 
+// host is the Host, or with none one where nobody reviews and the agent
+// reads the disk.
+func (a *Agent) host() Host {
+	if a.Host == nil {
+		return LocalHost{Reviewer: NoReviewer{}}
+	}
+	return a.Host
+}
+
 func (a *Agent) emit(e Event) {
 	if a.OnEvent != nil {
 		a.OnEvent(e)
@@ -174,15 +187,6 @@ func (a *Agent) prepare() {
 	a.ready = true
 	if a.Protocol == "" {
 		a.Protocol = Native
-	}
-	if a.Reviewer == nil {
-		a.Reviewer = NoReviewer{}
-	}
-	if a.Host == nil {
-		a.Host = LocalHost{Reviewer: a.Reviewer}
-	}
-	if a.Runner != nil {
-		a.Runner.Ask = a.Host.AllowTool
 	}
 	a.ide.src = a.IDE
 	a.decls = builtinDecls()
@@ -258,16 +262,7 @@ func (a *Agent) appendTextTools(b *strings.Builder) {
 // conversation stays valid after any outcome, so a chat can go on.
 func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 	a.prepare()
-	lim := a.Limits
-	if lim.MaxTurns <= 0 {
-		lim.MaxTurns = DefaultMaxTurns
-	}
-	if lim.MaxOutputTokens <= 0 {
-		lim.MaxOutputTokens = DefaultMaxOutputTokens
-	}
-	if lim.ToolTimeout <= 0 {
-		lim.ToolTimeout = DefaultToolTimeout
-	}
+	lim := a.limits()
 	if c := a.ide.next(); c != "" {
 		a.history = append(a.history, model.Message{Role: model.User, Text: c})
 	}
@@ -280,27 +275,19 @@ func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 		}
 		if out.Turns >= lim.MaxTurns {
 			out.Status = MaxTurns
-			out.Err = fmt.Errorf("stopped after %d model turns (--max-turns) with the task unfinished", lim.MaxTurns)
+			out.Err = fmt.Errorf("stopped after %d model turns with the task unfinished", lim.MaxTurns)
 			return out
 		}
 		out.Turns++
-		req := model.Request{System: a.system, Messages: a.history, MaxOutputTokens: lim.MaxOutputTokens, AfterResults: out.Turns > 1 && a.Protocol == Text}
-		if a.Protocol == Native {
-			req.Tools = a.decls
-		}
-		reply, err := a.Model.Generate(ctx, req, a.OnText)
-		if err != nil && model.IsKind(err, model.KindNoTools) && a.Protocol == Native {
-			a.Protocol = Text
-			a.system = a.buildSystem()
-			a.emit(Event{Type: EventNotice, Text: "the model has no function calling; switching to the text protocol"})
+		reply, err := a.generate(ctx, lim, out.Turns)
+		if errors.Is(err, errSwitched) {
 			out.Turns--
 			continue
 		}
 		if err != nil {
+			out.Status, out.Err = Failed, err
 			if ctx.Err() != nil {
 				out.Status, out.Err = Cancelled, ctx.Err()
-			} else {
-				out.Status, out.Err = Failed, err
 			}
 			return out
 		}
@@ -308,58 +295,107 @@ func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 		if reply.Finish == model.FinishMaxTokens {
 			a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text})
 			out.Status = MaxTokens
-			out.Err = fmt.Errorf("the model's reply was cut at the output limit of %d tokens (--max-output-tokens)", lim.MaxOutputTokens)
+			out.Err = fmt.Errorf("the model's reply was cut at the output limit of %d tokens", lim.MaxOutputTokens)
 			return out
 		}
+		run := a.runText
 		if a.Protocol == Native {
-			a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text, Calls: reply.Calls})
-			if len(reply.Calls) == 0 {
-				out.Status = Done
-				return out
-			}
-			results := make([]model.Result, 0, len(reply.Calls))
-			for i, c := range reply.Calls {
-				if i >= MaxCallsPerTurn {
-					results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: tooMany, IsError: true})
-					continue
-				}
-				if ctx.Err() != nil {
-					results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: "cancelled by the person", IsError: true})
-					continue
-				}
-				text, isErr := a.call(ctx, lim, c.Name, c.Args)
-				results = append(results, model.Result{CallID: c.ID, Name: c.Name, Text: text, IsError: isErr})
-			}
-			a.history = append(a.history, model.Message{Role: model.Tool, Results: results})
-			continue
+			run = a.runNative
 		}
-		// Text protocol.
-		a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text})
-		blocks := parseText(reply.Text)
-		if len(blocks) == 0 {
+		if !run(ctx, lim, reply) {
 			out.Status = Done
 			return out
 		}
-		var results []textResult
-		for i, blk := range blocks {
-			if i >= MaxCallsPerTurn {
-				results = append(results, textResult{Name: blk.Name, Text: tooMany, IsError: true})
-				continue
-			}
-			if blk.Problem != "" {
-				a.emit(Event{Type: EventToolResult, Name: blk.Name, Text: blk.Problem, IsError: true})
-				results = append(results, textResult{Name: blk.Name, Text: "Could not read this block: " + blk.Problem + ".\nThe block was: " + blk.Raw, IsError: true})
-				continue
-			}
-			if ctx.Err() != nil {
-				results = append(results, textResult{Name: blk.Name, Text: "cancelled by the person", IsError: true})
-				continue
-			}
-			text, isErr := a.call(ctx, lim, blk.Name, blk.Args)
-			results = append(results, textResult{Name: blk.Name, Text: text, IsError: isErr})
-		}
-		a.history = append(a.history, model.Message{Role: model.User, Text: formatTextResults(results)})
 	}
+}
+
+// limits are a.Limits with the defaults filled in.
+func (a *Agent) limits() Limits {
+	lim := a.Limits
+	if lim.MaxTurns <= 0 {
+		lim.MaxTurns = DefaultMaxTurns
+	}
+	if lim.MaxOutputTokens <= 0 {
+		lim.MaxOutputTokens = DefaultMaxOutputTokens
+	}
+	if lim.ToolTimeout <= 0 {
+		lim.ToolTimeout = DefaultToolTimeout
+	}
+	return lim
+}
+
+// errSwitched is a request the model refused for want of function
+// calling, after which the agent switched to the text protocol: the
+// turn is asked again.
+var errSwitched = errors.New("switched to the text protocol")
+
+// generate asks the model for the reply of turn (counted from 1).
+func (a *Agent) generate(ctx context.Context, lim Limits, turn int) (model.Reply, error) {
+	req := model.Request{System: a.system, Messages: a.history, MaxOutputTokens: lim.MaxOutputTokens, AfterResults: turn > 1 && a.Protocol == Text}
+	if a.Protocol == Native {
+		req.Tools = a.decls
+	}
+	reply, err := a.Model.Generate(ctx, req, a.OnText)
+	if err != nil && model.IsKind(err, model.KindNoTools) && a.Protocol == Native {
+		a.Protocol = Text
+		a.system = a.buildSystem()
+		a.emit(Event{Type: EventNotice, Text: "the model has no function calling; switching to the text protocol"})
+		return reply, errSwitched
+	}
+	return reply, err
+}
+
+// runNative runs the function calls of a native reply and adds their
+// results to the history; false when the reply called none.
+func (a *Agent) runNative(ctx context.Context, lim Limits, reply model.Reply) bool {
+	a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text, Calls: reply.Calls})
+	if len(reply.Calls) == 0 {
+		return false
+	}
+	results := make([]model.Result, 0, len(reply.Calls))
+	for i, c := range reply.Calls {
+		r := model.Result{CallID: c.ID, Name: c.Name, IsError: true}
+		switch {
+		case i >= MaxCallsPerTurn:
+			r.Text = tooMany
+		case ctx.Err() != nil:
+			r.Text = "cancelled by the person"
+		default:
+			r.Text, r.IsError = a.call(ctx, lim, c.Name, c.Args)
+		}
+		results = append(results, r)
+	}
+	a.history = append(a.history, model.Message{Role: model.Tool, Results: results})
+	return true
+}
+
+// runText runs the blocks of a text-protocol reply and adds their
+// results to the history as the person's next message; false when the
+// reply had none.
+func (a *Agent) runText(ctx context.Context, lim Limits, reply model.Reply) bool {
+	a.history = append(a.history, model.Message{Role: model.Assistant, Text: reply.Text})
+	blocks := parseText(reply.Text)
+	if len(blocks) == 0 {
+		return false
+	}
+	var results []textResult
+	for i, blk := range blocks {
+		r := textResult{Name: blk.Name, IsError: true}
+		switch {
+		case i >= MaxCallsPerTurn:
+			r.Text = tooMany
+		case blk.Problem != "":
+			a.emit(Event{Type: EventToolResult, Name: blk.Name, Text: blk.Problem, IsError: true})
+			r.Text = "Could not read this block: " + blk.Problem + ".\nThe block was: " + blk.Raw
+		case ctx.Err() != nil:
+			r.Text = "cancelled by the person"
+		default:
+			r.Text, r.IsError = a.call(ctx, lim, blk.Name, blk.Args)
+		}
+		results = append(results, r)
+	}
+	a.history = append(a.history, model.Message{Role: model.User, Text: formatTextResults(results)})
+	return true
 }
 
 // call runs one tool and returns what the model reads. It never fails:
@@ -400,10 +436,7 @@ func (e errResult) Error() string { return e.text }
 func (a *Agent) dispatch(ctx context.Context, lim Limits, name string, args json.RawMessage) (string, error) {
 	switch name {
 	case readFileTool:
-		if text, handled, err := a.hostRead(ctx, args); handled {
-			return text, err
-		}
-		return a.readFile(args)
+		return a.readFile(ctx, args)
 	case listFilesTool:
 		return a.listFiles(args)
 	case proposeEditTool:

@@ -19,8 +19,8 @@ type Proposal struct {
 	Old, New string
 	IsNew    bool
 	// Protected, when set, says why the file is protected: another
-	// program runs or obeys it outside any sandbox. Only a
-	// ProtectedReviewer is given such a proposal, and it must have the
+	// program runs or obeys it outside any sandbox. Only a reviewer that
+	// ReviewsProtected is given such a proposal, and it must have the
 	// person allow that very file, showing these words.
 	Protected string
 }
@@ -41,6 +41,14 @@ type Decision struct {
 // the file is then left alone.
 type Reviewer interface {
 	Review(ctx context.Context, p Proposal) (Decision, error)
+	// ReviewsProtected reports whether the reviewer has the person allow
+	// a protected file explicitly: given a Proposal whose Protected is
+	// set, it shows why the file is special and accepts only on an
+	// answer about that very file. The terminal (a typed confirmation),
+	// the IDE with a terminal to confirm on first, and an ACP client (a
+	// permission request of its own) do; --yes does not, and is given no
+	// such proposal.
+	ReviewsProtected() bool
 }
 
 // IDEReviewer shows proposals as diffs in the editor of a connected
@@ -59,7 +67,7 @@ type IDEReviewer struct {
 	ConfirmProtected func(ctx context.Context, p Proposal) (bool, error)
 }
 
-// ReviewsProtected implements ProtectedReviewer.
+// ReviewsProtected implements Reviewer: when a terminal confirms first.
 func (r *IDEReviewer) ReviewsProtected() bool { return r.ConfirmProtected != nil }
 
 // Review implements Reviewer. A protected file is first confirmed
@@ -92,10 +100,13 @@ func (r *IDEReviewer) Review(ctx context.Context, p Proposal) (Decision, error) 
 	return Decision{Accepted: out.Accepted, Content: out.Content, Where: r.Name}, nil
 }
 
-// YesReviewer accepts every proposal as it is (--yes). It is not a
-// ProtectedReviewer: a protected file reaches it only when the person
-// named it (Agent.AllowProtected).
+// YesReviewer accepts every proposal as it is (--yes). It asks about no
+// protected file: one reaches it only when the person named it
+// (Agent.AllowProtected).
 type YesReviewer struct{}
+
+// ReviewsProtected implements Reviewer: never.
+func (YesReviewer) ReviewsProtected() bool { return false }
 
 // Review implements Reviewer.
 func (YesReviewer) Review(_ context.Context, p Proposal) (Decision, error) {
@@ -104,9 +115,20 @@ func (YesReviewer) Review(_ context.Context, p Proposal) (Decision, error) {
 
 // NoReviewer refuses every proposal: nobody can be asked (gemkit run with
 // no companion, no terminal and no --yes). It fails closed.
-type NoReviewer struct{}
+type NoReviewer struct {
+	// Instead says what the person may do instead to let edits be
+	// written ("rerun with --yes"), for the refusal; "" says nothing.
+	Instead string
+}
+
+// ReviewsProtected implements Reviewer: nobody is asked.
+func (NoReviewer) ReviewsProtected() bool { return false }
 
 // Review implements Reviewer.
-func (NoReviewer) Review(context.Context, Proposal) (Decision, error) {
-	return Decision{}, errors.New("nobody can review the edit here (no IDE companion, no terminal); the person may rerun with --yes to let edits be written")
+func (r NoReviewer) Review(context.Context, Proposal) (Decision, error) {
+	msg := "nobody can review the edit here (no IDE companion, no terminal)"
+	if r.Instead != "" {
+		msg += "; the person may " + r.Instead + " to let edits be written"
+	}
+	return Decision{}, errors.New(msg)
 }

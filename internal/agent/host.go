@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 
 	"github.com/gemkit/gemkit/internal/model"
-	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 // Host is what the agent asks of whoever runs it, shaped like the client
 // side of the Agent Client Protocol: read a text file as the person sees
 // it (fs/read_text_file), have an edit reviewed (session/request_permission
-// with a diff) and write it (fs/write_text_file), and ask before an
-// extension tool runs without recorded consent (session/request_permission).
-// The terminal, with the IDE through its companion (LocalHost), and an ACP
-// client (package acp) are its implementations.
+// with a diff) and write it (fs/write_text_file). The terminal, with the
+// IDE through its companion (LocalHost), and an ACP client (package acp)
+// are its implementations. Whether an extension tool may run is asked by
+// the Runner's Asker, which the same front-end gives where the agent is
+// built.
 type Host interface {
 	Reviewer
 	// ReadTextFile returns the text of the file at the absolute path abs as
@@ -25,33 +25,12 @@ type Host interface {
 	// WriteTextFile writes an accepted edit. handled is false when the
 	// agent is to write the disk itself (atomically).
 	WriteTextFile(ctx context.Context, abs, content string) (handled bool, err error)
-	// AllowTool asks the person whether an extension may run a tool with
-	// the permissions q describes; it is the Runner's toolrun.Asker.
-	AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool, error)
 }
 
 // LocalHost is the host of `gemkit run` and `gemkit chat`: files on disk,
-// edits reviewed by Reviewer (the IDE's diff, the terminal, --yes), tools
-// allowed by Ask (the terminal's question; nil when nobody can be asked).
+// edits reviewed by Reviewer (the IDE's diff, the terminal, --yes).
 type LocalHost struct {
 	Reviewer
-	Ask toolrun.Asker
-}
-
-// AllowTool implements Host. With nobody to ask, the run is refused as
-// the Runner refuses it: consent must be given beforehand.
-func (h LocalHost) AllowTool(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
-	if h.Ask == nil {
-		return false, &toolrun.ConsentError{Extension: q.Extension, Notice: q.Notice, Lines: q.Lines}
-	}
-	return h.Ask(ctx, q)
-}
-
-// ReviewsProtected implements ProtectedReviewer: whether its Reviewer
-// asks about a protected file in words.
-func (h LocalHost) ReviewsProtected() bool {
-	pr, ok := h.Reviewer.(ProtectedReviewer)
-	return ok && pr.ReviewsProtected()
 }
 
 // ReadTextFile implements Host: the agent reads the disk.

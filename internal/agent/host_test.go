@@ -14,7 +14,6 @@ import (
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/model"
-	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 // viewHost is a Host with a view of its own, as an editor is: buffers
@@ -44,10 +43,6 @@ func (h *viewHost) ReadTextFile(_ context.Context, abs string) (string, bool, er
 func (h *viewHost) WriteTextFile(_ context.Context, abs, content string) (bool, error) {
 	h.writes[abs] = content
 	return true, nil
-}
-
-func (h *viewHost) AllowTool(context.Context, toolrun.ConsentRequest) (bool, error) {
-	return false, nil
 }
 
 // extraTools is a ToolSource with one tool of its own, which a model may

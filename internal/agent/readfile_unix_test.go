@@ -34,7 +34,7 @@ func TestReadFileOnlyRegular(t *testing.T) {
 		var err error
 		go func() {
 			defer close(done)
-			got, err = a.readFile(json.RawMessage(`{"path": "` + tc.path + `"}`))
+			got, err = a.readFile(context.Background(), json.RawMessage(`{"path": "`+tc.path+`"}`))
 		}()
 		select {
 		case <-done:

@@ -70,18 +70,36 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	return nil
 }
 
-func (a *Agent) readFile(raw json.RawMessage) (string, error) {
+// fileArg decodes a call's arguments raw into args and resolves the
+// file its path names (openFile), once.
+func (a *Agent) fileArg(raw json.RawMessage, args any, path *string) (*file, error) {
+	if err := decodeArgs(raw, args); err != nil {
+		return nil, err
+	}
+	return a.openFile(*path)
+}
+
+// readFile reads the file the model names: as the host sees it when it
+// has a view of its own (an editor's buffer), else from disk through the
+// workspace's Root. The arguments are decoded and the name resolved
+// once, for both.
+func (a *Agent) readFile(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args struct {
 		Path string `json:"path"`
 	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
-	t, err := a.openFile(args.Path)
+	t, err := a.fileArg(raw, &args, &args.Path)
 	if err != nil {
 		return "", err
 	}
 	defer t.close()
+	if text, handled, err := a.hostRead(ctx, t); handled {
+		return text, err
+	}
+	return diskRead(t)
+}
+
+// diskRead reads t from disk, at most maxReadBytes of it.
+func diskRead(t *file) (string, error) {
 	rel := t.shown
 	f, fi, err := t.open()
 	var nr *notRegularError
@@ -198,7 +216,7 @@ func (a *Agent) listFiles(raw json.RawMessage) (string, error) {
 // reviews cannot make the write land elsewhere. A protected file (see
 // protection) is written only when the person allowed that very file:
 // by naming it (AllowProtected), or through a reviewer that asks about
-// it in words (ProtectedReviewer); --yes alone never writes one.
+// it in words (Reviewer.ReviewsProtected); --yes alone never writes one.
 func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args struct {
 		Path    string  `json:"path"`
@@ -206,10 +224,7 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		Search  *string `json:"search"`
 		Replace *string `json:"replace"`
 	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
-	t, err := a.openFile(args.Path)
+	t, err := a.fileArg(raw, &args, &args.Path)
 	if err != nil {
 		return "", err
 	}
@@ -231,42 +246,20 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		return "", fmt.Errorf("%s is not UTF-8 text; it cannot be edited here", rel)
 	}
 	p.Old = string(old)
-	switch {
-	case args.Content != nil && (args.Search != nil || args.Replace != nil):
-		return "", errors.New("give either content or search and replace, not both")
-	case args.Content != nil:
-		p.New = *args.Content
-	case args.Search != nil && args.Replace != nil:
-		if p.IsNew {
-			return "", fmt.Errorf("%s does not exist; give its whole content to create it", rel)
-		}
-		if *args.Search == "" {
-			return "", errors.New("search is empty")
-		}
-		switch n := strings.Count(p.Old, *args.Search); n {
-		case 0:
-			return "", fmt.Errorf("search text not found in %s; read the file and copy the text exactly", rel)
-		case 1:
-			p.New = strings.Replace(p.Old, *args.Search, *args.Replace, 1)
-		default:
-			return "", fmt.Errorf("search text occurs %d times in %s; include more lines so that it occurs once", n, rel)
-		}
-	default:
-		return "", errors.New("give content, or search and replace")
+	if p.New, err = edited(p, args.Content, args.Search, args.Replace); err != nil {
+		return "", err
 	}
 	if !p.IsNew && p.New == p.Old {
 		return "The proposal is the same as the file; nothing to do.", nil
 	}
 	if why := a.protection(t); why != "" && !a.allowed(t) {
-		if !a.reviewsProtected() {
-			a.emit(Event{Type: EventEditOutcome, Name: rel, Text: "refused: " + why + "; --allow-protected " + rel + " lets it be written"})
-			return "", fmt.Errorf("%s. gemkit writes a protected file only when the person allows that very file, which --yes (or a diff in an IDE with no terminal to confirm on) does not do; nothing was written. "+
-				"The person may allow it by running again with --allow-protected %s, or by reviewing the edit at a terminal", why, rel)
+		if !a.host().ReviewsProtected() {
+			return "", a.refuseProtected(rel, why)
 		}
 		p.Protected = why
 	}
 	a.emit(Event{Type: EventEdit, Name: rel, Text: term.UnifiedDiff("a/"+rel, "b/"+rel, p.Old, p.New)})
-	d, err := a.Host.Review(ctx, p)
+	d, err := a.host().Review(ctx, p)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
@@ -278,7 +271,39 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		return fmt.Sprintf("The person rejected the edit of %s (in %s); the file is unchanged.", rel, d.Where), nil
 	}
 	// Written even if ctx ended meanwhile: the person accepted it.
-	if err := a.write(context.WithoutCancel(ctx), t, dir, d.Content); err != nil {
+	return a.writeAccepted(context.WithoutCancel(ctx), t, dir, p, d)
+}
+
+// edited is the new content of p the call asks for: its whole content,
+// or the one occurrence of search replaced.
+func edited(p Proposal, content, search, replace *string) (string, error) {
+	switch {
+	case content != nil && (search != nil || replace != nil):
+		return "", errors.New("give either content or search and replace, not both")
+	case content != nil:
+		return *content, nil
+	case search == nil || replace == nil:
+		return "", errors.New("give content, or search and replace")
+	case p.IsNew:
+		return "", fmt.Errorf("%s does not exist; give its whole content to create it", p.Rel)
+	case *search == "":
+		return "", errors.New("search is empty")
+	}
+	switch n := strings.Count(p.Old, *search); n {
+	case 0:
+		return "", fmt.Errorf("search text not found in %s; read the file and copy the text exactly", p.Rel)
+	case 1:
+		return strings.Replace(p.Old, *search, *replace, 1), nil
+	default:
+		return "", fmt.Errorf("search text occurs %d times in %s; include more lines so that it occurs once", n, p.Rel)
+	}
+}
+
+// writeAccepted writes the edit the person accepted (d) and tells the
+// model so, with how the written text differs from the proposal p.
+func (a *Agent) writeAccepted(ctx context.Context, t *file, dir *folder, p Proposal, d Decision) (string, error) {
+	rel := p.Rel
+	if err := a.write(ctx, t, dir, d.Content); err != nil {
 		var we *wroteElsewhereError
 		if errors.As(err, &we) {
 			a.emit(Event{Type: EventNotice, Text: "the edit of " + rel + " was written by " + d.Where + ", but " + we.err.Error() + "; it may have landed elsewhere: look at it"})
@@ -298,26 +323,32 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 	return msg, nil
 }
 
-// hostRead reads a file for read_file through the host, when it has a
-// view of its own (an editor's buffers).
-func (a *Agent) hostRead(ctx context.Context, raw json.RawMessage) (string, bool, error) {
-	var args struct {
-		Path string `json:"path"`
+// refuseProtected refuses the edit of the protected file rel (why says
+// why it is protected) where the reviewer cannot ask about it, saying
+// how the person allows it when the agent's builder named that
+// (AllowFlag).
+func (a *Agent) refuseProtected(rel, why string) error {
+	event := "refused: " + why
+	msg := why + ". gemkit writes a protected file only when the person allows that very file, which accepting edits unasked " +
+		"(or a diff in an IDE with no terminal to confirm on) does not do; nothing was written. The person may allow it "
+	if a.AllowFlag != nil {
+		flag := a.AllowFlag(rel)
+		event += "; " + flag + " lets it be written"
+		msg += "by running again with " + flag + ", or "
 	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", true, err
-	}
-	t, err := a.openFile(args.Path)
-	if err != nil {
-		return "", true, err
-	}
-	defer t.close()
+	a.emit(Event{Type: EventEditOutcome, Name: rel, Text: event})
+	return errors.New(msg + "by reviewing the edit at a terminal")
+}
+
+// hostRead reads t for read_file through the host, when it has a view
+// of its own (an editor's buffers); handled is false when it has none.
+func (a *Agent) hostRead(ctx context.Context, t *file) (text string, handled bool, err error) {
 	rel := t.shown
 	fi, statErr := t.root.Stat(t.rel)
 	if statErr == nil && fi.IsDir() {
 		return "", true, fmt.Errorf("%s is a folder; use %s", rel, listFilesTool)
 	}
-	text, handled, err := a.Host.ReadTextFile(ctx, t.abs)
+	text, handled, err = a.host().ReadTextFile(ctx, t.abs)
 	if !handled {
 		return "", false, nil
 	}
@@ -342,7 +373,7 @@ func (a *Agent) hostRead(ctx context.Context, raw json.RawMessage) (string, bool
 // disk with empty text or with an error both mean a new file.
 func (a *Agent) readOld(ctx context.Context, t *file) ([]byte, error) {
 	_, statErr := t.root.Lstat(t.rel)
-	text, handled, err := a.Host.ReadTextFile(ctx, t.abs)
+	text, handled, err := a.host().ReadTextFile(ctx, t.abs)
 	if !handled {
 		f, _, err := t.open()
 		if err != nil {
@@ -369,7 +400,7 @@ func (a *Agent) write(ctx context.Context, t *file, dir *folder, content string)
 	if err := dir.recheck(t); err != nil {
 		return err
 	}
-	handled, err := a.Host.WriteTextFile(ctx, t.abs, content)
+	handled, err := a.host().WriteTextFile(ctx, t.abs, content)
 	if handled {
 		if err != nil {
 			return err

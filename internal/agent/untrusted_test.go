@@ -10,7 +10,6 @@ import (
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
-	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 // The agent reads and edits the workspace with the person's rights while
@@ -53,10 +52,6 @@ func (r *swapReviewer) WriteTextFile(_ context.Context, abs, content string) (bo
 	}
 	r.written[abs] = content
 	return true, os.WriteFile(abs, []byte(content), 0o644)
-}
-
-func (r *swapReviewer) AllowTool(context.Context, toolrun.ConsentRequest) (bool, error) {
-	return false, nil
 }
 
 func edit(path, content string) json.RawMessage {
@@ -164,7 +159,7 @@ func TestFilesThroughLinks(t *testing.T) {
 	}
 	a := &Agent{Workspace: ws, Host: &swapReviewer{}, Home: base}
 	for _, p := range []string{"abs", "climb", "dirlink/secret.txt", "proc-root", "proc-cwd", "proc-fd", "chain", "../outside/secret.txt", filepath.Join(out, "secret.txt")} {
-		got, err := a.readFile(json.RawMessage(`{"path": "` + p + `"}`))
+		got, err := a.readFile(context.Background(), json.RawMessage(`{"path": "`+p+`"}`))
 		if err == nil || strings.Contains(got, "the-users-own-key") || !strings.Contains(err.Error(), "outside the workspace") {
 			t.Errorf("read_file %s = %q, %v: want a refusal saying it is outside the workspace", p, got, err)
 		}
@@ -175,7 +170,7 @@ func TestFilesThroughLinks(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "secret.txt")); string(b) != "the-users-own-key\n" {
 		t.Fatalf("the secret was written: %q", b)
 	}
-	if got, err := a.readFile(json.RawMessage(`{"path": "inside"}`)); err != nil || got != "inside\n" {
+	if got, err := a.readFile(context.Background(), json.RawMessage(`{"path": "inside"}`)); err != nil || got != "inside\n" {
 		t.Errorf("read_file through an inside link: %q %v", got, err)
 	}
 	if _, err := a.listFiles(json.RawMessage(`{"path": "dirlink"}`)); err == nil {
@@ -214,7 +209,7 @@ func TestProtectedEdits(t *testing.T) {
 	config, _ := os.ReadFile(filepath.Join(ws, ".git", "config"))
 	evil := "[core]\n\tfsmonitor = touch /tmp/pwned\n"
 	for _, p := range []string{".git/config", "notes/config", ".git/hooks/pre-commit", ".vscode/tasks.json", ".gemini/settings.json", ".envrc", ".mcp.json"} {
-		a := &Agent{Workspace: ws, Host: LocalHost{Reviewer: YesReviewer{}}, Home: base}
+		a := &Agent{Workspace: ws, Host: LocalHost{Reviewer: YesReviewer{}}, Home: base, AllowFlag: func(rel string) string { return "--allow-protected " + rel }}
 		_, err := a.proposeEdit(context.Background(), edit(p, evil))
 		if err == nil || !strings.Contains(err.Error(), "protected") || !strings.Contains(err.Error(), "--allow-protected") {
 			t.Errorf("--yes edit of %s: %v, want a refusal saying it is protected and how to allow it", p, err)

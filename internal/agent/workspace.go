@@ -132,24 +132,6 @@ func (a *Agent) allowed(f *file) bool {
 	return false
 }
 
-// reviewsProtected reports whether the host's reviewer asks the person
-// about a protected file in words that say why (ProtectedReviewer).
-func (a *Agent) reviewsProtected() bool {
-	pr, ok := a.Host.(ProtectedReviewer)
-	return ok && pr.ReviewsProtected()
-}
-
-// ProtectedReviewer is a Reviewer that has the person allow a protected
-// file explicitly: given a Proposal whose Protected is set, it shows why
-// the file is special and accepts only on an answer about that very
-// file. The terminal (a typed confirmation), the IDE with a terminal to
-// confirm on first, and an ACP client (a permission request of its own)
-// are; --yes is not.
-type ProtectedReviewer interface {
-	Reviewer
-	ReviewsProtected() bool
-}
-
 // notRegular says what f is when it is not a regular file, for messages.
 func notRegular(f *file) *notRegularError {
 	fi, err := f.root.Lstat(f.rel)

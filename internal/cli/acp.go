@@ -54,20 +54,14 @@ editor's set-up.`,
 			if s.Out == os.Stdout {
 				out, restore, err := protocolStdout()
 				if err != nil {
-					return withExitCode(ExitError, fmt.Errorf("set standard output aside for the protocol: %w", err))
+					return fmt.Errorf("set standard output aside for the protocol: %w", err)
 				}
 				defer restore()
 				proto = out
 			}
 			return acp.Serve(ctx, s.In, proto, acp.Config{
-				NewAgent: func(ctx context.Context, cwd string) (*agent.Agent, error) {
-					sf := f
-					sf.workspace, sf.noIDE = cwd, true
-					sess, err := setupSession(ctx, &sf, ap, nil)
-					if err != nil {
-						return nil, err
-					}
-					return sess.agent, nil
+				NewAgent: func(ctx context.Context, as acp.Session) (*agent.Agent, error) {
+					return newACPAgent(ctx, f, ap, as)
 				},
 				Version:           buildVersion(),
 				ConfigPath:        cfgPath,
@@ -80,4 +74,19 @@ editor's set-up.`,
 	f.registerModel(cmd)
 	cmd.Flags().DurationVar(&permTimeout, "permission-timeout", acp.DefaultPermissionTimeout, "how long a permission request (an edit, an extension tool) waits for an answer before it counts as rejected")
 	return cmd
+}
+
+// newACPAgent builds the agent of one ACP session: the model and the
+// extensions as for run, in the session's folder, with the session as
+// its host, its tools' consent asked through the session and its words
+// and events sent to the client.
+func newACPAgent(ctx context.Context, f agentFlags, ap *app, as acp.Session) (*agent.Agent, error) {
+	f.workspace = as.Cwd
+	b, err := f.setup(ctx, ap, func(w model.Wait) { fmt.Fprintln(ap.Err, waitLine(w)) })
+	if err != nil {
+		return nil, err
+	}
+	a := b.agent(&f, ap, as.Host, as.Ask)
+	a.OnText, a.OnEvent, a.Tools = as.OnText, as.OnEvent, as.Tools
+	return a, nil
 }

@@ -13,12 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
-	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
 func newChatCmd(ap *app) *cobra.Command {
-	s := ap.Streams
 	var f agentFlags
 	cmd := &cobra.Command{
 		Use:   "chat",
@@ -34,107 +32,107 @@ as it is then. Ctrl-C stops the current turn (pending diffs are closed and
 tools stopped); Ctrl-D on an empty line ends the chat.`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Ctrl-C ends a turn, not the chat: handle the signals here.
-			base, stop := context.WithCancel(context.WithoutCancel(cmd.Context()))
-			defer stop()
-			sigs := make(chan os.Signal, 4)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sigs)
-
-			lines := term.NewLines(s.In, s.Out)
-			sess, err := setupSession(base, &f, ap, lines)
-			if err != nil {
-				return withExitCode(ExitError, err)
-			}
-			defer sess.close()
-			a := sess.agent
-			// On a terminal, **bold** in the reply shows bold.
-			var bold *term.BoldWriter
-			if term.ColorEnabled(s.Out, ap.getenv) {
-				bold = term.NewBoldWriter(s.Out)
-				sess.text.w = bold
-			}
-			a.OnText = sess.text.write
-			a.OnEvent = func(e agent.Event) {
-				sess.text.turn()
-				switch e.Type {
-				case agent.EventToolCall:
-					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", extension.Printable(e.Name), argsLine(e.Args))
-				case agent.EventToolResult:
-					fmt.Fprintln(s.Err, toolLine(e))
-				case agent.EventEditOutcome:
-					fmt.Fprintf(s.Err, "  ✎ %s: %s\n", extension.Printable(e.Name), extension.Printable(e.Text))
-				case agent.EventNotice:
-					fmt.Fprintf(s.Err, "gemkit: %s\n", extension.PrintableText(e.Text))
-				}
-			}
-			where := "no IDE companion"
-			if sess.ide != nil {
-				where = "connected to " + sess.ideName
-			}
-			fmt.Fprintf(s.Err, "gemkit chat with %s (%s). Ctrl-C stops a turn, Ctrl-D ends.\n", a.Model.Describe(), where)
-
-			// turnCancel cancels the running turn; nil between turns.
-			turns := make(chan context.CancelFunc, 1)
-			go func() {
-				var cancel context.CancelFunc
-				for {
-					select {
-					case c := <-turns:
-						cancel = c
-					case sig := <-sigs:
-						if sig == syscall.SIGTERM {
-							stop()
-							if cancel != nil {
-								cancel()
-							}
-							return
-						}
-						if cancel != nil {
-							cancel()
-						} else {
-							fmt.Fprint(s.Err, "\n(Ctrl-D ends the chat)\n> ")
-						}
-					case <-base.Done():
-						return
-					}
-				}
-			}()
-			for {
-				line, err := lines.ReadLine(base, "> ")
-				if errors.Is(err, io.EOF) {
-					fmt.Fprintln(s.Out)
-					return nil
-				}
-				if err != nil {
-					return nil
-				}
-				prompt := strings.TrimSpace(line)
-				if prompt == "" {
-					continue
-				}
-				tctx, tcancel := context.WithCancel(base)
-				turns <- tcancel
-				out := a.Run(tctx, prompt)
-				turns <- nil
-				tcancel()
-				if bold != nil {
-					bold.Close()
-				}
-				sess.text.end()
-				switch out.Status {
-				case agent.Cancelled:
-					if base.Err() != nil {
-						return withExitCode(ExitCancelled, nil)
-					}
-					fmt.Fprintln(s.Err, "(turn stopped)")
-				case agent.Done:
-				default:
-					fmt.Fprintf(s.Err, "gemkit: %v\n", out.Err)
-				}
-			}
+			return runChat(cmd.Context(), ap, &f)
 		},
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// runChat holds the conversation: a prompt read, a turn run, until
+// Ctrl-D or SIGTERM. Ctrl-C ends a turn, not the chat: the signals are
+// handled here.
+func runChat(ctx context.Context, ap *app, f *agentFlags) error {
+	s := ap.Streams
+	base, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	lines := term.NewLines(s.In, s.Out)
+	sess, err := setupSession(base, f, ap, lines)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	a := sess.agent
+	// On a terminal, **bold** in the reply shows bold.
+	var bold *term.BoldWriter
+	if term.ColorEnabled(s.Out, ap.getenv) {
+		bold = term.NewBoldWriter(s.Out)
+		sess.text.w = bold
+	}
+	a.OnText = sess.text.write
+	a.OnEvent = func(e agent.Event) { printEvent(s.Err, sess.text, e) }
+	where := "no IDE companion"
+	if sess.ide != nil {
+		where = "connected to " + sess.ideName
+	}
+	fmt.Fprintf(s.Err, "gemkit chat with %s (%s). Ctrl-C stops a turn, Ctrl-D ends.\n", a.Model.Describe(), where)
+
+	turns := make(chan context.CancelFunc, 1)
+	go stopTurns(base, stop, sigs, turns, s.Err)
+	for {
+		line, err := lines.ReadLine(base, "> ")
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintln(s.Out)
+			return nil
+		}
+		if err != nil {
+			return nil
+		}
+		prompt := strings.TrimSpace(line)
+		if prompt == "" {
+			continue
+		}
+		tctx, tcancel := context.WithCancel(base)
+		turns <- tcancel
+		out := a.Run(tctx, prompt)
+		turns <- nil
+		tcancel()
+		if bold != nil {
+			bold.Close()
+		}
+		sess.text.end()
+		switch out.Status {
+		case agent.Cancelled:
+			if base.Err() != nil {
+				return withExitCode(ExitCancelled, nil)
+			}
+			fmt.Fprintln(s.Err, "(turn stopped)")
+		case agent.Done:
+		default:
+			fmt.Fprintf(s.Err, "gemkit: %v\n", outcomeError(out))
+		}
+	}
+}
+
+// stopTurns answers the signals until base ends: Ctrl-C cancels the
+// running turn (turns hands over each turn's cancel, nil between turns),
+// or says how to end the chat between turns; SIGTERM ends the chat
+// (stop) and the turn.
+func stopTurns(base context.Context, stop context.CancelFunc, sigs <-chan os.Signal, turns <-chan context.CancelFunc, errOut io.Writer) {
+	var cancel context.CancelFunc
+	for {
+		select {
+		case c := <-turns:
+			cancel = c
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM {
+				stop()
+				if cancel != nil {
+					cancel()
+				}
+				return
+			}
+			if cancel != nil {
+				cancel()
+			} else {
+				fmt.Fprint(errOut, "\n(Ctrl-D ends the chat)\n> ")
+			}
+		case <-base.Done():
+			return
+		}
+	}
 }

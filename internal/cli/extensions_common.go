@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 // addExtensionManageCommands adds the manager: install, uninstall, list,
@@ -99,18 +99,23 @@ func openInstalled(cmd *cobra.Command, name string) (*extension.Store, *extensio
 	return st, in, nil
 }
 
-// isTerminal reports whether r is a terminal a person can answer on.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+// isTerminal is term.IsTerminal, the one test of whether a stream is a
+// terminal, under the name the commands use.
+func isTerminal(v any) bool { return term.IsTerminal(v) }
 
 // errNeedsConsent is the refusal when nobody can be asked. The consent
 // text has been printed just before it, so the person can read what they
 // would agree to before running the command again with --consent.
-func errNeedsConsent(what string) error {
-	return withExitCode(ExitError, fmt.Errorf("%s needs your consent, and there is no terminal to ask on (stdin is not a terminal); "+
-		"nothing was changed. Read what it will be able to do above, then run it in a terminal, or again with --consent to agree", what))
+func errNeedsConsent(what string) error { return &needsConsentError{what} }
+
+// needsConsentError is errNeedsConsent's refusal; it names the action
+// and the extension itself (what), so a command that reports it for one
+// extension among several need not name them again.
+type needsConsentError struct{ what string }
+
+func (e *needsConsentError) Error() string {
+	return e.what + " needs your consent, and there is no terminal to ask on (stdin is not a terminal); " +
+		"nothing was changed. Read what it will be able to do above, then run it in a terminal, or again with --consent to agree"
 }
 
 // consentFunc asks on the terminal, or agrees when --consent was given.
@@ -133,11 +138,7 @@ func consentFunc(a *app, given bool) extension.ConsentFunc {
 		}
 		fmt.Fprint(a.Err, "\nDo you want to continue? [y/N]: ")
 		answer, err := readLine(ctx, a.In)
-		if err != nil {
-			return false, err
-		}
-		a := strings.ToLower(strings.TrimSpace(answer))
-		return a == "y" || a == "yes", nil
+		return isYes(answer), err
 	}
 }
 

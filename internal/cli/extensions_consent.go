@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -13,9 +14,7 @@ import (
 
 // consentHint is how every refusal for want of consent says to give it:
 // one command that shows what the person agrees to and runs nothing.
-func consentHint(ext string) string {
-	return "`gemkit extensions consent " + ext + " --grant`"
-}
+func consentHint(ext string) string { return "`" + agreeCommand(ext) + "`" }
 
 // withoutConsent says what an extension's tools do without consent, by
 // route: they ask where someone can answer and are refused where no one
@@ -48,7 +47,7 @@ model must not agree for you (docs/mcp.md).`,
 		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grant && revoke {
-				return withExitCode(ExitError, errors.New("--grant and --revoke exclude each other"))
+				return errors.New("--grant and --revoke exclude each other")
 			}
 			st, in, err := openInstalled(cmd, args[0])
 			if err != nil {
@@ -57,55 +56,62 @@ model must not agree for you (docs/mcp.md).`,
 			if in.Extension == nil {
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
-			ext := in.Extension
-			name := ext.Manifest.Name
 			if revoke {
+				name := in.Extension.Manifest.Name
 				if err := st.ForgetConsent(name); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.Out, "Consent to %s withdrawn: %s.\n", name, withoutConsent)
 				return nil
 			}
-			state, err := st.Consent(ext)
-			if err != nil {
-				return err
-			}
-			if state.Notice != "" {
-				// Before the permissions and apart from them: what
-				// changed is no permission, and it is to be looked at
-				// before the rest is agreed to again.
-				fmt.Fprintln(a.Out, extension.Printable(state.Notice))
-			}
-			fmt.Fprintf(a.Out, "Extension %s (%s) may:\n", extension.Printable(name), extension.Printable(ext.Dir))
-			for _, l := range extension.PermissionsSummary(ext.Manifest) {
-				fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
-			}
-			when := state.GrantedAt.Local().Format(time.DateTime)
-			switch {
-			case state.Granted:
-				fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
-				return nil
-			case grant:
-				if ok, err := a.personConfirms(cmd.Context(), name); err != nil || !ok {
-					return cmp.Or(err, notTyped(name))
-				}
-				if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.Out, "Consent given to %s as it is now: its tools run with the permissions above (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, name)
-				return nil
-			case state.PermissionsChanged:
-				fmt.Fprintf(a.Out, "Consent: given %s to other permissions; its tools do not run until you agree to these.\n", when)
-			case state.FilesChanged:
-				fmt.Fprintf(a.Out, "Consent: given %s to these permissions but not to its files as they are now (see above); its tools do not run until you agree again.\n", when)
-			default:
-				fmt.Fprintf(a.Out, "Consent: not given; %s.\n", withoutConsent)
-			}
-			fmt.Fprintf(a.Out, "To agree: %s\n", consentHint(name))
-			return withExitCode(ExitNo, nil)
+			return showConsent(cmd.Context(), a, st, in.Extension, grant)
 		},
 	}
 	cmd.Flags().BoolVar(&grant, "grant", false, "record your consent to the extension as it is now (permissions and files)")
 	cmd.Flags().BoolVar(&revoke, "revoke", false, "withdraw your consent")
 	return cmd
+}
+
+// showConsent says what ext's tools may do and whether the person agreed
+// to it as it is now; with grant it records the consent (once the person
+// confirms, in an agent's shell). Consent not given ends with ExitNo.
+func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, grant bool) error {
+	name := ext.Manifest.Name
+	state, err := st.Consent(ext)
+	if err != nil {
+		return err
+	}
+	if state.Notice != "" {
+		// Before the permissions and apart from them: what changed is no
+		// permission, and it is to be looked at before the rest is
+		// agreed to again.
+		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
+	}
+	fmt.Fprintf(a.Out, "Extension %s (%s) may:\n", extension.Printable(name), extension.Printable(ext.Dir))
+	for _, l := range extension.PermissionsSummary(ext.Manifest) {
+		fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
+	}
+	when := state.GrantedAt.Local().Format(time.DateTime)
+	switch {
+	case state.Granted:
+		fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
+		return nil
+	case grant:
+		if ok, err := a.personConfirms(ctx, name); err != nil || !ok {
+			return cmp.Or(err, notTyped(name))
+		}
+		if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Out, "Consent given to %s as it is now: its tools run with the permissions above (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, name)
+		return nil
+	case state.PermissionsChanged:
+		fmt.Fprintf(a.Out, "Consent: given %s to other permissions; its tools do not run until you agree to these.\n", when)
+	case state.FilesChanged:
+		fmt.Fprintf(a.Out, "Consent: given %s to these permissions but not to its files as they are now (see above); its tools do not run until you agree again.\n", when)
+	default:
+		fmt.Fprintf(a.Out, "Consent: not given; %s.\n", withoutConsent)
+	}
+	fmt.Fprintf(a.Out, "To agree: %s\n", consentHint(name))
+	return withExitCode(ExitNo, nil)
 }

@@ -94,30 +94,50 @@ files, settings, source, version and where it is enabled.`,
 	return cmd
 }
 
-// writeDescription renders `describe` for people.
+// writeDescription renders `describe` for people: the entry, then each
+// section of a readable extension.
 func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent consentInfo, haveEnforcer bool, notes []extension.EnforcementNote, enfErr error, model map[string]string) {
-	section := func(title string) { fmt.Fprintf(w, "\n%s\n", title) }
+	d := &describer{w: w, in: in, it: it, model: model}
+	if !d.entry() {
+		return
+	}
+	d.m = in.Extension.Manifest
+	d.permissions(consent)
+	d.enforcement(haveEnforcer, notes, enfErr)
+	d.tools()
+	d.docs()
+	d.servers()
+	d.settings()
+	d.skills()
+	d.rest()
+}
+
+// describer writes the sections of `describe` about one extension.
+type describer struct {
+	w     io.Writer
+	in    *extension.Installed
+	it    listItem
+	m     *extension.Manifest
+	model map[string]string
+}
+
+func (d *describer) section(title string) { fmt.Fprintf(d.w, "\n%s\n", title) }
+
+// entry writes the name, where the extension is and comes from, and
+// whether it is enabled; false when it cannot be read, and nothing
+// follows.
+func (d *describer) entry() bool {
+	w, it := d.w, d.it
 	fmt.Fprintln(w, strings.TrimSpace(it.Name+" "+it.Version))
 	if it.Description != "" {
 		fmt.Fprintf(w, "  %s\n", it.Description)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Path:     %s\n", it.Path)
-	if it.Path != in.Entry {
-		fmt.Fprintf(w, "Entry:    %s\n", in.Entry)
+	if it.Path != d.in.Entry {
+		fmt.Fprintf(w, "Entry:    %s\n", d.in.Entry)
 	}
-	if src := it.Source; src != nil {
-		line := src.Type + " " + extension.RedactSource(src.Source)
-		if src.Ref != "" {
-			line += " (ref " + src.Ref + ")"
-		}
-		if src.Subdir != "" {
-			line += " (folder " + src.Subdir + ")"
-		}
-		fmt.Fprintf(w, "Source:   %s\n", line)
-	} else {
-		fmt.Fprintf(w, "Source:   unknown (no %s)\n", extension.InstallMetadataFile)
-	}
+	fmt.Fprintf(w, "Source:   %s\n", sourceLine(it.Source))
 	if it.UpdateNote != "" {
 		fmt.Fprintf(w, "Updates:  %s\n", it.UpdateNote)
 	} else {
@@ -133,23 +153,41 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	}
 	if it.Error != "" {
 		fmt.Fprintf(w, "\nThis extension cannot be read: %s\n", it.Error)
-		return
+		return false
 	}
-	m := in.Extension.Manifest
+	return true
+}
 
-	section("Permissions")
-	for _, l := range it.Permissions.Summary {
+// sourceLine says where an extension was installed from.
+func sourceLine(src *sourceInfo) string {
+	if src == nil {
+		return "unknown (no " + extension.InstallMetadataFile + ")"
+	}
+	line := src.Type + " " + extension.RedactSource(src.Source)
+	if src.Ref != "" {
+		line += " (ref " + src.Ref + ")"
+	}
+	if src.Subdir != "" {
+		line += " (folder " + src.Subdir + ")"
+	}
+	return line
+}
+
+func (d *describer) permissions(consent consentInfo) {
+	w, p := d.w, d.it.Permissions
+	d.section("Permissions")
+	for _, l := range p.Summary {
 		fmt.Fprintf(w, "  - %s\n", l)
 	}
 	hosts := "[]"
-	if len(it.Permissions.AllowedHosts) > 0 {
-		hosts = "[" + strings.Join(it.Permissions.AllowedHosts, ", ") + "]"
+	if len(p.AllowedHosts) > 0 {
+		hosts = "[" + strings.Join(p.AllowedHosts, ", ") + "]"
 	}
-	fmt.Fprintf(w, "  declared: filesystem.read=%s filesystem.write=%s network.allowedHosts=%s\n", it.Permissions.Read, it.Permissions.Write, hosts)
-	if len(it.Permissions.ProtectedWrites) > 0 {
-		fmt.Fprintf(w, "  declared: filesystem.protectedWrites=[%s]\n", extension.Printable(strings.Join(it.Permissions.ProtectedWrites, ", ")))
+	fmt.Fprintf(w, "  declared: filesystem.read=%s filesystem.write=%s network.allowedHosts=%s\n", p.Read, p.Write, hosts)
+	if len(p.ProtectedWrites) > 0 {
+		fmt.Fprintf(w, "  declared: filesystem.protectedWrites=[%s]\n", extension.Printable(strings.Join(p.ProtectedWrites, ", ")))
 	}
-	if m.Permissions == nil {
+	if d.m.Permissions == nil {
 		fmt.Fprintln(w, "  (no permissions block: the narrowest permissions apply)")
 	}
 	switch {
@@ -163,8 +201,11 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	default:
 		fmt.Fprintln(w, "  consent: not granted yet; asked before a tool first runs")
 	}
+}
 
-	section("Enforcement on this machine")
+func (d *describer) enforcement(haveEnforcer bool, notes []extension.EnforcementNote, enfErr error) {
+	w := d.w
+	d.section("Enforcement on this machine")
 	switch {
 	case !haveEnforcer:
 		fmt.Fprintln(w, "  not reported: this build has no sandbox for extension tools")
@@ -181,12 +222,15 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 			fmt.Fprintf(w, "  - %s: %s (%s)\n", n.Permission, n.How, mark)
 		}
 	}
+}
 
-	section(fmt.Sprintf("Tools (%d)", len(m.Tools)))
-	if len(m.Tools) == 0 {
+func (d *describer) tools() {
+	w, dir := d.w, d.in.Extension.Dir
+	d.section(fmt.Sprintf("Tools (%d)", len(d.m.Tools)))
+	if len(d.m.Tools) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
-	for _, t := range m.Tools {
+	for _, t := range d.m.Tools {
 		out := t.Output
 		if out == "" {
 			out = extension.OutputString
@@ -195,46 +239,58 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		if t.Description != "" {
 			fmt.Fprintf(w, "      %s\n", t.Description)
 		}
-		fmt.Fprintf(w, "      runs: %s %s\n", t.Runtime, relPath(in.Extension.Dir, t.Executable))
-		if line, ok := model[t.Name]; ok {
+		fmt.Fprintf(w, "      runs: %s %s\n", t.Runtime, relPath(dir, t.Executable))
+		if line, ok := d.model[t.Name]; ok {
 			fmt.Fprintf(w, "      model tool: %s\n", line)
 		}
 		for _, a := range t.Args {
-			var notes []string
-			if a.Optional() {
-				notes = append(notes, "optional")
-			}
-			if len(a.Default) > 0 {
-				notes = append(notes, "default "+extension.Printable(string(a.Default)))
-			}
-			note := ""
-			if len(notes) > 0 {
-				note = " (" + strings.Join(notes, ", ") + ")"
-			}
-			fmt.Fprintf(w, "      --%s <%s>%s  %s\n", a.Name, a.Type, note, a.Description)
+			fmt.Fprintf(w, "      --%s <%s>%s  %s\n", a.Name, a.Type, argNote(a), a.Description)
 		}
 	}
+}
 
-	section(fmt.Sprintf("Docs (%d)", len(m.Docs)))
-	if len(m.Docs) == 0 {
+// argNote says of an argument that it is optional or has a default.
+func argNote(a extension.Arg) string {
+	var notes []string
+	if a.Optional() {
+		notes = append(notes, "optional")
+	}
+	if len(a.Default) > 0 {
+		notes = append(notes, "default "+extension.Printable(string(a.Default)))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, ", ") + ")"
+}
+
+// docs writes the docs and the examples.
+func (d *describer) docs() {
+	w := d.w
+	d.section(fmt.Sprintf("Docs (%d)", len(d.m.Docs)))
+	if len(d.m.Docs) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
-	for _, d := range m.Docs {
-		fmt.Fprintf(w, "  %s: %s\n", d.Name, relPath(in.Extension.Dir, d.File))
-		if d.Description != "" {
-			fmt.Fprintf(w, "      %s\n", d.Description)
+	for _, doc := range d.m.Docs {
+		fmt.Fprintf(w, "  %s: %s\n", doc.Name, relPath(d.in.Extension.Dir, doc.File))
+		if doc.Description != "" {
+			fmt.Fprintf(w, "      %s\n", doc.Description)
 		}
 	}
-
-	section(fmt.Sprintf("Examples (%d)", len(m.Examples)))
-	if len(m.Examples) == 0 {
+	d.section(fmt.Sprintf("Examples (%d)", len(d.m.Examples)))
+	if len(d.m.Examples) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
-	for _, e := range m.Examples {
+	for _, e := range d.m.Examples {
 		fmt.Fprintf(w, "  %q\n      → %s\n", e.Prompt, e.ToolCall)
 	}
+}
 
-	section(fmt.Sprintf("MCP servers (%d)", len(m.MCPServers)))
+// servers writes the MCP servers, the context files, the custom
+// commands and the built-in tools the extension turns off.
+func (d *describer) servers() {
+	w, m, ext := d.w, d.m, d.in.Extension
+	d.section(fmt.Sprintf("MCP servers (%d)", len(m.MCPServers)))
 	if len(m.MCPServers) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
@@ -242,69 +298,83 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		fmt.Fprintf(w, "  %s (%s)\n", name, extension.MCPServerSummary(m.MCPServers[name]))
 		writeMCPDetails(w, m.MCPServers[name])
 	}
-
-	section("Context files")
-	if len(in.Extension.ContextFiles) == 0 {
+	d.section("Context files")
+	if len(ext.ContextFiles) == 0 {
 		fmt.Fprintf(w, "  none (looked for %s)\n", strings.Join(m.ContextFiles(), ", "))
 	}
-	for _, f := range in.Extension.ContextFiles {
-		fmt.Fprintf(w, "  %s\n", relPath(in.Extension.Dir, f))
+	for _, f := range ext.ContextFiles {
+		fmt.Fprintf(w, "  %s\n", relPath(ext.Dir, f))
 	}
-
-	if cmds := in.Extension.CustomCommands(); len(cmds) > 0 {
-		section("Custom commands")
+	if cmds := ext.CustomCommands(); len(cmds) > 0 {
+		d.section("Custom commands")
 		for _, c := range cmds {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
 	}
 	if len(m.ExcludeTools) > 0 {
-		section("Excluded built-in tools")
+		d.section("Excluded built-in tools")
 		for _, t := range m.ExcludeTools {
 			fmt.Fprintf(w, "  %s\n", t)
 		}
 	}
-	if len(it.Settings) > 0 {
-		section("Settings")
-		for _, st := range it.Settings {
-			sens := ""
-			if st.Sensitive {
-				sens = ", sensitive"
-			}
-			fmt.Fprintf(w, "  %s ($%s%s): %s\n", st.Name, st.EnvVar, sens, st.Description)
-			switch {
-			case st.Set == nil:
-				fmt.Fprintln(w, "      not in a .env file; Gemini CLI may hold it in the system keychain, which gemkit does not read")
-			case *st.Set:
-				fmt.Fprintf(w, "      set (%s scope, in %s)\n", st.Scope, st.Source)
-			default:
-				fmt.Fprintf(w, "      not set; set it with `gemini extensions config %s %s`\n", m.Name, st.EnvVar)
-			}
+}
+
+func (d *describer) settings() {
+	if len(d.it.Settings) == 0 {
+		return
+	}
+	w := d.w
+	d.section("Settings")
+	for _, st := range d.it.Settings {
+		sens := ""
+		if st.Sensitive {
+			sens = ", sensitive"
+		}
+		fmt.Fprintf(w, "  %s ($%s%s): %s\n", st.Name, st.EnvVar, sens, st.Description)
+		switch {
+		case st.Set == nil:
+			fmt.Fprintln(w, "      not in a .env file; Gemini CLI may hold it in the system keychain, which gemkit does not read")
+		case *st.Set:
+			fmt.Fprintf(w, "      set (%s scope, in %s)\n", st.Scope, st.Source)
+		default:
+			fmt.Fprintf(w, "      not set; set it with `gemini extensions config %s %s`\n", d.m.Name, st.EnvVar)
 		}
 	}
+}
+
+// skills writes the agent skills, the agents and the hooks.
+func (d *describer) skills() {
+	w, it, dir := d.w, d.it, d.in.Extension.Dir
 	if len(it.Skills) > 0 || len(it.SkippedSkills) > 0 {
-		section(fmt.Sprintf("Agent skills (%d)", len(it.Skills)))
+		d.section(fmt.Sprintf("Agent skills (%d)", len(it.Skills)))
 		for _, sk := range it.Skills {
-			fmt.Fprintf(w, "  %s: %s\n      %s\n", sk.Name, sk.Description, relPath(in.Extension.Dir, sk.Location))
-			if line, ok := model[disclosure.SkillPrefix+sk.Name]; ok {
+			fmt.Fprintf(w, "  %s: %s\n      %s\n", sk.Name, sk.Description, relPath(dir, sk.Location))
+			if line, ok := d.model[disclosure.SkillPrefix+sk.Name]; ok {
 				fmt.Fprintf(w, "      model reads it with: %s\n", line)
 			}
 		}
 		for _, sk := range it.SkippedSkills {
-			fmt.Fprintf(w, "  not a skill: %s: %s (Gemini CLI skips it too)\n", relPath(in.Extension.Dir, sk.Location), sk.Reason)
+			fmt.Fprintf(w, "  not a skill: %s: %s (Gemini CLI skips it too)\n", relPath(dir, sk.Location), sk.Reason)
 		}
 	}
 	if len(it.Agents) > 0 {
-		section(fmt.Sprintf("Agents (%d)", len(it.Agents)))
+		d.section(fmt.Sprintf("Agents (%d)", len(it.Agents)))
 		for _, a := range it.Agents {
-			fmt.Fprintf(w, "  %s: %s\n      %s\n", a.Name, a.Description, relPath(in.Extension.Dir, a.File))
+			fmt.Fprintf(w, "  %s: %s\n      %s\n", a.Name, a.Description, relPath(dir, a.File))
 		}
 	}
 	if len(it.Hooks) > 0 || it.HooksError != "" {
-		section("Hooks (hooks/hooks.json)")
+		d.section("Hooks (hooks/hooks.json)")
 		writeHooks(w, it.Hooks, it.HooksError)
 	}
+}
+
+// rest writes the themes, the plan, where the extension moved, the
+// manifest's fields gemkit does not know and the problems found.
+func (d *describer) rest() {
+	w, m := d.w, d.m
 	if len(m.Themes) > 0 {
-		section("Themes")
+		d.section("Themes")
 		for _, raw := range m.Themes {
 			var t struct {
 				Name string `json:"name"`
@@ -314,18 +384,18 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		}
 	}
 	if len(m.Plan) > 0 {
-		section("Plan")
+		d.section("Plan")
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, m.Plan); err == nil {
 			fmt.Fprintf(w, "  %s\n", buf.String())
 		}
 	}
 	if m.MigratedTo != "" {
-		section("Migrated to")
+		d.section("Migrated to")
 		fmt.Fprintf(w, "  %s\n", m.MigratedTo)
 	}
 	if len(m.Extra) > 0 {
-		section("Other manifest fields (kept as written)")
+		d.section("Other manifest fields (kept as written)")
 		keys := make([]string, 0, len(m.Extra))
 		for k := range m.Extra {
 			keys = append(keys, k)
@@ -333,9 +403,9 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		sort.Strings(keys)
 		fmt.Fprintf(w, "  %s\n", strings.Join(keys, ", "))
 	}
-	if len(it.Problems) > 0 {
-		section(fmt.Sprintf("Problems (%d)", len(it.Problems)))
-		for _, p := range it.Problems {
+	if len(d.it.Problems) > 0 {
+		d.section(fmt.Sprintf("Problems (%d)", len(d.it.Problems)))
+		for _, p := range d.it.Problems {
 			fmt.Fprintf(w, "  %s\n", p.String())
 		}
 	}

@@ -14,5 +14,19 @@ type sandboxEnforcer struct{}
 
 func (sandboxEnforcer) Enforcement(ctx context.Context, e *extension.Extension) ([]extension.EnforcementNote, error) {
 	caps := (&sandbox.Launcher{}).Probe(ctx)
-	return sandbox.Describe(e.Manifest.EffectivePermissions().Policy(), caps), nil
+	return withFlags(sandbox.Describe(e.Manifest.Terms().Policy, caps)), nil
+}
+
+// withFlags adds to the notes the flags of `gemkit extensions run` that
+// change them: what --allow-unconfined lets run, what --memory bounds.
+func withFlags(notes []extension.EnforcementNote) []extension.EnforcementNote {
+	for i, n := range notes {
+		switch {
+		case n.Refuses:
+			notes[i].How += " (--allow-unconfined)"
+		case n.Permission == "memory":
+			notes[i].How += "; --memory sets the memory bound"
+		}
+	}
+	return notes
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,7 +46,7 @@ the extension's .env).`,
 				AutoUpdate: autoUpdate, AllowPreRelease: preRelease,
 			})
 			if err != nil {
-				return err
+				return withInstallFlag(err)
 			}
 			if asJSON {
 				return writeJSON(a.Out, listEntry(st, in, nil))
@@ -63,6 +64,22 @@ the extension's .env).`,
 	cmd.Flags().BoolVar(&preRelease, "pre-release", false, "record that Gemini CLI may install pre-release versions of it")
 	cmd.Flags().BoolVar(&skipSettings, "skip-settings", false, "accepted for Gemini CLI's sake; gemkit never asks for settings at install")
 	return cmd
+}
+
+// withInstallFlag adds to a refused install request the flag that set
+// the field it names.
+func withInstallFlag(err error) error {
+	var re *extension.RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch re.Field {
+	case "Subdir":
+		return fmt.Errorf("%w (--path)", err)
+	case "Ref":
+		return fmt.Errorf("%w (--ref)", err)
+	}
+	return err
 }
 
 func newExtLinkCmd(a *app) *cobra.Command {
@@ -113,7 +130,7 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.Out, "Uninstalled %s\n", name)
 			}
 			if len(failed) > 0 {
-				return withExitCode(ExitError, fmt.Errorf("could not uninstall %s", strings.Join(failed, ", ")))
+				return fmt.Errorf("could not uninstall %s", strings.Join(failed, ", "))
 			}
 			return nil
 		},

@@ -91,10 +91,13 @@ type permissionsInfo struct {
 	Hash            string           `json:"hash"`
 }
 
+// permissionsOf is what list --json and describe show of m's
+// permissions, from its Terms worked out once.
 func permissionsOf(m *extension.Manifest) *permissionsInfo {
-	p := m.EffectivePermissions()
-	return &permissionsInfo{Read: p.Filesystem.Read, Write: p.Filesystem.Write, ProtectedWrites: p.Filesystem.ProtectedWrites,
-		AllowedHosts: p.Network.AllowedHosts, Summary: extension.PermissionsSummary(m), Hash: extension.PermissionsHash(m)}
+	t := m.Terms()
+	p := t.Policy
+	return &permissionsInfo{Read: p.Read, Write: p.Write, ProtectedWrites: p.ProtectedWrites,
+		AllowedHosts: p.AllowedHosts, Summary: t.Lines, Hash: t.Hash}
 }
 
 func sourceOf(in *extension.Installed) *sourceInfo {
@@ -229,14 +232,7 @@ func newExtListCmd(a *app) *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
-			ens := make([]extension.Enablement, len(all))
-			for i, in := range all {
-				name := in.Name
-				if m := in.Manifest(); m != nil {
-					name = m.Name
-				}
-				ens[i] = enabled(name)
-			}
+			ens := enablementsOf(all, enabled)
 			// Each entry's skills, agents, hooks and .env are a few
 			// more file reads: spread them over the CPUs as List does
 			// the manifests.
@@ -269,43 +265,7 @@ func newExtListCmd(a *app) *cobra.Command {
 				fmt.Fprintf(out, "No extensions installed in %s.\n", st.Dir())
 				return nil
 			}
-			tw := tabwriter.NewWriter(printableWriter{out}, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tVERSION\tENABLED\tTOOLS\tMCP\tSOURCE")
-			var broken []listItem
-			for _, it := range items {
-				src := "-"
-				if it.Source != nil {
-					src = it.Source.Type + " " + extension.RedactSource(it.Source.Source)
-					if it.Source.Ref != "" {
-						src += "@" + it.Source.Ref
-					}
-					if it.Source.Subdir != "" {
-						src += " (" + it.Source.Subdir + ")"
-					}
-				}
-				version := it.Version
-				if version == "" {
-					version = "?"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", it.Name, version, enabledWord(it.Enabled), len(it.Tools), len(it.MCPServers), src)
-				if it.Error != "" || len(it.Problems) > 0 {
-					broken = append(broken, it)
-				}
-			}
-			tw.Flush()
-			for _, it := range broken {
-				if it.Error != "" {
-					fmt.Fprintf(printableWriter{out}, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
-				} else {
-					fmt.Fprintf(printableWriter{out}, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
-				}
-			}
-			for _, it := range items {
-				if it.Source != nil && it.Source.Subdir != "" {
-					fmt.Fprintf(printableWriter{out}, "note: %s: %s\n", it.Name, it.UpdateNote)
-				}
-			}
-			writeConflicts(printableWriter{out}, conflicts)
+			writeListTable(out, items, conflicts)
 			if err := out.Flush(); err != nil {
 				return err
 			}
@@ -314,6 +274,63 @@ func newExtListCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
 	return cmd
+}
+
+// enablementsOf is each installed extension's enablement, found by its
+// manifest's name where it can be read, else by its folder's.
+func enablementsOf(all []*extension.Installed, enabled func(string) extension.Enablement) []extension.Enablement {
+	ens := make([]extension.Enablement, len(all))
+	for i, in := range all {
+		name := in.Name
+		if m := in.Manifest(); m != nil {
+			name = m.Name
+		}
+		ens[i] = enabled(name)
+	}
+	return ens
+}
+
+// writeListTable writes the text list: a row of each extension, then a
+// line on each that cannot be read or has manifest problems, a note on
+// each installed from a sub-folder, and the conflicts.
+func writeListTable(out io.Writer, items []listItem, conflicts []extension.Conflict) {
+	tw := tabwriter.NewWriter(printableWriter{out}, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tENABLED\tTOOLS\tMCP\tSOURCE")
+	var broken []listItem
+	for _, it := range items {
+		src := "-"
+		if it.Source != nil {
+			src = it.Source.Type + " " + extension.RedactSource(it.Source.Source)
+			if it.Source.Ref != "" {
+				src += "@" + it.Source.Ref
+			}
+			if it.Source.Subdir != "" {
+				src += " (" + it.Source.Subdir + ")"
+			}
+		}
+		version := it.Version
+		if version == "" {
+			version = "?"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", it.Name, version, enabledWord(it.Enabled), len(it.Tools), len(it.MCPServers), src)
+		if it.Error != "" || len(it.Problems) > 0 {
+			broken = append(broken, it)
+		}
+	}
+	tw.Flush()
+	for _, it := range broken {
+		if it.Error != "" {
+			fmt.Fprintf(printableWriter{out}, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
+		} else {
+			fmt.Fprintf(printableWriter{out}, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
+		}
+	}
+	for _, it := range items {
+		if it.Source != nil && it.Source.Subdir != "" {
+			fmt.Fprintf(printableWriter{out}, "note: %s: %s\n", it.Name, it.UpdateNote)
+		}
+	}
+	writeConflicts(printableWriter{out}, conflicts)
 }
 
 // enabledWord says whether the extension runs in the workspace, noting

@@ -204,6 +204,32 @@ func TestInstallRefusedWithoutTerminal(t *testing.T) {
 	}
 }
 
+// TestInstallNamesItsFlags: what the store refuses in an install request
+// (its sub-folder, its ref) is said in the request's terms, and the
+// command adds the flag that set it.
+func TestInstallNamesItsFlags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	nested := filepath.Join(t.TempDir(), "nested.git")
+	copyDir(t, "testdata/extensions/code-analyzer", filepath.Join(nested, "ext"))
+	gemkittest.Git(t, nested, "init", "--quiet")
+	gemkittest.Git(t, nested, "add", "-A")
+	gemkittest.Git(t, nested, "commit", "--quiet", "-m", "v1")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", "file://" + nested, "--consent"}, "if the extension is in a sub-folder of the repository, name that folder (--path)"},
+		{[]string{"install", "file://" + nested, "--path", "../x", "--consent"}, `the sub-folder "../x" must be a folder inside the source (--path)`},
+		{[]string{"install", "file://" + nested, "--path", "nope", "--consent"}, "has no folder nope (--path)"},
+		{[]string{"install", "testdata/extensions/code-analyzer", "--ref", "main", "--consent"}, "a ref applies to git sources only, and testdata/extensions/code-analyzer is a local folder (--ref)"},
+	} {
+		if _, errOut, code := e.run(c.args...); code != ExitError || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
 // installAll installs the full-featured extension from git and the
 // compatibility set from local folders.
 func installAll(t *testing.T, e *env) {

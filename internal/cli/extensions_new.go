@@ -78,7 +78,7 @@ func newExtValidateCmd(a *app) *cobra.Command {
 				if asJSON {
 					writeJSON(a.Out, map[string]any{"valid": false, "error": err.Error(), "problems": []extension.Problem{}})
 				}
-				return withExitCode(ExitError, err)
+				return err
 			}
 			probs := []extension.Problem{}
 			if ve != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -21,18 +20,15 @@ func addExtensionRunCommands(parent *cobra.Command, a *app) {
 	parent.AddCommand(newExtRunCmd(a))
 }
 
-func newExtRunCmd(a *app) *cobra.Command {
-	var (
-		consent, allowUnconfined, asJSON, raw bool
-		timeout                               time.Duration
-		maxOutput                             int64
-		memory                                uint64
-	)
-	cmd := &cobra.Command{
-		Use:               "run [flags] EXTENSION TOOL [--ARG VALUE ...]",
-		ValidArgsFunction: completeExtensionTool,
-		Short:             "Run one of an extension's tools in the sandbox its permissions describe",
-		Long: `Run an extension's executable tool from the current folder (the workspace).
+// extRunFlags are the flags of `gemkit extensions run`.
+type extRunFlags struct {
+	consent, allowUnconfined, asJSON, raw bool
+	timeout                               time.Duration
+	maxOutput                             int64
+	memory                                uint64
+}
+
+const extRunLong = `Run an extension's executable tool from the current folder (the workspace).
 
 gemkit's own flags come before EXTENSION; everything after TOOL is the tool's
 arguments: --name value (or --name=value), a boolean as --name alone, an array
@@ -49,137 +45,160 @@ If this machine cannot enforce the permissions the run is refused;
 protection.
 
 Exit status: 0 when the tool succeeded, 1 when it failed (non-zero exit,
-timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
-		Args: argsUsage(1, -1),
+timeout, too much output, invalid JSON), 2 when gemkit could not run it.`
+
+func newExtRunCmd(a *app) *cobra.Command {
+	var f extRunFlags
+	cmd := &cobra.Command{
+		Use:               "run [flags] EXTENSION TOOL [--ARG VALUE ...]",
+		ValidArgsFunction: completeExtensionTool,
+		Short:             "Run one of an extension's tools in the sandbox its permissions describe",
+		Long:              extRunLong,
+		Args:              argsUsage(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, in, err := openInstalled(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			if in.Extension == nil {
-				return fmt.Errorf("extension %s cannot be loaded: %v", in.Name, in.Err)
-			}
-			var verr *extension.ValidationError
-			if in.Err != nil && !errors.As(in.Err, &verr) {
-				return fmt.Errorf("extension %s: %w", in.Name, in.Err)
-			}
-			if verr != nil {
-				return fmt.Errorf("extension %s is invalid, fix it before running its tools (see `gemkit extensions validate`): %w", in.Name, verr)
-			}
-			if !st.IsEnabled(in.Name) {
-				return fmt.Errorf("extension %s is disabled here; enable it with `gemkit extensions enable %s`", in.Name, in.Name)
-			}
-			ext := in.Extension
-			if len(args) == 1 {
-				return withExitCode(ExitError, fmt.Errorf("name the tool to run: %s", toolList(ext.Manifest, in.Name)))
-			}
-			tool := ext.Manifest.Tool(args[1])
-			if tool == nil {
-				return fmt.Errorf("extension %s has no tool %q: %s", in.Name, args[1], toolList(ext.Manifest, in.Name))
-			}
-			if slices.Contains(args[2:], "--help") || slices.Contains(args[2:], "-h") {
-				printToolHelp(a.Out, in.Name, tool)
-				return nil
-			}
-			toolArgs, err := toolrun.ParseCLIArgs(tool, args[2:])
-			if err != nil {
-				return err
-			}
-			settings, err := readSettings(in)
-			if err != nil {
-				return err
-			}
-			r := &toolrun.Runner{
-				Launcher: &sandbox.Launcher{
-					AllowUnconfined: allowUnconfined,
-					OnDeny: func(d sandbox.Denial) {
-						fmt.Fprintf(a.Err, "gemkit: sandbox: %s\n", extension.Printable(d.String()))
-					},
-				},
-				Consent:   st,
-				Protected: []string{filepath.Dir(st.Dir())},
-			}
-			switch {
-			case a.agentShell() != "" && (consent || isTerminal(a.In)):
-				// A model may have written the command: --consent and y
-				// are the person's to give, by typing the name.
-				r.Ask = func(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
-					fmt.Fprint(a.Err, consentQuestion(q))
-					return a.personConfirms(ctx, q.Extension)
-				}
-				consent = false
-			case isTerminal(a.In):
-				r.Ask = terminalAsk(a)
-			}
-			stderrShown := false
-			res, err := r.Run(cmd.Context(), toolrun.Call{
-				Extension: ext, Tool: tool.Name, Args: toolArgs, Workspace: st.Workspace(),
-				Timeout: timeout, MaxOutput: maxOutput, MemoryBytes: memory,
-				Settings: settings, GrantConsent: consent,
-			})
-			if res != nil {
-				for _, w := range res.Warnings {
-					fmt.Fprintf(a.Err, "\nWARNING: %s\n\n", w)
-				}
-				if asJSON {
-					if jerr := writeJSON(a.Out, res); jerr != nil {
-						return jerr
-					}
-				} else {
-					if res.Output != nil {
-						writeToolOutput(a.Out, append(res.Output, '\n'), raw)
-					} else {
-						writeToolOutput(a.Out, res.Stdout, raw)
-					}
-					if res.Stderr != "" {
-						writeToolOutput(a.Err, []byte(res.Stderr), raw)
-						stderrShown = true
-					}
-				}
-				if res.DeniedDropped > 0 {
-					fmt.Fprintf(a.Err, "gemkit: sandbox: %d more refused connections not shown\n", res.DeniedDropped)
-				}
-			}
-			var te *toolrun.ToolError
-			if errors.As(err, &te) {
-				if stderrShown && te.Brief != "" {
-					// Its stderr is just above: say the outcome once.
-					return withExitCode(ExitNo, fmt.Errorf("tool %s %s", te.Tool, te.Brief))
-				}
-				return withExitCode(ExitNo, err)
-			}
-			return withRunHint(err)
+			return runExtTool(cmd, a, &f, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false) // flags after EXTENSION TOOL are the tool's
-	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the extension's permissions without being asked (remembered until they change)")
-	cmd.Flags().BoolVar(&allowUnconfined, "allow-unconfined", false, "run even if this machine cannot enforce the permissions (DANGEROUS: prints what is not enforced)")
-	cmd.Flags().BoolVar(&raw, "raw", false, "write the tool's output as it is even to a terminal (by default control characters are shown escaped there)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result (output, exit code, stderr, denials, enforcement) as JSON")
-	cmd.Flags().DurationVar(&timeout, "timeout", toolrun.DefaultTimeout, "kill the tool and everything it started after this long")
-	cmd.Flags().Int64Var(&maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop the tool when it prints more than this many bytes")
-	cmd.Flags().Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "bound the memory of the tool and everything it starts at this many bytes")
+	cmd.Flags().BoolVar(&f.consent, "consent", false, "agree to the extension's permissions without being asked (remembered until they change)")
+	cmd.Flags().BoolVar(&f.allowUnconfined, "allow-unconfined", false, "run even if this machine cannot enforce the permissions (DANGEROUS: prints what is not enforced)")
+	cmd.Flags().BoolVar(&f.raw, "raw", false, "write the tool's output as it is even to a terminal (by default control characters are shown escaped there)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the whole result (output, exit code, stderr, denials, enforcement) as JSON")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", toolrun.DefaultTimeout, "kill the tool and everything it started after this long")
+	cmd.Flags().Int64Var(&f.maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop the tool when it prints more than this many bytes")
+	cmd.Flags().Uint64Var(&f.memory, "memory", sandbox.DefaultMemoryBytes, "bound the memory of the tool and everything it starts at this many bytes")
 	return cmd
 }
 
-// readSettings reads the extension's settings file (.env in its entry in
-// the extensions folder, else in its own folder for a linked one).
-func readSettings(in *extension.Installed) (map[string]string, error) {
-	return toolrun.ReadSettings(in.Extension.Dir, in.Entry)
+// runExtTool runs `gemkit extensions run EXTENSION TOOL ARGS...`.
+func runExtTool(cmd *cobra.Command, a *app, f *extRunFlags, args []string) error {
+	st, in, err := openRunnable(cmd, args[0])
+	if err != nil {
+		return err
+	}
+	ext := in.Extension
+	if len(args) == 1 {
+		return fmt.Errorf("name the tool to run: %s", toolList(ext.Manifest, in.Name))
+	}
+	tool := ext.Manifest.Tool(args[1])
+	if tool == nil {
+		return fmt.Errorf("extension %s has no tool %q: %s", in.Name, args[1], toolList(ext.Manifest, in.Name))
+	}
+	if slices.Contains(args[2:], "--help") || slices.Contains(args[2:], "-h") {
+		printToolHelp(a.Out, in.Name, tool)
+		return nil
+	}
+	toolArgs, err := toolrun.ParseCLIArgs(tool, args[2:])
+	if err != nil {
+		return err
+	}
+	settings, err := toolrun.InstalledSettings(in)
+	if err != nil {
+		return err
+	}
+	ask, grant := runAsker(a, f.consent)
+	r := newRunner(st, stderrLauncher(a.Err, f.allowUnconfined), ask, nil)
+	res, err := r.Run(cmd.Context(), toolrun.Call{
+		Extension: ext, Tool: tool.Name, Args: toolArgs, Workspace: st.Workspace(),
+		Timeout: f.timeout, MaxOutput: f.maxOutput, MemoryBytes: f.memory,
+		Settings: settings, GrantConsent: grant,
+	})
+	stderrShown, werr := writeRunResult(a, f, res)
+	if werr != nil {
+		return werr
+	}
+	var te *toolrun.ToolError
+	if errors.As(err, &te) {
+		if stderrShown && te.Brief != "" {
+			// Its stderr is just above: say the outcome once.
+			return withExitCode(ExitNo, fmt.Errorf("tool %s %s", te.Tool, te.Brief))
+		}
+		return withExitCode(ExitNo, err)
+	}
+	return withRunHint(err)
+}
+
+// openRunnable opens the installed extension name, refusing one whose
+// tools cannot run: unloadable, invalid or disabled here.
+func openRunnable(cmd *cobra.Command, name string) (*extension.Store, *extension.Installed, error) {
+	st, in, err := openInstalled(cmd, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Extension == nil {
+		return nil, nil, fmt.Errorf("extension %s cannot be loaded: %v", in.Name, in.Err)
+	}
+	var verr *extension.ValidationError
+	if in.Err != nil && !errors.As(in.Err, &verr) {
+		return nil, nil, fmt.Errorf("extension %s: %w", in.Name, in.Err)
+	}
+	if verr != nil {
+		return nil, nil, fmt.Errorf("extension %s is invalid, fix it before running its tools (see `gemkit extensions validate`): %w", in.Name, verr)
+	}
+	if !st.IsEnabled(in.Name) {
+		return nil, nil, fmt.Errorf("extension %s is disabled here; enable it with `gemkit extensions enable %s`", in.Name, in.Name)
+	}
+	return st, in, nil
+}
+
+// runAsker is how `extensions run` gets consent: on the terminal, where
+// there is one; in an agent's shell, where a model may have written the
+// command, --consent and y are the person's to give, by typing the
+// name. grant is --consent as it counts.
+func runAsker(a *app, consent bool) (ask toolrun.Asker, grant bool) {
+	switch {
+	case a.agentShell() != "" && (consent || isTerminal(a.In)):
+		return func(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) {
+			fmt.Fprint(a.Err, consentQuestion(q))
+			ok, err := a.personConfirms(ctx, q.Extension)
+			return toolrun.AllowIf(ok), err
+		}, false
+	case isTerminal(a.In):
+		return terminalAsk(a), consent
+	}
+	return nil, consent
+}
+
+// writeRunResult writes what the tool printed (or, with --json, the whole
+// result) and the warnings; stderrShown says the tool's stderr was.
+func writeRunResult(a *app, f *extRunFlags, res *toolrun.Result) (stderrShown bool, err error) {
+	if res == nil {
+		return false, nil
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(a.Err, "\nWARNING: %s\n\n", w)
+	}
+	switch {
+	case f.asJSON:
+		if err := writeJSON(a.Out, res); err != nil {
+			return false, err
+		}
+	case res.Output != nil:
+		writeToolOutput(a.Out, append(res.Output, '\n'), f.raw)
+	default:
+		writeToolOutput(a.Out, res.Stdout, f.raw)
+	}
+	if !f.asJSON && res.Stderr != "" {
+		writeToolOutput(a.Err, []byte(res.Stderr), f.raw)
+		stderrShown = true
+	}
+	if res.DeniedDropped > 0 {
+		fmt.Fprintf(a.Err, "gemkit: sandbox: %d more refused connections not shown\n", res.DeniedDropped)
+	}
+	return stderrShown, nil
 }
 
 // terminalAsk shows the permissions on stderr and reads y/N from the
 // terminal.
 func terminalAsk(a *app) toolrun.Asker {
-	return func(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+	return func(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) {
 		fmt.Fprint(a.Err, consentQuestion(q))
 		fmt.Fprint(a.Err, "Allow? [y/N]: ")
 		answer, err := readLine(ctx, a.In)
 		if err != nil {
-			return false, err
+			return toolrun.Decline, err
 		}
-		a := strings.ToLower(strings.TrimSpace(answer))
-		return a == "y" || a == "yes", nil
+		return toolrun.AllowIf(isYes(answer)), nil
 	}
 }
 
@@ -197,9 +216,12 @@ func consentQuestion(q toolrun.ConsentRequest) string {
 func withRunHint(err error) error {
 	var ue *sandbox.UnenforceableError
 	var ce *toolrun.ConsentError
+	var he *sandbox.HomeWorkspaceError
 	switch {
 	case errors.As(err, &ue):
 		return fmt.Errorf("%w; pass --allow-unconfined to run anyway with the listed protections missing", err)
+	case errors.As(err, &he):
+		return fmt.Errorf("%w (--workspace names it)", err)
 	case errors.As(err, &ce) && !ce.Declined:
 		return fmt.Errorf("%w; to agree, run %s (it shows what you agree to and runs nothing), or pass --consent", err, consentHint(ce.Extension))
 	}

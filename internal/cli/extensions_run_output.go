@@ -2,9 +2,6 @@ package cli
 
 import (
 	"io"
-	"os"
-
-	"golang.org/x/term"
 
 	"github.com/gemkit/gemkit/internal/extension"
 )
@@ -16,14 +13,9 @@ import (
 // false, control characters are shown escaped (newlines and tabs kept);
 // to a file or pipe, or with --raw, the bytes go out as they are.
 func writeToolOutput(w io.Writer, b []byte, raw bool) {
-	if raw || !isTerminalWriter(w) {
+	if raw || !isTerminal(w) {
 		_, _ = w.Write(b)
 		return
 	}
 	_, _ = io.WriteString(w, extension.PrintableText(string(b)))
-}
-
-func isTerminalWriter(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -21,7 +21,7 @@ asked again only when its permissions, tools or MCP servers changed, and the
 prompt shows what changed; --consent agrees without asking.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
-				return withExitCode(ExitError, errors.New("name the extensions to update, or pass --all"))
+				return errors.New("name the extensions to update, or pass --all")
 			}
 			st, err := openStore(cmd)
 			if err != nil {
@@ -45,11 +45,11 @@ prompt shows what changed; --consent agrees without asking.`,
 					Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
 				})
 				if err != nil {
-					var ee *exitError
-					if errors.As(err, &ee) && ee.err != nil {
+					var nc *needsConsentError
+					if errors.As(err, &nc) {
 						// The refusal for want of consent names the
 						// update itself.
-						fmt.Fprintf(a.Err, "gemkit: %v\n", ee.err)
+						fmt.Fprintf(a.Err, "gemkit: %v\n", nc)
 					} else {
 						fmt.Fprintf(a.Err, "gemkit: update %s: %v\n", name, err)
 					}
@@ -70,7 +70,7 @@ prompt shows what changed; --consent agrees without asking.`,
 				}
 			}
 			if len(failed) > 0 {
-				return withExitCode(ExitError, fmt.Errorf("could not update %s", strings.Join(failed, ", ")))
+				return fmt.Errorf("could not update %s", strings.Join(failed, ", "))
 			}
 			return nil
 		},

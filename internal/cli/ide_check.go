@@ -25,7 +25,7 @@ editor. Exits 1 when a check fails.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := conformance.Run(cmd.Context(), conformance.Options{Client: a.clientOptions(f), Interactive: interactive, Out: a.Err})
 			if err != nil {
-				return withExitCode(ExitError, err)
+				return err
 			}
 			return ideReport(a.Out, f.json, r, printCheck, r.Failed() == 0)
 		},

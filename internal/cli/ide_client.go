@@ -55,7 +55,7 @@ func (f clientFlags) agent() (string, error) {
 	case "qwen":
 		return client.AgentQwen, nil
 	}
-	return "", withExitCode(ExitError, fmt.Errorf("--as must be gemini or qwen, not %q", f.as))
+	return "", fmt.Errorf("--as must be gemini or qwen, not %q", f.as)
 }
 
 // clientOptions are the client's options for the flags f, in the app's
@@ -83,7 +83,7 @@ func addIDEClientCommands(parent *cobra.Command, a *app) {
 func ideReport[R any](w io.Writer, asJSON bool, r R, printText func(io.Writer, R), ok bool) error {
 	if asJSON {
 		if err := writeJSON(w, r); err != nil {
-			return withExitCode(ExitError, err)
+			return err
 		}
 	} else {
 		printText(w, r)

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
@@ -46,22 +45,22 @@ func runDiff(ctx context.Context, a *app, f clientFlags, target, newFile string,
 	}
 	path, err := filepath.Abs(target)
 	if err != nil {
-		return withExitCode(ExitError, err)
+		return err
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return withExitCode(ExitError, fmt.Errorf("%s is not a regular file", path))
+		return fmt.Errorf("%s is not a regular file", path)
 	}
 	proposal, err := readProposal(a, newFile)
 	if err != nil {
-		return withExitCode(ExitError, fmt.Errorf("read the proposal: %w", err))
+		return fmt.Errorf("read the proposal: %w", err)
 	}
 	c, plan, err := ideConnect(ctx, a.clientOptions(f))
 	if err != nil {
-		return withExitCode(ExitError, err)
+		return err
 	}
 	defer c.Close(context.Background())
 	if !c.DiffingEnabled() {
-		return withExitCode(ExitError, errors.New("the companion does not offer diffs (openDiff and closeDiff are not both listed)"))
+		return errors.New("the companion does not offer diffs (openDiff and closeDiff are not both listed)")
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -72,7 +71,7 @@ func runDiff(ctx context.Context, a *app, f clientFlags, target, newFile string,
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, client.ErrDiffTimeout):
 			err = fmt.Errorf("no answer within %v: the diff was closed in the editor", timeout)
 		}
-		return withExitCode(ExitError, fmt.Errorf("%w; %s is unchanged", err, path))
+		return fmt.Errorf("%w; %s is unchanged", err, path)
 	}
 	d, err := c.StartDiff(wctx, path, string(proposal))
 	if err != nil {
@@ -95,7 +94,7 @@ func runDiff(ctx context.Context, a *app, f clientFlags, target, newFile string,
 	if err := fsutil.ReplaceFile(dest, []byte(out.Content)); err != nil {
 		// Keep what the person accepted (their edits included): print it.
 		fmt.Fprint(a.Out, out.Content)
-		return withExitCode(ExitError, fmt.Errorf("accepted, but writing %s failed (it is unchanged; the accepted text was printed on standard output): %w", path, err))
+		return fmt.Errorf("accepted, but writing %s failed (it is unchanged; the accepted text was printed on standard output): %w", path, err)
 	}
 	fmt.Fprintf(a.Err, "Accepted: wrote %s (%d bytes).\n", path, len(out.Content))
 	return nil
@@ -114,7 +113,7 @@ func readProposal(a *app, file string) ([]byte, error) {
 		in = f
 	} else if in == nil {
 		return nil, errors.New("no --new-file and no standard input")
-	} else if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	} else if isTerminal(in) {
 		fmt.Fprintln(a.Err, "Reading the proposed content from standard input; end it with Ctrl-D (or pass --new-file).")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, ide.MaxRequestBody+1))

@@ -24,7 +24,7 @@ companion would work from this directory.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := client.Doctor(cmd.Context(), a.clientOptions(f))
 			if err != nil {
-				return withExitCode(ExitError, err)
+				return err
 			}
 			return ideReport(a.Out, f.json, d, printDoctor, d.Works)
 		},

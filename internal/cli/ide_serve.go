@@ -135,7 +135,7 @@ process ends, and removes its discovery and lock files first.`,
 func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	cfg, err := o.companionConfig(a)
 	if err != nil {
-		return withExitCode(ExitError, err)
+		return err
 	}
 	switch o.editor {
 	case "stdio":
@@ -171,7 +171,7 @@ func serveExit(a *app, err error) error {
 		fmt.Fprintln(a.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
 		return nil
 	}
-	return withExitCode(ExitError, err)
+	return err
 }
 
 // companionConfig checks the flags and turns them into the companion's

@@ -21,7 +21,7 @@ func newTerminalEditor(a *app, o serveOptions) *term.Frontend {
 		Color:    term.ColorEnabled(a.Out, a.getenv),
 		Editor:   term.EditorCommand(a.getenv),
 		Logger:   a.log,
-		Title:    isTerminalWriter(a.Out),
+		Title:    isTerminal(a.Out),
 		Watch:    o.watch,
 		PrintEnv: o.printEnv,
 		Hint:     firstRunHint(a),

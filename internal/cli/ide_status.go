@@ -27,7 +27,7 @@ Exits 1 when no companion connects.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := client.Inspect(cmd.Context(), a.clientOptions(f), !noConnect)
 			if err != nil {
-				return withExitCode(ExitError, err)
+				return err
 			}
 			return ideReport(a.Out, f.json, r, printStatus, r.Connect == nil || r.Connect.OK)
 		},

@@ -47,7 +47,7 @@ func runWatch(ctx context.Context, a *app, f clientFlags, once bool) error {
 	o := a.clientOptions(f)
 	c, _, err := ideConnect(ctx, o)
 	if err != nil {
-		return withExitCode(ExitError, err)
+		return err
 	}
 	defer c.Close(context.Background())
 	send := func(e watchEvent) {

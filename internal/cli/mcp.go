@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -23,22 +25,22 @@ import (
 // bearer token (otherwise a random one is made and printed).
 const TokenEnv = "GEMKIT_MCP_TOKEN"
 
-func newMCPCmd(a *app) *cobra.Command {
-	var (
-		home, workspace, extDir, addr string
-		tokenFile                     string
-		useHTTP, allowUnconfined      bool
-		codeIntel                     bool
-		configPath                    string
-		timeout, progressInterval     time.Duration
-		maxOutput                     int64
-		memory                        uint64
-		budget, nameLimit             int
-	)
-	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve the enabled extensions' tools and docs to Gemini CLI (or any MCP client)",
-		Long: `Serve the executable tools and docs of the extensions enabled in the workspace
+// mcpFlags are the flags of `gemkit mcp`.
+type mcpFlags struct {
+	home, workspace, extDir, addr string
+	tokenFile                     string
+	useHTTP, allowUnconfined      bool
+	timeout, progressInterval     time.Duration
+	maxOutput                     int64
+	memory                        uint64
+	budget, nameLimit             int
+	// codeIntel serves the code-intelligence tools; codeIntelGiven says
+	// --code-intel was given, which turns them on with --extension too.
+	codeIntel, codeIntelGiven bool
+	configPath                string
+}
+
+const mcpLong = `Serve the executable tools and docs of the extensions enabled in the workspace
 over the Model Context Protocol, on stdin/stdout (the default) or, with --http,
 as Streamable HTTP on a loopback port with a bearer token.
 
@@ -119,165 +121,194 @@ With --http the bearer token is $` + TokenEnv + `, or the one in --token-file
 (` + "~/.gemini/gemkit/mcp-token" + ` by default, made at first use, mode 0600), so
 the set-up lines it prints keep working when the server is started again; the
 port is --addr, and with the default (any free port) it prints the --addr that
-takes the same port again.`,
-		Args: argsUsage(0, 0),
+takes the same port again.`
+
+func newMCPCmd(a *app) *cobra.Command {
+	var o mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the enabled extensions' tools and docs to Gemini CLI (or any MCP client)",
+		Long:  mcpLong,
+		Args:  argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := resolveHome(home)
-			if err != nil {
-				return err
-			}
-			st := extension.OpenStore(home)
-			if workspace != "" {
-				fi, err := os.Stat(workspace)
-				if err != nil || !fi.IsDir() {
-					return fmt.Errorf("--workspace %s is not a folder", workspace)
-				}
-				st = st.WithWorkspace(workspace)
-			}
-			src := disclosure.StoreSource(st)
-			if extDir != "" {
-				src = disclosure.DirSource(extDir, st.Workspace())
-			}
-			src, err = disclosure.NameLimited(src, nameLimit)
-			if err != nil {
-				return fmt.Errorf("--name-limit: %w", err)
-			}
-			log := a.log
-			// A client calls tools in bursts: the placeholders of absent
-			// protected names stay between calls for a moment rather
-			// than being made and removed for each, and go when the
-			// server stops.
-			launcher := &sandbox.Launcher{
-				AllowUnconfined: allowUnconfined,
-				OnDeny: func(d sandbox.Denial) {
-					log.Warn("sandbox denial", "denial", d.String())
-				},
-				Linger: placeholderLinger,
-			}
-			defer launcher.Close()
-			runner := &toolrun.Runner{
-				Launcher:  launcher,
-				Consent:   st,
-				Protected: []string{filepath.Dir(st.Dir())},
-				Logger:    log,
-			}
-			// Loading and encoding the tool list allocates a burst that the
-			// collector would otherwise chase from a small starting heap
-			// (about 3 ms of a 16 ms start with 250 tools); collect less
-			// often until the server is ready.
-			restoreGC := func() {}
-			if a.setGCPercent != nil {
-				gc := a.setGCPercent(400)
-				restoreGC = func() { a.setGCPercent(gc) }
-			}
-			var tools *codeintel.Tools
-			if codeIntel && (extDir == "" || cmd.Flags().Changed("code-intel")) {
-				ws, err := a.workspaceDir(workspace)
-				if err != nil {
-					return err
-				}
-				if tools, err = a.codeIntel(ws, configPath); err != nil {
-					return fmt.Errorf("code intelligence: %w", err)
-				}
-			}
-			srv, err := mcpserver.New(mcpserver.Config{
-				Source:           src,
-				Runner:           runner,
-				Limits:           disclosure.Limits{Timeout: timeout, MaxOutput: maxOutput, MemoryBytes: memory},
-				Budget:           budget,
-				Version:          buildVersion(),
-				Logger:           log,
-				ProgressInterval: progressInterval,
-				CodeIntel:        tools,
-			})
-			restoreGC()
-			if err != nil {
-				return err
-			}
-			// A server from here on: what the start-up touched of the
-			// other commands' code need not stay resident. Reading the
-			// memory map takes a millisecond or two, so it is done once
-			// the first requests have been answered.
-			if a.releasePages != nil {
-				release := time.AfterFunc(500*time.Millisecond, func() {
-					if _, err := a.releasePages(); err != nil {
-						log.Debug("releasing start-up pages", "err", err)
-					}
-				})
-				defer release.Stop()
-			}
-			if !useHTTP {
-				if isTerminal(a.In) {
-					fmt.Fprintln(a.Err, "gemkit mcp: waiting for an MCP client on stdin/stdout; a client starts this itself, so set one up instead (claude mcp add gemkit -- gemkit mcp, gemini mcp add -s user gemkit gemkit mcp, or codex mcp add gemkit -- gemkit mcp; --help for more) and press Ctrl-D here")
-				}
-				return srv.ServeStdio(cmd.Context(), a.In, a.Out)
-			}
-			ln, err := mcpserver.ListenLoopback(addr)
-			if err != nil {
-				return err
-			}
-			// The set-up lines name the token itself only when it is kept
-			// in a file (so it outlives this process), else the variable.
-			token, from, auth := a.getenv(TokenEnv), "$"+TokenEnv, "Authorization: Bearer $"+TokenEnv
-			if token != "" && len(token) < mcpserver.MinTokenLen {
-				ln.Close()
-				return fmt.Errorf("$%s must be at least %d characters", TokenEnv, mcpserver.MinTokenLen)
-			}
-			if token == "" {
-				if tokenFile == "" {
-					tokenFile = filepath.Join(home, ".gemini", "gemkit", "mcp-token")
-				}
-				var created bool
-				if token, created, err = mcpserver.TokenFile(tokenFile); err != nil {
-					ln.Close()
-					return fmt.Errorf("--token-file: %w", err)
-				}
-				from, auth = tokenFile, "Authorization: Bearer "+token
-				if created {
-					from += " (made now; kept for the next start)"
-				}
-			}
-			// Tools allowed "localhost" must still not reach this
-			// server (it runs tools): the sandbox proxy refuses the
-			// ports recorded here, and every tool finds the token file
-			// closed, wherever it is.
-			if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-				forget, err := permission.RecordServer(tcp.Port, []string{tokenFile})
-				if err != nil {
-					ln.Close()
-					return err
-				}
-				defer forget()
-			}
-			url := "http://" + ln.Addr().String() + mcpserver.Path
-			fmt.Fprintf(a.Out, "gemkit mcp: serving Streamable HTTP at %s\n", url)
-			fmt.Fprintf(a.Out, "The bearer token is in %s. Add the server to a client once with:\n", from)
-			// Claude Code's -H takes several values, so it goes last there.
-			fmt.Fprintf(a.Out, "  claude mcp add -t http gemkit %s -H %q\n", url, auth)
-			fmt.Fprintf(a.Out, "  gemini mcp add -s user -t http -H %q gemkit %s\n", auth, url)
-			if _, port, _ := net.SplitHostPort(addr); port == "0" {
-				fmt.Fprintf(a.Out, "The port was free now; start it again on the same one with: gemkit mcp --http --addr %s\n", ln.Addr())
-			}
-			return srv.ServeHTTP(cmd.Context(), ln, token)
+			o.codeIntelGiven = cmd.Flags().Changed("code-intel")
+			return runMCP(cmd.Context(), a, &o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&home, "home", "", homeFlagUsage)
-	f.StringVar(&workspace, "workspace", "", "workspace the tools run in and enablement is evaluated for (default the current folder)")
-	f.StringVar(&extDir, "extension", "", "serve only the extension in this folder (for an extension's own mcpServers entry)")
-	f.BoolVar(&useHTTP, "http", false, "serve Streamable HTTP on a loopback port instead of stdio")
-	f.StringVar(&addr, "addr", "127.0.0.1:0", "with --http, the loopback address and port to listen on (port 0: any free one)")
-	f.StringVar(&tokenFile, "token-file", "", "with --http and no $"+TokenEnv+", the file that keeps the bearer token, made at first use (default ~/.gemini/gemkit/mcp-token)")
-	f.BoolVar(&allowUnconfined, "allow-unconfined", false, "run tools even if this machine cannot enforce their permissions (DANGEROUS)")
-	f.DurationVar(&timeout, "timeout", toolrun.DefaultTimeout, "kill a tool and everything it started after this long")
-	f.DurationVar(&progressInterval, "progress-interval", mcpserver.DefaultProgressInterval, "how often a running call reports its progress to a client that asks for it")
-	f.Int64Var(&maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop a tool that prints more than this many bytes")
-	f.Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "cap each tool's memory at this many bytes")
-	f.IntVar(&budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
-	f.BoolVar(&codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
-	f.StringVar(&configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
-	f.IntVar(&nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
+	f.StringVar(&o.home, "home", "", homeFlagUsage)
+	f.StringVar(&o.workspace, "workspace", "", "workspace the tools run in and enablement is evaluated for (default the current folder)")
+	f.StringVar(&o.extDir, "extension", "", "serve only the extension in this folder (for an extension's own mcpServers entry)")
+	f.BoolVar(&o.useHTTP, "http", false, "serve Streamable HTTP on a loopback port instead of stdio")
+	f.StringVar(&o.addr, "addr", "127.0.0.1:0", "with --http, the loopback address and port to listen on (port 0: any free one)")
+	f.StringVar(&o.tokenFile, "token-file", "", "with --http and no $"+TokenEnv+", the file that keeps the bearer token, made at first use (default ~/.gemini/gemkit/mcp-token)")
+	f.BoolVar(&o.allowUnconfined, "allow-unconfined", false, "run tools even if this machine cannot enforce their permissions (DANGEROUS)")
+	f.DurationVar(&o.timeout, "timeout", toolrun.DefaultTimeout, "kill a tool and everything it started after this long")
+	f.DurationVar(&o.progressInterval, "progress-interval", mcpserver.DefaultProgressInterval, "how often a running call reports its progress to a client that asks for it")
+	f.Int64Var(&o.maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop a tool that prints more than this many bytes")
+	f.Uint64Var(&o.memory, "memory", sandbox.DefaultMemoryBytes, "cap each tool's memory at this many bytes")
+	f.IntVar(&o.budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
+	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
+	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
+	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
+}
+
+// runMCP serves the extensions on stdio, or with --http on a loopback
+// port, until the client goes or ctx ends.
+func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
+	home, err := resolveHome(o.home)
+	if err != nil {
+		return err
+	}
+	st := extension.OpenStore(home)
+	if o.workspace != "" {
+		fi, err := os.Stat(o.workspace)
+		if err != nil || !fi.IsDir() {
+			return fmt.Errorf("--workspace %s is not a folder", o.workspace)
+		}
+		st = st.WithWorkspace(o.workspace)
+	}
+	// A client calls tools in bursts: the placeholders of absent
+	// protected names stay between calls for a moment rather than being
+	// made and removed for each, and go when the server stops.
+	launcher := &sandbox.Launcher{
+		AllowUnconfined: o.allowUnconfined,
+		OnDeny: func(d sandbox.Denial) {
+			a.log.Warn("sandbox denial", "denial", d.String())
+		},
+		Linger: placeholderLinger,
+	}
+	defer launcher.Close()
+	srv, err := o.server(a, st, newRunner(st, launcher, mcpserver.Ask, a.log))
+	if err != nil {
+		return err
+	}
+	// A server from here on: what the start-up touched of the other
+	// commands' code need not stay resident. Reading the memory map
+	// takes a millisecond or two, so it is done once the first requests
+	// have been answered.
+	if a.releasePages != nil {
+		release := time.AfterFunc(500*time.Millisecond, func() {
+			if _, err := a.releasePages(); err != nil {
+				a.log.Debug("releasing start-up pages", "err", err)
+			}
+		})
+		defer release.Stop()
+	}
+	if !o.useHTTP {
+		if isTerminal(a.In) {
+			fmt.Fprintln(a.Err, "gemkit mcp: waiting for an MCP client on stdin/stdout; a client starts this itself, so set one up instead (claude mcp add gemkit -- gemkit mcp, gemini mcp add -s user gemkit gemkit mcp, or codex mcp add gemkit -- gemkit mcp; --help for more) and press Ctrl-D here")
+		}
+		return srv.ServeStdio(ctx, a.In, a.Out)
+	}
+	return o.serveHTTP(ctx, a, srv, home)
+}
+
+// server is the MCP server of the store's enabled extensions, or of the
+// one in --extension, running tools through runner.
+func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner) (*mcpserver.Server, error) {
+	src := disclosure.StoreSource(st)
+	if o.extDir != "" {
+		src = disclosure.DirSource(o.extDir, st.Workspace())
+	}
+	src, err := disclosure.NameLimited(src, o.nameLimit)
+	if err != nil {
+		return nil, fmt.Errorf("--name-limit: %w", err)
+	}
+	// Loading and encoding the tool list allocates a burst that the
+	// collector would otherwise chase from a small starting heap (about
+	// 3 ms of a 16 ms start with 250 tools); collect less often until
+	// the server is ready.
+	if a.setGCPercent != nil {
+		defer a.setGCPercent(a.setGCPercent(400))
+	}
+	var tools *codeintel.Tools
+	if o.codeIntel && (o.extDir == "" || o.codeIntelGiven) {
+		ws, err := a.workspaceDir(o.workspace)
+		if err != nil {
+			return nil, err
+		}
+		if tools, err = a.codeIntel(ws, o.configPath); err != nil {
+			return nil, fmt.Errorf("code intelligence: %w", err)
+		}
+	}
+	srv, err := mcpserver.New(mcpserver.Config{
+		Source:           src,
+		Runner:           runner,
+		Limits:           disclosure.Limits{Timeout: o.timeout, MaxOutput: o.maxOutput, MemoryBytes: o.memory},
+		Budget:           o.budget,
+		Version:          buildVersion(),
+		Logger:           a.log,
+		ProgressInterval: o.progressInterval,
+		CodeIntel:        tools,
+	})
+	var verr *extension.ValidationError
+	if o.extDir != "" && errors.As(err, &verr) {
+		return nil, fmt.Errorf("%w\n(`gemkit extensions validate %s` checks it again once fixed)", err, o.extDir)
+	}
+	return srv, err
+}
+
+// serveHTTP serves srv as Streamable HTTP on --addr, behind a bearer
+// token, after printing how a client adds it.
+func (o *mcpFlags) serveHTTP(ctx context.Context, a *app, srv *mcpserver.Server, home string) error {
+	ln, err := mcpserver.ListenLoopback(o.addr)
+	if err != nil {
+		return err
+	}
+	token, from, auth, err := o.token(a, home)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	// Tools allowed "localhost" must still not reach this server (it runs
+	// tools): the sandbox proxy refuses the ports recorded here, and every
+	// tool finds the token file closed, wherever it is.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		forget, err := permission.RecordServer(tcp.Port, []string{o.tokenFile})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer forget()
+	}
+	url := "http://" + ln.Addr().String() + mcpserver.Path
+	fmt.Fprintf(a.Out, "gemkit mcp: serving Streamable HTTP at %s\n", url)
+	fmt.Fprintf(a.Out, "The bearer token is in %s. Add the server to a client once with:\n", from)
+	// Claude Code's -H takes several values, so it goes last there.
+	fmt.Fprintf(a.Out, "  claude mcp add -t http gemkit %s -H %q\n", url, auth)
+	fmt.Fprintf(a.Out, "  gemini mcp add -s user -t http -H %q gemkit %s\n", auth, url)
+	if _, port, _ := net.SplitHostPort(o.addr); port == "0" {
+		fmt.Fprintf(a.Out, "The port was free now; start it again on the same one with: gemkit mcp --http --addr %s\n", ln.Addr())
+	}
+	return srv.ServeHTTP(ctx, ln, token)
+}
+
+// token is the bearer token ($GEMKIT_MCP_TOKEN, else the one kept in
+// --token-file, made at first use), where the set-up lines say it is,
+// and the header they give: they name the token itself only when it is
+// kept in a file (so it outlives this process), else the variable.
+func (o *mcpFlags) token(a *app, home string) (token, from, auth string, err error) {
+	token, from, auth = a.getenv(TokenEnv), "$"+TokenEnv, "Authorization: Bearer $"+TokenEnv
+	if token != "" && len(token) < mcpserver.MinTokenLen {
+		return "", "", "", fmt.Errorf("$%s must be at least %d characters", TokenEnv, mcpserver.MinTokenLen)
+	}
+	if token != "" {
+		return token, from, auth, nil
+	}
+	if o.tokenFile == "" {
+		o.tokenFile = filepath.Join(home, ".gemini", "gemkit", "mcp-token")
+	}
+	token, created, err := mcpserver.TokenFile(o.tokenFile)
+	if err != nil {
+		return "", "", "", fmt.Errorf("--token-file: %w", err)
+	}
+	from, auth = o.tokenFile, "Authorization: Bearer "+token
+	if created {
+		from += " (made now; kept for the next start)"
+	}
+	return token, from, auth, nil
 }
 
 // placeholderLinger is how long `gemkit mcp` keeps the placeholders of a

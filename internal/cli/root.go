@@ -204,7 +204,7 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 			msg += "; did you mean " + strings.Join(s, " or ") + "?"
 		}
-		return withExitCode(ExitError, fmt.Errorf("%s (gemkit %s --help lists them)", msg, strings.TrimPrefix(cmd.CommandPath(), "gemkit ")))
+		return fmt.Errorf("%s (gemkit %s --help lists them)", msg, strings.TrimPrefix(cmd.CommandPath(), "gemkit "))
 	}
 }
 

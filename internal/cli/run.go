@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
-	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/term"
 )
@@ -36,7 +34,6 @@ type runTranscript struct {
 }
 
 func newRunCmd(ap *app) *cobra.Command {
-	s := ap.Streams
 	var f agentFlags
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -62,72 +59,70 @@ Exit status: 0 done, 2 error (configuration, the model's API), 3 a limit
 See https://github.com/gemkit/gemkit/blob/main/docs/agent.md for models, endpoints and the config file.`,
 		Args: argsUsage(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			var lines *term.Lines
-			if isTerminal(s.In) && !asJSON {
-				lines = term.NewLines(s.In, s.Err)
-			}
-			sess, err := setupSession(ctx, &f, ap, lines)
-			if err != nil {
-				return withExitCode(ExitError, err)
-			}
-			defer sess.close()
-			a := sess.agent
-			tr := runTranscript{Model: a.Model.Describe(), IDE: sess.ideName, Events: []agent.Event{}}
-			if !asJSON {
-				a.OnText = sess.text.write
-			}
-			a.OnEvent = func(e agent.Event) {
-				tr.Events = append(tr.Events, e)
-				if asJSON {
-					return
-				}
-				sess.text.turn()
-				switch e.Type {
-				case agent.EventToolCall:
-					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", extension.Printable(e.Name), argsLine(e.Args))
-				case agent.EventToolResult:
-					fmt.Fprintln(s.Err, toolLine(e))
-				case agent.EventEditOutcome:
-					fmt.Fprintf(s.Err, "  ✎ %s: %s\n", extension.Printable(e.Name), extension.Printable(e.Text))
-				case agent.EventNotice:
-					fmt.Fprintf(s.Err, "gemkit: %s\n", extension.PrintableText(e.Text))
-				}
-			}
-			out := a.Run(ctx, args[0])
-			code := ExitOK
-			switch out.Status {
-			case agent.MaxTurns, agent.MaxTokens:
-				code = ExitLimit
-			case agent.Cancelled:
-				code = ExitCancelled
-			case agent.Failed:
-				code = ExitError
-			}
-			if asJSON {
-				tr.Status, tr.ExitCode, tr.Protocol, tr.Turns, tr.Text, tr.Messages = out.Status, code, a.Protocol, out.Turns, out.Text, a.History()
-				if out.Err != nil {
-					tr.Error = out.Err.Error()
-				}
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(tr); err != nil {
-					return withExitCode(ExitError, err)
-				}
-				return withExitCode(code, nil)
-			}
-			sess.text.end()
-			if code == ExitOK {
-				return nil
-			}
-			err = out.Err
-			if out.Status == agent.Cancelled {
-				err = errors.New("interrupted: pending diffs were closed and running tools stopped; nothing was half-written")
-			}
-			return withExitCode(code, err)
+			return runTask(cmd.Context(), ap, &f, args[0], asJSON)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON transcript (status, events, messages) instead of the text")
 	return cmd
+}
+
+// runTask runs `gemkit run PROMPT`: the model's text and a line per tool
+// call as they come, or with asJSON one transcript at the end.
+func runTask(ctx context.Context, ap *app, f *agentFlags, prompt string, asJSON bool) error {
+	s := ap.Streams
+	var lines *term.Lines
+	if isTerminal(s.In) && !asJSON {
+		lines = term.NewLines(s.In, s.Err)
+	}
+	sess, err := setupSession(ctx, f, ap, lines)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	a := sess.agent
+	tr := runTranscript{Model: a.Model.Describe(), IDE: sess.ideName, Events: []agent.Event{}}
+	if !asJSON {
+		a.OnText = sess.text.write
+	}
+	a.OnEvent = func(e agent.Event) {
+		tr.Events = append(tr.Events, e)
+		if !asJSON {
+			printEvent(s.Err, sess.text, e)
+		}
+	}
+	out := a.Run(ctx, prompt)
+	code := exitCode(out.Status)
+	if asJSON {
+		tr.Status, tr.ExitCode, tr.Protocol, tr.Turns, tr.Text, tr.Messages = out.Status, code, a.Protocol, out.Turns, out.Text, a.History()
+		if err := outcomeError(out); err != nil {
+			tr.Error = err.Error()
+		}
+		if err := writeJSON(s.Out, tr); err != nil {
+			return err
+		}
+		return withExitCode(code, nil)
+	}
+	sess.text.end()
+	if code == ExitOK {
+		return nil
+	}
+	err = outcomeError(out)
+	if out.Status == agent.Cancelled {
+		err = errors.New("interrupted: pending diffs were closed and running tools stopped; nothing was half-written")
+	}
+	return withExitCode(code, err)
+}
+
+// exitCode is how `gemkit run` exits after a Run that ended so.
+func exitCode(st agent.Status) int {
+	switch st {
+	case agent.MaxTurns, agent.MaxTokens:
+		return ExitLimit
+	case agent.Cancelled:
+		return ExitCancelled
+	case agent.Failed:
+		return ExitError
+	}
+	return ExitOK
 }

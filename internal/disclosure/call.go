@@ -256,9 +256,10 @@ func worded(t *Tool, res *toolrun.Result, err error, args map[string]any) CallRe
 // consentWords is the refusal of a tool whose extension has no consent
 // on record, or whose person declined. A client may show it to the person
 // as well as to its model, so it speaks to both: what the extension's
-// tools may do, that only the person can agree and how, and, for the
-// model, that it must neither run the command itself nor call the tool
-// again before the person says they agreed. A model that ran the command
+// tools may do, that only the person can agree and how (the command the
+// runner names, ce.Agree), and, for the model, that it must neither run
+// that command itself nor call the tool again before the person says
+// they agreed. A model that ran the command
 // through its shell tool would be deciding for the person; the command
 // asks the person to confirm when an agent runs it (gemkit extensions
 // consent --help).
@@ -273,7 +274,11 @@ func consentWords(ce *toolrun.ConsentError) string {
 		// The person should look at these files before agreeing again.
 		b.WriteString(ce.Notice + " ")
 	}
-	fmt.Fprintf(&b, "To agree, the person runs `gemkit extensions consent %s --grant` in a terminal (in Gemini CLI, after ! at its prompt): it shows what they agree to and runs nothing. ", ce.Extension)
+	if ce.Agree == "" {
+		b.WriteString("To the model: tell the person this and wait; do not try to agree yourself, and call the tool again only once they say they agreed.")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "To agree, the person runs `%s` in a terminal (in Gemini CLI, after ! at its prompt): it shows what they agree to and runs nothing. ", ce.Agree)
 	b.WriteString("To the model: tell the person this and wait; do not run that command yourself, and call the tool again only once they say they agreed.")
 	return b.String()
 }

@@ -60,7 +60,8 @@ func TestCallWording(t *testing.T) {
 	if err := st.RecordConsentContent("w", extension.PermissionsHash(m), content); err != nil {
 		t.Fatal(err)
 	}
-	r := &toolrun.Runner{Consent: st, Environ: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}}
+	r := &toolrun.Runner{Consent: st, Installed: st, Environ: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")},
+		AgreeCommand: func(ext string) string { return "gemkit extensions consent " + ext + " --grant" }}
 	lim := Limits{Timeout: 2 * time.Second, MaxOutput: 1000}
 	for _, c := range []struct {
 		name, args string

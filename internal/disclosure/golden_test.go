@@ -3,7 +3,6 @@ package disclosure
 import (
 	"cmp"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,31 +10,14 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares got with testdata/golden/name, or rewrites it with
-// -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/golden/name (-update rewrites
+// it).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != string(got) {
-		t.Errorf("%s differs from the golden file (go test -run %s -update rewrites it)\ngot:\n%s\nwant:\n%s", name, t.Name(), got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func indentJSON(t *testing.T, v any) []byte {
@@ -178,8 +160,8 @@ func TestSummaryGolden(t *testing.T) {
 			if fmt.Sprint(sum.Omitted) != fmt.Sprint(c.omitted) {
 				t.Errorf("omitted %+v, want %+v", sum.Omitted, c.omitted)
 			}
-			golden(t, "summary-"+c.name+".txt", []byte(sum.Text))
-			golden(t, "summary-"+c.name+".json", indentJSON(t, sum))
+			checkGolden(t, "summary-"+c.name+".txt", []byte(sum.Text))
+			checkGolden(t, "summary-"+c.name+".json", indentJSON(t, sum))
 			if c.budget == 0 {
 				type skipped struct {
 					Skipped []Skipped `json:"skipped"`
@@ -189,7 +171,7 @@ func TestSummaryGolden(t *testing.T) {
 				for i := range set.Skipped {
 					set.Skipped[i].Reason = strings.ReplaceAll(set.Skipped[i].Reason, home, "$HOME")
 				}
-				golden(t, "tools-"+c.name+".json", indentJSON(t, skipped{set.Skipped, set.Tools()}))
+				checkGolden(t, "tools-"+c.name+".json", indentJSON(t, skipped{set.Skipped, set.Tools()}))
 			}
 		})
 	}

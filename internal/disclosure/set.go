@@ -99,7 +99,7 @@ func load(st *extension.Store, limit int) (*Set, error) {
 			s.Skipped = append(s.Skipped, Skipped{name, reason})
 			continue
 		}
-		settings, err := readSettings(in.Extension.Dir, in.Entry)
+		settings, err := toolrun.InstalledSettings(in)
 		if err != nil {
 			s.Skipped = append(s.Skipped, Skipped{name, fmt.Sprintf("settings cannot be read: %v", err)})
 			continue
@@ -127,11 +127,11 @@ func loadDir(dir, workspace string, limit int) (*Set, error) {
 	if err != nil {
 		var verr *extension.ValidationError
 		if errors.As(err, &verr) {
-			return nil, fmt.Errorf("extension in %s is invalid (see `gemkit extensions validate %s`): %w", dir, dir, err)
+			return nil, fmt.Errorf("extension in %s is invalid: %w", dir, err)
 		}
 		return nil, fmt.Errorf("extension in %s: %w", dir, err)
 	}
-	settings, err := readSettings(ext.Dir)
+	settings, err := toolrun.ReadSettings(ext.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -147,10 +147,4 @@ func (s *Set) Extension(name string) *Extension {
 		return s.Extensions[i]
 	}
 	return nil
-}
-
-// readSettings merges the .env files in dirs, later ones winning: an
-// extension's own folder, then its entry in the extensions folder.
-func readSettings(dirs ...string) (map[string]string, error) {
-	return toolrun.ReadSettings(dirs...)
 }

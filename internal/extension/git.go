@@ -92,21 +92,21 @@ func moveSubdir(stage string, md *InstallMetadata) error {
 		if errors.As(err, &pe) {
 			if link, ok := fsutil.Rel(clone.Dir(), pe.Path); ok {
 				if target, lerr := clone.Readlink(link); lerr == nil {
-					return fmt.Errorf("the folder %s (--path) of %s goes through %s, a symbolic link to %s, outside the repository; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src, filepath.ToSlash(link), target)
+					return subdirError("the folder %s of %s goes through %s, a symbolic link to %s, outside the repository; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src, filepath.ToSlash(link), target)
 				}
 			}
 		}
-		return fmt.Errorf("the folder %s (--path) of %s leads outside the repository through a symbolic link; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src)
+		return subdirError("the folder %s of %s leads outside the repository through a symbolic link; gemkit installs only a folder inside it, and moves nothing of yours", md.Subdir, src)
 	}
 	if err != nil {
-		return fmt.Errorf("the folder %s (--path) of %s: %w", md.Subdir, src, err)
+		return subdirError("the folder %s of %s: %w", md.Subdir, src, err)
 	}
-	if real == "." || real == ".git" || strings.HasPrefix(real, ".git"+string(filepath.Separator)) {
-		return fmt.Errorf("the folder %s (--path) of %s leads to %s, which is not an extension's folder", md.Subdir, src, filepath.ToSlash(real))
+	if real == "." || fsutil.Within(".git", real) {
+		return subdirError("the folder %s of %s leads to %s, which is not an extension's folder", md.Subdir, src, filepath.ToSlash(real))
 	}
 	fi, err := clone.Lstat(real)
 	if err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s has no folder %s (--path)", src, md.Subdir)
+		return subdirError("%s has no folder %s", src, md.Subdir)
 	}
 	return st.Rename(filepath.Join("clone", real), "ext")
 }

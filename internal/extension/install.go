@@ -61,6 +61,23 @@ type InstallRequest struct {
 	AutoUpdate, AllowPreRelease bool
 }
 
+// RequestError is an InstallRequest field that cannot be used as given:
+// Field names it ("Subdir" or "Ref"), and the message says what is wrong
+// in the request's terms. A command adds the flag that set the field.
+type RequestError struct {
+	Field string
+	Err   error
+}
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// subdirError is a RequestError of the Subdir field.
+func subdirError(format string, args ...any) error {
+	return &RequestError{Field: "Subdir", Err: fmt.Errorf(format, args...)}
+}
+
 // IsGitURL reports whether source names a git repository rather than a
 // local folder.
 func IsGitURL(source string) bool {
@@ -114,7 +131,7 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 		md.Type, md.Ref, md.Subdir = SourceGit, req.Ref, subdir
 	} else {
 		if req.Ref != "" {
-			return nil, fmt.Errorf("--ref applies to git sources only, and %s is a local folder", req.Source)
+			return nil, &RequestError{Field: "Ref", Err: fmt.Errorf("a ref applies to git sources only, and %s is a local folder", req.Source)}
 		}
 		abs, err := filepath.Abs(filepath.Join(req.Source, subdir))
 		if err != nil {
@@ -418,11 +435,10 @@ func (s *Store) loadFetched(root string, md *InstallMetadata) (*Extension, error
 		shown, where = filepath.Join(md.Source, ManifestFile), md.Source
 	}
 	if _, err := lstatIn(root, ManifestFile); errors.Is(err, fs.ErrNotExist) {
-		hint := ""
 		if md.Type == SourceGit && md.Subdir == "" {
-			hint = "; if the extension is in a sub-folder of the repository, name it with --path"
+			return nil, subdirError("%s has no %s; if the extension is in a sub-folder of the repository, name that folder", where, ManifestFile)
 		}
-		return nil, fmt.Errorf("%s has no %s%s", where, ManifestFile, hint)
+		return nil, fmt.Errorf("%s has no %s", where, ManifestFile)
 	}
 	return LoadWith(root, LoadOptions{WorkspacePath: s.workspace, shownManifest: shown})
 }

@@ -14,11 +14,39 @@ import (
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
+// Terms are an extension's permissions as a person agrees to them,
+// worked out once from its manifest: the declared policy the sandbox
+// enforces, the hash consent is recorded against (PermissionsHash) and
+// the words the person reads (PermissionsSummary). A tool run takes
+// them once and hands them on, rather than going back to the manifest
+// for each.
+type Terms struct {
+	Policy permission.Policy
+	Hash   string
+	Lines  []string
+}
+
+// Terms works out m's permissions: the defaults filled in once, each
+// allowed host read once for both the hash and the words.
+func (m *Manifest) Terms() Terms {
+	p := m.EffectivePermissions()
+	c, loopback := canonicalOf(p)
+	return Terms{Policy: p.Policy(), Hash: c.hash(), Lines: summary(p, c.AllowedHosts, loopback)}
+}
+
 // PermissionsSummary says in plain words what the extension's tools may do,
 // one line per permission, e.g. "read files in your workspace" or "no
 // network access". Absent permissions read as the narrowest ones.
 func PermissionsSummary(m *Manifest) []string {
 	p := m.EffectivePermissions()
+	hosts, loopback := canonicalHosts(p.Network.AllowedHosts)
+	return summary(p, hosts, loopback)
+}
+
+// summary is PermissionsSummary of the effective permissions p, whose
+// hosts in canonical form are hosts; loopback says one of them is this
+// machine.
+func summary(p Permissions, hosts []string, loopback bool) []string {
 	read, write := p.Filesystem.Read, p.Filesystem.Write
 	var lines []string
 	if read == AccessNone && write == AccessNone {
@@ -37,17 +65,12 @@ func PermissionsSummary(m *Manifest) []string {
 			lines = append(lines, "no changes to your files")
 		}
 	}
-	hosts := canonicalHosts(p.Network.AllowedHosts)
 	if len(hosts) == 0 {
-		lines = append(lines, "no network access")
-	} else {
-		lines = append(lines, Printable("connect to "+strings.Join(hosts, ", ")+" (and no other host)"))
-		for _, h := range p.Network.AllowedHosts {
-			if ph, err := permission.ParseHost(h); err == nil && ph.Loopback() {
-				lines = append(lines, "reach services running on this computer (localhost): a local server that trusts connections from this machine (a database, a dev server, another program's API) becomes reachable to the tools; gemkit's own servers stay closed")
-				break
-			}
-		}
+		return append(lines, "no network access")
+	}
+	lines = append(lines, Printable("connect to "+strings.Join(hosts, ", ")+" (and no other host)"))
+	if loopback {
+		lines = append(lines, "reach services running on this computer (localhost): a local server that trusts connections from this machine (a database, a dev server, another program's API) becomes reachable to the tools; gemkit's own servers stay closed")
 	}
 	return lines
 }
@@ -74,14 +97,16 @@ func scopeWords(a Access) string {
 
 // canonicalHosts returns the hosts in canonical form, sorted and without
 // duplicates; entries that do not parse are kept verbatim so that nothing
-// an extension asks for is hidden.
-func canonicalHosts(hosts []string) []string {
+// an extension asks for is hidden. loopback says one of them is this
+// machine (Host.Loopback).
+func canonicalHosts(hosts []string) (out []string, loopback bool) {
 	seen := map[string]bool{}
-	out := []string{}
+	out = []string{}
 	for _, h := range hosts {
 		key := h
 		if parsed, err := ParseHost(h); err == nil {
 			key = parsed.String()
+			loopback = loopback || parsed.Loopback()
 		}
 		if !seen[key] {
 			seen[key] = true
@@ -89,7 +114,7 @@ func canonicalHosts(hosts []string) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, loopback
 }
 
 // canonicalLifted is a protectedWrites list sorted and without
@@ -112,20 +137,29 @@ type canonicalPermissions struct {
 }
 
 func canonical(m *Manifest) canonicalPermissions {
-	p := m.EffectivePermissions()
-	return canonicalPermissions{Read: p.Filesystem.Read, Write: p.Filesystem.Write, AllowedHosts: canonicalHosts(p.Network.AllowedHosts),
-		ProtectedWrites: canonicalLifted(p.Filesystem.ProtectedWrites)}
+	c, _ := canonicalOf(m.EffectivePermissions())
+	return c
+}
+
+// canonicalOf is the canonical form of the effective permissions p, and
+// whether one of its hosts is this machine.
+func canonicalOf(p Permissions) (canonicalPermissions, bool) {
+	hosts, loopback := canonicalHosts(p.Network.AllowedHosts)
+	return canonicalPermissions{Read: p.Filesystem.Read, Write: p.Filesystem.Write, AllowedHosts: hosts,
+		ProtectedWrites: canonicalLifted(p.Filesystem.ProtectedWrites)}, loopback
+}
+
+func (c canonicalPermissions) hash() string {
+	b, _ := json.Marshal(c)
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // PermissionsHash is a stable hash of the permissions block: two manifests
 // whose permissions mean the same thing (absent vs "none", host order,
 // "HTTPS://X.com/" vs "https://x.com") hash the same. Consent is recorded
 // against it, so a change of permissions asks again.
-func PermissionsHash(m *Manifest) string {
-	b, _ := json.Marshal(canonical(m))
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func PermissionsHash(m *Manifest) string { return canonical(m).hash() }
 
 // ToolSignature renders a tool as the model sees it: name(arg: type, ...).
 func ToolSignature(t Tool) string {

@@ -45,6 +45,19 @@ func TestPermissionsSummary(t *testing.T) {
 	}
 }
 
+// TestTerms: the terms worked out once are the hash, the words and the
+// policy each would give on its own.
+func TestTerms(t *testing.T) {
+	lifted := perms(AccessWorkspace, AccessWorkspace, "localhost:1", "https://X.example.com/")
+	lifted.Permissions.Filesystem.ProtectedWrites = []string{".vscode", ".env"}
+	for _, m := range []*Manifest{{}, perms(AccessWorkspace, ""), perms(AccessFull, AccessHome, "b.example.com", "bad host!"), lifted} {
+		got := m.Terms()
+		if got.Hash != PermissionsHash(m) || !reflect.DeepEqual(got.Lines, PermissionsSummary(m)) || !reflect.DeepEqual(got.Policy, m.EffectivePermissions().Policy()) {
+			t.Errorf("Terms() = %+v\nwant hash %s, lines %q, policy %+v", got, PermissionsHash(m), PermissionsSummary(m), m.EffectivePermissions().Policy())
+		}
+	}
+}
+
 func TestPermissionsHashIsCanonical(t *testing.T) {
 	same := []*Manifest{
 		{},

@@ -19,8 +19,8 @@ func cleanSubdir(sub string) (string, error) {
 		return "", nil
 	}
 	c := filepath.Clean(filepath.FromSlash(sub))
-	if filepath.IsAbs(c) || c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("--path %q must be a folder inside the source", sub)
+	if !filepath.IsLocal(c) {
+		return "", subdirError("the sub-folder %q must be a folder inside the source", sub)
 	}
 	if c == "." {
 		return "", nil

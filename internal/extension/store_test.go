@@ -203,11 +203,12 @@ func TestBrokenManifestDoesNotInstall(t *testing.T) {
 		t.Errorf("a broken install left %v in the extensions folder", got)
 	}
 
-	// A repository without a manifest at its top: the error says to use
-	// --path.
+	// A repository without a manifest at its top: the error says to name
+	// the sub-folder (the command adds its flag, --path).
 	_, bare := gitRepo(t, map[string]string{"ext/" + ManifestFile: manifestJSON("deep", "1.0.0", "")})
 	_, err = s.Install(context.Background(), InstallRequest{Source: bare, Consent: yes})
-	if err == nil || !strings.Contains(err.Error(), bare+" has no "+ManifestFile) || !strings.Contains(err.Error(), "--path") || strings.Contains(err.Error(), stagingPrefix) {
+	var re *RequestError
+	if !errors.As(err, &re) || re.Field != "Subdir" || !strings.Contains(err.Error(), bare+" has no "+ManifestFile) || !strings.Contains(err.Error(), "name that folder") || strings.Contains(err.Error(), stagingPrefix) {
 		t.Errorf("install of a repository with the manifest in a sub-folder: %v", err)
 	}
 	// And a local folder's broken manifest is named by its own path.

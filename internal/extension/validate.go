@@ -444,19 +444,15 @@ func fileFix(err error, what string) string {
 // it leaves the folder. ${extensionPath} makes absolute paths into the
 // folder, so those are accepted too.
 func (v *validator) inside(rel string) (string, error) {
-	p := rel
-	if filepath.IsAbs(p) {
-		r, err := filepath.Rel(v.dir, p)
-		if err != nil {
-			return "", errOutside
-		}
-		p = r
+	p := filepath.FromSlash(rel)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(v.dir, p)
 	}
-	p = filepath.Clean(filepath.FromSlash(p))
-	if p == "." || p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) || filepath.IsAbs(p) {
+	r, ok := fsutil.Rel(v.dir, p)
+	if !ok || r == "." {
 		return "", errOutside
 	}
-	return p, nil
+	return r, nil
 }
 
 // file checks that rel names a regular file inside the extension folder

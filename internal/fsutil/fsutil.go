@@ -23,10 +23,21 @@ func Rel(dir, p string) (rel string, ok bool) {
 	return r, true
 }
 
-// Within reports whether p is dir or lies below it (see [Rel]).
+// Within reports whether p is dir or lies below it (see [Rel]). Two
+// absolute paths are compared by their cleaned names without building the
+// relative path: the sandbox asks this of every pair of its mounts and
+// rules, so it must not allocate.
 func Within(dir, p string) bool {
-	_, ok := Rel(dir, p)
-	return ok
+	if !filepath.IsAbs(dir) || !filepath.IsAbs(p) {
+		_, ok := Rel(dir, p)
+		return ok
+	}
+	dir, p = filepath.Clean(dir), filepath.Clean(p)
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		// Only a root ends with a separator once cleaned.
+		return strings.HasPrefix(p, dir)
+	}
+	return strings.HasPrefix(p, dir) && (len(p) == len(dir) || p[len(dir)] == filepath.Separator)
 }
 
 // StrictlyWithin reports whether p lies below dir and is not dir itself.

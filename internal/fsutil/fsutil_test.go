@@ -93,3 +93,33 @@ func TestReplaceFile(t *testing.T) {
 		t.Errorf("new file: %v, %v; want mode 0644 in new folders", fi.Mode(), err)
 	}
 }
+
+// TestWithinAbsolute: absolute paths are compared as Rel would compare
+// them, the root included, without allocating (the sandbox asks this of
+// every pair of its mounts).
+func TestWithinAbsolute(t *testing.T) {
+	root := string(filepath.Separator)
+	tests := []struct {
+		dir, p string
+		want   bool
+	}{
+		{root, root, true},
+		{root, "/etc/passwd", true},
+		{"/home/u", "/home/u", true},
+		{"/home/u/", "/home/u/x", true},
+		{"/home/u", "/home/u/../u/x", true},
+		{"/home/u", "/home/uv", false},
+		{"/home/u", "/home", false},
+		{"/home/u/x/..", "/home/u/y", true},
+	}
+	for _, tt := range tests {
+		dir, p := filepath.FromSlash(tt.dir), filepath.FromSlash(tt.p)
+		_, rel := Rel(dir, p)
+		if got := Within(dir, p); got != tt.want || got != rel {
+			t.Errorf("Within(%q, %q) = %v, Rel says %v; want %v", dir, p, got, rel, tt.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { Within("/home/u/project", "/home/u/project/a/b.go") }); n != 0 {
+		t.Errorf("Within allocates %v times per call", n)
+	}
+}

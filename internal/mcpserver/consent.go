@@ -57,15 +57,18 @@ func questionDigest(q toolrun.ConsentRequest) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ask is the runner's Ask: the answer the retried call carries, when it
-// was given to this very question. Without one nobody was asked, and
-// the call is refused as with no one to ask.
-func ask(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+// Ask is the toolrun.Asker of a Runner whose tools a Server serves: the
+// answer the retried call carries, when it was given to this very
+// question (accepting records consent). Without one nobody was asked,
+// and the call is refused as with no one to ask, with words saying how
+// the person agrees; the client is asked (elicitation) where it offers
+// to answer.
+func Ask(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) {
 	a := answerFrom(ctx)
 	if a == nil || a.question != questionDigest(q) {
-		return false, &toolrun.ConsentError{Extension: q.Extension, Notice: q.Notice, Lines: q.Lines}
+		return toolrun.Decline, toolrun.ErrNobodyAsked
 	}
-	return a.accepted, nil
+	return toolrun.AllowIf(a.accepted), nil
 }
 
 // withAnswer puts the answer of a retried call into ctx.

@@ -46,10 +46,11 @@ const DefaultProgressInterval = 5 * time.Second
 type Config struct {
 	// Source is where the extensions come from.
 	Source disclosure.Source
-	// Runner runs the tools. New sets its Ask when it has none: a tool
-	// without recorded consent asks the person through the client when the
-	// client offers elicitation (consent.go), and is otherwise refused with
-	// words saying how to grant it.
+	// Runner runs the tools. With Ask as its Asker, a tool without
+	// recorded consent asks the person through the client when the
+	// client offers elicitation (consent.go); with none, or where the
+	// client cannot answer, it is refused with words saying how to
+	// grant it.
 	Runner *toolrun.Runner
 	// Limits bound each call.
 	Limits disclosure.Limits
@@ -99,9 +100,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = DefaultProgressInterval
-	}
-	if cfg.Runner.Ask == nil {
-		cfg.Runner.Ask = ask
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	if s.log == nil {

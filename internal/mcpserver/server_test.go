@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -17,11 +16,10 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/golden"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // rpc sends one JSON-RPC request to s in process and returns the result.
 func rpc(t *testing.T, s *Server, method string, params any) json.RawMessage {
@@ -82,18 +80,7 @@ func TestToolListGolden(t *testing.T) {
 	json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &out)
 	got, _ := json.MarshalIndent(out, "", "  ")
 	got = append(got, '\n')
-	p := filepath.Join("testdata", "tools-list.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(p, got, 0o644)
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("tools/list differs from %s (go test -run %s -update rewrites it):\n%s", p, t.Name(), got)
-	}
+	golden.Check(t, filepath.Join("testdata", "tools-list.json"), got)
 
 	var res struct {
 		Contents []struct{ URI, MIMEType, Text string }

@@ -245,7 +245,7 @@ func ProtectedPaths(in GuardInputs) []Guarded {
 	// is: a link is protected where it leads, by its target's path.
 	add := func(p string, dir bool, kind string) {
 		p = filepath.Clean(p)
-		if seen[p] || !slices.ContainsFunc(roots, func(r string) bool { return Within(r, p) }) {
+		if seen[p] || !slices.ContainsFunc(roots, func(r string) bool { return fsutil.Within(r, p) }) {
 			return
 		}
 		seen[p] = true
@@ -469,7 +469,7 @@ func Reasons() []string {
 func Covering(list []Guarded, path string) (Guarded, bool) {
 	p := resolvePartly(path)
 	for _, g := range list {
-		if Within(g.Path, p) || Within(g.Path, filepath.Clean(path)) {
+		if fsutil.Within(g.Path, p) || fsutil.Within(g.Path, filepath.Clean(path)) {
 			return g, true
 		}
 	}

@@ -10,4 +10,9 @@ type Note struct {
 	// Enforced is false when the machine cannot enforce it (and says so
 	// in How).
 	Enforced bool `json:"enforced"`
+	// Refuses says that, not enforced, it makes a run refuse unless the
+	// caller allows running with less confinement
+	// (sandbox.Launcher.AllowUnconfined); how a person allows it is the
+	// command's to add.
+	Refuses bool `json:"-"`
 }

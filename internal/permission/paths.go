@@ -4,16 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-)
 
-// Within reports whether path is dir or beneath it. Both must be clean
-// and absolute.
-func Within(dir, path string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(path, "/")
-	}
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
-}
+	"github.com/gemkit/gemkit/internal/fsutil"
+)
 
 // real resolves the symlinks of p; a path that does not resolve stays as
 // it is, cleaned.
@@ -29,7 +22,7 @@ func real(p string) string {
 func WithinAny(roots []string, path string) (string, bool) {
 	for _, p := range []string{filepath.Clean(path), real(path)} {
 		for _, r := range roots {
-			if r != "" && Within(r, p) {
+			if r != "" && fsutil.Within(r, p) {
 				return r, true
 			}
 		}

@@ -37,14 +37,15 @@ type Note = permission.Note
 // permissions p is confined on a machine with
 // capabilities c. Notes whose Enforced is false are protections missing
 // here; those of the permissions themselves (files without Landlock, the
-// network) make a run refuse unless --allow-unconfined.
+// network) make a run refuse unless running unconfined is allowed
+// (Note.Refuses where the note says so).
 func Describe(p permission.Policy, c Capabilities) []Note {
 	read, write, hosts := p.Read.Effective(), p.Write.Effective(), p.AllowedHosts
 	if c.OS == "darwin" {
 		return describeDarwin(read, write, hosts)
 	}
 	if c.OS != "linux" {
-		return []Note{{Permission: "all", How: "no sandbox on " + c.OS + ": tools are refused unless --allow-unconfined", Enforced: false}}
+		return []Note{{Permission: "all", How: "no sandbox on " + c.OS + ": tools are refused unless running them unconfined is allowed", Enforced: false, Refuses: true}}
 	}
 	var notes []Note
 	ll := c.LandlockABI > 0
@@ -112,9 +113,9 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 	}
 	switch {
 	case strings.HasPrefix(c.Memory, "cgroup"):
-		notes = append(notes, Note{Permission: "memory", How: "a " + c.Memory + " memory cgroup bounds the tool and everything it starts together (heap, shared memory, memfds, its temp dir, page cache; --memory); at most " + fmt.Sprint(DefaultMaxProcesses) + " processes", Enforced: true})
+		notes = append(notes, Note{Permission: "memory", How: "a " + c.Memory + " memory cgroup bounds the tool and everything it starts together (heap, shared memory, memfds, its temp dir, page cache); at most " + fmt.Sprint(DefaultMaxProcesses) + " processes", Enforced: true})
 	case c.Memory != "":
-		how := "RLIMIT_AS bounds each process's address space (--memory); NOT the process tree as a whole: N processes may use N times the bound, and memory held in files (a memfd not mapped) is not counted"
+		how := "RLIMIT_AS bounds each process's address space; NOT the process tree as a whole: N processes may use N times the bound, and memory held in files (a memfd not mapped) is not counted"
 		if c.MemoryErr != "" {
 			how += "; no cgroup: " + c.MemoryErr
 		}
@@ -143,7 +144,7 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 			}
 			notes = append(notes, Note{Permission: "network.allowedHosts", How: how, Enforced: true})
 		} else {
-			notes = append(notes, Note{Permission: "network.allowedHosts", How: "NOT enforceable: " + list + " needs a private network namespace and namespaces are unavailable (" + c.NamespaceErr + "); runs are refused unless --allow-unconfined", Enforced: false})
+			notes = append(notes, Note{Permission: "network.allowedHosts", How: "NOT enforceable: " + list + " needs a private network namespace and namespaces are unavailable (" + c.NamespaceErr + "); runs are refused unless running unconfined is allowed", Enforced: false, Refuses: true})
 		}
 	}
 	if c.Namespaces {

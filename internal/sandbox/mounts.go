@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
@@ -30,7 +31,7 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 	var binds []PathRule
 	for _, r := range rules {
 		switch {
-		case isWithin("/proc", r.Path), isWithin("/dev", r.Path):
+		case fsutil.Within("/proc", r.Path), fsutil.Within("/dev", r.Path):
 			continue // their own steps below
 		case r.Path == tmp && r.Write:
 			continue // a tmpfs below
@@ -54,7 +55,7 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 	var done []PathRule
 	covered := func(r PathRule) bool {
 		for _, d := range done {
-			if !d.File && !d.ListOnly && isWithin(d.Path, r.Path) && (d.Write || !r.Write) {
+			if !d.File && !d.ListOnly && fsutil.Within(d.Path, r.Path) && (d.Write || !r.Write) {
 				return true
 			}
 		}
@@ -81,7 +82,7 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 		o := ov.path
 		var outer string
 		for _, d := range done {
-			if d.Write && !d.File && isWithin(d.Path, o) && len(d.Path) > len(outer) {
+			if d.Write && !d.File && fsutil.Within(d.Path, o) && len(d.Path) > len(outer) {
 				outer = d.Path
 			}
 		}
@@ -89,19 +90,19 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 		// nothing between may be bound writable again.
 		inReadOnly := func(a string) bool {
 			for _, d := range done {
-				if !d.Write && !d.File && len(d.Path) > len(outer) && isWithin(d.Path, a) {
+				if !d.Write && !d.File && len(d.Path) > len(outer) && fsutil.Within(d.Path, a) {
 					return true
 				}
 			}
 			for _, x := range overlays {
-				if isWithin(x.path, a) && x.path != o && (!x.absent || x.dir) {
+				if fsutil.Within(x.path, a) && x.path != o && (!x.absent || x.dir) {
 					return true
 				}
 			}
 			return false
 		}
 		if outer != "" {
-			for a := filepath.Dir(o); a != outer && isWithin(outer, a); a = filepath.Dir(a) {
+			for a := filepath.Dir(o); a != outer && fsutil.Within(outer, a); a = filepath.Dir(a) {
 				if !between[a] && !inReadOnly(a) {
 					between[a] = true
 					extra = append(extra, child.Mount{Kind: child.MountBind, Path: a, Write: true, Optional: true})
@@ -121,7 +122,7 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 	// follow it.
 	rebound := func(p string) bool {
 		for _, m := range extra {
-			if m.Write && m.Path != p && isWithin(m.Path, p) {
+			if m.Write && m.Path != p && fsutil.Within(m.Path, p) {
 				return true
 			}
 		}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -106,7 +107,8 @@ func TestHomeWorkspaceRefused(t *testing.T) {
 		p := w.policy(tc.read, tc.write)
 		p.Workspace = tc.ws
 		r := run(t, &Launcher{LockDir: lockDir(t)}, p, 20*time.Second, sh(`echo key >> .ssh/authorized_keys && echo WROTE`)...)
-		if r.err == nil || strings.Contains(r.stdout, "WROTE") || !strings.Contains(r.err.Error(), "home folder") || !strings.Contains(r.err.Error(), "--workspace") {
+		var he *HomeWorkspaceError
+		if !errors.As(r.err, &he) || strings.Contains(r.stdout, "WROTE") || !strings.Contains(r.err.Error(), "home folder") || !strings.Contains(r.err.Error(), "project folder as its workspace") {
 			t.Errorf("workspace %s (read %s, write %s): %v %q", tc.ws, tc.read, tc.write, r.err, r.stdout)
 		}
 	}

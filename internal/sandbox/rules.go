@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
@@ -118,7 +119,7 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 		if !ok {
 			continue
 		}
-		if real == "/" || p.Home != "" && isWithin(real, filepath.Clean(p.Home)) {
+		if real == "/" || p.Home != "" && fsutil.Within(real, filepath.Clean(p.Home)) {
 			return nil, fmt.Errorf("runtime installation %q would expose all of %q; refusing", rp, real)
 		}
 		add(real, false, !isDir(real), "runtime installation")
@@ -134,7 +135,7 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	if isWithin(ext, tmp) {
+	if fsutil.Within(ext, tmp) {
 		return nil, fmt.Errorf("temp dir %q is inside the extension folder", tmp)
 	}
 	add(tmp, true, false, "private temp dir")
@@ -160,16 +161,12 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 			return "", err
 		}
 		if a == "workspace" && p.Home != "" {
-			if home := resolvePartly(p.Home); isWithin(root, home) {
-				what := "your home folder"
-				if root != home {
-					what = "a folder that holds your home folder"
-				}
-				return "", fmt.Errorf("the workspace %q is %s, so a tool allowed the workspace would reach all of it (~/.ssh, ~/.local/bin, ~/.config/autostart, every project); run it from a project folder, or name one (--workspace)", root, what)
+			if home := resolvePartly(p.Home); fsutil.Within(root, home) {
+				return "", &HomeWorkspaceError{Workspace: root, Holds: root != home}
 			}
 		}
 		for _, d := range protected {
-			if isWithin(d, root) {
+			if fsutil.Within(d, root) {
 				return "", fmt.Errorf("the %s scope %q is inside %q, which holds gemkit's configuration and other extensions and is closed to every tool; run the tool from another directory", a, root, d)
 			}
 		}
@@ -203,16 +200,16 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 		return nil, fmt.Errorf("filesystem.write scope: %w", err)
 	}
 	if write != "" {
-		if isWithin(ext, write) {
+		if fsutil.Within(ext, write) {
 			return nil, fmt.Errorf("the %s scope %q is inside the extension's own folder %q, which its tools may never write; run the tool from another directory", p.Write, write, ext)
 		}
 		excl := append([]string{ext, "/proc", "/dev"}, protected...)
 		for _, d := range p.ReadOnly {
 			if real, ok := existing(d); ok {
-				if isWithin(real, write) {
+				if fsutil.Within(real, write) {
 					return nil, fmt.Errorf("the %s scope %q is inside %q, the folder of an installed or linked extension, which no tool may write; run the tool from another directory", p.Write, write, real)
 				}
-				if !isWithin(write, real) {
+				if !fsutil.Within(write, real) {
 					continue
 				}
 				if splitReadOnly {
@@ -231,15 +228,15 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 		base := append([]string(nil), excl...)
 		for _, g := range p.Guarded {
 			gp := filepath.Clean(g.Path)
-			if !filepath.IsAbs(gp) || !isWithin(write, gp) || gp == write {
+			if !filepath.IsAbs(gp) || !fsutil.Within(write, gp) || gp == write {
 				continue
 			}
 			parent, leads, inside := filepath.Dir(gp), false, false
 			for _, x := range base {
-				if isWithin(x, gp) {
+				if fsutil.Within(x, gp) {
 					inside = true
 				}
-				if x != parent && isWithin(parent, x) {
+				if x != parent && fsutil.Within(parent, x) {
 					leads = true
 				}
 			}
@@ -259,7 +256,7 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 			case fi.Mode()&os.ModeSymlink != 0:
 				// A link is not a mount point; what it leads to is
 				// guarded where it lies in the scope.
-				if real, ok := existing(gp); ok && isWithin(write, real) && real != write {
+				if real, ok := existing(gp); ok && fsutil.Within(write, real) && real != write {
 					*overlays = append(*overlays, overlay{path: real, guarded: true, dir: isDir(real)})
 				}
 			default:
@@ -299,7 +296,7 @@ func carve(root string, excludes []string) (grants []carved, ancestors []string,
 			if x == dir {
 				return nil
 			}
-			if isWithin(dir, x) {
+			if fsutil.Within(dir, x) {
 				leads = true
 			}
 		}
@@ -354,14 +351,6 @@ func resolvePartly(path string) string {
 	return filepath.Join(resolvePartly(dir), filepath.Base(path))
 }
 
-// isWithin reports whether path is dir or beneath it. Both must be clean.
-func isWithin(dir, path string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(path, "/")
-	}
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
-}
-
 func existing(path string) (string, bool) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -373,4 +362,21 @@ func existing(path string) (string, bool) {
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// HomeWorkspaceError is a workspace scope refused because the workspace
+// is the home folder, or holds it (Holds): a tool allowed the workspace
+// would reach all of it. How the person names another workspace is the
+// command's to add.
+type HomeWorkspaceError struct {
+	Workspace string
+	Holds     bool
+}
+
+func (e *HomeWorkspaceError) Error() string {
+	what := "your home folder"
+	if e.Holds {
+		what = "a folder that holds your home folder"
+	}
+	return fmt.Sprintf("the workspace %q is %s, so a tool allowed the workspace would reach all of it (~/.ssh, ~/.local/bin, ~/.config/autostart, every project); run it with a project folder as its workspace", e.Workspace, what)
 }

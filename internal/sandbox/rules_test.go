@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 func TestCarveOut(t *testing.T) {
@@ -136,7 +138,7 @@ func TestCarveUnlistable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range grants {
-		if isWithin(filepath.Join(locked, "ide"), g.path) {
+		if fsutil.Within(filepath.Join(locked, "ide"), g.path) {
 			t.Fatalf("the closed folder was granted: %v", grants)
 		}
 	}

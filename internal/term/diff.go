@@ -2,11 +2,9 @@ package term
 
 import (
 	"io"
-	"os"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
-	"golang.org/x/term"
 )
 
 // ANSI styles of a coloured diff. They are applied per line so that a
@@ -29,8 +27,7 @@ func ColorEnabled(w io.Writer, getenv func(string) string) bool {
 	if getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return IsTerminal(w)
 }
 
 // UnifiedDiff returns the unified diff of old and new with the given labels,

@@ -48,7 +48,7 @@ type linesResult struct {
 // NewLines reads from in, writing prompts and echo to out.
 func NewLines(in io.Reader, out io.Writer) *Lines {
 	l := &Lines{in: in, out: out, br: bufio.NewReader(in), reqs: make(chan linesRequest), results: make(chan linesResult, 1)}
-	if isTerminal(in) && isTerminal(out) {
+	if IsTerminal(in) && IsTerminal(out) {
 		if restore, ok := KeyMode(in); ok {
 			restore()
 			l.keyMode = func() (func(), bool) { return KeyMode(in) }
@@ -62,7 +62,10 @@ func NewLines(in io.Reader, out io.Writer) *Lines {
 	return l
 }
 
-func isTerminal(v any) bool {
+// IsTerminal reports whether v, a stream, is a terminal: one a person
+// answers on, or one whose escape sequences act. Every caller asks it
+// here, of any value with a file descriptor.
+func IsTerminal(v any) bool {
 	f, ok := v.(interface{ Fd() uintptr })
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -113,7 +113,7 @@ func (f *Frontend) ended(ctx context.Context, err error) error {
 		fmt.Fprintln(f.opts.Out, "Stopped (Ctrl-C or SIGTERM).")
 	case err != nil:
 		f.log.Error("terminal front-end", "err", err)
-	case isTerminal(f.opts.In):
+	case IsTerminal(f.opts.In):
 		fmt.Fprintln(f.opts.Out, "Stopped (Ctrl-D).")
 	default:
 		return ErrInputEnded

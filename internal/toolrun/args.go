@@ -84,55 +84,66 @@ func Flags(t *extension.Tool, args map[string]any) ([]string, error) {
 				continue
 			}
 		}
-		flag := "--" + a.Name
-		switch a.Type {
-		case extension.ArgString:
-			s, ok := v.(string)
-			if !ok {
-				return nil, typeErr(t, a, v)
-			}
+		flags, err := argFlags(t, a, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, flags...)
+	}
+	if len(missing) > 0 {
+		return nil, &ArgError{t.Name, fmt.Sprintf("missing argument %s; %s", quoteAll(missing), argNames(t))}
+	}
+	return out, nil
+}
+
+// argFlags turns the value v of the argument a into its flags, checking
+// it fits the argument's type.
+func argFlags(t *extension.Tool, a extension.Arg, v any) ([]string, error) {
+	flag := "--" + a.Name
+	var out []string
+	switch a.Type {
+	case extension.ArgString:
+		s, ok := v.(string)
+		if !ok {
+			return nil, typeErr(t, a, v)
+		}
+		if err := checkValue(t, a, s); err != nil {
+			return nil, err
+		}
+		out = appendFlag(out, flag, s)
+	case extension.ArgNumber, extension.ArgInteger:
+		f, err := toNumber(v)
+		if err != nil {
+			return nil, typeErr(t, a, v)
+		}
+		if a.Type == extension.ArgNumber {
+			return appendFlag(out, flag, strconv.FormatFloat(f, 'g', -1, 64)), nil
+		}
+		if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return nil, &ArgError{t.Name, fmt.Sprintf("--%s must be a whole number, got %v", a.Name, v)}
+		}
+		out = appendFlag(out, flag, strconv.FormatInt(int64(f), 10))
+	case extension.ArgBoolean:
+		b, err := toBool(v)
+		if err != nil {
+			return nil, typeErr(t, a, v)
+		}
+		if b {
+			out = append(out, flag)
+		}
+	case extension.ArgStringArray:
+		list, err := toStrings(v)
+		if err != nil {
+			return nil, typeErr(t, a, v)
+		}
+		for _, s := range list {
 			if err := checkValue(t, a, s); err != nil {
 				return nil, err
 			}
 			out = appendFlag(out, flag, s)
-		case extension.ArgNumber, extension.ArgInteger:
-			f, err := toNumber(v)
-			if err != nil {
-				return nil, typeErr(t, a, v)
-			}
-			if a.Type == extension.ArgInteger {
-				if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-					return nil, &ArgError{t.Name, fmt.Sprintf("--%s must be a whole number, got %v", a.Name, v)}
-				}
-				out = appendFlag(out, flag, strconv.FormatInt(int64(f), 10))
-			} else {
-				out = appendFlag(out, flag, strconv.FormatFloat(f, 'g', -1, 64))
-			}
-		case extension.ArgBoolean:
-			b, err := toBool(v)
-			if err != nil {
-				return nil, typeErr(t, a, v)
-			}
-			if b {
-				out = append(out, flag)
-			}
-		case extension.ArgStringArray:
-			list, err := toStrings(v)
-			if err != nil {
-				return nil, typeErr(t, a, v)
-			}
-			for _, s := range list {
-				if err := checkValue(t, a, s); err != nil {
-					return nil, err
-				}
-				out = appendFlag(out, flag, s)
-			}
-		default:
-			return nil, &ArgError{t.Name, fmt.Sprintf("argument %s has the unknown type %q", a.Name, a.Type)}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, &ArgError{t.Name, fmt.Sprintf("missing argument %s; %s", quoteAll(missing), argNames(t))}
+	default:
+		return nil, &ArgError{t.Name, fmt.Sprintf("argument %s has the unknown type %q", a.Name, a.Type)}
 	}
 	return out, nil
 }

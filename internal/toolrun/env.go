@@ -112,6 +112,13 @@ func ReadSettings(dirs ...string) (map[string]string, error) {
 	return out, nil
 }
 
+// InstalledSettings reads the settings of an installed extension: the
+// .env of its own folder, then the one of its entry in the extensions
+// folder, which wins (a linked extension's entry is not its folder).
+func InstalledSettings(in *extension.Installed) (map[string]string, error) {
+	return ReadSettings(in.Extension.Dir, in.Entry)
+}
+
 // readDotEnv reads the .env file of the folder dir (KEY=VALUE lines,
 // # comments, optional quotes).
 func readDotEnv(dir string) (map[string]string, error) {

@@ -34,7 +34,7 @@ func TestRefusalHint(t *testing.T) {
 		{"an ordinary failure", ext("workspace", "none"), "ValueError: bad input", false, ""},
 	}
 	for _, tc := range tests {
-		got := refusalHint(tc.ext, tc.stderr, tc.denied)
+		got := refusalHint(tc.ext.Manifest.Terms().Policy, tc.stderr, tc.denied, "gemkit extensions consent x --grant")
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: hint %q, want one with %q", tc.name, got, tc.want)
 		}

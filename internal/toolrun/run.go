@@ -4,6 +4,13 @@
 // permissions, picks the interpreter, builds a minimal environment, and
 // runs the script under the sandbox with bounded time, output and memory,
 // returning its output parsed as the tool declares.
+//
+// A call goes one way: what it needs of the extension is taken once
+// (prepare: the tool, its flags, its script, the terms of its
+// permissions), the policy is resolved once on this machine
+// (permission.Resolve), consent is checked against those terms, and the
+// resolved policy is handed to the sandbox; nothing goes back to the
+// manifest.
 package toolrun
 
 import (
@@ -17,8 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -34,71 +39,28 @@ const (
 	maxStderr        = 1 << 20
 )
 
-// ConsentStore remembers which permissions the person agreed to, by
-// extension name and extension.PermissionsHash. *extension.Store is one.
-type ConsentStore interface {
-	ConsentGranted(name, hash string) bool
-	RecordConsent(name, hash string) error
-}
-
-// ContentConsentStore is a ConsentStore that also binds consent to the
-// extension's files (extension.ContentDigest): a tool whose code changed
-// since the person agreed is shown and asked about again.
-// *extension.Store is one; a ConsentStore without it binds to the
-// permissions only.
-type ContentConsentStore interface {
-	ConsentStore
-	ConsentContent(name, hash string) (agreed extension.Content, granted bool)
-	RecordConsentContent(name, hash string, c extension.Content) error
-}
-
-// ConsentRequest is what the person is asked before an extension's tools
-// run.
-type ConsentRequest struct {
-	Extension string
-	// Notice says why consent given before does not hold any more: the
-	// files that changed since (extension.ContentNotice); "" when there
-	// was none to hold. It is a statement of its own, to be shown before
-	// Lines and apart from them, not one of the permissions.
-	Notice string
-	// Lines are the permissions in words (extension.PermissionsSummary).
-	Lines []string
-}
-
-// Question is q as one question to show: "Extension "x" wants to run
-// what.", the Notice as a paragraph of its own (blank lines around it when
-// gap is "\n\n", where Markdown would join lines), then the permissions,
-// each behind bullet. Every part the extension wrote is made printable.
-func (q ConsentRequest) Question(what, gap, bullet string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Extension %q wants to run %s.", extension.Printable(q.Extension), what)
-	if q.Notice != "" {
-		b.WriteString(gap + extension.Printable(q.Notice) + gap)
-	} else {
-		b.WriteString(" ")
-	}
-	b.WriteString("Its tools may:\n")
-	for _, l := range q.Lines {
-		b.WriteString(bullet + extension.Printable(l) + "\n")
-	}
-	return b.String()
-}
-
-// Asker asks the person whether the extension may run with the
-// permissions q describes. It returns an error when it cannot ask.
-type Asker func(ctx context.Context, q ConsentRequest) (bool, error)
-
 // Runner runs tools. One Runner serves many calls; it caches resolved
-// interpreters.
+// interpreters. What it depends on is in its fields, given where it is
+// built.
 type Runner struct {
 	// Launcher starts the sandboxed process; nil is a default Launcher
 	// (refuses what cannot be enforced).
 	Launcher *sandbox.Launcher
-	// Consent records consent; nil means consent must come from Call.GrantConsent or Ask on every run.
+	// Consent keeps the person's consent; nil means consent must come
+	// from Call.GrantConsent or Ask on every run, and none is recorded.
 	Consent ConsentStore
+	// Installed lists the installed extensions: their folders stay
+	// read-only to every tool, and a home folder one of them may write
+	// is searched for no program. nil: only ReadOnly stays read-only.
+	Installed Installed
 	// Ask asks the person; nil means nobody can be asked (no terminal),
 	// and a run without recorded consent fails closed.
 	Ask Asker
+	// AgreeCommand returns the command a person runs to agree to an
+	// extension's permissions outside any call, which refusals name
+	// (ConsentError.Agree, the hint of a tool the sandbox refused); nil
+	// names none.
+	AgreeCommand func(extension string) string
 	// Environ is the user's environment, the source of PATH, HOME, the
 	// locale and the extension's settings; nil means os.Environ().
 	Environ []string
@@ -107,9 +69,7 @@ type Runner struct {
 	// are: the extension store's own folder when it lives elsewhere.
 	Protected []string
 	// ReadOnly are folders no tool may write whatever its scope, in
-	// addition to those the Consent store lists when it can
-	// (ExtensionFolders, as *extension.Store does: every installed
-	// extension's folder and every linked source).
+	// addition to those Installed lists.
 	ReadOnly []string
 	// Logger receives debug details; nil is slog.Default().
 	Logger *slog.Logger
@@ -188,101 +148,11 @@ func failed(tool, brief, stderr, hint string) *ToolError {
 
 func (e *ToolError) Error() string { return fmt.Sprintf("tool %s %s", e.Tool, e.Msg) }
 
-// ConsentError is a run refused because the person has not agreed to the
-// extension's permissions and could not be asked, or declined.
-type ConsentError struct {
-	Extension string
-	// Notice is ConsentRequest.Notice: why consent given before does not
-	// hold, "" when there was none.
-	Notice   string
-	Lines    []string
-	Declined bool
-}
-
-func (e *ConsentError) Error() string {
-	perms := strings.Join(e.Lines, "; ")
-	switch {
-	case e.Declined:
-		return fmt.Sprintf("you declined to let extension %s run with these permissions: %s", e.Extension, perms)
-	case e.Notice != "":
-		return fmt.Sprintf("extension %s needs your consent again before its tools run, and there is no terminal to ask on. %s Its tools may: %s",
-			e.Extension, e.Notice, perms)
-	}
-	return fmt.Sprintf("extension %s needs your consent before its tools run (it may: %s), and there is no terminal to ask on",
-		e.Extension, perms)
-}
-
 func (r *Runner) environ() []string {
 	if r.Environ != nil {
 		return r.Environ
 	}
 	return os.Environ()
-}
-
-// resolve resolves the tool's whole policy on this machine, once
-// (permission.Resolve): the closed folders (gemkit's and Gemini CLI's
-// configuration, the files that hold the tokens of the servers gemkit
-// serves or runs, wherever their environment put them, and r.Protected),
-// the protected paths in the write scope (node_modules above every
-// extension's folder among them), and the folders no program is started
-// from: the workspace, and the home folder when a tool of this extension
-// or of any installed one may write it.
-func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, extDir string, folders []string) permission.Resolved {
-	in := permission.ClosedInputs{
-		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], QwenHome: env["QWEN_HOME"], ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
-	}
-	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
-		in.GeminiHome = h
-	}
-	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir,
-		OtherWrites: r.others.writes(r.Consent, folders), ExtensionFolders: append([]string{extDir}, folders...),
-		Locator: &r.servers, Getenv: func(k string) string { return env[k] }})
-}
-
-// otherWrites keeps the write scopes of the installed extensions between
-// runs: loading every manifest costs milliseconds per run with hundreds of
-// extensions, so they are loaded again only when a manifest among the
-// extension folders changed (its size or time), was added or removed.
-type otherWrites struct {
-	mu     sync.Mutex
-	key    string
-	scopes []permission.Access
-}
-
-// writes returns the write scopes of the extensions the consent store
-// lists (nil when it lists none); folders are the extension folders,
-// whose manifests' sizes and times say whether the last answer holds.
-func (o *otherWrites) writes(store ConsentStore, folders []string) []permission.Access {
-	l, ok := store.(interface {
-		List() ([]*extension.Installed, error)
-	})
-	if !ok {
-		return nil
-	}
-	var key strings.Builder
-	for _, f := range folders {
-		if fi, err := fsutil.StatIn(f, extension.ManifestFile); err == nil {
-			fmt.Fprintf(&key, "%s\x00%d\x00%d\x00", f, fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.scopes != nil && o.key == key.String() {
-		return o.scopes
-	}
-	list, err := l.List()
-	if err != nil {
-		return nil
-	}
-	scopes := []permission.Access{}
-	for _, in := range list {
-		if m := in.Manifest(); m != nil {
-			scopes = append(scopes, m.EffectivePermissions().Filesystem.Write)
-		}
-	}
-	o.key, o.scopes = key.String(), scopes
-	return scopes
 }
 
 func (r *Runner) logger() *slog.Logger {
@@ -292,119 +162,132 @@ func (r *Runner) logger() *slog.Logger {
 	return slog.Default()
 }
 
+func (r *Runner) launcher() *sandbox.Launcher {
+	if r.Launcher != nil {
+		return r.Launcher
+	}
+	return &sandbox.Launcher{}
+}
+
+// prepared is a Call made ready to run: what it needs of the extension
+// and of this process, taken once.
+type prepared struct {
+	ext    *extension.Extension
+	tool   *extension.Tool
+	flags  []string
+	script string
+	// terms are the extension's permissions as the person agrees to
+	// them, worked out once.
+	terms    extension.Terms
+	env      map[string]string
+	home, ws string
+	// readOnly are the folders every tool finds read-only.
+	readOnly []string
+}
+
 // Run runs one tool call. A non-nil Result comes back whenever the tool
 // ran, also together with a *ToolError.
 func (r *Runner) Run(ctx context.Context, c Call) (*Result, error) {
-	ext := c.Extension
-	if ext == nil || ext.Manifest == nil {
-		return nil, errors.New("toolrun: no extension")
-	}
-	m := ext.Manifest
-	tool := m.Tool(c.Tool)
-	if tool == nil {
-		names := make([]string, len(m.Tools))
-		for i, t := range m.Tools {
-			names[i] = t.Name
-		}
-		if len(names) == 0 {
-			return nil, fmt.Errorf("extension %s has no tools", m.Name)
-		}
-		return nil, fmt.Errorf("extension %s has no tool %q (its tools: %s)", m.Name, c.Tool, strings.Join(names, ", "))
-	}
-	flags, err := Flags(tool, c.Args)
+	p, err := r.prepare(c)
 	if err != nil {
 		return nil, err
 	}
-	script, err := scriptPath(ext, tool)
-	if err != nil {
-		return nil, err
-	}
-	env := envMap(r.environ())
-	home := env["HOME"]
-	if home == "" {
-		if home, err = os.UserHomeDir(); err != nil {
-			return nil, fmt.Errorf("no HOME: %w", err)
-		}
-	}
-	ws := c.Workspace
-	if ws == "" {
-		if ws, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	if ws, err = filepath.Abs(ws); err != nil {
-		return nil, err
-	}
-	readOnly, err := r.readOnly()
-	if err != nil {
-		return nil, err
-	}
-	pol := r.resolve(m.EffectivePermissions().Policy(), env, ws, home, ext.Dir, readOnly)
-	if err := r.checkConsent(ctx, ext, c.GrantConsent, boundOutside(pol)); err != nil {
+	pol := r.resolve(p.terms.Policy, p.env, p.ws, p.home, p.ext.Dir, p.readOnly)
+	if err := r.checkConsent(ctx, p.ext, p.terms, c.GrantConsent, boundOutside(pol)); err != nil {
 		return nil, err
 	}
 	ask := func(ctx context.Context, shim string, args []string) (string, error) {
-		return r.askShim(ctx, shim, args, env, pol, readOnly)
+		return r.askShim(ctx, shim, args, p.env, pol, p.readOnly)
 	}
-	interp, err := r.runtimes.resolve(ctx, tool.Runtime, env["PATH"], home, pol.Untrusted, ask)
+	interp, err := r.runtimes.resolve(ctx, p.tool.Runtime, p.env["PATH"], p.home, pol.Untrusted, ask)
 	if err != nil {
 		return nil, err
 	}
 	// The tool's own PATH leaves out the same folders: a program it
 	// starts by name must not be one a tool planted.
-	env = withPath(env, pol.SearchPath(env["PATH"]))
+	p.env = withPath(p.env, pol.SearchPath(p.env["PATH"]))
 
 	tmp, err := os.MkdirTemp("", "gemkit-tool-")
 	if err != nil {
 		return nil, fmt.Errorf("private temp dir: %w", err)
 	}
-	res, err := r.run(ctx, c, ext, tool, script, flags, env, pol, interp, tmp, readOnly)
+	res, err := r.run(ctx, c, p, pol, interp, tmp)
 	// The temp dir goes whatever modes the tool left in it; a temp dir
 	// that stays is an error, not a silent leak.
 	if rerr := removeTemp(tmp); rerr != nil {
-		rerr = fmt.Errorf("tool %s: removing its private temp dir: %w", tool.Name, rerr)
-		if err == nil {
-			err = rerr
-		} else {
-			err = errors.Join(err, rerr)
-		}
+		err = errors.Join(err, fmt.Errorf("tool %s: removing its private temp dir: %w", p.tool.Name, rerr))
 	}
 	return res, err
 }
 
-// readOnly lists the folders every tool must find read-only.
-func (r *Runner) readOnly() ([]string, error) {
-	out := append([]string(nil), r.ReadOnly...)
-	if l, ok := r.Consent.(interface{ ExtensionFolders() ([]string, error) }); ok {
-		dirs, err := l.ExtensionFolders()
-		if err != nil {
-			return nil, fmt.Errorf("listing the installed extensions, which tools must not change: %w", err)
-		}
-		out = append(out, dirs...)
+// prepare finds the tool, turns the arguments into flags, resolves its
+// script, works out the extension's terms and takes the environment,
+// home and workspace of the run.
+func (r *Runner) prepare(c Call) (*prepared, error) {
+	ext := c.Extension
+	if ext == nil || ext.Manifest == nil {
+		return nil, errors.New("toolrun: no extension")
 	}
-	return out, nil
+	tool, err := findTool(ext.Manifest, c.Tool)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{ext: ext, tool: tool, terms: ext.Manifest.Terms(), env: envMap(r.environ())}
+	if p.flags, err = Flags(tool, c.Args); err != nil {
+		return nil, err
+	}
+	if p.script, err = scriptPath(ext, tool); err != nil {
+		return nil, err
+	}
+	if p.home = p.env["HOME"]; p.home == "" {
+		if p.home, err = os.UserHomeDir(); err != nil {
+			return nil, fmt.Errorf("no HOME: %w", err)
+		}
+	}
+	if p.ws = c.Workspace; p.ws == "" {
+		if p.ws, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if p.ws, err = filepath.Abs(p.ws); err != nil {
+		return nil, err
+	}
+	if p.readOnly, err = r.readOnly(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
-func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool *extension.Tool, script string, flags []string,
-	env map[string]string, pol permission.Resolved, interp Interpreter, tmp string, readOnly []string) (*Result, error) {
-	m := ext.Manifest
-	home, ws := pol.Home, pol.Workspace
-	var err error
+// findTool returns the tool called name, or an error naming the tools
+// there are.
+func findTool(m *extension.Manifest, name string) (*extension.Tool, error) {
+	if t := m.Tool(name); t != nil {
+		return t, nil
+	}
+	if len(m.Tools) == 0 {
+		return nil, fmt.Errorf("extension %s has no tools", m.Name)
+	}
+	names := make([]string, len(m.Tools))
+	for i, t := range m.Tools {
+		names[i] = t.Name
+	}
+	return nil, fmt.Errorf("extension %s has no tool %q (its tools: %s)", m.Name, name, strings.Join(names, ", "))
+}
 
-	policy := sandbox.FromResolved(pol, ext.Dir, tmp, interp.Install, readOnly)
+// run starts the tool in its sandbox under the resolved policy, waits for
+// it and reads its outcome.
+func (r *Runner) run(ctx context.Context, c Call, p *prepared, pol permission.Resolved, interp Interpreter, tmp string) (*Result, error) {
+	policy := sandbox.FromResolved(pol, p.ext.Dir, tmp, interp.Install, p.readOnly)
 	policy.MemoryBytes = c.MemoryBytes
-	timeout := c.Timeout
+	timeout, maxOut := c.Timeout, c.MaxOutput
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	maxOut := c.MaxOutput
 	if maxOut <= 0 {
 		maxOut = DefaultMaxOutput
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-
-	var proc *sandbox.Process
 	// Past maxOut the tool is stopped: its context ends, which kills it
 	// with everything it started.
 	printed := printedCounter(ctx)
@@ -413,68 +296,82 @@ func (r *Runner) run(ctx context.Context, c Call, ext *extension.Extension, tool
 	cmd := &sandbox.Command{
 		Policy: policy,
 		Path:   interp.Path,
-		Args:   append([]string{script}, flags...),
-		Env:    toolEnv(env, m.Settings, c.Settings, home, tmp),
-		Dir:    ws,
+		Args:   append([]string{p.script}, p.flags...),
+		Env:    toolEnv(p.env, p.ext.Manifest.Settings, c.Settings, pol.Home, tmp),
+		Dir:    pol.Workspace,
 		Stdout: stdout, Stderr: stderr,
 	}
-	launcher := r.Launcher
-	if launcher == nil {
-		launcher = &sandbox.Launcher{}
-	}
 	start := time.Now()
-	proc, err = launcher.Start(ctx, cmd)
+	proc, err := r.launcher().Start(ctx, cmd)
 	if err != nil {
 		// The timeout counts from before the sandbox is set up: one
 		// that ends during the setup is the tool's timeout too.
 		if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started (the time ran out while its sandbox was being set up)", timeout)}
+			return nil, &ToolError{Tool: p.tool.Name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started (the time ran out while its sandbox was being set up)", timeout)}
 		}
-		return nil, fmt.Errorf("tool %s: %w", tool.Name, err)
+		return nil, fmt.Errorf("tool %s: %w", p.tool.Name, err)
 	}
 	for _, w := range proc.Warnings {
-		r.logger().Warn("tool runs with less confinement than its permissions ask for", "tool", tool.Name, "warning", w)
+		r.logger().Warn("tool runs with less confinement than its permissions ask for", "tool", p.tool.Name, "warning", w)
 	}
 	waitErr := proc.Wait()
 	res := &Result{
-		Tool: tool.Name, Duration: time.Since(start), Stdout: stdout.Bytes(), Stderr: stderr.String(),
+		Tool: p.tool.Name, Duration: time.Since(start), Stdout: stdout.Bytes(), Stderr: stderr.String(),
 		Denied: proc.Denied(), DeniedDropped: proc.DeniedDropped(), Warnings: proc.Warnings, Enforcement: proc.Enforcement,
 	}
+	if err := r.ended(ctx, p, pol, proc, res, waitErr, stdout.isFull(), timeout, maxOut); err != nil {
+		return res, err
+	}
+	return res, output(p.tool, res)
+}
+
+// ended says how a run that did not succeed ended: stopped for printing
+// too much (full), for its time or its memory, cancelled, or failed; nil
+// when the tool exited 0.
+func (r *Runner) ended(ctx context.Context, p *prepared, pol permission.Resolved, proc *sandbox.Process, res *Result, waitErr error, full bool,
+	timeout time.Duration, maxOut int64) error {
+	name := p.tool.Name
 	var ee *exec.ExitError
 	switch {
-	case stdout.isFull():
+	case full:
 		// Asked of the writer, not of the context: the tool may exit
 		// before onFull, which runs on its own goroutine, has ended it.
 		res.ExitCode = -1
-		return res, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("printed more than %d bytes and was stopped", maxOut)}
+		return &ToolError{Tool: name, Msg: fmt.Sprintf("printed more than %d bytes and was stopped", maxOut)}
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.ExitCode = -1
-		return res, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started", timeout)}
+		return &ToolError{Tool: name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started", timeout)}
 	case ctx.Err() != nil:
 		res.ExitCode = -1
-		return res, fmt.Errorf("tool %s was stopped: %w", tool.Name, ctx.Err())
+		return fmt.Errorf("tool %s was stopped: %w", name, ctx.Err())
 	case proc.OOMKilled:
 		res.ExitCode = -1
 		if errors.As(waitErr, &ee) {
 			res.ExitCode = ee.ExitCode()
 		}
-		return res, failed(tool.Name, fmt.Sprintf("went past its memory bound (%d bytes for the tool and everything it started) and was killed", proc.Enforcement.MemoryBytes), res.Stderr, "")
+		return failed(name, fmt.Sprintf("went past its memory bound (%d bytes for the tool and everything it started) and was killed", proc.Enforcement.MemoryBytes), res.Stderr, "")
 	case errors.As(waitErr, &ee):
 		res.ExitCode = ee.ExitCode()
-		return res, failed(tool.Name, fmt.Sprintf("failed with exit status %d", res.ExitCode), res.Stderr, refusalHint(ext, res.Stderr, len(res.Denied) > 0))
+		hint := refusalHint(pol.Policy, res.Stderr, len(res.Denied) > 0, r.agreeCommand(p.ext.Manifest.Name))
+		return failed(name, fmt.Sprintf("failed with exit status %d", res.ExitCode), res.Stderr, hint)
 	case waitErr != nil:
-		return res, fmt.Errorf("tool %s: %w", tool.Name, waitErr)
+		return fmt.Errorf("tool %s: %w", name, waitErr)
 	}
-	if tool.Output == extension.OutputJSON {
-		trimmed := bytes.TrimSpace(res.Stdout)
-		if !json.Valid(trimmed) {
-			return res, &ToolError{Tool: tool.Name, Msg: fmt.Sprintf("declares JSON output but printed something else; it begins: %q", firstBytes(res.Stdout, 200))}
-		}
-		res.Output = json.RawMessage(trimmed)
-	} else {
+	return nil
+}
+
+// output reads a successful run's stdout as the tool declares it.
+func output(t *extension.Tool, res *Result) error {
+	if t.Output != extension.OutputJSON {
 		res.Text = string(res.Stdout)
+		return nil
 	}
-	return res, nil
+	trimmed := bytes.TrimSpace(res.Stdout)
+	if !json.Valid(trimmed) {
+		return &ToolError{Tool: t.Name, Msg: fmt.Sprintf("declares JSON output but printed something else; it begins: %q", firstBytes(res.Stdout, 200))}
+	}
+	res.Output = json.RawMessage(trimmed)
+	return nil
 }
 
 // scriptPath resolves the tool's executable inside the extension folder,
@@ -518,154 +415,3 @@ func scriptPath(ext *extension.Extension, t *extension.Tool) (string, error) {
 	f.Close()
 	return root.Path(real), nil
 }
-
-// boundOutside are the folders a link out of an extension's folder must
-// not lead into for consent to bind what it names: those some tool may
-// write (the run's workspace, the home folder when an installed
-// extension may write it) and the temporary folders every program may.
-func boundOutside(pol permission.Resolved) []string {
-	out := append([]string(nil), pol.Untrusted...)
-	for _, d := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
-		out = append(out, d)
-		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// checkConsent finds, records or asks for the person's consent to the
-// extension's permissions, tied to their hash, and, where the store keeps
-// it, to the extension's files. Files consent cannot bind (another name
-// on disk, a link into writable, Content.Bindable) refuse the run before
-// anyone is asked.
-func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, grant bool, writable []string) error {
-	m := ext.Manifest
-	hash := extension.PermissionsHash(m)
-	q := ConsentRequest{Extension: m.Name, Lines: extension.PermissionsSummary(m)}
-	cs, content := r.Consent.(ContentConsentStore)
-	var now extension.Content
-	if content {
-		var err error
-		if now, err = extension.ReadContent(ext.Dir); err != nil {
-			return err
-		}
-		if err := now.Bindable(ext.Dir, writable); err != nil {
-			return err
-		}
-		if agreed, granted := cs.ConsentContent(m.Name, hash); granted {
-			if agreed.Digest == now.Digest {
-				return nil
-			}
-			q.Notice = extension.ContentNotice(agreed, now, ext.Dir)
-		}
-	} else if r.Consent != nil && r.Consent.ConsentGranted(m.Name, hash) {
-		return nil
-	}
-	ok := grant
-	if !ok {
-		if r.Ask == nil {
-			return &ConsentError{Extension: q.Extension, Notice: q.Notice, Lines: q.Lines}
-		}
-		var err error
-		ok, err = r.Ask(ctx, q)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return &ConsentError{Extension: q.Extension, Notice: q.Notice, Lines: q.Lines, Declined: true}
-		}
-	}
-	var err error
-	switch {
-	case content:
-		err = cs.RecordConsentContent(m.Name, hash, now)
-	case r.Consent != nil:
-		err = r.Consent.RecordConsent(m.Name, hash)
-	}
-	if err != nil {
-		return fmt.Errorf("recording consent: %w", err)
-	}
-	return nil
-}
-
-func stderrTail(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if len(s) > 2000 {
-		s = "..." + s[len(s)-2000:]
-	}
-	return ": " + s
-}
-
-func firstBytes(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
-}
-
-// capWriter keeps at most max bytes and calls onFull once when more come;
-// printed, when not nil, counts every byte written, kept or not.
-type capWriter struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	max     int64
-	full    bool
-	onFull  func()
-	printed *atomic.Int64
-}
-
-type printedKey struct{}
-
-// WithPrinted returns a context under which Run counts in n the bytes a
-// tool prints (stdout and stderr) as it prints them, so that a caller can
-// report the progress of a long call while it runs.
-func WithPrinted(ctx context.Context, n *atomic.Int64) context.Context {
-	return context.WithValue(ctx, printedKey{}, n)
-}
-
-func printedCounter(ctx context.Context) *atomic.Int64 {
-	n, _ := ctx.Value(printedKey{}).(*atomic.Int64)
-	return n
-}
-
-func (w *capWriter) Write(p []byte) (int, error) {
-	if w.printed != nil {
-		w.printed.Add(int64(len(p)))
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	room := w.max - int64(w.buf.Len())
-	if int64(len(p)) > room {
-		if room > 0 {
-			w.buf.Write(p[:room])
-		}
-		if !w.full {
-			w.full = true
-			if w.onFull != nil {
-				go w.onFull()
-			}
-		}
-		return len(p), nil // keep draining so the tool is not blocked before the kill
-	}
-	w.buf.Write(p)
-	return len(p), nil
-}
-
-// isFull reports whether more than max bytes were written.
-func (w *capWriter) isFull() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.full
-}
-
-func (w *capWriter) Bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Clone(w.buf.Bytes())
-}
-
-func (w *capWriter) String() string { return string(w.Bytes()) }

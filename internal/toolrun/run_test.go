@@ -80,7 +80,7 @@ func (e *env) install(t *testing.T, manifest string, files map[string]string) *e
 }
 
 func (e *env) runner() *Runner {
-	return &Runner{Launcher: &sandbox.Launcher{}, Consent: e.store, Environ: e.environ}
+	return &Runner{Launcher: &sandbox.Launcher{}, Consent: e.store, Installed: e.store, Environ: e.environ}
 }
 
 const echoManifest = `{
@@ -303,11 +303,30 @@ func TestConsent(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 
+	// Allowed once: the run goes ahead, nothing is recorded, and the
+	// next run asks again; the refusal names the runner's command to
+	// agree with.
+	r.AgreeCommand = func(ext string) string { return "agree-to " + ext }
+	once := 0
+	r.Ask = func(context.Context, ConsentRequest) (Answer, error) { once++; return AllowOnce, nil }
+	for i := 0; i < 2; i++ {
+		if res, err := r.Run(ctx, call); err != nil || res.Text != "hi\n" {
+			t.Fatalf("allowed once, run %d: %v", i, err)
+		}
+	}
+	if once != 2 {
+		t.Fatalf("allowed once: asked %d times in two runs", once)
+	}
+	r.Ask = nil
+	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || ce.Agree != "agree-to asks" {
+		t.Fatalf("after allowed once: %v", err)
+	}
+
 	// Asked once, remembered after.
 	asked := 0
-	r.Ask = func(_ context.Context, q ConsentRequest) (bool, error) {
+	r.Ask = func(_ context.Context, q ConsentRequest) (Answer, error) {
 		asked++
-		return q.Extension == "asks" && q.Notice == "" && strings.Contains(strings.Join(q.Lines, "\n"), "read files in your workspace"), nil
+		return AllowIf(q.Extension == "asks" && q.Notice == "" && strings.Contains(strings.Join(q.Lines, "\n"), "read files in your workspace")), nil
 	}
 	for i := 0; i < 2; i++ {
 		if res, err := r.Run(ctx, call); err != nil || res.Text != "hi\n" {
@@ -320,7 +339,7 @@ func TestConsent(t *testing.T) {
 
 	// Changed permissions ask again; a no is a refusal.
 	ext.Manifest.Permissions.Filesystem.Write = extension.AccessWorkspace
-	r.Ask = func(context.Context, ConsentRequest) (bool, error) { asked++; return false, nil }
+	r.Ask = func(context.Context, ConsentRequest) (Answer, error) { asked++; return Decline, nil }
 	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !ce.Declined {
 		t.Fatalf("err %v", err)
 	}
@@ -357,7 +376,7 @@ func TestConsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shown ConsentRequest
-	r.Ask = func(_ context.Context, q ConsentRequest) (bool, error) { shown = q; return false, nil }
+	r.Ask = func(_ context.Context, q ConsentRequest) (Answer, error) { shown = q; return Decline, nil }
 	if _, err := r.Run(ctx, call); !errors.As(err, &ce) || !ce.Declined || !strings.Contains(shown.Notice, "hi.sh (changed)") {
 		t.Fatalf("changed tool: %v %+v", err, shown)
 	}
@@ -426,7 +445,7 @@ func TestConsentNamesChangedFiles(t *testing.T) {
 			// Asked: the notice comes apart from the permissions.
 			r := e.runner()
 			var asked ConsentRequest
-			r.Ask = func(_ context.Context, q ConsentRequest) (bool, error) { asked = q; return false, nil }
+			r.Ask = func(_ context.Context, q ConsentRequest) (Answer, error) { asked = q; return Decline, nil }
 			var ce *ConsentError
 			if _, err := r.Run(context.Background(), call); !errors.As(err, &ce) || !ce.Declined {
 				t.Fatalf("declined: %v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -125,7 +126,7 @@ func prefix(bin, home string) string {
 		pre = filepath.Dir(dir)
 	}
 	tooWide := func(p string) bool {
-		return p == "/" || home != "" && (p == home || strings.HasPrefix(home, p+"/"))
+		return p == "/" || home != "" && fsutil.Within(p, home)
 	}
 	if tooWide(pre) {
 		pre = dir
@@ -204,10 +205,6 @@ func (r *Runner) askShim(ctx context.Context, shim string, args []string, env ma
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	launcher := r.Launcher
-	if launcher == nil {
-		launcher = &sandbox.Launcher{}
-	}
 	stdout := &capWriter{max: maxShimOutput, onFull: cancel}
 	stderr := &capWriter{max: maxShimOutput}
 	cmd := &sandbox.Command{
@@ -220,7 +217,7 @@ func (r *Runner) askShim(ctx context.Context, shim string, args []string, env ma
 		Env: toolEnv(withPath(env, pol.SearchPath(env["PATH"])), nil, nil, home, tmp),
 		Dir: cwd, Stdout: stdout, Stderr: stderr,
 	}
-	proc, err := launcher.Start(ctx, cmd)
+	proc, err := r.launcher().Start(ctx, cmd)
 	if err != nil {
 		return "", err
 	}

@@ -269,7 +269,7 @@ func TestConsentBindsBytes(t *testing.T) {
 	// A copy of its own runs.
 	os.Remove(other)
 	os.WriteFile(filepath.Join(src, "t.sh"), good, 0o755)
-	r.Ask = func(context.Context, ConsentRequest) (bool, error) { return true, nil }
+	r.Ask = func(context.Context, ConsentRequest) (Answer, error) { return AllowAlways, nil }
 	if res, err := r.Run(context.Background(), Call{Extension: ext, Tool: "t", Workspace: e.ws}); err != nil || res.Text != "GOOD\n" {
 		t.Fatalf("a script with one name: %v %+v", err, res)
 	}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// newRunner is the tool runner of every command that runs extension
+// tools (extensions run, mcp, run, chat, acp): consent and the installed
+// extensions from st, st's own folder closed to every tool, tools
+// started by l, consent asked through ask (nil: nobody can be asked) and
+// refusals that name the command which records consent. log nil is the
+// runner's default.
+func newRunner(st *extension.Store, l *sandbox.Launcher, ask toolrun.Asker, log *slog.Logger) *toolrun.Runner {
+	return &toolrun.Runner{
+		Launcher:     l,
+		Consent:      st,
+		Installed:    st,
+		Ask:          ask,
+		AgreeCommand: agreeCommand,
+		Protected:    []string{filepath.Dir(st.Dir())},
+		Logger:       log,
+	}
+}
+
+// agreeCommand is the command that records consent to an extension's
+// permissions and files, and runs nothing.
+func agreeCommand(ext string) string { return "gemkit extensions consent " + ext + " --grant" }
+
+// stderrLauncher starts tools for a command run by a person: each
+// connection the sandbox refuses is a line on w as it happens.
+func stderrLauncher(w io.Writer, allowUnconfined bool) *sandbox.Launcher {
+	return &sandbox.Launcher{
+		AllowUnconfined: allowUnconfined,
+		OnDeny: func(d sandbox.Denial) {
+			fmt.Fprintf(w, "gemkit: sandbox: %s\n", extension.Printable(d.String()))
+		},
+	}
+}
