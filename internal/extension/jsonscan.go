@@ -55,6 +55,37 @@ func eachField(data []byte, fn func(key string, raw json.RawMessage)) bool {
 	return false
 }
 
+// eachElement calls fn with the raw bytes of every element of the JSON
+// array data, which must be valid JSON, as for eachField. It reports
+// false when data is not an array.
+func eachElement(data []byte, fn func(raw json.RawMessage)) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return true
+	}
+	for i < len(data) {
+		end := skipValue(data, i)
+		fn(data[i:end:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 func skipSpace(data []byte, i int) int {
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
 		i++

@@ -27,6 +27,14 @@ var (
 // or of an MCP server's definition that is a near miss of a known one
 // (the rest may be Gemini CLI's, which gemkit keeps as they are). Values
 // of the wrong type are ParseManifest's to report; they are skipped here.
+//
+// data has been read by ParseManifest already, so it is valid JSON: the
+// keys are found by walking its bytes (eachField, eachElement), which
+// costs a fraction of decoding it again. The tools and servers looked at
+// are those encoding/json gives the Manifest: the member whose name
+// matches "tools" or "mcpServers" regardless of case, the last one when
+// there are several (a null one empties it), and only one of the right
+// kind (an array, an object).
 func unknownKeys(data []byte) []Problem {
 	var probs []Problem
 	add := func(path, key string, known []string, all bool) {
@@ -43,52 +51,80 @@ func unknownKeys(data []byte) []Problem {
 				Fix: "remove it; the keys here are " + strings.Join(known, ", ")})
 		}
 	}
-	topKnown := make([]string, 0, len(knownFields))
-	for k := range knownFields {
-		topKnown = append(topKnown, k)
-	}
-	sort.Strings(topKnown)
-	eachField(data, func(key string, _ json.RawMessage) {
+	var tools json.RawMessage
+	var servers map[string]json.RawMessage
+	eachField(data, func(key string, val json.RawMessage) {
 		if !knownFields[key] {
-			add("", key, topKnown, false)
+			add("", key, sortedKnownFields(), false)
+		}
+		switch {
+		case strings.EqualFold(key, "tools"):
+			switch val[0] {
+			case '[':
+				tools = val
+			case 'n':
+				tools = nil
+			}
+		case strings.EqualFold(key, "mcpServers"):
+			switch val[0] {
+			case '{':
+				if servers == nil {
+					servers = map[string]json.RawMessage{}
+				}
+				eachField(val, func(name string, def json.RawMessage) { servers[name] = def })
+			case 'n':
+				servers = nil
+			}
 		}
 	})
-	var w struct {
-		Tools      []json.RawMessage          `json:"tools"`
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
-	}
-	_ = json.Unmarshal(data, &w) // a wrong type is ParseManifest's problem
-	for i, raw := range w.Tools {
-		p := fmt.Sprintf("tools[%d].", i)
+	i := 0
+	eachElement(tools, func(raw json.RawMessage) {
+		p := ""
+		prefix := func() string {
+			if p == "" {
+				p = fmt.Sprintf("tools[%d].", i)
+			}
+			return p
+		}
 		eachField(raw, func(key string, val json.RawMessage) {
 			if !slices.Contains(toolKeys, key) {
-				add(p, key, toolKeys, true)
+				add(prefix(), key, toolKeys, true)
 				return
 			}
 			if key != "args" {
 				return
 			}
-			var args []json.RawMessage
-			_ = json.Unmarshal(val, &args)
-			for j, a := range args {
-				ap := fmt.Sprintf("%sargs[%d].", p, j)
+			j := 0
+			eachElement(val, func(a json.RawMessage) {
 				eachField(a, func(k string, _ json.RawMessage) {
 					if !slices.Contains(argKeys, k) {
-						add(ap, k, argKeys, true)
+						add(fmt.Sprintf("%sargs[%d].", prefix(), j), k, argKeys, true)
 					}
 				})
-			}
+				j++
+			})
 		})
-	}
-	for name, raw := range w.MCPServers {
-		p := fmt.Sprintf("mcpServers.%s.", name)
+		i++
+	})
+	for name, raw := range servers {
 		eachField(raw, func(key string, _ json.RawMessage) {
 			if !slices.Contains(mcpServerKeys, key) {
-				add(p, key, mcpServerKeys, false)
+				add(fmt.Sprintf("mcpServers.%s.", name), key, mcpServerKeys, false)
 			}
 		})
 	}
 	return probs
+}
+
+// sortedKnownFields lists the top-level manifest fields, sorted, for the
+// words of a problem.
+func sortedKnownFields() []string {
+	out := make([]string, 0, len(knownFields))
+	for k := range knownFields {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // nearest returns the known key key is a typo of: the same but for case,
