@@ -148,7 +148,19 @@ func Load(dir string) (*Extension, error) { return LoadWith(dir, LoadOptions{}) 
 // show information) together with a *ValidationError listing every
 // problem; when it cannot be read at all the extension is nil.
 func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
-	real, err := resolveDir(dir, opts.realParent)
+	root, err := openExtensionDir(dir, opts.realParent)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return loadIn(root, dir, opts)
+}
+
+// openExtensionDir opens the extension folder dir as a Root named by its
+// real path (symlinks resolved), which is ${extensionPath}; realParent
+// is as in LoadOptions.
+func openExtensionDir(dir, realParent string) (*fsutil.Root, error) {
+	real, err := resolveDir(dir, realParent)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("extension folder %s does not exist", dir)
@@ -159,17 +171,23 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 	if err != nil {
 		return nil, err
 	}
-	if isDir, err := dirCheck(real, opts.realParent != ""); err != nil {
+	if isDir, err := dirCheck(real, realParent != ""); err != nil {
 		return nil, fmt.Errorf("extension folder %s: %w", dir, err)
 	} else if !isDir {
 		return nil, fmt.Errorf("%s is not a folder; give the folder that holds %s", dir, ManifestFile)
 	}
-	manifestPath := filepath.Join(real, ManifestFile)
 	root, err := fsutil.OpenRoot(real)
 	if err != nil {
 		return nil, fmt.Errorf("extension folder %s: %w", dir, err)
 	}
-	defer root.Close()
+	return root, nil
+}
+
+// loadIn is LoadWith of the extension folder open as root (named by its
+// real path); dir is the folder as the caller named it, for messages.
+func loadIn(root *fsutil.Root, dir string, opts LoadOptions) (*Extension, error) {
+	real := root.Dir()
+	manifestPath := filepath.Join(real, ManifestFile)
 	raw, err := root.ReadFile(ManifestFile, maxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s has no %s; an extension folder must hold one", dir, ManifestFile)

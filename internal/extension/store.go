@@ -270,20 +270,29 @@ func (s *Store) loadEntry(name string) *Installed {
 }
 
 // loadEntryIn is loadEntry with the real path of the extensions folder
-// known.
+// known. The entry is opened once, as a Root named by its real path:
+// the install metadata and, unless the entry is a link's, the whole
+// extension are read through it.
 func (s *Store) loadEntryIn(name, realDir string) *Installed {
 	in := &Installed{Name: name, Entry: filepath.Join(s.Dir(), name)}
-	md, err := readMetadata(in.Entry)
+	root, err := openExtensionDir(in.Entry, realDir)
+	if err != nil {
+		in.Err = err
+		return in
+	}
+	defer root.Close()
+	md, err := readMetadataIn(root, in.Entry)
 	if err != nil {
 		in.Err = err
 		return in
 	}
 	in.Metadata = md
-	dir, parent := in.Entry, realDir
+	opts := LoadOptions{WorkspacePath: s.workspace}
 	if md != nil && md.Type == SourceLink {
-		dir, parent = md.Source, ""
+		in.Extension, in.Err = LoadWith(md.Source, opts)
+		return in
 	}
-	in.Extension, in.Err = LoadWith(dir, LoadOptions{WorkspacePath: s.workspace, realParent: parent})
+	in.Extension, in.Err = loadIn(root, in.Entry, opts)
 	return in
 }
 
@@ -296,6 +305,11 @@ func readMetadata(entry string) (*InstallMetadata, error) {
 		return nil, fmt.Errorf("read install metadata: %w", err)
 	}
 	defer root.Close()
+	return readMetadataIn(root, entry)
+}
+
+// readMetadataIn is readMetadata of the entry open as root.
+func readMetadataIn(root *fsutil.Root, entry string) (*InstallMetadata, error) {
 	data, err := root.ReadFile(InstallMetadataFile, maxSmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
