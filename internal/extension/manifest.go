@@ -369,18 +369,21 @@ type manifestWire struct {
 	Examples        []Example                  `json:"examples"`
 }
 
-// parseFast reads a well-typed manifest with one decode, then a quick walk
-// over the top-level keys for the fields Manifest does not name. It
-// reports false when anything has the wrong type, and ParseManifest then
-// takes the slow path that says where.
+// parseFast reads a well-typed manifest with one decode: decodeManifest's,
+// or, when that gives up, encoding/json's and a quick walk over the
+// top-level keys for the fields Manifest does not name. It reports false
+// when anything has the wrong type, and ParseManifest then takes the
+// slow path that says where.
 func parseFast(data []byte) (*Manifest, bool) {
-	var w manifestWire
-	if json.Unmarshal(data, &w) != nil {
-		return nil, false
+	w, extra, ok := decodeManifest(data)
+	if !ok {
+		if w, extra, ok = decodeManifestJSON(data); !ok {
+			return nil, false
+		}
 	}
 	m := &Manifest{Name: w.Name, Version: w.Version, Description: w.Description, Permissions: w.Permissions,
 		MCPServers: w.MCPServers, ExcludeTools: w.ExcludeTools, Settings: w.Settings, Themes: w.Themes,
-		MigratedTo: w.MigratedTo, Tools: w.Tools, Docs: w.Docs, Examples: w.Examples}
+		MigratedTo: w.MigratedTo, Tools: w.Tools, Docs: w.Docs, Examples: w.Examples, Extra: extra}
 	if len(w.Plan) > 0 && !isNull(w.Plan) {
 		m.Plan = w.Plan
 	}
@@ -392,6 +395,15 @@ func parseFast(data []byte) (*Manifest, bool) {
 			return nil, false
 		}
 	}
+	return m, true
+}
+
+// decodeManifestJSON is decodeManifest done by encoding/json, with the
+// members Manifest does not name found by a walk over the top-level keys.
+func decodeManifestJSON(data []byte) (w manifestWire, extra map[string]json.RawMessage, ok bool) {
+	if json.Unmarshal(data, &w) != nil {
+		return w, nil, false
+	}
 	caseVariant := false
 	isObject := eachField(data, func(key string, raw json.RawMessage) {
 		if knownFields[key] {
@@ -402,15 +414,12 @@ func parseFast(data []byte) (*Manifest, bool) {
 			// keeps it as an unknown field, as it is.
 			caseVariant = true
 		}
-		if m.Extra == nil {
-			m.Extra = map[string]json.RawMessage{}
+		if extra == nil {
+			extra = map[string]json.RawMessage{}
 		}
-		m.Extra[key] = append(json.RawMessage(nil), raw...)
+		extra[key] = append(json.RawMessage(nil), raw...)
 	})
-	if !isObject || caseVariant {
-		return nil, false
-	}
-	return m, true
+	return w, extra, isObject && !caseVariant
 }
 
 func caseVariantOfKnown(key string) bool {
