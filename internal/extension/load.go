@@ -210,12 +210,12 @@ func loadIn(root *fsutil.Root, dir string, opts LoadOptions) (*Extension, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, describeSyntaxError(raw, err))
 	}
-	m, probs, err := ParseManifest(expanded)
+	m, probs, unknown, err := parseManifest(expanded, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	probs = appendUncovered(probs, validateIn(root, m))
-	probs = append(probs, unknownKeys(expanded)...)
+	probs = append(probs, unknown...)
 	sortProblems(probs)
 	ext := &Extension{Dir: real, Manifest: m, Raw: raw, Problems: probs}
 	for _, name := range m.ContextFiles() {

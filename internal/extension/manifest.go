@@ -278,10 +278,25 @@ var knownFields = map[string]bool{
 // and the rest of the manifest is still read, so that a caller can report
 // every mistake at once.
 func ParseManifest(data []byte) (*Manifest, []Problem, error) {
-	if m, ok := parseFast(data); ok {
-		return m, nil, nil
+	m, probs, _, err := parseManifest(data, false)
+	return m, probs, err
+}
+
+// parseManifest is ParseManifest that, with keys, also finds the keys
+// nothing reads (unknownKeys): on the one pass of the manifest reader over
+// a manifest of the usual shape, else by a walk of their own.
+func parseManifest(data []byte, keys bool) (m *Manifest, probs, unknown []Problem, err error) {
+	m, unknown, ok := parseFast(data, keys)
+	if ok {
+		return m, nil, unknown, nil
 	}
-	return parseSlow(data)
+	if m, probs, err = parseSlow(data); err != nil {
+		return nil, nil, nil, err
+	}
+	if keys {
+		unknown = unknownKeys(data)
+	}
+	return m, probs, unknown, nil
 }
 
 // parseSlow reads the manifest field by field, so that each field of the
@@ -374,11 +389,16 @@ type manifestWire struct {
 // top-level keys for the fields Manifest does not name. It reports false
 // when anything has the wrong type, and ParseManifest then takes the
 // slow path that says where.
-func parseFast(data []byte) (*Manifest, bool) {
-	w, extra, ok := decodeManifest(data)
+//
+// With keys, it also returns the problems of the keys nothing reads.
+func parseFast(data []byte, keys bool) (*Manifest, []Problem, bool) {
+	w, extra, unknown, ok := decodeManifest(data)
 	if !ok {
 		if w, extra, ok = decodeManifestJSON(data); !ok {
-			return nil, false
+			return nil, nil, false
+		}
+		if keys {
+			unknown = unknownKeys(data)
 		}
 	}
 	m := &Manifest{Name: w.Name, Version: w.Version, Description: w.Description, Permissions: w.Permissions,
@@ -392,10 +412,10 @@ func parseFast(data []byte) (*Manifest, bool) {
 		if json.Unmarshal(w.ContextFileName, &s) == nil {
 			m.ContextFileName, m.contextFileNameString = []string{s}, true
 		} else if json.Unmarshal(w.ContextFileName, &m.ContextFileName) != nil {
-			return nil, false
+			return nil, nil, false
 		}
 	}
-	return m, true
+	return m, unknown, true
 }
 
 // decodeManifestJSON is decodeManifest done by encoding/json, with the

@@ -27,15 +27,17 @@ import (
 // TestManifestDecoderKnowsEveryField fails when a field is added to the
 // manifest's types and not here.
 
-// decodeManifest decodes data into the fields parseFast reads; ok is false
-// when it gives up.
-func decodeManifest(data []byte) (w manifestWire, extra map[string]json.RawMessage, ok bool) {
+// decodeManifest decodes data into the fields parseFast reads, and finds
+// the keys nothing reads as unknownKeys does; ok is false when it gives
+// up.
+func decodeManifest(data []byte) (w manifestWire, extra map[string]json.RawMessage, unknown []Problem, ok bool) {
 	r := &manifestReader{data: data}
 	var seen fieldSet
 	r.object(func(key []byte) {
 		i := indexOf(topLevelKeys, key)
 		if i < 0 {
 			r.unknown(key, topLevelKeys)
+			r.keys.top(string(key))
 			raw := r.raw()
 			if !r.bad {
 				if extra == nil {
@@ -73,7 +75,8 @@ func decodeManifest(data []byte) (w manifestWire, extra map[string]json.RawMessa
 		case "plan":
 			w.Plan = r.raw()
 		case "tools":
-			w.Tools = list(r, r.tool)
+			n := 0
+			w.Tools = list(r, func(t *Tool) { r.tool(t, n); n++ })
 		case "docs":
 			w.Docs = list(r, r.doc)
 		case "examples":
@@ -85,21 +88,21 @@ func decodeManifest(data []byte) (w manifestWire, extra map[string]json.RawMessa
 	})
 	r.space()
 	if r.bad || r.i != len(r.data) {
-		return manifestWire{}, nil, false
+		return manifestWire{}, nil, nil, false
 	}
-	return w, extra, true
+	r.keys.servers(w.MCPServers)
+	return w, extra, r.keys, true
 }
 
 // The keys of each object of the manifest, as encoding/json matches them
-// to the fields of manifestWire and the types below it.
+// to the fields of manifestWire and the types below it (with toolKeys
+// and argKeys).
 var (
 	topLevelKeys   = []string{"name", "version", "description", "permissions", "mcpServers", "contextFileName", "excludeTools", "settings", "themes", "migratedTo", "plan", "tools", "docs", "examples"}
 	permissionKeys = []string{"filesystem", "network"}
 	filesystemKeys = []string{"read", "write"}
 	networkKeys    = []string{"allowedHosts"}
 	settingKeys    = []string{"name", "description", "envVar", "sensitive"}
-	toolFieldKeys  = []string{"name", "description", "executable", "runtime", "output", "outputSchema", "args"}
-	argFieldKeys   = []string{"name", "type", "description", "required", "default"}
 	docKeys        = []string{"name", "description", "file"}
 	exampleKeys    = []string{"prompt", "tool_call"}
 )
@@ -111,6 +114,8 @@ type manifestReader struct {
 	i     int
 	depth int
 	bad   bool
+	// keys are the problems of the keys nothing reads.
+	keys keyProblems
 }
 
 // fieldSet records which fields of one object were given, to give up on
@@ -145,9 +150,10 @@ func (r *manifestReader) unknown(key []byte, keys []string) {
 }
 
 // fields reads an object whose fields are keys: field is called with the
-// index of each key given (once each), and other members are skipped.
-// null leaves the fields as they are, as encoding/json does.
-func (r *manifestReader) fields(keys []string, field func(i int)) {
+// index of each key given (once each), and other members are skipped,
+// after a call of other with the key when other is not nil. null leaves
+// the fields as they are, as encoding/json does.
+func (r *manifestReader) fields(keys []string, field func(i int), other func(key string)) {
 	if r.null() {
 		return
 	}
@@ -157,6 +163,9 @@ func (r *manifestReader) fields(keys []string, field func(i int)) {
 		switch {
 		case i < 0:
 			r.unknown(key, keys)
+			if other != nil && !r.bad {
+				other(string(key))
+			}
 			r.skip()
 		case !seen.add(i):
 			r.bad = true
@@ -502,7 +511,7 @@ func (r *manifestReader) permissions() *Permissions {
 				case "write":
 					r.str((*string)(&f.Write))
 				}
-			})
+			}, nil)
 			p.Filesystem = f
 		case "network":
 			if r.null() {
@@ -512,10 +521,10 @@ func (r *manifestReader) permissions() *Permissions {
 			n := &NetworkPermissions{}
 			r.fields(networkKeys, func(int) {
 				n.AllowedHosts = list(r, func(s *string) { r.str(s) })
-			})
+			}, nil)
 			p.Network = n
 		}
-	})
+	}, nil)
 	return p
 }
 
@@ -542,12 +551,13 @@ func (r *manifestReader) setting(s *Setting) {
 				r.bad = true
 			}
 		}
-	})
+	}, nil)
 }
 
-func (r *manifestReader) tool(t *Tool) {
-	r.fields(toolFieldKeys, func(i int) {
-		switch toolFieldKeys[i] {
+// tool reads tools[n].
+func (r *manifestReader) tool(t *Tool, n int) {
+	r.fields(toolKeys, func(i int) {
+		switch toolKeys[i] {
 		case "name":
 			r.str(&t.Name)
 		case "description":
@@ -561,14 +571,16 @@ func (r *manifestReader) tool(t *Tool) {
 		case "outputSchema":
 			t.OutputSchema = r.raw()
 		case "args":
-			t.Args = list(r, r.arg)
+			j := 0
+			t.Args = list(r, func(a *Arg) { r.arg(a, n, j); j++ })
 		}
-	})
+	}, func(key string) { r.keys.tool(n, key) })
 }
 
-func (r *manifestReader) arg(a *Arg) {
-	r.fields(argFieldKeys, func(i int) {
-		switch argFieldKeys[i] {
+// arg reads tools[n].args[j].
+func (r *manifestReader) arg(a *Arg, n, j int) {
+	r.fields(argKeys, func(i int) {
+		switch argKeys[i] {
 		case "name":
 			r.str(&a.Name)
 		case "type":
@@ -594,7 +606,7 @@ func (r *manifestReader) arg(a *Arg) {
 		case "default":
 			a.Default = r.raw()
 		}
-	})
+	}, func(key string) { r.keys.arg(n, j, key) })
 }
 
 func (r *manifestReader) doc(d *Doc) {
@@ -607,7 +619,7 @@ func (r *manifestReader) doc(d *Doc) {
 		case "file":
 			r.str(&d.File)
 		}
-	})
+	}, nil)
 }
 
 func (r *manifestReader) example(e *Example) {
@@ -618,5 +630,5 @@ func (r *manifestReader) example(e *Example) {
 		case "tool_call":
 			r.str(&e.ToolCall)
 		}
-	})
+	}, nil)
 }

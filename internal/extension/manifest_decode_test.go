@@ -22,6 +22,7 @@ func manifestSeeds(t testing.TB) []string {
 		`{"tools":[],"docs":[],"examples":[],"excludeTools":[],"themes":[],"mcpServers":{}}`,
 		`{"tools":[{"name":"t","args":[{"name":"a","required":false,"default":[1,{"a":null}]},{"required":null}],"outputSchema":null,"timeout":3}]}`,
 		`{"tools":[{"name":"t","NAME":"u"}]}`, `{"tools":[{"name":"t","name":"u"}]}`,
+		`{"excludTools":[],"hooks":{},"nme":"x","tools":[{"tmeout":1,"args":[{"requried":true},null,{"x":1}]},null,{"y":2}],"mcpServers":{"s":{"comand":"x","cwdd":1},"t":2}}`,
 		`{"permissions":{"filesystem":{"read":"workspace","write":null},"network":{"allowedHosts":null}},"permissions2":1}`,
 		`{"permissions":{"filesystem":null,"network":{"allowedHosts":["a",null]}}}`,
 		`{"settings":[{"name":"s","envVar":"E","sensitive":true},{"sensitive":null}]}`,
@@ -68,13 +69,14 @@ func templateNames(t testing.TB) []string {
 
 // FuzzDecodeManifestMatchesDecoder: whenever the hand-written reader
 // takes a document, encoding/json takes it too and decodes exactly the
-// same values (go test -fuzz explores further).
+// same values, and the reader finds the unknown keys unknownKeys finds
+// (go test -fuzz explores further).
 func FuzzDecodeManifestMatchesDecoder(f *testing.F) {
 	for _, seed := range manifestSeeds(f) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
-		w, extra, ok := decodeManifest([]byte(doc))
+		w, extra, unknown, ok := decodeManifest([]byte(doc))
 		if !ok {
 			return
 		}
@@ -85,6 +87,12 @@ func FuzzDecodeManifestMatchesDecoder(f *testing.F) {
 		if !reflect.DeepEqual(w, jw) || !reflect.DeepEqual(extra, jextra) {
 			t.Fatalf("%q:\nreader       %#v %q\nencoding/json %#v %q", doc, w, extra, jw, jextra)
 		}
+		want := unknownKeys([]byte(doc))
+		sortProblems(unknown)
+		sortProblems(want)
+		if !reflect.DeepEqual(unknown, want) {
+			t.Fatalf("%q: unknown keys\nreader      %q\nunknownKeys %q", doc, unknown, want)
+		}
 	})
 }
 
@@ -94,14 +102,14 @@ func FuzzDecodeManifestMatchesDecoder(f *testing.F) {
 func TestDecodeManifestTakesTheTemplates(t *testing.T) {
 	for _, name := range templateNames(t) {
 		data, _ := templateFS.ReadFile("templates/" + name + "/" + ManifestFile)
-		if _, _, ok := decodeManifest(data); !ok {
+		if _, _, _, ok := decodeManifest(data); !ok {
 			t.Errorf("template %s: the reader gave up", name)
 		}
 	}
 	compat, _ := filepath.Glob(filepath.Join("testdata", "compat", "*", ManifestFile))
 	for _, p := range compat {
 		data, _ := os.ReadFile(p)
-		if _, _, ok := decodeManifest(data); !ok {
+		if _, _, _, ok := decodeManifest(data); !ok {
 			t.Errorf("%s: the reader gave up", p)
 		}
 	}
@@ -122,8 +130,8 @@ func TestManifestDecoderKnowsEveryField(t *testing.T) {
 		{FilesystemPermissions{}, filesystemKeys},
 		{NetworkPermissions{}, networkKeys},
 		{Setting{}, settingKeys},
-		{Tool{}, toolFieldKeys},
-		{Arg{}, argFieldKeys},
+		{Tool{}, toolKeys},
+		{Arg{}, argKeys},
 		{Doc{}, docKeys},
 		{Example{}, exampleKeys},
 	} {
@@ -164,7 +172,7 @@ func BenchmarkDecodeManifest(b *testing.B) {
 	}
 	b.Run("reader", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, ok := decodeManifest(data); !ok {
+			if _, _, _, ok := decodeManifest(data); !ok {
 				b.Fatal("gave up")
 			}
 		}

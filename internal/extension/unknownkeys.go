@@ -27,6 +27,8 @@ var (
 // or of an MCP server's definition that is a near miss of a known one
 // (the rest may be Gemini CLI's, which gemkit keeps as they are). Values
 // of the wrong type are ParseManifest's to report; they are skipped here.
+// The manifest reader (decodeManifest) finds the same keys on its own
+// pass; this walk is for the manifests it gives up on.
 //
 // data has been read by ParseManifest already, so it is valid JSON: the
 // keys are found by walking its bytes (eachField, eachElement), which
@@ -36,27 +38,11 @@ var (
 // there are several (a null one empties it), and only one of the right
 // kind (an array, an object).
 func unknownKeys(data []byte) []Problem {
-	var probs []Problem
-	add := func(path, key string, known []string, all bool) {
-		limit := 2
-		if !all {
-			// Keys of Gemini CLI's schema ("hooks") may sit near ours
-			// ("tools"): only one edit away counts as a typo there.
-			limit = 1
-		}
-		if s := nearest(key, known, limit); s != "" {
-			probs = append(probs, Problem{Path: path + key, Message: "is not a known key, so it is ignored", Fix: fmt.Sprintf("rename it to %q", s)})
-		} else if all {
-			probs = append(probs, Problem{Path: path + key, Message: "is not a known key, so it is ignored",
-				Fix: "remove it; the keys here are " + strings.Join(known, ", ")})
-		}
-	}
+	var probs keyProblems
 	var tools json.RawMessage
 	var servers map[string]json.RawMessage
 	eachField(data, func(key string, val json.RawMessage) {
-		if !knownFields[key] {
-			add("", key, sortedKnownFields(), false)
-		}
+		probs.top(key)
 		switch {
 		case strings.EqualFold(key, "tools"):
 			switch val[0] {
@@ -79,16 +65,9 @@ func unknownKeys(data []byte) []Problem {
 	})
 	i := 0
 	eachElement(tools, func(raw json.RawMessage) {
-		p := ""
-		prefix := func() string {
-			if p == "" {
-				p = fmt.Sprintf("tools[%d].", i)
-			}
-			return p
-		}
 		eachField(raw, func(key string, val json.RawMessage) {
 			if !slices.Contains(toolKeys, key) {
-				add(prefix(), key, toolKeys, true)
+				probs.tool(i, key)
 				return
 			}
 			if key != "args" {
@@ -98,7 +77,7 @@ func unknownKeys(data []byte) []Problem {
 			eachElement(val, func(a json.RawMessage) {
 				eachField(a, func(k string, _ json.RawMessage) {
 					if !slices.Contains(argKeys, k) {
-						add(fmt.Sprintf("%sargs[%d].", prefix(), j), k, argKeys, true)
+						probs.arg(i, j, k)
 					}
 				})
 				j++
@@ -106,14 +85,55 @@ func unknownKeys(data []byte) []Problem {
 		})
 		i++
 	})
+	probs.servers(servers)
+	return probs
+}
+
+// keyProblems collects the problems of unknown keys, in the words of
+// unknownKeys, for it and for the manifest reader.
+type keyProblems []Problem
+
+func (p *keyProblems) add(path, key string, known []string, all bool) {
+	limit := 2
+	if !all {
+		// Keys of Gemini CLI's schema ("hooks") may sit near ours
+		// ("tools"): only one edit away counts as a typo there.
+		limit = 1
+	}
+	if s := nearest(key, known, limit); s != "" {
+		*p = append(*p, Problem{Path: path + key, Message: "is not a known key, so it is ignored", Fix: fmt.Sprintf("rename it to %q", s)})
+	} else if all {
+		*p = append(*p, Problem{Path: path + key, Message: "is not a known key, so it is ignored",
+			Fix: "remove it; the keys here are " + strings.Join(known, ", ")})
+	}
+}
+
+// top checks a top-level key of the manifest.
+func (p *keyProblems) top(key string) {
+	if !knownFields[key] {
+		p.add("", key, sortedKnownFields(), false)
+	}
+}
+
+// tool notes key, not one of toolKeys, of tools[i].
+func (p *keyProblems) tool(i int, key string) {
+	p.add(fmt.Sprintf("tools[%d].", i), key, toolKeys, true)
+}
+
+// arg notes key, not one of argKeys, of tools[i].args[j].
+func (p *keyProblems) arg(i, j int, key string) {
+	p.add(fmt.Sprintf("tools[%d].args[%d].", i, j), key, argKeys, true)
+}
+
+// servers checks the keys of each MCP server's definition.
+func (p *keyProblems) servers(servers map[string]json.RawMessage) {
 	for name, raw := range servers {
 		eachField(raw, func(key string, _ json.RawMessage) {
 			if !slices.Contains(mcpServerKeys, key) {
-				add(fmt.Sprintf("mcpServers.%s.", name), key, mcpServerKeys, false)
+				p.add(fmt.Sprintf("mcpServers.%s.", name), key, mcpServerKeys, false)
 			}
 		})
 	}
-	return probs
 }
 
 // sortedKnownFields lists the top-level manifest fields, sorted, for the
