@@ -87,7 +87,7 @@ func (h *harness) env() []string {
 		// it uses: CI, CONTINUOUS_INTEGRATION or any CI_* variable).
 		case k == "CI", k == "CONTINUOUS_INTEGRATION", strings.HasPrefix(k, "CI_"):
 			continue
-		case strings.HasPrefix(k, "GEMINI_CLI_IDE_"), strings.HasPrefix(k, "XDG_"),
+		case strings.HasPrefix(k, "GEMINI_CLI_IDE_"), strings.HasPrefix(k, "QWEN_"), strings.HasPrefix(k, "XDG_"),
 			strings.HasPrefix(k, "LC_"), k == "LANG", k == "LANGUAGE",
 			k == "TMPDIR", k == "HOME", k == "CLAUDE_CONFIG_DIR", k == "TERM", k == "VIMINIT", k == "EXINIT", k == "NVIM", k == "NVIM_LISTEN_ADDRESS":
 			continue
@@ -302,6 +302,14 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	}
 	if got := d.Getenv(t, ide.EnvPID); got != strconv.Itoa(d.PID()) {
 		t.Fatalf("editor's %s = %q, want %d", ide.EnvPID, got, d.PID())
+	}
+	// Qwen Code's too, and its lock file (it has no token variable).
+	if got := d.Getenv(t, ide.EnvQwenServerPort); got != strconv.Itoa(port) {
+		t.Fatalf("editor's %s = %q, want %d", ide.EnvQwenServerPort, got, port)
+	}
+	qwenLock := filepath.Join(h.home, ".qwen", "ide", strconv.Itoa(port)+".lock")
+	if fi, err := os.Stat(qwenLock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("Qwen Code lock file: %v %v", fi, err)
 	}
 
 	c, _, err := client.Connect(ctx, client.Options{
@@ -580,6 +588,9 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	waitFor(t, "the editor's "+ide.EnvWorkspacePath+" naming the new workspace", func() bool {
 		return d.Getenv(t, ide.EnvWorkspacePath) == sub
 	})
+	if got := d.Getenv(t, ide.EnvQwenWorkspacePath); got != sub {
+		t.Fatalf("editor's %s = %q, want %s", ide.EnvQwenWorkspacePath, got, sub)
+	}
 
 	// Quitting the editor stops the companion and removes its file.
 	d.Quit(t)
@@ -588,9 +599,10 @@ func runScenario(t *testing.T, h *harness, d driver, want editorInfo) {
 	case <-time.After(waitTimeout):
 		t.Fatal("the editor did not exit")
 	}
-	waitFor(t, "the discovery file removed", func() bool {
+	waitFor(t, "the discovery file and Qwen Code's lock file removed", func() bool {
 		_, err := os.Stat(discPath)
-		return os.IsNotExist(err)
+		_, qerr := os.Stat(qwenLock)
+		return os.IsNotExist(err) && os.IsNotExist(qerr)
 	})
 	select {
 	case <-c.Done():

@@ -101,6 +101,7 @@ func testNeovimPackHelpHealth(t *testing.T, bin string) {
 		"- OK " + gemkittest.Gemkit(t) + ": gemkit version",
 		"- OK serving Gemini CLI on 127.0.0.1:",
 		"- OK discovery file: " + h.discoveryDir,
+		"- OK lock file: " + filepath.Join(h.home, ".qwen", "ide"),
 		"- OK serving Claude Code on 127.0.0.1:",
 		"lock file: " + filepath.Join(h.home, ".claude", "ide"),
 	} {

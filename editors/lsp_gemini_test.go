@@ -100,6 +100,13 @@ func testLSPGeminiCLINoDiffs(t *testing.T, v neovim) {
 // b.txt (proposal), and returns with it under way.
 func startGeminiLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, screen func() string, target, proposal string) {
 	t.Helper()
+	return startGeminiLSPIn(t, v, initLua, false)
+}
+
+// startGeminiLSPIn is startGeminiLSP with the CLI run as in a container
+// (gemkittest.InContainer, and no SSH_CONNECTION) when container is set.
+func startGeminiLSPIn(t *testing.T, v neovim, initLua string, container bool) (d *nvimDriver, screen func() string, target, proposal string) {
+	t.Helper()
 	bin := v.require(t)
 	tmuxBin := gemkittest.Tool(t, "tmux", "tmux")
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
@@ -115,18 +122,22 @@ func startGeminiLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, scre
 	}
 	t.Cleanup(func() { model.Close() })
 	writeGeminiSettings(t, h.home)
-	d, screen = startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(initLua, gemkittest.Gemkit(t)), []string{
-		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
-		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
-	})
+	env := []string{"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key"}
+	if !container {
+		env = append(env, "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
+	}
+	d, screen = startNvimTmux(t, h, bin, tmuxBin, fmt.Sprintf(initLua, gemkittest.Gemkit(t)), env)
 	d.Open(t, target, 1, 1)
 	waitFor(t, "the discovery file", func() bool {
 		m, _ := filepath.Glob(filepath.Join(h.discoveryDir, "gemini-ide-server-*.json"))
 		return len(m) == 1
 	})
 
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
-	d.command(t, "tabnew | terminal "+node+" "+cli)
+	argv := []string{node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")}
+	if container {
+		argv = gemkittest.InContainer(t, argv...)
+	}
+	d.command(t, "tabnew | terminal "+shellJoin(argv))
 	d.command(t, "startinsert")
 	wait := func(what string, cond func(string) bool) { t.Helper(); waitScreen(t, screen, what, cond) }
 	wait("the CLI's input", func(s string) bool { return strings.Contains(s, "Type your message") })

@@ -75,6 +75,37 @@ const (
 	EnvServerStdioArgs = "GEMINI_CLI_IDE_SERVER_STDIO_ARGS"
 )
 
+// Environment variables Qwen Code reads in place of Gemini CLI's (its
+// IdeClient in @qwen-code/qwen-code 0.24.4, packages/core/src/ide/ide-client.ts):
+// it has no token variable (the token comes from its lock file only) and no
+// editor-pid override.
+const (
+	EnvQwenServerPort      = "QWEN_CODE_IDE_SERVER_PORT"
+	EnvQwenWorkspacePath   = "QWEN_CODE_IDE_WORKSPACE_PATH"
+	EnvQwenServerStdioCmd  = "QWEN_CODE_IDE_SERVER_STDIO_COMMAND"
+	EnvQwenServerStdioArgs = "QWEN_CODE_IDE_SERVER_STDIO_ARGS"
+	// EnvQwenHome moves Qwen Code's folder (default ~/.qwen), and with it
+	// the folder of its lock files.
+	EnvQwenHome = "QWEN_HOME"
+)
+
+// QwenProtocolVersion is the MCP protocol version Qwen Code 0.24.4 sends at
+// initialize (LATEST_PROTOCOL_VERSION of the MCP SDK it bundles), and
+// QwenClientVersion the clientInfo version it sends whatever its own
+// version (a constant in its IdeClient).
+const (
+	QwenProtocolVersion = "2025-11-25"
+	QwenClientVersion   = "1.0.0"
+)
+
+// Client names the IdeClient of Gemini CLI and of Qwen Code send at
+// initialize, over HTTP and over stdio (gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts).
+const (
+	ClientNameHTTP  = "streamable-http-client"
+	ClientNameStdio = "stdio-client"
+)
+
 // Discovery-file naming: os.TempDir()/gemini/ide/gemini-ide-server-<pid>-<port>.json.
 const (
 	DiscoveryDirName    = "gemini/ide"
@@ -176,11 +207,18 @@ type StdioConfig struct {
 	Args    []string `json:"args,omitempty"`
 }
 
-// DiscoveryFile is the content of gemini-ide-server-<pid>-<port>.json.
+// DiscoveryFile is the content of gemini-ide-server-<pid>-<port>.json,
+// and of Qwen Code's <port>.lock, which adds PPID and IDEName.
 type DiscoveryFile struct {
 	Port          int          `json:"port,omitempty"`
 	WorkspacePath string       `json:"workspacePath"`
 	AuthToken     string       `json:"authToken,omitempty"`
 	IDEInfo       *IDEInfo     `json:"ideInfo,omitempty"`
 	Stdio         *StdioConfig `json:"stdio,omitempty"`
+	// PPID is a process that lives as long as the companion: Qwen Code
+	// deletes a lock file whose PPID has ended.
+	PPID int `json:"ppid,omitempty"`
+	// IDEName is the editor's name as Qwen Code's own companion writes
+	// it; Qwen Code reads IDEInfo instead.
+	IDEName string `json:"ideName,omitempty"`
 }

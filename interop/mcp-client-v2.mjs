@@ -10,6 +10,10 @@
 // $CALL names the tool to call and $CALL_ARGS its arguments (JSON); with
 // $SLOW, the tool $SLOW is also called with a progress handler and
 // cancelled after $SLOW_MS ms, and the progress notifications are printed.
+// With $ELICIT set to accept, decline or cancel, the client offers form
+// elicitation and answers each question of an input_required result that
+// way (as a person would in a client's interface); the questions are
+// printed, and with $CALL_AGAIN the tool is called a second time.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
@@ -26,8 +30,18 @@ if (mode === 'stdio') {
   process.exit(2);
 }
 
-const client = new Client({ name: 'gemkit-interop-v2', version: '1.0.0' },
-  { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+const elicit = process.env.ELICIT;
+const client = new Client({ name: 'gemkit-interop-v2', version: '1.0.0' }, {
+  versionNegotiation: { mode: { pin: '2026-07-28' } },
+  ...(elicit ? { capabilities: { elicitation: { form: {} } }, inputRequired: { autoFulfill: true } } : {}),
+});
+const elicited = [];
+if (elicit) {
+  client.setRequestHandler('elicitation/create', async (req) => {
+    elicited.push(req.params);
+    return { action: elicit };
+  });
+}
 await client.connect(transport);
 const out = {
   era: client.getProtocolEra(),
@@ -36,6 +50,8 @@ const out = {
 };
 out.tools = (await client.listTools()).tools;
 out.call = await client.callTool({ name: process.env.CALL, arguments: JSON.parse(process.env.CALL_ARGS ?? '{}') });
+if (process.env.CALL_AGAIN) out.again = await client.callTool({ name: process.env.CALL, arguments: JSON.parse(process.env.CALL_ARGS ?? '{}') });
+if (elicit) out.elicited = elicited;
 out.resources = (await client.listResources()).resources;
 if (out.resources.length > 0) out.read = await client.readResource({ uri: out.resources[0].uri });
 if (process.env.SLOW) {

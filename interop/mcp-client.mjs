@@ -13,13 +13,17 @@
 //   {"op":"callToolCancel","name":N,"args":{...},"afterMs":T}  calls with a
 //       progressToken, then cancels after T ms; answers the progress seen
 //   {"op":"time","what":"listTools","n":N}   N sequential calls; answers the mean ms
+//   {"op":"elicited"}   the elicitation requests the server sent so far
 //   {"op":"close"}
+// With $ELICIT set to accept, decline or cancel, the client offers form
+// elicitation and answers every elicitation/create that way, as a person
+// would in a client's interface.
 // Answers are {"ok":true,"result":...} or {"ok":false,"error":"..."}.
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const [mode, target, ...rest] = process.argv.slice(2);
 let transport;
@@ -34,7 +38,16 @@ if (mode === 'stdio') {
   process.exit(2);
 }
 
-const client = new Client({ name: 'gemkit-interop', version: '1.0.0' });
+const elicit = process.env.ELICIT;
+const client = new Client({ name: 'gemkit-interop', version: '1.0.0' },
+  elicit ? { capabilities: { elicitation: { form: {} } } } : undefined);
+const elicited = [];
+if (elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    elicited.push(req.params);
+    return { action: elicit };
+  });
+}
 let toolsChanged = 0;
 const waiters = [];
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -86,6 +99,8 @@ async function handle(req) {
       }
       return { meanMs: Number(process.hrtime.bigint() - start) / 1e6 / n };
     }
+    case 'elicited':
+      return elicited;
     case 'close':
       await client.close();
       process.exit(0);

@@ -238,7 +238,7 @@ func measureGo(ctx context.Context, cfg config, dir, ws string, getenv func(stri
 func measureNode(ctx context.Context, cfg config, tmp, ws string) (*result, error) {
 	script := filepath.Join(cfg.root, "bench", "client", "realcli.mjs")
 	if _, err := os.Stat(filepath.Join(cfg.root, "interop", "node_modules", "@google", "gemini-cli-core")); err != nil {
-		return nil, fmt.Errorf("interop/node_modules is missing: run `npm ci` in interop/ (%w)", err)
+		return nil, fmt.Errorf("interop/node_modules is missing: run `npm install --no-save` in interop/ (%w)", err)
 	}
 	cmd := exec.CommandContext(ctx, cfg.node, script, fmt.Sprint(cfg.chooses), fmt.Sprint(cfg.connects))
 	cmd.Dir = ws

@@ -66,7 +66,7 @@ func main() {
 	flag.IntVar(&cfg.updates, "updates", 10000, "ide/contextUpdate notifications the client receives in the RSS load phase (one editor event each)")
 	flag.DurationVar(&cfg.loadDebounce, "load-debounce", time.Millisecond, "the servers' --debounce in the RSS load phase")
 	flag.IntVar(&cfg.starts, "starts", 10, "starts per server for start → discovery file")
-	flag.StringVar(&servers, "servers", "gemkit,gemkit-gemini-only,reference", "servers to measure (gemkit serves Gemini CLI and Claude Code; gemkit-gemini-only runs it with --claude=false)")
+	flag.StringVar(&servers, "servers", "gemkit,gemkit-gemini-only,reference", "servers to measure (gemkit serves Gemini CLI, Claude Code and Qwen Code; gemkit-gemini-only runs it with --claude=false --qwen=false)")
 	flag.BoolVar(&quick, "quick", false, "a few iterations only")
 	flag.Parse()
 	if quick {
@@ -336,7 +336,7 @@ func buildSpecs(ctx context.Context, cfg config) ([]serverSpec, func(), error) {
 			cfg.gemkit = bin // built once for both rows
 			argv := []string{bin, "ide", "serve", "--editor", "stdio"}
 			if name == "gemkit-gemini-only" {
-				argv = append(argv, "--claude=false")
+				argv = append(argv, "--claude=false", "--qwen=false")
 			}
 			specs = append(specs, serverSpec{name: name, argv: argv})
 		case "reference":

@@ -77,7 +77,7 @@ func startServer(ctx context.Context, spec serverSpec, workspace string) (*serve
 
 	argv := append(append([]string(nil), spec.argv...), "--workspace", workspace)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+filepath.Join(tmp, "claude"), "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+filepath.Join(tmp, "claude"), "QWEN_HOME="+filepath.Join(tmp, "qwen"), "NO_COLOR=1")
 	cmd.Dir = workspace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -164,7 +164,7 @@ func report(r *row) {
 func geminiCommand(root, home string) ([]string, error) {
 	bundle := filepath.Join(root, "interop", "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
 	if _, err := os.Stat(bundle); err != nil {
-		return nil, fmt.Errorf("the real Gemini CLI is not installed: run `npm ci` in interop/ (%w)", err)
+		return nil, fmt.Errorf("the real Gemini CLI is not installed: run `npm install --no-save` in interop/ (%w)", err)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {

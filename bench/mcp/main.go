@@ -85,7 +85,9 @@ func run(n, starts, exts, tools int) error {
 	fmt.Printf("load average before: %s\n", loadAverage())
 	defer func() { fmt.Printf("load average after:  %s\n", loadAverage()) }()
 
-	mcpArgs := []string{"mcp", "--home", home, "--workspace", ws}
+	// The extensions' tools only, as before the code-intelligence tools
+	// came (bench/codeintel measures those).
+	mcpArgs := []string{"mcp", "--home", home, "--workspace", ws, "--code-intel=false"}
 	want := exts*tools + 1 // and read_doc
 
 	// tools/list from process start, beside `extensions list --json`.

@@ -7,7 +7,7 @@
 // /work/shared/spec/real-client-behaviour.md), not from the official source.
 //
 // Dependencies resolve from interop/node_modules through createRequire, so
-// it runs from any directory once `npm ci` has run in interop/:
+// it runs from any directory once `npm install --no-save` has run in interop/:
 //
 //   node bench/reference/companion.mjs --editor stdio --workspace DIR [--ide-pid N] [--debounce 1ms]
 //

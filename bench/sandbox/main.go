@@ -56,7 +56,10 @@ func bench(n int, exe string) error {
 	}
 	defer os.RemoveAll(root)
 	ws, ext, tmp := filepath.Join(root, "ws"), filepath.Join(root, "ext"), filepath.Join(root, "tmp")
-	for _, d := range []string{ws, ext, tmp} {
+	// The server's row has a workspace of its own: the placeholders it
+	// keeps between runs must not be the ones bwrap's rows remove.
+	serverWS := filepath.Join(root, "ws-server")
+	for _, d := range []string{ws, ext, tmp, serverWS} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
@@ -65,16 +68,23 @@ func bench(n int, exe string) error {
 	policy := sandbox.Policy{Read: permission.AccessWorkspace, Write: permission.AccessWorkspace, Workspace: ws, Home: home, ExtensionDir: ext, TempDir: tmp}
 	// The protected paths a write: workspace tool gets, all absent in
 	// this fresh workspace: each run makes and removes a placeholder for
-	// every one and binds it read-only, the most such a run does.
+	// every one and binds it read-only, the most such a run does (but
+	// gemkit-server's, which keeps them).
 	policy.Guarded = permission.GuardedPaths(policy.Write, ws, home)
 	withHosts := policy
 	withHosts.AllowedHosts = []string{"api.example.com"}
+	server := policy
+	server.Workspace = serverWS
+	server.Guarded = permission.GuardedPaths(server.Write, serverWS, home)
+	// As gemkit mcp runs its tools: the placeholders stay between runs.
+	serverLauncher := &sandbox.Launcher{Exe: exe, Linger: 2 * time.Second}
+	defer serverLauncher.Close()
 	tool := "/bin/true"
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + tmp}
 
 	runSandbox := func(l *sandbox.Launcher, p sandbox.Policy) func(context.Context) error {
 		return func(ctx context.Context) error {
-			proc, err := l.Start(ctx, &sandbox.Command{Policy: p, Path: tool, Env: env, Dir: ws})
+			proc, err := l.Start(ctx, &sandbox.Command{Policy: p, Path: tool, Env: env, Dir: p.Workspace})
 			if err != nil {
 				return err
 			}
@@ -92,6 +102,7 @@ func bench(n int, exe string) error {
 		{"gemkit-mntns", "re-exec + user/net/pid/ipc/mount namespaces (own root of binds, tmpfs temp dir, /proc, /dev) + Landlock + seccomp", runSandbox(&sandbox.Launcher{Exe: exe, NoCgroup: true}, policy)},
 		{"gemkit-memcg", "as gemkit-mntns + a memory cgroup for the tree where one can be made (else RLIMIT_AS)", runSandbox(&sandbox.Launcher{Exe: exe}, policy)},
 		{"gemkit-proxy", "as gemkit-memcg + loopback up, listener passed out, proxy started", runSandbox(&sandbox.Launcher{Exe: exe}, withHosts)},
+		{"gemkit-server", "as gemkit-memcg, the placeholders kept between runs (Launcher.Linger), as gemkit mcp runs a client's calls", runSandbox(serverLauncher, server)},
 	}
 	toolRun, err := toolRunMode(root, ws, exe)
 	if err != nil {

@@ -16,7 +16,9 @@
 ;; editable) that you accept with C-c C-c or reject with C-c C-k.
 ;; It serves Claude Code too: a `claude' started in an Emacs terminal
 ;; connects by itself, `gemkit-mention' puts @file#L1-2 in its prompt, and
-;; Flymake's diagnostics reach its model after each edit.
+;; Flymake's diagnostics reach its model after each edit.  And Qwen Code:
+;; a `qwen' started in the workspace finds this Emacs through the lock
+;; file gemkit writes for it (~/.qwen/ide), once its IDE mode is on.
 ;;
 ;;   (add-to-list 'load-path "/path/to/gemkit/editors/emacs")
 ;;   (require 'gemkit)
@@ -574,8 +576,12 @@ With an active region (BEG and END), mention its lines too."
   (interactive (list (list (read-directory-name "Workspace folder: "))))
   (setq directories (mapcar (lambda (d) (directory-file-name (expand-file-name d))) directories))
   (when (gemkit--send "workspace/update" `((paths . ,(vconcat directories))))
-    ;; Terminals started from now on name the new workspace too.
-    (setenv "GEMINI_CLI_IDE_WORKSPACE_PATH" (string-join directories path-separator))))
+    ;; Terminals started from now on name the new workspace too (Qwen
+    ;; Code's variable when gemkit gave it).
+    (let ((joined (string-join directories path-separator)))
+      (setenv "GEMINI_CLI_IDE_WORKSPACE_PATH" joined)
+      (when (assq 'QWEN_CODE_IDE_WORKSPACE_PATH (alist-get 'env gemkit--ready))
+        (setenv "QWEN_CODE_IDE_WORKSPACE_PATH" joined)))))
 
 (defun gemkit-status ()
   "Say where gemkit serves."

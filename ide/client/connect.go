@@ -84,8 +84,16 @@ type Options struct {
 	InContainer func() bool
 	// Logger receives debug messages; nil discards them.
 	Logger *slog.Logger
+	// Agent is the CLI whose rules Discover and Connect follow: AgentGemini
+	// (the default, "") or AgentQwen (Qwen Code's lock files, variables
+	// and host rule; Dir is then its lock folder).
+	Agent string
 	// ClientName and ClientVersion are sent at initialize.
 	ClientName, ClientVersion string
+	// ProtocolVersion is the MCP protocol version asked for at initialize;
+	// "" means the one the real CLI asks for (ide.ProtocolVersion, or
+	// ide.QwenProtocolVersion for AgentQwen).
+	ProtocolVersion string
 	// OnState observes every state change from the first "connecting".
 	OnState func(State)
 	// Observe sees every notification as it arrives, before the client
@@ -122,6 +130,12 @@ func (o *Options) defaults() {
 	if o.InContainer == nil {
 		o.InContainer = inContainer
 	}
+	if o.ProtocolVersion == "" {
+		o.ProtocolVersion = ide.ProtocolVersion
+		if o.Agent == AgentQwen {
+			o.ProtocolVersion = ide.QwenProtocolVersion
+		}
+	}
 }
 
 func inContainer() bool {
@@ -149,8 +163,14 @@ func ServerHost(getenv func(string) string, container bool) string {
 // and workspace with their sources, the workspace verdict and the endpoints
 // in the order they are tried.
 type Plan struct {
+	// Agent is the CLI whose rules made the plan (Options.Agent; "" is
+	// Gemini CLI).
+	Agent   string               `json:"agent,omitempty"`
 	Process discovery.IDEProcess `json:"process"`
-	Choice  *discovery.Choice    `json:"-"`
+	// Choice is Gemini CLI's choice of a discovery file, QwenChoice Qwen
+	// Code's of a lock file; one of them is set.
+	Choice     *discovery.Choice     `json:"-"`
+	QwenChoice *discovery.QwenChoice `json:"-"`
 	// ChoiceErr is set when the discovery directory could not be read.
 	ChoiceErr error             `json:"-"`
 	Config    *discovery.Config `json:"-"`
@@ -182,6 +202,9 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 		o.Cwd = wd
 	}
 	p := &Plan{Cwd: o.Cwd}
+	if o.Agent == AgentQwen {
+		return discoverQwen(ctx, o, p), nil
+	}
 	getenv := o.Getenv
 	if o.IDEPID > 0 {
 		pid := strconv.Itoa(o.IDEPID)
@@ -274,12 +297,18 @@ func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {
 		return nil, nil, err
 	}
 	if p.IDE == nil {
+		if p.Agent == AgentQwen {
+			return nil, p, &ConnectError{Message: ErrQwenUnsupportedEnvironment}
+		}
 		return nil, p, &ConnectError{Message: ErrUnsupportedEnvironment}
 	}
 	if p.Workspace != nil {
 		return nil, p, &ConnectError{Message: p.Workspace.Error()}
 	}
 	ce := &ConnectError{Message: fmt.Sprintf("Failed to connect to IDE companion extension in %s. Please ensure the extension is running. To install the extension, run /ide install.", p.IDE.DisplayName)}
+	if p.Agent == AgentQwen {
+		ce.Message = qwenConnectMessage(p)
+	}
 	for _, ep := range p.Endpoints {
 		c, err := Dial(ctx, ep, o)
 		if err == nil {
@@ -310,7 +339,7 @@ func (e *DialError) Error() string {
 	case "no-host":
 		msg := "the host " + e.Host + " cannot be resolved"
 		if e.Host == "host.docker.internal" {
-			msg += " (the CLI dials it inside a container: when the companion runs in this same container, the export line `gemkit ide serve` printed is required in this shell first; it sets REMOTE_CONTAINERS=true, and REMOTE_CONTAINERS=1 does the same)"
+			msg += " (the CLI dials it inside a container: a companion of this same container is reached through its discovery file's stdio command when it names one, as gemkit's does, or directly with REMOTE_CONTAINERS=true (or =1) in the CLI's environment)"
 		}
 		return msg
 	case "refused":
@@ -447,7 +476,7 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 		base.CloseIdleConnections()
 	}
 	c.onClose = cancel
-	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(ide.ProtocolVersion))
+	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(o.ProtocolVersion))
 	if err := mc.Start(life); err != nil {
 		cancel()
 		return nil, &DialError{Kind: "protocol", Err: err}
@@ -564,7 +593,7 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 			}
 		})
 	}
-	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(ide.ProtocolVersion))
+	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(o.ProtocolVersion))
 	if err := mc.Start(life); err != nil {
 		c.onClose()
 		return nil, &DialError{Kind: "spawn", Err: err}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -128,6 +129,148 @@ func TestChoiceParityWithRealCLI(t *testing.T) {
 		}
 		if gotErr != wantErr || (err == nil) != real[i].Valid {
 			t.Errorf("case %d %+v: workspace check\n ours: %q\n real: %q", i, c, gotErr, wantErr)
+		}
+	}
+}
+
+// TestQwenChoiceParityWithRealCLI puts Qwen Code lock files (and a legacy
+// file) on disk and asks both Qwen Code's own IdeClient
+// (interop/qwen-choose-parity.mjs, @qwen-code/qwen-code 0.24.4) and
+// discovery.ChooseQwen which file each case picks, which ports it turns
+// away for their workspace, and what the workspace check says; then that
+// the files Qwen Code deleted as stale are exactly those we marked.
+func TestQwenChoiceParityWithRealCLI(t *testing.T) {
+	node, interop := gemkittest.Interop(t, "@qwen-code/qwen-code")
+	root := t.TempDir()
+	mk := func(p string) string {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	home, tmp := mk(filepath.Join(root, "qwen")), mk(filepath.Join(root, "tmp"))
+	dir := mk(filepath.Join(home, "ide"))
+	ws1, ws2, outside := mk(filepath.Join(root, "ws1")), mk(filepath.Join(root, "ws2")), mk(filepath.Join(root, "outside"))
+	sub := mk(filepath.Join(ws1, "deep"))
+	link := filepath.Join(root, "link-to-ws2")
+	if err := os.Symlink(ws2, link); err != nil {
+		t.Fatal(err)
+	}
+	me := os.Getpid()
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := ended.Process.Pid
+	now := time.Now()
+	write := func(d, name, content string, age time.Duration) {
+		p := filepath.Join(d, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(dir, "3001.lock", fmt.Sprintf(`{"port":3001,"workspacePath":%q,"ppid":%d}`, ws1, me), 5*time.Minute)
+	write(dir, "3002.lock", fmt.Sprintf(`{"port":3002,"workspacePath":%q,"ppid":%d}`, ws1+string(os.PathListSeparator)+link, me), 4*time.Minute)
+	write(dir, "3003.lock", fmt.Sprintf(`{"port":3003,"workspacePath":%q,"ppid":%d}`, ws1, dead), time.Minute)
+	js, _ := json.Marshal([]string{ws2})
+	write(dir, "3004.lock", fmt.Sprintf(`{"port":3004,"workspacePath":%q,"ppid":%d}`, js, me), 3*time.Minute)
+	write(dir, "3005.lock", `{"port":3005,"workspacePath":"/nowhere/at/all"}`, 2*time.Minute)
+	write(dir, "3006.lock", fmt.Sprintf(`{"port":3006,"ppid":%d}`, me), 0)
+	write(dir, "3007.lock", `not json`, 0)
+	write(tmp, discovery.QwenLegacyFileName("4242"), fmt.Sprintf(`{"port":3008,"workspacePath":%q}`, outside), 0)
+
+	type tc struct {
+		QwenHome string `json:"qwenHome"`
+		TMPDIR   string `json:"tmpdir"`
+		PID      int    `json:"pid"`
+		Cwd      string `json:"cwd"`
+		EnvPort  string `json:"envPort,omitempty"`
+	}
+	cases := []tc{
+		{home, tmp, 0, sub, ""},        // newest live file holding the cwd
+		{home, tmp, 0, ws1, "3001"},    // the port variable's file
+		{home, tmp, 0, ws2, "3001"},    // the port variable's file is for another folder
+		{home, tmp, 0, link, ""},       // through a symlink; a JSON array workspace
+		{home, tmp, 4242, outside, ""}, // the legacy file of the editor pid
+		{home, tmp, 4242, ws1, ""},     // the legacy file for another folder
+		{home, tmp, 0, outside, ""},    // none
+		{home, tmp, 0, ws1, "70000"},   // not a port
+		{filepath.Join(root, "none"), tmp, 0, ws1, ""},
+	}
+	type result struct {
+		Port     *int    `json:"port"`
+		Rejected []int   `json:"rejected"`
+		Error    *string `json:"error"`
+	}
+	var ours []result
+	stale := map[string]bool{}
+	for _, c := range cases {
+		ch, err := discovery.ChooseQwen(discovery.QwenChooseOptions{Dir: filepath.Join(c.QwenHome, "ide"), TempDir: c.TMPDIR, IDEPID: c.PID, Cwd: c.Cwd,
+			Getenv: func(k string) string {
+				if k == "QWEN_CODE_IDE_SERVER_PORT" {
+					return c.EnvPort
+				}
+				return ""
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := result{Rejected: ch.Rejected}
+		if ch.Chosen != nil {
+			p := ch.Chosen.Port
+			r.Port = &p
+			if wp := ch.Chosen.Config.WorkspacePath; wp != nil {
+				if err := discovery.ValidateQwenWorkspace(wp, c.Cwd); err != nil {
+					s := err.Error()
+					r.Error = &s
+				}
+			}
+		}
+		for _, cand := range ch.Candidates {
+			if cand.Stale != "" {
+				stale[cand.Name] = true
+			}
+		}
+		ours = append(ours, r)
+	}
+
+	in, _ := json.Marshal(cases)
+	cmd := exec.Command(node, filepath.Join(interop, "qwen-choose-parity.mjs"))
+	cmd.Stdin = strings.NewReader(string(in))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "PARITY ")
+	if !ok {
+		t.Fatalf("no result: %s\n%s", out, stderr.String())
+	}
+	var real []result
+	if err := json.Unmarshal([]byte(line), &real); err != nil {
+		t.Fatal(err)
+	}
+	show := func(r result) string {
+		b, _ := json.Marshal(r)
+		return strings.ReplaceAll(string(b), `"rejected":null`, `"rejected":[]`)
+	}
+	for i, c := range cases {
+		t.Logf("case %d: %s", i, show(real[i]))
+		if got, want := show(ours[i]), show(real[i]); got != want {
+			t.Errorf("case %d %+v:\n ours %s\n real %s", i, c, got, want)
+		}
+	}
+	if len(stale) != 2 || !stale["3003.lock"] || !stale["3005.lock"] {
+		t.Errorf("we marked %v stale", stale)
+	}
+	for _, name := range []string{"3001.lock", "3002.lock", "3003.lock", "3004.lock", "3005.lock", "3006.lock", "3007.lock"} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if gone := err != nil; gone != stale[name] {
+			t.Errorf("%s: Qwen Code deleted it: %v; we marked it stale: %v", name, gone, stale[name])
 		}
 	}
 }

@@ -139,7 +139,7 @@ func TestClassifyDNSFailure(t *testing.T) {
 	if !errors.As(err, &de) || de.Kind != "no-host" || de.Host != "host.docker.internal" {
 		t.Fatalf("classified as %#v", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "cannot be resolved") || !strings.Contains(msg, "REMOTE_CONTAINERS=1") {
+	if msg := err.Error(); !strings.Contains(msg, "cannot be resolved") || !strings.Contains(msg, "stdio command") || !strings.Contains(msg, "REMOTE_CONTAINERS=true") {
 		t.Errorf("message %q", msg)
 	}
 }

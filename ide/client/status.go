@@ -37,6 +37,16 @@ type FileStatus struct {
 	Workspace     string       `json:"workspaceError,omitempty"`
 	IDEInfo       *ide.IDEInfo `json:"ideInfo,omitempty"`
 	Chosen        bool         `json:"chosen,omitempty"`
+	// For Qwen Code's lock files: how the CLI came to read the file
+	// (discovery.QwenCandidate.Source), its ppid, and why the CLI deletes
+	// it when it looks ("" when it keeps it). PID is then 0 and Alive
+	// says whether the ppid runs.
+	Source string `json:"source,omitempty"`
+	PPID   int    `json:"ppid,omitempty"`
+	Stale  string `json:"stale,omitempty"`
+	// Stdio is the stdio command the file names (a bridge, as gemkit's
+	// companion writes, or a companion of its own).
+	Stdio *ide.StdioConfig `json:"stdio,omitempty"`
 }
 
 // ConnectStatus is the result of trying to connect.
@@ -52,6 +62,9 @@ type ConnectStatus struct {
 
 // StatusReport is what `gemkit ide status` shows.
 type StatusReport struct {
+	// Agent is the CLI whose rules the report follows ("" is Gemini CLI,
+	// "qwen" Qwen Code).
+	Agent     string               `json:"agent,omitempty"`
 	Dir       string               `json:"dir"`
 	Cwd       string               `json:"cwd"`
 	Process   discovery.IDEProcess `json:"ideProcess"`
@@ -74,12 +87,21 @@ func Inspect(ctx context.Context, o Options, connect bool) (*StatusReport, error
 	if err != nil {
 		return nil, err
 	}
-	r := &StatusReport{Cwd: p.Cwd, Process: p.Process, IDE: p.IDE, Endpoints: p.Endpoints, Plan: p}
+	r := &StatusReport{Agent: p.Agent, Cwd: p.Cwd, Process: p.Process, IDE: p.IDE, Endpoints: p.Endpoints, Plan: p}
 	if r.Endpoints == nil {
 		r.Endpoints = []Endpoint{}
 	}
 	if p.ChoiceErr != nil {
 		r.DirError = p.ChoiceErr.Error()
+	}
+	if ch := p.QwenChoice; ch != nil {
+		r.Dir = ch.Dir
+		for _, c := range ch.Files() {
+			r.Files = append(r.Files, qwenFileStatus(c, c == ch.Chosen))
+		}
+		if ch.Chosen != nil {
+			r.Chosen, r.Reason = ch.Chosen.Name, ch.Reason
+		}
 	}
 	if ch := p.Choice; ch != nil {
 		r.Dir = ch.Dir
@@ -115,9 +137,36 @@ func fileStatus(c *discovery.Candidate, chosen bool) FileStatus {
 	if c.Config != nil {
 		f.WorkspacePath = c.Config.WorkspacePath
 		f.IDEInfo = c.Config.IDEInfo
+		f.Stdio = c.Config.Stdio
 		f.InWorkspace = c.Workspace == nil
 		if c.Workspace != nil {
 			f.Workspace = c.Workspace.Error()
+		}
+	}
+	return f
+}
+
+func qwenFileStatus(c *discovery.QwenCandidate, chosen bool) FileStatus {
+	f := FileStatus{Name: c.Name, Path: c.Path, Port: c.Port, Legacy: c.Source != "scan" && c.Source != "env-port", Owner: c.Owner,
+		Usable: c.Config != nil && c.Stale == "", Chosen: chosen, Source: c.Source, Stale: c.Stale}
+	if c.Owner >= 0 || c.Mode != 0 {
+		f.Mode = fmt.Sprintf("%04o", c.Mode)
+	}
+	if c.Err != nil {
+		f.Error = c.Err.Error()
+	}
+	if c.Config != nil {
+		if pid, ok := c.Config.PPID(); ok {
+			f.PPID, f.Alive = pid, discovery.ProcessAlive(pid)
+		}
+		f.WorkspacePath = c.Config.WorkspacePath
+		f.IDEInfo = c.Config.IDEInfo
+		f.Stdio = c.Config.Stdio
+		f.InWorkspace = c.Workspace == nil && c.Config.WorkspacePath != nil
+		if c.Workspace != nil {
+			f.Workspace = c.Workspace.Error()
+		} else if c.Config.WorkspacePath == nil {
+			f.Workspace = "no workspacePath"
 		}
 	}
 	return f
@@ -180,14 +229,21 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		d.Findings = append(d.Findings, Finding{Subject: subject, Severity: sev, Message: msg, Fix: fix})
 	}
 	p := st.Plan
+	if p.Agent == AgentQwen {
+		doctorQwen(ctx, d, o, add)
+		return d, nil
+	}
 	uid := os.Getuid()
 	host := o.Host
 	if host == "" {
 		host = ServerHost(o.Getenv, o.InContainer())
 	}
 	if host != "127.0.0.1" {
-		add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host),
-			"if the companion runs in this same container, the export line `gemkit ide serve` printed is required in the CLI's shell (it sets REMOTE_CONTAINERS=true, so that the CLI dials 127.0.0.1)")
+		if p.Config != nil && p.Config.Stdio != nil {
+			add("container", "ok", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1; when nothing answers there it starts the discovery file's stdio command (%s), which reaches a companion of this container", host, p.Config.Stdio.Command), "")
+		} else {
+			add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host), containerFix)
+		}
 	}
 	if ch := p.Choice; ch != nil {
 		all := ch.Candidates
@@ -316,8 +372,11 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
 	var dnsErr *net.DNSError
 	switch {
+	case errors.As(err, &dnsErr) && cfg.Stdio != nil:
+		add(name, "ok", fmt.Sprintf("%s cannot be resolved, so the CLI cannot dial port %d; it then starts the file's stdio command", host, cfg.Port), "")
+		return
 	case errors.As(err, &dnsErr):
-		add(name, "error", fmt.Sprintf("%s cannot be resolved, so port %d cannot be dialled", host, cfg.Port), "inside a container the CLI dials host.docker.internal; if the companion runs in this same container, run the export line `gemkit ide serve` printed in the CLI's shell first (it sets REMOTE_CONTAINERS=true, so that it dials 127.0.0.1)")
+		add(name, "error", fmt.Sprintf("%s cannot be resolved, so port %d cannot be dialled", host, cfg.Port), containerFix)
 		return
 	case err != nil && !c.Alive:
 		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shellQuote(c.Path))
@@ -360,6 +419,11 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	srv := cl.Server()
 	add(name, "ok", fmt.Sprintf("%s %s answers on port %d with openDiff and closeDiff", srv.Name, srv.Version, cfg.Port), "")
 }
+
+// containerFix is what to do when a CLI in a container dials
+// host.docker.internal and the discovery file names no stdio command to
+// fall back on.
+const containerFix = "if the companion runs in this same container, set REMOTE_CONTAINERS=true in the CLI's shell (`export REMOTE_CONTAINERS=true`; the terminals of gemkit's editor plugins have it already) so that the CLI dials 127.0.0.1, or use a companion whose discovery file names a stdio command (gemkit ide serve's names `gemkit ide bridge`, which needs no step)"
 
 // doctorOtherFiles names the files that look like discovery files but
 // that the CLI never reads from here.

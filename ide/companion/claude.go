@@ -123,9 +123,14 @@ func newClaudeEndpoint(s *Server) (*claudeEndpoint, error) {
 	return c, nil
 }
 
-// serveHTTP checks a connection as the guard of /mcp does (no Origin, an
-// exact Host, the token in constant time) and serves it as an MCP peer.
+// serveHTTP checks a connection as the guard of /mcp does (not through a
+// tool's sandbox, no Origin, an exact Host, the token in constant time)
+// and serves it as an MCP peer.
 func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if sandboxProxied(r) {
+		writeJSONError(w, http.StatusForbidden, sandboxRefusal)
+		return
+	}
 	if _, ok := r.Header["Origin"]; ok {
 		writeJSONError(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
 		return
@@ -396,7 +401,7 @@ func (c *claudeEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) 
 		tab = path
 	}
 	answer := make(chan diffOutcome, 1)
-	e := c.srv.diffs.addWaiting(path, answer)
+	e := c.srv.registerDiff(path, "", answer)
 	c.mu.Lock()
 	c.tabs[tab] = path
 	c.mu.Unlock()

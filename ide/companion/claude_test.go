@@ -348,6 +348,29 @@ func TestClaudeDiagnosticsWithoutEditorSupport(t *testing.T) {
 	}
 }
 
+// ownDiags is a Config.Diagnostics: gemkit's own language servers in
+// the companion's tests.
+type ownDiags struct{ path string }
+
+func (o ownDiags) Diagnostics(_ context.Context, path string) ([]FileDiagnostics, error) {
+	return []FileDiagnostics{{Path: o.path, Diagnostics: []Diagnostic{{Message: "undefined: x", Severity: "error", Source: "compiler",
+		Range: Range{Start: Position{Line: 3, Character: 2}, End: Position{Line: 3, Character: 3}}}}}}, nil
+}
+
+// An editor without diagnostics of its own gives way to
+// Config.Diagnostics (gemkit's own language servers): getDiagnostics
+// answers with theirs, in 0-based LSP ranges.
+func TestClaudeDiagnosticsFallback(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "main.go")
+	srv := startServer(t, Config{Editor: newFakeEditor(), Claude: true, ClaudeLockDir: t.TempDir(), Diagnostics: ownDiags{path}})
+	cc := dialClaude(t, srv)
+	r := cc.tool("getDiagnostics", map[string]any{"uri": "file://" + path}, 10*time.Second)
+	want := `[{"uri":"file://` + path + `","diagnostics":[{"message":"undefined: x","severity":"Error","source":"compiler","range":{"start":{"line":2,"character":1},"end":{"line":2,"character":2}}}]}]`
+	if r.IsError || r.texts()[0] != want {
+		t.Errorf("getDiagnostics = %q, want %s", r.texts(), want)
+	}
+}
+
 func TestWebSocketBounds(t *testing.T) {
 	t.Run("message too big", func(t *testing.T) {
 		srv := startServer(t, Config{Claude: true, ClaudeLockDir: t.TempDir()})

@@ -2,9 +2,14 @@ package companion
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
 // Transports of a Client.
@@ -17,12 +22,33 @@ const (
 	TransportClaude = "claude"
 )
 
+// The agents a Client may be recognised as (Client.Agent).
+const (
+	AgentGemini = "Gemini CLI"
+	AgentQwen   = "Qwen Code"
+	AgentClaude = "Claude Code"
+	AgentLLxprt = "LLxprt Code"
+)
+
 // Client is one agent connected to the companion, for an editor to show.
 type Client struct {
 	// Name and Version are the clientInfo it sent at initialize.
 	Name, Version string
+	// Protocol is the MCP protocol version it asked for at initialize.
+	Protocol string
+	// Agent is the program as a person knows it (AgentGemini, AgentQwen,
+	// AgentClaude), "" when not recognised; AgentVersion is that
+	// program's version where known. Gemini CLI and Qwen Code send the
+	// same clientInfo name (Qwen Code with the version 1.0.0 whatever its
+	// own), so they are told apart by their process where the system
+	// shows it, else by the protocol version Qwen Code asks for.
+	Agent, AgentVersion string
 	// Transport is TransportHTTP, TransportStream or TransportClaude.
 	Transport string
+	// Bridged is set when the client reaches /mcp through the stdio
+	// bridge (Config.BridgeCommand) rather than by itself; PID and Dir
+	// are then the client's, not the bridge's.
+	Bridged bool
 	// Since is when it initialized.
 	Since time.Time
 	// PID and Dir are the client's process and its working folder, where
@@ -34,11 +60,21 @@ type Client struct {
 
 // clientInfo is what a client says of itself at initialize, and when.
 type clientInfo struct {
-	mu            sync.Mutex
-	name, version string
-	since         time.Time
-	pid           int
-	dir           string
+	mu                      sync.Mutex
+	name, version, protocol string
+	since                   time.Time
+	peer                    peerProcess
+}
+
+// peerProcess is what the system tells of a client's process (peerOf).
+type peerProcess struct {
+	pid int
+	dir string
+	// agent and version name the program from its command line; bridged
+	// is set when the connection was the stdio bridge's, whose parent is
+	// the client.
+	agent, version string
+	bridged        bool
 }
 
 // peerConn is the two ends of a client's connection, "host:port" each.
@@ -51,8 +87,8 @@ func (s *Server) findPeer(info *clientInfo, c peerConn) {
 	go func() {
 		defer s.clientsChanged()
 		defer s.peers.done()
-		if pid, dir := peerOf(c); pid != 0 {
-			info.setPeer(pid, dir)
+		if p := peerOf(c); p.pid != 0 {
+			info.setPeer(p)
 		}
 	}()
 }
@@ -100,35 +136,56 @@ func (p *peerLookups) wait(d time.Duration) {
 	}
 }
 
-// setPeer notes the client's process and folder (peerOf).
-func (c *clientInfo) setPeer(pid int, dir string) {
+// setPeer notes the client's process (peerOf).
+func (c *clientInfo) setPeer(p peerProcess) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pid, c.dir = pid, dir
+	c.peer = p
 }
 
-func (c *clientInfo) set(name, version string) {
+func (c *clientInfo) set(i initInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.name, c.version, c.since = name, version, time.Now()
+	c.name, c.version, c.protocol, c.since = i.name, i.version, i.protocol, time.Now()
 }
 
 func (c *clientInfo) client(transport string) Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Client{Name: c.name, Version: c.version, Transport: transport, Since: c.since, PID: c.pid, Dir: c.dir}
+	cl := Client{Name: c.name, Version: c.version, Protocol: c.protocol, Transport: transport, Since: c.since,
+		PID: c.peer.pid, Dir: c.peer.dir, Bridged: c.peer.bridged}
+	switch {
+	case transport == TransportClaude:
+		cl.Agent, cl.AgentVersion = AgentClaude, c.version
+	case c.name != ide.ClientNameHTTP && c.name != ide.ClientNameStdio:
+	case c.peer.agent != "":
+		cl.Agent, cl.AgentVersion = c.peer.agent, c.peer.version
+		if cl.Agent == AgentGemini && cl.AgentVersion == "" {
+			cl.AgentVersion = c.version
+		}
+	case c.version == ide.QwenClientVersion && c.protocol == ide.QwenProtocolVersion:
+		cl.Agent = AgentQwen
+	default:
+		cl.Agent, cl.AgentVersion = AgentGemini, c.version
+	}
+	return cl
 }
 
-// initializeInfo reads clientInfo from the params of an initialize request.
-func initializeInfo(params json.RawMessage) (name, version string) {
+// initInfo is what an initialize request says of its client.
+type initInfo struct{ name, version, protocol string }
+
+// initializeInfo reads clientInfo and the protocol version from the
+// params of an initialize request.
+func initializeInfo(params json.RawMessage) initInfo {
 	var p struct {
-		ClientInfo struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ClientInfo      struct {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		} `json:"clientInfo"`
 	}
 	_ = json.Unmarshal(params, &p)
-	return p.ClientInfo.Name, p.ClientInfo.Version
+	return initInfo{p.ClientInfo.Name, p.ClientInfo.Version, p.ProtocolVersion}
 }
 
 // Clients returns the agents connected now, first connected first. A
@@ -177,4 +234,46 @@ func (s *Server) clientsChanged() {
 	if f := s.cfg.OnClientsChange; f != nil {
 		f()
 	}
+}
+
+// processAgent names the program of a client's command line: Qwen Code
+// and Gemini CLI run as Node scripts of their npm packages
+// (@qwen-code/qwen-code's cli.js, @google/gemini-cli's bundle/gemini.js)
+// or through their commands qwen and gemini; LLxprt Code
+// (@vybestack/llxprt-code, command llxprt) sends Qwen Code's clientInfo
+// too (streamable-http-client 1.0.0: IdeClient.establishConnection in
+// vybestack/llxprt-code packages/ide-integration/src/ide/ide-client.ts).
+// For Qwen Code, whose clientInfo version is a constant, the version is
+// read from the package.json beside its script.
+func processAgent(args []string) (agent, version string) {
+	for _, a := range args {
+		norm := filepath.ToSlash(a)
+		base := filepath.Base(norm)
+		switch {
+		case strings.Contains(norm, "/@qwen-code/qwen-code/") || base == "qwen":
+			return AgentQwen, packageVersion(a, "@qwen-code/qwen-code")
+		case strings.Contains(norm, "/@vybestack/llxprt-code/") || base == "llxprt":
+			return AgentLLxprt, packageVersion(a, "@vybestack/llxprt-code")
+		case strings.Contains(norm, "/@google/gemini-cli/") || base == "gemini":
+			return AgentGemini, ""
+		}
+	}
+	return "", ""
+}
+
+// packageVersion is the version in the package.json of the npm package
+// name that holds script (in its folder or the one above), or "".
+func packageVersion(script, name string) string {
+	dir := filepath.Dir(script)
+	for range 2 {
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err == nil && len(b) < 1<<20 {
+			var p struct{ Name, Version string }
+			if json.Unmarshal(b, &p) == nil && p.Name == name {
+				return p.Version
+			}
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
 }

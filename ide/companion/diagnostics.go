@@ -53,10 +53,14 @@ type Mentions interface {
 var _ Mentions = (*Server)(nil)
 
 // Diagnostics asks the editor for the diagnostics of path (all files when
-// empty); an editor that does not report diagnostics has none.
+// empty); for an editor that does not report diagnostics, Config's
+// Diagnostics answers, else there are none.
 func (s *Server) Diagnostics(ctx context.Context, path string) ([]FileDiagnostics, error) {
 	de, ok := s.editor.(DiagnosticsEditor)
 	if !ok {
+		de = s.cfg.Diagnostics
+	}
+	if de == nil {
 		return []FileDiagnostics{}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.EditorTimeout)

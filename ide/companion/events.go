@@ -22,6 +22,9 @@ type diffRegistry struct {
 type diffEntry struct {
 	id      uint64
 	closing bool
+	// session is the /mcp session that opened the diff ("" when opened
+	// another way), told when another agent's diff replaces it.
+	session string
 	// answer, when not nil, takes the outcome instead of the Gemini-side
 	// clients: the diff was opened by Claude Code, whose openDiff waits
 	// for it (see claude.go).
@@ -30,24 +33,21 @@ type diffEntry struct {
 
 func newDiffRegistry() *diffRegistry { return &diffRegistry{open: map[string]*diffEntry{}} }
 
-// add registers a diff of path and returns its entry; a diff already open
-// for path is replaced.
-func (d *diffRegistry) add(path string) *diffEntry {
-	return d.addWaiting(path, nil)
-}
-
-// addWaiting is add for a diff whose outcome goes to answer; a diff it
-// replaces that was waiting too is answered as replaced.
-func (d *diffRegistry) addWaiting(path string, answer chan diffOutcome) *diffEntry {
+// add registers a diff of path that the /mcp session opened ("" for
+// none) and returns its entry, with the diff it replaces (nil when none
+// was open for path). When answer is not nil the outcome goes to it; a
+// diff replaced that was waiting so is answered as replaced.
+func (d *diffRegistry) add(path, session string, answer chan diffOutcome) (e, replaced *diffEntry) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.count++
-	e := &diffEntry{id: d.count, answer: answer}
-	if old := d.open[path]; old != nil && old.answer != nil {
+	e = &diffEntry{id: d.count, answer: answer, session: session}
+	old := d.open[path]
+	if old != nil && old.answer != nil {
 		old.answer <- diffOutcome{replaced: true}
 	}
 	d.open[path] = e
-	return e
+	return e, old
 }
 
 // drop removes e if it is still the diff of path.
@@ -111,6 +111,19 @@ func (d *diffRegistry) take(path string) (string, *diffEntry) {
 	}
 	delete(d.open, key)
 	return key, e
+}
+
+// registerDiff registers a diff of path (diffRegistry.add). When it
+// replaces another agent's diff of the same path, that agent's /mcp
+// session is told its proposal was rejected (rejectReplaced) before any
+// outcome of this one, which goes to every session as outcomes do: the
+// replaced agent no longer waits on the path and ignores it.
+func (s *Server) registerDiff(path, session string, answer chan diffOutcome) *diffEntry {
+	e, old := s.diffs.add(path, session, answer)
+	if old != nil && old.session != "" && old.session != session && !old.closing {
+		s.rejectReplaced(old.session, path)
+	}
+	return e
 }
 
 // Focus implements Events.

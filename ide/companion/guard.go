@@ -19,13 +19,16 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
-// guard checks every request before any route sees it, in the order the
-// official companion does (gemini-cli 0.61.0
-// packages/vscode-ide-companion/src/ide-server.ts): a browser (any Origin
-// header) is refused, then a foreign Host (DNS rebinding), then a missing or
-// wrong bearer token. Request bodies are bounded by ide.MaxRequestBody.
+// guard checks every request before any route sees it. A connection that
+// came through an extension tool's sandbox proxy is refused first, token
+// or not (see sandboxProxied). Then, in the order the official companion
+// does (gemini-cli 0.61.0 packages/vscode-ide-companion/src/ide-server.ts):
+// a browser (any Origin header) is refused, then a foreign Host (DNS
+// rebinding), then a missing or wrong bearer token. Request bodies are
+// bounded by ide.MaxRequestBody.
 //
 // A refused request's body is never read and its connection is closed. An
 // authorised request's body must arrive within bodyReadTimeout, and its
@@ -33,6 +36,10 @@ import (
 // guardedListener).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sandboxProxied(r) {
+			refuse(w, http.StatusForbidden, sandboxRefusal)
+			return
+		}
 		if _, ok := r.Header["Origin"]; ok {
 			refuse(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
 			return
@@ -66,6 +73,16 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// sandboxProxied reports whether r came through the proxy of an extension
+// tool's sandbox, which dials this machine's loopback from an address of
+// its own (permission.ProxySource): a tool allowed "localhost" that
+// somehow learnt this server's token must still not write files or open
+// diffs through it.
+func sandboxProxied(r *http.Request) bool { return permission.FromSandbox(r.RemoteAddr) }
+
+// sandboxRefusal is the answer to a request from inside a tool's sandbox.
+const sandboxRefusal = "request refused: it came through an extension tool's sandbox, which may not reach the IDE companion"
 
 // hashAuthorization makes header values of any length comparable in
 // constant time.

@@ -128,28 +128,25 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 	var peek struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
-		Params struct {
-			Name       string `json:"name"`
-			ClientInfo struct {
-				Name    string `json:"name"`
-				Version string `json:"version"`
-			} `json:"clientInfo"`
-		} `json:"params"`
+		Params json.RawMessage `json:"params"`
+	}
+	var call struct {
+		Name string `json:"name"`
 	}
 	peekErr := json.Unmarshal(body, &peek)
+	_ = json.Unmarshal(peek.Params, &call)
 	// Checked before mcp-go decodes the body: encoding/json would turn
 	// each bad byte into U+FFFD, and a diff would be shown (and, once
 	// accepted, written) changed.
 	if textErr := ide.CheckJSONText(body); textErr != nil {
-		m.srv.log.Warn("MCP request refused", "method", peek.Method, "tool", peek.Params.Name, "err", textErr)
-		m.refuseText(w, peek.Method, peek.Params.Name, peek.ID, textErr)
+		m.srv.log.Warn("MCP request refused", "method", peek.Method, "tool", call.Name, "err", textErr)
+		m.refuseText(w, peek.Method, call.Name, peek.ID, textErr)
 		return
 	}
 	if peekErr == nil && peek.Method == string(mcp.MethodInitialize) {
 		// A new session: note its id when mcp-go writes the response
 		// headers, before the client can use it.
-		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess,
-			name: peek.Params.ClientInfo.Name, version: peek.Params.ClientInfo.Version, conn: peerConnOf(r)}, r)
+		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess, info: initializeInfo(peek.Params), conn: peerConnOf(r)}, r)
 		return
 	}
 	sess := m.srv.sess.get(r.Header.Get(ide.HeaderSessionID))
@@ -231,10 +228,10 @@ func (m *mcpEndpoint) shutdown(ctx context.Context) {
 // response.
 type initWriter struct {
 	http.ResponseWriter
-	reg           *sessionRegistry
-	name, version string   // the client's clientInfo
-	conn          peerConn // its connection (Server.findPeer)
-	seen          bool
+	reg  *sessionRegistry
+	info initInfo // what the client says of itself
+	conn peerConn // its connection (Server.findPeer)
+	seen bool
 }
 
 func (w *initWriter) WriteHeader(status int) {
@@ -262,7 +259,7 @@ func (w *initWriter) register() {
 	}
 	w.seen = true
 	if id := w.Header().Get(ide.HeaderSessionID); id != "" {
-		w.reg.add(id, w.name, w.version, w.conn)
+		w.reg.add(id, w.info, w.conn)
 	}
 }
 
@@ -323,7 +320,11 @@ func (m *mcpEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*m
 	if !filepath.IsAbs(filePath) {
 		return toolError(fmt.Sprintf("openDiff: filePath must be an absolute path, not %q", filePath)), nil
 	}
-	e := m.srv.diffs.add(filePath)
+	session := ""
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		session = cs.SessionID()
+	}
+	e := m.srv.registerDiff(filePath, session, nil)
 	ctx, cancel := context.WithTimeout(ctx, m.srv.cfg.EditorTimeout)
 	defer cancel()
 	if err := m.srv.editor.OpenDiff(ctx, filePath, newContent); err != nil {

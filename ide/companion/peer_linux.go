@@ -30,26 +30,67 @@ func peerConnOf(r *http.Request) peerConn {
 // is every CLI that could read the discovery file; 0 and "" when the
 // peer is not found. It reads all of /proc, so callers run it off the
 // request's path.
-func peerOf(c peerConn) (pid int, dir string) {
+//
+// A peer that is the stdio bridge (`gemkit ide bridge`, which a CLI starts
+// when it cannot reach the port itself) stands for its parent, the CLI.
+// The program is named from its command line (processAgent).
+func peerOf(c peerConn) peerProcess {
 	remote, err := netip.ParseAddrPort(c.remote)
 	if err != nil || !remote.Addr().IsLoopback() {
-		return 0, ""
+		return peerProcess{}
 	}
 	local, err := netip.ParseAddrPort(c.local)
 	if err != nil {
-		return 0, ""
+		return peerProcess{}
 	}
 	// The peer's socket has the remote port as its local port.
 	inode := socketInode(remote.Port(), local.Port())
 	if inode == "" {
-		return 0, ""
+		return peerProcess{}
 	}
-	pid = socketOwner(inode)
-	if pid == 0 {
-		return 0, ""
+	p := peerProcess{pid: socketOwner(inode)}
+	if p.pid == 0 {
+		return peerProcess{}
 	}
-	dir, _ = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	return pid, dir
+	if args := cmdline(p.pid); isBridge(args) {
+		if parent := parentPID(p.pid); parent > 1 {
+			p.pid, p.bridged = parent, true
+		}
+	}
+	p.agent, p.version = processAgent(cmdline(p.pid))
+	p.dir, _ = os.Readlink(fmt.Sprintf("/proc/%d/cwd", p.pid))
+	return p
+}
+
+// cmdline is a process's arguments, from /proc.
+func cmdline(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}
+
+// isBridge reports whether args are those of `gemkit ide bridge`: the
+// subcommand right after the program, whatever the program's name.
+func isBridge(args []string) bool {
+	return len(args) >= 3 && args[1] == "ide" && args[2] == "bridge"
+}
+
+// parentPID reads a process's parent from /proc/PID/stat, whose second
+// field (the command's name) may hold spaces and parentheses.
+func parentPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
 
 // socketInode returns the inode of the TCP socket whose local port is

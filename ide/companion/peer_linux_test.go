@@ -10,13 +10,33 @@ import (
 // connection: here the test process itself, which dialled it.
 func TestPeerOf(t *testing.T) {
 	c := loopbackConn(t)
-	pid, dir := peerOf(c)
+	p := peerOf(c)
 	wd, _ := os.Getwd()
-	if pid != os.Getpid() || dir != wd {
-		t.Errorf("peerOf = pid %d in %q, want pid %d in %q", pid, dir, os.Getpid(), wd)
+	if p.pid != os.Getpid() || p.dir != wd || p.bridged {
+		t.Errorf("peerOf = %+v, want pid %d in %q, not bridged", p, os.Getpid(), wd)
 	}
-	if pid, _ := peerOf(peerConn{remote: "192.0.2.1:80", local: c.local}); pid != 0 {
-		t.Errorf("a peer that is not on loopback was looked up: pid %d", pid)
+	if p := peerOf(peerConn{remote: "192.0.2.1:80", local: c.local}); p.pid != 0 {
+		t.Errorf("a peer that is not on loopback was looked up: pid %d", p.pid)
+	}
+}
+
+// TestIsBridge recognises the stdio bridge by its subcommand, whatever
+// the program is called.
+func TestIsBridge(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"/usr/local/bin/gemkit", "ide", "bridge", "/tmp/gemini/ide/gemini-ide-server-1-2.json"}, true},
+		{[]string{"gk", "ide", "bridge"}, true},
+		{[]string{"gemkit", "ide", "serve", "--editor", "lsp"}, false},
+		{[]string{"gemkit", "bridge", "ide"}, false},
+		{[]string{"gemkit"}, false},
+		{nil, false},
+	} {
+		if got := isBridge(tc.args); got != tc.want {
+			t.Errorf("isBridge(%q) = %v, want %v", tc.args, got, tc.want)
+		}
 	}
 }
 
@@ -25,7 +45,7 @@ func TestPeerOf(t *testing.T) {
 func BenchmarkPeerOf(b *testing.B) {
 	c := loopbackConn(b)
 	for b.Loop() {
-		if pid, _ := peerOf(c); pid == 0 {
+		if p := peerOf(c); p.pid == 0 {
 			b.Fatal("not found")
 		}
 	}

@@ -8,4 +8,4 @@ func peerConnOf(r *http.Request) peerConn { return peerConn{remote: r.RemoteAddr
 
 // peerOf is not available here: clients are told apart by their name and
 // the time they connected only.
-func peerOf(peerConn) (pid int, dir string) { return 0, "" }
+func peerOf(peerConn) peerProcess { return peerProcess{} }

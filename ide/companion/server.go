@@ -79,6 +79,23 @@ type Config struct {
 	// ClaudeLockDir is where the Claude Code lock file goes; default
 	// $CLAUDE_CONFIG_DIR/ide, else ~/.claude/ide.
 	ClaudeLockDir string
+	// Qwen also announces the companion to Qwen Code, which looks for
+	// lock files of its own: <port>.lock in QwenLockDir, with this
+	// companion's port, token, workspace and ideInfo, and its own pid as
+	// the ppid whose end makes Qwen Code delete the file. Env then names
+	// the port and workspace in Qwen Code's variables too.
+	Qwen bool
+	// QwenLockDir is where the Qwen Code lock file goes; default
+	// $QWEN_HOME/ide, else ~/.qwen/ide (discovery.QwenLockDir).
+	QwenLockDir string
+	// BridgeCommand, when set, is a program and its first arguments that
+	// relay MCP on their stdin and stdout to this companion, given the
+	// path of its discovery file or lock file as the last argument
+	// (`gemkit ide bridge FILE`). Each file then names it as its stdio
+	// command, which Gemini CLI and Qwen Code start when they cannot reach
+	// the port: inside a container Gemini CLI dials host.docker.internal,
+	// where nothing answers, unless its environment says otherwise.
+	BridgeCommand []string
 	// MaxUnauthenticated bounds the connections that have not yet carried
 	// an authorised request; past it the oldest is closed. Default
 	// DefaultMaxUnauthenticated, lowered to a quarter of the process's
@@ -89,6 +106,10 @@ type Config struct {
 	// Defaults 1,024 messages and 64 MiB.
 	MaxOutbox      int
 	MaxOutboxBytes int
+	// Diagnostics, when set, answers for an Editor that reports no
+	// diagnostics of its own (one that is not a DiagnosticsEditor): Claude
+	// Code's getDiagnostics then gets a language server's, gemkit's own.
+	Diagnostics DiagnosticsEditor
 	// ExtraEnv is added to Env, e.g. discovery.ContainerEnv's variable.
 	ExtraEnv map[string]string
 	// OnClientsChange, when set, is called after a client connects or
@@ -113,6 +134,7 @@ type Server struct {
 	mcp      *mcpEndpoint
 
 	discoveryPath string
+	qwenLockPath  string // "" unless Config.Qwen
 	ready         chan struct{}
 	serving       atomic.Bool // set by the first Serve
 
@@ -123,8 +145,9 @@ type Server struct {
 	// then on nothing may write it again.
 	stopped bool
 	// written is set once the discovery file has been written: only then
-	// is there a file to remove.
-	written bool
+	// is there a file to remove; qwenWritten likewise for the Qwen Code
+	// lock file.
+	written, qwenWritten bool
 
 	state *openFiles
 	diffs *diffRegistry
@@ -183,6 +206,13 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.ClaudeLockDir = discovery.ClaudeLockDir(os.Getenv, home)
 	}
+	if cfg.Qwen && cfg.QwenLockDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil && os.Getenv(ide.EnvQwenHome) == "" {
+			return nil, fmt.Errorf("companion: where to put the Qwen Code lock file: %w", err)
+		}
+		cfg.QwenLockDir = discovery.QwenLockDir(os.Getenv, home)
+	}
 	if cfg.MaxUnauthenticated <= 0 {
 		cfg.MaxUnauthenticated = DefaultMaxUnauthenticated
 		if fds := openFileLimit(); fds > 0 && fds/4 < cfg.MaxUnauthenticated {
@@ -225,6 +255,9 @@ func New(cfg Config) (*Server, error) {
 		s.editor = noEditor{}
 	}
 	s.discoveryPath = filepath.Join(cfg.DiscoveryDir, discovery.FileName(cfg.PID, port))
+	if cfg.Qwen {
+		s.qwenLockPath = filepath.Join(cfg.QwenLockDir, discovery.QwenLockName(port))
+	}
 	s.sess = newSessionRegistry(s)
 	s.state = newOpenFiles(cfg.Debounce, s.contextChanged)
 	s.diffs = newDiffRegistry()
@@ -257,6 +290,10 @@ func (s *Server) Token() string { return s.token }
 // DiscoveryPath is the path of the discovery file Serve writes.
 func (s *Server) DiscoveryPath() string { return s.discoveryPath }
 
+// QwenLockPath is the path of the lock file Serve writes for Qwen Code;
+// "" unless Config.Qwen.
+func (s *Server) QwenLockPath() string { return s.qwenLockPath }
+
 // Ready is closed once the discovery file exists and requests are served.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
@@ -274,16 +311,47 @@ func (s *Server) discoveryFileLocked() ide.DiscoveryFile {
 		WorkspacePath: discovery.JoinWorkspace(s.workspace),
 		AuthToken:     s.token,
 		IDEInfo:       &info,
+		Stdio:         s.bridge(s.discoveryPath),
 	}
+}
+
+// qwenLockLocked is the content of the Qwen Code lock file: the discovery
+// file's, with this process as the ppid (it lives exactly as long as the
+// companion, so a companion killed outright leaves a file Qwen Code
+// deletes) and the editor's name also as ideName, as Qwen Code's own
+// companion writes it (packages/vscode-ide-companion/src/ide-server.ts
+// in QwenLM/qwen-code).
+func (s *Server) qwenLockLocked() ide.DiscoveryFile {
+	f := s.discoveryFileLocked()
+	f.Stdio = s.bridge(s.qwenLockPath)
+	f.PPID = os.Getpid()
+	f.IDEName = s.cfg.IDEInfo.DisplayName
+	return f
+}
+
+// bridge is the stdio command a file at path names (Config.BridgeCommand
+// with path), or nil.
+func (s *Server) bridge(path string) *ide.StdioConfig {
+	if len(s.cfg.BridgeCommand) == 0 {
+		return nil
+	}
+	args := append(append([]string{}, s.cfg.BridgeCommand[1:]...), path)
+	return &ide.StdioConfig{Command: s.cfg.BridgeCommand[0], Args: args}
 }
 
 // Env is the set of environment variables the editor should give its
 // terminals (GEMINI_CLI_IDE_SERVER_PORT, _WORKSPACE_PATH, _AUTH_TOKEN and
-// GEMINI_CLI_IDE_PID), with Config.ExtraEnv.
+// GEMINI_CLI_IDE_PID; Claude Code's port; Qwen Code's
+// QWEN_CODE_IDE_SERVER_PORT and _WORKSPACE_PATH), with Config.ExtraEnv.
 func (s *Server) Env() map[string]string {
-	env := discovery.Env(s.DiscoveryFile(), s.cfg.PID)
+	f := s.DiscoveryFile()
+	env := discovery.Env(f, s.cfg.PID)
 	if s.claude != nil {
 		env[discovery.ClaudeEnvPort] = strconv.Itoa(s.claude.port)
+	}
+	if s.cfg.Qwen {
+		env[ide.EnvQwenServerPort] = strconv.Itoa(f.Port)
+		env[ide.EnvQwenWorkspacePath] = f.WorkspacePath
 	}
 	for k, v := range s.cfg.ExtraEnv {
 		env[k] = v
@@ -324,6 +392,13 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.log.Warn("cleaning discovery files of this editor's earlier companions", "err", err)
 	} else if len(removed) > 0 {
 		s.log.Debug("removed discovery files of this editor's earlier companions", "files", removed)
+	}
+	if s.cfg.Qwen {
+		if removed, err := discovery.CleanStaleQwen(s.cfg.QwenLockDir); err != nil {
+			s.log.Warn("cleaning stale Qwen Code lock files", "err", err)
+		} else if len(removed) > 0 {
+			s.log.Debug("removed stale Qwen Code lock files", "files", removed)
+		}
 	}
 
 	claudeErr := make(chan error, 1)
@@ -375,6 +450,11 @@ func (s *Server) shutdown() {
 			s.log.Warn("removing discovery file", "err", err)
 		}
 	}
+	if s.qwenWritten {
+		if err := discovery.Remove(s.qwenLockPath); err != nil {
+			s.log.Warn("removing Qwen Code lock file", "err", err)
+		}
+	}
 	s.wsMu.Unlock()
 	s.state.stop()
 	s.sess.closeAll()
@@ -390,9 +470,11 @@ func (s *Server) shutdown() {
 	}
 }
 
-// writeDiscovery writes the discovery file from the current workspace,
-// unless the server has stopped: a workspace update racing with the stop
-// must not leave a file that names a closed port.
+// writeDiscovery writes the discovery file (and Qwen Code's lock file)
+// from the current workspace, unless the server has stopped: a workspace
+// update racing with the stop must not leave a file that names a closed
+// port. A lock file that cannot be written is logged, not fatal: Gemini
+// CLI and Claude Code are still served.
 func (s *Server) writeDiscovery() error {
 	s.wsMu.Lock()
 	defer s.wsMu.Unlock()
@@ -404,6 +486,13 @@ func (s *Server) writeDiscovery() error {
 		return fmt.Errorf("companion: %w", err)
 	}
 	s.written = true
+	if s.cfg.Qwen {
+		if _, err := discovery.WriteQwenLock(s.cfg.QwenLockDir, s.port, s.qwenLockLocked()); err != nil {
+			s.log.Warn("Qwen Code will not find this companion", "err", err)
+		} else {
+			s.qwenWritten = true
+		}
+	}
 	return nil
 }
 

@@ -339,8 +339,37 @@ func TestTwoClients(t *testing.T) {
 	}
 }
 
+// TestTwoAgentsOneFile: two agents propose a change to the same file, one
+// after the other (Gemini CLI and Qwen Code at one companion). The second
+// proposal replaces the first in the editor, so the first agent alone is
+// told its proposal was rejected, before the person's answer to the
+// second reaches both (the first no longer waits on the path: the real
+// client drops its waiter when the rejection comes, and ignores an
+// outcome nobody waits for).
+func TestTwoAgentsOneFile(t *testing.T) {
+	ed := newFakeEditor()
+	ws := t.TempDir()
+	srv := startServer(t, Config{Editor: ed, Workspace: []string{ws}})
+	first, second := dial(t, srv), dial(t, srv)
+	p := filepath.Join(ws, "shared.txt")
+	first.callTool(ide.ToolOpenDiff, map[string]any{"filePath": p, "newContent": "first\n"})
+	<-ed.openCh
+	second.callTool(ide.ToolOpenDiff, map[string]any{"filePath": p, "newContent": "second\n"})
+	<-ed.openCh
+	want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"ide/diffRejected","params":{"filePath":%q}}`, p)
+	if got := first.next(ide.MethodDiffRejected, 2*time.Second); string(got) != want {
+		t.Fatalf("the replaced agent got %s, want %s", got, want)
+	}
+	srv.DiffAccepted(p, "second, edited\n")
+	if got := second.next(ide.MethodDiffAccepted, 2*time.Second); !bytes.Contains(got, []byte("second, edited")) {
+		t.Fatalf("the second agent got %s", got)
+	}
+	second.none(ide.MethodDiffRejected, 100*time.Millisecond)
+}
+
 // TestClientVanishesMidDiff: the client that opened a diff disappears; the
-// outcome still reaches the other client, and the gone session expires.
+// outcome still reaches the other client (which may be the same CLI,
+// reconnected with a new session), and the gone session expires.
 func TestClientVanishesMidDiff(t *testing.T) {
 	ed := newFakeEditor()
 	ws := t.TempDir()
@@ -403,7 +432,7 @@ func TestManyOutcomesNoneDropped(t *testing.T) {
 	c := dial(t, srv)
 	const n = 1000
 	for i := range n {
-		srv.diffs.add(filepath.Join(ws, fmt.Sprint(i)))
+		srv.diffs.add(filepath.Join(ws, fmt.Sprint(i)), "", nil)
 	}
 	for i := range n {
 		srv.DiffAccepted(filepath.Join(ws, fmt.Sprint(i)), "x")
@@ -450,7 +479,10 @@ func TestChunkedBodyBounded(t *testing.T) {
 // (as the real one does) leave no session and no goroutine behind once
 // their sessions expire.
 func TestExpiredSessionsLeaveNothing(t *testing.T) {
-	srv := startServer(t, Config{SessionIdleTTL: 50 * time.Millisecond})
+	// Long enough that a session does not expire between its client's
+	// initialize and the requests that follow on a loaded machine (with
+	// 50 ms it did, under -race, some runs in three).
+	srv := startServer(t, Config{SessionIdleTTL: 500 * time.Millisecond})
 	settle := func(cond func() bool) bool {
 		deadline := time.Now().Add(5 * time.Second)
 		for !cond() {

@@ -81,8 +81,8 @@ func newSessionID() string {
 }
 
 // add registers a session that initialize just created for the client
-// that says it is name and version.
-func (r *sessionRegistry) add(id, name, version string, conn peerConn) {
+// that says of itself what info holds.
+func (r *sessionRegistry) add(id string, info initInfo, conn peerConn) {
 	r.mu.Lock()
 	if _, ok := r.sessions[id]; r.closed || ok {
 		r.mu.Unlock()
@@ -94,7 +94,7 @@ func (r *sessionRegistry) add(id, name, version string, conn peerConn) {
 		streams:    map[*eventStream]struct{}{},
 		wake:       make(chan struct{}, 1),
 	}
-	sess.info.set(name, version)
+	sess.info.set(info)
 	r.sessions[id] = sess
 	r.mu.Unlock()
 	// findPeer tells OnClientsChange once it knows the client's process,
@@ -304,11 +304,17 @@ func (s *Server) broadcast(method string, params any) {
 		return
 	}
 	for _, sess := range s.sess.all() {
-		if !sess.enqueue(msg, s.cfg.MaxOutbox, s.cfg.MaxOutboxBytes) {
-			s.log.Warn("closing a session that does not read its event stream: its outbox is full; its client must reconnect", "session", sess.id, "max_messages", s.cfg.MaxOutbox, "max_bytes", s.cfg.MaxOutboxBytes)
-			s.sess.remove(sess.id)
-			s.mcp.forget(sess.id)
-		}
+		s.enqueueOrClose(sess, msg)
+	}
+}
+
+// enqueueOrClose queues msg for sess, or closes the session when its
+// outbox is full.
+func (s *Server) enqueueOrClose(sess *session, msg []byte) {
+	if !sess.enqueue(msg, s.cfg.MaxOutbox, s.cfg.MaxOutboxBytes) {
+		s.log.Warn("closing a session that does not read its event stream: its outbox is full; its client must reconnect", "session", sess.id, "max_messages", s.cfg.MaxOutbox, "max_bytes", s.cfg.MaxOutboxBytes)
+		s.sess.remove(sess.id)
+		s.mcp.forget(sess.id)
 	}
 }
 

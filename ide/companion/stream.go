@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
 // StreamPath is the WebSocket transport of the Gemini-side MCP endpoint:
@@ -85,6 +87,24 @@ func (s *Server) notifyGemini(method string, params any) {
 		return
 	}
 	s.sendStreams(msg)
+}
+
+// rejectReplaced tells the /mcp session whose diff of path another
+// agent's diff replaced that its proposal was rejected: it has left the
+// editor. It goes to that session alone, since the agent whose diff
+// replaced it waits on the same path and would take the rejection for
+// its own.
+func (s *Server) rejectReplaced(session, path string) {
+	sess := s.sess.get(session)
+	if sess == nil {
+		return
+	}
+	msg, err := notification(ide.MethodDiffRejected, ide.DiffRejected{FilePath: path})
+	if err != nil {
+		s.log.Error("encoding notification", "method", ide.MethodDiffRejected, "err", err)
+		return
+	}
+	s.enqueueOrClose(sess, msg)
 }
 
 // contextChanged runs after the debounce: the Gemini-side clients get the

@@ -18,10 +18,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -117,27 +119,61 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	checkDiscovery(r, plan)
+	if plan.Agent == client.AgentQwen {
+		checkQwenDiscovery(r, plan)
+	} else {
+		checkDiscovery(r, plan)
+	}
 	var ep *client.Endpoint
 	for i := range plan.Endpoints {
-		if plan.Endpoints[i].Transport == "http" && (plan.Endpoints[i].Port < 1 || plan.Endpoints[i].Port > 65535) {
+		e := &plan.Endpoints[i]
+		if e.Transport == "http" && (e.Port < 1 || e.Port > 65535) {
 			continue
 		}
-		ep = &plan.Endpoints[i]
+		// An address the CLI cannot reach (inside a container Gemini CLI
+		// dials host.docker.internal) sends it on to the next endpoint,
+		// as a discovery file's stdio bridge expects: the checks follow.
+		if e.Transport == "http" && i+1 < len(plan.Endpoints) {
+			if err := reach(ctx, *e); err != nil {
+				next := plan.Endpoints[i+1]
+				o := Warn
+				if next.Transport == "stdio" && next.Source == e.Source {
+					o = Pass
+				}
+				r.add("connect.fallback", "The CLI reaches the companion", o, "%s cannot be reached (%v); the CLI goes on to %s", e.URL(), err, next)
+				continue
+			}
+		}
+		ep = e
 		break
 	}
 	if ep == nil {
-		r.add("connect", "An endpoint to connect to", Fail, "neither a discovery file nor %s/%s names a port or a stdio command", ide.EnvServerPort, ide.EnvServerStdioCmd)
+		if plan.Agent == client.AgentQwen {
+			r.add("connect", "An endpoint to connect to", Fail, "neither a lock file nor %s/%s names a port or a stdio command", ide.EnvQwenServerPort, ide.EnvQwenServerStdioCmd)
+		} else {
+			r.add("connect", "An endpoint to connect to", Fail, "neither a discovery file nor %s/%s names a port or a stdio command", ide.EnvServerPort, ide.EnvServerStdioCmd)
+		}
 		return r, nil
 	}
 	r.Endpoint = ep.String()
 	if ep.Transport == "http" {
-		checkHTTP(ctx, r, *ep)
+		checkHTTP(ctx, r, *ep, protocolOf(plan))
 	} else {
 		r.add("http", "HTTP guard (token, Host, Origin)", Skip, "the companion is reached over stdio")
 	}
 	checkClient(ctx, r, plan, *ep, o)
 	return r, nil
+}
+
+// reach dials an HTTP endpoint's address.
+func reach(ctx context.Context, e client.Endpoint) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port)))
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 func checkDiscovery(r *Report, p *client.Plan) {
@@ -232,6 +268,83 @@ func checkDiscovery(r *Report, p *client.Plan) {
 	}
 }
 
+// checkQwenDiscovery checks the lock file Qwen Code would pick
+// (IdeClient.getConnectionConfigFromFile in @qwen-code/qwen-code 0.24.4
+// packages/core/src/ide/ide-client.ts): its name, mode, ppid (whose end
+// makes Qwen Code delete it), fields and ideInfo, and the workspace.
+func checkQwenDiscovery(r *Report, p *client.Plan) {
+	ch := p.QwenChoice
+	if ch == nil || ch.Chosen == nil {
+		detail := "no Qwen Code lock file for this directory"
+		if p.ChoiceErr != nil {
+			detail = p.ChoiceErr.Error()
+		}
+		if ch != nil {
+			detail += fmt.Sprintf(" (%d files in %s)", len(ch.Candidates), ch.Dir)
+		}
+		r.add("discovery.file", "A lock file Qwen Code would pick", Fail, "%s", detail)
+		return
+	}
+	c := ch.Chosen
+	r.File = c.Path
+	r.add("discovery.file", "A lock file Qwen Code would pick", Pass, "%s: %s", c.Name, ch.Reason)
+	switch {
+	case c.Source != "scan" && c.Source != "env-port":
+		r.add("discovery.name", "File name <port>.lock in Qwen Code's ide folder", Warn, "legacy file %s; current companions write <port>.lock", c.Path)
+	case c.Config.PortText != "" && c.Name != c.Config.PortText+".lock":
+		r.add("discovery.name", "File name <port>.lock in Qwen Code's ide folder", Fail, "the name is %s, the content's port %q", c.Name, c.Config.PortText)
+	default:
+		r.add("discovery.name", "File name <port>.lock in Qwen Code's ide folder", Pass, "")
+	}
+	if c.Mode&0o077 != 0 {
+		r.add("discovery.mode", "File mode 0600 (it holds the token)", Fail, "mode is %04o; other users can read the token", c.Mode)
+	} else {
+		r.add("discovery.mode", "File mode 0600 (it holds the token)", Pass, "%04o", c.Mode)
+	}
+	if pid, ok := c.Config.PPID(); !ok {
+		r.add("discovery.pid", "A ppid that lives as long as the companion", Warn, "no ppid: Qwen Code cannot tell a dead companion's file, and keeps it while its workspace folder exists")
+	} else {
+		r.add("discovery.pid", "A ppid that lives as long as the companion", Pass, "ppid %d runs", pid)
+	}
+	var probs []string
+	want := map[string]string{"port": "number", "workspacePath": "string", "authToken": "string", "ideInfo": "object"}
+	for _, k := range []string{"port", "workspacePath", "authToken", "ideInfo"} {
+		v, ok := c.Config.Raw[k]
+		if !ok {
+			if k == "port" && c.Config.Stdio != nil {
+				continue
+			}
+			probs = append(probs, k+" is missing")
+			continue
+		}
+		if got := kind(v); got != want[k] {
+			probs = append(probs, fmt.Sprintf("%s is a %s, not a %s", k, got, want[k]))
+		}
+	}
+	if c.Config.AuthToken != nil && *c.Config.AuthToken == "" {
+		probs = append(probs, "authToken is empty (Qwen Code has no token variable to fall back on)")
+	}
+	if len(probs) > 0 {
+		r.add("discovery.fields", "Fields port, workspacePath, authToken, ideInfo", Fail, "%s", strings.Join(probs, "; "))
+	} else {
+		r.add("discovery.fields", "Fields port, workspacePath, authToken, ideInfo", Pass, "")
+	}
+	if info := c.Config.IDEInfo; info == nil || info.Name == "" || info.DisplayName == "" {
+		o := Fail
+		if p.IDE != nil {
+			o = Warn
+		}
+		r.add("discovery.ideInfo", "ideInfo names the editor", o, "without ideInfo {name, displayName} Qwen Code connects only from VS Code's terminal (TERM_PROGRAM=vscode)")
+	} else {
+		r.add("discovery.ideInfo", "ideInfo names the editor", Pass, "%s (%s)", info.DisplayName, info.Name)
+	}
+	if p.Workspace != nil {
+		r.add("discovery.workspace", "The current directory is inside the workspace", Fail, "%v", p.Workspace)
+	} else {
+		r.add("discovery.workspace", "The current directory is inside the workspace", Pass, "workspace from the %s", p.WorkspaceSource)
+	}
+}
+
 // rawHTTP speaks to an HTTP companion without an MCP SDK, to see exactly
 // what it answers.
 type rawHTTP struct {
@@ -277,9 +390,26 @@ func (h rawHTTP) auth(extra map[string]string) map[string]string {
 	return m
 }
 
-func initializeBody(id int) map[string]any {
+// protocol is what a CLI asks for at initialize and what it takes back.
+type protocol struct {
+	version   string
+	supported []string
+}
+
+// protocolOf is the real CLI's: Gemini CLI 0.61.0 asks for and accepts
+// 2025-06-18 only in practice (its SDK's latest); Qwen Code 0.24.4 asks
+// for 2025-11-25 and accepts the versions its bundled MCP SDK lists
+// (SUPPORTED_PROTOCOL_VERSIONS).
+func protocolOf(p *client.Plan) protocol {
+	if p.Agent == client.AgentQwen {
+		return protocol{ide.QwenProtocolVersion, []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"}}
+	}
+	return protocol{ide.ProtocolVersion, []string{ide.ProtocolVersion}}
+}
+
+func initializeBody(id int, proto string) map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": id, "method": "initialize", "params": map[string]any{
-		"protocolVersion": ide.ProtocolVersion, "capabilities": map[string]any{},
+		"protocolVersion": proto, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "gemkit-ide-check", "version": buildinfo.Version()},
 	}}
 }
@@ -311,7 +441,7 @@ func readMessage(resp *http.Response) (json.RawMessage, error) {
 	return b, nil
 }
 
-func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
+func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint, proto protocol) {
 	// No proxy (the real CLI bypasses them for the companion:
 	// createProxyAwareFetch in ide-connection-utils.ts) and no idle
 	// connections left behind once the checks are done.
@@ -319,7 +449,7 @@ func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
 	status := func(hdr map[string]string) (int, error) {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		resp, err := h.do(ctx, http.MethodPost, initializeBody(1), hdr)
+		resp, err := h.do(ctx, http.MethodPost, initializeBody(1, proto.version), hdr)
 		if err != nil {
 			return 0, err
 		}
@@ -352,7 +482,7 @@ func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
 	// Client.connect, called by IdeClient in ide-client.ts).
 	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := h.do(ictx, http.MethodPost, initializeBody(1), h.auth(nil))
+	resp, err := h.do(ictx, http.MethodPost, initializeBody(1, proto.version), h.auth(nil))
 	if err != nil {
 		r.add("mcp.initialize", "MCP initialize", Fail, "%v", err)
 		return
@@ -379,15 +509,15 @@ func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
 	case err != nil || json.Unmarshal(msg, &init) != nil || init.Result == nil:
 		r.add("mcp.initialize", "MCP initialize", Fail, "no initialize result (%v) %.200s", err, msg)
 		return
-	case init.Result.ProtocolVersion != ide.ProtocolVersion:
-		r.add("mcp.initialize", "MCP initialize", Fail, "protocol version %q; the real CLI speaks %s", init.Result.ProtocolVersion, ide.ProtocolVersion)
+	case !slices.Contains(proto.supported, init.Result.ProtocolVersion):
+		r.add("mcp.initialize", "MCP initialize", Fail, "protocol version %q to a CLI that asked for %s; it speaks %s", init.Result.ProtocolVersion, proto.version, strings.Join(proto.supported, ", "))
 		return
 	case session == "":
 		r.add("mcp.initialize", "MCP initialize", Fail, "no %s header: the real CLI needs a session for its GET stream", ide.HeaderSessionID)
 		return
 	}
 	r.add("mcp.initialize", "MCP initialize", Pass, "%s %s, protocol %s", init.Result.ServerInfo.Name, init.Result.ServerInfo.Version, init.Result.ProtocolVersion)
-	sess := h.auth(map[string]string{ide.HeaderSessionID: session, ide.HeaderProtocolVersion: ide.ProtocolVersion})
+	sess := h.auth(map[string]string{ide.HeaderSessionID: session, ide.HeaderProtocolVersion: init.Result.ProtocolVersion})
 	if resp, err := h.do(ictx, http.MethodPost, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}, sess); err != nil {
 		r.add("mcp.initialized", "notifications/initialized is accepted (202)", Fail, "%v", err)
 	} else {
@@ -398,7 +528,7 @@ func checkHTTP(ctx context.Context, r *Report, ep client.Endpoint) {
 			r.add("mcp.initialized", "notifications/initialized is accepted (202)", Pass, "")
 		}
 	}
-	if resp, err := h.do(ictx, http.MethodPost, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, h.auth(map[string]string{ide.HeaderProtocolVersion: ide.ProtocolVersion})); err != nil {
+	if resp, err := h.do(ictx, http.MethodPost, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, h.auth(map[string]string{ide.HeaderProtocolVersion: init.Result.ProtocolVersion})); err != nil {
 		r.add("mcp.session-required", "A request without a session is refused", Fail, "request failed: %v", err)
 	} else {
 		resp.Body.Close()

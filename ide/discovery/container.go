@@ -9,8 +9,11 @@ import (
 // instead of 127.0.0.1 when it finds /.dockerenv or /run/.containerenv,
 // unless SSH_CONNECTION, REMOTE_CONTAINERS or
 // VSCODE_REMOTE_CONTAINERS_SESSION is set. A companion in the same
-// container as the CLI listens on the container's own loopback, so the CLI
-// must be told to stay there.
+// container as the CLI listens on the container's own loopback. A CLI
+// that dials host.docker.internal in vain still reaches it through the
+// stdio command of the discovery file (the bridge), if the file names
+// one; a terminal the editor gives REMOTE_CONTAINERS=true spares it the
+// detour (and a host.docker.internal that answers, or drops packets).
 const (
 	// EnvRemoteContainers is the variable a companion in a container adds
 	// to the env it reports; the CLI then dials 127.0.0.1.
@@ -36,7 +39,7 @@ func ContainerEnv(root string, getenv func(string) string) (map[string]string, s
 		if _, err := os.Stat(filepath.Join(root, m)); err == nil {
 			return map[string]string{EnvRemoteContainers: "true"},
 				"in a container (" + m + "): a gemini started here dials host.docker.internal unless " + EnvRemoteContainers +
-					" is set, so " + EnvRemoteContainers + "=true is added to the env this companion reports; a gemini started outside that env connects only after its export line"
+					" is set, so " + EnvRemoteContainers + "=true is added to the env this companion reports; a gemini started without it reaches the companion through the discovery file's stdio bridge"
 		}
 	}
 	return nil, ""

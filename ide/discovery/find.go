@@ -389,10 +389,16 @@ var (
 type MismatchError struct {
 	// Folders are the editor's folders, resolved to real paths.
 	Folders []string
+	// CLI names the CLI in the message; "" is Gemini CLI.
+	CLI string
 }
 
 func (e *MismatchError) Error() string {
-	return "Directory mismatch. Gemini CLI is running in a different location than the open workspace in the IDE. Please run the CLI from one of the following directories: " + strings.Join(e.Folders, ", ")
+	cli := e.CLI
+	if cli == "" {
+		cli = "Gemini CLI"
+	}
+	return "Directory mismatch. " + cli + " is running in a different location than the open workspace in the IDE. Please run the CLI from one of the following directories: " + strings.Join(e.Folders, ", ")
 }
 
 // ValidateWorkspace is the real client's workspace check
@@ -428,4 +434,16 @@ func validateWorkspace(workspacePath *string, realCwd string) error {
 		}
 	}
 	return &MismatchError{Folders: folders}
+}
+
+// ReadOwn reads the discovery file (or Qwen Code lock file) at path with
+// the real client's checks (verifyAndReadFile in gemini-cli 0.61.0
+// packages/core/src/ide/ide-connection-utils.ts): a regular file owned by
+// this user, holding a JSON object.
+func ReadOwn(path string) (*Config, error) {
+	c := readCandidate(filepath.Dir(path), filepath.Base(path), os.Getuid())
+	if c.Err != nil {
+		return nil, fmt.Errorf("%s: %w", path, c.Err)
+	}
+	return c.Config, nil
 }

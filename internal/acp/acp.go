@@ -143,7 +143,7 @@ func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk
 			return sdk.AuthenticateResponse{}, nil
 		}
 	}
-	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown auth method %q; gemkit offers gemini-api-key and config-file", p.MethodId)})
+	return sdk.AuthenticateResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("unknown auth method %q; gemkit offers gemini-api-key and config-file", p.MethodId))
 }
 
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
@@ -151,20 +151,20 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	inited := s.inited
 	s.mu.Unlock()
 	if !inited {
-		return sdk.NewSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "call initialize first"})
+		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidRequest, "call initialize first")
 	}
 	if !filepath.IsAbs(p.Cwd) {
-		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %q must be an absolute path", p.Cwd)})
+		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %q must be an absolute path", p.Cwd))
 	}
 	if fi, err := os.Stat(p.Cwd); err != nil || !fi.IsDir() {
-		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %s is not a folder", p.Cwd)})
+		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %s is not a folder", p.Cwd))
 	}
 	a, err := s.cfg.NewAgent(ctx, p.Cwd)
 	if err != nil {
 		if isCredentials(err) {
-			return sdk.NewSessionResponse{}, sdk.NewAuthRequired(map[string]any{"error": err.Error()})
+			return sdk.NewSessionResponse{}, withWords(sdk.NewAuthRequired, err.Error())
 		}
-		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return sdk.NewSessionResponse{}, withWords(sdk.NewInternalError, err.Error())
 	}
 	s.mu.Lock()
 	s.next++
@@ -177,7 +177,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		tools, err := connectMCP(ctx, p.McpServers, p.Cwd, s.cfg.Stderr, s.cfg.Log)
 		if err != nil {
 			s.drop(id)
-			return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+			return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, err.Error())
 		}
 		sess.mcp = tools
 		a.Tools = append(a.Tools, tools)
@@ -197,7 +197,7 @@ func (s *server) session(id sdk.SessionId) (*session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no session %q: call session/new first", id)})
+		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("no session %q: call session/new first", id))
 	}
 	return sess, nil
 }
@@ -282,5 +282,18 @@ func stopReason(out agent.Outcome) (sdk.StopReason, error) {
 	if out.Err != nil {
 		msg = out.Err.Error()
 	}
-	return "", sdk.NewInternalError(map[string]any{"error": msg})
+	return "", withWords(sdk.NewInternalError, msg)
+}
+
+// withWords is the error kind made with the words a person needs in its
+// message, where clients print it: acpx and Zed show error.message and
+// never error.data, so "Authentication required" alone left the person
+// without what to set. The form, "KIND: WORDS", is the one the protocol's
+// TypeScript library gives (RequestError.authRequired(data,
+// additionalMessage)); the words stay in data.error too, for clients that
+// read it.
+func withWords(kind func(data any) *sdk.RequestError, words string) *sdk.RequestError {
+	e := kind(map[string]any{"error": words})
+	e.Message += ": " + words
+	return e
 }

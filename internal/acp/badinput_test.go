@@ -138,7 +138,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("initialize: %+v", m.Error)
 	}
 	a.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"hi"}]}}`)
-	if m := a.answer(2, nil); m.Error == nil || m.Error.Code != -32602 || !strings.Contains(string(m.Error.Data), "session/new") {
+	if m := a.answer(2, nil); m.Error == nil || m.Error.Code != -32602 || !strings.Contains(string(m.Error.Data), "session/new") || !strings.Contains(m.Error.Message, "session/new") {
 		t.Errorf("prompt before session/new: %+v", m)
 	}
 	// An unknown method, a non-JSON line (skipped, as Gemini CLI does), a
@@ -207,8 +207,9 @@ func TestUnansweredPermission(t *testing.T) {
 }
 
 // TestNoCredentials: without a model key, session/new answers
-// "authentication required" (-32000) saying what to set, after
-// initialize listed where gemkit looks.
+// "authentication required" (-32000) saying what to set, in the message
+// that clients print (acpx shows error.message only), after initialize
+// listed where gemkit looks.
 func TestNoCredentials(t *testing.T) {
 	f := newFixture(t)
 	f.noKey = true
@@ -219,7 +220,8 @@ func TestNoCredentials(t *testing.T) {
 	}
 	cwd, _ := json.Marshal(f.ws)
 	a.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + string(cwd) + `,"mcpServers":[]}}`)
-	if m := a.answer(2, nil); m.Error == nil || m.Error.Code != -32000 || !strings.Contains(string(m.Error.Data), "GEMINI_API_KEY") {
+	if m := a.answer(2, nil); m.Error == nil || m.Error.Code != -32000 || !strings.Contains(string(m.Error.Data), "GEMINI_API_KEY") ||
+		!strings.HasPrefix(m.Error.Message, "Authentication required: ") || !strings.Contains(m.Error.Message, "set GEMINI_API_KEY") {
 		t.Errorf("session/new without a key: %+v", m.Error)
 	}
 }

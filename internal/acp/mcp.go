@@ -166,6 +166,21 @@ func (t *mcpTools) unique(name string) string {
 // Decls implements agent.ToolSource.
 func (t *mcpTools) Decls() []model.ToolDecl { return t.decls }
 
+var _ agent.ShortNames = (*mcpTools)(nil)
+
+// ShortName implements agent.ShortNames: a model may call an MCP tool
+// by the name its server gives it, without mcp_<server>_, when no other
+// tool has that name.
+func (t *mcpTools) ShortName(short string) []string {
+	var out []string
+	for _, d := range t.decls {
+		if t.byName[d.Name].tool == short {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
 // Call implements agent.ToolSource.
 func (t *mcpTools) Call(ctx context.Context, name string, args json.RawMessage) (string, bool, error) {
 	tool, ok := t.byName[name]

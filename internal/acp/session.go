@@ -101,7 +101,7 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	defer s.turn.Unlock()
 	text, err := s.promptText(ctx, blocks)
 	if err != nil {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		return sdk.PromptResponse{}, withWords(sdk.NewInvalidParams, err.Error())
 	}
 	out := s.agent.Run(ctx, text)
 	reason, err := stopReason(out)

@@ -12,7 +12,7 @@ import (
 
 // TestStopReason maps each way a Run ends to ACP's stop reasons; a
 // failure of the model's API other than a refusal is an error answer
-// with its message.
+// with its words in the message, where clients print them.
 func TestStopReason(t *testing.T) {
 	for _, c := range []struct {
 		out    agent.Outcome
@@ -31,7 +31,7 @@ func TestStopReason(t *testing.T) {
 		switch {
 		case c.err == "" && (err != nil || reason != c.reason):
 			t.Errorf("%s: %q %v, want %q", c.out.Status, reason, err, c.reason)
-		case c.err != "" && (!errors.As(err, &re) || re.Code != -32603 || !contains(re.Data, c.err)):
+		case c.err != "" && (!errors.As(err, &re) || re.Code != -32603 || !contains(re.Data, c.err) || re.Message != "Internal error: "+c.err):
 			t.Errorf("%s: %v, want an internal error saying %q", c.out.Status, err, c.err)
 		}
 	}

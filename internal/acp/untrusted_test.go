@@ -130,7 +130,7 @@ func TestProtectedEditAskedApart(t *testing.T) {
 	}
 	json.Unmarshal(asked[0], &req)
 	if !strings.Contains(req.ToolCall.Title, "protected") || len(req.ToolCall.Content) < 2 ||
-		!strings.Contains(req.ToolCall.Content[0].Content.Text, "git runs its hooks") || len(req.Options) == 0 ||
+		!strings.Contains(req.ToolCall.Content[0].Content.Text, "hooks, core.fsmonitor") || len(req.Options) == 0 ||
 		!strings.Contains(req.Options[0].Name, "protected file .git/config") {
 		t.Errorf("the permission request does not ask about the protected file in words: %s", asked[0])
 	}

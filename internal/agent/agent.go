@@ -17,9 +17,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -132,9 +134,13 @@ type Agent struct {
 	Reviewer Reviewer
 	// Tools are more tools offered beside the built-in and extension ones
 	// (an ACP client's MCP servers).
-	Tools    []ToolSource
-	Protocol Protocol
-	Limits   Limits
+	Tools []ToolSource
+	// CodeIntel, when set, offers the code-intelligence tools
+	// (code_definition, …) and adds to an accepted edit's result the
+	// problems the language servers report new after it.
+	CodeIntel *codeintel.Tools
+	Protocol  Protocol
+	Limits    Limits
 	// SummaryBudget is the summary's size (0: disclosure.DefaultBudget).
 	SummaryBudget int
 	// OnText receives the model's text as it streams; may be nil.
@@ -193,6 +199,9 @@ func (a *Agent) prepare() {
 	for _, d := range a.decls {
 		taken[d.Name] = true
 	}
+	if a.CodeIntel != nil {
+		a.Tools = append([]ToolSource{codeIntelTools{a.CodeIntel}}, a.Tools...)
+	}
 	for _, src := range a.Tools {
 		for _, d := range src.Decls() {
 			if !taken[d.Name] {
@@ -219,6 +228,9 @@ Be concise. When the task is done, answer without calling a tool.`
 func (a *Agent) buildSystem() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, basePrompt, a.Workspace)
+	if a.CodeIntel != nil {
+		b.WriteString("\n\n" + codeintel.Instructions)
+	}
 	if a.Set != nil && len(a.Set.Extensions) > 0 {
 		b.WriteString("\n\n")
 		b.WriteString(a.Set.Summary(a.SummaryBudget).Text)
@@ -343,49 +355,27 @@ func (a *Agent) Run(ctx context.Context, prompt string) Outcome {
 				results = append(results, textResult{Name: blk.Name, Text: "cancelled by the person", IsError: true})
 				continue
 			}
-			args := blk.Args
-			if blk.Name == readDocTool {
-				args = a.completeDocRef(args)
-			}
-			text, isErr := a.call(ctx, lim, blk.Name, args)
+			text, isErr := a.call(ctx, lim, blk.Name, blk.Args)
 			results = append(results, textResult{Name: blk.Name, Text: text, IsError: isErr})
 		}
 		a.history = append(a.history, model.Message{Role: model.User, Text: formatTextResults(results)})
 	}
 }
 
-// completeDocRef fills in the extension of a <read_doc> that named only
-// a doc (or skill:NAME), when exactly one extension has a doc (or skill)
-// of that name.
-func (a *Agent) completeDocRef(args json.RawMessage) json.RawMessage {
-	var ref struct{ Extension, Name string }
-	if json.Unmarshal(args, &ref) != nil || ref.Extension != "" || a.Set == nil {
-		return args
-	}
-	found := ""
-	for _, d := range a.Set.DocRefs() {
-		if d.Name == ref.Name {
-			if found != "" && found != d.Extension {
-				return args
-			}
-			found = d.Extension
-		}
-	}
-	if found == "" {
-		return args
-	}
-	out, _ := json.Marshal(map[string]string{"extension": found, "name": ref.Name})
-	return out
-}
-
 // call runs one tool and returns what the model reads. It never fails:
 // errors are words for the model.
 func (a *Agent) call(ctx context.Context, lim Limits, name string, args json.RawMessage) (string, bool) {
 	start := time.Now()
+	resolved, rerr := a.resolve(name)
+	if rerr == nil {
+		name = resolved
+	}
 	a.emit(Event{Type: EventToolCall, Name: name, Args: args})
 	var text string
 	var err error
-	if obj := strings.TrimSpace(string(args)); obj != "" && obj != "null" && !strings.HasPrefix(obj, "{") {
+	if rerr != nil {
+		err = rerr
+	} else if obj := strings.TrimSpace(string(args)); obj != "" && obj != "null" && !strings.HasPrefix(obj, "{") {
 		err = fmt.Errorf("the arguments of %s must be a JSON object, got %s", name, cut(obj, 200))
 	} else {
 		text, err = a.dispatch(ctx, lim, name, args)
@@ -429,9 +419,6 @@ func (a *Agent) dispatch(ctx context.Context, lim Limits, name string, args json
 	if a.Set == nil {
 		return "", fmt.Errorf("there is no tool %q; the tools are %s", name, a.toolNames())
 	}
-	if name != readDocTool && a.Set.Tool(name) == nil {
-		return "", fmt.Errorf("there is no tool %q; the tools are %s", name, a.toolNames())
-	}
 	res := a.Set.Call(ctx, a.Runner, name, args, disclosure.Limits{Timeout: lim.ToolTimeout})
 	if res.IsError {
 		if ctx.Err() != nil {
@@ -440,6 +427,53 @@ func (a *Agent) dispatch(ctx context.Context, lim Limits, name string, args json
 		return "", errResult{res.Text}
 	}
 	return res.Text, nil
+}
+
+// resolve returns the declared name of the tool a model means by name:
+// the tool declared under name, else the one tool the name fits among
+// the extensions' tools (disclosure.Set.Resolve: its declared name, or
+// qualified with its extension's) and the ToolSources' (ShortNames: an
+// MCP tool by its own name). A name that fits several is answered with
+// them; one that fits none with every tool's name.
+func (a *Agent) resolve(name string) (string, error) {
+	for _, d := range a.decls {
+		if d.Name == name {
+			return name, nil
+		}
+	}
+	var fits []string
+	if a.Set != nil {
+		if t, several := a.Set.Resolve(name); t != nil {
+			fits = append(fits, t.Name)
+		} else {
+			fits = append(fits, several...)
+		}
+	}
+	for _, src := range a.Tools {
+		if sn, ok := src.(ShortNames); ok {
+			fits = append(fits, sn.ShortName(name)...)
+		}
+	}
+	declared := map[string]bool{}
+	for _, d := range a.decls {
+		declared[d.Name] = true
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, f := range fits {
+		if declared[f] && !seen[f] {
+			seen[f] = true
+			names = append(names, f)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "", fmt.Errorf("there is no tool %q; the tools are %s", name, a.toolNames())
+	case 1:
+		return names[0], nil
+	}
+	sort.Strings(names)
+	return "", fmt.Errorf("%q could be any of these tools: %s; call the one you mean by its name", name, strings.Join(names, ", "))
 }
 
 // toolSource returns the ToolSource that declared name, if one did.

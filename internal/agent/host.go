@@ -69,3 +69,11 @@ type ToolSource interface {
 	// returned as text with isError, a failure to reach the tool as err.
 	Call(ctx context.Context, name string, args json.RawMessage) (text string, isError bool, err error)
 }
+
+// ShortNames is a ToolSource whose tools a model may also call by a
+// shorter name than the declared one: an MCP tool by its own name,
+// without the mcp_<server>_ prefix.
+type ShortNames interface {
+	// ShortName returns the declared names that short stands for.
+	ShortName(short string) []string
+}

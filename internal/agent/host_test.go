@@ -50,9 +50,17 @@ func (h *viewHost) AllowTool(context.Context, toolrun.ConsentRequest) (bool, err
 	return false, nil
 }
 
-// extraTools is a ToolSource with one tool of its own and one whose name
-// a built-in tool already has.
+// extraTools is a ToolSource with one tool of its own, which a model may
+// also call echo (as an MCP tool by its own name), and one whose name a
+// built-in tool already has.
 type extraTools struct{ calls []string }
+
+func (e *extraTools) ShortName(short string) []string {
+	if short == "echo" {
+		return []string{"extra_echo"}
+	}
+	return nil
+}
 
 func (e *extraTools) Decls() []model.ToolDecl {
 	obj := map[string]any{"type": "object"}
@@ -81,6 +89,7 @@ func TestHostView(t *testing.T) {
 				fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "search": "buffer", "replace": "edited"}),
 				fakemodel.Call("propose_edit", map[string]any{"path": "new.txt", "content": "fresh\n"}),
 				fakemodel.Call("extra_echo", map[string]any{"x": 1}),
+				fakemodel.Call("echo", map[string]any{"x": 2}),
 				fakemodel.Text("Done."),
 			)
 			m, err := model.Open(context.Background(), model.Config{BaseURL: srv.URL + "/v1", Model: "m"}, func(string) string { return "" })
@@ -99,8 +108,8 @@ func TestHostView(t *testing.T) {
 					results = append(results, r.Text)
 				}
 			}
-			if len(results) != 5 || results[0] != "buffer\n" || results[1] != "read gone.txt: no such file" ||
-				!strings.Contains(results[2], "accepted") || !strings.Contains(results[3], "accepted") || results[4] != `echo {"x":1}` {
+			if len(results) != 6 || results[0] != "buffer\n" || results[1] != "read gone.txt: no such file" ||
+				!strings.Contains(results[2], "accepted") || !strings.Contains(results[3], "accepted") || results[4] != `echo {"x":1}` || results[5] != `echo {"x":2}` {
 				t.Errorf("results %q", results)
 			}
 			newPath := filepath.Join(ws, "new.txt")
@@ -122,7 +131,7 @@ func TestHostView(t *testing.T) {
 			if got := strings.Join(names, " "); got != "read_file list_files propose_edit extra_echo" {
 				t.Errorf("tools offered: %s", got)
 			}
-			if len(extra.calls) != 1 {
+			if strings.Join(extra.calls, " ") != "extra_echo extra_echo" {
 				t.Errorf("extra calls %v", extra.calls)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -44,6 +45,40 @@ func TestVLLMTextProtocol(t *testing.T) {
 	reqs := srv.Requests()
 	last, _ := reqs[len(reqs)-1].Chat()
 	if !strings.Contains(last.Text(), `<tool_result name="demo_count" status="ok">`) || !strings.Contains(last.Text(), `"word":"vllm","times":2`) {
+		t.Errorf("last request:\n%s", last.Text())
+	}
+}
+
+// TestLlamaCppTextProtocol: llama.cpp's server started without --jinja
+// refuses every request with tools with a 500 (oaicompat_chat_params_parse
+// in tools/server/server-common.cpp throws std::runtime_error("tools param
+// requires --jinja flag"); ex_wrapper in tools/server/server.cpp answers it
+// with format_error_response's ERROR_TYPE_SERVER, code 500, type
+// "server_error"). The refusal is not retried: the agent turns to the
+// text protocol at once, and the plan's call form runs.
+func TestLlamaCppTextProtocol(t *testing.T) {
+	f := newFixture(t)
+	srv := startOpenAI(t,
+		fakemodel.Text(`<tool_code>demo_count(word="llama", times=2)</tool_code>`),
+		fakemodel.Text("Counted."))
+	srv.RefuseToolsAs(500, `{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}`)
+	start := time.Now()
+	tr, code, stderr := f.run(t, "--no-ide", "--base-url", srv.URL+"/v1", "-m", "m", "count")
+	if code != 0 || tr.Status != "done" || tr.Text != "Counted." {
+		t.Fatalf("exit %d %+v\nstderr:\n%s", code, tr, stderr)
+	}
+	reqs := srv.Requests()
+	withTools := 0
+	for _, r := range reqs {
+		if c, _ := r.Chat(); len(c.Tools) > 0 {
+			withTools++
+		}
+	}
+	if withTools != 1 || len(reqs) != 3 || strings.Contains(stderr, "attempt") {
+		t.Errorf("%d requests, %d with tools, in %v; want the refused one and two in the text protocol, no retry\nstderr:\n%s", len(reqs), withTools, time.Since(start), stderr)
+	}
+	last, _ := reqs[len(reqs)-1].Chat()
+	if !strings.Contains(last.Text(), `<tool_result name="demo_count" status="ok">`) {
 		t.Errorf("last request:\n%s", last.Text())
 	}
 }

@@ -292,6 +292,9 @@ func (a *Agent) proposeEdit(ctx context.Context, raw json.RawMessage) (string, e
 		msg += " They changed it before accepting; here is how the written file differs from your proposal:\n" +
 			term.UnifiedDiff("proposed/"+rel, "written/"+rel, p.New, d.Content)
 	}
+	if news := a.afterEdit(ctx, t.abs, p); news != "" {
+		msg += "\n\n" + news
+	}
 	return msg, nil
 }
 

@@ -234,7 +234,7 @@ func TestProtectedEdits(t *testing.T) {
 	if _, err := a.proposeEdit(context.Background(), edit("notes/config", evil)); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.asked) != 1 || r.asked[0].Rel != ".git/config" || !strings.Contains(r.asked[0].Protected, "git runs its hooks") {
+	if len(r.asked) != 1 || r.asked[0].Rel != ".git/config" || !strings.Contains(r.asked[0].Protected, "hooks, core.fsmonitor") {
 		t.Fatalf("the reviewer was asked %+v", r.asked)
 	}
 	// Named by the person, it is an ordinary edit, --yes included.

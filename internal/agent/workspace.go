@@ -89,50 +89,30 @@ func (a *Agent) openFile(p string) (*file, error) {
 }
 
 // protection says why the file is protected, in words for the person
-// and the model, or "" when it is not: a path permission.GuardedPaths
-// lists for a tool that may write the workspace (what it holds is run
-// or obeyed by another program outside any sandbox). The agent's own
-// edits respect the same paths.
+// and the model, or "" when it is not: a path the permission policy
+// protects from a tool that may write the workspace
+// (permission.ProtectedPaths: what it holds is run or obeyed by another
+// program outside any sandbox). The agent's own edits respect the same
+// paths, worded as the consent text words them.
 func (a *Agent) protection(f *file) string {
 	home := a.Home
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	for _, g := range permission.GuardedPaths(permission.AccessWorkspace, f.root.Dir(), home) {
-		if f.abs == g.Path || g.Dir && fsutil.StrictlyWithin(g.Path, f.abs) {
-			rel, ok := fsutil.Rel(f.root.Dir(), g.Path)
-			if !ok {
-				rel = g.Path
-			}
-			return fmt.Sprintf("%s is a protected path (%s): %s", f.shown, filepath.ToSlash(rel), guardedWhy(filepath.Base(g.Path)))
-		}
+	list := permission.ProtectedPaths(permission.GuardInputs{Write: permission.AccessWorkspace, Workspace: f.root.Dir(), Home: home, Getenv: os.Getenv})
+	g, ok := permission.Covering(list, f.abs)
+	if !ok {
+		return ""
 	}
-	return ""
-}
-
-// guardedWhy says what another program does with a protected name.
-func guardedWhy(base string) string {
-	switch {
-	case base == ".git":
-		return "git runs its hooks and obeys its config (core.fsmonitor, core.hooksPath, aliases) on your next git command"
-	case base == ".husky" || base == ".githooks" || base == "hooks":
-		return "git runs the hooks in it on your next commit or push"
-	case base == ".vscode" || base == ".idea":
-		return "your editor runs the tasks and obeys the settings it holds when it opens the folder"
-	case base == ".gemini" || base == ".claude" || base == ".codex" || base == ".agents" || base == ".mcp.json":
-		return "AI agents start the MCP servers and obey the settings it holds"
-	case strings.EqualFold(base, "GEMINI.md") || strings.EqualFold(base, "AGENTS.md") || strings.EqualFold(base, "CLAUDE.md"):
-		return "AI agents read it as standing instructions for this project"
-	case base == ".envrc":
-		return "direnv runs it when you enter the folder"
-	case base == ".env" || strings.HasPrefix(base, ".env."):
-		return "programs load it into their environment when they start (Gemini CLI takes its API endpoint from it)"
-	case base == ".aws":
-		return "it holds cloud credentials and the commands that fetch them"
-	case strings.HasPrefix(base, ".bash") || strings.HasPrefix(base, ".zsh") || strings.HasPrefix(base, ".zlog") || base == ".profile":
-		return "your shell runs it when it starts"
+	rel, ok := fsutil.Rel(f.root.Dir(), g.Path)
+	if !ok {
+		rel = g.Path
 	}
-	return "another program runs or obeys what it holds, outside any sandbox"
+	why := g.Why()
+	if why == "" {
+		why = "another program runs or obeys what it holds, outside any sandbox"
+	}
+	return fmt.Sprintf("%s is a protected path (%s): %s", f.shown, filepath.ToSlash(rel), why)
 }
 
 // allowed reports whether the person allowed edits of f, a protected

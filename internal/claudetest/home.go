@@ -29,7 +29,7 @@ func Binary(t testing.TB) string {
 			return bin
 		}
 	}
-	t.Fatalf("no native Claude Code binary in interop/node_modules/@anthropic-ai (claude-code/bin/claude.exe or the platform package claude-code-%s-%s): run `npm ci` in interop/", runtime.GOOS, goarch())
+	t.Fatalf("no native Claude Code binary in interop/node_modules/@anthropic-ai (claude-code/bin/claude.exe or the platform package claude-code-%s-%s): run `npm install --no-save` in interop/", runtime.GOOS, goarch())
 	return ""
 }
 

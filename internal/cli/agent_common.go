@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,7 @@ type agentFlags struct {
 	home, workspace string
 	allowUnconfined bool
 	budget          int
+	noCodeIntel     bool
 	allowProtected  []string
 }
 
@@ -66,6 +68,7 @@ func (f *agentFlags) registerModel(cmd *cobra.Command) {
 	fl.StringVar(&f.configPath, "config", "", "config file (default: gemkit/config.json in your config folder)")
 	fl.StringVar(&f.home, "home", "", homeFlagUsage)
 	fl.BoolVar(&f.allowUnconfined, "allow-unconfined", false, "run tools even where the sandbox cannot enforce their permissions (DANGEROUS)")
+	fl.BoolVar(&f.noCodeIntel, "no-code-intel", false, "do not offer the code-intelligence tools (code_definition, code_references, ...) or report an edit's new diagnostics")
 	fl.IntVar(&f.budget, "summary-budget", 0, fmt.Sprintf("size of the extensions summary in characters (default %d)", disclosure.DefaultBudget))
 }
 
@@ -83,9 +86,12 @@ type session struct {
 // turnText writes the model's text, starting a new line where a model
 // turn follows another's text that did not end one (a tool call or a
 // retry came between them), so that successive turns are not run
-// together on one line.
+// together on one line. On a terminal (escape) the text is shown with its
+// control characters escaped (modelText), as a tool's output is.
 type turnText struct {
 	w       io.Writer
+	escape  bool
+	esc     modelText
 	mu      sync.Mutex
 	open    bool // the last text written did not end its line
 	newTurn bool
@@ -97,12 +103,55 @@ func (t *turnText) write(s string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.escape {
+		if s = t.esc.escape(s); s == "" {
+			return
+		}
+	}
 	if t.newTurn && t.open {
 		io.WriteString(t.w, "\n")
 	}
 	t.newTurn = false
 	io.WriteString(t.w, s)
 	t.open = !strings.HasSuffix(s, "\n")
+}
+
+// modelText escapes a model's streamed text for a terminal: a model that
+// repeats what a tool printed (or what a web page said) must not reach
+// the terminal's commands: set the clipboard (OSC 52), change the title,
+// move the cursor or erase lines to fake what the person sees. Newlines
+// and tabs stay (and "\r\n" is a newline); every other control
+// character, bidirectional override and invalid byte is shown escaped
+// (extension.PrintableText). A piece may end inside a character or
+// between "\r" and "\n": that end is held back for the next piece.
+type modelText struct{ held string }
+
+func (m *modelText) escape(s string) string {
+	s = m.held + s
+	m.held = ""
+	// Hold back an incomplete UTF-8 sequence at the end (at most three
+	// bytes), and a carriage return that may start "\r\n".
+	cut := len(s)
+	for i := len(s) - 1; i >= 0 && i >= len(s)-3; i-- {
+		if c := s[i]; c&0xc0 != 0x80 {
+			if c >= 0xc0 && !utf8.FullRuneInString(s[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if cut == len(s) && strings.HasSuffix(s, "\r") {
+		cut--
+	}
+	s, m.held = s[:cut], s[cut:]
+	return extension.PrintableText(strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+// flush escapes what was held back, at the end of a reply.
+func (m *modelText) flush() string {
+	s := m.held
+	m.held = ""
+	return extension.PrintableText(s)
 }
 
 // turn marks the end of a model turn's text.
@@ -116,6 +165,10 @@ func (t *turnText) turn() {
 func (t *turnText) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if rest := t.esc.flush(); rest != "" {
+		io.WriteString(t.w, rest)
+		t.open = true
+	}
 	if t.open {
 		io.WriteString(t.w, "\n")
 	}
@@ -187,7 +240,7 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	if err != nil {
 		return nil, err
 	}
-	text := &turnText{w: s.Out}
+	text := &turnText{w: s.Out, escape: isTerminalWriter(s.Out)}
 	retry.OnWait = func(w model.Wait) {
 		text.turn()
 		fmt.Fprintln(s.Err, waitLine(w))
@@ -240,6 +293,16 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 		Home: ap.getenv("HOME"), AllowProtected: f.allowProtected,
 		Limits:        agent.Limits{MaxTurns: cfg.MaxTurns, MaxOutputTokens: cfg.MaxOutputTokens, ToolTimeout: toolTimeout},
 		SummaryBudget: f.budget,
+	}
+	if !f.noCodeIntel {
+		// Language servers start at the model's first code question (or
+		// its first edit), not here.
+		tools, err := ap.codeIntel(ws, f.configPath)
+		if err != nil {
+			fmt.Fprintf(s.Err, "gemkit: code intelligence is off: %v\n", err)
+		} else {
+			a.CodeIntel = tools
+		}
 	}
 	sess := &session{agent: a, text: text}
 	if !f.noIDE {
@@ -330,7 +393,8 @@ func (r *terminalReviewer) Review(ctx context.Context, p agent.Proposal) (agent.
 		if edited {
 			newLabel += " (edited)"
 		}
-		diff := term.UnifiedDiff("a/"+p.Rel, newLabel, p.Old, content)
+		// The proposal is the model's text: escaped before the colours.
+		diff := extension.PrintableText(term.UnifiedDiff("a/"+p.Rel, newLabel, p.Old, content))
 		if term.ColorEnabled(r.s.Err, r.getenv) {
 			diff = term.Colorize(diff)
 		}
@@ -430,7 +494,7 @@ func toolLine(e agent.Event) string {
 	} else if e.Text != "" {
 		status = "ok: " + oneLine(e.Text, 100)
 	}
-	name := e.Name
+	name := extension.Printable(e.Name)
 	if name == "" {
 		name = "(unreadable block)"
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -58,13 +59,13 @@ tools stopped); Ctrl-D on an empty line ends the chat.`,
 				sess.text.turn()
 				switch e.Type {
 				case agent.EventToolCall:
-					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", e.Name, argsLine(e.Args))
+					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", extension.Printable(e.Name), argsLine(e.Args))
 				case agent.EventToolResult:
 					fmt.Fprintln(s.Err, toolLine(e))
 				case agent.EventEditOutcome:
-					fmt.Fprintf(s.Err, "  ✎ %s: %s\n", e.Name, e.Text)
+					fmt.Fprintf(s.Err, "  ✎ %s: %s\n", extension.Printable(e.Name), extension.Printable(e.Text))
 				case agent.EventNotice:
-					fmt.Fprintf(s.Err, "gemkit: %s\n", e.Text)
+					fmt.Fprintf(s.Err, "gemkit: %s\n", extension.PrintableText(e.Text))
 				}
 			}
 			where := "no IDE companion"

@@ -122,6 +122,9 @@ func consentFunc(a *app, given bool) extension.ConsentFunc {
 			fmt.Fprintln(a.Err, extension.Printable(l))
 		}
 		if given {
+			if ok, err := a.personConfirms(ctx, p.Extension.Manifest.Name); err != nil || !ok {
+				return false, err
+			}
 			fmt.Fprintln(a.Err, "Consent given with --consent.")
 			return true, nil
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -16,6 +17,12 @@ func consentHint(ext string) string {
 	return "`gemkit extensions consent " + ext + " --grant`"
 }
 
+// withoutConsent says what an extension's tools do without consent, by
+// route: they ask where someone can answer and are refused where no one
+// can. Every route is named, since what holds for one does not for the
+// others.
+const withoutConsent = "its tools ask before they run where someone can answer (gemkit chat and extensions run on a terminal, an editor through gemkit acp, an MCP client that can ask such as Claude Code) and are refused where no one can (gemkit run, Gemini CLI through gemkit mcp)"
+
 func newExtConsentCmd(a *app) *cobra.Command {
 	var grant, revoke bool
 	cmd := &cobra.Command{
@@ -28,8 +35,12 @@ Consent is bound to both, so a linked extension whose files change, or an
 update that changes its permissions, needs it again.
 
 --grant records your consent to the extension as it is now; --revoke
-withdraws it, so that its tools ask again (in a terminal) or are refused
-(gemkit mcp, gemkit run). Neither runs a tool.`,
+withdraws it. Without consent, ` + withoutConsent + `. Neither runs a tool.
+
+Run by an agent's shell (Gemini CLI, Claude Code and Codex mark the
+commands their model runs), --grant records nothing until you type the
+extension's name on the terminal, and with no terminal it is refused: a
+model must not agree for you (docs/mcp.md).`,
 		Example: `  gemkit extensions new ./my-ext && gemkit extensions link ./my-ext --consent
   gemkit extensions consent my-ext --revoke   # withdraw
   gemkit extensions consent my-ext --grant    # agree to it as it is now
@@ -52,7 +63,7 @@ withdraws it, so that its tools ask again (in a terminal) or are refused
 				if err := st.ForgetConsent(name); err != nil {
 					return err
 				}
-				fmt.Fprintf(a.Out, "Consent to %s withdrawn: its tools ask again in a terminal and are refused elsewhere.\n", name)
+				fmt.Fprintf(a.Out, "Consent to %s withdrawn: %s.\n", name, withoutConsent)
 				return nil
 			}
 			state, err := st.Consent(ext)
@@ -75,6 +86,9 @@ withdraws it, so that its tools ask again (in a terminal) or are refused
 				fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
 				return nil
 			case grant:
+				if ok, err := a.personConfirms(cmd.Context(), name); err != nil || !ok {
+					return cmp.Or(err, notTyped(name))
+				}
 				if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 					return err
 				}
@@ -85,7 +99,7 @@ withdraws it, so that its tools ask again (in a terminal) or are refused
 			case state.FilesChanged:
 				fmt.Fprintf(a.Out, "Consent: given %s to these permissions but not to its files as they are now (see above); its tools do not run until you agree again.\n", when)
 			default:
-				fmt.Fprintln(a.Out, "Consent: not given; its tools ask in a terminal and are refused elsewhere.")
+				fmt.Fprintf(a.Out, "Consent: not given; %s.\n", withoutConsent)
 			}
 			fmt.Fprintf(a.Out, "To agree: %s\n", consentHint(name))
 			return withExitCode(ExitNo, nil)

@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // openPTY opens a real pseudo-terminal pair, so the consent prompt can be
@@ -82,5 +85,81 @@ func TestGitProgressOnTerminal(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "Receiving objects") {
 		t.Errorf("no git progress on stderr:\n%s", errb.String())
+	}
+}
+
+// TestConsentFromAgentShell: run where an agent's shell runs its model's
+// commands (GEMINI_CLI=1, CLAUDECODE=1), `gemkit extensions consent EXT
+// --grant` records nothing until the person types the extension's name
+// on the terminal; with no terminal (Claude Code's Bash tool has none) it
+// is refused with words sending the person to a terminal of their own.
+// The same holds for `extensions run --consent`.
+func TestConsentFromAgentShell(t *testing.T) {
+	tmux := gemkittest.Tool(t, "tmux", "tmux")
+	bin := gemkittest.Gemkit(t)
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "my-ext")
+	e.mustRun("new", src)
+	if out, errOut, code := e.run("link", src); code == ExitOK {
+		t.Fatalf("link without consent and without a terminal: exit 0\n%s%s", out, errOut)
+	}
+	if out, errOut, code := e.run("link", src, "--consent"); code != ExitOK {
+		t.Fatalf("link: exit %d\n%s%s", code, out, errOut)
+	}
+	e.mustRun("consent", "my-ext", "--revoke")
+	granted := func() bool {
+		_, _, code := e.run("consent", "my-ext")
+		return code == ExitOK
+	}
+	gk := func(extra ...string) []string {
+		return append([]string{bin, "extensions", "--home", e.home, "--workspace", e.ws}, extra...)
+	}
+
+	// No terminal: refused, whichever agent.
+	for _, marker := range []string{"GEMINI_CLI=1", "CLAUDECODE=1"} {
+		for _, args := range [][]string{{"consent", "my-ext", "--grant"}, {"run", "--consent", "my-ext", "slugify", "--text", "A b"}} {
+			cmd := exec.Command(bin, gk(args...)[1:]...)
+			cmd.Env = append(os.Environ(), marker)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "there is no terminal to ask you on. Only you can agree: run `gemkit extensions consent my-ext --grant` in a terminal of your own") {
+				t.Errorf("%s %v: %v\n%s", marker, args, err, out)
+			}
+			if granted() {
+				t.Fatalf("%s %v recorded consent", marker, args)
+			}
+		}
+	}
+
+	// A terminal: the person types the name; anything else refuses.
+	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	var cmdline strings.Builder
+	for _, a := range gk("consent", "my-ext", "--grant") {
+		cmdline.WriteString(fmt.Sprintf("%q ", a))
+	}
+	script := "for i in 1 2; do env GEMINI_CLI=1 " + cmdline.String() + "; echo \"EXIT $?\"; done; sleep 600"
+	s.tmux("new-session", "-d", "-s", "gk", "-x", "200", "-y", "40", "sh", "-c", script)
+	t.Cleanup(func() { exec.Command(tmux, "-S", s.sock, "kill-server").Run() })
+	question := "This command runs in Gemini CLI's shell, where its model may be the one running it. Only you can agree: type my-ext and Enter"
+	s.waitPane("the question", func(p string) bool { return strings.Contains(p, question) && strings.Contains(p, "may:") })
+	if granted() {
+		t.Fatal("consent recorded before the person answered")
+	}
+	s.keys("-l", "y")
+	s.keys("Enter")
+	s.waitPane("the refusal", func(p string) bool {
+		return strings.Contains(p, "its name was not typed") && strings.Contains(p, "EXIT 1")
+	})
+	if granted() {
+		t.Fatal("y recorded consent")
+	}
+	s.waitPane("the second question", func(p string) bool { return strings.Count(p, question) == 2 })
+	s.keys("-l", "my-ext")
+	s.keys("Enter")
+	s.waitPane("the grant", func(p string) bool {
+		return strings.Contains(p, "Consent given to my-ext") && strings.Contains(p, "EXIT 0")
+	})
+	if !granted() {
+		t.Fatal("the typed name did not record consent")
 	}
 }

@@ -29,7 +29,10 @@ func TestExtensionsConsent(t *testing.T) {
 		want     []string
 	}{
 		{"given at link", []string{"consent", "my-ext"}, false, ExitOK, []string{"Extension my-ext (", "may:", "Consent: given "}},
-		{"revoke", []string{"consent", "my-ext", "--revoke"}, false, ExitOK, []string{"Consent to my-ext withdrawn"}},
+		// Each route is named truly: gemkit acp asks through the editor,
+		// gemkit mcp through a client that can ask, and only where no one
+		// can are the tools refused.
+		{"revoke", []string{"consent", "my-ext", "--revoke"}, false, ExitOK, []string{"Consent to my-ext withdrawn: its tools ask before they run where someone can answer", "an editor through gemkit acp", "an MCP client that can ask such as Claude Code", "refused where no one can (gemkit run, Gemini CLI through gemkit mcp)"}},
 		{"not given", []string{"consent", "my-ext"}, false, ExitNo, []string{"Consent: not given", "To agree: `gemkit extensions consent my-ext --grant`"}},
 		{"grant", []string{"consent", "my-ext", "--grant"}, false, ExitOK, []string{"Consent given to my-ext as it is now"}},
 		{"files changed", []string{"consent", "my-ext"}, true, ExitNo, []string{"this file of the extension changed: gemini-extension.json (changed)", "not to its files as they are now", "To agree: "}},

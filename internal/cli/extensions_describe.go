@@ -146,6 +146,9 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 		hosts = "[" + strings.Join(it.Permissions.AllowedHosts, ", ") + "]"
 	}
 	fmt.Fprintf(w, "  declared: filesystem.read=%s filesystem.write=%s network.allowedHosts=%s\n", it.Permissions.Read, it.Permissions.Write, hosts)
+	if len(it.Permissions.ProtectedWrites) > 0 {
+		fmt.Fprintf(w, "  declared: filesystem.protectedWrites=[%s]\n", extension.Printable(strings.Join(it.Permissions.ProtectedWrites, ", ")))
+	}
 	if m.Permissions == nil {
 		fmt.Fprintln(w, "  (no permissions block: the narrowest permissions apply)")
 	}

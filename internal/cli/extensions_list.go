@@ -83,17 +83,18 @@ type sourceInfo struct {
 }
 
 type permissionsInfo struct {
-	Read         extension.Access `json:"read"`
-	Write        extension.Access `json:"write"`
-	AllowedHosts []string         `json:"allowedHosts"`
-	Summary      []string         `json:"summary"`
-	Hash         string           `json:"hash"`
+	Read            extension.Access `json:"read"`
+	Write           extension.Access `json:"write"`
+	ProtectedWrites []string         `json:"protectedWrites,omitempty"`
+	AllowedHosts    []string         `json:"allowedHosts"`
+	Summary         []string         `json:"summary"`
+	Hash            string           `json:"hash"`
 }
 
 func permissionsOf(m *extension.Manifest) *permissionsInfo {
 	p := m.EffectivePermissions()
-	return &permissionsInfo{Read: p.Filesystem.Read, Write: p.Filesystem.Write, AllowedHosts: p.Network.AllowedHosts,
-		Summary: extension.PermissionsSummary(m), Hash: extension.PermissionsHash(m)}
+	return &permissionsInfo{Read: p.Filesystem.Read, Write: p.Filesystem.Write, ProtectedWrites: p.Filesystem.ProtectedWrites,
+		AllowedHosts: p.Network.AllowedHosts, Summary: extension.PermissionsSummary(m), Hash: extension.PermissionsHash(m)}
 }
 
 func sourceOf(in *extension.Installed) *sourceInfo {

@@ -99,7 +99,16 @@ timeout, too much output, invalid JSON), 2 when gemkit could not run it.`,
 				Consent:   st,
 				Protected: []string{filepath.Dir(st.Dir())},
 			}
-			if isTerminal(a.In) {
+			switch {
+			case a.agentShell() != "" && (consent || isTerminal(a.In)):
+				// A model may have written the command: --consent and y
+				// are the person's to give, by typing the name.
+				r.Ask = func(ctx context.Context, q toolrun.ConsentRequest) (bool, error) {
+					fmt.Fprint(a.Err, consentQuestion(q))
+					return a.personConfirms(ctx, q.Extension)
+				}
+				consent = false
+			case isTerminal(a.In):
 				r.Ask = terminalAsk(a)
 			}
 			stderrShown := false

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func TestExtensionsRun(t *testing.T) {
    "args": [{"name": "word", "type": "string"}, {"name": "times", "type": "integer"}]},
   {"name": "fail", "description": "fails", "executable": "tools/fail.sh", "runtime": "shell"}]}`
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644)
-	os.WriteFile(filepath.Join(src, "tools", "count.sh"), []byte(`printf '{"word":"%s","times":%s,"files":"%s","token":"%s"}\n' "$2" "$4" "$(ls)" "$SECRET_TOKEN"`+"\n"), 0o755)
+	os.WriteFile(filepath.Join(src, "tools", "count.sh"), []byte(`printf '{"word":"%s","times":%s,"files":"%s","token":"%s"}\n' "$2" "$4" "$(ls | tr '\n' ' ')" "$SECRET_TOKEN"`+"\n"), 0o755)
 	os.WriteFile(filepath.Join(src, "tools", "fail.sh"), []byte("echo broken >&2; exit 4\n"), 0o755)
 
 	// Install without consent to tools (link records consent only when
@@ -71,7 +72,9 @@ func TestExtensionsRun(t *testing.T) {
 		t.Fatalf("run: %+v", r)
 	}
 	var got map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got["word"] != "hi" || got["times"] != 2.0 || got["files"] != "a.txt" || got["token"] != "" {
+	// With a write scope the absent protected names (GEMINI.md, ...) are
+	// empty placeholders while the tool runs: a.txt is listed among them.
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got["word"] != "hi" || got["times"] != 2.0 || !slices.Contains(strings.Fields(fmt.Sprint(got["files"])), "a.txt") || got["token"] != "" {
 		t.Fatalf("output %q: %v", r.stdout, err)
 	}
 	// Remembered: no flag needed the second time.

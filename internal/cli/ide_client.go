@@ -27,26 +27,46 @@ type clientFlags struct {
 	idePID int
 	host   string
 	json   bool
+	// as is the CLI whose rules to follow: "gemini" (or "") or "qwen".
+	as string
 }
 
 func (f *clientFlags) register(cmd *cobra.Command, withJSON bool) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.dir, "discovery-dir", "", "directory of the discovery files (default: $TMPDIR/gemini/ide)")
+	fl.StringVar(&f.dir, "discovery-dir", "", "directory of the discovery files (default: $TMPDIR/gemini/ide; with --as qwen, Qwen Code's lock folder: $QWEN_HOME/ide, else ~/.qwen/ide)")
 	fl.IntVar(&f.idePID, "ide-pid", 0, "pid of the editor (default: "+ide.EnvPID+", else the process-tree walk)")
 	fl.StringVar(&f.host, "host", "", "host to dial (default: 127.0.0.1, or host.docker.internal in a container, as the real CLI)")
+	fl.StringVar(&f.as, "as", "gemini", "find the companion as this CLI does: gemini (Gemini CLI) or qwen (Qwen Code: its lock files and variables)")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		_, err := f.agent()
+		return err
+	}
 	if withJSON {
 		fl.BoolVar(&f.json, "json", false, "print JSON for scripts")
 	}
 }
 
+// agent is the client.Options.Agent of --as, or an error a person can act
+// on.
+func (f clientFlags) agent() (string, error) {
+	switch f.as {
+	case "", "gemini":
+		return client.AgentGemini, nil
+	case "qwen":
+		return client.AgentQwen, nil
+	}
+	return "", withExitCode(ExitError, fmt.Errorf("--as must be gemini or qwen, not %q", f.as))
+}
+
 // clientOptions are the client's options for the flags f, in the app's
 // environment and working directory.
 func (a *app) clientOptions(f clientFlags) client.Options {
-	o := client.Options{Dir: f.dir, IDEPID: f.idePID, Host: f.host, Logger: a.log, ClientName: "gemkit", Cwd: a.cwd}
+	agent, _ := f.agent()
+	o := client.Options{Dir: f.dir, IDEPID: f.idePID, Host: f.host, Logger: a.log, ClientName: "gemkit", Cwd: a.cwd, Agent: agent}
 	if a.lookupEnv != nil {
 		o.LookupEnv = a.lookupEnv
 		o.Getenv = a.getenv
-		if o.Dir == "" {
+		if o.Dir == "" && agent == client.AgentGemini {
 			o.Dir = a.discoveryDir()
 		}
 	}
@@ -54,7 +74,7 @@ func (a *app) clientOptions(f clientFlags) client.Options {
 }
 
 func addIDEClientCommands(parent *cobra.Command, a *app) {
-	parent.AddCommand(newIDEStatusCmd(a), newIDEDoctorCmd(a), newIDEWatchCmd(a), newIDEDiffCmd(a), newIDECheckCmd(a))
+	parent.AddCommand(newIDEStatusCmd(a), newIDEDoctorCmd(a), newIDEWatchCmd(a), newIDEDiffCmd(a), newIDECheckCmd(a), newIDEBridgeCmd(a))
 }
 
 // ideReport prints a command's report as JSON (--json) or as text, and
@@ -116,14 +136,17 @@ func explainConnect(p *client.Plan, o client.Options, err error) error {
 	}
 	var b strings.Builder
 	if p.Config == nil && len(p.Endpoints) == 0 {
-		dir := o.Dir
+		dir, what, env := o.Dir, "discovery file", ide.EnvServerPort
 		if dir == "" {
 			dir = discovery.Dir()
 		}
 		if p.Choice != nil {
 			dir = p.Choice.Dir
 		}
-		fmt.Fprintf(&b, "no IDE companion found: no usable discovery file in %s and no %s; start the companion in your editor", dir, ide.EnvServerPort)
+		if p.QwenChoice != nil {
+			dir, what, env = p.QwenChoice.Dir, "Qwen Code lock file", ide.EnvQwenServerPort
+		}
+		fmt.Fprintf(&b, "no IDE companion found: no usable %s in %s and no %s; start the companion in your editor", what, dir, env)
 	} else {
 		b.WriteString(ce.Message)
 	}

@@ -64,6 +64,7 @@ func newIDEClientEnv(tmp, cwd string) *ideClientEnv {
 	return &ideClientEnv{cwd: cwd, vars: map[string]string{
 		"TMPDIR":            tmp,
 		"CLAUDE_CONFIG_DIR": filepath.Join(tmp, "claude"),
+		ide.EnvQwenHome:     filepath.Join(tmp, "qwen"),
 		ide.EnvPID:          strconv.Itoa(os.Getpid()),
 		// Not a container companion: dial 127.0.0.1 even where /.dockerenv exists.
 		"SSH_CONNECTION": "127.0.0.1 1 127.0.0.1 22",

@@ -17,8 +17,9 @@ func newIDEDoctorCmd(a *app) *cobra.Command {
 		Long: `Examine every discovery file and IDE environment variable and say, in words
 you can act on, what is wrong: a dead editor, another user's file, loose
 permissions, a directory outside the workspace, a closed port, a refused
-token, missing tools, the CLI's terminal check. Exits 1 when no companion
-would work from this directory.`,
+token, missing tools, the CLI's terminal check. With --as qwen, the same for
+Qwen Code: its settings, its lock files, its variables. Exits 1 when no
+companion would work from this directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := client.Doctor(cmd.Context(), a.clientOptions(f))
@@ -40,9 +41,13 @@ func printDoctor(w io.Writer, d *client.DoctorReport) {
 			fmt.Fprintf(w, "      → %s\n", fd.Fix)
 		}
 	}
+	cli, forCLI := "The CLI", ""
+	if d.Status != nil && d.Status.Agent == client.AgentQwen {
+		cli, forCLI = "Qwen Code", " for Qwen Code"
+	}
 	if d.Works {
-		fmt.Fprintln(w, "\nThe CLI would connect from here.")
+		fmt.Fprintf(w, "\n%s would connect from here.\n", cli)
 	} else {
-		fmt.Fprintln(w, "\nNo companion would work from here.")
+		fmt.Fprintf(w, "\nNo companion would work from here%s.\n", forCLI)
 	}
 }

@@ -26,6 +26,7 @@ type serveOptions struct {
 	idePID      int
 	printEnv    bool
 	claude      bool
+	qwen        bool
 	// watch reports the files saved in the workspace as the open files
 	// (terminal front-end only: an editor reports its own).
 	watch bool
@@ -48,7 +49,7 @@ func addIDEServeCommands(parent *cobra.Command, a *app) {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run an IDE companion server that Gemini CLI and Claude Code connect to",
+		Short: "Run an IDE companion server that Gemini CLI, Claude Code and Qwen Code connect to",
 		Long: `Run a Gemini CLI IDE companion: an MCP server on 127.0.0.1 that a Gemini CLI
 started inside one of the workspace folders finds through its discovery file
 (in $TMPDIR/gemini/ide). The CLI then reads the editor's context (open files,
@@ -58,9 +59,16 @@ It also serves Claude Code (unless --claude=false): a WebSocket MCP endpoint
 on a port of its own, announced by a lock file <port>.lock in
 $CLAUDE_CONFIG_DIR/ide (else ~/.claude/ide). A Claude Code started in a
 workspace folder finds it with /ide or --ide; one started with
-CLAUDE_CODE_SSE_PORT set to that port connects by itself. Both agents share
-the editor: a diff from either is shown the same way and its outcome goes
-back only to the agent that proposed it.
+CLAUDE_CODE_SSE_PORT set to that port connects by itself. It also
+announces itself to Qwen Code (unless --qwen=false) with a lock file
+<port>.lock in $QWEN_HOME/ide (else ~/.qwen/ide), which a qwen started in a
+workspace folder finds by itself. The agents share the editor: a diff from
+any is shown the same way and its outcome goes back to the agent that
+proposed it.
+
+Inside a container, where Gemini CLI dials host.docker.internal rather than
+127.0.0.1, it reaches the companion through the command the discovery file
+names for that case, gemkit ide bridge: no step is needed.
 
 With --editor terminal (the default) gemkit is the editor. It prints where it
 serves and the variables to export in another shell, then shows each proposed
@@ -82,7 +90,7 @@ a proposed change is applied to the file's buffer, to accept by saving or
 with a code action. It stops on the client's exit or when stdin closes.
 
 In every mode it also stops on SIGINT, SIGTERM or SIGHUP and when the --ide-pid
-process ends, and removes its discovery file first.`,
+process ends, and removes its discovery and lock files first.`,
 		Example: `  # Serve the current folder and answer diffs in this terminal
   gemkit ide serve
 
@@ -105,8 +113,9 @@ process ends, and removes its discovery file first.`,
 	f.StringVar(&o.ideName, "ide-name", ide.DefaultIDEName, "short lowercase name of the editor, written to the discovery file")
 	f.StringVar(&o.displayName, "ide-display-name", ide.DefaultIDEDisplayName, "name of the editor shown to the person")
 	f.IntVar(&o.idePID, "ide-pid", 0, "pid of the editor process the CLI finds among its ancestors (default: the parent process)")
-	f.BoolVar(&o.printEnv, "print-env", false, "print the GEMINI_CLI_IDE_* variables (with CLAUDE_CODE_SSE_PORT, and REMOTE_CONTAINERS=true in a container) as shell export lines once serving (terminal mode)")
+	f.BoolVar(&o.printEnv, "print-env", false, "print the GEMINI_CLI_IDE_* variables (with CLAUDE_CODE_SSE_PORT, QWEN_CODE_IDE_SERVER_PORT and _WORKSPACE_PATH, and REMOTE_CONTAINERS=true in a container) as shell export lines once serving (terminal mode)")
 	f.BoolVar(&o.claude, "claude", true, "also serve Claude Code's IDE protocol (WebSocket MCP endpoint and lock file)")
+	f.BoolVar(&o.qwen, "qwen", true, "also announce the companion to Qwen Code (a lock file in $QWEN_HOME/ide, else ~/.qwen/ide)")
 	f.BoolVar(&o.watch, "watch", true, "terminal front-end: send the files you save in the workspace as the open files (an editor on stdio reports its own)")
 	f.DurationVar(&o.debounce, "debounce", ide.ContextDebounce, "how long editor events settle before a context update (benchmarks and tests only)")
 	_ = f.MarkHidden("debounce") // the flag exists: MarkHidden cannot fail
@@ -161,10 +170,14 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		DiscoveryDir:  a.discoveryDir(),
 		Claude:        o.claude,
 		ClaudeLockDir: a.claudeLockDir(),
+		Diagnostics:   &ownDiagnostics{a: a, workspace: workspace},
+		Qwen:          o.qwen,
+		QwenLockDir:   a.qwenLockDir(),
+		BridgeCommand: a.bridgeCommand,
 	}
 	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
 		cfg.ExtraEnv = env
-		fmt.Fprintln(a.Err, "gemkit: "+why)
+		a.log.Debug(why)
 	}
 
 	if o.editor == "lsp" {

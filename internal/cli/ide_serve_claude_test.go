@@ -149,7 +149,7 @@ func TestRealClaudeCode(t *testing.T) {
 	defer cancel()
 	ed, err := scripted.Start(ctx, scripted.Options{
 		Binary: bin, Workspace: []string{ws}, TMPDIR: tmp, Stderr: &log,
-		Env: []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude")},
+		Env: []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "QWEN_HOME=" + filepath.Join(home, ".qwen")},
 		Diagnostics: func(path string) any {
 			if path != "" {
 				return []any{map[string]any{"path": path, "diagnostics": []any{}}}

@@ -39,7 +39,7 @@ func TestServeLSPEndings(t *testing.T) {
 			tmp, ws := t.TempDir(), t.TempDir()
 			cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
 			cmd.Dir = t.TempDir() // not the workspace: that comes from initialize
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir(), "QWEN_HOME="+t.TempDir())
 			var out, errOut gemkittest.Output
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			stdin, err := cmd.StdinPipe()
@@ -115,7 +115,7 @@ func TestServeLSPEditorKilled(t *testing.T) {
 	tmp, ws := t.TempDir(), t.TempDir()
 	cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir(), "QWEN_HOME="+t.TempDir())
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func startServeLSP(t *testing.T, claudeDir string) *serveLSP {
 	p := &serveLSP{tmp: t.TempDir(), ws: t.TempDir(), exited: make(chan error, 1)}
 	p.cmd = exec.Command(gemkittest.Gemkit(t), "ide", "serve", "--editor", "lsp")
 	p.cmd.Dir = t.TempDir() // not the workspace: that comes from initialize
-	p.cmd.Env = append(os.Environ(), "TMPDIR="+p.tmp, "CLAUDE_CONFIG_DIR="+claudeDir)
+	p.cmd.Env = append(os.Environ(), "TMPDIR="+p.tmp, "CLAUDE_CONFIG_DIR="+claudeDir, "QWEN_HOME="+filepath.Join(p.tmp, "qwen"))
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.errOut
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {

@@ -76,7 +76,7 @@ func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.C
 	tmp := t.TempDir()
 	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	// The shell outlives a Ctrl-C (its trap), as an interactive one would.
-	script := fmt.Sprintf("trap : INT; cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q CLAUDE_CONFIG_DIR=%[2]q/claude EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\{0,1\\}icanon' | sed 's/^/MODE /'; sleep 600",
+	script := fmt.Sprintf("trap : INT; cd %q && env -u NO_COLOR -u VISUAL TMPDIR=%q CLAUDE_CONFIG_DIR=%[2]q/claude QWEN_HOME=%[2]q/qwen EDITOR=%q %q ide serve --workspace %q; echo \"EXITED $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\{0,1\\}icanon' | sed 's/^/MODE /'; sleep 600",
 		ws, tmp, editor, bin, ws)
 	s.tmux("new-session", "-d", "-s", "gk", "-x", "250", "-y", "60", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })

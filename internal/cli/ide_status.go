@@ -19,6 +19,8 @@ func newIDEStatusCmd(a *app) *cobra.Command {
 		Short: "List the IDE companions, which one this directory would use and whether it connects",
 		Long: `List every discovery file, say which one a Gemini CLI started in this directory
 would pick and why (the real CLI's rules), and try to connect to it.
+With --as qwen, the same for Qwen Code: its lock files ($QWEN_HOME/ide, else
+~/.qwen/ide), in the order it reads them, and its variables.
 Exits 1 when no companion connects.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,34 +37,53 @@ Exits 1 when no companion connects.`,
 }
 
 func printStatus(w io.Writer, r *client.StatusReport) {
-	fmt.Fprintf(w, "Discovery directory: %s\n", r.Dir)
+	qwen := r.Agent == client.AgentQwen
+	cli, files, envPort := "the CLI", "Discovery files", ide.EnvServerPort
+	if qwen {
+		cli, files, envPort = "Qwen Code", "Lock files", ide.EnvQwenServerPort
+		fmt.Fprintf(w, "Qwen Code's lock folder: %s\n", r.Dir)
+	} else {
+		fmt.Fprintf(w, "Discovery directory: %s\n", r.Dir)
+	}
 	fmt.Fprintf(w, "Editor process:      pid %d (%s) %s%s\n", r.Process.PID, processSource(r.Process.Source), ideAbbrev(r.Process.Command, 60), processNote(r))
 	fmt.Fprintf(w, "Current directory:   %s\n", r.Cwd)
 	if r.DirError != "" {
 		fmt.Fprintf(w, "\n%s\n", r.DirError)
 	}
-	fmt.Fprintf(w, "\nDiscovery files (%d), in the order the CLI considers them:\n", len(r.Files))
+	fmt.Fprintf(w, "\n%s (%d), in the order %s considers them:\n", files, len(r.Files), cli)
 	for _, file := range r.Files {
 		mark := " "
 		if file.Chosen {
 			mark = "*"
 		}
 		var facts []string
-		if file.PIDMatch {
-			facts = append(facts, "editor pid")
-		}
-		if file.Alive {
-			facts = append(facts, "alive")
-		} else {
-			facts = append(facts, "pid not running")
-		}
-		if file.Legacy {
-			facts = append(facts, "legacy name")
+		switch {
+		case qwen:
+			facts = append(facts, qwenSource(file))
+			if file.PPID != 0 && file.Alive {
+				facts = append(facts, fmt.Sprintf("ppid %d running", file.PPID))
+			} else if file.PPID != 0 {
+				facts = append(facts, fmt.Sprintf("ppid %d not running", file.PPID))
+			}
+		default:
+			if file.PIDMatch {
+				facts = append(facts, "editor pid")
+			}
+			if file.Alive {
+				facts = append(facts, "alive")
+			} else {
+				facts = append(facts, "pid not running")
+			}
+			if file.Legacy {
+				facts = append(facts, "legacy name")
+			}
 		}
 		fmt.Fprintf(w, " %s %s  (%s)\n", mark, file.Name, strings.Join(facts, ", "))
 		switch {
 		case file.Error != "":
 			fmt.Fprintf(w, "     ignored: %s\n", file.Error)
+		case file.Stale != "":
+			fmt.Fprintf(w, "     Qwen Code deletes it when it looks: %s\n", file.Stale)
 		case file.InWorkspace:
 			fmt.Fprintf(w, "     workspace %s holds this directory\n", ideDeref(file.WorkspacePath))
 		default:
@@ -74,21 +95,26 @@ func printStatus(w io.Writer, r *client.StatusReport) {
 	}
 	fmt.Fprintln(w)
 	noCompanion := r.Chosen == "" && len(r.Endpoints) == 0
+	file := strings.TrimSuffix(strings.ToLower(files), "s")
 	switch {
 	case r.Chosen != "":
 		fmt.Fprintf(w, "This directory would use %s:\n  %s\n", r.Chosen, r.Reason)
 	case noCompanion:
-		fmt.Fprintf(w, "No companion to connect to: no usable discovery file and no %s.\n", ide.EnvServerPort)
+		fmt.Fprintf(w, "No companion to connect to: no usable %s and no %s.\n", file, envPort)
 	default:
-		fmt.Fprintln(w, "This directory would use no discovery file, only the environment.")
+		fmt.Fprintf(w, "This directory would use no %s, only the environment.\n", file)
+	}
+	terminals := "TERM_PROGRAM is not a supported editor"
+	if qwen {
+		terminals = "TERM_PROGRAM is not vscode"
 	}
 	switch {
 	case r.IDE != nil:
-		fmt.Fprintf(w, "Editor as the CLI sees it: %s\n", r.IDE.DisplayName)
+		fmt.Fprintf(w, "Editor as %s sees it: %s\n", cli, r.IDE.DisplayName)
 	case r.Chosen == "":
-		fmt.Fprintln(w, "Editor as the CLI sees it: none (no discovery file's ideInfo, and TERM_PROGRAM is not a supported editor)")
+		fmt.Fprintf(w, "Editor as %s sees it: none (no %s's ideInfo, and %s)\n", cli, file, terminals)
 	default:
-		fmt.Fprintln(w, "Editor as the CLI sees it: none (the file has no ideInfo, and TERM_PROGRAM is not a supported editor): the real CLI would refuse to connect")
+		fmt.Fprintf(w, "Editor as %s sees it: none (the file has no ideInfo, and %s): %s would refuse to connect\n", cli, terminals, cli)
 	}
 	for i, ep := range r.Endpoints {
 		fmt.Fprintf(w, "Endpoint %d: %s\n", i+1, ep)
@@ -96,7 +122,11 @@ func printStatus(w io.Writer, r *client.StatusReport) {
 	if c := r.Connect; c != nil {
 		switch {
 		case noCompanion:
-			fmt.Fprintf(w, "Connect: FAILED: no companion (a Gemini CLI started here would say: %q)\n", c.Error)
+			who := "a Gemini CLI"
+			if qwen {
+				who = "Qwen Code"
+			}
+			fmt.Fprintf(w, "Connect: FAILED: no companion (%s started here would say: %q)\n", who, c.Error)
 		case c.OK:
 			diff := "diffing enabled"
 			switch {
@@ -131,6 +161,19 @@ func processNote(r *client.StatusReport) string {
 		}
 	}
 	return ""
+}
+
+// qwenSource says how Qwen Code came to read a file.
+func qwenSource(f client.FileStatus) string {
+	switch f.Source {
+	case "env-port":
+		return "named by " + ide.EnvQwenServerPort
+	case "legacy-pid":
+		return "legacy file of the editor pid"
+	case "legacy-env-port":
+		return "legacy file of " + ide.EnvQwenServerPort
+	}
+	return "newest first"
 }
 
 func processSource(s string) string {

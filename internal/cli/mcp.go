@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpserver"
@@ -27,6 +28,8 @@ func newMCPCmd(a *app) *cobra.Command {
 		home, workspace, extDir, addr string
 		tokenFile                     string
 		useHTTP, allowUnconfined      bool
+		codeIntel                     bool
+		configPath                    string
 		timeout, progressInterval     time.Duration
 		maxOutput                     int64
 		memory                        uint64
@@ -64,11 +67,13 @@ What it serves:
     gemkit-doc://<extension>/<name> (skill:NAME for a skill).
 
 Every call runs like ` + "`gemkit extensions run`" + `: in the sandbox the extension's
-permissions describe, with the same limits, after the person's consent. There
-is nobody to ask over MCP: a tool whose extension has no recorded consent
-fails with a message saying how to give it (` + "`gemkit extensions consent EXT --grant`" + `,
-which runs nothing, or consent at install). Failures are tool errors (isError) a model can
-read; the server keeps running. A cancelled call kills the tool. Set a
+permissions describe, with the same limits, after the person's consent. A tool
+whose extension has no recorded consent asks the person in the client when
+the client can ask (elicitation, as Claude Code offers: Accept records the
+consent); otherwise it is not run, and the result says so to the model and the
+person, with how to give it (` + "`gemkit extensions consent EXT --grant`" + `, which runs
+nothing, or consent at install). Other failures are tool errors (isError) a
+model can read; the server keeps running. A cancelled call kills the tool. Set a
 client's own per-call timeout (Claude Code's MCP_TOOL_TIMEOUT, Codex's
 tool_timeout_sec) a little above --timeout, so the model hears why a tool ran
 out of time; a client that sends a progressToken gets progress every
@@ -91,6 +96,20 @@ just their extension, with an entry in their own gemini-extension.json:
 
   "mcpServers": { "tools": { "command": "gemkit",
       "args": ["mcp", "--extension", "${extensionPath}"] } }
+
+Code intelligence (on by default; --code-intel=false turns it off, and it is
+off with --extension): the tools code_definition, code_references,
+code_hover, code_symbols, code_diagnostics, code_implementations and
+code_calls answer from language servers (gopls, typescript-language-server,
+pyright or basedpyright, rust-analyzer, clangd: whichever is on PATH; see
+gemkit codeintel servers). A symbol is named (symbol, with file to tell
+same-named ones apart) or given by file, line and column; answers are
+workspace-relative path:line:col with the source line, bounded in size, files
+outside the workspace named as such. The servers start at the first question,
+one per language per workspace shared by every gemkit mcp there (through a
+broker), read again the files an agent writes, stop when idle, and go when the
+last agent goes. docs/code-intel.md has it all, with the config file's
+"codeIntel" object (--config) that adds or changes servers.
 
 Started by hand on a terminal, it says on stderr that it waits for a client:
 a client starts it itself (the lines above, or ` + "`claude mcp add gemkit -- gemkit mcp`" + `,
@@ -124,13 +143,20 @@ takes the same port again.`,
 				return fmt.Errorf("--name-limit: %w", err)
 			}
 			log := a.log
-			runner := &toolrun.Runner{
-				Launcher: &sandbox.Launcher{
-					AllowUnconfined: allowUnconfined,
-					OnDeny: func(d sandbox.Denial) {
-						log.Warn("sandbox denial", "denial", d.String())
-					},
+			// A client calls tools in bursts: the placeholders of absent
+			// protected names stay between calls for a moment rather
+			// than being made and removed for each, and go when the
+			// server stops.
+			launcher := &sandbox.Launcher{
+				AllowUnconfined: allowUnconfined,
+				OnDeny: func(d sandbox.Denial) {
+					log.Warn("sandbox denial", "denial", d.String())
 				},
+				Linger: placeholderLinger,
+			}
+			defer launcher.Close()
+			runner := &toolrun.Runner{
+				Launcher:  launcher,
 				Consent:   st,
 				Protected: []string{filepath.Dir(st.Dir())},
 				Logger:    log,
@@ -144,6 +170,16 @@ takes the same port again.`,
 				gc := a.setGCPercent(400)
 				restoreGC = func() { a.setGCPercent(gc) }
 			}
+			var tools *codeintel.Tools
+			if codeIntel && (extDir == "" || cmd.Flags().Changed("code-intel")) {
+				ws, err := a.workspaceDir(workspace)
+				if err != nil {
+					return err
+				}
+				if tools, err = a.codeIntel(ws, configPath); err != nil {
+					return fmt.Errorf("code intelligence: %w", err)
+				}
+			}
 			srv, err := mcpserver.New(mcpserver.Config{
 				Source:           src,
 				Runner:           runner,
@@ -152,6 +188,7 @@ takes the same port again.`,
 				Version:          buildVersion(),
 				Logger:           log,
 				ProgressInterval: progressInterval,
+				CodeIntel:        tools,
 			})
 			restoreGC()
 			if err != nil {
@@ -202,9 +239,10 @@ takes the same port again.`,
 			}
 			// Tools allowed "localhost" must still not reach this
 			// server (it runs tools): the sandbox proxy refuses the
-			// ports recorded here.
+			// ports recorded here, and every tool finds the token file
+			// closed, wherever it is.
 			if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
-				forget, err := permission.RecordServer(st.Home(), tcp.Port)
+				forget, err := permission.RecordServer(tcp.Port, []string{tokenFile})
 				if err != nil {
 					ln.Close()
 					return err
@@ -236,9 +274,15 @@ takes the same port again.`,
 	f.Int64Var(&maxOutput, "max-output", toolrun.DefaultMaxOutput, "stop a tool that prints more than this many bytes")
 	f.Uint64Var(&memory, "memory", sandbox.DefaultMemoryBytes, "cap each tool's memory at this many bytes")
 	f.IntVar(&budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
+	f.BoolVar(&codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
+	f.StringVar(&configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
 	f.IntVar(&nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
+
+// placeholderLinger is how long `gemkit mcp` keeps the placeholders of a
+// tool run for the next call (sandbox.Launcher.Linger).
+const placeholderLinger = 2 * time.Second
 
 // buildVersion is the version of the running binary (buildinfo.Version).
 func buildVersion() string { return buildinfo.Version() }

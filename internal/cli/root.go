@@ -84,6 +84,18 @@ type app struct {
 	// can go side by side.
 	lookupEnv func(string) (string, bool)
 	cwd       string
+	// executable is gemkit's own binary, which a workspace's code
+	// intelligence broker runs as (`gemkit codeintel broker`); nil, as
+	// for Run (a test binary is not gemkit), runs language servers in
+	// the process instead. Only Main sets it.
+	executable func() (string, error)
+	// intel is the code intelligence the run opened, closed at its end.
+	intel codeIntels
+	// bridgeCommand is how a CLI starts this program's stdio bridge
+	// (`gemkit ide bridge`), named in the discovery files a companion
+	// writes; nil (as for Run, where the program is a test binary)
+	// leaves it out of them.
+	bridgeCommand []string
 }
 
 // newApp returns the application value for a run on s, with the sandbox's
@@ -108,6 +120,10 @@ func Main(args []string) int {
 	defer stop()
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
+	a.executable = os.Executable
+	if exe, err := os.Executable(); err == nil {
+		a.bridgeCommand = []string{exe, "ide", "bridge"}
+	}
 	a.releasePages = func() (int64, error) {
 		// The heap a client's connect grew and the collector has since
 		// freed goes back too, not minutes later through the scavenger.
@@ -126,6 +142,7 @@ func run(ctx context.Context, args []string, a *app) int {
 	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	a.closeCodeIntel()
 	if err == nil {
 		return ExitOK
 	}
@@ -161,7 +178,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.Out)
 	root.SetErr(a.Err)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
-	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a))
+	root.AddCommand(newIDECmd(a), newExtensionsCmd(a), newMCPCmd(a), newRunCmd(a), newChatCmd(a), newACPCmd(a), newCodeIntelCmd(a))
 	refuseUnknownSubcommands(root)
 	return root
 }
@@ -209,6 +226,19 @@ func (a *app) discoveryDir() string {
 		}
 	}
 	return discovery.Dir()
+}
+
+// qwenLockDir is where the companion writes Qwen Code's lock file in the
+// app's environment; "" (the companion's own default) for the process's.
+func (a *app) qwenLockDir() string {
+	if a.lookupEnv == nil {
+		return ""
+	}
+	home := a.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return discovery.QwenLockDir(a.getenv, home)
 }
 
 // claudeLockDir is where the companion writes Claude Code's lock file in

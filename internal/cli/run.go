@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/term"
 )
@@ -84,13 +85,13 @@ See https://github.com/gemkit/gemkit/blob/main/docs/agent.md for models, endpoin
 				sess.text.turn()
 				switch e.Type {
 				case agent.EventToolCall:
-					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", e.Name, argsLine(e.Args))
+					fmt.Fprintf(s.Err, "\n  ⚙ %s %s\n", extension.Printable(e.Name), argsLine(e.Args))
 				case agent.EventToolResult:
 					fmt.Fprintln(s.Err, toolLine(e))
 				case agent.EventEditOutcome:
-					fmt.Fprintf(s.Err, "  ✎ %s: %s\n", e.Name, e.Text)
+					fmt.Fprintf(s.Err, "  ✎ %s: %s\n", extension.Printable(e.Name), extension.Printable(e.Text))
 				case agent.EventNotice:
-					fmt.Fprintf(s.Err, "gemkit: %s\n", e.Text)
+					fmt.Fprintf(s.Err, "gemkit: %s\n", extension.PrintableText(e.Text))
 				}
 			}
 			out := a.Run(ctx, args[0])

@@ -142,7 +142,10 @@ open("legit.txt", "w").write("ok"); print("LEGIT")
 	}()
 	select {
 	case line := <-got:
+		// The server keeps the run's placeholders for the next call
+		// and removes them when it stops: checked once it has.
 		stdin.Close()
+		cmd.Wait()
 		var resp struct {
 			Result struct {
 				Content []struct{ Text string }
@@ -155,7 +158,6 @@ open("legit.txt", "w").write("ok"); print("LEGIT")
 	case <-time.After(60 * time.Second):
 		t.Fatalf("gemkit mcp did not answer: %s", errb.String())
 	}
-	cmd.Wait()
 }
 
 // serveText serves body over HTTP on a loopback port, until the test ends,
@@ -199,7 +201,9 @@ func TestMCPHTTPRecordsItsPort(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	records, _ := filepath.Glob(filepath.Join(home, ".gemini", "gemkit", "servers", port+".*"))
+	// Recorded where every gemkit looks whatever its environment: the
+	// account's home folder, not this HOME.
+	records, _ := filepath.Glob(filepath.Join(permission.RecordDirs(permission.Env{})[0], port+".*"))
 	if port == "" || len(records) != 1 {
 		t.Fatalf("port %q, records %v", port, records)
 	}

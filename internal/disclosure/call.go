@@ -54,6 +54,12 @@ func (s *Set) Call(ctx context.Context, r *toolrun.Runner, name string, args jso
 	if name == ReadDocTool {
 		ext, _ := parsed["extension"].(string)
 		doc, _ := parsed["name"].(string)
+		if ext == "" && doc != "" {
+			var err error
+			if ext, doc, err = s.docOwner(doc); err != nil {
+				return fail(err.Error()+".", err)
+			}
+		}
 		if ext == "" || doc == "" {
 			err := &DocError{"read_doc needs two string arguments: extension (the extension's name) and name (the doc's name, or skill: and a skill's name)"}
 			return fail(err.Msg+".", err)
@@ -67,8 +73,12 @@ func (s *Set) Call(ctx context.Context, r *toolrun.Runner, name string, args jso
 		}
 		return CallResult{Text: d.Text, Doc: d}
 	}
-	t := s.Tool(name)
+	t, fits := s.Resolve(name)
 	if t == nil {
+		if len(fits) > 1 {
+			err := fmt.Errorf("%q names %d tools", name, len(fits))
+			return fail(fmt.Sprintf("%q could be any of these tools: %s. Call the one you mean by its name.", name, strings.Join(fits, ", ")), err)
+		}
 		err := fmt.Errorf("there is no tool %q", name)
 		return fail(fmt.Sprintf("There is no tool %q here; the available tools are: %s.", name, s.toolNames()), err)
 	}
@@ -79,6 +89,75 @@ func (s *Set) Call(ctx context.Context, r *toolrun.Runner, name string, args jso
 		Settings: e.Settings,
 	})
 	return worded(t, res, err, parsed)
+}
+
+// Resolve returns the tool a model means by name: the tool exposed
+// under name; else the one tool whose declared name is name, or whose
+// extension's and declared names joined by '_', '.', '/' or ':' are, with
+// '-' and '_' counting as the same character. A model writes the
+// manifest's own call form (sayHello(name="Ada"), as the extension
+// plan's examples do) or the extension's name with a separator of its
+// choice, and Codex turns '-' into '_'; a name that can mean one tool
+// only is that tool, called with the same arguments. When several tools
+// fit, Resolve returns no tool and their exposed names, sorted, for the
+// model to choose from; when none does, neither.
+func (s *Set) Resolve(name string) (*Tool, []string) {
+	if t := s.Tool(name); t != nil {
+		return t, nil
+	}
+	want := foldDash(name)
+	var fits []int
+	for i := range s.tools {
+		t := &s.tools[i]
+		forms := []string{t.Name, t.Tool}
+		for _, sep := range []string{"_", ".", "/", ":"} {
+			forms = append(forms, t.Extension+sep+t.Tool)
+		}
+		for _, f := range forms {
+			if foldDash(f) == want {
+				fits = append(fits, i)
+				break
+			}
+		}
+	}
+	switch len(fits) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &s.tools[fits[0]], nil
+	}
+	names := make([]string, len(fits))
+	for i, n := range fits {
+		names[i] = s.tools[n].Name
+	}
+	sort.Strings(names)
+	return nil, names
+}
+
+// foldDash makes '-' and '_' the same character, for Resolve.
+func foldDash(s string) string { return strings.ReplaceAll(s, "-", "_") }
+
+// docOwner reads a read_doc call that named no extension: a name of the
+// form EXTENSION/DOC, or the doc (or skill:NAME) of the one extension
+// that has it. Several extensions with such a doc are named for the
+// model to choose from.
+func (s *Set) docOwner(doc string) (string, string, error) {
+	if ext, rest, ok := strings.Cut(doc, "/"); ok && s.Extension(ext) != nil {
+		return ext, rest, nil
+	}
+	var owners []string
+	for _, d := range s.DocRefs() {
+		if d.Name == doc {
+			owners = append(owners, d.Extension)
+		}
+	}
+	switch len(owners) {
+	case 0:
+		return "", "", &DocError{fmt.Sprintf("read_doc was given no extension, and no enabled extension has a doc or skill %q; give the extension's name as in the summary", doc)}
+	case 1:
+		return owners[0], doc, nil
+	}
+	return "", "", &DocError{fmt.Sprintf("read_doc was given no extension, and %q is a doc or skill of several: %s; give the extension's name", doc, strings.Join(owners, ", "))}
 }
 
 func (s *Set) toolNames() string {
@@ -126,17 +205,7 @@ func worded(t *Tool, res *toolrun.Result, err error, args map[string]any) CallRe
 	case err == nil:
 	case errors.As(err, &ce):
 		cr.IsError = true
-		if ce.Declined {
-			fmt.Fprintf(&b, "The person declined to let extension %s run its tools (it may: %s). Do not call its tools again unless they ask you to.", ce.Extension, strings.Join(ce.Lines, "; "))
-		} else {
-			fmt.Fprintf(&b, "Extension %s needs the person's consent before its tools run (its tools may: %s). ", ce.Extension, strings.Join(ce.Lines, "; "))
-			if ce.Notice != "" {
-				// The model relays it: the person should look at these
-				// files before agreeing again.
-				b.WriteString(ce.Notice + " ")
-			}
-			fmt.Fprintf(&b, "Ask them to agree by running `gemkit extensions consent %s --grant` (it shows what they agree to and runs nothing), then call the tool again.", ce.Extension)
-		}
+		b.WriteString(consentWords(ce))
 	case errors.As(err, &ae):
 		cr.IsError = true
 		fmt.Fprintf(&b, "The call was not run because its arguments are wrong: %s. Call %s again with arguments that fit its input schema.", propertyWords(ae.Msg, t, args), t.Name)
@@ -182,6 +251,31 @@ func worded(t *Tool, res *toolrun.Result, err error, args map[string]any) CallRe
 	}
 	cr.Text = b.String()
 	return cr
+}
+
+// consentWords is the refusal of a tool whose extension has no consent
+// on record, or whose person declined. A client may show it to the person
+// as well as to its model, so it speaks to both: what the extension's
+// tools may do, that only the person can agree and how, and, for the
+// model, that it must neither run the command itself nor call the tool
+// again before the person says they agreed. A model that ran the command
+// through its shell tool would be deciding for the person; the command
+// asks the person to confirm when an agent runs it (gemkit extensions
+// consent --help).
+func consentWords(ce *toolrun.ConsentError) string {
+	perms := strings.Join(ce.Lines, "; ")
+	if ce.Declined {
+		return fmt.Sprintf("Not run: the person declined to let extension %s run its tools (they may: %s). Do not call its tools again unless the person asks you to.", ce.Extension, perms)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Not run: extension %s needs the person's consent before its tools run, and only the person can give it. Its tools may: %s. ", ce.Extension, perms)
+	if ce.Notice != "" {
+		// The person should look at these files before agreeing again.
+		b.WriteString(ce.Notice + " ")
+	}
+	fmt.Fprintf(&b, "To agree, the person runs `gemkit extensions consent %s --grant` in a terminal (in Gemini CLI, after ! at its prompt): it shows what they agree to and runs nothing. ", ce.Extension)
+	b.WriteString("To the model: tell the person this and wait; do not run that command yourself, and call the tool again only once they say they agreed.")
+	return b.String()
 }
 
 // propertyWords rewords the runner's message on a call's arguments for a

@@ -135,3 +135,64 @@ func TestSchemaOfOptionalArgs(t *testing.T) {
 		t.Errorf("signature %s", sig)
 	}
 }
+
+// TestResolve: a name that can mean one enabled tool is that tool,
+// qualified or not ('-' and '_' alike); one that several tools fit is
+// answered with their names; read_doc finds the extension of a doc named
+// alone.
+func TestResolve(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	writeExt(t, home, `{"name": "hello-extension", "version": "1.0.0",
+	 "tools": [{"name": "sayHello", "description": "d", "executable": "t.sh", "runtime": "shell"}],
+	 "docs": [{"name": "guide", "file": "g.md"}, {"name": "shared", "file": "g.md"}]}`, map[string]string{"t.sh": "echo\n", "g.md": "hello guide\n"})
+	writeExt(t, home, `{"name": "a", "version": "1.0.0",
+	 "tools": [{"name": "lint", "description": "d", "executable": "t.sh", "runtime": "shell"}],
+	 "docs": [{"name": "shared", "file": "g.md"}]}`, map[string]string{"t.sh": "echo\n", "g.md": "a\n"})
+	writeExt(t, home, `{"name": "b", "version": "1.0.0",
+	 "tools": [{"name": "lint", "description": "d", "executable": "t.sh", "runtime": "shell"}]}`, map[string]string{"t.sh": "echo\n"})
+	s, err := Load(extension.OpenStore(home).WithWorkspace(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, tool string
+		several    []string
+	}{
+		{"hello-extension_sayHello", "hello-extension_sayHello", nil},
+		{"sayHello", "hello-extension_sayHello", nil},
+		{"hello-extension.sayHello", "hello-extension_sayHello", nil},
+		{"hello-extension/sayHello", "hello-extension_sayHello", nil},
+		{"hello-extension:sayHello", "hello-extension_sayHello", nil},
+		{"hello_extension_sayHello", "hello-extension_sayHello", nil},
+		{"a_lint", "a_lint", nil},
+		{"lint", "", []string{"a_lint", "b_lint"}},
+		{"sayhello", "", nil},
+		{"nothing", "", nil},
+	} {
+		got, several := s.Resolve(c.name)
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if name != c.tool || strings.Join(several, ",") != strings.Join(c.several, ",") {
+			t.Errorf("Resolve(%q) = %q %v, want %q %v", c.name, name, several, c.tool, c.several)
+		}
+	}
+	r := &toolrun.Runner{}
+	for _, c := range []struct {
+		name, args string
+		isError    bool
+		want       string
+	}{
+		{"lint", `{}`, true, `"lint" could be any of these tools: a_lint, b_lint. Call the one you mean by its name.`},
+		{"read_doc", `{"name": "guide"}`, false, "hello guide\n"},
+		{"read_doc", `{"name": "hello-extension/guide"}`, false, "hello guide\n"},
+		{"read_doc", `{"name": "shared"}`, true, `"shared" is a doc or skill of several: a, hello-extension; give the extension's name`},
+		{"read_doc", `{"name": "none"}`, true, `no enabled extension has a doc or skill "none"`},
+	} {
+		res := s.Call(context.Background(), r, c.name, json.RawMessage(c.args), Limits{})
+		if res.IsError != c.isError || !strings.Contains(res.Text, c.want) {
+			t.Errorf("Call(%s, %s) = %v %q, want %v %q", c.name, c.args, res.IsError, res.Text, c.isError, c.want)
+		}
+	}
+}

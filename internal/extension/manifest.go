@@ -98,10 +98,13 @@ type Permissions struct {
 }
 
 // FilesystemPermissions are the read and write scopes. An absent scope is
-// AccessNone.
+// AccessNone. ProtectedWrites names protected paths at the workspace's
+// top that the tools may write all the same (".husky", ".env.local":
+// permission.CheckLiftable); the consent text names each in words.
 type FilesystemPermissions struct {
-	Read  Access `json:"read,omitempty"`
-	Write Access `json:"write,omitempty"`
+	Read            Access   `json:"read,omitempty"`
+	Write           Access   `json:"write,omitempty"`
+	ProtectedWrites []string `json:"protectedWrites,omitempty"`
 }
 
 // NetworkPermissions lists the hosts a tool may connect to. Empty means no
@@ -215,6 +218,7 @@ func (m *Manifest) EffectivePermissions() Permissions {
 		if p.Filesystem != nil {
 			fs.Read = p.Filesystem.Read.Effective()
 			fs.Write = p.Filesystem.Write.Effective()
+			fs.ProtectedWrites = append([]string(nil), p.Filesystem.ProtectedWrites...)
 		}
 		if p.Network != nil {
 			net.AllowedHosts = append(net.AllowedHosts, p.Network.AllowedHosts...)
@@ -229,6 +233,7 @@ func (p Permissions) Policy() permission.Policy {
 	var out permission.Policy
 	if p.Filesystem != nil {
 		out.Read, out.Write = p.Filesystem.Read.Effective(), p.Filesystem.Write.Effective()
+		out.ProtectedWrites = p.Filesystem.ProtectedWrites
 	}
 	if p.Network != nil {
 		out.AllowedHosts = p.Network.AllowedHosts

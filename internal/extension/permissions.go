@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/gemkit/gemkit/internal/permission"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // PermissionsSummary says in plain words what the extension's tools may do,
@@ -27,7 +29,10 @@ func PermissionsSummary(m *Manifest) []string {
 		}
 		if write != AccessNone {
 			lines = append(lines, "create, change and delete "+scopeWords(write))
-			lines = append(lines, "but never change or create "+permission.GuardedWords()+" in your workspace or home folder: they stay read-only whatever an extension declares")
+			lines = append(lines, guardedLine())
+			for _, n := range canonicalLifted(p.Filesystem.ProtectedWrites) {
+				lines = append(lines, Printable("and, all the same, change or create the protected "+permission.LiftWords(n)+" in your workspace"))
+			}
 		} else {
 			lines = append(lines, "no changes to your files")
 		}
@@ -45,6 +50,14 @@ func PermissionsSummary(m *Manifest) []string {
 		}
 	}
 	return lines
+}
+
+// guardedLine is the consent line of every write scope: the protected
+// paths, which stay read-only unless the manifest lists them (each then
+// on a line of its own).
+func guardedLine() string {
+	return "but never change or create the files other programs run or obey, in your workspace, your home folder and the folders between them: " +
+		permission.GuardedWords() + "; they stay read-only unless listed below"
 }
 
 func scopeWords(a Access) string {
@@ -79,17 +92,29 @@ func canonicalHosts(hosts []string) []string {
 	return out
 }
 
+// canonicalLifted is a protectedWrites list sorted and without
+// duplicates.
+func canonicalLifted(names []string) []string {
+	out := append([]string(nil), names...)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
 // canonicalPermissions is the form PermissionsHash hashes: defaults filled
-// in, hosts canonical and sorted.
+// in, hosts canonical and sorted, protected writes sorted (left out when
+// there are none, so that the hashes of manifests without them stay what
+// they were).
 type canonicalPermissions struct {
-	Read         Access   `json:"read"`
-	Write        Access   `json:"write"`
-	AllowedHosts []string `json:"allowedHosts"`
+	Read            Access   `json:"read"`
+	Write           Access   `json:"write"`
+	AllowedHosts    []string `json:"allowedHosts"`
+	ProtectedWrites []string `json:"protectedWrites,omitempty"`
 }
 
 func canonical(m *Manifest) canonicalPermissions {
 	p := m.EffectivePermissions()
-	return canonicalPermissions{Read: p.Filesystem.Read, Write: p.Filesystem.Write, AllowedHosts: canonicalHosts(p.Network.AllowedHosts)}
+	return canonicalPermissions{Read: p.Filesystem.Read, Write: p.Filesystem.Write, AllowedHosts: canonicalHosts(p.Network.AllowedHosts),
+		ProtectedWrites: canonicalLifted(p.Filesystem.ProtectedWrites)}
 }
 
 // PermissionsHash is a stable hash of the permissions block: two manifests
@@ -220,6 +245,13 @@ func ConsentChanges(old, new *Manifest) []Change {
 	}
 	for _, h := range removed {
 		out = append(out, Change{"permissions", "no longer connects to " + h})
+	}
+	added, removed = diffStrings(op.ProtectedWrites, np.ProtectedWrites)
+	for _, n := range added {
+		out = append(out, Change{"permissions", "may now change the protected " + permission.LiftWords(n)})
+	}
+	for _, n := range removed {
+		out = append(out, Change{"permissions", "no longer changes the protected " + n})
 	}
 	oldTools := map[string]Tool{}
 	for _, t := range old.Tools {

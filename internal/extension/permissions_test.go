@@ -1,6 +1,8 @@
 package extension
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -17,7 +19,7 @@ func perms(read, write Access, hosts ...string) *Manifest {
 }
 
 // guardedWords is the consent line of every write scope.
-var guardedWords = "but never change or create " + permission.GuardedWords() + " in your workspace or home folder: they stay read-only whatever an extension declares"
+var guardedWords = guardedLine()
 
 // localWords is the consent line for a loopback host.
 const localWords = "reach services running on this computer (localhost): a local server that trusts connections from this machine (a database, a dev server, another program's API) becomes reachable to the tools; gemkit's own servers stay closed"
@@ -109,5 +111,90 @@ func TestConsentChanges(t *testing.T) {
 	b := &Manifest{MCPServers: map[string]json.RawMessage{"s": []byte(`{ "args": ["x"], "command": "node" }`)}}
 	if got := ConsentChanges(a, b); len(got) != 0 {
 		t.Errorf("reformatted MCP server counted as a change: %v", got)
+	}
+}
+
+// TestProtectedWrites: a manifest that names protected paths its tools
+// must write gets them in the consent text, each in words saying what it
+// makes another program do; the list counts in the permissions hash (a
+// changed list asks again, order and repeats aside), is named by
+// ConsentChanges, and a manifest without it hashes as manifests did
+// before the field existed.
+func TestProtectedWrites(t *testing.T) {
+	with := func(names ...string) *Manifest {
+		m := perms(AccessWorkspace, AccessWorkspace)
+		m.Permissions.Filesystem.ProtectedWrites = names
+		return m
+	}
+	m := with(".husky", ".env.local")
+	lines := PermissionsSummary(m)
+	want := []string{
+		"and, all the same, change or create the protected .env.local (" + strings.SplitN(permission.LiftWords(".env.local"), "(", 2)[1] + " in your workspace",
+		"and, all the same, change or create the protected .husky (git hooks: git runs them when you commit, merge, check out or push) in your workspace",
+	}
+	if len(lines) < 5 || lines[2] != guardedWords || !reflect.DeepEqual(lines[3:5], want) {
+		t.Fatalf("PermissionsSummary = %q", lines)
+	}
+	if !strings.Contains(lines[3], "API key") {
+		t.Errorf("the .env line does not say what such a file does: %q", lines[3])
+	}
+	if PermissionsHash(with(".env.local", ".husky", ".husky")) != PermissionsHash(m) {
+		t.Error("order and repeats of protectedWrites changed the hash")
+	}
+	if PermissionsHash(with(".husky")) == PermissionsHash(m) || PermissionsHash(with()) == PermissionsHash(m) {
+		t.Error("a changed protectedWrites list keeps the hash: consent would not be asked again")
+	}
+	sum := sha256.Sum256([]byte(`{"read":"workspace","write":"workspace","allowedHosts":[]}`))
+	if got := PermissionsHash(with()); got != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Errorf("a manifest without protectedWrites hashes %s, not as before the field", got)
+	}
+	changes := ConsentChanges(with(".husky"), m)
+	if len(changes) != 1 || !strings.Contains(changes[0].What, "may now change the protected .env.local") {
+		t.Errorf("ConsentChanges = %v", changes)
+	}
+	if changes := ConsentChanges(m, with(".husky")); len(changes) != 1 || changes[0].What != "no longer changes the protected .env.local" {
+		t.Errorf("ConsentChanges = %v", changes)
+	}
+}
+
+// TestProtectedWritesValidated: only protected names at the workspace's
+// top that a manifest may lift, each once, and only with a write scope.
+func TestProtectedWritesValidated(t *testing.T) {
+	for _, tc := range []struct {
+		write Access
+		names []string
+		want  map[string]string
+	}{
+		{AccessWorkspace, []string{".husky", ".env.staging", "GEMINI.md", "node_modules"}, nil},
+		{AccessWorkspace, []string{"src", ".git", ".bashrc", "", ".husky", ".husky", "../.env"}, map[string]string{
+			"permissions.filesystem.protectedWrites[0]": "not a protected name",
+			"permissions.filesystem.protectedWrites[1]": "whatever a manifest says",
+			"permissions.filesystem.protectedWrites[2]": "whatever a manifest says",
+			"permissions.filesystem.protectedWrites[3]": "empty",
+			"permissions.filesystem.protectedWrites[5]": "repeats protectedWrites[4]",
+			"permissions.filesystem.protectedWrites[6]": "not a protected name",
+		}},
+		{AccessNone, []string{".husky"}, map[string]string{"permissions.filesystem.protectedWrites": "write scope is \"none\""}},
+	} {
+		m := perms(AccessWorkspace, tc.write)
+		m.Name, m.Version = "p", "1.0.0"
+		m.Permissions.Filesystem.ProtectedWrites = tc.names
+		got := map[string]string{}
+		for _, p := range Validate(t.TempDir(), m) {
+			if strings.HasPrefix(p.Path, "permissions") {
+				got[p.Path] = p.Message
+			}
+		}
+		for path, sub := range tc.want {
+			if !strings.Contains(got[path], sub) {
+				t.Errorf("%v: %s = %q, want %q", tc.names, path, got[path], sub)
+			}
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%v: problems %v, want %v", tc.names, got, tc.want)
+		}
+		if err := m.EffectivePermissions().Policy().Check(); (err == nil) != (tc.want == nil) {
+			t.Errorf("%v: Policy.Check() = %v", tc.names, err)
+		}
 	}
 }

@@ -164,7 +164,7 @@ func TestTemplateMCPServerAnswers(t *testing.T) {
 }
 
 // TestTemplateMCPServerWithRealSDKClient connects the official MCP SDK
-// client (interop/node_modules, installed by `npm ci` in CI) to the mcp
+// client (interop/node_modules, installed by `npm install --no-save` in CI) to the mcp
 // template's server, as Gemini CLI would.
 func TestTemplateMCPServerWithRealSDKClient(t *testing.T) {
 	_, interop := gemkittest.Interop(t, "@modelcontextprotocol/sdk")

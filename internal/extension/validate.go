@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Problem is one thing wrong with a manifest, with where it is and how to
@@ -242,6 +243,28 @@ func (v *validator) permissions(p *Permissions) {
 			v.add("permissions.filesystem.write",
 				fmt.Sprintf("%q is wider than the read scope %q: a tool could write files it may not read", fsp.Write.Effective(), fsp.Read.Effective()),
 				"set permissions.filesystem.read to %q (or wider), or narrow write to %q", fsp.Write.Effective(), fsp.Read.Effective())
+		}
+		if len(fsp.ProtectedWrites) > 0 && ok && fsp.Write.Rank() < AccessWorkspace.Rank() {
+			v.add("permissions.filesystem.protectedWrites",
+				fmt.Sprintf("names protected paths to write, but the write scope is %q", fsp.Write.Effective()),
+				"set permissions.filesystem.write to \"workspace\" (or wider), or remove protectedWrites")
+		}
+		seen := map[string]int{}
+		for i, n := range fsp.ProtectedWrites {
+			path := fmt.Sprintf("permissions.filesystem.protectedWrites[%d]", i)
+			if err := permission.CheckLiftable(n); err != nil {
+				fix := "name a protected file or folder at the workspace's top that the tools must write, e.g. \".husky\" or \".env.local\""
+				if permission.ProtectedName(n) {
+					fix = "remove it: no manifest may let its tools write it"
+				}
+				v.add(path, fmt.Sprintf("%q %v", n, err), "%s", fix)
+				continue
+			}
+			if j, dup := seen[n]; dup {
+				v.add(path, fmt.Sprintf("%q repeats protectedWrites[%d]", n, j), "remove one of them")
+				continue
+			}
+			seen[n] = i
 		}
 	}
 	if n := p.Network; n != nil {

@@ -25,16 +25,21 @@ type OpenAIServer struct {
 	mu         sync.Mutex
 	noTools    bool
 	noToolsMsg string
-	script     []openAITurn
-	requests   []Request
-	srv        *http.Server
-	stalled    chan struct{}
+	// noToolsStatus and noToolsBody answer a request with tools as a
+	// server's own words, byte for byte (RefuseToolsAs).
+	noToolsStatus int
+	noToolsBody   string
+	script        []openAITurn
+	requests      []Request
+	srv           *http.Server
+	stalled       chan struct{}
 }
 
 type openAITurn struct {
 	reply  Reply
 	status int    // an HTTP error instead of the reply
 	msg    string // its message
+	body   string // its whole body, when not OpenAI's error shape
 	finish string // finish_reason; "" is stop or tool_calls
 	stall  bool   // send the first piece, then hang until the client goes
 }
@@ -79,6 +84,14 @@ func (s *OpenAIServer) RefuseToolsWith(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noTools, s.noToolsMsg = true, msg
+}
+
+// RefuseToolsAs is RefuseTools with another server's status and whole
+// body (application/json), such as llama.cpp's 500 without --jinja.
+func (s *OpenAIServer) RefuseToolsAs(status int, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noTools, s.noToolsStatus, s.noToolsBody = true, status, body
 }
 
 // AddError appends a turn answered with an HTTP error in OpenAI's shape.
@@ -142,12 +155,31 @@ func (r Request) Chat() (ChatRequest, error) {
 func (c ChatRequest) Text() string {
 	var b strings.Builder
 	for _, m := range c.Messages {
-		if s, ok := m["content"].(string); ok {
+		if s, ok := contentText(m["content"]); ok {
 			b.WriteString(s)
 			b.WriteString("\n")
 		}
 	}
 	return b.String()
+}
+
+// contentText is a message's text: a string, or the text parts of an
+// array of content parts (as Qwen Code sends them), joined by newlines.
+func contentText(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case []any:
+		var parts []string
+		for _, part := range v {
+			if p, ok := part.(map[string]any); ok && p["type"] == "text" {
+				s, _ := p["text"].(string)
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "\n"), len(parts) > 0
+	}
+	return "", false
 }
 
 // ToolNames lists the names of the functions offered.
@@ -168,7 +200,7 @@ func (c ChatRequest) ToolResults() []string {
 	var out []string
 	for _, m := range c.Messages {
 		if m["role"] == "tool" {
-			s, _ := m["content"].(string)
+			s, _ := contentText(m["content"])
 			out = append(out, s)
 		}
 	}
@@ -191,6 +223,9 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 			if s.noToolsMsg != "" {
 				turn.msg = s.noToolsMsg
 			}
+			if s.noToolsStatus != 0 {
+				turn.status, turn.body = s.noToolsStatus, s.noToolsBody
+			}
 		} else if len(s.script) > 0 {
 			turn, s.script = s.script[0], s.script[1:]
 		}
@@ -203,6 +238,10 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusBadRequest, "fakemodel: the body is not a chat-completions request: "+decodeErr.Error())
 	case !isTurn:
 		openAIError(w, http.StatusNotFound, "fakemodel does not serve "+r.Method+" "+r.URL.Path)
+	case turn.status != 0 && turn.body != "":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(turn.status)
+		io.WriteString(w, turn.body)
 	case turn.status != 0:
 		openAIError(w, turn.status, turn.msg)
 	case c.Stream:

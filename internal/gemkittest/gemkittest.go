@@ -39,6 +39,14 @@ func Main(m *testing.M) int {
 	}
 	binDir = dir
 	defer os.RemoveAll(dir)
+	// The tests' gemkit commands run as a person's would: the variables an
+	// agent's shell sets for the commands its model runs make the commands
+	// that record consent ask on the terminal, so a test run from such a
+	// shell would not find them as CI does. A test that means them sets
+	// them itself.
+	for _, k := range []string{"GEMINI_CLI", "CLAUDECODE", "CODEX_THREAD_ID"} {
+		os.Unsetenv(k)
+	}
 	// Tests may change directory (t.Chdir) before their first Gemkit call;
 	// go build must still run inside the module.
 	if pkgDir, err = os.Getwd(); err != nil {
@@ -95,18 +103,18 @@ func Gemkit(t testing.TB) string {
 // Interop returns the node binary and the repository's interop directory,
 // after checking that each of pkgs (such as "@modelcontextprotocol/sdk")
 // is installed in interop/node_modules. Either missing fails the test
-// with what to install: CI runs `npm ci` in interop/.
+// with what to install: CI runs `npm install --no-save` in interop/ (scripts/setup-and-test).
 func Interop(t testing.TB, pkgs ...string) (node, dir string) {
 	t.Helper()
 	dir = filepath.Join(RepoRoot(t), "interop")
 	for _, p := range pkgs {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p))); err != nil {
-			t.Fatalf("interop/node_modules is missing %s: run `npm ci` in interop/ (%v)", p, err)
+			t.Fatalf("interop/node_modules is missing %s: run `npm install --no-save` in interop/ (%v)", p, err)
 		}
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("node (>= 20) is needed: install Node.js, then run `npm ci` in interop/")
+		t.Fatal("node (>= 20) is needed: install Node.js, then run `npm install --no-save` in interop/")
 	}
 	return node, dir
 }

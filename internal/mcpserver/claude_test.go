@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/disclosure"
@@ -92,5 +95,131 @@ func TestClaudeCode(t *testing.T) {
 	}
 	if !called {
 		t.Errorf("the tool's output never reached the model (%d requests)", len(reqs))
+	}
+}
+
+// TestClaudeCodeAsksConsent runs the real Claude Code 2.1.330 in tmux
+// with `gemkit mcp` and a tool whose extension has no consent. Claude
+// Code offers elicitation, so gemkit asks the person in Claude Code's own
+// interface ("MCP server "gemkit" requests your input", Accept or
+// Decline), never through the model: accepted, consent is recorded and
+// the tool's output reaches the model; after `gemkit extensions consent
+// --revoke`, the next call asks again and, declined, runs nothing. No
+// request to the model carries the question.
+func TestClaudeCodeAsksConsent(t *testing.T) {
+	claude := claudetest.Binary(t)
+	tmux := gemkittest.Tool(t, "tmux", "tmux")
+	f := newFixture(t)
+	name := "mcp__gemkit__gated_hello"
+	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
+		last := r.LastUser()
+		switch {
+		case strings.Contains(last, "the person declined"):
+			return claudetest.Reply{Text: "DECLINED_SEEN"}
+		case strings.Contains(last, "hello\n") || strings.Contains(last, `hello\n`):
+			return claudetest.Reply{Text: "HELLO_SEEN"}
+		case r.HasTool(name):
+			return claudetest.Reply{Tool: name, Input: map[string]any{}}
+		default:
+			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
+		}
+	})
+	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
+	cfg := filepath.Join(f.root, "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
+		"command": f.bin, "args": []string{"mcp", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(f.root, "tmux.sock")
+	run := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	args := []string{"new-session", "-d", "-s", "cc", "-x", "150", "-y", "50", "-c", f.ws, "env", "-i", "PATH=" + os.Getenv("PATH")}
+	args = append(args, env...)
+	// The MCP server's tools are allowed without Claude Code's own
+	// permission prompt, so that the question on screen is gemkit's.
+	run(append(args, claude, "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit")...)
+	pid, _ := strconv.Atoi(strings.TrimSpace(run("display-message", "-p", "-t", "cc", "#{pane_pid}")))
+	t.Cleanup(func() {
+		exec.Command(tmux, "-S", sock, "kill-server").Run()
+		// Claude Code writes its session files as it exits: wait for it
+		// before the temporary home goes.
+		for i := 0; i < 100 && pid > 0 && syscall.Kill(pid, 0) == nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	screen := func() string { return run("capture-pane", "-p", "-J", "-t", "cc") }
+	wait := func(what string, cond func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for s := screen(); !cond(s); s = screen() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	typeLine := func(s string) {
+		run("send-keys", "-t", "cc", "-l", s)
+		time.Sleep(300 * time.Millisecond)
+		run("send-keys", "-t", "cc", "Enter")
+	}
+	wait("the prompt", func(s string) bool { return strings.Contains(s, "keep manual mode") || strings.Contains(s, "❯ ") })
+	if strings.Contains(screen(), "keep manual mode") {
+		run("send-keys", "-t", "cc", "Down")
+		time.Sleep(300 * time.Millisecond)
+		run("send-keys", "-t", "cc", "Enter")
+		wait("the first-run dialog to close", func(s string) bool { return !strings.Contains(s, "keep manual mode") })
+	}
+	question := func(s string) bool {
+		return strings.Contains(s, `MCP server “gemkit” requests your input`) &&
+			strings.Contains(s, `Extension "gated" wants to run its tool gated_hello. Its tools may: read files in your home directory`) &&
+			strings.Contains(s, "Accept") && strings.Contains(s, "Decline")
+	}
+
+	// answer picks choice in gemkit's question, pressing keys until the
+	// question goes: it is drawn before it takes keys.
+	answer := func(choice string) {
+		t.Helper()
+		wait("gemkit's question", question)
+		wait("the answer "+choice+" to be taken", func(s string) bool {
+			switch {
+			case !question(s):
+				return true
+			case strings.Contains(s, "❯ "+choice):
+				run("send-keys", "-t", "cc", "Enter")
+			default:
+				run("send-keys", "-t", "cc", "Right")
+			}
+			time.Sleep(time.Second)
+			return false
+		})
+	}
+
+	typeLine("say hello with the gated tool")
+	answer("Accept")
+	wait("the tool's output to reach the model", func(s string) bool { return strings.Contains(s, "HELLO_SEEN") })
+	if !consented(t, f) {
+		t.Error("accepted in Claude Code, but no consent on record")
+	}
+
+	if out, err := f.gemkit("extensions", "consent", "gated", "--revoke"); err != nil {
+		t.Fatalf("revoke: %v\n%s", err, out)
+	}
+	typeLine("say hello again")
+	answer("Decline")
+	wait("the refusal to reach the model", func(s string) bool { return strings.Contains(s, "DECLINED_SEEN") })
+	if consented(t, f) {
+		t.Error("declined in Claude Code, but consent is on record")
+	}
+	for _, r := range model.Requests() {
+		if strings.Contains(r.Raw, "wants to run its tool") {
+			t.Errorf("a request to the model carries gemkit's question:\n%s", r.Raw)
+		}
 	}
 }

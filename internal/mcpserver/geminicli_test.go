@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -144,4 +145,263 @@ func responseContains(g fakemodel.GenerateRequest, name, text string) bool {
 func unquoteAll(b []byte, s *string) string {
 	*s = strings.NewReplacer(`\"`, `"`, `\n`, "\n", `\\`, `\`).Replace(string(b))
 	return *s
+}
+
+// geminiSetUp is the line of docs/mcp.md's "Set-up for Gemini CLI" that
+// adds the server, as a person copies it.
+func geminiSetUp(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(gemkittest.RepoRoot(t), "docs", "mcp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "## Set-up for Gemini CLI")
+	_, block, ok2 := strings.Cut(section, "```sh\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/mcp.md has no ```sh block under \"## Set-up for Gemini CLI\"")
+	}
+	for _, line := range strings.Split(block, "\n") {
+		if strings.HasPrefix(line, "gemini mcp add ") {
+			return strings.Fields(line)
+		}
+	}
+	t.Fatalf("the set-up block of docs/mcp.md has no `gemini mcp add` line:\n%s", block)
+	return nil
+}
+
+// TestGeminiCLISetUp follows docs/mcp.md with the real Gemini CLI 0.61 and
+// its default settings (folder trust on): the set-up line as written,
+// `gemini` in tmux answering its folder-trust question, then `gemini -p`
+// in the same folder. Both offer the model gemkit's tools. In the
+// terminal interface a call without consent shows gemkit's refusal to the
+// person; the model's own `gemkit extensions consent --grant` is asked
+// about by Gemini CLI, then waits for the person to type the extension's
+// name and records nothing meanwhile; the person, reaching it with Tab,
+// types it, and the tool then runs. The person's own way, ! and the
+// command at the prompt, records consent the same way.
+func TestGeminiCLISetUp(t *testing.T) {
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	tmux := gemkittest.Tool(t, "tmux", "tmux")
+	f := newFixture(t)
+	bin := filepath.Join(f.root, "bin")
+	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	writeFile(t, filepath.Join(bin, "gemini"), "#!/bin/sh\nexec '"+node+"' '"+cli+"' \"$@\"\n", 0o755)
+	if err := os.Symlink(f.bin, filepath.Join(bin, "gemkit")); err != nil {
+		t.Fatal(err)
+	}
+	// Only what a person with a key has after Gemini CLI's first run.
+	writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}}`, 0o600)
+	model, err := fakemodel.Start(
+		fakemodel.Call("mcp_gemkit_gated_hello", map[string]any{}),
+		fakemodel.Text("TURN1_DONE"),
+		fakemodel.Call("run_shell_command", map[string]any{"command": "gemkit extensions consent gated --grant"}),
+		fakemodel.Call("mcp_gemkit_gated_hello", map[string]any{}),
+		fakemodel.Text("TURN2_DONE"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	env := append(f.env(), "PATH="+bin+":"+os.Getenv("PATH"), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key")
+
+	setUp := geminiSetUp(t)
+	add := exec.Command(filepath.Join(bin, setUp[0]), setUp[1:]...)
+	add.Dir, add.Env = f.ws, env
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(setUp, " "), err, out)
+	}
+
+	var script strings.Builder
+	script.WriteString("cd '" + f.ws + "'\n")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.ContainsAny(k, " '") && !strings.Contains(v, "'") {
+			script.WriteString("export " + k + "='" + v + "'\n")
+		}
+	}
+	// Gemini CLI restarts itself to apply folder trust only under its own
+	// launcher, which it skips when SANDBOX or GEMINI_CLI_NO_RELAUNCH is
+	// set (gemini.js, run()); a person's shell has neither. If gemini
+	// ends, the pane keeps its last words and exit status for the failure.
+	script.WriteString("unset SANDBOX GEMINI_CLI_NO_RELAUNCH\n")
+	script.WriteString("gemini; echo \"[gemini exited with status $?]\"; exec sleep 600\n")
+	writeFile(t, filepath.Join(f.root, "gemini.sh"), script.String(), 0o755)
+	sock := filepath.Join(f.root, "tmux.sock")
+	run := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("new-session", "-d", "-s", "g", "-x", "160", "-y", "60", filepath.Join(f.root, "gemini.sh"))
+	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	screen := func() string { return run("capture-pane", "-p", "-J", "-t", "g") }
+	wait := func(what string, cond func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			s := screen()
+			if cond(s) {
+				return s
+			}
+			if strings.Contains(s, "[gemini exited with status") {
+				t.Fatalf("gemini ended while waiting for %s; screen:\n%s", what, s)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	// typeLine types s at the prompt, then Enter apart once s shows (sent
+	// together they read as a paste), and again until the input line lets
+	// go of s: on a loaded machine a key can come before the input takes
+	// it. The input line is the last line starting with > (or !, in
+	// shell mode) above the footer.
+	input := func(scr string) string {
+		lines := strings.Split(scr, "\n")
+		for i := len(lines) - 1; i >= 0; i-- {
+			if strings.Contains(lines[i], "workspace (/directory)") {
+				for j := i - 1; j >= 0; j-- {
+					if l := strings.TrimSpace(lines[j]); strings.HasPrefix(l, ">") || strings.HasPrefix(l, "!") {
+						return lines[j]
+					}
+				}
+			}
+		}
+		return ""
+	}
+	typeLine := func(s string) {
+		t.Helper()
+		run("send-keys", "-t", "g", "-l", s)
+		wait("the typed line", func(scr string) bool { return strings.Contains(input(scr), s) })
+		var sent time.Time
+		wait("the line to be sent", func(scr string) bool {
+			if !strings.Contains(input(scr), s) {
+				return true
+			}
+			if time.Since(sent) > 2*time.Second {
+				run("send-keys", "-t", "g", "Enter")
+				sent = time.Now()
+			}
+			return false
+		})
+	}
+	ready := func(s string) bool {
+		return strings.Contains(s, "Type your message") && strings.Contains(s, "1 MCP server")
+	}
+
+	wait("the folder-trust question", func(s string) bool { return strings.Contains(s, "● 1. Trust folder") })
+	// 1. Trust folder; Gemini CLI restarts. The question is drawn before
+	// it takes keys: give it a moment, and press Enter again only when it
+	// is still there.
+	trust := time.Now()
+	wait("Gemini CLI to restart trusted", func(s string) bool {
+		if strings.Contains(s, "restarting to apply the trust changes") {
+			return true
+		}
+		if strings.Contains(s, "● 1. Trust folder") && time.Since(trust) > 2*time.Second {
+			run("send-keys", "-t", "g", "Enter")
+			trust = time.Now()
+		} else if !strings.Contains(s, "Do you trust") {
+			b, _ := os.ReadFile(filepath.Join(f.home, ".gemini", "trustedFolders.json"))
+			t.Fatalf("the trust question went without a restart; trustedFolders.json: %s\nscreen:\n%s", b, s)
+		}
+		return false
+	})
+	wait("Gemini CLI with gemkit connected", ready)
+
+	typeLine("say hello with the gated tool")
+	wait("the end of the first turn", func(s string) bool { return strings.Contains(s, "TURN1_DONE") })
+	s := screen()
+	for _, want := range []string{"gated_hello (gemkit MCP Server)", "Not run: extension gated needs the person's consent before its tools run", "do not run", "that command yourself"} {
+		if !strings.Contains(strings.Join(strings.Fields(s), " "), want) {
+			t.Errorf("the refusal is not on screen (%q):\n%s", want, s)
+		}
+	}
+	first, err := model.Turns()[0].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := " " + strings.Join(first.FunctionNames(), " ") + " "; !strings.Contains(names, " mcp_gemkit_demo_count ") || !strings.Contains(names, " mcp_gemkit_gated_hello ") {
+		t.Errorf("gemini did not offer gemkit's tools: %s", names)
+	}
+
+	typeLine("grant it yourself")
+	wait("Gemini CLI's question before the shell command", func(s string) bool { return strings.Contains(s, "Allow execution of [Shell]?") })
+	run("send-keys", "-t", "g", "Enter") // Allow once
+	wait("gemkit's question", func(s string) bool {
+		return strings.Contains(strings.Join(strings.Fields(s), " "), "Only you can agree: type gated and Enter") && strings.Contains(s, "awaiting input")
+	})
+	if consented(t, f) {
+		t.Fatal("the model's command recorded consent before the person answered")
+	}
+	run("send-keys", "-t", "g", "Tab")
+	wait("the shell focused", func(s string) bool { return strings.Contains(s, "Shift+Tab to unfocus") })
+	run("send-keys", "-t", "g", "-l", "gated")
+	wait("the name typed into the shell", func(s string) bool { return strings.Contains(s, "to refuse: gated") })
+	run("send-keys", "-t", "g", "Enter")
+	wait("the end of the second turn", func(s string) bool { return strings.Contains(s, "TURN2_DONE") })
+	if !consented(t, f) {
+		t.Fatal("the name typed by the person recorded no consent")
+	}
+	var out string
+	for _, turn := range model.Turns() {
+		g, _ := turn.Generate()
+		for _, r := range g.FunctionResponses() {
+			if r.Name == "mcp_gemkit_gated_hello" {
+				b, _ := json.Marshal(r.Response)
+				out = string(b)
+			}
+		}
+	}
+	if !strings.Contains(out, `hello\n`) {
+		t.Errorf("the tool's output after consent did not reach the model: %s", out)
+	}
+
+	// The person's own way without leaving Gemini CLI, as docs/mcp.md
+	// gives it: ! and the command at its prompt, Tab, the name.
+	if out, err := f.gemkit("extensions", "consent", "gated", "--revoke"); err != nil {
+		t.Fatalf("revoke: %v\n%s", err, out)
+	}
+	run("send-keys", "-t", "g", "-l", "!")
+	wait("shell mode", func(s string) bool { return strings.Contains(s, "shell mode enabled") })
+	typeLine("gemkit extensions consent gated --grant")
+	wait("gemkit's question in shell mode", func(s string) bool {
+		return strings.Contains(s, "Shell Command gemkit extensions consent gated --grant") && strings.Contains(s, "awaiting input")
+	})
+	run("send-keys", "-t", "g", "Tab")
+	wait("the shell focused", func(s string) bool { return strings.Contains(s, "Shift+Tab to unfocus") })
+	run("send-keys", "-t", "g", "-l", "gated")
+	wait("the name typed into the shell", func(s string) bool { return strings.Count(s, "to refuse: gated") == 2 })
+	run("send-keys", "-t", "g", "Enter")
+	wait("the grant", func(s string) bool { return strings.Count(s, "Consent given to gated as it is now") == 2 })
+	if !consented(t, f) {
+		t.Fatal("the name typed in shell mode recorded no consent")
+	}
+	exec.Command(tmux, "-S", sock, "kill-server").Run()
+
+	// gemini -p in the folder now trusted.
+	headless, err := fakemodel.Start(fakemodel.Text("HEADLESS_DONE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer headless.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := exec.CommandContext(ctx, filepath.Join(bin, "gemini"), "-p", "which tools do you have?")
+	p.Dir = f.ws
+	p.Env = append(env, "GOOGLE_GEMINI_BASE_URL="+headless.URL)
+	if out, err := p.CombinedOutput(); err != nil || !strings.Contains(string(out), "HEADLESS_DONE") {
+		t.Fatalf("gemini -p: %v\n%s", err, out)
+	}
+	g, err := headless.Turns()[0].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := " " + strings.Join(g.FunctionNames(), " ") + " "; !strings.Contains(names, " mcp_gemkit_demo_count ") || !strings.Contains(names, " mcp_gemkit_read_doc ") {
+		t.Errorf("gemini -p did not offer gemkit's tools: %s", names)
+	}
 }

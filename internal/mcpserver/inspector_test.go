@@ -63,6 +63,7 @@ func TestInspectorCLI(t *testing.T) {
 				}
 				var list struct{ Tools []listedTool }
 				json.Unmarshal(do("--method", "tools/list"), &list)
+				list.Tools = extensionTools(t, list.Tools)
 				if len(list.Tools) != 6 || list.Tools[0].Name != "demo_count" || list.Tools[0].OutputSchema["type"] != "object" || list.Tools[1].OutputSchema != nil {
 					t.Errorf("tools/list: %+v", list.Tools)
 				}

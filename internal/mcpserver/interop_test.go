@@ -93,6 +93,7 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 
 	var tools []listedTool
 	c.do(map[string]any{"op": "listTools"}, &tools)
+	tools = extensionTools(t, tools)
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)
@@ -134,8 +135,11 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		t.Errorf("the sandbox let the tool write into the workspace")
 	}
 
+	// A client without elicitation: the refusal is a result, not an
+	// error (Gemini CLI shows only a result's text to the person).
 	res = c.call(map[string]any{"op": "callTool", "name": "gated_hello"})
-	if !res.IsError || !strings.Contains(res.text(), "gemkit extensions consent gated --grant") {
+	if res.IsError || !strings.HasPrefix(res.text(), "Not run: extension gated needs the person's consent") ||
+		!strings.Contains(res.text(), "gemkit extensions consent gated --grant") || !strings.Contains(res.text(), "do not run that command yourself") {
 		t.Errorf("missing consent: %+v", res)
 	}
 

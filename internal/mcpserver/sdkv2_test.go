@@ -57,6 +57,7 @@ func TestSDKv2Client(t *testing.T) {
 			if !strings.Contains(got.Instructions, "`demo_count(word: string, times: integer)`: Repeats a word.") {
 				t.Errorf("instructions are not the summary: %q", got.Instructions)
 			}
+			got.Tools = extensionTools(t, got.Tools)
 			if len(got.Tools) != 6 || got.Tools[0].Name != "demo_count" || got.Tools[0].OutputSchema == nil {
 				t.Errorf("tools: %+v", got.Tools)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -45,9 +46,10 @@ const DefaultProgressInterval = 5 * time.Second
 type Config struct {
 	// Source is where the extensions come from.
 	Source disclosure.Source
-	// Runner runs the tools; its Ask should be nil (nobody can be asked
-	// over MCP), so a tool without recorded consent is refused with words
-	// saying how to grant it.
+	// Runner runs the tools. New sets its Ask when it has none: a tool
+	// without recorded consent asks the person through the client when the
+	// client offers elicitation (consent.go), and is otherwise refused with
+	// words saying how to grant it.
 	Runner *toolrun.Runner
 	// Limits bound each call.
 	Limits disclosure.Limits
@@ -63,6 +65,10 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Logger receives what happens; nil is slog.Default().
 	Logger *slog.Logger
+	// CodeIntel, when set, adds the code-intelligence tools
+	// (code_definition, code_references, …) beside the extensions'. An
+	// extension tool of the same name gives way to them.
+	CodeIntel *codeintel.Tools
 }
 
 // Server is an MCP server of one Source. It reloads when the Source's
@@ -93,6 +99,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = DefaultProgressInterval
+	}
+	if cfg.Runner.Ask == nil {
+		cfg.Runner.Ask = ask
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	if s.log == nil {
@@ -181,6 +190,9 @@ func (s *Server) reloadLocked() error {
 		s.toolsList.Store(&list)
 	}
 	text := <-summary
+	if s.cfg.CodeIntel != nil {
+		text = strings.TrimSpace(text + "\n\n" + codeintel.Instructions)
+	}
 	s.instructions.Store(&text)
 	if changed && !first {
 		s.log.Info("extensions changed; clients notified", "tools", len(tools)-1, "docs", len(resources))
@@ -216,7 +228,19 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 	rd := mcp.NewToolWithRawSchema(disclosure.ReadDocTool, disclosure.ReadDocDescription, disclosure.SchemaJSON(disclosure.ReadDocSchema()))
 	rd.Annotations = mcp.ToolAnnotation{Title: "Read an extension's doc or skill", ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
 	tools = append(tools, server.ServerTool{Tool: rd, Handler: s.callTool})
+	if ci := s.cfg.CodeIntel; ci != nil {
+		for _, d := range ci.Decls() {
+			schema, _ := json.Marshal(d.Schema)
+			mt := mcp.NewToolWithRawSchema(d.Name, d.Description, schema)
+			mt.Annotations = mcp.ToolAnnotation{Title: d.Title, ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
+			tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callCodeIntel})
+		}
+	}
 	for _, t := range set.Tools() {
+		if s.cfg.CodeIntel != nil && s.cfg.CodeIntel.Has(t.Name) {
+			s.log.Warn("an extension tool has the name of a code-intelligence tool and is not served", "tool", t.Name, "extension", t.Extension)
+			continue
+		}
 		schema := disclosure.SchemaJSON(t.InputSchema)
 		mt := mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
 		// Hints for clients that ask before running a tool that writes or
@@ -291,6 +315,18 @@ func parseDocURI(uri string) (ext, name string, err error) {
 	return ext, name, nil
 }
 
+// callCodeIntel answers a code-intelligence tool.
+func (s *Server) callCodeIntel(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return mcp.NewToolResultError("the arguments could not be read: " + err.Error()), nil
+	}
+	start := time.Now()
+	text, isErr := s.cfg.CodeIntel.Call(ctx, req.Params.Name, args)
+	s.log.Debug("tool call", "tool", req.Params.Name, "isError", isErr, "duration", time.Since(start))
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: isErr}, nil
+}
+
 func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
 	args, err := json.Marshal(req.Params.Arguments)
@@ -305,12 +341,27 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		defer stop()
 	}
 	set := s.Set()
+	ctx = withAnswer(ctx, req)
 	res := set.Call(ctx, s.cfg.Runner, name, args, s.cfg.Limits)
 	attrs := []any{"tool", name, "isError", res.IsError, "duration", time.Since(start)}
 	if res.Err != nil {
 		attrs = append(attrs, "err", res.Err)
 	}
 	s.log.Debug("tool call", attrs...)
+	var ce *toolrun.ConsentError
+	if errors.As(res.Err, &ce) {
+		if !ce.Declined && canElicit(ctx, req) {
+			return consentQuestion(toolrun.ConsentRequest{Extension: ce.Extension, Notice: ce.Notice, Lines: ce.Lines}, name), nil
+		}
+		// Not a failure of the tool, which did not run, but a question for
+		// the person, so it is not marked isError: Gemini CLI 0.61 leaves
+		// a call that ended in error out of its terminal display (by
+		// default, ui.errorVerbosity "low": isVisibleInToolGroup) and even
+		// then shows only "MCP tool … reported an error", never the text,
+		// so the person would not learn what to do. A result's text it
+		// shows; the model reads the same words.
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}, nil
+	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}, IsError: res.IsError}
 	// A client validates structuredContent against the tool's output
 	// schema and passes it on to its model beside (or instead of) the

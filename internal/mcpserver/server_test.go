@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -322,6 +324,30 @@ func TestHTTPGuard(t *testing.T) {
 	}
 	if _, err := ListenLoopback("0.0.0.0:0"); err == nil {
 		t.Error("a non-loopback address was accepted")
+	}
+	// A connection from the sandbox proxy's own address is refused,
+	// token and all: it came from inside an extension tool's sandbox.
+	// IPv6 loopback, where the proxy cannot be told apart, and the
+	// proxy's address itself are not addresses to listen on.
+	proxied := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IP(permission.ProxySource.AsSlice())}}).DialContext}}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(init))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err = proxied.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "sandbox") {
+		t.Errorf("from the sandbox proxy's address: status %d %s", resp.StatusCode, body)
+	}
+	for _, addr := range []string{"[::1]:0", permission.ProxySource.String() + ":0"} {
+		if ln, err := ListenLoopback(addr); err == nil {
+			ln.Close()
+			t.Errorf("%s was accepted as an address to listen on", addr)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +25,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // ServeStdio serves one client on in and out (newline-delimited JSON-RPC)
@@ -133,16 +136,23 @@ func readTokenFile(path string) (string, error) {
 	return token, nil
 }
 
-// ListenLoopback listens on addr, which must be a loopback address
-// (127.0.0.0/8 or ::1) with a port, 0 for any free one.
+// ListenLoopback listens on addr, which must be an IPv4 loopback address
+// (127.0.0.0/8) with a port, 0 for any free one. IPv6 loopback (::1) is
+// refused: the sandbox proxy reaches it from ::1 itself, the one IPv6
+// loopback address, where the server could not tell a tool's connection
+// from a client's; on 127.0.0.0/8 it comes from permission.ProxySource,
+// which is refused as an address to listen on too.
 func ListenLoopback(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("listen address %q is not a loopback address: gemkit mcp serves this machine only (use 127.0.0.1:PORT)", addr)
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Is4() || !ip.IsLoopback() {
+		return nil, fmt.Errorf("listen address %q is not an IPv4 loopback address: gemkit mcp serves this machine only, on 127.0.0.0/8 (use 127.0.0.1:PORT)", addr)
+	}
+	if ip == permission.ProxySource {
+		return nil, fmt.Errorf("listen address %q is the address extension tools' sandbox proxy connects from; use 127.0.0.1:PORT", addr)
 	}
 	return net.Listen("tcp", addr)
 }
@@ -205,6 +215,14 @@ func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(Path, mcpHTTP)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A connection through an extension tool's sandbox proxy comes
+		// from an address of the proxy's own: refused, token or not, so
+		// that a tool cannot call another extension's tools through this
+		// server.
+		if permission.FromSandbox(r.RemoteAddr) {
+			httpError(w, http.StatusForbidden, "request refused: it came through an extension tool's sandbox, which may not reach gemkit mcp")
+			return
+		}
 		if _, ok := r.Header["Origin"]; ok {
 			httpError(w, http.StatusForbidden, "requests with an Origin header are refused")
 			return

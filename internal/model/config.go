@@ -53,6 +53,11 @@ type Config struct {
 	// RetryMaxWait (a Go duration) bounds the waits of one request's
 	// retries, all together; zero keeps DefaultMaxWait.
 	RetryMaxWait string `json:"retryMaxWait,omitempty"`
+	// CodeIntel is the code-intelligence settings (language servers,
+	// timeouts), read by internal/langserver; kept here as written so that
+	// the file is one file with one check for unknown fields (a pointer,
+	// so that a Config stays comparable).
+	CodeIntel *json.RawMessage `json:"codeIntel,omitempty"`
 }
 
 // ConfigPath is where the config file lives: gemkit/config.json in the

@@ -177,9 +177,12 @@ func (t *retrying) backoff(delay, asked time.Duration) (time.Duration, time.Dura
 // than a bad certificate (retry.ts's RETRYABLE_NETWORK_CODES: ECONNRESET,
 // ECONNREFUSED, ETIMEDOUT, ENOTFOUND…), and failures after the server
 // began its answer (geminiChat.ts retries those as "mid-stream" errors).
+// An endpoint that said the model cannot call functions is not retried
+// whatever its status (llama.cpp says it with a 500): the same request
+// would be refused again, and the agent turns to the text protocol.
 func retryable(err error) (*Error, bool) {
 	var e *Error
-	if !errors.As(err, &e) || e.Final {
+	if !errors.As(err, &e) || e.Final || e.Kind == KindNoTools {
 		return nil, false
 	}
 	switch {

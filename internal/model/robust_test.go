@@ -355,26 +355,34 @@ func TestToolCallStreams(t *testing.T) {
 	})
 }
 
+// llamaNoJinja is llama.cpp's answer to a request with tools when its
+// server runs without --jinja (see the retry case that uses it).
+const llamaNoJinja = `{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}`
+
 // TestNoTools: every server's way of saying the model has no function
 // calling is KindNoTools, which turns the agent to the text protocol
 // (issue item 5).
 func TestNoTools(t *testing.T) {
 	const vllm = `\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`
-	cases := []struct{ name, body string }{
+	cases := []struct {
+		name   string
+		status int
+		body   string
+	}{
 		// Ollama's.
-		{"ollama", `{"error":{"message":"registry.ollama.ai/library/gemma2:2b does not support tools","type":"api_error","param":null,"code":null}}`},
-		// llama.cpp's server started without --jinja.
-		{"llama.cpp", `{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}`},
+		{"ollama", 400, `{"error":{"message":"registry.ollama.ai/library/gemma2:2b does not support tools","type":"api_error","param":null,"code":null}}`},
+		// llama.cpp's server started without --jinja: a 500.
+		{"llama.cpp", 500, llamaNoJinja},
 		// vLLM's ErrorResponse before 0.10 (vllm/entrypoints/openai/protocol.py:
 		// object "error" at the top).
-		{"vllm old", `{"object":"error","message":"` + vllm + `","type":"BadRequestError","param":null,"code":400}`},
+		{"vllm old", 400, `{"object":"error","message":"` + vllm + `","type":"BadRequestError","param":null,"code":400}`},
 		// vLLM's since, OpenAI's shape (the body quoted in
 		// gaoch6258/llm-srbench's VLLM_TOOL_CALLING_FIX.md).
-		{"vllm new", `{"error":{"message":"` + vllm + `","type":"BadRequestError","param":null,"code":400}}`},
+		{"vllm new", 400, `{"error":{"message":"` + vllm + `","type":"BadRequestError","param":null,"code":400}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := serveSteps(t, status(400, "application/json", nil, c.body))
+			srv := serveSteps(t, status(c.status, "application/json", nil, c.body))
 			_, err := openaiAt(t, srv.URL).Generate(context.Background(), hi, nil)
 			if !IsKind(err, KindNoTools) {
 				t.Fatalf("%v", err)
@@ -531,6 +539,14 @@ func TestRetries(t *testing.T) {
 		// 10 s ±30 %.
 		{"overloaded backoff", false, []step{status(503, "application/json", nil, overloaded), status(503, "application/json", nil, overloaded), sse(geminiOK)},
 			true, 3, [][2]time.Duration{{3500 * time.Millisecond, 6500 * time.Millisecond}, {7 * time.Second, 13 * time.Second}}},
+		// llama.cpp's server started without --jinja refuses a request
+		// with tools for good: oaicompat_chat_params_parse
+		// (tools/server/server-common.cpp) throws std::runtime_error("tools
+		// param requires --jinja flag"), which ex_wrapper
+		// (tools/server/server.cpp) answers with format_error_response's
+		// ERROR_TYPE_SERVER: HTTP 500 and this body.
+		{"llama.cpp without --jinja is not retried", true, []step{status(500, "application/json; charset=utf-8", nil, llamaNoJinja), sse(openaiOK)},
+			false, 1, nil},
 		{"400 is not retried", false, []step{status(400, "application/json", nil, `{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}`), sse(geminiOK)},
 			false, 1, nil},
 		// A connection dropped before any answer: retry.ts's ECONNRESET.

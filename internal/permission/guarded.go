@@ -1,86 +1,324 @@
 package permission
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
-// GuardedDirs and GuardedFiles are the names that stay read-only inside a
-// writable workspace or home folder, whatever the manifest says: what
-// they hold runs later outside any sandbox (git hooks and core.fsmonitor,
-// an editor's folder-open tasks, the MCP servers Gemini CLI and Claude
-// Code start, direnv's .envrc, shell start-up files) or holds credentials
-// (.aws). The set holds at least what OpenAI Codex (.git, .codex,
-// .agents, .aws) and Anthropic's sandbox-runtime (DANGEROUS_FILES and
-// DANGEROUS_DIRECTORIES in its sandbox-utils.js: .git hooks and config,
-// .vscode, .idea, .claude, .mcp.json, the shell files, .gitconfig,
-// .gitmodules, .ripgreprc) protect.
-var (
-	GuardedDirs  = []string{".git", ".gemini", ".vscode", ".idea", ".claude", ".codex", ".agents", ".aws"}
-	GuardedFiles = []string{".mcp.json", ".envrc", ".gitconfig", ".gitmodules", ".ripgreprc",
-		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout"}
+// A Protection is one kind of file that makes another program do
+// something when that program later starts or opens the folder, outside
+// any sandbox: run code, start a server, follow standing instructions,
+// or send credentials elsewhere. docs/sandbox.md ("Protected paths")
+// gives each one's source.
+type Protection struct {
+	// Name is the file or folder name, as it lies in a folder.
+	Name string
+	// Dir: a folder (what an absent one's placeholder is).
+	Dir bool
+	// Kind groups the names for words (Kinds).
+	Kind string
+	// In says where the name is protected: in the workspace (at its
+	// top), in the home folder, and in each folder between the workspace
+	// and the write scope's root (names programs look for in every folder
+	// above the one they start in).
+	InWorkspace, InHome, Above bool
+	// Liftable: a manifest may name it in
+	// permissions.filesystem.protectedWrites, which lets its tools write
+	// it in the workspace (the consent text says so in words).
+	Liftable bool
+}
+
+// Kinds of protected files, in the order the words name them.
+const (
+	KindGit         = "git"
+	KindHooks       = "hooks"
+	KindEnv         = "env"
+	KindAgent       = "agent"
+	KindEditor      = "editor"
+	KindPackages    = "packages"
+	KindStartup     = "startup"
+	KindCredentials = "credentials"
 )
+
+// kindWords says what each kind makes another program do.
+var kindWords = map[string]string{
+	KindGit:         "git's folder and configuration: hooks, core.fsmonitor, aliases and included files run code at your next git command",
+	KindHooks:       "git hooks: git runs them when you commit, merge, check out or push",
+	KindEnv:         "environment files that Gemini CLI, direnv and dotenv loaders read at start: they choose where an agent sends its API key, and .envrc runs as a shell script",
+	KindAgent:       "the coding agents' instructions and settings: standing instructions for every session, MCP servers, hooks and commands they start",
+	KindEditor:      "editor settings: tasks and run configurations that start when the folder opens",
+	KindPackages:    "a package folder that another extension's code loads: its modules would run with that extension's permissions",
+	KindStartup:     "shell start-up files and command configuration, which run at your next login or command",
+	KindCredentials: "credentials and the commands that fetch them",
+}
+
+// Protections is the policy: every protected name, with where it is
+// protected. The .env files beyond these names are protected where they
+// exist (EnvFile), and the folders git's configuration names for hooks,
+// included files and commands where they lie in the workspace
+// (gitProtected).
+var Protections = []Protection{
+	{Name: ".git", Dir: true, Kind: KindGit, InWorkspace: true, InHome: true},
+	{Name: ".gitmodules", Kind: KindGit, InWorkspace: true},
+	{Name: ".gitconfig", Kind: KindGit, InHome: true},
+	{Name: filepath.Join(".config", "git"), Dir: true, Kind: KindGit, InHome: true},
+	{Name: ".husky", Dir: true, Kind: KindHooks, InWorkspace: true, Liftable: true},
+	{Name: ".githooks", Dir: true, Kind: KindHooks, InWorkspace: true, Liftable: true},
+	{Name: ".env", Kind: KindEnv, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".env.local", Kind: KindEnv, InWorkspace: true, Liftable: true},
+	{Name: ".env.development", Kind: KindEnv, InWorkspace: true, Liftable: true},
+	{Name: ".env.development.local", Kind: KindEnv, InWorkspace: true, Liftable: true},
+	{Name: ".env.production", Kind: KindEnv, InWorkspace: true, Liftable: true},
+	{Name: ".env.production.local", Kind: KindEnv, InWorkspace: true, Liftable: true},
+	{Name: ".env.test", Kind: KindEnv, InWorkspace: true, Liftable: true},
+	{Name: ".env.test.local", Kind: KindEnv, InWorkspace: true, Liftable: true},
+	{Name: ".envrc", Kind: KindEnv, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ".gemini", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".claude", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ".codex", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ".qwen", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ".agents", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ".opencode", Dir: true, Kind: KindAgent, InWorkspace: true, Liftable: true},
+	{Name: ".mcp.json", Kind: KindAgent, InWorkspace: true, Liftable: true},
+	{Name: ".claude.json", Kind: KindAgent, InHome: true},
+	{Name: "opencode.json", Kind: KindAgent, InWorkspace: true, Liftable: true},
+	{Name: "opencode.jsonc", Kind: KindAgent, InWorkspace: true, Liftable: true},
+	{Name: "GEMINI.md", Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: "AGENTS.md", Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: "AGENTS.override.md", Kind: KindAgent, InWorkspace: true, Above: true, Liftable: true},
+	{Name: "CLAUDE.md", Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: "CLAUDE.local.md", Kind: KindAgent, InWorkspace: true, Above: true, Liftable: true},
+	{Name: "QWEN.md", Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".vscode", Dir: true, Kind: KindEditor, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ".idea", Dir: true, Kind: KindEditor, InWorkspace: true, Liftable: true},
+	{Name: "node_modules", Dir: true, Kind: KindPackages, Liftable: true},
+	{Name: ".node_modules", Dir: true, Kind: KindPackages, InHome: true},
+	{Name: ".node_libraries", Dir: true, Kind: KindPackages, InHome: true},
+	{Name: ".bashrc", Kind: KindStartup, InHome: true},
+	{Name: ".bash_profile", Kind: KindStartup, InHome: true},
+	{Name: ".bash_login", Kind: KindStartup, InHome: true},
+	{Name: ".bash_logout", Kind: KindStartup, InHome: true},
+	{Name: ".profile", Kind: KindStartup, InHome: true},
+	{Name: ".zshrc", Kind: KindStartup, InHome: true},
+	{Name: ".zshenv", Kind: KindStartup, InHome: true},
+	{Name: ".zprofile", Kind: KindStartup, InHome: true},
+	{Name: ".zlogin", Kind: KindStartup, InHome: true},
+	{Name: ".zlogout", Kind: KindStartup, InHome: true},
+	{Name: ".ripgreprc", Kind: KindStartup, InHome: true},
+	{Name: ".aws", Dir: true, Kind: KindCredentials, InWorkspace: true, InHome: true},
+}
+
+// EnvFile reports whether name is an environment file that loaders read
+// (".env" or ".env.<something>", as dotenv-flow, Vite and Next.js read
+// ".env.<mode>" and ".env.<mode>.local"): the workspace's existing ones
+// are protected whatever their suffix, and a manifest may name any of
+// them.
+func EnvFile(name string) bool {
+	rest, ok := strings.CutPrefix(name, ".env")
+	return ok && (rest == "" || len(rest) > 1 && rest[0] == '.' && !strings.ContainsAny(rest, `/\`))
+}
+
+// protection returns the Protection of name, if it is one.
+func protection(name string) (Protection, bool) {
+	for _, p := range Protections {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	if EnvFile(name) {
+		return Protection{Name: name, Kind: KindEnv, InWorkspace: true, Liftable: true}, true
+	}
+	return Protection{}, false
+}
+
+// ProtectedName reports whether name is one of the protected names.
+func ProtectedName(name string) bool {
+	_, ok := protection(name)
+	return ok
+}
+
+// CheckLiftable says what is wrong with an entry of protectedWrites: a
+// name of the workspace's top a manifest may ask to write.
+func CheckLiftable(name string) error {
+	p, ok := protection(name)
+	switch {
+	case name == "":
+		return fmt.Errorf("is empty")
+	case !ok:
+		return fmt.Errorf("is not a protected name, so tools with write access may write it already (the names: %s)", LiftableNames())
+	case !p.Liftable:
+		return fmt.Errorf("is protected whatever a manifest says (%s)", kindWords[p.Kind])
+	}
+	return nil
+}
+
+// LiftableNames lists the names a manifest may ask to write, for messages.
+func LiftableNames() string {
+	var names []string
+	for _, p := range Protections {
+		if p.Liftable {
+			names = append(names, p.Name)
+		}
+	}
+	return strings.Join(names, ", ") + ", and any other .env.<name>"
+}
+
+// LiftWords says in words what writing the protected name does: the
+// consent text's line for an entry of protectedWrites.
+func LiftWords(name string) string {
+	p, ok := protection(name)
+	if !ok {
+		return name
+	}
+	return name + " (" + kindWords[p.Kind] + ")"
+}
 
 // Guarded is one path kept read-only inside a write scope; Dir says what
 // it is (or, when absent, what the sandbox puts there so it cannot be
-// created).
+// created). Kind says why (Protection.Kind).
 type Guarded struct {
 	Path string `json:"path"`
 	Dir  bool   `json:"dir"`
+	Kind string `json:"kind,omitempty"`
+}
+
+// Why says in words what the guarded path makes another program do.
+func (g Guarded) Why() string { return kindWords[g.Kind] }
+
+// GuardInputs is what a run's protected paths are computed from.
+type GuardInputs struct {
+	// Write is the write scope; Workspace and Home are absolute.
+	Write           Access
+	Workspace, Home string
+	// Lifted are the names of the workspace's top the manifest lets its
+	// tools write (protectedWrites).
+	Lifted []string
+	// ExtensionFolders are the folders of the installed extensions and
+	// the sources of the linked ones: the node_modules folders Node
+	// would look in from their code are protected.
+	ExtensionFolders []string
+	// Getenv reads the variables that say where git's own configuration
+	// is (GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, XDG_CONFIG_HOME); nil
+	// reads none (the default places are read anyway).
+	Getenv func(string) string
 }
 
 // GuardedPaths are the paths a tool with write scope w may not change
-// although they lie in it: the guarded names in the workspace and in the
-// home folder, the .git of the repository the workspace is in (up to the
-// write scope's root), and, where a .git is a file (a worktree, a
-// submodule), the git folder it points to and that folder's common
-// folder, which hold the hooks and the config. Paths outside the write
-// scope are left out (they are read-only anyway). Parents are resolved,
-// the names themselves are not followed.
+// although they lie in it, for a workspace and home folder (see
+// ProtectedPaths).
 func GuardedPaths(w Access, workspace, home string) []Guarded {
-	roots := WritableRoots(w, workspace, home)
+	return ProtectedPaths(GuardInputs{Write: w, Workspace: workspace, Home: home, Getenv: os.Getenv})
+}
+
+// ProtectedPaths are the paths a tool may not change although they lie in
+// its write scope (the policy Protections states, and docs/sandbox.md
+// explains):
+//   - the protected names at the workspace's top, in the home folder and
+//     in the folders between them, each where Protections says, and the
+//     workspace's existing .env.* files;
+//   - the .git of the repository the workspace is in, and, where a .git is
+//     a file (a worktree, a submodule), the git folder it points to and
+//     that folder's common folder, which hold the hooks and the config;
+//   - what the repository's and the user's git configuration name: the
+//     core.hooksPath folder, included files, programs git runs (gitPaths);
+//   - a home name that is a symbolic link is protected where it leads
+//     (a ~/.bashrc kept in a dotfiles repository);
+//   - node_modules in every folder above an extension's folder: Node
+//     looks there for what the extension's code requires.
+//
+// Names the manifest lifts (in.Lifted) are left out at the workspace's
+// top. Paths outside the write scope are left out (they are read-only
+// anyway). Parents are resolved, the names themselves are not followed.
+func ProtectedPaths(in GuardInputs) []Guarded {
+	roots := WritableRoots(in.Write, in.Workspace, in.Home)
 	if len(roots) == 0 {
 		return nil
 	}
 	var out []Guarded
 	seen := map[string]bool{}
-	add := func(p string, dir bool) {
-		if seen[p] {
-			return
-		}
-		if _, in := WithinAny(roots, p); !in {
+	// Every path is built on resolved folders, so it is compared as it
+	// is: a link is protected where it leads, by its target's path.
+	add := func(p string, dir bool, kind string) {
+		p = filepath.Clean(p)
+		if seen[p] || !slices.ContainsFunc(roots, func(r string) bool { return Within(r, p) }) {
 			return
 		}
 		seen[p] = true
-		out = append(out, Guarded{Path: p, Dir: dir})
+		out = append(out, Guarded{Path: p, Dir: dir, Kind: kind})
 	}
-	var bases []string
-	for _, b := range []string{workspace, home} {
-		if b != "" && filepath.IsAbs(b) {
-			bases = append(bases, real(b))
+	var ws, home string
+	if filepath.IsAbs(in.Workspace) {
+		ws = real(in.Workspace)
+	}
+	if filepath.IsAbs(in.Home) {
+		home = real(in.Home)
+	}
+	lifted := func(name string) bool { return slices.Contains(in.Lifted, name) }
+	if ws != "" {
+		for _, p := range Protections {
+			if p.InWorkspace && !lifted(p.Name) {
+				add(filepath.Join(ws, p.Name), p.Dir, p.Kind)
+			}
+		}
+		// The .env files of other modes that exist.
+		if entries, err := os.ReadDir(ws); err == nil {
+			for _, e := range entries {
+				if EnvFile(e.Name()) && !lifted(e.Name()) && !e.IsDir() {
+					add(filepath.Join(ws, e.Name()), false, KindEnv)
+				}
+			}
 		}
 	}
-	for _, b := range bases {
-		for _, n := range GuardedDirs {
-			add(filepath.Join(b, n), true)
-		}
-		for _, n := range GuardedFiles {
-			add(filepath.Join(b, n), false)
+	if home != "" {
+		for _, p := range Protections {
+			if !p.InHome {
+				continue
+			}
+			hp := filepath.Join(home, p.Name)
+			add(hp, p.Dir, p.Kind)
+			// A link in the home folder is what the program reads
+			// through: its target is protected where it lies.
+			if fi, err := os.Lstat(hp); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				if r, err := filepath.EvalSymlinks(hp); err == nil {
+					rfi, _ := os.Stat(r)
+					add(r, rfi != nil && rfi.IsDir(), p.Kind)
+				}
+			}
 		}
 	}
-	// The repository the workspace is in, up to the write scope's root.
-	if len(bases) > 0 {
-		ws := bases[0]
+	// The folders between the workspace and the write scope's root
+	// (home included): programs look for these names in each of them.
+	if ws != "" {
 		for d := filepath.Dir(ws); d != filepath.Dir(d); d = filepath.Dir(d) {
 			if _, in := WithinAny(roots, d); !in {
 				break
 			}
+			for _, p := range Protections {
+				if p.Above {
+					add(filepath.Join(d, p.Name), p.Dir, p.Kind)
+				}
+			}
+		}
+	}
+	// The repository the workspace is in, up to the write scope's root.
+	repo := ""
+	if ws != "" {
+		for d := ws; ; d = filepath.Dir(d) {
 			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				add(filepath.Join(d, ".git"), true)
+				repo = d
 				break
 			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+		if repo != "" && repo != ws {
+			add(filepath.Join(repo, ".git"), true, KindGit)
 		}
 	}
 	// Every .git that is a file leads to the real git folder.
@@ -97,42 +335,158 @@ func GuardedPaths(w Access, workspace, home string) []Guarded {
 				out[i].Dir = false
 			}
 		}
-		gitdir := gitdirOf(g.Path)
-		if gitdir == "" {
+		gitdir, common := gitFolders(filepath.Dir(g.Path))
+		if gitdir != "" {
+			add(gitdir, true, KindGit)
+		}
+		if common != "" {
+			add(common, true, KindGit)
+		}
+	}
+	for _, g := range gitPaths(repo, home, in.Getenv) {
+		add(g.Path, g.Dir, g.Kind)
+	}
+	// Node resolves require() and import from a file's folder upward:
+	// node_modules in each folder above an extension's is searched for
+	// what its code loads.
+	for _, f := range in.ExtensionFolders {
+		if !filepath.IsAbs(f) {
 			continue
 		}
-		add(gitdir, true)
-		if b, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-			common := strings.TrimSpace(string(b))
-			if !filepath.IsAbs(common) {
-				common = filepath.Join(gitdir, common)
+		for d := filepath.Dir(real(f)); ; d = filepath.Dir(d) {
+			nm := filepath.Join(d, "node_modules")
+			if !(lifted("node_modules") && ws != "" && fsutil.Within(ws, nm)) {
+				add(nm, true, KindPackages)
 			}
-			add(real(common), true)
+			if d == filepath.Dir(d) {
+				break
+			}
 		}
 	}
 	return out
 }
 
-// gitdirOf reads the "gitdir: <path>" line of a .git file, resolved.
-func gitdirOf(dotgit string) string {
-	b, err := os.ReadFile(dotgit)
-	if err != nil || len(b) > 4096 {
-		return ""
+// gitFolders reads the "gitdir: <path>" line of the .git file in
+// worktree, resolved, and that git folder's common folder ("" when it
+// has none), for a worktree or a submodule.
+func gitFolders(worktree string) (gitdir, common string) {
+	b, err := readIn(worktree, ".git", 4096)
+	if err != nil {
+		return "", ""
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
-		return ""
+		return "", ""
 	}
 	p = strings.TrimSpace(p)
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(dotgit), p)
+		p = filepath.Join(worktree, p)
 	}
-	return real(p)
+	gitdir = real(p)
+	if b, err := readIn(gitdir, "commondir", 4096); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitdir, c)
+		}
+		common = real(c)
+	}
+	return gitdir, common
 }
 
-// GuardedWords names the guarded names in words, as both the consent
-// text and `describe` print them.
+// readIn reads the regular file name in dir through a confined root: a
+// workspace's files are a tool's to change, so a link there must not lead
+// gemkit's reads elsewhere, nor a FIFO make it wait.
+func readIn(dir, name string, limit int64) ([]byte, error) {
+	r, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(name, limit)
+}
+
+// kindLabels name each kind briefly, for the list GuardedWords makes.
+var kindLabels = map[string]string{
+	KindGit:         "git's folder and configuration",
+	KindHooks:       "git hooks",
+	KindEnv:         "environment files",
+	KindAgent:       "the coding agents' instructions and settings",
+	KindEditor:      "editor settings",
+	KindPackages:    "package folders another extension's code loads",
+	KindStartup:     "shell start-up files",
+	KindCredentials: "credentials",
+}
+
+// GuardedWords names the protected paths in words, by kind, as both the
+// consent text and `describe` print them ("~/" marks a name protected in
+// the home folder only).
 func GuardedWords() string {
-	return "the folders " + strings.Join(GuardedDirs, ", ") + " and the files " + strings.Join(GuardedFiles, ", ")
+	byKind := map[string][]string{}
+	var order []string
+	for _, p := range Protections {
+		if _, ok := byKind[p.Kind]; !ok {
+			order = append(order, p.Kind)
+		}
+		name := p.Name
+		switch {
+		case p.Kind == KindEnv && name != ".env" && EnvFile(name):
+			name = ".env.*"
+		case p.InHome && !p.InWorkspace:
+			name = "~/" + name
+		}
+		if !slices.Contains(byKind[p.Kind], name) {
+			byKind[p.Kind] = append(byKind[p.Kind], name)
+		}
+	}
+	byKind[KindGit] = append(byKind[KindGit], "what git's configuration includes or runs")
+	byKind[KindHooks] = append(byKind[KindHooks], "the core.hooksPath folder")
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, kindLabels[k]+" ("+strings.Join(byKind[k], ", ")+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Reasons says, kind by kind, what the protected paths make other
+// programs do, for `describe` and the documentation.
+func Reasons() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range Protections {
+		if !seen[p.Kind] {
+			seen[p.Kind] = true
+			out = append(out, kindLabels[p.Kind]+": "+kindWords[p.Kind])
+		}
+	}
+	return out
+}
+
+// Covering returns the guarded path that path is, or lies beneath: a
+// write there would change what another program runs or obeys. path and
+// the guarded paths are compared resolved (ProtectedPaths resolves the
+// parents of its paths; path is resolved as far as it exists).
+func Covering(list []Guarded, path string) (Guarded, bool) {
+	p := resolvePartly(path)
+	for _, g := range list {
+		if Within(g.Path, p) || Within(g.Path, filepath.Clean(path)) {
+			return g, true
+		}
+	}
+	return Guarded{}, false
+}
+
+// resolvePartly resolves the symlinks of the longest existing prefix of
+// path, so that a file that does not exist yet is named where it would be
+// created.
+func resolvePartly(path string) string {
+	path = filepath.Clean(path)
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	dir := filepath.Dir(path)
+	if dir == path {
+		return path
+	}
+	return filepath.Join(resolvePartly(dir), filepath.Base(path))
 }

@@ -100,7 +100,11 @@ func Untrusted(workspace, home string, writes []Access) []string {
 }
 
 // ClosedInputs are where the secrets of gemkit and of the programs it
-// serves live on this machine, as the user's environment names them.
+// serves live on this machine. The fields up to Extra are this process's
+// view (its user's environment); Writers adds the view of every server
+// running for this user, and the account's home folder and /tmp are
+// always looked at, so that a secret is closed where its writer put it,
+// whatever environment gemkit itself has.
 type ClosedInputs struct {
 	// Home is the user's home folder.
 	Home string
@@ -109,58 +113,137 @@ type ClosedInputs struct {
 	// TempDirs are the temp folders ($TMPDIR of the user and of gemkit)
 	// whose gemini/ide holds the IDE companion's discovery files.
 	TempDirs []string
-	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, if set.
-	ClaudeConfigDir string
+	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR and QwenHome $QWEN_HOME, if
+	// set: their ide folders hold Claude Code's and Qwen Code's lock files.
+	ClaudeConfigDir, QwenHome string
 	// ConfigDir is the user's config folder ($XDG_CONFIG_HOME, else
 	// ~/.config), which holds gemkit's agent configuration.
 	ConfigDir string
 	// Extra are more folders to close (the extension store's folder when
 	// it lives elsewhere).
 	Extra []string
+	// Writers are the environments of the servers running for this user
+	// (Locator.Writers): each says where its discovery or lock file, its
+	// token and its configuration are.
+	Writers []Env
+	// RecordDirs are where gemkit's servers record their ports and
+	// secret files (RecordServer); nil is RecordDirs of this process's
+	// environment.
+	RecordDirs []string
 }
 
-// ClosedPaths lists the folders no tool may read or write whatever its
-// scope, as they are named and as they resolve:
+// envs are the environments whose places are closed: this process's,
+// the account's home folder with nothing set (the default places of a
+// program started without this process's variables), and the running
+// servers'.
+func (in ClosedInputs) envs() []Env {
+	own := Env{Home: in.Home, TempDirs: in.TempDirs, ClaudeConfigDir: in.ClaudeConfigDir, QwenHome: in.QwenHome,
+		ConfigHome: in.ConfigDir, GeminiHome: in.GeminiHome}
+	out := []Env{own}
+	if h := AccountHome(); h != "" && h != in.Home {
+		out = append(out, Env{Home: h})
+	}
+	return append(out, in.Writers...)
+}
+
+func (in ClosedInputs) recordDirs() []string {
+	if in.RecordDirs != nil {
+		return in.RecordDirs
+	}
+	return RecordDirs(Env{Home: in.Home, GeminiHome: in.GeminiHome})
+}
+
+// places are the folders of one kind the environments name.
+type places struct {
+	// geminis: Gemini CLI's folders; discovery: the IDE discovery
+	// folders (<tmp>/gemini/ide); locks: Claude Code's and Qwen Code's
+	// lock folders (<dir>/ide); configs: gemkit's agent configuration.
+	geminis, discovery, locks, configs []string
+}
+
+func (in ClosedInputs) places() places {
+	var p places
+	abs := func(list *[]string, path string) {
+		if filepath.IsAbs(path) {
+			*list = appendNew(*list, filepath.Clean(path))
+		}
+	}
+	p.discovery = []string{filepath.Join("/tmp", "gemini", "ide")}
+	for _, e := range in.envs() {
+		home := e.Home
+		if !filepath.IsAbs(home) {
+			home = ""
+		}
+		if home != "" {
+			abs(&p.geminis, filepath.Join(home, ".gemini"))
+			abs(&p.locks, filepath.Join(home, ".claude", "ide"))
+			abs(&p.locks, filepath.Join(home, ".qwen", "ide"))
+			abs(&p.configs, filepath.Join(home, ".config", "gemkit"))
+		}
+		if e.GeminiHome != "" {
+			abs(&p.geminis, filepath.Join(e.GeminiHome, ".gemini"))
+		}
+		for _, t := range e.TempDirs {
+			if t != "" {
+				abs(&p.discovery, filepath.Join(t, "gemini", "ide"))
+			}
+		}
+		if e.ClaudeConfigDir != "" {
+			abs(&p.locks, filepath.Join(e.ClaudeConfigDir, "ide"))
+		}
+		if q := e.QwenHome; q != "" {
+			// Qwen Code expands a leading ~ of QWEN_HOME itself.
+			if rest, ok := strings.CutPrefix(q, "~"); ok && home != "" && (rest == "" || strings.HasPrefix(rest, "/")) {
+				q = home + rest
+			}
+			abs(&p.locks, filepath.Join(q, "ide"))
+		}
+		if e.ConfigHome != "" {
+			abs(&p.configs, filepath.Join(e.ConfigHome, "gemkit"))
+		}
+	}
+	return p
+}
+
+// ClosedPaths lists the folders (and files) no tool may read or write
+// whatever its scope, as they are named and as they resolve, for every
+// environment ClosedInputs gathers:
 //   - ~/.gemini (and $GEMINI_CLI_HOME/.gemini): Gemini CLI's credentials,
-//     the consent records, every extension with its settings;
+//     the consent records, gemkit's records, every extension with its
+//     settings;
 //   - the resolved targets of ~/.gemini, ~/.gemini/extensions and of every
 //     symlink directly inside either, so that a symlinked extensions
 //     folder is as closed as the name that leads to it;
-//   - the IDE discovery folders ($TMPDIR/gemini/ide): they hold the
-//     companion's auth token;
-//   - Claude Code's lock files ($CLAUDE_CONFIG_DIR/ide, else
-//     ~/.claude/ide): the same token for Claude Code;
-//   - gemkit's agent configuration (~/.config/gemkit): a tool that could
-//     rewrite it would choose where the next `gemkit run` sends its API
-//     key.
+//   - the IDE discovery folders (<tmp>/gemini/ide): they hold the
+//     companions' auth tokens;
+//   - Claude Code's and Qwen Code's lock folders ($CLAUDE_CONFIG_DIR/ide,
+//     ~/.claude/ide, $QWEN_HOME/ide, ~/.qwen/ide): the same tokens for
+//     them;
+//   - gemkit's agent configuration ($XDG_CONFIG_HOME/gemkit and
+//     ~/.config/gemkit): a tool that could rewrite it would choose where
+//     the next `gemkit run` sends its API key;
+//   - the secret files gemkit's servers recorded (a `gemkit mcp --http
+//     --token-file` anywhere).
 func ClosedPaths(in ClosedInputs) []string {
 	var out []string
 	add := func(p string) {
-		if !filepath.IsAbs(p) {
-			return
+		if filepath.IsAbs(p) {
+			out = appendNew(out, filepath.Clean(p))
 		}
-		p = filepath.Clean(p)
-		for _, q := range out {
-			if q == p {
-				return
-			}
-		}
-		out = append(out, p)
 	}
+	// Most places do not exist: one lstat says so, where resolving
+	// would look at each folder on the way.
 	addResolved := func(p string) {
 		add(p)
+		if _, err := os.Lstat(p); err != nil {
+			return
+		}
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			add(r)
 		}
 	}
-	var geminis []string
-	if in.Home != "" {
-		geminis = append(geminis, filepath.Join(in.Home, ".gemini"))
-	}
-	if in.GeminiHome != "" {
-		geminis = append(geminis, filepath.Join(in.GeminiHome, ".gemini"))
-	}
-	for _, g := range geminis {
+	pl := in.places()
+	for _, g := range pl.geminis {
 		for _, d := range []string{g, filepath.Join(g, "extensions")} {
 			addResolved(d)
 			entries, err := os.ReadDir(d)
@@ -176,24 +259,15 @@ func ClosedPaths(in ClosedInputs) []string {
 			}
 		}
 	}
-	for _, t := range in.TempDirs {
-		if t != "" {
-			addResolved(filepath.Join(t, "gemini", "ide"))
+	for _, list := range [][]string{pl.discovery, pl.locks, pl.configs} {
+		for _, d := range list {
+			addResolved(d)
 		}
 	}
-	claude := filepath.Join(in.Home, ".claude", "ide")
-	if in.ClaudeConfigDir != "" {
-		addResolved(filepath.Join(in.ClaudeConfigDir, "ide"))
-	}
-	if in.Home != "" {
-		addResolved(claude)
-	}
-	cfg := in.ConfigDir
-	if cfg == "" && in.Home != "" {
-		cfg = filepath.Join(in.Home, ".config")
-	}
-	if cfg != "" {
-		addResolved(filepath.Join(cfg, "gemkit"))
+	for _, r := range readRecords(in.recordDirs()) {
+		for _, f := range r.Secrets {
+			addResolved(f)
+		}
 	}
 	for _, d := range in.Extra {
 		addResolved(d)

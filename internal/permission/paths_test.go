@@ -119,6 +119,14 @@ func TestClosedPaths(t *testing.T) {
 			t.Errorf("%s not closed: %v", want, got)
 		}
 	}
+	// gemkit's agent configuration is closed under XDG_CONFIG_HOME and
+	// ~/.config alike: a plain-shell `gemkit run` reads the second.
+	got = ClosedPaths(ClosedInputs{Home: home, ConfigDir: filepath.Join(root, "xdg")})
+	for _, want := range []string{filepath.Join(root, "xdg", "gemkit"), filepath.Join(home, ".config", "gemkit")} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s not closed with XDG_CONFIG_HOME set: %v", want, got)
+		}
+	}
 	r := Resolve(Policy{}, Where{Workspace: root, Home: home, Closed: ClosedInputs{TempDirs: []string{"/tmp"}}, OwnFolder: filepath.Join(exts, "other")})
 	if slices.Contains(r.Closed, other) || !slices.Contains(r.Closed, exts) {
 		t.Errorf("the running extension's own folder must stay open to it: %v", r.Closed)
@@ -134,6 +142,44 @@ func TestHostLoopback(t *testing.T) {
 		}
 		if ph.Loopback() != want {
 			t.Errorf("%s: Loopback() = %v", h, !want)
+		}
+	}
+}
+
+// TestProtectedPathsByKind: the workspace's existing .env.<mode> files
+// whatever the mode; a name the manifest lifts left out at the
+// workspace's top only; a home start-up file that is a link into the
+// workspace (a dotfiles repository) protected where it leads; the
+// core.hooksPath folder of a repository, absent, protected by its first
+// missing folder; node_modules above an extension's folder; nothing the
+// write scope does not reach.
+func TestProtectedPathsByKind(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	home := filepath.Join(root, "home")
+	ws := filepath.Join(home, "dotfiles")
+	ext := filepath.Join(ws, "exts", "linked")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.MkdirAll(ext, 0o755)
+	os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n\thooksPath = .husky/_\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, ".env.staging"), nil, 0o644)
+	os.WriteFile(filepath.Join(ws, "bashrc"), nil, 0o644)
+	os.Symlink(filepath.Join(ws, "bashrc"), filepath.Join(home, ".bashrc"))
+	g := map[string]bool{}
+	for _, p := range ProtectedPaths(GuardInputs{Write: AccessWorkspace, Workspace: ws, Home: home, Lifted: []string{".vscode"}, ExtensionFolders: []string{ext}}) {
+		g[p.Path] = p.Dir
+	}
+	for p, dir := range map[string]bool{
+		filepath.Join(ws, ".env.staging"): false, filepath.Join(ws, ".env"): false, filepath.Join(ws, "GEMINI.md"): false,
+		filepath.Join(ws, "bashrc"): false, filepath.Join(ws, ".husky"): true, filepath.Join(ws, "node_modules"): true,
+		filepath.Join(ws, "exts", "node_modules"): true, filepath.Join(ws, ".idea"): true,
+	} {
+		if d, ok := g[p]; !ok || d != dir {
+			t.Errorf("%s: protected %v (folder %v), want folder %v", p, ok, d, dir)
+		}
+	}
+	for _, p := range []string{filepath.Join(ws, ".vscode"), filepath.Join(home, ".bashrc"), filepath.Join(home, "node_modules")} {
+		if _, ok := g[p]; ok {
+			t.Errorf("%s is protected", p)
 		}
 	}
 }

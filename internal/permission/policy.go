@@ -11,6 +11,10 @@ type Policy struct {
 	// AllowedHosts are network.allowedHosts entries (see ParseHost);
 	// empty means no network at all.
 	AllowedHosts []string
+	// ProtectedWrites are protected names at the workspace's top that
+	// the tools may write all the same (CheckLiftable): the manifest
+	// names them and the consent text says so in words.
+	ProtectedWrites []string
 }
 
 // Check validates p: known scopes, a write scope no wider than the read
@@ -25,6 +29,14 @@ func (p Policy) Check() error {
 	}
 	if w > r {
 		return fmt.Errorf("filesystem.write %q is wider than filesystem.read %q; a tool cannot write what it may not read", p.Write, p.Read.Effective())
+	}
+	if len(p.ProtectedWrites) > 0 && w < AccessWorkspace.Rank() {
+		return fmt.Errorf("filesystem.protectedWrites needs filesystem.write \"workspace\" or wider; it is %q", p.Write.Effective())
+	}
+	for _, n := range p.ProtectedWrites {
+		if err := CheckLiftable(n); err != nil {
+			return fmt.Errorf("filesystem.protectedWrites entry %q %v", n, err)
+		}
 	}
 	for _, h := range p.AllowedHosts {
 		if _, err := ParseHost(h); err != nil {

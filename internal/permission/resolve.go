@@ -20,6 +20,16 @@ type Where struct {
 	OwnFolder string
 	// OtherWrites are the write scopes of the installed extensions.
 	OtherWrites []Access
+	// ExtensionFolders are the folders of the installed extensions and
+	// the sources of the linked ones (GuardInputs.ExtensionFolders).
+	ExtensionFolders []string
+	// Locator finds the running servers whose secrets are closed and
+	// whose ports the proxy refuses, wherever their environment put
+	// them; nil looks only at the places Closed names and the fixed ones.
+	Locator *Locator
+	// Getenv reads this process's environment for where git's own
+	// configuration is (GuardInputs.Getenv).
+	Getenv func(string) string
 }
 
 // Resolved is one tool's whole policy on this machine, computed once
@@ -33,33 +43,47 @@ type Resolved struct {
 	// Closed are the folders no tool may read or write (ClosedPaths).
 	Closed []string
 	// Guarded are the paths inside the write scope that stay read-only
-	// (GuardedPaths).
+	// (ProtectedPaths).
 	Guarded []Guarded
 	// Untrusted are the folders no program is started from, not even to
 	// ask it for an interpreter (Untrusted, SearchPath).
 	Untrusted []string
 
-	closed ClosedInputs
+	closed  ClosedInputs
+	locator *Locator
 }
 
 // Resolve resolves the declared policy p for a run described by w.
+//
+// The running servers are looked for only when the tool may read or
+// write files: with neither, no secret of theirs is in its reach (the
+// proxy asks again for each connection, OwnServer).
 func Resolve(p Policy, w Where) Resolved {
 	w.Closed.Home = w.Home
-	r := Resolved{Policy: p, Workspace: w.Workspace, Home: w.Home, closed: w.Closed}
+	r := Resolved{Policy: p, Workspace: w.Workspace, Home: w.Home, closed: w.Closed, locator: w.Locator}
+	if p.Read.Effective() != AccessNone || p.Write.Effective() != AccessNone {
+		w.Closed.Writers = append(w.Closed.Writers, w.Locator.Writers()...)
+	}
 	own := real(w.OwnFolder)
 	for _, d := range ClosedPaths(w.Closed) {
 		if w.OwnFolder == "" || d != own {
 			r.Closed = append(r.Closed, d)
 		}
 	}
-	r.Guarded = GuardedPaths(p.Write, w.Workspace, w.Home)
+	r.Guarded = ProtectedPaths(GuardInputs{Write: p.Write, Workspace: w.Workspace, Home: w.Home,
+		Lifted: p.ProtectedWrites, ExtensionFolders: w.ExtensionFolders, Getenv: w.Getenv})
 	r.Untrusted = Untrusted(w.Workspace, w.Home, append([]Access{p.Write}, w.OtherWrites...))
 	return r
 }
 
-// OwnServer reports whether a loopback port is one of gemkit's own
-// servers at the moment of asking (OwnServerPort).
-func (r Resolved) OwnServer(port int) bool { return OwnServerPort(r.closed, port) }
+// OwnServer reports whether a loopback port is one of the servers gemkit
+// serves or runs at the moment of asking (OwnServerPort), the servers
+// running then included.
+func (r Resolved) OwnServer(port int) bool {
+	in := r.closed
+	in.Writers = append(append([]Env(nil), in.Writers...), r.locator.Writers()...)
+	return OwnServerPort(in, port)
+}
 
 // SearchPath is the part of a PATH value the run may search
 // (SearchPath), joined again.

@@ -80,15 +80,20 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 	notes = append(notes, Note{Permission: "extension folder", How: how, Enforced: ll})
 	how = llWhy
 	if ll {
-		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full (Landlock lets them list its names; in a mount namespace they see only their own extension's folder there), and so are the folders its symlinks lead to, the IDE companion's discovery files ($TMPDIR/gemini/ide) and Claude Code's lock files (~/.claude/ide), which hold its token, and gemkit's agent configuration (~/.config/gemkit)"
+		how = "Landlock: ~/.gemini (credentials, consent records, other extensions and their settings) is closed to the tools even under home or full (Landlock lets them list its names; in a mount namespace they see only their own extension's folder there), and so are the folders its symlinks lead to; the IDE companions' discovery files (<tmp>/gemini/ide) and Claude Code's and Qwen Code's lock files (~/.claude/ide, ~/.qwen/ide), which hold their tokens, gemkit's agent configuration (~/.config/gemkit, $XDG_CONFIG_HOME/gemkit) and the token files gemkit's servers record, wherever the environment of each running server put them (its TMPDIR, CLAUDE_CONFIG_DIR, QWEN_HOME, XDG_CONFIG_HOME, GEMINI_CLI_HOME), not only where gemkit's own would"
 		if read == permission.AccessFull {
 			how += "; other processes' /proc entries are closed too"
 		}
 	}
 	notes = append(notes, Note{Permission: "gemkit's configuration", How: how, Enforced: ll})
 	if write != permission.AccessNone {
-		how := "read-only whatever the manifest says, what runs later outside any sandbox or holds credentials, in the workspace and in your home folder: " +
-			permission.GuardedWords() + " (for a .git file, also the git folder it points to and its common folder; and the .git of the repository the workspace is in)"
+		how := "read-only, the files other programs run or obey later outside any sandbox, in the workspace, your home folder and the folders between them: " +
+			permission.GuardedWords() + " (for a .git file, also the git folder it points to and its common folder; the .git of the repository the workspace is in; node_modules above every extension's folder); why: " +
+			strings.Join(permission.Reasons(), "; ")
+		if len(p.ProtectedWrites) > 0 {
+			how += "; except in the workspace, as the manifest asks and the consent said: " + strings.Join(p.ProtectedWrites, ", ")
+		}
+		how += "; a workspace that is your home folder (or holds it) is refused"
 		switch {
 		case !ll:
 			how = llWhy

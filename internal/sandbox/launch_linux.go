@@ -236,7 +236,11 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 	if exe == "" {
 		exe = "/proc/self/exe"
 	}
-	env := append([]string(nil), c.Env...)
+	// Python's user site-packages (~/.local/lib/pythonX.Y) is a folder
+	// a write: home tool of another extension could fill: a .pth file
+	// there would run in this tool with this tool's permissions. The
+	// runtime loads only its own installation and the tool's folder.
+	env := append(append([]string(nil), c.Env...), "PYTHONNOUSERSITE=1")
 	spec := child.Spec{
 		Path:         c.Path,
 		Argv:         append([]string{c.Path}, c.Args...),

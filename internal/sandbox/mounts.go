@@ -71,33 +71,78 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 		steps = append(steps, child.Mount{Kind: child.MountBind, Path: r.Path, Write: r.Write, File: r.File, Optional: r.Optional})
 		done = append(done, r)
 	}
+	// The overlays, and the folders between the writable bind and each
+	// overlay, which become mount points too (bound onto themselves): a
+	// mount point cannot be renamed, so the tool cannot move the
+	// protected folder away on the host and put its own in its place.
+	var extra []child.Mount
+	between := map[string]bool{}
 	for _, ov := range overlays {
 		o := ov.path
-		// The folders between the writable bind and the overlay become
-		// mount points too (bound onto themselves): a mount point cannot
-		// be renamed, so the tool cannot move the protected folder away
-		// on the host and put its own in its place.
 		var outer string
 		for _, d := range done {
 			if d.Write && !d.File && isWithin(d.Path, o) && len(d.Path) > len(outer) {
 				outer = d.Path
 			}
 		}
-		if outer != "" {
-			var between []string
-			for a := filepath.Dir(o); a != outer && isWithin(outer, a); a = filepath.Dir(a) {
-				between = append([]string{a}, between...)
+		// Inside a read-only bind (the tool's own extension folder, say)
+		// nothing between may be bound writable again.
+		inReadOnly := func(a string) bool {
+			for _, d := range done {
+				if !d.Write && !d.File && len(d.Path) > len(outer) && isWithin(d.Path, a) {
+					return true
+				}
 			}
-			for _, a := range between {
-				steps = append(steps, child.Mount{Kind: child.MountBind, Path: a, Write: true, Optional: true})
+			for _, x := range overlays {
+				if isWithin(x.path, a) && x.path != o && (!x.absent || x.dir) {
+					return true
+				}
+			}
+			return false
+		}
+		if outer != "" {
+			for a := filepath.Dir(o); a != outer && isWithin(outer, a); a = filepath.Dir(a) {
+				if !between[a] && !inReadOnly(a) {
+					between[a] = true
+					extra = append(extra, child.Mount{Kind: child.MountBind, Path: a, Write: true, Optional: true})
+				}
 			}
 		}
 		file := !isDir(o)
 		if ov.absent {
 			file = !ov.dir
 		}
-		steps = append(steps, child.Mount{Kind: child.MountBind, Path: o, File: file, Optional: !ov.guarded})
+		extra = append(extra, child.Mount{Kind: child.MountBind, Path: o, File: file, Optional: !ov.guarded})
 	}
+	// Each bind clones its path from the host's tree, covering whatever
+	// the new root had mounted at or beneath that path: shallower binds
+	// go first, and at one path the overlay after the folder bound onto
+	// itself. The binds of the rules inside a folder that is bound again
+	// follow it.
+	rebound := func(p string) bool {
+		for _, m := range extra {
+			if m.Write && m.Path != p && isWithin(m.Path, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var kept []child.Mount
+	for _, m := range steps {
+		if m.Kind == child.MountBind && rebound(m.Path) {
+			extra = append(extra, m)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	sort.SliceStable(extra, func(i, j int) bool {
+		a, b := extra[i], extra[j]
+		if depth(a.Path) != depth(b.Path) {
+			return depth(a.Path) < depth(b.Path)
+		}
+		return a.Path == b.Path && a.Write && !b.Write
+	})
+	steps = append(kept, extra...)
 	steps = append(steps, child.Mount{Kind: child.MountTmpfs, Path: tmp, Size: tmpSize, Inodes: DefaultTempInodes})
 	steps = append(steps, child.Mount{Kind: child.MountProc, Path: "/proc"})
 	for _, d := range devices {

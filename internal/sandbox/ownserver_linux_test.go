@@ -84,11 +84,12 @@ func TestOwnServerPort(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	forget, err := permission.RecordServer(home, 1005)
+	records := filepath.Join(root, "records")
+	forget, err := permission.RecordServerIn(records, 1005, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := permission.ClosedInputs{Home: home, TempDirs: []string{tmp}, ClaudeConfigDir: claude}
+	in := permission.ClosedInputs{Home: home, TempDirs: []string{tmp}, ClaudeConfigDir: claude, RecordDirs: []string{records}}
 	for port := 1001; port <= 1005; port++ {
 		if !permission.OwnServerPort(in, port) {
 			t.Errorf("port %d not recognised", port)

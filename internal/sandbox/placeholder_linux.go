@@ -13,9 +13,12 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // A placeholder is the empty folder or file gemkit puts at an absent
@@ -40,6 +43,7 @@ import (
 type heldPath struct {
 	path string
 	lock *os.File
+	dir  bool // what its placeholder is
 }
 
 // placeholderID is what identifies the placeholder that was made: a
@@ -65,16 +69,19 @@ func identify(fi fs.FileInfo) (placeholderID, bool) {
 // lockDir returns the folder of the placeholder locks, made private if
 // it is new; one that another user owns or others may enter is refused,
 // since whoever can write a lock could hold a placeholder or name one.
-// Where the configuration folder cannot be made (a home folder this user
-// may not write) the locks live in /tmp/gemkit-placeholders-UID, the
-// same for every gemkit process of the user.
+// The folder is the account's home folder's ~/.config/gemkit/placeholders
+// (permission.AccountHome), which neither HOME nor XDG_CONFIG_HOME moves:
+// gemkit processes started with different environments must still see
+// each other's locks. Where it cannot be made (no home folder of this
+// user's, or one it may not write) the locks live in
+// /tmp/gemkit-placeholders-UID, the same for every gemkit process of the
+// user.
 func (l *Launcher) lockDir() (string, error) {
 	if l.LockDir != "" {
 		return privateDir(l.LockDir)
 	}
-	cfg, err := os.UserConfigDir()
-	if err == nil {
-		dir, err := privateDir(filepath.Join(cfg, "gemkit", "placeholders"))
+	if home := permission.AccountHome(); home != "" {
+		dir, err := privateDir(filepath.Join(home, ".config", "gemkit", "placeholders"))
 		if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, unix.EROFS) {
 			return dir, err
 		}
@@ -119,6 +126,10 @@ func (l *Launcher) hold(overlays []overlay) (held []heldPath, err error) {
 		if !o.guarded {
 			continue
 		}
+		if h, ok := l.reuse(o); ok {
+			held = append(held, h)
+			continue
+		}
 		if dir == "" {
 			if dir, err = l.lockDir(); err != nil {
 				return held, err
@@ -146,9 +157,92 @@ func (l *Launcher) hold(overlays []overlay) (held []heldPath, err error) {
 		if made {
 			l.logger().Debug("sandbox: placeholder made", "path", o.path)
 		}
-		held = append(held, heldPath{path: o.path, lock: f})
+		h := heldPath{path: o.path, lock: f, dir: o.dir}
+		l.keep(h)
+		held = append(held, h)
 	}
 	return held, nil
+}
+
+// kept is a guarded path a launcher holds between runs (Launcher.Linger):
+// its lock stays shared, so no gemkit process removes its placeholder,
+// and a run that follows binds it as it is, making and removing nothing.
+type kept struct {
+	held  heldPath
+	users int // runs that hold it now
+	timer *time.Timer
+}
+
+// reuse takes a path this launcher still holds from an earlier run, if it
+// does, making its placeholder again if it went meanwhile (the lock is
+// held, so no other gemkit process may be removing it).
+func (l *Launcher) reuse(o overlay) (heldPath, bool) {
+	if l.Linger <= 0 {
+		return heldPath{}, false
+	}
+	l.keptMu.Lock()
+	defer l.keptMu.Unlock()
+	k := l.kept[o.path]
+	if k == nil {
+		return heldPath{}, false
+	}
+	if k.timer != nil {
+		k.timer.Stop()
+		k.timer = nil
+	}
+	if _, err := os.Lstat(o.path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := makePlaceholder(k.held.lock, o.path, k.held.dir); err != nil {
+			// Held by no run now: given back, and the caller holds
+			// the path afresh.
+			if k.users == 0 {
+				delete(l.kept, o.path)
+				l.releaseOne(k.held)
+			}
+			return heldPath{}, false
+		}
+	}
+	k.users++
+	return k.held, true
+}
+
+// keep records a path a run holds, for runs that follow within Linger.
+func (l *Launcher) keep(h heldPath) {
+	if l.Linger <= 0 {
+		return
+	}
+	l.keptMu.Lock()
+	defer l.keptMu.Unlock()
+	if l.kept == nil {
+		l.kept = map[string]*kept{}
+	}
+	if l.kept[h.path] != nil {
+		// Two runs took it at once: the other one's hold is kept,
+		// this one's ends with its run.
+		return
+	}
+	l.kept[h.path] = &kept{held: h, users: 1}
+}
+
+// Close gives back every guarded path this launcher still holds between
+// runs (Linger), removing the placeholders no other run uses, as the end
+// of a run does without Linger. A long-lived caller that sets Linger calls
+// it before it exits; runs that are still going give theirs back when
+// they end.
+func (l *Launcher) Close() {
+	l.keptMu.Lock()
+	l.closed = true
+	var idle []heldPath
+	for p, k := range l.kept {
+		if k.users == 0 {
+			if k.timer != nil {
+				k.timer.Stop()
+			}
+			idle = append(idle, k.held)
+			delete(l.kept, p)
+		}
+	}
+	l.keptMu.Unlock()
+	l.release(idle)
 }
 
 // lockShared opens the lock file name of path and locks it shared. For a
@@ -216,11 +310,47 @@ func makePlaceholder(lock *os.File, path string, dir bool) (made bool, err error
 
 // release gives back the paths a run held. The run that finds itself the
 // last holder of one, in any process, removes its placeholder if the path
-// is still the very placeholder recorded and empty.
+// is still the very placeholder recorded and empty. With Linger, a path
+// no run of this launcher holds any more is given back only once Linger
+// has passed without another run taking it.
 func (l *Launcher) release(held []heldPath) {
 	for _, h := range held {
-		l.releaseOne(h)
+		if !l.unkeep(h) {
+			l.releaseOne(h)
+		}
 	}
+}
+
+// unkeep ends a run's hold of a kept path, giving it back after Linger
+// once no run holds it; false for a path the launcher does not keep.
+func (l *Launcher) unkeep(h heldPath) bool {
+	if l.Linger <= 0 {
+		return false
+	}
+	l.keptMu.Lock()
+	defer l.keptMu.Unlock()
+	k := l.kept[h.path]
+	if k == nil || k.held.lock != h.lock {
+		return false
+	}
+	if k.users--; k.users > 0 {
+		return true
+	}
+	if l.closed {
+		delete(l.kept, h.path)
+		return false
+	}
+	k.timer = time.AfterFunc(l.Linger, func() {
+		l.keptMu.Lock()
+		if l.kept[h.path] != k || k.users > 0 {
+			l.keptMu.Unlock()
+			return
+		}
+		delete(l.kept, h.path)
+		l.keptMu.Unlock()
+		l.releaseOne(k.held)
+	})
+	return true
 }
 
 func (l *Launcher) releaseOne(h heldPath) {

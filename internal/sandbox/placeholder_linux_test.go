@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -283,4 +284,76 @@ func TestPlaceholderLockDirPrivate(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(w.ws, ".vscode")); err == nil {
 		t.Error("a placeholder was left behind by the refused run")
 	}
+}
+
+// TestPlaceholdersLinger: a launcher with Linger keeps a run's
+// placeholders for the runs that follow, which bind the very same ones
+// (nothing made or removed) and still cannot create or write them; a
+// launcher of another process does not remove them meanwhile; they go
+// when Linger passes without a run, or at Close, and one the person
+// wrote into meanwhile is kept.
+func TestPlaceholdersLinger(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	envrc, idea := filepath.Join(w.ws, ".envrc"), filepath.Join(w.ws, ".idea")
+	p.Guarded = []permission.Guarded{{Path: envrc}, {Path: idea, Dir: true}}
+	locks := lockDir(t)
+	l := &Launcher{LockDir: locks, Linger: time.Hour}
+	attack := sh(`echo x > .envrc || echo refused; touch .idea/x || echo idea-refused; echo LEGIT`)
+	check := func(r runResult) {
+		t.Helper()
+		for _, want := range []string{"refused", "idea-refused", "LEGIT"} {
+			if !strings.Contains(r.stdout, want+"\n") {
+				t.Fatalf("%q missing: %v %q %q", want, r.err, r.stdout, r.stderr)
+			}
+		}
+	}
+	check(run(t, l, p, 20*time.Second, attack...))
+	first := inode(t, envrc)
+	// Another gemkit process's run of the same workspace ends: the
+	// placeholders this launcher keeps are not removed.
+	check(run(t, &Launcher{LockDir: locks}, p, 20*time.Second, attack...))
+	check(run(t, l, p, 20*time.Second, attack...))
+	if inode(t, envrc) != first {
+		t.Error("the placeholder was made again, not kept")
+	}
+	l.Close()
+	for _, gone := range []string{envrc, idea} {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("%s stayed after Close", gone)
+		}
+	}
+
+	// A short Linger gives them back by itself; one written meanwhile
+	// is the person's and stays.
+	l = &Launcher{LockDir: locks, Linger: 50 * time.Millisecond}
+	check(run(t, l, p, 20*time.Second, attack...))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err1 := os.Lstat(envrc)
+		_, err2 := os.Lstat(idea)
+		if err1 != nil && err2 != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the placeholders outlived Linger")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	l = &Launcher{LockDir: locks, Linger: time.Hour}
+	check(run(t, l, p, 20*time.Second, attack...))
+	os.WriteFile(envrc, []byte("export MINE=1\n"), 0o644)
+	l.Close()
+	if b, _ := os.ReadFile(envrc); string(b) != "export MINE=1\n" {
+		t.Errorf("the person's .envrc is %q after Close", b)
+	}
+}
+
+func inode(t *testing.T, p string) uint64 {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
 }

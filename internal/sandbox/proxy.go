@@ -274,9 +274,9 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			}
 		}
 	}
-	var d net.Dialer
 	var last error = fmt.Errorf("%s has no addresses", host)
 	for _, a := range addrs {
+		d := dialerTo(a.IP)
 		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
 		if err == nil {
 			return c, nil
@@ -284,6 +284,21 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 		last = err
 	}
 	return nil, last
+}
+
+// dialerTo is the dialer of a connection to ip: to an IPv4 loopback
+// address it connects from permission.ProxySource, an address of its own
+// that gemkit's servers refuse, so that what comes through a sandbox's
+// proxy cannot pass for a local client of theirs whatever the tool knows
+// (their token, a port the proxy did not recognise). gemkit's servers
+// listen on IPv4 loopback only.
+func dialerTo(ip net.IP) net.Dialer {
+	var d net.Dialer
+	if v4 := ip.To4(); v4 != nil && v4.IsLoopback() {
+		d.LocalAddr = &net.TCPAddr{IP: net.IP(permission.ProxySource.AsSlice())}
+		d.Control = bindNoPort
+	}
+	return d
 }
 
 // privateError is an allowed name that resolves only to loopback, private
@@ -300,12 +315,13 @@ func (e *privateError) Error() string {
 }
 
 // ownServerError is a connection to one of gemkit's own servers on this
-// machine: the IDE companion, its Claude Code endpoint or `gemkit mcp
-// --http`, whose tokens let a client write files and run tools.
+// machine (the IDE companion, its Claude Code endpoint or `gemkit mcp
+// --http`) or another IDE companion, whose tokens let a client write files
+// and run tools.
 type ownServerError struct{ port int }
 
 func (e *ownServerError) Error() string {
-	return fmt.Sprintf("port %d on this machine is one of gemkit's own servers (the IDE companion, its Claude Code endpoint or gemkit mcp --http); no tool may reach them, whatever allowedHosts lists", e.port)
+	return fmt.Sprintf("port %d on this machine is one of gemkit's own servers (the IDE companion, its Claude Code endpoint or gemkit mcp --http) or another IDE companion's; no tool may reach them, whatever allowedHosts lists", e.port)
 }
 
 // refusal is the reason to report for a dial error that is a refusal

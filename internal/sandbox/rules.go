@@ -159,6 +159,15 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 		if err != nil {
 			return "", err
 		}
+		if a == "workspace" && p.Home != "" {
+			if home := resolvePartly(p.Home); isWithin(root, home) {
+				what := "your home folder"
+				if root != home {
+					what = "a folder that holds your home folder"
+				}
+				return "", fmt.Errorf("the workspace %q is %s, so a tool allowed the workspace would reach all of it (~/.ssh, ~/.local/bin, ~/.config/autostart, every project); run it from a project folder, or name one (--workspace)", root, what)
+			}
+		}
 		for _, d := range protected {
 			if isWithin(d, root) {
 				return "", fmt.Errorf("the %s scope %q is inside %q, which holds gemkit's configuration and other extensions and is closed to every tool; run the tool from another directory", a, root, d)
@@ -213,7 +222,7 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 				}
 			}
 		}
-		// The guarded paths (permission.GuardedPaths). In a folder that
+		// The guarded paths (permission.ProtectedPaths). In a folder that
 		// already leads to a closed one (~ under write: home) nothing
 		// can be created, so leaving them out of the scope is enough;
 		// elsewhere they are read-only binds over the writable one, and

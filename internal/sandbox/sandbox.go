@@ -59,7 +59,7 @@ type Policy struct {
 	ReadOnly []string
 
 	// Guarded are paths inside the write scope that stay read-only
-	// (permission.GuardedPaths: .git, .vscode, .mcp.json, shell start-up
+	// (permission.ProtectedPaths: .git, hooks, .env, agents' and editors'
 	// files...). An absent one is given a placeholder for the run, so
 	// the tool cannot create it either.
 	Guarded []permission.Guarded

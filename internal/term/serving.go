@@ -9,22 +9,19 @@ import (
 
 // ServingText is what the terminal says once the companion listens, after
 // the serve command's own lines (address, workspace, discovery file): the
-// line to paste into another shell so that a Gemini CLI started there
-// finds this companion (left out when env is empty), and how to answer
-// diffs. In a container (env sets REMOTE_CONTAINERS) the line is
-// required, not optional: without it the real CLI dials
-// host.docker.internal (gemini-cli 0.61.0 getIdeServerHost,
-// packages/core/src/ide/ide-connection-utils.ts), so the text says so.
+// line to paste into another shell so that a Gemini CLI or Qwen Code
+// started there finds this companion (left out when env is empty), and
+// how to answer diffs. The line is optional everywhere: a CLI started in
+// the workspace finds the companion through its discovery file (or lock
+// file), and in a container, where Gemini CLI dials host.docker.internal
+// without REMOTE_CONTAINERS (gemini-cli 0.61.0 getIdeServerHost,
+// packages/core/src/ide/ide-connection-utils.ts), through the file's
+// stdio bridge; the line spares it that detour.
 func ServingText(env map[string]string) string {
 	var b strings.Builder
 	if len(env) > 0 {
-		if env["REMOTE_CONTAINERS"] != "" {
-			b.WriteString("Required in this container: a Gemini CLI connects only from a shell that ran this line first\n" +
-				"(without REMOTE_CONTAINERS it dials host.docker.internal, not 127.0.0.1):\n  export")
-		} else {
-			b.WriteString("To connect a Gemini CLI from another shell, run there (optional: a gemini started in the workspace finds\n" +
-				"this companion by itself; the line pins it to this one when several run):\n  export")
-		}
+		b.WriteString("To connect Gemini CLI or Qwen Code from another shell, run there (optional: gemini and qwen started in the\n" +
+			"workspace find this companion by themselves; the line pins them to this one when several run):\n  export")
 		for _, k := range slices.Sorted(maps.Keys(env)) {
 			fmt.Fprintf(&b, " %s=%s", k, shellQuote(env[k]))
 		}

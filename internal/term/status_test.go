@@ -32,24 +32,27 @@ func TestStatusText(t *testing.T) {
 			"several, in order",
 			[]companion.Client{
 				{Name: "gemini", Version: "1", Transport: companion.TransportStream},
-				{Name: "claude-code", Version: "2", Transport: companion.TransportClaude},
+				{Name: "claude-code", Version: "2", Transport: companion.TransportClaude, Agent: companion.AgentClaude, AgentVersion: "2"},
 				{Transport: companion.TransportHTTP},
 			},
 			[]string{"/ws/b.go", "/ws/a.go"},
 			"Status: 3 CLIs connected: gemini 1 (WebSocket), Claude Code 2, an unnamed client (HTTP); 2 diffs waiting: 1. /ws/b.go, 2. /ws/a.go.",
 		},
 		{
-			// The names Gemini CLI's IdeClient gives its MCP client
-			// (gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts),
-			// two of them told apart by process and folder.
-			"two Gemini CLIs",
+			// The agents as the companion recognised them (the same
+			// clientInfo name for Gemini CLI and Qwen Code), two Gemini
+			// CLIs told apart by process and folder, one of them
+			// through the stdio bridge.
+			"two Gemini CLIs and Qwen Code",
 			[]companion.Client{
-				{Name: "streamable-http-client", Version: "0.61.0", Transport: companion.TransportHTTP, PID: 41, Dir: "/srv/a"},
-				{Name: "streamable-http-client", Version: "0.61.0", Transport: companion.TransportHTTP, PID: 42, Dir: "/srv/b"},
-				{Name: "claude-code", Version: "2.1.330", Transport: companion.TransportClaude, PID: 43, Dir: "/srv/a"},
+				{Name: "streamable-http-client", Version: "0.61.0", Agent: companion.AgentGemini, AgentVersion: "0.61.0", Transport: companion.TransportHTTP, PID: 41, Dir: "/srv/a"},
+				{Name: "stdio-client", Version: "0.61.0", Agent: companion.AgentGemini, AgentVersion: "0.61.0", Transport: companion.TransportHTTP, PID: 42, Dir: "/srv/b", Bridged: true},
+				{Name: "claude-code", Version: "2.1.330", Agent: companion.AgentClaude, AgentVersion: "2.1.330", Transport: companion.TransportClaude, PID: 43, Dir: "/srv/a"},
+				{Name: "streamable-http-client", Version: "1.0.0", Agent: companion.AgentQwen, AgentVersion: "0.24.4", Transport: companion.TransportHTTP, PID: 44, Dir: "/srv/a"},
+				{Name: "streamable-http-client", Version: "1.0.0", Agent: companion.AgentQwen, Transport: companion.TransportHTTP},
 			},
 			nil,
-			"Status: 3 CLIs connected: Gemini CLI 0.61.0 (pid 41, in /srv/a), Gemini CLI 0.61.0 (pid 42, in /srv/b), Claude Code 2.1.330 (pid 43, in /srv/a); no diff waiting.",
+			"Status: 5 CLIs connected: Gemini CLI 0.61.0 (pid 41, in /srv/a), Gemini CLI 0.61.0 (pid 42, in /srv/b, through the stdio bridge), Claude Code 2.1.330 (pid 43, in /srv/a), Qwen Code 0.24.4 (pid 44, in /srv/a), Qwen Code; no diff waiting.",
 		},
 	} {
 		if got := StatusText(tc.clients, tc.queue); got != tc.want {

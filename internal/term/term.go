@@ -29,6 +29,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/extension"
 )
 
 // ErrClosed is returned by OpenDiff once Run has returned: nobody is left
@@ -563,32 +564,32 @@ func StatusText(clients []companion.Client, queue []string) string {
 	return b.String()
 }
 
-// ClientLabel names a connected client as a person knows it: "Gemini CLI
-// 0.61.0" for the MCP client names Gemini CLI's IdeClient uses
-// (streamable-http-client, stdio-client: gemini-cli 0.61.0
-// packages/core/src/ide/ide-client.ts), "Claude Code 2.1.330" on Claude
-// Code's endpoint, else the name it gave with its transport; then its
-// process and folder where known, which tell two CLIs of one name apart.
+// ClientLabel names a connected client as a person knows it: the agent
+// the companion recognised (companion.Client.Agent: "Gemini CLI 0.61.0",
+// "Qwen Code 0.24.4", "Claude Code 2.1.330"), else the name it gave with
+// its transport; then its process and folder where known, which tell two
+// CLIs of one name apart, and whether it came through the stdio bridge.
 func ClientLabel(c companion.Client) string {
-	name := strings.TrimSpace(c.Name)
+	name, version := strings.TrimSpace(c.Name), c.Version
 	switch {
-	case c.Transport == companion.TransportClaude:
-		name = "Claude Code"
-	case name == "streamable-http-client" || name == "stdio-client":
-		name = "Gemini CLI"
+	case c.Agent != "":
+		name, version = c.Agent, c.AgentVersion
 	case name == "":
 		name = "an unnamed client"
 	}
-	label := strings.TrimSpace(name + " " + c.Version)
+	label := strings.TrimSpace(name + " " + version)
 	var where []string
+	if c.Agent == "" {
+		where = append(where, transportLabel(c.Transport))
+	}
 	if c.PID != 0 {
 		where = append(where, fmt.Sprintf("pid %d", c.PID))
 	}
 	if c.Dir != "" {
 		where = append(where, "in "+homeShort(c.Dir))
 	}
-	if name != "Gemini CLI" && name != "Claude Code" {
-		where = append([]string{transportLabel(c.Transport)}, where...)
+	if c.Bridged {
+		where = append(where, "through the stdio bridge")
 	}
 	if len(where) > 0 {
 		label += " (" + strings.Join(where, ", ") + ")"
@@ -647,7 +648,7 @@ func (f *Frontend) rejectAll(ev companion.Events, why string) {
 	f.mu.Unlock()
 	for _, d := range queue {
 		ev.DiffRejected(d.path)
-		fmt.Fprintf(f.opts.Out, "Rejected %s (%s), so that the CLI does not wait for it.\n", d.path, why)
+		fmt.Fprintf(f.opts.Out, "Rejected %s (%s), so that the CLI does not wait for it.\n", extension.Printable(d.path), why)
 	}
 }
 
@@ -663,7 +664,7 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 	if edited {
 		title = "Your edit of the proposed change"
 	}
-	fmt.Fprintf(out, "\n%s to %s", title, d.path)
+	fmt.Fprintf(out, "\n%s to %s", title, extension.Printable(d.path))
 	if isNew {
 		fmt.Fprint(out, " (new file)")
 	}
@@ -685,7 +686,9 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 	if edited {
 		newLabel = d.path + " (edited)"
 	}
-	text := UnifiedDiff(oldLabel, newLabel, old, content)
+	// The proposal is what a model wrote: its control characters are
+	// shown escaped, before the diff's own colours are added.
+	text := extension.PrintableText(UnifiedDiff(oldLabel, newLabel, old, content))
 	if text == "" {
 		fmt.Fprintln(out, "(no change from the file on disk)")
 		return

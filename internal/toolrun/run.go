@@ -116,6 +116,9 @@ type Runner struct {
 
 	runtimes runtimes
 	others   otherWrites
+	// servers finds the servers running for this user, whose secrets
+	// are closed wherever their environment put them.
+	servers permission.Locator
 }
 
 // Call is one tool invocation.
@@ -218,19 +221,23 @@ func (r *Runner) environ() []string {
 
 // resolve resolves the tool's whole policy on this machine, once
 // (permission.Resolve): the closed folders (gemkit's and Gemini CLI's
-// configuration, the files that hold the tokens of gemkit's own servers,
-// and r.Protected), the protected paths in the write scope, and the
-// folders no program is started from: the workspace, and the home folder
-// when a tool of this extension or of any installed one may write it.
+// configuration, the files that hold the tokens of the servers gemkit
+// serves or runs, wherever their environment put them, and r.Protected),
+// the protected paths in the write scope (node_modules above every
+// extension's folder among them), and the folders no program is started
+// from: the workspace, and the home folder when a tool of this extension
+// or of any installed one may write it.
 func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, extDir string, folders []string) permission.Resolved {
 	in := permission.ClosedInputs{
-		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], os.TempDir(), "/tmp"}, Extra: r.Protected,
+		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], QwenHome: env["QWEN_HOME"], ConfigDir: env["XDG_CONFIG_HOME"],
+		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
 	}
 	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
 		in.GeminiHome = h
 	}
-	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir, OtherWrites: r.others.writes(r.Consent, folders)})
+	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir,
+		OtherWrites: r.others.writes(r.Consent, folders), ExtensionFolders: append([]string{extDir}, folders...),
+		Locator: &r.servers, Getenv: func(k string) string { return env[k] }})
 }
 
 // otherWrites keeps the write scopes of the installed extensions between

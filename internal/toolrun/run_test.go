@@ -601,7 +601,7 @@ func TestMissingInterpreter(t *testing.T) {
 }
 
 func TestUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter|TestWorkspaceVenvNotSearched|TestGemkitSecretsClosed|TestGuardedPathsReadOnly|TestTempDirRemovedWhateverItsModes|TestRemoveTempModes|TestOtherExtensionsCodeReadOnly)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestRunTools|TestExecutablePathChecks|TestConsent|TestRuntimeUnderVersionManager|TestNodeUnderVersionManager|TestMissingInterpreter|TestWorkspaceVenvNotSearched|TestGemkitSecretsClosed|TestGuardedPathsReadOnly|TestTempDirRemovedWhateverItsModes|TestRemoveTempModes|TestOtherExtensionsCodeReadOnly|TestGitHooksWhereverConfigured|TestHooksOfTheRepositoryAbove|TestEnvAndAgentFilesProtected|TestNamesAboveTheWorkspace|TestNodeModulesOtherExtensionsLoad)$")
 }
 
 func clone(m map[string]string) map[string]string {

@@ -249,8 +249,12 @@ endfunction
 function! gemkit#on_cd() abort
   if s:ready isnot v:null && s:opt('follow_cwd', 1) && !exists('g:gemkit_workspace')
     call s:send('workspace/update', {'paths': [getcwd(-1)]})
-    " Terminals opened from now on name the new workspace too.
+    " Terminals opened from now on name the new workspace too (Qwen
+    " Code's variable when gemkit gave it).
     call setenv('GEMINI_CLI_IDE_WORKSPACE_PATH', getcwd(-1))
+    if has_key(get(s:ready, 'env', {}), 'QWEN_CODE_IDE_WORKSPACE_PATH')
+      call setenv('QWEN_CODE_IDE_WORKSPACE_PATH', getcwd(-1))
+    endif
   endif
 endfunction
 

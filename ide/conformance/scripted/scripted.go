@@ -90,9 +90,9 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	cmd := exec.Command(argv[0], args...)
 	cmd.Env = os.Environ()
 	if o.TMPDIR != "" {
-		// The Claude Code lock file goes under it too, unless Env says
+		// The Claude Code and Qwen Code lock files go under it too, unless Env says
 		// where.
-		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR, "CLAUDE_CONFIG_DIR="+filepath.Join(o.TMPDIR, "claude"))
+		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR, "CLAUDE_CONFIG_DIR="+filepath.Join(o.TMPDIR, "claude"), "QWEN_HOME="+filepath.Join(o.TMPDIR, "qwen"))
 	}
 	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stderr = o.Stderr

@@ -78,6 +78,23 @@ function M.check()
       .. ' "Do you want to connect Neovim to Gemini CLI?"; answer 3 (No, don\'t ask again), not Yes, then type /ide enable, once')
   end
 
+  start('Qwen Code')
+  local qport = env.QWEN_CODE_IDE_SERVER_PORT
+  if not qport then
+    info('no Qwen Code lock file is written (--qwen=false)')
+  else
+    local home = vim.env.QWEN_HOME
+    if not home or home == '' then
+      home = vim.fn.expand('~/.qwen')
+    end
+    local qlock = vim.fn.fnamemodify(vim.fn.expand(home), ':p'):gsub('/$', '') .. '/ide/' .. qport .. '.lock'
+    if exists(qlock) then
+      ok('lock file: ' .. qlock .. ' (a qwen started in the workspace finds this Neovim; IDE mode must be on in Qwen Code: /ide enable)')
+    else
+      err('no lock file ' .. qlock .. ': qwen cannot find this Neovim', { ':GemkitLog shows why it was not written' })
+    end
+  end
+
   start('Claude Code')
   local port = env.CLAUDE_CODE_SSE_PORT
   if not port then

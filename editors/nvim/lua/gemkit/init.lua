@@ -927,8 +927,12 @@ function autocmds()
     if S.ready and config.follow_cwd and config.workspace == nil and vim.v.event.scope == 'global' then
       local cwd = vim.fn.getcwd()
       send('workspace/update', { paths = { cwd } })
-      -- Terminals opened from now on name the new workspace too.
+      -- Terminals opened from now on name the new workspace too (Qwen
+      -- Code's variable when gemkit gave it).
       vim.env.GEMINI_CLI_IDE_WORKSPACE_PATH = cwd
+      if (S.ready.env or {}).QWEN_CODE_IDE_WORKSPACE_PATH then
+        vim.env.QWEN_CODE_IDE_WORKSPACE_PATH = cwd
+      end
     end
   end)
   au('VimLeavePre', function()

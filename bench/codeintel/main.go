@@ -1,0 +1,889 @@
+//go:build linux
+
+// Command codeintel measures gemkit's code intelligence (`gemkit mcp`'s
+// code_* tools, its per-workspace broker and gopls) side by side with
+// cclsp 0.7.0 (npm, the most-used MCP bridge to language servers), with
+// the same gopls on the same Go module, in one run:
+//
+//   - warm definition and references, p50 over -n calls each: gemkit by
+//     position and by name from a call site, cclsp as it must be asked
+//     (in the file that declares the name), and gopls asked directly by
+//     a minimal LSP client (internal/lspclient), so that gemkit's own time
+//     over gopls's shows;
+//
+//   - start to the first correct answer: process start, MCP initialize,
+//     a definition call, until an answer names the right line;
+//
+//   - memory of the whole process tree (the MCP servers, what they
+//     started, gemkit's broker with its gopls) for 1, 2 and 4 agents in
+//     one workspace, each having asked one question: RSS summed, and PSS
+//     (shared pages divided among the processes that share them);
+//
+//   - the faults issue 31 lists of cclsp: definition from a call site by
+//     name, a file an agent changed read again, answers outside the
+//     workspace named as such, bounded answers, duplicate servers, the
+//     processes left once the agents have gone.
+//
+//     go run ./bench/codeintel            # -n 200, 5 starts each
+//     go run ./bench/codeintel -quick     # -n 20, 2 starts each
+//
+// The module is the tests' Go shop with -packages generated packages of
+// five files of ten functions, each calling greet.Greet (1,000 uses at
+// the default 20). The MCP client is a lean newline-delimited JSON-RPC
+// writer and reader, the same for both servers.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/lspclient"
+)
+
+func main() {
+	n := flag.Int("n", 200, "warm calls of each kind")
+	starts := flag.Int("starts", 5, "cold starts of each server")
+	pkgs := flag.Int("packages", 20, "generated packages")
+	quick := flag.Bool("quick", false, "20 calls and 2 starts of each kind")
+	flag.Parse()
+	if *quick {
+		*n, *starts = 20, 2
+	}
+	if err := run(*n, *starts, *pkgs); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/codeintel:", err)
+		os.Exit(1)
+	}
+}
+
+// env is everything the run shares.
+type env struct {
+	root, tmp, ws, gemkit, cclsp, gopls, node string
+	cclspConfig                               string
+	environ                                   []string
+}
+
+func run(n, starts, pkgs int) error {
+	root, err := benchenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "gemkit-bench-codeintel-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	tmp, _ = filepath.EvalSymlinks(tmp)
+	e := &env{root: root, tmp: tmp, ws: filepath.Join(tmp, "ws")}
+	if e.gopls, err = exec.LookPath("gopls"); err != nil {
+		return fmt.Errorf("gopls is not on PATH: run scripts/setup-and-test (GOBIN=/usr/local/bin go install golang.org/x/tools/gopls@v0.23.0)")
+	}
+	if e.node, err = exec.LookPath("node"); err != nil {
+		return fmt.Errorf("node is not on PATH")
+	}
+	e.cclsp = filepath.Join(root, "interop", "node_modules", "cclsp", "dist", "index.js")
+	if _, err := os.Stat(e.cclsp); err != nil {
+		return fmt.Errorf("cclsp is not installed: run `npm ci` in interop/")
+	}
+	if e.gemkit, err = benchenv.BuildGemkit(root, tmp); err != nil {
+		return err
+	}
+	if err := makeFixture(root, e.ws, pkgs); err != nil {
+		return err
+	}
+	e.cclspConfig = filepath.Join(tmp, "cclsp.json")
+	cfg, _ := json.Marshal(map[string]any{"servers": []any{map[string]any{"extensions": []string{"go"}, "command": []string{e.gopls}, "rootDir": e.ws}}})
+	os.WriteFile(e.cclspConfig, cfg, 0o644)
+	// A config folder of the run's own: no user's codeIntel object.
+	e.environ = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "CCLSP_CONFIG_PATH="+e.cclspConfig)
+	fmt.Printf("gopls: %s\nfixture: %d generated packages, %d uses of greet.Greet\n\n", goplsVersion(e.gopls), pkgs, pkgs*50)
+
+	res := &results{}
+	if err := e.startTimes(starts, res); err != nil {
+		return err
+	}
+	if err := e.warm(n, res); err != nil {
+		return err
+	}
+	if err := e.memory(res); err != nil {
+		return err
+	}
+	if err := e.faults(res); err != nil {
+		return err
+	}
+	res.print()
+	return nil
+}
+
+func goplsVersion(gopls string) string {
+	out, _ := exec.Command(gopls, "version").Output()
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+}
+
+// makeFixture copies the tests' Go shop to ws and adds pkgs generated
+// packages, each function of which calls greet.Greet.
+func makeFixture(root, ws string, pkgs int) error {
+	src := filepath.Join(root, "internal", "codeintel", "codeinteltest", "testdata", "go")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(ws, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(ws, rel), b, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	for p := range pkgs {
+		dir := filepath.Join(ws, "gen", fmt.Sprintf("p%02d", p))
+		os.MkdirAll(dir, 0o755)
+		for f := range 5 {
+			var b strings.Builder
+			fmt.Fprintf(&b, "package p%02d\n\nimport \"example.com/shop/greet\"\n\n", p)
+			for i := range 10 {
+				fmt.Fprintf(&b, "// F%d_%d greets the %d-th visitor.\nfunc F%d_%d() string {\n\treturn greet.Greet(\"visitor %d\")\n}\n\n", f, i, f*10+i, f, i, f*10+i)
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", f)), []byte(b.String()), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// server is one MCP server process with a lean client on its stdio.
+type server struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	id    int
+	start time.Time
+}
+
+func (e *env) startGemkit() (*server, error) {
+	return e.startServer(e.gemkit, "mcp", "--workspace", e.ws)
+}
+
+func (e *env) startCclsp() (*server, error) {
+	return e.startServer(e.node, e.cclsp)
+}
+
+func (e *env) startServer(name string, args ...string) (*server, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = e.ws
+	cmd.Env = e.environ
+	cmd.Stderr = io.Discard
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	s.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if _, err := s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "bench", "version": "1"}}); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.notify("notifications/initialized")
+	return s, nil
+}
+
+func (s *server) notify(method string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
+	s.in.Write(append(b, '\n'))
+}
+
+func (s *server) request(method string, params any) (json.RawMessage, error) {
+	s.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
+	if _, err := s.in.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := s.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct{ Message string }
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil || *m.ID != s.id {
+			continue // a notification, a log line
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, m.Error.Message)
+		}
+		return m.Result, nil
+	}
+}
+
+// call calls a tool and returns its text.
+func (s *server) call(tool string, args map[string]any) (string, error) {
+	raw, err := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	json.Unmarshal(raw, &r)
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String(), nil
+}
+
+func (s *server) close() {
+	s.in.Close()
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// The questions, the same for both where both can answer them.
+var (
+	gemkitDefByName = map[string]any{"symbol": "Greet", "file": "main.go"}
+	gemkitDefByPos  = map[string]any{"file": "main.go", "line": 15, "column": 20}
+	gemkitRefsByPos = map[string]any{"file": "greet/greet.go", "line": 16, "column": 6}
+	gemkitFewByPos  = map[string]any{"file": "store/store.go", "line": 30, "column": 17}
+	cclspFew        = map[string]any{"file_path": "store/store.go", "symbol_name": "Total", "symbol_kind": "method", "include_declaration": true}
+	cclspDef        = map[string]any{"file_path": "greet/greet.go", "symbol_name": "Greet", "symbol_kind": "function"}
+	cclspRefs       = map[string]any{"file_path": "greet/greet.go", "symbol_name": "Greet", "symbol_kind": "function", "include_declaration": true}
+)
+
+// gemkitDefOK and cclspDefOK recognize a correct definition answer.
+func gemkitDefOK(s string) bool { return strings.Contains(s, "greet/greet.go:16:6") }
+func cclspDefOK(s string) bool  { return strings.Contains(s, "greet.go:16") }
+
+type results struct {
+	gemkitStart, cclspStart         []time.Duration
+	gemkitDefPos, gemkitDefName     []time.Duration
+	gemkitRefs, cclspDef, cclspRefs []time.Duration
+	gemkitFew, cclspFew, goplsFew   []time.Duration
+	gemkitPing, cclspPing           []time.Duration
+	goplsDef, goplsRefs             []time.Duration
+	mem                             map[string][3]memFigure // "gemkit", "cclsp" → 1, 2, 4 agents
+	faults                          [][3]string
+	gemkitLeft, cclspLeft           int
+	gemkitLeftWhat, cclspLeftWhat   string
+}
+
+// startTimes measures process start to the first correct definition,
+// alternating the two servers (each start finds no broker and no server
+// running).
+func (e *env) startTimes(starts int, res *results) error {
+	for i := range starts {
+		for _, which := range []string{"gemkit", "cclsp"} {
+			if i == 0 && which == "gemkit" {
+				// A first gopls start fills the build cache for both.
+				if err := e.waitNoBroker(); err != nil {
+					return err
+				}
+			}
+			var s *server
+			var err error
+			t0 := time.Now()
+			if which == "gemkit" {
+				s, err = e.startGemkit()
+			} else {
+				s, err = e.startCclsp()
+			}
+			if err != nil {
+				return err
+			}
+			ok := false
+			for time.Since(t0) < time.Minute {
+				var text string
+				if which == "gemkit" {
+					text, err = s.call("code_definition", gemkitDefByName)
+					ok = err == nil && gemkitDefOK(text)
+				} else {
+					text, err = s.call("find_definition", cclspDef)
+					ok = err == nil && cclspDefOK(text)
+				}
+				if ok {
+					break
+				}
+			}
+			d := time.Since(t0)
+			s.close()
+			if !ok {
+				return fmt.Errorf("%s gave no correct definition within a minute", which)
+			}
+			if which == "gemkit" {
+				res.gemkitStart = append(res.gemkitStart, d)
+				if err := e.waitNoBroker(); err != nil {
+					return err
+				}
+			} else {
+				res.cclspStart = append(res.cclspStart, d)
+				e.killLeft()
+			}
+		}
+	}
+	return nil
+}
+
+// waitNoBroker waits until the workspace's broker has gone (its last
+// client went), so that the next start is cold.
+func (e *env) waitNoBroker() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for len(e.brokers()) > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the broker did not end after its last client went")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// brokers are the running brokers of the workspace.
+func (e *env) brokers() []int {
+	var out []int
+	for _, p := range allProcs() {
+		if strings.Contains(p.cmdline, "codeintel\x00broker\x00--workspace\x00"+e.ws+"\x00") {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// killLeft ends the gopls processes cclsp left running in the workspace
+// (it does not end them when its client goes: a fault counted apart).
+func (e *env) killLeft() {
+	for _, p := range allProcs() {
+		if p.cwd == e.ws && (p.comm == "gopls" || p.comm == "node") {
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+}
+
+// warm measures warm calls: gemkit and cclsp through MCP, gopls asked
+// directly.
+func (e *env) warm(n int, res *results) error {
+	g, err := e.startGemkit()
+	if err != nil {
+		return err
+	}
+	defer func() { g.close(); e.waitNoBroker() }()
+	c, err := e.startCclsp()
+	if err != nil {
+		return err
+	}
+	defer func() { c.close(); e.killLeft() }()
+	// Warm both up.
+	for range 3 {
+		g.call("code_definition", gemkitDefByName)
+		g.call("code_definition", gemkitDefByPos)
+		g.call("code_references", gemkitRefsByPos)
+		g.call("code_references", gemkitFewByPos)
+		c.call("find_references", cclspFew)
+		c.call("find_definition", cclspDef)
+		c.call("find_references", cclspRefs)
+	}
+	ctx := context.Background()
+	direct, err := lspclient.Start(ctx, lspclient.Config{Name: "gopls", Command: []string{e.gopls}, Dir: e.ws})
+	if err != nil {
+		return err
+	}
+	defer direct.Shutdown(ctx)
+	main, greet := filepath.Join(e.ws, "main.go"), filepath.Join(e.ws, "greet", "greet.go")
+	direct.Open(main, "go")
+	direct.Open(greet, "go")
+	store := filepath.Join(e.ws, "store", "store.go")
+	direct.Open(store, "go")
+	use := codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}}
+	decl := codeintel.DocPos{Path: greet, Pos: codeintel.Position{Line: 15, Character: 5}}
+	total := codeintel.DocPos{Path: store, Pos: codeintel.Position{Line: 29, Character: 16}}
+	for range 3 {
+		direct.Definition(ctx, use)
+		direct.References(ctx, decl)
+	}
+	timeIt := func(dst *[]time.Duration, f func() error) error {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return err
+		}
+		*dst = append(*dst, time.Since(t0))
+		return nil
+	}
+	check := func(ok bool, what, got string) error {
+		if !ok {
+			return fmt.Errorf("%s answered wrongly: %.300s", what, got)
+		}
+		return nil
+	}
+	// Interleaved, so that every figure sees the same load.
+	for range n {
+		steps := []func() error{
+			func() error {
+				return timeIt(&res.gemkitDefPos, func() error {
+					s, err := g.call("code_definition", gemkitDefByPos)
+					if err != nil {
+						return err
+					}
+					return check(gemkitDefOK(s), "gemkit code_definition by position", s)
+				})
+			},
+			func() error {
+				return timeIt(&res.gemkitDefName, func() error {
+					s, err := g.call("code_definition", gemkitDefByName)
+					if err != nil {
+						return err
+					}
+					return check(gemkitDefOK(s), "gemkit code_definition by name", s)
+				})
+			},
+			func() error {
+				return timeIt(&res.gemkitRefs, func() error {
+					s, err := g.call("code_references", gemkitRefsByPos)
+					if err != nil {
+						return err
+					}
+					return check(strings.Contains(s, "references to"), "gemkit code_references", s)
+				})
+			},
+			func() error {
+				return timeIt(&res.cclspDef, func() error {
+					s, err := c.call("find_definition", cclspDef)
+					if err != nil {
+						return err
+					}
+					return check(cclspDefOK(s), "cclsp find_definition", s)
+				})
+			},
+			func() error {
+				return timeIt(&res.cclspRefs, func() error {
+					s, err := c.call("find_references", cclspRefs)
+					if err != nil {
+						return err
+					}
+					return check(strings.Contains(s, "main.go"), "cclsp find_references", s)
+				})
+			},
+			func() error {
+				return timeIt(&res.gemkitPing, func() error { _, err := g.request("ping", map[string]any{}); return err })
+			},
+			func() error {
+				return timeIt(&res.cclspPing, func() error { _, err := c.request("ping", map[string]any{}); return err })
+			},
+			func() error {
+				return timeIt(&res.goplsDef, func() error {
+					l, err := direct.Definition(ctx, use)
+					if err == nil && (len(l) != 1 || l[0].Range.Start.Line != 15) {
+						err = fmt.Errorf("gopls definition: %+v", l)
+					}
+					return err
+				})
+			},
+			func() error {
+				return timeIt(&res.goplsRefs, func() error {
+					_, err := direct.References(ctx, decl)
+					return err
+				})
+			},
+			func() error {
+				return timeIt(&res.gemkitFew, func() error {
+					s, err := g.call("code_references", gemkitFewByPos)
+					if err != nil {
+						return err
+					}
+					return check(strings.Contains(s, "2 references to"), "gemkit code_references of Store.Total", s)
+				})
+			},
+			func() error {
+				return timeIt(&res.cclspFew, func() error {
+					s, err := c.call("find_references", cclspFew)
+					if err != nil {
+						return err
+					}
+					return check(strings.Contains(s, "main.go"), "cclsp find_references of Total", s)
+				})
+			},
+			func() error {
+				return timeIt(&res.goplsFew, func() error {
+					l, err := direct.References(ctx, total)
+					if err == nil && len(l) != 2 {
+						err = fmt.Errorf("gopls references of Total: %+v", l)
+					}
+					return err
+				})
+			},
+		}
+		for _, s := range steps {
+			if err := s(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// proc is one process of the machine.
+type proc struct {
+	pid, ppid int
+	comm, cwd string
+	cmdline   string
+	rss, pss  int64 // bytes
+}
+
+func allProcs() []proc {
+	ents, _ := os.ReadDir("/proc")
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
+		cwd, _ := os.Readlink(filepath.Join(dir, "cwd"))
+		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		out = append(out, proc{pid: pid, ppid: ppid, comm: strings.TrimSpace(string(comm)), cwd: cwd, cmdline: string(cmdline)})
+	}
+	return out
+}
+
+// memOf reads a process's RSS and PSS.
+func memOf(pid int) (rss, pss int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "Rss:":
+			rss = v << 10
+		case "Pss:":
+			pss = v << 10
+		}
+	}
+	return rss, pss
+}
+
+// tree is roots and every process below them.
+func tree(roots []int) []proc {
+	all := allProcs()
+	in := map[int]bool{}
+	for _, r := range roots {
+		in[r] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range all {
+			if !in[p.pid] && in[p.ppid] {
+				in[p.pid] = true
+				changed = true
+			}
+		}
+	}
+	var out []proc
+	for _, p := range all {
+		if in[p.pid] {
+			p.rss, p.pss = memOf(p.pid)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type memFigure struct {
+	rss, pss int64
+	procs    int
+	servers  int // gopls processes (not counting gopls's telemetry child)
+}
+
+func figure(ps []proc) memFigure {
+	var m memFigure
+	for _, p := range ps {
+		m.rss += p.rss
+		m.pss += p.pss
+		m.procs++
+		if p.comm == "gopls" && !strings.Contains(p.cmdline, "telemetry") {
+			m.servers++
+		}
+	}
+	return m
+}
+
+// memory starts 1, 2 and 4 agents' servers in the workspace, has each
+// ask one question, and sums the memory of their process trees (gemkit's
+// broker's with them).
+func (e *env) memory(res *results) error {
+	res.mem = map[string][3]memFigure{}
+	for _, which := range []string{"gemkit", "cclsp"} {
+		var figs [3]memFigure
+		for i, agents := range []int{1, 2, 4} {
+			var ss []*server
+			for range agents {
+				var s *server
+				var err error
+				if which == "gemkit" {
+					s, err = e.startGemkit()
+				} else {
+					s, err = e.startCclsp()
+				}
+				if err != nil {
+					return err
+				}
+				ss = append(ss, s)
+			}
+			for _, s := range ss {
+				var text string
+				if which == "gemkit" {
+					text, _ = s.call("code_references", gemkitRefsByPos)
+				} else {
+					text, _ = s.call("find_references", cclspRefs)
+				}
+				if text == "" {
+					return fmt.Errorf("%s answered nothing", which)
+				}
+			}
+			// Let the collectors and gopls settle after the answers, then
+			// take the median of five samples half a second apart (a Go
+			// heap swings with its collections).
+			time.Sleep(2 * time.Second)
+			var roots []int
+			for _, s := range ss {
+				roots = append(roots, s.cmd.Process.Pid)
+			}
+			if which == "gemkit" {
+				roots = append(roots, e.brokers()...)
+			}
+			var samples []memFigure
+			var procs []proc
+			for k := range 5 {
+				if k > 0 {
+					time.Sleep(500 * time.Millisecond)
+				}
+				procs = tree(roots)
+				samples = append(samples, figure(procs))
+			}
+			slices.SortFunc(samples, func(a, b memFigure) int { return int(a.rss - b.rss) })
+			figs[i] = samples[len(samples)/2]
+			pids := make([]int, len(procs))
+			for j, p := range procs {
+				pids[j] = p.pid
+			}
+			// The agents go: each closes its server's stdin, and the
+			// processes still running 10 s later are counted (then
+			// ended).
+			for _, s := range ss {
+				s.in.Close()
+			}
+			left := waitGone(pids, 10*time.Second)
+			for _, s := range ss {
+				s.close()
+			}
+			if agents == 2 {
+				if which == "gemkit" {
+					res.gemkitLeft, res.gemkitLeftWhat = len(left), describe(left)
+				} else {
+					res.cclspLeft, res.cclspLeftWhat = len(left), describe(left)
+				}
+			}
+			for _, p := range left {
+				syscall.Kill(p.pid, syscall.SIGKILL)
+			}
+			if which == "gemkit" {
+				if err := e.waitNoBroker(); err != nil {
+					return err
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		res.mem[which] = figs
+	}
+	return nil
+}
+
+// waitGone waits up to max for the processes to end, and returns those
+// still running.
+func waitGone(pids []int, max time.Duration) []proc {
+	deadline := time.Now().Add(max)
+	for {
+		var left []proc
+		all := allProcs()
+		for _, p := range all {
+			if slices.Contains(pids, p.pid) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func describe(ps []proc) string {
+	count := map[string]int{}
+	for _, p := range ps {
+		name := p.comm
+		if name == "gopls" && strings.Contains(p.cmdline, "telemetry") {
+			name = "gopls telemetry"
+		}
+		count[name]++
+	}
+	var parts []string
+	for k, v := range count {
+		parts = append(parts, fmt.Sprintf("%d %s", v, k))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// faults asks both the questions behind the faults issue 31 lists.
+func (e *env) faults(res *results) error {
+	g, err := e.startGemkit()
+	if err != nil {
+		return err
+	}
+	defer func() { g.close(); e.waitNoBroker() }()
+	c, err := e.startCclsp()
+	if err != nil {
+		return err
+	}
+	defer func() { c.close(); e.killLeft() }()
+	first := func(s string) string {
+		s = strings.TrimSpace(s)
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[:i] + " …"
+		}
+		if len(s) > 90 {
+			s = s[:90] + "…"
+		}
+		return s
+	}
+	// Definition from a call site, by name.
+	gs, _ := g.call("code_definition", gemkitDefByName)
+	cs, _ := c.call("find_definition", map[string]any{"file_path": "main.go", "symbol_name": "Greet"})
+	res.faults = append(res.faults, [3]string{"definition of Greet from main.go (a call site), by name", first(strings.SplitN(gs, "\n", 2)[1]), first(cs)})
+	// Outside the workspace.
+	gs, _ = g.call("code_definition", map[string]any{"symbol": "Println", "file": "main.go"})
+	cs, _ = c.call("find_definition", map[string]any{"file_path": "main.go", "symbol_name": "Println"})
+	res.faults = append(res.faults, [3]string{"definition of fmt.Println (the standard library)", first(strings.SplitN(gs, "\n", 2)[1]), first(cs)})
+	// A file an agent changed: an error written into main.go on disk.
+	main := filepath.Join(e.ws, "main.go")
+	g.call("code_diagnostics", map[string]any{"file": "main.go"})
+	c.call("get_diagnostics", map[string]any{"file_path": "main.go"})
+	orig, _ := os.ReadFile(main)
+	os.WriteFile(main, []byte(strings.Replace(string(orig), "s.Total()", "s.Totl()", 1)), 0o644)
+	gs, _ = g.call("code_diagnostics", map[string]any{"file": "main.go"})
+	cs, _ = c.call("get_diagnostics", map[string]any{"file_path": "main.go"})
+	res.faults = append(res.faults, [3]string{"diagnostics of main.go after an error was written to it", first(gs), first(cs)})
+	os.WriteFile(main, orig, 0o644)
+	// Bounded answers.
+	gs, _ = g.call("code_references", gemkitRefsByPos)
+	cs, _ = c.call("find_references", cclspRefs)
+	res.faults = append(res.faults, [3]string{fmt.Sprintf("references to greet.Greet: answer size"), fmt.Sprintf("%d bytes, %s", len(gs), first(lastLine(gs))), fmt.Sprintf("%d bytes", len(cs))})
+	return nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+func p50(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func (r *results) print() {
+	fmt.Printf("%-58s %-22s %-22s\n", "", "gemkit", "cclsp 0.7.0")
+	row := func(name, a, b string) { fmt.Printf("%-58s %-22s %-22s\n", name, a, b) }
+	row("start → first correct definition (median)", ms(p50(r.gemkitStart)), ms(p50(r.cclspStart)))
+	row("warm definition p50, by position (gemkit) / in the declaring file (cclsp)", ms(p50(r.gemkitDefPos)), ms(p50(r.cclspDef)))
+	row("warm definition p50, by name from a call site", ms(p50(r.gemkitDefName)), "(cannot: see below)")
+	row("warm references p50, 2 uses (Store.Total)", ms(p50(r.gemkitFew)), ms(p50(r.cclspFew)))
+	row("warm references p50, 1,000 uses (greet.Greet)", ms(p50(r.gemkitRefs)), ms(p50(r.cclspRefs)))
+	row("  gopls's own definition p50 (asked directly)", ms(p50(r.goplsDef)), "")
+	row("  gopls's own references p50, 2 uses", ms(p50(r.goplsFew)), "")
+	row("  gopls's own references p50, 1,000 uses", ms(p50(r.goplsRefs)), "")
+	row("  MCP round trip p50 (ping): the agent's hop to any server", ms(p50(r.gemkitPing)), ms(p50(r.cclspPing)))
+	over := func(a, b []time.Duration) string {
+		d := p50(a) - p50(b)
+		return fmt.Sprintf("%s (%s beyond ping)", ms(d), ms(d-p50(r.gemkitPing)))
+	}
+	row("  gemkit's own time over gopls's: definition", over(r.gemkitDefPos, r.goplsDef), "")
+	row("  gemkit's own time over gopls's: references, 2 uses", over(r.gemkitFew, r.goplsFew), "")
+	row("  gemkit's own time over gopls's: references, 1,000 uses", over(r.gemkitRefs, r.goplsRefs), "")
+	for i, agents := range []int{1, 2, 4} {
+		g, c := r.mem["gemkit"][i], r.mem["cclsp"][i]
+		row(fmt.Sprintf("memory, %d %s: RSS sum / PSS sum", agents, map[bool]string{true: "agent", false: "agents"}[agents == 1]),
+			mib(g.rss)+" / "+mib(g.pss), mib(c.rss)+" / "+mib(c.pss))
+		row(fmt.Sprintf("  processes / gopls running, %d %s", agents, map[bool]string{true: "agent", false: "agents"}[agents == 1]),
+			fmt.Sprintf("%d / %d", g.procs, g.servers), fmt.Sprintf("%d / %d", c.procs, c.servers))
+	}
+	row("left running 10 s after 2 agents closed stdin", fmt.Sprintf("%d %s", r.gemkitLeft, r.gemkitLeftWhat), fmt.Sprintf("%d %s", r.cclspLeft, r.cclspLeftWhat))
+	fmt.Println()
+	for _, f := range r.faults {
+		fmt.Printf("%s\n  gemkit: %s\n  cclsp:  %s\n", f[0], f[1], f[2])
+	}
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/langserver"
+	"github.com/gemkit/gemkit/internal/lspbroker"
+	"github.com/gemkit/gemkit/internal/model"
+)
+
+// codeIntels are the code-intelligence tools a run opened, one per
+// workspace (gemkit acp's sessions may share one), closed when the run
+// ends: the workspace's broker then ends unless another agent uses it.
+type codeIntels struct {
+	mu    sync.Mutex
+	open  map[string]*codeIntel
+	close []func()
+	// holdFor, when not 0, is the agent process a short-lived gemkit
+	// (the hook) works for: the broker keeps the servers while it lives.
+	holdFor int
+}
+
+// codeIntel is the tools of one workspace and what they need closed.
+type codeIntel struct {
+	tools *codeintel.Tools
+}
+
+// configFile is the config file's path: path, or the default.
+func configFile(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	return model.ConfigPath()
+}
+
+// codeIntel returns the code-intelligence tools of a workspace: over
+// the workspace's broker (started on first use) where the system runs
+// brokers and this process is gemkit's own binary, else over language
+// servers of this process's own. configPath "" is the default config
+// file.
+func (a *app) codeIntel(workspace, configPath string) (*codeintel.Tools, error) {
+	ws, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		return nil, err
+	}
+	a.intel.mu.Lock()
+	defer a.intel.mu.Unlock()
+	if ci := a.intel.open[ws]; ci != nil {
+		return ci.tools, nil
+	}
+	own, closeOwn, err := a.ownServers(ws, configPath, a.intel.holdFor)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := codeintel.NewTools(codeintel.Choose(a.editorSource(ws), own), ws, codeintel.Options{})
+	if err != nil {
+		closeOwn()
+		return nil, err
+	}
+	if a.intel.open == nil {
+		a.intel.open = map[string]*codeIntel{}
+	}
+	a.intel.open[ws] = &codeIntel{tools: tools}
+	a.intel.close = append(a.intel.close, func() { tools.Close(); closeOwn() })
+	return tools, nil
+}
+
+// closeCodeIntel closes every workspace's tools the run opened.
+func (a *app) closeCodeIntel() {
+	a.intel.mu.Lock()
+	fns := a.intel.close
+	a.intel.close, a.intel.open = nil, nil
+	a.intel.mu.Unlock()
+	for _, f := range fns {
+		f()
+	}
+}
+
+// editorSource finds the Source of an editor serving the workspace
+// through a gemkit companion; nil while there is none.
+func (a *app) editorSource(string) codeintel.EditorFinder { return nil }
+
+// ownServers is gemkit's own language servers for ws: the workspace's
+// broker, or a Pool in this process.
+func (a *app) ownServers(ws, configPath string, holdFor int) (codeintel.Source, func(), error) {
+	path, err := configFile(configPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := langserver.ConfigFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if lspbroker.Supported && a.executable != nil {
+		exe, err := a.executable()
+		if err == nil {
+			dir, err := lspbroker.Dir()
+			if err != nil {
+				return nil, nil, err
+			}
+			fingerprint, _ := json.Marshal(cfg)
+			key := lspbroker.Key(ws, fingerprint, buildVersion())
+			sock := lspbroker.SocketPath(dir, key)
+			table, err := cfg.Table()
+			if err != nil {
+				return nil, nil, err
+			}
+			c := &lspbroker.Client{
+				Socket: sock,
+				Check:  func(file string) error { return langserver.Check(table, exec.LookPath, path, file) },
+				Start: lspbroker.Command{
+					Path: exe,
+					Args: []string{"codeintel", "broker", "--workspace", ws, "--config", path, "--socket", sock, "--log", lspbroker.LogPath(dir, key)},
+					Log:  lspbroker.LogPath(dir, key),
+				}.Start,
+				HoldFor: holdFor,
+				Logger:  a.log,
+			}
+			return c, func() { c.Close() }, nil
+		}
+		a.log.Debug("code intelligence: no broker (gemkit's own executable is not known); language servers run in this process", "err", err)
+	}
+	p, err := langserver.New(langserver.Options{Workspace: ws, Config: cfg, ConfigPath: path, Watch: true, Logger: a.log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { p.Close() }, nil
+}
+
+// brokerSocket is the socket of the workspace's broker, for the commands
+// that look for one without starting it.
+func brokerSocket(ws, configPath string) (string, error) {
+	path, err := configFile(configPath)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := langserver.ConfigFile(path)
+	if err != nil {
+		return "", err
+	}
+	dir, err := lspbroker.Dir()
+	if err != nil {
+		return "", err
+	}
+	fingerprint, _ := json.Marshal(cfg)
+	return lspbroker.SocketPath(dir, lspbroker.Key(ws, fingerprint, buildVersion())), nil
+}
+
+// workspaceDir is --workspace, else the run's folder, absolute with its
+// links resolved.
+func (a *app) workspaceDir(flag string) (string, error) {
+	ws := flag
+	if ws == "" {
+		ws = a.cwd
+	}
+	if ws == "" {
+		var err error
+		if ws, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	fi, err := os.Stat(ws)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--workspace %s is not a folder", ws)
+	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(ws)
+}
+
+// ownDiagnostics answers the companion's diagnostics (Claude Code's
+// getDiagnostics) from gemkit's own language servers, for a front-end
+// whose editor reports none of its own (the terminal, an LSP client).
+// The servers start at the first question.
+type ownDiagnostics struct {
+	a         *app
+	workspace []string
+}
+
+// Diagnostics implements companion.DiagnosticsEditor: the diagnostics of
+// path, or of every file of the first workspace folder. A file no
+// language server serves has none.
+func (d *ownDiagnostics) Diagnostics(ctx context.Context, path string) ([]companion.FileDiagnostics, error) {
+	ws := ""
+	for _, w := range d.workspace {
+		if path == "" || fsutil.Within(w, path) {
+			ws = w
+			break
+		}
+	}
+	if ws == "" {
+		return []companion.FileDiagnostics{}, nil
+	}
+	tools, err := d.a.codeIntel(ws, "")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	if path != "" {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+		paths = []string{path}
+	}
+	files, err := tools.Source().Diagnostics(ctx, paths)
+	if codeintel.IsNoServer(err) {
+		return []companion.FileDiagnostics{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]companion.FileDiagnostics, 0, len(files))
+	for _, f := range files {
+		fd := companion.FileDiagnostics{Path: f.Path, Diagnostics: make([]companion.Diagnostic, 0, len(f.Diagnostics))}
+		for _, dg := range f.Diagnostics {
+			// The companion's positions are 1-based, as the editor
+			// protocol's.
+			fd.Diagnostics = append(fd.Diagnostics, companion.Diagnostic{
+				Message: dg.Message, Severity: dg.Severity.String(), Source: dg.Source, Code: dg.Code,
+				Range: companion.Range{
+					Start: companion.Position{Line: dg.Range.Start.Line + 1, Character: dg.Range.Start.Character + 1},
+					End:   companion.Position{Line: dg.Range.End.Line + 1, Character: dg.Range.End.Character + 1},
+				},
+			})
+		}
+		out = append(out, fd)
+	}
+	return out, nil
+}

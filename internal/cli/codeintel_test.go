@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// codeIntelApp is an app whose code intelligence runs gopls in the test
+// process (no broker: the test binary is not gemkit), on the Go shop,
+// with a config folder of its own.
+func codeIntelApp(t *testing.T) (*app, string) {
+	t.Helper()
+	codeinteltest.Gopls(t)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	ws := codeinteltest.Fixture(t, "go")
+	a := newApp(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+	t.Cleanup(a.closeCodeIntel)
+	return a, ws
+}
+
+// Claude Code's getDiagnostics, for a front-end without diagnostics of
+// its own, comes from gopls: 1-based in the companion, a file no server
+// serves has none.
+func TestOwnDiagnostics(t *testing.T) {
+	a, ws := codeIntelApp(t)
+	main := filepath.Join(ws, "main.go")
+	b, _ := os.ReadFile(main)
+	os.WriteFile(main, []byte(strings.Replace(string(b), "s.Total()", "s.Totl()", 1)), 0o644)
+	d := &ownDiagnostics{a: a, workspace: []string{ws}}
+	files, err := d.Diagnostics(context.Background(), main)
+	if err != nil || len(files) != 1 || len(files[0].Diagnostics) != 1 {
+		t.Fatalf("%+v %v", files, err)
+	}
+	dg := files[0].Diagnostics[0]
+	if dg.Severity != "error" || !strings.Contains(dg.Message, "s.Totl undefined") || dg.Range.Start.Line != 15 || dg.Range.Start.Character != 38 {
+		t.Errorf("diagnostic: %+v", dg)
+	}
+	notes := filepath.Join(ws, "notes.txt")
+	os.WriteFile(notes, []byte("x"), 0o644)
+	if files, err := d.Diagnostics(context.Background(), notes); err != nil || len(files) != 0 {
+		t.Errorf("a file no server serves: %+v %v", files, err)
+	}
+	if files, err := d.Diagnostics(context.Background(), "/elsewhere/x.go"); err != nil || len(files) != 0 {
+		t.Errorf("a file outside the workspace: %+v %v", files, err)
+	}
+}
+
+// The Gemini CLI hook reads what write_file and replace report (shapes
+// from gemini-cli 0.61.0 packages/core/src/tools/write-file.ts and
+// edit.ts) and answers with the problems the edit brought, or nothing.
+func TestAfterEditHook(t *testing.T) {
+	a, ws := codeIntelApp(t)
+	g := filepath.Join(ws, "greet", "greet.go")
+	b, _ := os.ReadFile(g)
+	old := string(b)
+	edited := strings.Replace(old, "func Greet(name string) string {", "func Greet(name, lang string) string {", 1)
+	os.WriteFile(g, []byte(edited), 0o644)
+	in := func(tool string, display any, errv any) geminiHookInput {
+		raw, _ := json.Marshal(map[string]any{
+			"hook_event_name": "AfterTool", "cwd": ws, "tool_name": tool,
+			"tool_input":    map[string]any{"file_path": g, "content": edited},
+			"tool_response": map[string]any{"llmContent": "Successfully overwrote file", "returnDisplay": display, "error": errv},
+		})
+		var h geminiHookInput
+		if err := json.Unmarshal(raw, &h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	diff := map[string]any{"fileDiff": "…", "fileName": "greet.go", "filePath": g, "originalContent": old, "newContent": edited, "isNewFile": false}
+	got := a.afterEditHook(context.Background(), in("write_file", diff, nil), "")
+	if !strings.HasPrefix(got, "gopls reports 1 new problem after this edit of greet/greet.go:\nmain.go:15:33: error: not enough arguments in call to greet.Greet") {
+		t.Errorf("write_file:\n%s", got)
+	}
+	for name, h := range map[string]geminiHookInput{
+		"another tool":    in("read_file", diff, nil),
+		"a failed write":  in("write_file", "Error writing file", map[string]any{"message": "EACCES", "type": "file_write_failure"}),
+		"another event":   func() geminiHookInput { h := in("write_file", diff, nil); h.HookEventName = "BeforeTool"; return h }(),
+		"nothing changed": in("replace", map[string]any{"filePath": g, "originalContent": edited, "newContent": edited}, nil),
+	} {
+		if got := a.afterEditHook(context.Background(), h, ""); got != "" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+}
+
+// The hook command prints nothing, on stdout or stderr, for a file no
+// language server serves: Gemini CLI would show stderr to the person.
+func TestHookCommandQuiet(t *testing.T) {
+	bin := gemkittest.Gemkit(t)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("x\n"), 0o644)
+	in, _ := json.Marshal(map[string]any{"hook_event_name": "AfterTool", "cwd": ws, "tool_name": "write_file",
+		"tool_input":    map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "content": "x\n"},
+		"tool_response": map[string]any{"returnDisplay": map[string]any{"filePath": filepath.Join(ws, "notes.txt"), "originalContent": "", "isNewFile": true}}})
+	cmd := exec.Command(bin, "codeintel", "hook")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil || out.Len() != 0 || errb.Len() != 0 {
+		t.Fatalf("err %v, stdout %q, stderr %q", err, out.String(), errb.String())
+	}
+	if b := codeinteltest.Brokers(ws); len(b) != 0 {
+		t.Errorf("a broker was started for a text file: %v", b)
+	}
+	cmd = exec.Command(bin, "codeintel", "hook")
+	cmd.Stdin = strings.NewReader("not json")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "the hook's input is not Gemini CLI's hook JSON") {
+		t.Errorf("bad input: %v %s", err, out)
+	}
+}
+
+func TestCodeIntelServersAndStatus(t *testing.T) {
+	bin := gemkittest.Gemkit(t)
+	cfgHome := t.TempDir()
+	os.MkdirAll(filepath.Join(cfgHome, "gemkit"), 0o755)
+	os.WriteFile(filepath.Join(cfgHome, "gemkit", "config.json"), []byte(`{"codeIntel": {"languageServers": [{"name": "zls", "language": "Zig", "extensions": {".zig": "zig"}, "command": ["zls-not-installed"], "install": "see ziglang.org"}]}}`), 0o600)
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+cfgHome)
+	cmd := exec.Command(bin, "codeintel", "servers")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "zls") || !strings.Contains(string(out), "no: see ziglang.org") || !strings.Contains(string(out), "gopls") {
+		t.Fatalf("servers: %v\n%s", err, out)
+	}
+	ws := t.TempDir()
+	cmd = exec.Command(bin, "codeintel", "status", "--workspace", ws)
+	cmd.Env = env
+	out, err = cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "No code intelligence broker runs for") {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(cfgHome, "gemkit", "config.json"), []byte(`{"codeIntel": {"idleTimeout": "soon"}}`), 0o600)
+	cmd = exec.Command(bin, "codeintel", "servers")
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), `codeIntel: idleTimeout "soon": use a positive Go duration`) {
+		t.Errorf("bad config: %v %s", err, out)
+	}
+}

@@ -1,0 +1,420 @@
+package codeintel
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// maxHover bounds a hover's text.
+const maxHover = 4000
+
+func (q *query) head(t target, s string) string {
+	if t.others != "" {
+		s += "\n" + t.others
+	}
+	return s
+}
+
+func (q *query) definition(ctx context.Context) (string, error) {
+	t, err := q.resolve(ctx)
+	if err != nil {
+		return "", err
+	}
+	var locs []Location
+	switch {
+	case t.decl != nil:
+		l := t.decl.Location
+		if t.decl.Selection != (Range{}) {
+			l.Range = t.decl.Selection
+		}
+		locs = []Location{l}
+	case t.defs != nil:
+		locs = t.defs
+	default:
+		if locs, err = q.t.src.Definition(ctx, t.at); err != nil {
+			return "", err
+		}
+	}
+	if len(locs) == 0 {
+		return fmt.Sprintf("No definition found for %s (the position may be on a keyword, a literal or a comment).", t.what) + q.note(ctx), nil
+	}
+	locs = q.t.w.sortLocations(locs)
+	a := newAnswer(q.t.opts.MaxChars)
+	a.line("", q.head(t, fmt.Sprintf("%s is defined at:", t.what)))
+	q.t.w.locations(a, q.fc, locs, q.t.opts.MaxItems)
+	return a.text("") + q.note(ctx), nil
+}
+
+func (q *query) references(ctx context.Context) (string, error) {
+	t, err := q.resolve(ctx)
+	if err != nil {
+		return "", err
+	}
+	locs, err := q.t.src.References(ctx, t.at)
+	if err != nil {
+		return "", err
+	}
+	if len(locs) == 0 {
+		return fmt.Sprintf("No references found for %s.", t.what) + q.note(ctx), nil
+	}
+	locs = q.t.w.sortLocations(locs)
+	a := newAnswer(q.t.opts.MaxChars)
+	nf := countFiles(locs)
+	a.line("", q.head(t, fmt.Sprintf("%d %s to %s (its declaration included), in %d %s:", len(locs), plural(len(locs), "reference", "references"), t.what, nf, plural(nf, "file", "files"))))
+	q.t.w.grouped(a, q.fc, locs, q.t.opts.MaxItems)
+	return a.text("ask about one file's uses with code_references and file, line and column there, or use code_calls for callers"), nil
+}
+
+func (q *query) implementations(ctx context.Context) (string, error) {
+	t, err := q.resolve(ctx)
+	if err != nil {
+		return "", err
+	}
+	locs, err := q.t.src.Implementations(ctx, t.at)
+	if err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			return "", fmt.Errorf("the language server for this file does not offer implementations")
+		}
+		return "", err
+	}
+	if len(locs) == 0 {
+		return fmt.Sprintf("No implementations found for %s.", t.what) + q.note(ctx), nil
+	}
+	locs = q.t.w.sortLocations(locs)
+	a := newAnswer(q.t.opts.MaxChars)
+	a.line("", q.head(t, fmt.Sprintf("%d %s of %s:", len(locs), plural(len(locs), "implementation", "implementations"), t.what)))
+	q.t.w.locations(a, q.fc, locs, q.t.opts.MaxItems)
+	return a.text(""), nil
+}
+
+func (q *query) hover(ctx context.Context) (string, error) {
+	t, err := q.resolve(ctx)
+	if err != nil {
+		return "", err
+	}
+	h, err := q.t.src.Hover(ctx, t.at)
+	if err != nil {
+		return "", err
+	}
+	text := strings.TrimSpace(h.Text)
+	if text == "" {
+		return fmt.Sprintf("The language server has nothing to say about %s.", t.what) + q.note(ctx), nil
+	}
+	if len(text) > maxHover {
+		cut := text[:maxHover]
+		for len(cut) > 0 && !isRuneStart(cut[len(cut)-1]) {
+			cut = cut[:len(cut)-1]
+		}
+		text = strings.TrimSpace(cut) + fmt.Sprintf("\n[… %d more characters not shown]", len(text)-len(cut))
+	}
+	return q.head(t, t.what+":") + "\n" + text, nil
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func (q *query) calls(ctx context.Context) (string, error) {
+	dir := strings.ToLower(strings.TrimSpace(q.a.Direction))
+	if dir == "" {
+		dir = "incoming"
+	}
+	if dir != "incoming" && dir != "outgoing" {
+		return "", fmt.Errorf("direction is incoming (who calls it) or outgoing (what it calls), not %q", q.a.Direction)
+	}
+	t, err := q.resolve(ctx)
+	if err != nil {
+		return "", err
+	}
+	var calls []Call
+	if dir == "incoming" {
+		calls, err = q.t.src.IncomingCalls(ctx, t.at)
+	} else {
+		calls, err = q.t.src.OutgoingCalls(ctx, t.at)
+	}
+	if err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			return "", fmt.Errorf("the language server for this file does not offer a call hierarchy; use code_references instead")
+		}
+		return "", err
+	}
+	if len(calls) == 0 {
+		if dir == "incoming" {
+			return fmt.Sprintf("Nothing in the workspace calls %s.", t.what) + q.note(ctx), nil
+		}
+		return fmt.Sprintf("%s calls no function.", t.what) + q.note(ctx), nil
+	}
+	slices.SortFunc(calls, func(a, b Call) int {
+		return cmp.Or(strings.Compare(a.Symbol.Location.Path, b.Symbol.Location.Path),
+			cmp.Compare(a.Symbol.Location.Range.Start.Line, b.Symbol.Location.Range.Start.Line))
+	})
+	a := newAnswer(q.t.opts.MaxChars)
+	if dir == "incoming" {
+		a.line("", q.head(t, fmt.Sprintf("%s is called by %d %s:", t.what, len(calls), plural(len(calls), "function", "functions"))))
+	} else {
+		a.line("", q.head(t, fmt.Sprintf("%s calls %d %s:", t.what, len(calls), plural(len(calls), "function", "functions"))))
+	}
+	items := 0
+	for _, c := range calls {
+		if items >= q.t.opts.MaxItems {
+			a.skip(1, c.Symbol.Location.Path)
+			continue
+		}
+		items++
+		l := c.Symbol.Location
+		if c.Symbol.Selection != (Range{}) {
+			l.Range = c.Symbol.Selection
+		}
+		name := displayName(candidate{sym: c.Symbol})
+		if c.Symbol.Container != "" && !strings.Contains(name, ".") {
+			name += " (" + c.Symbol.Container + ")"
+		}
+		a.line(l.Path, fmt.Sprintf("%s %s at %s%s", c.Symbol.Kind, name, q.t.w.locName(q.fc, l), q.t.w.outsideNote(l.Path)))
+		sites := q.t.w.sortLocations(c.Sites)
+		for i, s := range sites {
+			if i == 5 {
+				a.line(l.Path, fmt.Sprintf("  … and %d more calls there", len(sites)-i))
+				break
+			}
+			line := "  call at " + q.t.w.locName(q.fc, s)
+			if src := srcLine(q.fc, s); src != "" {
+				line += ": " + src
+			}
+			a.line(l.Path, line)
+		}
+	}
+	return a.text(""), nil
+}
+
+func (q *query) symbols(ctx context.Context) (string, error) {
+	file, query := strings.TrimSpace(q.a.File), strings.TrimSpace(q.a.Query)
+	switch {
+	case file != "" && query != "":
+		return "", fmt.Errorf("give file (to outline it) or query (to search the workspace), not both")
+	case file != "":
+		return q.outline(ctx, file)
+	case query != "":
+		return q.search(ctx, query)
+	}
+	return "", fmt.Errorf("give file (to outline it) or query (to search the workspace)")
+}
+
+func (q *query) outline(ctx context.Context, file string) (string, error) {
+	abs, rel, err := q.resolveFile(file)
+	if err != nil {
+		return "", err
+	}
+	syms, err := q.t.src.DocumentSymbols(ctx, abs)
+	if err != nil {
+		return "", err
+	}
+	if len(syms) == 0 {
+		return fmt.Sprintf("%s declares nothing the language server reports.", rel) + q.note(ctx), nil
+	}
+	n := countSymbols(syms)
+	a := newAnswer(q.t.opts.MaxChars)
+	a.line("", fmt.Sprintf("%s: %d %s (line:col kind name detail):", rel, n, plural(n, "declaration", "declarations")))
+	ls, _ := q.fc.get(abs)
+	var walk func([]Symbol, int)
+	walk = func(syms []Symbol, depth int) {
+		syms = slices.Clone(syms)
+		slices.SortStableFunc(syms, func(a, b Symbol) int {
+			pa, pb := a.NamePos(), b.NamePos()
+			return cmp.Or(cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Character, pb.Character))
+		})
+		for _, s := range syms {
+			p := s.NamePos()
+			line := fmt.Sprintf("%s%d:%d %s %s", strings.Repeat("  ", depth+1), p.Line+1, runeCol(ls.line(p.Line), p.Character)+1, s.Kind, s.Name)
+			if d := oneLine(s.Detail); d != "" {
+				line += " " + d
+			}
+			a.line("", line)
+			walk(s.Children, depth+1)
+		}
+	}
+	walk(syms, 0)
+	return a.text("outline a smaller file, or search with query"), nil
+}
+
+// countSymbols counts an outline's declarations, nested ones included.
+func countSymbols(syms []Symbol) int {
+	n := len(syms)
+	for _, s := range syms {
+		n += countSymbols(s.Children)
+	}
+	return n
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+func (q *query) search(ctx context.Context, query string) (string, error) {
+	syms, err := q.t.src.WorkspaceSymbols(ctx, query)
+	if err != nil {
+		return "", err
+	}
+	// Exact names first, then the workspace's own, then the rest as the
+	// server ranked them.
+	_, want := splitName(query)
+	rank := func(s Symbol) int {
+		r := 0
+		if _, n := splitName(s.Name); n != want {
+			r += 2
+		}
+		if _, ok := q.t.w.rel(s.Location.Path); !ok {
+			r++
+		}
+		return r
+	}
+	slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(rank(a), rank(b)) })
+	if len(syms) == 0 {
+		return fmt.Sprintf("No declarations match %q.", query) + q.note(ctx), nil
+	}
+	a := newAnswer(q.t.opts.MaxChars)
+	a.line("", fmt.Sprintf("%d %s match %q:", len(syms), plural(len(syms), "declaration", "declarations"), query))
+	for i, s := range syms {
+		if i >= q.t.opts.MaxItems {
+			a.skip(1, s.Location.Path)
+			continue
+		}
+		line := fmt.Sprintf("%s %s %s", q.t.w.locName(q.fc, s.Location), s.Kind, displayName(candidate{sym: s}))
+		if s.Container != "" {
+			line += " (" + s.Container + ")"
+		}
+		a.line(s.Location.Path, line+q.t.w.outsideNote(s.Location.Path))
+	}
+	return a.text("search for a longer name") + q.note(ctx), nil
+}
+
+func (q *query) diagnostics(ctx context.Context) (string, error) {
+	var paths []string
+	rel := ""
+	if strings.TrimSpace(q.a.File) != "" {
+		abs, r, err := q.resolveFile(q.a.File)
+		if err != nil {
+			return "", err
+		}
+		paths, rel = []string{abs}, r
+	}
+	files, err := q.t.src.Diagnostics(ctx, paths)
+	if err != nil {
+		return "", err
+	}
+	return q.formatDiagnostics(ctx, files, rel), nil
+}
+
+// formatDiagnostics writes diagnostics grouped by file, errors first.
+func (q *query) formatDiagnostics(ctx context.Context, files []FileDiagnostics, one string) string {
+	var total, errs, warns int
+	for _, f := range files {
+		for _, d := range f.Diagnostics {
+			total++
+			switch d.Severity {
+			case SevError:
+				errs++
+			case SevWarning:
+				warns++
+			}
+		}
+	}
+	if total == 0 {
+		if one != "" {
+			return fmt.Sprintf("No problems reported in %s.", one) + q.note(ctx)
+		}
+		return "No problems reported in the workspace (as far as its language servers have checked it: files they have not opened may not be checked)." + q.note(ctx)
+	}
+	a := newAnswer(q.t.opts.MaxChars)
+	where := "the workspace"
+	if one != "" {
+		where = one
+	}
+	a.line("", fmt.Sprintf("%d %s in %s: %d %s, %d %s, %d other:", total, plural(total, "problem", "problems"), where,
+		errs, plural(errs, "error", "errors"), warns, plural(warns, "warning", "warnings"), total-errs-warns))
+	sortFileDiagnostics(q.t.w, files)
+	items := 0
+	for _, f := range files {
+		if len(f.Diagnostics) == 0 {
+			continue
+		}
+		ls, _ := q.fc.get(f.Path)
+		for _, d := range f.Diagnostics {
+			if items >= q.t.opts.MaxItems {
+				a.skip(1, f.Path)
+				continue
+			}
+			items++
+			a.line(f.Path, diagLine(q.t.w, ls, f.Path, d))
+		}
+	}
+	return a.text("ask about one file with file") + q.note(ctx)
+}
+
+// diagLine is "path:line:col: severity: message (source code)" and the
+// source line under it.
+func diagLine(w where, ls lines, path string, d Diagnostic) string {
+	col := runeCol(ls.line(d.Range.Start.Line), d.Range.Start.Character)
+	s := fmt.Sprintf("%s:%d:%d: %s: %s", w.file(path), d.Range.Start.Line+1, col+1, d.Severity, oneLineMsg(d.Message))
+	var by []string
+	if d.Source != "" {
+		by = append(by, d.Source)
+	}
+	if d.Code != "" {
+		by = append(by, d.Code)
+	}
+	if len(by) > 0 {
+		s += " (" + strings.Join(by, " ") + ")"
+	}
+	if src := clipLine(ls.line(d.Range.Start.Line)); src != "" {
+		s += "\n    " + src
+	}
+	return s
+}
+
+// oneLineMsg keeps a diagnostic's message on one line, at most 300
+// characters.
+func oneLineMsg(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// sortFileDiagnostics orders files with errors first, then by path, and
+// each file's diagnostics by severity, then position.
+func sortFileDiagnostics(w where, files []FileDiagnostics) {
+	worst := func(f FileDiagnostics) int {
+		m := 5
+		for _, d := range f.Diagnostics {
+			s := int(d.Severity)
+			if s == 0 {
+				s = 1
+			}
+			m = min(m, s)
+		}
+		return m
+	}
+	for _, f := range files {
+		slices.SortStableFunc(f.Diagnostics, func(a, b Diagnostic) int {
+			return cmp.Or(cmp.Compare(sevRank(a.Severity), sevRank(b.Severity)),
+				cmp.Compare(a.Range.Start.Line, b.Range.Start.Line), cmp.Compare(a.Range.Start.Character, b.Range.Start.Character))
+		})
+	}
+	slices.SortStableFunc(files, func(a, b FileDiagnostics) int {
+		return cmp.Or(cmp.Compare(worst(a), worst(b)), strings.Compare(w.file(a.Path), w.file(b.Path)))
+	})
+}
+
+func sevRank(s Severity) int {
+	if s == 0 {
+		return 1
+	}
+	return int(s)
+}

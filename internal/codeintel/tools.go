@@ -1,0 +1,427 @@
+package codeintel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+)
+
+// The tools' names, the same in `gemkit mcp` and in gemkit's agent.
+const (
+	ToolDefinition      = "code_definition"
+	ToolReferences      = "code_references"
+	ToolHover           = "code_hover"
+	ToolImplementations = "code_implementations"
+	ToolCalls           = "code_calls"
+	ToolSymbols         = "code_symbols"
+	ToolDiagnostics     = "code_diagnostics"
+)
+
+// Instructions tell a model what the tools are for, in a server's
+// instructions or a system prompt.
+const Instructions = "Code intelligence: the code_* tools answer from language servers (gopls, typescript-language-server, pyright, rust-analyzer, clangd): code_definition, code_references, code_hover, code_symbols, code_diagnostics, code_implementations and code_calls. Name the symbol (symbol, with file to tell same-named ones apart) rather than counting lines and columns; prefer them to searching the files for where something is defined or used, and check code_diagnostics after changing code."
+
+// Defaults of Options.
+const (
+	// DefaultTimeout bounds one tool call: a server that does not answer
+	// by then is reported as such.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxChars bounds an answer's text (about 2,000 tokens).
+	DefaultMaxChars = 8000
+	// DefaultMaxItems bounds the locations, symbols or diagnostics one
+	// answer lists.
+	DefaultMaxItems = 50
+)
+
+// Options bound the tools' answers.
+type Options struct {
+	Timeout  time.Duration
+	MaxChars int
+	MaxItems int
+}
+
+// Decl declares one tool: its name, a title, a description for the model
+// and the JSON Schema of its arguments. Every tool only reads.
+type Decl struct {
+	Name        string
+	Title       string
+	Description string
+	Schema      map[string]any
+}
+
+// Tools are the code-intelligence tools of one workspace, answering from
+// a Source. They are safe for concurrent use.
+type Tools struct {
+	src  Source
+	root *fsutil.Root
+	w    where
+	opts Options
+
+	// statuses caches what the Source said of a file's server for
+	// statusTTL: an answer's note on indexing needs no round trip of its
+	// own to a broker each time.
+	statusMu sync.Mutex
+	statuses map[string]cachedStatus
+}
+
+type cachedStatus struct {
+	st  Status
+	err error
+	at  time.Time
+}
+
+// statusTTL is how long a server's status is taken as still true.
+const statusTTL = time.Second
+
+// status is the Source's Status of path, cached for statusTTL.
+func (t *Tools) status(ctx context.Context, path string) (Status, error) {
+	t.statusMu.Lock()
+	c, ok := t.statuses[path]
+	t.statusMu.Unlock()
+	if ok && time.Since(c.at) < statusTTL {
+		return c.st, c.err
+	}
+	st, err := t.src.Status(ctx, path)
+	if ctx.Err() != nil {
+		return st, err
+	}
+	t.statusMu.Lock()
+	if t.statuses == nil || len(t.statuses) > 1000 {
+		t.statuses = map[string]cachedStatus{}
+	}
+	t.statuses[path] = cachedStatus{st, err, time.Now()}
+	t.statusMu.Unlock()
+	return st, err
+}
+
+// NewTools returns the tools of the workspace folder, answering from src.
+func NewTools(src Source, workspace string, opts Options) (*Tools, error) {
+	real, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	root, err := fsutil.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxChars <= 0 {
+		opts.MaxChars = DefaultMaxChars
+	}
+	if opts.MaxItems <= 0 {
+		opts.MaxItems = DefaultMaxItems
+	}
+	return &Tools{src: src, root: root, w: where{root: root, goRoots: &sync.Map{}}, opts: opts}, nil
+}
+
+// Close releases the workspace folder.
+func (t *Tools) Close() error { return t.root.Close() }
+
+// Workspace is the workspace folder (symbolic links resolved).
+func (t *Tools) Workspace() string { return t.root.Dir() }
+
+// Source is the Source the tools ask.
+func (t *Tools) Source() Source { return t.src }
+
+// The arguments' descriptions, shared by the tools that find a symbol.
+var (
+	argSymbol = map[string]any{"type": "string", "description": "the symbol's name: a function, type, method, field, variable or constant; qualify it to pick one of several (Type.Method, package.Func)"}
+	argFile   = map[string]any{"type": "string", "description": "a file (relative to the workspace) that declares or uses the symbol: it tells same-named symbols apart; required with line"}
+	argLine   = map[string]any{"type": "integer", "description": "1-based line in file where the symbol occurs", "minimum": 1}
+	argColumn = map[string]any{"type": "integer", "description": "1-based column (in characters) of the symbol on line; without it, symbol is looked for on the line", "minimum": 1}
+)
+
+func positionSchema(extra map[string]any) map[string]any {
+	props := map[string]any{"symbol": argSymbol, "file": argFile, "line": argLine, "column": argColumn}
+	for k, v := range extra {
+		props[k] = v
+	}
+	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+}
+
+const byName = " Name the symbol (symbol), with file to tell same-named ones apart, or give file, line and column (1-based) of a place it occurs."
+
+// Decls are the tools' declarations.
+func (t *Tools) Decls() []Decl {
+	return []Decl{
+		{Name: ToolDefinition, Title: "Go to definition",
+			Description: "Find where a symbol is defined: path:line:col and the source line." + byName + " Works from a call site: file may be a file that only uses the symbol.",
+			Schema:      positionSchema(nil)},
+		{Name: ToolReferences, Title: "Find references",
+			Description: "Find every use of a symbol in the workspace (its declaration included), grouped by file, with the source lines." + byName,
+			Schema:      positionSchema(nil)},
+		{Name: ToolHover, Title: "Type and documentation",
+			Description: "Show a symbol's type or signature and its documentation." + byName,
+			Schema:      positionSchema(nil)},
+		{Name: ToolImplementations, Title: "Find implementations",
+			Description: "Find the types that implement an interface, or the methods that implement an interface method (and, for a concrete type, the interfaces it implements), where the language server offers it." + byName,
+			Schema:      positionSchema(nil)},
+		{Name: ToolCalls, Title: "Call hierarchy",
+			Description: "List the functions that call a function (direction incoming, the default) or the functions it calls (outgoing), with where each call is made, where the language server offers it." + byName,
+			Schema: positionSchema(map[string]any{"direction": map[string]any{"type": "string", "enum": []string{"incoming", "outgoing"},
+				"description": "incoming: who calls it (default); outgoing: what it calls"}})},
+		{Name: ToolSymbols, Title: "Symbols",
+			Description: "With file: the outline of a file (its declarations with line numbers, nested). With query: search the workspace's declarations by name. Give one of them.",
+			Schema: map[string]any{"type": "object", "properties": map[string]any{
+				"file":  map[string]any{"type": "string", "description": "a file, relative to the workspace, to outline"},
+				"query": map[string]any{"type": "string", "description": "a name, or part of one, to search the workspace for"},
+			}, "additionalProperties": false}},
+		{Name: ToolDiagnostics, Title: "Diagnostics",
+			Description: "List the errors and warnings the language servers report: for one file (file), or for the whole workspace as far as the servers have checked it (no argument). Files changed on disk are read again first.",
+			Schema: map[string]any{"type": "object", "properties": map[string]any{
+				"file": map[string]any{"type": "string", "description": "a file, relative to the workspace; leave out for the whole workspace"},
+			}, "additionalProperties": false}},
+	}
+}
+
+// Has reports whether name is one of the tools.
+func (t *Tools) Has(name string) bool {
+	switch name {
+	case ToolDefinition, ToolReferences, ToolHover, ToolImplementations, ToolCalls, ToolSymbols, ToolDiagnostics:
+		return true
+	}
+	return false
+}
+
+// args are every tool's arguments; each tool checks those it takes.
+type args struct {
+	Symbol    string  `json:"symbol"`
+	File      string  `json:"file"`
+	Line      flexInt `json:"line"`
+	Column    flexInt `json:"column"`
+	Direction string  `json:"direction"`
+	Query     string  `json:"query"`
+}
+
+// flexInt is a positive integer a model may also write as a string
+// ("12").
+type flexInt struct {
+	n   int
+	set bool
+}
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	s = strings.Trim(s, `"`)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		if fl, ferr := strconv.ParseFloat(s, 64); ferr == nil && fl == float64(int(fl)) {
+			n, err = int(fl), nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s is not a whole number", string(b))
+	}
+	f.n, f.set = n, true
+	return nil
+}
+
+// Call runs the tool name with its JSON arguments and returns the text
+// for the model; isError marks a question that could not be answered
+// (the text says why and what to do). It never panics on a model's
+// input and never runs longer than Options.Timeout.
+func (t *Tools) Call(ctx context.Context, name string, raw json.RawMessage) (text string, isError bool) {
+	a, props, err := decodeArgs(name, raw)
+	if err != nil {
+		return err.Error(), true
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
+	defer cancel()
+	q := &query{t: t, fc: newFileCache(t.root), a: a}
+	switch name {
+	case ToolDefinition:
+		err = q.checkProps(props, "symbol", "file", "line", "column")
+		if err == nil {
+			text, err = q.definition(ctx)
+		}
+	case ToolReferences:
+		err = q.checkProps(props, "symbol", "file", "line", "column")
+		if err == nil {
+			text, err = q.references(ctx)
+		}
+	case ToolHover:
+		err = q.checkProps(props, "symbol", "file", "line", "column")
+		if err == nil {
+			text, err = q.hover(ctx)
+		}
+	case ToolImplementations:
+		err = q.checkProps(props, "symbol", "file", "line", "column")
+		if err == nil {
+			text, err = q.implementations(ctx)
+		}
+	case ToolCalls:
+		err = q.checkProps(props, "symbol", "file", "line", "column", "direction")
+		if err == nil {
+			text, err = q.calls(ctx)
+		}
+	case ToolSymbols:
+		err = q.checkProps(props, "file", "query")
+		if err == nil {
+			text, err = q.symbols(ctx)
+		}
+	case ToolDiagnostics:
+		err = q.checkProps(props, "file")
+		if err == nil {
+			text, err = q.diagnostics(ctx)
+		}
+	default:
+		return fmt.Sprintf("there is no code-intelligence tool %q", name), true
+	}
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return q.timeoutText(), true
+		}
+		return q.errText(err), true
+	}
+	return text, false
+}
+
+// decodeArgs reads the arguments object, and the names of the
+// properties it has.
+func decodeArgs(tool string, raw json.RawMessage) (args, []string, error) {
+	var a args
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return a, nil, nil
+	}
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &props); err != nil {
+		return a, nil, fmt.Errorf("the arguments of %s must be a JSON object, not %s", tool, clip(s, 80))
+	}
+	names := make([]string, 0, len(props))
+	for k, v := range props {
+		names = append(names, k)
+		var err error
+		switch k {
+		case "symbol":
+			err = json.Unmarshal(v, &a.Symbol)
+		case "file":
+			err = json.Unmarshal(v, &a.File)
+		case "line":
+			err = json.Unmarshal(v, &a.Line)
+		case "column":
+			err = json.Unmarshal(v, &a.Column)
+		case "direction":
+			err = json.Unmarshal(v, &a.Direction)
+		case "query":
+			err = json.Unmarshal(v, &a.Query)
+		}
+		if err != nil {
+			return a, nil, fmt.Errorf("argument %q: %v", k, cleanJSONErr(err))
+		}
+	}
+	return a, names, nil
+}
+
+// cleanJSONErr words a decoding error without Go's type names.
+func cleanJSONErr(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("expected a %s, got a %s", map[string]string{"string": "string", "flexInt": "whole number"}[te.Type.Name()], te.Value)
+	}
+	return err.Error()
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// query is one tool call under way.
+type query struct {
+	t  *Tools
+	fc *fileCache
+	a  args
+	// server names the server that answered, once known, for messages.
+	server string
+	// path is the file the question is about, once known, for the
+	// status note.
+	path string
+}
+
+// checkProps refuses arguments the tool does not take.
+func (q *query) checkProps(props []string, allowed ...string) error {
+	for _, p := range props {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || p == a
+		}
+		if !ok {
+			return fmt.Errorf("unknown argument %q; this tool takes %s", p, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// resolveFile turns the model's file argument into an absolute path in
+// the workspace, and the name the answers show.
+func (q *query) resolveFile(p string) (abs, rel string, err error) {
+	if strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0) {
+		return "", "", fmt.Errorf("%q is not a file name", p)
+	}
+	name, err := q.t.root.Rel(p)
+	if err != nil {
+		return "", "", fmt.Errorf("%s is outside the workspace (%s): only its files can be asked about", p, q.t.root.Dir())
+	}
+	fi, err := q.t.root.Stat(name)
+	switch {
+	case errors.Is(err, fsutil.ErrOutside):
+		return "", "", fmt.Errorf("%s leads outside the workspace (%s) through a symbolic link: only its files can be asked about", p, q.t.root.Dir())
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("%s does not exist in the workspace; a file open but never saved in an editor must be saved first (language servers read files from disk)", filepath.ToSlash(name))
+	case err != nil:
+		return "", "", fmt.Errorf("%s: %v", filepath.ToSlash(name), err)
+	case fi.IsDir():
+		return "", "", fmt.Errorf("%s is a folder; give a file", filepath.ToSlash(name))
+	case !fi.Mode().IsRegular():
+		return "", "", fmt.Errorf("%s is not a regular file", filepath.ToSlash(name))
+	}
+	abs = q.t.root.Path(name)
+	q.path = abs
+	return abs, filepath.ToSlash(name), nil
+}
+
+// errText words a failure for the model.
+func (q *query) errText(err error) string {
+	return describeErr(err)
+}
+
+func (q *query) timeoutText() string {
+	who := "the language server"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if st, err := q.t.status(ctx, q.path); err == nil && st.Server != "" {
+		who = st.Server
+	}
+	return fmt.Sprintf("%s did not answer within %s (it may still be loading the workspace); ask again shortly", who, q.t.opts.Timeout)
+}
+
+// note is a line to add to an answer when the server answering for the
+// file is still indexing: its answer may be incomplete.
+func (q *query) note(ctx context.Context) string {
+	st, err := q.t.status(ctx, q.path)
+	if err != nil || st.Indexing == "" {
+		return ""
+	}
+	who := st.Server
+	if who == "" {
+		who = "the language server"
+	}
+	return fmt.Sprintf("\n[%s is still indexing (%s): the answer may be incomplete; ask again shortly]", who, st.Indexing)
+}

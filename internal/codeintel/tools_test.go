@@ -1,0 +1,385 @@
+package codeintel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+)
+
+func rng(line, char, endChar int) Range {
+	return Range{Start: Position{line, char}, End: Position{line, endChar}}
+}
+
+// shop is the Go fixture with a fake Source answering as gopls v0.23.0
+// answered on it (workspace symbols' names and containers, outlines'
+// "(*Store).Add" names).
+func shop(t *testing.T) (string, *fakeSource) {
+	ws := codeinteltest.Fixture(t, "go")
+	g, m, s := filepath.Join(ws, "greet", "greet.go"), filepath.Join(ws, "main.go"), filepath.Join(ws, "store", "store.go")
+	greetFn := Symbol{Name: "Greet", Kind: KindFunction, Container: "example.com/shop/greet", Location: Location{Path: g, Range: rng(15, 5, 10)}}
+	f := &fakeSource{
+		status: Status{Server: "gopls"},
+		symbols: []Symbol{
+			greetFn,
+			{Name: "English.Greet", Kind: KindMethod, Container: "example.com/shop/greet", Location: Location{Path: g, Range: rng(12, 15, 20)}},
+			{Name: "Greeter.Greet", Kind: KindMethod, Container: "example.com/shop/greet", Location: Location{Path: g, Range: rng(5, 1, 6)}},
+			{Name: "New", Kind: KindFunction, Container: "example.com/shop/greet", Location: Location{Path: g, Range: rng(20, 5, 8)}},
+			{Name: "New", Kind: KindFunction, Container: "example.com/shop/store", Location: Location{Path: s, Range: rng(17, 5, 8)}},
+			{Name: "New", Kind: KindFunction, Container: "errors", Location: Location{Path: "/usr/local/go/src/errors/errors.go", Range: rng(63, 5, 8)}},
+			{Name: "Store.Total", Kind: KindMethod, Container: "example.com/shop/store", Location: Location{Path: s, Range: rng(29, 16, 21)}},
+			{Name: "GreenTeaGC", Kind: KindConstant, Container: "internal/goexperiment", Location: Location{Path: "/usr/local/go/src/internal/goexperiment/exp_greenteagc_on.go", Range: rng(6, 6, 16)}},
+		},
+		outline: map[string][]Symbol{
+			s: {
+				{Name: "Item", Kind: KindStruct, Detail: "struct{...}", Location: Location{Path: s, Range: Range{Position{6, 5}, Position{9, 1}}}, Selection: rng(6, 5, 9),
+					Children: []Symbol{{Name: "Name", Kind: KindField, Detail: "string", Location: Location{Path: s, Range: rng(7, 1, 13)}, Selection: rng(7, 1, 5)}}},
+				{Name: "New", Kind: KindFunction, Detail: "func() *Store", Location: Location{Path: s, Range: rng(17, 0, 37)}, Selection: rng(17, 5, 8)},
+				{Name: "(*Store).Add", Kind: KindMethod, Detail: "func(it Item) error", Location: Location{Path: s, Range: Range{Position{20, 0}, Position{26, 1}}}, Selection: rng(20, 16, 19)},
+			},
+		},
+		defs: map[DocPos][]Location{
+			// greet.Greet on main.go:15.
+			{Path: m, Pos: Position{14, 19}}: {{Path: g, Range: rng(15, 5, 10)}},
+			// fmt.Println on main.go:13 and 15.
+			{Path: m, Pos: Position{12, 6}}: {{Path: "/usr/local/go/src/fmt/print.go", Range: rng(313, 5, 12)}},
+		},
+		refs: map[DocPos][]Location{
+			{Path: g, Pos: Position{15, 5}}: {
+				{Path: m, Range: rng(14, 19, 24)},
+				{Path: g, Range: rng(15, 5, 10)},
+			},
+		},
+		hovers: map[DocPos]Hover{
+			{Path: g, Pos: Position{15, 5}}: {Text: "```go\nfunc Greet(name string) string\n```\n\nGreet greets name in English."},
+		},
+		diags: map[string][]Diagnostic{},
+	}
+	return ws, f
+}
+
+func newTestTools(t *testing.T, ws string, src Source, opts Options) *Tools {
+	t.Helper()
+	tools, err := NewTools(src, ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tools.Close() })
+	return tools
+}
+
+func call(t *testing.T, tools *Tools, name, args string) (string, bool) {
+	t.Helper()
+	return tools.Call(context.Background(), name, json.RawMessage(args))
+}
+
+func TestTools(t *testing.T) {
+	ws, src := shop(t)
+	tools := newTestTools(t, ws, src, Options{})
+	cases := []struct {
+		name, tool, args string
+		isErr            bool
+		want             []string // substrings, in order
+		not              []string
+	}{
+		{name: "definition by bare name prefers the function", tool: ToolDefinition, args: `{"symbol":"Greet"}`,
+			want: []string{"Greet (function, greet/greet.go:16:6) is defined at:", "the same name also names English.Greet (method, greet/greet.go:13:16)", "greet/greet.go:16:6: func Greet(name string) string {"}},
+		{name: "definition of a method by qualified name", tool: ToolDefinition, args: `{"symbol":"English.Greet"}`,
+			want: []string{"English.Greet (method, greet/greet.go:13:16) is defined at:", "greet/greet.go:13:16: func (English) Greet(name string) string"}, not: []string{"also names"}},
+		{name: "a receiver as Go writes it", tool: ToolDefinition, args: `{"symbol":"(*Store).Total"}`,
+			want: []string{"store/store.go:30:17: func (s *Store) Total() int {"}},
+		{name: "ambiguous name lists the candidates", tool: ToolDefinition, args: `{"symbol":"New"}`, isErr: true,
+			want: []string{"New names 2 declarations; give file (one that declares or uses it), or qualify the name:", "New (function, greet/greet.go:21:6) in example.com/shop/greet", "New (function, store/store.go:18:6) in example.com/shop/store"},
+			not:  []string{"errors.go"}},
+		{name: "a package qualifier picks one", tool: ToolDefinition, args: `{"symbol":"store.New"}`,
+			want: []string{"store/store.go:18:6: func New() *Store { return &Store{} }"}},
+		{name: "the file picks one", tool: ToolDefinition, args: `{"symbol":"New","file":"store/store.go"}`,
+			want: []string{"New (function, store/store.go:18:6) is defined at:"}},
+		{name: "a method named in its file's outline", tool: ToolDefinition, args: `{"symbol":"Store.Add","file":"store/store.go"}`,
+			want: []string{"Store.Add (method, store/store.go:21:17)", "store/store.go:21:17: func (s *Store) Add(it Item) error {"}},
+		{name: "definition from a call site, by name", tool: ToolDefinition, args: `{"symbol":"Greet","file":"main.go"}`,
+			want: []string{"Greet (used at main.go:15:20) is defined at:", "greet/greet.go:16:6: func Greet(name string) string {"}},
+		{name: "definition outside the workspace is named so", tool: ToolDefinition, args: `{"symbol":"Println","file":"main.go"}`,
+			want: []string{"/usr/local/go/src/fmt/print.go:314:6", "[outside the workspace: the Go standard library]"}},
+		{name: "definition by position", tool: ToolDefinition, args: `{"file":"main.go","line":15,"column":20}`,
+			want: []string{"main.go:15:20 is defined at:", "greet/greet.go:16:6"}},
+		{name: "a position as strings", tool: ToolDefinition, args: `{"file":"main.go","line":"15","column":"20"}`,
+			want: []string{"greet/greet.go:16:6"}},
+		{name: "the symbol on a line", tool: ToolDefinition, args: `{"symbol":"Greet","file":"main.go","line":15}`,
+			want: []string{"Greet at main.go:15:20 is defined at:", "greet/greet.go:16:6"}},
+		{name: "unknown name with suggestions", tool: ToolDefinition, args: `{"symbol":"Gret"}`, isErr: true,
+			want: []string{"no declaration named Gret in the workspace; similar names: Greet, English.Greet, Greeter.Greet, New, Store.Total"}, not: []string{"GreenTeaGC"}},
+		{name: "references grouped by file", tool: ToolReferences, args: `{"symbol":"Greet"}`,
+			want: []string{"2 references to Greet (function, greet/greet.go:16:6) (its declaration included), in 2 files:", "greet/greet.go\n  16:6: func Greet(name string) string {\nmain.go\n  15:20: fmt.Println(greet.Greet(\"world\"), s.Total())"}},
+		{name: "hover", tool: ToolHover, args: `{"symbol":"Greet"}`,
+			want: []string{"Greet (function, greet/greet.go:16:6):", "func Greet(name string) string", "Greet greets name in English."}},
+		{name: "outline", tool: ToolSymbols, args: `{"file":"store/store.go"}`,
+			want: []string{"store/store.go: 4 declarations (line:col kind name detail):", "  7:6 struct Item struct{...}\n    8:2 field Name string\n  18:6 function New func() *Store\n  21:17 method (*Store).Add func(it Item) error"}},
+		{name: "search, exact names and the workspace first", tool: ToolSymbols, args: `{"query":"New"}`,
+			want: []string{"8 declarations match \"New\":", "greet/greet.go:21:6 function New (example.com/shop/greet)", "store/store.go:18:6 function New (example.com/shop/store)", "/usr/local/go/src/errors/errors.go:64:6 function New (errors) [outside the workspace: the Go standard library]"}},
+		{name: "no problems", tool: ToolDiagnostics, args: `{"file":"main.go"}`, want: []string{"No problems reported in main.go."}},
+		{name: "calls unsupported", tool: ToolCalls, args: `{"symbol":"Greet"}`, want: []string{"Nothing in the workspace calls Greet"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, isErr := call(t, tools, c.tool, c.args)
+			if isErr != c.isErr {
+				t.Fatalf("isError = %v, want %v:\n%s", isErr, c.isErr, got)
+			}
+			rest := got
+			for _, w := range c.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("answer lacks (in order) %q:\n%s", w, got)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, n := range c.not {
+				if strings.Contains(got, n) {
+					t.Errorf("answer has %q:\n%s", n, got)
+				}
+			}
+		})
+	}
+}
+
+// Each bad input gets words a model can act on, and no question reaches
+// a server with it.
+func TestToolsBadInput(t *testing.T) {
+	ws, src := shop(t)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "x.go"), []byte("package x\n"), 0o644)
+	os.Symlink(filepath.Join(outside, "x.go"), filepath.Join(ws, "link.go"))
+	syscall.Mkfifo(filepath.Join(ws, "fifo.go"), 0o644)
+	tools := newTestTools(t, ws, src, Options{})
+	cases := []struct{ name, tool, args, want string }{
+		{"nothing given", ToolDefinition, `{}`, "name the symbol (symbol), or give file, line and column of a place it occurs"},
+		{"null arguments", ToolReferences, `null`, "name the symbol (symbol), or give file, line and column of a place it occurs"},
+		{"not an object", ToolDefinition, `["Greet"]`, `the arguments of code_definition must be a JSON object, not ["Greet"]`},
+		{"unknown argument", ToolDefinition, `{"name":"Greet"}`, `unknown argument "name"; this tool takes symbol, file, line, column`},
+		{"wrong type", ToolDefinition, `{"symbol":3}`, `argument "symbol": expected a string, got a number`},
+		{"line not a number", ToolDefinition, `{"file":"main.go","line":"ten","column":1}`, `argument "line": "ten" is not a whole number`},
+		{"line without file", ToolDefinition, `{"symbol":"Greet","line":3}`, "line needs file: give the file the line is in"},
+		{"column without line", ToolDefinition, `{"file":"main.go","column":3}`, "column needs line (and file)"},
+		{"file only", ToolHover, `{"file":"main.go"}`, "give symbol, or line and column in main.go"},
+		{"line only", ToolHover, `{"file":"main.go","line":3}`, "give column, or the symbol on line 3 of main.go"},
+		{"path outside", ToolDefinition, `{"symbol":"x","file":"../x.go"}`, "../x.go is outside the workspace (" + ws + "): only its files can be asked about"},
+		{"absolute path outside", ToolDiagnostics, `{"file":"/etc/passwd"}`, "/etc/passwd is outside the workspace (" + ws + "): only its files can be asked about"},
+		{"link out", ToolDiagnostics, `{"file":"link.go"}`, "link.go leads outside the workspace (" + ws + ") through a symbolic link"},
+		{"not saved yet", ToolDefinition, `{"symbol":"Greet","file":"new.go"}`, "new.go does not exist in the workspace; a file open but never saved in an editor must be saved first (language servers read files from disk)"},
+		{"a folder", ToolSymbols, `{"file":"greet"}`, "greet is a folder; give a file"},
+		{"a fifo", ToolSymbols, `{"file":"fifo.go"}`, "fifo.go is not a regular file"},
+		{"line past the end", ToolDefinition, `{"file":"main.go","line":40,"column":1}`, "line 40 is not in main.go, which has 16 lines"},
+		{"line zero", ToolDefinition, `{"file":"main.go","line":0,"column":1}`, "line 0 is not in main.go, which has 16 lines"},
+		{"column past the end", ToolDefinition, `{"file":"main.go","line":11,"column":99}`, "column 99 is not on line 11 of main.go, which has 17 characters: s := store.New()"},
+		{"symbol not on the line", ToolDefinition, `{"symbol":"Greet","file":"main.go","line":11}`, "Greet does not occur on line 11 of main.go: s := store.New()"},
+		{"symbols: neither", ToolSymbols, `{}`, "give file (to outline it) or query (to search the workspace)"},
+		{"symbols: both", ToolSymbols, `{"file":"main.go","query":"x"}`, "give file (to outline it) or query (to search the workspace), not both"},
+		{"bad direction", ToolCalls, `{"symbol":"Greet","direction":"up"}`, `direction is incoming (who calls it) or outgoing (what it calls), not "up"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src.asked = nil
+			got, isErr := call(t, tools, c.tool, c.args)
+			if !isErr || !strings.Contains(got, c.want) {
+				t.Fatalf("got (isError %v):\n%s\nwant it to contain:\n%s", isErr, got, c.want)
+			}
+			for _, m := range src.asked {
+				if m != "DocumentSymbols" && m != "WorkspaceSymbols" {
+					t.Errorf("the server was asked %s", m)
+				}
+			}
+		})
+	}
+}
+
+// A Source's failures reach the model in words.
+func TestToolsSourceErrors(t *testing.T) {
+	ws, src := shop(t)
+	tools := newTestTools(t, ws, src, Options{})
+	src.errs = map[string]error{"WorkspaceSymbols": &NoServerError{Language: "Go", Reason: "no language server for Go files: gopls is not on PATH; install it with go install golang.org/x/tools/gopls@latest"}}
+	got, isErr := call(t, tools, ToolDefinition, `{"symbol":"Greet"}`)
+	if !isErr || got != "no language server for Go files: gopls is not on PATH; install it with go install golang.org/x/tools/gopls@latest" {
+		t.Fatalf("got %v %q", isErr, got)
+	}
+	src.errs = map[string]error{"IncomingCalls": ErrUnsupported}
+	got, isErr = call(t, tools, ToolCalls, `{"symbol":"Greet"}`)
+	if !isErr || !strings.Contains(got, "does not offer a call hierarchy; use code_references instead") {
+		t.Fatalf("got %v %q", isErr, got)
+	}
+	src.errs = map[string]error{"References": &ServerError{Server: "gopls", Reason: "it exited twice (exit status 2: panic: boom); it is not started again until gemkit restarts"}}
+	got, isErr = call(t, tools, ToolReferences, `{"symbol":"Greet"}`)
+	if !isErr || got != "gopls: it exited twice (exit status 2: panic: boom); it is not started again until gemkit restarts" {
+		t.Fatalf("got %v %q", isErr, got)
+	}
+}
+
+// A server that never answers is bounded by the tools' timeout.
+func TestToolsTimeout(t *testing.T) {
+	ws, _ := shop(t)
+	tools := newTestTools(t, ws, &hanging{}, Options{Timeout: 50 * time.Millisecond})
+	got, isErr := call(t, tools, ToolDefinition, `{"symbol":"Greet"}`)
+	if !isErr || got != "gopls did not answer within 50ms (it may still be loading the workspace); ask again shortly" {
+		t.Fatalf("got %v %q", isErr, got)
+	}
+}
+
+// hanging is a Source whose server never answers a question.
+type hanging struct{ fakeSource }
+
+func (*hanging) WorkspaceSymbols(ctx context.Context, _ string) ([]Symbol, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (*hanging) Status(context.Context, string) (Status, error) { return Status{Server: "gopls"}, nil }
+
+// Answers are bounded: past MaxItems or MaxChars, the rest is counted,
+// with the number of files and how to narrow the question.
+func TestToolsBounded(t *testing.T) {
+	ws, src := shop(t)
+	g, m := filepath.Join(ws, "greet", "greet.go"), filepath.Join(ws, "main.go")
+	var many []Location
+	for i := range 30 {
+		many = append(many, Location{Path: g, Range: rng(i%20, 0, 1)}, Location{Path: m, Range: rng(i%15, 0, 1)})
+	}
+	many = append(many, Location{Path: filepath.Join(ws, "store", "store.go"), Range: rng(1, 0, 1)})
+	src.refs[DocPos{Path: g, Pos: Position{15, 5}}] = many
+	tools := newTestTools(t, ws, src, Options{MaxItems: 10})
+	got, _ := call(t, tools, ToolReferences, `{"symbol":"Greet"}`)
+	if !strings.HasSuffix(got, "[26 more not shown in 3 files: ask about one file's uses with code_references and file, line and column there, or use code_calls for callers]") {
+		t.Errorf("count limit:\n%s", got)
+	}
+	tools = newTestTools(t, ws, src, Options{MaxChars: 300})
+	got, _ = call(t, tools, ToolReferences, `{"symbol":"Greet"}`)
+	if len(got) > 300+200 || !strings.Contains(got, "more not shown in") {
+		t.Errorf("size limit (%d bytes):\n%s", len(got), got)
+	}
+}
+
+func TestToolsIndexingNote(t *testing.T) {
+	ws, src := shop(t)
+	src.status = Status{Server: "gopls", Indexing: "Loading packages..."}
+	src.symbols = nil
+	tools := newTestTools(t, ws, src, Options{})
+	got, _ := call(t, tools, ToolDefinition, `{"symbol":"Greet"}`)
+	want := "no declaration named Greet in the workspace\n[gopls is still indexing (Loading packages...): the answer may be incomplete; ask again shortly]"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestToolsDiagnostics(t *testing.T) {
+	ws, src := shop(t)
+	m, s := filepath.Join(ws, "main.go"), filepath.Join(ws, "store", "store.go")
+	src.diags[m] = []Diagnostic{
+		{Range: rng(14, 35, 40), Severity: SevWarning, Source: "unusedresult", Message: "result of Total is not used"},
+		{Range: rng(10, 1, 2), Severity: SevError, Source: "compiler", Code: "UndeclaredName", Message: "undefined: x"},
+	}
+	src.diags[s] = []Diagnostic{{Range: rng(3, 8, 16), Severity: SevHint, Message: "errors could be\nfmt"}}
+	tools := newTestTools(t, ws, src, Options{})
+	got, _ := call(t, tools, ToolDiagnostics, `{}`)
+	want := fmt.Sprintf(`3 problems in the workspace: 1 error, 1 warning, 1 other:
+main.go:11:2: error: undefined: x (compiler UndeclaredName)
+    s := store.New()
+main.go:15:36: warning: result of Total is not used (unusedresult)
+    fmt.Println(greet.Greet("world"), s.Total())
+store/store.go:4:9: hint: errors could be fmt
+    import "errors"`)
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestSplitName(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"Greet":                  {"", "Greet"},
+		"(*Store).Add":           {"Store", "Add"},
+		"(English).Greet":        {"English", "Greet"},
+		"greet.New":              {"greet", "New"},
+		"std::vector::push_back": {"std::vector", "push_back"},
+		"add(int, int)":          {"", "add"},
+		"(*List[T]).Push":        {"List", "Push"},
+		"Store#add":              {"Store", "add"},
+		"example.com/shop/store": {"example.com/shop", "store"},
+		" Greet ":                {"", "Greet"},
+	} {
+		q, n := splitName(in)
+		if q != want[0] || n != want[1] {
+			t.Errorf("splitName(%q) = %q, %q; want %q, %q", in, q, n, want[0], want[1])
+		}
+	}
+}
+
+func TestColumns(t *testing.T) {
+	line := "x := \"é😀\" + y"
+	// y is the 13th character; before it, 😀 takes two UTF-16 units.
+	if got := utf16Col(line, 12); got != 13 {
+		t.Errorf("utf16Col = %d", got)
+	}
+	if got := runeCol(line, 13); got != 12 {
+		t.Errorf("runeCol = %d", got)
+	}
+	occ := findIdent(lines{"fmt.Println(greet.Greet(x), Greeter, aGreet)"}, "Greet", 10)
+	if len(occ) != 1 || occ[0].col != 18 || occ[0].qualified != "greet" {
+		t.Errorf("findIdent = %+v", occ)
+	}
+}
+
+// editing is a Source whose diagnostics are one set while it sees a
+// file's old text, another once it reads the disk.
+type editing struct {
+	fakeSource
+	before, after map[string][]Diagnostic
+}
+
+func (e *editing) Changed(_ context.Context, ch []Change) error {
+	if ch[0].Text != nil {
+		e.diags = e.before
+	} else {
+		e.diags = e.after
+	}
+	return nil
+}
+
+func TestAfterEdit(t *testing.T) {
+	ws, _ := shop(t)
+	m, g := filepath.Join(ws, "main.go"), filepath.Join(ws, "greet", "greet.go")
+	old := "package greet\n"
+	src := &editing{
+		fakeSource: fakeSource{status: Status{Server: "gopls"}},
+		before: map[string][]Diagnostic{
+			g: {{Range: rng(2, 0, 1), Severity: SevError, Message: "already broken"}},
+		},
+		after: map[string][]Diagnostic{
+			g: {
+				{Range: rng(5, 0, 1), Severity: SevError, Message: "already broken"},
+				{Range: rng(15, 0, 1), Severity: SevHint, Message: "a hint is not news"},
+			},
+			m: {{Range: rng(14, 19, 24), Severity: SevError, Code: "WrongArgCount", Source: "compiler", Message: "not enough arguments in call to greet.Greet"}},
+		},
+	}
+	tools := newTestTools(t, ws, src, Options{})
+	got := tools.AfterEdit(context.Background(), g, &old)
+	want := `gopls reports 1 new problem after this edit of greet/greet.go:
+main.go:15:20: error: not enough arguments in call to greet.Greet (compiler WrongArgCount)
+    fmt.Println(greet.Greet("world"), s.Total())`
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	src.after = src.before
+	if got := tools.AfterEdit(context.Background(), g, &old); got != "" {
+		t.Errorf("nothing new: %q", got)
+	}
+	src.errs = map[string]error{"Status": &NoServerError{Reason: "none"}}
+	if got := tools.AfterEdit(context.Background(), g, &old); got != "" {
+		t.Errorf("no server: %q", got)
+	}
+}

@@ -1,0 +1,58 @@
+package langserver
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/lspclient"
+)
+
+// BenchmarkDefinition: a warm definition by position through the tools
+// over a Pool in this process, beside gopls asked directly by a bare
+// client: the difference is gemkit's own work (resolving the position,
+// keeping the documents in step, wording the answer).
+func BenchmarkDefinition(b *testing.B) {
+	codeinteltest.Gopls(b)
+	ws := codeinteltest.Fixture(b, "go")
+	p, err := New(Options{Workspace: ws})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	defer tl.Close()
+	args := json.RawMessage(`{"file":"main.go","line":15,"column":20}`)
+	ctx := context.Background()
+	for range 5 {
+		tl.Call(ctx, codeintel.ToolDefinition, args)
+	}
+	b.Run("tools", func(b *testing.B) {
+		for b.Loop() {
+			if _, isErr := tl.Call(ctx, codeintel.ToolDefinition, args); isErr {
+				b.Fatal("error")
+			}
+		}
+	})
+	c, err := lspclient.Start(ctx, lspclient.Config{Name: "gopls", Command: []string{codeinteltest.Gopls(b)}, Dir: ws})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Shutdown(ctx)
+	main := filepath.Join(ws, "main.go")
+	c.Open(main, "go")
+	at := codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}}
+	for range 5 {
+		c.Definition(ctx, at)
+	}
+	b.Run("gopls", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.Definition(ctx, at); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,270 @@
+package langserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+)
+
+// tools is the code-intelligence tools over a Pool of the fixture of
+// lang, with its servers found on path.
+func tools(t *testing.T, lang, path string) (*codeintel.Tools, *Pool, string) {
+	t.Helper()
+	ws := codeinteltest.Fixture(t, lang)
+	p, err := New(Options{Workspace: ws, Env: append(os.Environ(), "PATH="+path), LookPath: lookIn(path), Watch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tl.Close() })
+	return tl, p, ws
+}
+
+// lookIn finds commands in the folders of a PATH value.
+func lookIn(path string) LookPath {
+	return func(file string) (string, error) {
+		for _, d := range filepath.SplitList(path) {
+			p := filepath.Join(d, file)
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+				return p, nil
+			}
+		}
+		return "", errors.New("not found")
+	}
+}
+
+func ask(t *testing.T, tl *codeintel.Tools, tool, args string, want ...string) string {
+	t.Helper()
+	got, isErr := tl.Call(context.Background(), tool, json.RawMessage(args))
+	t.Logf("%s %s (isError %v):\n%s", tool, args, isErr, got)
+	rest := got
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("%s %s (isError %v):\n%s\nlacks (in order) %q", tool, args, isErr, got, w)
+		}
+		rest = rest[i+len(w):]
+	}
+	return got
+}
+
+// The real gopls behind the tools: names, call sites, positions, files
+// outside the workspace, and diagnostics that follow files changed on
+// disk.
+func TestPoolGopls(t *testing.T) {
+	codeinteltest.Gopls(t)
+	tl, p, ws := tools(t, "go", os.Getenv("PATH"))
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet"}`,
+		"Greet (function, greet/greet.go:16:6) is defined at:",
+		"(the same name also names English.Greet (method, greet/greet.go:13:16), Greeter.Greet (method, greet/greet.go:6:2)",
+		"greet/greet.go:16:6: func Greet(name string) string {")
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`,
+		"Greet (used at main.go:15:20) is defined at:", "greet/greet.go:16:6: func Greet(name string) string {")
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"New"}`, "New names 2 declarations")
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"store.New"}`, "store/store.go:18:6: func New() *Store { return &Store{} }")
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Println","file":"main.go"}`, "src/fmt/print.go:", "[outside the workspace: the Go standard library]")
+	ask(t, tl, codeintel.ToolReferences, `{"symbol":"Store.Add"}`,
+		"2 references to Store.Add (method, store/store.go:21:17)", "main.go\n  12:14: if err := s.Add(", "store/store.go\n  21:17: func (s *Store) Add(it Item) error {")
+	ask(t, tl, codeintel.ToolHover, `{"symbol":"Greet"}`, "Greet(name string) string", "Greet greets name in English.")
+	ask(t, tl, codeintel.ToolImplementations, `{"symbol":"Greeter"}`, "1 implementation of Greeter", "greet/greet.go:10:6: type English struct{}")
+	ask(t, tl, codeintel.ToolCalls, `{"symbol":"Greet"}`, "Greet (function, greet/greet.go:16:6) is called by 1 function:", "function main", "call at main.go:15:20")
+	ask(t, tl, codeintel.ToolCalls, `{"symbol":"main","direction":"outgoing"}`, "main (function, main.go:10:6) calls", "Println")
+	ask(t, tl, codeintel.ToolSymbols, `{"file":"store/store.go"}`, "store/store.go: 8 declarations", "21:17 method (*Store).Add func(it Item) error")
+	ask(t, tl, codeintel.ToolSymbols, `{"query":"Total"}`, "store/store.go:30:17 method Store.Total")
+	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"main.go"}`, "No problems reported in main.go.")
+
+	// An agent writes an error into a file on disk, as Gemini CLI's
+	// write_file does: the next answer reads it again.
+	main := filepath.Join(ws, "main.go")
+	text, _ := os.ReadFile(main)
+	os.WriteFile(main, []byte(strings.Replace(string(text), "greet.Greet(", "greet.Gret(", 1)), 0o644)
+	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"main.go"}`, "1 problem in main.go: 1 error", "main.go:15:20: error: undefined: greet.Gret", "fmt.Println(greet.Gret(\"world\"), s.Total())")
+	ask(t, tl, codeintel.ToolDiagnostics, `{}`, "1 problem in the workspace: 1 error", "main.go:15:20: error: undefined: greet.Gret")
+	os.WriteFile(main, text, 0o644)
+	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"main.go"}`, "No problems reported in main.go.")
+
+	// A file the servers never opened, changed on disk: its new
+	// declaration is found (the watcher told gopls).
+	os.WriteFile(filepath.Join(ws, "greet", "bye.go"), []byte("package greet\n\n// Bye says goodbye.\nfunc Bye() string { return \"bye\" }\n"), 0o644)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, isErr := tl.Call(context.Background(), codeintel.ToolDefinition, json.RawMessage(`{"symbol":"Bye"}`))
+		if !isErr && strings.Contains(got, "greet/bye.go:4:6: func Bye() string") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a new file's declaration is not found: %s", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := p.Servers(); len(s) != 1 || s[0].Name != "gopls" || !s[0].Running {
+		t.Fatalf("servers: %+v", s)
+	}
+}
+
+// The real typescript-language-server with typescript 5, headless.
+func TestPoolTypeScript(t *testing.T) {
+	bin := codeinteltest.NodeBin(t, "typescript-language-server")
+	tl, _, ws := tools(t, "ts", codeinteltest.PathWith(bin))
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"greet"}`, "greet (function, src/greet.ts:14:17) is defined at:", "src/greet.ts:14:17: export function greet(name: string): string {")
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"greet","file":"src/main.ts"}`, "src/greet.ts:14:17")
+	ask(t, tl, codeintel.ToolReferences, `{"symbol":"Store"}`, "references to Store", "src/main.ts", "src/store.ts")
+	ask(t, tl, codeintel.ToolHover, `{"symbol":"total","file":"src/store.ts"}`, "total(): number", "The sum of the prices.")
+	ask(t, tl, codeintel.ToolSymbols, `{"file":"src/store.ts"}`, "class Store", "method add")
+	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"src/main.ts"}`, "No problems reported in src/main.ts.")
+	main := filepath.Join(ws, "src", "main.ts")
+	text, _ := os.ReadFile(main)
+	os.WriteFile(main, []byte(strings.Replace(string(text), "s.total()", "s.totl()", 1)), 0o644)
+	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"src/main.ts"}`, "1 problem in src/main.ts: 1 error", "Property 'totl' does not exist on type 'Store'")
+	os.WriteFile(main, text, 0o644)
+	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"src/main.ts"}`, "No problems reported in src/main.ts.")
+}
+
+// The real pyright, headless.
+func TestPoolPyright(t *testing.T) {
+	bin := codeinteltest.NodeBin(t, "pyright-langserver")
+	tl, _, _ := tools(t, "py", codeinteltest.PathWith(bin))
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"greet"}`, "greet (function, shop/greet.py:11:5) is defined at:")
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"English.greet"}`, "shop/greet.py:7:9: def greet(self, name: str) -> str:")
+	ask(t, tl, codeintel.ToolReferences, `{"symbol":"Store.total"}`, "2 references", "main.py", "shop/store.py")
+	ask(t, tl, codeintel.ToolCalls, `{"symbol":"greet"}`, "called by")
+}
+
+// A language with no server installed, and one gemkit knows nothing of,
+// are said with what to do.
+func TestPoolNoServer(t *testing.T) {
+	tl, _, ws := tools(t, "go", t.TempDir())
+	got := ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`)
+	if got != "no language server for Go files is installed (gemkit looks for it on PATH): gopls — install it with: go install golang.org/x/tools/gopls@latest (with Go 1.26, golang.org/x/tools/gopls@v0.23.0)" {
+		t.Errorf("missing gopls: %s", got)
+	}
+	os.WriteFile(filepath.Join(ws, "notes.zig"), []byte("const x = 1;\n"), 0o644)
+	got = ask(t, tl, codeintel.ToolSymbols, `{"file":"notes.zig"}`)
+	if got != "gemkit knows no language server for .zig files; add one under the codeIntel object of gemkit's config file" {
+		t.Errorf("unknown language: %s", got)
+	}
+}
+
+// After an edit, the problems it brought, in the edited file and in the
+// files that use it, and none that were there before.
+func TestPoolAfterEdit(t *testing.T) {
+	codeinteltest.Gopls(t)
+	tl, _, ws := tools(t, "go", os.Getenv("PATH"))
+	g := filepath.Join(ws, "greet", "greet.go")
+	b, _ := os.ReadFile(g)
+	old := string(b)
+	// Something already wrong, before the edit: not reported.
+	main := filepath.Join(ws, "main.go")
+	mb, _ := os.ReadFile(main)
+	os.WriteFile(main, []byte(strings.Replace(string(mb), "s.Total())", "s.Totl())", 1)), 0o644)
+	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"main.go"}`, "s.Totl undefined")
+	edited := strings.Replace(old, "func Greet(name string) string {", "func Greet(name, lang string) string {", 1)
+	os.WriteFile(g, []byte(edited), 0o644)
+	got := tl.AfterEdit(context.Background(), g, &old)
+	t.Logf("after the edit:\n%s", got)
+	for _, w := range []string{"gopls reports 1 new problem after this edit of greet/greet.go:", "main.go:15:33: error: not enough arguments in call to greet.Greet have (string) want (string, string) (compiler WrongArgCount)"} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("lacks %q", w)
+		}
+	}
+	if strings.Contains(got, "Totl undefined") {
+		t.Fatal("an old problem is reported as new")
+	}
+	// A new file with an error.
+	nf := filepath.Join(ws, "greet", "new.go")
+	os.WriteFile(nf, []byte("package greet\n\nfunc broken() int { return \"x\" }\n"), 0o644)
+	got = tl.AfterEdit(context.Background(), nf, nil)
+	if !strings.Contains(got, "gopls reports 1 new problem after this edit of greet/new.go:\ngreet/new.go:3:28: error: cannot use \"x\"") {
+		t.Fatalf("new file:\n%s", got)
+	}
+}
+
+// A server that crashes is started again at the next question, once; a
+// second crash leaves it stopped, and the tools say why.
+func TestPoolCrashRestartsOnce(t *testing.T) {
+	codeinteltest.Gopls(t)
+	tl, p, _ := tools(t, "go", os.Getenv("PATH"))
+	kill := func() {
+		t.Helper()
+		s := p.Servers()
+		if len(s) != 1 || !s[0].Running {
+			t.Fatalf("servers: %+v", s)
+		}
+		proc, _ := os.FindProcess(s[0].Pid)
+		proc.Kill()
+		deadline := time.Now().Add(time.Minute)
+		for p.Servers()[0].Running {
+			if time.Now().After(deadline) {
+				t.Fatal("the killed server is still counted as running")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
+	kill()
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
+	if s := p.Servers(); s[0].Crashes != 1 || !s[0].Running {
+		t.Fatalf("after one crash: %+v", s)
+	}
+	kill()
+	got := ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`)
+	if !strings.HasPrefix(got, "gopls: it crashed twice and is not started again until gemkit's language servers restart (when the last agent of this workspace goes); last: it exited (signal: killed)") {
+		t.Fatalf("after two crashes: %s", got)
+	}
+}
+
+// A server nobody asks for stops after the idle timeout, and starts
+// again at the next question; stopping it is not a crash.
+func TestPoolIdleStop(t *testing.T) {
+	gopls := codeinteltest.Gopls(t)
+	ws := codeinteltest.Fixture(t, "go")
+	p, err := New(Options{Workspace: ws, Config: Config{IdleTimeout: "300ms"}, LookPath: lookIn(filepath.Dir(gopls))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	defer tl.Close()
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
+	pid := p.Servers()[0].Pid
+	deadline := time.Now().Add(time.Minute)
+	for p.Servers()[0].Running {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle server was not stopped")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(codeinteltest.Procs("gopls", ws)) != 0 {
+		t.Fatal("gopls still runs after its idle stop")
+	}
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
+	if s := p.Servers()[0]; !s.Running || s.Pid == pid || s.Crashes != 0 {
+		t.Fatalf("after the idle stop: %+v", s)
+	}
+}
+
+// Close stops every server: none is left running.
+func TestPoolCloseLeavesNothing(t *testing.T) {
+	codeinteltest.Gopls(t)
+	tl, p, ws := tools(t, "go", os.Getenv("PATH"))
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet"}`, "greet/greet.go:16:6")
+	if len(codeinteltest.Procs("gopls", ws)) != 1 {
+		t.Fatal("gopls is not running")
+	}
+	p.Close()
+	if n := codeinteltest.Procs("gopls", ws); len(n) != 0 {
+		t.Fatalf("gopls left running: %v", n)
+	}
+}

@@ -1,0 +1,278 @@
+package lspbroker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
+)
+
+// Broker serves a Source to the clients of its socket.
+type Broker struct {
+	// Source answers the questions: the workspace's Pool.
+	Source codeintel.Source
+	// Workspace is reported to clients.
+	Workspace string
+	// FirstClient bounds the wait for the first client (the one that
+	// started the broker may have gone); 0 is DefaultFirstClient.
+	FirstClient time.Duration
+	// Linger keeps the broker this long after its last client went, for
+	// a client that comes back at once (0: it ends at once).
+	Linger time.Duration
+	// Servers, when set, describes the running servers (for `gemkit
+	// codeintel status`).
+	Servers func() any
+	// Logger receives what happens; nil is slog.Default().
+	Logger *slog.Logger
+
+	mu      sync.Mutex
+	clients int
+	held    map[int]bool  // processes held as clients (helloParams.HoldFor)
+	empty   chan struct{} // signalled when clients drops to 0
+	ctx     context.Context
+}
+
+// holdPoll is how often a held process is looked for.
+const holdPoll = 2 * time.Second
+
+// hold counts the process pid as a client until it ends.
+func (b *Broker) hold(pid int) {
+	b.mu.Lock()
+	if b.held[pid] || !alive(pid) {
+		b.mu.Unlock()
+		return
+	}
+	if b.held == nil {
+		b.held = map[int]bool{}
+	}
+	b.held[pid] = true
+	b.clients++
+	b.mu.Unlock()
+	go func() {
+		t := time.NewTicker(holdPoll)
+		defer t.Stop()
+		for alive(pid) {
+			select {
+			case <-b.ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		b.mu.Lock()
+		delete(b.held, pid)
+		b.clients--
+		n := b.clients
+		b.mu.Unlock()
+		if n == 0 {
+			select {
+			case b.empty <- struct{}{}:
+			default:
+			}
+		}
+	}()
+}
+
+// DefaultFirstClient is how long a broker waits for its first client.
+const DefaultFirstClient = 30 * time.Second
+
+// Serve accepts clients on ln until its last client has gone (or none
+// came within FirstClient), or ctx ends. It closes ln first, so that a
+// client coming meanwhile starts a new broker rather than reaching this
+// one as it ends.
+func (b *Broker) Serve(ctx context.Context, ln net.Listener) error {
+	log := b.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	first := b.FirstClient
+	if first <= 0 {
+		first = DefaultFirstClient
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.ctx = ctx
+	b.empty = make(chan struct{}, 1)
+	accepted := make(chan struct{}, 1)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				cancel()
+				return
+			}
+			if err := sameUser(conn); err != nil {
+				log.Warn("code intelligence broker: refused a connection", "err", err)
+				conn.Close()
+				continue
+			}
+			b.mu.Lock()
+			b.clients++
+			b.mu.Unlock()
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
+			go b.serveClient(ctx, conn, log)
+		}
+	}()
+	defer ln.Close()
+	select {
+	case <-accepted:
+	case <-time.After(first):
+		log.Info("code intelligence broker: no client came; ending")
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-b.empty:
+		}
+		if b.Linger > 0 {
+			select {
+			case <-time.After(b.Linger):
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		b.mu.Lock()
+		n := b.clients
+		b.mu.Unlock()
+		if n == 0 {
+			log.Info("code intelligence broker: the last client has gone; ending")
+			return nil
+		}
+	}
+}
+
+// serveClient answers one client until it goes. Each request runs in a
+// goroutine of its own (a question may wait for a server), cancelled when
+// the client goes.
+func (b *Broker) serveClient(ctx context.Context, nc net.Conn, log *slog.Logger) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		nc.Close()
+		b.mu.Lock()
+		b.clients--
+		n := b.clients
+		b.mu.Unlock()
+		if n == 0 {
+			select {
+			case b.empty <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	conn := jsonrpc.NewConn(nc, nc, jsonrpc.Options{Framer: jsonrpc.LineFramer(), Logger: log, LogPrefix: "code intelligence broker: ", Peer: "client"})
+	go func() {
+		<-ctx.Done()
+		nc.Close()
+	}()
+	conn.Run(ctx, jsonrpc.HandlerFunc(func(ctx context.Context, r jsonrpc.Request) (any, error) {
+		if r.IsNotification() {
+			return nil, nil
+		}
+		go func() {
+			res, err := b.handle(ctx, r.Method, r.Params)
+			if err != nil {
+				err = wireError(err)
+			}
+			conn.Reply(r.ID, res, err)
+		}()
+		return nil, jsonrpc.ErrNoReply
+	}))
+}
+
+func decode[T any](raw json.RawMessage) (T, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, jsonrpc.InvalidParams("", jsonrpc.Problem(err))
+	}
+	return v, nil
+}
+
+// handle answers one request from the Source.
+func (b *Broker) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	src := b.Source
+	switch method {
+	case mHello:
+		p, err := decode[helloParams](params)
+		if err != nil {
+			return nil, err
+		}
+		if p.HoldFor > 0 {
+			b.hold(p.HoldFor)
+		}
+		return Hello{Workspace: b.Workspace, Pid: os.Getpid(), Version: buildinfo.Version()}, nil
+	case mServers:
+		if b.Servers != nil {
+			return b.Servers(), nil
+		}
+		return []any{}, nil
+	case mStatus:
+		p, err := decode[pathParams](params)
+		if err != nil {
+			return nil, err
+		}
+		return src.Status(ctx, p.Path)
+	case mDefinition, mImplementations, mReferences, mHover, mIncomingCalls, mOutgoingCalls:
+		at, err := decode[codeintel.DocPos](params)
+		if err != nil {
+			return nil, err
+		}
+		var locs []codeintel.Location
+		switch method {
+		case mDefinition:
+			locs, err = src.Definition(ctx, at)
+			return locList(locs), err
+		case mImplementations:
+			locs, err = src.Implementations(ctx, at)
+			return locList(locs), err
+		case mReferences:
+			locs, err = src.References(ctx, at)
+			return locList(locs), err
+		case mHover:
+			return src.Hover(ctx, at)
+		case mIncomingCalls:
+			return src.IncomingCalls(ctx, at)
+		default:
+			return src.OutgoingCalls(ctx, at)
+		}
+	case mDocumentSymbols:
+		p, err := decode[pathParams](params)
+		if err != nil {
+			return nil, err
+		}
+		return src.DocumentSymbols(ctx, p.Path)
+	case mWorkspaceSymbols:
+		p, err := decode[queryParams](params)
+		if err != nil {
+			return nil, err
+		}
+		return src.WorkspaceSymbols(ctx, p.Query)
+	case mDiagnostics:
+		p, err := decode[pathsParams](params)
+		if err != nil {
+			return nil, err
+		}
+		return src.Diagnostics(ctx, p.Paths)
+	case mChanged:
+		p, err := decode[changesParams](params)
+		if err != nil {
+			return nil, err
+		}
+		return nil, src.Changed(ctx, p.Changes)
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s", method)}
+}

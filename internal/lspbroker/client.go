@@ -1,0 +1,285 @@
+package lspbroker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
+)
+
+// Client is a codeintel.Source that asks the workspace's broker,
+// starting it when none runs. It connects at its first question, and
+// once more when the broker went meanwhile.
+type Client struct {
+	// Socket is the broker's socket (SocketPath).
+	Socket string
+	// Start starts a broker listening on Socket and returns once it
+	// listens (Command.Start, or a test's own).
+	Start func(ctx context.Context) error
+	// Check, when set, says without asking the broker whether a server
+	// serves a file (nil) or why none does (a *codeintel.NoServerError):
+	// a question about a file no server serves then starts no broker.
+	Check func(path string) error
+	// HoldFor, when not 0, is the process this client works for (see
+	// helloParams.HoldFor): the broker lives on while it does.
+	HoldFor int
+	// Logger receives what happens; nil is slog.Default().
+	Logger *slog.Logger
+
+	mu     sync.Mutex
+	conn   *jsonrpc.Conn
+	nc     net.Conn
+	hello  Hello
+	closed bool
+}
+
+var errClosedClient = errors.New("the code intelligence client is closed")
+
+// errBrokerGone is a call's error when the broker went before answering.
+var errBrokerGone = errors.New("the code intelligence broker went away")
+
+// connect returns the connection to the broker, dialling it (and, with
+// spawn, starting it when none listens) when there is none.
+func (c *Client) connect(ctx context.Context, spawn bool) (*jsonrpc.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosedClient
+	}
+	if c.conn != nil {
+		select {
+		case <-c.conn.Done():
+			c.nc.Close()
+			c.conn, c.nc = nil, nil
+		default:
+			return c.conn, nil
+		}
+	}
+	nc, err := dial(c.Socket)
+	if err != nil && spawn && absent(err) {
+		nc, err = c.spawn(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := sameUser(nc); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("the code intelligence broker at %s: %w", c.Socket, err)
+	}
+	log := c.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	conn := jsonrpc.NewConn(nc, nc, jsonrpc.Options{Framer: jsonrpc.LineFramer(), Logger: log, LogPrefix: "code intelligence: ",
+		Peer: "code intelligence broker", ErrClosed: errBrokerGone})
+	go conn.Run(context.Background(), jsonrpc.HandlerFunc(func(context.Context, jsonrpc.Request) (any, error) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "a client answers nothing"}
+	}))
+	var h Hello
+	if err := conn.Call(ctx, 30*time.Second, mHello, helloParams{HoldFor: c.HoldFor}, &h); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("the code intelligence broker at %s: %w", c.Socket, err)
+	}
+	c.conn, c.nc, c.hello = conn, nc, h
+	return conn, nil
+}
+
+// spawn starts the broker, under a lock so that two clients starting at
+// once start one broker, and dials it.
+func (c *Client) spawn(ctx context.Context) (net.Conn, error) {
+	unlock, err := lockFile(c.Socket + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("start the code intelligence broker: %w", err)
+	}
+	defer unlock()
+	// Another client may have started it while this one waited.
+	if nc, err := dial(c.Socket); err == nil || !absent(err) {
+		return nc, err
+	}
+	if c.Start == nil {
+		return nil, errors.New("no code intelligence broker runs for this workspace")
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start the code intelligence broker: %w", err)
+	}
+	return dial(c.Socket)
+}
+
+func dial(path string) (net.Conn, error) {
+	return net.DialTimeout("unix", path, 10*time.Second)
+}
+
+// absent reports whether a dial failed because no broker listens.
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
+}
+
+// Broker is what the broker said of itself, once connected.
+func (c *Client) Broker() Hello {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hello
+}
+
+// Close ends the connection: a broker whose last client this was ends,
+// and its servers with it.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.nc != nil {
+		c.nc.Close()
+		c.conn, c.nc = nil, nil
+	}
+	return nil
+}
+
+// call asks the broker, starting it when none runs; a broker that went
+// meanwhile is replaced once.
+func (c *Client) call(ctx context.Context, method string, params, result any) error {
+	for attempt := 0; ; attempt++ {
+		conn, err := c.connect(ctx, true)
+		if err != nil {
+			return err
+		}
+		err = conn.Call(ctx, 0, method, params, result)
+		if errors.Is(err, errBrokerGone) && attempt == 0 && ctx.Err() == nil {
+			continue
+		}
+		return sourceError(err)
+	}
+}
+
+// check is Check's answer for path ("" always passes).
+func (c *Client) check(path string) error {
+	if c.Check == nil || path == "" {
+		return nil
+	}
+	return c.Check(path)
+}
+
+// Status implements codeintel.Source.
+func (c *Client) Status(ctx context.Context, path string) (codeintel.Status, error) {
+	if err := c.check(path); err != nil {
+		return codeintel.Status{}, err
+	}
+	var st codeintel.Status
+	err := c.call(ctx, mStatus, pathParams{path}, &st)
+	return st, err
+}
+
+func (c *Client) locations(ctx context.Context, method string, at codeintel.DocPos) ([]codeintel.Location, error) {
+	if err := c.check(at.Path); err != nil {
+		return nil, err
+	}
+	var out locList
+	err := c.call(ctx, method, at, &out)
+	return out, err
+}
+
+// Definition implements codeintel.Source.
+func (c *Client) Definition(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return c.locations(ctx, mDefinition, at)
+}
+
+// Implementations implements codeintel.Source.
+func (c *Client) Implementations(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return c.locations(ctx, mImplementations, at)
+}
+
+// References implements codeintel.Source.
+func (c *Client) References(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return c.locations(ctx, mReferences, at)
+}
+
+// Hover implements codeintel.Source.
+func (c *Client) Hover(ctx context.Context, at codeintel.DocPos) (codeintel.Hover, error) {
+	if err := c.check(at.Path); err != nil {
+		return codeintel.Hover{}, err
+	}
+	var h codeintel.Hover
+	err := c.call(ctx, mHover, at, &h)
+	return h, err
+}
+
+// DocumentSymbols implements codeintel.Source.
+func (c *Client) DocumentSymbols(ctx context.Context, path string) ([]codeintel.Symbol, error) {
+	if err := c.check(path); err != nil {
+		return nil, err
+	}
+	var out []codeintel.Symbol
+	err := c.call(ctx, mDocumentSymbols, pathParams{path}, &out)
+	return out, err
+}
+
+// WorkspaceSymbols implements codeintel.Source.
+func (c *Client) WorkspaceSymbols(ctx context.Context, query string) ([]codeintel.Symbol, error) {
+	var out []codeintel.Symbol
+	err := c.call(ctx, mWorkspaceSymbols, queryParams{query}, &out)
+	return out, err
+}
+
+// IncomingCalls implements codeintel.Source.
+func (c *Client) IncomingCalls(ctx context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
+	if err := c.check(at.Path); err != nil {
+		return nil, err
+	}
+	var out []codeintel.Call
+	err := c.call(ctx, mIncomingCalls, at, &out)
+	return out, err
+}
+
+// OutgoingCalls implements codeintel.Source.
+func (c *Client) OutgoingCalls(ctx context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
+	if err := c.check(at.Path); err != nil {
+		return nil, err
+	}
+	var out []codeintel.Call
+	err := c.call(ctx, mOutgoingCalls, at, &out)
+	return out, err
+}
+
+// Diagnostics implements codeintel.Source.
+func (c *Client) Diagnostics(ctx context.Context, paths []string) ([]codeintel.FileDiagnostics, error) {
+	for _, p := range paths {
+		if err := c.check(p); err != nil {
+			return nil, err
+		}
+	}
+	var out []codeintel.FileDiagnostics
+	err := c.call(ctx, mDiagnostics, pathsParams{paths}, &out)
+	return out, err
+}
+
+// Changed implements codeintel.Source. No broker is started for it: with
+// none running, no server has the files open.
+func (c *Client) Changed(ctx context.Context, changes []codeintel.Change) error {
+	conn, err := c.connect(ctx, false)
+	if err != nil {
+		if absent(err) {
+			return nil
+		}
+		return err
+	}
+	return sourceError(conn.Call(ctx, 0, mChanged, changesParams{changes}, nil))
+}
+
+// Servers describes the broker's running servers into v (a slice of
+// langserver.ServerInfo); it does not start a broker.
+func (c *Client) Servers(ctx context.Context, v any) error {
+	conn, err := c.connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	return sourceError(conn.Call(ctx, 0, mServers, struct{}{}, v))
+}
+
+var _ codeintel.Source = (*Client)(nil)
