@@ -25,6 +25,8 @@ func manifestSeeds(t testing.TB) []string {
 		`{"excludTools":[],"hooks":{},"nme":"x","tools":[{"tmeout":1,"args":[{"requried":true},null,{"x":1}]},null,{"y":2}],"mcpServers":{"s":{"comand":"x","cwdd":1},"t":2}}`,
 		`{"permissions":{"filesystem":{"read":"workspace","write":null},"network":{"allowedHosts":null}},"permissions2":1}`,
 		`{"permissions":{"filesystem":null,"network":{"allowedHosts":["a",null]}}}`,
+		`{"permissions":{"filesystem":{"write":"workspace","protectedWrites":[".husky",".env.local"]}}}`,
+		`{"permissions":{"filesystem":{"protectedWrites":null,"protectedwrites":[]}}}`,
 		`{"settings":[{"name":"s","envVar":"E","sensitive":true},{"sensitive":null}]}`,
 		`{"description":"tab\tquote\" slash\/ back\\ nl\n é ☃","contextFileName":["A.md","B.md"],"plan":{"directory":"p"}}`,
 		`{"description":"\u0041"}`, "{\"description\":\"\xff\"}", `{"n\/ame":1}`, `{"name":"a"} x`, `{"name":"a",}`,
