@@ -80,9 +80,14 @@ func (e *Extension) Unexpanded() *Manifest {
 
 // resolveDir returns the real path of dir. With realParent known, a
 // folder that is not a symlink needs one lstat instead of one per path
-// element.
-func resolveDir(dir, realParent string) (string, error) {
+// element, and none when the caller has just read dir's entry in
+// realParent as a folder (folder): the store's List reads every entry's
+// type with the listing of the extensions folder.
+func resolveDir(dir, realParent string, folder bool) (string, error) {
 	if realParent != "" {
+		if folder {
+			return filepath.Join(realParent, filepath.Base(dir)), nil
+		}
 		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
 			return filepath.Join(realParent, filepath.Base(dir)), nil
 		}
@@ -148,7 +153,7 @@ func Load(dir string) (*Extension, error) { return LoadWith(dir, LoadOptions{}) 
 // show information) together with a *ValidationError listing every
 // problem; when it cannot be read at all the extension is nil.
 func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
-	root, err := openExtensionDir(dir, opts.realParent)
+	root, err := openExtensionDir(dir, opts.realParent, false)
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +163,9 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 
 // openExtensionDir opens the extension folder dir as a Root named by its
 // real path (symlinks resolved), which is ${extensionPath}; realParent
-// is as in LoadOptions.
-func openExtensionDir(dir, realParent string) (*fsutil.Root, error) {
-	real, err := resolveDir(dir, realParent)
+// is as in LoadOptions, folder as in resolveDir.
+func openExtensionDir(dir, realParent string, folder bool) (*fsutil.Root, error) {
+	real, err := resolveDir(dir, realParent, folder)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("extension folder %s does not exist", dir)
