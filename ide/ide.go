@@ -1,17 +1,26 @@
 // Package ide holds the Gemini CLI IDE-mode protocol shared by both ends of
-// the connection: the wire types, the method and tool names, the limits the
-// real client applies, and the environment variables that tie a terminal to
-// its editor. "The real client" is the Gemini CLI's IdeClient and "the
-// official companion" its VS Code extension, at the version gemkit pins
-// (interop/package.json); each comment names the upstream file it follows,
-// and docs/architecture.md lists them all for a version bump.
+// the connection, as the [IDE companion spec] describes it: the wire types
+// ([DiscoveryFile], [Context], [File]), the method and tool names, the
+// limits the real client applies ([MaxOpenFiles], [MaxSelectedTextLength],
+// [DiffTimeout]), and the environment variables that tie a terminal to its
+// editor. "The real client" is the Gemini CLI's IdeClient and "the official
+// companion" its VS Code extension, at the version gemkit pins
+// (interop/package.json, [Gemini CLI 0.61.0]); each comment names the
+// upstream file it follows, and docs/architecture.md lists them all for a
+// version bump.
 //
-// A companion (the server an editor runs) and a client (the CLI side) both
-// import this package, so a value written by one is read by the other with
-// the same meaning. Optional fields are pointers or carry `omitempty`,
-// because the real client treats a JSON null as a schema violation and
-// disconnects (the zod schemas of gemini-cli 0.61.0
-// packages/core/src/ide/types.ts).
+// A companion (the server an editor runs,
+// [github.com/gemkit/gemkit/ide/companion]) and a client (the CLI side,
+// [github.com/gemkit/gemkit/ide/client]) both import this package, so a
+// value written by one is read by the other with the same meaning. They
+// speak [MCP] ([ProtocolVersion]) over Streamable HTTP. Optional fields are
+// pointers or carry `omitempty`, because the real client treats a JSON null
+// as a schema violation and disconnects (the zod schemas of gemini-cli
+// 0.61.0 packages/core/src/ide/types.ts).
+//
+// [IDE companion spec]: https://geminicli.com/docs/ide-integration/ide-companion-spec
+// [Gemini CLI 0.61.0]: https://github.com/google-gemini/gemini-cli/tree/v0.61.0/packages/core/src/ide
+// [MCP]: https://modelcontextprotocol.io/specification/2025-06-18
 package ide
 
 import "time"

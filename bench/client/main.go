@@ -207,7 +207,7 @@ func measureGo(ctx context.Context, cfg config, dir, ws string, getenv func(stri
 			return nil, err
 		}
 		if ch.Chosen != nil {
-			p := ch.Chosen.Config.Port
+			p := ch.Chosen.Contents.Port
 			r.ChosenPort = &p
 		}
 		t0 = time.Now()

@@ -76,10 +76,8 @@ type options struct {
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("editors", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.nvim, "nvim", "", "Neovim binary (default: nvim-0.10 when on $PATH, else nvim)")
-	fs.StringVar(&o.gemkit, "gemkit", "", "gemkit binary (default: built from the repository)")
+	benchenv.NeovimFlags(fs, &o.nvim, &o.gemkit, &o.root)
 	fs.StringVar(&o.claudecode, "claudecode", "", "folder of a claudecode.nvim copy to measure beside gemkit")
-	fs.StringVar(&o.root, "root", "", "repository root (default: found from the working directory)")
 	fs.StringVar(&o.claude, "claude", "", "Claude Code binary for the start → dial figure (default: the one in interop/; none: skip)")
 	fs.StringVar(&o.gemini, "gemini", "", "Gemini CLI's gemini.js for the gemini start → dial figure (default: the one in interop/; none: skip)")
 	fs.IntVar(&o.n, "n", 12, "rounds of each timed step")
@@ -88,18 +86,8 @@ func run(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.root == "" {
-		r, err := benchenv.RepoRoot()
-		if err != nil {
-			return err
-		}
-		o.root = r
-	}
-	if o.nvim == "" {
-		o.nvim = "nvim"
-		if p, err := exec.LookPath("nvim-0.10"); err == nil {
-			o.nvim = p
-		}
+	if err := benchenv.NeovimDefaults(&o.nvim, &o.root); err != nil {
+		return err
 	}
 	if o.claude == "" {
 		for _, p := range []string{"claude-code/bin/claude.exe", "claude-code-linux-x64/claude"} {
@@ -343,7 +331,7 @@ func open(o options, p plugin, dir string) (*session, error) {
 	if b, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("tmux: %v %s", err, b)
 	}
-	if err := poll(10*time.Second, func() (err error) { s.nv, err = nvimrpc.Dial(sock); return err }); err != nil {
+	if err := benchenv.Poll(10*time.Second, 5*time.Millisecond, func() (err error) { s.nv, err = nvimrpc.Dial(sock); return err }); err != nil {
 		s.close()
 		return nil, fmt.Errorf("neovim's socket: %w", err)
 	}
@@ -353,7 +341,7 @@ func open(o options, p plugin, dir string) (*session, error) {
 		return nil, err
 	}
 	s.pid = int(pidv.(int64))
-	if err := poll(10*time.Second, func() error {
+	if err := benchenv.Poll(10*time.Second, 5*time.Millisecond, func() error {
 		m, _ := filepath.Glob(filepath.Join(lockDir, "*.lock"))
 		if len(m) == 0 {
 			return errors.New("no lock file in " + lockDir)
@@ -477,7 +465,7 @@ func (s *session) measure(o options) (result, error) {
 			return r, err
 		}
 		var drawn int64
-		if err := poll(10*time.Second, func() error {
+		if err := benchenv.Poll(10*time.Second, 5*time.Millisecond, func() error {
 			v, err := nv.Call("nvim_exec_lua", "return _G.bench_drawn", []any{})
 			if err != nil {
 				return err
@@ -518,7 +506,7 @@ func startAgent(tsock, ws string, env []string, argv []string, port string, name
 	}
 	defer func() {
 		_ = exec.Command("tmux", "-S", tsock, "kill-window", "-t", name).Run()
-		_ = poll(10*time.Second, func() error {
+		_ = benchenv.Poll(10*time.Second, 5*time.Millisecond, func() error {
 			if established(p) {
 				return errors.New(name + " still connected")
 			}
@@ -553,45 +541,18 @@ func established(port int) bool {
 	return false
 }
 
-// poll retries f every 5 ms until it succeeds or d has passed.
-func poll(d time.Duration, f func() error) error {
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // rssTree is the VmRSS of pid and, apart, of its child processes, with
 // their RssAnon (what is not the executable's pages).
 func rssTree(pid int) (self, children, childrenAnon int64) {
-	self = status(pid, "VmRSS:")
+	self = benchenv.ProcStatus(pid, "VmRSS:")
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
 	for _, f := range strings.Fields(string(b)) {
 		if c, err := strconv.Atoi(f); err == nil {
-			children += status(c, "VmRSS:")
-			childrenAnon += status(c, "RssAnon:")
+			children += benchenv.ProcStatus(c, "VmRSS:")
+			childrenAnon += benchenv.ProcStatus(c, "RssAnon:")
 		}
 	}
 	return self, children, childrenAnon
-}
-
-// status reads a size in kB from /proc/pid/status, in bytes.
-func status(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // stand is the Claude Code stand-in: what the CLI sends to connect (its

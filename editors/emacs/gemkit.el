@@ -31,6 +31,9 @@
 (require 'cl-lib)
 (require 'subr-x)
 
+(autoload 'gemkit-lsp-handle "gemkit-lsp")
+(autoload 'gemkit-lsp-settled-diagnostics "gemkit-lsp")
+
 (defgroup gemkit nil
   "Gemini CLI IDE companion through gemkit."
   :group 'tools
@@ -395,7 +398,13 @@ within its 30 s."
              (gemkit--reply id `((content . ,content)))
              (gemkit--when-free (lambda () (gemkit--close-view d)))))))
       ("diagnostics/get"
-       (gemkit--reply id `((files . ,(gemkit--diagnostics (alist-get 'path params))))))
+       (if (numberp (alist-get 'settle params))
+           (gemkit-lsp-settled-diagnostics id params)
+         (gemkit--reply id `((files . ,(gemkit--diagnostics (alist-get 'path params)))))))
+      ;; The language clients lent to gemkit's code-intelligence tools:
+      ;; gemkit-lsp.el.
+      ((or "lsp/clients" "lsp/request" "lsp/changed" "lsp/unsaved")
+       (gemkit-lsp-handle id method params))
       (_ (when id (gemkit--reply-error id -32601 (concat "Method not found: " method)))))))
 
 ;;; Diagnostics and mentions

@@ -524,7 +524,7 @@ func TestConnectRefusals(t *testing.T) {
 	// Without ideInfo and outside a known terminal, the real CLI refuses
 	// (detectIde in gemini-cli 0.61.0 packages/core/src/ide/detect-ide.ts).
 	delete(env, "TERM_PROGRAM")
-	if _, _, err := Connect(context.Background(), o); err == nil || err.Error() != ErrUnsupportedEnvironment {
+	if _, _, err := Connect(context.Background(), o); err == nil || err.Error() != ErrUnsupportedEnvironment.Error() || !errors.Is(err, ErrUnsupportedEnvironment) {
 		t.Errorf("TERM_PROGRAM gate: %v", err)
 	}
 	// A port the CLI will not dial.
@@ -543,7 +543,7 @@ func TestConnectRefusals(t *testing.T) {
 func TestDiscoveryFileFromCompanion(t *testing.T) {
 	e := startCompanion(t)
 	ch, err := discovery.Choose(discovery.ChooseOptions{Dir: e.dir, IDEPID: os.Getpid(), Cwd: e.ws})
-	if err != nil || ch.Chosen == nil || ch.Chosen.Mode != 0o600 || ch.Chosen.Config.Port != e.srv.Port() {
+	if err != nil || ch.Chosen == nil || ch.Chosen.Mode != 0o600 || ch.Chosen.Contents.Port != e.srv.Port() {
 		t.Fatalf("choose: %v %+v", err, ch)
 	}
 }

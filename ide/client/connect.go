@@ -1,36 +1,42 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
-	"sync"
-	"syscall"
 	"time"
-
-	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/buildinfo"
 )
 
+// Transport is how an [Endpoint] is reached.
+type Transport string
+
+// Transports.
+const (
+	TransportHTTP  Transport = "http"  // MCP Streamable HTTP on Host:Port
+	TransportStdio Transport = "stdio" // MCP on the stdin and stdout of Command
+)
+
+// EndpointSource says where an [Endpoint] came from.
+type EndpointSource string
+
+// Sources of an Endpoint.
+const (
+	FromFile EndpointSource = "file" // the discovery file (or lock file)
+	FromEnv  EndpointSource = "env"  // the environment's variables
+)
+
 // Endpoint is one way to reach a companion.
 type Endpoint struct {
-	// Transport is "http" or "stdio".
-	Transport string `json:"transport"`
-	// Source says where the endpoint came from: "file" or "env".
-	Source string `json:"source"`
+	Transport Transport      `json:"transport"`
+	Source    EndpointSource `json:"source"`
 	// Host and Port locate an HTTP companion; Token is its bearer token
 	// (never printed).
 	Host  string `json:"host,omitempty"`
@@ -49,14 +55,14 @@ func (e Endpoint) URL() string {
 }
 
 func (e Endpoint) String() string {
-	if e.Transport == "stdio" {
+	if e.Transport == TransportStdio {
 		return fmt.Sprintf("stdio %s %v (%s)", e.Command, e.Args, e.Source)
 	}
 	return fmt.Sprintf("%s (%s)", e.URL(), e.Source)
 }
 
-// Options configure Discover, Connect and Dial. The zero value behaves like
-// the real CLI (IdeClient.connect in gemini-cli 0.61.0
+// Options configure [Discover], [Connect] and [Dial]. The zero value behaves
+// like the real CLI (IdeClient.connect in gemini-cli 0.61.0
 // packages/core/src/ide/ide-client.ts) started in this process's directory
 // and environment.
 type Options struct {
@@ -84,9 +90,9 @@ type Options struct {
 	InContainer func() bool
 	// Logger receives debug messages; nil discards them.
 	Logger *slog.Logger
-	// Agent is the CLI whose rules Discover and Connect follow: AgentGemini
-	// (the default, "") or AgentQwen (Qwen Code's lock files, variables
-	// and host rule; Dir is then its lock folder).
+	// Agent is the CLI whose rules [Discover] and [Connect] follow:
+	// [AgentGemini] (the default, "") or AgentQwen (Qwen Code's lock files,
+	// variables and host rule; Dir is then its lock folder).
 	Agent string
 	// ClientName and ClientVersion are sent at initialize.
 	ClientName, ClientVersion string
@@ -163,7 +169,7 @@ func ServerHost(getenv func(string) string, container bool) string {
 // and workspace with their sources, the workspace verdict and the endpoints
 // in the order they are tried.
 type Plan struct {
-	// Agent is the CLI whose rules made the plan (Options.Agent; "" is
+	// Agent is the CLI whose rules made the plan ([Options.Agent]; "" is
 	// Gemini CLI).
 	Agent   string               `json:"agent,omitempty"`
 	Process discovery.IDEProcess `json:"process"`
@@ -172,8 +178,9 @@ type Plan struct {
 	Choice     *discovery.Choice     `json:"-"`
 	QwenChoice *discovery.QwenChoice `json:"-"`
 	// ChoiceErr is set when the discovery directory could not be read.
-	ChoiceErr error             `json:"-"`
-	Config    *discovery.Config `json:"-"`
+	ChoiceErr error `json:"-"`
+	// Contents is the chosen file's, nil when no file is chosen.
+	Contents *discovery.Contents `json:"-"`
 	// IDE is nil when the real CLI would refuse (detectIde: no ideInfo and a
 	// terminal it does not recognise).
 	IDE             *ide.IDEInfo `json:"ide,omitempty"`
@@ -218,44 +225,29 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 	p.Process = discovery.FindIDEProcess(ctx, discovery.FindOptions{Getenv: getenv, Lookup: o.Lookup})
 	p.Choice, p.ChoiceErr = discovery.Choose(discovery.ChooseOptions{Dir: o.Dir, IDEPID: p.Process.PID, Cwd: o.Cwd, Getenv: o.Getenv})
 	if p.Choice != nil && p.Choice.Chosen != nil {
-		p.Config = p.Choice.Chosen.Config
+		p.Contents = p.Choice.Chosen.Contents
 	}
-	var fileInfo *ide.IDEInfo
-	if p.Config != nil {
-		fileInfo = p.Config.IDEInfo
-	}
-	p.IDE = DetectIDE(fileInfo, p.Process.Command, o.Getenv)
-
-	if p.Config != nil && p.Config.AuthToken != nil {
-		p.AuthToken, p.TokenSource = *p.Config.AuthToken, "file"
-	} else if t, ok := o.LookupEnv(ide.EnvAuthToken); ok {
-		p.AuthToken, p.TokenSource = t, "env"
-	}
-	if p.Config != nil && p.Config.WorkspacePath != nil {
-		p.WorkspacePath, p.WorkspaceSource = p.Config.WorkspacePath, "file"
-	} else if w, ok := o.LookupEnv(ide.EnvWorkspacePath); ok {
-		p.WorkspacePath, p.WorkspaceSource = &w, "env"
-	}
+	p.readContents(o, DetectIDE, ide.EnvAuthToken, ide.EnvWorkspacePath)
 	p.Workspace = discovery.ValidateWorkspace(p.WorkspacePath, o.Cwd)
 
 	host := o.Host
 	if host == "" {
 		host = ServerHost(o.Getenv, o.InContainer())
 	}
-	if c := p.Config; c != nil {
+	if c := p.Contents; c != nil {
 		if c.Port != 0 {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "http", Source: "file", Host: host, Port: c.Port, PortText: c.PortText, Token: p.AuthToken})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: FromFile, Host: host, Port: c.Port, PortText: c.PortText, Token: p.AuthToken})
 		}
 		if c.Stdio != nil {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "stdio", Source: "file", Command: c.Stdio.Command, Args: c.Stdio.Args})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportStdio, Source: FromFile, Command: c.Stdio.Command, Args: c.Stdio.Args})
 		}
 	}
 	if port := o.Getenv(ide.EnvServerPort); port != "" {
 		n, _ := discovery.ParseJSInt(port)
-		p.Endpoints = append(p.Endpoints, Endpoint{Transport: "http", Source: "env", Host: host, Port: n, PortText: port, Token: p.AuthToken})
+		p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: FromEnv, Host: host, Port: n, PortText: port, Token: p.AuthToken})
 	}
 	if cmd := o.Getenv(ide.EnvServerStdioCmd); cmd != "" {
-		ep := Endpoint{Transport: "stdio", Source: "env", Command: cmd, Args: []string{}}
+		ep := Endpoint{Transport: TransportStdio, Source: FromEnv, Command: cmd, Args: []string{}}
 		if a := o.Getenv(ide.EnvServerStdioArgs); a != "" {
 			var args []string
 			if err := json.Unmarshal([]byte(a), &args); err != nil {
@@ -269,13 +261,43 @@ func Discover(ctx context.Context, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// ConnectError says why Connect failed, with the message the real CLI
+// readContents takes what the chosen file says (p.Contents, nil when
+// none) as the real CLIs take it: the editor, named by detect from the
+// file's ideInfo, the editor process's command and the environment; the
+// token and the workspace, from the file, else from the variables
+// tokenVar ("" for none) and workspaceVar.
+func (p *Plan) readContents(o Options, detect func(*ide.IDEInfo, string, func(string) string) *ide.IDEInfo, tokenVar, workspaceVar string) {
+	c := p.Contents
+	var fileInfo *ide.IDEInfo
+	if c != nil {
+		fileInfo = c.IDEInfo
+	}
+	p.IDE = detect(fileInfo, p.Process.Command, o.Getenv)
+	if c != nil && c.AuthToken != nil {
+		p.AuthToken, p.TokenSource = *c.AuthToken, "file"
+	} else if tokenVar != "" {
+		if t, ok := o.LookupEnv(tokenVar); ok {
+			p.AuthToken, p.TokenSource = t, "env"
+		}
+	}
+	if c != nil && c.WorkspacePath != nil {
+		p.WorkspacePath, p.WorkspaceSource = c.WorkspacePath, "file"
+	} else if w, ok := o.LookupEnv(workspaceVar); ok {
+		p.WorkspacePath, p.WorkspaceSource = &w, "env"
+	}
+}
+
+// ConnectError says why [Connect] failed, with the message the real CLI
 // (IdeClient.connect in gemini-cli 0.61.0
 // packages/core/src/ide/ide-client.ts) shows in Message and every endpoint's
-// own failure in Attempts.
+// own failure in Attempts. Err is the refusal Message words, when it is
+// one: ErrUnsupportedEnvironment or ErrQwenUnsupportedEnvironment (no
+// editor named), the workspace check's error ([Plan.Workspace]), or
+// ErrQwenWorkspaceRejected.
 type ConnectError struct {
 	Message  string
 	Attempts []Attempt
+	Err      error
 }
 
 // Attempt is one failed endpoint.
@@ -286,8 +308,13 @@ type Attempt struct {
 
 func (e *ConnectError) Error() string { return e.Message }
 
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// refusal is the ConnectError of a refusal before any attempt.
+func refusal(err error) *ConnectError { return &ConnectError{Message: err.Error(), Err: err} }
+
 // Connect does what the real CLI does on /ide enable (IdeClient.connect in
-// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts): Discover, refuse
+// gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts): [Discover], refuse
 // when it cannot tell the editor or the cwd is outside the workspace, then
 // try each endpoint in order until one connects.
 func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {
@@ -298,16 +325,16 @@ func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {
 	}
 	if p.IDE == nil {
 		if p.Agent == AgentQwen {
-			return nil, p, &ConnectError{Message: ErrQwenUnsupportedEnvironment}
+			return nil, p, refusal(ErrQwenUnsupportedEnvironment)
 		}
-		return nil, p, &ConnectError{Message: ErrUnsupportedEnvironment}
+		return nil, p, refusal(ErrUnsupportedEnvironment)
 	}
 	if p.Workspace != nil {
-		return nil, p, &ConnectError{Message: p.Workspace.Error()}
+		return nil, p, refusal(p.Workspace)
 	}
 	ce := &ConnectError{Message: fmt.Sprintf("Failed to connect to IDE companion extension in %s. Please ensure the extension is running. To install the extension, run /ide install.", p.IDE.DisplayName)}
 	if p.Agent == AgentQwen {
-		ce.Message = qwenConnectMessage(p)
+		ce = qwenConnectError(p)
 	}
 	for _, ep := range p.Endpoints {
 		c, err := Dial(ctx, ep, o)
@@ -318,333 +345,3 @@ func Connect(ctx context.Context, o Options) (*Client, *Plan, error) {
 	}
 	return nil, p, ce
 }
-
-// DialError classifies why one endpoint failed, so that a person can act.
-type DialError struct {
-	// Kind is one of "bad-port", "no-host" (the host name does not
-	// resolve), "refused" (nothing listens), "unauthorized" (token
-	// refused), "forbidden" (Host/Origin refused), "http-status", "spawn",
-	// "protocol" or "timeout".
-	Kind   string
-	Status int
-	// Host is the host name that does not resolve, for "no-host".
-	Host string
-	Err  error
-}
-
-func (e *DialError) Error() string {
-	switch e.Kind {
-	case "bad-port":
-		return "port is not between 1 and 65535"
-	case "no-host":
-		msg := "the host " + e.Host + " cannot be resolved"
-		if e.Host == "host.docker.internal" {
-			msg += " (the CLI dials it inside a container: a companion of this same container is reached through its discovery file's stdio command when it names one, as gemkit's does, or directly with REMOTE_CONTAINERS=true (or =1) in the CLI's environment)"
-		}
-		return msg
-	case "refused":
-		return "nothing listens on the port (connection refused)"
-	case "unauthorized":
-		return "the companion refused the token (401)"
-	case "forbidden":
-		return "the companion refused the request (403: Host or Origin check)"
-	case "http-status":
-		return fmt.Sprintf("the companion answered HTTP %d: %v", e.Status, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", e.Kind, e.Err)
-}
-
-func (e *DialError) Unwrap() error { return e.Err }
-
-// Dial connects to one endpoint.
-func Dial(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
-	o.defaults()
-	if ep.Transport == "stdio" {
-		return dialStdio(ctx, ep, o)
-	}
-	return dialHTTP(ctx, ep, o)
-}
-
-// watchTransport observes the HTTP traffic mcp-go makes: it remembers the
-// last status (mcp-go turns every 4xx at initialize into one error) and
-// reports a failing or ending GET stream, which is how a companion going
-// away shows.
-type watchTransport struct {
-	base       http.RoundTripper
-	mu         sync.Mutex
-	lastStatus int
-	onLost     func(error)
-	onNoStream func()
-	addr       string
-}
-
-func (w *watchTransport) status() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.lastStatus
-}
-
-func (w *watchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := w.base.RoundTrip(req)
-	if err != nil {
-		if req.Context().Err() == nil && w.onLost != nil && req.Method != http.MethodDelete {
-			w.onLost(err)
-		}
-		return nil, err
-	}
-	w.mu.Lock()
-	w.lastStatus = resp.StatusCode
-	w.mu.Unlock()
-	if req.Method != http.MethodGet {
-		return resp, nil
-	}
-	switch {
-	case resp.StatusCode == http.StatusMethodNotAllowed:
-		if w.onNoStream != nil {
-			w.onNoStream()
-		}
-	case resp.StatusCode != http.StatusOK:
-		if w.onLost != nil {
-			w.onLost(fmt.Errorf("the companion answered the GET stream with HTTP %d", resp.StatusCode))
-		}
-	default:
-		resp.Body = &streamBody{ReadCloser: resp.Body, ctx: req.Context(), w: w}
-	}
-	return resp, nil
-}
-
-// streamBody notices the end of the GET stream. A companion may end it
-// (the client then reopens it); when nothing listens on the port any more
-// the companion is gone, and the client says so at once.
-type streamBody struct {
-	io.ReadCloser
-	ctx  context.Context
-	w    *watchTransport
-	once sync.Once
-}
-
-func (b *streamBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && b.ctx.Err() == nil {
-		b.once.Do(func() {
-			conn, derr := net.DialTimeout("tcp", b.w.addr, time.Second)
-			if derr != nil {
-				if b.w.onLost != nil {
-					b.w.onLost(fmt.Errorf("the companion closed its stream and no longer listens: %w", derr))
-				}
-				return
-			}
-			conn.Close()
-		})
-	}
-	return n, err
-}
-
-func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
-	if ep.Port <= 0 || ep.Port > 65535 {
-		return nil, &DialError{Kind: "bad-port", Err: fmt.Errorf("port %q", ep.PortText)}
-	}
-	if ep.Host == "" {
-		ep.Host = "127.0.0.1"
-	}
-	c := newClient(ep, o)
-	base := &http.Transport{
-		// The real CLI bypasses proxies for the companion
-		// (createProxyAwareFetch in gemini-cli 0.61.0
-		// packages/core/src/ide/ide-connection-utils.ts).
-		Proxy:           nil,
-		DialContext:     (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		MaxIdleConns:    4,
-		IdleConnTimeout: 90 * time.Second,
-	}
-	wt := &watchTransport{base: base, addr: net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))}
-	opts := []transport.StreamableHTTPCOption{
-		transport.WithContinuousListening(),
-		transport.WithHTTPBasicClient(&http.Client{Transport: wt}),
-		transport.WithHTTPLogger(slog.New(demoted{o.Logger.Handler()})),
-	}
-	if ep.Token != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + ep.Token}))
-	}
-	tr, err := transport.NewStreamableHTTP(ep.URL(), opts...)
-	if err != nil {
-		return nil, &DialError{Kind: "protocol", Err: err}
-	}
-	life, stop := context.WithCancel(context.Background())
-	cancel := func() {
-		stop()
-		base.CloseIdleConnections()
-	}
-	c.onClose = cancel
-	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(o.ProtocolVersion))
-	if err := mc.Start(life); err != nil {
-		cancel()
-		return nil, &DialError{Kind: "protocol", Err: err}
-	}
-	connecting := true
-	var connMu sync.Mutex
-	wt.onLost = func(err error) {
-		connMu.Lock()
-		during := connecting
-		connMu.Unlock()
-		if !during {
-			c.lost(err)
-		}
-	}
-	wt.onNoStream = func() {
-		c.mu.Lock()
-		c.noStream = true
-		c.mu.Unlock()
-		c.log.Warn("the companion refuses the GET stream (405): no context or diff notifications will arrive")
-	}
-	c.mc = mc
-	if err := c.start(ctx, o.ClientName, o.ClientVersion); err != nil {
-		c.setState(Disconnected, "")
-		_ = mc.Close()
-		cancel()
-		return nil, classifyHTTP(err, wt.status())
-	}
-	connMu.Lock()
-	connecting = false
-	connMu.Unlock()
-	return c, nil
-}
-
-func classifyHTTP(err error, status int) error {
-	var authErr *transport.AuthorizationRequiredError
-	var dnsErr *net.DNSError
-	switch {
-	case errors.As(err, &dnsErr):
-		return &DialError{Kind: "no-host", Host: dnsErr.Name, Err: err}
-	case errors.As(err, &authErr) || status == http.StatusUnauthorized:
-		return &DialError{Kind: "unauthorized", Status: 401, Err: err}
-	case status == http.StatusForbidden:
-		return &DialError{Kind: "forbidden", Status: 403, Err: err}
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return &DialError{Kind: "refused", Err: err}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &DialError{Kind: "timeout", Err: err}
-	case status >= 300:
-		return &DialError{Kind: "http-status", Status: status, Err: err}
-	}
-	return &DialError{Kind: "protocol", Err: err}
-}
-
-// stderrTail keeps the last few KiB a stdio companion wrote to stderr, to
-// explain a failure.
-type stderrTail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (s *stderrTail) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf = append(s.buf, p...)
-	if len(s.buf) > 4096 {
-		s.buf = s.buf[len(s.buf)-4096:]
-	}
-	return len(p), nil
-}
-
-func (s *stderrTail) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return string(bytes.TrimSpace(s.buf))
-}
-
-func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
-	c := newClient(ep, o)
-	cmd := exec.Command(ep.Command, ep.Args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, &DialError{Kind: "spawn", Err: err}
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, &DialError{Kind: "spawn", Err: err}
-	}
-	tail := &stderrTail{}
-	cmd.Stderr = tail
-	// Wait would also wait for every child of the companion that holds
-	// its stderr; the companion's own exit is what ends the connection.
-	cmd.WaitDelay = 200 * time.Millisecond
-	if err := cmd.Start(); err != nil {
-		return nil, &DialError{Kind: "spawn", Err: err}
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	tr := transport.NewIO(stdout, stdin, nil)
-	life, cancel := context.WithCancel(context.Background())
-	var once sync.Once
-	c.onClose = func() {
-		once.Do(func() {
-			cancel()
-			_ = stdin.Close()
-			select {
-			case <-exited:
-			case <-time.After(2 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
-			}
-		})
-	}
-	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(o.ProtocolVersion))
-	if err := mc.Start(life); err != nil {
-		c.onClose()
-		return nil, &DialError{Kind: "spawn", Err: err}
-	}
-	c.mc = mc
-	startErr := make(chan error, 1)
-	go func() { startErr <- c.start(ctx, o.ClientName, o.ClientVersion) }()
-	select {
-	case err = <-startErr:
-	case <-exited:
-		// The pipe may stay open (a child of the companion holds it), so
-		// end the initialize ourselves; closing the MCP client unblocks it.
-		_ = mc.Close()
-		err = <-startErr
-	}
-	if err != nil {
-		// A companion that dies at start shows first as a closed
-		// transport; its exit status says more.
-		kind := "protocol"
-		select {
-		case <-exited:
-			kind, err = "spawn", fmt.Errorf("companion exited: %v", waitErr)
-		case <-time.After(cmd.WaitDelay + 300*time.Millisecond):
-		}
-		c.setState(Disconnected, "")
-		c.onClose()
-		return nil, &DialError{Kind: kind, Err: fmt.Errorf("%w (stderr: %s)", err, tail.String())}
-	}
-	go func() {
-		select {
-		case <-exited:
-			c.lost(fmt.Errorf("the stdio companion exited: %v", waitErr))
-		case <-life.Done():
-		}
-	}()
-	return c, nil
-}
-
-// demoted passes the SDK's log records on at debug level: what the SDK
-// calls an error (a failed DELETE on close, a stream to reopen) is routine
-// for a companion client, and the client reports what matters itself.
-type demoted struct{ h slog.Handler }
-
-func (d demoted) Enabled(ctx context.Context, _ slog.Level) bool {
-	return d.h.Enabled(ctx, slog.LevelDebug)
-}
-
-func (d demoted) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = slog.LevelDebug
-	return d.h.Handle(ctx, r)
-}
-
-func (d demoted) WithAttrs(a []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(a)} }
-func (d demoted) WithGroup(n string) slog.Handler      { return demoted{d.h.WithGroup(n)} }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/gemkit/gemkit/ide"
@@ -31,8 +32,8 @@ var (
 // ErrUnsupportedEnvironment is the real client's refusal (IdeClient.connect
 // in gemini-cli 0.61.0 packages/core/src/ide/ide-client.ts) when it cannot
 // tell which editor it runs in: the discovery file has no ideInfo and the
-// terminal is not one it recognises.
-const ErrUnsupportedEnvironment = "IDE integration is not supported in your current environment. To use this feature, run Gemini CLI in one of these supported IDEs: Antigravity, VS Code, or VS Code forks."
+// terminal is not one it recognises. Its text is the real client's own.
+var ErrUnsupportedEnvironment = errors.New("IDE integration is not supported in your current environment. To use this feature, run Gemini CLI in one of these supported IDEs: Antigravity, VS Code, or VS Code forks.")
 
 // DetectIDE decides which editor the CLI runs in, with the real client's
 // rules (detectIde in gemini-cli 0.61.0 packages/core/src/ide/detect-ide.ts):

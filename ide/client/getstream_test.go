@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/conformance/testcompanion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/testcompanion"
 )
 
 // TestOutcomesOnTheGETStream uses a companion that is not built on an MCP

@@ -108,8 +108,8 @@ func TestChoiceParityWithRealCLI(t *testing.T) {
 		var port any
 		var wp *string
 		if ch != nil && ch.Chosen != nil {
-			port = json.RawMessage(ch.Chosen.Config.Raw["port"])
-			wp = ch.Chosen.Config.WorkspacePath
+			port = json.RawMessage(ch.Chosen.Contents.Raw["port"])
+			wp = ch.Chosen.Contents.WorkspacePath
 		}
 		gotPort, _ := json.Marshal(port)
 		wantPort, _ := json.Marshal(real[i].Port)
@@ -222,7 +222,7 @@ func TestQwenChoiceParityWithRealCLI(t *testing.T) {
 		if ch.Chosen != nil {
 			p := ch.Chosen.Port
 			r.Port = &p
-			if wp := ch.Chosen.Config.WorkspacePath; wp != nil {
+			if wp := ch.Chosen.Contents.WorkspacePath; wp != nil {
 				if err := discovery.ValidateQwenWorkspace(wp, c.Cwd); err != nil {
 					s := err.Error()
 					r.Error = &s

@@ -21,10 +21,10 @@ import (
 // its own discovery: lock files in its home folder, its own variables and
 // host rule, and fallbacks Gemini CLI does not have (IdeClient.connect,
 // getConnectionConfigFromFile, tryFallbackPorts and establishHttpConnection
-// in its packages/core/src/ide/ide-client.ts). Options.Agent AgentQwen makes
-// Discover, Connect, Inspect and Doctor follow it.
+// in its packages/core/src/ide/ide-client.ts). [Options.Agent] [AgentQwen]
+// makes [Discover], [Connect], [Inspect] and [Doctor] follow it.
 
-// The CLIs a client can stand in for (Options.Agent).
+// The CLIs a client can stand in for ([Options.Agent]).
 const (
 	AgentGemini = "gemini"
 	AgentQwen   = "qwen"
@@ -32,12 +32,12 @@ const (
 
 // ErrQwenUnsupportedEnvironment is Qwen Code's refusal when it cannot tell
 // which editor it runs in: no lock file with ideInfo, and a terminal other
-// than VS Code's.
-const ErrQwenUnsupportedEnvironment = "IDE integration is not supported in your current environment. To use this feature, run Qwen Code in one of these supported IDEs: VS Code or VS Code forks"
+// than VS Code's. Its text is Qwen Code's own.
+var ErrQwenUnsupportedEnvironment = errors.New("IDE integration is not supported in your current environment. To use this feature, run Qwen Code in one of these supported IDEs: VS Code or VS Code forks")
 
 // ErrQwenWorkspaceRejected is what Qwen Code says when it found companions
 // only for other folders.
-const ErrQwenWorkspaceRejected = "Found IDE companion extension, but its workspace does not match the current directory. Run Qwen Code from the workspace open in your IDE, or switch the IDE to this project."
+var ErrQwenWorkspaceRejected = errors.New("Found IDE companion extension, but its workspace does not match the current directory. Run Qwen Code from the workspace open in your IDE, or switch the IDE to this project.")
 
 // qwenContainerHost is the host Qwen Code tries after 127.0.0.1 inside a
 // container, when the name resolves.
@@ -107,23 +107,10 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 	p.QwenChoice, p.ChoiceErr = discovery.ChooseQwen(discovery.QwenChooseOptions{Dir: dir, TempDir: tmp, IDEPID: p.Process.PID, Cwd: o.Cwd, Getenv: o.Getenv})
 	ch := p.QwenChoice
 	if ch != nil && ch.Chosen != nil {
-		p.Config = ch.Chosen.Config
+		p.Contents = ch.Chosen.Contents
 	}
-	var fileInfo *ide.IDEInfo
-	if p.Config != nil {
-		fileInfo = p.Config.IDEInfo
-	}
-	p.IDE = DetectQwenIDE(fileInfo, p.Process.Command, o.Getenv)
-
 	// No token variable: the lock file's or none.
-	if p.Config != nil && p.Config.AuthToken != nil {
-		p.AuthToken, p.TokenSource = *p.Config.AuthToken, "file"
-	}
-	if p.Config != nil && p.Config.WorkspacePath != nil {
-		p.WorkspacePath, p.WorkspaceSource = p.Config.WorkspacePath, "file"
-	} else if w, ok := o.LookupEnv(ide.EnvQwenWorkspacePath); ok {
-		p.WorkspacePath, p.WorkspaceSource = &w, "env"
-	}
+	p.readContents(o, DetectQwenIDE, "", ide.EnvQwenWorkspacePath)
 	p.Workspace = discovery.ValidateQwenWorkspace(p.WorkspacePath, o.Cwd)
 
 	hosts := []string{"127.0.0.1"}
@@ -132,38 +119,38 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 	} else if o.InContainer() && resolves(ctx, qwenContainerHost) {
 		hosts = append(hosts, qwenContainerHost)
 	}
-	httpEndpoints := func(source string, port int, portText, token string) {
+	httpEndpoints := func(source EndpointSource, port int, portText, token string) {
 		for _, h := range hosts {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "http", Source: source, Host: h, Port: port, PortText: portText, Token: token})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportHTTP, Source: source, Host: h, Port: port, PortText: portText, Token: token})
 		}
 	}
-	if c := p.Config; c != nil {
+	if c := p.Contents; c != nil {
 		if c.Port != 0 {
 			httpEndpoints("file", c.Port, c.PortText, p.AuthToken)
 			// The other lock files: those for this folder first, then
 			// those without a workspace, each with its own token.
 			var match, other []*discovery.QwenCandidate
 			for _, f := range ch.Candidates {
-				if f.Config == nil || f.Stale != "" || f.Config.Port == 0 || f.Config.Port == c.Port {
+				if f.Contents == nil || f.Stale != "" || f.Contents.Port == 0 || f.Contents.Port == c.Port {
 					continue
 				}
 				switch {
-				case f.Config.WorkspacePath == nil:
+				case f.Contents.WorkspacePath == nil:
 					other = append(other, f)
-				case discovery.ValidateQwenWorkspace(f.Config.WorkspacePath, o.Cwd) == nil:
+				case discovery.ValidateQwenWorkspace(f.Contents.WorkspacePath, o.Cwd) == nil:
 					match = append(match, f)
 				}
 			}
 			token := p.AuthToken
 			for _, f := range append(match, other...) {
-				if f.Config.AuthToken != nil {
-					token = *f.Config.AuthToken
+				if f.Contents.AuthToken != nil {
+					token = *f.Contents.AuthToken
 				}
-				httpEndpoints("fallback", f.Config.Port, f.Config.PortText, token)
+				httpEndpoints("fallback", f.Contents.Port, f.Contents.PortText, token)
 			}
 		}
 		if c.Stdio != nil {
-			p.Endpoints = append(p.Endpoints, Endpoint{Transport: "stdio", Source: "file", Command: c.Stdio.Command, Args: c.Stdio.Args})
+			p.Endpoints = append(p.Endpoints, Endpoint{Transport: TransportStdio, Source: FromFile, Command: c.Stdio.Command, Args: c.Stdio.Args})
 		}
 	}
 	if port := discovery.QwenEnvPort(o.Getenv); port != "" {
@@ -173,7 +160,7 @@ func discoverQwen(ctx context.Context, o Options, p *Plan) *Plan {
 		}
 	}
 	if cmd := o.Getenv(ide.EnvQwenServerStdioCmd); cmd != "" {
-		ep := Endpoint{Transport: "stdio", Source: "env", Command: cmd, Args: []string{}}
+		ep := Endpoint{Transport: TransportStdio, Source: FromEnv, Command: cmd, Args: []string{}}
 		var args []string
 		if a := o.Getenv(ide.EnvQwenServerStdioArgs); a != "" && json.Unmarshal([]byte(a), &args) == nil {
 			ep.Args = args
@@ -192,12 +179,12 @@ func resolves(ctx context.Context, name string) bool {
 	return err == nil && len(addrs) > 0
 }
 
-// qwenConnectMessage is Qwen Code's last word when no endpoint connected.
-func qwenConnectMessage(p *Plan) string {
+// qwenConnectError is Qwen Code's last word when no endpoint connected.
+func qwenConnectError(p *Plan) *ConnectError {
 	if p.QwenChoice != nil && len(p.QwenChoice.Rejected) > 0 {
-		return ErrQwenWorkspaceRejected
+		return refusal(ErrQwenWorkspaceRejected)
 	}
-	return "Failed to connect to IDE companion extension in " + p.IDE.DisplayName + ". Please ensure the extension is running. To install the extension, run /ide install."
+	return &ConnectError{Message: "Failed to connect to IDE companion extension in " + p.IDE.DisplayName + ". Please ensure the extension is running. To install the extension, run /ide install."}
 }
 
 // QwenIDEEnabled reads ide.enabled from Qwen Code's user settings
@@ -222,7 +209,7 @@ func QwenIDEEnabled(getenv func(string) string, home string) (enabled, known boo
 
 // doctorQwen is Doctor for Qwen Code: its settings, its lock files, the
 // editor it would see, its variables and the connection.
-func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add func(subject, sev, msg, fix string)) {
+func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add addFinding) {
 	st, p := d.Status, d.Status.Plan
 	home := o.Getenv("HOME")
 	if home == "" {
@@ -238,7 +225,7 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add func(subjec
 			doctorQwenFile(ctx, c, c == ch.Chosen, p, add)
 		}
 	}
-	if p.Config == nil && len(p.Endpoints) == 0 {
+	if p.Contents == nil && len(p.Endpoints) == 0 {
 		const fix = "start the companion in your editor (gemkit ide serve and gemkit's plugins write a Qwen Code lock file unless --qwen=false); the editor and Qwen Code must run as the same user with the same HOME (or QWEN_HOME)"
 		switch {
 		case ch == nil || len(ch.Files()) == 0:
@@ -250,8 +237,8 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add func(subjec
 			add(st.Dir, "error", fmt.Sprintf("no lock file Qwen Code would use from %s (see above)", p.Cwd), fix)
 		}
 	}
-	if p.Config != nil && p.IDE == nil {
-		add(ch.Chosen.Name, "error", "the file has no ideInfo and TERM_PROGRAM is not vscode, so Qwen Code refuses to connect: \""+ErrQwenUnsupportedEnvironment+"\"",
+	if p.Contents != nil && p.IDE == nil {
+		add(ch.Chosen.Name, "error", "the file has no ideInfo and TERM_PROGRAM is not vscode, so Qwen Code refuses to connect: \""+ErrQwenUnsupportedEnvironment.Error()+"\"",
 			"make the companion write ideInfo {name, displayName} in its lock file")
 	}
 	if v := o.Getenv(ide.EnvQwenServerPort); v != "" {
@@ -262,19 +249,10 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add func(subjec
 			add(ide.EnvQwenServerPort, "warning", fmt.Sprintf("no lock file %s.lock in %s: this terminal was probably opened by an editor whose companion has since restarted", port, st.Dir), "open a new terminal in the editor, or unset it")
 		}
 	}
-	if d.Works {
-		add("connection", "ok", fmt.Sprintf("Qwen Code connects from %s to %s", p.Cwd, st.Connect.Endpoint), "")
-		if !st.Connect.Diffing {
-			if sev, msg, fix := diffingProblem(st.Connect.Tools); !d.says(msg) {
-				add("connection", sev, msg, fix)
-			}
-		}
-	} else if st.Connect != nil {
-		add("connection", "error", "Qwen Code would not connect from "+p.Cwd+"; started here it says: \""+st.Connect.Error+"\"", "")
-	}
+	d.connection("Qwen Code", "started here it says", add)
 }
 
-func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool, p *Plan, add func(subject, sev, msg, fix string)) {
+func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool, p *Plan, add addFinding) {
 	name := c.Name
 	switch {
 	case c.Err != nil:
@@ -287,30 +265,30 @@ func doctorQwenFile(ctx context.Context, c *discovery.QwenCandidate, chosen bool
 	if c.Mode&0o077 != 0 {
 		add(name, "warning", fmt.Sprintf("mode %04o lets other users read its token", c.Mode), "chmod 600 "+shellQuote(c.Path)+" (and fix the companion to write it 0600)")
 	}
-	if c.Source != "scan" && c.Source != "env-port" {
+	if c.Legacy() {
 		add(name, "warning", "legacy file in "+filepath.Dir(c.Path)+"; Qwen Code reads it before its lock folder", "update the companion to write <port>.lock in Qwen Code's ide folder")
 	}
 	var mm *discovery.MismatchError
 	switch {
-	case c.Config.WorkspacePath == nil && c.Source == "scan":
+	case c.Contents.WorkspacePath == nil && c.Source == discovery.QwenScanned:
 		add(name, "warning", "the file has no workspacePath, so Qwen Code's scan skips it (it is still tried when another file's port fails)", "update the companion")
 	case errors.As(c.Workspace, &mm):
 		add(name, "warning", "the current directory "+p.Cwd+" is outside this editor's workspace", "run Qwen Code from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")
 	}
-	if !chosen || c.Config.Port == 0 {
+	if !chosen || c.Contents.Port == 0 {
 		return
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Config.Port)))
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Contents.Port)))
 	if err != nil {
 		fix := "restart the companion in that editor"
-		if c.Config.Stdio != nil {
+		if c.Contents.Stdio != nil {
 			fix += " (Qwen Code still tries the file's stdio command)"
 		}
-		add(name, "error", fmt.Sprintf("port %d is closed on 127.0.0.1: the companion that wrote this file no longer serves", c.Config.Port), fix)
+		add(name, "error", fmt.Sprintf("port %d is closed on 127.0.0.1: the companion that wrote this file no longer serves", c.Contents.Port), fix)
 		return
 	}
 	conn.Close()
-	add(name, "ok", fmt.Sprintf("%s: something answers on port %d", p.QwenChoice.Reason, c.Config.Port), "")
+	add(name, "ok", fmt.Sprintf("%s: something answers on port %d", p.QwenChoice.Reason, c.Contents.Port), "")
 }

@@ -41,9 +41,9 @@ type FileStatus struct {
 	// (discovery.QwenCandidate.Source), its ppid, and why the CLI deletes
 	// it when it looks ("" when it keeps it). PID is then 0 and Alive
 	// says whether the ppid runs.
-	Source string `json:"source,omitempty"`
-	PPID   int    `json:"ppid,omitempty"`
-	Stale  string `json:"stale,omitempty"`
+	Source discovery.QwenSource `json:"source,omitempty"`
+	PPID   int                  `json:"ppid,omitempty"`
+	Stale  string               `json:"stale,omitempty"`
 	// Stdio is the stdio command the file names (a bridge, as gemkit's
 	// companion writes, or a companion of its own).
 	Stdio *ide.StdioConfig `json:"stdio,omitempty"`
@@ -75,7 +75,7 @@ type StatusReport struct {
 	IDE       *ide.IDEInfo         `json:"ide,omitempty"`
 	Endpoints []Endpoint           `json:"endpoints"`
 	Connect   *ConnectStatus       `json:"connect,omitempty"`
-	// Plan is the underlying decision, for callers in Go.
+	// [Plan] is the underlying decision, for callers in Go.
 	Plan *Plan `json:"-"`
 }
 
@@ -134,10 +134,10 @@ func fileStatus(c *discovery.Candidate, chosen bool) FileStatus {
 	if c.Err != nil {
 		f.Error = c.Err.Error()
 	}
-	if c.Config != nil {
-		f.WorkspacePath = c.Config.WorkspacePath
-		f.IDEInfo = c.Config.IDEInfo
-		f.Stdio = c.Config.Stdio
+	if c.Contents != nil {
+		f.WorkspacePath = c.Contents.WorkspacePath
+		f.IDEInfo = c.Contents.IDEInfo
+		f.Stdio = c.Contents.Stdio
 		f.InWorkspace = c.Workspace == nil
 		if c.Workspace != nil {
 			f.Workspace = c.Workspace.Error()
@@ -147,25 +147,25 @@ func fileStatus(c *discovery.Candidate, chosen bool) FileStatus {
 }
 
 func qwenFileStatus(c *discovery.QwenCandidate, chosen bool) FileStatus {
-	f := FileStatus{Name: c.Name, Path: c.Path, Port: c.Port, Legacy: c.Source != "scan" && c.Source != "env-port", Owner: c.Owner,
-		Usable: c.Config != nil && c.Stale == "", Chosen: chosen, Source: c.Source, Stale: c.Stale}
+	f := FileStatus{Name: c.Name, Path: c.Path, Port: c.Port, Legacy: c.Legacy(), Owner: c.Owner,
+		Usable: c.Contents != nil && c.Stale == "", Chosen: chosen, Source: c.Source, Stale: c.Stale}
 	if c.Owner >= 0 || c.Mode != 0 {
 		f.Mode = fmt.Sprintf("%04o", c.Mode)
 	}
 	if c.Err != nil {
 		f.Error = c.Err.Error()
 	}
-	if c.Config != nil {
-		if pid, ok := c.Config.PPID(); ok {
+	if c.Contents != nil {
+		if pid, ok := c.Contents.PPID(); ok {
 			f.PPID, f.Alive = pid, discovery.ProcessAlive(pid)
 		}
-		f.WorkspacePath = c.Config.WorkspacePath
-		f.IDEInfo = c.Config.IDEInfo
-		f.Stdio = c.Config.Stdio
-		f.InWorkspace = c.Workspace == nil && c.Config.WorkspacePath != nil
+		f.WorkspacePath = c.Contents.WorkspacePath
+		f.IDEInfo = c.Contents.IDEInfo
+		f.Stdio = c.Contents.Stdio
+		f.InWorkspace = c.Workspace == nil && c.Contents.WorkspacePath != nil
 		if c.Workspace != nil {
 			f.Workspace = c.Workspace.Error()
-		} else if c.Config.WorkspacePath == nil {
+		} else if c.Contents.WorkspacePath == nil {
 			f.Workspace = "no workspacePath"
 		}
 	}
@@ -196,14 +196,26 @@ func tryConnect(ctx context.Context, o Options) *ConnectStatus {
 	return cs
 }
 
+// Severity is how much a Finding matters.
+type Severity string
+
+// Severities, worst first.
+const (
+	SeverityError   Severity = "error"   // this breaks the connection
+	SeverityWarning Severity = "warning" // worth fixing; the CLI may still connect
+	SeverityOK      Severity = "ok"      // a fact: this part works
+)
+
+// addFinding adds a Finding to a doctor report.
+type addFinding func(subject string, sev Severity, msg, fix string)
+
 // Finding is one problem (or fact) doctor reports, in words a person can
 // act on.
 type Finding struct {
 	// Subject is the file name or environment variable concerned.
-	Subject string `json:"subject"`
-	// Severity is "error" (this breaks the connection), "warning" or "ok".
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
+	Subject  string   `json:"subject"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
 	// Fix says what to do, when there is something to do.
 	Fix string `json:"fix,omitempty"`
 }
@@ -225,7 +237,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		return nil, err
 	}
 	d := &DoctorReport{Status: st, Works: st.Connect != nil && st.Connect.OK}
-	add := func(subject, sev, msg, fix string) {
+	add := func(subject string, sev Severity, msg, fix string) {
 		d.Findings = append(d.Findings, Finding{Subject: subject, Severity: sev, Message: msg, Fix: fix})
 	}
 	p := st.Plan
@@ -239,8 +251,8 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		host = ServerHost(o.Getenv, o.InContainer())
 	}
 	if host != "127.0.0.1" {
-		if p.Config != nil && p.Config.Stdio != nil {
-			add("container", "ok", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1; when nothing answers there it starts the discovery file's stdio command (%s), which reaches a companion of this container", host, p.Config.Stdio.Command), "")
+		if p.Contents != nil && p.Contents.Stdio != nil {
+			add("container", "ok", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1; when nothing answers there it starts the discovery file's stdio command (%s), which reaches a companion of this container", host, p.Contents.Stdio.Command), "")
 		} else {
 			add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host), containerFix)
 		}
@@ -266,7 +278,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 				"stop the companions you do not use (a second `gemkit ide serve` in one folder is usually a forgotten one), or paste the export line of the one you want before starting gemini")
 		}
 	}
-	if p.Config == nil && len(p.Endpoints) == 0 {
+	if p.Contents == nil && len(p.Endpoints) == 0 {
 		// Nothing to connect to: say so first, in place of the real CLI's
 		// words for this case (IdeClient.connect in ide-client.ts), which
 		// blame the terminal.
@@ -283,20 +295,29 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 		}
 	}
 	doctorEnv(p, st.Connect, o, add)
-	if p.Config != nil && (p.Config.IDEInfo == nil || p.Config.IDEInfo.Name == "" || p.Config.IDEInfo.DisplayName == "") {
+	if p.Contents != nil && (p.Contents.IDEInfo == nil || p.Contents.IDEInfo.Name == "" || p.Contents.IDEInfo.DisplayName == "") {
 		if p.IDE == nil {
 			term := "TERM_PROGRAM is not set"
 			if v := o.Getenv("TERM_PROGRAM"); v != "" {
 				term = "TERM_PROGRAM is " + strconv.Quote(v)
 			}
-			add(p.Choice.Chosen.Name, "error", "the file has no ideInfo and this terminal is not one the real CLI recognises ("+term+"), so the real CLI refuses to connect: \""+ErrUnsupportedEnvironment+"\"",
+			add(p.Choice.Chosen.Name, "error", "the file has no ideInfo and this terminal is not one the real CLI recognises ("+term+"), so the real CLI refuses to connect: \""+ErrUnsupportedEnvironment.Error()+"\"",
 				"make the companion write ideInfo {name, displayName} in its discovery file, or run the CLI in a terminal with TERM_PROGRAM=vscode")
 		} else {
 			add(p.Choice.Chosen.Name, "warning", "the file has no ideInfo; the CLI connects only because TERM_PROGRAM (or a similar variable) names a supported editor", "make the companion write ideInfo {name, displayName}")
 		}
 	}
+	d.connection("the CLI", "a Gemini CLI started here says", add)
+	return d, nil
+}
+
+// connection says whether who (the CLI, Qwen Code) connects from the
+// plan's directory, and what it lacks when it does, or else what a CLI
+// started there says when it fails (in the words of says).
+func (d *DoctorReport) connection(who, says string, add addFinding) {
+	st, p := d.Status, d.Status.Plan
 	if d.Works {
-		add("connection", "ok", fmt.Sprintf("the CLI connects from %s to %s", p.Cwd, st.Connect.Endpoint), "")
+		add("connection", "ok", fmt.Sprintf("%s connects from %s to %s", who, p.Cwd, st.Connect.Endpoint), "")
 		if !st.Connect.Diffing {
 			// Said already when the connection is the chosen file's.
 			if sev, msg, fix := diffingProblem(st.Connect.Tools); !d.says(msg) {
@@ -304,12 +325,11 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			}
 		}
 	} else if st.Connect != nil {
-		add("connection", "error", "the CLI would not connect from "+p.Cwd+"; a Gemini CLI started here says: \""+st.Connect.Error+"\"", "")
+		add("connection", "error", who+" would not connect from "+p.Cwd+"; "+says+": \""+st.Connect.Error+"\"", "")
 	}
-	return d, nil
 }
 
-func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add func(subject, sev, msg, fix string)) {
+func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add addFinding) {
 	name := c.Name
 	var oe *discovery.OwnerError
 	switch {
@@ -330,9 +350,9 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	switch {
 	case c.Workspace == nil:
 	case errors.As(c.Workspace, &mm):
-		sev := "warning"
+		sev := SeverityWarning
 		if chosen {
-			sev = "error"
+			sev = SeverityError
 		}
 		add(name, sev, "the current directory "+p.Cwd+" is outside this editor's workspace", "run the CLI from one of: "+strings.Join(mm.Folders, ", ")+" (or open this folder in the editor)")
 	case errors.Is(c.Workspace, discovery.ErrEmptyWorkspace):
@@ -340,7 +360,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	case errors.Is(c.Workspace, discovery.ErrNoWorkspace):
 		add(name, "error", "the file has no workspacePath", "update the companion; "+ide.EnvWorkspacePath+" is the only fallback")
 	}
-	cfg := c.Config
+	cfg := c.Contents
 	if cfg.Port == 0 && cfg.Stdio == nil {
 		add(name, "error", "the file names neither a port nor a stdio command", "restart the companion")
 		return
@@ -362,7 +382,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	} else if t, ok := o.LookupEnv(ide.EnvAuthToken); ok {
 		token = t
 	}
-	ep := Endpoint{Transport: "http", Source: "file", Host: host, Port: cfg.Port, PortText: cfg.PortText, Token: token}
+	ep := Endpoint{Transport: TransportHTTP, Source: FromFile, Host: host, Port: cfg.Port, PortText: cfg.PortText, Token: token}
 	if cfg.Port < 1 || cfg.Port > 65535 {
 		add(name, "error", fmt.Sprintf("port %q is not between 1 and 65535; the CLI will not dial it", cfg.PortText), "restart the companion")
 		return
@@ -427,7 +447,7 @@ const containerFix = "if the companion runs in this same container, set REMOTE_C
 
 // doctorOtherFiles names the files that look like discovery files but
 // that the CLI never reads from here.
-func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix string)) {
+func doctorOtherFiles(st *StatusReport, p *Plan, add addFinding) {
 	if st.Dir == "" {
 		return
 	}
@@ -452,7 +472,7 @@ func doctorOtherFiles(st *StatusReport, p *Plan, add func(subject, sev, msg, fix
 	}
 }
 
-func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add func(subject, sev, msg, fix string)) {
+func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 	if v := o.Getenv(ide.EnvPID); v != "" {
 		if n, ok := discovery.ParseJSInt(v); !ok || n <= 0 {
 			add(ide.EnvPID, "warning", fmt.Sprintf("%q is not a positive integer, so the CLI walks the process tree instead", v), "unset it or set it to the editor's pid")
@@ -468,10 +488,10 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add func(subject, sev, m
 			found := false
 			if p.Choice != nil {
 				for _, c := range p.Choice.Candidates {
-					found = found || (c.Config != nil && c.Config.Port == n)
+					found = found || (c.Contents != nil && c.Contents.Port == n)
 				}
 			}
-			viaEnv := conn != nil && conn.OK && conn.Endpoint != nil && conn.Endpoint.Source == "env" && conn.Endpoint.Port == n
+			viaEnv := conn != nil && conn.OK && conn.Endpoint != nil && conn.Endpoint.Source == FromEnv && conn.Endpoint.Port == n
 			switch {
 			case found:
 			case viaEnv:
@@ -517,7 +537,7 @@ func NoDiffTools(tools []string) bool {
 
 // diffingProblem is what doctor says of a companion with diffing off,
 // given the tools it lists.
-func diffingProblem(tools []string) (sev, msg, fix string) {
+func diffingProblem(tools []string) (sev Severity, msg, fix string) {
 	if NoDiffTools(tools) {
 		return "warning", "the companion lists no diff tools: its editor cannot show diffs (an LSP client without workspace/applyEdit, such as Vim's ALE), so the CLI asks about each change in its own terminal and writes the file itself",
 			"for diffs in the editor, use gemkit's plugin for it (docs/editors.md) or a language client that applies workspace edits"

@@ -22,7 +22,7 @@ const (
 	TransportClaude = "claude"
 )
 
-// The agents a Client may be recognised as (Client.Agent).
+// The agents a Client may be recognised as ([Client.Agent]).
 const (
 	AgentGemini = "Gemini CLI"
 	AgentQwen   = "Qwen Code"
@@ -46,7 +46,7 @@ type Client struct {
 	// Transport is TransportHTTP, TransportStream or TransportClaude.
 	Transport string
 	// Bridged is set when the client reaches /mcp through the stdio
-	// bridge (Config.BridgeCommand) rather than by itself; PID and Dir
+	// bridge ([Config.BridgeCommand]) rather than by itself; PID and Dir
 	// are then the client's, not the bridge's.
 	Bridged bool
 	// Since is when it initialized.

@@ -7,13 +7,15 @@ import (
 )
 
 // Editor is what the companion asks of the editor it serves. The stdio
-// editor protocol, the terminal front-end and tests each implement it; the
-// companion itself knows no editor.
+// editor protocol ([github.com/gemkit/gemkit/ide/editorproto.Conn]), the
+// language server ([github.com/gemkit/gemkit/ide/lspserver.Server]), the
+// terminal front-end and tests each implement it; the companion itself
+// knows no editor.
 type Editor interface {
 	// OpenDiff shows a diff of filePath (left: the file on disk, or empty
 	// when it does not exist) against newContent (right, editable). It
 	// returns once the diff is shown; the outcome comes later through
-	// Events.DiffAccepted or Events.DiffRejected.
+	// [Events.DiffAccepted] or [Events.DiffRejected].
 	OpenDiff(ctx context.Context, filePath, newContent string) error
 	// CloseDiff closes the diff of filePath without accepting or
 	// rejecting it and returns the right side's current text. ok is false
@@ -24,7 +26,7 @@ type Editor interface {
 	FileWritten(ctx context.Context, path string) error
 }
 
-// Events is how an editor reports to the companion. The companion's Server
+// Events is how an editor reports to the companion. The companion's [Server]
 // implements it; every method is safe to call from any goroutine and never
 // blocks on the network.
 type Events interface {
@@ -51,7 +53,7 @@ type Events interface {
 	DiffRejected(filePath string)
 }
 
-// DiffShower is implemented by an Editor that can be unable to show diffs
+// DiffShower is implemented by an [Editor] that can be unable to show diffs
 // at all: a language client without workspace/applyEdit (Vim's ALE). While
 // ShowsDiffs is false the MCP endpoint lists no openDiff or closeDiff, so
 // Gemini CLI takes diffing as off (it needs both listed: isDiffingEnabled

@@ -126,27 +126,27 @@ func (s *Server) registerDiff(path, session string, answer chan diffOutcome) *di
 	return e
 }
 
-// Focus implements Events.
+// Focus implements [Events].
 func (s *Server) Focus(path string, cursor *ide.Cursor, selectedText string) {
 	if !s.state.focus(path, cursor, selectedText) {
 		s.log.Debug("focus ignored: not a file on disk", "path", path)
 	}
 }
 
-// Selection implements Events.
+// Selection implements [Events].
 func (s *Server) Selection(path string, cursor ide.Cursor, selectedText string) {
 	if !s.state.selection(path, cursor, selectedText) {
 		s.log.Debug("selection ignored: not a file on disk", "path", path)
 	}
 }
 
-// Close implements Events.
+// Close implements [Events].
 func (s *Server) Close(path string) { s.state.remove(path) }
 
-// Delete implements Events.
+// Delete implements [Events].
 func (s *Server) Delete(path string) { s.state.remove(path) }
 
-// Rename implements Events.
+// Rename implements [Events].
 func (s *Server) Rename(oldPath, newPath string) { s.state.rename(oldPath, newPath) }
 
 // InvalidWorkspaceError is what UpdateWorkspace returns for folders that
@@ -158,7 +158,7 @@ type InvalidWorkspaceError struct{ Err error }
 func (e *InvalidWorkspaceError) Error() string { return e.Err.Error() }
 func (e *InvalidWorkspaceError) Unwrap() error { return e.Err }
 
-// UpdateWorkspace implements Events: it replaces the workspace folders
+// UpdateWorkspace implements [Events]: it replaces the workspace folders
 // (when paths is not nil) and the trust (when trusted is not nil), rewrites
 // the discovery file and sends the new trust to clients.
 func (s *Server) UpdateWorkspace(paths []string, trusted *bool) error {
@@ -199,7 +199,7 @@ func (s *Server) UpdateWorkspace(paths []string, trusted *bool) error {
 	return nil
 }
 
-// DiffAccepted implements Events.
+// DiffAccepted implements [Events].
 func (s *Server) DiffAccepted(filePath, content string) {
 	if s.answerClaude(filePath, diffOutcome{accepted: true, content: content}) {
 		return
@@ -212,7 +212,7 @@ func (s *Server) DiffAccepted(filePath, content string) {
 	s.notifyGemini(ide.MethodDiffAccepted, ide.DiffAccepted{FilePath: filePath, Content: content})
 }
 
-// DiffRejected implements Events.
+// DiffRejected implements [Events].
 func (s *Server) DiffRejected(filePath string) {
 	if s.answerClaude(filePath, diffOutcome{}) {
 		return

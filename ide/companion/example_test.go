@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/ide/discovery"
 )
 
 // myEditor would show diffs in a real editor.
@@ -51,4 +54,51 @@ func Example() {
 	if err := srv.Serve(ctx); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// Start serves a companion until its context ends and returns once it is
+// ready: its discovery file written, requests served on loopback. What an
+// editor reports (here, the person focusing main.go) becomes the context
+// every connected CLI receives.
+func ExampleStart() {
+	ws, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(ws)
+	dir, _ := os.MkdirTemp("", "discovery")
+	defer os.RemoveAll(dir)
+	main := filepath.Join(ws, "main.go")
+	if err := os.WriteFile(main, []byte("package main\n"), 0o600); err != nil {
+		log.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, done, err := companion.Start(ctx, companion.Config{
+		Workspace:    []string{ws},
+		IDEInfo:      ide.IDEInfo{Name: "myeditor", DisplayName: "My Editor"},
+		PID:          os.Getpid(),
+		DiscoveryDir: dir,
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := discovery.ReadOwn(srv.DiscoveryPath())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.IDEInfo.DisplayName, f.Port == srv.Port(), *f.WorkspacePath == ws)
+
+	srv.Focus(main, &ide.Cursor{Line: 1, Character: 1}, "")
+	for _, f := range srv.Context().WorkspaceState.OpenFiles {
+		fmt.Println(filepath.Base(f.Path), "active:", f.IsActive)
+	}
+
+	cancel()
+	fmt.Println("stopped:", <-done)
+	_, err = os.Stat(srv.DiscoveryPath())
+	fmt.Println("discovery file removed:", os.IsNotExist(err))
+	// Output:
+	// My Editor true true
+	// main.go active: true
+	// stopped: <nil>
+	// discovery file removed: true
 }

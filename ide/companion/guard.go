@@ -36,20 +36,11 @@ import (
 // guardedListener).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sandboxProxied(r) {
-			refuse(w, http.StatusForbidden, sandboxRefusal)
+		if msg := refusal(r, s.hosts); msg != "" {
+			refuse(w, http.StatusForbidden, msg)
 			return
 		}
-		if _, ok := r.Header["Origin"]; ok {
-			refuse(w, http.StatusForbidden, "request refused: requests with an Origin header are not allowed")
-			return
-		}
-		if r.Host != s.hosts[0] && r.Host != s.hosts[1] {
-			refuse(w, http.StatusForbidden, "request refused: invalid Host header")
-			return
-		}
-		got := hashAuthorization(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got[:], s.authz[:]) != 1 {
+		if !authorized(r.Header.Get("Authorization"), s.authz) {
 			refuse(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
 			return
 		}
@@ -94,6 +85,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(ide.KeepAlivePath, s.handleKeepAlive)
 	mux.HandleFunc(ide.WriteFilePath, s.handleWriteFile)
 	mux.HandleFunc(StreamPath, s.handleStream)
+	mux.HandleFunc(ide.LSPPath, s.handleLSP)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found: "+r.URL.Path)
 	})
@@ -118,19 +110,8 @@ type writeFileRequest struct {
 // handleWriteFile writes a file inside a workspace folder atomically and
 // then tells the editor, so that it reloads the file.
 func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
-			return
-		}
-		writeJSONError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+	body, ok := postBody(w, r, func(status int, msg string) { writeJSONError(w, status, msg) })
+	if !ok {
 		return
 	}
 	// Checked before decoding: encoding/json would turn each bad byte
@@ -165,6 +146,29 @@ func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("telling the editor about a written file", "path", req.Path, "err", err)
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "success"})
+}
+
+// postBody reads the body of a POST to one of the routes. Another method
+// it answers itself (405); a body it cannot read is answered through
+// fail, in the route's own shape: 413 when the body is larger than
+// ide.MaxRequestBody, else 400.
+func postBody(w http.ResponseWriter, r *http.Request, fail func(status int, msg string)) ([]byte, bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
+		return nil, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
+		} else {
+			fail(http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
 }
 
 // resolveInWorkspace returns the real path that writing p would change,
@@ -304,6 +308,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// refusal says why a request is refused before its token is looked at,
+// in the guard's order: it came through a tool's sandbox, from a browser
+// (an Origin header), or for a Host other than hosts (DNS rebinding).
+// "" lets it through. The guard of /mcp and Claude Code's endpoint both
+// ask it.
+func refusal(r *http.Request, hosts [2]string) string {
+	if sandboxProxied(r) {
+		return sandboxRefusal
+	}
+	if _, ok := r.Header["Origin"]; ok {
+		return "request refused: requests with an Origin header are not allowed"
+	}
+	if r.Host != hosts[0] && r.Host != hosts[1] {
+		return "request refused: invalid Host header"
+	}
+	return ""
+}
+
+// authorized reports whether header is the one whose SHA-256 is authz,
+// compared in constant time.
+func authorized(header string, authz [32]byte) bool {
+	got := hashAuthorization(header)
+	return subtle.ConstantTimeCompare(got[:], authz[:]) == 1
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {

@@ -1,12 +1,23 @@
-// Package companion is a Gemini CLI IDE companion: the MCP server an editor
-// runs so that a Gemini CLI in one of its terminals can read the editor's
-// context and show proposed changes as diffs in it.
+// Package companion is a Gemini CLI IDE companion, as the [IDE companion
+// spec] defines one: the [MCP] server an editor runs so that a Gemini CLI
+// in one of its terminals can read the editor's context and show proposed
+// changes as diffs in it.
 //
-// The server listens on 127.0.0.1 at a port the system picks, serves MCP
-// over Streamable HTTP at /mcp, and announces itself through a discovery
-// file. It knows no editor: it asks an Editor to show and close diffs and
-// learns what the person does through its Events methods. The MCP SDK it
-// uses stays inside this package.
+// The [Server] listens on 127.0.0.1 at a port the system picks, serves MCP
+// over [Streamable HTTP] at /mcp, and announces itself through a discovery
+// file ([github.com/gemkit/gemkit/ide/discovery.Write]). It knows no
+// editor: it asks an [Editor] to show and close diffs and learns what the
+// person does through its [Events] methods. [Start] runs one for a
+// front-end: [github.com/gemkit/gemkit/ide/editorproto.Conn] (an editor
+// plugin on stdio), [github.com/gemkit/gemkit/ide/lspserver.Server] (any
+// language client) or the terminal. With [Config].Claude it also serves
+// Claude Code's IDE endpoint (MCP over WebSocket), and with [Config].Qwen it
+// announces itself to Qwen Code. The MCP SDK it uses stays inside this
+// package.
+//
+// [IDE companion spec]: https://geminicli.com/docs/ide-integration/ide-companion-spec
+// [MCP]: https://modelcontextprotocol.io/specification/2025-06-18
+// [Streamable HTTP]: https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http
 package companion
 
 import (
@@ -30,7 +41,7 @@ import (
 	"github.com/gemkit/gemkit/internal/buildinfo"
 )
 
-// Config is how a Server is set up. Only Workspace is usually needed; every
+// Config is how a [Server] is set up. Only Workspace is usually needed; every
 // other field has a default.
 type Config struct {
 	// Workspace holds the absolute paths of the editor's workspace folders.
@@ -45,9 +56,10 @@ type Config struct {
 	// that a CLI looks for among its ancestors; default: the parent
 	// process.
 	PID int
-	// WatchPID makes Serve return, cleaning up, once process PID has ended.
+	// WatchPID makes [Server.Serve] return, cleaning up, once process PID has
+	// ended.
 	WatchPID bool
-	// Editor shows and closes diffs. Without one, openDiff fails with a
+	// [Editor] shows and closes diffs. Without one, openDiff fails with a
 	// clear error and context still flows.
 	Editor Editor
 	// DiscoveryDir is where the discovery file goes; default discovery.Dir().
@@ -113,13 +125,18 @@ type Config struct {
 	// ExtraEnv is added to Env, e.g. discovery.ContainerEnv's variable.
 	ExtraEnv map[string]string
 	// OnClientsChange, when set, is called after a client connects or
-	// disconnects (see Server.Clients for who counts), from the
+	// disconnects (see [Server.Clients] for who counts), from the
 	// goroutine that saw it and never with a lock of the server held,
 	// so that an editor can show who is connected.
 	OnClientsChange func()
+	// OnReady, when set, is called once the discovery file is written and
+	// requests are served, before [Server.Ready] is closed: what the program
+	// says or does then comes before any front-end hears that the companion is
+	// ready.
+	OnReady func(*Server)
 }
 
-// Server is a running companion. It implements Events; all its methods are
+// Server is a running companion. It implements [Events]; all its methods are
 // safe for concurrent use.
 type Server struct {
 	cfg      Config
@@ -161,7 +178,7 @@ type Server struct {
 
 // New checks cfg, opens the listener on 127.0.0.1 with a port the system
 // picks, and makes the secret token. The server answers requests only once
-// Serve runs; the discovery file is written by Serve.
+// [Server.Serve] runs; the discovery file is written by Serve.
 func New(cfg Config) (*Server, error) {
 	if cfg.IDEInfo.Name == "" {
 		cfg.IDEInfo.Name = ide.DefaultIDEName
@@ -287,11 +304,14 @@ func (s *Server) URL() string { return "http://" + s.hosts[0] + ide.MCPPath }
 // Token is the bearer token clients must send.
 func (s *Server) Token() string { return s.token }
 
-// DiscoveryPath is the path of the discovery file Serve writes.
+// DiscoveryPath is the path of the discovery file [Server.Serve] writes.
 func (s *Server) DiscoveryPath() string { return s.discoveryPath }
 
+// Workspace holds the workspace folders as they stand.
+func (s *Server) Workspace() []string { return s.workspaceSnapshot() }
+
 // QwenLockPath is the path of the lock file Serve writes for Qwen Code;
-// "" unless Config.Qwen.
+// "" unless [Config.Qwen].
 func (s *Server) QwenLockPath() string { return s.qwenLockPath }
 
 // Ready is closed once the discovery file exists and requests are served.
@@ -408,6 +428,9 @@ func (s *Server) Serve(ctx context.Context) error {
 			<-httpErr
 			return err
 		}
+	}
+	if s.cfg.OnReady != nil {
+		s.cfg.OnReady(s)
 	}
 	close(s.ready)
 	s.log.Debug("companion ready", "port", s.port, "discovery", s.discoveryPath)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/companion"
-	"github.com/gemkit/gemkit/ide/conformance/testcompanion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/testcompanion"
 )
 
 func runCheck(t *testing.T, dir, ws string) *Report {
@@ -203,9 +203,9 @@ func TestDiscoveryFieldsReportIsStable(t *testing.T) {
 	}
 	const want = "authToken is null; ideInfo is null; stdio is null; x is null"
 	for range 20 {
-		r := &Report{}
-		checkDiscovery(r, p)
-		if res, _ := r.Get("discovery.fields"); !strings.HasPrefix(res.Detail, want) {
+		e := &env{plan: p, r: &Report{}}
+		e.run(discoveryChecks)
+		if res, _ := e.r.Get("discovery.fields"); !strings.HasPrefix(res.Detail, want) {
 			t.Fatalf("detail %q, want it to start with %q", res.Detail, want)
 		}
 	}

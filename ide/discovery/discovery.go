@@ -1,6 +1,15 @@
 // Package discovery reads and writes the discovery files through which a
 // Gemini CLI finds the IDE companion of the editor it runs in:
-// os.TempDir()/gemini/ide/gemini-ide-server-<pid>-<port>.json.
+// os.TempDir()/gemini/ide/gemini-ide-server-<pid>-<port>.json, as the
+// [IDE companion spec] defines them. A companion writes one ([Write],
+// [Env] for its terminals); a CLI finds the editor process it runs in
+// ([FindIDEProcess]), chooses a file exactly as the real client does
+// ([Choose], after [ide-connection-utils.ts]) and checks its workspace
+// ([ValidateWorkspace]). Qwen Code's lock files ([WriteQwenLock],
+// [ChooseQwen]) and Claude Code's ([WriteClaudeLock]) are here too.
+//
+// [IDE companion spec]: https://geminicli.com/docs/ide-integration/ide-companion-spec
+// [ide-connection-utils.ts]: https://github.com/google-gemini/gemini-cli/tree/v0.61.0/packages/core/src/ide/ide-connection-utils.ts
 package discovery
 
 import (

@@ -16,13 +16,14 @@ import (
 	"github.com/gemkit/gemkit/ide"
 )
 
-// Config is a discovery file read the way the real client reads it
-// (getConnectionConfigFromFile in gemini-cli 0.61.0
-// packages/core/src/ide/ide-connection-utils.ts): leniently, any JSON object
-// is a config, and each field is taken only when it has a usable type. Absent
-// fields stay nil so that the environment fallbacks apply exactly where the
-// real client applies them.
-type Config struct {
+// Contents is what a discovery file (or a Qwen Code lock file) says, read
+// the way the real client reads it (getConnectionConfigFromFile in
+// gemini-cli 0.61.0 packages/core/src/ide/ide-connection-utils.ts):
+// leniently, any JSON object will do, and each field is taken only when it
+// has a usable type. Absent fields stay nil so that the environment
+// fallbacks apply exactly where the real client applies them. It is what
+// [Write] writes ([ide.DiscoveryFile]) as a reader finds it.
+type Contents struct {
 	// Port is the port as the real client would dial it (parseInt of the
 	// value), 0 when absent or unusable; PortText is the value as
 	// JavaScript's String() renders it, for the GEMINI_CLI_IDE_SERVER_PORT
@@ -39,11 +40,11 @@ type Config struct {
 	Raw map[string]json.RawMessage
 }
 
-// ParseConfig reads the content of a discovery file. Like the real client
+// ParseContents reads the content of a discovery file. Like the real client
 // (verifyAndReadFile in gemini-cli 0.61.0
 // packages/core/src/ide/ide-connection-utils.ts) it accepts any JSON object
 // and rejects everything else.
-func ParseConfig(data []byte) (*Config, error) {
+func ParseContents(data []byte) (*Contents, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
 		if err == nil {
@@ -51,7 +52,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 		return nil, fmt.Errorf("parse discovery file: %w", err)
 	}
-	c := &Config{Raw: raw}
+	c := &Contents{Raw: raw}
 	if v, ok := raw["port"]; ok {
 		var n float64
 		var s string
@@ -113,9 +114,9 @@ type Candidate struct {
 	PID, Port int
 	// Legacy is set for gemini-ide-server-<pid>.json.
 	Legacy bool
-	// Config is nil when the file could not be used; Err says why.
-	Config *Config
-	Err    error
+	// Contents is nil when the file could not be used; Err says why.
+	Contents *Contents
+	Err      error
 	// Owner is the file's owner uid, Mode its permission bits (valid when
 	// the file could be opened).
 	Owner int
@@ -131,7 +132,7 @@ type Candidate struct {
 // Usable reports whether the real client could read the file
 // (verifyAndReadFile in gemini-cli 0.61.0
 // packages/core/src/ide/ide-connection-utils.ts).
-func (c *Candidate) Usable() bool { return c.Config != nil }
+func (c *Candidate) Usable() bool { return c.Contents != nil }
 
 // Choice is the outcome of Choose: every file considered, in the real
 // client's order, and the one it would use.
@@ -158,7 +159,7 @@ type Choice struct {
 func (ch *Choice) Serving() []*Candidate {
 	var out []*Candidate
 	for _, c := range ch.Candidates {
-		if c.Config != nil && c.Err == nil && c.Alive && c.Workspace == nil {
+		if c.Contents != nil && c.Err == nil && c.Alive && c.Workspace == nil {
 			out = append(out, c)
 		}
 	}
@@ -225,11 +226,11 @@ func Choose(o ChooseOptions) (*Choice, error) {
 	if _, err := os.Lstat(legacyPath); err == nil {
 		c := readCandidate(o.Dir, LegacyFileName(o.IDEPID), uid)
 		c.PID, c.Legacy, c.PIDMatch, c.Alive = o.IDEPID, true, true, o.Alive(o.IDEPID)
-		if c.Config != nil {
-			c.Workspace = ValidateWorkspace(c.Config.WorkspacePath, o.Cwd)
+		if c.Contents != nil {
+			c.Workspace = ValidateWorkspace(c.Contents.WorkspacePath, o.Cwd)
 		}
 		ch.Legacy = c
-		if c.Config != nil {
+		if c.Contents != nil {
 			ch.Chosen = c
 			ch.Reason = fmt.Sprintf("legacy file %s for the IDE pid %d is read first", c.Name, o.IDEPID)
 			return ch, nil
@@ -262,20 +263,20 @@ func Choose(o ChooseOptions) (*Choice, error) {
 		return a.PID > b.PID
 	})
 
-	realCwd := RealPath(o.Cwd)
+	realCwd := realPath(o.Cwd)
 	var valid []*Candidate
 	for _, c := range ch.Candidates {
-		if c.Config == nil {
+		if c.Contents == nil {
 			continue
 		}
-		c.Workspace = validateWorkspace(c.Config.WorkspacePath, realCwd)
+		c.Workspace = validateWorkspace(c.Contents.WorkspacePath, realCwd)
 		if c.Workspace == nil {
 			valid = append(valid, c)
 		}
 	}
 	envPort := o.Getenv(ide.EnvServerPort)
 	portMatches := func(c *Candidate) bool {
-		return envPort != "" && c.Config.PortText != "" && c.Config.PortText == envPort
+		return envPort != "" && c.Contents.PortText != "" && c.Contents.PortText == envPort
 	}
 	switch {
 	case len(valid) == 1:
@@ -293,14 +294,14 @@ func Choose(o ChooseOptions) (*Choice, error) {
 		ch.Reason = fmt.Sprintf("%d discovery files hold the current directory; the first in order (pid match, alive, newest pid)", len(valid))
 	default:
 		for _, c := range ch.Candidates {
-			if c.Config != nil && portMatches(c) {
+			if c.Contents != nil && portMatches(c) {
 				ch.Chosen = c
 				ch.Reason = fmt.Sprintf("no discovery file's workspace holds the current directory; its port matches %s (kept for the mismatch message)", ide.EnvServerPort)
 				return ch, nil
 			}
 		}
 		for _, c := range ch.Candidates {
-			if c.Config != nil {
+			if c.Contents != nil {
 				ch.Chosen = c
 				ch.Reason = "no discovery file's workspace holds the current directory; the best-sorted one is kept for the mismatch message"
 				return ch, nil
@@ -335,24 +336,23 @@ func readCandidate(dir, name string, uid int) *Candidate {
 		c.Err = &OwnerError{Owner: c.Owner, UID: uid}
 		return c
 	}
+	c.Contents, c.Err = readContents(f, st)
+	return c
+}
+
+// readContents reads and parses an open discovery or lock file of at most
+// 1 MiB. It must be a regular file: the real clients (verifyAndReadFile)
+// cannot parse others either (a directory fails to read, a device reads as
+// no JSON).
+func readContents(f *os.File, st fs.FileInfo) (*Contents, error) {
 	if !st.Mode().IsRegular() {
-		// The real client (verifyAndReadFile) cannot parse these either (a
-		// directory fails to read, a device reads as no JSON).
-		c.Err = fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-		return c
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
-		c.Err = fmt.Errorf("cannot read: %w", err)
-		return c
+		return nil, fmt.Errorf("cannot read: %w", err)
 	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		c.Err = err
-		return c
-	}
-	c.Config = cfg
-	return c
+	return ParseContents(data)
 }
 
 // OwnerError says a discovery file belongs to another user, so the real
@@ -408,10 +408,31 @@ func (e *MismatchError) Error() string {
 // real path, and cwd's real path must lie inside one. It returns nil,
 // ErrNoWorkspace, ErrEmptyWorkspace or a *MismatchError.
 func ValidateWorkspace(workspacePath *string, cwd string) error {
-	return validateWorkspace(workspacePath, RealPath(cwd))
+	return validateWorkspace(workspacePath, realPath(cwd))
 }
 
 func validateWorkspace(workspacePath *string, realCwd string) error {
+	return matchWorkspace(workspacePath, realCwd, workspaceFolders, "")
+}
+
+// workspaceFolders splits a workspacePath as the real client does
+// (validateWorkspacePath): on the OS path list separator. The real client
+// resolves an empty entry to its own cwd, which makes "a:" match every
+// directory; that is a bug we do not copy.
+func workspaceFolders(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, string(os.PathListSeparator)) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// matchWorkspace is the workspace check of Gemini CLI and of Qwen Code
+// (cli, "" for Gemini CLI), which split workspacePath into folders each
+// in its own way (split): realCwd must lie inside the real path of one.
+func matchWorkspace(workspacePath *string, realCwd string, split func(string) []string, cli string) error {
 	if workspacePath == nil {
 		return ErrNoWorkspace
 	}
@@ -419,31 +440,25 @@ func validateWorkspace(workspacePath *string, realCwd string) error {
 		return ErrEmptyWorkspace
 	}
 	var folders []string
-	for _, p := range strings.Split(*workspacePath, string(os.PathListSeparator)) {
-		// The real client (validateWorkspacePath) resolves an empty entry to
-		// its own cwd, which makes "a:" match every directory; that is a bug
-		// we do not copy.
-		if p == "" {
-			continue
-		}
-		folders = append(folders, RealPath(p))
+	for _, p := range split(*workspacePath) {
+		folders = append(folders, realPath(p))
 	}
 	for _, f := range folders {
-		if IsSubpath(f, realCwd) {
+		if isSubpath(f, realCwd) {
 			return nil
 		}
 	}
-	return &MismatchError{Folders: folders}
+	return &MismatchError{Folders: folders, CLI: cli}
 }
 
 // ReadOwn reads the discovery file (or Qwen Code lock file) at path with
 // the real client's checks (verifyAndReadFile in gemini-cli 0.61.0
 // packages/core/src/ide/ide-connection-utils.ts): a regular file owned by
 // this user, holding a JSON object.
-func ReadOwn(path string) (*Config, error) {
+func ReadOwn(path string) (*Contents, error) {
 	c := readCandidate(filepath.Dir(path), filepath.Base(path), os.Getuid())
 	if c.Err != nil {
 		return nil, fmt.Errorf("%s: %w", path, c.Err)
 	}
-	return c.Config, nil
+	return c.Contents, nil
 }

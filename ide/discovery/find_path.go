@@ -13,12 +13,12 @@ import (
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
-// RealPath resolves p the way the real client's resolveToRealPath (gemini-cli
+// realPath resolves p the way the real client's resolveToRealPath (gemini-cli
 // 0.61.0 packages/core/src/utils/paths.ts) does: a file:// URL becomes a
 // path, percent escapes are decoded (kept as is when malformed), the path is
 // made absolute and its symbolic links resolved; the parts that do not exist
 // are kept as written below the deepest part that does.
-func RealPath(p string) string {
+func realPath(p string) string {
 	if strings.HasPrefix(p, "file://") {
 		if u, err := url.Parse(p); err == nil {
 			p = u.Path
@@ -64,10 +64,10 @@ func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.EISDIR)
 }
 
-// IsSubpath reports whether child is parent or lies below it, comparing
+// isSubpath reports whether child is parent or lies below it, comparing
 // case-insensitively on macOS as the real client's isSubpath does (gemini-cli
 // 0.61.0 packages/core/src/utils/paths.ts).
-func IsSubpath(parent, child string) bool {
+func isSubpath(parent, child string) bool {
 	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
 		parent, child = strings.ToLower(parent), strings.ToLower(child)
 	}

@@ -10,27 +10,35 @@ import (
 	"github.com/gemkit/gemkit/ide"
 )
 
-// MaxTraversalDepth bounds the walk up the process tree, as in the real
+// maxTraversalDepth bounds the walk up the process tree, as in the real
 // client.
-const MaxTraversalDepth = 32
+const maxTraversalDepth = 32
 
-// Shells are the program names the real client (getIdeProcessInfo in
+// shells are the program names the real client (getIdeProcessInfo in
 // gemini-cli 0.61.0 packages/core/src/ide/process-utils.ts) takes for the
 // terminal's shell when it walks up from its own process. A login shell whose
 // argv[0] is "-bash" is not one of them, exactly as in the real client.
-var Shells = []string{"zsh", "bash", "sh", "tcsh", "csh", "ksh", "fish", "dash"}
+var shells = []string{"zsh", "bash", "sh", "tcsh", "csh", "ksh", "fish", "dash"}
 
 // IDEProcess is the editor process a CLI believes it runs in; its pid is
 // the one a discovery file's name must carry to be preferred.
 type IDEProcess struct {
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
-	// Source says how the pid was found: "env" (GEMINI_CLI_IDE_PID),
-	// "shell" (grandparent or parent of the first shell ancestor),
-	// "table" (Windows: three levels below the root of the chain) or
-	// "top" (no shell found: the top-most ancestor reached).
-	Source string `json:"source"`
+	// Source says how the pid was found.
+	Source ProcessSource `json:"source"`
 }
+
+// ProcessSource says how FindIDEProcess found the editor's pid.
+type ProcessSource string
+
+// How the editor's pid was found.
+const (
+	PIDFromEnv    ProcessSource = "env"   // GEMINI_CLI_IDE_PID
+	PIDAboveShell ProcessSource = "shell" // the grandparent (or parent) of the first shell ancestor
+	PIDFromTable  ProcessSource = "table" // Windows: three levels below the root of the process chain
+	PIDTopmost    ProcessSource = "top"   // no shell found: the top-most ancestor reached
+)
 
 // ProcessLookup returns the parent pid and the full command line of pid.
 // Like `ps -o ppid=,command=`, it returns 0 and "" when the process cannot
@@ -53,8 +61,9 @@ type FindOptions struct {
 // client's rules: GEMINI_CLI_IDE_PID when it is a positive integer;
 // otherwise a walk up the process tree to the first shell, whose
 // grandparent (when > 1) or parent is the IDE; otherwise the top-most
-// ancestor reached within MaxTraversalDepth levels. On Windows the real
-// client reads the whole process table instead; see WindowsIDEProcess.
+// ancestor reached within 32 levels. On Windows the real client reads the
+// whole process table instead: the editor is the ancestor three levels
+// below the root of the chain.
 func FindIDEProcess(ctx context.Context, o FindOptions) IDEProcess {
 	getenv := o.Getenv
 	if getenv == nil {
@@ -71,7 +80,7 @@ func FindIDEProcess(ctx context.Context, o FindOptions) IDEProcess {
 	if v := getenv(ide.EnvPID); v != "" {
 		if pid, ok := ParseJSInt(v); ok && pid > 0 {
 			_, cmd := lookup(ctx, pid)
-			return IDEProcess{PID: pid, Command: cmd, Source: "env"}
+			return IDEProcess{PID: pid, Command: cmd, Source: PIDFromEnv}
 		}
 	}
 	if p, ok := platformFind(ctx, self); ok {
@@ -84,18 +93,18 @@ func FindIDEProcess(ctx context.Context, o FindOptions) IDEProcess {
 // gemini-cli 0.61.0 packages/core/src/ide/process-utils.ts).
 func walkUnix(ctx context.Context, self int, lookup ProcessLookup) IDEProcess {
 	cur := self
-	for range MaxTraversalDepth {
+	for range maxTraversalDepth {
 		if ctx.Err() != nil {
 			break
 		}
 		ppid, cmd := lookup(ctx, cur)
-		if isShell(ProgramName(cmd)) {
+		if isShell(programName(cmd)) {
 			idePID := ppid
 			if gp, _ := lookup(ctx, ppid); gp > 1 {
 				idePID = gp
 			}
 			_, ideCmd := lookup(ctx, idePID)
-			return IDEProcess{PID: idePID, Command: ideCmd, Source: "shell"}
+			return IDEProcess{PID: idePID, Command: ideCmd, Source: PIDAboveShell}
 		}
 		if ppid <= 1 {
 			break
@@ -103,11 +112,11 @@ func walkUnix(ctx context.Context, self int, lookup ProcessLookup) IDEProcess {
 		cur = ppid
 	}
 	_, cmd := lookup(ctx, cur)
-	return IDEProcess{PID: cur, Command: cmd, Source: "top"}
+	return IDEProcess{PID: cur, Command: cmd, Source: PIDTopmost}
 }
 
 func isShell(name string) bool {
-	for _, s := range Shells {
+	for _, s := range shells {
 		if name == s {
 			return true
 		}
@@ -115,11 +124,11 @@ func isShell(name string) bool {
 	return false
 }
 
-// ProgramName is what the real client compares with the shell list
+// programName is what the real client compares with the shell list
 // (getIdeProcessInfoForUnix in gemini-cli 0.61.0
 // packages/core/src/ide/process-utils.ts): the base name of the command
 // line's first space-separated word.
-func ProgramName(command string) string {
+func programName(command string) string {
 	first, _, _ := strings.Cut(command, " ")
 	if first == "" {
 		return ""
@@ -127,12 +136,12 @@ func ProgramName(command string) string {
 	return filepath.Base(first)
 }
 
-// ParsePSLine parses one line of `ps -o ppid=,command=` output the way the
+// parsePSLine parses one line of `ps -o ppid=,command=` output the way the
 // real client does (getProcessInfo in gemini-cli 0.61.0
 // packages/core/src/ide/process-utils.ts): the first field is the parent pid
 // (1 when it is not a number), the rest is the command. An empty line means
 // the process is gone: 0 and "".
-func ParsePSLine(out string) (ppid int, command string) {
+func parsePSLine(out string) (ppid int, command string) {
 	out = strings.TrimSpace(out)
 	if out == "" {
 		return 0, ""
@@ -176,28 +185,28 @@ func ParseJSInt(s string) (int, bool) {
 	return n, true
 }
 
-// WindowsProcess is one row of the Windows process table.
-type WindowsProcess struct {
+// windowsProcess is one row of the Windows process table.
+type windowsProcess struct {
 	PID, PPID int
 	Name      string
 	Command   string
 }
 
-// WindowsIDEProcess applies the real client's Windows rule
+// windowsIDEProcess applies the real client's Windows rule
 // (getIdeProcessInfoForWindows in gemini-cli 0.61.0
 // packages/core/src/ide/process-utils.ts) to a snapshot of the process table:
-// walk up from self (at most MaxTraversalDepth entries) until a process whose
+// walk up from self (at most maxTraversalDepth entries) until a process whose
 // parent is 0 or absent; the IDE is the ancestor three levels below that root
 // (or the root itself when the chain is shorter). It is a pure function so
 // that it is tested anywhere.
-func WindowsIDEProcess(table map[int]WindowsProcess, self int) IDEProcess {
+func windowsIDEProcess(table map[int]windowsProcess, self int) IDEProcess {
 	me, ok := table[self]
 	if !ok {
-		return IDEProcess{PID: self, Source: "top"}
+		return IDEProcess{PID: self, Source: PIDTopmost}
 	}
-	var chain []WindowsProcess
+	var chain []windowsProcess
 	cur, have := me, true
-	for i := 0; i < MaxTraversalDepth && have; i++ {
+	for i := 0; i < maxTraversalDepth && have; i++ {
 		chain = append(chain, cur)
 		if cur.PPID == 0 {
 			break
@@ -206,19 +215,19 @@ func WindowsIDEProcess(table map[int]WindowsProcess, self int) IDEProcess {
 	}
 	if len(chain) >= 3 {
 		t := chain[len(chain)-3]
-		return IDEProcess{PID: t.PID, Command: t.Command, Source: "table"}
+		return IDEProcess{PID: t.PID, Command: t.Command, Source: PIDFromTable}
 	}
 	t := chain[len(chain)-1]
-	return IDEProcess{PID: t.PID, Command: t.Command, Source: "top"}
+	return IDEProcess{PID: t.PID, Command: t.Command, Source: PIDTopmost}
 }
 
-// ParseWindowsTable reads the JSON PowerShell prints for Win32_Process (one
+// parseWindowsTable reads the JSON PowerShell prints for Win32_Process (one
 // object or an array of them) into a table keyed by pid. Rows without a
 // numeric ProcessId are skipped, as in the real client
 // (getProcessTableWindows in gemini-cli 0.61.0
 // packages/core/src/ide/process-utils.ts).
-func ParseWindowsTable(out []byte) map[int]WindowsProcess {
-	table := map[int]WindowsProcess{}
+func parseWindowsTable(out []byte) map[int]windowsProcess {
+	table := map[int]windowsProcess{}
 	type row struct {
 		ProcessID       *float64 `json:"ProcessId"`
 		ParentProcessID float64  `json:"ParentProcessId"`
@@ -238,7 +247,7 @@ func ParseWindowsTable(out []byte) map[int]WindowsProcess {
 			continue
 		}
 		pid := int(*r.ProcessID)
-		table[pid] = WindowsProcess{PID: pid, PPID: int(r.ParentProcessID), Name: r.Name, Command: r.CommandLine}
+		table[pid] = windowsProcess{PID: pid, PPID: int(r.ParentProcessID), Name: r.Name, Command: r.CommandLine}
 	}
 	return table
 }

@@ -8,15 +8,15 @@ import (
 	"strings"
 )
 
-func platformLookup() ProcessLookup { return ProcLookup }
+func platformLookup() ProcessLookup { return procLookup }
 
 func platformFind(context.Context, int) (IDEProcess, bool) { return IDEProcess{}, false }
 
-// ProcLookup reads a process from /proc, giving what `ps -o
+// procLookup reads a process from /proc, giving what `ps -o
 // ppid=,command=` prints without starting a process per level: the parent
 // pid from /proc/PID/stat and the arguments from /proc/PID/cmdline joined
 // by spaces ("[comm]" when there are none, as for a kernel thread).
-func ProcLookup(_ context.Context, pid int) (ppid int, command string) {
+func procLookup(_ context.Context, pid int) (ppid int, command string) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	stat, err := os.ReadFile(dir + "/stat")
 	if err != nil {

@@ -77,7 +77,7 @@ func startTree(t *testing.T, shell string) (idePID, cliPID int) {
 	// The shell forks before it execs sleep; wait for the exec so that the
 	// leaf is the "CLI" and not a copy of the shell.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		if _, c := ProcLookup(context.Background(), cliPID); strings.HasPrefix(c, "sleep") {
+		if _, c := procLookup(context.Background(), cliPID); strings.HasPrefix(c, "sleep") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -92,7 +92,7 @@ func TestFindIDEProcessRealTree(t *testing.T) {
 		t.Run(shell, func(t *testing.T) {
 			idePID, cliPID := startTree(t, shell)
 			noEnv := func(string) string { return "" }
-			for name, lookup := range map[string]ProcessLookup{"proc": ProcLookup, "ps": PSLookup} {
+			for name, lookup := range map[string]ProcessLookup{"proc": procLookup, "ps": psLookup} {
 				got := FindIDEProcess(context.Background(), FindOptions{Getenv: noEnv, SelfPID: cliPID, Lookup: lookup})
 				if got.PID != idePID || got.Source != "shell" {
 					t.Errorf("%s: FindIDEProcess = %+v; want pid %d (the shell's grandparent)", name, got, idePID)
@@ -109,17 +109,17 @@ func TestProcAndPSAgree(t *testing.T) {
 	_, cliPID := startTree(t, "bash")
 	ctx := context.Background()
 	for pid := cliPID; pid > 1; {
-		p1, c1 := ProcLookup(ctx, pid)
-		p2, c2 := PSLookup(ctx, pid)
-		if p1 != p2 || ProgramName(c1) != ProgramName(c2) {
+		p1, c1 := procLookup(ctx, pid)
+		p2, c2 := psLookup(ctx, pid)
+		if p1 != p2 || programName(c1) != programName(c2) {
 			t.Fatalf("pid %d: /proc says (%d, %q), ps says (%d, %q)", pid, p1, c1, p2, c2)
 		}
 		pid = p1
 	}
-	if p, c := ProcLookup(ctx, 1<<30); p != 0 || c != "" {
+	if p, c := procLookup(ctx, 1<<30); p != 0 || c != "" {
 		t.Errorf("missing process: got (%d, %q)", p, c)
 	}
-	if p, c := PSLookup(ctx, 1<<30); p != 0 || c != "" {
+	if p, c := psLookup(ctx, 1<<30); p != 0 || c != "" {
 		t.Errorf("missing process via ps: got (%d, %q)", p, c)
 	}
 }

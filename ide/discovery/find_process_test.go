@@ -69,7 +69,7 @@ func TestFindIDEProcessRules(t *testing.T) {
 func TestWindowsIDEProcess(t *testing.T) {
 	// System(4) → services → explorer(300) → Code(400) → ptyhost(500) →
 	// pwsh(600) → gemini(700). The IDE is three levels below the root.
-	tb := ParseWindowsTable([]byte(`[
+	tb := parseWindowsTable([]byte(`[
 		{"ProcessId":4,"ParentProcessId":0,"Name":"System","CommandLine":null},
 		{"ProcessId":300,"ParentProcessId":4,"Name":"explorer.exe","CommandLine":"explorer"},
 		{"ProcessId":400,"ParentProcessId":300,"Name":"Code.exe","CommandLine":"Code.exe"},
@@ -90,11 +90,11 @@ func TestWindowsIDEProcess(t *testing.T) {
 		{999, IDEProcess{999, "", "top"}},
 	}
 	for _, tt := range tests {
-		if got := WindowsIDEProcess(tb, tt.self); got != tt.want {
+		if got := windowsIDEProcess(tb, tt.self); got != tt.want {
 			t.Errorf("self %d: got %+v; want %+v", tt.self, got, tt.want)
 		}
 	}
-	one := ParseWindowsTable([]byte(`{"ProcessId":1,"ParentProcessId":0,"Name":"a","CommandLine":"a"}`))
+	one := parseWindowsTable([]byte(`{"ProcessId":1,"ParentProcessId":0,"Name":"a","CommandLine":"a"}`))
 	if len(one) != 1 {
 		t.Errorf("single object: %v", one)
 	}
@@ -112,13 +112,13 @@ func TestParsePSLine(t *testing.T) {
 		{"1 /Applications/Visual Studio Code.app/Contents/MacOS/Electron", 1, "/Applications/Visual Studio Code.app/Contents/MacOS/Electron"},
 	}
 	for _, tt := range tests {
-		p, c := ParsePSLine(tt.in)
+		p, c := parsePSLine(tt.in)
 		if p != tt.ppid || c != tt.cmd {
-			t.Errorf("ParsePSLine(%q) = %d, %q", tt.in, p, c)
+			t.Errorf("parsePSLine(%q) = %d, %q", tt.in, p, c)
 		}
 	}
-	if n := ProgramName("/Applications/Visual Studio Code.app/x"); n != "Visual" {
-		t.Errorf("ProgramName splits on the first space like the real client: %q", n)
+	if n := programName("/Applications/Visual Studio Code.app/x"); n != "Visual" {
+		t.Errorf("programName splits on the first space like the real client: %q", n)
 	}
 	for in, want := range map[string]int{"42": 42, " +7x": 7, "-3": -3} {
 		if n, ok := ParseJSInt(in); !ok || n != want {

@@ -4,6 +4,6 @@ package discovery
 
 import "context"
 
-func platformLookup() ProcessLookup { return PSLookup }
+func platformLookup() ProcessLookup { return psLookup }
 
 func platformFind(context.Context, int) (IDEProcess, bool) { return IDEProcess{}, false }

@@ -12,16 +12,16 @@ import (
 // (getProcessTableWindows in gemini-cli 0.61.0
 // packages/core/src/ide/process-utils.ts), through PowerShell's
 // Win32_Process.
-func windowsTable(ctx context.Context) map[int]WindowsProcess {
+func windowsTable(ctx context.Context) map[int]windowsProcess {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	const q = "Get-CimInstance Win32_Process | Select-Object ProcessId,ParentProcessId,Name,CommandLine | ConvertTo-Json -Compress"
 	out, err := exec.CommandContext(ctx, "powershell", "-NoProfile", "-NonInteractive", "-Command", q).Output()
-	table := map[int]WindowsProcess{}
+	table := map[int]windowsProcess{}
 	if err != nil {
 		return table
 	}
-	return ParseWindowsTable(out)
+	return parseWindowsTable(out)
 }
 
 func platformLookup() ProcessLookup {
@@ -35,5 +35,5 @@ func platformLookup() ProcessLookup {
 }
 
 func platformFind(ctx context.Context, self int) (IDEProcess, bool) {
-	return WindowsIDEProcess(windowsTable(ctx), self), true
+	return windowsIDEProcess(windowsTable(ctx), self), true
 }

@@ -3,7 +3,6 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,28 +19,43 @@ import (
 type QwenCandidate struct {
 	// Name is the file name; Path the full path.
 	Name, Path string
-	// Source is how the CLI came to read it: "env-port" (the lock file of
-	// QWEN_CODE_IDE_SERVER_PORT), "legacy-pid" or "legacy-env-port" (the
-	// older files in the temporary folder), or "scan" (the lock folder).
-	Source string
+	// Source is how the CLI came to read it.
+	Source QwenSource
 	// Port is the port the file names (its port field, else its name's).
 	Port int
-	// Config is nil when the file cannot be read or is not a JSON object
+	// Contents is nil when the file cannot be read or is not a JSON object
 	// (the CLI skips it silently); Err says why.
-	Config *Config
-	Err    error
+	Contents *Contents
+	Err      error
 	// ModTime orders the scanned files, newest first; Owner is the
 	// owner's uid (-1 when unknown) and Mode the permission bits.
 	ModTime time.Time
 	Owner   int
 	Mode    fs.FileMode
 	// Stale says why the CLI deletes the file when it scans the folder
-	// (QwenStale); "" when it keeps it.
+	// (qwenStale); "" when it keeps it.
 	Stale string
 	// Workspace is nil when the file's workspacePath holds the cwd (or,
 	// for the env-port and legacy files, when the file has none), else
 	// the CLI's reason (ValidateQwenWorkspace).
 	Workspace error
+}
+
+// QwenSource says how Qwen Code came to read a lock file.
+type QwenSource string
+
+// How Qwen Code came to read a lock file: in this order.
+const (
+	QwenEnvPortFile       QwenSource = "env-port"        // the lock file of QWEN_CODE_IDE_SERVER_PORT
+	QwenLegacyPIDFile     QwenSource = "legacy-pid"      // the older file of the editor's pid, in the temporary folder
+	QwenLegacyEnvPortFile QwenSource = "legacy-env-port" // the older file of QWEN_CODE_IDE_SERVER_PORT, there too
+	QwenScanned           QwenSource = "scan"            // found in the lock folder, newest first
+)
+
+// Legacy reports whether c is one of the older files in the temporary
+// folder, which current companions no longer write.
+func (c *QwenCandidate) Legacy() bool {
+	return c.Source == QwenLegacyPIDFile || c.Source == QwenLegacyEnvPortFile
 }
 
 // QwenChoice is what Qwen Code decides from the files, before it dials
@@ -146,18 +160,18 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 		}
 	}
 	matches := func(c *QwenCandidate) bool {
-		if c.Config.WorkspacePath != nil {
-			c.Workspace = ValidateQwenWorkspace(c.Config.WorkspacePath, o.Cwd)
+		if c.Contents.WorkspacePath != nil {
+			c.Workspace = ValidateQwenWorkspace(c.Contents.WorkspacePath, o.Cwd)
 		}
 		return c.Workspace == nil
 	}
 
 	if ch.EnvPort != "" {
-		c := readQwenCandidate(o.Dir, ch.EnvPort+".lock", "env-port")
-		if c.Config != nil || !os.IsNotExist(c.Err) {
+		c := readQwenCandidate(o.Dir, ch.EnvPort+".lock", QwenEnvPortFile)
+		if c.Contents != nil || !os.IsNotExist(c.Err) {
 			ch.EnvLock = c
 		}
-		if c.Config != nil {
+		if c.Contents != nil {
 			if matches(c) {
 				ch.Chosen, ch.Reason = c, fmt.Sprintf("the lock file of %s=%s", ide.EnvQwenServerPort, ch.EnvPort)
 				return ch, nil
@@ -171,12 +185,12 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 
 	var legacy *QwenCandidate
 	if o.IDEPID > 0 {
-		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(strconv.Itoa(o.IDEPID)), "legacy-pid"); c.Config != nil {
+		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(strconv.Itoa(o.IDEPID)), QwenLegacyPIDFile); c.Contents != nil {
 			legacy = c
 		}
 	}
 	if legacy == nil && ch.EnvPort != "" {
-		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(ch.EnvPort), "legacy-env-port"); c.Config != nil {
+		if c := readQwenCandidate(o.TempDir, QwenLegacyFileName(ch.EnvPort), QwenLegacyEnvPortFile); c.Contents != nil {
 			legacy = c
 		}
 	}
@@ -187,7 +201,7 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 			return ch, nil
 		}
 		reject(legacy.Port)
-		if legacy.Source == "legacy-env-port" {
+		if legacy.Source == QwenLegacyEnvPortFile {
 			p, _ := strconv.Atoi(ch.EnvPort)
 			reject(p)
 		}
@@ -201,15 +215,15 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 		if !qwenLockPattern.MatchString(e.Name()) {
 			continue
 		}
-		c := readQwenCandidate(o.Dir, e.Name(), "scan")
-		if c.Config != nil {
-			c.Stale = QwenStale(c.Config)
+		c := readQwenCandidate(o.Dir, e.Name(), QwenScanned)
+		if c.Contents != nil {
+			c.Stale = qwenStale(c.Contents)
 		}
 		ch.Candidates = append(ch.Candidates, c)
 	}
 	sort.SliceStable(ch.Candidates, func(i, j int) bool { return ch.Candidates[i].ModTime.After(ch.Candidates[j].ModTime) })
 	for _, c := range ch.Candidates {
-		if c.Config == nil || c.Stale != "" || c.Config.WorkspacePath == nil {
+		if c.Contents == nil || c.Stale != "" || c.Contents.WorkspacePath == nil {
 			continue
 		}
 		if matches(c) {
@@ -223,7 +237,7 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 
 // readQwenCandidate reads one file as Qwen Code does: any JSON object is
 // a config; the owner is not checked.
-func readQwenCandidate(dir, name, source string) *QwenCandidate {
+func readQwenCandidate(dir, name string, source QwenSource) *QwenCandidate {
 	c := &QwenCandidate{Name: name, Path: filepath.Join(dir, name), Source: source, Owner: -1}
 	if n, ok := strings.CutSuffix(name, ".lock"); ok {
 		c.Port, _ = strconv.Atoi(n)
@@ -240,17 +254,8 @@ func readQwenCandidate(dir, name, source string) *QwenCandidate {
 		return c
 	}
 	c.ModTime, c.Owner, c.Mode = st.ModTime(), fileOwner(st), st.Mode().Perm()
-	if !st.Mode().IsRegular() {
-		c.Err = fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-		return c
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		c.Err = fmt.Errorf("cannot read: %w", err)
-		return c
-	}
-	if c.Config, c.Err = ParseConfig(data); c.Config != nil && c.Config.Port != 0 {
-		c.Port = c.Config.Port
+	if c.Contents, c.Err = readContents(f, st); c.Contents != nil && c.Contents.Port != 0 {
+		c.Port = c.Contents.Port
 	}
 	return c
 }
@@ -262,29 +267,13 @@ func readQwenCandidate(dir, name, source string) *QwenCandidate {
 // inside one. It returns nil, ErrNoWorkspace, ErrEmptyWorkspace or a
 // *MismatchError naming Qwen Code.
 func ValidateQwenWorkspace(workspacePath *string, cwd string) error {
-	if workspacePath == nil {
-		return ErrNoWorkspace
-	}
-	if *workspacePath == "" {
-		return ErrEmptyWorkspace
-	}
-	var folders []string
-	for _, p := range QwenWorkspaceFolders(*workspacePath) {
-		folders = append(folders, RealPath(p))
-	}
-	realCwd := RealPath(cwd)
-	for _, f := range folders {
-		if IsSubpath(f, realCwd) {
-			return nil
-		}
-	}
-	return &MismatchError{Folders: folders, CLI: "Qwen Code"}
+	return matchWorkspace(workspacePath, realPath(cwd), qwenWorkspaceFolders, "Qwen Code")
 }
 
-// QwenWorkspaceFolders splits a workspacePath as Qwen Code does
+// qwenWorkspaceFolders splits a workspacePath as Qwen Code does
 // (parseWorkspacePathEnv): a JSON array of strings, else a path list;
 // only absolute entries count.
-func QwenWorkspaceFolders(v string) []string {
+func qwenWorkspaceFolders(v string) []string {
 	var list []string
 	if !strings.HasPrefix(strings.TrimLeft(v, " \t\r\n"), "[") || json.Unmarshal([]byte(v), &list) != nil {
 		list = strings.Split(v, string(os.PathListSeparator))

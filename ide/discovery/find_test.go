@@ -149,7 +149,7 @@ func TestChooseMismatchKeepsBestSorted(t *testing.T) {
 		t.Errorf("mismatch with env port: chose %s", got)
 	}
 	bad := ch.Candidates[0]
-	if bad.Name != FileName(99999992, 2003) || bad.Config != nil || bad.Err == nil {
+	if bad.Name != FileName(99999992, 2003) || bad.Contents != nil || bad.Err == nil {
 		t.Errorf("unparsable file: %+v", bad)
 	}
 }
@@ -259,8 +259,8 @@ func TestWorkspaceErrorsWording(t *testing.T) {
 	}
 }
 
-func TestParseConfigLenient(t *testing.T) {
-	c, err := ParseConfig([]byte(`{"port":"8080","workspacePath":null,"authToken":"t","ideInfo":{"name":"x","displayName":"X"},"stdio":{"command":"ide","args":["--stdio"]},"extra":1}`))
+func TestParseContentsLenient(t *testing.T) {
+	c, err := ParseContents([]byte(`{"port":"8080","workspacePath":null,"authToken":"t","ideInfo":{"name":"x","displayName":"X"},"stdio":{"command":"ide","args":["--stdio"]},"extra":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,8 +268,8 @@ func TestParseConfigLenient(t *testing.T) {
 		t.Errorf("config %+v", c)
 	}
 	for _, bad := range []string{`null`, `"x"`, `12`, `[]`, `{`} {
-		if _, err := ParseConfig([]byte(bad)); err == nil {
-			t.Errorf("ParseConfig(%s) accepted", bad)
+		if _, err := ParseContents([]byte(bad)); err == nil {
+			t.Errorf("ParseContents(%s) accepted", bad)
 		}
 	}
 }

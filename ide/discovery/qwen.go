@@ -89,13 +89,13 @@ func CleanStaleQwen(dir string) ([]string, error) {
 		if !qwenLockPattern.MatchString(e.Name()) || !ownedEntry(e) {
 			return false
 		}
-		return QwenStale(readQwenLock(filepath.Join(dir, e.Name()))) != ""
+		return qwenStale(readQwenLock(filepath.Join(dir, e.Name()))) != ""
 	})
 }
 
 // readQwenLock reads a lock file's content, or nil when it cannot be read
 // or parsed (Qwen Code skips such files and never deletes them).
-func readQwenLock(path string) *Config {
+func readQwenLock(path string) *Contents {
 	f, err := openNonBlocking(path)
 	if err != nil {
 		return nil
@@ -108,21 +108,21 @@ func readQwenLock(path string) *Config {
 	if err != nil {
 		return nil
 	}
-	c, err := ParseConfig(data)
+	c, err := ParseContents(data)
 	if err != nil {
 		return nil
 	}
 	return c
 }
 
-// QwenStale says why Qwen Code would delete a lock file of content c, or
+// qwenStale says why Qwen Code would delete a lock file of content c, or
 // "" when it keeps it (cleanupStaleLockFile): a ppid that no longer runs,
 // or, without a ppid, a workspacePath that does not exist (taken whole,
 // not split into folders, as the CLI does). The CLI's probe,
 // process.kill(ppid, 0), also fails for another user's process; a
 // companion's own lock names its own process, so that case is not told
 // apart here.
-func QwenStale(c *Config) string {
+func qwenStale(c *Contents) string {
 	if c == nil {
 		return ""
 	}
@@ -142,7 +142,7 @@ func QwenStale(c *Config) string {
 
 // PPID returns the file's ppid field when it is a number other than 0,
 // the values Qwen Code probes (a truthy parsed.ppid).
-func (c *Config) PPID() (int, bool) {
+func (c *Contents) PPID() (int, bool) {
 	var n float64
 	if v, ok := c.Raw["ppid"]; !ok || json.Unmarshal(v, &n) != nil || n == 0 || n != float64(int(n)) {
 		return 0, false

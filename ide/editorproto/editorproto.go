@@ -1,9 +1,16 @@
-// Package editorproto is the editor protocol of `gemkit ide serve --editor
-// stdio`: newline-delimited JSON-RPC 2.0 between gemkit and the editor that
-// spawned it, over gemkit's stdin (editor → gemkit) and stdout (gemkit →
-// editor). A Conn is the companion's Editor; what the editor reports is
-// passed to the companion's Events. docs/editor-protocol.md describes the
-// messages for plugin authors.
+// Package editorproto is the [editor protocol] of `gemkit ide serve --editor
+// stdio`: newline-delimited [JSON-RPC 2.0] between gemkit and the editor
+// that spawned it, over gemkit's stdin (editor → gemkit) and stdout
+// (gemkit → editor). A [Conn] is the companion's
+// [github.com/gemkit/gemkit/ide/companion.Editor]; what the editor reports
+// ([MethodFocus], [MethodSelection], [MethodDiffAccepted], …) is passed to
+// the companion's [github.com/gemkit/gemkit/ide/companion.Events], and
+// [Conn.Serve] runs a companion's whole life with the editor. The
+// [editor protocol] document (docs/editor-protocol.md) describes the
+// messages for plugin authors; its transcripts are this package's tests.
+//
+// [editor protocol]: https://github.com/gemkit/gemkit/blob/main/docs/editor-protocol.md
+// [JSON-RPC 2.0]: https://www.jsonrpc.org/specification
 package editorproto
 
 import (
@@ -56,7 +63,7 @@ const (
 	CodeInternalError  = jsonrpc.CodeInternalError
 )
 
-// DefaultRequestTimeout bounds a request to the editor when Options leaves
+// DefaultRequestTimeout bounds a request to the editor when [Options] leaves
 // it zero.
 const DefaultRequestTimeout = 30 * time.Second
 
@@ -64,19 +71,19 @@ const DefaultRequestTimeout = 30 * time.Second
 // diff's content at the request-body limit, escaped.
 const DefaultMaxLine = jsonrpc.DefaultMaxMessage
 
-// Options tunes a Conn; the zero value is usable.
+// Options tunes a [Conn]; the zero value is usable.
 type Options struct {
 	// Logger receives protocol errors; default slog.Default(). It must not
 	// write to the protocol's stdout.
 	Logger *slog.Logger
 	// RequestTimeout bounds each request to the editor; default
-	// DefaultRequestTimeout.
+	// [DefaultRequestTimeout].
 	RequestTimeout time.Duration
-	// MaxLine is the longest line read; default DefaultMaxLine.
+	// MaxLine is the longest line read; default [DefaultMaxLine].
 	MaxLine int
 }
 
-// Ready is the params of server/ready.
+// Ready is the params of server/ready ([MethodServerReady]).
 type Ready struct {
 	Port          int               `json:"port"`
 	DiscoveryFile string            `json:"discoveryFile"`
@@ -99,8 +106,8 @@ type Conn struct {
 
 var _ companion.Editor = (*Conn)(nil)
 
-// New makes a Conn reading the editor's messages from r and writing
-// gemkit's to w. Call Run to start reading.
+// New makes a [Conn] reading the editor's messages from r and writing
+// gemkit's to w. Call [Conn.Run] or [Conn.Serve] to start reading.
 func New(r io.Reader, w io.Writer, o Options) *Conn {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -129,14 +136,15 @@ func New(r io.Reader, w io.Writer, o Options) *Conn {
 	return &Conn{rpc: rpc, log: o.Logger, timeout: o.RequestTimeout}
 }
 
-// Done is closed when Run has returned: the editor is gone.
+// Done is closed when [Conn.Run] has returned: the editor is gone.
 func (c *Conn) Done() <-chan struct{} { return c.rpc.Done() }
 
-// Run reads the editor's messages and passes its reports to ev until the
-// editor closes its end (then Run returns nil) or ctx ends. A malformed
-// line is answered with a JSON-RPC error (or logged, for a notification)
-// and reading goes on. Once Run has returned no further report reaches ev,
-// except from a line whose handling had already begun.
+// Run reads the editor's messages and passes its reports to ev
+// ([companion.Events]) until the editor closes its end (then Run returns
+// nil) or ctx ends. A malformed line is answered with a JSON-RPC error (or
+// logged, for a notification) and reading goes on. Once Run has returned no
+// further report reaches ev, except from a line whose handling had already
+// begun.
 func (c *Conn) Run(ctx context.Context, ev companion.Events) error {
 	err := c.rpc.Run(ctx, jsonrpc.HandlerFunc(func(_ context.Context, r jsonrpc.Request) (any, error) {
 		return c.handleCall(r, ev)
@@ -357,12 +365,12 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	return c.rpc.Call(ctx, c.timeout, method, params, result)
 }
 
-// OpenDiff implements companion.Editor with a diff/open request.
+// OpenDiff implements [companion.Editor] with a diff/open request.
 func (c *Conn) OpenDiff(ctx context.Context, filePath, newContent string) error {
 	return c.Call(ctx, MethodDiffOpen, ide.OpenDiffRequest{FilePath: filePath, NewContent: newContent}, nil)
 }
 
-// CloseDiff implements companion.Editor with a diff/close request; a null
+// CloseDiff implements [companion.Editor] with a diff/close request; a null
 // or missing content means no diff of filePath was open.
 func (c *Conn) CloseDiff(ctx context.Context, filePath string) (string, bool, error) {
 	var res struct {
@@ -396,19 +404,28 @@ func (c *Conn) Diagnostics(ctx context.Context, path string) ([]companion.FileDi
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range res.Files {
-		for _, d := range f.Diagnostics {
-			switch d.Severity {
-			case "error", "warning", "info", "hint":
-			default:
-				return nil, fmt.Errorf("editor's answer to %s: severity must be error, warning, info or hint, not %q", MethodDiagnostics, d.Severity)
-			}
-		}
+	if err := checkSeverities(res.Files); err != nil {
+		return nil, err
 	}
 	return res.Files, nil
 }
 
-// FileWritten implements companion.Editor with a file/written notification.
+// checkSeverities refuses diagnostics whose severity is not one of the
+// protocol's words.
+func checkSeverities(files []companion.FileDiagnostics) error {
+	for _, f := range files {
+		for _, d := range f.Diagnostics {
+			switch d.Severity {
+			case "error", "warning", "info", "hint":
+			default:
+				return fmt.Errorf("editor's answer to %s: severity must be error, warning, info or hint, not %q", MethodDiagnostics, d.Severity)
+			}
+		}
+	}
+	return nil
+}
+
+// FileWritten implements [companion.Editor] with a file/written notification.
 func (c *Conn) FileWritten(_ context.Context, path string) error {
 	return c.Notify(MethodFileWritten, map[string]string{"path": path})
 }

@@ -105,7 +105,7 @@ func runTranscript(t *testing.T, editor string) (replies, events string) {
 
 // quoteRE finds the transcripts docs/editor-protocol.md quotes: a marker
 // naming the file, then a fenced block.
-var quoteRE = regexp.MustCompile("(?s)<!-- transcript: ([\\w.-]+) -->\n```\n(.*?)```\n")
+var quoteRE = regexp.MustCompile("(?s)<!-- transcript: ([\\w./-]+) -->\n```\n(.*?)```\n")
 
 // TestDocQuotesTranscripts: every exchange docs/editor-protocol.md quotes
 // under a transcript marker is the tested transcript itself, rendered with
@@ -121,10 +121,24 @@ func TestDocQuotesTranscripts(t *testing.T) {
 	out := quoteRE.ReplaceAllFunc(doc, func(m []byte) []byte {
 		n++
 		name := string(quoteRE.FindSubmatch(m)[1])
-		a := golden.ReadArchive(t, filepath.Join("testdata", name))
+		a := golden.ReadArchive(t, filepath.Join("testdata", filepath.FromSlash(name)))
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "<!-- transcript: %s -->\n```\n", name)
+		if a.Get("route") != "" {
+			// gemkit asks, the editor answers: each request, then its
+			// answer.
+			asks, answers := nonEmptyLines(a.Get("gemkit")), nonEmptyLines(a.Get("editor"))
+			for i, l := range asks {
+				b.WriteString("< " + l + "\n")
+				if i < len(answers) {
+					b.WriteString("> " + answers[i] + "\n")
+				}
+			}
+		}
 		for _, sec := range []struct{ name, mark string }{{"editor", "> "}, {"gemkit", "< "}} {
+			if a.Get("route") != "" {
+				break
+			}
 			for _, l := range strings.SplitAfter(a.Get(sec.name), "\n") {
 				if l != "" {
 					b.WriteString(sec.mark + l)

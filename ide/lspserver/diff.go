@@ -39,7 +39,7 @@ func (s *Server) ShowsDiffs() bool {
 	return s.caps.applyEdit
 }
 
-// OpenDiff implements companion.Editor: the proposal replaces the text of
+// OpenDiff implements [companion.Editor]: the proposal replaces the text of
 // filePath's buffer (opened by the client if need be), its lines are
 // marked with diagnostics saying how to answer, and where the client can
 // ask, it asks. The file on disk is not touched.
@@ -353,7 +353,7 @@ func (s *Server) restore(p *proposal) {
 	}
 }
 
-// CloseDiff implements companion.Editor: the person answered in the CLI.
+// CloseDiff implements [companion.Editor]: the person answered in the CLI.
 // The buffer gets its text from before the proposal back (an accepting
 // CLI writes the file itself) and the proposal's text is returned.
 func (s *Server) CloseDiff(_ context.Context, filePath string) (string, bool, error) {
@@ -375,7 +375,7 @@ func (s *Server) CloseDiff(_ context.Context, filePath string) (string, bool, er
 	return content, true, nil
 }
 
-// FileWritten implements companion.Editor. LSP has no request to reload
+// FileWritten implements [companion.Editor]. LSP has no request to reload
 // a buffer; clients reload unmodified buffers from disk themselves.
 func (s *Server) FileWritten(context.Context, string) error { return nil }
 

@@ -27,7 +27,7 @@ const DefaultSaveHold = 10 * time.Second
 // it answers, as the plugins' diff views never write the file: the agent
 // reads what it read when it proposed the change, and writes the accepted
 // text. Nothing the person saved is lost: when the agent has not written
-// the file within Options.SaveHold, or when gemkit stops first, and the
+// the file within [Options.SaveHold], or when gemkit stops first, and the
 // file still holds exactly what gemkit put back, gemkit writes the
 // editor's saved bytes again.
 

@@ -7,10 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/editorsource"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
@@ -27,6 +31,9 @@ type codeIntels struct {
 	// holdFor, when not 0, is the agent process a short-lived gemkit
 	// (the hook) works for: the broker keeps the servers while it lives.
 	holdFor int
+	// noEditor leaves the editor's language clients out: gemkit ide
+	// serve is the editor's side, and asks its editor itself.
+	noEditor bool
 }
 
 // codeIntel is the tools of one workspace and what they need closed.
@@ -89,8 +96,24 @@ func (a *app) closeCodeIntel() {
 }
 
 // editorSource finds the Source of an editor serving the workspace
-// through a gemkit companion; nil while there is none.
-func (a *app) editorSource(string) codeintel.EditorFinder { return nil }
+// through a gemkit companion (internal/editorsource): its language
+// clients answer first. The caller holds a.intel.mu. gemkit ide serve,
+// the companion itself, has none.
+func (a *app) editorSource(ws string) codeintel.EditorFinder {
+	if a.intel.noEditor {
+		return nil
+	}
+	lookup := a.lookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	f := editorsource.NewFinder(ws, editorsource.Options{
+		Discovery: client.Options{Dir: a.discoveryDir(), Getenv: a.getenv, LookupEnv: lookup, Logger: a.log},
+		Logger:    a.log,
+	})
+	a.intel.close = append(a.intel.close, f.Close)
+	return f.Find
+}
 
 // ownServers is gemkit's own language servers for ws: the workspace's
 // broker, or a Pool in this process.
@@ -239,4 +262,35 @@ func (d *ownDiagnostics) Diagnostics(ctx context.Context, path string) ([]compan
 		out = append(out, fd)
 	}
 	return out, nil
+}
+
+// editorState is what `gemkit codeintel status` says of the editor that
+// lends its language clients.
+type editorState struct {
+	Editor   string `json:"editor"`
+	Endpoint string `json:"endpoint"`
+	// Clients names the clients it runs now ("gopls"), "" when none.
+	Clients string `json:"clients"`
+}
+
+// editorStatus finds the editor serving ws that lends its language
+// clients; nil when none does.
+func (a *app) editorStatus(ctx context.Context, ws string) *editorState {
+	a.intel.mu.Lock()
+	find := a.editorSource(ws)
+	a.intel.mu.Unlock()
+	if find == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	src, ok := find(ctx).(*editorsource.Source)
+	if !ok || src == nil {
+		return nil
+	}
+	st := &editorState{Editor: src.Editor(), Endpoint: src.Endpoint()}
+	if s, err := src.Status(ctx, ""); err == nil {
+		st.Clients = strings.TrimPrefix(s.Server, src.Editor()+"'s ")
+	}
+	return st
 }

@@ -116,6 +116,14 @@ func newCodeIntelStatusCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			editor := a.editorStatus(cmd.Context(), ws)
+			if editor != nil && !asJSON {
+				if editor.Clients != "" {
+					fmt.Fprintf(a.Out, "%s answers code questions first, with its language clients (%s), through its companion at %s; gemkit's servers answer for the files it has no client for.\n", editor.Editor, editor.Clients, editor.Endpoint)
+				} else {
+					fmt.Fprintf(a.Out, "%s lends its language clients through its companion at %s, but runs none now: gemkit's servers answer.\n", editor.Editor, editor.Endpoint)
+				}
+			}
 			sock, err := brokerSocket(ws, configPath)
 			if err != nil {
 				return err
@@ -127,14 +135,14 @@ func newCodeIntelStatusCmd(a *app) *cobra.Command {
 			var servers []langserver.ServerInfo
 			if err := c.Servers(ctx, &servers); err != nil {
 				if asJSON {
-					return writeJSON(a.Out, map[string]any{"workspace": ws, "broker": nil, "servers": []any{}})
+					return writeJSON(a.Out, map[string]any{"workspace": ws, "editor": editor, "broker": nil, "servers": []any{}})
 				}
 				fmt.Fprintf(a.Out, "No code intelligence broker runs for %s: the first code question of an agent there starts one.\n", ws)
 				return nil
 			}
 			h := c.Broker()
 			if asJSON {
-				return writeJSON(a.Out, map[string]any{"workspace": ws, "broker": map[string]any{"pid": h.Pid, "socket": sock, "version": h.Version}, "servers": servers})
+				return writeJSON(a.Out, map[string]any{"workspace": ws, "editor": editor, "broker": map[string]any{"pid": h.Pid, "socket": sock, "version": h.Version}, "servers": servers})
 			}
 			fmt.Fprintf(a.Out, "Broker for %s: pid %d, socket %s\n", ws, h.Pid, sock)
 			if len(servers) == 0 {

@@ -135,7 +135,7 @@ func explainConnect(p *client.Plan, o client.Options, err error) error {
 		return err
 	}
 	var b strings.Builder
-	if p.Config == nil && len(p.Endpoints) == 0 {
+	if p.Contents == nil && len(p.Endpoints) == 0 {
 		dir, what, env := o.Dir, "discovery file", ide.EnvServerPort
 		if dir == "" {
 			dir = discovery.Dir()

@@ -35,7 +35,7 @@ companion would work from this directory.`,
 
 func printDoctor(w io.Writer, d *client.DoctorReport) {
 	for _, fd := range d.Findings {
-		tag := map[string]string{"error": "ERROR", "warning": "warn ", "ok": "ok   "}[fd.Severity]
+		tag := map[client.Severity]string{client.SeverityError: "ERROR", client.SeverityWarning: "warn ", client.SeverityOK: "ok   "}[fd.Severity]
 		fmt.Fprintf(w, "%s %s: %s\n", tag, fd.Subject, fd.Message)
 		if fd.Fix != "" {
 			fmt.Fprintf(w, "      → %s\n", fd.Fix)

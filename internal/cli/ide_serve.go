@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/ide/editorproto"
+	"github.com/gemkit/gemkit/ide/lspserver"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -124,46 +128,66 @@ process ends, and removes its discovery and lock files first.`,
 	parent.AddCommand(cmd)
 }
 
+// runIDEServe is `gemkit ide serve`: the flags make the companion's
+// configuration, and the front-end the --editor flag names runs the
+// whole life of the companion (ide/editorproto, ide/lspserver,
+// internal/term).
 func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
-	if o.editor != "stdio" && o.editor != "terminal" && o.editor != "lsp" {
-		return withExitCode(ExitError, fmt.Errorf("--editor must be stdio, lsp or terminal, not %q", o.editor))
-	}
-	if o.editor == "stdio" && o.printEnv {
-		return withExitCode(ExitError, errors.New("--print-env writes to stdout, which --editor stdio uses for the protocol; read the env from the server/ready notification instead"))
-	}
-	if o.editor == "lsp" && o.printEnv {
-		return withExitCode(ExitError, errors.New("--print-env writes to stdout, which --editor lsp uses for the protocol"))
-	}
-	if o.idePID < 0 {
-		return withExitCode(ExitError, fmt.Errorf("--ide-pid must be a positive pid, not %d", o.idePID))
-	}
-	if o.debounce <= 0 || o.debounce > maxDebounce {
-		return withExitCode(ExitError, fmt.Errorf("--debounce must be more than 0 and at most %s (default %s), not %s", maxDebounce, ide.ContextDebounce, o.debounce))
-	}
-	pidGiven, wsGiven := o.idePID != 0, len(o.workspace) > 0
-	if o.idePID == 0 {
-		o.idePID = os.Getppid()
-	}
-	workspace, err := workspaceFolders(o.workspace)
+	cfg, err := o.companionConfig(a)
 	if err != nil {
 		return withExitCode(ExitError, err)
 	}
+	switch o.editor {
+	case "stdio":
+		defer a.releaseAfterClientsChange(&cfg)()
+		err = editorproto.New(a.In, a.Out, editorproto.Options{Logger: a.log}).Serve(ctx, cfg)
+	case "lsp":
+		// The editor owns both ends of stdout and stderr: once it is
+		// killed, a write there (a reply, the log line saying the client
+		// went) would end gemkit by SIGPIPE before it removes its
+		// discovery file. Ignored, the write fails with EPIPE and the
+		// shutdown goes on.
+		signal.Ignore(syscall.SIGPIPE)
+		ls := lspserver.New(a.In, a.Out, lspserver.Options{Logger: a.log, FixedWorkspace: len(o.workspace) > 0, Version: buildVersion()})
+		err = ls.Serve(ctx, cfg)
+	default:
+		defer a.releaseAfterClientsChange(&cfg)()
+		err = newTerminalEditor(a, o).Serve(ctx, cfg)
+	}
+	return serveExit(a, err)
+}
 
-	// The companion serves until the front-end is done with it: on Ctrl-C
-	// or SIGTERM (ctx) the terminal front-end first rejects what waits,
-	// and those outcomes must still reach the CLIs.
-	srvCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stopOnSignal := context.AfterFunc(ctx, func() {
-		if o.editor == "stdio" {
-			cancel()
-		}
-	})
-	defer stopOnSignal()
+// serveExit is the exit of `gemkit ide serve` after the front-end's err.
+func serveExit(a *app, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, lspserver.ErrNoShutdown):
+		// LSP: exit without shutdown ends the server with code 1.
+		return withExitCode(ExitNo, err)
+	case errors.Is(err, term.ErrInputEnded):
+		// No input at all (stdin from /dev/null): say why a server that
+		// just started stops.
+		fmt.Fprintln(a.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
+		return nil
+	}
+	return withExitCode(ExitError, err)
+}
+
+// companionConfig checks the flags and turns them into the companion's
+// configuration.
+func (o serveOptions) companionConfig(a *app) (companion.Config, error) {
+	if err := o.check(); err != nil {
+		return companion.Config{}, err
+	}
+	workspace, err := workspaceFolders(a.cwd, o.workspace)
+	if err != nil {
+		return companion.Config{}, err
+	}
 	cfg := companion.Config{
 		Workspace:     workspace,
 		IDEInfo:       ide.IDEInfo{Name: o.ideName, DisplayName: o.displayName},
-		PID:           o.idePID,
+		PID:           o.idePID, // 0: the parent, or (lsp) the client's process
 		WatchPID:      true,
 		Debounce:      o.debounce,
 		Logger:        a.log,
@@ -174,135 +198,111 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		Qwen:          o.qwen,
 		QwenLockDir:   a.qwenLockDir(),
 		BridgeCommand: a.bridgeCommand,
+		OnReady:       o.onReady(a),
 	}
+	a.intel.noEditor = true
 	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
 		cfg.ExtraEnv = env
 		a.log.Debug(why)
 	}
+	return cfg, nil
+}
 
-	if o.editor == "lsp" {
-		return runIDEServeLSP(ctx, a, o, cfg, pidGiven, wsGiven)
-	}
-	var conn *editorproto.Conn
-	var front *term.Frontend
-	if o.editor == "stdio" {
-		conn = editorproto.New(a.In, a.Out, editorproto.Options{Logger: a.log})
-		cfg.Editor = conn
-	} else {
-		front = newTerminalEditor(a, o.printEnv)
-		cfg.Editor = front
-		cfg.OnClientsChange = front.ClientsChanged
-	}
-
-	// A client's connect runs code (initialize, tools/list, the first
-	// answers) that idle serving never runs again: its pages are given
-	// back too, once a change of clients has settled.
-	if a.releasePages != nil {
-		settle := time.AfterFunc(time.Hour, func() {
-			if _, err := a.releasePages(); err != nil {
-				a.log.Debug("releasing pages after a client changed", "err", err)
-			}
-		})
-		settle.Stop()
-		defer settle.Stop()
-		changed := cfg.OnClientsChange
-		cfg.OnClientsChange = func() {
-			if changed != nil {
-				changed()
-			}
-			settle.Reset(2 * time.Second)
-		}
-	}
-
-	srv, err := companion.New(cfg)
-	if err != nil {
-		return withExitCode(ExitError, err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(srvCtx) }()
-	select {
-	case <-srv.Ready():
-	case err := <-served:
-		return withExitCode(ExitError, err)
-	}
-	warnOtherCompanions(a, workspace, srv.DiscoveryPath())
-	// Up and serving: what the start-up touched of the other commands'
-	// code (the model SDKs, mostly) need not stay resident.
-	if a.releasePages != nil {
-		if n, err := a.releasePages(); err != nil {
-			a.log.Debug("releasing start-up pages", "err", err)
-		} else {
-			a.log.Debug("released start-up pages", "bytes", n)
-		}
-	}
-
+// check refuses flags that do not go together.
+func (o serveOptions) check() error {
 	switch {
-	case conn != nil:
-		fmt.Fprintf(a.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
-		if srv.ClaudePort() != 0 {
-			fmt.Fprintf(a.Err, "gemkit: Claude Code endpoint ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
-		}
-		if err := conn.SendReady(editorproto.Ready{Port: srv.Port(), DiscoveryFile: srv.DiscoveryPath(), Env: srv.Env()}); err != nil {
-			a.log.Error("telling the editor the server is ready", "err", err)
-		}
-		go func() {
-			if err := conn.Run(srvCtx, srv); err != nil {
-				a.log.Error("editor protocol", "err", err)
-			}
-			cancel() // the editor has gone: shut down cleanly
-		}()
-	default:
-		fmt.Fprintf(a.Out, "gemkit: IDE companion serving %s\n  workspace:      %s\n  discovery file: %s\n",
-			srv.URL(), discovery.JoinWorkspace(workspace), srv.DiscoveryPath())
-		if srv.ClaudePort() != 0 {
-			fmt.Fprintf(a.Out, "  claude code:    ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
-		}
-		if o.watch {
-			if err := startWorkspaceWatch(srvCtx, a, workspace, srv); err != nil {
-				a.log.Warn("the files you save will not be sent as the open files", "err", err)
-			}
-		}
-		if o.printEnv {
-			fmt.Fprint(a.Out, discovery.ExportLines(srv.Env()))
-		}
-		if hint := firstRunHint(a); hint != "" {
-			fmt.Fprint(a.Out, hint)
-		}
-		// Front-end's context: a signal (ctx) or the companion stopping by
-		// itself (the --ide-pid process ended).
-		frontCtx, frontCancel := context.WithCancel(ctx)
-		defer frontCancel()
-		stopFront := context.AfterFunc(srvCtx, frontCancel)
-		defer stopFront()
-		go func() {
-			err := front.Run(frontCtx, srv)
-			switch {
-			case ctx.Err() != nil:
-				fmt.Fprintln(a.Out, "Stopped (Ctrl-C or SIGTERM).")
-			case srvCtx.Err() != nil:
-			case err != nil:
-				a.log.Error("terminal front-end", "err", err)
-			case isTerminal(a.In):
-				fmt.Fprintln(a.Out, "Stopped (Ctrl-D).")
-			default:
-				// No input at all (stdin from /dev/null): say why a
-				// server that just started stops.
-				fmt.Fprintln(a.Err, "gemkit: input ended, so nobody can answer diffs here; stopping. (An editor plugin runs gemkit with --editor stdio.)")
-			}
-			cancel() // shut down cleanly
-		}()
-	}
-	if err := <-served; err != nil {
-		return withExitCode(ExitError, err)
+	case o.editor != "stdio" && o.editor != "terminal" && o.editor != "lsp":
+		return fmt.Errorf("--editor must be stdio, lsp or terminal, not %q", o.editor)
+	case o.editor == "stdio" && o.printEnv:
+		return errors.New("--print-env writes to stdout, which --editor stdio uses for the protocol; read the env from the server/ready notification instead")
+	case o.editor == "lsp" && o.printEnv:
+		return errors.New("--print-env writes to stdout, which --editor lsp uses for the protocol")
+	case o.idePID < 0:
+		return fmt.Errorf("--ide-pid must be a positive pid, not %d", o.idePID)
+	case o.debounce <= 0 || o.debounce > maxDebounce:
+		return fmt.Errorf("--debounce must be more than 0 and at most %s (default %s), not %s", maxDebounce, ide.ContextDebounce, o.debounce)
 	}
 	return nil
 }
 
+// onReady is what the command says and does once the companion serves,
+// before the front-end hears of it: where it serves (on stderr where the
+// protocol holds stdout), and, with a plugin or in the terminal, which
+// other companion serves the same folders and the pages start-up touched
+// given back.
+func (o serveOptions) onReady(a *app) func(*companion.Server) {
+	return func(srv *companion.Server) {
+		if o.editor == "lsp" {
+			fmt.Fprintf(a.Err, "gemkit: IDE companion serving %s for %s (discovery file %s)\n", srv.URL(), strings.Join(srv.Workspace(), ", "), srv.DiscoveryPath())
+			if srv.ClaudePort() != 0 {
+				fmt.Fprintf(a.Err, "gemkit: Claude Code endpoint ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
+			}
+			return
+		}
+		warnOtherCompanions(a, srv.Workspace(), srv.DiscoveryPath())
+		a.releaseStartupPages()
+		if o.editor == "stdio" {
+			fmt.Fprintf(a.Err, "gemkit: IDE companion serving %s (discovery file %s)\n", srv.URL(), srv.DiscoveryPath())
+			if srv.ClaudePort() != 0 {
+				fmt.Fprintf(a.Err, "gemkit: Claude Code endpoint ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
+			}
+			return
+		}
+		fmt.Fprintf(a.Out, "gemkit: IDE companion serving %s\n  workspace:      %s\n  discovery file: %s\n",
+			srv.URL(), discovery.JoinWorkspace(srv.Workspace()), srv.DiscoveryPath())
+		if srv.ClaudePort() != 0 {
+			fmt.Fprintf(a.Out, "  claude code:    ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
+		}
+	}
+}
+
+// releaseStartupPages gives back what the start-up touched of the other
+// commands' code (the model SDKs, mostly), once the companion serves: it
+// need not stay resident.
+func (a *app) releaseStartupPages() {
+	if a.releasePages == nil {
+		return
+	}
+	if n, err := a.releasePages(); err != nil {
+		a.log.Debug("releasing start-up pages", "err", err)
+	} else {
+		a.log.Debug("released start-up pages", "bytes", n)
+	}
+}
+
+// releaseAfterClientsChange makes cfg give pages back once a change of
+// clients has settled: a client's connect runs code (initialize,
+// tools/list, the first answers) that idle serving never runs again. The
+// function it returns stops the timer.
+func (a *app) releaseAfterClientsChange(cfg *companion.Config) (stop func()) {
+	if a.releasePages == nil {
+		return func() {}
+	}
+	settle := time.AfterFunc(time.Hour, func() {
+		if _, err := a.releasePages(); err != nil {
+			a.log.Debug("releasing pages after a client changed", "err", err)
+		}
+	})
+	settle.Stop()
+	changed := cfg.OnClientsChange
+	cfg.OnClientsChange = func() {
+		if changed != nil {
+			changed()
+		}
+		settle.Reset(2 * time.Second)
+	}
+	return func() { settle.Stop() }
+}
+
 // workspaceFolders turns the --workspace flags (default: the current
-// directory) into absolute paths of existing directories.
-func workspaceFolders(flags []string) ([]string, error) {
+// directory, cwd unless it is "") into absolute paths of existing
+// directories.
+func workspaceFolders(cwd string, flags []string) ([]string, error) {
 	if len(flags) == 0 {
 		wd, err := os.Getwd()
+		if cwd != "" {
+			wd, err = cwd, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("current directory: %w", err)
 		}
@@ -343,8 +343,8 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 			}
 			seen[c.Path] = true
 			who := "another companion"
-			if c.Config.IDEInfo != nil && c.Config.IDEInfo.DisplayName != "" {
-				who += " (" + c.Config.IDEInfo.DisplayName + ")"
+			if c.Contents.IDEInfo != nil && c.Contents.IDEInfo.DisplayName != "" {
+				who += " (" + c.Contents.IDEInfo.DisplayName + ")"
 			}
 			fmt.Fprintf(a.Err, "gemkit: warning: %s already serves %s on port %d (%s): a gemini started there connects to one of the two by the CLI's own order, not necessarily this one. Stop the other, or paste this one's export line first; `gemkit ide doctor` lists them.\n",
 				who, folder, c.Port, c.Path)

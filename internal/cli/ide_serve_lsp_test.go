@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,14 +16,14 @@ import (
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
-// TestServeLSPEndings runs the real binary as a language server and ends
-// it each way a client does: shutdown then exit (status 0), exit alone
-// (status 1, as LSP says), its stdin closed with no word (status 0, a line
-// on stderr). Bad input before the end is answered and logged, and the
-// discovery file, written only once initialize came, is gone every time.
+// TestServeLSPEndings runs `gemkit ide serve --editor lsp` in this
+// process as a language server and ends it each way a client does:
+// shutdown then exit (status 0), exit alone (status 1, as LSP says), its
+// stdin closed with no word (status 0, a line on stderr). Bad input before
+// the end is answered and logged, and the discovery file, written only
+// once initialize came, is gone every time.
 func TestServeLSPEndings(t *testing.T) {
 	t.Parallel()
-	bin := gemkittest.Gemkit(t)
 	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
 	cases := []struct {
 		name, end string
@@ -37,51 +38,47 @@ func TestServeLSPEndings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tmp, ws := t.TempDir(), t.TempDir()
-			cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
-			cmd.Dir = t.TempDir() // not the workspace: that comes from initialize
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir(), "QWEN_HOME="+t.TempDir())
+			env := newIDEClientEnv(tmp, t.TempDir()) // not the workspace: that comes from initialize
+			stdin, in := io.Pipe()
 			var out, errOut gemkittest.Output
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
+			exited := make(chan int, 1)
+			go func() {
+				exited <- run(context.Background(), []string{"ide", "serve", "--editor", "lsp"}, env.app(Streams{In: stdin, Out: &out, Err: &errOut}))
+			}()
+			defer in.Close()
 			dir := filepath.Join(tmp, "gemini", "ide")
-			io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":0,"method":"textDocument/hover","params":{}}`))
-			io.WriteString(stdin, "Content-Length: 3\r\n\r\nnop")
-			time.Sleep(100 * time.Millisecond)
+			io.WriteString(in, frame(`{"jsonrpc":"2.0","id":0,"method":"textDocument/hover","params":{}}`))
+			io.WriteString(in, "Content-Length: 3\r\n\r\nnop")
+			// Both are answered, in order, before initialize is sent.
+			out.WaitFor(t, "the answers before initialize", func(o string) bool {
+				return strings.Contains(o, `"code":-32002`) && strings.Contains(o, `"code":-32700`)
+			})
 			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 				t.Fatal("a discovery file before initialize")
 			}
-			io.WriteString(stdin, frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+ws)))
+			io.WriteString(in, frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+ws)))
+			// initialize is answered once the companion serves.
+			out.WaitFor(t, "the answer to initialize", func(o string) bool { return strings.Contains(o, `"serverInfo"`) })
 			var file string
-			deadline := time.Now().Add(10 * time.Second)
-			for file == "" {
-				ents, _ := os.ReadDir(dir)
-				for _, e := range ents {
-					if pid, _, ok := discovery.ParseFileName(e.Name()); ok && pid == os.Getpid() {
-						file = filepath.Join(dir, e.Name())
-					}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if pid, _, ok := discovery.ParseFileName(e.Name()); ok && pid == os.Getpid() {
+					file = filepath.Join(dir, e.Name())
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no discovery file named for the client's pid; stderr: %s", errOut.String())
-				}
-				time.Sleep(10 * time.Millisecond)
+			}
+			if file == "" {
+				t.Fatalf("no discovery file named for the client's pid; stderr: %s", errOut.String())
 			}
 			if b, _ := os.ReadFile(file); !strings.Contains(string(b), ws) {
 				t.Fatalf("discovery file %s does not name the workspace %s", b, ws)
 			}
-			io.WriteString(stdin, tc.end)
-			stdin.Close()
-			err = cmd.Wait()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
+			io.WriteString(in, tc.end)
+			in.Close()
+			var code int
+			select {
+			case code = <-exited:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the server did not end; stderr: %s", errOut.String())
 			}
 			if code != tc.code {
 				t.Fatalf("exit status %d, want %d; stderr: %s", code, tc.code, errOut.String())

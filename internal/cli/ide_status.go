@@ -9,6 +9,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/ide/discovery"
 )
 
 func newIDEStatusCmd(a *app) *cobra.Command {
@@ -36,11 +37,11 @@ Exits 1 when no companion connects.`,
 	return cmd
 }
 
+// printStatus writes the status report as text: the folder, the editor
+// process, every file in the CLI's order, its choice, and the connect.
 func printStatus(w io.Writer, r *client.StatusReport) {
-	qwen := r.Agent == client.AgentQwen
-	cli, files, envPort := "the CLI", "Discovery files", ide.EnvServerPort
-	if qwen {
-		cli, files, envPort = "Qwen Code", "Lock files", ide.EnvQwenServerPort
+	v := statusWords(r)
+	if v.qwen {
 		fmt.Fprintf(w, "Qwen Code's lock folder: %s\n", r.Dir)
 	} else {
 		fmt.Fprintf(w, "Discovery directory: %s\n", r.Dir)
@@ -50,102 +51,140 @@ func printStatus(w io.Writer, r *client.StatusReport) {
 	if r.DirError != "" {
 		fmt.Fprintf(w, "\n%s\n", r.DirError)
 	}
-	fmt.Fprintf(w, "\n%s (%d), in the order %s considers them:\n", files, len(r.Files), cli)
+	fmt.Fprintf(w, "\n%s (%d), in the order %s considers them:\n", v.files, len(r.Files), v.cli)
 	for _, file := range r.Files {
-		mark := " "
-		if file.Chosen {
-			mark = "*"
-		}
-		var facts []string
-		switch {
-		case qwen:
-			facts = append(facts, qwenSource(file))
-			if file.PPID != 0 && file.Alive {
-				facts = append(facts, fmt.Sprintf("ppid %d running", file.PPID))
-			} else if file.PPID != 0 {
-				facts = append(facts, fmt.Sprintf("ppid %d not running", file.PPID))
-			}
-		default:
-			if file.PIDMatch {
-				facts = append(facts, "editor pid")
-			}
-			if file.Alive {
-				facts = append(facts, "alive")
-			} else {
-				facts = append(facts, "pid not running")
-			}
-			if file.Legacy {
-				facts = append(facts, "legacy name")
-			}
-		}
-		fmt.Fprintf(w, " %s %s  (%s)\n", mark, file.Name, strings.Join(facts, ", "))
-		switch {
-		case file.Error != "":
-			fmt.Fprintf(w, "     ignored: %s\n", file.Error)
-		case file.Stale != "":
-			fmt.Fprintf(w, "     Qwen Code deletes it when it looks: %s\n", file.Stale)
-		case file.InWorkspace:
-			fmt.Fprintf(w, "     workspace %s holds this directory\n", ideDeref(file.WorkspacePath))
-		default:
-			fmt.Fprintf(w, "     workspace %s: %s\n", ideDeref(file.WorkspacePath), file.Workspace)
-		}
-		if file.IDEInfo != nil {
-			fmt.Fprintf(w, "     editor %s (%s)\n", file.IDEInfo.DisplayName, file.IDEInfo.Name)
-		}
+		printStatusFile(w, file, v.qwen)
 	}
 	fmt.Fprintln(w)
-	noCompanion := r.Chosen == "" && len(r.Endpoints) == 0
-	file := strings.TrimSuffix(strings.ToLower(files), "s")
+	printStatusChoice(w, r, v)
+	if r.Connect != nil {
+		printStatusConnect(w, r.Connect, v)
+	}
+}
+
+// statusWording is how the status report names things for the CLI it
+// stands in for.
+type statusWording struct {
+	qwen bool
+	// cli is who decides, files what it reads ("Discovery files"), file
+	// one of them, envPort the variable of its port, terminals why the
+	// terminal does not name the editor.
+	cli, files, file, envPort, terminals string
+	// noCompanion: neither a file nor the environment names an endpoint.
+	noCompanion bool
+}
+
+func statusWords(r *client.StatusReport) statusWording {
+	v := statusWording{cli: "the CLI", files: "Discovery files", envPort: ide.EnvServerPort, terminals: "TERM_PROGRAM is not a supported editor"}
+	if r.Agent == client.AgentQwen {
+		v = statusWording{qwen: true, cli: "Qwen Code", files: "Lock files", envPort: ide.EnvQwenServerPort, terminals: "TERM_PROGRAM is not vscode"}
+	}
+	v.file = strings.TrimSuffix(strings.ToLower(v.files), "s")
+	v.noCompanion = r.Chosen == "" && len(r.Endpoints) == 0
+	return v
+}
+
+// printStatusFile writes one file: its facts, why it is ignored or what
+// its workspace holds, and the editor it names.
+func printStatusFile(w io.Writer, file client.FileStatus, qwen bool) {
+	mark := " "
+	if file.Chosen {
+		mark = "*"
+	}
+	fmt.Fprintf(w, " %s %s  (%s)\n", mark, file.Name, strings.Join(fileFacts(file, qwen), ", "))
+	switch {
+	case file.Error != "":
+		fmt.Fprintf(w, "     ignored: %s\n", file.Error)
+	case file.Stale != "":
+		fmt.Fprintf(w, "     Qwen Code deletes it when it looks: %s\n", file.Stale)
+	case file.InWorkspace:
+		fmt.Fprintf(w, "     workspace %s holds this directory\n", ideDeref(file.WorkspacePath))
+	default:
+		fmt.Fprintf(w, "     workspace %s: %s\n", ideDeref(file.WorkspacePath), file.Workspace)
+	}
+	if file.IDEInfo != nil {
+		fmt.Fprintf(w, "     editor %s (%s)\n", file.IDEInfo.DisplayName, file.IDEInfo.Name)
+	}
+}
+
+// fileFacts are what decides a file's place: for Qwen Code where it was
+// found and its ppid, for Gemini CLI its pid and name.
+func fileFacts(file client.FileStatus, qwen bool) []string {
+	if qwen {
+		facts := []string{qwenSource(file)}
+		if file.PPID != 0 && file.Alive {
+			facts = append(facts, fmt.Sprintf("ppid %d running", file.PPID))
+		} else if file.PPID != 0 {
+			facts = append(facts, fmt.Sprintf("ppid %d not running", file.PPID))
+		}
+		return facts
+	}
+	var facts []string
+	if file.PIDMatch {
+		facts = append(facts, "editor pid")
+	}
+	if file.Alive {
+		facts = append(facts, "alive")
+	} else {
+		facts = append(facts, "pid not running")
+	}
+	if file.Legacy {
+		facts = append(facts, "legacy name")
+	}
+	return facts
+}
+
+// printStatusChoice writes the file this directory would use, the editor
+// as the CLI sees it, and the endpoints in the order they are tried.
+func printStatusChoice(w io.Writer, r *client.StatusReport, v statusWording) {
 	switch {
 	case r.Chosen != "":
 		fmt.Fprintf(w, "This directory would use %s:\n  %s\n", r.Chosen, r.Reason)
-	case noCompanion:
-		fmt.Fprintf(w, "No companion to connect to: no usable %s and no %s.\n", file, envPort)
+	case v.noCompanion:
+		fmt.Fprintf(w, "No companion to connect to: no usable %s and no %s.\n", v.file, v.envPort)
 	default:
-		fmt.Fprintf(w, "This directory would use no %s, only the environment.\n", file)
-	}
-	terminals := "TERM_PROGRAM is not a supported editor"
-	if qwen {
-		terminals = "TERM_PROGRAM is not vscode"
+		fmt.Fprintf(w, "This directory would use no %s, only the environment.\n", v.file)
 	}
 	switch {
 	case r.IDE != nil:
-		fmt.Fprintf(w, "Editor as %s sees it: %s\n", cli, r.IDE.DisplayName)
+		fmt.Fprintf(w, "Editor as %s sees it: %s\n", v.cli, r.IDE.DisplayName)
 	case r.Chosen == "":
-		fmt.Fprintf(w, "Editor as %s sees it: none (no %s's ideInfo, and %s)\n", cli, file, terminals)
+		fmt.Fprintf(w, "Editor as %s sees it: none (no %s's ideInfo, and %s)\n", v.cli, v.file, v.terminals)
 	default:
-		fmt.Fprintf(w, "Editor as %s sees it: none (the file has no ideInfo, and %s): %s would refuse to connect\n", cli, terminals, cli)
+		fmt.Fprintf(w, "Editor as %s sees it: none (the file has no ideInfo, and %s): %s would refuse to connect\n", v.cli, v.terminals, v.cli)
 	}
 	for i, ep := range r.Endpoints {
 		fmt.Fprintf(w, "Endpoint %d: %s\n", i+1, ep)
 	}
-	if c := r.Connect; c != nil {
+}
+
+// printStatusConnect writes how the connect went.
+func printStatusConnect(w io.Writer, c *client.ConnectStatus, v statusWording) {
+	switch {
+	case v.noCompanion:
+		who := "a Gemini CLI"
+		if v.qwen {
+			who = "Qwen Code"
+		}
+		fmt.Fprintf(w, "Connect: FAILED: no companion (%s started here would say: %q)\n", who, c.Error)
+	case c.OK:
+		diff := "diffing enabled"
 		switch {
-		case noCompanion:
-			who := "a Gemini CLI"
-			if qwen {
-				who = "Qwen Code"
-			}
-			fmt.Fprintf(w, "Connect: FAILED: no companion (%s started here would say: %q)\n", who, c.Error)
-		case c.OK:
-			diff := "diffing enabled"
-			switch {
-			case c.Diffing:
-			case client.NoDiffTools(c.Tools):
-				diff = "diffing off (the editor cannot show diffs: the CLI asks in its own terminal)"
-			default:
-				diff = "diffing DISABLED (openDiff/closeDiff not both listed)"
-			}
-			tools := strings.Join(c.Tools, ", ")
-			if tools == "" {
-				tools = "none"
-			}
-			fmt.Fprintf(w, "Connect: ok, %s %s over %s; tools %s; %s\n", c.Server.Name, c.Server.Version, c.Endpoint.Transport, tools, diff)
+		case c.Diffing:
+		case client.NoDiffTools(c.Tools):
+			diff = "diffing off (the editor cannot show diffs: the CLI asks in its own terminal)"
 		default:
-			fmt.Fprintf(w, "Connect: FAILED: %s\n", c.Error)
-			for _, a := range c.Attempts {
-				fmt.Fprintf(w, "  tried %s\n", a)
-			}
+			diff = "diffing DISABLED (openDiff/closeDiff not both listed)"
+		}
+		tools := strings.Join(c.Tools, ", ")
+		if tools == "" {
+			tools = "none"
+		}
+		fmt.Fprintf(w, "Connect: ok, %s %s over %s; tools %s; %s\n", c.Server.Name, c.Server.Version, c.Endpoint.Transport, tools, diff)
+	default:
+		fmt.Fprintf(w, "Connect: FAILED: %s\n", c.Error)
+		for _, a := range c.Attempts {
+			fmt.Fprintf(w, "  tried %s\n", a)
 		}
 	}
 }
@@ -166,28 +205,28 @@ func processNote(r *client.StatusReport) string {
 // qwenSource says how Qwen Code came to read a file.
 func qwenSource(f client.FileStatus) string {
 	switch f.Source {
-	case "env-port":
+	case discovery.QwenEnvPortFile:
 		return "named by " + ide.EnvQwenServerPort
-	case "legacy-pid":
+	case discovery.QwenLegacyPIDFile:
 		return "legacy file of the editor pid"
-	case "legacy-env-port":
+	case discovery.QwenLegacyEnvPortFile:
 		return "legacy file of " + ide.EnvQwenServerPort
 	}
 	return "newest first"
 }
 
-func processSource(s string) string {
+func processSource(s discovery.ProcessSource) string {
 	switch s {
-	case "env":
+	case discovery.PIDFromEnv:
 		return "from " + ide.EnvPID
-	case "shell":
+	case discovery.PIDAboveShell:
 		return "above the terminal's shell"
-	case "top":
+	case discovery.PIDTopmost:
 		return "top-most ancestor, no shell found"
-	case "table":
+	case discovery.PIDFromTable:
 		return "from the process table"
 	}
-	return s
+	return string(s)
 }
 
 func ideDeref(p *string) string {

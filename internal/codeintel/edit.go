@@ -55,7 +55,7 @@ func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string 
 	if len(fresh) == 0 {
 		return ""
 	}
-	q := &query{t: t, fc: newFileCache(t.root)}
+	q := &query{t: t, fc: t.fileCache(ctx)}
 	n := 0
 	for _, f := range fresh {
 		n += len(f.Diagnostics)

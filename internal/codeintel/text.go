@@ -43,6 +43,10 @@ func (ls lines) line(n int) string {
 type fileCache struct {
 	root  *fsutil.Root
 	files map[string]fileEntry
+	// unsaved, when set, returns the texts of files not saved yet
+	// (Unsaved); it is asked once, when the first file is read.
+	unsaved func() map[string]string
+	texts   map[string]string
 }
 
 type fileEntry struct {
@@ -58,6 +62,14 @@ func newFileCache(root *fsutil.Root) *fileCache {
 func (c *fileCache) get(p string) (lines, error) {
 	if e, ok := c.files[p]; ok {
 		return e.ls, e.err
+	}
+	if c.unsaved != nil {
+		c.texts, c.unsaved = c.unsaved(), nil
+	}
+	if text, ok := c.texts[p]; ok {
+		ls := splitLines(strings.ToValidUTF8(text, "\uFFFD"))
+		c.files[p] = fileEntry{ls, nil}
+		return ls, nil
 	}
 	var data []byte
 	var err error

@@ -241,7 +241,7 @@ func (t *Tools) Call(ctx context.Context, name string, raw json.RawMessage) (tex
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
 	defer cancel()
-	q := &query{t: t, fc: newFileCache(t.root), a: a}
+	q := &query{t: t, fc: t.fileCache(ctx), a: a}
 	switch name {
 	case ToolDefinition:
 		err = q.checkProps(props, "symbol", "file", "line", "column")

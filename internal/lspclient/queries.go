@@ -108,13 +108,7 @@ func (c *Client) IncomingCalls(ctx context.Context, at codeintel.DocPos) ([]code
 		if err := c.request(ctx, "callHierarchy/incomingCalls", map[string]any{"item": it}, &calls); err != nil {
 			return nil, err
 		}
-		for _, in := range calls {
-			call := codeintel.Call{Symbol: in.From.symbol()}
-			for _, r := range in.FromRanges {
-				call.Sites = append(call.Sites, location(in.From.URI, r))
-			}
-			out = append(out, call)
-		}
+		out = append(out, incoming(calls)...)
 	}
 	return out, nil
 }
@@ -132,13 +126,7 @@ func (c *Client) OutgoingCalls(ctx context.Context, at codeintel.DocPos) ([]code
 		if err := c.request(ctx, "callHierarchy/outgoingCalls", map[string]any{"item": it}, &calls); err != nil {
 			return nil, err
 		}
-		for _, o := range calls {
-			call := codeintel.Call{Symbol: o.To.symbol()}
-			for _, r := range o.FromRanges {
-				call.Sites = append(call.Sites, location(it.URI, r))
-			}
-			out = append(out, call)
-		}
+		out = append(out, outgoing(calls, it.URI)...)
 	}
 	return out, nil
 }

@@ -1,9 +1,12 @@
 package term
 
 import (
+	"io"
+	"os"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+	"golang.org/x/term"
 )
 
 // ANSI styles of a coloured diff. They are applied per line so that a
@@ -16,6 +19,19 @@ const (
 	ansiCyan   = "\x1b[36m"
 	ansiYellow = "\x1b[33m"
 )
+
+// ColorEnabled reports whether output to w should be coloured: only when w
+// is a terminal and NO_COLOR is not set to a non-empty value
+// ([NO_COLOR]).
+//
+// [NO_COLOR]: https://no-color.org
+func ColorEnabled(w io.Writer, getenv func(string) string) bool {
+	if getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 // UnifiedDiff returns the unified diff of old and new with the given labels,
 // or "" when the two are equal. It keeps the diff library behind this

@@ -2,11 +2,15 @@ package term
 
 import (
 	"context"
+	"errors"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"testing/synctest"
 
+	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -46,44 +50,38 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-// servingRecorder is a recorder that also says where it serves, as the
-// companion's Server does.
-type servingRecorder struct {
-	recorder
-	ready chan struct{}
-}
-
-func (s *servingRecorder) Ready() <-chan struct{} { return s.ready }
-func (s *servingRecorder) Port() int              { return 5555 }
-func (s *servingRecorder) DiscoveryPath() string  { return "/tmp/gemini/ide/x.json" }
-func (s *servingRecorder) Env() map[string]string { return map[string]string{"A": "b"} }
-
-// The announcement waits for the server's Ready, and follows it. Under
-// synctest, Wait returns once every goroutine of the test is blocked, so
-// "not yet" is a fact rather than a guess after a sleep.
-func TestRunAnnouncesWhenReady(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ev := &servingRecorder{ready: make(chan struct{})}
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		out := &gemkittest.Output{}
-		f := New(Options{In: pr, Out: out, Editor: "false"})
-		done := make(chan error, 1)
-		go func() { done <- f.Run(context.Background(), ev) }()
-		synctest.Wait()
-		if strings.Contains(out.String(), "export") {
-			t.Fatal("announced before the discovery file was written")
-		}
-		close(ev.ready)
-		synctest.Wait()
-		if !strings.Contains(out.String(), "export A=b") {
-			t.Fatalf("no announcement:\n%s", out.String())
-		}
-		pw.Close()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	})
+// TestServeAnnouncesWhenReady: Serve says how to reach the companion
+// (the export line of its real environment) only once its discovery file
+// exists; when the input ends without a terminal it stops the companion,
+// which removes the file, and says why.
+func TestServeAnnouncesWhenReady(t *testing.T) {
+	dir := t.TempDir()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	out := &gemkittest.Output{}
+	f := New(Options{In: pr, Out: out, Editor: "false"})
+	done := make(chan error, 1)
+	go func() {
+		done <- f.Serve(context.Background(), companion.Config{
+			Workspace: []string{t.TempDir()}, PID: os.Getpid(), DiscoveryDir: dir,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+	}()
+	out.WaitFor(t, "the announcement", func(o string) bool { return strings.Contains(o, "export ") })
+	files, _ := filepath.Glob(filepath.Join(dir, "gemini-ide-server-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("announced with discovery files %v:\n%s", files, out.String())
+	}
+	if !strings.Contains(out.String(), " GEMINI_CLI_IDE_SERVER_PORT=") {
+		t.Fatalf("the announcement lacks the companion's port:\n%s", out.String())
+	}
+	pw.Close()
+	if err := <-done; !errors.Is(err, ErrInputEnded) {
+		t.Fatalf("Serve returned %v, want ErrInputEnded", err)
+	}
+	if _, err := os.Stat(files[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the discovery file is still there once Serve returned")
+	}
 }
 
 // TestServingTextInContainer: in a container the export line is optional

@@ -89,8 +89,8 @@ func TestStatusLine(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	out := &gemkittest.Output{}
-	f := New(Options{In: pr, Out: out, Editor: "false", TempDir: t.TempDir()})
 	ev := &listing{}
+	f := New(Options{In: pr, Out: out, Editor: "false", TempDir: t.TempDir(), Clients: ev.Clients})
 	done := make(chan error, 1)
 	go func() { done <- f.Run(context.Background(), ev) }()
 

@@ -4,10 +4,14 @@ package benchenv
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // RepoRoot walks up from the working directory to the module root, where
@@ -41,4 +45,68 @@ func BuildGemkit(root, dir string) (string, error) {
 		return "", fmt.Errorf("build gemkit: %w", err)
 	}
 	return bin, nil
+}
+
+// NeovimFlags declares the flags of the benchmarks that drive Neovim with
+// gemkit's plugin: -nvim, -gemkit and -root. NeovimDefaults fills in
+// those not given, but for gemkit, which each benchmark builds where it
+// keeps its files (BuildGemkit).
+func NeovimFlags(fs *flag.FlagSet, nvim, gemkit, root *string) {
+	fs.StringVar(nvim, "nvim", "", "Neovim binary (default: nvim-0.10 when on $PATH, else nvim)")
+	fs.StringVar(gemkit, "gemkit", "", "gemkit binary (default: built from the repository)")
+	fs.StringVar(root, "root", "", "repository root (default: found from the working directory)")
+}
+
+// NeovimDefaults sets nvim to Neovim() and root to RepoRoot() where the
+// flags left them empty.
+func NeovimDefaults(nvim, root *string) error {
+	if *root == "" {
+		r, err := RepoRoot()
+		if err != nil {
+			return err
+		}
+		*root = r
+	}
+	if *nvim == "" {
+		*nvim = Neovim()
+	}
+	return nil
+}
+
+// Neovim is the Neovim the benchmarks drive when none is named: the
+// current release (nvim-0.10) when it is on $PATH, else nvim.
+func Neovim() string {
+	if p, err := exec.LookPath("nvim-0.10"); err == nil {
+		return p
+	}
+	return "nvim"
+}
+
+// ProcStatus reads a size given in kB in /proc/pid/status (field with its
+// colon, "VmRSS:"), in bytes; 0 when the process or the field is gone.
+func ProcStatus(pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// Poll calls f every interval until it succeeds or d has passed, and
+// returns its last error.
+func Poll(d, every time.Duration, f func() error) error {
+	deadline := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(every)
+	}
 }

@@ -495,6 +495,10 @@ function! s:handle(msg) abort
     call s:when_free(function('s:close_view', [d]), 0)
   elseif method ==# 'diagnostics/get'
     call s:reply(id, {'files': s:diagnostics(get(params, 'path', ''))})
+  elseif method =~# '^lsp/\(clients\|request\|changed\|unsaved\)$' && id isnot v:null
+    " ALE's language servers, lent to gemkit's code-intelligence tools:
+    " autoload/gemkit/lsp.vim.
+    call gemkit#lsp#handle(id, method, params, function('s:reply'), function('s:reply_error'))
   elseif id isnot v:null
     call s:reply_error(id, -32601, 'Method not found: ' . method)
   endif

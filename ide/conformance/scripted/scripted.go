@@ -1,8 +1,11 @@
 // Package scripted plays the editor of `gemkit ide serve --editor stdio`:
-// it starts the companion as a child process and speaks the editor
-// protocol on its stdin and stdout, so that tests and benchmarks drive a
+// it starts the companion as a child process and speaks the [editor
+// protocol] on its stdin and stdout, so that tests and benchmarks drive a
 // real companion process the way an editor plugin would, and answer its
-// diffs as a person would.
+// diffs as a person would. [github.com/gemkit/gemkit/ide/editorproto] is
+// the other end.
+//
+// [editor protocol]: https://github.com/gemkit/gemkit/blob/main/docs/editor-protocol.md
 package scripted
 
 import (

@@ -563,17 +563,28 @@ end
 -- loaded buffer that is a file, in the protocol's 1-based positions.
 local severities = { 'error', 'warning', 'info', 'hint' }
 
+-- utf16_col turns a byte column of vim.diagnostic (0-based) on line lnum
+-- of buf into the protocol's 1-based UTF-16 character.
+local function utf16_col(buf, lnum, col)
+  local line = api.nvim_buf_get_lines(buf, lnum, lnum + 1, false)[1]
+  if not line then
+    return col + 1
+  end
+  return utf16_len(line:sub(1, col)) + 1
+end
+
 local function diagnostics_of(buf, path)
   local out = {}
   for _, d in ipairs(vim.diagnostic.get(buf)) do
+    local end_lnum = d.end_lnum or d.lnum
     table.insert(out, {
       message = d.message,
       severity = severities[d.severity] or 'info',
       source = d.source,
       code = d.code ~= nil and tostring(d.code) or nil,
       range = {
-        start = { line = d.lnum + 1, character = d.col + 1 },
-        ['end'] = { line = (d.end_lnum or d.lnum) + 1, character = (d.end_col or d.col) + 1 },
+        start = { line = d.lnum + 1, character = utf16_col(buf, d.lnum, d.col) },
+        ['end'] = { line = end_lnum + 1, character = utf16_col(buf, end_lnum, d.end_col or d.col) },
       },
     })
   end
@@ -595,6 +606,10 @@ handlers['diagnostics/get'] = function(params, id)
   end
   reply(id, { files = files }) -- an empty Lua table encodes as []
 end
+
+-- The language clients lent to gemkit's code-intelligence tools (lsp/*,
+-- and diagnostics/get's settle): lua/gemkit/lsp.lua.
+require('gemkit.lsp').register(handlers, { reply = reply, reply_error = reply_error, buffer_of = buffer_of })
 
 local function handle_line(line)
   local ok, msg = pcall(vim.json.decode, line)
