@@ -220,16 +220,7 @@ func (r *manifestReader) object(member func(key []byte)) { r.objectOf(true, memb
 // objectOf is object; the keys are decoded only with decodeKeys (member
 // then gets nil).
 func (r *manifestReader) objectOf(decodeKeys bool, member func(key []byte)) {
-	if r.next() != '{' {
-		r.bad = true
-		return
-	}
-	r.i++
-	if r.next() == '}' {
-		r.i++
-		return
-	}
-	for !r.bad {
+	r.elements('{', '}', func() {
 		if r.next() != '"' {
 			r.bad = true
 			return
@@ -241,27 +232,23 @@ func (r *manifestReader) objectOf(decodeKeys bool, member func(key []byte)) {
 		}
 		r.i++
 		member(key)
-		switch r.next() {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			return
-		default:
-			r.bad = true
-		}
-	}
+	})
 }
 
 // array reads an array, calling elem with the reader at each element,
 // which elem must read.
-func (r *manifestReader) array(elem func()) {
-	if r.next() != '[' {
+func (r *manifestReader) array(elem func()) { r.elements('[', ']', elem) }
+
+// elements reads an object or an array, open and close its brackets,
+// calling elem with the reader at each member or element, which elem
+// must read.
+func (r *manifestReader) elements(open, close byte, elem func()) {
+	if r.next() != open {
 		r.bad = true
 		return
 	}
 	r.i++
-	if r.next() == ']' {
+	if r.next() == close {
 		r.i++
 		return
 	}
@@ -270,7 +257,7 @@ func (r *manifestReader) array(elem func()) {
 		switch r.next() {
 		case ',':
 			r.i++
-		case ']':
+		case close:
 			r.i++
 			return
 		default:
@@ -530,6 +517,24 @@ func (r *manifestReader) permissions() *Permissions {
 	return p
 }
 
+// boolean reads true or false (ok), or null (not ok, as encoding/json
+// leaves a bool as it is and sets a *bool to nil).
+func (r *manifestReader) boolean() (v, ok bool) {
+	switch r.next() {
+	case 'n':
+		r.literal("null")
+		return false, false
+	case 't':
+		r.literal("true")
+		return true, true
+	case 'f':
+		r.literal("false")
+		return false, true
+	}
+	r.bad = true
+	return false, false
+}
+
 func (r *manifestReader) setting(s *Setting) {
 	r.fields(settingKeys, func(i int) {
 		switch settingKeys[i] {
@@ -540,17 +545,8 @@ func (r *manifestReader) setting(s *Setting) {
 		case "envVar":
 			r.str(&s.EnvVar)
 		case "sensitive":
-			switch r.next() {
-			case 'n':
-				r.literal("null")
-			case 't':
-				r.literal("true")
-				s.Sensitive = true
-			case 'f':
-				r.literal("false")
-				s.Sensitive = false
-			default:
-				r.bad = true
+			if v, ok := r.boolean(); ok {
+				s.Sensitive = v
 			}
 		}
 	}, nil)
@@ -590,20 +586,10 @@ func (r *manifestReader) arg(a *Arg, n, j int) {
 		case "description":
 			r.str(&a.Description)
 		case "required":
-			switch r.next() {
-			case 'n':
-				r.literal("null")
-				a.Required = nil
-			case 't', 'f':
-				v := r.next() == 't'
-				if v {
-					r.literal("true")
-				} else {
-					r.literal("false")
-				}
+			if v, ok := r.boolean(); ok {
 				a.Required = &v
-			default:
-				r.bad = true
+			} else {
+				a.Required = nil
 			}
 		case "default":
 			a.Default = r.raw()
