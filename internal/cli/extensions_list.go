@@ -107,9 +107,39 @@ func sourceOf(in *extension.Installed) *sourceInfo {
 	return &sourceInfo{Type: in.Metadata.Type, Source: in.Metadata.Source, Ref: in.Metadata.Ref, Subdir: in.Metadata.Subdir}
 }
 
-// listEntry summarises one installed extension; en is its enablement when
-// the caller has it already.
+// listEntry summarises one installed extension in full, for list
+// --json, describe and install --json; en is its enablement when the
+// caller has it already.
 func listEntry(st *extension.Store, in *extension.Installed, en *extension.Enablement) listItem {
+	it := listRow(st, in, en)
+	if in.Extension == nil {
+		return it
+	}
+	m := in.Extension.Manifest
+	for _, d := range m.Docs {
+		it.Docs = append(it.Docs, d.Name)
+	}
+	it.ContextFiles = append(it.ContextFiles, in.Extension.ContextFiles...)
+	it.Permissions = permissionsOf(m)
+	it.ID = extension.ExtensionID(m.Name, in.Metadata)
+	it.ExcludeTools = append(it.ExcludeTools, m.ExcludeTools...)
+	it.Themes = themeNames(m)
+	view := in.Extension.GeminiView(st.Workspace())
+	it.Skills, it.SkippedSkills, it.Agents = view.Skills, view.SkippedSkills, view.Agents
+	if view.HooksErr != nil {
+		it.HooksError = view.HooksErr.Error()
+	} else {
+		it.Hooks = view.Hooks
+	}
+	it.Settings = in.Settings(st.Dir(), st.Workspace())
+	return it
+}
+
+// listRow is what the text list shows of an installed extension (its
+// row, and the notes under the table) and no more: the rest of
+// listEntry reads more files of each extension (skills, agents, hooks,
+// settings) and hashes its permissions, which the table does not show.
+func listRow(st *extension.Store, in *extension.Installed, en *extension.Enablement) listItem {
 	it := listItem{Name: in.Name, Path: in.Entry, Entry: in.Entry, Source: sourceOf(in),
 		Tools: []string{}, Docs: []string{}, MCPServers: []string{}, ContextFiles: []string{},
 		ExcludeTools: []string{}, Themes: []string{}, Skills: []extension.Skill{}, Agents: []extension.Agent{}, Settings: []extension.SettingState{}}
@@ -129,23 +159,7 @@ func listEntry(st *extension.Store, in *extension.Installed, en *extension.Enabl
 		for _, t := range m.Tools {
 			it.Tools = append(it.Tools, t.Name)
 		}
-		for _, d := range m.Docs {
-			it.Docs = append(it.Docs, d.Name)
-		}
 		it.MCPServers = sortedNames(m.MCPServers)
-		it.ContextFiles = append(it.ContextFiles, in.Extension.ContextFiles...)
-		it.Permissions = permissionsOf(m)
-		it.ID = extension.ExtensionID(m.Name, in.Metadata)
-		it.ExcludeTools = append(it.ExcludeTools, m.ExcludeTools...)
-		it.Themes = themeNames(m)
-		it.Skills, it.SkippedSkills = in.Extension.ScanSkills()
-		it.Agents = in.Extension.Agents()
-		if h, err := in.Extension.Hooks(st.Workspace()); err != nil {
-			it.HooksError = err.Error()
-		} else {
-			it.Hooks = h
-		}
-		it.Settings = in.Settings(st.Dir(), st.Workspace())
 	}
 	if en != nil {
 		it.Enabled = *en
@@ -233,16 +247,21 @@ func newExtListCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
 			ens := enablementsOf(all, enabled)
-			// Each entry's skills, agents, hooks and .env are a few
-			// more file reads: spread them over the CPUs as List does
-			// the manifests.
+			// The text list shows a row of each extension; --json
+			// shows everything, which is a few more file reads per
+			// extension (skills, agents, hooks, .env): spread them over
+			// the CPUs as List does the manifests.
+			entry := listRow
+			if asJSON {
+				entry = listEntry
+			}
 			items := make([]listItem, len(all))
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			for range min(runtime.GOMAXPROCS(0), len(all)) {
 				wg.Go(func() {
 					for i := int(next.Add(1) - 1); i < len(all); i = int(next.Add(1) - 1) {
-						items[i] = listEntry(st, all[i], &ens[i])
+						items[i] = entry(st, all[i], &ens[i])
 					}
 				})
 			}

@@ -161,15 +161,16 @@ func TestSandboxChildStartsLight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, out)
 	}
-	total := 0
+	total, traced := 0, 0
 	var heavy []string
 	for _, line := range strings.Split(string(out), "\n") {
 		// init PKG @T ms, C ms clock, B bytes, A allocs
 		f := strings.Fields(line)
-		if len(f) < 10 || f[0] != "init" || f[7] != "bytes," {
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," {
 			continue
 		}
-		b, err := strconv.Atoi(f[6])
+		traced++
+		b, err := strconv.Atoi(f[7])
 		if err != nil {
 			t.Fatalf("unexpected trace line %q", line)
 		}
@@ -178,6 +179,9 @@ func TestSandboxChildStartsLight(t *testing.T) {
 		if b > childPackageInitBy && (thirdParty || strings.HasPrefix(f[1], "net/http") || strings.HasPrefix(f[1], "html/template")) {
 			heavy = append(heavy, fmt.Sprintf("%s (%d bytes)", f[1], b))
 		}
+	}
+	if traced == 0 {
+		t.Fatalf("no init trace in the sandbox probe's output:\n%s", out)
 	}
 	if len(heavy) > 0 || total > childInitBytes {
 		t.Fatalf("the sandbox child initialized heavy packages %v (%d bytes in all, bound %d) before taking over:\n%s", heavy, total, childInitBytes, out)

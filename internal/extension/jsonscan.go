@@ -13,15 +13,10 @@ import (
 // decoding the whole document a second time. It reports false when data
 // is not an object.
 func eachField(data []byte, fn func(key string, raw json.RawMessage)) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return true
-	}
-	for i < len(data) && data[i] == '"' {
+	return eachOf(data, '{', '}', func(i int) (int, bool) {
+		if data[i] != '"' {
+			return 0, false
+		}
 		end := skipString(data, i)
 		keyRaw := data[i:end]
 		var key string
@@ -30,23 +25,56 @@ func eachField(data []byte, fn func(key string, raw json.RawMessage)) bool {
 			// turns into U+FFFD) take the decoder.
 			key = string(keyRaw[1 : len(keyRaw)-1])
 		} else if json.Unmarshal(keyRaw, &key) != nil {
-			return false
+			return 0, false
 		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(data, i+1)
 		vend := skipValue(data, i)
 		fn(key, data[i:vend:vend])
-		i = skipSpace(data, vend)
+		return vend, true
+	})
+}
+
+// eachElement calls fn with the raw bytes of every element of the JSON
+// array data, which must be valid JSON, as for eachField. It reports
+// false when data is not an array.
+func eachElement(data []byte, fn func(raw json.RawMessage)) bool {
+	return eachOf(data, '[', ']', func(i int) (int, bool) {
+		end := skipValue(data, i)
+		fn(data[i:end:end])
+		return end, true
+	})
+}
+
+// eachOf walks the object or array that data holds, open and close its
+// brackets: elem reads the member or element that starts at i and
+// returns where it ends, or false to give up. It reports false when data
+// is not such a value or elem gave up.
+func eachOf(data []byte, open, close byte, elem func(i int) (end int, ok bool)) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != open {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == close {
+		return true
+	}
+	for i < len(data) {
+		end, ok := elem(i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(data, end)
 		if i >= len(data) {
 			return false
 		}
 		switch data[i] {
 		case ',':
 			i = skipSpace(data, i+1)
-		case '}':
+		case close:
 			return true
 		default:
 			return false

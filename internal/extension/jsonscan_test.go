@@ -59,3 +59,30 @@ func FuzzEachField(f *testing.F) {
 		}
 	})
 }
+
+// TestEachElementMatchesDecoder checks the quick element walk against
+// encoding/json.
+func TestEachElementMatchesDecoder(t *testing.T) {
+	for _, doc := range []string{
+		`[]`, ` [ ] `, `[1]`, "[\n 1 ,\t\"a\" , null,true ]",
+		`["]\"[",{"a":[1,"]"]},[[],{}],-1.5e3]`,
+	} {
+		var want []json.RawMessage
+		if err := json.Unmarshal([]byte(doc), &want); err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		got := []json.RawMessage{}
+		if !eachElement([]byte(doc), func(raw json.RawMessage) { got = append(got, raw) }) {
+			t.Errorf("%s: eachElement says it is not an array", doc)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %q\nwant %q", doc, got, want)
+		}
+	}
+	for _, doc := range []string{`{}`, `"x"`, `null`, `1`, ``} {
+		if eachElement([]byte(doc), func(json.RawMessage) {}) {
+			t.Errorf("%q: eachElement says it is an array", doc)
+		}
+	}
+}

@@ -80,9 +80,14 @@ func (e *Extension) Unexpanded() *Manifest {
 
 // resolveDir returns the real path of dir. With realParent known, a
 // folder that is not a symlink needs one lstat instead of one per path
-// element.
-func resolveDir(dir, realParent string) (string, error) {
+// element, and none when the caller has just read dir's entry in
+// realParent as a folder (folder): the store's List reads every entry's
+// type with the listing of the extensions folder.
+func resolveDir(dir, realParent string, folder bool) (string, error) {
 	if realParent != "" {
+		if folder {
+			return filepath.Join(realParent, filepath.Base(dir)), nil
+		}
 		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
 			return filepath.Join(realParent, filepath.Base(dir)), nil
 		}
@@ -148,7 +153,19 @@ func Load(dir string) (*Extension, error) { return LoadWith(dir, LoadOptions{}) 
 // show information) together with a *ValidationError listing every
 // problem; when it cannot be read at all the extension is nil.
 func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
-	real, err := resolveDir(dir, opts.realParent)
+	root, err := openExtensionDir(dir, opts.realParent, false)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return loadIn(root, dir, opts)
+}
+
+// openExtensionDir opens the extension folder dir as a Root named by its
+// real path (symlinks resolved), which is ${extensionPath}; realParent
+// is as in LoadOptions, folder as in resolveDir.
+func openExtensionDir(dir, realParent string, folder bool) (*fsutil.Root, error) {
+	real, err := resolveDir(dir, realParent, folder)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("extension folder %s does not exist", dir)
@@ -159,17 +176,23 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 	if err != nil {
 		return nil, err
 	}
-	if isDir, err := dirCheck(real, opts.realParent != ""); err != nil {
+	if isDir, err := dirCheck(real, realParent != ""); err != nil {
 		return nil, fmt.Errorf("extension folder %s: %w", dir, err)
 	} else if !isDir {
 		return nil, fmt.Errorf("%s is not a folder; give the folder that holds %s", dir, ManifestFile)
 	}
-	manifestPath := filepath.Join(real, ManifestFile)
 	root, err := fsutil.OpenRoot(real)
 	if err != nil {
 		return nil, fmt.Errorf("extension folder %s: %w", dir, err)
 	}
-	defer root.Close()
+	return root, nil
+}
+
+// loadIn is LoadWith of the extension folder open as root (named by its
+// real path); dir is the folder as the caller named it, for messages.
+func loadIn(root *fsutil.Root, dir string, opts LoadOptions) (*Extension, error) {
+	real := root.Dir()
+	manifestPath := filepath.Join(real, ManifestFile)
 	raw, err := root.ReadFile(ManifestFile, maxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s has no %s; an extension folder must hold one", dir, ManifestFile)
@@ -192,12 +215,12 @@ func LoadWith(dir string, opts LoadOptions) (*Extension, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, describeSyntaxError(raw, err))
 	}
-	m, probs, err := ParseManifest(expanded)
+	m, probs, unknown, err := parseManifest(expanded, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	probs = appendUncovered(probs, validateIn(root, m))
-	probs = append(probs, unknownKeys(expanded)...)
+	probs = append(probs, unknown...)
 	sortProblems(probs)
 	ext := &Extension{Dir: real, Manifest: m, Raw: raw, Problems: probs}
 	for _, name := range m.ContextFiles() {

@@ -180,10 +180,25 @@ var knownFields = map[string]bool{
 // and the rest of the manifest is still read, so that a caller can report
 // every mistake at once.
 func ParseManifest(data []byte) (*Manifest, []Problem, error) {
-	if m, ok := parseFast(data); ok {
-		return m, nil, nil
+	m, probs, _, err := parseManifest(data, false)
+	return m, probs, err
+}
+
+// parseManifest is ParseManifest that, with keys, also finds the keys
+// nothing reads (unknownKeys): on the one pass of the manifest reader over
+// a manifest of the usual shape, else by a walk of their own.
+func parseManifest(data []byte, keys bool) (m *Manifest, probs, unknown []Problem, err error) {
+	m, unknown, ok := parseFast(data, keys)
+	if ok {
+		return m, nil, unknown, nil
 	}
-	return parseSlow(data)
+	if m, probs, err = parseSlow(data); err != nil {
+		return nil, nil, nil, err
+	}
+	if keys {
+		unknown = unknownKeys(data)
+	}
+	return m, probs, unknown, nil
 }
 
 // parseSlow reads the manifest field by field, so that each field of the
@@ -271,18 +286,26 @@ type manifestWire struct {
 	Examples        []Example                  `json:"examples"`
 }
 
-// parseFast reads a well-typed manifest with one decode, then a quick walk
-// over the top-level keys for the fields Manifest does not name. It
-// reports false when anything has the wrong type, and ParseManifest then
-// takes the slow path that says where.
-func parseFast(data []byte) (*Manifest, bool) {
-	var w manifestWire
-	if json.Unmarshal(data, &w) != nil {
-		return nil, false
+// parseFast reads a well-typed manifest with one decode: decodeManifest's,
+// or, when that gives up, encoding/json's and a quick walk over the
+// top-level keys for the fields Manifest does not name. It reports false
+// when anything has the wrong type, and ParseManifest then takes the
+// slow path that says where.
+//
+// With keys, it also returns the problems of the keys nothing reads.
+func parseFast(data []byte, keys bool) (*Manifest, []Problem, bool) {
+	w, extra, unknown, ok := decodeManifest(data)
+	if !ok {
+		if w, extra, ok = decodeManifestJSON(data); !ok {
+			return nil, nil, false
+		}
+		if keys {
+			unknown = unknownKeys(data)
+		}
 	}
 	m := &Manifest{Name: w.Name, Version: w.Version, Description: w.Description, Permissions: w.Permissions,
 		MCPServers: w.MCPServers, ExcludeTools: w.ExcludeTools, Settings: w.Settings, Themes: w.Themes,
-		MigratedTo: w.MigratedTo, Tools: w.Tools, Docs: w.Docs, Examples: w.Examples}
+		MigratedTo: w.MigratedTo, Tools: w.Tools, Docs: w.Docs, Examples: w.Examples, Extra: extra}
 	if len(w.Plan) > 0 && !isNull(w.Plan) {
 		m.Plan = w.Plan
 	}
@@ -291,8 +314,17 @@ func parseFast(data []byte) (*Manifest, bool) {
 		if json.Unmarshal(w.ContextFileName, &s) == nil {
 			m.ContextFileName, m.contextFileNameString = []string{s}, true
 		} else if json.Unmarshal(w.ContextFileName, &m.ContextFileName) != nil {
-			return nil, false
+			return nil, nil, false
 		}
+	}
+	return m, unknown, true
+}
+
+// decodeManifestJSON is decodeManifest done by encoding/json, with the
+// members Manifest does not name found by a walk over the top-level keys.
+func decodeManifestJSON(data []byte) (w manifestWire, extra map[string]json.RawMessage, ok bool) {
+	if json.Unmarshal(data, &w) != nil {
+		return w, nil, false
 	}
 	caseVariant := false
 	isObject := eachField(data, func(key string, raw json.RawMessage) {
@@ -304,15 +336,12 @@ func parseFast(data []byte) (*Manifest, bool) {
 			// keeps it as an unknown field, as it is.
 			caseVariant = true
 		}
-		if m.Extra == nil {
-			m.Extra = map[string]json.RawMessage{}
+		if extra == nil {
+			extra = map[string]json.RawMessage{}
 		}
-		m.Extra[key] = append(json.RawMessage(nil), raw...)
+		extra[key] = append(json.RawMessage(nil), raw...)
 	})
-	if !isObject || caseVariant {
-		return nil, false
-	}
-	return m, true
+	return w, extra, isObject && !caseVariant
 }
 
 func caseVariantOfKnown(key string) bool {

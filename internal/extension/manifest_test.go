@@ -264,7 +264,7 @@ func FuzzParseFastMatchesSlow(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
-		fast, ok := parseFast([]byte(doc))
+		fast, _, ok := parseFast([]byte(doc), false)
 		if !ok {
 			return
 		}

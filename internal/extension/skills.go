@@ -34,18 +34,34 @@ type SkippedSkill struct {
 // a skill's folder) that is a link out of the extension is skipped with
 // why, never read.
 func (e *Extension) ScanSkills() (skills []Skill, skipped []SkippedSkill) {
-	skills = []Skill{}
 	root, err := e.Root()
 	if err != nil {
-		return skills, nil
+		return []Skill{}, nil
 	}
 	defer root.Close()
+	return scanSkills(root)
+}
+
+// scanSkills is ScanSkills of the extension folder open as root.
+func scanSkills(root *fsutil.Root) (skills []Skill, skipped []SkippedSkill) {
+	skills = []Skill{}
+	top := filepath.Join("skills", "SKILL.md")
 	var files []string
-	if _, err := root.Lstat(filepath.Join("skills", "SKILL.md")); err == nil {
-		files = append(files, filepath.Join("skills", "SKILL.md"))
+	entries, err := root.ReadDir("skills")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// No skills folder (most extensions): nothing more to look at.
+		return skills, nil
+	case err != nil:
+		// A folder that cannot be listed may still hold SKILL.md.
+		if _, err := root.Lstat(top); err == nil {
+			files = append(files, top)
+		}
 	}
-	entries, _ := root.ReadDir("skills")
 	for _, d := range entries {
+		if d.Name() == "SKILL.md" {
+			files = append(files, top)
+		}
 		// Like a glob of skills/*/SKILL.md: folders, and links to them.
 		if !d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
 			continue

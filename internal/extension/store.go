@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,7 +203,10 @@ func (s *Store) List() ([]*Installed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the extensions folder: %w", err)
 	}
-	var names []string
+	// The entries that are folders, sorted by name (as ReadDir gives
+	// them); the type each had in the listing spares a look at it when
+	// it is loaded.
+	var dirs []fs.DirEntry
 	for _, e := range entries {
 		if isStagingName(e.Name()) {
 			continue
@@ -216,19 +218,18 @@ func (s *Store) List() ([]*Installed, error) {
 				continue
 			}
 		}
-		names = append(names, e.Name())
+		dirs = append(dirs, e)
 	}
-	sort.Strings(names)
 	// Loading is file reads and JSON: spread it over the CPUs. Each
 	// worker takes the next index from a counter, which costs no
 	// goroutine wake-ups, unlike handing indexes over a channel.
-	out := make([]*Installed, len(names))
+	out := make([]*Installed, len(dirs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(names)) {
+	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
-				out[i] = s.loadEntryIn(names[i], realDir)
+			for i := int(next.Add(1) - 1); i < len(dirs); i = int(next.Add(1) - 1) {
+				out[i] = s.loadEntryIn(dirs[i].Name(), realDir, dirs[i].IsDir())
 			}
 		})
 	}
@@ -266,24 +267,34 @@ func (s *Store) loadEntry(name string) *Installed {
 	if err != nil {
 		realDir = ""
 	}
-	return s.loadEntryIn(name, realDir)
+	return s.loadEntryIn(name, realDir, false)
 }
 
 // loadEntryIn is loadEntry with the real path of the extensions folder
-// known.
-func (s *Store) loadEntryIn(name, realDir string) *Installed {
+// known, and whether the entry is a folder and not a link when the
+// caller has read so (folder, as in resolveDir). The entry is opened
+// once, as a Root named by its real path: the install metadata and,
+// unless the entry is a link's, the whole extension are read through it.
+func (s *Store) loadEntryIn(name, realDir string, folder bool) *Installed {
 	in := &Installed{Name: name, Entry: filepath.Join(s.Dir(), name)}
-	md, err := readMetadata(in.Entry)
+	root, err := openExtensionDir(in.Entry, realDir, folder)
+	if err != nil {
+		in.Err = err
+		return in
+	}
+	defer root.Close()
+	md, err := readMetadataIn(root, in.Entry)
 	if err != nil {
 		in.Err = err
 		return in
 	}
 	in.Metadata = md
-	dir, parent := in.Entry, realDir
+	opts := LoadOptions{WorkspacePath: s.workspace}
 	if md != nil && md.Type == SourceLink {
-		dir, parent = md.Source, ""
+		in.Extension, in.Err = LoadWith(md.Source, opts)
+		return in
 	}
-	in.Extension, in.Err = LoadWith(dir, LoadOptions{WorkspacePath: s.workspace, realParent: parent})
+	in.Extension, in.Err = loadIn(root, in.Entry, opts)
 	return in
 }
 
@@ -296,6 +307,11 @@ func readMetadata(entry string) (*InstallMetadata, error) {
 		return nil, fmt.Errorf("read install metadata: %w", err)
 	}
 	defer root.Close()
+	return readMetadataIn(root, entry)
+}
+
+// readMetadataIn is readMetadata of the entry open as root.
+func readMetadataIn(root *fsutil.Root, entry string) (*InstallMetadata, error) {
 	data, err := root.ReadFile(InstallMetadataFile, maxSmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -303,8 +319,10 @@ func readMetadata(entry string) (*InstallMetadata, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read install metadata: %w", err)
 	}
+	// UnmarshalJSON itself, not json.Unmarshal, which would check the
+	// bytes once before handing them to it and it checks them again.
 	var md InstallMetadata
-	if err := json.Unmarshal(data, &md); err != nil {
+	if err := md.UnmarshalJSON(data); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(entry, InstallMetadataFile), err)
 	}
 	return &md, nil

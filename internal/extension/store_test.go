@@ -352,6 +352,12 @@ func TestSymlinkedEntryMadeByHand(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Manifest() == nil || list[0].Metadata != nil {
 		t.Fatalf("List = %v, %v", list, err)
 	}
+	// ${extensionPath} is where the link leads, not the link: List
+	// resolves an entry the listing gave as a link, and only takes the
+	// others for folders.
+	if realDev, _ := filepath.EvalSymlinks(dev); list[0].Extension.Dir != realDev {
+		t.Errorf("Dir = %s, want %s", list[0].Extension.Dir, realDev)
+	}
 	if err := s.Uninstall("byhand"); err != nil {
 		t.Fatal(err)
 	}

@@ -27,68 +27,124 @@ var (
 // or of an MCP server's definition that is a near miss of a known one
 // (the rest may be Gemini CLI's, which gemkit keeps as they are). Values
 // of the wrong type are ParseManifest's to report; they are skipped here.
+// The manifest reader (decodeManifest) finds the same keys on its own
+// pass; this walk is for the manifests it gives up on.
+//
+// data has been read by ParseManifest already, so it is valid JSON: the
+// keys are found by walking its bytes (eachField, eachElement), which
+// costs a fraction of decoding it again. The tools and servers looked at
+// are those encoding/json gives the Manifest: the member whose name
+// matches "tools" or "mcpServers" regardless of case, the last one when
+// there are several (a null one empties it), and only one of the right
+// kind (an array, an object).
 func unknownKeys(data []byte) []Problem {
-	var probs []Problem
-	add := func(path, key string, known []string, all bool) {
-		limit := 2
-		if !all {
-			// Keys of Gemini CLI's schema ("hooks") may sit near ours
-			// ("tools"): only one edit away counts as a typo there.
-			limit = 1
-		}
-		if s := nearest(key, known, limit); s != "" {
-			probs = append(probs, Problem{Path: path + key, Message: "is not a known key, so it is ignored", Fix: fmt.Sprintf("rename it to %q", s)})
-		} else if all {
-			probs = append(probs, Problem{Path: path + key, Message: "is not a known key, so it is ignored",
-				Fix: "remove it; the keys here are " + strings.Join(known, ", ")})
-		}
-	}
-	topKnown := make([]string, 0, len(knownFields))
-	for k := range knownFields {
-		topKnown = append(topKnown, k)
-	}
-	sort.Strings(topKnown)
-	eachField(data, func(key string, _ json.RawMessage) {
-		if !knownFields[key] {
-			add("", key, topKnown, false)
+	var probs keyProblems
+	var tools json.RawMessage
+	var servers map[string]json.RawMessage
+	eachField(data, func(key string, val json.RawMessage) {
+		probs.top(key)
+		switch {
+		case strings.EqualFold(key, "tools"):
+			switch val[0] {
+			case '[':
+				tools = val
+			case 'n':
+				tools = nil
+			}
+		case strings.EqualFold(key, "mcpServers"):
+			switch val[0] {
+			case '{':
+				if servers == nil {
+					servers = map[string]json.RawMessage{}
+				}
+				eachField(val, func(name string, def json.RawMessage) { servers[name] = def })
+			case 'n':
+				servers = nil
+			}
 		}
 	})
-	var w struct {
-		Tools      []json.RawMessage          `json:"tools"`
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
-	}
-	_ = json.Unmarshal(data, &w) // a wrong type is ParseManifest's problem
-	for i, raw := range w.Tools {
-		p := fmt.Sprintf("tools[%d].", i)
+	i := 0
+	eachElement(tools, func(raw json.RawMessage) {
 		eachField(raw, func(key string, val json.RawMessage) {
 			if !slices.Contains(toolKeys, key) {
-				add(p, key, toolKeys, true)
+				probs.tool(i, key)
 				return
 			}
 			if key != "args" {
 				return
 			}
-			var args []json.RawMessage
-			_ = json.Unmarshal(val, &args)
-			for j, a := range args {
-				ap := fmt.Sprintf("%sargs[%d].", p, j)
+			j := 0
+			eachElement(val, func(a json.RawMessage) {
 				eachField(a, func(k string, _ json.RawMessage) {
 					if !slices.Contains(argKeys, k) {
-						add(ap, k, argKeys, true)
+						probs.arg(i, j, k)
 					}
 				})
-			}
+				j++
+			})
 		})
+		i++
+	})
+	probs.servers(servers)
+	return probs
+}
+
+// keyProblems collects the problems of unknown keys, in the words of
+// unknownKeys, for it and for the manifest reader.
+type keyProblems []Problem
+
+func (p *keyProblems) add(path, key string, known []string, all bool) {
+	limit := 2
+	if !all {
+		// Keys of Gemini CLI's schema ("hooks") may sit near ours
+		// ("tools"): only one edit away counts as a typo there.
+		limit = 1
 	}
-	for name, raw := range w.MCPServers {
-		p := fmt.Sprintf("mcpServers.%s.", name)
+	if s := nearest(key, known, limit); s != "" {
+		*p = append(*p, Problem{Path: path + key, Message: "is not a known key, so it is ignored", Fix: fmt.Sprintf("rename it to %q", s)})
+	} else if all {
+		*p = append(*p, Problem{Path: path + key, Message: "is not a known key, so it is ignored",
+			Fix: "remove it; the keys here are " + strings.Join(known, ", ")})
+	}
+}
+
+// top checks a top-level key of the manifest.
+func (p *keyProblems) top(key string) {
+	if !knownFields[key] {
+		p.add("", key, sortedKnownFields(), false)
+	}
+}
+
+// tool notes key, not one of toolKeys, of tools[i].
+func (p *keyProblems) tool(i int, key string) {
+	p.add(fmt.Sprintf("tools[%d].", i), key, toolKeys, true)
+}
+
+// arg notes key, not one of argKeys, of tools[i].args[j].
+func (p *keyProblems) arg(i, j int, key string) {
+	p.add(fmt.Sprintf("tools[%d].args[%d].", i, j), key, argKeys, true)
+}
+
+// servers checks the keys of each MCP server's definition.
+func (p *keyProblems) servers(servers map[string]json.RawMessage) {
+	for name, raw := range servers {
 		eachField(raw, func(key string, _ json.RawMessage) {
 			if !slices.Contains(mcpServerKeys, key) {
-				add(p, key, mcpServerKeys, false)
+				p.add(fmt.Sprintf("mcpServers.%s.", name), key, mcpServerKeys, false)
 			}
 		})
 	}
-	return probs
+}
+
+// sortedKnownFields lists the top-level manifest fields, sorted, for the
+// words of a problem.
+func sortedKnownFields() []string {
+	out := make([]string, 0, len(knownFields))
+	for k := range knownFields {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // nearest returns the known key key is a typo of: the same but for case,

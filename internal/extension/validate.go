@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -53,17 +52,59 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-var (
-	nameRE     = regexp.MustCompile(`^[a-zA-Z0-9-]+$`)
-	toolNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
-	argNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	envVarRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	callRE     = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\(`)
+// The bytes the names of the rules below are made of.
+const (
+	letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	digits  = "0123456789"
+	spaces  = " \t\n\f\r" // \s of a regular expression
 )
+
+// word reports whether s is a byte of first followed by bytes of rest,
+// at most max bytes in all (0: no bound). The rules of names are checked
+// byte by byte: as regular expressions they were compiled at every start
+// of gemkit, whatever the command, and that took longer than all the
+// checks of list with 200 extensions.
+func word(s, first, rest string, max int) bool {
+	if s == "" || max > 0 && len(s) > max || strings.IndexByte(first, s[0]) < 0 {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if strings.IndexByte(rest, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidName reports whether name follows Gemini CLI's rule for extension
 // names: letters, digits and dashes only.
-func ValidName(name string) bool { return nameRE.MatchString(name) }
+func ValidName(name string) bool { return word(name, letters+digits+"-", letters+digits+"-", 0) }
+
+// validToolName: a letter or _, then letters, digits, _ . or -, at most
+// 64 bytes.
+func validToolName(s string) bool { return word(s, letters+"_", letters+digits+"_.-", 64) }
+
+// validArgName: a name that can be a command-line flag.
+func validArgName(s string) bool { return word(s, letters, letters+digits+"_-", 0) }
+
+// validEnvVar: a name that can be an environment variable's.
+func validEnvVar(s string) bool { return word(s, letters+"_", letters+digits+"_", 0) }
+
+// calledTool returns the name a tool_call such as "countWords(file=…)"
+// calls: white space, a tool name (as validToolName, of any length),
+// white space, then "(". ok is false when call does not start so.
+func calledTool(call string) (name string, ok bool) {
+	s := strings.TrimLeft(call, spaces)
+	n := 0
+	for n < len(s) && strings.IndexByte(letters+digits+"_.-", s[n]) >= 0 {
+		n++
+	}
+	name = s[:n]
+	if !word(name, letters+"_", letters+digits+"_.-", 0) || !strings.HasPrefix(strings.TrimLeft(s[n:], spaces), "(") {
+		return "", false
+	}
+	return name, true
+}
 
 // Validate checks a manifest whose folder is dir (a real path) and returns
 // every problem, sorted by path. Fields that old manifests do not have are
@@ -81,6 +122,7 @@ func Validate(dir string, m *Manifest) []Problem {
 // the files the manifest names are looked at through it.
 func validateIn(root *fsutil.Root, m *Manifest) []Problem {
 	v := &validator{dir: root.Dir(), root: root}
+	defer v.close()
 	v.top(m)
 	v.permissions(m.Permissions)
 	v.tools(m)
@@ -97,18 +139,23 @@ type validator struct {
 	dir   string
 	root  *fsutil.Root
 	probs []Problem
-	// seen caches Lstat of folders on the way to files: several tools
-	// usually share tools/.
-	seen map[string]fs.FileInfo
+	// seen caches Lstat of folders on the way to files, and folders the
+	// folders among them, opened: several tools usually share tools/,
+	// whose files are then looked at with one system call each (through
+	// the extension's Root, a name of two components took four).
+	seen    map[string]fs.FileInfo
+	folders map[string]*fsutil.Root
 }
 
-func (v *validator) lstat(p string, final bool) (fs.FileInfo, error) {
+// lstat is Lstat of p, a relative name whose last component is base,
+// looked at in the folder dir (the Root of p's folder).
+func (v *validator) lstat(dir *fsutil.Root, p, base string, final bool) (fs.FileInfo, error) {
 	if !final {
 		if fi, ok := v.seen[p]; ok {
 			return fi, nil
 		}
 	}
-	fi, err := v.root.Lstat(p)
+	fi, err := dir.Lstat(base)
 	if err == nil && !final {
 		if v.seen == nil {
 			v.seen = map[string]fs.FileInfo{}
@@ -116,6 +163,29 @@ func (v *validator) lstat(p string, final bool) (fs.FileInfo, error) {
 		v.seen[p] = fi
 	}
 	return fi, err
+}
+
+// folder opens p, a folder (not a link) named base in the folder dir,
+// as a Root, once.
+func (v *validator) folder(dir *fsutil.Root, p, base string) (*fsutil.Root, error) {
+	if f, ok := v.folders[p]; ok {
+		return f, nil
+	}
+	f, err := dir.OpenRoot(base)
+	if err != nil {
+		return nil, err
+	}
+	if v.folders == nil {
+		v.folders = map[string]*fsutil.Root{}
+	}
+	v.folders[p] = f
+	return f, nil
+}
+
+func (v *validator) close() {
+	for _, f := range v.folders {
+		f.Close()
+	}
 }
 
 func (v *validator) add(path, msg, fix string, args ...any) {
@@ -223,7 +293,7 @@ func (v *validator) tools(m *Manifest) {
 		switch {
 		case t.Name == "":
 			v.add(p+".name", "is missing", "name the tool, e.g. \"lintFile\"")
-		case !toolNameRE.MatchString(t.Name):
+		case !validToolName(t.Name):
 			v.add(p+".name", fmt.Sprintf("%q is not a valid tool name", t.Name),
 				"start with a letter or _, then letters, digits, _ . or -, at most 64 characters")
 		default:
@@ -270,7 +340,7 @@ func (v *validator) tools(m *Manifest) {
 			switch {
 			case a.Name == "":
 				v.add(ap+".name", "is missing", "name the argument; it is passed as --name value")
-			case !argNameRE.MatchString(a.Name):
+			case !validArgName(a.Name):
 				v.add(ap+".name", fmt.Sprintf("%q cannot be a command-line flag", a.Name), "start with a letter, then letters, digits, _ or -")
 			default:
 				if k, dup := args[a.Name]; dup {
@@ -340,11 +410,11 @@ func (v *validator) examples(m *Manifest) {
 			v.add(p+".tool_call", "is missing", "write the call it should lead to, e.g. lintFile(file=\"src/index.js\")")
 			continue
 		}
-		match := callRE.FindStringSubmatch(e.ToolCall)
-		if match == nil {
+		called, ok := calledTool(e.ToolCall)
+		if !ok {
 			v.add(p+".tool_call", fmt.Sprintf("%q is not a call", e.ToolCall), "write it as toolName(arg=\"value\")")
-		} else if m.Tool(match[1]) == nil {
-			v.add(p+".tool_call", fmt.Sprintf("calls %q, which is not one of this extension's tools", match[1]), "call a tool from \"tools\", or add the tool")
+		} else if m.Tool(called) == nil {
+			v.add(p+".tool_call", fmt.Sprintf("calls %q, which is not one of this extension's tools", called), "call a tool from \"tools\", or add the tool")
 		}
 	}
 }
@@ -395,7 +465,7 @@ func (v *validator) settings(settings []Setting) {
 		}
 		if s.EnvVar == "" {
 			v.add(p+".envVar", "is missing", "give the environment variable that carries it, e.g. \"MY_API_KEY\"")
-		} else if !envVarRE.MatchString(s.EnvVar) {
+		} else if !validEnvVar(s.EnvVar) {
 			v.add(p+".envVar", fmt.Sprintf("%q is not an environment variable name", s.EnvVar), "use letters, digits and _, not starting with a digit")
 		}
 	}
@@ -464,10 +534,19 @@ func (v *validator) file(rel string) (string, error) {
 		return "", err
 	}
 	cur := ""
+	dir := v.root
 	parts := strings.Split(p, string(filepath.Separator))
 	for i, part := range parts {
 		cur = filepath.Join(cur, part)
-		fi, err := v.lstat(cur, i == len(parts)-1)
+		final := i == len(parts)-1
+		var fi fs.FileInfo
+		if dir != nil {
+			fi, err = v.lstat(dir, cur, part, final)
+		} else {
+			// Below something that is not a folder: the lookup fails
+			// as the whole name's does.
+			fi, err = v.root.Lstat(cur)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", errMissing
 		}
@@ -477,8 +556,15 @@ func (v *validator) file(rel string) (string, error) {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return "", &symlinkError{at: filepath.Join(parts[:i+1]...)}
 		}
-		if i == len(parts)-1 && !fi.Mode().IsRegular() {
+		if final && !fi.Mode().IsRegular() {
 			return "", errNotRegular
+		}
+		if !final && dir != nil && fi.IsDir() {
+			if dir, err = v.folder(dir, cur, part); err != nil {
+				return "", err
+			}
+		} else {
+			dir = nil
 		}
 	}
 	return p, nil

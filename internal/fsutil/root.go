@@ -179,23 +179,48 @@ func (r *Root) OpenStat(name string) (*os.File, fs.FileInfo, error) {
 // ReadFile reads the regular file name, at most limit bytes; a longer file
 // is an error naming the limit. limit ≤ 0 means no bound.
 func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
-	f, err := r.Open(name)
+	f, fi, err := r.OpenStat(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var src io.Reader = f
-	if limit > 0 {
-		src = io.LimitReader(f, limit+1)
+	var data []byte
+	if limit <= 0 || fi.Size() <= limit {
+		if data, err = readAll(f, fi.Size(), limit); err != nil {
+			return nil, r.wrap("read", name, err)
+		}
 	}
-	data, err := io.ReadAll(src)
-	if err != nil {
-		return nil, r.wrap("read", name, err)
-	}
-	if limit > 0 && int64(len(data)) > limit {
+	if limit > 0 && (fi.Size() > limit || int64(len(data)) > limit) {
 		return nil, &fs.PathError{Op: "read", Path: r.Path(name), Err: &tooLargeError{limit}}
 	}
 	return data, nil
+}
+
+// readAll reads f to its end, at most limit+1 bytes when limit > 0. size
+// is what fstat said the file holds: the buffer is made that large at
+// once, so that a file that has not changed since is read in one read
+// and one more that finds its end (io.ReadAll, starting at 512 bytes,
+// took six reads and as many copies for a manifest of 2 KB). The file
+// may have grown since: reading goes on until its end.
+func readAll(f io.Reader, size, limit int64) ([]byte, error) {
+	if limit > 0 {
+		f = io.LimitReader(f, limit+1)
+		size = min(size, limit)
+	}
+	data := make([]byte, 0, max(size, 0)+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // Stat is os.Stat of name, following links that stay inside.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -109,6 +110,29 @@ func TestRootReadLimit(t *testing.T) {
 	}
 	if _, err := r.ReadFile("f", 9); err == nil {
 		t.Error("a file over the limit was read")
+	}
+}
+
+// A file may hold more than fstat said when ReadFile opened it (it grew
+// since, or it is a file of /proc, whose size is 0): the read goes on to
+// its end, within the limit.
+func TestRootReadPastStatSize(t *testing.T) {
+	content := strings.Repeat("0123456789", 100)
+	for _, tt := range []struct {
+		size, limit int64
+		want        int
+		wantErr     bool
+	}{
+		{size: 0, limit: 0, want: 1000},
+		{size: 10, limit: 0, want: 1000},
+		{size: 2000, limit: 0, want: 1000},
+		{size: 0, limit: 1000, want: 1000},
+		{size: 0, limit: 999, want: 1000}, // limit+1 read: ReadFile refuses it
+	} {
+		got, err := readAll(strings.NewReader(content), tt.size, tt.limit)
+		if err != nil || len(got) != tt.want || string(got) != content[:tt.want] {
+			t.Errorf("size %d, limit %d: %d bytes, %v; want %d", tt.size, tt.limit, len(got), err, tt.want)
+		}
 	}
 }
 
