@@ -212,3 +212,26 @@ func BenchmarkReferencesAnswer(b *testing.B) {
 		}
 	}
 }
+
+// where.rel's shortcut for clean paths agrees with fsutil.Rel.
+func TestRel(t *testing.T) {
+	ws := t.TempDir()
+	root, err := fsutil.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	w := where{root: root, goRoots: &sync.Map{}}
+	for _, p := range []string{ws, ws + "/", ws + "/a.go", ws + "/a/b.go", ws + "/a/", ws + "//a.go", ws + "/./a.go", ws + "/a/../b.go",
+		ws + "/../x.go", ws + "/..", ws + "/.", ws + "x/a.go", ws + "/..a/b.go", ws + "/a./b", "/usr/local/go/src/fmt/print.go", "", "a.go"} {
+		got, gotOK := w.rel(p)
+		want, wantOK := fsutil.Rel(ws, p)
+		want = filepath.ToSlash(want)
+		if !wantOK {
+			want = p
+		}
+		if got != want || gotOK != wantOK {
+			t.Errorf("rel(%q) = %q, %v; want %q, %v", p, got, gotOK, want, wantOK)
+		}
+	}
+}
