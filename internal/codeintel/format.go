@@ -164,6 +164,7 @@ func (w where) sortLocations(locs []Location) []Location {
 	type fileInfo struct {
 		f      file
 		inside bool
+		name   string // its path or URI, by which it is sorted
 	}
 	index := map[file]int{} // file → its place in files
 	var files []fileInfo
@@ -177,7 +178,7 @@ func (w where) sortLocations(locs []Location) []Location {
 				at = len(files)
 				index[f] = at
 				_, in := w.rel(l.Path)
-				files = append(files, fileInfo{f, in})
+				files = append(files, fileInfo{f, in, l.Path + l.URI})
 			}
 			last, lastAt = f, at
 		}
@@ -195,7 +196,7 @@ func (w where) sortLocations(locs []Location) []Location {
 			}
 			return 1
 		}
-		return cmp.Compare(fa.f.path+fa.f.uri, fb.f.path+fb.f.uri)
+		return strings.Compare(fa.name, fb.name)
 	})
 	// The locations file by file, in the files' order (a counting
 	// sort), then each file's by line and column: a few each, often in
