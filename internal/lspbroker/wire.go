@@ -125,12 +125,12 @@ func sourceError(err error) error {
 
 // locList is a list of locations on the wire, compact: each file named
 // once, each location five integers in one string. A thousand
-// references are some 12 KB this way, not the 200 KB of gopls's
+// references are some 15 KB this way, not the 200 KB of gopls's
 // objects, each repeating its path; and a string is one token to
 // encoding/json, which reads and checks numbers in arrays (the form
-// before this one, 25 KB) several times slower, and the answer several
-// times over on its way (the broker's encoder, then the client's
-// check, message and result).
+// before this one) several times slower, and checks the answer several
+// times on its way (the broker's encoder, then the client's check,
+// message and result).
 type locList struct {
 	// Files are "p:" and an absolute path, or "u:" and a URI.
 	Files []string `json:"f"`
