@@ -83,11 +83,31 @@ type where struct {
 
 // rel is p relative to the workspace, and whether it lies in it.
 func (w where) rel(p string) (string, bool) {
+	// A clean path below the workspace, as servers name files, is told
+	// by its start: fsutil.Rel cleans both paths first, which costs a
+	// microsecond or two for each of the hundred files of a thousand
+	// references.
+	if r, ok := strings.CutPrefix(p, w.root.Dir()); ok && len(r) > 1 && r[0] == filepath.Separator && cleanBelow(r[1:]) {
+		return filepath.ToSlash(r[1:]), true
+	}
 	r, ok := fsutil.Rel(w.root.Dir(), p)
 	if !ok {
 		return p, false
 	}
 	return filepath.ToSlash(r), true
+}
+
+// cleanBelow reports whether r, a path relative to a folder, is clean
+// and below it: no empty, "." or ".." element.
+func cleanBelow(r string) bool {
+	for r != "" {
+		e, rest, found := strings.Cut(r, string(filepath.Separator))
+		if e == "" || e == "." || e == ".." || (found && rest == "") {
+			return false
+		}
+		r = rest
+	}
+	return true
 }
 
 // file is how a path is shown: relative in the workspace, else the
@@ -135,43 +155,89 @@ func srcLine(fc *fileCache, l Location) string {
 }
 
 // sortLocations orders locations by workspace first, then path, line and
-// column, and drops duplicates. Whether a path lies in the workspace is
-// worked out once per location, not per comparison (a thousand
-// references would otherwise cost milliseconds of filepath.Rel).
+// column, and drops duplicates. Each file is placed once (whether it lies
+// in the workspace, and its rank among the files), so that a thousand
+// references in a hundred files are sorted by comparing a hundred paths,
+// not by comparing paths ten thousand times (a third of a millisecond).
 func (w where) sortLocations(locs []Location) []Location {
-	type keyed struct {
-		l      Location
+	type file struct{ path, uri string }
+	type fileInfo struct {
+		f      file
 		inside bool
-		file   string
+		name   string // its path or URI, by which it is sorted
 	}
-	ks := make([]keyed, len(locs))
-	inside := map[string]bool{}
+	index := map[file]int{} // file → its place in files
+	var files []fileInfo
+	fileOf := make([]int32, len(locs))
+	last, lastAt := file{}, -1
 	for i, l := range locs {
-		in, ok := inside[l.Path]
-		if !ok {
-			_, in = w.rel(l.Path)
-			inside[l.Path] = in
+		f := file{l.Path, l.URI}
+		if lastAt < 0 || f != last {
+			at, ok := index[f]
+			if !ok {
+				at = len(files)
+				index[f] = at
+				_, in := w.rel(l.Path)
+				files = append(files, fileInfo{f, in, l.Path + l.URI})
+			}
+			last, lastAt = f, at
 		}
-		ks[i] = keyed{l, in, l.Path + l.URI}
+		fileOf[i] = int32(lastAt)
 	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if a.inside != b.inside {
-			if a.inside {
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		fa, fb := files[a], files[b]
+		if fa.inside != fb.inside {
+			if fa.inside {
 				return -1
 			}
 			return 1
 		}
-		return cmp.Or(strings.Compare(a.file, b.file),
-			cmp.Compare(a.l.Range.Start.Line, b.l.Range.Start.Line),
-			cmp.Compare(a.l.Range.Start.Character, b.l.Range.Start.Character))
+		return strings.Compare(fa.name, fb.name)
 	})
-	out := make([]Location, len(ks))
-	for i, k := range ks {
-		out[i] = k.l
+	// The locations file by file, in the files' order (a counting
+	// sort), then each file's by line and column: a few each, often in
+	// order already.
+	count := make([]int, len(files))
+	for _, at := range fileOf {
+		count[at]++
 	}
-	return slices.CompactFunc(out, func(a, b Location) bool {
-		return a.Path == b.Path && a.URI == b.URI && a.Range.Start == b.Range.Start
-	})
+	first := make([]int, len(files)) // where each file's locations start
+	n := 0
+	for _, at := range order {
+		first[at] = n
+		n += count[at]
+	}
+	placed := make([]int32, len(locs))
+	next := slices.Clone(first)
+	for i, at := range fileOf {
+		placed[next[at]] = int32(i)
+		next[at]++
+	}
+	byPos := func(a, b int32) int {
+		pa, pb := locs[a].Range.Start, locs[b].Range.Start
+		if pa.Line != pb.Line {
+			return cmp.Compare(pa.Line, pb.Line)
+		}
+		return cmp.Compare(pa.Character, pb.Character)
+	}
+	out := make([]Location, 0, len(locs))
+	for _, at := range order {
+		group := placed[first[at]:next[at]]
+		if !slices.IsSortedFunc(group, byPos) {
+			slices.SortFunc(group, byPos)
+		}
+		for j, i := range group {
+			if j > 0 && locs[i].Range.Start == locs[group[j-1]].Range.Start {
+				continue // a duplicate
+			}
+			out = append(out, locs[i])
+		}
+	}
+	return out
 }
 
 // locations writes locations one per line with the source line:
@@ -179,7 +245,11 @@ func (w where) sortLocations(locs []Location) []Location {
 func (w where) locations(a *answer, fc *fileCache, locs []Location, max int) {
 	for i, l := range locs {
 		if i >= max {
-			a.skip(1, l.Path)
+			if i > max && l.Path == locs[i-1].Path {
+				a.skip(1, "") // its file is counted
+			} else {
+				a.skip(1, l.Path)
+			}
 			continue
 		}
 		s := w.locName(fc, l)
@@ -197,7 +267,11 @@ func (w where) grouped(a *answer, fc *fileCache, locs []Location, max int) {
 	cur := "\x00"
 	for i, l := range locs {
 		if i >= max {
-			a.skip(1, l.Path+l.URI)
+			if p := locs[i-1]; i > max && l.Path == p.Path && l.URI == p.URI {
+				a.skip(1, "") // its file is counted
+			} else {
+				a.skip(1, l.Path+l.URI)
+			}
 			continue
 		}
 		if f := l.Path + l.URI; f != cur {
@@ -218,13 +292,16 @@ func (w where) grouped(a *answer, fc *fileCache, locs []Location, max int) {
 	}
 }
 
-// countFiles is how many files the locations are in.
+// countFiles is how many files the locations are in; those of a file
+// are next to each other (sortLocations).
 func countFiles(locs []Location) int {
-	seen := map[string]bool{}
-	for _, l := range locs {
-		seen[l.Path+l.URI] = true
+	n := 0
+	for i, l := range locs {
+		if i == 0 || l.Path != locs[i-1].Path || l.URI != locs[i-1].URI {
+			n++
+		}
 	}
-	return len(seen)
+	return n
 }
 
 // outsideKind says what a file outside the workspace belongs to, from

@@ -384,6 +384,12 @@ func (c *Conn) Call(ctx context.Context, timeout time.Duration, method string, p
 		m.Error.from = c.o.ErrorPrefix
 		return m.Error
 	}
+	if raw, ok := result.(*json.RawMessage); ok {
+		// Checked already, and a copy of its own: a language server's
+		// answer of 200 KB is not scanned once more.
+		*raw = m.Result
+		return nil
+	}
 	if result != nil {
 		if err := json.Unmarshal(m.Result, result); err != nil {
 			return fmt.Errorf("%s's answer to %s: %w", c.o.Peer, method, err)

@@ -235,13 +235,13 @@ func (b *Broker) handle(ctx context.Context, method string, params json.RawMessa
 		switch method {
 		case mDefinition:
 			locs, err = src.Definition(ctx, at)
-			return locList(locs), err
+			return encodeLocs(locs), err
 		case mImplementations:
 			locs, err = src.Implementations(ctx, at)
-			return locList(locs), err
+			return encodeLocs(locs), err
 		case mReferences:
 			locs, err = src.References(ctx, at)
-			return locList(locs), err
+			return encodeLocs(locs), err
 		case mHover:
 			return src.Hover(ctx, at)
 		case mIncomingCalls:

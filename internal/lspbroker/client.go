@@ -180,9 +180,11 @@ func (c *Client) locations(ctx context.Context, method string, at codeintel.DocP
 	if err := c.check(at.Path); err != nil {
 		return nil, err
 	}
-	var out locList
-	err := c.call(ctx, method, at, &out)
-	return out, err
+	var w locList
+	if err := c.call(ctx, method, at, &w); err != nil {
+		return nil, err
+	}
+	return w.decode()
 }
 
 // Definition implements codeintel.Source.

@@ -16,6 +16,7 @@ package lspbroker
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
@@ -123,59 +124,108 @@ func sourceError(err error) error {
 }
 
 // locList is a list of locations on the wire, compact: each file named
-// once, each location five numbers (the file's index, then the range).
-// A thousand references are some 25 KB this way, not 150 KB of objects
-// repeating their path, and decode several times faster.
-type locList []codeintel.Location
-
-type wireLocList struct {
+// once, each location five integers in one string. A thousand
+// references are some 15 KB this way, not the 200 KB of gopls's
+// objects, each repeating its path; and a string is one token to
+// encoding/json, which reads and checks numbers in arrays (the form
+// before this one) several times slower, and checks the answer several
+// times on its way (the broker's encoder, then the client's check,
+// message and result).
+type locList struct {
 	// Files are "p:" and an absolute path, or "u:" and a URI.
 	Files []string `json:"f"`
-	Locs  [][5]int `json:"l"`
+	// Locs are five integers a location, each followed by a space: the
+	// index of its file in Files, the start's line and character, and
+	// the end's line and character less the start's.
+	Locs string `json:"l"`
 }
 
-func (l locList) MarshalJSON() ([]byte, error) {
-	w := wireLocList{Files: []string{}, Locs: make([][5]int, 0, len(l))}
+// encodeLocs is locs in the wire's form.
+func encodeLocs(locs []codeintel.Location) locList {
+	w := locList{Files: []string{}}
 	index := map[string]int{}
-	for _, loc := range l {
+	b := make([]byte, 0, 16*len(locs))
+	lastKey, last := "", -1
+	for _, loc := range locs {
 		key := "p:" + loc.Path
 		if loc.Path == "" {
 			key = "u:" + loc.URI
 		}
-		i, ok := index[key]
-		if !ok {
-			i = len(w.Files)
-			index[key] = i
-			w.Files = append(w.Files, key)
+		i := last
+		if key != lastKey {
+			var ok bool
+			if i, ok = index[key]; !ok {
+				i = len(w.Files)
+				index[key] = i
+				w.Files = append(w.Files, key)
+			}
+			lastKey, last = key, i
 		}
 		r := loc.Range
-		w.Locs = append(w.Locs, [5]int{i, r.Start.Line, r.Start.Character, r.End.Line, r.End.Character})
+		for _, n := range [5]int{i, r.Start.Line, r.Start.Character, r.End.Line - r.Start.Line, r.End.Character - r.Start.Character} {
+			b = strconv.AppendInt(b, int64(n), 10)
+			b = append(b, ' ')
+		}
 	}
-	return json.Marshal(w)
+	w.Locs = string(b)
+	return w
 }
 
-func (l *locList) UnmarshalJSON(b []byte) error {
-	var w wireLocList
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	out := make(locList, 0, len(w.Locs))
-	for _, x := range w.Locs {
-		if x[0] < 0 || x[0] >= len(w.Files) {
-			return errors.New("a location names no file of the list")
-		}
-		loc := codeintel.Location{Range: codeintel.Range{
-			Start: codeintel.Position{Line: x[1], Character: x[2]},
-			End:   codeintel.Position{Line: x[3], Character: x[4]},
-		}}
-		f := w.Files[x[0]]
+// errLocList is the error of a list the broker could not have sent.
+var errLocList = errors.New("the broker's list of locations is malformed")
+
+// decode is the list's locations.
+func (w locList) decode() ([]codeintel.Location, error) {
+	type file struct{ path, uri string }
+	files := make([]file, len(w.Files))
+	for i, f := range w.Files {
 		if p, ok := strings.CutPrefix(f, "p:"); ok {
-			loc.Path = p
+			files[i].path = p
+		} else if u, ok := strings.CutPrefix(f, "u:"); ok {
+			files[i].uri = u
 		} else {
-			loc.URI = strings.TrimPrefix(f, "u:")
+			return nil, errLocList
 		}
-		out = append(out, loc)
 	}
-	*l = out
-	return nil
+	s := w.Locs
+	out := make([]codeintel.Location, 0, strings.Count(s, " ")/5)
+	var n [5]int
+	for s != "" {
+		for j := range n {
+			sp := strings.IndexByte(s, ' ')
+			if sp < 0 {
+				return nil, errLocList
+			}
+			v, ok := atoi(s[:sp])
+			if !ok {
+				return nil, errLocList
+			}
+			n[j], s = v, s[sp+1:]
+		}
+		if n[0] < 0 || n[0] >= len(files) {
+			return nil, errLocList
+		}
+		f := files[n[0]]
+		out = append(out, codeintel.Location{Path: f.path, URI: f.uri, Range: codeintel.Range{
+			Start: codeintel.Position{Line: n[1], Character: n[2]},
+			End:   codeintel.Position{Line: n[1] + n[3], Character: n[2] + n[4]},
+		}})
+	}
+	return out, nil
+}
+
+// atoi reads an integer as strconv.AppendInt writes it, and only so: no
+// sign but a minus, no leading zero, no "-0".
+func atoi(s string) (int, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || (digits[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.Atoi(s)
+	return v, err == nil
 }

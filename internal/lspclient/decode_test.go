@@ -2,7 +2,9 @@ package lspclient
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
@@ -111,5 +113,85 @@ func TestURIs(t *testing.T) {
 	}
 	if got := PathOf("untitled:Untitled-1"); got != "" {
 		t.Errorf("untitled: %q", got)
+	}
+}
+
+// FuzzScanLocations: what scanLocations reads, it reads as encoding/json
+// does; what it declines, encoding/json reads (or refuses) instead.
+func FuzzScanLocations(f *testing.F) {
+	for _, seed := range []string{
+		`[]`, ` [ ] `, `null`, `{}`,
+		`[{"uri":"file:///w/a%20b.go","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}},{"uri":"file:///usr/lib/go/src/fmt/print.go","range":{"start":{"line":9,"character":5},"end":{"line":9,"character":12}}}]`,
+		"[ {\n \"range\" : {\"end\":{\"character\":5,\"line\":1},\"start\":{\"character\":2,\"line\":1}}, \"uri\":\"file:///w/a.go\"}\t]",
+		`[{"uri":"jdt://contents/java.base/String.class","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}}]`,
+		`[{"uri":"file:///w/\u00e9.go","range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}}}]`,
+		`[{"uri":"file:///w/é.go","range":{"start":{"line":1.0,"character":2},"end":{"line":1,"character":5}}}]`,
+		`[{"URI":"file:///w/a.go","range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}}}]`,
+		`[{"uri":"file:///w/a.go","uri":"file:///w/b.go","range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}}}]`,
+		`[{"targetUri":"file:///w/b.ts","targetRange":{"start":{"line":3,"character":0},"end":{"line":6,"character":1}},"targetSelectionRange":{"start":{"line":3,"character":9},"end":{"line":3,"character":14}}}]`,
+		`[{"uri":"file:///w/a.go","range":{"start":{"line":01,"character":-2},"end":{"line":1e2,"character":5}}}]`,
+		`[{"uri":"file:///w/a.go","range":{"start":{"line":4294967295,"character":2},"end":{"line":1,"character":5}}}] x`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := scanLocations(raw)
+		if !ok {
+			return
+		}
+		want, err := decodeLocationsJSON(raw)
+		if err != nil {
+			t.Fatalf("%q: read %+v; encoding/json refuses it: %v", raw, got, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: read %+v; encoding/json reads %+v", raw, got, want)
+		}
+	})
+}
+
+// manyLocations is gopls's answer for the references of a function used
+// a thousand times in a hundred files.
+func manyLocations() []byte {
+	var b strings.Builder
+	b.WriteString(`[{"uri":"file:///tmp/ws/greet/greet.go","range":{"start":{"line":15,"character":5},"end":{"line":15,"character":10}}}`)
+	for p := range 20 {
+		for f := range 5 {
+			for i := range 10 {
+				fmt.Fprintf(&b, `,{"uri":"file:///tmp/gemkit-bench-codeintel-1234567890/ws/gen/p%02d/f%d.go","range":{"start":{"line":%d,"character":38},"end":{"line":%d,"character":43}}}`, p, f, 4+2*i, 4+2*i)
+			}
+		}
+	}
+	b.WriteString("]")
+	return []byte(b.String())
+}
+
+// BenchmarkDecodeLocations: gopls's thousand references (200 KB), read
+// by encoding/json (the first way) and by scanLocations.
+func BenchmarkDecodeLocations(b *testing.B) {
+	raw := manyLocations()
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(raw)))
+		for b.Loop() {
+			if locs, err := decodeLocationsJSON(raw); err != nil || len(locs) != 1001 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(len(raw)))
+		for b.Loop() {
+			if locs, err := decodeLocations(raw); err != nil || len(locs) != 1001 {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// gopls's answers take the fast way.
+func TestScanLocationsGopls(t *testing.T) {
+	for _, raw := range []string{string(manyLocations()), `[]`, `[{"uri":"file:///w/a%20b.go","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]`} {
+		if _, ok := scanLocations([]byte(raw)); !ok {
+			t.Errorf("declined %.200s", raw)
+		}
 	}
 }

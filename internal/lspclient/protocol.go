@@ -64,6 +64,15 @@ func decodeLocations(raw json.RawMessage) ([]codeintel.Location, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
+	if locs, ok := scanLocations(raw); ok {
+		return locs, nil
+	}
+	return decodeLocationsJSON(raw)
+}
+
+// decodeLocationsJSON is decodeLocations by encoding/json, for what
+// scanLocations declines.
+func decodeLocationsJSON(raw json.RawMessage) ([]codeintel.Location, error) {
 	var many []wireLocation
 	if raw[0] == '{' {
 		var one wireLocation
