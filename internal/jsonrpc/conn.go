@@ -249,10 +249,27 @@ func (c *Conn) read(ctx context.Context, h Handler) error {
 	}
 }
 
-// handle checks one message and dispatches it.
+// handle checks one message and dispatches it. A request or response
+// (an object) is decoded once: json.Unmarshal checks the whole text before
+// it fills anything in, so its syntax error is the parse error json.Valid
+// would find, and a message as large as a language server's answer is
+// scanned once for syntax rather than twice.
 func (c *Conn) handle(ctx context.Context, body []byte, h Handler) {
 	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
+	var m message
+	var memberErr error
+	if len(body) > 0 && body[0] == '{' {
+		if err := json.Unmarshal(body, &m); err != nil {
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				c.refuse(nil, CodeParseError, "Parse error: "+Problem(err), "")
+				return
+			}
+			// Valid JSON with a member of the wrong type; Unmarshal
+			// still filled in the rest, the id included when it could.
+			memberErr = err
+		}
+	} else if !json.Valid(body) {
 		err := json.Unmarshal(body, new(any)) // for the position of the mistake
 		c.refuse(nil, CodeParseError, "Parse error: "+Problem(err), "")
 		return
@@ -261,8 +278,6 @@ func (c *Conn) handle(ctx context.Context, body []byte, h Handler) {
 		// encoding/json would turn the bad text into U+FFFD and an
 		// accepted diff would reach the CLI changed. Refused whether the
 		// message is a request or a notification: silence would lose it.
-		var m message
-		_ = json.Unmarshal(body, &m)
 		c.refuse(validID(m.ID), CodeInvalidParams, c.o.Wording.badText(m.Method, err), m.Method)
 		return
 	}
@@ -270,11 +285,8 @@ func (c *Conn) handle(ctx context.Context, body []byte, h Handler) {
 		c.refuse(nil, CodeInvalidRequest, c.o.Wording.notObject(body[0] == '['), "")
 		return
 	}
-	var m message
-	if err := json.Unmarshal(body, &m); err != nil {
-		// Valid JSON with a member of the wrong type; Unmarshal still
-		// filled in the rest, the id included when it could.
-		c.refuse(validID(m.ID), CodeInvalidRequest, c.o.Wording.badMember(err), "")
+	if memberErr != nil {
+		c.refuse(validID(m.ID), CodeInvalidRequest, c.o.Wording.badMember(memberErr), "")
 		return
 	}
 	id := m.ID

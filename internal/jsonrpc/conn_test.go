@@ -381,3 +381,28 @@ func TestSend(t *testing.T) {
 		t.Fatalf("a notification passed on: %s", b)
 	}
 }
+
+type discard struct{}
+
+func (discard) Handle(context.Context, Request) (any, error) { return nil, ErrNoReply }
+
+// BenchmarkHandleLarge is the reading of one message as large as a
+// language server's answer of a thousand locations (about 200 KB): what
+// gemkit spends on it beyond the framing.
+func BenchmarkHandleLarge(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","method":"m","params":[`)
+	for i := range 1000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"uri":"file:///home/u/src/shop/pkg%02d/file%d.go","range":{"start":{"line":%d,"character":12},"end":{"line":%d,"character":17}}}`, i/50, i%5, i, i)
+	}
+	sb.WriteString(`]}`)
+	body := []byte(sb.String())
+	c := NewConn(strings.NewReader(""), io.Discard, Options{Logger: slog.New(slog.DiscardHandler)})
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		c.handle(context.Background(), body, discard{})
+	}
+}
