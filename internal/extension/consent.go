@@ -123,16 +123,10 @@ func (s *Store) ForgetConsent(name string) error {
 }
 
 func (s *Store) updateConsent(change func(*consentRecords)) error {
-	unlock, err := s.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	recs, err := s.readConsent()
-	if err != nil {
-		return err
-	}
-	change(&recs)
+	return update(s, s.readConsent, change, s.writeConsent)
+}
+
+func (s *Store) writeConsent(recs consentRecords) error {
 	data, err := json.MarshalIndent(recs, "", "  ")
 	if err != nil {
 		return err

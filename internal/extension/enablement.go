@@ -232,22 +232,14 @@ func (s *Store) setEnabled(name string, scope Scope, enable bool) error {
 	default:
 		return fmt.Errorf("unknown scope %q: use user or workspace", scope)
 	}
-	unlock, err := s.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	f, err := s.readEnablement()
-	if err != nil {
-		return err
-	}
-	cfg := f[name]
-	if cfg == nil {
-		cfg = &enablementConfig{}
-		f[name] = cfg
-	}
-	cfg.Overrides = addRule(cfg.Overrides, rule{base: slashed(dir), disable: !enable, subdirs: true}, scope)
-	return s.writeEnablement(f)
+	return update(s, s.readEnablement, func(f *enablementFile) {
+		cfg := (*f)[name]
+		if cfg == nil {
+			cfg = &enablementConfig{}
+			(*f)[name] = cfg
+		}
+		cfg.Overrides = addRule(cfg.Overrides, rule{base: slashed(dir), disable: !enable, subdirs: true}, scope)
+	}, s.writeEnablement)
 }
 
 // addRule puts nr into the rules. Like Gemini CLI it first drops the rules

@@ -26,3 +26,20 @@ func (s *Store) lock() (func(), error) {
 		f.Close()
 	}, nil
 }
+
+// update changes one of the files the lock guards: under the lock it
+// reads the file, lets change alter what it holds and writes it back, so
+// that two gemkit processes changing it at once both count.
+func update[T any](s *Store, read func() (T, error), change func(*T), write func(T) error) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	v, err := read()
+	if err != nil {
+		return err
+	}
+	change(&v)
+	return write(v)
+}

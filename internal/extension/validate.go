@@ -2,10 +2,8 @@ package extension
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -52,60 +50,6 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// The bytes the names of the rules below are made of.
-const (
-	letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	digits  = "0123456789"
-	spaces  = " \t\n\f\r" // \s of a regular expression
-)
-
-// word reports whether s is a byte of first followed by bytes of rest,
-// at most max bytes in all (0: no bound). The rules of names are checked
-// byte by byte: as regular expressions they were compiled at every start
-// of gemkit, whatever the command, and that took longer than all the
-// checks of list with 200 extensions.
-func word(s, first, rest string, max int) bool {
-	if s == "" || max > 0 && len(s) > max || strings.IndexByte(first, s[0]) < 0 {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if strings.IndexByte(rest, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidName reports whether name follows Gemini CLI's rule for extension
-// names: letters, digits and dashes only.
-func ValidName(name string) bool { return word(name, letters+digits+"-", letters+digits+"-", 0) }
-
-// validToolName: a letter or _, then letters, digits, _ . or -, at most
-// 64 bytes.
-func validToolName(s string) bool { return word(s, letters+"_", letters+digits+"_.-", 64) }
-
-// validArgName: a name that can be a command-line flag.
-func validArgName(s string) bool { return word(s, letters, letters+digits+"_-", 0) }
-
-// validEnvVar: a name that can be an environment variable's.
-func validEnvVar(s string) bool { return word(s, letters+"_", letters+digits+"_", 0) }
-
-// calledTool returns the name a tool_call such as "countWords(file=…)"
-// calls: white space, a tool name (as validToolName, of any length),
-// white space, then "(". ok is false when call does not start so.
-func calledTool(call string) (name string, ok bool) {
-	s := strings.TrimLeft(call, spaces)
-	n := 0
-	for n < len(s) && strings.IndexByte(letters+digits+"_.-", s[n]) >= 0 {
-		n++
-	}
-	name = s[:n]
-	if !word(name, letters+"_", letters+digits+"_.-", 0) || !strings.HasPrefix(strings.TrimLeft(s[n:], spaces), "(") {
-		return "", false
-	}
-	return name, true
-}
-
 // Validate checks a manifest whose folder is dir (a real path) and returns
 // every problem, sorted by path. Fields that old manifests do not have are
 // only checked when present, so every manifest Gemini CLI accepts passes.
@@ -145,47 +89,6 @@ type validator struct {
 	// the extension's Root, a name of two components took four).
 	seen    map[string]fs.FileInfo
 	folders map[string]*fsutil.Root
-}
-
-// lstat is Lstat of p, a relative name whose last component is base,
-// looked at in the folder dir (the Root of p's folder).
-func (v *validator) lstat(dir *fsutil.Root, p, base string, final bool) (fs.FileInfo, error) {
-	if !final {
-		if fi, ok := v.seen[p]; ok {
-			return fi, nil
-		}
-	}
-	fi, err := dir.Lstat(base)
-	if err == nil && !final {
-		if v.seen == nil {
-			v.seen = map[string]fs.FileInfo{}
-		}
-		v.seen[p] = fi
-	}
-	return fi, err
-}
-
-// folder opens p, a folder (not a link) named base in the folder dir,
-// as a Root, once.
-func (v *validator) folder(dir *fsutil.Root, p, base string) (*fsutil.Root, error) {
-	if f, ok := v.folders[p]; ok {
-		return f, nil
-	}
-	f, err := dir.OpenRoot(base)
-	if err != nil {
-		return nil, err
-	}
-	if v.folders == nil {
-		v.folders = map[string]*fsutil.Root{}
-	}
-	v.folders[p] = f
-	return f, nil
-}
-
-func (v *validator) close() {
-	for _, f := range v.folders {
-		f.Close()
-	}
 }
 
 func (v *validator) add(path, msg, fix string, args ...any) {
@@ -482,112 +385,6 @@ func (v *validator) themes(themes []json.RawMessage) {
 			v.add(fmt.Sprintf("themes[%d].name", i), "is missing", "name the theme")
 		}
 	}
-}
-
-// Errors about files that fileFix turns into advice.
-var (
-	errOutside    = errors.New("is outside the extension folder")
-	errMissing    = errors.New("does not exist in the extension folder")
-	errNotRegular = errors.New("is not a regular file")
-)
-
-type symlinkError struct{ at string }
-
-func (e *symlinkError) Error() string {
-	return fmt.Sprintf("goes through the symlink %q; an extension's files must be inside its folder", e.at)
-}
-
-func fileFix(err error, what string) string {
-	var se *symlinkError
-	switch {
-	case errors.Is(err, errOutside):
-		return "move the " + what + " into the extension folder and give its path relative to it"
-	case errors.As(err, &se):
-		return "replace the symlink " + se.at + " with the real file or folder"
-	case errors.Is(err, errMissing):
-		return "create the " + what + " or correct the path"
-	}
-	return "make it a regular file inside the extension folder"
-}
-
-// inside resolves rel against the extension folder lexically and fails when
-// it leaves the folder. ${extensionPath} makes absolute paths into the
-// folder, so those are accepted too.
-func (v *validator) inside(rel string) (string, error) {
-	p := filepath.FromSlash(rel)
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(v.dir, p)
-	}
-	r, ok := fsutil.Rel(v.dir, p)
-	if !ok || r == "." {
-		return "", errOutside
-	}
-	return r, nil
-}
-
-// file checks that rel names a regular file inside the extension folder
-// reached without following any symlink, and returns its clean relative
-// path.
-func (v *validator) file(rel string) (string, error) {
-	p, err := v.inside(rel)
-	if err != nil {
-		return "", err
-	}
-	cur := ""
-	dir := v.root
-	parts := strings.Split(p, string(filepath.Separator))
-	for i, part := range parts {
-		cur = filepath.Join(cur, part)
-		final := i == len(parts)-1
-		var fi fs.FileInfo
-		if dir != nil {
-			fi, err = v.lstat(dir, cur, part, final)
-		} else {
-			// Below something that is not a folder: the lookup fails
-			// as the whole name's does.
-			fi, err = v.root.Lstat(cur)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", errMissing
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return "", &symlinkError{at: filepath.Join(parts[:i+1]...)}
-		}
-		if final && !fi.Mode().IsRegular() {
-			return "", errNotRegular
-		}
-		if !final && dir != nil && fi.IsDir() {
-			if dir, err = v.folder(dir, cur, part); err != nil {
-				return "", err
-			}
-		} else {
-			dir = nil
-		}
-	}
-	return p, nil
-}
-
-// suggestName turns s into a valid extension name.
-func suggestName(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := strings.TrimRight(b.String(), "-")
-	if out == "" {
-		return "my-extension"
-	}
-	return out
 }
 
 // sortProblems orders problems by path (naturally: tools[2] before

@@ -7,11 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Open makes sure the server has the file at path open with its text as
@@ -156,18 +156,14 @@ func (c *Client) Watched(events []FileEvent) error {
 // readText reads a file to send to a server: regular, non-blocking
 // open, at most maxDocBytes, UTF-8.
 func readText(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := fsutil.OpenRegular(path)
+	if errors.Is(err, fsutil.ErrNotRegular) {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxDocBytes+1))
 	if err != nil {
 		return "", err

@@ -26,6 +26,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -108,7 +109,10 @@ func TokenFile(path string) (token string, created bool, err error) {
 }
 
 func readTokenFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
+	if errors.Is(err, fsutil.ErrNotRegular) {
+		return "", fmt.Errorf("the token file %s is not a regular file", path)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -116,9 +120,6 @@ func readTokenFile(path string) (string, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("the token file %s is not a regular file", path)
 	}
 	// Windows reports every file as 0666 (its access lists are not mode
 	// bits), so the check would refuse every token file there.

@@ -237,24 +237,17 @@ func (g *gemini) Generate(ctx context.Context, req Request, onText func(string))
 	if err != nil {
 		return Reply{}, err
 	}
-	parent := ctx
-	ctx, idle := withIdle(ctx, g.idle)
-	defer idle.stop()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(payload))
-	if err != nil {
-		return Reply{}, fmt.Errorf("the model request: %w", err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
+	header := http.Header{}
+	header.Set("Content-Type", "application/json")
 	if g.apiKey != "" {
-		hr.Header.Set("x-goog-api-key", g.apiKey)
+		header.Set("x-goog-api-key", g.apiKey)
 	}
-	resp, err := client.Do(hr)
+	parent := ctx
+	resp, ctx, idle, err := post(ctx, client, g.url, g.endpoint, header, payload, g.idle)
 	if err != nil {
-		if parent.Err() != nil {
-			return Reply{}, parent.Err()
-		}
-		return Reply{}, idle.explain(classify(0, err.Error(), g.endpoint, err, ""), ctx)
+		return Reply{}, err
 	}
+	defer idle.stop()
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		return Reply{}, g.httpError(parent, resp)

@@ -226,23 +226,16 @@ func (o *openaiModel) Generate(ctx context.Context, req Request, onText func(str
 	if err != nil {
 		return Reply{}, fmt.Errorf("encode the request: %w", err)
 	}
+	header := http.Header{}
+	header.Set("Content-Type", "application/json")
+	header.Set("Accept", "text/event-stream")
+	header.Set("Authorization", "Bearer "+o.apiKey)
 	parent := ctx
-	ctx, idle := withIdle(ctx, o.idle)
+	resp, ctx, idle, err := post(ctx, o.client, o.url, o.endpoint, header, payload, o.idle)
+	if err != nil {
+		return Reply{}, err
+	}
 	defer idle.stop()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(payload))
-	if err != nil {
-		return Reply{}, fmt.Errorf("the model request: %w", err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "text/event-stream")
-	hr.Header.Set("Authorization", "Bearer "+o.apiKey)
-	resp, err := o.client.Do(hr)
-	if err != nil {
-		if parent.Err() != nil {
-			return Reply{}, parent.Err()
-		}
-		return Reply{}, idle.explain(classify(0, err.Error(), o.endpoint, err, ""), ctx)
-	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 )
 
@@ -118,6 +119,32 @@ func withIdle(ctx context.Context, d time.Duration) (context.Context, *idleWatch
 	w := &idleWatch{d: d, cancel: cancel}
 	w.t = time.AfterFunc(d, func() { cancel(errIdle) })
 	return ctx, w
+}
+
+// post sends a streaming request, payload to url with header, under an
+// idle watch of idle. ctx is the request's context, for w.explain; the
+// caller reads the body through w.body, then closes it and stops w. A
+// failure to send is parent's error when parent ended (the person
+// cancelled), else one classified for endpoint.
+func post(parent context.Context, client *http.Client, url, endpoint string, header http.Header, payload []byte, idle time.Duration) (resp *http.Response, ctx context.Context, w *idleWatch, err error) {
+	ctx, w = withIdle(parent, idle)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		w.stop()
+		return nil, nil, nil, fmt.Errorf("the model request: %w", err)
+	}
+	hr.Header = header
+	resp, err = client.Do(hr)
+	if err != nil {
+		if parent.Err() != nil {
+			err = parent.Err()
+		} else {
+			err = w.explain(classify(0, err.Error(), endpoint, err, ""), ctx)
+		}
+		w.stop()
+		return nil, nil, nil, err
+	}
+	return resp, ctx, w, nil
 }
 
 func (w *idleWatch) stop() {
