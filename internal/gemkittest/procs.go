@@ -4,7 +4,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -89,7 +88,9 @@ func EndPrograms(t testing.TB, pids []int) {
 	if left := WaitExit(pids, 15*time.Second); len(left) > 0 {
 		t.Logf("processes %v still ran 15s after their terminal closed: killed", left)
 		for _, p := range left {
-			_ = syscall.Kill(p, syscall.SIGKILL)
+			if proc, err := os.FindProcess(p); err == nil {
+				_ = proc.Kill()
+			}
 		}
 	}
 }
