@@ -220,11 +220,14 @@ func TestGeminiCLISetUp(t *testing.T) {
 			script.WriteString("export " + k + "='" + v + "'\n")
 		}
 	}
-	// Gemini CLI restarts itself to apply folder trust only under its own
+	// A person's shell, not a CI job's: with CI=true or
+	// GITHUB_ACTIONS=true Gemini CLI counts itself headless and refuses
+	// an untrusted folder instead of asking (isHeadlessMode, exit 55), and
+	// it restarts itself to apply folder trust only under its own
 	// launcher, which it skips when SANDBOX or GEMINI_CLI_NO_RELAUNCH is
-	// set (gemini.js, run()); a person's shell has neither. If gemini
-	// ends, the pane keeps its last words and exit status for the failure.
-	script.WriteString("unset SANDBOX GEMINI_CLI_NO_RELAUNCH\n")
+	// set (gemini.js, run()). If gemini ends, the pane keeps its last
+	// words and exit status for the failure.
+	script.WriteString("unset CI GITHUB_ACTIONS SANDBOX GEMINI_CLI_NO_RELAUNCH\n")
 	script.WriteString("gemini; echo \"[gemini exited with status $?]\"; exec sleep 600\n")
 	writeFile(t, filepath.Join(f.root, "gemini.sh"), script.String(), 0o755)
 	sock := filepath.Join(f.root, "tmux.sock")
