@@ -188,7 +188,10 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 			return nil, fmt.Errorf("splitting the readable scope around %s: %w", strings.Join(protected, ", "), err)
 		}
 		for _, a := range ancestors {
-			rules = append(rules, PathRule{Path: a, ListOnly: true, Why: "filesystem.read=" + string(p.Read) + " (names only: leads to a closed folder)"})
+			// Below the scope's root, a folder can go between this
+			// plan and the sandbox's start (another program's
+			// temporary folder): then it is not there to list.
+			rules = append(rules, PathRule{Path: a, ListOnly: true, Optional: a != read, Why: "filesystem.read=" + string(p.Read) + " (names only: leads to a closed folder)"})
 		}
 		for _, c := range grants {
 			add(c.path, false, c.file, "filesystem.read="+string(p.Read))
@@ -309,6 +312,13 @@ func carve(root string, excludes []string) (grants []carved, ancestors []string,
 		if errors.Is(err, fs.ErrPermission) {
 			// The user cannot list it (another user's /tmp/gemini): its
 			// entries stay out of the scope, names only.
+			return nil
+		}
+		if errors.Is(err, fs.ErrNotExist) && dir != root {
+			// Gone since its parent was listed (another program's
+			// temporary folder, a closed place found in it): nothing
+			// there to show or to close.
+			ancestors = ancestors[:len(ancestors)-1]
 			return nil
 		}
 		if err != nil {
