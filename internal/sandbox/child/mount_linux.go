@@ -136,6 +136,9 @@ func bind(s Mount) error {
 	}
 	tree, err := unix.OpenTree(src, "", flags)
 	if err != nil {
+		if s.Optional && errors.Is(err, unix.ENOENT) {
+			return nil // removed since it was opened: nothing to show
+		}
 		return err
 	}
 	defer unix.Close(tree)
