@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
@@ -75,7 +76,7 @@ func (s *Server) join(path string, in Init, start StartFunc) (companion.Events, 
 			s.log.Debug("lsp: leading the group", "socket", path)
 			return ev, ln, nil
 		}
-		conn, derr := net.Dial("unix", path)
+		conn, derr := dialGroup(path)
 		if derr == nil {
 			if err := sameUser(conn); err != nil {
 				// Another user's socket at this user's group path: it
@@ -96,6 +97,20 @@ func (s *Server) join(path string, in Init, start StartFunc) (companion.Events, 
 		_ = os.Remove(path)
 	}
 	return nil, nil, fmt.Errorf("could not lead or join the group of this editor at %s", path)
+}
+
+// dialGroup connects to the group's leader. A socket that refuses may be
+// one a starting leader has bound and not yet listens on (net.Listen
+// binds, then listens): it is asked again for a while before it is taken
+// for the socket of a leader that died, whose removal would let two
+// servers of one editor each lead.
+func dialGroup(path string) (net.Conn, error) {
+	conn, err := net.Dial("unix", path)
+	for i := 0; i < 20 && errors.Is(err, syscall.ECONNREFUSED); i++ {
+		time.Sleep(25 * time.Millisecond)
+		conn, err = net.Dial("unix", path)
+	}
+	return conn, err
 }
 
 // listenGroup binds the group's socket in the discovery directory and
