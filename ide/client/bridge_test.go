@@ -206,7 +206,7 @@ func TestBridgeRefusals(t *testing.T) {
 	})
 	t.Run("another user's file", func(t *testing.T) {
 		if os.Getuid() != 0 {
-			t.Skip("only root can give a file to another user")
+			t.Skip("needs root to give a file to another user (uid 65534); CI runs as root")
 		}
 		p := filepath.Join(dir, "theirs.json")
 		if err := os.WriteFile(p, []byte(`{"port":1,"authToken":"x"}`), 0o600); err != nil {
