@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/permission"
@@ -37,5 +40,24 @@ func BenchmarkStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPlaceholders is a run's placeholder work without Linger:
+// holding thirty absent protected names of a workspace (lock, make the
+// placeholder) and giving them back (remove it, and its lock file).
+func BenchmarkPlaceholders(b *testing.B) {
+	w := newWorld(b)
+	l := &Launcher{LockDir: filepath.Join(b.TempDir(), "locks")}
+	var overlays []overlay
+	for i := range 30 {
+		overlays = append(overlays, overlay{path: filepath.Join(w.ws, fmt.Sprintf(".guarded-%d", i)), guarded: true, absent: true, dir: i%2 == 0})
+	}
+	for b.Loop() {
+		held, err := l.hold(slices.Clone(overlays))
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.release(held)
 	}
 }

@@ -67,6 +67,9 @@ type Launcher struct {
 	cgOnce sync.Once
 	cg     *cgroupLayout
 
+	// sweepOnce sweeps the placeholder locks no run holds (Linux).
+	sweepOnce sync.Once
+
 	// guards watches the guarded paths of all runs (Linux).
 	guardMu sync.Mutex
 	guards  *guardWatcher

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,7 +38,16 @@ import (
 //   - at the end of a run only the one that gets the exclusive lock
 //     without waiting (no other run, in any process, still holds it)
 //     removes the placeholder, and only while the path is still that very
-//     placeholder and empty, so nothing a person made there is removed.
+//     placeholder and empty, so nothing a person made there is removed;
+//   - that run then removes the lock file too, while it holds it
+//     exclusively, unless the placeholder stays (not empty, or not
+//     removable), so the folder holds a lock only for a placeholder that
+//     exists or a run under way. A run that opened the lock file just
+//     before it was removed finds, once its lock is granted, that the
+//     name no longer leads to the file it locked, and opens it again
+//     (the usual way to remove a file others flock). Lock files left by
+//     a process that was killed, and those of versions that kept every
+//     lock, are swept once per launcher (sweepLocks).
 
 // heldPath is one guarded path a run holds: its lock file, locked shared.
 type heldPath struct {
@@ -104,6 +114,8 @@ func privateDir(dir string) (string, error) {
 	return dir, nil
 }
 
+// lockName is the lock file of path: a hash, so that the folder says
+// nothing of where a person works. Its contents (record) name the path.
 func lockName(dir, path string) string {
 	sum := sha256.Sum256([]byte(path))
 	return filepath.Join(dir, hex.EncodeToString(sum[:16])+".lock")
@@ -134,6 +146,7 @@ func (l *Launcher) hold(overlays []overlay) (held []heldPath, err error) {
 			if dir, err = l.lockDir(); err != nil {
 				return held, err
 			}
+			l.sweepOnce.Do(func() { l.sweepLocks(dir, time.Now()) })
 		}
 		f, err := lockShared(lockName(dir, o.path), o.path, o.absent)
 		if err != nil {
@@ -249,31 +262,52 @@ func (l *Launcher) Close() {
 // path that existed when the rules were made (absent false) a missing
 // lock file means the path is the user's (nil, nil), unless the path has
 // gone meanwhile, which makes it absent.
+//
+// The run that gives a lock back last removes its file, so a lock granted
+// on a file the name no longer leads to was given back meanwhile: it is
+// opened again.
 func lockShared(name, path string, absent bool) (*os.File, error) {
+	for {
+		f, err := openLock(name, path, absent)
+		if f == nil || err != nil {
+			return f, err
+		}
+		if err := flock(f, unix.LOCK_SH); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("sandbox: locking %s: %w", path, err)
+		}
+		if stillNamed(f, name) {
+			return f, nil
+		}
+		f.Close()
+	}
+}
+
+func openLock(name, path string, absent bool) (*os.File, error) {
 	flags := os.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	if !absent {
-		f, err := os.OpenFile(name, flags, 0o600)
-		if errors.Is(err, fs.ErrNotExist) {
+	f, err := os.OpenFile(name, flags, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !absent {
 			if _, err := os.Lstat(path); err == nil {
 				return nil, nil
 			}
-			f, err = os.OpenFile(name, flags|os.O_CREATE, 0o600)
 		}
-		return lockOpened(f, err, path)
+		f, err = os.OpenFile(name, flags|os.O_CREATE, 0o600)
 	}
-	f, err := os.OpenFile(name, flags|os.O_CREATE, 0o600)
-	return lockOpened(f, err, path)
-}
-
-func lockOpened(f *os.File, err error, path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: the lock of %s: %w", path, err)
 	}
-	if err := flock(f, unix.LOCK_SH); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("sandbox: locking %s: %w", path, err)
-	}
 	return f, nil
+}
+
+// stillNamed reports whether name still leads to the file f has open.
+func stillNamed(f *os.File, name string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(name)
+	return err == nil && os.SameFile(a, b)
 }
 
 // makePlaceholder puts a placeholder at path if nothing is there and
@@ -303,9 +337,31 @@ func makePlaceholder(lock *os.File, path string, dir bool) (made bool, err error
 	if !ok {
 		return true, errors.New("no device and inode")
 	}
-	// Of fixed width, so one write replaces the last record whole.
-	_, err = lock.WriteAt([]byte(id.String()), 0)
+	// Of fixed width, so one write replaces the last record whole; the
+	// path follows it, the same for every record of this lock file, so
+	// that a sweep knows which placeholder a lock left behind is for.
+	_, err = lock.WriteAt([]byte(id.String()+path+"\n"), 0)
 	return true, err
+}
+
+// readRecord reads the record of a lock file: the identity of the
+// placeholder last made and the path it is at ("" in the lock files of
+// versions that did not write it). ok is false for an unreadable record;
+// an empty file (no placeholder was ever made through it) gives a zero
+// identity and ok.
+func readRecord(f *os.File) (id placeholderID, path string, made, ok bool) {
+	rec, err := io.ReadAll(io.NewSectionReader(f, 0, 4096+unix.PathMax))
+	if err != nil {
+		return id, "", false, false
+	}
+	if len(rec) == 0 {
+		return id, "", false, true
+	}
+	line, rest, _ := strings.Cut(string(rec), "\n")
+	if _, err := fmt.Sscanf(line, "%d %d %d %d", &id.dev, &id.ino, &id.ctimeSec, &id.ctimeNsec); err != nil {
+		return id, "", true, false
+	}
+	return id, strings.TrimSuffix(rest, "\n"), true, true
 }
 
 // release gives back the paths a run held. The run that finds itself the
@@ -361,34 +417,104 @@ func (l *Launcher) releaseOne(h heldPath) {
 	if err := flock(h.lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return
 	}
-	rec, err := io.ReadAll(io.NewSectionReader(h.lock, 0, 128))
-	if err != nil {
+	l.retire(h.lock, h.path)
+}
+
+// retire removes the placeholder of path, if it is still the very one
+// the lock file f records and empty, then the lock file itself, unless
+// the placeholder stays. The caller holds f exclusively. Between giving
+// up its shared lock and getting the exclusive one, another run may have
+// retired the same lock file: it is then no longer named, and left
+// alone (the name may lead to a newer run's lock file by now).
+func (l *Launcher) retire(f *os.File, path string) {
+	name := f.Name()
+	if !stillNamed(f, name) {
 		return
 	}
-	if len(rec) > 0 {
-		var want placeholderID
-		if _, err := fmt.Sscanf(string(rec), "%d %d %d %d", &want.dev, &want.ino, &want.ctimeSec, &want.ctimeNsec); err != nil {
-			l.logger().Warn("sandbox: unreadable placeholder record; kept", "path", h.path, "lock", h.lock.Name())
-			return
-		}
-		if fi, err := os.Lstat(h.path); err == nil {
+	want, recorded, made, ok := readRecord(f)
+	if !ok {
+		l.logger().Warn("sandbox: unreadable placeholder record; kept", "path", path, "lock", name)
+		return
+	}
+	if path == "" {
+		path = recorded
+	}
+	if made && path != "" {
+		if fi, err := os.Lstat(path); err == nil {
 			got, ok := identify(fi)
 			switch {
 			case ok && got == want && (fi.IsDir() || fi.Mode().IsRegular() && fi.Size() == 0):
 				// A folder is removed only while empty (rmdir).
-				if err := os.Remove(h.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					l.logger().Warn("sandbox: removing a placeholder", "path", h.path, "err", err)
-					return
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					l.logger().Debug("sandbox: a placeholder stays", "path", path, "err", err)
+					return // the lock stays with it, for a later run to remove it
 				}
-			case ok && got != want:
-				l.logger().Debug("sandbox: placeholder replaced by the user's own; kept", "path", h.path)
+			case ok && got == want:
+				// The very placeholder, no longer empty: kept with its
+				// lock, and removed by a later run once empty again.
+				return
+			case ok:
+				l.logger().Debug("sandbox: placeholder replaced by the user's own; kept", "path", path)
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
+			return // cannot tell: the lock stays
+		}
+	} else if made {
+		// A lock file of a version that did not record the path, whose
+		// placeholder cannot be found: sweepLocks removes it only once
+		// it is old.
+		return
+	}
+	// Nothing at the path is a placeholder of gemkit's now: the next run
+	// that needs it makes a new lock file, and a path that exists without
+	// one is the user's.
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		l.logger().Debug("sandbox: removing a placeholder lock", "lock", name, "err", err)
+	}
+}
+
+// staleLegacyLock is how old a lock file of a version that did not record
+// the path must be for sweepLocks to remove it. Its placeholder, if a
+// killed process left one, is then taken for the user's: still bound
+// read-only, never removed.
+const staleLegacyLock = 7 * 24 * time.Hour
+
+// sweepLocks removes the lock files no run holds that name no placeholder
+// left in place: those of runs whose process was killed before it gave
+// them back (removing their placeholder first, if it is still the very
+// one and empty), and those versions before this one kept for every
+// protected name of every workspace. A lock file another run holds, in
+// any process, is skipped without waiting.
+func (l *Launcher) sweepLocks(dir string, now time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".lock") {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(name, os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		if flock(f, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			_, path, made, ok := readRecord(f)
+			fi, err := f.Stat()
+			switch {
+			case path != "" && lockName(dir, path) != name:
+				// Not the lock of the path it names: left alone.
+			case ok && made && path == "" && err == nil && now.Sub(fi.ModTime()) > staleLegacyLock:
+				if stillNamed(f, name) {
+					_ = os.Remove(name)
+				}
+			case ok:
+				l.retire(f, path)
 			}
 		}
+		f.Close()
 	}
-	// The record stays: it can only ever name that placeholder, whose
-	// change time no later file at the path has. The lock file stays for
-	// the next run in this folder (making one costs more than the run's
-	// other steps together).
 }
 
 func flock(f *os.File, how int) error {

@@ -357,3 +357,129 @@ func inode(t *testing.T, p string) uint64 {
 	}
 	return fi.Sys().(*syscall.Stat_t).Ino
 }
+
+// lockFiles counts the lock files in dir.
+func lockFiles(t *testing.T, dir string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+// TestPlaceholderLocksBounded: runs over many workspaces, one after the
+// other and two launchers at once, leave no lock file behind once they
+// have ended: each lock goes with its placeholder. (Before, one stayed
+// for every protected name of every workspace ever used: 2,341 after one
+// test run.)
+func TestPlaceholderLocksBounded(t *testing.T) {
+	w := newWorld(t)
+	locks := lockDir(t)
+	launchers := []*Launcher{{LockDir: locks}, {LockDir: locks}}
+	const workspaces = 8
+	for i := range workspaces {
+		p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+		p.Workspace = filepath.Join(w.root, fmt.Sprintf("ws-%d", i))
+		if err := os.Mkdir(p.Workspace, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p.Guarded = guardedSet(p.Workspace)
+		for j := range 2 {
+			r := run(t, launchers[(i+j)%2], p, 30*time.Second, sh(`[ -d .vscode ] && [ -d .git ] && [ -f .envrc ] || echo missing`)...)
+			if r.err != nil || r.stdout != "" {
+				t.Fatalf("workspace %d, run %d: %v %s %s", i, j, r.err, r.stdout, r.stderr)
+			}
+		}
+		if n := lockFiles(t, locks); n != 0 {
+			t.Fatalf("after the runs in %d workspaces %d lock files are left; want none", i+1, n)
+		}
+	}
+}
+
+// TestPlaceholderLocksSwept: the first run of a launcher removes the lock
+// files no run holds that name no placeholder left in place: a killed
+// process's (its placeholder removed with it when still the very one and
+// empty) and those of earlier versions that recorded no path (at once
+// when they record no placeholder, after staleLegacyLock when they do).
+// A lock another process holds stays, and so does a placeholder that
+// is no longer empty.
+func TestPlaceholderLocksSwept(t *testing.T) {
+	w := newWorld(t)
+	locks := lockDir(t)
+	if _, err := privateDir(locks); err != nil {
+		t.Fatal(err)
+	}
+	ws := w.ws
+	// A killed process's run: placeholder and lock, the lock given up.
+	left := filepath.Join(ws, ".idea")
+	f, err := lockShared(lockName(locks, left), left, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made, err := makePlaceholder(f, left, true); !made || err != nil {
+		t.Fatalf("makePlaceholder = %v, %v", made, err)
+	}
+	f.Close()
+	// The same, but the person has put a file in it since.
+	full := filepath.Join(ws, ".codex")
+	f, err = lockShared(lockName(locks, full), full, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := makePlaceholder(f, full, true); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.WriteFile(filepath.Join(full, "config.toml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another process's run, still going.
+	held := filepath.Join(ws, ".qwen")
+	h, err := lockShared(lockName(locks, held), held, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := makePlaceholder(h, held, true); err != nil {
+		t.Fatal(err)
+	}
+	// Earlier versions' lock files: empty, a young record, an old record.
+	legacy := func(name, rec string, age time.Duration) string {
+		p := filepath.Join(locks, name+".lock")
+		if err := os.WriteFile(p, []byte(rec), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rec := placeholderID{1, 2, 3, 4}.String()
+	emptyOld := legacy("aa", "", time.Hour)
+	young := legacy("bb", rec, time.Hour)
+	old := legacy("cc", rec, staleLegacyLock+time.Hour)
+
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	p.Guarded = []permission.Guarded{{Path: filepath.Join(ws, ".vscode"), Dir: true}}
+	if r := run(t, &Launcher{LockDir: locks}, p, 30*time.Second, "/bin/true"); r.err != nil {
+		t.Fatal(r.err, r.stderr)
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{left, false}, {lockName(locks, left), false},
+		// Its change time is no longer the placeholder's: the person's
+		// folder now, kept without a lock.
+		{full, true}, {lockName(locks, full), false},
+		{held, true}, {lockName(locks, held), true},
+		{emptyOld, false}, {young, true}, {old, false},
+		{lockName(locks, filepath.Join(ws, ".vscode")), false},
+	} {
+		if _, err := os.Lstat(c.path); (err == nil) != c.want {
+			t.Errorf("%s: present %v after the sweep, want %v", c.path, err == nil, c.want)
+		}
+	}
+}
