@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 func TestRefusalHint(t *testing.T) {
@@ -34,9 +35,50 @@ func TestRefusalHint(t *testing.T) {
 		{"an ordinary failure", ext("workspace", "none"), "ValueError: bad input", false, ""},
 	}
 	for _, tc := range tests {
-		got := refusalHint(tc.ext.Manifest.Terms().Policy, tc.stderr, tc.denied, "gemkit extensions consent x --grant")
+		got := refusalHint(permission.Resolved{Policy: tc.ext.Manifest.Terms().Policy}, tc.stderr, tc.denied, "gemkit extensions consent x --grant")
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: hint %q, want one with %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRefusalHintHomeTop: under write: home a tool cannot add a file at
+// the top of the home folder or directly in ~/.config (by design:
+// docs/sandbox.md); the refusal says that folder is read-only for the
+// tool, why, and where it can write, not "may write only in your home
+// folder", which is where it tried.
+func TestRefusalHintHomeTop(t *testing.T) {
+	pol := permission.Resolved{
+		Policy: permission.Policy{Read: permission.AccessHome, Write: permission.AccessHome},
+		Home:   "/home/me", Workspace: "/home/me/src/app",
+		Closed: []string{"/home/me/.config/gemkit", "/home/me/.gemini/gemkit", "/home/me/.ssh/id_ed25519", "/run/user/1000/gemkit"},
+	}
+	tests := []struct {
+		name, stderr string
+		want         []string
+		not          string
+	}{
+		{"shell at the top of home", "sh: 1: cannot create /home/me/notes.txt: Read-only file system",
+			[]string{"~/notes.txt would be a new entry directly in ~, which is read-only for this tool",
+				"inside the other folders of your home", "directly in ~, ~/.config, ~/.gemini, ~/.ssh", "such as ~/<a folder>/notes.txt",
+				"agree again (gemkit extensions consent x --grant)"}, "only in your home folder"},
+		{"python in ~/.config", "OSError: [Errno 30] Read-only file system: '/home/me/.config/tool.json'",
+			[]string{"~/.config/tool.json would be a new entry directly in ~/.config"}, "only in your home folder"},
+		{"node, Landlock without namespaces", "Error: EACCES: permission denied, open '/home/me/.gemini/x'",
+			[]string{"~/.gemini/x would be a new entry directly in ~/.gemini"}, ""},
+		{"a path in a writable folder", "touch: cannot touch '/home/me/src/app/out': Read-only file system",
+			[]string{"may write in the workspace and inside the folders of your home, but no new file or folder directly in ~, ~/.config, ~/.gemini, ~/.ssh"}, "new entry"},
+		{"no path", "Read-only file system", []string{"no new file or folder directly in ~,"}, ""},
+	}
+	for _, tc := range tests {
+		got := refusalHint(pol, tc.stderr, false, "gemkit extensions consent x --grant")
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: hint %q, want one with %q", tc.name, got, w)
+			}
+		}
+		if tc.not != "" && strings.Contains(got, tc.not) {
+			t.Errorf("%s: hint %q says %q", tc.name, got, tc.not)
 		}
 	}
 }

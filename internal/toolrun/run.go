@@ -352,7 +352,7 @@ func (r *Runner) ended(ctx context.Context, p *prepared, pol permission.Resolved
 		return failed(name, fmt.Sprintf("went past its memory bound (%d bytes for the tool and everything it started) and was killed", proc.Enforcement.MemoryBytes), res.Stderr, "")
 	case errors.As(waitErr, &ee):
 		res.ExitCode = ee.ExitCode()
-		hint := refusalHint(pol.Policy, res.Stderr, len(res.Denied) > 0, r.agreeCommand(p.ext.Manifest.Name))
+		hint := refusalHint(pol, res.Stderr, len(res.Denied) > 0, r.agreeCommand(p.ext.Manifest.Name))
 		return failed(name, fmt.Sprintf("failed with exit status %d", res.ExitCode), res.Stderr, hint)
 	case waitErr != nil:
 		return fmt.Errorf("tool %s: %w", name, waitErr)
