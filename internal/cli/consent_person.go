@@ -54,15 +54,21 @@ var openTTY = func() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_RDW
 // model whose shell commands run without the person's approval (YOLO
 // mode) can remove the variable or fake a terminal, as it could write
 // the consent file itself. docs/mcp.md says what remains.
-func (a *app) personConfirms(ctx context.Context, ext string) (bool, error) {
+//
+// again is the command the person runs in a terminal of their own when
+// there is none here; "" is `gemkit extensions consent EXT --grant`.
+func (a *app) personConfirms(ctx context.Context, ext, again string) (bool, error) {
 	agent := a.agentShell()
 	if agent == "" {
 		return true, nil
 	}
 	name := extension.Printable(ext)
+	if again == "" {
+		again = "`gemkit extensions consent " + name + " --grant`"
+	}
 	tty, err := openTTY()
 	if err != nil {
-		return false, withExitCode(ExitNo, fmt.Errorf("consent to %s not given: this command runs in %s's shell, where its model may be the one running it, and there is no terminal to ask you on. Only you can agree: run `gemkit extensions consent %s --grant` in a terminal of your own", name, agent, name))
+		return false, withExitCode(ExitNo, fmt.Errorf("consent to %s not given: this command runs in %s's shell, where its model may be the one running it, and there is no terminal to ask you on. Only you can agree: run %s in a terminal of your own", name, agent, again))
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "This command runs in %s's shell, where its model may be the one running it. Only you can agree: type %s and Enter to agree to the above, anything else to refuse: ", agent, name)

@@ -120,17 +120,27 @@ func (e *needsConsentError) Error() string {
 
 // consentFunc asks on the terminal, or agrees when --consent was given.
 // Either way the consent text goes to stderr, so what was agreed to is on
-// record.
+// record. Run by an agent's shell, neither a y nor --consent agrees: the
+// person types the extension's name on the terminal (personConfirms), as
+// for `consent --grant`, since the model may be the one running install
+// or update.
 func consentFunc(a *app, given bool) extension.ConsentFunc {
 	return func(ctx context.Context, p extension.ConsentPrompt) (bool, error) {
 		for _, l := range p.Lines {
 			fmt.Fprintln(a.Err, extension.Printable(l))
 		}
-		if given {
-			if ok, err := a.personConfirms(ctx, p.Extension.Manifest.Name); err != nil || !ok {
+		if given || a.agentShell() != "" {
+			name := p.Extension.Manifest.Name
+			again := "this `gemkit extensions " + strings.ToLower(p.Action) + "` command"
+			if p.Action == "Update" {
+				again = "`gemkit extensions update " + extension.Printable(name) + "`"
+			}
+			if ok, err := a.personConfirms(ctx, name, again); err != nil || !ok {
 				return false, err
 			}
-			fmt.Fprintln(a.Err, "Consent given with --consent.")
+			if given {
+				fmt.Fprintln(a.Err, "Consent given with --consent.")
+			}
 			return true, nil
 		}
 		if !isTerminal(a.In) {

@@ -97,7 +97,7 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
 		return nil
 	case grant:
-		if ok, err := a.personConfirms(ctx, name); err != nil || !ok {
+		if ok, err := a.personConfirms(ctx, name, ""); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}
 		if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {

@@ -163,3 +163,39 @@ func TestConsentFromAgentShell(t *testing.T) {
 		t.Fatal("the typed name did not record consent")
 	}
 }
+
+// TestUpdateFromAgentShell: `gemkit extensions update` of an extension
+// whose code changed, run by an agent's shell with no terminal (as a
+// model would run it, with nobody there), installs nothing, with or
+// without --consent, and sends the person to a terminal of their own.
+func TestUpdateFromAgentShell(t *testing.T) {
+	bin := gemkittest.Gemkit(t)
+	e := newEnv(t)
+	repo, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
+	e.mustRun("install", url, "--consent")
+	lint := filepath.Join(repo, "tools", "lint.py")
+	code, err := os.ReadFile(lint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lint, append(code, "\nprint('new code')\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "new code")
+	installed := filepath.Join(e.home, ".gemini", "extensions", "code-analyzer", "tools", "lint.py")
+	for _, marker := range []string{"GEMINI_CLI=1", "CLAUDECODE=1"} {
+		for _, extra := range [][]string{nil, {"--consent"}} {
+			cmd := exec.Command(bin, append([]string{"extensions", "--home", e.home, "--workspace", e.ws, "update", "code-analyzer"}, extra...)...)
+			cmd.Env = append(os.Environ(), marker)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "Only you can agree: run `gemkit extensions update code-analyzer` in a terminal of your own") ||
+				!strings.Contains(string(out), "tools/lint.py (changed)") {
+				t.Errorf("%s update %v: %v\n%s", marker, extra, err, out)
+			}
+			if data, _ := os.ReadFile(installed); strings.Contains(string(data), "new code") {
+				t.Fatalf("%s update %v installed the new code", marker, extra)
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkittest"
@@ -392,12 +393,31 @@ func TestUpdateCommand(t *testing.T) {
 	manifest := filepath.Join(repo, extension.ManifestFile)
 	data, _ := os.ReadFile(manifest)
 	os.WriteFile(manifest, bytes.Replace(data, []byte(`"version": "1.0.0"`), []byte(`"version": "1.1.0"`), 1), 0o644)
+	lint := filepath.Join(repo, "tools", "lint.py")
+	code, _ := os.ReadFile(lint)
+	os.WriteFile(lint, append(code, "\nprint('new code')\n"...), 0o644)
 	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "v1.1")
-	// No permission, tool or MCP change: no consent needed, even without
-	// a terminal.
-	out = e.mustRun("update", "--all")
+	// The same permissions, tools and MCP servers, but new code: consent
+	// is asked again, naming the files, and without a terminal the update
+	// is refused and the installed code stays.
+	_, errOut, exit := e.run("update", "--all")
+	if exit != ExitError || !strings.Contains(errOut, "files: gemini-extension.json (changed), tools/lint.py (changed)") || !strings.Contains(errOut, "--consent") {
+		t.Errorf("update of the code without a terminal: exit %d\n%s", exit, errOut)
+	}
+	installed := filepath.Join(e.home, ".gemini", "extensions", "code-analyzer", "tools", "lint.py")
+	if data, _ := os.ReadFile(installed); strings.Contains(string(data), "new code") {
+		t.Error("a refused update installed the new code")
+	}
+	if out, _, exit := e.run("consent", "code-analyzer"); exit != ExitOK || !strings.Contains(out, "to these permissions and these files") {
+		t.Errorf("consent after a refused update: exit %d\n%s", exit, out)
+	}
+	out = e.mustRun("update", "--all", "--consent")
 	if !strings.Contains(out, "Updated code-analyzer 1.0.0 → 1.1.0") {
 		t.Errorf("update: %q", out)
+	}
+	// consent covers the new code, agreed to just now.
+	if out, _, exit := e.run("consent", "code-analyzer"); exit != ExitOK || !strings.Contains(out, "Consent: given "+time.Now().Format("2006-01-02")) {
+		t.Errorf("consent after the update: exit %d\n%s", exit, out)
 	}
 
 	data, _ = os.ReadFile(manifest)
@@ -405,18 +425,18 @@ func TestUpdateCommand(t *testing.T) {
 	data = bytes.Replace(data, []byte(`"version": "1.1.0"`), []byte(`"version": "2.0.0"`), 1)
 	os.WriteFile(manifest, data, 0o644)
 	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "v2")
-	_, errOut, code := e.run("update", "code-analyzer")
-	if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
+	_, errOut, exit = e.run("update", "code-analyzer")
+	if exit != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
 		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) ||
 		strings.Contains(errOut, "update code-analyzer: update code-analyzer") {
-		t.Errorf("update needing consent without a terminal: exit %d\n%s", code, errOut)
+		t.Errorf("update needing consent without a terminal: exit %d\n%s", exit, errOut)
 	}
 	if out := e.mustRun("list"); !strings.Contains(out, "1.1.0") {
 		t.Errorf("a refused update changed the extension:\n%s", out)
 	}
 	out = e.mustRun("update", "code-analyzer", "--consent", "--json")
 	var res []extension.UpdateResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].NewVersion != "2.0.0" || len(res[0].Changes) != 2 {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].NewVersion != "2.0.0" || len(res[0].Changes) != 3 {
 		t.Errorf("update --json: %v %+v", err, res)
 	}
 	if _, _, code := e.run("update"); code != ExitError {

@@ -150,7 +150,7 @@ func runAsker(a *app, consent bool) (ask toolrun.Asker, grant bool) {
 	case a.agentShell() != "" && (consent || isTerminal(a.In)):
 		return func(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) {
 			fmt.Fprint(a.Err, consentQuestion(q))
-			ok, err := a.personConfirms(ctx, q.Extension)
+			ok, err := a.personConfirms(ctx, q.Extension, "")
 			return toolrun.AllowIf(ok), err
 		}, false
 	case isTerminal(a.In):

@@ -16,9 +16,12 @@ func newExtUpdateCmd(a *app) *cobra.Command {
 		Use:   "update <name>... | --all",
 		Short: "Update extensions from the source they were installed from",
 		Long: `Fetch each extension again from its source (git URL and ref, or local folder)
-and replace it when something changed, showing the version change. Consent is
-asked again only when its permissions, tools or MCP servers changed, and the
-prompt shows what changed; --consent agrees without asking.`,
+and replace it when something changed, showing the version change. An update
+that changes the extension's files asks for consent again, as an install does:
+your consent covers its code as well as its permissions, and the question shows
+what changed (permissions, tools, MCP servers, files). --consent agrees without
+asking. Run by an agent's shell, the update goes ahead only once you type the
+extension's name on the terminal, as for consent --grant.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return errors.New("name the extensions to update, or pass --all")
@@ -76,7 +79,7 @@ prompt shows what changed; --consent agrees without asking.`,
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "update every installed extension")
-	cmd.Flags().BoolVar(&consent, "consent", false, "agree to changed permissions, tools or MCP servers without being asked")
+	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the new version (its permissions and files) without being asked")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
 }

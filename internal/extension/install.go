@@ -290,10 +290,17 @@ type UpdateResult struct {
 }
 
 // Update fetches the extension again from the source it was installed
-// from and replaces it. Consent is asked again only when permissions,
-// tools or MCP servers changed, and shows what changed. The old version
-// stays in place until the new one is checked and agreed to, and the
-// swap is two renames. The extension's .env settings file is kept.
+// from and replaces it. Whenever the update changes the extension's files
+// (its code, or only its manifest) consent is asked again, as for an
+// install, with what changed: permissions, tools, MCP servers, and which
+// files. Consent is bound to the files (Store.Consent), and a run after a
+// silent update would execute code nobody agreed to; Gemini CLI 0.61 asks
+// again only when its consent text changes (maybeRequestConsentOrFail,
+// packages/cli/src/config/extensions/consent.ts), but its consent never
+// covered the code. The old version stays in place until the new one is
+// checked and agreed to, and the swap is two renames. The extension's
+// .env settings file is kept. An update that changes nothing asks
+// nothing and leaves the consent record as it was.
 func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*UpdateResult, error) {
 	in, err := s.Get(name)
 	if err != nil {
@@ -349,7 +356,19 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		old = &Manifest{}
 	}
 	res.Changes = ConsentChanges(old, ext.Unexpanded())
-	if len(res.Changes) > 0 {
+	contentChanged := true
+	if in.Extension != nil {
+		was, errA := ReadContent(in.Extension.Dir)
+		now, errB := ReadContent(root)
+		if errA == nil && errB == nil {
+			contentChanged = was.Digest != now.Digest
+			if files := ChangedFiles(was, now); len(files) > 0 {
+				res.Changes = append(res.Changes, Change{Area: "files", What: "files: " + namedChanges(files)})
+			}
+		}
+	}
+	asked := len(res.Changes) > 0 || contentChanged
+	if asked {
 		final := s.finalDir(in.Name)
 		if in.Extension != nil {
 			final = in.Extension.Dir
@@ -360,6 +379,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		for _, c := range res.Changes {
 			lines = append(lines, "  - "+c.What)
 		}
+		lines = append(lines, "", "The new files are in "+Printable(root)+" while you decide; look at them before agreeing.")
 		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes}); err != nil {
 			return nil, err
 		}
@@ -376,9 +396,10 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	if err := s.swap(root, in.Entry, stage); err != nil {
 		return nil, err
 	}
-	// The person asked for the new files: consent follows them when the
-	// permissions were agreed to (now, or before and unchanged).
-	if len(res.Changes) > 0 || s.ConsentGranted(res.Name, PermissionsHash(ext.Manifest)) {
+	// The person agreed to these files and permissions just now; an
+	// update that changed nothing the record covers leaves it as it was,
+	// with the time it was given.
+	if asked {
 		if err := s.recordConsentFor(res.Name, ext.Manifest, in.Entry); err != nil {
 			return nil, err
 		}

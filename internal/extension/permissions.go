@@ -253,7 +253,8 @@ func ConsentText(e *Extension, action string) []string {
 // Change is one difference between two versions of an extension that
 // matters for consent.
 type Change struct {
-	// Area is "permissions", "tools" or "mcpServers".
+	// Area is "permissions", "tools", "mcpServers" or, for an update,
+	// "files" (Store.Update).
 	Area string `json:"area"`
 	// What says what changed, in words.
 	What string `json:"what"`

@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -476,7 +477,7 @@ func TestUpdate(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(in.Entry, ".env"), []byte("TOKEN=x\n"), 0o600))
 	mustNotAsk := func(context.Context, ConsentPrompt) (bool, error) {
-		t.Error("consent asked although permissions, tools and MCP servers did not change")
+		t.Error("consent asked although nothing changed")
 		return false, nil
 	}
 
@@ -486,12 +487,44 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("nothing new: %+v", res)
 	}
 
-	// A new version with the same permissions, tools and MCP servers.
+	// A new version with the same permissions, tools and MCP servers but
+	// new code asks too, naming the files, and a no changes nothing.
 	commitFiles(t, repo, map[string]string{ManifestFile: manifestJSON("upd", "1.1.0", toolJSON), "tools/hello.sh": "echo 1.1"}, "v1.1")
-	res, err = s.Update(context.Background(), "upd", UpdateRequest{Consent: mustNotAsk})
+	var asked ConsentPrompt
+	_, err = s.Update(context.Background(), "upd", UpdateRequest{Consent: func(_ context.Context, p ConsentPrompt) (bool, error) {
+		asked = p
+		return false, nil
+	}})
+	if !errors.Is(err, ErrConsentRefused) {
+		t.Fatalf("an update of the code without consent: %v", err)
+	}
+	if text := strings.Join(asked.Lines, "\n"); !strings.Contains(text, "files: "+ManifestFile+" (changed), tools/hello.sh (changed)") ||
+		!strings.Contains(text, "The new files are in ") {
+		t.Errorf("the question of an update of the code does not name the files:\n%s", text)
+	}
+	if cur, _ := s.Get("upd"); cur.Manifest().Version != "1.0.0" {
+		t.Errorf("a refused update of the code replaced the extension with %s", cur.Manifest().Version)
+	}
+	res, err = s.Update(context.Background(), "upd", UpdateRequest{Consent: yes})
 	must(t, err)
-	if res.UpToDate || res.OldVersion != "1.0.0" || res.NewVersion != "1.1.0" || len(res.Changes) != 0 {
+	if res.UpToDate || res.OldVersion != "1.0.0" || res.NewVersion != "1.1.0" || len(res.Changes) != 1 || res.Changes[0].Area != "files" {
 		t.Errorf("update without permission changes: %+v", res)
+	}
+	cur, _ := s.Get("upd")
+	st, err := s.Consent(cur.Extension)
+	must(t, err)
+	if !st.Granted {
+		t.Errorf("the consent to the new code was not recorded: %+v", st)
+	}
+	// Nothing new: no question, and the record stays as it was, with the
+	// time consent to this code was given.
+	before, err := os.ReadFile(s.consentPath())
+	must(t, err)
+	if res, err := s.Update(context.Background(), "upd", UpdateRequest{Consent: mustNotAsk}); err != nil || !res.UpToDate {
+		t.Fatalf("update with nothing new: %+v, %v", res, err)
+	}
+	if after, _ := os.ReadFile(s.consentPath()); !bytes.Equal(before, after) {
+		t.Errorf("an update that changed nothing rewrote the consent record:\n%s\n%s", before, after)
 	}
 	if data, _ := os.ReadFile(filepath.Join(in.Entry, ".env")); string(data) != "TOKEN=x\n" {
 		t.Errorf(".env settings lost in the update: %q", data)
@@ -521,10 +554,10 @@ func TestUpdate(t *testing.T) {
 	}
 	res, err = s.Update(context.Background(), "upd", UpdateRequest{Consent: yes})
 	must(t, err)
-	if res.NewVersion != "2.0.0" || len(res.Changes) != 3 {
+	if res.NewVersion != "2.0.0" || len(res.Changes) != 4 {
 		t.Errorf("accepted update: %+v", res)
 	}
-	cur, _ := s.Get("upd")
+	cur, _ = s.Get("upd")
 	if !s.ConsentGranted("upd", PermissionsHash(cur.Manifest())) {
 		t.Errorf("the new permissions' consent was not recorded")
 	}
