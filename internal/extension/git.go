@@ -137,6 +137,9 @@ func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, int
 		args = append(args, "--branch", ref)
 	}
 	err := g.run("", true, append(args, "--", url, dir)...)
+	if err == nil && ref == "" {
+		return g.emptyHead(dir, shown)
+	}
 	if err == nil || !looksLikeCommit(ref) {
 		return err
 	}
@@ -152,6 +155,61 @@ func gitClone(ctx context.Context, url, ref, dir string, progress io.Writer, int
 		return fmt.Errorf("%s has no branch, tag or commit %q", shown, ref)
 	}
 	return g.run(dir, false, "checkout", "--quiet", "--detach", ref+"^{commit}")
+}
+
+// emptyHead checks a clone made without --ref: a repository whose HEAD
+// names a branch with no commits (a bare repository made with git init
+// --bare, then pushed a branch of another name to) clones as empty, with
+// only a warning, and would then be reported as having no manifest. The
+// error names the branches it has, for --ref.
+func (g gitRunner) emptyHead(dir, shown string) error {
+	if _, err := g.output(dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+		return nil
+	}
+	head, _ := g.output(dir, "symbolic-ref", "--quiet", "--short", "HEAD")
+	head = strings.TrimSpace(head)
+	out, err := g.output("", "ls-remote", "--heads", "--", g.url)
+	if err != nil {
+		return fmt.Errorf("%s cloned as an empty repository: %w", shown, err)
+	}
+	var branches []string
+	for _, l := range strings.Split(out, "\n") {
+		if _, name, ok := strings.Cut(strings.TrimSpace(l), "\trefs/heads/"); ok {
+			branches = append(branches, name)
+		}
+	}
+	what := "its HEAD names no branch with commits"
+	if head != "" {
+		what = "its HEAD names the branch " + head + ", which has no commits"
+	}
+	switch len(branches) {
+	case 0:
+		return fmt.Errorf("%s is an empty repository (%s, and it has no other branch): push the extension to it first", shown, what)
+	case 1:
+		return fmt.Errorf("%s: %s; it has the branch %s: install that with --ref %s", shown, what, branches[0], branches[0])
+	}
+	return fmt.Errorf("%s: %s; it has the branches %s: install one with --ref, such as --ref %s", shown, what, strings.Join(branches, ", "), branches[0])
+}
+
+// output runs git in dir, quietly, and returns what it printed.
+func (g gitRunner) output(dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(g.ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if g.ctx.Err() != nil {
+			return "", g.ctx.Err()
+		}
+		msg := gitErrorLines(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("git %s failed: %s", args[0], strings.ReplaceAll(msg, g.url, RedactSource(g.url)))
+	}
+	return string(out), nil
 }
 
 // looksLikeCommit reports whether ref could be an abbreviated or full

@@ -78,6 +78,36 @@ func subdirError(format string, args ...any) error {
 	return &RequestError{Field: "Subdir", Err: fmt.Errorf(format, args...)}
 }
 
+// isBareRepository reports whether dir looks like a git repository
+// without a working tree (git init --bare, or a .git folder): a HEAD
+// file, objects and refs folders, and no manifest. It only looks at the
+// names, running nothing in a folder that is not the person's own yet.
+func isBareRepository(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, ManifestFile)); err == nil {
+		return false
+	}
+	for name, folder := range map[string]bool{"HEAD": false, "objects": true, "refs": true} {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || fi.IsDir() != folder {
+			return false
+		}
+	}
+	return true
+}
+
+// bareRepositoryError says how to install from a bare repository given
+// as a folder: Gemini CLI 0.61 copies any local path as a folder
+// (inferInstallMetadata, packages/cli/src/config/extension-manager.ts),
+// which would find no manifest in it; a file:// URL clones it.
+func bareRepositoryError(dir, subdir string) error {
+	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+	fix := "gemkit extensions install " + u
+	if subdir != "" {
+		fix += " --path " + subdir
+	}
+	return fmt.Errorf("%s is a git repository without a working tree (bare), not an extension's folder; install from it as a git source: %s (add --ref BRANCH for a branch other than the one its HEAD names)", dir, fix)
+}
+
 // IsGitURL reports whether source names a git repository rather than a
 // local folder.
 func IsGitURL(source string) bool {
@@ -136,6 +166,9 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 		abs, err := filepath.Abs(filepath.Join(req.Source, subdir))
 		if err != nil {
 			return nil, err
+		}
+		if repo, err := filepath.Abs(req.Source); err == nil && isBareRepository(repo) {
+			return nil, bareRepositoryError(repo, subdir)
 		}
 		md.Type, md.Source = SourceLocal, abs
 	}
