@@ -3,7 +3,8 @@
 package cli
 
 // TestREADMECommands runs, against the built binary, every command of
-// the ```sh blocks of README.md and docs/first-ten-minutes.md (walkthroughs), each block in a private home, temporary
+// the ```sh blocks of README.md, docs/first-ten-minutes.md and
+// docs/extensions.md (walkthroughs), each block in a private home, temporary
 // directory and workspace, so that a new user's first commands work as
 // written. TestHelpExamples does the same for the `gemkit` lines of each
 // command's Example.
@@ -193,7 +194,11 @@ func newDocEnv(t *testing.T) *docEnv {
 		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22",
 		// A command that fetches gemkit from the network fails, as it
 		// would for a user: the module is not published.
-		"GOPROXY=off"}
+		"GOPROXY=off",
+		// A person's git knows who commits (the private home has no
+		// ~/.gitconfig).
+		"GIT_AUTHOR_NAME=A person", "GIT_AUTHOR_EMAIL=person@example.com",
+		"GIT_COMMITTER_NAME=A person", "GIT_COMMITTER_EMAIL=person@example.com"}
 	if gocache, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
 		// `go run` from the README keeps the machine's build caches.
 		if f := strings.Fields(string(gocache)); len(f) == 2 {
@@ -373,6 +378,7 @@ var walkthroughs = []struct {
 }{
 	{"README.md", 5},
 	{"docs/first-ten-minutes.md", 5},
+	{"docs/extensions.md", 1}, // Publish your extension
 }
 
 func TestREADMECommands(t *testing.T) {
