@@ -19,7 +19,8 @@ func newExtInstallCmd(a *app) *cobra.Command {
 		Long: `Install an extension into ~/.gemini/extensions/<name>/, where Gemini CLI finds it too.
 
 A git source is cloned with your own git (https, ssh, git@host:path and file URLs),
-at --ref (a branch, tag or commit) when given. --path names the folder inside the
+at --ref (a branch, tag or commit) when given; a repository on disk is a file://
+URL, since a path is copied as a folder. --path names the folder inside the
 source that holds gemini-extension.json. The manifest must be valid. You are shown
 what the extension will be able to do and asked to agree, unless --consent is given;
 without a terminal and without --consent the install is refused after showing it.
