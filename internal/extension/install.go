@@ -412,7 +412,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		for _, c := range res.Changes {
 			lines = append(lines, "  - "+c.What)
 		}
-		lines = append(lines, "", "The new files are in "+Printable(root)+" while you decide; look at them before agreeing.")
+		lines = append(lines, "", "The new files are in "+Printable(root)+" until this command ends: look at them before you agree.")
 		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes}); err != nil {
 			return nil, err
 		}
