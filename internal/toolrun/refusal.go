@@ -39,10 +39,10 @@ func refusalHint(pol permission.Resolved, stderr string, denied bool, agree stri
 		if write == permission.AccessNone {
 			return `gemkit: the sandbox refused a write: this tool may write no file (permissions.filesystem.write is "none")` + fix
 		}
-		return fmt.Sprintf("gemkit: the sandbox refused a write: this tool may write %s (permissions.filesystem.write is %q)", scopeWords(pol, write), write) + fix
+		return fmt.Sprintf("gemkit: the sandbox refused a write: this tool may write %s (permissions.filesystem.write is %q)", writeScopeWords(pol, write), write) + fix
 	case eacces:
 		return fmt.Sprintf("gemkit: the sandbox may have refused this: the tool may read %s and write %s (permissions.filesystem.read is %q, .write is %q)",
-			scopeWords(pol, read), scopeWords(pol, write), read, write) + fix
+			scopeWords(read), writeScopeWords(pol, write), read, write) + fix
 	case len(p.AllowedHosts) == 0 && (strings.Contains(stderr, "Network is unreachable") || strings.Contains(stderr, "ENETUNREACH") ||
 		strings.Contains(stderr, "name resolution") || strings.Contains(stderr, "Name or service not known") || strings.Contains(stderr, "ENOTFOUND") || strings.Contains(stderr, "EAI_AGAIN")):
 		return "gemkit: the sandbox gives this tool no network (permissions.network.allowedHosts is empty)" + fix
@@ -53,19 +53,25 @@ func refusalHint(pol permission.Resolved, stderr string, denied bool, agree stri
 }
 
 // scopeWords says what a filesystem scope covers.
-func scopeWords(pol permission.Resolved, a permission.Access) string {
+func scopeWords(a permission.Access) string {
 	switch a {
 	case permission.AccessNone:
 		return "no file"
 	case permission.AccessWorkspace:
 		return "only in the workspace"
 	case permission.AccessHome:
-		if dirs := readOnlyFolders(pol, a); len(dirs) > 0 {
-			return "in the workspace and inside the folders of your home, but no new file or folder directly in " + tildeList(pol.Home, dirs)
-		}
 		return "only in the workspace and your home folder"
 	}
 	return "anywhere"
+}
+
+// writeScopeWords says where a write scope lets a tool write: under
+// write: home not directly in the folders readOnlyFolders names.
+func writeScopeWords(pol permission.Resolved, a permission.Access) string {
+	if dirs := readOnlyFolders(pol, a); a == permission.AccessHome && len(dirs) > 0 {
+		return "in the workspace and inside the folders of your home, but no new file or folder directly in " + tildeList(pol.Home, dirs)
+	}
+	return scopeWords(a)
 }
 
 // readOnlyFolders are the folders of a writable scope a tool may not add

@@ -69,6 +69,8 @@ func TestRefusalHintHomeTop(t *testing.T) {
 		{"a path in a writable folder", "touch: cannot touch '/home/me/src/app/out': Read-only file system",
 			[]string{"may write in the workspace and inside the folders of your home, but no new file or folder directly in ~, ~/.config, ~/.gemini, ~/.ssh"}, "new entry"},
 		{"no path", "Read-only file system", []string{"no new file or folder directly in ~,"}, ""},
+		{"a read refused, no path", "cat: secrets: Permission denied",
+			[]string{"may read only in the workspace and your home folder and write in the workspace and inside the folders of your home, but no new file"}, ""},
 	}
 	for _, tc := range tests {
 		got := refusalHint(pol, tc.stderr, false, "gemkit extensions consent x --grant")
