@@ -168,7 +168,9 @@ func TestConsentFromAgentShell(t *testing.T) {
 // whose code changed, run by an agent's shell with no terminal (as a
 // model would run it, with nobody there), installs nothing, with or
 // without --consent, and sends the person to a terminal of their own.
+// With a terminal, a y does not agree; the person typing the name does.
 func TestUpdateFromAgentShell(t *testing.T) {
+	tmux := gemkittest.Tool(t, "tmux", "tmux")
 	bin := gemkittest.Gemkit(t)
 	e := newEnv(t)
 	repo, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
@@ -197,5 +199,33 @@ func TestUpdateFromAgentShell(t *testing.T) {
 				t.Fatalf("%s update %v installed the new code", marker, extra)
 			}
 		}
+	}
+
+	// A terminal: the question asks for the name; y refuses, the name
+	// agrees.
+	sess := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	var cmdline strings.Builder
+	for _, a := range []string{bin, "extensions", "--home", e.home, "--workspace", e.ws, "update", "code-analyzer"} {
+		cmdline.WriteString(fmt.Sprintf("%q ", a))
+	}
+	script := "for i in 1 2; do env GEMINI_CLI=1 " + cmdline.String() + "; echo \"EXIT $?\"; done; sleep 600"
+	sess.tmux("new-session", "-d", "-s", "gk", "-x", "200", "-y", "50", "sh", "-c", script)
+	t.Cleanup(func() { exec.Command(tmux, "-S", sess.sock, "kill-server").Run() })
+	question := "Only you can agree: type code-analyzer and Enter"
+	sess.waitPane("the question", func(p string) bool { return strings.Contains(p, question) })
+	sess.keys("-l", "y")
+	sess.keys("Enter")
+	sess.waitPane("the refusal", func(p string) bool { return strings.Contains(p, "EXIT 1") || strings.Contains(p, "EXIT 2") })
+	if data, _ := os.ReadFile(installed); strings.Contains(string(data), "new code") {
+		t.Fatal("y installed the new code")
+	}
+	sess.waitPane("the second question", func(p string) bool { return strings.Count(p, question) == 2 })
+	sess.keys("-l", "code-analyzer")
+	sess.keys("Enter")
+	sess.waitPane("the update", func(p string) bool {
+		return strings.Contains(p, "Updated code-analyzer") && strings.Contains(p, "EXIT 0")
+	})
+	if data, _ := os.ReadFile(installed); !strings.Contains(string(data), "new code") {
+		t.Fatal("the typed name did not install the new code")
 	}
 }
