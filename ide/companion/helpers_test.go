@@ -22,12 +22,12 @@ import (
 // answers, and it records what the companion asked. The real editors (the
 // stdio protocol, the terminal) have tests of their own.
 type fakeEditor struct {
-	mu      sync.Mutex
-	opened  []ide.OpenDiffRequest
+	mu     sync.Mutex
+	opened []ide.OpenDiffRequest
 	// proposers holds ProposedBy of each OpenDiff's context, in order.
 	proposers []string
-	closed  []string
-	written []string
+	closed    []string
+	written   []string
 	// openErr, when set, is returned by OpenDiff; hang makes OpenDiff wait
 	// for its context.
 	openErr error
