@@ -27,7 +27,30 @@ type claudeSide interface {
 	// SetWarning makes the editor show a warning msg on line of path
 	// (vim.diagnostic, the quickfix list, Flymake).
 	SetWarning(t *testing.T, path string, line int, msg string)
+	// ProposalLabel is what the proposal's window says above or below it
+	// (Vim's and Neovim's status line, Emacs's header line), as shown.
+	ProposalLabel(t *testing.T, path string) string
+	// Status is what the plugin's status command says (:GemkitStatus,
+	// M-x gemkit-status).
+	Status(t *testing.T) string
 }
+
+func (d *nvimDriver) ProposalLabel(t *testing.T, path string) string { return d.Hint(t, path) }
+
+func (d *nvimDriver) Status(t *testing.T) string {
+	s, _ := d.lua(t, `return require('gemkit').status()`).(string)
+	return s
+}
+
+func (d *vimDriver) ProposalLabel(t *testing.T, path string) string { return d.Hint(t, path) }
+
+func (d *vimDriver) Status(t *testing.T) string { return d.evalString(t, "gemkit#status()") }
+
+func (d *emacsDriver) ProposalLabel(t *testing.T, path string) string {
+	return d.evalString(t, "(with-current-buffer (gemkit--diff-right (gethash "+elispString(path)+" gemkit--diffs)) (format-mode-line header-line-format))")
+}
+
+func (d *emacsDriver) Status(t *testing.T) string { return d.evalString(t, "(gemkit-status)") }
 
 func (d *nvimDriver) Mention(t *testing.T, from, to int) {
 	d.command(t, fmt.Sprintf("%d,%dGemkitMention", from, to))
@@ -179,6 +202,38 @@ func runClaudeSide(t *testing.T, h *harness, d claudeSide) {
 	want := `{"filePath":` + strconv.Quote(path) + `,"lineEnd":1,"lineStart":0}`
 	if got := string(m["params"]); got != want {
 		t.Errorf("at_mentioned %s, want %s", got, want)
+	}
+
+	// The status command lists every endpoint the companion serves, with
+	// its port and file, as :checkhealth does.
+	disc, _ := filepath.Glob(filepath.Join(h.discoveryDir, "*.json"))
+	qport := d.Getenv(t, "QWEN_CODE_IDE_SERVER_PORT")
+	status := d.Status(t)
+	for _, w := range []string{
+		"gemkit serves Gemini CLI on 127.0.0.1:" + qport + " (discovery file " + strings.Join(disc, " ") + ")",
+		"gemkit serves Claude Code on 127.0.0.1:" + port + " (lock file " + lock + ")",
+		"gemkit serves Qwen Code on 127.0.0.1:" + qport + " (lock file " + filepath.Join(h.home, ".qwen", "ide", qport+".lock") + ")",
+	} {
+		if !strings.Contains(status, w) {
+			t.Errorf("the status command says\n%s\nwithout %q", status, w)
+		}
+	}
+
+	// Claude Code's proposal names it (the Emacs header read "Proposed by
+	// Gemini CLI" for every agent's).
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"openDiff","arguments":{"old_file_path":` + strconv.Quote(path) +
+		`,"new_file_path":` + strconv.Quote(path) + `,"new_file_contents":"one\nTWO\nthree\n","tab_name":"b.txt"}}}`)
+	waitFor(t, "Claude Code's diff of b.txt", func() bool {
+		v, ok := d.Diff(t, path)
+		return ok && v.Visible
+	})
+	if label := d.ProposalLabel(t, path); !strings.Contains(label, "Proposed by Claude Code: ") {
+		t.Errorf("Claude Code's proposal is labelled %q", label)
+	}
+	d.Reject(t, path)
+	r := next("openDiff result", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "3" })
+	if !strings.Contains(string(r["result"]), "DIFF_REJECTED") {
+		t.Errorf("openDiff rejected: %s", r["result"])
 	}
 }
 

@@ -22,8 +22,9 @@ import (
 // is what docs/lsp.md warns of: Qwen Code refuses to write a file whose
 // inode, time or size changed since it read it (its FileReadCache.check:
 // the editor's save replaced the file), so it tells its model the edit
-// failed; nothing the person saved is lost: the file holds the saved text
-// once gemkit's hold for the agent's write is over.
+// failed, as the proposal's diagnostic (which names Qwen Code) warns;
+// nothing the person saved is lost: the file holds the saved text once
+// gemkit's hold for the agent's write is over.
 func TestLSPNeovimQwenCode(t *testing.T) {
 	t.Parallel()
 	for _, v := range neovims {
@@ -77,6 +78,7 @@ func testLSPNeovimQwenCode(t *testing.T, v neovim) {
 		waitScreen(t, screen, "Neovim's question about the proposal", func(s string) bool {
 			return strings.Contains(s, "is proposed in its buffer") && strings.Contains(s, "Edit first")
 		})
+
 	}
 	// lastResult is the last tool result the model was sent.
 	lastResult := func() string {
@@ -108,6 +110,13 @@ func testLSPNeovimQwenCode(t *testing.T, v neovim) {
 	proposed()
 	d.answerPrompt(t, "3<CR>")
 	waitFor(t, "the edit in b.txt's buffer", func() bool { return d.BufferText(t, target) == edited })
+	// The proposal's diagnostic names Qwen Code and says to accept with
+	// the Accept action, not by saving, which is what fails below.
+	msg, _ := d.lua(t, `local ds = vim.diagnostic.get(vim.fn.bufnr(...))
+return #ds > 0 and ds[1].message or ''`, target).(string)
+	if !strings.HasPrefix(msg, "Proposed by Qwen Code: ") || !strings.Contains(msg, "do not save to accept") {
+		t.Errorf("the proposal's diagnostic says %q", msg)
+	}
 	d.command(t, "stopinsert")
 	d.command(t, "normal! Goadded in nvim")
 	// Qwen Code wrote the file after the Accept; the buffer, which held

@@ -21,7 +21,8 @@ import (
 // cursor and selected text, and Gemini CLI's context too. Qwen Code's
 // write_file (after its read_file) shows as the plugin's diff, a line is
 // added by hand and :w accepts it: the file on disk is that text, byte
-// for byte. Its edit shows as a diff too, closed with :q: rejected, the
+// for byte; the diff's status line names Qwen Code. Its edit shows as a
+// diff too, closed with :q: rejected, the
 // file unchanged, and the model told with the next prompt. :qa ends
 // Neovim, the companion, and removes its discovery and lock files.
 func TestNeovimQwenCode(t *testing.T) {
@@ -118,6 +119,9 @@ func testNeovimQwenCode(t *testing.T, bin string) {
 		v, ok := d.Diff(t, target)
 		return ok && v.Right == proposal
 	})
+	if hint := d.Hint(t, target); !strings.HasPrefix(hint, "Proposed by Qwen Code: ") {
+		t.Errorf("Qwen Code's proposal is labelled %q", hint)
+	}
 	d.AppendRight(t, target, "added in nvim")
 	pane.keys(t, ":w")
 	pane.keys(t, "", "Enter")

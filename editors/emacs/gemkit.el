@@ -86,6 +86,8 @@
 (defvar gemkit--log-buffer " *gemkit-log*" "Where gemkit's stderr goes.")
 
 (defvar-local gemkit--diff-path nil "The file whose diff this buffer shows.")
+(defvar-local gemkit--diff-agent nil
+  "The agent that proposed this buffer's change (Claude Code, …), or nil.")
 
 (cl-defstruct (gemkit--diff (:constructor gemkit--make-diff))
   path left right config done)
@@ -223,13 +225,20 @@
   "Keys of a proposal buffer.")
 
 (define-minor-mode gemkit-diff-mode
-  "A change Gemini CLI proposes: edit it, then accept or reject it.
+  "A change an agent proposes: edit it, then accept or reject it.
+The header line names the agent (`gemkit--diff-agent') when gemkit
+said which one proposed it.
 \\{gemkit-diff-mode-map}"
   :lighter " gemkit-diff"
   (when gemkit-diff-mode
     (setq header-line-format
-          (substitute-command-keys
-           "Proposed by Gemini CLI: \\[gemkit-accept] accept, \\[gemkit-reject] reject, \\[gemkit-show-changes] show the changes"))))
+          (concat
+           (if (and (stringp gemkit--diff-agent) (not (string-empty-p gemkit--diff-agent)))
+               ;; %-constructs of the header line are the mode's, not the agent's.
+               (format "Proposed by %s: " (string-replace "%" "%%" gemkit--diff-agent))
+             "Proposed change: ")
+           (substitute-command-keys
+            "\\[gemkit-accept] accept, \\[gemkit-reject] reject, \\[gemkit-show-changes] show the changes")))))
 
 (defun gemkit--set-mode (path)
   "Give the current buffer the major mode of PATH, without its hooks."
@@ -238,8 +247,8 @@
   (when (and global-font-lock-mode font-lock-defaults)
     (font-lock-mode 1)))
 
-(defun gemkit--open-diff (path content)
-  "Show CONTENT, proposed for PATH, beside the file on disk."
+(defun gemkit--open-diff (path content &optional agent)
+  "Show CONTENT, proposed for PATH by AGENT, beside the file on disk."
   (let ((old (gethash path gemkit--diffs)))
     (when old (gemkit--close-view old)))   ; a new proposal replaces the old view
   (let* ((on-disk (file-regular-p path))
@@ -259,7 +268,8 @@
       (insert content)
       (goto-char (point-min))
       (gemkit--set-mode path)
-      (setq gemkit--diff-path path)
+      (setq gemkit--diff-path path
+            gemkit--diff-agent agent)
       (gemkit-diff-mode 1)
       (set-buffer-modified-p nil)
       ;; Killing the proposal (C-x k) rejects it.
@@ -357,10 +367,10 @@ within its 30 s."
         (run-at-time 0.1 nil #'gemkit--when-free fn (1+ tries))
       (funcall fn))))
 
-(defun gemkit--answer-open (id path content)
-  "Show CONTENT proposed for PATH and answer gemkit's request ID."
+(defun gemkit--answer-open (id path content &optional agent)
+  "Show CONTENT proposed for PATH by AGENT and answer gemkit's request ID."
   (condition-case err
-      (progn (gemkit--open-diff path content)
+      (progn (gemkit--open-diff path content agent)
              (gemkit--reply id (make-hash-table)))
     (error (gemkit--reply-error
             id -32000 (concat "cannot show the diff in Emacs: " (error-message-string err))))))
@@ -383,10 +393,12 @@ within its 30 s."
          (when (stringp path) (gemkit--revert path))))
       ("diff/open"
        (let ((path (alist-get 'filePath params))
-             (content (alist-get 'newContent params)))
+             (content (alist-get 'newContent params))
+             (agent (alist-get 'agent params)))
          (if (not (and (stringp path) (stringp content)))
              (gemkit--reply-error id -32602 "diff/open needs filePath and newContent strings")
-           (gemkit--when-free (lambda () (gemkit--answer-open id path content))))))
+           (gemkit--when-free (lambda () (gemkit--answer-open id path content
+                                                              (and (stringp agent) agent)))))))
       ("diff/close"
        (let ((d (gethash (alist-get 'filePath params) gemkit--diffs)))
          (if (not d)
@@ -592,17 +604,32 @@ With an active region (BEG and END), mention its lines too."
       (when (assq 'QWEN_CODE_IDE_WORKSPACE_PATH (alist-get 'env gemkit--ready))
         (setenv "QWEN_CODE_IDE_WORKSPACE_PATH" joined)))))
 
+(defun gemkit--endpoints ()
+  "The endpoints gemkit serves, from server/ready, as alists.
+An older gemkit lists none: then Gemini CLI's alone."
+  (let ((endpoints (append (alist-get 'endpoints gemkit--ready) nil)))
+    (or endpoints
+        `(((agent . "Gemini CLI") (port . ,(alist-get 'port gemkit--ready))
+           (file . ,(alist-get 'discoveryFile gemkit--ready)))))))
+
 (defun gemkit-status ()
-  "Say where gemkit serves."
+  "Say where gemkit serves: every agent's endpoint, and the open diffs."
   (interactive)
   (message "%s"
            (cond ((not (gemkit--live-p)) "gemkit is not running")
                  ((not gemkit--ready) "gemkit is starting")
-                 (t (format "gemkit serves Gemini CLI on 127.0.0.1:%s; discovery file %s; open diffs: %s"
-                            (alist-get 'port gemkit--ready) (alist-get 'discoveryFile gemkit--ready)
-                            (if (zerop (hash-table-count gemkit--diffs))
-                                "none"
-                              (string-join (hash-table-keys gemkit--diffs) ", ")))))))
+                 (t (concat
+                     (mapconcat (lambda (e)
+                                  (let ((agent (alist-get 'agent e)))
+                                    (format "gemkit serves %s on 127.0.0.1:%s (%s %s)"
+                                            agent (alist-get 'port e)
+                                            (if (equal agent "Gemini CLI") "discovery file" "lock file")
+                                            (alist-get 'file e))))
+                                (gemkit--endpoints) "\n")
+                     (format "\nopen diffs: %s"
+                             (if (zerop (hash-table-count gemkit--diffs))
+                                 "none"
+                               (string-join (hash-table-keys gemkit--diffs) ", "))))))))
 
 (defun gemkit-log ()
   "Show gemkit's log."

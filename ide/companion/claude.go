@@ -209,6 +209,7 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer
 			}
 			body := append([]byte(nil), msg...)
 			if !p.spawn(func(ctx context.Context) {
+				ctx = context.WithValue(ctx, wsPeerKey{}, p)
 				if resp := m.HandleMessage(ctx, body); resp != nil {
 					p.sendJSON(resp)
 				}

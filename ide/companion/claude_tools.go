@@ -41,7 +41,7 @@ func (c *claudeEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) 
 		}
 		c.mu.Unlock()
 	}()
-	octx, cancel := context.WithTimeout(ctx, c.srv.cfg.EditorTimeout)
+	octx, cancel := context.WithTimeout(WithProposer(ctx, AgentClaude), c.srv.cfg.EditorTimeout)
 	err := c.srv.editor.OpenDiff(octx, path, contents)
 	cancel()
 	if err != nil {

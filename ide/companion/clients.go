@@ -1,6 +1,7 @@
 package companion
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -169,6 +170,26 @@ func (c *clientInfo) client(transport string) Client {
 		cl.Agent, cl.AgentVersion = AgentGemini, c.version
 	}
 	return cl
+}
+
+// wsPeerKey is the context key of the WebSocket peer whose request is
+// being handled (serveMCPPeer).
+type wsPeerKey struct{}
+
+// agentOf names the agent behind a Gemini-side request, as [Client.Agent]
+// does: the /mcp session's, else the /stream peer's; "" when neither is
+// known or the client was not recognised. A lookup of the client's
+// process still under way is waited for, as [Server.Clients] does: it may
+// tell Qwen Code from Gemini CLI.
+func (s *Server) agentOf(ctx context.Context, session string) string {
+	s.peers.wait(250 * time.Millisecond)
+	if sess := s.sess.get(session); sess != nil {
+		return sess.info.client(TransportHTTP).Agent
+	}
+	if p, ok := ctx.Value(wsPeerKey{}).(*wsPeer); ok {
+		return p.info.client(TransportStream).Agent
+	}
+	return ""
 }
 
 // initInfo is what an initialize request says of its client.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
 // TestClients: each kind of client is listed, by the name it gave at
@@ -133,4 +135,66 @@ func TestProcessAgent(t *testing.T) {
 			t.Errorf("processAgent(%q) = %q %q, want %q %q", tc.args, a, v, tc.wantAgent, tc.wantVersion)
 		}
 	}
+}
+
+// TestOpenDiffNamesTheAgent: the editor is told which agent proposed each
+// diff (ProposedBy of OpenDiff's context), from the session or
+// connection that asked: Gemini CLI and Qwen Code over /mcp (told apart
+// by what they send at initialize, as TestClientAgent), a Gemini CLI over
+// /stream, Claude Code on its own endpoint, and nobody for a client that
+// is none of them.
+func TestOpenDiffNamesTheAgent(t *testing.T) {
+	ed := newFakeEditor()
+	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir()})
+	ws := srv.workspaceSnapshot()[0]
+	path := writeFile(t, ws, "a.txt", "a\n")
+	last := func() string {
+		t.Helper()
+		select {
+		case <-ed.openCh:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the editor was not asked to open the diff")
+		}
+		ed.mu.Lock()
+		defer ed.mu.Unlock()
+		return ed.proposers[len(ed.proposers)-1]
+	}
+	for _, tc := range []struct {
+		name, version, protocol, want string
+	}{
+		{ide.ClientNameHTTP, "0.61.0", "2025-06-18", AgentGemini},
+		{ide.ClientNameHTTP, ide.QwenClientVersion, ide.QwenProtocolVersion, AgentQwen},
+		{"some-client", "1.0", ide.ProtocolVersion, ""},
+	} {
+		c := dialAs(t, srv, tc.name, tc.version, tc.protocol)
+		if r, _ := c.callTool(ide.ToolOpenDiff, map[string]any{"filePath": path, "newContent": "b\n"}); r.IsError {
+			t.Fatalf("openDiff as %s %s failed", tc.name, tc.version)
+		}
+		if got := last(); got != tc.want {
+			t.Errorf("openDiff of %s %s (protocol %s) proposed by %q, want %q", tc.name, tc.version, tc.protocol, got, tc.want)
+		}
+		srv.DiffRejected(path)
+		c.close()
+	}
+
+	st := dialWS(t, "ws://127.0.0.1:"+strconv.Itoa(srv.Port())+StreamPath, http.Header{"Authorization": {"Bearer " + srv.Token()}}, "")
+	st.call("initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": ide.ClientNameHTTP, "version": "0.61.0"},
+	}, 10*time.Second)
+	st.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	if r := st.tool(ide.ToolOpenDiff, map[string]any{"filePath": path, "newContent": "c\n"}, 10*time.Second); r.IsError {
+		t.Fatalf("openDiff over /stream: %v", r.texts())
+	}
+	if got := last(); got != AgentGemini {
+		t.Errorf("openDiff over /stream proposed by %q, want %q", got, AgentGemini)
+	}
+	srv.DiffRejected(path)
+
+	cc := dialClaude(t, srv)
+	go cc.tool("openDiff", map[string]any{"old_file_path": path, "new_file_path": path, "new_file_contents": "d\n", "tab_name": "t"}, 20*time.Second)
+	if got := last(); got != AgentClaude {
+		t.Errorf("Claude Code's openDiff proposed by %q, want %q", got, AgentClaude)
+	}
+	srv.DiffRejected(path)
 }

@@ -15,7 +15,9 @@ type Editor interface {
 	// OpenDiff shows a diff of filePath (left: the file on disk, or empty
 	// when it does not exist) against newContent (right, editable). It
 	// returns once the diff is shown; the outcome comes later through
-	// [Events.DiffAccepted] or [Events.DiffRejected].
+	// [Events.DiffAccepted] or [Events.DiffRejected]. [ProposedBy] of
+	// ctx names the agent that proposed the change, for the editor to
+	// show: the way to answer may depend on it.
 	OpenDiff(ctx context.Context, filePath, newContent string) error
 	// CloseDiff closes the diff of filePath without accepting or
 	// rejecting it and returns the right side's current text. ok is false
@@ -24,6 +26,26 @@ type Editor interface {
 	// FileWritten tells the editor that the companion wrote path on disk
 	// (through POST /write-file), so that it reloads the file.
 	FileWritten(ctx context.Context, path string) error
+}
+
+// proposerKey is the context key of the agent an openDiff came from.
+type proposerKey struct{}
+
+// WithProposer returns a copy of ctx that names agent (a [Client.Agent]:
+// [AgentGemini], [AgentClaude], [AgentQwen], …) as the one proposing the
+// diff an [Editor.OpenDiff] with it shows. The companion sets it on every
+// OpenDiff; tests and other callers of an Editor may too.
+func WithProposer(ctx context.Context, agent string) context.Context {
+	return context.WithValue(ctx, proposerKey{}, agent)
+}
+
+// ProposedBy is the agent ctx names as proposing a diff ([WithProposer]):
+// "" when the client that asked was not recognised. It is request-scoped
+// data, which is why it rides on the context rather than widening the
+// [Editor] interface that plugins and front-ends implement.
+func ProposedBy(ctx context.Context) string {
+	a, _ := ctx.Value(proposerKey{}).(string)
+	return a
 }
 
 // Events is how an editor reports to the companion. The companion's [Server]

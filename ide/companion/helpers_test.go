@@ -22,10 +22,12 @@ import (
 // answers, and it records what the companion asked. The real editors (the
 // stdio protocol, the terminal) have tests of their own.
 type fakeEditor struct {
-	mu      sync.Mutex
-	opened  []ide.OpenDiffRequest
-	closed  []string
-	written []string
+	mu     sync.Mutex
+	opened []ide.OpenDiffRequest
+	// proposers holds ProposedBy of each OpenDiff's context, in order.
+	proposers []string
+	closed    []string
+	written   []string
 	// openErr, when set, is returned by OpenDiff; hang makes OpenDiff wait
 	// for its context.
 	openErr error
@@ -48,6 +50,7 @@ func (f *fakeEditor) OpenDiff(ctx context.Context, path, content string) error {
 	f.mu.Lock()
 	err, hang, on := f.openErr, f.hang, f.onOpen
 	f.opened = append(f.opened, ide.OpenDiffRequest{FilePath: path, NewContent: content})
+	f.proposers = append(f.proposers, ProposedBy(ctx))
 	f.mu.Unlock()
 	if hang {
 		<-ctx.Done()
@@ -141,10 +144,17 @@ type rawClient struct {
 
 func dial(t testing.TB, srv *Server) *rawClient {
 	t.Helper()
+	return dialAs(t, srv, "test", "0", ide.ProtocolVersion)
+}
+
+// dialAs is dial for a client that says of itself the clientInfo name and
+// version and asks for protocol at initialize.
+func dialAs(t testing.TB, srv *Server, name, version, protocol string) *rawClient {
+	t.Helper()
 	c := &rawClient{t: t, srv: srv, hc: &http.Client{Transport: &http.Transport{}}, events: make(chan []byte, 10000)}
 	res, hdr := c.post(map[string]any{
 		"jsonrpc": "2.0", "id": c.id(), "method": "initialize",
-		"params": map[string]any{"protocolVersion": ide.ProtocolVersion, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "0"}},
+		"params": map[string]any{"protocolVersion": protocol, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": name, "version": version}},
 	})
 	if bytes.Contains(res, []byte("null")) {
 		t.Fatalf("initialize result carries a null: %s", res)
@@ -160,7 +170,7 @@ func dial(t testing.TB, srv *Server) *rawClient {
 	if err := json.Unmarshal(res, &init); err != nil {
 		t.Fatalf("initialize: %v: %s", err, res)
 	}
-	if init.Result.ProtocolVersion != ide.ProtocolVersion || init.Result.ServerInfo.Name != ide.ServerName {
+	if (protocol == ide.ProtocolVersion && init.Result.ProtocolVersion != protocol) || init.Result.ServerInfo.Name != ide.ServerName {
 		t.Fatalf("initialize result: %s", res)
 	}
 	c.sid = hdr.Get(ide.HeaderSessionID)

@@ -325,7 +325,7 @@ func (m *mcpEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*m
 		session = cs.SessionID()
 	}
 	e := m.srv.registerDiff(filePath, session, nil)
-	ctx, cancel := context.WithTimeout(ctx, m.srv.cfg.EditorTimeout)
+	ctx, cancel := context.WithTimeout(WithProposer(ctx, m.srv.agentOf(ctx, session)), m.srv.cfg.EditorTimeout)
 	defer cancel()
 	if err := m.srv.editor.OpenDiff(ctx, filePath, newContent); err != nil {
 		m.srv.diffs.drop(filePath, e)

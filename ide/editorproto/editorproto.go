@@ -88,6 +88,40 @@ type Ready struct {
 	Port          int               `json:"port"`
 	DiscoveryFile string            `json:"discoveryFile"`
 	Env           map[string]string `json:"env"`
+	// Endpoints lists every way an agent finds this companion, for a
+	// plugin's status command to show; older plugins ignore it.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// Endpoint is one agent's way to the companion: the port it dials and the
+// file it finds the port in (Gemini CLI's discovery file, Claude Code's
+// and Qwen Code's lock files).
+type Endpoint struct {
+	// Agent is the program as a person knows it: companion.AgentGemini,
+	// AgentClaude or AgentQwen.
+	Agent string `json:"agent"`
+	Port  int    `json:"port"`
+	File  string `json:"file"`
+}
+
+// Endpoints lists the endpoints srv serves, Gemini CLI's first.
+func Endpoints(srv *companion.Server) []Endpoint {
+	out := []Endpoint{{Agent: companion.AgentGemini, Port: srv.Port(), File: srv.DiscoveryPath()}}
+	if p := srv.ClaudeLockPath(); p != "" {
+		out = append(out, Endpoint{Agent: companion.AgentClaude, Port: srv.ClaudePort(), File: p})
+	}
+	if p := srv.QwenLockPath(); p != "" {
+		out = append(out, Endpoint{Agent: companion.AgentQwen, Port: srv.Port(), File: p})
+	}
+	return out
+}
+
+// diffOpen is the params of diff/open: the openDiff tool's arguments and,
+// when the companion knows it, the agent that proposed the change.
+type diffOpen struct {
+	FilePath   string `json:"filePath"`
+	NewContent string `json:"newContent"`
+	Agent      string `json:"agent,omitempty"`
 }
 
 // Error is a JSON-RPC error, as the editor answers a request with one
@@ -365,9 +399,11 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	return c.rpc.Call(ctx, c.timeout, method, params, result)
 }
 
-// OpenDiff implements [companion.Editor] with a diff/open request.
+// OpenDiff implements [companion.Editor] with a diff/open request, which
+// names the agent that proposed the change ([companion.ProposedBy]) when
+// it is known.
 func (c *Conn) OpenDiff(ctx context.Context, filePath, newContent string) error {
-	return c.Call(ctx, MethodDiffOpen, ide.OpenDiffRequest{FilePath: filePath, NewContent: newContent}, nil)
+	return c.Call(ctx, MethodDiffOpen, diffOpen{FilePath: filePath, NewContent: newContent, Agent: companion.ProposedBy(ctx)}, nil)
 }
 
 // CloseDiff implements [companion.Editor] with a diff/close request; a null

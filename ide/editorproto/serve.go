@@ -22,7 +22,7 @@ func (c *Conn) Serve(ctx context.Context, cfg companion.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := c.SendReady(Ready{Port: srv.Port(), DiscoveryFile: srv.DiscoveryPath(), Env: srv.Env()}); err != nil {
+	if err := c.SendReady(Ready{Port: srv.Port(), DiscoveryFile: srv.DiscoveryPath(), Env: srv.Env(), Endpoints: Endpoints(srv)}); err != nil {
 		c.log.Error("telling the editor the server is ready", "err", err)
 	}
 	go func() {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/gemkit/gemkit/ide/companion"
 )
 
 // proposal is a change shown in a buffer, waiting for the person.
@@ -25,6 +27,8 @@ type proposal struct {
 	existed bool
 	// stop ends the prompt that asks about this proposal, if any.
 	stop context.CancelFunc
+	// agent proposed it (companion.ProposedBy); "" when not known.
+	agent string
 }
 
 // Severity of the diagnostics that mark a proposal: Information.
@@ -102,7 +106,8 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 		return fmt.Errorf("the editor did not apply the proposal to %s: %s", path, why)
 	}
 	pctx, stop := context.WithCancel(s.ctx)
-	p := &proposal{path: path, uri: uri, base: base, text: newContent, disk: disk, existed: existed, stop: stop}
+	p := &proposal{path: path, uri: uri, base: base, text: newContent, disk: disk, existed: existed, stop: stop,
+		agent: companion.ProposedBy(ctx)}
 	s.mu.Lock()
 	if old != nil {
 		old.stop()
@@ -204,21 +209,57 @@ func (s *Server) undoLate(late <-chan lateAnswer, path, uri, proposed, before st
 }
 
 // mark publishes diagnostics on the proposed lines (and on line 0 when
-// the proposal only deletes) that say how to answer.
+// the proposal only deletes) that say how to answer (markMessage).
 func (s *Server) mark(p *proposal, first, last int) {
 	if last < first {
 		last = first
 	}
-	msg := fmt.Sprintf("Proposed change to %s: save to accept it (with your edits), or use the code action \"Reject proposal\" (\"Accept proposal\" accepts without saving).", filepath.Base(p.path))
 	s.notify("textDocument/publishDiagnostics", map[string]any{
 		"uri": p.uri,
 		"diagnostics": []map[string]any{{
 			"range":    Range{Start: Position{Line: first}, End: Position{Line: last + 1}},
 			"severity": severityInformation,
 			"source":   "gemkit",
-			"message":  msg,
+			"message":  markMessage(p),
 		}},
 	})
+}
+
+// savingFails tells whether saving the buffer to accept p makes its agent
+// report the write as failed: Qwen Code (0.24.4) checks before it writes
+// that the file is the one it read (checkPriorRead in its bundled
+// chunks: the same inode, time and size), and an editor's save replaces
+// the file, so it tells its model "File … has not been read in this
+// session" although the file holds the accepted text. With it the way to
+// accept is the Accept action, which leaves the write to the agent.
+func savingFails(p *proposal) bool { return p.agent == companion.AgentQwen }
+
+// markMessage is the diagnostic on a proposal's lines: who proposed it
+// and how to answer, the way that works for that agent.
+func markMessage(p *proposal) string {
+	name := filepath.Base(p.path)
+	if savingFails(p) {
+		return fmt.Sprintf("Proposed by %s: a change to %s. Accept it (with your edits) with the code action \"Accept proposal\", or \"Reject proposal\"; do not save to accept: %s would report that its write failed.", p.agent, name, p.agent)
+	}
+	how := "ave to accept it (with your edits), or use the code action \"Reject proposal\" (\"Accept proposal\" accepts without saving)."
+	if p.agent == "" {
+		return fmt.Sprintf("Proposed change to %s: s%s", name, how)
+	}
+	return fmt.Sprintf("Proposed by %s: a change to %s. S%s", p.agent, name, how)
+}
+
+// askMessage is the question about a proposal: who proposed it and how
+// to answer, the way that works for that agent.
+func askMessage(p *proposal) string {
+	by := ""
+	if p.agent != "" {
+		by = " by " + p.agent
+	}
+	then := "then save to accept"
+	if savingFails(p) {
+		then = "then accept with the code action \"Accept proposal\", not by saving: " + p.agent + " would report that its write failed"
+	}
+	return fmt.Sprintf("gemkit: a change to %s%s is proposed in its buffer. Accept it, reject it, or edit it first (%s).", p.path, by, then)
 }
 
 func (s *Server) clearMarks(p *proposal) {
@@ -254,7 +295,7 @@ const (
 func (s *Server) ask(ctx context.Context, p *proposal) {
 	params := map[string]any{
 		"type":    severityInformation,
-		"message": fmt.Sprintf("gemkit: a change to %s is proposed in its buffer. Accept it, reject it, or edit it first (then save to accept).", p.path),
+		"message": askMessage(p),
 		"actions": []map[string]string{{"title": answerAccept}, {"title": answerReject}, {"title": answerLater}},
 	}
 	var answer *struct {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/ide/companion"
 )
 
 // applyTo applies an edit to text as a client does (positions clamped).
@@ -70,6 +72,12 @@ type diffSetup struct {
 }
 
 func openDiffSetup(t *testing.T, caps map[string]any, opened bool, content string) *diffSetup {
+	return openDiffSetupBy(t, caps, opened, content, "")
+}
+
+// openDiffSetupBy is openDiffSetup for a proposal of agent
+// (companion.ProposedBy).
+func openDiffSetupBy(t *testing.T, caps map[string]any, opened bool, content, agent string) *diffSetup {
 	ws := t.TempDir()
 	path := filepath.Join(ws, "a.go")
 	if err := os.WriteFile(path, []byte("package a\n\nfunc A() {}\n"), 0o644); err != nil {
@@ -82,7 +90,11 @@ func openDiffSetup(t *testing.T, caps map[string]any, opened bool, content strin
 		c.notification("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": d.uri, "languageId": "go", "version": 0, "text": "package a\n\nfunc A() {}\n"}})
 		c.ev.wait(t, "focus "+path)
 	}
-	go func() { d.open <- c.srv.OpenDiff(context.Background(), path, content) }()
+	ctx := context.Background()
+	if agent != "" {
+		ctx = companion.WithProposer(ctx, agent)
+	}
+	go func() { d.open <- c.srv.OpenDiff(ctx, path, content) }()
 	return d
 }
 
@@ -276,5 +288,67 @@ func TestDiffNoApplyEdit(t *testing.T) {
 	d := openDiffSetup(t, map[string]any{}, false, "x")
 	if err := <-d.open; err == nil || !strings.Contains(err.Error(), "cannot apply workspace edits") {
 		t.Fatalf("OpenDiff = %v", err)
+	}
+}
+
+// TestDiffWordingPerAgent (Neovim's capabilities): the diagnostic on the
+// proposed lines and the question name the agent that proposed the
+// change and say how to accept it the way that works for it: saving for
+// Gemini CLI and Claude Code, the Accept action for Qwen Code, which
+// reports a write as failed after the editor's save replaced the file
+// (TestLSPNeovimQwenCode).
+func TestDiffWordingPerAgent(t *testing.T) {
+	for _, tc := range []struct {
+		agent             string
+		wantMark, wantAsk []string
+		notMark, notAsk   []string
+	}{
+		{"", []string{"Proposed change to a.go: save to accept it"}, []string{"gemkit: a change to ", "a.go is proposed in its buffer", "(then save to accept)"}, []string{"Proposed by"}, []string{" by "}},
+		{companion.AgentGemini, []string{"Proposed by Gemini CLI: a change to a.go. Save to accept it (with your edits)"}, []string{"a.go by Gemini CLI is proposed in its buffer", "(then save to accept)"}, nil, nil},
+		{companion.AgentClaude, []string{"Proposed by Claude Code: a change to a.go. Save to accept it"}, []string{"a.go by Claude Code is proposed in its buffer", "(then save to accept)"}, nil, nil},
+		{companion.AgentQwen, []string{"Proposed by Qwen Code: a change to a.go.", `with the code action "Accept proposal"`, "do not save to accept: Qwen Code would report that its write failed"},
+			[]string{"a.go by Qwen Code is proposed in its buffer", `edit it first (then accept with the code action "Accept proposal", not by saving`},
+			[]string{"Save to accept", "save to accept it"}, []string{"then save to accept"}},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			d := openDiffSetupBy(t, nvimCaps, true, "package q\n", tc.agent)
+			c := d.c
+			c.answer(c.nextMethod("workspace/applyEdit"), map[string]any{"applied": true})
+			if err := <-d.open; err != nil {
+				t.Fatal(err)
+			}
+			var mark, ask string
+			for mark == "" || ask == "" {
+				m := c.next()
+				switch m["method"] {
+				case "textDocument/publishDiagnostics":
+					if ds, _ := m["params"].(map[string]any)["diagnostics"].([]any); len(ds) == 1 {
+						mark, _ = ds[0].(map[string]any)["message"].(string)
+					}
+				case "window/showMessageRequest":
+					ask, _ = m["params"].(map[string]any)["message"].(string)
+				}
+			}
+			for _, w := range tc.wantMark {
+				if !strings.Contains(mark, w) {
+					t.Errorf("diagnostic %q does not say %q", mark, w)
+				}
+			}
+			for _, w := range tc.notMark {
+				if strings.Contains(mark, w) {
+					t.Errorf("diagnostic %q says %q", mark, w)
+				}
+			}
+			for _, w := range tc.wantAsk {
+				if !strings.Contains(ask, w) {
+					t.Errorf("question %q does not say %q", ask, w)
+				}
+			}
+			for _, w := range tc.notAsk {
+				if strings.Contains(ask, w) {
+					t.Errorf("question %q says %q", ask, w)
+				}
+			}
+		})
 	}
 }

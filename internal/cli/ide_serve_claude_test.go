@@ -83,8 +83,10 @@ func scriptFor(ws string) func(*claudetest.Request) claudetest.Reply {
 // TestRealClaudeCode runs the real Claude Code CLI, interactive in tmux,
 // against `gemkit ide serve --editor stdio` driven by a test editor and a
 // scripted model: it connects, sees the selection, its Write and Edit go
-// through diff/open (accepted with the editor's change, or rejected), and
-// the model is told of the diagnostics the editor reported.
+// through diff/open (accepted with the editor's change, or rejected),
+// which names Claude Code as their agent (and the real Gemini CLI
+// client's diff, Gemini CLI), and the model is told of the diagnostics
+// the editor reported.
 func TestRealClaudeCode(t *testing.T) {
 	claude := claudetest.Binary(t)
 	gemkittest.Tool(t, "tmux", "tmux")
@@ -146,7 +148,9 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 	gemFile := filepath.Join(ws, "gem.txt")
 	gem.send(t, map[string]any{"type": "openDiff", "path": gemFile, "content": "from gemini\n"})
-	waitDiff(t, ed, gemFile)
+	if d := waitDiff(t, ed, gemFile); d.Agent != "Gemini CLI" {
+		t.Errorf("the Gemini CLI client's diff/open names %q as its agent", d.Agent)
+	}
 
 	// A selection in the editor reaches the CLI's prompt and the model.
 	edit := filepath.Join(ws, "edit.txt")
@@ -158,6 +162,9 @@ func TestRealClaudeCode(t *testing.T) {
 	d := waitDiff(t, ed, filepath.Join(ws, "new.txt"))
 	if d.NewContent != "from the model\n" {
 		t.Errorf("diff/open content %q", d.NewContent)
+	}
+	if d.Agent != "Claude Code" {
+		t.Errorf("Claude Code's diff/open names %q as its agent", d.Agent)
 	}
 	ed.Accept(d.FilePath, "from the model, edited in the editor\n")
 	waitFile(t, d.FilePath, "from the model, edited in the editor\n")

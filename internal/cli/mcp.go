@@ -46,11 +46,14 @@ as Streamable HTTP on a loopback port with a bearer token.
 
 Set up for Gemini CLI, in one line:
 
-  gemini mcp add -s user gemkit gemkit mcp
+  gemini mcp add -s user --trust gemkit gemkit mcp
 
 or by hand in ~/.gemini/settings.json:
 
-  "mcpServers": { "gemkit": { "command": "gemkit", "args": ["mcp"] } }
+  "mcpServers": { "gemkit": { "command": "gemkit", "args": ["mcp"], "trust": true } }
+
+Keep --trust: gemini -p gets none of an untrusted server's tools, and adding
+gemkit again without it replaces the entry and drops the trust.
 
 Gemini CLI then names the tools mcp_gemkit_<extension>_<tool>, and gets the
 summary of the extensions (what ` + "`gemkit extensions summary`" + ` prints) as this
@@ -198,7 +201,7 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	}
 	if !o.useHTTP {
 		if isTerminal(a.In) {
-			fmt.Fprintln(a.Err, "gemkit mcp: waiting for an MCP client on stdin/stdout; a client starts this itself, so set one up instead (claude mcp add gemkit -- gemkit mcp, gemini mcp add -s user gemkit gemkit mcp, or codex mcp add gemkit -- gemkit mcp; --help for more) and press Ctrl-D here")
+			fmt.Fprintln(a.Err, "gemkit mcp: waiting for an MCP client on stdin/stdout; a client starts this itself, so set one up instead (claude mcp add gemkit -- gemkit mcp, gemini mcp add -s user --trust gemkit gemkit mcp, or codex mcp add gemkit -- gemkit mcp; --help for more) and press Ctrl-D here")
 		}
 		return srv.ServeStdio(ctx, a.In, a.Out)
 	}
@@ -278,7 +281,7 @@ func (o *mcpFlags) serveHTTP(ctx context.Context, a *app, srv *mcpserver.Server,
 	fmt.Fprintf(a.Out, "The bearer token is in %s. Add the server to a client once with:\n", from)
 	// Claude Code's -H takes several values, so it goes last there.
 	fmt.Fprintf(a.Out, "  claude mcp add -t http gemkit %s -H %q\n", url, auth)
-	fmt.Fprintf(a.Out, "  gemini mcp add -s user -t http -H %q gemkit %s\n", auth, url)
+	fmt.Fprintf(a.Out, "  gemini mcp add -s user --trust -t http -H %q gemkit %s\n", auth, url)
 	if _, port, _ := net.SplitHostPort(o.addr); port == "0" {
 		fmt.Fprintf(a.Out, "The port was free now; start it again on the same one with: gemkit mcp --http --addr %s\n", ln.Addr())
 	}

@@ -460,6 +460,7 @@ func runDocBlocks(t *testing.T, root, file string, blocks []docBlock) {
 					t.Errorf("%s, block at line %d: `%s` %s", file, b.line, c, why)
 				}
 			}
+			checkGeminiTrust(t, e, file, b)
 		})
 	}
 }

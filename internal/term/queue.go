@@ -13,6 +13,8 @@ type pendingDiff struct {
 	// person's edit of it.
 	content string
 	edited  bool
+	// agent proposed it (companion.ProposedBy); "" when not known.
+	agent string
 	// version changes whenever content does, so that Run shows the diff
 	// again.
 	version int
@@ -84,4 +86,11 @@ func (f *Frontend) drain() []*pendingDiff {
 	f.queue = nil
 	f.stopped = true
 	return queue
+}
+
+// agentOf is the agent that proposed d, as it stands.
+func (f *Frontend) agentOf(d *pendingDiff) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return d.agent
 }

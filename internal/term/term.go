@@ -150,12 +150,13 @@ func (f *Frontend) OpenDiff(ctx context.Context, filePath, newContent string) er
 	if f.stopped {
 		return ErrClosed
 	}
+	agent := companion.ProposedBy(ctx)
 	if i := f.indexLocked(filePath); i >= 0 {
 		d := f.queue[i]
-		d.content, d.edited = newContent, false
+		d.content, d.edited, d.agent = newContent, false, agent
 		d.version++
 	} else {
-		f.queue = append(f.queue, &pendingDiff{path: filePath, content: newContent})
+		f.queue = append(f.queue, &pendingDiff{path: filePath, content: newContent, agent: agent})
 		f.statusDirty = true
 	}
 	f.signal()
@@ -441,6 +442,14 @@ func (f *Frontend) show(d *pendingDiff, n int) {
 	title := "Proposed change"
 	if edited {
 		title = "Your edit of the proposed change"
+	}
+	if agent := f.agentOf(d); agent != "" {
+		// A constant of the companion's (companion.AgentGemini, …),
+		// never text a client sent.
+		title = "Proposed by " + agent + ": a change"
+		if edited {
+			title = "Your edit of the change " + agent + " proposed"
+		}
 	}
 	fmt.Fprintf(out, "\n%s to %s", title, extension.Printable(d.path))
 	if isNew {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
 )
@@ -129,7 +130,8 @@ func writeScript(t *testing.T, dir, body string) string {
 }
 
 func TestAnswers(t *testing.T) {
-	type proposal struct{ name, content string }
+	// agent, when set, proposed the change (companion.ProposedBy).
+	type proposal struct{ name, content, agent string }
 	tests := []struct {
 		name string
 		// disk holds files that exist before the diffs open.
@@ -145,7 +147,7 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "accept",
 			disk:      map[string]string{"a.txt": "one\ntwo\n"},
-			proposals: []proposal{{"a.txt", "one\n2\n"}},
+			proposals: []proposal{{"a.txt", "one\n2\n", ""}},
 			answers:   []string{"a"},
 			want:      []string{"accepted a.txt one\n2\n"},
 			wantOut:   []string{"-two\n", "+2\n", "Accepted "},
@@ -153,7 +155,7 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "reject with a long answer",
 			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n"}},
+			proposals: []proposal{{"a.txt", "uno\n", ""}},
 			answers:   []string{"Reject"},
 			want:      []string{"rejected a.txt"},
 			wantOut:   []string{"Rejected "},
@@ -161,14 +163,14 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "unknown answer asks again",
 			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n"}},
+			proposals: []proposal{{"a.txt", "uno\n", ""}},
 			answers:   []string{"maybe", "", "y"},
 			want:      []string{"accepted a.txt uno\n"},
 			wantOut:   []string{"Please answer a (accept), r (reject) or e (edit)."},
 		},
 		{
 			name:      "new file diffs against empty",
-			proposals: []proposal{{"new.go", "package x\n"}},
+			proposals: []proposal{{"new.go", "package x\n", ""}},
 			answers:   []string{"a"},
 			want:      []string{"accepted new.go package x\n"},
 			wantOut:   []string{"(new file)", "--- /dev/null\n", "+package x\n"},
@@ -176,7 +178,7 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "queued diffs are asked in order",
 			disk:      map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"},
-			proposals: []proposal{{"a.txt", "A\n"}, {"b.txt", "B\n"}, {"c.txt", "C\n"}},
+			proposals: []proposal{{"a.txt", "A\n", ""}, {"b.txt", "B\n", ""}, {"c.txt", "C\n", ""}},
 			answers:   []string{"r", "a", "a"},
 			want:      []string{"rejected a.txt", "accepted b.txt B\n", "accepted c.txt C\n"},
 			wantOut:   []string{"(2 more waiting)", "(1 more waiting)"},
@@ -184,7 +186,7 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "edit then accept sends the edited content",
 			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n"}},
+			proposals: []proposal{{"a.txt", "uno\n", ""}},
 			editor:    `echo "edited by hand" >> "$1"`,
 			answers:   []string{"e", "a"},
 			want:      []string{"accepted a.txt uno\nedited by hand\n"},
@@ -193,7 +195,7 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "edit then reject",
 			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n"}},
+			proposals: []proposal{{"a.txt", "uno\n", ""}},
 			editor:    `printf 'two\n' > "$1"`,
 			answers:   []string{"edit", "r"},
 			want:      []string{"rejected a.txt"},
@@ -202,7 +204,7 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "a failing editor keeps the proposal",
 			disk:      map[string]string{"a.txt": "one\n"},
-			proposals: []proposal{{"a.txt", "uno\n"}},
+			proposals: []proposal{{"a.txt", "uno\n", ""}},
 			editor:    `echo broken > "$1"; exit 3`,
 			answers:   []string{"e", "a"},
 			want:      []string{"accepted a.txt uno\n"},
@@ -211,14 +213,23 @@ func TestAnswers(t *testing.T) {
 		{
 			name:      "input closing rejects what waits",
 			disk:      map[string]string{"a.txt": "a\n", "b.txt": "b\n"},
-			proposals: []proposal{{"a.txt", "A\n"}, {"b.txt", "B\n"}},
+			proposals: []proposal{{"a.txt", "A\n", ""}, {"b.txt", "B\n", ""}},
 			want:      []string{"rejected a.txt", "rejected b.txt"},
 			wantOut:   []string{"Rejected ", "(input closed)"},
 		},
 		{
+			name:      "the agent that proposed is named",
+			disk:      map[string]string{"a.txt": "one\n", "b.txt": "b\n"},
+			proposals: []proposal{{"a.txt", "uno\n", companion.AgentClaude}, {"b.txt", "B\n", companion.AgentQwen}},
+			editor:    `echo "edited by hand" >> "$1"`,
+			answers:   []string{"a", "e", "a"},
+			want:      []string{"accepted a.txt uno\n", "accepted b.txt B\nedited by hand\n"},
+			wantOut:   []string{"Proposed by Claude Code: a change to ", "Proposed by Qwen Code: a change to ", "Your edit of the change Qwen Code proposed to "},
+		},
+		{
 			name:      "a proposal equal to the disk says so",
 			disk:      map[string]string{"a.txt": "same\n"},
-			proposals: []proposal{{"a.txt", "same\n"}},
+			proposals: []proposal{{"a.txt", "same\n", ""}},
 			answers:   []string{"a"},
 			want:      []string{"accepted a.txt same\n"},
 			wantOut:   []string{"(no change from the file on disk)"},
@@ -240,7 +251,11 @@ func TestAnswers(t *testing.T) {
 			// diff shown counts all of those waiting behind it.
 			s := startAfter(t, opts, func(f *Frontend) {
 				for _, p := range tc.proposals {
-					if err := f.OpenDiff(context.Background(), filepath.Join(dir, p.name), p.content); err != nil {
+					ctx := context.Background()
+					if p.agent != "" {
+						ctx = companion.WithProposer(ctx, p.agent)
+					}
+					if err := f.OpenDiff(ctx, filepath.Join(dir, p.name), p.content); err != nil {
 						t.Fatalf("OpenDiff: %v", err)
 					}
 				}

@@ -385,7 +385,16 @@ endfunction
 
 let s:next_id = 0
 
-function! s:open_diff(path, content) abort
+" s:proposer is the status line's start for a proposal of agent (the
+" diff/open's agent, absent from an older gemkit or an unknown client).
+function! s:proposer(agent) abort
+  if type(a:agent) == v:t_string && a:agent !=# ''
+    return 'Proposed by ' . substitute(a:agent, '%', '%%', 'g') . ': '
+  endif
+  return 'Proposed: '
+endfunction
+
+function! s:open_diff(path, content, agent) abort
   if has_key(s:diffs, a:path)
     call s:close_view(s:diffs[a:path])   " a new proposal replaces the old view
   endif
@@ -415,7 +424,7 @@ function! s:open_diff(path, content) abort
   execute 'autocmd gemkit BufWipeout <buffer=' . d.right . '> call s:on_wipe(' . string(a:path) . ', ' . d.id . ')'
   setlocal buftype=acwrite
   execute 'autocmd gemkit BufWriteCmd <buffer=' . d.right . '> call s:on_write(' . string(a:path) . ', ' . d.id . ')'
-  let &l:statusline = 'Proposed: ' . substitute(fnamemodify(a:path, ':~:.'), '%', '%%', 'g')
+  let &l:statusline = s:proposer(a:agent) . substitute(fnamemodify(a:path, ':~:.'), '%', '%%', 'g')
         \ . '%=:w accepts (with your edits), :q rejects '
   let s:diffs[a:path] = d
   redraw
@@ -481,7 +490,7 @@ function! s:handle(msg) abort
     if type(get(params, 'filePath')) != v:t_string || type(get(params, 'newContent')) != v:t_string
       return s:reply_error(id, -32602, 'diff/open needs filePath and newContent strings')
     endif
-    call s:when_free(function('s:answer_open', [id, params.filePath, params.newContent]), 0)
+    call s:when_free(function('s:answer_open', [id, params.filePath, params.newContent, get(params, 'agent', '')]), 0)
   elseif method ==# 'diff/close'
     let d = get(s:diffs, get(params, 'filePath', ''), {})
     if empty(d)
@@ -585,9 +594,9 @@ function! s:when_free(Fn, tries) abort
   call a:Fn()
 endfunction
 
-function! s:answer_open(id, path, content) abort
+function! s:answer_open(id, path, content, agent) abort
   try
-    call s:open_diff(a:path, a:content)
+    call s:open_diff(a:path, a:content, a:agent)
   catch
     return s:reply_error(a:id, -32000, 'cannot show the diff in Vim: ' . v:exception)
   endtry
@@ -726,8 +735,18 @@ function! gemkit#status() abort
   if s:ready is v:null
     return 'gemkit is starting'
   endif
-  return printf("gemkit serves Gemini CLI on 127.0.0.1:%d (pid %d)\ndiscovery file: %s\nopen diffs: %s",
-        \ s:ready.port, job_info(s:job).process, s:ready.discoveryFile,
+  " Every endpoint the companion serves (server/ready's endpoints; an
+  " older gemkit names Gemini CLI's only).
+  let endpoints = get(s:ready, 'endpoints', [])
+  if type(endpoints) != v:t_list || empty(endpoints)
+    let endpoints = [{'agent': 'Gemini CLI', 'port': s:ready.port, 'file': s:ready.discoveryFile}]
+  endif
+  let lines = []
+  for e in endpoints
+    call add(lines, printf('gemkit serves %s on 127.0.0.1:%s (%s %s)', e.agent, e.port,
+          \ e.agent ==# 'Gemini CLI' ? 'discovery file' : 'lock file', e.file))
+  endfor
+  return printf("%s\npid %d; open diffs: %s", join(lines, "\n"), job_info(s:job).process,
         \ empty(s:diffs) ? 'none' : join(keys(s:diffs), ', '))
 endfunction
 

@@ -27,6 +27,8 @@ import (
 type Diff struct {
 	FilePath   string `json:"filePath"`
 	NewContent string `json:"newContent"`
+	// Agent is the agent that proposed it, when the companion names one.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Ready is what the companion announces once it serves.

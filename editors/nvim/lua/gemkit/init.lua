@@ -390,7 +390,16 @@ local function resolve(d, accepted, later)
   end
 end
 
-local function open_diff(path, content)
+-- proposer is the status line's start for a proposal of agent (the
+-- diff/open's agent, absent from an older gemkit or an unknown client).
+local function proposer(agent)
+  if type(agent) == 'string' and agent ~= '' then
+    return 'Proposed by ' .. agent:gsub('%%', '%%%%') .. ': '
+  end
+  return 'Proposed: '
+end
+
+local function open_diff(path, content, agent)
   if S.diffs[path] then
     close_view(S.diffs[path]) -- a new proposal replaces the old view
   end
@@ -432,7 +441,7 @@ local function open_diff(path, content)
     end,
   })
   -- The proposal's status line says how to answer.
-  vim.wo.statusline = 'Proposed: ' .. vim.fn.fnamemodify(path, ':~:.'):gsub('%%', '%%%%')
+  vim.wo.statusline = proposer(agent) .. vim.fn.fnamemodify(path, ':~:.'):gsub('%%', '%%%%')
     .. '%=:w accepts (with your edits), :q rejects '
   for _, w in ipairs({ left_win, api.nvim_get_current_win() }) do
     api.nvim_win_call(w, function()
@@ -537,7 +546,7 @@ handlers['diff/open'] = function(params, id)
     return reply_error(id, -32602, 'diff/open needs filePath and newContent strings')
   end
   when_free(function()
-    local ok, err = pcall(open_diff, params.filePath, params.newContent)
+    local ok, err = pcall(open_diff, params.filePath, params.newContent, params.agent)
     if not ok then
       return reply_error(id, -32000, 'cannot show the diff in Neovim: ' .. tostring(err))
     end
@@ -809,8 +818,19 @@ function M.status()
   for p in pairs(S.diffs) do
     table.insert(diffs, p)
   end
-  return string.format('gemkit serves Gemini CLI on 127.0.0.1:%d (pid %d)\ndiscovery file: %s\nopen diffs: %s',
-    S.ready.port, S.pid, S.ready.discoveryFile, #diffs > 0 and table.concat(diffs, ', ') or 'none')
+  -- Every endpoint the companion serves (server/ready's endpoints; an
+  -- older gemkit names Gemini CLI's only).
+  local lines = {}
+  local endpoints = type(S.ready.endpoints) == 'table' and S.ready.endpoints or {}
+  if #endpoints == 0 then
+    endpoints = { { agent = 'Gemini CLI', port = S.ready.port, file = S.ready.discoveryFile } }
+  end
+  for _, e in ipairs(endpoints) do
+    local kind = e.agent == 'Gemini CLI' and 'discovery file' or 'lock file'
+    table.insert(lines, string.format('gemkit serves %s on 127.0.0.1:%s (%s %s)', e.agent, tostring(e.port), kind, e.file))
+  end
+  return string.format('%s\npid %d; open diffs: %s',
+    table.concat(lines, '\n'), S.pid, #diffs > 0 and table.concat(diffs, ', ') or 'none')
 end
 
 -- state is for tests and statuslines: a copy of what the plugin knows.
