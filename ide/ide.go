@@ -231,3 +231,8 @@ type DiscoveryFile struct {
 	// it; Qwen Code reads IDEInfo instead.
 	IDEName string `json:"ideName,omitempty"`
 }
+
+// CheckProbePrefix starts the base name of the files `gemkit ide check`
+// proposes diffs for, so that a front-end can label them as its test
+// diffs rather than changes to review.
+const CheckProbePrefix = ".gemkit-ide-check-"

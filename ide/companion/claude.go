@@ -187,7 +187,7 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer
 		}
 		// Checked on the raw bytes, as on /mcp: decoding would turn each
 		// bad byte into U+FFFD and a diff would be shown changed.
-		if textErr := ide.CheckJSONText(msg); textErr != nil {
+		if textErr := jsonrpc.CheckJSONText(msg); textErr != nil {
 			var call struct {
 				Name string `json:"name"`
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -116,7 +117,7 @@ func (s *Server) handleWriteFile(w http.ResponseWriter, r *http.Request) {
 	}
 	// Checked before decoding: encoding/json would turn each bad byte
 	// into U+FFFD and the file would be written changed.
-	if err := ide.CheckJSONText(body); err != nil {
+	if err := jsonrpc.CheckJSONText(body); err != nil {
 		s.log.Warn("write-file refused", "err", err)
 		writeJSONError(w, http.StatusBadRequest, "refused: "+err.Error())
 		return

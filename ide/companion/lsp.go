@@ -65,7 +65,7 @@ func (s *Server) handleLSP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := ide.CheckJSONText(body); err != nil {
+	if err := jsonrpc.CheckJSONText(body); err != nil {
 		writeJSON(w, http.StatusOK, lspError(nil, jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 		return
 	}

@@ -138,7 +138,7 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 	// Checked before mcp-go decodes the body: encoding/json would turn
 	// each bad byte into U+FFFD, and a diff would be shown (and, once
 	// accepted, written) changed.
-	if textErr := ide.CheckJSONText(body); textErr != nil {
+	if textErr := jsonrpc.CheckJSONText(body); textErr != nil {
 		m.srv.log.Warn("MCP request refused", "method", peek.Method, "tool", call.Name, "err", textErr)
 		m.refuseText(w, peek.Method, call.Name, peek.ID, textErr)
 		return

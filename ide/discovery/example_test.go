@@ -80,8 +80,8 @@ func ExampleEnv() {
 	env := discovery.Env(ide.DiscoveryFile{Port: 40117, WorkspacePath: "/home/me/project", AuthToken: "secret"}, 4242)
 	fmt.Print(discovery.ExportLines(env))
 	// Output:
-	// export GEMINI_CLI_IDE_AUTH_TOKEN='secret'
-	// export GEMINI_CLI_IDE_PID='4242'
-	// export GEMINI_CLI_IDE_SERVER_PORT='40117'
-	// export GEMINI_CLI_IDE_WORKSPACE_PATH='/home/me/project'
+	// export GEMINI_CLI_IDE_AUTH_TOKEN=secret
+	// export GEMINI_CLI_IDE_PID=4242
+	// export GEMINI_CLI_IDE_SERVER_PORT=40117
+	// export GEMINI_CLI_IDE_WORKSPACE_PATH=/home/me/project
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/shell"
 )
 
 // Write stores f as the discovery file of the companion serving the editor
@@ -188,8 +189,9 @@ func Env(f ide.DiscoveryFile, pid int) map[string]string {
 	return env
 }
 
-// ExportLines renders env as POSIX shell `export NAME='value'` lines in
-// name order, safe to eval in sh, bash and zsh.
+// ExportLines renders env as POSIX shell `export NAME=value` lines in
+// name order, each value quoted by shell.Quote where it needs it, safe to
+// eval in sh, bash and zsh.
 func ExportLines(env map[string]string) string {
 	names := make([]string, 0, len(env))
 	for k := range env {
@@ -198,15 +200,9 @@ func ExportLines(env map[string]string) string {
 	sort.Strings(names)
 	var b strings.Builder
 	for _, k := range names {
-		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(env[k]))
+		fmt.Fprintf(&b, "export %s=%s\n", k, shell.Quote(env[k]))
 	}
 	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell: single quotes, with each embedded
-// single quote written as '\”.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // JoinWorkspace joins workspace folders with the OS path-list separator,

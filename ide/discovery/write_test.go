@@ -156,9 +156,9 @@ func TestCleanStale(t *testing.T) {
 func TestEnvAndExportLines(t *testing.T) {
 	env := Env(ide.DiscoveryFile{Port: 5, WorkspacePath: "/w/it's here", AuthToken: "tok"}, 9)
 	got := ExportLines(env)
-	want := "export GEMINI_CLI_IDE_AUTH_TOKEN='tok'\n" +
-		"export GEMINI_CLI_IDE_PID='9'\n" +
-		"export GEMINI_CLI_IDE_SERVER_PORT='5'\n" +
+	want := "export GEMINI_CLI_IDE_AUTH_TOKEN=tok\n" +
+		"export GEMINI_CLI_IDE_PID=9\n" +
+		"export GEMINI_CLI_IDE_SERVER_PORT=5\n" +
 		"export GEMINI_CLI_IDE_WORKSPACE_PATH='/w/it'\\''s here'\n"
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)

@@ -297,7 +297,7 @@ func TestServeContainerEnv(t *testing.T) {
 			inR, inW := io.Pipe()
 			defer inW.Close()
 			args := []string{"ide", "serve", "--workspace", ws, "--ide-pid", fmt.Sprint(os.Getpid()), "--container-root", root, "--editor", mode}
-			want := "export REMOTE_CONTAINERS='true'"
+			want := "export REMOTE_CONTAINERS=true"
 			if mode == "terminal" {
 				args = append(args, "--print-env")
 			} else {

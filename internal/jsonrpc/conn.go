@@ -11,14 +11,14 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/gemkit/gemkit/ide"
 )
 
 // DefaultMaxMessage bounds a message read when Options leaves it zero:
-// room for a diff's content at the companion's request-body limit,
-// escaped.
-const DefaultMaxMessage = 4 * ide.MaxRequestBody
+// room for a diff's content at the companion's request-body limit
+// (ide.MaxRequestBody, 10 MiB), escaped. It is written out rather than
+// derived so that this package depends on no protocol above it; a test in
+// ide holds the two together.
+const DefaultMaxMessage = 40 << 20
 
 // ErrClosed is returned by calls once the peer's stream has ended, unless
 // Options.ErrClosed says it in the protocol's words.
@@ -274,7 +274,7 @@ func (c *Conn) handle(ctx context.Context, body []byte, h Handler) {
 		c.refuse(nil, CodeParseError, "Parse error: "+Problem(err), "")
 		return
 	}
-	if err := ide.CheckJSONText(body); err != nil {
+	if err := CheckJSONText(body); err != nil {
 		// encoding/json would turn the bad text into U+FFFD and an
 		// accepted diff would reach the CLI changed. Refused whether the
 		// message is a request or a notification: silence would lose it.

@@ -33,7 +33,7 @@
 //     over: go.lsp.dev/jsonrpc2 grows a line without limit and accepts a
 //     1 GiB frame; sourcegraph/jsonrpc2 decodes any Content-Length.
 //   - Text that is not valid Unicode is refused before decoding, never
-//     passed on with U+FFFD (ide.CheckJSONText).
+//     passed on with U+FFFD (CheckJSONText).
 //   - Batches are refused, as both protocols have none.
 //   - Messages are handled in the reading goroutine, in order: a hop to
 //     another goroutine would add a wake-up to every editor event on its

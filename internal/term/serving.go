@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/shell"
 )
 
 // ServingText is what the terminal says once the companion listens, after
@@ -23,20 +25,10 @@ func ServingText(env map[string]string) string {
 		b.WriteString("To connect Gemini CLI or Qwen Code from another shell, run there (optional: gemini and qwen started in the\n" +
 			"workspace find this companion by themselves; the line pins them to this one when several run):\n  export")
 		for _, k := range slices.Sorted(maps.Keys(env)) {
-			fmt.Fprintf(&b, " %s=%s", k, shellQuote(env[k]))
+			fmt.Fprintf(&b, " %s=%s", k, shell.Quote(env[k]))
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("Proposed changes will show here. Ctrl-D or Ctrl-C rejects what waits (so that no CLI is left waiting) and stops.\n")
 	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+,=", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

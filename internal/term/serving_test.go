@@ -35,21 +35,6 @@ func TestServingTextWithoutEnv(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"abc-1.2/x", "abc-1.2/x"},
-		{"", "''"},
-		{"a b", "'a b'"},
-		{"it's", `'it'\''s'`},
-		{"$HOME", "'$HOME'"},
-	}
-	for _, tc := range tests {
-		if got := shellQuote(tc.in); got != tc.want {
-			t.Errorf("shellQuote(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestServeAnnouncesWhenReady: Serve says how to reach the companion
 // (the export line of its real environment) only once its discovery file
 // exists; when the input ends without a terminal it stops the companion,

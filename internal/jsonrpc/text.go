@@ -1,4 +1,4 @@
-package ide
+package jsonrpc
 
 import (
 	"fmt"
@@ -76,8 +76,3 @@ func hex4(b []byte, i int) (rune, bool) {
 	}
 	return v, true
 }
-
-// CheckProbePrefix starts the base name of the files `gemkit ide check`
-// proposes diffs for, so that a front-end can label them as its test
-// diffs rather than changes to review.
-const CheckProbePrefix = ".gemkit-ide-check-"

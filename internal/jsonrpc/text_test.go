@@ -1,4 +1,4 @@
-package ide
+package jsonrpc
 
 import (
 	"strings"
