@@ -123,7 +123,7 @@ func (l *Launcher) hold(overlays []overlay) (held []heldPath, err error) {
 	}()
 	var dir string
 	for i, o := range overlays {
-		if !o.guarded {
+		if !o.guarded || o.pattern {
 			continue
 		}
 		if h, ok := l.reuse(o); ok {
@@ -411,9 +411,59 @@ func (e *GuardRemovedError) Error() string {
 	return fmt.Sprintf("sandbox: %s was removed or replaced while the tool ran, which takes a protected path out of the tool's read-only view; the tool was stopped (whatever is at %s now may be the tool's: check it)", e.Path, e.Path)
 }
 
+// ProtectedNameError is what Wait returns when the tool created a name
+// that a protected pattern matches (permission.Guarded's Pattern, such as
+// *.sublime-project at the workspace's top): nothing can be bound over a
+// name not there yet, so the launcher watches the folder and stops the
+// tool at the first one. What the tool made is moved aside to
+// Path+MovedSuffix (never removed: the person may have made it
+// meanwhile), so that the editor does not load it.
+type ProtectedNameError struct {
+	Path  string
+	Moved string // "" when it could not be moved aside
+	Why   string
+}
+
+// MovedSuffix is appended to a protected name a tool created, when the
+// launcher moves it aside.
+const MovedSuffix = ".gemkit-refused"
+
+func (e *ProtectedNameError) Error() string {
+	s := fmt.Sprintf("sandbox: the tool created %s, a protected name (%s); the tool was stopped", e.Path, e.Why)
+	if e.Moved != "" {
+		return s + fmt.Sprintf(" and what it made was moved to %s: check it before you rename it back", e.Moved)
+	}
+	return s + " and what it made could not be moved aside: check it before your editor opens it"
+}
+
+// moveAside renames name in dir to a free name ending in MovedSuffix, in
+// dir itself (opened without following links): a rename keeps every byte.
+func moveAside(dir, name string) (string, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	for i := 0; i < 100; i++ {
+		to := name + MovedSuffix
+		if i > 0 {
+			to = fmt.Sprintf("%s%s-%d", name, MovedSuffix, i)
+		}
+		err = unix.Renameat2(fd, name, fd, to, unix.RENAME_NOREPLACE)
+		if err == nil {
+			return filepath.Join(dir, to), nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return "", err
+		}
+	}
+	return "", err
+}
+
 // guardWatcher watches, for all runs of a launcher, the folders that hold
 // the guarded paths bound into the tools' roots, for their removal or
-// replacement. One inotify instance serves every run, each adding and
+// replacement, and the folders of the protected patterns, for a new name
+// they match. One inotify instance serves every run, each adding and
 // removing its watches: closing an instance that had watches waits for
 // the kernel's SRCU grace period, about 10 ms a run.
 type guardWatcher struct {
@@ -425,18 +475,26 @@ type guardWatcher struct {
 }
 
 type watchedDir struct {
-	refs  int
-	names map[string][]*guardRun
+	path     string
+	refs     int
+	names    map[string][]*guardRun
+	patterns map[string][]*guardRun
 }
 
 // guardRun is one run's watches.
 type guardRun struct {
 	wds   []int
 	names []string
+	pats  []bool // whether names[i] is a pattern
 	kill  func() // nil until the tool runs
 	hit   string // the path removed or replaced, if one was
 	paths map[string]string
+	// made are the protected names the tool created: folder and name.
+	made []madeName
+	why  map[string]string // a pattern's words
 }
+
+type madeName struct{ dir, name, why string }
 
 func newGuardWatcher() (*guardWatcher, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
@@ -451,7 +509,7 @@ func newGuardWatcher() (*guardWatcher, error) {
 // watch starts watching a run's guarded paths, before its tool starts, so
 // that nothing done meanwhile is missed.
 func (w *guardWatcher) watch(overlays []overlay) (*guardRun, error) {
-	r := &guardRun{paths: map[string]string{}}
+	r := &guardRun{paths: map[string]string{}, why: map[string]string{}}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, o := range overlays {
@@ -459,20 +517,25 @@ func (w *guardWatcher) watch(overlays []overlay) (*guardRun, error) {
 			continue
 		}
 		dir, name := filepath.Dir(o.path), filepath.Base(o.path)
-		wd, err := unix.InotifyAddWatch(w.fd, dir, unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+		wd, err := unix.InotifyAddWatch(w.fd, dir, unix.IN_CREATE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
 		if err != nil {
 			w.unwatchLocked(r)
 			return nil, fmt.Errorf("sandbox: watching %s: %w", dir, err)
 		}
 		d := w.dirs[wd]
 		if d == nil {
-			d = &watchedDir{names: map[string][]*guardRun{}}
+			d = &watchedDir{path: dir, names: map[string][]*guardRun{}, patterns: map[string][]*guardRun{}}
 			w.dirs[wd] = d
 		}
 		d.refs++
-		d.names[name] = append(d.names[name], r)
-		r.wds, r.names = append(r.wds, wd), append(r.names, name)
-		r.paths[name] = o.path
+		if o.pattern {
+			d.patterns[name] = append(d.patterns[name], r)
+			r.why[name] = o.why
+		} else {
+			d.names[name] = append(d.names[name], r)
+			r.paths[name] = o.path
+		}
+		r.wds, r.names, r.pats = append(r.wds, wd), append(r.names, name), append(r.pats, o.pattern)
 	}
 	return r, nil
 }
@@ -483,18 +546,35 @@ func (w *guardWatcher) arm(r *guardRun, kill func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r.kill = kill
-	if r.hit != "" {
+	if r.hit != "" || len(r.made) > 0 {
 		kill()
 	}
 }
 
-// unwatch ends a run's watches and returns the guarded path removed or
-// replaced meanwhile, if one was.
-func (w *guardWatcher) unwatch(r *guardRun) string {
+// unwatch ends a run's watches and returns what stopped the tool, if
+// anything did: a guarded path removed or replaced (GuardRemovedError),
+// or a protected name created (ProtectedNameError, moved aside by now).
+func (w *guardWatcher) unwatch(r *guardRun) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.unwatchLocked(r)
-	return r.hit
+	hit, made := r.hit, r.made
+	w.mu.Unlock()
+	if hit != "" {
+		return &GuardRemovedError{Path: hit}
+	}
+	var first error
+	for _, m := range made {
+		e := &ProtectedNameError{Path: filepath.Join(m.dir, m.name), Why: m.why}
+		if to, err := moveAside(m.dir, m.name); err == nil {
+			e.Moved = to
+		} else if errors.Is(err, unix.ENOENT) {
+			continue // gone already: nothing to load
+		}
+		if first == nil {
+			first = e
+		}
+	}
+	return first
 }
 
 func (w *guardWatcher) unwatchLocked(r *guardRun) {
@@ -503,13 +583,17 @@ func (w *guardWatcher) unwatchLocked(r *guardRun) {
 		if d == nil {
 			continue
 		}
-		d.names[r.names[i]] = slices.DeleteFunc(d.names[r.names[i]], func(x *guardRun) bool { return x == r })
+		if r.pats[i] {
+			d.patterns[r.names[i]] = slices.DeleteFunc(d.patterns[r.names[i]], func(x *guardRun) bool { return x == r })
+		} else {
+			d.names[r.names[i]] = slices.DeleteFunc(d.names[r.names[i]], func(x *guardRun) bool { return x == r })
+		}
 		if d.refs--; d.refs == 0 {
 			delete(w.dirs, wd)
 			_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
 		}
 	}
-	r.wds, r.names = nil, nil
+	r.wds, r.names, r.pats = nil, nil, nil
 }
 
 // serve reads the events for as long as the launcher lives.
@@ -529,11 +613,28 @@ func (w *guardWatcher) serve() {
 			if d == nil {
 				continue
 			}
-			for _, r := range d.names[name] {
-				if r.hit == "" {
-					r.hit = r.paths[name]
-					if r.kill != nil {
-						r.kill()
+			if ev.Mask&(unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0 {
+				for _, r := range d.names[name] {
+					if r.hit == "" {
+						r.hit = r.paths[name]
+						if r.kill != nil {
+							r.kill()
+						}
+					}
+				}
+			}
+			if ev.Mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+				for pat, runs := range d.patterns {
+					if ok, _ := filepath.Match(pat, name); !ok {
+						continue
+					}
+					for _, r := range runs {
+						if len(r.made) < 16 {
+							r.made = append(r.made, madeName{dir: d.path, name: name, why: r.why[pat]})
+						}
+						if r.kill != nil {
+							r.kill()
+						}
 					}
 				}
 			}

@@ -79,6 +79,11 @@ type overlay struct {
 	// the launcher holds too, and makes again (of kind dir) if it went
 	// meanwhile.
 	absent, dir bool
+	// pattern: path's base is a pattern of names (permission.Guarded's
+	// Pattern) that nothing is bound over: the launcher watches the
+	// folder and stops a tool that creates a matching name.
+	pattern bool
+	why     string
 }
 
 func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule, error) {
@@ -247,7 +252,12 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 			case inside:
 				continue
 			case leads || splitReadOnly:
+				// A pattern's folder is split too: it takes no new
+				// names at all then.
 				excl = append(excl, gp)
+				continue
+			case g.Pattern:
+				*overlays = append(*overlays, overlay{path: gp, guarded: true, pattern: true, why: g.Why()})
 				continue
 			}
 			fi, err := os.Lstat(gp)
