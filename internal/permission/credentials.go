@@ -21,54 +21,56 @@ type Credential struct {
 	// paths returns the files (and folders) of this kind for one
 	// environment: home is its $HOME, getenv its variables.
 	paths func(home string, getenv func(string) string) []string
+	// unmoved: no variable moves them, so one look per home folder does.
+	unmoved bool
 }
 
 // Credentials are the kinds, in the order the words name them.
 var Credentials = []Credential{
 	{"codex", "Codex's login (~/.codex/auth.json, or under $CODEX_HOME)", func(h string, env func(string) string) []string {
 		return []string{filepath.Join(orHome(env("CODEX_HOME"), h, ".codex"), "auth.json")}
-	}},
+	}, false},
 	{"claude", "Claude Code's login (~/.claude/.credentials.json, or under $CLAUDE_CONFIG_DIR)", func(h string, env func(string) string) []string {
 		return []string{filepath.Join(orHome(env("CLAUDE_CONFIG_DIR"), h, ".claude"), ".credentials.json")}
-	}},
+	}, false},
 	{"qwen", "Qwen Code's login (~/.qwen/oauth_creds.json, or under $QWEN_HOME)", func(h string, env func(string) string) []string {
 		return []string{filepath.Join(orHome(qwenHome(env("QWEN_HOME"), h), h, ".qwen"), "oauth_creds.json")}
-	}},
+	}, false},
 	{"gh", "the GitHub CLI's tokens (~/.config/gh/hosts.yml, or under $GH_CONFIG_DIR)", func(h string, env func(string) string) []string {
 		return []string{filepath.Join(orHome(env("GH_CONFIG_DIR"), configHome(h, env), "gh"), "hosts.yml")}
-	}},
+	}, false},
 	{"npm", "npm's registry tokens (~/.npmrc, or $NPM_CONFIG_USERCONFIG)", func(h string, env func(string) string) []string {
 		return []string{orHome(env("NPM_CONFIG_USERCONFIG"), h, ".npmrc"), orHome(env("npm_config_userconfig"), h, ".npmrc")}
-	}},
+	}, false},
 	{"git", "git's stored passwords (~/.git-credentials, ~/.config/git/credentials)", func(h string, env func(string) string) []string {
 		return []string{join(h, ".git-credentials"), join(configHome(h, env), "git", "credentials")}
-	}},
+	}, false},
 	{"netrc", "passwords for curl, git and Python (~/.netrc, or $NETRC)", func(h string, env func(string) string) []string {
 		return []string{orHome(env("NETRC"), h, ".netrc")}
-	}},
+	}, false},
 	{"aws", "AWS's keys and session caches (~/.aws, $AWS_SHARED_CREDENTIALS_FILE, $AWS_CONFIG_FILE)", func(h string, env func(string) string) []string {
 		return []string{join(h, ".aws"), env("AWS_SHARED_CREDENTIALS_FILE"), env("AWS_CONFIG_FILE")}
-	}},
+	}, false},
 	{"kube", "Kubernetes' cluster credentials (~/.kube/config, or the files $KUBECONFIG lists)", func(h string, env func(string) string) []string {
 		out := []string{join(h, ".kube", "config")}
 		return append(out, filepath.SplitList(env("KUBECONFIG"))...)
-	}},
+	}, false},
 	{"docker", "Docker's registry logins (~/.docker/config.json, or under $DOCKER_CONFIG)", func(h string, env func(string) string) []string {
 		return []string{filepath.Join(orHome(env("DOCKER_CONFIG"), h, ".docker"), "config.json")}
-	}},
+	}, false},
 	{"ssh", "SSH private keys (~/.ssh/id_*)", func(h string, _ func(string) string) []string {
 		return sshKeys(h)
-	}},
+	}, true},
 	{"gcloud", "Google Cloud's credentials (~/.config/gcloud, or $CLOUDSDK_CONFIG, and $GOOGLE_APPLICATION_CREDENTIALS)", func(h string, env func(string) string) []string {
 		return []string{orHome(env("CLOUDSDK_CONFIG"), configHome(h, env), "gcloud"), env("GOOGLE_APPLICATION_CREDENTIALS")}
-	}},
+	}, false},
 	{"pypi", "PyPI's upload tokens (~/.pypirc)", func(h string, _ func(string) string) []string {
 		return []string{join(h, ".pypirc")}
-	}},
+	}, true},
 	{"cargo", "Cargo's registry tokens (~/.cargo/credentials.toml, or under $CARGO_HOME)", func(h string, env func(string) string) []string {
 		c := orHome(env("CARGO_HOME"), h, ".cargo")
 		return []string{filepath.Join(c, "credentials.toml"), filepath.Join(c, "credentials")}
-	}},
+	}, false},
 }
 
 // join joins elem under home, "" when home is not absolute.
@@ -192,29 +194,55 @@ func credentialPaths(in ClosedInputs, want func(kind string) bool) []string {
 			return none(k)
 		}})
 	}
-	var out []string
-	add := func(p string) {
-		if !filepath.IsAbs(p) {
-			return
-		}
-		out = appendNew(out, filepath.Clean(p))
-		if _, err := os.Lstat(p); err != nil {
-			return
-		}
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			out = appendNew(out, r)
+	// The names first, once each; then each looked at once, and only in
+	// a folder that exists: most places are absent, and one lstat of
+	// their folder says so for all of its names.
+	var names []string
+	seen := map[string]bool{}
+	add := func(list []string) {
+		for _, p := range list {
+			if filepath.IsAbs(p) && !seen[filepath.Clean(p)] {
+				seen[filepath.Clean(p)] = true
+				names = append(names, filepath.Clean(p))
+			}
 		}
 	}
 	for _, c := range Credentials {
 		if !want(c.Kind) {
 			continue
 		}
-		// Each environment's places, and its home's default ones: a
+		// Each environment's places, and each home's default ones: a
 		// program started without the variable uses those.
+		homes := map[string]bool{}
 		for _, v := range views {
-			for _, p := range append(c.paths(v.home, v.getenv), c.paths(v.home, none)...) {
-				add(p)
+			if !c.unmoved {
+				add(c.paths(v.home, v.getenv))
 			}
+			if !homes[v.home] {
+				homes[v.home] = true
+				add(c.paths(v.home, none))
+			}
+		}
+	}
+	out := append([]string(nil), names...)
+	dirs := map[string]bool{}
+	for _, p := range names {
+		d := filepath.Dir(p)
+		ok, looked := dirs[d]
+		if !looked {
+			_, err := os.Lstat(d)
+			ok = err == nil
+			dirs[d] = ok
+		}
+		if !ok {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
 		}
 	}
 	return out
