@@ -77,6 +77,17 @@ func TestEditorSettingsProtected(t *testing.T) {
 			if _, err := os.Lstat(filepath.Join(w.ws, "new.sublime-project"+MovedSuffix)); err != nil || pe.Moved == "" {
 				t.Errorf("what the tool made was not kept aside: %v (%v)", err, pe)
 			}
+
+			// Many names at once, one renamed: none stays where Sublime
+			// Text would open it, the person's own excepted.
+			r = run(t, l, p, 20*time.Second, sh(`for i in $(seq 1 200); do : > d$i.sublime-project; done; mv d1.sublime-project e.sublime-project; sleep 5`)...)
+			if !errors.As(r.err, &pe) {
+				t.Fatalf("creating many: %v", r.err)
+			}
+			left, _ := filepath.Glob(filepath.Join(w.ws, "*.sublime-project"))
+			if want := map[bool]int{false: 0, true: 1}[existing]; len(left) != want {
+				t.Errorf("left where Sublime Text opens them: %v", left)
+			}
 			if !strings.Contains(pe.Error(), "editor settings") {
 				t.Errorf("the error does not say why: %v", pe)
 			}

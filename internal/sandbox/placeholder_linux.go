@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -422,6 +423,9 @@ type ProtectedNameError struct {
 	Path  string
 	Moved string // "" when it could not be moved aside
 	Why   string
+	// Gone: what the tool made was gone when it ended (Path is then
+	// the pattern).
+	Gone bool
 }
 
 // MovedSuffix is appended to a protected name a tool created, when the
@@ -430,6 +434,9 @@ const MovedSuffix = ".gemkit-refused"
 
 func (e *ProtectedNameError) Error() string {
 	s := fmt.Sprintf("sandbox: the tool created %s, a protected name (%s); the tool was stopped", e.Path, e.Why)
+	if e.Gone {
+		return s + ", and what it made is gone"
+	}
 	if e.Moved != "" {
 		return s + fmt.Sprintf(" and what it made was moved to %s: check it before you rename it back", e.Moved)
 	}
@@ -475,7 +482,6 @@ type guardWatcher struct {
 }
 
 type watchedDir struct {
-	path     string
 	refs     int
 	names    map[string][]*guardRun
 	patterns map[string][]*guardRun
@@ -489,12 +495,11 @@ type guardRun struct {
 	kill  func() // nil until the tool runs
 	hit   string // the path removed or replaced, if one was
 	paths map[string]string
-	// made are the protected names the tool created: folder and name.
-	made []madeName
-	why  map[string]string // a pattern's words
+	// made says the tool created a name a pattern matches; patterns are
+	// the run's patterns, looked for again when it ends.
+	made     bool
+	patterns []overlay
 }
-
-type madeName struct{ dir, name, why string }
 
 func newGuardWatcher() (*guardWatcher, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
@@ -509,7 +514,7 @@ func newGuardWatcher() (*guardWatcher, error) {
 // watch starts watching a run's guarded paths, before its tool starts, so
 // that nothing done meanwhile is missed.
 func (w *guardWatcher) watch(overlays []overlay) (*guardRun, error) {
-	r := &guardRun{paths: map[string]string{}, why: map[string]string{}}
+	r := &guardRun{paths: map[string]string{}}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, o := range overlays {
@@ -524,13 +529,13 @@ func (w *guardWatcher) watch(overlays []overlay) (*guardRun, error) {
 		}
 		d := w.dirs[wd]
 		if d == nil {
-			d = &watchedDir{path: dir, names: map[string][]*guardRun{}, patterns: map[string][]*guardRun{}}
+			d = &watchedDir{names: map[string][]*guardRun{}, patterns: map[string][]*guardRun{}}
 			w.dirs[wd] = d
 		}
 		d.refs++
 		if o.pattern {
 			d.patterns[name] = append(d.patterns[name], r)
-			r.why[name] = o.why
+			r.patterns = append(r.patterns, o)
 		} else {
 			d.names[name] = append(d.names[name], r)
 			r.paths[name] = o.path
@@ -546,14 +551,18 @@ func (w *guardWatcher) arm(r *guardRun, kill func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r.kill = kill
-	if r.hit != "" || len(r.made) > 0 {
+	if r.hit != "" || r.made {
 		kill()
 	}
 }
 
 // unwatch ends a run's watches and returns what stopped the tool, if
 // anything did: a guarded path removed or replaced (GuardRemovedError),
-// or a protected name created (ProtectedNameError, moved aside by now).
+// or a protected name created (ProtectedNameError). The tool has ended:
+// every name a pattern matches that was not there when the run began is
+// moved aside now, found by listing the folder again, so that however
+// many the tool made, and under whatever names it renamed them to, none
+// stays.
 func (w *guardWatcher) unwatch(r *guardRun) error {
 	w.mu.Lock()
 	w.unwatchLocked(r)
@@ -562,17 +571,31 @@ func (w *guardWatcher) unwatch(r *guardRun) error {
 	if hit != "" {
 		return &GuardRemovedError{Path: hit}
 	}
-	var first error
-	for _, m := range made {
-		e := &ProtectedNameError{Path: filepath.Join(m.dir, m.name), Why: m.why}
-		if to, err := moveAside(m.dir, m.name); err == nil {
-			e.Moved = to
-		} else if errors.Is(err, unix.ENOENT) {
-			continue // gone already: nothing to load
+	if !made {
+		return nil
+	}
+	var first *ProtectedNameError
+	for _, o := range r.patterns {
+		dir, pat := filepath.Dir(o.path), filepath.Base(o.path)
+		entries, err := os.ReadDir(dir)
+		if err != nil && first == nil {
+			first = &ProtectedNameError{Path: o.path, Why: o.why}
 		}
-		if first == nil {
-			first = e
+		for _, e := range entries {
+			if ok, _ := filepath.Match(pat, e.Name()); !ok || slices.Contains(o.keep, e.Name()) || strings.HasSuffix(e.Name(), MovedSuffix) {
+				continue
+			}
+			pe := &ProtectedNameError{Path: filepath.Join(dir, e.Name()), Why: o.why}
+			if to, err := moveAside(dir, e.Name()); err == nil {
+				pe.Moved = to
+			}
+			if first == nil || first.Moved != "" && pe.Moved == "" {
+				first = pe
+			}
 		}
+	}
+	if first == nil {
+		return &ProtectedNameError{Path: r.patterns[0].path, Why: r.patterns[0].why, Gone: true}
 	}
 	return first
 }
@@ -629,9 +652,7 @@ func (w *guardWatcher) serve() {
 						continue
 					}
 					for _, r := range runs {
-						if len(r.made) < 16 {
-							r.made = append(r.made, madeName{dir: d.path, name: name, why: r.why[pat]})
-						}
+						r.made = true
 						if r.kill != nil {
 							r.kill()
 						}

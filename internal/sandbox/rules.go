@@ -84,6 +84,9 @@ type overlay struct {
 	// folder and stops a tool that creates a matching name.
 	pattern bool
 	why     string
+	// keep are the names the pattern matched when the policy was
+	// computed: the person's own, guarded one by one.
+	keep []string
 }
 
 func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule, error) {
@@ -257,7 +260,13 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 				excl = append(excl, gp)
 				continue
 			case g.Pattern:
-				*overlays = append(*overlays, overlay{path: gp, guarded: true, pattern: true, why: g.Why()})
+				var keep []string
+				for _, e := range p.Guarded {
+					if ok, _ := filepath.Match(filepath.Base(gp), filepath.Base(e.Path)); ok && !e.Pattern && filepath.Dir(e.Path) == filepath.Dir(gp) {
+						keep = append(keep, filepath.Base(e.Path))
+					}
+				}
+				*overlays = append(*overlays, overlay{path: gp, guarded: true, pattern: true, why: g.Why(), keep: keep})
 				continue
 			}
 			fi, err := os.Lstat(gp)
