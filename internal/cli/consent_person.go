@@ -50,10 +50,12 @@ var openTTY = func() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_RDW
 // terminal of their own. Outside an agent the person typed the command
 // and it goes on as it always did. It reports whether the person agreed.
 //
-// It is a guard against a model deciding for the person, not a wall: a
-// model whose shell commands run without the person's approval (YOLO
-// mode) can remove the variable or fake a terminal, as it could write
-// the consent file itself. docs/mcp.md says what remains.
+// It is a guard against a model deciding for the person unseen, not a
+// wall: the agent's shell runs as the person's own user, so a command in
+// it can remove the variable (env -u), fake a terminal (script, a Python
+// pty) or write the consent record itself. A person who approves such a
+// command in the agent is the person consenting, and the words asked and
+// refused with say so. docs/sandbox.md ("Consent") says what remains.
 //
 // again is the command the person runs in a terminal of their own when
 // there is none here; "" is `gemkit extensions consent EXT --grant`.
@@ -68,15 +70,22 @@ func (a *app) personConfirms(ctx context.Context, ext, again string) (bool, erro
 	}
 	tty, err := openTTY()
 	if err != nil {
-		return false, withExitCode(ExitNo, fmt.Errorf("consent to %s not given: this command runs in %s's shell, where its model may be the one running it, and there is no terminal to ask you on. Only you can agree: run %s in a terminal of your own", name, agent, again))
+		return false, withExitCode(ExitNo, fmt.Errorf("consent to %s not given: this command runs in %s's shell, where its model may be the one running it, and there is no terminal to ask you on. Only you can agree: run %s in a terminal of your own. %s", name, agent, again, approvalWords(agent)))
 	}
 	defer tty.Close()
-	fmt.Fprintf(tty, "This command runs in %s's shell, where its model may be the one running it. Only you can agree: type %s and Enter to agree to the above, anything else to refuse: ", agent, name)
+	fmt.Fprintf(tty, "%s\nThis command runs in %s's shell, where its model may be the one running it. Only you can agree: type %s and Enter to agree to the above, anything else to refuse: ", approvalWords(agent), agent, name)
 	answer, err := readLine(ctx, tty)
 	if err != nil {
 		return false, err
 	}
 	return strings.TrimSpace(answer) == ext, nil
+}
+
+// approvalWords say what this question is not: a command in the agent's
+// shell runs as the person, so whoever approves one that grants consent
+// (or that works around this question) consents.
+func approvalWords(agent string) string {
+	return fmt.Sprintf("Approving, in %s, a command that grants consent is consenting: the command runs as you and could write the consent record itself, so this question keeps a model from deciding for you unseen, and is no wall against a command you approve.", agent)
 }
 
 // notTyped is the refusal when the person did not type the name.

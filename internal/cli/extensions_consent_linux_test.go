@@ -122,7 +122,8 @@ func TestConsentFromAgentShell(t *testing.T) {
 			cmd.Env = append(os.Environ(), marker)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal
 			out, err := cmd.CombinedOutput()
-			if err == nil || !strings.Contains(string(out), "there is no terminal to ask you on. Only you can agree: run `gemkit extensions consent my-ext --grant` in a terminal of your own") {
+			if err == nil || !strings.Contains(string(out), "there is no terminal to ask you on. Only you can agree: run `gemkit extensions consent my-ext --grant` in a terminal of your own") ||
+				!strings.Contains(string(out), "a command that grants consent is consenting") {
 				t.Errorf("%s %v: %v\n%s", marker, args, err, out)
 			}
 			if granted() {
@@ -141,7 +142,9 @@ func TestConsentFromAgentShell(t *testing.T) {
 	s.tmux("new-session", "-d", "-s", "gk", "-x", "200", "-y", "40", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command(tmux, "-S", s.sock, "kill-server").Run() })
 	question := "This command runs in Gemini CLI's shell, where its model may be the one running it. Only you can agree: type my-ext and Enter"
-	s.waitPane("the question", func(p string) bool { return strings.Contains(p, question) && strings.Contains(p, "may:") })
+	s.waitPane("the question", func(p string) bool {
+		return strings.Contains(p, question) && strings.Contains(p, "may:") && strings.Contains(strings.Join(strings.Fields(p), " "), "Approving, in Gemini CLI, a command that grants consent is consenting")
+	})
 	if granted() {
 		t.Fatal("consent recorded before the person answered")
 	}

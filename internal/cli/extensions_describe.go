@@ -187,6 +187,9 @@ func (d *describer) permissions(consent consentInfo) {
 	if len(p.ProtectedWrites) > 0 {
 		fmt.Fprintf(w, "  declared: filesystem.protectedWrites=[%s]\n", extension.Printable(strings.Join(p.ProtectedWrites, ", ")))
 	}
+	if len(p.Credentials) > 0 {
+		fmt.Fprintf(w, "  declared: filesystem.credentials=[%s]\n", extension.Printable(strings.Join(p.Credentials, ", ")))
+	}
 	if d.m.Permissions == nil {
 		fmt.Fprintln(w, "  (no permissions block: the narrowest permissions apply)")
 	}

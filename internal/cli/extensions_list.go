@@ -86,6 +86,7 @@ type permissionsInfo struct {
 	Read            extension.Access `json:"read"`
 	Write           extension.Access `json:"write"`
 	ProtectedWrites []string         `json:"protectedWrites,omitempty"`
+	Credentials     []string         `json:"credentials,omitempty"`
 	AllowedHosts    []string         `json:"allowedHosts"`
 	Summary         []string         `json:"summary"`
 	Hash            string           `json:"hash"`
@@ -97,7 +98,7 @@ func permissionsOf(m *extension.Manifest) *permissionsInfo {
 	t := m.Terms()
 	p := t.Policy
 	return &permissionsInfo{Read: p.Read, Write: p.Write, ProtectedWrites: p.ProtectedWrites,
-		AllowedHosts: p.AllowedHosts, Summary: t.Lines, Hash: t.Hash}
+		Credentials: p.Credentials, AllowedHosts: p.AllowedHosts, Summary: t.Lines, Hash: t.Hash}
 }
 
 func sourceOf(in *extension.Installed) *sourceInfo {

@@ -71,10 +71,14 @@ type Permissions struct {
 // AccessNone. ProtectedWrites names protected paths at the workspace's
 // top that the tools may write all the same (".husky", ".env.local":
 // permission.CheckLiftable); the consent text names each in words.
+// Credentials names the kinds of other programs' credentials the tools
+// may read all the same ("npm", "gh": permission.CheckCredential), which
+// are closed to every tool otherwise.
 type FilesystemPermissions struct {
 	Read            Access   `json:"read,omitempty"`
 	Write           Access   `json:"write,omitempty"`
 	ProtectedWrites []string `json:"protectedWrites,omitempty"`
+	Credentials     []string `json:"credentials,omitempty"`
 }
 
 // NetworkPermissions lists the hosts a tool may connect to. Empty means no
@@ -116,6 +120,7 @@ func (m *Manifest) EffectivePermissions() Permissions {
 			fs.Read = p.Filesystem.Read.Effective()
 			fs.Write = p.Filesystem.Write.Effective()
 			fs.ProtectedWrites = append([]string(nil), p.Filesystem.ProtectedWrites...)
+			fs.Credentials = append([]string(nil), p.Filesystem.Credentials...)
 		}
 		if p.Network != nil {
 			net.AllowedHosts = append(net.AllowedHosts, p.Network.AllowedHosts...)
@@ -131,6 +136,7 @@ func (p Permissions) Policy() permission.Policy {
 	if p.Filesystem != nil {
 		out.Read, out.Write = p.Filesystem.Read.Effective(), p.Filesystem.Write.Effective()
 		out.ProtectedWrites = p.Filesystem.ProtectedWrites
+		out.Credentials = canonicalLifted(p.Filesystem.Credentials)
 	}
 	if p.Network != nil {
 		out.AllowedHosts = p.Network.AllowedHosts

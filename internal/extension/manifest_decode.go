@@ -98,7 +98,7 @@ func decodeManifest(data []byte) (w manifestWire, extra map[string]json.RawMessa
 var (
 	topLevelKeys   = []string{"name", "version", "description", "permissions", "mcpServers", "contextFileName", "excludeTools", "settings", "themes", "migratedTo", "plan", "tools", "docs", "examples"}
 	permissionKeys = []string{"filesystem", "network"}
-	filesystemKeys = []string{"read", "write", "protectedWrites"}
+	filesystemKeys = []string{"read", "write", "protectedWrites", "credentials"}
 	networkKeys    = []string{"allowedHosts"}
 	settingKeys    = []string{"name", "description", "envVar", "sensitive"}
 	docKeys        = []string{"name", "description", "file"}
@@ -126,6 +126,8 @@ func (r *manifestReader) permissions() *Permissions {
 					r.str((*string)(&f.Write))
 				case "protectedWrites":
 					f.ProtectedWrites = list(r, func(s *string) { r.str(s) })
+				case "credentials":
+					f.Credentials = list(r, func(s *string) { r.str(s) })
 				}
 			}, nil)
 			p.Filesystem = f

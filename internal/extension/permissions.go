@@ -54,6 +54,12 @@ func summary(p Permissions, hosts []string, loopback bool) []string {
 	} else {
 		if read != AccessNone {
 			lines = append(lines, "read "+scopeWords(read))
+			if read.Rank() >= AccessHome.Rank() {
+				lines = append(lines, credentialsLine())
+				for _, k := range canonicalLifted(p.Filesystem.Credentials) {
+					lines = append(lines, Printable("and, all the same, read "+permission.CredentialWords(k)))
+				}
+			}
 		}
 		if write != AccessNone {
 			lines = append(lines, "create, change and delete "+scopeWords(write))
@@ -81,6 +87,13 @@ func summary(p Permissions, hosts []string, loopback bool) []string {
 func guardedLine() string {
 	return "but never change or create the files other programs run or obey, in your workspace, your home folder and the folders between them: " +
 		permission.GuardedWords() + "; they stay read-only unless listed below"
+}
+
+// credentialsLine is the consent line of a read scope that holds the
+// home folder: the other programs' credentials stay closed unless the
+// manifest lists their kind (each then on a line of its own).
+func credentialsLine() string {
+	return "but never the credentials other programs keep (kinds: " + permission.CredentialKinds() + "); they stay closed unless listed below"
 }
 
 func scopeWords(a Access) string {
@@ -126,14 +139,15 @@ func canonicalLifted(names []string) []string {
 }
 
 // canonicalPermissions is the form PermissionsHash hashes: defaults filled
-// in, hosts canonical and sorted, protected writes sorted (left out when
-// there are none, so that the hashes of manifests without them stay what
-// they were).
+// in, hosts canonical and sorted, protected writes and credential
+// kinds sorted (each left out when there are none, so that the hashes of
+// manifests without them stay what they were).
 type canonicalPermissions struct {
 	Read            Access   `json:"read"`
 	Write           Access   `json:"write"`
 	AllowedHosts    []string `json:"allowedHosts"`
 	ProtectedWrites []string `json:"protectedWrites,omitempty"`
+	Credentials     []string `json:"credentials,omitempty"`
 }
 
 func canonical(m *Manifest) canonicalPermissions {
@@ -146,7 +160,7 @@ func canonical(m *Manifest) canonicalPermissions {
 func canonicalOf(p Permissions) (canonicalPermissions, bool) {
 	hosts, loopback := canonicalHosts(p.Network.AllowedHosts)
 	return canonicalPermissions{Read: p.Filesystem.Read, Write: p.Filesystem.Write, AllowedHosts: hosts,
-		ProtectedWrites: canonicalLifted(p.Filesystem.ProtectedWrites)}, loopback
+		ProtectedWrites: canonicalLifted(p.Filesystem.ProtectedWrites), Credentials: canonicalLifted(p.Filesystem.Credentials)}, loopback
 }
 
 func (c canonicalPermissions) hash() string {
@@ -287,6 +301,13 @@ func ConsentChanges(old, new *Manifest) []Change {
 	}
 	for _, n := range removed {
 		out = append(out, Change{"permissions", "no longer changes the protected " + n})
+	}
+	added, removed = diffStrings(op.Credentials, np.Credentials)
+	for _, k := range added {
+		out = append(out, Change{"permissions", "may now read " + permission.CredentialWords(k)})
+	}
+	for _, k := range removed {
+		out = append(out, Change{"permissions", "no longer reads the " + k + " credentials"})
 	}
 	oldTools := map[string]Tool{}
 	for _, t := range old.Tools {

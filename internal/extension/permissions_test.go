@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestPermissionsSummary(t *testing.T) {
 		{&Manifest{}, []string{"no access to your files", "no network access"}},
 		{perms(AccessWorkspace, ""), []string{"read files in your workspace", "no changes to your files", "no network access"}},
 		{perms(AccessFull, AccessHome, "b.example.com", "https://a.example.com"), []string{
-			"read any file on this computer", "create, change and delete files in your home directory", guardedWords,
+			"read any file on this computer", credentialsLine(), "create, change and delete files in your home directory", guardedWords,
 			"connect to b.example.com, https://a.example.com (and no other host)"}},
 		{perms("", "", "localhost:11434"), []string{"no access to your files", "connect to localhost:11434 (and no other host)", localWords}},
 		{perms("", "", "http://127.0.0.1:8080", "api.example.com"), []string{"no access to your files",
@@ -41,6 +42,55 @@ func TestPermissionsSummary(t *testing.T) {
 	} {
 		if got := PermissionsSummary(tc.m); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("PermissionsSummary = %q\nwant %q", got, tc.want)
+		}
+	}
+}
+
+// TestCredentialsOptIn: a manifest that names a kind of credentials in
+// permissions.filesystem.credentials is validated (a known kind, once, a
+// read scope that holds the home folder), its consent text names the kind
+// in words, the kind is part of the consent hash (adding one asks again),
+// and the policy carries it to the sandbox.
+func TestCredentialsOptIn(t *testing.T) {
+	m := perms(AccessHome, "")
+	base := PermissionsHash(m)
+	m.Permissions.Filesystem.Credentials = []string{"npm"}
+	lines := PermissionsSummary(m)
+	want := []string{"read files in your home directory", credentialsLine(), "and, all the same, read " + permission.CredentialWords("npm"), "no changes to your files", "no network access"}
+	if !reflect.DeepEqual(lines, want) {
+		t.Errorf("summary %q\nwant %q", lines, want)
+	}
+	if !strings.Contains(lines[2], "~/.npmrc") {
+		t.Errorf("the consent line does not name the file: %q", lines[2])
+	}
+	if PermissionsHash(m) == base {
+		t.Error("the credentials kinds are not part of the consent hash")
+	}
+	if got := m.Terms().Policy.Credentials; !reflect.DeepEqual(got, []string{"npm"}) {
+		t.Errorf("policy credentials %q", got)
+	}
+	changes := ConsentChanges(perms(AccessHome, ""), m)
+	if len(changes) != 1 || !strings.Contains(changes[0].What, "may now read npm") {
+		t.Errorf("changes %v", changes)
+	}
+	if err := m.Terms().Policy.Check(); err != nil {
+		t.Errorf("a valid opt-in refused: %v", err)
+	}
+	for _, tc := range []struct {
+		read  Access
+		kinds []string
+		want  string
+	}{
+		{AccessHome, []string{"npmrc"}, `"npmrc" is not a kind of credentials`},
+		{AccessHome, []string{"gh", "gh"}, "repeats credentials[0]"},
+		{AccessWorkspace, []string{"gh"}, "the read scope is \"workspace\""},
+	} {
+		bad := perms(tc.read, "")
+		bad.Permissions.Filesystem.Credentials = tc.kinds
+		v := &validator{}
+		v.permissions(bad.Permissions)
+		if !strings.Contains(fmt.Sprint(v.probs), tc.want) {
+			t.Errorf("credentials %q with read %s: %v, want %q", tc.kinds, tc.read, v.probs, tc.want)
 		}
 	}
 }

@@ -169,6 +169,24 @@ func (v *validator) permissions(p *Permissions) {
 			}
 			seen[n] = i
 		}
+		if len(fsp.Credentials) > 0 && ok && fsp.Read.Rank() < AccessHome.Rank() {
+			v.add("permissions.filesystem.credentials",
+				fmt.Sprintf("names credentials to read, but the read scope is %q, which holds none", fsp.Read.Effective()),
+				"set permissions.filesystem.read to \"home\" (or \"full\"), or remove credentials")
+		}
+		seenKind := map[string]int{}
+		for i, k := range fsp.Credentials {
+			path := fmt.Sprintf("permissions.filesystem.credentials[%d]", i)
+			if err := permission.CheckCredential(k); err != nil {
+				v.add(path, fmt.Sprintf("%q %v", k, err), "name the kind the tools truly need, e.g. \"npm\" for ~/.npmrc")
+				continue
+			}
+			if j, dup := seenKind[k]; dup {
+				v.add(path, fmt.Sprintf("%q repeats credentials[%d]", k, j), "remove one of them")
+				continue
+			}
+			seenKind[k] = i
+		}
 	}
 	if n := p.Network; n != nil {
 		seen := map[string]int{}

@@ -27,6 +27,10 @@ type Protection struct {
 	// and the write scope's root (names programs look for in every folder
 	// above the one they start in).
 	InWorkspace, InHome, Above bool
+	// Pattern: Name is a pattern of names (filepath.Match), such as
+	// "*.sublime-project": the existing names it matches are protected as
+	// any name is, and a new one is refused (Guarded.Pattern).
+	Pattern bool
 	// Liftable: a manifest may name it in
 	// permissions.filesystem.protectedWrites, which lets its tools write
 	// it in the workspace (the consent text says so in words).
@@ -51,7 +55,7 @@ var kindWords = map[string]string{
 	KindHooks:       "git hooks: git runs them when you commit, merge, check out or push",
 	KindEnv:         "environment files that Gemini CLI, direnv and dotenv loaders read at start: they choose where an agent sends its API key, and .envrc runs as a shell script",
 	KindAgent:       "the coding agents' instructions and settings: standing instructions for every session, MCP servers, hooks and commands they start",
-	KindEditor:      "editor settings: tasks and run configurations that start when the folder opens",
+	KindEditor:      "editor settings: tasks, run configurations, language servers and project-local scripts that start when the folder or a file in it opens",
 	KindPackages:    "a package folder that another extension's code loads: its modules would run with that extension's permissions",
 	KindStartup:     "shell start-up files and command configuration, which run at your next login or command",
 	KindCredentials: "credentials and the commands that fetch them",
@@ -96,6 +100,15 @@ var Protections = []Protection{
 	{Name: "QWEN.md", Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
 	{Name: ".vscode", Dir: true, Kind: KindEditor, InWorkspace: true, InHome: true, Liftable: true},
 	{Name: ".idea", Dir: true, Kind: KindEditor, InWorkspace: true, Liftable: true},
+	{Name: ".dir-locals.el", Kind: KindEditor, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".dir-locals-2.el", Kind: KindEditor, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".nvim.lua", Kind: KindEditor, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".nvimrc", Kind: KindEditor, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".exrc", Kind: KindEditor, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ".helix", Dir: true, Kind: KindEditor, InWorkspace: true, Liftable: true},
+	{Name: ".zed", Dir: true, Kind: KindEditor, InWorkspace: true, Liftable: true},
+	{Name: ".kakrc", Kind: KindEditor, InWorkspace: true, Liftable: true},
+	{Name: "*.sublime-project", Kind: KindEditor, InWorkspace: true, Pattern: true, Liftable: true},
 	{Name: "node_modules", Dir: true, Kind: KindPackages, Liftable: true},
 	{Name: ".node_modules", Dir: true, Kind: KindPackages, InHome: true},
 	{Name: ".node_libraries", Dir: true, Kind: KindPackages, InHome: true},
@@ -123,10 +136,17 @@ func EnvFile(name string) bool {
 	return ok && (rest == "" || len(rest) > 1 && rest[0] == '.' && !strings.ContainsAny(rest, `/\`))
 }
 
-// protection returns the Protection of name, if it is one.
+// protection returns the Protection of name, if it is one: a name
+// matching a pattern is protected as the pattern is.
 func protection(name string) (Protection, bool) {
 	for _, p := range Protections {
 		if p.Name == name {
+			return p, true
+		}
+	}
+	for _, p := range Protections {
+		if ok, _ := filepath.Match(p.Name, name); ok && p.Pattern && !strings.ContainsAny(name, `/\`) {
+			p.Name = name
 			return p, true
 		}
 	}
@@ -181,10 +201,33 @@ func LiftWords(name string) string {
 // Guarded is one path kept read-only inside a write scope; Dir says what
 // it is (or, when absent, what the sandbox puts there so it cannot be
 // created). Kind says why (Protection.Kind).
+//
+// A Pattern entry stands for names not there yet: the base of Path is a
+// pattern (filepath.Match) of names in Path's folder that a tool may not
+// create; the sandbox stops a tool that creates one (its existing names
+// are guarded one by one, as entries of their own).
 type Guarded struct {
-	Path string `json:"path"`
-	Dir  bool   `json:"dir"`
-	Kind string `json:"kind,omitempty"`
+	Path    string `json:"path"`
+	Dir     bool   `json:"dir"`
+	Kind    string `json:"kind,omitempty"`
+	Pattern bool   `json:"pattern,omitempty"`
+}
+
+// Matches reports whether path is guarded by g: g's path or beneath it,
+// or, for a Pattern entry, a name in its folder that the pattern matches
+// (or beneath one).
+func (g Guarded) Matches(path string) bool {
+	if !g.Pattern {
+		return fsutil.Within(g.Path, path)
+	}
+	dir, pat := filepath.Dir(g.Path), filepath.Base(g.Path)
+	for p := filepath.Clean(path); fsutil.Within(dir, p) && p != dir; p = filepath.Dir(p) {
+		if filepath.Dir(p) == dir {
+			ok, _ := filepath.Match(pat, filepath.Base(p))
+			return ok
+		}
+	}
+	return false
 }
 
 // Why says in words what the guarded path makes another program do.
@@ -260,16 +303,30 @@ func ProtectedPaths(in GuardInputs) []Guarded {
 	}
 	lifted := func(name string) bool { return slices.Contains(in.Lifted, name) }
 	if ws != "" {
+		var patterns []Protection
 		for _, p := range Protections {
-			if p.InWorkspace && !lifted(p.Name) {
+			switch {
+			case !p.InWorkspace || lifted(p.Name):
+			case p.Pattern:
+				patterns = append(patterns, p)
+				if slices.ContainsFunc(roots, func(r string) bool { return fsutil.Within(r, ws) }) {
+					out = append(out, Guarded{Path: filepath.Join(ws, p.Name), Kind: p.Kind, Pattern: true})
+				}
+			default:
 				add(filepath.Join(ws, p.Name), p.Dir, p.Kind)
 			}
 		}
-		// The .env files of other modes that exist.
+		// The .env files of other modes that exist, and the existing
+		// names a pattern matches.
 		if entries, err := os.ReadDir(ws); err == nil {
 			for _, e := range entries {
 				if EnvFile(e.Name()) && !lifted(e.Name()) && !e.IsDir() {
 					add(filepath.Join(ws, e.Name()), false, KindEnv)
+				}
+				for _, p := range patterns {
+					if ok, _ := filepath.Match(p.Name, e.Name()); ok && !lifted(e.Name()) {
+						add(filepath.Join(ws, e.Name()), e.IsDir(), p.Kind)
+					}
 				}
 			}
 		}
@@ -430,6 +487,7 @@ func GuardedWords() string {
 		}
 		name := p.Name
 		switch {
+		case p.Pattern:
 		case p.Kind == KindEnv && name != ".env" && EnvFile(name):
 			name = ".env.*"
 		case p.InHome && !p.InWorkspace:
@@ -469,7 +527,7 @@ func Reasons() []string {
 func Covering(list []Guarded, path string) (Guarded, bool) {
 	p := resolvePartly(path)
 	for _, g := range list {
-		if fsutil.Within(g.Path, p) || fsutil.Within(g.Path, filepath.Clean(path)) {
+		if g.Matches(p) || g.Matches(filepath.Clean(path)) {
 			return g, true
 		}
 	}

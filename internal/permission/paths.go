@@ -123,6 +123,11 @@ type ClosedInputs struct {
 	// secret files (RecordServer); nil is RecordDirs of this process's
 	// environment.
 	RecordDirs []string
+	// Getenv reads this process's environment for the variables that
+	// move other programs' credentials (CODEX_HOME, KUBECONFIG, …:
+	// CredentialPaths); nil reads none (the default places are closed
+	// anyway).
+	Getenv func(string) string
 }
 
 // envs are the environments whose places are closed: this process's,
@@ -216,7 +221,9 @@ func (in ClosedInputs) places() places {
 //     ~/.config/gemkit): a tool that could rewrite it would choose where
 //     the next `gemkit run` sends its API key;
 //   - the secret files gemkit's servers recorded (a `gemkit mcp --http
-//     --token-file` anywhere).
+//     --token-file` anywhere);
+//   - the other programs' credentials, every kind (CredentialPaths): a
+//     tool's policy reopens the kinds its manifest names (Resolve).
 func ClosedPaths(in ClosedInputs) []string {
 	var out []string
 	add := func(p string) {
@@ -264,6 +271,9 @@ func ClosedPaths(in ClosedInputs) []string {
 	}
 	for _, d := range in.Extra {
 		addResolved(d)
+	}
+	for _, d := range CredentialPaths(in, nil) {
+		add(d)
 	}
 	return out
 }

@@ -15,6 +15,10 @@ type Policy struct {
 	// the tools may write all the same (CheckLiftable): the manifest
 	// names them and the consent text says so in words.
 	ProtectedWrites []string
+	// Credentials are the kinds of other programs' credentials
+	// (Credentials, CheckCredential) the tools may read all the same:
+	// the manifest names them and the consent text says so in words.
+	Credentials []string
 }
 
 // Check validates p: known scopes, a write scope no wider than the read
@@ -36,6 +40,14 @@ func (p Policy) Check() error {
 	for _, n := range p.ProtectedWrites {
 		if err := CheckLiftable(n); err != nil {
 			return fmt.Errorf("filesystem.protectedWrites entry %q %v", n, err)
+		}
+	}
+	if len(p.Credentials) > 0 && r < AccessHome.Rank() {
+		return fmt.Errorf("filesystem.credentials needs filesystem.read \"home\" or \"full\", where the credentials lie; it is %q", p.Read.Effective())
+	}
+	for _, k := range p.Credentials {
+		if err := CheckCredential(k); err != nil {
+			return fmt.Errorf("filesystem.credentials entry %q %v", k, err)
 		}
 	}
 	for _, h := range p.AllowedHosts {

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -40,7 +41,9 @@ type Resolved struct {
 	// Policy is what the manifest declares.
 	Policy
 	Workspace, Home string
-	// Closed are the folders no tool may read or write (ClosedPaths).
+	// Closed are the folders and files no tool may read or write
+	// (ClosedPaths), and the other programs' credentials but the kinds
+	// the manifest names (CredentialPaths).
 	Closed []string
 	// Guarded are the paths inside the write scope that stay read-only
 	// (ProtectedPaths).
@@ -65,8 +68,17 @@ func Resolve(p Policy, w Where) Resolved {
 		w.Closed.Writers = append(w.Closed.Writers, w.Locator.Writers()...)
 	}
 	own := real(w.OwnFolder)
+	// The kinds of credentials the manifest names are reopened: their
+	// paths, unless another kind closes the same path.
+	reopened := map[string]bool{}
+	if len(p.Credentials) > 0 {
+		still := CredentialPaths(w.Closed, p.Credentials)
+		for _, d := range OpenedCredentialPaths(w.Closed, p.Credentials) {
+			reopened[d] = !slices.Contains(still, d)
+		}
+	}
 	for _, d := range ClosedPaths(w.Closed) {
-		if w.OwnFolder == "" || d != own {
+		if (w.OwnFolder == "" || d != own) && !reopened[d] {
 			r.Closed = append(r.Closed, d)
 		}
 	}

@@ -42,14 +42,16 @@ func isPrivate(ip net.IP) bool {
 	return false
 }
 
-// localAddrs returns the addresses bound to this machine's interfaces:
-// a public address of the machine itself reaches its own services as
-// surely as loopback does.
-func localAddrs() map[netip.Addr]bool {
-	out := map[netip.Addr]bool{}
+// localAddrs returns the addresses bound to this machine's interfaces,
+// read at the time of the call: a public address of the machine itself
+// reaches its own services as surely as loopback does, and an address
+// added since the last dial counts at once. ok is false when the kernel
+// would not list them.
+func localAddrs() (out map[netip.Addr]bool, ok bool) {
+	out = map[netip.Addr]bool{}
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
-		return out
+		return out, false
 	}
 	for _, a := range addrs {
 		if n, ok := a.(*net.IPNet); ok {
@@ -58,11 +60,40 @@ func localAddrs() map[netip.Addr]bool {
 			}
 		}
 	}
-	return out
+	return out, true
 }
 
-// isLocal reports whether ip is one of local (localAddrs).
-func isLocal(ip net.IP, local map[netip.Addr]bool) bool {
+// machine is what the proxy knows of this machine's addresses when it
+// dials: its interfaces' addresses, or, when they could not be listed,
+// that every special-purpose address may be one of them.
+type machine struct {
+	local map[netip.Addr]bool
+	known bool
+}
+
+// thisMachine reads this machine's addresses now.
+func thisMachine() machine {
+	local, ok := localAddrs()
+	return machine{local: local, known: ok}
+}
+
+// has reports whether a connection to ip reaches this machine: the
+// unspecified address (0.0.0.0 or ::, which the kernel connects to
+// loopback), every loopback form (127.0.0.0/8, ::1, and both as
+// IPv4-mapped IPv6 addresses) and every address of an interface. When the
+// interfaces could not be listed, every special-purpose address counts,
+// so that an unknown one is marked or refused rather than let through.
+func (m machine) has(ip net.IP) bool {
 	a, ok := netip.AddrFromSlice(ip)
-	return ok && local[a.Unmap()]
+	if !ok {
+		return false
+	}
+	a = a.Unmap()
+	switch {
+	case a.IsUnspecified(), a.IsLoopback(), m.local[a]:
+		return true
+	case !m.known:
+		return isPrivate(ip)
+	}
+	return false
 }

@@ -87,6 +87,17 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 		}
 	}
 	notes = append(notes, Note{Permission: "gemkit's configuration", How: how, Enforced: ll})
+	if read.Rank() >= permission.AccessHome.Rank() {
+		how = llWhy
+		if ll {
+			how = "closed to the tools whatever the read scope, as ~/.gemini is: the credentials other programs keep, by kind (" + permission.CredentialKinds() +
+				"), at their default places and wherever their variables (CODEX_HOME, KUBECONFIG, DOCKER_CONFIG, …) move them"
+			if len(p.Credentials) > 0 {
+				how += "; except, as the manifest asks and the consent said: " + strings.Join(p.Credentials, ", ")
+			}
+		}
+		notes = append(notes, Note{Permission: "credentials", How: how, Enforced: ll})
+	}
 	if write != permission.AccessNone {
 		how := "read-only, the files other programs run or obey later outside any sandbox, in the workspace, your home folder and the folders between them: " +
 			permission.GuardedWords() + " (for a .git file, also the git folder it points to and its common folder; the .git of the repository the workspace is in; node_modules above every extension's folder); why: " +

@@ -40,9 +40,10 @@ type Process struct {
 	// release gives back the guarded paths the run held (placeholders).
 	release func()
 	// guards ends the watch that stops the tool if a guarded path bound
-	// into its root is removed or replaced meanwhile, and returns that
-	// path.
-	guards func() string
+	// into its root is removed or replaced meanwhile, or a protected name
+	// is created, and returns what happened (GuardRemovedError,
+	// ProtectedNameError).
+	guards func() error
 }
 
 // nsAttempt is one way to create the child's namespaces, tried in order.
@@ -113,7 +114,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	}
 	p.release = func() { l.release(held) }
 	if guards != nil {
-		p.guards = func() string { return w.unwatch(guards) }
+		p.guards = func() error { return w.unwatch(guards) }
 		w.arm(guards, p.Kill)
 	}
 	return p, err
@@ -547,8 +548,8 @@ func (p *Process) Wait() error {
 	}
 	// Before the placeholders are released: their removal is no reason.
 	if p.guards != nil {
-		if path := p.guards(); path != "" {
-			err = &GuardRemovedError{Path: path}
+		if gerr := p.guards(); gerr != nil {
+			err = gerr
 		}
 	}
 	if p.release != nil {

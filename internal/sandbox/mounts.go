@@ -79,6 +79,9 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 	var extra []child.Mount
 	between := map[string]bool{}
 	for _, ov := range overlays {
+		if ov.pattern {
+			continue
+		}
 		o := ov.path
 		var outer string
 		for _, d := range done {

@@ -9,10 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
@@ -228,16 +228,20 @@ func splitTarget(hostport string, defPort int) (string, int, error) {
 }
 
 // dial resolves host with the proxy's resolver and connects to the first
-// address that answers.
+// address that answers. Every connection to this machine (machine.has)
+// comes from permission.ProxySource, whatever form of address the tool
+// named; one that cannot is refused (sourceError).
 func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, error) {
 	var addrs []net.IPAddr
+	m := thisMachine()
 	if ip := net.ParseIP(host); ip != nil {
 		// An IP literal passed the allowlist only because it is listed.
 		addrs = []net.IPAddr{{IP: ip}}
 	} else if host == "localhost" {
-		// Listed as "localhost" (a local model or dev server): loopback,
-		// never a DNS answer, and only for that entry.
-		addrs = []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}, {IP: net.IPv6loopback}}
+		// Listed as "localhost" (a local model or dev server): IPv4
+		// loopback, never a DNS answer, and only for that entry. Not ::1:
+		// no connection to it can come from permission.ProxySource.
+		addrs = []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}
 	} else {
 		var err error
 		addrs, err = p.resolver.LookupIPAddr(ctx, host)
@@ -245,10 +249,9 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			return nil, fmt.Errorf("resolving %s: %w", host, err)
 		}
 		if !p.AllowPrivate {
-			local := localAddrs()
 			public := addrs[:0:0]
 			for _, a := range addrs {
-				if !isPrivate(a.IP) && !isLocal(a.IP, local) {
+				if !isPrivate(a.IP) && !m.has(a.IP) {
 					public = append(public, a)
 				}
 			}
@@ -259,47 +262,88 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 		}
 	}
 	if p.OwnServer != nil {
-		var local map[netip.Addr]bool
 		for _, a := range addrs {
-			if !a.IP.IsLoopback() && !a.IP.IsUnspecified() {
-				if local == nil {
-					local = localAddrs()
-				}
-				if !isLocal(a.IP, local) {
-					continue
-				}
-			}
-			if p.OwnServer(port) {
+			if m.has(a.IP) && p.OwnServer(port) {
 				return nil, &ownServerError{port: port}
 			}
 		}
 	}
-	var last error = fmt.Errorf("%s has no addresses", host)
+	var last, refused error
+	dialled := false
 	for _, a := range addrs {
-		d := dialerTo(a.IP)
-		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), strconv.Itoa(port)))
+		to, d, err := dialerTo(a.IP, m)
+		if err != nil {
+			refused = err
+			continue
+		}
+		dialled = true
+		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(to.String(), strconv.Itoa(port)))
 		if err == nil {
 			return c, nil
 		}
+		if d.LocalAddr != nil && errors.Is(err, syscall.EADDRNOTAVAIL) {
+			err = &sourceError{ip: a.IP, err: err}
+		}
 		last = err
+	}
+	switch {
+	case !dialled && refused != nil:
+		return nil, refused
+	case last == nil:
+		return nil, fmt.Errorf("%s has no addresses", host)
 	}
 	return nil, last
 }
 
-// dialerTo is the dialer of a connection to ip: to an IPv4 loopback
-// address it connects from permission.ProxySource, an address of its own
-// that gemkit's servers refuse, so that what comes through a sandbox's
-// proxy cannot pass for a local client of theirs whatever the tool knows
-// (their token, a port the proxy did not recognise). gemkit's servers
-// listen on IPv4 loopback only.
-func dialerTo(ip net.IP) net.Dialer {
+// dialerTo returns the address to connect to for ip and the dialer to
+// connect with. A connection to this machine (m.has) connects from
+// permission.ProxySource, an address of its own that gemkit's servers
+// refuse, so that what comes through a sandbox's proxy cannot pass for a
+// local client of theirs or of any other local service, whatever the tool
+// knows (their token, a port the proxy did not recognise) and whatever
+// form of this machine's address it named: the unspecified address is
+// dialled as 127.0.0.1, an IPv4-mapped one as the IPv4 address it maps.
+// An IPv6 address of this machine is refused: ProxySource is IPv4, and
+// from ::1 or an interface's own IPv6 address a connection would look
+// like any local client's.
+func dialerTo(ip net.IP, m machine) (net.IP, net.Dialer, error) {
 	var d net.Dialer
-	if v4 := ip.To4(); v4 != nil && v4.IsLoopback() {
-		d.LocalAddr = &net.TCPAddr{IP: net.IP(permission.ProxySource.AsSlice())}
-		d.Control = bindNoPort
+	if !m.has(ip) {
+		return ip, d, nil
 	}
-	return d
+	v4 := ip.To4()
+	if v4 == nil {
+		return nil, d, &sourceError{ip: ip}
+	}
+	if v4.IsUnspecified() {
+		v4 = net.IPv4(127, 0, 0, 1).To4()
+	}
+	d.LocalAddr = &net.TCPAddr{IP: net.IP(permission.ProxySource.AsSlice())}
+	d.Control = bindNoPort
+	return v4, d, nil
 }
+
+// sourceError is a connection to this machine that the proxy cannot make
+// from permission.ProxySource: one over IPv6, or one where the address
+// cannot be bound (only 127.0.0.1 is configured on macOS's loopback).
+// Made from any other source it would pass for a local client's.
+type sourceError struct {
+	ip  net.IP
+	err error
+}
+
+func (e *sourceError) Error() string {
+	s := fmt.Sprintf("%s is this machine, and the sandbox proxy reaches this machine only from its own address %s, which gemkit's servers refuse", e.ip, permission.ProxySource)
+	if e.ip.To4() == nil {
+		s += " and which is IPv4; list the service's IPv4 address (127.0.0.1) or localhost"
+	}
+	if e.err != nil {
+		s += fmt.Sprintf(" (%v)", e.err)
+	}
+	return s
+}
+
+func (e *sourceError) Unwrap() error { return e.err }
 
 // privateError is an allowed name that resolves only to loopback, private
 // or link-local addresses: following it would let a tool reach this
@@ -329,7 +373,10 @@ func (e *ownServerError) Error() string {
 func refusal(err error) (string, bool) {
 	var pe *privateError
 	var oe *ownServerError
+	var se *sourceError
 	switch {
+	case errors.As(err, &se):
+		return se.Error(), true
 	case errors.As(err, &pe):
 		return pe.Error(), true
 	case errors.As(err, &oe):

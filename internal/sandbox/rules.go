@@ -79,6 +79,14 @@ type overlay struct {
 	// the launcher holds too, and makes again (of kind dir) if it went
 	// meanwhile.
 	absent, dir bool
+	// pattern: path's base is a pattern of names (permission.Guarded's
+	// Pattern) that nothing is bound over: the launcher watches the
+	// folder and stops a tool that creates a matching name.
+	pattern bool
+	why     string
+	// keep are the names the pattern matched when the policy was
+	// computed: the person's own, guarded one by one.
+	keep []string
 }
 
 func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule, error) {
@@ -247,7 +255,18 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 			case inside:
 				continue
 			case leads || splitReadOnly:
+				// A pattern's folder is split too: it takes no new
+				// names at all then.
 				excl = append(excl, gp)
+				continue
+			case g.Pattern:
+				var keep []string
+				for _, e := range p.Guarded {
+					if ok, _ := filepath.Match(filepath.Base(gp), filepath.Base(e.Path)); ok && !e.Pattern && filepath.Dir(e.Path) == filepath.Dir(gp) {
+						keep = append(keep, filepath.Base(e.Path))
+					}
+				}
+				*overlays = append(*overlays, overlay{path: gp, guarded: true, pattern: true, why: g.Why(), keep: keep})
 				continue
 			}
 			fi, err := os.Lstat(gp)

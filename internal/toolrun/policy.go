@@ -49,6 +49,7 @@ func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, e
 	in := permission.ClosedInputs{
 		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], QwenHome: env["QWEN_HOME"], ConfigDir: env["XDG_CONFIG_HOME"],
 		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
+		Getenv: func(k string) string { return env[k] },
 	}
 	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
 		in.GeminiHome = h
