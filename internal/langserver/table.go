@@ -54,6 +54,13 @@ type Server struct {
 	// the workspace, without reporting progress (pyright): such an answer
 	// is asked again, a few times a second, until then.
 	Warmup string `json:"warmup,omitempty"`
+	// AllowedHosts are the hosts (as network.allowedHosts of an
+	// extension: "proxy.golang.org", "*.example.com:443") the server may
+	// reach through gemkit's allowlisting proxy; none by default, since a
+	// server runs with no network. For gopls, naming Go's module proxy
+	// and checksum database lets it download missing modules into its
+	// own module cache.
+	AllowedHosts []string `json:"allowedHosts,omitempty"`
 	// Disabled leaves the entry out (a user's way to turn a built-in
 	// server off).
 	Disabled bool `json:"disabled,omitempty"`
@@ -208,6 +215,9 @@ func (c Config) Table() ([]Server, error) {
 		}
 		if u.Warmup != "" {
 			s.Warmup = u.Warmup
+		}
+		if len(u.AllowedHosts) > 0 {
+			s.AllowedHosts = u.AllowedHosts
 		}
 		s.Disabled = u.Disabled
 	}
