@@ -16,7 +16,6 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
-	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // Gemini CLI runs `gemkit codeintel hook` after every write_file, with
@@ -84,12 +83,4 @@ fs.writeFileSync(process.env.HOME + "/planted-ran", out.join("\n"));
 	if strings.Contains(string(saw), "the-secret") || strings.Contains(string(saw), "wrote outside") {
 		t.Fatalf("the planted tsserver reached outside its box:\n%s", saw)
 	}
-}
-
-// The same, as uid 65534.
-func TestHookRunsPlantedTsserverBoxedUnprivileged(t *testing.T) {
-	if testing.Short() {
-		t.Skip("re-runs the hook's test as uid 65534; run without -short")
-	}
-	sandboxtest.RerunUnprivileged(t, "^TestHookRunsPlantedTsserverBoxed$")
 }
