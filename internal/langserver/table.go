@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Server is one entry of the table: a language server and the files it
@@ -223,6 +225,11 @@ func (c Config) Table() ([]Server, error) {
 	}
 	out := append(added, table...)
 	for _, s := range out {
+		for _, h := range s.AllowedHosts {
+			if _, err := permission.ParseHost(h); err != nil {
+				return nil, fmt.Errorf("languageServers (%s): allowedHosts: %w", s.Name, err)
+			}
+		}
 		if s.Warmup == "" {
 			continue
 		}
