@@ -399,6 +399,9 @@ func (p *Pool) sandboxStarter(s Server, path string) lspclient.Starter {
 		if err != nil {
 			os.RemoveAll(tmp)
 			var ue *sandbox.UnenforceableError
+			if errors.Is(err, sandbox.ErrUnsupported) {
+				return nil, errors.New("gemkit runs language servers only inside its sandbox, which it has on Linux only so far; it is not started")
+			}
 			if errors.As(err, &ue) {
 				return nil, fmt.Errorf("gemkit runs language servers only inside its sandbox, and this machine cannot provide it (%s); it is not started", strings.Join(ue.Reasons, "; "))
 			}
