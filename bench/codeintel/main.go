@@ -347,6 +347,29 @@ func (e *env) startTimes(starts int, res *results) error {
 	if e.ref != "" {
 		kinds = []string{"gemkit", "ref", "cclsp"}
 	}
+	// One start of each gemkit first, not measured: gemkit's gopls runs
+	// in its sandbox with a build cache of its own (the reference's
+	// uses the person's, as cclsp's gopls does), and a measured start is
+	// the start of a person who asked a question once before.
+	for _, which := range kinds[:len(kinds)-1] {
+		start := e.startGemkit
+		if which == "ref" {
+			start = e.startRef
+		}
+		s, err := start()
+		if err != nil {
+			return err
+		}
+		for t0 := time.Now(); time.Since(t0) < time.Minute; {
+			if text, err := s.call("code_definition", gemkitDefByName); err == nil && gemkitDefOK(text) {
+				break
+			}
+		}
+		s.close()
+		if err := e.waitNoBroker(); err != nil {
+			return err
+		}
+	}
 	for i := range starts {
 		for _, which := range kinds {
 			if i == 0 && which == "gemkit" {
