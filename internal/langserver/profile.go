@@ -305,6 +305,24 @@ func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profi
 		}
 	} else if lang == "python" {
 		addProgram("python3")
+	} else if lang == "rust" {
+		// rustup's toolchains and cargo's registry, read-only; what
+		// cargo builds (build scripts, proc macros, which the server
+		// runs by design) goes to a target folder of its own.
+		for _, v := range []struct{ key, dflt string }{{"RUSTUP_HOME", ".rustup"}, {"CARGO_HOME", ".cargo"}} {
+			dir := env[v.key]
+			if !filepath.IsAbs(dir) && filepath.IsAbs(home) {
+				dir = filepath.Join(home, v.dflt)
+			}
+			if filepath.IsAbs(dir) {
+				out[v.key] = dir
+				pr.reads = append(pr.reads, realPath(dir))
+			}
+		}
+		out["CARGO_TARGET_DIR"] = sub("cargo-target")
+		if len(pr.hosts) == 0 {
+			out["CARGO_NET_OFFLINE"] = "true"
+		}
 	}
 	// A read root that holds or lies in a closed folder is left out.
 	pr.reads = slices.DeleteFunc(pr.reads, func(r string) bool {
@@ -363,6 +381,8 @@ func (s Server) toolchain() string {
 			return "go"
 		case ".py", ".pyi":
 			return "python"
+		case ".rs":
+			return "rust"
 		}
 	}
 	return ""
