@@ -1,5 +1,6 @@
 // Package lspclient is gemkit's client of one language server: it starts
-// the server's process, initializes it, keeps the documents it was asked
+// the server's process (through the caller's Starter: where and with which
+// rights it runs is the caller's policy, not this package's), initializes it, keeps the documents it was asked
 // about open and in step with the disk, collects the diagnostics it
 // publishes and what it says it is busy with, and asks it the questions of
 // codeintel.Source (definition, references, hover, symbols, call
