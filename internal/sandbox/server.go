@@ -41,9 +41,6 @@ func (l *Launcher) StartServer(ctx context.Context, c *Command) (*Server, error)
 	if c.Stdin != nil || c.Stdout != nil {
 		return nil, errors.New("sandbox: a server's stdin and stdout are its own pipes; leave Command.Stdin and Stdout nil")
 	}
-	if c.Policy.MemoryBytes == 0 {
-		c.Policy.MemoryBytes = DefaultServerMemoryBytes
-	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -56,6 +53,9 @@ func (l *Launcher) StartServer(ctx context.Context, c *Command) (*Server, error)
 	}
 	cc := *c
 	cc.Stdin, cc.Stdout = inR, outW
+	if cc.Policy.MemoryBytes == 0 {
+		cc.Policy.MemoryBytes = DefaultServerMemoryBytes
+	}
 	// The server's life is its own context's, not the caller's: the
 	// caller's ends only a start still under way.
 	life, stop := context.WithCancel(context.Background())
