@@ -39,6 +39,9 @@ while read line; do echo "$line" >> ` + filepath.Join(cache, "log") + `; echo "g
 			if err != nil {
 				t.Fatal(err)
 			}
+			if srv.Enforcement.MemoryBytes != DefaultServerMemoryBytes {
+				t.Errorf("a server's memory bound is %d, want %d", srv.Enforcement.MemoryBytes, DefaultServerMemoryBytes)
+			}
 			// The start's context ends; the server does not.
 			cancel()
 			out := bufio.NewReader(srv.Stdout)
