@@ -13,6 +13,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -268,5 +269,34 @@ func TestServersBoxedUnprivileged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-runs the servers' tests as uid 65534; run without -short")
 	}
-	sandboxtest.RerunUnprivileged(t, "^(TestPlantedTsserverBoxed|TestPlantedVenvPythonBoxed|TestUserConfigServerBoxed|TestGoplsSandboxedAnswers)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestPlantedTsserverBoxed|TestPlantedVenvPythonBoxed|TestUserConfigServerBoxed|TestGoplsSandboxedAnswers|TestServerNotStartedOutsideSandbox)$")
+}
+
+// Where the sandbox cannot start (here: a launcher whose child is not a
+// gemkit binary), the server is not started at all, and the answer says
+// why: it is never run outside.
+func TestServerNotStartedOutsideSandbox(t *testing.T) {
+	ws := codeinteltest.Fixture(t, "go")
+	binDir, marker := t.TempDir(), filepath.Join(t.TempDir(), "ran")
+	os.WriteFile(filepath.Join(binDir, "my-ls"), []byte("#!/bin/sh\necho ran > "+marker+"\n"), 0o755)
+	os.WriteFile(filepath.Join(ws, "notes.zz"), []byte("hello\n"), 0o644)
+	p, err := New(Options{Workspace: ws, Env: withPath(binDir + string(os.PathListSeparator) + basePath()), CacheDir: t.TempDir(),
+		Launcher: &sandbox.Launcher{Exe: "/bin/true"},
+		Config:   Config{Servers: []Server{{Name: "my-ls", Extensions: map[string]string{".zz": "zz"}, Command: []string{"my-ls"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	got, isErr := tl.Call(context.Background(), codeintel.ToolSymbols, json.RawMessage(`{"file":"notes.zz"}`))
+	if !isErr || !strings.Contains(got, "starting it in gemkit's sandbox") {
+		t.Fatalf("answer: %s", got)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the server ran although its sandbox did not start (stat: %v)", err)
+	}
 }
