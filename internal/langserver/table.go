@@ -93,7 +93,7 @@ func Builtin() []Server {
 			InitializationOptions: json.RawMessage(`{"tsserver":{"useSyntaxServer":"never"}}`),
 			Install:               "npm install -g typescript-language-server typescript"},
 		{Name: "pyright", Language: "Python", Extensions: py, Command: []string{"pyright-langserver", "--stdio"},
-			RootMarkers: pyMarkers, Warmup: "10s", Install: "npm install -g pyright (or pip install pyright)"},
+			RootMarkers: pyMarkers, Warmup: "10s", Install: "npm install -g pyright"},
 		{Name: "basedpyright", Language: "Python", Extensions: py, Command: []string{"basedpyright-langserver", "--stdio"},
 			RootMarkers: pyMarkers, Warmup: "10s", Install: "pip install basedpyright"},
 		{Name: "rust-analyzer", Language: "Rust", Extensions: map[string]string{".rs": "rust"}, Command: []string{"rust-analyzer"},
