@@ -26,6 +26,13 @@
 //
 //     go run ./bench/codeintel            # -n 200, 5 starts each
 //     go run ./bench/codeintel -quick     # -n 20, 2 starts each
+//     go run ./bench/codeintel -ref /path/to/older/gemkit
+//
+// With -ref, a reference gemkit binary (an earlier build, to see what a
+// change costs) is measured in the same run: its cold starts alternate
+// with the others', and its warm definitions are interleaved with
+// theirs. It runs with a runtime folder of its own
+// (XDG_RUNTIME_DIR), so that its broker and gopls are its own.
 //
 // The module is the tests' Go shop with -packages generated packages of
 // five files of ten functions, each calling greet.Greet (1,000 uses at
@@ -60,11 +67,12 @@ func main() {
 	starts := flag.Int("starts", 5, "cold starts of each server")
 	pkgs := flag.Int("packages", 20, "generated packages")
 	quick := flag.Bool("quick", false, "20 calls and 2 starts of each kind")
+	ref := flag.String("ref", "", "a reference gemkit binary measured in the same run")
 	flag.Parse()
 	if *quick {
 		*n, *starts = 20, 2
 	}
-	if err := run(*n, *starts, *pkgs); err != nil {
+	if err := run(*n, *starts, *pkgs, *ref); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/codeintel:", err)
 		os.Exit(1)
 	}
@@ -75,9 +83,13 @@ type env struct {
 	root, tmp, ws, gemkit, cclsp, gopls, node string
 	cclspConfig                               string
 	environ                                   []string
+	// ref is the reference gemkit binary (-ref), "" for none, and
+	// refEnviron its environment.
+	ref        string
+	refEnviron []string
 }
 
-func run(n, starts, pkgs int) error {
+func run(n, starts, pkgs int, ref string) error {
 	root, err := benchenv.RepoRoot()
 	if err != nil {
 		return err
@@ -110,6 +122,19 @@ func run(n, starts, pkgs int) error {
 	os.WriteFile(e.cclspConfig, cfg, 0o644)
 	// A config folder of the run's own: no user's codeIntel object.
 	e.environ = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "CCLSP_CONFIG_PATH="+e.cclspConfig)
+	if ref != "" {
+		if e.ref, err = filepath.Abs(ref); err != nil {
+			return err
+		}
+		if _, err := os.Stat(e.ref); err != nil {
+			return fmt.Errorf("-ref: %w", err)
+		}
+		rt := filepath.Join(tmp, "ref-runtime")
+		if err := os.Mkdir(rt, 0o700); err != nil {
+			return err
+		}
+		e.refEnviron = append(append([]string(nil), e.environ...), "XDG_RUNTIME_DIR="+rt)
+	}
 	fmt.Printf("gopls: %s\nfixture: %d generated packages, %d uses of greet.Greet\n\n", goplsVersion(e.gopls), pkgs, pkgs*50)
 
 	res := &results{}
@@ -189,10 +214,18 @@ func (e *env) startCclsp() (*server, error) {
 	return e.startServer(e.node, e.cclsp)
 }
 
+func (e *env) startRef() (*server, error) {
+	return e.startServerEnv(e.refEnviron, e.ref, "mcp", "--workspace", e.ws)
+}
+
 func (e *env) startServer(name string, args ...string) (*server, error) {
+	return e.startServerEnv(e.environ, name, args...)
+}
+
+func (e *env) startServerEnv(environ []string, name string, args ...string) (*server, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = e.ws
-	cmd.Env = e.environ
+	cmd.Env = environ
 	cmd.Stderr = io.Discard
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -294,6 +327,7 @@ func cclspDefOK(s string) bool  { return strings.Contains(s, "greet.go:16") }
 
 type results struct {
 	gemkitStart, cclspStart         []time.Duration
+	refStart, refDefPos, refDefName []time.Duration // -ref
 	gemkitDefPos, gemkitDefName     []time.Duration
 	gemkitRefs, cclspDef, cclspRefs []time.Duration
 	gemkitFew, cclspFew, goplsFew   []time.Duration
@@ -309,8 +343,35 @@ type results struct {
 // alternating the two servers (each start finds no broker and no server
 // running).
 func (e *env) startTimes(starts int, res *results) error {
+	kinds := []string{"gemkit", "cclsp"}
+	if e.ref != "" {
+		kinds = []string{"gemkit", "ref", "cclsp"}
+	}
+	// One start of each gemkit first, not measured: gemkit's gopls runs
+	// in its sandbox with a build cache of its own (the reference's
+	// uses the person's, as cclsp's gopls does), and a measured start is
+	// the start of a person who asked a question once before.
+	for _, which := range kinds[:len(kinds)-1] {
+		start := e.startGemkit
+		if which == "ref" {
+			start = e.startRef
+		}
+		s, err := start()
+		if err != nil {
+			return err
+		}
+		for t0 := time.Now(); time.Since(t0) < time.Minute; {
+			if text, err := s.call("code_definition", gemkitDefByName); err == nil && gemkitDefOK(text) {
+				break
+			}
+		}
+		s.close()
+		if err := e.waitNoBroker(); err != nil {
+			return err
+		}
+	}
 	for i := range starts {
-		for _, which := range []string{"gemkit", "cclsp"} {
+		for _, which := range kinds {
 			if i == 0 && which == "gemkit" {
 				// A first gopls start fills the build cache for both.
 				if err := e.waitNoBroker(); err != nil {
@@ -320,9 +381,12 @@ func (e *env) startTimes(starts int, res *results) error {
 			var s *server
 			var err error
 			t0 := time.Now()
-			if which == "gemkit" {
+			switch which {
+			case "gemkit":
 				s, err = e.startGemkit()
-			} else {
+			case "ref":
+				s, err = e.startRef()
+			default:
 				s, err = e.startCclsp()
 			}
 			if err != nil {
@@ -331,7 +395,7 @@ func (e *env) startTimes(starts int, res *results) error {
 			ok := false
 			for time.Since(t0) < time.Minute {
 				var text string
-				if which == "gemkit" {
+				if which != "cclsp" {
 					text, err = s.call("code_definition", gemkitDefByName)
 					ok = err == nil && gemkitDefOK(text)
 				} else {
@@ -347,8 +411,12 @@ func (e *env) startTimes(starts int, res *results) error {
 			if !ok {
 				return fmt.Errorf("%s gave no correct definition within a minute", which)
 			}
-			if which == "gemkit" {
-				res.gemkitStart = append(res.gemkitStart, d)
+			if which != "cclsp" {
+				if which == "gemkit" {
+					res.gemkitStart = append(res.gemkitStart, d)
+				} else {
+					res.refStart = append(res.refStart, d)
+				}
 				if err := e.waitNoBroker(); err != nil {
 					return err
 				}
@@ -409,6 +477,17 @@ func (e *env) warm(n int, res *results) error {
 		return err
 	}
 	defer func() { c.close(); e.killLeft() }()
+	var r *server
+	if e.ref != "" {
+		if r, err = e.startRef(); err != nil {
+			return err
+		}
+		defer func() { r.close(); e.waitNoBroker() }()
+		for range 3 {
+			r.call("code_definition", gemkitDefByName)
+			r.call("code_definition", gemkitDefByPos)
+		}
+	}
 	// Warm both up.
 	for range 3 {
 		g.call("code_definition", gemkitDefByName)
@@ -547,6 +626,25 @@ func (e *env) warm(n int, res *results) error {
 					return err
 				})
 			},
+		}
+		if r != nil {
+			steps = append(steps, func() error {
+				return timeIt(&res.refDefPos, func() error {
+					s, err := r.call("code_definition", gemkitDefByPos)
+					if err != nil {
+						return err
+					}
+					return check(gemkitDefOK(s), "reference gemkit code_definition by position", s)
+				})
+			}, func() error {
+				return timeIt(&res.refDefName, func() error {
+					s, err := r.call("code_definition", gemkitDefByName)
+					if err != nil {
+						return err
+					}
+					return check(gemkitDefOK(s), "reference gemkit code_definition by name", s)
+				})
+			})
 		}
 		for _, s := range steps {
 			if err := s(); err != nil {
@@ -880,6 +978,13 @@ func (r *results) print() {
 			mib(g.rss)+" / "+mib(g.pss), mib(c.rss)+" / "+mib(c.pss))
 		row(fmt.Sprintf("  processes / gopls running, %d %s", agents, map[bool]string{true: "agent", false: "agents"}[agents == 1]),
 			fmt.Sprintf("%d / %d", g.procs, g.servers), fmt.Sprintf("%d / %d", c.procs, c.servers))
+	}
+	if len(r.refStart) > 0 {
+		row("reference gemkit (-ref): start → first correct definition (median)", ms(p50(r.refStart)), "")
+		row("reference gemkit (-ref): warm definition p50, by position", ms(p50(r.refDefPos)), "")
+		row("reference gemkit (-ref): warm definition p50, by name", ms(p50(r.refDefName)), "")
+		row("  gemkit − reference: start / by position / by name", ms(p50(r.gemkitStart)-p50(r.refStart))+" / "+
+			ms(p50(r.gemkitDefPos)-p50(r.refDefPos))+" / "+ms(p50(r.gemkitDefName)-p50(r.refDefName)), "")
 	}
 	row("left running 10 s after 2 agents closed stdin", fmt.Sprintf("%d %s", r.gemkitLeft, r.gemkitLeftWhat), fmt.Sprintf("%d %s", r.cclspLeft, r.cclspLeftWhat))
 	fmt.Println()

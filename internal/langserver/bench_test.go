@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
@@ -55,4 +57,58 @@ func BenchmarkDefinition(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkColdDefinition: gopls started, initialized and asked its
+// first definition, the way a Pool starts it (in its sandbox, with its
+// profile) and as a plain child process with the person's environment,
+// alternated so both see the same load. Each way starts once unmeasured
+// first, so both find their caches filled (the sandboxed gopls's are
+// its own). Reported: the median of each, in ms.
+func BenchmarkColdDefinition(b *testing.B) {
+	gopls := codeinteltest.Gopls(b)
+	ws := codeinteltest.Fixture(b, "go")
+	p, err := New(Options{Workspace: ws, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	main := filepath.Join(ws, "main.go")
+	at := codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}}
+	ctx := context.Background()
+	once := func(start lspclient.Starter, noPID bool, linger time.Duration) time.Duration {
+		t0 := time.Now()
+		c, err := lspclient.Start(ctx, lspclient.Config{Name: "gopls", Command: []string{gopls}, Dir: ws, Start: start, NoProcessID: noPID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Shutdown(ctx)
+		if _, err := c.Open(main, "go"); err != nil {
+			b.Fatal(err)
+		}
+		if l, err := c.Definition(ctx, at); err != nil || len(l) != 1 {
+			b.Fatalf("definition: %v %v", l, err)
+		}
+		d := time.Since(t0)
+		time.Sleep(linger)
+		return d
+	}
+	boxed := p.sandboxStarter(Builtin()[0], gopls)
+	// gopls writes its file cache (the standard library's export data
+	// and indexes) in the background: the first start lives long
+	// enough to finish.
+	once(lspclient.ExecStart, false, 5*time.Second)
+	once(boxed, true, 5*time.Second)
+	var plain, sandboxed []time.Duration
+	for b.Loop() {
+		plain = append(plain, once(lspclient.ExecStart, false, 0))
+		sandboxed = append(sandboxed, once(boxed, true, 0))
+	}
+	med := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	b.ReportMetric(med(plain), "ms-plain")
+	b.ReportMetric(med(sandboxed), "ms-sandboxed")
+	b.ReportMetric(0, "ns/op")
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/wswatch"
 )
 
@@ -25,10 +26,21 @@ type Options struct {
 	// ConfigPath names the config file in messages (where to add a
 	// server).
 	ConfigPath string
-	// LookPath finds commands; nil is exec.LookPath.
+	// LookPath finds commands; nil searches the part of Env's PATH a
+	// server may be started from (SearchLook: not the workspace, not a
+	// virtualenv).
 	LookPath LookPath
-	// Env is the servers' environment; nil is gemkit's own.
+	// Env is the person's environment the servers' own is made from
+	// (their profile keeps the locale and the toolchains' settings);
+	// nil is gemkit's own.
 	Env []string
+	// Launcher starts the servers in gemkit's sandbox; nil is a
+	// launcher that refuses what the kernel cannot enforce.
+	Launcher *sandbox.Launcher
+	// CacheDir holds each server's private cache (CacheDir/<name>), the
+	// only folder it writes; empty is the user's cache folder's
+	// gemkit/langserver.
+	CacheDir string
 	// Watch reports files changed on disk in the workspace to the running
 	// servers (fsnotify, through internal/wswatch).
 	Watch bool
@@ -52,14 +64,16 @@ const (
 // Pool is gemkit's own language servers for one workspace: a
 // codeintel.Source.
 type Pool struct {
-	ws      string
-	table   []Server
-	cfgPath string
-	idle    time.Duration
-	request time.Duration
-	look    LookPath
-	env     []string
-	log     *slog.Logger
+	ws       string
+	table    []Server
+	cfgPath  string
+	idle     time.Duration
+	request  time.Duration
+	look     LookPath
+	env      []string
+	launcher *sandbox.Launcher
+	cacheDir string
+	log      *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -86,9 +100,18 @@ func New(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
 	look := opts.LookPath
 	if look == nil {
-		look = exec.LookPath
+		em := envMap(env)
+		look = SearchLook(em["PATH"], untrusted(ws, em))
+	}
+	launcher := opts.Launcher
+	if launcher == nil {
+		launcher = &sandbox.Launcher{}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -96,7 +119,7 @@ func New(opts Options) (*Pool, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pool{ws: ws, table: table, cfgPath: opts.ConfigPath, idle: idle, request: request, look: look,
-		env: opts.Env, log: log, ctx: ctx, cancel: cancel, servers: map[string]*running{}}
+		env: env, launcher: launcher, cacheDir: opts.CacheDir, log: log, ctx: ctx, cancel: cancel, servers: map[string]*running{}}
 	if opts.Watch {
 		w, err := wswatch.New(wswatch.Options{Roots: []string{ws}, Logger: log})
 		if err != nil {

@@ -59,7 +59,7 @@ func (r *running) acquire(ctx context.Context) (*lspclient.Client, func(), error
 	c, err := lspclient.Start(ctx, lspclient.Config{
 		Name: r.server.Name, Command: append([]string{r.path}, r.server.Command[1:]...), Dir: r.p.ws, Env: r.p.env,
 		InitializationOptions: r.server.InitializationOptions, Settings: r.server.Settings,
-		RequestTimeout: r.p.request, Logger: r.p.log,
+		RequestTimeout: r.p.request, Logger: r.p.log, Start: r.p.sandboxStarter(r.server, r.path), NoProcessID: true,
 	})
 	r.mu.Lock()
 	defer r.mu.Unlock()

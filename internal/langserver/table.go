@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // Server is one entry of the table: a language server and the files it
@@ -54,6 +56,13 @@ type Server struct {
 	// the workspace, without reporting progress (pyright): such an answer
 	// is asked again, a few times a second, until then.
 	Warmup string `json:"warmup,omitempty"`
+	// AllowedHosts are the hosts (as network.allowedHosts of an
+	// extension: "proxy.golang.org", "*.example.com:443") the server may
+	// reach through gemkit's allowlisting proxy; none by default, since a
+	// server runs with no network. For gopls, naming Go's module proxy
+	// and checksum database lets it download missing modules into its
+	// own module cache.
+	AllowedHosts []string `json:"allowedHosts,omitempty"`
 	// Disabled leaves the entry out (a user's way to turn a built-in
 	// server off).
 	Disabled bool `json:"disabled,omitempty"`
@@ -84,7 +93,7 @@ func Builtin() []Server {
 			InitializationOptions: json.RawMessage(`{"tsserver":{"useSyntaxServer":"never"}}`),
 			Install:               "npm install -g typescript-language-server typescript"},
 		{Name: "pyright", Language: "Python", Extensions: py, Command: []string{"pyright-langserver", "--stdio"},
-			RootMarkers: pyMarkers, Warmup: "10s", Install: "npm install -g pyright (or pip install pyright)"},
+			RootMarkers: pyMarkers, Warmup: "10s", Install: "npm install -g pyright"},
 		{Name: "basedpyright", Language: "Python", Extensions: py, Command: []string{"basedpyright-langserver", "--stdio"},
 			RootMarkers: pyMarkers, Warmup: "10s", Install: "pip install basedpyright"},
 		{Name: "rust-analyzer", Language: "Rust", Extensions: map[string]string{".rs": "rust"}, Command: []string{"rust-analyzer"},
@@ -209,10 +218,18 @@ func (c Config) Table() ([]Server, error) {
 		if u.Warmup != "" {
 			s.Warmup = u.Warmup
 		}
+		if len(u.AllowedHosts) > 0 {
+			s.AllowedHosts = u.AllowedHosts
+		}
 		s.Disabled = u.Disabled
 	}
 	out := append(added, table...)
 	for _, s := range out {
+		for _, h := range s.AllowedHosts {
+			if _, err := permission.ParseHost(h); err != nil {
+				return nil, fmt.Errorf("languageServers (%s): allowedHosts: %w", s.Name, err)
+			}
+		}
 		if s.Warmup == "" {
 			continue
 		}

@@ -66,6 +66,7 @@ func TestConfigErrors(t *testing.T) {
 		{`{"languageServers": [{"name": "zls", "command": ["zls"]}]}`, "config.json: codeIntel: languageServers[0] (zls) is not a built-in server: it needs extensions and command"},
 		{`{"languageServers": [{"name": "zls", "extensions": {"zig": "zig"}, "command": ["zls"]}]}`, `config.json: codeIntel: languageServers[0] (zls): extension "zig" must start with a dot`},
 		{`{"idleTimeout": "soon"}`, `config.json: codeIntel: idleTimeout "soon": use a positive Go duration such as 30s or 10m`},
+		{`{"languageServers": [{"name": "gopls", "allowedHosts": ["proxy golang org"]}]}`, `config.json: codeIntel: languageServers (gopls): allowedHosts: contains spaces`},
 		{`{"requestTimeout": "-1s"}`, `config.json: codeIntel: requestTimeout "-1s": use a positive Go duration such as 30s or 10m`},
 	} {
 		_, err := ParseConfig([]byte(c.in), "config.json")

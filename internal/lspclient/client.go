@@ -1,5 +1,6 @@
 // Package lspclient is gemkit's client of one language server: it starts
-// the server's process, initializes it, keeps the documents it was asked
+// the server's process (through the caller's Starter: where and with which
+// rights it runs is the caller's policy, not this package's), initializes it, keeps the documents it was asked
 // about open and in step with the disk, collects the diagnostics it
 // publishes and what it says it is busy with, and asks it the questions of
 // codeintel.Source (definition, references, hover, symbols, call
@@ -51,7 +52,70 @@ type Config struct {
 	// Logger receives what the server logs (at debug level) and what
 	// happens to it.
 	Logger *slog.Logger
+	// Start starts the server's process; nil is ExecStart, a plain
+	// child process with gemkit's rights. Where the process runs, and
+	// with which rights, is the caller's to say: gemkit's own pools give
+	// one that starts it in the sandbox (internal/langserver).
+	Start Starter
+	// NoProcessID sends initialize's processId as null: for a server
+	// started where gemkit's pid names no process (a sandbox's own PID
+	// namespace), which a server that watches its client's pid
+	// (vscode-languageserver's, every three seconds) would take for
+	// gone and exit. Such a starter ends the server with gemkit instead.
+	NoProcessID bool
 }
+
+// Starter starts a server's process: argv is Command, dir the workspace,
+// env the whole environment (nil: the starter's choice), stderr where
+// what it logs goes. ctx bounds only the start.
+type Starter func(ctx context.Context, argv []string, dir string, env []string, stderr io.Writer) (Process, error)
+
+// Process is a started server, speaking LSP on Stdin and Stdout.
+type Process interface {
+	// Stdin writes to the server, Stdout reads from it.
+	Stdin() io.WriteCloser
+	Stdout() io.ReadCloser
+	// Wait waits for it to exit (once, from one goroutine).
+	Wait() error
+	// Kill ends it and everything it started.
+	Kill()
+	// Pid is its process id as gemkit sees it.
+	Pid() int
+}
+
+// ExecStart starts the server as a plain child process of gemkit's, in a
+// process group of its own that Kill ends whole.
+func ExecStart(ctx context.Context, argv []string, dir string, env []string, stderr io.Writer) (Process, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stderr = stderr
+	setProcAttr(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &execProcess{cmd: cmd, stdin: stdin, stdout: stdout}, nil
+}
+
+type execProcess struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+}
+
+func (p *execProcess) Stdin() io.WriteCloser { return p.stdin }
+func (p *execProcess) Stdout() io.ReadCloser { return p.stdout }
+func (p *execProcess) Wait() error           { return p.cmd.Wait() }
+func (p *execProcess) Kill()                 { killGroup(p.cmd.Process.Pid) }
+func (p *execProcess) Pid() int              { return p.cmd.Process.Pid }
 
 // Defaults of Config.
 const (
@@ -69,7 +133,7 @@ const (
 type Client struct {
 	cfg  Config
 	log  *slog.Logger
-	cmd  *exec.Cmd
+	proc Process
 	rpc  *conn
 	caps capabilities
 
@@ -130,26 +194,18 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		changed:  make(chan struct{}),
 		progress: map[string]string{},
 	}
-	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
-	cmd.Dir = cfg.Dir
-	cmd.Env = cfg.Env
-	cmd.Stderr = c.stderr
-	setProcAttr(cmd)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
+	start := cfg.Start
+	if start == nil {
+		start = ExecStart
 	}
-	stdout, err := cmd.StdoutPipe()
+	proc, err := start(ctx, cfg.Command, cfg.Dir, cfg.Env, c.stderr)
 	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Name, err)
 	}
-	c.cmd = cmd
-	c.rpc = newConn(stdout, stdin, c.handle, c.log)
+	c.proc = proc
+	c.rpc = newConn(proc.Stdout(), proc.Stdin(), c.handle, c.log)
 	go func() {
-		err := cmd.Wait()
+		err := proc.Wait()
 		c.rpc.close()
 		if err == nil {
 			err = errors.New("it exited")
@@ -203,8 +259,12 @@ func symbolKinds() []int {
 func (c *Client) initialize(ctx context.Context) error {
 	root := URI(c.cfg.Dir)
 	kinds := map[string]any{"valueSet": symbolKinds()}
+	var pid any = os.Getpid()
+	if c.cfg.NoProcessID {
+		pid = nil
+	}
 	params := map[string]any{
-		"processId":  os.Getpid(),
+		"processId":  pid,
 		"clientInfo": map[string]any{"name": "gemkit", "version": buildinfo.Version()},
 		"rootUri":    root,
 		"rootPath":   c.cfg.Dir,
@@ -402,7 +462,7 @@ func (c *Client) Err() error {
 }
 
 // Pid is the server's process id.
-func (c *Client) Pid() int { return c.cmd.Process.Pid }
+func (c *Client) Pid() int { return c.proc.Pid() }
 
 // Indexing says what the server reports it is busy with (its
 // work-done progress: "Setting up workspace: Loading packages..."), or
@@ -468,12 +528,7 @@ func (c *Client) Shutdown(ctx context.Context) {
 
 // kill ends the server's whole process group (a server's own children,
 // such as tsserver or go list, with it).
-func (c *Client) kill() {
-	if c.cmd.Process == nil {
-		return
-	}
-	killGroup(c.cmd.Process.Pid)
-}
+func (c *Client) kill() { c.proc.Kill() }
 
 // tail keeps the last max bytes written to it.
 type tail struct {

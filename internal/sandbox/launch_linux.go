@@ -423,7 +423,7 @@ func tempBytes(c *Command) uint64 {
 // namespace, the folder the build starts on and the working directory.
 func rootSteps(c *Command, rules []PathRule, overlays []overlay) (steps []child.Mount, base, dir string, err error) {
 	links := append([]string{c.Path, c.Dir, c.Policy.TempDir, c.Policy.Workspace, c.Policy.Home, c.Policy.ExtensionDir}, c.Policy.RuntimePaths...)
-	links = append(append(links, systemReadDirs...), systemReadFiles...)
+	links = append(append(append(links, c.Policy.Caches...), systemReadDirs...), systemReadFiles...)
 	realTmp, err := filepath.EvalSymlinks(c.Policy.TempDir)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("temp dir: %w", err)

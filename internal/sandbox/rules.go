@@ -152,6 +152,24 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 	for _, d := range p.Protected {
 		protected = append(protected, resolvePartly(d))
 	}
+	for _, c := range p.Caches {
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil {
+			return nil, fmt.Errorf("cache folder: %w", err)
+		}
+		if !isDir(real) {
+			return nil, fmt.Errorf("cache folder %q is not a folder", c)
+		}
+		if real == "/" || fsutil.Within(real, ext) || fsutil.Within(ext, real) {
+			return nil, fmt.Errorf("cache folder %q overlaps the program's own folder %q, which stays read-only", real, ext)
+		}
+		for _, d := range protected {
+			if fsutil.Within(d, real) || fsutil.Within(real, d) {
+				return nil, fmt.Errorf("cache folder %q overlaps %q, which is closed to every sandboxed process", real, d)
+			}
+		}
+		add(real, true, false, "private cache")
+	}
 	scopeRoot := func(a string) (string, error) {
 		var root string
 		var err error

@@ -48,6 +48,11 @@ type Policy struct {
 	// RuntimePaths are the runtime's own installation (interpreter prefix),
 	// readable and executable wherever they live.
 	RuntimePaths []string
+	// Caches are private folders that outlive the run, readable and
+	// writable: a long-lived server's own cache (gopls's build cache,
+	// its index). Each must exist, and none may hold or lie in a
+	// Protected folder or the extension folder.
+	Caches []string
 	// Protected are folders no tool may read or write whatever its scope:
 	// gemkit's and Gemini CLI's configuration (~/.gemini), which holds
 	// credentials, the consent records and every other extension with its
@@ -129,6 +134,9 @@ func (p *Policy) Check() error {
 	// of the copies may start at once.
 	var err error
 	if p.Protected, err = cleanAbs(p.Protected, "protected"); err != nil {
+		return err
+	}
+	if p.Caches, err = cleanAbs(p.Caches, "cache"); err != nil {
 		return err
 	}
 	p.ReadOnly, err = cleanAbs(p.ReadOnly, "read-only")

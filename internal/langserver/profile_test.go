@@ -1,0 +1,95 @@
+package langserver
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The Go profile: no network means GOPROXY=off and the person's module
+// cache read-only; allowed hosts mean a module cache of the server's own
+// fed first from the person's download folder. The person's tokens
+// never reach a server, and a server's home and caches are its own.
+func TestGoplsProfile(t *testing.T) {
+	home, ws, cache, goBin := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(goBin, "go", "bin"), 0o755)
+	goCmd := filepath.Join(goBin, "go", "bin", "go")
+	os.WriteFile(goCmd, []byte("#!/bin/sh\n"), 0o755)
+	gopls := filepath.Join(goBin, "gopls")
+	os.WriteFile(gopls, []byte("\x7fELF"), 0o755)
+	modcache := filepath.Join(home, "go", "pkg", "mod")
+	os.MkdirAll(modcache, 0o755)
+	environ := []string{"HOME=" + home, "PATH=" + filepath.Join(goBin, "go", "bin") + ":" + filepath.Join(ws, "bin") + ":relative",
+		"GEMINI_API_KEY=secret", "GITHUB_TOKEN=secret", "GOFLAGS=-tags=x", "GOPROXY=https://corp.example/proxy", "LANG=C.UTF-8"}
+	gs := Builtin()[0]
+	for _, c := range []struct {
+		name  string
+		hosts []string
+		want  map[string]string
+		reads []string
+	}{
+		{"no network", nil, map[string]string{"GOPROXY": "off", "GOMODCACHE": modcache, "GOFLAGS": "-tags=x"}, []string{modcache}},
+		{"module proxy allowed", []string{"proxy.golang.org", "sum.golang.org"}, map[string]string{
+			"GOPROXY":    "file://" + filepath.Join(modcache, "cache", "download") + ",https://corp.example/proxy",
+			"GOMODCACHE": filepath.Join(cache, "gopls", "gomodcache"), "GOFLAGS": "-tags=x -modcacherw"},
+			[]string{filepath.Join(modcache, "cache", "download")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := gs
+			s.AllowedHosts = c.hosts
+			pr, err := buildProfile(s, gopls, ws, cache, environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := envMap(pr.env)
+			want := map[string]string{
+				"HOME": filepath.Join(cache, "gopls", "home"), "GOCACHE": filepath.Join(cache, "gopls", "go-build"),
+				"GOROOT": filepath.Join(goBin, "go"), "GOTOOLCHAIN": "local", "GOENV": "off",
+				"PATH": filepath.Join(goBin, "go", "bin"), "LANG": "C.UTF-8",
+			}
+			for k, v := range c.want {
+				want[k] = v
+			}
+			for k, v := range want {
+				if env[k] != v {
+					t.Errorf("%s = %q, want %q", k, env[k], v)
+				}
+			}
+			for _, k := range []string{"GEMINI_API_KEY", "GITHUB_TOKEN"} {
+				if _, ok := env[k]; ok {
+					t.Errorf("the server is given %s", k)
+				}
+			}
+			for _, r := range append(c.reads, filepath.Join(goBin, "go")) {
+				if !slices.Contains(pr.reads, r) {
+					t.Errorf("reads %v lack %s", pr.reads, r)
+				}
+			}
+			if pr.own != goBin || !slices.Equal(pr.hosts, c.hosts) || pr.cache != filepath.Join(cache, "gopls") {
+				t.Errorf("own %s, hosts %v, cache %s", pr.own, pr.hosts, pr.cache)
+			}
+		})
+	}
+}
+
+// A command that resolves into the workspace, a cache folder that is a
+// link, are refused with what to do.
+func TestProfileRefusals(t *testing.T) {
+	home, ws, cache := t.TempDir(), t.TempDir(), t.TempDir()
+	planted := filepath.Join(ws, "gopls")
+	os.WriteFile(planted, []byte("#!/bin/sh\n"), 0o755)
+	link := filepath.Join(t.TempDir(), "gopls")
+	os.Symlink(planted, link)
+	environ := []string{"HOME=" + home, "PATH=/usr/bin"}
+	if _, err := buildProfile(Builtin()[0], link, ws, cache, environ); err == nil || !strings.Contains(err.Error(), "does not start a language server from there") {
+		t.Errorf("a command in the workspace: %v", err)
+	}
+	ok := filepath.Join(t.TempDir(), "gopls")
+	os.WriteFile(ok, []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink(home, filepath.Join(cache, "gopls"))
+	if _, err := buildProfile(Builtin()[0], ok, ws, cache, environ); err == nil || !strings.Contains(err.Error(), "is not a folder of its own") {
+		t.Errorf("a cache that is a link: %v", err)
+	}
+}
