@@ -13,7 +13,6 @@ import (
 	"io"
 	"io/fs"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -38,11 +37,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(ctx)
-	ss := server.NewStdioServer(s.mcp)
-	ss.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	w := &lockedWriter{w: out}
-	err := ss.Listen(ctx, &listingReader{s: s, src: bufio.NewReaderSize(in, 64<<10), out: w}, w)
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: &listingReader{s: s, src: bufio.NewReaderSize(in, 64<<10), out: w}, Writer: w})
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
@@ -201,17 +198,7 @@ func AllowedHosts(addr net.Addr) []string {
 // HTTPHandler is the guarded Streamable HTTP handler, for ServeHTTP and
 // tests.
 func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
-	mcpHTTP := server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(Path),
-		server.WithStateful(true),
-		// The real clients never send DELETE; a heartbeat keeps live
-		// sessions fresh so the idle TTL sweeps only dead ones.
-		server.WithHeartbeatInterval(15*time.Second),
-		server.WithSessionIdleTTL(10*time.Minute),
-		// The guard below checks Host exactly; mcp-go's own check is looser.
-		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(s.log),
-	)
+	mcpHTTP := s.streamable()
 	want := sha256.Sum256([]byte("Bearer " + token))
 	mux := http.NewServeMux()
 	mux.Handle(Path, mcpHTTP)
@@ -265,6 +252,41 @@ func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// sessionIdle is how long a session of the revisions up to 2025-11-25
+// lives without a request: the real clients never send DELETE.
+const sessionIdle = 10 * time.Minute
+
+// streamable is the Streamable HTTP handler of both eras on one endpoint.
+// The SDK serves the revisions up to 2025-11-25 with sessions and
+// 2026-07-28 only without (a request stands alone there): a request that
+// names a revision from 2026-07-28 on in its Mcp-Protocol-Version header
+// and belongs to no session goes to a stateless handler, every other to
+// the one with sessions. Both check Host and Origin in the guard
+// (HTTPHandler), not themselves.
+func (s *Server) streamable() http.Handler {
+	get := func(*http.Request) *mcp.Server { return s.mcp }
+	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		SessionTimeout:             sessionIdle,
+		DisableLocalhostProtection: true,
+		Logger:                     s.log,
+	})
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		DisableLocalhostProtection: true,
+		Logger:                     s.log,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernRevision && r.Header.Get("Mcp-Session-Id") == "" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// modernRevision is the first protocol revision without sessions.
+const modernRevision = "2026-07-28"
 
 // unauthorized is the 401's message, in the body and in its challenge.
 const unauthorized = "missing or wrong bearer token: send Authorization: Bearer TOKEN with the token of gemkit mcp --http (in its token file, or $GEMKIT_MCP_TOKEN)"
