@@ -7,6 +7,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,8 +87,8 @@ type Server struct {
 	mu        sync.Mutex // serialises reloads
 	stamp     string
 	sig       string   // the served tool list and resources, to skip no-op reloads
-	tools     []string // the names of the tools served
-	resources []string // the URIs of the resources served
+	tools     map[string]*mcp.Tool // the tools served, by name
+	resources []string             // the URIs of the resources served
 }
 
 // New loads the Source and builds the server.
@@ -239,27 +240,30 @@ const maxPage = 1 << 30
 // replace serves tools and resources instead of those served so far. The
 // SDK announces each change to the clients once, after the last of them
 // (it waits 10 ms for more). New ones go in before old ones go out, so a
-// client listing meanwhile never misses a tool that stays.
+// client listing meanwhile never misses a tool that stays; a tool that
+// did not change is left as it is (the SDK checks every tool it is given
+// by encoding and decoding its schemas, most of what a reload of 250
+// tools costs).
 func (s *Server) replace(tools []served, resources []resource) {
-	keep := make(map[string]bool, len(tools))
-	names := make([]string, 0, len(tools))
+	now := make(map[string]*mcp.Tool, len(tools))
 	for _, t := range tools {
-		s.mcp.AddTool(t.tool, t.handler)
-		keep[t.tool.Name] = true
-		names = append(names, t.tool.Name)
+		now[t.tool.Name] = t.tool
+		if old := s.tools[t.tool.Name]; old == nil || !sameTool(old, t.tool) {
+			s.mcp.AddTool(t.tool, t.handler)
+		}
 	}
 	var gone []string
-	for _, n := range s.tools {
-		if !keep[n] {
+	for n := range s.tools {
+		if now[n] == nil {
 			gone = append(gone, n)
 		}
 	}
 	if len(gone) > 0 {
 		s.mcp.RemoveTools(gone...)
 	}
-	s.tools = names
+	s.tools = now
 
-	keep = make(map[string]bool, len(resources))
+	keep := make(map[string]bool, len(resources))
 	uris := make([]string, 0, len(resources))
 	for _, r := range resources {
 		s.mcp.AddResource(r, s.readResource)
@@ -337,6 +341,22 @@ func (s *Server) build(set *disclosure.Set) ([]served, []resource, json.RawMessa
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// sameTool reports whether a and b, both made by build, are listed alike.
+func sameTool(a, b *mcp.Tool) bool {
+	raw := func(v any) []byte {
+		r, _ := v.(json.RawMessage)
+		return r
+	}
+	x, y := *a.Annotations, *b.Annotations
+	if (x.OpenWorldHint == nil) != (y.OpenWorldHint == nil) || x.OpenWorldHint != nil && *x.OpenWorldHint != *y.OpenWorldHint {
+		return false
+	}
+	x.OpenWorldHint, y.OpenWorldHint = nil, nil
+	return a.Name == b.Name && a.Description == b.Description && x == y &&
+		bytes.Equal(raw(a.InputSchema), raw(b.InputSchema)) && bytes.Equal(raw(a.OutputSchema), raw(b.OutputSchema)) &&
+		(a.OutputSchema == nil) == (b.OutputSchema == nil)
+}
 
 // sdkLogger is the logger the SDK gets: log's warnings and errors only.
 // The SDK reports every session's start and end at Info, which on

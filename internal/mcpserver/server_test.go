@@ -438,3 +438,56 @@ func TestEmpty(t *testing.T) {
 		t.Errorf("instructions: %q", s.Instructions())
 	}
 }
+
+// TestReloadReplaces checks a reload on the SDK's tool set: a tool added,
+// one whose description changed and one removed show in the next
+// tools/list, a client of an initialized session is told with
+// notifications/tools/list_changed, and a reload that changes nothing
+// tells nobody.
+func TestReloadReplaces(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	manifest := func(tools string) map[string]string {
+		return map[string]string{"gemini-extension.json": `{"name": "e", "version": "1.0.0", "tools": [` + tools + `]}`, "t.sh": "echo\n"}
+	}
+	const keep = `{"name": "keep", "description": "Stays.", "executable": "t.sh", "runtime": "shell"}`
+	writeTree(t, dir, manifest(keep+`,{"name": "change", "description": "Before.", "executable": "t.sh", "runtime": "shell"},{"name": "gone", "description": "Goes.", "executable": "t.sh", "runtime": "shell"}`))
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s, true)
+	list := func() map[string]string {
+		var res struct {
+			Tools []struct{ Name, Description string }
+		}
+		json.Unmarshal(c.call("tools/list", map[string]any{}), &res)
+		out := map[string]string{}
+		for _, tl := range res.Tools {
+			out[tl.Name] = tl.Description
+		}
+		return out
+	}
+	before := list()
+	writeTree(t, dir, manifest(keep+`,{"name": "change", "description": "After.", "executable": "t.sh", "runtime": "shell"},{"name": "new", "description": "Comes.", "executable": "t.sh", "runtime": "shell"}`))
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := c.out.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"notifications/tools/list_changed"`) {
+		t.Fatalf("after a reload: %q %v", line, err)
+	}
+	after := list()
+	if _, ok := after["e_gone"]; ok || after["e_new"] == "" || after["e_keep"] != before["e_keep"] ||
+		!strings.HasPrefix(after["e_change"], "After.") || len(after) != 4 {
+		t.Errorf("tools after the reload: %v (before: %v)", after, before)
+	}
+	// A reload that changes nothing says nothing: the next line is the
+	// answer to the ping, not a notification.
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	c.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+	if line, _ := c.out.ReadString('\n'); !strings.Contains(line, `"id":99`) {
+		t.Errorf("after a reload that changed nothing: %q", line)
+	}
+}
