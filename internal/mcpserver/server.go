@@ -86,7 +86,7 @@ type Server struct {
 
 	mu        sync.Mutex // serialises reloads
 	stamp     string
-	sig       string   // the served tool list and resources, to skip no-op reloads
+	sig       string               // the served tool list and resources, to skip no-op reloads
 	tools     map[string]*mcp.Tool // the tools served, by name
 	resources []string             // the URIs of the resources served
 }
