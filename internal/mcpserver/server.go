@@ -3,7 +3,8 @@
 // internal/disclosure (the tools with their schemas, read_doc, the docs as
 // resources, the summary as the server's instructions) and every call
 // goes through internal/toolrun, with the sandbox, limits and consent of
-// `gemkit extensions run`. The MCP library stays inside this package.
+// `gemkit extensions run`. The MCP library, the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk), stays inside this package.
 package mcpserver
 
 import (
