@@ -85,6 +85,8 @@ type Server struct {
 	instructions atomic.Pointer[string]          // the summary of set
 	toolsList    atomic.Pointer[json.RawMessage] // the encoded tools/list result
 
+	active sessionActivity // of the Streamable HTTP sessions
+
 	mu        sync.Mutex // serialises reloads
 	stamp     string
 	sig       string               // the served tool list and resources, to skip no-op reloads

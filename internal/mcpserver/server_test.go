@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -489,5 +490,81 @@ func TestReloadReplaces(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
 	if line, _ := c.out.ReadString('\n'); !strings.Contains(line, `"id":99`) {
 		t.Errorf("after a reload that changed nothing: %q", line)
+	}
+}
+
+// TestHTTPSessionSweep checks how Streamable HTTP sessions end without a
+// DELETE (the real clients send none): one with its event stream open is
+// kept however long it sends nothing, and one with nothing open past the
+// idle time is closed, after which its id is not found (404).
+func TestHTTPSessionSweep(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"gemini-extension.json": `{"name": "e", "version": "1.0.0"}`})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.streamable())
+	defer srv.Close()
+	post := func(sid, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session: %v", resp.Status)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", stream, err)
+	}
+	later := time.Now().Add(2 * time.Hour)
+	s.sweep(later, time.Hour)
+	if r := post(sid, ping); r.StatusCode != http.StatusOK {
+		t.Errorf("with its event stream open, the session was swept: %s", r.Status)
+	}
+	cancel()
+	stream.Body.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		s.active.mu.Lock()
+		open := s.active.get(sid, time.Now()).open
+		s.active.mu.Unlock()
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the closed stream still counts as open")
+		}
+		time.Sleep(10 * time.Millisecond) // the server notices the closed stream on its own goroutine
+	}
+	s.sweep(time.Now().Add(time.Minute), time.Hour)
+	if r := post(sid, ping); r.StatusCode != http.StatusOK {
+		t.Errorf("a session idle for less than the idle time was swept: %s", r.Status)
+	}
+	s.sweep(time.Now().Add(2*time.Hour), time.Hour)
+	if r := post(sid, ping); r.StatusCode != http.StatusNotFound {
+		t.Errorf("an idle session answered %s after the sweep, want 404", r.Status)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -166,6 +167,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(ctx)
+	go s.sweepSessions(ctx)
 	srv := &http.Server{
 		Handler:           s.HTTPHandler(token, AllowedHosts(ln.Addr())),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -262,27 +264,120 @@ const sessionIdle = 10 * time.Minute
 // 2026-07-28 only without (a request stands alone there): a request that
 // names a revision from 2026-07-28 on in its Mcp-Protocol-Version header
 // and belongs to no session goes to a stateless handler, every other to
-// the one with sessions. Both check Host and Origin in the guard
-// (HTTPHandler), not themselves.
+// the one with sessions, whose requests count as its activity
+// (sweepSessions). Both check Host and Origin in the guard (HTTPHandler),
+// not themselves.
 func (s *Server) streamable() http.Handler {
 	get := func(*http.Request) *mcp.Server { return s.mcp }
 	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-		SessionTimeout:             sessionIdle,
 		DisableLocalhostProtection: true,
-		Logger:                     s.log,
+		Logger:                     sdkLogger(s.log),
 	})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		DisableLocalhostProtection: true,
-		Logger:                     s.log,
+		Logger:                     sdkLogger(s.log),
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernRevision && r.Header.Get("Mcp-Session-Id") == "" {
+		id := r.Header.Get("Mcp-Session-Id")
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernRevision && id == "" {
 			stateless.ServeHTTP(w, r)
 			return
 		}
+		if id != "" {
+			s.active.begin(id)
+			defer s.active.end(id)
+		}
 		stateful.ServeHTTP(w, r)
 	})
+}
+
+// sessionActivity is what sweepSessions knows of each HTTP session: the
+// requests it has open (its GET event stream among them) and when one
+// last began or ended. The SDK's own idle timeout counts POSTs only, so a
+// client that listens on its event stream for list_changed and sends
+// nothing for a while would lose its session; and the real clients never
+// send DELETE, so a session whose client went away must be swept.
+type sessionActivity struct {
+	mu   sync.Mutex
+	byID map[string]*activity
+}
+
+type activity struct {
+	open int
+	last time.Time
+}
+
+func (a *sessionActivity) get(id string, now time.Time) *activity {
+	if a.byID == nil {
+		a.byID = map[string]*activity{}
+	}
+	act := a.byID[id]
+	if act == nil {
+		act = &activity{last: now}
+		a.byID[id] = act
+	}
+	return act
+}
+
+func (a *sessionActivity) begin(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	act := a.get(id, time.Now())
+	act.open++
+	act.last = time.Now()
+}
+
+func (a *sessionActivity) end(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	act := a.get(id, time.Now())
+	act.open--
+	act.last = time.Now()
+}
+
+// sweepSessions closes, every minute until ctx ends, the HTTP sessions
+// idle for sessionIdle.
+func (s *Server) sweepSessions(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			s.sweep(now, sessionIdle)
+		}
+	}
+}
+
+// sweep closes the HTTP sessions that have had no request open for idle
+// at now; a session first seen here counts as active now.
+func (s *Server) sweep(now time.Time, idle time.Duration) {
+	live := map[string]bool{}
+	var stale []*mcp.ServerSession
+	s.active.mu.Lock()
+	for ss := range s.mcp.Sessions() {
+		id := ss.ID()
+		if id == "" { // stdio, or a request of 2026-07-28
+			continue
+		}
+		live[id] = true
+		if act := s.active.get(id, now); act.open <= 0 && now.Sub(act.last) >= idle {
+			stale = append(stale, ss)
+			delete(s.active.byID, id)
+		}
+	}
+	for id := range s.active.byID {
+		if !live[id] {
+			delete(s.active.byID, id)
+		}
+	}
+	s.active.mu.Unlock()
+	for _, ss := range stale {
+		s.log.Debug("closing an idle MCP session", "session", ss.ID())
+		ss.Close()
+	}
 }
 
 // modernRevision is the first protocol revision without sessions.
