@@ -294,7 +294,7 @@ func pct(v []float64, p float64) float64 {
 }
 
 func report(cfg config, g, n *result, port int) {
-	fmt.Fprintf(cfg.out, "IDE client: gemkit (Go, mark3labs/mcp-go) vs the real Gemini CLI (IdeClient, @google/gemini-cli-core 0.61.0), same run\n")
+	fmt.Fprintf(cfg.out, "IDE client: gemkit (Go, modelcontextprotocol/go-sdk) vs the real Gemini CLI (IdeClient, @google/gemini-cli-core 0.61.0), same run\n")
 	fmt.Fprintf(cfg.out, "%d discovery files present; both chose the companion on port %d\n\n", cfg.files, port)
 	w := tabwriter.NewWriter(cfg.out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "figure (ms)\tn\tgemkit p50\tgemkit p90\treal CLI p50\treal CLI p90\tgemkit/real p50\t")

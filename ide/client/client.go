@@ -14,8 +14,8 @@
 // [github.com/gemkit/gemkit/ide/companion]; the official VS Code one; a
 // JetBrains one). [Inspect] and [Doctor] explain in words what the CLI
 // would do and why (`gemkit ide status`, `gemkit ide doctor`), and [Bridge]
-// relays MCP on stdio to a companion's port (`gemkit ide bridge`). The MCP
-// SDK it uses stays inside the package. docs/ide-client.md describes the
+// relays MCP on stdio to a companion's port (`gemkit ide bridge`). It
+// speaks MCP through internal/mcpclient, which keeps the MCP SDK. docs/ide-client.md describes the
 // commands built on it.
 //
 // [IdeClient]: https://github.com/google-gemini/gemini-cli/tree/v0.61.0/packages/core/src/ide/ide-client.ts
@@ -35,10 +35,8 @@ import (
 	"sync"
 	"time"
 
-	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/mcpclient"
 )
 
 // Status is the connection status, named as the real client names it
@@ -142,31 +140,32 @@ func newClient(ep Endpoint, o Options) *Client {
 	return c
 }
 
-// start initialises the MCP session on the client's already started mcp-go
-// client (set before, so that nothing races on it) and lists the tools, as
-// the real client does right after connecting (discoverTools in gemini-cli
-// 0.61.0 packages/core/src/ide/ide-client.ts).
-func (c *Client) start(ctx context.Context, clientName, version string) error {
-	mc := c.mc
+// start connects with dial, which initialises the MCP session with the
+// client's notification handler, and lists the tools, as the real client
+// does right after connecting (discoverTools in gemini-cli 0.61.0
+// packages/core/src/ide/ide-client.ts).
+func (c *Client) start(ctx context.Context, o Options, dial func(context.Context, mcpclient.Options) (*mcpclient.Client, error)) error {
 	c.setState(Connecting, "")
-	mc.OnNotification(c.handleNotification)
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = ide.ProtocolVersion
-	req.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: version}
-	res, err := mc.Initialize(ctx, req)
+	mc, err := dial(ctx, mcpclient.Options{
+		Name:            o.ClientName,
+		Version:         o.ClientVersion,
+		ProtocolVersion: o.ProtocolVersion,
+		Notify:          c.handleNotification,
+		Logger:          slog.New(demoted{c.log.Handler()}),
+	})
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	c.server = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version, ProtocolVersion: res.ProtocolVersion, SessionID: mc.GetSessionId()}
+	c.mu.Lock()
+	c.mc = mc
+	c.mu.Unlock()
+	name, version, protocol := mc.Server()
+	c.server = ServerInfo{Name: name, Version: version, ProtocolVersion: protocol, SessionID: mc.SessionID()}
 	// Like the real client (discoverTools in ide-client.ts), a failing
 	// tools/list only disables diffing.
-	if lt, err := mc.ListTools(ctx, mcp.ListToolsRequest{}); err == nil {
-		for _, t := range lt.Tools {
-			schema, _ := json.Marshal(t.InputSchema)
-			if len(t.RawInputSchema) > 0 {
-				schema = t.RawInputSchema
-			}
-			c.tools = append(c.tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	if tools, err := mc.ListTools(ctx); err == nil {
+		for _, t := range tools {
+			c.tools = append(c.tools, Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}
 	} else {
 		c.log.Debug("tools/list failed; diffing disabled", "err", err)
@@ -366,8 +365,11 @@ func (c *Client) lost(err error) {
 
 // release closes the MCP client and the transport once.
 func (c *Client) release() {
-	if c.mc != nil {
-		_ = c.mc.Close()
+	c.mu.Lock()
+	mc := c.mc
+	c.mu.Unlock()
+	if mc != nil {
+		_ = mc.Close()
 	}
 	if c.onClose != nil {
 		c.onClose()
@@ -376,15 +378,14 @@ func (c *Client) release() {
 
 // handleNotification receives every notification the companion sends,
 // on the GET stream or inside a POST response.
-func (c *Client) handleNotification(n mcp.JSONRPCNotification) {
-	params, err := json.Marshal(n.Params)
-	if err != nil {
-		return
+func (c *Client) handleNotification(method string, params json.RawMessage) {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
 	}
 	if c.observe != nil {
-		c.observe(n.Method, params)
+		c.observe(method, params)
 	}
-	switch n.Method {
+	switch method {
 	case ide.MethodContextUpdate:
 		var v ide.Context
 		if err := json.Unmarshal(params, &v); err != nil {
@@ -407,12 +408,12 @@ func (c *Client) handleNotification(n mcp.JSONRPCNotification) {
 			FilePath *string `json:"filePath"`
 		}
 		if json.Unmarshal(params, &v) != nil || v.FilePath == nil {
-			c.log.Debug("ignoring malformed diff notification", "method", n.Method)
+			c.log.Debug("ignoring malformed diff notification", "method", method)
 			return
 		}
 		c.resolve(*v.FilePath, DiffOutcome{})
 	default:
-		c.log.Debug("ignoring notification", "method", n.Method)
+		c.log.Debug("ignoring notification", "method", method)
 	}
 }
 
@@ -477,8 +478,11 @@ func (c *Client) Close(ctx context.Context) error {
 	return nil
 }
 
-func (c *Client) callTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	if c.mc == nil {
+func (c *Client) callTool(ctx context.Context, name string, args any) (*mcpclient.Result, error) {
+	c.mu.Lock()
+	mc := c.mc
+	c.mu.Unlock()
+	if mc == nil {
 		return nil, ErrNotConnected
 	}
 	select {
@@ -486,23 +490,18 @@ func (c *Client) callTool(ctx context.Context, name string, args any) (*mcp.Call
 		return nil, c.doneError()
 	default:
 	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	return c.mc.CallTool(ctx, req)
+	return mc.CallTool(ctx, name, args)
 }
 
-func firstText(res *mcp.CallToolResult) *string {
-	for _, part := range res.Content {
-		if t, ok := mcp.AsTextContent(part); ok {
-			s := t.Text
-			return &s
-		}
+func firstText(res *mcpclient.Result) *string {
+	if len(res.Texts) > 0 {
+		s := res.Texts[0]
+		return &s
 	}
 	return nil
 }
 
-func toolErrorText(res *mcp.CallToolResult, tool string) string {
+func toolErrorText(res *mcpclient.Result, tool string) string {
 	if t := firstText(res); t != nil {
 		return *t
 	}

@@ -17,8 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/gemkit/gemkit/internal/mcpclient"
 )
 
 // DialError classifies why one endpoint failed, so that a person can act.
@@ -67,8 +66,8 @@ func Dial(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	return dialHTTP(ctx, ep, o)
 }
 
-// watchTransport observes the HTTP traffic mcp-go makes: it remembers the
-// last status (mcp-go turns every 4xx at initialize into one error) and
+// watchTransport observes the HTTP traffic of the MCP client: it remembers
+// the last status (the SDK turns every 4xx at initialize into one error) and
 // reports a failing or ending GET stream, which is how a companion going
 // away shows.
 type watchTransport struct {
@@ -160,29 +159,11 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 		IdleConnTimeout: 90 * time.Second,
 	}
 	wt := &watchTransport{base: base, addr: net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))}
-	opts := []transport.StreamableHTTPCOption{
-		transport.WithContinuousListening(),
-		transport.WithHTTPBasicClient(&http.Client{Transport: wt}),
-		transport.WithHTTPLogger(slog.New(demoted{o.Logger.Handler()})),
-	}
+	header := http.Header{}
 	if ep.Token != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + ep.Token}))
+		header.Set("Authorization", "Bearer "+ep.Token)
 	}
-	tr, err := transport.NewStreamableHTTP(ep.URL(), opts...)
-	if err != nil {
-		return nil, &DialError{Kind: "protocol", Err: err}
-	}
-	life, stop := context.WithCancel(context.Background())
-	cancel := func() {
-		stop()
-		base.CloseIdleConnections()
-	}
-	c.onClose = cancel
-	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(o.ProtocolVersion))
-	if err := mc.Start(life); err != nil {
-		cancel()
-		return nil, &DialError{Kind: "protocol", Err: err}
-	}
+	c.onClose = func() { base.CloseIdleConnections() }
 	connecting := true
 	var connMu sync.Mutex
 	wt.onLost = func(err error) {
@@ -199,11 +180,13 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 		c.mu.Unlock()
 		c.log.Warn("the companion refuses the GET stream (405): no context or diff notifications will arrive")
 	}
-	c.mc = mc
-	if err := c.start(ctx, o.ClientName, o.ClientVersion); err != nil {
+	hc := &http.Client{Transport: wt}
+	err := c.start(ctx, o, func(ctx context.Context, mo mcpclient.Options) (*mcpclient.Client, error) {
+		return mcpclient.HTTP(ctx, ep.URL(), hc, header, mo)
+	})
+	if err != nil {
 		c.setState(Disconnected, "")
-		_ = mc.Close()
-		cancel()
+		c.onClose()
 		return nil, classifyHTTP(err, wt.status())
 	}
 	connMu.Lock()
@@ -213,12 +196,11 @@ func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 }
 
 func classifyHTTP(err error, status int) error {
-	var authErr *transport.AuthorizationRequiredError
 	var dnsErr *net.DNSError
 	switch {
 	case errors.As(err, &dnsErr):
 		return &DialError{Kind: "no-host", Host: dnsErr.Name, Err: err}
-	case errors.As(err, &authErr) || status == http.StatusUnauthorized:
+	case status == http.StatusUnauthorized:
 		return &DialError{Kind: "unauthorized", Status: 401, Err: err}
 	case status == http.StatusForbidden:
 		return &DialError{Kind: "forbidden", Status: 403, Err: err}
@@ -280,7 +262,6 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 		waitErr = cmd.Wait()
 		close(exited)
 	}()
-	tr := transport.NewIO(stdout, stdin, nil)
 	life, cancel := context.WithCancel(context.Background())
 	var once sync.Once
 	c.onClose = func() {
@@ -295,22 +276,20 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 			}
 		})
 	}
-	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(o.ProtocolVersion))
-	if err := mc.Start(life); err != nil {
-		c.onClose()
-		return nil, &DialError{Kind: "spawn", Err: err}
-	}
-	c.mc = mc
-	startErr := make(chan error, 1)
-	go func() { startErr <- c.start(ctx, o.ClientName, o.ClientVersion) }()
-	select {
-	case err = <-startErr:
-	case <-exited:
-		// The pipe may stay open (a child of the companion holds it), so
-		// end the initialize ourselves; closing the MCP client unblocks it.
-		_ = mc.Close()
-		err = <-startErr
-	}
+	// The pipe may stay open after the companion exits (a child of it
+	// holds it), so its exit ends the initialize too.
+	sctx, stop := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-exited:
+			stop()
+		case <-sctx.Done():
+		}
+	}()
+	err = c.start(sctx, o, func(ctx context.Context, mo mcpclient.Options) (*mcpclient.Client, error) {
+		return mcpclient.Stdio(ctx, stdout, stdin, mo)
+	})
+	stop()
 	if err != nil {
 		// A companion that dies at start shows first as a closed
 		// transport; its exit status says more.

@@ -1,16 +1,16 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
+	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client/transport"
-
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/mcpclient"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -129,12 +129,18 @@ func TestParseCloseDiffText(t *testing.T) {
 // TestClassifyDNSFailure: inside a container the CLI dials
 // host.docker.internal; when that name does not resolve, the person is
 // told so (and what to set), not handed the transport's error chain. The
-// error is built as mcp-go wraps it, since a real lookup would leave the
-// loopback network.
+// lookup fails in the dialer, as a real one would (which would leave the
+// loopback network), so the error comes wrapped as the MCP SDK wraps it.
 func TestClassifyDNSFailure(t *testing.T) {
 	dns := &net.DNSError{Err: "no such host", Name: "host.docker.internal", IsNotFound: true}
-	err := classifyHTTP(fmt.Errorf("initialize: %w", transport.NewError(fmt.Errorf("failed to send request: %w",
-		&url.Error{Op: "Post", URL: "http://host.docker.internal:1/mcp", Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}))), 0)
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: dns}
+	}}}
+	_, cerr := mcpclient.HTTP(context.Background(), "http://host.docker.internal:1/mcp", hc, nil, mcpclient.Options{Name: "t", Version: "1", ProtocolVersion: ide.ProtocolVersion})
+	if cerr == nil {
+		t.Fatal("connected through a dialer that fails")
+	}
+	err := classifyHTTP(fmt.Errorf("initialize: %w", cerr), 0)
 	var de *DialError
 	if !errors.As(err, &de) || de.Kind != "no-host" || de.Host != "host.docker.internal" {
 		t.Fatalf("classified as %#v", err)

@@ -15,9 +15,6 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
@@ -65,7 +62,7 @@ type claudeEndpoint struct {
 	authz    [32]byte
 	hosts    [2]string
 	http     *http.Server
-	mcp      *server.MCPServer
+	mcp      *mcpServer
 	lockDir  string
 	lockPath string
 
@@ -96,23 +93,25 @@ func newClaudeEndpoint(s *Server) (*claudeEndpoint, error) {
 		tabs:    map[string]string{},
 	}
 	c.lockPath = filepath.Join(c.lockDir, discovery.ClaudeLockName(port))
-	c.mcp = server.NewMCPServer(ide.ServerName, s.cfg.Version, server.WithToolCapabilities(false))
-	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolOpenDiff,
-		"Open a diff of a proposed change in the editor and wait until the person saves (FILE_SAVED and the final text), rejects (DIFF_REJECTED) or closes it (TAB_CLOSED).",
-		json.RawMessage(`{"type":"object","properties":{"old_file_path":{"type":"string"},"new_file_path":{"type":"string"},"new_file_contents":{"type":"string"},"tab_name":{"type":"string"}},"required":["old_file_path","new_file_path","new_file_contents","tab_name"]}`)),
-		c.openDiff)
-	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolCloseTab,
-		"Close the diff tab of that name.",
-		json.RawMessage(`{"type":"object","properties":{"tab_name":{"type":"string"}},"required":["tab_name"]}`)),
-		c.closeTab)
-	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolCloseAllDiffs,
-		"Close every diff tab Claude Code opened.",
-		json.RawMessage(`{"type":"object","properties":{}}`)),
-		c.closeAllDiffTabs)
-	c.mcp.AddTool(mcp.NewToolWithRawSchema(claudeToolGetDiagnostics,
-		"Get the language diagnostics (errors, warnings) the editor shows, for one file (uri) or for all.",
-		json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"file:// URI of a file; all files when omitted"}}}`)),
-		c.getDiagnostics)
+	tools := []mcpTool{
+		{claudeToolCloseAllDiffs,
+			"Close every diff tab Claude Code opened.",
+			json.RawMessage(`{"type":"object","properties":{}}`),
+			c.closeAllDiffTabs},
+		{claudeToolCloseTab,
+			"Close the diff tab of that name.",
+			json.RawMessage(`{"type":"object","properties":{"tab_name":{"type":"string"}},"required":["tab_name"]}`),
+			c.closeTab},
+		{claudeToolGetDiagnostics,
+			"Get the language diagnostics (errors, warnings) the editor shows, for one file (uri) or for all.",
+			json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"file:// URI of a file; all files when omitted"}}}`),
+			c.getDiagnostics},
+		{claudeToolOpenDiff,
+			"Open a diff of a proposed change in the editor and wait until the person saves (FILE_SAVED and the final text), rejects (DIFF_REJECTED) or closes it (TAB_CLOSED).",
+			json.RawMessage(`{"type":"object","properties":{"old_file_path":{"type":"string"},"new_file_path":{"type":"string"},"new_file_contents":{"type":"string"},"tab_name":{"type":"string"}},"required":["old_file_path","new_file_path","new_file_contents","tab_name"]}`),
+			c.openDiff},
+	}
+	c.mcp = &mcpServer{version: s.cfg.Version, tools: func() []mcpTool { return tools }}
 	c.http = &http.Server{
 		Handler:           http.HandlerFunc(c.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -178,7 +177,7 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // serveMCPPeer serves MCP over WebSocket: requests go to m in their own
 // goroutine (an openDiff of Claude Code waits for the person), client
 // notifications to onNote.
-func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer, onNote func(string, json.RawMessage)) {
+func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, onNote func(string, json.RawMessage)) {
 	p.run(ctx, s.cfg.PingInterval, func(msg []byte) {
 		var rm rpcMessage
 		if err := json.Unmarshal(msg, &rm); err != nil || rm.JSONRPC != "2.0" {
@@ -207,10 +206,9 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *server.MCPServer
 			if rm.Method == "initialize" {
 				p.info.set(initializeInfo(rm.Params))
 			}
-			body := append([]byte(nil), msg...)
 			if !p.spawn(func(ctx context.Context) {
 				ctx = context.WithValue(ctx, wsPeerKey{}, p)
-				if resp := m.HandleMessage(ctx, body); resp != nil {
+				if resp := m.handle(ctx, rm); resp != nil {
 					p.sendJSON(resp)
 				}
 			}) {

@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
-func (c *claudeEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := req.GetArguments()
+func (c *claudeEndpoint) openDiff(ctx context.Context, args map[string]any) (*callResult, error) {
 	path, _ := args["new_file_path"].(string)
 	if path == "" {
 		path, _ = args["old_file_path"].(string)
@@ -85,8 +82,8 @@ func (c *claudeEndpoint) closeDiffTab(ctx context.Context, path string) error {
 	return err
 }
 
-func (c *claudeEndpoint) closeTab(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	tab, _ := req.GetArguments()["tab_name"].(string)
+func (c *claudeEndpoint) closeTab(ctx context.Context, args map[string]any) (*callResult, error) {
+	tab, _ := args["tab_name"].(string)
 	c.mu.Lock()
 	path, ok := c.tabs[tab]
 	c.mu.Unlock()
@@ -98,7 +95,7 @@ func (c *claudeEndpoint) closeTab(ctx context.Context, req mcp.CallToolRequest) 
 	return textResult(claudeTabClosed), nil
 }
 
-func (c *claudeEndpoint) closeAllDiffTabs(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *claudeEndpoint) closeAllDiffTabs(ctx context.Context, _ map[string]any) (*callResult, error) {
 	c.mu.Lock()
 	paths := make([]string, 0, len(c.tabs))
 	for _, p := range c.tabs {
@@ -128,9 +125,9 @@ type claudeFileDiagnostics struct {
 	Diagnostics []claudeDiagnostic `json:"diagnostics"`
 }
 
-func (c *claudeEndpoint) getDiagnostics(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *claudeEndpoint) getDiagnostics(ctx context.Context, args map[string]any) (*callResult, error) {
 	path := ""
-	if uri, _ := req.GetArguments()["uri"].(string); uri != "" {
+	if uri, _ := args["uri"].(string); uri != "" {
 		u, err := url.Parse(uri)
 		if err != nil || (u.Scheme != "file" && u.Scheme != "") || !filepath.IsAbs(u.Path) {
 			return toolError(fmt.Sprintf("getDiagnostics: uri must be a file:// URI of an absolute path, not %q", uri)), nil
@@ -174,14 +171,6 @@ func claudeSeverity(s string) string {
 	default:
 		return "Information"
 	}
-}
-
-func textResult(texts ...string) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{Content: make([]mcp.Content, 0, len(texts))}
-	for _, t := range texts {
-		res.Content = append(res.Content, mcp.NewTextContent(t))
-	}
-	return res
 }
 
 // answerClaude gives an outcome the editor reported to the Claude Code

@@ -1,7 +1,6 @@
 package companion
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,24 +10,21 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
-// mcpEndpoint serves /mcp. mcp-go handles the MCP messages (initialize,
-// tools/list, tools/call, ping); this wrapper owns what mcp-go leaves weak
-// for this use: strict session checks (400 with JSON-RPC -32000 for an
-// unknown or missing session, as the official companion answers in gemini-cli
-// 0.61.0 packages/vscode-ide-companion/src/ide-server.ts), session expiry
-// (the real client never sends DELETE), and delivery of our notifications on
-// each session's GET stream, with the current context on the first one.
+// mcpEndpoint serves /mcp: Streamable HTTP as the official companion serves
+// it (gemini-cli 0.61.0 packages/vscode-ide-companion/src/ide-server.ts),
+// with strict session checks (400 with JSON-RPC -32000 for an unknown or
+// missing session, as the official companion answers), session expiry
+// (the real client never sends DELETE), and delivery of our notifications
+// on each session's GET stream, with the current context on the first
+// one. Each request body is read and decoded once; the MCP methods are
+// answered by mcpServer (mcprpc.go).
 type mcpEndpoint struct {
-	srv  *Server
-	mcp  *server.MCPServer
-	http *server.StreamableHTTPServer
+	srv *Server
+	rpc *mcpServer
 }
 
 const (
@@ -52,44 +48,23 @@ const (
 
 func newMCPEndpoint(s *Server) *mcpEndpoint {
 	m := &mcpEndpoint{srv: s}
-	m.mcp = server.NewMCPServer(ide.ServerName, s.cfg.Version, server.WithToolCapabilities(false),
-		server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool {
-			if showsDiffs(s.editor) {
-				return tools
-			}
-			return slices.DeleteFunc(tools, func(t mcp.Tool) bool {
-				return t.Name == ide.ToolOpenDiff || t.Name == ide.ToolCloseDiff
-			})
-		}))
-	m.mcp.AddTool(mcp.NewToolWithRawSchema(ide.ToolOpenDiff,
-		"(IDE tool) Open a diff view in the editor to create or modify a file. Returns once the diff is shown; the outcome arrives as an ide/diffAccepted or ide/diffRejected notification.",
-		json.RawMessage(openDiffSchema)), m.openDiff)
-	m.mcp.AddTool(mcp.NewToolWithRawSchema(ide.ToolCloseDiff,
-		"(IDE tool) Close the open diff view of a file and return the proposed side's current content as JSON {\"content\": ...}.",
-		json.RawMessage(closeDiffSchema)), m.closeDiff)
-	m.http = server.NewStreamableHTTPServer(m.mcp,
-		server.WithSessionIdManager(sessionIDs{s.sess}),
-		// Our guard checks Host exactly; mcp-go's own check is looser.
-		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(s.log),
-	)
+	tools := []mcpTool{
+		{ide.ToolOpenDiff,
+			"(IDE tool) Open a diff view in the editor to create or modify a file. Returns once the diff is shown; the outcome arrives as an ide/diffAccepted or ide/diffRejected notification.",
+			json.RawMessage(openDiffSchema), m.openDiff},
+		{ide.ToolCloseDiff,
+			"(IDE tool) Close the open diff view of a file and return the proposed side's current content as JSON {\"content\": ...}.",
+			json.RawMessage(closeDiffSchema), m.closeDiff},
+	}
+	m.rpc = &mcpServer{version: s.cfg.Version, tools: func() []mcpTool {
+		// An editor that shows no diffs lists no diff tools.
+		if showsDiffs(s.editor) {
+			return tools
+		}
+		return nil
+	}}
 	return m
 }
-
-// sessionIDs lets mcp-go mint session ids and check them against our
-// registry.
-type sessionIDs struct{ reg *sessionRegistry }
-
-func (sessionIDs) Generate() string { return newSessionID() }
-
-func (i sessionIDs) Validate(id string) (bool, error) {
-	if i.reg.get(id) == nil {
-		return false, fmt.Errorf("unknown session %q", id)
-	}
-	return false, nil
-}
-
-func (sessionIDs) Terminate(string) (bool, error) { return false, nil }
 
 func (m *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
@@ -103,8 +78,8 @@ func (m *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeBadSession(w)
 			return
 		}
-		m.http.ServeHTTP(w, r)
 		m.srv.sess.remove(sess.id)
+		w.WriteHeader(http.StatusOK)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeJSONRPCError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
@@ -122,31 +97,29 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: cannot read the request body.")
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-
-	var peek struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Params json.RawMessage `json:"params"`
-	}
-	var call struct {
-		Name string `json:"name"`
-	}
-	peekErr := json.Unmarshal(body, &peek)
-	_ = json.Unmarshal(peek.Params, &call)
-	// Checked before mcp-go decodes the body: encoding/json would turn
-	// each bad byte into U+FFFD, and a diff would be shown (and, once
-	// accepted, written) changed.
+	// Checked before decoding: encoding/json would turn each bad byte
+	// into U+FFFD, and a diff would be shown (and, once accepted,
+	// written) changed.
 	if textErr := jsonrpc.CheckJSONText(body); textErr != nil {
-		m.srv.log.Warn("MCP request refused", "method", peek.Method, "tool", call.Name, "err", textErr)
-		m.refuseText(w, peek.Method, call.Name, peek.ID, textErr)
+		method, tool, id := describe(body)
+		m.srv.log.Warn("MCP request refused", "method", method, "tool", tool, "err", textErr)
+		m.refuseText(w, method, tool, id, textErr)
 		return
 	}
-	if peekErr == nil && peek.Method == string(mcp.MethodInitialize) {
-		// A new session: note its id when mcp-go writes the response
-		// headers, before the client can use it.
-		m.http.ServeHTTP(&initWriter{ResponseWriter: w, reg: m.srv.sess, info: initializeInfo(peek.Params), conn: peerConnOf(r)}, r)
+	var msg rpcMessage
+	if err := json.Unmarshal(body, &msg); err != nil || msg.JSONRPC != "2.0" || msg.Method == "" {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: the body must be one JSON-RPC 2.0 request or notification.")
+		return
+	}
+	if msg.Method == "initialize" {
+		// A new session, registered before the client learns its id.
+		resp := m.rpc.handle(r.Context(), msg)
+		if resp != nil && resp.Error == nil {
+			id := newSessionID()
+			m.srv.sess.add(id, initializeInfo(msg.Params), peerConnOf(r))
+			w.Header().Set(ide.HeaderSessionID, id)
+		}
+		m.reply(w, resp)
 		return
 	}
 	sess := m.srv.sess.get(r.Header.Get(ide.HeaderSessionID))
@@ -154,14 +127,40 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 		writeBadSession(w)
 		return
 	}
+	if v := r.Header.Get(ide.HeaderProtocolVersion); v != "" && !slices.Contains(protocolVersions, v) {
+		writeJSONRPCError(w, http.StatusBadRequest, -32000, fmt.Sprintf("Bad Request: unsupported protocol version %q", v))
+		return
+	}
 	sess.begin()
 	defer sess.end()
-	m.http.ServeHTTP(w, r)
+	m.reply(w, m.rpc.handle(context.WithValue(r.Context(), sessionKey{}, sess.id), msg))
 }
 
-// serveGet runs mcp-go's GET handler on a writer our pump shares, so that
-// notifications go out on the session's event stream in the order we
-// choose, with nothing dropped.
+// reply writes the answer to a POST: the response, or 202 with no body
+// for a notification.
+func (m *mcpEndpoint) reply(w http.ResponseWriter, resp *response) {
+	if resp == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// describe names a refused body's method, tool and id, as far as they
+// can be read, for the refusal and the log.
+func describe(body []byte) (method, tool string, id json.RawMessage) {
+	var peek rpcMessage
+	var call struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(body, &peek)
+	_ = json.Unmarshal(peek.Params, &call)
+	return peek.Method, call.Name, peek.ID
+}
+
+// serveGet opens the session's event stream: the pump writes the
+// notifications on it in the order we choose, with nothing dropped, until
+// the client goes or the stream is ended.
 func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 	sess := m.srv.sess.get(r.Header.Get(ide.HeaderSessionID))
 	if sess == nil {
@@ -203,71 +202,16 @@ func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 		defer close(pumped)
 		m.srv.pump(ctx, sess, st)
 	}()
-	m.http.ServeHTTP(st, r.WithContext(ctx))
+	h := st.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	st.WriteHeader(http.StatusOK)
+	st.Flush()
+	<-ctx.Done()
 	st.finish()
-	cancel()
 	<-pumped
 }
-
-// forget drops mcp-go's state of an expired session, as a DELETE would.
-func (m *mcpEndpoint) forget(id string) {
-	req, err := http.NewRequest(http.MethodDelete, ide.MCPPath, nil)
-	if err != nil {
-		return
-	}
-	req.Header.Set(ide.HeaderSessionID, id)
-	req.Header.Set(ide.HeaderProtocolVersion, ide.ProtocolVersion)
-	m.http.ServeHTTP(discardWriter{h: http.Header{}}, req)
-}
-
-func (m *mcpEndpoint) shutdown(ctx context.Context) {
-	_ = m.http.Shutdown(ctx)
-}
-
-// initWriter registers the session id mcp-go puts on an initialize
-// response.
-type initWriter struct {
-	http.ResponseWriter
-	reg  *sessionRegistry
-	info initInfo // what the client says of itself
-	conn peerConn // its connection (Server.findPeer)
-	seen bool
-}
-
-func (w *initWriter) WriteHeader(status int) {
-	w.register()
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *initWriter) Write(p []byte) (int, error) {
-	w.register()
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *initWriter) Flush() {
-	w.register()
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *initWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *initWriter) register() {
-	if w.seen {
-		return
-	}
-	w.seen = true
-	if id := w.Header().Get(ide.HeaderSessionID); id != "" {
-		w.reg.add(id, w.info, w.conn)
-	}
-}
-
-type discardWriter struct{ h http.Header }
-
-func (d discardWriter) Header() http.Header       { return d.h }
-func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (discardWriter) WriteHeader(int)             {}
 
 func writeBadSession(w http.ResponseWriter) {
 	writeJSONRPCError(w, http.StatusBadRequest, -32000, "Bad Request: No valid session ID provided")
@@ -286,7 +230,7 @@ func textRefusal(method, tool string, id json.RawMessage, err error) map[string]
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	if method == string(mcp.MethodToolsCall) {
+	if method == "tools/call" {
 		if tool == "" {
 			tool = "tools/call"
 		}
@@ -307,8 +251,7 @@ func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 	})
 }
 
-func (m *mcpEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := req.GetArguments()
+func (m *mcpEndpoint) openDiff(ctx context.Context, args map[string]any) (*callResult, error) {
 	filePath, ok := args["filePath"].(string)
 	if !ok || filePath == "" {
 		return toolError("openDiff: filePath must be a non-empty string"), nil
@@ -320,10 +263,7 @@ func (m *mcpEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*m
 	if !filepath.IsAbs(filePath) {
 		return toolError(fmt.Sprintf("openDiff: filePath must be an absolute path, not %q", filePath)), nil
 	}
-	session := ""
-	if cs := server.ClientSessionFromContext(ctx); cs != nil {
-		session = cs.SessionID()
-	}
+	session := sessionOf(ctx)
 	e := m.srv.registerDiff(filePath, session, nil)
 	ctx, cancel := context.WithTimeout(WithProposer(ctx, m.srv.agentOf(ctx, session)), m.srv.cfg.EditorTimeout)
 	defer cancel()
@@ -340,7 +280,7 @@ func (m *mcpEndpoint) openDiff(ctx context.Context, req mcp.CallToolRequest) (*m
 		}
 		return toolError(fmt.Sprintf("Failed to open diff for %s: %v", filePath, err)), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
+	return &callResult{Content: []textPart{}}, nil
 }
 
 // closeOrphan closes the diff of filePath in the editor after the client
@@ -353,8 +293,8 @@ func (m *mcpEndpoint) closeOrphan(filePath string) {
 	}
 }
 
-func (m *mcpEndpoint) closeDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	filePath, ok := req.GetArguments()["filePath"].(string)
+func (m *mcpEndpoint) closeDiff(ctx context.Context, args map[string]any) (*callResult, error) {
+	filePath, ok := args["filePath"].(string)
 	if !ok || filePath == "" {
 		return toolError("closeDiff: filePath must be a non-empty string"), nil
 	}
@@ -379,9 +319,5 @@ func (m *mcpEndpoint) closeDiff(ctx context.Context, req mcp.CallToolRequest) (*
 	if err != nil {
 		return toolError(fmt.Sprintf("closeDiff: encode result: %v", err)), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}}, nil
-}
-
-func toolError(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(msg)}, IsError: true}
+	return textResult(string(text)), nil
 }

@@ -487,7 +487,6 @@ func (s *Server) shutdown() {
 	if s.claude != nil {
 		s.claude.shutdown(ctx)
 	}
-	s.mcp.shutdown(ctx)
 	if err := s.http.Shutdown(ctx); err != nil {
 		s.http.Close()
 	}

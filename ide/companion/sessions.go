@@ -166,7 +166,6 @@ func (r *sessionRegistry) sweep(ctx context.Context) {
 				}
 				r.srv.log.Debug("session expired", "session", s.id)
 				r.remove(s.id)
-				r.srv.mcp.forget(s.id)
 			}
 		}
 	}
@@ -314,7 +313,6 @@ func (s *Server) enqueueOrClose(sess *session, msg []byte) {
 	if !sess.enqueue(msg, s.cfg.MaxOutbox, s.cfg.MaxOutboxBytes) {
 		s.log.Warn("closing a session that does not read its event stream: its outbox is full; its client must reconnect", "session", sess.id, "max_messages", s.cfg.MaxOutbox, "max_bytes", s.cfg.MaxOutboxBytes)
 		s.sess.remove(sess.id)
-		s.mcp.forget(sess.id)
 	}
 }
 

@@ -42,7 +42,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			s.clientsChanged()
 		}
 	}()
-	serveMCPPeer(context.Background(), s, p, s.mcp.mcp, func(method string, _ json.RawMessage) {
+	serveMCPPeer(context.Background(), s, p, s.mcp.rpc, func(method string, _ json.RawMessage) {
 		if method != "notifications/initialized" {
 			return
 		}

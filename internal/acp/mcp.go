@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
-	"strings"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/model"
 )
 
@@ -31,7 +29,7 @@ const maxToolName = 64
 // session/new, offered to the model as mcp_<server>_<tool> (as Gemini CLI
 // names them), made unique and valid as function names.
 type mcpTools struct {
-	clients []*mcpclient.Client
+	clients []*mcpServer
 	decls   []model.ToolDecl
 	byName  map[string]mcpTool
 }
@@ -43,19 +41,33 @@ type mcpTool struct {
 	server, tool string
 }
 
+// mcpServer is one connected server and how to let it go.
+type mcpServer struct {
+	c *mcpclient.Client
+	// stop ends a stdio server's process after the session closed.
+	stop func()
+}
+
+func (m *mcpServer) close() {
+	m.c.Close()
+	if m.stop != nil {
+		m.stop()
+	}
+}
+
 // connectMCP starts (stdio) or connects to (HTTP) each server and lists
 // its tools. The spec makes connecting a MUST: one that fails fails the
 // session, with the server's name in the error.
 func connectMCP(ctx context.Context, servers []sdk.McpServer, cwd string, stderr io.Writer, log *slog.Logger) (*mcpTools, error) {
 	t := &mcpTools{byName: map[string]mcpTool{}}
 	for _, srv := range servers {
-		name, c, err := dialMCP(ctx, srv, cwd, stderr)
+		name, m, err := dialMCP(ctx, srv, cwd, stderr)
 		if err != nil {
 			t.close()
 			return nil, err
 		}
-		t.clients = append(t.clients, c)
-		if err := t.add(ctx, name, c); err != nil {
+		t.clients = append(t.clients, m)
+		if err := t.add(ctx, name, m.c); err != nil {
 			t.close()
 			return nil, fmt.Errorf("MCP server %q: %w", name, err)
 		}
@@ -64,57 +76,81 @@ func connectMCP(ctx context.Context, servers []sdk.McpServer, cwd string, stderr
 	return t, nil
 }
 
-func dialMCP(ctx context.Context, srv sdk.McpServer, cwd string, stderr io.Writer) (string, *mcpclient.Client, error) {
-	var c *mcpclient.Client
-	var name string
+// clientInfo is who gemkit's ACP agent says it is to an MCP server.
+var clientInfo = mcpclient.Options{Name: "gemkit-acp", Version: "1"}
+
+func dialMCP(ctx context.Context, srv sdk.McpServer, cwd string, stderr io.Writer) (string, *mcpServer, error) {
+	ictx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
+	defer cancel()
 	switch {
 	case srv.Stdio != nil:
 		st := srv.Stdio
-		name = st.Name
 		env := os.Environ()
 		for _, e := range st.Env {
 			env = append(env, e.Name+"="+e.Value)
 		}
-		tr := transport.NewStdioWithOptions(st.Command, env, st.Args,
-			transport.WithCommandStderrWriter(stderr),
-			transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-				cmd := exec.CommandContext(ctx, command, args...)
-				cmd.Env, cmd.Dir = env, cwd
-				return cmd, nil
-			}))
-		if err := tr.Start(context.Background()); err != nil {
-			return "", nil, fmt.Errorf("MCP server %q: start %s: %w", name, st.Command, err)
+		m, err := startStdio(ictx, st.Command, st.Args, env, cwd, stderr)
+		if err != nil {
+			return "", nil, fmt.Errorf("MCP server %q: %w", st.Name, err)
 		}
-		c = mcpclient.NewClient(tr)
+		return st.Name, m, nil
 	case srv.Http != nil:
 		h := srv.Http
-		name = h.Name
-		headers := map[string]string{}
+		header := http.Header{}
 		for _, hd := range h.Headers {
-			headers[hd.Name] = hd.Value
+			header.Add(hd.Name, hd.Value)
 		}
-		tr, err := transport.NewStreamableHTTP(h.Url, transport.WithHTTPHeaders(headers))
+		c, err := mcpclient.HTTP(ictx, h.Url, nil, header, clientInfo)
 		if err != nil {
-			return "", nil, fmt.Errorf("MCP server %q: %w", name, err)
+			return "", nil, fmt.Errorf("MCP server %q: connect %s: %w", h.Name, h.Url, err)
 		}
-		c = mcpclient.NewClient(tr)
-		if err := c.Start(context.Background()); err != nil {
-			return "", nil, fmt.Errorf("MCP server %q: connect %s: %w", name, h.Url, err)
-		}
+		return h.Name, &mcpServer{c: c}, nil
 	case srv.Sse != nil:
 		return "", nil, fmt.Errorf("MCP server %q: gemkit does not connect to SSE servers (mcpCapabilities.sse is false); give its stdio command or its Streamable HTTP URL", srv.Sse.Name)
 	default:
 		return "", nil, fmt.Errorf("MCP server: gemkit connects to stdio and HTTP servers (mcpCapabilities.http); this one is neither")
 	}
-	ictx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
-	defer cancel()
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "gemkit-acp", Version: "1"}
-	if _, err := c.Initialize(ictx, req); err != nil {
-		c.Close()
-		return "", nil, fmt.Errorf("MCP server %q: initialize: %w", name, err)
+}
+
+// stdioGrace is how long a stdio server has to end after its stdin
+// closed before it is killed.
+const stdioGrace = 2 * time.Second
+
+// startStdio starts a stdio server in cwd and connects to it. Stop
+// closes its stdin, which ends a well-behaved server, and kills it after
+// stdioGrace otherwise.
+func startStdio(ctx context.Context, command string, args, env []string, cwd string, stderr io.Writer) (*mcpServer, error) {
+	cmd := exec.Command(command, args...)
+	cmd.Env, cmd.Dir, cmd.Stderr = env, cwd, stderr
+	cmd.WaitDelay = stdioGrace
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
 	}
-	return name, c, nil
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", command, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	stop := func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(stdioGrace):
+			cmd.Process.Kill()
+			<-exited
+		}
+	}
+	c, err := mcpclient.Stdio(ctx, stdout, stdin, clientInfo)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return &mcpServer{c: c, stop: stop}, nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -122,20 +158,16 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 func (t *mcpTools) add(ctx context.Context, server string, c *mcpclient.Client) error {
 	lctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
 	defer cancel()
-	res, err := c.ListTools(lctx, mcp.ListToolsRequest{})
+	tools, err := c.ListTools(lctx)
 	if err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
-	for _, tool := range res.Tools {
+	for _, tool := range tools {
 		name := t.unique(unsafeName.ReplaceAllString("mcp_"+server+"_"+tool.Name, "_"))
 		schema := map[string]any{"type": "object"}
-		if raw, err := json.Marshal(tool); err == nil {
-			var v struct {
-				InputSchema map[string]any `json:"inputSchema"`
-			}
-			if json.Unmarshal(raw, &v) == nil && v.InputSchema != nil {
-				schema = v.InputSchema
-			}
+		var v map[string]any
+		if json.Unmarshal(tool.InputSchema, &v) == nil && v != nil {
+			schema = v
 		}
 		t.decls = append(t.decls, model.ToolDecl{Name: name, Description: tool.Description, Schema: schema})
 		t.byName[name] = mcpTool{c: c, server: server, tool: tool.Name}
@@ -193,31 +225,22 @@ func (t *mcpTools) Call(ctx context.Context, name string, args json.RawMessage) 
 			return "", false, fmt.Errorf("bad arguments: %v", err)
 		}
 	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool.tool
-	req.Params.Arguments = a
-	res, err := tool.c.CallTool(ctx, req)
+	if a == nil {
+		a = map[string]any{}
+	}
+	res, err := tool.c.CallTool(ctx, tool.tool, a)
 	if err != nil {
 		return "", false, fmt.Errorf("MCP server %q: %w", tool.server, err)
 	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(tc.Text)
-		}
+	text := res.Text("\n")
+	if text == "" && res.Structured != nil {
+		text = string(res.Structured)
 	}
-	if b.Len() == 0 && res.StructuredContent != nil {
-		data, _ := json.Marshal(res.StructuredContent)
-		b.Write(data)
-	}
-	return b.String(), res.IsError, nil
+	return text, res.IsError, nil
 }
 
 func (t *mcpTools) close() {
-	for _, c := range t.clients {
-		c.Close()
+	for _, m := range t.clients {
+		m.close()
 	}
 }

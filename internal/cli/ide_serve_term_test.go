@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/mcpclient"
 )
 
 // tmuxSession runs a command in a detached tmux session on a private
@@ -70,7 +67,7 @@ func (s *tmuxSession) keys(keys ...string) {
 // tmuxServe starts the real `gemkit ide serve` in a tmux pane with
 // editor as $EDITOR, waits for it to say where it serves, and connects a
 // Go MCP client to it as the CLI.
-func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *client.Client, <-chan testOutcome) {
+func tmuxServe(t *testing.T, ws, editor string) (*tmuxSession, string, *mcpclient.Client, <-chan testOutcome) {
 	t.Helper()
 	bin := gemkittest.Gemkit(t)
 	tmp := t.TempDir()
@@ -198,22 +195,12 @@ type testOutcome struct {
 	method, filePath, content string
 }
 
-func connectTestClient(ctx context.Context, t *testing.T, df ide.DiscoveryFile) (*client.Client, <-chan testOutcome) {
+func connectTestClient(ctx context.Context, t *testing.T, df ide.DiscoveryFile) (*mcpclient.Client, <-chan testOutcome) {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(fmt.Sprintf("http://127.0.0.1:%d%s", df.Port, ide.MCPPath),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + df.AuthToken}),
-		transport.WithContinuousListening(),
-		transport.WithHTTPLogger(slog.New(slog.DiscardHandler)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, client.WithProtocolVersion(ide.ProtocolVersion))
 	outcomes := make(chan testOutcome, 16)
 	gotContext := make(chan struct{}, 1)
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		b, _ := json.Marshal(n.Params)
-		switch n.Method {
+	notify := func(method string, params json.RawMessage) {
+		switch method {
 		case ide.MethodContextUpdate:
 			select {
 			case gotContext <- struct{}{}:
@@ -221,17 +208,14 @@ func connectTestClient(ctx context.Context, t *testing.T, df ide.DiscoveryFile) 
 			}
 		case ide.MethodDiffAccepted, ide.MethodDiffRejected:
 			var d ide.DiffAccepted
-			json.Unmarshal(b, &d)
-			outcomes <- testOutcome{n.Method, d.FilePath, d.Content}
+			json.Unmarshal(params, &d)
+			outcomes <- testOutcome{method, d.FilePath, d.Content}
 		}
-	})
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
 	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = ide.ProtocolVersion
-	req.Params.ClientInfo = mcp.Implementation{Name: "tmux-test", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	c, err := mcpclient.HTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d%s", df.Port, ide.MCPPath), nil,
+		http.Header{"Authorization": {"Bearer " + df.AuthToken}},
+		mcpclient.Options{Name: "tmux-test", Version: "1", ProtocolVersion: ide.ProtocolVersion, Notify: notify})
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -242,17 +226,14 @@ func connectTestClient(ctx context.Context, t *testing.T, df ide.DiscoveryFile) 
 	return c, outcomes
 }
 
-func openDiffTool(ctx context.Context, t *testing.T, c *client.Client, path, content string) {
+func openDiffTool(ctx context.Context, t *testing.T, c *mcpclient.Client, path, content string) {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = ide.ToolOpenDiff
-	req.Params.Arguments = map[string]any{"filePath": path, "newContent": content}
-	res, err := c.CallTool(ctx, req)
+	res, err := c.CallTool(ctx, ide.ToolOpenDiff, map[string]any{"filePath": path, "newContent": content})
 	if err != nil {
 		t.Fatalf("openDiff: %v", err)
 	}
 	if res.IsError {
-		t.Fatalf("openDiff failed: %+v", res.Content)
+		t.Fatalf("openDiff failed: %+v", res.Texts)
 	}
 }
 

@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -34,19 +32,19 @@ func benchHome(b *testing.B, exts, tools int) *extension.Store {
 }
 
 // BenchmarkToolsList is a warm tools/list of 50 extensions x 5 tools, in
-// process, without a transport.
+// process, answered by the SDK on its stdio transport (without the cached
+// answer of fastlist.go; BenchmarkFastList is that).
 func BenchmarkToolsList(b *testing.B) {
 	st := benchHome(b, 50, 5)
 	s, err := New(Config{Source: disclosure.StoreSource(st), Runner: &toolrun.Runner{}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
-	ctx := context.Background()
+	c := connect(&testing.T{}, s, true)
 	b.ReportAllocs()
 	for b.Loop() {
-		out, _ := json.Marshal(s.mcp.HandleMessage(ctx, req))
-		if len(out) < 1000 {
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+		if out := c.answer(); len(out) < 1000 {
 			b.Fatalf("%s", out)
 		}
 	}
@@ -69,6 +67,24 @@ func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := disclosure.Load(st); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFastList is the cached tools/list answer of the same 250 tools.
+func BenchmarkFastList(b *testing.B) {
+	st := benchHome(b, 50, 5)
+	s, err := New(Config{Source: disclosure.StoreSource(st), Runner: &toolrun.Runner{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}` + "\n")
+	var out strings.Builder
+	b.ReportAllocs()
+	for b.Loop() {
+		out.Reset()
+		if !s.fastList(line, &out) {
+			b.Fatal("not answered from the cache")
 		}
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -21,7 +21,7 @@ import (
 // sees the question nor can answer it, since it only writes a tool's
 // arguments. On protocol 2026-07-28 the call answers input_required with
 // the question and the client calls again with the answer (multi
-// round-trip requests); before it, mcp-go sends elicitation/create itself
+// round-trip requests); before it, the SDK sends elicitation/create itself
 // and calls the handler again with the answer.
 //
 // Accepting records consent exactly as `gemkit extensions consent EXT
@@ -72,13 +72,13 @@ func Ask(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) 
 }
 
 // withAnswer puts the answer of a retried call into ctx.
-func withAnswer(ctx context.Context, req mcp.CallToolRequest) context.Context {
-	res := server.ElicitationResponse(req.Params.InputResponses, consentInput)
-	if res == nil {
+func withAnswer(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	res, ok := req.Params.InputResponses[consentInput].(*mcp.ElicitResult)
+	if !ok || res == nil {
 		return ctx
 	}
 	return context.WithValue(ctx, answerKey{}, &consentAnswer{
-		accepted: res.Action == mcp.ElicitationResponseActionAccept,
+		accepted: res.Action == "accept",
 		question: req.Params.RequestState,
 	})
 }
@@ -86,14 +86,8 @@ func withAnswer(ctx context.Context, req mcp.CallToolRequest) context.Context {
 // canElicit reports whether the client takes a form elicitation: on
 // 2026-07-28 from the capabilities each request carries, before it from
 // those of initialize. A capability with neither mode is form mode.
-func canElicit(ctx context.Context, req mcp.CallToolRequest) bool {
-	var caps *mcp.ClientCapabilities
-	if c := req.Params.Meta.ClientCapabilities(); c != nil {
-		caps = c
-	} else if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
-		c := s.GetClientCapabilities()
-		caps = &c
-	}
+func canElicit(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
 	if caps == nil || caps.Elicitation == nil {
 		return false
 	}
@@ -118,12 +112,12 @@ func consentQuestion(q toolrun.ConsentRequest, tool string) *mcp.CallToolResult 
 	ext := extension.Printable(q.Extension)
 	fmt.Fprintf(&b, "Extension %q wants to run its tool %s. Its tools may: %s.\n", ext, tool, strings.Join(perms, "; "))
 	fmt.Fprintf(&b, "Accept records your consent, as `gemkit extensions consent %s --grant` does (--revoke withdraws it), and the tool runs in its sandbox. Decline runs nothing.", ext)
-	message := b.String()
-	return server.NewInputRequestBuilder(questionDigest(q)).
-		Elicit(consentInput, mcp.ElicitationParams{
-			Mode:            mcp.ElicitationModeForm,
-			Message:         message,
-			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
-		}).
-		ToolResult()
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{consentInput: &mcp.ElicitParams{
+			Mode:            "form",
+			Message:         b.String(),
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		}},
+		RequestState: questionDigest(q),
+	}
 }

@@ -45,7 +45,7 @@ func checkQuestion(t *testing.T, asked []elicitation) {
 // TestElicitConsent: a client that offers elicitation is asked for
 // consent when a tool has none, in the client's interface rather than
 // through the model: the TypeScript SDK's v1 client on an older revision
-// (mcp-go sends elicitation/create) and its v2 client on 2026-07-28 (an
+// (the SDK sends elicitation/create) and its v2 client on 2026-07-28 (an
 // input_required result, then the call again with the answer), over stdio
 // and Streamable HTTP. Accepting records consent, as `gemkit extensions
 // consent gated --grant` does, and the tool runs, and runs again without a

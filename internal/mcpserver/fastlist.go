@@ -3,116 +3,57 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"sort"
-	"strconv"
+	"slices"
+	"strings"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Encoding the tool list is most of what tools/list costs: mcp-go builds a
-// map per tool and encodes it, about 1.6 ms for 250 tools, and the list
-// changes only on reload. So the answer's result is encoded once per
-// reload, here, in exactly mcp-go's bytes (TestFastList compares them for
-// every protocol revision), in about a tenth of the time, and a tools/list
-// request on stdio is answered from it before mcp-go sees it. The encoding
-// doubles as the signature that tells a reload whether the tools changed.
+// The tool list changes only on reload, and a client asks for it at once
+// after connecting (Gemini CLI before its first prompt). So its result is
+// encoded once per reload, here, in exactly the SDK's bytes (TestFastList
+// compares them), and a tools/list request on stdio is answered from it
+// before the SDK sees the line. The encoding doubles as the signature that
+// tells a reload whether the tools changed.
 //
-// The revisions differ only in the envelope: up to 2025-11-25 the result
-// is the tool list alone; from 2026-07-28 on, a request says its revision
-// in its own _meta, and the result starts with mcp-go's _meta (serverInfo),
-// resultType and the caching hints ttlMs and cacheScope (modernPrefix). A
-// modern request that mcp-go would refuse (an unknown revision, no client
-// capabilities) goes on to mcp-go, which answers with the error.
+// Only requests of the revisions up to 2025-11-25 are answered here: from
+// 2026-07-28 on a request carries its revision, the client's identity and
+// capabilities in its own _meta, which the SDK checks and answers with an
+// envelope of its own, so those go on to it.
 
-// encodeToolsList encodes the result of tools/list for tools as mcp-go
-// does: tools sorted by name, each with its keys in sorted order
-// (annotations, description, inputSchema, name, outputSchema) and its annotations in
-// field order, strings escaped as encoding/json escapes them.
-func encodeToolsList(tools []server.ServerTool) json.RawMessage {
+// encodeToolsList encodes the result of tools/list for tools as the SDK
+// does: tools sorted by name, the caching hints of cacheable, HTML
+// characters not escaped.
+func encodeToolsList(tools []served) json.RawMessage {
 	sorted := make([]*mcp.Tool, len(tools))
 	for i := range tools {
-		sorted[i] = &tools[i].Tool
+		sorted[i] = tools[i].tool
 	}
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	b := make([]byte, 0, 512*len(tools))
-	b = append(b, `{"tools":[`...)
-	for i, t := range sorted {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"annotations":{`...)
-		a := t.Annotations
-		sep := ""
-		field := func(name string) {
-			b = append(b, sep...)
-			b = append(b, '"')
-			b = append(b, name...)
-			b = append(b, `":`...)
-			sep = ","
-		}
-		if a.Title != "" {
-			field("title")
-			b = appendString(b, a.Title)
-		}
-		for _, h := range []struct {
-			name string
-			v    *bool
-		}{{"readOnlyHint", a.ReadOnlyHint}, {"destructiveHint", a.DestructiveHint}, {"idempotentHint", a.IdempotentHint}, {"openWorldHint", a.OpenWorldHint}} {
-			if h.v != nil {
-				field(h.name)
-				b = strconv.AppendBool(b, *h.v)
-			}
-		}
-		b = append(b, '}')
-		if t.Description != "" {
-			b = append(b, `,"description":`...)
-			b = appendString(b, t.Description)
-		}
-		b = append(b, `,"inputSchema":`...)
-		b = append(b, t.RawInputSchema...)
-		b = append(b, `,"name":`...)
-		b = appendString(b, t.Name)
-		if t.RawOutputSchema != nil {
-			b = append(b, `,"outputSchema":`...)
-			b = append(b, t.RawOutputSchema...)
-		}
-		b = append(b, '}')
+	slices.SortFunc(sorted, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	res := &mcp.ListToolsResult{Tools: sorted}
+	cacheable(nil, nil, &res.Cacheable)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		// Every schema was JSON when it was read; a tool list that cannot
+		// be encoded is left to the SDK, which says why.
+		return nil
 	}
-	return append(b, "]}"...)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// appendString appends s as encoding/json encodes it (HTML characters
-// escaped, invalid UTF-8 replaced).
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
-
-// modernPrefix is what mcp-go puts before "tools" in a tools/list result
-// for a request of revision 2026-07-28 or later, ending with a comma: the
-// result's _meta with the server's identity, resultType "complete", and
-// its default caching hints (ttlMs 0, cacheScope private), which this
-// server does not change.
-func modernPrefix(name, version string) ([]byte, error) {
-	var r mcp.ListToolsResult
-	r.SetResultType(mcp.ResultTypeComplete)
-	r.EnsureResultMeta().SetServerInfo(mcp.Implementation{Name: name, Version: version})
-	r.SetCacheHints(0, mcp.CacheScopePrivate)
-	r.Tools = []mcp.Tool{}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("mcpserver: encoding the tools/list envelope: %w", err)
-	}
-	head, _, ok := bytes.Cut(b, []byte(`"tools":[]`))
-	if !ok {
-		return nil, fmt.Errorf("mcpserver: mcp-go's tools/list result has no tools field: %s", b)
-	}
-	return head, nil
+// cacheable sets the caching hints of every list result (the SDK's
+// ServerOptions.SetCacheable): stale at once, since a reload may change
+// it any time (and says so with list_changed), and private, since it is
+// what this person has installed.
+func cacheable(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+	c.TTLMs = 0
+	c.CacheScope = "private"
 }
 
 // listRequest is what fastList reads of a request line.
@@ -121,62 +62,41 @@ type listRequest struct {
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  *struct {
-		Cursor *string   `json:"cursor"`
-		Meta   *mcp.Meta `json:"_meta"`
+		Cursor *string         `json:"cursor"`
+		Meta   json.RawMessage `json:"_meta"`
 	} `json:"params"`
 }
 
-// modern reports whether the request is of revision 2026-07-28 or later
-// (as mcp-go decides it, from the request's own _meta), and ok whether
-// fastList may answer it: a modern request must name a revision mcp-go
-// serves and carry the client's capabilities, or mcp-go answers it with
-// an error.
-func (r *listRequest) modern() (modern, ok bool) {
-	if r.Params == nil {
-		return false, true
-	}
-	v := r.Params.Meta.ProtocolVersion()
-	if !mcp.IsModernProtocol(v) {
-		return false, true
-	}
-	return true, mcp.IsValidProtocolVersion(v) && r.Params.Meta.ClientCapabilities() != nil
-}
-
-// fastList answers line on w when it is a tools/list request without a
-// cursor and a cached answer exists, and reports whether it did.
+// fastList answers line on w when it is a tools/list request of a
+// revision up to 2025-11-25 without a cursor and a cached answer exists,
+// and reports whether it did.
 func (s *Server) fastList(line []byte, w io.Writer) bool {
 	if !bytes.Contains(line, []byte(`"tools/list"`)) {
 		return false
 	}
 	cached := s.toolsList.Load()
-	if cached == nil {
+	if cached == nil || len(*cached) == 0 {
 		return false
 	}
 	var req listRequest
 	if json.Unmarshal(line, &req) != nil || req.Method != "tools/list" || req.JSONRPC != "2.0" ||
-		len(req.ID) == 0 || string(req.ID) == "null" || (req.Params != nil && req.Params.Cursor != nil) {
+		len(req.ID) == 0 || string(req.ID) == "null" {
 		return false
 	}
-	modern, ok := req.modern()
-	if !ok {
+	if p := req.Params; p != nil && (p.Cursor != nil || bytes.Contains(p.Meta, []byte(`"io.modelcontextprotocol/`))) {
 		return false
 	}
-	out := make([]byte, 0, len(*cached)+len(s.modernPrefix)+64)
+	out := make([]byte, 0, len(*cached)+64)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, req.ID...)
 	out = append(out, `,"result":`...)
-	if modern {
-		out = append(out, s.modernPrefix...)
-		out = append(out, (*cached)[1:]...) // without its opening brace
-	} else {
-		out = append(out, *cached...)
-	}
+	out = append(out, *cached...)
 	out = append(out, "}\n"...)
 	_, err := w.Write(out)
 	return err == nil
 }
 
-// lockedWriter writes whole messages one at a time: mcp-go writes each
+// lockedWriter writes whole messages one at a time: the SDK writes each
 // message with a single Write, and so does fastList.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -189,7 +109,11 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// listingReader passes stdin's lines on to mcp-go, except the tools/list
+// Close does nothing: the writer is the process's stdout, which outlives
+// the session.
+func (l *lockedWriter) Close() error { return nil }
+
+// listingReader passes stdin's lines on to the SDK, except the tools/list
 // requests fastList answers.
 type listingReader struct {
 	s       *Server
@@ -214,3 +138,6 @@ func (r *listingReader) Read(p []byte) (int, error) {
 	r.pending = r.pending[n:]
 	return n, nil
 }
+
+// Close does nothing: the reader is the process's stdin.
+func (r *listingReader) Close() error { return nil }

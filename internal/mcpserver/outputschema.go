@@ -1,12 +1,10 @@
 package mcpserver
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // misfit says how structured, the structuredContent of a call, does not
@@ -15,42 +13,48 @@ import (
 // whole result when they disagree (the TypeScript SDK's callTool answers
 // "Structured content does not match the tool's output schema"), which a
 // model cannot tell from a broken server; so the server checks first and
-// says whose the fault is. A schema that does not compile is not checked
+// says whose the fault is. A schema that does not resolve is not checked
 // here: the clients cannot check against it either. The schema's $refs
-// load nothing: an extension's manifest does not get to read files or
-// URLs through gemkit.
+// load nothing: Resolve is given no loader, so an extension's manifest
+// does not get to read files or URLs through gemkit.
 func misfit(schema, structured json.RawMessage) string {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	var s jsonschema.Schema
+	if json.Unmarshal(schema, &s) != nil {
+		return ""
+	}
+	r, err := s.Resolve(nil)
 	if err != nil {
 		return ""
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	const loc = "mem:///outputSchema.json"
-	if c.AddResource(loc, doc) != nil {
-		return ""
-	}
-	sch, err := c.Compile(loc)
-	if err != nil {
-		return ""
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
-	if err != nil {
+	var v any
+	if err := json.Unmarshal(structured, &v); err != nil {
 		return err.Error()
 	}
-	err = sch.Validate(v)
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return ""
+	if err := r.Validate(v); err != nil {
+		return where(err.Error())
 	}
-	// The first line names the schema's location; the rest say where
-	// and how the output differs, one line each.
-	_, rest, _ := strings.Cut(ve.Error(), "\n")
-	var why []string
-	for _, l := range strings.Split(rest, "\n") {
-		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- ")); l != "" {
-			why = append(why, l)
+	return ""
+}
+
+// where rewrites jsonschema-go's error, which names every schema it went
+// through ("validating root: validating /properties/n: type: …"), to the
+// innermost one and what is wrong there: "at /properties/n: type: …", or
+// "at the top: …" for the schema itself.
+func where(msg string) string {
+	at := "the top"
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
 		}
+		path, after, ok := strings.Cut(rest, ": ")
+		if !ok {
+			break
+		}
+		if path != "root" {
+			at = path
+		}
+		msg = after
 	}
-	return strings.Join(why, "; ")
+	return "at " + at + ": " + msg
 }

@@ -3,10 +3,12 @@
 // internal/disclosure (the tools with their schemas, read_doc, the docs as
 // resources, the summary as the server's instructions) and every call
 // goes through internal/toolrun, with the sandbox, limits and consent of
-// `gemkit extensions run`. The MCP library stays inside this package.
+// `gemkit extensions run`. The MCP library, the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk), stays inside this package.
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,8 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
@@ -78,16 +79,19 @@ type Config struct {
 type Server struct {
 	cfg Config
 	log *slog.Logger
-	mcp *server.MCPServer
+	mcp *mcp.Server
 
 	set          atomic.Pointer[disclosure.Set]
 	instructions atomic.Pointer[string]          // the summary of set
 	toolsList    atomic.Pointer[json.RawMessage] // the encoded tools/list result
-	modernPrefix []byte                          // see fastlist.go
 
-	mu    sync.Mutex // serialises reloads
-	stamp string
-	sig   string // the served tool list and resources, to skip no-op reloads
+	active sessionActivity // of the Streamable HTTP sessions
+
+	mu        sync.Mutex // serialises reloads
+	stamp     string
+	sig       string               // the served tool list and resources, to skip no-op reloads
+	tools     map[string]*mcp.Tool // the tools served, by name
+	resources []string             // the URIs of the resources served
 }
 
 // New loads the Source and builds the server.
@@ -105,28 +109,35 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	prefix, err := modernPrefix(Name, cfg.Version)
-	if err != nil {
-		return nil, err
-	}
-	s.modernPrefix = prefix
-	hooks := &server.Hooks{}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: cfg.Version}, &mcp.ServerOptions{
+		Logger: sdkLogger(s.log),
+		// Tools and resources, both announcing changes; no logging, no
+		// subscriptions to a resource.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+		// One page: the list is encoded once per reload (fastlist.go) and a
+		// client gets it in one answer, as it always did.
+		PageSize:     maxPage,
+		SetCacheable: cacheable,
+	})
 	// The instructions are the summary as it is when the client connects,
 	// not as it was when the server started. A client connects with
 	// initialize (revisions up to 2025-11-25) or, from 2026-07-28 on, with
 	// server/discover (Claude Code 2.1.330 does): both answers carry them.
-	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-		res.Instructions = s.Instructions()
+	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				r.Instructions = s.Instructions()
+			case *mcp.DiscoverResult:
+				r.Instructions = s.Instructions()
+			}
+			return res, err
+		}
 	})
-	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
-		res.Instructions = s.Instructions()
-	})
-	s.mcp = server.NewMCPServer(Name, cfg.Version,
-		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(false, true),
-		server.WithRecovery(),
-		server.WithHooks(hooks),
-	)
 	if err := s.Reload(); err != nil {
 		return nil, err
 	}
@@ -183,8 +194,7 @@ func (s *Server) reloadLocked() error {
 	s.set.Store(set)
 	if changed {
 		s.sig = sig
-		s.mcp.SetTools(tools...)
-		s.mcp.SetResources(resources...)
+		s.replace(tools, resources)
 		s.toolsList.Store(&list)
 	}
 	text := <-summary
@@ -218,20 +228,84 @@ func (s *Server) Watch(ctx context.Context) {
 	}
 }
 
-// build turns a Set into MCP tools and resources, with a signature of
-// everything a client sees of them.
-func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.ServerResource, json.RawMessage, string) {
+// served is a tool with its handler, as build makes it.
+type served struct {
+	tool    *mcp.Tool
+	handler mcp.ToolHandler
+}
+
+// resource is a resource as build makes it.
+type resource = *mcp.Resource
+
+// maxPage is the page size of every list: all of it in one page.
+const maxPage = 1 << 30
+
+// replace serves tools and resources instead of those served so far. The
+// SDK announces each change to the clients once, after the last of them
+// (it waits 10 ms for more). New ones go in before old ones go out, so a
+// client listing meanwhile never misses a tool that stays; a tool that
+// did not change is left as it is (the SDK checks every tool it is given
+// by encoding and decoding its schemas, most of what a reload of 250
+// tools costs).
+func (s *Server) replace(tools []served, resources []resource) {
+	now := make(map[string]*mcp.Tool, len(tools))
+	for _, t := range tools {
+		now[t.tool.Name] = t.tool
+		if old := s.tools[t.tool.Name]; old == nil || !sameTool(old, t.tool) {
+			s.mcp.AddTool(t.tool, t.handler)
+		}
+	}
+	var gone []string
+	for n := range s.tools {
+		if now[n] == nil {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	s.tools = now
+
+	keep := make(map[string]bool, len(resources))
+	uris := make([]string, 0, len(resources))
+	for _, r := range resources {
+		s.mcp.AddResource(r, s.readResource)
+		keep[r.URI] = true
+		uris = append(uris, r.URI)
+	}
+	gone = gone[:0]
+	for _, u := range s.resources {
+		if !keep[u] {
+			gone = append(gone, u)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveResources(gone...)
+	}
+	s.resources = uris
+}
+
+// build turns a Set into MCP tools and resources, with the encoded
+// tools/list result and a signature of everything a client sees of them.
+func (s *Server) build(set *disclosure.Set) ([]served, []resource, json.RawMessage, string) {
 	var sig strings.Builder
-	tools := make([]server.ServerTool, 0, len(set.Tools())+1)
-	rd := mcp.NewToolWithRawSchema(disclosure.ReadDocTool, disclosure.ReadDocDescription, disclosure.SchemaJSON(disclosure.ReadDocSchema()))
-	rd.Annotations = mcp.ToolAnnotation{Title: "Read an extension's doc or skill", ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
-	tools = append(tools, server.ServerTool{Tool: rd, Handler: s.callTool})
+	tools := make([]served, 0, len(set.Tools())+1)
+	rd := &mcp.Tool{
+		Name:        disclosure.ReadDocTool,
+		Description: disclosure.ReadDocDescription,
+		InputSchema: disclosure.SchemaJSON(disclosure.ReadDocSchema()),
+		Annotations: &mcp.ToolAnnotations{Title: "Read an extension's doc or skill", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}
+	tools = append(tools, served{rd, s.callTool})
 	if ci := s.cfg.CodeIntel; ci != nil {
 		for _, d := range ci.Decls() {
 			schema, _ := json.Marshal(d.Schema)
-			mt := mcp.NewToolWithRawSchema(d.Name, d.Description, schema)
-			mt.Annotations = mcp.ToolAnnotation{Title: d.Title, ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
-			tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callCodeIntel})
+			tools = append(tools, served{&mcp.Tool{
+				Name:        d.Name,
+				Description: d.Description,
+				InputSchema: json.RawMessage(schema),
+				Annotations: &mcp.ToolAnnotations{Title: d.Title, ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+			}, s.callCodeIntel})
 		}
 	}
 	for _, t := range set.Tools() {
@@ -239,39 +313,70 @@ func (s *Server) build(set *disclosure.Set) ([]server.ServerTool, []server.Serve
 			s.log.Warn("an extension tool has the name of a code-intelligence tool and is not served", "tool", t.Name, "extension", t.Extension)
 			continue
 		}
-		schema := disclosure.SchemaJSON(t.InputSchema)
-		mt := mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
 		// Hints for clients that ask before running a tool that writes or
 		// reaches the network.
 		m := set.Extension(t.Extension).Ext.Manifest
 		p := m.EffectivePermissions()
 		readOnly, openWorld := p.Filesystem.Write == extension.AccessNone, len(p.Network.AllowedHosts) > 0
-		mt.Annotations = mcp.ToolAnnotation{
-			Title:         t.Extension + ": " + t.Tool,
-			ReadOnlyHint:  mcp.ToBoolPtr(readOnly),
-			OpenWorldHint: mcp.ToBoolPtr(openWorld),
+		mt := &mcp.Tool{
+			Name:        t.Name,
+			Description: t.Description,
+			InputSchema: disclosure.SchemaJSON(t.InputSchema),
+			Annotations: &mcp.ToolAnnotations{Title: t.Extension + ": " + t.Tool, ReadOnlyHint: readOnly, OpenWorldHint: ptr(openWorld)},
 		}
 		if t.Output == string(extension.OutputJSON) {
-			mt.RawOutputSchema = outputSchema
+			mt.OutputSchema = outputSchema
 			if d := m.Tool(t.Tool); d != nil && d.OutputSchema != nil {
-				// In the bytes mcp-go would encode it in (compact, HTML
-				// escaped), which the cached tools/list answer repeats.
-				mt.RawOutputSchema, _ = json.Marshal(d.OutputSchema)
+				mt.OutputSchema = d.OutputSchema
 			}
 		}
-		tools = append(tools, server.ServerTool{Tool: mt, Handler: s.callTool})
+		tools = append(tools, served{mt, s.callTool})
 	}
 	list := encodeToolsList(tools)
 	sig.Write(list)
-	var resources []server.ServerResource
+	var resources []resource
 	for _, d := range set.DocRefs() {
 		uri := DocURI(d.Extension, d.Name)
-		r := mcp.NewResource(uri, d.Extension+"/"+d.Name, mcp.WithResourceDescription(d.Description), mcp.WithMIMEType(d.MIMEType))
-		resources = append(resources, server.ServerResource{Resource: r, Handler: s.readResource})
+		resources = append(resources, &mcp.Resource{URI: uri, Name: d.Extension + "/" + d.Name, Description: d.Description, MIMEType: d.MIMEType})
 		fmt.Fprintf(&sig, "\ndoc %s %s %s", uri, d.Description, d.MIMEType)
 	}
 	return tools, resources, list, sig.String()
 }
+
+func ptr[T any](v T) *T { return &v }
+
+// sameTool reports whether a and b, both made by build, are listed alike.
+func sameTool(a, b *mcp.Tool) bool {
+	raw := func(v any) []byte {
+		r, _ := v.(json.RawMessage)
+		return r
+	}
+	x, y := *a.Annotations, *b.Annotations
+	if (x.OpenWorldHint == nil) != (y.OpenWorldHint == nil) || x.OpenWorldHint != nil && *x.OpenWorldHint != *y.OpenWorldHint {
+		return false
+	}
+	x.OpenWorldHint, y.OpenWorldHint = nil, nil
+	return a.Name == b.Name && a.Description == b.Description && x == y &&
+		bytes.Equal(raw(a.InputSchema), raw(b.InputSchema)) && bytes.Equal(raw(a.OutputSchema), raw(b.OutputSchema)) &&
+		(a.OutputSchema == nil) == (b.OutputSchema == nil)
+}
+
+// sdkLogger is the logger the SDK gets: log's warnings and errors only.
+// The SDK reports every session's start and end at Info, which on
+// stderr a client would show as the server's complaints.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	return slog.New(warnOnly{log.Handler()})
+}
+
+type warnOnly struct{ slog.Handler }
+
+func (h warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{h.Handler.WithAttrs(as)} }
+
+func (h warnOnly) WithGroup(g string) slog.Handler { return warnOnly{h.Handler.WithGroup(g)} }
 
 // outputSchema is the output schema of a tool whose manifest says
 // `output: json` and declares no outputSchema: any object. MCP's structuredContent is an object; output that is JSON of
@@ -313,42 +418,59 @@ func parseDocURI(uri string) (ext, name string, err error) {
 	return ext, name, nil
 }
 
-// callCodeIntel answers a code-intelligence tool.
-func (s *Server) callCodeIntel(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args, err := json.Marshal(req.Params.Arguments)
-	if err != nil {
-		return mcp.NewToolResultError("the arguments could not be read: " + err.Error()), nil
-	}
-	start := time.Now()
-	text, isErr := s.cfg.CodeIntel.Call(ctx, req.Params.Name, args)
-	s.log.Debug("tool call", "tool", req.Params.Name, "isError", isErr, "duration", time.Since(start))
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: isErr}, nil
+// textResult is a result of one text.
+func textResult(text string, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
 }
 
-func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	name := req.Params.Name
-	args, err := json.Marshal(req.Params.Arguments)
-	if err != nil {
-		return mcp.NewToolResultError("the arguments could not be read: " + err.Error()), nil
+// recovered turns a panic in a tool's handler into a tool error, so that
+// one broken call does not end the server.
+func (s *Server) recovered(name string, res **mcp.CallToolResult, err *error) {
+	if p := recover(); p != nil {
+		s.log.Error("a tool call panicked", "tool", name, "panic", p)
+		*res, *err = textResult(fmt.Sprintf("gemkit failed while answering %s: %v", name, p), true), nil
 	}
+}
+
+// callCodeIntel answers a code-intelligence tool.
+func (s *Server) callCodeIntel(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	defer s.recovered(req.Params.Name, &res, &err)
 	start := time.Now()
-	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+	text, isErr := s.cfg.CodeIntel.Call(ctx, req.Params.Name, arguments(req))
+	s.log.Debug("tool call", "tool", req.Params.Name, "isError", isErr, "duration", time.Since(start))
+	return textResult(text, isErr), nil
+}
+
+// arguments is a call's arguments as JSON: an object, {} when none came.
+func arguments(req *mcp.CallToolRequest) json.RawMessage {
+	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+		return raw
+	}
+	return json.RawMessage("{}")
+}
+
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	name := req.Params.Name
+	defer s.recovered(name, &res, &err)
+	args := arguments(req)
+	start := time.Now()
+	if token := req.Params.GetProgressToken(); token != nil {
 		var printed atomic.Int64
 		ctx = toolrun.WithPrinted(ctx, &printed)
-		stop := s.reportProgress(ctx, req.Params.Meta.ProgressToken, start, &printed)
+		stop := s.reportProgress(ctx, req.Session, token, start, &printed)
 		defer stop()
 	}
 	set := s.Set()
 	ctx = withAnswer(ctx, req)
-	res := set.Call(ctx, s.cfg.Runner, name, args, s.cfg.Limits)
-	attrs := []any{"tool", name, "isError", res.IsError, "duration", time.Since(start)}
-	if res.Err != nil {
-		attrs = append(attrs, "err", res.Err)
+	out := set.Call(ctx, s.cfg.Runner, name, args, s.cfg.Limits)
+	attrs := []any{"tool", name, "isError", out.IsError, "duration", time.Since(start)}
+	if out.Err != nil {
+		attrs = append(attrs, "err", out.Err)
 	}
 	s.log.Debug("tool call", attrs...)
 	var ce *toolrun.ConsentError
-	if errors.As(res.Err, &ce) {
-		if !ce.Declined && canElicit(ctx, req) {
+	if errors.As(out.Err, &ce) {
+		if !ce.Declined && canElicit(req) {
 			return consentQuestion(toolrun.ConsentRequest{Extension: ce.Extension, Notice: ce.Notice, Lines: ce.Lines}, name), nil
 		}
 		// Not a failure of the tool, which did not run, but a question for
@@ -358,22 +480,22 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		// then shows only "MCP tool … reported an error", never the text,
 		// so the person would not learn what to do. A result's text it
 		// shows; the model reads the same words.
-		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}, nil
+		return textResult(out.Text, false), nil
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}, IsError: res.IsError}
+	res = textResult(out.Text, out.IsError)
 	// A client validates structuredContent against the tool's output
 	// schema and passes it on to its model beside (or instead of) the
 	// text, which stays for clients that read only text.
-	if !res.IsError && res.Result != nil && res.Result.Output != nil {
-		sc := structured(res.Result.Output)
+	if !out.IsError && out.Result != nil && out.Result.Output != nil {
+		sc := structured(out.Result.Output)
 		if schema := declaredOutputSchema(set, name); schema != nil {
 			if why := misfit(schema, sc); why != "" {
-				return mcp.NewToolResultError(fmt.Sprintf("Tool %s printed JSON that does not fit the outputSchema its extension's manifest declares (%s), so it is not passed on as a result. Its output was:\n%s", name, why, res.Text)), nil
+				return textResult(fmt.Sprintf("Tool %s printed JSON that does not fit the outputSchema its extension's manifest declares (%s), so it is not passed on as a result. Its output was:\n%s", name, why, out.Text), true), nil
 			}
 		}
-		out.StructuredContent = sc
+		res.StructuredContent = sc
 	}
-	return out, nil
+	return res, nil
 }
 
 // declaredOutputSchema is the outputSchema the manifest of the tool
@@ -399,7 +521,7 @@ func declaredOutputSchema(set *disclosure.Set, name string) json.RawMessage {
 // tool has run and how much it printed. A client's own per-call timeout
 // is then not the only sign of a long call; the server's --timeout still
 // ends it.
-func (s *Server) reportProgress(ctx context.Context, token mcp.ProgressToken, start time.Time, printed *atomic.Int64) (stop func()) {
+func (s *Server) reportProgress(ctx context.Context, session *mcp.ServerSession, token any, start time.Time, printed *atomic.Int64) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -415,10 +537,10 @@ func (s *Server) reportProgress(ctx context.Context, token mcp.ProgressToken, st
 			case <-t.C:
 			}
 			elapsed := time.Since(start)
-			err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
-				"progressToken": token,
-				"progress":      elapsed.Seconds(),
-				"message":       fmt.Sprintf("running for %s; %d bytes of output so far", elapsed.Round(100*time.Millisecond), printed.Load()),
+			err := session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      elapsed.Seconds(),
+				Message:       fmt.Sprintf("running for %s; %d bytes of output so far", elapsed.Round(100*time.Millisecond), printed.Load()),
 			})
 			if err != nil {
 				s.log.Debug("progress notification", "err", err)
@@ -428,7 +550,7 @@ func (s *Server) reportProgress(ctx context.Context, token mcp.ProgressToken, st
 	return func() { close(done); <-finished }
 }
 
-func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	ext, name, err := parseDocURI(req.Params.URI)
 	if err != nil {
 		return nil, err
@@ -437,5 +559,5 @@ func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([
 	if err != nil {
 		return nil, err
 	}
-	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: d.MIMEType, Text: d.Text}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: d.MIMEType, Text: d.Text}}}, nil
 }

@@ -1,18 +1,21 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
@@ -21,22 +24,94 @@ import (
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
-// rpc sends one JSON-RPC request to s in process and returns the result.
-func rpc(t *testing.T, s *Server, method string, params any) json.RawMessage {
+// session is one client's stdio session with a Server in process, on
+// the SDK's own transport (without the fast tools/list of ServeStdio), for
+// tests that read the wire.
+type session struct {
+	t   *testing.T
+	in  *io.PipeWriter
+	out *bufio.Reader
+	id  int
+}
+
+// connect starts a session with s; initialized sends initialize (of
+// revision 2025-06-18) and notifications/initialized first.
+func connect(t *testing.T, s *Server, initialized bool) *session {
 	t.Helper()
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	b, err := json.Marshal(s.mcp.HandleMessage(context.Background(), req))
-	if err != nil {
-		t.Fatal(err)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.mcp.Run(ctx, &mcp.IOTransport{Reader: inR, Writer: outW})
+	}()
+	t.Cleanup(func() {
+		// The end of input ends the session, as a client's going away
+		// does; the context only stops one that does not end.
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+	})
+	c := &session{t: t, in: inW, out: bufio.NewReader(outR)}
+	if initialized {
+		c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	}
+	return c
+}
+
+// send writes one line to the server.
+func (c *session) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// answer reads lines until the answer to a request, which it returns.
+func (c *session) answer() string {
+	c.t.Helper()
+	for {
+		line, err := c.out.ReadString('\n')
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if !strings.HasPrefix(line, `{"jsonrpc":"2.0","method":`) { // not a notification
+			return line
+		}
+	}
+}
+
+// call sends one request and returns its result.
+func (c *session) call(method string, params any) json.RawMessage {
+	c.t.Helper()
+	c.id++
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	c.send(string(req))
+	line := c.answer()
 	var resp struct {
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
-	if err := json.Unmarshal(b, &resp); err != nil || resp.Error != nil {
-		t.Fatalf("%s: %s %v", method, b, err)
+	if err := json.Unmarshal([]byte(line), &resp); err != nil || resp.Error != nil {
+		c.t.Fatalf("%s: %s %v", method, line, err)
 	}
 	return resp.Result
+}
+
+// rpc sends one JSON-RPC request to s in process, on a session of its
+// own (initialized first unless the request starts one), and returns the
+// result.
+func rpc(t *testing.T, s *Server, method string, params any) json.RawMessage {
+	t.Helper()
+	return connect(t, s, method != "initialize" && method != "server/discover").call(method, params)
 }
 
 func writeTree(t *testing.T, root string, files map[string]string) {
@@ -156,10 +231,12 @@ func TestDocURI(t *testing.T) {
 }
 
 // TestFastList checks that the cached tools/list answer on stdio is what
-// mcp-go itself answers, byte for byte, for a request of every protocol
-// revision mcp-go serves (the envelope differs from 2026-07-28 on), and
-// that requests it must not answer (a cursor, a notification, another
-// method, a modern request mcp-go refuses) go on to mcp-go.
+// the SDK itself answers, byte for byte, for a request of each revision
+// up to 2025-11-25 (HTML characters, quotes, control characters and
+// non-ASCII in descriptions and schemas included), and that requests it
+// must not answer (a cursor, a notification, another method, any request
+// of 2026-07-28 or later, which carries its revision in _meta) go on to
+// the SDK.
 func TestFastList(t *testing.T) {
 	dir, ws := t.TempDir(), t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -177,32 +254,33 @@ func TestFastList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := []string{``, `,"params":{}`}
-	for _, v := range mcp.ValidProtocolVersions {
-		params = append(params, `,"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+v+`","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}`)
-	}
-	for _, p := range params {
-		for _, id := range []string{`7`, `"abc"`} {
-			line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"` + p + `}`
-			var fast strings.Builder
-			if !s.fastList([]byte(line+"\n"), &fast) {
-				t.Fatalf("%s was not answered from the cache", line)
-			}
-			slow, _ := json.Marshal(s.mcp.HandleMessage(context.Background(), json.RawMessage(line)))
-			if fast.String() != string(slow)+"\n" {
-				t.Errorf("%s: cached answer differs from mcp-go's:\n%s\n%s", line, fast.String(), slow)
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		c := connect(t, s, false)
+		c.call("initialize", map[string]any{"protocolVersion": v, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for _, p := range []string{``, `,"params":{}`, `,"params":{"_meta":{"progressToken":1}}`} {
+			for _, id := range []string{`7`, `"abc"`} {
+				line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"` + p + `}`
+				var fast strings.Builder
+				if !s.fastList([]byte(line+"\n"), &fast) {
+					t.Fatalf("%s was not answered from the cache", line)
+				}
+				c.send(line)
+				if slow := c.answer(); fast.String() != slow {
+					t.Errorf("%s %s: cached answer differs from the SDK's:\n%s\n%s", v, line, fast.String(), slow)
+				}
 			}
 		}
 	}
-	// A declared output schema is served as written, in mcp-go's bytes.
-	if !strings.Contains(string(*s.toolsList.Load()), `"outputSchema":{"type":"object","properties":{"html":{"type":"string","description":"\u003cb\u003e \u0026 more"}}}`) {
+	// A declared output schema is served as written.
+	if !strings.Contains(string(*s.toolsList.Load()), `"outputSchema":{"type":"object","properties":{"html":{"type":"string","description":"<b> & more"}}}`) {
 		t.Errorf("the declared output schema is not in the list:\n%s", *s.toolsList.Load())
 	}
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`,
 		`{"jsonrpc":"2.0","method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tools/list"}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 	} {
 		if s.fastList([]byte(line), io.Discard) {
@@ -222,7 +300,7 @@ func TestInstructionsEitherWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	modern := map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    mcp.ProtocolVersion20260728,
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "claude-code", "version": "2.1.330"},
 	}}
@@ -359,5 +437,134 @@ func TestEmpty(t *testing.T) {
 	}
 	if s.Instructions() != "No gemkit extensions are enabled in this workspace." {
 		t.Errorf("instructions: %q", s.Instructions())
+	}
+}
+
+// TestReloadReplaces checks a reload on the SDK's tool set: a tool added,
+// one whose description changed and one removed show in the next
+// tools/list, a client of an initialized session is told with
+// notifications/tools/list_changed, and a reload that changes nothing
+// tells nobody.
+func TestReloadReplaces(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	manifest := func(tools string) map[string]string {
+		return map[string]string{"gemini-extension.json": `{"name": "e", "version": "1.0.0", "tools": [` + tools + `]}`, "t.sh": "echo\n"}
+	}
+	const keep = `{"name": "keep", "description": "Stays.", "executable": "t.sh", "runtime": "shell"}`
+	writeTree(t, dir, manifest(keep+`,{"name": "change", "description": "Before.", "executable": "t.sh", "runtime": "shell"},{"name": "gone", "description": "Goes.", "executable": "t.sh", "runtime": "shell"}`))
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s, true)
+	list := func() map[string]string {
+		var res struct {
+			Tools []struct{ Name, Description string }
+		}
+		json.Unmarshal(c.call("tools/list", map[string]any{}), &res)
+		out := map[string]string{}
+		for _, tl := range res.Tools {
+			out[tl.Name] = tl.Description
+		}
+		return out
+	}
+	before := list()
+	writeTree(t, dir, manifest(keep+`,{"name": "change", "description": "After.", "executable": "t.sh", "runtime": "shell"},{"name": "new", "description": "Comes.", "executable": "t.sh", "runtime": "shell"}`))
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := c.out.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"notifications/tools/list_changed"`) {
+		t.Fatalf("after a reload: %q %v", line, err)
+	}
+	after := list()
+	if _, ok := after["e_gone"]; ok || after["e_new"] == "" || after["e_keep"] != before["e_keep"] ||
+		!strings.HasPrefix(after["e_change"], "After.") || len(after) != 4 {
+		t.Errorf("tools after the reload: %v (before: %v)", after, before)
+	}
+	// A reload that changes nothing says nothing: the next line is the
+	// answer to the ping, not a notification.
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	c.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+	if line, _ := c.out.ReadString('\n'); !strings.Contains(line, `"id":99`) {
+		t.Errorf("after a reload that changed nothing: %q", line)
+	}
+}
+
+// TestHTTPSessionSweep checks how Streamable HTTP sessions end without a
+// DELETE (the real clients send none): one with its event stream open is
+// kept however long it sends nothing, and one with nothing open past the
+// idle time is closed, after which its id is not found (404).
+func TestHTTPSessionSweep(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"gemini-extension.json": `{"name": "e", "version": "1.0.0"}`})
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.streamable())
+	defer srv.Close()
+	post := func(sid, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session: %v", resp.Status)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", stream, err)
+	}
+	later := time.Now().Add(2 * time.Hour)
+	s.sweep(later, time.Hour)
+	if r := post(sid, ping); r.StatusCode != http.StatusOK {
+		t.Errorf("with its event stream open, the session was swept: %s", r.Status)
+	}
+	cancel()
+	stream.Body.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		s.active.mu.Lock()
+		open := s.active.get(sid, time.Now()).open
+		s.active.mu.Unlock()
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the closed stream still counts as open")
+		}
+		time.Sleep(10 * time.Millisecond) // the server notices the closed stream on its own goroutine
+	}
+	s.sweep(time.Now().Add(time.Minute), time.Hour)
+	if r := post(sid, ping); r.StatusCode != http.StatusOK {
+		t.Errorf("a session idle for less than the idle time was swept: %s", r.Status)
+	}
+	s.sweep(time.Now().Add(2*time.Hour), time.Hour)
+	if r := post(sid, ping); r.StatusCode != http.StatusNotFound {
+		t.Errorf("an idle session answered %s after the sweep, want 404", r.Status)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"io"
 	"io/fs"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -22,9 +21,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -38,11 +38,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(ctx)
-	ss := server.NewStdioServer(s.mcp)
-	ss.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	w := &lockedWriter{w: out}
-	err := ss.Listen(ctx, &listingReader{s: s, src: bufio.NewReaderSize(in, 64<<10), out: w}, w)
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: &listingReader{s: s, src: bufio.NewReaderSize(in, 64<<10), out: w}, Writer: w})
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
@@ -169,6 +167,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(ctx)
+	go s.sweepSessions(ctx)
 	srv := &http.Server{
 		Handler:           s.HTTPHandler(token, AllowedHosts(ln.Addr())),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -201,17 +200,7 @@ func AllowedHosts(addr net.Addr) []string {
 // HTTPHandler is the guarded Streamable HTTP handler, for ServeHTTP and
 // tests.
 func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
-	mcpHTTP := server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(Path),
-		server.WithStateful(true),
-		// The real clients never send DELETE; a heartbeat keeps live
-		// sessions fresh so the idle TTL sweeps only dead ones.
-		server.WithHeartbeatInterval(15*time.Second),
-		server.WithSessionIdleTTL(10*time.Minute),
-		// The guard below checks Host exactly; mcp-go's own check is looser.
-		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(s.log),
-	)
+	mcpHTTP := s.streamable()
 	want := sha256.Sum256([]byte("Bearer " + token))
 	mux := http.NewServeMux()
 	mux.Handle(Path, mcpHTTP)
@@ -265,6 +254,134 @@ func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// sessionIdle is how long a session of the revisions up to 2025-11-25
+// lives without a request: the real clients never send DELETE.
+const sessionIdle = 10 * time.Minute
+
+// streamable is the Streamable HTTP handler of both eras on one endpoint.
+// The SDK serves the revisions up to 2025-11-25 with sessions and
+// 2026-07-28 only without (a request stands alone there): a request that
+// names a revision from 2026-07-28 on in its Mcp-Protocol-Version header
+// and belongs to no session goes to a stateless handler, every other to
+// the one with sessions, whose requests count as its activity
+// (sweepSessions). Both check Host and Origin in the guard (HTTPHandler),
+// not themselves.
+func (s *Server) streamable() http.Handler {
+	get := func(*http.Request) *mcp.Server { return s.mcp }
+	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		DisableLocalhostProtection: true,
+		Logger:                     sdkLogger(s.log),
+	})
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		DisableLocalhostProtection: true,
+		Logger:                     sdkLogger(s.log),
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernRevision && id == "" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		if id != "" {
+			s.active.begin(id)
+			defer s.active.end(id)
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// sessionActivity is what sweepSessions knows of each HTTP session: the
+// requests it has open (its GET event stream among them) and when one
+// last began or ended. The SDK's own idle timeout counts POSTs only, so a
+// client that listens on its event stream for list_changed and sends
+// nothing for a while would lose its session; and the real clients never
+// send DELETE, so a session whose client went away must be swept.
+type sessionActivity struct {
+	mu   sync.Mutex
+	byID map[string]*activity
+}
+
+type activity struct {
+	open int
+	last time.Time
+}
+
+func (a *sessionActivity) get(id string, now time.Time) *activity {
+	if a.byID == nil {
+		a.byID = map[string]*activity{}
+	}
+	act := a.byID[id]
+	if act == nil {
+		act = &activity{last: now}
+		a.byID[id] = act
+	}
+	return act
+}
+
+func (a *sessionActivity) begin(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	act := a.get(id, time.Now())
+	act.open++
+	act.last = time.Now()
+}
+
+func (a *sessionActivity) end(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	act := a.get(id, time.Now())
+	act.open--
+	act.last = time.Now()
+}
+
+// sweepSessions closes, every minute until ctx ends, the HTTP sessions
+// idle for sessionIdle.
+func (s *Server) sweepSessions(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			s.sweep(now, sessionIdle)
+		}
+	}
+}
+
+// sweep closes the HTTP sessions that have had no request open for idle
+// at now; a session first seen here counts as active now.
+func (s *Server) sweep(now time.Time, idle time.Duration) {
+	live := map[string]bool{}
+	var stale []*mcp.ServerSession
+	s.active.mu.Lock()
+	for ss := range s.mcp.Sessions() {
+		id := ss.ID()
+		if id == "" { // stdio, or a request of 2026-07-28
+			continue
+		}
+		live[id] = true
+		if act := s.active.get(id, now); act.open <= 0 && now.Sub(act.last) >= idle {
+			stale = append(stale, ss)
+			delete(s.active.byID, id)
+		}
+	}
+	for id := range s.active.byID {
+		if !live[id] {
+			delete(s.active.byID, id)
+		}
+	}
+	s.active.mu.Unlock()
+	for _, ss := range stale {
+		s.log.Debug("closing an idle MCP session", "session", ss.ID())
+		ss.Close()
+	}
+}
+
+// modernRevision is the first protocol revision without sessions.
+const modernRevision = "2026-07-28"
 
 // unauthorized is the 401's message, in the body and in its challenge.
 const unauthorized = "missing or wrong bearer token: send Authorization: Bearer TOKEN with the token of gemkit mcp --http (in its token file, or $GEMKIT_MCP_TOKEN)"

@@ -1,0 +1,303 @@
+// Package mcpclient is gemkit's client of MCP servers: the ACP agent's
+// servers (internal/acp), the IDE client's companion (ide/client) and the
+// tests that talk to a server as a client does. It runs on the official
+// Go SDK (github.com/modelcontextprotocol/go-sdk), which stays inside this
+// package, as internal/mcpserver keeps the SDK's server side.
+//
+// One thing the SDK does not do is taken care of here: it refuses every
+// notification whose method it does not know before any handler sees it
+// (go-sdk#745), and the IDE companion speaks in such notifications
+// (ide/contextUpdate, ide/diffAccepted, …). So a client with a Notify
+// reads them off the wire before the SDK does: from the server's stdout
+// on stdio, from the event streams of the responses on Streamable HTTP.
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options say who the client is and what it does with notifications.
+type Options struct {
+	// Name and Version are the client's clientInfo.
+	Name, Version string
+	// ProtocolVersion is the revision the client asks for; "" is the
+	// newest the SDK speaks (2026-07-28, falling back to initialize with
+	// 2025-11-25 when the server has no server/discover).
+	ProtocolVersion string
+	// Notify, when set, receives every notification the server sends,
+	// its method and params, in the order they arrive; those of methods
+	// the SDK does not know go to Notify only.
+	Notify func(method string, params json.RawMessage)
+	// Logger receives the SDK's log; nil discards it.
+	Logger *slog.Logger
+}
+
+// Client is a connected session with one MCP server. It is safe for
+// concurrent use.
+type Client struct {
+	cs *mcp.ClientSession
+}
+
+// Tool is one tool the server lists.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is the tool's input schema as the server sent it.
+	InputSchema json.RawMessage
+}
+
+// Result is the result of a tool call.
+type Result struct {
+	// Texts are the text parts of the content, in order.
+	Texts []string
+	// Structured is the structuredContent, or nil.
+	Structured json.RawMessage
+	IsError    bool
+}
+
+// Text is the text parts joined by sep.
+func (r *Result) Text(sep string) string { return strings.Join(r.Texts, sep) }
+
+// Stdio connects over a server's stdout (out) and stdin (in), newline
+// delimited JSON-RPC: the caller starts the process and ends it after
+// Close, which closes in.
+func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*Client, error) {
+	r := io.NopCloser(out)
+	if o.Notify != nil {
+		r = &notifyingReader{src: bufio.NewReaderSize(out, 64<<10), notify: o.Notify}
+	}
+	return connect(ctx, &mcp.IOTransport{Reader: r, Writer: in}, o)
+}
+
+// HTTP connects to a Streamable HTTP endpoint through hc (nil is a client
+// of its own), sending header with every request. The SDK opens the
+// server's GET stream after connecting, and reopens it when it ends.
+func HTTP(ctx context.Context, url string, hc *http.Client, header http.Header, o Options) (*Client, error) {
+	var base http.RoundTripper = http.DefaultTransport
+	c := &http.Client{}
+	if hc != nil {
+		*c = *hc
+		if hc.Transport != nil {
+			base = hc.Transport
+		}
+	}
+	c.Transport = &roundTripper{base: base, header: header, notify: o.Notify}
+	return connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c}, o)
+}
+
+func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ClientOptions{Logger: log})
+	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cs: cs}, nil
+}
+
+// Instructions are the server's instructions.
+func (c *Client) Instructions() string {
+	if r := c.cs.InitializeResult(); r != nil {
+		return r.Instructions
+	}
+	return ""
+}
+
+// Server is the server's name and version and the negotiated revision.
+func (c *Client) Server() (name, version, protocolVersion string) {
+	r := c.cs.InitializeResult()
+	if r == nil {
+		return "", "", ""
+	}
+	if r.ServerInfo != nil {
+		name, version = r.ServerInfo.Name, r.ServerInfo.Version
+	}
+	return name, version, r.ProtocolVersion
+}
+
+// SessionID is the Streamable HTTP session's id, "" on stdio.
+func (c *Client) SessionID() string { return c.cs.ID() }
+
+// ListTools lists every tool, page after page.
+func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	var out []Tool
+	for t, err := range c.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		schema, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: its input schema: %w", t.Name, err)
+		}
+		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	return out, nil
+}
+
+// CallTool calls the tool name with args (anything that encodes as a JSON
+// object, or nil). A tool that failed is a Result with IsError; an error
+// is the call's own failure.
+func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, error) {
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{IsError: res.IsError}
+	for _, part := range res.Content {
+		if t, ok := part.(*mcp.TextContent); ok {
+			out.Texts = append(out.Texts, t.Text)
+		}
+	}
+	if res.StructuredContent != nil {
+		if out.Structured, err = json.Marshal(res.StructuredContent); err != nil {
+			return nil, fmt.Errorf("tool %q: its structured content: %w", name, err)
+		}
+	}
+	return out, nil
+}
+
+// Close ends the session (on Streamable HTTP with a DELETE).
+func (c *Client) Close() error {
+	err := c.cs.Close()
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// Wait waits for the session to end, by Close or by the server.
+func (c *Client) Wait() error { return c.cs.Wait() }
+
+// message is what the notification readers look at in a message.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// standard reports whether the SDK takes a notification of method.
+func standard(method string) bool { return strings.HasPrefix(method, "notifications/") }
+
+// notification returns a message's method and params when it is a
+// notification.
+func notification(data []byte) (m message, ok bool) {
+	if !bytes.Contains(data, []byte(`"method"`)) || json.Unmarshal(data, &m) != nil {
+		return m, false
+	}
+	return m, m.Method != "" && (len(m.ID) == 0 || string(m.ID) == "null")
+}
+
+// notifyingReader passes a server's stdout on to the SDK line by line,
+// handing each notification to notify, and keeping back those the SDK
+// does not know.
+type notifyingReader struct {
+	src     *bufio.Reader
+	notify  func(method string, params json.RawMessage)
+	pending []byte
+	err     error
+}
+
+func (r *notifyingReader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		line, err := r.src.ReadBytes('\n')
+		r.err = err
+		if m, ok := notification(line); ok {
+			r.notify(m.Method, m.Params)
+			if !standard(m.Method) {
+				continue
+			}
+		}
+		r.pending = line
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
+
+func (r *notifyingReader) Close() error { return nil }
+
+// roundTripper adds the headers to every request and reads the
+// notifications out of every event stream it gets back.
+type roundTripper struct {
+	base   http.RoundTripper
+	header http.Header
+	notify func(method string, params json.RawMessage)
+}
+
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.header) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.header {
+			req.Header[k] = v
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || t.notify == nil {
+		return resp, err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &eventReader{ReadCloser: resp.Body, notify: t.notify}
+	}
+	return resp, nil
+}
+
+// eventReader passes an event stream on unchanged, handing each
+// notification in it to notify as its event ends. The SDK sees the same
+// bytes; it refuses the notifications it does not know with a line in its
+// log, and goes on.
+type eventReader struct {
+	io.ReadCloser
+	notify func(method string, params json.RawMessage)
+	line   []byte // the line being read
+	data   []byte // the event's data so far
+}
+
+func (e *eventReader) Read(p []byte) (int, error) {
+	n, err := e.ReadCloser.Read(p)
+	for _, b := range p[:n] {
+		if b != '\n' {
+			e.line = append(e.line, b)
+			continue
+		}
+		e.endLine()
+	}
+	return n, err
+}
+
+// endLine takes one line of the stream (RFC: text/event-stream, as the
+// WHATWG HTML standard defines it): "data:" lines add to the event, an
+// empty line ends it.
+func (e *eventReader) endLine() {
+	line := bytes.TrimSuffix(e.line, []byte("\r"))
+	e.line = e.line[:0]
+	if len(line) == 0 {
+		if m, ok := notification(e.data); ok {
+			e.notify(m.Method, m.Params)
+		}
+		e.data = e.data[:0]
+		return
+	}
+	if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+		if len(e.data) > 0 {
+			e.data = append(e.data, '\n')
+		}
+		e.data = append(e.data, bytes.TrimPrefix(v, []byte(" "))...)
+	}
+}
