@@ -65,11 +65,7 @@ func (p *Pool) Changed(ctx context.Context, changes []codeintel.Change) error {
 				c.Watched([]lspclient.FileEvent{{Path: ch.Path, Type: 3}})
 			}
 		default:
-			typ := 2
-			if _, err := os.Stat(ch.Path); errors.Is(err, fs.ErrNotExist) {
-				typ = 3
-			}
-			c.Watched([]lspclient.FileEvent{{Path: ch.Path, Type: typ}})
+			p.notOpen(r, c, ch.Path)
 		}
 	}
 	return nil
@@ -116,9 +112,24 @@ func (p *Pool) onDisk(path string) {
 			return
 		}
 	}
+	p.notOpen(r, c, path)
+}
+
+// notOpen tells c of a file changed on disk that it does not have open:
+// workspace/didChangeWatchedFiles; a server whose diagnostics are only
+// published (typescript-language-server, which leaves that notification
+// to tsserver's own watching of the disk, and re-diagnoses when it
+// notices) is also given the file, so that the files it affects are
+// diagnosed again at once, and their next answer waits for that.
+func (p *Pool) notOpen(r *running, c *lspclient.Client, path string) {
 	typ := 2
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		typ = 3
 	}
 	c.Watched([]lspclient.FileEvent{{Path: path, Type: typ}})
+	if typ == 2 && !c.Offers("diagnosticProvider") && len(c.OpenDocs()) > 0 {
+		if err := r.openChanged(c, path); err != nil {
+			p.log.Debug("code intelligence: a changed file could not be given to its server", "path", path, "err", err)
+		}
+	}
 }

@@ -63,6 +63,9 @@ type Pool struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
+	// watcher tells the running servers of files changed on disk; nil
+	// without Options.Watch.
+	watcher *wswatch.Watcher
 
 	mu      sync.Mutex
 	servers map[string]*running
@@ -102,6 +105,7 @@ func New(opts Options) (*Pool, error) {
 		if err != nil {
 			log.Warn("code intelligence: files changed in the workspace will be read again only when asked about", "err", err)
 		} else {
+			p.watcher = w
 			go w.Run(ctx, watchSink{p})
 		}
 	}
