@@ -117,7 +117,7 @@ func (q *query) byPosition(ls lines, abs, rel, sym string) (target, error) {
 // a use of the name there, whose definition the server finds.
 func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) (target, error) {
 	qual, name := splitName(sym)
-	outline, err := q.t.src.DocumentSymbols(ctx, abs)
+	outline, err := q.outlineOf(ctx, abs)
 	if err != nil && !isUnsupported(err) {
 		return target{}, err
 	}
@@ -132,7 +132,10 @@ func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) 
 	// ("response" for "Response") are taken only when the name, written
 	// as asked, is neither declared nor used in the file; else they are
 	// offered beside the answer.
-	occ := findIdent(ls, name, 200)
+	var occ []occurrence
+	if len(cands) == 0 {
+		occ = findIdent(ls, name, 200)
+	}
 	declared := func(cands, folded []candidate) (target, bool, error) {
 		keep, others := preferred(cands, qual != "")
 		switch {
@@ -315,7 +318,7 @@ func (q *query) refine(ctx context.Context, cands []candidate, name string) {
 			if len(outlines) >= maxRefine {
 				continue
 			}
-			syms, err := q.t.src.DocumentSymbols(ctx, path)
+			syms, err := q.outlineOf(ctx, path)
 			if err != nil {
 				syms = nil
 			}

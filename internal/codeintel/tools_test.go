@@ -416,3 +416,34 @@ func TestToolsNameCase(t *testing.T) {
 		t.Fatalf("GREET, which nothing is named as written:\n%s", got)
 	}
 }
+
+// A file's outline is asked of the server once while the file is
+// unchanged on disk, and again once it changed.
+func TestToolsOutlineCached(t *testing.T) {
+	ws, src := shop(t)
+	tools := newTestTools(t, ws, src, Options{})
+	count := func() int {
+		n := 0
+		for _, m := range src.asked {
+			if m == "DocumentSymbols" {
+				n++
+			}
+		}
+		return n
+	}
+	for range 3 {
+		if got, isErr := call(t, tools, ToolDefinition, `{"symbol":"Store.Add","file":"store/store.go"}`); isErr || !strings.Contains(got, "store/store.go:21:17") {
+			t.Fatalf("definition: %s", got)
+		}
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("the outline was asked %d times for 3 questions about an unchanged file", n)
+	}
+	s := filepath.Join(ws, "store", "store.go")
+	b, _ := os.ReadFile(s)
+	os.WriteFile(s, append(b, "\n// More.\n"...), 0o644)
+	call(t, tools, ToolDefinition, `{"symbol":"Store.Add","file":"store/store.go"}`)
+	if n := count(); n != 2 {
+		t.Fatalf("after the file changed, the outline was asked %d times in all, want 2", n)
+	}
+}
