@@ -75,7 +75,7 @@ func (p *Pool) Changed(ctx context.Context, changes []codeintel.Change) error {
 // was started.
 func (p *Pool) runningFor(path string) *running {
 	ext := strings.ToLower(filepath.Ext(path))
-	ch, _, err := choose(p.table, ext, p.look)
+	ch, _, err := choose(p.table, ext, p.lookPath)
 	if err != nil {
 		return nil
 	}
