@@ -60,11 +60,12 @@ func main() {
 	starts := flag.Int("starts", 5, "cold starts of each server")
 	pkgs := flag.Int("packages", 20, "generated packages")
 	quick := flag.Bool("quick", false, "20 calls and 2 starts of each kind")
+	gemkit := flag.String("gemkit", "", "gemkit binary (default: built from the repository), such as main's, for a reference run")
 	flag.Parse()
 	if *quick {
 		*n, *starts = 20, 2
 	}
-	if err := run(*n, *starts, *pkgs); err != nil {
+	if err := run(*n, *starts, *pkgs, *gemkit); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/codeintel:", err)
 		os.Exit(1)
 	}
@@ -77,7 +78,7 @@ type env struct {
 	environ                                   []string
 }
 
-func run(n, starts, pkgs int) error {
+func run(n, starts, pkgs int, gemkit string) error {
 	root, err := benchenv.RepoRoot()
 	if err != nil {
 		return err
@@ -99,8 +100,10 @@ func run(n, starts, pkgs int) error {
 	if _, err := os.Stat(e.cclsp); err != nil {
 		return fmt.Errorf("cclsp is not installed: run `npm ci` in interop/")
 	}
-	if e.gemkit, err = benchenv.BuildGemkit(root, tmp); err != nil {
-		return err
+	if e.gemkit = gemkit; gemkit == "" {
+		if e.gemkit, err = benchenv.BuildGemkit(root, tmp); err != nil {
+			return err
+		}
 	}
 	if err := makeFixture(root, e.ws, pkgs); err != nil {
 		return err
