@@ -241,6 +241,15 @@ func (c *Client) Diagnostics(ctx context.Context, path string) (diags []codeinte
 // error when it does not check the file.
 func (c *Client) Pull(ctx context.Context, path string) ([]codeintel.Diagnostic, error) {
 	if !c.Offers("diagnosticProvider") {
+		if c.offersTSServerRequest() {
+			ds, err := c.pullTSServer(ctx, path)
+			if err == nil {
+				c.mu.Lock()
+				c.pulled[path] = ds
+				c.mu.Unlock()
+			}
+			return ds, err
+		}
 		return nil, codeintel.ErrUnsupported
 	}
 	var rep struct {
