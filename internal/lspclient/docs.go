@@ -204,14 +204,13 @@ func readText(path string) (string, error) {
 }
 
 // Diagnostics returns the diagnostics of path's latest text. A server
-// that offers them on request (textDocument/diagnostic: gopls with
-// pullDiagnostics, pyright) is asked, and computes them for its current
-// view of the workspace; from another, the latest diagnostics it
-// published for path are taken, after waiting (until ctx ends) for those
-// of the version it was last sent and, for a file it has open, for its
-// publish after the latest change of another file (at most
-// changeWait: a server republishes the open files a change affects,
-// typescript-language-server all of them).
+// that offers them on request (Pull: gopls with pullDiagnostics,
+// pyright, typescript-language-server through tsserver) is asked, and
+// computes them for its current view of the workspace; from another,
+// the latest diagnostics it published for path are taken, after waiting
+// (until ctx ends) for those of the version it was last sent and, for a
+// file it has open, for its answer to the latest change of another file
+// (pushed).
 //
 // stale is "" when the diagnostics are current; else it says why they
 // may not be: none came in time for the latest text or change (the
@@ -235,8 +234,9 @@ func (c *Client) Diagnostics(ctx context.Context, path string) (diags []codeinte
 	return c.pushed(ctx, path)
 }
 
-// Pull asks the server for path's diagnostics (textDocument/diagnostic),
-// computed for its current view of the workspace:
+// Pull asks the server for path's diagnostics (textDocument/diagnostic;
+// typescript-language-server's tsserver, see tsserver.go), computed for
+// its current view of the workspace:
 // codeintel.ErrUnsupported when it does not offer them, the server's
 // error when it does not check the file.
 func (c *Client) Pull(ctx context.Context, path string) ([]codeintel.Diagnostic, error) {
