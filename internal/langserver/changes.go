@@ -116,11 +116,11 @@ func (p *Pool) onDisk(path string) {
 }
 
 // notOpen tells c of a file changed on disk that it does not have open:
-// workspace/didChangeWatchedFiles; a server whose diagnostics are only
-// published (typescript-language-server, which leaves that notification
-// to tsserver's own watching of the disk, and re-diagnoses when it
-// notices) is also given the file, so that the files it affects are
-// diagnosed again at once, and their next answer waits for that.
+// workspace/didChangeWatchedFiles; a server without
+// textDocument/diagnostic is also given the file, open
+// (typescript-language-server leaves that notification to tsserver's own
+// watching of the disk, which notices late): its next diagnostics, asked
+// of tsserver or published, are those of the new text.
 func (p *Pool) notOpen(r *running, c *lspclient.Client, path string) {
 	typ := 2
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
