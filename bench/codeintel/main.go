@@ -68,11 +68,12 @@ func main() {
 	pkgs := flag.Int("packages", 20, "generated packages")
 	quick := flag.Bool("quick", false, "20 calls and 2 starts of each kind")
 	ref := flag.String("ref", "", "a reference gemkit binary measured in the same run")
+	gemkit := flag.String("gemkit", "", "gemkit binary (default: built from the repository), such as main's, for a reference run")
 	flag.Parse()
 	if *quick {
 		*n, *starts = 20, 2
 	}
-	if err := run(*n, *starts, *pkgs, *ref); err != nil {
+	if err := run(*n, *starts, *pkgs, *gemkit, *ref); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/codeintel:", err)
 		os.Exit(1)
 	}
@@ -89,7 +90,7 @@ type env struct {
 	refEnviron []string
 }
 
-func run(n, starts, pkgs int, ref string) error {
+func run(n, starts, pkgs int, gemkit, ref string) error {
 	root, err := benchenv.RepoRoot()
 	if err != nil {
 		return err
@@ -111,8 +112,10 @@ func run(n, starts, pkgs int, ref string) error {
 	if _, err := os.Stat(e.cclsp); err != nil {
 		return fmt.Errorf("cclsp is not installed: run `npm ci` in interop/")
 	}
-	if e.gemkit, err = benchenv.BuildGemkit(root, tmp); err != nil {
-		return err
+	if e.gemkit = gemkit; gemkit == "" {
+		if e.gemkit, err = benchenv.BuildGemkit(root, tmp); err != nil {
+			return err
+		}
 	}
 	if err := makeFixture(root, e.ws, pkgs); err != nil {
 		return err
@@ -319,7 +322,22 @@ var (
 	cclspFew        = map[string]any{"file_path": "store/store.go", "symbol_name": "Total", "symbol_kind": "method", "include_declaration": true}
 	cclspDef        = map[string]any{"file_path": "greet/greet.go", "symbol_name": "Greet", "symbol_kind": "function"}
 	cclspRefs       = map[string]any{"file_path": "greet/greet.go", "symbol_name": "Greet", "symbol_kind": "function", "include_declaration": true}
+	// Hover of the function Greet and implementations of the interface
+	// Greeter, by position (as cclsp takes them) and by name.
+	gemkitHoverByPos  = map[string]any{"file": "greet/greet.go", "line": 16, "column": 6}
+	gemkitHoverByName = map[string]any{"symbol": "Greet", "file": "greet/greet.go"}
+	gemkitImplByPos   = map[string]any{"file": "greet/greet.go", "line": 5, "column": 6}
+	gemkitImplByName  = map[string]any{"symbol": "Greeter", "file": "greet/greet.go"}
+	cclspHover        = map[string]any{"file_path": "greet/greet.go", "line": 16, "character": 6}
+	cclspImpl         = map[string]any{"file_path": "greet/greet.go", "line": 5, "character": 6}
 )
+
+// hoverOK and implOK recognize a correct hover and implementations
+// answer, from either server.
+func hoverOK(s string) bool { return strings.Contains(s, "func Greet(name string) string") }
+func implOK(s string) bool {
+	return strings.Contains(s, "greet.go:10") || strings.Contains(s, "greet.go:10:6")
+}
 
 // gemkitDefOK and cclspDefOK recognize a correct definition answer.
 func gemkitDefOK(s string) bool { return strings.Contains(s, "greet/greet.go:16:6") }
@@ -333,6 +351,10 @@ type results struct {
 	gemkitFew, cclspFew, goplsFew   []time.Duration
 	gemkitPing, cclspPing           []time.Duration
 	goplsDef, goplsRefs             []time.Duration
+	gemkitHover, gemkitHoverName    []time.Duration
+	gemkitImpl, gemkitImplName      []time.Duration
+	cclspHover, cclspImpl           []time.Duration
+	goplsHover, goplsImpl           []time.Duration
 	mem                             map[string][3]memFigure // "gemkit", "cclsp" → 1, 2, 4 agents
 	faults                          [][3]string
 	gemkitLeft, cclspLeft           int
@@ -497,6 +519,12 @@ func (e *env) warm(n int, res *results) error {
 		c.call("find_references", cclspFew)
 		c.call("find_definition", cclspDef)
 		c.call("find_references", cclspRefs)
+		g.call("code_hover", gemkitHoverByPos)
+		g.call("code_hover", gemkitHoverByName)
+		g.call("code_implementations", gemkitImplByPos)
+		g.call("code_implementations", gemkitImplByName)
+		c.call("get_hover", cclspHover)
+		c.call("find_implementation", cclspImpl)
 	}
 	ctx := context.Background()
 	direct, err := lspclient.Start(ctx, lspclient.Config{Name: "gopls", Command: []string{e.gopls}, Dir: e.ws})
@@ -512,10 +540,14 @@ func (e *env) warm(n int, res *results) error {
 	use := codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}}
 	decl := codeintel.DocPos{Path: greet, Pos: codeintel.Position{Line: 15, Character: 5}}
 	total := codeintel.DocPos{Path: store, Pos: codeintel.Position{Line: 29, Character: 16}}
+	iface := codeintel.DocPos{Path: greet, Pos: codeintel.Position{Line: 4, Character: 5}}
 	for range 3 {
 		direct.Definition(ctx, use)
 		direct.References(ctx, decl)
+		direct.Hover(ctx, decl)
+		direct.Implementations(ctx, iface)
 	}
+
 	timeIt := func(dst *[]time.Duration, f func() error) error {
 		t0 := time.Now()
 		if err := f(); err != nil {
@@ -530,9 +562,44 @@ func (e *env) warm(n int, res *results) error {
 		}
 		return nil
 	}
+	tool := func(dst *[]time.Duration, s *server, name string, args map[string]any, ok func(string) bool) func() error {
+		return func() error {
+			return timeIt(dst, func() error {
+				text, err := s.call(name, args)
+				if err != nil {
+					return err
+				}
+				return check(ok(text), name, text)
+			})
+		}
+	}
 	// Interleaved, so that every figure sees the same load.
 	for range n {
 		steps := []func() error{
+			tool(&res.gemkitHover, g, "code_hover", gemkitHoverByPos, hoverOK),
+			tool(&res.gemkitHoverName, g, "code_hover", gemkitHoverByName, hoverOK),
+			tool(&res.cclspHover, c, "get_hover", cclspHover, hoverOK),
+			func() error {
+				return timeIt(&res.goplsHover, func() error {
+					h, err := direct.Hover(ctx, decl)
+					if err == nil && !hoverOK(h.Text) {
+						err = fmt.Errorf("gopls hover: %q", h.Text)
+					}
+					return err
+				})
+			},
+			tool(&res.gemkitImpl, g, "code_implementations", gemkitImplByPos, implOK),
+			tool(&res.gemkitImplName, g, "code_implementations", gemkitImplByName, implOK),
+			tool(&res.cclspImpl, c, "find_implementation", cclspImpl, implOK),
+			func() error {
+				return timeIt(&res.goplsImpl, func() error {
+					l, err := direct.Implementations(ctx, iface)
+					if err == nil && (len(l) != 1 || l[0].Range.Start.Line != 9) {
+						err = fmt.Errorf("gopls implementations: %+v", l)
+					}
+					return err
+				})
+			},
 			func() error {
 				return timeIt(&res.gemkitDefPos, func() error {
 					s, err := g.call("code_definition", gemkitDefByPos)
@@ -972,6 +1039,14 @@ func (r *results) print() {
 	row("  gemkit's own time over gopls's: definition", over(r.gemkitDefPos, r.goplsDef), "")
 	row("  gemkit's own time over gopls's: references, 2 uses", over(r.gemkitFew, r.goplsFew), "")
 	row("  gemkit's own time over gopls's: references, 1,000 uses", over(r.gemkitRefs, r.goplsRefs), "")
+	row("warm hover p50, by position", ms(p50(r.gemkitHover)), ms(p50(r.cclspHover)))
+	row("warm hover p50, by name in the declaring file", ms(p50(r.gemkitHoverName)), "(cannot)")
+	row("  gopls's own hover p50 (asked directly)", ms(p50(r.goplsHover)), "")
+	row("  gemkit's own time over gopls's: hover by position", over(r.gemkitHover, r.goplsHover), "")
+	row("warm implementations p50, by position", ms(p50(r.gemkitImpl)), ms(p50(r.cclspImpl)))
+	row("warm implementations p50, by name in the declaring file", ms(p50(r.gemkitImplName)), "(cannot)")
+	row("  gopls's own implementations p50 (asked directly)", ms(p50(r.goplsImpl)), "")
+	row("  gemkit's own time over gopls's: implementations by position", over(r.gemkitImpl, r.goplsImpl), "")
 	for i, agents := range []int{1, 2, 4} {
 		g, c := r.mem["gemkit"][i], r.mem["cclsp"][i]
 		row(fmt.Sprintf("memory, %d %s: RSS sum / PSS sum", agents, map[bool]string{true: "agent", false: "agents"}[agents == 1]),

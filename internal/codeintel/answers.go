@@ -324,11 +324,12 @@ func (q *query) formatDiagnostics(ctx context.Context, files []FileDiagnostics, 
 			}
 		}
 	}
+	stale := staleNotes(q.t.w, files)
 	if total == 0 {
 		if one != "" {
-			return fmt.Sprintf("No problems reported in %s.", one) + q.note(ctx)
+			return fmt.Sprintf("No problems reported in %s.", one) + stale + q.note(ctx)
 		}
-		return "No problems reported in the workspace (as far as its language servers have checked it: files they have not opened may not be checked)." + q.note(ctx)
+		return "No problems reported in the workspace (as far as its language servers have checked it: files they have not opened may not be checked)." + stale + q.note(ctx)
 	}
 	a := newAnswer(q.t.opts.MaxChars)
 	where := "the workspace"
@@ -353,7 +354,27 @@ func (q *query) formatDiagnostics(ctx context.Context, files []FileDiagnostics, 
 			a.line(f.Path, diagLine(q.t.w, ls, f.Path, d))
 		}
 	}
-	return a.text("ask about one file with file") + q.note(ctx)
+	return a.text("ask about one file with file") + stale + q.note(ctx)
+}
+
+// staleNotes are the lines saying which files' problems may not be
+// current, and why (FileDiagnostics.Stale), at most a few.
+func staleNotes(w where, files []FileDiagnostics) string {
+	var b strings.Builder
+	n := 0
+	for _, f := range files {
+		if f.Stale == "" {
+			continue
+		}
+		if n++; n > 3 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n[%s: %s]", w.file(f.Path), f.Stale)
+	}
+	if n > 3 {
+		fmt.Fprintf(&b, "\n[and %d more files whose problems may not be current]", n-3)
+	}
+	return b.String()
 }
 
 // diagLine is "path:line:col: severity: message (source code)" and the

@@ -102,9 +102,10 @@ type candidate struct {
 }
 
 // match keeps the candidates whose own name is name and whose qualifiers
-// fit q. Names match exactly; when none does, regardless of case.
-func match(cands []candidate, q, name string) []candidate {
-	var exact, folded []candidate
+// fit q: exact are those whose name is written as name is, folded those
+// that differ from it in case only ("response" for "Response"). An exact
+// match wins; the others are candidates to offer.
+func match(cands []candidate, q, name string) (exact, folded []candidate) {
 	for _, c := range cands {
 		cq, cn := splitName(c.sym.Name)
 		if cq == "" {
@@ -120,10 +121,7 @@ func match(cands []candidate, q, name string) []candidate {
 			folded = append(folded, c)
 		}
 	}
-	if len(exact) > 0 {
-		return exact
-	}
-	return folded
+	return exact, folded
 }
 
 // preferred narrows the candidates for a bare name (no qualifier) to the

@@ -154,6 +154,11 @@ type Diagnostic struct {
 type FileDiagnostics struct {
 	Path        string       `json:"path"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
+	// Stale, when not empty, says why Diagnostics may not be those of the
+	// file's latest text or of the workspace's latest change (the server
+	// did not report in time, or does not check the file), in words for
+	// the answer.
+	Stale string `json:"stale,omitempty"`
 }
 
 // Hover is what a server says about the symbol at a position: its type or

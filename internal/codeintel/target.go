@@ -117,25 +117,44 @@ func (q *query) byPosition(ls lines, abs, rel, sym string) (target, error) {
 // a use of the name there, whose definition the server finds.
 func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) (target, error) {
 	qual, name := splitName(sym)
-	outline, err := q.t.src.DocumentSymbols(ctx, abs)
+	outline, err := q.outlineOf(ctx, abs)
 	if err != nil && !isUnsupported(err) {
 		return target{}, err
 	}
-	cands := match(flatten(outline, "", nil), qual, name)
+	cands, folded := match(flatten(outline, "", nil), qual, name)
 	for i := range cands {
 		cands[i].sym.Location.Path = abs
 	}
-	keep, others := preferred(cands, qual != "")
-	switch {
-	case len(keep) == 1:
-		s := keep[0].sym
-		return target{at: DocPos{Path: abs, Pos: s.NamePos()}, decl: &s, what: q.describe(keep[0]), others: q.othersNote(others)}, nil
-	case len(keep) > 1:
-		return target{}, q.ambiguous(sym, keep, "give line, or qualify the name")
+	for i := range folded {
+		folded[i].sym.Location.Path = abs
+	}
+	// Names match case first: declarations named otherwise than asked
+	// ("response" for "Response") are taken only when the name, written
+	// as asked, is neither declared nor used in the file; else they are
+	// offered beside the answer.
+	var occ []occurrence
+	if len(cands) == 0 {
+		occ = findIdent(ls, name, 200)
+	}
+	declared := func(cands, folded []candidate) (target, bool, error) {
+		keep, others := preferred(cands, qual != "")
+		switch {
+		case len(keep) == 1:
+			s := keep[0].sym
+			return target{at: DocPos{Path: abs, Pos: s.NamePos()}, decl: &s, what: q.describe(keep[0]), others: lines2(q.othersNote(others), q.caseNote(folded))}, true, nil
+		case len(keep) > 1:
+			return target{}, true, q.ambiguous(sym, keep, "give line, or qualify the name")
+		}
+		return target{}, false, nil
+	}
+	if len(cands) == 0 && len(occ) == 0 {
+		cands, folded = folded, nil
+	}
+	if t, ok, err := declared(cands, folded); ok {
+		return t, err
 	}
 	// Not declared here: a use of it. Ask the server where each use
 	// leads (a few), and take the one declaration they agree on.
-	occ := findIdent(ls, name, 200)
 	if qual != "" {
 		var fit []occurrence
 		for _, o := range occ {
@@ -181,6 +200,11 @@ func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) 
 		}
 	}
 	switch {
+	case len(firsts) == 0 && len(folded) > 0:
+		// Written as asked only where nothing is declared (a comment):
+		// the declarations differing in case are meant.
+		t, _, err := declared(folded, nil)
+		return t, err
 	case len(firsts) == 0:
 		return target{}, fmt.Errorf("%s occurs in %s, but the language server finds no declaration for it there (in a comment or a string?); give line and column of a use", name, rel)
 	case len(firsts) > 1:
@@ -193,7 +217,7 @@ func (q *query) byFileName(ctx context.Context, ls lines, abs, rel, sym string) 
 	}
 	f := firsts[0]
 	return target{at: DocPos{Path: abs, Pos: Position{Line: f.occ.line, Character: f.occ.col16}}, defs: f.defs,
-		what: fmt.Sprintf("%s (used at %s:%d:%d)", name, rel, f.occ.line+1, f.occ.col+1)}, nil
+		what: fmt.Sprintf("%s (used at %s:%d:%d)", name, rel, f.occ.line+1, f.occ.col+1), others: q.caseNote(folded)}, nil
 }
 
 // byWorkspaceName resolves a name by searching the workspace's
@@ -212,7 +236,10 @@ func (q *query) byWorkspaceName(ctx context.Context, sym string) (target, error)
 		all[i] = candidate{sym: s}
 	}
 	q.refine(ctx, all, name)
-	cands := match(all, qual, name)
+	cands, folded := match(all, qual, name)
+	if len(cands) == 0 {
+		cands, folded = folded, nil
+	}
 	// Declarations in the workspace win over the same names outside it
 	// (the standard library, dependencies), unless only those match.
 	var inside []candidate
@@ -226,13 +253,19 @@ func (q *query) byWorkspaceName(ctx context.Context, sym string) (target, error)
 	}
 	cands = dedupe(cands)
 	keep, others := preferred(cands, qual != "")
+	var differ []candidate
+	for _, c := range dedupe(folded) {
+		if _, ok := q.t.w.rel(c.sym.Location.Path); ok {
+			differ = append(differ, c)
+		}
+	}
 	switch {
 	case len(keep) == 1:
 		s := keep[0].sym
 		if p := s.Location.Path; p != "" {
 			q.path = p
 		}
-		return target{at: DocPos{Path: s.Location.Path, Pos: s.NamePos()}, decl: &s, what: q.describe(keep[0]), others: q.othersNote(others)}, nil
+		return target{at: DocPos{Path: s.Location.Path, Pos: s.NamePos()}, decl: &s, what: q.describe(keep[0]), others: lines2(q.othersNote(others), q.caseNote(differ))}, nil
 	case len(keep) > 1:
 		return target{}, q.ambiguous(sym, keep, "give file (one that declares or uses it), or qualify the name")
 	}
@@ -285,7 +318,7 @@ func (q *query) refine(ctx context.Context, cands []candidate, name string) {
 			if len(outlines) >= maxRefine {
 				continue
 			}
-			syms, err := q.t.src.DocumentSymbols(ctx, path)
+			syms, err := q.outlineOf(ctx, path)
 			if err != nil {
 				syms = nil
 			}
@@ -346,6 +379,34 @@ func (q *query) ambiguous(sym string, cands []candidate, how string) error {
 		}
 	}
 	return fmt.Errorf("%s", b.String())
+}
+
+// lines2 joins the notes that are not empty, one a line.
+func lines2(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// caseNote offers the declarations whose names differ from the one
+// asked in case only, passed over for the exact one.
+func (q *query) caseNote(folded []candidate) string {
+	if len(folded) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(folded))
+	for i, c := range folded {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(folded)-i))
+			break
+		}
+		names = append(names, q.describe(c))
+	}
+	return "(names that differ in case only: " + strings.Join(names, ", ") + "; ask for one by its name as written there)"
 }
 
 // othersNote mentions the members passed over for a bare name.

@@ -71,6 +71,58 @@ type Tools struct {
 	// own to a broker each time.
 	statusMu sync.Mutex
 	statuses map[string]cachedStatus
+
+	// outlines caches files' outlines by their size and modification
+	// time: a question by name in a file needs no second round trip to
+	// the server while the file is unchanged.
+	outlineMu sync.Mutex
+	outlines  map[string]cachedOutline
+}
+
+type cachedOutline struct {
+	mod  time.Time
+	size int64
+	syms []Symbol
+}
+
+// maxOutlines bounds the outlines kept.
+const maxOutlines = 256
+
+// outline is the Source's DocumentSymbols of the workspace file at abs,
+// from the cache while the file on disk is unchanged since (and has no
+// unsaved text in the editor that answers).
+func (q *query) outlineOf(ctx context.Context, abs string) ([]Symbol, error) {
+	t := q.t
+	name, err := t.root.Rel(abs)
+	if err != nil {
+		return t.src.DocumentSymbols(ctx, abs)
+	}
+	if _, err := q.fc.get(abs); err == nil && q.fc.texts != nil {
+		if _, unsaved := q.fc.texts[abs]; unsaved {
+			return t.src.DocumentSymbols(ctx, abs)
+		}
+	}
+	fi, err := t.root.Stat(name)
+	if err != nil {
+		return t.src.DocumentSymbols(ctx, abs)
+	}
+	t.outlineMu.Lock()
+	c, ok := t.outlines[abs]
+	t.outlineMu.Unlock()
+	if ok && c.mod.Equal(fi.ModTime()) && c.size == fi.Size() {
+		return c.syms, nil
+	}
+	syms, err := t.src.DocumentSymbols(ctx, abs)
+	if err != nil {
+		return syms, err
+	}
+	t.outlineMu.Lock()
+	if t.outlines == nil || len(t.outlines) >= maxOutlines {
+		t.outlines = map[string]cachedOutline{}
+	}
+	t.outlines[abs] = cachedOutline{mod: fi.ModTime(), size: fi.Size(), syms: syms}
+	t.outlineMu.Unlock()
+	return syms, nil
 }
 
 type cachedStatus struct {

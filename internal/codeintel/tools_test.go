@@ -383,3 +383,67 @@ main.go:15:20: error: not enough arguments in call to greet.Greet (compiler Wron
 		t.Errorf("no server: %q", got)
 	}
 }
+
+// A file whose problems the server has not reported since the latest
+// change is answered with what it reported, and says so.
+func TestToolsDiagnosticsStale(t *testing.T) {
+	ws, src := shop(t)
+	m := filepath.Join(ws, "main.go")
+	src.stale = map[string]string{m: "gopls has not reported on this file since another file changed: the problems may be stale; ask again shortly"}
+	tools := newTestTools(t, ws, src, Options{})
+	got, _ := call(t, tools, ToolDiagnostics, `{"file":"main.go"}`)
+	want := "No problems reported in main.go.\n[main.go: gopls has not reported on this file since another file changed: the problems may be stale; ask again shortly]"
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A name matches case first: the declaration written as asked wins over
+// those that differ in case only, which are offered beside it; with no
+// exact one, those are the answer.
+func TestToolsNameCase(t *testing.T) {
+	ws, src := shop(t)
+	s := filepath.Join(ws, "store", "store.go")
+	src.symbols = append(src.symbols, Symbol{Name: "greet", Kind: KindVariable, Container: "example.com/shop/store", Location: Location{Path: s, Range: rng(4, 4, 9)}})
+	tools := newTestTools(t, ws, src, Options{})
+	got, isErr := call(t, tools, ToolDefinition, `{"symbol":"Greet"}`)
+	if isErr || !strings.Contains(got, "Greet (function, greet/greet.go:16:6) is defined at:") ||
+		!strings.Contains(got, "(names that differ in case only: greet (variable, store/store.go:5:5); ask for one by its name as written there)") {
+		t.Fatalf("Greet:\n%s", got)
+	}
+	got, isErr = call(t, tools, ToolDefinition, `{"symbol":"GREET"}`)
+	if !isErr || !strings.Contains(got, "GREET names 2 declarations") || !strings.Contains(got, "greet (variable, store/store.go:5:5)") {
+		t.Fatalf("GREET, which nothing is named as written:\n%s", got)
+	}
+}
+
+// A file's outline is asked of the server once while the file is
+// unchanged on disk, and again once it changed.
+func TestToolsOutlineCached(t *testing.T) {
+	ws, src := shop(t)
+	tools := newTestTools(t, ws, src, Options{})
+	count := func() int {
+		n := 0
+		for _, m := range src.asked {
+			if m == "DocumentSymbols" {
+				n++
+			}
+		}
+		return n
+	}
+	for range 3 {
+		if got, isErr := call(t, tools, ToolDefinition, `{"symbol":"Store.Add","file":"store/store.go"}`); isErr || !strings.Contains(got, "store/store.go:21:17") {
+			t.Fatalf("definition: %s", got)
+		}
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("the outline was asked %d times for 3 questions about an unchanged file", n)
+	}
+	s := filepath.Join(ws, "store", "store.go")
+	b, _ := os.ReadFile(s)
+	os.WriteFile(s, append(b, "\n// More.\n"...), 0o644)
+	call(t, tools, ToolDefinition, `{"symbol":"Store.Add","file":"store/store.go"}`)
+	if n := count(); n != 2 {
+		t.Fatalf("after the file changed, the outline was asked %d times in all, want 2", n)
+	}
+}

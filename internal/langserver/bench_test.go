@@ -112,3 +112,64 @@ func BenchmarkColdDefinition(b *testing.B) {
 	b.ReportMetric(med(sandboxed), "ms-sandboxed")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkHoverImplementations: warm hover and implementations through
+// the tools, by name in a file and by position, beside gopls asked
+// directly.
+func BenchmarkHoverImplementations(b *testing.B) {
+	codeinteltest.Gopls(b)
+	ws := codeinteltest.Fixture(b, "go")
+	p, err := New(Options{Workspace: ws})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	defer tl.Close()
+	ctx := context.Background()
+	calls := []struct{ name, tool, args string }{
+		{"hover/name", codeintel.ToolHover, `{"symbol":"Greet","file":"greet/greet.go"}`},
+		{"hover/position", codeintel.ToolHover, `{"file":"greet/greet.go","line":16,"column":6}`},
+		{"implementations/name", codeintel.ToolImplementations, `{"symbol":"Greeter","file":"greet/greet.go"}`},
+		{"implementations/position", codeintel.ToolImplementations, `{"file":"greet/greet.go","line":6,"column":6}`},
+	}
+	for _, c := range calls {
+		for range 5 {
+			tl.Call(ctx, c.tool, json.RawMessage(c.args))
+		}
+		b.Run("tools/"+c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, isErr := tl.Call(ctx, c.tool, json.RawMessage(c.args)); isErr {
+					b.Fatal("error")
+				}
+			}
+		})
+	}
+	c, err := lspclient.Start(ctx, lspclient.Config{Name: "gopls", Command: []string{codeinteltest.Gopls(b)}, Dir: ws})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Shutdown(ctx)
+	g := filepath.Join(ws, "greet", "greet.go")
+	c.Open(g, "go")
+	fn := codeintel.DocPos{Path: g, Pos: codeintel.Position{Line: 15, Character: 5}}
+	iface := codeintel.DocPos{Path: g, Pos: codeintel.Position{Line: 5, Character: 5}}
+	for range 5 {
+		c.Hover(ctx, fn)
+		c.Implementations(ctx, iface)
+	}
+	b.Run("gopls/hover", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.Hover(ctx, fn); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gopls/implementations", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.Implementations(ctx, iface); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

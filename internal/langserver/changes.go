@@ -65,11 +65,7 @@ func (p *Pool) Changed(ctx context.Context, changes []codeintel.Change) error {
 				c.Watched([]lspclient.FileEvent{{Path: ch.Path, Type: 3}})
 			}
 		default:
-			typ := 2
-			if _, err := os.Stat(ch.Path); errors.Is(err, fs.ErrNotExist) {
-				typ = 3
-			}
-			c.Watched([]lspclient.FileEvent{{Path: ch.Path, Type: typ}})
+			p.notOpen(r, c, ch.Path)
 		}
 	}
 	return nil
@@ -79,7 +75,7 @@ func (p *Pool) Changed(ctx context.Context, changes []codeintel.Change) error {
 // was started.
 func (p *Pool) runningFor(path string) *running {
 	ext := strings.ToLower(filepath.Ext(path))
-	ch, _, err := choose(p.table, ext, p.look)
+	ch, _, err := choose(p.table, ext, p.lookPath)
 	if err != nil {
 		return nil
 	}
@@ -116,9 +112,24 @@ func (p *Pool) onDisk(path string) {
 			return
 		}
 	}
+	p.notOpen(r, c, path)
+}
+
+// notOpen tells c of a file changed on disk that it does not have open:
+// workspace/didChangeWatchedFiles; a server without
+// textDocument/diagnostic is also given the file, open
+// (typescript-language-server leaves that notification to tsserver's own
+// watching of the disk, which notices late): its next diagnostics, asked
+// of tsserver or published, are those of the new text.
+func (p *Pool) notOpen(r *running, c *lspclient.Client, path string) {
 	typ := 2
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		typ = 3
 	}
 	c.Watched([]lspclient.FileEvent{{Path: path, Type: typ}})
+	if typ == 2 && !c.Offers("diagnosticProvider") && len(c.OpenDocs()) > 0 {
+		if err := r.openChanged(c, path); err != nil {
+			p.log.Debug("code intelligence: a changed file could not be given to its server", "path", path, "err", err)
+		}
+	}
 }

@@ -17,6 +17,12 @@ import (
 
 // Diagnostics implements codeintel.Source.
 func (p *Pool) Diagnostics(ctx context.Context, paths []string) ([]codeintel.FileDiagnostics, error) {
+	// A file written just before the question, which the watcher has
+	// not reported yet (it lets a file settle first), is told to the
+	// servers now: its effect on the files asked about is waited for.
+	if p.watcher != nil {
+		p.watcher.Sync(ctx)
+	}
 	if len(paths) == 0 {
 		return p.workspaceDiagnostics(ctx)
 	}
@@ -27,10 +33,10 @@ func (p *Pool) Diagnostics(ctx context.Context, paths []string) ([]codeintel.Fil
 			return nil, err
 		}
 		wctx, cancel := context.WithTimeout(ctx, diagWait)
-		ds, _ := c.Diagnostics(wctx, path)
+		ds, stale := c.Diagnostics(wctx, path)
 		cancel()
 		done()
-		out = append(out, codeintel.FileDiagnostics{Path: path, Diagnostics: ds})
+		out = append(out, codeintel.FileDiagnostics{Path: path, Diagnostics: ds, Stale: stale})
 	}
 	return out, nil
 }
@@ -124,7 +130,10 @@ func (p *Pool) pullAll(ctx context.Context, r *running, c *lspclient.Client) map
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				if ds, ok := c.Diagnostics(ctx, f); ok {
+				// Only asked: a file the server answers it does not
+				// check (gopls: one its build constraints leave out) is
+				// never published either, and is not waited for.
+				if ds, err := c.Pull(ctx, f); err == nil {
 					mu.Lock()
 					out[f] = ds
 					mu.Unlock()

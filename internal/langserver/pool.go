@@ -77,6 +77,9 @@ type Pool struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
+	// watcher tells the running servers of files changed on disk; nil
+	// without Options.Watch.
+	watcher *wswatch.Watcher
 
 	mu      sync.Mutex
 	servers map[string]*running
@@ -84,6 +87,36 @@ type Pool struct {
 	markers map[string]bool
 	found   time.Time // when exts and markers were found
 	closed  bool
+
+	lookMu sync.Mutex
+	looked map[string]lookedPath
+}
+
+// lookedPath is where look found a command, and when.
+type lookedPath struct {
+	path string
+	err  error
+	at   time.Time
+}
+
+// lookTTL is how long where a command was found (or not) holds: every
+// question finds its server, and a search of PATH is a stat of each of
+// its folders.
+const lookTTL = 5 * time.Second
+
+// lookPath is look, its answers kept for lookTTL.
+func (p *Pool) lookPath(file string) (string, error) {
+	p.lookMu.Lock()
+	defer p.lookMu.Unlock()
+	if l, ok := p.looked[file]; ok && time.Since(l.at) < lookTTL {
+		return l.path, l.err
+	}
+	path, err := p.look(file)
+	if p.looked == nil {
+		p.looked = map[string]lookedPath{}
+	}
+	p.looked[file] = lookedPath{path, err, time.Now()}
+	return path, err
 }
 
 // New returns the Pool of a workspace. Servers start on demand.
@@ -125,6 +158,7 @@ func New(opts Options) (*Pool, error) {
 		if err != nil {
 			log.Warn("code intelligence: files changed in the workspace will be read again only when asked about", "err", err)
 		} else {
+			p.watcher = w
 			go w.Run(ctx, watchSink{p})
 		}
 	}
@@ -195,7 +229,7 @@ func (p *Pool) Servers() []ServerInfo {
 // serverFor returns the running entry for a file's language, or a
 // *codeintel.NoServerError saying why there is none.
 func (p *Pool) serverFor(path string) (*running, error) {
-	ch, err := find(p.table, p.look, p.cfgPath, path)
+	ch, err := find(p.table, p.lookPath, p.cfgPath, path)
 	if err != nil {
 		return nil, err
 	}

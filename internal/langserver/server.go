@@ -147,7 +147,20 @@ func (r *running) stop() {
 // open opens (or syncs) path in c, closing the least recently used
 // documents past maxOpen.
 func (r *running) open(c *lspclient.Client, path string) error {
-	if _, err := c.Open(path, r.server.languageID(path)); err != nil {
+	return r.openAs(c, path, c.Open)
+}
+
+// openChanged opens path, changed on disk, in c as a change of the
+// workspace (lspclient.OpenChanged): for a server that diagnoses only
+// what it is sent, and offers no diagnostics on request, hearing of
+// the file (workspace/didChangeWatchedFiles) is not enough for the
+// other open files' diagnostics to follow it.
+func (r *running) openChanged(c *lspclient.Client, path string) error {
+	return r.openAs(c, path, c.OpenChanged)
+}
+
+func (r *running) openAs(c *lspclient.Client, path string, open func(path, languageID string) (int, error)) error {
+	if _, err := open(path, r.server.languageID(path)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s does not exist on disk (a file must be saved before its language server can read it)", path)
 		}

@@ -141,15 +141,26 @@ type Client struct {
 	exitErr error         // set before exited is closed
 	stderr  *tail
 
-	sendMu   sync.Mutex // orders document changes (see send)
-	mu       sync.Mutex
-	docs     map[string]*doc
-	diags    map[string]published
-	pulled   map[string][]codeintel.Diagnostic // asked for since the last publish of the file
-	seq      uint64                            // publishDiagnostics received so far
-	changed  chan struct{}                     // closed and replaced at each publish or progress change
-	progress map[string]string
-	lastPub  time.Time
+	sendMu sync.Mutex // orders document changes (see send)
+	mu     sync.Mutex
+	docs   map[string]*doc
+	diags  map[string]published
+	pulled map[string][]codeintel.Diagnostic // asked for since the last publish of the file
+	seq    uint64                            // publishDiagnostics received so far
+	// changeSeq is seq when a change was last sent (a document's new
+	// text, files changed on disk): a server answers it by publishing
+	// again for the files it affects, so a publish before it may be
+	// stale.
+	changeSeq uint64
+	// unanswered are the documents changed (by path, with when) that
+	// the server has not published for since.
+	unanswered map[string]time.Time
+	// answeredSeq is seq when the last of them was published for: the
+	// server's publishes from then on follow the change.
+	answeredSeq uint64
+	changed     chan struct{} // closed and replaced at each publish or progress change
+	progress    map[string]string
+	lastPub     time.Time
 }
 
 // doc is a document the server has open.
@@ -184,15 +195,16 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.Logger = slog.Default()
 	}
 	c := &Client{
-		cfg:      cfg,
-		log:      cfg.Logger.With("server", cfg.Name),
-		exited:   make(chan struct{}),
-		stderr:   &tail{max: stderrTail},
-		docs:     map[string]*doc{},
-		diags:    map[string]published{},
-		pulled:   map[string][]codeintel.Diagnostic{},
-		changed:  make(chan struct{}),
-		progress: map[string]string{},
+		cfg:        cfg,
+		log:        cfg.Logger.With("server", cfg.Name),
+		exited:     make(chan struct{}),
+		stderr:     &tail{max: stderrTail},
+		docs:       map[string]*doc{},
+		diags:      map[string]published{},
+		pulled:     map[string][]codeintel.Diagnostic{},
+		unanswered: map[string]time.Time{},
+		changed:    make(chan struct{}),
+		progress:   map[string]string{},
 	}
 	start := cfg.Start
 	if start == nil {
@@ -396,6 +408,12 @@ func (c *Client) publish(params json.RawMessage) {
 	c.mu.Lock()
 	c.seq++
 	c.diags[path] = published{version: p.Version, diags: ds, seq: c.seq}
+	if _, ok := c.unanswered[path]; ok {
+		delete(c.unanswered, path)
+		if len(c.unanswered) == 0 {
+			c.answeredSeq = c.seq
+		}
+	}
 	delete(c.pulled, path)
 	c.lastPub = time.Now()
 	c.signalLocked()

@@ -73,8 +73,8 @@ func TestGopls(t *testing.T) {
 	if err != nil || len(impls) != 1 || impls[0].Range.Start.Line != 9 {
 		t.Fatalf("implementations: %+v %v", impls, err)
 	}
-	if d, ok := c.Diagnostics(ctx, main); !ok || len(d) != 0 {
-		t.Fatalf("diagnostics before: %+v %v", d, ok)
+	if d, stale := c.Diagnostics(ctx, main); stale != "" || len(d) != 0 {
+		t.Fatalf("diagnostics before: %+v %q", d, stale)
 	}
 
 	// An agent writes an error into main.go on disk: Open sends it, and
@@ -85,14 +85,14 @@ func TestGopls(t *testing.T) {
 	if _, err := c.Open(main, "go"); err != nil {
 		t.Fatal(err)
 	}
-	d, ok := c.Diagnostics(ctx, main)
-	if !ok || len(d) != 1 || !strings.Contains(d[0].Message, "Gret") || d[0].Severity != codeintel.SevError || d[0].Range.Start.Line != 14 {
-		t.Fatalf("diagnostics after the error: %+v %v", d, ok)
+	d, stale := c.Diagnostics(ctx, main)
+	if stale != "" || len(d) != 1 || !strings.Contains(d[0].Message, "Gret") || d[0].Severity != codeintel.SevError || d[0].Range.Start.Line != 14 {
+		t.Fatalf("diagnostics after the error: %+v %q", d, stale)
 	}
 	os.WriteFile(main, text, 0o644)
 	c.Open(main, "go")
-	if d, ok := c.Diagnostics(ctx, main); !ok || len(d) != 0 {
-		t.Fatalf("diagnostics after the fix: %+v %v", d, ok)
+	if d, stale := c.Diagnostics(ctx, main); stale != "" || len(d) != 0 {
+		t.Fatalf("diagnostics after the fix: %+v %q", d, stale)
 	}
 }
 

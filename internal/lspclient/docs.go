@@ -7,11 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // Open makes sure the server has the file at path open with its text as
@@ -19,6 +21,20 @@ import (
 // changed on disk since is sent again, one gone is closed. languageID is
 // LSP's ("go"). It returns the document's version.
 func (c *Client) Open(path, languageID string) (int, error) {
+	return c.open(path, languageID, false)
+}
+
+// OpenChanged is Open for a file changed on disk that the server is to
+// take as a change of the workspace: the files it affects are
+// diagnosed again (typescript-language-server ignores
+// workspace/didChangeWatchedFiles, and diagnoses every open file after
+// a document is opened or changed), and their diagnostics are waited
+// for as after any change (Diagnostics).
+func (c *Client) OpenChanged(path, languageID string) (int, error) {
+	return c.open(path, languageID, true)
+}
+
+func (c *Client) open(path, languageID string, change bool) (int, error) {
 	fi, err := os.Stat(path)
 	c.mu.Lock()
 	d := c.docs[path]
@@ -46,13 +62,13 @@ func (c *Client) Open(path, languageID string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return c.send(path, languageID, text, fi.ModTime(), fi.Size(), false)
+	return c.send(path, languageID, text, fi.ModTime(), fi.Size(), false, change)
 }
 
 // Set gives the server text as the file's content, unsaved (an overlay),
 // until Open is asked to read the disk again by Reload.
 func (c *Client) Set(path, languageID, text string) (int, error) {
-	return c.send(path, languageID, text, time.Time{}, -1, true)
+	return c.send(path, languageID, text, time.Time{}, -1, true, false)
 }
 
 // Reload drops an overlay of path, if any, and sends the file as on
@@ -67,8 +83,10 @@ func (c *Client) Reload(path, languageID string) (int, error) {
 	return c.Open(path, languageID)
 }
 
-// send opens path with text or sends it as the new full text.
-func (c *Client) send(path, languageID, text string, mod time.Time, size int64, overlay bool) (int, error) {
+// send opens path with text or sends it as the new full text; a new
+// text (didChange), or an opening that change asks to count as one, is a
+// change of the workspace that other files' diagnostics wait for.
+func (c *Client) send(path, languageID, text string, mod time.Time, size int64, overlay, change bool) (int, error) {
 	// sendMu keeps the changes of a file in the order of their versions;
 	// mu is not held while writing, since the reading goroutine needs it
 	// to take the server's messages (a server blocked writing to gemkit
@@ -100,6 +118,10 @@ func (c *Client) send(path, languageID, text string, mod time.Time, size int64, 
 	}
 	d.text, d.mod, d.size, d.overlay = text, mod, size, overlay
 	d.sentSeq = c.seq
+	if change || method == "textDocument/didChange" {
+		c.changeSeq = c.seq
+		c.unanswered[path] = time.Now()
+	}
 	v := d.version
 	c.mu.Unlock()
 	if err := c.rpc.notify(method, params); err != nil {
@@ -115,6 +137,7 @@ func (c *Client) Close(path string) {
 	c.mu.Lock()
 	_, ok := c.docs[path]
 	delete(c.docs, path)
+	delete(c.unanswered, path)
 	c.mu.Unlock()
 	if ok {
 		c.rpc.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": URI(path)}})
@@ -150,6 +173,9 @@ func (c *Client) Watched(events []FileEvent) error {
 	for _, e := range events {
 		changes = append(changes, map[string]any{"uri": URI(e.Path), "type": e.Type})
 	}
+	c.mu.Lock()
+	c.changeSeq = c.seq
+	c.mu.Unlock()
 	return c.rpc.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": changes})
 }
 
@@ -178,58 +204,165 @@ func readText(path string) (string, error) {
 }
 
 // Diagnostics returns the diagnostics of path's latest text. A server
-// that offers them on request (textDocument/diagnostic: gopls with
-// pullDiagnostics, pyright) is asked, and computes them for its current
-// view of the workspace; from another, the latest diagnostics it
-// published for path are taken, after waiting (until ctx ends) for those
-// of the version it was last sent. ok is false when none came for the
-// latest version in time: the previous ones are returned.
-func (c *Client) Diagnostics(ctx context.Context, path string) (diags []codeintel.Diagnostic, ok bool) {
-	if c.Offers("diagnosticProvider") {
-		var rep struct {
-			Kind  string           `json:"kind"`
-			Items []wireDiagnostic `json:"items"`
-		}
-		err := c.request(ctx, "textDocument/diagnostic", map[string]any{"textDocument": textDocumentID{URI: URI(path)}}, &rep)
-		if err == nil && rep.Kind != "unchanged" {
-			out := make([]codeintel.Diagnostic, 0, len(rep.Items))
-			for _, d := range rep.Items {
-				out = append(out, d.diagnostic())
-			}
-			c.mu.Lock()
-			c.pulled[path] = out
-			c.mu.Unlock()
-			return out, true
-		}
+// that offers them on request (Pull: gopls with pullDiagnostics,
+// pyright, typescript-language-server through tsserver) is asked, and
+// computes them for its current view of the workspace; from another,
+// the latest diagnostics it published for path are taken, after waiting
+// (until ctx ends) for those of the version it was last sent and, for a
+// file it has open, for its answer to the latest change of another file
+// (pushed).
+//
+// stale is "" when the diagnostics are current; else it says why they
+// may not be: none came in time for the latest text or change (the
+// previous ones are returned), or the server answered that it does not
+// check the file (gopls: a file its build constraints leave out), which
+// no wait would change.
+func (c *Client) Diagnostics(ctx context.Context, path string) (diags []codeintel.Diagnostic, stale string) {
+	ds, err := c.Pull(ctx, path)
+	if err == nil {
+		return ds, ""
+	}
+	if notChecked := c.notChecked(err); notChecked != "" {
+		c.mu.Lock()
+		p := c.diags[path]
+		c.mu.Unlock()
+		return p.diags, notChecked
+	}
+	if !errors.Is(err, codeintel.ErrUnsupported) {
 		c.log.Debug("pull diagnostics failed; taking the published ones", "path", path, "err", err)
 	}
 	return c.pushed(ctx, path)
 }
 
+// Pull asks the server for path's diagnostics (textDocument/diagnostic;
+// typescript-language-server's tsserver, see tsserver.go), computed for
+// its current view of the workspace:
+// codeintel.ErrUnsupported when it does not offer them, the server's
+// error when it does not check the file.
+func (c *Client) Pull(ctx context.Context, path string) ([]codeintel.Diagnostic, error) {
+	if !c.Offers("diagnosticProvider") {
+		if c.offersTSServerRequest() {
+			ds, err := c.pullTSServer(ctx, path)
+			if err == nil {
+				c.mu.Lock()
+				c.pulled[path] = ds
+				c.mu.Unlock()
+			}
+			return ds, err
+		}
+		return nil, codeintel.ErrUnsupported
+	}
+	var rep struct {
+		Kind  string           `json:"kind"`
+		Items []wireDiagnostic `json:"items"`
+	}
+	err := c.request(ctx, "textDocument/diagnostic", map[string]any{"textDocument": textDocumentID{URI: URI(path)}}, &rep)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Kind == "unchanged" {
+		// gemkit sends no previousResultId, so a server has nothing to
+		// call unchanged; should one, the latest known stand.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if ds, ok := c.pulled[path]; ok {
+			return ds, nil
+		}
+		return c.diags[path].diags, nil
+	}
+	out := make([]codeintel.Diagnostic, 0, len(rep.Items))
+	for _, d := range rep.Items {
+		out = append(out, d.diagnostic())
+	}
+	c.mu.Lock()
+	c.pulled[path] = out
+	c.mu.Unlock()
+	return out, nil
+}
+
+// notChecked words a server's error answer to a pull ("no package
+// metadata for file", gopls's of a file no build of the workspace
+// includes): the server answered, and does not check the file. It is ""
+// for other failures (a timeout, the server gone).
+func (c *Client) notChecked(err error) string {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || e.Code == jsonrpc.CodeMethodNotFound || e.Code == jsonrpc.CodeContentModified {
+		return ""
+	}
+	msg := strings.TrimSpace(e.Message)
+	if i := strings.Index(msg, " for file "); i > 0 {
+		msg = msg[:i] // the file's URI: the answer names the file
+	}
+	return fmt.Sprintf("%s does not check this file (%s): a file left out by its build constraints or the server's configuration has no diagnostics", c.cfg.Name, msg)
+}
+
+// changeWait bounds the wait for a server's publish for an open file
+// after another file changed, when the server does not show by its
+// publishing that it has answered the change.
+const changeWait = 3 * time.Second
+
 // pushed returns the latest diagnostics the server published for path,
 // after waiting (until ctx ends) for those of the version it was last
 // sent: a server publishes for a version (gopls), or without one
 // (typescript-language-server), then after the change.
-func (c *Client) pushed(ctx context.Context, path string) (diags []codeintel.Diagnostic, ok bool) {
+//
+// For a file the server has open, the answer must also follow the
+// latest change of another document: a publish of the file after the
+// server's publish for that document; or, since a server need not publish again a file whose problems did
+// not change (typescript-language-server publishes no empty list after
+// an empty one), a publish for every document changed since, then
+// nothing for settleQuiet. changeWait bounds that wait.
+func (c *Client) pushed(ctx context.Context, path string) (diags []codeintel.Diagnostic, stale string) {
+	var afterChange <-chan time.Time
 	for {
 		c.mu.Lock()
 		p, have := c.diags[path]
 		d := c.docs[path]
-		fresh := have && (d == nil || (p.version != nil && *p.version >= d.version) || (p.version == nil && p.seq > d.sentSeq))
+		ownFresh := have && (d == nil || (p.version != nil && *p.version >= d.version) || (p.version == nil && p.seq > d.sentSeq))
+		answered := true
+		for _, at := range c.unanswered {
+			// One the server has not published for within changeWait
+			// it may never publish for (a file outside its project).
+			answered = answered && time.Since(at) >= changeWait
+		}
+		// A publish between a change and the server's publish for the
+		// changed document may be the end of the check before it.
+		fresh := ownFresh && (d == nil || (answered && p.seq > c.changeSeq && p.seq >= c.answeredSeq))
+		quietFor := settleQuiet - time.Since(c.lastPub)
 		ch := c.changed
 		c.mu.Unlock()
-		if fresh {
-			return p.diags, true
+		if fresh || (ownFresh && answered && quietFor <= 0) {
+			return p.diags, ""
+		}
+		var quiet <-chan time.Time
+		if ownFresh && answered {
+			t := time.NewTimer(quietFor)
+			defer t.Stop()
+			quiet = t.C
+		}
+		if ownFresh && afterChange == nil {
+			t := time.NewTimer(changeWait)
+			defer t.Stop()
+			afterChange = t.C
 		}
 		select {
 		case <-ch:
+		case <-quiet:
+		case <-afterChange:
+			return p.diags, fmt.Sprintf("%s has not reported on this file since another file changed: the problems may be stale; ask again shortly", c.cfg.Name)
 		case <-ctx.Done():
-			return p.diags, false
+			return p.diags, fmt.Sprintf("%s has not reported on this file's latest text yet: the problems may be stale; ask again shortly", c.cfg.Name)
 		case <-c.exited:
-			return p.diags, false
+			return p.diags, fmt.Sprintf("%s exited before it reported on this file", c.cfg.Name)
 		}
 	}
 }
+
+// settleQuiet is how long a server that has published for every
+// document changed must publish nothing more for the others' problems
+// to count as unchanged (typescript-language-server diagnoses the open
+// files one after another, each published 50 ms after its last part).
+const settleQuiet = 300 * time.Millisecond
 
 // AllDiagnostics returns the latest diagnostics published for every
 // file, or asked for (Diagnostics) when that was later.

@@ -91,6 +91,11 @@ type Watcher struct {
 	dirs   map[string]bool
 	capped bool
 
+	// syncs takes Sync's requests to Run; stopped is closed when Run
+	// ends.
+	syncs   chan chan struct{}
+	stopped chan struct{}
+
 	// Used by New, then only by Run's goroutine.
 	pending  map[string]change
 	seq      uint64
@@ -122,7 +127,8 @@ func New(opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace watcher: %w", err)
 	}
-	w := &Watcher{opts: opts, log: log, fsw: fsw, dirs: map[string]bool{}, pending: map[string]change{}}
+	w := &Watcher{opts: opts, log: log, fsw: fsw, dirs: map[string]bool{}, pending: map[string]change{},
+		syncs: make(chan chan struct{}), stopped: make(chan struct{})}
 	for _, dir := range opts.Roots {
 		if !filepath.IsAbs(dir) {
 			fsw.Close()
@@ -150,6 +156,7 @@ func (w *Watcher) Close() error { return w.fsw.Close() }
 // Run reports saves and deletions to sink until ctx ends, then stops
 // watching.
 func (w *Watcher) Run(ctx context.Context, sink Sink) error {
+	defer close(w.stopped)
 	defer w.fsw.Close()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -173,8 +180,60 @@ func (w *Watcher) Run(ctx context.Context, sink Sink) error {
 			}
 		case now := <-timer.C:
 			w.flush(sink, now)
+		case done := <-w.syncs:
+			if !w.drain() {
+				close(done)
+				return nil
+			}
+			// Everything seen is reported now, settled or not.
+			w.flush(sink, time.Now().Add(w.opts.Debounce))
+			close(done)
 		}
 		w.arm(timer)
+	}
+}
+
+// syncQuiet is how long Sync waits for the kernel's next queued event:
+// those queued before Sync was called reach Events within it.
+const syncQuiet = 5 * time.Millisecond
+
+// Sync has Run report at once every change seen so far, settled or not,
+// and returns once it has (or ctx ended, or Run is not running): whoever
+// answers from the files (a language server asked about them) then knows
+// of a file written just before. Run must have been started.
+func (w *Watcher) Sync(ctx context.Context) error {
+	done := make(chan struct{})
+	select {
+	case w.syncs <- done:
+	case <-w.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drain records the events queued, until none comes for syncQuiet;
+// false when the watcher closed.
+func (w *Watcher) drain() bool {
+	quiet := time.NewTimer(syncQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return false
+			}
+			w.handle(ev)
+			quiet.Reset(syncQuiet)
+		case <-quiet.C:
+			return true
+		}
 	}
 }
 

@@ -457,3 +457,22 @@ func TestDeletionsAndRenames(t *testing.T) {
 	}
 	waitOpenFiles(t, srv, ws, "c.txt", "renamed.txt")
 }
+
+// TestSync: a file saved just before Sync is reported when Sync returns,
+// long before it would have settled.
+func TestSync(t *testing.T) {
+	t.Parallel()
+	ws := tempDir(t)
+	rec := newRecorder()
+	w := start(t, Options{Roots: []string{ws}, Debounce: time.Minute}, rec)
+	path := filepath.Join(ws, "just-saved.txt")
+	write(t, path, "x")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.snapshot(); !slices.Contains(got, "focus "+path) {
+		t.Fatalf("after Sync: %q", got)
+	}
+}
