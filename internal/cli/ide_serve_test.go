@@ -260,6 +260,7 @@ func serveUntilSignal(t *testing.T, bin, front string, sig syscall.Signal) {
 			cmd.Process.Kill()
 			t.Fatalf("no discovery file; output: %s", out.String())
 		}
+		// A poll: the real gemkit process writes the file on its own time.
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(sig); err != nil {

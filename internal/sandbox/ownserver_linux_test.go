@@ -142,8 +142,11 @@ time.sleep(3)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(out.String(), "opened") && time.Now().Before(deadline) {
+		// A poll: the sandboxed child's output grows with no event to wait on.
 		time.Sleep(50 * time.Millisecond)
 	}
+	// A sleep: what is checked is that no descriptor stays held, which no
+	// event can say.
 	time.Sleep(300 * time.Millisecond)
 	held := countFDs(t) - before
 	werr := proc.Wait()

@@ -131,6 +131,8 @@ func runKilled(t *testing.T, l *Launcher, p Policy, timeout, settle time.Duratio
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("kill took %v", d)
 	}
+	// A sleep: what is checked is that no killed child writes later, which no
+	// event can say.
 	time.Sleep(settle)
 	assertMissing(t, marker)
 }

@@ -205,6 +205,8 @@ func TestRunTools(t *testing.T) {
 		if time.Since(start) > 5*time.Second {
 			t.Fatalf("took %v", time.Since(start))
 		}
+		// A sleep: what is checked is that no forked child writes later, which
+		// no event can say.
 		time.Sleep(1500 * time.Millisecond)
 		if _, err := os.Stat(filepath.Join(e.ws, "alive")); err == nil {
 			t.Fatal("a forked child outlived the timeout")
