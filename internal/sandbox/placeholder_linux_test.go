@@ -376,6 +376,9 @@ func lockFiles(t *testing.T, dir string) int {
 // for every protected name of every workspace ever used: 2,341 after one
 // test run.)
 func TestPlaceholderLocksBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	w := newWorld(t)
 	locks := lockDir(t)
 	launchers := []*Launcher{{LockDir: locks}, {LockDir: locks}}

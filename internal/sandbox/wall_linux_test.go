@@ -18,6 +18,9 @@ import (
 // stop them, as root and as uid 65534 (TestUnprivileged). Each is beside
 // the legitimate use it must not break.
 func TestSecondWall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	python := systemPython(t)
 	l := &Launcher{}
 	w := newWorld(t)
@@ -122,6 +125,9 @@ func TestSecondWall(t *testing.T) {
 // address space otherwise (uid 65534 here); the temp dir is a bounded
 // tmpfs; 200 MB under the default bound works.
 func TestMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	python := systemPython(t)
 	w := newWorld(t)
 	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
