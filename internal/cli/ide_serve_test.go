@@ -106,7 +106,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 			env.app(Streams{In: inR, Out: &out, Err: &errOut}))
 	}()
 	o := out.WaitFor(t, "the export lines", func(s string) bool { return strings.Contains(s, "Proposed changes will show here") })
-	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "=", "export CLAUDE_CODE_SSE_PORT=", "claude code:    ws://127.0.0.1:"} {
+	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "=" + fmt.Sprint(os.Getpid()) + "\n", "export " + ide.EnvWorkspacePath + "=", "export CLAUDE_CODE_SSE_PORT=", "claude code:    ws://127.0.0.1:"} {
 		if !strings.Contains(o, want) {
 			t.Fatalf("output lacks %q:\n%s", want, o)
 		}
