@@ -120,6 +120,7 @@ end`, target)
 		d.command(t, "wincmd l")
 		d.command(t, "startinsert")
 		for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !mentioned(screen()); {
+			// A poll: the tmux pane's screen changes with no event to wait on.
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
@@ -162,6 +163,8 @@ end`, target)
 			raw, _ := json.Marshal(len(reqs))
 			t.Fatalf("the model was not told of vim.diagnostic's warning (%s requests)", raw)
 		}
+		// A poll: the real Claude Code asks the scripted model on its own
+		// time.
 		time.Sleep(200 * time.Millisecond)
 	}
 	waitFor(t, "the turn's end in Claude's terminal", func() bool { return strings.Count(d.terminalText(t), "· done") >= 2 })

@@ -181,6 +181,8 @@ func waitTool(t *testing.T, tools *codeintel.Tools, name, args string, want ...s
 		if time.Now().After(deadline) {
 			t.Fatalf("%s %s never answered with %q; last answer:\n%s", name, args, want, text)
 		}
+		// A poll: the real language server answers fully only once it has
+		// indexed, and says nothing when.
 		time.Sleep(200 * time.Millisecond)
 	}
 }

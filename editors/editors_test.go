@@ -189,6 +189,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
 		}
+		// A poll: cond reads a real editor's or pane's state, which tells no
+		// one when it changes.
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -255,6 +257,8 @@ func waitContext(t *testing.T, c *client.Client, what string, cond func(*ide.Con
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for the context: %s; last context: %s", what, describe(cur))
 		}
+		// A poll: the client's context follows the real editor's, with no
+		// event for a particular state.
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -264,6 +268,8 @@ func waitContext(t *testing.T, c *client.Client, what string, cond func(*ide.Con
 // several times over before it returns.
 func holdContext(t *testing.T, c *client.Client, what string, cond func(*ide.Context) bool) {
 	t.Helper()
+	// Sleeps: what is checked is that nothing changes for a while, which no
+	// event can say.
 	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if cur := c.Context(); !cond(cur) {
 			t.Fatalf("the context changed: want %s; context: %s", what, describe(cur))

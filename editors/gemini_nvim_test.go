@@ -134,6 +134,8 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	pane.keys(t, "ggVj")
 	pane.keys(t, "", "C-w", "l")
 	waitFor(t, "the CLI's window focused", func() bool { return d.buftype(t) == "terminal" })
+	// A sleep: nothing must reach the companion during its debounce, an
+	// absence no event marks.
 	time.Sleep(300 * time.Millisecond) // past the companion's debounce
 	pane.keys(t, "i")
 	waitFor(t, "terminal mode in the CLI's window", func() bool { return mode() == "t" })

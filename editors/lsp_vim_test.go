@@ -206,6 +206,8 @@ func waitSlow(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after a minute waiting for %s", what)
 		}
+		// A poll: cond reads the real Vim's state, which tells no one when it
+		// changes.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -78,6 +78,8 @@ func watchExit(pid int) <-chan struct{} {
 	exited := make(chan struct{})
 	go func() {
 		for syscall.Kill(pid, 0) == nil {
+			// A poll: a process that is not our child cannot be waited for,
+			// only asked after.
 			time.Sleep(20 * time.Millisecond)
 		}
 		close(exited)

@@ -10,6 +10,9 @@ import (
 // TestQuick runs the harness with a few iterations so that it cannot rot:
 // both clients must pick the same companion among 200 files and connect.
 func TestQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real Gemini CLI client under node: runs without -short, as in CI")
+	}
 	root, err := benchenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,9 @@ import (
 // companions, so that the benchmark cannot rot. The figures of a quick run
 // mean nothing and are not checked; that the run completes is.
 func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs both companions against the node client: runs without -short, as in CI")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cfg := quickConfig(config{node: "node", servers: []string{"gemkit", "reference"}})
@@ -99,6 +102,9 @@ func TestGrows(t *testing.T) {
 // refuses, with the same status codes, so that the benchmark compares
 // servers doing the same work.
 func TestGuards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs both companions: runs without -short, as in CI")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	root, err := benchenv.RepoRoot()

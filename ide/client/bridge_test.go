@@ -273,6 +273,8 @@ func TestBridgeSession(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("clients %+v, want the bridged one with its process", cl)
 		}
+		// A poll: the server learns the bridged client's process on its own
+		// time, with no event to wait on.
 		time.Sleep(20 * time.Millisecond)
 	}
 	// In process, the bridge's connection is this test's own: no bridge
@@ -312,6 +314,8 @@ func TestBridgeSession(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("clients after the CLI left: %+v", srv.Clients())
 		}
+		// A poll: the server notices the real CLI left on its own time, with
+		// no event to wait on.
 		time.Sleep(20 * time.Millisecond)
 	}
 

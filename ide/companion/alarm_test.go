@@ -2,8 +2,10 @@ package companion
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -24,6 +26,9 @@ func TestAlarm(t *testing.T) {
 			a := k.make(func() { fired <- time.Now() })
 			start := time.Now()
 			a.Reset(30 * time.Millisecond)
+			// A sleep: the timerfd alarm runs on the kernel's clock, which
+			// synctest cannot fake (TestAlarmInBubble checks the runtime one
+			// exactly).
 			time.Sleep(10 * time.Millisecond)
 			moved := time.Now()
 			a.Reset(30 * time.Millisecond) // the debounce restarts
@@ -83,4 +88,48 @@ func BenchmarkAlarmLateness(b *testing.B) {
 			b.ReportMetric(float64(late[len(late)*9/10])/1e3, "p90-late-µs")
 		})
 	}
+}
+
+// TestAlarmInBubble checks the runtime alarm, which runs on Go's timers,
+// to the nanosecond in a synctest bubble: it goes off exactly its delay
+// after the last Reset, once, and never after Stop.
+func TestAlarmInBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var fired []time.Time
+		a := newRuntimeAlarm(func() { mu.Lock(); fired = append(fired, time.Now()); mu.Unlock() })
+		a.Reset(30 * time.Millisecond)
+		// Sleeps in the bubble take no real time: its clock jumps ahead.
+		time.Sleep(10 * time.Millisecond)
+		moved := time.Now()
+		a.Reset(30 * time.Millisecond) // the debounce restarts
+		// In the bubble: far past the deadline, at once.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(fired) != 1 || fired[0].Sub(moved) != 30*time.Millisecond {
+			t.Fatalf("went off at %v after the last Reset, want once at 30ms", offsets(fired, moved))
+		}
+
+		a.Reset(20 * time.Millisecond)
+		a.Stop()
+		a.Reset(time.Millisecond) // harmless after Stop
+		mu.Unlock()
+		// In the bubble: far past both deadlines, at once.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		mu.Lock()
+		if len(fired) != 1 {
+			t.Fatalf("went off after Stop: %v", offsets(fired, moved))
+		}
+	})
+}
+
+func offsets(ts []time.Time, from time.Time) []time.Duration {
+	var ds []time.Duration
+	for _, t := range ts {
+		ds = append(ds, t.Sub(from))
+	}
+	return ds
 }

@@ -401,6 +401,8 @@ func TestWebSocketBounds(t *testing.T) {
 			return len(srv.claude.peers)
 		}
 		deadline := time.Now().Add(10 * time.Second)
+		// A poll: the ping timeout drops the peer inside the server, which
+		// tells no one.
 		for seen := false; ; time.Sleep(20 * time.Millisecond) {
 			n := peers()
 			if n == 1 {

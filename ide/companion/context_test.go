@@ -207,6 +207,8 @@ func TestManyContextUpdatesOnlyLatestMatters(t *testing.T) {
 	for i := range 2000 {
 		srv.Selection(p, ide.Cursor{Line: i + 1, Character: 1}, "")
 		if i%100 == 0 {
+			// A sleep: pauses let some debounces pass mid-stream, as a
+			// person's keystrokes would.
 			time.Sleep(2 * time.Millisecond)
 		}
 	}

@@ -98,6 +98,7 @@ func TestFloodOfUnauthenticatedConnections(t *testing.T) {
 		close(stop)
 		wg.Wait()
 	}()
+	// A sleep: the flood must go on for a while, with no event to wait for.
 	time.Sleep(floodTime / 2)
 
 	// The authorised client is served while the flood goes on.
@@ -123,6 +124,7 @@ func TestFloodOfUnauthenticatedConnections(t *testing.T) {
 	if grown, most := openFDs(t)-fdsBefore, slowHdrs+slowBody+limit+32; grown > most {
 		t.Errorf("%d more file descriptors open, want at most %d", grown, most)
 	}
+	// A sleep: the rest of the flood's time, with no event to wait for.
 	time.Sleep(floodTime / 2)
 	mu.Lock()
 	defer mu.Unlock()

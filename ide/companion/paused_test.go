@@ -65,6 +65,8 @@ func TestPausedClientIsClosed(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the paused session is still open after %d outcomes of %d bytes", diffs, diffSize)
 		}
+		// A poll: the session is dropped inside the server, which tells no
+		// one.
 		time.Sleep(10 * time.Millisecond)
 	}
 	if srv.sess.get(live.sid) == nil {
@@ -123,6 +125,8 @@ func waitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met within 20 s")
 		}
+		// A poll: cond reads the server's inner state, which has no event to
+		// wait on.
 		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -50,6 +50,7 @@ func TestPutBackWakesOtherStream(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("round %d: the message taken by the dead stream never reached the live one", i)
 			}
+			// A poll: the recorder's body grows with no event to wait on.
 			time.Sleep(time.Millisecond)
 		}
 		cancel()

@@ -386,6 +386,7 @@ func TestClientVanishesMidDiff(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the vanished client's session never expired")
 		}
+		// A poll: the session expires inside the server, which tells no one.
 		time.Sleep(20 * time.Millisecond)
 	}
 	if srv.sess.get(stays.sid) == nil {
@@ -489,6 +490,8 @@ func TestExpiredSessionsLeaveNothing(t *testing.T) {
 			if time.Now().After(deadline) {
 				return false
 			}
+			// A poll: cond reads the server's inner state, which has no event
+			// to wait on.
 			time.Sleep(10 * time.Millisecond)
 		}
 		return true

@@ -76,6 +76,7 @@ func startTree(t *testing.T, shell string) (idePID, cliPID int) {
 	}
 	// The shell forks before it execs sleep; wait for the exec so that the
 	// leaf is the "CLI" and not a copy of the shell.
+	// A poll: the shell's exec of sleep is seen only by reading /proc.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
 		if _, c := procLookup(context.Background(), cliPID); strings.HasPrefix(c, "sleep") {
 			break

@@ -136,6 +136,8 @@ func BenchmarkCursorDelivery(b *testing.B) {
 			for b.Loop() {
 				n++
 				msg := a.cursor(path, n)
+				// A sleep: the idle time between keystrokes is what is
+				// measured after.
 				time.Sleep(2 * time.Millisecond) // idle between keystrokes
 				start := time.Now()
 				if _, err := p.editorW.Write(msg); err != nil {

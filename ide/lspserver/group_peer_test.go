@@ -106,6 +106,7 @@ func TestGroupForeignSocket(t *testing.T) {
 		helper.Process.Kill()
 		helper.Wait()
 	})
+	// A poll: the other user's process makes its ready file on its own time.
 	for deadline := time.Now().Add(waitTimeout); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(sock + ".ready"); err == nil {
 			break
@@ -128,6 +129,8 @@ func TestGroupForeignSocket(t *testing.T) {
 	secret := filepath.Join(ws, "secret.go")
 	c.notification("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uriOf(secret), "languageId": "go", "version": 0, "text": "package secret\n"}})
 	c.ev.wait(t, "focus "+secret)
+	// A sleep: what is checked is that nothing reaches the other user's
+	// socket, which no event can say.
 	time.Sleep(100 * time.Millisecond)
 	if b, _ := os.ReadFile(sock + ".got"); len(b) > 0 {
 		t.Fatalf("another user's socket got %q", b)
@@ -143,6 +146,8 @@ func TestGroupNoShutdownFromSocket(t *testing.T) {
 	lead.initialize(map[string]any{"processId": 4444, "rootUri": uriOf(ws), "capabilities": eglotCaps})
 	var conn net.Conn
 	var err error
+	// A poll: the socket exists once the server made it, with no event to wait
+	// on.
 	for deadline := time.Now().Add(waitTimeout); ; time.Sleep(10 * time.Millisecond) {
 		if conn, err = net.Dial("unix", sock); err == nil || time.Now().After(deadline) {
 			break

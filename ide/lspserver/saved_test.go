@@ -95,6 +95,8 @@ func TestSavedAgentSeesTheChange(t *testing.T) {
 	if err := os.WriteFile(path, []byte(saved), 0o640); err != nil {
 		t.Fatal(err)
 	}
+	// A sleep: what is checked is that gemkit leaves the file, which no event
+	// can say.
 	time.Sleep(200 * time.Millisecond)
 	if b, _ := os.ReadFile(path); string(b) != saved {
 		t.Fatalf("a.go holds %q after the agent's write", b)
@@ -114,6 +116,8 @@ func TestSavedNobodyWrites(t *testing.T) {
 	}
 	waitFile(t, path, "package b // mine\n")
 	// Logged once the file is written back.
+	// A poll: the log line is written after the file, with no event to wait
+	// on.
 	for deadline := time.Now().Add(waitTimeout); !strings.Contains(c.logText(), "no agent wrote the proposal accepted by saving"); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no warning logged:\n%s", c.logText())
@@ -216,6 +220,8 @@ func waitFile(t *testing.T, path, want string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s holds %q, want %q", path, b, want)
 		}
+		// A poll: the file is written on the server's own time, with no event
+		// to wait on.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -69,6 +69,8 @@ func TestAcpx(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
 			}
+			// A poll: the real acpx's screen in tmux changes with no event to
+			// wait on.
 			time.Sleep(200 * time.Millisecond)
 		}
 	}

@@ -45,6 +45,8 @@ func waitSleepers(t *testing.T, running bool, within time.Duration) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v the slow tool's processes are %v, want running: %v", within, sleepers(), running)
 		}
+		// A poll: the sandboxed tool's processes are found only by reading
+		// /proc.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -41,6 +41,7 @@ func (p *pane) waitFor(s string, count int) {
 		if time.Now().After(deadline) {
 			p.t.Fatalf("the pane never showed %q (%d times):\n%s", s, count, p.screen())
 		}
+		// A poll: the tmux pane's screen changes with no event to wait on.
 		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -140,6 +140,8 @@ func TestIDEContextAndEdits(t *testing.T) {
 	ed := startEditor(t, f)
 	target := filepath.Join(f.ws, "a.txt")
 	ed.notify("editor/focus", map[string]any{"path": target, "cursor": map[string]any{"line": 2, "character": 3}, "selectedText": "beta"})
+	// A sleep: past the companion's 50 ms debounce of the real gemkit, which
+	// has no event to wait on.
 	time.Sleep(300 * time.Millisecond) // the companion debounces 50 ms
 
 	srv := startOpenAI(t,

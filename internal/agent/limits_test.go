@@ -257,6 +257,8 @@ func TestCancel(t *testing.T) {
 		started := make(chan struct{})
 		go func() {
 			for len(sleepers()) == 0 {
+				// A poll: the sandboxed tool's sleep is found only by reading
+				// /proc.
 				time.Sleep(20 * time.Millisecond)
 			}
 			close(started)
@@ -276,6 +278,8 @@ func TestCancel(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("the tool's processes still run: %v", left)
 			}
+			// A poll: the sandboxed tool's processes are found only by reading
+			// /proc.
 			time.Sleep(50 * time.Millisecond)
 		}
 		if len(srv.Requests()) != 1 {

@@ -440,6 +440,7 @@ func TestGeminiCLICompatibility(t *testing.T) {
 			cmd.Wait()
 			t.Fatal("the install never created its staging folder")
 		}
+		// A poll: the real install makes its staging folder on its own time.
 		time.Sleep(20 * time.Millisecond)
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

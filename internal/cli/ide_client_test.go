@@ -558,6 +558,7 @@ func TestIDEWatchCommand(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no context with the file: %s", out)
 		}
+		// A poll: the real gemkit process sends the context on its own time.
 		time.Sleep(20 * time.Millisecond)
 	}
 

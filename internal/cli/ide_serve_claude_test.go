@@ -191,6 +191,8 @@ func TestRealClaudeCode(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the model was not told of the editor's diagnostics; last request:\n%.3000s", reqs[len(reqs)-1].Raw)
 		}
+		// A poll: the real Claude Code asks the scripted model on its own
+		// time.
 		time.Sleep(200 * time.Millisecond)
 	}
 

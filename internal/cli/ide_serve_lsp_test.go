@@ -139,6 +139,7 @@ func TestServeLSPEditorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(tmp, "gemini", "ide")
+	// A poll: the real gemkit process makes its files on its own time.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if ents, _ := os.ReadDir(dir); len(ents) == 2 { // discovery file and group socket
 			break
@@ -270,6 +271,8 @@ func (p *serveLSP) initialize(t *testing.T) string {
 // waitFor waits up to 10 s for cond.
 func (p *serveLSP) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	// A poll: cond reads what the real gemkit process did, which has no event
+	// to wait on.
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s; stderr: %s", what, p.errOut.String())

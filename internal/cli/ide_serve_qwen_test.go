@@ -58,6 +58,7 @@ func TestQwenCodeChoosesCompanion(t *testing.T) {
 	}
 	first := start("first.txt")
 	// Lock files are ordered by their time: the second is newer.
+	// A sleep: the lock files are told apart by their modification times.
 	time.Sleep(50 * time.Millisecond)
 	second := start("second.txt")
 	locks, _ := filepath.Glob(filepath.Join(qwenHome, "ide", "*.lock"))

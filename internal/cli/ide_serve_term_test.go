@@ -55,6 +55,7 @@ func (s *tmuxSession) waitPane(what string, ok func(string) bool) string {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("timed out waiting for %s; pane:\n%s", what, p)
 		}
+		// A poll: the tmux pane's screen changes with no event to wait on.
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -283,6 +284,7 @@ func TestServeInTmuxCtrlCRejectsWaiting(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("discovery file still there after Ctrl-C")
 		}
+		// A poll: the real gemkit process removes the file on its own time.
 		time.Sleep(50 * time.Millisecond)
 	}
 }

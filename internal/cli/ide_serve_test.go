@@ -106,7 +106,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 			env.app(Streams{In: inR, Out: &out, Err: &errOut}))
 	}()
 	o := out.WaitFor(t, "the export lines", func(s string) bool { return strings.Contains(s, "Proposed changes will show here") })
-	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "='" + fmt.Sprint(os.Getpid()) + "'", "export " + ide.EnvWorkspacePath + "=", "export CLAUDE_CODE_SSE_PORT=", "claude code:    ws://127.0.0.1:"} {
+	for _, want := range []string{"serving http://127.0.0.1:", "discovery file:", "export " + ide.EnvServerPort + "=", "export " + ide.EnvAuthToken + "=", "export " + ide.EnvPID + "=" + fmt.Sprint(os.Getpid()) + "\n", "export " + ide.EnvWorkspacePath + "=", "export CLAUDE_CODE_SSE_PORT=", "claude code:    ws://127.0.0.1:"} {
 		if !strings.Contains(o, want) {
 			t.Fatalf("output lacks %q:\n%s", want, o)
 		}
@@ -260,6 +260,7 @@ func serveUntilSignal(t *testing.T, bin, front string, sig syscall.Signal) {
 			cmd.Process.Kill()
 			t.Fatalf("no discovery file; output: %s", out.String())
 		}
+		// A poll: the real gemkit process writes the file on its own time.
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(sig); err != nil {

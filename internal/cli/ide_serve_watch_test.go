@@ -145,6 +145,7 @@ func waitOpenFiles(t *testing.T, cl *client.Client, want ...string) []ide.File {
 		if time.Now().After(deadline) {
 			t.Fatalf("the client's open files are %q, want %q", got, want)
 		}
+		// A poll: the real gemkit process's watcher reports on its own time.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -267,6 +267,8 @@ func TestFinderWatches(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the editor was not told of %s", path)
 		}
+		// A poll: the change reaches the scripted editor through real
+		// inotify and the watcher's debounce, with no event to wait on.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

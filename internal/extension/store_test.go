@@ -79,6 +79,9 @@ func entries(t *testing.T, s *Store) []string {
 }
 
 func TestInstallFromGitRefs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("clones and installs with the real git for seconds: runs without -short, as in CI")
+	}
 	repo, url := gitRepo(t, map[string]string{ManifestFile: manifestJSON("greeter", "1.0.0", toolJSON), "tools/hello.sh": "echo hello"})
 	v1 := gemkittest.Git(t, repo, "rev-parse", "HEAD")
 	gemkittest.Git(t, repo, "tag", "v1.0.0")
@@ -471,6 +474,9 @@ func must(t *testing.T, err error) {
 }
 
 func TestUpdate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("clones and installs with the real git for seconds: runs without -short, as in CI")
+	}
 	repo, url := gitRepo(t, map[string]string{ManifestFile: manifestJSON("upd", "1.0.0", toolJSON), "tools/hello.sh": "echo 1"})
 	s := newStore(t)
 	in, err := s.Install(context.Background(), InstallRequest{Source: url, Consent: yes})

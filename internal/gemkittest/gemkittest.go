@@ -76,11 +76,23 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
+// SkipShort skips t under -short with what it needs: a real peer (an
+// editor, an agent from npm, tmux, a language server, the built gemkit
+// binary) that takes seconds to start. `go test -short` is the inner loop
+// of unit and transcript tests; CI runs without -short, so these run there.
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s, which takes seconds to start: runs without -short, as in CI", what)
+	}
+}
+
 // Gemkit returns the real gemkit binary, built on the first call of the
 // test binary and shared by the later ones. The package's TestMain must
-// call Main, which removes it.
+// call Main, which removes it. Under -short it skips the test (SkipShort).
 func Gemkit(t testing.TB) string {
 	t.Helper()
+	SkipShort(t, "the built gemkit binary")
 	if binDir == "" {
 		t.Fatal("gemkittest.Gemkit needs the package's TestMain to call gemkittest.Main")
 	}
@@ -104,8 +116,10 @@ func Gemkit(t testing.TB) string {
 // after checking that each of pkgs (such as "@modelcontextprotocol/sdk")
 // is installed in interop/node_modules. Either missing fails the test
 // with what to install: CI runs `npm install --no-save` in interop/ (scripts/setup-and-test).
+// Under -short it skips the test (SkipShort).
 func Interop(t testing.TB, pkgs ...string) (node, dir string) {
 	t.Helper()
+	SkipShort(t, "node and the interop packages "+strings.Join(pkgs, ", "))
 	dir = filepath.Join(RepoRoot(t), "interop")
 	for _, p := range pkgs {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p))); err != nil {
@@ -149,9 +163,11 @@ func ClosedPort(t testing.TB) int {
 // Tool returns the path of a program the tests need, such as an editor,
 // tmux, python3 or node. scripts/setup-and-test installs every one of
 // them, so a missing one is a broken set-up, reported as a failure that
-// names the Debian package, never a silent skip.
+// names the Debian package, never a silent skip. Under -short it skips the
+// test (SkipShort), saying so.
 func Tool(t testing.TB, name, pkg string) string {
 	t.Helper()
+	SkipShort(t, name)
 	p, err := exec.LookPath(name)
 	if err != nil {
 		t.Fatalf("%s is not installed: run scripts/setup-and-test, or apt-get install -y %s", name, pkg)

@@ -82,6 +82,8 @@ func warm(t *testing.T, tl *codeintel.Tools, tool, args string, want ...string) 
 			t.Fatalf("%s %s (isError %v) never answered %q:\n%s", tool, args, isErr, want, got)
 		}
 		t.Logf("%s %s, not yet (isError %v): %s", tool, args, isErr, got)
+		// A poll: the real language server answers fully only once it has
+		// indexed, and says nothing when.
 		time.Sleep(500 * time.Millisecond)
 	}
 }
@@ -133,6 +135,8 @@ func TestPoolGopls(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("a new file's declaration is not found: %s", got)
 		}
+		// A poll: the real gopls finds a new file once it has read it, and
+		// says nothing when.
 		time.Sleep(100 * time.Millisecond)
 	}
 	if s := p.Servers(); len(s) != 1 || s[0].Name != "gopls" || !s[0].Running {
@@ -237,6 +241,7 @@ func TestPoolCrashRestartsOnce(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatal("the killed server is still counted as running")
 			}
+			// A poll: the pool notices the killed server on its own time.
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -272,6 +277,8 @@ func TestPoolIdleStop(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the idle server was not stopped")
 		}
+		// A poll: the idle stop is inside the pool, with a real gopls that
+		// synctest cannot hold.
 		time.Sleep(20 * time.Millisecond)
 	}
 	if len(codeinteltest.Procs("gopls", ws)) != 0 {

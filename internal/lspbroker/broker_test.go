@@ -147,6 +147,8 @@ func TestBrokerReplaced(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not replaced: %v (brokers %d)", err, n.Load())
 		}
+		// A poll: a new broker takes over on its own time, with no event to
+		// wait on.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -217,6 +217,8 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for sleepers() > 0 && time.Now().Before(deadline) {
+		// A poll: the sandboxed tool's processes are found only by reading
+		// /proc.
 		time.Sleep(50 * time.Millisecond)
 	}
 	if n := sleepers(); n > 0 {

@@ -49,6 +49,8 @@ func TestStdioOnTerminal(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("gemkit mcp on a terminal printed no line on stderr")
 		}
+		// A poll: the real gemkit process writes to the terminal on its own
+		// time.
 		time.Sleep(50 * time.Millisecond)
 	}
 	exec.Command(tmux, "-S", sock, "send-keys", "C-d").Run()
@@ -62,6 +64,8 @@ func TestStdioOnTerminal(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("gemkit mcp did not end on Ctrl-D")
 		}
+		// A poll: the shell in tmux writes the exit status to a file, with
+		// no event to wait on.
 		time.Sleep(50 * time.Millisecond)
 	}
 	got, _ := os.ReadFile(errFile)

@@ -449,6 +449,8 @@ func TestKeepAliveAndIdle(t *testing.T) {
 		for range 6 {
 			io.WriteString(w, ": ping\n\n")
 			w.(http.Flusher).Flush()
+			// A sleep: the pace of the pings over a real connection is
+			// what is tested, 300 ms in all, longer than the idle time.
 			time.Sleep(50 * time.Millisecond)
 		}
 		io.WriteString(w, openaiOK)

@@ -64,6 +64,8 @@ sys.stdin.read()`)
 		if time.Now().After(deadline) {
 			t.Fatal("a server that stopped is still among the writers")
 		}
+		// A poll: the writers are read from the system, which tells no one
+		// when a server stops.
 		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -16,6 +16,9 @@ import (
 // the parent process, shared memory, hard links out of read-only places.
 // Every one must fail, in both modes, as root and as an unprivileged user.
 func TestAttacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	python := systemPython(t)
 	// The tool's parent is this test process (the sandbox child execs the
 	// tool), which an attack would go for.
@@ -155,6 +158,9 @@ except (ValueError, OSError): print("kept")`)
 // TestTimeoutEscapes: a tool that ignores SIGTERM, double-forks into a new
 // session and process group, still dies with the timeout.
 func TestTimeoutEscapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	python := systemPython(t)
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -182,6 +188,9 @@ time.sleep(60)
 // than DefaultMaxProcesses processes and threads, on kernels that keep
 // pid_max per namespace.
 func TestForkBombBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	if !pidnsPidMax() {
 		t.Skip("this kernel (before 6.14) has no per-namespace pid_max, so there is no bound to test; a fork bomb is bounded only by the timeout (CI's kernel, 6.18, runs it)")
 	}

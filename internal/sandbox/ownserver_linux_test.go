@@ -112,6 +112,9 @@ func TestOwnServerPort(t *testing.T) {
 // listening socket's backlog inside the tool's namespace. Before the cap
 // one run made gemkit hold thousands of descriptors.
 func TestProxyConnectionCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	python := systemPython(t)
 	up := httpServer(t, "up")
 	port := up.Addr().(*net.TCPAddr).Port
@@ -142,8 +145,11 @@ time.sleep(3)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(out.String(), "opened") && time.Now().Before(deadline) {
+		// A poll: the sandboxed child's output grows with no event to wait on.
 		time.Sleep(50 * time.Millisecond)
 	}
+	// A sleep: what is checked is that no descriptor stays held, which no
+	// event can say.
 	time.Sleep(300 * time.Millisecond)
 	held := countFDs(t) - before
 	werr := proc.Wait()
@@ -193,6 +199,9 @@ func (b *syncBuffer) String() string {
 // where there is no memory cgroup (uid 65534 here), so before nr_inodes a
 // tool made 150,000 of them.
 func TestTempDirInodesBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	python := systemPython(t)
 	w := newWorld(t)
 	p := w.policy(permission.AccessNone, permission.AccessNone)

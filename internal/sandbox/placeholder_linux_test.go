@@ -138,6 +138,7 @@ func TestPlaceholderNeverRemovesUsers(t *testing.T) {
 	if err := os.Remove(envrc); err != nil {
 		t.Fatal(err)
 	}
+	// A sleep: the two changes must be a clock tick apart, on coarse clocks.
 	time.Sleep(20 * time.Millisecond) // a change time apart, on coarse clocks
 	if err := os.Mkdir(vscode, 0o755); err != nil {
 		t.Fatal(err)
@@ -338,6 +339,7 @@ func TestPlaceholdersLinger(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the placeholders outlived Linger")
 		}
+		// A poll: the placeholders are removed on the launcher's own time.
 		time.Sleep(20 * time.Millisecond)
 	}
 	l = &Launcher{LockDir: locks, Linger: time.Hour}
@@ -374,6 +376,9 @@ func lockFiles(t *testing.T, dir string) int {
 // for every protected name of every workspace ever used: 2,341 after one
 // test run.)
 func TestPlaceholderLocksBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	w := newWorld(t)
 	locks := lockDir(t)
 	launchers := []*Launcher{{LockDir: locks}, {LockDir: locks}}

@@ -128,6 +128,9 @@ console.log(JSON.stringify({ file: values.file, cwd: process.cwd() }));
 }
 
 func TestRunTools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	e := newEnv(t)
 	ext := e.install(t, echoManifest, clone(echoFiles))
 	r := e.runner()
@@ -205,6 +208,8 @@ func TestRunTools(t *testing.T) {
 		if time.Since(start) > 5*time.Second {
 			t.Fatalf("took %v", time.Since(start))
 		}
+		// A sleep: what is checked is that no forked child writes later, which
+		// no event can say.
 		time.Sleep(1500 * time.Millisecond)
 		if _, err := os.Stat(filepath.Join(e.ws, "alive")); err == nil {
 			t.Fatal("a forked child outlived the timeout")
@@ -287,6 +292,9 @@ func TestExecutablePathChecks(t *testing.T) {
 }
 
 func TestConsent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	e := newEnv(t)
 	manifest := `{"name": "asks", "version": "1.0.0", "permissions": {"filesystem": {"read": "workspace"}},
   "tools": [{"name": "hi", "description": "d", "executable": "hi.sh", "runtime": "shell"}]}`
@@ -486,6 +494,9 @@ func writeFile(t *testing.T, dir, rel, body string) {
 // found, asked once and allowed to start, while the rest of home stays
 // closed.
 func TestRuntimeUnderVersionManager(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	sys := "/usr/bin/python3"
 	real, err := filepath.EvalSymlinks(sys)
 	if err != nil {
@@ -640,6 +651,9 @@ func clone(m map[string]string) map[string]string {
 // home folder is left out the same way once an installed extension may
 // write it.
 func TestWorkspaceVenvNotSearched(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	e := newEnv(t)
 	venv := filepath.Join(e.ws, ".venv")
 	if out, err := exec.Command("/usr/bin/python3", "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {

@@ -245,6 +245,7 @@ func TestConsentBindsBytes(t *testing.T) {
 				f.Write(data)
 				f.Close()
 			}
+			// A sleep: paces the swapping writer so the race runs over time.
 			time.Sleep(200 * time.Microsecond)
 		}
 	})

@@ -100,6 +100,9 @@ func TestOtherExtensionsCodeReadOnly(t *testing.T) {
 // TestMemoryBoundNamed: a tool killed for going past its memory bound is
 // told as such, where a cgroup bounds it (as root here).
 func TestMemoryBoundNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
+	}
 	e := newEnv(t)
 	ext := e.install(t, `{"name": "hog", "version": "1.0.0",
   "tools": [{"name": "t", "description": "d", "executable": "t.py", "runtime": "python"}]}`,

@@ -360,6 +360,8 @@ func waitOpenFiles(t *testing.T, srv *companion.Server, ws string, want ...strin
 		if time.Now().After(deadline) {
 			t.Fatalf("open files %q, want %q", got, want)
 		}
+		// A poll: the companion's open files change after the watcher's
+		// debounce, on real inotify that synctest cannot hold.
 		time.Sleep(10 * time.Millisecond)
 	}
 }

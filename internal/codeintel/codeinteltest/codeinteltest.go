@@ -69,9 +69,14 @@ const (
 )
 
 // Gopls returns the path of gopls, which scripts/setup-and-test installs
-// on PATH; a missing one fails the test with how to install it.
+// on PATH; a missing one fails the test with how to install it. Under
+// -short it skips the test: a real gopls takes seconds to load a
+// workspace, and CI runs without -short.
 func Gopls(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a real gopls, which takes seconds to load a workspace: runs without -short, as in CI")
+	}
 	p, err := exec.LookPath("gopls")
 	if err != nil {
 		t.Fatalf("gopls is not installed: run scripts/setup-and-test, or GOBIN=/usr/local/bin go install golang.org/x/tools/gopls@%s", GoplsVersion)
@@ -82,9 +87,13 @@ func Gopls(t testing.TB) string {
 // NodeBin returns interop/node_modules/.bin, where the pinned npm
 // language servers (typescript-language-server, pyright) and cclsp are,
 // after checking that name is there; a missing one fails the test with
-// how to install it.
+// how to install it. Under -short it skips the test: the npm servers take
+// seconds to start, and CI runs without -short.
 func NodeBin(t testing.TB, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s from interop/node_modules, which takes seconds to start: runs without -short, as in CI", name)
+	}
 	root := filepath.Join(dir(), "..", "..", "..")
 	bin := filepath.Join(root, "interop", "node_modules", ".bin")
 	if _, err := os.Stat(filepath.Join(bin, name)); err != nil {

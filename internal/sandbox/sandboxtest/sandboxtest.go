@@ -13,9 +13,13 @@ import (
 // RerunUnprivileged copies the running test binary into a world-readable
 // folder and runs the tests matching pattern in it as uid/gid 65534 with
 // no supplementary groups, failing t if they fail. It is a no-op for a
-// test that already runs unprivileged.
+// test that already runs unprivileged. Under -short it skips: the rerun
+// repeats the package's sandboxed runs, seconds each; CI runs it.
 func RerunUnprivileged(t *testing.T, pattern string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("reruns sandboxed real processes as uid 65534, which takes seconds: runs without -short, as in CI")
+	}
 	if os.Getuid() != 0 {
 		t.Skip("already unprivileged: the other tests of this package ran as this user")
 	}
