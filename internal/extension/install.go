@@ -83,11 +83,16 @@ func subdirError(format string, args ...any) error {
 // file, objects and refs folders, and no manifest. It only looks at the
 // names, running nothing in a folder that is not the person's own yet.
 func isBareRepository(dir string) bool {
-	if _, err := os.Lstat(filepath.Join(dir, ManifestFile)); err == nil {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	if _, err := root.Lstat(ManifestFile); err == nil {
 		return false
 	}
 	for name, folder := range map[string]bool{"HEAD": false, "objects": true, "refs": true} {
-		fi, err := os.Lstat(filepath.Join(dir, name))
+		fi, err := root.Lstat(name)
 		if err != nil || fi.IsDir() != folder {
 			return false
 		}
