@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -137,4 +140,22 @@ func TestAnswersNeverQuoteClosedGo(t *testing.T) {
 
 func TestAnswersNeverQuoteClosedUnprivileged(t *testing.T) {
 	sandboxtest.RerunUnprivileged(t, "^TestAnswersNeverQuoteClosed(TS|Go)$")
+}
+
+// TestRunnerClosesRuntimeDirs: the tool runner every command uses closes
+// the code-intelligence broker folder this process would use, and the
+// one of a process with another runtime or temporary folder.
+func TestRunnerClosesRuntimeDirs(t *testing.T) {
+	for _, env := range []struct{ rt, tmp string }{{"", ""}, {t.TempDir(), ""}, {"", t.TempDir()}} {
+		t.Setenv("XDG_RUNTIME_DIR", env.rt)
+		t.Setenv("TMPDIR", env.tmp)
+		dir, err := lspbroker.Dir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newRunner(extension.OpenStore(t.TempDir()), nil, nil, nil)
+		if !slices.Contains(r.Protected, dir) {
+			t.Errorf("XDG_RUNTIME_DIR=%q TMPDIR=%q: %s is not closed: %v", env.rt, env.tmp, dir, r.Protected)
+		}
+	}
 }
