@@ -215,7 +215,8 @@ type ownDiagnostics struct {
 
 // Diagnostics implements companion.DiagnosticsEditor: the diagnostics of
 // path, or of every file of the first workspace folder. A file no
-// language server serves has none.
+// language server serves has none; a file the code-intelligence answers
+// may not quote (codeintel.Quoting) is left out.
 func (d *ownDiagnostics) Diagnostics(ctx context.Context, path string) ([]companion.FileDiagnostics, error) {
 	ws := ""
 	for _, w := range d.workspace {
@@ -247,6 +248,12 @@ func (d *ownDiagnostics) Diagnostics(ctx context.Context, path string) ([]compan
 	}
 	out := make([]companion.FileDiagnostics, 0, len(files))
 	for _, f := range files {
+		// A file an answer may not quote (a closed path a server read,
+		// one outside its read-only folders) is left out: its messages
+		// quote its text.
+		if ok, _ := tools.Quotes(f.Path); !ok {
+			continue
+		}
 		fd := companion.FileDiagnostics{Path: f.Path, Diagnostics: make([]companion.Diagnostic, 0, len(f.Diagnostics))}
 		for _, dg := range f.Diagnostics {
 			// The companion's positions are 1-based, as the editor

@@ -206,3 +206,12 @@ func (qt *quoter) readOutside(p string) ([]byte, error) {
 	}
 	return nil, &fs.PathError{Op: "quote", Path: p, Err: errNotRoot}
 }
+
+// Quotes reports whether an answer may show the text of the file at the
+// absolute path p (the Quoting rule), for a caller that hands a Source's
+// answers on itself (the diagnostics an editor's companion asks for);
+// why, when not, says so in words.
+func (t *Tools) Quotes(p string) (ok bool, why string) {
+	why, held := newFileCache(t.root, t.qt).withheld(p)
+	return !held, why
+}

@@ -189,3 +189,14 @@ func TestQuotingUnsaved(t *testing.T) {
 		t.Errorf("an unsaved text outside the workspace was quoted:\n%s", got)
 	}
 }
+
+// TestQuotes: the rule as callers that hand answers on themselves ask it.
+func TestQuotes(t *testing.T) {
+	f := newQuoteFixture(t)
+	tools := f.tools(t, Quoting{Roots: func() []string { return []string{f.goroot} }, Closed: func() []string { return []string{filepath.Join(f.home, ".gemini")} }})
+	for p, want := range map[string]bool{f.main: true, f.stdlib: true, f.gemini: false, f.codex: false, f.linkedGemini: false, "/nonexistent/x.go": false} {
+		if ok, why := tools.Quotes(p); ok != want || (!ok && !strings.HasPrefix(why, "not quoted: ")) {
+			t.Errorf("Quotes(%s) = %v %q, want %v", p, ok, why, want)
+		}
+	}
+}
