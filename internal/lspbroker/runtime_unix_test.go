@@ -76,7 +76,7 @@ func TestRuntimeFilesNeverFollowed(t *testing.T) {
 	// The control: gemkit's own log is written, emptied at each start.
 	log := filepath.Join(dir, "codeintel-own.log")
 	os.WriteFile(log, []byte("a previous start\n"), 0o600)
-	if err := (Command{Path: "/bin/sh", Args: []string{"-c", "echo started >&2; echo ready"}, Log: log}).Start(context.Background()); err != nil {
+	if err := (Command{Path: "/bin/sh", Args: []string{"-c", "echo started >&2; echo ready; sleep 1"}, Log: log}).Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(log); string(b) != "started\n" {
