@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -123,6 +125,12 @@ func TestAnswersNeverQuoteClosedTS(t *testing.T) {
 // workspace are quoted.
 func TestAnswersNeverQuoteClosedGo(t *testing.T) {
 	codeinteltest.Gopls(t)
+	if _, err := exec.LookPath("go"); err != nil {
+		// The unprivileged re-run's PATH lacks the toolchain gopls needs
+		// (and go env is asked for GOROOT): the one this test was built
+		// with.
+		t.Setenv("PATH", codeinteltest.PathWith(filepath.Join(runtime.GOROOT(), "bin")))
+	}
 	home := fakeHome(t)
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	ext := filepath.Join(home, ".gemini", "extensions", "ext")
