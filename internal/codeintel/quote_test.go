@@ -1,6 +1,8 @@
 package codeintel
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,5 +200,41 @@ func TestQuotes(t *testing.T) {
 		if ok, why := tools.Quotes(p); ok != want || (!ok && !strings.HasPrefix(why, "not quoted: ")) {
 			t.Errorf("Quotes(%s) = %v %q, want %v", p, ok, why, want)
 		}
+	}
+}
+
+// BenchmarkQuoting: a warm definition answer (fake Source; in the
+// workspace, and in the standard library, quoted from its root) with no
+// closed list and with one of ten folders (asked again every closedTTL,
+// as gemkit's wiring gives it), side by side.
+func BenchmarkQuoting(b *testing.B) {
+	ws, src := shop(b)
+	tmp := b.TempDir()
+	var closed []string
+	for i := range 10 {
+		closed = append(closed, filepath.Join(tmp, "closed", string(rune('a'+i))))
+	}
+	goroot := "/usr/local/go" // where the fake Source's standard library lies
+	for _, c := range []struct {
+		name string
+		q    Quoting
+	}{
+		{"none", Quoting{Roots: func() []string { return []string{goroot} }}},
+		{"closed", Quoting{Roots: func() []string { return []string{goroot} }, Closed: func() []string { return closed }}},
+	} {
+		tools, err := NewTools(src, ws, Options{Quoting: c.q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for what, args := range map[string]string{"workspace": `{"symbol":"Greet","file":"main.go"}`, "stdlib": `{"symbol":"Println","file":"main.go"}`} {
+			b.Run(what+"/"+c.name, func(b *testing.B) {
+				for b.Loop() {
+					if text, isErr := tools.Call(context.Background(), ToolDefinition, json.RawMessage(args)); isErr {
+						b.Fatal(text)
+					}
+				}
+			})
+		}
+		tools.Close()
 	}
 }
