@@ -48,8 +48,10 @@ func (a *app) codeIntelQuoting(ws string, table []langserver.Server) codeintel.Q
 // language servers read and an answer may quote: the installation of
 // each server of table found on PATH (the node_modules folder an npm
 // server lies in, which holds the TypeScript it ships and pyright's
-// type stubs; else the server's own folder), and, when a Go server is
-// in use, the Go toolchain (GOROOT) and module cache (GOMODCACHE). PATH
+// type stubs; else the server's own folder); when a Go server is in
+// use, the Go toolchain (GOROOT) and module cache (GOMODCACHE); when a
+// Python one is, Python's library and packages; when a TypeScript one
+// is, Node's global packages. PATH
 // is searched without the workspace's folders (permission.SearchPath): a
 // program planted there is neither run nor taken for an installation.
 //
@@ -69,7 +71,7 @@ func serverReadRoots(ws, home string, table []langserver.Server, path string, go
 		return ""
 	}
 	var roots []string
-	goServer := false
+	goServer, pyServer, jsServer := false, false, false
 	for _, s := range table {
 		if s.Disabled || len(s.Command) == 0 || strings.ContainsRune(s.Command[0], filepath.Separator) {
 			continue
@@ -78,9 +80,10 @@ func serverReadRoots(ws, home string, table []langserver.Server, path string, go
 		if bin == "" {
 			continue
 		}
-		if _, ok := s.Extensions[".go"]; ok {
-			goServer = true
-		}
+		_, goServer0 := s.Extensions[".go"]
+		_, pyServer0 := s.Extensions[".py"]
+		_, jsServer0 := s.Extensions[".ts"]
+		goServer, pyServer, jsServer = goServer || goServer0, pyServer || pyServer0, jsServer || jsServer0
 		slashed := filepath.ToSlash(bin)
 		if i := strings.Index(slashed, "/node_modules/"); i >= 0 {
 			roots = append(roots, filepath.FromSlash(slashed[:i+len("/node_modules")]))
@@ -91,6 +94,22 @@ func serverReadRoots(ws, home string, table []langserver.Server, path string, go
 	if goServer {
 		if goBin := look("go"); goBin != "" {
 			roots = append(roots, goEnv(goBin, "GOROOT", "GOMODCACHE")...)
+		}
+	}
+	// Python's and Node's installations are told from where their
+	// programs lie, without running them: <prefix>/bin/python3.12 has its
+	// library in <prefix>/lib/python3.12 (and Debian's packages in
+	// <prefix>/lib/python3/dist-packages); <prefix>/bin/node its global
+	// packages in <prefix>/lib/node_modules.
+	if pyServer {
+		if py := look("python3"); py != "" {
+			prefix := filepath.Dir(filepath.Dir(py))
+			roots = append(roots, filepath.Join(prefix, "lib", filepath.Base(py)), filepath.Join(prefix, "lib", "python3", "dist-packages"))
+		}
+	}
+	if jsServer {
+		if node := look("node"); node != "" {
+			roots = append(roots, filepath.Join(filepath.Dir(filepath.Dir(node)), "lib", "node_modules"))
 		}
 	}
 	// A folder that holds the home folder (a server at /gopls, a

@@ -15,6 +15,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -165,5 +166,67 @@ func TestRunnerClosesRuntimeDirs(t *testing.T) {
 		if !slices.Contains(r.Protected, dir) {
 			t.Errorf("XDG_RUNTIME_DIR=%q TMPDIR=%q: %s is not closed: %v", env.rt, env.tmp, dir, r.Protected)
 		}
+	}
+}
+
+// TestServerReadRoots: the read-only folders answers may quote, from the
+// table and a PATH: an npm server's node_modules, another server's own
+// folder, GOROOT and GOMODCACHE only with a Go server, Python's library
+// with a Python server, Node's global packages with a TypeScript server;
+// nothing found in the workspace's folders (a planted gopls is neither
+// taken for an installation nor makes go env run), nothing that holds
+// the home folder.
+func TestServerReadRoots(t *testing.T) {
+	tmp, _ := filepath.EvalSymlinks(t.TempDir())
+	ws, home := filepath.Join(tmp, "ws"), filepath.Join(tmp, "home")
+	exe := func(p string) string {
+		p = filepath.Join(tmp, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755)
+		return p
+	}
+	link := func(target, p string) {
+		p = filepath.Join(tmp, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.Symlink(target, p)
+	}
+	exe("usr/bin/gopls")
+	exe("usr/bin/go")
+	exe("usr/bin/python3.12")
+	link("python3.12", "usr/bin/python3")
+	exe("usr/bin/node")
+	link(exe("usr/lib/node_modules/typescript-language-server/lib/cli.mjs"), "usr/bin/typescript-language-server")
+	exe("ws/.venv/bin/pyright")
+	exe("ws/.venv/bin/gopls")
+	table := []langserver.Server{
+		{Name: "gopls", Command: []string{"gopls"}, Extensions: map[string]string{".go": "go"}},
+		{Name: "ts", Command: []string{"typescript-language-server", "--stdio"}, Extensions: map[string]string{".ts": "typescript"}},
+		{Name: "pyright", Command: []string{"pyright"}, Extensions: map[string]string{".py": "python"}},
+	}
+	var asked []string
+	goEnv := func(goBin string, vars ...string) []string {
+		asked = append(asked, goBin)
+		return []string{"/opt/go", "/", filepath.Join(tmp, "gomod")}
+	}
+	path := filepath.Join(ws, ".venv", "bin") + ":" + filepath.Join(tmp, "usr", "bin")
+	got := serverReadRoots(ws, home, table, path, goEnv)
+	want := []string{filepath.Join(tmp, "usr", "bin"), filepath.Join(tmp, "usr", "lib", "node_modules"), "/opt/go", filepath.Join(tmp, "gomod"),
+		filepath.Join(tmp, "usr", "lib", "node_modules")}
+	if !slices.Equal(got, want) || !slices.Equal(asked, []string{filepath.Join(tmp, "usr", "bin", "go")}) {
+		t.Errorf("roots %v (go env of %v), want %v", got, asked, want)
+	}
+	// Without a Go server, go env is not run; python3 is looked at only
+	// with a Python server that is found outside the workspace.
+	asked = nil
+	exe("usr/bin/pyright")
+	got = serverReadRoots(ws, home, table[1:], path, goEnv)
+	want = []string{filepath.Join(tmp, "usr", "lib", "node_modules"), filepath.Join(tmp, "usr", "bin"),
+		filepath.Join(tmp, "usr", "lib", "python3.12"), filepath.Join(tmp, "usr", "lib", "python3", "dist-packages"), filepath.Join(tmp, "usr", "lib", "node_modules")}
+	if !slices.Equal(got, want) || asked != nil {
+		t.Errorf("roots %v (go env of %v), want %v", got, asked, want)
+	}
+	// A server that lies where the home folder is below is no root.
+	if got := serverReadRoots(ws, filepath.Join(tmp, "usr", "bin", "me"), table[:1], path, func(string, ...string) []string { return nil }); len(got) != 0 {
+		t.Errorf("roots holding home: %v", got)
 	}
 }
