@@ -238,3 +238,18 @@ func BenchmarkQuoting(b *testing.B) {
 		tools.Close()
 	}
 }
+
+// TestQuotingUnsavedThroughLink: an editor's unsaved buffer of a file
+// reached through a link in the workspace that leads to a closed folder
+// is not quoted.
+func TestQuotingUnsavedThroughLink(t *testing.T) {
+	f := newQuoteFixture(t)
+	src := withUnsaved{f.src, map[string]string{f.linkedGemini: "{\n  \"refresh_token\": \"" + secret + "\"\n}\n"}}
+	for _, q := range []Quoting{{}, {Closed: func() []string { return []string{filepath.Join(f.home, ".gemini")} }}} {
+		tools := newTestTools(t, f.ws, src, Options{Quoting: q})
+		got, _ := call(t, tools, ToolDefinition, `{"file":"main.ts","line":2,"column":17}`)
+		if strings.Contains(got, secret) || !strings.Contains(got, "not quoted") {
+			t.Errorf("an unsaved buffer through a link out was quoted:\n%s", got)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package codeintel
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -95,7 +96,18 @@ func (c *fileCache) read(p string) (lines, error) {
 		c.texts, c.unsaved = c.unsaved(), nil
 	}
 	if text, ok := c.texts[p]; ok {
-		if !inside && !c.qt.quotable(p) {
+		// A buffer is judged by the file it is of, as it resolves (a
+		// new file not on disk yet, by its name).
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			real = filepath.Clean(p)
+		}
+		switch {
+		case closedAt(c.closed.paths, p):
+			return nil, &fs.PathError{Op: "quote", Path: p, Err: errClosed}
+		case inside && !fsutil.Within(c.root.Dir(), real):
+			return nil, &fs.PathError{Op: "quote", Path: p, Err: errLinkOut}
+		case !inside && !c.qt.quotable(p):
 			return nil, &fs.PathError{Op: "quote", Path: p, Err: errNotRoot}
 		}
 		return splitLines(strings.ToValidUTF8(text, "\uFFFD")), nil
