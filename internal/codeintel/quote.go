@@ -32,9 +32,9 @@ type Quoting struct {
 	// outside the workspace; nil quotes nothing outside it.
 	Roots func() []string
 	// Closed are the folders and files no answer quotes
-	// (permission.ClosedPaths: what no tool may read), asked once for
-	// each answer that reads a file; nil closes nothing but what lies
-	// outside the workspace and Roots.
+	// (permission.ClosedPaths: what no tool may read), asked when an
+	// answer reads a file and the last list is older than closedTTL;
+	// nil closes nothing but what lies outside the workspace and Roots.
 	Closed func() []string
 }
 
