@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -114,6 +115,15 @@ func (c *Client) spawn(ctx context.Context) (net.Conn, error) {
 }
 
 func dial(path string) (net.Conn, error) {
+	// Connecting follows a link at the name: a name that is not a socket
+	// (a link to another program's) is not gemkit's broker.
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Type() != os.ModeSocket {
+		return nil, fmt.Errorf("%s is not a socket (a link or a file), so not a broker of gemkit's: something other than gemkit put it there; remove it", path)
+	}
 	return net.DialTimeout("unix", path, 10*time.Second)
 }
 

@@ -162,5 +162,37 @@ func TestDirsCoverDir(t *testing.T) {
 }
 
 func TestRuntimeFilesUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^(TestRuntimeFilesNeverFollowed|TestLogEscapesWhatToolsChose|TestDirsCoverDir)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestRuntimeFilesNeverFollowed|TestLogEscapesWhatToolsChose|TestDirsCoverDir|TestSocketLinkRefused)$")
+}
+
+// TestSocketLinkRefused: a link planted at a broker's socket name (to a
+// socket of another program's) is not connected to; Listen replaces it.
+func TestSocketLinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.sock")
+	ln, err := Listen(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sock := filepath.Join(dir, "codeintel-x.sock")
+	if err := os.Symlink(other, sock); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial(sock); err == nil || !strings.Contains(err.Error(), "is not a socket (a link or a file), so not a broker of gemkit's") {
+		t.Fatalf("dial through a link: %v", err)
+	}
+	own, err := Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("Listen did not replace the link: %v %v", fi, err)
+	}
+	nc, err := dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
 }
