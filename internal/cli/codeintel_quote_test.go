@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
@@ -50,8 +51,30 @@ func fakeHome(t *testing.T) string {
 	}
 	t.Setenv("HOME", home)
 	t.Setenv("GEMINI_CLI_HOME", "")
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// A loaded machine's cold server may take longer than a request's
+	// default 20 s.
+	cfg := t.TempDir()
+	os.MkdirAll(filepath.Join(cfg, "gemkit"), 0o700)
+	os.WriteFile(filepath.Join(cfg, "gemkit", "config.json"), []byte(`{"codeIntel": {"requestTimeout": "2m"}}`), 0o600)
+	t.Setenv("XDG_CONFIG_HOME", cfg)
 	return home
+}
+
+// warmUp asks for file's outline until its server answers (a cold one
+// on a loaded machine may outlast a tool call's 30 s), for at most three
+// minutes.
+func warmUp(t *testing.T, tools *codeintel.Tools, file string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		got, isErr := tools.Call(context.Background(), codeintel.ToolSymbols, json.RawMessage(`{"file":"`+file+`"}`))
+		if !isErr {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server of %s did not answer: %s", file, got)
+		}
+	}
 }
 
 // quoteApp is an app whose code intelligence runs the language servers
@@ -108,6 +131,7 @@ func TestAnswersNeverQuoteClosedTS(t *testing.T) {
 			"export function tokens(): string[] {\n  return [creds.refresh_token, auth.tokens.refresh_token].map((s) => s.trim());\n}\n",
 	})
 	tools := quoteApp(t, ws)
+	warmUp(t, tools, "main.ts")
 	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"refresh_token","file":"main.ts","line":5}`,
 		gemini+":3:3 [outside the workspace] [not quoted: a closed path")
 	askQuote(t, tools, codeintel.ToolDefinition, `{"file":"main.ts","line":5,"column":46}`,
@@ -140,6 +164,7 @@ func TestAnswersNeverQuoteClosedGo(t *testing.T) {
 		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/ext\"\n)\n\nfunc main() {\n\tfmt.Println(ext.Token)\n}\n",
 	})
 	tools := quoteApp(t, ws)
+	warmUp(t, tools, "main.go")
 	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"Token","file":"main.go"}`,
 		filepath.Join(ext, "ext.go")+":4:7 [outside the workspace] [not quoted: a closed path")
 	askQuote(t, tools, codeintel.ToolHover, `{"symbol":"Token","file":"main.go"}`, "is declared at "+filepath.Join(ext, "ext.go"))
