@@ -127,8 +127,13 @@ func NewTools(src Source, workspace string, opts Options) (*Tools, error) {
 	if opts.MaxItems <= 0 {
 		opts.MaxItems = DefaultMaxItems
 	}
-	return &Tools{src: src, root: root, w: where{root: root, goRoots: &sync.Map{}}, opts: opts,
-		qt: &quoter{q: opts.Quoting, workspace: root.Dir()}}, nil
+	t := &Tools{src: src, root: root, w: where{root: root, goRoots: &sync.Map{}}, opts: opts,
+		qt: &quoter{q: opts.Quoting, workspace: root.Dir()}}
+	// The closed list (a few milliseconds: the running servers are
+	// looked for) is ready by the first answer, which waits for the
+	// server far longer.
+	go t.qt.closedList()
+	return t, nil
 }
 
 // Close releases the workspace folder and the read-only roots.
