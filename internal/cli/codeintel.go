@@ -67,11 +67,11 @@ func (a *app) codeIntel(workspace, configPath string) (*codeintel.Tools, error) 
 	if ci := a.intel.open[ws]; ci != nil {
 		return ci.tools, nil
 	}
-	own, closeOwn, err := a.ownServers(ws, configPath, a.intel.holdFor)
+	own, table, closeOwn, err := a.ownServers(ws, configPath, a.intel.holdFor)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := codeintel.NewTools(codeintel.Choose(a.editorSource(ws), own), ws, codeintel.Options{})
+	tools, err := codeintel.NewTools(codeintel.Choose(a.editorSource(ws), own), ws, codeintel.Options{Quoting: a.codeIntelQuoting(ws, table)})
 	if err != nil {
 		closeOwn()
 		return nil, err
@@ -116,30 +116,30 @@ func (a *app) editorSource(ws string) codeintel.EditorFinder {
 }
 
 // ownServers is gemkit's own language servers for ws: the workspace's
-// broker, or a Pool in this process.
-func (a *app) ownServers(ws, configPath string, holdFor int) (codeintel.Source, func(), error) {
+// broker, or a Pool in this process; and their table.
+func (a *app) ownServers(ws, configPath string, holdFor int) (codeintel.Source, []langserver.Server, func(), error) {
 	path, err := configFile(configPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cfg, err := langserver.ConfigFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	table, err := cfg.Table()
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if lspbroker.Supported && a.executable != nil {
 		exe, err := a.executable()
 		if err == nil {
 			dir, err := lspbroker.Dir()
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			fingerprint, _ := json.Marshal(cfg)
 			key := lspbroker.Key(ws, fingerprint, buildVersion())
 			sock := lspbroker.SocketPath(dir, key)
-			table, err := cfg.Table()
-			if err != nil {
-				return nil, nil, err
-			}
 			c := &lspbroker.Client{
 				Socket: sock,
 				Check:  func(file string) error { return langserver.Check(table, exec.LookPath, path, file) },
@@ -151,15 +151,15 @@ func (a *app) ownServers(ws, configPath string, holdFor int) (codeintel.Source, 
 				HoldFor: holdFor,
 				Logger:  a.log,
 			}
-			return c, func() { c.Close() }, nil
+			return c, table, func() { c.Close() }, nil
 		}
 		a.log.Debug("code intelligence: no broker (gemkit's own executable is not known); language servers run in this process", "err", err)
 	}
 	p, err := langserver.New(langserver.Options{Workspace: ws, Config: cfg, ConfigPath: path, Watch: true, Logger: a.log})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return p, func() { p.Close() }, nil
+	return p, table, func() { p.Close() }, nil
 }
 
 // brokerSocket is the socket of the workspace's broker, for the commands
@@ -215,7 +215,8 @@ type ownDiagnostics struct {
 
 // Diagnostics implements companion.DiagnosticsEditor: the diagnostics of
 // path, or of every file of the first workspace folder. A file no
-// language server serves has none.
+// language server serves has none; a file the code-intelligence answers
+// may not quote (codeintel.Quoting) is left out.
 func (d *ownDiagnostics) Diagnostics(ctx context.Context, path string) ([]companion.FileDiagnostics, error) {
 	ws := ""
 	for _, w := range d.workspace {
@@ -247,6 +248,12 @@ func (d *ownDiagnostics) Diagnostics(ctx context.Context, path string) ([]compan
 	}
 	out := make([]companion.FileDiagnostics, 0, len(files))
 	for _, f := range files {
+		// A file an answer may not quote (a closed path a server read,
+		// one outside its read-only folders) is left out: its messages
+		// quote its text.
+		if ok, _ := tools.Quotes(f.Path); !ok {
+			continue
+		}
 		fd := companion.FileDiagnostics{Path: f.Path, Diagnostics: make([]companion.Diagnostic, 0, len(f.Diagnostics))}
 		for _, dg := range f.Diagnostics {
 			// The companion's positions are 1-based, as the editor

@@ -185,6 +185,9 @@ func newCodeIntelBrokerCmd(a *app) *cobra.Command {
 		Args:   argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.level.Set(slog.LevelInfo)
+			// The log is a file a shell could be made to read: what a
+			// tool chose (its folders' names) is escaped in it.
+			a.log = slog.New(slog.NewTextHandler(a.Err, &slog.HandlerOptions{Level: a.level, ReplaceAttr: lspbroker.EscapeAttr}))
 			if workspace == "" || socket == "" {
 				return errors.New("--workspace and --socket are required")
 			}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
@@ -24,9 +26,17 @@ func newRunner(st *extension.Store, l *sandbox.Launcher, ask toolrun.Asker, log 
 		Installed:    st,
 		Ask:          ask,
 		AgreeCommand: agreeCommand,
-		Protected:    []string{filepath.Dir(st.Dir())},
+		Protected:    append([]string{filepath.Dir(st.Dir())}, runtimeDirs()...),
 		Logger:       log,
 	}
+}
+
+// runtimeDirs are gemkit's own folders in shared runtime and temporary
+// folders, closed to every tool: the code-intelligence brokers' sockets,
+// locks and logs (and the servers' records in /tmp/gemkit-<uid>), for
+// every environment a gemkit process of this user may have.
+func runtimeDirs() []string {
+	return lspbroker.Dirs([]string{os.Getenv("XDG_RUNTIME_DIR")}, []string{os.Getenv("TMPDIR"), os.Getenv("TMP"), os.Getenv("TEMP")})
 }
 
 // agreeCommand is the command that records consent to an extension's

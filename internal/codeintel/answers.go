@@ -96,9 +96,31 @@ func (q *query) hover(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A hover is what the server read at the symbol's declaration (its
+	// comment, a constant's value as its type): it is shown only when
+	// the declaration's file may be quoted. The definition is asked for
+	// beside the hover, when resolving did not find it already.
+	defs := make(chan []Location, 1)
+	switch {
+	case t.decl != nil:
+		defs <- []Location{t.decl.Location}
+	case t.defs != nil:
+		defs <- t.defs
+	default:
+		go func() {
+			locs, _ := q.t.src.Definition(ctx, t.at)
+			defs <- locs
+		}()
+	}
 	h, err := q.t.src.Hover(ctx, t.at)
 	if err != nil {
 		return "", err
+	}
+	for _, l := range <-defs {
+		if _, held := q.fc.withheld(l.Path); held {
+			return q.head(t, fmt.Sprintf("%s is declared at %s%s: what the language server says of it is not shown either.",
+				t.what, q.t.w.locName(q.fc, l), q.t.w.outsideNote(l.Path)+q.t.w.quoteNote(q.fc, l.Path))), nil
+		}
 	}
 	text := strings.TrimSpace(h.Text)
 	if text == "" {
@@ -171,7 +193,7 @@ func (q *query) calls(ctx context.Context) (string, error) {
 		if c.Symbol.Container != "" && !strings.Contains(name, ".") {
 			name += " (" + c.Symbol.Container + ")"
 		}
-		a.line(l.Path, fmt.Sprintf("%s %s at %s%s", c.Symbol.Kind, name, q.t.w.locName(q.fc, l), q.t.w.outsideNote(l.Path)))
+		a.line(l.Path, fmt.Sprintf("%s %s at %s%s", c.Symbol.Kind, name, q.t.w.locName(q.fc, l), q.t.w.outsideNote(l.Path)+q.t.w.quoteNote(q.fc, l.Path)))
 		sites := q.t.w.sortLocations(c.Sites)
 		for i, s := range sites {
 			if i == 5 {
@@ -344,14 +366,15 @@ func (q *query) formatDiagnostics(ctx context.Context, files []FileDiagnostics, 
 		if len(f.Diagnostics) == 0 {
 			continue
 		}
-		ls, _ := q.fc.get(f.Path)
+		ls, err := q.fc.get(f.Path)
+		why, _ := withheld(err)
 		for _, d := range f.Diagnostics {
 			if items >= q.t.opts.MaxItems {
 				a.skip(1, f.Path)
 				continue
 			}
 			items++
-			a.line(f.Path, diagLine(q.t.w, ls, f.Path, d))
+			a.line(f.Path, diagLine(q.t.w, ls, why, f.Path, d))
 		}
 	}
 	return a.text("ask about one file with file") + stale + q.note(ctx)
@@ -378,10 +401,16 @@ func staleNotes(w where, files []FileDiagnostics) string {
 }
 
 // diagLine is "path:line:col: severity: message (source code)" and the
-// source line under it.
-func diagLine(w where, ls lines, path string, d Diagnostic) string {
+// source line under it. held, when not "", says why the file's text is
+// not shown: its messages are not either (a parser's message quotes the
+// text it stumbled on).
+func diagLine(w where, ls lines, held, path string, d Diagnostic) string {
 	col := runeCol(ls.line(d.Range.Start.Line), d.Range.Start.Character)
-	s := fmt.Sprintf("%s:%d:%d: %s: %s", w.file(path), d.Range.Start.Line+1, col+1, d.Severity, oneLineMsg(d.Message))
+	msg := oneLineMsg(d.Message)
+	if held != "" {
+		msg = "[message " + held + "]"
+	}
+	s := fmt.Sprintf("%s:%d:%d: %s: %s", w.file(path), d.Range.Start.Line+1, col+1, d.Severity, msg)
 	var by []string
 	if d.Source != "" {
 		by = append(by, d.Source)

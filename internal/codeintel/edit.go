@@ -70,14 +70,15 @@ func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string 
 	sortFileDiagnostics(t.w, fresh)
 	items := 0
 	for _, f := range fresh {
-		ls, _ := q.fc.get(f.Path)
+		ls, err := q.fc.get(f.Path)
+		why, _ := withheld(err)
 		for _, d := range f.Diagnostics {
 			if items >= maxNewDiagnostics {
 				a.skip(1, f.Path)
 				continue
 			}
 			items++
-			a.line(f.Path, diagLine(t.w, ls, f.Path, d))
+			a.line(f.Path, diagLine(t.w, ls, why, f.Path, d))
 		}
 	}
 	return a.text("use code_diagnostics")

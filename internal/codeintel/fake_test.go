@@ -2,6 +2,7 @@ package codeintel
 
 import (
 	"context"
+	"sync"
 )
 
 // fakeSource is a Source answering from memory, for the tools' tests:
@@ -23,9 +24,14 @@ type fakeSource struct {
 	changes   []Change
 	asked     []string // method names, in order
 	wsQueries []string
+	// mu guards asked, wsQueries and changes: a hover asks for the
+	// definition beside it.
+	mu sync.Mutex
 }
 
 func (f *fakeSource) err(m string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.asked = append(f.asked, m)
 	return f.errs[m]
 }
@@ -55,7 +61,9 @@ func (f *fakeSource) DocumentSymbols(_ context.Context, path string) ([]Symbol, 
 }
 
 func (f *fakeSource) WorkspaceSymbols(_ context.Context, q string) ([]Symbol, error) {
+	f.mu.Lock()
 	f.wsQueries = append(f.wsQueries, q)
+	f.mu.Unlock()
 	return f.symbols, f.err("WorkspaceSymbols")
 }
 
@@ -85,6 +93,8 @@ func (f *fakeSource) Diagnostics(_ context.Context, paths []string) ([]FileDiagn
 }
 
 func (f *fakeSource) Changed(_ context.Context, ch []Change) error {
+	f.mu.Lock()
 	f.changes = append(f.changes, ch...)
+	f.mu.Unlock()
 	return f.err("Changed")
 }

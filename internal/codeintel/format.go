@@ -131,6 +131,16 @@ func (w where) outsideNote(p string) string {
 	return " [outside the workspace]"
 }
 
+// quoteNote is " [not quoted: why]" for a file whose text an answer
+// does not show (Quoting), "" for one it shows: it follows the name of a
+// file on a line that would otherwise quote it.
+func (w where) quoteNote(fc *fileCache, p string) string {
+	if why, held := fc.withheld(p); held {
+		return " [" + why + "]"
+	}
+	return ""
+}
+
 // locName is path:line:col of a location (1-based line and character
 // column, from the file's text when it can be read).
 func (w where) locName(fc *fileCache, l Location) string {
@@ -256,7 +266,7 @@ func (w where) locations(a *answer, fc *fileCache, locs []Location, max int) {
 		if src := srcLine(fc, l); src != "" {
 			s += ": " + src
 		}
-		a.line(l.Path, s+w.outsideNote(l.Path))
+		a.line(l.Path, s+w.outsideNote(l.Path)+w.quoteNote(fc, l.Path))
 	}
 }
 
@@ -278,7 +288,7 @@ func (w where) grouped(a *answer, fc *fileCache, locs []Location, max int) {
 			cur = f
 			name := l.URI
 			if l.Path != "" {
-				name = w.file(l.Path) + w.outsideNote(l.Path)
+				name = w.file(l.Path) + w.outsideNote(l.Path) + w.quoteNote(fc, l.Path)
 			}
 			a.line(f, name)
 		}

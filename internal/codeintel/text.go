@@ -1,11 +1,10 @@
 package codeintel
 
 import (
-	"io"
+	"errors"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -36,17 +35,22 @@ func (ls lines) line(n int) string {
 	return ls[n]
 }
 
-// fileCache reads each file once per answer. Files in the workspace are
-// read through the workspace's Root (no link out, regular files only);
-// others (the standard library, a module cache, where a server's answer
-// points) with a non-blocking open of a regular file, bounded in size.
+// fileCache reads each file once per answer, as its Quoting allows:
+// files in the workspace through the workspace's Root (no link out,
+// regular files only), others only below a read-only root of the
+// language servers (quoter.readOutside), and no closed path. A file kept
+// out has no lines, and the error says why (withheld).
 type fileCache struct {
 	root  *fsutil.Root
+	qt    *quoter
 	files map[string]fileEntry
 	// unsaved, when set, returns the texts of files not saved yet
 	// (Unsaved); it is asked once, when the first file is read.
 	unsaved func() map[string]string
 	texts   map[string]string
+	// closed is the closed list, asked once, when the first file is read.
+	closed    closedList
+	closedSet bool
 }
 
 type fileEntry struct {
@@ -54,8 +58,8 @@ type fileEntry struct {
 	err error
 }
 
-func newFileCache(root *fsutil.Root) *fileCache {
-	return &fileCache{root: root, files: map[string]fileEntry{}}
+func newFileCache(root *fsutil.Root, qt *quoter) *fileCache {
+	return &fileCache{root: root, qt: qt, files: map[string]fileEntry{}}
 }
 
 // get returns the lines of the file at the absolute path p.
@@ -63,49 +67,73 @@ func (c *fileCache) get(p string) (lines, error) {
 	if e, ok := c.files[p]; ok {
 		return e.ls, e.err
 	}
-	if c.unsaved != nil {
-		c.texts, c.unsaved = c.unsaved(), nil
-	}
-	if text, ok := c.texts[p]; ok {
-		ls := splitLines(strings.ToValidUTF8(text, "\uFFFD"))
-		c.files[p] = fileEntry{ls, nil}
-		return ls, nil
-	}
-	var data []byte
-	var err error
-	if name, rerr := c.root.Rel(p); rerr == nil {
-		data, err = c.root.ReadFile(name, maxFileBytes)
-	} else {
-		data, err = readOutside(p)
-	}
-	var ls lines
-	if err == nil {
-		if !utf8.Valid(data) {
-			data = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
-		}
-		ls, err = splitLines(string(data)), nil
-	}
+	ls, err := c.read(p)
 	c.files[p] = fileEntry{ls, err}
 	return ls, err
 }
 
-// readOutside reads a file outside the workspace that a server named:
-// only a regular file, opened without blocking (a FIFO would hang), at
-// most maxFileBytes.
-func readOutside(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// withheld reports whether the text of the file at p is kept out of the
+// answer, and the words that say why.
+func (c *fileCache) withheld(p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	_, err := c.get(p)
+	return withheld(err)
+}
+
+func (c *fileCache) read(p string) (lines, error) {
+	if !c.closedSet {
+		c.closed, c.closedSet = c.qt.closedList(), true
+	}
+	name, rerr := c.root.Rel(p)
+	inside := rerr == nil
+	// An unsaved buffer's text is judged as the file it is of.
+	if (!inside || c.closed.inside) && closedAt(c.closed.paths, p) {
+		return nil, &fs.PathError{Op: "quote", Path: p, Err: errClosed}
+	}
+	if c.unsaved != nil {
+		c.texts, c.unsaved = c.unsaved(), nil
+	}
+	if text, ok := c.texts[p]; ok {
+		// A buffer is judged by the file it is of, as it resolves (a
+		// new file not on disk yet, by its name).
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			real = filepath.Clean(p)
+		}
+		switch {
+		case closedAt(c.closed.paths, p):
+			return nil, &fs.PathError{Op: "quote", Path: p, Err: errClosed}
+		case inside && !fsutil.Within(c.root.Dir(), real):
+			return nil, &fs.PathError{Op: "quote", Path: p, Err: errLinkOut}
+		case !inside && !c.qt.quotable(p):
+			return nil, &fs.PathError{Op: "quote", Path: p, Err: errNotRoot}
+		}
+		return splitLines(strings.ToValidUTF8(text, "\uFFFD")), nil
+	}
+	var data []byte
+	var err error
+	if inside {
+		data, err = c.root.ReadFile(name, maxFileBytes)
+		if errors.Is(err, fsutil.ErrOutside) {
+			// A link out of the workspace: judged as where it leads,
+			// and not followed either way.
+			if closedAt(c.closed.paths, p) {
+				return nil, &fs.PathError{Op: "quote", Path: p, Err: errClosed}
+			}
+			return nil, &fs.PathError{Op: "quote", Path: p, Err: errLinkOut}
+		}
+	} else {
+		data, err = c.qt.readOutside(p)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	if !utf8.Valid(data) {
+		data = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: fsutil.ErrNotRegular}
-	}
-	return io.ReadAll(io.LimitReader(f, maxFileBytes))
+	return splitLines(string(data)), nil
 }
 
 // utf16Col converts a 0-based column counted in characters (runes) of

@@ -47,6 +47,10 @@ type Options struct {
 	Timeout  time.Duration
 	MaxChars int
 	MaxItems int
+	// Quoting is what answers may show the text of besides the
+	// workspace's files; the zero Quoting shows no file outside the
+	// workspace.
+	Quoting Quoting
 }
 
 // Decl declares one tool: its name, a title, a description for the model
@@ -65,6 +69,7 @@ type Tools struct {
 	root *fsutil.Root
 	w    where
 	opts Options
+	qt   *quoter
 
 	// statuses caches what the Source said of a file's server for
 	// statusTTL: an answer's note on indexing needs no round trip of its
@@ -174,11 +179,20 @@ func NewTools(src Source, workspace string, opts Options) (*Tools, error) {
 	if opts.MaxItems <= 0 {
 		opts.MaxItems = DefaultMaxItems
 	}
-	return &Tools{src: src, root: root, w: where{root: root, goRoots: &sync.Map{}}, opts: opts}, nil
+	t := &Tools{src: src, root: root, w: where{root: root, goRoots: &sync.Map{}}, opts: opts,
+		qt: &quoter{q: opts.Quoting, workspace: root.Dir()}}
+	// The closed list (a few milliseconds: the running servers are
+	// looked for) is ready by the first answer, which waits for the
+	// server far longer.
+	go t.qt.closedList()
+	return t, nil
 }
 
-// Close releases the workspace folder.
-func (t *Tools) Close() error { return t.root.Close() }
+// Close releases the workspace folder and the read-only roots.
+func (t *Tools) Close() error {
+	t.qt.close()
+	return t.root.Close()
+}
 
 // Workspace is the workspace folder (symbolic links resolved).
 func (t *Tools) Workspace() string { return t.root.Dir() }
@@ -445,6 +459,9 @@ func (q *query) resolveFile(p string) (abs, rel string, err error) {
 		return "", "", fmt.Errorf("%s is not a regular file", filepath.ToSlash(name))
 	}
 	abs = q.t.root.Path(name)
+	if why, held := q.fc.withheld(abs); held {
+		return "", "", fmt.Errorf("%s is %s", filepath.ToSlash(name), strings.TrimPrefix(why, "not quoted: "))
+	}
 	q.path = abs
 	return abs, filepath.ToSlash(name), nil
 }

@@ -21,7 +21,7 @@ func rng(line, char, endChar int) Range {
 // shop is the Go fixture with a fake Source answering as gopls v0.23.0
 // answered on it (workspace symbols' names and containers, outlines'
 // "(*Store).Add" names).
-func shop(t *testing.T) (string, *fakeSource) {
+func shop(t testing.TB) (string, *fakeSource) {
 	ws := codeinteltest.Fixture(t, "go")
 	g, m, s := filepath.Join(ws, "greet", "greet.go"), filepath.Join(ws, "main.go"), filepath.Join(ws, "store", "store.go")
 	greetFn := Symbol{Name: "Greet", Kind: KindFunction, Container: "example.com/shop/greet", Location: Location{Path: g, Range: rng(15, 5, 10)}}

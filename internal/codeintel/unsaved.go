@@ -22,7 +22,7 @@ const unsavedTimeout = 2 * time.Second
 // fileCache returns a cache of the files' lines for one answer, which
 // takes the text of unsaved buffers from the Source when it knows any.
 func (t *Tools) fileCache(ctx context.Context) *fileCache {
-	fc := newFileCache(t.root)
+	fc := newFileCache(t.root, t.qt)
 	if u, ok := t.src.(Unsaved); ok {
 		fc.unsaved = func() map[string]string {
 			ctx, cancel := context.WithTimeout(ctx, unsavedTimeout)

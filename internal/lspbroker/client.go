@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -114,12 +115,25 @@ func (c *Client) spawn(ctx context.Context) (net.Conn, error) {
 }
 
 func dial(path string) (net.Conn, error) {
+	// Connecting follows a link at the name: a name that is not a socket
+	// (a link to another program's) is not gemkit's broker.
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().Type() != os.ModeSocket {
+		return nil, &os.PathError{Op: "dial", Path: path, Err: errNotSocket}
+	}
 	return net.DialTimeout("unix", path, 10*time.Second)
 }
 
+// errNotSocket is dial's error for a name that is not a socket: no
+// broker of gemkit's listens there, and the next one replaces it.
+var errNotSocket = errors.New("not a socket (a link or a file), so not a broker of gemkit's")
+
 // absent reports whether a dial failed because no broker listens.
 func absent(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) || errors.Is(err, errNotSocket)
 }
 
 // Broker is what the broker said of itself, once connected.

@@ -2,6 +2,7 @@ package lspbroker
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 )
@@ -23,6 +24,11 @@ func Listen(path string) (*net.UnixListener, error) {
 		return nil, err
 	}
 	ln.SetUnlinkOnClose(true)
+	// chmod follows a link: the name is first seen to be the socket.
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
+		ln.Close()
+		return nil, fmt.Errorf("%s changed as the broker started listening on it: something other than gemkit uses gemkit's folder", path)
+	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		ln.Close()
 		return nil, err

@@ -11,19 +11,11 @@ import (
 // Dir is the private folder of this user's broker sockets and logs:
 // $XDG_RUNTIME_DIR/gemkit, else gemkit-<uid> in the temporary folder. It
 // is made 0700, and refused when it is a link, another user owns it, or
-// others may enter it.
+// others may enter it. Every folder it may be (Dirs) is closed to tools,
+// and what is opened in it is opened without following links
+// (OpenLog, lockFile).
 func Dir() (string, error) {
-	var dir string
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
-		dir = filepath.Join(rt, "gemkit")
-	} else {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gemkit-%d", os.Getuid()))
-	}
-	// A socket's path must fit in sun_path (104 bytes on macOS, 108 on
-	// Linux): a long temporary folder gives way to /tmp.
-	if len(dir) > 60 {
-		dir = filepath.Join("/tmp", fmt.Sprintf("gemkit-%d", os.Getuid()))
-	}
+	dir := pick(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("the code intelligence folder: %w", err)
 	}
@@ -31,6 +23,55 @@ func Dir() (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// pick is the broker folder for a runtime folder (XDG_RUNTIME_DIR, "" when
+// unset) and a temporary folder.
+func pick(runtime, tmp string) string {
+	var dir string
+	if runtime != "" && filepath.IsAbs(runtime) {
+		dir = filepath.Join(runtime, "gemkit")
+	} else {
+		dir = filepath.Join(tmp, fmt.Sprintf("gemkit-%d", os.Getuid()))
+	}
+	// A socket's path must fit in sun_path (104 bytes on macOS, 108 on
+	// Linux): a long temporary folder gives way to /tmp.
+	if len(dir) > 60 {
+		dir = filepath.Join("/tmp", fmt.Sprintf("gemkit-%d", os.Getuid()))
+	}
+	return dir
+}
+
+// Dirs are every folder a gemkit process of this user may take as its
+// broker folder, whatever its environment (the runtime folders named by
+// runtimes, this process's and the system's default one, and the
+// temporary folders tmps, os.TempDir and /tmp): the folders to close to
+// every tool, since the sockets, locks and logs in them are gemkit's.
+// /tmp/gemkit-<uid> also holds the records of gemkit's servers
+// (permission.RecordDirs).
+func Dirs(runtimes, tmps []string) []string {
+	var out []string
+	add := func(d string) {
+		d = filepath.Clean(d)
+		for _, o := range out {
+			if o == d {
+				return
+			}
+		}
+		out = append(out, d)
+	}
+	uid := os.Getuid()
+	for _, rt := range append(append([]string(nil), runtimes...), os.Getenv("XDG_RUNTIME_DIR"), fmt.Sprintf("/run/user/%d", uid)) {
+		if rt != "" && filepath.IsAbs(rt) {
+			add(pick(rt, ""))
+		}
+	}
+	for _, t := range append(append([]string(nil), tmps...), os.TempDir(), "/tmp") {
+		if t != "" && filepath.IsAbs(t) {
+			add(pick("", t))
+		}
+	}
+	return out
 }
 
 // Key names a workspace's broker: the workspace, the configuration of
