@@ -16,7 +16,6 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -110,14 +109,28 @@ func askQuote(t *testing.T, tools *codeintel.Tools, tool, args string, want ...s
 	return got
 }
 
+// askClosed asks about a name declared in a closed file. gemkit's own
+// servers run in their sandbox profile, which closes the file, so they
+// find no declaration there; a server that could read it (an editor's)
+// has the answer name the file without its text (the codeintel package's
+// tests hold that with a source of their own). Either way the credential
+// never shows, and a closed file named in the answer is never quoted.
+func askClosed(t *testing.T, tools *codeintel.Tools, tool, args, path string) {
+	t.Helper()
+	got := askQuote(t, tools, tool, args)
+	if strings.Contains(got, path) && !strings.Contains(got, "[not quoted: a closed path") {
+		t.Fatalf("%s %s names %s without saying it is not quoted:\n%s", tool, args, path, got)
+	}
+}
+
 // TestAnswersNeverQuoteClosedTS reproduces the leak with the real
 // typescript-language-server: a tool that may only write the workspace
 // writes a tsconfig.json with resolveJsonModule and a .ts file importing
 // ~/.gemini/oauth_creds.json and ~/.codex/auth.json by absolute path; the
-// definition of refresh_token is then the token's line of the JSON
-// file. The answer names the file and says its text is not shown; a
-// definition in the workspace and one in TypeScript's own library (the
-// server's installation) are still quoted.
+// definition of refresh_token was then the token's line of the JSON
+// file. Now the server cannot read the file and the answer never carries
+// its text (askClosed); a definition in the workspace and one in
+// TypeScript's own library (the server's installation) are still quoted.
 func TestAnswersNeverQuoteClosedTS(t *testing.T) {
 	bin := codeinteltest.NodeBin(t, "typescript-language-server")
 	t.Setenv("PATH", codeinteltest.PathWith(bin))
@@ -132,12 +145,10 @@ func TestAnswersNeverQuoteClosedTS(t *testing.T) {
 	})
 	tools := quoteApp(t, ws)
 	warmUp(t, tools, "main.ts")
-	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"refresh_token","file":"main.ts","line":5}`,
-		gemini+":3:3 [outside the workspace] [not quoted: a closed path")
-	askQuote(t, tools, codeintel.ToolDefinition, `{"file":"main.ts","line":5,"column":46}`,
-		codex+":4:5 [outside the workspace] [not quoted: outside the workspace and the language servers' read-only folders")
-	askQuote(t, tools, codeintel.ToolReferences, `{"file":"main.ts","line":5,"column":18}`, "main.ts\n  5:17: return [creds.refresh_token", gemini+" [outside the workspace] [not quoted: a closed path")
-	askQuote(t, tools, codeintel.ToolHover, `{"file":"main.ts","line":5,"column":18}`, "is declared at "+gemini)
+	askClosed(t, tools, codeintel.ToolDefinition, `{"symbol":"refresh_token","file":"main.ts","line":5}`, gemini)
+	askClosed(t, tools, codeintel.ToolDefinition, `{"file":"main.ts","line":5,"column":46}`, codex)
+	askClosed(t, tools, codeintel.ToolReferences, `{"file":"main.ts","line":5,"column":18}`, gemini)
+	askClosed(t, tools, codeintel.ToolHover, `{"file":"main.ts","line":5,"column":18}`, gemini)
 	// Controls: the workspace, and TypeScript's library.
 	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"tokens"}`, "main.ts:4:17: export function tokens(): string[] {")
 	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"map","file":"main.ts","line":5}`, "lib.es5.d.ts:", ": map<U>(callbackfn", "[outside the workspace: npm package typescript]")
@@ -145,9 +156,9 @@ func TestAnswersNeverQuoteClosedTS(t *testing.T) {
 
 // TestAnswersNeverQuoteClosedGo is the same class with the real gopls: a
 // go.mod that replaces a module by a folder in ~/.gemini (an extension's
-// source) makes the definition of its constant a line of that folder.
-// The controls: the standard library (GOROOT, from go env) and the
-// workspace are quoted.
+// source) made the definition of its constant a line of that folder;
+// now it is never quoted (askClosed). The controls: the standard library
+// (GOROOT, a read root of gopls's profile) and the workspace are quoted.
 func TestAnswersNeverQuoteClosedGo(t *testing.T) {
 	codeinteltest.Gopls(t)
 	if _, err := exec.LookPath("go"); err != nil {
@@ -165,9 +176,8 @@ func TestAnswersNeverQuoteClosedGo(t *testing.T) {
 	})
 	tools := quoteApp(t, ws)
 	warmUp(t, tools, "main.go")
-	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"Token","file":"main.go"}`,
-		filepath.Join(ext, "ext.go")+":4:7 [outside the workspace] [not quoted: a closed path")
-	askQuote(t, tools, codeintel.ToolHover, `{"symbol":"Token","file":"main.go"}`, "is declared at "+filepath.Join(ext, "ext.go"))
+	askClosed(t, tools, codeintel.ToolDefinition, `{"symbol":"Token","file":"main.go"}`, filepath.Join(ext, "ext.go"))
+	askClosed(t, tools, codeintel.ToolHover, `{"symbol":"Token","file":"main.go"}`, filepath.Join(ext, "ext.go"))
 	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"Println","file":"main.go"}`, "print.go:", ": func Println(a ...any) (n int, err error) { [outside the workspace: the Go standard library]")
 	askQuote(t, tools, codeintel.ToolDefinition, `{"symbol":"main"}`, "main.go:9:6: func main() {")
 }
@@ -191,67 +201,5 @@ func TestRunnerClosesRuntimeDirs(t *testing.T) {
 		if !slices.Contains(r.Protected, dir) {
 			t.Errorf("XDG_RUNTIME_DIR=%q TMPDIR=%q: %s is not closed: %v", env.rt, env.tmp, dir, r.Protected)
 		}
-	}
-}
-
-// TestServerReadRoots: the read-only folders answers may quote, from the
-// table and a PATH: an npm server's node_modules, another server's own
-// folder, GOROOT and GOMODCACHE only with a Go server, Python's library
-// with a Python server, Node's global packages with a TypeScript server;
-// nothing found in the workspace's folders (a planted gopls is neither
-// taken for an installation nor makes go env run), nothing that holds
-// the home folder.
-func TestServerReadRoots(t *testing.T) {
-	tmp, _ := filepath.EvalSymlinks(t.TempDir())
-	ws, home := filepath.Join(tmp, "ws"), filepath.Join(tmp, "home")
-	exe := func(p string) string {
-		p = filepath.Join(tmp, filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755)
-		return p
-	}
-	link := func(target, p string) {
-		p = filepath.Join(tmp, filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.Symlink(target, p)
-	}
-	exe("usr/bin/gopls")
-	exe("usr/bin/go")
-	exe("usr/bin/python3.12")
-	link("python3.12", "usr/bin/python3")
-	exe("usr/bin/node")
-	link(exe("usr/lib/node_modules/typescript-language-server/lib/cli.mjs"), "usr/bin/typescript-language-server")
-	exe("ws/.venv/bin/pyright")
-	exe("ws/.venv/bin/gopls")
-	table := []langserver.Server{
-		{Name: "gopls", Command: []string{"gopls"}, Extensions: map[string]string{".go": "go"}},
-		{Name: "ts", Command: []string{"typescript-language-server", "--stdio"}, Extensions: map[string]string{".ts": "typescript"}},
-		{Name: "pyright", Command: []string{"pyright"}, Extensions: map[string]string{".py": "python"}},
-	}
-	var asked []string
-	goEnv := func(goBin string, vars ...string) []string {
-		asked = append(asked, goBin)
-		return []string{"/opt/go", "/", filepath.Join(tmp, "gomod")}
-	}
-	path := filepath.Join(ws, ".venv", "bin") + ":" + filepath.Join(tmp, "usr", "bin")
-	got := serverReadRoots(ws, home, table, path, goEnv)
-	want := []string{filepath.Join(tmp, "usr", "bin"), filepath.Join(tmp, "usr", "lib", "node_modules"), "/opt/go", filepath.Join(tmp, "gomod"),
-		filepath.Join(tmp, "usr", "lib", "node_modules")}
-	if !slices.Equal(got, want) || !slices.Equal(asked, []string{filepath.Join(tmp, "usr", "bin", "go")}) {
-		t.Errorf("roots %v (go env of %v), want %v", got, asked, want)
-	}
-	// Without a Go server, go env is not run; python3 is looked at only
-	// with a Python server that is found outside the workspace.
-	asked = nil
-	exe("usr/bin/pyright")
-	got = serverReadRoots(ws, home, table[1:], path, goEnv)
-	want = []string{filepath.Join(tmp, "usr", "lib", "node_modules"), filepath.Join(tmp, "usr", "bin"),
-		filepath.Join(tmp, "usr", "lib", "python3.12"), filepath.Join(tmp, "usr", "lib", "python3", "dist-packages"), filepath.Join(tmp, "usr", "lib", "node_modules")}
-	if !slices.Equal(got, want) || asked != nil {
-		t.Errorf("roots %v (go env of %v), want %v", got, asked, want)
-	}
-	// A server that lies where the home folder is below is no root.
-	if got := serverReadRoots(ws, filepath.Join(tmp, "usr", "bin", "me"), table[:1], path, func(string, ...string) []string { return nil }); len(got) != 0 {
-		t.Errorf("roots holding home: %v", got)
 	}
 }

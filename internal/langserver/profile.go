@@ -200,6 +200,41 @@ func prefix(real string) string {
 // buildProfile is the profile of server s, whose command was found at
 // path, for the workspace ws, from the person's environment environ.
 func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profile, error) {
+	return makeProfile(s, path, ws, cacheBase, environ, true)
+}
+
+// ReadRoots are the folders outside the workspace ws that the servers of
+// table read in their profiles (buildProfile): each one's installation and
+// its toolchain's folders, for the servers found where the Pool finds
+// them (never in the workspace or a virtualenv). They are what a
+// code-intelligence answer may quote besides the workspace, so that the
+// answers and the sandbox hold one list; working it out runs nothing and
+// makes no folder.
+func ReadRoots(table []Server, ws string, environ []string) []string {
+	env := envMap(environ)
+	look := SearchLook(env["PATH"], untrusted(ws, env))
+	var roots []string
+	for _, s := range table {
+		if s.Disabled || len(s.Command) == 0 {
+			continue
+		}
+		path, err := look(s.Command[0])
+		if err != nil {
+			continue
+		}
+		pr, err := makeProfile(s, path, ws, "", environ, false)
+		if err != nil {
+			continue
+		}
+		roots = append(append(roots, pr.own), pr.reads...)
+	}
+	slices.Sort(roots)
+	return slices.Compact(roots)
+}
+
+// makeProfile is buildProfile; with mk false it only works the profile
+// out, making no cache folder (ReadRoots).
+func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool) (profile, error) {
 	env := envMap(environ)
 	home := env["HOME"]
 	distrusted := untrusted(ws, env)
@@ -231,20 +266,24 @@ func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profi
 
 	if cacheBase == "" {
 		var err error
-		if cacheBase, err = cacheRoot(); err != nil {
+		if cacheBase, err = cacheRoot(); err != nil && mk {
 			return profile{}, err
 		}
 	}
 	pr.cache = filepath.Join(cacheBase, s.Name)
-	if err := privateDir(pr.cache); err != nil {
-		return profile{}, fmt.Errorf("its private cache: %w", err)
-	}
-	if c := realPath(pr.cache); fsutil.Within(realPath(ws), c) {
-		return profile{}, fmt.Errorf("its private cache %s is inside the workspace; set XDG_CACHE_HOME to a folder outside it", c)
+	if mk {
+		if err := privateDir(pr.cache); err != nil {
+			return profile{}, fmt.Errorf("its private cache: %w", err)
+		}
+		if c := realPath(pr.cache); fsutil.Within(realPath(ws), c) {
+			return profile{}, fmt.Errorf("its private cache %s is inside the workspace; set XDG_CACHE_HOME to a folder outside it", c)
+		}
 	}
 	sub := func(name string) string {
 		d := filepath.Join(pr.cache, name)
-		_ = os.MkdirAll(d, 0o700)
+		if mk {
+			_ = os.MkdirAll(d, 0o700)
+		}
 		return d
 	}
 	out := map[string]string{}

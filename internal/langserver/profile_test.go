@@ -93,3 +93,37 @@ func TestProfileRefusals(t *testing.T) {
 		t.Errorf("a cache that is a link: %v", err)
 	}
 }
+
+// TestReadRoots: the folders answers may quote are the profiles' reads
+// and installations (the same list the sandbox opens), for the servers
+// found outside the workspace and any virtualenv; working them out makes
+// no cache folder.
+func TestReadRoots(t *testing.T) {
+	tmp, _ := filepath.EvalSymlinks(t.TempDir())
+	ws, home, cache := filepath.Join(tmp, "ws"), filepath.Join(tmp, "home"), filepath.Join(tmp, "cache")
+	exe := func(p, text string) string {
+		p = filepath.Join(tmp, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(text), 0o755)
+		return p
+	}
+	exe("usr/bin/gopls", "\x7fELF")
+	exe("usr/bin/go", "\x7fELF")
+	exe("opt/node/bin/node", "\x7fELF")
+	exe("opt/node/lib/node_modules/typescript-language-server/package.json", "{}")
+	cli := exe("opt/node/lib/node_modules/typescript-language-server/lib/cli.mjs", "#!/usr/bin/env node\n")
+	os.Symlink(cli, filepath.Join(tmp, "opt", "node", "bin", "typescript-language-server"))
+	exe("ws/.venv/bin/pyright-langserver", "#!/bin/sh\n")
+	modcache := filepath.Join(tmp, "gomod")
+	environ := []string{"HOME=" + home, "XDG_CACHE_HOME=" + cache, "GOMODCACHE=" + modcache, "VIRTUAL_ENV=" + filepath.Join(ws, ".venv"),
+		"PATH=" + filepath.Join(ws, ".venv", "bin") + ":" + filepath.Join(tmp, "usr", "bin") + ":" + filepath.Join(tmp, "opt", "node", "bin")}
+	got := ReadRoots(Builtin(), ws, environ)
+	want := []string{modcache, filepath.Join(tmp, "opt", "node"), filepath.Join(tmp, "opt", "node", "lib", "node_modules"), filepath.Join(tmp, "usr"), filepath.Join(tmp, "usr", "bin")}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("ReadRoots = %v, want %v", got, want)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Errorf("ReadRoots made the cache folder %s (%v)", cache, err)
+	}
+}
