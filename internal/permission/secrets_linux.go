@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -196,7 +197,8 @@ func owners(inodes []uint64) map[uint64]*Env {
 	return found
 }
 
-// processEnv reads a process's environment as it started.
+// processEnv reads a process's environment as it started, and its
+// working folder, from which it takes a relative home variable.
 func processEnv(dir string) (Env, error) {
 	f, err := os.Open(dir + "/environ")
 	if err != nil {
@@ -207,5 +209,9 @@ func processEnv(dir string) (Env, error) {
 	if err != nil {
 		return Env{}, err
 	}
-	return envOfList(strings.Split(string(b), "\x00")), nil
+	e := envOfList(strings.Split(string(b), "\x00"))
+	if cwd, err := os.Readlink(dir + "/cwd"); err == nil && filepath.IsAbs(cwd) {
+		e.Dir = cwd
+	}
+	return e, nil
 }
