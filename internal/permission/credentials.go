@@ -188,10 +188,11 @@ func credentialPaths(in ClosedInputs, want func(kind string) bool) []string {
 		home, dir string
 		getenv    func(string) string
 	}
-	// This process's view: its agents' homes (in.Homes), then the rest
-	// of its environment (in.Getenv).
+	// This process's view: its agents' homes, then the rest of its
+	// environment (in.Getenv).
+	agentHomes := in.homes()
 	views := []view{{in.Home, in.Dir, func(k string) string {
-		if v := in.Homes[k]; v != "" {
+		if v := agentHomes[k]; v != "" {
 			return v
 		}
 		if in.Getenv != nil {

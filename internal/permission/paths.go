@@ -107,7 +107,7 @@ type ClosedInputs struct {
 	// Homes are the agents' home variables that are set
 	// (ide.HomeVars: $GEMINI_CLI_HOME, $CLAUDE_CONFIG_DIR, $QWEN_HOME, …),
 	// by name: they move Gemini CLI's folder and Claude Code's and Qwen
-	// Code's lock folders.
+	// Code's lock folders. Nil reads them through Getenv.
 	Homes map[string]string
 	// TempDirs are the temp folders ($TMPDIR of the user and of gemkit)
 	// whose gemini/ide holds the IDE companion's discovery files.
@@ -138,7 +138,7 @@ type ClosedInputs struct {
 // program started without this process's variables), and the running
 // servers'.
 func (in ClosedInputs) envs() []Env {
-	own := Env{Home: in.Home, Dir: in.Dir, TempDirs: in.TempDirs, Homes: in.Homes, ConfigHome: in.ConfigDir}
+	own := Env{Home: in.Home, Dir: in.Dir, TempDirs: in.TempDirs, Homes: in.homes(), ConfigHome: in.ConfigDir}
 	out := []Env{own}
 	if h := AccountHome(); h != "" && h != in.Home {
 		out = append(out, Env{Home: h})
@@ -146,11 +146,20 @@ func (in ClosedInputs) envs() []Env {
 	return append(out, in.Writers...)
 }
 
+// homes are the agents' home variables of this process: Homes, else
+// those Getenv reads.
+func (in ClosedInputs) homes() map[string]string {
+	if in.Homes != nil || in.Getenv == nil {
+		return in.Homes
+	}
+	return EnvOf(in.Getenv).Homes
+}
+
 func (in ClosedInputs) recordDirs() []string {
 	if in.RecordDirs != nil {
 		return in.RecordDirs
 	}
-	return RecordDirs(Env{Home: in.Home, Dir: in.Dir, Homes: in.Homes})
+	return RecordDirs(Env{Home: in.Home, Dir: in.Dir, Homes: in.homes()})
 }
 
 // places are the folders of one kind the environments name.

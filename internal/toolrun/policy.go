@@ -46,8 +46,8 @@ func (r *Runner) readOnly() ([]string, error) {
 // or of any installed one may write it.
 func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, extDir string, folders []string) permission.Resolved {
 	in := permission.ClosedInputs{
-		Homes: permission.EnvOf(func(k string) string { return env[k] }).Homes, ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
+		ConfigDir: env["XDG_CONFIG_HOME"],
+		TempDirs:  []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
 		Getenv: func(k string) string { return env[k] },
 	}
 	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir,
