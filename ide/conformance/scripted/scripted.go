@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
 // Diff is a diff the companion asked the editor to show.
@@ -95,9 +97,14 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	cmd := exec.Command(argv[0], args...)
 	cmd.Env = os.Environ()
 	if o.TMPDIR != "" {
-		// The Claude Code and Qwen Code lock files go under it too, unless Env says
-		// where.
-		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR, "CLAUDE_CONFIG_DIR="+filepath.Join(o.TMPDIR, "claude"), "QWEN_HOME="+filepath.Join(o.TMPDIR, "qwen"))
+		// The agents' lock files (Claude Code's, Qwen Code's) go under it
+		// too, unless Env says where.
+		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR)
+		for _, a := range ide.Agents {
+			if a.LockDir != "" && a.HomeEnv != "" {
+				cmd.Env = append(cmd.Env, a.HomeEnv+"="+filepath.Join(o.TMPDIR, a.ID))
+			}
+		}
 	}
 	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stderr = o.Stderr
