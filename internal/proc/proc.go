@@ -19,6 +19,9 @@ import (
 // not read processes or sockets this way.
 var ErrUnsupported = errors.New("proc: not supported on this system")
 
+// ErrNoSocket is TCPSocket's answer when no socket has those ends.
+var ErrNoSocket = errors.New("proc: no such TCP socket")
+
 // Stat is what /proc/PID/stat says of a process that gemkit uses.
 type Stat struct {
 	// Comm is the command's name (at most 15 bytes, what ps shows in

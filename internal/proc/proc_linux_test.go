@@ -103,6 +103,13 @@ func TestSockets(t *testing.T) {
 	if len(ends) != 1 || ends[0].Remote.Port() != port {
 		t.Fatalf("the client's end: %+v", ends)
 	}
+	one, err := TCPSocket(netip.MustParseAddrPort(conn.LocalAddr().String()), netip.MustParseAddrPort(ln.Addr().String()))
+	if err != nil || one.Inode != ends[0].Inode || one.State != TCPEstablished {
+		t.Errorf("TCPSocket = %+v, %v; want %+v", one, err, ends[0])
+	}
+	if _, err := TCPSocket(netip.MustParseAddrPort("127.0.0.1:1"), netip.MustParseAddrPort("127.0.0.1:2")); err != ErrNoSocket {
+		t.Errorf("TCPSocket of no socket = %v", err)
+	}
 	owners := SocketOwners([]uint64{listening[0].Inode, ends[0].Inode}, nil)
 	if owners[listening[0].Inode] != os.Getpid() || owners[ends[0].Inode] != os.Getpid() {
 		t.Errorf("SocketOwners = %v, want this process (%d)", owners, os.Getpid())

@@ -2,6 +2,8 @@
 
 package proc
 
+import "net/netip"
+
 // ReadStat is ErrUnsupported here.
 func ReadStat(int) (Stat, error) { return Stat{}, ErrUnsupported }
 
@@ -28,3 +30,6 @@ func SocketOwners([]uint64, func(int) bool) map[uint64]int { return map[uint64]i
 
 // TCPSockets is ErrUnsupported here.
 func TCPSockets(Query) ([]Socket, error) { return nil, ErrUnsupported }
+
+// TCPSocket is ErrUnsupported here.
+func TCPSocket(local, remote netip.AddrPort) (Socket, error) { return Socket{}, ErrUnsupported }
