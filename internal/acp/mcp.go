@@ -19,6 +19,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/model"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // mcpConnectTimeout bounds starting and listing one MCP server.
@@ -32,8 +33,11 @@ const maxToolName = 64
 // names them), made unique and valid as function names.
 type mcpTools struct {
 	clients []*mcpclient.Client
-	decls   []model.ToolDecl
-	byName  map[string]mcpTool
+	// cmds are the stdio servers' processes, whose groups close ends
+	// (proc.KillGroup) with whatever they started.
+	cmds   []*exec.Cmd
+	decls  []model.ToolDecl
+	byName map[string]mcpTool
 }
 
 var _ agent.ToolSource = (*mcpTools)(nil)
@@ -49,7 +53,10 @@ type mcpTool struct {
 func connectMCP(ctx context.Context, servers []sdk.McpServer, cwd string, stderr io.Writer, log *slog.Logger) (*mcpTools, error) {
 	t := &mcpTools{byName: map[string]mcpTool{}}
 	for _, srv := range servers {
-		name, c, err := dialMCP(ctx, srv, cwd, stderr)
+		name, c, cmd, err := dialMCP(ctx, srv, cwd, stderr)
+		if cmd != nil {
+			t.cmds = append(t.cmds, cmd)
+		}
 		if err != nil {
 			t.close()
 			return nil, err
@@ -64,9 +71,13 @@ func connectMCP(ctx context.Context, servers []sdk.McpServer, cwd string, stderr
 	return t, nil
 }
 
-func dialMCP(ctx context.Context, srv sdk.McpServer, cwd string, stderr io.Writer) (string, *mcpclient.Client, error) {
+// dialMCP connects to one server. A stdio server's process is started
+// as a child gemkit owns (proc.Own), and returned whenever it started,
+// even with an error, so that its group can be ended.
+func dialMCP(ctx context.Context, srv sdk.McpServer, cwd string, stderr io.Writer) (string, *mcpclient.Client, *exec.Cmd, error) {
 	var c *mcpclient.Client
 	var name string
+	var started *exec.Cmd
 	switch {
 	case srv.Stdio != nil:
 		st := srv.Stdio
@@ -80,10 +91,12 @@ func dialMCP(ctx context.Context, srv sdk.McpServer, cwd string, stderr io.Write
 			transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 				cmd := exec.CommandContext(ctx, command, args...)
 				cmd.Env, cmd.Dir = env, cwd
+				proc.Own(cmd)
+				started = cmd
 				return cmd, nil
 			}))
 		if err := tr.Start(context.Background()); err != nil {
-			return "", nil, fmt.Errorf("MCP server %q: start %s: %w", name, st.Command, err)
+			return "", nil, started, fmt.Errorf("MCP server %q: start %s: %w", name, st.Command, err)
 		}
 		c = mcpclient.NewClient(tr)
 	case srv.Http != nil:
@@ -95,16 +108,16 @@ func dialMCP(ctx context.Context, srv sdk.McpServer, cwd string, stderr io.Write
 		}
 		tr, err := transport.NewStreamableHTTP(h.Url, transport.WithHTTPHeaders(headers))
 		if err != nil {
-			return "", nil, fmt.Errorf("MCP server %q: %w", name, err)
+			return "", nil, nil, fmt.Errorf("MCP server %q: %w", name, err)
 		}
 		c = mcpclient.NewClient(tr)
 		if err := c.Start(context.Background()); err != nil {
-			return "", nil, fmt.Errorf("MCP server %q: connect %s: %w", name, h.Url, err)
+			return "", nil, nil, fmt.Errorf("MCP server %q: connect %s: %w", name, h.Url, err)
 		}
 	case srv.Sse != nil:
-		return "", nil, fmt.Errorf("MCP server %q: gemkit does not connect to SSE servers (mcpCapabilities.sse is false); give its stdio command or its Streamable HTTP URL", srv.Sse.Name)
+		return "", nil, nil, fmt.Errorf("MCP server %q: gemkit does not connect to SSE servers (mcpCapabilities.sse is false); give its stdio command or its Streamable HTTP URL", srv.Sse.Name)
 	default:
-		return "", nil, fmt.Errorf("MCP server: gemkit connects to stdio and HTTP servers (mcpCapabilities.http); this one is neither")
+		return "", nil, nil, fmt.Errorf("MCP server: gemkit connects to stdio and HTTP servers (mcpCapabilities.http); this one is neither")
 	}
 	ictx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
 	defer cancel()
@@ -112,9 +125,9 @@ func dialMCP(ctx context.Context, srv sdk.McpServer, cwd string, stderr io.Write
 	req.Params.ClientInfo = mcp.Implementation{Name: "gemkit-acp", Version: "1"}
 	if _, err := c.Initialize(ictx, req); err != nil {
 		c.Close()
-		return "", nil, fmt.Errorf("MCP server %q: initialize: %w", name, err)
+		return "", nil, started, fmt.Errorf("MCP server %q: initialize: %w", name, err)
 	}
-	return name, c, nil
+	return name, c, started, nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -219,5 +232,10 @@ func (t *mcpTools) Call(ctx context.Context, name string, args json.RawMessage) 
 func (t *mcpTools) close() {
 	for _, c := range t.clients {
 		c.Close()
+	}
+	// What a server started (npx's node, a shell's children) goes with
+	// it.
+	for _, cmd := range t.cmds {
+		proc.KillGroup(cmd)
 	}
 }
