@@ -19,6 +19,8 @@ import (
 
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // DialError classifies why one endpoint failed, so that a person can act.
@@ -271,7 +273,9 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	// Wait would also wait for every child of the companion that holds
 	// its stderr; the companion's own exit is what ends the connection.
 	cmd.WaitDelay = 200 * time.Millisecond
-	if err := cmd.Start(); err != nil {
+	// Owned (proc.StartOwned): it ends with this process, and closing the
+	// client ends what it started too.
+	if err := proc.StartOwned(cmd); err != nil {
 		return nil, &DialError{Kind: "spawn", Err: err}
 	}
 	exited := make(chan struct{})
@@ -293,6 +297,7 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 				_ = cmd.Process.Kill()
 				<-exited
 			}
+			_ = proc.KillGroup(cmd)
 		})
 	}
 	mc := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(o.ProtocolVersion))

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // Diff is a diff the companion asked the editor to show.
@@ -116,7 +117,7 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := proc.StartOwned(cmd); err != nil {
 		return nil, fmt.Errorf("start companion: %w", err)
 	}
 	e := &Editor{cmd: cmd, in: in, Opened: make(chan Diff, 64), Closed: make(chan string, 64), open: map[string]string{}, exited: make(chan struct{}), diagnostics: o.Diagnostics}
