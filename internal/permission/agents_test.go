@@ -79,3 +79,23 @@ func TestAgentHomesClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentFoldersProtected: every agent folder of ide.Agents is a
+// protected name (KindAgent) in the workspace and the home folder, so a
+// tool cannot rewrite an agent's settings there: the table and the
+// protections cannot drift apart.
+func TestAgentFoldersProtected(t *testing.T) {
+	for _, a := range ide.Agents {
+		if a.HomeDir == "" {
+			continue
+		}
+		i := slices.IndexFunc(Protections, func(p Protection) bool { return p.Name == a.HomeDir })
+		if i < 0 {
+			t.Errorf("%s's folder %s is not among Protections", a.Name, a.HomeDir)
+			continue
+		}
+		if p := Protections[i]; !p.Dir || p.Kind != KindAgent || !p.InWorkspace || !p.InHome {
+			t.Errorf("%s's folder is protected as %+v", a.Name, p)
+		}
+	}
+}
