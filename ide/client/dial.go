@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/mcpclient"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // DialError classifies why one endpoint failed, so that a person can act.
@@ -253,7 +254,9 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	// Wait would also wait for every child of the companion that holds
 	// its stderr; the companion's own exit is what ends the connection.
 	cmd.WaitDelay = 200 * time.Millisecond
-	if err := cmd.Start(); err != nil {
+	// Owned (proc.StartOwned): it ends with this process, and closing the
+	// client ends what it started too.
+	if err := proc.StartOwned(cmd); err != nil {
 		return nil, &DialError{Kind: "spawn", Err: err}
 	}
 	exited := make(chan struct{})
@@ -274,6 +277,7 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 				_ = cmd.Process.Kill()
 				<-exited
 			}
+			_ = proc.KillGroup(cmd)
 		})
 	}
 	// The pipe may stay open after the companion exits (a child of it

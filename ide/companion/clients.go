@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,11 +23,11 @@ const (
 )
 
 // The agents a Client may be recognised as ([Client.Agent]).
-const (
-	AgentGemini = "Gemini CLI"
-	AgentQwen   = "Qwen Code"
-	AgentClaude = "Claude Code"
-	AgentLLxprt = "LLxprt Code"
+var (
+	AgentGemini = ide.AgentGemini.Name
+	AgentQwen   = ide.AgentQwen.Name
+	AgentClaude = ide.AgentClaude.Name
+	AgentLLxprt = ide.AgentLLxprt.Name
 )
 
 // Client is one agent connected to the companion, for an editor to show.
@@ -267,19 +266,14 @@ func (s *Server) clientsChanged() {
 // For Qwen Code, whose clientInfo version is a constant, the version is
 // read from the package.json beside its script.
 func processAgent(args []string) (agent, version string) {
-	for _, a := range args {
-		norm := filepath.ToSlash(a)
-		base := filepath.Base(norm)
-		switch {
-		case strings.Contains(norm, "/@qwen-code/qwen-code/") || base == "qwen":
-			return AgentQwen, packageVersion(a, "@qwen-code/qwen-code")
-		case strings.Contains(norm, "/@vybestack/llxprt-code/") || base == "llxprt":
-			return AgentLLxprt, packageVersion(a, "@vybestack/llxprt-code")
-		case strings.Contains(norm, "/@google/gemini-cli/") || base == "gemini":
-			return AgentGemini, ""
-		}
+	a, script, ok := ide.AgentOfCommand(args)
+	if !ok {
+		return "", ""
 	}
-	return "", ""
+	if a.ID == ide.AgentGemini.ID {
+		return a.Name, ""
+	}
+	return a.Name, packageVersion(script, a.Package)
 }
 
 // packageVersion is the version in the package.json of the npm package

@@ -218,14 +218,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Claude && cfg.ClaudeLockDir == "" {
 		home, err := os.UserHomeDir()
-		if err != nil && os.Getenv("CLAUDE_CONFIG_DIR") == "" {
+		if err != nil && os.Getenv(ide.AgentClaude.HomeEnv) == "" {
 			return nil, fmt.Errorf("companion: where to put the Claude Code lock file: %w", err)
 		}
 		cfg.ClaudeLockDir = discovery.ClaudeLockDir(os.Getenv, home)
 	}
 	if cfg.Qwen && cfg.QwenLockDir == "" {
 		home, err := os.UserHomeDir()
-		if err != nil && os.Getenv(ide.EnvQwenHome) == "" {
+		if err != nil && os.Getenv(ide.AgentQwen.HomeEnv) == "" {
 			return nil, fmt.Errorf("companion: where to put the Qwen Code lock file: %w", err)
 		}
 		cfg.QwenLockDir = discovery.QwenLockDir(os.Getenv, home)

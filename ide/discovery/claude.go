@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -29,13 +30,14 @@ type ClaudeLock struct {
 const ClaudeEnvPort = "CLAUDE_CODE_SSE_PORT"
 
 // ClaudeLockDir is where Claude Code reads lock files:
-// $CLAUDE_CONFIG_DIR/ide, else ~/.claude/ide. getenv and home are the
-// process's environment and home directory.
+// $CLAUDE_CONFIG_DIR/ide, else ~/.claude/ide (ide.AgentClaude.LockFolder;
+// a relative $CLAUDE_CONFIG_DIR is taken from the current directory).
+// getenv and home are the process's environment and home directory.
 func ClaudeLockDir(getenv func(string) string, home string) string {
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return filepath.Join(d, "ide")
+	if d := ide.AgentClaude.LockFolder(getenv, home, ""); d != "" {
+		return d
 	}
-	return filepath.Join(home, ".claude", "ide")
+	return filepath.Join(home, ide.AgentClaude.HomeDir, ide.AgentClaude.LockDir)
 }
 
 // ClaudeLockName is the name of the lock file of a server on port.

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -31,19 +30,13 @@ var qwenLockPattern = regexp.MustCompile(`^\d+\.lock$`)
 // home/.qwen. getenv and home are the process's environment and home
 // folder; an empty home gives os.TempDir()/.qwen/ide, as Qwen Code does.
 func QwenLockDir(getenv func(string) string, home string) string {
-	if d := getenv(ide.EnvQwenHome); d != "" {
-		if d == "~" || strings.HasPrefix(d, "~/") {
-			d = filepath.Join(home, strings.TrimPrefix(strings.TrimPrefix(d, "~"), "/"))
-		}
-		if abs, err := filepath.Abs(d); err == nil {
-			d = abs
-		}
-		return filepath.Join(d, "ide")
+	if d := ide.AgentQwen.LockFolder(getenv, home, ""); d != "" {
+		return d
 	}
 	if home == "" {
-		return filepath.Join(os.TempDir(), ".qwen", "ide")
+		return filepath.Join(os.TempDir(), ide.AgentQwen.HomeDir, ide.AgentQwen.LockDir)
 	}
-	return filepath.Join(home, ".qwen", "ide")
+	return filepath.Join(home, ide.AgentQwen.HomeDir, ide.AgentQwen.LockDir)
 }
 
 // QwenLockName is the name of the lock file of a companion on port.

@@ -17,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/model"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // mcpConnectTimeout bounds starting and listing one MCP server.
@@ -123,6 +124,9 @@ func startStdio(ctx context.Context, command string, args, env []string, cwd str
 	cmd := exec.Command(command, args...)
 	cmd.Env, cmd.Dir, cmd.Stderr = env, cwd, stderr
 	cmd.WaitDelay = stdioGrace
+	// A child gemkit owns: its own process group, ended with whatever it
+	// started, and killed with gemkit however gemkit ends.
+	proc.Own(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -144,6 +148,7 @@ func startStdio(ctx context.Context, command string, args, env []string, cwd str
 			cmd.Process.Kill()
 			<-exited
 		}
+		_ = proc.KillGroup(cmd)
 	}
 	c, err := mcpclient.Stdio(ctx, stdout, stdin, clientInfo)
 	if err != nil {
@@ -240,6 +245,8 @@ func (t *mcpTools) Call(ctx context.Context, name string, args json.RawMessage) 
 }
 
 func (t *mcpTools) close() {
+	// Each stdio server's stop ends its process group: what it started
+	// (npx's node, a shell's children) goes with it.
 	for _, m := range t.clients {
 		m.close()
 	}

@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // geminiHookInput is what Gemini CLI 0.61 writes on a command hook's
@@ -157,31 +157,14 @@ func agentProcess(pid int) int {
 	return pid
 }
 
-// processName is a process's command name (/proc/PID/comm), or "".
+// processName is a process's command name (its comm), or "".
 func processName(pid int) string {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
+	st, _ := proc.ReadStat(pid)
+	return st.Comm
 }
 
-// parentOf is a process's parent (from /proc/PID/stat), or 0.
+// parentOf is a process's parent, or 0.
 func parentOf(pid int) int {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	pp, _ := strconv.Atoi(f[1])
+	pp, _ := proc.Parent(pid)
 	return pp
 }

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
-	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -20,11 +18,8 @@ func (a *app) codeIntelQuoting(ws string, table []langserver.Server) codeintel.Q
 	home, _ := resolveHome("")
 	getenv := a.getenv
 	in := permission.ClosedInputs{
-		Home: home, ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"), QwenHome: getenv("QWEN_HOME"), ConfigDir: getenv("XDG_CONFIG_HOME"),
+		Home: home, ConfigDir: getenv("XDG_CONFIG_HOME"), Getenv: getenv,
 		TempDirs: []string{getenv("TMPDIR"), getenv("TMP"), getenv("TEMP"), os.TempDir(), "/tmp"},
-	}
-	if h := getenv(extension.HomeEnv); filepath.IsAbs(h) {
-		in.GeminiHome = h
 	}
 	locator := &permission.Locator{}
 	return codeintel.Quoting{

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // fetch brings the source described by md into stage and returns the
@@ -196,6 +197,7 @@ func (g gitRunner) output(dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(g.ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	proc.Own(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -249,6 +251,10 @@ func (g gitRunner) run(dir string, showProgress bool, args ...string) error {
 	cmd.Env = os.Environ()
 	if !g.interactive {
 		cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+		// Owned: it and its helpers (git-remote-https, ssh) end with
+		// gemkit or the context. Git that may ask for a password at the
+		// terminal stays in the terminal's foreground group.
+		proc.Own(cmd)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -2,22 +2,18 @@ package gemkittest
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // ProcessTree is pid and every process descended from it, read from /proc.
 func ProcessTree(pid int) []int {
 	children := map[int][]int{}
-	dirs, _ := os.ReadDir("/proc")
-	for _, e := range dirs {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, ok := parentOf(p); ok {
+	pids, _ := proc.Pids()
+	for _, p := range pids {
+		if pp, err := proc.Parent(p); err == nil {
 			children[pp] = append(children[pp], p)
 		}
 	}
@@ -28,31 +24,10 @@ func ProcessTree(pid int) []int {
 	return tree
 }
 
-// parentOf reads a process's parent from /proc/PID/stat, whose second
-// field (the command's name) may hold spaces and parentheses.
-func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(f[1])
-	return pp, err == nil
-}
-
 // Running tells whether pid is a live process (a zombie has ended).
 func Running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	st, err := proc.ReadStat(pid)
+	return err == nil && st.Running()
 }
 
 // AnyRunning tells whether any of pids is a live process.
@@ -88,8 +63,8 @@ func EndPrograms(t testing.TB, pids []int) {
 	if left := WaitExit(pids, 15*time.Second); len(left) > 0 {
 		t.Logf("processes %v still ran 15s after their terminal closed: killed", left)
 		for _, p := range left {
-			if proc, err := os.FindProcess(p); err == nil {
-				_ = proc.Kill()
+			if pr, err := os.FindProcess(p); err == nil {
+				_ = pr.Kill()
 			}
 		}
 	}

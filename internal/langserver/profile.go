@@ -260,9 +260,9 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 			addProgram(in)
 		}
 	}
-	pr.closed = permission.ClosedPaths(permission.ClosedInputs{Home: home, GeminiHome: env["GEMINI_CLI_HOME"],
-		TempDirs:        []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], QwenHome: env["QWEN_HOME"], ConfigDir: env["XDG_CONFIG_HOME"]})
+	pr.closed = permission.ClosedPaths(permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
+		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
+		Getenv:   func(k string) string { return env[k] }})
 
 	if cacheBase == "" {
 		var err error

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
 // A Credential is one kind of another program's stored credentials: the
@@ -19,55 +21,74 @@ type Credential struct {
 	// Words say whose credentials they are, for the consent text.
 	Words string
 	// paths returns the files (and folders) of this kind for one
-	// environment: home is its $HOME, getenv its variables.
-	paths func(home string, getenv func(string) string) []string
+	// environment: home is its $HOME, dir its working folder, getenv its
+	// variables.
+	paths func(home, dir string, getenv func(string) string) []string
 	// unmoved: no variable moves them, so one look per home folder does.
 	unmoved bool
 }
 
-// Credentials are the kinds, in the order the words name them.
-var Credentials = []Credential{
-	{"codex", "Codex's login (~/.codex/auth.json, or under $CODEX_HOME)", func(h string, env func(string) string) []string {
-		return []string{filepath.Join(orHome(env("CODEX_HOME"), h, ".codex"), "auth.json")}
-	}, false},
-	{"claude", "Claude Code's login (~/.claude/.credentials.json, or under $CLAUDE_CONFIG_DIR)", func(h string, env func(string) string) []string {
-		return []string{filepath.Join(orHome(env("CLAUDE_CONFIG_DIR"), h, ".claude"), ".credentials.json")}
-	}, false},
-	{"qwen", "Qwen Code's login (~/.qwen/oauth_creds.json, or under $QWEN_HOME)", func(h string, env func(string) string) []string {
-		return []string{filepath.Join(orHome(qwenHome(env("QWEN_HOME"), h), h, ".qwen"), "oauth_creds.json")}
-	}, false},
-	{"gh", "the GitHub CLI's tokens (~/.config/gh/hosts.yml, or under $GH_CONFIG_DIR)", func(h string, env func(string) string) []string {
+// Credentials are the kinds, in the order the words name them: Codex's,
+// the agents' (ide.Agents with a Credential), then the others'.
+var Credentials = slices.Concat([]Credential{codexCredential}, agentCredentials(), otherCredentials)
+
+// agentCredentials are the logins of the agents of ide.Agents, in their
+// folders wherever each agent resolves them (ide.Agent.Folder).
+func agentCredentials() []Credential {
+	var out []Credential
+	for _, a := range ide.Agents {
+		if a.Credential == "" {
+			continue
+		}
+		words := fmt.Sprintf("%s's login (~/%s/%s, or under $%s)", a.Name, a.HomeDir, a.Credential, a.HomeEnv)
+		out = append(out, Credential{a.ID, words, func(h, dir string, env func(string) string) []string {
+			f := a.Folder(env, h, dir)
+			if f == "" {
+				return nil
+			}
+			return []string{filepath.Join(f, a.Credential)}
+		}, false})
+	}
+	return out
+}
+
+var codexCredential = Credential{"codex", "Codex's login (~/.codex/auth.json, or under $CODEX_HOME)", func(h, _ string, env func(string) string) []string {
+	return []string{filepath.Join(orHome(env("CODEX_HOME"), h, ".codex"), "auth.json")}
+}, false}
+
+var otherCredentials = []Credential{
+	{"gh", "the GitHub CLI's tokens (~/.config/gh/hosts.yml, or under $GH_CONFIG_DIR)", func(h, _ string, env func(string) string) []string {
 		return []string{filepath.Join(orHome(env("GH_CONFIG_DIR"), configHome(h, env), "gh"), "hosts.yml")}
 	}, false},
-	{"npm", "npm's registry tokens (~/.npmrc, or $NPM_CONFIG_USERCONFIG)", func(h string, env func(string) string) []string {
+	{"npm", "npm's registry tokens (~/.npmrc, or $NPM_CONFIG_USERCONFIG)", func(h, _ string, env func(string) string) []string {
 		return []string{orHome(env("NPM_CONFIG_USERCONFIG"), h, ".npmrc"), orHome(env("npm_config_userconfig"), h, ".npmrc")}
 	}, false},
-	{"git", "git's stored passwords (~/.git-credentials, ~/.config/git/credentials)", func(h string, env func(string) string) []string {
+	{"git", "git's stored passwords (~/.git-credentials, ~/.config/git/credentials)", func(h, _ string, env func(string) string) []string {
 		return []string{join(h, ".git-credentials"), join(configHome(h, env), "git", "credentials")}
 	}, false},
-	{"netrc", "passwords for curl, git and Python (~/.netrc, or $NETRC)", func(h string, env func(string) string) []string {
+	{"netrc", "passwords for curl, git and Python (~/.netrc, or $NETRC)", func(h, _ string, env func(string) string) []string {
 		return []string{orHome(env("NETRC"), h, ".netrc")}
 	}, false},
-	{"aws", "AWS's keys and session caches (~/.aws, $AWS_SHARED_CREDENTIALS_FILE, $AWS_CONFIG_FILE)", func(h string, env func(string) string) []string {
+	{"aws", "AWS's keys and session caches (~/.aws, $AWS_SHARED_CREDENTIALS_FILE, $AWS_CONFIG_FILE)", func(h, _ string, env func(string) string) []string {
 		return []string{join(h, ".aws"), env("AWS_SHARED_CREDENTIALS_FILE"), env("AWS_CONFIG_FILE")}
 	}, false},
-	{"kube", "Kubernetes' cluster credentials (~/.kube/config, or the files $KUBECONFIG lists)", func(h string, env func(string) string) []string {
+	{"kube", "Kubernetes' cluster credentials (~/.kube/config, or the files $KUBECONFIG lists)", func(h, _ string, env func(string) string) []string {
 		out := []string{join(h, ".kube", "config")}
 		return append(out, filepath.SplitList(env("KUBECONFIG"))...)
 	}, false},
-	{"docker", "Docker's registry logins (~/.docker/config.json, or under $DOCKER_CONFIG)", func(h string, env func(string) string) []string {
+	{"docker", "Docker's registry logins (~/.docker/config.json, or under $DOCKER_CONFIG)", func(h, _ string, env func(string) string) []string {
 		return []string{filepath.Join(orHome(env("DOCKER_CONFIG"), h, ".docker"), "config.json")}
 	}, false},
-	{"ssh", "SSH private keys (~/.ssh/id_*)", func(h string, _ func(string) string) []string {
+	{"ssh", "SSH private keys (~/.ssh/id_*)", func(h, _ string, _ func(string) string) []string {
 		return sshKeys(h)
 	}, true},
-	{"gcloud", "Google Cloud's credentials (~/.config/gcloud, or $CLOUDSDK_CONFIG, and $GOOGLE_APPLICATION_CREDENTIALS)", func(h string, env func(string) string) []string {
+	{"gcloud", "Google Cloud's credentials (~/.config/gcloud, or $CLOUDSDK_CONFIG, and $GOOGLE_APPLICATION_CREDENTIALS)", func(h, _ string, env func(string) string) []string {
 		return []string{orHome(env("CLOUDSDK_CONFIG"), configHome(h, env), "gcloud"), env("GOOGLE_APPLICATION_CREDENTIALS")}
 	}, false},
-	{"pypi", "PyPI's upload tokens (~/.pypirc)", func(h string, _ func(string) string) []string {
+	{"pypi", "PyPI's upload tokens (~/.pypirc)", func(h, _ string, _ func(string) string) []string {
 		return []string{join(h, ".pypirc")}
 	}, true},
-	{"cargo", "Cargo's registry tokens (~/.cargo/credentials.toml, or under $CARGO_HOME)", func(h string, env func(string) string) []string {
+	{"cargo", "Cargo's registry tokens (~/.cargo/credentials.toml, or under $CARGO_HOME)", func(h, _ string, env func(string) string) []string {
 		c := orHome(env("CARGO_HOME"), h, ".cargo")
 		return []string{filepath.Join(c, "credentials.toml"), filepath.Join(c, "credentials")}
 	}, false},
@@ -95,14 +116,6 @@ func configHome(home string, env func(string) string) string {
 		return c
 	}
 	return join(home, ".config")
-}
-
-// qwenHome expands a leading ~ of QWEN_HOME, as Qwen Code does.
-func qwenHome(q, home string) string {
-	if rest, ok := strings.CutPrefix(q, "~"); ok && filepath.IsAbs(home) && (rest == "" || strings.HasPrefix(rest, "/")) {
-		return home + rest
-	}
-	return q
 }
 
 // sshKeys are the private keys in ~/.ssh: the id_* files that are not
@@ -170,28 +183,30 @@ func OpenedCredentialPaths(in ClosedInputs, open []string) []string {
 }
 
 func credentialPaths(in ClosedInputs, want func(kind string) bool) []string {
-	getenv := in.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
 	none := func(string) string { return "" }
 	type view struct {
-		home   string
-		getenv func(string) string
+		home, dir string
+		getenv    func(string) string
 	}
-	views := []view{{in.Home, getenv}}
+	// This process's view: its agents' homes, then the rest of its
+	// environment (in.Getenv).
+	agentHomes := in.homes()
+	views := []view{{in.Home, in.Dir, func(k string) string {
+		if v := agentHomes[k]; v != "" {
+			return v
+		}
+		if in.Getenv != nil {
+			return in.Getenv(k)
+		}
+		return ""
+	}}}
 	for _, e := range in.envs()[1:] {
 		e := e
-		views = append(views, view{e.Home, func(k string) string {
-			switch k {
-			case "CLAUDE_CONFIG_DIR":
-				return e.ClaudeConfigDir
-			case "QWEN_HOME":
-				return e.QwenHome
-			case "XDG_CONFIG_HOME":
+		views = append(views, view{e.Home, e.Dir, func(k string) string {
+			if k == "XDG_CONFIG_HOME" {
 				return e.ConfigHome
 			}
-			return none(k)
+			return e.getenv(k)
 		}})
 	}
 	// The names first, once each; then each looked at once, and only in
@@ -216,11 +231,11 @@ func credentialPaths(in ClosedInputs, want func(kind string) bool) []string {
 		homes := map[string]bool{}
 		for _, v := range views {
 			if !c.unmoved {
-				add(c.paths(v.home, v.getenv))
+				add(c.paths(v.home, v.dir, v.getenv))
 			}
 			if !homes[v.home] {
 				homes[v.home] = true
-				add(c.paths(v.home, none))
+				add(c.paths(v.home, "", none))
 			}
 		}
 	}

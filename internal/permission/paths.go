@@ -3,8 +3,8 @@ package permission
 import (
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -101,14 +101,17 @@ func Untrusted(workspace, home string, writes []Access) []string {
 type ClosedInputs struct {
 	// Home is the user's home folder.
 	Home string
-	// GeminiHome is $GEMINI_CLI_HOME (Gemini CLI's ~ for .gemini), if set.
-	GeminiHome string
+	// Dir is this process's working folder, from which an agent takes a
+	// relative home variable; "" is os.Getwd's.
+	Dir string
+	// Homes are the agents' home variables that are set
+	// (ide.HomeVars: $GEMINI_CLI_HOME, $CLAUDE_CONFIG_DIR, $QWEN_HOME, …),
+	// by name: they move Gemini CLI's folder and Claude Code's and Qwen
+	// Code's lock folders. Nil reads them through Getenv.
+	Homes map[string]string
 	// TempDirs are the temp folders ($TMPDIR of the user and of gemkit)
 	// whose gemini/ide holds the IDE companion's discovery files.
 	TempDirs []string
-	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR and QwenHome $QWEN_HOME, if
-	// set: their ide folders hold Claude Code's and Qwen Code's lock files.
-	ClaudeConfigDir, QwenHome string
 	// ConfigDir is the user's config folder ($XDG_CONFIG_HOME, else
 	// ~/.config), which holds gemkit's agent configuration.
 	ConfigDir string
@@ -135,8 +138,7 @@ type ClosedInputs struct {
 // program started without this process's variables), and the running
 // servers'.
 func (in ClosedInputs) envs() []Env {
-	own := Env{Home: in.Home, TempDirs: in.TempDirs, ClaudeConfigDir: in.ClaudeConfigDir, QwenHome: in.QwenHome,
-		ConfigHome: in.ConfigDir, GeminiHome: in.GeminiHome}
+	own := Env{Home: in.Home, Dir: in.Dir, TempDirs: in.TempDirs, Homes: in.homes(), ConfigHome: in.ConfigDir}
 	out := []Env{own}
 	if h := AccountHome(); h != "" && h != in.Home {
 		out = append(out, Env{Home: h})
@@ -144,11 +146,20 @@ func (in ClosedInputs) envs() []Env {
 	return append(out, in.Writers...)
 }
 
+// homes are the agents' home variables of this process: Homes, else
+// those Getenv reads.
+func (in ClosedInputs) homes() map[string]string {
+	if in.Homes != nil || in.Getenv == nil {
+		return in.Homes
+	}
+	return EnvOf(in.Getenv).Homes
+}
+
 func (in ClosedInputs) recordDirs() []string {
 	if in.RecordDirs != nil {
 		return in.RecordDirs
 	}
-	return RecordDirs(Env{Home: in.Home, GeminiHome: in.GeminiHome})
+	return RecordDirs(Env{Home: in.Home, Dir: in.Dir, Homes: in.homes()})
 }
 
 // places are the folders of one kind the environments name.
@@ -172,29 +183,28 @@ func (in ClosedInputs) places() places {
 		if !filepath.IsAbs(home) {
 			home = ""
 		}
-		if home != "" {
-			abs(&p.geminis, filepath.Join(home, ".gemini"))
-			abs(&p.locks, filepath.Join(home, ".claude", "ide"))
-			abs(&p.locks, filepath.Join(home, ".qwen", "ide"))
-			abs(&p.configs, filepath.Join(home, ".config", "gemkit"))
+		// Each agent's folder where the environment puts it, and where
+		// a program started without its variable would.
+		for _, a := range ide.Agents {
+			for _, f := range []string{a.DefaultFolder(home), a.Folder(e.getenv, home, e.Dir)} {
+				if f == "" {
+					continue
+				}
+				if a.ClosedWhole {
+					abs(&p.geminis, f)
+				}
+				if a.LockDir != "" {
+					abs(&p.locks, filepath.Join(f, a.LockDir))
+				}
+			}
 		}
-		if e.GeminiHome != "" {
-			abs(&p.geminis, filepath.Join(e.GeminiHome, ".gemini"))
+		if home != "" {
+			abs(&p.configs, filepath.Join(home, ".config", "gemkit"))
 		}
 		for _, t := range e.TempDirs {
 			if t != "" {
 				abs(&p.discovery, filepath.Join(t, "gemini", "ide"))
 			}
-		}
-		if e.ClaudeConfigDir != "" {
-			abs(&p.locks, filepath.Join(e.ClaudeConfigDir, "ide"))
-		}
-		if q := e.QwenHome; q != "" {
-			// Qwen Code expands a leading ~ of QWEN_HOME itself.
-			if rest, ok := strings.CutPrefix(q, "~"); ok && home != "" && (rest == "" || strings.HasPrefix(rest, "/")) {
-				q = home + rest
-			}
-			abs(&p.locks, filepath.Join(q, "ide"))
 		}
 		if e.ConfigHome != "" {
 			abs(&p.configs, filepath.Join(e.ConfigHome, "gemkit"))

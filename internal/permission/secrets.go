@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
 // ProxySource is the address the sandbox's proxy dials this machine's
@@ -35,18 +38,33 @@ func FromSandbox(remoteAddr string) bool {
 type Env struct {
 	// Home is $HOME.
 	Home string
+	// Dir is the process's working folder, from which an agent takes a
+	// relative home variable ("" is this process's).
+	Dir string
 	// TempDirs are $TMPDIR, $TMP and $TEMP: Node's os.tmpdir() takes the
 	// first one set, Go's os.TempDir() $TMPDIR; either falls back to /tmp.
 	TempDirs []string
-	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, QwenHome $QWEN_HOME,
-	// ConfigHome $XDG_CONFIG_HOME and GeminiHome $GEMINI_CLI_HOME.
-	ClaudeConfigDir, QwenHome, ConfigHome, GeminiHome string
+	// Homes are the agents' home variables that are set (ide.HomeVars:
+	// $GEMINI_CLI_HOME, $CLAUDE_CONFIG_DIR, $QWEN_HOME, …), by name.
+	Homes map[string]string
+	// ConfigHome is $XDG_CONFIG_HOME.
+	ConfigHome string
 }
+
+// getenv reads the agents' home variables of e.
+func (e Env) getenv(k string) string { return e.Homes[k] }
 
 // EnvOf reads an Env through getenv.
 func EnvOf(getenv func(string) string) Env {
-	e := Env{Home: getenv("HOME"), ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"), QwenHome: getenv("QWEN_HOME"),
-		ConfigHome: getenv("XDG_CONFIG_HOME"), GeminiHome: getenv("GEMINI_CLI_HOME")}
+	e := Env{Home: getenv("HOME"), ConfigHome: getenv("XDG_CONFIG_HOME")}
+	for _, k := range ide.HomeVars() {
+		if v := getenv(k); v != "" {
+			if e.Homes == nil {
+				e.Homes = map[string]string{}
+			}
+			e.Homes[k] = v
+		}
+	}
 	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
 		if v := getenv(k); v != "" {
 			e.TempDirs = append(e.TempDirs, v)
@@ -57,14 +75,11 @@ func EnvOf(getenv func(string) string) Env {
 
 // envOfList reads an Env from KEY=VALUE entries (a process's environ).
 func envOfList(list []string) Env {
-	m := make(map[string]string, 8)
+	want := append([]string{"HOME", "TMPDIR", "TMP", "TEMP", "XDG_CONFIG_HOME"}, ide.HomeVars()...)
+	m := make(map[string]string, len(want))
 	for _, kv := range list {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "HOME", "TMPDIR", "TMP", "TEMP", "CLAUDE_CONFIG_DIR", "QWEN_HOME", "XDG_CONFIG_HOME", "GEMINI_CLI_HOME":
+		if ok && slices.Contains(want, k) {
 			m[k] = v
 		}
 	}
@@ -94,23 +109,32 @@ func AccountHome() string {
 // (RecordServer), the first one the place a server records in: the
 // account's home folder's ~/.gemini/gemkit/servers, which no environment
 // moves, else /tmp/gemkit-UID/servers; then the places older versions
-// recorded in, under the $HOME and $GEMINI_CLI_HOME of env, which are
-// read too.
+// recorded in, in Gemini CLI's folder under the $HOME and
+// $GEMINI_CLI_HOME of env, which are read too.
 func RecordDirs(env Env) []string {
 	var out []string
 	if h := AccountHome(); h != "" {
-		out = append(out, serversDir(h))
+		out = append(out, serversDir(ide.AgentGemini.DefaultFolder(h)))
 	}
 	out = append(out, filepath.Join("/tmp", "gemkit-"+strconv.Itoa(os.Getuid()), "servers"))
-	for _, h := range []string{env.Home, env.GeminiHome} {
-		if filepath.IsAbs(h) {
-			out = appendNew(out, serversDir(h))
+	for _, g := range []string{ide.AgentGemini.DefaultFolder(env.Home), geminiMoved(env)} {
+		if filepath.IsAbs(g) {
+			out = appendNew(out, serversDir(g))
 		}
 	}
 	return out
 }
 
-func serversDir(home string) string { return filepath.Join(home, ".gemini", "gemkit", "servers") }
+// geminiMoved is Gemini CLI's folder under $GEMINI_CLI_HOME of env, ""
+// when it is not set.
+func geminiMoved(env Env) string {
+	if env.getenv(ide.AgentGemini.HomeEnv) == "" {
+		return ""
+	}
+	return ide.AgentGemini.Folder(env.getenv, env.Home, env.Dir)
+}
+
+func serversDir(gemini string) string { return filepath.Join(gemini, "gemkit", "servers") }
 
 func appendNew(list []string, p string) []string {
 	for _, q := range list {

@@ -84,7 +84,7 @@ func TestRecordsCloseTheirSecrets(t *testing.T) {
 	qwen := filepath.Join(root, "qwen")
 	os.MkdirAll(filepath.Join(qwen, "ide"), 0o700)
 	os.WriteFile(filepath.Join(qwen, "ide", "4712.lock"), []byte(`{}`), 0o600)
-	in := ClosedInputs{Home: filepath.Join(root, "home"), QwenHome: qwen, RecordDirs: []string{records}}
+	in := ClosedInputs{Home: filepath.Join(root, "home"), Homes: map[string]string{"QWEN_HOME": qwen}, RecordDirs: []string{records}}
 	if !slices.Contains(ClosedPaths(in), token) {
 		t.Errorf("the recorded token file is not closed: %v", ClosedPaths(in))
 	}

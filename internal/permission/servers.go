@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // ServersDir is where older versions of `gemkit mcp --http` recorded
 // their ports, under the home folder their environment named; they are
 // still read (RecordDirs).
-func ServersDir(home string) string { return serversDir(home) }
+func ServersDir(home string) string { return serversDir(filepath.Join(home, ide.AgentGemini.HomeDir)) }
 
 // record is what one of gemkit's servers records while it serves: its
 // port is in the file's name (<port>.<pid>), and the files that hold its

@@ -89,7 +89,7 @@ func TestOwnServerPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := permission.ClosedInputs{Home: home, TempDirs: []string{tmp}, ClaudeConfigDir: claude, RecordDirs: []string{records}}
+	in := permission.ClosedInputs{Home: home, TempDirs: []string{tmp}, Homes: map[string]string{"CLAUDE_CONFIG_DIR": claude}, RecordDirs: []string{records}}
 	for port := 1001; port <= 1005; port++ {
 		if !permission.OwnServerPort(in, port) {
 			t.Errorf("port %d not recognised", port)

@@ -3,7 +3,6 @@ package toolrun
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -47,12 +46,9 @@ func (r *Runner) readOnly() ([]string, error) {
 // or of any installed one may write it.
 func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, extDir string, folders []string) permission.Resolved {
 	in := permission.ClosedInputs{
-		ClaudeConfigDir: env["CLAUDE_CONFIG_DIR"], QwenHome: env["QWEN_HOME"], ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
+		ConfigDir: env["XDG_CONFIG_HOME"],
+		TempDirs:  []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
 		Getenv: func(k string) string { return env[k] },
-	}
-	if h := env[extension.HomeEnv]; filepath.IsAbs(h) {
-		in.GeminiHome = h
 	}
 	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir,
 		OtherWrites: r.others.writes(r.Installed, folders), ExtensionFolders: append([]string{extDir}, folders...),

@@ -21,6 +21,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // Diff is a diff the companion asked the editor to show.
@@ -95,9 +98,14 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	cmd := exec.Command(argv[0], args...)
 	cmd.Env = os.Environ()
 	if o.TMPDIR != "" {
-		// The Claude Code and Qwen Code lock files go under it too, unless Env says
-		// where.
-		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR, "CLAUDE_CONFIG_DIR="+filepath.Join(o.TMPDIR, "claude"), "QWEN_HOME="+filepath.Join(o.TMPDIR, "qwen"))
+		// The agents' lock files (Claude Code's, Qwen Code's) go under it
+		// too, unless Env says where.
+		cmd.Env = append(cmd.Env, "TMPDIR="+o.TMPDIR)
+		for _, a := range ide.Agents {
+			if a.LockDir != "" && a.HomeEnv != "" {
+				cmd.Env = append(cmd.Env, a.HomeEnv+"="+filepath.Join(o.TMPDIR, a.ID))
+			}
+		}
 	}
 	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Stderr = o.Stderr
@@ -109,7 +117,7 @@ func Start(ctx context.Context, o Options) (*Editor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := proc.StartOwned(cmd); err != nil {
 		return nil, fmt.Errorf("start companion: %w", err)
 	}
 	e := &Editor{cmd: cmd, in: in, Opened: make(chan Diff, 64), Closed: make(chan string, 64), open: map[string]string{}, exited: make(chan struct{}), diagnostics: o.Diagnostics}

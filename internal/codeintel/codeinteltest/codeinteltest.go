@@ -11,10 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // dir is this package's folder, where testdata lies.
@@ -113,21 +114,14 @@ func PathWith(dirs ...string) string {
 // Procs returns the processes named name (their comm, as ps shows it)
 // whose working directory is dir: a workspace's language servers.
 func Procs(name, dir string) []int {
-	ents, _ := os.ReadDir("/proc")
+	pids, _ := proc.Pids()
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, pid := range pids {
+		// A zombie is gone, not yet reaped.
+		if st, err := proc.ReadStat(pid); err != nil || st.Comm != name || !st.Running() {
 			continue
 		}
-		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != name {
-			continue
-		}
-		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); strings.Contains(string(stat), ") Z ") {
-			continue // a zombie: gone, not yet reaped
-		}
-		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+		if cwd, err := proc.Cwd(pid); err == nil && cwd == dir {
 			out = append(out, pid)
 		}
 	}
@@ -137,18 +131,11 @@ func Procs(name, dir string) []int {
 // Brokers returns the code intelligence brokers of the workspace ws
 // (gemkit codeintel broker --workspace ws).
 func Brokers(ws string) []int {
-	ents, _ := os.ReadDir("/proc")
+	pids, _ := proc.Pids()
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if strings.Contains(string(cmdline), "codeintel\x00broker\x00--workspace\x00"+ws+"\x00") {
+	for _, pid := range pids {
+		args, _ := proc.Cmdline(pid)
+		if strings.Contains(strings.Join(args, "\x00")+"\x00", "codeintel\x00broker\x00--workspace\x00"+ws+"\x00") {
 			out = append(out, pid)
 		}
 	}

@@ -1,0 +1,160 @@
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func dir(pid int) string { return "/proc/" + strconv.Itoa(pid) }
+
+// ReadStat reads /proc/PID/stat. The command's name, in parentheses, may
+// itself hold spaces and ") ", so the fields are counted from the last
+// parenthesis.
+func ReadStat(pid int) (Stat, error) {
+	b, err := os.ReadFile(dir(pid) + "/stat")
+	if err != nil {
+		return Stat{}, err
+	}
+	return parseStat(b)
+}
+
+func parseStat(b []byte) (Stat, error) {
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return Stat{}, errors.New("proc: malformed stat")
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) < 2 || len(f[0]) != 1 {
+		return Stat{}, errors.New("proc: malformed stat")
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return Stat{}, fmt.Errorf("proc: malformed stat: %w", err)
+	}
+	return Stat{Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid}, nil
+}
+
+// Parent is pid's parent.
+func Parent(pid int) (int, error) {
+	s, err := ReadStat(pid)
+	return s.PPid, err
+}
+
+// Cmdline is pid's arguments, nil for a process that has none (a kernel
+// thread, a zombie).
+func Cmdline(pid int) ([]string, error) {
+	b, err := os.ReadFile(dir(pid) + "/cmdline")
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(b), "\x00"), nil
+}
+
+// Cwd is pid's working folder.
+func Cwd(pid int) (string, error) { return os.Readlink(dir(pid) + "/cwd") }
+
+// Environ is pid's environment as it started, KEY=VALUE entries (at
+// most 1 MiB of it).
+func Environ(pid int) ([]string, error) {
+	f, err := os.Open(dir(pid) + "/environ")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), nil
+}
+
+// UID is the owner of pid (the owner of /proc/PID, its effective uid).
+func UID(pid int) (uint32, error) {
+	fi, err := os.Stat(dir(pid))
+	if err != nil {
+		return 0, err
+	}
+	return ownerOf(fi), nil
+}
+
+// Pids are the processes this one can see, newest first: a process that
+// has just connected is most often among the last started, so a lookup
+// that stops when it finds what it wants ends after a few of them.
+func Pids() ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	pids := make([]int, 0, len(entries))
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	slices.Reverse(pids)
+	return pids, nil
+}
+
+// SocketOwners finds, for each socket inode, a process that holds it
+// (among its descriptors in /proc/PID/fd), as ss and lsof do; a socket
+// whose process cannot be seen (another user's, another PID namespace,
+// gone meanwhile) is absent from the map. keep, when not nil, says which
+// processes to look into (by pid), so that a caller looking for its own
+// user's processes reads no other's descriptors. The newest processes are
+// looked at first, and the look stops once every inode is found.
+func SocketOwners(inodes []uint64, keep func(pid int) bool) map[uint64]int {
+	want := make(map[string]uint64, len(inodes))
+	for _, ino := range inodes {
+		want["socket:["+strconv.FormatUint(ino, 10)+"]"] = ino
+	}
+	found := make(map[uint64]int, len(inodes))
+	pids, err := Pids()
+	if err != nil {
+		return found
+	}
+	for _, pid := range pids {
+		if len(found) == len(want) {
+			break
+		}
+		if keep != nil && !keep(pid) {
+			continue
+		}
+		fdDir := dir(pid) + "/fd/"
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			target, err := os.Readlink(fdDir + fd.Name())
+			if err != nil || !strings.HasPrefix(target, "socket:[") {
+				continue
+			}
+			if ino, ok := want[target]; ok {
+				if _, seen := found[ino]; !seen {
+					found[ino] = pid
+				}
+			}
+		}
+	}
+	return found
+}
+
+func ownerOf(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return ^uint32(0)
+}

@@ -1,0 +1,220 @@
+package proc
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     Stat
+		bad      bool
+	}{
+		{"plain", "42 (bash) S 7 42 42 0", Stat{Comm: "bash", State: 'S', PPid: 7}, false},
+		{"spaces and parentheses", "42 (a) b (c) ) Z 1 42", Stat{Comm: "a) b (c) ", State: 'Z', PPid: 1}, false},
+		{"kernel thread", "2 (kthreadd) S 0 0 0", Stat{Comm: "kthreadd", State: 'S', PPid: 0}, false},
+		{"no parenthesis", "42 bash S 7", Stat{}, true},
+		{"short", "42 (bash) S", Stat{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseStat([]byte(tc.in))
+			if (err != nil) != tc.bad || got != tc.want {
+				t.Errorf("parseStat(%q) = %+v, %v", tc.in, got, err)
+			}
+		})
+	}
+}
+
+// TestSelf: this process's parent, command line, working folder,
+// environment and owner, as the system tells them otherwise.
+func TestSelf(t *testing.T) {
+	pid := os.Getpid()
+	if p, err := Parent(pid); err != nil || p != os.Getppid() {
+		t.Errorf("Parent = %d, %v; want %d", p, err, os.Getppid())
+	}
+	if s, err := ReadStat(pid); err != nil || !s.Running() {
+		t.Errorf("ReadStat = %+v, %v", s, err)
+	}
+	if args, err := Cmdline(pid); err != nil || !slices.Equal(args, os.Args) {
+		t.Errorf("Cmdline = %q, %v; want %q", args, err, os.Args)
+	}
+	wd, _ := os.Getwd()
+	if d, err := Cwd(pid); err != nil || d != wd {
+		t.Errorf("Cwd = %q, %v; want %q", d, err, wd)
+	}
+	if env, err := Environ(pid); err != nil || !slices.Contains(env, "PATH="+os.Getenv("PATH")) {
+		t.Errorf("Environ lacks PATH: %v", err)
+	}
+	if u, err := UID(pid); err != nil || u != uint32(os.Geteuid()) {
+		t.Errorf("UID = %d, %v", u, err)
+	}
+	if _, err := Parent(1 << 30); err == nil {
+		t.Error("Parent of a pid that does not exist gave no error")
+	}
+}
+
+// TestSockets: a listening socket and both ends of a connection of this
+// process, found by state and port through sock_diag, each held by this
+// process.
+func TestSockets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if c := <-accepted; c != nil {
+		defer c.Close()
+	}
+	listening, err := TCPSockets(Query{States: 1 << TCPListen, LocalPort: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listening) != 1 || listening[0].Local != netip.MustParseAddrPort(ln.Addr().String()) ||
+		listening[0].UID != uint32(os.Geteuid()) || listening[0].State != TCPListen {
+		t.Fatalf("listening sockets on %d: %+v", port, listening)
+	}
+	client := uint16(conn.LocalAddr().(*net.TCPAddr).Port)
+	ends, err := TCPSockets(Query{States: 1 << TCPEstablished, LocalPort: client, RemotePort: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ends) != 1 || ends[0].Remote.Port() != port {
+		t.Fatalf("the client's end: %+v", ends)
+	}
+	one, err := TCPSocket(netip.MustParseAddrPort(conn.LocalAddr().String()), netip.MustParseAddrPort(ln.Addr().String()))
+	if err != nil || one.Inode != ends[0].Inode || one.State != TCPEstablished {
+		t.Errorf("TCPSocket = %+v, %v; want %+v", one, err, ends[0])
+	}
+	if _, err := TCPSocket(netip.MustParseAddrPort("127.0.0.1:1"), netip.MustParseAddrPort("127.0.0.1:2")); err != ErrNoSocket {
+		t.Errorf("TCPSocket of no socket = %v", err)
+	}
+	owners := SocketOwners([]uint64{listening[0].Inode, ends[0].Inode}, nil)
+	if owners[listening[0].Inode] != os.Getpid() || owners[ends[0].Inode] != os.Getpid() {
+		t.Errorf("SocketOwners = %v, want this process (%d)", owners, os.Getpid())
+	}
+	if o := SocketOwners([]uint64{listening[0].Inode}, func(int) bool { return false }); len(o) != 0 {
+		t.Errorf("keep refused every process, yet %v", o)
+	}
+}
+
+// alive reports whether pid runs (not a zombie).
+func alive(pid int) bool {
+	s, err := ReadStat(pid)
+	return err == nil && s.Running()
+}
+
+// waitGone waits up to 10 s for pid to end, polling its state: the end
+// of another process has no event this process can wait on.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !alive(pid) {
+			return
+		}
+	}
+	t.Errorf("process %d still runs", pid)
+}
+
+// TestKillGroup: KillGroup ends the child and the grandchild it left
+// running in the background.
+func TestKillGroup(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 60 & echo $!; wait")
+	out, _ := cmd.StdoutPipe()
+	if err := StartOwned(cmd); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	grandchild, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("no pid: %q", line)
+	}
+	if pg, _ := syscall.Getpgid(grandchild); pg != cmd.Process.Pid {
+		t.Errorf("the grandchild's group is %d, not the child's (%d)", pg, cmd.Process.Pid)
+	}
+	if err := KillGroup(cmd); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	waitGone(t, grandchild)
+	if err := KillGroup(exec.Command("true")); err == nil {
+		t.Error("KillGroup of a command not started gave no error")
+	}
+}
+
+// ownedEnv makes this test binary, started again with it set, start an
+// owned sleep, print its pid and wait to be killed.
+const ownedEnv = "GEMKIT_PROC_TEST_OWNED"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(ownedEnv) != "" {
+		cmd := exec.Command("sleep", "60")
+		if err := StartOwned(cmd); err != nil {
+			os.Exit(1)
+		}
+		os.Stdout.WriteString(strconv.Itoa(cmd.Process.Pid) + "\n")
+		cmd.Wait()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestOwnedEndsWithParent: a child started with StartOwned ends when the
+// process that started it is killed, which leaves no chance to clean up.
+func TestOwnedEndsWithParent(t *testing.T) {
+	parent := exec.Command(os.Args[0], "-test.run=^$")
+	parent.Env = append(os.Environ(), ownedEnv+"=1")
+	out, _ := parent.StdoutPipe()
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	child, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		parent.Process.Kill()
+		t.Fatalf("no pid: %q", line)
+	}
+	parent.Process.Kill()
+	parent.Wait()
+	waitGone(t, child)
+}
+
+// TestContextEndsGroup: for a command made by exec.CommandContext, the
+// end of the context ends its whole group.
+func TestContextEndsGroup(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", "sleep 60 & echo $!; wait")
+	out, _ := cmd.StdoutPipe()
+	if err := StartOwned(cmd); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	grandchild, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("no pid: %q", line)
+	}
+	cancel()
+	cmd.Wait()
+	waitGone(t, grandchild)
+}
