@@ -192,9 +192,17 @@ func TestOpenDiffNamesTheAgent(t *testing.T) {
 	srv.DiffRejected(path)
 
 	cc := dialClaude(t, srv)
-	go cc.tool("openDiff", map[string]any{"old_file_path": path, "new_file_path": path, "new_file_contents": "d\n", "tab_name": "t"}, 20*time.Second)
+	// Claude Code's openDiff answers only once the diff is settled: it is
+	// asked from a goroutine, which the test waits for before it ends
+	// (its connection closes with the test).
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		cc.tool("openDiff", map[string]any{"old_file_path": path, "new_file_path": path, "new_file_contents": "d\n", "tab_name": "t"}, 20*time.Second)
+	}()
 	if got := last(); got != AgentClaude {
 		t.Errorf("Claude Code's openDiff proposed by %q, want %q", got, AgentClaude)
 	}
 	srv.DiffRejected(path)
+	<-answered
 }
