@@ -24,7 +24,11 @@ func tools(t *testing.T, lang, path string) (*codeintel.Tools, *Pool, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: 2 * time.Minute})
+	// Answers quote what the servers' profiles read, as gemkit's own
+	// tools do (internal/cli).
+	env := append(os.Environ(), "PATH="+path)
+	quoting := codeintel.Quoting{Roots: func() []string { return ReadRoots(Builtin(), ws, env) }}
+	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: 2 * time.Minute, Quoting: quoting})
 	if err != nil {
 		t.Fatal(err)
 	}
