@@ -318,12 +318,17 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 		if len(pr.hosts) == 0 {
 			// No network: modules come from the person's module cache,
 			// read-only, and a missing one is an error at once rather
-			// than a download that hangs.
-			out["GOMODCACHE"] = modcache
+			// than a download that hangs. The server is given the
+			// cache's real path: the sandbox opens only the folder a
+			// link leads to, not the link (a ~/go that links to
+			// another disk), so through the link gopls would find no
+			// module and answer as if the workspace declared nothing.
 			out["GOPROXY"] = "off"
 			if modcache != "" {
-				pr.reads = append(pr.reads, realPath(modcache))
+				modcache = realPath(modcache)
+				pr.reads = append(pr.reads, modcache)
 			}
+			out["GOMODCACHE"] = modcache
 		} else {
 			// With the module proxy allowed, downloads go to a module
 			// cache of the server's own: the person's is never written

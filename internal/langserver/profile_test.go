@@ -74,6 +74,35 @@ func TestGoplsProfile(t *testing.T) {
 	}
 }
 
+// A module cache reached through a link (a ~/go that links to another
+// disk) is given to gopls by its real path, the one the sandbox opens:
+// through the link, gopls found no module and answered that the
+// workspace declared nothing.
+func TestGoplsProfileLinkedModCache(t *testing.T) {
+	home, elsewhere, ws, cache, goBin := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(goBin, "go", "bin"), 0o755)
+	os.WriteFile(filepath.Join(goBin, "go", "bin", "go"), []byte("#!/bin/sh\n"), 0o755)
+	gopls := filepath.Join(goBin, "gopls")
+	os.WriteFile(gopls, []byte("\x7fELF"), 0o755)
+	real := filepath.Join(elsewhere, "pkg", "mod")
+	os.MkdirAll(real, 0o755)
+	if err := os.Symlink(elsewhere, filepath.Join(home, "go")); err != nil {
+		t.Fatal(err)
+	}
+	real, _ = filepath.EvalSymlinks(real)
+	environ := []string{"HOME=" + home, "PATH=" + filepath.Join(goBin, "go", "bin")}
+	pr, err := buildProfile(Builtin()[0], gopls, ws, cache, environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := envMap(pr.env)["GOMODCACHE"]; got != real {
+		t.Errorf("GOMODCACHE = %q, want the real path %q", got, real)
+	}
+	if !slices.Contains(pr.reads, real) {
+		t.Errorf("reads %v lack %s", pr.reads, real)
+	}
+}
+
 // A command that resolves into the workspace, a cache folder that is a
 // link, are refused with what to do.
 func TestProfileRefusals(t *testing.T) {
