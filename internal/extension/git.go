@@ -194,7 +194,10 @@ func (g gitRunner) emptyHead(dir, shown string) error {
 
 // output runs git in dir, quietly, and returns what it printed.
 func (g gitRunner) output(dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(g.ctx, "git", args...)
+	// A tag or commit is checked out detached, as an installed copy
+	// should be: git's page of advice about it says nothing to a person
+	// installing an extension.
+	cmd := exec.CommandContext(g.ctx, "git", append([]string{"-c", "advice.detachedHead=false"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	proc.Own(cmd)
@@ -246,7 +249,10 @@ func (g gitRunner) run(dir string, showProgress bool, args ...string) error {
 	} else if args[0] == "clone" {
 		args = append(args[:1:1], append([]string{"--quiet"}, args[1:]...)...)
 	}
-	cmd := exec.CommandContext(g.ctx, "git", args...)
+	// A tag or commit is checked out detached, as an installed copy
+	// should be: git's page of advice about it says nothing to a person
+	// installing an extension.
+	cmd := exec.CommandContext(g.ctx, "git", append([]string{"-c", "advice.detachedHead=false"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
 	if !g.interactive {
