@@ -99,9 +99,14 @@ func (q *query) hover(ctx context.Context) (string, error) {
 	// A hover is what the server read at the symbol's declaration (its
 	// comment, a constant's value as its type): it is shown only when
 	// the declaration's file may be quoted. The definition is asked for
-	// beside the hover, when resolving did not find it already.
+	// beside the hover, when resolving did not find it already and the
+	// server could have read a file no answer quotes: a confined one
+	// (gemkit's own, in their sandbox profile) cannot, and is spared the
+	// second request.
 	defs := make(chan []Location, 1)
 	switch {
+	case confined(ctx, q.t.src):
+		defs <- nil
 	case t.decl != nil:
 		defs <- []Location{t.decl.Location}
 	case t.defs != nil:

@@ -108,3 +108,27 @@ func (c *chooser) Changed(ctx context.Context, changes []Change) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Confined is a Source whose language servers run in gemkit's sandbox,
+// in a profile that opens only what an answer may quote (the workspace
+// and the servers' read-only folders) and never a closed path: what such
+// a server says was read from those files alone. gemkit's own servers
+// (langserver.Pool, and the broker's client) are; an editor's language
+// clients, which run with the editor's rights, are not.
+type Confined interface {
+	Confined() bool
+}
+
+// confined reports whether src's answer to the question asked now comes
+// from confined servers: a chooser's does when no editor serves the
+// workspace and its own Source is confined.
+func confined(ctx context.Context, src Source) bool {
+	if c, ok := src.(*chooser); ok {
+		if c.editor != nil && c.editor(ctx) != nil {
+			return false
+		}
+		src = c.own
+	}
+	s, ok := src.(Confined)
+	return ok && s.Confined()
+}

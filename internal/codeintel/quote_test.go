@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -251,5 +252,47 @@ func TestQuotingUnsavedThroughLink(t *testing.T) {
 		if strings.Contains(got, secret) || !strings.Contains(got, "not quoted") {
 			t.Errorf("an unsaved buffer through a link out was quoted:\n%s", got)
 		}
+	}
+}
+
+// confinedSource is a fakeSource whose servers run in gemkit's sandbox.
+type confinedSource struct{ *fakeSource }
+
+func (confinedSource) Confined() bool { return true }
+
+// TestHoverConfinedAsksNoDefinition: a hover by position asks for the
+// definition beside it only of a source whose servers could read a file
+// no answer quotes (an editor's); gemkit's own, confined to what may be
+// quoted, are spared the second request, as they are through Choose when
+// no editor serves the workspace.
+func TestHoverConfinedAsksNoDefinition(t *testing.T) {
+	f := newQuoteFixture(t)
+	args := `{"file":"main.ts","line":2,"column":8}`
+	for _, c := range []struct {
+		name string
+		src  func() Source
+		defs bool
+	}{
+		{"an editor's", func() Source { return f.src }, true},
+		{"confined", func() Source { return confinedSource{f.src} }, false},
+		{"confined through Choose, no editor", func() Source { return Choose(nil, confinedSource{f.src}) }, false},
+		{"confined through Choose, an editor", func() Source {
+			return Choose(func(context.Context) Source { return f.src }, confinedSource{f.src})
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f.src.mu.Lock()
+			f.src.asked = nil
+			f.src.mu.Unlock()
+			tl := newTestTools(t, f.ws, c.src(), Options{Quoting: Quoting{Roots: func() []string { return []string{f.goroot} }}})
+			if got, isErr := call(t, tl, ToolHover, args); isErr {
+				t.Fatalf("error: %s", got)
+			}
+			f.src.mu.Lock()
+			defer f.src.mu.Unlock()
+			if got := slices.Contains(f.src.asked, "Definition"); got != c.defs {
+				t.Errorf("asked %v: Definition asked %v, want %v", f.src.asked, got, c.defs)
+			}
+		})
 	}
 }

@@ -152,3 +152,8 @@ func (p *Pool) WorkspaceSymbols(ctx context.Context, query string) ([]codeintel.
 	})
 	return out, err
 }
+
+// Confined reports that the servers answering run in gemkit's sandbox,
+// each in its profile (codeintel.Confined): they read only the workspace
+// and their read-only folders, never a closed path.
+func (p *Pool) Confined() bool { return true }

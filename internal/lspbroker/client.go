@@ -299,3 +299,8 @@ func (c *Client) Servers(ctx context.Context, v any) error {
 }
 
 var _ codeintel.Source = (*Client)(nil)
+
+// Confined reports that the servers answering run in gemkit's sandbox,
+// each in its profile (codeintel.Confined): they read only the workspace
+// and their read-only folders, never a closed path.
+func (c *Client) Confined() bool { return true }
