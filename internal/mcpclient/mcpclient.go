@@ -55,6 +55,11 @@ type Tool struct {
 	Description string
 	// InputSchema is the tool's input schema as the server sent it.
 	InputSchema json.RawMessage
+	// Title, OutputSchema and Annotations are as the server sent them
+	// ("", nil when it sent none).
+	Title        string
+	OutputSchema json.RawMessage
+	Annotations  json.RawMessage
 }
 
 // Result is the result of a tool call.
@@ -143,7 +148,18 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: its input schema: %w", t.Name, err)
 		}
-		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Title: t.Title}
+		if t.OutputSchema != nil {
+			if tool.OutputSchema, err = json.Marshal(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("tool %q: its output schema: %w", t.Name, err)
+			}
+		}
+		if t.Annotations != nil {
+			if tool.Annotations, err = json.Marshal(t.Annotations); err != nil {
+				return nil, fmt.Errorf("tool %q: its annotations: %w", t.Name, err)
+			}
+		}
+		out = append(out, tool)
 	}
 	return out, nil
 }
@@ -168,6 +184,21 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, 
 		}
 	}
 	return out, nil
+}
+
+// CallToolRaw calls the tool name with args (a JSON object, or nil) and
+// returns the server's result as it encoded it, whatever its content: a
+// proxy passes it on as it is.
+func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	var a any
+	if len(args) > 0 {
+		a = args
+	}
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: a})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
 // Close ends the session (on Streamable HTTP with a DELETE).

@@ -155,7 +155,8 @@ func (in ClosedInputs) recordDirs() []string {
 type places struct {
 	// geminis: Gemini CLI's folders; discovery: the IDE discovery
 	// folders (<tmp>/gemini/ide); locks: Claude Code's and Qwen Code's
-	// lock folders (<dir>/ide); configs: gemkit's agent configuration.
+	// lock folders (<dir>/ide); configs: gemkit's agent configuration
+	// and data.
 	geminis, discovery, locks, configs []string
 }
 
@@ -177,6 +178,7 @@ func (in ClosedInputs) places() places {
 			abs(&p.locks, filepath.Join(home, ".claude", "ide"))
 			abs(&p.locks, filepath.Join(home, ".qwen", "ide"))
 			abs(&p.configs, filepath.Join(home, ".config", "gemkit"))
+			abs(&p.configs, filepath.Join(home, ".local", "share", "gemkit"))
 		}
 		if e.GeminiHome != "" {
 			abs(&p.geminis, filepath.Join(e.GeminiHome, ".gemini"))
@@ -220,6 +222,9 @@ func (in ClosedInputs) places() places {
 //   - gemkit's agent configuration ($XDG_CONFIG_HOME/gemkit and
 //     ~/.config/gemkit): a tool that could rewrite it would choose where
 //     the next `gemkit run` sends its API key;
+//   - gemkit's data (~/.local/share/gemkit): the private data folders of
+//     the extensions' MCP servers, each opened to its own extension's
+//     servers only (internal/extmcp);
 //   - the secret files gemkit's servers recorded (a `gemkit mcp --http
 //     --token-file` anywhere);
 //   - the other programs' credentials, every kind (CredentialPaths): a
