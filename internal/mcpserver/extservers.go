@@ -44,7 +44,10 @@ func (s *Server) syncServers(set *disclosure.Set) {
 	}
 	if s.cfg.Servers.Sync(specs) {
 		s.ext.tools = nil
-		s.ext.listed.Store(len(specs) == 0)
+		s.ext.listed.Store(false)
+	}
+	if len(specs) == 0 {
+		s.ext.listed.Store(true)
 	}
 }
 
