@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,6 +213,55 @@ func TestRealServers(t *testing.T) {
 	}
 }
 
+// TestClosed: a server reads the workspace and writes its data folder,
+// and nothing else: not ~/.ssh or ~/.gemini, not the workspace, not a
+// loopback server of the test's (Node's fetch, which ignores HTTP_PROXY,
+// included).
+func TestClosed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server of its own (the full run and the run as uid 65534 check it)")
+	}
+	s := newSetup(t, 30*time.Second)
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	s.m.Sync([]extmcp.Spec{fx})
+	for _, f := range []string{".ssh/id_ed25519", ".gemini/settings.json"} {
+		p := filepath.Join(s.home, f)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte("secret"), 0o600)
+	}
+	os.WriteFile(filepath.Join(s.ws, "a.txt"), []byte("workspace text"), 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("reached")) }))
+
+	if text, isErr, err := call(t, s.m, fx, "read", map[string]any{"path": filepath.Join(s.ws, "a.txt")}); err != nil || isErr || text != "workspace text" {
+		t.Errorf("reading the workspace: %q %v %v", text, isErr, err)
+	}
+	data := filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", "realmcp")
+	if text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": filepath.Join(data, "state")}); err != nil || isErr {
+		t.Errorf("writing its data folder: %q %v %v", text, isErr, err)
+	}
+	for _, c := range []struct{ tool, arg, val string }{
+		{"read", "path", filepath.Join(s.home, ".ssh", "id_ed25519")},
+		{"read", "path", filepath.Join(s.home, ".gemini", "settings.json")},
+		{"write", "path", filepath.Join(s.ws, "planted.txt")},
+		{"write", "path", filepath.Join(s.home, ".bashrc")},
+		{"fetch", "url", "http://" + ln.Addr().String() + "/"},
+	} {
+		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{c.arg: c.val})
+		if err != nil || !isErr || strings.Contains(text, "secret") || strings.Contains(text, "reached") {
+			t.Errorf("%s %s: %q %v %v, want a refusal", c.tool, c.val, text, isErr, err)
+		}
+		t.Logf("%s %s: %s", c.tool, c.val, text)
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "planted.txt")); err == nil {
+		t.Error("the server wrote the workspace")
+	}
+}
+
 // TestBadServers: a server that exits at once, one that prints garbage,
 // one that never answers are each reported in words naming it, with its
 // stderr, within its bound, while another server keeps answering; one
@@ -308,7 +359,7 @@ func TestUnprivileged(t *testing.T) {
 	if os.Getuid() == 0 {
 		extensionDir(t)
 	}
-	sandboxtest.RerunUnprivileged(t, "^Test(RealServers|BadServers|NothingLeftRunning)$")
+	sandboxtest.RerunUnprivileged(t, "^Test(RealServers|Closed|BadServers|NothingLeftRunning)$")
 }
 
 // running lists the pids whose command line names dir.

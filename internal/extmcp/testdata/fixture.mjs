@@ -5,12 +5,17 @@
 // servers of the tests (server-memory, server-filesystem,
 // server-everything) show the protocol is spoken as clients expect.
 import { createInterface } from "node:readline";
+import { readFileSync, writeFileSync } from "node:fs";
 
 const tools = [
   { name: "ok", description: "Answers ok.", inputSchema: { type: "object" } },
   { name: "die", description: "Exits during the call.", inputSchema: { type: "object" } },
   { name: "hang", description: "Never answers.", inputSchema: { type: "object" } },
+  { name: "read", description: "Reads a file.", inputSchema: { type: "object" } },
+  { name: "write", description: "Writes a file.", inputSchema: { type: "object" } },
+  { name: "fetch", description: "Fetches a URL.", inputSchema: { type: "object" } },
 ];
+const text = (id, t, isError) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }], isError } });
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
 console.error("fixture started");
 createInterface({ input: process.stdin }).on("line", (line) => {
@@ -27,6 +32,16 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         process.exit(7);
       }
       if (m.params.name === "hang") return;
+      const a = m.params.arguments || {};
+      try {
+        if (m.params.name === "read") return text(m.id, readFileSync(a.path, "utf8"), false);
+        if (m.params.name === "write") { writeFileSync(a.path, "x"); return text(m.id, "written", false); }
+      } catch (e) {
+        return text(m.id, String(e), true);
+      }
+      if (m.params.name === "fetch") {
+        return fetch(a.url).then((r) => r.text()).then((t) => text(m.id, t, false), (e) => text(m.id, String(e) + " " + String(e.cause), true));
+      }
       return send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ok" }] } });
     default:
       return send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no such method" } });
