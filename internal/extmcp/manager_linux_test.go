@@ -2,8 +2,8 @@ package extmcp_test
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
