@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 // holding the npm servers' node_modules and testdata's fixture:
 // /tmp/gemkit-extmcp-ext-<pid>, made by the test process; the run as uid
 // 65534 (a child of it, without the repository) takes its parent's.
-func extensionDir(t *testing.T) string {
+func extensionDir(t testing.TB) string {
 	t.Helper()
 	serversOnce.Do(func() {
 		if parent := fmt.Sprintf("/tmp/gemkit-extmcp-ext-%d", os.Getppid()); os.Getuid() != 0 {
@@ -81,7 +81,7 @@ type setup struct {
 	m             *extmcp.Manager
 }
 
-func newSetup(t *testing.T, timeout time.Duration) *setup {
+func newSetup(t testing.TB, timeout time.Duration) *setup {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node (>= 20) is needed")
