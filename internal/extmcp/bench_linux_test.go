@@ -87,4 +87,3 @@ func bare(b *testing.B, script, ws string) *mcpclient.Client {
 	}
 	return c
 }
-
