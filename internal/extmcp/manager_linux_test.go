@@ -351,6 +351,28 @@ func TestNothingLeftRunning(t *testing.T) {
 	waitFor(t, func() bool { return len(running(t, s.ext)) == 0 })
 }
 
+// TestIdle: a server unused for the idle time is stopped, and the next
+// call starts it again (an idle stop is not a death).
+func TestIdle(t *testing.T) {
+	s := newSetup(t, 30*time.Second)
+	l := &sandbox.Launcher{}
+	t.Cleanup(func() { l.Close() })
+	m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: s.ws, Timeout: 30 * time.Second, Idle: 500 * time.Millisecond,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home}})
+	t.Cleanup(m.Close)
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	m.Sync([]extmcp.Spec{fx})
+	for i := range 3 {
+		if text, _, err := call(t, m, fx, "ok", map[string]any{}); err != nil || text != "ok" {
+			t.Fatalf("call %d: %q %v", i, text, err)
+		}
+		if len(running(t, s.ext)) == 0 {
+			t.Fatalf("call %d: no server runs", i)
+		}
+		waitFor(t, func() bool { return len(running(t, s.ext)) == 0 })
+	}
+}
+
 // TestUnprivileged runs the tests above as uid 65534.
 func TestUnprivileged(t *testing.T) {
 	if testing.Short() {
