@@ -96,7 +96,8 @@ named by the rule above (<extension>_<tool>). A server reads the workspace
 it writes only its extension's data folder,
 ~/.local/share/gemkit/extension-data/<extension>, which is also its HOME; it
 has no network; its environment is the manifest's env and the extension's
-settings, and PATH. A call is bounded by the entry's timeout, else --timeout.
+settings, and PATH. A call is bounded by the entry's timeout, else --timeout (a start by the same,
+at most 20 s).
 A server that cannot start, exits or does not answer is named in the error,
 with the end of its stderr; the other servers keep answering. Servers of an
 extension that declares permissions, remote servers and entries that start

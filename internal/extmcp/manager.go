@@ -227,6 +227,14 @@ type running struct {
 	killed  atomic.Bool
 }
 
+// MaxStart bounds a server's start and its first listing, whatever its
+// timeout: they hold up a client's first tools/list, which the clients
+// bound themselves.
+const MaxStart = 20 * time.Second
+
+// startTimeout bounds a start and a listing.
+func (s *server) startTimeout() time.Duration { return min(s.timeout(), MaxStart) }
+
 func (s *server) timeout() time.Duration {
 	if s.spec.Timeout > 0 {
 		return s.spec.Timeout
@@ -296,7 +304,7 @@ func (s *server) start(ctx context.Context) (*running, error) {
 		Path:   pr.Path, Args: s.spec.Args, Dir: cfg.Workspace, Stderr: s.stderr,
 		Env: append(pr.Env, "TMPDIR="+tmp),
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()
 	srv, err := cfg.Launcher.StartServer(ctx, cmd)
 	if err != nil {
@@ -318,7 +326,7 @@ func (s *server) start(ctx context.Context) (*running, error) {
 		var syntax *json.SyntaxError
 		switch {
 		case ctx.Err() != nil:
-			why = "did not answer MCP's initialize within " + s.timeout().String()
+			why = "did not answer MCP's initialize within " + s.startTimeout().String()
 		case errors.As(err, &syntax) || strings.Contains(err.Error(), "invalid character"):
 			why = "printed something other than MCP's JSON-RPC on its stdout (" + oneLine(err.Error()) + ")"
 		case r.exitedSoon():
@@ -386,12 +394,12 @@ func (s *server) list(ctx context.Context) ([]mcpclient.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	lctx, cancel := context.WithTimeout(ctx, s.timeout())
+	lctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()
 	tools, err := r.client.ListTools(lctx)
 	if err != nil {
 		if lctx.Err() != nil {
-			return nil, s.failure("did not list its tools within " + s.timeout().String())
+			return nil, s.failure("did not list its tools within " + s.startTimeout().String())
 		}
 		return nil, s.failure("could not list its tools: " + oneLine(err.Error()))
 	}
