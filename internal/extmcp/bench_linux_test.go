@@ -25,7 +25,7 @@ func BenchmarkCall(b *testing.B) {
 		}
 		b.ResetTimer()
 		for range b.N {
-			if _, err := s.m.Call(context.Background(), every.Key(), "echo", args); err != nil {
+			if _, err := s.m.Call(context.Background(), every.Key(), "echo", args, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -34,7 +34,7 @@ func BenchmarkCall(b *testing.B) {
 		c := bare(b, s.script("server-everything"), s.ws)
 		b.ResetTimer()
 		for range b.N {
-			if _, err := c.CallToolRaw(context.Background(), "echo", args); err != nil {
+			if _, err := c.CallToolRaw(context.Background(), "echo", args, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

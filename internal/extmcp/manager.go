@@ -164,18 +164,23 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, []Failure) {
 	return tools, failed
 }
 
+// Progress receives a call's progress notifications: the progress, the
+// total (0: unknown) and the server's message.
+type Progress func(progress, total float64, message string)
+
 // Call calls tool of the server key (Spec.Key) with args, bounded by the
 // server's timeout, and returns the server's result as it encoded it. An
 // error says in words which extension's server failed and how, with the
-// end of what it printed on stderr.
-func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessage) (json.RawMessage, error) {
+// end of what it printed on stderr. progress, when not nil, asks the
+// server for progress and receives it.
+func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessage, progress Progress) (json.RawMessage, error) {
 	m.mu.Lock()
 	s := m.servers[key]
 	m.mu.Unlock()
 	if s == nil {
 		return nil, errors.New("this MCP server is no longer served (its extension changed); list the tools again")
 	}
-	return s.call(ctx, tool, args)
+	return s.call(ctx, tool, args, progress)
 }
 
 // Close stops every server and waits for them to go.
@@ -225,6 +230,10 @@ type running struct {
 	waitErr error         // how it exited, once exited is closed
 	done    chan struct{} // closed when watch recorded its exit
 	killed  atomic.Bool
+	// progress routes the server's progress notifications to the calls
+	// that asked, by the token gemkit gave the call.
+	progress sync.Map // string -> Progress
+	tokens   atomic.Int64
 }
 
 // MaxStart bounds a server's start and its first listing, whatever its
@@ -320,7 +329,14 @@ func (s *server) start(ctx context.Context) (*running, error) {
 	}
 	r := &running{srv: srv, tmp: tmp, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
-	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, mcpclient.Options{Name: "gemkit", Version: cfg.Version})
+	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, mcpclient.Options{Name: "gemkit", Version: cfg.Version,
+		Progress: func(token any, progress, total float64, message string) {
+			if t, ok := token.(string); ok {
+				if f, ok := r.progress.Load(t); ok {
+					f.(Progress)(progress, total, message)
+				}
+			}
+		}})
 	if err != nil {
 		var why string
 		var syntax *json.SyntaxError
@@ -409,7 +425,7 @@ func (s *server) list(ctx context.Context) ([]mcpclient.Tool, error) {
 }
 
 // call calls one tool.
-func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+func (s *server) call(ctx context.Context, tool string, args json.RawMessage, progress Progress) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	s.mu.Lock()
@@ -426,7 +442,14 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (j
 		s.touch()
 		s.mu.Unlock()
 	}()
-	res, err := r.client.CallToolRaw(ctx, tool, args)
+	var token any
+	if progress != nil {
+		t := fmt.Sprintf("gemkit-%d", r.tokens.Add(1))
+		r.progress.Store(t, progress)
+		defer r.progress.Delete(t)
+		token = t
+	}
+	res, err := r.client.CallToolRaw(ctx, tool, args, token)
 	if err == nil {
 		return res, nil
 	}

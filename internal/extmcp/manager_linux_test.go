@@ -109,7 +109,7 @@ func (s *setup) spec(server string, args ...string) extmcp.Spec {
 func call(t *testing.T, m *extmcp.Manager, sp extmcp.Spec, tool string, args any) (string, bool, error) {
 	t.Helper()
 	a, _ := json.Marshal(args)
-	raw, err := m.Call(context.Background(), sp.Key(), tool, a)
+	raw, err := m.Call(context.Background(), sp.Key(), tool, a, nil)
 	if err != nil {
 		return "", false, err
 	}
@@ -259,6 +259,30 @@ func TestClosed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.ws, "planted.txt")); err == nil {
 		t.Error("the server wrote the workspace")
+	}
+}
+
+// TestProgress: a call that asks for progress gets the server's
+// (server-everything's trigger-long-running-operation sends one per step).
+func TestProgress(t *testing.T) {
+	s := newSetup(t, 30*time.Second)
+	every := s.spec("everything", s.script("server-everything"))
+	s.m.Sync([]extmcp.Spec{every})
+	var mu sync.Mutex
+	var got []float64
+	_, err := s.m.Call(context.Background(), every.Key(), "trigger-long-running-operation", json.RawMessage(`{"duration":0.3,"steps":3}`),
+		func(p, total float64, _ string) {
+			mu.Lock()
+			got = append(got, p)
+			mu.Unlock()
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 || got[2] != 3 {
+		t.Errorf("progress %v, want 1, 2, 3", got)
 	}
 }
 

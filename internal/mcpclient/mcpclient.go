@@ -41,6 +41,10 @@ type Options struct {
 	Notify func(method string, params json.RawMessage)
 	// Logger receives the SDK's log; nil discards it.
 	Logger *slog.Logger
+	// Progress, when set, receives the server's progress notifications:
+	// the token the call was given (CallToolRaw), the progress, the
+	// total (0: unknown) and the message.
+	Progress func(token any, progress, total float64, message string)
 }
 
 // Client is a connected session with one MCP server. It is safe for
@@ -106,7 +110,14 @@ func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ClientOptions{Logger: log})
+	opts := &mcp.ClientOptions{Logger: log}
+	if o.Progress != nil {
+		opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			p := req.Params
+			o.Progress(p.ProgressToken, p.Progress, p.Total, p.Message)
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: o.Name, Version: o.Version}, opts)
 	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
 	if err != nil {
 		return nil, err
@@ -188,13 +199,18 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, 
 
 // CallToolRaw calls the tool name with args (a JSON object, or nil) and
 // returns the server's result as it encoded it, whatever its content: a
-// proxy passes it on as it is.
-func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+// proxy passes it on as it is. A progressToken other than nil asks the
+// server for progress (Options.Progress receives it).
+func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMessage, progressToken any) (json.RawMessage, error) {
 	var a any
 	if len(args) > 0 {
 		a = args
 	}
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: a})
+	params := &mcp.CallToolParams{Name: name, Arguments: a}
+	if progressToken != nil {
+		params.SetProgressToken(progressToken)
+	}
+	res, err := c.cs.CallTool(ctx, params)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,18 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 func (s *Server) callServer(key, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer s.recovered(req.Params.Name, &res, &err)
-		raw, err := s.cfg.Servers.Call(ctx, key, tool, arguments(req))
+		// The server's progress reaches the client under the client's
+		// own token.
+		var progress extmcp.Progress
+		if token := req.Params.GetProgressToken(); token != nil {
+			progress = func(p, total float64, msg string) {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
+				if err != nil {
+					s.log.Debug("progress notification", "err", err)
+				}
+			}
+		}
+		raw, err := s.cfg.Servers.Call(ctx, key, tool, arguments(req), progress)
 		if err != nil {
 			s.log.Warn("an extension's MCP server failed a call", "tool", req.Params.Name, "err", err)
 			return textResult(err.Error(), true), nil

@@ -2,10 +2,13 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +56,14 @@ func TestExtensionServers(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1"})
+	var mu sync.Mutex
+	var progress []string
+	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1",
+		Progress: func(token any, p, _ float64, _ string) {
+			mu.Lock()
+			progress = append(progress, fmt.Sprint(token, " ", p))
+			mu.Unlock()
+		}})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
@@ -88,6 +98,16 @@ func TestExtensionServers(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.home, ".local", "share", "gemkit", "extension-data", "realmcp", "memory.jsonl")); err != nil {
 		t.Errorf("server-memory's file is not in the data folder: %v", err)
 	}
+
+	// The server's progress reaches the client under the client's token.
+	if _, err := c.CallToolRaw(ctx, "realmcp_trigger-long-running-operation", json.RawMessage(`{"duration":0.3,"steps":3}`), "tok-1"); err != nil {
+		t.Errorf("realmcp_trigger-long-running-operation: %v", err)
+	}
+	mu.Lock()
+	if strings.Join(progress, ",") != "tok-1 1,tok-1 2,tok-1 3" {
+		t.Errorf("progress %v, want tok-1 1, 2, 3", progress)
+	}
+	mu.Unlock()
 
 	// The client goes: gemkit mcp ends, and every server with it.
 	c.Close()
