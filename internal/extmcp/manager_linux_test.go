@@ -340,6 +340,18 @@ func TestBadServers(t *testing.T) {
 	if d := time.Since(start); d > bound+2*time.Second {
 		t.Errorf("hang came back after %s", d)
 	}
+	// A call the client cancels comes back at once, and the server
+	// keeps answering.
+	cctx, ccancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	start = time.Now()
+	_, err = s.m.Call(cctx, fixture.Key(), "hang", json.RawMessage(`{}`), nil)
+	ccancel()
+	if err == nil || time.Since(start) > 2*time.Second {
+		t.Errorf("a cancelled call: %v after %s", err, time.Since(start))
+	}
+	if text, _, err := call(t, s.m, fixture, "ok", map[string]any{}); err != nil || text != "ok" {
+		t.Errorf("ok after a cancelled call: %q %v", text, err)
+	}
 	// Dies: started again once, then not.
 	if _, _, err := call(t, s.m, fixture, "die", map[string]any{}); err == nil || !strings.Contains(err.Error(), "exited during the call of die") || !strings.Contains(err.Error(), "asked to die") {
 		t.Errorf("die: %v", err)
