@@ -104,7 +104,7 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	pr.Runtime = slices.Compact(pr.Runtime)
 
 	pr.Data = filepath.Join(dataRoot, sp.Extension)
-	if err := privateDir(dataRoot, pr.Data); err != nil {
+	if err := privateDir(home, pr.Data); err != nil {
 		return Profile{}, fmt.Errorf("its data folder: %w", err)
 	}
 	if d := realPath(pr.Data); fsutil.Within(realPath(ws), d) {
@@ -170,14 +170,23 @@ func openData(closed []string, data string) []string {
 	return out
 }
 
-// privateDir makes dir (0700) below root and checks that neither is a
-// symlink: a link planted there would point the server's writes
-// elsewhere.
-func privateDir(root, dir string) error {
+// privateDir makes dir (0700) and checks that no folder on the way from
+// home (or from /, when dir is not in home) to it is a symlink: a link
+// planted there, by a tool allowed to write the home folder, would point
+// the server's writes elsewhere.
+func privateDir(home, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	for _, d := range []string{root, dir} {
+	top := "/"
+	if filepath.IsAbs(home) && fsutil.Within(filepath.Clean(home), dir) {
+		top = filepath.Clean(home)
+	}
+	var way []string
+	for d := dir; d != top && d != filepath.Dir(d); d = filepath.Dir(d) {
+		way = append(way, d)
+	}
+	for _, d := range way {
 		fi, err := os.Lstat(d)
 		if err != nil {
 			return err
