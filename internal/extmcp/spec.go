@@ -63,7 +63,7 @@ type entry struct {
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
-	Cwd     string            `json:"cwd"`
+	// cwd is not followed: a server's working folder is the workspace.
 	URL     string            `json:"url"`
 	HTTPURL string            `json:"httpUrl"`
 	TCP     string            `json:"tcp"`
