@@ -64,10 +64,10 @@ type entry struct {
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
 	// cwd is not followed: a server's working folder is the workspace.
-	URL     string            `json:"url"`
-	HTTPURL string            `json:"httpUrl"`
-	TCP     string            `json:"tcp"`
-	Timeout *float64          `json:"timeout"`
+	URL     string   `json:"url"`
+	HTTPURL string   `json:"httpUrl"`
+	TCP     string   `json:"tcp"`
+	Timeout *float64 `json:"timeout"`
 }
 
 // Specs are the stdio servers of the set's extensions, sorted by
