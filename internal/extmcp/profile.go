@@ -38,16 +38,6 @@ type Profile struct {
 	Closed []string
 }
 
-// Lines say in words what the server can do under the profile.
-func (p Profile) Lines(ws string) []string {
-	return []string{
-		"read files in your workspace (" + ws + "), its extension's folder and " + strings.Join(p.Runtime, ", "),
-		"create, change and delete files only in its own data folder " + p.Data + " (its HOME)",
-		"no network access",
-		"no variables of your environment besides PATH; only the manifest's env and the extension's settings",
-	}
-}
-
 // BuildProfile is the profile of sp for the workspace ws, from the
 // person's environment environ (which names PATH and HOME, and nothing
 // of which reaches the server but PATH), with data folders under
