@@ -265,6 +265,9 @@ func TestClosed(t *testing.T) {
 // TestProgress: a call that asks for progress gets the server's
 // (server-everything's trigger-long-running-operation sends one per step).
 func TestProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server of its own (the full run checks it)")
+	}
 	s := newSetup(t, 30*time.Second)
 	every := s.spec("everything", s.script("server-everything"))
 	s.m.Sync([]extmcp.Spec{every})
@@ -390,6 +393,9 @@ func TestNothingLeftRunning(t *testing.T) {
 // TestIdle: a server unused for the idle time is stopped, and the next
 // call starts it again (an idle stop is not a death).
 func TestIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server three times (about 10 s)")
+	}
 	s := newSetup(t, 30*time.Second)
 	l := &sandbox.Launcher{}
 	t.Cleanup(func() { l.Close() })
