@@ -446,7 +446,9 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 	if progress != nil {
 		t := fmt.Sprintf("gemkit-%d", r.tokens.Add(1))
 		r.progress.Store(t, progress)
-		defer r.progress.Delete(t)
+		// The SDK may hand on a notification just after the result it
+		// went before: the route stays a moment longer.
+		defer time.AfterFunc(time.Second, func() { r.progress.Delete(t) })
 		token = t
 	}
 	res, err := r.client.CallToolRaw(ctx, tool, args, token)
