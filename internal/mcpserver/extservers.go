@@ -136,7 +136,8 @@ func (s *Server) callServer(key, tool string) mcp.ToolHandler {
 		var progress extmcp.Progress
 		if token := req.Params.GetProgressToken(); token != nil {
 			progress = func(p, total float64, msg string) {
-				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
+				// It may come just after the result, when ctx has ended.
+				err := req.Session.NotifyProgress(context.WithoutCancel(ctx), &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
 				if err != nil {
 					s.log.Debug("progress notification", "err", err)
 				}
