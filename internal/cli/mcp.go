@@ -15,6 +15,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/mcpserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -38,6 +39,8 @@ type mcpFlags struct {
 	// --code-intel was given, which turns them on with --extension too.
 	codeIntel, codeIntelGiven bool
 	configPath                string
+	// servers serves the extensions' own stdio MCP servers, sandboxed.
+	servers bool
 }
 
 const mcpLong = `Serve the executable tools and docs of the extensions enabled in the workspace
@@ -83,6 +86,26 @@ client's own per-call timeout (Claude Code's MCP_TOOL_TIMEOUT, Codex's
 tool_timeout_sec) a little above --timeout, so the model hears why a tool ran
 out of time; a client that sends a progressToken gets progress every
 --progress-interval.
+
+With --extension-servers, the extensions' own stdio MCP servers (their
+manifests' mcpServers entries with a command) are served too, each started
+inside gemkit's sandbox at a
+client's first tools/list or call (not at initialize), kept while used, stopped
+after five idle minutes and started again once if it dies. Their tools are
+named by the rule above (<extension>_<tool>). A server reads the workspace
+(its working folder), its extension's folder and its runtime (node, python);
+it writes only its extension's data folder,
+~/.local/share/gemkit/extension-data/<extension>, which is also its HOME; it
+has no network; its environment is the manifest's env and the extension's
+settings, and PATH. A call is bounded by the entry's timeout, else --timeout (a start by the same,
+at most 20 s).
+A server that cannot start, exits or does not answer is named in the error,
+with the end of its stderr; the other servers keep answering. Servers of an
+extension that declares permissions, remote servers and entries that start
+gemkit are not served. It is off by default, and off with --extension: until
+consent covers these servers and Gemini CLI can be told not to start them, a
+Gemini CLI client would see each tool twice, once sandboxed here and once
+started by Gemini CLI itself, unconfined.
 
 The workspace is the current folder (Gemini CLI starts the server in its own),
 or --workspace. Extensions installed, removed, enabled or disabled while it
@@ -153,6 +176,7 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.IntVar(&o.budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
 	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
 	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
+	f.BoolVar(&o.servers, "extension-servers", false, "also serve the enabled extensions' own stdio MCP servers, each in gemkit's sandbox; off with --extension")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -183,7 +207,18 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 		Linger: placeholderLinger,
 	}
 	defer launcher.Close()
-	srv, err := o.server(a, st, newRunner(st, launcher, mcpserver.Ask, a.log))
+	var servers *extmcp.Manager
+	if o.servers && o.extDir == "" {
+		ws, err := a.workspaceDir(o.workspace)
+		if err != nil {
+			return err
+		}
+		servers = extmcp.NewManager(extmcp.Config{Launcher: launcher, Workspace: ws, Timeout: o.timeout, Version: buildVersion(), Logger: a.log})
+		// Every server goes with the client, before the launcher's
+		// placeholders do.
+		defer servers.Close()
+	}
+	srv, err := o.server(a, st, newRunner(st, launcher, mcpserver.Ask, a.log), servers)
 	if err != nil {
 		return err
 	}
@@ -210,7 +245,7 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 
 // server is the MCP server of the store's enabled extensions, or of the
 // one in --extension, running tools through runner.
-func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner) (*mcpserver.Server, error) {
+func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, servers *extmcp.Manager) (*mcpserver.Server, error) {
 	src := disclosure.StoreSource(st)
 	if o.extDir != "" {
 		src = disclosure.DirSource(o.extDir, st.Workspace())
@@ -245,6 +280,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner) (
 		Logger:           a.log,
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
+		Servers:          servers,
 	})
 	var verr *extension.ValidationError
 	if o.extDir != "" && errors.As(err, &verr) {

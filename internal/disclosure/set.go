@@ -63,6 +63,7 @@ type Set struct {
 	Skipped []Skipped
 
 	tools  []Tool
+	limit  int            // the longest exposed name
 	byName map[string]int // exposed name -> index in tools
 	byDecl map[string]int // extension "\x00" tool -> index in tools
 }

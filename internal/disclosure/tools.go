@@ -199,6 +199,7 @@ func (s *Set) index(limit int) {
 	if limit == 0 {
 		limit = DefaultNameLimit
 	}
+	s.limit = limit
 	sort.Slice(s.Extensions, func(i, j int) bool { return s.Extensions[i].Name < s.Extensions[j].Name })
 	sort.Slice(s.Skipped, func(i, j int) bool { return s.Skipped[i].Name < s.Skipped[j].Name })
 	global := map[string]bool{}
@@ -247,6 +248,33 @@ func (s *Set) index(limit int) {
 	for i := range s.tools {
 		t := &s.tools[i]
 		t.Description = s.toolDescription(s.Extension(t.Extension).Ext.Manifest, t.decl)
+	}
+}
+
+// ServerToolNamer returns the naming of the tools of the extensions' own
+// MCP servers, beside the Set's tools: the rule of ExposedName with the
+// Set's name limit, the extension's name and the server's tool name, so
+// that "memory" of extension "mem" is mem_memory; a name already given
+// (to a tool of the Set, to read_doc, or to an earlier server tool: two
+// servers of one extension with a tool of one name) takes the hashed
+// form, whose hash covers the server's name too. Call it in a stable
+// order (extension, server, tool) for stable names.
+func (s *Set) ServerToolNamer() func(ext, server, tool string) string {
+	limit := s.limit
+	if limit == 0 {
+		limit = DefaultNameLimit
+	}
+	used := map[string]bool{ReadDocTool: true}
+	for _, t := range s.tools {
+		used[t.Name] = true
+	}
+	return func(ext, server, tool string) string {
+		name := exposedName(ext, tool, limit)
+		if used[name] {
+			name = hashedName(baseName(ext, tool), ext, server+"\x00"+tool, limit)
+		}
+		used[name] = true
+		return name
 	}
 }
 

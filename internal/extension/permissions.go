@@ -219,6 +219,23 @@ func mcpServerSummary(raw json.RawMessage) string {
 	return "no command or URL"
 }
 
+// SandboxedServerWords say what an MCP server can do under the profile
+// gemkit mcp runs it in (internal/extmcp).
+const SandboxedServerWords = "read your workspace, its extension's folder and its runtime; write only its own data folder (~/.local/share/gemkit/extension-data/<extension>); no network; none of your environment variables"
+
+// SandboxedServer reports whether gemkit mcp runs the MCP server def of
+// m in its sandbox: a stdio server (a command), not gemkit itself, of an
+// extension that declares no permissions.
+func SandboxedServer(m *Manifest, def json.RawMessage) bool {
+	var d struct {
+		Command string `json:"command"`
+	}
+	if m.Permissions != nil || json.Unmarshal(def, &d) != nil || d.Command == "" {
+		return false
+	}
+	return d.Command != "gemkit" && !strings.HasSuffix(d.Command, "/gemkit")
+}
+
 // ConsentText is what a person reads before agreeing to install (or link)
 // an extension: what it will be able to do, the tools and MCP servers it
 // brings, the context it adds, and the warning that nobody vetted it. Each
@@ -241,9 +258,13 @@ func ConsentText(e *Extension, action string) []string {
 		}
 	}
 	if len(m.MCPServers) > 0 {
-		lines = append(lines, "", "MCP servers it will run (not sandboxed by gemkit):")
+		lines = append(lines, "", "MCP servers it will run:")
 		for _, name := range sortedKeys(m.MCPServers) {
-			lines = append(lines, fmt.Sprintf("  - %s (%s)", name, MCPServerSummary(m.MCPServers[name])))
+			where := "not sandboxed by gemkit"
+			if SandboxedServer(m, m.MCPServers[name]) {
+				where = "Gemini CLI runs it unconfined; gemkit mcp --extension-servers runs it in gemkit's sandbox, where it can " + SandboxedServerWords
+			}
+			lines = append(lines, fmt.Sprintf("  - %s (%s): %s", name, MCPServerSummary(m.MCPServers[name]), where))
 		}
 	}
 	if len(e.ContextFiles) > 0 {

@@ -41,6 +41,10 @@ type Options struct {
 	Notify func(method string, params json.RawMessage)
 	// Logger receives the SDK's log; nil discards it.
 	Logger *slog.Logger
+	// Progress, when set, receives the server's progress notifications:
+	// the token the call was given (CallToolRaw), the progress, the
+	// total (0: unknown) and the message.
+	Progress func(token any, progress, total float64, message string)
 }
 
 // Client is a connected session with one MCP server. It is safe for
@@ -55,6 +59,11 @@ type Tool struct {
 	Description string
 	// InputSchema is the tool's input schema as the server sent it.
 	InputSchema json.RawMessage
+	// Title, OutputSchema and Annotations are as the server sent them
+	// ("", nil when it sent none).
+	Title        string
+	OutputSchema json.RawMessage
+	Annotations  json.RawMessage
 }
 
 // Result is the result of a tool call.
@@ -101,7 +110,14 @@ func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ClientOptions{Logger: log})
+	opts := &mcp.ClientOptions{Logger: log}
+	if o.Progress != nil {
+		opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			p := req.Params
+			o.Progress(p.ProgressToken, p.Progress, p.Total, p.Message)
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: o.Name, Version: o.Version}, opts)
 	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
 	if err != nil {
 		return nil, err
@@ -143,7 +159,18 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: its input schema: %w", t.Name, err)
 		}
-		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Title: t.Title}
+		if t.OutputSchema != nil {
+			if tool.OutputSchema, err = json.Marshal(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("tool %q: its output schema: %w", t.Name, err)
+			}
+		}
+		if t.Annotations != nil {
+			if tool.Annotations, err = json.Marshal(t.Annotations); err != nil {
+				return nil, fmt.Errorf("tool %q: its annotations: %w", t.Name, err)
+			}
+		}
+		out = append(out, tool)
 	}
 	return out, nil
 }
@@ -168,6 +195,26 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, 
 		}
 	}
 	return out, nil
+}
+
+// CallToolRaw calls the tool name with args (a JSON object, or nil) and
+// returns the server's result as it encoded it, whatever its content: a
+// proxy passes it on as it is. A progressToken other than nil asks the
+// server for progress (Options.Progress receives it).
+func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMessage, progressToken any) (json.RawMessage, error) {
+	var a any
+	if len(args) > 0 {
+		a = args
+	}
+	params := &mcp.CallToolParams{Name: name, Arguments: a}
+	if progressToken != nil {
+		params.SetProgressToken(progressToken)
+	}
+	res, err := c.cs.CallTool(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
 // Close ends the session (on Streamable HTTP with a DELETE).

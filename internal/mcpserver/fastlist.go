@@ -75,7 +75,7 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 		return false
 	}
 	cached := s.toolsList.Load()
-	if cached == nil || len(*cached) == 0 {
+	if cached == nil || len(*cached) == 0 || !s.serversListed() {
 		return false
 	}
 	var req listRequest

@@ -25,6 +25,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -71,6 +72,10 @@ type Config struct {
 	// (code_definition, code_references, …) beside the extensions'. An
 	// extension tool of the same name gives way to them.
 	CodeIntel *codeintel.Tools
+	// Servers, when set, runs the enabled extensions' own stdio MCP
+	// servers in the sandbox (extservers.go); their tools are served
+	// beside the extensions' tools from the first tools/list on.
+	Servers *extmcp.Manager
 }
 
 // Server is an MCP server of one Source. It reloads when the Source's
@@ -92,6 +97,8 @@ type Server struct {
 	sig       string               // the served tool list and resources, to skip no-op reloads
 	tools     map[string]*mcp.Tool // the tools served, by name
 	resources []string             // the URIs of the resources served
+
+	ext extState // the extensions' own servers' tools (extservers.go)
 }
 
 // New loads the Source and builds the server.
@@ -128,6 +135,11 @@ func New(cfg Config) (*Server, error) {
 	// server/discover (Claude Code 2.1.330 does): both answers carry them.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				// The extensions' servers start at the first use of a
+				// tool list, not at initialize.
+				s.listServers(ctx)
+			}
 			res, err := next(ctx, method, req)
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
@@ -187,6 +199,7 @@ func (s *Server) reloadLocked() error {
 	// answer).
 	summary := make(chan string, 1)
 	go func() { summary <- set.Summary(s.cfg.Budget).Text }()
+	s.syncServers(set)
 	tools, resources, list, sig := s.build(set)
 	first := s.set.Load() == nil
 	changed := first || sig != s.sig
@@ -332,6 +345,7 @@ func (s *Server) build(set *disclosure.Set) ([]served, []resource, json.RawMessa
 		}
 		tools = append(tools, served{mt, s.callTool})
 	}
+	tools = append(tools, s.serverTools(set)...)
 	list := encodeToolsList(tools)
 	sig.Write(list)
 	var resources []resource

@@ -166,7 +166,8 @@ func (in ClosedInputs) recordDirs() []string {
 type places struct {
 	// geminis: Gemini CLI's folders; discovery: the IDE discovery
 	// folders (<tmp>/gemini/ide); locks: Claude Code's and Qwen Code's
-	// lock folders (<dir>/ide); configs: gemkit's agent configuration.
+	// lock folders (<dir>/ide); configs: gemkit's agent configuration
+	// and data.
 	geminis, discovery, locks, configs []string
 }
 
@@ -200,6 +201,8 @@ func (in ClosedInputs) places() places {
 		}
 		if home != "" {
 			abs(&p.configs, filepath.Join(home, ".config", "gemkit"))
+			// The extensions' MCP servers' data folders (extmcp).
+			abs(&p.configs, filepath.Join(home, ".local", "share", "gemkit"))
 		}
 		for _, t := range e.TempDirs {
 			if t != "" {
@@ -230,6 +233,9 @@ func (in ClosedInputs) places() places {
 //   - gemkit's agent configuration ($XDG_CONFIG_HOME/gemkit and
 //     ~/.config/gemkit): a tool that could rewrite it would choose where
 //     the next `gemkit run` sends its API key;
+//   - gemkit's data (~/.local/share/gemkit): the private data folders of
+//     the extensions' MCP servers, each opened to its own extension's
+//     servers only (internal/extmcp);
 //   - the secret files gemkit's servers recorded (a `gemkit mcp --http
 //     --token-file` anywhere);
 //   - the other programs' credentials, every kind (CredentialPaths): a

@@ -1,0 +1,454 @@
+package extmcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
+)
+
+// The servers come from interop/mcp-servers (pinned in its
+// package.json; scripts/setup-and-test installs them). An extension ships
+// its server in its own folder, so each test's extension holds a copy.
+
+var (
+	serversOnce sync.Once
+	serversDir  string
+	serversErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serversDir != "" && !strings.HasSuffix(serversDir, fmt.Sprintf("-%d", os.Getppid())) {
+		os.RemoveAll(serversDir)
+	}
+	os.Exit(code)
+}
+
+// extensionDir is a folder (world-readable, for the run as uid 65534)
+// holding the npm servers' node_modules and testdata's fixture:
+// /tmp/gemkit-extmcp-ext-<pid>, made by the test process; the run as uid
+// 65534 (a child of it, without the repository) takes its parent's.
+func extensionDir(t testing.TB) string {
+	t.Helper()
+	serversOnce.Do(func() {
+		if parent := fmt.Sprintf("/tmp/gemkit-extmcp-ext-%d", os.Getppid()); os.Getuid() != 0 {
+			if _, err := os.Stat(filepath.Join(parent, "fixture.mjs")); err == nil {
+				serversDir = parent
+				return
+			}
+		}
+		src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
+		if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-everything")); err != nil {
+			serversErr = err
+			return
+		}
+		dir := fmt.Sprintf("/tmp/gemkit-extmcp-ext-%d", os.Getpid())
+		if serversErr = os.Mkdir(dir, 0o755); serversErr != nil {
+			return
+		}
+		os.Chmod(dir, 0o755)
+		serversDir = dir
+		if out, err := exec.Command("cp", "-a", src, filepath.Join(dir, "node_modules")).CombinedOutput(); err != nil {
+			serversErr = fmt.Errorf("%v: %s", err, out)
+			return
+		}
+		fixture, _ := os.ReadFile(filepath.Join("testdata", "fixture.mjs"))
+		serversErr = os.WriteFile(filepath.Join(dir, "fixture.mjs"), fixture, 0o644)
+	})
+	if serversErr != nil {
+		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm install --no-save` in interop/mcp-servers (%v)", serversErr)
+	}
+	return serversDir
+}
+
+// setup is a manager of specs in a fresh workspace and home.
+type setup struct {
+	ext, ws, home string
+	m             *extmcp.Manager
+}
+
+func newSetup(t testing.TB, timeout time.Duration) *setup {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node (>= 20) is needed")
+	}
+	s := &setup{ext: extensionDir(t), ws: t.TempDir(), home: t.TempDir()}
+	l := &sandbox.Launcher{}
+	t.Cleanup(func() { l.Close() })
+	s.m = extmcp.NewManager(extmcp.Config{
+		Launcher: l, Workspace: s.ws, Timeout: timeout, Idle: time.Minute,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home, "SECRET_TOKEN=do-not-pass"},
+	})
+	t.Cleanup(s.m.Close)
+	return s
+}
+
+func (s *setup) script(pkg string) string {
+	return filepath.Join(s.ext, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+}
+
+func (s *setup) spec(server string, args ...string) extmcp.Spec {
+	return extmcp.Spec{Extension: "realmcp", Server: server, Dir: s.ext, Command: "node", Args: args}
+}
+
+// call calls tool and returns its result's text and isError.
+func call(t *testing.T, m *extmcp.Manager, sp extmcp.Spec, tool string, args any) (string, bool, error) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	raw, err := m.Call(context.Background(), sp.Key(), tool, a, nil)
+	if err != nil {
+		return "", false, err
+	}
+	var res struct {
+		Content []struct {
+			Type, Text string
+		}
+		IsError bool
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, c := range res.Content {
+		texts = append(texts, c.Text)
+	}
+	return strings.Join(texts, "\n"), res.IsError, nil
+}
+
+func toolNames(tools []extmcp.Tool, server string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range tools {
+		if t.Spec.Server == server {
+			out[t.Name] = true
+		}
+	}
+	return out
+}
+
+// TestRealServers runs server-memory, server-filesystem and
+// server-everything in the sandbox: their tools are listed and called,
+// the workspace is read and not written, the data folder is the
+// server's HOME and outlives it, and its environment is not the
+// person's.
+func TestRealServers(t *testing.T) {
+	s := newSetup(t, 30*time.Second)
+	mem := s.spec("memory", s.script("server-memory"))
+	mem.Env = map[string]string{"MEMORY_FILE_PATH": "$HOME/memory.jsonl"}
+	fs := s.spec("filesystem", s.script("server-filesystem"), s.ws)
+	every := s.spec("everything", s.script("server-everything"))
+	s.m.Sync([]extmcp.Spec{mem, fs, every})
+	if err := os.WriteFile(filepath.Join(s.ws, "hello.txt"), []byte("hello from the workspace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tools, failed := s.m.Tools(context.Background())
+	for _, f := range failed {
+		t.Errorf("%s: %v", f.Spec.Server, f.Err)
+	}
+	for server, want := range map[string]string{"memory": "create_entities", "filesystem": "read_text_file", "everything": "echo"} {
+		if !toolNames(tools, server)[want] {
+			t.Errorf("server %s does not list %s: %v", server, want, toolNames(tools, server))
+		}
+	}
+
+	if text, isErr, err := call(t, s.m, every, "echo", map[string]any{"message": "hi there"}); err != nil || isErr || !strings.Contains(text, "hi there") {
+		t.Errorf("echo: %q %v %v", text, isErr, err)
+	}
+	if text, isErr, err := call(t, s.m, fs, "read_text_file", map[string]any{"path": filepath.Join(s.ws, "hello.txt")}); err != nil || isErr || !strings.Contains(text, "hello from the workspace") {
+		t.Errorf("read_text_file: %q %v %v", text, isErr, err)
+	}
+	// Write nothing: the workspace is read-only to it.
+	target := filepath.Join(s.ws, "written.txt")
+	text, isErr, err := call(t, s.m, fs, "write_file", map[string]any{"path": target, "content": "x"})
+	if err != nil || !isErr {
+		t.Errorf("write_file in the workspace: %q %v %v, want a refusal", text, isErr, err)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("the server wrote %s", target)
+	}
+	t.Logf("write_file refused: %s", text)
+
+	// Its environment: the manifest's, HOME its data folder, no
+	// variable of the person's.
+	text, _, err = call(t, s.m, every, "get-env", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "do-not-pass") || strings.Contains(text, "SECRET_TOKEN") {
+		t.Errorf("the person's environment reached the server: %s", text)
+	}
+	data := filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", "realmcp")
+	if !strings.Contains(text, data) {
+		t.Errorf("HOME is not the data folder %s: %s", data, text)
+	}
+
+	// The data folder is kept: what server-memory wrote is there when
+	// it is started again.
+	if text, isErr, err := call(t, s.m, mem, "create_entities", map[string]any{"entities": []any{
+		map[string]any{"name": "gemkit", "entityType": "project", "observations": []string{"sandboxes servers"}}}}); err != nil || isErr {
+		t.Fatalf("create_entities: %q %v %v", text, isErr, err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "memory.jsonl")); err != nil {
+		t.Errorf("server-memory's file is not in its data folder: %v", err)
+	}
+	mem2 := mem
+	mem2.Args = append([]string{"--no-warnings"}, mem.Args...) // a new spec: the old server is stopped
+	s.m.Sync([]extmcp.Spec{mem2, fs, every})
+	if text, isErr, err := call(t, s.m, mem2, "read_graph", map[string]any{}); err != nil || isErr || !strings.Contains(text, "sandboxes servers") {
+		t.Errorf("read_graph after a restart: %q %v %v", text, isErr, err)
+	}
+}
+
+// TestClosed: a server reads the workspace and writes its data folder,
+// and nothing else: not ~/.ssh or ~/.gemini, not the workspace, not a
+// loopback server of the test's (Node's fetch, which ignores HTTP_PROXY,
+// included).
+func TestClosed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server of its own (the full run and the run as uid 65534 check it)")
+	}
+	s := newSetup(t, 30*time.Second)
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	s.m.Sync([]extmcp.Spec{fx})
+	for _, f := range []string{".ssh/id_ed25519", ".gemini/settings.json"} {
+		p := filepath.Join(s.home, f)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte("secret"), 0o600)
+	}
+	os.WriteFile(filepath.Join(s.ws, "a.txt"), []byte("workspace text"), 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("reached")) }))
+
+	if text, isErr, err := call(t, s.m, fx, "read", map[string]any{"path": filepath.Join(s.ws, "a.txt")}); err != nil || isErr || text != "workspace text" {
+		t.Errorf("reading the workspace: %q %v %v", text, isErr, err)
+	}
+	data := filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", "realmcp")
+	if text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": filepath.Join(data, "state")}); err != nil || isErr {
+		t.Errorf("writing its data folder: %q %v %v", text, isErr, err)
+	}
+	for _, c := range []struct{ tool, arg, val string }{
+		{"read", "path", filepath.Join(s.home, ".ssh", "id_ed25519")},
+		{"read", "path", filepath.Join(s.home, ".gemini", "settings.json")},
+		{"write", "path", filepath.Join(s.ws, "planted.txt")},
+		{"write", "path", filepath.Join(s.home, ".bashrc")},
+		{"fetch", "url", "http://" + ln.Addr().String() + "/"},
+	} {
+		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{c.arg: c.val})
+		if err != nil || !isErr || strings.Contains(text, "secret") || strings.Contains(text, "reached") {
+			t.Errorf("%s %s: %q %v %v, want a refusal", c.tool, c.val, text, isErr, err)
+		}
+		t.Logf("%s %s: %s", c.tool, c.val, text)
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "planted.txt")); err == nil {
+		t.Error("the server wrote the workspace")
+	}
+}
+
+// TestProgress: a call that asks for progress gets the server's
+// (server-everything's trigger-long-running-operation sends one per step).
+func TestProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server of its own (the full run checks it)")
+	}
+	s := newSetup(t, 30*time.Second)
+	every := s.spec("everything", s.script("server-everything"))
+	s.m.Sync([]extmcp.Spec{every})
+	var mu sync.Mutex
+	var got []float64
+	_, err := s.m.Call(context.Background(), every.Key(), "trigger-long-running-operation", json.RawMessage(`{"duration":0.3,"steps":3}`),
+		func(p, total float64, _ string) {
+			mu.Lock()
+			got = append(got, p)
+			mu.Unlock()
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A notification may arrive just after the result it went before.
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 })
+	mu.Lock()
+	defer mu.Unlock()
+	if got[2] != 3 {
+		t.Errorf("progress %v, want 1, 2, 3", got)
+	}
+}
+
+// TestBadServers: a server that exits at once, one that prints garbage,
+// one that never answers are each reported in words naming it, with its
+// stderr, within its bound, while another server keeps answering; one
+// that dies during a call is started again once, then not.
+func TestBadServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out a start's and a call's bound (about 15 s)")
+	}
+	s := newSetup(t, 30*time.Second)
+	bound := 3 * time.Second
+	bad := func(name, script string) extmcp.Spec {
+		sp := extmcp.Spec{Extension: "badmcp", Server: name, Dir: s.ext, Command: "sh", Args: []string{"-c", script}, Timeout: bound}
+		return sp
+	}
+	exits := bad("exits", "echo 'cannot find my config' >&2; exit 3")
+	garbage := bad("garbage", "echo 'starting up' >&2; while read l; do echo 'this is not JSON'; done")
+	silent := bad("silent", "echo 'waiting forever' >&2; while read l; do :; done")
+	every := s.spec("everything", s.script("server-everything"))
+	fixture := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	fixture.Timeout = bound
+	s.m.Sync([]extmcp.Spec{exits, garbage, silent, every, fixture})
+
+	start := time.Now()
+	tools, failed := s.m.Tools(context.Background())
+	if d := time.Since(start); d > bound+5*time.Second {
+		t.Errorf("listing took %s, over the bound %s", d, bound)
+	}
+	why := map[string]string{}
+	for _, f := range failed {
+		why[f.Spec.Server] = f.Err.Error()
+		t.Logf("%s: %v", f.Spec.Server, f.Err)
+	}
+	for server, want := range map[string]string{"exits": "exited at once (exit status 3); the end of what it printed on stderr:\ncannot find my config", "garbage": "printed something other than MCP's JSON-RPC on its stdout", "silent": "did not answer MCP's initialize within 3s"} {
+		w := why[server]
+		if !strings.Contains(w, "extension badmcp's MCP server "+server) || !strings.Contains(w, want) {
+			t.Errorf("server %s: %q does not name it with its stderr %q", server, w, want)
+		}
+	}
+	if !toolNames(tools, "everything")["echo"] || !toolNames(tools, "fixture")["die"] {
+		t.Fatalf("the good servers' tools are not listed: %v", tools)
+	}
+	if text, isErr, err := call(t, s.m, every, "echo", map[string]any{"message": "still here"}); err != nil || isErr || !strings.Contains(text, "still here") {
+		t.Errorf("echo beside the bad servers: %q %v %v", text, isErr, err)
+	}
+
+	// A call it never answers comes back within its bound.
+	start = time.Now()
+	_, _, err := call(t, s.m, fixture, "hang", map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "did not answer hang within 3s") {
+		t.Errorf("hang: %v", err)
+	}
+	if d := time.Since(start); d > bound+2*time.Second {
+		t.Errorf("hang came back after %s", d)
+	}
+	// A call the client cancels comes back at once, and the server
+	// keeps answering.
+	cctx, ccancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	start = time.Now()
+	_, err = s.m.Call(cctx, fixture.Key(), "hang", json.RawMessage(`{}`), nil)
+	ccancel()
+	if err == nil || time.Since(start) > 2*time.Second {
+		t.Errorf("a cancelled call: %v after %s", err, time.Since(start))
+	}
+	if text, _, err := call(t, s.m, fixture, "ok", map[string]any{}); err != nil || text != "ok" {
+		t.Errorf("ok after a cancelled call: %q %v", text, err)
+	}
+	// Dies: started again once, then not.
+	if _, _, err := call(t, s.m, fixture, "die", map[string]any{}); err == nil || !strings.Contains(err.Error(), "exited during the call of die") || !strings.Contains(err.Error(), "asked to die") {
+		t.Errorf("die: %v", err)
+	}
+	waitFor(t, func() bool { _, _, err := call(t, s.m, fixture, "ok", map[string]any{}); return err == nil })
+	if _, _, err := call(t, s.m, fixture, "die", map[string]any{}); err == nil {
+		t.Error("die a second time did not fail")
+	}
+	var err2 error
+	waitFor(t, func() bool {
+		_, _, err2 = call(t, s.m, fixture, "ok", map[string]any{})
+		return err2 != nil && strings.Contains(err2.Error(), "exited twice")
+	})
+	t.Logf("after two deaths: %v", err2)
+	if text, isErr, err := call(t, s.m, every, "echo", map[string]any{"message": "and still"}); err != nil || isErr || !strings.Contains(text, "and still") {
+		t.Errorf("echo at the end: %q %v %v", text, isErr, err)
+	}
+}
+
+// TestNothingLeftRunning: once the Manager is closed, no process of its
+// servers is left.
+func TestNothingLeftRunning(t *testing.T) {
+	s := newSetup(t, 30*time.Second)
+	every := s.spec("everything", s.script("server-everything"))
+	s.m.Sync([]extmcp.Spec{every})
+	if _, failed := s.m.Tools(context.Background()); len(failed) > 0 {
+		t.Fatal(failed[0].Err)
+	}
+	if len(running(t, s.ext)) == 0 {
+		t.Fatal("no server process found while it runs")
+	}
+	s.m.Close()
+	waitFor(t, func() bool { return len(running(t, s.ext)) == 0 })
+}
+
+// TestIdle: a server unused for the idle time is stopped, and the next
+// call starts it again (an idle stop is not a death).
+func TestIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server three times (about 10 s)")
+	}
+	s := newSetup(t, 30*time.Second)
+	l := &sandbox.Launcher{}
+	t.Cleanup(func() { l.Close() })
+	m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: s.ws, Timeout: 30 * time.Second, Idle: 500 * time.Millisecond,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home}})
+	t.Cleanup(m.Close)
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	m.Sync([]extmcp.Spec{fx})
+	for i := range 3 {
+		if text, _, err := call(t, m, fx, "ok", map[string]any{}); err != nil || text != "ok" {
+			t.Fatalf("call %d: %q %v", i, text, err)
+		}
+		if len(running(t, s.ext)) == 0 {
+			t.Fatalf("call %d: no server runs", i)
+		}
+		waitFor(t, func() bool { return len(running(t, s.ext)) == 0 })
+	}
+}
+
+// TestUnprivileged runs the tests above as uid 65534.
+func TestUnprivileged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the package's server tests again (about 25 s)")
+	}
+	if os.Getuid() == 0 {
+		extensionDir(t)
+	}
+	sandboxtest.RerunUnprivileged(t, "^Test(RealServers|Closed|BadServers|NothingLeftRunning)$")
+}
+
+// running lists the pids whose command line names dir.
+func running(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), dir) && e.Name() != "self" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

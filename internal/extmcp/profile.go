@@ -1,0 +1,243 @@
+package extmcp
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/langserver"
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// Profile is what one server may reach in its sandbox: the default
+// profile of an extension without permissions. It reads the workspace,
+// its extension's folder and its runtime's installation; it writes
+// nothing but its extension's data folder, which is also its HOME; it
+// reaches no network; its environment is the manifest's.
+type Profile struct {
+	// Path is the server's program, found on the person's PATH (never in
+	// the workspace or a virtualenv) or named by its full path.
+	Path string
+	// Runtime are the installations it reads besides its extension's
+	// folder: its program's (/usr of /usr/bin/node) and, for a script,
+	// its interpreter's.
+	Runtime []string
+	// Data is the extension's private, persistent data folder.
+	Data string
+	// Env is the server's whole environment.
+	Env []string
+	// Closed are the folders no sandboxed process may read
+	// (permission.ClosedPaths) and the other extensions' data folders.
+	Closed []string
+}
+
+// BuildProfile is the profile of sp for the workspace ws, from the
+// person's environment environ (which names PATH and HOME, and nothing
+// of which reaches the server but PATH), with data folders under
+// dataRoot.
+func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, error) {
+	env := envMap(environ)
+	home := env["HOME"]
+	distrusted := permission.Untrusted(ws, home, nil)
+	var pr Profile
+	var path string
+	if strings.ContainsRune(sp.Command, filepath.Separator) {
+		if !filepath.IsAbs(sp.Command) {
+			return Profile{}, fmt.Errorf("its command %s is a relative path; gemkit starts a server by a name found on PATH or by its full path", sp.Command)
+		}
+		path = sp.Command
+	} else {
+		p, err := langserver.SearchLook(env["PATH"], distrusted)(sp.Command)
+		if err != nil {
+			return Profile{}, fmt.Errorf("its command: %w", err)
+		}
+		path = p
+	}
+	real := realPath(path)
+	dir := realPath(sp.Dir)
+	if r, in := permission.WithinAny(distrusted, real); in && !fsutil.Within(dir, real) {
+		return Profile{}, fmt.Errorf("its command %s is %s, inside %s, which a tool may write; gemkit does not start a server from there", path, real, r)
+	}
+	pr.Path = path
+	if !fsutil.Within(dir, real) {
+		pr.Runtime = append(pr.Runtime, prefix(real))
+	}
+	if in := interpreter(real); in != "" {
+		if filepath.IsAbs(in) {
+			pr.Runtime = append(pr.Runtime, prefix(realPath(in)))
+		} else if p, err := langserver.SearchLook(env["PATH"], distrusted)(in); err == nil {
+			pr.Runtime = append(pr.Runtime, prefix(realPath(p)))
+		}
+	}
+	pr.Closed = permission.ClosedPaths(permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
+		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
+		Getenv:   func(k string) string { return env[k] }})
+	pr.Runtime = slices.DeleteFunc(pr.Runtime, func(r string) bool {
+		if r == "" || r == "/" || home != "" && fsutil.Within(r, realPath(home)) {
+			return true
+		}
+		for _, c := range pr.Closed {
+			if fsutil.Within(c, r) || fsutil.Within(r, c) {
+				return true
+			}
+		}
+		return false
+	})
+	slices.Sort(pr.Runtime)
+	pr.Runtime = slices.Compact(pr.Runtime)
+
+	pr.Data = filepath.Join(dataRoot, sp.Extension)
+	if err := privateDir(home, pr.Data); err != nil {
+		return Profile{}, fmt.Errorf("its data folder: %w", err)
+	}
+	if d := realPath(pr.Data); fsutil.Within(realPath(ws), d) {
+		return Profile{}, fmt.Errorf("its data folder %s is inside the workspace; set XDG_DATA_HOME to a folder outside it", d)
+	}
+	pr.Closed = openData(pr.Closed, pr.Data)
+
+	out := map[string]string{}
+	vars := map[string]string{"HOME": pr.Data}
+	for k, v := range sp.Settings {
+		out[k] = v
+		vars[k] = v
+	}
+	for k, v := range sp.Env {
+		out[k] = expand(v, vars)
+	}
+	kept, _ := permission.SearchPath(env["PATH"], distrusted)
+	out["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
+	out["HOME"] = pr.Data
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		pr.Env = append(pr.Env, k+"="+out[k])
+	}
+	return pr, nil
+}
+
+// Policy is the sandbox policy of the profile for a server of the
+// extension in extDir, run in ws with the private temp folder tmp.
+func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
+	return sandbox.Policy{
+		Read: permission.AccessWorkspace, Write: permission.AccessNone,
+		Workspace: ws, Home: home, ExtensionDir: extDir, TempDir: tmp,
+		RuntimePaths: p.Runtime, Caches: []string{p.Data}, Protected: p.Closed,
+	}
+}
+
+// openData is closed with data opened: a closed folder that holds data
+// (~/.local/share/gemkit) gives way to what it holds besides the way to
+// data, so the other extensions' data folders stay closed.
+func openData(closed []string, data string) []string {
+	var out []string
+	for _, c := range closed {
+		if !fsutil.Within(c, data) {
+			out = append(out, c)
+			continue
+		}
+		for d := data; d != c && fsutil.Within(c, d); d = filepath.Dir(d) {
+			entries, err := os.ReadDir(filepath.Dir(d))
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				if e.Name() != filepath.Base(d) {
+					out = append(out, filepath.Join(filepath.Dir(d), e.Name()))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// privateDir makes dir (0700) and checks that no folder on the way from
+// home (or from /, when dir is not in home) to it is a symlink: a link
+// planted there, by a tool allowed to write the home folder, would point
+// the server's writes elsewhere.
+func privateDir(home, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	top := "/"
+	if filepath.IsAbs(home) && fsutil.Within(filepath.Clean(home), dir) {
+		top = filepath.Clean(home)
+	}
+	var way []string
+	for d := dir; d != top && d != filepath.Dir(d); d = filepath.Dir(d) {
+		way = append(way, d)
+	}
+	for _, d := range way {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and ask again", d)
+		}
+	}
+	return nil
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// prefix is the installation a program belongs to: the folder above its
+// bin folder (/usr of /usr/bin/node), else its own folder.
+func prefix(real string) string {
+	dir := filepath.Dir(real)
+	if filepath.Base(dir) == "bin" {
+		return filepath.Dir(dir)
+	}
+	return dir
+}
+
+// interpreter is the program a script's "#!" line names ("node" of
+// "#!/usr/bin/env node"), "" for a binary.
+func interpreter(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) == "env" {
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") {
+				return f
+			}
+		}
+		return ""
+	}
+	return fields[0]
+}

@@ -1,0 +1,49 @@
+// A minimal stdio MCP server for internal/extmcp's tests of what a real
+// server from npm will not do on request: exit in the middle of a call,
+// never answer one. Its messages are the shapes of the MCP specification
+// (revision 2025-06-18: lifecycle, tools/list, tools/call); the real
+// servers of the tests (server-memory, server-filesystem,
+// server-everything) show the protocol is spoken as clients expect.
+import { createInterface } from "node:readline";
+import { readFileSync, writeFileSync } from "node:fs";
+
+const tools = [
+  { name: "ok", description: "Answers ok.", inputSchema: { type: "object" } },
+  { name: "die", description: "Exits during the call.", inputSchema: { type: "object" } },
+  { name: "hang", description: "Never answers.", inputSchema: { type: "object" } },
+  { name: "read", description: "Reads a file.", inputSchema: { type: "object" } },
+  { name: "write", description: "Writes a file.", inputSchema: { type: "object" } },
+  { name: "fetch", description: "Fetches a URL.", inputSchema: { type: "object" } },
+];
+const text = (id, t, isError) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }], isError } });
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+console.error("fixture started");
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  switch (m.method) {
+    case "initialize":
+      return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fixture", version: "1" } } });
+    case "tools/list":
+      return send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+    case "tools/call":
+      if (m.params.name === "die") {
+        console.error("fixture: asked to die");
+        process.exit(7);
+      }
+      if (m.params.name === "hang") return;
+      const a = m.params.arguments || {};
+      try {
+        if (m.params.name === "read") return text(m.id, readFileSync(a.path, "utf8"), false);
+        if (m.params.name === "write") { writeFileSync(a.path, "x"); return text(m.id, "written", false); }
+      } catch (e) {
+        return text(m.id, String(e), true);
+      }
+      if (m.params.name === "fetch") {
+        return fetch(a.url).then((r) => r.text()).then((t) => text(m.id, t, false), (e) => text(m.id, String(e) + " " + String(e.cause), true));
+      }
+      return send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ok" }] } });
+    default:
+      return send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no such method" } });
+  }
+});

@@ -1,0 +1,157 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extmcp"
+)
+
+// The extensions' own stdio MCP servers (Config.Servers) run in the
+// sandbox, started by extmcp at the first tools/list or tools/call of a
+// client (never at initialize: a client that only connects starts
+// nothing). Their tools are served beside the extensions' tools, under
+// names made by the same rule (disclosure.Set.ServerToolNamer), and a
+// call is passed on to the server, bounded by its timeout.
+
+// extState is what the Server knows of the extensions' servers.
+type extState struct {
+	listMu sync.Mutex  // serialises listings
+	listed atomic.Bool // the servers of the current set were listed
+	// tools are the servers' tools as last listed; s.mu guards it.
+	tools []extmcp.Tool
+}
+
+// syncServers hands the set's servers to the Manager; when they
+// changed, they are listed again at the next tools/list. The caller
+// holds s.mu.
+func (s *Server) syncServers(set *disclosure.Set) {
+	if s.cfg.Servers == nil {
+		s.ext.listed.Store(true)
+		return
+	}
+	specs, skipped := extmcp.Specs(set)
+	for _, k := range skipped {
+		s.log.Debug("an extension's MCP server is not served by gemkit", "extension", k.Extension, "server", k.Server, "why", k.Reason)
+	}
+	if s.cfg.Servers.Sync(specs) {
+		s.ext.tools = nil
+		s.ext.listed.Store(false)
+	}
+	if len(specs) == 0 {
+		s.ext.listed.Store(true)
+	}
+}
+
+// serversListed reports whether the tool list holds the servers' tools.
+func (s *Server) serversListed() bool { return s.ext.listed.Load() }
+
+// listServers lists the servers' tools when they were not listed yet,
+// and serves them. A server that cannot start or list is reported in
+// the log, in words, and adds no tools; the others are served.
+func (s *Server) listServers(ctx context.Context) {
+	if s.ext.listed.Load() {
+		return
+	}
+	s.ext.listMu.Lock()
+	defer s.ext.listMu.Unlock()
+	if s.ext.listed.Load() {
+		return
+	}
+	tools, failed := s.cfg.Servers.Tools(ctx)
+	for _, f := range failed {
+		s.log.Warn(f.Err.Error())
+	}
+	slices.SortFunc(tools, func(a, b extmcp.Tool) int {
+		return strings.Compare(a.Spec.Key()+"\x00"+a.Name, b.Spec.Key()+"\x00"+b.Name)
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ext.tools = tools
+	s.ext.listed.Store(true)
+	set := s.set.Load()
+	served, resources, list, sig := s.build(set)
+	if sig != s.sig {
+		s.sig = sig
+		s.replace(served, resources)
+		s.toolsList.Store(&list)
+	}
+}
+
+// serverTools are the servers' tools as served. The caller holds s.mu.
+func (s *Server) serverTools(set *disclosure.Set) []served {
+	if len(s.ext.tools) == 0 {
+		return nil
+	}
+	name := set.ServerToolNamer()
+	out := make([]served, 0, len(s.ext.tools))
+	for _, t := range s.ext.tools {
+		var schema map[string]any
+		if json.Unmarshal(t.InputSchema, &schema) != nil || schema["type"] != "object" {
+			s.log.Warn("an extension's MCP server lists a tool whose input schema is not a JSON Schema of an object; it is not served",
+				"extension", t.Spec.Extension, "server", t.Spec.Server, "tool", t.Name)
+			continue
+		}
+		ann := &mcp.ToolAnnotations{}
+		if len(t.Annotations) > 0 {
+			_ = json.Unmarshal(t.Annotations, ann)
+		}
+		title := t.Title
+		if title == "" {
+			title = ann.Title
+		}
+		if title == "" {
+			title = t.Name
+		}
+		ann.Title = extmcp.Printable(t.Spec.Extension + ": " + title)
+		mt := &mcp.Tool{
+			Name: name(t.Spec.Extension, t.Spec.Server, t.Name),
+			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s, in gemkit's sandbox).",
+				t.Spec.Extension, t.Spec.Server)),
+			InputSchema: t.InputSchema,
+			Annotations: ann,
+		}
+		if len(t.OutputSchema) > 0 {
+			mt.OutputSchema = t.OutputSchema
+		}
+		out = append(out, served{mt, s.callServer(t.Spec.Key(), t.Name)})
+	}
+	return out
+}
+
+// callServer passes a call on to tool of the server key.
+func (s *Server) callServer(key, tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer s.recovered(req.Params.Name, &res, &err)
+		// The server's progress reaches the client under the client's
+		// own token.
+		var progress extmcp.Progress
+		if token := req.Params.GetProgressToken(); token != nil {
+			progress = func(p, total float64, msg string) {
+				// It may come just after the result, when ctx has ended.
+				err := req.Session.NotifyProgress(context.WithoutCancel(ctx), &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
+				if err != nil {
+					s.log.Debug("progress notification", "err", err)
+				}
+			}
+		}
+		raw, err := s.cfg.Servers.Call(ctx, key, tool, arguments(req), progress)
+		if err != nil {
+			s.log.Warn("an extension's MCP server failed a call", "tool", req.Params.Name, "err", err)
+			return textResult(err.Error(), true), nil
+		}
+		res = &mcp.CallToolResult{}
+		if err := json.Unmarshal(raw, res); err != nil {
+			return textResult(fmt.Sprintf("the answer of %s cannot be read: %v", req.Params.Name, err), true), nil
+		}
+		return res, nil
+	}
+}

@@ -1,0 +1,145 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/mcpclient"
+)
+
+// serversManifest starts two real npm servers (interop/mcp-servers),
+// shipped in the extension's folder as a published extension ships its
+// server; server-memory keeps its file in its HOME, the data folder.
+const serversManifest = `{"name": "realmcp", "version": "1.0.0", "description": "Real MCP servers.",
+ "mcpServers": {
+  "memory": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-memory/dist/index.js"],
+             "env": {"MEMORY_FILE_PATH": "$HOME/memory.jsonl"}},
+  "everything": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"]},
+  "remote": {"httpUrl": "https://example.invalid/mcp"}
+ }}`
+
+// TestExtensionServers: `gemkit mcp`, to the go-sdk client, starts an
+// extension's own servers at the first tools/list (not at initialize),
+// serves their tools as realmcp_<tool> beside the extensions' tools,
+// passes calls on, and leaves nothing running once the client goes.
+func TestExtensionServers(t *testing.T) {
+	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
+	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-memory")); err != nil {
+		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm install --no-save` in interop/mcp-servers (%v)", err)
+	}
+	f := newFixture(t)
+	dir := filepath.Join(f.root, "src", "realmcp")
+	writeFile(t, filepath.Join(dir, "README.md"), "Real MCP servers.\n", 0o644)
+	if out, err := exec.Command("cp", "-a", src, filepath.Join(dir, "node_modules")).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	f.link(t, "realmcp", serversManifest, nil)
+
+	cmd := exec.Command(f.bin, "mcp", "--code-intel=false", "--extension-servers")
+	cmd.Dir, cmd.Env = f.ws, f.env()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var progress []string
+	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1",
+		Progress: func(token any, p, _ float64, _ string) {
+			mu.Lock()
+			progress = append(progress, fmt.Sprint(token, " ", p))
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	if n := len(serverProcesses(dir)); n != 0 {
+		t.Errorf("%d server processes run after initialize alone", n)
+	}
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, stderr.String())
+	}
+	names := map[string]bool{}
+	for _, tl := range tools {
+		names[tl.Name] = true
+	}
+	for _, want := range []string{"realmcp_echo", "realmcp_create_entities", "realmcp_read_graph", "demo_count", "read_doc"} {
+		if !names[want] {
+			t.Errorf("tools/list lacks %s: %v\n%s", want, names, stderr.String())
+		}
+	}
+	if n := len(serverProcesses(dir)); n == 0 {
+		t.Error("no server process runs after tools/list")
+	}
+	res, err := c.CallTool(ctx, "realmcp_echo", map[string]any{"message": "through gemkit"})
+	if err != nil || res.IsError || !strings.Contains(res.Text("\n"), "through gemkit") {
+		t.Errorf("realmcp_echo: %+v %v", res, err)
+	}
+	res, err = c.CallTool(ctx, "realmcp_create_entities", map[string]any{"entities": []any{
+		map[string]any{"name": "gemkit", "entityType": "project", "observations": []string{"kept"}}}})
+	if err != nil || res.IsError {
+		t.Errorf("realmcp_create_entities: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(f.home, ".local", "share", "gemkit", "extension-data", "realmcp", "memory.jsonl")); err != nil {
+		t.Errorf("server-memory's file is not in the data folder: %v", err)
+	}
+
+	// The server's progress reaches the client under the client's token.
+	if _, err := c.CallToolRaw(ctx, "realmcp_trigger-long-running-operation", json.RawMessage(`{"duration":0.3,"steps":3}`), "tok-1"); err != nil {
+		t.Errorf("realmcp_trigger-long-running-operation: %v", err)
+	}
+	// A notification may arrive just after the result it went before.
+	got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(progress, ",") }
+	for deadline := time.Now().Add(5 * time.Second); got() != "tok-1 1,tok-1 2,tok-1 3" && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := got(); p != "tok-1 1,tok-1 2,tok-1 3" {
+		t.Errorf("progress %v, want tok-1 1, 2, 3", p)
+	}
+
+	// The client goes: gemkit mcp ends, and every server with it.
+	c.Close()
+	in.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("gemkit mcp did not end when its client went")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(serverProcesses(dir)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("server processes left 5 s after the client went: %v", serverProcesses(dir))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// serverProcesses lists the pids whose command line names dir.
+func serverProcesses(dir string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), dir) && e.Name() != "self" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
