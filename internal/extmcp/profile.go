@@ -1,9 +1,7 @@
 package extmcp
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,13 +65,13 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	}
 	pr.Path = path
 	if !fsutil.Within(dir, real) {
-		pr.Runtime = append(pr.Runtime, prefix(real))
+		pr.Runtime = append(pr.Runtime, langserver.Prefix(real))
 	}
-	if in := interpreter(real); in != "" {
+	if in := langserver.Interpreter(real); in != "" {
 		if filepath.IsAbs(in) {
-			pr.Runtime = append(pr.Runtime, prefix(realPath(in)))
+			pr.Runtime = append(pr.Runtime, langserver.Prefix(realPath(in)))
 		} else if p, err := langserver.SearchLook(env["PATH"], distrusted)(in); err == nil {
-			pr.Runtime = append(pr.Runtime, prefix(realPath(p)))
+			pr.Runtime = append(pr.Runtime, langserver.Prefix(realPath(p)))
 		}
 	}
 	pr.Closed = permission.ClosedPaths(permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
@@ -203,41 +201,4 @@ func realPath(p string) string {
 		return r
 	}
 	return filepath.Clean(p)
-}
-
-// prefix is the installation a program belongs to: the folder above its
-// bin folder (/usr of /usr/bin/node), else its own folder.
-func prefix(real string) string {
-	dir := filepath.Dir(real)
-	if filepath.Base(dir) == "bin" {
-		return filepath.Dir(dir)
-	}
-	return dir
-}
-
-// interpreter is the program a script's "#!" line names ("node" of
-// "#!/usr/bin/env node"), "" for a binary.
-func interpreter(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "#!") {
-		return ""
-	}
-	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
-	if len(fields) == 0 {
-		return ""
-	}
-	if filepath.Base(fields[0]) == "env" {
-		for _, f := range fields[1:] {
-			if !strings.HasPrefix(f, "-") {
-				return f
-			}
-		}
-		return ""
-	}
-	return fields[0]
 }

@@ -158,9 +158,9 @@ func ownInstall(real string) string {
 	return dir
 }
 
-// interpreter is the program a script's "#!" line names ("node" of
+// Interpreter is the program a script's "#!" line names ("node" of
 // "#!/usr/bin/env node"), "" for a binary.
-func interpreter(path string) string {
+func Interpreter(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -185,9 +185,9 @@ func interpreter(path string) string {
 	return fields[0]
 }
 
-// prefix is the installation a program belongs to: the folder above its
+// Prefix is the installation a program belongs to: the folder above its
 // bin folder (/usr/local of /usr/local/bin/node), else its own folder.
-func prefix(real string) string {
+func Prefix(real string) string {
 	dir := filepath.Dir(real)
 	// pyenv's and rbenv's shims run the version manager's own scripts,
 	// which find the interpreter below the same root.
@@ -250,12 +250,12 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 			return ""
 		}
 		r := realPath(p)
-		pr.reads = append(pr.reads, prefix(r))
+		pr.reads = append(pr.reads, Prefix(r))
 		return r
 	}
-	if in := interpreter(real); in != "" {
+	if in := Interpreter(real); in != "" {
 		if filepath.IsAbs(in) {
-			pr.reads = append(pr.reads, prefix(realPath(in)))
+			pr.reads = append(pr.reads, Prefix(realPath(in)))
 		} else {
 			addProgram(in)
 		}
@@ -303,7 +303,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 
 	if lang := s.toolchain(); lang == "go" {
 		if gobin := addProgram("go"); gobin != "" {
-			goroot := prefix(gobin)
+			goroot := Prefix(gobin)
 			if v := env["GOROOT"]; filepath.IsAbs(v) {
 				goroot = realPath(v)
 				pr.reads = append(pr.reads, goroot)
