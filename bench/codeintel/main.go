@@ -47,6 +47,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -573,7 +574,12 @@ func (e *env) warm(n int, res *results) error {
 			})
 		}
 	}
-	// Interleaved, so that every figure sees the same load.
+	// Interleaved, so that every figure sees the same load, and in a new
+	// order each round (the same orders every run): a question asked
+	// right after another kind of question pays for the switch (caches of
+	// gopls, of the processes between), and a fixed order would charge
+	// that to the same figures every round.
+	order := rand.New(rand.NewPCG(1, 2))
 	for range n {
 		steps := []func() error{
 			tool(&res.gemkitHover, g, "code_hover", gemkitHoverByPos, hoverOK),
@@ -713,6 +719,7 @@ func (e *env) warm(n int, res *results) error {
 				})
 			})
 		}
+		order.Shuffle(len(steps), func(i, j int) { steps[i], steps[j] = steps[j], steps[i] })
 		for _, s := range steps {
 			if err := s(); err != nil {
 				return err
