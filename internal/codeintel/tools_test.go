@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -445,5 +446,35 @@ func TestToolsOutlineCached(t *testing.T) {
 	call(t, tools, ToolDefinition, `{"symbol":"Store.Add","file":"store/store.go"}`)
 	if n := count(); n != 2 {
 		t.Fatalf("after the file changed, the outline was asked %d times in all, want 2", n)
+	}
+}
+
+// TestHoverOneRequest: once the file's outline is known, a hover of
+// gemkit's own (confined) servers is one Hover request whether the model
+// gives the position or the name in the declaring file, so the two forms
+// cost the same (bench/codeintel measures them side by side).
+func TestHoverOneRequest(t *testing.T) {
+	ws, src := shop(t)
+	g := filepath.Join(ws, "greet", "greet.go")
+	src.outline[g] = []Symbol{{Name: "Greet", Kind: KindFunction, Detail: "func(name string) string",
+		Location: Location{Path: g, Range: Range{Position{15, 0}, Position{17, 1}}}, Selection: rng(15, 5, 10)}}
+	tools := newTestTools(t, ws, confinedSource{src}, Options{})
+	for _, args := range []string{
+		`{"symbol":"Greet","file":"greet/greet.go"}`, // asks for the outline once
+		`{"file":"greet/greet.go","line":16,"column":6}`,
+		`{"symbol":"Greet","file":"greet/greet.go"}`,
+	} {
+		src.mu.Lock()
+		src.asked = nil
+		src.mu.Unlock()
+		if got, isErr := call(t, tools, ToolHover, args); isErr || !strings.Contains(got, "func Greet(name string) string") {
+			t.Fatalf("%s: %s", args, got)
+		}
+		src.mu.Lock()
+		asked := slices.DeleteFunc(slices.Clone(src.asked), func(m string) bool { return m == "DocumentSymbols" })
+		src.mu.Unlock()
+		if !slices.Equal(asked, []string{"Hover"}) {
+			t.Errorf("%s asked %v, want one Hover", args, asked)
+		}
 	}
 }
