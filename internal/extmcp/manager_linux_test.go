@@ -56,6 +56,11 @@ func extensionDir(t testing.TB) string {
 			serversErr = err
 			return
 		}
+		// A checkout may link node_modules to another's: copy what it
+		// names, since the link would lead out of the extension's folder.
+		if real, err := filepath.EvalSymlinks(src); err == nil {
+			src = real
+		}
 		dir := fmt.Sprintf("/tmp/gemkit-extmcp-ext-%d", os.Getpid())
 		if serversErr = os.Mkdir(dir, 0o755); serversErr != nil {
 			return
@@ -70,7 +75,7 @@ func extensionDir(t testing.TB) string {
 		serversErr = os.WriteFile(filepath.Join(dir, "fixture.mjs"), fixture, 0o644)
 	})
 	if serversErr != nil {
-		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm install --no-save` in interop/mcp-servers (%v)", serversErr)
+		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm ci` in interop/mcp-servers (%v)", serversErr)
 	}
 	return serversDir
 }

@@ -34,7 +34,12 @@ const serversManifest = `{"name": "realmcp", "version": "1.0.0", "description": 
 func TestExtensionServers(t *testing.T) {
 	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
 	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-memory")); err != nil {
-		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm install --no-save` in interop/mcp-servers (%v)", err)
+		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm ci` in interop/mcp-servers (%v)", err)
+	}
+	// A checkout may link node_modules to another's: copy what it names,
+	// since the link would lead out of the extension's folder.
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real
 	}
 	f := newFixture(t)
 	dir := filepath.Join(f.root, "src", "realmcp")
