@@ -300,3 +300,18 @@ func (r toolResult) text() string {
 	}
 	return b.String()
 }
+
+// pinnedPeer returns the file rel in interop/DIR/node_modules, an npm
+// folder that pins a real peer apart from interop/'s own; when it is
+// missing it fails naming the step of scripts/setup-and-test that
+// installs it, the npm command install run in that folder. Under -short
+// it skips, naming the peer.
+func pinnedPeer(t *testing.T, dir, install, peer, rel string) string {
+	t.Helper()
+	gemkittest.SkipShort(t, peer)
+	p := filepath.Join(gemkittest.RepoRoot(t), "interop", dir, "node_modules", filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s is not installed: run `%s` in interop/%s, as scripts/setup-and-test does (%v)", peer, install, dir, err)
+	}
+	return p
+}
