@@ -230,6 +230,9 @@ type running struct {
 	waitErr error         // how it exited, once exited is closed
 	done    chan struct{} // closed when watch recorded its exit
 	killed  atomic.Bool
+	// broke, once set, is how the server broke its MCP connection while
+	// it ran on: gemkit then stopped it, which counts as a death.
+	broke atomic.Pointer[string]
 	// progress routes the server's progress notifications to the calls
 	// that asked, by the token gemkit gave the call.
 	progress sync.Map // string -> Progress
@@ -390,6 +393,9 @@ func (s *server) watch(r *running) {
 	if !r.killed.Load() {
 		s.deaths++
 		s.lastErr = fmt.Sprintf("it exited (%v)", err)
+		if b := r.broke.Load(); b != nil {
+			s.lastErr = "it " + *b + ", so gemkit stopped it"
+		}
 		if t := s.stderr.String(); t != "" {
 			s.lastErr += "; the end of its stderr:\n" + t
 		}
@@ -455,6 +461,9 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 	if err == nil {
 		return res, nil
 	}
+	if ended, why := r.client.Ended(); ended && ctx.Err() == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
+		return nil, s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, Printable(tool)))
+	}
 	if ctx.Err() == nil && r.exitedSoon() {
 		return nil, s.failure("exited during the call of " + Printable(tool) + "; it is started again at the next call")
 	}
@@ -464,7 +473,24 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if ended, why := r.client.Ended(); ended {
+		return nil, s.broke(r, "broke its MCP connection during the call of "+Printable(tool)+" ("+oneLine(why.Error())+")")
+	}
 	return nil, s.failure("failed to answer " + Printable(tool) + ": " + oneLine(err.Error()))
+}
+
+// broke stops r, whose MCP connection ended while it runs on (an
+// overlong message, garbage on its stdout), so that the next call starts
+// it again; the stop counts as one of its deaths.
+func (s *server) broke(r *running, what string) error {
+	r.broke.Store(&what)
+	s.mu.Lock()
+	if s.run == r {
+		s.run = nil
+	}
+	s.mu.Unlock()
+	r.srv.Kill()
+	return s.failure(what + ", so gemkit stopped it; it is started again at the next call")
 }
 
 // touch records a use and (re)arms the idle timer. The caller holds s.mu.

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,6 +52,10 @@ type Options struct {
 // concurrent use.
 type Client struct {
 	cs *mcp.ClientSession
+	// bound, on stdio, is the reader that refuses an overlong message.
+	bound *boundedReader
+	// ended is closed once the session ended, by Close or by the server.
+	ended chan struct{}
 }
 
 // Tool is one tool the server lists.
@@ -81,12 +86,85 @@ func (r *Result) Text(sep string) string { return strings.Join(r.Texts, sep) }
 // Stdio connects over a server's stdout (out) and stdin (in), newline
 // delimited JSON-RPC: the caller starts the process and ends it after
 // Close, which closes in.
+//
+// A message longer than MaxMessage ends the session
+// (ErrMessageTooLarge): the server is not trusted to bound what it
+// prints, and a line that never ends would otherwise be held in memory
+// until gemkit's own runs out.
 func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*Client, error) {
-	r := io.NopCloser(out)
+	bound := &boundedReader{r: out, max: MaxMessage}
+	r := io.NopCloser(bound)
 	if o.Notify != nil {
-		r = &notifyingReader{src: bufio.NewReaderSize(out, 64<<10), notify: o.Notify}
+		r = &notifyingReader{src: bufio.NewReaderSize(bound, 64<<10), notify: o.Notify}
 	}
-	return connect(ctx, &mcp.IOTransport{Reader: r, Writer: in}, o)
+	// The SDK's own bound, counted its own way (with its read-ahead), is
+	// set above ours, so that ours, which the Client can name, trips first.
+	c, err := connect(ctx, &mcp.IOTransport{Reader: r, Writer: in, MaxLineLength: 2 * MaxMessage}, o)
+	if err != nil {
+		if bound.over.Load() {
+			return nil, fmt.Errorf("%w: %w", ErrMessageTooLarge, err)
+		}
+		return nil, err
+	}
+	c.bound = bound
+	return c, nil
+}
+
+// MaxMessage bounds one message a server sends on stdio: 16 MiB, the
+// SDK's own default, is more than any tool result a model can take.
+const MaxMessage = 16 << 20
+
+// ErrMessageTooLarge is why a stdio session ended when the server sent
+// a message over MaxMessage.
+var ErrMessageTooLarge = errors.New("the server sent a message over 16 MiB")
+
+// boundedReader passes on a server's stdout and fails once a line (one
+// message) runs over max bytes.
+type boundedReader struct {
+	r    io.Reader
+	max  int
+	line int
+	over atomic.Bool
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.over.Load() {
+		return 0, ErrMessageTooLarge
+	}
+	n, err := b.r.Read(p)
+	for i, c := range p[:n] {
+		if c == '\n' {
+			b.line = 0
+			continue
+		}
+		if b.line++; b.line > b.max {
+			b.over.Store(true)
+			return i, ErrMessageTooLarge
+		}
+	}
+	return n, err
+}
+
+// Ended reports whether the session has ended, and if so why: nil when
+// it is still up, ErrMessageTooLarge after an overlong message, else the
+// error the session ended with (io.EOF or mcp's "connection closed"
+// when it simply closed).
+func (c *Client) Ended() (bool, error) {
+	// An overlong message ends the session: it is over before the SDK
+	// has wound it up.
+	if c.bound != nil && c.bound.over.Load() {
+		return true, ErrMessageTooLarge
+	}
+	select {
+	case <-c.ended:
+	default:
+		return false, nil
+	}
+	err := c.cs.Wait()
+	if err == nil {
+		err = mcp.ErrConnectionClosed
+	}
+	return true, err
 }
 
 // HTTP connects to a Streamable HTTP endpoint through hc (nil is a client
@@ -122,7 +200,12 @@ func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cs: cs}, nil
+	ended := make(chan struct{})
+	go func() {
+		_ = cs.Wait()
+		close(ended)
+	}()
+	return &Client{cs: cs, ended: ended}, nil
 }
 
 // Instructions are the server's instructions.

@@ -5,7 +5,8 @@
 // servers of the tests (server-memory, server-filesystem,
 // server-everything) show the protocol is spoken as clients expect.
 import { createInterface } from "node:readline";
-import { readFileSync, writeFileSync } from "node:fs";
+import { openSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 
 const tools = [
   { name: "ok", description: "Answers ok.", inputSchema: { type: "object" } },
@@ -14,7 +15,13 @@ const tools = [
   { name: "read", description: "Reads a file.", inputSchema: { type: "object" } },
   { name: "write", description: "Writes a file.", inputSchema: { type: "object" } },
   { name: "fetch", description: "Fetches a URL.", inputSchema: { type: "object" } },
+  { name: "flood", description: "Prints one message that never ends.", inputSchema: { type: "object" } },
+  { name: "spam", description: "Sends many log notifications, then answers.", inputSchema: { type: "object" } },
+  { name: "fork", description: "Starts a process in a session of its own that ignores SIGTERM.", inputSchema: { type: "object" } },
+  { name: "tty", description: "Opens the controlling terminal.", inputSchema: { type: "object" } },
 ];
+// FIXTURE_IGNORE_TERM makes the server itself ignore SIGTERM.
+if (process.env.FIXTURE_IGNORE_TERM) process.on("SIGTERM", () => console.error("fixture: SIGTERM ignored"));
 const text = (id, t, isError) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }], isError } });
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
 console.error("fixture started");
@@ -33,6 +40,31 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       }
       if (m.params.name === "hang") return;
       const a = m.params.arguments || {};
+      if (m.params.name === "flood") {
+        // A notification whose text never ends: 32 MiB in 1 MiB writes.
+        process.stdout.write('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"');
+        const chunk = "x".repeat(1 << 20);
+        for (let i = 0; i < 32; i++) process.stdout.write(chunk);
+        return;
+      }
+      if (m.params.name === "spam") {
+        for (let i = 0; i < (a.count || 20000); i++) send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "line " + i } });
+        return text(m.id, "spammed", false);
+      }
+      if (m.params.name === "fork") {
+        // $0 of the shell is a.marker, so that a test finds it by name.
+        const c = spawn("setsid", ["sh", "-c", "trap '' TERM HUP INT; while :; do sleep 1; done", a.marker], { detached: true, stdio: "ignore" });
+        c.unref();
+        return text(m.id, "forked " + c.pid, false);
+      }
+      if (m.params.name === "tty") {
+        try {
+          openSync("/dev/tty", "r+");
+          return text(m.id, "opened /dev/tty", false);
+        } catch (e) {
+          return text(m.id, String(e), true);
+        }
+      }
       try {
         if (m.params.name === "read") return text(m.id, readFileSync(a.path, "utf8"), false);
         if (m.params.name === "write") { writeFileSync(a.path, "x"); return text(m.id, "written", false); }

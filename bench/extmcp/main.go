@@ -1,0 +1,295 @@
+//go:build linux
+
+// Command extmcp measures what gemkit's sandbox costs an extension's own
+// MCP server (issue 38's targets): a tools/call of server-everything's
+// echo through `gemkit mcp --extension-servers` (the server in the
+// sandbox, behind gemkit's proxy) beside the same call to the same
+// server started bare, and a cold start of each: from the process start
+// to the answer of the first tools/list that holds the server's tools
+// (for gemkit: its own start, initialize, and the sandboxed server's
+// start and listing; bare: node's start, initialize, tools/list).
+// Calls and starts alternate between the two, round after round, so
+// that both see the same load.
+//
+//	go run ./bench/extmcp [-n 500] [-starts 20] [-gemkit BIN]
+//
+// The client is a lean newline-delimited JSON-RPC writer and reader, the
+// same for both. server-everything is interop/mcp-servers's pinned copy
+// (`npm ci` there first), copied into the extension's folder as a
+// published extension ships it.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
+)
+
+const manifest = `{"name": "realmcp", "version": "1.0.0", "description": "server-everything, as an extension ships it.",
+ "mcpServers": {"everything": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"]}}}`
+
+func main() {
+	n := flag.Int("n", 500, "warm calls of each")
+	starts := flag.Int("starts", 20, "cold starts of each")
+	gemkit := flag.String("gemkit", "", "gemkit binary (default: built from the repository as it ships)")
+	flag.Parse()
+	if err := run(*n, *starts, *gemkit); err != nil {
+		fmt.Fprintln(os.Stderr, "extmcp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, starts int, bin string) error {
+	root, err := benchenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "gemkit-bench-extmcp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755)
+	if bin == "" {
+		if bin, err = benchenv.BuildGemkit(root, tmp); err != nil {
+			return err
+		}
+	}
+	src := filepath.Join(root, "interop", "mcp-servers", "node_modules")
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real
+	}
+	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-everything")); err != nil {
+		return fmt.Errorf("interop/mcp-servers/node_modules is needed: run `npm ci` in interop/mcp-servers (%w)", err)
+	}
+	home, ws, ext := filepath.Join(tmp, "home"), filepath.Join(tmp, "ws"), filepath.Join(tmp, "ext")
+	for _, d := range []string{home, ws, ext} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if out, err := exec.Command("cp", "-a", src, filepath.Join(ext, "node_modules")).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy the servers: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(ext, "gemini-extension.json"), []byte(manifest), 0o644); err != nil {
+		return err
+	}
+	env := environ(home, tmp)
+	link := exec.Command(bin, "extensions", "link", "--consent", ext)
+	link.Env = env
+	if out, err := link.CombinedOutput(); err != nil {
+		return fmt.Errorf("link: %v: %s", err, out)
+	}
+	script := filepath.Join(ext, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	sides := []side{
+		{name: "through gemkit (sandboxed)", tool: "realmcp_echo", cmd: func() *exec.Cmd {
+			c := exec.Command(bin, "mcp", "--code-intel=false", "--extension-servers")
+			c.Dir, c.Env = ws, env
+			return c
+		}},
+		{name: "bare", tool: "echo", cmd: func() *exec.Cmd {
+			c := exec.Command("node", script)
+			c.Dir, c.Env = ws, env
+			return c
+		}},
+	}
+
+	load := loadavg()
+	cold := make([][]time.Duration, len(sides))
+	for range starts {
+		for i, s := range sides {
+			d, err := coldStart(s)
+			if err != nil {
+				return fmt.Errorf("%s: cold start: %w", s.name, err)
+			}
+			cold[i] = append(cold[i], d)
+		}
+	}
+	warm := make([][]time.Duration, len(sides))
+	conns := make([]*conn, len(sides))
+	for i, s := range sides {
+		c, err := dial(s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		defer c.close()
+		if _, err := c.request("tools/list", map[string]any{}); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		conns[i] = c
+	}
+	args := map[string]any{"message": "bench"}
+	for range n {
+		for i, s := range sides {
+			start := time.Now()
+			raw, err := conns[i].request("tools/call", map[string]any{"name": s.tool, "arguments": args})
+			if err != nil {
+				return fmt.Errorf("%s: call: %w", s.name, err)
+			}
+			warm[i] = append(warm[i], time.Since(start))
+			if !strings.Contains(string(raw), "bench") {
+				return fmt.Errorf("%s: call answered %s", s.name, raw)
+			}
+		}
+	}
+	fmt.Printf("%s/%s, %d CPUs; %d calls and %d cold starts of each, alternating\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, starts)
+	fmt.Printf("load average before: %s, after: %s\n", load, loadavg())
+	fmt.Printf("%-28s %14s %14s %14s\n", "", "call p50", "call p90", "cold start p50")
+	for i, s := range sides {
+		fmt.Printf("%-28s %14s %14s %14s\n", s.name, ms(pct(warm[i], 50)), ms(pct(warm[i], 90)), ms(pct(cold[i], 50)))
+	}
+	fmt.Printf("%-28s %14s %14s %14s\n", "gemkit's cost", ms(pct(warm[0], 50)-pct(warm[1], 50)), "", ms(pct(cold[0], 50)-pct(cold[1], 50)))
+	fmt.Println("targets: at most 0.3 ms added to a call at p50; a cold start at most 15 ms more than bare")
+	return nil
+}
+
+// side is one way to reach the server.
+type side struct {
+	name, tool string
+	cmd        func() *exec.Cmd
+}
+
+// coldStart is the time from the process start to the answer of a
+// tools/list that holds the side's tool.
+func coldStart(s side) (time.Duration, error) {
+	start := time.Now()
+	c, err := dial(s)
+	if err != nil {
+		return 0, err
+	}
+	defer c.close()
+	raw, err := c.request("tools/list", map[string]any{})
+	if err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	if !strings.Contains(string(raw), `"`+s.tool+`"`) {
+		return 0, fmt.Errorf("tools/list lacks %s", s.tool)
+	}
+	return d, nil
+}
+
+// conn is one client of one server process.
+type conn struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+// dial starts the side's process and initializes a session with it.
+func dial(s side) (*conn, error) {
+	cmd := s.cmd()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &conn{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	if _, err := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}}); err != nil {
+		c.close()
+		return nil, fmt.Errorf("%w; stderr: %s", err, stderr.String())
+	}
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// request sends one request and reads lines until its answer.
+func (c *conn) request(method string, params any) (json.RawMessage, error) {
+	c.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		var resp struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(line, &resp) != nil || resp.ID != c.id {
+			continue // a notification, or a request of the server's
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, resp.Error)
+		}
+		return resp.Result, nil
+	}
+}
+
+// close ends the session the way a client does: stdin closed, then the
+// process waited for (killed if it lingers).
+func (c *conn) close() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// environ is this process's environment with the bench's own HOME and
+// TMPDIR and nothing of the person's Gemini or gemkit set-up.
+func environ(home, tmp string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || k == "TMPDIR" || k == "XDG_CONFIG_HOME" || k == "XDG_DATA_HOME" || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GEMKIT_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "TMPDIR="+tmp)
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

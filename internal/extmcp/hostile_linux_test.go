@@ -1,0 +1,108 @@
+package extmcp_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extmcp"
+)
+
+// TestHostileServers: a server that floods its stdout with one endless
+// message, one that sends a storm of notifications, one that leaves a
+// process behind in a session of its own that ignores SIGTERM, one that
+// itself ignores SIGTERM, and one that asks for a terminal. Each call
+// comes back within its bound with words naming the server, the other
+// servers keep answering, and nothing is left running 5 s after the
+// client goes (issue 38's bad input).
+func TestHostileServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts several sandboxed servers (about 10 s)")
+	}
+	s := newSetup(t, 30*time.Second)
+	bound := 5 * time.Second
+	fixture := func(name string) extmcp.Spec {
+		sp := s.spec(name, filepath.Join(s.ext, "fixture.mjs"))
+		sp.Timeout = bound
+		return sp
+	}
+	flood, spam, fork, tty := fixture("flood"), fixture("spam"), fixture("fork"), fixture("tty")
+	stubborn := fixture("stubborn")
+	stubborn.Env = map[string]string{"FIXTURE_IGNORE_TERM": "1"}
+	every := s.spec("everything", s.script("server-everything"))
+	s.m.Sync([]extmcp.Spec{flood, spam, fork, tty, stubborn, every})
+	if _, failed := s.m.Tools(context.Background()); len(failed) > 0 {
+		t.Fatal(failed[0].Err)
+	}
+
+	// One message that never ends: refused at the SDK's frame bound,
+	// the server killed, the call an error in words.
+	start := time.Now()
+	_, _, err := call(t, s.m, flood, "flood", map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "extension realmcp's MCP server flood") {
+		t.Errorf("flood: %v", err)
+	}
+	if d := time.Since(start); d > bound+2*time.Second {
+		t.Errorf("flood came back after %s", d)
+	}
+	t.Logf("flood: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "over 16 MiB on its stdout") {
+		t.Errorf("flood: %v does not say what it did", err)
+	}
+	// The server is started again at the next call.
+	if text, _, err := call(t, s.m, flood, "ok", map[string]any{}); err != nil || text != "ok" {
+		t.Errorf("ok after the flood: %q %v", text, err)
+	}
+
+	// A storm of notifications before the answer: the answer still comes.
+	start = time.Now()
+	if text, isErr, err := call(t, s.m, spam, "spam", map[string]any{"count": 20000}); err != nil || isErr || text != "spammed" {
+		t.Errorf("spam: %q %v %v", text, isErr, err)
+	}
+	t.Logf("20,000 notifications and the answer in %s", time.Since(start))
+
+	// A terminal: the server has none to open.
+	if text, isErr, err := call(t, s.m, tty, "tty", map[string]any{}); err != nil || !isErr || !strings.Contains(text, "/dev/tty") {
+		t.Errorf("tty: %q %v %v", text, isErr, err)
+	}
+
+	// A process in a session of its own, ignoring SIGTERM, and a server
+	// that ignores SIGTERM itself.
+	marker := filepath.Join(s.ext, "forked-"+filepath.Base(s.ws))
+	if text, isErr, err := call(t, s.m, fork, "fork", map[string]any{"marker": marker}); err != nil || isErr || !strings.HasPrefix(text, "forked") {
+		t.Fatalf("fork: %q %v %v", text, isErr, err)
+	}
+	if text, _, err := call(t, s.m, stubborn, "ok", map[string]any{}); err != nil || text != "ok" {
+		t.Fatalf("stubborn: %q %v", text, err)
+	}
+	// The server answers as soon as it asked for the process.
+	waitFor(t, func() bool { return len(running(t, marker)) > 0 })
+
+	if text, isErr, err := call(t, s.m, every, "echo", map[string]any{"message": "still here"}); err != nil || isErr || !strings.Contains(text, "still here") {
+		t.Errorf("echo beside the hostile servers: %q %v %v", text, isErr, err)
+	}
+
+	// The client goes: within 5 s nothing of any server is left.
+	s.m.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(running(t, s.ext)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after the client went, still running: %v", describe(running(t, s.ext)))
+		}
+		// A poll of /proc: the processes' end is not signalled to the test.
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// describe is each pid's command line, for a failure's words.
+func describe(pids []string) []string {
+	var out []string
+	for _, p := range pids {
+		b, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
+		out = append(out, p+": "+strings.ReplaceAll(string(b), "\x00", " "))
+	}
+	return out
+}
