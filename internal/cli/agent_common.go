@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/model"
@@ -110,12 +111,9 @@ func (f *agentFlags) setup(ctx context.Context, ap *app, onWait func(model.Wait)
 // modelConfig is the config file's model settings with the flags'
 // over them, checked, and the tool timeout they give.
 func (f *agentFlags) modelConfig() (model.Config, time.Duration, error) {
-	path := f.configPath
-	if path == "" {
-		var err error
-		if path, err = model.ConfigPath(); err != nil {
-			return model.Config{}, 0, err
-		}
+	path, err := config.Path(f.configPath)
+	if err != nil {
+		return model.Config{}, 0, err
 	}
 	fileCfg, err := model.LoadConfig(path)
 	if err != nil {
