@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,7 +96,7 @@ func (f *agentFlags) setup(ctx context.Context, ap *app, onWait func(model.Wait)
 	}
 	retry.OnWait = onWait
 	b := &agentBase{model: model.WithRetry(m, retry), cfg: cfg, toolTimeout: toolTimeout}
-	if b.ws, err = f.workspaceFolder(ap); err != nil {
+	if b.ws, err = ap.resolveWorkspace(f.workspace); err != nil {
 		return nil, err
 	}
 	b.st = extension.OpenStore(home).WithWorkspace(b.ws)
@@ -142,25 +140,6 @@ func (f *agentFlags) modelConfig() (model.Config, time.Duration, error) {
 		}
 	}
 	return cfg, toolTimeout, nil
-}
-
-// workspaceFolder is --workspace, else the command's folder, made
-// absolute once it is found to be a folder.
-func (f *agentFlags) workspaceFolder(ap *app) (string, error) {
-	ws := f.workspace
-	if ws == "" {
-		ws = ap.cwd
-	}
-	if ws == "" {
-		var err error
-		if ws, err = os.Getwd(); err != nil {
-			return "", err
-		}
-	}
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("--workspace %s is not a folder", ws)
-	}
-	return filepath.Abs(ws)
 }
 
 // agent builds the agent of b with host as its Host, and a runner whose
