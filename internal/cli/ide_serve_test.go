@@ -248,20 +248,18 @@ func serveUntilSignal(t *testing.T, bin, front string, sig syscall.Signal) {
 	}
 	dir := filepath.Join(tmp, "gemini", "ide")
 	var file string
-	deadline := time.Now().Add(10 * time.Second)
-	for file == "" {
+	// The real gemkit process writes the file on its own time.
+	if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
 			if _, _, ok := discovery.ParseFileName(e.Name()); ok {
 				file = filepath.Join(dir, e.Name())
 			}
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no discovery file; output: %s", out.String())
-		}
-		// A poll: the real gemkit process writes the file on its own time.
-		time.Sleep(10 * time.Millisecond)
+		return file != ""
+	}) {
+		cmd.Process.Kill()
+		t.Fatalf("no discovery file; output: %s", out.String())
 	}
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
