@@ -14,9 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // MaxSize bounds the file: a config file is a few hundred bytes, and a
@@ -53,22 +56,23 @@ func Path(flag string) (string, error) {
 // Read reads the config file at path and splits it into its sections. A
 // missing file is an empty File: every setting has a default. A file that
 // is not one JSON object, or is larger than MaxSize, is an error naming
-// the file and, for bad JSON, the line and column.
+// the file and, for bad JSON, the line and column; so is anything but a
+// regular file (a FIFO is refused, not waited on).
 func Read(path string) (*File, error) {
 	f := &File{Path: path}
-	fh, err := os.Open(path)
+	fh, err := fsutil.OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return f, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
+		return nil, fileError(path, err)
 	}
 	defer fh.Close()
 	data, err := io.ReadAll(io.LimitReader(fh, MaxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
+		return nil, fileError(path, err)
 	}
-	if len(data) > MaxSize {
+	if int64(len(data)) > MaxSize {
 		return nil, fmt.Errorf("%s: larger than %d bytes: is it gemkit's config file?", path, MaxSize)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -94,6 +98,16 @@ func Read(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
+}
+
+// fileError is err, from opening or reading the file at path, worded as
+// every other error of the file is: the path first.
+func fileError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // Decode decodes one section of the file at from into v. Unknown fields

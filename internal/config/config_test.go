@@ -39,11 +39,18 @@ func TestRead(t *testing.T) {
 		{name: "truncated", body: `{"model": "m"`, err: "the JSON ends early"},
 		{name: "list", body: `[1]`, err: "want a JSON object, got a list"},
 		{name: "trailing", body: "{}\n{}", err: ":2:1: more after the config object"},
+		{name: "folder", body: "/", err: "is not a regular file"},
 		{name: "too large", body: `{"model": "` + strings.Repeat("m", MaxSize) + `"}`, err: "larger than 1048576 bytes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".json")
-			if c.body != "-" {
+			switch c.body {
+			case "-":
+			case "/":
+				if err := os.Mkdir(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			default:
 				if err := os.WriteFile(p, []byte(c.body), 0o600); err != nil {
 					t.Fatal(err)
 				}
