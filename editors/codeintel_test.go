@@ -166,25 +166,21 @@ func callTool(t *testing.T, tools *codeintel.Tools, name, args string) string {
 // may still be loading the workspace), within a generous bound.
 func waitTool(t *testing.T, tools *codeintel.Tools, name, args string, want ...string) string {
 	t.Helper()
+	// The real language server answers fully only once it has indexed,
+	// and says nothing when.
 	var text string
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	if !gemkittest.Poll(90*time.Second, 200*time.Millisecond, func() bool {
 		var isErr bool
 		text, isErr = tools.Call(context.Background(), name, json.RawMessage(args))
 		ok := !isErr
 		for _, w := range want {
 			ok = ok && strings.Contains(text, w)
 		}
-		if ok {
-			return text
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %s never answered with %q; last answer:\n%s", name, args, want, text)
-		}
-		// A poll: the real language server answers fully only once it has
-		// indexed, and says nothing when.
-		time.Sleep(200 * time.Millisecond)
+		return ok
+	}) {
+		t.Fatalf("%s %s never answered with %q; last answer:\n%s", name, args, want, text)
 	}
+	return text
 }
 
 // nvimGoplsLua starts gopls as Neovim's own client for Go files: with

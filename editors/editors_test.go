@@ -184,14 +184,10 @@ type diffView struct {
 // waitFor polls cond until it holds or the wait times out.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
-		}
-		// A poll: cond reads a real editor's or pane's state, which tells no
-		// one when it changes.
-		time.Sleep(20 * time.Millisecond)
+	// cond reads a real editor's or pane's state, which tells no one when
+	// it changes.
+	if !gemkittest.Poll(waitTimeout, 20*time.Millisecond, cond) {
+		t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
 	}
 }
 
@@ -248,19 +244,13 @@ func describe(c *ide.Context) string {
 // waitContext polls the client's context until cond holds.
 func waitContext(t *testing.T, c *client.Client, what string, cond func(*ide.Context) bool) *ide.Context {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		cur := c.Context()
-		if cond(cur) {
-			return cur
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for the context: %s; last context: %s", what, describe(cur))
-		}
-		// A poll: the client's context follows the real editor's, with no
-		// event for a particular state.
-		time.Sleep(20 * time.Millisecond)
+	// The client's context follows the real editor's, with no event for a
+	// particular state.
+	var cur *ide.Context
+	if !gemkittest.Poll(waitTimeout, 20*time.Millisecond, func() bool { cur = c.Context(); return cond(cur) }) {
+		t.Fatalf("timed out waiting for the context: %s; last context: %s", what, describe(cur))
 	}
+	return cur
 }
 
 // holdContext checks that cond keeps holding for a while after a change

@@ -136,7 +136,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	waitFor(t, "the CLI's window focused", func() bool { return d.buftype(t) == "terminal" })
 	// A sleep: nothing must reach the companion during its debounce, an
 	// absence no event marks.
-	time.Sleep(300 * time.Millisecond) // past the companion's debounce
+	time.Sleep(300 * time.Millisecond)
 	pane.keys(t, "i")
 	waitFor(t, "terminal mode in the CLI's window", func() bool { return mode() == "t" })
 	if text := ask("what are these lines").Text(); !strings.Contains(text, "selectedText") || !strings.Contains(text, `one\ntwo`) {

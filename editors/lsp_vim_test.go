@@ -201,13 +201,8 @@ func TestLSPVimALE(t *testing.T) {
 // lint delay, 'updatetime') on a loaded machine.
 func waitSlow(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after a minute waiting for %s", what)
-		}
-		// A poll: cond reads the real Vim's state, which tells no one when it
-		// changes.
-		time.Sleep(20 * time.Millisecond)
+	// cond reads the real Vim's state, which tells no one when it changes.
+	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, cond) {
+		t.Fatalf("timed out after a minute waiting for %s", what)
 	}
 }

@@ -268,14 +268,11 @@ func TestBridgeSession(t *testing.T) {
 	if m := b.next(t); m["method"] != ide.MethodContextUpdate {
 		t.Fatalf("the event stream's first message is %v, want the context", m)
 	}
-	cl := srv.Clients()
-	for deadline := time.Now().Add(10 * time.Second); len(cl) != 1 || cl[0].PID == 0; cl = srv.Clients() {
-		if time.Now().After(deadline) {
-			t.Fatalf("clients %+v, want the bridged one with its process", cl)
-		}
-		// A poll: the server learns the bridged client's process on its own
-		// time, with no event to wait on.
-		time.Sleep(20 * time.Millisecond)
+	// The server learns the bridged client's process on its own time, with
+	// no event to wait on.
+	var cl []companion.Client
+	if !gemkittest.Poll(10*time.Second, 20*time.Millisecond, func() bool { cl = srv.Clients(); return len(cl) == 1 && cl[0].PID != 0 }) {
+		t.Fatalf("clients %+v, want the bridged one with its process", cl)
 	}
 	// In process, the bridge's connection is this test's own: no bridge
 	// process stands between (TestBridgeRealClientInContainer has one).
@@ -309,14 +306,10 @@ func TestBridgeSession(t *testing.T) {
 	if err := b.ended(t); err != nil {
 		t.Fatalf("ended with %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(srv.Clients()) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("clients after the CLI left: %+v", srv.Clients())
-		}
-		// A poll: the server notices the real CLI left on its own time, with
-		// no event to wait on.
-		time.Sleep(20 * time.Millisecond)
+	// The server notices the real CLI left on its own time, with no event
+	// to wait on.
+	if !gemkittest.Poll(10*time.Second, 20*time.Millisecond, func() bool { return len(srv.Clients()) == 0 }) {
+		t.Fatalf("clients after the CLI left: %+v", srv.Clients())
 	}
 
 	// A second bridge: the companion goes away under it.

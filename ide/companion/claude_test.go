@@ -14,6 +14,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // diagEditor is a fakeEditor that also reports diagnostics.
@@ -400,20 +401,17 @@ func TestWebSocketBounds(t *testing.T) {
 			defer srv.claude.mu.Unlock()
 			return len(srv.claude.peers)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		// A poll: the ping timeout drops the peer inside the server, which
-		// tells no one.
-		for seen := false; ; time.Sleep(20 * time.Millisecond) {
-			n := peers()
-			if n == 1 {
+		// The ping timeout drops the peer inside the server, which tells
+		// no one.
+		var n int
+		var seen bool
+		if !gemkittest.Poll(10*time.Second, 20*time.Millisecond, func() bool {
+			if n = peers(); n == 1 {
 				seen = true
 			}
-			if seen && n == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the peer is still connected (peers: %d, seen: %v)", n, seen)
-			}
+			return seen && n == 0
+		}) {
+			t.Fatalf("the peer is still connected (peers: %d, seen: %v)", n, seen)
 		}
 	})
 }

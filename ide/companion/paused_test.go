@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestPausedClientIsClosed: a client whose event stream is open but that
@@ -60,14 +61,9 @@ func TestPausedClientIsClosed(t *testing.T) {
 			t.Fatalf("diff %d: the live client got %.100s", i, got)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for srv.sess.get(paused.sid) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the paused session is still open after %d outcomes of %d bytes", diffs, diffSize)
-		}
-		// A poll: the session is dropped inside the server, which tells no
-		// one.
-		time.Sleep(10 * time.Millisecond)
+	// The session is dropped inside the server, which tells no one.
+	if !gemkittest.Poll(30*time.Second, 10*time.Millisecond, func() bool { return srv.sess.get(paused.sid) == nil }) {
+		t.Fatalf("the paused session is still open after %d outcomes of %d bytes", diffs, diffSize)
 	}
 	if srv.sess.get(live.sid) == nil {
 		t.Fatal("the live session was closed")
@@ -120,14 +116,9 @@ func TestClientDiesWhileDiffOpens(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20 s")
-		}
-		// A poll: cond reads the server's inner state, which has no event to
-		// wait on.
-		time.Sleep(5 * time.Millisecond)
+	// cond reads the server's inner state, which has no event to wait on.
+	if !gemkittest.Poll(20*time.Second, 5*time.Millisecond, cond) {
+		t.Fatal("condition not met within 20 s")
 	}
 }
 

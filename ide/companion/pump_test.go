@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // brokenWriter is the response writer of an event stream whose client
@@ -39,19 +41,13 @@ func TestPutBackWakesOtherStream(t *testing.T) {
 			}()
 		}
 		sess.enqueue([]byte(`{"jsonrpc":"2.0","method":"ide/diffRejected","params":{"filePath":"/a"}}`), maxQueued, maxQueuedBytes)
-		deadline := time.Now().Add(2 * time.Second)
-		for {
+		// The recorder's body grows with no event to wait on.
+		if !gemkittest.Poll(2*time.Second, time.Millisecond, func() bool {
 			stLive.mu.Lock()
-			got := live.Body.String()
-			stLive.mu.Unlock()
-			if strings.Contains(got, "ide/diffRejected") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: the message taken by the dead stream never reached the live one", i)
-			}
-			// A poll: the recorder's body grows with no event to wait on.
-			time.Sleep(time.Millisecond)
+			defer stLive.mu.Unlock()
+			return strings.Contains(live.Body.String(), "ide/diffRejected")
+		}) {
+			t.Fatalf("round %d: the message taken by the dead stream never reached the live one", i)
 		}
 		cancel()
 		<-done

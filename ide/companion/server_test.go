@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 func TestGuard(t *testing.T) {
@@ -381,13 +382,9 @@ func TestClientVanishesMidDiff(t *testing.T) {
 	srv.DiffAccepted(p, "x")
 	stays.next(ide.MethodDiffAccepted, 2*time.Second)
 
-	deadline := time.Now().Add(3 * time.Second)
-	for srv.sess.get(gone.sid) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the vanished client's session never expired")
-		}
-		// A poll: the session expires inside the server, which tells no one.
-		time.Sleep(20 * time.Millisecond)
+	// The session expires inside the server, which tells no one.
+	if !gemkittest.Poll(3*time.Second, 20*time.Millisecond, func() bool { return srv.sess.get(gone.sid) == nil }) {
+		t.Fatal("the vanished client's session never expired")
 	}
 	if srv.sess.get(stays.sid) == nil {
 		t.Fatal("a session with an open event stream expired")
@@ -484,18 +481,8 @@ func TestExpiredSessionsLeaveNothing(t *testing.T) {
 	// initialize and the requests that follow on a loaded machine (with
 	// 50 ms it did, under -race, some runs in three).
 	srv := startServer(t, Config{SessionIdleTTL: 500 * time.Millisecond})
-	settle := func(cond func() bool) bool {
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				return false
-			}
-			// A poll: cond reads the server's inner state, which has no event
-			// to wait on.
-			time.Sleep(10 * time.Millisecond)
-		}
-		return true
-	}
+	// cond reads the server's inner state, which has no event to wait on.
+	settle := func(cond func() bool) bool { return gemkittest.Poll(5*time.Second, 10*time.Millisecond, cond) }
 	vanish := func(n int) {
 		for range n {
 			c := dial(t, srv)

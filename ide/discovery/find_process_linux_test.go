@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // The test binary plays the editor and its pty host when started with
@@ -76,14 +78,12 @@ func startTree(t *testing.T, shell string) (idePID, cliPID int) {
 	}
 	// The shell forks before it execs sleep; wait for the exec so that the
 	// leaf is the "CLI" and not a copy of the shell.
-	// A poll: the shell's exec of sleep is seen only by reading /proc.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		if _, c := procLookup(context.Background(), cliPID); strings.HasPrefix(c, "sleep") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("sleep did not start")
-		}
+	// The shell's exec of sleep is seen only by reading /proc.
+	if !gemkittest.Poll(10*time.Second, 2*time.Millisecond, func() bool {
+		_, c := procLookup(context.Background(), cliPID)
+		return strings.HasPrefix(c, "sleep")
+	}) {
+		t.Fatal("sleep did not start")
 	}
 	return cmd.Process.Pid, cliPID
 }

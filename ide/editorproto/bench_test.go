@@ -43,7 +43,7 @@ func BenchmarkEventDelivery(b *testing.B) {
 		n++
 		line := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"editor/focus","params":{"path":"/w/f.go","cursor":{"line":%d,"character":1}}}`+"\n", n))
 		// A sleep: the idle time between keystrokes is what is measured after.
-		time.Sleep(2 * time.Millisecond) // let everything fall idle, as between keystrokes
+		time.Sleep(2 * time.Millisecond)
 		start := time.Now()
 		if _, err := w.Write(line); err != nil {
 			b.Fatal(err)

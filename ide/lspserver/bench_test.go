@@ -138,7 +138,7 @@ func BenchmarkCursorDelivery(b *testing.B) {
 				msg := a.cursor(path, n)
 				// A sleep: the idle time between keystrokes is what is
 				// measured after.
-				time.Sleep(2 * time.Millisecond) // idle between keystrokes
+				time.Sleep(2 * time.Millisecond)
 				start := time.Now()
 				if _, err := p.editorW.Write(msg); err != nil {
 					b.Fatal(err)

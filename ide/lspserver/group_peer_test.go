@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
@@ -106,14 +107,12 @@ func TestGroupForeignSocket(t *testing.T) {
 		helper.Process.Kill()
 		helper.Wait()
 	})
-	// A poll: the other user's process makes its ready file on its own time.
-	for deadline := time.Now().Add(waitTimeout); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock + ".ready"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the planted socket never listened")
-		}
+	// The other user's process makes its ready file on its own time.
+	if !gemkittest.Poll(waitTimeout, 20*time.Millisecond, func() bool {
+		_, err := os.Stat(sock + ".ready")
+		return err == nil
+	}) {
+		t.Fatal("the planted socket never listened")
 	}
 
 	c := start(t, Options{Group: func(Init) string { return sock }})
@@ -146,13 +145,11 @@ func TestGroupNoShutdownFromSocket(t *testing.T) {
 	lead.initialize(map[string]any{"processId": 4444, "rootUri": uriOf(ws), "capabilities": eglotCaps})
 	var conn net.Conn
 	var err error
-	// A poll: the socket exists once the server made it, with no event to wait
-	// on.
-	for deadline := time.Now().Add(waitTimeout); ; time.Sleep(10 * time.Millisecond) {
-		if conn, err = net.Dial("unix", sock); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
+	// The socket exists once the server made it, with no event to wait on.
+	gemkittest.Poll(waitTimeout, 10*time.Millisecond, func() bool {
+		conn, err = net.Dial("unix", sock)
+		return err == nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

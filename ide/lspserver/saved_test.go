@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 const savedBefore = "package a\n\nfunc A() {}\n"
@@ -115,13 +117,11 @@ func TestSavedNobodyWrites(t *testing.T) {
 		t.Fatalf("the agent found %q on disk", text)
 	}
 	waitFile(t, path, "package b // mine\n")
-	// Logged once the file is written back.
-	// A poll: the log line is written after the file, with no event to wait
-	// on.
-	for deadline := time.Now().Add(waitTimeout); !strings.Contains(c.logText(), "no agent wrote the proposal accepted by saving"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning logged:\n%s", c.logText())
-		}
+	// Logged once the file is written back, with no event to wait on.
+	if !gemkittest.Poll(waitTimeout, 10*time.Millisecond, func() bool {
+		return strings.Contains(c.logText(), "no agent wrote the proposal accepted by saving")
+	}) {
+		t.Fatalf("no warning logged:\n%s", c.logText())
 	}
 }
 
@@ -211,18 +211,11 @@ func TestSavedSymlink(t *testing.T) {
 
 func waitFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		b, _ := os.ReadFile(path)
-		if string(b) == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %q, want %q", path, b, want)
-		}
-		// A poll: the file is written on the server's own time, with no event
-		// to wait on.
-		time.Sleep(20 * time.Millisecond)
+	// The file is written on the server's own time, with no event to wait
+	// on.
+	var b []byte
+	if !gemkittest.Poll(waitTimeout, 20*time.Millisecond, func() bool { b, _ = os.ReadFile(path); return string(b) == want }) {
+		t.Fatalf("%s holds %q, want %q", path, b, want)
 	}
 }
 

@@ -64,14 +64,10 @@ func TestAcpx(t *testing.T) {
 	screen := func() string { return run("capture-pane", "-p", "-J", "-S", "-300", "-t", "a") }
 	wait := func(what string, cond func(string) bool) {
 		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for s := screen(); !cond(s); s = screen() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
-			}
-			// A poll: the real acpx's screen in tmux changes with no event to
-			// wait on.
-			time.Sleep(200 * time.Millisecond)
+		// The real acpx's screen in tmux changes with no event to wait on.
+		var s string
+		if !gemkittest.Poll(2*time.Minute, 200*time.Millisecond, func() bool { s = screen(); return cond(s) }) {
+			t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
 		}
 	}
 	answer := func(question string, n int, key string) {

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
@@ -39,13 +40,10 @@ func TestMCPServerGroupEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The end of another process has no event to wait on: poll its state.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
 		st, err := proc.ReadStat(pid)
-		if err != nil || !st.Running() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's background process %d still runs", pid)
-		}
+		return err != nil || !st.Running()
+	}) {
+		t.Fatalf("the server's background process %d still runs", pid)
 	}
 }

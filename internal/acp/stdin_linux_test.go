@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestStdinClosed: a client that goes away mid-tool leaves nothing
@@ -40,14 +41,9 @@ func TestStdinClosed(t *testing.T) {
 // or are all gone.
 func waitSleepers(t *testing.T, running bool, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for (len(sleepers()) > 0) != running {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v the slow tool's processes are %v, want running: %v", within, sleepers(), running)
-		}
-		// A poll: the sandboxed tool's processes are found only by reading
-		// /proc.
-		time.Sleep(20 * time.Millisecond)
+	// The sandboxed tool's processes are found only by reading /proc.
+	if !gemkittest.Poll(within, 20*time.Millisecond, func() bool { return (len(sleepers()) > 0) == running }) {
+		t.Fatalf("after %v the slow tool's processes are %v, want running: %v", within, sleepers(), running)
 	}
 }
 

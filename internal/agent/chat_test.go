@@ -33,16 +33,9 @@ func (p *pane) screen() string { return p.run("capture-pane", "-p", "-J", "-S", 
 // waitFor waits until the pane shows s, count times in all.
 func (p *pane) waitFor(s string, count int) {
 	p.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if strings.Count(p.screen(), s) >= count {
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the pane never showed %q (%d times):\n%s", s, count, p.screen())
-		}
-		// A poll: the tmux pane's screen changes with no event to wait on.
-		time.Sleep(100 * time.Millisecond)
+	// The tmux pane's screen changes with no event to wait on.
+	if !gemkittest.Poll(60*time.Second, 100*time.Millisecond, func() bool { return strings.Count(p.screen(), s) >= count }) {
+		p.t.Fatalf("the pane never showed %q (%d times):\n%s", s, count, p.screen())
 	}
 }
 

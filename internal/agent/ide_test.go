@@ -140,9 +140,9 @@ func TestIDEContextAndEdits(t *testing.T) {
 	ed := startEditor(t, f)
 	target := filepath.Join(f.ws, "a.txt")
 	ed.notify("editor/focus", map[string]any{"path": target, "cursor": map[string]any{"line": 2, "character": 3}, "selectedText": "beta"})
-	// A sleep: past the companion's 50 ms debounce of the real gemkit, which
-	// has no event to wait on.
-	time.Sleep(300 * time.Millisecond) // the companion debounces 50 ms
+	// A sleep: past the real companion's 50 ms debounce, which it ends
+	// telling no one (no client is connected yet to be told).
+	time.Sleep(300 * time.Millisecond)
 
 	srv := startOpenAI(t,
 		fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "search": "beta", "replace": "gamma"}),

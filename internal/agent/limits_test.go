@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestTextProtocol: a model without function calling (the endpoint
@@ -256,12 +257,11 @@ func TestCancel(t *testing.T) {
 		// the test's sight: its sleep is found by command line.
 		started := make(chan struct{})
 		go func() {
-			for len(sleepers()) == 0 {
-				// A poll: the sandboxed tool's sleep is found only by reading
-				// /proc.
-				time.Sleep(20 * time.Millisecond)
+			// The sandboxed tool's sleep is found only by reading /proc;
+			// interrupt fails the test if it is not found in a minute.
+			if gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(sleepers()) > 0 }) {
+				close(started)
 			}
-			close(started)
 		}()
 		code, stderr := interrupt(t, []string{"--no-ide", "--base-url", srv.URL + "/v1", "-m", "m", "hi"}, started)
 		if code != 130 {
@@ -269,18 +269,9 @@ func TestCancel(t *testing.T) {
 		}
 		// The tool runs in its own pid namespace: look for its sleep by
 		// command line.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			left := sleepers()
-			if len(left) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the tool's processes still run: %v", left)
-			}
-			// A poll: the sandboxed tool's processes are found only by reading
-			// /proc.
-			time.Sleep(50 * time.Millisecond)
+		var left []string
+		if !gemkittest.Poll(10*time.Second, 50*time.Millisecond, func() bool { left = sleepers(); return len(left) == 0 }) {
+			t.Fatalf("the tool's processes still run: %v", left)
 		}
 		if len(srv.Requests()) != 1 {
 			t.Errorf("%d requests after the interrupt", len(srv.Requests()))

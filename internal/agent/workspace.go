@@ -48,11 +48,8 @@ func (a *Agent) openFile(p string) (*file, error) {
 	}
 	// The workspace itself is the person's choice: its own path is
 	// trusted, links in it included.
-	ws, err := filepath.EvalSymlinks(a.Workspace)
+	ws, err := fsutil.Workspace(a.Workspace)
 	if err != nil {
-		return nil, err
-	}
-	if ws, err = filepath.Abs(ws); err != nil {
 		return nil, err
 	}
 	outside := func() error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/acp"
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/model"
 )
 
@@ -44,10 +45,7 @@ editor's set-up.`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			cfgPath := f.configPath
-			if cfgPath == "" {
-				cfgPath, _ = model.ConfigPath()
-			}
+			cfgPath, _ := config.Path(f.configPath)
 			// Everything else goes to standard error: one stray line on
 			// the protocol's stream breaks the client.
 			proto := s.Out

@@ -3,13 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/model"
@@ -97,7 +96,7 @@ func (f *agentFlags) setup(ctx context.Context, ap *app, onWait func(model.Wait)
 	}
 	retry.OnWait = onWait
 	b := &agentBase{model: model.WithRetry(m, retry), cfg: cfg, toolTimeout: toolTimeout}
-	if b.ws, err = f.workspaceFolder(ap); err != nil {
+	if b.ws, err = ap.resolveWorkspace(f.workspace); err != nil {
 		return nil, err
 	}
 	b.st = extension.OpenStore(home).WithWorkspace(b.ws)
@@ -110,12 +109,9 @@ func (f *agentFlags) setup(ctx context.Context, ap *app, onWait func(model.Wait)
 // modelConfig is the config file's model settings with the flags'
 // over them, checked, and the tool timeout they give.
 func (f *agentFlags) modelConfig() (model.Config, time.Duration, error) {
-	path := f.configPath
-	if path == "" {
-		var err error
-		if path, err = model.ConfigPath(); err != nil {
-			return model.Config{}, 0, err
-		}
+	path, err := config.Path(f.configPath)
+	if err != nil {
+		return model.Config{}, 0, err
 	}
 	fileCfg, err := model.LoadConfig(path)
 	if err != nil {
@@ -144,25 +140,6 @@ func (f *agentFlags) modelConfig() (model.Config, time.Duration, error) {
 		}
 	}
 	return cfg, toolTimeout, nil
-}
-
-// workspaceFolder is --workspace, else the command's folder, made
-// absolute once it is found to be a folder.
-func (f *agentFlags) workspaceFolder(ap *app) (string, error) {
-	ws := f.workspace
-	if ws == "" {
-		ws = ap.cwd
-	}
-	if ws == "" {
-		var err error
-		if ws, err = os.Getwd(); err != nil {
-			return "", err
-		}
-	}
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("--workspace %s is not a folder", ws)
-	}
-	return filepath.Abs(ws)
 }
 
 // agent builds the agent of b with host as its Host, and a runner whose

@@ -112,7 +112,7 @@ func newCodeIntelStatusCmd(a *app) *cobra.Command {
 		Short: "Show the workspace's broker and the language servers it runs",
 		Args:  argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := a.workspaceDir(workspace)
+			ws, err := a.resolveWorkspace(workspace)
 			if err != nil {
 				return err
 			}

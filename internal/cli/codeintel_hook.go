@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
@@ -108,8 +109,12 @@ func (a *app) afterEditHook(ctx context.Context, in geminiHookInput, configPath 
 	if path == "" {
 		json.Unmarshal(in.ToolInput["file_path"], &path)
 	}
-	ws := in.Cwd
-	if ws == "" || path == "" {
+	if in.Cwd == "" || path == "" {
+		return ""
+	}
+	ws, err := fsutil.Workspace(in.Cwd)
+	if err != nil {
+		a.log.Debug("code intelligence hook", "err", err)
 		return ""
 	}
 	if !filepath.IsAbs(path) {

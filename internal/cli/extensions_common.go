@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -75,10 +76,10 @@ func openStore(cmd *cobra.Command) (*extension.Store, error) {
 	// Leftovers of killed installs make Gemini CLI warn on every command;
 	// the next gemkit command removes them.
 	st.SweepStaging()
-	if ws, _ := cmd.Flags().GetString("workspace"); ws != "" {
-		fi, err := os.Stat(ws)
-		if err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("--workspace %s is not a folder", ws)
+	if flag, _ := cmd.Flags().GetString("workspace"); flag != "" {
+		ws, err := fsutil.Workspace(flag)
+		if err != nil {
+			return nil, err
 		}
 		st = st.WithWorkspace(ws)
 	}

@@ -430,18 +430,14 @@ func TestGeminiCLICompatibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	staging := filepath.Join(h.home, ".gemini", "gemkit", "staging")
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if ents, _ := os.ReadDir(staging); len(ents) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Wait()
-			t.Fatal("the install never created its staging folder")
-		}
-		// A poll: the real install makes its staging folder on its own time.
-		time.Sleep(20 * time.Millisecond)
+	// The real install makes its staging folder on its own time.
+	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool {
+		ents, _ := os.ReadDir(staging)
+		return len(ents) > 0
+	}) {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		t.Fatal("the install never created its staging folder")
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()

@@ -535,31 +535,30 @@ func TestIDEWatchCommand(t *testing.T) {
 	}
 	e.editor.Focus(f, 3, 7, "sel")
 	// --once prints the first context (the current one, from the GET stream).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, out, errOut := e.client.run(context.Background(), "", "ide", "watch", "--once", "--json")
-		if code != 0 {
+	// The real gemkit process sends the context on its own time.
+	var once string
+	if !gemkittest.Poll(10*time.Second, 20*time.Millisecond, func() bool {
+		code, o, errOut := e.client.run(context.Background(), "", "ide", "watch", "--once", "--json")
+		if once = o; code != 0 {
 			t.Fatalf("watch --once exit %d: %s", code, errOut)
 		}
 		var ev struct {
 			Event   string       `json:"event"`
 			Context *ide.Context `json:"context"`
 		}
-		if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &ev); err != nil {
-			t.Fatalf("watch json: %v: %q", err, out)
+		if err := json.Unmarshal([]byte(strings.TrimSpace(once)), &ev); err != nil {
+			t.Fatalf("watch json: %v: %q", err, once)
 		}
-		if ev.Context != nil && ev.Context.WorkspaceState != nil && len(ev.Context.WorkspaceState.OpenFiles) == 1 {
-			file := ev.Context.WorkspaceState.OpenFiles[0]
-			if file.Path != f || !file.IsActive || file.Cursor.Line != 3 || file.SelectedText != "sel" {
-				t.Errorf("context %+v", file)
-			}
-			break
+		if ev.Context == nil || ev.Context.WorkspaceState == nil || len(ev.Context.WorkspaceState.OpenFiles) != 1 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no context with the file: %s", out)
+		file := ev.Context.WorkspaceState.OpenFiles[0]
+		if file.Path != f || !file.IsActive || file.Cursor.Line != 3 || file.SelectedText != "sel" {
+			t.Errorf("context %+v", file)
 		}
-		// A poll: the real gemkit process sends the context on its own time.
-		time.Sleep(20 * time.Millisecond)
+		return true
+	}) {
+		t.Fatalf("no context with the file: %s", once)
 	}
 
 	// Streaming, human output, until the companion goes away (exit 1).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/ide/editorproto"
 	"github.com/gemkit/gemkit/ide/lspserver"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -295,8 +295,8 @@ func (a *app) releaseAfterClientsChange(cfg *companion.Config) (stop func()) {
 }
 
 // workspaceFolders turns the --workspace flags (default: the current
-// directory, cwd unless it is "") into absolute paths of existing
-// directories.
+// directory, cwd unless it is "") into workspace folders resolved by
+// fsutil.Workspace.
 func workspaceFolders(cwd string, flags []string) ([]string, error) {
 	if len(flags) == 0 {
 		wd, err := os.Getwd()
@@ -310,18 +310,11 @@ func workspaceFolders(cwd string, flags []string) ([]string, error) {
 	}
 	out := make([]string, 0, len(flags))
 	for _, f := range flags {
-		abs, err := filepath.Abs(f)
+		ws, err := fsutil.Workspace(f)
 		if err != nil {
-			return nil, fmt.Errorf("--workspace %s: %w", f, err)
+			return nil, err
 		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return nil, fmt.Errorf("--workspace %s: %w", f, err)
-		}
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("--workspace %s: not a directory", f)
-		}
-		out = append(out, abs)
+		out = append(out, ws)
 	}
 	return out, nil
 }

@@ -182,18 +182,10 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 	ed.Accept(d.FilePath, "line one\nline 2, as the editor left it\n")
 	waitFile(t, edit, "line one\nline 2, as the editor left it\n")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		reqs := model.Requests()
-		if strings.Contains(reqs[len(reqs)-1].Raw, "DIAG_MARKER") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the model was not told of the editor's diagnostics; last request:\n%.3000s", reqs[len(reqs)-1].Raw)
-		}
-		// A poll: the real Claude Code asks the scripted model on its own
-		// time.
-		time.Sleep(200 * time.Millisecond)
+	// The real Claude Code asks the scripted model on its own time.
+	last := func() string { reqs := model.Requests(); return reqs[len(reqs)-1].Raw }
+	if !gemkittest.Poll(2*time.Minute, 200*time.Millisecond, func() bool { return strings.Contains(last(), "DIAG_MARKER") }) {
+		t.Fatalf("the model was not told of the editor's diagnostics; last request:\n%.3000s", last())
 	}
 
 	// Gemini's diff, still open, is answered now: only Gemini hears of it,

@@ -139,14 +139,12 @@ func TestServeLSPEditorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(tmp, "gemini", "ide")
-	// A poll: the real gemkit process makes its files on its own time.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if ents, _ := os.ReadDir(dir); len(ents) == 2 { // discovery file and group socket
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no discovery file and group socket")
-		}
+	// The real gemkit process makes its files on its own time.
+	if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
+		ents, _ := os.ReadDir(dir)
+		return len(ents) == 2 // discovery file and group socket
+	}) {
+		t.Fatal("no discovery file and group socket")
 	}
 	outR.Close()
 	errR.Close()
@@ -271,11 +269,9 @@ func (p *serveLSP) initialize(t *testing.T) string {
 // waitFor waits up to 10 s for cond.
 func (p *serveLSP) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	// A poll: cond reads what the real gemkit process did, which has no event
-	// to wait on.
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s; stderr: %s", what, p.errOut.String())
-		}
+	// cond reads what the real gemkit process did, which has no event to
+	// wait on.
+	if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, cond) {
+		t.Fatalf("no %s; stderr: %s", what, p.errOut.String())
 	}
 }

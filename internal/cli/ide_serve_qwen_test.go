@@ -57,8 +57,8 @@ func TestQwenCodeChoosesCompanion(t *testing.T) {
 		return ed
 	}
 	first := start("first.txt")
-	// Lock files are ordered by their time: the second is newer.
-	// A sleep: the lock files are told apart by their modification times.
+	// A sleep: lock files are ordered by their modification times, so the
+	// second must be made a clock tick later to be the newer.
 	time.Sleep(50 * time.Millisecond)
 	second := start("second.txt")
 	locks, _ := filepath.Glob(filepath.Join(qwenHome, "ide", "*.lock"))

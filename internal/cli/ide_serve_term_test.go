@@ -46,18 +46,12 @@ func (s *tmuxSession) pane(escapes bool) string {
 
 func (s *tmuxSession) waitPane(what string, ok func(string) bool) string {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		p := s.pane(false)
-		if ok(p) {
-			return p
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %s; pane:\n%s", what, p)
-		}
-		// A poll: the tmux pane's screen changes with no event to wait on.
-		time.Sleep(50 * time.Millisecond)
+	// The tmux pane's screen changes with no event to wait on.
+	var p string
+	if !gemkittest.Poll(20*time.Second, 50*time.Millisecond, func() bool { p = s.pane(false); return ok(p) }) {
+		s.t.Fatalf("timed out waiting for %s; pane:\n%s", what, p)
 	}
+	return p
 }
 
 func (s *tmuxSession) keys(keys ...string) {
@@ -276,15 +270,11 @@ func TestServeInTmuxCtrlCRejectsWaiting(t *testing.T) {
 	if !strings.Contains(p, "Rejected "+path+" (stopping), so that the CLI does not wait for it.") {
 		t.Errorf("the screen does not say the diff was rejected:\n%s", p)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(discoveryPath); os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("discovery file still there after Ctrl-C")
-		}
-		// A poll: the real gemkit process removes the file on its own time.
-		time.Sleep(50 * time.Millisecond)
+	// The real gemkit process removes the file on its own time.
+	if !gemkittest.Poll(10*time.Second, 50*time.Millisecond, func() bool {
+		_, err := os.Stat(discoveryPath)
+		return os.IsNotExist(err)
+	}) {
+		t.Fatal("discovery file still there after Ctrl-C")
 	}
 }

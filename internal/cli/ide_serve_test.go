@@ -156,8 +156,8 @@ func TestServeBadFlags(t *testing.T) {
 		{"unknown editor", []string{"--editor", "vim"}, "--editor must be stdio, lsp or terminal"},
 		{"print-env with stdio", []string{"--editor", "stdio", "--print-env"}, "--print-env writes to stdout"},
 		{"print-env with lsp", []string{"--editor", "lsp", "--print-env"}, "which --editor lsp uses for the protocol"},
-		{"missing workspace", []string{"--workspace", filepath.Join(ws, "missing")}, "no such file"},
-		{"file as workspace", []string{"--workspace", file}, "not a directory"},
+		{"missing workspace", []string{"--workspace", filepath.Join(ws, "missing")}, "missing: no such folder"},
+		{"file as workspace", []string{"--workspace", file}, "is not a folder"},
 		{"negative pid", []string{"--ide-pid", "-4"}, "--ide-pid must be a positive pid"},
 		{"arguments", []string{"extra"}, "unknown command"},
 		{"zero debounce", []string{"--debounce", "0"}, "--debounce must be more than 0 and at most 10s (default 50ms), not 0s"},
@@ -248,20 +248,18 @@ func serveUntilSignal(t *testing.T, bin, front string, sig syscall.Signal) {
 	}
 	dir := filepath.Join(tmp, "gemini", "ide")
 	var file string
-	deadline := time.Now().Add(10 * time.Second)
-	for file == "" {
+	// The real gemkit process writes the file on its own time.
+	if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
 			if _, _, ok := discovery.ParseFileName(e.Name()); ok {
 				file = filepath.Join(dir, e.Name())
 			}
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no discovery file; output: %s", out.String())
-		}
-		// A poll: the real gemkit process writes the file on its own time.
-		time.Sleep(10 * time.Millisecond)
+		return file != ""
+	}) {
+		cmd.Process.Kill()
+		t.Fatalf("no discovery file; output: %s", out.String())
 	}
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)

@@ -129,23 +129,20 @@ func TestServeInTmuxWatchesSaves(t *testing.T) {
 // first) as its open files, and returns them.
 func waitOpenFiles(t *testing.T, cl *client.Client, want ...string) []ide.File {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var got []string
-		var files []ide.File
+	// The real gemkit process's watcher reports on its own time.
+	var got []string
+	var files []ide.File
+	if !gemkittest.Poll(20*time.Second, 20*time.Millisecond, func() bool {
+		got, files = nil, nil
 		if c := cl.Context(); c != nil && c.WorkspaceState != nil {
 			files = c.WorkspaceState.OpenFiles
 			for _, f := range files {
 				got = append(got, f.Path)
 			}
 		}
-		if slices.Equal(got, want) {
-			return files
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the client's open files are %q, want %q", got, want)
-		}
-		// A poll: the real gemkit process's watcher reports on its own time.
-		time.Sleep(20 * time.Millisecond)
+		return slices.Equal(got, want)
+	}) {
+		t.Fatalf("the client's open files are %q, want %q", got, want)
 	}
+	return files
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -190,11 +189,11 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	}
 	st := extension.OpenStore(home)
 	if o.workspace != "" {
-		fi, err := os.Stat(o.workspace)
-		if err != nil || !fi.IsDir() {
-			return fmt.Errorf("--workspace %s is not a folder", o.workspace)
+		ws, err := a.resolveWorkspace(o.workspace)
+		if err != nil {
+			return err
 		}
-		st = st.WithWorkspace(o.workspace)
+		st = st.WithWorkspace(ws)
 	}
 	// A client calls tools in bursts: the placeholders of absent
 	// protected names stay between calls for a moment rather than being
@@ -209,7 +208,7 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	defer launcher.Close()
 	var servers *extmcp.Manager
 	if o.servers && o.extDir == "" {
-		ws, err := a.workspaceDir(o.workspace)
+		ws, err := a.resolveWorkspace(o.workspace)
 		if err != nil {
 			return err
 		}
@@ -263,7 +262,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 	}
 	var tools *codeintel.Tools
 	if o.codeIntel && (o.extDir == "" || o.codeIntelGiven) {
-		ws, err := a.workspaceDir(o.workspace)
+		ws, err := a.resolveWorkspace(o.workspace)
 		if err != nil {
 			return nil, err
 		}

@@ -162,9 +162,9 @@ func (t *Tools) status(ctx context.Context, path string) (Status, error) {
 
 // NewTools returns the tools of the workspace folder, answering from src.
 func NewTools(src Source, workspace string, opts Options) (*Tools, error) {
-	real, err := filepath.EvalSymlinks(workspace)
+	real, err := fsutil.Workspace(workspace)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+		return nil, err
 	}
 	root, err := fsutil.OpenRoot(real)
 	if err != nil {

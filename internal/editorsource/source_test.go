@@ -17,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // plainEditor is an editor without language clients (as the terminal
@@ -256,19 +257,13 @@ func TestFinderWatches(t *testing.T) {
 	if err := os.WriteFile(path, []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The change reaches the scripted editor through real inotify and the
+	// watcher's debounce, with no event to wait on.
+	if !gemkittest.Poll(10*time.Second, 20*time.Millisecond, func() bool {
 		ed.mu.Lock()
-		got := slices.ContainsFunc(ed.changed, func(p []string) bool { return slices.Contains(p, path) })
-		ed.mu.Unlock()
-		if got {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the editor was not told of %s", path)
-		}
-		// A poll: the change reaches the scripted editor through real
-		// inotify and the watcher's debounce, with no event to wait on.
-		time.Sleep(20 * time.Millisecond)
+		defer ed.mu.Unlock()
+		return slices.ContainsFunc(ed.changed, func(p []string) bool { return slices.Contains(p, path) })
+	}) {
+		t.Fatalf("the editor was not told of %s", path)
 	}
 }

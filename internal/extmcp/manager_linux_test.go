@@ -447,13 +447,11 @@ func running(t *testing.T, dir string) []string {
 	return out
 }
 
+// waitFor waits up to 10 s until ok holds: the servers' processes and
+// the manager's inner state change with no event to wait on.
 func waitFor(t *testing.T, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !gemkittest.Poll(10*time.Second, 50*time.Millisecond, ok) {
+		t.Fatal("timed out")
 	}
 }

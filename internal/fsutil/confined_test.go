@@ -53,7 +53,7 @@ var plainCalls = map[string][]string{
 	"path/filepath":         {"Walk", "WalkDir", "EvalSymlinks", "Glob"},
 	"syscall":               {"Open", "Openat", "Rename", "Renameat", "Unlink", "Rmdir", "Mkfifo", "Link", "Symlink", "Stat", "Lstat"},
 	"golang.org/x/sys/unix": {"Open", "Openat", "Openat2", "Rename", "Renameat", "Renameat2", "Unlink", "Unlinkat", "Stat", "Lstat", "Fstatat"},
-	"github.com/gemkit/gemkit/internal/fsutil": {"WriteFileAtomic", "ReplaceFile", "RemoveTree", "OpenRegular", "StatIn"},
+	"github.com/gemkit/gemkit/internal/fsutil": {"WriteFileAtomic", "ReplaceFile", "RemoveTree", "OpenRegular", "StatIn", "Workspace"},
 }
 
 // trustedCalls are the plain calls allowed, by "dir/file.go func
@@ -63,11 +63,10 @@ var trustedCalls = map[string]string{
 	"internal/acp/acp.go server.NewSession os.Stat":                                 "the cwd the ACP client names for the session: the workspace folder itself, the person's choice",
 	"internal/acp/session.go newSession filepath.EvalSymlinks":                      "the workspace folder's own path (the person's), to name files as the client does",
 	"internal/acp/session.go session.readLinked fsutil.OpenRegular":                 "a file outside the workspace that the person linked in their prompt, opened as named (regular files only, never blocking); one inside goes through the workspace's Root",
-	"internal/agent/workspace.go Agent.openFile filepath.EvalSymlinks":              "the workspace folder's own path, the person's choice; names below it go through its Root",
-	"internal/cli/agent_common.go agentFlags.workspaceFolder os.Stat":               "--workspace, the folder the person names",
+	"internal/agent/workspace.go Agent.openFile fsutil.Workspace":                   "the workspace folder's own path, the person's choice; names below it go through its Root",
+	"internal/cli/agent_workspace.go app.resolveWorkspace fsutil.Workspace":         "--workspace or the run's folder, the folder the person names",
+	"internal/cli/extensions_common.go openStore fsutil.Workspace":                  "--workspace, the folder the person names",
 	"internal/cli/extensions_common.go resolveHome os.Stat":                         "--home and the folders it must hold, named by the person",
-	"internal/cli/extensions_common.go openStore os.Stat":                           "--workspace, the folder the person names",
-	"internal/cli/mcp.go runMCP os.Stat":                                            "--workspace, the folder the person names",
 	"internal/disclosure/source.go storeSource.Stamp os.ReadDir":                    "the extensions folder: the store's own listing",
 	"internal/disclosure/source.go stamp os.Stat":                                   "the extensions folder and its entries (made by gemkit, Gemini CLI or the person); files inside an entry are stamped through its Root",
 	"internal/extension/conflicts.go Store.ConflictsWith os.ReadDir":                "the extensions folder: the store's own listing",

@@ -179,16 +179,9 @@ func Tool(t testing.TB, name, pkg string) string {
 // file an agent writes on its own time).
 func WaitFile(t testing.TB, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		b, _ := os.ReadFile(path)
-		if string(b) == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %q, want %q", path, b, want)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var b []byte
+	if !Poll(time.Minute, 100*time.Millisecond, func() bool { b, _ = os.ReadFile(path); return string(b) == want }) {
+		t.Fatalf("%s holds %q, want %q", path, b, want)
 	}
 }
 

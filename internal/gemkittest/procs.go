@@ -43,9 +43,7 @@ func AnyRunning(pids []int) bool {
 // WaitExit waits up to within for pids to end, and returns those still
 // running then.
 func WaitExit(pids []int, within time.Duration) (left []int) {
-	for deadline := time.Now().Add(within); AnyRunning(pids) && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	Poll(within, 20*time.Millisecond, func() bool { return !AnyRunning(pids) })
 	for _, p := range pids {
 		if Running(p) {
 			left = append(left, p)

@@ -40,17 +40,11 @@ const (
 // in the failure.
 func WaitScreen(t testing.TB, screen func() string, what string, cond func(screen string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(ScreenTimeout)
-	for {
-		s := screen()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; screen:\n%s", ScreenTimeout, what, s)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var s string
+	if !Poll(ScreenTimeout, 100*time.Millisecond, func() bool { s = screen(); return cond(s) }) {
+		t.Fatalf("timed out after %v waiting for %s; screen:\n%s", ScreenTimeout, what, s)
 	}
+	return s
 }
 
 // Submit enters text in ui's input as a person does: it types the text,
@@ -67,9 +61,7 @@ func Submit(t testing.TB, ui TUI, text string, done func() bool) {
 	t.Helper()
 	ui.Type(text)
 	want := screenText(text)
-	for end := time.Now().Add(retryEvery); time.Now().Before(end) && !strings.Contains(screenText(ui.Screen()), want); {
-		time.Sleep(100 * time.Millisecond)
-	}
+	Poll(retryEvery, 100*time.Millisecond, func() bool { return strings.Contains(screenText(ui.Screen()), want) })
 	PressUntil(t, ui, "Enter", "the effect of "+strconv.Quote(text), done)
 }
 
@@ -96,9 +88,7 @@ func PressUntil(t testing.TB, ui TUI, key, what string, done func() bool) {
 			t.Fatalf("timed out after %v pressing %s for %s; screen:\n%s", pressTimeout, key, what, ui.Screen())
 		}
 		ui.Press(key)
-		for end := time.Now().Add(retryEvery); time.Now().Before(end) && !done(); {
-			time.Sleep(100 * time.Millisecond)
-		}
+		Poll(retryEvery, 100*time.Millisecond, done)
 	}
 }
 

@@ -12,12 +12,8 @@ import (
 // on, so this one wait polls.
 func WaitGoroutines(t testing.TB, max int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > max {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines left running %s (at most %d expected):\n%s", runtime.NumGoroutine(), what, max, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !Poll(5*time.Second, 10*time.Millisecond, func() bool { return runtime.NumGoroutine() <= max }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines left running %s (at most %d expected):\n%s", runtime.NumGoroutine(), what, max, buf[:runtime.Stack(buf, true)])
 	}
 }

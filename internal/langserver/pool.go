@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/wswatch"
 )
@@ -121,9 +122,9 @@ func (p *Pool) lookPath(file string) (string, error) {
 
 // New returns the Pool of a workspace. Servers start on demand.
 func New(opts Options) (*Pool, error) {
-	ws, err := filepath.EvalSymlinks(opts.Workspace)
+	ws, err := fsutil.Workspace(opts.Workspace)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+		return nil, err
 	}
 	table, err := opts.Config.Table()
 	if err != nil {

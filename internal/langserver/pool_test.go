@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // tools is the code-intelligence tools over a Pool of the fixture of
@@ -72,23 +73,22 @@ func ask(t *testing.T, tl *codeintel.Tools, tool, args string, want ...string) s
 // wait 20 s). The answers after it are asked once.
 func warm(t *testing.T, tl *codeintel.Tools, tool, args string, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		got, isErr := tl.Call(context.Background(), tool, json.RawMessage(args))
+	// The real language server answers fully only once it has indexed,
+	// and says nothing when.
+	var got string
+	var isErr bool
+	if !gemkittest.Poll(2*time.Minute, 500*time.Millisecond, func() bool {
+		got, isErr = tl.Call(context.Background(), tool, json.RawMessage(args))
 		ok := !isErr
 		for _, w := range want {
 			ok = ok && strings.Contains(got, w)
 		}
-		if ok {
-			return
+		if !ok {
+			t.Logf("%s %s, not yet (isError %v): %s", tool, args, isErr, got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %s (isError %v) never answered %q:\n%s", tool, args, isErr, want, got)
-		}
-		t.Logf("%s %s, not yet (isError %v): %s", tool, args, isErr, got)
-		// A poll: the real language server answers fully only once it has
-		// indexed, and says nothing when.
-		time.Sleep(500 * time.Millisecond)
+		return ok
+	}) {
+		t.Fatalf("%s %s (isError %v) never answered %q:\n%s", tool, args, isErr, want, got)
 	}
 }
 
@@ -130,18 +130,15 @@ func TestPoolGopls(t *testing.T) {
 	// A file the servers never opened, changed on disk: its new
 	// declaration is found (the watcher told gopls).
 	os.WriteFile(filepath.Join(ws, "greet", "bye.go"), []byte("package greet\n\n// Bye says goodbye.\nfunc Bye() string { return \"bye\" }\n"), 0o644)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got, isErr := tl.Call(context.Background(), codeintel.ToolDefinition, json.RawMessage(`{"symbol":"Bye"}`))
-		if !isErr && strings.Contains(got, "greet/bye.go:4:6: func Bye() string") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a new file's declaration is not found: %s", got)
-		}
-		// A poll: the real gopls finds a new file once it has read it, and
-		// says nothing when.
-		time.Sleep(100 * time.Millisecond)
+	// The real gopls finds a new file once it has read it, and says
+	// nothing when.
+	var got string
+	if !gemkittest.Poll(time.Minute, 100*time.Millisecond, func() bool {
+		var isErr bool
+		got, isErr = tl.Call(context.Background(), codeintel.ToolDefinition, json.RawMessage(`{"symbol":"Bye"}`))
+		return !isErr && strings.Contains(got, "greet/bye.go:4:6: func Bye() string")
+	}) {
+		t.Fatalf("a new file's declaration is not found: %s", got)
 	}
 	if s := p.Servers(); len(s) != 1 || s[0].Name != "gopls" || !s[0].Running {
 		t.Fatalf("servers: %+v", s)
@@ -240,13 +237,9 @@ func TestPoolCrashRestartsOnce(t *testing.T) {
 		}
 		proc, _ := os.FindProcess(s[0].Pid)
 		proc.Kill()
-		deadline := time.Now().Add(time.Minute)
-		for p.Servers()[0].Running {
-			if time.Now().After(deadline) {
-				t.Fatal("the killed server is still counted as running")
-			}
-			// A poll: the pool notices the killed server on its own time.
-			time.Sleep(10 * time.Millisecond)
+		// The pool notices the killed server on its own time.
+		if !gemkittest.Poll(time.Minute, 10*time.Millisecond, func() bool { return !p.Servers()[0].Running }) {
+			t.Fatal("the killed server is still counted as running")
 		}
 	}
 	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
@@ -276,14 +269,10 @@ func TestPoolIdleStop(t *testing.T) {
 	defer tl.Close()
 	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
 	pid := p.Servers()[0].Pid
-	deadline := time.Now().Add(time.Minute)
-	for p.Servers()[0].Running {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle server was not stopped")
-		}
-		// A poll: the idle stop is inside the pool, with a real gopls that
-		// synctest cannot hold.
-		time.Sleep(20 * time.Millisecond)
+	// The idle stop is inside the pool, with a real gopls that synctest
+	// cannot hold.
+	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return !p.Servers()[0].Running }) {
+		t.Fatal("the idle server was not stopped")
 	}
 	if len(codeinteltest.Procs("gopls", ws)) != 0 {
 		t.Fatal("gopls still runs after its idle stop")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -63,20 +64,23 @@ ls ` + os.Getenv("HOME") + ` >/dev/null 2>&1 && echo "listed the person's home" 
 func (a attack) verdict(t *testing.T, server string, mustRun bool) {
 	t.Helper()
 	ran := filepath.Join(a.cache, server, "home", "planted-ran")
-	deadline := time.Now().Add(90 * time.Second)
 	var saw []byte
-	for time.Now().Before(deadline) {
+	done := func() bool {
 		if _, err := os.Stat(a.outside); err == nil {
-			break
+			return true
 		}
 		if b, err := os.ReadFile(ran); err == nil && len(b) > 0 {
 			saw = b
-			break
+			return true
 		}
-		if !mustRun {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
+		return false
+	}
+	if mustRun {
+		// The planted program runs when the server gets to it, which it
+		// tells no one.
+		gemkittest.Poll(90*time.Second, 200*time.Millisecond, done)
+	} else {
+		done()
 	}
 	t.Logf("the planted program saw:\n%s", saw)
 	if _, err := os.Stat(a.outside); !errors.Is(err, os.ErrNotExist) {
@@ -175,18 +179,17 @@ func TestPlantedVenvPythonBoxed(t *testing.T) {
 	}
 	env := append(withPath(strings.Join([]string{venvBin, bin, basePath()}, string(os.PathListSeparator))), "VIRTUAL_ENV="+filepath.Join(ws, ".venv"))
 	tl := sandboxPool(t, ws, a, env, Config{})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		got, isErr := tl.Call(context.Background(), codeintel.ToolDefinition, json.RawMessage(`{"symbol":"greet"}`))
-		if !isErr && strings.Contains(got, "shop/greet.py:11:5") {
-			t.Logf("code_definition: %s", got)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pyright never answered: %s", got)
-		}
-		time.Sleep(time.Second)
+	// The real pyright answers once it has read the workspace, and says
+	// nothing when.
+	var got string
+	if !gemkittest.Poll(90*time.Second, time.Second, func() bool {
+		var isErr bool
+		got, isErr = tl.Call(context.Background(), codeintel.ToolDefinition, json.RawMessage(`{"symbol":"greet"}`))
+		return !isErr && strings.Contains(got, "shop/greet.py:11:5")
+	}) {
+		t.Fatalf("pyright never answered: %s", got)
 	}
+	t.Logf("code_definition: %s", got)
 	a.verdict(t, "pyright", false)
 }
 

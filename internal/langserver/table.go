@@ -12,16 +12,15 @@
 package langserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -125,18 +124,13 @@ const (
 	DefaultRequestTimeout = 20 * time.Second
 )
 
-// ParseConfig reads the "codeIntel" object (raw may be empty: the
-// defaults). Unknown fields are errors, so a typo is not ignored; from
-// names the file in messages.
+// ParseConfig decodes and checks the "codeIntel" object (raw may be
+// empty: the defaults). Unknown fields are errors, so a typo is not
+// ignored; from names the file in messages.
 func ParseConfig(raw json.RawMessage, from string) (Config, error) {
 	var c Config
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return c, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("%s: codeIntel: %w", from, err)
+	if err := config.Decode(raw, from, "codeIntel", &c); err != nil {
+		return Config{}, err
 	}
 	if _, _, err := c.Timeouts(); err != nil {
 		return c, fmt.Errorf("%s: codeIntel: %w", from, err)
@@ -279,20 +273,12 @@ func (s Server) languageID(path string) string {
 }
 
 // ConfigFile reads the "codeIntel" object of the config file at path (a
-// missing file, or one without it, gives the defaults).
+// missing file, or one without it, gives the defaults); the file is read
+// by config.Read, as every owner of a section reads it.
 func ConfigFile(path string) (Config, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Config{}, nil
-	}
+	f, err := config.Read(path)
 	if err != nil {
 		return Config{}, err
 	}
-	var top struct {
-		CodeIntel json.RawMessage `json:"codeIntel"`
-	}
-	if err := json.Unmarshal(data, &top); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return ParseConfig(top.CodeIntel, path)
+	return ParseConfig(f.CodeIntel, f.Path)
 }

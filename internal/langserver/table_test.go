@@ -61,7 +61,7 @@ func TestConfigTable(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{`{"languageServer": []}`, `config.json: codeIntel: json: unknown field "languageServer"`},
+		{`{"languageServer": []}`, `config.json: codeIntel: unknown field "languageServer"`},
 		{`{"languageServers": [{"command": ["x"]}]}`, "config.json: codeIntel: languageServers[0] has no name"},
 		{`{"languageServers": [{"name": "zls", "command": ["zls"]}]}`, "config.json: codeIntel: languageServers[0] (zls) is not a built-in server: it needs extensions and command"},
 		{`{"languageServers": [{"name": "zls", "extensions": {"zig": "zig"}, "command": ["zls"]}]}`, `config.json: codeIntel: languageServers[0] (zls): extension "zig" must start with a dot`},
@@ -76,16 +76,39 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestConfigFile: the codeIntel object of missing, valid, malformed and
+// unknown-field files.
 func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, "config.json")
-	if c, err := ConfigFile(p); err != nil || len(c.Servers) != 0 {
-		t.Fatalf("missing file: %v %v", c, err)
-	}
-	os.WriteFile(p, []byte(`{"model": "m", "codeIntel": {"idleTimeout": "1m"}}`), 0o600)
-	c, err := ConfigFile(p)
-	if err != nil || c.IdleTimeout != "1m" {
-		t.Fatalf("%v %v", c, err)
+	for _, c := range []struct {
+		name, body string // body "" is no file
+		idle, err  string
+	}{
+		{name: "missing"},
+		{name: "without codeIntel", body: `{"model": "m"}`},
+		{name: "valid", body: `{"model": "m", "codeIntel": {"idleTimeout": "1m"}}`, idle: "1m"},
+		{name: "unknown top-level field", body: `{"modle": "m", "codeIntel": {"idleTimeout": "1m"}}`, idle: "1m"},
+		{name: "unknown codeIntel field", body: `{"codeIntel": {"idleTimout": "1m"}}`, err: `codeIntel: unknown field "idleTimout"`},
+		{name: "wrong type", body: `{"codeIntel": {"languageServers": {}}}`, err: "codeIntel: languageServers: want a list, got an object"},
+		{name: "malformed", body: "{\"codeIntel\": {\n\"idleTimeout\": 1m}}", err: "line 2, column 17: invalid character 'm' after object key:value pair"},
+		{name: "bad value", body: `{"codeIntel": {"requestTimeout": "0s"}}`, err: `codeIntel: requestTimeout "0s": use a positive Go duration`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".json")
+			if c.body != "" {
+				os.WriteFile(p, []byte(c.body), 0o600)
+			}
+			got, err := ConfigFile(p)
+			if c.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %s: %s", err, p, c.err)
+				}
+				return
+			}
+			if err != nil || got.IdleTimeout != c.idle {
+				t.Fatalf("%+v %v, want idleTimeout %q", got, err, c.idle)
+			}
+		})
 	}
 }
 

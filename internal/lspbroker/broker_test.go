@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // counting is a Source that answers Definition with one location, says it
@@ -138,18 +139,13 @@ func TestBrokerReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel() // the broker is killed
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := c.Definition(context.Background(), codeintel.DocPos{Path: "/ws/a.go"})
-		if err == nil && n.Load() == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not replaced: %v (brokers %d)", err, n.Load())
-		}
-		// A poll: a new broker takes over on its own time, with no event to
-		// wait on.
-		time.Sleep(20 * time.Millisecond)
+	// A new broker takes over on its own time, with no event to wait on.
+	var err error
+	if !gemkittest.Poll(10*time.Second, 20*time.Millisecond, func() bool {
+		_, err = c.Definition(context.Background(), codeintel.DocPos{Path: "/ws/a.go"})
+		return err == nil && n.Load() == 2
+	}) {
+		t.Fatalf("not replaced: %v (brokers %d)", err, n.Load())
 	}
 }
 

@@ -63,10 +63,15 @@ func TestExtensionServers(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	var progress []string
+	// threeProgress is closed when the third progress notification is in.
+	threeProgress := make(chan struct{})
 	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1",
 		Progress: func(token any, p, _ float64, _ string) {
 			mu.Lock()
 			progress = append(progress, fmt.Sprint(token, " ", p))
+			if len(progress) == 3 {
+				close(threeProgress)
+			}
 			mu.Unlock()
 		}})
 	if err != nil {
@@ -110,8 +115,9 @@ func TestExtensionServers(t *testing.T) {
 	}
 	// A notification may arrive just after the result it went before.
 	got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(progress, ",") }
-	for deadline := time.Now().Add(5 * time.Second); got() != "tok-1 1,tok-1 2,tok-1 3" && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-threeProgress:
+	case <-time.After(5 * time.Second):
 	}
 	if p := got(); p != "tok-1 1,tok-1 2,tok-1 3" {
 		t.Errorf("progress %v, want tok-1 1, 2, 3", p)
@@ -127,12 +133,9 @@ func TestExtensionServers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("gemkit mcp did not end when its client went")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(serverProcesses(dir)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("server processes left 5 s after the client went: %v", serverProcesses(dir))
-		}
-		time.Sleep(50 * time.Millisecond)
+	// Other processes' ends are seen only by reading /proc.
+	if !gemkittest.Poll(5*time.Second, 50*time.Millisecond, func() bool { return len(serverProcesses(dir)) == 0 }) {
+		t.Fatalf("server processes left 5 s after the client went: %v", serverProcesses(dir))
 	}
 }
 

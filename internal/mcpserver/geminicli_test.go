@@ -243,22 +243,22 @@ func TestGeminiCLISetUp(t *testing.T) {
 	screen := func() string { return run("capture-pane", "-p", "-J", "-t", "g") }
 	wait := func(what string, cond func(string) bool) string {
 		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			s := screen()
+		// The real Gemini CLI's screen in tmux changes with no event to
+		// wait on.
+		var s string
+		if !gemkittest.Poll(2*time.Minute, 200*time.Millisecond, func() bool {
+			s = screen()
 			if cond(s) {
-				return s
+				return true
 			}
 			if strings.Contains(s, "[gemini exited with status") {
 				t.Fatalf("gemini ended while waiting for %s; screen:\n%s", what, s)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
-			}
-			// A poll: the real Gemini CLI's screen in tmux changes with no
-			// event to wait on.
-			time.Sleep(200 * time.Millisecond)
+			return false
+		}) {
+			t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
 		}
+		return s
 	}
 	// typeLine types s at the prompt, then Enter apart once s shows (sent
 	// together they read as a paste), and again until the input line lets

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 type listedTool struct {
@@ -215,12 +217,8 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 		!strings.Contains(p[len(p)-1].Message, "bytes of output so far") {
 		t.Errorf("progress of the slow call (every 500ms for 3s): %+v", p)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for sleepers() > 0 && time.Now().Before(deadline) {
-		// A poll: the sandboxed tool's processes are found only by reading
-		// /proc.
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The sandboxed tool's processes are found only by reading /proc.
+	gemkittest.Poll(20*time.Second, 50*time.Millisecond, func() bool { return sleepers() == 0 })
 	if n := sleepers(); n > 0 {
 		t.Errorf("%d processes of the cancelled tool are still running", n)
 	}

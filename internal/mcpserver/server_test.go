@@ -19,6 +19,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -547,17 +548,14 @@ func TestHTTPSessionSweep(t *testing.T) {
 	}
 	cancel()
 	stream.Body.Close()
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	// The server notices the closed stream on its own goroutine, which
+	// tells no one.
+	if !gemkittest.Poll(5*time.Second, 10*time.Millisecond, func() bool {
 		s.active.mu.Lock()
-		open := s.active.get(sid, time.Now()).open
-		s.active.mu.Unlock()
-		if open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the closed stream still counts as open")
-		}
-		time.Sleep(10 * time.Millisecond) // the server notices the closed stream on its own goroutine
+		defer s.active.mu.Unlock()
+		return s.active.get(sid, time.Now()).open == 0
+	}) {
+		t.Fatal("the closed stream still counts as open")
 	}
 	s.sweep(time.Now().Add(time.Minute), time.Hour)
 	if r := post(sid, ping); r.StatusCode != http.StatusOK {

@@ -41,32 +41,26 @@ func TestStdioOnTerminal(t *testing.T) {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	// The real gemkit process writes to the terminal on its own time, and
+	// the shell in tmux writes its exit status to a file: neither has an
+	// event to wait on. Both waits share 30 seconds.
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, _ := os.ReadFile(errFile); strings.Contains(string(b), "\n") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("gemkit mcp on a terminal printed no line on stderr")
-		}
-		// A poll: the real gemkit process writes to the terminal on its own
-		// time.
-		time.Sleep(50 * time.Millisecond)
+	if !gemkittest.Poll(time.Until(deadline), 50*time.Millisecond, func() bool {
+		b, _ := os.ReadFile(errFile)
+		return strings.Contains(string(b), "\n")
+	}) {
+		t.Fatal("gemkit mcp on a terminal printed no line on stderr")
 	}
 	exec.Command(tmux, "-S", sock, "send-keys", "C-d").Run()
-	for {
-		if b, _ := os.ReadFile(done); len(b) > 0 {
-			if strings.TrimSpace(string(b)) != "0" {
-				t.Errorf("gemkit mcp ended with status %s after Ctrl-D", b)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("gemkit mcp did not end on Ctrl-D")
-		}
-		// A poll: the shell in tmux writes the exit status to a file, with
-		// no event to wait on.
-		time.Sleep(50 * time.Millisecond)
+	var status []byte
+	if !gemkittest.Poll(time.Until(deadline), 50*time.Millisecond, func() bool {
+		status, _ = os.ReadFile(done)
+		return len(status) > 0
+	}) {
+		t.Fatal("gemkit mcp did not end on Ctrl-D")
+	}
+	if strings.TrimSpace(string(status)) != "0" {
+		t.Errorf("gemkit mcp ended with status %s after Ctrl-D", status)
 	}
 	got, _ := os.ReadFile(errFile)
 	if lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"); len(lines) != 1 ||

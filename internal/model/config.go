@@ -3,12 +3,11 @@ package model
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/config"
 )
 
 // Providers.
@@ -20,8 +19,9 @@ const (
 // DefaultGeminiModel is the model used when none is named.
 const DefaultGeminiModel = "gemini-2.5-flash"
 
-// Config chooses the model and endpoint. It is read from ConfigPath and
-// overridden field by field by command-line flags.
+// Config chooses the model and endpoint: the top-level fields of the
+// config file (internal/config; its "codeIntel" object belongs to
+// internal/langserver), overridden field by field by command-line flags.
 type Config struct {
 	// Provider is "gemini" (the default) or "openai" (any
 	// OpenAI-compatible endpoint; the default when BaseURL is set).
@@ -53,41 +53,38 @@ type Config struct {
 	// RetryMaxWait (a Go duration) bounds the waits of one request's
 	// retries, all together; zero keeps DefaultMaxWait.
 	RetryMaxWait string `json:"retryMaxWait,omitempty"`
-	// CodeIntel is the code-intelligence settings (language servers,
-	// timeouts), read by internal/langserver; kept here as written so that
-	// the file is one file with one check for unknown fields (a pointer,
-	// so that a Config stays comparable).
-	CodeIntel *json.RawMessage `json:"codeIntel,omitempty"`
 }
 
-// ConfigPath is where the config file lives: gemkit/config.json in the
-// user's config folder (os.UserConfigDir: $XDG_CONFIG_HOME or ~/.config on
-// Linux, ~/Library/Application Support on macOS, %AppData% on Windows).
+// ConfigPath is where the config file lives by default (config.Path
+// with no --config).
 func ConfigPath() (string, error) {
-	d, err := os.UserConfigDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "gemkit", "config.json"), nil
+	return config.Path("")
 }
 
-// LoadConfig reads the config file at path; a missing file is an empty
-// Config. Unknown fields are an error, so a typo is not silently ignored.
+// LoadConfig reads the model's settings from the config file at path (a
+// missing file is an empty Config); the file is read by config.Read, as
+// every owner of a section reads it.
 func LoadConfig(path string) (Config, error) {
-	var c Config
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return c, nil
-	}
+	f, err := config.Read(path)
 	if err != nil {
-		return c, err
+		return Config{}, err
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
+	return ParseConfig(f.Model, f.Path)
+}
+
+// ParseConfig decodes and checks the model's section of the config file
+// (the top-level fields; raw may be empty: the defaults). Unknown fields
+// are errors, so a typo is not silently ignored; from names the file in
+// messages.
+func ParseConfig(raw json.RawMessage, from string) (Config, error) {
+	var c Config
+	if err := config.Decode(raw, from, "", &c); err != nil {
+		return Config{}, err
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", from, err)
+	}
+	return c, nil
 }
 
 // Merge returns c with the non-zero fields of over applied.

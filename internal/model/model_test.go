@@ -54,12 +54,37 @@ func TestConfig(t *testing.T) {
 	if err != nil || rerr != nil || r.MaxAttempts != 4 || r.InitialDelay != 2*time.Second || r.MaxWait != time.Minute {
 		t.Errorf("retry %+v %v %v", r, err, rerr)
 	}
-	for _, bad := range []string{`{"provider": "claude"}`, `{"toolProtocol": "xml"}`, `{"modle": "x"}`, `[1]`,
-		`{"maxAttempts": -1}`, `{"retryDelay": "soon"}`, `{"retryMaxWait": "-1m"}`} {
-		os.WriteFile(p, []byte(bad), 0o644)
-		if _, err := LoadConfig(p); err == nil {
-			t.Errorf("%s accepted", bad)
+}
+
+// TestConfigFileErrors: every way the model's section of a config file
+// can be wrong is an error that names the file and what is wrong.
+func TestConfigFileErrors(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.json")
+	for _, c := range []struct{ body, want string }{
+		{`{"provider": "claude"}`, p + `: provider "claude": use "gemini" or "openai"`},
+		{`{"toolProtocol": "xml"}`, p + `: tool protocol "xml": use native or text`},
+		{`{"modle": "x"}`, p + `: unknown field "modle"`},
+		{`{"maxTurns": "3"}`, p + `: maxTurns: want a number, got a string`},
+		{`[1]`, p + `: want a JSON object, got a list`},
+		{"{\n\"model\": \"a\",\n}", p + `: line 3, column 1: invalid character '}' looking for beginning of object key string`},
+		{`{"maxAttempts": -1}`, p + `: max attempts -1: use 1 or more (1 turns retries off)`},
+		{`{"retryDelay": "soon"}`, p + `: retry delay "soon": use a positive Go duration such as 5s or 10m`},
+		{`{"retryMaxWait": "-1m"}`, p + `: retry max wait "-1m": use a positive Go duration such as 5s or 10m`},
+	} {
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
 		}
+		if _, err := LoadConfig(p); err == nil || err.Error() != c.want {
+			t.Errorf("%s: err = %v, want %s", c.body, err, c.want)
+		}
+	}
+	// The codeIntel object is langserver's: the model's section leaves it
+	// alone, whatever it holds.
+	if err := os.WriteFile(p, []byte(`{"model": "m", "codeIntel": {"anything": 1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadConfig(p); err != nil || c.Model != "m" {
+		t.Errorf("with codeIntel: %+v %v", c, err)
 	}
 }
 

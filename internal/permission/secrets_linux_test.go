@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -52,21 +53,12 @@ sys.stdin.read()`)
 	}
 	stdin.Close()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		found := false
-		for _, e := range l.Writers() {
-			found = found || slices.Contains(e.TempDirs, d("tmp"))
-		}
-		if !found {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a server that stopped is still among the writers")
-		}
-		// A poll: the writers are read from the system, which tells no one
-		// when a server stops.
-		time.Sleep(50 * time.Millisecond)
+	// The writers are read from the system, which tells no one when a
+	// server stops.
+	if !gemkittest.Poll(10*time.Second, 50*time.Millisecond, func() bool {
+		return !slices.ContainsFunc(l.Writers(), func(e Env) bool { return slices.Contains(e.TempDirs, d("tmp")) })
+	}) {
+		t.Fatal("a server that stopped is still among the writers")
 	}
 }
 

@@ -129,6 +129,8 @@ func alive(pid int) bool {
 // of another process has no event this process can wait on.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
+	// A poll (not gemkittest.Poll, which imports this package): the end of
+	// another process has no event to wait on.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if !alive(pid) {
 			return

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -143,11 +144,9 @@ time.sleep(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "opened") && time.Now().Before(deadline) {
-		// A poll: the sandboxed child's output grows with no event to wait on.
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The sandboxed child's output grows with no event to wait on; a
+	// child that never says "opened" fails the check of its count below.
+	gemkittest.Poll(20*time.Second, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), "opened") })
 	// A sleep: what is checked is that no descriptor stays held, which no
 	// event can say.
 	time.Sleep(300 * time.Millisecond)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -139,7 +140,7 @@ func TestPlaceholderNeverRemovesUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A sleep: the two changes must be a clock tick apart, on coarse clocks.
-	time.Sleep(20 * time.Millisecond) // a change time apart, on coarse clocks
+	time.Sleep(20 * time.Millisecond)
 	if err := os.Mkdir(vscode, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -329,18 +330,13 @@ func TestPlaceholdersLinger(t *testing.T) {
 	// is the person's and stays.
 	l = &Launcher{LockDir: locks, Linger: 50 * time.Millisecond}
 	check(run(t, l, p, 20*time.Second, attack...))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The placeholders are removed on the launcher's own time.
+	if !gemkittest.Poll(10*time.Second, 20*time.Millisecond, func() bool {
 		_, err1 := os.Lstat(envrc)
 		_, err2 := os.Lstat(idea)
-		if err1 != nil && err2 != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the placeholders outlived Linger")
-		}
-		// A poll: the placeholders are removed on the launcher's own time.
-		time.Sleep(20 * time.Millisecond)
+		return err1 != nil && err2 != nil
+	}) {
+		t.Fatal("the placeholders outlived Linger")
 	}
 	l = &Launcher{LockDir: locks, Linger: time.Hour}
 	check(run(t, l, p, 20*time.Second, attack...))

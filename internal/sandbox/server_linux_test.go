@@ -60,6 +60,9 @@ while read line; do echo "$line" >> ` + filepath.Join(cache, "log") + `; echo "g
 			if !strings.Contains(said, "workspace: workspace input") || strings.Contains(said, "wrote home") || strings.Contains(said, w.secret) {
 				t.Fatalf("the server said:\n%s", said)
 			}
+			// A sleep: a server wrongly ended with the start's context would
+			// be killed by now; that it still answers is what is checked,
+			// which no event can say.
 			time.Sleep(100 * time.Millisecond)
 			fmt.Fprintln(srv.Stdin, "hello")
 			if line, err := out.ReadString('\n'); err != nil || line != "got hello\n" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -254,13 +255,9 @@ func TestCgroupRemoved(t *testing.T) {
 	if r := run(t, l, p, 20*time.Second, "/nonexistent/tool"); r.err == nil {
 		t.Fatal("a missing program started")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for left := added(); len(left) > 0; left = added() {
-		if time.Now().After(deadline) {
-			t.Fatalf("cgroups left in %s: %v", dir, left)
-		}
-		// A poll: other processes' tools end on their own time, and the
-		// kernel tells no one when a cgroup goes.
-		time.Sleep(50 * time.Millisecond)
+	// Other processes' tools end on their own time, and the kernel tells
+	// no one when a cgroup goes.
+	if !gemkittest.Poll(20*time.Second, 50*time.Millisecond, func() bool { return len(added()) == 0 }) {
+		t.Fatalf("cgroups left in %s: %v", dir, added())
 	}
 }

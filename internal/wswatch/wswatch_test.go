@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // recorder is a Sink that keeps what it was told, in order.
@@ -346,24 +347,21 @@ func serveCompanion(t *testing.T, ws string) *companion.Server {
 // relative to ws, newest first) and returns them.
 func waitOpenFiles(t *testing.T, srv *companion.Server, ws string, want ...string) []ide.File {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		files := srv.Context().WorkspaceState.OpenFiles
-		var got []string
+	// The companion's open files change after the watcher's debounce, on
+	// real inotify that synctest cannot hold.
+	var files []ide.File
+	var got []string
+	if !gemkittest.Poll(20*time.Second, 10*time.Millisecond, func() bool {
+		files, got = srv.Context().WorkspaceState.OpenFiles, nil
 		for _, f := range files {
 			rel, _ := filepath.Rel(ws, f.Path)
 			got = append(got, filepath.ToSlash(rel))
 		}
-		if slices.Equal(got, want) {
-			return files
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("open files %q, want %q", got, want)
-		}
-		// A poll: the companion's open files change after the watcher's
-		// debounce, on real inotify that synctest cannot hold.
-		time.Sleep(10 * time.Millisecond)
+		return slices.Equal(got, want)
+	}) {
+		t.Fatalf("open files %q, want %q", got, want)
 	}
+	return files
 }
 
 // checkActive checks the context's rules: the newest file alone is
