@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestHostileServers: a server that floods its stdout with one endless
@@ -87,13 +88,8 @@ func TestHostileServers(t *testing.T) {
 
 	// The client goes: within 5 s nothing of any server is left.
 	s.m.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(running(t, s.ext)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("5 s after the client went, still running: %v", describe(running(t, s.ext)))
-		}
-		// A poll of /proc: the processes' end is not signalled to the test.
-		time.Sleep(50 * time.Millisecond)
+	if !gemkittest.Poll(5*time.Second, 50*time.Millisecond, func() bool { return len(running(t, s.ext)) == 0 }) {
+		t.Fatalf("5 s after the client went, still running: %v", describe(running(t, s.ext)))
 	}
 }
 
