@@ -34,7 +34,8 @@ import (
 //	200 OK                             the status, the headers that matter, the body
 //	-- editor --
 //	accept WORKSPACE/main.go text      what the person does: focus PATH LINE CHAR,
-//	                                   accept PATH CONTENT, reject PATH
+//	                                   accept PATH CONTENT, reject PATH (of the
+//	                                   diff last shown), mention PATH FROM TO
 //	-- notification --
 //	the next message on the session's open GET stream (pings left out)
 //
@@ -67,6 +68,7 @@ type wire struct {
 	t      *testing.T
 	srv    *Server
 	ws     string
+	fe     *fakeEditor
 	sid    string
 	stream *bufio.Reader // the open GET stream, once one is
 }
@@ -85,7 +87,7 @@ func runWireTranscript(t *testing.T, a *golden.Archive) {
 	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := &wire{t: t, srv: startServer(t, Config{Workspace: []string{ws}, Editor: fe, Version: "1.0.0"}), ws: ws}
+	w := &wire{t: t, srv: startServer(t, Config{Workspace: []string{ws}, Editor: fe, Version: "1.0.0"}), ws: ws, fe: fe}
 	for i, sec := range a.Sections {
 		switch sec.Name {
 		case "request":
@@ -238,51 +240,82 @@ func (w *wire) act(line string) {
 		}
 		w.srv.Focus(f[1], &ide.Cursor{Line: l, Character: c}, "")
 	case f[0] == "accept" && len(f) == 3:
+		w.shown(f[1])
 		w.srv.DiffAccepted(f[1], f[2])
 	case f[0] == "reject" && len(f) == 2:
+		w.shown(f[1])
 		w.srv.DiffRejected(f[1])
+	case f[0] == "mention" && len(f) == 3:
+		var from, to int
+		if _, err := fmt.Sscanf(f[2], "%d %d", &from, &to); err != nil {
+			w.t.Fatalf("editor: %q: %v", line, err)
+		}
+		w.srv.Mention(f[1], from, to)
 	default:
 		w.t.Fatalf("editor: unknown action %q", line)
 	}
 }
 
-// wireQuoteRE finds the transcripts docs/editor-protocol.md quotes of the
-// companion's wire: a marker naming the file, then a fenced block.
-var wireQuoteRE = regexp.MustCompile("(?s)<!-- mcp transcript: ([\\w./-]+) -->\n```\n(.*?)```\n")
-
-// TestDocQuotesMCPTranscripts: every exchange docs/editor-protocol.md
-// quotes under an mcp transcript marker is the tested transcript itself:
-// > before what the CLI sends, < before what the companion answers, and
-// the person's actions in the editor in brackets. go test -update
-// rewrites the quoted blocks.
-func TestDocQuotesMCPTranscripts(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "editor-protocol.md")
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	out := wireQuoteRE.ReplaceAllFunc(doc, func(m []byte) []byte {
-		n++
-		name := string(wireQuoteRE.FindSubmatch(m)[1])
-		a := golden.ReadArchive(t, filepath.Join("testdata", "mcp", filepath.FromSlash(name)))
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "<!-- mcp transcript: %s -->\n```\n", name)
-		for _, sec := range a.Sections {
-			mark := map[string]string{"request": "> ", "response": "< ", "notification": "< "}[sec.Name]
-			if sec.Name == "editor" {
-				fmt.Fprintf(&b, "  [in the editor: %s]\n", strings.TrimSpace(sec.Data))
-				continue
-			}
-			for _, l := range strings.Split(strings.TrimSuffix(sec.Data, "\n"), "\n") {
-				b.WriteString(strings.TrimRight(mark+l, " ") + "\n")
-			}
+// shown waits until the editor has been asked to show the diff of path:
+// the person can answer only a diff they see.
+func (w *wire) shown(path string) {
+	select {
+	case req := <-w.fe.openCh:
+		if req.FilePath != path {
+			w.t.Fatalf("the editor shows a diff of %s, not %s", req.FilePath, path)
 		}
-		b.WriteString("```\n")
-		return b.Bytes()
-	})
-	if n == 0 {
-		t.Fatalf("%s quotes no transcript of the companion's wire", path)
+	case <-time.After(10 * time.Second):
+		w.t.Fatalf("the editor was not asked to show a diff of %s", path)
 	}
-	golden.Check(t, path, out)
+}
+
+// wireQuoteRE finds the transcripts a doc quotes of the companion's wire
+// (mcp: testdata/mcp, in docs/editor-protocol.md) or of Claude Code's
+// endpoint (claude: testdata/claude, in docs/claude-code.md): a marker
+// naming the file, then a fenced block.
+var wireQuoteRE = regexp.MustCompile("(?s)<!-- (mcp|claude) transcript: ([\\w./-]+) -->\n```\n(.*?)```\n")
+
+// TestDocQuotesWireTranscripts: every exchange docs/editor-protocol.md
+// and docs/claude-code.md quote under a transcript marker is the tested
+// transcript itself: > before what the client sends, < before what the
+// companion answers, and the person's actions in the editor in brackets.
+// go test -update rewrites the quoted blocks.
+func TestDocQuotesWireTranscripts(t *testing.T) {
+	for _, doc := range []string{"editor-protocol.md", "claude-code.md"} {
+		t.Run(doc, func(t *testing.T) {
+			path := filepath.Join("..", "..", "docs", doc)
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			out := wireQuoteRE.ReplaceAllFunc(text, func(m []byte) []byte {
+				n++
+				sub := wireQuoteRE.FindSubmatch(m)
+				folder, name := string(sub[1]), string(sub[2])
+				a := golden.ReadArchive(t, filepath.Join("testdata", folder, filepath.FromSlash(name)))
+				var b bytes.Buffer
+				fmt.Fprintf(&b, "<!-- %s transcript: %s -->\n```\n", folder, name)
+				for _, sec := range a.Sections {
+					if sec.Name == "editor" {
+						fmt.Fprintf(&b, "  [in the editor: %s]\n", strings.TrimSpace(sec.Data))
+						continue
+					}
+					mark := "< "
+					if sec.Name == "request" || sec.Name == "handshake" || sec.Name == "claude" {
+						mark = "> "
+					}
+					for _, l := range strings.Split(strings.TrimSuffix(sec.Data, "\n"), "\n") {
+						b.WriteString(strings.TrimRight(mark+l, " ") + "\n")
+					}
+				}
+				b.WriteString("```\n")
+				return b.Bytes()
+			})
+			if n == 0 {
+				t.Fatalf("%s quotes no transcript of the companion's wire", path)
+			}
+			golden.Check(t, path, out)
+		})
+	}
 }
