@@ -33,6 +33,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -178,23 +179,22 @@ type Config struct {
 	Paths []string
 	Limits
 	Wording
-	// ErrorLog receives net/http's own errors (a failed TLS-less
-	// handshake, a broken connection); default: dropped.
+	// ErrorLog receives net/http's own errors (a TLS handshake sent to
+	// this plain port, a request it cannot parse); default: dropped.
 	ErrorLog *log.Logger
 }
 
 // Guard checks the requests of one server and bounds its connections.
 type Guard struct {
-	cfg   Config
-	want  [32]byte // sha256 of cfg.Credential
-	ln    *listener
-	hosts []string
+	cfg  Config
+	want [32]byte // sha256 of cfg.Credential
+	ln   *listener
 }
 
 // New guards the connections of ln, which should come from [Listen].
 func New(ln net.Listener, cfg Config) (*Guard, error) {
 	if cfg.Credential == "" {
-		return nil, fmt.Errorf("httpguard: no credential to check")
+		return nil, errors.New("httpguard: no credential to check")
 	}
 	if cfg.Header == "" {
 		cfg.Header = "Authorization"
@@ -204,10 +204,9 @@ func New(ln net.Listener, cfg Config) (*Guard, error) {
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	return &Guard{
-		cfg:   cfg,
-		want:  sha256.Sum256([]byte(cfg.Credential)),
-		ln:    newListener(ln, cfg.MaxUnauthenticated),
-		hosts: cfg.Hosts,
+		cfg:  cfg,
+		want: sha256.Sum256([]byte(cfg.Credential)),
+		ln:   newListener(ln, cfg.MaxUnauthenticated),
 	}, nil
 }
 
@@ -272,7 +271,7 @@ func (g *Guard) check(r *http.Request) (Reason, bool) {
 		return FromSandbox, true
 	case r.Header["Origin"] != nil:
 		return Origin, true
-	case !slices.Contains(g.hosts, r.Host):
+	case !slices.Contains(g.cfg.Hosts, r.Host):
 		return Host, true
 	case g.cfg.Paths != nil && !slices.Contains(g.cfg.Paths, r.URL.Path):
 		return NotFound, true

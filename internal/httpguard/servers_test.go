@@ -35,7 +35,9 @@ type target struct {
 	// request adds) and the status it gets.
 	served     string
 	servedWant int
-	maxBody    int64
+	// routes are the paths the server serves, each behind the guard.
+	routes  []string
+	maxBody int64
 	// words are the bodies' "error" of each refusal, as the server's
 	// clients have always seen them.
 	words map[httpguard.Reason]string
@@ -96,6 +98,7 @@ func servers(t *testing.T, limits httpguard.Limits) []target {
 			name: "companion", addr: "127.0.0.1:" + strconv.Itoa(srv.Port()),
 			header: "Authorization", credential: "Bearer " + srv.Token(),
 			served: mcpPost(initialize), servedWant: http.StatusOK, maxBody: ide.MaxRequestBody,
+			routes: []string{ide.MCPPath, companion.StreamPath, ide.LSPPath, ide.KeepAlivePath, ide.WriteFilePath, "/nope"},
 			words: map[httpguard.Reason]string{
 				httpguard.FromSandbox: sandbox,
 				httpguard.Origin:      "request refused: requests with an Origin header are not allowed",
@@ -109,7 +112,7 @@ func servers(t *testing.T, limits httpguard.Limits) []target {
 			header: companion.ClaudeAuthHeader, credential: srv.ClaudeToken(),
 			served: "GET / HTTP/1.1\r\nHost: HOST\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 				"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mcp\r\n\r\n",
-			servedWant: http.StatusSwitchingProtocols, maxBody: ide.MaxRequestBody,
+			servedWant: http.StatusSwitchingProtocols, maxBody: ide.MaxRequestBody, routes: []string{"/", "/nope"},
 			words: map[httpguard.Reason]string{
 				httpguard.FromSandbox: sandbox,
 				httpguard.Origin:      "request refused: requests with an Origin header are not allowed",
@@ -121,7 +124,7 @@ func servers(t *testing.T, limits httpguard.Limits) []target {
 		{
 			name: "mcp --http", addr: ln.Addr().String(),
 			header: "Authorization", credential: "Bearer " + mcpToken,
-			served: mcpPost(initialize), servedWant: http.StatusOK, maxBody: mcpserver.MaxRequestBody,
+			served: mcpPost(initialize), servedWant: http.StatusOK, maxBody: mcpserver.MaxRequestBody, routes: []string{mcpserver.Path},
 			words: map[httpguard.Reason]string{
 				httpguard.FromSandbox: "request refused: it came through an extension tool's sandbox, which may not reach gemkit mcp",
 				httpguard.Origin:      "requests with an Origin header are refused",
@@ -220,6 +223,17 @@ func TestRefusals(t *testing.T) {
 						t.Errorf("the connection is still open after the refusal (read: %v)", err)
 					}
 				})
+			}
+			// Every route is behind the guard: GET or POST, without the
+			// credential, is refused before the route sees it.
+			for _, route := range tg.routes {
+				for _, method := range []string{http.MethodGet, http.MethodPost} {
+					req := tg.request(method+" "+route+" HTTP/1.1\r\nHost: HOST\r\nContent-Length: 2\r\n\r\n{}", false)
+					resp, body, _ := send(t, &net.Dialer{}, tg.addr, req)
+					if resp.StatusCode != http.StatusUnauthorized {
+						t.Errorf("%s %s without the credential: status %d: %s", method, route, resp.StatusCode, body)
+					}
+				}
 			}
 			t.Run("served", func(t *testing.T) {
 				resp, body, _ := send(t, &net.Dialer{}, tg.addr, tg.request(tg.served, true))
