@@ -9,14 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf16"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
@@ -56,11 +55,9 @@ type diffOutcome struct {
 
 type claudeEndpoint struct {
 	srv      *Server
-	listener net.Listener
+	guard    *httpguard.Guard
 	port     int
 	token    string
-	authz    [32]byte
-	hosts    [2]string
 	http     *http.Server
 	mcp      *mcpServer
 	lockDir  string
@@ -79,15 +76,29 @@ func newClaudeEndpoint(s *Server) (*claudeEndpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := httpguard.Listen("127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("companion: listen on 127.0.0.1 for Claude Code: %w", err)
+		return nil, fmt.Errorf("companion: for Claude Code: %w", err)
+	}
+	// The guard of the companion's port, with Claude Code's token in its
+	// own header (no "Bearer").
+	guard, err := httpguard.New(ln, httpguard.Config{
+		Header:     ClaudeAuthHeader,
+		Credential: token,
+		Limits:     s.limits(),
+		Wording: httpguard.Wording{
+			FromSandbox: sandboxRefusal,
+			Credential:  "unauthorized: missing or wrong " + ClaudeAuthHeader,
+		},
+		ErrorLog: s.http.ErrorLog,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("companion: for Claude Code: %w", err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	c := &claudeEndpoint{
-		srv: s, listener: ln, port: port, token: token,
-		authz:   hashAuthorization(token),
-		hosts:   [2]string{"127.0.0.1:" + strconv.Itoa(port), "localhost:" + strconv.Itoa(port)},
+		srv: s, guard: guard, port: port, token: token,
 		lockDir: s.cfg.ClaudeLockDir,
 		peers:   map[*wsPeer]bool{},
 		tabs:    map[string]string{},
@@ -112,26 +123,12 @@ func newClaudeEndpoint(s *Server) (*claudeEndpoint, error) {
 			c.openDiff},
 	}
 	c.mcp = &mcpServer{version: s.cfg.Version, tools: func() []mcpTool { return tools }}
-	c.http = &http.Server{
-		Handler:           http.HandlerFunc(c.serveHTTP),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          s.http.ErrorLog,
-	}
+	c.http = guard.Server(http.HandlerFunc(c.serveHTTP))
 	return c, nil
 }
 
-// serveHTTP checks a connection as the guard of /mcp does (not through a
-// tool's sandbox, no Origin, an exact Host, the token in constant time)
-// and serves it as an MCP peer.
+// serveHTTP serves a connection the guard let through as an MCP peer.
 func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if msg := refusal(r, c.hosts); msg != "" {
-		writeJSONError(w, http.StatusForbidden, msg)
-		return
-	}
-	if !authorized(r.Header.Get(ClaudeAuthHeader), c.authz) {
-		writeJSONError(w, http.StatusUnauthorized, "unauthorized: missing or wrong "+ClaudeAuthHeader)
-		return
-	}
 	if r.URL.Path != "/" {
 		writeJSONError(w, http.StatusNotFound, "not found: "+r.URL.Path)
 		return
@@ -220,7 +217,7 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, onNot
 
 // start writes the lock file once the listener serves.
 func (c *claudeEndpoint) start(httpErr chan<- error) error {
-	go func() { httpErr <- c.http.Serve(c.listener) }()
+	go func() { httpErr <- c.http.Serve(c.guard.Listener()) }()
 	return c.writeLock()
 }
 
@@ -262,7 +259,7 @@ func (c *claudeEndpoint) shutdown(ctx context.Context) {
 	if err := c.http.Shutdown(ctx); err != nil {
 		c.http.Close()
 	}
-	c.listener.Close() // when Serve never ran
+	c.guard.Listener().Close() // when Serve never ran
 }
 
 // notify sends a notification to every initialized Claude Code.

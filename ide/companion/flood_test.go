@@ -116,7 +116,7 @@ func TestFloodOfUnauthenticatedConnections(t *testing.T) {
 	}
 	t.Logf("authorised client served in %v under %d slow connections", time.Since(start), slowHdrs+slowBody)
 
-	if n := srv.listener.unauthenticated(); n > limit {
+	if n := srv.guard.Unauthenticated(); n > limit {
 		t.Errorf("%d unauthenticated connections kept, limit %d", n, limit)
 	}
 	// This process holds both ends: the attackers' ends (at most one each)

@@ -3,82 +3,49 @@ package companion
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
-	"github.com/gemkit/gemkit/internal/permission"
 )
 
-// guard checks every request before any route sees it. A connection that
-// came through an extension tool's sandbox proxy is refused first, token
-// or not (see sandboxProxied). Then, in the order the official companion
-// does (gemini-cli 0.61.0 packages/vscode-ide-companion/src/ide-server.ts):
-// a browser (any Origin header) is refused, then a foreign Host (DNS
-// rebinding), then a missing or wrong bearer token. Request bodies are
-// bounded by ide.MaxRequestBody.
-//
-// A refused request's body is never read and its connection is closed. An
-// authorised request's body must arrive within bodyReadTimeout, and its
-// connection leaves the bound on unauthorised connections (see
-// guardedListener).
-func (s *Server) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if msg := refusal(r, s.hosts); msg != "" {
-			refuse(w, http.StatusForbidden, msg)
-			return
-		}
-		if !authorized(r.Header.Get("Authorization"), s.authz) {
-			refuse(w, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
-			return
-		}
-		if r.ContentLength > ide.MaxRequestBody {
-			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", ide.MaxRequestBody))
-			return
-		}
-		if c := connOf(r); c != nil {
-			c.authorised()
-		}
-		rc := http.NewResponseController(w)
-		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-			_ = rc.SetReadDeadline(time.Time{})
-		} else {
-			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-			r.Body = &deadlineBody{body: r.Body, rc: rc}
-		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, ide.MaxRequestBody)
-		}
-		next.ServeHTTP(w, r)
-	})
+// guardConfig is what the guard of the companion's port (internal/httpguard)
+// checks, in the words its clients have always seen: the bearer token of
+// the discovery file on every route, bodies up to ide.MaxRequestBody.
+func (s *Server) guardConfig(token string) httpguard.Config {
+	return httpguard.Config{
+		Hosts:      s.hosts[:],
+		Credential: "Bearer " + token,
+		Limits:     s.limits(),
+		Wording:    httpguard.Wording{FromSandbox: sandboxRefusal},
+		ErrorLog:   slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
 }
 
-// sandboxProxied reports whether r came through the proxy of an extension
-// tool's sandbox, which dials this machine's loopback from an address of
-// its own (permission.ProxySource): a tool allowed "localhost" that
-// somehow learnt this server's token must still not write files or open
-// diffs through it.
-func sandboxProxied(r *http.Request) bool { return permission.FromSandbox(r.RemoteAddr) }
+// limits are the bounds of the companion's port and of Claude Code's.
+func (s *Server) limits() httpguard.Limits {
+	return httpguard.Limits{
+		MaxBody:            ide.MaxRequestBody,
+		MaxUnauthenticated: s.cfg.MaxUnauthenticated,
+		HeaderTimeout:      s.cfg.HeaderTimeout,
+		BodyTimeout:        s.cfg.BodyTimeout,
+	}
+}
 
 // sandboxRefusal is the answer to a request from inside a tool's sandbox.
 const sandboxRefusal = "request refused: it came through an extension tool's sandbox, which may not reach the IDE companion"
-
-// hashAuthorization makes header values of any length comparable in
-// constant time.
-func hashAuthorization(v string) [32]byte { return sha256.Sum256([]byte(v)) }
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
@@ -311,31 +278,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// refusal says why a request is refused before its token is looked at,
-// in the guard's order: it came through a tool's sandbox, from a browser
-// (an Origin header), or for a Host other than hosts (DNS rebinding).
-// "" lets it through. The guard of /mcp and Claude Code's endpoint both
-// ask it.
-func refusal(r *http.Request, hosts [2]string) string {
-	if sandboxProxied(r) {
-		return sandboxRefusal
-	}
-	if _, ok := r.Header["Origin"]; ok {
-		return "request refused: requests with an Origin header are not allowed"
-	}
-	if r.Host != hosts[0] && r.Host != hosts[1] {
-		return "request refused: invalid Host header"
-	}
-	return ""
-}
-
-// authorized reports whether header is the one whose SHA-256 is authz,
-// compared in constant time.
-func authorized(header string, authz [32]byte) bool {
-	got := hashAuthorization(header)
-	return subtle.ConstantTimeCompare(got[:], authz[:]) == 1
-}
-
+// writeJSONError answers {"error": msg}, the shape of the guard's refusals.
 func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	httpguard.WriteError(w, status, msg)
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/httpguard"
 )
 
 // Config is how a [Server] is set up. Only Workspace is usually needed; every
@@ -109,10 +110,18 @@ type Config struct {
 	// where nothing answers, unless its environment says otherwise.
 	BridgeCommand []string
 	// MaxUnauthenticated bounds the connections that have not yet carried
-	// an authorised request; past it the oldest is closed. Default
-	// DefaultMaxUnauthenticated, lowered to a quarter of the process's
-	// file-descriptor limit when that is smaller.
+	// an authorised request, on the companion's port and on Claude Code's
+	// each; past it the oldest is closed. Default
+	// httpguard.DefaultMaxUnauthenticated (256), lowered to a quarter of
+	// the process's file-descriptor limit when that is smaller.
 	MaxUnauthenticated int
+	// HeaderTimeout bounds how long a client may take to send a request's
+	// headers, and so how long a connection that never shows the token
+	// lives; default 5 s.
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds how long an authorised request's body may take to
+	// arrive; default 30 s.
+	BodyTimeout time.Duration
 	// MaxOutbox and MaxOutboxBytes bound the notifications waiting for one
 	// session; a session past either is closed (its client reconnects).
 	// Defaults 1,024 messages and 64 MiB.
@@ -139,16 +148,15 @@ type Config struct {
 // Server is a running companion. It implements [Events]; all its methods are
 // safe for concurrent use.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	editor   Editor
-	listener *guardedListener
-	port     int
-	token    string
-	authz    [32]byte // sha256 of "Bearer <token>", compared in constant time
-	hosts    [2]string
-	http     *http.Server
-	mcp      *mcpEndpoint
+	cfg    Config
+	log    *slog.Logger
+	editor Editor
+	guard  *httpguard.Guard
+	port   int
+	token  string
+	hosts  [2]string
+	http   *http.Server
+	mcp    *mcpEndpoint
 
 	discoveryPath string
 	qwenLockPath  string // "" unless Config.Qwen
@@ -230,12 +238,6 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.QwenLockDir = discovery.QwenLockDir(os.Getenv, home)
 	}
-	if cfg.MaxUnauthenticated <= 0 {
-		cfg.MaxUnauthenticated = DefaultMaxUnauthenticated
-		if fds := openFileLimit(); fds > 0 && fds/4 < cfg.MaxUnauthenticated {
-			cfg.MaxUnauthenticated = max(fds/4, 8)
-		}
-	}
 	if cfg.MaxOutbox <= 0 {
 		cfg.MaxOutbox = maxQueued
 	}
@@ -250,19 +252,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := httpguard.Listen("127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("companion: listen on 127.0.0.1: %w", err)
+		return nil, fmt.Errorf("companion: %w", err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	s := &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
 		editor:    cfg.Editor,
-		listener:  newGuardedListener(ln, cfg.MaxUnauthenticated),
 		port:      port,
 		token:     token,
-		authz:     hashAuthorization("Bearer " + token),
 		hosts:     [2]string{"127.0.0.1:" + strconv.Itoa(port), "localhost:" + strconv.Itoa(port)},
 		ready:     make(chan struct{}),
 		workspace: workspace,
@@ -279,13 +279,11 @@ func New(cfg Config) (*Server, error) {
 	s.state = newOpenFiles(cfg.Debounce, s.contextChanged)
 	s.diffs = newDiffRegistry()
 	s.mcp = newMCPEndpoint(s)
-	s.http = &http.Server{
-		Handler:           s.guard(s.routes()),
-		ReadHeaderTimeout: 5 * time.Second,
-		ConnContext:       connContext,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	if s.guard, err = httpguard.New(ln, s.guardConfig(token)); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("companion: %w", err)
 	}
+	s.http = s.guard.Server(s.routes())
 	if cfg.Claude {
 		if s.claude, err = newClaudeEndpoint(s); err != nil {
 			ln.Close()
@@ -394,7 +392,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer cancel()
 
 	httpErr := make(chan error, 1)
-	go func() { httpErr <- s.http.Serve(s.listener) }()
+	go func() { httpErr <- s.http.Serve(s.guard.Listener()) }()
 
 	// The file is written before the folder is cleaned: when the folder
 	// is not writable, its clear error is the only thing said.

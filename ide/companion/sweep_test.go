@@ -21,7 +21,7 @@ func TestSessionSweepInBubble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.listener.Close() })
+	t.Cleanup(func() { srv.guard.Listener().Close() })
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

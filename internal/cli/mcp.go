@@ -15,6 +15,7 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/mcpserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -291,7 +292,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 // serveHTTP serves srv as Streamable HTTP on --addr, behind a bearer
 // token, after printing how a client adds it.
 func (o *mcpFlags) serveHTTP(ctx context.Context, a *app, srv *mcpserver.Server, home string) error {
-	ln, err := mcpserver.ListenLoopback(o.addr)
+	ln, err := httpguard.Listen(o.addr)
 	if err != nil {
 		return err
 	}

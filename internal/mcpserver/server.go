@@ -26,6 +26,7 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -76,6 +77,10 @@ type Config struct {
 	// servers in the sandbox (extservers.go); their tools are served
 	// beside the extensions' tools from the first tools/list on.
 	Servers *extmcp.Manager
+	// HTTPLimits bound the clients of ServeHTTP (timeouts, unauthenticated
+	// connections); zero fields take httpguard's defaults, and MaxBody is
+	// always MaxRequestBody.
+	HTTPLimits httpguard.Limits
 }
 
 // Server is an MCP server of one Source. It reloads when the Source's

@@ -21,6 +21,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
@@ -329,7 +330,7 @@ func TestHTTPGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := ListenLoopback("127.0.0.1:0")
+	ln, err := httpguard.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +389,7 @@ func TestHTTPGuard(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("WWW-Authenticate") != "" {
 		t.Errorf("OAuth metadata: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	if _, err := ListenLoopback("0.0.0.0:0"); err == nil {
+	if _, err := httpguard.Listen("0.0.0.0:0"); err == nil {
 		t.Error("a non-loopback address was accepted")
 	}
 	// A connection from the sandbox proxy's own address is refused,
@@ -410,7 +411,7 @@ func TestHTTPGuard(t *testing.T) {
 		t.Errorf("from the sandbox proxy's address: status %d %s", resp.StatusCode, body)
 	}
 	for _, addr := range []string{"[::1]:0", permission.ProxySource.String() + ":0"} {
-		if ln, err := ListenLoopback(addr); err == nil {
+		if ln, err := httpguard.Listen(addr); err == nil {
 			ln.Close()
 			t.Errorf("%s was accepted as an address to listen on", addr)
 		}

@@ -4,22 +4,16 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
-	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/httpguard"
 )
 
 // ServeStdio serves one client on in and out (newline-delimited JSON-RPC)
@@ -135,44 +129,45 @@ func readTokenFile(path string) (string, error) {
 	return token, nil
 }
 
-// ListenLoopback listens on addr, which must be an IPv4 loopback address
-// (127.0.0.0/8) with a port, 0 for any free one. IPv6 loopback (::1) is
-// refused: the sandbox proxy reaches it from ::1 itself, the one IPv6
-// loopback address, where the server could not tell a tool's connection
-// from a client's; on 127.0.0.0/8 it comes from permission.ProxySource,
-// which is refused as an address to listen on too.
-func ListenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen address %q: %w", addr, err)
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil || !ip.Is4() || !ip.IsLoopback() {
-		return nil, fmt.Errorf("listen address %q is not an IPv4 loopback address: gemkit mcp serves this machine only, on 127.0.0.0/8 (use 127.0.0.1:PORT)", addr)
-	}
-	if ip == permission.ProxySource {
-		return nil, fmt.Errorf("listen address %q is the address extension tools' sandbox proxy connects from; use 127.0.0.1:PORT", addr)
-	}
-	return net.Listen("tcp", addr)
-}
-
-// ServeHTTP serves Streamable HTTP at Path on ln until ctx is cancelled.
-// Every request must carry "Authorization: Bearer TOKEN", a Host naming
-// the listening address (or localhost with its port), and no Origin
-// header (no browser may call it).
+// ServeHTTP serves Streamable HTTP at Path on ln (from httpguard.Listen)
+// until ctx is cancelled, behind httpguard's guard: every request must
+// carry "Authorization: Bearer TOKEN", a Host naming the listening address
+// (or localhost with its port), and no Origin header (no browser may call
+// it); any other path is not found, token or not.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
 	if len(token) < MinTokenLen {
 		return errors.New("mcpserver: the bearer token must be at least 16 characters")
+	}
+	limits := s.cfg.HTTPLimits
+	limits.MaxBody = MaxRequestBody
+	guard, err := httpguard.New(ln, httpguard.Config{
+		Credential: "Bearer " + token,
+		// Only Path is served. Anything else is not found, token or not:
+		// a client looking for OAuth metadata (RFC 9728's
+		// /.well-known/oauth-protected-resource) learns there is none
+		// instead of being told to authenticate for it.
+		Paths:  []string{Path},
+		Limits: limits,
+		Wording: httpguard.Wording{
+			FromSandbox: "request refused: it came through an extension tool's sandbox, which may not reach gemkit mcp",
+			Origin:      "requests with an Origin header are refused",
+			Host:        "invalid Host header",
+			NotFound:    "not found: the MCP endpoint is " + Path,
+			Credential:  unauthorized,
+			// RFC 9110 §11.6.1: a 401 carries a challenge. Saying what is
+			// wrong keeps a client from starting an OAuth flow this server
+			// does not offer (the MCP Inspector does, without it).
+			Challenge: `Bearer error="invalid_token", error_description="` + unauthorized + `"`,
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("mcpserver: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(ctx)
 	go s.sweepSessions(ctx)
-	srv := &http.Server{
-		Handler:           s.HTTPHandler(token, AllowedHosts(ln.Addr())),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
+	srv := guard.Server(s.streamable())
 	go func() {
 		<-ctx.Done()
 		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
@@ -180,79 +175,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) e
 		srv.Shutdown(sctx)
 		srv.Close()
 	}()
-	err := srv.Serve(ln)
+	err = srv.Serve(guard.Listener())
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
-}
-
-// AllowedHosts are the Host header values a client on addr may send.
-func AllowedHosts(addr net.Addr) []string {
-	ta, ok := addr.(*net.TCPAddr)
-	if !ok {
-		return []string{addr.String()}
-	}
-	port := strconv.Itoa(ta.Port)
-	return []string{net.JoinHostPort(ta.IP.String(), port), net.JoinHostPort("localhost", port)}
-}
-
-// HTTPHandler is the guarded Streamable HTTP handler, for ServeHTTP and
-// tests.
-func (s *Server) HTTPHandler(token string, hosts []string) http.Handler {
-	mcpHTTP := s.streamable()
-	want := sha256.Sum256([]byte("Bearer " + token))
-	mux := http.NewServeMux()
-	mux.Handle(Path, mcpHTTP)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A connection through an extension tool's sandbox proxy comes
-		// from an address of the proxy's own: refused, token or not, so
-		// that a tool cannot call another extension's tools through this
-		// server.
-		if permission.FromSandbox(r.RemoteAddr) {
-			httpError(w, http.StatusForbidden, "request refused: it came through an extension tool's sandbox, which may not reach gemkit mcp")
-			return
-		}
-		if _, ok := r.Header["Origin"]; ok {
-			httpError(w, http.StatusForbidden, "requests with an Origin header are refused")
-			return
-		}
-		hostOK := false
-		for _, h := range hosts {
-			if r.Host == h {
-				hostOK = true
-			}
-		}
-		if !hostOK {
-			httpError(w, http.StatusForbidden, "invalid Host header")
-			return
-		}
-		// Only Path is served. Anything else is not found, token or not:
-		// a client looking for OAuth metadata (RFC 9728's
-		// /.well-known/oauth-protected-resource) learns there is none
-		// instead of being told to authenticate for it.
-		if r.URL.Path != Path {
-			httpError(w, http.StatusNotFound, "not found: the MCP endpoint is "+Path)
-			return
-		}
-		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			// RFC 9110 §11.6.1: a 401 carries a challenge. Saying what is
-			// wrong keeps a client from starting an OAuth flow this server
-			// does not offer (the MCP Inspector does, without it).
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+unauthorized+`"`)
-			httpError(w, http.StatusUnauthorized, unauthorized)
-			return
-		}
-		if r.ContentLength > MaxRequestBody {
-			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", MaxRequestBody))
-			return
-		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBody)
-		}
-		mux.ServeHTTP(w, r)
-	})
 }
 
 // sessionIdle is how long a session of the revisions up to 2025-11-25
@@ -385,9 +312,3 @@ const modernRevision = "2026-07-28"
 
 // unauthorized is the 401's message, in the body and in its challenge.
 const unauthorized = "missing or wrong bearer token: send Authorization: Bearer TOKEN with the token of gemkit mcp --http (in its token file, or $GEMKIT_MCP_TOKEN)"
-
-func httpError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/mcpserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -87,7 +88,7 @@ func serveForTest(kind string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		ln, err := mcpserver.ListenLoopback("127.0.0.1:0")
+		ln, err := httpguard.Listen("127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

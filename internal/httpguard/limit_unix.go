@@ -1,6 +1,6 @@
 //go:build unix
 
-package companion
+package httpguard
 
 import "syscall"
 

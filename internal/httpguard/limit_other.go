@@ -1,6 +1,6 @@
 //go:build !unix
 
-package companion
+package httpguard
 
 // openFileLimit is unknown here.
 func openFileLimit() int { return 0 }
