@@ -82,6 +82,10 @@ type LSPClient struct {
 // LSPClientsResult is the answer to lsp/clients.
 type LSPClientsResult struct {
 	Clients []LSPClient `json:"clients"`
+	// Reason, optional, says why Clients is empty, with what to do
+	// (gemkit's own servers name the server to install); a plugin may
+	// leave it out.
+	Reason string `json:"reason,omitempty"`
 }
 
 // LSPRequestParams are the params of lsp/request.
@@ -113,6 +117,9 @@ type LSPRequestResult struct {
 	// Answers are those of the clients that offer Method: empty when
 	// none does.
 	Answers []LSPAnswer `json:"answers"`
+	// Reason, optional, says why Clients is empty (as in
+	// LSPClientsResult).
+	Reason string `json:"reason,omitempty"`
 }
 
 // LSPAnswer is one client's answer.
@@ -132,6 +139,11 @@ type LSPError struct {
 type LSPChangedParams struct {
 	// Paths are absolute paths of files written (or deleted) on disk.
 	Paths []string `json:"paths"`
+	// Texts, optional, are texts to see for some of Paths as if unsaved
+	// (an agent's edit before it writes it): gemkit's own servers take
+	// them; the companion does not relay them to an editor, whose
+	// buffers are the person's.
+	Texts map[string]string `json:"texts,omitempty"`
 }
 
 // LSPUnsavedResult is the answer to lsp/unsaved.
@@ -155,4 +167,37 @@ type DiagnosticsParams struct {
 	// or when Settle has passed. 0 answers at once with what the editor
 	// shows (Claude Code's getDiagnostics).
 	Settle int `json:"settle,omitempty"`
+}
+
+// Diagnostic is one diagnostic as diagnostics/get carries it: positions
+// 1-based, as the editor protocol's cursors, the severity in words.
+type Diagnostic struct {
+	Message string `json:"message"`
+	// Severity is "error", "warning", "info" or "hint".
+	Severity string `json:"severity"`
+	Source   string `json:"source,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Range    Range  `json:"range"`
+}
+
+// Range is a span of a file, 1-based.
+type Range struct {
+	Start Cursor `json:"start"`
+	End   Cursor `json:"end"`
+}
+
+// FileDiagnostics are the diagnostics of one file in the answer to
+// diagnostics/get ({"files": [...]}).
+type FileDiagnostics struct {
+	Path        string       `json:"path"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+	// Stale, optional, says why Diagnostics may not be those of the
+	// file's latest text (its server did not report in time, or does
+	// not check the file); a plugin may leave it out.
+	Stale string `json:"stale,omitempty"`
+}
+
+// DiagnosticsResult is the answer to diagnostics/get.
+type DiagnosticsResult struct {
+	Files []FileDiagnostics `json:"files"`
 }

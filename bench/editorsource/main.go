@@ -10,7 +10,7 @@
 // gemkit's plugin with the gemkit binary built from the repository. The
 // questions are asked three ways, warm, -n times each, sequentially:
 //
-//   - editor source: internal/editorsource, as gemkit mcp asks (the
+//   - editor source: internal/lspsource with an editor's clients, as gemkit mcp asks (the
 //     companion found through its discovery file, POST /lsp with the
 //     token, the companion → the plugin on stdio → vim.lsp → gopls);
 //   - Neovim's own: the same request from inside Neovim (client.request,
@@ -45,8 +45,8 @@ import (
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
-	"github.com/gemkit/gemkit/internal/editorsource"
 	"github.com/gemkit/gemkit/internal/lspclient"
+	"github.com/gemkit/gemkit/internal/lspsource"
 	"github.com/gemkit/gemkit/internal/nvimrpc"
 )
 
@@ -323,16 +323,17 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 
 	// The editor source, found as gemkit mcp finds it.
 	env := map[string]string{"TMPDIR": w.tmp, "HOME": w.home}
-	f := editorsource.NewFinder(w.ws, editorsource.Options{Discovery: client.Options{
+	f := lspsource.NewFinder(w.ws, lspsource.Options{Discovery: client.Options{
 		Dir: filepath.Join(w.tmp, "gemini", "ide"), Getenv: func(k string) string { return env[k] },
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	}})
 	defer f.Close()
 	var src codeintel.Source
 	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error {
-		if src = f.Find(ctx); src == nil {
+		if f.Find(ctx) == nil {
 			return errors.New("no companion found")
 		}
+		src = lspsource.New(f.Find, nil)
 		// Warm: gopls has loaded the workspace when it answers.
 		return qs[0].ask(ctx, src, qs[0].at)
 	}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -35,7 +36,8 @@ func TestOwnDiagnostics(t *testing.T) {
 	main := filepath.Join(ws, "main.go")
 	b, _ := os.ReadFile(main)
 	os.WriteFile(main, []byte(strings.Replace(string(b), "s.Total()", "s.Totl()", 1)), 0o644)
-	d := &ownDiagnostics{a: a, workspace: []string{ws}}
+	d := open.NewDiagnostics([]string{ws}, a.codeIntelConfig("", false))
+	t.Cleanup(d.Close)
 	files, err := d.Diagnostics(context.Background(), main)
 	if err != nil || len(files) != 1 || len(files[0].Diagnostics) != 1 {
 		t.Fatalf("%+v %v", files, err)

@@ -25,7 +25,7 @@ func BenchmarkDefinition(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	tl, _ := codeintel.NewTools(source(p), ws, codeintel.Options{})
 	defer tl.Close()
 	args := json.RawMessage(`{"file":"main.go","line":15,"column":20}`)
 	ctx := context.Background()
@@ -124,7 +124,7 @@ func BenchmarkHoverImplementations(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	tl, _ := codeintel.NewTools(source(p), ws, codeintel.Options{})
 	defer tl.Close()
 	ctx := context.Background()
 	calls := []struct{ name, tool, args string }{

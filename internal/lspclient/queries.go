@@ -130,3 +130,38 @@ func (c *Client) OutgoingCalls(ctx context.Context, at codeintel.DocPos) ([]code
 	}
 	return out, nil
 }
+
+// methodCapability names the server capability that offers each request
+// lsp/request may carry (ide.LSPMethods): a call-hierarchy item's calls
+// are offered with the hierarchy.
+var methodCapability = map[string]string{
+	"textDocument/definition":           "definitionProvider",
+	"textDocument/declaration":          "declarationProvider",
+	"textDocument/typeDefinition":       "typeDefinitionProvider",
+	"textDocument/implementation":       "implementationProvider",
+	"textDocument/references":           "referencesProvider",
+	"textDocument/hover":                "hoverProvider",
+	"textDocument/documentSymbol":       "documentSymbolProvider",
+	"textDocument/prepareCallHierarchy": "callHierarchyProvider",
+	"callHierarchy/incomingCalls":       "callHierarchyProvider",
+	"callHierarchy/outgoingCalls":       "callHierarchyProvider",
+	"workspace/symbol":                  "workspaceSymbolProvider",
+}
+
+// Request sends one request of ide.LSPMethods as it came and returns the
+// server's result as it sent it: codeintel.ErrUnsupported when the
+// server does not offer it. The document it is about must be open.
+func (c *Client) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	capability, ok := methodCapability[method]
+	if !ok || !c.Offers(capability) {
+		return nil, codeintel.ErrUnsupported
+	}
+	var raw json.RawMessage
+	if err := c.request(ctx, method, params, &raw); err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		raw = json.RawMessage("null")
+	}
+	return raw, nil
+}

@@ -1,4 +1,4 @@
-package editorsource
+package lspsource
 
 import (
 	"context"
@@ -139,13 +139,14 @@ func TestSource(t *testing.T) {
 	}
 	serve(t, ws, dir, ed, "Neovim")
 	f := newFinder(t, ws, dir)
-	src := f.Find(context.Background())
-	if src == nil {
+	cl := f.Find(context.Background())
+	if cl == nil {
 		t.Fatal("no editor found")
 	}
-	if again := f.Find(context.Background()); again != src {
-		t.Error("a second Find made a new Source")
+	if again := f.Find(context.Background()); again != cl {
+		t.Error("a second Find made new Clients")
 	}
+	src := New(f.Find, nil)
 	ctx := context.Background()
 	at := codeintel.DocPos{Path: filepath.Join(ws, "main.go"), Pos: codeintel.Position{Line: 14, Character: 19}}
 
@@ -206,7 +207,7 @@ func TestSource(t *testing.T) {
 		t.Errorf("Changed: %v, %v", err, ed.changed)
 	}
 	// Buffers outside the workspace never come back.
-	if u, err := src.(codeintel.Unsaved).Unsaved(ctx); err != nil || len(u) != 0 {
+	if u, err := src.Unsaved(ctx); err != nil || len(u) != 0 {
 		t.Errorf("Unsaved: %v, %v", u, err)
 	}
 }
@@ -227,8 +228,8 @@ func TestFinder(t *testing.T) {
 
 	ed := &scriptedEditor{clients: []ide.LSPClient{{Name: "gopls"}}}
 	stop := serve(t, ws, dir, ed, "Emacs")
-	src := f.Find(context.Background())
-	if src == nil {
+	cl := f.Find(context.Background())
+	if cl == nil {
 		t.Fatal("the editor was not found")
 	}
 	stop()
@@ -237,6 +238,7 @@ func TestFinder(t *testing.T) {
 		t.Errorf("a stopped companion is still found: %v", again)
 	}
 	// A Source kept by a caller says the editor has gone, in words.
+	src := New(func(context.Context) *Clients { return cl }, nil)
 	if _, err := src.Status(context.Background(), ""); !codeintel.IsNoServer(err) || !strings.Contains(err.Error(), "Emacs's companion no longer answers") {
 		t.Errorf("after the companion stopped: %v", err)
 	}
