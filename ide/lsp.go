@@ -32,21 +32,43 @@ const (
 	MethodDiagnostics = "diagnostics/get"
 )
 
+// lspMethods are the LSP requests lsp/request may carry, each with the
+// server capability that offers it: questions that change nothing.
+var lspMethods = []struct{ method, capability string }{
+	{"textDocument/definition", "definitionProvider"},
+	{"textDocument/declaration", "declarationProvider"},
+	{"textDocument/typeDefinition", "typeDefinitionProvider"},
+	{"textDocument/implementation", "implementationProvider"},
+	{"textDocument/references", "referencesProvider"},
+	{"textDocument/hover", "hoverProvider"},
+	{"textDocument/documentSymbol", "documentSymbolProvider"},
+	{"textDocument/prepareCallHierarchy", "callHierarchyProvider"},
+	// A call-hierarchy item's calls are offered with the hierarchy.
+	{"callHierarchy/incomingCalls", "callHierarchyProvider"},
+	{"callHierarchy/outgoingCalls", "callHierarchyProvider"},
+	{"workspace/symbol", "workspaceSymbolProvider"},
+}
+
 // LSPMethods are the LSP requests lsp/request may carry: questions that
 // change nothing. The companion refuses any other, and a plugin should
 // too.
-var LSPMethods = []string{
-	"textDocument/definition",
-	"textDocument/declaration",
-	"textDocument/typeDefinition",
-	"textDocument/implementation",
-	"textDocument/references",
-	"textDocument/hover",
-	"textDocument/documentSymbol",
-	"textDocument/prepareCallHierarchy",
-	"callHierarchy/incomingCalls",
-	"callHierarchy/outgoingCalls",
-	"workspace/symbol",
+var LSPMethods = func() []string {
+	out := make([]string, len(lspMethods))
+	for i, m := range lspMethods {
+		out[i] = m.method
+	}
+	return out
+}()
+
+// LSPCapability is the server capability that offers method, one of
+// LSPMethods ("definitionProvider"); "" for another method.
+func LSPCapability(method string) string {
+	for _, m := range lspMethods {
+		if m.method == method {
+			return m.capability
+		}
+	}
+	return ""
 }
 
 // IsLSPMethod reports whether lsp/request may carry method.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/codeintel"
 )
 
@@ -131,29 +132,12 @@ func (c *Client) OutgoingCalls(ctx context.Context, at codeintel.DocPos) ([]code
 	return out, nil
 }
 
-// methodCapability names the server capability that offers each request
-// lsp/request may carry (ide.LSPMethods): a call-hierarchy item's calls
-// are offered with the hierarchy.
-var methodCapability = map[string]string{
-	"textDocument/definition":           "definitionProvider",
-	"textDocument/declaration":          "declarationProvider",
-	"textDocument/typeDefinition":       "typeDefinitionProvider",
-	"textDocument/implementation":       "implementationProvider",
-	"textDocument/references":           "referencesProvider",
-	"textDocument/hover":                "hoverProvider",
-	"textDocument/documentSymbol":       "documentSymbolProvider",
-	"textDocument/prepareCallHierarchy": "callHierarchyProvider",
-	"callHierarchy/incomingCalls":       "callHierarchyProvider",
-	"callHierarchy/outgoingCalls":       "callHierarchyProvider",
-	"workspace/symbol":                  "workspaceSymbolProvider",
-}
-
 // Request sends one request of ide.LSPMethods as it came and returns the
 // server's result as it sent it: codeintel.ErrUnsupported when the
 // server does not offer it. The document it is about must be open.
 func (c *Client) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	capability, ok := methodCapability[method]
-	if !ok || !c.Offers(capability) {
+	capability := ide.LSPCapability(method)
+	if capability == "" || !c.Offers(capability) {
 		return nil, codeintel.ErrUnsupported
 	}
 	var raw json.RawMessage
