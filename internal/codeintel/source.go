@@ -2,10 +2,15 @@
 // symbol is defined, where it is used, what it is (hover), what a file or
 // the workspace declares, what is wrong (diagnostics), what implements an
 // interface and who calls whom. The tools of `gemkit mcp` and of gemkit's
-// own agent are built here, on one interface, Source, which language
-// servers answer: the editor's own (through its companion) when one can,
-// else gemkit's own servers (internal/langserver, shared by every agent of
-// a workspace through internal/lspbroker).
+// own agent are built here, on one interface, Source. Its one
+// implementation is internal/lspsource's, which asks sets of language
+// clients through the editor protocol's language requests: the editor's
+// own (through its companion) when one can, else gemkit's own servers
+// (internal/langserver, shared by every agent of a workspace through
+// internal/lspbroker); internal/codeintel/open puts them together.
+//
+// A new question is a method of Source (here), its request and answer
+// in internal/lspsource/source.go, and its tool in tools.go.
 //
 // A Source speaks in LSP's terms (0-based lines, UTF-16 columns, ranges,
 // locations with absolute paths), so that any language client can be one
