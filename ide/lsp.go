@@ -190,36 +190,3 @@ type DiagnosticsParams struct {
 	// shows (Claude Code's getDiagnostics).
 	Settle int `json:"settle,omitempty"`
 }
-
-// Diagnostic is one diagnostic as diagnostics/get carries it: positions
-// 1-based, as the editor protocol's cursors, the severity in words.
-type Diagnostic struct {
-	Message string `json:"message"`
-	// Severity is "error", "warning", "info" or "hint".
-	Severity string `json:"severity"`
-	Source   string `json:"source,omitempty"`
-	Code     string `json:"code,omitempty"`
-	Range    Range  `json:"range"`
-}
-
-// Range is a span of a file, 1-based.
-type Range struct {
-	Start Cursor `json:"start"`
-	End   Cursor `json:"end"`
-}
-
-// FileDiagnostics are the diagnostics of one file in the answer to
-// diagnostics/get ({"files": [...]}).
-type FileDiagnostics struct {
-	Path        string       `json:"path"`
-	Diagnostics []Diagnostic `json:"diagnostics"`
-	// Stale, optional, says why Diagnostics may not be those of the
-	// file's latest text (its server did not report in time, or does
-	// not check the file); a plugin may leave it out.
-	Stale string `json:"stale,omitempty"`
-}
-
-// DiagnosticsResult is the answer to diagnostics/get.
-type DiagnosticsResult struct {
-	Files []FileDiagnostics `json:"files"`
-}

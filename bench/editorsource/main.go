@@ -30,6 +30,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -401,7 +402,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 			return nil, err
 		}
 	}
-	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error { return qs[0].ask(ctx, direct, qs[0].at) }); err != nil {
+	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error { return qs[0].ask(ctx, goplsDirect{direct}, qs[0].at) }); err != nil {
 		return nil, fmt.Errorf("gopls direct: %w", err)
 	}
 	idle, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -409,7 +410,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 	cancel()
 	time.Sleep(time.Second)
 	for i, q := range qs {
-		if res.rows[i].gopls, err = times(direct, q); err != nil {
+		if res.rows[i].gopls, err = times(goplsDirect{direct}, q); err != nil {
 			return nil, err
 		}
 	}
@@ -470,4 +471,25 @@ func tree(pid int) []int {
 func comm(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	return strings.TrimSpace(string(b))
+}
+
+// goplsDirect asks gopls directly, each request as lsp/request carries
+// it, its answer read as internal/lspsource reads it.
+type goplsDirect struct{ c *lspclient.Client }
+
+func (g goplsDirect) locations(ctx context.Context, method string, at codeintel.DocPos, extra string) ([]codeintel.Location, error) {
+	params := fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":%d,"character":%d}%s}`, lspclient.URI(at.Path), at.Pos.Line, at.Pos.Character, extra)
+	raw, err := g.c.Request(ctx, method, json.RawMessage(params))
+	if err != nil {
+		return nil, err
+	}
+	return lspclient.DecodeLocations(raw)
+}
+
+func (g goplsDirect) Definition(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return g.locations(ctx, "textDocument/definition", at, "")
+}
+
+func (g goplsDirect) References(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return g.locations(ctx, "textDocument/references", at, `,"context":{"includeDeclaration":true}`)
 }

@@ -11,11 +11,9 @@ import (
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
-// The diagnostics of the editor protocol's diagnostics/get (package ide):
-// positions 1-based, the severity in words.
+// The diagnostics are gemkit's one diagnostic type (ide.Diagnostic): in
+// LSP's terms in memory, the editor protocol's form as JSON.
 type (
-	Position        = ide.Cursor
-	Range           = ide.Range
 	Diagnostic      = ide.Diagnostic
 	FileDiagnostics = ide.FileDiagnostics
 )

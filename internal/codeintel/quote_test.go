@@ -58,7 +58,7 @@ func newQuoteFixture(t *testing.T) *quoteFixture {
 	if err := os.Symlink(filepath.Join(f.home, ".gemini"), filepath.Join(f.ws, "creds")); err != nil {
 		t.Fatal(err)
 	}
-	f.mainPos = func(line, col int) DocPos { return DocPos{Path: f.main, Pos: Position{line, col}} }
+	f.mainPos = func(line, col int) DocPos { return DocPos{Path: f.main, Pos: Position{Line: line, Character: col}} }
 	key := Location{Path: f.gemini, Range: rng(1, 2, 17)}
 	f.src = &fakeSource{
 		defs: map[DocPos][]Location{

@@ -98,11 +98,12 @@ func (p *Pool) Handle(ctx context.Context, method string, params json.RawMessage
 		if err != nil {
 			return nil, err
 		}
-		out := ide.DiagnosticsResult{Files: make([]ide.FileDiagnostics, 0, len(files))}
-		for _, f := range files {
-			out.Files = append(out.Files, codeintel.EditorDiagnostics(f))
+		for i := range files {
+			if files[i].Diagnostics == nil {
+				files[i].Diagnostics = []codeintel.Diagnostic{}
+			}
 		}
-		return out, nil
+		return ide.DiagnosticsResult{Files: files}, nil
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
 }

@@ -484,7 +484,10 @@ func (cl *Clients) diagnostics(ctx context.Context, p string) ([]codeintel.FileD
 	found := false
 	for _, f := range res.Files {
 		found = found || f.Path == p
-		out = append(out, codeintel.FromEditor(f))
+		if f.Diagnostics == nil {
+			f.Diagnostics = []codeintel.Diagnostic{}
+		}
+		out = append(out, f)
 	}
 	if p != "" && !found {
 		out = append(out, codeintel.FileDiagnostics{Path: p, Diagnostics: []codeintel.Diagnostic{}})

@@ -134,8 +134,8 @@ func TestSource(t *testing.T) {
 			"textDocument/prepareCallHierarchy": {Clients: []string{"gopls"}, Answers: []ide.LSPAnswer{{Client: "gopls", Result: json.RawMessage(`[{"name":"Greet","kind":12,"uri":"file:///w/greet/greet.go","range":{"start":{"line":15,"character":0},"end":{"line":17,"character":1}},"selectionRange":{"start":{"line":15,"character":5},"end":{"line":15,"character":10}}}]`)}}},
 			"callHierarchy/incomingCalls":       {Clients: []string{"gopls"}, Answers: []ide.LSPAnswer{{Client: "gopls", Result: json.RawMessage(`[]`)}}},
 		},
-		diags: []companion.FileDiagnostics{{Path: filepath.Join(ws, "main.go"), Diagnostics: []companion.Diagnostic{{Message: "undefined: x", Severity: "error", Source: "compiler",
-			Range: companion.Range{Start: companion.Position{Line: 4, Character: 2}, End: companion.Position{Line: 4, Character: 3}}}}}},
+		diags: []companion.FileDiagnostics{{Path: filepath.Join(ws, "main.go"), Diagnostics: []companion.Diagnostic{{Message: "undefined: x", Severity: codeintel.SevError, Source: "compiler",
+			Range: codeintel.Range{Start: codeintel.Position{Line: 3, Character: 1}, End: codeintel.Position{Line: 3, Character: 2}}}}}},
 	}
 	serve(t, ws, dir, ed, "Neovim")
 	f := newFinder(t, ws, dir)
@@ -185,7 +185,8 @@ func TestSource(t *testing.T) {
 		t.Errorf("the calls were asked %+v (%s)", last, last.Params)
 	}
 
-	// Diagnostics: 0-based, the severity a number, asked to settle.
+	// Diagnostics: 0-based in memory (1-based on the wire), asked to
+	// settle.
 	fds, err := src.Diagnostics(ctx, []string{at.Path})
 	if err != nil || len(fds) != 1 || fds[0].Diagnostics[0].Range.Start != (codeintel.Position{Line: 3, Character: 1}) || fds[0].Diagnostics[0].Severity != codeintel.SevError {
 		t.Errorf("Diagnostics: %+v, %v", fds, err)

@@ -57,8 +57,7 @@ func (d *Diagnostics) tools(ws string) (*codeintel.Tools, error) {
 }
 
 // Diagnostics implements companion.DiagnosticsEditor: the diagnostics of
-// path, or of every file of the first workspace folder, in the editor
-// protocol's form. A file no language server serves has none; a file the
+// path, or of every file of the first workspace folder. A file no language server serves has none; a file the
 // answers may not quote (codeintel.Quoting: a closed path a server read,
 // one outside its read-only folders) is left out, since its messages
 // quote its text.
@@ -96,7 +95,7 @@ func (d *Diagnostics) Diagnostics(ctx context.Context, path string) ([]ide.FileD
 		if ok, _ := tools.Quotes(f.Path); !ok {
 			continue
 		}
-		out = append(out, codeintel.EditorDiagnostics(f))
+		out = append(out, f)
 	}
 	return out, nil
 }
