@@ -29,8 +29,11 @@ import (
 // server to install), and why diagnostics may be stale (Stale).
 // lsp/changed also takes Texts, an agent's text not written yet.
 //
-// A malformed request is a *jsonrpc.Error; a server that failed is the
-// error of its answer, as a plugin reports a client's.
+// diagnostics/get needs no settle: the Pool always waits, bounded (15 s
+// and ctx), for each file's diagnostics of its latest text, and for the
+// workspace's to settle (diagnostics.go). A malformed request is a
+// *jsonrpc.Error; a server that failed is the error of its answer, as a
+// plugin reports a client's.
 func (p *Pool) Handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")

@@ -46,9 +46,6 @@ type Clients struct {
 	// Name says whose clients they are, in answers ("Neovim" makes
 	// "Neovim's gopls"); "" for gemkit's own, named by their servers.
 	Name string
-	// Settle bounds the wait for diagnostics of a file's latest text
-	// (diagnostics/get's settle); 0 is 5 s.
-	Settle time.Duration
 	// Confined says that the servers run in gemkit's sandbox
 	// (codeintel.Confined): gemkit's own do, an editor's do not.
 	Confined bool
@@ -468,10 +465,7 @@ func (cl *Clients) diagnostics(ctx context.Context, p string) ([]codeintel.FileD
 	if len(clients.Clients) == 0 {
 		return nil, cl.noClient(p, clients.Reason)
 	}
-	settle := cl.Settle
-	if settle <= 0 {
-		settle = settleTimeout
-	}
+	settle := settleTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		settle = min(settle, time.Until(dl)/2)
 	}

@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
@@ -130,7 +129,7 @@ func Workspace(ws string, cfg Config) (*Intel, error) {
 // system runs brokers and gemkit's own binary is known, else a Pool in
 // this process.
 func (in *Intel) own(ws, path string, lsc langserver.Config, table []langserver.Server, cfg Config, log *slog.Logger) (*lspsource.Clients, error) {
-	cl := &lspsource.Clients{Confined: true, Settle: diagWait}
+	cl := &lspsource.Clients{Confined: true}
 	if lspbroker.Supported && cfg.Executable != nil {
 		exe, err := cfg.Executable()
 		if err == nil {
@@ -164,10 +163,6 @@ func (in *Intel) own(ws, path string, lsc langserver.Config, table []langserver.
 	cl.Conn = p
 	return cl, nil
 }
-
-// diagWait bounds the wait of gemkit's own servers for diagnostics of a
-// file's latest text.
-const diagWait = 15 * time.Second
 
 // BrokerSocket is the socket of the broker of ws for the config file
 // configPath ("" the default) and gemkit's version, for the commands
