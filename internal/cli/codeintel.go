@@ -154,12 +154,8 @@ func (a *app) editorStatus(ctx context.Context, ws string) *editorState {
 	defer f.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	cl := f.Find(ctx)
-	if cl == nil {
-		return nil
-	}
-	comp, ok := cl.Conn.(*lspsource.Companion)
-	if !ok {
+	comp := f.Companion(ctx)
+	if comp == nil {
 		return nil
 	}
 	st := &editorState{Editor: comp.Editor(), Endpoint: comp.Endpoint()}

@@ -110,6 +110,17 @@ func (f *Finder) Find(ctx context.Context) *Clients {
 	return f.clients
 }
 
+// Companion is the companion whose editor lends its clients now (Find's),
+// nil when none does.
+func (f *Finder) Companion(ctx context.Context) *Companion {
+	if f.Find(ctx) == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur
+}
+
 // Close stops the workspace's watcher and releases the idle connections
 // to the companion.
 func (f *Finder) Close() {
