@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -260,8 +261,11 @@ func answerErr(name string, err error) ide.LSPAnswer {
 	return ide.LSPAnswer{Client: name, Error: &ide.LSPError{Code: code, Message: msg}}
 }
 
-// Call is Handle in this process, as internal/lspsource's Conn: params
-// and result pass through JSON, as they would through a broker.
+// Call is Handle in this process, as internal/lspsource's Conn. The
+// params pass through JSON, as they would through a broker; a result of
+// the type asked for is handed over as it is (a server's answer of a
+// thousand locations is not encoded and read again for nothing), any
+// other through JSON.
 func (p *Pool) Call(ctx context.Context, method string, params, result any) error {
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -270,6 +274,10 @@ func (p *Pool) Call(ctx context.Context, method string, params, result any) erro
 	res, err := p.Handle(ctx, method, raw)
 	if err != nil || result == nil {
 		return err
+	}
+	if dst := reflect.ValueOf(result); dst.Kind() == reflect.Pointer && !dst.IsNil() && reflect.TypeOf(res) == dst.Elem().Type() {
+		dst.Elem().Set(reflect.ValueOf(res))
+		return nil
 	}
 	out, err := json.Marshal(res)
 	if err != nil {
