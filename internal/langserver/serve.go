@@ -132,7 +132,7 @@ func (p *Pool) clients(path string) ide.LSPClientsResult {
 		}
 		r, err := p.serverFor(file)
 		if err != nil {
-			why = cmp(why, err)
+			why = orElse(why, err)
 			continue
 		}
 		if !seen[r.server.Name] {
@@ -141,7 +141,7 @@ func (p *Pool) clients(path string) ide.LSPClientsResult {
 		}
 	}
 	if len(out.Clients) == 0 {
-		out.Reason = cmp(why, errNoLanguage).Error()
+		out.Reason = orElse(why, errNoLanguage).Error()
 	}
 	return out
 }
@@ -149,8 +149,8 @@ func (p *Pool) clients(path string) ide.LSPClientsResult {
 // errNoLanguage is why a workspace has no server.
 var errNoLanguage = &codeintel.NoServerError{Reason: "the workspace holds no files of a language gemkit has a language server for"}
 
-// cmp is err, or else when err is nil.
-func cmp(err, or error) error {
+// orElse is err, or else when err is nil.
+func orElse(err, or error) error {
 	if err != nil {
 		return err
 	}
@@ -232,10 +232,7 @@ func (p *Pool) requestAll(ctx context.Context, q ide.LSPRequestParams) (ide.LSPR
 	if errors.As(err, &ns) {
 		return ide.LSPRequestResult{Clients: []string{}, Answers: []ide.LSPAnswer{}, Reason: ns.Error()}, nil
 	}
-	if err != nil {
-		return res, err
-	}
-	return res, nil
+	return res, err
 }
 
 // empty reports whether a result is null or an empty list.
