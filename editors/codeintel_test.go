@@ -15,19 +15,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
-	"github.com/gemkit/gemkit/internal/editorsource"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/lspsource"
 )
 
 // The editor's language clients as the source of gemkit's
 // code-intelligence tools: the real editor runs the real gopls as its own
 // language client, with gemkit's plugin; the tools, as `gemkit mcp` builds
-// them (codeintel.Choose of the editor, found through the discovery file
-// and its token, and of gemkit's own servers), ask the editor. Gemkit's
+// them (internal/lspsource's Source over the editor, found through the
+// discovery file and its token, and over gemkit's own servers), ask the
+// editor. Gemkit's
 // own servers are a spy here: the editor answers everything it has a
 // client for, so no second gopls starts.
 
@@ -94,37 +96,20 @@ func (o *ownSpy) calls() []string {
 	return append([]string(nil), o.asked...)
 }
 
-func (o *ownSpy) Status(_ context.Context, p string) (codeintel.Status, error) {
-	return codeintel.Status{}, o.note("status " + p)
+// Call implements lspsource.Conn: every question is noted with the
+// file it is about, and answered with no server; lsp/changed, which
+// gemkit's own servers hear of every file, is not noted.
+func (o *ownSpy) Call(_ context.Context, method string, params, _ any) error {
+	if method == ide.MethodLSPChanged {
+		return nil
+	}
+	raw, _ := json.Marshal(params)
+	var p struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	return o.note(method + " " + p.Path)
 }
-func (o *ownSpy) Definition(_ context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
-	return nil, o.note("definition " + at.Path)
-}
-func (o *ownSpy) Implementations(_ context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
-	return nil, o.note("implementations " + at.Path)
-}
-func (o *ownSpy) References(_ context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
-	return nil, o.note("references " + at.Path)
-}
-func (o *ownSpy) Hover(_ context.Context, at codeintel.DocPos) (codeintel.Hover, error) {
-	return codeintel.Hover{}, o.note("hover " + at.Path)
-}
-func (o *ownSpy) DocumentSymbols(_ context.Context, p string) ([]codeintel.Symbol, error) {
-	return nil, o.note("symbols " + p)
-}
-func (o *ownSpy) WorkspaceSymbols(_ context.Context, q string) ([]codeintel.Symbol, error) {
-	return nil, o.note("workspace symbols " + q)
-}
-func (o *ownSpy) IncomingCalls(_ context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
-	return nil, o.note("incoming " + at.Path)
-}
-func (o *ownSpy) OutgoingCalls(_ context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
-	return nil, o.note("outgoing " + at.Path)
-}
-func (o *ownSpy) Diagnostics(_ context.Context, paths []string) ([]codeintel.FileDiagnostics, error) {
-	return nil, o.note(fmt.Sprint("diagnostics ", paths))
-}
-func (o *ownSpy) Changed(context.Context, []codeintel.Change) error { return nil }
 
 // editorTools are the code-intelligence tools of the harness's workspace,
 // as `gemkit mcp` started there (outside the editor's terminal) builds
@@ -133,7 +118,7 @@ func (o *ownSpy) Changed(context.Context, []codeintel.Change) error { return nil
 func editorTools(t *testing.T, h *harness) (*codeintel.Tools, *ownSpy) {
 	t.Helper()
 	env := map[string]string{"TMPDIR": h.tmp, "HOME": h.home}
-	f := editorsource.NewFinder(h.ws, editorsource.Options{
+	f := lspsource.NewFinder(h.ws, lspsource.Options{
 		Discovery: client.Options{
 			Dir:       h.discoveryDir,
 			Getenv:    func(k string) string { return env[k] },
@@ -143,7 +128,7 @@ func editorTools(t *testing.T, h *harness) (*codeintel.Tools, *ownSpy) {
 	})
 	t.Cleanup(f.Close)
 	own := &ownSpy{}
-	tools, err := codeintel.NewTools(codeintel.Choose(f.Find, own), h.ws, codeintel.Options{})
+	tools, err := codeintel.NewTools(lspsource.New(f.Find, &lspsource.Clients{Conn: own, Confined: true}), h.ws, codeintel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

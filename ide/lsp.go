@@ -32,21 +32,43 @@ const (
 	MethodDiagnostics = "diagnostics/get"
 )
 
+// lspMethods are the LSP requests lsp/request may carry, each with the
+// server capability that offers it: questions that change nothing.
+var lspMethods = []struct{ method, capability string }{
+	{"textDocument/definition", "definitionProvider"},
+	{"textDocument/declaration", "declarationProvider"},
+	{"textDocument/typeDefinition", "typeDefinitionProvider"},
+	{"textDocument/implementation", "implementationProvider"},
+	{"textDocument/references", "referencesProvider"},
+	{"textDocument/hover", "hoverProvider"},
+	{"textDocument/documentSymbol", "documentSymbolProvider"},
+	{"textDocument/prepareCallHierarchy", "callHierarchyProvider"},
+	// A call-hierarchy item's calls are offered with the hierarchy.
+	{"callHierarchy/incomingCalls", "callHierarchyProvider"},
+	{"callHierarchy/outgoingCalls", "callHierarchyProvider"},
+	{"workspace/symbol", "workspaceSymbolProvider"},
+}
+
 // LSPMethods are the LSP requests lsp/request may carry: questions that
 // change nothing. The companion refuses any other, and a plugin should
 // too.
-var LSPMethods = []string{
-	"textDocument/definition",
-	"textDocument/declaration",
-	"textDocument/typeDefinition",
-	"textDocument/implementation",
-	"textDocument/references",
-	"textDocument/hover",
-	"textDocument/documentSymbol",
-	"textDocument/prepareCallHierarchy",
-	"callHierarchy/incomingCalls",
-	"callHierarchy/outgoingCalls",
-	"workspace/symbol",
+var LSPMethods = func() []string {
+	out := make([]string, len(lspMethods))
+	for i, m := range lspMethods {
+		out[i] = m.method
+	}
+	return out
+}()
+
+// LSPCapability is the server capability that offers method, one of
+// LSPMethods ("definitionProvider"); "" for another method.
+func LSPCapability(method string) string {
+	for _, m := range lspMethods {
+		if m.method == method {
+			return m.capability
+		}
+	}
+	return ""
 }
 
 // IsLSPMethod reports whether lsp/request may carry method.
@@ -82,6 +104,10 @@ type LSPClient struct {
 // LSPClientsResult is the answer to lsp/clients.
 type LSPClientsResult struct {
 	Clients []LSPClient `json:"clients"`
+	// Reason, optional, says why Clients is empty, with what to do
+	// (gemkit's own servers name the server to install); a plugin may
+	// leave it out.
+	Reason string `json:"reason,omitempty"`
 }
 
 // LSPRequestParams are the params of lsp/request.
@@ -113,6 +139,9 @@ type LSPRequestResult struct {
 	// Answers are those of the clients that offer Method: empty when
 	// none does.
 	Answers []LSPAnswer `json:"answers"`
+	// Reason, optional, says why Clients is empty (as in
+	// LSPClientsResult).
+	Reason string `json:"reason,omitempty"`
 }
 
 // LSPAnswer is one client's answer.
@@ -132,6 +161,11 @@ type LSPError struct {
 type LSPChangedParams struct {
 	// Paths are absolute paths of files written (or deleted) on disk.
 	Paths []string `json:"paths"`
+	// Texts, optional, are texts to see for some of Paths as if unsaved
+	// (an agent's edit before it writes it): gemkit's own servers take
+	// them; the companion does not relay them to an editor, whose
+	// buffers are the person's.
+	Texts map[string]string `json:"texts,omitempty"`
 }
 
 // LSPUnsavedResult is the answer to lsp/unsaved.

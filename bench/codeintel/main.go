@@ -528,16 +528,17 @@ func (e *env) warm(n int, res *results) error {
 		c.call("find_implementation", cclspImpl)
 	}
 	ctx := context.Background()
-	direct, err := lspclient.Start(ctx, lspclient.Config{Name: "gopls", Command: []string{e.gopls}, Dir: e.ws})
+	dc, err := lspclient.Start(ctx, lspclient.Config{Name: "gopls", Command: []string{e.gopls}, Dir: e.ws})
 	if err != nil {
 		return err
 	}
-	defer direct.Shutdown(ctx)
+	defer dc.Shutdown(ctx)
+	direct := goplsDirect{dc}
 	main, greet := filepath.Join(e.ws, "main.go"), filepath.Join(e.ws, "greet", "greet.go")
-	direct.Open(main, "go")
-	direct.Open(greet, "go")
+	dc.Open(main, "go")
+	dc.Open(greet, "go")
 	store := filepath.Join(e.ws, "store", "store.go")
-	direct.Open(store, "go")
+	dc.Open(store, "go")
 	use := codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}}
 	decl := codeintel.DocPos{Path: greet, Pos: codeintel.Position{Line: 15, Character: 5}}
 	total := codeintel.DocPos{Path: store, Pos: codeintel.Position{Line: 29, Character: 16}}
@@ -1073,4 +1074,41 @@ func (r *results) print() {
 	for _, f := range r.faults {
 		fmt.Printf("%s\n  gemkit: %s\n  cclsp:  %s\n", f[0], f[1], f[2])
 	}
+}
+
+// goplsDirect asks gopls directly, each request as lsp/request carries
+// it, its answer read as internal/lspsource reads it.
+type goplsDirect struct{ c *lspclient.Client }
+
+func (g goplsDirect) ask(ctx context.Context, method string, at codeintel.DocPos, extra string) (json.RawMessage, error) {
+	params := fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":%d,"character":%d}%s}`, lspclient.URI(at.Path), at.Pos.Line, at.Pos.Character, extra)
+	return g.c.Request(ctx, method, json.RawMessage(params))
+}
+
+func (g goplsDirect) locations(ctx context.Context, method string, at codeintel.DocPos, extra string) ([]codeintel.Location, error) {
+	raw, err := g.ask(ctx, method, at, extra)
+	if err != nil {
+		return nil, err
+	}
+	return lspclient.DecodeLocations(raw)
+}
+
+func (g goplsDirect) Definition(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return g.locations(ctx, "textDocument/definition", at, "")
+}
+
+func (g goplsDirect) References(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return g.locations(ctx, "textDocument/references", at, `,"context":{"includeDeclaration":true}`)
+}
+
+func (g goplsDirect) Implementations(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return g.locations(ctx, "textDocument/implementation", at, "")
+}
+
+func (g goplsDirect) Hover(ctx context.Context, at codeintel.DocPos) (codeintel.Hover, error) {
+	raw, err := g.ask(ctx, "textDocument/hover", at, "")
+	if err != nil {
+		return codeintel.Hover{}, err
+	}
+	return lspclient.DecodeHover(raw)
 }

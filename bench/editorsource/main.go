@@ -10,7 +10,7 @@
 // gemkit's plugin with the gemkit binary built from the repository. The
 // questions are asked three ways, warm, -n times each, sequentially:
 //
-//   - editor source: internal/editorsource, as gemkit mcp asks (the
+//   - editor source: internal/lspsource with an editor's clients, as gemkit mcp asks (the
 //     companion found through its discovery file, POST /lsp with the
 //     token, the companion → the plugin on stdio → vim.lsp → gopls);
 //   - Neovim's own: the same request from inside Neovim (client.request,
@@ -30,6 +30,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,8 +46,8 @@ import (
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
-	"github.com/gemkit/gemkit/internal/editorsource"
 	"github.com/gemkit/gemkit/internal/lspclient"
+	"github.com/gemkit/gemkit/internal/lspsource"
 	"github.com/gemkit/gemkit/internal/nvimrpc"
 )
 
@@ -323,16 +324,17 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 
 	// The editor source, found as gemkit mcp finds it.
 	env := map[string]string{"TMPDIR": w.tmp, "HOME": w.home}
-	f := editorsource.NewFinder(w.ws, editorsource.Options{Discovery: client.Options{
+	f := lspsource.NewFinder(w.ws, lspsource.Options{Discovery: client.Options{
 		Dir: filepath.Join(w.tmp, "gemini", "ide"), Getenv: func(k string) string { return env[k] },
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	}})
 	defer f.Close()
 	var src codeintel.Source
 	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error {
-		if src = f.Find(ctx); src == nil {
+		if f.Find(ctx) == nil {
 			return errors.New("no companion found")
 		}
+		src = lspsource.New(f.Find, nil)
 		// Warm: gopls has loaded the workspace when it answers.
 		return qs[0].ask(ctx, src, qs[0].at)
 	}); err != nil {
@@ -400,7 +402,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 			return nil, err
 		}
 	}
-	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error { return qs[0].ask(ctx, direct, qs[0].at) }); err != nil {
+	if err := benchenv.Poll(60*time.Second, 50*time.Millisecond, func() error { return qs[0].ask(ctx, goplsDirect{direct}, qs[0].at) }); err != nil {
 		return nil, fmt.Errorf("gopls direct: %w", err)
 	}
 	idle, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -408,7 +410,7 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 	cancel()
 	time.Sleep(time.Second)
 	for i, q := range qs {
-		if res.rows[i].gopls, err = times(direct, q); err != nil {
+		if res.rows[i].gopls, err = times(goplsDirect{direct}, q); err != nil {
 			return nil, err
 		}
 	}
@@ -469,4 +471,25 @@ func tree(pid int) []int {
 func comm(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	return strings.TrimSpace(string(b))
+}
+
+// goplsDirect asks gopls directly, each request as lsp/request carries
+// it, its answer read as internal/lspsource reads it.
+type goplsDirect struct{ c *lspclient.Client }
+
+func (g goplsDirect) locations(ctx context.Context, method string, at codeintel.DocPos, extra string) ([]codeintel.Location, error) {
+	params := fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":%d,"character":%d}%s}`, lspclient.URI(at.Path), at.Pos.Line, at.Pos.Character, extra)
+	raw, err := g.c.Request(ctx, method, json.RawMessage(params))
+	if err != nil {
+		return nil, err
+	}
+	return lspclient.DecodeLocations(raw)
+}
+
+func (g goplsDirect) Definition(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return g.locations(ctx, "textDocument/definition", at, "")
+}
+
+func (g goplsDirect) References(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
+	return g.locations(ctx, "textDocument/references", at, `,"context":{"includeDeclaration":true}`)
 }

@@ -245,8 +245,8 @@ func TestClaudeSelectionMentionDiagnostics(t *testing.T) {
 	srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir(), Debounce: time.Millisecond})
 	ws := srv.workspaceSnapshot()[0]
 	path := writeFile(t, ws, "m.go", "a\nb\nc\n")
-	ed.files = []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "undefined: x", Severity: "error", Source: "gopls", Code: "E1",
-		Range: Range{Start: Position{Line: 2, Character: 1}, End: Position{Line: 2, Character: 2}}}}}}
+	ed.files = []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "undefined: x", Severity: ide.SevError, Source: "gopls", Code: "E1",
+		Range: ide.Range{Start: ide.Position{Line: 1, Character: 0}, End: ide.Position{Line: 1, Character: 1}}}}}}
 	cc := dialClaude(t, srv)
 
 	srv.Selection(path, ide.Cursor{Line: 3, Character: 1}, "b\nc")
@@ -354,8 +354,8 @@ func TestClaudeDiagnosticsWithoutEditorSupport(t *testing.T) {
 type ownDiags struct{ path string }
 
 func (o ownDiags) Diagnostics(_ context.Context, path string) ([]FileDiagnostics, error) {
-	return []FileDiagnostics{{Path: o.path, Diagnostics: []Diagnostic{{Message: "undefined: x", Severity: "error", Source: "compiler",
-		Range: Range{Start: Position{Line: 3, Character: 2}, End: Position{Line: 3, Character: 3}}}}}}, nil
+	return []FileDiagnostics{{Path: o.path, Diagnostics: []Diagnostic{{Message: "undefined: x", Severity: ide.SevError, Source: "compiler",
+		Range: ide.Range{Start: ide.Position{Line: 2, Character: 1}, End: ide.Position{Line: 2, Character: 2}}}}}}, nil
 }
 
 // An editor without diagnostics of its own gives way to

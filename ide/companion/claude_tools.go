@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
 func (c *claudeEndpoint) openDiff(ctx context.Context, args map[string]any) (*callResult, error) {
@@ -144,9 +146,10 @@ func (c *claudeEndpoint) getDiagnostics(ctx context.Context, args map[string]any
 		for _, d := range f.Diagnostics {
 			fd.Diagnostics = append(fd.Diagnostics, claudeDiagnostic{
 				Message: d.Message, Severity: claudeSeverity(d.Severity), Source: d.Source, Code: d.Code,
+				// LSP's positions, as Claude Code reads them.
 				Range: claudeRange{
-					Start: claudePos{Line: max(d.Range.Start.Line-1, 0), Character: max(d.Range.Start.Character-1, 0)},
-					End:   claudePos{Line: max(d.Range.End.Line-1, 0), Character: max(d.Range.End.Character-1, 0)},
+					Start: claudePos{Line: d.Range.Start.Line, Character: d.Range.Start.Character},
+					End:   claudePos{Line: d.Range.End.Line, Character: d.Range.End.Character},
 				},
 			})
 		}
@@ -160,8 +163,8 @@ func (c *claudeEndpoint) getDiagnostics(ctx context.Context, args map[string]any
 }
 
 // claudeSeverity spells a severity as VS Code's companion does.
-func claudeSeverity(s string) string {
-	switch s {
+func claudeSeverity(s ide.Severity) string {
+	switch s.String() {
 	case "error":
 		return "Error"
 	case "warning":

@@ -11,34 +11,12 @@ import (
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
-// Position is a place in a file, 1-based like the editor protocol's
-// cursor.
-type Position struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-// Range is a span of a file.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
-
-// Diagnostic is one problem the editor shows in a file.
-type Diagnostic struct {
-	Message string `json:"message"`
-	// Severity is "error", "warning", "info" or "hint".
-	Severity string `json:"severity"`
-	Source   string `json:"source,omitempty"`
-	Code     string `json:"code,omitempty"`
-	Range    Range  `json:"range"`
-}
-
-// FileDiagnostics are the diagnostics of one file.
-type FileDiagnostics struct {
-	Path        string       `json:"path"`
-	Diagnostics []Diagnostic `json:"diagnostics"`
-}
+// The diagnostics are gemkit's one diagnostic type (ide.Diagnostic): in
+// LSP's terms in memory, the editor protocol's form as JSON.
+type (
+	Diagnostic      = ide.Diagnostic
+	FileDiagnostics = ide.FileDiagnostics
+)
 
 // DiagnosticsEditor is an [Editor] that can report its diagnostics (Claude
 // Code asks for them around each edit). An [Editor] without it reports none.

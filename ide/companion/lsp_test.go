@@ -157,7 +157,7 @@ type ownServers struct{ asked []string }
 
 func (o *ownServers) Diagnostics(_ context.Context, path string) ([]FileDiagnostics, error) {
 	o.asked = append(o.asked, path)
-	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "from gemkit's own server", Severity: "error"}}}}, nil
+	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "from gemkit's own server", Severity: ide.SevError}}}}, nil
 }
 
 // clientsByExt is a langEditor with a client for Go files only, whose
@@ -176,11 +176,11 @@ func (e *clientsByExt) LSPClients(_ context.Context, path string) ([]ide.LSPClie
 
 func (e *clientsByExt) SettledDiagnostics(_ context.Context, path string, settle time.Duration) ([]FileDiagnostics, error) {
 	e.settled = append(e.settled, settle)
-	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "from the editor's gopls", Severity: "error"}}}}, nil
+	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "from the editor's gopls", Severity: ide.SevError}}}}, nil
 }
 
 func (e *clientsByExt) Diagnostics(_ context.Context, path string) ([]FileDiagnostics, error) {
-	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: "info"}}}}, nil
+	return []FileDiagnostics{{Path: path, Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: ide.SevInfo}}}}, nil
 }
 
 // Claude Code's diagnostics come from where gemkit's code-intelligence

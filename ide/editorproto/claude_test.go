@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/companion"
 )
 
@@ -49,7 +50,7 @@ func TestDiagnosticsRequest(t *testing.T) {
 	}
 	p.send(t, `{"jsonrpc":"2.0","id":1,"result":{"files":[{"path":"/w/a.go","diagnostics":[{"message":"m","severity":"warning","range":{"start":{"line":1,"character":1},"end":{"line":1,"character":3}}}]}]}}`)
 	r := <-ch
-	if r.err != nil || len(r.files) != 1 || r.files[0].Diagnostics[0].Severity != "warning" || r.files[0].Diagnostics[0].Range.End.Character != 3 {
+	if r.err != nil || len(r.files) != 1 || r.files[0].Diagnostics[0].Severity != ide.SevWarning || r.files[0].Diagnostics[0].Range.End.Character != 2 {
 		t.Errorf("got %+v, %v", r.files, r.err)
 	}
 

@@ -440,25 +440,7 @@ func (c *Conn) Diagnostics(ctx context.Context, path string) ([]companion.FileDi
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSeverities(res.Files); err != nil {
-		return nil, err
-	}
 	return res.Files, nil
-}
-
-// checkSeverities refuses diagnostics whose severity is not one of the
-// protocol's words.
-func checkSeverities(files []companion.FileDiagnostics) error {
-	for _, f := range files {
-		for _, d := range f.Diagnostics {
-			switch d.Severity {
-			case "error", "warning", "info", "hint":
-			default:
-				return fmt.Errorf("editor's answer to %s: severity must be error, warning, info or hint, not %q", MethodDiagnostics, d.Severity)
-			}
-		}
-	}
-	return nil
 }
 
 // FileWritten implements [companion.Editor] with a file/written notification.

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/internal/codeintel/open"
+	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 )
@@ -52,7 +54,7 @@ language, file extensions, command, and where the command was found on PATH or
 how to install it.`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := configFile(configPath)
+			path, err := config.Path(configPath)
 			if err != nil {
 				return err
 			}
@@ -124,7 +126,7 @@ func newCodeIntelStatusCmd(a *app) *cobra.Command {
 					fmt.Fprintf(a.Out, "%s lends its language clients through its companion at %s, but runs none now: gemkit's servers answer.\n", editor.Editor, editor.Endpoint)
 				}
 			}
-			sock, err := brokerSocket(ws, configPath)
+			sock, err := open.BrokerSocket(ws, configPath, buildVersion())
 			if err != nil {
 				return err
 			}
@@ -216,7 +218,7 @@ func newCodeIntelBrokerCmd(a *app) *cobra.Command {
 				f.Close()
 			}
 			a.log.Info("code intelligence broker: serving", "workspace", workspace, "socket", socket, "pid", os.Getpid())
-			b := &lspbroker.Broker{Source: pool, Workspace: pool.Workspace(), Servers: func() any { return pool.Servers() }, Logger: a.log}
+			b := &lspbroker.Broker{Handler: pool.Handle, Workspace: pool.Workspace(), Servers: func() any { return pool.Servers() }, Logger: a.log}
 			if err := b.Serve(cmd.Context(), ln); err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
@@ -81,13 +82,13 @@ func warmUp(t *testing.T, tools *codeintel.Tools, file string) {
 func quoteApp(t *testing.T, ws string) *codeintel.Tools {
 	t.Helper()
 	a := newApp(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
-	a.intel.noEditor = true
-	t.Cleanup(a.closeCodeIntel)
-	tools, err := a.codeIntel(ws, "")
+	// No editor: one running on this machine must not answer.
+	in, err := open.Workspace(ws, a.codeIntelConfig("", false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tools
+	t.Cleanup(in.Close)
+	return in.Tools
 }
 
 // askQuote runs a tool and fails the test when the answer carries the

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
+	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -28,20 +30,21 @@ func codeIntelApp(t *testing.T) (*app, string) {
 }
 
 // Claude Code's getDiagnostics, for a front-end without diagnostics of
-// its own, comes from gopls: 1-based in the companion, a file no server
-// serves has none.
+// its own, comes from gopls: LSP's positions, as Claude Code reads them;
+// a file no server serves has none.
 func TestOwnDiagnostics(t *testing.T) {
 	a, ws := codeIntelApp(t)
 	main := filepath.Join(ws, "main.go")
 	b, _ := os.ReadFile(main)
 	os.WriteFile(main, []byte(strings.Replace(string(b), "s.Total()", "s.Totl()", 1)), 0o644)
-	d := &ownDiagnostics{a: a, workspace: []string{ws}}
+	d := open.NewDiagnostics([]string{ws}, a.codeIntelConfig("", false))
+	t.Cleanup(d.Close)
 	files, err := d.Diagnostics(context.Background(), main)
 	if err != nil || len(files) != 1 || len(files[0].Diagnostics) != 1 {
 		t.Fatalf("%+v %v", files, err)
 	}
 	dg := files[0].Diagnostics[0]
-	if dg.Severity != "error" || !strings.Contains(dg.Message, "s.Totl undefined") || dg.Range.Start.Line != 15 || dg.Range.Start.Character != 38 {
+	if dg.Severity != codeintel.SevError || !strings.Contains(dg.Message, "s.Totl undefined") || dg.Range.Start.Line != 14 || dg.Range.Start.Character != 37 {
 		t.Errorf("diagnostic: %+v", dg)
 	}
 	notes := filepath.Join(ws, "notes.txt")

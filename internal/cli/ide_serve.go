@@ -194,13 +194,12 @@ func (o serveOptions) companionConfig(a *app) (companion.Config, error) {
 		DiscoveryDir:  a.discoveryDir(),
 		Claude:        o.claude,
 		ClaudeLockDir: a.claudeLockDir(),
-		Diagnostics:   &ownDiagnostics{a: a, workspace: workspace},
+		Diagnostics:   a.ownDiagnostics(workspace),
 		Qwen:          o.qwen,
 		QwenLockDir:   a.qwenLockDir(),
 		BridgeCommand: a.bridgeCommand,
 		OnReady:       o.onReady(a),
 	}
-	a.intel.noEditor = true
 	if env, why := discovery.ContainerEnv(o.containerRoot, a.getenv); env != nil {
 		cfg.ExtraEnv = env
 		a.log.Debug(why)

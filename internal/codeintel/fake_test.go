@@ -9,6 +9,10 @@ import (
 // each field is the answer of one method (nil: nothing), errs the error
 // of a method by name.
 type fakeSource struct {
+	// Source answers what is not faked here (nil: a question added to
+	// Source panics until a test fakes it), so that a new question
+	// touches no fake.
+	Source
 	status    Status
 	defs      map[DocPos][]Location
 	impls     map[DocPos][]Location

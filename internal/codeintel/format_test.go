@@ -68,7 +68,7 @@ func randomLocations(r *rand.Rand, ws string, n int) []Location {
 	for i := range out {
 		l := files[r.IntN(len(files))]
 		line, char := r.IntN(6), r.IntN(4)
-		l.Range = Range{Start: Position{line, char}, End: Position{line + r.IntN(2), char + r.IntN(9)}}
+		l.Range = Range{Start: Position{Line: line, Character: char}, End: Position{Line: line + r.IntN(2), Character: char + r.IntN(9)}}
 		out[i] = l
 	}
 	return out
@@ -150,7 +150,7 @@ func manyReferences(t testing.TB) (string, []Location) {
 func TestReferencesMany(t *testing.T) {
 	ws, locs := manyReferences(t)
 	g := filepath.Join(ws, "greet", "greet.go")
-	tools := newTestTools(t, ws, &fakeSource{refs: map[DocPos][]Location{{Path: g, Pos: Position{15, 5}}: locs}}, Options{})
+	tools := newTestTools(t, ws, &fakeSource{refs: map[DocPos][]Location{{Path: g, Pos: Position{Line: 15, Character: 5}}: locs}}, Options{})
 	got, isErr := call(t, tools, ToolReferences, `{"file":"greet/greet.go","line":16,"column":6}`)
 	if isErr {
 		t.Fatal(got)
@@ -199,7 +199,7 @@ func BenchmarkSortLocations(b *testing.B) {
 func BenchmarkReferencesAnswer(b *testing.B) {
 	ws, locs := manyReferences(b)
 	g := filepath.Join(ws, "greet", "greet.go")
-	tools, err := NewTools(&fakeSource{refs: map[DocPos][]Location{{Path: g, Pos: Position{15, 5}}: locs}}, ws, Options{})
+	tools, err := NewTools(&fakeSource{refs: map[DocPos][]Location{{Path: g, Pos: Position{Line: 15, Character: 5}}: locs}}, ws, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func newQuoteFixture(t *testing.T) *quoteFixture {
 	if err := os.Symlink(filepath.Join(f.home, ".gemini"), filepath.Join(f.ws, "creds")); err != nil {
 		t.Fatal(err)
 	}
-	f.mainPos = func(line, col int) DocPos { return DocPos{Path: f.main, Pos: Position{line, col}} }
+	f.mainPos = func(line, col int) DocPos { return DocPos{Path: f.main, Pos: Position{Line: line, Character: col}} }
 	key := Location{Path: f.gemini, Range: rng(1, 2, 17)}
 	f.src = &fakeSource{
 		defs: map[DocPos][]Location{
@@ -258,13 +258,20 @@ func TestQuotingUnsavedThroughLink(t *testing.T) {
 // confinedSource is a fakeSource whose servers run in gemkit's sandbox.
 type confinedSource struct{ *fakeSource }
 
-func (confinedSource) Confined() bool { return true }
+func (confinedSource) Confined(context.Context) bool { return true }
+
+// unconfinedNow is a Source that would be confined but whose answers
+// come now from an editor's clients (internal/lspsource with an editor
+// found).
+type unconfinedNow struct{ *fakeSource }
+
+func (unconfinedNow) Confined(context.Context) bool { return false }
 
 // TestHoverConfinedAsksNoDefinition: a hover by position asks for the
 // definition beside it only of a source whose servers could read a file
 // no answer quotes (an editor's); gemkit's own, confined to what may be
-// quoted, are spared the second request, as they are through Choose when
-// no editor serves the workspace.
+// quoted, are spared the second request, but only while no editor
+// answers (Confined is asked at each question).
 func TestHoverConfinedAsksNoDefinition(t *testing.T) {
 	f := newQuoteFixture(t)
 	args := `{"file":"main.ts","line":2,"column":8}`
@@ -275,10 +282,7 @@ func TestHoverConfinedAsksNoDefinition(t *testing.T) {
 	}{
 		{"an editor's", func() Source { return f.src }, true},
 		{"confined", func() Source { return confinedSource{f.src} }, false},
-		{"confined through Choose, no editor", func() Source { return Choose(nil, confinedSource{f.src}) }, false},
-		{"confined through Choose, an editor", func() Source {
-			return Choose(func(context.Context) Source { return f.src }, confinedSource{f.src})
-		}, true},
+		{"confined but an editor answers now", func() Source { return unconfinedNow{f.src} }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f.src.mu.Lock()

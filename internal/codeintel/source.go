@@ -2,10 +2,15 @@
 // symbol is defined, where it is used, what it is (hover), what a file or
 // the workspace declares, what is wrong (diagnostics), what implements an
 // interface and who calls whom. The tools of `gemkit mcp` and of gemkit's
-// own agent are built here, on one interface, Source, which language
-// servers answer: the editor's own (through its companion) when one can,
-// else gemkit's own servers (internal/langserver, shared by every agent of
-// a workspace through internal/lspbroker).
+// own agent are built here, on one interface, Source. Its one
+// implementation is internal/lspsource's, which asks sets of language
+// clients through the editor protocol's language requests: the editor's
+// own (through its companion) when one can, else gemkit's own servers
+// (internal/langserver, shared by every agent of a workspace through
+// internal/lspbroker); internal/codeintel/open puts them together.
+//
+// A new question is a method of Source (here), its request and answer
+// in internal/lspsource/source.go, and its tool in tools.go.
 //
 // A Source speaks in LSP's terms (0-based lines, UTF-16 columns, ranges,
 // locations with absolute paths), so that any language client can be one
@@ -19,21 +24,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gemkit/gemkit/ide"
 )
 
-// Position is a place in a text document as LSP counts it: Line is
-// 0-based, Character is the 0-based offset in UTF-16 code units within
-// the line.
-type Position struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-// Range is a span of a text document, End exclusive.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
+// Position and Range are LSP's (0-based lines, UTF-16 columns), shared
+// with the editor protocol's package.
+type (
+	Position = ide.Position
+	Range    = ide.Range
+)
 
 // Location is a range of a file. Path is absolute; a server's location in
 // a document that is not a file (a URI of another scheme, such as a
@@ -115,51 +115,21 @@ func (s Symbol) NamePos() Position {
 	return s.Location.Range.Start
 }
 
-// Severity is LSP's DiagnosticSeverity.
-type Severity int
-
-const (
-	SevError   Severity = 1
-	SevWarning Severity = 2
-	SevInfo    Severity = 3
-	SevHint    Severity = 4
+// The diagnostics are gemkit's one diagnostic type (ide.Diagnostic): in
+// memory in LSP's terms; as JSON in the editor protocol's form.
+type (
+	Severity        = ide.Severity
+	Diagnostic      = ide.Diagnostic
+	FileDiagnostics = ide.FileDiagnostics
 )
 
-// String is the severity in words.
-func (s Severity) String() string {
-	switch s {
-	case SevError:
-		return "error"
-	case SevWarning:
-		return "warning"
-	case SevInfo:
-		return "info"
-	case SevHint:
-		return "hint"
-	}
-	return "error" // LSP: a diagnostic without severity is the client's to judge; errors are safest
-}
-
-// Diagnostic is a problem a server reports in a file.
-type Diagnostic struct {
-	Range    Range    `json:"range"`
-	Severity Severity `json:"severity"`
-	Code     string   `json:"code,omitempty"`
-	// Source is the tool that found it ("compiler", "ts", "Pyright").
-	Source  string `json:"source,omitempty"`
-	Message string `json:"message"`
-}
-
-// FileDiagnostics are the diagnostics of one file (Path absolute).
-type FileDiagnostics struct {
-	Path        string       `json:"path"`
-	Diagnostics []Diagnostic `json:"diagnostics"`
-	// Stale, when not empty, says why Diagnostics may not be those of the
-	// file's latest text or of the workspace's latest change (the server
-	// did not report in time, or does not check the file), in words for
-	// the answer.
-	Stale string `json:"stale,omitempty"`
-}
+// The severities.
+const (
+	SevError   = ide.SevError
+	SevWarning = ide.SevWarning
+	SevInfo    = ide.SevInfo
+	SevHint    = ide.SevHint
+)
 
 // Hover is what a server says about the symbol at a position: its type or
 // signature and its documentation, as Markdown or plain text.

@@ -16,7 +16,7 @@ import (
 )
 
 func rng(line, char, endChar int) Range {
-	return Range{Start: Position{line, char}, End: Position{line, endChar}}
+	return Range{Start: Position{Line: line, Character: char}, End: Position{Line: line, Character: endChar}}
 }
 
 // shop is the Go fixture with a fake Source answering as gopls v0.23.0
@@ -40,26 +40,26 @@ func shop(t testing.TB) (string, *fakeSource) {
 		},
 		outline: map[string][]Symbol{
 			s: {
-				{Name: "Item", Kind: KindStruct, Detail: "struct{...}", Location: Location{Path: s, Range: Range{Position{6, 5}, Position{9, 1}}}, Selection: rng(6, 5, 9),
+				{Name: "Item", Kind: KindStruct, Detail: "struct{...}", Location: Location{Path: s, Range: Range{Start: Position{Line: 6, Character: 5}, End: Position{Line: 9, Character: 1}}}, Selection: rng(6, 5, 9),
 					Children: []Symbol{{Name: "Name", Kind: KindField, Detail: "string", Location: Location{Path: s, Range: rng(7, 1, 13)}, Selection: rng(7, 1, 5)}}},
 				{Name: "New", Kind: KindFunction, Detail: "func() *Store", Location: Location{Path: s, Range: rng(17, 0, 37)}, Selection: rng(17, 5, 8)},
-				{Name: "(*Store).Add", Kind: KindMethod, Detail: "func(it Item) error", Location: Location{Path: s, Range: Range{Position{20, 0}, Position{26, 1}}}, Selection: rng(20, 16, 19)},
+				{Name: "(*Store).Add", Kind: KindMethod, Detail: "func(it Item) error", Location: Location{Path: s, Range: Range{Start: Position{Line: 20, Character: 0}, End: Position{Line: 26, Character: 1}}}, Selection: rng(20, 16, 19)},
 			},
 		},
 		defs: map[DocPos][]Location{
 			// greet.Greet on main.go:15.
-			{Path: m, Pos: Position{14, 19}}: {{Path: g, Range: rng(15, 5, 10)}},
+			{Path: m, Pos: Position{Line: 14, Character: 19}}: {{Path: g, Range: rng(15, 5, 10)}},
 			// fmt.Println on main.go:13 and 15.
-			{Path: m, Pos: Position{12, 6}}: {{Path: "/usr/local/go/src/fmt/print.go", Range: rng(313, 5, 12)}},
+			{Path: m, Pos: Position{Line: 12, Character: 6}}: {{Path: "/usr/local/go/src/fmt/print.go", Range: rng(313, 5, 12)}},
 		},
 		refs: map[DocPos][]Location{
-			{Path: g, Pos: Position{15, 5}}: {
+			{Path: g, Pos: Position{Line: 15, Character: 5}}: {
 				{Path: m, Range: rng(14, 19, 24)},
 				{Path: g, Range: rng(15, 5, 10)},
 			},
 		},
 		hovers: map[DocPos]Hover{
-			{Path: g, Pos: Position{15, 5}}: {Text: "```go\nfunc Greet(name string) string\n```\n\nGreet greets name in English."},
+			{Path: g, Pos: Position{Line: 15, Character: 5}}: {Text: "```go\nfunc Greet(name string) string\n```\n\nGreet greets name in English."},
 		},
 		diags: map[string][]Diagnostic{},
 	}
@@ -252,7 +252,7 @@ func TestToolsBounded(t *testing.T) {
 		many = append(many, Location{Path: g, Range: rng(i%20, 0, 1)}, Location{Path: m, Range: rng(i%15, 0, 1)})
 	}
 	many = append(many, Location{Path: filepath.Join(ws, "store", "store.go"), Range: rng(1, 0, 1)})
-	src.refs[DocPos{Path: g, Pos: Position{15, 5}}] = many
+	src.refs[DocPos{Path: g, Pos: Position{Line: 15, Character: 5}}] = many
 	tools := newTestTools(t, ws, src, Options{MaxItems: 10})
 	got, _ := call(t, tools, ToolReferences, `{"symbol":"Greet"}`)
 	if !strings.HasSuffix(got, "[26 more not shown in 3 files: ask about one file's uses with code_references and file, line and column there, or use code_calls for callers]") {
@@ -457,7 +457,7 @@ func TestHoverOneRequest(t *testing.T) {
 	ws, src := shop(t)
 	g := filepath.Join(ws, "greet", "greet.go")
 	src.outline[g] = []Symbol{{Name: "Greet", Kind: KindFunction, Detail: "func(name string) string",
-		Location: Location{Path: g, Range: Range{Position{15, 0}, Position{17, 1}}}, Selection: rng(15, 5, 10)}}
+		Location: Location{Path: g, Range: Range{Start: Position{Line: 15, Character: 0}, End: Position{Line: 17, Character: 1}}}, Selection: rng(15, 5, 10)}}
 	tools := newTestTools(t, ws, confinedSource{src}, Options{})
 	for _, args := range []string{
 		`{"symbol":"Greet","file":"greet/greet.go"}`, // asks for the outline once

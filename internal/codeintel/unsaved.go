@@ -36,20 +36,3 @@ func (t *Tools) fileCache(ctx context.Context) *fileCache {
 	}
 	return fc
 }
-
-// Unsaved implements Unsaved: the editor's unsaved buffers, when an
-// editor answers (gemkit's own servers read the disk).
-func (c *chooser) Unsaved(ctx context.Context) (map[string]string, error) {
-	if c.editor == nil {
-		return nil, nil
-	}
-	ed := c.editor(ctx)
-	if ed == nil {
-		return nil, nil
-	}
-	u, ok := ed.(Unsaved)
-	if !ok {
-		return nil, nil
-	}
-	return u.Unsaved(ctx)
-}

@@ -17,14 +17,13 @@ type withUnsaved struct {
 func (w withUnsaved) Unsaved(context.Context) (map[string]string, error) { return w.texts, nil }
 
 // A declaration found in a buffer not saved is shown with its line as
-// the buffer has it, not as the disk does; the chooser passes the
-// editor's buffers on.
+// the buffer has it, not as the disk does.
 func TestUnsavedLines(t *testing.T) {
 	ws, f := shop(t)
 	g := filepath.Join(ws, "greet", "greet.go")
 	f.symbols = append(f.symbols, Symbol{Name: "Farewell", Kind: KindFunction, Container: "example.com/shop/greet", Location: Location{Path: g, Range: rng(23, 5, 13)}})
 	buffer := strings.Repeat("\n", 23) + "func Farewell(name string) string { return \"Bye, \" + name }\n"
-	src := Choose(func(context.Context) Source { return withUnsaved{f, map[string]string{g: buffer}} }, nil)
+	src := withUnsaved{f, map[string]string{g: buffer}}
 	tools := newTestTools(t, ws, src, Options{})
 	text, isErr := tools.Call(context.Background(), ToolDefinition, json.RawMessage(`{"symbol":"Farewell"}`))
 	if isErr || !strings.Contains(text, `greet/greet.go:24:6: func Farewell(name string) string { return "Bye, " + name }`) {

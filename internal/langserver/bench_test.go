@@ -3,6 +3,7 @@ package langserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -25,7 +26,7 @@ func BenchmarkDefinition(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	tl, _ := codeintel.NewTools(source(p), ws, codeintel.Options{})
 	defer tl.Close()
 	args := json.RawMessage(`{"file":"main.go","line":15,"column":20}`)
 	ctx := context.Background()
@@ -48,11 +49,11 @@ func BenchmarkDefinition(b *testing.B) {
 	c.Open(main, "go")
 	at := codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}}
 	for range 5 {
-		c.Definition(ctx, at)
+		direct(ctx, c, "textDocument/definition", at)
 	}
 	b.Run("gopls", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := c.Definition(ctx, at); err != nil {
+			if _, err := direct(ctx, c, "textDocument/definition", at); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -86,7 +87,7 @@ func BenchmarkColdDefinition(b *testing.B) {
 		if _, err := c.Open(main, "go"); err != nil {
 			b.Fatal(err)
 		}
-		if l, err := c.Definition(ctx, at); err != nil || len(l) != 1 {
+		if l, err := direct(ctx, c, "textDocument/definition", at); err != nil || len(l) != 1 {
 			b.Fatalf("definition: %v %v", l, err)
 		}
 		d := time.Since(t0)
@@ -126,7 +127,7 @@ func BenchmarkHoverImplementations(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	tl, _ := codeintel.NewTools(source(p), ws, codeintel.Options{})
 	defer tl.Close()
 	ctx := context.Background()
 	calls := []struct{ name, tool, args string }{
@@ -157,21 +158,32 @@ func BenchmarkHoverImplementations(b *testing.B) {
 	fn := codeintel.DocPos{Path: g, Pos: codeintel.Position{Line: 15, Character: 5}}
 	iface := codeintel.DocPos{Path: g, Pos: codeintel.Position{Line: 5, Character: 5}}
 	for range 5 {
-		c.Hover(ctx, fn)
-		c.Implementations(ctx, iface)
+		direct(ctx, c, "textDocument/hover", fn)
+		direct(ctx, c, "textDocument/implementation", iface)
 	}
 	b.Run("gopls/hover", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := c.Hover(ctx, fn); err != nil {
+			if _, err := direct(ctx, c, "textDocument/hover", fn); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("gopls/implementations", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := c.Implementations(ctx, iface); err != nil {
+			if _, err := direct(ctx, c, "textDocument/implementation", iface); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// direct asks gopls a question at a position as lsp/request carries it;
+// the answer of a location request is decoded, as lspsource does.
+func direct(ctx context.Context, c *lspclient.Client, method string, at codeintel.DocPos) ([]codeintel.Location, error) {
+	params := fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":%d,"character":%d}}`, lspclient.URI(at.Path), at.Pos.Line, at.Pos.Character)
+	raw, err := c.Request(ctx, method, json.RawMessage(params))
+	if err != nil || method == "textDocument/hover" {
+		return nil, err
+	}
+	return lspclient.DecodeLocations(raw)
 }

@@ -18,11 +18,11 @@ import (
 	"github.com/gemkit/gemkit/internal/lspclient"
 )
 
-// Changed implements codeintel.Source: a running server gets the new
+// changed passes changes to the servers (lsp/changed): a running server gets the new
 // text of a file it has open, and hears of the others; a server not
 // running is not started for a change on disk, but is for a text given
 // (the caller wants the server to see it: an edit's old text).
-func (p *Pool) Changed(ctx context.Context, changes []codeintel.Change) error {
+func (p *Pool) changed(ctx context.Context, changes []codeintel.Change) error {
 	for _, ch := range changes {
 		if ch.Text != nil {
 			r, err := p.serverFor(ch.Path)

@@ -15,8 +15,9 @@ import (
 	"github.com/gemkit/gemkit/internal/lspclient"
 )
 
-// Diagnostics implements codeintel.Source.
-func (p *Pool) Diagnostics(ctx context.Context, paths []string) ([]codeintel.FileDiagnostics, error) {
+// diagnostics are the current diagnostics of paths, or of the whole
+// workspace with none (diagnostics/get).
+func (p *Pool) diagnostics(ctx context.Context, paths []string) ([]codeintel.FileDiagnostics, error) {
 	// A file written just before the question, which the watcher has
 	// not reported yet (it lets a file settle first), is told to the
 	// servers now: its effect on the files asked about is waited for.

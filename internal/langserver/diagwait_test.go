@@ -30,7 +30,7 @@ func TestPoolWorkspaceDiagnosticsPlatformFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: 2 * time.Minute})
+	tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,5 +287,3 @@ func find(table []Server, look LookPath, cfgPath, path string) (choice, error) {
 	}
 	return choice{}, &codeintel.NoServerError{Language: tried[0].Language, Path: path, Reason: b.String()}
 }
-
-var _ codeintel.Source = (*Pool)(nil)

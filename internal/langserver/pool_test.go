@@ -13,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/lspsource"
 )
 
 // tools is the code-intelligence tools over a Pool of the fixture of
@@ -29,7 +30,7 @@ func tools(t *testing.T, lang, path string) (*codeintel.Tools, *Pool, string) {
 	// tools do (internal/cli).
 	env := append(os.Environ(), "PATH="+path)
 	quoting := codeintel.Quoting{Roots: func() []string { return ReadRoots(Builtin(), ws, env) }}
-	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: 2 * time.Minute, Quoting: quoting})
+	tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: 2 * time.Minute, Quoting: quoting})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestPoolIdleStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	tl, _ := codeintel.NewTools(p, ws, codeintel.Options{})
+	tl, _ := codeintel.NewTools(source(p), ws, codeintel.Options{})
 	defer tl.Close()
 	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet","file":"main.go"}`, "greet/greet.go:16:6")
 	pid := p.Servers()[0].Pid
@@ -295,4 +296,9 @@ func TestPoolCloseLeavesNothing(t *testing.T) {
 	if n := codeinteltest.Procs("gopls", ws); len(n) != 0 {
 		t.Fatalf("gopls left running: %v", n)
 	}
+}
+
+// source is the Source of gemkit's own servers over p, in this process.
+func source(p *Pool) codeintel.Source {
+	return lspsource.New(nil, &lspsource.Clients{Conn: p, Confined: true})
 }

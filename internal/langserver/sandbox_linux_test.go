@@ -105,7 +105,7 @@ func sandboxPool(t *testing.T, ws string, a attack, env []string, cfg Config) *c
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: time.Minute})
+	tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestGoplsSandboxedAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: time.Minute})
+	tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestServerNotStartedOutsideSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	tl, err := codeintel.NewTools(p, ws, codeintel.Options{Timeout: time.Minute})
+	tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/langserver"
+	"github.com/gemkit/gemkit/internal/lspsource"
 )
 
 // BenchmarkBrokerDefinition: a warm definition by position through the
@@ -31,12 +32,12 @@ func BenchmarkBrokerDefinition(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go (&Broker{Source: p}).Serve(context.Background(), ln)
+	go (&Broker{Handler: p.Handle}).Serve(context.Background(), ln)
 	c := &Client{Socket: sock}
 	defer c.Close()
 	args := json.RawMessage(`{"file":"main.go","line":15,"column":20}`)
 	ctx := context.Background()
-	for name, src := range map[string]codeintel.Source{"pool": p, "broker": c} {
+	for name, src := range map[string]codeintel.Source{"pool": own(p), "broker": own(c)} {
 		tl, _ := codeintel.NewTools(src, ws, codeintel.Options{})
 		for range 5 {
 			tl.Call(ctx, codeintel.ToolDefinition, args)
@@ -50,6 +51,11 @@ func BenchmarkBrokerDefinition(b *testing.B) {
 		})
 		tl.Close()
 	}
+}
+
+// own is the Source of gemkit's own servers over conn.
+func own(conn lspsource.Conn) codeintel.Source {
+	return lspsource.New(nil, &lspsource.Clients{Conn: conn, Confined: true})
 }
 
 // BenchmarkBrokerReferences: references to a function used 1,000 times,
@@ -80,16 +86,16 @@ func BenchmarkBrokerReferences(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go (&Broker{Source: p}).Serve(context.Background(), ln)
+	go (&Broker{Handler: p.Handle}).Serve(context.Background(), ln)
 	c := &Client{Socket: sock}
 	defer c.Close()
 	args := json.RawMessage(`{"file":"greet/greet.go","line":16,"column":6}`)
 	ctx := context.Background()
 	at := codeintel.DocPos{Path: filepath.Join(ws, "greet", "greet.go"), Pos: codeintel.Position{Line: 15, Character: 5}}
 	for _, name := range []string{"pool", "broker", "source-pool", "source-broker"} {
-		var src codeintel.Source = p
+		var src codeintel.Source = own(p)
 		if strings.HasSuffix(name, "broker") {
-			src = c
+			src = own(c)
 		}
 		tl, _ := codeintel.NewTools(src, ws, codeintel.Options{})
 		for range 3 {

@@ -11,14 +11,17 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/buildinfo"
-	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
-// Broker serves a Source to the clients of its socket.
+// Handler answers one language request, its params as the client sent
+// them (langserver.Pool's Handle).
+type Handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
+
+// Broker forwards its clients' language requests to Handler.
 type Broker struct {
-	// Source answers the questions: the workspace's Pool.
-	Source codeintel.Source
+	// Handler answers the requests: the workspace's Pool.
+	Handler Handler
 	// Workspace is reported to clients.
 	Workspace string
 	// FirstClient bounds the wait for the first client (the one that
@@ -185,31 +188,21 @@ func (b *Broker) serveClient(ctx context.Context, nc net.Conn, log *slog.Logger)
 		}
 		go func() {
 			res, err := b.handle(ctx, r.Method, r.Params)
-			if err != nil {
-				err = wireError(err)
-			}
 			conn.Reply(r.ID, res, err)
 		}()
 		return nil, jsonrpc.ErrNoReply
 	}))
 }
 
-func decode[T any](raw json.RawMessage) (T, error) {
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return v, jsonrpc.InvalidParams("", jsonrpc.Problem(err))
-	}
-	return v, nil
-}
-
-// handle answers one request from the Source.
+// handle answers one request: the broker's own, or the Handler's.
 func (b *Broker) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	src := b.Source
 	switch method {
 	case mHello:
-		p, err := decode[helloParams](params)
-		if err != nil {
-			return nil, err
+		var p helloParams
+		if len(params) > 0 {
+			if err := json.Unmarshal(params, &p); err != nil {
+				return nil, jsonrpc.InvalidParams(method, jsonrpc.Problem(err))
+			}
 		}
 		if p.HoldFor > 0 {
 			b.hold(p.HoldFor)
@@ -220,59 +213,9 @@ func (b *Broker) handle(ctx context.Context, method string, params json.RawMessa
 			return b.Servers(), nil
 		}
 		return []any{}, nil
-	case mStatus:
-		p, err := decode[pathParams](params)
-		if err != nil {
-			return nil, err
-		}
-		return src.Status(ctx, p.Path)
-	case mDefinition, mImplementations, mReferences, mHover, mIncomingCalls, mOutgoingCalls:
-		at, err := decode[codeintel.DocPos](params)
-		if err != nil {
-			return nil, err
-		}
-		var locs []codeintel.Location
-		switch method {
-		case mDefinition:
-			locs, err = src.Definition(ctx, at)
-			return encodeLocs(locs), err
-		case mImplementations:
-			locs, err = src.Implementations(ctx, at)
-			return encodeLocs(locs), err
-		case mReferences:
-			locs, err = src.References(ctx, at)
-			return encodeLocs(locs), err
-		case mHover:
-			return src.Hover(ctx, at)
-		case mIncomingCalls:
-			return src.IncomingCalls(ctx, at)
-		default:
-			return src.OutgoingCalls(ctx, at)
-		}
-	case mDocumentSymbols:
-		p, err := decode[pathParams](params)
-		if err != nil {
-			return nil, err
-		}
-		return src.DocumentSymbols(ctx, p.Path)
-	case mWorkspaceSymbols:
-		p, err := decode[queryParams](params)
-		if err != nil {
-			return nil, err
-		}
-		return src.WorkspaceSymbols(ctx, p.Query)
-	case mDiagnostics:
-		p, err := decode[pathsParams](params)
-		if err != nil {
-			return nil, err
-		}
-		return src.Diagnostics(ctx, p.Paths)
-	case mChanged:
-		p, err := decode[changesParams](params)
-		if err != nil {
-			return nil, err
-		}
-		return nil, src.Changed(ctx, p.Changes)
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s", method)}
+	if b.Handler == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s", method)}
+	}
+	return b.Handler(ctx, method, params)
 }

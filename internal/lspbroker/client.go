@@ -12,23 +12,19 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
-// Client is a codeintel.Source that asks the workspace's broker,
-// starting it when none runs. It connects at its first question, and
-// once more when the broker went meanwhile.
+// Client carries the language requests of internal/lspsource's Source to
+// the workspace's broker, starting it when none runs. It connects at its
+// first request, and once more when the broker went meanwhile.
 type Client struct {
 	// Socket is the broker's socket (SocketPath).
 	Socket string
 	// Start starts a broker listening on Socket and returns once it
 	// listens (Command.Start, or a test's own).
 	Start func(ctx context.Context) error
-	// Check, when set, says without asking the broker whether a server
-	// serves a file (nil) or why none does (a *codeintel.NoServerError):
-	// a question about a file no server serves then starts no broker.
-	Check func(path string) error
 	// HoldFor, when not 0, is the process this client works for (see
 	// helloParams.HoldFor): the broker lives on while it does.
 	HoldFor int
@@ -156,9 +152,21 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// call asks the broker, starting it when none runs; a broker that went
-// meanwhile is replaced once.
-func (c *Client) call(ctx context.Context, method string, params, result any) error {
+// Call sends one language request to the broker, starting it when none
+// runs (internal/lspsource's Conn); a broker that went meanwhile is
+// replaced once. lsp/changed starts no broker: with none running, no
+// server has the files open.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	if method == ide.MethodLSPChanged {
+		conn, err := c.connect(ctx, false)
+		if err != nil {
+			if absent(err) {
+				return nil
+			}
+			return err
+		}
+		return conn.Call(ctx, 0, method, params, result)
+	}
 	for attempt := 0; ; attempt++ {
 		conn, err := c.connect(ctx, true)
 		if err != nil {
@@ -168,124 +176,8 @@ func (c *Client) call(ctx context.Context, method string, params, result any) er
 		if errors.Is(err, errBrokerGone) && attempt == 0 && ctx.Err() == nil {
 			continue
 		}
-		return sourceError(err)
-	}
-}
-
-// check is Check's answer for path ("" always passes).
-func (c *Client) check(path string) error {
-	if c.Check == nil || path == "" {
-		return nil
-	}
-	return c.Check(path)
-}
-
-// Status implements codeintel.Source.
-func (c *Client) Status(ctx context.Context, path string) (codeintel.Status, error) {
-	if err := c.check(path); err != nil {
-		return codeintel.Status{}, err
-	}
-	var st codeintel.Status
-	err := c.call(ctx, mStatus, pathParams{path}, &st)
-	return st, err
-}
-
-func (c *Client) locations(ctx context.Context, method string, at codeintel.DocPos) ([]codeintel.Location, error) {
-	if err := c.check(at.Path); err != nil {
-		return nil, err
-	}
-	var w locList
-	if err := c.call(ctx, method, at, &w); err != nil {
-		return nil, err
-	}
-	return w.decode()
-}
-
-// Definition implements codeintel.Source.
-func (c *Client) Definition(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
-	return c.locations(ctx, mDefinition, at)
-}
-
-// Implementations implements codeintel.Source.
-func (c *Client) Implementations(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
-	return c.locations(ctx, mImplementations, at)
-}
-
-// References implements codeintel.Source.
-func (c *Client) References(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
-	return c.locations(ctx, mReferences, at)
-}
-
-// Hover implements codeintel.Source.
-func (c *Client) Hover(ctx context.Context, at codeintel.DocPos) (codeintel.Hover, error) {
-	if err := c.check(at.Path); err != nil {
-		return codeintel.Hover{}, err
-	}
-	var h codeintel.Hover
-	err := c.call(ctx, mHover, at, &h)
-	return h, err
-}
-
-// DocumentSymbols implements codeintel.Source.
-func (c *Client) DocumentSymbols(ctx context.Context, path string) ([]codeintel.Symbol, error) {
-	if err := c.check(path); err != nil {
-		return nil, err
-	}
-	var out []codeintel.Symbol
-	err := c.call(ctx, mDocumentSymbols, pathParams{path}, &out)
-	return out, err
-}
-
-// WorkspaceSymbols implements codeintel.Source.
-func (c *Client) WorkspaceSymbols(ctx context.Context, query string) ([]codeintel.Symbol, error) {
-	var out []codeintel.Symbol
-	err := c.call(ctx, mWorkspaceSymbols, queryParams{query}, &out)
-	return out, err
-}
-
-// IncomingCalls implements codeintel.Source.
-func (c *Client) IncomingCalls(ctx context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
-	if err := c.check(at.Path); err != nil {
-		return nil, err
-	}
-	var out []codeintel.Call
-	err := c.call(ctx, mIncomingCalls, at, &out)
-	return out, err
-}
-
-// OutgoingCalls implements codeintel.Source.
-func (c *Client) OutgoingCalls(ctx context.Context, at codeintel.DocPos) ([]codeintel.Call, error) {
-	if err := c.check(at.Path); err != nil {
-		return nil, err
-	}
-	var out []codeintel.Call
-	err := c.call(ctx, mOutgoingCalls, at, &out)
-	return out, err
-}
-
-// Diagnostics implements codeintel.Source.
-func (c *Client) Diagnostics(ctx context.Context, paths []string) ([]codeintel.FileDiagnostics, error) {
-	for _, p := range paths {
-		if err := c.check(p); err != nil {
-			return nil, err
-		}
-	}
-	var out []codeintel.FileDiagnostics
-	err := c.call(ctx, mDiagnostics, pathsParams{paths}, &out)
-	return out, err
-}
-
-// Changed implements codeintel.Source. No broker is started for it: with
-// none running, no server has the files open.
-func (c *Client) Changed(ctx context.Context, changes []codeintel.Change) error {
-	conn, err := c.connect(ctx, false)
-	if err != nil {
-		if absent(err) {
-			return nil
-		}
 		return err
 	}
-	return sourceError(conn.Call(ctx, 0, mChanged, changesParams{changes}, nil))
 }
 
 // Servers describes the broker's running servers into v (a slice of
@@ -295,12 +187,5 @@ func (c *Client) Servers(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	return sourceError(conn.Call(ctx, 0, mServers, struct{}{}, v))
+	return conn.Call(ctx, 0, mServers, struct{}{}, v)
 }
-
-var _ codeintel.Source = (*Client)(nil)
-
-// Confined reports that the servers answering run in gemkit's sandbox,
-// each in its profile (codeintel.Confined): they read only the workspace
-// and their read-only folders, never a closed path.
-func (c *Client) Confined() bool { return true }

@@ -2,6 +2,9 @@ package lspclient
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +29,8 @@ func startGopls(t *testing.T) (*Client, string) {
 	return c, ws
 }
 
-// The real gopls, headless: the questions of codeintel.Source, and
+// The real gopls, headless: the requests lsp/request carries, read as
+// internal/lspsource reads them, and
 // diagnostics that follow a file changed on disk.
 func TestGopls(t *testing.T) {
 	c, ws := startGopls(t)
@@ -36,42 +40,63 @@ func TestGopls(t *testing.T) {
 	if _, err := c.Open(main, "go"); err != nil {
 		t.Fatal(err)
 	}
-	use := codeintel.DocPos{Path: main, Pos: codeintel.Position{Line: 14, Character: 19}} // greet.Greet
-	defs, err := c.Definition(ctx, use)
+	// ask sends a request as lsp/request carries it, and reads the
+	// answer as internal/lspsource does.
+	ask := func(method, params string) json.RawMessage {
+		t.Helper()
+		raw, err := c.Request(ctx, method, json.RawMessage(params))
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		return raw
+	}
+	at := func(path string, line, char int) string {
+		return fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":%d,"character":%d}}`, URI(path), line, char)
+	}
+	use := at(main, 14, 19) // greet.Greet
+	defs, err := DecodeLocations(ask("textDocument/definition", use))
 	if err != nil || len(defs) != 1 || defs[0].Path != greet || defs[0].Range.Start.Line != 15 {
 		t.Fatalf("definition: %+v %v", defs, err)
 	}
-	refs, err := c.References(ctx, use)
+	refs, err := DecodeLocations(ask("textDocument/references", strings.TrimSuffix(use, "}")+`,"context":{"includeDeclaration":true}}`))
 	if err != nil || len(refs) != 2 {
 		t.Fatalf("references: %+v %v", refs, err)
 	}
-	h, err := c.Hover(ctx, use)
+	h, err := DecodeHover(ask("textDocument/hover", use))
 	if err != nil || !strings.Contains(h.Text, "Greet(name string) string") || !strings.Contains(h.Text, "Greet greets name in English.") {
 		t.Fatalf("hover: %+v %v", h, err)
 	}
 	if _, err := c.Open(greet, "go"); err != nil {
 		t.Fatal(err)
 	}
-	syms, err := c.DocumentSymbols(ctx, greet)
+	syms, err := DecodeSymbols(ask("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, URI(greet))), greet)
 	if err != nil || len(syms) < 4 || syms[0].Name != "Greeter" || syms[0].Location.Path != greet {
 		t.Fatalf("document symbols: %+v %v", syms, err)
 	}
-	ws2, err := c.WorkspaceSymbols(ctx, "Greet")
+	ws2, err := DecodeSymbols(ask("workspace/symbol", `{"query":"Greet"}`), "")
 	if err != nil || len(ws2) == 0 || ws2[0].Name != "Greet" || ws2[0].Container != "example.com/shop/greet" {
 		t.Fatalf("workspace symbols: %+v %v", ws2, err)
 	}
-	decl := codeintel.DocPos{Path: greet, Pos: codeintel.Position{Line: 15, Character: 5}}
-	in, err := c.IncomingCalls(ctx, decl)
+	var items []json.RawMessage
+	if err := json.Unmarshal(ask("textDocument/prepareCallHierarchy", at(greet, 15, 5)), &items); err != nil || len(items) != 1 {
+		t.Fatalf("call hierarchy: %s %v", items, err)
+	}
+	item := `{"item":` + string(items[0]) + `}`
+	in, err := DecodeIncomingCalls(ask("callHierarchy/incomingCalls", item))
 	if err != nil || len(in) != 1 || in[0].Symbol.Name != "main" || len(in[0].Sites) != 1 || in[0].Sites[0].Path != main {
 		t.Fatalf("incoming calls: %+v %v", in, err)
 	}
-	out, err := c.OutgoingCalls(ctx, decl)
+	itemURI, _ := CallItemURI(items[0])
+	out, err := DecodeOutgoingCalls(ask("callHierarchy/outgoingCalls", item), itemURI)
 	if err != nil || len(out) != 1 || out[0].Symbol.Name != "Greet" {
 		t.Fatalf("outgoing calls: %+v %v", out, err)
 	}
-	impls, err := c.Implementations(ctx, codeintel.DocPos{Path: greet, Pos: codeintel.Position{Line: 4, Character: 6}})
+	impls, err := DecodeLocations(ask("textDocument/implementation", at(greet, 4, 6)))
 	if err != nil || len(impls) != 1 || impls[0].Range.Start.Line != 9 {
 		t.Fatalf("implementations: %+v %v", impls, err)
+	}
+	if _, err := c.Request(ctx, "textDocument/rename", json.RawMessage(`{}`)); !errors.Is(err, codeintel.ErrUnsupported) {
+		t.Errorf("a request lsp/request does not carry: %v", err)
 	}
 	if d, stale := c.Diagnostics(ctx, main); stale != "" || len(d) != 0 {
 		t.Fatalf("diagnostics before: %+v %q", d, stale)

@@ -7,9 +7,9 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 )
 
-// The answers' decoders, for the Source of the editor's language clients
-// (internal/editorsource) too: the editor passes its servers' answers on
-// as they came, and LSP's unions are read in one place.
+// The answers' decoders, for internal/lspsource's Source: an editor,
+// gemkit's Pool and its broker pass a server's answers on as they came,
+// and LSP's unions are read in one place.
 
 // DecodeLocations reads Location | Location[] | LocationLink[] | null
 // (definition, implementation, references); a link counts as its

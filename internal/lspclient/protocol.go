@@ -37,11 +37,6 @@ type textDocumentID struct {
 	URI string `json:"uri"`
 }
 
-type posParams struct {
-	TextDocument textDocumentID     `json:"textDocument"`
-	Position     codeintel.Position `json:"position"`
-}
-
 type wireLocation struct {
 	URI   string          `json:"uri"`
 	Range codeintel.Range `json:"range"`

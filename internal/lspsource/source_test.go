@@ -1,4 +1,4 @@
-package editorsource
+package lspsource
 
 import (
 	"context"
@@ -135,18 +135,19 @@ func TestSource(t *testing.T) {
 			"textDocument/prepareCallHierarchy": {Clients: []string{"gopls"}, Answers: []ide.LSPAnswer{{Client: "gopls", Result: json.RawMessage(`[{"name":"Greet","kind":12,"uri":"file:///w/greet/greet.go","range":{"start":{"line":15,"character":0},"end":{"line":17,"character":1}},"selectionRange":{"start":{"line":15,"character":5},"end":{"line":15,"character":10}}}]`)}}},
 			"callHierarchy/incomingCalls":       {Clients: []string{"gopls"}, Answers: []ide.LSPAnswer{{Client: "gopls", Result: json.RawMessage(`[]`)}}},
 		},
-		diags: []companion.FileDiagnostics{{Path: filepath.Join(ws, "main.go"), Diagnostics: []companion.Diagnostic{{Message: "undefined: x", Severity: "error", Source: "compiler",
-			Range: companion.Range{Start: companion.Position{Line: 4, Character: 2}, End: companion.Position{Line: 4, Character: 3}}}}}},
+		diags: []companion.FileDiagnostics{{Path: filepath.Join(ws, "main.go"), Diagnostics: []companion.Diagnostic{{Message: "undefined: x", Severity: codeintel.SevError, Source: "compiler",
+			Range: codeintel.Range{Start: codeintel.Position{Line: 3, Character: 1}, End: codeintel.Position{Line: 3, Character: 2}}}}}},
 	}
 	serve(t, ws, dir, ed, "Neovim")
 	f := newFinder(t, ws, dir)
-	src := f.Find(context.Background())
-	if src == nil {
+	cl := f.Find(context.Background())
+	if cl == nil {
 		t.Fatal("no editor found")
 	}
-	if again := f.Find(context.Background()); again != src {
-		t.Error("a second Find made a new Source")
+	if again := f.Find(context.Background()); again != cl {
+		t.Error("a second Find made new Clients")
 	}
+	src := New(f.Find, nil)
 	ctx := context.Background()
 	at := codeintel.DocPos{Path: filepath.Join(ws, "main.go"), Pos: codeintel.Position{Line: 14, Character: 19}}
 
@@ -185,7 +186,8 @@ func TestSource(t *testing.T) {
 		t.Errorf("the calls were asked %+v (%s)", last, last.Params)
 	}
 
-	// Diagnostics: 0-based, the severity a number, asked to settle.
+	// Diagnostics: 0-based in memory (1-based on the wire), asked to
+	// settle.
 	fds, err := src.Diagnostics(ctx, []string{at.Path})
 	if err != nil || len(fds) != 1 || fds[0].Diagnostics[0].Range.Start != (codeintel.Position{Line: 3, Character: 1}) || fds[0].Diagnostics[0].Severity != codeintel.SevError {
 		t.Errorf("Diagnostics: %+v, %v", fds, err)
@@ -207,7 +209,7 @@ func TestSource(t *testing.T) {
 		t.Errorf("Changed: %v, %v", err, ed.changed)
 	}
 	// Buffers outside the workspace never come back.
-	if u, err := src.(codeintel.Unsaved).Unsaved(ctx); err != nil || len(u) != 0 {
+	if u, err := src.Unsaved(ctx); err != nil || len(u) != 0 {
 		t.Errorf("Unsaved: %v, %v", u, err)
 	}
 }
@@ -228,8 +230,8 @@ func TestFinder(t *testing.T) {
 
 	ed := &scriptedEditor{clients: []ide.LSPClient{{Name: "gopls"}}}
 	stop := serve(t, ws, dir, ed, "Emacs")
-	src := f.Find(context.Background())
-	if src == nil {
+	cl := f.Find(context.Background())
+	if cl == nil {
 		t.Fatal("the editor was not found")
 	}
 	stop()
@@ -238,6 +240,7 @@ func TestFinder(t *testing.T) {
 		t.Errorf("a stopped companion is still found: %v", again)
 	}
 	// A Source kept by a caller says the editor has gone, in words.
+	src := New(func(context.Context) *Clients { return cl }, nil)
 	if _, err := src.Status(context.Background(), ""); !codeintel.IsNoServer(err) || !strings.Contains(err.Error(), "Emacs's companion no longer answers") {
 		t.Errorf("after the companion stopped: %v", err)
 	}

@@ -1,4 +1,4 @@
-package editorsource
+package lspsource
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/client"
-	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/wswatch"
 )
 
@@ -31,8 +30,8 @@ type Options struct {
 }
 
 // Finder finds the editor that serves a workspace through a gemkit
-// companion and lends its language clients. Find is a
-// codeintel.EditorFinder: cheap when nothing changed (a stat of the
+// companion and lends its language clients. Find is New's editor: cheap
+// when nothing changed (a stat of the
 // companion's discovery file), a new search when its companion went away,
 // and at most one search per Recheck while none is found.
 type Finder struct {
@@ -42,7 +41,8 @@ type Finder struct {
 	http *http.Client
 
 	mu      sync.Mutex
-	cur     *Source
+	cur     *Companion
+	clients *Clients  // cur's
 	curFile string    // the discovery file of cur ("" when found by the environment)
 	checked time.Time // when the last search found nothing
 	// refused holds the endpoints whose editor lends no clients (the
@@ -74,8 +74,9 @@ func NewFinder(workspace string, o Options) *Finder {
 	return &Finder{ws: workspace, opts: o, log: o.Logger, http: &http.Client{Transport: tr}, refused: map[string]bool{}}
 }
 
-// Find implements codeintel.EditorFinder.
-func (f *Finder) Find(ctx context.Context) codeintel.Source {
+// Find returns the editor's clients, nil when no editor serving the
+// workspace lends them now.
+func (f *Finder) Find(ctx context.Context) *Clients {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if s := f.cur; s != nil {
@@ -90,10 +91,10 @@ func (f *Finder) Find(ctx context.Context) codeintel.Source {
 			stale = true
 		}
 		if !stale {
-			return s
+			return f.clients
 		}
 		f.log.Debug("the editor's companion went away", "url", s.url)
-		f.cur, f.curFile = nil, ""
+		f.cur, f.curFile, f.clients = nil, "", nil
 		f.checked = time.Time{}
 	}
 	if time.Since(f.checked) < f.opts.Recheck {
@@ -104,7 +105,19 @@ func (f *Finder) Find(ctx context.Context) codeintel.Source {
 		f.checked = time.Now()
 		return nil
 	}
+	f.clients = &Clients{Conn: f.cur, Name: f.cur.editor, Unsaved: true}
 	f.watch()
+	return f.clients
+}
+
+// Companion is the companion whose editor lends its clients now (Find's),
+// nil when none does.
+func (f *Finder) Companion(ctx context.Context) *Companion {
+	if f.Find(ctx) == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.cur
 }
 
@@ -166,7 +179,7 @@ func (f *Finder) changed(path string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.call(ctx, ide.MethodLSPChanged, ide.LSPChangedParams{Paths: []string{path}}, nil); err != nil {
+	if err := s.Call(ctx, ide.MethodLSPChanged, ide.LSPChangedParams{Paths: []string{path}}, nil); err != nil {
 		f.log.Debug("telling the editor of a file changed on disk", "path", path, "err", err)
 	}
 }
@@ -183,7 +196,7 @@ type candidate struct {
 // search looks for a companion whose workspace holds the workspace and
 // whose editor lends language clients: first the one the real CLI would
 // connect to, then any other serving the workspace.
-func (f *Finder) search(ctx context.Context) (*Source, string) {
+func (f *Finder) search(ctx context.Context) (*Companion, string) {
 	plan, err := client.Discover(ctx, f.opts.Discovery)
 	if err != nil {
 		f.log.Debug("looking for the editor's companion", "err", err)
@@ -231,11 +244,11 @@ func (f *Finder) search(ctx context.Context) (*Source, string) {
 			continue
 		}
 		seen[url] = true
-		s := &Source{url: url, auth: "Bearer " + c.token, http: f.http, editor: c.editor}
+		s := &Companion{url: url, auth: "Bearer " + c.token, http: f.http, editor: c.editor}
 		// One question tells whether the editor lends clients at all.
 		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		var res ide.LSPClientsResult
-		err := s.call(pctx, ide.MethodLSPClients, ide.LSPClientsParams{}, &res)
+		err := s.Call(pctx, ide.MethodLSPClients, ide.LSPClientsParams{}, &res)
 		cancel()
 		switch {
 		case err == nil:
