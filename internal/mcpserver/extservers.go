@@ -38,7 +38,7 @@ func (s *Server) syncServers(set *disclosure.Set) {
 		s.ext.listed.Store(true)
 		return
 	}
-	specs, skipped := extmcp.Specs(set)
+	specs, skipped := extmcp.Specs(set, s.cfg.ChooseServers)
 	for _, k := range skipped {
 		s.log.Debug("an extension's MCP server is not served by gemkit", "extension", k.Extension, "server", k.Server, "why", k.Reason)
 	}

@@ -76,6 +76,10 @@ type Config struct {
 	// servers in the sandbox (extservers.go); their tools are served
 	// beside the extensions' tools from the first tools/list on.
 	Servers *extmcp.Manager
+	// ChooseServers says which extensions' servers Servers runs, and
+	// with what widening (extmcp.Choose); nil: every enabled one's,
+	// under the default profile.
+	ChooseServers extmcp.Choose
 }
 
 // Server is an MCP server of one Source. It reloads when the Source's
