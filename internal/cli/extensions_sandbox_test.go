@@ -57,6 +57,15 @@ func TestExtensionsSandbox(t *testing.T) {
 		t.Fatal("consent still given after --revoke")
 	}
 
+	e.replacers = append(e.replacers, src, "$SRC")
+	doctor := func() string { out, _, _ := e.run("doctor"); return out }
+	if out := doctor(); !strings.Contains(out, "note: srv-ext: its MCP servers memory run unconfined in Gemini CLI, with your rights and your whole environment\n    fix: run them in gemkit's sandbox: `gemkit extensions sandbox srv-ext`") {
+		t.Errorf("doctor before the switch:\n%s", out)
+	}
+	if out := e.mustRun("list"); !strings.Contains(out, "servers of srv-ext: memory: unconfined in Gemini CLI (your rights, your whole environment); to run them in gemkit's sandbox: gemkit extensions sandbox srv-ext") {
+		t.Errorf("list before the switch:\n%s", out)
+	}
+
 	out := e.mustRun("sandbox", "srv-ext")
 	for _, w := range []string{
 		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWords,
@@ -89,6 +98,12 @@ func TestExtensionsSandbox(t *testing.T) {
 	if !st.ConsentGranted("srv-ext", perm) {
 		t.Error("the switch recorded no consent")
 	}
+	if out := doctor(); strings.Contains(out, "srv-ext: its MCP servers") || strings.Contains(out, "srv-ext: switched") {
+		t.Errorf("doctor after the switch:\n%s", out)
+	}
+	if out := e.mustRun("list"); !strings.Contains(out, "servers of srv-ext: memory: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI; back: gemkit extensions sandbox srv-ext --off") {
+		t.Errorf("list after the switch:\n%s", out)
+	}
 
 	// A widening: recorded, shown, agreed to; the old consent no longer
 	// matches the widened terms until the command records them.
@@ -102,6 +117,20 @@ func TestExtensionsSandbox(t *testing.T) {
 	if !st.ConsentGranted("srv-ext", perm) {
 		t.Error("the widened terms were not agreed to")
 	}
+	checkGolden(t, "describe-sandboxed.txt", e.describe("srv-ext"))
+	// The person empties mcp.excluded by hand, and withdraws consent:
+	// doctor says Gemini CLI starts the server too, and gemkit serves it
+	// no longer.
+	os.WriteFile(settings, []byte(userSettings), 0o600)
+	e.mustRun("consent", "srv-ext", "--revoke")
+	out = doctor()
+	for _, w := range []string{"warning: srv-ext: switched to gemkit, but Gemini CLI's mcp.excluded (" + settings + ") lacks memory",
+		"warning: srv-ext: switched to gemkit, but without your consent", "fix: agree with `gemkit extensions consent srv-ext --grant`"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("doctor lacks %q:\n%s", w, out)
+		}
+	}
+	e.mustRun("sandbox", "srv-ext")
 	recs, _ := os.ReadFile(filepath.Join(e.home, ".gemini", "gemkit", "consent.json"))
 	var cr struct {
 		Extensions map[string]struct{ PermissionsHash string }
