@@ -49,7 +49,8 @@ which Gemini CLI 0.61 honours for an extension's servers; nothing else of that
 file changes, its comments included, and it is written atomically. --off
 removes exactly the names it added and gives the servers back to Gemini CLI.
 docs/extensions.md has the details.`,
-		Example: `  gemkit extensions sandbox memory-ext
+		Example: `  gemkit extensions new ./memory-ext mcp && gemkit extensions link ./memory-ext --consent
+  gemkit extensions sandbox memory-ext
   gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace
   gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
   gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
