@@ -294,28 +294,30 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 
 // chooseServers serves the MCP servers of the extensions switched to
 // gemkit (`gemkit extensions sandbox NAME`), or with --extension-servers
-// of every enabled one, each only with the person's consent to the
-// extension as it is now, and with the widening they allowed.
+// of every enabled one, with the widening the person allowed; each
+// server starts only while the person's consent to its extension as it
+// is now holds (checked at each start: it hashes the extension's files).
 func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
-	return func(e *disclosure.Extension) (extension.Widening, string) {
+	return func(e *disclosure.Extension) (extension.Widening, func() error, string) {
 		name := e.Name
 		c, err := st.ServerChoice(name)
 		if err != nil {
-			return extension.Widening{}, err.Error()
+			return extension.Widening{}, nil, err.Error()
 		}
 		if !c.Switched && !o.servers {
-			return extension.Widening{}, "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"
+			return extension.Widening{}, nil, "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"
 		}
-		state, err := st.Consent(e.Ext)
-		if err != nil {
-			return extension.Widening{}, "consent to it cannot be checked: " + err.Error()
+		allowed := func() error {
+			state, err := st.Consent(e.Ext)
+			if err != nil {
+				return fmt.Errorf("consent to its extension cannot be checked: %w", err)
+			}
+			if !state.Granted {
+				return fmt.Errorf("you have not agreed to the extension %s as it is now (its servers and what they may do included); run %s", extension.Printable(name), consentHint(name))
+			}
+			return nil
 		}
-		if !state.Granted {
-			why := "you have not agreed to it as it is now (its servers and what they may do included); run " + consentHint(name)
-			a.log.Warn("an extension's MCP servers are not served", "extension", extension.Printable(name), "why", why)
-			return extension.Widening{}, why
-		}
-		return c.Widening, ""
+		return c.Widening, allowed, ""
 	}
 }
 

@@ -108,6 +108,12 @@ type serverRecords struct {
 
 func (s *Store) serversPath() string { return filepath.Join(s.stateDir(), serversFile) }
 
+// ChoiceFiles are the files that decide whether gemkit mcp serves an
+// extension's MCP servers: the consent records and the server choices. A
+// running gemkit mcp follows them, so that a switch or a consent given
+// while it runs takes effect.
+func (s *Store) ChoiceFiles() []string { return []string{s.consentPath(), s.serversPath()} }
+
 func (s *Store) readServers() (serverRecords, error) {
 	recs := serverRecords{Version: 1, Extensions: map[string]ServerChoice{}}
 	data, err := os.ReadFile(s.serversPath())

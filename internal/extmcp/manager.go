@@ -292,6 +292,11 @@ func (s *server) ensure(ctx context.Context) (*running, error) {
 // its timeout.
 func (s *server) start(ctx context.Context) (*running, error) {
 	cfg := s.m.cfg
+	if s.spec.Allowed != nil {
+		if err := s.spec.Allowed(); err != nil {
+			return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
+		}
+	}
 	root := cfg.DataRoot
 	if root == "" {
 		var err error

@@ -45,6 +45,12 @@ type Spec struct {
 	// the default profile (gemkit extensions sandbox NAME --allow-host,
 	// --allow-write), agreed to with the extension's consent.
 	Widening extension.Widening
+	// Allowed, when set, is asked before each start of the server: an
+	// error (in words: the person has not agreed to the extension as it
+	// is now) keeps it from starting. It is asked then, not when the
+	// specs are made, since it may hash the extension's folder, which
+	// would hold up gemkit mcp's first answer.
+	Allowed func() error `json:"-"`
 }
 
 // Key identifies the spec's server in a Manager.
@@ -74,11 +80,12 @@ type entry struct {
 	Timeout *float64 `json:"timeout"`
 }
 
-// Choose says whether the servers of the extension e are served, and
-// with what widening of the default profile; a reason (why) leaves them
-// all out. gemkit mcp serves the extensions the person switched to
-// gemkit and agreed to (internal/cli).
-type Choose func(e *disclosure.Extension) (w extension.Widening, why string)
+// Choose says whether the servers of the extension e are served, with
+// what widening of the default profile and what to ask before each start
+// (Spec.Allowed, nil: nothing); a reason (why) leaves them all out.
+// gemkit mcp serves the extensions the person switched to gemkit, with
+// their consent (internal/cli).
+type Choose func(e *disclosure.Extension) (w extension.Widening, allowed func() error, why string)
 
 // Specs are the stdio servers of the set's extensions that choose lets
 // through (nil: all, under the default profile), sorted by extension and
@@ -96,16 +103,17 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 		}
 		sort.Strings(names)
 		var w extension.Widening
+		var allowed func() error
 		var refused string
 		if choose != nil && len(names) > 0 {
-			w, refused = choose(e)
+			w, allowed, refused = choose(e)
 		}
 		for _, n := range names {
 			sp, why := specOf(e, n, m.MCPServers[n])
 			if why == "" && refused != "" {
 				why = refused
 			}
-			sp.Widening = w
+			sp.Widening, sp.Allowed = w, allowed
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue

@@ -1,6 +1,8 @@
 package extmcp
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,10 +33,12 @@ func TestSpecs(t *testing.T) {
 			nil, []string{"local"}, map[string]string{"remote": "a remote server; gemkit serves stdio servers only", "self": "it is gemkit itself"}},
 		{"permissions", `{"name": "e", "version": "1", "settings": [{"name": "Key", "envVar": "API_KEY"}], "permissions": {"filesystem": {"read": "workspace"}},
   "mcpServers": {"local": {"command": "node", "args": ["${extensionPath}/s.js"], "timeout": 1500}}}`,
-			func(*disclosure.Extension) (extension.Widening, string) { return widened, "" }, []string{"local"}, nil},
+			func(*disclosure.Extension) (extension.Widening, func() error, string) { return widened, nil, "" }, []string{"local"}, nil},
 		{"refused", `{"name": "e", "version": "1",
   "mcpServers": {"local": {"command": "node", "args": ["s.js"]}, "remote": {"url": "https://mcp.example.com/sse"}}}`,
-			func(*disclosure.Extension) (extension.Widening, string) { return extension.Widening{}, "not switched" },
+			func(*disclosure.Extension) (extension.Widening, func() error, string) {
+				return extension.Widening{}, nil, "not switched"
+			},
 			nil, map[string]string{"local": "not switched", "remote": "a remote server; gemkit serves stdio servers only"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,5 +72,19 @@ func TestSpecs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAllowedGate: a server whose Allowed says no is not started, and
+// the failure says which server and why, in words.
+func TestAllowedGate(t *testing.T) {
+	m := NewManager(Config{Workspace: t.TempDir(), Environ: []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}})
+	defer m.Close()
+	m.Sync([]Spec{{Extension: "e", Server: "s", Dir: t.TempDir(), Command: "/bin/sh",
+		Allowed: func() error { return errors.New("you have not agreed to the extension e as it is now") }}})
+	tools, failed := m.Tools(context.Background())
+	if len(tools) != 0 || len(failed) != 1 ||
+		failed[0].Err.Error() != "extension e's MCP server s is not started: you have not agreed to the extension e as it is now" {
+		t.Errorf("Tools = %v, %v", tools, failed)
 	}
 }
