@@ -264,3 +264,39 @@ func forgetServers(a *app, st *extension.Store, name string) error {
 	}
 	return st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { *c = extension.ServerChoice{} })
 }
+
+// keepSwitched keeps an updated extension's servers switched: a server
+// the new version adds is added to Gemini CLI's mcp.excluded as the
+// switch would, so that Gemini CLI does not start it unconfined beside
+// gemkit's copy. The update asked for consent to the new version.
+func keepSwitched(a *app, st *extension.Store, name string) error {
+	c, err := st.ServerChoice(name)
+	if err != nil || !c.Switched {
+		return err
+	}
+	in, err := st.Get(name)
+	if err != nil || in.Extension == nil {
+		return err
+	}
+	servers := extension.SandboxedServers(in.Extension.Manifest)
+	path := geminiSettingsPath(st)
+	gs, err := geminisettings.Read(path)
+	if err != nil {
+		return err
+	}
+	if clash := sharedNames(servers, gs.Servers); len(clash) > 0 {
+		return fmt.Errorf("%s's new servers %s share a name with your own mcpServers in %s, so they are not excluded: Gemini CLI starts them itself; rename yours and run gemkit extensions sandbox %s", extension.Printable(name), strings.Join(clash, ", "), path, extension.Printable(name))
+	}
+	added, created, err := geminisettings.Exclude(path, servers)
+	if err != nil || len(added) == 0 {
+		return err
+	}
+	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, made *[]string) {
+		c.Excluded = union(c.Excluded, added)
+		*made = union(*made, created)
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), strings.Join(added, ", "), path)
+	return nil
+}

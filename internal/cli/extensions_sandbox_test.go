@@ -209,3 +209,32 @@ func readManifest(t *testing.T, dir string) *extension.Manifest {
 	}
 	return ext.Manifest
 }
+
+// TestSandboxKeptOnUpdate: an update of a switched extension that adds a
+// server adds its name to Gemini CLI's mcp.excluded too, so that Gemini
+// CLI does not start it beside gemkit's copy; --off removes it with the
+// others.
+func TestSandboxKeptOnUpdate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "srv-ext")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	e.mustRun("install", src, "--consent")
+	e.mustRun("sandbox", "srv-ext")
+	two := strings.Replace(strings.Replace(sandboxManifest, `"1.0.0"`, `"1.1.0"`, 1),
+		`"remote":`, `"fs": {"command": "node", "args": ["fs.js"]}, "remote":`, 1)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(two), 0o644)
+	_, errOut, code := e.run("update", "srv-ext", "--consent")
+	if code != ExitOK || !strings.Contains(errOut, "srv-ext stays switched to gemkit: Gemini CLI does not start its new server(s) fs either") {
+		t.Fatalf("update: exit %d\n%s", code, errOut)
+	}
+	settings := geminisettings.Path(e.home)
+	if gs, err := geminisettings.Read(settings); err != nil || strings.Join(gs.Excluded, ",") != "memory,fs" {
+		t.Errorf("mcp.excluded after the update: %v, %v", gs.Excluded, err)
+	}
+	e.mustRun("sandbox", "srv-ext", "--off")
+	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
+		t.Errorf("after --off the settings gemkit made are:\n%s", b)
+	}
+}
