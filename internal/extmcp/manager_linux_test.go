@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -455,5 +456,55 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWidened: what the person allows by name (gemkit extensions sandbox
+// --allow-host, --allow-write workspace) the server gets, and no more:
+// the allowed loopback server through the sandbox's proxy (asked as a
+// client that honours HTTP_PROXY asks; Node 20's fetch does not, and
+// stays refused), the workspace but its protected paths.
+func TestWidened(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server of its own")
+	}
+	s := newSetup(t, 30*time.Second)
+	allowed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer allowed.Close()
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, ln := range []net.Listener{allowed, other} {
+		go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("reached")) }))
+	}
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	fx.Widening = extension.Widening{Hosts: []string{allowed.Addr().String()}, Write: extension.AccessWorkspace}
+	s.m.Sync([]extmcp.Spec{fx})
+	os.MkdirAll(filepath.Join(s.ws, ".git"), 0o755)
+
+	if text, isErr, err := call(t, s.m, fx, "proxied", map[string]any{"url": "http://" + allowed.Addr().String() + "/"}); err != nil || isErr || text != "reached" {
+		t.Errorf("getting the allowed host through the proxy: %q %v %v", text, isErr, err)
+	}
+	if text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": filepath.Join(s.ws, "made.txt")}); err != nil || isErr {
+		t.Errorf("writing the workspace: %q %v %v", text, isErr, err)
+	}
+	for _, c := range []struct{ tool, arg, val string }{
+		{"proxied", "url", "http://" + other.Addr().String() + "/"},
+		{"fetch", "url", "http://" + other.Addr().String() + "/"},
+		{"write", "path", filepath.Join(s.ws, ".git", "config")},
+		{"write", "path", filepath.Join(s.home, ".bashrc")},
+	} {
+		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{c.arg: c.val})
+		if err != nil || !isErr || strings.Contains(text, "reached") {
+			t.Errorf("%s %s: %q %v %v, want a refusal", c.tool, c.val, text, isErr, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, ".git", "config")); err == nil {
+		t.Error("the server wrote the workspace's .git")
 	}
 }

@@ -138,6 +138,13 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	kept, _ := permission.SearchPath(env["PATH"], distrusted)
 	out["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
 	out["HOME"] = pr.Data
+	if _, set := out["NODE_USE_ENV_PROXY"]; len(pr.Hosts) > 0 && !set {
+		// The allowed hosts are reached through the sandbox's proxy,
+		// which the sandbox names in HTTP_PROXY; Node's fetch follows it
+		// only when told so (Node 22.21 and 24 on; Node 20's never does,
+		// and stays refused).
+		out["NODE_USE_ENV_PROXY"] = "1"
+	}
 	keys := make([]string, 0, len(out))
 	for k := range out {
 		keys = append(keys, k)

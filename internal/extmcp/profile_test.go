@@ -3,6 +3,7 @@ package extmcp
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,6 +67,9 @@ func TestWidenedPolicy(t *testing.T) {
 	sp.Widening = extension.Widening{Hosts: []string{"localhost:8080"}, Write: permission.AccessWorkspace}
 	if pr, err = BuildProfile(sp, ws, root, environ); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Contains(pr.Env, "NODE_USE_ENV_PROXY=1") {
+		t.Errorf("a server allowed hosts is not told to follow the proxy: %v", pr.Env)
 	}
 	pol = pr.Policy(ws, home, sp.Dir, t.TempDir())
 	if pol.Write != permission.AccessWorkspace || len(pol.AllowedHosts) != 1 || pol.AllowedHosts[0] != "localhost:8080" || pol.OwnServer == nil {

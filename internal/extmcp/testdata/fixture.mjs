@@ -6,6 +6,7 @@
 // server-everything) show the protocol is spoken as clients expect.
 import { createInterface } from "node:readline";
 import { readFileSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 
 const tools = [
   { name: "ok", description: "Answers ok.", inputSchema: { type: "object" } },
@@ -14,6 +15,7 @@ const tools = [
   { name: "read", description: "Reads a file.", inputSchema: { type: "object" } },
   { name: "write", description: "Writes a file.", inputSchema: { type: "object" } },
   { name: "fetch", description: "Fetches a URL.", inputSchema: { type: "object" } },
+  { name: "proxied", description: "Gets an http URL through $HTTP_PROXY.", inputSchema: { type: "object" } },
 ];
 const text = (id, t, isError) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }], isError } });
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
@@ -38,6 +40,19 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         if (m.params.name === "write") { writeFileSync(a.path, "x"); return text(m.id, "written", false); }
       } catch (e) {
         return text(m.id, String(e), true);
+      }
+      if (m.params.name === "proxied") {
+        // What a client that honours HTTP_PROXY does (Node 20's fetch
+        // does not): ask the proxy for the absolute URL.
+        if (!process.env.HTTP_PROXY) return text(m.id, "no HTTP_PROXY", true);
+        const p = new URL(process.env.HTTP_PROXY);
+        const req = request({ host: p.hostname, port: p.port, path: a.url, headers: { host: new URL(a.url).host } }, (r) => {
+          let body = "";
+          r.on("data", (d) => (body += d));
+          r.on("end", () => text(m.id, body, r.statusCode !== 200));
+        });
+        req.on("error", (e) => text(m.id, String(e), true));
+        return req.end();
       }
       if (m.params.name === "fetch") {
         return fetch(a.url).then((r) => r.text()).then((t) => text(m.id, t, false), (e) => text(m.id, String(e) + " " + String(e.cause), true));
