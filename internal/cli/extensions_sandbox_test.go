@@ -118,6 +118,11 @@ func TestExtensionsSandbox(t *testing.T) {
 		t.Error("the widened terms were not agreed to")
 	}
 	checkGolden(t, "describe-sandboxed.txt", e.describe("srv-ext"))
+	// consent shows the servers' profile, which it covers.
+	if out, _, _ := e.run("consent", "srv-ext"); !strings.Contains(e.scrub(out), "Its MCP servers:\n  - memory (local: node $SRC/server.js): switched to gemkit") ||
+		!strings.Contains(out, "; and, as you allowed, create, change and delete files in your workspace") {
+		t.Errorf("consent does not show the servers' profile:\n%s", out)
+	}
 	// The person empties mcp.excluded by hand, and withdraws consent:
 	// doctor says Gemini CLI starts the server too, and gemkit serves it
 	// no longer.
