@@ -135,15 +135,21 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 
 	next := old
 	next.Switched, next.Widening = true, w
-	for _, l := range extension.ConsentTextWith(ext, "Switching to gemkit's sandbox:", next) {
-		fmt.Fprintln(a.Out, l)
-	}
 	state, err := st.Consent(ext)
 	if err != nil {
 		return err
 	}
-	widened := !slices.Equal(w.Hosts, old.Widening.Hosts) || w.Write != old.Widening.Write
-	if !state.Granted || widened {
+	if state.Notice != "" {
+		// What changed since the person agreed, before what they agree to.
+		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
+	}
+	for _, l := range extension.ConsentTextWith(ext, "Switching to gemkit's sandbox:", next) {
+		fmt.Fprintln(a.Out, l)
+	}
+	// Switching alone narrows what the servers can do; agreeing is asked
+	// for when there is no consent to the extension as it is now, or when
+	// the servers get more than they had.
+	if !state.Granted || widens(old.Widening, w) {
 		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}
@@ -207,6 +213,12 @@ func switchOff(a *app, st *extension.Store, name string) error {
 	if err != nil {
 		return err
 	}
+	var still []string
+	if in, err := st.Get(name); err == nil && in.Extension != nil {
+		if gs, err := geminisettings.Read(path); err == nil {
+			still = sharedNames(extension.SandboxedServers(in.Extension.Manifest), gs.Excluded)
+		}
+	}
 	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, made *[]string) {
 		c.Switched, c.Excluded = false, nil
 		if !others {
@@ -218,8 +230,24 @@ func switchOff(a *app, st *extension.Store, name string) error {
 	if len(removed) > 0 {
 		fmt.Fprintf(a.Out, "Removed %s from mcp.excluded in %s.\n", strings.Join(removed, ", "), path)
 	}
+	if len(still) > 0 {
+		fmt.Fprintf(a.Out, "%s's MCP servers are no longer served by gemkit mcp; your own mcp.excluded in %s still names %s (it did before the switch), so Gemini CLI does not start them either. Switch again: gemkit extensions sandbox %s\n",
+			extension.Printable(name), path, strings.Join(still, ", "), extension.Printable(name))
+		return nil
+	}
 	fmt.Fprintf(a.Out, "%s's MCP servers are Gemini CLI's again, which starts them unconfined, with your rights and environment; gemkit mcp no longer serves them. Switch again: gemkit extensions sandbox %s\n", extension.Printable(name), extension.Printable(name))
 	return nil
+}
+
+// widens reports whether to gives the servers more than from: a host
+// from did not allow, or the workspace to write.
+func widens(from, to extension.Widening) bool {
+	for _, h := range to.Hosts {
+		if !slices.Contains(from.Hosts, h) {
+			return true
+		}
+	}
+	return to.Write != "" && from.Write == ""
 }
 
 func sharedNames(a, b []string) []string {

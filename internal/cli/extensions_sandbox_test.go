@@ -243,3 +243,30 @@ func TestSandboxKeptOnUpdate(t *testing.T) {
 		t.Errorf("after --off the settings gemkit made are:\n%s", b)
 	}
 }
+
+// TestSandboxNamesExcludedBefore: a server name the person had already
+// excluded is not added by the switch, nor removed by --off, which says
+// Gemini CLI still does not start it.
+func TestSandboxNamesExcludedBefore(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "srv-ext")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	e.mustRun("link", src, "--consent")
+	settings := geminisettings.Path(e.home)
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	const mine = `{"mcp": {"excluded": ["memory"]}}`
+	os.WriteFile(settings, []byte(mine), 0o600)
+	e.mustRun("sandbox", "srv-ext")
+	if c, _ := extension.OpenStore(e.home).ServerChoice("srv-ext"); !c.Switched || len(c.Excluded) != 0 {
+		t.Errorf("choice %+v: the name was there before", c)
+	}
+	out := e.mustRun("sandbox", "srv-ext", "--off")
+	if !strings.Contains(out, "still names memory (it did before the switch), so Gemini CLI does not start them either") {
+		t.Errorf("--off:\n%s", out)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != mine {
+		t.Errorf("the settings after --off:\n%s", b)
+	}
+}

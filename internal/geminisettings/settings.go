@@ -262,18 +262,24 @@ func quote(s string) string {
 
 // write checks that out means what before means, but for mcp.excluded
 // (and the empty mcp object gemkit made or removes), and writes it
-// atomically with the file's mode (0600 for a new file).
+// atomically: an existing file keeps its mode and owner, and a symlink
+// (a dotfiles repository's) stays one, its target written as Gemini CLI
+// writes through it; a new file is made 0600.
 func write(path string, before, out []byte) error {
 	if err := sameBut(before, out); err != nil {
 		return fmt.Errorf("gemkit did not write %s: its edit would have changed more than mcp.excluded (%v); nothing was changed", path, err)
 	}
-	mode := os.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("make Gemini CLI's settings folder: %w", err)
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real
 	}
-	if err := fsutil.WriteFileAtomic(path, out, mode); err != nil {
+	var err error
+	if _, statErr := os.Stat(target); statErr == nil {
+		err = fsutil.ReplaceFile(target, out)
+	} else if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+		err = fsutil.WriteFileAtomic(path, out, 0o600)
+	}
+	if err != nil {
 		return fmt.Errorf("write Gemini CLI's settings: %w", err)
 	}
 	return nil

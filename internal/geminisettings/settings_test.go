@@ -147,3 +147,37 @@ func TestServers(t *testing.T) {
 		t.Errorf("Read = %+v, %v", st, err)
 	}
 }
+
+// TestSymlink: a settings file that is a symlink (a dotfiles
+// repository's) stays one: its target is edited, and undone.
+func TestSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "gemini-settings.json")
+	os.MkdirAll(filepath.Dir(target), 0o755)
+	const body = "{\n  \"ui\": {\"theme\": \"GitHub\"} // mine\n}\n"
+	os.WriteFile(target, []byte(body), 0o640)
+	path := filepath.Join(dir, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	added, created, err := Exclude(path, []string{"memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the settings file is no longer a symlink: %v", err)
+	}
+	if st, _ := Read(target); !slices.Equal(st.Excluded, []string{"memory"}) {
+		t.Errorf("the target's mcp.excluded = %v", st.Excluded)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+		t.Errorf("the target's mode is %v, want its own 0640", fi.Mode().Perm())
+	}
+	if _, err := Include(path, added, created); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != body {
+		t.Errorf("after the round trip the target is:\n%s", b)
+	}
+}
