@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -298,9 +299,10 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 // server starts only while the person's consent to its extension as it
 // is now holds (checked at each start: it hashes the extension's files).
 func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
+	choices := &choiceCache{st: st}
 	return func(e *disclosure.Extension) (extension.Widening, func() error, string) {
 		name := e.Name
-		c, err := st.ServerChoice(name)
+		c, err := choices.get(name)
 		if err != nil {
 			return extension.Widening{}, nil, err.Error()
 		}
@@ -319,6 +321,30 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 		}
 		return c.Widening, allowed, ""
 	}
+}
+
+// choiceCache reads the MCP server choices once per change of their
+// file rather than once per extension at every load of the set.
+type choiceCache struct {
+	st    *extension.Store
+	mu    sync.Mutex
+	stamp string
+	all   map[string]extension.ServerChoice
+	err   error
+}
+
+func (c *choiceCache) get(name string) (extension.ServerChoice, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stamp := "-"
+	if fi, err := os.Stat(c.st.ServerChoicesFile()); err == nil {
+		stamp = fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+	}
+	if c.all == nil || stamp != c.stamp {
+		c.all, c.err = c.st.ServerChoices()
+		c.stamp = stamp
+	}
+	return c.all[name], c.err
 }
 
 // serveHTTP serves srv as Streamable HTTP on --addr, behind a bearer

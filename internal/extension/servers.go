@@ -114,6 +114,9 @@ func (s *Store) serversPath() string { return filepath.Join(s.stateDir(), server
 // while it runs takes effect.
 func (s *Store) ChoiceFiles() []string { return []string{s.consentPath(), s.serversPath()} }
 
+// ServerChoicesFile is the file of the MCP server choices.
+func (s *Store) ServerChoicesFile() string { return s.serversPath() }
+
 func (s *Store) readServers() (serverRecords, error) {
 	recs := serverRecords{Version: 1, Extensions: map[string]ServerChoice{}}
 	data, err := os.ReadFile(s.serversPath())

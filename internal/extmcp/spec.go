@@ -109,10 +109,13 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			w, allowed, refused = choose(e)
 		}
 		for _, n := range names {
-			sp, why := specOf(e, n, m.MCPServers[n])
-			if why == "" && refused != "" {
-				why = refused
+			if refused != "" {
+				// Not read at all: most extensions are not switched, and
+				// this is on the way to gemkit mcp's first answer.
+				skipped = append(skipped, Skipped{m.Name, n, refused})
+				continue
 			}
+			sp, why := specOf(e, n, m.MCPServers[n])
 			sp.Widening, sp.Allowed = w, allowed
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})

@@ -39,7 +39,7 @@ func TestSpecs(t *testing.T) {
 			func(*disclosure.Extension) (extension.Widening, func() error, string) {
 				return extension.Widening{}, nil, "not switched"
 			},
-			nil, map[string]string{"local": "not switched", "remote": "a remote server; gemkit serves stdio servers only"}},
+			nil, map[string]string{"local": "not switched", "remote": "not switched"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
