@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -85,6 +86,25 @@ func extensionDir(t testing.TB) string {
 type setup struct {
 	ext, ws, home string
 	m             *extmcp.Manager
+	log           *logBuffer // what the manager logs
+}
+
+// logBuffer is a log a manager writes while the test reads it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newSetup(t testing.TB, timeout time.Duration) *setup {
@@ -92,12 +112,13 @@ func newSetup(t testing.TB, timeout time.Duration) *setup {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node (>= 20) is needed")
 	}
-	s := &setup{ext: extensionDir(t), ws: t.TempDir(), home: t.TempDir()}
+	s := &setup{ext: extensionDir(t), ws: t.TempDir(), home: t.TempDir(), log: &logBuffer{}}
 	l := &sandbox.Launcher{}
 	t.Cleanup(func() { l.Close() })
 	s.m = extmcp.NewManager(extmcp.Config{
 		Launcher: l, Workspace: s.ws, Timeout: timeout, Idle: time.Minute,
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home, "SECRET_TOKEN=do-not-pass"},
+		Logger:  slog.New(slog.NewTextHandler(s.log, nil)),
 	})
 	t.Cleanup(s.m.Close)
 	return s
@@ -506,5 +527,10 @@ func TestWidened(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.ws, ".git", "config")); err == nil {
 		t.Error("the server wrote the workspace's .git")
+	}
+	// The refusal is reported in words, with the command that allows it.
+	if want := "extension realmcp's MCP server fixture was refused a connection to " + other.Addr().String() +
+		" (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + other.Addr().String(); !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 }
