@@ -336,10 +336,7 @@ type choiceCache struct {
 func (c *choiceCache) get(name string) (extension.ServerChoice, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	stamp := "-"
-	if fi, err := os.Stat(c.st.ServerChoicesFile()); err == nil {
-		stamp = fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
-	}
+	stamp := c.st.ServerChoicesStamp()
 	if c.all == nil || stamp != c.stamp {
 		c.all, c.err = c.st.ServerChoices()
 		c.stamp = stamp

@@ -114,8 +114,16 @@ func (s *Store) serversPath() string { return filepath.Join(s.stateDir(), server
 // while it runs takes effect.
 func (s *Store) ChoiceFiles() []string { return []string{s.consentPath(), s.serversPath()} }
 
-// ServerChoicesFile is the file of the MCP server choices.
-func (s *Store) ServerChoicesFile() string { return s.serversPath() }
+// ServerChoicesStamp identifies the MCP server choices file as it is
+// (its size and time; "-" when absent), for a reader that keeps the
+// choices to know when to read them again.
+func (s *Store) ServerChoicesStamp() string {
+	fi, err := os.Stat(s.serversPath())
+	if err != nil {
+		return "-"
+	}
+	return fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano())
+}
 
 func (s *Store) readServers() (serverRecords, error) {
 	recs := serverRecords{Version: 1, Extensions: map[string]ServerChoice{}}

@@ -84,6 +84,7 @@ var trustedCalls = map[string]string{
 	"internal/extension/consent.go Store.writeConsent fsutil.WriteFileAtomic":       "gemkit's own consent records, as above",
 	"internal/extension/servers.go Store.readServers os.ReadFile":                   "gemkit's own record of the extensions' MCP server choices, beside the consent records in ~/.gemini/gemkit",
 	"internal/extension/servers.go Store.writeServers fsutil.WriteFileAtomic":       "gemkit's own record of the MCP server choices, as above",
+	"internal/extension/servers.go Store.ServerChoicesStamp os.Stat":                "gemkit's own record of the MCP server choices, as above",
 	"internal/extension/enablement.go Store.readEnablement os.ReadFile":             "the store's enablement file, shared with Gemini CLI, in the extensions folder",
 	"internal/extension/enablement.go Store.writeEnablement os.MkdirAll":            "the extensions folder itself",
 	"internal/extension/enablement.go Store.writeEnablement fsutil.WriteFileAtomic": "the store's enablement file, as above",
