@@ -18,7 +18,8 @@ import (
 )
 
 // addExtensionManageCommands adds the manager: install, uninstall, list,
-// describe, enable, disable, update, link, new and validate. The --home and
+// describe, enable, disable, update, link, new, validate, doctor, consent
+// and sandbox. The --home and
 // --workspace flags are persistent on parent so the tool-running commands
 // see the same store.
 func addExtensionManageCommands(parent *cobra.Command, a *app) {
@@ -37,6 +38,7 @@ func addExtensionManageCommands(parent *cobra.Command, a *app) {
 		newExtValidateCmd(a),
 		newExtDoctorCmd(a),
 		newExtConsentCmd(a),
+		newExtSandboxCmd(a),
 	)
 }
 

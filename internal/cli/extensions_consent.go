@@ -91,6 +91,17 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	for _, l := range extension.PermissionsSummary(ext.Manifest) {
 		fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
 	}
+	if len(extension.SandboxedServers(ext.Manifest)) > 0 {
+		// Consent covers the servers' profile too, widenings included.
+		choice, err := st.ServerChoice(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(a.Out, "Its MCP servers:")
+		for _, l := range extension.ServerLines(ext.Manifest, choice) {
+			fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
+		}
+	}
 	when := state.GrantedAt.Local().Format(time.DateTime)
 	switch {
 	case state.Granted:

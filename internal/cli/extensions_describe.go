@@ -53,6 +53,13 @@ files, settings, source, version and where it is enabled.`,
 				return err
 			}
 			item := listEntry(st, in, nil)
+			choices, gs, err := serverSettings(st)
+			if err != nil {
+				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
+			}
+			if m := in.Manifest(); m != nil {
+				item.ServerSandbox = serverStateOf(m, choices[m.Name], gs.Excluded)
+			}
 			if cs, err := st.ConflictsWith(in.Entry); err == nil {
 				item.Conflicts = cs
 			}
@@ -106,7 +113,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	d.enforcement(haveEnforcer, notes, enfErr)
 	d.tools()
 	d.docs()
-	d.servers()
+	d.servers(consent)
 	d.settings()
 	d.skills()
 	d.rest()
@@ -291,7 +298,7 @@ func (d *describer) docs() {
 
 // servers writes the MCP servers, the context files, the custom
 // commands and the built-in tools the extension turns off.
-func (d *describer) servers() {
+func (d *describer) servers(consent consentInfo) {
 	w, m, ext := d.w, d.m, d.in.Extension
 	d.section(fmt.Sprintf("MCP servers (%d)", len(m.MCPServers)))
 	if len(m.MCPServers) == 0 {
@@ -301,6 +308,7 @@ func (d *describer) servers() {
 		fmt.Fprintf(w, "  %s (%s)\n", name, extension.MCPServerSummary(m.MCPServers[name]))
 		writeMCPDetails(w, m.MCPServers[name])
 	}
+	d.serversSandbox(consent)
 	d.section("Context files")
 	if len(ext.ContextFiles) == 0 {
 		fmt.Fprintf(w, "  none (looked for %s)\n", strings.Join(m.ContextFiles(), ", "))

@@ -31,7 +31,9 @@ func newExtDoctorCmd(a *app) *cobra.Command {
 		Short: "Check the installed extensions for what breaks or confuses Gemini CLI",
 		Long: `Check the installed extensions for what Gemini CLI fails on (two extensions of
 one name), skips (extensions it cannot load), drops (a second MCP server of one
-name) or cannot do (update a --path install), and settings without a value.
+name) or cannot do (update a --path install), settings without a value, and
+where each extension's MCP servers run: unconfined in Gemini CLI, or in gemkit's
+sandbox once switched (gemkit extensions sandbox NAME).
 Leftovers of killed installs are removed first, as by every command. Exits 1
 when Gemini CLI would fail.`,
 		Args: argsUsage(0, 0),
@@ -53,8 +55,13 @@ when Gemini CLI would fail.`,
 				}
 				fs = append(fs, finding{Level: level, Extension: c.Name, Message: c.Message, Fix: c.Fix})
 			}
+			choices, gs, err := serverSettings(st)
+			if err != nil {
+				fs = append(fs, finding{Level: "warning", Message: "where the extensions' MCP servers run cannot be told: " + err.Error()})
+			}
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
+				fs = append(fs, serverFindings(st, in, choices, gs)...)
 			}
 			if asJSON {
 				if fs == nil {

@@ -123,6 +123,13 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 			}
 			var failed []string
 			for _, name := range args {
+				// Its servers go back to Gemini CLI's settings as they
+				// were, before the extension goes.
+				if err := forgetServers(a, st, name); err != nil {
+					fmt.Fprintf(a.Err, "gemkit: %v\n", err)
+					failed = append(failed, name)
+					continue
+				}
 				if err := st.Uninstall(name); err != nil {
 					fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 					failed = append(failed, name)

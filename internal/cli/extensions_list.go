@@ -52,6 +52,10 @@ type listItem struct {
 	// UpdateNote says why a tool cannot update it, when one cannot.
 	UpdateNote string               `json:"updateNote,omitempty"`
 	Conflicts  []extension.Conflict `json:"conflicts,omitempty"`
+	// ServerSandbox says where its stdio MCP servers run (in Gemini CLI
+	// unconfined, or in gemkit's sandbox) and how to switch them; absent
+	// when it has none.
+	ServerSandbox *serverState `json:"serverSandbox,omitempty"`
 }
 
 // updaters says which tools can update an installed extension, and why
@@ -271,6 +275,11 @@ func newExtListCmd(a *app) *cobra.Command {
 			for i, in := range all {
 				items[i].Conflicts = extension.ConflictsOf(conflicts, in.Entry)
 			}
+			choices, gs, err := serverSettings(st)
+			if err != nil {
+				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
+			}
+			fillServers(items, all, choices, gs.Excluded)
 			// One write at the end: tabwriter writes each cell on its
 			// own, a system call each on an unbuffered stdout.
 			out := bufio.NewWriter(a.Out)
@@ -350,6 +359,7 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 			fmt.Fprintf(printableWriter{out}, "note: %s: %s\n", it.Name, it.UpdateNote)
 		}
 	}
+	writeServerNotes(printableWriter{out}, items)
 	writeConflicts(printableWriter{out}, conflicts)
 }
 

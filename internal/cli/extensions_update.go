@@ -63,6 +63,11 @@ extension's name on the terminal, as for consent --grant.`,
 				if !asJSON {
 					fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
 				}
+				if !res.UpToDate {
+					if err := keepSwitched(a, st, res.Name); err != nil {
+						fmt.Fprintf(a.Err, "gemkit: %v\n", err)
+					}
+				}
 			}
 			if asJSON {
 				if results == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,8 @@ type mcpFlags struct {
 	// --code-intel was given, which turns them on with --extension too.
 	codeIntel, codeIntelGiven bool
 	configPath                string
-	// servers serves the extensions' own stdio MCP servers, sandboxed.
+	// servers serves every enabled extension's own stdio MCP servers,
+	// sandboxed, not only those switched to gemkit.
 	servers bool
 }
 
@@ -87,25 +89,26 @@ tool_timeout_sec) a little above --timeout, so the model hears why a tool ran
 out of time; a client that sends a progressToken gets progress every
 --progress-interval.
 
-With --extension-servers, the extensions' own stdio MCP servers (their
-manifests' mcpServers entries with a command) are served too, each started
-inside gemkit's sandbox at a
-client's first tools/list or call (not at initialize), kept while used, stopped
-after five idle minutes and started again once if it dies. Their tools are
-named by the rule above (<extension>_<tool>). A server reads the workspace
-(its working folder), its extension's folder and its runtime (node, python);
-it writes only its extension's data folder,
+The extensions' own stdio MCP servers (their manifests' mcpServers entries with
+a command) are served too, for the extensions switched to gemkit with
+` + "`gemkit extensions sandbox NAME`" + ` (Gemini CLI then no longer starts them
+itself) and, with --extension-servers, for every enabled extension (for clients
+other than Gemini CLI, which starts the servers of the extensions not switched
+itself, so that it would see their tools twice). Each is served only with your
+consent to its extension as it is now (the switch records it). A server is
+started inside gemkit's sandbox at a client's first tools/list or call (not at
+initialize), kept while used, stopped after five idle minutes and started again
+once if it dies. Its tools are named by the rule above (<extension>_<tool>). A
+server reads the workspace (its working folder), its extension's folder and
+its runtime (node, python); it writes only its extension's data folder,
 ~/.local/share/gemkit/extension-data/<extension>, which is also its HOME; it
 has no network; its environment is the manifest's env and the extension's
-settings, and PATH. A call is bounded by the entry's timeout, else --timeout (a start by the same,
-at most 20 s).
-A server that cannot start, exits or does not answer is named in the error,
-with the end of its stderr; the other servers keep answering. Servers of an
-extension that declares permissions, remote servers and entries that start
-gemkit are not served. It is off by default, and off with --extension: until
-consent covers these servers and Gemini CLI can be told not to start them, a
-Gemini CLI client would see each tool twice, once sandboxed here and once
-started by Gemini CLI itself, unconfined.
+settings, and PATH. ` + "`gemkit extensions sandbox NAME --allow-host H --allow-write workspace`" + `
+widens that by name. A call is bounded by the entry's timeout, else --timeout
+(a start by the same, at most 20 s). A server that cannot start, exits or does
+not answer is named in the error, with the end of its stderr; the other servers
+keep answering. Remote servers and entries that start gemkit are not served.
+None is served with --extension.
 
 The workspace is the current folder (Gemini CLI starts the server in its own),
 or --workspace. Extensions installed, removed, enabled or disabled while it
@@ -176,7 +179,7 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.IntVar(&o.budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
 	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
 	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
-	f.BoolVar(&o.servers, "extension-servers", false, "also serve the enabled extensions' own stdio MCP servers, each in gemkit's sandbox; off with --extension")
+	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own stdio MCP servers in gemkit's sandbox, not only those switched to gemkit (gemkit extensions sandbox NAME): for clients other than Gemini CLI, which starts the others itself; off with --extension")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -208,7 +211,7 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	}
 	defer launcher.Close()
 	var servers *extmcp.Manager
-	if o.servers && o.extDir == "" {
+	if o.extDir == "" {
 		ws, err := a.resolveWorkspace(o.workspace)
 		if err != nil {
 			return err
@@ -281,12 +284,64 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
 		Servers:          servers,
+		ChooseServers:    o.chooseServers(a, st),
 	})
 	var verr *extension.ValidationError
 	if o.extDir != "" && errors.As(err, &verr) {
 		return nil, fmt.Errorf("%w\n(`gemkit extensions validate %s` checks it again once fixed)", err, o.extDir)
 	}
 	return srv, err
+}
+
+// chooseServers serves the MCP servers of the extensions switched to
+// gemkit (`gemkit extensions sandbox NAME`), or with --extension-servers
+// of every enabled one, with the widening the person allowed; each
+// server starts only while the person's consent to its extension as it
+// is now holds (checked at each start: it hashes the extension's files).
+func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
+	choices := &choiceCache{st: st}
+	return func(e *disclosure.Extension) (extension.Widening, func() error, string) {
+		name := e.Name
+		c, err := choices.get(name)
+		if err != nil {
+			return extension.Widening{}, nil, err.Error()
+		}
+		if !c.Switched && !o.servers {
+			return extension.Widening{}, nil, "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"
+		}
+		allowed := func() error {
+			state, err := st.Consent(e.Ext)
+			if err != nil {
+				return fmt.Errorf("consent to its extension cannot be checked: %w", err)
+			}
+			if !state.Granted {
+				return fmt.Errorf("you have not agreed to the extension %s as it is now (its servers and what they may do included); run %s", extension.Printable(name), consentHint(name))
+			}
+			return nil
+		}
+		return c.Widening, allowed, ""
+	}
+}
+
+// choiceCache reads the MCP server choices once per change of their
+// file rather than once per extension at every load of the set.
+type choiceCache struct {
+	st    *extension.Store
+	mu    sync.Mutex
+	stamp string
+	all   map[string]extension.ServerChoice
+	err   error
+}
+
+func (c *choiceCache) get(name string) (extension.ServerChoice, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stamp := c.st.ServerChoicesStamp()
+	if c.all == nil || stamp != c.stamp {
+		c.all, c.err = c.st.ServerChoices()
+		c.stamp = stamp
+	}
+	return c.all[name], c.err
 }
 
 // serveHTTP serves srv as Streamable HTTP on --addr, behind a bearer

@@ -64,10 +64,15 @@ func (s storeSource) Describe() string {
 
 // Stamp covers the extensions folder's entries (each entry's manifest,
 // install metadata, settings file and skill files), the enablement file,
-// and, for extensions whose folder is elsewhere (linked ones), their
-// manifest, settings file and skill files.
+// for extensions whose folder is elsewhere (linked ones), their
+// manifest, settings file and skill files, and the consent records and
+// MCP server choices (Store.ChoiceFiles), which decide which extensions'
+// own servers gemkit mcp serves.
 func (s storeSource) Stamp(last *Set) string {
 	var b strings.Builder
+	for _, f := range s.st.ChoiceFiles() {
+		stamp(&b, f)
+	}
 	dir := s.st.Dir()
 	// The extensions folder and its entries are the store's own listing.
 	stamp(&b, dir)

@@ -68,7 +68,7 @@ func (s *Store) ConsentGranted(name, hash string) bool {
 		return false
 	}
 	r, ok := recs.Extensions[name]
-	return ok && r.PermissionsHash == hash
+	return ok && r.PermissionsHash == s.consentHash(name, hash)
 }
 
 // ConsentContent reports whether the person agreed to the extension name
@@ -81,7 +81,7 @@ func (s *Store) ConsentContent(name, hash string) (agreed Content, granted bool)
 		return Content{}, false
 	}
 	r, ok := recs.Extensions[name]
-	if !ok || r.PermissionsHash != hash {
+	if !ok || r.PermissionsHash != s.consentHash(name, hash) {
 		return Content{}, false
 	}
 	return r.content(), true
@@ -91,6 +91,7 @@ func (s *Store) ConsentContent(name, hash string) (agreed Content, granted bool)
 // the extension's files as ReadContent found them: their digest, and the
 // per-file list that later names what changed.
 func (s *Store) RecordConsentContent(name, hash string, c Content) error {
+	hash = s.consentHash(name, hash)
 	return s.updateConsent(func(recs *consentRecords) {
 		recs.Extensions[name] = consentRecord{PermissionsHash: hash, ContentDigest: c.Digest, Files: c.Files, GrantedAt: time.Now().UTC().Truncate(time.Second)}
 	})
@@ -110,7 +111,13 @@ func (s *Store) recordConsentFor(name string, m *Manifest, dir string) error {
 // RecordConsent remembers that the person agreed to the extension name
 // running with the permissions hashed as hash, replacing any earlier
 // record. The file is written atomically with mode 0600.
+//
+// Every consent method takes the permissions hash (PermissionsHash) and
+// binds it to what the person allowed the extension's MCP servers
+// beyond the default profile (Widening), so a widening asks again like a
+// change of permissions.
 func (s *Store) RecordConsent(name, hash string) error {
+	hash = s.consentHash(name, hash)
 	return s.updateConsent(func(recs *consentRecords) {
 		recs.Extensions[name] = consentRecord{PermissionsHash: hash, GrantedAt: time.Now().UTC().Truncate(time.Second)}
 	})
@@ -177,7 +184,7 @@ func (s *Store) Consent(ext *Extension) (ConsentState, error) {
 	}
 	st.Recorded, st.GrantedAt = true, r.GrantedAt
 	switch {
-	case r.PermissionsHash != st.Hash:
+	case r.PermissionsHash != s.consentHash(ext.Manifest.Name, st.Hash):
 		st.PermissionsChanged = true
 	case r.ContentDigest != now.Digest:
 		st.FilesChanged = true

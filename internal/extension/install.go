@@ -412,7 +412,8 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 			final = in.Extension.Dir
 		}
 		shown := s.atFinalPath(ext, final)
-		lines := append(ConsentText(shown, "Updating"), "", "What changed since you last agreed:")
+		choice, _ := s.ServerChoice(res.Name)
+		lines := append(ConsentTextWith(shown, "Updating", choice), "", "What changed since you last agreed:")
 		lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
 		for _, c := range res.Changes {
 			lines = append(lines, "  - "+c.What)

@@ -219,21 +219,69 @@ func mcpServerSummary(raw json.RawMessage) string {
 	return "no command or URL"
 }
 
-// SandboxedServerWords say what an MCP server can do under the profile
-// gemkit mcp runs it in (internal/extmcp).
-const SandboxedServerWords = "read your workspace, its extension's folder and its runtime; write only its own data folder (~/.local/share/gemkit/extension-data/<extension>); no network; none of your environment variables"
+// SandboxedServerWords say what an MCP server can do under the default
+// profile gemkit mcp runs it in (internal/extmcp), whether or not its
+// extension declares permissions (those are its tools').
+const SandboxedServerWords = "read your workspace, its extension's folder and its runtime; write only its own data folder (~/.local/share/gemkit/extension-data/<extension>), which is also its HOME; no network; none of your environment variables"
 
-// SandboxedServer reports whether gemkit mcp runs the MCP server def of
-// m in its sandbox: a stdio server (a command), not gemkit itself, of an
-// extension that declares no permissions.
-func SandboxedServer(m *Manifest, def json.RawMessage) bool {
+// ServerProfileWords say what an MCP server can do in gemkit's sandbox
+// under the default profile widened by w.
+func ServerProfileWords(w Widening) string {
+	if more := w.Words(); more != "" {
+		return SandboxedServerWords + "; and, as you allowed, " + more
+	}
+	return SandboxedServerWords
+}
+
+// SandboxedServer reports whether gemkit mcp can run the MCP server def
+// in its sandbox: a stdio server (a command) that is not gemkit itself.
+// Gemini CLI's mcp.excluded names exactly these when the extension is
+// switched to gemkit.
+func SandboxedServer(def json.RawMessage) bool {
 	var d struct {
 		Command string `json:"command"`
 	}
-	if m.Permissions != nil || json.Unmarshal(def, &d) != nil || d.Command == "" {
+	if json.Unmarshal(def, &d) != nil || d.Command == "" {
 		return false
 	}
 	return d.Command != "gemkit" && !strings.HasSuffix(d.Command, "/gemkit")
+}
+
+// SandboxedServers are the names of m's servers SandboxedServer, sorted.
+func SandboxedServers(m *Manifest) []string {
+	var out []string
+	for _, n := range sortedKeys(m.MCPServers) {
+		if SandboxedServer(m.MCPServers[n]) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ServerLines say, for each MCP server of m, where it runs and what it
+// can do there, given the person's choice c: the lines of the consent
+// text and of describe.
+func ServerLines(m *Manifest, c ServerChoice) []string {
+	var lines []string
+	for _, name := range sortedKeys(m.MCPServers) {
+		def := m.MCPServers[name]
+		where := "a remote server (or none), not sandboxed by gemkit"
+		var d struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(def, &d) == nil && d.Command != "" {
+			where = "gemkit itself, which runs the extension's tools in their own sandbox"
+		}
+		if SandboxedServer(def) {
+			run := "Gemini CLI starts it unconfined, with your rights and environment, until you switch the extension to gemkit (gemkit extensions sandbox " + m.Name + "); then gemkit mcp runs it in gemkit's sandbox, where it can "
+			if c.Switched {
+				run = "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can "
+			}
+			where = run + ServerProfileWords(c.Widening)
+		}
+		lines = append(lines, fmt.Sprintf("%s (%s): %s", name, MCPServerSummary(def), where))
+	}
+	return lines
 }
 
 // ConsentText is what a person reads before agreeing to install (or link)
@@ -242,6 +290,12 @@ func SandboxedServer(m *Manifest, def json.RawMessage) bool {
 // line is fit to print (see Printable), so a manifest cannot hide part of
 // it behind terminal escape sequences.
 func ConsentText(e *Extension, action string) []string {
+	return ConsentTextWith(e, action, ServerChoice{})
+}
+
+// ConsentTextWith is ConsentText with the person's choice c for the
+// extension's MCP servers (its widening is agreed to with the rest).
+func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 	m := e.Manifest
 	lines := []string{fmt.Sprintf("%s extension %q version %s.", action, m.Name, m.Version)}
 	if m.Description != "" {
@@ -259,12 +313,8 @@ func ConsentText(e *Extension, action string) []string {
 	}
 	if len(m.MCPServers) > 0 {
 		lines = append(lines, "", "MCP servers it will run:")
-		for _, name := range sortedKeys(m.MCPServers) {
-			where := "not sandboxed by gemkit"
-			if SandboxedServer(m, m.MCPServers[name]) {
-				where = "Gemini CLI runs it unconfined; gemkit mcp --extension-servers runs it in gemkit's sandbox, where it can " + SandboxedServerWords
-			}
-			lines = append(lines, fmt.Sprintf("  - %s (%s): %s", name, MCPServerSummary(m.MCPServers[name]), where))
+		for _, l := range ServerLines(m, c) {
+			lines = append(lines, "  - "+l)
 		}
 	}
 	if len(e.ContextFiles) > 0 {

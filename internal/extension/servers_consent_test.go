@@ -7,26 +7,34 @@ import (
 )
 
 // TestConsentTextServers: the consent text says, per MCP server, whether
-// gemkit mcp runs it in its sandbox and what it can do there.
+// gemkit mcp can run it in its sandbox and what it can do there, with or
+// without permissions (those are its tools'), and what the person
+// allowed beyond the default profile.
 func TestConsentTextServers(t *testing.T) {
 	servers := map[string]json.RawMessage{
 		"local":  json.RawMessage(`{"command": "node", "args": ["server.js"]}`),
 		"remote": json.RawMessage(`{"httpUrl": "https://mcp.example.com/mcp"}`),
 		"self":   json.RawMessage(`{"command": "gemkit", "args": ["mcp", "--extension", "."]}`),
 	}
+	want := map[string]bool{"local": true, "remote": false, "self": false} // server: sandboxed
+	others := map[string]string{"remote": ": a remote server (or none), not sandboxed by gemkit", "self": ": gemkit itself, which runs the extension's tools in their own sandbox"}
 	for _, tc := range []struct {
-		name  string
-		perms *Permissions
-		want  map[string]bool // server: sandboxed
+		name     string
+		perms    *Permissions
+		choice   ServerChoice
+		words    string
+		switched bool
 	}{
-		{"no permissions", nil, map[string]bool{"local": true, "remote": false, "self": false}},
-		{"permissions", &Permissions{}, map[string]bool{"local": false, "remote": false, "self": false}},
+		{name: "no permissions", words: SandboxedServerWords},
+		{name: "permissions", perms: &Permissions{}, words: SandboxedServerWords},
+		{name: "widened and switched", choice: ServerChoice{Switched: true, Widening: Widening{Hosts: []string{"api.example.com"}, Write: AccessWorkspace}},
+			words: SandboxedServerWords + "; and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)", switched: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Manifest{Name: "srv", Version: "1", Permissions: tc.perms, MCPServers: servers}
-			text := strings.Join(ConsentText(&Extension{Manifest: m}, "Installing"), "\n")
-			for name, sandboxed := range tc.want {
-				if got := SandboxedServer(m, servers[name]); got != sandboxed {
+			text := strings.Join(ConsentTextWith(&Extension{Manifest: m}, "Installing", tc.choice), "\n")
+			for name, sandboxed := range want {
+				if got := SandboxedServer(servers[name]); got != sandboxed {
 					t.Errorf("SandboxedServer(%s) = %v, want %v", name, got, sandboxed)
 				}
 				var line string
@@ -35,11 +43,84 @@ func TestConsentTextServers(t *testing.T) {
 						line = l
 					}
 				}
-				if sandboxed != strings.Contains(line, "gemkit mcp --extension-servers runs it in gemkit's sandbox, where it can "+SandboxedServerWords) ||
-					!sandboxed != strings.HasSuffix(line, ": not sandboxed by gemkit") {
+				if sandboxed != strings.HasSuffix(line, "runs it in gemkit's sandbox, where it can "+tc.words) ||
+					!sandboxed && !strings.HasSuffix(line, others[name]) {
 					t.Errorf("server %s: line %q", name, line)
+				}
+				if sandboxed && tc.switched != strings.Contains(line, "switched to gemkit: Gemini CLI does not start it") {
+					t.Errorf("server %s: switched %v, line %q", name, tc.switched, line)
+				}
+				if sandboxed && !tc.switched && !strings.Contains(line, "gemkit extensions sandbox srv") {
+					t.Errorf("server %s: the line does not say how to switch: %q", name, line)
 				}
 			}
 		})
+	}
+	if got := SandboxedServers(&Manifest{MCPServers: servers}); strings.Join(got, ",") != "local" {
+		t.Errorf("SandboxedServers = %v", got)
+	}
+}
+
+// TestWideningConsent: a widening of an extension's MCP servers is part
+// of the consent hash: consent given before it does not hold after, one
+// given after it holds, and narrowing back to the default profile brings
+// back the consent recorded without any.
+func TestWideningConsent(t *testing.T) {
+	st := OpenStore(t.TempDir())
+	const name, perm = "ext", "sha256:perm"
+	if err := st.RecordConsent(name, perm); err != nil {
+		t.Fatal(err)
+	}
+	if !st.ConsentGranted(name, perm) {
+		t.Fatal("consent without a widening does not hold")
+	}
+	widen := func(w Widening) {
+		t.Helper()
+		if err := st.UpdateServerChoice(name, func(c *ServerChoice, _ *[]string) { c.Widening = w }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hosts := Widening{Hosts: []string{"api.example.com"}}
+	widen(hosts)
+	if st.ConsentGranted(name, perm) {
+		t.Fatal("consent given before a widening still holds after it")
+	}
+	if err := st.RecordConsent(name, perm); err != nil {
+		t.Fatal(err)
+	}
+	if !st.ConsentGranted(name, perm) {
+		t.Fatal("consent given with the widening does not hold")
+	}
+	widen(Widening{Hosts: []string{"api.example.com"}, Write: AccessWorkspace})
+	if st.ConsentGranted(name, perm) {
+		t.Fatal("consent to one widening holds for a wider one")
+	}
+	if h1, h2 := hosts.hash(perm), (Widening{Hosts: []string{"other.example.com"}}).hash(perm); h1 == h2 || h1 == perm {
+		t.Fatalf("widenings hash alike: %s %s", h1, h2)
+	}
+	widen(Widening{})
+	if c, err := st.ServerChoice(name); err != nil || !c.Widening.Empty() {
+		t.Fatalf("choice after narrowing: %+v, %v", c, err)
+	}
+	if st.ConsentGranted(name, perm) {
+		t.Fatal("the record made under a widening holds for the default profile")
+	}
+}
+
+// TestWideningCanonical: hosts are canonical and sorted, the write
+// scope is the workspace or nothing, and bad input says what is wrong.
+func TestWideningCanonical(t *testing.T) {
+	w, err := Widening{Hosts: []string{"HTTPS://API.example.com/", "a.example.com", "a.example.com"}, Write: AccessNone}.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(w.Hosts, ",") != "a.example.com,https://api.example.com" || w.Write != "" {
+		t.Errorf("Canonical = %+v", w)
+	}
+	if _, err := (Widening{Write: AccessHome}).Canonical(); err == nil || !strings.Contains(err.Error(), "workspace") {
+		t.Errorf("write home: %v", err)
+	}
+	if _, err := (Widening{Hosts: []string{"http://"}}).Canonical(); err == nil {
+		t.Error("an empty host is taken")
 	}
 }

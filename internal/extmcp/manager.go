@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -259,6 +261,18 @@ func (s *server) who() string {
 	return fmt.Sprintf("extension %s's MCP server %s", Printable(s.spec.Extension), Printable(s.spec.Server))
 }
 
+// denied reports a connection the sandbox's proxy refused the server
+// (there is a proxy when the person allowed it some host): in gemkit
+// mcp's log, and in the end of its stderr that a failed call quotes,
+// with the one command that would allow the host.
+func (s *server) denied(d sandbox.Denial) {
+	hostPort := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	words := fmt.Sprintf("%s was refused a connection to %s (%s); to allow it: gemkit extensions sandbox %s --allow-host %s",
+		s.who(), Printable(hostPort), Printable(d.Reason), Printable(s.spec.Extension), Printable(hostPort))
+	s.m.log.Warn(words)
+	fmt.Fprintf(s.stderr, "gemkit: %s\n", words)
+}
+
 // failure wraps what went wrong with the server's name and its stderr's
 // last lines.
 func (s *server) failure(what string) error {
@@ -295,6 +309,11 @@ func (s *server) ensure(ctx context.Context) (*running, error) {
 // its timeout.
 func (s *server) start(ctx context.Context) (*running, error) {
 	cfg := s.m.cfg
+	if s.spec.Allowed != nil {
+		if err := s.spec.Allowed(); err != nil {
+			return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
+		}
+	}
 	root := cfg.DataRoot
 	if root == "" {
 		var err error
@@ -314,7 +333,8 @@ func (s *server) start(ctx context.Context) (*running, error) {
 	cmd := &sandbox.Command{
 		Policy: pr.Policy(cfg.Workspace, envMap(cfg.Environ)["HOME"], s.spec.Dir, tmp),
 		Path:   pr.Path, Args: s.spec.Args, Dir: cfg.Workspace, Stderr: s.stderr,
-		Env: append(pr.Env, "TMPDIR="+tmp),
+		Env:    append(pr.Env, "TMPDIR="+tmp),
+		OnDeny: s.denied,
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()

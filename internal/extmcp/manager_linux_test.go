@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -84,6 +86,25 @@ func extensionDir(t testing.TB) string {
 type setup struct {
 	ext, ws, home string
 	m             *extmcp.Manager
+	log           *logBuffer // what the manager logs
+}
+
+// logBuffer is a log a manager writes while the test reads it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newSetup(t testing.TB, timeout time.Duration) *setup {
@@ -91,12 +112,13 @@ func newSetup(t testing.TB, timeout time.Duration) *setup {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node (>= 20) is needed")
 	}
-	s := &setup{ext: extensionDir(t), ws: t.TempDir(), home: t.TempDir()}
+	s := &setup{ext: extensionDir(t), ws: t.TempDir(), home: t.TempDir(), log: &logBuffer{}}
 	l := &sandbox.Launcher{}
 	t.Cleanup(func() { l.Close() })
 	s.m = extmcp.NewManager(extmcp.Config{
 		Launcher: l, Workspace: s.ws, Timeout: timeout, Idle: time.Minute,
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home, "SECRET_TOKEN=do-not-pass"},
+		Logger:  slog.New(slog.NewTextHandler(s.log, nil)),
 	})
 	t.Cleanup(s.m.Close)
 	return s
@@ -453,5 +475,60 @@ func waitFor(t *testing.T, ok func() bool) {
 	t.Helper()
 	if !gemkittest.Poll(10*time.Second, 50*time.Millisecond, ok) {
 		t.Fatal("timed out")
+	}
+}
+
+// TestWidened: what the person allows by name (gemkit extensions sandbox
+// --allow-host, --allow-write workspace) the server gets, and no more:
+// the allowed loopback server through the sandbox's proxy (asked as a
+// client that honours HTTP_PROXY asks; Node 20's fetch does not, and
+// stays refused), the workspace but its protected paths.
+func TestWidened(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server of its own")
+	}
+	s := newSetup(t, 30*time.Second)
+	allowed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer allowed.Close()
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, ln := range []net.Listener{allowed, other} {
+		go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("reached")) }))
+	}
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	fx.Widening = extension.Widening{Hosts: []string{allowed.Addr().String()}, Write: extension.AccessWorkspace}
+	s.m.Sync([]extmcp.Spec{fx})
+	os.MkdirAll(filepath.Join(s.ws, ".git"), 0o755)
+
+	if text, isErr, err := call(t, s.m, fx, "proxied", map[string]any{"url": "http://" + allowed.Addr().String() + "/"}); err != nil || isErr || text != "reached" {
+		t.Errorf("getting the allowed host through the proxy: %q %v %v", text, isErr, err)
+	}
+	if text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": filepath.Join(s.ws, "made.txt")}); err != nil || isErr {
+		t.Errorf("writing the workspace: %q %v %v", text, isErr, err)
+	}
+	for _, c := range []struct{ tool, arg, val string }{
+		{"proxied", "url", "http://" + other.Addr().String() + "/"},
+		{"fetch", "url", "http://" + other.Addr().String() + "/"},
+		{"write", "path", filepath.Join(s.ws, ".git", "config")},
+		{"write", "path", filepath.Join(s.home, ".bashrc")},
+	} {
+		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{c.arg: c.val})
+		if err != nil || !isErr || strings.Contains(text, "reached") {
+			t.Errorf("%s %s: %q %v %v, want a refusal", c.tool, c.val, text, isErr, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, ".git", "config")); err == nil {
+		t.Error("the server wrote the workspace's .git")
+	}
+	// The refusal is reported in words, with the command that allows it.
+	if want := "extension realmcp's MCP server fixture was refused a connection to " + other.Addr().String() +
+		" (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + other.Addr().String(); !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 }

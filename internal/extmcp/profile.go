@@ -15,10 +15,13 @@ import (
 )
 
 // Profile is what one server may reach in its sandbox: the default
-// profile of an extension without permissions. It reads the workspace,
-// its extension's folder and its runtime's installation; it writes
-// nothing but its extension's data folder, which is also its HOME; it
-// reaches no network; its environment is the manifest's.
+// profile, whether or not its extension declares permissions (those are
+// its tools'), widened by what the person allowed (Spec.Widening). It
+// reads the workspace, its extension's folder and its runtime's
+// installation; it writes nothing but its extension's data folder,
+// which is also its HOME, and, when allowed, the workspace; it reaches
+// no network but the hosts allowed, through the sandbox's proxy as a
+// tool's allowedHosts; its environment is the manifest's.
 type Profile struct {
 	// Path is the server's program, found on the person's PATH (never in
 	// the workspace or a virtualenv) or named by its full path.
@@ -34,7 +37,23 @@ type Profile struct {
 	// Closed are the folders no sandboxed process may read
 	// (permission.ClosedPaths) and the other extensions' data folders.
 	Closed []string
+	// Write is permission.AccessWorkspace when the person allowed the
+	// servers to write the workspace, else AccessNone; Guarded are then
+	// the paths in it that stay read-only, as for a tool
+	// (permission.ProtectedPaths).
+	Write   permission.Access
+	Guarded []permission.Guarded
+	// Hosts are the hosts the person allowed, reached through the
+	// sandbox's proxy, which refuses gemkit's own servers (OwnServer).
+	Hosts []string
+	// closed says where gemkit's own servers keep their secrets, for
+	// OwnServer.
+	closed permission.ClosedInputs
 }
+
+// OwnServer reports whether a loopback port is one of gemkit's own
+// servers, which the proxy refuses even with localhost allowed.
+func (p Profile) OwnServer(port int) bool { return permission.OwnServerPort(p.closed, port) }
 
 // BuildProfile is the profile of sp for the workspace ws, from the
 // person's environment environ (which names PATH and HOME, and nothing
@@ -74,9 +93,16 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 			pr.Runtime = append(pr.Runtime, langserver.Prefix(realPath(p)))
 		}
 	}
-	pr.Closed = permission.ClosedPaths(permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
+	pr.closed = permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
 		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] }})
+		Getenv:   func(k string) string { return env[k] }}
+	pr.Closed = permission.ClosedPaths(pr.closed)
+	pr.Write, pr.Hosts = permission.AccessNone, sp.Widening.Hosts
+	if sp.Widening.Write == permission.AccessWorkspace {
+		pr.Write = permission.AccessWorkspace
+		pr.Guarded = permission.ProtectedPaths(permission.GuardInputs{Write: pr.Write, Workspace: ws, Home: home,
+			ExtensionFolders: []string{sp.Dir}, Getenv: func(k string) string { return env[k] }})
+	}
 	pr.Runtime = slices.DeleteFunc(pr.Runtime, func(r string) bool {
 		if r == "" || r == "/" || home != "" && fsutil.Within(r, realPath(home)) {
 			return true
@@ -112,6 +138,13 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	kept, _ := permission.SearchPath(env["PATH"], distrusted)
 	out["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
 	out["HOME"] = pr.Data
+	if _, set := out["NODE_USE_ENV_PROXY"]; len(pr.Hosts) > 0 && !set {
+		// The allowed hosts are reached through the sandbox's proxy,
+		// which the sandbox names in HTTP_PROXY; Node's fetch follows it
+		// only when told so (Node 22.21 and 24 on; Node 20's never does,
+		// and stays refused).
+		out["NODE_USE_ENV_PROXY"] = "1"
+	}
 	keys := make([]string, 0, len(out))
 	for k := range out {
 		keys = append(keys, k)
@@ -126,11 +159,16 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 // Policy is the sandbox policy of the profile for a server of the
 // extension in extDir, run in ws with the private temp folder tmp.
 func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
-	return sandbox.Policy{
-		Read: permission.AccessWorkspace, Write: permission.AccessNone,
+	pol := sandbox.Policy{
+		Read: permission.AccessWorkspace, Write: p.Write,
 		Workspace: ws, Home: home, ExtensionDir: extDir, TempDir: tmp,
 		RuntimePaths: p.Runtime, Caches: []string{p.Data}, Protected: p.Closed,
+		Guarded: p.Guarded, AllowedHosts: p.Hosts,
 	}
+	if len(p.Hosts) > 0 {
+		pol.OwnServer = p.OwnServer
+	}
+	return pol
 }
 
 // openData is closed with data opened: a closed folder that holds data

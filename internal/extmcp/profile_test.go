@@ -3,8 +3,12 @@ package extmcp
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // TestDataFolderSymlink: a symlink on the way to the data folder (a tool
@@ -40,5 +44,42 @@ func TestEnv(t *testing.T) {
 	want := []string{"API_KEY=k1", "FILE=" + data + "/f.json", "HOME=" + data, "KEY=k1", "LEAK=", "PATH=/usr/bin:/bin"}
 	if strings.Join(pr.Env, "\n") != strings.Join(want, "\n") {
 		t.Errorf("env:\n%s\nwant:\n%s", strings.Join(pr.Env, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestWidenedPolicy: the default profile writes nothing and reaches no
+// host; a widening lets the server write the workspace (its protected
+// paths kept read-only) and reach the hosts allowed, gemkit's own
+// servers refused.
+func TestWidenedPolicy(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	root, _ := DataRoot(map[string]string{"HOME": home})
+	environ := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	sp := Spec{Extension: "x", Server: "s", Dir: t.TempDir(), Command: "/bin/sh"}
+	pr, err := BuildProfile(sp, ws, root, environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := pr.Policy(ws, home, sp.Dir, t.TempDir())
+	if pol.Write != permission.AccessNone || len(pol.AllowedHosts) != 0 || len(pol.Guarded) != 0 || pol.OwnServer != nil {
+		t.Errorf("default policy: write %q, hosts %v, %d guarded", pol.Write, pol.AllowedHosts, len(pol.Guarded))
+	}
+	sp.Widening = extension.Widening{Hosts: []string{"localhost:8080"}, Write: permission.AccessWorkspace}
+	if pr, err = BuildProfile(sp, ws, root, environ); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pr.Env, "NODE_USE_ENV_PROXY=1") {
+		t.Errorf("a server allowed hosts is not told to follow the proxy: %v", pr.Env)
+	}
+	pol = pr.Policy(ws, home, sp.Dir, t.TempDir())
+	if pol.Write != permission.AccessWorkspace || len(pol.AllowedHosts) != 1 || pol.AllowedHosts[0] != "localhost:8080" || pol.OwnServer == nil {
+		t.Errorf("widened policy: write %q, hosts %v", pol.Write, pol.AllowedHosts)
+	}
+	git := false
+	for _, g := range pol.Guarded {
+		git = git || g.Path == filepath.Join(ws, ".git")
+	}
+	if !git {
+		t.Errorf("the workspace's .git is not guarded: %+v", pol.Guarded)
 	}
 }

@@ -41,6 +41,16 @@ type Spec struct {
 	// Timeout bounds each call: the entry's timeout (milliseconds in the
 	// manifest), 0 when it has none.
 	Timeout time.Duration
+	// Widening is what the person allowed the extension's servers beyond
+	// the default profile (gemkit extensions sandbox NAME --allow-host,
+	// --allow-write), agreed to with the extension's consent.
+	Widening extension.Widening
+	// Allowed, when set, is asked before each start of the server: an
+	// error (in words: the person has not agreed to the extension as it
+	// is now) keeps it from starting. It is asked then, not when the
+	// specs are made, since it may hash the extension's folder, which
+	// would hold up gemkit mcp's first answer.
+	Allowed func() error `json:"-"`
 }
 
 // Key identifies the spec's server in a Manager.
@@ -70,12 +80,19 @@ type entry struct {
 	Timeout *float64 `json:"timeout"`
 }
 
-// Specs are the stdio servers of the set's extensions, sorted by
-// extension and server, and the entries left out with why: remote
-// servers, an entry that starts gemkit itself (an extension serving its
-// own tools with `gemkit mcp --extension`), and the servers of an
-// extension that declares permissions.
-func Specs(set *disclosure.Set) ([]Spec, []Skipped) {
+// Choose says whether the servers of the extension e are served, with
+// what widening of the default profile and what to ask before each start
+// (Spec.Allowed, nil: nothing); a reason (why) leaves them all out.
+// gemkit mcp serves the extensions the person switched to gemkit, with
+// their consent (internal/cli).
+type Choose func(e *disclosure.Extension) (w extension.Widening, allowed func() error, why string)
+
+// Specs are the stdio servers of the set's extensions that choose lets
+// through (nil: all, under the default profile), sorted by extension and
+// server, and the entries left out with why: remote servers, an entry
+// that starts gemkit itself (an extension serving its own tools with
+// `gemkit mcp --extension`), and those choose refuses.
+func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 	var out []Spec
 	var skipped []Skipped
 	for _, e := range set.Extensions {
@@ -85,8 +102,21 @@ func Specs(set *disclosure.Set) ([]Spec, []Skipped) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		var w extension.Widening
+		var allowed func() error
+		var refused string
+		if choose != nil && len(names) > 0 {
+			w, allowed, refused = choose(e)
+		}
 		for _, n := range names {
+			if refused != "" {
+				// Not read at all: most extensions are not switched, and
+				// this is on the way to gemkit mcp's first answer.
+				skipped = append(skipped, Skipped{m.Name, n, refused})
+				continue
+			}
 			sp, why := specOf(e, n, m.MCPServers[n])
+			sp.Widening, sp.Allowed = w, allowed
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue
@@ -110,8 +140,6 @@ func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, st
 		return Spec{}, "it has no command"
 	case filepath.Base(ent.Command) == "gemkit":
 		return Spec{}, "it is gemkit itself"
-	case m.Permissions != nil:
-		return Spec{}, "its extension declares permissions, and gemkit serves MCP servers under the default profile only (read the workspace, write its data folder, no network)"
 	}
 	sp := Spec{Extension: m.Name, Server: name, Dir: e.Ext.Dir, Command: ent.Command, Args: ent.Args, Env: ent.Env, Settings: map[string]string{}}
 	if ent.Timeout != nil && *ent.Timeout > 0 {

@@ -1,20 +1,26 @@
 package extmcp
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extension"
 )
 
-// TestSpecs: the stdio entries are served, with their timeout and the
-// settings' values; remote entries, gemkit itself and the servers of an
-// extension that declares permissions are not, each with why.
+// TestSpecs: the stdio entries are served, with their timeout, the
+// settings' values and the widening Choose gives, whether or not the
+// extension declares permissions (those are its tools'); remote entries,
+// gemkit itself and the servers Choose refuses are not, each with why.
 func TestSpecs(t *testing.T) {
+	widened := extension.Widening{Hosts: []string{"api.example.com"}}
 	for _, tc := range []struct {
 		name, manifest string
+		choose         Choose
 		served         []string
 		skipped        map[string]string
 	}{
@@ -24,10 +30,16 @@ func TestSpecs(t *testing.T) {
    "local": {"command": "node", "args": ["${extensionPath}/s.js"], "timeout": 1500, "cwd": "/elsewhere"},
    "remote": {"httpUrl": "https://mcp.example.com/mcp"},
    "self": {"command": "gemkit", "args": ["mcp", "--extension", "${extensionPath}"]}}}`,
-			[]string{"local"}, map[string]string{"remote": "a remote server; gemkit serves stdio servers only", "self": "it is gemkit itself"}},
-		{"permissions", `{"name": "e", "version": "1", "permissions": {"filesystem": {"read": "workspace"}},
-  "mcpServers": {"local": {"command": "node", "args": ["s.js"]}}}`,
-			nil, map[string]string{"local": "its extension declares permissions, and gemkit serves MCP servers under the default profile only (read the workspace, write its data folder, no network)"}},
+			nil, []string{"local"}, map[string]string{"remote": "a remote server; gemkit serves stdio servers only", "self": "it is gemkit itself"}},
+		{"permissions", `{"name": "e", "version": "1", "settings": [{"name": "Key", "envVar": "API_KEY"}], "permissions": {"filesystem": {"read": "workspace"}},
+  "mcpServers": {"local": {"command": "node", "args": ["${extensionPath}/s.js"], "timeout": 1500}}}`,
+			func(*disclosure.Extension) (extension.Widening, func() error, string) { return widened, nil, "" }, []string{"local"}, nil},
+		{"refused", `{"name": "e", "version": "1",
+  "mcpServers": {"local": {"command": "node", "args": ["s.js"]}, "remote": {"url": "https://mcp.example.com/sse"}}}`,
+			func(*disclosure.Extension) (extension.Widening, func() error, string) {
+				return extension.Widening{}, nil, "not switched"
+			},
+			nil, map[string]string{"local": "not switched", "remote": "not switched"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -37,10 +49,13 @@ func TestSpecs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			specs, skipped := Specs(set)
+			specs, skipped := Specs(set, tc.choose)
 			var served []string
 			for _, sp := range specs {
 				served = append(served, sp.Server)
+				if tc.choose != nil && len(sp.Widening.Hosts) != 1 {
+					t.Errorf("spec %s: widening %+v", sp.Server, sp.Widening)
+				}
 				if sp.Timeout != 1500*time.Millisecond || sp.Settings["API_KEY"] != "k1" || sp.Args[0] != filepath.Join(dir, "s.js") && sp.Args[0] != dir+"/s.js" {
 					t.Errorf("spec %+v", sp)
 				}
@@ -57,5 +72,19 @@ func TestSpecs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAllowedGate: a server whose Allowed says no is not started, and
+// the failure says which server and why, in words.
+func TestAllowedGate(t *testing.T) {
+	m := NewManager(Config{Workspace: t.TempDir(), Environ: []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}})
+	defer m.Close()
+	m.Sync([]Spec{{Extension: "e", Server: "s", Dir: t.TempDir(), Command: "/bin/sh",
+		Allowed: func() error { return errors.New("you have not agreed to the extension e as it is now") }}})
+	tools, failed := m.Tools(context.Background())
+	if len(tools) != 0 || len(failed) != 1 ||
+		failed[0].Err.Error() != "extension e's MCP server s is not started: you have not agreed to the extension e as it is now" {
+		t.Errorf("Tools = %v, %v", tools, failed)
 	}
 }

@@ -26,6 +26,10 @@ import (
 type extState struct {
 	listMu sync.Mutex  // serialises listings
 	listed atomic.Bool // the servers of the current set were listed
+	// asked: a client listed or called tools, so the servers may start;
+	// failed: a server could not start or list at the last listing (no
+	// consent, among others), so a reload lists them again.
+	asked, failed atomic.Bool
 	// tools are the servers' tools as last listed; s.mu guards it.
 	tools []extmcp.Tool
 }
@@ -38,16 +42,26 @@ func (s *Server) syncServers(set *disclosure.Set) {
 		s.ext.listed.Store(true)
 		return
 	}
-	specs, skipped := extmcp.Specs(set)
+	specs, skipped := extmcp.Specs(set, s.cfg.ChooseServers)
 	for _, k := range skipped {
 		s.log.Debug("an extension's MCP server is not served by gemkit", "extension", k.Extension, "server", k.Server, "why", k.Reason)
 	}
-	if s.cfg.Servers.Sync(specs) {
+	changed := s.cfg.Servers.Sync(specs)
+	if changed {
 		s.ext.tools = nil
+	}
+	if changed || s.ext.failed.Load() {
 		s.ext.listed.Store(false)
 	}
 	if len(specs) == 0 {
 		s.ext.listed.Store(true)
+		return
+	}
+	// A client that listed once hears of the servers' tools without
+	// asking: a switch made, or consent given, while it is connected
+	// shows, and list_changed tells it.
+	if !s.ext.listed.Load() && s.ext.asked.Load() {
+		go s.listServers(context.Background())
 	}
 }
 
@@ -58,6 +72,7 @@ func (s *Server) serversListed() bool { return s.ext.listed.Load() }
 // and serves them. A server that cannot start or list is reported in
 // the log, in words, and adds no tools; the others are served.
 func (s *Server) listServers(ctx context.Context) {
+	s.ext.asked.Store(true)
 	if s.ext.listed.Load() {
 		return
 	}
@@ -70,6 +85,7 @@ func (s *Server) listServers(ctx context.Context) {
 	for _, f := range failed {
 		s.log.Warn(f.Err.Error())
 	}
+	s.ext.failed.Store(len(failed) > 0)
 	slices.SortFunc(tools, func(a, b extmcp.Tool) int {
 		return strings.Compare(a.Spec.Key()+"\x00"+a.Name, b.Spec.Key()+"\x00"+b.Name)
 	})

@@ -151,3 +151,86 @@ func serverProcesses(dir string) []string {
 	}
 	return out
 }
+
+// TestExtensionServersNeedConsent: gemkit mcp starts no server of an
+// extension switched to gemkit without the person's consent to it as it
+// is now, and says why in its log; consent given while the client is
+// connected brings the server's tools, without a restart.
+func TestExtensionServersNeedConsent(t *testing.T) {
+	f := newFixture(t)
+	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.link(t, "unagreed", `{"name": "unagreed", "version": "1.0.0",
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": string(fixture)})
+	for _, args := range [][]string{{"extensions", "sandbox", "unagreed"}, {"extensions", "consent", "unagreed", "--revoke"}} {
+		if out, err := f.gemkit(args...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	cmd := exec.Command(f.bin, "mcp", "--code-intel=false")
+	cmd.Dir, cmd.Env = f.ws, f.env()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	served := func() bool {
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			t.Fatalf("tools/list: %v\n%s", err, stderr.String())
+		}
+		for _, tl := range tools {
+			if tl.Name == "unagreed_ok" {
+				return true
+			}
+		}
+		return false
+	}
+	if served() {
+		t.Error("a tool of the server without consent is served")
+	}
+	if want := "extension unagreed's MCP server srv is not started: you have not agreed to the extension unagreed as it is now"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, stderr.String())
+	}
+	if out, err := f.gemkit("extensions", "consent", "unagreed", "--grant"); err != nil {
+		t.Fatalf("consent --grant: %v\n%s", err, out)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !served(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's tools are not served 20 s after consent was given\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond) // polls the tool list, as a client that heard list_changed would
+	}
+	c.Close()
+	in.Close()
+	cmd.Wait()
+}
+
+// syncBuffer is a strings.Builder a process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -81,6 +81,10 @@ type Config struct {
 	// connections); zero fields take httpguard's defaults, and MaxBody is
 	// always MaxRequestBody.
 	HTTPLimits httpguard.Limits
+	// ChooseServers says which extensions' servers Servers runs, and
+	// with what widening (extmcp.Choose); nil: every enabled one's,
+	// under the default profile.
+	ChooseServers extmcp.Choose
 }
 
 // Server is an MCP server of one Source. It reloads when the Source's

@@ -97,6 +97,11 @@ type Command struct {
 	// WaitDelay bounds how long Wait waits for output after the process
 	// has been killed; 0 means two seconds.
 	WaitDelay time.Duration
+	// OnDeny, when set, receives this command's refusals by the proxy in
+	// place of the Launcher's OnDeny, so that a report can name what was
+	// refused (an extension's MCP server, with the command that allows
+	// the host).
+	OnDeny func(Denial)
 }
 
 // Enforcement says how a run is confined.

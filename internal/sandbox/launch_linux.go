@@ -386,7 +386,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 			if err != nil {
 				return fail(err)
 			}
-			if err := p.serveProxy(lfd, &c.Policy, l); err != nil {
+			if err := p.serveProxy(lfd, c, l); err != nil {
 				return fail(err)
 			}
 			buf0 := buf[:n]
@@ -486,14 +486,19 @@ func parseRights(oob []byte) (int, error) {
 // serveProxy runs the allowlisting proxy on the listener the child opened
 // inside its network namespace. Connections accepted there come from the
 // tool; the proxy dials out from gemkit's own namespace.
-func (p *Process) serveProxy(lfd int, pol *Policy, l *Launcher) error {
+func (p *Process) serveProxy(lfd int, c *Command, l *Launcher) error {
+	pol := &c.Policy
 	f := os.NewFile(uintptr(lfd), "sandbox-proxy")
 	ln, err := net.FileListener(f)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("sandbox: proxy listener: %w", err)
 	}
-	px, err := NewProxy(pol.AllowedHosts, l.Resolver, l.OnDeny, l.logger())
+	onDeny := l.OnDeny
+	if c.OnDeny != nil {
+		onDeny = c.OnDeny
+	}
+	px, err := NewProxy(pol.AllowedHosts, l.Resolver, onDeny, l.logger())
 	if err != nil {
 		ln.Close()
 		return err

@@ -7,6 +7,7 @@
 import { createInterface } from "node:readline";
 import { openSync, readFileSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
+import { request } from "node:http";
 
 const tools = [
   { name: "ok", description: "Answers ok.", inputSchema: { type: "object" } },
@@ -19,6 +20,7 @@ const tools = [
   { name: "spam", description: "Sends many log notifications, then answers.", inputSchema: { type: "object" } },
   { name: "fork", description: "Starts a process in a session of its own that ignores SIGTERM.", inputSchema: { type: "object" } },
   { name: "tty", description: "Opens the controlling terminal.", inputSchema: { type: "object" } },
+  { name: "proxied", description: "Gets an http URL through $HTTP_PROXY.", inputSchema: { type: "object" } },
 ];
 // FIXTURE_IGNORE_TERM makes the server itself ignore SIGTERM.
 if (process.env.FIXTURE_IGNORE_TERM) process.on("SIGTERM", () => console.error("fixture: SIGTERM ignored"));
@@ -70,6 +72,19 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         if (m.params.name === "write") { writeFileSync(a.path, "x"); return text(m.id, "written", false); }
       } catch (e) {
         return text(m.id, String(e), true);
+      }
+      if (m.params.name === "proxied") {
+        // What a client that honours HTTP_PROXY does (Node 20's fetch
+        // does not): ask the proxy for the absolute URL.
+        if (!process.env.HTTP_PROXY) return text(m.id, "no HTTP_PROXY", true);
+        const p = new URL(process.env.HTTP_PROXY);
+        const req = request({ host: p.hostname, port: p.port, path: a.url, headers: { host: new URL(a.url).host } }, (r) => {
+          let body = "";
+          r.on("data", (d) => (body += d));
+          r.on("end", () => text(m.id, body, r.statusCode !== 200));
+        });
+        req.on("error", (e) => text(m.id, String(e), true));
+        return req.end();
       }
       if (m.params.name === "fetch") {
         return fetch(a.url).then((r) => r.text()).then((t) => text(m.id, t, false), (e) => text(m.id, String(e) + " " + String(e.cause), true));

@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
+)
+
+// sandboxFlags are the flags of `gemkit extensions sandbox`.
+type sandboxFlags struct {
+	off            bool
+	hosts          []string
+	write          string
+	defaultProfile bool
+}
+
+func newExtSandboxCmd(a *app) *cobra.Command {
+	var o sandboxFlags
+	cmd := &cobra.Command{
+		Use:               "sandbox <name>",
+		ValidArgsFunction: completeExtension,
+		Short:             "Run an extension's MCP servers in gemkit's sandbox instead of unconfined in Gemini CLI",
+		Long: `Switch an extension's stdio MCP servers (its mcpServers entries with a command)
+to gemkit: Gemini CLI stops starting them itself, with your rights and your whole
+environment, and ` + "`gemkit mcp`" + ` serves them in gemkit's sandbox. Gemini CLI keeps
+the extension's context files, commands, hooks and skills, and reaches the
+servers' tools through gemkit mcp (gemini mcp add -s user --trust gemkit gemkit mcp).
+
+In the sandbox each server can ` + extension.SandboxedServerWords + `.
+--allow-host and --allow-write widen that, by name; each widening is recorded,
+shown by describe and agreed to with the extension's consent.
+
+The command shows what you agree to and records your consent to the extension
+as it is now (its tools' permissions, its servers' profile and its files): in
+a terminal running it is agreeing; in an agent's shell you type the
+extension's name on the terminal (as consent --grant).
+
+What it changes in Gemini CLI: the server names are added to mcp.excluded in
+~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini/settings.json when set),
+which Gemini CLI 0.61 honours for an extension's servers; nothing else of that
+file changes, its comments included, and it is written atomically. --off
+removes exactly the names it added and gives the servers back to Gemini CLI.
+docs/extensions.md has the details.`,
+		Example: `  gemkit extensions new ./memory-ext mcp && gemkit extensions link ./memory-ext --consent
+  gemkit extensions sandbox memory-ext
+  gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace
+  gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
+  gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
+		Args: argsUsage(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, in, err := openInstalled(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if in.Extension == nil {
+				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
+			}
+			if o.off {
+				if len(o.hosts) > 0 || o.write != "" || o.defaultProfile {
+					return errors.New("--off takes no --allow-host, --allow-write or --default-profile: it gives the servers back to Gemini CLI, and their widening stays recorded for the next switch")
+				}
+				return switchOff(a, st, in.Extension.Manifest.Name)
+			}
+			return switchOn(cmd.Context(), a, st, in.Extension, o, o.command(in.Extension.Manifest.Name))
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.off, "off", false, "give the servers back to Gemini CLI (unconfined): undo the switch")
+	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
+	f.StringVar(&o.write, "allow-write", "", "what the servers may write besides their data folder: workspace, or none")
+	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
+	return cmd
+}
+
+// command is the command line that asks for o, for a person to run in
+// a terminal of their own.
+func (o sandboxFlags) command(name string) string {
+	parts := []string{"gemkit extensions sandbox", extension.Printable(name)}
+	for _, h := range o.hosts {
+		parts = append(parts, "--allow-host", extension.Printable(h))
+	}
+	if o.write != "" {
+		parts = append(parts, "--allow-write", extension.Printable(o.write))
+	}
+	if o.defaultProfile {
+		parts = append(parts, "--default-profile")
+	}
+	return strings.Join(parts, " ")
+}
+
+// geminiSettingsPath is Gemini CLI's user settings file of the store.
+func geminiSettingsPath(st *extension.Store) string { return geminisettings.Path(st.Home()) }
+
+// switchOn switches ext's servers to gemkit with the widening o asks
+// for, after the person agrees (the consent record then holds the new
+// terms).
+func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, o sandboxFlags, command string) error {
+	m := ext.Manifest
+	name := m.Name
+	servers := extension.SandboxedServers(m)
+	if len(servers) == 0 {
+		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (gemkit runs stdio servers, those with a command; remote ones and gemkit itself stay as they are)", extension.Printable(name)))
+	}
+	old, err := st.ServerChoice(name)
+	if err != nil {
+		return err
+	}
+	w := old.Widening
+	if o.defaultProfile {
+		w = extension.Widening{}
+	}
+	w.Hosts = append(slices.Clone(w.Hosts), o.hosts...)
+	if o.write != "" {
+		w.Write = extension.Access(o.write)
+	}
+	if w, err = w.Canonical(); err != nil {
+		return fmt.Errorf("--allow-host or --allow-write: %w", err)
+	}
+	path := geminiSettingsPath(st)
+	gs, err := geminisettings.Read(path)
+	if err != nil {
+		return err
+	}
+	if clash := sharedNames(servers, gs.Servers); len(clash) > 0 {
+		return withExitCode(ExitNo, fmt.Errorf("not switched: Gemini CLI's mcp.excluded names servers, not extensions, and your own mcpServers in %s has %s, which excluding %s's servers of the same name would stop too; rename yours first", path, strings.Join(clash, ", "), extension.Printable(name)))
+	}
+
+	next := old
+	next.Switched, next.Widening = true, w
+	state, err := st.Consent(ext)
+	if err != nil {
+		return err
+	}
+	if state.Notice != "" {
+		// What changed since the person agreed, before what they agree to.
+		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
+	}
+	for _, l := range extension.ConsentTextWith(ext, "Switching to gemkit's sandbox:", next) {
+		fmt.Fprintln(a.Out, l)
+	}
+	// Switching alone narrows what the servers can do; agreeing is asked
+	// for when there is no consent to the extension as it is now, or when
+	// the servers get more than they had.
+	if !state.Granted || widens(old.Widening, w) {
+		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
+			return cmp.Or(err, notTyped(name))
+		}
+	}
+
+	added, created, err := geminisettings.Exclude(path, servers)
+	if err != nil {
+		return err
+	}
+	err = st.UpdateServerChoice(name, func(c *extension.ServerChoice, made *[]string) {
+		c.Switched, c.Widening = true, w
+		c.Excluded = union(c.Excluded, added)
+		*made = union(*made, created)
+	})
+	if err == nil {
+		err = st.RecordConsentContent(name, state.Hash, state.Content)
+	}
+	if err != nil {
+		if _, undo := geminisettings.Include(path, added, created); undo != nil {
+			return fmt.Errorf("%w (and putting %s back as it was: %v)", err, path, undo)
+		}
+		return err
+	}
+	fmt.Fprintf(a.Out, "\nSwitched: Gemini CLI no longer starts %s (mcp.excluded in %s); gemkit mcp serves %s in its sandbox. Consent recorded to %s as it is now.\n",
+		strings.Join(servers, ", "), path, them(len(servers)), extension.Printable(name))
+	if gs.Gemkit == "" {
+		fmt.Fprintln(a.Out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
+	}
+	fmt.Fprintf(a.Out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
+	return nil
+}
+
+// switchOff gives ext's servers back to Gemini CLI: it removes from
+// mcp.excluded the names the switch added, and the keys it made once
+// no switched extension needs them.
+func switchOff(a *app, st *extension.Store, name string) error {
+	c, err := st.ServerChoice(name)
+	if err != nil {
+		return err
+	}
+	if !c.Switched {
+		fmt.Fprintf(a.Out, "%s's MCP servers are not switched to gemkit: Gemini CLI starts them itself.\n", extension.Printable(name))
+		return nil
+	}
+	all, err := st.ServerChoices()
+	if err != nil {
+		return err
+	}
+	var drop []string
+	others := false
+	for n, oc := range all {
+		others = others || n != name && len(oc.Excluded) > 0
+	}
+	if !others {
+		if drop, err = st.CreatedSettings(); err != nil {
+			return err
+		}
+	}
+	path := geminiSettingsPath(st)
+	removed, err := geminisettings.Include(path, c.Excluded, drop)
+	if err != nil {
+		return err
+	}
+	var still []string
+	if in, err := st.Get(name); err == nil && in.Extension != nil {
+		if gs, err := geminisettings.Read(path); err == nil {
+			still = sharedNames(extension.SandboxedServers(in.Extension.Manifest), gs.Excluded)
+		}
+	}
+	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, made *[]string) {
+		c.Switched, c.Excluded = false, nil
+		if !others {
+			*made = nil
+		}
+	}); err != nil {
+		return err
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(a.Out, "Removed %s from mcp.excluded in %s.\n", strings.Join(removed, ", "), path)
+	}
+	if len(still) > 0 {
+		fmt.Fprintf(a.Out, "%s's MCP servers are no longer served by gemkit mcp; your own mcp.excluded in %s still names %s (it did before the switch), so Gemini CLI does not start them either. Switch again: gemkit extensions sandbox %s\n",
+			extension.Printable(name), path, strings.Join(still, ", "), extension.Printable(name))
+		return nil
+	}
+	fmt.Fprintf(a.Out, "%s's MCP servers are Gemini CLI's again, which starts them unconfined, with your rights and environment; gemkit mcp no longer serves them. Switch again: gemkit extensions sandbox %s\n", extension.Printable(name), extension.Printable(name))
+	return nil
+}
+
+// widens reports whether to gives the servers more than from: a host
+// from did not allow, or the workspace to write.
+func widens(from, to extension.Widening) bool {
+	for _, h := range to.Hosts {
+		if !slices.Contains(from.Hosts, h) {
+			return true
+		}
+	}
+	return to.Write != "" && from.Write == ""
+}
+
+func sharedNames(a, b []string) []string {
+	var out []string
+	for _, n := range a {
+		if slices.Contains(b, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// forgetServers gives the servers of the extension name back to Gemini
+// CLI, if they were switched, and forgets what the person chose for
+// them: the extension is being uninstalled.
+func forgetServers(a *app, st *extension.Store, name string) error {
+	c, err := st.ServerChoice(name)
+	if err != nil || (!c.Switched && c.Widening.Empty()) {
+		return err
+	}
+	if c.Switched {
+		if err := switchOff(a, st, name); err != nil {
+			return err
+		}
+	}
+	return st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { *c = extension.ServerChoice{} })
+}
+
+// keepSwitched keeps an updated extension's servers switched: a server
+// the new version adds is added to Gemini CLI's mcp.excluded as the
+// switch would, so that Gemini CLI does not start it unconfined beside
+// gemkit's copy. The update asked for consent to the new version.
+func keepSwitched(a *app, st *extension.Store, name string) error {
+	c, err := st.ServerChoice(name)
+	if err != nil || !c.Switched {
+		return err
+	}
+	in, err := st.Get(name)
+	if err != nil || in.Extension == nil {
+		return err
+	}
+	servers := extension.SandboxedServers(in.Extension.Manifest)
+	path := geminiSettingsPath(st)
+	gs, err := geminisettings.Read(path)
+	if err != nil {
+		return err
+	}
+	if clash := sharedNames(servers, gs.Servers); len(clash) > 0 {
+		return fmt.Errorf("%s's new servers %s share a name with your own mcpServers in %s, so they are not excluded: Gemini CLI starts them itself; rename yours and run gemkit extensions sandbox %s", extension.Printable(name), strings.Join(clash, ", "), path, extension.Printable(name))
+	}
+	added, created, err := geminisettings.Exclude(path, servers)
+	if err != nil || len(added) == 0 {
+		return err
+	}
+	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, made *[]string) {
+		c.Excluded = union(c.Excluded, added)
+		*made = union(*made, created)
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), strings.Join(added, ", "), path)
+	return nil
+}

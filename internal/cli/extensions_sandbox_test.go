@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
+)
+
+// sandboxManifest has a stdio server gemkit sandboxes, a remote one and
+// one that starts gemkit, which stay Gemini CLI's.
+const sandboxManifest = `{"name": "srv-ext", "version": "1.0.0",
+ "mcpServers": {
+  "memory": {"command": "node", "args": ["${extensionPath}/server.js"]},
+  "remote": {"httpUrl": "https://mcp.example.com/mcp"},
+  "tools": {"command": "gemkit", "args": ["mcp", "--extension", "${extensionPath}"]}
+ }}`
+
+// userSettings is a Gemini CLI settings file with comments and keys of
+// its own, which a switch and its undoing must leave as they are.
+const userSettings = `{
+  // Mine.
+  "ui": {"theme": "GitHub"},
+  "mcpServers": {
+    "gemkit": {"command": "gemkit", "args": ["mcp"], "trust": true} /* added by gemini mcp add */
+  }
+}
+`
+
+// TestExtensionsSandbox: the switch adds the extension's stdio servers to
+// Gemini CLI's mcp.excluded (and nothing else of the file changes),
+// records the switch and consent; a widening is recorded, changes the
+// consent hash and is agreed to by the same command; --off gives back
+// the settings file byte for byte.
+func TestExtensionsSandbox(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "srv-ext")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	e.mustRun("link", src, "--consent")
+	// Consent given at link is withdrawn: the switch asks for it.
+	e.mustRun("consent", "srv-ext", "--revoke")
+	settings := geminisettings.Path(e.home)
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	if err := os.WriteFile(settings, []byte(userSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := extension.OpenStore(e.home)
+	m := readManifest(t, src)
+	if st.ConsentGranted("srv-ext", extension.PermissionsHash(m)) {
+		t.Fatal("consent still given after --revoke")
+	}
+
+	e.replacers = append(e.replacers, src, "$SRC")
+	doctor := func() string { out, _, _ := e.run("doctor"); return out }
+	if out := doctor(); !strings.Contains(out, "note: srv-ext: its MCP servers memory run unconfined in Gemini CLI, with your rights and your whole environment\n    fix: run them in gemkit's sandbox: `gemkit extensions sandbox srv-ext`") {
+		t.Errorf("doctor before the switch:\n%s", out)
+	}
+	if out := e.mustRun("list"); !strings.Contains(out, "servers of srv-ext: memory: unconfined in Gemini CLI (your rights, your whole environment); to run them in gemkit's sandbox: gemkit extensions sandbox srv-ext") {
+		t.Errorf("list before the switch:\n%s", out)
+	}
+
+	out := e.mustRun("sandbox", "srv-ext")
+	for _, w := range []string{
+		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWords,
+		"remote (remote: https://mcp.example.com/mcp): a remote server (or none), not sandboxed by gemkit",
+		"Switched: Gemini CLI no longer starts memory (mcp.excluded in " + settings + ")",
+		"Undo: gemkit extensions sandbox srv-ext --off",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("sandbox: output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "gemini mcp add") {
+		t.Errorf("sandbox: asks to add gemkit, which the settings have:\n%s", out)
+	}
+	gs, err := geminisettings.Read(settings)
+	if err != nil || strings.Join(gs.Excluded, ",") != "memory" {
+		t.Fatalf("mcp.excluded = %v, %v", gs.Excluded, err)
+	}
+	mid, _ := os.ReadFile(settings)
+	for _, c := range []string{"// Mine.", "/* added by gemini mcp add */"} {
+		if !strings.Contains(string(mid), c) {
+			t.Errorf("comment %s lost:\n%s", c, mid)
+		}
+	}
+	c, err := st.ServerChoice("srv-ext")
+	if err != nil || !c.Switched || strings.Join(c.Excluded, ",") != "memory" {
+		t.Errorf("choice %+v, %v", c, err)
+	}
+	perm := extension.PermissionsHash(m)
+	if !st.ConsentGranted("srv-ext", perm) {
+		t.Error("the switch recorded no consent")
+	}
+	if out := doctor(); strings.Contains(out, "srv-ext: its MCP servers") || strings.Contains(out, "srv-ext: switched") {
+		t.Errorf("doctor after the switch:\n%s", out)
+	}
+	if out := e.mustRun("list"); !strings.Contains(out, "servers of srv-ext: memory: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI; back: gemkit extensions sandbox srv-ext --off") {
+		t.Errorf("list after the switch:\n%s", out)
+	}
+
+	// A widening: recorded, shown, agreed to; the old consent no longer
+	// matches the widened terms until the command records them.
+	out = e.mustRun("sandbox", "srv-ext", "--allow-host", "api.example.com", "--allow-write", "workspace")
+	if !strings.Contains(out, "and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)") {
+		t.Errorf("widening: output:\n%s", out)
+	}
+	if c, _ = st.ServerChoice("srv-ext"); strings.Join(c.Hosts, ",") != "api.example.com" || c.Write != extension.AccessWorkspace {
+		t.Errorf("widening recorded as %+v", c)
+	}
+	if !st.ConsentGranted("srv-ext", perm) {
+		t.Error("the widened terms were not agreed to")
+	}
+	checkGolden(t, "describe-sandboxed.txt", e.describe("srv-ext"))
+	// consent shows the servers' profile, which it covers.
+	if out, _, _ := e.run("consent", "srv-ext"); !strings.Contains(e.scrub(out), "Its MCP servers:\n  - memory (local: node $SRC/server.js): switched to gemkit") ||
+		!strings.Contains(out, "; and, as you allowed, create, change and delete files in your workspace") {
+		t.Errorf("consent does not show the servers' profile:\n%s", out)
+	}
+	// The person empties mcp.excluded by hand, and withdraws consent:
+	// doctor says Gemini CLI starts the server too, and gemkit serves it
+	// no longer.
+	os.WriteFile(settings, []byte(userSettings), 0o600)
+	e.mustRun("consent", "srv-ext", "--revoke")
+	out = doctor()
+	for _, w := range []string{"warning: srv-ext: switched to gemkit, but Gemini CLI's mcp.excluded (" + settings + ") lacks memory",
+		"warning: srv-ext: switched to gemkit, but without your consent", "fix: agree with `gemkit extensions consent srv-ext --grant`"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("doctor lacks %q:\n%s", w, out)
+		}
+	}
+	e.mustRun("sandbox", "srv-ext")
+	recs, _ := os.ReadFile(filepath.Join(e.home, ".gemini", "gemkit", "consent.json"))
+	var cr struct {
+		Extensions map[string]struct{ PermissionsHash string }
+	}
+	json.Unmarshal(recs, &cr)
+	if h := cr.Extensions["srv-ext"].PermissionsHash; h == perm || h == "" {
+		t.Errorf("the consent hash %q does not bind the widening", h)
+	}
+	if _, errOut, code := e.run("sandbox", "srv-ext", "--allow-write", "home"); code == ExitOK || !strings.Contains(errOut, `write scope "home"`) {
+		t.Errorf("--allow-write home: exit %d\n%s", code, errOut)
+	}
+
+	out = e.mustRun("sandbox", "srv-ext", "--off")
+	if !strings.Contains(out, "Removed memory from mcp.excluded") || !strings.Contains(out, "Switch again: gemkit extensions sandbox srv-ext") {
+		t.Errorf("--off: output:\n%s", out)
+	}
+	if after, _ := os.ReadFile(settings); string(after) != userSettings {
+		t.Errorf("after --off the settings are:\n%s\nwant:\n%s", after, userSettings)
+	}
+	if c, _ = st.ServerChoice("srv-ext"); c.Switched || len(c.Excluded) != 0 || len(c.Hosts) != 1 {
+		t.Errorf("after --off the choice is %+v (the widening stays for the next switch)", c)
+	}
+
+	// Uninstalled while switched: its servers' names go from the
+	// settings with it, and so does the choice.
+	e.mustRun("sandbox", "srv-ext")
+	e.mustRun("uninstall", "srv-ext")
+	if after, _ := os.ReadFile(settings); string(after) != userSettings {
+		t.Errorf("after uninstall the settings are:\n%s", after)
+	}
+	if all, _ := st.ServerChoices(); len(all) != 0 {
+		t.Errorf("after uninstall the choices are %+v", all)
+	}
+}
+
+// TestExtensionsSandboxRefusals: an extension without a stdio server, a
+// server name the person's own mcpServers uses and a settings file
+// Gemini CLI cannot read are refused in words, and the file is left as
+// it was.
+func TestExtensionsSandboxRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "srv-ext")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	e.mustRun("link", src, "--consent")
+	settings := geminisettings.Path(e.home)
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	for _, tc := range []struct{ name, body, want string }{
+		{"clash", `{"mcpServers": {"memory": {"command": "x"}}}`, "your own mcpServers in " + settings + " has memory"},
+		{"trailing comma", "{\n \"a\": 1,\n}", settings + ", line 3: a key was expected (a trailing comma?); Gemini CLI cannot read it either"},
+	} {
+		os.WriteFile(settings, []byte(tc.body), 0o600)
+		_, errOut, code := e.run("sandbox", "srv-ext")
+		if code == ExitOK || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, stderr:\n%s", tc.name, code, errOut)
+		}
+		if b, _ := os.ReadFile(settings); string(b) != tc.body {
+			t.Errorf("%s: the settings changed: %s", tc.name, b)
+		}
+	}
+	none := filepath.Join(t.TempDir(), "none")
+	os.MkdirAll(none, 0o755)
+	os.WriteFile(filepath.Join(none, "gemini-extension.json"), []byte(`{"name": "none", "version": "1", "mcpServers": {"r": {"url": "https://x.example.com/sse"}}}`), 0o644)
+	e.mustRun("link", none, "--consent")
+	if _, errOut, code := e.run("sandbox", "none"); code != ExitNo || !strings.Contains(errOut, "none has no MCP server gemkit can run in its sandbox") {
+		t.Errorf("no stdio server: exit %d\n%s", code, errOut)
+	}
+}
+
+func readManifest(t *testing.T, dir string) *extension.Manifest {
+	t.Helper()
+	ext, err := extension.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ext.Manifest
+}
+
+// TestSandboxKeptOnUpdate: an update of a switched extension that adds a
+// server adds its name to Gemini CLI's mcp.excluded too, so that Gemini
+// CLI does not start it beside gemkit's copy; --off removes it with the
+// others.
+func TestSandboxKeptOnUpdate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "srv-ext")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	e.mustRun("install", src, "--consent")
+	e.mustRun("sandbox", "srv-ext")
+	two := strings.Replace(strings.Replace(sandboxManifest, `"1.0.0"`, `"1.1.0"`, 1),
+		`"remote":`, `"fs": {"command": "node", "args": ["fs.js"]}, "remote":`, 1)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(two), 0o644)
+	_, errOut, code := e.run("update", "srv-ext", "--consent")
+	if code != ExitOK || !strings.Contains(errOut, "srv-ext stays switched to gemkit: Gemini CLI does not start its new server(s) fs either") {
+		t.Fatalf("update: exit %d\n%s", code, errOut)
+	}
+	settings := geminisettings.Path(e.home)
+	if gs, err := geminisettings.Read(settings); err != nil || strings.Join(gs.Excluded, ",") != "memory,fs" {
+		t.Errorf("mcp.excluded after the update: %v, %v", gs.Excluded, err)
+	}
+	e.mustRun("sandbox", "srv-ext", "--off")
+	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
+		t.Errorf("after --off the settings gemkit made are:\n%s", b)
+	}
+}
+
+// TestSandboxNamesExcludedBefore: a server name the person had already
+// excluded is not added by the switch, nor removed by --off, which says
+// Gemini CLI still does not start it.
+func TestSandboxNamesExcludedBefore(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "srv-ext")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	e.mustRun("link", src, "--consent")
+	settings := geminisettings.Path(e.home)
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	const mine = `{"mcp": {"excluded": ["memory"]}}`
+	os.WriteFile(settings, []byte(mine), 0o600)
+	e.mustRun("sandbox", "srv-ext")
+	if c, _ := extension.OpenStore(e.home).ServerChoice("srv-ext"); !c.Switched || len(c.Excluded) != 0 {
+		t.Errorf("choice %+v: the name was there before", c)
+	}
+	out := e.mustRun("sandbox", "srv-ext", "--off")
+	if !strings.Contains(out, "still names memory (it did before the switch), so Gemini CLI does not start them either") {
+		t.Errorf("--off:\n%s", out)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != mine {
+		t.Errorf("the settings after --off:\n%s", b)
+	}
+}

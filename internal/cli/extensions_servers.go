@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
+)
+
+// serverState is where an extension's stdio MCP servers run, as list,
+// describe and doctor show it: unconfined in Gemini CLI, or in gemkit's
+// sandbox once switched (`gemkit extensions sandbox NAME`).
+type serverState struct {
+	// Sandboxable are the servers gemkit can run in its sandbox (stdio
+	// servers other than gemkit itself).
+	Sandboxable []string `json:"sandboxable"`
+	// Switched: gemkit mcp serves them, and Gemini CLI was told not to
+	// start them.
+	Switched bool `json:"switched"`
+	// Unconfined are those Gemini CLI starts itself, with the person's
+	// rights and environment: all when not switched but those its
+	// mcp.excluded names; when switched, those missing from it.
+	Unconfined []string `json:"unconfined"`
+	// Widening is what the person allowed them beyond the default
+	// profile.
+	Widening extension.Widening `json:"widening"`
+	// Command switches them (back, when switched).
+	Command string `json:"command"`
+}
+
+// serverStateOf is m's server state given the person's choice c and
+// Gemini CLI's mcp.excluded; nil when m has no server to sandbox.
+func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []string) *serverState {
+	names := extension.SandboxedServers(m)
+	if len(names) == 0 {
+		return nil
+	}
+	s := &serverState{Sandboxable: names, Switched: c.Switched, Widening: c.Widening, Unconfined: []string{},
+		Command: "gemkit extensions sandbox " + m.Name}
+	if c.Switched {
+		s.Command += " --off"
+	}
+	for _, n := range names {
+		if !slices.Contains(excluded, n) {
+			s.Unconfined = append(s.Unconfined, n)
+		}
+	}
+	return s
+}
+
+// serverSettings reads what the server states need: every extension's
+// choice and Gemini CLI's mcp.excluded. A file that cannot be read is an
+// error the caller reports, and reads as nothing chosen.
+func serverSettings(st *extension.Store) (map[string]extension.ServerChoice, geminisettings.Settings, error) {
+	choices, err := st.ServerChoices()
+	gs, gerr := geminisettings.Read(geminiSettingsPath(st))
+	if err == nil {
+		err = gerr
+	}
+	return choices, gs, err
+}
+
+// fillServers sets the server state of each readable item.
+func fillServers(items []listItem, all []*extension.Installed, choices map[string]extension.ServerChoice, excluded []string) {
+	for i, in := range all {
+		if m := in.Manifest(); m != nil {
+			items[i].ServerSandbox = serverStateOf(m, choices[m.Name], excluded)
+		}
+	}
+}
+
+// serverWords say where s's servers run and the command that changes
+// it, in one line.
+func serverWords(name string, s *serverState) string {
+	switch {
+	case s.Switched && len(s.Unconfined) == 0:
+		return fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI; back: %s", strings.Join(s.Sandboxable, ", "), s.Command)
+	case s.Switched:
+		return fmt.Sprintf("switched to gemkit, but Gemini CLI's mcp.excluded lacks %s, which Gemini CLI starts unconfined too: run gemkit extensions sandbox %s again", strings.Join(s.Unconfined, ", "), name)
+	case len(s.Unconfined) == 0:
+		return fmt.Sprintf("%s: not started by Gemini CLI (your mcp.excluded names them) nor by gemkit; to run them in gemkit's sandbox: %s", strings.Join(s.Sandboxable, ", "), s.Command)
+	}
+	return fmt.Sprintf("%s: unconfined in Gemini CLI (your rights, your whole environment); to run them in gemkit's sandbox: %s", strings.Join(s.Unconfined, ", "), s.Command)
+}
+
+// writeServerNotes writes, under the list's table, where each
+// extension's MCP servers run.
+func writeServerNotes(w io.Writer, items []listItem) {
+	for _, it := range items {
+		if it.ServerSandbox != nil {
+			fmt.Fprintf(w, "servers of %s: %s\n", it.Name, serverWords(it.Name, it.ServerSandbox))
+		}
+	}
+}
+
+// serversSandbox writes describe's lines on where the servers run, what
+// they can do in gemkit's sandbox, and whether consent lets gemkit mcp
+// serve them.
+func (d *describer) serversSandbox(consent consentInfo) {
+	s := d.it.ServerSandbox
+	if s == nil {
+		return
+	}
+	w := d.w
+	fmt.Fprintf(w, "  Where they run: %s\n", serverWords(d.m.Name, s))
+	fmt.Fprintf(w, "  In gemkit's sandbox each can: %s\n", extension.ServerProfileWords(s.Widening))
+	if !s.Widening.Empty() {
+		fmt.Fprintf(w, "      widened by you; back to the default profile: gemkit extensions sandbox %s --default-profile\n", d.m.Name)
+	}
+	if s.Switched && (!consent.Granted || consent.FilesChanged) {
+		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
+	}
+}
+
+// serverFindings are doctor's findings on where in's MCP servers run.
+func serverFindings(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice, gs geminisettings.Settings) []finding {
+	if in.Extension == nil {
+		return nil
+	}
+	m := in.Extension.Manifest
+	s := serverStateOf(m, choices[m.Name], gs.Excluded)
+	if s == nil {
+		return nil
+	}
+	name := m.Name
+	if !s.Switched {
+		if len(s.Unconfined) == 0 {
+			return nil
+		}
+		return []finding{{Level: "note", Extension: name,
+			Message: "its MCP servers " + strings.Join(s.Unconfined, ", ") + " run unconfined in Gemini CLI, with your rights and your whole environment",
+			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"}}
+	}
+	var fs []finding
+	if len(s.Unconfined) > 0 {
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: "switched to gemkit, but Gemini CLI's mcp.excluded (" + geminiSettingsPath(st) + ") lacks " + strings.Join(s.Unconfined, ", ") + ", which Gemini CLI starts unconfined beside gemkit's sandboxed copy",
+			Fix:     "`gemkit extensions sandbox " + name + "` adds them again"})
+	}
+	if state, err := st.Consent(in.Extension); err != nil || !state.Granted {
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: "switched to gemkit, but without your consent to it as it is now gemkit mcp does not serve its servers, and Gemini CLI does not start them",
+			Fix:     "agree with " + consentHint(name) + ", or give them back to Gemini CLI with `gemkit extensions sandbox " + name + " --off`"})
+	}
+	if gs.Gemkit == "" {
+		fs = append(fs, finding{Level: "note", Extension: name,
+			Message: "switched to gemkit, but Gemini CLI's settings have no gemkit mcp entry, so Gemini CLI sees none of its servers' tools",
+			Fix:     "`gemini mcp add -s user --trust gemkit gemkit mcp`"})
+	}
+	return fs
+}

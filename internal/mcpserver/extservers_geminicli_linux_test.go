@@ -1,0 +1,220 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// switchedManifest is an extension whose MCP server Gemini CLI would
+// start itself, unconfined, and whose context file it loads.
+const switchedManifest = `{"name": "realmcp", "version": "1.0.0", "description": "A real MCP server.",
+ "mcpServers": {
+  "memory": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-memory/dist/index.js"],
+             "env": {"MEMORY_FILE_PATH": "$HOME/memory.jsonl"}}
+ }}`
+
+// contextMarker is a line of the extension's GEMINI.md.
+const contextMarker = "The realmcp extension keeps the project's notes in its memory graph."
+
+// TestGeminiCLISwitchedServer runs the real Gemini CLI 0.61 (offline,
+// against the scripted model) with an extension whose manifest starts
+// server-memory switched to gemkit (`gemkit extensions sandbox`) and
+// gemkit mcp added the way its docs say (`gemini mcp add -s user --trust
+// gemkit gemkit mcp`). The model calls the server's tools through gemkit
+// and their answers reach it; Gemini CLI offers no tool of its own copy
+// of the server and starts none: every server process seen in the run is
+// one, inside gemkit's sandbox; and Gemini CLI still loads the
+// extension's context file.
+func TestGeminiCLISwitchedServer(t *testing.T) {
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
+	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-memory")); err != nil {
+		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm ci` in interop/mcp-servers (%v)", err)
+	}
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real
+	}
+	f := newFixture(t)
+	dir := filepath.Join(f.root, "src", "realmcp")
+	writeFile(t, filepath.Join(dir, "GEMINI.md"), "# realmcp\n\n"+contextMarker+"\n", 0o644)
+	if out, err := exec.Command("cp", "-a", src, filepath.Join(dir, "node_modules")).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	f.link(t, "realmcp", switchedManifest, nil)
+
+	// The person's settings, with a comment, then gemkit added by
+	// Gemini CLI itself, then the switch: each keeps what the others
+	// wrote.
+	settings := filepath.Join(f.home, ".gemini", "settings.json")
+	writeFile(t, settings, `{
+  // Offline, against the scripted model.
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
+}
+`, 0o600)
+	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
+	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("gemini mcp add: %v\n%s", err, out)
+	}
+	if out, err := f.gemkit("extensions", "sandbox", "realmcp"); err != nil || !strings.Contains(out, "Switched: Gemini CLI no longer starts memory") {
+		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), `"excluded": ["memory"]`) || !strings.Contains(string(b), `"gemkit"`) {
+		t.Fatalf("the settings after gemini mcp add and the switch:\n%s", b)
+	}
+
+	model, err := fakemodel.Start(
+		fakemodel.Call("mcp_gemkit_realmcp_create_entities", map[string]any{"entities": []any{
+			map[string]any{"name": "gemkit", "entityType": "project", "observations": []string{"sandboxes extension servers"}}}}),
+		fakemodel.Call("mcp_gemkit_realmcp_read_graph", map[string]any{}),
+		fakemodel.Text("All done."),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+
+	// Every server-memory process of the run, seen while it runs: its
+	// pid, and whether it is inside gemkit's sandbox.
+	seen := map[string]string{}
+	var mu sync.Mutex
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(25 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, pid := range serverProcesses("server-memory") {
+				mu.Lock()
+				if _, ok := seen[pid]; !ok {
+					seen[pid] = confinement(pid, f.bin)
+				}
+				mu.Unlock()
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	cmd := exec.CommandContext(ctx, node, cli, "-p", "Note that gemkit sandboxes extension servers, then read the notes back.", "--yolo")
+	cmd.Dir = f.ws
+	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	close(done)
+	<-watched
+	report := func() string {
+		var b strings.Builder
+		for _, r := range model.Requests() {
+			b.WriteString(r.Method + " " + r.Path + "\n")
+		}
+		return "requests:\n" + b.String() + "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
+	}
+	if runErr != nil {
+		t.Fatalf("gemini: %v\n%s", runErr, report())
+	}
+	turns := model.Turns()
+	if len(turns) != 3 {
+		t.Fatalf("%d model turns, want 3\n%s", len(turns), report())
+	}
+	first, err := turns[0].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := " " + strings.Join(first.FunctionNames(), " ") + " "
+	for _, want := range []string{"mcp_gemkit_realmcp_create_entities", "mcp_gemkit_realmcp_read_graph"} {
+		if !strings.Contains(names, " "+want+" ") {
+			t.Errorf("Gemini CLI did not offer %s; it offered:%s", want, names)
+		}
+	}
+	if strings.Contains(names, "mcp_memory_") {
+		t.Errorf("Gemini CLI offers the tools of its own, unconfined copy of the server:%s", names)
+	}
+	if !strings.Contains(first.Text(), contextMarker) {
+		t.Errorf("Gemini CLI no longer loads the switched extension's GEMINI.md")
+	}
+	second, _ := turns[1].Generate()
+	if !responseContains(second, "mcp_gemkit_realmcp_create_entities", "sandboxes extension servers") {
+		t.Errorf("the second request does not carry the server's answer: %+v\n%s", second.FunctionResponses(), report())
+	}
+	third, _ := turns[2].Generate()
+	if !responseContains(third, "mcp_gemkit_realmcp_read_graph", "sandboxes extension servers") {
+		t.Errorf("the third request does not carry the graph read back: %+v", third.FunctionResponses())
+	}
+	if _, err := os.Stat(filepath.Join(f.home, ".local", "share", "gemkit", "extension-data", "realmcp", "memory.jsonl")); err != nil {
+		t.Errorf("server-memory's file is not in its data folder: %v", err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 {
+		t.Errorf("%d server-memory processes in the run, want one (gemkit's): %v", len(seen), seen)
+	}
+	for pid, how := range seen {
+		if how != "sandboxed" {
+			t.Errorf("server-memory process %s is not inside gemkit's sandbox: %s", pid, how)
+		}
+	}
+}
+
+// confinement says whether the process pid runs inside gemkit's sandbox:
+// under a seccomp filter with no_new_privs (Landlock needs both), below
+// a gemkit process (bin). Otherwise it says what it found.
+func confinement(pid, bin string) string {
+	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	if err != nil {
+		return "gone before it could be read: " + err.Error()
+	}
+	field := func(name string) string {
+		for _, l := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(l, name+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	if field("NoNewPrivs") != "1" || field("Seccomp") != "2" {
+		return "NoNewPrivs " + field("NoNewPrivs") + ", Seccomp " + field("Seccomp")
+	}
+	for p, n := field("PPid"), 0; p != "" && p != "0" && n < 16; n++ {
+		if exe, _ := os.Readlink(filepath.Join("/proc", p, "exe")); exe == bin {
+			return "sandboxed"
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", p, "status"))
+		if err != nil {
+			break
+		}
+		next := ""
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+				next = strings.TrimSpace(v)
+			}
+		}
+		if _, err := strconv.Atoi(next); err != nil {
+			break
+		}
+		p = next
+	}
+	return "confined, but not below gemkit"
+}
