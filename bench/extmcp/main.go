@@ -13,18 +13,15 @@
 //
 //	go run ./bench/extmcp [-n 500] [-starts 20] [-gemkit BIN]
 //
-// The client is a lean newline-delimited JSON-RPC writer and reader, the
-// same for both. server-everything is interop/mcp-servers's pinned copy
-// (`npm ci` there first), copied into the extension's folder as a
-// published extension ships it.
+// The client is bench/internal/mcpline, the same for both.
+// server-everything is interop/mcp-servers's pinned copy (`npm ci` there
+// first), copied into the extension's folder as a published extension
+// ships it.
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +31,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/bench/internal/mcpline"
 )
 
 const manifest = `{"name": "realmcp", "version": "1.0.0", "description": "server-everything, as an extension ships it.",
@@ -117,14 +115,14 @@ func run(n, starts int, bin string) error {
 		}
 	}
 	warm := make([][]time.Duration, len(sides))
-	conns := make([]*conn, len(sides))
+	conns := make([]*mcpline.Conn, len(sides))
 	for i, s := range sides {
 		c, err := dial(s)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		defer c.close()
-		if _, err := c.request("tools/list", map[string]any{}); err != nil {
+		defer c.Close()
+		if _, err := c.Request("tools/list", map[string]any{}); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		conns[i] = c
@@ -133,7 +131,7 @@ func run(n, starts int, bin string) error {
 	for range n {
 		for i, s := range sides {
 			start := time.Now()
-			raw, err := conns[i].request("tools/call", map[string]any{"name": s.tool, "arguments": args})
+			raw, err := conns[i].Request("tools/call", map[string]any{"name": s.tool, "arguments": args})
 			if err != nil {
 				return fmt.Errorf("%s: call: %w", s.name, err)
 			}
@@ -168,8 +166,8 @@ func coldStart(s side) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer c.close()
-	raw, err := c.request("tools/list", map[string]any{})
+	defer c.Close()
+	raw, err := c.Request("tools/list", map[string]any{})
 	if err != nil {
 		return 0, err
 	}
@@ -180,81 +178,16 @@ func coldStart(s side) (time.Duration, error) {
 	return d, nil
 }
 
-// conn is one client of one server process.
-type conn struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
-}
-
 // dial starts the side's process and initializes a session with it.
-func dial(s side) (*conn, error) {
+func dial(s side) (*mcpline.Conn, error) {
 	cmd := s.cmd()
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c := &conn{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	if _, err := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}}); err != nil {
-		c.close()
+	c, err := mcpline.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("%w; stderr: %s", err, stderr.String())
 	}
-	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		c.close()
-		return nil, err
-	}
 	return c, nil
-}
-
-// request sends one request and reads lines until its answer.
-func (c *conn) request(method string, params any) (json.RawMessage, error) {
-	c.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
-	if _, err := c.in.Write(append(b, '\n')); err != nil {
-		return nil, err
-	}
-	for {
-		line, err := c.out.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
-		}
-		var resp struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(line, &resp) != nil || resp.ID != c.id {
-			continue // a notification, or a request of the server's
-		}
-		if resp.Error != nil {
-			return nil, fmt.Errorf("%s: %s", method, resp.Error)
-		}
-		return resp.Result, nil
-	}
-}
-
-// close ends the session the way a client does: stdin closed, then the
-// process waited for (killed if it lingers).
-func (c *conn) close() {
-	c.in.Close()
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		c.cmd.Process.Kill()
-		<-done
-	}
 }
 
 // environ is this process's environment with the bench's own HOME and

@@ -10,17 +10,15 @@
 //
 //	go run ./bench/mcp [-n 100] [-starts 30] [-extensions 50] [-tools 5]
 //
-// The client is a lean newline-delimited JSON-RPC writer and reader of its
-// own, so its cost is the same for every figure.
+// The client is bench/internal/mcpline, so its cost is the same for every
+// figure.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/bench/internal/mcpline"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -99,8 +98,8 @@ func run(n, starts, exts, tools int) error {
 			return err
 		}
 		got, err := s.listTools(nil)
-		d := s.read.Sub(start)
-		s.close()
+		d := s.Read.Sub(start)
+		s.Close()
 		if err != nil {
 			return err
 		}
@@ -122,7 +121,7 @@ func run(n, starts, exts, tools int) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	// The same request in protocol 2026-07-28 (as Claude Code sends it:
 	// the revision in the request's _meta), interleaved.
 	var warm, warmModern []time.Duration
@@ -131,12 +130,12 @@ func run(n, starts, exts, tools int) error {
 		if _, err := s.listTools(nil); err != nil {
 			return err
 		}
-		warm = append(warm, s.read.Sub(start))
+		warm = append(warm, s.Read.Sub(start))
 		start = time.Now()
 		if got, err := s.listTools(modernMeta); err != nil || got != want {
 			return fmt.Errorf("tools/list in 2026-07-28: %d tools, %v", got, err)
 		}
-		warmModern = append(warmModern, s.read.Sub(start))
+		warmModern = append(warmModern, s.Read.Sub(start))
 	}
 
 	// One tool, three ways, interleaved.
@@ -227,70 +226,17 @@ func install(st *extension.Store, srcRoot string, count, tools int) error {
 }
 
 // server is a running `gemkit mcp` with a stdio client.
-type server struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
-	// read is when the answer of the last request had arrived, before
-	// this client decoded it: the figures time the server, not the
-	// client's JSON decoding of a 100 KB list.
-	read time.Time
-}
+type server struct{ *mcpline.Conn }
 
 func startServer(bin string, args, env []string) (*server, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	c, err := mcpline.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	if _, err := s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}}); err != nil {
-		s.close()
-		return nil, err
-	}
-	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// request sends one request and reads lines until its answer.
-func (s *server) request(method string, params any) (json.RawMessage, error) {
-	s.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
-	if _, err := s.in.Write(append(b, '\n')); err != nil {
-		return nil, err
-	}
-	for {
-		line, err := s.out.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
-		}
-		s.read = time.Now()
-		var resp struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(line, &resp) != nil || resp.ID != s.id {
-			continue // a notification
-		}
-		if resp.Error != nil {
-			return nil, fmt.Errorf("%s: %s", method, resp.Error)
-		}
-		return resp.Result, nil
-	}
+	return &server{c}, nil
 }
 
 // modernMeta is the _meta of a request in protocol 2026-07-28.
@@ -307,7 +253,7 @@ func (s *server) listTools(meta map[string]any) (int, error) {
 	if meta != nil {
 		params["_meta"] = meta
 	}
-	raw, err := s.request("tools/list", params)
+	raw, err := s.Request("tools/list", params)
 	if err != nil {
 		return 0, err
 	}
@@ -319,33 +265,14 @@ func (s *server) listTools(meta map[string]any) (int, error) {
 }
 
 func (s *server) call(name string) (string, error) {
-	raw, err := s.request("tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
+	text, isErr, err := s.Call(name, nil)
 	if err != nil {
 		return "", err
 	}
-	var r struct {
-		Content []struct{ Text string } `json:"content"`
-		IsError bool                    `json:"isError"`
+	if isErr {
+		return "", fmt.Errorf("tools/call failed: %s", text)
 	}
-	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 {
-		return "", fmt.Errorf("tools/call: %s", raw)
-	}
-	if r.IsError {
-		return "", fmt.Errorf("tools/call failed: %s", r.Content[0].Text)
-	}
-	return r.Content[0].Text, nil
-}
-
-func (s *server) close() {
-	s.in.Close()
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
-		<-done
-	}
+	return text, nil
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {
