@@ -43,21 +43,9 @@ import (
 // testdata/mcp. go test -update rewrites the response and companion
 // sections.
 func TestClaudeTranscripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "claude", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts in testdata/claude (%v)", err)
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			t.Parallel()
-			a := golden.ReadArchive(t, path)
-			if strings.TrimSpace(a.Comment) == "" {
-				t.Errorf("%s: no prose line saying what the case shows", path)
-			}
-			runClaudeTranscript(t, a)
-			golden.Check(t, path, a.Format())
-		})
-	}
+	golden.Transcripts(t, filepath.Join("testdata", "claude"), func(t *testing.T, a *golden.Archive) {
+		runClaudeTranscript(t, a)
+	})
 }
 
 // claudeWire is one Claude Code transcript's companion and connection.

@@ -46,21 +46,9 @@ import (
 // when an answer differs; go test -update rewrites the response and
 // notification sections from what the companion does now.
 func TestMCPTranscripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "mcp", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts in testdata/mcp (%v)", err)
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			t.Parallel()
-			a := golden.ReadArchive(t, path)
-			if strings.TrimSpace(a.Comment) == "" {
-				t.Errorf("%s: no prose line saying what the case shows", path)
-			}
-			runWireTranscript(t, a)
-			golden.Check(t, path, a.Format())
-		})
-	}
+	golden.Transcripts(t, filepath.Join("testdata", "mcp"), func(t *testing.T, a *golden.Archive) {
+		runWireTranscript(t, a)
+	})
 }
 
 // wire is one transcript's companion and what the test learnt of it.

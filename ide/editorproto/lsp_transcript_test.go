@@ -39,23 +39,11 @@ import (
 // a real folder in its place. go test -update rewrites the gemkit and
 // answer sections from what gemkit does now.
 func TestLSPTranscripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "lsp", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts in testdata/lsp (%v)", err)
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			t.Parallel()
-			a := golden.ReadArchive(t, path)
-			if strings.TrimSpace(a.Comment) == "" {
-				t.Errorf("%s: no prose line saying what the case shows", path)
-			}
-			gemkit, answer := runLSPTranscript(t, a.Get("route"), a.Get("editor"))
-			a.Set("gemkit", gemkit)
-			a.Set("answer", answer)
-			golden.Check(t, path, a.Format())
-		})
-	}
+	golden.Transcripts(t, filepath.Join("testdata", "lsp"), func(t *testing.T, a *golden.Archive) {
+		gemkit, answer := runLSPTranscript(t, a.Get("route"), a.Get("editor"))
+		a.Set("gemkit", gemkit)
+		a.Set("answer", answer)
+	})
 }
 
 // transcriptWorkspace is the workspace folder the transcripts name.

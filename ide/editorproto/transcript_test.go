@@ -29,23 +29,11 @@ import (
 // answer or events differ; go test -update rewrites the gemkit and events
 // sections from what gemkit does now.
 func TestTranscripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts in testdata (%v)", err)
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			t.Parallel()
-			a := golden.ReadArchive(t, path)
-			if strings.TrimSpace(a.Comment) == "" {
-				t.Errorf("%s: no prose line saying what the case shows", path)
-			}
-			replies, events := runTranscript(t, a.Get("editor"))
-			a.Set("gemkit", replies)
-			a.Set("events", events)
-			golden.Check(t, path, a.Format())
-		})
-	}
+	golden.Transcripts(t, "testdata", func(t *testing.T, a *golden.Archive) {
+		replies, events := runTranscript(t, a.Get("editor"))
+		a.Set("gemkit", replies)
+		a.Set("events", events)
+	})
 }
 
 const (

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -101,4 +102,30 @@ func (a *Archive) Format() []byte {
 		ar.Files = append(ar.Files, txtar.File{Name: s.Name, Data: []byte(s.Data)})
 	}
 	return txtar.Format(ar)
+}
+
+// Transcripts plays every transcript in dir (*.txtar), each in a
+// parallel subtest named for its file: play runs the case and sets the
+// sections it answers, then the file is checked against what it now
+// holds (go test -update rewrites it). Every case must open with a prose
+// line saying what it shows. It is the one loop of the conformance
+// transcripts (the editor protocol's, the language requests', the
+// companion's wire, Claude Code's endpoint).
+func Transcripts(t *testing.T, dir string, play func(t *testing.T, a *Archive)) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts in %s (%v)", dir, err)
+	}
+	for _, path := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			a := ReadArchive(t, path)
+			if strings.TrimSpace(a.Comment) == "" {
+				t.Errorf("%s: no prose line saying what the case shows", path)
+			}
+			play(t, a)
+			Check(t, path, a.Format())
+		})
+	}
 }
