@@ -42,21 +42,12 @@ func (r consentRecord) content() Content {
 func (s *Store) consentPath() string { return filepath.Join(s.stateDir(), consentFile) }
 
 func (s *Store) readConsent() (consentRecords, error) {
-	recs := consentRecords{Version: 1, Extensions: map[string]consentRecord{}}
-	data, err := os.ReadFile(s.consentPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return recs, nil
-	}
-	if err != nil {
-		return recs, fmt.Errorf("read consent records: %w", err)
-	}
-	if err := json.Unmarshal(data, &recs); err != nil {
-		return recs, fmt.Errorf("%s is damaged (%v); delete it to be asked for consent again", s.consentPath(), err)
-	}
+	recs := consentRecords{Version: 1}
+	err := readRecords(s.consentPath(), "consent records", "delete it to be asked for consent again", &recs)
 	if recs.Extensions == nil {
 		recs.Extensions = map[string]consentRecord{}
 	}
-	return recs, nil
+	return recs, err
 }
 
 // ConsentGranted reports whether the person agreed to the extension name
@@ -134,12 +125,36 @@ func (s *Store) updateConsent(change func(*consentRecords)) error {
 }
 
 func (s *Store) writeConsent(recs consentRecords) error {
-	data, err := json.MarshalIndent(recs, "", "  ")
+	return writeRecords(s.consentPath(), "record consent", recs)
+}
+
+// readRecords reads one of gemkit's own JSON records in its state
+// folder (~/.gemini/gemkit, made 0700) into v; a missing file leaves v
+// as it is. A damaged one is an error naming it, what it holds (what)
+// and the fix.
+func readRecords(path, what, fix string, v any) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s is damaged (%v); %s", path, err, fix)
+	}
+	return nil
+}
+
+// writeRecords writes v as one of gemkit's own records, 0600 and
+// atomically; doing says what failed.
+func writeRecords(path, doing string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(s.consentPath(), append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("record consent: %w", err)
+	if err := fsutil.WriteFileAtomic(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 	return nil
 }

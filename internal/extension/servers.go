@@ -4,15 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // serversFile holds what the person chose for each extension's MCP
@@ -126,32 +122,17 @@ func (s *Store) ServerChoicesStamp() string {
 }
 
 func (s *Store) readServers() (serverRecords, error) {
-	recs := serverRecords{Version: 1, Extensions: map[string]ServerChoice{}}
-	data, err := os.ReadFile(s.serversPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return recs, nil
-	}
-	if err != nil {
-		return recs, fmt.Errorf("read the extensions' MCP server choices: %w", err)
-	}
-	if err := json.Unmarshal(data, &recs); err != nil {
-		return recs, fmt.Errorf("%s is damaged (%v); fix or delete it (every extension's MCP servers then go back to Gemini CLI's settings as they are, and to the default profile)", s.serversPath(), err)
-	}
+	recs := serverRecords{Version: 1}
+	err := readRecords(s.serversPath(), "the extensions' MCP server choices",
+		"fix or delete it (every extension's MCP servers then go back to Gemini CLI's settings as they are, and to the default profile)", &recs)
 	if recs.Extensions == nil {
 		recs.Extensions = map[string]ServerChoice{}
 	}
-	return recs, nil
+	return recs, err
 }
 
 func (s *Store) writeServers(recs serverRecords) error {
-	data, err := json.MarshalIndent(recs, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := fsutil.WriteFileAtomic(s.serversPath(), append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("record the MCP server choice: %w", err)
-	}
-	return nil
+	return writeRecords(s.serversPath(), "record the MCP server choice", recs)
 }
 
 // ServerChoice returns what the person chose for the MCP servers of the
