@@ -206,11 +206,9 @@ func TestExtensionServersNeedConsent(t *testing.T) {
 	if out, err := f.gemkit("extensions", "consent", "unagreed", "--grant"); err != nil {
 		t.Fatalf("consent --grant: %v\n%s", err, out)
 	}
-	for deadline := time.Now().Add(20 * time.Second); !served(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's tools are not served 20 s after consent was given\n%s", stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond) // polls the tool list, as a client that heard list_changed would
+	// Polls the tool list, as a client that heard list_changed would.
+	if !gemkittest.Poll(20*time.Second, 100*time.Millisecond, served) {
+		t.Fatalf("the server's tools are not served 20 s after consent was given\n%s", stderr.String())
 	}
 	c.Close()
 	in.Close()
