@@ -114,7 +114,9 @@ func TestGeminiCLIPublishedToolbox(t *testing.T) {
 		fakemodel.Call(name, map[string]any{}),
 		fakemodel.Text("All done."),
 	)
-	run.wantOffered(t, name, "mcp_mcp_toolbox_")
+	// Gemini CLI calls its own copy's tool mcp_toolbox_list_notes: the
+	// server's name already begins with "mcp_".
+	run.wantOffered(t, name, "mcp_toolbox_")
 	run.wantAnswer(t, 1, name, toolboxMarker)
 	run.wantOneSandboxed(t)
 }
