@@ -45,6 +45,10 @@ const toolboxManifest = `{
 }
 `
 
+// toolboxContext is a line of the extension's context file, which the
+// manifest names (contextFileName); the test writes its own.
+const toolboxContext = "The workspace's tools.yaml names the database tools."
+
 // toolboxMarker is the row the workspace's database holds.
 const toolboxMarker = "toolbox-marker-4417"
 
@@ -74,7 +78,7 @@ func linkToolbox(t *testing.T, f *fixture) {
 		t.Fatal("python3 is needed to write the test's SQLite database")
 	}
 	dir := filepath.Join(f.root, "src", "mcp-toolbox")
-	writeFile(t, filepath.Join(dir, "MCP-TOOLBOX.md"), "# MCP Toolbox\n\nThe workspace's tools.yaml names the database tools.\n", 0o644)
+	writeFile(t, filepath.Join(dir, "MCP-TOOLBOX.md"), "# MCP Toolbox\n\n"+toolboxContext+"\n", 0o644)
 	if out, err := exec.Command("cp", "--reflink=auto", bin, filepath.Join(dir, "toolbox")).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -105,7 +109,8 @@ tools:
 // gemkit mcp; the toolbox binary, in the sandbox, reads the workspace's
 // tools.yaml and database under the default profile (read the
 // workspace, write nothing, no network), and the row reaches the model.
-// Gemini CLI starts no toolbox of its own: the one seen is gemkit's.
+// Gemini CLI starts no toolbox of its own: the one seen is gemkit's; and
+// it still loads the extension's context file.
 func TestGeminiCLIPublishedToolbox(t *testing.T) {
 	f := newFixture(t)
 	linkToolbox(t, f)
@@ -118,6 +123,7 @@ func TestGeminiCLIPublishedToolbox(t *testing.T) {
 	// server's name already begins with "mcp_".
 	run.wantOffered(t, name, "mcp_toolbox_")
 	run.wantAnswer(t, 1, name, toolboxMarker)
+	run.wantContext(t, toolboxContext)
 	run.wantOneSandboxed(t)
 }
 
@@ -214,6 +220,19 @@ func (r *geminiRun) wantOffered(t *testing.T, name, own string) {
 	}
 	if strings.Contains(names, " "+own) {
 		t.Errorf("Gemini CLI offers the tools of its own, unconfined copy of the server:%s", names)
+	}
+}
+
+// wantContext checks that Gemini CLI, the extension switched, still
+// gives the model the extension's context file, with line in it.
+func (r *geminiRun) wantContext(t *testing.T, line string) {
+	t.Helper()
+	first, err := r.turns[0].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first.Text(), line) {
+		t.Errorf("Gemini CLI no longer loads the switched extension's context file")
 	}
 }
 
