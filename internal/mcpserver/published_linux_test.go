@@ -25,10 +25,11 @@ import (
 // gemini-extension.json as released: tag 0.7.1, commit
 // 68d2d24efb47f45835c0361581b75f98e73ce70e. Its release archive puts
 // MCP Toolbox for Databases' binary beside the manifest as `toolbox`.
-// Later commits of the repository start the same binary through npm
-// (`npx -y @toolbox-sdk/server@1.12.0 --stdio`); the test puts the binary
-// that package runs, @toolbox-sdk/server-linux-x64 1.12.0, where the
-// released manifest looks for it, so the manifest runs as published.
+// The repository's manifest at commit 0466f98 (named mcp-toolbox-devkit)
+// starts the same binary through npm (`npx -y @toolbox-sdk/server@1.12.0
+// --stdio`); the test puts the binary that package runs,
+// @toolbox-sdk/server-linux-x64 1.12.0, where the released manifest looks
+// for it, so the manifest runs as published.
 const toolboxManifest = `{
   "name": "mcp-toolbox",
   "version": "0.7.1",
