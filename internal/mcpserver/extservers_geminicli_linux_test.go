@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -92,29 +91,7 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 
 	// Every server-memory process of the run, seen while it runs: its
 	// pid, and whether it is inside gemkit's sandbox.
-	seen := map[string]string{}
-	var mu sync.Mutex
-	done := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		tick := time.NewTicker(25 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			for _, pid := range serverProcesses("server-memory") {
-				mu.Lock()
-				if _, ok := seen[pid]; !ok {
-					seen[pid] = confinement(pid, f.bin)
-				}
-				mu.Unlock()
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	stop := watchServers("server-memory", f.bin)
 
 	cmd := exec.CommandContext(ctx, node, cli, "-p", "Note that gemkit sandboxes extension servers, then read the notes back.", "--yolo")
 	cmd.Dir = f.ws
@@ -122,8 +99,7 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
-	close(done)
-	<-watched
+	seen := stop()
 	report := func() string {
 		var b strings.Builder
 		for _, r := range model.Requests() {
@@ -166,16 +142,7 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 		t.Errorf("server-memory's file is not in its data folder: %v", err)
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) != 1 {
-		t.Errorf("%d server-memory processes in the run, want one (gemkit's): %v", len(seen), seen)
-	}
-	for pid, how := range seen {
-		if how != "sandboxed" {
-			t.Errorf("server-memory process %s is not inside gemkit's sandbox: %s", pid, how)
-		}
-	}
+	oneSandboxed(t, seen)
 }
 
 // confinement says whether the process pid runs inside gemkit's sandbox:

@@ -1,0 +1,347 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/claudetest"
+	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// Published Gemini CLI extensions whose MCP servers run offline, built
+// in the test's home as their manifests declare them, with the servers
+// pinned from npm in interop/published (scripts/setup-and-test installs
+// them). Their code is not in this repository: only the manifests' facts.
+
+// toolboxManifest is gemini-cli-extensions/mcp-toolbox's
+// gemini-extension.json as released: tag 0.7.1, commit
+// 68d2d24efb47f45835c0361581b75f98e73ce70e. Its release archive puts
+// MCP Toolbox for Databases' binary beside the manifest as `toolbox`.
+// The repository's manifest at commit 0466f98 (named mcp-toolbox-devkit)
+// starts the same binary through npm (`npx -y @toolbox-sdk/server@1.12.0
+// --stdio`); the test puts the binary that package runs,
+// @toolbox-sdk/server-linux-x64 1.12.0, where the released manifest looks
+// for it, so the manifest runs as published.
+const toolboxManifest = `{
+  "name": "mcp-toolbox",
+  "version": "0.7.1",
+  "description": "Load custom tools using MCP Toolbox for Databases",
+  "mcpServers": {
+    "mcp_toolbox": {
+      "command": "${extensionPath}${/}toolbox",
+      "args": [
+        "--stdio"
+      ]
+    }
+  },
+  "contextFileName": "MCP-TOOLBOX.md"
+}
+`
+
+// toolboxContext is a line of the extension's context file, which the
+// manifest names (contextFileName); the test writes its own.
+const toolboxContext = "The workspace's tools.yaml names the database tools."
+
+// toolboxMarker is the row the workspace's database holds.
+const toolboxMarker = "toolbox-marker-4417"
+
+// publishedModules is interop/published/node_modules, its links
+// resolved: the extensions are copied from it into their own folders.
+func publishedModules(t *testing.T, pkg string) string {
+	t.Helper()
+	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "published", "node_modules")
+	if _, err := os.Stat(filepath.Join(src, filepath.FromSlash(pkg))); err != nil {
+		t.Fatalf("interop/published/node_modules lacks %s: run `npm install --no-save` in interop/published (%v)", pkg, err)
+	}
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real
+	}
+	return src
+}
+
+// linkToolbox installs the mcp-toolbox extension, switched to gemkit, and
+// gives the workspace what the extension's context file asks of it: a
+// tools.yaml in the folder Gemini CLI runs in, here with one SQL tool
+// over a SQLite database beside it.
+func linkToolbox(t *testing.T, f *fixture) {
+	t.Helper()
+	bin := filepath.Join(publishedModules(t, "@toolbox-sdk/server-linux-x64"), "@toolbox-sdk", "server-linux-x64", "bin", "toolbox")
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is needed to write the test's SQLite database")
+	}
+	dir := filepath.Join(f.root, "src", "mcp-toolbox")
+	writeFile(t, filepath.Join(dir, "MCP-TOOLBOX.md"), "# MCP Toolbox\n\n"+toolboxContext+"\n", 0o644)
+	if out, err := exec.Command("cp", "--reflink=auto", bin, filepath.Join(dir, "toolbox")).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	f.link(t, "mcp-toolbox", toolboxManifest, nil)
+	if out, err := f.gemkit("extensions", "sandbox", "mcp-toolbox"); err != nil || !strings.Contains(out, "Switched: Gemini CLI no longer starts mcp_toolbox") {
+		t.Fatalf("gemkit extensions sandbox mcp-toolbox: %v\n%s", err, out)
+	}
+	writeFile(t, filepath.Join(f.ws, "tools.yaml"), `sources:
+  notes:
+    kind: sqlite
+    database: notes.db
+tools:
+  list_notes:
+    kind: sqlite-sql
+    source: notes
+    description: Lists the project's notes.
+    statement: SELECT body FROM notes;
+`, 0o644)
+	script := "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.execute('CREATE TABLE notes (body TEXT)')\nc.execute('INSERT INTO notes VALUES (?)', (sys.argv[2],))\nc.commit()\n"
+	if out, err := exec.Command(python, "-c", script, filepath.Join(f.ws, "notes.db"), toolboxMarker).CombinedOutput(); err != nil {
+		t.Fatalf("writing notes.db: %v\n%s", err, out)
+	}
+}
+
+// TestGeminiCLIPublishedToolbox: the real Gemini CLI 0.61, offline
+// against the scripted model, with the published mcp-toolbox extension
+// switched to gemkit. The model calls the workspace's SQL tool through
+// gemkit mcp; the toolbox binary, in the sandbox, reads the workspace's
+// tools.yaml and database under the default profile (read the
+// workspace, write nothing, no network), and the row reaches the model.
+// Gemini CLI starts no toolbox of its own: the one seen is gemkit's; and
+// it still loads the extension's context file.
+func TestGeminiCLIPublishedToolbox(t *testing.T) {
+	gemkittest.SkipShort(t, "the real Gemini CLI 0.61 and the toolbox binary from npm")
+	f := newFixture(t)
+	linkToolbox(t, f)
+	name := "mcp_gemkit_mcp-toolbox_list_notes"
+	run := runSwitchedGemini(t, f, "mcp-toolbox/toolbox", "List the project's notes.",
+		fakemodel.Call(name, map[string]any{}),
+		fakemodel.Text("All done."),
+	)
+	// Gemini CLI calls its own copy's tool mcp_toolbox_list_notes: the
+	// server's name already begins with "mcp_".
+	run.wantOffered(t, name, "mcp_toolbox_")
+	run.wantAnswer(t, 1, name, toolboxMarker)
+	run.wantContext(t, toolboxContext)
+	run.wantOneSandboxed(t)
+}
+
+// TestClaudeCodePublishedToolbox: the real Claude Code, through the same
+// `gemkit mcp` entry, calls the published mcp-toolbox extension's tool;
+// the toolbox runs once, in the sandbox, and the workspace's row reaches
+// the model.
+func TestClaudeCodePublishedToolbox(t *testing.T) {
+	gemkittest.SkipShort(t, "the real Claude Code and the toolbox binary from npm")
+	claude := claudetest.Binary(t)
+	f := newFixture(t)
+	linkToolbox(t, f)
+	runSwitchedClaude(t, f, claude, "mcp-toolbox/toolbox", "mcp__gemkit__mcp-toolbox_list_notes", map[string]any{}, toolboxMarker)
+}
+
+// geminiRun is what a run of the real Gemini CLI saw: the scripted
+// model's turns and each server process of the run with its confinement.
+type geminiRun struct {
+	turns  []fakemodel.Request
+	seen   map[string]string
+	report string
+}
+
+// runSwitchedGemini runs the real Gemini CLI 0.61 headless in f's
+// workspace, with gemkit mcp added the way the docs say (`gemini mcp add
+// -s user --trust gemkit gemkit mcp`) to the person's settings, against
+// a model that answers with script. Every process whose command line
+// names proc is watched while it runs.
+func runSwitchedGemini(t *testing.T, f *fixture, proc, prompt string, script ...fakemodel.Reply) *geminiRun {
+	t.Helper()
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	settings := filepath.Join(f.home, ".gemini", "settings.json")
+	// The switch has written mcp.excluded; the rest is the person's.
+	s := map[string]any{}
+	if b, err := os.ReadFile(settings); err == nil {
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("the settings the switch wrote: %v\n%s", err, b)
+		}
+	}
+	s["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}}
+	s["privacy"] = map[string]any{"usageStatisticsEnabled": false}
+	s["general"] = map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	writeFile(t, settings, string(b), 0o600)
+	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
+	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("gemini mcp add: %v\n%s", err, out)
+	}
+	model, err := fakemodel.Start(script...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+
+	run := &geminiRun{}
+	stop := watchServers(proc, f.bin)
+	cmd := exec.CommandContext(ctx, node, cli, "-p", prompt, "--yolo")
+	cmd.Dir = f.ws
+	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	run.seen = stop()
+	var r strings.Builder
+	for _, q := range model.Requests() {
+		r.WriteString(q.Method + " " + q.Path + "\n")
+	}
+	run.report = "requests:\n" + r.String() + "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
+	if runErr != nil {
+		t.Fatalf("gemini: %v\n%s", runErr, run.report)
+	}
+	run.turns = model.Turns()
+	if len(run.turns) != len(script) {
+		t.Fatalf("%d model turns, want %d\n%s", len(run.turns), len(script), run.report)
+	}
+	return run
+}
+
+// wantOffered checks that the first request offers the tool served by
+// gemkit and none of Gemini CLI's own copy of the server (own, the
+// prefix Gemini CLI gives its tools).
+func (r *geminiRun) wantOffered(t *testing.T, name, own string) {
+	t.Helper()
+	first, err := r.turns[0].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := " " + strings.Join(first.FunctionNames(), " ") + " "
+	if !strings.Contains(names, " "+name+" ") {
+		t.Errorf("Gemini CLI did not offer %s; it offered:%s", name, names)
+	}
+	if strings.Contains(names, " "+own) {
+		t.Errorf("Gemini CLI offers the tools of its own, unconfined copy of the server:%s", names)
+	}
+}
+
+// wantContext checks that Gemini CLI, the extension switched, still
+// gives the model the extension's context file, with line in it.
+func (r *geminiRun) wantContext(t *testing.T, line string) {
+	t.Helper()
+	first, err := r.turns[0].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first.Text(), line) {
+		t.Errorf("Gemini CLI no longer loads the switched extension's context file")
+	}
+}
+
+// wantAnswer checks that request turn carries the answer of the call to
+// name, with text in it.
+func (r *geminiRun) wantAnswer(t *testing.T, turn int, name, text string) {
+	t.Helper()
+	g, err := r.turns[turn].Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !responseContains(g, name, text) {
+		t.Errorf("request %d does not carry %s's answer with %q: %+v\n%s", turn+1, name, text, g.FunctionResponses(), r.report)
+	}
+}
+
+// wantOneSandboxed checks that the run saw one server process, inside
+// gemkit's sandbox.
+func (r *geminiRun) wantOneSandboxed(t *testing.T) {
+	t.Helper()
+	oneSandboxed(t, r.seen)
+}
+
+// watchServers watches, until stop is called, every process whose
+// command line names proc, and says for each whether it runs inside
+// gemkit's sandbox (bin); stop returns them by pid.
+func watchServers(proc, bin string) (stop func() map[string]string) {
+	seen := map[string]string{}
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(25 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, pid := range serverProcesses(proc) {
+				if _, ok := seen[pid]; !ok {
+					seen[pid] = confinement(pid, bin)
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() map[string]string {
+		close(done)
+		<-watched
+		return seen
+	}
+}
+
+// oneSandboxed checks that seen holds one server process, inside gemkit's
+// sandbox.
+func oneSandboxed(t *testing.T, seen map[string]string) {
+	t.Helper()
+	if len(seen) != 1 {
+		t.Errorf("%d server processes in the run, want one (gemkit's): %v", len(seen), seen)
+	}
+	for pid, how := range seen {
+		if how != "sandboxed" {
+			t.Errorf("server process %s is not inside gemkit's sandbox: %s", pid, how)
+		}
+	}
+}
+
+// runSwitchedClaude runs the real Claude Code with `gemkit mcp` as its one
+// MCP server. The model loads tool with ToolSearch, calls it with input,
+// and once a tool result with want comes back, ends; the test fails
+// unless it did, or unless the one process whose command line names proc
+// ran inside gemkit's sandbox.
+func runSwitchedClaude(t *testing.T, f *fixture, claude, proc, tool string, input map[string]any, want string) {
+	t.Helper()
+	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
+		switch {
+		case strings.Contains(r.LastUser(), want):
+			return claudetest.Reply{Text: "The tool answered."}
+		case r.HasTool(tool):
+			return claudetest.Reply{Tool: tool, Input: input}
+		default:
+			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + tool, "max_results": 5}}
+		}
+	})
+	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
+	cfg := filepath.Join(f.root, "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
+		"command": f.bin, "args": []string{"mcp", "--code-intel=false", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Use the tool.")
+	cmd.Dir = f.ws
+	cmd.Env = append(f.env(), env...)
+	stop := watchServers(proc, f.bin)
+	out, err := cmd.CombinedOutput()
+	seen := stop()
+	if err != nil || !strings.Contains(string(out), "The tool answered.") {
+		var last string
+		if reqs := model.Requests(); len(reqs) > 0 {
+			last = reqs[len(reqs)-1].LastUser()
+		}
+		t.Fatalf("claude -p: %v\n%s\nthe model's last input: %s", err, out, last)
+	}
+	oneSandboxed(t, seen)
+}
