@@ -244,6 +244,7 @@ func testLSPNeovim(t *testing.T, v neovim) {
 	d.command(t, "write")
 	rc.wantOutcome(t, "accepted", "package main\n\nfunc New() {}\n// mine\n")
 
+	logPath, _ := d.lua(t, `return vim.lsp.get_log_path()`).(string)
 	rc.send(t, map[string]any{"op": "quit"})
 	d.Quit(t)
 	select {
@@ -256,6 +257,11 @@ func testLSPNeovim(t *testing.T, v neovim) {
 	// the saved text back before it stopped.
 	gemkittest.WaitFile(t, n, "package main\n\nfunc New() {}\n// mine\n")
 	noDeprecations(t, h)
+	// Neovim logs a server's stderr as [ERROR]: where gemkit serves goes
+	// to window/logMessage instead, which it logs (if at all) as info.
+	if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "IDE companion serving") {
+		t.Errorf("%s has gemkit's start-up line from stderr:\n%s", logPath, b)
+	}
 }
 
 // nvimSelectionCodeAction is what docs/lsp.md has a person type in Visual

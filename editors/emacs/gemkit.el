@@ -247,6 +247,17 @@ said which one proposed it.
   (when (and global-font-lock-mode font-lock-defaults)
     (font-lock-mode 1)))
 
+(defun gemkit--own-local-map ()
+  "Give the current buffer a local keymap of its own.
+It inherits the major mode's map, if that has one.  A buffer in
+`fundamental-mode' (a file whose mode Emacs does not know) has no
+local map, and Emacs 28's term.el then fails in `menu-bar-update-hook'
+while such a buffer is selected beside an `M-x term' buffer (it adds
+its Terminal menu to the current local map): \"(wrong-type-argument
+keymapp nil)\" in *Messages*.  A map of the buffer's own also keeps
+that menu out of the major mode's map."
+  (use-local-map (make-composed-keymap nil (current-local-map))))
+
 (defun gemkit--open-diff (path content &optional agent)
   "Show CONTENT, proposed for PATH by AGENT, beside the file on disk."
   (let ((old (gethash path gemkit--diffs)))
@@ -261,6 +272,7 @@ said which one proposed it.
       (when on-disk
         (insert-file-contents path))
       (gemkit--set-mode path)
+      (gemkit--own-local-map)
       (setq gemkit--diff-path path)
       (set-buffer-modified-p nil)
       (setq buffer-read-only t))
@@ -268,6 +280,7 @@ said which one proposed it.
       (insert content)
       (goto-char (point-min))
       (gemkit--set-mode path)
+      (gemkit--own-local-map)
       (setq gemkit--diff-path path
             gemkit--diff-agent agent)
       (gemkit-diff-mode 1)

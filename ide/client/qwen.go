@@ -188,24 +188,56 @@ func qwenConnectError(p *Plan) *ConnectError {
 	return &ConnectError{Message: "Failed to connect to IDE companion extension in " + p.IDE.DisplayName + ". Please ensure the extension is running. To install the extension, run /ide install."}
 }
 
+// qwenSettings is what gemkit reads of Qwen Code's user settings.
+type qwenSettings struct {
+	IDE struct {
+		Enabled *bool `json:"enabled"`
+	} `json:"ide"`
+	Tools struct {
+		ApprovalMode string `json:"approvalMode"`
+	} `json:"tools"`
+}
+
+// readQwenSettings reads Qwen Code's user settings ($QWEN_HOME/settings.json,
+// else ~/.qwen/settings.json); exists is false when the file is absent,
+// err is set when it is there but cannot be read as JSON.
+func readQwenSettings(getenv func(string) string, home string) (s qwenSettings, exists bool, path string, err error) {
+	path = filepath.Join(filepath.Dir(discovery.QwenLockDir(getenv, home)), "settings.json")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, false, path, nil
+	}
+	if err != nil {
+		return s, false, path, err
+	}
+	return s, true, path, json.Unmarshal(b, &s)
+}
+
 // QwenIDEEnabled reads ide.enabled from Qwen Code's user settings
 // ($QWEN_HOME/settings.json, else ~/.qwen/settings.json); known is false
 // when the file is absent or cannot be read as JSON.
 func QwenIDEEnabled(getenv func(string) string, home string) (enabled, known bool, path string) {
-	path = filepath.Join(filepath.Dir(discovery.QwenLockDir(getenv, home)), "settings.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false, false, path
-	}
-	var s struct {
-		IDE struct {
-			Enabled *bool `json:"enabled"`
-		} `json:"ide"`
-	}
-	if json.Unmarshal(b, &s) != nil {
+	s, exists, path, err := readQwenSettings(getenv, home)
+	if !exists || err != nil {
 		return false, false, path
 	}
 	return s.IDE.Enabled != nil && *s.IDE.Enabled, true, path
+}
+
+// QwenApprovalMode is the approval mode Qwen Code (0.24.4) starts in by its
+// user settings: tools.approvalMode, else "auto", its default (an LLM
+// classifier approves each edit, so none is shown as a diff);
+// known is false when the settings cannot be read as JSON. A trusted
+// folder's own settings, or --approval-mode, can still change it.
+func QwenApprovalMode(getenv func(string) string, home string) (mode string, known bool, path string) {
+	s, _, path, err := readQwenSettings(getenv, home)
+	if err != nil {
+		return "", false, path
+	}
+	if s.Tools.ApprovalMode == "" {
+		return "auto", true, path
+	}
+	return s.Tools.ApprovalMode, true, path
 }
 
 // doctorQwen is Doctor for Qwen Code: its settings, its lock files, the
@@ -219,6 +251,10 @@ func doctorQwen(ctx context.Context, d *DoctorReport, o Options, add addFinding)
 	if on, known, path := QwenIDEEnabled(o.Getenv, home); known && !on {
 		add(path, "warning", "IDE mode is off in Qwen Code's settings, so it looks for no companion",
 			"type /ide enable in Qwen Code (it writes ide.enabled: true there), or set it yourself; Qwen Code also turns IDE mode off while its sandbox is on")
+	}
+	if mode, known, path := QwenApprovalMode(o.Getenv, home); known && mode != "default" && mode != "plan" {
+		add(path, "warning", fmt.Sprintf("Qwen Code starts in approval mode %q, so it applies its edits without asking and none opens as a diff in the editor", mode),
+			"type /approval-mode default in Qwen Code (for that session), or set \"tools\": {\"approvalMode\": \"default\"} there for every session")
 	}
 	ch := p.QwenChoice
 	if ch != nil {

@@ -107,6 +107,17 @@ func (s *Server) notify(method string, params any) {
 	}
 }
 
+// messageInfo is window/logMessage's MessageType.Info.
+const messageInfo = 3
+
+// LogInfo writes text to the client's log with window/logMessage, type
+// Info: what the server says for the record, which the client keeps apart
+// from the server's stderr (logged as errors by Neovim). The protocol
+// allows it before initialize is answered.
+func (s *Server) LogInfo(text string) {
+	s.notify("window/logMessage", map[string]any{"type": messageInfo, "message": text})
+}
+
 // call sends a request to the client and waits for its answer, at most
 // timeout (none when 0) or until ctx ends. result may be nil.
 func (s *Server) call(ctx context.Context, timeout time.Duration, method string, params, result any) error {

@@ -458,8 +458,17 @@ func TestLinkAndUninstallCommands(t *testing.T) {
 	if !strings.Contains(desc, "Source:   link "+real) || !strings.Contains(desc, "rules (local: node "+real+"/rules-server.js)") {
 		t.Errorf("describe of a linked extension:\n%s", desc)
 	}
+	// Installing the same extension from git while it is linked: update
+	// cannot replace a link, so the hint is to uninstall it first.
+	_, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
+	_, errOut, code := e.run("install", url, "--consent")
+	if code != ExitError || !strings.Contains(errOut, "already linked to "+real) ||
+		!strings.Contains(errOut, "`gemkit extensions uninstall code-analyzer` unlinks it first (the folder stays)") ||
+		strings.Contains(errOut, "extensions update") {
+		t.Errorf("install over a link: exit %d %q", code, errOut)
+	}
 	e.mustRun("install", "../extension/testdata/compat/themes", "--consent")
-	out, errOut, code := e.run("uninstall", "code-analyzer", "missing", "night-themes")
+	out, errOut, code = e.run("uninstall", "code-analyzer", "missing", "night-themes")
 	if code != ExitError || !strings.Contains(errOut, "missing") {
 		t.Errorf("uninstall with one unknown name: exit %d %q", code, errOut)
 	}

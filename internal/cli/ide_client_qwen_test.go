@@ -15,8 +15,9 @@ import (
 // TestIDEClientAsQwen: status, doctor and check with --as qwen find the
 // companion as Qwen Code does, through the lock file `gemkit ide serve`
 // writes for it, and say what Qwen Code would do: the file it picks and
-// why, a stale lock it would delete, IDE mode off in its settings, its
-// own words from outside the workspace; check passes every check as Qwen
+// why, a stale lock it would delete, IDE mode off in its settings, an
+// approval mode that applies edits without a diff, its own words from
+// outside the workspace; check passes every check as Qwen
 // Code (protocol 2025-11-25).
 func TestIDEClientAsQwen(t *testing.T) {
 	t.Parallel()
@@ -72,10 +73,18 @@ func TestIDEClientAsQwen(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ = e.client.run(ctx, "", "ide", "doctor", "--as", "qwen")
-	for _, want := range []string{"1.lock: Qwen Code deletes this file the next time it looks: its ppid", "IDE mode is off in Qwen Code's settings", "Qwen Code would connect from here."} {
+	for _, want := range []string{"1.lock: Qwen Code deletes this file the next time it looks: its ppid", "IDE mode is off in Qwen Code's settings",
+		`starts in approval mode "auto", so it applies its edits without asking`, "type /approval-mode default in Qwen Code", "Qwen Code would connect from here."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor --as qwen (exit %d) lacks %q:\n%s", code, want, out)
 		}
+	}
+	// Approval mode "default": Qwen Code asks, and its edits open as diffs.
+	if err := os.WriteFile(filepath.Join(qwenDir, "settings.json"), []byte(`{"ide":{"enabled":true},"tools":{"approvalMode":"default"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ = e.client.run(ctx, "", "ide", "doctor", "--as", "qwen"); code != 0 || strings.Contains(out, "approval mode") || strings.Contains(out, "IDE mode is off") {
+		t.Errorf("doctor --as qwen with IDE mode on and approval mode default (exit %d):\n%s", code, out)
 	}
 
 	// From outside the workspace: the folders to use, and Qwen Code's

@@ -149,6 +149,7 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		// shutdown goes on.
 		signal.Ignore(syscall.SIGPIPE)
 		ls := lspserver.New(a.In, a.Out, lspserver.Options{Logger: a.log, FixedWorkspace: len(o.workspace) > 0, Version: buildVersion()})
+		cfg.OnReady = lspReady(ls)
 		err = ls.Serve(ctx, cfg)
 	default:
 		defer a.releaseAfterClientsChange(&cfg)()
@@ -226,18 +227,11 @@ func (o serveOptions) check() error {
 
 // onReady is what the command says and does once the companion serves,
 // before the front-end hears of it: where it serves (on stderr where the
-// protocol holds stdout), and, with a plugin or in the terminal, which
-// other companion serves the same folders and the pages start-up touched
-// given back.
+// protocol holds stdout), which other companion serves the same folders,
+// and the pages start-up touched given back. --editor lsp has its own,
+// lspReady.
 func (o serveOptions) onReady(a *app) func(*companion.Server) {
 	return func(srv *companion.Server) {
-		if o.editor == "lsp" {
-			fmt.Fprintf(a.Err, "gemkit: IDE companion serving %s for %s (discovery file %s)\n", srv.URL(), strings.Join(srv.Workspace(), ", "), srv.DiscoveryPath())
-			if srv.ClaudePort() != 0 {
-				fmt.Fprintf(a.Err, "gemkit: Claude Code endpoint ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
-			}
-			return
-		}
 		warnOtherCompanions(a, srv.Workspace(), srv.DiscoveryPath())
 		a.releaseStartupPages()
 		if o.editor == "stdio" {
@@ -251,6 +245,19 @@ func (o serveOptions) onReady(a *app) func(*companion.Server) {
 			srv.URL(), discovery.JoinWorkspace(srv.Workspace()), srv.DiscoveryPath())
 		if srv.ClaudePort() != 0 {
 			fmt.Fprintf(a.Out, "  claude code:    ws://127.0.0.1:%d (lock file %s)\n", srv.ClaudePort(), srv.ClaudeLockPath())
+		}
+	}
+}
+
+// lspReady says where the companion serves in the language client's log
+// (window/logMessage), not on stderr: clients log a server's stderr as
+// errors (Neovim's lsp.log marks each line [ERROR]), and these lines are
+// for the record. Real errors still go to stderr.
+func lspReady(ls *lspserver.Server) func(*companion.Server) {
+	return func(srv *companion.Server) {
+		ls.LogInfo(fmt.Sprintf("gemkit: IDE companion serving %s for %s (discovery file %s)", srv.URL(), strings.Join(srv.Workspace(), ", "), srv.DiscoveryPath()))
+		if srv.ClaudePort() != 0 {
+			ls.LogInfo(fmt.Sprintf("gemkit: Claude Code endpoint ws://127.0.0.1:%d (lock file %s)", srv.ClaudePort(), srv.ClaudeLockPath()))
 		}
 	}
 }

@@ -20,8 +20,9 @@ import (
 // process as a language server and ends it each way a client does:
 // shutdown then exit (status 0), exit alone (status 1, as LSP says), its
 // stdin closed with no word (status 0, a line on stderr). Bad input before
-// the end is answered and logged, and the discovery file, written only
-// once initialize came, is gone every time.
+// the end is answered and logged, where it serves goes to the client's
+// log (window/logMessage) and not to stderr, and the discovery file,
+// written only once initialize came, is gone every time.
 func TestServeLSPEndings(t *testing.T) {
 	t.Parallel()
 	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
@@ -90,6 +91,16 @@ func TestServeLSPEndings(t *testing.T) {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("stdout %q lacks %s", out.String(), want)
 				}
+			}
+			// Where it serves goes to the client's log, not to stderr,
+			// which clients log as errors.
+			for _, want := range []string{`"method":"window/logMessage"`, "gemkit: IDE companion serving http://127.0.0.1:", "gemkit: Claude Code endpoint ws://127.0.0.1:"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("stdout %q lacks %s", out.String(), want)
+				}
+			}
+			if strings.Contains(errOut.String(), "IDE companion serving") || strings.Contains(errOut.String(), "Claude Code endpoint") {
+				t.Errorf("stderr %q says where the companion serves", errOut.String())
 			}
 			for _, want := range []string{"send initialize first", "Parse error", tc.stderr} {
 				if !strings.Contains(errOut.String(), want) {

@@ -38,7 +38,10 @@ package cli
 //     `readme-test: gemini` puts the pinned Gemini CLI of interop/ on PATH;
 //     `readme-test: fresh` runs the block without the test's gemkit on
 //     PATH, as on a machine where it is not installed yet: each later
-//     `gemkit` runs what the block itself installed, or fails.
+//     `gemkit` runs what the block itself installed, or fails;
+//     `readme-test: also-after: COMMAND` runs the block a second time,
+//     in a new private world where COMMAND ran first in the workspace: the
+//     state an earlier walkthrough leaves a reader in.
 
 import (
 	"bufio"
@@ -80,6 +83,7 @@ type docBlock struct {
 	gemini    bool
 	fresh     bool
 	files     []string
+	alsoAfter string // a command after which the block runs again
 }
 
 var directiveRe = regexp.MustCompile(`<!--\s*readme-test:(.*?)-->`)
@@ -127,6 +131,8 @@ func parseBlocks(text string) []docBlock {
 				b.gemini = true
 			case strings.HasPrefix(d, "fresh"):
 				b.fresh = true
+			case strings.HasPrefix(d, "also-after:"):
+				b.alsoAfter = prefix("also-after:")
 			case strings.HasPrefix(d, "files:"):
 				b.files = strings.Fields(strings.TrimPrefix(d, "files:"))
 			}
@@ -405,64 +411,82 @@ func runDocBlocks(t *testing.T, root, file string, blocks []docBlock) {
 		if b.skipBlock {
 			continue
 		}
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".md")+"_line"+strconv.Itoa(b.line), func(t *testing.T) {
+		name := strings.TrimSuffix(filepath.Base(file), ".md") + "_line" + strconv.Itoa(b.line)
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := newDocEnv(t)
-			for _, f := range b.files {
-				if err := os.WriteFile(filepath.Join(e.ws, f), []byte("package main // "+f+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if b.gemini {
-				_, interop := gemkittest.Interop(t, "@google/gemini-cli")
-				for i, kv := range e.env {
-					if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-						e.env[i] = "PATH=" + filepath.Join(interop, "node_modules", ".bin") + string(os.PathListSeparator) + v
-					}
-				}
-			}
-			if b.fresh {
-				e.dropFromPath(filepath.Dir(e.bin))
-			}
-			if b.model {
-				e.startModel()
-			}
-			if b.companion {
-				e.startCompanion()
-			}
-			dir := e.ws
-			for _, c := range b.commands {
-				if hasPrefix(c, b.skip) {
-					continue
-				}
-				if rest, ok := strings.CutPrefix(c, "cd "); ok {
-					rest = strings.TrimSpace(rest)
-					if home, ok := strings.CutPrefix(rest, "~"); ok {
-						rest = filepath.Join(e.home, home)
-					} else if !filepath.IsAbs(rest) {
-						rest = filepath.Join(dir, rest)
-					}
-					if err := os.MkdirAll(rest, 0o755); err != nil {
-						t.Fatal(err)
-					}
-					dir = rest
-					continue
-				}
-				if strings.HasPrefix(c, "export ") {
-					e.export(dir, c)
-					continue
-				}
-				where := dir
-				if inRepo(c) {
-					where = root
-				}
-				if why := e.run(where, c, hasPrefix(c, b.servers)); why != "" {
-					t.Errorf("%s, block at line %d: `%s` %s", file, b.line, c, why)
-				}
-			}
-			checkGeminiTrust(t, e, file, b)
+			runDocBlock(t, root, file, b, "")
 		})
+		if b.alsoAfter != "" {
+			t.Run(name+"_after", func(t *testing.T) {
+				t.Parallel()
+				runDocBlock(t, root, file, b, b.alsoAfter)
+			})
+		}
 	}
+}
+
+// runDocBlock runs one block in its own private world, after the command
+// before when that is not "".
+func runDocBlock(t *testing.T, root, file string, b docBlock, before string) {
+	e := newDocEnv(t)
+	for _, f := range b.files {
+		if err := os.WriteFile(filepath.Join(e.ws, f), []byte("package main // "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.gemini {
+		_, interop := gemkittest.Interop(t, "@google/gemini-cli")
+		for i, kv := range e.env {
+			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+				e.env[i] = "PATH=" + filepath.Join(interop, "node_modules", ".bin") + string(os.PathListSeparator) + v
+			}
+		}
+	}
+	if b.fresh {
+		e.dropFromPath(filepath.Dir(e.bin))
+	}
+	if b.model {
+		e.startModel()
+	}
+	if b.companion {
+		e.startCompanion()
+	}
+	if before != "" {
+		if why := e.run(e.ws, before, false); why != "" {
+			t.Fatalf("%s, block at line %d, before it: `%s` %s", file, b.line, before, why)
+		}
+	}
+	dir := e.ws
+	for _, c := range b.commands {
+		if hasPrefix(c, b.skip) {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(c, "cd "); ok {
+			rest = strings.TrimSpace(rest)
+			if home, ok := strings.CutPrefix(rest, "~"); ok {
+				rest = filepath.Join(e.home, home)
+			} else if !filepath.IsAbs(rest) {
+				rest = filepath.Join(dir, rest)
+			}
+			if err := os.MkdirAll(rest, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dir = rest
+			continue
+		}
+		if strings.HasPrefix(c, "export ") {
+			e.export(dir, c)
+			continue
+		}
+		where := dir
+		if inRepo(c) {
+			where = root
+		}
+		if why := e.run(where, c, hasPrefix(c, b.servers)); why != "" {
+			t.Errorf("%s, block at line %d: `%s` %s", file, b.line, c, why)
+		}
+	}
+	checkGeminiTrust(t, e, file, b)
 }
 
 // TestHelpExamples runs the `gemkit` lines of every command's Example.

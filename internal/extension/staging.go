@@ -129,9 +129,15 @@ func stagingPID(name string) int {
 	return pid
 }
 
-// checkFree fails when an extension called name is installed.
+// checkFree fails when an extension called name is installed, saying what
+// frees the name: for a linked extension, which update leaves as it is,
+// uninstalling it (which removes the link, not its folder).
 func (s *Store) checkFree(name string) error {
-	if _, err := os.Lstat(filepath.Join(s.Dir(), name)); err == nil {
+	entry := filepath.Join(s.Dir(), name)
+	if _, err := os.Lstat(entry); err == nil {
+		if md, err := readMetadata(entry); err == nil && md != nil && md.Type == SourceLink {
+			return fmt.Errorf("an extension called %q is already linked to %s; `gemkit extensions uninstall %s` unlinks it first (the folder stays)", name, md.Source, name)
+		}
 		return fmt.Errorf("an extension called %q is already installed; use `gemkit extensions update %s`, or uninstall it first", name, name)
 	}
 	if in, err := s.Get(name); err == nil {
