@@ -45,8 +45,10 @@ type Finder struct {
 	clients *Clients  // cur's
 	curFile string    // the discovery file of cur ("" when found by the environment)
 	checked time.Time // when the last search found nothing
-	// refused holds the endpoints whose editor lends no clients (the
-	// terminal front-end, an LSP client's): not asked again.
+	// refused holds the companions whose editor lends no clients (the
+	// terminal front-end, an LSP client's), by URL and authorization:
+	// not asked again. The token is part of the key, since a companion
+	// started later may be given the port of one that has gone.
 	refused map[string]bool
 	// stopWatch ends the workspace's watcher, once one runs.
 	stopWatch func()
@@ -87,7 +89,7 @@ func (f *Finder) Find(ctx context.Context) *Clients {
 			}
 		}
 		if s.lends.Load() < 0 {
-			f.refused[s.url] = true
+			f.refused[s.url+" "+s.auth] = true
 			stale = true
 		}
 		if !stale {
@@ -240,7 +242,7 @@ func (f *Finder) search(ctx context.Context) (*Companion, string) {
 			c.host = "127.0.0.1"
 		}
 		url := "http://" + net.JoinHostPort(c.host, strconv.Itoa(c.port)) + ide.LSPPath
-		if seen[url] || f.refused[url] {
+		if seen[url] || f.refused[url+" Bearer "+c.token] {
 			continue
 		}
 		seen[url] = true
@@ -255,7 +257,7 @@ func (f *Finder) search(ctx context.Context) (*Companion, string) {
 			f.log.Debug("the editor's language clients answer", "editor", c.editor, "url", url, "clients", len(res.Clients))
 			return s, c.file
 		case s.lends.Load() < 0:
-			f.refused[url] = true
+			f.refused[url+" "+s.auth] = true
 			f.log.Debug("the editor lends no language clients", "editor", c.editor, "url", url, "err", err)
 		default:
 			f.log.Debug("the editor's companion did not answer", "editor", c.editor, "url", url, "err", err)

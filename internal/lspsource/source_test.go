@@ -230,8 +230,11 @@ func TestFinder(t *testing.T) {
 
 	ed := &scriptedEditor{clients: []ide.LSPClient{{Name: "gopls"}}}
 	stop := serve(t, ws, dir, ed, "Emacs")
-	cl := f.Find(context.Background())
-	if cl == nil {
+	// Find looks again at each question, so an editor started a moment
+	// ago is found at a later one: the discovery files of the companion
+	// that stopped and of the new one may be in flux at the first.
+	var cl *Clients
+	if !gemkittest.Poll(5*time.Second, 10*time.Millisecond, func() bool { cl = f.Find(context.Background()); return cl != nil }) {
 		t.Fatal("the editor was not found")
 	}
 	stop()
