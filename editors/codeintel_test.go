@@ -123,6 +123,9 @@ func editorTools(t *testing.T, h *harness) (*codeintel.Tools, *ownSpy) {
 			Dir:       h.discoveryDir,
 			Getenv:    func(k string) string { return env[k] },
 			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			// The companion is on this machine, whatever /.dockerenv says:
+			// no lookup of host.docker.internal leaves it.
+			InContainer: func() bool { return false },
 		},
 		Recheck: 100 * time.Millisecond,
 	})

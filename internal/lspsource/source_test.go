@@ -106,7 +106,9 @@ func serve(t *testing.T, ws, dir string, ed companion.Editor, name string) (stop
 
 func newFinder(t *testing.T, ws, dir string) *Finder {
 	f := NewFinder(ws, Options{
-		Discovery: client.Options{Dir: dir, Getenv: func(string) string { return "" }},
+		// The companions are on this machine, whatever /.dockerenv says: no
+		// lookup of host.docker.internal leaves it.
+		Discovery: client.Options{Dir: dir, Getenv: func(string) string { return "" }, InContainer: func() bool { return false }},
 		Recheck:   time.Millisecond,
 	})
 	t.Cleanup(f.Close)
