@@ -41,9 +41,14 @@ type Spec struct {
 	LandlockABI int        `json:"landlockABI"`
 	// ProxyPort, when set, asks for loopback up and a listener on
 	// 127.0.0.1:ProxyPort inside the namespace, passed back to the parent.
-	ProxyPort   int  `json:"proxyPort,omitempty"`
-	DenySockets bool `json:"denySockets,omitempty"`
-	DenySession bool `json:"denySession,omitempty"`
+	ProxyPort int `json:"proxyPort,omitempty"`
+	// ResolverPort, when set with ProxyPort, asks for a UDP socket bound
+	// to 127.0.0.1:ResolverPort inside the namespace too, passed back
+	// with the proxy's listener in one message: the sandbox's resolver,
+	// which the tool's resolv.conf names (a Mount of kind MountFile).
+	ResolverPort int  `json:"resolverPort,omitempty"`
+	DenySockets  bool `json:"denySockets,omitempty"`
+	DenySession  bool `json:"denySession,omitempty"`
 	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
 	DenyMetadata bool   `json:"denyMetadata,omitempty"`
 	MemoryBytes  uint64 `json:"memoryBytes"`
@@ -132,8 +137,19 @@ func setup(conn *os.File) error {
 		if err != nil {
 			return err
 		}
-		err = unix.Sendmsg(FD, []byte{'L'}, unix.UnixRights(lfd), nil, 0)
-		unix.Close(lfd)
+		fds := []int{lfd}
+		if spec.ResolverPort > 0 {
+			dfd, err := bindLoopbackUDP(spec.ResolverPort)
+			if err != nil {
+				unix.Close(lfd)
+				return err
+			}
+			fds = append(fds, dfd)
+		}
+		err = unix.Sendmsg(FD, []byte{'L'}, unix.UnixRights(fds...), nil, 0)
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
 		if err != nil {
 			return fmt.Errorf("sandbox child: passing the proxy listener: %w", err)
 		}
@@ -246,6 +262,21 @@ func listenLoopback(port int) (int, error) {
 	if err := unix.Listen(fd, 128); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("sandbox child: listen: %w", err)
+	}
+	return fd, nil
+}
+
+// bindLoopbackUDP opens the in-namespace end of the sandbox's resolver: a
+// UDP socket on 127.0.0.1:port (53, which needs CAP_NET_BIND_SERVICE in
+// the namespace's user namespace), whose queries the parent answers.
+func bindLoopbackUDP(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("sandbox child: socket: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("sandbox child: bind udp 127.0.0.1:%d: %w", port, err)
 	}
 	return fd, nil
 }
