@@ -49,8 +49,8 @@ const LookupMethod = "LOOKUP"
 // one that is (reached only through the proxy, which the client did not
 // use).
 const (
-	LookupNotAllowed = "a name lookup by a client that does not use the sandbox's proxy, for a host that is not allowed; no name resolves inside the sandbox"
-	LookupNoProxy    = "a name lookup of an allowed host by a client that does not use the sandbox's proxy (HTTP_PROXY/HTTPS_PROXY); allowed hosts are reached only through the proxy, so this client cannot reach them (Node's fetch uses the proxy from Node 22.21 with NODE_USE_ENV_PROXY=1)"
+	LookupNotAllowed = "name looked up without the sandbox's proxy; host not allowed"
+	LookupNoProxy    = "name of an allowed host looked up without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)"
 )
 
 // maxQuery bounds a query read: a DNS question over UDP fits in 512

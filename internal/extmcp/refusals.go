@@ -1,0 +1,224 @@
+package extmcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// Refusal is one thing the sandbox refused an extension's MCP server, in
+// the words the person reads: gemkit mcp logs it, keeps the last ones in
+// a file of its own (RefusalsPath) for extensions doctor and describe,
+// and the call during which it happened ends with a line saying it to
+// the model.
+type Refusal struct {
+	At        time.Time `json:"at"`
+	Extension string    `json:"extension"`
+	Server    string    `json:"server"`
+	// Host is the host (and port, for a connection) the server tried.
+	Host string `json:"host"`
+	// Lookup is true when the server looked the name up itself (a
+	// client that does not use the sandbox's proxy), rather than asked
+	// the proxy for a connection.
+	Lookup bool   `json:"lookup,omitempty"`
+	Reason string `json:"reason"`
+	// Allow is the one command that would allow it; empty when no
+	// widening would (gemkit's own servers, an allowed host asked for
+	// by a client that does not use the proxy).
+	Allow string `json:"allow,omitempty"`
+	// Count is how many refusals alike it stands for, in one run of the
+	// server.
+	Count int `json:"count,omitempty"`
+}
+
+// refusal is d, the sandbox's refusal of sp's server, for the person.
+func refusal(sp Spec, d sandbox.Denial) Refusal {
+	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Server, Host: d.Host, Reason: d.Reason, Count: d.Count}
+	if d.Method == sandbox.LookupMethod {
+		r.Lookup = true
+	} else {
+		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	}
+	if d.Host != "" && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed) {
+		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-host " + Printable(r.Host)
+	}
+	return r
+}
+
+// what is what the server tried, in words.
+func (r Refusal) what() string {
+	if r.Lookup {
+		return "the host " + Printable(r.Host) + " (looked up without the sandbox's proxy)"
+	}
+	return "a connection to " + Printable(r.Host)
+}
+
+// String is the refusal in words for the person: which extension, which
+// server, what it tried, why it was refused and the command that allows
+// it.
+func (r Refusal) String() string {
+	what := r.what()
+	if r.Lookup {
+		what = "the host " + Printable(r.Host)
+	}
+	s := fmt.Sprintf("extension %s's MCP server %s was refused %s (%s)", Printable(r.Extension), Printable(r.Server), what, Printable(r.Reason))
+	if r.Allow != "" {
+		s += "; to allow it: " + r.Allow
+		if r.Lookup {
+			s += " (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)"
+		}
+	}
+	return s
+}
+
+// forModel is the one line added to a call's result when the server was
+// refused during the call: what, and that the person can allow it.
+func forModel(rs []Refusal) string {
+	var what, allow []string
+	for _, r := range rs {
+		w := r.what()
+		if r.Allow == "" {
+			w += ": " + Printable(r.Reason)
+		}
+		what = append(what, w)
+		if r.Allow != "" {
+			allow = append(allow, "--allow-host "+Printable(r.Host))
+		}
+	}
+	s := "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
+	if len(allow) > 0 {
+		s += " The person (not the model) can allow it with: gemkit extensions sandbox " + Printable(rs[0].Extension) + " " + strings.Join(allow, " ")
+	}
+	return s
+}
+
+// MaxRefusals is how many refusals RefusalsPath keeps: the last ones.
+const MaxRefusals = 50
+
+// RefusalsPath is the file of the last refusals, beside the data folders
+// (~/.local/share/gemkit/refusals.json): closed to every sandboxed
+// process, so that a server cannot write what the person reads there.
+func RefusalsPath(env map[string]string) (string, error) {
+	root, err := DataRoot(env)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(root), "refusals.json"), nil
+}
+
+// ReadRefusals reads the refusals kept at path, oldest first; a missing
+// file is none.
+func ReadRefusals(path string) ([]Refusal, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rs []Refusal
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rs, nil
+}
+
+// denied reports a refusal of the sandbox (its proxy or its resolver) to
+// the person: in gemkit mcp's log, in the end of the server's stderr that
+// a failed call quotes, and in the refusals file, with the one command
+// that would allow it.
+func (s *server) denied(d sandbox.Denial) {
+	r := refusal(s.spec, d)
+	words := r.String()
+	s.m.log.Warn(words)
+	fmt.Fprintf(s.stderr, "gemkit: %s\n", words)
+	if err := s.m.keepRefusal(r); err != nil {
+		s.m.log.Warn("keeping the refusal for extensions doctor", "err", err)
+	}
+}
+
+// keepRefusal adds r to the refusals file (0600, written atomically),
+// keeping the last MaxRefusals; an unreadable file is started afresh.
+// The Manager's lock orders its own writes; two gemkit processes writing
+// at once each write a whole file, and the last one wins.
+func (m *Manager) keepRefusal(r Refusal) error {
+	path := m.cfg.Refusals
+	if path == "" {
+		var err error
+		if path, err = RefusalsPath(envMap(m.cfg.Environ)); err != nil {
+			return err
+		}
+	}
+	m.refusalsMu.Lock()
+	defer m.refusalsMu.Unlock()
+	rs, _ := ReadRefusals(path)
+	rs = append(rs, r)
+	if len(rs) > MaxRefusals {
+		rs = rs[len(rs)-MaxRefusals:]
+	}
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(path, append(b, '\n'), 0o600)
+}
+
+// refusedSince returns the refusals of the run whose denials before a
+// call were before (Process.Denied then), that is those during the call:
+// new ones and ones seen again.
+func refusedSince(sp Spec, before, after []sandbox.Denial) []Refusal {
+	type key struct {
+		method, host, reason string
+		port                 int
+	}
+	seen := map[key]int{}
+	for _, d := range before {
+		seen[key{d.Method, d.Host, d.Reason, d.Port}] = d.Count
+	}
+	var out []Refusal
+	for _, d := range after {
+		if d.Count > seen[key{d.Method, d.Host, d.Reason, d.Port}] {
+			out = append(out, refusal(sp, d))
+		}
+	}
+	return out
+}
+
+// withLine returns the tool result res with line added as a last text
+// content; a result not shaped as MCP's is returned as it is.
+func withLine(res json.RawMessage, line string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(res, &m); err != nil || m == nil {
+		return res
+	}
+	var content []json.RawMessage
+	if c, ok := m["content"]; ok {
+		if err := json.Unmarshal(c, &content); err != nil {
+			return res
+		}
+	}
+	item, _ := json.Marshal(map[string]string{"type": "text", "text": line})
+	c, err := json.Marshal(append(content, item))
+	if err != nil {
+		return res
+	}
+	m["content"] = c
+	out, err := json.Marshal(m)
+	if err != nil {
+		return res
+	}
+	return out
+}
