@@ -44,12 +44,12 @@ func recentRefusals() map[string][]extmcp.Refusal {
 	return by
 }
 
-// stillRefused leaves out the refusals of hosts the person has allowed
-// since.
+// stillRefused leaves out the refusals the person has allowed since: a
+// host now allowed, a write in the workspace now allowed.
 func stillRefused(rs []extmcp.Refusal, w extension.Widening) []extmcp.Refusal {
 	var out []extmcp.Refusal
 	for _, r := range rs {
-		if r.Allow != "" && slices.Contains(w.Hosts, r.Host) {
+		if r.Allow != "" && (r.Path == "" && slices.Contains(w.Hosts, r.Host) || r.Path != "" && w.Write == extension.AccessWorkspace) {
 			continue
 		}
 		out = append(out, r)

@@ -231,6 +231,7 @@ type running struct {
 	srv     *sandbox.Server
 	client  *mcpclient.Client
 	tmp     string
+	data    string        // its data folder
 	exited  chan struct{} // closed when it exited
 	waitErr error         // how it exited, once exited is closed
 	done    chan struct{} // closed when watch recorded its exit
@@ -341,7 +342,7 @@ func (s *server) start(ctx context.Context) (*running, error) {
 		}
 		return nil, fmt.Errorf("%s could not be started in gemkit's sandbox: %w", s.who(), err)
 	}
-	r := &running{srv: srv, tmp: tmp, exited: make(chan struct{}), done: make(chan struct{})}
+	r := &running{srv: srv, tmp: tmp, data: pr.Data, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
 	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, mcpclient.Options{Name: "gemkit", Version: cfg.Version,
 		Progress: func(token any, progress, total float64, message string) {
@@ -472,8 +473,16 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 	res, err := r.client.CallToolRaw(ctx, tool, args, token)
 	// What the sandbox refused the server during the call is said to
 	// the model with the result (the proxy and the resolver record a
-	// refusal before they answer it, so before the server can answer).
-	if rs := refusedSince(s.spec, before, r.srv.Denied()); len(rs) > 0 {
+	// refusal before they answer it, so before the server can answer),
+	// and a refused write the result tells of to the person too.
+	rs := refusedSince(s.spec, before, r.srv.Denied())
+	if err == nil {
+		for _, w := range s.refusedWrites(args, res, r.data, r.tmp) {
+			s.report(w)
+			rs = append(rs, w)
+		}
+	}
+	if len(rs) > 0 {
 		if err == nil {
 			return withLine(res, forModel(rs)), nil
 		}

@@ -273,17 +273,28 @@ func TestClosed(t *testing.T) {
 	if text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": filepath.Join(data, "state")}); err != nil || isErr {
 		t.Errorf("writing its data folder: %q %v %v", text, isErr, err)
 	}
-	for _, c := range []struct{ tool, arg, val string }{
-		{"read", "path", filepath.Join(s.home, ".ssh", "id_ed25519")},
-		{"read", "path", filepath.Join(s.home, ".gemini", "settings.json")},
-		{"write", "path", filepath.Join(s.ws, "planted.txt")},
-		{"write", "path", filepath.Join(s.home, ".bashrc")},
+	// A refused write is told by the server's own error and the path
+	// its call named; a closed path reads as absent, which is not told.
+	for _, c := range []struct{ tool, arg, val, said string }{
+		{"read", "path", filepath.Join(s.home, ".ssh", "id_ed25519"), ""},
+		{"read", "path", filepath.Join(s.home, ".gemini", "settings.json"), ""},
+		{"write", "path", filepath.Join(s.ws, "planted.txt"), "a write to " + filepath.Join(s.ws, "planted.txt") + ". The person (not the model) can allow it with: gemkit extensions sandbox realmcp --allow-write workspace"},
+		{"write", "path", filepath.Join(s.home, ".bashrc"), "a write to " + filepath.Join(s.home, ".bashrc") + ": outside what its servers may write"},
 	} {
 		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{c.arg: c.val})
 		if err != nil || !isErr || strings.Contains(text, "secret") {
 			t.Errorf("%s %s: %q %v %v, want a refusal", c.tool, c.val, text, isErr, err)
 		}
+		if c.said != "" && !strings.Contains(text, c.said) {
+			t.Errorf("%s %s: the model is not told %q: %q", c.tool, c.val, c.said, text)
+		}
+		if c.said == "" && strings.Contains(text, "gemkit's sandbox refused") {
+			t.Errorf("%s %s: a read is told as a refusal: %q", c.tool, c.val, text)
+		}
 		t.Logf("%s %s: %s", c.tool, c.val, text)
+	}
+	if want := "extension realmcp's MCP server fixture was refused a write to " + filepath.Join(s.ws, "planted.txt") + " (the workspace is read-only to its servers; the call failed with EROFS, read-only file system, naming this path); to allow it: gemkit extensions sandbox realmcp --allow-write workspace"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 	if _, err := os.Stat(filepath.Join(s.ws, "planted.txt")); err == nil {
 		t.Error("the server wrote the workspace")
@@ -576,6 +587,9 @@ func TestWidened(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.ws, ".git", "config")); err == nil {
 		t.Error("the server wrote the workspace's .git")
+	}
+	if want := "was refused a write to " + filepath.Join(s.ws, ".git", "config") + " (a protected path of the workspace"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 	// The refusal is reported in words, with the command that allows it.
 	if want := "extension realmcp's MCP server fixture was refused a connection to " + other.Addr().String() +

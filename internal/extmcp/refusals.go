@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,10 @@ type Refusal struct {
 	Extension string    `json:"extension"`
 	Server    string    `json:"server"`
 	// Host is the host (and port, for a connection) the server tried.
-	Host string `json:"host"`
+	Host string `json:"host,omitempty"`
+	// Path is the path of a refused write, as the call named it (see
+	// refusedWrites); Host is then empty.
+	Path string `json:"path,omitempty"`
 	// Lookup is true when the server looked the name up itself (a
 	// client that does not use the sandbox's proxy), rather than asked
 	// the proxy for a connection.
@@ -57,6 +61,9 @@ func refusal(sp Spec, d sandbox.Denial) Refusal {
 
 // what is what the server tried, in words.
 func (r Refusal) what() string {
+	if r.Path != "" {
+		return "a write to " + Printable(r.Path)
+	}
 	if r.Lookup {
 		return "the host " + Printable(r.Host) + " (looked up without the sandbox's proxy)"
 	}
@@ -91,8 +98,12 @@ func forModel(rs []Refusal) string {
 			w += ": " + Printable(r.Reason)
 		}
 		what = append(what, w)
-		if r.Allow != "" {
-			allow = append(allow, "--allow-host "+Printable(r.Host))
+		flag := "--allow-host " + Printable(r.Host)
+		if r.Path != "" {
+			flag = "--allow-write workspace"
+		}
+		if r.Allow != "" && !slices.Contains(allow, flag) {
+			allow = append(allow, flag)
 		}
 	}
 	s := "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
@@ -137,8 +148,10 @@ func ReadRefusals(path string) ([]Refusal, error) {
 // the person: in gemkit mcp's log, in the end of the server's stderr that
 // a failed call quotes, and in the refusals file, with the one command
 // that would allow it.
-func (s *server) denied(d sandbox.Denial) {
-	r := refusal(s.spec, d)
+func (s *server) denied(d sandbox.Denial) { s.report(refusal(s.spec, d)) }
+
+// report reports r to the person (see denied).
+func (s *server) report(r Refusal) {
 	words := r.String()
 	s.m.log.Warn(words)
 	fmt.Fprintf(s.stderr, "gemkit: %s\n", words)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,5 +90,23 @@ func TestKeepRefusals(t *testing.T) {
 	rs, err := ReadRefusals(path)
 	if err != nil || len(rs) != MaxRefusals || rs[0].At.Unix() != 5 {
 		t.Errorf("%d kept, first %v, %v", len(rs), rs[0].At, err)
+	}
+}
+
+// TestArgPaths: the absolute paths among a call's string arguments,
+// nested ones included, at most maxArgPaths.
+func TestArgPaths(t *testing.T) {
+	var a any
+	json.Unmarshal([]byte(`{"path":"/ws/a/../b.txt","content":"x","edits":[{"file":"/ws/c"}],"rel":"d.txt","n":3}`), &a)
+	got := argPaths(a, nil)
+	if len(got) != 2 || !slices.Contains(got, "/ws/b.txt") || !slices.Contains(got, "/ws/c") {
+		t.Errorf("%v", got)
+	}
+	many := make([]any, 20)
+	for i := range many {
+		many[i] = "/p"
+	}
+	if got := argPaths(many, nil); len(got) != maxArgPaths {
+		t.Errorf("%d paths", len(got))
 	}
 }

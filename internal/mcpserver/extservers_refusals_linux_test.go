@@ -78,9 +78,17 @@ func TestExtensionServerRefusals(t *testing.T) {
 	if !strings.Contains(stderr.String(), person) {
 		t.Errorf("gemkit mcp's stderr does not say %q:\n%s", person, stderr.String())
 	}
+	// A write the server says was refused, in the workspace it may not
+	// write, is told with the command that allows it too.
+	res, err := c.CallTool(ctx, "netext_write", map[string]any{"path": filepath.Join(f.ws, "made.txt")})
+	if err != nil || !res.IsError || !strings.Contains(res.Text("\n"), "a write to "+filepath.Join(f.ws, "made.txt")+". The person (not the model) can allow it with: gemkit extensions sandbox netext --allow-write workspace") {
+		t.Errorf("netext_write: %+v %v", res, err)
+	}
+	wrote := "extension netext's MCP server srv was refused a write to " + filepath.Join(f.ws, "made.txt")
 	for _, args := range [][]string{{"extensions", "doctor"}, {"extensions", "describe", "netext"}} {
-		if out, _ := f.gemkit(args...); !strings.Contains(out, person) {
-			t.Errorf("%v does not say %q:\n%s", args, person, out)
+		out, _ := f.gemkit(args...)
+		if !strings.Contains(out, person) || !strings.Contains(out, wrote) {
+			t.Errorf("%v does not say %q and %q:\n%s", args, person, wrote, out)
 		}
 	}
 
