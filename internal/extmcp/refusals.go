@@ -48,9 +48,10 @@ type Refusal struct {
 // refusal is d, the sandbox's refusal of sp's server, for the person.
 func refusal(sp Spec, d sandbox.Denial) Refusal {
 	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Server, Host: d.Host, Reason: d.Reason, Count: d.Count}
-	if d.Method == sandbox.LookupMethod {
+	switch {
+	case d.Method == sandbox.LookupMethod:
 		r.Lookup = true
-	} else {
+	case d.Port > 0:
 		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 	}
 	if d.Host != "" && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed) {

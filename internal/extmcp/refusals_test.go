@@ -30,6 +30,9 @@ func TestRefusalWords(t *testing.T) {
 		{sandbox.Denial{Method: "GET", Host: "127.0.0.1", Port: 7777, Reason: "port 7777 on this machine is one of gemkit's own servers"},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:7777 (port 7777 on this machine is one of gemkit's own servers)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:7777: port 7777 on this machine is one of gemkit's own servers."},
+		{sandbox.Denial{Method: "GET", Host: "127.0.0.1:3128", Reason: "not a proxy request (want CONNECT or an absolute http:// URL)"},
+			"extension weather's MCP server api was refused a connection to 127.0.0.1:3128 (not a proxy request (want CONNECT or an absolute http:// URL))",
+			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:3128: not a proxy request (want CONNECT or an absolute http:// URL)."},
 	} {
 		r := refusal(sp, c.d)
 		if got := r.String(); got != c.person {
