@@ -346,8 +346,12 @@ func TestClosed(t *testing.T) {
 	if text, isErr, err := call(t, s.m, fx, "proxied", map[string]any{"url": "http://" + target + "/"}); err != nil || isErr || text != "reached" {
 		t.Errorf("after --allow-host %s: %q %v %v", target, text, isErr, err)
 	}
-	if text, isErr, err := call(t, s.m, fx, "fetch", map[string]any{"url": "http://" + target + "/"}); err != nil || !isErr || strings.Contains(text, "reached") {
-		t.Errorf("fetch %s: %q %v %v, want a refusal", target, text, isErr, err)
+	if text, isErr, err := call(t, s.m, fx, "fetch", map[string]any{"url": "http://" + target + "/"}); err != nil || !isErr || strings.Contains(text, "reached") ||
+		!strings.Contains(text, "a connection to "+target+" (without the sandbox's proxy)") {
+		t.Errorf("fetch %s: %q %v %v, want a refusal, reported", target, text, isErr, err)
+	}
+	if want := "extension realmcp's MCP server fixture was refused a connection to " + target + " (connection to an allowed host without the sandbox's proxy"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 }
 

@@ -31,10 +31,11 @@ type Refusal struct {
 	// Path is the path of a refused write, as the call named it (see
 	// refusedWrites); Host is then empty.
 	Path string `json:"path,omitempty"`
-	// Lookup is true when the server looked the name up itself (a
-	// client that does not use the sandbox's proxy), rather than asked
-	// the proxy for a connection.
+	// Lookup is true when the server looked the name up itself, Direct
+	// when it connected to the address itself (a client that does not
+	// use the sandbox's proxy), rather than asked the proxy.
 	Lookup bool   `json:"lookup,omitempty"`
+	Direct bool   `json:"direct,omitempty"`
 	Reason string `json:"reason"`
 	// Allow is the one command that would allow it; empty when no
 	// widening would (gemkit's own servers, an allowed host asked for
@@ -53,8 +54,9 @@ func refusal(sp Spec, d sandbox.Denial) Refusal {
 		r.Lookup = true
 	case d.Port > 0:
 		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+		r.Direct = d.Method == sandbox.DirectMethod
 	}
-	if d.Host != "" && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed) {
+	if d.Host != "" && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
 		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-host " + Printable(r.Host)
 	}
 	return r
@@ -68,6 +70,9 @@ func (r Refusal) what() string {
 	if r.Lookup {
 		return "the host " + Printable(r.Host) + " (looked up without the sandbox's proxy)"
 	}
+	if r.Direct {
+		return "a connection to " + Printable(r.Host) + " (without the sandbox's proxy)"
+	}
 	return "a connection to " + Printable(r.Host)
 }
 
@@ -75,14 +80,17 @@ func (r Refusal) what() string {
 // server, what it tried, why it was refused and the command that allows
 // it.
 func (r Refusal) String() string {
-	what := r.what()
-	if r.Lookup {
+	what := "a connection to " + Printable(r.Host)
+	switch {
+	case r.Path != "":
+		what = r.what()
+	case r.Lookup:
 		what = "the host " + Printable(r.Host)
 	}
 	s := fmt.Sprintf("extension %s's MCP server %s was refused %s (%s)", Printable(r.Extension), Printable(r.Server), what, Printable(r.Reason))
 	if r.Allow != "" {
 		s += "; to allow it: " + r.Allow
-		if r.Lookup {
+		if r.Lookup || r.Direct {
 			s += " (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)"
 		}
 	}

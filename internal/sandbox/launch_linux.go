@@ -26,6 +26,7 @@ type Process struct {
 	cmd         *exec.Cmd
 	proxy       *Proxy
 	proxyDone   chan struct{}
+	connects    *connectWatch // the tool's connect calls (ReportRefusals)
 	Enforcement Enforcement
 	// Warnings lists every protection that is missing because the caller
 	// allowed running unconfined. Show them loudly.
@@ -270,6 +271,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 			// (see ServeResolver), which its own resolv.conf names and
 			// Landlock lets it read.
 			spec.ResolverPort = ResolverPort
+			spec.NotifyConnect = child.SeccompSupported
 			spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: resolvConf})
 			spec.Rules = append(spec.Rules, child.PathRule{Path: "/etc/resolv.conf", File: true, Why: "the sandbox's resolver"})
 		}
@@ -356,6 +358,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		p.Kill()
 		_ = cmd.Wait()
 		close(p.done)
+		if p.connects != nil {
+			p.connects.end()
+		}
 		if p.proxy != nil {
 			p.proxy.Close()
 		}
@@ -398,10 +403,25 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 			if err != nil {
 				return fail(err)
 			}
+			buf0 := buf[:n]
+			if len(buf0) > 0 && buf0[0] == child.Notify {
+				// The listener of the tool's connect calls, after the
+				// proxy's.
+				if len(fds) != 1 || p.proxy == nil {
+					for _, fd := range fds {
+						unix.Close(fd)
+					}
+					return fail(errors.New("sandbox: the child passed a connect listener without a proxy"))
+				}
+				if p.connects, err = watchConnects(fds[0], p.proxy); err != nil {
+					return fail(err)
+				}
+				childErr = append(childErr, buf0[1:]...)
+				continue
+			}
 			if err := p.serveProxy(fds, c, l); err != nil {
 				return fail(err)
 			}
-			buf0 := buf[:n]
 			if len(buf0) > 0 && buf0[0] == 'L' {
 				buf0 = buf0[1:]
 			}
@@ -587,6 +607,9 @@ func (p *Process) Wait() error {
 	// Descendants outside a PID namespace die with the group.
 	if !p.Enforcement.PIDNS {
 		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)
+	}
+	if p.connects != nil {
+		p.connects.end()
 	}
 	if p.proxy != nil {
 		p.proxy.Close()

@@ -39,6 +39,10 @@ func TestRefusalsReported(t *testing.T) {
 			Denial{Method: LookupMethod, Host: "exfil.example.test", Reason: LookupNotAllowed}},
 		{"python", nil, []string{python, "-c", "import socket; socket.create_connection(('upload.example.test', 443), timeout=3)"},
 			Denial{Method: LookupMethod, Host: "upload.example.test", Reason: LookupNotAllowed}},
+		{"python-address", nil, []string{python, "-c", fmt.Sprintf("import socket; socket.create_connection(('127.0.0.1', %d), timeout=3)", port)},
+			Denial{Method: DirectMethod, Host: "127.0.0.1", Port: port, Reason: DirectNotAllowed}},
+		{"curl-noproxy", nil, sh(fmt.Sprintf("curl -fsS --noproxy '*' --max-time 5 http://10.0.0.5:%d/", port)),
+			Denial{Method: DirectMethod, Host: "10.0.0.5", Port: port, Reason: DirectNotAllowed}},
 		{"allowed-no-proxy", []string{"api.example.test"}, []string{python, "-c", "import socket; socket.getaddrinfo('api.example.test', 443)"},
 			Denial{Method: LookupMethod, Host: "api.example.test", Reason: LookupNoProxy}},
 	} {

@@ -25,10 +25,10 @@ import (
 // client fails at once with its own words for an unknown name (Node's
 // "getaddrinfo ENOTFOUND host"), never waiting on a timeout.
 //
-// What it cannot tell: a connection to an address literal (no lookup),
-// which fails inside the namespace (no route, or Landlock refuses the
-// port) without gemkit seeing it, and a name in the system's /etc/hosts
-// (localhost), which is resolved from the file.
+// What it cannot tell: a name in the system's /etc/hosts (localhost),
+// which is resolved from the file. A connection to an address literal
+// makes no lookup; the watch of the tool's connect calls tells it
+// (connect_linux.go).
 
 // ResolverPort is the port of the sandbox's resolver inside a tool's
 // network namespace: DNS's, the only one resolv.conf can name.
@@ -51,6 +51,18 @@ const LookupMethod = "LOOKUP"
 const (
 	LookupNotAllowed = "name looked up without the sandbox's proxy; host not allowed"
 	LookupNoProxy    = "name of an allowed host looked up without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)"
+)
+
+// DirectMethod is the Method of a Denial that is a connection the tool
+// tried without the proxy, to an address (connect_linux.go).
+const DirectMethod = "DIRECT"
+
+// Reasons of a refused direct connection, to a host not allowed and to
+// one allowed (reached only through the proxy, which the client did not
+// use).
+const (
+	DirectNotAllowed = "connection without the sandbox's proxy; host not allowed"
+	DirectNoProxy    = "connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY)"
 )
 
 // maxQuery bounds a query read: a DNS question over UDP fits in 512

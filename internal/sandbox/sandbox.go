@@ -74,12 +74,14 @@ type Policy struct {
 	// started during the run counts. nil: none.
 	OwnServer func(port int) bool
 	// ReportRefusals gives the tool the proxy even when no host is
-	// allowed (it then refuses every connection), and the sandbox's
-	// resolver (ServeResolver): every connection the tool tries through
-	// the proxy and every host name it looks up is refused unless
-	// allowed, and reported (Launcher.OnDeny, Command.OnDeny). Without
-	// it a tool with no allowed host has no interface up, and what it
-	// tried is not known.
+	// allowed (it then refuses every connection), the sandbox's
+	// resolver (ServeResolver) and, where seccomp has user
+	// notifications, the watch of its connect calls (connect_linux.go):
+	// every connection the tool tries through the proxy, every host
+	// name it looks up and every address it connects to without the
+	// proxy is refused unless allowed, and reported (Launcher.OnDeny,
+	// Command.OnDeny). Without it a tool with no allowed host has no
+	// interface up, and what it tried is not known.
 	ReportRefusals bool
 	// MaxConnections bounds the proxy connections the tool holds open at
 	// once (each is two descriptors of gemkit's own); more wait to be

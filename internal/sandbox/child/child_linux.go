@@ -46,9 +46,14 @@ type Spec struct {
 	// to 127.0.0.1:ResolverPort inside the namespace too, passed back
 	// with the proxy's listener in one message: the sandbox's resolver,
 	// which the tool's resolv.conf names (a Mount of kind MountFile).
-	ResolverPort int  `json:"resolverPort,omitempty"`
-	DenySockets  bool `json:"denySockets,omitempty"`
-	DenySession  bool `json:"denySession,omitempty"`
+	ResolverPort int `json:"resolverPort,omitempty"`
+	// NotifyConnect, when set, hands every connect(2) of the tool to
+	// the parent through a seccomp listener, passed back after a
+	// Notify byte, so that a connection that does not use the proxy is
+	// known by its address.
+	NotifyConnect bool `json:"notifyConnect,omitempty"`
+	DenySockets   bool `json:"denySockets,omitempty"`
+	DenySession   bool `json:"denySession,omitempty"`
 	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
 	DenyMetadata bool   `json:"denyMetadata,omitempty"`
 	MemoryBytes  uint64 `json:"memoryBytes"`
@@ -211,6 +216,17 @@ func setup(conn *os.File) error {
 	}
 	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata}); err != nil {
 		return err
+	}
+	if spec.NotifyConnect {
+		nfd, err := installConnectNotify()
+		if err != nil {
+			return err
+		}
+		err = unix.Sendmsg(FD, []byte{Notify}, unix.UnixRights(nfd), nil, 0)
+		unix.Close(nfd)
+		if err != nil {
+			return fmt.Errorf("sandbox child: passing the connect listener: %w", err)
+		}
 	}
 	// Only stdin, stdout and stderr reach the tool. Go's exec passes just
 	// the descriptors it was given, but ones gemkit itself inherited
