@@ -217,15 +217,17 @@ func setup(conn *os.File) error {
 	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata}); err != nil {
 		return err
 	}
+	// A kernel without user notifications (before 5.0), or a chain
+	// that has a listener already (gemkit itself supervised so), only
+	// loses the report of addresses: the confinement does not rest on
+	// the watch.
 	if spec.NotifyConnect {
-		nfd, err := installConnectNotify()
-		if err != nil {
-			return err
-		}
-		err = unix.Sendmsg(FD, []byte{Notify}, unix.UnixRights(nfd), nil, 0)
-		unix.Close(nfd)
-		if err != nil {
-			return fmt.Errorf("sandbox child: passing the connect listener: %w", err)
+		if nfd, err := installConnectNotify(); err == nil {
+			err = unix.Sendmsg(FD, []byte{Notify}, unix.UnixRights(nfd), nil, 0)
+			unix.Close(nfd)
+			if err != nil {
+				return fmt.Errorf("sandbox child: passing the connect listener: %w", err)
+			}
 		}
 	}
 	// Only stdin, stdout and stderr reach the tool. Go's exec passes just
