@@ -472,9 +472,10 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 	before := r.srv.Denied()
 	res, err := r.client.CallToolRaw(ctx, tool, args, token)
 	// What the sandbox refused the server during the call is said to
-	// the model with the result (the proxy and the resolver record a
-	// refusal before they answer it, so before the server can answer),
-	// and a refused write the result tells of to the person too.
+	// the model with the result (the proxy, the resolver and the watch
+	// of its connect calls record a refusal before they answer it, so
+	// before the server can answer), and a refused write the result
+	// tells of to the person too.
 	rs := refusedSince(s.spec, before, r.srv.Denied())
 	if err == nil {
 		for _, w := range s.refusedWrites(args, res, r.data, r.tmp) {

@@ -144,8 +144,9 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 		// sandbox names in HTTP_PROXY: it lets through the allowed hosts
 		// and refuses and reports the others. Node's fetch follows it
 		// only when told so (Node 22.21 and 24 on); Node 20's never
-		// does, and the host it looks up is refused and reported by the
-		// sandbox's resolver.
+		// does, and the host it looks up, or the address it connects
+		// to, is refused and reported by the sandbox (its resolver, the
+		// watch of its connect calls).
 		out["NODE_USE_ENV_PROXY"] = "1"
 	}
 	keys := make([]string, 0, len(out))
@@ -168,7 +169,8 @@ func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
 		RuntimePaths: p.Runtime, Caches: []string{p.Data}, Protected: p.Closed,
 		Guarded: p.Guarded, AllowedHosts: p.Hosts, OwnServer: p.OwnServer,
 		// Every host the server tries, allowed or not, is known: the
-		// proxy and the resolver report what they refuse.
+		// proxy, the resolver and the watch of its connect calls report
+		// what they refuse.
 		ReportRefusals: true,
 	}
 	return pol
