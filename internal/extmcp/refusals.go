@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -56,10 +57,21 @@ func refusal(sp Spec, d sandbox.Denial) Refusal {
 		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 		r.Direct = d.Method == sandbox.DirectMethod
 	}
-	if d.Host != "" && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
-		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-host " + Printable(r.Host)
+	// The host is the server's choice: a command is offered only for
+	// one that --allow-host takes (letters, digits, hyphens, dots, an
+	// address), so that nothing pasted from it runs in a shell.
+	if _, err := permission.ParseHost(r.Host); err == nil && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
+		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-host " + hostArg(r.Host)
 	}
 	return r
+}
+
+// hostArg is host as one shell word: an IPv6 address's brackets quoted.
+func hostArg(host string) string {
+	if strings.ContainsAny(host, "[]") {
+		return "'" + host + "'"
+	}
+	return host
 }
 
 // what is what the server tried, in words.
@@ -107,7 +119,7 @@ func forModel(rs []Refusal) string {
 			w += ": " + Printable(r.Reason)
 		}
 		what = append(what, w)
-		flag := "--allow-host " + Printable(r.Host)
+		flag := "--allow-host " + hostArg(r.Host)
 		if r.Path != "" {
 			flag = "--allow-write workspace"
 		}
