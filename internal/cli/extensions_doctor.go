@@ -33,7 +33,8 @@ func newExtDoctorCmd(a *app) *cobra.Command {
 one name), skips (extensions it cannot load), drops (a second MCP server of one
 name) or cannot do (update a --path install), settings without a value, and
 where each extension's MCP servers run: unconfined in Gemini CLI, or in gemkit's
-sandbox once switched (gemkit extensions sandbox NAME).
+sandbox once switched (gemkit extensions sandbox NAME), and what that sandbox
+refused them lately, with the command that allows it.
 Leftovers of killed installs are removed first, as by every command. Exits 1
 when Gemini CLI would fail.`,
 		Args: argsUsage(0, 0),
@@ -59,9 +60,11 @@ when Gemini CLI would fail.`,
 			if err != nil {
 				fs = append(fs, finding{Level: "warning", Message: "where the extensions' MCP servers run cannot be told: " + err.Error()})
 			}
+			refused := recentRefusals()
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
 				fs = append(fs, serverFindings(st, in, choices, gs)...)
+				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], choices[in.Name].Widening))...)
 			}
 			if asJSON {
 				if fs == nil {

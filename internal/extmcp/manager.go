@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +45,9 @@ type Config struct {
 	Version string
 	// Logger receives what happens; nil discards it.
 	Logger *slog.Logger
+	// Refusals is the file of the last refusals (see Refusal); "" is
+	// RefusalsPath's.
+	Refusals string
 }
 
 // Manager runs the servers of a set of Specs.
@@ -57,6 +58,8 @@ type Manager struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	closed  bool
+
+	refusalsMu sync.Mutex // orders the writes of the refusals file
 }
 
 // NewManager returns a Manager that runs nothing yet.
@@ -228,6 +231,7 @@ type running struct {
 	srv     *sandbox.Server
 	client  *mcpclient.Client
 	tmp     string
+	data    string        // its data folder
 	exited  chan struct{} // closed when it exited
 	waitErr error         // how it exited, once exited is closed
 	done    chan struct{} // closed when watch recorded its exit
@@ -259,18 +263,6 @@ func (s *server) timeout() time.Duration {
 // who names the server in words.
 func (s *server) who() string {
 	return fmt.Sprintf("extension %s's MCP server %s", Printable(s.spec.Extension), Printable(s.spec.Server))
-}
-
-// denied reports a connection the sandbox's proxy refused the server
-// (there is a proxy when the person allowed it some host): in gemkit
-// mcp's log, and in the end of its stderr that a failed call quotes,
-// with the one command that would allow the host.
-func (s *server) denied(d sandbox.Denial) {
-	hostPort := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
-	words := fmt.Sprintf("%s was refused a connection to %s (%s); to allow it: gemkit extensions sandbox %s --allow-host %s",
-		s.who(), Printable(hostPort), Printable(d.Reason), Printable(s.spec.Extension), Printable(hostPort))
-	s.m.log.Warn(words)
-	fmt.Fprintf(s.stderr, "gemkit: %s\n", words)
 }
 
 // failure wraps what went wrong with the server's name and its stderr's
@@ -350,7 +342,7 @@ func (s *server) start(ctx context.Context) (*running, error) {
 		}
 		return nil, fmt.Errorf("%s could not be started in gemkit's sandbox: %w", s.who(), err)
 	}
-	r := &running{srv: srv, tmp: tmp, exited: make(chan struct{}), done: make(chan struct{})}
+	r := &running{srv: srv, tmp: tmp, data: pr.Data, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
 	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, mcpclient.Options{Name: "gemkit", Version: cfg.Version,
 		Progress: func(token any, progress, total float64, message string) {
@@ -477,7 +469,26 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, pr
 		defer time.AfterFunc(time.Second, func() { r.progress.Delete(t) })
 		token = t
 	}
+	before := r.srv.Denied()
 	res, err := r.client.CallToolRaw(ctx, tool, args, token)
+	// What the sandbox refused the server during the call is said to
+	// the model with the result (the proxy, the resolver and the watch
+	// of its connect calls record a refusal before they answer it, so
+	// before the server can answer), and a refused write the result
+	// tells of to the person too.
+	rs := refusedSince(s.spec, before, r.srv.Denied())
+	if err == nil {
+		for _, w := range s.refusedWrites(args, res, r.data, r.tmp) {
+			s.report(w)
+			rs = append(rs, w)
+		}
+	}
+	if len(rs) > 0 {
+		if err == nil {
+			return withLine(res, forModel(rs)), nil
+		}
+		err = fmt.Errorf("%w; %s", err, forModel(rs))
+	}
 	if err == nil {
 		return res, nil
 	}

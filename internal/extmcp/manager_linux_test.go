@@ -243,7 +243,9 @@ func TestRealServers(t *testing.T) {
 // TestClosed: a server reads the workspace and writes its data folder,
 // and nothing else: not ~/.ssh or ~/.gemini, not the workspace, not a
 // loopback server of the test's (Node's fetch, which ignores HTTP_PROXY,
-// included).
+// included). The hosts it tried are reported to the person, with the
+// command that allows them, and to the model; after that command the
+// server reaches the host.
 func TestClosed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a server of its own (the full run and the run as uid 65534 check it)")
@@ -271,21 +273,85 @@ func TestClosed(t *testing.T) {
 	if text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": filepath.Join(data, "state")}); err != nil || isErr {
 		t.Errorf("writing its data folder: %q %v %v", text, isErr, err)
 	}
-	for _, c := range []struct{ tool, arg, val string }{
-		{"read", "path", filepath.Join(s.home, ".ssh", "id_ed25519")},
-		{"read", "path", filepath.Join(s.home, ".gemini", "settings.json")},
-		{"write", "path", filepath.Join(s.ws, "planted.txt")},
-		{"write", "path", filepath.Join(s.home, ".bashrc")},
-		{"fetch", "url", "http://" + ln.Addr().String() + "/"},
+	// A refused write is told by the server's own error and the path
+	// its call named; a closed path reads as absent, which is not told.
+	for _, c := range []struct{ tool, arg, val, said string }{
+		{"read", "path", filepath.Join(s.home, ".ssh", "id_ed25519"), ""},
+		{"read", "path", filepath.Join(s.home, ".gemini", "settings.json"), ""},
+		{"write", "path", filepath.Join(s.ws, "planted.txt"), "a write to " + filepath.Join(s.ws, "planted.txt") + ". The person (not the model) can allow it with: gemkit extensions sandbox realmcp --allow-write workspace"},
+		{"write", "path", filepath.Join(s.home, ".bashrc"), "a write to " + filepath.Join(s.home, ".bashrc") + ": outside what its servers may write"},
 	} {
 		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{c.arg: c.val})
-		if err != nil || !isErr || strings.Contains(text, "secret") || strings.Contains(text, "reached") {
+		if err != nil || !isErr || strings.Contains(text, "secret") {
 			t.Errorf("%s %s: %q %v %v, want a refusal", c.tool, c.val, text, isErr, err)
+		}
+		if c.said != "" && !strings.Contains(text, c.said) {
+			t.Errorf("%s %s: the model is not told %q: %q", c.tool, c.val, c.said, text)
+		}
+		if c.said == "" && strings.Contains(text, "gemkit's sandbox refused") {
+			t.Errorf("%s %s: a read is told as a refusal: %q", c.tool, c.val, text)
 		}
 		t.Logf("%s %s: %s", c.tool, c.val, text)
 	}
+	if want := "extension realmcp's MCP server fixture was refused a write to " + filepath.Join(s.ws, "planted.txt") + " (the workspace is read-only to its servers; the call failed with EROFS, read-only file system, naming this path); to allow it: gemkit extensions sandbox realmcp --allow-write workspace"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
+	}
 	if _, err := os.Stat(filepath.Join(s.ws, "planted.txt")); err == nil {
 		t.Error("the server wrote the workspace")
+	}
+
+	// What it tries on the network is refused and reported by host, to
+	// the person with the command that allows it and to the model with
+	// the call's result: a client that asks the proxy (refused there,
+	// under no network too) and Node 20's fetch, which ignores
+	// HTTP_PROXY and looks the name up itself (refused by the sandbox's
+	// resolver). Node's fetch comes last on a server: where no cgroup
+	// bounds its memory (as uid 65534), RLIMIT_AS leaves undici no room
+	// for its WebAssembly parser, and the server dies after the call.
+	port := ln.Addr().(*net.TCPAddr).Port
+	target := fmt.Sprintf("127.0.0.1:%d", port)
+	for _, c := range []struct{ tool, url, allow, person string }{
+		{"proxied", "http://" + target + "/", "gemkit extensions sandbox realmcp --allow-host " + target,
+			"extension realmcp's MCP server fixture was refused a connection to " + target + " (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + target},
+		{"fetch", fmt.Sprintf("http://exfil.example.test:%d/", port), "gemkit extensions sandbox realmcp --allow-host exfil.example.test",
+			"extension realmcp's MCP server fixture was refused the host exfil.example.test (name looked up without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox realmcp --allow-host exfil.example.test"},
+	} {
+		start := time.Now()
+		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{"url": c.url})
+		if err != nil || !isErr || strings.Contains(text, "reached") || time.Since(start) > 10*time.Second {
+			t.Errorf("%s %s: %q %v %v after %s, want a refusal at once", c.tool, c.url, text, isErr, err, time.Since(start))
+		}
+		if !strings.Contains(text, "gemkit's sandbox refused this MCP server during the call") || !strings.Contains(text, c.allow) {
+			t.Errorf("%s: the model is not told what was refused and how to allow it: %q", c.tool, text)
+		}
+		if log := s.log.String(); !strings.Contains(log, c.person) || !strings.Contains(log, c.allow) {
+			t.Errorf("%s: the log does not say %q:\n%s", c.tool, c.person, log)
+		}
+		t.Logf("%s: %s", c.tool, text)
+	}
+	kept := filepath.Join(s.home, ".local", "share", "gemkit", "refusals.json")
+	if fi, err := os.Stat(kept); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("refusals file: %v %v", fi, err)
+	}
+	rs, err := extmcp.ReadRefusals(kept)
+	if err != nil || len(rs) < 2 {
+		t.Fatalf("kept refusals: %+v %v", rs, err)
+	}
+
+	// After the command the log gave (a new server), the server reaches
+	// the host through the proxy; Node 20's fetch, which does not use
+	// it, still does not.
+	fx.Widening = extension.Widening{Hosts: []string{target}}
+	s.m.Sync([]extmcp.Spec{fx})
+	if text, isErr, err := call(t, s.m, fx, "proxied", map[string]any{"url": "http://" + target + "/"}); err != nil || isErr || text != "reached" {
+		t.Errorf("after --allow-host %s: %q %v %v", target, text, isErr, err)
+	}
+	if text, isErr, err := call(t, s.m, fx, "fetch", map[string]any{"url": "http://" + target + "/"}); err != nil || !isErr || strings.Contains(text, "reached") ||
+		!strings.Contains(text, "a connection to "+target+" (without the sandbox's proxy)") {
+		t.Errorf("fetch %s: %q %v %v, want a refusal, reported", target, text, isErr, err)
+	}
+	if want := "extension realmcp's MCP server fixture was refused a connection to " + target + " (connection to an allowed host without the sandbox's proxy"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 }
 
@@ -525,6 +591,9 @@ func TestWidened(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.ws, ".git", "config")); err == nil {
 		t.Error("the server wrote the workspace's .git")
+	}
+	if want := "was refused a write to " + filepath.Join(s.ws, ".git", "config") + " (a protected path of the workspace"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 	// The refusal is reported in words, with the command that allows it.
 	if want := "extension realmcp's MCP server fixture was refused a connection to " + other.Addr().String() +

@@ -21,7 +21,8 @@ import (
 // installation; it writes nothing but its extension's data folder,
 // which is also its HOME, and, when allowed, the workspace; it reaches
 // no network but the hosts allowed, through the sandbox's proxy as a
-// tool's allowedHosts; its environment is the manifest's.
+// tool's allowedHosts, and what else it tries is refused and reported
+// (sandbox.Policy.ReportRefusals); its environment is the manifest's.
 type Profile struct {
 	// Path is the server's program, found on the person's PATH (never in
 	// the workspace or a virtualenv) or named by its full path.
@@ -138,11 +139,14 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	kept, _ := permission.SearchPath(env["PATH"], distrusted)
 	out["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
 	out["HOME"] = pr.Data
-	if _, set := out["NODE_USE_ENV_PROXY"]; len(pr.Hosts) > 0 && !set {
-		// The allowed hosts are reached through the sandbox's proxy,
-		// which the sandbox names in HTTP_PROXY; Node's fetch follows it
-		// only when told so (Node 22.21 and 24 on; Node 20's never does,
-		// and stays refused).
+	if _, set := out["NODE_USE_ENV_PROXY"]; !set {
+		// Every connection goes to the sandbox's proxy, which the
+		// sandbox names in HTTP_PROXY: it lets through the allowed hosts
+		// and refuses and reports the others. Node's fetch follows it
+		// only when told so (Node 22.21 and 24 on); Node 20's never
+		// does, and the host it looks up, or the address it connects
+		// to, is refused and reported by the sandbox (its resolver, the
+		// watch of its connect calls).
 		out["NODE_USE_ENV_PROXY"] = "1"
 	}
 	keys := make([]string, 0, len(out))
@@ -163,10 +167,11 @@ func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
 		Read: permission.AccessWorkspace, Write: p.Write,
 		Workspace: ws, Home: home, ExtensionDir: extDir, TempDir: tmp,
 		RuntimePaths: p.Runtime, Caches: []string{p.Data}, Protected: p.Closed,
-		Guarded: p.Guarded, AllowedHosts: p.Hosts,
-	}
-	if len(p.Hosts) > 0 {
-		pol.OwnServer = p.OwnServer
+		Guarded: p.Guarded, AllowedHosts: p.Hosts, OwnServer: p.OwnServer,
+		// Every host the server tries, allowed or not, is known: the
+		// proxy, the resolver and the watch of its connect calls report
+		// what they refuse.
+		ReportRefusals: true,
 	}
 	return pol
 }

@@ -41,14 +41,14 @@ func TestEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(root, "x")
-	want := []string{"API_KEY=k1", "FILE=" + data + "/f.json", "HOME=" + data, "KEY=k1", "LEAK=", "PATH=/usr/bin:/bin"}
+	want := []string{"API_KEY=k1", "FILE=" + data + "/f.json", "HOME=" + data, "KEY=k1", "LEAK=", "NODE_USE_ENV_PROXY=1", "PATH=/usr/bin:/bin"}
 	if strings.Join(pr.Env, "\n") != strings.Join(want, "\n") {
 		t.Errorf("env:\n%s\nwant:\n%s", strings.Join(pr.Env, "\n"), strings.Join(want, "\n"))
 	}
 }
 
 // TestWidenedPolicy: the default profile writes nothing and reaches no
-// host; a widening lets the server write the workspace (its protected
+// host, and what it tries is reported; a widening lets the server write the workspace (its protected
 // paths kept read-only) and reach the hosts allowed, gemkit's own
 // servers refused.
 func TestWidenedPolicy(t *testing.T) {
@@ -61,8 +61,8 @@ func TestWidenedPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := pr.Policy(ws, home, sp.Dir, t.TempDir())
-	if pol.Write != permission.AccessNone || len(pol.AllowedHosts) != 0 || len(pol.Guarded) != 0 || pol.OwnServer != nil {
-		t.Errorf("default policy: write %q, hosts %v, %d guarded", pol.Write, pol.AllowedHosts, len(pol.Guarded))
+	if pol.Write != permission.AccessNone || len(pol.AllowedHosts) != 0 || len(pol.Guarded) != 0 || !pol.ReportRefusals {
+		t.Errorf("default policy: write %q, hosts %v, %d guarded, refusals reported %v", pol.Write, pol.AllowedHosts, len(pol.Guarded), pol.ReportRefusals)
 	}
 	sp.Widening = extension.Widening{Hosts: []string{"localhost:8080"}, Write: permission.AccessWorkspace}
 	if pr, err = BuildProfile(sp, ws, root, environ); err != nil {

@@ -61,3 +61,32 @@ func BenchmarkPlaceholders(b *testing.B) {
 		l.release(held)
 	}
 }
+
+// BenchmarkStartReporting is BenchmarkStart's run with namespaces and no
+// network beside the same run with a host allowed (the proxy) and with
+// ReportRefusals (the deny-all proxy and the resolver, as every
+// extension's MCP server gets them), in one run: what reporting adds to
+// a start.
+func BenchmarkStartReporting(b *testing.B) {
+	w := newWorld(b)
+	l := &Launcher{}
+	for _, c := range []struct {
+		name   string
+		hosts  []string
+		report bool
+	}{{"none", nil, false}, {"proxy", []string{"example.com"}, false}, {"report", nil, true}} {
+		p := w.policy(permission.AccessWorkspace, permission.AccessNone, c.hosts...)
+		p.ReportRefusals = c.report
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				proc, err := l.Start(context.Background(), &Command{Policy: p, Path: "/bin/true", Dir: w.ws})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := proc.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

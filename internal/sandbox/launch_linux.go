@@ -26,6 +26,7 @@ type Process struct {
 	cmd         *exec.Cmd
 	proxy       *Proxy
 	proxyDone   chan struct{}
+	connects    *connectWatch // the tool's connect calls (ReportRefusals)
 	Enforcement Enforcement
 	// Warnings lists every protection that is missing because the caller
 	// allowed running unconfined. Show them loudly.
@@ -186,7 +187,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		UserNS:      ns.userns,
 		NetNS:       netns,
 		PIDNS:       ns.flags&unix.CLONE_NEWPID != 0,
-		Proxy:       netns && c.Policy.NeedsNetwork(),
+		Proxy:       netns && c.Policy.needsProxy(),
 		Seccomp:     child.SeccompSupported,
 		SeccompNet:  !netns && !c.Policy.NeedsNetwork() && child.SeccompSupported,
 	}
@@ -265,6 +266,15 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		spec.ProxyPort = ProxyPort
 		u := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
 		env = append(env, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u, "ALL_PROXY="+u, "NO_PROXY=", "no_proxy=")
+		if c.Policy.ReportRefusals && enf.MountNS {
+			// The tool's names are looked up by the sandbox's resolver
+			// (see ServeResolver), which its own resolv.conf names and
+			// Landlock lets it read.
+			spec.ResolverPort = ResolverPort
+			spec.NotifyConnect = child.SeccompSupported
+			spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: resolvConf})
+			spec.Rules = append(spec.Rules, child.PathRule{Path: "/etc/resolv.conf", File: true, Why: "the sandbox's resolver"})
+		}
 	}
 	spec.Env = env
 	payload, err := json.Marshal(spec)
@@ -312,6 +322,10 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		if enf.Proxy {
 			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
 		}
+		// The resolver's port, 53, is a privileged one.
+		if spec.ResolverPort > 0 {
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_BIND_SERVICE)
+		}
 		if enf.MaxProcesses > 0 || enf.MountNS {
 			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
 		}
@@ -344,6 +358,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		p.Kill()
 		_ = cmd.Wait()
 		close(p.done)
+		if p.connects != nil {
+			p.connects.end()
+		}
 		if p.proxy != nil {
 			p.proxy.Close()
 		}
@@ -366,7 +383,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 	var childErr []byte
 	ready := false
 	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(4))
+	oob := make([]byte, unix.CmsgSpace(8))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(fds[0], buf, oob, 0)
 		if err == unix.EINTR {
@@ -382,14 +399,29 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 			break
 		}
 		if oobn > 0 {
-			lfd, err := parseRights(oob[:oobn])
+			fds, err := parseRights(oob[:oobn])
 			if err != nil {
 				return fail(err)
 			}
-			if err := p.serveProxy(lfd, c, l); err != nil {
+			buf0 := buf[:n]
+			if len(buf0) > 0 && buf0[0] == child.Notify {
+				// The listener of the tool's connect calls, after the
+				// proxy's.
+				if len(fds) != 1 || p.proxy == nil {
+					for _, fd := range fds {
+						unix.Close(fd)
+					}
+					return fail(errors.New("sandbox: the child passed a connect listener without a proxy"))
+				}
+				if p.connects, err = watchConnects(fds[0], p.proxy); err != nil {
+					return fail(err)
+				}
+				childErr = append(childErr, buf0[1:]...)
+				continue
+			}
+			if err := p.serveProxy(fds, c, l); err != nil {
 				return fail(err)
 			}
-			buf0 := buf[:n]
 			if len(buf0) > 0 && buf0[0] == 'L' {
 				buf0 = buf0[1:]
 			}
@@ -469,29 +501,53 @@ func pidnsPidMax() bool {
 	return major > 6 || major == 6 && minor >= 14
 }
 
-// parseRights takes the one file descriptor out of an SCM_RIGHTS message.
-func parseRights(oob []byte) (int, error) {
+// parseRights takes the file descriptors out of an SCM_RIGHTS message:
+// the proxy's listener, and the resolver's socket when asked for.
+func parseRights(oob []byte) ([]int, error) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil || len(msgs) != 1 {
-		return -1, fmt.Errorf("sandbox: bad control message from the child: %v", err)
+		return nil, fmt.Errorf("sandbox: bad control message from the child: %v", err)
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		return -1, fmt.Errorf("sandbox: bad descriptor from the child: %v", err)
+	if err != nil || len(fds) < 1 || len(fds) > 2 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("sandbox: bad descriptors from the child: %v", err)
 	}
-	unix.CloseOnExec(fds[0])
-	return fds[0], nil
+	for _, fd := range fds {
+		unix.CloseOnExec(fd)
+	}
+	return fds, nil
 }
 
 // serveProxy runs the allowlisting proxy on the listener the child opened
-// inside its network namespace. Connections accepted there come from the
-// tool; the proxy dials out from gemkit's own namespace.
-func (p *Process) serveProxy(lfd int, c *Command, l *Launcher) error {
+// inside its network namespace (fds[0]), and the sandbox's resolver on
+// its UDP socket there (fds[1], when asked for). Connections accepted
+// there come from the tool; the proxy dials out from gemkit's own
+// namespace.
+func (p *Process) serveProxy(fds []int, c *Command, l *Launcher) error {
 	pol := &c.Policy
-	f := os.NewFile(uintptr(lfd), "sandbox-proxy")
+	f := os.NewFile(uintptr(fds[0]), "sandbox-proxy")
 	ln, err := net.FileListener(f)
 	f.Close()
+	var pc net.PacketConn
+	if len(fds) > 1 {
+		rf := os.NewFile(uintptr(fds[1]), "sandbox-resolver")
+		var rerr error
+		pc, rerr = net.FilePacketConn(rf)
+		rf.Close()
+		if err == nil && rerr != nil {
+			err = fmt.Errorf("resolver socket: %w", rerr)
+		}
+	}
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		if pc != nil {
+			pc.Close()
+		}
 		return fmt.Errorf("sandbox: proxy listener: %w", err)
 	}
 	onDeny := l.OnDeny
@@ -501,6 +557,9 @@ func (p *Process) serveProxy(lfd int, c *Command, l *Launcher) error {
 	px, err := NewProxy(pol.AllowedHosts, l.Resolver, onDeny, l.logger())
 	if err != nil {
 		ln.Close()
+		if pc != nil {
+			pc.Close()
+		}
 		return err
 	}
 	px.AllowPrivate = l.AllowPrivateAddresses
@@ -511,6 +570,14 @@ func (p *Process) serveProxy(lfd int, c *Command, l *Launcher) error {
 	}
 	p.proxy = px
 	p.proxyDone = make(chan struct{})
+	if pc != nil {
+		px.resolverConn = pc
+		px.wg.Add(1)
+		go func() {
+			defer px.wg.Done()
+			_ = px.ServeResolver(pc)
+		}()
+	}
 	go func() {
 		defer close(p.proxyDone)
 		_ = px.Serve(limitListener(ln, max))
@@ -540,6 +607,9 @@ func (p *Process) Wait() error {
 	// Descendants outside a PID namespace die with the group.
 	if !p.Enforcement.PIDNS {
 		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)
+	}
+	if p.connects != nil {
+		p.connects.end()
 	}
 	if p.proxy != nil {
 		p.proxy.Close()

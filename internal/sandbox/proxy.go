@@ -45,6 +45,10 @@ func (d Denial) String() string {
 	return s
 }
 
+// NotAllowed is the reason of a connection refused because its host is
+// not in the allowed hosts: the one refusal that allowing the host ends.
+const NotAllowed = "host not in network.allowedHosts"
+
 // Bounds of what a tool can make the proxy keep or print: a request's
 // line and headers, a host name in a denial, the number of distinct
 // denials kept and reported.
@@ -94,6 +98,9 @@ type Proxy struct {
 	wg      sync.WaitGroup
 	tunnel  map[net.Conn]struct{} // hijacked connections, closed by Close
 	closed  bool                  // Close has begun: no new tunnel starts
+	// resolverConn is the socket of the resolver served beside the
+	// proxy (ServeResolver), closed by Close.
+	resolverConn net.PacketConn
 }
 
 // NewProxy builds a proxy for the allowedHosts entries, read with the
@@ -132,6 +139,9 @@ func (p *Proxy) Serve(l net.Listener) error {
 // Close stops the proxy and every tunnel it carries.
 func (p *Proxy) Close() error {
 	err := p.srv.Close()
+	if p.resolverConn != nil {
+		p.resolverConn.Close()
+	}
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.tunnel {
@@ -170,6 +180,13 @@ func (p *Proxy) Allowed(host string, port int) bool {
 }
 
 func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reason string) {
+	d := p.record(method, host, port, reason)
+	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
+}
+
+// record keeps a refusal, counted with those alike, and reports the first
+// of each distinct one. It returns the refusal as kept.
+func (p *Proxy) record(method, host string, port int, reason string) Denial {
 	d := Denial{Host: cut(host, maxDenialHost), Port: port, Method: cut(method, 32), Reason: cut(reason, 512), At: time.Now(), Count: 1}
 	k := denialKey{d.Method, d.Host, d.Reason, d.Port}
 	p.mu.Lock()
@@ -189,9 +206,8 @@ func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reaso
 		p.dropped++
 	}
 	p.mu.Unlock()
-	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
 	if !report {
-		return
+		return d
 	}
 	// Reported once per distinct refusal: to the caller when it
 	// listens, else in the log.
@@ -201,6 +217,7 @@ func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reaso
 	} else {
 		p.log.Warn("sandbox proxy denied a connection", "method", d.Method, "host", d.Host, "port", port, "reason", d.Reason)
 	}
+	return d
 }
 
 // splitTarget splits host[:port] and puts the host in the canonical form
@@ -401,7 +418,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.Allowed(host, port) {
-		p.deny(w, r.Method, host, port, "host not in network.allowedHosts")
+		p.deny(w, r.Method, host, port, NotAllowed)
 		return
 	}
 	out := r.Clone(r.Context())
@@ -443,7 +460,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.Allowed(host, port) {
-		p.deny(w, "CONNECT", host, port, "host not in network.allowedHosts")
+		p.deny(w, "CONNECT", host, port, NotAllowed)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)

@@ -58,7 +58,7 @@ func TestUserNamespacesRefusedByKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ who, run string }{
-		{"root", `exec "$0" -test.v -test.count=1 -test.run '^(TestUserNamespacesRefusedByKernel|TestEscapesFail|TestAllowedReadsAndWrites|TestProxy|TestAttacks|TestForkBombBounded)$'`},
+		{"root", `exec "$0" -test.v -test.count=1 -test.run '^(TestUserNamespacesRefusedByKernel|TestEscapesFail|TestAllowedReadsAndWrites|TestProxy|TestAttacks|TestForkBombBounded|TestRefusalsReported)$'`},
 		{"user", `exec ` + setpriv + ` --reuid=65534 --regid=65534 --clear-groups "$0" -test.v -test.count=1 -test.run '^TestUserNamespacesRefusedByKernel$'`},
 	} {
 		t.Run(c.who, func(t *testing.T) {

@@ -73,6 +73,16 @@ type Policy struct {
 	// "localhost" is allowed. It is asked per connection, so a server
 	// started during the run counts. nil: none.
 	OwnServer func(port int) bool
+	// ReportRefusals gives the tool the proxy even when no host is
+	// allowed (it then refuses every connection), the sandbox's
+	// resolver (ServeResolver) and, where seccomp has user
+	// notifications, the watch of its connect calls (connect_linux.go):
+	// every connection the tool tries through the proxy, every host
+	// name it looks up and every address it connects to without the
+	// proxy is refused unless allowed, and reported (Launcher.OnDeny,
+	// Command.OnDeny). Without it a tool with no allowed host has no
+	// interface up, and what it tried is not known.
+	ReportRefusals bool
 	// MaxConnections bounds the proxy connections the tool holds open at
 	// once (each is two descriptors of gemkit's own); more wait to be
 	// accepted. 0 means DefaultMaxConnections.
@@ -177,6 +187,10 @@ func (p *Policy) Permissions() permission.Policy {
 // NeedsNetwork reports whether the tool may reach any host (through the
 // proxy).
 func (p *Policy) NeedsNetwork() bool { return len(p.AllowedHosts) > 0 }
+
+// needsProxy reports whether the tool gets the proxy: to reach its
+// allowed hosts, or to have what it tries reported.
+func (p *Policy) needsProxy() bool { return p.NeedsNetwork() || p.ReportRefusals }
 
 // UnenforceableError says why the kernel cannot enforce a policy. The
 // caller may choose to run with less confinement only by an explicit

@@ -41,9 +41,19 @@ type Spec struct {
 	LandlockABI int        `json:"landlockABI"`
 	// ProxyPort, when set, asks for loopback up and a listener on
 	// 127.0.0.1:ProxyPort inside the namespace, passed back to the parent.
-	ProxyPort   int  `json:"proxyPort,omitempty"`
-	DenySockets bool `json:"denySockets,omitempty"`
-	DenySession bool `json:"denySession,omitempty"`
+	ProxyPort int `json:"proxyPort,omitempty"`
+	// ResolverPort, when set with ProxyPort, asks for a UDP socket bound
+	// to 127.0.0.1:ResolverPort inside the namespace too, passed back
+	// with the proxy's listener in one message: the sandbox's resolver,
+	// which the tool's resolv.conf names (a Mount of kind MountFile).
+	ResolverPort int `json:"resolverPort,omitempty"`
+	// NotifyConnect, when set, hands every connect(2) of the tool to
+	// the parent through a seccomp listener, passed back after a
+	// Notify byte, so that a connection that does not use the proxy is
+	// known by its address.
+	NotifyConnect bool `json:"notifyConnect,omitempty"`
+	DenySockets   bool `json:"denySockets,omitempty"`
+	DenySession   bool `json:"denySession,omitempty"`
 	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
 	DenyMetadata bool   `json:"denyMetadata,omitempty"`
 	MemoryBytes  uint64 `json:"memoryBytes"`
@@ -132,8 +142,19 @@ func setup(conn *os.File) error {
 		if err != nil {
 			return err
 		}
-		err = unix.Sendmsg(FD, []byte{'L'}, unix.UnixRights(lfd), nil, 0)
-		unix.Close(lfd)
+		fds := []int{lfd}
+		if spec.ResolverPort > 0 {
+			dfd, err := bindLoopbackUDP(spec.ResolverPort)
+			if err != nil {
+				unix.Close(lfd)
+				return err
+			}
+			fds = append(fds, dfd)
+		}
+		err = unix.Sendmsg(FD, []byte{'L'}, unix.UnixRights(fds...), nil, 0)
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
 		if err != nil {
 			return fmt.Errorf("sandbox child: passing the proxy listener: %w", err)
 		}
@@ -196,6 +217,19 @@ func setup(conn *os.File) error {
 	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata}); err != nil {
 		return err
 	}
+	// A kernel without user notifications (before 5.0), or a chain
+	// that has a listener already (gemkit itself supervised so), only
+	// loses the report of addresses: the confinement does not rest on
+	// the watch.
+	if spec.NotifyConnect {
+		if nfd, err := installConnectNotify(); err == nil {
+			err = unix.Sendmsg(FD, []byte{Notify}, unix.UnixRights(nfd), nil, 0)
+			unix.Close(nfd)
+			if err != nil {
+				return fmt.Errorf("sandbox child: passing the connect listener: %w", err)
+			}
+		}
+	}
 	// Only stdin, stdout and stderr reach the tool. Go's exec passes just
 	// the descriptors it was given, but ones gemkit itself inherited
 	// without close-on-exec (from a shell, an editor) would stay open;
@@ -246,6 +280,21 @@ func listenLoopback(port int) (int, error) {
 	if err := unix.Listen(fd, 128); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("sandbox child: listen: %w", err)
+	}
+	return fd, nil
+}
+
+// bindLoopbackUDP opens the in-namespace end of the sandbox's resolver: a
+// UDP socket on 127.0.0.1:port (53, which needs CAP_NET_BIND_SERVICE in
+// the namespace's user namespace), whose queries the parent answers.
+func bindLoopbackUDP(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("sandbox child: socket: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("sandbox child: bind udp 127.0.0.1:%d: %w", port, err)
 	}
 	return fd, nil
 }

@@ -94,8 +94,35 @@ func step(s Mount) error {
 		return err
 	case MountBind:
 		return bind(s)
+	case MountFile:
+		return putFile(s)
 	}
 	return fmt.Errorf("unknown mount step %q", s.Kind)
+}
+
+// putFile writes s.Content at s.Path on the root tmpfs, first taking away
+// what earlier steps put there: a bind of the host's file is detached, a
+// symlink or the empty mount point left is removed. The root is made
+// read-only at the end of buildRoot, so the file stays as written.
+func putFile(s Mount) error {
+	if err := mkdirAll(path.Dir(s.Path)); err != nil {
+		return err
+	}
+	if err := unix.Unmount(s.Path, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return err
+	}
+	if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	fd, err := unix.Open(s.Path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = unix.Write(fd, []byte(s.Content))
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // noSymlinks opens path as O_PATH, refusing symlinks on the way: the

@@ -46,6 +46,8 @@ type Mount struct {
 	Inodes uint64 `json:"inodes,omitempty"`
 	// Optional steps are skipped when the source has vanished.
 	Optional bool `json:"optional,omitempty"`
+	// Content is a MountFile's whole content.
+	Content string `json:"content,omitempty"`
 }
 
 // MountKind says what a Mount step does.
@@ -58,5 +60,8 @@ const (
 	MountSymlink MountKind = "symlink" // a symlink Path -> Target
 	MountTmpfs   MountKind = "tmpfs"   // a writable tmpfs of Size bytes (the private temp dir)
 	MountProc    MountKind = "proc"    // /proc of the tool's own PID namespace
-
+	// MountFile puts a file of Content at Path on the new root, in place
+	// of whatever an earlier step put there (a bind of the host's file,
+	// a symlink): the sandbox's own resolv.conf.
+	MountFile MountKind = "file"
 )

@@ -1,0 +1,258 @@
+package extmcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// Refusal is one thing the sandbox refused an extension's MCP server, in
+// the words the person reads: gemkit mcp logs it, keeps the last ones in
+// a file of its own (RefusalsPath) for extensions doctor and describe,
+// and the call during which it happened ends with a line saying it to
+// the model.
+type Refusal struct {
+	At        time.Time `json:"at"`
+	Extension string    `json:"extension"`
+	Server    string    `json:"server"`
+	// Host is the host (and port, for a connection) the server tried.
+	Host string `json:"host,omitempty"`
+	// Path is the path of a refused write, as the call named it (see
+	// refusedWrites); Host is then empty.
+	Path string `json:"path,omitempty"`
+	// Lookup is true when the server looked the name up itself, Direct
+	// when it connected to the address itself (a client that does not
+	// use the sandbox's proxy), rather than asked the proxy.
+	Lookup bool   `json:"lookup,omitempty"`
+	Direct bool   `json:"direct,omitempty"`
+	Reason string `json:"reason"`
+	// Allow is the one command that would allow it; empty when no
+	// widening would (gemkit's own servers, an allowed host asked for
+	// by a client that does not use the proxy).
+	Allow string `json:"allow,omitempty"`
+	// Count is how many refusals alike it stands for, in one run of the
+	// server.
+	Count int `json:"count,omitempty"`
+}
+
+// refusal is d, the sandbox's refusal of sp's server, for the person.
+func refusal(sp Spec, d sandbox.Denial) Refusal {
+	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Server, Host: d.Host, Reason: d.Reason, Count: d.Count}
+	switch {
+	case d.Method == sandbox.LookupMethod:
+		r.Lookup = true
+	case d.Port > 0:
+		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+		r.Direct = d.Method == sandbox.DirectMethod
+	}
+	// The host is the server's choice: a command is offered only for
+	// one that --allow-host takes (letters, digits, hyphens, dots, an
+	// address), so that nothing pasted from it runs in a shell.
+	if _, err := permission.ParseHost(r.Host); err == nil && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
+		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-host " + hostArg(r.Host)
+	}
+	return r
+}
+
+// hostArg is host as one shell word: an IPv6 address's brackets quoted.
+func hostArg(host string) string {
+	if strings.ContainsAny(host, "[]") {
+		return "'" + host + "'"
+	}
+	return host
+}
+
+// what is what the server tried, in words.
+func (r Refusal) what() string {
+	if r.Path != "" {
+		return "a write to " + Printable(r.Path)
+	}
+	if r.Lookup {
+		return "the host " + Printable(r.Host) + " (looked up without the sandbox's proxy)"
+	}
+	if r.Direct {
+		return "a connection to " + Printable(r.Host) + " (without the sandbox's proxy)"
+	}
+	return "a connection to " + Printable(r.Host)
+}
+
+// String is the refusal in words for the person: which extension, which
+// server, what it tried, why it was refused and the command that allows
+// it.
+func (r Refusal) String() string {
+	what := "a connection to " + Printable(r.Host)
+	switch {
+	case r.Path != "":
+		what = r.what()
+	case r.Lookup:
+		what = "the host " + Printable(r.Host)
+	}
+	s := fmt.Sprintf("extension %s's MCP server %s was refused %s (%s)", Printable(r.Extension), Printable(r.Server), what, Printable(r.Reason))
+	if r.Allow != "" {
+		s += "; to allow it: " + r.Allow
+		if r.Lookup || r.Direct {
+			s += " (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)"
+		}
+	}
+	return s
+}
+
+// forModel is the one line added to a call's result when the server was
+// refused during the call: what, and that the person can allow it.
+func forModel(rs []Refusal) string {
+	var what, allow []string
+	for _, r := range rs {
+		w := r.what()
+		if r.Allow == "" {
+			w += ": " + Printable(r.Reason)
+		}
+		what = append(what, w)
+		flag := "--allow-host " + hostArg(r.Host)
+		if r.Path != "" {
+			flag = "--allow-write workspace"
+		}
+		if r.Allow != "" && !slices.Contains(allow, flag) {
+			allow = append(allow, flag)
+		}
+	}
+	s := "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
+	if len(allow) > 0 {
+		s += " The person (not the model) can allow it with: gemkit extensions sandbox " + Printable(rs[0].Extension) + " " + strings.Join(allow, " ")
+	}
+	return s
+}
+
+// MaxRefusals is how many refusals RefusalsPath keeps: the last ones.
+const MaxRefusals = 50
+
+// RefusalsPath is the file of the last refusals, beside the data folders
+// (~/.local/share/gemkit/refusals.json): closed to every sandboxed
+// process, so that a server cannot write what the person reads there.
+func RefusalsPath(env map[string]string) (string, error) {
+	root, err := DataRoot(env)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(root), "refusals.json"), nil
+}
+
+// ReadRefusals reads the refusals kept at path, oldest first; a missing
+// file is none.
+func ReadRefusals(path string) ([]Refusal, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rs []Refusal
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rs, nil
+}
+
+// denied reports a refusal of the sandbox (its proxy or its resolver) to
+// the person: in gemkit mcp's log, in the end of the server's stderr that
+// a failed call quotes, and in the refusals file, with the one command
+// that would allow it.
+func (s *server) denied(d sandbox.Denial) { s.report(refusal(s.spec, d)) }
+
+// report reports r to the person (see denied).
+func (s *server) report(r Refusal) {
+	words := r.String()
+	s.m.log.Warn(words)
+	fmt.Fprintf(s.stderr, "gemkit: %s\n", words)
+	if err := s.m.keepRefusal(r); err != nil {
+		s.m.log.Warn("keeping the refusal for extensions doctor", "err", err)
+	}
+}
+
+// keepRefusal adds r to the refusals file (0600, written atomically),
+// keeping the last MaxRefusals; an unreadable file is started afresh.
+// The Manager's lock orders its own writes; two gemkit processes writing
+// at once each write a whole file, and the last one wins.
+func (m *Manager) keepRefusal(r Refusal) error {
+	path := m.cfg.Refusals
+	if path == "" {
+		var err error
+		if path, err = RefusalsPath(envMap(m.cfg.Environ)); err != nil {
+			return err
+		}
+	}
+	m.refusalsMu.Lock()
+	defer m.refusalsMu.Unlock()
+	rs, _ := ReadRefusals(path)
+	rs = append(rs, r)
+	if len(rs) > MaxRefusals {
+		rs = rs[len(rs)-MaxRefusals:]
+	}
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(path, append(b, '\n'), 0o600)
+}
+
+// refusedSince returns the refusals of the run whose denials before a
+// call were before (Process.Denied then), that is those during the call:
+// new ones and ones seen again.
+func refusedSince(sp Spec, before, after []sandbox.Denial) []Refusal {
+	type key struct {
+		method, host, reason string
+		port                 int
+	}
+	seen := map[key]int{}
+	for _, d := range before {
+		seen[key{d.Method, d.Host, d.Reason, d.Port}] = d.Count
+	}
+	var out []Refusal
+	for _, d := range after {
+		if d.Count > seen[key{d.Method, d.Host, d.Reason, d.Port}] {
+			out = append(out, refusal(sp, d))
+		}
+	}
+	return out
+}
+
+// withLine returns the tool result res with line added as a last text
+// content; a result not shaped as MCP's is returned as it is.
+func withLine(res json.RawMessage, line string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(res, &m); err != nil || m == nil {
+		return res
+	}
+	var content []json.RawMessage
+	if c, ok := m["content"]; ok {
+		if err := json.Unmarshal(c, &content); err != nil {
+			return res
+		}
+	}
+	item, _ := json.Marshal(map[string]string{"type": "text", "text": line})
+	c, err := json.Marshal(append(content, item))
+	if err != nil {
+		return res
+	}
+	m["content"] = c
+	out, err := json.Marshal(m)
+	if err != nil {
+		return res
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package extmcp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// TestRefusalWords: each refusal says which extension, which server,
+// what it tried and the one command that allows it; what no widening
+// allows has no command.
+func TestRefusalWords(t *testing.T) {
+	sp := Spec{Extension: "weather", Server: "api"}
+	for _, c := range []struct {
+		d      sandbox.Denial
+		person string
+		model  string
+	}{
+		{sandbox.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: sandbox.NotAllowed},
+			"extension weather's MCP server api was refused a connection to api.example.com:443 (host not in network.allowedHosts); to allow it: gemkit extensions sandbox weather --allow-host api.example.com:443",
+			"gemkit's sandbox refused this MCP server during the call: a connection to api.example.com:443. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com:443"},
+		{sandbox.Denial{Method: sandbox.LookupMethod, Host: "api.example.com", Reason: sandbox.LookupNotAllowed},
+			"extension weather's MCP server api was refused the host api.example.com (name looked up without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host api.example.com (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
+			"gemkit's sandbox refused this MCP server during the call: the host api.example.com (looked up without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com"},
+		{sandbox.Denial{Method: "GET", Host: "127.0.0.1", Port: 7777, Reason: "port 7777 on this machine is one of gemkit's own servers"},
+			"extension weather's MCP server api was refused a connection to 127.0.0.1:7777 (port 7777 on this machine is one of gemkit's own servers)",
+			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:7777: port 7777 on this machine is one of gemkit's own servers."},
+		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "10.0.0.5", Port: 443, Reason: sandbox.DirectNotAllowed},
+			"extension weather's MCP server api was refused a connection to 10.0.0.5:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host 10.0.0.5:443 (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
+			"gemkit's sandbox refused this MCP server during the call: a connection to 10.0.0.5:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host 10.0.0.5:443"},
+		{sandbox.Denial{Method: "CONNECT", Host: "a;touch x", Port: 443, Reason: sandbox.NotAllowed},
+			"extension weather's MCP server api was refused a connection to a;touch x:443 (host not in network.allowedHosts)",
+			"gemkit's sandbox refused this MCP server during the call: a connection to a;touch x:443: host not in network.allowedHosts."},
+		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "2001:db8::1", Port: 443, Reason: sandbox.DirectNotAllowed},
+			"extension weather's MCP server api was refused a connection to [2001:db8::1]:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443' (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
+			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'"},
+		{sandbox.Denial{Method: "GET", Host: "127.0.0.1:3128", Reason: "not a proxy request (want CONNECT or an absolute http:// URL)"},
+			"extension weather's MCP server api was refused a connection to 127.0.0.1:3128 (not a proxy request (want CONNECT or an absolute http:// URL))",
+			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:3128: not a proxy request (want CONNECT or an absolute http:// URL)."},
+	} {
+		r := refusal(sp, c.d)
+		if got := r.String(); got != c.person {
+			t.Errorf("person:\n got %s\nwant %s", got, c.person)
+		}
+		if got := forModel([]Refusal{r}); got != c.model {
+			t.Errorf("model:\n got %s\nwant %s", got, c.model)
+		}
+	}
+}
+
+// TestRefusedSince: only what the proxy counted during the call is said,
+// new refusals and repeats alike.
+func TestRefusedSince(t *testing.T) {
+	sp := Spec{Extension: "e", Server: "s"}
+	a := sandbox.Denial{Method: "GET", Host: "a", Port: 80, Reason: sandbox.NotAllowed, Count: 1}
+	b := sandbox.Denial{Method: sandbox.LookupMethod, Host: "b", Reason: sandbox.LookupNotAllowed, Count: 1}
+	a2 := a
+	a2.Count = 2
+	if got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a}); len(got) != 0 {
+		t.Errorf("nothing new: %v", got)
+	}
+	got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a2, b})
+	if len(got) != 2 || got[0].Host != "a:80" || got[1].Host != "b" || !got[1].Lookup {
+		t.Errorf("repeat and new: %+v", got)
+	}
+}
+
+// TestWithLine: the line is the result's last text; a result that is not
+// MCP's is left as it is.
+func TestWithLine(t *testing.T) {
+	out := withLine(json.RawMessage(`{"content":[{"type":"text","text":"x"}],"isError":true}`), "refused")
+	var res struct {
+		Content []struct{ Type, Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Content) != 2 || res.Content[1].Text != "refused" || !res.IsError {
+		t.Errorf("%s %v", out, err)
+	}
+	if got := string(withLine(json.RawMessage(`[1]`), "refused")); got != `[1]` {
+		t.Errorf("%s", got)
+	}
+}
+
+// TestKeepRefusals: the file is 0600 and keeps the last MaxRefusals.
+func TestKeepRefusals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "share", "gemkit", "refusals.json")
+	m := NewManager(Config{Refusals: path, Environ: []string{}})
+	for i := range MaxRefusals + 5 {
+		if err := m.keepRefusal(Refusal{At: time.Unix(int64(i), 0), Extension: "e", Server: "s", Host: "h"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%v %v", fi, err)
+	}
+	rs, err := ReadRefusals(path)
+	if err != nil || len(rs) != MaxRefusals || rs[0].At.Unix() != 5 {
+		t.Errorf("%d kept, first %v, %v", len(rs), rs[0].At, err)
+	}
+}
+
+// TestArgPaths: the absolute paths among a call's string arguments,
+// nested ones included, at most maxArgPaths.
+func TestArgPaths(t *testing.T) {
+	var a any
+	json.Unmarshal([]byte(`{"path":"/ws/a/../b.txt","content":"x","edits":[{"file":"/ws/c"}],"rel":"d.txt","n":3}`), &a)
+	got := argPaths(a, nil)
+	if len(got) != 2 || !slices.Contains(got, "/ws/b.txt") || !slices.Contains(got, "/ws/c") {
+		t.Errorf("%v", got)
+	}
+	many := make([]any, 20)
+	for i := range many {
+		many[i] = "/p"
+	}
+	if got := argPaths(many, nil); len(got) != maxArgPaths {
+		t.Errorf("%d paths", len(got))
+	}
+}

@@ -1,0 +1,106 @@
+package extmcp
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/permission"
+)
+
+// The sandbox cannot see a refused write: the kernel answers the server
+// (EROFS where its root or a read-only bind refuses, EACCES where
+// Landlock does), not gemkit. What gemkit can tell is what the server
+// says: a call whose result is an error with those words, and whose
+// arguments name a path the server may not write, is reported as a
+// refused write of that path. A read of a closed path cannot be told
+// apart from a missing file: the path is absent from the server's root,
+// and it reads ENOENT as any missing file does.
+
+// writeErrors are the words of a refused write in a server's error, as
+// Node, Python and the C library print them, and how a refusal names
+// them.
+var writeErrors = [][2]string{
+	{"erofs", "EROFS, read-only file system"}, {"read-only file system", "EROFS, read-only file system"},
+	{"eacces", "EACCES, permission denied"}, {"permission denied", "EACCES, permission denied"},
+}
+
+// maxArgPaths bounds the paths taken from one call's arguments.
+const maxArgPaths = 8
+
+// refusedWrites are the writes a call's result says were refused: res
+// is an error result with the words of a refused write, and args name
+// absolute paths outside what the server may write (its data folder,
+// its temp folder, and the workspace when allowed). Each is one
+// Refusal; one in the workspace, while the servers may not write it,
+// comes with the command that allows it.
+func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Refusal {
+	var r struct {
+		Content []struct{ Type, Text string }
+		IsError bool
+	}
+	if json.Unmarshal(res, &r) != nil || !r.IsError {
+		return nil
+	}
+	var text strings.Builder
+	for _, c := range r.Content {
+		text.WriteString(strings.ToLower(c.Text))
+	}
+	said := ""
+	for _, w := range writeErrors {
+		if strings.Contains(text.String(), w[0]) {
+			said = w[1]
+			break
+		}
+	}
+	if said == "" {
+		return nil
+	}
+	var a any
+	_ = json.Unmarshal(args, &a)
+	ws := s.m.cfg.Workspace
+	workspace := s.spec.Widening.Write == permission.AccessWorkspace
+	var out []Refusal
+	for _, p := range argPaths(a, nil) {
+		if fsutil.Within(data, p) || fsutil.Within(tmp, p) {
+			continue
+		}
+		ref := Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p}
+		switch {
+		case fsutil.Within(ws, p) && !workspace:
+			ref.Reason = "the workspace is read-only to its servers; the call failed with " + said + ", naming this path"
+			ref.Allow = "gemkit extensions sandbox " + Printable(s.spec.Extension) + " --allow-write workspace"
+		case fsutil.Within(ws, p):
+			ref.Reason = "a protected path of the workspace, read-only whatever is allowed: .git, hooks, .env, editors' and agents' settings; the call failed with " + said + ", naming this path"
+		default:
+			ref.Reason = "outside what its servers may write, which is their data folder and the workspace when allowed; the call failed with " + said + ", naming this path"
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// argPaths collects the absolute paths among the string values of a
+// call's arguments, at most maxArgPaths.
+func argPaths(v any, out []string) []string {
+	if len(out) >= maxArgPaths {
+		return out
+	}
+	switch v := v.(type) {
+	case string:
+		if filepath.IsAbs(v) && !strings.ContainsAny(v, "\n\x00") {
+			out = append(out, filepath.Clean(v))
+		}
+	case []any:
+		for _, e := range v {
+			out = argPaths(e, out)
+		}
+	case map[string]any:
+		for _, e := range v {
+			out = argPaths(e, out)
+		}
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/mcpclient"
+)
+
+// TestExtensionServerRefusals: through the real gemkit binary, a
+// sandboxed server refused a loopback server of the test's (no host
+// allowed) is reported to the person on gemkit mcp's stderr and by
+// extensions doctor, with the command that allows it, and to the model
+// in the call's result; after that command, run as the person runs it,
+// the server reaches the host, without a restart of gemkit mcp.
+func TestExtensionServerRefusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts gemkit mcp and a Node server in the sandbox")
+	}
+	f := newFixture(t)
+	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.link(t, "netext", `{"name": "netext", "version": "1.0.0",
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": string(fixture)})
+	if out, err := f.gemkit("extensions", "sandbox", "netext"); err != nil {
+		t.Fatalf("extensions sandbox: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("reached")) }))
+	target := ln.Addr().String()
+	allow := "gemkit extensions sandbox netext --allow-host " + target
+
+	cmd := exec.Command(f.bin, "mcp", "--code-intel=false")
+	cmd.Dir, cmd.Env = f.ws, f.env()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer c.Close()
+	if _, err := c.ListTools(ctx); err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, stderr.String())
+	}
+	get := func() (string, bool) {
+		res, err := c.CallTool(ctx, "netext_proxied", map[string]any{"url": "http://" + target + "/"})
+		if err != nil {
+			t.Fatalf("netext_proxied: %v\n%s", err, stderr.String())
+		}
+		return res.Text("\n"), res.IsError
+	}
+	text, isErr := get()
+	if !isErr || strings.Contains(text, "reached") || !strings.Contains(text, "gemkit's sandbox refused this MCP server during the call: a connection to "+target) || !strings.Contains(text, allow) {
+		t.Errorf("the model is not told of the refusal: %v %q", isErr, text)
+	}
+	person := "extension netext's MCP server srv was refused a connection to " + target + " (host not in network.allowedHosts); to allow it: " + allow
+	// gemkit mcp's stderr reaches the buffer through a pipe, maybe after
+	// the call's answer.
+	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(stderr.String(), person) }) {
+		t.Errorf("gemkit mcp's stderr does not say %q:\n%s", person, stderr.String())
+	}
+	// A write the server says was refused, in the workspace it may not
+	// write, is told with the command that allows it too.
+	res, err := c.CallTool(ctx, "netext_write", map[string]any{"path": filepath.Join(f.ws, "made.txt")})
+	if err != nil || !res.IsError || !strings.Contains(res.Text("\n"), "a write to "+filepath.Join(f.ws, "made.txt")+". The person (not the model) can allow it with: gemkit extensions sandbox netext --allow-write workspace") {
+		t.Errorf("netext_write: %+v %v", res, err)
+	}
+	wrote := "extension netext's MCP server srv was refused a write to " + filepath.Join(f.ws, "made.txt")
+	for _, args := range [][]string{{"extensions", "doctor"}, {"extensions", "describe", "netext"}} {
+		out, _ := f.gemkit(args...)
+		if !strings.Contains(out, person) || !strings.Contains(out, wrote) {
+			t.Errorf("%v does not say %q and %q:\n%s", args, person, wrote, out)
+		}
+	}
+
+	args := strings.Fields(allow)[1:]
+	if out, err := f.gemkit(args...); err != nil {
+		t.Fatalf("%s: %v\n%s", allow, err, out)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := c.ListTools(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if text, isErr = get(); !isErr && text == "reached" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server does not reach %s 20 s after %s: %q\n%s", target, allow, text, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond) // polls, as a client that heard list_changed would
+	}
+	// Allowed now: doctor no longer lists it.
+	if out, _ := f.gemkit("extensions", "doctor"); strings.Contains(out, person) {
+		t.Errorf("extensions doctor still lists an allowed host:\n%s", out)
+	}
+}

@@ -1,0 +1,156 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A client that neither uses the proxy nor looks a name up (a connection
+// to an address literal: Node 20's fetch("http://10.0.0.5/"), a raw
+// socket) would fail inside the namespace unseen: no route, or
+// Landlock's TCP rule. With ReportRefusals, where the kernel has seccomp
+// user notifications, the sandbox child stacks a filter that hands every
+// connect(2) of the tool to gemkit (child.Spec.NotifyConnect). gemkit
+// reads the address from the tool's memory, lets the connections to the
+// proxy and the resolver go on, and answers every other one EACCES,
+// recording it (Method DirectMethod) as the proxy records a host. The
+// verdict is only a report's: a connection let go on still meets the
+// namespace, which holds nothing but the proxy and the resolver, and
+// Landlock, so an address the tool changes after gemkit read it (another
+// thread writing the buffer) reaches nothing more. Where the memory
+// cannot be read, the call goes on unreported, as without the filter.
+
+// The kernel's structures of a seccomp notification (linux/seccomp.h).
+type seccompData struct {
+	Nr   int32
+	Arch uint32
+	IP   uint64
+	Args [6]uint64
+}
+
+type seccompNotif struct {
+	ID    uint64
+	Pid   uint32
+	Flags uint32
+	Data  seccompData
+}
+
+type seccompNotifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// connectWatch is the watch of a tool's connect calls.
+type connectWatch struct {
+	stop int           // write end of the pipe that ends the watch
+	done chan struct{} // closed when the watch ended
+}
+
+// end stops the watch and waits for it.
+func (w *connectWatch) end() {
+	_, _ = unix.Write(w.stop, []byte{0})
+	<-w.done
+	unix.Close(w.stop)
+}
+
+// watchConnects answers the notifications of the tool's connect calls
+// on the listener fd, recording with px the ones it refuses, until the
+// tool is gone or the watch is ended. It owns fd.
+func watchConnects(fd int, px *Proxy) (*connectWatch, error) {
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	w := &connectWatch{stop: pipe[1], done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer unix.Close(fd)
+		defer unix.Close(pipe[0])
+		for {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(pipe[0]), Events: unix.POLLIN}}
+			if _, err := unix.Poll(fds, -1); err != nil {
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				return
+			}
+			if fds[1].Revents != 0 || fds[0].Revents&unix.POLLIN == 0 {
+				return // ended, or every process of the tool is gone
+			}
+			var req seccompNotif
+			if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
+				if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINTR) {
+					continue // the caller died meanwhile
+				}
+				return
+			}
+			resp := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+			if ip, port, ok := connectTarget(fd, &req); ok && !toSandbox(ip, port) {
+				reason := DirectNotAllowed
+				if px.Allowed(ip.String(), port) {
+					reason = DirectNoProxy
+				}
+				px.record(DirectMethod, ip.String(), port, reason)
+				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
+			}
+			_ = ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		}
+	}()
+	return w, nil
+}
+
+// connectTarget reads the address of a connect call from the caller's
+// memory: an IPv4 or IPv6 one, else ok is false (a unix socket's, or
+// AF_UNSPEC, which disconnects a datagram socket).
+func connectTarget(fd int, req *seccompNotif) (net.IP, int, bool) {
+	size := min(req.Data.Args[2], 128)
+	if size < 8 {
+		return nil, 0, false
+	}
+	mem, err := os.Open("/proc/" + strconv.FormatUint(uint64(req.Pid), 10) + "/mem")
+	if err != nil {
+		return nil, 0, false
+	}
+	defer mem.Close()
+	buf := make([]byte, size)
+	if _, err := mem.ReadAt(buf, int64(req.Data.Args[1])); err != nil {
+		return nil, 0, false
+	}
+	// The pid still names the caller: the notification is still pending.
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&req.ID)) != nil {
+		return nil, 0, false
+	}
+	port := int(binary.BigEndian.Uint16(buf[2:4]))
+	switch binary.NativeEndian.Uint16(buf[0:2]) {
+	case unix.AF_INET:
+		return net.IP(buf[4:8]), port, true
+	case unix.AF_INET6:
+		if size >= 24 {
+			return net.IP(buf[8:24]), port, true
+		}
+	}
+	return nil, 0, false
+}
+
+// toSandbox reports whether a connection goes to the proxy or the
+// resolver inside the tool's namespace.
+func toSandbox(ip net.IP, port int) bool {
+	return ip.Equal(net.IPv4(127, 0, 0, 1)) && (port == ProxyPort || port == ResolverPort)
+}
+
+func ioctl(fd int, req uint, arg unsafe.Pointer) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}

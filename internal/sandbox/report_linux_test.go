@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
+)
+
+// TestRefusalsReported: with ReportRefusals and no host allowed, what a
+// tool tries is refused and reported by host: a client that honours
+// HTTP_PROXY (curl) by the deny-all proxy, one that looks the name up
+// itself (getent, Python's socket) by the sandbox's resolver, which
+// answers that no such name exists. An allowed host looked up by a
+// client that ignores the proxy is reported as such. Nothing reaches the
+// test's loopback server.
+func TestRefusalsReported(t *testing.T) {
+	python := systemPython(t)
+	srv := httpServer(t, "host-secret")
+	port := srv.Addr().(*net.TCPAddr).Port
+	w := newWorld(t)
+	for _, c := range []struct {
+		name  string
+		hosts []string
+		argv  []string
+		want  Denial
+	}{
+		{"curl", nil, sh(fmt.Sprintf("curl -fsS --max-time 5 http://127.0.0.1:%d/ http://api.example.test/x", port)),
+			Denial{Method: "GET", Host: "127.0.0.1", Port: port, Reason: "host not in network.allowedHosts"}},
+		{"getent", nil, []string{"/usr/bin/getent", "hosts", "Exfil.Example.TEST"},
+			Denial{Method: LookupMethod, Host: "exfil.example.test", Reason: LookupNotAllowed}},
+		{"python", nil, []string{python, "-c", "import socket; socket.create_connection(('upload.example.test', 443), timeout=3)"},
+			Denial{Method: LookupMethod, Host: "upload.example.test", Reason: LookupNotAllowed}},
+		{"python-address", nil, []string{python, "-c", fmt.Sprintf("import socket; socket.create_connection(('127.0.0.1', %d), timeout=3)", port)},
+			Denial{Method: DirectMethod, Host: "127.0.0.1", Port: port, Reason: DirectNotAllowed}},
+		{"curl-noproxy", nil, sh(fmt.Sprintf("curl -fsS --noproxy '*' --max-time 5 http://10.0.0.5:%d/", port)),
+			Denial{Method: DirectMethod, Host: "10.0.0.5", Port: port, Reason: DirectNotAllowed}},
+		{"allowed-no-proxy", []string{"api.example.test"}, []string{python, "-c", "import socket; socket.getaddrinfo('api.example.test', 443)"},
+			Denial{Method: LookupMethod, Host: "api.example.test", Reason: LookupNoProxy}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []Denial
+			p := w.policy(permission.AccessWorkspace, permission.AccessNone, c.hosts...)
+			p.ReportRefusals = true
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var out, errb bytes.Buffer
+			proc, err := (&Launcher{}).Start(ctx, &Command{
+				Policy: p, Path: c.argv[0], Args: c.argv[1:], Dir: p.Workspace,
+				Env:    []string{"PATH=/usr/bin:/bin", "HOME=" + p.Home, "TMPDIR=" + p.TempDir, "LANG=C.UTF-8"},
+				Stdout: &out, Stderr: &errb,
+				OnDeny: func(d Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = proc.Wait()
+			t.Logf("%v: %s %s", err, out.String(), errb.String())
+			if err == nil || strings.Contains(out.String(), "host-secret") {
+				t.Fatalf("not refused: %v %q", err, out.String())
+			}
+			if !proc.Enforcement.Proxy {
+				t.Errorf("no proxy: %+v", proc.Enforcement)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.ContainsFunc(got, func(d Denial) bool {
+				return d.Method == c.want.Method && d.Host == c.want.Host && d.Port == c.want.Port && d.Reason == c.want.Reason
+			}) {
+				t.Errorf("reported %+v, want %+v", got, c.want)
+			}
+			if len(proc.Denied()) != len(got) {
+				t.Errorf("Denied %v, reported %v", proc.Denied(), got)
+			}
+		})
+	}
+}
+
+// TestResolverAnswer: every well-formed query gets its question back
+// with "no such name"; a name is recorded only for address lookups;
+// garbage gets no answer.
+func TestResolverAnswer(t *testing.T) {
+	// A query for A example.test, id 0x1234, recursion desired.
+	q := []byte{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0,
+		7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1}
+	ans, name, ok := nameError(q)
+	if !ok || name != "example.test" {
+		t.Fatalf("%v %q", ok, name)
+	}
+	if ans[0] != 0x12 || ans[1] != 0x34 || ans[2]&0x80 == 0 || ans[3]&0x0f != 3 || !bytes.Equal(ans[12:], q[12:]) {
+		t.Errorf("answer % x", ans)
+	}
+	mx := slices.Clone(q)
+	mx[len(mx)-3] = 15 // MX
+	if _, name, ok := nameError(mx); !ok || name != "" {
+		t.Errorf("MX: %v %q", ok, name)
+	}
+	for _, bad := range [][]byte{nil, q[:11], q[:20], append(slices.Clone(q[:2]), append([]byte{0x81, 0x80}, q[4:]...)...)} {
+		if _, _, ok := nameError(bad); ok {
+			t.Errorf("answered % x", bad)
+		}
+	}
+}
+
+// TestRefusalsReportedUnprivileged runs TestRefusalsReported as uid
+// 65534: the resolver's port 53 is bound in a user namespace.
+func TestRefusalsReportedUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestRefusalsReported$")
+}
