@@ -68,23 +68,23 @@ func items[T any](seq func(yield func(T, error) bool), id func(T) string) ([]Ite
 }
 
 // GetPromptRaw gets the prompt name with args and returns the server's
-// result as it encoded it.
+// result as it encoded it (as CallToolRaw does).
 func (c *Client) GetPromptRaw(ctx context.Context, name string, args map[string]string) (json.RawMessage, error) {
 	res, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(res)
+	return result(res)
 }
 
 // ReadResourceRaw reads the resource uri and returns the server's result
-// as it encoded it.
+// as it encoded it (as CallToolRaw does).
 func (c *Client) ReadResourceRaw(ctx context.Context, uri string) (json.RawMessage, error) {
 	res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(res)
+	return result(res)
 }
 
 // Subscribe asks the server for notifications/resources/updated of uri

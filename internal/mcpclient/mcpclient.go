@@ -281,8 +281,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, 
 }
 
 // CallToolRaw calls the tool name with args (a JSON object, or nil) and
-// returns the server's result as it encoded it, whatever its content: a
-// proxy passes it on as it is. A progressToken other than nil asks the
+// returns the server's result as it encoded it, whatever its content (but
+// its resultType, which is the hop's: result): a proxy passes it on as
+// it is. A progressToken other than nil asks the
 // server for progress (Options.Progress receives it).
 func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMessage, progressToken any) (json.RawMessage, error) {
 	var a any
@@ -297,7 +298,24 @@ func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(res)
+	return result(res)
+}
+
+// result encodes a result a proxy passes on, without what belongs to the
+// hop from the server to this client rather than to the result: the
+// resultType of the revisions from 2026-07-28 on, which the proxy's own
+// server sets as its client's revision asks.
+func result(res any) (json.RawMessage, error) {
+	raw, err := json.Marshal(res)
+	if err != nil || !bytes.Contains(raw, []byte(`"resultType"`)) {
+		return raw, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "resultType")
+	return json.Marshal(fields)
 }
 
 // Close ends the session (on Streamable HTTP with a DELETE).

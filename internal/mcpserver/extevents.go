@@ -134,7 +134,7 @@ var listMethods = map[string]bool{
 }
 
 // serversMiddleware lists the servers before a request that needs them,
-// sends a read of a server's resource to it whether listed or not
+// sends a read of a server's URI the SDK does not know to its server
 // (routes.resolve), and passes logging/setLevel on to the servers.
 func (s *Server) serversMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -147,7 +147,9 @@ func (s *Server) serversMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch r := req.(type) {
 		case *mcp.ReadResourceRequest:
 			if r.Params != nil && isServerURI(r.Params.URI) {
-				return s.readServerResource(ctx, r)
+				if rt := s.ext.routes.Load(); rt == nil || !rt.known(r.Params.URI) {
+					return s.readUnlisted(ctx, r)
+				}
 			}
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := next(ctx, method, req)

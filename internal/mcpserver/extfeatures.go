@@ -71,6 +71,23 @@ type routes struct {
 type templateRoute struct {
 	key string
 	re  *regexp.Regexp // matches the server's own URIs
+	// served matches the URIs of the template as served: the SDK reads
+	// those through it.
+	served *regexp.Regexp
+}
+
+// known reports whether the SDK has a handler for uri: a listed
+// resource's, or a served template's that matches it.
+func (rt *routes) known(uri string) bool {
+	if _, ok := rt.exact[uri]; ok {
+		return true
+	}
+	for _, t := range rt.templates {
+		if t.served.MatchString(uri) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve says which server a URI a client reads belongs to.
@@ -203,13 +220,14 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 			continue
 		}
 		t.URITemplate = servedURI(it, tcount)
-		if _, err := uritemplate.New(t.URITemplate); err != nil {
+		stmpl, err := uritemplate.New(t.URITemplate)
+		if err != nil {
 			continue
 		}
 		if _, dup := now[t.URITemplate]; dup {
 			continue
 		}
-		rt.templates = append(rt.templates, templateRoute{it.Spec.Key(), tmpl.Regexp()})
+		rt.templates = append(rt.templates, templateRoute{it.Spec.Key(), tmpl.Regexp(), stmpl.Regexp()})
 		b, _ := json.Marshal(t)
 		now[t.URITemplate] = string(b)
 		if sv.templates[t.URITemplate] != string(b) {
@@ -224,6 +242,34 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 }
 
 // missing are the keys of was that now has not.
+// readUnlisted reads a server's URI the SDK has no handler for (a
+// qualified one, one a server handed back without listing it), as the
+// SDK answers a read: with the caching hints of every result, and the
+// resultType of the revisions from 2026-07-28 on when the client speaks
+// one of them.
+func (s *Server) readUnlisted(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	res, err := s.readServerResource(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	cacheable(ctx, req, &res.Cacheable)
+	if p := req.Session.InitializeParams(); p != nil && p.ProtocolVersion < "2026-07-28" {
+		return res, nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	fields["resultType"] = json.RawMessage(`"complete"`)
+	b, _ = json.Marshal(fields)
+	out := &mcp.ReadResourceResult{}
+	return out, json.Unmarshal(b, out)
+}
+
 func missing(was, now map[string]string) []string {
 	var gone []string
 	for k := range was {
@@ -257,8 +303,9 @@ func isServerURI(uri string) bool {
 }
 
 // readServerResource passes resources/read on to the server the URI
-// belongs to (routes.resolve): the receiving middleware sends every read
-// of a server's URI here, listed or not.
+// belongs to (routes.resolve): the SDK's handler of the servers' listed
+// resources and templates, and what the receiving middleware calls for
+// a server's URI the SDK does not know (readUnlisted).
 func (s *Server) readServerResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	rt := s.ext.routes.Load()
