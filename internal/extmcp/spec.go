@@ -108,17 +108,32 @@ type entry struct {
 	Timeout *float64          `json:"timeout"`
 }
 
-// Choose says whether the servers of the extension e are served, with
-// what widening of the default profile and what to ask before each start
-// (Spec.Allowed, nil: nothing); a reason (why) leaves them all out.
-// gemkit mcp serves the extensions the person switched to gemkit, with
-// their consent (internal/cli).
-type Choose func(e *disclosure.Extension) (w extension.Widening, allowed func() error, why string)
+// Choose says whether the servers of the extension e are served, and
+// how. gemkit mcp serves the extensions the person switched to gemkit,
+// with their consent (internal/cli).
+type Choose func(e *disclosure.Extension) Choice
+
+// Choice is what a Choose says of an extension's servers.
+type Choice struct {
+	// Why, when not "", leaves them all out, for that reason.
+	Why string
+	// Widening is the widening of the default profile; Allowed is asked
+	// before each start (Spec.Allowed; nil: nothing).
+	Widening extension.Widening
+	Allowed  func() error
+	// Remote serves the extension's remote servers too. A Gemini CLI
+	// client connects to them itself, switched or not (the switch
+	// excludes the stdio ones only, in its mcp.excluded), so they are
+	// served to the clients that connect to none: gemkit mcp
+	// --extension-servers.
+	Remote bool
+}
 
 // Specs are the servers of the set's extensions that choose lets through
-// (nil: all, under the default profile), sorted by extension and server,
-// and the entries left out with why: a tcp server, an entry that starts
-// gemkit itself (an extension serving its own tools with
+// (nil: all, remote ones included, under the default profile), sorted by
+// extension and server, and the entries left out with why: a tcp server,
+// a remote one choose does not let through, an entry that starts gemkit
+// itself (an extension serving its own tools with
 // `gemkit mcp --extension`), and those choose refuses.
 func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 	var out []Spec
@@ -130,21 +145,22 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		var w extension.Widening
-		var allowed func() error
-		var refused string
+		ch := Choice{Remote: true}
 		if choose != nil && len(names) > 0 {
-			w, allowed, refused = choose(e)
+			ch = choose(e)
 		}
 		for _, n := range names {
-			if refused != "" {
+			if ch.Why != "" {
 				// Not read at all: most extensions are not switched, and
 				// this is on the way to gemkit mcp's first answer.
-				skipped = append(skipped, Skipped{m.Name, n, refused})
+				skipped = append(skipped, Skipped{m.Name, n, ch.Why})
 				continue
 			}
 			sp, why := specOf(e, n, m.MCPServers[n])
-			sp.Widening, sp.Allowed = w, allowed
+			sp.Widening, sp.Allowed = ch.Widening, ch.Allowed
+			if why == "" && sp.Remote() && !ch.Remote {
+				why = "a remote server, which Gemini CLI connects to itself; gemkit mcp --extension-servers serves it to the clients that do not"
+			}
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue

@@ -38,12 +38,14 @@ func TestSpecs(t *testing.T) {
 				"self": "it is gemkit itself"}},
 		{"permissions", `{"name": "e", "version": "1", "settings": [{"name": "Key", "envVar": "API_KEY"}], "permissions": {"filesystem": {"read": "workspace"}},
   "mcpServers": {"local": {"command": "node", "args": ["${extensionPath}/s.js"], "timeout": 1500}}}`,
-			func(*disclosure.Extension) (extension.Widening, func() error, string) { return widened, nil, "" }, []string{"local"}, nil},
+			func(*disclosure.Extension) Choice { return Choice{Widening: widened} }, []string{"local"}, nil},
+		{"remote left to Gemini CLI", `{"name": "e", "version": "1", "settings": [{"name": "Key", "envVar": "API_KEY"}],
+  "mcpServers": {"local": {"command": "node", "args": ["${extensionPath}/s.js"], "timeout": 1500}, "remote": {"url": "https://mcp.example.com/sse"}}}`,
+			func(*disclosure.Extension) Choice { return Choice{Widening: widened} }, []string{"local"},
+			map[string]string{"remote": "a remote server, which Gemini CLI connects to itself; gemkit mcp --extension-servers serves it to the clients that do not"}},
 		{"refused", `{"name": "e", "version": "1",
   "mcpServers": {"local": {"command": "node", "args": ["s.js"]}, "remote": {"url": "https://mcp.example.com/sse"}}}`,
-			func(*disclosure.Extension) (extension.Widening, func() error, string) {
-				return extension.Widening{}, nil, "not switched"
-			},
+			func(*disclosure.Extension) Choice { return Choice{Why: "not switched"} },
 			nil, map[string]string{"local": "not switched", "remote": "not switched"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
