@@ -164,11 +164,9 @@ type server struct {
 // connection to a remote one.
 type running struct {
 	// kill ends it (the process, or the connection), wait waits for
-	// that and says how it ended; pid is the process's, 0 for a remote
-	// server.
+	// that and says how it ended.
 	kill    func()
 	wait    func() error
-	pid     int
 	client  *mcpclient.Client
 	tmp     string
 	exited  chan struct{} // closed when it exited
@@ -311,7 +309,7 @@ func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 		}
 		return nil, fmt.Errorf("%s could not be started in gemkit's sandbox: %w", s.who(), err)
 	}
-	r := &running{kill: srv.Kill, wait: srv.Wait, pid: srv.Pid(), tmp: tmp, exited: make(chan struct{}), done: make(chan struct{})}
+	r := &running{kill: srv.Kill, wait: srv.Wait, tmp: tmp, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
 	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, s.clientOptions(r))
 	if err != nil {
