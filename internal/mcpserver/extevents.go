@@ -21,11 +21,12 @@ import (
 
 // subscriptions are the clients' subscriptions to the servers'
 // resources, by the URI a client subscribed with: a server is asked
-// once per URI, and told when no client wants it any more.
+// once per URI, and told when no session wants it any more (a session
+// that subscribes twice, as the SDK keeps it, once).
 type subscriptions struct {
-	mu    sync.Mutex
-	count map[string]int
-	route map[string]route
+	mu       sync.Mutex
+	sessions map[string]map[*mcp.ServerSession]bool
+	route    map[string]route
 }
 
 // subscribe is the SDK's SubscribeHandler: a doc needs nothing (it does
@@ -49,15 +50,18 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	subs := &s.ext.subs
 	subs.mu.Lock()
 	defer subs.mu.Unlock()
-	if subs.count[uri] == 0 {
+	if len(subs.sessions[uri]) == 0 {
 		if err := s.cfg.Servers.Subscribe(ctx, r.key, r.uri); err != nil {
 			return err
 		}
 	}
-	if subs.count == nil {
-		subs.count, subs.route = map[string]int{}, map[string]route{}
+	if subs.sessions == nil {
+		subs.sessions, subs.route = map[string]map[*mcp.ServerSession]bool{}, map[string]route{}
 	}
-	subs.count[uri]++
+	if subs.sessions[uri] == nil {
+		subs.sessions[uri] = map[*mcp.ServerSession]bool{}
+	}
+	subs.sessions[uri][req.Session] = true
 	subs.route[uri] = r
 	return nil
 }
@@ -68,14 +72,14 @@ func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) e
 	subs := &s.ext.subs
 	subs.mu.Lock()
 	defer subs.mu.Unlock()
-	if subs.count[uri] == 0 {
+	if !subs.sessions[uri][req.Session] {
 		return nil
 	}
-	if subs.count[uri]--; subs.count[uri] > 0 {
+	if delete(subs.sessions[uri], req.Session); len(subs.sessions[uri]) > 0 {
 		return nil
 	}
 	r := subs.route[uri]
-	delete(subs.count, uri)
+	delete(subs.sessions, uri)
 	delete(subs.route, uri)
 	return s.cfg.Servers.Unsubscribe(ctx, r.key, r.uri)
 }

@@ -272,6 +272,9 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	if !ev.wait(15*time.Second, 0, "notifications/resources/updated", sub) {
 		t.Errorf("no notifications/resources/updated of %s:\n%s", sub, ev)
 	}
+	if err := c.Unsubscribe(ctx, sub); err != nil {
+		t.Errorf("resources/unsubscribe: %v", err)
+	}
 
 	// list_changed: server-everything adds a resource; gemkit lists it
 	// again and tells the client, which finds the new one.
