@@ -240,7 +240,11 @@ func (s *server) ensure(ctx context.Context) (*running, error) {
 		return nil, errors.New(s.who() + " is no longer served")
 	}
 	if s.deaths >= maxDeaths {
-		return nil, errors.New(s.who() + " exited twice, so gemkit does not start it again until gemkit mcp restarts or the extension changes; the last time: " + s.lastErr)
+		what := " exited twice, so gemkit does not start it again"
+		if s.spec.Remote() {
+			what = " ended its connection twice, so gemkit does not connect to it again"
+		}
+		return nil, errors.New(s.who() + what + " until gemkit mcp restarts or the extension changes; the last time: " + s.lastErr)
 	}
 	r, err := s.start(ctx)
 	if err != nil {
@@ -383,6 +387,9 @@ func (s *server) watch(r *running) {
 	if !r.killed.Load() {
 		s.deaths++
 		s.lastErr = fmt.Sprintf("it exited (%v)", err)
+		if s.spec.Remote() {
+			s.lastErr = fmt.Sprintf("its connection ended (%v)", err)
+		}
 		if b := r.broke.Load(); b != nil {
 			s.lastErr = "it " + *b + ", so gemkit stopped it"
 		}
