@@ -19,6 +19,22 @@ import (
 // resources a client subscribed to, under the URI it subscribed with. A
 // client's logging/setLevel goes on to the servers.
 
+// offerServers adds to opts what the extensions' servers may offer,
+// when they are served: they start at the first use of a list, not at
+// initialize, so it is declared before gemkit knows whether any of them
+// offers it; a client that asks a server that does not (a subscription)
+// is told so in words.
+func (s *Server) offerServers(opts *mcp.ServerOptions) {
+	if s.cfg.Servers == nil {
+		return
+	}
+	opts.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	opts.Capabilities.Resources.Subscribe = true
+	opts.Capabilities.Logging = &mcp.LoggingCapabilities{}
+	opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	s.cfg.Servers.Listen(s.serverEvent)
+}
+
 // subscriptions are the clients' subscriptions to the servers'
 // resources, by the URI a client subscribed with: a server is asked
 // once per URI, and told when no session wants it any more (a session

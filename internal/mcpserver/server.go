@@ -140,18 +140,8 @@ func New(cfg Config) (*Server, error) {
 		PageSize:     maxPage,
 		SetCacheable: cacheable,
 	}
-	if cfg.Servers != nil {
-		// With them, what they may offer, passed on (extevents.go). They
-		// start at the first use of a list, not at initialize, so this
-		// is declared before gemkit knows whether any of them offers it:
-		// a client that asks a server that does not (a subscription)
-		// is told so in words.
-		opts.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-		opts.Capabilities.Resources.Subscribe = true
-		opts.Capabilities.Logging = &mcp.LoggingCapabilities{}
-		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
-		cfg.Servers.Listen(s.serverEvent)
-	}
+	// With the extensions' own servers, what they may offer.
+	s.offerServers(opts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: cfg.Version}, opts)
 	s.mcp.AddSendingMiddleware(s.quietNotifications)
 	// The instructions are the summary as it is when the client connects,
