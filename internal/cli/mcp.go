@@ -96,9 +96,12 @@ itself) and, with --extension-servers, for every enabled extension (for clients
 other than Gemini CLI, which starts the servers of the extensions not switched
 itself, so that it would see their tools twice). Each is served only with your
 consent to its extension as it is now (the switch records it). A server is
-started inside gemkit's sandbox at a client's first tools/list or call (not at
-initialize), kept while used, stopped after five idle minutes and started again
-once if it dies. Its tools are named by the rule above (<extension>_<tool>). A
+started inside gemkit's sandbox at a client's first use of a list (tools,
+prompts, resources; not at initialize), kept while used, stopped after five
+idle minutes and started again once if it dies. Its tools and prompts are
+named by the rule above (<extension>_<tool>), its resources keep their URIs
+(gemkit-mcp://EXTENSION/SERVER/URI where two servers share one); its log,
+list_changed and resources/updated reach the client. A
 server reads the workspace (its working folder), its extension's folder and
 its runtime (node, python); it writes only its extension's data folder,
 ~/.local/share/gemkit/extension-data/<extension>, which is also its HOME; it
@@ -107,7 +110,9 @@ settings, and PATH. ` + "`gemkit extensions sandbox NAME --allow-host H --allow-
 widens that by name. A call is bounded by the entry's timeout, else --timeout
 (a start by the same, at most 20 s). A server that cannot start, exits or does
 not answer is named in the error, with the end of its stderr; the other servers
-keep answering. Remote servers and entries that start gemkit are not served.
+keep answering. With --extension-servers, remote servers (url, httpUrl) are
+served too, connected to by gemkit with the entry's headers (Gemini CLI
+connects to them itself). Entries that start gemkit are not served.
 None is served with --extension.
 
 The workspace is the current folder (Gemini CLI starts the server in its own),
@@ -179,7 +184,7 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.IntVar(&o.budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
 	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
 	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
-	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own stdio MCP servers in gemkit's sandbox, not only those switched to gemkit (gemkit extensions sandbox NAME): for clients other than Gemini CLI, which starts the others itself; off with --extension")
+	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own stdio MCP servers in gemkit's sandbox, not only those switched to gemkit (gemkit extensions sandbox NAME), and their remote ones: for clients other than Gemini CLI, which starts the others itself; off with --extension")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -295,19 +300,20 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 
 // chooseServers serves the MCP servers of the extensions switched to
 // gemkit (`gemkit extensions sandbox NAME`), or with --extension-servers
-// of every enabled one, with the widening the person allowed; each
+// of every enabled one, remote ones included, with the widening the
+// person allowed; each
 // server starts only while the person's consent to its extension as it
 // is now holds (checked at each start: it hashes the extension's files).
 func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 	choices := &choiceCache{st: st}
-	return func(e *disclosure.Extension) (extension.Widening, func() error, string) {
+	return func(e *disclosure.Extension) extmcp.Choice {
 		name := e.Name
 		c, err := choices.get(name)
 		if err != nil {
-			return extension.Widening{}, nil, err.Error()
+			return extmcp.Choice{Why: err.Error()}
 		}
 		if !c.Switched && !o.servers {
-			return extension.Widening{}, nil, "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"
+			return extmcp.Choice{Why: "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"}
 		}
 		allowed := func() error {
 			state, err := st.Consent(e.Ext)
@@ -319,7 +325,7 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			}
 			return nil
 		}
-		return c.Widening, allowed, ""
+		return extmcp.Choice{Widening: c.Widening, Allowed: allowed, Remote: o.servers}
 	}
 }
 

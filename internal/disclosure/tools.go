@@ -278,6 +278,27 @@ func (s *Set) ServerToolNamer() func(ext, server, tool string) string {
 	}
 }
 
+// ServerPromptNamer returns the naming of the prompts of the extensions'
+// own MCP servers: the rule of ServerToolNamer, in a namespace of their
+// own (gemkit serves no prompts of its own), so that "review" of
+// extension "code" is code_review. Call it in a stable order
+// (extension, server, prompt) for stable names.
+func (s *Set) ServerPromptNamer() func(ext, server, prompt string) string {
+	limit := s.limit
+	if limit == 0 {
+		limit = DefaultNameLimit
+	}
+	used := map[string]bool{}
+	return func(ext, server, prompt string) string {
+		name := exposedName(ext, prompt, limit)
+		if used[name] {
+			name = hashedName(baseName(ext, prompt), ext, server+"\x00"+prompt, limit)
+		}
+		used[name] = true
+		return name
+	}
+}
+
 // toolDescription is the tool's description, the extension it belongs
 // to, and the extension's examples that call this tool.
 func (s *Set) toolDescription(m *extension.Manifest, t *extension.Tool) string {

@@ -60,6 +60,11 @@ type Manager struct {
 	closed  bool
 
 	refusalsMu sync.Mutex // orders the writes of the refusals file
+	// listen is Listen's receiver; level the log level a client set
+	// (SetLevel). Neither is under mu: a server takes them while it
+	// holds its own lock, which Sync takes under mu.
+	listen atomic.Pointer[func(Event)]
+	level  atomic.Pointer[string]
 }
 
 // NewManager returns a Manager that runs nothing yet.
@@ -116,78 +121,6 @@ func (m *Manager) Len() int {
 	return len(m.servers)
 }
 
-// Tool is one tool of a server.
-type Tool struct {
-	Spec Spec
-	mcpclient.Tool
-}
-
-// Failure is a server whose tools could not be listed, with why in
-// words.
-type Failure struct {
-	Spec Spec
-	Err  error
-}
-
-// Tools lists the tools of every server, starting those not listed yet
-// (at once, each bounded by its timeout). A server that cannot start or
-// list is a Failure and adds no tools; the others are listed all the
-// same.
-func (m *Manager) Tools(ctx context.Context) ([]Tool, []Failure) {
-	m.mu.Lock()
-	all := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	m.mu.Unlock()
-	type answer struct {
-		tools []mcpclient.Tool
-		err   error
-	}
-	answers := make([]answer, len(all))
-	var wg sync.WaitGroup
-	for i, s := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t, err := s.list(ctx)
-			answers[i] = answer{t, err}
-		}()
-	}
-	wg.Wait()
-	var tools []Tool
-	var failed []Failure
-	for i, s := range all {
-		if answers[i].err != nil {
-			failed = append(failed, Failure{s.spec, answers[i].err})
-			continue
-		}
-		for _, t := range answers[i].tools {
-			tools = append(tools, Tool{Spec: s.spec, Tool: t})
-		}
-	}
-	return tools, failed
-}
-
-// Progress receives a call's progress notifications: the progress, the
-// total (0: unknown) and the server's message.
-type Progress func(progress, total float64, message string)
-
-// Call calls tool of the server key (Spec.Key) with args, bounded by the
-// server's timeout, and returns the server's result as it encoded it. An
-// error says in words which extension's server failed and how, with the
-// end of what it printed on stderr. progress, when not nil, asks the
-// server for progress and receives it.
-func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessage, progress Progress) (json.RawMessage, error) {
-	m.mu.Lock()
-	s := m.servers[key]
-	m.mu.Unlock()
-	if s == nil {
-		return nil, errors.New("this MCP server is no longer served (its extension changed); list the tools again")
-	}
-	return s.call(ctx, tool, args, progress)
-}
-
 // Close stops every server and waits for them to go.
 func (m *Manager) Close() {
 	m.mu.Lock()
@@ -213,11 +146,15 @@ type server struct {
 	spec   Spec
 	stderr *tail
 
-	mu       sync.Mutex
-	run      *running
-	last     *running // the one stop stopped
-	tools    []mcpclient.Tool
-	listed   bool
+	mu      sync.Mutex
+	run     *running
+	last    *running // the one stop stopped
+	catalog Catalog  // what it offers, as last listed
+	listed  bool
+	stale   atomic.Bool // it said a list changed since it was listed
+	// subs are the URIs subscribed to (resources/subscribe): sent again
+	// when the server starts again, and they keep it from idling.
+	subs     map[string]bool
 	deaths   int
 	lastErr  string // why it died the last time
 	inflight int
@@ -226,9 +163,16 @@ type server struct {
 	gone     bool // stopped for good (Sync, Close)
 }
 
-// running is a started server.
+// running is a started server: a process in the sandbox, or a
+// connection to a remote one.
 type running struct {
-	srv     *sandbox.Server
+	// kill ends it (the process, or the connection), wait waits for
+	// that and says how it ended.
+	kill func()
+	wait func() error
+	// denied is what the sandbox refused it so far (nil for a remote
+	// server, which has no sandbox).
+	denied  func() []sandbox.Denial
 	client  *mcpclient.Client
 	tmp     string
 	data    string        // its data folder
@@ -243,6 +187,7 @@ type running struct {
 	// that asked, by the token gemkit gave the call.
 	progress sync.Map // string -> Progress
 	tokens   atomic.Int64
+	caps     mcpclient.Capabilities
 }
 
 // MaxStart bounds a server's start and its first listing, whatever its
@@ -269,6 +214,9 @@ func (s *server) who() string {
 // last lines.
 func (s *server) failure(what string) error {
 	msg := s.who() + " " + what
+	if s.spec.Remote() {
+		return errors.New(msg)
+	}
 	if t := s.stderr.String(); t != "" {
 		msg += "; the end of what it printed on stderr:\n" + t
 	} else {
@@ -287,7 +235,11 @@ func (s *server) ensure(ctx context.Context) (*running, error) {
 		return nil, errors.New(s.who() + " is no longer served")
 	}
 	if s.deaths >= maxDeaths {
-		return nil, errors.New(s.who() + " exited twice, so gemkit does not start it again until gemkit mcp restarts or the extension changes; the last time: " + s.lastErr)
+		what := " exited twice, so gemkit does not start it again"
+		if s.spec.Remote() {
+			what = " ended its connection twice, so gemkit does not connect to it again"
+		}
+		return nil, errors.New(s.who() + what + " until gemkit mcp restarts or the extension changes; the last time: " + s.lastErr)
 	}
 	r, err := s.start(ctx)
 	if err != nil {
@@ -300,12 +252,26 @@ func (s *server) ensure(ctx context.Context) (*running, error) {
 // start starts the server in the sandbox and connects to it, bounded by
 // its timeout.
 func (s *server) start(ctx context.Context) (*running, error) {
-	cfg := s.m.cfg
+	r, err := s.startOrConnect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.caps = r.client.Capabilities()
+	s.resume(ctx, r)
+	return r, nil
+}
+
+// startOrConnect starts a stdio server, or connects to a remote one.
+func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 	if s.spec.Allowed != nil {
 		if err := s.spec.Allowed(); err != nil {
 			return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 		}
 	}
+	if s.spec.Remote() {
+		return s.connect(ctx)
+	}
+	cfg := s.m.cfg
 	root := cfg.DataRoot
 	if root == "" {
 		var err error
@@ -342,16 +308,9 @@ func (s *server) start(ctx context.Context) (*running, error) {
 		}
 		return nil, fmt.Errorf("%s could not be started in gemkit's sandbox: %w", s.who(), err)
 	}
-	r := &running{srv: srv, tmp: tmp, data: pr.Data, exited: make(chan struct{}), done: make(chan struct{})}
+	r := &running{kill: srv.Kill, wait: srv.Wait, denied: srv.Denied, tmp: tmp, data: pr.Data, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
-	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, mcpclient.Options{Name: "gemkit", Version: cfg.Version,
-		Progress: func(token any, progress, total float64, message string) {
-			if t, ok := token.(string); ok {
-				if f, ok := r.progress.Load(t); ok {
-					f.(Progress)(progress, total, message)
-				}
-			}
-		}})
+	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, s.clientOptions(r))
 	if err != nil {
 		var why string
 		var syntax *json.SyntaxError
@@ -366,7 +325,7 @@ func (s *server) start(ctx context.Context) (*running, error) {
 			why = "did not start as an MCP server (" + oneLine(err.Error()) + ")"
 		}
 		r.killed.Store(true)
-		srv.Kill()
+		r.kill()
 		// watch records the exit once the caller lets go of s.mu.
 		<-r.exited
 		return nil, s.failure(why)
@@ -374,6 +333,22 @@ func (s *server) start(ctx context.Context) (*running, error) {
 	r.client = client
 	s.m.log.Debug("MCP server started", "extension", s.spec.Extension, "server", s.spec.Server, "pid", srv.Pid())
 	return r, nil
+}
+
+// clientOptions are the options of r's client: its progress routed to
+// the calls that asked, its other notifications to the Manager's
+// listener (catalog.go).
+func (s *server) clientOptions(r *running) mcpclient.Options {
+	return mcpclient.Options{Name: "gemkit", Version: s.m.cfg.Version,
+		Progress: func(token any, progress, total float64, message string) {
+			if t, ok := token.(string); ok {
+				if f, ok := r.progress.Load(t); ok {
+					f.(Progress)(progress, total, message)
+				}
+			}
+		},
+		Events: s.event,
+	}
 }
 
 // exitedSoon reports whether r exits within a moment: a server whose
@@ -391,11 +366,13 @@ func (r *running) exitedSoon() bool {
 
 // watch waits for r to exit and records an exit gemkit did not ask for.
 func (s *server) watch(r *running) {
-	err := r.srv.Wait()
+	err := r.wait()
 	if err == nil {
 		err = errors.New("exit status 0")
 	}
-	os.RemoveAll(r.tmp)
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
 	r.waitErr = err
 	close(r.exited)
 	s.mu.Lock()
@@ -405,6 +382,9 @@ func (s *server) watch(r *running) {
 	if !r.killed.Load() {
 		s.deaths++
 		s.lastErr = fmt.Sprintf("it exited (%v)", err)
+		if s.spec.Remote() {
+			s.lastErr = fmt.Sprintf("its connection ended (%v)", err)
+		}
 		if b := r.broke.Load(); b != nil {
 			s.lastErr = "it " + *b + ", so gemkit stopped it"
 		}
@@ -417,99 +397,6 @@ func (s *server) watch(r *running) {
 	close(r.done)
 }
 
-// list returns the server's tools, starting it to list them once.
-func (s *server) list(ctx context.Context) ([]mcpclient.Tool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.listed {
-		return s.tools, nil
-	}
-	r, err := s.ensure(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lctx, cancel := context.WithTimeout(ctx, s.startTimeout())
-	defer cancel()
-	tools, err := r.client.ListTools(lctx)
-	if err != nil {
-		if lctx.Err() != nil {
-			return nil, s.failure("did not list its tools within " + s.startTimeout().String())
-		}
-		return nil, s.failure("could not list its tools: " + oneLine(err.Error()))
-	}
-	s.tools, s.listed = tools, true
-	s.touch()
-	return tools, nil
-}
-
-// call calls one tool.
-func (s *server) call(ctx context.Context, tool string, args json.RawMessage, progress Progress) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
-	defer cancel()
-	s.mu.Lock()
-	r, err := s.ensure(ctx)
-	if err != nil {
-		s.mu.Unlock()
-		return nil, err
-	}
-	s.inflight++
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.inflight--
-		s.touch()
-		s.mu.Unlock()
-	}()
-	var token any
-	if progress != nil {
-		t := fmt.Sprintf("gemkit-%d", r.tokens.Add(1))
-		r.progress.Store(t, progress)
-		// The SDK may hand on a notification just after the result it
-		// went before: the route stays a moment longer.
-		defer time.AfterFunc(time.Second, func() { r.progress.Delete(t) })
-		token = t
-	}
-	before := r.srv.Denied()
-	res, err := r.client.CallToolRaw(ctx, tool, args, token)
-	// What the sandbox refused the server during the call is said to
-	// the model with the result (the proxy, the resolver and the watch
-	// of its connect calls record a refusal before they answer it, so
-	// before the server can answer), and a refused write the result
-	// tells of to the person too.
-	rs := refusedSince(s.spec, before, r.srv.Denied())
-	if err == nil {
-		for _, w := range s.refusedWrites(args, res, r.data, r.tmp) {
-			s.report(w)
-			rs = append(rs, w)
-		}
-	}
-	if len(rs) > 0 {
-		if err == nil {
-			return withLine(res, forModel(rs)), nil
-		}
-		err = fmt.Errorf("%w; %s", err, forModel(rs))
-	}
-	if err == nil {
-		return res, nil
-	}
-	if ended, why := r.client.Ended(); ended && ctx.Err() == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
-		return nil, s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, Printable(tool)))
-	}
-	if ctx.Err() == nil && r.exitedSoon() {
-		return nil, s.failure("exited during the call of " + Printable(tool) + "; it is started again at the next call")
-	}
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, s.failure("did not answer " + Printable(tool) + " within " + s.timeout().String())
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if ended, why := r.client.Ended(); ended {
-		return nil, s.broke(r, "broke its MCP connection during the call of "+Printable(tool)+" ("+oneLine(why.Error())+")")
-	}
-	return nil, s.failure("failed to answer " + Printable(tool) + ": " + oneLine(err.Error()))
-}
-
 // broke stops r, whose MCP connection ended while it runs on (an
 // overlong message, garbage on its stdout), so that the next call starts
 // it again; the stop counts as one of its deaths.
@@ -520,7 +407,7 @@ func (s *server) broke(r *running, what string) error {
 		s.run = nil
 	}
 	s.mu.Unlock()
-	r.srv.Kill()
+	r.kill()
 	return s.failure(what + ", so gemkit stopped it; it is started again at the next call")
 }
 
@@ -542,7 +429,7 @@ func (s *server) idleCheck() {
 	if s.run == nil {
 		return
 	}
-	if s.inflight > 0 || time.Since(s.lastUse) < s.m.cfg.Idle {
+	if s.inflight > 0 || len(s.subs) > 0 || time.Since(s.lastUse) < s.m.cfg.Idle {
 		s.idle.Reset(s.m.cfg.Idle)
 		return
 	}
@@ -557,7 +444,7 @@ func (s *server) kill() {
 		if r.client != nil {
 			_ = r.client.Close()
 		}
-		r.srv.Kill()
+		r.kill()
 		s.run = nil
 		go func() { <-r.done }()
 	}

@@ -1,14 +1,17 @@
-// Package extmcp runs the enabled extensions' own stdio MCP servers (the
-// manifest's mcpServers entries with a command) inside gemkit's sandbox,
-// for `gemkit mcp` to serve: each server is started through
-// sandbox.Launcher.StartServer at its first use, kept while it is used,
-// stopped when idle and started again once if it dies. Its tools are
-// listed and called through internal/mcpclient.
+// Package extmcp runs the enabled extensions' own MCP servers (the
+// manifest's mcpServers entries) for `gemkit mcp` to serve: a stdio
+// server (an entry with a command) inside gemkit's sandbox, started
+// through sandbox.Launcher.StartServer; a remote one (url, httpUrl) by
+// connecting to it as it is (remote.go). Each is started at its first
+// use, kept while it is used, stopped when idle and started again once
+// if it dies. Its tools, prompts and resources are listed and used
+// through internal/mcpclient, and its notifications handed on (Event).
 package extmcp
 
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,8 +23,8 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 )
 
-// Spec is one stdio mcpServers entry of an enabled extension, as gemkit
-// starts it.
+// Spec is one mcpServers entry of an enabled extension, as gemkit starts
+// it (Command) or connects to it (URL).
 type Spec struct {
 	// Extension and Server are the extension's and the entry's names.
 	Extension, Server string
@@ -45,6 +48,15 @@ type Spec struct {
 	// the default profile (gemkit extensions sandbox NAME --allow-host,
 	// --allow-write), agreed to with the extension's consent.
 	Widening extension.Widening
+	// URL is a remote server's endpoint (the entry's httpUrl, else its
+	// url), Transport how gemkit speaks to it: TransportHTTP
+	// (Streamable HTTP), TransportSSE, or "" (the entry's url without a
+	// type: Streamable HTTP, then SSE when that fails, as Gemini CLI
+	// 0.61 does). Headers are sent with every request, a $NAME or
+	// ${NAME} in a value taking the value of a declared setting only.
+	URL       string
+	Transport string
+	Headers   map[string]string
 	// Allowed, when set, is asked before each start of the server: an
 	// error (in words: the person has not agreed to the extension as it
 	// is now) keeps it from starting. It is asked then, not when the
@@ -52,6 +64,16 @@ type Spec struct {
 	// would hold up gemkit mcp's first answer.
 	Allowed func() error `json:"-"`
 }
+
+// The transports of a remote server (Spec.Transport).
+const (
+	TransportHTTP = "http"
+	TransportSSE  = "sse"
+)
+
+// Remote reports whether the spec is a remote server, which gemkit
+// connects to rather than starts.
+func (s Spec) Remote() bool { return s.URL != "" }
 
 // Key identifies the spec's server in a Manager.
 func (s Spec) Key() string { return s.Extension + "\x00" + s.Server }
@@ -68,29 +90,50 @@ type Skipped struct {
 	Extension, Server, Reason string
 }
 
-// entry is the part of Gemini CLI's MCPServerConfig a stdio server uses.
+// entry is the part of Gemini CLI's MCPServerConfig gemkit uses. Of a
+// remote server's, not oauth nor authProviderType (gemkit connects
+// without signing in: a server that asks is reported as failing), nor
+// trust (a client asks before a call as it decides: gemkit passes no
+// trust on).
 type entry struct {
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
 	// cwd is not followed: a server's working folder is the workspace.
-	URL     string   `json:"url"`
-	HTTPURL string   `json:"httpUrl"`
-	TCP     string   `json:"tcp"`
-	Timeout *float64 `json:"timeout"`
+	URL     string            `json:"url"`
+	HTTPURL string            `json:"httpUrl"`
+	Type    string            `json:"type"`
+	Headers map[string]string `json:"headers"`
+	TCP     string            `json:"tcp"`
+	Timeout *float64          `json:"timeout"`
 }
 
-// Choose says whether the servers of the extension e are served, with
-// what widening of the default profile and what to ask before each start
-// (Spec.Allowed, nil: nothing); a reason (why) leaves them all out.
-// gemkit mcp serves the extensions the person switched to gemkit, with
-// their consent (internal/cli).
-type Choose func(e *disclosure.Extension) (w extension.Widening, allowed func() error, why string)
+// Choose says whether the servers of the extension e are served, and
+// how. gemkit mcp serves the extensions the person switched to gemkit,
+// with their consent (internal/cli).
+type Choose func(e *disclosure.Extension) Choice
 
-// Specs are the stdio servers of the set's extensions that choose lets
-// through (nil: all, under the default profile), sorted by extension and
-// server, and the entries left out with why: remote servers, an entry
-// that starts gemkit itself (an extension serving its own tools with
+// Choice is what a Choose says of an extension's servers.
+type Choice struct {
+	// Why, when not "", leaves them all out, for that reason.
+	Why string
+	// Widening is the widening of the default profile; Allowed is asked
+	// before each start (Spec.Allowed; nil: nothing).
+	Widening extension.Widening
+	Allowed  func() error
+	// Remote serves the extension's remote servers too. A Gemini CLI
+	// client connects to them itself, switched or not (the switch
+	// excludes the stdio ones only, in its mcp.excluded), so they are
+	// served to the clients that connect to none: gemkit mcp
+	// --extension-servers.
+	Remote bool
+}
+
+// Specs are the servers of the set's extensions that choose lets through
+// (nil: all, remote ones included, under the default profile), sorted by
+// extension and server, and the entries left out with why: a tcp server,
+// a remote one choose does not let through, an entry that starts gemkit
+// itself (an extension serving its own tools with
 // `gemkit mcp --extension`), and those choose refuses.
 func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 	var out []Spec
@@ -102,21 +145,22 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		var w extension.Widening
-		var allowed func() error
-		var refused string
+		ch := Choice{Remote: true}
 		if choose != nil && len(names) > 0 {
-			w, allowed, refused = choose(e)
+			ch = choose(e)
 		}
 		for _, n := range names {
-			if refused != "" {
+			if ch.Why != "" {
 				// Not read at all: most extensions are not switched, and
 				// this is on the way to gemkit mcp's first answer.
-				skipped = append(skipped, Skipped{m.Name, n, refused})
+				skipped = append(skipped, Skipped{m.Name, n, ch.Why})
 				continue
 			}
 			sp, why := specOf(e, n, m.MCPServers[n])
-			sp.Widening, sp.Allowed = w, allowed
+			sp.Widening, sp.Allowed = ch.Widening, ch.Allowed
+			if why == "" && sp.Remote() && !ch.Remote {
+				why = "a remote server, which Gemini CLI connects to itself; gemkit mcp --extension-servers serves it to the clients that do not"
+			}
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue
@@ -134,22 +178,54 @@ func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, st
 		return Spec{}, fmt.Sprintf("its definition cannot be read: %v", err)
 	}
 	switch {
-	case ent.Command == "" && (ent.URL != "" || ent.HTTPURL != "" || ent.TCP != ""):
-		return Spec{}, "a remote server; gemkit serves stdio servers only"
+	case ent.Command == "" && (ent.HTTPURL != "" || ent.URL != ""):
+		return remoteSpec(e, name, ent)
+	case ent.Command == "" && ent.TCP != "":
+		return Spec{}, "a tcp server, which Gemini CLI does not start either; gemkit serves stdio and remote (url, httpUrl) servers"
 	case ent.Command == "":
 		return Spec{}, "it has no command"
 	case filepath.Base(ent.Command) == "gemkit":
 		return Spec{}, "it is gemkit itself"
 	}
-	sp := Spec{Extension: m.Name, Server: name, Dir: e.Ext.Dir, Command: ent.Command, Args: ent.Args, Env: ent.Env, Settings: map[string]string{}}
+	sp := Spec{Extension: m.Name, Server: name, Dir: e.Ext.Dir, Command: ent.Command, Args: ent.Args, Env: ent.Env}
+	common(e, ent, &sp)
+	return sp, ""
+}
+
+// common fills in what stdio and remote specs share: the timeout and
+// the declared settings' values.
+func common(e *disclosure.Extension, ent entry, sp *Spec) {
+	sp.Settings = map[string]string{}
 	if ent.Timeout != nil && *ent.Timeout > 0 {
 		sp.Timeout = time.Duration(*ent.Timeout * float64(time.Millisecond))
 	}
-	for _, s := range m.Settings {
+	for _, s := range e.Ext.Manifest.Settings {
 		if v, ok := e.Settings[s.EnvVar]; ok {
 			sp.Settings[s.EnvVar] = v
 		}
 	}
+}
+
+// remoteSpec is the spec of a remote entry: httpUrl before url, as
+// Gemini CLI 0.61 takes them (createUrlTransport in its mcp-client.js):
+// httpUrl is Streamable HTTP, url with type "sse" SSE, url with type
+// "http" Streamable HTTP, url alone Streamable HTTP then SSE.
+func remoteSpec(e *disclosure.Extension, name string, ent entry) (Spec, string) {
+	sp := Spec{Extension: e.Ext.Manifest.Name, Server: name, Dir: e.Ext.Dir, Headers: ent.Headers}
+	switch {
+	case ent.HTTPURL != "":
+		sp.URL, sp.Transport = ent.HTTPURL, TransportHTTP
+	case ent.Type == TransportHTTP || ent.Type == TransportSSE:
+		sp.URL, sp.Transport = ent.URL, ent.Type
+	case ent.Type != "":
+		return Spec{}, fmt.Sprintf("its type %q is neither %q nor %q", Printable(ent.Type), TransportHTTP, TransportSSE)
+	default:
+		sp.URL = ent.URL
+	}
+	if u, err := url.Parse(sp.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Spec{}, fmt.Sprintf("its URL %s is not an http or https URL", Printable(sp.URL))
+	}
+	common(e, ent, &sp)
 	return sp, ""
 }
 

@@ -46,6 +46,12 @@ type Options struct {
 	// the token the call was given (CallToolRaw), the progress, the
 	// total (0: unknown) and the message.
 	Progress func(token any, progress, total float64, message string)
+	// Events, when set, receives the server's log (LogMessage), its
+	// list-changed notifications and notifications/resources/updated,
+	// their params as the SDK decoded and encodes them again. On the
+	// revisions from 2026-07-28 on, the SDK opens the stream they come
+	// on for the lists the server says change.
+	Events func(method string, params json.RawMessage)
 }
 
 // Client is a connected session with one MCP server. It is safe for
@@ -171,16 +177,7 @@ func (c *Client) Ended() (bool, error) {
 // of its own), sending header with every request. The SDK opens the
 // server's GET stream after connecting, and reopens it when it ends.
 func HTTP(ctx context.Context, url string, hc *http.Client, header http.Header, o Options) (*Client, error) {
-	var base http.RoundTripper = http.DefaultTransport
-	c := &http.Client{}
-	if hc != nil {
-		*c = *hc
-		if hc.Transport != nil {
-			base = hc.Transport
-		}
-	}
-	c.Transport = &roundTripper{base: base, header: header, notify: o.Notify}
-	return connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c}, o)
+	return connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: withHeader(hc, header, o.Notify)}, o)
 }
 
 func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
@@ -194,6 +191,9 @@ func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
 			p := req.Params
 			o.Progress(p.ProgressToken, p.Progress, p.Total, p.Message)
 		}
+	}
+	if o.Events != nil {
+		events(opts, o.Events)
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: o.Name, Version: o.Version}, opts)
 	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion})
@@ -281,8 +281,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, 
 }
 
 // CallToolRaw calls the tool name with args (a JSON object, or nil) and
-// returns the server's result as it encoded it, whatever its content: a
-// proxy passes it on as it is. A progressToken other than nil asks the
+// returns the server's result as it encoded it, whatever its content (but
+// its resultType, which is the hop's: result): a proxy passes it on as
+// it is. A progressToken other than nil asks the
 // server for progress (Options.Progress receives it).
 func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMessage, progressToken any) (json.RawMessage, error) {
 	var a any
@@ -297,7 +298,24 @@ func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(res)
+	return result(res)
+}
+
+// result encodes a result a proxy passes on, without what belongs to the
+// hop from the server to this client rather than to the result: the
+// resultType of the revisions from 2026-07-28 on, which the proxy's own
+// server sets as its client's revision asks.
+func result(res any) (json.RawMessage, error) {
+	raw, err := json.Marshal(res)
+	if err != nil || !bytes.Contains(raw, []byte(`"resultType"`)) {
+		return raw, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "resultType")
+	return json.Marshal(fields)
 }
 
 // Close ends the session (on Streamable HTTP with a DELETE).

@@ -15,12 +15,16 @@ import (
 	"github.com/gemkit/gemkit/internal/extmcp"
 )
 
-// The extensions' own stdio MCP servers (Config.Servers) run in the
-// sandbox, started by extmcp at the first tools/list or tools/call of a
-// client (never at initialize: a client that only connects starts
-// nothing). Their tools are served beside the extensions' tools, under
-// names made by the same rule (disclosure.Set.ServerToolNamer), and a
-// call is passed on to the server, bounded by its timeout.
+// The extensions' own MCP servers (Config.Servers), stdio ones in the
+// sandbox and remote ones as they are, are started by extmcp at the
+// first use of a list of a client's (tools/list or tools/call,
+// prompts/list or prompts/get, resources/list, resources/templates/list
+// or resources/read: never at initialize, so a client that only
+// connects starts nothing). Their tools are served beside the
+// extensions' tools, under names made by the same rule
+// (disclosure.Set.ServerToolNamer), and a call is passed on to the
+// server, bounded by its timeout; their prompts and resources likewise
+// (extfeatures.go), and their notifications passed on (extevents.go).
 
 // extState is what the Server knows of the extensions' servers.
 type extState struct {
@@ -30,13 +34,29 @@ type extState struct {
 	// failed: a server could not start or list at the last listing (no
 	// consent, among others), so a reload lists them again.
 	asked, failed atomic.Bool
-	// tools are the servers' tools as last listed; s.mu guards it.
-	tools []extmcp.Tool
+	// everListed: the servers were listed once; under s.mu.
+	everListed bool
+	// quiet: the last change of the lists was the first listing, made
+	// while a client's request waited for it, so that every client that
+	// ever got a list got one with the servers' entries: the
+	// list_changed notifications the SDK sends for it tell nobody
+	// anything, and are not sent (quietNotifications).
+	quiet atomic.Bool
+	// tools, prompts, resources and templates are the servers' as last
+	// listed; s.mu guards them.
+	tools                         []extmcp.Tool
+	prompts, resources, templates []extmcp.Item
+	// served is what serveCatalog last handed the SDK; s.mu guards it.
+	served catalogServed
+	// routes take a resource's URI to its server (extfeatures.go).
+	routes atomic.Pointer[routes]
+	// subs are the clients' subscriptions to the servers' resources.
+	subs subscriptions
 }
 
 // syncServers hands the set's servers to the Manager; when they
-// changed, they are listed again at the next tools/list. The caller
-// holds s.mu.
+// changed, they are listed again at the next use. The caller holds
+// s.mu.
 func (s *Server) syncServers(set *disclosure.Set) {
 	if s.cfg.Servers == nil {
 		s.ext.listed.Store(true)
@@ -48,7 +68,9 @@ func (s *Server) syncServers(set *disclosure.Set) {
 	}
 	changed := s.cfg.Servers.Sync(specs)
 	if changed {
-		s.ext.tools = nil
+		s.ext.quiet.Store(false)
+		s.ext.tools, s.ext.prompts, s.ext.resources, s.ext.templates = nil, nil, nil, nil
+		s.serveCatalog(set)
 	}
 	if changed || s.ext.failed.Load() {
 		s.ext.listed.Store(false)
@@ -61,17 +83,19 @@ func (s *Server) syncServers(set *disclosure.Set) {
 	// asking: a switch made, or consent given, while it is connected
 	// shows, and list_changed tells it.
 	if !s.ext.listed.Load() && s.ext.asked.Load() {
-		go s.listServers(context.Background())
+		go s.listServers(context.Background(), false)
 	}
 }
 
 // serversListed reports whether the tool list holds the servers' tools.
 func (s *Server) serversListed() bool { return s.ext.listed.Load() }
 
-// listServers lists the servers' tools when they were not listed yet,
-// and serves them. A server that cannot start or list is reported in
-// the log, in words, and adds no tools; the others are served.
-func (s *Server) listServers(ctx context.Context) {
+// listServers lists what the servers offer when they were not listed
+// yet (or one said a list of its changed), and serves it. A server that
+// cannot start or list is reported in the log, in words, and adds
+// nothing; the others are served. request says a client's request waits
+// for the listing (and gets its answer from what it lists).
+func (s *Server) listServers(ctx context.Context, request bool) {
 	s.ext.asked.Store(true)
 	if s.ext.listed.Load() {
 		return
@@ -81,18 +105,25 @@ func (s *Server) listServers(ctx context.Context) {
 	if s.ext.listed.Load() {
 		return
 	}
-	tools, failed := s.cfg.Servers.Tools(ctx)
+	c, failed := s.cfg.Servers.Catalog(ctx)
 	for _, f := range failed {
 		s.log.Warn(f.Err.Error())
 	}
 	s.ext.failed.Store(len(failed) > 0)
-	slices.SortFunc(tools, func(a, b extmcp.Tool) int {
+	slices.SortFunc(c.Tools, func(a, b extmcp.Tool) int {
 		return strings.Compare(a.Spec.Key()+"\x00"+a.Name, b.Spec.Key()+"\x00"+b.Name)
 	})
+	for _, items := range [][]extmcp.Item{c.Prompts, c.Resources, c.Templates} {
+		slices.SortFunc(items, func(a, b extmcp.Item) int {
+			return strings.Compare(a.Spec.Key()+"\x00"+a.ID, b.Spec.Key()+"\x00"+b.ID)
+		})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ext.tools = tools
+	s.ext.tools, s.ext.prompts, s.ext.resources, s.ext.templates = c.Tools, c.Prompts, c.Resources, c.Templates
 	s.ext.listed.Store(true)
+	s.ext.quiet.Store(request && !s.ext.everListed)
+	s.ext.everListed = true
 	set := s.set.Load()
 	served, resources, list, sig := s.build(set)
 	if sig != s.sig {
@@ -100,6 +131,7 @@ func (s *Server) listServers(ctx context.Context) {
 		s.replace(served, resources)
 		s.toolsList.Store(&list)
 	}
+	s.serveCatalog(set)
 }
 
 // serverTools are the servers' tools as served. The caller holds s.mu.

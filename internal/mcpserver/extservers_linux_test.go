@@ -24,7 +24,7 @@ const serversManifest = `{"name": "realmcp", "version": "1.0.0", "description": 
   "memory": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-memory/dist/index.js"],
              "env": {"MEMORY_FILE_PATH": "$HOME/memory.jsonl"}},
   "everything": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"]},
-  "remote": {"httpUrl": "https://example.invalid/mcp"}
+  "remote": {"httpUrl": "http://127.0.0.1:9/mcp"}
  }}`
 
 // TestExtensionServers: `gemkit mcp`, to the go-sdk client, starts an

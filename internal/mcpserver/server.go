@@ -125,10 +125,12 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: cfg.Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Logger: sdkLogger(s.log),
-		// Tools and resources, both announcing changes; no logging, no
-		// subscriptions to a resource.
+		// Tools and resources, both announcing changes. Without the
+		// extensions' own servers: no prompts, no logging, no
+		// subscriptions to a resource (a doc changes only with its
+		// extension, which list_changed tells).
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
@@ -137,18 +139,17 @@ func New(cfg Config) (*Server, error) {
 		// client gets it in one answer, as it always did.
 		PageSize:     maxPage,
 		SetCacheable: cacheable,
-	})
+	}
+	// With the extensions' own servers, what they may offer.
+	s.offerServers(opts)
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: cfg.Version}, opts)
+	s.mcp.AddSendingMiddleware(s.quietNotifications)
 	// The instructions are the summary as it is when the client connects,
 	// not as it was when the server started. A client connects with
 	// initialize (revisions up to 2025-11-25) or, from 2026-07-28 on, with
 	// server/discover (Claude Code 2.1.330 does): both answers carry them.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/list" || method == "tools/call" {
-				// The extensions' servers start at the first use of a
-				// tool list, not at initialize.
-				s.listServers(ctx)
-			}
 			res, err := next(ctx, method, req)
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
@@ -159,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 			return res, err
 		}
 	})
+	// Outermost: the extensions' servers start at the first use of a
+	// list, not at initialize (extservers.go).
+	s.mcp.AddReceivingMiddleware(s.serversMiddleware)
 	if err := s.Reload(); err != nil {
 		return nil, err
 	}
@@ -216,6 +220,7 @@ func (s *Server) reloadLocked() error {
 	s.set.Store(set)
 	if changed {
 		s.sig = sig
+		s.ext.quiet.Store(false)
 		s.replace(tools, resources)
 		s.toolsList.Store(&list)
 	}

@@ -1,0 +1,149 @@
+package extmcp
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gemkit/gemkit/internal/mcpclient"
+)
+
+// Tool is one tool of a server.
+type Tool struct {
+	Spec Spec
+	mcpclient.Tool
+}
+
+// Item is one prompt, resource or resource template of a server, as the
+// server listed it.
+type Item struct {
+	Spec Spec
+	mcpclient.Item
+}
+
+// Catalog is what servers offer: their tools, prompts, resources and
+// resource templates. A server lists the last three only when its
+// initialize answer declares them.
+type Catalog struct {
+	Tools     []Tool
+	Prompts   []Item
+	Resources []Item
+	Templates []Item
+}
+
+func (c *Catalog) add(o Catalog) {
+	c.Tools = append(c.Tools, o.Tools...)
+	c.Prompts = append(c.Prompts, o.Prompts...)
+	c.Resources = append(c.Resources, o.Resources...)
+	c.Templates = append(c.Templates, o.Templates...)
+}
+
+// Failure is a server whose catalog could not be listed, with why in
+// words.
+type Failure struct {
+	Spec Spec
+	Err  error
+}
+
+// Catalog lists what every server offers, starting those not listed yet
+// (at once, each bounded by its start timeout) and listing again those
+// that said a list of theirs changed. A server that cannot start or list
+// is a Failure and adds nothing; the others are listed all the same.
+func (m *Manager) Catalog(ctx context.Context) (Catalog, []Failure) {
+	m.mu.Lock()
+	all := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	type answer struct {
+		c   Catalog
+		err error
+	}
+	answers := make([]answer, len(all))
+	var wg sync.WaitGroup
+	for i, s := range all {
+		wg.Go(func() {
+			c, err := s.list(ctx)
+			answers[i] = answer{c, err}
+		})
+	}
+	wg.Wait()
+	var out Catalog
+	var failed []Failure
+	for i, s := range all {
+		if answers[i].err != nil {
+			failed = append(failed, Failure{s.spec, answers[i].err})
+			continue
+		}
+		out.add(answers[i].c)
+	}
+	return out, failed
+}
+
+// Tools lists the tools of every server, as Catalog does.
+func (m *Manager) Tools(ctx context.Context) ([]Tool, []Failure) {
+	c, failed := m.Catalog(ctx)
+	return c.Tools, failed
+}
+
+// list returns the server's catalog, starting it to list it once (and
+// again after it said a list changed).
+func (s *server) list(ctx context.Context) (Catalog, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listed && !s.stale.Load() {
+		return s.catalog, nil
+	}
+	// A change said from here on is listed again next time.
+	s.stale.Store(false)
+	r, err := s.ensure(ctx)
+	if err != nil {
+		return Catalog{}, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.startTimeout())
+	defer cancel()
+	c, what, err := s.listRunning(lctx, r)
+	if err != nil {
+		if lctx.Err() != nil {
+			return Catalog{}, s.failure("did not list its " + what + " within " + s.startTimeout().String())
+		}
+		return Catalog{}, s.failure("could not list its " + what + ": " + oneLine(err.Error()))
+	}
+	s.catalog, s.listed = c, true
+	s.touch()
+	return c, nil
+}
+
+// listRunning lists r's catalog; on failure it says which list failed.
+func (s *server) listRunning(ctx context.Context, r *running) (Catalog, string, error) {
+	var c Catalog
+	tools, err := r.client.ListTools(ctx)
+	if err != nil {
+		return c, "tools", err
+	}
+	for _, t := range tools {
+		c.Tools = append(c.Tools, Tool{Spec: s.spec, Tool: t})
+	}
+	items := func(list func(context.Context) ([]mcpclient.Item, error)) ([]Item, error) {
+		got, err := list(ctx)
+		out := make([]Item, 0, len(got))
+		for _, it := range got {
+			out = append(out, Item{Spec: s.spec, Item: it})
+		}
+		return out, err
+	}
+	if r.caps.Prompts {
+		if c.Prompts, err = items(r.client.ListPrompts); err != nil {
+			return c, "prompts", err
+		}
+	}
+	if r.caps.Resources {
+		if c.Resources, err = items(r.client.ListResources); err != nil {
+			return c, "resources", err
+		}
+		if c.Templates, err = items(r.client.ListResourceTemplates); err != nil {
+			return c, "resource templates", err
+		}
+	}
+	return c, "", nil
+}

@@ -1,0 +1,140 @@
+package extmcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// remoteServer is the go-sdk's own server with a tool, a prompt, a
+// resource that can be subscribed to and a log, served on loopback over
+// Streamable HTTP (/mcp) and SSE (/sse). headers are those of the last
+// request.
+type remoteServer struct {
+	url     string
+	srv     *mcp.Server
+	mu      sync.Mutex
+	headers http.Header
+}
+
+func newRemoteServer(t *testing.T) *remoteServer {
+	rs := &remoteServer{}
+	rs.srv = mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	mcp.AddTool(rs.srv, &mcp.Tool{Name: "hello"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "said hello"})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello from afar"}}}, nil, nil
+	})
+	rs.srv.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "greetings"}}}}, nil
+	})
+	rs.srv.AddResource(&mcp.Resource{URI: "note://1", Name: "note"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "note one"}}}, nil
+	})
+	get := func(*http.Request) *mcp.Server { return rs.srv }
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(get, nil))
+	mux.Handle("/sse", mcp.NewSSEHandler(get, nil))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rs.mu.Lock()
+		rs.headers = r.Header.Clone()
+		rs.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	rs.url = ts.URL
+	return rs
+}
+
+func (rs *remoteServer) header(name string) string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.headers.Get(name)
+}
+
+// TestRemoteServers: a remote server is connected to over Streamable
+// HTTP, SSE, or (url alone) Streamable HTTP then SSE, with the entry's
+// headers expanded from declared settings only; its catalog is listed,
+// its tool, prompt and resource used (its results without the hop's
+// resultType), its log (at the level set before it started) and a
+// subscription's resources/updated passed on; one that cannot be reached is a failure naming it and its URL.
+func TestRemoteServers(t *testing.T) {
+	rs := newRemoteServer(t)
+	for _, tc := range []struct {
+		name, path, transport string
+	}{
+		{"http", "/mcp", TransportHTTP},
+		{"sse", "/sse", TransportSSE},
+		{"url alone, an SSE server", "/sse", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewManager(Config{Timeout: 10 * time.Second, Environ: []string{"HOME=/nonexistent", "SECRET=mine"}})
+			t.Cleanup(m.Close)
+			events := make(chan Event, 16)
+			m.Listen(func(ev Event) { events <- ev })
+			sp := Spec{Extension: "far", Server: "srv", URL: rs.url + tc.path, Transport: tc.transport,
+				Headers:  map[string]string{"Authorization": "Bearer ${TOKEN}", "X-Secret": "[$SECRET]"},
+				Settings: map[string]string{"TOKEN": "t0k"}}
+			m.SetLevel(context.Background(), "info")
+			m.Sync([]Spec{sp})
+			c, failed := m.Catalog(context.Background())
+			if len(failed) > 0 {
+				t.Fatal(failed[0].Err)
+			}
+			if len(c.Tools) != 1 || len(c.Prompts) != 1 || len(c.Resources) != 1 || c.Resources[0].ID != "note://1" {
+				t.Fatalf("catalog %+v", c)
+			}
+			if got := rs.header("Authorization"); got != "Bearer t0k" {
+				t.Errorf("Authorization %q", got)
+			}
+			if got := rs.header("X-Secret"); got != "[]" {
+				t.Errorf("X-Secret %q: the person's environment reached a header", got)
+			}
+			ctx := context.Background()
+			raw, err := m.Call(ctx, sp.Key(), "hello", json.RawMessage(`{}`), nil)
+			if err != nil || !strings.Contains(string(raw), "hello from afar") || strings.Contains(string(raw), "resultType") {
+				t.Errorf("call: %s %v", raw, err)
+			}
+			if raw, err := m.GetPrompt(ctx, sp.Key(), "greet", nil); err != nil || !strings.Contains(string(raw), "greetings") {
+				t.Errorf("prompt: %s %v", raw, err)
+			}
+			if raw, err := m.ReadResource(ctx, sp.Key(), "note://1"); err != nil || !strings.Contains(string(raw), "note one") {
+				t.Errorf("read: %s %v", raw, err)
+			}
+			if err := m.Subscribe(ctx, sp.Key(), "note://1"); err != nil {
+				t.Errorf("subscribe: %v", err)
+			}
+			if err := rs.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "note://1"}); err != nil {
+				t.Fatal(err)
+			}
+			var sawLog, sawUpdate bool
+			for deadline := time.After(5 * time.Second); !sawLog || !sawUpdate; {
+				select {
+				case ev := <-events:
+					sawLog = sawLog || ev.Method == "notifications/message" && strings.Contains(string(ev.Params), "said hello")
+					sawUpdate = sawUpdate || ev.Method == "notifications/resources/updated" && strings.Contains(string(ev.Params), "note://1")
+				case <-deadline:
+					t.Fatalf("log passed on: %v, resources/updated passed on: %v", sawLog, sawUpdate)
+				}
+			}
+		})
+	}
+	t.Run("unreachable", func(t *testing.T) {
+		m := NewManager(Config{Timeout: 5 * time.Second})
+		t.Cleanup(m.Close)
+		m.Sync([]Spec{{Extension: "far", Server: "gone", URL: "http://127.0.0.1:9/mcp", Transport: TransportHTTP}})
+		_, failed := m.Catalog(context.Background())
+		if len(failed) != 1 || !strings.HasPrefix(failed[0].Err.Error(), "extension far's MCP server gone could not be reached at http://127.0.0.1:9/mcp: ") {
+			t.Errorf("failed %v", failed)
+		}
+	})
+}

@@ -1,0 +1,183 @@
+package extmcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/mcpclient"
+)
+
+// Progress receives a call's progress notifications: the progress, the
+// total (0: unknown) and the server's message.
+type Progress func(progress, total float64, message string)
+
+// Call calls tool of the server key (Spec.Key) with args, bounded by the
+// server's timeout, and returns the server's result as it encoded it. An
+// error says in words which extension's server failed and how, with the
+// end of what it printed on stderr. progress, when not nil, asks the
+// server for progress and receives it.
+func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessage, progress Progress) (json.RawMessage, error) {
+	s, err := m.server(key)
+	if err != nil {
+		return nil, err
+	}
+	return s.request(ctx, Printable(tool), func(ctx context.Context, r *running) (json.RawMessage, error) {
+		var token any
+		if progress != nil {
+			t := fmt.Sprintf("gemkit-%d", r.tokens.Add(1))
+			r.progress.Store(t, progress)
+			// The SDK may hand on a notification just after the result it
+			// went before: the route stays a moment longer.
+			defer time.AfterFunc(time.Second, func() { r.progress.Delete(t) })
+			token = t
+		}
+		if r.denied == nil {
+			return r.client.CallToolRaw(ctx, tool, args, token)
+		}
+		before := r.denied()
+		res, err := r.client.CallToolRaw(ctx, tool, args, token)
+		// What the sandbox refused the server during the call is said to
+		// the model with the result (the proxy, the resolver and the
+		// watch of its connect calls record a refusal before they answer
+		// it, so before the server can answer), and a refused write the
+		// result tells of to the person too.
+		rs := refusedSince(s.spec, before, r.denied())
+		if err == nil {
+			for _, w := range s.refusedWrites(args, res, r.data, r.tmp) {
+				s.report(w)
+				rs = append(rs, w)
+			}
+		}
+		if len(rs) > 0 {
+			if err == nil {
+				return withLine(res, forModel(rs)), nil
+			}
+			err = fmt.Errorf("%w; %s", err, forModel(rs))
+		}
+		return res, err
+	})
+}
+
+// GetPrompt gets the prompt name of the server key with args, as Call
+// calls a tool.
+func (m *Manager) GetPrompt(ctx context.Context, key, name string, args map[string]string) (json.RawMessage, error) {
+	s, err := m.server(key)
+	if err != nil {
+		return nil, err
+	}
+	return s.request(ctx, "the prompt "+Printable(name), func(ctx context.Context, r *running) (json.RawMessage, error) {
+		return r.client.GetPromptRaw(ctx, name, args)
+	})
+}
+
+// ReadResource reads the resource uri of the server key, as Call calls
+// a tool.
+func (m *Manager) ReadResource(ctx context.Context, key, uri string) (json.RawMessage, error) {
+	s, err := m.server(key)
+	if err != nil {
+		return nil, err
+	}
+	return s.request(ctx, "the resource "+Printable(uri), func(ctx context.Context, r *running) (json.RawMessage, error) {
+		return r.client.ReadResourceRaw(ctx, uri)
+	})
+}
+
+// Subscribe subscribes to the resource uri of the server key: its
+// notifications/resources/updated come as Events. The subscription
+// keeps the server from idling, and is made again when the server
+// starts again.
+func (m *Manager) Subscribe(ctx context.Context, key, uri string) error {
+	s, err := m.server(key)
+	if err != nil {
+		return err
+	}
+	_, err = s.request(ctx, "resources/subscribe of "+Printable(uri), func(ctx context.Context, r *running) (json.RawMessage, error) {
+		if !r.caps.Subscribe {
+			return nil, errors.New("it does not offer subscriptions to its resources")
+		}
+		if err := r.client.Subscribe(ctx, uri); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		if s.subs == nil {
+			s.subs = map[string]bool{}
+		}
+		s.subs[uri] = true
+		s.mu.Unlock()
+		return nil, nil
+	})
+	return err
+}
+
+// Unsubscribe ends a Subscribe.
+func (m *Manager) Unsubscribe(ctx context.Context, key, uri string) error {
+	s, err := m.server(key)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.subs, uri)
+	r := s.run
+	s.mu.Unlock()
+	if r == nil || !r.caps.Subscribe {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	return r.client.Unsubscribe(ctx, uri)
+}
+
+// server is the server key, or an error in words when it is gone.
+func (m *Manager) server(key string) (*server, error) {
+	m.mu.Lock()
+	s := m.servers[key]
+	m.mu.Unlock()
+	if s == nil {
+		return nil, errors.New("this MCP server is no longer served (its extension changed); list the tools again")
+	}
+	return s, nil
+}
+
+// request makes one request of the server (what names it in words),
+// starting the server when it is not running, bounded by its timeout.
+func (s *server) request(ctx context.Context, what string, do func(context.Context, *running) (json.RawMessage, error)) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	s.mu.Lock()
+	r, err := s.ensure(ctx)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.inflight++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inflight--
+		s.touch()
+		s.mu.Unlock()
+	}()
+	res, err := do(ctx, r)
+	if err == nil {
+		return res, nil
+	}
+	if ended, why := r.client.Ended(); ended && ctx.Err() == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
+		return nil, s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, what))
+	}
+	if ctx.Err() == nil && r.exitedSoon() {
+		return nil, s.failure("exited during the call of " + what + "; it is started again at the next call")
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		return nil, s.failure("did not answer " + what + " within " + s.timeout().String())
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if ended, why := r.client.Ended(); ended {
+		return nil, s.broke(r, "broke its MCP connection during the call of "+what+" ("+oneLine(why.Error())+")")
+	}
+	return nil, s.failure("failed to answer " + what + ": " + oneLine(err.Error()))
+}
