@@ -455,7 +455,7 @@ func (c *Conn) Send(msg json.RawMessage) error {
 // for a language server's answer passed on (150 KB) is a millisecond.
 func (c *Conn) writeRaw(id, raw json.RawMessage) error {
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-	b := make([]byte, 0, len(head)+len(id)+len(mid)+len(raw)+1)
+	b := make([]byte, 0, len(head)+len(id)+len(mid)+len(raw)+2) // and the line framing's "\n"
 	b = append(b, head...)
 	b = append(b, id...)
 	b = append(b, mid...)
