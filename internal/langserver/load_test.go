@@ -3,6 +3,7 @@ package langserver
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,4 +44,8 @@ func TestLoadErrorGopls(t *testing.T) {
 	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Store.Total"}`,
 		"no declaration named Store.Total found: gopls could not load the workspace: go: example.com/absent@v1.0.0: module lookup disabled by GOPROXY=off",
 		"; run `go mod download` in "+ws+" (gemkit's servers have no network: gopls reads the modules in "+cache+")")
+	// `gemkit codeintel status` says it too.
+	if s := p.Servers(); len(s) != 1 || !strings.Contains(s[0].LoadError, "module lookup disabled by GOPROXY=off; run `go mod download` in "+ws) {
+		t.Fatalf("servers: %+v", s)
+	}
 }

@@ -164,14 +164,19 @@ func (r *running) info() ide.LSPClient {
 	cl := ide.LSPClient{Name: r.server.Name}
 	if r.client != nil {
 		cl.Indexing = r.client.Indexing()
-		if e := r.client.LoadError(); e != "" {
-			cl.LoadError = e
-			if fix := r.p.loadFix(e); fix != "" {
-				cl.LoadError += "; " + fix
-			}
-		}
+		cl.LoadError = r.p.loadError(r.client)
 	}
 	return cl
+}
+
+// loadError is c's report that it could not load the workspace, with
+// what to do when gemkit can say; "" when it has made none.
+func (p *Pool) loadError(c *lspclient.Client) string {
+	e := c.LoadError()
+	if fix := p.loadFix(e); fix != "" {
+		e += "; " + fix
+	}
+	return e
 }
 
 // loadFix is what to do about a server's failure to load the workspace,
@@ -181,7 +186,7 @@ func (r *running) info() ide.LSPClient {
 // environment naming no module cache (none of GOMODCACHE, GOPATH and
 // HOME): the server then reads an empty one of its own.
 func (p *Pool) loadFix(loadErr string) string {
-	if !strings.Contains(loadErr, "GOPROXY=off") {
+	if loadErr == "" || !strings.Contains(loadErr, "GOPROXY=off") {
 		return ""
 	}
 	cache := goModCache(envMap(p.env))
