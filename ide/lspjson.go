@@ -2,6 +2,7 @@ package ide
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 )
 
@@ -203,6 +204,15 @@ func space(b []byte, i int) int {
 // opening quote is at b[i].
 func stringEnd(b []byte, i int) int {
 	for i++; ; i++ {
+		// Eight bytes at a time while none is a quote or a backslash
+		// (a URI is 50), then byte by byte.
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if hasByte(w, '"')|hasByte(w, '\\') != 0 {
+				break
+			}
+			i += 8
+		}
 		for b[i] != '"' && b[i] != '\\' {
 			i++
 		}
@@ -211,6 +221,13 @@ func stringEnd(b []byte, i int) int {
 		}
 		i++ // the escaped byte
 	}
+}
+
+// hasByte is not 0 when one of the eight bytes of w is c.
+func hasByte(w uint64, c byte) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := w ^ (ones * uint64(c))
+	return (x - ones) &^ x & highs
 }
 
 // structural marks the bytes skipValue stops at in a container.

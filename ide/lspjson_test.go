@@ -24,6 +24,7 @@ var requestResults = []string{
 	`{"clients":["x"],"answers":[{"re\u0073ult":1}]}`, // an escape in a name
 	`{"clients":1}`, // the wrong type
 	`null`,
+	`{"clients":["x"],"answers":[{"client":"x","result":["a string of more than eight bytes, with \" and \\\" and ]} in it","and another, \\"]}]}`,
 }
 
 func TestLSPRequestResultJSON(t *testing.T) {

@@ -38,6 +38,11 @@ var quickCases = []struct {
 	{"{\"params\":\"\xff\"}", true},        // JSON; CheckJSONText refuses it
 	{`{"params":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`, true},
 	{`{"params":tru}`, false},
+	// Long strings, read eight bytes at a time.
+	{`{"params":"abcdefghijklmnop\"qrstuvwxyz\\"}`, true},
+	{"{\"params\":\"abcdefghijklmno\tpqrstuvwxyz\"}", false},
+	{"{\"params\":\"abcdefghijklmnop\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9 \x7f\"}", true},
+	{`{"params":"abcdefghijklmnopqrstuvwxyz`, false},
 	{`{"params":1} x`, false},
 }
 
