@@ -107,7 +107,9 @@ func serve(t *testing.T, ws, dir string, ed companion.Editor, name string) (stop
 func newFinder(t *testing.T, ws, dir string) *Finder {
 	f := NewFinder(ws, Options{
 		Discovery: client.Options{Dir: dir, Getenv: func(string) string { return "" }},
-		Recheck:   time.Millisecond,
+		// Every Find looks again: a test serves a companion and asks at
+		// once, sooner than a millisecond after a search found none.
+		Recheck: time.Nanosecond,
 	})
 	t.Cleanup(f.Close)
 	return f
