@@ -99,6 +99,11 @@ type LSPClient struct {
 	// Indexing says what the server reports it is busy with (its
 	// work-done progress, "Loading packages"); "" when idle.
 	Indexing string `json:"indexing,omitempty"`
+	// LoadError, optional, says why the server could not load the
+	// workspace, with what to do: its answers lack what it could not
+	// load (gemkit's own servers report gopls's, when a module the
+	// workspace needs is missing).
+	LoadError string `json:"loadError,omitempty"`
 }
 
 // LSPClientsResult is the answer to lsp/clients.

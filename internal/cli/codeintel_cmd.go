@@ -158,6 +158,8 @@ func newCodeIntelStatusCmd(a *app) *cobra.Command {
 				switch {
 				case s.Failed != "":
 					state = "failed: " + s.Failed
+				case s.Running && s.LoadError != "":
+					state = "could not load the workspace: " + s.LoadError
 				case s.Running && s.Indexing != "":
 					state = "indexing: " + s.Indexing
 				case s.Running:

@@ -302,6 +302,9 @@ func (q *query) search(ctx context.Context, query string) (string, error) {
 	}
 	slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(rank(a), rank(b)) })
 	if len(syms) == 0 {
+		if why := q.unloaded(ctx); why != "" {
+			return fmt.Sprintf("No declarations match %q: %s.", query, why), nil
+		}
 		return fmt.Sprintf("No declarations match %q.", query) + q.note(ctx), nil
 	}
 	a := newAnswer(q.t.opts.MaxChars)

@@ -163,6 +163,10 @@ type Status struct {
 	// Indexing, when not empty, says what the server is still doing
 	// ("Loading packages…"): answers may be incomplete until it is done.
 	Indexing string `json:"indexing,omitempty"`
+	// LoadError, when not empty, says why the server could not load the
+	// workspace, with what to do: its answers lack what it could not
+	// load, and a name it does not find may be declared all the same.
+	LoadError string `json:"loadError,omitempty"`
 }
 
 // Source answers the questions of the tools. Paths are absolute; the

@@ -269,6 +269,9 @@ func (q *query) byWorkspaceName(ctx context.Context, sym string) (target, error)
 	case len(keep) > 1:
 		return target{}, q.ambiguous(sym, keep, "give file (one that declares or uses it), or qualify the name")
 	}
+	if why := q.unloaded(ctx); why != "" {
+		return target{}, fmt.Errorf("no declaration named %s found: %s", sym, why)
+	}
 	msg := fmt.Sprintf("no declaration named %s in the workspace", sym)
 	if len(syms) > 0 {
 		var sug []string

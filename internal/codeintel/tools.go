@@ -488,9 +488,25 @@ func (q *query) note(ctx context.Context) string {
 	if err != nil || st.Indexing == "" {
 		return ""
 	}
-	who := st.Server
-	if who == "" {
-		who = "the language server"
+	return fmt.Sprintf("\n[%s is still indexing (%s): the answer may be incomplete; ask again shortly]", serverOf(st), st.Indexing)
+}
+
+// unloaded says why a search by name found nothing when the server
+// could not load the workspace (a module missing, with no network to
+// fetch it: "no declaration named X" would send an agent looking for
+// a typo), with what to do; "" otherwise.
+func (q *query) unloaded(ctx context.Context) string {
+	st, err := q.t.status(ctx, q.path)
+	if err != nil || st.LoadError == "" {
+		return ""
 	}
-	return fmt.Sprintf("\n[%s is still indexing (%s): the answer may be incomplete; ask again shortly]", who, st.Indexing)
+	return fmt.Sprintf("%s could not load the workspace: %s", serverOf(st), st.LoadError)
+}
+
+// serverOf names the server a Status describes.
+func serverOf(st Status) string {
+	if st.Server == "" {
+		return "the language server"
+	}
+	return st.Server
 }

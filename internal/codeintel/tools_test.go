@@ -478,3 +478,42 @@ func TestHoverOneRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsLoadError: a search by name that finds nothing, when the
+// server reported that it could not load the workspace, says so and what
+// to do, not that the name is not declared.
+func TestToolsLoadError(t *testing.T) {
+	const loadErr = "go: github.com/spf13/pflag@v1.0.9: module lookup disabled by GOPROXY=off; run `go mod download` in /ws (gemkit's servers have no network: gopls reads the modules in /home/u/go/pkg/mod)"
+	for _, tt := range []struct {
+		name    string
+		status  Status
+		symbols bool
+		tool    string
+		args    string
+		want    string
+	}{
+		{"definition by name", Status{Server: "gopls", LoadError: loadErr}, false, ToolDefinition, `{"symbol":"Command.Execute"}`,
+			"no declaration named Command.Execute found: gopls could not load the workspace: " + loadErr},
+		{"symbol search", Status{Server: "gopls", LoadError: loadErr}, false, ToolSymbols, `{"query":"Execute"}`,
+			`No declarations match "Execute": gopls could not load the workspace: ` + loadErr + "."},
+		{"an editor's server", Status{Server: "Neovim's gopls", LoadError: "go: errors parsing go.mod"}, false, ToolDefinition, `{"symbol":"Execute"}`,
+			"no declaration named Execute found: Neovim's gopls could not load the workspace: go: errors parsing go.mod"},
+		{"loaded", Status{Server: "gopls"}, false, ToolDefinition, `{"symbol":"Command.Execute"}`,
+			"no declaration named Command.Execute in the workspace"},
+		{"found all the same", Status{Server: "gopls", LoadError: loadErr}, true, ToolDefinition, `{"symbol":"Greet"}`,
+			"greet/greet.go:"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, src := shop(t)
+			src.status = tt.status
+			if !tt.symbols {
+				src.symbols = nil
+			}
+			tools := newTestTools(t, ws, src, Options{})
+			got, _ := call(t, tools, tt.tool, tt.args)
+			if !strings.Contains(got, tt.want) || (!tt.symbols && got != tt.want) {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -250,15 +250,18 @@ func (c *Conn) read(ctx context.Context, h Handler) error {
 }
 
 // handle checks one message and dispatches it. A request or response
-// (an object) is decoded once: json.Unmarshal checks the whole text before
-// it fills anything in, so its syntax error is the parse error json.Valid
-// would find, and a message as large as a language server's answer is
-// scanned once for syntax rather than twice.
+// (an object) is decoded once: by quickMessage, in one pass, as peers
+// write them, else by json.Unmarshal, which checks the whole text before
+// it fills anything in, so that its syntax error is the parse error
+// json.Valid would find.
 func (c *Conn) handle(ctx context.Context, body []byte, h Handler) {
 	body = bytes.TrimSpace(body)
 	var m message
 	var memberErr error
-	if len(body) > 0 && body[0] == '{' {
+	switch {
+	case len(body) > 0 && body[0] == '{' && quickMessage(body, &m):
+	case len(body) > 0 && body[0] == '{':
+		m = message{}
 		if err := json.Unmarshal(body, &m); err != nil {
 			var syn *json.SyntaxError
 			if errors.As(err, &syn) {
@@ -269,7 +272,7 @@ func (c *Conn) handle(ctx context.Context, body []byte, h Handler) {
 			// still filled in the rest, the id included when it could.
 			memberErr = err
 		}
-	} else if !json.Valid(body) {
+	case !json.Valid(body):
 		err := json.Unmarshal(body, new(any)) // for the position of the mistake
 		c.refuse(nil, CodeParseError, "Parse error: "+Problem(err), "")
 		return
@@ -329,7 +332,10 @@ func (c *Conn) refuse(id json.RawMessage, code int, msg, method string) {
 
 // Reply answers the request id (nil is sent as null) with result, or
 // with err when it is not nil: an *Error as it is, any other error as an
-// Internal error with its text. A failed write is logged, and returned.
+// Internal error with its text. A json.RawMessage result (a peer's
+// answer passed on) is written as it is, after plainValue's cheap check,
+// not checked and compacted once more by json.Marshal. A failed write is
+// logged, and returned.
 func (c *Conn) Reply(id json.RawMessage, result any, err error) error {
 	if id == nil {
 		id = json.RawMessage("null")
@@ -348,9 +354,15 @@ func (c *Conn) Reply(id json.RawMessage, result any, err error) error {
 		}
 		out.Result = result
 	}
-	if err := c.write(out); err != nil {
-		c.o.Logger.Error(c.o.LogPrefix+"write response", "err", err)
-		return err
+	var werr error
+	if raw, ok := out.Result.(json.RawMessage); ok && out.Error == nil && plainID(id) && plainValue(raw) {
+		werr = c.writeRaw(id, raw)
+	} else {
+		werr = c.write(out)
+	}
+	if werr != nil {
+		c.o.Logger.Error(c.o.LogPrefix+"write response", "err", werr)
+		return werr
 	}
 	return nil
 }
@@ -396,13 +408,21 @@ func (c *Conn) Call(ctx context.Context, timeout time.Duration, method string, p
 		m.Error.from = c.o.ErrorPrefix
 		return m.Error
 	}
-	if raw, ok := result.(*json.RawMessage); ok {
+	switch result := result.(type) {
+	case nil:
+	case *json.RawMessage:
 		// Checked already, and a copy of its own: a language server's
 		// answer of 200 KB is not scanned once more.
-		*raw = m.Result
-		return nil
-	}
-	if result != nil {
+		*result = m.Result
+	case json.Unmarshaler:
+		// What json.Unmarshal does with a valid text, without checking
+		// it once more: a result that reads itself (lsp/request's,
+		// which carries the servers' answers as they came) takes the
+		// text as read.
+		if err := result.UnmarshalJSON(m.Result); err != nil {
+			return fmt.Errorf("%s's answer to %s: %w", c.o.Peer, method, err)
+		}
+	default:
 		if err := json.Unmarshal(m.Result, result); err != nil {
 			return fmt.Errorf("%s's answer to %s: %w", c.o.Peer, method, err)
 		}
@@ -428,6 +448,49 @@ func (c *Conn) Send(msg json.RawMessage) error {
 	defer c.wmu.Unlock()
 	_, err := c.w.Write(b)
 	return err
+}
+
+// writeRaw sends the answer to id whose result is raw, written as it is
+// (plainValue): json.Marshal would check and compact it once more, which
+// for a language server's answer passed on (150 KB) is a millisecond.
+func (c *Conn) writeRaw(id, raw json.RawMessage) error {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	b := make([]byte, 0, len(head)+len(id)+len(mid)+len(raw)+2) // and the line framing's "\n"
+	b = append(b, head...)
+	b = append(b, id...)
+	b = append(b, mid...)
+	b = append(b, raw...)
+	b = c.o.Framer.Frame(append(b, '}'))
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(b)
+	return err
+}
+
+// plainValue is the cheap check of a result written as it is: it starts
+// as a JSON value does and holds no line break, which would end a line-
+// framed message early (json.Marshal compacts one between tokens away).
+// Its text is a value read from a peer and checked then, or gemkit's own.
+func plainValue(raw json.RawMessage) bool {
+	if len(raw) == 0 || bytes.IndexByte(raw, '\n') >= 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '{', c == '[', c == '"', c == 't', c == 'f', c == 'n', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+// plainID reports whether json.Marshal would write id as it is: an id as
+// validID passes it with nothing HTML-escaped, nothing over ASCII.
+func plainID(id json.RawMessage) bool {
+	for _, c := range id {
+		if c == '<' || c == '>' || c == '&' || c < 0x20 || c > 0x7E {
+			return false
+		}
+	}
+	return len(id) > 0
 }
 
 // write sends v as one framed message.

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"fmt"
 	"unicode/utf8"
 )
@@ -24,9 +25,15 @@ func CheckJSONText(b []byte) error {
 		return fmt.Errorf("the text is not valid UTF-8 (first bad byte 0x%02X at byte offset %d); send file content as UTF-8", b[off], off)
 	}
 	// A backslash appears only inside JSON strings, so no string tracking
-	// is needed: walk escapes two bytes at a time.
+	// is needed: go from backslash to backslash, and walk escapes two
+	// bytes at a time.
 	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+1 >= len(b) {
 			continue
 		}
 		if b[i+1] != 'u' {

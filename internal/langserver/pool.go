@@ -197,9 +197,12 @@ type ServerInfo struct {
 	Pid      int    `json:"pid,omitempty"`
 	Running  bool   `json:"running"`
 	Indexing string `json:"indexing,omitempty"`
-	OpenDocs int    `json:"openDocs"`
-	Crashes  int    `json:"crashes,omitempty"`
-	Failed   string `json:"failed,omitempty"`
+	// LoadError says why the server could not load the workspace, with
+	// what to do (lsp/clients' loadError).
+	LoadError string `json:"loadError,omitempty"`
+	OpenDocs  int    `json:"openDocs"`
+	Crashes   int    `json:"crashes,omitempty"`
+	Failed    string `json:"failed,omitempty"`
 }
 
 // Servers describes the servers started so far.
@@ -216,6 +219,7 @@ func (p *Pool) Servers() []ServerInfo {
 		in := ServerInfo{Name: r.server.Name, Language: r.server.Language, Command: strings.Join(append([]string{r.path}, r.server.Command[1:]...), " "), Crashes: r.crashes}
 		if r.client != nil {
 			in.Running, in.Pid, in.Indexing, in.OpenDocs = true, r.client.Pid(), r.client.Indexing(), len(r.client.OpenDocs())
+			in.LoadError = p.loadError(r.client)
 		}
 		if r.failed != nil {
 			in.Failed = r.failed.Error()

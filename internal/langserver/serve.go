@@ -164,8 +164,36 @@ func (r *running) info() ide.LSPClient {
 	cl := ide.LSPClient{Name: r.server.Name}
 	if r.client != nil {
 		cl.Indexing = r.client.Indexing()
+		cl.LoadError = r.p.loadError(r.client)
 	}
 	return cl
+}
+
+// loadError is c's report that it could not load the workspace, with
+// what to do when gemkit can say; "" when it has made none.
+func (p *Pool) loadError(c *lspclient.Client) string {
+	e := c.LoadError()
+	if fix := p.loadFix(e); fix != "" {
+		e += "; " + fix
+	}
+	return e
+}
+
+// loadFix is what to do about a server's failure to load the workspace,
+// "" when gemkit cannot say: a module missing from the module cache the
+// server reads, with no network to fetch it (docs/code-intel.md, "No
+// network, and Go's module proxy"). An agent may start gemkit with an
+// environment naming no module cache (none of GOMODCACHE, GOPATH and
+// HOME): the server then reads an empty one of its own.
+func (p *Pool) loadFix(loadErr string) string {
+	if loadErr == "" || !strings.Contains(loadErr, "GOPROXY=off") {
+		return ""
+	}
+	cache := goModCache(envMap(p.env))
+	if cache == "" {
+		return fmt.Sprintf("gemkit's environment names no Go module cache (none of GOMODCACHE, GOPATH and HOME is set; an agent may start its MCP servers with a reduced environment), so gopls reads an empty one: set GOMODCACHE to yours (`go env GOMODCACHE`) in the environment gemkit starts with, and run `go mod download` in %s", p.ws)
+	}
+	return fmt.Sprintf("run `go mod download` in %s (gemkit's servers have no network: gopls reads the modules in %s)", p.ws, cache)
 }
 
 // requestOne answers lsp/request about one file: its server, started, with
@@ -206,9 +234,10 @@ func (p *Pool) requestAll(ctx context.Context, q ide.LSPRequestParams) (ide.LSPR
 			return nil
 		}
 		raw, err := c.Request(ctx, q.Method, q.Params)
-		for err == nil && empty(raw) && r.young() {
+		for err == nil && empty(raw) && r.young() && c.LoadError() == "" {
 			// A server still reading the workspace may find nothing yet
-			// without saying so: ask again shortly, while it is young.
+			// without saying so: ask again shortly, while it is young
+			// (and has not said that it could not load it).
 			select {
 			case <-ctx.Done():
 				return ctx.Err()

@@ -43,11 +43,13 @@ func BenchmarkBrokerDefinition(b *testing.B) {
 			tl.Call(ctx, codeintel.ToolDefinition, args)
 		}
 		b.Run(name, func(b *testing.B) {
+			start := cpuTime()
 			for b.Loop() {
 				if _, isErr := tl.Call(ctx, codeintel.ToolDefinition, args); isErr {
 					b.Fatal("error")
 				}
 			}
+			reportCPU(b, start)
 		})
 		tl.Close()
 	}
@@ -102,6 +104,7 @@ func BenchmarkBrokerReferences(b *testing.B) {
 			tl.Call(ctx, codeintel.ToolReferences, args)
 		}
 		b.Run(name, func(b *testing.B) {
+			start := cpuTime()
 			for b.Loop() {
 				if strings.HasPrefix(name, "source") {
 					if _, err := src.References(ctx, at); err != nil {
@@ -113,6 +116,7 @@ func BenchmarkBrokerReferences(b *testing.B) {
 					b.Fatal("error")
 				}
 			}
+			reportCPU(b, start)
 		})
 		tl.Close()
 	}

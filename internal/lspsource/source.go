@@ -252,6 +252,9 @@ func (s *Source) Status(ctx context.Context, path string) (codeintel.Status, err
 			if st.Indexing == "" {
 				st.Indexing = c.Indexing
 			}
+			if st.LoadError == "" {
+				st.LoadError = c.LoadError
+			}
 		}
 		st.Server = cl.serverName(strings.Join(names, " and "))
 		return st, nil

@@ -109,7 +109,9 @@ func newFinder(t *testing.T, ws, dir string) *Finder {
 		// The companions are on this machine, whatever /.dockerenv says: no
 		// lookup of host.docker.internal leaves it.
 		Discovery: client.Options{Dir: dir, Getenv: func(string) string { return "" }, InContainer: func() bool { return false }},
-		Recheck:   time.Millisecond,
+		// Every Find looks again: a test serves a companion and asks at
+		// once, sooner than a millisecond after a search found none.
+		Recheck: time.Nanosecond,
 	})
 	t.Cleanup(f.Close)
 	return f
@@ -232,11 +234,8 @@ func TestFinder(t *testing.T) {
 
 	ed := &scriptedEditor{clients: []ide.LSPClient{{Name: "gopls"}}}
 	stop := serve(t, ws, dir, ed, "Emacs")
-	// Find looks again at each question, so an editor started a moment
-	// ago is found at a later one: the discovery files of the companion
-	// that stopped and of the new one may be in flux at the first.
-	var cl *Clients
-	if !gemkittest.Poll(5*time.Second, 10*time.Millisecond, func() bool { cl = f.Find(context.Background()); return cl != nil }) {
+	cl := f.Find(context.Background())
+	if cl == nil {
 		t.Fatal("the editor was not found")
 	}
 	stop()
