@@ -63,7 +63,7 @@ import (
 // the person's own programs can, and those can already rewrite the
 // consent records beside it. A cache that cannot be read, is damaged, or
 // is for another version is ignored: the folder is hashed in full, as
-// without a cache. One that would be larger than maxDigestCacheBytes is
+// without a cache. One that would be larger than maxDigestCacheSize is
 // not written.
 const (
 	digestCacheDir     = "digests"
