@@ -64,7 +64,12 @@ import (
 // consent records beside it. A cache that cannot be read, is damaged, or
 // is for another version is ignored: the folder is hashed in full, as
 // without a cache. One that would be larger than maxDigestCacheSize is
-// not written.
+// not written. Uninstall removes the cache of the folder it removes.
+//
+// The racy window assumes the files' timestamps and time.Now come from
+// the same clock, give or take its granularity; a network filesystem
+// whose server's clock runs more than the window behind this machine's
+// would weaken it, as it weakens git's.
 const (
 	digestCacheDir     = "digests"
 	digestCacheHeader  = "gemkit digest cache 1"
@@ -261,9 +266,19 @@ func (c *digestCache) save() {
 // at every tool run and server start, read through it; a folder whose
 // real path cannot be found is read without it.
 func (s *Store) ReadContent(dir string) (Content, error) {
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
+	cache := s.digestCacheOf(dir)
+	if cache == "" {
 		return ReadContent(dir)
 	}
-	return readContentCached(dir, openDigestCache(digestCachePath(s.stateDir(), real), time.Now()))
+	return readContentCached(dir, openDigestCache(cache, time.Now()))
+}
+
+// digestCacheOf is the path of the digest cache of the extension folder
+// dir, named by its real path; "" when that cannot be found.
+func (s *Store) digestCacheOf(dir string) string {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	return digestCachePath(s.stateDir(), real)
 }

@@ -197,3 +197,25 @@ func stat(t *testing.T, p string) os.FileInfo {
 	}
 	return fi
 }
+
+// TestUninstallForgetsDigestCache: removing an extension removes the
+// digest cache of its folder with its consent.
+func TestUninstallForgetsDigestCache(t *testing.T) {
+	s := newStore(t)
+	installLocal(t, s, "cached")
+	in, err := s.Get("cached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Consent(in.Extension); err != nil {
+		t.Fatal(err)
+	}
+	cache := s.digestCacheOf(in.Extension.Dir)
+	stat(t, cache)
+	if err := s.Uninstall("cached"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Fatalf("the digest cache outlived the extension: %v", err)
+	}
+}
