@@ -1,7 +1,6 @@
 package extension
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,8 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -139,52 +138,97 @@ func readDigestCache(path string) (int64, map[string]cacheEntry, error) {
 	if len(data) > maxDigestCacheSize {
 		return 0, nil, errors.New("too large")
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxDigestCacheSize)
-	if !sc.Scan() || sc.Text() != digestCacheHeader || !sc.Scan() {
+	header, rest, ok := bytes.Cut(data, []byte("\n"))
+	if !ok || string(header) != digestCacheHeader {
 		return 0, nil, errors.New("not a digest cache")
 	}
-	written, err := strconv.ParseInt(sc.Text(), 10, 64)
-	if err != nil {
-		return 0, nil, err
+	line, rest, ok := bytes.Cut(rest, []byte("\n"))
+	written, err := parseInt(line)
+	if !ok || err != nil {
+		return 0, nil, errors.New("no time of writing")
 	}
-	entries := map[string]cacheEntry{}
-	for sc.Scan() {
-		rel, e, err := parseCacheLine(sc.Text())
+	n := bytes.Count(rest, []byte("\n"))
+	entries := make(map[string]cacheEntry, n)
+	// The sums of all entries share one slab.
+	sums := make([]byte, n*sha256.Size)
+	for i := 0; len(rest) > 0; i++ {
+		if line, rest, ok = bytes.Cut(rest, []byte("\n")); !ok {
+			return 0, nil, errors.New("unterminated line")
+		}
+		rel, e, err := parseCacheLine(line, sums[i*sha256.Size:(i+1)*sha256.Size:(i+1)*sha256.Size])
 		if err != nil {
 			return 0, nil, err
 		}
 		entries[rel] = e
 	}
-	if err := sc.Err(); err != nil {
-		return 0, nil, err
-	}
 	return written, entries, nil
 }
 
-func parseCacheLine(line string) (string, cacheEntry, error) {
-	fields := strings.SplitN(line, " ", 8)
-	if len(fields) != 8 {
-		return "", cacheEntry{}, errors.New("short line")
-	}
+// parseCacheLine parses one entry of the cache file, decoding its sum
+// into sum (sha256.Size bytes).
+func parseCacheLine(line, sum []byte) (string, cacheEntry, error) {
 	var nums [6]int64
 	for i := range nums {
-		n, err := strconv.ParseInt(fields[i], 10, 64)
-		if err != nil {
-			return "", cacheEntry{}, err
+		field, after, ok := bytes.Cut(line, []byte(" "))
+		n, err := parseInt(field)
+		if !ok || err != nil {
+			return "", cacheEntry{}, errors.New("bad number")
 		}
-		nums[i] = n
+		nums[i], line = n, after
 	}
-	sum, err := hex.DecodeString(fields[6])
-	if err != nil || len(sum) != sha256.Size {
+	field, quoted, ok := bytes.Cut(line, []byte(" "))
+	if !ok || hex.DecodedLen(len(field)) != sha256.Size {
 		return "", cacheEntry{}, errors.New("bad sum")
 	}
-	rel, err := strconv.Unquote(fields[7])
+	if _, err := hex.Decode(sum, field); err != nil {
+		return "", cacheEntry{}, err
+	}
+	rel, err := unquotePath(quoted)
 	if err != nil {
 		return "", cacheEntry{}, err
 	}
 	k := statKey{Dev: uint64(nums[0]), Ino: uint64(nums[1]), Size: nums[2], Mode: uint32(nums[3]), Mtime: nums[4], Ctime: nums[5]}
 	return rel, cacheEntry{key: k, sum: sum}, nil
+}
+
+// unquotePath reads a path as %q wrote it; one without escapes (nearly
+// every path) is taken as it is, sparing strconv.Unquote's work.
+func unquotePath(q []byte) (string, error) {
+	if len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' {
+		inner := q[1 : len(q)-1]
+		if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) {
+			return string(inner), nil
+		}
+	}
+	return strconv.Unquote(string(q))
+}
+
+// parseInt parses a decimal int64, sign allowed, from b.
+func parseInt(b []byte) (int64, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, errors.New("bad number")
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errors.New("bad number")
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if neg {
+		if n > 1<<63 {
+			return 0, errors.New("bad number")
+		}
+		return -int64(n), nil
+	}
+	if n > 1<<63-1 {
+		return 0, errors.New("bad number")
+	}
+	return int64(n), nil
 }
 
 // sum is the recorded SHA-256 of the file rel whose descriptor's stat is

@@ -219,3 +219,20 @@ func TestUninstallForgetsDigestCache(t *testing.T) {
 		t.Fatalf("the digest cache outlived the extension: %v", err)
 	}
 }
+
+// TestDigestCacheNames: entries are found again whatever their paths
+// hold (spaces, quotes, backslashes, a newline, bytes that are not
+// UTF-8).
+func TestDigestCacheNames(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{ManifestFile, "a b.js", `q"uote.js`, `back\slash.js`, "new\nline.js", "é.js", "bad\xff.js"}
+	for _, n := range names {
+		writeFile(t, filepath.Join(dir, n), n)
+	}
+	cache := filepath.Join(t.TempDir(), digestCacheDir, "c")
+	first := readCached(t, dir, cache, time.Now().Add(5*time.Second))
+	second := readCached(t, dir, cache, time.Now().Add(10*time.Second))
+	if second.hits != len(names) || second.c.Digest != first.c.Digest || first.c.Digest != readFull(t, dir).Digest {
+		t.Fatalf("%d of %d files from the cache; digests %s, %s", second.hits, len(names), first.c.Digest, second.c.Digest)
+	}
+}
