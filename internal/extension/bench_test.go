@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchStore installs count extensions from the "tools" template.
@@ -130,6 +132,55 @@ func BenchmarkReadContent(b *testing.B) {
 			}
 		}
 	})
+	// An extension that ships its server with node_modules (the shape
+	// of server-everything's: ~4,300 files, ~40 MB), read as a consent
+	// check at a server start reads it: with no digest cache (cold),
+	// every file hashed, and through a settled one (warm), every file
+	// opened and stat'd but none read.
+	big := benchNodeModules(b, 4000, 10<<10)
+	b.Run("node_modules/cold", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ReadContent(big); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("node_modules/warm", func(b *testing.B) {
+		cache := filepath.Join(b.TempDir(), "digests", "c")
+		// The cache written as a walk would well after the folder was
+		// made, when its entries are no longer racy.
+		if _, err := readContentCached(big, openDigestCache(cache, time.Now().Add(3*racyWindow))); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			dc := openDigestCache(cache, time.Now())
+			if _, err := readContentCached(big, dc); err != nil {
+				b.Fatal(err)
+			}
+			if runtime.GOOS == "linux" && dc.hits != 4000 {
+				b.Fatalf("%d files from the cache, want 4000", dc.hits)
+			}
+		}
+	})
+}
+
+// benchNodeModules writes files files of size bytes each, spread over
+// packages of 20 files as npm lays them out, and returns the folder.
+func benchNodeModules(b *testing.B, files, size int) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "ext")
+	data := make([]byte, size)
+	for i := range files {
+		p := filepath.Join(dir, "node_modules", fmt.Sprintf("pkg%03d", i/20), "lib", fmt.Sprintf("f%02d.js", i%20))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		data[0] = byte(i)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // plainDigest is the digest as gemkit took it before Root: a path walk,

@@ -181,10 +181,12 @@ type ConsentState struct {
 }
 
 // Consent returns where consent to ext stands, comparing its record with
-// ext's permissions and files as they are now. It runs nothing.
+// ext's permissions and files as they are now. It runs nothing. The
+// files are read through the store's digest cache (Store.ReadContent):
+// `gemkit mcp` asks at every start of an extension's server.
 func (s *Store) Consent(ext *Extension) (ConsentState, error) {
 	st := ConsentState{Hash: PermissionsHash(ext.Manifest)}
-	now, err := ReadContent(ext.Dir)
+	now, err := s.ReadContent(ext.Dir)
 	if err != nil {
 		return st, err
 	}

@@ -66,15 +66,22 @@ func ContentDigest(dir string) (string, error) {
 // folder it was listed in, and the files that have another name or lead
 // out of the folder are noted (Shared, LinksOut) for Bindable.
 func ReadContent(dir string) (Content, error) {
+	return readContentCached(dir, nil)
+}
+
+// readContentCached is ReadContent reusing the sums of cache (nil: none)
+// for the files whose stat matches, and saving the walk's entries to it.
+func readContentCached(dir string, cache *digestCache) (Content, error) {
 	root, err := fsutil.OpenRoot(dir)
 	if err != nil {
 		return Content{}, fmt.Errorf("hashing the extension's files in %s: %w", dir, err)
 	}
 	defer root.Close()
-	c, err := readContent(root)
+	c, err := readContent(root, cache)
 	if err != nil {
 		return Content{}, fmt.Errorf("hashing the extension's files in %s: %w", dir, err)
 	}
+	cache.save()
 	return c, nil
 }
 
@@ -86,7 +93,7 @@ type contentFile struct {
 	sum  []byte // the SHA-256 of its content or target; nil for other kinds
 }
 
-func readContent(root *fsutil.Root) (Content, error) {
+func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 	var files []contentFile
 	var total int64
 	c := Content{}
@@ -135,11 +142,16 @@ func readContent(root *fsutil.Root) (Content, error) {
 			if total > maxContentBytes {
 				return fmt.Errorf("more than %d files or %d MiB", maxContentFiles, maxContentBytes>>20)
 			}
-			h := sha256.New()
-			if _, err := io.Copy(h, io.LimitReader(file, maxContentBytes)); err != nil {
-				return fmt.Errorf("read %s: %w", dir.Path(d.Name()), err)
+			// A file whose stat matches the digest cache's entry is
+			// not read again (digestcache.go says why that is safe).
+			if f.sum = cache.sum(rel, fi); f.sum == nil {
+				h := sha256.New()
+				if _, err := io.Copy(h, io.LimitReader(file, maxContentBytes)); err != nil {
+					return fmt.Errorf("read %s: %w", dir.Path(d.Name()), err)
+				}
+				f.sum = h.Sum(nil)
 			}
-			f.sum = h.Sum(nil)
+			cache.put(rel, fi, f.sum)
 			f.line = fmt.Appendf(nil, "%x\n", f.sum)
 		}
 		files = append(files, f)

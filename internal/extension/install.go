@@ -279,8 +279,16 @@ func (s *Store) Uninstall(name string) error {
 	if m := in.Manifest(); m != nil && m.Name != in.Name && !s.otherCarries(in, m.Name) {
 		names = append(names, m.Name)
 	}
+	var cache string
+	if in.Extension != nil {
+		cache = s.digestCacheOf(in.Extension.Dir)
+	}
 	if err := s.removeEntry(in, names); err != nil {
 		return err
+	}
+	if cache != "" {
+		// It only ever spares hashing; one left behind is harmless.
+		_ = os.Remove(cache)
 	}
 	for _, n := range names {
 		if err := s.ForgetConsent(n); err != nil {

@@ -21,6 +21,11 @@ type ConsentStore interface {
 	// hash (an empty Digest for a record older than content binding).
 	ConsentContent(name, hash string) (agreed extension.Content, granted bool)
 	RecordConsentContent(name, hash string, c extension.Content) error
+	// ReadContent reads an extension's folder as consent binds to it
+	// (extension.ReadContent), at every run: *extension.Store's reads
+	// through its digest cache, so that unchanged files are not hashed
+	// again.
+	ReadContent(dir string) (extension.Content, error)
 }
 
 // ConsentRequest is what the person is asked before an extension's tools
@@ -133,7 +138,7 @@ func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, ter
 	var now extension.Content
 	if r.Consent != nil {
 		var err error
-		if now, err = extension.ReadContent(ext.Dir); err != nil {
+		if now, err = r.Consent.ReadContent(ext.Dir); err != nil {
 			return err
 		}
 		if err := now.Bindable(ext.Dir, writable); err != nil {
