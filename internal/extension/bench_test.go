@@ -149,7 +149,7 @@ func BenchmarkReadContent(b *testing.B) {
 		cache := filepath.Join(b.TempDir(), "digests", "c")
 		// The cache written as a walk would well after the folder was
 		// made, when its entries are no longer racy.
-		if _, err := readContentCached(big, openDigestCache(cache, time.Now().Add(3*racyWindow))); err != nil {
+		if _, err := readContentCached(big, openDigestCache(cache, time.Now().Add(3*RacyWindow))); err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {

@@ -47,7 +47,7 @@ import (
 // (a coarse filesystem clock, a second on some filesystems) may leave
 // both times as they were; git calls such entries racy. As git does, an
 // entry is trusted only when its mtime and its ctime are older than the
-// moment the cache was written minus racyWindow; a younger one is hashed
+// moment the cache was written minus RacyWindow; a younger one is hashed
 // again each time, until a later walk writes the cache anew. The moment
 // recorded is when the walk that wrote the cache started, before any
 // file of it was looked at, so that a file changed while a long walk ran
@@ -73,8 +73,11 @@ const (
 	digestCacheDir     = "digests"
 	digestCacheHeader  = "gemkit digest cache 1"
 	maxDigestCacheSize = 16 << 20
-	racyWindow         = 2 * time.Second
 )
+
+// RacyWindow is how much older than the cache's walk a file's
+// timestamps must be for its cached sum to be trusted.
+const RacyWindow = 2 * time.Second
 
 // statKey is what the digest cache compares of a file: its descriptor's
 // fstat as statKeyOf reads it.
@@ -254,7 +257,7 @@ func (c *digestCache) sum(rel string, fi fs.FileInfo) []byte {
 // cannot be trusted: a change within the timestamp granularity of its
 // last one may have left its times as they were.
 func racy(k statKey, written int64) bool {
-	limit := written - int64(racyWindow)
+	limit := written - int64(RacyWindow)
 	return k.Mtime >= limit || k.Ctime >= limit
 }
 
