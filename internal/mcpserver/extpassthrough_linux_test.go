@@ -154,23 +154,11 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	f.link(t, "remotemcp", strings.NewReplacer("HTTPURL", httpURL, "SSEURL", sseURL).Replace(remoteManifest),
 		map[string]string{".env": "REMOTE_TOKEN=t0k3n\n"})
 
-	cmd := exec.Command(f.bin, "mcp", "--code-intel=false", "--extension-servers")
-	cmd.Dir, cmd.Env = f.ws, f.env()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ev := newEvents()
-	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1", ProtocolVersion: "2025-06-18", Events: ev.add})
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1", ProtocolVersion: "2025-06-18", Events: ev.add}, "--extension-servers")
+	c, stderr, in, cmd := run.c, run.stderr, run.stdin, run.cmd
 	if caps := c.Capabilities(); !caps.Prompts || !caps.Resources || !caps.Subscribe || !caps.Logging {
 		t.Errorf("capabilities %+v, want prompts, resources with subscribe, logging", caps)
 	}

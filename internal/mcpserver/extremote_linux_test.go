@@ -59,23 +59,11 @@ func TestExtensionServersRemoteEverything(t *testing.T) {
 	}
 	f.link(t, "farmcp", fmt.Sprintf(`{"name": "farmcp", "version": "1.0.0", "mcpServers": {"everything": {"httpUrl": "http://%s/mcp"}}}`, addr), nil)
 
-	cmd := exec.Command(f.bin, "mcp", "--code-intel=false", "--extension-servers")
-	cmd.Dir, cmd.Env = f.ws, f.env()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ev := newEvents()
-	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1", ProtocolVersion: "2025-06-18", Events: ev.add})
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1", ProtocolVersion: "2025-06-18", Events: ev.add}, "--extension-servers")
+	c, stderr := run.c, run.stderr
 	defer c.Close()
 
 	if res, err := c.CallTool(ctx, "farmcp_echo", map[string]any{"message": "over streamable http"}); err != nil || !strings.Contains(res.Text(""), "over streamable http") {

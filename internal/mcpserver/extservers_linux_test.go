@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,23 +50,13 @@ func TestExtensionServers(t *testing.T) {
 	}
 	f.link(t, "realmcp", serversManifest, nil)
 
-	cmd := exec.Command(f.bin, "mcp", "--code-intel=false", "--extension-servers")
-	cmd.Dir, cmd.Env = f.ws, f.env()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var mu sync.Mutex
 	var progress []string
 	// threeProgress is closed when the third progress notification is in.
 	threeProgress := make(chan struct{})
-	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1",
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1",
 		Progress: func(token any, p, _ float64, _ string) {
 			mu.Lock()
 			progress = append(progress, fmt.Sprint(token, " ", p))
@@ -73,10 +64,8 @@ func TestExtensionServers(t *testing.T) {
 				close(threeProgress)
 			}
 			mu.Unlock()
-		}})
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+		}}, "--extension-servers")
+	c, stderr, in, cmd := run.c, run.stderr, run.stdin, run.cmd
 	if n := len(serverProcesses(dir)); n != 0 {
 		t.Errorf("%d server processes run after initialize alone", n)
 	}
@@ -169,22 +158,10 @@ func TestExtensionServersNeedConsent(t *testing.T) {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
 	}
-	cmd := exec.Command(f.bin, "mcp", "--code-intel=false")
-	cmd.Dir, cmd.Env = f.ws, f.env()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1"})
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	c, stderr, in, cmd := run.c, run.stderr, run.stdin, run.cmd
 	served := func() bool {
 		tools, err := c.ListTools(ctx)
 		if err != nil {
@@ -233,4 +210,35 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// mcpRun is a `gemkit mcp` of a fixture and a client of it.
+type mcpRun struct {
+	c      *mcpclient.Client
+	stderr *syncBuffer
+	stdin  io.WriteCloser
+	cmd    *exec.Cmd
+}
+
+// startMCP starts `gemkit mcp --code-intel=false` with args in the
+// fixture's workspace, with the fixture's environment, and connects to
+// it with o within ctx; the process is killed when the test ends.
+func (f *fixture) startMCP(t *testing.T, ctx context.Context, o mcpclient.Options, args ...string) *mcpRun {
+	t.Helper()
+	cmd := exec.Command(f.bin, append([]string{"mcp", "--code-intel=false"}, args...)...)
+	cmd.Dir, cmd.Env = f.ws, f.env()
+	r := &mcpRun{stderr: &syncBuffer{}, cmd: cmd}
+	cmd.Stderr = r.stderr
+	r.stdin, _ = cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c, err := mcpclient.Stdio(ctx, out, r.stdin, o)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, r.stderr.String())
+	}
+	r.c = c
+	return r
 }

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,22 +43,10 @@ func TestExtensionServerRefusals(t *testing.T) {
 	target := ln.Addr().String()
 	allow := "gemkit extensions sandbox netext --allow-host " + target
 
-	cmd := exec.Command(f.bin, "mcp", "--code-intel=false")
-	cmd.Dir, cmd.Env = f.ws, f.env()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := mcpclient.Stdio(ctx, out, in, mcpclient.Options{Name: "test", Version: "1"})
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	c, stderr := run.c, run.stderr
 	defer c.Close()
 	if _, err := c.ListTools(ctx); err != nil {
 		t.Fatalf("tools/list: %v\n%s", err, stderr.String())
