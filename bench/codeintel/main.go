@@ -36,12 +36,11 @@
 //
 // The module is the tests' Go shop with -packages generated packages of
 // five files of ten functions, each calling greet.Greet (1,000 uses at
-// the default 20). The MCP client is a lean newline-delimited JSON-RPC
-// writer and reader, the same for both servers.
+// the default 20). The MCP client is bench/internal/mcpline, the same
+// for both servers.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -59,6 +58,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/bench/internal/mcpline"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/lspclient"
 )
@@ -202,13 +202,7 @@ func makeFixture(root, ws string, pkgs int) error {
 }
 
 // server is one MCP server process with a lean client on its stdio.
-type server struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	out   *bufio.Reader
-	id    int
-	start time.Time
-}
+type server struct{ *mcpline.Conn }
 
 func (e *env) startGemkit() (*server, error) {
 	return e.startServer(e.gemkit, "mcp", "--workspace", e.ws)
@@ -231,62 +225,16 @@ func (e *env) startServerEnv(environ []string, name string, args ...string) (*se
 	cmd.Dir = e.ws
 	cmd.Env = environ
 	cmd.Stderr = io.Discard
-	in, err := cmd.StdinPipe()
+	c, err := mcpline.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	s.start = time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	if _, err := s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "bench", "version": "1"}}); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.notify("notifications/initialized")
-	return s, nil
-}
-
-func (s *server) notify(method string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
-	s.in.Write(append(b, '\n'))
-}
-
-func (s *server) request(method string, params any) (json.RawMessage, error) {
-	s.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
-	if _, err := s.in.Write(append(b, '\n')); err != nil {
-		return nil, err
-	}
-	for {
-		line, err := s.out.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
-		}
-		var m struct {
-			ID     *int            `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct{ Message string }
-		}
-		if json.Unmarshal(line, &m) != nil || m.ID == nil || *m.ID != s.id {
-			continue // a notification, a log line
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("%s: %s", method, m.Error.Message)
-		}
-		return m.Result, nil
-	}
+	return &server{c}, nil
 }
 
 // call calls a tool and returns its text.
 func (s *server) call(tool string, args map[string]any) (string, error) {
-	raw, err := s.request("tools/call", map[string]any{"name": tool, "arguments": args})
+	raw, err := s.Request("tools/call", map[string]any{"name": tool, "arguments": args})
 	if err != nil {
 		return "", err
 	}
@@ -300,18 +248,6 @@ func (s *server) call(tool string, args map[string]any) (string, error) {
 		b.WriteString(c.Text)
 	}
 	return b.String(), nil
-}
-
-func (s *server) close() {
-	s.in.Close()
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-done
-	}
 }
 
 // The questions, the same for both where both can answer them.
@@ -388,7 +324,7 @@ func (e *env) startTimes(starts int, res *results) error {
 				break
 			}
 		}
-		s.close()
+		s.Close()
 		if err := e.waitNoBroker(); err != nil {
 			return err
 		}
@@ -430,7 +366,7 @@ func (e *env) startTimes(starts int, res *results) error {
 				}
 			}
 			d := time.Since(t0)
-			s.close()
+			s.Close()
 			if !ok {
 				return fmt.Errorf("%s gave no correct definition within a minute", which)
 			}
@@ -494,18 +430,18 @@ func (e *env) warm(n int, res *results) error {
 	if err != nil {
 		return err
 	}
-	defer func() { g.close(); e.waitNoBroker() }()
+	defer func() { g.Close(); e.waitNoBroker() }()
 	c, err := e.startCclsp()
 	if err != nil {
 		return err
 	}
-	defer func() { c.close(); e.killLeft() }()
+	defer func() { c.Close(); e.killLeft() }()
 	var r *server
 	if e.ref != "" {
 		if r, err = e.startRef(); err != nil {
 			return err
 		}
-		defer func() { r.close(); e.waitNoBroker() }()
+		defer func() { r.Close(); e.waitNoBroker() }()
 		for range 3 {
 			r.call("code_definition", gemkitDefByName)
 			r.call("code_definition", gemkitDefByPos)
@@ -653,10 +589,10 @@ func (e *env) warm(n int, res *results) error {
 				})
 			},
 			func() error {
-				return timeIt(&res.gemkitPing, func() error { _, err := g.request("ping", map[string]any{}); return err })
+				return timeIt(&res.gemkitPing, func() error { _, err := g.Request("ping", map[string]any{}); return err })
 			},
 			func() error {
-				return timeIt(&res.cclspPing, func() error { _, err := c.request("ping", map[string]any{}); return err })
+				return timeIt(&res.cclspPing, func() error { _, err := c.Request("ping", map[string]any{}); return err })
 			},
 			func() error {
 				return timeIt(&res.goplsDef, func() error {
@@ -875,7 +811,7 @@ func (e *env) memory(res *results) error {
 			time.Sleep(2 * time.Second)
 			var roots []int
 			for _, s := range ss {
-				roots = append(roots, s.cmd.Process.Pid)
+				roots = append(roots, s.Cmd.Process.Pid)
 			}
 			if which == "gemkit" {
 				roots = append(roots, e.brokers()...)
@@ -899,11 +835,11 @@ func (e *env) memory(res *results) error {
 			// processes still running 10 s later are counted (then
 			// ended).
 			for _, s := range ss {
-				s.in.Close()
+				s.CloseStdin()
 			}
 			left := waitGone(pids, 10*time.Second)
 			for _, s := range ss {
-				s.close()
+				s.Close()
 			}
 			if agents == 2 {
 				if which == "gemkit" {
@@ -969,12 +905,12 @@ func (e *env) faults(res *results) error {
 	if err != nil {
 		return err
 	}
-	defer func() { g.close(); e.waitNoBroker() }()
+	defer func() { g.Close(); e.waitNoBroker() }()
 	c, err := e.startCclsp()
 	if err != nil {
 		return err
 	}
-	defer func() { c.close(); e.killLeft() }()
+	defer func() { c.Close(); e.killLeft() }()
 	first := func(s string) string {
 		s = strings.TrimSpace(s)
 		if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -116,15 +116,19 @@ func (c *Conn) Call(tool string, args any) (string, bool, error) {
 	return text, r.IsError, nil
 }
 
+// CloseStdin closes the server's input, as a client that goes does,
+// without waiting for the process.
+func (c *Conn) CloseStdin() { c.in.Close() }
+
 // Close ends the session the way a client does: stdin closed, then the
-// process waited for, killed if it lingers past 5 s.
+// process waited for, killed if it lingers past 10 s.
 func (c *Conn) Close() {
 	c.in.Close()
 	done := make(chan struct{})
 	go func() { c.Cmd.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		c.Cmd.Process.Kill()
 		<-done
 	}
