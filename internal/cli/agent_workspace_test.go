@@ -22,7 +22,7 @@ func TestWorkspaceThroughLink(t *testing.T) {
 	}
 	link := filepath.Join(tmp, "link")
 	if err := os.Symlink(real, link); err != nil {
-		t.Skipf("no symbolic links here: %v", err)
+		t.Fatal(err)
 	}
 	serve := func(cwd string, flags ...string) (string, error) {
 		ws, err := workspaceFolders(cwd, flags)
