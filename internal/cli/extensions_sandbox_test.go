@@ -20,6 +20,19 @@ const sandboxManifest = `{"name": "srv-ext", "version": "1.0.0",
   "tools": {"command": "gemkit", "args": ["mcp", "--extension", "${extensionPath}"]}
  }}`
 
+// srvExt is a new folder holding sandboxManifest, the extension's source.
+func srvExt(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "srv-ext")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
 // userSettings is a Gemini CLI settings file with comments and keys of
 // its own, which a switch and its undoing must leave as they are.
 const userSettings = `{
@@ -39,9 +52,7 @@ const userSettings = `{
 func TestExtensionsSandbox(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "srv-ext")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	src := srvExt(t)
 	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
 	e.mustRun("link", src, "--consent")
 	// Consent given at link is withdrawn: the switch asks for it.
@@ -178,10 +189,7 @@ func TestExtensionsSandbox(t *testing.T) {
 func TestExtensionsSandboxRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "srv-ext")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
-	e.mustRun("link", src, "--consent")
+	e.mustRun("link", srvExt(t), "--consent")
 	settings := geminisettings.Path(e.home)
 	os.MkdirAll(filepath.Dir(settings), 0o700)
 	for _, tc := range []struct{ name, body, want string }{
@@ -222,9 +230,7 @@ func readManifest(t *testing.T, dir string) *extension.Manifest {
 func TestSandboxKeptOnUpdate(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "srv-ext")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
+	src := srvExt(t)
 	e.mustRun("install", src, "--consent")
 	e.mustRun("sandbox", "srv-ext")
 	two := strings.Replace(strings.Replace(sandboxManifest, `"1.0.0"`, `"1.1.0"`, 1),
@@ -250,10 +256,7 @@ func TestSandboxKeptOnUpdate(t *testing.T) {
 func TestSandboxNamesExcludedBefore(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "srv-ext")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
-	e.mustRun("link", src, "--consent")
+	e.mustRun("link", srvExt(t), "--consent")
 	settings := geminisettings.Path(e.home)
 	os.MkdirAll(filepath.Dir(settings), 0o700)
 	const mine = `{"mcp": {"excluded": ["memory"]}}`
