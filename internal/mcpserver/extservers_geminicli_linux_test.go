@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -96,17 +95,8 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, cli, "-p", "Note that gemkit sandboxes extension servers, then read the notes back.", "--yolo")
 	cmd.Dir = f.ws
 	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	_, report, runErr := runHeadless(cmd, model)
 	seen := stop()
-	report := func() string {
-		var b strings.Builder
-		for _, r := range model.Requests() {
-			b.WriteString(r.Method + " " + r.Path + "\n")
-		}
-		return "requests:\n" + b.String() + "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
-	}
 	if runErr != nil {
 		t.Fatalf("gemini: %v\n%s", runErr, report())
 	}

@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -68,16 +67,7 @@ func testGeminiCLI(t *testing.T, transport string) {
 	cmd := exec.CommandContext(ctx, node, cli, "-p", "Say hello three times, then read the demo guide.", "--yolo")
 	cmd.Dir = f.ws
 	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	report := func() string {
-		var b strings.Builder
-		for _, r := range model.Requests() {
-			b.WriteString(r.Method + " " + r.Path + "\n")
-		}
-		return "requests:\n" + b.String() + "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
-	}
+	stdout, report, runErr := runHeadless(cmd, model)
 	if runErr != nil {
 		t.Fatalf("gemini: %v\n%s", runErr, report())
 	}
@@ -121,7 +111,7 @@ func testGeminiCLI(t *testing.T, transport string) {
 	if !responseContains(fourth, "mcp_gemkit_read_doc", "Label each report P0 to P3") {
 		t.Errorf("the fourth request does not carry the skill's instructions: %+v", fourth.FunctionResponses())
 	}
-	if !strings.Contains(stdout.String(), "All done.") {
+	if !strings.Contains(stdout, "All done.") {
 		t.Errorf("the CLI did not print the final answer:\n%s", report())
 	}
 }

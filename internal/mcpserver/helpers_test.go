@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -314,4 +315,20 @@ func pinnedPeer(t *testing.T, dir, install, peer, rel string) string {
 		t.Fatalf("%s is not installed: run `%s` in interop/%s, as scripts/setup-and-test does (%v)", peer, install, dir, err)
 	}
 	return p
+}
+
+// runHeadless runs a headless agent's command (gemini -p) against model
+// and returns its stdout and what a failure shows: the requests the
+// model got, and the command's stdout and stderr.
+func runHeadless(cmd *exec.Cmd, model *fakemodel.Server) (out string, report func() string, err error) {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	return stdout.String(), func() string {
+		var b strings.Builder
+		for _, r := range model.Requests() {
+			b.WriteString(r.Method + " " + r.Path + "\n")
+		}
+		return "requests:\n" + b.String() + "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
+	}, err
 }
