@@ -45,6 +45,13 @@ func TestRoundTrip(t *testing.T) {
 `, names: []string{"memory", "fs"}, added: []string{"fs"}, excluded: []string{"old", "memory", "fs"}},
 		{name: "comment with quotes and slashes", before: `{"a": "http://x/*y*/", /* "mcp": 1 */ "b": [1, 2.5e3, true, null]}`,
 			names: []string{"m"}, added: []string{"m"}, created: []string{KeyMCP, KeyExcluded}, excluded: []string{"m"}},
+		// Server names come from an extension's manifest, which its author
+		// wrote: whatever they hold, they land as strings of the list and
+		// nothing else of the file Gemini CLI reads changes.
+		{name: "names an extension chose", before: `{"mcp": {"excluded": ["old"]}, "ui": {"theme": "GitHub"}}`,
+			names:    []string{`a"], "allowMCPServers": ["x`, "*/ \"}, {", "line\nbreak", "// not a comment", "é"},
+			added:    []string{`a"], "allowMCPServers": ["x`, "*/ \"}, {", "line\nbreak", "// not a comment", "é"},
+			excluded: []string{"old", `a"], "allowMCPServers": ["x`, "*/ \"}, {", "line\nbreak", "// not a comment", "é"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), ".gemini", "settings.json")
