@@ -36,6 +36,11 @@ func TestRefusalWords(t *testing.T) {
 		{sandbox.Denial{Method: "CONNECT", Host: "a;touch x", Port: 443, Reason: sandbox.NotAllowed},
 			"extension weather's MCP server api was refused a connection to a;touch x:443 (host not in network.allowedHosts)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to a;touch x:443: host not in network.allowedHosts."},
+		// A name the server looked up is its own choice: a terminal's
+		// escape sequence in it is shown escaped, and offers no command.
+		{sandbox.Denial{Method: sandbox.LookupMethod, Host: "\x1b]0;owned\x07x.example", Reason: sandbox.LookupNotAllowed},
+			`extension weather's MCP server api was refused the host \x1b]0;owned\x07x.example (name looked up without the sandbox's proxy; host not allowed)`,
+			`gemkit's sandbox refused this MCP server during the call: the host \x1b]0;owned\x07x.example (looked up without the sandbox's proxy): name looked up without the sandbox's proxy; host not allowed.`},
 		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "2001:db8::1", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to [2001:db8::1]:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443' (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'"},
