@@ -108,27 +108,27 @@ func Pids() ([]int, error) {
 	return pids, nil
 }
 
-// SocketOwners finds, for each socket inode, a process that holds it
+// SocketOwners finds, for each socket inode, the process that holds it
 // (among its descriptors in /proc/PID/fd), as ss and lsof do; a socket
 // whose process cannot be seen (another user's, another PID namespace,
 // gone meanwhile) is absent from the map. keep, when not nil, says which
 // processes to look into (by pid), so that a caller looking for its own
-// user's processes reads no other's descriptors. The newest processes are
-// looked at first, and the look stops once every inode is found.
+// user's processes reads no other's descriptors. A process that forks
+// lends its child every descriptor until the child's exec closes those
+// marked close-on-exec, so a socket may have several holders for a
+// moment: the owner is the holder whose parent does not hold it too.
 func SocketOwners(inodes []uint64, keep func(pid int) bool) map[uint64]int {
 	want := make(map[string]uint64, len(inodes))
 	for _, ino := range inodes {
 		want["socket:["+strconv.FormatUint(ino, 10)+"]"] = ino
 	}
+	holders := make(map[uint64][]int, len(inodes))
 	found := make(map[uint64]int, len(inodes))
 	pids, err := Pids()
 	if err != nil {
 		return found
 	}
 	for _, pid := range pids {
-		if len(found) == len(want) {
-			break
-		}
 		if keep != nil && !keep(pid) {
 			continue
 		}
@@ -142,10 +142,20 @@ func SocketOwners(inodes []uint64, keep func(pid int) bool) map[uint64]int {
 			if err != nil || !strings.HasPrefix(target, "socket:[") {
 				continue
 			}
-			if ino, ok := want[target]; ok {
-				if _, seen := found[ino]; !seen {
-					found[ino] = pid
-				}
+			if ino, ok := want[target]; ok && !slices.Contains(holders[ino], pid) {
+				holders[ino] = append(holders[ino], pid)
+			}
+		}
+	}
+	for ino, hs := range holders {
+		found[ino] = hs[0]
+		if len(hs) == 1 {
+			continue
+		}
+		for _, pid := range hs {
+			if parent, err := Parent(pid); err != nil || !slices.Contains(hs, parent) {
+				found[ino] = pid
+				break
 			}
 		}
 	}

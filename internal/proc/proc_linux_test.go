@@ -117,6 +117,24 @@ func TestSockets(t *testing.T) {
 	if o := SocketOwners([]uint64{listening[0].Inode}, func(int) bool { return false }); len(o) != 0 {
 		t.Errorf("keep refused every process, yet %v", o)
 	}
+
+	// A child that holds the client's end too, as a child forked by
+	// another goroutine holds every descriptor until its exec: the
+	// owner is still this process, the child's parent.
+	f, err := conn.(*net.TCPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	child := exec.Command("sleep", "30")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	if o := SocketOwners([]uint64{ends[0].Inode}, nil); o[ends[0].Inode] != os.Getpid() {
+		t.Errorf("with a child holding it too, SocketOwners = %v, want this process (%d), not the child (%d)", o, os.Getpid(), child.Process.Pid)
+	}
 }
 
 // alive reports whether pid runs (not a zombie).
