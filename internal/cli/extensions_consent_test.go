@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,7 +107,7 @@ func TestExtensionsConsentNamesChangedFiles(t *testing.T) {
 			}
 			e.mustRun("link", src, "--consent")
 			if c.oldRec {
-				dropFileLists(t, filepath.Join(e.home, ".gemini", "gemkit", "consent.json"))
+				dropFileLists(t, filepath.Join(e.home, ".gemini", "gemkit"))
 			}
 			c.change(t, src)
 			want := strings.ReplaceAll(c.want, "$SRC", src)
@@ -151,31 +150,16 @@ func appendTo(t *testing.T, path, s string) {
 	}
 }
 
-// dropFileLists rewrites the consent records at path as gemkit wrote them
+// dropFileLists removes the per-file lists of the consent records in the
+// state folder, leaving the records as gemkit wrote them
 // before they kept a per-file list.
-func dropFileLists(t *testing.T, path string) {
+func dropFileLists(t *testing.T, state string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	lists := filepath.Join(state, "consent-files")
+	if ents, err := os.ReadDir(lists); err != nil || len(ents) == 0 {
+		t.Fatalf("no file list to drop in %s: %v", lists, err)
 	}
-	var recs struct {
-		Version    int                                   `json:"version"`
-		Extensions map[string]map[string]json.RawMessage `json:"extensions"`
-	}
-	if err := json.Unmarshal(data, &recs); err != nil {
-		t.Fatal(err)
-	}
-	for name, r := range recs.Extensions {
-		if _, ok := r["files"]; !ok {
-			t.Fatalf("record of %s has no file list to drop:\n%s", name, data)
-		}
-		delete(r, "files")
-	}
-	if data, err = json.Marshal(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := os.RemoveAll(lists); err != nil {
 		t.Fatal(err)
 	}
 }

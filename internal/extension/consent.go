@@ -28,15 +28,20 @@ type consentRecord struct {
 	// person agreed to run; records written before it existed lack it.
 	ContentDigest string    `json:"contentDigest,omitempty"`
 	GrantedAt     time.Time `json:"grantedAt"`
-	// Files is Content.Files of that folder, last so that the record's
-	// few fields stay at its head; records written before it existed
-	// lack it, and ContentDigest alone is then compared.
+	// Files is Content.Files of that folder as records written before
+	// the list moved to its own file (consentfiles.go) held it; it is
+	// read, never written.
 	Files map[string]string `json:"files,omitempty"`
 }
 
-// content is the Content the record binds consent to.
-func (r consentRecord) content() Content {
-	return Content{Digest: r.ContentDigest, Files: r.Files}
+// content is the Content the record of name binds consent to; its
+// per-file list is read from its own file when asked for (FileList).
+func (s *Store) recordContent(name string, r consentRecord) Content {
+	c := Content{Digest: r.ContentDigest, Files: r.Files}
+	if c.Files == nil && c.Digest != "" {
+		c.loadFiles = s.agreedFiles(name, c.Digest)
+	}
+	return c
 }
 
 func (s *Store) consentPath() string { return filepath.Join(s.stateDir(), consentFile) }
@@ -75,7 +80,7 @@ func (s *Store) ConsentContent(name, hash string) (agreed Content, granted bool)
 	if !ok || r.PermissionsHash != s.consentHash(name, hash) {
 		return Content{}, false
 	}
-	return r.content(), true
+	return s.recordContent(name, r), true
 }
 
 // RecordConsentContent is RecordConsent that also binds the consent to
@@ -83,8 +88,13 @@ func (s *Store) ConsentContent(name, hash string) (agreed Content, granted bool)
 // per-file list that later names what changed.
 func (s *Store) RecordConsentContent(name, hash string, c Content) error {
 	hash = s.consentHash(name, hash)
-	return s.updateConsent(func(recs *consentRecords) {
-		recs.Extensions[name] = consentRecord{PermissionsHash: hash, ContentDigest: c.Digest, Files: c.Files, GrantedAt: time.Now().UTC().Truncate(time.Second)}
+	return s.updateConsent(func(recs *consentRecords) error {
+		// The list first: a record is never newer than its list.
+		if err := s.writeConsentFiles(name, c); err != nil {
+			return err
+		}
+		recs.Extensions[name] = consentRecord{PermissionsHash: hash, ContentDigest: c.Digest, GrantedAt: time.Now().UTC().Truncate(time.Second)}
+		return nil
 	})
 }
 
@@ -109,19 +119,31 @@ func (s *Store) recordConsentFor(name string, m *Manifest, dir string) error {
 // change of permissions.
 func (s *Store) RecordConsent(name, hash string) error {
 	hash = s.consentHash(name, hash)
-	return s.updateConsent(func(recs *consentRecords) {
+	return s.updateConsent(func(recs *consentRecords) error {
 		recs.Extensions[name] = consentRecord{PermissionsHash: hash, GrantedAt: time.Now().UTC().Truncate(time.Second)}
+		return removeConsentFiles(s.consentFilesPath(name))
 	})
 }
 
 // ForgetConsent removes the consent record of name, so that a later
 // install asks again.
 func (s *Store) ForgetConsent(name string) error {
-	return s.updateConsent(func(recs *consentRecords) { delete(recs.Extensions, name) })
+	return s.updateConsent(func(recs *consentRecords) error {
+		delete(recs.Extensions, name)
+		return removeConsentFiles(s.consentFilesPath(name))
+	})
 }
 
-func (s *Store) updateConsent(change func(*consentRecords)) error {
-	return update(s, s.readConsent, change, s.writeConsent)
+// updateConsent changes the consent records under the store's lock; a
+// change that fails writes nothing more.
+func (s *Store) updateConsent(change func(*consentRecords) error) error {
+	var changeErr error
+	return update(s, s.readConsent, func(recs *consentRecords) { changeErr = change(recs) }, func(recs consentRecords) error {
+		if changeErr != nil {
+			return changeErr
+		}
+		return s.writeConsent(recs)
+	})
 }
 
 func (s *Store) writeConsent(recs consentRecords) error {
@@ -205,7 +227,7 @@ func (s *Store) Consent(ext *Extension) (ConsentState, error) {
 		st.PermissionsChanged = true
 	case r.ContentDigest != now.Digest:
 		st.FilesChanged = true
-		st.Notice = ContentNotice(r.content(), now, ext.Dir)
+		st.Notice = ContentNotice(s.recordContent(ext.Manifest.Name, r), now, ext.Dir)
 	default:
 		st.Granted = true
 	}

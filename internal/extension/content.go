@@ -8,8 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -32,6 +36,8 @@ type Content struct {
 	// "-rwxr-xr-x 9f86d0…". It adds nothing to what Digest binds; it is
 	// kept so that a digest that no longer matches can be explained by
 	// naming the files that changed. nil for a record older than it.
+	// Read it through FileList: it is made, or read from the record,
+	// only when asked for.
 	Files map[string]string
 	// Shared are the regular files (slash paths) that have another name
 	// than this one, a hard link (a build step's ln, pnpm's store): a
@@ -45,6 +51,20 @@ type Content struct {
 	// name is code or data the extension does not hold, which its folder
 	// being read-only does not keep. Not part of a record.
 	LinksOut map[string]string
+
+	// loadFiles makes Files when asked for (FileList): from the walk of
+	// a folder, or from where a consent record keeps it.
+	loadFiles func() map[string]string
+}
+
+// FileList is Files, made from the walk that read the folder, or read
+// from where the consent record keeps it for an agreed Content
+// (Store.ConsentContent).
+func (c Content) FileList() map[string]string {
+	if c.Files == nil && c.loadFiles != nil {
+		return c.loadFiles()
+	}
+	return c.Files
 }
 
 // ContentDigest hashes the files of an extension folder: every regular
@@ -93,11 +113,20 @@ type contentFile struct {
 	sum  []byte // the SHA-256 of its content or target; nil for other kinds
 }
 
+// contentWorkers is how many goroutines read an extension's folder at
+// once: its listing and stat calls, not its hashing, dominate a consent
+// check once the digest cache is warm, and they scale with the cores.
+func contentWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
+
 func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
-	var files []contentFile
-	var total int64
-	c := Content{}
-	err := root.Walk(".", func(dir *fsutil.Root, rel string, d fs.DirEntry) error {
+	var (
+		mu    sync.Mutex // guards files, total, c's lists and cache
+		files []contentFile
+		total int64
+		c     Content
+	)
+	tooMany := fmt.Errorf("more than %d files or %d MiB", maxContentFiles, maxContentBytes>>20)
+	err := root.WalkConcurrent(".", contentWorkers(), func(dir *fsutil.Root, rel string, d fs.DirEntry) error {
 		if d.IsDir() {
 			if rel == ".git" {
 				return fs.SkipDir
@@ -119,61 +148,102 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 				return err
 			}
 			s := sha256.Sum256([]byte(target))
-			f.line, f.sum = fmt.Appendf(nil, "-> %q\n", target), s[:]
+			f.line = strconv.AppendQuote([]byte("-> "), target)
+			f.line, f.sum = append(f.line, '\n'), s[:]
 			if dest, out := linkOut(root, rel, target); out {
+				mu.Lock()
 				if c.LinksOut == nil {
 					c.LinksOut = map[string]string{}
 				}
 				c.LinksOut[rel] = dest
+				mu.Unlock()
 			}
 		case info.Mode().IsRegular():
-			file, fi, err := dir.OpenStat(d.Name())
-			if err != nil {
-				return err
+			mu.Lock()
+			total += info.Size()
+			over := total > maxContentBytes
+			// A file whose stat, taken beneath the folder held open as
+			// it was listed, matches the digest cache's entry is not
+			// opened, let alone read (digestcache.go says why that is
+			// safe): at a server's start most of a node_modules is.
+			f.sum = cache.sum(rel, info)
+			mu.Unlock()
+			if over {
+				return tooMany
 			}
-			defer file.Close()
-			// The mode and the names counted are those of the file
-			// hashed, not of the entry listed a moment before.
-			f.mode = fi.Mode()
-			if fsutil.LinkCount(fi) > 1 {
+			if f.sum == nil {
+				fi, sum, err := hashFile(dir, d.Name())
+				if err != nil {
+					return err
+				}
+				// The mode, the names counted and the stat cached are
+				// those of the file hashed, not of the entry listed a
+				// moment before.
+				mu.Lock()
+				total += fi.Size() - info.Size()
+				mu.Unlock()
+				info, f.mode, f.sum = fi, fi.Mode(), sum
+			}
+			f.line = hex.AppendEncode(nil, f.sum)
+			f.line = append(f.line, '\n')
+			mu.Lock()
+			if fsutil.LinkCount(info) > 1 {
 				c.Shared = append(c.Shared, rel)
 			}
-			total += fi.Size()
-			if total > maxContentBytes {
-				return fmt.Errorf("more than %d files or %d MiB", maxContentFiles, maxContentBytes>>20)
-			}
-			// A file whose stat matches the digest cache's entry is
-			// not read again (digestcache.go says why that is safe).
-			if f.sum = cache.sum(rel, fi); f.sum == nil {
-				h := sha256.New()
-				if _, err := io.Copy(h, io.LimitReader(file, maxContentBytes)); err != nil {
-					return fmt.Errorf("read %s: %w", dir.Path(d.Name()), err)
-				}
-				f.sum = h.Sum(nil)
-			}
-			cache.put(rel, fi, f.sum)
-			f.line = fmt.Appendf(nil, "%x\n", f.sum)
+			cache.put(rel, info, f.sum)
+			mu.Unlock()
 		}
+		mu.Lock()
 		files = append(files, f)
-		if len(files) > maxContentFiles {
-			return fmt.Errorf("more than %d files or %d MiB", maxContentFiles, maxContentBytes>>20)
+		n := len(files)
+		mu.Unlock()
+		if n > maxContentFiles {
+			return tooMany
 		}
 		return nil
 	})
 	if err != nil {
 		return Content{}, err
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	slices.SortFunc(files, func(a, b contentFile) int { return strings.Compare(a.rel, b.rel) })
 	sort.Strings(c.Shared)
 	h := sha256.New()
-	c.Files = make(map[string]string, len(files))
+	var line []byte
 	for _, f := range files {
-		fmt.Fprintf(h, "%q %o\n", f.rel, f.mode)
-		h.Write(f.line)
-		c.Files[f.rel] = fileState(f.mode, f.sum)
+		// "%q %o\n" of the path and mode, then the file's own line.
+		line = strconv.AppendQuote(line[:0], f.rel)
+		line = append(line, ' ')
+		line = strconv.AppendUint(line, uint64(f.mode), 8)
+		line = append(line, '\n')
+		line = append(line, f.line...)
+		h.Write(line)
+	}
+	// The per-file list is made when asked for (FileList): a consent
+	// check whose digest matches, the one at every start, needs none.
+	c.loadFiles = func() map[string]string {
+		m := make(map[string]string, len(files))
+		for _, f := range files {
+			m[f.rel] = fileState(f.mode, f.sum)
+		}
+		return m
 	}
 	c.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return c, nil
+}
+
+// hashFile opens the regular file name beneath dir and returns what its
+// descriptor is (fstat) and the SHA-256 of its content.
+func hashFile(dir *fsutil.Root, name string) (fs.FileInfo, []byte, error) {
+	file, fi, err := dir.OpenStat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer file.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(file, maxContentBytes)); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", dir.Path(name), err)
+	}
+	return fi, h.Sum(nil), nil
 }
 
 // linkOut reports whether the link rel, whose target is target, leads
@@ -283,6 +353,7 @@ type FileChange struct {
 // in path order. It needs the per-file lists of both: nil when agreed has
 // none.
 func ChangedFiles(agreed, now Content) []FileChange {
+	agreed.Files, now.Files = agreed.FileList(), now.FileList()
 	var out []FileChange
 	for rel, was := range agreed.Files {
 		is, ok := now.Files[rel]
@@ -327,6 +398,10 @@ const maxNamedFiles = 10
 // "" when the files are the ones agreed to. Paths are made Printable:
 // they come from the extension.
 func ContentNotice(agreed, now Content, dir string) string {
+	if agreed.Digest != now.Digest {
+		agreed.Files, agreed.loadFiles = agreed.FileList(), nil
+		now.Files, now.loadFiles = now.FileList(), nil
+	}
 	switch {
 	case agreed.Digest == now.Digest:
 		return ""

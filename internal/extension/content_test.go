@@ -206,16 +206,20 @@ func TestConsentContentRecords(t *testing.T) {
 	if err := s.RecordConsentContent("new", "h2", Content{Digest: "sha256:abc", Files: files}); err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := s.ConsentContent("new", "h2"); !ok || c.Digest != "sha256:abc" || len(c.Files) != 1 || c.Files["gemini-extension.json"] != files["gemini-extension.json"] {
-		t.Fatalf("new record: %+v %v", c, ok)
+	if c, ok := s.ConsentContent("new", "h2"); !ok || c.Digest != "sha256:abc" || c.Files != nil || len(c.FileList()) != 1 || c.FileList()["gemini-extension.json"] != files["gemini-extension.json"] {
+		t.Fatalf("new record: %+v %v, list %v", c, ok, c.FileList())
 	}
 	if _, ok := s.ConsentContent("new", "other"); ok {
 		t.Fatal("other permissions granted")
 	}
-	fi, err := os.Stat(s.consentPath())
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("consent.json: %v %v", fi, err)
+	for _, p := range []string{s.consentPath(), s.consentFilesPath("new")} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", p, fi, err)
+		}
 	}
+	// The list is kept beside consent.json, which every start reads,
+	// not in it.
 	data, _ := os.ReadFile(s.consentPath())
 	var raw struct {
 		Extensions map[string]map[string]json.RawMessage
@@ -223,13 +227,53 @@ func TestConsentContentRecords(t *testing.T) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := raw.Extensions["digest-only"]["files"]; ok {
-		t.Errorf("a record without a list was written with one:\n%s", data)
+	for _, name := range []string{"digest-only", "new"} {
+		if _, ok := raw.Extensions[name]["files"]; ok {
+			t.Errorf("%s written with its list in consent.json:\n%s", name, data)
+		}
 	}
+	list, _ := os.ReadFile(s.consentFilesPath("new"))
 	var got bytes.Buffer
-	json.Compact(&got, raw.Extensions["new"]["files"])
-	if got.String() != `{"gemini-extension.json":"-rw-r--r-- 44136fa3"}` {
-		t.Errorf("files written as %s", got.String())
+	json.Compact(&got, list)
+	if got.String() != `{"contentDigest":"sha256:abc","files":{"gemini-extension.json":"-rw-r--r-- 44136fa3"}}` {
+		t.Errorf("list written as %s", got.String())
+	}
+	// A list left by another grant (its digest is not the record's) is
+	// not taken for this one's.
+	if err := os.WriteFile(s.consentFilesPath("new"), []byte(`{"contentDigest":"sha256:other","files":{"x":"-rw-r--r-- 00"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := s.ConsentContent("new", "h2"); c.FileList() != nil {
+		t.Errorf("list of other files used: %v", c.FileList())
+	}
+	// Forgetting the consent forgets its list.
+	if err := s.ForgetConsent("new"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.consentFilesPath("new")); !os.IsNotExist(err) {
+		t.Errorf("list kept after ForgetConsent: %v", err)
+	}
+}
+
+// TestConsentRecordWithInlineList: a record written when consent.json
+// held the per-file list is still read, and its list names what
+// changed.
+func TestConsentRecordWithInlineList(t *testing.T) {
+	s := OpenStore(t.TempDir())
+	if err := os.MkdirAll(s.stateDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := `{"version": 1, "extensions": {"ext": {"permissionsHash": "` + s.consentHash("ext", "h") + `", "contentDigest": "sha256:abc", "grantedAt": "2026-01-01T00:00:00Z", "files": {"a.sh": "-rwxr-xr-x 00"}}}}`
+	if err := os.WriteFile(s.consentPath(), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agreed, ok := s.ConsentContent("ext", "h")
+	if !ok || agreed.Files["a.sh"] != "-rwxr-xr-x 00" {
+		t.Fatalf("old record: %+v %v", agreed, ok)
+	}
+	now := Content{Digest: "sha256:def", Files: map[string]string{"a.sh": "-rwxr-xr-x 11"}}
+	if got := ContentNotice(agreed, now, "/ext"); !strings.Contains(got, "a.sh (changed)") {
+		t.Errorf("notice %q", got)
 	}
 }
 
@@ -244,15 +288,15 @@ func TestReadContentFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Files) != 2 {
-		t.Fatalf("files %v, want the manifest and the link only", c.Files)
+	if len(c.FileList()) != 2 {
+		t.Fatalf("files %v, want the manifest and the link only", c.FileList())
 	}
 	// The SHA-256 of "{}", and of "gemini-extension.json" (a symlink's
 	// permission bits differ between systems).
-	if f := c.Files[ManifestFile]; f != "-rw-r--r-- 44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a" {
+	if f := c.FileList()[ManifestFile]; f != "-rw-r--r-- 44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a" {
 		t.Errorf("manifest: %q", f)
 	}
-	if f := c.Files["link"]; !strings.HasPrefix(f, "L") || !strings.HasSuffix(f, " 3e0472dd4c66bdfb357315f1cd94143bd45cd98f56f6242acb1214852c7d2d99") {
+	if f := c.FileList()["link"]; !strings.HasPrefix(f, "L") || !strings.HasSuffix(f, " 3e0472dd4c66bdfb357315f1cd94143bd45cd98f56f6242acb1214852c7d2d99") {
 		t.Errorf("link: %q", f)
 	}
 }

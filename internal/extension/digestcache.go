@@ -10,8 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -29,11 +30,12 @@ import (
 // The cache holds, per file of the folder (by slash path), the fstat of
 // the descriptor its content was read from (device, inode, size, mode,
 // mtime and ctime, both in nanoseconds) and the SHA-256 of that content.
-// A later walk opens every file as before and reuses the recorded sum
-// only when the fresh fstat of the descriptor it opened matches the
-// entry on all six fields; anything else is read and hashed. What the
+// A later walk stats every file beneath the folder it was listed in,
+// held open (fstatat, no link followed), and reuses the recorded sum only
+// when that stat matches the entry on all six fields; anything else is
+// opened, read and hashed, and its descriptor's fstat recorded. What the
 // walk covers and how the digest is made do not change: the digest is
-// the same bytes with or without a cache, only the hashing is skipped.
+// the same bytes with or without a cache, only the reading is skipped.
 //
 // Why the stat is enough. A program that rewrites a file in place
 // changes its mtime and its ctime; it can set the mtime back (utimes),
@@ -88,21 +90,24 @@ type statKey struct {
 	Mtime, Ctime int64 // nanoseconds since the epoch
 }
 
-// cacheEntry is a file's statKey and the SHA-256 of its content then.
+// cacheEntry is a file's statKey and the SHA-256 of its content then,
+// by its slash path.
 type cacheEntry struct {
+	rel string
 	key statKey
 	sum []byte
 }
 
 // digestCache is the cache of one extension folder during one walk: the
-// entries read from its file (old), written at written, and those of
-// this walk (next), which started at started.
+// entries read from its file (old, sorted by path), written at written,
+// and those of this walk (next, in the walk's order), which started at
+// started.
 type digestCache struct {
 	path    string
 	written int64 // nanoseconds since the epoch; 0 when there was no cache
-	old     map[string]cacheEntry
+	old     []cacheEntry
 	started int64
-	next    map[string]cacheEntry
+	next    []cacheEntry
 	changed bool // next differs from old, or holds racy entries
 	hits    int  // files whose sum was reused
 }
@@ -117,18 +122,21 @@ func digestCachePath(state, real string) string {
 // openDigestCache reads the cache file path for a walk starting now; a
 // missing, unreadable or damaged file gives an empty cache.
 func openDigestCache(path string, now time.Time) *digestCache {
-	c := &digestCache{path: path, started: now.UnixNano(), next: map[string]cacheEntry{}}
+	c := &digestCache{path: path, started: now.UnixNano()}
 	written, old, err := readDigestCache(path)
 	if err == nil {
 		c.written, c.old = written, old
 	}
+	c.next = make([]cacheEntry, 0, len(c.old))
 	return c
 }
 
 // readDigestCache parses the cache file path: its header, the moment it
-// was written and its entries, one a line:
-// "dev ino size mode mtime ctime sum "path"".
-func readDigestCache(path string) (int64, map[string]cacheEntry, error) {
+// was written and its entries, one a line, sorted by path:
+// "dev ino size mode mtime ctime sum "path"". A start reads it whole
+// (a node_modules makes it most of a megabyte), so the paths are cut
+// from one string and the sums from one slab, not allocated one by one.
+func readDigestCache(path string) (int64, []cacheEntry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, nil, err
@@ -141,73 +149,79 @@ func readDigestCache(path string) (int64, map[string]cacheEntry, error) {
 	if len(data) > maxDigestCacheSize {
 		return 0, nil, errors.New("too large")
 	}
-	header, rest, ok := bytes.Cut(data, []byte("\n"))
-	if !ok || string(header) != digestCacheHeader {
+	text := string(data)
+	header, rest, ok := strings.Cut(text, "\n")
+	if !ok || header != digestCacheHeader {
 		return 0, nil, errors.New("not a digest cache")
 	}
-	line, rest, ok := bytes.Cut(rest, []byte("\n"))
+	line, rest, ok := strings.Cut(rest, "\n")
 	written, err := parseInt(line)
 	if !ok || err != nil {
 		return 0, nil, errors.New("no time of writing")
 	}
-	n := bytes.Count(rest, []byte("\n"))
-	entries := make(map[string]cacheEntry, n)
-	// The sums of all entries share one slab.
+	n := strings.Count(rest, "\n")
+	entries := make([]cacheEntry, n)
 	sums := make([]byte, n*sha256.Size)
-	for i := 0; len(rest) > 0; i++ {
-		if line, rest, ok = bytes.Cut(rest, []byte("\n")); !ok {
+	for i := range entries {
+		if line, rest, ok = strings.Cut(rest, "\n"); !ok {
 			return 0, nil, errors.New("unterminated line")
 		}
-		rel, e, err := parseCacheLine(line, sums[i*sha256.Size:(i+1)*sha256.Size:(i+1)*sha256.Size])
+		e, err := parseCacheLine(line, sums[i*sha256.Size:(i+1)*sha256.Size:(i+1)*sha256.Size])
 		if err != nil {
 			return 0, nil, err
 		}
-		entries[rel] = e
+		if i > 0 && entries[i-1].rel >= e.rel {
+			return 0, nil, errors.New("entries out of order")
+		}
+		entries[i] = e
+	}
+	if rest != "" {
+		return 0, nil, errors.New("unterminated line")
 	}
 	return written, entries, nil
 }
 
 // parseCacheLine parses one entry of the cache file, decoding its sum
 // into sum (sha256.Size bytes).
-func parseCacheLine(line, sum []byte) (string, cacheEntry, error) {
+func parseCacheLine(line string, sum []byte) (cacheEntry, error) {
 	var nums [6]int64
 	for i := range nums {
-		field, after, ok := bytes.Cut(line, []byte(" "))
+		field, after, ok := strings.Cut(line, " ")
 		n, err := parseInt(field)
 		if !ok || err != nil {
-			return "", cacheEntry{}, errors.New("bad number")
+			return cacheEntry{}, errors.New("bad number")
 		}
 		nums[i], line = n, after
 	}
-	field, quoted, ok := bytes.Cut(line, []byte(" "))
+	field, quoted, ok := strings.Cut(line, " ")
 	if !ok || hex.DecodedLen(len(field)) != sha256.Size {
-		return "", cacheEntry{}, errors.New("bad sum")
+		return cacheEntry{}, errors.New("bad sum")
 	}
-	if _, err := hex.Decode(sum, field); err != nil {
-		return "", cacheEntry{}, err
+	if _, err := hex.Decode(sum, []byte(field)); err != nil {
+		return cacheEntry{}, err
 	}
 	rel, err := unquotePath(quoted)
 	if err != nil {
-		return "", cacheEntry{}, err
+		return cacheEntry{}, err
 	}
 	k := statKey{Dev: uint64(nums[0]), Ino: uint64(nums[1]), Size: nums[2], Mode: uint32(nums[3]), Mtime: nums[4], Ctime: nums[5]}
-	return rel, cacheEntry{key: k, sum: sum}, nil
+	return cacheEntry{rel: rel, key: k, sum: sum}, nil
 }
 
 // unquotePath reads a path as %q wrote it; one without escapes (nearly
 // every path) is taken as it is, sparing strconv.Unquote's work.
-func unquotePath(q []byte) (string, error) {
+func unquotePath(q string) (string, error) {
 	if len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' {
 		inner := q[1 : len(q)-1]
-		if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) {
-			return string(inner), nil
+		if strings.IndexByte(inner, '\\') < 0 && strings.IndexByte(inner, '"') < 0 && utf8.ValidString(inner) {
+			return inner, nil
 		}
 	}
-	return strconv.Unquote(string(q))
+	return strconv.Unquote(q)
 }
 
 // parseInt parses a decimal int64, sign allowed, from b.
-func parseInt(b []byte) (int64, error) {
+func parseInt(b string) (int64, error) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
@@ -216,7 +230,8 @@ func parseInt(b []byte) (int64, error) {
 		return 0, errors.New("bad number")
 	}
 	var n uint64
-	for _, c := range b {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
 		if c < '0' || c > '9' {
 			return 0, errors.New("bad number")
 		}
@@ -234,9 +249,18 @@ func parseInt(b []byte) (int64, error) {
 	return int64(n), nil
 }
 
-// sum is the recorded SHA-256 of the file rel whose descriptor's stat is
-// fi, when its entry matches fi and is not racy; nil otherwise. A nil
-// cache has no entries.
+// lookup is the entry of old for rel.
+func (c *digestCache) lookup(rel string) (cacheEntry, bool) {
+	i, ok := slices.BinarySearchFunc(c.old, rel, func(e cacheEntry, rel string) int { return strings.Compare(e.rel, rel) })
+	if !ok {
+		return cacheEntry{}, false
+	}
+	return c.old[i], true
+}
+
+// sum is the recorded SHA-256 of the file rel whose stat is fi, when its
+// entry matches fi and is not racy; nil otherwise. A nil cache has no
+// entries.
 func (c *digestCache) sum(rel string, fi fs.FileInfo) []byte {
 	if c == nil {
 		return nil
@@ -245,7 +269,7 @@ func (c *digestCache) sum(rel string, fi fs.FileInfo) []byte {
 	if !ok {
 		return nil
 	}
-	e, ok := c.old[rel]
+	e, ok := c.lookup(rel)
 	if !ok || e.key != k || racy(k, c.written) {
 		return nil
 	}
@@ -271,11 +295,12 @@ func (c *digestCache) put(rel string, fi fs.FileInfo, sum []byte) {
 	if !ok {
 		return
 	}
-	e := cacheEntry{key: k, sum: sum}
-	if was, ok := c.old[rel]; !ok || was.key != k || !bytes.Equal(was.sum, sum) || racy(k, c.written) {
-		c.changed = true
+	if !c.changed {
+		if was, ok := c.lookup(rel); !ok || was.key != k || !bytes.Equal(was.sum, sum) || racy(k, c.written) {
+			c.changed = true
+		}
 	}
-	c.next[rel] = e
+	c.next = append(c.next, cacheEntry{rel: rel, key: k, sum: sum})
 }
 
 // save writes the entries of a walk that completed, when they differ
@@ -285,17 +310,12 @@ func (c *digestCache) save() {
 	if c == nil || (!c.changed && len(c.next) == len(c.old)) {
 		return
 	}
-	rels := make([]string, 0, len(c.next))
-	for rel := range c.next {
-		rels = append(rels, rel)
-	}
-	sort.Strings(rels)
+	slices.SortFunc(c.next, func(a, b cacheEntry) int { return strings.Compare(a.rel, b.rel) })
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\n%d\n", digestCacheHeader, c.started)
-	for _, rel := range rels {
-		e := c.next[rel]
+	for _, e := range c.next {
 		k := e.key
-		fmt.Fprintf(&b, "%d %d %d %d %d %d %x %q\n", int64(k.Dev), int64(k.Ino), k.Size, k.Mode, k.Mtime, k.Ctime, e.sum, rel)
+		fmt.Fprintf(&b, "%d %d %d %d %d %d %x %q\n", int64(k.Dev), int64(k.Ino), k.Size, k.Mode, k.Mtime, k.Ctime, e.sum, e.rel)
 		if b.Len() > maxDigestCacheSize {
 			return
 		}

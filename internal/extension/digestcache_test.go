@@ -172,9 +172,9 @@ func forgeCacheSums(t *testing.T, cache string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &digestCache{path: cache, started: written, next: map[string]cacheEntry{}, changed: true}
-	for rel, e := range old {
-		c.next[rel] = cacheEntry{key: e.key, sum: bytes.Repeat([]byte{0xab}, 32)}
+	c := &digestCache{path: cache, started: written, changed: true}
+	for _, e := range old {
+		c.next = append(c.next, cacheEntry{rel: e.rel, key: e.key, sum: bytes.Repeat([]byte{0xab}, 32)})
 	}
 	c.save()
 }

@@ -85,6 +85,8 @@ var trustedCalls = map[string]string{
 	"internal/extension/enablement.go Store.readEnablement os.ReadFile":             "the store's enablement file, shared with Gemini CLI, in the extensions folder",
 	"internal/extension/enablement.go Store.writeEnablement os.MkdirAll":            "the extensions folder itself",
 	"internal/extension/enablement.go Store.writeEnablement fsutil.WriteFileAtomic": "the store's enablement file, as above",
+	"internal/extension/consentfiles.go Store.writeConsentFiles os.MkdirAll":        "gemkit's own consent-files folder in ~/.gemini/gemkit, made 0700",
+	"internal/extension/consentfiles.go removeConsentFiles os.Remove":               "a per-file list of gemkit's own consent records in ~/.gemini/gemkit/consent-files, named by a hash",
 	"internal/extension/digestcache.go readDigestCache os.Open":                     "gemkit's own digest cache of an extension folder in ~/.gemini/gemkit/digests, a folder it makes 0700 and no sandboxed process can write; a damaged one is ignored",
 	"internal/extension/digestcache.go digestCache.save os.MkdirAll":                "gemkit's own state folder ~/.gemini/gemkit and its digests folder, made 0700",
 	"internal/extension/digestcache.go digestCache.save fsutil.WriteFileAtomic":     "gemkit's own digest cache in ~/.gemini/gemkit/digests, written 0600",
