@@ -26,7 +26,8 @@ const DefaultTimeout = 60 * time.Second
 
 // Config says how a Manager starts its servers.
 type Config struct {
-	// Launcher starts the servers in the sandbox.
+	// Launcher starts the servers in the sandbox; without one no stdio
+	// server starts.
 	Launcher *sandbox.Launcher
 	// Workspace is the folder the servers read and run in.
 	Workspace string
@@ -263,15 +264,56 @@ func (s *server) start(ctx context.Context) (*running, error) {
 
 // startOrConnect starts a stdio server, or connects to a remote one.
 func (s *server) startOrConnect(ctx context.Context) (*running, error) {
-	if s.spec.Allowed != nil {
-		if err := s.spec.Allowed(); err != nil {
-			return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
-		}
-	}
 	if s.spec.Remote() {
+		if err := s.allowed(); err != nil {
+			return nil, err
+		}
 		return s.connect(ctx)
 	}
+	// Consent is checked while the sandbox is set up (the Gate of its
+	// command): it hashes the extension's folder, which for a server
+	// shipped with its node_modules takes as long as the set-up. The
+	// program runs only once it has passed.
+	allowed := make(chan error, 1)
+	go func() { allowed <- s.allowed() }()
+	gate := func(ctx context.Context) error {
+		select {
+		case err := <-allowed:
+			allowed <- err // for a start that failed otherwise, below
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r, err := s.startStdio(ctx, gate)
+	if err != nil {
+		// Not agreed to is what the person must act on first, whatever
+		// else failed.
+		if aerr := <-allowed; aerr != nil {
+			return nil, aerr
+		}
+	}
+	return r, err
+}
+
+// allowed asks the spec's Allowed, in words naming the server.
+func (s *server) allowed() error {
+	if s.spec.Allowed == nil {
+		return nil
+	}
+	if err := s.spec.Allowed(); err != nil {
+		return fmt.Errorf("%s is not started: %w", s.who(), err)
+	}
+	return nil
+}
+
+// startStdio starts a stdio server in the sandbox, exec'd once gate
+// passes, and connects to it.
+func (s *server) startStdio(ctx context.Context, gate func(context.Context) error) (*running, error) {
 	cfg := s.m.cfg
+	if cfg.Launcher == nil {
+		return nil, fmt.Errorf("%s is not started: gemkit has no sandbox to start it in", s.who())
+	}
 	root := cfg.DataRoot
 	if root == "" {
 		var err error
@@ -293,6 +335,7 @@ func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 		Path:   pr.Path, Args: s.spec.Args, Dir: cfg.Workspace, Stderr: s.stderr,
 		Env:    append(pr.Env, "TMPDIR="+tmp),
 		OnDeny: s.denied,
+		Gate:   gate,
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"sync"
@@ -102,6 +103,12 @@ type Command struct {
 	// refused (an extension's MCP server, with the command that allows
 	// the host).
 	OnDeny func(Denial)
+	// Gate, when set, is called once as the start begins, and the
+	// program is executed only after it returns nil: the sandbox is
+	// set up meanwhile, so that a check of the program (consent to its
+	// bytes) costs its start no more than the longer of the two. An
+	// error from it is Start's error, as it returned it.
+	Gate func(context.Context) error
 }
 
 // Enforcement says how a run is confined.

@@ -104,7 +104,11 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 			return nil, err
 		}
 	}
-	p, err := l.startWith(ctx, c, attempts, nsRules, overlays, splitRules, abi, reasons)
+	var g *gate
+	if c.Gate != nil {
+		g = runGate(ctx, c.Gate)
+	}
+	p, err := l.startWith(ctx, c, g, attempts, nsRules, overlays, splitRules, abi, reasons)
 	if guards != nil && (p == nil || !p.Enforcement.MountNS) {
 		w.unwatch(guards)
 		guards = nil
@@ -140,10 +144,10 @@ func (l *Launcher) guardWatcher(overlays []overlay) (*guardWatcher, error) {
 }
 
 // startWith tries each way of making namespaces, then none.
-func (l *Launcher) startWith(ctx context.Context, c *Command, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, splitRules []PathRule, abi int, reasons []string) (*Process, error) {
+func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, splitRules []PathRule, abi int, reasons []string) (*Process, error) {
 	var lastNSErr error
 	for _, a := range attempts {
-		p, err := l.start(ctx, c, nsRules, overlays, abi, a, reasons)
+		p, err := l.start(ctx, c, g, nsRules, overlays, abi, a, reasons)
 		if err == nil || !isNamespaceRefusal(err) {
 			return p, err
 		}
@@ -161,7 +165,7 @@ func (l *Launcher) startWith(ctx context.Context, c *Command, attempts []nsAttem
 	} else if !child.SeccompSupported {
 		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
 	}
-	return l.start(ctx, c, splitRules, nil, abi, nsAttempt{}, reasons)
+	return l.start(ctx, c, g, splitRules, nil, abi, nsAttempt{}, reasons)
 }
 
 func isNamespaceRefusal(err error) bool {
@@ -180,7 +184,7 @@ func (l *Launcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, overlays []overlay, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
+func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathRule, overlays []overlay, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
 	netns := ns.flags&unix.CLONE_NEWNET != 0
 	enf := Enforcement{
 		LandlockABI: abi,
@@ -254,6 +258,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		PidMax:       enf.MaxProcesses,
 		AddressSpace: cg == nil,
 		DenyMetadata: !enf.MountNS,
+		Gated:        g != nil,
 	}
 	if enf.MountNS {
 		var err error
@@ -301,6 +306,15 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.ExtraFiles = []*os.File{childEnd}
+	if g != nil {
+		gateEnd, err := g.pipe()
+		if err != nil {
+			childEnd.Close()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		defer gateEnd.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, gateEnd) // child.GateFD
+	}
 	cmd.WaitDelay = c.WaitDelay
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second
@@ -354,6 +368,8 @@ func (l *Launcher) start(ctx context.Context, c *Command, rules []PathRule, over
 		// what the dying child managed to say.
 		if cerr := ctx.Err(); cerr != nil {
 			err = fmt.Errorf("sandbox: stopped while setting up the tool: %w", cerr)
+		} else if gerr := g.failed(); gerr != nil {
+			err = gerr
 		}
 		p.Kill()
 		_ = cmd.Wait()

@@ -2,6 +2,7 @@ package child
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,14 @@ const (
 // FD is the socket to the parent: the spec comes in on it, the proxy
 // listener and any error go out on it, and it closes on exec.
 const FD = 3
+
+// GateFD is the read end of a pipe from the parent, present when the
+// spec is Gated: the child execs only after reading Go from it, and an
+// end of file there means the parent withheld the program.
+const GateFD = 4
+
+// Go is the parent's word that a Gated child may exec.
+const Go = 'G'
 
 // MaxOpenFiles bounds each tool process's open files (RLIMIT_NOFILE, soft
 // and hard): plenty for a runtime, and with the process bound it keeps a
@@ -71,6 +80,10 @@ type Spec struct {
 	Mounts    []Mount `json:"mounts,omitempty"`
 	MountBase string  `json:"mountBase,omitempty"`
 	Dir       string  `json:"dir,omitempty"`
+	// Gated: once the sandbox is in place, wait for Go on GateFD
+	// before exec, so that the parent can check something (consent to
+	// the program's bytes) while the sandbox is being set up.
+	Gated bool `json:"gated,omitempty"`
 }
 
 // init turns the process into the sandbox child before the rest of the
@@ -237,6 +250,11 @@ func setup(conn *os.File) error {
 	if err := unix.CloseRange(FD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fmt.Errorf("sandbox child: marking descriptors close-on-exec: %w", err)
 	}
+	if spec.Gated {
+		if err := awaitGo(); err != nil {
+			return err
+		}
+	}
 	// Tell the parent everything is in place; the socket then closes on
 	// exec, or the error below follows.
 	if _, err := unix.Write(FD, []byte{Ready}); err != nil {
@@ -244,6 +262,25 @@ func setup(conn *os.File) error {
 	}
 	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
 	return fmt.Errorf("starting %s: %w", spec.Path, err)
+}
+
+// awaitGo reads the parent's word on GateFD: Go, or the end of the pipe
+// when the program must not run.
+func awaitGo() error {
+	var b [1]byte
+	for {
+		n, err := unix.Read(GateFD, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox child: waiting to start: %w", err)
+		}
+		if n == 1 && b[0] == Go {
+			return nil
+		}
+		return errors.New("sandbox child: the program was not started")
+	}
 }
 
 // loopbackUp brings up lo in the child's fresh network namespace, which

@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/permission"
+)
+
+// TestGate: a Command's program runs only once its Gate has passed, the
+// sandbox being set up meanwhile; a Gate's error is Start's, and the
+// program never runs; a start cancelled while the Gate runs ends it.
+func TestGate(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	errRefused := errors.New("consent does not hold")
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			mark := filepath.Join(w.ws, "ran-"+m.name)
+			cmd := func(gate func(context.Context) error) *Command {
+				return &Command{Policy: p, Path: "/bin/sh", Args: []string{"-c", "echo ran > " + mark}, Dir: w.ws, Gate: gate}
+			}
+
+			// Passed after a while: the program runs, after it.
+			release, entered := make(chan struct{}), make(chan struct{})
+			started := make(chan error, 1)
+			var proc *Process
+			go func() {
+				var err error
+				proc, err = m.l.Start(context.Background(), cmd(func(ctx context.Context) error {
+					close(entered)
+					<-release
+					return nil
+				}))
+				started <- err
+			}()
+			<-entered
+			// The child is set up and waiting; give it time to run the
+			// program if it wrongly would.
+			time.Sleep(200 * time.Millisecond)
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("the program ran before its gate passed")
+			}
+			close(release)
+			if err := <-started; err != nil {
+				t.Fatal(err)
+			}
+			if err := proc.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if data, err := os.ReadFile(mark); err != nil || strings.TrimSpace(string(data)) != "ran" {
+				t.Fatalf("the program did not run once its gate passed: %q %v", data, err)
+			}
+			os.Remove(mark)
+
+			// Failed: Start's error is the gate's, and nothing ran.
+			_, err := m.l.Start(context.Background(), cmd(func(context.Context) error { return errRefused }))
+			if !errors.Is(err, errRefused) {
+				t.Fatalf("Start with a failing gate: %v, want its error", err)
+			}
+			// Failed late, after the sandbox was set up.
+			_, err = m.l.Start(context.Background(), cmd(func(context.Context) error {
+				time.Sleep(100 * time.Millisecond) // past the child's set-up, to fail while it waits
+				return errRefused
+			}))
+			if !errors.Is(err, errRefused) {
+				t.Fatalf("Start with a gate failing late: %v, want its error", err)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("the program ran though its gate failed")
+			}
+
+			// Cancelled: the gate sees it, Start ends.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			gateEnded := make(chan struct{})
+			_, err = m.l.Start(ctx, cmd(func(ctx context.Context) error {
+				defer close(gateEnded)
+				cancel()
+				<-ctx.Done()
+				return ctx.Err()
+			}))
+			if err == nil {
+				t.Fatal("a cancelled start succeeded")
+			}
+			<-gateEnded
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("the program of a cancelled start ran")
+			}
+		})
+	}
+}
