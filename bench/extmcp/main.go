@@ -11,7 +11,11 @@
 // Calls and starts alternate between the two, round after round, so
 // that both see the same load.
 //
-//	go run ./bench/extmcp [-n 500] [-starts 20] [-gemkit BIN]
+//	go run ./bench/extmcp [-n 500] [-starts 20] [-gemkit BIN] [-ref BIN]
+//
+// -ref adds a third side, the same through another gemkit binary (an
+// earlier commit's), so that a change is measured against it in the
+// same run.
 //
 // The client is bench/internal/mcpline, the same for both.
 // server-everything is interop/mcp-servers's pinned copy (`npm ci` there
@@ -42,14 +46,15 @@ func main() {
 	n := flag.Int("n", 500, "warm calls of each")
 	starts := flag.Int("starts", 20, "cold starts of each")
 	gemkit := flag.String("gemkit", "", "gemkit binary (default: built from the repository as it ships)")
+	ref := flag.String("ref", "", "a second gemkit binary measured beside the first (an earlier commit's)")
 	flag.Parse()
-	if err := run(*n, *starts, *gemkit); err != nil {
+	if err := run(*n, *starts, *gemkit, *ref); err != nil {
 		fmt.Fprintln(os.Stderr, "extmcp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, starts int, bin string) error {
+func run(n, starts int, bin, ref string) error {
 	root, err := benchenv.RepoRoot()
 	if err != nil {
 		return err
@@ -108,6 +113,13 @@ func run(n, starts int, bin string) error {
 			return c
 		}},
 	}
+	if ref != "" {
+		sides = append(sides, side{name: "through the reference", tool: "realmcp_echo", cmd: func() *exec.Cmd {
+			c := exec.Command(ref, "mcp", "--code-intel=false", "--extension-servers")
+			c.Dir, c.Env = ws, env
+			return c
+		}})
+	}
 
 	load := loadavg()
 	cold := make([][]time.Duration, len(sides))
@@ -154,6 +166,9 @@ func run(n, starts int, bin string) error {
 		fmt.Printf("%-28s %14s %14s %14s\n", s.name, ms(pct(warm[i], 50)), ms(pct(warm[i], 90)), ms(pct(cold[i], 50)))
 	}
 	fmt.Printf("%-28s %14s %14s %14s\n", "gemkit's cost", ms(pct(warm[0], 50)-pct(warm[1], 50)), "", ms(pct(cold[0], 50)-pct(cold[1], 50)))
+	if ref != "" {
+		fmt.Printf("%-28s %14s %14s %14s\n", "the reference's cost", ms(pct(warm[2], 50)-pct(warm[1], 50)), "", ms(pct(cold[2], 50)-pct(cold[1], 50)))
+	}
 	fmt.Println("targets: at most 0.3 ms added to a call at p50; a cold start at most 15 ms more than bare")
 	return nil
 }
