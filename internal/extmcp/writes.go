@@ -1,6 +1,7 @@
 package extmcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,11 @@ const maxArgPaths = 8
 // Refusal; one in the workspace, while the servers may not write it,
 // comes with the command that allows it.
 func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Refusal {
+	// res is as mcpclient encodes a result, compact: one that is not an
+	// error, nearly every one, is not decoded again.
+	if !bytes.Contains(res, []byte(`"isError":true`)) {
+		return nil
+	}
 	var r struct {
 		Content []struct{ Type, Text string }
 		IsError bool
