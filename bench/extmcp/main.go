@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,10 +91,22 @@ func run(n, starts int, bin, ref string) error {
 		return err
 	}
 	env := environ(home, tmp)
-	link := exec.Command(bin, "extensions", "link", "--consent", ext)
-	link.Env = env
-	if out, err := link.CombinedOutput(); err != nil {
-		return fmt.Errorf("link: %v: %s", err, out)
+	// The reference gets a home of its own, where it links the same
+	// folder and records consent, and keeps its digest cache, as it
+	// would itself.
+	refEnv := environ(filepath.Join(tmp, "home-ref"), tmp)
+	for _, l := range []struct {
+		bin string
+		env []string
+	}{{bin, env}, {ref, refEnv}} {
+		if l.bin == "" {
+			continue
+		}
+		link := exec.Command(l.bin, "extensions", "link", "--consent", ext)
+		link.Env = l.env
+		if out, err := link.CombinedOutput(); err != nil {
+			return fmt.Errorf("link with %s: %v: %s", l.bin, err, out)
+		}
 	}
 	// An installed extension's files are older than the 2 s within which
 	// the consent check's digest cache does not trust a file's stat (a
@@ -116,7 +129,7 @@ func run(n, starts int, bin, ref string) error {
 	if ref != "" {
 		sides = append(sides, side{name: "through the reference", tool: "realmcp_echo", cmd: func() *exec.Cmd {
 			c := exec.Command(ref, "mcp", "--code-intel=false", "--extension-servers")
-			c.Dir, c.Env = ws, env
+			c.Dir, c.Env = ws, refEnv
 			return c
 		}})
 	}
@@ -146,6 +159,13 @@ func run(n, starts int, bin, ref string) error {
 		conns[i] = c
 	}
 	args := map[string]any{"message": "bench"}
+	// The CPU time the gemkit processes spend on the calls (all their
+	// threads', from the kernel's accounting): unlike the latency, it
+	// does not grow with the machine's load.
+	cpuBefore := make([]time.Duration, len(sides))
+	for i, c := range conns {
+		cpuBefore[i] = cpuTime(c.Cmd.Process.Pid)
+	}
 	for range n {
 		for i, s := range sides {
 			start := time.Now()
@@ -159,6 +179,10 @@ func run(n, starts int, bin, ref string) error {
 			}
 		}
 	}
+	cpuPerCall := make([]time.Duration, len(sides))
+	for i, c := range conns {
+		cpuPerCall[i] = (cpuTime(c.Cmd.Process.Pid) - cpuBefore[i]) / time.Duration(n)
+	}
 	fmt.Printf("%s/%s, %d CPUs; %d calls and %d cold starts of each, alternating\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, starts)
 	fmt.Printf("load average before: %s, after: %s\n", load, loadavg())
 	fmt.Printf("%-28s %14s %14s %14s\n", "", "call p50", "call p90", "cold start p50")
@@ -168,6 +192,11 @@ func run(n, starts int, bin, ref string) error {
 	fmt.Printf("%-28s %14s %14s %14s\n", "gemkit's cost", ms(pct(warm[0], 50)-pct(warm[1], 50)), "", ms(pct(cold[0], 50)-pct(cold[1], 50)))
 	if ref != "" {
 		fmt.Printf("%-28s %14s %14s %14s\n", "the reference's cost", ms(pct(warm[2], 50)-pct(warm[1], 50)), "", ms(pct(cold[2], 50)-pct(cold[1], 50)))
+	}
+	for i, s := range sides {
+		if s.name != "bare" {
+			fmt.Printf("CPU of the gemkit process %s per call: %.1f µs\n", strings.TrimPrefix(s.name, "through "), float64(cpuPerCall[i])/float64(time.Microsecond))
+		}
 	}
 	fmt.Println("targets: at most 0.3 ms added to a call at p50; a cold start at most 15 ms more than bare")
 	return nil
@@ -235,6 +264,24 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// cpuTime is the time on CPU of every thread of the process pid
+// (the first field of each /proc/PID/task/TID/schedstat, in ns).
+func cpuTime(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			total += time.Duration(ns)
+		}
+	}
+	return total
+}
 
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")
