@@ -160,10 +160,14 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 			title = t.Name
 		}
 		ann.Title = extmcp.Printable(t.Spec.Extension + ": " + title)
+		where := "in gemkit's sandbox"
+		if t.Spec.Remote() {
+			where = "a remote one, which gemkit connects to, not sandboxed"
+		}
 		mt := &mcp.Tool{
 			Name: name(t.Spec.Extension, t.Spec.Server, t.Name),
-			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s, in gemkit's sandbox).",
-				t.Spec.Extension, t.Spec.Server)),
+			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s, %s).",
+				t.Spec.Extension, t.Spec.Server, where)),
 			InputSchema: t.InputSchema,
 			Annotations: ann,
 		}
