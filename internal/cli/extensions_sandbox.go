@@ -353,6 +353,6 @@ func keepSwitched(a *app, st *extension.Store, name string) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), strings.Join(added, ", "), path)
+	fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start or connect to its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), strings.Join(added, ", "), path)
 	return nil
 }

@@ -239,7 +239,7 @@ func TestSandboxKeptOnUpdate(t *testing.T) {
 		`"remote":`, `"fs": {"command": "node", "args": ["fs.js"]}, "remote":`, 1)
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(two), 0o644)
 	_, errOut, code := e.run("update", "srv-ext", "--consent")
-	if code != ExitOK || !strings.Contains(errOut, "srv-ext stays switched to gemkit: Gemini CLI does not start its new server(s) fs either") {
+	if code != ExitOK || !strings.Contains(errOut, "srv-ext stays switched to gemkit: Gemini CLI does not start or connect to its new server(s) fs either") {
 		t.Fatalf("update: exit %d\n%s", code, errOut)
 	}
 	settings := geminisettings.Path(e.home)
