@@ -198,8 +198,10 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	}
 	// Gemini CLI checks mcp.excluded before it connects to any server, a
 	// remote one too (isBlockedBySettings in McpClientManager.
-	// maybeDiscoverMcpServer, packages/core/src/tools/mcp-client-manager.ts):
-	// every client the remote server met is gemkit.
+	// maybeDiscoverMcpServer, packages/core/src/tools/mcp-client-manager.ts;
+	// dist/src/tools/mcp-client-manager.js in @google/gemini-cli-core
+	// 0.61.0): every client the remote server met is gemkit. Without the
+	// name in mcp.excluded, it meets gemini-cli-mcp-client too.
 	if got := remoteClients(); len(got) == 0 || strings.Join(got, ",") != strings.TrimSuffix(strings.Repeat("gemkit,", len(got)), ",") {
 		t.Errorf("the remote server's clients were %v, want gemkit alone", got)
 	}
