@@ -144,7 +144,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 		fmt.Fprintf(w, "      widened by you; back to the default profile: gemkit extensions sandbox %s --default-profile\n", d.m.Name)
 	}
 	if len(s.Remote) > 0 {
-		fmt.Fprintf(w, "  Its remote servers (%s) go with the switch, not sandboxed, since they run elsewhere: switched, gemkit mcp connects to them from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them\n", strings.Join(s.Remote, ", "))
+		fmt.Fprintf(w, "  Its remote servers (%s) go with the switch, not sandboxed, since they run elsewhere: switched, gemkit mcp connects to them from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them, but signs in to nothing (a server that asks for OAuth fails to connect)\n", strings.Join(s.Remote, ", "))
 	}
 	if s.Switched && (!consent.Granted || consent.FilesChanged) {
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))

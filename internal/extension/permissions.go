@@ -288,7 +288,7 @@ func serversWhere(m *Manifest, keep func(json.RawMessage) bool) []string {
 
 // RemoteServerWords say how gemkit mcp reaches a switched extension's
 // remote server: as Gemini CLI would, and not sandboxed.
-const RemoteServerWords = "it runs elsewhere, so gemkit does not sandbox it: gemkit mcp connects to it from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them (none of your environment variables)"
+const RemoteServerWords = "it runs elsewhere, so gemkit does not sandbox it: gemkit mcp connects to it from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them (none of your environment variables), but signs in to nothing: a server that asks for OAuth fails to connect"
 
 // ServerLines say, for each MCP server of m, where it runs and what it
 // can do there, given the person's choice c: the lines of the consent
