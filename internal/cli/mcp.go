@@ -101,7 +101,8 @@ prompts, resources; not at initialize), kept while used, stopped after five
 idle minutes and started again once if it dies. Its tools and prompts are
 named by the rule above (<extension>_<tool>), its resources keep their URIs
 (gemkit-mcp://EXTENSION/SERVER/URI where two servers share one); its log,
-list_changed and resources/updated reach the client. A
+list_changed and resources/updated reach the client, and the client's
+completion/complete of an argument of its prompts and templates reaches it. A
 server reads the workspace (its working folder), its extension's folder and
 its runtime (node, python); it writes only its extension's data folder,
 ~/.local/share/gemkit/extension-data/<extension>, which is also its HOME; it
