@@ -110,7 +110,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	m := ext.Manifest
 	name := m.Name
 	if len(extension.SandboxedServers(m)) == 0 {
-		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (gemkit runs stdio servers, those with a command; remote ones go with them, and stay Gemini CLI's without them; gemkit itself stays as it is)", extension.Printable(name)))
+		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (gemkit runs stdio servers, those with a command, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is)", extension.Printable(name)))
 	}
 	servers := extension.SwitchedServers(m)
 	old, err := st.ServerChoice(name)
