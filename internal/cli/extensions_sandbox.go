@@ -28,13 +28,17 @@ func newExtSandboxCmd(a *app) *cobra.Command {
 		Use:               "sandbox <name>",
 		ValidArgsFunction: completeExtension,
 		Short:             "Run an extension's MCP servers in gemkit's sandbox instead of unconfined in Gemini CLI",
-		Long: `Switch an extension's stdio MCP servers (its mcpServers entries with a command)
-to gemkit: Gemini CLI stops starting them itself, with your rights and your whole
-environment, and ` + "`gemkit mcp`" + ` serves them in gemkit's sandbox. Gemini CLI keeps
-the extension's context files, commands, hooks and skills, and reaches the
-servers' tools through gemkit mcp (gemini mcp add -s user --trust gemkit gemkit mcp).
+		Long: `Switch an extension's MCP servers to gemkit: Gemini CLI stops starting its stdio
+servers (its mcpServers entries with a command) itself, with your rights and your
+whole environment, and ` + "`gemkit mcp`" + ` serves them in gemkit's sandbox. Its
+remote servers (url, httpUrl) go with them: Gemini CLI stops connecting to them
+and gemkit mcp connects instead, as Gemini CLI would; they run elsewhere, so
+they are not sandboxed. Gemini CLI keeps the extension's context files,
+commands, hooks and skills, and reaches the servers' tools through gemkit mcp
+(gemini mcp add -s user --trust gemkit gemkit mcp), as Claude Code, Codex,
+OpenCode and Qwen Code do.
 
-In the sandbox each server can ` + extension.SandboxedServerWords + `.
+In the sandbox each stdio server can ` + extension.SandboxedServerWords + `.
 --allow-host and --allow-write widen that, by name; each widening is recorded,
 shown by describe and agreed to with the extension's consent.
 
@@ -105,10 +109,10 @@ func geminiSettingsPath(st *extension.Store) string { return geminisettings.Path
 func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, o sandboxFlags, command string) error {
 	m := ext.Manifest
 	name := m.Name
-	servers := extension.SandboxedServers(m)
-	if len(servers) == 0 {
-		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (gemkit runs stdio servers, those with a command; remote ones and gemkit itself stay as they are)", extension.Printable(name)))
+	if len(extension.SandboxedServers(m)) == 0 {
+		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (gemkit runs stdio servers, those with a command, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is)", extension.Printable(name)))
 	}
+	servers := extension.SwitchedServers(m)
 	old, err := st.ServerChoice(name)
 	if err != nil {
 		return err
@@ -173,8 +177,8 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		}
 		return err
 	}
-	fmt.Fprintf(a.Out, "\nSwitched: Gemini CLI no longer starts %s (mcp.excluded in %s); gemkit mcp serves %s in its sandbox. Consent recorded to %s as it is now.\n",
-		strings.Join(servers, ", "), path, them(len(servers)), extension.Printable(name))
+	fmt.Fprintf(a.Out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",
+		notStarted(m), path, servedWords(m), extension.Printable(name))
 	if gs.Gemkit == "" {
 		fmt.Fprintln(a.Out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
 	}
@@ -216,7 +220,7 @@ func switchOff(a *app, st *extension.Store, name string) error {
 	var still []string
 	if in, err := st.Get(name); err == nil && in.Extension != nil {
 		if gs, err := geminisettings.Read(path); err == nil {
-			still = sharedNames(extension.SandboxedServers(in.Extension.Manifest), gs.Excluded)
+			still = sharedNames(extension.SwitchedServers(in.Extension.Manifest), gs.Excluded)
 		}
 	}
 	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, made *[]string) {
@@ -277,6 +281,29 @@ func them(n int) string {
 	return "them"
 }
 
+// notStarted says what Gemini CLI no longer does with m's servers once
+// they are switched.
+func notStarted(m *extension.Manifest) string {
+	words := "Gemini CLI no longer starts " + strings.Join(extension.SandboxedServers(m), ", ")
+	if remote := extension.RemoteServers(m); len(remote) > 0 {
+		words += " nor connects to " + strings.Join(remote, ", ")
+	}
+	return words
+}
+
+// servedWords say how gemkit mcp serves m's switched servers: the stdio
+// ones in its sandbox, the remote ones connected to as Gemini CLI would,
+// not sandboxed.
+func servedWords(m *extension.Manifest) string {
+	local, remote := extension.SandboxedServers(m), extension.RemoteServers(m)
+	words := "gemkit mcp serves " + them(len(local)) + " in its sandbox"
+	if len(remote) > 0 {
+		words = "gemkit mcp serves " + strings.Join(local, ", ") + " in its sandbox, and connects to " + strings.Join(remote, ", ") +
+			" itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed)"
+	}
+	return words
+}
+
 // forgetServers gives the servers of the extension name back to Gemini
 // CLI, if they were switched, and forgets what the person chose for
 // them: the extension is being uninstalled.
@@ -295,8 +322,9 @@ func forgetServers(a *app, st *extension.Store, name string) error {
 
 // keepSwitched keeps an updated extension's servers switched: a server
 // the new version adds is added to Gemini CLI's mcp.excluded as the
-// switch would, so that Gemini CLI does not start it unconfined beside
-// gemkit's copy. The update asked for consent to the new version.
+// switch would, so that Gemini CLI does not start it unconfined (or
+// connect to it) beside gemkit. The update asked for consent to the new
+// version.
 func keepSwitched(a *app, st *extension.Store, name string) error {
 	c, err := st.ServerChoice(name)
 	if err != nil || !c.Switched {
@@ -306,7 +334,7 @@ func keepSwitched(a *app, st *extension.Store, name string) error {
 	if err != nil || in.Extension == nil {
 		return err
 	}
-	servers := extension.SandboxedServers(in.Extension.Manifest)
+	servers := extension.SwitchedServers(in.Extension.Manifest)
 	path := geminiSettingsPath(st)
 	gs, err := geminisettings.Read(path)
 	if err != nil {
@@ -325,6 +353,6 @@ func keepSwitched(a *app, st *extension.Store, name string) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), strings.Join(added, ", "), path)
+	fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start or connect to its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), strings.Join(added, ", "), path)
 	return nil
 }

@@ -44,8 +44,10 @@ const userSettings = `{
 }
 `
 
-// TestExtensionsSandbox: the switch adds the extension's stdio servers to
-// Gemini CLI's mcp.excluded (and nothing else of the file changes),
+// TestExtensionsSandbox: the switch adds the extension's stdio and
+// remote servers to Gemini CLI's mcp.excluded (and nothing else of the
+// file changes), saying which gemkit sandboxes and which it only
+// connects to,
 // records the switch and consent; a widening is recorded, changes the
 // consent hash and is agreed to by the same command; --off gives back
 // the settings file byte for byte.
@@ -80,8 +82,8 @@ func TestExtensionsSandbox(t *testing.T) {
 	out := e.mustRun("sandbox", "srv-ext")
 	for _, w := range []string{
 		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWords,
-		"remote (remote: https://mcp.example.com/mcp): a remote server (or none), not sandboxed by gemkit",
-		"Switched: Gemini CLI no longer starts memory (mcp.excluded in " + settings + ")",
+		"remote (remote: https://mcp.example.com/mcp): a remote server, switched to gemkit: Gemini CLI does not connect to it; " + extension.RemoteServerWords,
+		"Switched: Gemini CLI no longer starts memory nor connects to remote (mcp.excluded in " + settings + "); gemkit mcp serves memory in its sandbox, and connects to remote itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed).",
 		"Undo: gemkit extensions sandbox srv-ext --off",
 	} {
 		if !strings.Contains(out, w) {
@@ -92,7 +94,7 @@ func TestExtensionsSandbox(t *testing.T) {
 		t.Errorf("sandbox: asks to add gemkit, which the settings have:\n%s", out)
 	}
 	gs, err := geminisettings.Read(settings)
-	if err != nil || strings.Join(gs.Excluded, ",") != "memory" {
+	if err != nil || strings.Join(gs.Excluded, ",") != "memory,remote" {
 		t.Fatalf("mcp.excluded = %v, %v", gs.Excluded, err)
 	}
 	mid, _ := os.ReadFile(settings)
@@ -102,7 +104,7 @@ func TestExtensionsSandbox(t *testing.T) {
 		}
 	}
 	c, err := st.ServerChoice("srv-ext")
-	if err != nil || !c.Switched || strings.Join(c.Excluded, ",") != "memory" {
+	if err != nil || !c.Switched || strings.Join(c.Excluded, ",") != "memory,remote" {
 		t.Errorf("choice %+v, %v", c, err)
 	}
 	perm := extension.PermissionsHash(m)
@@ -112,7 +114,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	if out := doctor(); strings.Contains(out, "srv-ext: its MCP servers") || strings.Contains(out, "srv-ext: switched") {
 		t.Errorf("doctor after the switch:\n%s", out)
 	}
-	if out := e.mustRun("list"); !strings.Contains(out, "servers of srv-ext: memory: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI; back: gemkit extensions sandbox srv-ext --off") {
+	if out := e.mustRun("list"); !strings.Contains(out, "servers of srv-ext: memory: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI; remote: remote, connected to by gemkit mcp, not by Gemini CLI (not sandboxed: it runs elsewhere); back: gemkit extensions sandbox srv-ext --off") {
 		t.Errorf("list after the switch:\n%s", out)
 	}
 
@@ -140,7 +142,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	os.WriteFile(settings, []byte(userSettings), 0o600)
 	e.mustRun("consent", "srv-ext", "--revoke")
 	out = doctor()
-	for _, w := range []string{"warning: srv-ext: switched to gemkit, but Gemini CLI's mcp.excluded (" + settings + ") lacks memory",
+	for _, w := range []string{"warning: srv-ext: switched to gemkit, but Gemini CLI's mcp.excluded (" + settings + ") lacks memory, which Gemini CLI starts unconfined beside gemkit's sandboxed copy, and remote, which Gemini CLI connects to itself beside gemkit mcp",
 		"warning: srv-ext: switched to gemkit, but without your consent", "fix: agree with `gemkit extensions consent srv-ext --grant`"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("doctor lacks %q:\n%s", w, out)
@@ -160,7 +162,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	}
 
 	out = e.mustRun("sandbox", "srv-ext", "--off")
-	if !strings.Contains(out, "Removed memory from mcp.excluded") || !strings.Contains(out, "Switch again: gemkit extensions sandbox srv-ext") {
+	if !strings.Contains(out, "Removed memory, remote from mcp.excluded") || !strings.Contains(out, "Switch again: gemkit extensions sandbox srv-ext") {
 		t.Errorf("--off: output:\n%s", out)
 	}
 	if after, _ := os.ReadFile(settings); string(after) != userSettings {
@@ -237,11 +239,11 @@ func TestSandboxKeptOnUpdate(t *testing.T) {
 		`"remote":`, `"fs": {"command": "node", "args": ["fs.js"]}, "remote":`, 1)
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(two), 0o644)
 	_, errOut, code := e.run("update", "srv-ext", "--consent")
-	if code != ExitOK || !strings.Contains(errOut, "srv-ext stays switched to gemkit: Gemini CLI does not start its new server(s) fs either") {
+	if code != ExitOK || !strings.Contains(errOut, "srv-ext stays switched to gemkit: Gemini CLI does not start or connect to its new server(s) fs either") {
 		t.Fatalf("update: exit %d\n%s", code, errOut)
 	}
 	settings := geminisettings.Path(e.home)
-	if gs, err := geminisettings.Read(settings); err != nil || strings.Join(gs.Excluded, ",") != "memory,fs" {
+	if gs, err := geminisettings.Read(settings); err != nil || strings.Join(gs.Excluded, ",") != "memory,remote,fs" {
 		t.Errorf("mcp.excluded after the update: %v, %v", gs.Excluded, err)
 	}
 	e.mustRun("sandbox", "srv-ext", "--off")
@@ -252,7 +254,7 @@ func TestSandboxKeptOnUpdate(t *testing.T) {
 
 // TestSandboxNamesExcludedBefore: a server name the person had already
 // excluded is not added by the switch, nor removed by --off, which says
-// Gemini CLI still does not start it.
+// Gemini CLI still does not start it; the names the switch added go.
 func TestSandboxNamesExcludedBefore(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -262,11 +264,11 @@ func TestSandboxNamesExcludedBefore(t *testing.T) {
 	const mine = `{"mcp": {"excluded": ["memory"]}}`
 	os.WriteFile(settings, []byte(mine), 0o600)
 	e.mustRun("sandbox", "srv-ext")
-	if c, _ := extension.OpenStore(e.home).ServerChoice("srv-ext"); !c.Switched || len(c.Excluded) != 0 {
+	if c, _ := extension.OpenStore(e.home).ServerChoice("srv-ext"); !c.Switched || strings.Join(c.Excluded, ",") != "remote" {
 		t.Errorf("choice %+v: the name was there before", c)
 	}
 	out := e.mustRun("sandbox", "srv-ext", "--off")
-	if !strings.Contains(out, "still names memory (it did before the switch), so Gemini CLI does not start them either") {
+	if !strings.Contains(out, "Removed remote from mcp.excluded") || !strings.Contains(out, "still names memory (it did before the switch), so Gemini CLI does not start them either") {
 		t.Errorf("--off:\n%s", out)
 	}
 	if b, _ := os.ReadFile(settings); string(b) != mine {

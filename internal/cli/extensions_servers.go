@@ -10,20 +10,28 @@ import (
 	"github.com/gemkit/gemkit/internal/geminisettings"
 )
 
-// serverState is where an extension's stdio MCP servers run, as list,
-// describe and doctor show it: unconfined in Gemini CLI, or in gemkit's
-// sandbox once switched (`gemkit extensions sandbox NAME`).
+// serverState is where an extension's MCP servers run, as list,
+// describe and doctor show it: its stdio ones unconfined in Gemini CLI,
+// or in gemkit's sandbox once switched (`gemkit extensions sandbox
+// NAME`); its remote ones, which the switch takes from Gemini CLI too,
+// connected to by Gemini CLI or by gemkit mcp, sandboxed by neither.
 type serverState struct {
 	// Sandboxable are the servers gemkit can run in its sandbox (stdio
 	// servers other than gemkit itself).
 	Sandboxable []string `json:"sandboxable"`
+	// Remote are the remote servers (url, httpUrl), which go with the
+	// switch: gemkit mcp connects to them in Gemini CLI's place.
+	Remote []string `json:"remote"`
 	// Switched: gemkit mcp serves them, and Gemini CLI was told not to
-	// start them.
+	// start them or connect to them.
 	Switched bool `json:"switched"`
-	// Unconfined are those Gemini CLI starts itself, with the person's
-	// rights and environment: all when not switched but those its
-	// mcp.excluded names; when switched, those missing from it.
+	// Unconfined are the stdio servers Gemini CLI starts itself, with the
+	// person's rights and environment: all when not switched but those
+	// its mcp.excluded names; when switched, those missing from it.
 	Unconfined []string `json:"unconfined"`
+	// RemoteInGemini are the remote servers Gemini CLI connects to
+	// itself: those its mcp.excluded does not name.
+	RemoteInGemini []string `json:"remoteInGemini"`
 	// Widening is what the person allowed them beyond the default
 	// profile.
 	Widening extension.Widening `json:"widening"`
@@ -38,14 +46,22 @@ func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []s
 	if len(names) == 0 {
 		return nil
 	}
-	s := &serverState{Sandboxable: names, Switched: c.Switched, Widening: c.Widening, Unconfined: []string{},
-		Command: "gemkit extensions sandbox " + m.Name}
+	s := &serverState{Sandboxable: names, Remote: extension.RemoteServers(m), Switched: c.Switched, Widening: c.Widening,
+		Unconfined: []string{}, RemoteInGemini: []string{}, Command: "gemkit extensions sandbox " + m.Name}
+	if s.Remote == nil {
+		s.Remote = []string{}
+	}
 	if c.Switched {
 		s.Command += " --off"
 	}
 	for _, n := range names {
 		if !slices.Contains(excluded, n) {
 			s.Unconfined = append(s.Unconfined, n)
+		}
+	}
+	for _, n := range s.Remote {
+		if !slices.Contains(excluded, n) {
+			s.RemoteInGemini = append(s.RemoteInGemini, n)
 		}
 	}
 	return s
@@ -76,14 +92,31 @@ func fillServers(items []listItem, all []*extension.Installed, choices map[strin
 // it, in one line.
 func serverWords(name string, s *serverState) string {
 	switch {
-	case s.Switched && len(s.Unconfined) == 0:
-		return fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI; back: %s", strings.Join(s.Sandboxable, ", "), s.Command)
+	case s.Switched && len(s.Unconfined) == 0 && len(s.RemoteInGemini) == 0:
+		words := fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI", strings.Join(s.Sandboxable, ", "))
+		if len(s.Remote) > 0 {
+			words += fmt.Sprintf("; %s: remote, connected to by gemkit mcp, not by Gemini CLI (not sandboxed: it runs elsewhere)", strings.Join(s.Remote, ", "))
+		}
+		return words + "; back: " + s.Command
 	case s.Switched:
-		return fmt.Sprintf("switched to gemkit, but Gemini CLI's mcp.excluded lacks %s, which Gemini CLI starts unconfined too: run gemkit extensions sandbox %s again", strings.Join(s.Unconfined, ", "), name)
+		return fmt.Sprintf("switched to gemkit, but Gemini CLI's mcp.excluded lacks %s: run gemkit extensions sandbox %s again", missingWords(s), name)
 	case len(s.Unconfined) == 0:
 		return fmt.Sprintf("%s: not started by Gemini CLI (your mcp.excluded names them) nor by gemkit; to run them in gemkit's sandbox: %s", strings.Join(s.Sandboxable, ", "), s.Command)
 	}
 	return fmt.Sprintf("%s: unconfined in Gemini CLI (your rights, your whole environment); to run them in gemkit's sandbox: %s", strings.Join(s.Unconfined, ", "), s.Command)
+}
+
+// missingWords name the switched servers s's mcp.excluded lacks, with
+// what Gemini CLI does with them.
+func missingWords(s *serverState) string {
+	var parts []string
+	if len(s.Unconfined) > 0 {
+		parts = append(parts, strings.Join(s.Unconfined, ", ")+", which Gemini CLI starts unconfined beside gemkit's sandboxed copy")
+	}
+	if len(s.RemoteInGemini) > 0 {
+		parts = append(parts, strings.Join(s.RemoteInGemini, ", ")+", which Gemini CLI connects to itself beside gemkit mcp")
+	}
+	return strings.Join(parts, ", and ")
 }
 
 // writeServerNotes writes, under the list's table, where each
@@ -109,6 +142,9 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	fmt.Fprintf(w, "  In gemkit's sandbox each can: %s\n", extension.ServerProfileWords(s.Widening))
 	if !s.Widening.Empty() {
 		fmt.Fprintf(w, "      widened by you; back to the default profile: gemkit extensions sandbox %s --default-profile\n", d.m.Name)
+	}
+	if len(s.Remote) > 0 {
+		fmt.Fprintf(w, "  Its remote servers (%s) go with the switch, not sandboxed, since they run elsewhere: switched, gemkit mcp connects to them from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them, but signs in to nothing (a server that asks for OAuth fails to connect)\n", strings.Join(s.Remote, ", "))
 	}
 	if s.Switched && (!consent.Granted || consent.FilesChanged) {
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
@@ -136,9 +172,9 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"}}
 	}
 	var fs []finding
-	if len(s.Unconfined) > 0 {
+	if len(s.Unconfined) > 0 || len(s.RemoteInGemini) > 0 {
 		fs = append(fs, finding{Level: "warning", Extension: name,
-			Message: "switched to gemkit, but Gemini CLI's mcp.excluded (" + geminiSettingsPath(st) + ") lacks " + strings.Join(s.Unconfined, ", ") + ", which Gemini CLI starts unconfined beside gemkit's sandboxed copy",
+			Message: "switched to gemkit, but Gemini CLI's mcp.excluded (" + geminiSettingsPath(st) + ") lacks " + missingWords(s),
 			Fix:     "`gemkit extensions sandbox " + name + "` adds them again"})
 	}
 	if state, err := st.Consent(in.Extension); err != nil || !state.Granted {

@@ -89,10 +89,10 @@ tool_timeout_sec) a little above --timeout, so the model hears why a tool ran
 out of time; a client that sends a progressToken gets progress every
 --progress-interval.
 
-The extensions' own stdio MCP servers (their manifests' mcpServers entries with
-a command) are served too, for the extensions switched to gemkit with
-` + "`gemkit extensions sandbox NAME`" + ` (Gemini CLI then no longer starts them
-itself) and, with --extension-servers, for every enabled extension (for clients
+The extensions' own MCP servers (their manifests' mcpServers entries) are
+served too, for the extensions switched to gemkit with
+` + "`gemkit extensions sandbox NAME`" + ` (Gemini CLI then no longer starts or
+connects to them itself) and, with --extension-servers, for every enabled extension (for clients
 other than Gemini CLI, which starts the servers of the extensions not switched
 itself, so that it would see their tools twice). Each is served only with your
 consent to its extension as it is now (the switch records it). A server is
@@ -101,7 +101,8 @@ prompts, resources; not at initialize), kept while used, stopped after five
 idle minutes and started again once if it dies. Its tools and prompts are
 named by the rule above (<extension>_<tool>), its resources keep their URIs
 (gemkit-mcp://EXTENSION/SERVER/URI where two servers share one); its log,
-list_changed and resources/updated reach the client. A
+list_changed and resources/updated reach the client, and the client's
+completion/complete of an argument of its prompts and templates reaches it. A
 server reads the workspace (its working folder), its extension's folder and
 its runtime (node, python); it writes only its extension's data folder,
 ~/.local/share/gemkit/extension-data/<extension>, which is also its HOME; it
@@ -110,9 +111,11 @@ settings, and PATH. ` + "`gemkit extensions sandbox NAME --allow-host H --allow-
 widens that by name. A call is bounded by the entry's timeout, else --timeout
 (a start by the same, at most 20 s). A server that cannot start, exits or does
 not answer is named in the error, with the end of its stderr; the other servers
-keep answering. With --extension-servers, remote servers (url, httpUrl) are
-served too, connected to by gemkit with the entry's headers (Gemini CLI
-connects to them itself). Entries that start gemkit are not served.
+keep answering. Remote servers (url, httpUrl) are served the same way, but
+not sandboxed, since they run elsewhere: gemkit connects to them as Gemini CLI
+would, with the entry's headers (declared settings expanded, not your
+environment); the switch takes them from Gemini CLI too. Entries that start
+gemkit are not served.
 None is served with --extension.
 
 The workspace is the current folder (Gemini CLI starts the server in its own),
@@ -184,7 +187,7 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.IntVar(&o.budget, "budget", disclosure.DefaultBudget, "size of the summary given as instructions, in characters")
 	f.BoolVar(&o.codeIntel, "code-intel", true, "serve the code-intelligence tools (code_definition, code_references, ...) from language servers; off with --extension unless given")
 	f.StringVar(&o.configPath, "config", "", "config file whose codeIntel object adds or changes language servers (default: gemkit/config.json in your config folder)")
-	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own stdio MCP servers in gemkit's sandbox, not only those switched to gemkit (gemkit extensions sandbox NAME), and their remote ones: for clients other than Gemini CLI, which starts the others itself; off with --extension")
+	f.BoolVar(&o.servers, "extension-servers", false, "serve every enabled extension's own MCP servers (stdio ones in gemkit's sandbox, remote ones connected to as they are), not only those switched to gemkit (gemkit extensions sandbox NAME): for clients other than Gemini CLI, which starts the others itself; off with --extension")
 	f.IntVar(&o.nameLimit, "name-limit", disclosure.DefaultNameLimit, fmt.Sprintf("longest tool name, %d to %d: leave room for the client's prefix, such as mcp__gemkit__", disclosure.MinNameLimit, disclosure.MaxNameLen))
 	return cmd
 }
@@ -300,8 +303,8 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 
 // chooseServers serves the MCP servers of the extensions switched to
 // gemkit (`gemkit extensions sandbox NAME`), or with --extension-servers
-// of every enabled one, remote ones included, with the widening the
-// person allowed; each
+// of every enabled one, stdio and remote ones alike (the switch takes
+// both from Gemini CLI), with the widening the person allowed; each
 // server starts only while the person's consent to its extension as it
 // is now holds (checked at each start: it hashes the extension's files).
 func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
@@ -325,7 +328,7 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			}
 			return nil
 		}
-		return extmcp.Choice{Widening: c.Widening, Allowed: allowed, Remote: o.servers}
+		return extmcp.Choice{Widening: c.Widening, Allowed: allowed}
 	}
 }
 

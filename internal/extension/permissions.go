@@ -248,21 +248,54 @@ func SandboxedServer(def json.RawMessage) bool {
 }
 
 // SandboxedServers are the names of m's servers SandboxedServer, sorted.
-func SandboxedServers(m *Manifest) []string {
+func SandboxedServers(m *Manifest) []string { return serversWhere(m, SandboxedServer) }
+
+// RemoteServer reports whether the MCP server def is a remote one (a
+// url or httpUrl, no command): it runs elsewhere, so no sandbox of this
+// computer's confines it. When its extension is switched to gemkit,
+// gemkit mcp connects to it in Gemini CLI's place, as Gemini CLI would.
+func RemoteServer(def json.RawMessage) bool {
+	var d struct {
+		Command string `json:"command"`
+		URL     string `json:"url"`
+		HTTPURL string `json:"httpUrl"`
+	}
+	return json.Unmarshal(def, &d) == nil && d.Command == "" && (d.URL != "" || d.HTTPURL != "")
+}
+
+// RemoteServers are the names of m's servers RemoteServer, sorted.
+func RemoteServers(m *Manifest) []string { return serversWhere(m, RemoteServer) }
+
+// SwitchedServers are the names of the servers the switch to gemkit
+// takes from Gemini CLI, sorted: the stdio ones gemkit runs in its
+// sandbox and the remote ones it connects to. Gemini CLI's mcp.excluded
+// names exactly these when the extension is switched; gemkit itself (an
+// entry serving the extension's tools) and tcp servers, which Gemini
+// CLI does not start, stay as they are.
+func SwitchedServers(m *Manifest) []string {
+	return serversWhere(m, func(def json.RawMessage) bool { return SandboxedServer(def) || RemoteServer(def) })
+}
+
+func serversWhere(m *Manifest, keep func(json.RawMessage) bool) []string {
 	var out []string
 	for _, n := range sortedKeys(m.MCPServers) {
-		if SandboxedServer(m.MCPServers[n]) {
+		if keep(m.MCPServers[n]) {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
+// RemoteServerWords say how gemkit mcp reaches a switched extension's
+// remote server: as Gemini CLI would, and not sandboxed.
+const RemoteServerWords = "it runs elsewhere, so gemkit does not sandbox it: gemkit mcp connects to it from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them (none of your environment variables), but signs in to nothing: a server that asks for OAuth fails to connect"
+
 // ServerLines say, for each MCP server of m, where it runs and what it
 // can do there, given the person's choice c: the lines of the consent
 // text and of describe.
 func ServerLines(m *Manifest, c ServerChoice) []string {
 	var lines []string
+	switchable := len(SandboxedServers(m)) > 0
 	for _, name := range sortedKeys(m.MCPServers) {
 		def := m.MCPServers[name]
 		where := "a remote server (or none), not sandboxed by gemkit"
@@ -272,12 +305,19 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 		if json.Unmarshal(def, &d) == nil && d.Command != "" {
 			where = "gemkit itself, which runs the extension's tools in their own sandbox"
 		}
-		if SandboxedServer(def) {
+		switch {
+		case SandboxedServer(def):
 			run := "Gemini CLI starts it unconfined, with your rights and environment, until you switch the extension to gemkit (gemkit extensions sandbox " + m.Name + "); then gemkit mcp runs it in gemkit's sandbox, where it can "
 			if c.Switched {
 				run = "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can "
 			}
 			where = run + ServerProfileWords(c.Widening)
+		case RemoteServer(def) && c.Switched:
+			where = "a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords
+		case RemoteServer(def) && switchable:
+			where = "a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself until you switch the extension to gemkit (gemkit extensions sandbox " + m.Name + "); then " + RemoteServerWords
+		case RemoteServer(def):
+			where = "a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself"
 		}
 		lines = append(lines, fmt.Sprintf("%s (%s): %s", name, MCPServerSummary(def), where))
 	}

@@ -9,7 +9,8 @@ import (
 // TestConsentTextServers: the consent text says, per MCP server, whether
 // gemkit mcp can run it in its sandbox and what it can do there, with or
 // without permissions (those are its tools'), and what the person
-// allowed beyond the default profile.
+// allowed beyond the default profile; a remote server, that gemkit does
+// not sandbox it and who connects to it, switched or not.
 func TestConsentTextServers(t *testing.T) {
 	servers := map[string]json.RawMessage{
 		"local":  json.RawMessage(`{"command": "node", "args": ["server.js"]}`),
@@ -17,7 +18,11 @@ func TestConsentTextServers(t *testing.T) {
 		"self":   json.RawMessage(`{"command": "gemkit", "args": ["mcp", "--extension", "."]}`),
 	}
 	want := map[string]bool{"local": true, "remote": false, "self": false} // server: sandboxed
-	others := map[string]string{"remote": ": a remote server (or none), not sandboxed by gemkit", "self": ": gemkit itself, which runs the extension's tools in their own sandbox"}
+	others := map[string]string{"self": ": gemkit itself, which runs the extension's tools in their own sandbox"}
+	remote := map[bool]string{
+		false: ": a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself until you switch the extension to gemkit (gemkit extensions sandbox srv); then " + RemoteServerWords,
+		true:  ": a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords,
+	}
 	for _, tc := range []struct {
 		name     string
 		perms    *Permissions
@@ -36,6 +41,9 @@ func TestConsentTextServers(t *testing.T) {
 			for name, sandboxed := range want {
 				if got := SandboxedServer(servers[name]); got != sandboxed {
 					t.Errorf("SandboxedServer(%s) = %v, want %v", name, got, sandboxed)
+				}
+				if name == "remote" {
+					others[name] = remote[tc.switched]
 				}
 				var line string
 				for _, l := range strings.Split(text, "\n") {
@@ -56,8 +64,26 @@ func TestConsentTextServers(t *testing.T) {
 			}
 		})
 	}
-	if got := SandboxedServers(&Manifest{MCPServers: servers}); strings.Join(got, ",") != "local" {
+	m := &Manifest{MCPServers: servers}
+	if got := SandboxedServers(m); strings.Join(got, ",") != "local" {
 		t.Errorf("SandboxedServers = %v", got)
+	}
+	if got := RemoteServers(m); strings.Join(got, ",") != "remote" {
+		t.Errorf("RemoteServers = %v", got)
+	}
+	if got := SwitchedServers(m); strings.Join(got, ",") != "local,remote" {
+		t.Errorf("SwitchedServers = %v", got)
+	}
+	// Without a server to sandbox there is no switch to offer.
+	alone := &Manifest{Name: "far", MCPServers: map[string]json.RawMessage{"remote": servers["remote"], "tcp": json.RawMessage(`{"tcp": "127.0.0.1:9000"}`)}}
+	lines := strings.Join(ServerLines(alone, ServerChoice{}), "\n")
+	for _, want := range []string{
+		"remote (remote: https://mcp.example.com/mcp): a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself\n",
+		"tcp (remote: tcp 127.0.0.1:9000): a remote server (or none), not sandboxed by gemkit",
+	} {
+		if !strings.Contains(lines+"\n", want) {
+			t.Errorf("lines of a remote-only extension lack %q:\n%s", want, lines)
+		}
 	}
 }
 

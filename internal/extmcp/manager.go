@@ -49,6 +49,9 @@ type Config struct {
 	// Refusals is the file of the last refusals (see Refusal); "" is
 	// RefusalsPath's.
 	Refusals string
+	// Capabilities is the file of what the servers declared when they
+	// last started (completions.go); "" is CapabilitiesPath's.
+	Capabilities string
 }
 
 // Manager runs the servers of a set of Specs.
@@ -61,6 +64,7 @@ type Manager struct {
 	closed  bool
 
 	refusalsMu sync.Mutex // orders the writes of the refusals file
+	capsMu     sync.Mutex // orders the writes of the capabilities file
 	// listen is Listen's receiver; level the log level a client set
 	// (SetLevel). Neither is under mu: a server takes them while it
 	// holds its own lock, which Sync takes under mu.
@@ -155,9 +159,13 @@ type server struct {
 	stale   atomic.Bool // it said a list changed since it was listed
 	// subs are the URIs subscribed to (resources/subscribe): sent again
 	// when the server starts again, and they keep it from idling.
-	subs     map[string]bool
-	deaths   int
-	lastErr  string // why it died the last time
+	subs    map[string]bool
+	deaths  int
+	lastErr string // why it died the last time
+	// declared is what it declared in its initialize answer the last
+	// time it started (nil: not started yet); read without s.mu, which a
+	// start holds.
+	declared atomic.Pointer[mcpclient.Capabilities]
 	inflight int
 	lastUse  time.Time
 	idle     *time.Timer
@@ -258,6 +266,7 @@ func (s *server) start(ctx context.Context) (*running, error) {
 		return nil, err
 	}
 	r.caps = r.client.Capabilities()
+	s.remember(r.caps)
 	s.resume(ctx, r)
 	return r, nil
 }

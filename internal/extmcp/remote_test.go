@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +78,7 @@ func TestRemoteServers(t *testing.T) {
 		{"url alone, an SSE server", "/sse", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := NewManager(Config{Timeout: 10 * time.Second, Environ: []string{"HOME=/nonexistent", "SECRET=mine"}})
+			m := NewManager(Config{Timeout: 10 * time.Second, Environ: []string{"HOME=/nonexistent", "SECRET=mine"}, Capabilities: filepath.Join(t.TempDir(), "caps.json")})
 			t.Cleanup(m.Close)
 			events := make(chan Event, 16)
 			m.Listen(func(ev Event) { events <- ev })

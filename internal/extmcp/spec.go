@@ -121,20 +121,15 @@ type Choice struct {
 	// before each start (Spec.Allowed; nil: nothing).
 	Widening extension.Widening
 	Allowed  func() error
-	// Remote serves the extension's remote servers too. A Gemini CLI
-	// client connects to them itself, switched or not (the switch
-	// excludes the stdio ones only, in its mcp.excluded), so they are
-	// served to the clients that connect to none: gemkit mcp
-	// --extension-servers.
-	Remote bool
 }
 
 // Specs are the servers of the set's extensions that choose lets through
-// (nil: all, remote ones included, under the default profile), sorted by
-// extension and server, and the entries left out with why: a tcp server,
-// a remote one choose does not let through, an entry that starts gemkit
-// itself (an extension serving its own tools with
-// `gemkit mcp --extension`), and those choose refuses.
+// (nil: all, under the default profile), stdio and remote ones alike (a
+// switched extension's remote servers are in Gemini CLI's mcp.excluded
+// too), sorted by extension and server, and the entries left out with
+// why: a tcp server, an entry that starts gemkit itself (an extension
+// serving its own tools with `gemkit mcp --extension`), and those choose
+// refuses.
 func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 	var out []Spec
 	var skipped []Skipped
@@ -145,7 +140,7 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		ch := Choice{Remote: true}
+		var ch Choice
 		if choose != nil && len(names) > 0 {
 			ch = choose(e)
 		}
@@ -158,9 +153,6 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			}
 			sp, why := specOf(e, n, m.MCPServers[n])
 			sp.Widening, sp.Allowed = ch.Widening, ch.Allowed
-			if why == "" && sp.Remote() && !ch.Remote {
-				why = "a remote server, which Gemini CLI connects to itself; gemkit mcp --extension-servers serves it to the clients that do not"
-			}
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue

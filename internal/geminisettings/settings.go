@@ -1,16 +1,19 @@
 // Package geminisettings edits the one setting of Gemini CLI's user
 // settings file that gemkit changes: mcp.excluded, the MCP server names
-// Gemini CLI does not start. Switching an extension's MCP servers to
-// gemkit (`gemkit extensions sandbox NAME`) adds their names there, so
-// that Gemini CLI no longer starts them unconfined while `gemkit mcp`
-// serves them in its sandbox; switching back removes exactly what was
-// added.
+// Gemini CLI does not start or connect to. Switching an extension's MCP
+// servers to gemkit (`gemkit extensions sandbox NAME`) adds their names
+// there, its stdio and its remote servers', so that Gemini CLI no longer
+// starts the stdio ones unconfined while `gemkit mcp` serves them in its
+// sandbox, nor connects to the remote ones, which `gemkit mcp` connects
+// to instead; switching back removes exactly what was added.
 //
 // Gemini CLI 0.61 honours mcp.excluded for an extension's servers as for
 // the person's own: McpClientManager.maybeDiscoverMcpServer
 // (packages/core/src/tools/mcp-client-manager.ts; dist/src/tools/
 // mcp-client-manager.js in @google/gemini-cli-core) returns before
-// connecting when isBlockedBySettings(name) finds the server's name in
+// connecting, to a stdio and a remote server alike (the check comes
+// after the one for a command, url or httpUrl and before any transport
+// is made), when isBlockedBySettings(name) finds the server's name in
 // Config.getBlockedMcpServers(), which loadCliConfig
 // (packages/cli/src/config/config.ts) fills from
 // LoadedSettings.getConsolidatedExcludedMcpServers() (settings.ts): the

@@ -11,7 +11,7 @@ import (
 
 // Capabilities are what the server said it offers beyond tools.
 type Capabilities struct {
-	Prompts, Resources, Subscribe, Logging bool
+	Prompts, Resources, Subscribe, Logging, Completions bool
 }
 
 // Capabilities are the server's, as its initialize answer declared them.
@@ -22,10 +22,11 @@ func (c *Client) Capabilities() Capabilities {
 	}
 	caps := r.Capabilities
 	return Capabilities{
-		Prompts:   caps.Prompts != nil,
-		Resources: caps.Resources != nil,
-		Subscribe: caps.Resources != nil && caps.Resources.Subscribe,
-		Logging:   caps.Logging != nil,
+		Prompts:     caps.Prompts != nil,
+		Resources:   caps.Resources != nil,
+		Subscribe:   caps.Resources != nil && caps.Resources.Subscribe,
+		Logging:     caps.Logging != nil,
+		Completions: caps.Completions != nil,
 	}
 }
 
@@ -81,6 +82,50 @@ func (c *Client) GetPromptRaw(ctx context.Context, name string, args map[string]
 // as it encoded it (as CallToolRaw does).
 func (c *Client) ReadResourceRaw(ctx context.Context, uri string) (json.RawMessage, error) {
 	res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	return result(res)
+}
+
+// Completion is a completion/complete request: the argument (Name) of a
+// prompt or a resource template (Ref) whose value so far is Value.
+type Completion struct {
+	// Ref is the prompt's name, or the resource template's URI
+	// template, as the server lists it.
+	Ref Ref
+	// Name and Value are the argument's name and its value so far.
+	Name, Value string
+	// Arguments are the values of the other arguments, when given.
+	Arguments map[string]string
+}
+
+// Ref is what a Completion completes an argument of.
+type Ref struct {
+	// Type is RefPrompt or RefResource.
+	Type string
+	// Name is the prompt's name (RefPrompt); URI the resource's URI or
+	// URI template (RefResource).
+	Name, URI string
+}
+
+// The types of a Ref.
+const (
+	RefPrompt   = "ref/prompt"
+	RefResource = "ref/resource"
+)
+
+// CompleteRaw asks the server to complete an argument (completion/complete)
+// and returns its result as it encoded it (as CallToolRaw does).
+func (c *Client) CompleteRaw(ctx context.Context, req Completion) (json.RawMessage, error) {
+	p := &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: req.Ref.Type, Name: req.Ref.Name, URI: req.Ref.URI},
+		Argument: mcp.CompleteParamsArgument{Name: req.Name, Value: req.Value},
+	}
+	if len(req.Arguments) > 0 {
+		p.Context = &mcp.CompleteContext{Arguments: req.Arguments}
+	}
+	res, err := c.cs.Complete(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ func (s *Server) offerServers(opts *mcp.ServerOptions) {
 	opts.Capabilities.Resources.Subscribe = true
 	opts.Capabilities.Logging = &mcp.LoggingCapabilities{}
 	opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	// Declared at initialize only when a server offers it
+	// (declareCompletions).
+	opts.CompletionHandler = s.complete
 	s.cfg.Servers.Listen(s.serverEvent)
 }
 
@@ -151,6 +154,7 @@ var listMethods = map[string]bool{
 	"tools/list": true, "tools/call": true,
 	"prompts/list": true, "prompts/get": true,
 	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"completion/complete": true,
 }
 
 // serversMiddleware lists the servers before a request that needs them,

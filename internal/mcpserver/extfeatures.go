@@ -60,10 +60,15 @@ func unqualified(uri string) (key, own string, ok bool) {
 // route is where a served URI goes: the server's key and its own URI.
 type route struct{ key, uri string }
 
-// routes take the URIs a client reads to the servers.
+// routes take the URIs a client reads, and the prompts and templates it
+// asks to complete, to the servers.
 type routes struct {
 	exact     map[string]route // the listed resources, by served URI
 	templates []templateRoute
+	// prompts are the served prompts, by served name, with the server's
+	// own name; byTemplate the served templates, by served URI template,
+	// with the server's own.
+	prompts, byTemplate map[string]route
 	// only is the key of the one server with resources, "" when not one.
 	only string
 }
@@ -131,6 +136,7 @@ type catalogServed struct {
 // holds s.mu.
 func (s *Server) serveCatalog(set *disclosure.Set) {
 	sv := &s.ext.served
+	rt := &routes{exact: map[string]route{}, prompts: map[string]route{}, byTemplate: map[string]route{}}
 	// Prompts, named as tools are.
 	name := set.ServerPromptNamer()
 	now := map[string]string{}
@@ -147,6 +153,7 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 		p.Name = name(it.Spec.Extension, it.Spec.Server, own)
 		p.Title = extmcp.Printable(it.Spec.Extension + ": " + title)
 		p.Description = strings.TrimSpace(p.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s).", it.Spec.Extension, it.Spec.Server))
+		rt.prompts[p.Name] = route{it.Spec.Key(), own}
 		b, _ := json.Marshal(p)
 		now[p.Name] = string(b)
 		if sv.prompts[p.Name] != string(b) {
@@ -159,7 +166,6 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 	sv.prompts = now
 
 	// Resources and templates, under their own URIs where they can.
-	rt := &routes{exact: map[string]route{}}
 	servers := map[string]bool{}
 	own := func(items []extmcp.Item) map[string]int {
 		n := map[string]int{}
@@ -228,6 +234,7 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 			continue
 		}
 		rt.templates = append(rt.templates, templateRoute{it.Spec.Key(), tmpl.Regexp(), stmpl.Regexp()})
+		rt.byTemplate[t.URITemplate] = route{it.Spec.Key(), it.ID}
 		b, _ := json.Marshal(t)
 		now[t.URITemplate] = string(b)
 		if sv.templates[t.URITemplate] != string(b) {

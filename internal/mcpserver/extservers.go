@@ -19,8 +19,8 @@ import (
 // sandbox and remote ones as they are, are started by extmcp at the
 // first use of a list of a client's (tools/list or tools/call,
 // prompts/list or prompts/get, resources/list, resources/templates/list
-// or resources/read: never at initialize, so a client that only
-// connects starts nothing). Their tools are served beside the
+// or resources/read, completion/complete: never at initialize, so a
+// client that only connects starts nothing). Their tools are served beside the
 // extensions' tools, under names made by the same rule
 // (disclosure.Set.ServerToolNamer), and a call is passed on to the
 // server, bounded by its timeout; their prompts and resources likewise
@@ -160,10 +160,14 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 			title = t.Name
 		}
 		ann.Title = extmcp.Printable(t.Spec.Extension + ": " + title)
+		where := "in gemkit's sandbox"
+		if t.Spec.Remote() {
+			where = "a remote one, which gemkit connects to, not sandboxed"
+		}
 		mt := &mcp.Tool{
 			Name: name(t.Spec.Extension, t.Spec.Server, t.Name),
-			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s, in gemkit's sandbox).",
-				t.Spec.Extension, t.Spec.Server)),
+			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s, %s).",
+				t.Spec.Extension, t.Spec.Server, where)),
 			InputSchema: t.InputSchema,
 			Annotations: ann,
 		}

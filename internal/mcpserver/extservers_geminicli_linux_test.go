@@ -2,38 +2,93 @@ package mcpserver_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
-// switchedManifest is an extension whose MCP server Gemini CLI would
-// start itself, unconfined, and whose context file it loads.
+// switchedManifest is an extension whose MCP servers Gemini CLI would
+// start itself, unconfined, or connect to (REMOTEURL, a loopback server
+// of the test's), and whose context file and custom command it loads.
 const switchedManifest = `{"name": "realmcp", "version": "1.0.0", "description": "A real MCP server.",
  "mcpServers": {
   "memory": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-memory/dist/index.js"],
-             "env": {"MEMORY_FILE_PATH": "$HOME/memory.jsonl"}}
+             "env": {"MEMORY_FILE_PATH": "$HOME/memory.jsonl"}},
+  "farnotes": {"httpUrl": "REMOTEURL"}
  }}`
 
 // contextMarker is a line of the extension's GEMINI.md.
 const contextMarker = "The realmcp extension keeps the project's notes in its memory graph."
 
+// notesCommand is the extension's custom command, commands/notes.toml in
+// Gemini CLI's format; `/notes ARGS` submits its prompt with {{args}}
+// replaced.
+const notesCommand = `description = "Records a fact in the project's notes."
+prompt = "Record in the realmcp notes that {{args}} sandboxes extension servers, then read the notes back."
+`
+
+// remoteAnswer is what the remote server's tool answers.
+const remoteAnswer = "far-note-6127: the remote server answered"
+
+// remoteNotes starts a Streamable HTTP MCP server on loopback with one
+// tool, far_lookup; clients names the client (clientInfo.name) of every
+// initialize it received.
+func remoteNotes(t *testing.T) (url string, clients func() []string) {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "farnotes", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "far_lookup", Description: "Looks the project up in the far notes."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: remoteAnswer}}}, nil, nil
+		})
+	var mu sync.Mutex
+	var names []string
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.InitializeParams); ok && method == "initialize" {
+				name := "(none)"
+				if p.ClientInfo != nil {
+					name = p.ClientInfo.Name
+				}
+				mu.Lock()
+				names = append(names, name)
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hts.Close)
+	return hts.URL + "/mcp", func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), names...)
+	}
+}
+
 // TestGeminiCLISwitchedServer runs the real Gemini CLI 0.61 (offline,
 // against the scripted model) with an extension whose manifest starts
-// server-memory switched to gemkit (`gemkit extensions sandbox`) and
-// gemkit mcp added the way its docs say (`gemini mcp add -s user --trust
-// gemkit gemkit mcp`). The model calls the server's tools through gemkit
-// and their answers reach it; Gemini CLI offers no tool of its own copy
-// of the server and starts none: every server process seen in the run is
-// one, inside gemkit's sandbox; and Gemini CLI still loads the
-// extension's context file.
+// server-memory and names a remote server (a loopback Streamable HTTP
+// server of the test's), switched to gemkit (`gemkit extensions
+// sandbox`), and gemkit mcp added the way its docs say (`gemini mcp add
+// -s user --trust gemkit gemkit mcp`). The model calls both servers'
+// tools through gemkit and their answers reach it; Gemini CLI offers no
+// tool of its own copy of either server, starts no server process (every
+// one seen in the run is one, inside gemkit's sandbox) and never
+// connects to the remote server (only gemkit does); and Gemini CLI still
+// loads the extension's context file and expands its custom command
+// (`gemini -p "/notes ..."`), whose prompt is what the model receives.
 func TestGeminiCLISwitchedServer(t *testing.T) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
@@ -46,10 +101,12 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	f := newFixture(t)
 	dir := filepath.Join(f.root, "src", "realmcp")
 	writeFile(t, filepath.Join(dir, "GEMINI.md"), "# realmcp\n\n"+contextMarker+"\n", 0o644)
+	writeFile(t, filepath.Join(dir, "commands", "notes.toml"), notesCommand, 0o644)
 	if out, err := exec.Command("cp", "-a", src, filepath.Join(dir, "node_modules")).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	f.link(t, "realmcp", switchedManifest, nil)
+	remoteURL, remoteClients := remoteNotes(t)
+	f.link(t, "realmcp", strings.Replace(switchedManifest, "REMOTEURL", remoteURL, 1), nil)
 
 	// The person's settings, with a comment, then gemkit added by
 	// Gemini CLI itself, then the switch: each keeps what the others
@@ -70,10 +127,10 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}
-	if out, err := f.gemkit("extensions", "sandbox", "realmcp"); err != nil || !strings.Contains(out, "Switched: Gemini CLI no longer starts memory") {
+	if out, err := f.gemkit("extensions", "sandbox", "realmcp"); err != nil || !strings.Contains(out, "Switched: Gemini CLI no longer starts memory nor connects to farnotes") {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}
-	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), `"excluded": ["memory"]`) || !strings.Contains(string(b), `"gemkit"`) {
+	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), `"excluded": ["farnotes", "memory"]`) || !strings.Contains(string(b), `"gemkit"`) {
 		t.Fatalf("the settings after gemini mcp add and the switch:\n%s", b)
 	}
 
@@ -81,6 +138,7 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 		fakemodel.Call("mcp_gemkit_realmcp_create_entities", map[string]any{"entities": []any{
 			map[string]any{"name": "gemkit", "entityType": "project", "observations": []string{"sandboxes extension servers"}}}}),
 		fakemodel.Call("mcp_gemkit_realmcp_read_graph", map[string]any{}),
+		fakemodel.Call("mcp_gemkit_realmcp_far_lookup", map[string]any{}),
 		fakemodel.Text("All done."),
 	)
 	if err != nil {
@@ -92,7 +150,10 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	// pid, and whether it is inside gemkit's sandbox.
 	stop := watchServers("server-memory", f.bin)
 
-	cmd := exec.CommandContext(ctx, node, cli, "-p", "Note that gemkit sandboxes extension servers, then read the notes back.", "--yolo")
+	// Gemini CLI expands a custom command given to -p as it does one typed
+	// (handleSlashCommand in packages/cli/src/nonInteractiveCliCommands.ts,
+	// with FileCommandLoader reading the extensions' commands folders).
+	cmd := exec.CommandContext(ctx, node, cli, "-p", "/notes gemkit-4410", "--yolo")
 	cmd.Dir = f.ws
 	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
 	_, report, runErr := runHeadless(cmd, model)
@@ -101,24 +162,27 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 		t.Fatalf("gemini: %v\n%s", runErr, report())
 	}
 	turns := model.Turns()
-	if len(turns) != 3 {
-		t.Fatalf("%d model turns, want 3\n%s", len(turns), report())
+	if len(turns) != 4 {
+		t.Fatalf("%d model turns, want 4\n%s", len(turns), report())
 	}
 	first, err := turns[0].Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
 	names := " " + strings.Join(first.FunctionNames(), " ") + " "
-	for _, want := range []string{"mcp_gemkit_realmcp_create_entities", "mcp_gemkit_realmcp_read_graph"} {
+	for _, want := range []string{"mcp_gemkit_realmcp_create_entities", "mcp_gemkit_realmcp_read_graph", "mcp_gemkit_realmcp_far_lookup"} {
 		if !strings.Contains(names, " "+want+" ") {
 			t.Errorf("Gemini CLI did not offer %s; it offered:%s", want, names)
 		}
 	}
-	if strings.Contains(names, "mcp_memory_") {
-		t.Errorf("Gemini CLI offers the tools of its own, unconfined copy of the server:%s", names)
+	if strings.Contains(names, "mcp_memory_") || strings.Contains(names, "mcp_farnotes_") {
+		t.Errorf("Gemini CLI offers the tools of its own copy of a server:%s", names)
 	}
 	if !strings.Contains(first.Text(), contextMarker) {
 		t.Errorf("Gemini CLI no longer loads the switched extension's GEMINI.md")
+	}
+	if text := first.Text(); !strings.Contains(text, "Record in the realmcp notes that gemkit-4410 sandboxes extension servers, then read the notes back.") || strings.Contains(text, "/notes") {
+		t.Errorf("the model did not receive the custom command's expanded prompt:\n%.3000s", text)
 	}
 	second, _ := turns[1].Generate()
 	if !responseContains(second, "mcp_gemkit_realmcp_create_entities", "sandboxes extension servers") {
@@ -127,6 +191,19 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	third, _ := turns[2].Generate()
 	if !responseContains(third, "mcp_gemkit_realmcp_read_graph", "sandboxes extension servers") {
 		t.Errorf("the third request does not carry the graph read back: %+v", third.FunctionResponses())
+	}
+	fourth, _ := turns[3].Generate()
+	if !responseContains(fourth, "mcp_gemkit_realmcp_far_lookup", remoteAnswer) {
+		t.Errorf("the fourth request does not carry the remote server's answer: %+v", fourth.FunctionResponses())
+	}
+	// Gemini CLI checks mcp.excluded before it connects to any server, a
+	// remote one too (isBlockedBySettings in McpClientManager.
+	// maybeDiscoverMcpServer, packages/core/src/tools/mcp-client-manager.ts;
+	// dist/src/tools/mcp-client-manager.js in @google/gemini-cli-core
+	// 0.61.0): every client the remote server met is gemkit. Without the
+	// name in mcp.excluded, it meets gemini-cli-mcp-client too.
+	if got := remoteClients(); len(got) == 0 || strings.Join(got, ",") != strings.TrimSuffix(strings.Repeat("gemkit,", len(got)), ",") {
+		t.Errorf("the remote server's clients were %v, want gemkit alone", got)
 	}
 	if _, err := os.Stat(filepath.Join(f.home, ".local", "share", "gemkit", "extension-data", "realmcp", "memory.jsonl")); err != nil {
 		t.Errorf("server-memory's file is not in its data folder: %v", err)

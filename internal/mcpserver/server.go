@@ -154,8 +154,10 @@ func New(cfg Config) (*Server, error) {
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
 				r.Instructions = s.Instructions()
+				s.declareCompletions(r.Capabilities)
 			case *mcp.DiscoverResult:
 				r.Instructions = s.Instructions()
+				s.declareCompletions(r.Capabilities)
 			}
 			return res, err
 		}
