@@ -49,7 +49,17 @@ func recentRefusals() map[string][]extmcp.Refusal {
 func stillRefused(rs []extmcp.Refusal, w extension.Widening) []extmcp.Refusal {
 	var out []extmcp.Refusal
 	for _, r := range rs {
-		if r.Allow != "" && (r.Path == "" && slices.Contains(w.Hosts, r.Host) || r.Path != "" && w.Write == extension.AccessWorkspace) {
+		var allowed bool
+		switch {
+		case r.Allow == "":
+		case r.UnixSocket:
+			allowed = w.UnixSockets
+		case r.Path != "":
+			allowed = w.Write == extension.AccessWorkspace
+		default:
+			allowed = slices.Contains(w.Hosts, r.Host)
+		}
+		if allowed {
 			continue
 		}
 		out = append(out, r)

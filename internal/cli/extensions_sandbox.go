@@ -19,6 +19,7 @@ type sandboxFlags struct {
 	off            bool
 	hosts          []string
 	write          string
+	unixSockets    bool
 	defaultProfile bool
 }
 
@@ -39,8 +40,9 @@ commands, hooks and skills, and reaches the servers' tools through gemkit mcp
 OpenCode and Qwen Code do.
 
 In the sandbox each stdio server can ` + extension.SandboxedServerWords + `.
---allow-host and --allow-write widen that, by name; each widening is recorded,
-shown by describe and agreed to with the extension's consent.
+--allow-host, --allow-write and --allow-unix-sockets widen that, by name; each
+widening is recorded, shown by describe and agreed to with the extension's
+consent.
 
 The command shows what you agree to and records your consent to the extension
 as it is now (its tools' permissions, its servers' profile and its files): in
@@ -56,6 +58,7 @@ docs/extensions.md has the details.`,
 		Example: `  gemkit extensions new ./memory-ext mcp && gemkit extensions link ./memory-ext --consent
   gemkit extensions sandbox memory-ext
   gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace
+  gemkit extensions sandbox memory-ext --allow-unix-sockets  # as a browser server needs
   gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
   gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
 		Args: argsUsage(1, 1),
@@ -68,8 +71,8 @@ docs/extensions.md has the details.`,
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
 			if o.off {
-				if len(o.hosts) > 0 || o.write != "" || o.defaultProfile {
-					return errors.New("--off takes no --allow-host, --allow-write or --default-profile: it gives the servers back to Gemini CLI, and their widening stays recorded for the next switch")
+				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || o.defaultProfile {
+					return errors.New("--off takes no --allow-host, --allow-write, --allow-unix-sockets or --default-profile: it gives the servers back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
 				return switchOff(a, st, in.Extension.Manifest.Name)
 			}
@@ -80,6 +83,7 @@ docs/extensions.md has the details.`,
 	f.BoolVar(&o.off, "off", false, "give the servers back to Gemini CLI (unconfined): undo the switch")
 	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
 	f.StringVar(&o.write, "allow-write", "", "what the servers may write besides their data folder: workspace, or none")
+	f.BoolVar(&o.unixSockets, "allow-unix-sockets", false, "let the servers create Unix sockets, which reach only those inside the sandbox (a browser's own processes), never your services'")
 	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
 	return cmd
 }
@@ -93,6 +97,9 @@ func (o sandboxFlags) command(name string) string {
 	}
 	if o.write != "" {
 		parts = append(parts, "--allow-write", extension.Printable(o.write))
+	}
+	if o.unixSockets {
+		parts = append(parts, "--allow-unix-sockets")
 	}
 	if o.defaultProfile {
 		parts = append(parts, "--default-profile")
@@ -125,6 +132,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if o.write != "" {
 		w.Write = extension.Access(o.write)
 	}
+	w.UnixSockets = w.UnixSockets || o.unixSockets
 	if w, err = w.Canonical(); err != nil {
 		return fmt.Errorf("--allow-host or --allow-write: %w", err)
 	}
@@ -244,14 +252,14 @@ func switchOff(a *app, st *extension.Store, name string) error {
 }
 
 // widens reports whether to gives the servers more than from: a host
-// from did not allow, or the workspace to write.
+// from did not allow, the workspace to write, or Unix sockets.
 func widens(from, to extension.Widening) bool {
 	for _, h := range to.Hosts {
 		if !slices.Contains(from.Hosts, h) {
 			return true
 		}
 	}
-	return to.Write != "" && from.Write == ""
+	return to.Write != "" && from.Write == "" || to.UnixSockets && !from.UnixSockets
 }
 
 func sharedNames(a, b []string) []string {

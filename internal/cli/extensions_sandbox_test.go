@@ -131,6 +131,18 @@ func TestExtensionsSandbox(t *testing.T) {
 		t.Error("the widened terms were not agreed to")
 	}
 	checkGolden(t, "describe-sandboxed.txt", e.describe("srv-ext"))
+	// Unix sockets: a widening of their own, added to the others, shown
+	// by describe and agreed to.
+	unixWords := "create Unix sockets, which reach only those inside its sandbox"
+	if out := e.mustRun("sandbox", "srv-ext", "--allow-unix-sockets"); !strings.Contains(out, "connect to api.example.com (and no other host); "+unixWords) {
+		t.Errorf("--allow-unix-sockets: output:\n%s", out)
+	}
+	if c, _ = st.ServerChoice("srv-ext"); !c.UnixSockets || c.Write != extension.AccessWorkspace || !st.ConsentGranted("srv-ext", perm) {
+		t.Errorf("--allow-unix-sockets recorded as %+v", c)
+	}
+	if out := e.describe("srv-ext"); !strings.Contains(out, unixWords) {
+		t.Errorf("describe does not show Unix sockets:\n%s", out)
+	}
 	// consent shows the servers' profile, which it covers.
 	if out, _, _ := e.run("consent", "srv-ext"); !strings.Contains(e.scrub(out), "Its MCP servers:\n  - memory (local: node $SRC/server.js): switched to gemkit") ||
 		!strings.Contains(out, "; and, as you allowed, create, change and delete files in your workspace") {

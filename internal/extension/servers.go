@@ -40,16 +40,20 @@ type Widening struct {
 	// Write is AccessWorkspace when the servers may write the workspace
 	// (its protected paths excepted, as for tools), else "".
 	Write Access `json:"allowWrite,omitempty"`
+	// UnixSockets lets the servers create Unix-domain sockets, which
+	// reach only what is inside their sandbox (sandbox.Policy's
+	// UnixSockets): a browser talks to its own processes over them.
+	UnixSockets bool `json:"allowUnixSockets,omitempty"`
 }
 
 // Empty reports whether w widens nothing.
-func (w Widening) Empty() bool { return len(w.Hosts) == 0 && w.Write == "" }
+func (w Widening) Empty() bool { return len(w.Hosts) == 0 && w.Write == "" && !w.UnixSockets }
 
 // Canonical is w with its hosts parsed, canonical, sorted and without
 // duplicates; a host that does not parse or a write scope other than
 // the workspace is an error a person can act on.
 func (w Widening) Canonical() (Widening, error) {
-	out := Widening{Write: w.Write}
+	out := Widening{Write: w.Write, UnixSockets: w.UnixSockets}
 	for _, h := range w.Hosts {
 		parsed, err := ParseHost(h)
 		if err != nil {
@@ -77,6 +81,9 @@ func (w Widening) Words() string {
 	}
 	if len(w.Hosts) > 0 {
 		parts = append(parts, "connect to "+strings.Join(w.Hosts, ", ")+" (and no other host)")
+	}
+	if w.UnixSockets {
+		parts = append(parts, "create Unix sockets, which reach only those inside its sandbox (its own, and any a program of yours left in your workspace), never your services' (Docker, D-Bus, X11, gemkit's)")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -121,8 +121,18 @@ func TestWideningConsent(t *testing.T) {
 	if st.ConsentGranted(name, perm) {
 		t.Fatal("consent to one widening holds for a wider one")
 	}
+	if err := st.RecordConsent(name, perm); err != nil {
+		t.Fatal(err)
+	}
+	widen(Widening{Hosts: []string{"api.example.com"}, Write: AccessWorkspace, UnixSockets: true})
+	if st.ConsentGranted(name, perm) {
+		t.Fatal("consent given without Unix sockets holds with them")
+	}
 	if h1, h2 := hosts.hash(perm), (Widening{Hosts: []string{"other.example.com"}}).hash(perm); h1 == h2 || h1 == perm {
 		t.Fatalf("widenings hash alike: %s %s", h1, h2)
+	}
+	if h := (Widening{UnixSockets: true}).hash(perm); h == perm {
+		t.Fatal("Unix sockets are not part of the consent hash")
 	}
 	widen(Widening{})
 	if c, err := st.ServerChoice(name); err != nil || !c.Widening.Empty() {

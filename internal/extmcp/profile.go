@@ -47,6 +47,9 @@ type Profile struct {
 	// Hosts are the hosts the person allowed, reached through the
 	// sandbox's proxy, which refuses gemkit's own servers (OwnServer).
 	Hosts []string
+	// UnixSockets: the person allowed Unix sockets (sandbox.Policy's
+	// UnixSockets).
+	UnixSockets bool
 	// closed says where gemkit's own servers keep their secrets, for
 	// OwnServer.
 	closed permission.ClosedInputs
@@ -98,7 +101,7 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
 		Getenv:   func(k string) string { return env[k] }}
 	pr.Closed = permission.ClosedPaths(pr.closed)
-	pr.Write, pr.Hosts = permission.AccessNone, sp.Widening.Hosts
+	pr.Write, pr.Hosts, pr.UnixSockets = permission.AccessNone, sp.Widening.Hosts, sp.Widening.UnixSockets
 	if sp.Widening.Write == permission.AccessWorkspace {
 		pr.Write = permission.AccessWorkspace
 		pr.Guarded = permission.ProtectedPaths(permission.GuardInputs{Write: pr.Write, Workspace: ws, Home: home,
@@ -172,6 +175,11 @@ func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
 		// proxy, the resolver and the watch of its connect calls report
 		// what they refuse.
 		ReportRefusals: true,
+		UnixSockets:    p.UnixSockets,
+		// A server's processes each read their own /proc entry
+		// (Chromium's do), which only the first one could: in the
+		// sandbox's own PID namespace /proc holds no other process.
+		OwnProcesses: true,
 	}
 	return pol
 }

@@ -35,9 +35,12 @@ type Refusal struct {
 	// Lookup is true when the server looked the name up itself, Direct
 	// when it connected to the address itself (a client that does not
 	// use the sandbox's proxy), rather than asked the proxy.
-	Lookup bool   `json:"lookup,omitempty"`
-	Direct bool   `json:"direct,omitempty"`
-	Reason string `json:"reason"`
+	Lookup bool `json:"lookup,omitempty"`
+	Direct bool `json:"direct,omitempty"`
+	// UnixSocket is true for a Unix-domain socket the server tried to
+	// create; Host and Path are then empty.
+	UnixSocket bool   `json:"unixSocket,omitempty"`
+	Reason     string `json:"reason"`
 	// Allow is the one command that would allow it; empty when no
 	// widening would (gemkit's own servers, an allowed host asked for
 	// by a client that does not use the proxy).
@@ -51,6 +54,10 @@ type Refusal struct {
 func refusal(sp Spec, d sandbox.Denial) Refusal {
 	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Server, Host: d.Host, Reason: d.Reason, Count: d.Count}
 	switch {
+	case d.Method == sandbox.UnixMethod:
+		r.UnixSocket = true
+		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-unix-sockets"
+		return r
 	case d.Method == sandbox.LookupMethod:
 		r.Lookup = true
 	case d.Port > 0:
@@ -76,6 +83,9 @@ func hostArg(host string) string {
 
 // what is what the server tried, in words.
 func (r Refusal) what() string {
+	if r.UnixSocket {
+		return "a Unix socket"
+	}
 	if r.Path != "" {
 		return "a write to " + Printable(r.Path)
 	}
@@ -94,7 +104,7 @@ func (r Refusal) what() string {
 func (r Refusal) String() string {
 	what := "a connection to " + Printable(r.Host)
 	switch {
-	case r.Path != "":
+	case r.Path != "", r.UnixSocket:
 		what = r.what()
 	case r.Lookup:
 		what = "the host " + Printable(r.Host)
@@ -120,7 +130,10 @@ func forModel(rs []Refusal) string {
 		}
 		what = append(what, w)
 		flag := "--allow-host " + hostArg(r.Host)
-		if r.Path != "" {
+		switch {
+		case r.UnixSocket:
+			flag = "--allow-unix-sockets"
+		case r.Path != "":
 			flag = "--allow-write workspace"
 		}
 		if r.Allow != "" && !slices.Contains(allow, flag) {

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 // linked, their consent recorded (except where a test voids it).
 type fixture struct {
 	bin, root, home, ws string
+	// tmp, when set, is the temporary folder (TMPDIR) of the processes
+	// the test starts, in place of one under root.
+	tmp string
 }
 
 // demoManifest is an extension with a tool of each outcome: success with
@@ -125,8 +128,11 @@ func (f *fixture) env() []string {
 		}
 		env = append(env, kv)
 	}
-	tmp := filepath.Join(f.root, "tmp")
-	os.MkdirAll(tmp, 0o755)
+	tmp := f.tmp
+	if tmp == "" {
+		tmp = filepath.Join(f.root, "tmp")
+		os.MkdirAll(tmp, 0o755)
+	}
 	return append(env, "HOME="+f.home, "TMPDIR="+tmp, "LANG=C.UTF-8")
 }
 

@@ -138,7 +138,18 @@ func TestClaudeCodePublishedToolbox(t *testing.T) {
 	claude := claudetest.Binary(t)
 	f := newFixture(t)
 	linkToolbox(t, f)
-	runSwitchedClaude(t, f, claude, "mcp-toolbox/toolbox", "mcp__gemkit__mcp-toolbox_list_notes", map[string]any{}, toolboxMarker)
+	runSwitchedClaude(t, f, claude, "mcp-toolbox/toolbox", toolboxMarker, claudeCall{"mcp__gemkit__mcp-toolbox_list_notes", map[string]any{}})
+}
+
+// calledBefore reports whether the model called tool earlier in the
+// conversation r carries.
+func calledBefore(r *claudetest.Request, tool string) bool {
+	for _, m := range r.Messages {
+		if m.Role == "assistant" && strings.Contains(string(m.Content), `"name":"`+tool+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // geminiRun is what a run of the real Gemini CLI saw: the scripted
@@ -261,7 +272,9 @@ func (r *geminiRun) wantOneSandboxed(t *testing.T) {
 
 // watchServers watches, until stop is called, every process whose
 // command line names proc, and says for each whether it runs inside
-// gemkit's sandbox (bin); stop returns them by pid.
+// gemkit's sandbox (bin); stop returns them by pid. A child of one seen
+// is not another: between its fork and its exec it holds its parent's
+// command line (a server starting its browser or a helper).
 func watchServers(proc, bin string) (stop func() map[string]string) {
 	seen := map[string]string{}
 	done := make(chan struct{})
@@ -272,7 +285,10 @@ func watchServers(proc, bin string) (stop func() map[string]string) {
 		defer tick.Stop()
 		for {
 			for _, pid := range serverProcesses(proc) {
-				if _, ok := seen[pid]; !ok {
+				if _, ok := seen[pid]; ok {
+					continue
+				}
+				if _, forked := seen[statusField(pid, "PPid")]; !forked {
 					seen[pid] = confinement(pid, bin)
 				}
 			}
@@ -290,6 +306,18 @@ func watchServers(proc, bin string) (stop func() map[string]string) {
 	}
 }
 
+// statusField is the field name of /proc/<pid>/status, "" when the
+// process is gone.
+func statusField(pid, name string) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
 // oneSandboxed checks that seen holds one server process, inside gemkit's
 // sandbox.
 func oneSandboxed(t *testing.T, seen map[string]string) {
@@ -304,22 +332,34 @@ func oneSandboxed(t *testing.T, seen map[string]string) {
 	}
 }
 
+// claudeCall is a call the scripted model of runSwitchedClaude makes.
+type claudeCall struct {
+	tool  string
+	input map[string]any
+}
+
 // runSwitchedClaude runs the real Claude Code with `gemkit mcp` as its one
-// MCP server. The model loads tool with ToolSearch, calls it with input,
-// and once a tool result with want comes back, ends; the test fails
-// unless it did, or unless the one process whose command line names proc
-// ran inside gemkit's sandbox.
-func runSwitchedClaude(t *testing.T, f *fixture, claude, proc, tool string, input map[string]any, want string) {
+// MCP server. The model makes calls in turn, each tool loaded with
+// ToolSearch first, and once a tool result with want comes back, ends;
+// the test fails unless it did, or unless the one process whose command
+// line names proc ran inside gemkit's sandbox.
+func runSwitchedClaude(t *testing.T, f *fixture, claude, proc, want string, calls ...claudeCall) {
 	t.Helper()
 	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
-		switch {
-		case strings.Contains(r.LastUser(), want):
+		if strings.Contains(r.LastUser(), want) {
 			return claudetest.Reply{Text: "The tool answered."}
-		case r.HasTool(tool):
-			return claudetest.Reply{Tool: tool, Input: input}
-		default:
-			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + tool, "max_results": 5}}
 		}
+		for _, c := range calls {
+			switch {
+			case calledBefore(r, c.tool):
+				continue
+			case r.HasTool(c.tool):
+				return claudetest.Reply{Tool: c.tool, Input: c.input}
+			default:
+				return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + c.tool, "max_results": 5}}
+			}
+		}
+		return claudetest.Reply{Text: "No tool answered with the text asked for."}
 	})
 	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
 	cfg := filepath.Join(f.root, "mcp.json")

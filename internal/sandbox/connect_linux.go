@@ -94,7 +94,12 @@ func watchConnects(fd int, px *Proxy) (*connectWatch, error) {
 				return
 			}
 			resp := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-			if ip, port, ok := connectTarget(fd, &req); ok && !toSandbox(ip, port) {
+			if req.Data.Nr == unix.SYS_SOCKET {
+				// The filter hands over only socket(AF_UNIX), and only
+				// when Unix sockets are not allowed (child.Spec.AllowUnix).
+				px.record(UnixMethod, "", 0, UnixNotAllowed)
+				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
+			} else if ip, port, ok := connectTarget(fd, &req); ok && !toSandbox(ip, port) {
 				reason := DirectNotAllowed
 				if px.Allowed(ip.String(), port) {
 					reason = DirectNoProxy

@@ -259,6 +259,11 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		AddressSpace: cg == nil,
 		DenyMetadata: !enf.MountNS,
 		Gated:        g != nil,
+		// What confines Unix sockets and what makes every /proc/<pid>
+		// the tool's own are the namespaces; without them the filter
+		// and the rule for /proc/self stay as they are.
+		AllowUnix: c.Policy.UnixSockets && enf.NetNS && enf.MountNS,
+		OwnProc:   c.Policy.OwnProcesses && enf.PIDNS && enf.MountNS,
 	}
 	if enf.MountNS {
 		var err error

@@ -65,6 +65,14 @@ const (
 	DirectNoProxy    = "connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY)"
 )
 
+// UnixMethod is the Method of a Denial that is a Unix-domain socket the
+// tool tried to create where Policy.UnixSockets does not allow it; it
+// has no host or port.
+const UnixMethod = "UNIX"
+
+// UnixNotAllowed is the reason of a refused Unix-domain socket.
+const UnixNotAllowed = "Unix-domain sockets not allowed"
+
 // maxQuery bounds a query read: a DNS question over UDP fits in 512
 // bytes; EDNS allows more, which no question needs.
 const maxQuery = 4096

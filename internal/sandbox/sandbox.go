@@ -83,6 +83,22 @@ type Policy struct {
 	// Command.OnDeny). Without it a tool with no allowed host has no
 	// interface up, and what it tried is not known.
 	ReportRefusals bool
+	// UnixSockets lets the tool create Unix-domain sockets, as a
+	// program that talks to its own helper processes over them does
+	// (Chromium). It is given only with the tool's own network and
+	// mount namespaces, which confine them: an abstract socket reaches
+	// only the namespace's own (Landlock ABI 6 on also scopes them to
+	// the tool's processes), a pathname socket only one its root shows;
+	// elsewhere they stay refused. Check refuses it with a read scope
+	// wider than the workspace, which would show the sockets of the
+	// person's services (~/.docker/run/docker.sock, /run/user's bus).
+	UnixSockets bool
+	// OwnProcesses lets each of the tool's processes read /proc of its
+	// own PID namespace, not only the first one's entry: where the
+	// sandbox mounts a procfs of that namespace, which holds no process
+	// but the tool's. Elsewhere only the first process's entry stays
+	// readable.
+	OwnProcesses bool
 	// MaxConnections bounds the proxy connections the tool holds open at
 	// once (each is two descriptors of gemkit's own); more wait to be
 	// accepted. 0 means DefaultMaxConnections.
@@ -121,6 +137,9 @@ func (p *Policy) Check() error {
 		return err
 	}
 	r, w := p.Read.Rank(), p.Write.Rank()
+	if p.UnixSockets && r >= 2 {
+		return fmt.Errorf("sandbox: Unix sockets cannot be allowed with filesystem.read=%s: the sockets of your services there (~/.docker/run/docker.sock, /run/user's session bus) would be in reach", p.Read)
+	}
 	// In a fixed order, so that of several bad paths the same one is
 	// reported every time.
 	type folder struct {

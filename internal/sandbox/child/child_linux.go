@@ -62,7 +62,19 @@ type Spec struct {
 	// known by its address.
 	NotifyConnect bool `json:"notifyConnect,omitempty"`
 	DenySockets   bool `json:"denySockets,omitempty"`
-	DenySession   bool `json:"denySession,omitempty"`
+	// AllowUnix lets the tool create Unix-domain sockets. The parent
+	// asks it only for a tool with its own network namespace (abstract
+	// sockets are per namespace) and its own root (a pathname socket is
+	// reachable only where that root shows it). Without it, and with
+	// NotifyConnect, each socket(AF_UNIX) goes to the parent, which
+	// refuses and reports it.
+	AllowUnix bool `json:"allowUnix,omitempty"`
+	// OwnProc widens the tool's rule for /proc/self to the whole of
+	// /proc when the child mounted a fresh procfs of the tool's own PID
+	// namespace (see buildRoot): each /proc/<pid> there is one of the
+	// tool's own processes, which can then each read their own entry.
+	OwnProc     bool `json:"ownProc,omitempty"`
+	DenySession bool `json:"denySession,omitempty"`
 	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
 	DenyMetadata bool   `json:"denyMetadata,omitempty"`
 	MemoryBytes  uint64 `json:"memoryBytes"`
@@ -180,8 +192,16 @@ func setup(conn *os.File) error {
 		}
 	}
 	if len(spec.Mounts) > 0 {
-		if err := buildRoot(spec.MountBase, spec.Mounts); err != nil {
+		freshProc, err := buildRoot(spec.MountBase, spec.Mounts)
+		if err != nil {
 			return err
+		}
+		if spec.OwnProc && freshProc {
+			for i, r := range spec.Rules {
+				if r.Path == "/proc/self" {
+					spec.Rules[i].Path, spec.Rules[i].Why = "/proc", "/proc of the tool's own PID namespace"
+				}
+			}
 		}
 		if err := unix.Chdir(spec.Dir); err != nil {
 			return fmt.Errorf("sandbox child: working directory %s: %w", spec.Dir, err)
@@ -227,20 +247,28 @@ func setup(conn *os.File) error {
 			return err
 		}
 	}
-	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata}); err != nil {
-		return err
-	}
+	// The watch of connect calls goes first: where it is in place, the
+	// main filter lets socket(AF_UNIX) through to it, to be refused and
+	// reported by the parent; elsewhere the main filter refuses it.
 	// A kernel without user notifications (before 5.0), or a chain
 	// that has a listener already (gemkit itself supervised so), only
 	// loses the report of addresses: the confinement does not rest on
 	// the watch.
+	reportUnix := spec.NotifyConnect && !spec.AllowUnix && !spec.DenySockets
+	nfd := -1
 	if spec.NotifyConnect {
-		if nfd, err := installConnectNotify(); err == nil {
-			err = unix.Sendmsg(FD, []byte{Notify}, unix.UnixRights(nfd), nil, 0)
-			unix.Close(nfd)
-			if err != nil {
-				return fmt.Errorf("sandbox child: passing the connect listener: %w", err)
-			}
+		if nfd, err = installConnectNotify(reportUnix); err != nil {
+			nfd, reportUnix = -1, false
+		}
+	}
+	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata, allowUnix: spec.AllowUnix, notifyUnix: reportUnix}); err != nil {
+		return err
+	}
+	if nfd >= 0 {
+		err = unix.Sendmsg(FD, []byte{Notify}, unix.UnixRights(nfd), nil, 0)
+		unix.Close(nfd)
+		if err != nil {
+			return fmt.Errorf("sandbox child: passing the connect listener: %w", err)
 		}
 	}
 	// Only stdin, stdout and stderr reach the tool. Go's exec passes just

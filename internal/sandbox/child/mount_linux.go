@@ -21,39 +21,46 @@ const oldRoot = "/.gemkit-oldroot"
 // with EROFS, which no Landlock right expresses. The child must be in its
 // own mount namespace and hold CAP_SYS_ADMIN there. base is an existing
 // directory the build starts on (the private temp dir's host folder).
-func buildRoot(base string, steps []Mount) error {
+// freshProc says whether /proc is a procfs of the child's own PID
+// namespace, rather than the host's bound read-only (see mountProc).
+func buildRoot(base string, steps []Mount) (freshProc bool, err error) {
 	// Nothing done here may propagate back to the host's mounts.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("sandbox child: making mounts private: %w", err)
+		return false, fmt.Errorf("sandbox child: making mounts private: %w", err)
 	}
 	if err := unix.Mount("gemkit-root", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m,nr_inodes=65536"); err != nil {
-		return fmt.Errorf("sandbox child: new root: %w", err)
+		return false, fmt.Errorf("sandbox child: new root: %w", err)
 	}
 	if err := unix.Chdir(base); err != nil {
-		return err
+		return false, err
 	}
 	if err := os.Mkdir("."+oldRoot, 0o700); err != nil {
-		return err
+		return false, err
 	}
 	if err := unix.PivotRoot(".", "."+oldRoot); err != nil {
-		return fmt.Errorf("sandbox child: pivot_root: %w", err)
+		return false, fmt.Errorf("sandbox child: pivot_root: %w", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return err
+		return false, err
 	}
 	for _, s := range steps {
-		if err := step(s); err != nil {
-			return fmt.Errorf("sandbox child: mounting %s (%s): %w", s.Path, s.Kind, err)
+		if s.Kind == MountProc {
+			freshProc, err = mountProc(s.Path)
+		} else {
+			err = step(s)
+		}
+		if err != nil {
+			return false, fmt.Errorf("sandbox child: mounting %s (%s): %w", s.Path, s.Kind, err)
 		}
 	}
 	if err := unix.Unmount(oldRoot, unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("sandbox child: detaching the old root: %w", err)
+		return false, fmt.Errorf("sandbox child: detaching the old root: %w", err)
 	}
 	if err := os.Remove(oldRoot); err != nil {
-		return err
+		return false, err
 	}
 	// The root itself: nothing may be created beside the binds.
-	return setattr("/", false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	return freshProc, setattr("/", false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
 func step(s Mount) error {
@@ -77,27 +84,32 @@ func step(s Mount) error {
 			opts += ",nr_inodes=" + strconv.FormatUint(s.Inodes, 10)
 		}
 		return unix.Mount("gemkit-tmp", s.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
-	case MountProc:
-		if err := mkdirAll(s.Path); err != nil {
-			return err
-		}
-		err := unix.Mount("proc", s.Path, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
-		if errors.Is(err, unix.EPERM) {
-			// A user namespace may not mount a proc when the host's is
-			// partly hidden (a container masking /proc/kcore and the
-			// like): bind the host's read-only instead; Landlock still
-			// lets the tool see only its own entry in it.
-			if err = unix.Mount(oldRoot+"/proc", s.Path, "", unix.MS_BIND|unix.MS_REC, ""); err == nil {
-				err = setattr(s.Path, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
-			}
-		}
-		return err
 	case MountBind:
 		return bind(s)
 	case MountFile:
 		return putFile(s)
 	}
 	return fmt.Errorf("unknown mount step %q", s.Kind)
+}
+
+// mountProc mounts at path the procfs of the child's PID namespace
+// (fresh is true), or, where that is refused, binds the host's.
+func mountProc(path string) (fresh bool, err error) {
+	if err := mkdirAll(path); err != nil {
+		return false, err
+	}
+	err = unix.Mount("proc", path, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	if !errors.Is(err, unix.EPERM) {
+		return err == nil, err
+	}
+	// A user namespace may not mount a proc when the host's is partly
+	// hidden (a container masking /proc/kcore and the like): bind the
+	// host's read-only instead; Landlock still lets the tool see only
+	// its own entry in it.
+	if err = unix.Mount(oldRoot+"/proc", path, "", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+		err = setattr(path, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	}
+	return false, err
 }
 
 // putFile writes s.Content at s.Path on the root tmpfs, first taking away

@@ -22,6 +22,14 @@ type seccompOptions struct {
 	// namespace to make what the tool may not write read-only, Landlock
 	// alone would let it change them on every file its uid owns.
 	denyMetadata bool
+	// allowUnix lets socket(AF_UNIX) through (Spec.AllowUnix).
+	allowUnix bool
+	// notifyUnix lets socket(AF_UNIX) through to the watch of connect
+	// calls, which refuses and reports it, except a non-blocking one,
+	// refused here unreported: glibc's probe of nscd at a process's
+	// first name lookup, which would be reported for every server that
+	// looks a name up, though no nscd is in its view.
+	notifyUnix bool
 }
 
 // Inode-flag ioctls refused with denyMetadata.
@@ -77,7 +85,9 @@ type bpfInsn struct {
 // others) behind many privilege escalations. unshare and clone are refused
 // with CLONE_NEWUSER in their flags; clone3, whose flags seccomp cannot
 // read, answers ENOSYS, so that the C library falls back to clone (as it
-// does on older kernels). socketpair stays allowed.
+// does on older kernels). socketpair stays allowed: a connected pair
+// reaches nothing but itself. With allowUnix, AF_UNIX sockets are let
+// through to what confines them there (Spec.AllowUnix).
 func seccompProgram(o seccompOptions) []unix.SockFilter {
 	ld := func(off uint32) bpfInsn {
 		return bpfInsn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: off, jt: -1, jf: -1}
@@ -155,6 +165,18 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 			jeq(unix.AF_INET, tAllow),
 			jeq(unix.AF_INET6, tAllow),
 			jeq(unix.AF_NETLINK, tAllow),
+		)
+		switch {
+		case o.allowUnix:
+			prog = append(prog, jeq(unix.AF_UNIX, tAllow))
+		case o.notifyUnix:
+			prog = append(prog,
+				bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: unix.AF_UNIX, jt: -1, skip: 2},
+				ld(seccompArg0+8),
+				bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.SOCK_NONBLOCK, jt: tEACCES, jf: tAllow},
+			)
+		}
+		prog = append(prog,
 			bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES), jt: -1, jf: -1},
 		)
 	}
