@@ -26,6 +26,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,15 @@ import (
 const manifest = `{"name": "realmcp", "version": "1.0.0", "description": "server-everything, as an extension ships it.",
  "mcpServers": {"everything": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"]}}}`
 
+// copierEnv makes this program the copier of the side "through a byte
+// copier": it starts its arguments and copies their stdin and stdout,
+// the least any process between a client and a server adds.
+const copierEnv = "GEMKIT_BENCH_EXTMCP_COPIER"
+
 func main() {
+	if os.Getenv(copierEnv) == "1" {
+		os.Exit(copier(os.Args[1:]))
+	}
 	n := flag.Int("n", 500, "warm calls of each")
 	starts := flag.Int("starts", 20, "cold starts of each")
 	gemkit := flag.String("gemkit", "", "gemkit binary (default: built from the repository as it ships)")
@@ -126,6 +135,15 @@ func run(n, starts int, bin, ref string) error {
 			return c
 		}},
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	sides = append(sides, side{name: "through a byte copier", tool: "echo", cmd: func() *exec.Cmd {
+		c := exec.Command(self, "node", script)
+		c.Dir, c.Env = ws, append(env, copierEnv+"=1")
+		return c
+	}})
 	if ref != "" {
 		sides = append(sides, side{name: "through the reference", tool: "realmcp_echo", cmd: func() *exec.Cmd {
 			c := exec.Command(ref, "mcp", "--code-intel=false", "--extension-servers")
@@ -190,11 +208,12 @@ func run(n, starts int, bin, ref string) error {
 		fmt.Printf("%-28s %14s %14s %14s\n", s.name, ms(pct(warm[i], 50)), ms(pct(warm[i], 90)), ms(pct(cold[i], 50)))
 	}
 	fmt.Printf("%-28s %14s %14s %14s\n", "gemkit's cost", ms(pct(warm[0], 50)-pct(warm[1], 50)), "", ms(pct(cold[0], 50)-pct(cold[1], 50)))
+	fmt.Printf("%-28s %14s %14s %14s\n", "a byte copier's cost", ms(pct(warm[2], 50)-pct(warm[1], 50)), "", ms(pct(cold[2], 50)-pct(cold[1], 50)))
 	if ref != "" {
-		fmt.Printf("%-28s %14s %14s %14s\n", "the reference's cost", ms(pct(warm[2], 50)-pct(warm[1], 50)), "", ms(pct(cold[2], 50)-pct(cold[1], 50)))
+		fmt.Printf("%-28s %14s %14s %14s\n", "the reference's cost", ms(pct(warm[3], 50)-pct(warm[1], 50)), "", ms(pct(cold[3], 50)-pct(cold[1], 50)))
 	}
 	for i, s := range sides {
-		if s.name != "bare" {
+		if strings.Contains(s.name, "gemkit") || strings.Contains(s.name, "reference") {
 			fmt.Printf("CPU of the gemkit process %s per call: %.1f µs\n", strings.TrimPrefix(s.name, "through "), float64(cpuPerCall[i])/float64(time.Microsecond))
 		}
 	}
@@ -264,6 +283,35 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// copier runs argv with this process's stdin and stdout copied to and
+// from its own, as a proxy that does nothing else would; its exit
+// status is the program's.
+func copier(argv []string) int {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stderr = os.Stderr
+	in, err := c.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() {
+		io.Copy(in, os.Stdin)
+		in.Close()
+	}()
+	io.Copy(os.Stdout, out)
+	if c.Wait() != nil {
+		return 1
+	}
+	return 0
+}
 
 // cpuTime is the time on CPU of every thread of the process pid
 // (the first field of each /proc/PID/task/TID/schedstat, in ns).

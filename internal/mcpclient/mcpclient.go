@@ -99,13 +99,23 @@ func (r *Result) Text(sep string) string { return strings.Join(r.Texts, sep) }
 // until gemkit's own runs out.
 func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*Client, error) {
 	bound := &boundedReader{r: out, max: MaxMessage}
-	r := io.NopCloser(bound)
-	if o.Notify != nil {
-		r = &notifyingReader{src: bufio.NewReaderSize(bound, 64<<10), notify: o.Notify}
+	var t mcp.Transport
+	if closer, ok := out.(io.Closer); ok {
+		t = &stdioTransport{out: bufio.NewReaderSize(bound, 64<<10), closer: closer, in: in, notify: o.Notify}
+	} else {
+		// A stdout that cannot be closed may block a read the session's
+		// close must end: the SDK's transport reads it in a goroutine of
+		// its own.
+		r := io.NopCloser(bound)
+		if o.Notify != nil {
+			r = &notifyingReader{src: bufio.NewReaderSize(bound, 64<<10), notify: o.Notify}
+		}
+		// The SDK's own bound, counted its own way (with its read-ahead),
+		// is set above ours, so that ours, which the Client can name,
+		// trips first.
+		t = &mcp.IOTransport{Reader: r, Writer: in, MaxLineLength: 2 * MaxMessage}
 	}
-	// The SDK's own bound, counted its own way (with its read-ahead), is
-	// set above ours, so that ours, which the Client can name, trips first.
-	c, err := connect(ctx, &mcp.IOTransport{Reader: r, Writer: in, MaxLineLength: 2 * MaxMessage}, o)
+	c, err := connect(ctx, t, o)
 	if err != nil {
 		if bound.over.Load() {
 			return nil, fmt.Errorf("%w: %w", ErrMessageTooLarge, err)

@@ -1,0 +1,194 @@
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioTransport is MCP's stdio transport (newline-delimited JSON-RPC)
+// over a server's stdout and stdin that gemkit holds and can close. The
+// SDK's own (mcp.IOTransport) hands each message from a reading
+// goroutine of its own to the session's, and decodes it two or three
+// times, each time through a fresh 32 KiB buffer (go-sdk v1.8.0's
+// internal JSON decoder): at each call of a proxied tool that was most
+// of what gemkit's process allocated, and its collector much of what the
+// call cost. This one reads in the session's own reading goroutine and
+// decodes each message once, with encoding/json. Closing the connection
+// closes the server's stdout, which ends a read under way.
+type stdioTransport struct {
+	out    *bufio.Reader
+	closer io.Closer // the server's stdout
+	in     io.WriteCloser
+	notify func(method string, params json.RawMessage)
+}
+
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	return &stdioConn{t: t}, nil
+}
+
+type stdioConn struct {
+	t       *stdioTransport
+	pending []jsonrpc.Message // the rest of a batch
+	wmu     sync.Mutex
+	once    sync.Once
+	cerr    error
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// Read returns the server's next message. Lines that hold only space
+// are skipped, as the SDK skips them; a notification goes to notify
+// first, and one the SDK does not know to notify only.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(c.pending) > 0 {
+			m := c.pending[0]
+			c.pending = c.pending[1:]
+			return m, nil
+		}
+		line, err := c.t.out.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long message: what was read (copied out of the buffer,
+			// which the next read reuses), then the rest of it.
+			head := append([]byte(nil), line...)
+			var rest []byte
+			rest, err = c.t.out.ReadBytes('\n')
+			line = append(head, rest...)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		msgs, derr := decodeLine(line)
+		if derr != nil {
+			return nil, derr
+		}
+		for _, m := range msgs {
+			if r, ok := m.(*jsonrpc.Request); ok && !r.ID.IsValid() && c.t.notify != nil {
+				c.t.notify(r.Method, r.Params)
+				if !standard(r.Method) {
+					continue
+				}
+			}
+			c.pending = append(c.pending, m)
+		}
+		if len(c.pending) == 0 && err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.t.in.Write(data)
+	return err
+}
+
+func (c *stdioConn) Close() error {
+	c.once.Do(func() {
+		// Either may have been closed already: the stdout by whoever
+		// waited for the server's exit (exec.Cmd.Wait), the stdin by
+		// whoever asked the server to end.
+		c.cerr = errors.Join(closed(c.t.in.Close()), closed(c.t.closer.Close()))
+	})
+	return c.cerr
+}
+
+// closed is err, unless it says the file was closed already.
+func closed(err error) error {
+	if errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// wireMessage is a JSON-RPC 2.0 message as it comes in: a request has a
+// method (a notification also no id), a response a result or an error.
+type wireMessage struct {
+	Version string          `json:"jsonrpc"`
+	ID      any             `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// decodeLine decodes one line of a server's stdout: a message, or a
+// batch of them (a JSON array, which revisions before 2025-06-18
+// allowed). It takes what jsonrpc.DecodeMessage takes and refuses what it
+// refuses.
+func decodeLine(line []byte) ([]jsonrpc.Message, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(line, &batch); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil, errors.New("empty batch")
+		}
+		msgs := make([]jsonrpc.Message, 0, len(batch))
+		for _, raw := range batch {
+			m, err := decodeMessage(raw)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+		}
+		return msgs, nil
+	}
+	m, err := decodeMessage(line)
+	if err != nil {
+		return nil, err
+	}
+	return []jsonrpc.Message{m}, nil
+}
+
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if w.Version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if w.Method != nil {
+		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("JSON RPC invalid request: a response without an id")
+	}
+	r := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		r.Error = w.Error
+	}
+	return r, nil
+}

@@ -1,0 +1,137 @@
+package mcpclient
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// TestDecodeLine: a server's line decodes to the message the SDK's own
+// decoder (jsonrpc.DecodeMessage) makes of it, and what that refuses is
+// refused.
+func TestDecodeLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		batch      int // messages in a batch; 0: one message
+		bad        bool
+	}{
+		{name: "request", line: `{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"x":1}}`},
+		{name: "string id", line: `{"jsonrpc":"2.0","id":"a-1","method":"roots/list"}`},
+		{name: "notification", line: `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`},
+		{name: "method empty", line: `{"jsonrpc":"2.0","id":1,"method":""}`},
+		{name: "result", line: `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}}`},
+		{name: "error", line: `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"bad params","data":{"why":"x"}}}`},
+		{name: "spaces around", line: "  {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\r\n"},
+		{name: "batch", line: `[{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":2,"result":{}}]`, batch: 2},
+		{name: "version missing", line: `{"id":3,"result":{}}`, bad: true},
+		{name: "version 1.0", line: `{"jsonrpc":"1.0","id":3,"result":{}}`, bad: true},
+		{name: "response without id", line: `{"jsonrpc":"2.0","result":{}}`, bad: true},
+		{name: "id an object", line: `{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`, bad: true},
+		{name: "not json", line: `hello from the server's banner`, bad: true},
+		{name: "empty batch", line: `[]`, bad: true},
+		{name: "batch with garbage", line: `[{"jsonrpc":"2.0","id":2,"result":{}}, 3]`, bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodeLine([]byte(tc.line))
+			if tc.bad {
+				if err == nil {
+					t.Fatalf("decoded %v, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.batch > 0 {
+				if len(got) != tc.batch {
+					t.Fatalf("%d messages, want %d", len(got), tc.batch)
+				}
+				return
+			}
+			want, err := jsonrpc.DecodeMessage([]byte(strings.TrimSpace(tc.line)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || !sameMessage(got[0], want) {
+				t.Fatalf("decoded %#v, the SDK %#v", got, want)
+			}
+		})
+	}
+}
+
+// sameMessage compares two messages by their encoding, as they go on the
+// wire again.
+func sameMessage(a, b jsonrpc.Message) bool {
+	ea, err1 := jsonrpc.EncodeMessage(a)
+	eb, err2 := jsonrpc.EncodeMessage(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var va, vb any
+	return json.Unmarshal(ea, &va) == nil && json.Unmarshal(eb, &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// TestStdioConn: blank lines are skipped, a notification reaches notify
+// (and, when the SDK does not know it, only notify), a line longer than
+// the read buffer arrives whole, a batch comes one message at a time, and
+// Close ends a read under way.
+func TestStdioConn(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	input := "\n  \n" +
+		`{"jsonrpc":"2.0","method":"ide/contextUpdate","params":{"a":1}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{"text":"` + long + `"}}` + "\n" +
+		`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":3,"result":{}}]` + "\n"
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write([]byte(input))
+	}()
+	var notified []string
+	conn, _ := (&stdioTransport{out: bufio.NewReaderSize(pr, 64<<10), closer: pr, in: nopWriteCloser{io.Discard}, notify: func(m string, _ json.RawMessage) {
+		notified = append(notified, m)
+	}}).Connect(context.Background())
+	var got []string
+	for range 4 {
+		m, err := conn.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := m.(type) {
+		case *jsonrpc.Request:
+			got = append(got, m.Method)
+		case *jsonrpc.Response:
+			if m.ID.Raw() == int64(1) && !strings.Contains(string(m.Result), long) {
+				t.Fatalf("a long result cut to %d bytes", len(m.Result))
+			}
+			got = append(got, "response")
+		}
+	}
+	if want := []string{"notifications/message", "response", "response", "response"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
+	if want := []string{"ide/contextUpdate", "notifications/message"}; !reflect.DeepEqual(notified, want) {
+		t.Errorf("notified %v, want %v", notified, want)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Read(context.Background())
+		done <- err
+	}()
+	conn.Close()
+	if err := <-done; err == nil {
+		t.Fatal("a read went on after Close")
+	} else if !errors.Is(err, io.ErrClosedPipe) && !errors.Is(err, io.EOF) {
+		t.Logf("read after Close: %v", err)
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
