@@ -174,15 +174,15 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 		if len(t.OutputSchema) > 0 {
 			mt.OutputSchema = t.OutputSchema
 		}
-		out = append(out, served{mt, s.callServer(t.Spec.Key(), t.Name)})
+		out = append(out, served{tool: mt, handler: s.callServer(t.Spec.Key(), t.Name), route: &serverRoute{key: t.Spec.Key(), tool: t.Name}})
 	}
 	return out
 }
 
 // callServer passes a call on to tool of the server key.
 func (s *Server) callServer(key, tool string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		defer s.recovered(req.Params.Name, &res, &err)
+	route := serverRoute{key: key, tool: tool}
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// The server's progress reaches the client under the client's
 		// own token.
 		var progress extmcp.Progress
@@ -195,15 +195,27 @@ func (s *Server) callServer(key, tool string) mcp.ToolHandler {
 				}
 			}
 		}
-		raw, err := s.cfg.Servers.Call(ctx, key, tool, arguments(req), progress)
-		if err != nil {
-			s.log.Warn("an extension's MCP server failed a call", "tool", req.Params.Name, "err", err)
-			return textResult(err.Error(), true), nil
-		}
-		res = &mcp.CallToolResult{}
-		if err := json.Unmarshal(raw, res); err != nil {
-			return textResult(fmt.Sprintf("the answer of %s cannot be read: %v", req.Params.Name, err), true), nil
-		}
-		return res, nil
+		return s.callServerRoute(ctx, req.Params.Name, route, arguments(req), progress), nil
 	}
+}
+
+// callServerRoute calls the served tool name, which is route's, with
+// args, for the SDK's handler (callServer) and the stdio fast path
+// (fastcall.go) alike; a failure is a tool error the model reads.
+func (s *Server) callServerRoute(ctx context.Context, name string, route serverRoute, args json.RawMessage, progress extmcp.Progress) (res *mcp.CallToolResult) {
+	var err error
+	defer s.recovered(name, &res, &err)
+	raw, err := s.cfg.Servers.Call(ctx, route.key, route.tool, args, progress)
+	if err != nil {
+		s.log.Warn("an extension's MCP server failed a call", "tool", name, "err", err)
+		return textResult(err.Error(), true)
+	}
+	res = &mcp.CallToolResult{}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return textResult(fmt.Sprintf("the answer of %s cannot be read: %v", name, err), true)
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{} // as the SDK sends it: not null
+	}
+	return res
 }

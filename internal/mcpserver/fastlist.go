@@ -114,13 +114,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil }
 
 // listingReader passes stdin's lines on to the SDK, except the tools/list
-// requests fastList answers.
+// requests fastList answers and the tools/call requests fastCall does,
+// which it takes once the client has said it is initialized; calls under
+// way run under ctx.
 type listingReader struct {
-	s       *Server
-	src     *bufio.Reader
-	out     io.Writer
-	pending []byte
-	err     error
+	s           *Server
+	ctx         context.Context
+	src         *bufio.Reader
+	out         io.Writer
+	pending     []byte
+	err         error
+	initialized bool
+	calls       fastCalls
 }
 
 func (r *listingReader) Read(p []byte) (int, error) {
@@ -130,13 +135,32 @@ func (r *listingReader) Read(p []byte) (int, error) {
 		}
 		line, err := r.src.ReadBytes('\n')
 		r.err = err
-		if len(line) > 0 && !r.s.fastList(line, r.out) {
-			r.pending = line
+		if len(line) == 0 {
+			continue
 		}
+		if !r.initialized && isMethod(line, "notifications/initialized") {
+			r.initialized = true
+		}
+		r.s.cancelled(&r.calls, line)
+		if r.s.fastList(line, r.out) || (r.initialized && r.ctx != nil && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
+			continue
+		}
+		r.pending = line
 	}
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
 	return n, nil
+}
+
+// isMethod says whether line is a message of method.
+func isMethod(line []byte, method string) bool {
+	if !bytes.Contains(line, []byte(`"`+method+`"`)) {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(line, &m) == nil && m.Method == method
 }
 
 // Close does nothing: the reader is the process's stdin.

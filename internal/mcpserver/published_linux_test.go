@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,12 +271,16 @@ func (r *geminiRun) wantOneSandboxed(t *testing.T) {
 	oneSandboxed(t, r.seen)
 }
 
-// watchServers watches, until stop is called, every process whose
-// command line names proc, and says for each whether it runs inside
-// gemkit's sandbox (bin); stop returns them by pid. A child of one seen
-// is not another: between its fork and its exec it holds its parent's
-// command line (a server starting its browser or a helper).
+// watchServers watches, until stop is called, every process of this
+// test's (a descendant of the test process: whatever the agent it runs
+// starts, sandboxed or not) whose command line names proc, and says for
+// each whether it runs inside gemkit's sandbox (bin); stop returns them
+// by pid. A child of one seen is not another: between its fork and its
+// exec it holds its parent's command line (a server starting its browser
+// or a helper). Processes of other programs on the machine that name
+// proc too (another run of the same server) are not this test's.
 func watchServers(proc, bin string) (stop func() map[string]string) {
+	self := strconv.Itoa(os.Getpid())
 	seen := map[string]string{}
 	done := make(chan struct{})
 	watched := make(chan struct{})
@@ -286,6 +291,9 @@ func watchServers(proc, bin string) (stop func() map[string]string) {
 		for {
 			for _, pid := range serverProcesses(proc) {
 				if _, ok := seen[pid]; ok {
+					continue
+				}
+				if !descends(pid, self) {
 					continue
 				}
 				if _, forked := seen[statusField(pid, "PPid")]; !forked {
@@ -304,6 +312,18 @@ func watchServers(proc, bin string) (stop func() map[string]string) {
 		<-watched
 		return seen
 	}
+}
+
+// descends says whether the process pid descends from the process
+// ancestor; false once pid is gone.
+func descends(pid, ancestor string) bool {
+	for n := 0; pid != "" && pid != "0" && n < 32; n++ {
+		if pid == ancestor {
+			return true
+		}
+		pid = statusField(pid, "PPid")
+	}
+	return false
 }
 
 // statusField is the field name of /proc/<pid>/status, "" when the

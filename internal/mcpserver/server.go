@@ -96,8 +96,9 @@ type Server struct {
 	mcp *mcp.Server
 
 	set          atomic.Pointer[disclosure.Set]
-	instructions atomic.Pointer[string]          // the summary of set
-	toolsList    atomic.Pointer[json.RawMessage] // the encoded tools/list result
+	instructions atomic.Pointer[string]                 // the summary of set
+	toolsList    atomic.Pointer[json.RawMessage]        // the encoded tools/list result
+	serverRoutes atomic.Pointer[map[string]serverRoute] // the served tools of extensions' servers, for fastCall
 
 	active sessionActivity // of the Streamable HTTP sessions
 
@@ -261,6 +262,9 @@ func (s *Server) Watch(ctx context.Context) {
 type served struct {
 	tool    *mcp.Tool
 	handler mcp.ToolHandler
+	// route is where the calls of a tool of an extension's own server
+	// go, for the stdio fast path (fastcall.go); nil for other tools.
+	route *serverRoute
 }
 
 // resource is a resource as build makes it.
@@ -294,6 +298,13 @@ func (s *Server) replace(tools []served, resources []resource) {
 		s.mcp.RemoveTools(gone...)
 	}
 	s.tools = now
+	routes := map[string]serverRoute{}
+	for _, t := range tools {
+		if t.route != nil {
+			routes[t.tool.Name] = *t.route
+		}
+	}
+	s.serverRoutes.Store(&routes)
 
 	keep := make(map[string]bool, len(resources))
 	uris := make([]string, 0, len(resources))
@@ -325,7 +336,7 @@ func (s *Server) build(set *disclosure.Set) ([]served, []resource, json.RawMessa
 		InputSchema: disclosure.SchemaJSON(disclosure.ReadDocSchema()),
 		Annotations: &mcp.ToolAnnotations{Title: "Read an extension's doc or skill", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}
-	tools = append(tools, served{rd, s.callTool})
+	tools = append(tools, served{tool: rd, handler: s.callTool})
 	if ci := s.cfg.CodeIntel; ci != nil {
 		for _, d := range ci.Decls() {
 			schema, _ := json.Marshal(d.Schema)
@@ -334,7 +345,7 @@ func (s *Server) build(set *disclosure.Set) ([]served, []resource, json.RawMessa
 				Description: d.Description,
 				InputSchema: json.RawMessage(schema),
 				Annotations: &mcp.ToolAnnotations{Title: d.Title, ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-			}, s.callCodeIntel})
+			}, s.callCodeIntel, nil})
 		}
 	}
 	for _, t := range set.Tools() {
@@ -359,7 +370,7 @@ func (s *Server) build(set *disclosure.Set) ([]served, []resource, json.RawMessa
 				mt.OutputSchema = d.OutputSchema
 			}
 		}
-		tools = append(tools, served{mt, s.callTool})
+		tools = append(tools, served{tool: mt, handler: s.callTool})
 	}
 	tools = append(tools, s.serverTools(set)...)
 	list := encodeToolsList(tools)

@@ -33,7 +33,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer cancel()
 	go s.Watch(ctx)
 	w := &lockedWriter{w: out}
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: &listingReader{s: s, src: bufio.NewReaderSize(in, 64<<10), out: w}, Writer: w})
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: &listingReader{s: s, ctx: ctx, src: bufio.NewReaderSize(in, 64<<10), out: w}, Writer: w})
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
