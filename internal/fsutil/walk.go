@@ -34,16 +34,12 @@ func (r *Root) Walk(name string, fn WalkFunc) error { return r.walkFrom(name, fn
 func (r *Root) WalkReadable(name string, fn WalkFunc) error { return r.walkFrom(name, fn, true) }
 
 func (r *Root) walkFrom(name string, fn WalkFunc, skipBad bool) error {
-	start := r
-	if n := slashName(name); n != "." {
-		sub, err := r.OpenFolder(n)
-		if err != nil {
-			return err
-		}
-		defer sub.Close()
-		start = sub
+	start, done, err := r.walkStart(name)
+	if err != nil {
+		return err
 	}
-	err := start.walk("", 0, fn, skipBad)
+	defer done()
+	err = start.walk("", 0, fn, skipBad)
 	if errors.Is(err, fs.SkipAll) || errors.Is(err, fs.SkipDir) {
 		return nil
 	}
@@ -74,6 +70,19 @@ func (r *Root) walk(prefix string, depth int, fn WalkFunc, skipBad bool) error {
 		}
 	}
 	return nil
+}
+
+// walkStart is the folder name of r, where a walk starts, opened
+// beneath r unless it is r itself, and what to call when the walk ends.
+func (r *Root) walkStart(name string) (*Root, func(), error) {
+	if n := slashName(name); n != "." {
+		sub, err := r.OpenFolder(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sub, func() { sub.Close() }, nil
+	}
+	return r, func() {}, nil
 }
 
 // walkInto walks the folder called base in r, held open while it is

@@ -25,15 +25,11 @@ import (
 // with each, where the system calls of listing and opening dominate: a
 // consent check of an extension shipped with its node_modules.
 func (r *Root) WalkConcurrent(name string, workers int, fn WalkFunc) error {
-	start := r
-	if n := slashName(name); n != "." {
-		sub, err := r.OpenFolder(n)
-		if err != nil {
-			return err
-		}
-		defer sub.Close()
-		start = sub
+	start, done, err := r.walkStart(name)
+	if err != nil {
+		return err
 	}
+	defer done()
 	w := &concurrentWalk{fn: fn}
 	w.cond = sync.NewCond(&w.mu)
 	top := &walkFolder{root: start}

@@ -42,6 +42,29 @@ func withEverything(t *testing.T, dir string) {
  "mcpServers": {"everything": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"]}}}`})
 }
 
+// everythingServer is a Server of one extension whose server is the
+// real server-everything, in gemkit's sandbox.
+func everythingServer(t *testing.T) *Server {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node (>= 20) is needed")
+	}
+	dir, ws, home := filepath.Join(t.TempDir(), "realmcp"), t.TempDir(), t.TempDir()
+	withEverything(t, dir)
+	l := &sandbox.Launcher{}
+	t.Cleanup(func() { l.Close() })
+	m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: ws, Timeout: 30 * time.Second,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, DataRoot: filepath.Join(home, "data"),
+		Refusals: filepath.Join(home, "refusals.json"), Capabilities: filepath.Join(home, "caps.json")})
+	t.Cleanup(m.Close)
+	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Servers: m,
+		ChooseServers: func(*disclosure.Extension) extmcp.Choice { return extmcp.Choice{} }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // lineWriter hands each line written to it to a channel.
 type lineWriter chan string
 
@@ -72,22 +95,7 @@ func TestFastCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs the real server-everything (node) in the sandbox")
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node (>= 20) is needed")
-	}
-	dir, ws, home := filepath.Join(t.TempDir(), "realmcp"), t.TempDir(), t.TempDir()
-	withEverything(t, dir)
-	l := &sandbox.Launcher{}
-	t.Cleanup(func() { l.Close() })
-	m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: ws, Timeout: 30 * time.Second,
-		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, DataRoot: filepath.Join(home, "data"),
-		Refusals: filepath.Join(home, "refusals.json"), Capabilities: filepath.Join(home, "caps.json")})
-	t.Cleanup(m.Close)
-	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Servers: m,
-		ChooseServers: func(*disclosure.Extension) extmcp.Choice { return extmcp.Choice{} }, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := everythingServer(t)
 	c := connect(t, s, true)
 	c.call("tools/list", map[string]any{})
 	if r := s.serverRoutes.Load(); r == nil || len(*r) == 0 {
@@ -180,19 +188,7 @@ func TestServeStdioFastCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs the real server-everything (node) in the sandbox")
 	}
-	dir, ws, home := filepath.Join(t.TempDir(), "realmcp"), t.TempDir(), t.TempDir()
-	withEverything(t, dir)
-	l := &sandbox.Launcher{}
-	t.Cleanup(func() { l.Close() })
-	m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: ws, Timeout: 30 * time.Second,
-		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, DataRoot: filepath.Join(home, "data"),
-		Refusals: filepath.Join(home, "refusals.json"), Capabilities: filepath.Join(home, "caps.json")})
-	t.Cleanup(m.Close)
-	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Servers: m,
-		ChooseServers: func(*disclosure.Extension) extmcp.Choice { return extmcp.Choice{} }, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := everythingServer(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
