@@ -172,7 +172,7 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 				return tooMany
 			}
 			if f.sum == nil {
-				fi, sum, err := hashFile(dir, d.Name())
+				fi, sum, err := hashFile(dir, d.Name(), maxContentBytes)
 				if err != nil {
 					return err
 				}
@@ -232,15 +232,16 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 }
 
 // hashFile opens the regular file name beneath dir and returns what its
-// descriptor is (fstat) and the SHA-256 of its content.
-func hashFile(dir *fsutil.Root, name string) (fs.FileInfo, []byte, error) {
+// descriptor is (fstat) and the SHA-256 of its content, of at most limit
+// bytes.
+func hashFile(dir *fsutil.Root, name string, limit int64) (fs.FileInfo, []byte, error) {
 	file, fi, err := dir.OpenStat(name)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer file.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(file, maxContentBytes)); err != nil {
+	if _, err := io.Copy(h, io.LimitReader(file, limit)); err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", dir.Path(name), err)
 	}
 	return fi, h.Sum(nil), nil
