@@ -172,7 +172,7 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 				return tooMany
 			}
 			if f.sum == nil {
-				fi, sum, err := hashFile(dir, d.Name())
+				fi, sum, err := hashFile(dir, d.Name(), maxContentBytes)
 				if err != nil {
 					return err
 				}
@@ -181,7 +181,11 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 				// moment before.
 				mu.Lock()
 				total += fi.Size() - info.Size()
+				over = total > maxContentBytes
 				mu.Unlock()
+				if over {
+					return tooMany
+				}
 				info, f.mode, f.sum = fi, fi.Mode(), sum
 			}
 			f.line = hex.AppendEncode(nil, f.sum)
@@ -232,16 +236,22 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 }
 
 // hashFile opens the regular file name beneath dir and returns what its
-// descriptor is (fstat) and the SHA-256 of its content.
-func hashFile(dir *fsutil.Root, name string) (fs.FileInfo, []byte, error) {
+// descriptor is (fstat) and the SHA-256 of its content. A file longer
+// than limit bytes is an error, not hashed in part: the bytes past the
+// bound would not be bound by consent.
+func hashFile(dir *fsutil.Root, name string, limit int64) (fs.FileInfo, []byte, error) {
 	file, fi, err := dir.OpenStat(name)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer file.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(file, maxContentBytes)); err != nil {
+	n, err := io.Copy(h, io.LimitReader(file, limit+1))
+	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", dir.Path(name), err)
+	}
+	if n > limit {
+		return nil, nil, fmt.Errorf("%s is larger than %d MiB", dir.Path(name), limit>>20)
 	}
 	return fi, h.Sum(nil), nil
 }

@@ -2,12 +2,15 @@ package extension
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // TestContentDigest: the digest follows the code (content, modes,
@@ -298,5 +301,26 @@ func TestReadContentFiles(t *testing.T) {
 	}
 	if f := c.FileList()["link"]; !strings.HasPrefix(f, "L") || !strings.HasSuffix(f, " 3e0472dd4c66bdfb357315f1cd94143bd45cd98f56f6242acb1214852c7d2d99") {
 		t.Errorf("link: %q", f)
+	}
+}
+
+// TestHashFileBound: a file longer than the bound is refused, never
+// hashed in part: a digest of its head alone would let the bytes past
+// the bound change after the person agreed. The walk checks the size
+// listed before hashing, but a file can grow between its listing and
+// its opening.
+func TestHashFileBound(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"fits": "12345678", "longer": "123456789"})
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, sum, err := hashFile(root, "fits", 8); err != nil || hex.EncodeToString(sum) != "ef797c8118f02dfb649607dd5d3f8c7623048c9c063d532cc95c5ed7a898a64f" {
+		t.Fatalf("a file at the bound: %x %v", sum, err)
+	}
+	if _, sum, err := hashFile(root, "longer", 8); err == nil {
+		t.Fatalf("a file over the bound hashed as %x, its head only", sum)
 	}
 }

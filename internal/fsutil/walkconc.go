@@ -19,7 +19,8 @@ import (
 // folder is closed once its own entries and the folders in it have been
 // opened, so that the descriptors held stay few however wide the tree.
 // It returns the first error of fn or of the walk; fs.SkipDir from fn
-// for a folder leaves it out, fs.SkipAll ends the walk without an error.
+// for a folder leaves it out, for a file the rest of its folder, and
+// fs.SkipAll ends the walk without an error.
 //
 // It is for walks that visit every entry of a large tree and do little
 // with each, where the system calls of listing and opening dominate: a
@@ -136,12 +137,18 @@ func (w *concurrentWalk) visit(j walkJob) ([]walkJob, error) {
 		return nil, err
 	}
 	var children []walkJob
+entries:
 	for _, d := range ents {
 		name := path.Join(j.name, d.Name())
 		err := w.fn(f.root, name, d)
 		switch {
 		case errors.Is(err, fs.SkipDir) && d.IsDir():
 			continue
+		case errors.Is(err, fs.SkipDir):
+			// From a file: the rest of this folder is left out, as
+			// Walk and fs.WalkDir do; the folders listed before it
+			// are still walked.
+			break entries
 		case err != nil:
 			return nil, err
 		case !d.IsDir():

@@ -164,3 +164,35 @@ func TestOpenListed(t *testing.T) {
 		t.Errorf("a folder swapped for another: %v, want ErrChanged", err)
 	}
 }
+
+// TestWalkConcurrentSkipDirFromFile: fs.SkipDir returned for a file
+// leaves out the rest of the folder holding it, as Walk and fs.WalkDir
+// do, and nothing more: the walk goes on, and no entry elsewhere is
+// missed.
+func TestWalkConcurrentSkipDirFromFile(t *testing.T) {
+	dir := wideTree(t)
+	r, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const skip = "node_modules/p05/lib/f0.js"
+	want, err := walked(t, r, 0, skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// All but the file and what follows it in its folder: f1.js, f2.js,
+	// and x with its 3 files.
+	if len(want) != 2+30*(1+3+3*3)-7 {
+		t.Fatalf("Walk saw %d entries", len(want))
+	}
+	for _, workers := range []int{1, 2, 8} {
+		got, err := walked(t, r, workers, skip)
+		if err != nil {
+			t.Fatalf("%d workers: %v", workers, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d workers saw %d entries, want the %d of Walk", workers, len(got), len(want))
+		}
+	}
+}

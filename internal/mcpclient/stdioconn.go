@@ -126,17 +126,6 @@ func closed(err error) error {
 	return err
 }
 
-// wireMessage is a JSON-RPC 2.0 message as it comes in: a request has a
-// method (a notification also no id), a response a result or an error.
-type wireMessage struct {
-	Version string          `json:"jsonrpc"`
-	ID      any             `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *jsonrpc.Error  `json:"error"`
-}
-
 // decodeLine decodes one line of a server's stdout: a message, or a
 // batch of them (a JSON array, which revisions before 2025-06-18
 // allowed). It takes what jsonrpc.DecodeMessage takes and refuses what it
@@ -168,27 +157,69 @@ func decodeLine(line []byte) ([]jsonrpc.Message, error) {
 	return []jsonrpc.Message{m}, nil
 }
 
+// decodeMessage decodes one JSON-RPC 2.0 message: a request has a
+// method (a notification also no id), a response a result or an error.
+// Its members are taken by their exact names, as JSON-RPC has them and
+// the SDK's decoder reads them since go-sdk#805: encoding/json would also
+// match "ID" or "Method" to a struct's field, the last of them winning,
+// so that a second id or method in another case would override the one
+// a reader of the line sees.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
-	if w.Version != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
+	var version string
+	var rawID any
+	if err := member(m, "jsonrpc", &version); err != nil {
+		return nil, err
 	}
-	id, err := jsonrpc.MakeID(w.ID)
+	if err := member(m, "id", &rawID); err != nil {
+		return nil, err
+	}
+	if version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", version, "2.0")
+	}
+	id, err := jsonrpc.MakeID(rawID)
 	if err != nil {
 		return nil, err
 	}
-	if w.Method != nil {
-		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	if raw, ok := m["method"]; ok && string(raw) != "null" {
+		var method string
+		if err := member(m, "method", &method); err != nil {
+			return nil, err
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: m["params"]}, nil
 	}
 	if !id.IsValid() {
 		return nil, errors.New("JSON RPC invalid request: a response without an id")
 	}
-	r := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		r.Error = w.Error
+	r := &jsonrpc.Response{ID: id, Result: m["result"]}
+	if raw, ok := m["error"]; ok && string(raw) != "null" {
+		var e map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: error: %w", err)
+		}
+		we := &jsonrpc.Error{Data: e["data"]}
+		if err := member(e, "code", &we.Code); err != nil {
+			return nil, err
+		}
+		if err := member(e, "message", &we.Message); err != nil {
+			return nil, err
+		}
+		r.Error = we
 	}
 	return r, nil
+}
+
+// member decodes the member name of m into v, when m has it.
+func member(m map[string]json.RawMessage, name string, v any) error {
+	raw, ok := m[name]
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("unmarshaling jsonrpc message: %s: %w", name, err)
+	}
+	return nil
 }

@@ -37,6 +37,15 @@ func TestDecodeLine(t *testing.T) {
 		{name: "not json", line: `hello from the server's banner`, bad: true},
 		{name: "empty batch", line: `[]`, bad: true},
 		{name: "batch with garbage", line: `[{"jsonrpc":"2.0","id":2,"result":{}}, 3]`, bad: true},
+		// Member names are matched as written, as JSON-RPC has them and
+		// the SDK reads them since go-sdk#805: a name in another case is
+		// not the member, so no second "method" or "id" can be slipped
+		// past the first.
+		{name: "id in another case", line: `{"jsonrpc":"2.0","ID":3,"result":{}}`, bad: true},
+		{name: "method in another case too", line: `{"jsonrpc":"2.0","id":1,"method":"roots/list","Method":"sampling/createMessage"}`},
+		{name: "id in another case too", line: `{"jsonrpc":"2.0","id":1,"Id":7,"result":{}}`},
+		{name: "error fields in another case", line: `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"Code":1,"message":"bad","MESSAGE":"other"}}`},
+		{name: "method null", line: `{"jsonrpc":"2.0","id":5,"method":null}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeLine([]byte(tc.line))

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/gemkit/gemkit/internal/sandbox/child"
@@ -15,10 +16,18 @@ type gate struct {
 	err  error
 }
 
+// A Gate that panics has failed: its panic is Start's error, not the
+// end of gemkit (and of the other servers it runs), and never leaves the
+// gate done without an error, which would let the child exec.
 func runGate(ctx context.Context, f func(context.Context) error) *gate {
 	g := &gate{done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
+		defer func() {
+			if v := recover(); v != nil {
+				g.err = fmt.Errorf("sandbox: the check before the program's start failed: panic: %v", v)
+			}
+		}()
 		g.err = f(ctx)
 	}()
 	return g

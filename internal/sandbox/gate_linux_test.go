@@ -95,3 +95,25 @@ func TestGate(t *testing.T) {
 		})
 	}
 }
+
+// TestGatePanics: a Gate that panics is a failed one: Start returns an
+// error saying so and the program never runs; the panic neither takes
+// gemkit down (with the other servers it runs) nor leaves the gate
+// looking passed to the child waiting on it.
+func TestGatePanics(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			mark := filepath.Join(w.ws, "ran-"+m.name)
+			_, err := m.l.Start(context.Background(), &Command{Policy: p, Path: "/bin/sh", Args: []string{"-c", "echo ran > " + mark}, Dir: w.ws,
+				Gate: func(context.Context) error { panic("consent check broke") }})
+			if err == nil || !strings.Contains(err.Error(), "consent check broke") {
+				t.Fatalf("Start with a panicking gate: %v, want an error naming the panic", err)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("the program ran though its gate panicked")
+			}
+		})
+	}
+}

@@ -107,7 +107,8 @@ type Command struct {
 	// program is executed only after it returns nil: the sandbox is
 	// set up meanwhile, so that a check of the program (consent to its
 	// bytes) costs its start no more than the longer of the two. An
-	// error from it is Start's error, as it returned it.
+	// error from it is Start's error, as it returned it; a panic in it
+	// is an error naming the panic.
 	Gate func(context.Context) error
 }
 
