@@ -326,10 +326,28 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			if !state.Granted {
 				return fmt.Errorf("you have not agreed to the extension %s as it is now (its servers and what they may do included); run %s", extension.Printable(name), consentHint(name))
 			}
-			return nil
+			// As for a tool: the bytes the server runs must be those the
+			// digest read, not a file with another name, or behind a link,
+			// that a program may rewrite meanwhile.
+			return state.Content.Bindable(e.Ext.Dir, serverWritable(a, st.Workspace()))
 		}
 		return extmcp.Choice{Widening: c.Widening, Allowed: allowed}
 	}
+}
+
+// serverWritable are the folders some sandboxed tool or server may write
+// (the workspace, the servers' data folders) and the shared temporary
+// folders: a link of an extension's folder into one of them names code
+// that consent to the extension does not bind.
+func serverWritable(a *app, ws string) []string {
+	out := toolrun.SharedTemp()
+	if ws != "" {
+		out = append(out, ws)
+	}
+	if data, err := extmcp.DataRoot(map[string]string{"HOME": a.getenv("HOME")}); err == nil {
+		out = append(out, data)
+	}
+	return out
 }
 
 // choiceCache reads the MCP server choices once per change of their

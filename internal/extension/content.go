@@ -331,7 +331,7 @@ func (e *BindError) Error() string {
 	for _, l := range e.LinksOut {
 		parts = append(parts, fmt.Sprintf("%s is a symbolic link to %s, inside %s, which extension tools or other programs may write; replace the link with the file itself", Printable(l.Path), Printable(l.Target), Printable(l.Writable)))
 	}
-	return "gemkit does not run the tools of the extension in " + Printable(e.Dir) + ", because your consent could not bind the code that runs: " + strings.Join(parts, "; ")
+	return "gemkit does not run the tools or the MCP servers of the extension in " + Printable(e.Dir) + ", because your consent could not bind the code that runs: " + strings.Join(parts, "; ")
 }
 
 // fileState is the entry of Content.Files for a file of mode and hash sum.

@@ -242,3 +242,44 @@ func (f *fixture) startMCP(t *testing.T, ctx context.Context, o mcpclient.Option
 	r.c = c
 	return r
 }
+
+// TestExtensionServerFilesBound: a server whose script has another name
+// on disk (a hard link, as pnpm's store makes) is not started even with
+// consent, since a program writing that other name would change the code
+// after the person agreed; the log says which file and what to do.
+func TestExtensionServerFilesBound(t *testing.T) {
+	f := newFixture(t)
+	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := f.link(t, "linked", `{"name": "linked", "version": "1.0.0",
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": string(fixture)})
+	if err := os.Link(filepath.Join(src, "fixture.mjs"), filepath.Join(f.root, "store-fixture.mjs")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"extensions", "sandbox", "linked"}, {"extensions", "consent", "linked", "--grant"}} {
+		if out, err := f.gemkit(args...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	tools, err := run.c.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
+	}
+	for _, tl := range tools {
+		if strings.HasPrefix(tl.Name, "linked_") {
+			t.Errorf("a tool of a server whose script has another name is served: %s", tl.Name)
+		}
+	}
+	want := "this file has another name on disk (a hard link, such as a build step's ln or pnpm's store makes): fixture.mjs"
+	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(run.stderr.String(), want) }) {
+		t.Errorf("the log does not say %q:\n%s", want, run.stderr.String())
+	}
+	run.c.Close()
+	run.stdin.Close()
+	run.cmd.Wait()
+}

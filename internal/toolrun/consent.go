@@ -193,7 +193,14 @@ func (r *Runner) answer(ctx context.Context, q ConsentRequest, grant bool) (Answ
 // write (the run's workspace, the home folder when an installed
 // extension may write it) and the temporary folders every program may.
 func boundOutside(pol permission.Resolved) []string {
-	out := append([]string(nil), pol.Untrusted...)
+	return append(append([]string(nil), pol.Untrusted...), SharedTemp()...)
+}
+
+// SharedTemp are the temporary folders every program may write, by
+// their names and their real paths: a link out of an extension's folder
+// into one names code that consent does not bind.
+func SharedTemp() []string {
+	var out []string
 	for _, d := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
 		out = append(out, d)
 		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
