@@ -353,9 +353,12 @@ func standard(method string) bool { return strings.HasPrefix(method, "notificati
 // notification returns a message's method and params when it is a
 // notification.
 func notification(data []byte) (m message, ok bool) {
-	if !bytes.Contains(data, []byte(`"method"`)) || json.Unmarshal(data, &m) != nil {
+	// Members by their exact names, as decodeMessage takes them.
+	var top map[string]json.RawMessage
+	if !bytes.Contains(data, []byte(`"method"`)) || json.Unmarshal(data, &top) != nil || member(top, "method", &m.Method) != nil {
 		return m, false
 	}
+	m.ID, m.Params = top["id"], top["params"]
 	return m, m.Method != "" && (len(m.ID) == 0 || string(m.ID) == "null")
 }
 

@@ -45,18 +45,58 @@ type fastCalls struct {
 	running map[string]context.CancelFunc
 }
 
-// callRequest is what the fast path reads of a tools/call line.
+// callRequest is what the fast paths read of a tools/call or tools/list
+// line.
 type callRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  *struct {
-		Name           string          `json:"name"`
-		Arguments      json.RawMessage `json:"arguments"`
-		Meta           json.RawMessage `json:"_meta"`
-		InputResponses json.RawMessage `json:"inputResponses"`
-		RequestState   json.RawMessage `json:"requestState"`
-	} `json:"params"`
+	JSONRPC string
+	ID      json.RawMessage
+	Method  string
+	Params  *callParams
+}
+
+type callParams struct {
+	Name                         string
+	Arguments, Meta              json.RawMessage
+	InputResponses, RequestState json.RawMessage
+	Cursor                       *string // of tools/list (fastList)
+}
+
+// decodeCall reads line as a tools/call request, each member by its
+// exact name, as JSON-RPC has them and the SDK's decoder reads them since
+// go-sdk#805: encoding/json would also take "Name" or "ID" for a struct's
+// field, the last one winning, and the fast path would then call another
+// tool, or answer another id, than the SDK.
+func decodeCall(line []byte) (callRequest, bool) {
+	var top map[string]json.RawMessage
+	var req callRequest
+	if json.Unmarshal(line, &top) != nil ||
+		exact(top, "jsonrpc", &req.JSONRPC) != nil || exact(top, "method", &req.Method) != nil {
+		return req, false
+	}
+	req.ID = top["id"]
+	raw, ok := top["params"]
+	if !ok {
+		return req, true
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(raw, &params) != nil || params == nil {
+		return req, false
+	}
+	p := &callParams{Arguments: params["arguments"], Meta: params["_meta"],
+		InputResponses: params["inputResponses"], RequestState: params["requestState"]}
+	if exact(params, "name", &p.Name) != nil || exact(params, "cursor", &p.Cursor) != nil {
+		return req, false
+	}
+	req.Params = p
+	return req, true
+}
+
+// exact decodes the member name of m into v, if there is one.
+func exact(m map[string]json.RawMessage, name string, v any) error {
+	if raw, ok := m[name]; ok {
+		return json.Unmarshal(raw, v)
+	}
+	return nil
 }
 
 // fastCall answers line, when it is a tools/call of a served server tool
@@ -70,8 +110,8 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if routes == nil || len(*routes) == 0 {
 		return false
 	}
-	var req callRequest
-	if json.Unmarshal(line, &req) != nil || req.Method != "tools/call" || req.JSONRPC != "2.0" || req.Params == nil ||
+	req, ok := decodeCall(line)
+	if !ok || req.Method != "tools/call" || req.JSONRPC != "2.0" || req.Params == nil ||
 		len(req.Params.InputResponses) > 0 || len(req.Params.RequestState) > 0 ||
 		bytes.Contains(req.Params.Meta, []byte(`"io.modelcontextprotocol/`)) {
 		return false
@@ -84,11 +124,12 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if !ok {
 		return false
 	}
-	var meta struct {
-		ProgressToken any `json:"progressToken"`
-	}
-	if len(req.Params.Meta) > 0 && json.Unmarshal(req.Params.Meta, &meta) != nil {
-		return false
+	var meta struct{ ProgressToken any }
+	if len(req.Params.Meta) > 0 {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(req.Params.Meta, &m) != nil || exact(m, "progressToken", &meta.ProgressToken) != nil {
+			return false
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	if !calls.start(id, cancel) {
@@ -123,16 +164,13 @@ func (s *Server) cancelled(calls *fastCalls, line []byte) {
 	if !bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
 		return
 	}
-	var n struct {
-		Method string `json:"method"`
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(line, &n) != nil || n.Method != "notifications/cancelled" {
+	var top, params map[string]json.RawMessage
+	var method string
+	if json.Unmarshal(line, &top) != nil || exact(top, "method", &method) != nil || method != "notifications/cancelled" ||
+		exact(top, "params", &params) != nil {
 		return
 	}
-	if id, ok := wireID(n.Params.RequestID); ok {
+	if id, ok := wireID(params["requestId"]); ok {
 		calls.cancel(id)
 	}
 }

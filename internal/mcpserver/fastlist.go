@@ -56,17 +56,6 @@ func cacheable(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 	c.CacheScope = "private"
 }
 
-// listRequest is what fastList reads of a request line.
-type listRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  *struct {
-		Cursor *string         `json:"cursor"`
-		Meta   json.RawMessage `json:"_meta"`
-	} `json:"params"`
-}
-
 // fastList answers line on w when it is a tools/list request of a
 // revision up to 2025-11-25 without a cursor and a cached answer exists,
 // and reports whether it did.
@@ -78,8 +67,9 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 	if cached == nil || len(*cached) == 0 || !s.serversListed() {
 		return false
 	}
-	var req listRequest
-	if json.Unmarshal(line, &req) != nil || req.Method != "tools/list" || req.JSONRPC != "2.0" ||
+	// Members by their exact names, as the SDK reads them (decodeCall).
+	req, ok := decodeCall(line)
+	if !ok || req.Method != "tools/list" || req.JSONRPC != "2.0" ||
 		len(req.ID) == 0 || string(req.ID) == "null" {
 		return false
 	}
