@@ -132,7 +132,7 @@ var trustedCalls = map[string]string{
 	"internal/mcpserver/transport.go readTokenFile fsutil.OpenRegular":              "the token file, checked to be a regular file others cannot read",
 	"internal/toolrun/policy.go otherWrites.writes fsutil.StatIn":                   "the manifest of each installed extension's folder (ExtensionFolders), looked at without following a link out, on every call",
 	"internal/toolrun/run.go Runner.Run os.MkdirTemp":                               "the tool's private temp dir, which gemkit makes",
-	"internal/toolrun/consent.go boundOutside filepath.EvalSymlinks":                "the system's temporary folders",
+	"internal/toolrun/consent.go SharedTemp filepath.EvalSymlinks":                  "the system's temporary folders",
 	"internal/toolrun/runtime.go lookPath os.Stat":                                  "the folders of the person's PATH left after SearchPath dropped every folder a tool may write",
 	"internal/toolrun/runtime.go isScript os.Open":                                  "the interpreter found there, as above",
 	"internal/toolrun/runtime.go runtimes.resolve filepath.EvalSymlinks":            "the interpreter found there, as above",
