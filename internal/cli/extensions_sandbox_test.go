@@ -186,8 +186,15 @@ func TestExtensionsSandbox(t *testing.T) {
 
 	// Uninstalled while switched: its servers' names go from the
 	// settings with it, and so does the choice.
+	// It says what it changed in the settings, and neither that Gemini
+	// CLI starts the servers again nor how to switch back: the extension
+	// is gone.
 	e.mustRun("sandbox", "srv-ext")
-	e.mustRun("uninstall", "srv-ext")
+	out = e.mustRun("uninstall", "srv-ext")
+	if !strings.Contains(out, "Removed memory, remote from mcp.excluded in "+settings) || !strings.Contains(out, "Uninstalled srv-ext") ||
+		strings.Contains(out, "Gemini CLI's again") || strings.Contains(out, "Switch again") {
+		t.Errorf("uninstall of a switched extension says:\n%s", out)
+	}
 	if after, _ := os.ReadFile(settings); string(after) != userSettings {
 		t.Errorf("after uninstall the settings are:\n%s", after)
 	}
