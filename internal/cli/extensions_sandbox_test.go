@@ -81,7 +81,7 @@ func TestExtensionsSandbox(t *testing.T) {
 
 	out := e.mustRun("sandbox", "srv-ext")
 	for _, w := range []string{
-		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWords,
+		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWordsFor("srv-ext"),
 		"remote (remote: https://mcp.example.com/mcp): a remote server, switched to gemkit: Gemini CLI does not connect to it; " + extension.RemoteServerWords,
 		"Switched: Gemini CLI no longer starts memory nor connects to remote (mcp.excluded in " + settings + "); gemkit mcp serves memory in its sandbox, and connects to remote itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed).",
 		"Undo: gemkit extensions sandbox srv-ext --off",

@@ -30,10 +30,10 @@ func TestConsentTextServers(t *testing.T) {
 		words    string
 		switched bool
 	}{
-		{name: "no permissions", words: SandboxedServerWords},
-		{name: "permissions", perms: &Permissions{}, words: SandboxedServerWords},
+		{name: "no permissions", words: SandboxedServerWordsFor("srv")},
+		{name: "permissions", perms: &Permissions{}, words: SandboxedServerWordsFor("srv")},
 		{name: "widened and switched", choice: ServerChoice{Switched: true, Widening: Widening{Hosts: []string{"api.example.com"}, Write: AccessWorkspace}},
-			words: SandboxedServerWords + "; and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)", switched: true},
+			words: SandboxedServerWordsFor("srv") + "; and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)", switched: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Manifest{Name: "srv", Version: "1", Permissions: tc.perms, MCPServers: servers}
@@ -54,6 +54,10 @@ func TestConsentTextServers(t *testing.T) {
 				if sandboxed != strings.HasSuffix(line, "runs it in gemkit's sandbox, where it can "+tc.words) ||
 					!sandboxed && !strings.HasSuffix(line, others[name]) {
 					t.Errorf("server %s: line %q", name, line)
+				}
+				// The data folder is the extension's own, as on disk.
+				if sandboxed && (!strings.Contains(line, "(~/.local/share/gemkit/extension-data/srv)") || strings.Contains(line, "<extension>")) {
+					t.Errorf("server %s: the line does not name the data folder: %q", name, line)
 				}
 				if sandboxed && tc.switched != strings.Contains(line, "switched to gemkit: Gemini CLI does not start it") {
 					t.Errorf("server %s: switched %v, line %q", name, tc.switched, line)
