@@ -351,9 +351,15 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 	if m.Description != "" {
 		lines = append(lines, "  "+m.Description)
 	}
-	lines = append(lines, "", "Its tools will be able to:")
-	for _, l := range PermissionsSummary(m) {
-		lines = append(lines, "  - "+l)
+	// The permissions are its tools'. An extension with neither (one
+	// that only ships MCP servers, as most published ones do) would read
+	// "no access to your files" right above servers that read the
+	// workspace: its servers' lines say what they can do.
+	if len(m.Tools) > 0 || m.Permissions != nil {
+		lines = append(lines, "", "Its tools will be able to:")
+		for _, l := range PermissionsSummary(m) {
+			lines = append(lines, "  - "+l)
+		}
 	}
 	if len(m.Tools) > 0 {
 		lines = append(lines, "", "Tools it adds (programs that run on this computer):")

@@ -38,6 +38,11 @@ func TestConsentTextServers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Manifest{Name: "srv", Version: "1", Permissions: tc.perms, MCPServers: servers}
 			text := strings.Join(ConsentTextWith(&Extension{Manifest: m}, "Installing", tc.choice), "\n")
+			// Without tools, the tools' permissions are said only when
+			// the manifest declares them.
+			if got := strings.Contains(text, "Its tools will be able to:"); got != (tc.perms != nil) {
+				t.Errorf("the text says what its tools can do: %v, want %v:\n%s", got, tc.perms != nil, text)
+			}
 			for name, sandboxed := range want {
 				if got := SandboxedServer(servers[name]); got != sandboxed {
 					t.Errorf("SandboxedServer(%s) = %v, want %v", name, got, sandboxed)
@@ -67,6 +72,12 @@ func TestConsentTextServers(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A tool without declared permissions gets the narrowest, and the
+	// text says so.
+	withTool := &Manifest{Name: "srv", Version: "1", MCPServers: servers, Tools: []Tool{{Name: "t", Executable: "t.sh", Runtime: "shell"}}}
+	if text := strings.Join(ConsentText(&Extension{Manifest: withTool}, "Installing"), "\n"); !strings.Contains(text, "Its tools will be able to:\n  - no access to your files") {
+		t.Errorf("the text of an extension with a tool does not say what it can do:\n%s", text)
 	}
 	m := &Manifest{MCPServers: servers}
 	if got := SandboxedServers(m); strings.Join(got, ",") != "local" {
