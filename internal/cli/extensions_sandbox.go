@@ -190,6 +190,15 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if gs.Gemkit == "" {
 		fmt.Fprintln(a.Out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
 	}
+	// What the servers may now do beyond the default profile, and how to
+	// take it back: the consent text above says it inside each server's
+	// line, where a widening just given is easy to miss.
+	switch {
+	case !w.Empty():
+		fmt.Fprintf(a.Out, "Allowed beyond the default profile: %s. Back to it: gemkit extensions sandbox %s --default-profile\n", w.Words(), extension.Printable(name))
+	case !old.Widening.Empty():
+		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
+	}
 	fmt.Fprintf(a.Out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
 	return nil
 }

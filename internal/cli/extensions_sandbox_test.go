@@ -93,6 +93,9 @@ func TestExtensionsSandbox(t *testing.T) {
 	if strings.Contains(out, "gemini mcp add") {
 		t.Errorf("sandbox: asks to add gemkit, which the settings have:\n%s", out)
 	}
+	if strings.Contains(out, "default profile") {
+		t.Errorf("sandbox: speaks of widening, which nobody asked for:\n%s", out)
+	}
 	gs, err := geminisettings.Read(settings)
 	if err != nil || strings.Join(gs.Excluded, ",") != "memory,remote" {
 		t.Fatalf("mcp.excluded = %v, %v", gs.Excluded, err)
@@ -121,7 +124,8 @@ func TestExtensionsSandbox(t *testing.T) {
 	// A widening: recorded, shown, agreed to; the old consent no longer
 	// matches the widened terms until the command records them.
 	out = e.mustRun("sandbox", "srv-ext", "--allow-host", "api.example.com", "--allow-write", "workspace")
-	if !strings.Contains(out, "and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)") {
+	if !strings.Contains(out, "and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)") ||
+		!strings.Contains(out, "\nAllowed beyond the default profile: create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host). Back to it: gemkit extensions sandbox srv-ext --default-profile\n") {
 		t.Errorf("widening: output:\n%s", out)
 	}
 	if c, _ = st.ServerChoice("srv-ext"); strings.Join(c.Hosts, ",") != "api.example.com" || c.Write != extension.AccessWorkspace {
@@ -190,6 +194,9 @@ func TestExtensionsSandbox(t *testing.T) {
 	// CLI starts the servers again nor how to switch back: the extension
 	// is gone.
 	e.mustRun("sandbox", "srv-ext")
+	if out := e.mustRun("sandbox", "srv-ext", "--default-profile"); !strings.Contains(out, "\nBack to the default profile: nothing allowed beyond it.\n") {
+		t.Errorf("--default-profile: output:\n%s", out)
+	}
 	out = e.mustRun("uninstall", "srv-ext")
 	if !strings.Contains(out, "Removed memory, remote from mcp.excluded in "+settings) || !strings.Contains(out, "Uninstalled srv-ext") ||
 		strings.Contains(out, "Gemini CLI's again") || strings.Contains(out, "Switch again") {
