@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,62 @@ func TestArgPaths(t *testing.T) {
 	}
 	if got := argPaths(many, nil); len(got) != maxArgPaths {
 		t.Errorf("%d paths", len(got))
+	}
+}
+
+// TestRefusedWrites: a refused write is told from the call's arguments,
+// or, for a path of the extension's own folder, from the error's text
+// (a server that keeps its state beside its code); a path elsewhere in
+// the text alone, a success and an error of other words are not.
+func TestRefusedWrites(t *testing.T) {
+	ws, dir, data := "/home/me/proj", "/home/me/.gemini/extensions/notes", "/home/me/.local/share/gemkit/extension-data/notes"
+	s := &server{m: NewManager(Config{Workspace: ws, Environ: []string{}}), spec: Spec{Extension: "notes", Server: "memory", Dir: dir}}
+	result := func(isError bool, texts ...string) json.RawMessage {
+		var content []map[string]string
+		for _, tx := range texts {
+			content = append(content, map[string]string{"type": "text", "text": tx})
+		}
+		b, _ := json.Marshal(map[string]any{"content": content, "isError": isError})
+		return b
+	}
+	memory := "EROFS: read-only file system, open '" + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp'"
+	for _, c := range []struct {
+		name   string
+		args   string
+		res    json.RawMessage
+		person string
+		model  string
+	}{
+		{name: "workspace path in the arguments", args: `{"path":"` + ws + `/a.txt"}`, res: result(true, "EROFS: read-only file system, open '"+ws+"/a.txt'"),
+			person: "extension notes's MCP server memory was refused a write to " + ws + "/a.txt (the workspace is read-only to its servers; the call failed with EROFS, read-only file system, naming this path); to allow it: gemkit extensions sandbox notes --allow-write workspace",
+			model:  "gemkit's sandbox refused this MCP server during the call: a write to " + ws + "/a.txt. The person (not the model) can allow it with: gemkit extensions sandbox notes --allow-write workspace"},
+		{name: "extension folder in the error only", args: `{"entities":[]}`, res: result(true, memory),
+			person: "extension notes's MCP server memory was refused a write to " + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp (its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path in its error; a server writes what it keeps in its data folder, its HOME (" + data + "), when the manifest's entry points it there (an env value with $HOME))",
+			model:  "gemkit's sandbox refused this MCP server during the call: a write to " + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp: its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path in its error; a server writes what it keeps in its data folder, its HOME (" + data + "), when the manifest's entry points it there (an env value with $HOME)."},
+		{name: "Python's words", args: `{}`, res: result(true, "[Errno 30] Read-only file system: '"+dir+"/state.db'"),
+			person: "extension notes's MCP server memory was refused a write to " + dir + "/state.db (its extension's folder"},
+		{name: "another path in the error only", args: `{}`, res: result(true, "EACCES: permission denied, open '/etc/passwd'")},
+		{name: "a success naming the folder", args: `{}`, res: result(false, "EROFS "+dir+"/x")},
+		{name: "other words", args: `{}`, res: result(true, "ENOENT: no such file, open '"+dir+"/x'")},
+		{name: "the data folder", args: `{}`, res: result(true, "EROFS: read-only file system, open '"+data+"/x'")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := s.refusedWrites(json.RawMessage(c.args), c.res, data, "/tmp/x")
+			if c.person == "" {
+				if len(got) != 0 {
+					t.Fatalf("refusals %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d refusals, want 1: %+v", len(got), got)
+			}
+			if p := got[0].String(); !strings.HasPrefix(p, c.person) {
+				t.Errorf("person:\n got %s\nwant %s", p, c.person)
+			}
+			if m := forModel(got); c.model != "" && m != c.model {
+				t.Errorf("model:\n got %s\nwant %s", m, c.model)
+			}
+		})
 	}
 }
