@@ -199,6 +199,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	case !old.Widening.Empty():
 		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
 	}
+	// The clients hide most of a failed call (Gemini CLI 0.61 shows none
+	// of its text), so the person is told where the refusals are said.
+	fmt.Fprintf(a.Out, "What the sandbox refuses %s: gemkit extensions doctor, with the command that allows each.\n", them(len(extension.SandboxedServers(m))))
 	fmt.Fprintf(a.Out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
 	return nil
 }

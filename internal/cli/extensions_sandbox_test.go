@@ -84,7 +84,7 @@ func TestExtensionsSandbox(t *testing.T) {
 		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWordsFor("srv-ext"),
 		"remote (remote: https://mcp.example.com/mcp): a remote server, switched to gemkit: Gemini CLI does not connect to it; " + extension.RemoteServerWords,
 		"Switched: Gemini CLI no longer starts memory nor connects to remote (mcp.excluded in " + settings + "); gemkit mcp serves memory in its sandbox, and connects to remote itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed).",
-		"Undo: gemkit extensions sandbox srv-ext --off",
+		"\nWhat the sandbox refuses it: gemkit extensions doctor, with the command that allows each.\nUndo: gemkit extensions sandbox srv-ext --off\n",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("sandbox: output lacks %q:\n%s", w, out)
