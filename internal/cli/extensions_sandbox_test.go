@@ -301,3 +301,39 @@ func TestSandboxNamesExcludedBefore(t *testing.T) {
 		t.Errorf("the settings after --off:\n%s", b)
 	}
 }
+
+// TestUninstallKeptData: uninstalling keeps the data folder of the
+// extension's MCP servers and says where it is and how to delete it,
+// when they wrote something there; an empty one is not mentioned.
+// (Not parallel: the data folder follows HOME, as gemkit mcp's does.)
+func TestUninstallKeptData(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("HOME", e.home)
+	src := srvExt(t)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	data := filepath.Join(e.home, ".local", "share", "gemkit", "extension-data", "srv-ext")
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{name: "empty"},
+		{name: "written", files: map[string]string{"memory.jsonl": "{}\n"},
+			want: "Uninstalled srv-ext\nKept what its MCP servers wrote, in " + data + ": gemkit mcp gives it back to them if you install srv-ext again; to delete it: rm -r " + data + "\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e.mustRun("link", src, "--consent")
+			os.MkdirAll(data, 0o700)
+			for n, body := range c.files {
+				os.WriteFile(filepath.Join(data, n), []byte(body), 0o600)
+			}
+			out := e.mustRun("uninstall", "srv-ext")
+			if c.want == "" && strings.Contains(out, "Kept") || c.want != "" && !strings.Contains(out, c.want) {
+				t.Errorf("uninstall says:\n%s\nwant %q", out, c.want)
+			}
+			if _, err := os.Stat(data); err != nil {
+				t.Errorf("the data folder is gone: %v", err)
+			}
+		})
+	}
+}
