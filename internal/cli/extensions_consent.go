@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,23 @@ func consentHint(ext string) string { return "`" + agreeCommand(ext) + "`" }
 // can. Every route is named, since what holds for one does not for the
 // others.
 const withoutConsent = "its tools ask before they run where someone can answer (gemkit chat and extensions run on a terminal, an editor through gemkit acp, an MCP client that can ask such as Claude Code) and are refused where no one can (gemkit run, Gemini CLI through gemkit mcp)"
+
+// revokedWords say what withdrawn consent does to m's tools and MCP
+// servers: the tools ask or are refused (withoutConsent), the servers
+// that gemkit mcp runs in its sandbox are not started at all, since
+// starting one is not a call anyone could be asked about. An extension
+// with servers and no tools is told of its servers only.
+func revokedWords(m *extension.Manifest) string {
+	servers := extension.SandboxedServers(m)
+	if len(servers) == 0 {
+		return withoutConsent
+	}
+	words := "gemkit mcp does not start its MCP servers (" + strings.Join(servers, ", ") + ") until you agree again with `gemkit extensions consent " + m.Name + " --grant`"
+	if len(m.Tools) == 0 {
+		return words
+	}
+	return withoutConsent + "; " + words
+}
 
 func newExtConsentCmd(a *app) *cobra.Command {
 	var grant, revoke bool
@@ -61,7 +79,7 @@ model must not agree for you (docs/mcp.md).`,
 				if err := st.ForgetConsent(name); err != nil {
 					return err
 				}
-				fmt.Fprintf(a.Out, "Consent to %s withdrawn: %s.\n", name, withoutConsent)
+				fmt.Fprintf(a.Out, "Consent to %s withdrawn: %s.\n", name, revokedWords(in.Extension.Manifest))
 				return nil
 			}
 			return showConsent(cmd.Context(), a, st, in.Extension, grant)
