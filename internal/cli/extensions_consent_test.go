@@ -220,7 +220,8 @@ func TestGeminiCLINames(t *testing.T) {
 // TestRevokedWords: withdrawing consent says what it does to the
 // extension's tools and to the MCP servers gemkit mcp runs in its
 // sandbox, which it no longer starts; of an extension that only ships
-// servers, only the servers are spoken of.
+// servers, only the servers are spoken of, by consent and consent
+// --grant too.
 func TestRevokedWords(t *testing.T) {
 	t.Parallel()
 	servers := " (memory) until you agree again with `gemkit extensions consent srv-ext --grant`"
@@ -258,6 +259,19 @@ func TestRevokedWords(t *testing.T) {
 				if strings.Contains(out, w) {
 					t.Errorf("speaks of %q:\n%s", w, out)
 				}
+			}
+			if c.name != "servers only" {
+				return
+			}
+			// Shown and given again: what it says is of its servers.
+			out, _, _ = e.run("consent", name)
+			for _, w := range []string{"Extension srv-ext (", ") has no tools of its own.\nIts MCP servers:\n", "Consent: not given; gemkit mcp does not start its MCP servers" + servers} {
+				if !strings.Contains(out, w) {
+					t.Errorf("consent lacks %q:\n%s", w, out)
+				}
+			}
+			if out := e.mustRun("consent", name, "--grant"); !strings.Contains(out, "Consent given to srv-ext as it is now: gemkit mcp runs its MCP servers as above (") || strings.Contains(out, "may:") {
+				t.Errorf("consent --grant says:\n%s", out)
 			}
 		})
 	}
