@@ -17,6 +17,7 @@ import (
 // allows has no command.
 func TestRefusalWords(t *testing.T) {
 	sp := Spec{Extension: "weather", Server: "api"}
+	const noProxyCaveat = " (only the sandbox's proxy, named in HTTPS_PROXY and HTTP_PROXY, leads to an allowed host, and this server's client did not use it: allowing the host helps only if it does)"
 	for _, c := range []struct {
 		d      sandbox.Denial
 		person string
@@ -27,13 +28,13 @@ func TestRefusalWords(t *testing.T) {
 			"gemkit's sandbox refused this MCP server during the call: a connection to api.example.com:443. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com:443"},
 		{sandbox.Denial{Method: sandbox.LookupMethod, Host: "api.example.com", Reason: sandbox.LookupNotAllowed},
 			"extension weather's MCP server api was refused the host api.example.com (name looked up without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host api.example.com (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
-			"gemkit's sandbox refused this MCP server during the call: the host api.example.com (looked up without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com"},
+			"gemkit's sandbox refused this MCP server during the call: the host api.example.com (looked up without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com" + noProxyCaveat},
 		{sandbox.Denial{Method: "GET", Host: "127.0.0.1", Port: 7777, Reason: "port 7777 on this machine is one of gemkit's own servers"},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:7777 (port 7777 on this machine is one of gemkit's own servers)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:7777: port 7777 on this machine is one of gemkit's own servers."},
 		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "10.0.0.5", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to 10.0.0.5:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host 10.0.0.5:443 (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
-			"gemkit's sandbox refused this MCP server during the call: a connection to 10.0.0.5:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host 10.0.0.5:443"},
+			"gemkit's sandbox refused this MCP server during the call: a connection to 10.0.0.5:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host 10.0.0.5:443" + noProxyCaveat},
 		{sandbox.Denial{Method: "CONNECT", Host: "a;touch x", Port: 443, Reason: sandbox.NotAllowed},
 			"extension weather's MCP server api was refused a connection to a;touch x:443 (host not in network.allowedHosts)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to a;touch x:443: host not in network.allowedHosts."},
@@ -44,7 +45,12 @@ func TestRefusalWords(t *testing.T) {
 			`gemkit's sandbox refused this MCP server during the call: the host \x1b]0;owned\x07x.example (looked up without the sandbox's proxy): name looked up without the sandbox's proxy; host not allowed.`},
 		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "2001:db8::1", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to [2001:db8::1]:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443' (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
-			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'"},
+			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'" + noProxyCaveat},
+		// Allowed, and reached without the proxy all the same: no command,
+		// and the person is told it is the server's to change.
+		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNoProxy},
+			"extension weather's MCP server api was refused a connection to 127.0.0.1:8080 (connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)); no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change",
+			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:8080 (without the sandbox's proxy): connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)."},
 		{sandbox.Denial{Method: sandbox.UnixMethod, Reason: sandbox.UnixNotAllowed},
 			"extension weather's MCP server api was refused a Unix socket (Unix-domain sockets not allowed); to allow it: gemkit extensions sandbox weather --allow-unix-sockets",
 			"gemkit's sandbox refused this MCP server during the call: a Unix socket. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-unix-sockets"},
