@@ -156,6 +156,7 @@ func TestRefusedWrites(t *testing.T) {
 	memory := "EROFS: read-only file system, open '" + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp'"
 	for _, c := range []struct {
 		name   string
+		linked bool
 		args   string
 		res    json.RawMessage
 		person string
@@ -173,8 +174,16 @@ func TestRefusedWrites(t *testing.T) {
 		{name: "a success naming the folder", args: `{}`, res: result(false, "EROFS "+dir+"/x")},
 		{name: "other words", args: `{}`, res: result(true, "ENOENT: no such file, open '"+dir+"/x'")},
 		{name: "the data folder", args: `{}`, res: result(true, "EROFS: read-only file system, open '"+data+"/x'")},
+		// A linked extension's folder inside the workspace: its own
+		// folder's words, and no command, which would not allow it.
+		{name: "extension folder in the workspace", linked: true, args: `{"path":"` + ws + `/tools/ext/state.json"}`, res: result(true, "EROFS: read-only file system"),
+			person: "extension notes's MCP server memory was refused a write to " + ws + "/tools/ext/state.json (its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path; a server writes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			s := s
+			if c.linked {
+				s = &server{m: s.m, spec: Spec{Extension: "notes", Server: "memory", Dir: ws + "/tools/ext"}}
+			}
 			got := s.refusedWrites(json.RawMessage(c.args), c.res, data, "/tmp/x")
 			if c.person == "" {
 				if len(got) != 0 {

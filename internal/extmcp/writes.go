@@ -80,6 +80,10 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 		}
 		ref := Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p}
 		switch {
+		case fsutil.Within(s.spec.Dir, p):
+			// First: a linked extension's folder may lie in the
+			// workspace, and stays read-only whatever is allowed.
+			ref.Reason = extensionFolderReason(said, data, "")
 		case fsutil.Within(ws, p) && !workspace:
 			ref.Reason = "the workspace is read-only to its servers; the call failed with " + said + ", naming this path"
 			ref.Allow = "gemkit extensions sandbox " + Printable(s.spec.Extension) + " --allow-write workspace"
@@ -103,11 +107,18 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 			continue
 		}
 		out = append(out, Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p,
-			Reason: "its extension's folder, read-only to its servers whatever is allowed; the call failed with " + said +
-				", naming this path in its error; a server writes what it keeps in its data folder, its HOME (" + data +
-				"), when the manifest's entry points it there (an env value with $HOME)"})
+			Reason: extensionFolderReason(said, data, " in its error")})
 	}
 	return out
+}
+
+// extensionFolderReason is why a write in the extension's own folder
+// was refused, said is how the server's error put it, where names where
+// the path was found, and what to do instead: no widening allows it.
+func extensionFolderReason(said, data, where string) string {
+	return "its extension's folder, read-only to its servers whatever is allowed; the call failed with " + said +
+		", naming this path" + where + "; a server writes what it keeps in its data folder, its HOME (" + data +
+		"), when the manifest's entry points it there (an env value with $HOME)"
 }
 
 // textPath is an absolute path in an error's text: a slash and what
