@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,46 @@ func consentHint(ext string) string { return "`" + agreeCommand(ext) + "`" }
 // can. Every route is named, since what holds for one does not for the
 // others.
 const withoutConsent = "its tools ask before they run where someone can answer (gemkit chat and extensions run on a terminal, an editor through gemkit acp, an MCP client that can ask such as Claude Code) and are refused where no one can (gemkit run, Gemini CLI through gemkit mcp)"
+
+// revokedWords say what withdrawn consent does to m's tools and MCP
+// servers: the tools ask or are refused (withoutConsent), the servers
+// that gemkit mcp runs in its sandbox are not started at all, since
+// starting one is not a call anyone could be asked about. An extension
+// with servers and no tools is told of its servers only.
+func revokedWords(m *extension.Manifest) string {
+	servers := extension.SandboxedServers(m)
+	if len(servers) == 0 {
+		return withoutConsent
+	}
+	words := "gemkit mcp does not start its MCP servers (" + strings.Join(servers, ", ") + ") until you agree again with `gemkit extensions consent " + m.Name + " --grant`"
+	if len(m.Tools) == 0 {
+		return words
+	}
+	return withoutConsent + "; " + words
+}
+
+// grantedWords say what consent just given lets m's tools and its
+// sandboxed MCP servers do.
+func grantedWords(m *extension.Manifest) string {
+	switch tools, servers := len(m.Tools) > 0 || m.Permissions != nil, len(extension.SandboxedServers(m)) > 0; {
+	case tools && servers:
+		return "its tools run with the permissions above, and gemkit mcp runs its MCP servers as above"
+	case servers:
+		return "gemkit mcp runs its MCP servers as above"
+	}
+	return "its tools run with the permissions above"
+}
+
+// notRunWords say what does not run while m lacks consent.
+func notRunWords(m *extension.Manifest) string {
+	switch tools, servers := len(m.Tools) > 0 || m.Permissions != nil, len(extension.SandboxedServers(m)) > 0; {
+	case tools && servers:
+		return "neither its tools nor its MCP servers run"
+	case servers:
+		return "gemkit mcp does not start its MCP servers"
+	}
+	return "its tools do not run"
+}
 
 func newExtConsentCmd(a *app) *cobra.Command {
 	var grant, revoke bool
@@ -61,7 +102,7 @@ model must not agree for you (docs/mcp.md).`,
 				if err := st.ForgetConsent(name); err != nil {
 					return err
 				}
-				fmt.Fprintf(a.Out, "Consent to %s withdrawn: %s.\n", name, withoutConsent)
+				fmt.Fprintf(a.Out, "Consent to %s withdrawn: %s.\n", name, revokedWords(in.Extension.Manifest))
 				return nil
 			}
 			return showConsent(cmd.Context(), a, st, in.Extension, grant)
@@ -87,9 +128,16 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		// agreed to again.
 		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
 	}
-	fmt.Fprintf(a.Out, "Extension %s (%s) may:\n", extension.Printable(name), extension.Printable(ext.Dir))
-	for _, l := range extension.PermissionsSummary(ext.Manifest) {
-		fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
+	m := ext.Manifest
+	if len(m.Tools) > 0 || m.Permissions != nil {
+		fmt.Fprintf(a.Out, "Extension %s (%s) may:\n", extension.Printable(name), extension.Printable(ext.Dir))
+		for _, l := range extension.PermissionsSummary(m) {
+			fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
+		}
+	} else {
+		// "may: no access to your files" would read as a contradiction
+		// of its servers' lines below, which are all it runs.
+		fmt.Fprintf(a.Out, "Extension %s (%s) has no tools of its own.\n", extension.Printable(name), extension.Printable(ext.Dir))
 	}
 	if len(extension.SandboxedServers(ext.Manifest)) > 0 {
 		// Consent covers the servers' profile too, widenings included.
@@ -114,14 +162,14 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "Consent given to %s as it is now: its tools run with the permissions above (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, name)
+		fmt.Fprintf(a.Out, "Consent given to %s as it is now: %s (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, grantedWords(m), name)
 		return nil
 	case state.PermissionsChanged:
-		fmt.Fprintf(a.Out, "Consent: given %s to other permissions; its tools do not run until you agree to these.\n", when)
+		fmt.Fprintf(a.Out, "Consent: given %s to other permissions; %s until you agree to these.\n", when, notRunWords(m))
 	case state.FilesChanged:
-		fmt.Fprintf(a.Out, "Consent: given %s to these permissions but not to its files as they are now (see above); its tools do not run until you agree again.\n", when)
+		fmt.Fprintf(a.Out, "Consent: given %s to these permissions but not to its files as they are now (see above); %s until you agree again.\n", when, notRunWords(m))
 	default:
-		fmt.Fprintf(a.Out, "Consent: not given; %s.\n", withoutConsent)
+		fmt.Fprintf(a.Out, "Consent: not given; %s.\n", revokedWords(m))
 	}
 	fmt.Fprintf(a.Out, "To agree: %s\n", consentHint(name))
 	return withExitCode(ExitNo, nil)

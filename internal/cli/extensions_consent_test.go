@@ -216,3 +216,63 @@ func TestGeminiCLINames(t *testing.T) {
 		t.Errorf("install metadata %s (%v) lacks autoUpdate and allowPreRelease", b, err)
 	}
 }
+
+// TestRevokedWords: withdrawing consent says what it does to the
+// extension's tools and to the MCP servers gemkit mcp runs in its
+// sandbox, which it no longer starts; of an extension that only ships
+// servers, only the servers are spoken of, by consent and consent
+// --grant too.
+func TestRevokedWords(t *testing.T) {
+	t.Parallel()
+	servers := " (memory) until you agree again with `gemkit extensions consent srv-ext --grant`"
+	for _, c := range []struct {
+		name      string
+		manifest  string
+		want, not []string
+	}{
+		{"tools only", `{"name": "my-ext", "version": "1.0.0"}`, []string{"its tools ask before they run"}, []string{"MCP servers"}},
+		{"servers only", sandboxManifest, []string{"Consent to srv-ext withdrawn: gemkit mcp does not start its MCP servers" + servers + ".\n"}, []string{"its tools"}},
+		{"tools and servers", strings.Replace(sandboxManifest, `"version": "1.0.0",`, `"version": "1.0.0", "tools": [{"name": "t", "description": "Does t.", "executable": "t.sh", "runtime": "shell"}],`, 1),
+			[]string{"its tools ask before they run", "; gemkit mcp does not start its MCP servers" + servers}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			src := filepath.Join(t.TempDir(), "ext")
+			os.MkdirAll(src, 0o755)
+			os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(c.manifest), 0o644)
+			os.WriteFile(filepath.Join(src, "t.sh"), []byte("echo\n"), 0o755)
+			os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+			if out, errOut, code := e.run("link", src, "--consent"); code != ExitOK {
+				t.Fatalf("link: exit %d\n%s%s", code, out, errOut)
+			}
+			name := "srv-ext"
+			if c.name == "tools only" {
+				name = "my-ext"
+			}
+			out := e.mustRun("consent", name, "--revoke")
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(out, w) {
+					t.Errorf("speaks of %q:\n%s", w, out)
+				}
+			}
+			if c.name != "servers only" {
+				return
+			}
+			// Shown and given again: what it says is of its servers.
+			out, _, _ = e.run("consent", name)
+			for _, w := range []string{"Extension srv-ext (", ") has no tools of its own.\nIts MCP servers:\n", "Consent: not given; gemkit mcp does not start its MCP servers" + servers} {
+				if !strings.Contains(out, w) {
+					t.Errorf("consent lacks %q:\n%s", w, out)
+				}
+			}
+			if out := e.mustRun("consent", name, "--grant"); !strings.Contains(out, "Consent given to srv-ext as it is now: gemkit mcp runs its MCP servers as above (") || strings.Contains(out, "may:") {
+				t.Errorf("consent --grant says:\n%s", out)
+			}
+		})
+	}
+}

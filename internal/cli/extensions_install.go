@@ -3,11 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 )
 
 func newExtInstallCmd(a *app) *cobra.Command {
@@ -130,12 +134,19 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 					failed = append(failed, name)
 					continue
 				}
+				// Its servers' data folder is named by the manifest's
+				// name; uninstall takes the folder's.
+				data := name
+				if in, err := st.Get(name); err == nil && in.Extension != nil {
+					data = in.Extension.Manifest.Name
+				}
 				if err := st.Uninstall(name); err != nil {
 					fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 					failed = append(failed, name)
 					continue
 				}
 				fmt.Fprintf(a.Out, "Uninstalled %s\n", name)
+				keptData(a.Out, data)
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("could not uninstall %s", strings.Join(failed, ", "))
@@ -143,4 +154,20 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// keptData says that the data folder of the MCP servers of the
+// extension name, which uninstalling keeps, holds what they wrote, and
+// how to remove it: nothing else tells the person it is there. An empty
+// or missing folder is not worth a line.
+func keptData(w io.Writer, name string) {
+	root, err := extmcp.DataRoot(map[string]string{"HOME": os.Getenv("HOME")})
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(root, name)
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+		return
+	}
+	fmt.Fprintf(printableWriter{w}, "Kept what its MCP servers wrote, in %s: gemkit mcp gives it back to them if you install %s again; to delete it: rm -r %s\n", dir, name, dir)
 }

@@ -5,9 +5,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // recentRefusals are the refusals of the extensions' sandboxed MCP
@@ -45,13 +47,17 @@ func recentRefusals() map[string][]extmcp.Refusal {
 }
 
 // stillRefused leaves out the refusals the person has allowed since: a
-// host now allowed, a write in the workspace now allowed.
-func stillRefused(rs []extmcp.Refusal, w extension.Widening) []extmcp.Refusal {
+// host now allowed, a write in the workspace now allowed; and those no
+// widening allows that happened before changed, when the extension's
+// manifest last changed (a manifest that now points its server's state
+// at its data folder): only a change of the extension answers them.
+func stillRefused(rs []extmcp.Refusal, w extension.Widening, changed time.Time) []extmcp.Refusal {
 	var out []extmcp.Refusal
 	for _, r := range rs {
 		var allowed bool
 		switch {
 		case r.Allow == "":
+			allowed = r.At.Before(changed)
 		case r.UnixSocket:
 			allowed = w.UnixSockets
 		case r.Path != "":
@@ -65,6 +71,25 @@ func stillRefused(rs []extmcp.Refusal, w extension.Widening) []extmcp.Refusal {
 		out = append(out, r)
 	}
 	return out
+}
+
+// manifestChanged is when the manifest of in last changed, zero when
+// that cannot be told.
+func manifestChanged(in *extension.Installed) time.Time {
+	if in == nil || in.Extension == nil {
+		return time.Time{}
+	}
+	// The extension's folder is its author's: looked at through a Root.
+	root, err := fsutil.OpenRoot(in.Extension.Dir)
+	if err != nil {
+		return time.Time{}
+	}
+	defer root.Close()
+	fi, err := root.Stat(extension.ManifestFile)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // refusalFindings are doctor's notes on what the sandbox refused an

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
@@ -28,7 +29,26 @@ func TestStillRefused(t *testing.T) {
 		{"unix sockets", extension.Widening{UnixSockets: true}, 3},
 		{"all", extension.Widening{Hosts: []string{"api.example.com:443", "127.0.0.1:7777"}, Write: extension.AccessWorkspace, UnixSockets: true}, 1},
 	} {
-		if got := stillRefused(all, c.w); len(got) != c.want {
+		if got := stillRefused(all, c.w, time.Time{}); len(got) != c.want {
+			t.Errorf("%s: %d still refused, want %d: %+v", c.name, len(got), c.want, got)
+		}
+	}
+	// A refusal no widening allows goes once the manifest changed after
+	// it; one a widening allows stays until that widening is given.
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	folder := extmcp.Refusal{At: at, Path: "/ext/state.json"}
+	hostThen := host
+	hostThen.At = at
+	for _, c := range []struct {
+		name    string
+		changed time.Time
+		want    int
+	}{
+		{"unchanged", time.Time{}, 2},
+		{"changed before", at.Add(-time.Hour), 2},
+		{"changed after", at.Add(time.Hour), 1},
+	} {
+		if got := stillRefused([]extmcp.Refusal{folder, hostThen}, extension.Widening{}, c.changed); len(got) != c.want {
 			t.Errorf("%s: %d still refused, want %d: %+v", c.name, len(got), c.want, got)
 		}
 	}

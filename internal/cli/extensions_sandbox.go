@@ -74,7 +74,7 @@ docs/extensions.md has the details.`,
 				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || o.defaultProfile {
 					return errors.New("--off takes no --allow-host, --allow-write, --allow-unix-sockets or --default-profile: it gives the servers back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
-				return switchOff(a, st, in.Extension.Manifest.Name)
+				return switchOff(a, st, in.Extension.Manifest.Name, false)
 			}
 			return switchOn(cmd.Context(), a, st, in.Extension, o, o.command(in.Extension.Manifest.Name))
 		},
@@ -190,14 +190,28 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if gs.Gemkit == "" {
 		fmt.Fprintln(a.Out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
 	}
+	// What the servers may now do beyond the default profile, and how to
+	// take it back: the consent text above says it inside each server's
+	// line, where a widening just given is easy to miss.
+	switch {
+	case !w.Empty():
+		fmt.Fprintf(a.Out, "Allowed beyond the default profile: %s. Back to it: gemkit extensions sandbox %s --default-profile\n", w.Words(), extension.Printable(name))
+	case !old.Widening.Empty():
+		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
+	}
+	// The clients hide most of a failed call (Gemini CLI 0.61 shows none
+	// of its text), so the person is told where the refusals are said.
+	fmt.Fprintf(a.Out, "What the sandbox refuses %s: gemkit extensions doctor, with the command that allows each.\n", them(len(extension.SandboxedServers(m))))
 	fmt.Fprintf(a.Out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
 	return nil
 }
 
 // switchOff gives ext's servers back to Gemini CLI: it removes from
 // mcp.excluded the names the switch added, and the keys it made once
-// no switched extension needs them.
-func switchOff(a *app, st *extension.Store, name string) error {
+// no switched extension needs them. uninstalling says the extension is
+// about to go: then nobody starts its servers after this, and switching
+// again is no choice, so only the change to the settings is said.
+func switchOff(a *app, st *extension.Store, name string, uninstalling bool) error {
 	c, err := st.ServerChoice(name)
 	if err != nil {
 		return err
@@ -241,6 +255,9 @@ func switchOff(a *app, st *extension.Store, name string) error {
 	}
 	if len(removed) > 0 {
 		fmt.Fprintf(a.Out, "Removed %s from mcp.excluded in %s.\n", strings.Join(removed, ", "), path)
+	}
+	if uninstalling {
+		return nil
 	}
 	if len(still) > 0 {
 		fmt.Fprintf(a.Out, "%s's MCP servers are no longer served by gemkit mcp; your own mcp.excluded in %s still names %s (it did before the switch), so Gemini CLI does not start them either. Switch again: gemkit extensions sandbox %s\n",
@@ -321,7 +338,7 @@ func forgetServers(a *app, st *extension.Store, name string) error {
 		return err
 	}
 	if c.Switched {
-		if err := switchOff(a, st, name); err != nil {
+		if err := switchOff(a, st, name, true); err != nil {
 			return err
 		}
 	}

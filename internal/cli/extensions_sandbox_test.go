@@ -81,10 +81,10 @@ func TestExtensionsSandbox(t *testing.T) {
 
 	out := e.mustRun("sandbox", "srv-ext")
 	for _, w := range []string{
-		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWords,
+		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWordsFor("srv-ext"),
 		"remote (remote: https://mcp.example.com/mcp): a remote server, switched to gemkit: Gemini CLI does not connect to it; " + extension.RemoteServerWords,
 		"Switched: Gemini CLI no longer starts memory nor connects to remote (mcp.excluded in " + settings + "); gemkit mcp serves memory in its sandbox, and connects to remote itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed).",
-		"Undo: gemkit extensions sandbox srv-ext --off",
+		"\nWhat the sandbox refuses it: gemkit extensions doctor, with the command that allows each.\nUndo: gemkit extensions sandbox srv-ext --off\n",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("sandbox: output lacks %q:\n%s", w, out)
@@ -92,6 +92,9 @@ func TestExtensionsSandbox(t *testing.T) {
 	}
 	if strings.Contains(out, "gemini mcp add") {
 		t.Errorf("sandbox: asks to add gemkit, which the settings have:\n%s", out)
+	}
+	if strings.Contains(out, "default profile") {
+		t.Errorf("sandbox: speaks of widening, which nobody asked for:\n%s", out)
 	}
 	gs, err := geminisettings.Read(settings)
 	if err != nil || strings.Join(gs.Excluded, ",") != "memory,remote" {
@@ -121,7 +124,8 @@ func TestExtensionsSandbox(t *testing.T) {
 	// A widening: recorded, shown, agreed to; the old consent no longer
 	// matches the widened terms until the command records them.
 	out = e.mustRun("sandbox", "srv-ext", "--allow-host", "api.example.com", "--allow-write", "workspace")
-	if !strings.Contains(out, "and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)") {
+	if !strings.Contains(out, "and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)") ||
+		!strings.Contains(out, "\nAllowed beyond the default profile: create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host). Back to it: gemkit extensions sandbox srv-ext --default-profile\n") {
 		t.Errorf("widening: output:\n%s", out)
 	}
 	if c, _ = st.ServerChoice("srv-ext"); strings.Join(c.Hosts, ",") != "api.example.com" || c.Write != extension.AccessWorkspace {
@@ -186,8 +190,18 @@ func TestExtensionsSandbox(t *testing.T) {
 
 	// Uninstalled while switched: its servers' names go from the
 	// settings with it, and so does the choice.
+	// It says what it changed in the settings, and neither that Gemini
+	// CLI starts the servers again nor how to switch back: the extension
+	// is gone.
 	e.mustRun("sandbox", "srv-ext")
-	e.mustRun("uninstall", "srv-ext")
+	if out := e.mustRun("sandbox", "srv-ext", "--default-profile"); !strings.Contains(out, "\nBack to the default profile: nothing allowed beyond it.\n") {
+		t.Errorf("--default-profile: output:\n%s", out)
+	}
+	out = e.mustRun("uninstall", "srv-ext")
+	if !strings.Contains(out, "Removed memory, remote from mcp.excluded in "+settings) || !strings.Contains(out, "Uninstalled srv-ext") ||
+		strings.Contains(out, "Gemini CLI's again") || strings.Contains(out, "Switch again") {
+		t.Errorf("uninstall of a switched extension says:\n%s", out)
+	}
 	if after, _ := os.ReadFile(settings); string(after) != userSettings {
 		t.Errorf("after uninstall the settings are:\n%s", after)
 	}
@@ -285,5 +299,41 @@ func TestSandboxNamesExcludedBefore(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(settings); string(b) != mine {
 		t.Errorf("the settings after --off:\n%s", b)
+	}
+}
+
+// TestUninstallKeptData: uninstalling keeps the data folder of the
+// extension's MCP servers and says where it is and how to delete it,
+// when they wrote something there; an empty one is not mentioned.
+// (Not parallel: the data folder follows HOME, as gemkit mcp's does.)
+func TestUninstallKeptData(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("HOME", e.home)
+	src := srvExt(t)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	data := filepath.Join(e.home, ".local", "share", "gemkit", "extension-data", "srv-ext")
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{name: "empty"},
+		{name: "written", files: map[string]string{"memory.jsonl": "{}\n"},
+			want: "Uninstalled srv-ext\nKept what its MCP servers wrote, in " + data + ": gemkit mcp gives it back to them if you install srv-ext again; to delete it: rm -r " + data + "\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e.mustRun("link", src, "--consent")
+			os.MkdirAll(data, 0o700)
+			for n, body := range c.files {
+				os.WriteFile(filepath.Join(data, n), []byte(body), 0o600)
+			}
+			out := e.mustRun("uninstall", "srv-ext")
+			if c.want == "" && strings.Contains(out, "Kept") || c.want != "" && !strings.Contains(out, c.want) {
+				t.Errorf("uninstall says:\n%s\nwant %q", out, c.want)
+			}
+			if _, err := os.Stat(data); err != nil {
+				t.Errorf("the data folder is gone: %v", err)
+			}
+		})
 	}
 }

@@ -139,7 +139,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	}
 	w := d.w
 	fmt.Fprintf(w, "  Where they run: %s\n", serverWords(d.m.Name, s))
-	fmt.Fprintf(w, "  In gemkit's sandbox each can: %s\n", extension.ServerProfileWords(s.Widening))
+	fmt.Fprintf(w, "  In gemkit's sandbox each can: %s\n", extension.ServerProfileWords(d.m.Name, s.Widening))
 	if !s.Widening.Empty() {
 		fmt.Fprintf(w, "      widened by you; back to the default profile: gemkit extensions sandbox %s --default-profile\n", d.m.Name)
 	}
@@ -149,7 +149,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	if s.Switched && (!consent.Granted || consent.FilesChanged) {
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
-	writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], s.Widening))
+	writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], s.Widening, manifestChanged(d.in)))
 }
 
 // serverFindings are doctor's findings on where in's MCP servers run.

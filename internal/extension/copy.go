@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -21,19 +22,20 @@ import (
 // touched through fsutil.Roots: src is the person's folder but what is
 // below it is the extension's, and a link there is copied, never
 // followed. It returns the number and total size of the files, for the
-// progress line.
-func copyTree(ctx context.Context, src, dst string) (files int, size int64, err error) {
+// progress line, and the links that lead out of the folder ("rel ->
+// target"), which the sandbox does not follow.
+func copyTree(ctx context.Context, src, dst string) (files int, size int64, out []string, err error) {
 	from, err := fsutil.OpenRoot(src)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer from.Close()
 	if err := os.Mkdir(dst, 0o700); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	to, err := fsutil.OpenRoot(dst)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer to.Close()
 	err = from.Walk(".", func(dir *fsutil.Root, rel string, d fs.DirEntry) error {
@@ -53,6 +55,9 @@ func copyTree(ctx context.Context, src, dst string) (files int, size int64, err 
 			if err != nil {
 				return err
 			}
+			if leadsOut(target, link) {
+				out = append(out, target+" -> "+link)
+			}
 			return to.Symlink(link, target)
 		case info.Mode().IsRegular():
 			n, err := copyFile(dir, d.Name(), to, target, info.Mode().Perm())
@@ -68,7 +73,40 @@ func copyTree(ctx context.Context, src, dst string) (files int, size int64, err 
 			err = to.Chmod(".", fi.Mode().Perm()|0o700)
 		}
 	}
-	return files, size, err
+	return files, size, out, err
+}
+
+// leadsOut reports whether a link at rel (relative to the folder's top)
+// to link leads out of the folder: an absolute target, or a relative
+// one that climbs above the top.
+func leadsOut(rel, link string) bool {
+	if filepath.IsAbs(link) {
+		return true
+	}
+	t := filepath.Join(filepath.Dir(rel), link)
+	return t == ".." || strings.HasPrefix(t, ".."+string(filepath.Separator))
+}
+
+// outLinksWords say that the links out, as copyTree lists them, were
+// copied as they are, and what that does: Gemini CLI follows them, and
+// gemkit's sandbox shows a server or tool only the extension's folder
+// (and the workspace and its runtime), so what they lead to is missing
+// there. "" when there are none.
+func outLinksWords(out []string) string {
+	if len(out) == 0 {
+		return ""
+	}
+	shown := out
+	more := ""
+	if len(shown) > 3 {
+		shown, more = shown[:3], fmt.Sprintf(" and %d more", len(out)-3)
+	}
+	noun, as := "link", "it is"
+	if len(out) > 1 {
+		noun, as = "links", "they are"
+	}
+	return fmt.Sprintf("Kept %d symbolic %s leading out of the folder as %s: %s%s. Gemini CLI follows such links; gemkit's sandbox does not, so a server or tool of the extension that needs what they lead to does not find it there: install from a folder that holds a copy instead (cp -rL).\n",
+		len(out), noun, as, strings.Join(shown, ", "), more)
 }
 
 // byteSize writes n bytes for people: "512 B", "3.4 KB", "12.0 MB".

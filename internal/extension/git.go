@@ -55,7 +55,7 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		}
 		fmt.Fprintf(progress, "Copying %s …\n", src)
 		root := filepath.Join(stage, "ext")
-		files, size, err := copyTree(ctx, real, root)
+		files, size, out, err := copyTree(ctx, real, root)
 		if err != nil {
 			return "", fmt.Errorf("copy %s: %w", src, err)
 		}
@@ -63,7 +63,7 @@ func (s *Store) fetch(ctx context.Context, md *InstallMetadata, stage string, pr
 		if files == 1 {
 			noun = "file"
 		}
-		fmt.Fprintf(progress, "Copied %d %s (%s).\n", files, noun, byteSize(size))
+		fmt.Fprintf(progress, "Copied %d %s (%s).\n%s", files, noun, byteSize(size), outLinksWords(out))
 		return root, nil
 	}
 	return "", fmt.Errorf("cannot fetch a source of type %q", md.Type)

@@ -221,16 +221,26 @@ func mcpServerSummary(raw json.RawMessage) string {
 
 // SandboxedServerWords say what an MCP server can do under the default
 // profile gemkit mcp runs it in (internal/extmcp), whether or not its
-// extension declares permissions (those are its tools').
+// extension declares permissions (those are its tools'), for any
+// extension: the data folder is named by a placeholder. What a person
+// reads about one extension names its folder (ServerProfileWords).
 const SandboxedServerWords = "read your workspace, its extension's folder and its runtime; write only its own data folder (~/.local/share/gemkit/extension-data/<extension>), which is also its HOME; no network; none of your environment variables"
 
-// ServerProfileWords say what an MCP server can do in gemkit's sandbox
-// under the default profile widened by w.
-func ServerProfileWords(w Widening) string {
+// SandboxedServerWordsFor are SandboxedServerWords for the servers of
+// the extension name: its data folder as it is on disk, which a person
+// can open, not a placeholder to fill in.
+func SandboxedServerWordsFor(name string) string {
+	return strings.Replace(SandboxedServerWords, "<extension>", name, 1)
+}
+
+// ServerProfileWords say what an MCP server of the extension name can
+// do in gemkit's sandbox under the default profile widened by w.
+func ServerProfileWords(name string, w Widening) string {
+	words := SandboxedServerWordsFor(name)
 	if more := w.Words(); more != "" {
-		return SandboxedServerWords + "; and, as you allowed, " + more
+		return words + "; and, as you allowed, " + more
 	}
-	return SandboxedServerWords
+	return words
 }
 
 // SandboxedServer reports whether gemkit mcp can run the MCP server def
@@ -311,7 +321,7 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 			if c.Switched {
 				run = "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can "
 			}
-			where = run + ServerProfileWords(c.Widening)
+			where = run + ServerProfileWords(m.Name, c.Widening)
 		case RemoteServer(def) && c.Switched:
 			where = "a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords
 		case RemoteServer(def) && switchable:
@@ -341,9 +351,15 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 	if m.Description != "" {
 		lines = append(lines, "  "+m.Description)
 	}
-	lines = append(lines, "", "Its tools will be able to:")
-	for _, l := range PermissionsSummary(m) {
-		lines = append(lines, "  - "+l)
+	// The permissions are its tools'. An extension with neither (one
+	// that only ships MCP servers, as most published ones do) would read
+	// "no access to your files" right above servers that read the
+	// workspace: its servers' lines say what they can do.
+	if len(m.Tools) > 0 || m.Permissions != nil {
+		lines = append(lines, "", "Its tools will be able to:")
+		for _, l := range PermissionsSummary(m) {
+			lines = append(lines, "  - "+l)
+		}
 	}
 	if len(m.Tools) > 0 {
 		lines = append(lines, "", "Tools it adds (programs that run on this computer):")

@@ -30,14 +30,19 @@ func TestConsentTextServers(t *testing.T) {
 		words    string
 		switched bool
 	}{
-		{name: "no permissions", words: SandboxedServerWords},
-		{name: "permissions", perms: &Permissions{}, words: SandboxedServerWords},
+		{name: "no permissions", words: SandboxedServerWordsFor("srv")},
+		{name: "permissions", perms: &Permissions{}, words: SandboxedServerWordsFor("srv")},
 		{name: "widened and switched", choice: ServerChoice{Switched: true, Widening: Widening{Hosts: []string{"api.example.com"}, Write: AccessWorkspace}},
-			words: SandboxedServerWords + "; and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)", switched: true},
+			words: SandboxedServerWordsFor("srv") + "; and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)", switched: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Manifest{Name: "srv", Version: "1", Permissions: tc.perms, MCPServers: servers}
 			text := strings.Join(ConsentTextWith(&Extension{Manifest: m}, "Installing", tc.choice), "\n")
+			// Without tools, the tools' permissions are said only when
+			// the manifest declares them.
+			if got := strings.Contains(text, "Its tools will be able to:"); got != (tc.perms != nil) {
+				t.Errorf("the text says what its tools can do: %v, want %v:\n%s", got, tc.perms != nil, text)
+			}
 			for name, sandboxed := range want {
 				if got := SandboxedServer(servers[name]); got != sandboxed {
 					t.Errorf("SandboxedServer(%s) = %v, want %v", name, got, sandboxed)
@@ -55,6 +60,10 @@ func TestConsentTextServers(t *testing.T) {
 					!sandboxed && !strings.HasSuffix(line, others[name]) {
 					t.Errorf("server %s: line %q", name, line)
 				}
+				// The data folder is the extension's own, as on disk.
+				if sandboxed && (!strings.Contains(line, "(~/.local/share/gemkit/extension-data/srv)") || strings.Contains(line, "<extension>")) {
+					t.Errorf("server %s: the line does not name the data folder: %q", name, line)
+				}
 				if sandboxed && tc.switched != strings.Contains(line, "switched to gemkit: Gemini CLI does not start it") {
 					t.Errorf("server %s: switched %v, line %q", name, tc.switched, line)
 				}
@@ -63,6 +72,12 @@ func TestConsentTextServers(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A tool without declared permissions gets the narrowest, and the
+	// text says so.
+	withTool := &Manifest{Name: "srv", Version: "1", MCPServers: servers, Tools: []Tool{{Name: "t", Executable: "t.sh", Runtime: "shell"}}}
+	if text := strings.Join(ConsentText(&Extension{Manifest: withTool}, "Installing"), "\n"); !strings.Contains(text, "Its tools will be able to:\n  - no access to your files") {
+		t.Errorf("the text of an extension with a tool does not say what it can do:\n%s", text)
 	}
 	m := &Manifest{MCPServers: servers}
 	if got := SandboxedServers(m); strings.Join(got, ",") != "local" {

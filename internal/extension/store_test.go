@@ -296,6 +296,40 @@ func TestInstallLocalFolder(t *testing.T) {
 	}
 }
 
+// TestInstallLinksOut: a link that leads out of the folder is copied as
+// it is, and the progress says so, and what it means for the sandbox;
+// links that stay inside are not named.
+func TestInstallLinksOut(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		links map[string]string
+		want  string
+	}{
+		{name: "inside", links: map[string]string{"a/link": "->../tools.sh", "b": "->a"}},
+		{name: "absolute", links: map[string]string{"node_modules": "->/opt/shared/node_modules"},
+			want: "Kept 1 symbolic link leading out of the folder as it is: node_modules -> /opt/shared/node_modules. Gemini CLI follows such links; gemkit's sandbox does not, so a server or tool of the extension that needs what they lead to does not find it there: install from a folder that holds a copy instead (cp -rL).\n"},
+		{name: "climbing", links: map[string]string{"lib/up": "->../../elsewhere", "lib/x": "->../.."},
+			want: "Kept 2 symbolic links leading out of the folder as they are: lib/up -> ../../elsewhere, lib/x -> ../... Gemini CLI"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "ext")
+			files := map[string]string{ManifestFile: manifestJSON("local", "1.0.0", ""), "tools.sh": "echo"}
+			for k, v := range c.links {
+				files[k] = v
+			}
+			writeTree(t, src, files)
+			var progress strings.Builder
+			if _, err := newStore(t).Install(context.Background(), InstallRequest{Source: src, Consent: yes, Progress: &progress}); err != nil {
+				t.Fatal(err)
+			}
+			got := progress.String()
+			if c.want == "" && strings.Contains(got, "Kept") || c.want != "" && !strings.Contains(got, c.want) {
+				t.Errorf("progress:\n%s\nwant: %q", got, c.want)
+			}
+		})
+	}
+}
+
 func TestLinkPointsAtRealPath(t *testing.T) {
 	base := t.TempDir()
 	dev := filepath.Join(base, "dev", "my-ext")

@@ -240,6 +240,38 @@ func TestRealServers(t *testing.T) {
 	}
 }
 
+// TestStateBesideScript: server-memory left to itself (no
+// MEMORY_FILE_PATH) writes its graph beside its script, in the
+// extension's folder, which is read-only to it: the call fails, and the
+// refused write, named only by the server's error, is told to the
+// person (with where a server keeps what it writes) and to the model.
+func TestStateBesideScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real server-memory under node")
+	}
+	s := newSetup(t, 30*time.Second)
+	mem := s.spec("memory", s.script("server-memory"))
+	s.m.Sync([]extmcp.Spec{mem})
+	text, isErr, err := call(t, s.m, mem, "create_entities", map[string]any{"entities": []any{
+		map[string]any{"name": "gemkit", "entityType": "project", "observations": []string{"sandboxes servers"}}}})
+	if err != nil || !isErr {
+		t.Fatalf("create_entities: %q %v %v, want a refused write", text, isErr, err)
+	}
+	dist := filepath.Dir(s.script("server-memory"))
+	if real, err := filepath.EvalSymlinks(dist); err == nil {
+		dist = real
+	}
+	model := "gemkit's sandbox refused this MCP server during the call: a write to " + dist + string(filepath.Separator)
+	if !strings.Contains(text, model) || !strings.Contains(text, ": its extension's folder, read-only to its servers whatever is allowed") {
+		t.Errorf("the model is not told of the refused write:\n%s", text)
+	}
+	person := "extension realmcp's MCP server memory was refused a write to " + dist + string(filepath.Separator)
+	data := filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", "realmcp")
+	if log := s.log.String(); !strings.Contains(log, person) || !strings.Contains(log, "its data folder, its HOME ("+data+")") {
+		t.Errorf("the log does not tell the person:\n%s", log)
+	}
+}
+
 // TestClosed: a server reads the workspace and writes its data folder,
 // and nothing else: not ~/.ssh or ~/.gemini, not the workspace, not a
 // loopback server of the test's (Node's fetch, which ignores HTTP_PROXY,

@@ -116,6 +116,11 @@ func (r Refusal) String() string {
 			s += " (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)"
 		}
 	}
+	if r.Reason == sandbox.LookupNoProxy || r.Reason == sandbox.DirectNoProxy {
+		// Allowed, and refused all the same: no widening helps, and the
+		// person is to know it is the server's to change.
+		s += "; no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change"
+	}
 	return s
 }
 
@@ -143,6 +148,12 @@ func forModel(rs []Refusal) string {
 	s := "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
 	if len(allow) > 0 {
 		s += " The person (not the model) can allow it with: gemkit extensions sandbox " + Printable(rs[0].Extension) + " " + strings.Join(allow, " ")
+		// A host the server reached without the proxy stays refused once
+		// allowed unless its client uses the proxy: said here, or the
+		// model passes on a command that then fails the same way.
+		if slices.ContainsFunc(rs, func(r Refusal) bool { return r.Allow != "" && (r.Lookup || r.Direct) }) {
+			s += " (only the sandbox's proxy, named in HTTPS_PROXY and HTTP_PROXY, leads to an allowed host, and this server's client did not use it: allowing the host helps only if it does)"
+		}
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 // allows has no command.
 func TestRefusalWords(t *testing.T) {
 	sp := Spec{Extension: "weather", Server: "api"}
+	const noProxyCaveat = " (only the sandbox's proxy, named in HTTPS_PROXY and HTTP_PROXY, leads to an allowed host, and this server's client did not use it: allowing the host helps only if it does)"
 	for _, c := range []struct {
 		d      sandbox.Denial
 		person string
@@ -26,13 +28,13 @@ func TestRefusalWords(t *testing.T) {
 			"gemkit's sandbox refused this MCP server during the call: a connection to api.example.com:443. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com:443"},
 		{sandbox.Denial{Method: sandbox.LookupMethod, Host: "api.example.com", Reason: sandbox.LookupNotAllowed},
 			"extension weather's MCP server api was refused the host api.example.com (name looked up without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host api.example.com (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
-			"gemkit's sandbox refused this MCP server during the call: the host api.example.com (looked up without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com"},
+			"gemkit's sandbox refused this MCP server during the call: the host api.example.com (looked up without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com" + noProxyCaveat},
 		{sandbox.Denial{Method: "GET", Host: "127.0.0.1", Port: 7777, Reason: "port 7777 on this machine is one of gemkit's own servers"},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:7777 (port 7777 on this machine is one of gemkit's own servers)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:7777: port 7777 on this machine is one of gemkit's own servers."},
 		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "10.0.0.5", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to 10.0.0.5:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host 10.0.0.5:443 (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
-			"gemkit's sandbox refused this MCP server during the call: a connection to 10.0.0.5:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host 10.0.0.5:443"},
+			"gemkit's sandbox refused this MCP server during the call: a connection to 10.0.0.5:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host 10.0.0.5:443" + noProxyCaveat},
 		{sandbox.Denial{Method: "CONNECT", Host: "a;touch x", Port: 443, Reason: sandbox.NotAllowed},
 			"extension weather's MCP server api was refused a connection to a;touch x:443 (host not in network.allowedHosts)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to a;touch x:443: host not in network.allowedHosts."},
@@ -43,7 +45,12 @@ func TestRefusalWords(t *testing.T) {
 			`gemkit's sandbox refused this MCP server during the call: the host \x1b]0;owned\x07x.example (looked up without the sandbox's proxy): name looked up without the sandbox's proxy; host not allowed.`},
 		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "2001:db8::1", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to [2001:db8::1]:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443' (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
-			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'"},
+			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'" + noProxyCaveat},
+		// Allowed, and reached without the proxy all the same: no command,
+		// and the person is told it is the server's to change.
+		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNoProxy},
+			"extension weather's MCP server api was refused a connection to 127.0.0.1:8080 (connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)); no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change",
+			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:8080 (without the sandbox's proxy): connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)."},
 		{sandbox.Denial{Method: sandbox.UnixMethod, Reason: sandbox.UnixNotAllowed},
 			"extension weather's MCP server api was refused a Unix socket (Unix-domain sockets not allowed); to allow it: gemkit extensions sandbox weather --allow-unix-sockets",
 			"gemkit's sandbox refused this MCP server during the call: a Unix socket. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-unix-sockets"},
@@ -128,5 +135,71 @@ func TestArgPaths(t *testing.T) {
 	}
 	if got := argPaths(many, nil); len(got) != maxArgPaths {
 		t.Errorf("%d paths", len(got))
+	}
+}
+
+// TestRefusedWrites: a refused write is told from the call's arguments,
+// or, for a path of the extension's own folder, from the error's text
+// (a server that keeps its state beside its code); a path elsewhere in
+// the text alone, a success and an error of other words are not.
+func TestRefusedWrites(t *testing.T) {
+	ws, dir, data := "/home/me/proj", "/home/me/.gemini/extensions/notes", "/home/me/.local/share/gemkit/extension-data/notes"
+	s := &server{m: NewManager(Config{Workspace: ws, Environ: []string{}}), spec: Spec{Extension: "notes", Server: "memory", Dir: dir}}
+	result := func(isError bool, texts ...string) json.RawMessage {
+		var content []map[string]string
+		for _, tx := range texts {
+			content = append(content, map[string]string{"type": "text", "text": tx})
+		}
+		b, _ := json.Marshal(map[string]any{"content": content, "isError": isError})
+		return b
+	}
+	memory := "EROFS: read-only file system, open '" + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp'"
+	for _, c := range []struct {
+		name   string
+		linked bool
+		args   string
+		res    json.RawMessage
+		person string
+		model  string
+	}{
+		{name: "workspace path in the arguments", args: `{"path":"` + ws + `/a.txt"}`, res: result(true, "EROFS: read-only file system, open '"+ws+"/a.txt'"),
+			person: "extension notes's MCP server memory was refused a write to " + ws + "/a.txt (the workspace is read-only to its servers; the call failed with EROFS, read-only file system, naming this path); to allow it: gemkit extensions sandbox notes --allow-write workspace",
+			model:  "gemkit's sandbox refused this MCP server during the call: a write to " + ws + "/a.txt. The person (not the model) can allow it with: gemkit extensions sandbox notes --allow-write workspace"},
+		{name: "extension folder in the error only", args: `{"entities":[]}`, res: result(true, memory),
+			person: "extension notes's MCP server memory was refused a write to " + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp (its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path in its error; a server writes what it keeps in its data folder, its HOME (" + data + "), when the manifest's entry points it there (an env value with $HOME))",
+			model:  "gemkit's sandbox refused this MCP server during the call: a write to " + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp: its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path in its error; a server writes what it keeps in its data folder, its HOME (" + data + "), when the manifest's entry points it there (an env value with $HOME)."},
+		{name: "Python's words", args: `{}`, res: result(true, "[Errno 30] Read-only file system: '"+dir+"/state.db'"),
+			person: "extension notes's MCP server memory was refused a write to " + dir + "/state.db (its extension's folder"},
+		{name: "another path in the error only", args: `{}`, res: result(true, "EACCES: permission denied, open '/etc/passwd'")},
+		{name: "a success naming the folder", args: `{}`, res: result(false, "EROFS "+dir+"/x")},
+		{name: "other words", args: `{}`, res: result(true, "ENOENT: no such file, open '"+dir+"/x'")},
+		{name: "the data folder", args: `{}`, res: result(true, "EROFS: read-only file system, open '"+data+"/x'")},
+		// A linked extension's folder inside the workspace: its own
+		// folder's words, and no command, which would not allow it.
+		{name: "extension folder in the workspace", linked: true, args: `{"path":"` + ws + `/tools/ext/state.json"}`, res: result(true, "EROFS: read-only file system"),
+			person: "extension notes's MCP server memory was refused a write to " + ws + "/tools/ext/state.json (its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path; a server writes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := s
+			if c.linked {
+				s = &server{m: s.m, spec: Spec{Extension: "notes", Server: "memory", Dir: ws + "/tools/ext"}}
+			}
+			got := s.refusedWrites(json.RawMessage(c.args), c.res, data, "/tmp/x")
+			if c.person == "" {
+				if len(got) != 0 {
+					t.Fatalf("refusals %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d refusals, want 1: %+v", len(got), got)
+			}
+			if p := got[0].String(); !strings.HasPrefix(p, c.person) {
+				t.Errorf("person:\n got %s\nwant %s", p, c.person)
+			}
+			if m := forModel(got); c.model != "" && m != c.model {
+				t.Errorf("model:\n got %s\nwant %s", m, c.model)
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,9 +36,10 @@ const maxArgPaths = 8
 // refusedWrites are the writes a call's result says were refused: res
 // is an error result with the words of a refused write, and args name
 // absolute paths outside what the server may write (its data folder,
-// its temp folder, and the workspace when allowed). Each is one
-// Refusal; one in the workspace, while the servers may not write it,
-// comes with the command that allows it.
+// its temp folder, and the workspace when allowed), or, when they name
+// none, the error's text names a path of the extension's folder. Each
+// is one Refusal; one in the workspace, while the servers may not write
+// it, comes with the command that allows it.
 func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Refusal {
 	// res is as mcpclient encodes a result, compact: one that is not an
 	// error, nearly every one, is not decoded again.
@@ -52,11 +55,13 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 	}
 	var text strings.Builder
 	for _, c := range r.Content {
-		text.WriteString(strings.ToLower(c.Text))
+		text.WriteString(c.Text)
+		text.WriteString("\n")
 	}
+	lower := strings.ToLower(text.String())
 	said := ""
 	for _, w := range writeErrors {
-		if strings.Contains(text.String(), w[0]) {
+		if strings.Contains(lower, w[0]) {
 			said = w[1]
 			break
 		}
@@ -75,6 +80,10 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 		}
 		ref := Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p}
 		switch {
+		case fsutil.Within(s.spec.Dir, p):
+			// First: a linked extension's folder may lie in the
+			// workspace, and stays read-only whatever is allowed.
+			ref.Reason = extensionFolderReason(said, data, "")
 		case fsutil.Within(ws, p) && !workspace:
 			ref.Reason = "the workspace is read-only to its servers; the call failed with " + said + ", naming this path"
 			ref.Allow = "gemkit extensions sandbox " + Printable(s.spec.Extension) + " --allow-write workspace"
@@ -84,6 +93,51 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 			ref.Reason = "outside what its servers may write, which is their data folder and the workspace when allowed; the call failed with " + said + ", naming this path"
 		}
 		out = append(out, ref)
+	}
+	if len(out) > 0 {
+		return out
+	}
+	// A server that writes its state beside its own code (server-memory's
+	// memory.jsonl beside its script) names no path in the call: the
+	// error names it. A path of the extension's folder is taken from
+	// there, and from nowhere else, since no widening allows it: the
+	// folder is what the person agreed to, so it stays read-only.
+	for _, p := range textPaths(text.String()) {
+		if !fsutil.Within(s.spec.Dir, p) {
+			continue
+		}
+		out = append(out, Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p,
+			Reason: extensionFolderReason(said, data, " in its error")})
+	}
+	return out
+}
+
+// extensionFolderReason is why a write in the extension's own folder
+// was refused, said is how the server's error put it, where names where
+// the path was found, and what to do instead: no widening allows it.
+func extensionFolderReason(said, data, where string) string {
+	return "its extension's folder, read-only to its servers whatever is allowed; the call failed with " + said +
+		", naming this path" + where + "; a server writes what it keeps in its data folder, its HOME (" + data +
+		"), when the manifest's entry points it there (an env value with $HOME)"
+}
+
+// textPath is an absolute path in an error's text: a slash and what
+// follows up to a quote, a space or punctuation that ends a path in
+// Node's, Python's and the C library's messages.
+var textPath = regexp.MustCompile(`/[^\s'"` + "`" + `,;()\[\]{}<>]+`)
+
+// textPaths are the absolute paths in text, cleaned, without repeats,
+// at most maxArgPaths.
+func textPaths(text string) []string {
+	var out []string
+	for _, p := range textPath.FindAllString(text, -1) {
+		p = filepath.Clean(strings.TrimRight(p, ".:"))
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+		if len(out) == maxArgPaths {
+			break
+		}
 	}
 	return out
 }

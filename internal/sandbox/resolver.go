@@ -62,7 +62,7 @@ const DirectMethod = "DIRECT"
 // use).
 const (
 	DirectNotAllowed = "connection without the sandbox's proxy; host not allowed"
-	DirectNoProxy    = "connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY)"
+	DirectNoProxy    = "connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)"
 )
 
 // UnixMethod is the Method of a Denial that is a Unix-domain socket the
