@@ -144,3 +144,26 @@ func TestStdioConn(t *testing.T) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// BenchmarkDecodeLine is a tools/call line decoded by decodeLine beside
+// the SDK's jsonrpc.DecodeMessage (which, in go-sdk v1.8.0, goes through
+// a fresh 32 KiB buffer for each of its two decodes).
+func BenchmarkDecodeLine(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":932,"method":"tools/call","params":{"name":"realmcp_echo","arguments":{"message":"bench"}}}`)
+	b.Run("gemkit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeLine(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
