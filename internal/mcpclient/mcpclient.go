@@ -4,6 +4,11 @@
 // Go SDK (github.com/modelcontextprotocol/go-sdk), which stays inside this
 // package, as internal/mcpserver keeps the SDK's server side.
 //
+// On stdio with a server whose stdout it can close, the client reads with
+// a transport of its own (stdioconn.go), and makes tool calls on it
+// without the SDK: the SDK's way cost a proxied call as much as the
+// server's own answer.
+//
 // One thing the SDK does not do is taken care of here: it refuses every
 // notification whose method it does not know before any handler sees it
 // (go-sdk#745), and the IDE companion speaks in such notifications
@@ -60,6 +65,9 @@ type Client struct {
 	cs *mcp.ClientSession
 	// bound, on stdio, is the reader that refuses an overlong message.
 	bound *boundedReader
+	// direct, on stdio with a stdout gemkit can close, makes tool calls
+	// without the SDK (stdioConn.call).
+	direct *stdioConn
 	// ended is closed once the session ended, by Close or by the server.
 	ended chan struct{}
 }
@@ -123,6 +131,9 @@ func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*C
 		return nil, err
 	}
 	c.bound = bound
+	if st, ok := t.(*stdioTransport); ok {
+		c.direct = st.conn
+	}
 	return c, nil
 }
 
@@ -303,6 +314,13 @@ func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMess
 	params := &mcp.CallToolParams{Name: name, Arguments: a}
 	if progressToken != nil {
 		params.SetProgressToken(progressToken)
+	}
+	if c.direct != nil && c.directOK() {
+		raw, err := c.direct.call(ctx, "tools/call", params)
+		if err != nil {
+			return nil, err
+		}
+		return directResult(raw)
 	}
 	res, err := c.cs.CallTool(ctx, params)
 	if err != nil {

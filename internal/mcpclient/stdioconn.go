@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,10 +32,12 @@ type stdioTransport struct {
 	closer io.Closer // the server's stdout
 	in     io.WriteCloser
 	notify func(method string, params json.RawMessage)
+	conn   *stdioConn // the connection made, for its direct calls
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	return &stdioConn{t: t}, nil
+	t.conn = &stdioConn{t: t, calls: map[string]chan directAnswer{}}
+	return t.conn, nil
 }
 
 type stdioConn struct {
@@ -42,6 +46,18 @@ type stdioConn struct {
 	wmu     sync.Mutex
 	once    sync.Once
 	cerr    error
+
+	// The calls made directly (call), by the id they went with.
+	cmu    sync.Mutex
+	calls  map[string]chan directAnswer
+	nextID int64
+	ended  error // why reading ended; no call is taken after it
+}
+
+// directAnswer is the answer to a direct call: its result, or its error.
+type directAnswer struct {
+	result json.RawMessage
+	err    error
 }
 
 func (c *stdioConn) SessionID() string { return "" }
@@ -70,15 +86,20 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
+				c.endCalls(err)
 				return nil, err
 			}
 			continue
 		}
 		msgs, derr := decodeLine(line)
 		if derr != nil {
+			c.endCalls(derr)
 			return nil, derr
 		}
 		for _, m := range msgs {
+			if r, ok := m.(*jsonrpc.Response); ok && c.answer(r) {
+				continue
+			}
 			if r, ok := m.(*jsonrpc.Request); ok && !r.ID.IsValid() && c.t.notify != nil {
 				c.t.notify(r.Method, r.Params)
 				if !standard(r.Method) {
@@ -88,6 +109,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.pending = append(c.pending, m)
 		}
 		if len(c.pending) == 0 && err != nil {
+			c.endCalls(err)
 			return nil, err
 		}
 	}
@@ -116,6 +138,89 @@ func (c *stdioConn) Close() error {
 		c.cerr = errors.Join(closed(c.t.in.Close()), closed(c.t.closer.Close()))
 	})
 	return c.cerr
+}
+
+// directPrefix begins the ids of direct calls: the SDK's own are
+// numbers, so the two never meet.
+const directPrefix = "gemkit-direct-"
+
+// call sends a request of method with params and waits for its answer,
+// which Read hands over without the SDK: the SDK's way for a request
+// (its own goroutines, the answer decoded through a fresh 32 KiB buffer
+// and then into a typed result) cost a proxied tool call as much as the
+// server's own answer. A cancelled ctx sends notifications/cancelled,
+// as the SDK does. Once reading has ended no call is made.
+func (c *stdioConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan directAnswer, 1)
+	c.cmu.Lock()
+	if c.ended != nil {
+		err := c.ended
+		c.cmu.Unlock()
+		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+	}
+	c.nextID++
+	key := directPrefix + strconv.FormatInt(c.nextID, 10)
+	c.calls[key] = ch
+	c.cmu.Unlock()
+	id, _ := jsonrpc.MakeID(key)
+	if err := c.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: p}); err != nil {
+		c.forget(key)
+		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+	}
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, a.err)
+		}
+		return a.result, nil
+	case <-ctx.Done():
+		c.forget(key)
+		go func() {
+			n, _ := json.Marshal(map[string]any{"requestId": key, "reason": ctx.Err().Error()})
+			_ = c.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: n})
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+func (c *stdioConn) forget(key string) {
+	c.cmu.Lock()
+	delete(c.calls, key)
+	c.cmu.Unlock()
+}
+
+// answer hands r to the direct call it answers, and reports whether it
+// was one's (an answer to a call given up is dropped).
+func (c *stdioConn) answer(r *jsonrpc.Response) bool {
+	key, ok := r.ID.Raw().(string)
+	if !ok || !strings.HasPrefix(key, directPrefix) {
+		return false
+	}
+	c.cmu.Lock()
+	ch, ok := c.calls[key]
+	delete(c.calls, key)
+	c.cmu.Unlock()
+	if ok {
+		ch <- directAnswer{result: r.Result, err: r.Error}
+	}
+	return true
+}
+
+// endCalls fails the direct calls under way once reading ended.
+func (c *stdioConn) endCalls(why error) {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if c.ended == nil {
+		c.ended = why
+	}
+	for key, ch := range c.calls {
+		ch <- directAnswer{err: fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, why)}
+		delete(c.calls, key)
+	}
 }
 
 // closed is err, unless it says the file was closed already.
@@ -222,4 +327,28 @@ func member(m map[string]json.RawMessage, name string, v any) error {
 		return fmt.Errorf("unmarshaling jsonrpc message: %s: %w", name, err)
 	}
 	return nil
+}
+
+// directOK says whether a tool call may go directly (stdioConn.call):
+// for the revisions up to 2025-11-25. From 2026-07-28 on a request
+// carries its revision and the client in its _meta, and a result may ask
+// for more rounds, which the SDK does.
+func (c *Client) directOK() bool {
+	r := c.cs.InitializeResult()
+	return r != nil && r.ProtocolVersion != "" && r.ProtocolVersion <= "2025-11-25"
+}
+
+// directResult is a direct call's result as CallToolRaw gives it: a JSON
+// object, compact, as the SDK's way gives it (json.Marshal of what it
+// decoded), so that readers matching its bytes (refusedWrites's
+// "isError":true) read both alike.
+func directResult(raw json.RawMessage) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fmt.Errorf("unmarshaling result: %w", err)
+	}
+	if b.Len() == 0 || b.Bytes()[0] != '{' {
+		return nil, fmt.Errorf("unmarshaling result: not a JSON object: %.80s", b.Bytes())
+	}
+	return b.Bytes(), nil
 }

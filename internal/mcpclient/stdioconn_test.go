@@ -6,11 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestDecodeLine: a server's line decodes to the message the SDK's own
@@ -166,4 +171,116 @@ func BenchmarkDecodeLine(b *testing.B) {
 			}
 		}
 	})
+}
+
+// scriptedServer answers a client on stdio as a server would: initialize
+// (revision rev), and tools/call by the tool's name: "echo" with a result
+// written with spaces, "fail" with a JSON-RPC error, "slow" never (the
+// notifications/cancelled that follows goes to cancelled), "die" by
+// closing its stdout.
+func scriptedServer(t *testing.T, rev string, ids, cancelled chan string) (*os.File, *os.File) {
+	t.Helper()
+	cin, sin, err := os.Pipe() // client writes sin... server reads cin
+	if err != nil {
+		t.Fatal(err)
+	}
+	sout, cout, err := os.Pipe() // server writes cout, client reads sout
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(cin)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Name      string          `json:"name"`
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			reply := func(s string) { io.WriteString(cout, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,`+s+"}\n") }
+			switch m.Method {
+			case "initialize":
+				reply(`"result":{"protocolVersion":"` + rev + `","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`)
+			case "notifications/cancelled":
+				cancelled <- string(m.Params.RequestID)
+			case "tools/call":
+				ids <- string(m.ID)
+				switch m.Params.Name {
+				case "echo":
+					reply(`"result": {"content": [ {"type": "text", "text": "hi"} ], "isError": true}`)
+				case "fail":
+					reply(`"error":{"code":-32602,"message":"no such tool: fail"}`)
+				case "die":
+					cout.Close()
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cin.Close(); cout.Close() })
+	return sout, sin
+}
+
+// TestDirectCalls: on stdio, a tool call of the revisions up to
+// 2025-11-25 goes without the SDK, under an id of its own, and comes back
+// as the SDK's way gives it (compact); an error, a cancelled call (with
+// notifications/cancelled) and a server gone mid-call end it as they end
+// the SDK's call. A session of 2026-07-28 calls through the SDK.
+func TestDirectCalls(t *testing.T) {
+	ctx := context.Background()
+	ids, cancelled := make(chan string, 8), make(chan string, 8)
+	out, in := scriptedServer(t, "2025-06-18", ids, cancelled)
+	c, err := Stdio(ctx, out, in, Options{Name: "t", Version: "1", ProtocolVersion: "2025-06-18"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.CallToolRaw(ctx, "echo", json.RawMessage(`{}`), nil)
+	if err != nil || string(raw) != `{"content":[{"type":"text","text":"hi"}],"isError":true}` {
+		t.Fatalf("echo: %s %v", raw, err)
+	}
+	if id := <-ids; !strings.HasPrefix(id, `"`+directPrefix) {
+		t.Errorf("the call went with id %s, not a direct one", id)
+	}
+	if _, err := c.CallToolRaw(ctx, "fail", nil, nil); err == nil || !strings.Contains(err.Error(), `calling "tools/call": no such tool: fail`) {
+		t.Errorf("fail: %v", err)
+	}
+	<-ids
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-ids
+		cancel()
+	}()
+	if _, err := c.CallToolRaw(cctx, "slow", nil, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("slow, cancelled: %v", err)
+	}
+	select {
+	case id := <-cancelled:
+		if !strings.HasPrefix(id, `"`+directPrefix) {
+			t.Errorf("notifications/cancelled named %s", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no notifications/cancelled for the cancelled call")
+	}
+	if _, err := c.CallToolRaw(ctx, "die", nil, nil); !errors.Is(err, mcp.ErrConnectionClosed) {
+		t.Errorf("die: %v", err)
+	}
+	if ended, _ := c.Ended(); !gemkittest.Poll(5*time.Second, 10*time.Millisecond, func() bool { ended, _ = c.Ended(); return ended }) {
+		t.Error("the session did not end with the server's stdout")
+	}
+
+	// 2026-07-28: the SDK's way.
+	ids2 := make(chan string, 8)
+	out, in = scriptedServer(t, "2026-07-28", ids2, make(chan string, 8))
+	c2, err := Stdio(ctx, out, in, Options{Name: "t", Version: "1", ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if c2.directOK() {
+		t.Error("a session of 2026-07-28 makes direct calls")
+	}
 }
