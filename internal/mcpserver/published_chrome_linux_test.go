@@ -187,9 +187,9 @@ func TestClaudeCodePublishedChromeDevTools(t *testing.T) {
 	f := newFixture(t)
 	url := linkChromeDevTools(t, f, browser, "--allow-unix-sockets")
 	check := watchChrome(t, f)
-	runSwitchedClaude(t, f, claude, chromeServerProc, chromeMarker,
-		claudeCall{"mcp__gemkit__chrome-devtools-mcp_new_page", map[string]any{"url": url}},
-		claudeCall{"mcp__gemkit__chrome-devtools-mcp_take_snapshot", map[string]any{}})
+	oneSandboxed(t, runSwitchedClaude(t, f, claude, chromeServerProc,
+		claudeCall{"mcp__gemkit__chrome-devtools-mcp_new_page", map[string]any{"url": url}, ""},
+		claudeCall{"mcp__gemkit__chrome-devtools-mcp_take_snapshot", map[string]any{}, chromeMarker}))
 	check()
 }
 

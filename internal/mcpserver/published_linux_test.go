@@ -139,7 +139,7 @@ func TestClaudeCodePublishedToolbox(t *testing.T) {
 	claude := claudetest.Binary(t)
 	f := newFixture(t)
 	linkToolbox(t, f)
-	runSwitchedClaude(t, f, claude, "mcp-toolbox/toolbox", toolboxMarker, claudeCall{"mcp__gemkit__mcp-toolbox_list_notes", map[string]any{}})
+	oneSandboxed(t, runSwitchedClaude(t, f, claude, "mcp-toolbox/toolbox", claudeCall{"mcp__gemkit__mcp-toolbox_list_notes", map[string]any{}, toolboxMarker}))
 }
 
 // calledBefore reports whether the model called tool earlier in the
@@ -342,8 +342,15 @@ func statusField(pid, name string) string {
 // sandbox.
 func oneSandboxed(t *testing.T, seen map[string]string) {
 	t.Helper()
-	if len(seen) != 1 {
-		t.Errorf("%d server processes in the run, want one (gemkit's): %v", len(seen), seen)
+	allSandboxed(t, seen, 1)
+}
+
+// allSandboxed checks that seen holds n server processes, each inside
+// gemkit's sandbox.
+func allSandboxed(t *testing.T, seen map[string]string, n int) {
+	t.Helper()
+	if len(seen) != n {
+		t.Errorf("%d server processes in the run, want %d (gemkit's): %v", len(seen), n, seen)
 	}
 	for pid, how := range seen {
 		if how != "sandboxed" {
@@ -352,23 +359,25 @@ func oneSandboxed(t *testing.T, seen map[string]string) {
 	}
 }
 
-// claudeCall is a call the scripted model of runSwitchedClaude makes.
+// claudeCall is a call the scripted model of runSwitchedClaude makes,
+// and the text its answer must bring the model ("" for a call made only
+// for what it does, such as opening a page).
 type claudeCall struct {
 	tool  string
 	input map[string]any
+	want  string
 }
 
 // runSwitchedClaude runs the real Claude Code with `gemkit mcp` as its one
 // MCP server. The model makes calls in turn, each tool loaded with
-// ToolSearch first, and once a tool result with want comes back, ends;
-// the test fails unless it did, or unless the one process whose command
-// line names proc ran inside gemkit's sandbox.
-func runSwitchedClaude(t *testing.T, f *fixture, claude, proc, want string, calls ...claudeCall) {
+// ToolSearch first, and ends once it made them all; the test fails
+// unless each call's answer brought the model its want. It returns each
+// process whose command line names proc, seen while Claude Code ran, with
+// its confinement (watchServers).
+func runSwitchedClaude(t *testing.T, f *fixture, claude, proc string, calls ...claudeCall) map[string]string {
 	t.Helper()
+	const done = "The tools answered."
 	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
-		if strings.Contains(r.LastUser(), want) {
-			return claudetest.Reply{Text: "The tool answered."}
-		}
 		for _, c := range calls {
 			switch {
 			case calledBefore(r, c.tool):
@@ -379,7 +388,7 @@ func runSwitchedClaude(t *testing.T, f *fixture, claude, proc, want string, call
 				return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + c.tool, "max_results": 5}}
 			}
 		}
-		return claudetest.Reply{Text: "No tool answered with the text asked for."}
+		return claudetest.Reply{Text: done}
 	})
 	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
 	cfg := filepath.Join(f.root, "mcp.json")
@@ -390,18 +399,27 @@ func runSwitchedClaude(t *testing.T, f *fixture, claude, proc, want string, call
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Use the tool.")
+	cmd := exec.CommandContext(ctx, claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Use the tools.")
 	cmd.Dir = f.ws
 	cmd.Env = append(f.env(), env...)
 	stop := watchServers(proc, f.bin)
 	out, err := cmd.CombinedOutput()
 	seen := stop()
-	if err != nil || !strings.Contains(string(out), "The tool answered.") {
+	if err != nil || !strings.Contains(string(out), done) {
 		var last string
 		if reqs := model.Requests(); len(reqs) > 0 {
 			last = reqs[len(reqs)-1].LastUser()
 		}
 		t.Fatalf("claude -p: %v\n%s\nthe model's last input: %s", err, out, last)
 	}
-	oneSandboxed(t, seen)
+	for _, c := range calls {
+		reached := c.want == ""
+		for _, r := range model.Requests() {
+			reached = reached || strings.Contains(r.LastUser(), c.want)
+		}
+		if !reached {
+			t.Errorf("%s's answer never brought the model %q (%d requests)", c.tool, c.want, len(model.Requests()))
+		}
+	}
+	return seen
 }
