@@ -171,6 +171,15 @@ func TestRefusedWrites(t *testing.T) {
 		{name: "Python's words", args: `{}`, res: result(true, "[Errno 30] Read-only file system: '"+dir+"/state.db'"),
 			person: "extension notes's MCP server memory was refused a write to " + dir + "/state.db (its extension's folder"},
 		{name: "another path in the error only", args: `{}`, res: result(true, "EACCES: permission denied, open '/etc/passwd'")},
+		// EACCES answers a read Landlock refuses too: server-filesystem's
+		// read of a hidden path fails listing a folder it may not read.
+		// Only a path the error names and the server may read is taken
+		// as a refused write.
+		{name: "EACCES of a read", args: `{"path":"/home/me/.ssh/id_ed25519"}`, res: result(true, "EACCES: permission denied, scandir '/'")},
+		{name: "EACCES naming a path it may not read", args: `{"path":"/home/me/.bashrc"}`, res: result(true, "EACCES: permission denied, open '/home/me/.bashrc'")},
+		{name: "EACCES naming another path", args: `{"path":"` + ws + `/.git/config"}`, res: result(true, "EACCES: permission denied, scandir '/home/me'")},
+		{name: "EACCES naming a workspace path", args: `{"path":"` + ws + `/.git/config"}`, res: result(true, "EACCES: permission denied, open '"+ws+"/.git/config'"),
+			person: "extension notes's MCP server memory was refused a write to " + ws + "/.git/config (the workspace is read-only to its servers; the call failed with EACCES, permission denied, naming this path); to allow it: gemkit extensions sandbox notes --allow-write workspace"},
 		{name: "a success naming the folder", args: `{}`, res: result(false, "EROFS "+dir+"/x")},
 		{name: "other words", args: `{}`, res: result(true, "ENOENT: no such file, open '"+dir+"/x'")},
 		{name: "the data folder", args: `{}`, res: result(true, "EROFS: read-only file system, open '"+data+"/x'")},

@@ -18,7 +18,9 @@ import (
 // Landlock does), not gemkit. What gemkit can tell is what the server
 // says: a call whose result is an error with those words, and whose
 // arguments name a path the server may not write, is reported as a
-// refused write of that path. A read of a closed path cannot be told
+// refused write of that path (with EACCES, which Landlock answers a read
+// too, only a path the error names and the server may read). A read of a
+// closed path cannot be told
 // apart from a missing file: the path is absent from the server's root,
 // and it reads ENOENT as any missing file does.
 
@@ -69,6 +71,12 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 	if said == "" {
 		return nil
 	}
+	// EROFS answers only a write. EACCES answers a read Landlock refuses
+	// as well (server-filesystem's read of a hidden path fails on
+	// "scandir '/'"), so it is taken as a refused write only of a path
+	// the error names and the server may read: the workspace or its
+	// extension's folder.
+	eacces := strings.HasPrefix(said, "EACCES")
 	var a any
 	_ = json.Unmarshal(args, &a)
 	ws := s.m.cfg.Workspace
@@ -76,6 +84,9 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 	var out []Refusal
 	for _, p := range argPaths(a, nil) {
 		if fsutil.Within(data, p) || fsutil.Within(tmp, p) {
+			continue
+		}
+		if eacces && (!strings.Contains(text.String(), p) || !fsutil.Within(ws, p) && !fsutil.Within(s.spec.Dir, p)) {
 			continue
 		}
 		ref := Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p}

@@ -1,14 +1,18 @@
 package mcpserver_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/mcpclient"
 )
 
 // npmManifest starts the three real servers of interop/mcp-servers,
@@ -37,11 +41,12 @@ const (
 	npmEchoMarker  = "echo-marker-2291"
 )
 
-// linkNPMServers links the extension of npmManifest, with
+// linkNPMServers links the extension of manifest (npmManifest or one
+// like it), with
 // interop/mcp-servers' node_modules copied into it, and switches it to
 // gemkit; it returns the path of the workspace file server-filesystem
 // is asked to read.
-func linkNPMServers(t *testing.T, f *fixture) string {
+func linkNPMServers(t *testing.T, f *fixture, manifest string) string {
 	t.Helper()
 	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
 	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-filesystem")); err != nil {
@@ -59,7 +64,7 @@ func linkNPMServers(t *testing.T, f *fixture) string {
 	if out, err := exec.Command("cp", "-a", src, filepath.Join(dir, "node_modules")).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	f.link(t, "npmmcp", npmManifest, nil)
+	f.link(t, "npmmcp", manifest, nil)
 	if out, err := f.gemkit("extensions", "sandbox", "npmmcp"); err != nil {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}
@@ -78,7 +83,7 @@ func linkNPMServers(t *testing.T, f *fixture) string {
 func TestGeminiCLINPMServers(t *testing.T) {
 	gemkittest.SkipShort(t, "the real Gemini CLI 0.61 and three MCP servers from npm")
 	f := newFixture(t)
-	file := linkNPMServers(t, f)
+	file := linkNPMServers(t, f, npmManifest)
 	run := runSwitchedGemini(t, f, npmServersProc, "Use the reference servers.",
 		fakemodel.Call("mcp_gemkit_npmmcp_read_text_file", map[string]any{"path": file}),
 		fakemodel.Call("mcp_gemkit_npmmcp_create_entities", map[string]any{"entities": []any{
@@ -107,11 +112,105 @@ func TestClaudeCodeNPMServers(t *testing.T) {
 	claude := claudetest.Binary(t)
 	gemkittest.Interop(t) // node, for the servers
 	f := newFixture(t)
-	file := linkNPMServers(t, f)
+	file := linkNPMServers(t, f, npmManifest)
 	seen := runSwitchedClaude(t, f, claude, npmServersProc,
 		claudeCall{"mcp__gemkit__npmmcp_read_text_file", map[string]any{"path": file}, npmFileMarker},
 		claudeCall{"mcp__gemkit__npmmcp_create_entities", map[string]any{"entities": []any{
 			map[string]any{"name": "gemkit", "entityType": "project", "observations": []string{npmObservation}}}}, npmObservation},
 		claudeCall{"mcp__gemkit__npmmcp_echo", map[string]any{"message": npmEchoMarker}, npmEchoMarker})
 	allSandboxed(t, seen, 3)
+}
+
+// TestNPMServerRefusals: server-filesystem, told it may use the
+// workspace and the whole home folder, still reads only what gemkit's
+// sandbox shows it. Through
+// the real gemkit binary, it reads the workspace but not ~/.ssh nor
+// ~/.gemini (a closed path reads as absent, which is not told as a
+// refusal); its write to the workspace is refused and told to the model
+// and the person with the command that allows it, its write to the home
+// folder fails with no command; after that command, run as the
+// person runs it, the same call writes the workspace, without a restart
+// of gemkit mcp, and the home folder stays closed.
+func TestNPMServerRefusals(t *testing.T) {
+	gemkittest.SkipShort(t, "starts gemkit mcp and server-filesystem in the sandbox")
+	gemkittest.Interop(t) // node, for the server
+	f := newFixture(t)
+	file := linkNPMServers(t, f, strings.Replace(npmManifest, `dist/index.js", "."]`, `dist/index.js", ".", "`+f.home+`"]`, 1))
+	writeFile(t, filepath.Join(f.home, ".ssh", "id_ed25519"), "secret-5581", 0o600)
+	writeFile(t, filepath.Join(f.home, ".gemini", "oauth_creds.json"), `{"refresh_token": "secret-5581"}`, 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	c, stderr := run.c, run.stderr
+	defer c.Close()
+	if _, err := c.ListTools(ctx); err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, stderr.String())
+	}
+	call := func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := c.CallTool(ctx, tool, args)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tool, err, stderr.String())
+		}
+		return res.Text("\n"), res.IsError
+	}
+	if text, isErr := call("npmmcp_read_text_file", map[string]any{"path": file}); isErr || !strings.Contains(text, npmFileMarker) {
+		t.Errorf("reading the workspace: %v %q", isErr, text)
+	}
+	for _, p := range []string{".ssh/id_ed25519", ".gemini/oauth_creds.json"} {
+		text, isErr := call("npmmcp_read_text_file", map[string]any{"path": filepath.Join(f.home, p)})
+		if !isErr || strings.Contains(text, "secret-5581") || strings.Contains(text, "gemkit's sandbox refused") {
+			t.Errorf("reading ~/%s: %v %q, want an error that tells no refusal", p, isErr, text)
+		}
+	}
+
+	made := filepath.Join(f.ws, "made.txt")
+	allow := "gemkit extensions sandbox npmmcp --allow-write workspace"
+	write := func(p string) (string, bool) {
+		return call("npmmcp_write_file", map[string]any{"path": p, "content": "written-3319"})
+	}
+	if text, isErr := write(made); !isErr || !strings.Contains(text, "gemkit's sandbox refused this MCP server during the call: a write to "+made+". The person (not the model) can allow it with: "+allow) {
+		t.Errorf("the model is not told of the refused write: %v %q", isErr, text)
+	}
+	bashrc := filepath.Join(f.home, ".bashrc")
+	// The server fails on the home folder it was told of and cannot list
+	// (EACCES, "scandir"), which Landlock answers a read too: not told as
+	// a refused write, and with no command, since none allows it.
+	if text, isErr := write(bashrc); !isErr || strings.Contains(text, "can allow it") {
+		t.Errorf("writing ~/.bashrc: %v %q", isErr, text)
+	}
+	person := "extension npmmcp's MCP server filesystem was refused a write to " + made
+	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool {
+		return strings.Contains(stderr.String(), person) && strings.Contains(stderr.String(), allow)
+	}) {
+		t.Errorf("gemkit mcp's stderr does not say %q with %q:\n%s", person, allow, stderr.String())
+	}
+	if out, _ := f.gemkit("extensions", "describe", "npmmcp"); !strings.Contains(out, person) || !strings.Contains(out, allow) {
+		t.Errorf("extensions describe does not say %q with %q:\n%s", person, allow, out)
+	}
+
+	if out, err := f.gemkit(strings.Fields(allow)[1:]...); err != nil {
+		t.Fatalf("%s: %v\n%s", allow, err, out)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := c.ListTools(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, isErr := write(made); !isErr {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server does not write %s 20 s after %s\n%s", made, allow, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond) // polls, as a client that heard list_changed would
+	}
+	if b, err := os.ReadFile(made); err != nil || string(b) != "written-3319" {
+		t.Errorf("%s after the allowed write: %q %v", made, b, err)
+	}
+	if _, isErr := write(bashrc); !isErr {
+		t.Error("the server wrote ~/.bashrc after the workspace was allowed")
+	}
+	if _, err := os.Stat(bashrc); err == nil {
+		t.Error("~/.bashrc exists")
+	}
 }
