@@ -234,6 +234,11 @@ func (s *server) failure(what string) error {
 	return errors.New(msg)
 }
 
+// stoppedWhileStarting says why a start ended before its time was up:
+// what waited for it went (a client that closed the connection or
+// cancelled its request, gemkit mcp ending), not the server.
+const stoppedWhileStarting = "what waited for it stopped waiting (the client went or cancelled its request, or gemkit mcp ended)"
+
 // ensure returns the running server, starting it when it is not. The
 // caller holds s.mu.
 func (s *server) ensure(ctx context.Context) (*running, error) {
@@ -346,6 +351,7 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 		OnDeny: s.denied,
 		Gate:   gate,
 	}
+	waiting := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()
 	srv, err := cfg.Launcher.StartServer(ctx, cmd)
@@ -353,6 +359,8 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 		os.RemoveAll(tmp)
 		var ue *sandbox.UnenforceableError
 		switch {
+		case waiting.Err() != nil:
+			return nil, fmt.Errorf("%s was not started: %s", s.who(), stoppedWhileStarting)
 		case errors.Is(err, sandbox.ErrUnsupported):
 			return nil, fmt.Errorf("%s is not started: gemkit runs extensions' MCP servers only inside its sandbox, which it has on Linux only so far", s.who())
 		case errors.As(err, &ue):
@@ -367,6 +375,8 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 		var why string
 		var syntax *json.SyntaxError
 		switch {
+		case waiting.Err() != nil:
+			why = "did not answer MCP's initialize before " + stoppedWhileStarting
 		case ctx.Err() != nil:
 			why = "did not answer MCP's initialize within " + s.startTimeout().String()
 		case errors.As(err, &syntax) || strings.Contains(err.Error(), "invalid character"):

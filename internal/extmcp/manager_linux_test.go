@@ -633,3 +633,28 @@ func TestWidened(t *testing.T) {
 		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 }
+
+// TestStartCancelled: a start that what waited for it gave up on (the
+// client went, or cancelled its request) is told as that, not as a
+// server that did not answer within its bound.
+func TestStartCancelled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server of its own")
+	}
+	s := newSetup(t, 30*time.Second)
+	silent := extmcp.Spec{Extension: "badmcp", Server: "silent", Dir: s.ext, Command: "sh", Args: []string{"-c", "while read l; do :; done"}, Timeout: 20 * time.Second}
+	s.m.Sync([]extmcp.Spec{silent})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, failed := s.m.Tools(ctx)
+	if len(failed) != 1 {
+		t.Fatalf("%d failures, want the silent server's: %+v", len(failed), failed)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("listing given up on after 500ms took %s", d)
+	}
+	if err := failed[0].Err.Error(); !strings.Contains(err, "stopped waiting (the client went or cancelled its request, or gemkit mcp ended)") || strings.Contains(err, "within") {
+		t.Errorf("a start given up on is told as %q", err)
+	}
+}

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,4 +214,70 @@ func TestNPMServerRefusals(t *testing.T) {
 	if _, err := os.Stat(bashrc); err == nil {
 		t.Error("~/.bashrc exists")
 	}
+}
+
+// TestCodexNPMServers: the real Codex CLI, with `gemkit mcp` as its MCP
+// server, calls server-everything's echo of the switched extension of
+// TestGeminiCLINPMServers (npmmcp_echo, in its mcp__gemkit namespace);
+// the answer reaches the model, and the extension's servers run in the
+// sandbox, once each.
+func TestCodexNPMServers(t *testing.T) {
+	gemkittest.SkipShort(t, "the real Codex CLI and three MCP servers from npm")
+	gemkittest.Interop(t) // node, for the servers
+	f := newFixture(t)
+	linkNPMServers(t, f, npmManifest)
+	api := startResponsesAPI(t, func(body map[string]any) []map[string]any {
+		in, _ := json.Marshal(body["input"])
+		if !strings.Contains(string(in), `"function_call_output"`) {
+			return []map[string]any{{"type": "function_call", "id": "fc_1", "call_id": "call_1",
+				"namespace": "mcp__gemkit", "name": "npmmcp_echo", "arguments": `{"message":"` + npmEchoMarker + `"}`}}
+		}
+		return []map[string]any{{"type": "message", "role": "assistant", "id": "msg_1",
+			"content": []any{map[string]any{"type": "output_text", "text": "Echoed."}}}}
+	})
+	stop := watchServers(npmServersProc, f.bin)
+	out := runCodex(t, f, api, "Echo the marker.")
+	seen := stop()
+	reqs := api.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests to the model, want 2\n%s", len(reqs), out)
+	}
+	if in, _ := json.Marshal(reqs[1]["input"]); !strings.Contains(string(in), "Echo: "+npmEchoMarker) {
+		tools, _ := json.Marshal(reqs[0]["tools"])
+		t.Errorf("server-everything's answer did not reach the model: %.2000s\ntools offered: %s\n%s", in[len(in)-min(len(in), 600):], tools, out)
+	}
+	allSandboxed(t, seen, 3)
+}
+
+// TestOpenCodeNPMServers: the real OpenCode, with gemkit mcp set up as
+// docs/mcp.md says, calls server-everything's echo of the switched
+// extension of TestGeminiCLINPMServers (gemkit_npmmcp_echo); the answer
+// reaches the model, and the extension's servers run in the sandbox,
+// once each.
+func TestOpenCodeNPMServers(t *testing.T) {
+	gemkittest.SkipShort(t, "the real OpenCode and three MCP servers from npm")
+	opencode := pinnedPeer(t, "opencode", "npm install --no-save", "OpenCode", "opencode-linux-x64/bin/opencode")
+	gemkittest.Interop(t) // node, for the servers
+	f := newFixture(t)
+	linkNPMServers(t, f, npmManifest)
+	model, err := fakemodel.StartOpenAI(fakemodel.Call("gemkit_npmmcp_echo", map[string]any{"message": npmEchoMarker}), fakemodel.Text("Echoed."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	stop := watchServers(npmServersProc, f.bin)
+	out := runOpenCode(t, f, opencode, model, "Echo the marker.")
+	seen := stop()
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests to the model, want 2\n%s", len(reqs), out)
+	}
+	second, err := reqs[1].Chat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := second.ToolResults(); len(res) != 1 || !strings.Contains(res[0], "Echo: "+npmEchoMarker) {
+		t.Errorf("server-everything's answer did not reach the model: %q\n%s", res, out)
+	}
+	allSandboxed(t, seen, 3)
 }

@@ -32,49 +32,9 @@ func TestOpenCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { model.Close() })
-	titles, err := fakemodel.StartOpenAI(fakemodel.Text("Word count"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { titles.Close() })
-
-	// The documented config, with the built gemkit for "gemkit" and the
-	// scripted models added.
-	cfg := openCodeSetUp(t)
-	gk := cfg["mcp"].(map[string]any)["gemkit"].(map[string]any)
-	argv, _ := gk["command"].([]any)
-	if len(argv) == 0 || argv[0] != "gemkit" {
-		t.Fatalf("docs/mcp.md's OpenCode block does not start gemkit: %v", gk)
-	}
-	argv[0] = f.bin
-	maps.Copy(cfg, map[string]any{
-		"model":       "scripted/m",
-		"small_model": "titles/t",
-		"provider": map[string]any{
-			"scripted": openAICompatible(model.URL, "m"),
-			"titles":   openAICompatible(titles.URL, "t"),
-		},
-	})
-	config := filepath.Join(f.home, ".config")
-	b, _ := json.Marshal(cfg)
-	writeFile(t, filepath.Join(config, "opencode", "opencode.json"), string(b), 0o644)
-
-	cmd := exec.Command(opencode, "run", "--pure", "--format", "json", "Say hi twice.")
-	cmd.Dir = f.ws
-	// OpenCode installs plugins from npm at every start: a closed port for
-	// the registry keeps it offline, as do the variables that turn off its
-	// update check, its model list download and its default plugins. It
-	// takes the project's folder from PWD, which a shell keeps and
-	// exec.Cmd does not set when given an environment.
-	cmd.Env = append(f.env(), "PWD="+f.ws, "XDG_CONFIG_HOME="+config,
-		"XDG_DATA_HOME="+filepath.Join(f.home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(f.home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(f.home, ".local", "state"),
-		"npm_config_registry=http://127.0.0.1:9/",
-		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1")
-	cmd.Stdin = strings.NewReader("")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), `"text":"Counted."`) {
-		t.Fatalf("opencode run: %v\n%s", err, out)
+	out := runOpenCode(t, f, opencode, model, "Say hi twice.")
+	if !strings.Contains(out, `"text":"Counted."`) {
+		t.Fatalf("opencode run did not end with the model's answer:\n%s", out)
 	}
 	reqs := model.Requests()
 	if len(reqs) != 2 {
@@ -131,4 +91,58 @@ func openAICompatible(url, model string) map[string]any {
 	return map[string]any{"npm": "@ai-sdk/openai-compatible", "name": model,
 		"options": map[string]any{"baseURL": url + "/v1", "apiKey": "x"},
 		"models":  map[string]any{model: map[string]any{"name": model}}}
+}
+
+// runOpenCode runs the real OpenCode (`opencode run prompt`) in f's
+// workspace, with `gemkit mcp` set up by docs/mcp.md's OpenCode block as
+// written, against model, and returns what it printed; the test fails if
+// it fails. The session's title goes to a second scripted model, the
+// configured small model, so that it takes no turn of model's script.
+func runOpenCode(t *testing.T, f *fixture, opencode string, model *fakemodel.OpenAIServer, prompt string) string {
+	t.Helper()
+	titles, err := fakemodel.StartOpenAI(fakemodel.Text("Word count"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { titles.Close() })
+
+	// The documented config, with the built gemkit for "gemkit" and the
+	// scripted models added.
+	cfg := openCodeSetUp(t)
+	gk := cfg["mcp"].(map[string]any)["gemkit"].(map[string]any)
+	argv, _ := gk["command"].([]any)
+	if len(argv) == 0 || argv[0] != "gemkit" {
+		t.Fatalf("docs/mcp.md's OpenCode block does not start gemkit: %v", gk)
+	}
+	argv[0] = f.bin
+	maps.Copy(cfg, map[string]any{
+		"model":       "scripted/m",
+		"small_model": "titles/t",
+		"provider": map[string]any{
+			"scripted": openAICompatible(model.URL, "m"),
+			"titles":   openAICompatible(titles.URL, "t"),
+		},
+	})
+	config := filepath.Join(f.home, ".config")
+	b, _ := json.Marshal(cfg)
+	writeFile(t, filepath.Join(config, "opencode", "opencode.json"), string(b), 0o644)
+
+	cmd := exec.Command(opencode, "run", "--pure", "--format", "json", prompt)
+	cmd.Dir = f.ws
+	// OpenCode installs plugins from npm at every start: a closed port for
+	// the registry keeps it offline, as do the variables that turn off its
+	// update check, its model list download and its default plugins. It
+	// takes the project's folder from PWD, which a shell keeps and
+	// exec.Cmd does not set when given an environment.
+	cmd.Env = append(f.env(), "PWD="+f.ws, "XDG_CONFIG_HOME="+config,
+		"XDG_DATA_HOME="+filepath.Join(f.home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(f.home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(f.home, ".local", "state"),
+		"npm_config_registry=http://127.0.0.1:9/",
+		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1")
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("opencode run: %v\n%s", err, out)
+	}
+	return string(out)
 }
