@@ -281,3 +281,68 @@ func TestOpenCodeNPMServers(t *testing.T) {
 	}
 	allSandboxed(t, seen, 3)
 }
+
+// TestQwenCodeNPMServers: the real Qwen Code, headless (`qwen -p`), with
+// gemkit mcp added as docs/mcp.md says (`qwen mcp add -s user gemkit
+// gemkit mcp`), calls server-everything's echo of the switched extension
+// of TestGeminiCLINPMServers against a scripted OpenAI-compatible model;
+// the answer reaches the model, and the extension's servers run in the
+// sandbox, once each.
+func TestQwenCodeNPMServers(t *testing.T) {
+	gemkittest.SkipShort(t, "the real Qwen Code and three MCP servers from npm")
+	node, cli := gemkittest.QwenCode(t)
+	f := newFixture(t)
+	linkNPMServers(t, f, npmManifest)
+	qwenHome := filepath.Join(f.home, ".qwen")
+	gemkittest.WriteQwenSettings(t, qwenHome)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "gemkit", f.bin, "mcp")
+	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("qwen mcp add: %v\n%s", err, out)
+	}
+	// Qwen Code 0.24 defers MCP tools: it names them in a reminder and
+	// the model reviews one with tool_search and calls it with
+	// tool_call (their descriptions, in the tools Qwen Code offers).
+	const tool = "mcp__gemkit__npmmcp_echo"
+	model, err := fakemodel.StartOpenAI(
+		fakemodel.Call("tool_search", map[string]any{"query": "select:" + tool}),
+		fakemodel.Call("tool_call", map[string]any{"name": tool, "arguments": map[string]any{"message": npmEchoMarker}}),
+		fakemodel.Text("Echoed."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	stop := watchServers(npmServersProc, f.bin)
+	cmd := exec.CommandContext(ctx, node, cli, "-p", "Echo the marker.", "--yolo")
+	cmd.Dir = f.ws
+	cmd.Env = append(append(f.env(), "NO_COLOR=1", "CI=1", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1"), gemkittest.QwenModelEnv(model.URL)...)
+	out, err := cmd.CombinedOutput()
+	seen := stop()
+	if err != nil || !strings.Contains(string(out), "Echoed.") {
+		t.Fatalf("qwen -p: %v\n%s", err, out)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests to the model, want 3\n%s", len(reqs), out)
+	}
+	var chats []fakemodel.ChatRequest
+	for _, r := range reqs {
+		c, err := r.Chat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		chats = append(chats, c)
+	}
+	if !strings.Contains(chats[0].Text(), tool) {
+		t.Errorf("Qwen Code does not name %s among its deferred tools:\n%.3000s", tool, chats[0].Text())
+	}
+	if res := chats[1].ToolResults(); len(res) != 1 || !strings.Contains(res[0], "npmmcp_echo") {
+		t.Errorf("tool_search did not find %s: %q", tool, res)
+	}
+	if res := chats[2].ToolResults(); len(res) != 2 || !strings.Contains(res[1], "Echo: "+npmEchoMarker) {
+		t.Errorf("server-everything's answer did not reach the model: %q\n%s", res, out)
+	}
+	allSandboxed(t, seen, 3)
+}
