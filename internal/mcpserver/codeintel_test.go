@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,44 +220,11 @@ func TestCodeIntelClaudeCode(t *testing.T) {
 // TestCodeIntelCodex: the real Codex asks code_hover through gemkit mcp
 // and the answer reaches its model.
 func TestCodeIntelCodex(t *testing.T) {
-	_, interop := gemkittest.Interop(t, "@openai/codex-linux-x64/package.json")
-	codex := filepath.Join(interop, "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex")
 	f := goFixture(t)
-	api := startResponsesAPI(t, func(body map[string]any) []map[string]any {
-		in, _ := json.Marshal(body["input"])
-		if !strings.Contains(string(in), `"function_call_output"`) {
-			return []map[string]any{{"type": "function_call", "id": "fc_1", "call_id": "call_1",
-				"namespace": "mcp__gemkit", "name": "code_hover", "arguments": `{"symbol":"Greet"}`}}
-		}
-		return []map[string]any{{"type": "message", "role": "assistant", "id": "msg_1",
-			"content": []any{map[string]any{"type": "output_text", "text": "It greets."}}}}
-	})
-	chome := filepath.Join(f.root, "codex")
-	os.MkdirAll(chome, 0o700)
-	cfg := fmt.Sprintf(`model = "gpt-5"
-model_provider = "scripted"
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "%s/v1"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[mcp_servers.gemkit]
-command = %q
-args = ["mcp", "--workspace", %q]
-env = { HOME = %q }
-`, api.url, f.bin, f.ws, f.home)
-	writeFile(t, filepath.Join(chome, "config.toml"), cfg, 0o600)
-	cmd := exec.Command(codex, "exec", "--skip-git-repo-check", "What does Greet do?")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "CODEX_HOME="+chome, "SCRIPTED_API_KEY=x")
-	cmd.Stdin = strings.NewReader("")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "It greets.") {
-		t.Fatalf("codex exec: %v\n%s", err, out)
+	api := codexCallOnce(t, "code_hover", `{"symbol":"Greet"}`, "It greets.")
+	out := runCodex(t, f, api, "What does Greet do?")
+	if !strings.Contains(out, "It greets.") {
+		t.Fatalf("codex exec did not end with the model's answer:\n%s", out)
 	}
 	reqs := api.requests()
 	if len(reqs) != 2 {

@@ -88,18 +88,7 @@ func TestCodex(t *testing.T) {
 	 "tools": [{"name": "echo-word", "description": "Echoes a word.", "executable": "tools/echo.sh", "runtime": "shell",
 	   "args": [{"name": "word", "type": "string"}]}]}`,
 		map[string]string{"tools/echo.sh": "echo \"echo-marker-5521 $2\"\n"})
-	// The shapes are what Codex 0.169 sends and reads: a function_call
-	// item naming the namespace and the tool, answered by a
-	// function_call_output in the next request's input.
-	api := startResponsesAPI(t, func(body map[string]any) []map[string]any {
-		in, _ := json.Marshal(body["input"])
-		if !strings.Contains(string(in), `"function_call_output"`) {
-			return []map[string]any{{"type": "function_call", "id": "fc_1", "call_id": "call_1",
-				"namespace": "mcp__gemkit", "name": "word_tools_echo_word", "arguments": `{"word":"hi"}`}}
-		}
-		return []map[string]any{{"type": "message", "role": "assistant", "id": "msg_1",
-			"content": []any{map[string]any{"type": "output_text", "text": "Echoed."}}}}
-	})
+	api := codexCallOnce(t, "word_tools_echo_word", `{"word":"hi"}`, "Echoed.")
 	out := runCodex(t, f, api, "Echo hi with the word tool.")
 	if !strings.Contains(out, "Echoed.") {
 		t.Fatalf("codex exec did not end with the model's answer:\n%s", out)
@@ -173,4 +162,22 @@ required = true
 		t.Fatalf("codex exec: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// codexCallOnce starts a scripted Responses API whose model calls the
+// tool name of gemkit's namespace with args (JSON) and, once the tool's
+// output is in, answers text. The shapes are what Codex 0.169 sends and
+// reads: a function_call item naming the namespace and the tool,
+// answered by a function_call_output in the next request's input.
+func codexCallOnce(t *testing.T, name, args, text string) *responsesAPI {
+	t.Helper()
+	return startResponsesAPI(t, func(body map[string]any) []map[string]any {
+		in, _ := json.Marshal(body["input"])
+		if !strings.Contains(string(in), `"function_call_output"`) {
+			return []map[string]any{{"type": "function_call", "id": "fc_1", "call_id": "call_1",
+				"namespace": "mcp__gemkit", "name": name, "arguments": args}}
+		}
+		return []map[string]any{{"type": "message", "role": "assistant", "id": "msg_1",
+			"content": []any{map[string]any{"type": "output_text", "text": text}}}}
+	})
 }

@@ -226,15 +226,7 @@ func TestCodexNPMServers(t *testing.T) {
 	gemkittest.Interop(t) // node, for the servers
 	f := newFixture(t)
 	linkNPMServers(t, f, npmManifest)
-	api := startResponsesAPI(t, func(body map[string]any) []map[string]any {
-		in, _ := json.Marshal(body["input"])
-		if !strings.Contains(string(in), `"function_call_output"`) {
-			return []map[string]any{{"type": "function_call", "id": "fc_1", "call_id": "call_1",
-				"namespace": "mcp__gemkit", "name": "npmmcp_echo", "arguments": `{"message":"` + npmEchoMarker + `"}`}}
-		}
-		return []map[string]any{{"type": "message", "role": "assistant", "id": "msg_1",
-			"content": []any{map[string]any{"type": "output_text", "text": "Echoed."}}}}
-	})
+	api := codexCallOnce(t, "npmmcp_echo", `{"message":"`+npmEchoMarker+`"}`, "Echoed.")
 	stop := watchServers(npmServersProc, f.bin)
 	out := runCodex(t, f, api, "Echo the marker.")
 	seen := stop()
