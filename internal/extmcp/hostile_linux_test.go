@@ -21,7 +21,7 @@ import (
 // client goes (issue 38's bad input).
 func TestHostileServers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts several sandboxed servers (about 10 s)")
+		t.Skip("starts several sandboxed servers (about 10 s): runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	bound := 5 * time.Second

@@ -247,7 +247,7 @@ func TestRealServers(t *testing.T) {
 // person (with where a server keeps what it writes) and to the model.
 func TestStateBesideScript(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the real server-memory under node")
+		t.Skip("runs the real server-memory under node in the sandbox: runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	mem := s.spec("memory", s.script("server-memory"))
@@ -280,7 +280,7 @@ func TestStateBesideScript(t *testing.T) {
 // server reaches the host.
 func TestClosed(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts a server of its own (the full run and the run as uid 65534 check it)")
+		t.Skip("starts a server of its own (the full run and the run as uid 65534 check it): runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
@@ -391,7 +391,7 @@ func TestClosed(t *testing.T) {
 // (server-everything's trigger-long-running-operation sends one per step).
 func TestProgress(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts a server of its own (the full run checks it)")
+		t.Skip("starts a server of its own (the full run checks it): runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	every := s.spec("everything", s.script("server-everything"))
@@ -422,7 +422,7 @@ func TestProgress(t *testing.T) {
 // that dies during a call is started again once, then not.
 func TestBadServers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: waits out a start's and a call's bound (about 15 s)")
+		t.Skip("waits out a start's and a call's bound (about 15 s): runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	bound := 3 * time.Second
@@ -521,7 +521,7 @@ func TestNothingLeftRunning(t *testing.T) {
 // call starts it again (an idle stop is not a death).
 func TestIdle(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts a server three times (about 10 s)")
+		t.Skip("starts a server three times (about 10 s): runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	l := &sandbox.Launcher{}
@@ -545,7 +545,7 @@ func TestIdle(t *testing.T) {
 // TestUnprivileged runs the tests above as uid 65534.
 func TestUnprivileged(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs the package's server tests again (about 25 s)")
+		t.Skip("runs the package's server tests again (about 25 s): runs without -short, as in CI")
 	}
 	if os.Getuid() == 0 {
 		extensionDir(t)
@@ -583,7 +583,7 @@ func waitFor(t *testing.T, ok func() bool) {
 // stays refused), the workspace but its protected paths.
 func TestWidened(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts a server of its own")
+		t.Skip("starts a server of its own: runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	allowed, err := net.Listen("tcp", "127.0.0.1:0")
@@ -639,7 +639,7 @@ func TestWidened(t *testing.T) {
 // server that did not answer within its bound.
 func TestStartCancelled(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts a server of its own")
+		t.Skip("starts a server of its own: runs without -short, as in CI")
 	}
 	s := newSetup(t, 30*time.Second)
 	silent := extmcp.Spec{Extension: "badmcp", Server: "silent", Dir: s.ext, Command: "sh", Args: []string{"-c", "while read l; do :; done"}, Timeout: 20 * time.Second}

@@ -68,8 +68,11 @@ func walked(t *testing.T, r *Root, workers int, skip string) ([]string, error) {
 
 func openFDs(t *testing.T) int {
 	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil && runtime.GOOS != "linux" {
+		t.Skipf("counting open descriptors reads /proc/self/fd, which %s lacks (Linux, where CI runs, has it)", runtime.GOOS)
+	}
 	if err != nil {
-		t.Skip("no /proc/self/fd")
+		t.Fatal(err)
 	}
 	return len(ents)
 }

@@ -27,7 +27,7 @@ import (
 // server-everything declared when it started.
 func TestExtensionServersComplete(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs the real server-everything (node) through gemkit mcp")
+		t.Skip("runs the real server-everything (node) through gemkit mcp: runs without -short, as in CI")
 	}
 	f := newFixture(t)
 	copyServers(t, filepath.Join(f.root, "src", "realmcp"))

@@ -145,7 +145,7 @@ func (e *events) String() string {
 // client, and the first listing sends no list_changed.
 func TestExtensionServersPassThrough(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs the real server-everything (node) through gemkit mcp")
+		t.Skip("runs the real server-everything (node) through gemkit mcp: runs without -short, as in CI")
 	}
 	f := newFixture(t)
 	copyServers(t, filepath.Join(f.root, "src", "realmcp"))
@@ -304,7 +304,7 @@ func TestExtensionServersPassThrough(t *testing.T) {
 func TestInspectorCLIServers(t *testing.T) {
 	node, interop := gemkittest.Interop(t, "@modelcontextprotocol/inspector/package.json")
 	if testing.Short() {
-		t.Skip("-short: runs the MCP Inspector CLI and server-everything (node)")
+		t.Skip("runs the MCP Inspector CLI and server-everything (node): runs without -short, as in CI")
 	}
 	inspector := filepath.Join(interop, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	f := newFixture(t)

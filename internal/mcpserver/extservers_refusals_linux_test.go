@@ -22,7 +22,7 @@ import (
 // the server reaches the host, without a restart of gemkit mcp.
 func TestExtensionServerRefusals(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts gemkit mcp and a Node server in the sandbox")
+		t.Skip("starts gemkit mcp and a Node server in the sandbox: runs without -short, as in CI")
 	}
 	f := newFixture(t)
 	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))

@@ -21,7 +21,7 @@ import (
 // connects as a client named gemkit.
 func TestSwitchedRemoteServer(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs a stdio MCP server (node) through gemkit mcp")
+		t.Skip("runs a stdio MCP server (node) through gemkit mcp: runs without -short, as in CI")
 	}
 	gemkittest.Interop(t) // node, for the stdio server
 	f := newFixture(t)

@@ -93,7 +93,7 @@ func (w lineWriter) next(t *testing.T) string {
 // unknown tool, a request of 2026-07-28, a notification) it leaves.
 func TestFastCall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs the real server-everything (node) in the sandbox")
+		t.Skip("runs the real server-everything (node) in the sandbox: runs without -short, as in CI")
 	}
 	s := everythingServer(t)
 	c := connect(t, s, true)
@@ -186,7 +186,7 @@ func TestFastCall(t *testing.T) {
 // answer.
 func TestServeStdioFastCall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs the real server-everything (node) in the sandbox")
+		t.Skip("runs the real server-everything (node) in the sandbox: runs without -short, as in CI")
 	}
 	s := everythingServer(t)
 	inR, inW := io.Pipe()
