@@ -106,8 +106,10 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if !bytes.Contains(line, []byte(`"tools/call"`)) {
 		return false
 	}
+	// Routes of servers not listed since one said its list changed (or
+	// since a reload) are stale: the SDK's handler lists them again first.
 	routes := s.serverRoutes.Load()
-	if routes == nil || len(*routes) == 0 {
+	if routes == nil || len(*routes) == 0 || !s.serversListed() {
 		return false
 	}
 	req, ok := decodeCall(line)
@@ -124,10 +126,10 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if !ok {
 		return false
 	}
-	var meta struct{ ProgressToken any }
+	var token any
 	if len(req.Params.Meta) > 0 {
 		var m map[string]json.RawMessage
-		if json.Unmarshal(req.Params.Meta, &m) != nil || exact(m, "progressToken", &meta.ProgressToken) != nil {
+		if json.Unmarshal(req.Params.Meta, &m) != nil || exact(m, "progressToken", &token) != nil {
 			return false
 		}
 	}
@@ -141,8 +143,9 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	s.fastTaken.Add(1)
 	var progress extmcp.Progress
-	if token := meta.ProgressToken; token != nil {
+	if token != nil {
 		progress = func(p, total float64, msg string) {
 			writeMessage(w, nil, "notifications/progress", &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
 		}
@@ -227,12 +230,21 @@ func wireID(raw json.RawMessage) ([]byte, bool) {
 
 // writeMessage writes, as one line, a response to id with result, or
 // (id nil) a notification of method with params, encoded as the SDK
-// encodes them (HTML characters not escaped).
+// encodes them (HTML characters not escaped). A result that cannot be
+// encoded is answered with JSON-RPC's internal error, as the SDK answers
+// it, so that the client is not left waiting.
 func writeMessage(w io.Writer, id []byte, method string, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		if id != nil {
+			msg, _ := json.Marshal("the result could not be encoded: " + err.Error())
+			out := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+			out = append(out, `,"error":{"code":-32603,"message":`...)
+			out = append(out, msg...)
+			_, _ = w.Write(append(out, "}}\n"...))
+		}
 		return
 	}
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))

@@ -218,14 +218,19 @@ func TestServeStdioFastCall(t *testing.T) {
 	answer("2")
 	// Not initialized yet: the SDK's to answer.
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"realmcp_echo","arguments":{"message":"early"}}}`)
-	early := answer("3")
+	if early := answer("3"); !strings.Contains(early, `"text":"Echo: early"`) {
+		t.Errorf("the call before initialized answered %s", early)
+	}
+	if n := s.fastTaken.Load(); n != 0 {
+		t.Errorf("the fast path took %d calls before initialized", n)
+	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"realmcp_echo","arguments":{"message":"fast"}}}`)
 	if got := answer("4"); !strings.Contains(got, `"text":"Echo: fast"`) {
 		t.Errorf("the call after initialized answered %s", got)
 	}
-	if !strings.Contains(early, `"id":3`) {
-		t.Errorf("the call before initialized answered %s", early)
+	if n := s.fastTaken.Load(); n != 1 {
+		t.Errorf("the fast path took %d calls after initialized, want 1", n)
 	}
 	inW.Close()
 	go io.Copy(io.Discard, out)

@@ -1,6 +1,10 @@
 package mcpserver
 
 import (
+	"context"
+	"io"
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +48,43 @@ func TestDecodeCall(t *testing.T) {
 	(&Server{}).cancelled(&calls, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"RequestId":1}}`))
 	if !calls.end([]byte("1")) {
 		t.Error(`"RequestId" cancelled the call of id 1`)
+	}
+}
+
+// TestIsMethod: a message's method is read by its exact member name, so
+// a "Method" does not make the fast path think the client initialized.
+func TestIsMethod(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:                                       true,
+		`{"jsonrpc":"2.0","Method":"notifications/initialized"}`:                                       false,
+		`{"jsonrpc":"2.0","method":"x","Method":"notifications/initialized"}`:                          false,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notifications/initialized"}}`: false,
+	} {
+		if got := isMethod([]byte(line), "notifications/initialized"); got != want {
+			t.Errorf("%s: %v, want %v", line, got, want)
+		}
+	}
+}
+
+// TestWriteMessageUnencodable: a result that cannot be encoded is
+// answered with an internal error, not left unanswered.
+func TestWriteMessageUnencodable(t *testing.T) {
+	var b strings.Builder
+	writeMessage(&b, []byte("5"), "", map[string]any{"n": math.NaN()})
+	if got := b.String(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"the result could not be encoded: `) || !strings.HasSuffix(got, "}}\n") {
+		t.Errorf("wrote %q", got)
+	}
+}
+
+// TestFastCallStaleRoutes: once the servers are to be listed again (one
+// said its list changed, or a reload), a call goes to the SDK's handler,
+// which lists them first, not down a route that may be gone.
+func TestFastCallStaleRoutes(t *testing.T) {
+	s := &Server{}
+	s.serverRoutes.Store(&map[string]serverRoute{"a_echo": {key: "a/srv", tool: "echo"}})
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_echo","arguments":{}}}`)
+	var calls fastCalls
+	if s.fastCall(context.Background(), &calls, line, io.Discard) {
+		t.Error("a call went down a route of servers not listed since")
 	}
 }

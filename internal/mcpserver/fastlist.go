@@ -69,8 +69,12 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 	}
 	// Members by their exact names, as the SDK reads them (decodeCall).
 	req, ok := decodeCall(line)
-	if !ok || req.Method != "tools/list" || req.JSONRPC != "2.0" ||
-		len(req.ID) == 0 || string(req.ID) == "null" {
+	if !ok || req.Method != "tools/list" || req.JSONRPC != "2.0" {
+		return false
+	}
+	// The id as the SDK writes it back; one it would refuse is its own.
+	id, ok := wireID(req.ID)
+	if !ok {
 		return false
 	}
 	if p := req.Params; p != nil && (p.Cursor != nil || bytes.Contains(p.Meta, []byte(`"io.modelcontextprotocol/`))) {
@@ -78,7 +82,7 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 	}
 	out := make([]byte, 0, len(*cached)+64)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, req.ID...)
+	out = append(out, id...)
 	out = append(out, `,"result":`...)
 	out = append(out, *cached...)
 	out = append(out, "}\n"...)
@@ -132,7 +136,7 @@ func (r *listingReader) Read(p []byte) (int, error) {
 			r.initialized = true
 		}
 		r.s.cancelled(&r.calls, line)
-		if r.s.fastList(line, r.out) || (r.initialized && r.ctx != nil && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
+		if r.s.fastList(line, r.out) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
 			continue
 		}
 		r.pending = line
@@ -142,15 +146,14 @@ func (r *listingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// isMethod says whether line is a message of method.
+// isMethod says whether line is a message of method, its members read
+// by their exact names, as the SDK reads them (decodeCall).
 func isMethod(line []byte, method string) bool {
 	if !bytes.Contains(line, []byte(`"`+method+`"`)) {
 		return false
 	}
-	var m struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(line, &m) == nil && m.Method == method
+	m, ok := decodeCall(line)
+	return ok && m.Method == method
 }
 
 // Close does nothing: the reader is the process's stdin.

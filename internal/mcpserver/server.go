@@ -99,6 +99,7 @@ type Server struct {
 	instructions atomic.Pointer[string]                 // the summary of set
 	toolsList    atomic.Pointer[json.RawMessage]        // the encoded tools/list result
 	serverRoutes atomic.Pointer[map[string]serverRoute] // the served tools of extensions' servers, for fastCall
+	fastTaken    atomic.Int64                           // the tools/call requests fastCall took, for the log and tests
 
 	active sessionActivity // of the Streamable HTTP sessions
 

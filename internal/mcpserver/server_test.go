@@ -261,7 +261,7 @@ func TestFastList(t *testing.T) {
 		c.call("initialize", map[string]any{"protocolVersion": v, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
 		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		for _, p := range []string{``, `,"params":{}`, `,"params":{"_meta":{"progressToken":1}}`} {
-			for _, id := range []string{`7`, `"abc"`} {
+			for _, id := range []string{`7`, `"abc"`, `1.0`} {
 				line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"` + p + `}`
 				var fast strings.Builder
 				if !s.fastList([]byte(line+"\n"), &fast) {
@@ -281,6 +281,8 @@ func TestFastList(t *testing.T) {
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`,
 		`{"jsonrpc":"2.0","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":true,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tools/list"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
