@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/lspclient"
@@ -161,11 +162,17 @@ func ownInstall(real string) string {
 // Interpreter is the program a script's "#!" line names ("node" of
 // "#!/usr/bin/env node"), "" for a binary.
 func Interpreter(path string) string {
-	f, err := os.Open(path)
+	// Without blocking: a FIFO (or a link to one) at path, which a tool
+	// that may write the workspace can make, would hold an open forever,
+	// and only a regular file is a script.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
 	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "#!") {
 		return ""
