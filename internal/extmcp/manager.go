@@ -302,9 +302,14 @@ func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 	r, err := s.startStdio(ctx, gate)
 	if err != nil {
 		// Not agreed to is what the person must act on first, whatever
-		// else failed.
-		if aerr := <-allowed; aerr != nil {
-			return nil, aerr
+		// else failed; what no longer waits for the start does not wait
+		// for the check either.
+		select {
+		case aerr := <-allowed:
+			if aerr != nil {
+				return nil, aerr
+			}
+		case <-ctx.Done():
 		}
 	}
 	return r, err

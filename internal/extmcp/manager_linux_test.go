@@ -3,6 +3,7 @@ package extmcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -656,5 +657,37 @@ func TestStartCancelled(t *testing.T) {
 	}
 	if err := failed[0].Err.Error(); !strings.Contains(err, "stopped waiting (the client went or cancelled its request, or gemkit mcp ended)") || strings.Contains(err, "within") {
 		t.Errorf("a start given up on is told as %q", err)
+	}
+}
+
+// TestAllowedGateSandboxed: consent is checked while the sandbox is set
+// up; one refused after the set-up began keeps the program from running
+// (it would write a file in its HOME, the data folder) and is the error
+// the person sees.
+func TestAllowedGateSandboxed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox: runs without -short, as in CI")
+	}
+	s := newSetup(t, 3*time.Second) // the shell never answers initialize
+	sp := extmcp.Spec{Extension: "realmcp", Server: "gated", Dir: s.ext, Command: "sh", Args: []string{"-c", `echo ran > "$HOME/ran"; while read l; do :; done`},
+		Allowed: func() error {
+			time.Sleep(300 * time.Millisecond)
+			return errors.New("you have not agreed to the extension realmcp as it is now")
+		}}
+	s.m.Sync([]extmcp.Spec{sp})
+	_, failed := s.m.Tools(context.Background())
+	if len(failed) != 1 || failed[0].Err.Error() != "extension realmcp's MCP server gated is not started: you have not agreed to the extension realmcp as it is now" {
+		t.Fatalf("failures %+v, want the refused consent", failed)
+	}
+	data := filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", "realmcp")
+	if _, err := os.Stat(filepath.Join(data, "ran")); err == nil {
+		t.Error("the program ran though its consent was refused")
+	}
+	// The same command with consent does run: the check above can fail.
+	sp.Server, sp.Allowed = "agreed", nil
+	s.m.Sync([]extmcp.Spec{sp})
+	s.m.Tools(context.Background())
+	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { _, err := os.Stat(filepath.Join(data, "ran")); return err == nil }) {
+		t.Errorf("the program did not run with consent; the log:\n%s", s.log.String())
 	}
 }

@@ -185,6 +185,11 @@ func (l *Launcher) logger() *slog.Logger {
 }
 
 func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathRule, overlays []overlay, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
+	// A gate that has already refused (each attempt asks again) spares
+	// the cgroup, the child and its mounts of a program that never runs.
+	if err := g.failed(); err != nil {
+		return nil, err
+	}
 	netns := ns.flags&unix.CLONE_NEWNET != 0
 	enf := Enforcement{
 		LandlockABI: abi,
