@@ -329,22 +329,38 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			// As for a tool: the bytes the server runs must be those the
 			// digest read, not a file with another name, or behind a link,
 			// that a program may rewrite meanwhile.
-			return state.Content.Bindable(e.Ext.Dir, serverWritable(a, st.Workspace()))
+			return state.Content.Bindable(e.Ext.Dir, serverWritable(a, st))
 		}
 		return extmcp.Choice{Widening: c.Widening, Allowed: allowed}
 	}
 }
 
 // serverWritable are the folders some sandboxed tool or server may write
-// (the workspace, the servers' data folders) and the shared temporary
-// folders: a link of an extension's folder into one of them names code
-// that consent to the extension does not bind.
-func serverWritable(a *app, ws string) []string {
-	out := toolrun.SharedTemp()
-	if ws != "" {
-		out = append(out, ws)
+// and the shared temporary folders: a link of an extension's folder into
+// one of them names code that consent to the extension does not bind.
+// They are what a tool run distrusts (permission.Untrusted: the
+// workspace, and the home folder when an installed extension's tools may
+// write it), with the servers' data folders, which only servers write.
+// The installed extensions are listed at each server start, which is
+// rare beside the start itself.
+func serverWritable(a *app, st *extension.Store) []string {
+	var writes []permission.Access
+	if list, err := st.List(); err == nil {
+		for _, in := range list {
+			if m := in.Manifest(); m != nil {
+				writes = append(writes, m.EffectivePermissions().Filesystem.Write)
+			}
+		}
 	}
-	if data, err := extmcp.DataRoot(map[string]string{"HOME": a.getenv("HOME")}); err == nil {
+	home := a.getenv("HOME")
+	var out []string
+	for _, d := range permission.Untrusted(st.Workspace(), home, writes) {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	out = append(out, toolrun.SharedTemp()...)
+	if data, err := extmcp.DataRoot(map[string]string{"HOME": home}); err == nil {
 		out = append(out, data)
 	}
 	return out
