@@ -55,7 +55,7 @@ func copyTree(ctx context.Context, src, dst string) (files int, size int64, out 
 			if err != nil {
 				return err
 			}
-			if leadsOut(target, link) {
+			if _, ok := linkOut(from, target, link); ok {
 				out = append(out, target+" -> "+link)
 			}
 			return to.Symlink(link, target)
@@ -74,17 +74,6 @@ func copyTree(ctx context.Context, src, dst string) (files int, size int64, out 
 		}
 	}
 	return files, size, out, err
-}
-
-// leadsOut reports whether a link at rel (relative to the folder's top)
-// to link leads out of the folder: an absolute target, or a relative
-// one that climbs above the top.
-func leadsOut(rel, link string) bool {
-	if filepath.IsAbs(link) {
-		return true
-	}
-	t := filepath.Join(filepath.Dir(rel), link)
-	return t == ".." || strings.HasPrefix(t, ".."+string(filepath.Separator))
 }
 
 // outLinksWords say that the links out, as copyTree lists them, were

@@ -310,6 +310,10 @@ func TestInstallLinksOut(t *testing.T) {
 			want: "Kept 1 symbolic link leading out of the folder as it is: node_modules -> /opt/shared/node_modules. Gemini CLI follows such links; gemkit's sandbox does not, so a server or tool of the extension that needs what they lead to does not find it there: install from a folder that holds a copy instead (cp -rL).\n"},
 		{name: "climbing", links: map[string]string{"lib/up": "->../../elsewhere", "lib/x": "->../.."},
 			want: "Kept 2 symbolic links leading out of the folder as they are: lib/up -> ../../elsewhere, lib/x -> ../... Gemini CLI"},
+		// x stays in the folder by its words, but lib, which it goes
+		// through, leads out.
+		{name: "through another link", links: map[string]string{"lib": "->/opt/lib", "x": "->lib/y"},
+			want: "Kept 2 symbolic links leading out of the folder as they are: lib -> /opt/lib, x -> lib/y. Gemini CLI"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := filepath.Join(t.TempDir(), "ext")
