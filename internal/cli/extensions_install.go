@@ -146,7 +146,7 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 					continue
 				}
 				fmt.Fprintf(a.Out, "Uninstalled %s\n", name)
-				keptData(a.Out, data)
+				keptData(a.Out, a.getenv("HOME"), data)
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("could not uninstall %s", strings.Join(failed, ", "))
@@ -160,8 +160,8 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 // extension name, which uninstalling keeps, holds what they wrote, and
 // how to remove it: nothing else tells the person it is there. An empty
 // or missing folder is not worth a line.
-func keptData(w io.Writer, name string) {
-	root, err := extmcp.DataRoot(map[string]string{"HOME": os.Getenv("HOME")})
+func keptData(w io.Writer, home, name string) {
+	root, err := extmcp.DataRoot(map[string]string{"HOME": home})
 	if err != nil {
 		return
 	}
