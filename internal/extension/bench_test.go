@@ -136,7 +136,7 @@ func BenchmarkReadContent(b *testing.B) {
 	// of server-everything's: ~4,300 files, ~40 MB), read as a consent
 	// check at a server start reads it: with no digest cache (cold),
 	// every file hashed, and through a settled one (warm), every file
-	// opened and stat'd but none read.
+	// stat'd as its folder is listed but none opened.
 	big := benchNodeModules(b, 4000, 10<<10)
 	b.Run("node_modules/cold", func(b *testing.B) {
 		for b.Loop() {
