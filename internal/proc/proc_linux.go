@@ -113,22 +113,26 @@ func Pids() ([]int, error) {
 // whose process cannot be seen (another user's, another PID namespace,
 // gone meanwhile) is absent from the map. keep, when not nil, says which
 // processes to look into (by pid), so that a caller looking for its own
-// user's processes reads no other's descriptors. A process that forks
-// lends its child every descriptor until the child's exec closes those
-// marked close-on-exec, so a socket may have several holders for a
-// moment: the owner is the holder whose parent does not hold it too.
+// user's processes reads no other's descriptors. The newest processes are
+// looked at first, and the look stops once every inode is found. A
+// process that forks lends its child every descriptor until the child's
+// exec, so the newest holder may be such a child, still running its
+// parent's program: the owner is then the parent (forkedFrom). A program
+// a socket was handed to across an exec (socket activation) owns it.
 func SocketOwners(inodes []uint64, keep func(pid int) bool) map[uint64]int {
 	want := make(map[string]uint64, len(inodes))
 	for _, ino := range inodes {
-		want["socket:["+strconv.FormatUint(ino, 10)+"]"] = ino
+		want[socketLink(ino)] = ino
 	}
-	holders := make(map[uint64][]int, len(inodes))
 	found := make(map[uint64]int, len(inodes))
 	pids, err := Pids()
 	if err != nil {
 		return found
 	}
 	for _, pid := range pids {
+		if len(found) == len(want) {
+			break
+		}
 		if keep != nil && !keep(pid) {
 			continue
 		}
@@ -142,24 +146,50 @@ func SocketOwners(inodes []uint64, keep func(pid int) bool) map[uint64]int {
 			if err != nil || !strings.HasPrefix(target, "socket:[") {
 				continue
 			}
-			if ino, ok := want[target]; ok && !slices.Contains(holders[ino], pid) {
-				holders[ino] = append(holders[ino], pid)
-			}
-		}
-	}
-	for ino, hs := range holders {
-		found[ino] = hs[0]
-		if len(hs) == 1 {
-			continue
-		}
-		for _, pid := range hs {
-			if parent, err := Parent(pid); err != nil || !slices.Contains(hs, parent) {
-				found[ino] = pid
-				break
+			if ino, ok := want[target]; ok {
+				if _, seen := found[ino]; !seen {
+					found[ino] = forkedFrom(pid, target, keep)
+				}
 			}
 		}
 	}
 	return found
+}
+
+func socketLink(ino uint64) string { return "socket:[" + strconv.FormatUint(ino, 10) + "]" }
+
+// forkedFrom is the process pid was forked from while pid has not run a
+// program of its own yet: its parent (and so on up), while that runs the
+// same executable and holds the socket link too; else pid.
+func forkedFrom(pid int, link string, keep func(pid int) bool) int {
+	for range 8 {
+		parent, err := Parent(pid)
+		if err != nil || parent <= 1 || keep != nil && !keep(parent) {
+			return pid
+		}
+		exe, err1 := os.Readlink(dir(pid) + "/exe")
+		pexe, err2 := os.Readlink(dir(parent) + "/exe")
+		if err1 != nil || err2 != nil || exe != pexe || !holds(parent, link) {
+			return pid
+		}
+		pid = parent
+	}
+	return pid
+}
+
+// holds says whether pid has a descriptor whose link is link.
+func holds(pid int, link string) bool {
+	fdDir := dir(pid) + "/fd/"
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(fdDir + fd.Name()); err == nil && target == link {
+			return true
+		}
+	}
+	return false
 }
 
 func ownerOf(fi fs.FileInfo) uint32 {

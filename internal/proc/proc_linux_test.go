@@ -118,22 +118,32 @@ func TestSockets(t *testing.T) {
 		t.Errorf("keep refused every process, yet %v", o)
 	}
 
-	// A child that holds the client's end too, as a child forked by
-	// another goroutine holds every descriptor until its exec: the
-	// owner is still this process, the child's parent.
+	// A child that holds the client's end too, still running this
+	// program, as a child forked by another goroutine holds every
+	// descriptor until its exec: the owner is still this process, the
+	// child's parent. A program the socket was handed to across an exec
+	// (socket activation; sleep here) owns it.
 	f, err := conn.(*net.TCPConn).File()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	child := exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{f}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
+	forked := exec.Command(os.Args[0], "-test.run=^$")
+	forked.Env = append(os.Environ(), sleepEnv+"=1")
+	handed := exec.Command("sleep", "30")
+	for _, child := range []*exec.Cmd{forked, handed} {
+		child.ExtraFiles = []*os.File{f}
+		if err := child.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { child.Process.Kill(); child.Wait() }()
 	}
-	defer func() { child.Process.Kill(); child.Wait() }()
-	if o := SocketOwners([]uint64{ends[0].Inode}, nil); o[ends[0].Inode] != os.Getpid() {
-		t.Errorf("with a child holding it too, SocketOwners = %v, want this process (%d), not the child (%d)", o, os.Getpid(), child.Process.Pid)
+	// The forked child is the newer: the one looked at first.
+	if o := SocketOwners([]uint64{ends[0].Inode}, func(pid int) bool { return pid != handed.Process.Pid }); o[ends[0].Inode] != os.Getpid() {
+		t.Errorf("with a child of this program holding it too, SocketOwners = %v, want this process (%d), not the child (%d)", o, os.Getpid(), forked.Process.Pid)
+	}
+	if o := SocketOwners([]uint64{ends[0].Inode}, func(pid int) bool { return pid != forked.Process.Pid }); o[ends[0].Inode] != handed.Process.Pid {
+		t.Errorf("with a program it was handed to across an exec, SocketOwners = %v, want that program (%d)", o, handed.Process.Pid)
 	}
 }
 
@@ -187,7 +197,15 @@ func TestKillGroup(t *testing.T) {
 // owned sleep, print its pid and wait to be killed.
 const ownedEnv = "GEMKIT_PROC_TEST_OWNED"
 
+// sleepEnv makes this test binary, started again with it set, sleep: a
+// child that still runs its parent's program.
+const sleepEnv = "GEMKIT_PROC_TEST_SLEEP"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(sleepEnv) != "" {
+		time.Sleep(30 * time.Second)
+		os.Exit(0)
+	}
 	if os.Getenv(ownedEnv) != "" {
 		cmd := exec.Command("sleep", "60")
 		if err := StartOwned(cmd); err != nil {
