@@ -196,13 +196,7 @@ func setup(conn *os.File) error {
 		if err != nil {
 			return err
 		}
-		if spec.OwnProc && freshProc {
-			for i, r := range spec.Rules {
-				if r.Path == "/proc/self" {
-					spec.Rules[i].Path, spec.Rules[i].Why = "/proc", "/proc of the tool's own PID namespace"
-				}
-			}
-		}
+		ownProcRules(spec.Rules, spec.OwnProc, freshProc)
 		if err := unix.Chdir(spec.Dir); err != nil {
 			return fmt.Errorf("sandbox child: working directory %s: %w", spec.Dir, err)
 		}
@@ -386,4 +380,19 @@ func dropCapabilities() error {
 		return fmt.Errorf("sandbox child: dropping capabilities: %w", err)
 	}
 	return nil
+}
+
+// ownProcRules widens the rule for /proc/self to all of /proc when the
+// tool may read its own processes (ownProc) and /proc is a procfs of its
+// own PID namespace (freshProc), where every entry is one of its own
+// processes; never over a bound host /proc, which shows every process.
+func ownProcRules(rules []PathRule, ownProc, freshProc bool) {
+	if !ownProc || !freshProc {
+		return
+	}
+	for i, r := range rules {
+		if r.Path == "/proc/self" {
+			rules[i].Path, rules[i].Why = "/proc", "/proc of the tool's own PID namespace"
+		}
+	}
 }
