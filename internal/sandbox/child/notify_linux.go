@@ -20,50 +20,7 @@ const Notify = 'N'
 // the parent lets a call go on; with no parent to answer, a notified
 // call fails. no_new_privs must be set.
 func installConnectNotify(unixSockets bool) (int, error) {
-	const (
-		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		ret = unix.BPF_RET | unix.BPF_K
-	)
-	// Jumps name their targets by index; notify and allow are the last
-	// two instructions, filled in below.
-	const notify, allow = -1, -2
-	type insn struct {
-		code   uint16
-		k      uint32
-		jt, jf int
-	}
-	prog := []insn{
-		{code: ld, k: seccompArch},
-		// Another architecture is the main filter's to kill.
-		{code: jeq, k: auditArch, jf: allow},
-		{code: ld, k: seccompNR},
-		{code: jeq, k: unix.SYS_CONNECT, jt: notify},
-	}
-	if unixSockets {
-		prog = append(prog,
-			insn{code: jeq, k: unix.SYS_SOCKET, jf: allow},
-			insn{code: ld, k: seccompArg0},
-			insn{code: jeq, k: unix.AF_UNIX, jt: notify},
-		)
-	}
-	prog = append(prog, insn{code: ret, k: unix.SECCOMP_RET_ALLOW}, insn{code: ret, k: unix.SECCOMP_RET_USER_NOTIF}, insn{code: ret, k: unix.SECCOMP_RET_ALLOW})
-	target := func(i, t int) uint8 {
-		switch t {
-		case notify:
-			return uint8(len(prog) - 2 - (i + 1))
-		case allow:
-			return uint8(len(prog) - 1 - (i + 1))
-		}
-		return 0 // the next instruction
-	}
-	filter := make([]unix.SockFilter, len(prog))
-	for i, in := range prog {
-		filter[i] = unix.SockFilter{Code: in.code, K: in.k}
-		if in.code == jeq {
-			filter[i].Jt, filter[i].Jf = target(i, in.jt), target(i, in.jf)
-		}
-	}
+	filter := notifyProgram(unixSockets)
 	fp := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fp)))
 	if errno != 0 {
@@ -71,4 +28,34 @@ func installConnectNotify(unixSockets bool) (int, error) {
 	}
 	unix.CloseOnExec(int(fd))
 	return int(fd), nil
+}
+
+// notifyProgram assembles installConnectNotify's filter.
+func notifyProgram(unixSockets bool) []unix.SockFilter {
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	// Jump targets at the end of the program.
+	const tNotify, tAllowed = 0, 1
+	prog := []bpfInsn{
+		{code: ld, k: seccompArch, jt: -1, jf: -1},
+		// Another architecture is the main filter's to kill.
+		{code: jeq, k: auditArch, jt: -1, jf: tAllowed},
+		{code: ld, k: seccompNR, jt: -1, jf: -1},
+		{code: jeq, k: unix.SYS_CONNECT, jt: tNotify, jf: -1},
+	}
+	if unixSockets {
+		prog = append(prog,
+			bpfInsn{code: jeq, k: unix.SYS_SOCKET, jt: -1, jf: tAllowed},
+			bpfInsn{code: ld, k: seccompArg0, jt: -1, jf: -1},
+			bpfInsn{code: jeq, k: unix.AF_UNIX, jt: tNotify, jf: -1},
+		)
+	}
+	prog = append(prog, bpfInsn{code: ret, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1})
+	return assemble(prog, []bpfInsn{
+		{code: ret, k: unix.SECCOMP_RET_USER_NOTIF, jt: -1, jf: -1},
+		{code: ret, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1},
+	})
 }

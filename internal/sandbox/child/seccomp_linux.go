@@ -181,14 +181,22 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 		)
 	}
 	// The targets, in the order of the t* constants.
+	ret := func(k uint32) bpfInsn { return bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: k, jt: -1, jf: -1} }
+	return assemble(prog, []bpfInsn{
+		ret(unix.SECCOMP_RET_ALLOW),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)),
+		ret(unix.SECCOMP_RET_KILL_PROCESS),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)),
+	})
+}
+
+// assemble appends targets to prog and turns each jump's target, an
+// index into targets (-1: the next instruction), into the offset BPF
+// jumps by.
+func assemble(prog, targets []bpfInsn) []unix.SockFilter {
 	base := len(prog)
-	prog = append(prog,
-		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1},
-		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM), jt: -1, jf: -1},
-		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES), jt: -1, jf: -1},
-		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_KILL_PROCESS, jt: -1, jf: -1},
-		bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), jt: -1, jf: -1},
-	)
+	prog = append(prog, targets...)
 	out := make([]unix.SockFilter, len(prog))
 	rel := func(i, t int) uint8 {
 		if t < 0 {
