@@ -81,34 +81,38 @@ func hostArg(host string) string {
 	return host
 }
 
-// what is what the server tried, in words.
-func (r Refusal) what() string {
-	if r.UnixSocket {
+// target is what the server tried, in words, without how it asked.
+func (r Refusal) target() string {
+	switch {
+	case r.UnixSocket:
 		return "a Unix socket"
-	}
-	if r.Path != "" {
+	case r.Path != "":
 		return "a write to " + Printable(r.Path)
-	}
-	if r.Lookup {
-		return "the host " + Printable(r.Host) + " (looked up without the sandbox's proxy)"
-	}
-	if r.Direct {
-		return "a connection to " + Printable(r.Host) + " (without the sandbox's proxy)"
+	case r.Lookup:
+		return "the host " + Printable(r.Host)
 	}
 	return "a connection to " + Printable(r.Host)
 }
 
-// String is the refusal in words for the person: which extension, which
-// server, what it tried, why it was refused and the command that allows
-// it.
-func (r Refusal) String() string {
-	what := "a connection to " + Printable(r.Host)
+// what is what the server tried, in words, with how it asked for a host
+// (for the model, which sees no reason).
+func (r Refusal) what() string {
+	t := r.target()
 	switch {
-	case r.Path != "", r.UnixSocket:
-		what = r.what()
+	case r.UnixSocket || r.Path != "":
 	case r.Lookup:
-		what = "the host " + Printable(r.Host)
+		t += " (looked up without the sandbox's proxy)"
+	case r.Direct:
+		t += " (without the sandbox's proxy)"
 	}
+	return t
+}
+
+// String is the refusal in words for the person: which extension, which
+// server, what it tried, why it was refused (which says how it asked)
+// and the command that allows it.
+func (r Refusal) String() string {
+	what := r.target()
 	s := fmt.Sprintf("extension %s's MCP server %s was refused %s (%s)", Printable(r.Extension), Printable(r.Server), what, Printable(r.Reason))
 	if r.Allow != "" {
 		s += "; to allow it: " + r.Allow
