@@ -30,7 +30,7 @@ type consentRecord struct {
 	GrantedAt     time.Time `json:"grantedAt"`
 	// Files is Content.Files of that folder as records written before
 	// the list moved to its own file (consentfiles.go) held it; it is
-	// read, never written.
+	// read, and moved to that file at the next write (writeConsent).
 	Files map[string]string `json:"files,omitempty"`
 }
 
@@ -137,16 +137,23 @@ func (s *Store) ForgetConsent(name string) error {
 // updateConsent changes the consent records under the store's lock; a
 // change that fails writes nothing more.
 func (s *Store) updateConsent(change func(*consentRecords) error) error {
-	var changeErr error
-	return update(s, s.readConsent, func(recs *consentRecords) { changeErr = change(recs) }, func(recs consentRecords) error {
-		if changeErr != nil {
-			return changeErr
-		}
-		return s.writeConsent(recs)
-	})
+	return update(s, s.readConsent, change, s.writeConsent)
 }
 
+// writeConsent writes the records; a per-file list still held in one
+// (written before the lists had files of their own) moves to its file
+// first, so that consent.json, read at every start, sheds it.
 func (s *Store) writeConsent(recs consentRecords) error {
+	for name, r := range recs.Extensions {
+		if r.Files == nil || r.ContentDigest == "" {
+			continue
+		}
+		if err := s.writeConsentFiles(name, Content{Digest: r.ContentDigest, Files: r.Files}); err != nil {
+			return err
+		}
+		r.Files = nil
+		recs.Extensions[name] = r
+	}
 	return writeRecords(s.consentPath(), "record consent", recs)
 }
 

@@ -278,6 +278,17 @@ func TestConsentRecordWithInlineList(t *testing.T) {
 	if got := ContentNotice(agreed, now, "/ext"); !strings.Contains(got, "a.sh (changed)") {
 		t.Errorf("notice %q", got)
 	}
+	// The next write of the records, for another extension, moves the
+	// list to its own file: consent.json sheds it, and it is still read.
+	if err := s.ForgetConsent("other"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(s.consentPath()); strings.Contains(string(b), `"files"`) {
+		t.Errorf("consent.json still holds a per-file list:\n%s", b)
+	}
+	if agreed, ok := s.ConsentContent("ext", "h"); !ok || agreed.FileList()["a.sh"] != "-rwxr-xr-x 00" {
+		t.Errorf("the moved list: %+v %v", agreed.FileList(), ok)
+	}
 }
 
 // TestReadContentFiles: the per-file list holds every file the digest

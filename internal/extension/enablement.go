@@ -232,13 +232,14 @@ func (s *Store) setEnabled(name string, scope Scope, enable bool) error {
 	default:
 		return fmt.Errorf("unknown scope %q: use user or workspace", scope)
 	}
-	return update(s, s.readEnablement, func(f *enablementFile) {
+	return update(s, s.readEnablement, func(f *enablementFile) error {
 		cfg := (*f)[name]
 		if cfg == nil {
 			cfg = &enablementConfig{}
 			(*f)[name] = cfg
 		}
 		cfg.Overrides = addRule(cfg.Overrides, rule{base: slashed(dir), disable: !enable, subdirs: true}, scope)
+		return nil
 	}, s.writeEnablement)
 }
 

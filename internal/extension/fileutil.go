@@ -29,8 +29,9 @@ func (s *Store) lock() (func(), error) {
 
 // update changes one of the files the lock guards: under the lock it
 // reads the file, lets change alter what it holds and writes it back, so
-// that two gemkit processes changing it at once both count.
-func update[T any](s *Store, read func() (T, error), change func(*T), write func(T) error) error {
+// that two gemkit processes changing it at once both count. A change
+// that fails writes nothing.
+func update[T any](s *Store, read func() (T, error), change func(*T) error, write func(T) error) error {
 	unlock, err := s.lock()
 	if err != nil {
 		return err
@@ -40,6 +41,8 @@ func update[T any](s *Store, read func() (T, error), change func(*T), write func
 	if err != nil {
 		return err
 	}
-	change(&v)
+	if err := change(&v); err != nil {
+		return err
+	}
 	return write(v)
 }

@@ -166,7 +166,7 @@ func (s *Store) CreatedSettings() ([]string, error) {
 // made in Gemini CLI's settings) under the store's lock; a choice left
 // empty is dropped.
 func (s *Store) UpdateServerChoice(name string, change func(c *ServerChoice, created *[]string)) error {
-	return update(s, s.readServers, func(recs *serverRecords) {
+	return update(s, s.readServers, func(recs *serverRecords) error {
 		c := recs.Extensions[name]
 		change(&c, &recs.Created)
 		if !c.Switched && len(c.Excluded) == 0 && c.Widening.Empty() {
@@ -174,6 +174,7 @@ func (s *Store) UpdateServerChoice(name string, change func(c *ServerChoice, cre
 		} else {
 			recs.Extensions[name] = c
 		}
+		return nil
 	}, s.writeServers)
 }
 
