@@ -43,7 +43,7 @@ func revokedWords(m *extension.Manifest) string {
 // grantedWords say what consent just given lets m's tools and its
 // sandboxed MCP servers do.
 func grantedWords(m *extension.Manifest) string {
-	switch tools, servers := len(m.Tools) > 0 || m.Permissions != nil, len(extension.SandboxedServers(m)) > 0; {
+	switch tools, servers := extension.ToolPermissionsShown(m), len(extension.SandboxedServers(m)) > 0; {
 	case tools && servers:
 		return "its tools run with the permissions above, and gemkit mcp runs its MCP servers as above"
 	case servers:
@@ -54,7 +54,7 @@ func grantedWords(m *extension.Manifest) string {
 
 // notRunWords say what does not run while m lacks consent.
 func notRunWords(m *extension.Manifest) string {
-	switch tools, servers := len(m.Tools) > 0 || m.Permissions != nil, len(extension.SandboxedServers(m)) > 0; {
+	switch tools, servers := extension.ToolPermissionsShown(m), len(extension.SandboxedServers(m)) > 0; {
 	case tools && servers:
 		return "neither its tools nor its MCP servers run"
 	case servers:
@@ -129,7 +129,7 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
 	}
 	m := ext.Manifest
-	if len(m.Tools) > 0 || m.Permissions != nil {
+	if extension.ToolPermissionsShown(m) {
 		fmt.Fprintf(a.Out, "Extension %s (%s) may:\n", extension.Printable(name), extension.Printable(ext.Dir))
 		for _, l := range extension.PermissionsSummary(m) {
 			fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))

@@ -200,7 +200,7 @@ func (d *describer) permissions(consent consentInfo) {
 	if d.m.Permissions == nil {
 		fmt.Fprintln(w, "  (no permissions block: the narrowest permissions apply)")
 	}
-	if len(d.m.Tools) == 0 && len(extension.SandboxedServers(d.m)) > 0 {
+	if !extension.ToolPermissionsShown(d.m) && len(extension.SandboxedServers(d.m)) > 0 {
 		// The permissions above are its tools'; read alone, "no access
 		// to your files" would seem to hold for its servers too.
 		fmt.Fprintln(w, "  (these are its tools', and it has none: what its MCP servers can do in gemkit's sandbox is under MCP servers)")

@@ -355,7 +355,7 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 	// that only ships MCP servers, as most published ones do) would read
 	// "no access to your files" right above servers that read the
 	// workspace: its servers' lines say what they can do.
-	if len(m.Tools) > 0 || m.Permissions != nil {
+	if ToolPermissionsShown(m) {
 		lines = append(lines, "", "Its tools will be able to:")
 		for _, l := range PermissionsSummary(m) {
 			lines = append(lines, "  - "+l)
@@ -533,3 +533,10 @@ type EnforcementNote = permission.Note
 type Enforcer interface {
 	Enforcement(ctx context.Context, e *Extension) ([]EnforcementNote, error)
 }
+
+// ToolPermissionsShown says whether m's permissions are shown as what
+// its tools may do: it has tools, or declares permissions. An extension
+// with neither (one that only ships MCP servers, as most published ones
+// do) would read "no access to your files" beside servers that read the
+// workspace, so its servers' own lines say what it can do instead.
+func ToolPermissionsShown(m *Manifest) bool { return len(m.Tools) > 0 || m.Permissions != nil }
