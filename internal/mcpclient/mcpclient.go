@@ -67,7 +67,7 @@ type Client struct {
 	bound *boundedReader
 	// direct, on stdio with a stdout gemkit can close, makes tool calls
 	// without the SDK (stdioConn.call).
-	direct *stdioConn
+	direct *stdioConn // set where tool calls may go directly (directOK)
 	// ended is closed once the session ended, by Close or by the server.
 	ended chan struct{}
 }
@@ -131,7 +131,7 @@ func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*C
 		return nil, err
 	}
 	c.bound = bound
-	if st, ok := t.(*stdioTransport); ok {
+	if st, ok := t.(*stdioTransport); ok && c.directOK() {
 		c.direct = st.conn
 	}
 	return c, nil
@@ -315,7 +315,7 @@ func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMess
 	if progressToken != nil {
 		params.SetProgressToken(progressToken)
 	}
-	if c.direct != nil && c.directOK() {
+	if c.direct != nil {
 		raw, err := c.direct.call(ctx, "tools/call", params)
 		if err != nil {
 			return nil, err

@@ -142,7 +142,7 @@ func TestStdioConn(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("a read went on after Close")
 	} else if !errors.Is(err, io.ErrClosedPipe) && !errors.Is(err, io.EOF) {
-		t.Logf("read after Close: %v", err)
+		t.Errorf("read after Close: %v, want the closed pipe's end", err)
 	}
 }
 
@@ -280,7 +280,13 @@ func TestDirectCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if c2.directOK() {
+	if c2.direct != nil {
 		t.Error("a session of 2026-07-28 makes direct calls")
+	}
+	if _, err := c2.CallToolRaw(ctx, "echo", json.RawMessage(`{}`), nil); err != nil {
+		t.Fatalf("echo, 2026-07-28: %v", err)
+	}
+	if id := <-ids2; strings.HasPrefix(id, `"`+directPrefix) {
+		t.Errorf("a call of 2026-07-28 went with the direct id %s", id)
 	}
 }
