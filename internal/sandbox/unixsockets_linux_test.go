@@ -125,7 +125,10 @@ c = socket.socket(socket.AF_UNIX); c.connect(addr)
 a, _ = srv.accept(); a.sendall(b"inside-ok"); print(c.recv(16).decode())`
 	sockets := []string{python, "-c", echo, filepath.Join(w.tmp, "s")}
 	abstract := []string{python, "-c", echo, "@gemkit-inside-" + filepath.Base(w.root)}
-	procs := sh("sleep 5 & cat /proc/$!/cmdline; r=$?; kill $!; exit $r")
+	// Between its fork and the end of its exec a process's cmdline reads
+	// as its parent's, then, for a moment inside the exec, as empty: it
+	// is read until it names sleep (or the read is refused).
+	procs := sh(`sleep 5 & p=$!; i=0; while [ $i -lt 100 ]; do c=$(cat /proc/$p/cmdline) || { r=$?; kill $p; exit $r; }; case "$c" in *sleep*) echo "$c"; kill $p; exit 0;; esac; i=$((i+1)); done; kill $p; exit 3`)
 
 	allowed := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	allowed.UnixSockets, allowed.OwnProcesses = true, true
