@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -440,5 +441,80 @@ func TestGeminiCloseDiffOfClaudeDiff(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Claude Code's openDiff still waits after the diff was closed")
+	}
+}
+
+// slowOwn stands for gemkit's own servers that must start first: each
+// call waits for release, and records whether its context had ended by
+// then.
+type slowOwn struct {
+	path    string
+	release chan struct{}
+	mu      sync.Mutex
+	ended   []bool
+}
+
+func (o *slowOwn) Diagnostics(ctx context.Context, _ string) ([]FileDiagnostics, error) {
+	<-o.release
+	o.mu.Lock()
+	o.ended = append(o.ended, ctx.Err() != nil)
+	o.mu.Unlock()
+	return []FileDiagnostics{{Path: o.path, Diagnostics: []Diagnostic{{Message: "from gemkit's own server", Severity: ide.SevError}}}}, nil
+}
+
+// shownEditor is a langEditor with a client for Go files only (none
+// for every file), which shows one warning for notes.txt.
+type shownEditor struct {
+	clientsByExt
+	notes string
+}
+
+func (e *shownEditor) LSPClients(_ context.Context, path string) ([]ide.LSPClient, error) {
+	if strings.HasSuffix(path, ".go") {
+		return []ide.LSPClient{{Name: "gopls"}}, nil
+	}
+	return nil, nil
+}
+
+func (e *shownEditor) Diagnostics(context.Context, string) ([]FileDiagnostics, error) {
+	return []FileDiagnostics{{Path: e.notes, Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: ide.SevWarning}}}}, nil
+}
+
+// Claude Code gives up on getDiagnostics after 500 ms for a file and 2 s
+// for all of them: the answer comes within less, with what the editor
+// shows, while gemkit's own servers, still starting, are left out. They
+// go on starting, and answer the next call. The editor's clients settle
+// for no longer than leaves time for the answer.
+func TestClaudeDiagnosticsInTime(t *testing.T) {
+	ws := t.TempDir()
+	notes, main := filepath.Join(ws, "notes.txt"), filepath.Join(ws, "main.go")
+	ed := &shownEditor{clientsByExt: clientsByExt{langEditor: langEditor{fakeEditor: newFakeEditor()}}, notes: notes}
+	own := &slowOwn{path: notes, release: make(chan struct{})}
+	srv := startServer(t, Config{Editor: ed, Workspace: []string{ws}, Claude: true, ClaudeLockDir: t.TempDir(), Diagnostics: own})
+	cc := dialClaude(t, srv)
+
+	// gemkit's own servers do not answer until released: an answer
+	// now is one that did not wait for them.
+	r := cc.tool("getDiagnostics", map[string]any{"uri": "file://" + notes}, 10*time.Second)
+	if r.IsError || !strings.Contains(r.texts()[0], "what the editor shows") || strings.Contains(r.texts()[0], "own server") {
+		t.Errorf("getDiagnostics(notes.txt) = %q, want the editor's alone", r.texts())
+	}
+	close(own.release)
+	waitFor(t, func() bool {
+		own.mu.Lock()
+		defer own.mu.Unlock()
+		return len(own.ended) == 1
+	})
+	if own.ended[0] {
+		t.Error("gemkit's own servers were stopped when the answer went without them")
+	}
+	r = cc.tool("getDiagnostics", map[string]any{}, 10*time.Second)
+	if r.IsError || !strings.Contains(r.texts()[0], "what the editor shows") || !strings.Contains(r.texts()[0], "own server") {
+		t.Errorf("getDiagnostics() = %q, want the editor's and gemkit's own servers'", r.texts())
+	}
+
+	r = cc.tool("getDiagnostics", map[string]any{"uri": "file://" + main}, 10*time.Second)
+	if r.IsError || len(ed.settled) != 1 || ed.settled[0] > claudeFileDiagnosticsBudget-answerMargin {
+		t.Errorf("getDiagnostics(main.go) = %q; the editor's clients settled for %v, want at most %v", r.texts(), ed.settled, claudeFileDiagnosticsBudget-answerMargin)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"time"
 
 	"github.com/gemkit/gemkit/ide"
 )
@@ -127,6 +128,17 @@ type claudeFileDiagnostics struct {
 	Diagnostics []claudeDiagnostic `json:"diagnostics"`
 }
 
+// Claude Code waits 500 ms for a file's diagnostics (its baseline, taken
+// before an edit) and 2 s for every file's (after the edit), and asks no
+// more while a fetch it gave up on is unanswered (getDiagnostics in
+// @anthropic-ai/claude-code 2.1.330's IDE diagnostics manager: timeouts
+// of 500 and 2000 ms, "in_flight"). gemkit answers within less, with
+// what came in time (Server.Diagnostics).
+const (
+	claudeFileDiagnosticsBudget = 400 * time.Millisecond
+	claudeAllDiagnosticsBudget  = 1500 * time.Millisecond
+)
+
 func (c *claudeEndpoint) getDiagnostics(ctx context.Context, args map[string]any) (*callResult, error) {
 	path := ""
 	if uri, _ := args["uri"].(string); uri != "" {
@@ -136,6 +148,12 @@ func (c *claudeEndpoint) getDiagnostics(ctx context.Context, args map[string]any
 		}
 		path = u.Path
 	}
+	budget := claudeAllDiagnosticsBudget
+	if path != "" {
+		budget = claudeFileDiagnosticsBudget
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	files, err := c.srv.Diagnostics(ctx, path)
 	if err != nil {
 		return toolError(fmt.Sprintf("getDiagnostics: %v", err)), nil

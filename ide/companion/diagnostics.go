@@ -38,6 +38,10 @@ var _ Mentions = (*Server)(nil)
 // agent asks the editor's language clients.
 const claudeSettle = 3 * time.Second
 
+// answerMargin is kept, of the time left to answer diagnostics, for the
+// answer's way back: the editor's language clients settle for the rest.
+const answerMargin = 150 * time.Millisecond
+
 // Diagnostics asks the editor for the diagnostics of path (all files when
 // empty); for an editor that does not report diagnostics, Config's
 // Diagnostics answers, else there are none.
@@ -46,29 +50,45 @@ const claudeSettle = 3 * time.Second
 // it answers gemkit's code-intelligence tools, so that Claude Code and
 // `gemkit mcp` see the same problems: its clients' diagnostics once they
 // have looked at the buffers' current text when it has a client for the
-// file (or any client, for all files), else Config's Diagnostics (gemkit's
-// own servers). A plugin that lends none answers with what it shows.
+// file (or any client, for all files), else what it shows merged with
+// Config's Diagnostics (gemkit's own servers). A plugin that lends none
+// answers with what it shows.
+//
+// The answer comes by ctx's deadline, with what came in time: an agent
+// that stops waiting (Claude Code) gains nothing from a later one.
+// gemkit's own servers may have to start first (a broker, a language
+// server in the sandbox, seconds on a loaded machine); they are asked
+// apart from the call, so a late answer of theirs is left out of this
+// one but finds them started for the next.
 func (s *Server) Diagnostics(ctx context.Context, path string) ([]FileDiagnostics, error) {
 	if files, ok, err := s.clientDiagnostics(ctx, path); ok {
 		return files, err
 	}
 	de, ok := s.editor.(DiagnosticsEditor)
 	if !ok {
-		de = s.cfg.Diagnostics
+		if s.cfg.Diagnostics == nil {
+			return []FileDiagnostics{}, nil
+		}
+		return s.keepDiagnostics(s.ownDiagnostics(ctx, path)(), path), nil
 	}
-	if de == nil {
-		return []FileDiagnostics{}, nil
-	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.EditorTimeout)
 	defer cancel()
 	files, err := de.Diagnostics(ctx, path)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("the editor did not report diagnostics within %v", s.cfg.EditorTimeout)
-		}
-		return nil, err
+		return nil, late(ide.MethodDiagnostics, start, err)
 	}
 	return s.keepDiagnostics(files, path), nil
+}
+
+// late words err, an editor's failure to answer method, when it is that
+// the time to answer (from start) ran out: the bound is EditorTimeout or
+// the asker's, whichever is shorter.
+func late(method string, start time.Time, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the editor did not answer %s within %v", method, time.Since(start).Round(10*time.Millisecond))}
+	}
+	return err
 }
 
 // keepDiagnostics keeps the files an editor reported that the agents may
@@ -90,6 +110,36 @@ func (s *Server) keepDiagnostics(files []FileDiagnostics, path string) []FileDia
 	return out
 }
 
+// ownDiagnostics asks Config's Diagnostics (gemkit's own servers) for
+// path's diagnostics, bounded by EditorTimeout but not by ctx, and
+// returns what waits for them until ctx ends: their answer, or none when
+// they failed or were late (which is logged).
+func (s *Server) ownDiagnostics(ctx context.Context, path string) (wait func() []FileDiagnostics) {
+	type answer struct {
+		files []FileDiagnostics
+		err   error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.EditorTimeout)
+		defer cancel()
+		files, err := s.cfg.Diagnostics.Diagnostics(octx, path)
+		done <- answer{files, err}
+	}()
+	return func() []FileDiagnostics {
+		select {
+		case a := <-done:
+			if a.err != nil {
+				s.log.Debug("gemkit's own servers' diagnostics", "path", path, "err", a.err)
+			}
+			return a.files
+		case <-ctx.Done():
+			s.log.Debug("gemkit's own servers' diagnostics came too late for this answer", "path", path)
+			return nil
+		}
+	}
+}
+
 // clientDiagnostics answers Diagnostics from the editor's language
 // clients, or, when the editor has no client for path, from what it shows
 // with Config's Diagnostics; ok is false when the editor lends no
@@ -99,6 +149,7 @@ func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []Fi
 	if !isLE || s.cfg.Diagnostics == nil {
 		return nil, false, nil
 	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.EditorTimeout)
 	defer cancel()
 	clients, err := le.LSPClients(ctx, path)
@@ -107,26 +158,29 @@ func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []Fi
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, true, s.editorErr(ide.MethodLSPClients, err)
+		return nil, true, late(ide.MethodLSPClients, start, err)
 	}
 	if len(clients) == 0 {
 		// What the editor shows (its linters, the quickfix list) and
-		// what gemkit's own servers find, as code_diagnostics would.
+		// what gemkit's own servers find, as code_diagnostics would;
+		// these are asked first, so that they start while the editor
+		// answers.
+		own := s.ownDiagnostics(ctx, path)
 		var shown []FileDiagnostics
 		if de, ok := s.editor.(DiagnosticsEditor); ok {
 			if shown, err = de.Diagnostics(ctx, path); err != nil {
-				return nil, true, s.editorErr(ide.MethodDiagnostics, err)
+				return nil, true, late(ide.MethodDiagnostics, start, err)
 			}
 		}
-		own, err := s.cfg.Diagnostics.Diagnostics(ctx, path)
-		if err != nil {
-			s.log.Debug("gemkit's own servers' diagnostics", "path", path, "err", err)
-		}
-		return s.keepDiagnostics(mergeDiagnostics(shown, own), path), true, nil
+		return s.keepDiagnostics(mergeDiagnostics(shown, own()), path), true, nil
 	}
-	files, err = le.SettledDiagnostics(ctx, path, min(claudeSettle, s.cfg.EditorTimeout/2))
+	settle := min(claudeSettle, s.cfg.EditorTimeout/2)
+	if deadline, ok := ctx.Deadline(); ok {
+		settle = max(min(settle, time.Until(deadline)-answerMargin), 0)
+	}
+	files, err = le.SettledDiagnostics(ctx, path, settle)
 	if err != nil {
-		return nil, true, s.editorErr(ide.MethodDiagnostics, err)
+		return nil, true, late(ide.MethodDiagnostics, start, err)
 	}
 	return s.keepDiagnostics(files, path), true, nil
 }

@@ -214,11 +214,14 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 
 // confinement says whether the process pid runs inside gemkit's sandbox:
 // under a seccomp filter with no_new_privs (Landlock needs both), below
-// a gemkit process (bin). Otherwise it says what it found.
-func confinement(pid, bin string) string {
+// a gemkit process (bin). Otherwise it says what it found. ok is false
+// when the process, or an ancestor, ended before it could be read: a short-lived
+// one (a helper of Chromium's) tells nothing either way, as one that
+// starts and ends between two looks is not seen at all.
+func confinement(pid, bin string) (how string, ok bool) {
 	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
 	if err != nil {
-		return "gone before it could be read: " + err.Error()
+		return "", false
 	}
 	field := func(name string) string {
 		for _, l := range strings.Split(string(status), "\n") {
@@ -229,15 +232,15 @@ func confinement(pid, bin string) string {
 		return ""
 	}
 	if field("NoNewPrivs") != "1" || field("Seccomp") != "2" {
-		return "NoNewPrivs " + field("NoNewPrivs") + ", Seccomp " + field("Seccomp")
+		return "NoNewPrivs " + field("NoNewPrivs") + ", Seccomp " + field("Seccomp"), true
 	}
 	for p, n := field("PPid"), 0; p != "" && p != "0" && n < 16; n++ {
 		if exe, _ := os.Readlink(filepath.Join("/proc", p, "exe")); exe == bin {
-			return "sandboxed"
+			return "sandboxed", true
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", p, "status"))
 		if err != nil {
-			break
+			return "", false // an ancestor ended while it was looked at
 		}
 		next := ""
 		for _, l := range strings.Split(string(b), "\n") {
@@ -250,5 +253,5 @@ func confinement(pid, bin string) string {
 		}
 		p = next
 	}
-	return "confined, but not below gemkit"
+	return "confined, but not below gemkit", true
 }

@@ -297,7 +297,9 @@ func watchServers(proc, bin string) (stop func() map[string]string) {
 					continue
 				}
 				if _, forked := seen[statusField(pid, "PPid")]; !forked {
-					seen[pid] = confinement(pid, bin)
+					if how, ok := confinement(pid, bin); ok {
+						seen[pid] = how
+					}
 				}
 			}
 			select {
