@@ -446,7 +446,7 @@ func TestGeminiCloseDiffOfClaudeDiff(t *testing.T) {
 
 // slowOwn stands for gemkit's own servers that must start first: each
 // call waits for release, and records whether its context had ended by
-// then.
+// then. They serve Go files.
 type slowOwn struct {
 	path    string
 	release chan struct{}
@@ -462,11 +462,19 @@ func (o *slowOwn) Diagnostics(ctx context.Context, _ string) ([]FileDiagnostics,
 	return []FileDiagnostics{{Path: o.path, Diagnostics: []Diagnostic{{Message: "from gemkit's own server", Severity: ide.SevError}}}}, nil
 }
 
+func (o *slowOwn) Serves(path string) bool { return strings.HasSuffix(path, ".go") }
+
+func (o *slowOwn) answered() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.ended)
+}
+
 // shownEditor is a langEditor with a client for Go files only (none
-// for every file), which shows one warning for notes.txt.
+// for every file), which shows a warning in notes.txt and one in lib.go.
 type shownEditor struct {
 	clientsByExt
-	notes string
+	notes, lib string
 }
 
 func (e *shownEditor) LSPClients(_ context.Context, path string) ([]ide.LSPClient, error) {
@@ -477,19 +485,25 @@ func (e *shownEditor) LSPClients(_ context.Context, path string) ([]ide.LSPClien
 }
 
 func (e *shownEditor) Diagnostics(context.Context, string) ([]FileDiagnostics, error) {
-	return []FileDiagnostics{{Path: e.notes, Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: ide.SevWarning}}}}, nil
+	return []FileDiagnostics{
+		{Path: e.notes, Diagnostics: []Diagnostic{{Message: "what the editor shows", Severity: ide.SevWarning}}},
+		{Path: e.lib, Diagnostics: []Diagnostic{{Message: "what the editor shows in lib.go", Severity: ide.SevWarning}}},
+	}, nil
 }
 
 // Claude Code gives up on getDiagnostics after 500 ms for a file and 2 s
-// for all of them: the answer comes within less, with what the editor
-// shows, while gemkit's own servers, still starting, are left out. They
-// go on starting, and answer the next call. The editor's clients settle
-// for no longer than leaves time for the answer.
+// for all of them: the answer comes within less. While gemkit's own
+// servers are still starting, it holds what is complete without them:
+// a file they do not serve, with what the editor shows; all files but
+// those they serve (lib.go), since Claude Code would take their problems,
+// once in, for new ones. They go on starting, and answer the next call.
+// The editor's clients settle for no longer than leaves time for the
+// answer.
 func TestClaudeDiagnosticsInTime(t *testing.T) {
 	ws := t.TempDir()
-	notes, main := filepath.Join(ws, "notes.txt"), filepath.Join(ws, "main.go")
-	ed := &shownEditor{clientsByExt: clientsByExt{langEditor: langEditor{fakeEditor: newFakeEditor()}}, notes: notes}
-	own := &slowOwn{path: notes, release: make(chan struct{})}
+	notes, lib, main := filepath.Join(ws, "notes.txt"), filepath.Join(ws, "lib.go"), filepath.Join(ws, "main.go")
+	ed := &shownEditor{clientsByExt: clientsByExt{langEditor: langEditor{fakeEditor: newFakeEditor()}}, notes: notes, lib: lib}
+	own := &slowOwn{path: lib, release: make(chan struct{})}
 	srv := startServer(t, Config{Editor: ed, Workspace: []string{ws}, Claude: true, ClaudeLockDir: t.TempDir(), Diagnostics: own})
 	cc := dialClaude(t, srv)
 
@@ -499,22 +513,36 @@ func TestClaudeDiagnosticsInTime(t *testing.T) {
 	if r.IsError || !strings.Contains(r.texts()[0], "what the editor shows") || strings.Contains(r.texts()[0], "own server") {
 		t.Errorf("getDiagnostics(notes.txt) = %q, want the editor's alone", r.texts())
 	}
+	r = cc.tool("getDiagnostics", map[string]any{}, 10*time.Second)
+	if text := r.texts()[0]; r.IsError || !strings.Contains(text, "notes.txt") || strings.Contains(text, "lib.go") {
+		t.Errorf("getDiagnostics() = %q, want notes.txt's alone", r.texts())
+	}
 	close(own.release)
-	waitFor(t, func() bool {
-		own.mu.Lock()
-		defer own.mu.Unlock()
-		return len(own.ended) == 1
-	})
-	if own.ended[0] {
+	waitFor(t, func() bool { return own.answered() == 2 })
+	if own.ended[0] || own.ended[1] {
 		t.Error("gemkit's own servers were stopped when the answer went without them")
 	}
 	r = cc.tool("getDiagnostics", map[string]any{}, 10*time.Second)
-	if r.IsError || !strings.Contains(r.texts()[0], "what the editor shows") || !strings.Contains(r.texts()[0], "own server") {
+	if text := r.texts()[0]; r.IsError || !strings.Contains(text, "notes.txt") || !strings.Contains(text, "in lib.go") || !strings.Contains(text, "own server") {
 		t.Errorf("getDiagnostics() = %q, want the editor's and gemkit's own servers'", r.texts())
 	}
 
 	r = cc.tool("getDiagnostics", map[string]any{"uri": "file://" + main}, 10*time.Second)
 	if r.IsError || len(ed.settled) != 1 || ed.settled[0] > claudeFileDiagnosticsBudget-answerMargin {
 		t.Errorf("getDiagnostics(main.go) = %q; the editor's clients settled for %v, want at most %v", r.texts(), ed.settled, claudeFileDiagnosticsBudget-answerMargin)
+	}
+
+	// A front-end with no diagnostics of its own (the terminal): a file
+	// gemkit's servers serve, asked while they start, is an error, not
+	// an answer without their problems.
+	late := &slowOwn{path: lib, release: make(chan struct{})}
+	t.Cleanup(func() { close(late.release) })
+	term := startServer(t, Config{Editor: newFakeEditor(), Workspace: []string{ws}, Claude: true, ClaudeLockDir: t.TempDir(), Diagnostics: late})
+	tc := dialClaude(t, term)
+	if r := tc.tool("getDiagnostics", map[string]any{"uri": "file://" + lib}, 10*time.Second); !r.IsError || !strings.Contains(r.texts()[0], "did not answer in time") {
+		t.Errorf("getDiagnostics(lib.go) while gemkit's servers start = %q, want an error", r.texts())
+	}
+	if r := tc.tool("getDiagnostics", map[string]any{"uri": "file://" + notes}, 10*time.Second); r.IsError || r.texts()[0] != "[]" {
+		t.Errorf("getDiagnostics(notes.txt) while gemkit's servers start = %q, want none", r.texts())
 	}
 }

@@ -54,12 +54,13 @@ const answerMargin = 150 * time.Millisecond
 // Config's Diagnostics (gemkit's own servers). A plugin that lends none
 // answers with what it shows.
 //
-// The answer comes by ctx's deadline, with what came in time: an agent
-// that stops waiting (Claude Code) gains nothing from a later one.
-// gemkit's own servers may have to start first (a broker, a language
-// server in the sandbox, seconds on a loaded machine); they are asked
-// apart from the call, so a late answer of theirs is left out of this
-// one but finds them started for the next.
+// The answer comes by ctx's deadline: an agent that stops waiting
+// (Claude Code) gains nothing from a later one. gemkit's own servers may
+// have to start first (a broker, a language server in the sandbox,
+// seconds on a loaded machine); they are asked apart from the call, so
+// that a late answer of theirs finds them started for the next one, and
+// this one holds only the files whose answer is complete without them
+// (withoutOwn).
 func (s *Server) Diagnostics(ctx context.Context, path string) ([]FileDiagnostics, error) {
 	if files, ok, err := s.clientDiagnostics(ctx, path); ok {
 		return files, err
@@ -69,7 +70,11 @@ func (s *Server) Diagnostics(ctx context.Context, path string) ([]FileDiagnostic
 		if s.cfg.Diagnostics == nil {
 			return []FileDiagnostics{}, nil
 		}
-		return s.keepDiagnostics(s.ownDiagnostics(ctx, path)(), path), nil
+		own, ok := s.ownDiagnostics(ctx, path)()
+		if !ok {
+			return s.withoutOwn(nil, path)
+		}
+		return s.keepDiagnostics(own, path), nil
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.EditorTimeout)
@@ -112,9 +117,9 @@ func (s *Server) keepDiagnostics(files []FileDiagnostics, path string) []FileDia
 
 // ownDiagnostics asks Config's Diagnostics (gemkit's own servers) for
 // path's diagnostics, bounded by EditorTimeout but not by ctx, and
-// returns what waits for them until ctx ends: their answer, or none when
-// they failed or were late (which is logged).
-func (s *Server) ownDiagnostics(ctx context.Context, path string) (wait func() []FileDiagnostics) {
+// returns what waits for them until ctx ends: their answer (none when
+// they failed, which is logged), and ok false when it came too late.
+func (s *Server) ownDiagnostics(ctx context.Context, path string) (wait func() (files []FileDiagnostics, ok bool)) {
 	type answer struct {
 		files []FileDiagnostics
 		err   error
@@ -126,18 +131,54 @@ func (s *Server) ownDiagnostics(ctx context.Context, path string) (wait func() [
 		files, err := s.cfg.Diagnostics.Diagnostics(octx, path)
 		done <- answer{files, err}
 	}()
-	return func() []FileDiagnostics {
+	return func() ([]FileDiagnostics, bool) {
 		select {
 		case a := <-done:
 			if a.err != nil {
 				s.log.Debug("gemkit's own servers' diagnostics", "path", path, "err", a.err)
 			}
-			return a.files
+			return a.files, true
 		case <-ctx.Done():
 			s.log.Debug("gemkit's own servers' diagnostics came too late for this answer", "path", path)
-			return nil
+			return nil, false
 		}
 	}
+}
+
+// servesDiagnostics is a Config.Diagnostics that can tell, without
+// starting anything, whether it would answer for a file
+// (open.Diagnostics).
+type servesDiagnostics interface {
+	Serves(path string) bool
+}
+
+// withoutOwn is the answer for path ("" for all files) when gemkit's
+// own servers answered too late, from what the editor shows: only files
+// they would not answer for, as theirs would be incomplete. An agent
+// that compares answers (Claude Code takes a file's before an edit and
+// reports what is new after it) would otherwise take the problems they
+// find, once in time, for new ones. A file they serve asked alone is an
+// error.
+func (s *Server) withoutOwn(shown []FileDiagnostics, path string) ([]FileDiagnostics, error) {
+	serves := func(p string) bool {
+		if c, ok := s.cfg.Diagnostics.(servesDiagnostics); ok {
+			return c.Serves(p)
+		}
+		return true
+	}
+	if path != "" {
+		if serves(path) {
+			return nil, fmt.Errorf("gemkit's own language servers did not answer in time for %s (they may be starting); its diagnostics would be incomplete", path)
+		}
+		return s.keepDiagnostics(shown, path), nil
+	}
+	var out []FileDiagnostics
+	for _, f := range shown {
+		if filepath.IsAbs(f.Path) && !serves(f.Path) {
+			out = append(out, f)
+		}
+	}
+	return s.keepDiagnostics(out, path), nil
 }
 
 // clientDiagnostics answers Diagnostics from the editor's language
@@ -172,7 +213,12 @@ func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []Fi
 				return nil, true, late(ide.MethodDiagnostics, start, err)
 			}
 		}
-		return s.keepDiagnostics(mergeDiagnostics(shown, own()), path), true, nil
+		ownFiles, ok := own()
+		if !ok {
+			files, err := s.withoutOwn(shown, path)
+			return files, true, err
+		}
+		return s.keepDiagnostics(mergeDiagnostics(shown, ownFiles), path), true, nil
 	}
 	settle := min(claudeSettle, s.cfg.EditorTimeout/2)
 	if deadline, ok := ctx.Deadline(); ok {

@@ -31,7 +31,7 @@ func codeIntelApp(t *testing.T) (*app, string) {
 
 // Claude Code's getDiagnostics, for a front-end without diagnostics of
 // its own, comes from gopls: LSP's positions, as Claude Code reads them;
-// a file no server serves has none.
+// a file no server serves has none, and Serves says so.
 func TestOwnDiagnostics(t *testing.T) {
 	a, ws := codeIntelApp(t)
 	main := filepath.Join(ws, "main.go")
@@ -54,6 +54,12 @@ func TestOwnDiagnostics(t *testing.T) {
 	}
 	if files, err := d.Diagnostics(context.Background(), "/elsewhere/x.go"); err != nil || len(files) != 0 {
 		t.Errorf("a file outside the workspace: %+v %v", files, err)
+	}
+	// Whether gopls would answer, told without starting anything.
+	for path, want := range map[string]bool{main: true, notes: false, "/elsewhere/x.go": false} {
+		if got := d.Serves(path); got != want {
+			t.Errorf("Serves(%s) = %v, want %v", path, got, want)
+		}
 	}
 }
 

@@ -2,12 +2,14 @@ package open
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
 	"sync"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/langserver"
 )
 
 // Diagnostics answers a companion's diagnostics (Claude Code's
@@ -22,6 +24,13 @@ type Diagnostics struct {
 
 	mu     sync.Mutex
 	opened map[string]*Intel
+
+	// table is the language servers' table, read at the first Serves
+	// (cfgPath its config file); tableErr why it could not be.
+	tableOnce sync.Once
+	table     []langserver.Server
+	cfgPath   string
+	tableErr  error
 }
 
 // NewDiagnostics returns the Diagnostics of the workspace folders
@@ -54,6 +63,28 @@ func (d *Diagnostics) tools(ws string) (*codeintel.Tools, error) {
 	}
 	d.opened[ws] = in
 	return in.Tools, nil
+}
+
+// Serves reports, without starting anything, whether one of gemkit's
+// own servers would answer for path (a file of a workspace folder, of a
+// language the table has a server on PATH for): the companion then
+// knows an answer late from them would leave path's incomplete. A table
+// that cannot be read serves every file.
+func (d *Diagnostics) Serves(path string) bool {
+	in := false
+	for _, w := range d.workspace {
+		in = in || fsutil.Within(w, path)
+	}
+	if !in {
+		return false
+	}
+	d.tableOnce.Do(func() {
+		var lsc langserver.Config
+		if d.cfgPath, lsc, d.tableErr = load(d.cfg.ConfigPath); d.tableErr == nil {
+			d.table, d.tableErr = lsc.Table()
+		}
+	})
+	return d.tableErr != nil || langserver.Check(d.table, exec.LookPath, d.cfgPath, path) == nil
 }
 
 // Diagnostics implements companion.DiagnosticsEditor: the diagnostics of
