@@ -262,6 +262,10 @@ func TestSlowClients(t *testing.T) {
 		} {
 			t.Run(tg.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
+				// Taken before the dial: the server's header deadline
+				// runs from its accept, which may come before the
+				// write below returns.
+				start := time.Now()
 				conn, err := net.Dial("tcp", tg.addr)
 				if err != nil {
 					t.Fatal(err)
@@ -270,7 +274,6 @@ func TestSlowClients(t *testing.T) {
 				if _, err := io.WriteString(conn, c.start); err != nil {
 					t.Fatal(err)
 				}
-				start := time.Now()
 				stop := make(chan struct{})
 				defer close(stop)
 				go func() {
