@@ -87,15 +87,29 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, []Failure) {
 }
 
 // list returns the server's catalog, starting it to list it once (and
-// again after it said a list changed).
+// again after it said a list changed), or answering from its kept
+// catalog the first time (kept.go).
 func (s *server) list(ctx context.Context) (Catalog, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.confirmErr; err != nil {
+		s.confirmErr = nil
+		return Catalog{}, err
+	}
 	if s.listed && !s.stale.Load() {
 		return s.catalog, nil
 	}
+	if c, ok, err := s.fromKept(); ok {
+		return c, err
+	}
 	// A change said from here on is listed again next time.
 	s.stale.Store(false)
+	return s.listNow(ctx)
+}
+
+// listNow lists the server, starting it when it is not running, and
+// keeps what it listed. The caller holds s.mu.
+func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	r, err := s.ensure(ctx)
 	if err != nil {
 		return Catalog{}, err
@@ -111,6 +125,7 @@ func (s *server) list(ctx context.Context) (Catalog, error) {
 	}
 	s.catalog, s.listed = c, true
 	s.touch()
+	s.keep(c)
 	return c, nil
 }
 

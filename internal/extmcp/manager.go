@@ -106,7 +106,8 @@ func (m *Manager) Sync(specs []Spec) bool {
 			}
 			old.stop()
 		}
-		m.servers[sp.Key()] = &server{m: m, spec: sp, stderr: &tail{}}
+		life, end := context.WithCancel(context.Background())
+		m.servers[sp.Key()] = &server{m: m, spec: sp, stderr: &tail{}, life: life, end: end}
 		changed = true
 	}
 	for k, s := range m.servers {
@@ -150,6 +151,11 @@ type server struct {
 	m      *Manager
 	spec   Spec
 	stderr *tail
+	// life ends (end) when the server is stopped for good: what works
+	// for no caller (the start behind a kept catalog's answer) stops
+	// then, before stop waits for s.mu, which it holds.
+	life context.Context
+	end  context.CancelFunc
 
 	mu      sync.Mutex
 	run     *running
@@ -157,6 +163,12 @@ type server struct {
 	catalog Catalog  // what it offers, as last listed
 	listed  bool
 	stale   atomic.Bool // it said a list changed since it was listed
+	// unconfirmed: catalog is the kept one, answered before the server
+	// started (kept.go); keptTried: the kept one was looked for;
+	// confirmErr: why the server, started behind that answer, could not
+	// list, said at the next listing.
+	unconfirmed, keptTried bool
+	confirmErr             error
 	// subs are the URIs subscribed to (resources/subscribe): sent again
 	// when the server starts again, and they keep it from idling.
 	subs    map[string]bool
@@ -519,6 +531,9 @@ func (s *server) kill() {
 
 // stop stops the server for good.
 func (s *server) stop() {
+	if s.end != nil {
+		s.end()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = true

@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -690,4 +692,185 @@ func TestAllowedGateSandboxed(t *testing.T) {
 	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { _, err := os.Stat(filepath.Join(data, "ran")); return err == nil }) {
 		t.Errorf("the program did not run with consent; the log:\n%s", s.log.String())
 	}
+}
+
+// TestKeptCatalog: what a server listed is kept (0600, by what starts
+// it), and another Manager (another gemkit mcp) answers its first
+// listing from there once consent is checked, before the server has
+// started; the server, started behind the answer, confirms it, replaces
+// it (the listener hears the lists changed), or, when it cannot start,
+// takes its tools away and the next listing says why. Without consent
+// nothing kept is answered, and a server started otherwise is listed
+// afresh.
+func TestKeptCatalog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers of its own: runs without -short, as in CI")
+	}
+	s := newSetup(t, 30*time.Second)
+	ctx := context.Background()
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	s.m.Sync([]extmcp.Spec{fx})
+	first, failed := s.m.Tools(ctx)
+	if len(failed) > 0 || !toolNames(first, "fixture")["ok"] {
+		t.Fatalf("the first listing: %v, %+v", toolNames(first, "fixture"), failed)
+	}
+	keptDir := filepath.Join(s.home, ".local", "share", "gemkit", "server-catalogs")
+	files, _ := filepath.Glob(filepath.Join(keptDir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("kept catalogs %v, want one", files)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the kept catalog: %v, %v", fi.Mode(), err)
+	}
+	keptFile := files[0]
+	original, _ := os.ReadFile(keptFile)
+
+	// manager is another gemkit mcp of the same person, whose consent
+	// check is allowed.
+	manager := func(sp extmcp.Spec, allowed func() error) (*extmcp.Manager, <-chan extmcp.Event) {
+		l := &sandbox.Launcher{}
+		t.Cleanup(func() { l.Close() })
+		m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: s.ws, Timeout: 30 * time.Second,
+			Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home}})
+		t.Cleanup(m.Close)
+		events := make(chan extmcp.Event, 16)
+		m.Listen(func(ev extmcp.Event) {
+			select {
+			case events <- ev:
+			default:
+			}
+		})
+		sp.Allowed = allowed
+		m.Sync([]extmcp.Spec{sp})
+		return m, events
+	}
+	listChanged := func(events <-chan extmcp.Event) {
+		t.Helper()
+		for {
+			select {
+			case ev := <-events:
+				if ev.Method == "notifications/tools/list_changed" {
+					return
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the listener did not hear that the lists changed")
+			}
+		}
+	}
+
+	t.Run("answered before the start", func(t *testing.T) {
+		// The start's own consent check (the second) waits: an answer
+		// meanwhile is one the server, which runs only past it, did not
+		// give.
+		release := make(chan struct{})
+		var checks atomic.Int32
+		m, _ := manager(fx, func() error {
+			if checks.Add(1) > 1 {
+				<-release
+			}
+			return nil
+		})
+		tools, failed := m.Tools(ctx)
+		// The answer's check was the first; the start behind it comes
+		// to the second (a listing that started the server would have
+		// made one check only).
+		started := gemkittest.Poll(20*time.Second, 10*time.Millisecond, func() bool { return checks.Load() == 2 })
+		close(release)
+		if !started {
+			t.Errorf("%d consent checks: the server was not started behind the answer", checks.Load())
+		}
+		if len(failed) > 0 || len(tools) != len(first) || !toolNames(tools, "fixture")["ok"] {
+			t.Fatalf("answered %v, %+v; want the kept tools", toolNames(tools, "fixture"), failed)
+		}
+		if text, _, err := call(t, m, fx, "ok", map[string]any{}); err != nil || text != "ok" {
+			t.Errorf("a call after the kept answer: %q %v", text, err)
+		}
+	})
+
+	t.Run("closed while starting", func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		var checks atomic.Int32
+		m, _ := manager(fx, func() error {
+			if checks.Add(1) > 1 {
+				<-release
+			}
+			return nil
+		})
+		m.Tools(ctx)
+		if !gemkittest.Poll(20*time.Second, 10*time.Millisecond, func() bool { return checks.Load() == 2 }) {
+			t.Fatal("the server was not started behind the answer")
+		}
+		// The start waits for consent for up to 20 s (MaxStart); what
+		// works for no caller stops when the Manager closes.
+		closed := make(chan struct{})
+		go func() { m.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close waited for the start behind the kept answer")
+		}
+	})
+
+	t.Run("replaced", func(t *testing.T) {
+		var k map[string]any
+		if err := json.Unmarshal(original, &k); err != nil {
+			t.Fatal(err)
+		}
+		k["tools"] = append(k["tools"].([]any), map[string]any{"Name": "gone_since", "InputSchema": map[string]any{"type": "object"}})
+		b, _ := json.Marshal(k)
+		if err := os.WriteFile(keptFile, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, events := manager(fx, nil)
+		if tools, _ := m.Tools(ctx); !toolNames(tools, "fixture")["gone_since"] {
+			t.Fatalf("answered %v, want the kept tools", toolNames(tools, "fixture"))
+		}
+		listChanged(events)
+		tools, failed := m.Tools(ctx)
+		if names := toolNames(tools, "fixture"); len(failed) > 0 || names["gone_since"] || !names["ok"] {
+			t.Errorf("after the server listed: %v, %+v", names, failed)
+		}
+		if b, _ := os.ReadFile(keptFile); strings.Contains(string(b), "gone_since") || !strings.Contains(string(b), `"ok"`) {
+			t.Errorf("the kept catalog was not replaced: %s", b)
+		}
+	})
+
+	t.Run("cannot start", func(t *testing.T) {
+		var checks atomic.Int32
+		refused := "you have not agreed to the extension realmcp as it is now"
+		m, events := manager(fx, func() error {
+			if checks.Add(1) > 1 {
+				return errors.New(refused)
+			}
+			return nil
+		})
+		if tools, _ := m.Tools(ctx); !toolNames(tools, "fixture")["ok"] {
+			t.Fatalf("answered %v, want the kept tools", toolNames(tools, "fixture"))
+		}
+		listChanged(events)
+		tools, failed := m.Tools(ctx)
+		if len(tools) > 0 || len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), refused) {
+			t.Errorf("after the start failed: %v, %+v; want no tools and why", toolNames(tools, "fixture"), failed)
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		m, _ := manager(fx, func() error { return errors.New("you have not agreed to the extension realmcp") })
+		tools, failed := m.Tools(ctx)
+		if len(tools) > 0 || len(failed) != 1 {
+			t.Errorf("without consent: %v, %+v; want no tools and why", toolNames(tools, "fixture"), failed)
+		}
+	})
+
+	t.Run("started otherwise", func(t *testing.T) {
+		var checks atomic.Int32
+		other := fx
+		other.Args = append(slices.Clone(fx.Args), "--other")
+		m, _ := manager(other, func() error { checks.Add(1); return nil })
+		tools, failed := m.Tools(ctx)
+		if len(failed) > 0 || !toolNames(tools, "fixture")["ok"] || checks.Load() != 1 {
+			t.Errorf("%v, %+v, %d consent checks; want the server listed (one check, its start's)", toolNames(tools, "fixture"), failed, checks.Load())
+		}
+	})
 }

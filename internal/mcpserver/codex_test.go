@@ -127,6 +127,12 @@ func TestCodex(t *testing.T) {
 // returns what it printed; the test fails if it fails.
 func runCodex(t *testing.T, f *fixture, api *responsesAPI, prompt string) string {
 	t.Helper()
+	return runCodexRequired(t, f, api, prompt, true)
+}
+
+// runCodexRequired is runCodex with gemkit mcp required or not.
+func runCodexRequired(t *testing.T, f *fixture, api *responsesAPI, prompt string, required bool) string {
+	t.Helper()
 	_, interop := gemkittest.Interop(t, "@openai/codex-linux-x64/package.json")
 	codex := filepath.Join(interop, "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex")
 	chome := filepath.Join(f.root, "codex")
@@ -148,8 +154,8 @@ stream_max_retries = 0
 command = %q
 args = ["mcp", "--workspace", %q]
 env = { HOME = %q }
-required = true
-`, api.url, f.bin, f.ws, f.home)
+required = %t
+`, api.url, f.bin, f.ws, f.home, required)
 	if err := os.WriteFile(filepath.Join(chome, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

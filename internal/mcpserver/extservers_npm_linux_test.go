@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +240,52 @@ func TestCodexNPMServers(t *testing.T) {
 		t.Errorf("server-everything's answer did not reach the model: %.2000s\ntools offered: %s\n%s", in[len(in)-min(len(in), 600):], tools, out)
 	}
 	allSandboxed(t, seen, 3)
+}
+
+// slowManifest starts server-everything three seconds late: longer than
+// the second Codex gives a server it does not require to list its tools
+// before a turn.
+const slowManifest = `{"name": "npmmcp", "version": "1.0.0", "description": "A reference MCP server that starts slowly.",
+ "mcpServers": {
+  "everything": {"command": "sh", "args": ["-c", "sleep 3; exec node \"$0\"", "${extensionPath}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"]}
+ }}`
+
+// TestCodexKeptCatalog: Codex 0.169 offers a turn the tools of a server
+// it does not require only when they are listed within a second
+// (openai/codex#31641, list_all_tools_for_turn). With gemkit mcp set up
+// without `required`, and a switched extension whose server takes three
+// seconds to start, a gemkit mcp that listed the server before (another
+// client's session) kept its catalog: the next one answers Codex's
+// tools/list from there at once, the model calls server-everything's
+// echo in the first turn, and the answer, from the server started behind
+// the list, reaches it. Without the kept catalog the turn has none of
+// the server's tools.
+func TestCodexKeptCatalog(t *testing.T) {
+	gemkittest.SkipShort(t, "the real Codex CLI and an MCP server from npm")
+	gemkittest.Interop(t) // node, for the server
+	f := newFixture(t)
+	linkNPMServers(t, f, slowManifest)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	before := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	tools, err := before.c.ListTools(ctx)
+	if err != nil || !slices.ContainsFunc(tools, func(tl mcpclient.Tool) bool { return tl.Name == "npmmcp_echo" }) {
+		t.Fatalf("the first listing: %v\n%s", err, before.stderr.String())
+	}
+	before.c.Close()
+	before.stdin.Close()
+	before.cmd.Wait()
+
+	api := codexCallOnce(t, "npmmcp_echo", `{"message":"`+npmEchoMarker+`"}`, "Echoed.")
+	out := runCodexRequired(t, f, api, "Echo the marker.", false)
+	reqs := api.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests to the model, want 2\n%s", len(reqs), out)
+	}
+	if in, _ := json.Marshal(reqs[1]["input"]); !strings.Contains(string(in), "Echo: "+npmEchoMarker) {
+		tools, _ := json.Marshal(reqs[0]["tools"])
+		t.Errorf("server-everything's answer did not reach the model: %.2000s\ntools offered: %s\n%s", in[len(in)-min(len(in), 600):], tools, out)
+	}
 }
 
 // TestOpenCodeNPMServers: the real OpenCode, with gemkit mcp set up as
