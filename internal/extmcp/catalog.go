@@ -91,17 +91,24 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, []Failure) {
 // catalog the first time (kept.go).
 func (s *server) list(ctx context.Context) (Catalog, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := s.confirmErr; err != nil {
 		s.confirmErr = nil
+		s.mu.Unlock()
 		return Catalog{}, err
 	}
 	if s.listed && !s.stale.Load() {
+		defer s.mu.Unlock()
 		return s.catalog, nil
 	}
-	if c, ok, err := s.fromKept(); ok {
-		return c, err
+	if c, v, ok := s.fromKept(); ok {
+		// The start behind the answer holds s.mu.
+		s.mu.Unlock()
+		if err := v.wait(ctx); err != nil {
+			return Catalog{}, err
+		}
+		return c, nil
 	}
+	defer s.mu.Unlock()
 	// A change said from here on is listed again next time.
 	s.stale.Store(false)
 	return s.listNow(ctx)

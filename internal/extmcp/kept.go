@@ -1,6 +1,7 @@
 package extmcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/mcpclient"
@@ -19,8 +19,9 @@ import (
 // what it declared is (completions.go). A gemkit mcp that has not
 // started the server yet answers a client's first list from there, once
 // the person's consent to the extension as it is now is checked, and
-// starts the server behind the answer: its own listing then confirms
-// the kept one, or replaces it and tells the clients (list_changed), or,
+// starts the server behind the answer (the check and the sandbox's
+// set-up at once, as at any start): its own listing then confirms the
+// kept one, or replaces it and tells the clients (list_changed), or,
 // when the server cannot start, takes its entries away and the next
 // listing reports why. A client that gives slow servers little time
 // gets their tools all the same: Codex lists an optional server's tools
@@ -35,10 +36,21 @@ const maxKept = 16 << 20
 type keptCatalog struct {
 	// Start is the fingerprint of what started it (Spec.fingerprint).
 	Start     string           `json:"start"`
-	Tools     []mcpclient.Tool `json:"tools"`
+	Tools     []keptTool       `json:"tools"`
 	Prompts   []mcpclient.Item `json:"prompts,omitempty"`
 	Resources []mcpclient.Item `json:"resources,omitempty"`
 	Templates []mcpclient.Item `json:"templates,omitempty"`
+}
+
+// keptTool is an mcpclient.Tool as kept: what the server did not send
+// stays absent, so that it reads back as it was listed.
+type keptTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	Title        string          `json:"title,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
 }
 
 // CatalogsPath is the folder of the kept catalogs
@@ -90,7 +102,7 @@ func (s *server) readKept() (c Catalog, ok bool) {
 func (s *server) catalogOf(k keptCatalog) Catalog {
 	var c Catalog
 	for _, t := range k.Tools {
-		c.Tools = append(c.Tools, Tool{Spec: s.spec, Tool: t})
+		c.Tools = append(c.Tools, Tool{Spec: s.spec, Tool: mcpclient.Tool(t)})
 	}
 	items := func(in []mcpclient.Item) []Item {
 		out := make([]Item, 0, len(in))
@@ -105,9 +117,9 @@ func (s *server) catalogOf(k keptCatalog) Catalog {
 
 // keptOf is c as kept.
 func (s *server) keptOf(c Catalog) keptCatalog {
-	k := keptCatalog{Start: s.spec.fingerprint(), Tools: []mcpclient.Tool{}}
+	k := keptCatalog{Start: s.spec.fingerprint(), Tools: []keptTool{}}
 	for _, t := range c.Tools {
-		k.Tools = append(k.Tools, t.Tool)
+		k.Tools = append(k.Tools, keptTool(t.Tool))
 	}
 	items := func(in []Item) []mcpclient.Item {
 		var out []mcpclient.Item
@@ -123,16 +135,18 @@ func (s *server) keptOf(c Catalog) keptCatalog {
 // keep writes c as the server's kept catalog (0600, atomically) when it
 // differs from what is kept. The caller holds s.mu.
 func (s *server) keep(c Catalog) {
-	if kept, ok := s.readKept(); ok && sameCatalog(kept, c) {
+	b, err := json.Marshal(s.keptOf(c))
+	if err != nil {
+		s.m.log.Debug("keeping a server's catalog", "extension", s.spec.Extension, "server", s.spec.Server, "err", err)
+		return
+	}
+	if kept, ok := s.readKept(); ok && s.sameCatalog(kept, c) {
 		return
 	}
 	path, err := s.keptPath()
 	if err == nil {
-		var b []byte
-		if b, err = json.Marshal(s.keptOf(c)); err == nil {
-			if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-				err = fsutil.WriteFileAtomic(path, append(b, '\n'), 0o600)
-			}
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			err = fsutil.WriteFileAtomic(path, append(b, '\n'), 0o600)
 		}
 	}
 	if err != nil {
@@ -140,52 +154,71 @@ func (s *server) keep(c Catalog) {
 	}
 }
 
-// sameCatalog reports whether a and b offer the same.
-func sameCatalog(a, b Catalog) bool {
-	norm := func(c Catalog) Catalog {
-		for _, l := range []*[]Item{&c.Prompts, &c.Resources, &c.Templates} {
-			if len(*l) == 0 {
-				*l = nil
-			}
-		}
-		if len(c.Tools) == 0 {
-			c.Tools = nil
-		}
-		return c
-	}
-	return reflect.DeepEqual(norm(a), norm(b))
+// sameCatalog reports whether a and b, catalogs of the server, offer the
+// same: whether they are kept alike (JSON, each schema compacted, as
+// the encoder writes a json.RawMessage).
+func (s *server) sameCatalog(a, b Catalog) bool {
+	ja, erra := json.Marshal(s.keptOf(a))
+	jb, errb := json.Marshal(s.keptOf(b))
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
 }
 
-// fromKept answers a listing from the kept catalog when the server has
-// not been listed in this process (nor answered from it before: a kept
-// catalog that its server did not confirm is not offered again), and
-// the person agrees to the
-// extension as it is now, and starts the server behind the answer
-// (confirm); ok is false when there is no kept catalog to answer from.
-// The caller holds s.mu.
-func (s *server) fromKept() (c Catalog, ok bool, err error) {
+// verdict is a consent check under way (Spec.Allowed), which more than
+// one may wait for: the answer from a kept catalog and the start behind
+// it share one.
+type verdict struct {
+	done chan struct{}
+	err  error
+}
+
+// check starts the server's consent check.
+func (s *server) check() *verdict {
+	v := &verdict{done: make(chan struct{})}
+	go func() {
+		v.err = s.allowed()
+		close(v.done)
+	}()
+	return v
+}
+
+// wait returns the check's verdict, or ctx's error if it ends first.
+func (v *verdict) wait(ctx context.Context) error {
+	select {
+	case <-v.done:
+		return v.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fromKept finds the kept catalog to answer a listing from, when the
+// server has not been listed in this process (nor answered from it
+// before: a kept catalog its server did not confirm is not offered
+// again). It starts the consent check and, behind it, the server
+// (confirm), whose start uses the same check (s.consent); the answer
+// waits for the check only. ok is false when there is no kept catalog
+// to answer from. The caller holds s.mu.
+func (s *server) fromKept() (c Catalog, v *verdict, ok bool) {
 	if s.listed || s.run != nil || s.gone || s.keptTried {
-		return c, false, nil
+		return c, nil, false
 	}
 	s.keptTried = true
-	c, ok = s.readKept()
-	if !ok {
-		return c, false, nil
+	if c, ok = s.readKept(); !ok {
+		return c, nil, false
 	}
-	if err := s.allowed(); err != nil {
-		return Catalog{}, true, err
-	}
-	s.catalog, s.listed, s.unconfirmed = c, true, true
-	go s.confirm()
-	return c, true, nil
+	v = s.check()
+	s.consent = v
+	go s.confirm(c, v)
+	return c, v, true
 }
 
 // confirm starts the server whose catalog was answered from the kept
-// one, and lists it. A different catalog replaces the kept one; a
+// one, c, and lists it. A different catalog replaces the kept one; a
 // server that cannot start or list offers nothing until it is listed
 // again, and that listing says why (confirmErr). Either way the
-// listener hears that the server's lists changed.
-func (s *server) confirm() {
+// listener hears that the server's lists changed. A refused consent
+// check was the answer itself, and changes nothing here.
+func (s *server) confirm(kept Catalog, v *verdict) {
 	life := s.life
 	if life == nil {
 		life = context.Background()
@@ -193,18 +226,21 @@ func (s *server) confirm() {
 	ctx, cancel := context.WithTimeout(life, s.startTimeout())
 	defer cancel()
 	s.mu.Lock()
-	if !s.unconfirmed || s.gone {
+	if s.listed || s.gone {
 		s.mu.Unlock()
 		return
 	}
-	s.unconfirmed = false
-	kept := s.catalog
 	c, err := s.listNow(ctx)
 	changed := !s.gone
 	if err != nil {
-		s.catalog, s.listed, s.confirmErr = Catalog{}, false, err
+		<-v.done
+		if v.err == nil {
+			s.confirmErr = err
+		} else {
+			changed = false
+		}
 	} else {
-		changed = changed && !sameCatalog(c, kept)
+		changed = changed && !s.sameCatalog(c, kept)
 	}
 	s.mu.Unlock()
 	if !changed {

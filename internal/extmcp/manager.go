@@ -163,12 +163,13 @@ type server struct {
 	catalog Catalog  // what it offers, as last listed
 	listed  bool
 	stale   atomic.Bool // it said a list changed since it was listed
-	// unconfirmed: catalog is the kept one, answered before the server
-	// started (kept.go); keptTried: the kept one was looked for;
-	// confirmErr: why the server, started behind that answer, could not
-	// list, said at the next listing.
-	unconfirmed, keptTried bool
-	confirmErr             error
+	// keptTried: the kept catalog was looked for (kept.go); consent:
+	// the consent check the next start uses, begun for the answer from
+	// it; confirmErr: why the server, started behind that answer, could
+	// not list, said at the next listing.
+	keptTried  bool
+	consent    *verdict
+	confirmErr error
 	// subs are the URIs subscribed to (resources/subscribe): sent again
 	// when the server starts again, and they keep it from idling.
 	subs    map[string]bool
@@ -289,9 +290,17 @@ func (s *server) start(ctx context.Context) (*running, error) {
 }
 
 // startOrConnect starts a stdio server, or connects to a remote one.
+// The caller holds s.mu.
 func (s *server) startOrConnect(ctx context.Context) (*running, error) {
+	// The consent check begun for an answer from the kept catalog, else
+	// one of this start's own.
+	v := s.consent
+	s.consent = nil
+	if v == nil {
+		v = s.check()
+	}
 	if s.spec.Remote() {
-		if err := s.allowed(); err != nil {
+		if err := v.wait(ctx); err != nil {
 			return nil, err
 		}
 		return s.connect(ctx)
@@ -300,28 +309,13 @@ func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 	// command): it hashes the extension's folder, which for a server
 	// shipped with its node_modules takes as long as the set-up. The
 	// program runs only once it has passed.
-	allowed := make(chan error, 1)
-	go func() { allowed <- s.allowed() }()
-	gate := func(ctx context.Context) error {
-		select {
-		case err := <-allowed:
-			allowed <- err // for a start that failed otherwise, below
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	r, err := s.startStdio(ctx, gate)
+	r, err := s.startStdio(ctx, v.wait)
 	if err != nil {
 		// Not agreed to is what the person must act on first, whatever
 		// else failed; what no longer waits for the start does not wait
 		// for the check either.
-		select {
-		case aerr := <-allowed:
-			if aerr != nil {
-				return nil, aerr
-			}
-		case <-ctx.Done():
+		if aerr := v.wait(ctx); aerr != nil && ctx.Err() == nil {
+			return nil, aerr
 		}
 	}
 	return r, err
