@@ -553,7 +553,7 @@ func TestUnprivileged(t *testing.T) {
 	if os.Getuid() == 0 {
 		extensionDir(t)
 	}
-	sandboxtest.RerunUnprivileged(t, "^Test(RealServers|Closed|BadServers|NothingLeftRunning)$")
+	sandboxtest.RerunUnprivileged(t, "^Test(RealServers|Closed|BadServers|NothingLeftRunning|KeptCatalog)$")
 }
 
 // running lists the pids whose command line names dir.
