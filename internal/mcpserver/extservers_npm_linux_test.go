@@ -231,6 +231,14 @@ func TestCodexNPMServers(t *testing.T) {
 	stop := watchServers(npmServersProc, f.bin)
 	out := runCodex(t, f, api, "Echo the marker.")
 	seen := stop()
+	wantCodexEcho(t, api, out)
+	allSandboxed(t, seen, 3)
+}
+
+// wantCodexEcho checks that Codex asked api twice, the second time with
+// server-everything's echo of npmEchoMarker (out is what Codex printed).
+func wantCodexEcho(t *testing.T, api *responsesAPI, out string) {
+	t.Helper()
 	reqs := api.requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests to the model, want 2\n%s", len(reqs), out)
@@ -239,7 +247,6 @@ func TestCodexNPMServers(t *testing.T) {
 		tools, _ := json.Marshal(reqs[0]["tools"])
 		t.Errorf("server-everything's answer did not reach the model: %.2000s\ntools offered: %s\n%s", in[len(in)-min(len(in), 600):], tools, out)
 	}
-	allSandboxed(t, seen, 3)
 }
 
 // slowManifest starts server-everything three seconds late: longer than
@@ -278,14 +285,7 @@ func TestCodexKeptCatalog(t *testing.T) {
 
 	api := codexCallOnce(t, "npmmcp_echo", `{"message":"`+npmEchoMarker+`"}`, "Echoed.")
 	out := runCodexRequired(t, f, api, "Echo the marker.", false)
-	reqs := api.requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests to the model, want 2\n%s", len(reqs), out)
-	}
-	if in, _ := json.Marshal(reqs[1]["input"]); !strings.Contains(string(in), "Echo: "+npmEchoMarker) {
-		tools, _ := json.Marshal(reqs[0]["tools"])
-		t.Errorf("server-everything's answer did not reach the model: %.2000s\ntools offered: %s\n%s", in[len(in)-min(len(in), 600):], tools, out)
-	}
+	wantCodexEcho(t, api, out)
 }
 
 // TestOpenCodeNPMServers: the real OpenCode, with gemkit mcp set up as
