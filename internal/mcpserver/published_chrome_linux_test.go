@@ -191,6 +191,35 @@ func TestClaudeCodePublishedChromeDevTools(t *testing.T) {
 	check()
 }
 
+// toldOf reports whether a call's result tells the model that the
+// sandbox refused chrome-devtools-mcp what (among, at most, its update
+// check's host), and gives the one command that allows it with flag.
+func toldOf(text, what, flag string) bool {
+	const head, tail = "gemkit's sandbox refused this MCP server during the call: ", " The person (not the model) can allow it with: gemkit extensions sandbox chrome-devtools-mcp"
+	_, rest, ok := strings.Cut(text, head)
+	refused, command, ok2 := strings.Cut(rest, tail)
+	if !ok || !ok2 {
+		return false
+	}
+	update := regexp.MustCompile(`^the host registry\.npmjs\.org \([^)]*\)$`)
+	saw := false
+	for _, r := range strings.Split(strings.TrimSuffix(refused, "."), "; ") {
+		switch {
+		case r == what:
+			saw = true
+		case !update.MatchString(r):
+			return false
+		}
+	}
+	flags, _, _ := strings.Cut(command, " (")
+	for _, f := range regexp.MustCompile(`--allow-host registry\.npmjs\.org|--[a-z-]+`).FindAllString(flags, -1) {
+		if f != flag && f != "--allow-host registry.npmjs.org" {
+			return false
+		}
+	}
+	return saw && strings.Contains(flags, flag)
+}
+
 // TestChromeDevToolsWithoutUnixSockets: switched without
 // --allow-unix-sockets, the server starts but Chromium cannot (it
 // creates Unix sockets at start); the call fails, and the person is told
@@ -216,10 +245,9 @@ func TestChromeDevToolsWithoutUnixSockets(t *testing.T) {
 	allow := "gemkit extensions sandbox chrome-devtools-mcp --allow-unix-sockets"
 	// The server's update check (a fetch of registry.npmjs.org, which it
 	// makes from a process of its own after it starts) may fall within
-	// the call: it is then refused and told too, first, and the one
-	// command allows both.
-	told := regexp.MustCompile(`gemkit's sandbox refused this MCP server during the call: (the host registry\.npmjs\.org \([^)]*\); )?a Unix socket\. The person \(not the model\) can allow it with: gemkit extensions sandbox chrome-devtools-mcp (--allow-host registry\.npmjs\.org )?--allow-unix-sockets`)
-	if text := res.Text("\n"); !res.IsError || !told.MatchString(text) {
+	// the call: it is then refused and told too, in the order they came,
+	// and the one command allows both.
+	if text := res.Text("\n"); !res.IsError || !toldOf(text, "a Unix socket", "--allow-unix-sockets") {
 		t.Errorf("the model is not told of the refusal: %v %q\n%s", res.IsError, text, run.stderr.String())
 	}
 	person := "extension chrome-devtools-mcp's MCP server chrome-devtools was refused a Unix socket (Unix-domain sockets not allowed); to allow it: " + allow
