@@ -132,11 +132,12 @@ type claudeFileDiagnostics struct {
 // before an edit) and 2 s for every file's (after the edit), and asks no
 // more while a fetch it gave up on is unanswered (getDiagnostics in
 // @anthropic-ai/claude-code 2.1.330's IDE diagnostics manager: timeouts
-// of 500 and 2000 ms, "in_flight"). gemkit answers within less, with
-// what came in time (Server.Diagnostics).
+// of 500 and 2000 ms, "in_flight"). gemkit answers within half of each
+// (Server.Diagnostics), the other half left to the answer's way and to
+// a loaded machine, whose Node may take long to read it.
 const (
-	claudeFileDiagnosticsBudget = 400 * time.Millisecond
-	claudeAllDiagnosticsBudget  = 1500 * time.Millisecond
+	claudeFileDiagnosticsBudget = 250 * time.Millisecond
+	claudeAllDiagnosticsBudget  = time.Second
 )
 
 func (c *claudeEndpoint) getDiagnostics(ctx context.Context, args map[string]any) (*callResult, error) {

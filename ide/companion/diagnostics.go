@@ -119,6 +119,10 @@ func (s *Server) keepDiagnostics(files []FileDiagnostics, path string) []FileDia
 // path's diagnostics, bounded by EditorTimeout but not by ctx, and
 // returns what waits for them until ctx ends: their answer (none when
 // they failed, which is logged), and ok false when it came too late.
+// For every file, before they have ever answered for every file (they
+// start then: a broker, each language's server), it does not wait
+// beyond what they answered already: the answer would come at ctx's
+// end, near the agent's, for nothing.
 func (s *Server) ownDiagnostics(ctx context.Context, path string) (wait func() (files []FileDiagnostics, ok bool)) {
 	type answer struct {
 		files []FileDiagnostics
@@ -129,15 +133,30 @@ func (s *Server) ownDiagnostics(ctx context.Context, path string) (wait func() (
 		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.EditorTimeout)
 		defer cancel()
 		files, err := s.cfg.Diagnostics.Diagnostics(octx, path)
+		if err == nil && path == "" {
+			s.ownAll.Store(true)
+		}
 		done <- answer{files, err}
 	}()
+	got := func(a answer) ([]FileDiagnostics, bool) {
+		if a.err != nil {
+			s.log.Debug("gemkit's own servers' diagnostics", "path", path, "err", a.err)
+		}
+		return a.files, true
+	}
 	return func() ([]FileDiagnostics, bool) {
+		if path == "" && !s.ownAll.Load() {
+			select {
+			case a := <-done:
+				return got(a)
+			default:
+				s.log.Debug("gemkit's own servers are starting; answered without them", "path", path)
+				return nil, false
+			}
+		}
 		select {
 		case a := <-done:
-			if a.err != nil {
-				s.log.Debug("gemkit's own servers' diagnostics", "path", path, "err", a.err)
-			}
-			return a.files, true
+			return got(a)
 		case <-ctx.Done():
 			s.log.Debug("gemkit's own servers' diagnostics came too late for this answer", "path", path)
 			return nil, false

@@ -151,6 +151,9 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	editor Editor
+	// ownAll: gemkit's own servers (Config.Diagnostics) have answered for
+	// every file once, so they have started (diagnostics.go).
+	ownAll atomic.Bool
 	guard  *httpguard.Guard
 	port   int
 	token  string
