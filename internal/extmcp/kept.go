@@ -133,14 +133,22 @@ func (s *server) keptOf(c Catalog) keptCatalog {
 }
 
 // keep writes c as the server's kept catalog (0600, atomically) when it
-// differs from what is kept. The caller holds s.mu.
+// differs from what is kept: the file is read once, and what this
+// server kept since is remembered (s.keptJSON), since a server that says
+// its lists changed is listed again, at times twice as it starts. The
+// caller holds s.mu.
 func (s *server) keep(c Catalog) {
 	b, err := json.Marshal(s.keptOf(c))
 	if err != nil {
 		s.m.log.Debug("keeping a server's catalog", "extension", s.spec.Extension, "server", s.spec.Server, "err", err)
 		return
 	}
-	if kept, ok := s.readKept(); ok && s.sameCatalog(kept, c) {
+	if s.keptJSON == nil {
+		if kept, ok := s.readKept(); ok && s.sameCatalog(kept, c) {
+			s.keptJSON = b
+		}
+	}
+	if bytes.Equal(b, s.keptJSON) {
 		return
 	}
 	path, err := s.keptPath()
@@ -151,7 +159,9 @@ func (s *server) keep(c Catalog) {
 	}
 	if err != nil {
 		s.m.log.Debug("keeping a server's catalog", "extension", s.spec.Extension, "server", s.spec.Server, "err", err)
+		return
 	}
+	s.keptJSON = b
 }
 
 // sameCatalog reports whether a and b, catalogs of the server, offer the

@@ -170,6 +170,7 @@ type server struct {
 	keptTried  bool
 	consent    *verdict
 	confirmErr error
+	keptJSON   []byte // the kept catalog as this server last read or wrote it
 	// subs are the URIs subscribed to (resources/subscribe): sent again
 	// when the server starts again, and they keep it from idling.
 	subs    map[string]bool
