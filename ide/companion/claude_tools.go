@@ -155,7 +155,9 @@ func (c *claudeEndpoint) getDiagnostics(ctx context.Context, args map[string]any
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	start := time.Now()
 	files, err := c.srv.Diagnostics(ctx, path)
+	c.srv.log.Debug("claude code: getDiagnostics", "path", path, "files", len(files), "took", time.Since(start), "err", err)
 	if err != nil {
 		return toolError(fmt.Sprintf("getDiagnostics: %v", err)), nil
 	}
