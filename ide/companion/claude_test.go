@@ -4,18 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
 // diagEditor is a fakeEditor that also reports diagnostics.
@@ -544,5 +547,62 @@ func TestClaudeDiagnosticsInTime(t *testing.T) {
 	}
 	if r := tc.tool("getDiagnostics", map[string]any{"uri": "file://" + notes}, 10*time.Second); r.IsError || r.texts()[0] != "[]" {
 		t.Errorf("getDiagnostics(notes.txt) while gemkit's servers start = %q, want none", r.texts())
+	}
+}
+
+// pairedEditor answers lsp/clients only once what it shows was asked
+// (as an editor busy for longer than Claude Code's budget for a file
+// would answer two requests in turn), and counts the asks; noClients
+// makes it an editor that lends no clients.
+type pairedEditor struct {
+	*shownEditor
+	noClients bool
+	shown     chan struct{}
+	asks      atomic.Int32
+}
+
+func (e *pairedEditor) LSPClients(ctx context.Context, path string) ([]ide.LSPClient, error) {
+	select {
+	case <-e.shown:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if e.noClients {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+	}
+	return e.shownEditor.LSPClients(ctx, path)
+}
+
+func (e *pairedEditor) Diagnostics(ctx context.Context, path string) ([]FileDiagnostics, error) {
+	if e.asks.Add(1) == 1 {
+		close(e.shown)
+	}
+	return e.shownEditor.Diagnostics(ctx, path)
+}
+
+// A file's diagnostics take one round trip to the editor, not two: what
+// it shows is asked with its clients, and an editor that lends none is
+// not asked twice.
+func TestDiagnosticsOneRoundTrip(t *testing.T) {
+	for _, noClients := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noClients=%v", noClients), func(t *testing.T) {
+			ws := t.TempDir()
+			notes := filepath.Join(ws, "notes.txt")
+			ed := &pairedEditor{
+				shownEditor: &shownEditor{clientsByExt: clientsByExt{langEditor: langEditor{fakeEditor: newFakeEditor()}}, notes: notes, lib: filepath.Join(ws, "lib.go")},
+				noClients:   noClients,
+				shown:       make(chan struct{}),
+			}
+			own := &slowOwn{release: make(chan struct{})}
+			t.Cleanup(func() { close(own.release) })
+			srv := startServer(t, Config{Editor: ed, Workspace: []string{ws}, Claude: true, ClaudeLockDir: t.TempDir(), Diagnostics: own})
+			r := dialClaude(t, srv).tool("getDiagnostics", map[string]any{"uri": "file://" + notes}, 10*time.Second)
+			if r.IsError || !strings.Contains(r.texts()[0], "what the editor shows") {
+				t.Errorf("getDiagnostics(notes.txt) = %q, want the editor's warning", r.texts())
+			}
+			if n := ed.asks.Load(); n != 1 {
+				t.Errorf("the editor was asked for what it shows %d times, want once", n)
+			}
+		})
 	}
 }

@@ -203,7 +203,7 @@ func (s *Server) withoutOwn(shown []FileDiagnostics, path string) ([]FileDiagnos
 // clientDiagnostics answers Diagnostics from the editor's language
 // clients, or, when the editor has no client for path, from what it shows
 // with Config's Diagnostics; ok is false when the editor lends no
-// clients.
+// clients and reports no diagnostics of its own.
 func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []FileDiagnostics, ok bool, err error) {
 	le, isLE := s.editor.(LanguageEditor)
 	if !isLE || s.cfg.Diagnostics == nil {
@@ -212,10 +212,34 @@ func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []Fi
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.EditorTimeout)
 	defer cancel()
+	// What the editor shows is asked with its clients, not after them:
+	// one round trip to a busy editor rather than two, where an agent's
+	// budget is half a second (Claude Code's, for a file).
+	type answer struct {
+		files []FileDiagnostics
+		err   error
+	}
+	var shownc chan answer
+	if de, ok := s.editor.(DiagnosticsEditor); ok {
+		shownc = make(chan answer, 1)
+		go func() {
+			files, err := de.Diagnostics(ctx, path)
+			shownc <- answer{files, err}
+		}()
+	}
 	clients, err := le.LSPClients(ctx, path)
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
-		return nil, false, nil
+		if shownc == nil {
+			return nil, false, nil
+		}
+		// An editor that lends no clients answers with what it shows,
+		// asked already.
+		a := <-shownc
+		if a.err != nil {
+			return nil, true, late(ide.MethodDiagnostics, start, a.err)
+		}
+		return s.keepDiagnostics(a.files, path), true, nil
 	}
 	if err != nil {
 		return nil, true, late(ide.MethodLSPClients, start, err)
@@ -223,14 +247,16 @@ func (s *Server) clientDiagnostics(ctx context.Context, path string) (files []Fi
 	if len(clients) == 0 {
 		// What the editor shows (its linters, the quickfix list) and
 		// what gemkit's own servers find, as code_diagnostics would;
-		// these are asked first, so that they start while the editor
-		// answers.
+		// these are asked before the editor's answer is read, so that
+		// they start while it comes.
 		own := s.ownDiagnostics(ctx, path)
 		var shown []FileDiagnostics
-		if de, ok := s.editor.(DiagnosticsEditor); ok {
-			if shown, err = de.Diagnostics(ctx, path); err != nil {
-				return nil, true, late(ide.MethodDiagnostics, start, err)
+		if shownc != nil {
+			a := <-shownc
+			if a.err != nil {
+				return nil, true, late(ide.MethodDiagnostics, start, a.err)
 			}
+			shown = a.files
 		}
 		ownFiles, ok := own()
 		if !ok {
