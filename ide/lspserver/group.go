@@ -148,6 +148,29 @@ func sameUser(conn net.Conn) error {
 	return nil
 }
 
+// startLead makes s lead the group at ln: it accepts followers until s
+// stops, and the socket goes when Run returns (closeGroup).
+func (s *Server) startLead(ln net.Listener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.groupDone {
+		ln.Close()
+		return
+	}
+	s.groupLn = ln
+	go s.lead(ln)
+}
+
+// closeGroup closes the group's socket if s leads, which removes it.
+func (s *Server) closeGroup() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.groupDone = true
+	if s.groupLn != nil {
+		s.groupLn.Close()
+	}
+}
+
 // lead accepts followers until s stops.
 func (s *Server) lead(ln net.Listener) {
 	go func() {
@@ -291,7 +314,7 @@ func (s *Server) follow(conn net.Conn, path string, in Init, start StartFunc) {
 		}
 		s.mu.Unlock()
 		if ln != nil {
-			go s.lead(ln)
+			s.startLead(ln)
 		}
 		for _, p := range paths {
 			ev.Focus(p, nil, "")

@@ -2,6 +2,7 @@ package lspserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -207,4 +208,29 @@ func TestGroupFollowerGone(t *testing.T) {
 	lead.ev.wait(t, "rejected "+b)
 	lead.ev.wait(t, "close "+b)
 	lead.ev.wait(t, "close "+a)
+}
+
+// TestGroupSocketGoneWithRun: the leader's socket is gone when Run
+// returns, not at some point after: `gemkit ide serve --editor lsp`
+// exits right then, and a socket left behind would stay in the
+// discovery directory.
+func TestGroupSocketGoneWithRun(t *testing.T) {
+	ws := t.TempDir()
+	sock := GroupPath(t.TempDir(), 4646, []string{ws})
+	lead := start(t, Options{Group: func(Init) string { return sock }})
+	lead.initialize(map[string]any{"processId": 4646, "rootUri": uriOf(ws), "capabilities": eglotCaps})
+	// The socket exists once the server made it, with no event to wait on.
+	if !gemkittest.Poll(waitTimeout, 10*time.Millisecond, func() bool { _, err := os.Stat(sock); return err == nil }) {
+		t.Fatal("the leader made no socket")
+	}
+	lead.in.Close()
+	select {
+	case err := <-lead.done:
+		lead.done <- err // for start's cleanup
+	case <-time.After(waitTimeout):
+		t.Fatal("the server did not stop when its input closed")
+	}
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the group's socket is still there when Run returned (stat: %v)", err)
+	}
 }

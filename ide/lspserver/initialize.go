@@ -97,7 +97,7 @@ func (s *Server) initialize(id json.RawMessage, raw json.RawMessage, start Start
 	s.folders = in.Workspace
 	s.mu.Unlock()
 	if lead != nil {
-		go s.lead(lead) // followers' messages need s.ev
+		s.startLead(lead) // followers' messages need s.ev
 	}
 	if !caps.applyEdit {
 		s.log.Warn("lsp: the client cannot apply workspace edits; diffs cannot be shown in it")

@@ -135,6 +135,11 @@ type Server struct {
 
 	mu    sync.Mutex
 	phase phase
+	// groupLn is the group's socket while s leads it, closed (and so
+	// removed) before Run returns: the process may exit right after, before
+	// lead's own goroutine would close it. groupDone is set then.
+	groupLn   net.Listener
+	groupDone bool
 	// stopped is set once the server stops holding saved files for the
 	// agent (shutdown, or Run returning): release closes released.
 	stopped   bool
@@ -218,6 +223,7 @@ func (s *Server) Run(ctx context.Context, start StartFunc) error {
 	// After cancel: a saved text that nobody wrote goes back to disk
 	// before Run returns.
 	defer s.releaseHolds()
+	defer s.closeGroup()
 	defer s.cancel()
 	return s.serve(ctx, start)
 }
