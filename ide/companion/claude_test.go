@@ -553,7 +553,9 @@ func TestClaudeDiagnosticsInTime(t *testing.T) {
 // pairedEditor answers lsp/clients only once what it shows was asked
 // (as an editor busy for longer than Claude Code's budget for a file
 // would answer two requests in turn), and counts the asks; noClients
-// makes it an editor that lends no clients.
+// makes it an editor that lends no clients: it answers lsp/clients with
+// JSON-RPC's -32601, as gemkit.nvim and gemkit.el answer a method they
+// lack (editors/nvim/lua/gemkit/init.lua, editors/emacs/gemkit.el).
 type pairedEditor struct {
 	*shownEditor
 	noClients bool
