@@ -1,6 +1,7 @@
 package editors_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,8 +70,25 @@ func testNeovimClaudeCode(t *testing.T, bin string) {
 			// (its clock runs out on a starved machine, however soon the
 			// answer comes) tells with the next. Two reads of the file
 			// give it two more chances in the write step's turn.
-			step := r.Raw[max(strings.LastIndex(r.Raw, "STEP_"), 0):]
-			if strings.HasPrefix(step, "STEP_WRITE") && !strings.Contains(after, "NVIM_DIAG_MARKER") && strings.Count(step, `"name":"Read"`) < 2 {
+			// The turn's step and its reads so far, from the messages
+			// since the step's prompt.
+			writing, reads := false, 0
+			for i := len(r.Messages) - 1; i >= 0; i-- {
+				content := string(r.Messages[i].Content)
+				if r.Messages[i].Role == "user" && strings.Contains(content, "STEP_") {
+					writing = strings.Contains(content, "STEP_WRITE")
+					break
+				}
+				var blocks []struct{ Type, Name string }
+				if r.Messages[i].Role == "assistant" && json.Unmarshal(r.Messages[i].Content, &blocks) == nil {
+					for _, b := range blocks {
+						if b.Type == "tool_use" && b.Name == "Read" {
+							reads++
+						}
+					}
+				}
+			}
+			if writing && !strings.Contains(after, "NVIM_DIAG_MARKER") && reads < 2 {
 				return claudetest.Reply{Tool: "Read", Input: map[string]any{"file_path": target}}
 			}
 			return claudetest.Reply{Text: "Done."}
