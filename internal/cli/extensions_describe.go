@@ -59,6 +59,9 @@ files, settings, source, version and where it is enabled.`,
 			}
 			if m := in.Manifest(); m != nil {
 				item.ServerSandbox = serverStateOf(m, choices[m.Name], gs.Excluded)
+				if s := item.ServerSandbox; s != nil {
+					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), gs, a.getenv)
+				}
 			}
 			if cs, err := st.ConflictsWith(in.Entry); err == nil {
 				item.Conflicts = cs

@@ -63,7 +63,7 @@ when Gemini CLI would fail.`,
 			refused := recentRefusals()
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
-				fs = append(fs, serverFindings(st, in, choices, gs)...)
+				fs = append(fs, serverFindings(st, in, choices, gs, a.getenv)...)
 				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], choices[in.Name].Widening, manifestChanged(in)))...)
 			}
 			if asJSON {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // sandboxFlags are the flags of `gemkit extensions sandbox`.
@@ -20,6 +21,8 @@ type sandboxFlags struct {
 	hosts          []string
 	write          string
 	unixSockets    bool
+	credentials    []string
+	env            []string
 	defaultProfile bool
 }
 
@@ -40,9 +43,15 @@ commands, hooks and skills, and reaches the servers' tools through gemkit mcp
 OpenCode and Qwen Code do.
 
 In the sandbox each stdio server can ` + extension.SandboxedServerWords + `.
---allow-host, --allow-write and --allow-unix-sockets widen that, by name; each
-widening is recorded, shown by describe and agreed to with the extension's
-consent.
+What the extension's manifest declares in its permissions (allowed hosts, a
+write scope, credentials by kind) its servers take too. --allow-host,
+--allow-write, --allow-unix-sockets, --allow-credentials and --allow-env widen
+that, by name; each widening is recorded, shown by describe and agreed to with
+the extension's consent. A variable passed with --allow-env comes from the
+environment of the gemkit mcp that starts the server, which is what its client
+gave it: Gemini CLI 0.61 leaves out of it every variable whose name holds TOKEN,
+KEY, SECRET, AUTH, PASSWORD, CREDENTIAL and the like unless gemkit's entry in
+its settings names it ("env": {"TFE_TOKEN": "$TFE_TOKEN"}).
 
 The command shows what you agree to and records your consent to the extension
 as it is now (its tools' permissions, its servers' profile and its files): in
@@ -59,6 +68,8 @@ docs/extensions.md has the details.`,
   gemkit extensions sandbox memory-ext
   gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace
   gemkit extensions sandbox memory-ext --allow-unix-sockets  # as a browser server needs
+  gemkit extensions sandbox cloud-run --allow-credentials gcloud   # your application default credentials
+  gemkit extensions sandbox terraform --allow-env TFE_TOKEN        # one variable of yours, by name
   gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
   gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
 		Args: argsUsage(1, 1),
@@ -71,8 +82,8 @@ docs/extensions.md has the details.`,
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
 			if o.off {
-				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || o.defaultProfile {
-					return errors.New("--off takes no --allow-host, --allow-write, --allow-unix-sockets or --default-profile: it gives the servers back to Gemini CLI, and their widening stays recorded for the next switch")
+				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile {
+					return errors.New("--off takes no --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env or --default-profile: it gives the servers back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
 				return switchOff(a, st, in.Extension.Manifest.Name, false)
 			}
@@ -84,6 +95,8 @@ docs/extensions.md has the details.`,
 	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
 	f.StringVar(&o.write, "allow-write", "", "what the servers may write besides their data folder: workspace, or none")
 	f.BoolVar(&o.unixSockets, "allow-unix-sockets", false, "let the servers create Unix sockets, which reach only those inside the sandbox (a browser's own processes), never your services'")
+	f.StringArrayVar(&o.credentials, "allow-credentials", nil, "hand the servers one kind of your credentials, read-only, where their libraries look for them in their HOME: "+strings.Join(permission.ServerCredentialKinds(), ", ")+"; repeatable")
+	f.StringArrayVar(&o.env, "allow-env", nil, "pass the servers this variable of yours, by name, from the environment of the gemkit mcp that starts them (a $NAME in the manifest's env takes it too); repeatable")
 	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
 	return cmd
 }
@@ -100,6 +113,12 @@ func (o sandboxFlags) command(name string) string {
 	}
 	if o.unixSockets {
 		parts = append(parts, "--allow-unix-sockets")
+	}
+	for _, k := range o.credentials {
+		parts = append(parts, "--allow-credentials", extension.Printable(k))
+	}
+	for _, v := range o.env {
+		parts = append(parts, "--allow-env", extension.Printable(v))
 	}
 	if o.defaultProfile {
 		parts = append(parts, "--default-profile")
@@ -133,8 +152,10 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		w.Write = extension.Access(o.write)
 	}
 	w.UnixSockets = w.UnixSockets || o.unixSockets
+	w.Credentials = append(slices.Clone(w.Credentials), o.credentials...)
+	w.Env = append(slices.Clone(w.Env), o.env...)
 	if w, err = w.Canonical(); err != nil {
-		return fmt.Errorf("--allow-host or --allow-write: %w", err)
+		return fmt.Errorf("--allow-host, --allow-write, --allow-credentials or --allow-env: %w", err)
 	}
 	path := geminiSettingsPath(st)
 	gs, err := geminisettings.Read(path)
@@ -198,6 +219,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		fmt.Fprintf(a.Out, "Allowed beyond the default profile: %s. Back to it: gemkit extensions sandbox %s --default-profile\n", w.Words(), extension.Printable(name))
 	case !old.Widening.Empty():
 		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
+	}
+	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(w), gs, a.getenv) {
+		fmt.Fprintf(a.Out, "Note: %s.\n    fix: %s\n", n.Message, n.Fix)
 	}
 	// The clients hide most of a failed call (Gemini CLI 0.61 shows none
 	// of its text), so the person is told where the refusals are said.
@@ -273,6 +297,16 @@ func switchOff(a *app, st *extension.Store, name string, uninstalling bool) erro
 func widens(from, to extension.Widening) bool {
 	for _, h := range to.Hosts {
 		if !slices.Contains(from.Hosts, h) {
+			return true
+		}
+	}
+	for _, k := range to.Credentials {
+		if !slices.Contains(from.Credentials, k) {
+			return true
+		}
+	}
+	for _, v := range to.Env {
+		if !slices.Contains(from.Env, v) {
 			return true
 		}
 	}

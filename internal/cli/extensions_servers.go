@@ -37,6 +37,12 @@ type serverState struct {
 	Widening extension.Widening `json:"widening"`
 	// Command switches them (back, when switched).
 	Command string `json:"command"`
+	// Grant is what the manifest's permissions give them
+	// (extension.ServerGrant), beside the person's Widening.
+	Grant extension.Widening `json:"grant"`
+	// Notes are what they lack or get wrong of what is passed to them
+	// (widenNotes): variables dropped, credentials missing.
+	Notes []widenNote `json:"notes,omitempty"`
 }
 
 // serverStateOf is m's server state given the person's choice c and
@@ -47,7 +53,7 @@ func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []s
 		return nil
 	}
 	s := &serverState{Sandboxable: names, Remote: extension.RemoteServers(m), Switched: c.Switched, Widening: c.Widening,
-		Unconfined: []string{}, RemoteInGemini: []string{}, Command: "gemkit extensions sandbox " + m.Name}
+		Unconfined: []string{}, RemoteInGemini: []string{}, Command: "gemkit extensions sandbox " + m.Name, Grant: extension.ServerGrant(m)}
 	if s.Remote == nil {
 		s.Remote = []string{}
 	}
@@ -139,9 +145,12 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	}
 	w := d.w
 	fmt.Fprintf(w, "  Where they run: %s\n", serverWords(d.m.Name, s))
-	fmt.Fprintf(w, "  In gemkit's sandbox each can: %s\n", extension.ServerProfileWords(d.m.Name, s.Widening))
+	fmt.Fprintf(w, "  In gemkit's sandbox each can: %s\n", extension.ServerProfileWordsOf(d.m, s.Widening))
 	if !s.Widening.Empty() {
 		fmt.Fprintf(w, "      widened by you; back to the default profile: gemkit extensions sandbox %s --default-profile\n", d.m.Name)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "  Note: %s\n      fix: %s\n", n.Message, n.Fix)
 	}
 	if len(s.Remote) > 0 {
 		fmt.Fprintf(w, "  Its remote servers (%s) go with the switch, not sandboxed, since they run elsewhere: switched, gemkit mcp connects to them from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them, but signs in to nothing (a server that asks for OAuth fails to connect)\n", strings.Join(s.Remote, ", "))
@@ -153,7 +162,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 }
 
 // serverFindings are doctor's findings on where in's MCP servers run.
-func serverFindings(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice, gs geminisettings.Settings) []finding {
+func serverFindings(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice, gs geminisettings.Settings, getenv func(string) string) []finding {
 	if in.Extension == nil {
 		return nil
 	}
@@ -172,6 +181,9 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"}}
 	}
 	var fs []finding
+	for _, n := range widenNotes(m, s.Grant.Union(s.Widening), gs, getenv) {
+		fs = append(fs, finding{Level: "warning", Extension: name, Message: n.Message, Fix: n.Fix})
+	}
 	if len(s.Unconfined) > 0 || len(s.RemoteInGemini) > 0 {
 		fs = append(fs, finding{Level: "warning", Extension: name,
 			Message: "switched to gemkit, but Gemini CLI's mcp.excluded (" + geminiSettingsPath(st) + ") lacks " + missingWords(s),

@@ -31,6 +31,7 @@ type Terms struct {
 func (m *Manifest) Terms() Terms {
 	p := m.EffectivePermissions()
 	c, loopback := canonicalOf(p)
+	c.ServersTake = serversTake(m)
 	return Terms{Policy: p.Policy(), Hash: c.hash(), Lines: summary(p, c.AllowedHosts, loopback)}
 }
 
@@ -148,10 +149,14 @@ type canonicalPermissions struct {
 	AllowedHosts    []string `json:"allowedHosts"`
 	ProtectedWrites []string `json:"protectedWrites,omitempty"`
 	Credentials     []string `json:"credentials,omitempty"`
+	// ServersTake: the permissions give the extension's sandboxed MCP
+	// servers something too (ServerGrant), which its consent agrees to.
+	ServersTake bool `json:"serversTake,omitempty"`
 }
 
 func canonical(m *Manifest) canonicalPermissions {
 	c, _ := canonicalOf(m.EffectivePermissions())
+	c.ServersTake = serversTake(m)
 	return c
 }
 
@@ -243,6 +248,20 @@ func ServerProfileWords(name string, w Widening) string {
 	return words
 }
 
+// ServerProfileWordsOf say what an MCP server of m can do in gemkit's
+// sandbox: the default profile, what m's permissions give its servers
+// (ServerGrant), and what the person allowed on top (w).
+func ServerProfileWordsOf(m *Manifest, w Widening) string {
+	words := SandboxedServerWordsFor(m.Name)
+	if g := ServerGrant(m).Words(); g != "" {
+		words += "; and, as its manifest's permissions declare, " + g
+	}
+	if more := w.Words(); more != "" {
+		words += "; and, as you allowed, " + more
+	}
+	return words
+}
+
 // SandboxedServer reports whether gemkit mcp can run the MCP server def
 // in its sandbox: a stdio server (a command) that is not gemkit itself.
 // Gemini CLI's mcp.excluded names exactly these when the extension is
@@ -321,7 +340,7 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 			if c.Switched {
 				run = "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can "
 			}
-			where = run + ServerProfileWords(m.Name, c.Widening)
+			where = run + ServerProfileWordsOf(m, c.Widening)
 		case RemoteServer(def) && c.Switched:
 			where = "a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords
 		case RemoteServer(def) && switchable:
@@ -356,7 +375,11 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 	// "no access to your files" right above servers that read the
 	// workspace: its servers' lines say what they can do.
 	if ToolPermissionsShown(m) {
-		lines = append(lines, "", "Its tools will be able to:")
+		heading := "Its tools will be able to:"
+		if len(m.Tools) == 0 && len(SandboxedServers(m)) > 0 {
+			heading = "Its permissions (its MCP servers take what of them a server can have, as said below):"
+		}
+		lines = append(lines, "", heading)
 		for _, l := range PermissionsSummary(m) {
 			lines = append(lines, "  - "+l)
 		}

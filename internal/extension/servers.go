@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // serversFile holds what the person chose for each extension's MCP
@@ -44,10 +47,57 @@ type Widening struct {
 	// reach only what is inside their sandbox (sandbox.Policy's
 	// UnixSockets): a browser talks to its own processes over them.
 	UnixSockets bool `json:"allowUnixSockets,omitempty"`
+	// Credentials are the kinds of the person's credentials handed to
+	// the servers, read-only, where their libraries look for them under
+	// their HOME (permission.HandedFiles): gcloud, aws, kube.
+	Credentials []string `json:"allowCredentials,omitempty"`
+	// Env are the person's variables passed to the servers by name,
+	// from the environment of the gemkit mcp that starts them (a $NAME
+	// in the manifest's env takes its value too).
+	Env []string `json:"allowEnv,omitempty"`
 }
 
 // Empty reports whether w widens nothing.
-func (w Widening) Empty() bool { return len(w.Hosts) == 0 && w.Write == "" && !w.UnixSockets }
+func (w Widening) Empty() bool {
+	return len(w.Hosts) == 0 && w.Write == "" && !w.UnixSockets && len(w.Credentials) == 0 && len(w.Env) == 0
+}
+
+// Union is w with what o allows added: what an extension's manifest
+// declares for its servers (ServerGrant) and what the person allowed.
+// Both should be canonical; so is the union.
+func (w Widening) Union(o Widening) Widening {
+	out := Widening{Write: w.Write, UnixSockets: w.UnixSockets || o.UnixSockets}
+	if o.Write != "" {
+		out.Write = o.Write
+	}
+	merge := func(a, b []string) []string {
+		m := slices.Concat(a, b)
+		slices.Sort(m)
+		return slices.Compact(m)
+	}
+	out.Hosts, out.Credentials, out.Env = merge(w.Hosts, o.Hosts), merge(w.Credentials, o.Credentials), merge(w.Env, o.Env)
+	return out
+}
+
+// ReservedEnv are the variables gemkit sets in a server's environment
+// itself (its HOME, its PATH, its temporary folder, the sandbox's
+// proxy), which --allow-env cannot pass.
+var ReservedEnv = []string{"HOME", "PATH", "TMPDIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NODE_USE_ENV_PROXY", "PYTHONNOUSERSITE"}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// CheckEnvName says what is wrong with a variable asked for by name.
+func CheckEnvName(name string) error {
+	if !envName.MatchString(name) {
+		return fmt.Errorf("%q is not a variable's name (letters, digits and _, not starting with a digit)", Printable(name))
+	}
+	for _, r := range ReservedEnv {
+		if strings.EqualFold(r, name) {
+			return fmt.Errorf("%s is set by gemkit itself in a server's environment (its HOME is its data folder, its PATH yours without the workspace, its proxy the sandbox's)", name)
+		}
+	}
+	return nil
+}
 
 // Canonical is w with its hosts parsed, canonical, sorted and without
 // duplicates; a host that does not parse or a write scope other than
@@ -59,10 +109,29 @@ func (w Widening) Canonical() (Widening, error) {
 		if err != nil {
 			return Widening{}, fmt.Errorf("host %q %v", h, err)
 		}
+		if kinds, ok := permission.MetadataHost(parsed.Name); ok {
+			return Widening{}, fmt.Errorf("host %q is a cloud's metadata service, which hands whatever asks it this machine's own credentials; gemkit never allows it to a server: %s", h, metadataFix(kinds))
+		}
 		out.Hosts = append(out.Hosts, parsed.String())
 	}
 	slices.Sort(out.Hosts)
 	out.Hosts = slices.Compact(out.Hosts)
+	for _, k := range w.Credentials {
+		if err := permission.CheckServerCredential(k); err != nil {
+			return Widening{}, fmt.Errorf("credentials %q: %v", Printable(k), err)
+		}
+		out.Credentials = append(out.Credentials, k)
+	}
+	slices.Sort(out.Credentials)
+	out.Credentials = slices.Compact(out.Credentials)
+	for _, v := range w.Env {
+		if err := CheckEnvName(v); err != nil {
+			return Widening{}, fmt.Errorf("variable: %v", err)
+		}
+		out.Env = append(out.Env, v)
+	}
+	slices.Sort(out.Env)
+	out.Env = slices.Compact(out.Env)
 	switch out.Write {
 	case "", AccessNone:
 		out.Write = ""
@@ -85,7 +154,34 @@ func (w Widening) Words() string {
 	if w.UnixSockets {
 		parts = append(parts, "create Unix sockets, which reach only those inside its sandbox (its own, and any a program of yours left in your workspace), never your services' (Docker, D-Bus, X11, gemkit's)")
 	}
+	for _, k := range w.Credentials {
+		parts = append(parts, "read your "+k+" credentials: "+permission.ServerCredentialWords(k)+", read-only, where its libraries look for them in its HOME")
+	}
+	if len(w.Env) > 0 {
+		parts = append(parts, "see your variable"+plural(len(w.Env))+" "+strings.Join(w.Env, ", ")+" (from the environment of the gemkit mcp that starts it)")
+	}
 	return strings.Join(parts, "; ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// metadataFix says how a server that asks a cloud's metadata service
+// for credentials gets the person's instead, kinds being those that
+// would answer it.
+func metadataFix(kinds []string) string {
+	if len(kinds) == 0 {
+		return "the server is looking for a cloud's credentials, of a kind gemkit does not hand (the kinds: " + strings.Join(permission.ServerCredentialKinds(), ", ") + ")"
+	}
+	var flags []string
+	for _, k := range kinds {
+		flags = append(flags, "--allow-credentials "+k)
+	}
+	return "the server is looking for credentials; to hand it yours, by kind: " + strings.Join(flags, ", or ")
 }
 
 // hash binds the widening to the permissions hash perm: perm itself

@@ -2,6 +2,7 @@ package extension
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,16 +33,23 @@ func TestConsentTextServers(t *testing.T) {
 	}{
 		{name: "no permissions", words: SandboxedServerWordsFor("srv")},
 		{name: "permissions", perms: &Permissions{}, words: SandboxedServerWordsFor("srv")},
+		// What the manifest declares its servers take (but a cloud's
+		// metadata service), under the person's widening.
+		{name: "permissions its servers take", perms: &Permissions{Filesystem: &FilesystemPermissions{Read: AccessWorkspace, Write: AccessWorkspace},
+			Network: &NetworkPermissions{AllowedHosts: []string{"localhost:8080", "169.254.169.254"}}},
+			choice: ServerChoice{Widening: Widening{Env: []string{"TFE_TOKEN"}}},
+			words: SandboxedServerWordsFor("srv") + "; and, as its manifest's permissions declare, create, change and delete files in your workspace (its protected paths excepted); connect to localhost:8080 (and no other host)" +
+				"; and, as you allowed, see your variable TFE_TOKEN (from the environment of the gemkit mcp that starts it)"},
 		{name: "widened and switched", choice: ServerChoice{Switched: true, Widening: Widening{Hosts: []string{"api.example.com"}, Write: AccessWorkspace}},
 			words: SandboxedServerWordsFor("srv") + "; and, as you allowed, create, change and delete files in your workspace (its protected paths excepted); connect to api.example.com (and no other host)", switched: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Manifest{Name: "srv", Version: "1", Permissions: tc.perms, MCPServers: servers}
 			text := strings.Join(ConsentTextWith(&Extension{Manifest: m}, "Installing", tc.choice), "\n")
-			// Without tools, the tools' permissions are said only when
-			// the manifest declares them.
-			if got := strings.Contains(text, "Its tools will be able to:"); got != (tc.perms != nil) {
-				t.Errorf("the text says what its tools can do: %v, want %v:\n%s", got, tc.perms != nil, text)
+			// Without tools, the permissions are said only when the
+			// manifest declares them, as its servers' too.
+			if got := strings.Contains(text, "Its permissions (its MCP servers take what of them a server can have, as said below):"); got != (tc.perms != nil) {
+				t.Errorf("the text says what its permissions are: %v, want %v:\n%s", got, tc.perms != nil, text)
 			}
 			for name, sandboxed := range want {
 				if got := SandboxedServer(servers[name]); got != sandboxed {
@@ -149,6 +157,19 @@ func TestWideningConsent(t *testing.T) {
 	if h := (Widening{UnixSockets: true}).hash(perm); h == perm {
 		t.Fatal("Unix sockets are not part of the consent hash")
 	}
+	// Credentials and variables by name are agreed to like the rest.
+	for _, w := range []Widening{{Credentials: []string{"gcloud"}}, {Env: []string{"TFE_TOKEN"}}} {
+		if h := w.hash(perm); h == perm || h == (Widening{Credentials: []string{"aws"}}).hash(perm) {
+			t.Fatalf("%+v is not part of the consent hash", w)
+		}
+		widen(w)
+		if st.ConsentGranted(name, perm) {
+			t.Fatalf("consent given before %+v holds after it", w)
+		}
+		if err := st.RecordConsent(name, perm); err != nil {
+			t.Fatal(err)
+		}
+	}
 	widen(Widening{})
 	if c, err := st.ServerChoice(name); err != nil || !c.Widening.Empty() {
 		t.Fatalf("choice after narrowing: %+v, %v", c, err)
@@ -173,5 +194,93 @@ func TestWideningCanonical(t *testing.T) {
 	}
 	if _, err := (Widening{Hosts: []string{"http://"}}).Canonical(); err == nil {
 		t.Error("an empty host is taken")
+	}
+}
+
+// TestWideningCredentialsAndEnv: credentials only of the kinds a server
+// can be handed, variables by name but those gemkit sets, and no cloud
+// metadata service as a host, each refused in words that say what to
+// do instead.
+func TestWideningCredentialsAndEnv(t *testing.T) {
+	w, err := Widening{Credentials: []string{"kube", "gcloud", "gcloud"}, Env: []string{"TFE_TOKEN", "A_B"}}.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(w.Credentials, ",") != "gcloud,kube" || strings.Join(w.Env, ",") != "A_B,TFE_TOKEN" {
+		t.Errorf("Canonical = %+v", w)
+	}
+	for _, c := range []struct {
+		w    Widening
+		want string
+	}{
+		{Widening{Credentials: []string{"ssh"}}, "the kinds a server can be given: gcloud, aws, kube"},
+		{Widening{Credentials: []string{"nope"}}, "is not a kind of credentials gemkit hands to an MCP server"},
+		{Widening{Env: []string{"HOME"}}, "set by gemkit itself"},
+		{Widening{Env: []string{"https_proxy"}}, "set by gemkit itself"},
+		{Widening{Env: []string{"1X"}}, "is not a variable's name"},
+		{Widening{Env: []string{"A=B"}}, "is not a variable's name"},
+		{Widening{Hosts: []string{"169.254.169.254"}}, "--allow-credentials gcloud, or --allow-credentials aws"},
+		{Widening{Hosts: []string{"http://metadata.google.internal"}}, "looking for credentials; to hand it yours, by kind: --allow-credentials gcloud"},
+		{Widening{Hosts: []string{"[fd00:ec2::254]:80"}}, "--allow-credentials aws"},
+	} {
+		if _, err := c.w.Canonical(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.w, err, c.want)
+		}
+	}
+}
+
+// TestServerGrant: what a manifest's permissions give its servers: its
+// hosts (but a metadata service), the workspace for any write scope,
+// the kinds of credentials a server can be handed; its permissions hash
+// says so (a consent given before asks again), and a manifest whose
+// servers take nothing hashes as before.
+func TestServerGrant(t *testing.T) {
+	servers := map[string]json.RawMessage{"local": json.RawMessage(`{"command": "node"}`)}
+	m := &Manifest{Name: "srv", Version: "1", MCPServers: servers, Permissions: &Permissions{
+		Filesystem: &FilesystemPermissions{Read: AccessHome, Write: AccessHome, Credentials: []string{"gcloud", "npm"}},
+		Network:    &NetworkPermissions{AllowedHosts: []string{"https://api.example.com", "metadata.google.internal", "localhost:8080"}}}}
+	g := ServerGrant(m)
+	if strings.Join(g.Hosts, ",") != "https://api.example.com,localhost:8080" || g.Write != AccessWorkspace || strings.Join(g.Credentials, ",") != "gcloud" || g.UnixSockets || len(g.Env) > 0 {
+		t.Errorf("ServerGrant = %+v", g)
+	}
+	tools := *m
+	tools.MCPServers = nil
+	if !ServerGrant(&Manifest{Name: "x"}).Empty() {
+		t.Error("no permissions grant something")
+	}
+	if PermissionsHash(m) == PermissionsHash(&tools) {
+		t.Error("the permissions hash does not say that the servers take them")
+	}
+	none := &Manifest{Name: "srv", Version: "1", MCPServers: servers, Permissions: &Permissions{Filesystem: &FilesystemPermissions{Read: AccessWorkspace}}}
+	bare := *none
+	bare.MCPServers = nil
+	if PermissionsHash(none) != PermissionsHash(&bare) {
+		t.Error("a manifest whose servers take nothing hashes otherwise than before")
+	}
+	if m.Terms().Hash != PermissionsHash(m) {
+		t.Error("Terms and PermissionsHash disagree")
+	}
+	u := g.Union(Widening{Hosts: []string{"a.example.com", "localhost:8080"}, Env: []string{"X"}})
+	if strings.Join(u.Hosts, ",") != "a.example.com,https://api.example.com,localhost:8080" || u.Write != AccessWorkspace || strings.Join(u.Env, ",") != "X" {
+		t.Errorf("Union = %+v", u)
+	}
+}
+
+// TestDroppedVars: the person's variables a sandboxed server's env asks
+// for that no setting declares (terraform's "TFE_TOKEN": "$TFE_TOKEN"),
+// in both spellings, but HOME and those passed by name.
+func TestDroppedVars(t *testing.T) {
+	m := &Manifest{Name: "terraform", Version: "1", Settings: []Setting{{Name: "Org", EnvVar: "TFE_ORG"}},
+		MCPServers: map[string]json.RawMessage{
+			"terraform": json.RawMessage(`{"command": "node", "env": {"TFE_TOKEN": "$TFE_TOKEN", "TFE_ADDRESS": "${TFE_ADDRESS:-https://app.terraform.io}", "ORG": "$TFE_ORG", "DATA": "$HOME/x"}}`),
+			"remote":    json.RawMessage(`{"httpUrl": "https://x.example.com", "env": {"Y": "$Y"}}`),
+		}}
+	got := DroppedVars(m, nil)
+	want := []DroppedVar{{"terraform", "TFE_ADDRESS", "TFE_ADDRESS"}, {"terraform", "TFE_TOKEN", "TFE_TOKEN"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("DroppedVars = %+v, want %+v", got, want)
+	}
+	if got := DroppedVars(m, []string{"TFE_TOKEN", "TFE_ADDRESS"}); len(got) > 0 {
+		t.Errorf("passed by name, still dropped: %+v", got)
 	}
 }

@@ -182,8 +182,13 @@ type server struct {
 	declared atomic.Pointer[mcpclient.Capabilities]
 	inflight int
 	lastUse  time.Time
-	idle     *time.Timer
-	gone     bool // stopped for good (Sync, Close)
+	// notHanded: the kinds of credentials allowed of which its last
+	// start found no file (Profile.NotHanded), under mu2, which a
+	// refusal's report takes while a start holds mu.
+	mu2       sync.Mutex
+	notHanded map[string]string
+	idle      *time.Timer
+	gone      bool // stopped for good (Sync, Close)
 }
 
 // running is a started server: a process in the sandbox, or a
@@ -351,6 +356,7 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 	if err != nil {
 		return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 	}
+	s.warnProfile(pr)
 	tmp, err := os.MkdirTemp("", "gemkit-mcp-server-")
 	if err != nil {
 		return nil, err

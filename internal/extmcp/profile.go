@@ -1,7 +1,9 @@
 package extmcp
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +52,16 @@ type Profile struct {
 	// UnixSockets: the person allowed Unix sockets (sandbox.Policy's
 	// UnixSockets).
 	UnixSockets bool
+	// Handed are the person's credential files the server is handed
+	// (Spec.Widening's Credentials), at their places in its HOME.
+	Handed []sandbox.Handed
+	// NotHanded says, for each kind of credentials allowed of which no
+	// file was found, where gemkit looked: the server starts without
+	// them.
+	NotHanded map[string]string
+	// Unset are the variables allowed by name that the environment of
+	// the gemkit mcp starting the server does not have.
+	Unset []string
 	// closed says where gemkit's own servers keep their secrets, for
 	// OwnServer.
 	closed permission.ClosedInputs
@@ -130,8 +142,24 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	}
 	pr.Closed = openData(pr.Closed, pr.Data)
 
+	if err := pr.hand(sp.Widening.Credentials, home, env); err != nil {
+		return Profile{}, err
+	}
+
 	out := map[string]string{}
 	vars := map[string]string{"HOME": pr.Data}
+	// The person's variables passed by name, from this environment (the
+	// gemkit mcp's, as its client started it); the extension's settings
+	// and the manifest's env come on top.
+	for _, k := range sp.Widening.Env {
+		v, ok := env[k]
+		if !ok {
+			pr.Unset = append(pr.Unset, k)
+			continue
+		}
+		out[k] = v
+		vars[k] = v
+	}
 	for k, v := range sp.Settings {
 		out[k] = v
 		vars[k] = v
@@ -163,6 +191,53 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	return pr, nil
 }
 
+// hand finds the credential files of kinds in the person's environment
+// (HOME home, variables env) and makes their folders in the data
+// folder, where the sandbox shows each read-only (sandbox.Handed). The
+// data folder is the server's: a link in it where a folder is to be is
+// refused in words, never followed.
+func (pr *Profile) hand(kinds []string, home string, env map[string]string) error {
+	for _, k := range kinds {
+		files, err := permission.HandedFiles(k, home, func(name string) string { return env[name] })
+		if err != nil {
+			if pr.NotHanded == nil {
+				pr.NotHanded = map[string]string{}
+			}
+			pr.NotHanded[k] = err.Error()
+			continue
+		}
+		for _, f := range files {
+			pr.Handed = append(pr.Handed, sandbox.Handed{Source: f.Source, Target: filepath.Join(pr.Data, f.Target)})
+		}
+	}
+	if len(pr.Handed) == 0 {
+		return nil
+	}
+	root, err := fsutil.OpenRoot(pr.Data)
+	if err != nil {
+		return fmt.Errorf("its data folder: %w", err)
+	}
+	defer root.Close()
+	for _, h := range pr.Handed {
+		rel, _ := fsutil.Rel(pr.Data, filepath.Dir(h.Target))
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		for i := range parts {
+			name := strings.Join(parts[:i+1], "/")
+			fi, err := root.Lstat(name)
+			if err == nil && fi.IsDir() {
+				continue
+			}
+			if err == nil || !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("its data folder holds %s where gemkit shows your credentials, and it is not a folder (a link?); remove it and ask again", root.Path(name))
+			}
+			if err := root.MkdirAll(name, 0o700); err != nil {
+				return fmt.Errorf("its data folder: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
 // Policy is the sandbox policy of the profile for a server of the
 // extension in extDir, run in ws with the private temp folder tmp.
 func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
@@ -176,6 +251,7 @@ func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
 		// what they refuse.
 		ReportRefusals: true,
 		UnixSockets:    p.UnixSockets,
+		Handed:         p.Handed,
 		// A server's processes each read their own /proc entry
 		// (Chromium's do), which only the first one could: in the
 		// sandbox's own PID namespace /proc holds no other process.
@@ -252,4 +328,29 @@ func realPath(p string) string {
 		return r
 	}
 	return filepath.Clean(p)
+}
+
+// warnProfile tells the person what of the widening the server does not
+// get: credentials allowed of which no file was found, variables passed
+// by name that gemkit mcp's own environment lacks. It starts all the
+// same, as it would without them.
+func (s *server) warnProfile(pr Profile) {
+	s.mu2.Lock()
+	s.notHanded = pr.NotHanded
+	s.mu2.Unlock()
+	for _, k := range sortedKeys(pr.NotHanded) {
+		s.m.log.Warn(s.who() + " is handed your " + k + " credentials, but " + pr.NotHanded[k] + "; it starts without them")
+	}
+	if len(pr.Unset) > 0 {
+		s.m.log.Warn(s.who() + " is passed " + strings.Join(pr.Unset, ", ") + " by name, which this gemkit mcp's environment does not have (its client started it without them: Gemini CLI 0.61 leaves out every variable whose name holds TOKEN, KEY, SECRET, AUTH, PASSWORD, CREDENTIAL or the like unless gemkit's entry in its settings names it in its env; docs/mcp.md); it starts without them")
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -152,7 +152,9 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 				continue
 			}
 			sp, why := specOf(e, n, m.MCPServers[n])
-			sp.Widening, sp.Allowed = ch.Widening, ch.Allowed
+			// What the manifest's permissions give its servers, and what
+			// the person allowed by name on top.
+			sp.Widening, sp.Allowed = extension.ServerGrant(m).Union(ch.Widening), ch.Allowed
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue

@@ -65,6 +65,9 @@ type Settings struct {
 	// Gemkit is the name of the entry that starts `gemkit mcp`, "" when
 	// none does.
 	Gemkit string
+	// GemkitEnv are the names of that entry's env: the variables Gemini
+	// CLI passes gemkit mcp whatever its redaction (Redacted).
+	GemkitEnv []string
 }
 
 // Read reads the file at path; an absent file reads as empty settings.
@@ -107,11 +110,17 @@ func parse(path string, data []byte) (Settings, error) {
 	for n, raw := range servers {
 		out.Servers = append(out.Servers, n)
 		var e struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
 		}
 		if json.Unmarshal(raw, &e) == nil && filepath.Base(e.Command) == "gemkit" && len(e.Args) > 0 && e.Args[0] == "mcp" && (out.Gemkit == "" || n < out.Gemkit) {
 			out.Gemkit = n
+			out.GemkitEnv = nil
+			for k := range e.Env {
+				out.GemkitEnv = append(out.GemkitEnv, k)
+			}
+			slices.Sort(out.GemkitEnv)
 		}
 	}
 	slices.Sort(out.Servers)

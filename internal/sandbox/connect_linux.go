@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -99,6 +100,15 @@ func watchConnects(fd int, px *Proxy) (*connectWatch, error) {
 				// when Unix sockets are not allowed (child.Spec.AllowUnix).
 				px.record(UnixMethod, "", 0, UnixNotAllowed)
 				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
+			} else if req.Data.Nr == unix.SYS_BIND {
+				// A bind of a TCP socket is a listen: refused (Landlock
+				// refuses it too, from ABI 4 on) and reported. Any other
+				// bind goes on (a UDP socket's, a Unix socket's), to
+				// meet the namespace and Landlock as before.
+				if ip, port, ok := connectTarget(fd, &req); ok && streamSocket(fd, &req) {
+					px.record(ListenMethod, ip.String(), port, ListenRefused)
+					resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
+				}
 			} else if ip, port, ok := connectTarget(fd, &req); ok && !toSandbox(ip, port) {
 				reason := DirectNotAllowed
 				if px.Allowed(ip.String(), port) {
@@ -144,6 +154,49 @@ func connectTarget(fd int, req *seccompNotif) (net.IP, int, bool) {
 		}
 	}
 	return nil, 0, false
+}
+
+// streamSocket reports whether the socket of the pending call req (its
+// first argument) is a stream socket, read through a copy of the
+// caller's descriptor (pidfd_getfd, which needs the rights reading its
+// memory needs). Where that fails it reports false: the call goes on
+// unreported, as without the watch.
+func streamSocket(fd int, req *seccompNotif) bool {
+	// The notification names the calling thread; a pidfd is of its
+	// process (the thread group), whose descriptors the thread shares.
+	pidfd, err := unix.PidfdOpen(threadGroup(int(req.Pid)), 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(pidfd)
+	sock, err := unix.PidfdGetfd(pidfd, int(int32(req.Data.Args[0])), 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(sock)
+	// The pid still names the caller: the notification is still pending.
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&req.ID)) != nil {
+		return false
+	}
+	typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
+	return err == nil && typ == unix.SOCK_STREAM
+}
+
+// threadGroup is the process of the thread tid (its Tgid), tid itself
+// when that cannot be read.
+func threadGroup(tid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return tid
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Tgid:"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return n
+			}
+		}
+	}
+	return tid
 }
 
 // toSandbox reports whether a connection goes to the proxy or the

@@ -270,6 +270,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		AllowUnix: c.Policy.UnixSockets && enf.NetNS && enf.MountNS,
 		OwnProc:   c.Policy.OwnProcesses && enf.PIDNS && enf.MountNS,
 	}
+	if len(c.Policy.Handed) > 0 && !enf.MountNS {
+		return nil, errors.New("sandbox: files are handed to the tool (credentials) only in a mount namespace of its own, which this machine does not give it")
+	}
 	if enf.MountNS {
 		var err error
 		if spec.Mounts, spec.MountBase, spec.Dir, err = rootSteps(c, rules, overlays); err != nil {
@@ -497,7 +500,33 @@ func rootSteps(c *Command, rules []PathRule, overlays []overlay) (steps []child.
 	// The working directory exists in the new root even where the read
 	// scope does not reach it (an empty folder then).
 	steps = append(steps, child.Mount{Kind: child.MountDir, Path: dir})
-	return steps, realTmp, dir, nil
+	return append(steps, handedSteps(c.Policy.Handed)...), realTmp, dir, nil
+}
+
+// The bounds of the tmpfs that holds handed files: a few files, and
+// what the tool writes beside them (a client library's logs), for the
+// run only.
+const (
+	handedDirBytes  = 4 << 20
+	handedDirInodes = 256
+)
+
+// handedSteps show each handed file read-only at its target, on a tmpfs
+// of its own covering the target's folder (after the caches' binds,
+// which hold the folder).
+func handedSteps(handed []Handed) []child.Mount {
+	var steps []child.Mount
+	dirs := map[string]bool{}
+	for _, h := range handed {
+		if d := filepath.Dir(h.Target); !dirs[d] {
+			dirs[d] = true
+			steps = append(steps, child.Mount{Kind: child.MountPrivateDir, Path: d, Size: handedDirBytes, Inodes: handedDirInodes})
+		}
+	}
+	for _, h := range handed {
+		steps = append(steps, child.Mount{Kind: child.MountBind, Path: h.Target, Source: h.Source, File: true})
+	}
+	return steps
 }
 
 // RootPlan returns the steps that build c's own root, as a run with a

@@ -35,6 +35,10 @@ type Denial struct {
 	// Count is how many refusals alike (method, host, port, reason)
 	// this one stands for; the first one's time is At.
 	Count int `json:"count"`
+	// Addr is, for an allowed name refused for the private address its
+	// lookup gave (PrivateReason), that address: listing it too allows
+	// it.
+	Addr string `json:"addr,omitempty"`
 }
 
 func (d Denial) String() string {
@@ -180,14 +184,24 @@ func (p *Proxy) Allowed(host string, port int) bool {
 }
 
 func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reason string) {
-	d := p.record(method, host, port, reason)
+	p.denyAddr(w, method, host, port, reason, "")
+}
+
+// denyAddr is deny of a name refused for the private address addr its
+// lookup gave.
+func (p *Proxy) denyAddr(w http.ResponseWriter, method, host string, port int, reason, addr string) {
+	d := p.recordAddr(method, host, port, reason, addr)
 	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
 }
 
 // record keeps a refusal, counted with those alike, and reports the first
 // of each distinct one. It returns the refusal as kept.
 func (p *Proxy) record(method, host string, port int, reason string) Denial {
-	d := Denial{Host: cut(host, maxDenialHost), Port: port, Method: cut(method, 32), Reason: cut(reason, 512), At: time.Now(), Count: 1}
+	return p.recordAddr(method, host, port, reason, "")
+}
+
+func (p *Proxy) recordAddr(method, host string, port int, reason, addr string) Denial {
+	d := Denial{Host: cut(host, maxDenialHost), Port: port, Method: cut(method, 32), Reason: cut(reason, 512), At: time.Now(), Count: 1, Addr: addr}
 	k := denialKey{d.Method, d.Host, d.Reason, d.Port}
 	p.mu.Lock()
 	if p.index == nil {
@@ -266,16 +280,31 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			return nil, fmt.Errorf("resolving %s: %w", host, err)
 		}
 		if !p.AllowPrivate {
-			public := addrs[:0:0]
+			// A private address (or this machine's) is reached by a name
+			// only when it is listed too, on this port: a name alone
+			// could be made to point at this machine's or this
+			// network's services by whoever answers its lookup (DNS
+			// rebinding), while a company mirror at 10.0.0.5 is allowed
+			// by naming both. An address not listed stays refused,
+			// whatever the name.
+			kept := addrs[:0:0]
+			var private net.IP
 			for _, a := range addrs {
-				if !isPrivate(a.IP) && !m.has(a.IP) {
-					public = append(public, a)
+				switch {
+				case !isPrivate(a.IP) && !m.has(a.IP):
+				case p.Allowed(a.IP.String(), port):
+				default:
+					if private == nil {
+						private = a.IP
+					}
+					continue
 				}
+				kept = append(kept, a)
 			}
-			if len(public) == 0 && len(addrs) > 0 {
-				return nil, &privateError{host: host, ip: addrs[0].IP}
+			if len(kept) == 0 && private != nil {
+				return nil, &privateError{host: host, ip: private, port: port}
 			}
-			addrs = public
+			addrs = kept
 		}
 	}
 	if p.OwnServer != nil {
@@ -369,10 +398,15 @@ func (e *sourceError) Unwrap() error { return e.err }
 type privateError struct {
 	host string
 	ip   net.IP
+	port int
 }
 
+// PrivateReason begins the reason of a name refused for the private
+// address its lookup gave (Denial.Addr).
+const PrivateReason = "resolves to the private address"
+
 func (e *privateError) Error() string {
-	return fmt.Sprintf("%s resolves to the private address %s (special-purpose, or this machine's own); the sandbox proxy reaches such addresses only when allowedHosts lists the address itself (or \"localhost\" for loopback)", e.host, e.ip)
+	return fmt.Sprintf("%s %s %s (special-purpose, or this machine's own); the sandbox proxy reaches such an address by a name only when allowedHosts lists the address too (%s), beside the name: a name alone could be made to point at this machine's or this network's services", e.host, PrivateReason, e.ip, net.JoinHostPort(e.ip.String(), strconv.Itoa(e.port)))
 }
 
 // ownServerError is a connection to one of gemkit's own servers on this
@@ -386,20 +420,21 @@ func (e *ownServerError) Error() string {
 }
 
 // refusal is the reason to report for a dial error that is a refusal
-// rather than a failure.
-func refusal(err error) (string, bool) {
+// rather than a failure, and the private address a name was refused
+// for.
+func refusal(err error) (why, addr string, ok bool) {
 	var pe *privateError
 	var oe *ownServerError
 	var se *sourceError
 	switch {
 	case errors.As(err, &se):
-		return se.Error(), true
+		return se.Error(), "", true
 	case errors.As(err, &pe):
-		return pe.Error(), true
+		return pe.Error(), pe.ip.String(), true
 	case errors.As(err, &oe):
-		return oe.Error(), true
+		return oe.Error(), "", true
 	}
-	return "", false
+	return "", "", false
 }
 
 // ServeHTTP handles one proxy request.
@@ -435,8 +470,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer tr.CloseIdleConnections()
 	resp, err := tr.RoundTrip(out)
-	if why, ok := refusal(err); ok {
-		p.deny(w, r.Method, host, port, why)
+	if why, addr, ok := refusal(err); ok {
+		p.denyAddr(w, r.Method, host, port, why, addr)
 		return
 	}
 	if err != nil {
@@ -466,8 +501,8 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	upstream, err := p.dial(ctx, host, port)
 	cancel()
-	if why, ok := refusal(err); ok {
-		p.deny(w, "CONNECT", host, port, why)
+	if why, addr, ok := refusal(err); ok {
+		p.denyAddr(w, "CONNECT", host, port, why, addr)
 		return
 	}
 	if err != nil {

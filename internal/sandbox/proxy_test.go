@@ -131,38 +131,75 @@ func TestProxyRules(t *testing.T) {
 }
 
 // TestProxyRefusesPrivateAddressesOfNames: an allowed name that resolves
-// to this machine or its network is refused (DNS rebinding), unless the
-// address itself is listed.
+// to this machine or its network is refused (DNS rebinding), with the
+// address named so that listing it too allows it; a name listed beside
+// its private address (a company mirror) is reached; once the name
+// resolves elsewhere (rebinding to an address not listed, or the listed
+// one on another port) it is refused again.
 func TestProxyRefusesPrivateAddressesOfNames(t *testing.T) {
 	up := httpServer(t, "upstream")
 	port := up.Addr().(*net.TCPAddr).Port
-	res := &recordingResolver{m: map[string]string{"rebind.test": "127.0.0.1"}}
-	px, err := NewProxy([]string{"rebind.test", fmt.Sprintf("127.0.0.1:%d", port)}, res, nil, nil)
+	get := func(px *Proxy, target string) (int, string) {
+		t.Helper()
+		addr := serveProxy(t, px)
+		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}}
+		resp, err := client.Get(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	listed := fmt.Sprintf("127.0.0.1:%d", port)
+
+	// The name alone: refused, and the refusal names the address to list.
+	res := &recordingResolver{m: map[string]string{"mirror.test": "127.0.0.1"}}
+	px, err := NewProxy([]string{"mirror.test"}, res, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := serveProxy(t, px)
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}}
-	resp, err := client.Get(fmt.Sprintf("http://rebind.test:%d/", port))
+	code, body := get(px, fmt.Sprintf("http://mirror.test:%d/", port))
+	if code != 403 || !strings.Contains(body, "private address 127.0.0.1") || !strings.Contains(body, "lists the address too ("+listed+")") {
+		t.Fatalf("name resolving to loopback: %d %s", code, body)
+	}
+	if d := px.Denied(); len(d) != 1 || !strings.Contains(d[0].Reason, PrivateReason) || d[0].Addr != "127.0.0.1" || d[0].Host != "mirror.test" {
+		t.Fatalf("denials %+v", d)
+	}
+
+	// The name and its address, as the refusal says: reached, by name
+	// and by address.
+	px, err = NewProxy([]string{"mirror.test", listed}, res, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 403 || !strings.Contains(string(b), "private address 127.0.0.1") {
-		t.Fatalf("name resolving to loopback: %d %s", resp.StatusCode, b)
+	for _, target := range []string{fmt.Sprintf("http://mirror.test:%d/", port), "http://" + listed + "/"} {
+		if code, body := get(px, target); code != 200 || body != "upstream" {
+			t.Fatalf("%s with the name and its address listed: %d %s", target, code, body)
+		}
 	}
-	if d := px.Denied(); len(d) != 1 || !strings.Contains(d[0].Reason, "private") {
-		t.Fatalf("denials %v", d)
+
+	// Rebinding: the name now resolves to another private address, or
+	// the listed one is asked on another port: refused.
+	other := httpServer(t, "other")
+	otherPort := other.Addr().(*net.TCPAddr).Port
+	res.mu.Lock()
+	res.m["mirror.test"] = "127.0.0.2"
+	res.mu.Unlock()
+	code, body = get(px, fmt.Sprintf("http://mirror.test:%d/", port))
+	if code != 403 || !strings.Contains(body, "private address 127.0.0.2") {
+		t.Fatalf("the name rebound to an address not listed: %d %s", code, body)
 	}
-	resp, err = client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+	res.mu.Lock()
+	res.m["mirror.test"] = "127.0.0.1"
+	res.mu.Unlock()
+	px, err = NewProxy([]string{"mirror.test", listed}, res, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(b) != "upstream" {
-		t.Fatalf("listed loopback address: %d %s", resp.StatusCode, b)
+	code, body = get(px, fmt.Sprintf("http://mirror.test:%d/", otherPort))
+	if code != 403 || strings.Contains(body, "other") {
+		t.Fatalf("the listed address on another port: %d %s", code, body)
 	}
 	for _, c := range []struct {
 		ip      string

@@ -45,6 +45,14 @@ func TestRefusalsReported(t *testing.T) {
 			Denial{Method: DirectMethod, Host: "10.0.0.5", Port: port, Reason: DirectNotAllowed}},
 		{"allowed-no-proxy", []string{"api.example.test"}, []string{python, "-c", "import socket; socket.getaddrinfo('api.example.test', 443)"},
 			Denial{Method: LookupMethod, Host: "api.example.test", Reason: LookupNoProxy}},
+		// An OAuth callback's listen on loopback (dynatrace's server
+		// listens on 127.0.0.1:5345), from a thread of its own.
+		{"listen", nil, []string{python, "-c", `import socket, threading
+def listen():
+    s = socket.socket(); s.bind(('127.0.0.1', 5345)); s.listen()
+t = threading.Thread(target=listen); t.start(); t.join()
+socket.socket().bind(('127.0.0.1', 5345))`},
+			Denial{Method: ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: ListenRefused}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -85,6 +93,42 @@ func TestRefusalsReported(t *testing.T) {
 	}
 }
 
+// TestOtherBindsGoOn: a bind that is no TCP listen (a UDP socket's, a
+// Unix socket's in the tool's temp folder) goes on unreported, as
+// without the watch of the tool's calls.
+func TestOtherBindsGoOn(t *testing.T) {
+	python := systemPython(t)
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
+	p.ReportRefusals, p.UnixSockets = true, true
+	var mu sync.Mutex
+	var got []Denial
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	proc, err := (&Launcher{}).Start(ctx, &Command{
+		Policy: p, Path: python, Dir: p.Workspace,
+		Args: []string{"-c", `import socket, os
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 5353))
+x = socket.socket(socket.AF_UNIX); x.bind(os.path.join(os.environ['TMPDIR'], 's'))
+print('bound')`},
+		Env:    []string{"PATH=/usr/bin:/bin", "HOME=" + p.Home, "TMPDIR=" + p.TempDir, "LANG=C.UTF-8"},
+		Stdout: &out, Stderr: &errb,
+		OnDeny: func(d Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Wait(); err != nil || strings.TrimSpace(out.String()) != "bound" {
+		t.Fatalf("%v: %s %s", err, out.String(), errb.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) > 0 {
+		t.Errorf("reported %+v", got)
+	}
+}
+
 // TestResolverAnswer: every well-formed query gets its question back
 // with "no such name"; a name is recorded only for address lookups;
 // garbage gets no answer.
@@ -114,5 +158,5 @@ func TestResolverAnswer(t *testing.T) {
 // TestRefusalsReportedUnprivileged runs TestRefusalsReported as uid
 // 65534: the resolver's port 53 is bound in a user namespace.
 func TestRefusalsReportedUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "^TestRefusalsReported$")
+	sandboxtest.RerunUnprivileged(t, "^(TestRefusalsReported|TestOtherBindsGoOn)$")
 }

@@ -65,6 +65,14 @@ const (
 	DirectNoProxy    = "connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)"
 )
 
+// ListenMethod is the Method of a Denial that is a TCP port the tool
+// tried to listen on (a bind of a stream socket, connect_linux.go): its
+// Host is the address, its Port the port (0: one the kernel picks).
+const ListenMethod = "LISTEN"
+
+// ListenRefused is the reason of a refused listen.
+const ListenRefused = "listening on a TCP port: the sandbox's network is its own, where none of your programs could reach the port"
+
 // UnixMethod is the Method of a Denial that is a Unix-domain socket the
 // tool tried to create where Policy.UnixSockets does not allow it; it
 // has no host or port.

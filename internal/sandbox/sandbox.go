@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -62,6 +63,15 @@ type Policy struct {
 	// installed extension's folder and every linked extension's source,
 	// whose code other tools run with their own permissions.
 	ReadOnly []string
+	// Handed are files of the person's given to the tool on purpose (an
+	// MCP server's credentials by kind), each Source shown read-only at
+	// Target and nowhere else. A Target lies in one of Caches (a
+	// server's HOME), in a folder that must exist there: the sandbox
+	// covers that folder with a small tmpfs of the run's own, so that
+	// the file is all it holds at first and nothing is left in the
+	// cache. Only with the tool's own mount namespace: elsewhere the
+	// run is refused.
+	Handed []Handed
 
 	// Guarded are paths inside the write scope that stay read-only
 	// (permission.ProtectedPaths: .git, hooks, .env, agents' and editors'
@@ -111,6 +121,11 @@ type Policy struct {
 	// TempBytes bounds the private temp dir, a tmpfs inside the tool's
 	// mount namespace; 0 means DefaultTempBytes.
 	TempBytes uint64
+}
+
+// Handed is one file handed to a tool (Policy.Handed).
+type Handed struct {
+	Source, Target string
 }
 
 // DefaultMemoryBytes is the memory cap of a tool when the caller sets none.
@@ -168,6 +183,22 @@ func (p *Policy) Check() error {
 	if p.Caches, err = cleanAbs(p.Caches, "cache"); err != nil {
 		return err
 	}
+	handed := make([]Handed, 0, len(p.Handed))
+	for _, h := range p.Handed {
+		if !filepath.IsAbs(h.Source) || !filepath.IsAbs(h.Target) {
+			return fmt.Errorf("sandbox handed file %q at %q: both must be absolute paths", h.Source, h.Target)
+		}
+		h.Source, h.Target = filepath.Clean(h.Source), filepath.Clean(h.Target)
+		in := false
+		for _, c := range p.Caches {
+			in = in || fsutil.StrictlyWithin(c, filepath.Dir(h.Target))
+		}
+		if !in {
+			return fmt.Errorf("sandbox handed file %q goes to %q, which is not in a folder of the tool's own cache", h.Source, h.Target)
+		}
+		handed = append(handed, h)
+	}
+	p.Handed = handed
 	p.ReadOnly, err = cleanAbs(p.ReadOnly, "read-only")
 	return err
 }

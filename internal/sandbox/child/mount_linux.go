@@ -86,6 +86,8 @@ func step(s Mount) error {
 		return unix.Mount("gemkit-tmp", s.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	case MountBind:
 		return bind(s)
+	case MountPrivateDir:
+		return privateDir(s)
 	case MountFile:
 		return putFile(s)
 	}
@@ -150,7 +152,11 @@ func noSymlinks(path string) (int, error) {
 // nodev) before it is attached, and moved onto the opened target, so no
 // path is looked up twice.
 func bind(s Mount) error {
-	src, err := noSymlinks(oldRoot + s.Path)
+	source := s.Path
+	if s.Source != "" {
+		source = s.Source
+	}
+	src, err := noSymlinks(oldRoot + source)
 	if err != nil {
 		if s.Optional && errors.Is(err, unix.ENOENT) {
 			return nil
@@ -192,6 +198,37 @@ func bind(s Mount) error {
 		return err
 	}
 	return unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// privateDir mounts a fresh tmpfs on the folder s.Path, which must be
+// there already (the parent made it) and is reached without following
+// a symlink: the folder lies in a writable bind, whose tool may have put
+// a link there since.
+func privateDir(s Mount) error {
+	dst, err := noSymlinks(s.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fs)
+	for _, o := range [][2]string{{"mode", "0700"}, {"size", strconv.FormatUint(s.Size, 10)}, {"nr_inodes", strconv.FormatUint(s.Inodes, 10)}} {
+		if err := unix.FsconfigSetString(fs, o[0], o[1]); err != nil {
+			return fmt.Errorf("tmpfs %s: %w", o[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return err
+	}
+	m, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(m)
+	return unix.MoveMount(m, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
 // mountpoint makes sure target exists in the new root, as a directory or an

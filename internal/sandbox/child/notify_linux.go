@@ -12,9 +12,11 @@ import (
 const Notify = 'N'
 
 // installConnectNotify stacks a seccomp filter that hands every
-// connect(2) of the tool to the parent (SECCOMP_RET_USER_NOTIF), which
-// reads the address, reports it and answers; with unixSockets, every
-// socket(AF_UNIX) too, which the parent refuses and reports. It returns
+// connect(2) and bind(2) of the tool to the parent
+// (SECCOMP_RET_USER_NOTIF), which reads the address, reports it and
+// answers (a bind it lets go on unless it is a TCP socket's: a listen,
+// which Landlock refuses too); with unixSockets, every socket(AF_UNIX)
+// too, which the parent refuses and reports. It returns
 // the listener. The main filter applies as well (the strictest verdict
 // of the two wins), and so do the network namespace and Landlock when
 // the parent lets a call go on; with no parent to answer, a notified
@@ -45,6 +47,7 @@ func notifyProgram(unixSockets bool) []unix.SockFilter {
 		{code: jeq, k: auditArch, jt: -1, jf: tAllowed},
 		{code: ld, k: seccompNR, jt: -1, jf: -1},
 		{code: jeq, k: unix.SYS_CONNECT, jt: tNotify, jf: -1},
+		{code: jeq, k: unix.SYS_BIND, jt: tNotify, jf: -1},
 	}
 	if unixSockets {
 		prog = append(prog,

@@ -28,8 +28,12 @@ type PathRule struct {
 type Mount struct {
 	Kind MountKind `json:"kind"`
 	// Path is where the step acts in the tool's view; for a bind it is
-	// also the source, in the old root (the same path outside).
+	// also the source, in the old root (the same path outside), unless
+	// Source names another.
 	Path string `json:"path"`
+	// Source is a bind's source in the old root when it is not Path: a
+	// file handed to the tool at a place of its own (Policy.Handed).
+	Source string `json:"source,omitempty"`
 	// Target is a symlink's target.
 	Target string `json:"target,omitempty"`
 	// Write makes a bind writable; every other bind is read-only.
@@ -60,6 +64,11 @@ const (
 	MountSymlink MountKind = "symlink" // a symlink Path -> Target
 	MountTmpfs   MountKind = "tmpfs"   // a writable tmpfs of Size bytes (the private temp dir)
 	MountProc    MountKind = "proc"    // /proc of the tool's own PID namespace
+	// MountPrivateDir covers the existing folder Path (reached without
+	// a symlink, inside a writable bind) with a writable tmpfs of Size
+	// bytes and Inodes files for the run: the place of handed files,
+	// which leaves nothing in the folder beneath.
+	MountPrivateDir MountKind = "privatedir"
 	// MountFile puts a file of Content at Path on the new root, in place
 	// of whatever an earlier step put there (a bind of the host's file,
 	// a symlink): the sandbox's own resolv.conf.

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/permission"
+)
+
+// widenNote is one thing the switch, describe and doctor say about what
+// an extension's servers get beyond the default profile, or lack: a
+// variable dropped, a variable allowed that gemkit mcp will not have,
+// credentials allowed that are not there.
+type widenNote struct {
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+}
+
+// widenNotes are the notes on m's servers under the effective widening
+// w (its manifest's grant with the person's on top), given Gemini CLI's
+// settings gs (what its gemkit mcp entry passes) and the person's
+// environment getenv (where their credentials are).
+func widenNotes(m *extension.Manifest, w extension.Widening, gs geminisettings.Settings, getenv func(string) string) []widenNote {
+	var out []widenNote
+	name := extension.Printable(m.Name)
+	if ds := extension.DroppedVars(m, w.Env); len(ds) > 0 {
+		var what, vars []string
+		for _, d := range ds {
+			what = append(what, d.Server+"'s "+d.Key+" ($"+d.Var+")")
+			if !contains(vars, d.Var) {
+				vars = append(vars, d.Var)
+			}
+		}
+		fix := "gemkit extensions sandbox " + name
+		for _, v := range vars {
+			fix += " --allow-env " + v
+		}
+		out = append(out, widenNote{
+			Message: extension.Printable("its servers' env asks for variables of yours that no setting declares, which gemkit's sandbox does not pass (Gemini CLI takes them from its own environment): " + strings.Join(what, ", ") + "; each arrives empty"),
+			Fix:     "pass " + them(len(vars)) + " by name: `" + fix + "`"})
+	}
+	var missing []string
+	for _, v := range w.Env {
+		if geminisettings.Redacted(v) && !contains(gs.GemkitEnv, v) {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		var env []string
+		for _, v := range missing {
+			env = append(env, fmt.Sprintf("%q: %q", v, "$"+v))
+		}
+		entry := "gemkit"
+		if gs.Gemkit != "" {
+			entry = gs.Gemkit
+		}
+		out = append(out, widenNote{
+			Message: "passed by name, " + strings.Join(missing, ", ") + " come" + sIf(len(missing) == 1) + " from the environment of the gemkit mcp that starts the servers, and Gemini CLI 0.61 leaves every variable whose name holds TOKEN, KEY, SECRET, AUTH, PASSWORD, CREDENTIAL or the like out of the environment it starts gemkit mcp with, unless gemkit's entry in its settings names it",
+			Fix:     "in " + "~/.gemini/settings.json, give the mcpServers entry " + entry + " `\"env\": {" + strings.Join(env, ", ") + "}` (Gemini CLI fills each $NAME from its own environment); other clients: docs/mcp.md"})
+	}
+	home := getenv("HOME")
+	for _, k := range w.Credentials {
+		if _, err := permission.HandedFiles(k, home, getenv); err != nil {
+			out = append(out, widenNote{
+				Message: "its servers are handed your " + k + " credentials, and " + err.Error(),
+				Fix:     credentialsLogin(k)})
+		}
+	}
+	return out
+}
+
+// credentialsLogin says how a person makes the credentials of kind.
+func credentialsLogin(kind string) string {
+	switch kind {
+	case "gcloud":
+		return "`gcloud auth application-default login` writes them; the servers see them at their next start"
+	case "aws":
+		return "`aws configure` writes them; the servers see them at their next start"
+	case "kube":
+		return "your cluster's tooling writes ~/.kube/config; the servers see it at their next start"
+	}
+	return ""
+}
+
+func sIf(one bool) string {
+	if one {
+		return "s"
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
