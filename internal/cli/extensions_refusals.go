@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -13,11 +13,10 @@ import (
 )
 
 // recentRefusals are the refusals of the extensions' sandboxed MCP
-// servers that gemkit mcp kept (extmcp.RefusalsPath), by extension: the
-// latest of each distinct one (server, what it tried, why), oldest
-// first. The file is gemkit's own, closed to every sandboxed process; one
-// that cannot be read gives none, for doctor and describe are not the
-// place to fail on it.
+// servers that gemkit mcp kept (extmcp.RefusalsPath), by extension,
+// oldest first. The file is gemkit's own, closed to every sandboxed
+// process; one that cannot be read gives none, for doctor and describe
+// are not the place to fail on it.
 func recentRefusals() map[string][]extmcp.Refusal {
 	path, err := extmcp.RefusalsPath(map[string]string{"HOME": os.Getenv("HOME")})
 	if err != nil {
@@ -27,48 +26,33 @@ func recentRefusals() map[string][]extmcp.Refusal {
 	if err != nil {
 		return nil
 	}
-	type key struct {
-		ext, server, host, reason string
-		lookup                    bool
-	}
-	seen := map[key]bool{}
 	by := map[string][]extmcp.Refusal{}
-	for _, r := range slices.Backward(all) {
-		k := key{r.Extension, r.Server, r.Host, r.Reason, r.Lookup}
-		if !seen[k] {
-			seen[k] = true
-			by[r.Extension] = append(by[r.Extension], r)
-		}
-	}
-	for _, rs := range by {
-		slices.Reverse(rs)
+	for _, r := range all {
+		by[r.Extension] = append(by[r.Extension], r)
 	}
 	return by
 }
 
-// stillRefused leaves out the refusals the person has allowed since: a
-// host now allowed, a write in the workspace now allowed; and those no
-// widening allows that happened before changed, when the extension's
-// manifest last changed (a manifest that now points its server's state
-// at its data folder): only a change of the extension answers them.
-func stillRefused(rs []extmcp.Refusal, w extension.Widening, changed time.Time) []extmcp.Refusal {
-	var out []extmcp.Refusal
-	for _, r := range rs {
-		var allowed bool
-		switch {
-		case r.Allow == "":
-			allowed = r.At.Before(changed)
-		case r.UnixSocket:
-			allowed = w.UnixSockets
-		case r.Path != "":
-			allowed = w.Write == extension.AccessWorkspace
-		default:
-			allowed = slices.Contains(w.Hosts, r.Host)
+// stillRefused are the reports of rs (one per start of a server, each
+// host once) without what the person has allowed since, w being the
+// manifest's grant with the person's widening on top (a host now
+// allowed, a write in the workspace now allowed, credentials handed),
+// and without those no widening allows that happened before changed,
+// when the extension's manifest last changed (a manifest that now
+// points its server's state at its data folder): only a change of the
+// extension answers them. A report left with nothing is dropped.
+func stillRefused(rs []extmcp.Refusal, w extension.Widening, changed time.Time) []extmcp.Report {
+	var out []extmcp.Report
+	for _, rp := range extmcp.Reports(rs) {
+		rp = rp.Without(func(r extmcp.Refusal) bool {
+			if r.Allow == "" && !r.Handed {
+				return r.At.Before(changed)
+			}
+			return r.AllowedBy(w)
+		})
+		if len(rp.Refusals) > 0 {
+			out = append(out, rp)
 		}
-		if allowed {
-			continue
-		}
-		out = append(out, r)
 	}
 	return out
 }
@@ -93,28 +77,36 @@ func manifestChanged(in *extension.Installed) time.Time {
 }
 
 // refusalFindings are doctor's notes on what the sandbox refused an
-// extension's servers lately.
-func refusalFindings(name string, rs []extmcp.Refusal) []finding {
+// extension's servers lately: one per start of a server, each host
+// once, with one command for what it likely needs.
+func refusalFindings(name string, rps []extmcp.Report) []finding {
 	var fs []finding
-	for _, r := range rs {
-		fs = append(fs, finding{Level: "note", Extension: name, Message: refusalLine(r)})
+	for _, rp := range rps {
+		lines := rp.Lines()
+		fix := rp.Allow()
+		if fix != "" {
+			fix = "`" + fix + "` allows what it likely needs (what servers do in the background left out)"
+		}
+		fs = append(fs, finding{Level: "note", Extension: name, Message: strings.Join(lines, "\n      - "), Fix: fix})
 	}
 	return fs
 }
 
-// refusalLine is a refusal in words, with when it happened last.
-func refusalLine(r extmcp.Refusal) string {
-	return r.String() + " (last at " + r.At.Local().Format("2006-01-02 15:04:05") + ")"
-}
-
 // writeRefusals writes describe's lines on what the sandbox refused the
-// servers lately: the last five.
-func writeRefusals(w io.Writer, rs []extmcp.Refusal) {
-	if len(rs) == 0 {
+// servers lately: the last three starts' reports.
+func writeRefusals(w io.Writer, rps []extmcp.Report) {
+	if len(rps) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "  Refused lately in gemkit's sandbox:")
-	for _, r := range rs[max(0, len(rs)-5):] {
-		fmt.Fprintf(w, "      %s\n", refusalLine(r))
+	for _, rp := range rps[max(0, len(rps)-3):] {
+		lines := rp.Lines()
+		fmt.Fprintf(w, "      %s\n", lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "        - %s\n", l)
+		}
+		if a := rp.Allow(); a != "" {
+			fmt.Fprintf(w, "        to allow what it likely needs: %s\n", a)
+		}
 	}
 }

@@ -187,6 +187,10 @@ type server struct {
 	// refusal's report takes while a start holds mu.
 	mu2       sync.Mutex
 	notHanded map[string]string
+	// runStart is when its current run started (Refusal.Start); told
+	// are the refusals of that run said in the log (by Refusal.key).
+	runStart time.Time
+	told     map[string]bool
 	idle      *time.Timer
 	gone      bool // stopped for good (Sync, Close)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/langserver"
@@ -337,6 +338,7 @@ func realPath(p string) string {
 func (s *server) warnProfile(pr Profile) {
 	s.mu2.Lock()
 	s.notHanded = pr.NotHanded
+	s.runStart, s.told = time.Now().UTC(), nil
 	s.mu2.Unlock()
 	for _, k := range sortedKeys(pr.NotHanded) {
 		s.m.log.Warn(s.who() + " is handed your " + k + " credentials, but " + pr.NotHanded[k] + "; it starts without them")

@@ -48,6 +48,32 @@ type Refusal struct {
 	// Count is how many refusals alike it stands for, in one run of the
 	// server.
 	Count int `json:"count,omitempty"`
+	// Listen is true for a TCP port the server tried to listen on; Host
+	// is then the address and port.
+	Listen bool `json:"listen,omitempty"`
+	// Credentials, for a cloud's metadata service the server asked (it
+	// looks for credentials), are the kinds of the person's that would
+	// answer it instead (permission.MetadataHost); Allow hands the first.
+	Credentials []string `json:"credentials,omitempty"`
+	// Handed, for such a refusal, says the kind is handed already, and
+	// Missing why none of its files reached the server ("" when they
+	// did, and it asked all the same).
+	Handed  bool   `json:"handed,omitempty"`
+	Missing string `json:"missing,omitempty"`
+	// Also are the other names of the host Allow allows with it, in one
+	// round: the names and addresses one lookup gives (localhost and
+	// 127.0.0.1, a name of /etc/hosts and its address, an allowed name
+	// and the private address it resolved to).
+	Also []string `json:"also,omitempty"`
+	// Start is when the run of the server that was refused started: the
+	// refusals of one start make one report (Reports).
+	Start time.Time `json:"start,omitzero"`
+	// Needed says why the server likely needs the host: a call's
+	// arguments or its failing answer named it. Background says it is
+	// a host servers reach for on their own ("telemetry", "update
+	// check"), which they work without.
+	Needed     string `json:"needed,omitempty"`
+	Background string `json:"background,omitempty"`
 }
 
 // refusal is d, the sandbox's refusal of sp's server, for the person.
@@ -58,17 +84,58 @@ func refusal(sp Spec, d sandbox.Denial) Refusal {
 		r.UnixSocket = true
 		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-unix-sockets"
 		return r
+	case d.Method == sandbox.ListenMethod:
+		// No widening: the port would be in the sandbox's own network,
+		// which none of the person's programs reach (listenWords).
+		r.Listen = true
+		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+		return r
 	case d.Method == sandbox.LookupMethod:
 		r.Lookup = true
 	case d.Port > 0:
 		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 		r.Direct = d.Method == sandbox.DirectMethod
 	}
+	cmd := "gemkit extensions sandbox " + Printable(sp.Extension)
+	if kinds, ok := permission.MetadataHost(d.Host); ok {
+		// Looking for credentials: never a widening to the metadata
+		// service, which would hand it the machine's own; the
+		// person's by kind instead.
+		r.Credentials = slices.Clone(kinds)
+		for _, k := range kinds {
+			if slices.Contains(sp.Widening.Credentials, k) {
+				r.Handed = true
+			}
+		}
+		if len(kinds) > 0 && !r.Handed {
+			r.Allow = cmd + " --allow-credentials " + kinds[0]
+		}
+		return r
+	}
+	r.Background = background(d.Host)
 	// The host is the server's choice: a command is offered only for
 	// one that --allow-host takes (letters, digits, hyphens, dots, an
 	// address), so that nothing pasted from it runs in a shell.
-	if _, err := permission.ParseHost(r.Host); err == nil && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
-		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-host " + hostArg(r.Host)
+	if _, err := permission.ParseHost(r.Host); err != nil {
+		return r
+	}
+	switch {
+	case d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed:
+		// The name and the addresses its lookup gives are one host,
+		// allowed in one round.
+		r.Also = sameHost(d.Host, d.Port)
+		r.Allow = cmd + " --allow-host " + hostArg(r.Host)
+		for _, a := range r.Also {
+			r.Allow += " --allow-host " + hostArg(a)
+		}
+	case d.Addr != "" && strings.Contains(d.Reason, sandbox.PrivateReason):
+		// An allowed name whose lookup gave a private address: listing
+		// the address too allows it.
+		addr := net.JoinHostPort(d.Addr, strconv.Itoa(d.Port))
+		if _, err := permission.ParseHost(addr); err == nil {
+			r.Also = []string{addr}
+			r.Allow = cmd + " --allow-host " + hostArg(addr)
+		}
 	}
 	return r
 }
@@ -88,10 +155,20 @@ func (r Refusal) target() string {
 		return "a Unix socket"
 	case r.Path != "":
 		return "a write to " + Printable(r.Path)
+	case r.Listen:
+		return "listening on " + Printable(r.Host)
+	case r.Credentials != nil || r.isMetadata():
+		return "a cloud's metadata service (" + Printable(r.Host) + ")"
 	case r.Lookup:
 		return "the host " + Printable(r.Host)
 	}
 	return "a connection to " + Printable(r.Host)
+}
+
+// isMetadata reports whether r is a cloud's metadata service asked.
+func (r Refusal) isMetadata() bool {
+	_, ok := permission.MetadataHost(r.Host)
+	return ok && r.Path == "" && !r.UnixSocket && !r.Listen
 }
 
 // what is what the server tried, in words, with how it asked for a host
@@ -112,8 +189,22 @@ func (r Refusal) what() string {
 // server, what it tried, why it was refused (which says how it asked)
 // and the command that allows it.
 func (r Refusal) String() string {
+	if r.isMetadata() {
+		return fmt.Sprintf("extension %s's MCP server %s is looking for credentials: it asked %s, which gemkit never lets a server reach (on a cloud machine it hands whatever asks the machine's own credentials); %s",
+			Printable(r.Extension), Printable(r.Server), r.target(), credentialWords(r))
+	}
+	if r.Listen {
+		return fmt.Sprintf("extension %s's MCP server %s was refused %s (%s); %s", Printable(r.Extension), Printable(r.Server), r.target(), Printable(r.Reason), listenWords(r.Extension))
+	}
 	what := r.target()
+	if r.Needed != "" {
+		what += " (" + r.Needed + ")"
+	}
 	s := fmt.Sprintf("extension %s's MCP server %s was refused %s (%s)", Printable(r.Extension), Printable(r.Server), what, Printable(r.Reason))
+	if r.Background != "" {
+		// Not an invitation to widen: it buys nothing.
+		return s + "; in the background: " + r.Background + ", which servers do on their own and work without, so it needs no widening"
+	}
 	if r.Allow != "" {
 		s += "; to allow it: " + r.Allow
 		if r.Lookup || r.Direct {
@@ -129,33 +220,55 @@ func (r Refusal) String() string {
 }
 
 // forModel is the one line added to a call's result when the server was
-// refused during the call: what, and that the person can allow it.
+// refused during the call: what, each host once, the likely needed
+// first and what servers do in the background last and apart, and that
+// the person can allow it.
 func forModel(rs []Refusal) string {
-	var what, allow []string
+	rs = merged(ownPorts(rs))
+	var what, background, allow []string
 	for _, r := range rs {
 		w := r.what()
-		if r.Allow == "" {
+		switch {
+		case r.isMetadata():
+			w += ": it is looking for credentials; " + credentialWords(r)
+		case r.Listen:
+			w += ": " + listenWords(r.Extension)
+		case r.Allow == "":
 			w += ": " + Printable(r.Reason)
+		case r.Needed != "":
+			w += " (" + r.Needed + ")"
+		}
+		if r.Background != "" {
+			background = append(background, w+" ("+r.Background+")")
+			continue
 		}
 		what = append(what, w)
-		flag := "--allow-host " + hostArg(r.Host)
-		switch {
-		case r.UnixSocket:
-			flag = "--allow-unix-sockets"
-		case r.Path != "":
-			flag = "--allow-write workspace"
+		if r.Allow == "" || r.isMetadata() {
+			continue
 		}
-		if r.Allow != "" && !slices.Contains(allow, flag) {
-			allow = append(allow, flag)
+		for _, flag := range allowFlags(r) {
+			if !slices.Contains(allow, flag) {
+				allow = append(allow, flag)
+			}
 		}
 	}
-	s := "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
+	var s string
+	if len(what) > 0 {
+		s = "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
+		if len(background) > 0 {
+			s += " And, in the background, which servers do on their own and work without: " + strings.Join(background, "; ") + "."
+		}
+	} else {
+		s = "gemkit's sandbox refused this MCP server during the call, in the background only, which servers do on their own and work without: " + strings.Join(background, "; ") + "."
+	}
 	if len(allow) > 0 {
 		s += " The person (not the model) can allow it with: gemkit extensions sandbox " + Printable(rs[0].Extension) + " " + strings.Join(allow, " ")
 		// A host the server reached without the proxy stays refused once
 		// allowed unless its client uses the proxy: said here, or the
 		// model passes on a command that then fails the same way.
-		if slices.ContainsFunc(rs, func(r Refusal) bool { return r.Allow != "" && (r.Lookup || r.Direct) }) {
+		if slices.ContainsFunc(rs, func(r Refusal) bool {
+			return r.Allow != "" && r.Background == "" && !r.isMetadata() && (r.Lookup || r.Direct)
+		}) {
 			s += " (only the sandbox's proxy, named in HTTPS_PROXY and HTTP_PROXY, leads to an allowed host, and this server's client did not use it: allowing the host helps only if it does)"
 		}
 	}
@@ -197,13 +310,46 @@ func ReadRefusals(path string) ([]Refusal, error) {
 // the person: in gemkit mcp's log, in the end of the server's stderr that
 // a failed call quotes, and in the refusals file, with the one command
 // that would allow it.
-func (s *server) denied(d sandbox.Denial) { s.report(refusal(s.spec, d)) }
+func (s *server) denied(d sandbox.Denial) { s.report(s.refusalOf(d)) }
 
-// report reports r to the person (see denied).
+// refusalOf is refusal of d with what the server's run knows (withRun).
+func (s *server) refusalOf(d sandbox.Denial) Refusal {
+	r := refusal(s.spec, d)
+	s.withRun(&r)
+	return r
+}
+
+// withRun adds to r what the server's run knows: when it started, and
+// why credentials it is handed did not reach it.
+func (s *server) withRun(r *Refusal) {
+	s.mu2.Lock()
+	defer s.mu2.Unlock()
+	r.Start = s.runStart
+	if r.Handed {
+		for _, k := range r.Credentials {
+			if why, ok := s.notHanded[k]; ok {
+				r.Missing = why
+			}
+		}
+	}
+}
+
+// report reports r to the person (see denied): in the log and the
+// stderr a failed call quotes once per host of the run, in the
+// refusals file each time (counted there with the run's others alike).
 func (s *server) report(r Refusal) {
-	words := r.String()
-	s.m.log.Warn(words)
-	fmt.Fprintf(s.stderr, "gemkit: %s\n", words)
+	s.mu2.Lock()
+	if s.told == nil {
+		s.told = map[string]bool{}
+	}
+	first := !s.told[r.key()]
+	s.told[r.key()] = true
+	s.mu2.Unlock()
+	if first {
+		words := r.String()
+		s.m.log.Warn(words)
+		fmt.Fprintf(s.stderr, "gemkit: %s\n", words)
+	}
 	if err := s.m.keepRefusal(r); err != nil {
 		s.m.log.Warn("keeping the refusal for extensions doctor", "err", err)
 	}
@@ -224,6 +370,22 @@ func (m *Manager) keepRefusal(r Refusal) error {
 	m.refusalsMu.Lock()
 	defer m.refusalsMu.Unlock()
 	rs, _ := ReadRefusals(path)
+	// One entry per host of a start: a refusal seen again (or asked
+	// otherwise: a lookup, then a connection) updates its entry, moved
+	// to the end as the latest.
+	if i := slices.IndexFunc(rs, func(o Refusal) bool {
+		return !r.Start.IsZero() && o.Extension == r.Extension && o.Server == r.Server && o.Start.Equal(r.Start) && o.key() == r.key()
+	}); i >= 0 {
+		o := rs[i]
+		rs = slices.Delete(rs, i, i+1)
+		m := merged([]Refusal{o, r})[0]
+		if r.Count <= o.Count && o.Host == r.Host && o.Reason == r.Reason {
+			// The same refusal again (a call marking it needed): its
+			// count is the sandbox's, not a sum.
+			m.Count = max(o.Count, r.Count)
+		}
+		r = m
+	}
 	rs = append(rs, r)
 	if len(rs) > MaxRefusals {
 		rs = rs[len(rs)-MaxRefusals:]
@@ -241,6 +403,14 @@ func (m *Manager) keepRefusal(r Refusal) error {
 // refusedSince returns the refusals of the run whose denials before a
 // call were before (Process.Denied then), that is those during the call:
 // new ones and ones seen again.
+func (s *server) refusedSince(before, after []sandbox.Denial) []Refusal {
+	rs := refusedSince(s.spec, before, after)
+	for i := range rs {
+		s.withRun(&rs[i])
+	}
+	return rs
+}
+
 func refusedSince(sp Spec, before, after []sandbox.Denial) []Refusal {
 	type key struct {
 		method, host, reason string

@@ -44,9 +44,13 @@ func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessa
 		// watch of its connect calls record a refusal before they answer
 		// it, so before the server can answer), and a refused write the
 		// result tells of to the person too.
-		rs := refusedSince(s.spec, before, r.denied())
+		rs := s.refusedSince(before, r.denied())
+		if len(rs) > 0 {
+			s.markNeeded(rs, args, res, err)
+		}
 		if err == nil {
 			for _, w := range s.refusedWrites(args, res, r.data, r.tmp) {
+				s.withRun(&w)
 				s.report(w)
 				rs = append(rs, w)
 			}

@@ -187,8 +187,8 @@ func TestNPMServerRefusals(t *testing.T) {
 	}) {
 		t.Errorf("gemkit mcp's stderr does not say %q with %q:\n%s", person, allow, stderr.String())
 	}
-	if out, _ := f.gemkit("extensions", "describe", "npmmcp"); !strings.Contains(out, person) || !strings.Contains(out, allow) {
-		t.Errorf("extensions describe does not say %q with %q:\n%s", person, allow, out)
+	if out, _ := f.gemkit("extensions", "describe", "npmmcp"); !strings.Contains(out, "extension npmmcp's MCP server filesystem was refused") || !strings.Contains(out, "- a write to "+made+":") || !strings.Contains(out, allow) {
+		t.Errorf("extensions describe does not tell of the write to %s with %q:\n%s", made, allow, out)
 	}
 
 	if out, err := f.gemkit(strings.Fields(allow)[1:]...); err != nil {

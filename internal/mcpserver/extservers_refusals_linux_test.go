@@ -74,11 +74,15 @@ func TestExtensionServerRefusals(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Text("\n"), "a write to "+filepath.Join(f.ws, "made.txt")+". The person (not the model) can allow it with: gemkit extensions sandbox netext --allow-write workspace") {
 		t.Errorf("netext_write: %+v %v", res, err)
 	}
-	wrote := "extension netext's MCP server srv was refused a write to " + filepath.Join(f.ws, "made.txt")
+	// doctor and describe say the start's refusals as one report, each
+	// host once, with one command for what it likely needs.
+	refused := "a connection to " + target + " (named in the call's arguments): host not in network.allowedHosts"
+	wrote := "a write to " + filepath.Join(f.ws, "made.txt") + ": the workspace is read-only to its servers"
+	both := "gemkit extensions sandbox netext --allow-host " + target + " --allow-host localhost:" + strings.Split(target, ":")[1] + " --allow-write workspace"
 	for _, args := range [][]string{{"extensions", "doctor"}, {"extensions", "describe", "netext"}} {
 		out, _ := f.gemkit(args...)
-		if !strings.Contains(out, person) || !strings.Contains(out, wrote) {
-			t.Errorf("%v does not say %q and %q:\n%s", args, person, wrote, out)
+		if !strings.Contains(out, "extension netext's MCP server srv was refused") || !strings.Contains(out, refused) || !strings.Contains(out, wrote) || !strings.Contains(out, both) {
+			t.Errorf("%v does not say %q and %q with %q:\n%s", args, refused, wrote, both, out)
 		}
 	}
 
@@ -99,7 +103,7 @@ func TestExtensionServerRefusals(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // polls, as a client that heard list_changed would
 	}
 	// Allowed now: doctor no longer lists it.
-	if out, _ := f.gemkit("extensions", "doctor"); strings.Contains(out, person) {
+	if out, _ := f.gemkit("extensions", "doctor"); strings.Contains(out, refused) {
 		t.Errorf("extensions doctor still lists an allowed host:\n%s", out)
 	}
 }
