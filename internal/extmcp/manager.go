@@ -191,8 +191,8 @@ type server struct {
 	// are the refusals of that run said in the log (by Refusal.key).
 	runStart time.Time
 	told     map[string]bool
-	idle      *time.Timer
-	gone      bool // stopped for good (Sync, Close)
+	idle     *time.Timer
+	gone     bool // stopped for good (Sync, Close)
 }
 
 // running is a started server: a process in the sandbox, or a
