@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +35,9 @@ type consentInfo struct {
 	FilesChanged bool `json:"filesChanged,omitempty"`
 	// notice names the files that changed (extension.ContentNotice).
 	notice string
+	// since is when the extension became what it is (refusalsSince):
+	// its servers' refusals from before are not shown.
+	since time.Time
 }
 
 func newExtDescribeCmd(a *app) *cobra.Command {
@@ -71,7 +75,7 @@ files, settings, source, version and where it is enabled.`,
 			if a.enforcer != nil && in.Extension != nil {
 				notes, enfErr = a.enforcer.Enforcement(cmd.Context(), in.Extension)
 			}
-			consent := consentInfo{}
+			consent := consentInfo{since: refusalsSince(st, in)}
 			if m := in.Manifest(); m != nil {
 				agreed, granted := st.ConsentContent(m.Name, extension.PermissionsHash(m))
 				consent.Granted = granted

@@ -64,7 +64,7 @@ when Gemini CLI would fail.`,
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
 				fs = append(fs, serverFindings(st, in, choices, gs, a.getenv)...)
-				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), manifestChanged(in)))...)
+				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), refusalsSince(st, in)))...)
 			}
 			if asJSON {
 				if fs == nil {

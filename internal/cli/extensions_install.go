@@ -147,6 +147,11 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 				}
 				fmt.Fprintf(a.Out, "Uninstalled %s\n", name)
 				keptData(a.Out, a.getenv("HOME"), data)
+				// What the sandbox refused its servers was the extension's
+				// as it was: not told of whatever comes next by its name.
+				if err := forgetRefusals(data); err != nil {
+					fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", name, err)
+				}
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("could not uninstall %s", strings.Join(failed, ", "))

@@ -34,27 +34,52 @@ func recentRefusals() map[string][]extmcp.Refusal {
 }
 
 // stillRefused are the reports of rs (one per start of a server, each
-// host once) without what the person has allowed since, w being the
-// manifest's grant with the person's widening on top (a host now
-// allowed, a write in the workspace now allowed, credentials handed),
-// and without those no widening allows that happened before changed,
-// when the extension's manifest last changed (a manifest that now
-// points its server's state at its data folder): only a change of the
-// extension answers them. A report left with nothing is dropped.
-func stillRefused(rs []extmcp.Refusal, w extension.Widening, changed time.Time) []extmcp.Report {
+// host once) that still hold for the extension as it is: none from
+// before since (when it was last agreed to, or its manifest last
+// changed: refusals belong to the extension as it was then), and none
+// the person has allowed since, w being the manifest's grant with the
+// person's widening on top (a host now allowed, a write in the
+// workspace, credentials handed). A report left with nothing is
+// dropped.
+func stillRefused(rs []extmcp.Refusal, w extension.Widening, since time.Time) []extmcp.Report {
 	var out []extmcp.Report
 	for _, rp := range extmcp.Reports(rs) {
 		rp = rp.Without(func(r extmcp.Refusal) bool {
-			if r.Allow == "" && !r.Handed {
-				return r.At.Before(changed)
+			start := r.Start
+			if start.IsZero() {
+				start = r.At
 			}
-			return r.AllowedBy(w)
+			return start.Before(since) || r.AllowedBy(w)
 		})
 		if len(rp.Refusals) > 0 {
 			out = append(out, rp)
 		}
 	}
 	return out
+}
+
+// refusalsSince is when the extension in became what it is now, for
+// stillRefused: the later of its last consent and its manifest's last
+// change.
+func refusalsSince(st *extension.Store, in *extension.Installed) time.Time {
+	since := manifestChanged(in)
+	if m := in.Manifest(); m != nil {
+		if at := st.ConsentGrantedAt(m.Name); at.After(since) {
+			since = at
+		}
+	}
+	return since
+}
+
+// forgetRefusals takes the extension name's refusals out of the file
+// gemkit mcp keeps them in: it was uninstalled or updated, and what was
+// refused belongs to what it was.
+func forgetRefusals(name string) error {
+	path, err := extmcp.RefusalsPath(map[string]string{"HOME": os.Getenv("HOME")})
+	if err != nil {
+		return err
+	}
+	return extmcp.ForgetRefusals(path, name)
 }
 
 // manifestChanged is when the manifest of in last changed, zero when

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,8 +53,9 @@ func TestStillRefused(t *testing.T) {
 			t.Errorf("%s: %d still refused, want %d: %+v", c.name, count(got), c.want, got)
 		}
 	}
-	// A refusal no widening allows goes once the manifest changed after
-	// it; one a widening allows stays until that widening is given.
+	// Refusals belong to the extension as it was: every one from before
+	// its last consent or change goes, whether a widening allows it or
+	// not.
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	folder := extmcp.Refusal{Extension: "e", Server: "s", At: at, Path: "/ext/state.json"}
 	hostThen := host
@@ -63,7 +67,7 @@ func TestStillRefused(t *testing.T) {
 	}{
 		{"unchanged", time.Time{}, 2},
 		{"changed before", at.Add(-time.Hour), 2},
-		{"changed after", at.Add(time.Hour), 1},
+		{"changed after", at.Add(time.Hour), 0},
 	} {
 		if got := stillRefused([]extmcp.Refusal{folder, hostThen}, extension.Widening{}, c.changed); count(got) != c.want {
 			t.Errorf("%s: %d still refused, want %d: %+v", c.name, count(got), c.want, got)
@@ -90,5 +94,102 @@ func TestRefusalFindings(t *testing.T) {
 	}
 	if fs[0].Fix != "`gemkit extensions sandbox e --allow-host api.example.com:443` allows what it likely needs (what servers do in the background left out)" {
 		t.Errorf("fix %q", fs[0].Fix)
+	}
+}
+
+// TestStaleRefusalsGone: refusals belong to the extension as it is.
+// After uninstall and a new link whose server asks for nothing, doctor
+// and describe no longer say the old version's refusal (the file lost
+// it at the uninstall, another extension's kept); a new consent, or a
+// changed manifest (an install by Gemini CLI, which gemkit does not
+// see), leaves out every refusal from before.
+func TestStaleRefusalsGone(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("HOME", e.home) // where gemkit mcp keeps the refusals
+	src := srvExt(t)
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "srv-ext")
+	path, err := extmcp.RefusalsPath(map[string]string{"HOME": e.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the old version's server was refused, as gemkit mcp keeps
+	// it, and another extension's; both after the consent to it.
+	agreed := time.Now().Add(-time.Hour)
+	setConsentTime(t, e.home, "srv-ext", agreed)
+	manifest := filepath.Join(src, "gemini-extension.json")
+	os.Chtimes(manifest, agreed, agreed)
+	start := agreed.Add(30 * time.Minute)
+	keep := func(rs ...extmcp.Refusal) {
+		t.Helper()
+		b, _ := json.Marshal(rs)
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	registry := extmcp.Refusal{Extension: "srv-ext", Server: "memory", Start: start, At: start, Host: "registry.npmjs.org", Lookup: true,
+		Reason: "name looked up without the sandbox's proxy; host not allowed", Allow: "gemkit extensions sandbox srv-ext --allow-host registry.npmjs.org"}
+	other := registry
+	other.Extension, other.Allow = "other-ext", "gemkit extensions sandbox other-ext --allow-host registry.npmjs.org"
+	keep(registry, other)
+	said := "the host registry.npmjs.org (looked up without the sandbox's proxy)"
+	if out := e.mustRun("doctor"); !strings.Contains(out, "srv-ext: extension srv-ext's MCP server memory was refused") || !strings.Contains(out, said) {
+		t.Fatalf("doctor does not tell of the refusal:\n%s", out)
+	}
+
+	// Uninstalled: the file keeps only the other extension's.
+	e.mustRun("uninstall", "srv-ext")
+	rs, err := extmcp.ReadRefusals(path)
+	if err != nil || len(rs) != 1 || rs[0].Extension != "other-ext" {
+		t.Fatalf("after uninstall the file keeps %+v, %v", rs, err)
+	}
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "srv-ext")
+	for _, args := range [][]string{{"doctor"}, {"describe", "srv-ext"}} {
+		if out := e.mustRun(args...); strings.Contains(out, said) {
+			t.Errorf("%v after a new link tells of the old refusal:\n%s", args, out)
+		}
+	}
+
+	// Put back by a gemkit mcp that ran meanwhile: shown while the
+	// extension is as it was, gone after a new consent; and after a
+	// change of its manifest.
+	for _, c := range []struct {
+		name   string
+		change func()
+	}{
+		{"a new consent", func() { e.mustRun("consent", "srv-ext", "--revoke"); e.mustRun("consent", "srv-ext", "--grant") }},
+		{"a changed manifest", func() { os.Chtimes(manifest, time.Now(), time.Now()) }},
+	} {
+		setConsentTime(t, e.home, "srv-ext", agreed)
+		os.Chtimes(manifest, agreed, agreed)
+		keep(registry)
+		if out := e.mustRun("doctor"); !strings.Contains(out, said) {
+			t.Fatalf("%s: doctor does not tell of the refusal before:\n%s", c.name, out)
+		}
+		c.change()
+		if out := e.mustRun("doctor"); strings.Contains(out, said) {
+			t.Errorf("after %s doctor tells of the refusal from before:\n%s", c.name, out)
+		}
+	}
+}
+
+// setConsentTime sets when the consent to name was given, in its record.
+func setConsentTime(t *testing.T, home, name string, at time.Time) {
+	t.Helper()
+	p := filepath.Join(home, ".gemini", "gemkit", "consent.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs map[string]any
+	if err := json.Unmarshal(b, &recs); err != nil {
+		t.Fatal(err)
+	}
+	recs["extensions"].(map[string]any)[name].(map[string]any)["grantedAt"] = at.UTC().Format(time.RFC3339)
+	b, _ = json.Marshal(recs)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

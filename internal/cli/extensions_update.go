@@ -67,6 +67,11 @@ extension's name on the terminal, as for consent --grant.`,
 					if err := keepSwitched(a, st, res.Name); err != nil {
 						fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 					}
+					// What the sandbox refused its servers was the old
+					// version's.
+					if err := forgetRefusals(res.Name); err != nil {
+						fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", res.Name, err)
+					}
 				}
 			}
 			if asJSON {

@@ -454,3 +454,24 @@ func withLine(res json.RawMessage, line string) json.RawMessage {
 	}
 	return out
 }
+
+// ForgetRefusals takes the refusals of the extension name out of the
+// file at path (written atomically; a missing file is left so). A
+// gemkit mcp writing the file at the same moment may put them back:
+// describe and doctor also leave out what came before the extension's
+// last consent or change.
+func ForgetRefusals(path, name string) error {
+	rs, err := ReadRefusals(path)
+	if err != nil || len(rs) == 0 {
+		return err
+	}
+	kept := slices.DeleteFunc(rs, func(r Refusal) bool { return r.Extension == name })
+	if len(kept) == len(rs) {
+		return nil
+	}
+	b, err := json.MarshalIndent(kept, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(path, append(b, '\n'), 0o600)
+}
