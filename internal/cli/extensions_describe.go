@@ -348,6 +348,10 @@ func (d *describer) settings() {
 	}
 	w := d.w
 	d.section("Settings")
+	if ignored := d.in.IgnoredSettings(); len(ignored) > 0 {
+		fmt.Fprintf(w, "  not read: %s in the linked folder's %s; Gemini CLI reads a linked extension's values in %s, and so does gemkit\n",
+			strings.Join(ignored, ", "), filepath.Join(d.in.Extension.Dir, ".env"), filepath.Join(d.in.UserSettingsDir(), ".env"))
+	}
 	for _, st := range d.it.Settings {
 		sens := ""
 		if st.Sensitive {
@@ -359,6 +363,14 @@ func (d *describer) settings() {
 			fmt.Fprintln(w, "      not in a .env file; Gemini CLI may hold it in the system keychain, which gemkit does not read")
 		case *st.Set:
 			fmt.Fprintf(w, "      set (%s scope, in %s)\n", st.Scope, st.Source)
+			// A workspace's .env is Gemini CLI's alone (in trusted
+			// folders): gemkit knows no trusted folders.
+			switch {
+			case st.Scope == "workspace" && !st.Passed:
+				fmt.Fprintf(w, "      gemkit's tools and sandboxed servers get no value: they take the extension's own (%s), and a workspace's .env is Gemini CLI's alone (in trusted folders)\n", filepath.Join(d.in.UserSettingsDir(), ".env"))
+			case st.Scope == "workspace":
+				fmt.Fprintf(w, "      gemkit's tools and sandboxed servers get the extension's own value (%s), not the workspace's, which is Gemini CLI's alone (in trusted folders)\n", filepath.Join(d.in.UserSettingsDir(), ".env"))
+			}
 		default:
 			fmt.Fprintf(w, "      not set; set it with `gemini extensions config %s %s`\n", d.m.Name, st.EnvVar)
 		}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -128,6 +130,11 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 	}
 	if _, note := updaters(in.Metadata); note != "" {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: note})
+	}
+	if ignored := in.IgnoredSettings(); len(ignored) > 0 {
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: "the linked folder's .env gives " + strings.Join(ignored, ", ") + " a value that neither Gemini CLI nor gemkit reads: a linked extension's values are in " + filepath.Join(in.UserSettingsDir(), ".env"),
+			Fix:     "move them there, or set them with `gemini extensions config " + name + " VAR`"})
 	}
 	for _, s := range in.Settings(st.Dir(), st.Workspace()) {
 		if s.Set != nil && !*s.Set {

@@ -295,6 +295,39 @@ type SettingState struct {
 	Scope string `json:"scope,omitempty"`
 	// Source is the .env file holding the value.
 	Source string `json:"source,omitempty"`
+	// Passed: gemkit's tools and sandboxed servers get a value, the one
+	// in the extension's entry's .env (Installed.UserSettingsDir); the
+	// workspace's .env is Gemini CLI's alone.
+	Passed bool `json:"passedByGemkit"`
+}
+
+// UserSettingsDir is the folder whose .env holds the user values of the
+// extension's settings, as Gemini CLI 0.61 finds it: its entry in the
+// extensions folder named after its manifest, the entry that records the
+// link for a linked extension (never the linked folder).
+func (in *Installed) UserSettingsDir() string {
+	if m := in.Manifest(); m != nil {
+		return filepath.Join(filepath.Dir(in.Entry), m.Name)
+	}
+	return in.Entry
+}
+
+// IgnoredSettings are the settings a linked extension's own folder's
+// .env gives values to that its entry's .env does not: Gemini CLI reads
+// only the entry's, and so does gemkit.
+func (in *Installed) IgnoredSettings() []string {
+	m := in.Manifest()
+	if m == nil || in.Extension == nil || len(m.Settings) == 0 || filepath.Clean(in.Extension.Dir) == filepath.Clean(in.UserSettingsDir()) {
+		return nil
+	}
+	own, user := envKeys(in.Extension.Dir, ".env"), envKeys(in.UserSettingsDir(), ".env")
+	var out []string
+	for _, s := range m.Settings {
+		if own[s.EnvVar] && !user[s.EnvVar] {
+			out = append(out, s.EnvVar)
+		}
+	}
+	return out
 }
 
 // Settings says which of the extension's settings are set and where, as
@@ -315,6 +348,7 @@ func (in *Installed) Settings(extensionsDir, workspace string) []SettingState {
 	for _, s := range m.Settings {
 		st := SettingState{Name: s.Name, Description: s.Description, EnvVar: s.EnvVar, Sensitive: s.Sensitive}
 		yes := true
+		st.Passed = userKeys[s.EnvVar]
 		switch {
 		case wsKeys[s.EnvVar]:
 			st.Set, st.Scope, st.Source = &yes, "workspace", wsEnv

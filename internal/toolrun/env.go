@@ -112,11 +112,18 @@ func ReadSettings(dirs ...string) (map[string]string, error) {
 	return out, nil
 }
 
-// InstalledSettings reads the settings of an installed extension: the
-// .env of its own folder, then the one of its entry in the extensions
-// folder, which wins (a linked extension's entry is not its folder).
+// InstalledSettings reads the settings of an installed extension where
+// Gemini CLI 0.61 reads their user values: the .env of the entry named
+// after the manifest in the extensions folder
+// (~/.gemini/extensions/NAME/.env; getEnvFilePath and ExtensionStorage
+// in @google/gemini-cli's bundle), which for a linked extension is the
+// entry that records the link, never the linked folder's own .env (an
+// author's, which Gemini CLI does not read either). The workspace's .env
+// Gemini CLI reads in trusted folders is its own: gemkit, which knows no
+// trusted folders, does not hand a workspace's values to a tool or a
+// server (describe says so).
 func InstalledSettings(in *extension.Installed) (map[string]string, error) {
-	return ReadSettings(in.Extension.Dir, in.Entry)
+	return ReadSettings(in.UserSettingsDir())
 }
 
 // readDotEnv reads the .env file of the folder dir (KEY=VALUE lines,
