@@ -136,7 +136,11 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	m := ext.Manifest
 	name := m.Name
 	if len(extension.SandboxedServers(m)) == 0 {
-		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (gemkit runs stdio servers, those with a command, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is)", extension.Printable(name)))
+		why := "gemkit runs stdio servers, those with a command, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is"
+		if cs := extension.ContainerServers(m); len(cs) > 0 {
+			why = strings.Join(cs, ", ") + ": " + extension.ContainerWords(extension.ContainerCommand(m.MCPServers[cs[0]]))
+		}
+		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (%s)", extension.Printable(name), why))
 	}
 	servers := extension.SwitchedServers(m)
 	old, err := st.ServerChoice(name)
@@ -208,6 +212,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	}
 	fmt.Fprintf(a.Out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",
 		notStarted(m), path, servedWords(m), extension.Printable(name))
+	for _, c := range extension.ContainerServers(m) {
+		fmt.Fprintf(a.Out, "Not switched: %s, %s.\n", c, extension.ContainerWords(extension.ContainerCommand(m.MCPServers[c])))
+	}
 	if gs.Gemkit == "" {
 		fmt.Fprintln(a.Out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
 	}

@@ -22,6 +22,11 @@ type serverState struct {
 	// Remote are the remote servers (url, httpUrl), which go with the
 	// switch: gemkit mcp connects to them in Gemini CLI's place.
 	Remote []string `json:"remote"`
+	// Container are the servers a container engine starts (docker,
+	// podman): outside any sandbox of gemkit's, they stay Gemini CLI's.
+	Container []string `json:"container,omitempty"`
+	// containerCmd is the first one's command, for the words.
+	containerCmd string
 	// Switched: gemkit mcp serves them, and Gemini CLI was told not to
 	// start them or connect to them.
 	Switched bool `json:"switched"`
@@ -49,13 +54,20 @@ type serverState struct {
 // Gemini CLI's mcp.excluded; nil when m has no server to sandbox.
 func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []string) *serverState {
 	names := extension.SandboxedServers(m)
-	if len(names) == 0 {
+	containers := extension.ContainerServers(m)
+	if len(names) == 0 && len(containers) == 0 {
 		return nil
 	}
-	s := &serverState{Sandboxable: names, Remote: extension.RemoteServers(m), Switched: c.Switched, Widening: c.Widening,
+	if names == nil {
+		names = []string{}
+	}
+	s := &serverState{Sandboxable: names, Remote: extension.RemoteServers(m), Switched: c.Switched, Widening: c.Widening, Container: containers,
 		Unconfined: []string{}, RemoteInGemini: []string{}, Command: "gemkit extensions sandbox " + m.Name, Grant: extension.ServerGrant(m)}
 	if s.Remote == nil {
 		s.Remote = []string{}
+	}
+	if len(containers) > 0 {
+		s.containerCmd = extension.ContainerCommand(m.MCPServers[containers[0]])
 	}
 	if c.Switched {
 		s.Command += " --off"
@@ -97,6 +109,19 @@ func fillServers(items []listItem, all []*extension.Installed, choices map[strin
 // serverWords say where s's servers run and the command that changes
 // it, in one line.
 func serverWords(name string, s *serverState) string {
+	words := sandboxWords(name, s)
+	if len(s.Container) > 0 {
+		c := strings.Join(s.Container, ", ") + ": " + extension.ContainerWords(s.containerCmd)
+		if len(s.Sandboxable) == 0 {
+			return c
+		}
+		words += "; " + c
+	}
+	return words
+}
+
+// sandboxWords are serverWords of the servers gemkit can sandbox.
+func sandboxWords(name string, s *serverState) string {
 	switch {
 	case s.Switched && len(s.Unconfined) == 0 && len(s.RemoteInGemini) == 0:
 		words := fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI", strings.Join(s.Sandboxable, ", "))
@@ -145,6 +170,9 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	}
 	w := d.w
 	fmt.Fprintf(w, "  Where they run: %s\n", serverWords(d.m.Name, s))
+	if len(s.Sandboxable) == 0 {
+		return
+	}
 	fmt.Fprintf(w, "  In gemkit's sandbox each can: %s\n", extension.ServerProfileWordsOf(d.m, s.Widening))
 	if !s.Widening.Empty() {
 		fmt.Fprintf(w, "      widened by you; back to the default profile: gemkit extensions sandbox %s --default-profile\n", d.m.Name)
@@ -172,15 +200,22 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 		return nil
 	}
 	name := m.Name
+	var fs []finding
+	if len(s.Container) > 0 {
+		fs = append(fs, finding{Level: "note", Extension: name,
+			Message: "its MCP server" + plural(len(s.Container)) + " " + strings.Join(s.Container, ", ") + ": " + extension.ContainerWords(s.containerCmd)})
+	}
+	if len(s.Sandboxable) == 0 {
+		return fs
+	}
 	if !s.Switched {
 		if len(s.Unconfined) == 0 {
-			return nil
+			return fs
 		}
-		return []finding{{Level: "note", Extension: name,
+		return append(fs, finding{Level: "note", Extension: name,
 			Message: "its MCP servers " + strings.Join(s.Unconfined, ", ") + " run unconfined in Gemini CLI, with your rights and your whole environment",
-			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"}}
+			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"})
 	}
-	var fs []finding
 	for _, n := range widenNotes(m, s.Grant.Union(s.Widening), gs, getenv) {
 		fs = append(fs, finding{Level: "warning", Extension: name, Message: n.Message, Fix: n.Fix})
 	}

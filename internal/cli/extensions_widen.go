@@ -99,3 +99,10 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -270,10 +271,46 @@ func SandboxedServer(def json.RawMessage) bool {
 	var d struct {
 		Command string `json:"command"`
 	}
-	if json.Unmarshal(def, &d) != nil || d.Command == "" {
+	if json.Unmarshal(def, &d) != nil || d.Command == "" || ContainerServer(def) {
 		return false
 	}
 	return d.Command != "gemkit" && !strings.HasSuffix(d.Command, "/gemkit")
+}
+
+// ContainerEngines are the commands that hand a server to a container
+// engine: its daemon (Docker's, containerd's) or, for Podman, its own
+// runtime starts the container with what the engine may do, outside any
+// sandbox of gemkit's; the command itself only talks to the engine.
+var ContainerEngines = []string{"docker", "podman", "nerdctl"}
+
+// ContainerServer reports whether the MCP server def is started by a
+// container engine (its command is docker, podman or nerdctl): gemkit
+// cannot sandbox what an engine runs, so such a server stays Gemini
+// CLI's, switched or not (it is never in mcp.excluded).
+func ContainerServer(def json.RawMessage) bool {
+	var d struct {
+		Command string `json:"command"`
+	}
+	return json.Unmarshal(def, &d) == nil && slices.Contains(ContainerEngines, filepath.Base(d.Command))
+}
+
+// ContainerServers are the names of m's servers ContainerServer, sorted.
+func ContainerServers(m *Manifest) []string { return serversWhere(m, ContainerServer) }
+
+// ContainerWords say what happens with a server started by the
+// container engine cmd, for the switch, the consent text, list,
+// describe and doctor.
+func ContainerWords(cmd string) string {
+	return "started with " + filepath.Base(cmd) + ": a container engine's daemon runs it, outside any sandbox of gemkit's (with what the engine grants, which reaching Docker's socket makes root's), so gemkit keeps it Gemini CLI's: switching the extension leaves it out, and Gemini CLI starts it as before"
+}
+
+// ContainerCommand is the command of the server def, for ContainerWords.
+func ContainerCommand(def json.RawMessage) string {
+	var d struct {
+		Command string `json:"command"`
+	}
+	json.Unmarshal(def, &d)
+	return d.Command
 }
 
 // SandboxedServers are the names of m's servers SandboxedServer, sorted.
@@ -335,6 +372,8 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 			where = "gemkit itself, which runs the extension's tools in their own sandbox"
 		}
 		switch {
+		case ContainerServer(def):
+			where = ContainerWords(ContainerCommand(def))
 		case SandboxedServer(def):
 			run := "Gemini CLI starts it unconfined, with your rights and environment, until you switch the extension to gemkit (gemkit extensions sandbox " + m.Name + "); then gemkit mcp runs it in gemkit's sandbox, where it can "
 			if c.Switched {

@@ -180,6 +180,8 @@ func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, st
 		return Spec{}, "it has no command"
 	case filepath.Base(ent.Command) == "gemkit":
 		return Spec{}, "it is gemkit itself"
+	case extension.ContainerServer(raw):
+		return Spec{}, extension.ContainerWords(ent.Command)
 	}
 	sp := Spec{Extension: m.Name, Server: name, Dir: e.Ext.Dir, Command: ent.Command, Args: ent.Args, Env: ent.Env}
 	common(e, ent, &sp)
