@@ -37,8 +37,10 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if serversDir != "" && !strings.HasSuffix(serversDir, fmt.Sprintf("-%d", os.Getppid())) {
-		os.RemoveAll(serversDir)
+	for _, d := range []string{serversDir, widenDir} {
+		if d != "" && !strings.HasSuffix(d, fmt.Sprintf("-%d", os.Getppid())) {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }

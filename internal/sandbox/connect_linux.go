@@ -101,11 +101,14 @@ func watchConnects(fd int, px *Proxy) (*connectWatch, error) {
 				px.record(UnixMethod, "", 0, UnixNotAllowed)
 				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
 			} else if req.Data.Nr == unix.SYS_BIND {
-				// A bind of a TCP socket is a listen: refused (Landlock
-				// refuses it too, from ABI 4 on) and reported. Any other
-				// bind goes on (a UDP socket's, a Unix socket's), to
-				// meet the namespace and Landlock as before.
-				if ip, port, ok := connectTarget(fd, &req); ok && streamSocket(fd, &req) {
+				// A bind of a TCP socket to a port is a listen: refused
+				// (Landlock refuses it too, from ABI 4 on) and reported.
+				// Any other bind goes on, to meet the namespace and
+				// Landlock as before: a UDP socket's, a Unix socket's,
+				// and one to port 0, which is a probe more often than a
+				// listen (Python's urllib3 binds [::1]:0 to learn whether
+				// IPv6 works, as gcloud does at each start).
+				if ip, port, ok := connectTarget(fd, &req); ok && port != 0 && streamSocket(fd, &req) {
 					px.record(ListenMethod, ip.String(), port, ListenRefused)
 					resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
 				}

@@ -66,8 +66,8 @@ const (
 )
 
 // ListenMethod is the Method of a Denial that is a TCP port the tool
-// tried to listen on (a bind of a stream socket, connect_linux.go): its
-// Host is the address, its Port the port (0: one the kernel picks).
+// tried to listen on (a bind of a stream socket to a port,
+// connect_linux.go): its Host is the address, its Port the port.
 const ListenMethod = "LISTEN"
 
 // ListenRefused is the reason of a refused listen.
