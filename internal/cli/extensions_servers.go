@@ -216,6 +216,13 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 			Message: "its MCP servers " + strings.Join(s.Unconfined, ", ") + " run unconfined in Gemini CLI, with your rights and your whole environment",
 			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"})
 	}
+	if w := s.Grant.Union(s.Widening); len(w.Credentials) > 0 || len(w.Env) > 0 {
+		// What of yours its servers are handed: said wherever you look.
+		handed := extension.Widening{Credentials: w.Credentials, Env: w.Env}
+		fs = append(fs, finding{Level: "note", Extension: name,
+			Message: "its servers are handed, in gemkit's sandbox: " + handed.Words(),
+			Fix:     "take back what you allowed: `gemkit extensions sandbox " + name + " --default-profile`"})
+	}
 	for _, n := range widenNotes(m, s.Grant.Union(s.Widening), gs, getenv) {
 		fs = append(fs, finding{Level: "warning", Extension: name, Message: n.Message, Fix: n.Fix})
 	}
