@@ -375,6 +375,39 @@ func TestListenTold(t *testing.T) {
 	}
 }
 
+// TestOneHostOneRoundReal: Node 20's fetch of localhost:PORT looks the name
+// up itself and connects to 127.0.0.1:PORT, where a client through the
+// proxy asks for localhost:PORT: one refusal, whose one command allows
+// the host both ways, so that the next call reaches it through the
+// proxy by either name.
+func TestOneHostOneRoundReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server of its own: runs without -short, as in CI")
+	}
+	s := widenSetup(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("reached")) }))
+	port := ln.Addr().(*net.TCPAddr).Port
+	sp := s.widenSpec("devserver")
+	s.m.Sync([]extmcp.Spec{sp})
+	text, isErr, err := call(t, s.m, sp, "fetch", map[string]any{"url": fmt.Sprintf("http://localhost:%d/", port)})
+	allow := fmt.Sprintf("gemkit extensions sandbox devserver --allow-host 127.0.0.1:%d --allow-host localhost:%d", port, port)
+	if err != nil || !isErr || !strings.Contains(text, allow) {
+		t.Fatalf("fetch: %q %v %v; want the one command %q", text, isErr, err, allow)
+	}
+	sp.Widening = extension.Widening{Hosts: strings.Fields(strings.ReplaceAll(strings.TrimPrefix(allow, "gemkit extensions sandbox devserver "), "--allow-host", ""))}
+	s.m.Sync([]extmcp.Spec{sp})
+	for _, host := range []string{"localhost", "127.0.0.1"} {
+		if text, isErr, err := call(t, s.m, sp, "proxied", map[string]any{"url": fmt.Sprintf("http://%s:%d/", host, port)}); err != nil || isErr || text != "reached" {
+			t.Errorf("through the proxy to %s after the one command: %q %v %v", host, text, isErr, err)
+		}
+	}
+}
+
 // TestWidenUnprivileged runs the tests above as uid 65534.
 func TestWidenUnprivileged(t *testing.T) {
 	if testing.Short() {
@@ -383,5 +416,5 @@ func TestWidenUnprivileged(t *testing.T) {
 	if os.Getuid() == 0 {
 		widenExtension(t)
 	}
-	sandboxtest.RerunUnprivileged(t, "^Test(CredentialsByKind|VariablesByName|ManifestPermissionsReachServers|ListenTold)$")
+	sandboxtest.RerunUnprivileged(t, "^Test(CredentialsByKind|VariablesByName|ManifestPermissionsReachServers|ListenTold|OneHostOneRoundReal)$")
 }

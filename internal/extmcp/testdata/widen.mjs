@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, request } from "node:http";
 
-const tools = ["credentials", "list", "read", "write", "env", "listen", "proxied"].map((name) => ({ name, description: name, inputSchema: { type: "object" } }));
+const tools = ["credentials", "list", "read", "write", "env", "listen", "proxied", "fetch"].map((name) => ({ name, description: name, inputSchema: { type: "object" } }));
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
 const text = (id, t, isError) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }], isError } });
 
@@ -54,6 +54,10 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
             s.on("error", (e) => text(m.id, String(e), true));
             return s.listen(a.port, "127.0.0.1", () => { s.close(); text(m.id, "listening", false); });
           }
+          case "fetch":
+            // Node 20's fetch: no proxy, its own lookup (localhost from
+            // /etc/hosts).
+            return text(m.id, await (await fetch(a.url)).text(), false);
           case "proxied": {
             // A client that honours HTTP_PROXY asks the proxy for the
             // absolute URL (Node 20's fetch does not).
