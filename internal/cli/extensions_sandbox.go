@@ -68,8 +68,8 @@ docs/extensions.md has the details.`,
   gemkit extensions sandbox memory-ext
   gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace
   gemkit extensions sandbox memory-ext --allow-unix-sockets  # as a browser server needs
-  gemkit extensions sandbox cloud-run --allow-credentials gcloud   # your application default credentials
-  gemkit extensions sandbox terraform --allow-env TFE_TOKEN        # one variable of yours, by name
+  gemkit extensions sandbox memory-ext --allow-credentials gcloud  # your application default credentials
+  gemkit extensions sandbox memory-ext --allow-env TFE_TOKEN       # one variable of yours, by name
   gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
   gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
 		Args: argsUsage(1, 1),
