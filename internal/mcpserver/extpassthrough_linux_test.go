@@ -151,8 +151,11 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	copyServers(t, filepath.Join(f.root, "src", "realmcp"))
 	f.link(t, "realmcp", everythingManifest, nil)
 	httpURL, sseURL, headers := remoteServers(t)
-	f.link(t, "remotemcp", strings.NewReplacer("HTTPURL", httpURL, "SSEURL", sseURL).Replace(remoteManifest),
-		map[string]string{".env": "REMOTE_TOKEN=t0k3n\n"})
+	f.link(t, "remotemcp", strings.NewReplacer("HTTPURL", httpURL, "SSEURL", sseURL).Replace(remoteManifest), nil)
+	// The setting's value where Gemini CLI 0.61 keeps a linked
+	// extension's (gemini extensions config writes it there): the entry's
+	// .env, not the linked folder's.
+	writeFile(t, filepath.Join(f.home, ".gemini", "extensions", "remotemcp", ".env"), "REMOTE_TOKEN=t0k3n\n", 0o600)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
