@@ -78,4 +78,28 @@ func TestContainerServers(t *testing.T) {
 	if out := e.mustRun("list"); !strings.Contains(out, "servers of mixed: local: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI; back: gemkit extensions sandbox mixed --off; boxed: "+extension.ContainerWords("podman")) {
 		t.Errorf("list:\n%s", out)
 	}
+
+	// Switched before gemkit left such servers to Gemini CLI: the
+	// container's server is in mcp.excluded, and nothing starts it;
+	// doctor says so, and the switch gives it back.
+	st := extension.OpenStore(e.home)
+	if _, _, err := geminisettings.Exclude(geminisettings.Path(e.home), []string{"boxed"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UpdateServerChoice("mixed", func(c *extension.ServerChoice, _ *[]string) { c.Excluded = append(c.Excluded, "boxed") }); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.mustRun("doctor"); !strings.Contains(out, "an earlier switch put boxed in Gemini CLI's mcp.excluded") {
+		t.Errorf("doctor does not tell of the stuck server:\n%s", out)
+	}
+	e.mustRun("sandbox", "mixed")
+	if gs, _ := geminisettings.Read(geminisettings.Path(e.home)); strings.Join(gs.Excluded, ",") != "local" {
+		t.Errorf("mcp.excluded after the switch again: %v", gs.Excluded)
+	}
+	if c, _ := st.ServerChoice("mixed"); strings.Join(c.Excluded, ",") != "local" {
+		t.Errorf("recorded exclusions %v", c.Excluded)
+	}
+	if out := e.mustRun("doctor"); strings.Contains(out, "an earlier switch put boxed") {
+		t.Errorf("doctor still tells of the stuck server:\n%s", out)
+	}
 }

@@ -196,9 +196,18 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if err != nil {
 		return err
 	}
+	// A server a container engine starts that an earlier switch put in
+	// mcp.excluded (before gemkit left such servers to Gemini CLI) is
+	// given back: nothing else would start it.
+	back := sharedNames(extension.ContainerServers(m), old.Excluded)
+	if len(back) > 0 {
+		if _, err := geminisettings.Include(path, back, nil); err != nil {
+			return err
+		}
+	}
 	err = st.UpdateServerChoice(name, func(c *extension.ServerChoice, made *[]string) {
 		c.Switched, c.Widening = true, w
-		c.Excluded = union(c.Excluded, added)
+		c.Excluded = slices.DeleteFunc(union(c.Excluded, added), func(n string) bool { return slices.Contains(back, n) })
 		*made = union(*made, created)
 	})
 	if err == nil {
