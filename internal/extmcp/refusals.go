@@ -176,7 +176,8 @@ func (r Refusal) isMetadata() bool {
 func (r Refusal) what() string {
 	t := r.target()
 	switch {
-	case r.UnixSocket || r.Path != "":
+	case r.UnixSocket || r.Path != "" || r.Listen || r.isMetadata():
+		// How it asked changes nothing of what to do.
 	case r.Lookup:
 		t += " (looked up without the sandbox's proxy)"
 	case r.Direct:
