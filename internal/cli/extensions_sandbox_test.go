@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,8 +108,11 @@ func TestExtensionsSandbox(t *testing.T) {
 		}
 	}
 	c, err := st.ServerChoice("srv-ext")
-	if err != nil || !c.Switched || strings.Join(c.Excluded, ",") != "memory,remote" {
+	if err != nil || !c.Switched || strings.Join(c.Names, ",") != "memory,remote" {
 		t.Errorf("choice %+v, %v", c, err)
+	}
+	if sw, _ := st.Switches(); fmt.Sprint(sw.Names) != "map[memory:{[srv-ext] false} remote:{[srv-ext] false}]" {
+		t.Errorf("the records of mcp.excluded: %v", sw.Names)
 	}
 	perm := extension.PermissionsHash(m)
 	if !st.ConsentGranted("srv-ext", perm) {
@@ -184,7 +188,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	if after, _ := os.ReadFile(settings); string(after) != userSettings {
 		t.Errorf("after --off the settings are:\n%s\nwant:\n%s", after, userSettings)
 	}
-	if c, _ = st.ServerChoice("srv-ext"); c.Switched || len(c.Excluded) != 0 || len(c.Hosts) != 1 {
+	if c, _ = st.ServerChoice("srv-ext"); c.Switched || len(c.Names) != 0 || len(c.Hosts) != 1 {
 		t.Errorf("after --off the choice is %+v (the widening stays for the next switch)", c)
 	}
 
@@ -290,8 +294,8 @@ func TestSandboxNamesExcludedBefore(t *testing.T) {
 	const mine = `{"mcp": {"excluded": ["memory"]}}`
 	os.WriteFile(settings, []byte(mine), 0o600)
 	e.mustRun("sandbox", "srv-ext")
-	if c, _ := extension.OpenStore(e.home).ServerChoice("srv-ext"); !c.Switched || strings.Join(c.Excluded, ",") != "remote" {
-		t.Errorf("choice %+v: the name was there before", c)
+	if sw, _ := extension.OpenStore(e.home).Switches(); !sw.Names["memory"].Yours || sw.Names["remote"].Yours {
+		t.Errorf("records %+v: memory was there before, remote was not", sw.Names)
 	}
 	out := e.mustRun("sandbox", "srv-ext", "--off")
 	if !strings.Contains(out, "Removed remote from mcp.excluded") || !strings.Contains(out, "still names memory (it did before the switch), so Gemini CLI does not start them either") {

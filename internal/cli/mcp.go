@@ -331,7 +331,7 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			// that a program may rewrite meanwhile.
 			return state.Content.Bindable(e.Ext.Dir, serverWritable(a, st))
 		}
-		return extmcp.Choice{Widening: c.Widening, Allowed: allowed}
+		return extmcp.Choice{Widening: c.Widening, Allowed: allowed, Agents: c.Switched, Workspace: st.Workspace()}
 	}
 }
 

@@ -232,6 +232,11 @@ func mcpServerSummary(raw json.RawMessage) string {
 // reads about one extension names its folder (ServerProfileWords).
 const SandboxedServerWords = "read your workspace, its extension's folder and its runtime; write only its own data folder (~/.local/share/gemkit/extension-data/<extension>), which is also its HOME; no network; none of your environment variables"
 
+// HookProfileWords say what a command hook of an extension switched to
+// gemkit can do in gemkit's sandbox (gemkit extensions hook), unless
+// the person widened it by name.
+const HookProfileWords = "read your workspace, its extension's folder and your system's programs; write nothing but a private temporary folder that goes with the run; no network; of your environment only PATH, HOME, your user name, the locale and the terminal, with the variables Gemini CLI gives hooks (GEMINI_PROJECT_DIR, GEMINI_SESSION_ID...) and the extension's settings; its input, output, error output and exit code pass through as Gemini CLI gave and expects them, within its timeout"
+
 // SandboxedServerWordsFor are SandboxedServerWords for the servers of
 // the extension name: its data folder as it is on disk, which a person
 // can open, not a placeholder to fill in.
@@ -392,6 +397,58 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 	return lines
 }
 
+// AgentServerLines say, for each server the extension name's agents
+// declare, where it runs and what it can do there, given the person's
+// choice c, as ServerLines says it of the manifest's.
+func AgentServerLines(name string, agents []AgentServer, c ServerChoice) []string {
+	var lines []string
+	for _, s := range agents {
+		where := "a remote server (or none), not sandboxed by gemkit"
+		switch {
+		case SandboxedServer(s.Def) && c.Switched:
+			where = "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox for the main agent, where it can " + ServerProfileWords(name, c.Widening)
+		case SandboxedServer(s.Def):
+			where = "Gemini CLI starts it unconfined when the agent runs, with your rights and environment, until you switch the extension to gemkit (gemkit extensions sandbox " + name + "); then gemkit mcp runs it in gemkit's sandbox, where it can " + ServerProfileWords(name, c.Widening)
+		case RemoteServer(s.Def) && c.Switched:
+			where = "a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords
+		case RemoteServer(s.Def):
+			where = "a remote server, not sandboxed by gemkit: Gemini CLI connects to it when the agent runs, until you switch the extension to gemkit"
+		}
+		lines = append(lines, fmt.Sprintf("%s's %s (%s): %s", s.Agent, s.Server, MCPServerSummary(s.Def), where))
+	}
+	return lines
+}
+
+// HookLines say, for each command hook of the extension name, when it
+// runs and where, given the person's choice c.
+func HookLines(name string, hooks []CommandHook, c ServerChoice) []string {
+	var lines []string
+	for _, h := range hooks {
+		when := h.Event
+		if h.Matcher != "" && h.Matcher != "*" {
+			when += " of " + h.Matcher
+		}
+		where := "Gemini CLI runs it unconfined, through your shell with your rights and environment (its own sandbox never applies to hooks), until you switch the extension to gemkit (gemkit extensions sandbox " + name + "); then gemkit runs it in its sandbox, where it can " + HookProfileWords
+		if c.Switched {
+			where = "Gemini CLI runs it itself, unconfined: the switch could not take it"
+			for _, sh := range c.Hooks {
+				if sh.Label != h.Label {
+					continue
+				}
+				where = "switched to gemkit: Gemini CLI does not run it, gemkit runs it in its sandbox, where it can " + HookProfileWords
+				if w := c.HookWidening[h.Label]; !w.Empty() {
+					where += "; and, as you allowed, " + w.Words()
+				}
+				if sh.Command == "" {
+					where = "off: your hooksConfig.disabled turned it off before the switch, and gemkit does not run it either"
+				}
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s (%s: %s): %s", h.Label, when, h.Command, where))
+	}
+	return lines
+}
+
 // ConsentText is what a person reads before agreeing to install (or link)
 // an extension: what it will be able to do, the tools and MCP servers it
 // brings, the context it adds, and the warning that nobody vetted it. Each
@@ -432,6 +489,18 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 	if len(m.MCPServers) > 0 {
 		lines = append(lines, "", "MCP servers it will run:")
 		for _, l := range ServerLines(m, c) {
+			lines = append(lines, "  - "+l)
+		}
+	}
+	if agents, err := e.AgentServers(""); err == nil && len(agents) > 0 {
+		lines = append(lines, "", "MCP servers its agents will run (when Gemini CLI runs the agent):")
+		for _, l := range AgentServerLines(m.Name, agents, c) {
+			lines = append(lines, "  - "+l)
+		}
+	}
+	if hooks, err := e.CommandHooks(); err == nil && len(hooks) > 0 {
+		lines = append(lines, "", "Hooks it runs (hooks/hooks.json), on Gemini CLI's events:")
+		for _, l := range HookLines(m.Name, hooks, c) {
 			lines = append(lines, "  - "+l)
 		}
 	}

@@ -27,10 +27,67 @@ type ServerChoice struct {
 	// Gemini CLI was told not to start them (its mcp.excluded setting).
 	Switched bool `json:"switched,omitempty"`
 	// Excluded are the server names gemkit added to Gemini CLI's
-	// mcp.excluded when it switched the extension; names already there
-	// are not among them, so switching back removes exactly these.
+	// mcp.excluded for this extension, as the records before version 2
+	// kept them: read once, into SwitchState.Names, and no longer
+	// written.
 	Excluded []string `json:"excluded,omitempty"`
+	// Names are the names of Gemini CLI's mcp.excluded this extension
+	// needs while switched: its servers' and its agents' servers'
+	// (SwitchState.Names says who else needs each, and whether it was
+	// the person's).
+	Names []string `json:"names,omitempty"`
+	// Hooks are the extension's command hooks the switch took from
+	// Gemini CLI: disabled there (hooksConfig.disabled) and run by a
+	// user-level hook of gemkit's in its sandbox.
+	Hooks []SwitchedHook `json:"hooks,omitempty"`
 	Widening
+	// HookWidening is what the person allowed a hook beyond the hook
+	// profile, by the hook's label (gemkit extensions sandbox NAME
+	// --hook LABEL --allow-...). Like Widening, it is agreed to with the
+	// extension's consent.
+	HookWidening map[string]Widening `json:"hookWidening,omitempty"`
+}
+
+// SwitchedHook is one command hook of a switched extension: Gemini CLI
+// no longer runs it (Key is in hooksConfig.disabled), and the user-level
+// hook of gemkit's that runs it in the sandbox is Command, under Event.
+type SwitchedHook struct {
+	Label   string `json:"label"`
+	Event   string `json:"event"`
+	Key     string `json:"key"`
+	Command string `json:"command"`
+}
+
+// Owned is what gemkit knows of one string it needs in a list of Gemini
+// CLI's settings (a name of mcp.excluded, a hook of hooksConfig.disabled).
+type Owned struct {
+	// Needs are the switched extensions that need it, sorted.
+	Needs []string `json:"needs,omitempty"`
+	// Yours: the person had written it before any switch needed it, so
+	// it stays when none needs it any more. Otherwise gemkit added it,
+	// and removes it then.
+	Yours bool `json:"yours,omitempty"`
+}
+
+// Need records that ext needs the string (Yours when the list held it
+// and nobody else needed it).
+func (o Owned) Need(ext string, listed bool) Owned {
+	if len(o.Needs) == 0 && !o.Yours && listed {
+		o.Yours = true
+	}
+	if !contains(o.Needs, ext) {
+		o.Needs = append(o.Needs, ext)
+		slices.Sort(o.Needs)
+	}
+	return o
+}
+
+// Release records that ext no longer needs the string; drop reports
+// whether gemkit is to take it out of the list: nobody needs it, and
+// it was not the person's.
+func (o Owned) Release(ext string) (_ Owned, drop bool) {
+	o.Needs = slices.DeleteFunc(slices.Clone(o.Needs), func(n string) bool { return n == ext })
+	return o, len(o.Needs) == 0 && !o.Yours
 }
 
 // Widening is what the person allowed an extension's MCP servers beyond
@@ -196,14 +253,35 @@ func (w Widening) hash(perm string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// serverRecords is the file's content; version 2 keeps who needs each
+// name of mcp.excluded (Names) instead of the names each extension
+// added (ServerChoice.Excluded), which version 1 read back.
 type serverRecords struct {
 	Version    int                     `json:"version"`
 	Extensions map[string]ServerChoice `json:"extensions"`
 	// Created are the keys of Gemini CLI's user settings gemkit made to
-	// hold mcp.excluded ("mcp", "mcp.excluded"), removed again when the
-	// last switched extension is switched back and they hold nothing.
+	// hold what it needs ("mcp", "mcp.excluded", "hooksConfig",
+	// "hooksConfig.disabled", "hooks", "hooks.BeforeTool"...), removed
+	// again when they hold nothing once no extension is switched.
 	Created []string `json:"created,omitempty"`
+	// Names are the names of mcp.excluded the switched extensions need,
+	// Disabled the strings of hooksConfig.disabled.
+	Names    map[string]Owned `json:"excludedNames,omitempty"`
+	Disabled map[string]Owned `json:"disabledHooks,omitempty"`
 }
+
+// SwitchState is the whole of what the switches keep: every
+// extension's choice, the keys of Gemini CLI's settings gemkit made, and
+// who needs each string gemkit keeps in its lists.
+type SwitchState struct {
+	Choices  map[string]ServerChoice
+	Created  []string
+	Names    map[string]Owned
+	Disabled map[string]Owned
+}
+
+// recordsVersion is the version of serverRecords this gemkit writes.
+const recordsVersion = 2
 
 func (s *Store) serversPath() string { return filepath.Join(s.stateDir(), serversFile) }
 
@@ -231,11 +309,75 @@ func (s *Store) readServers() (serverRecords, error) {
 	if recs.Extensions == nil {
 		recs.Extensions = map[string]ServerChoice{}
 	}
+	if recs.Names == nil {
+		recs.Names = map[string]Owned{}
+	}
+	if recs.Disabled == nil {
+		recs.Disabled = map[string]Owned{}
+	}
+	// Version 1 kept, per extension, the names it added: each is needed
+	// by it and was gemkit's. A name an extension needed that was there
+	// before is not among them; the callers add those (SwitchState.Names
+	// with Owned.Need) from the extensions' manifests.
+	for name, c := range recs.Extensions {
+		for _, n := range c.Excluded {
+			o := recs.Names[n]
+			o.Needs = append(o.Needs, name)
+			slices.Sort(o.Needs)
+			o.Needs = slices.Compact(o.Needs)
+			recs.Names[n] = o
+		}
+		if c.Excluded != nil {
+			c.Excluded = nil
+			recs.Extensions[name] = c
+		}
+	}
 	return recs, err
 }
 
 func (s *Store) writeServers(recs serverRecords) error {
+	recs.Version = recordsVersion
 	return writeRecords(s.serversPath(), "record the MCP server choice", recs)
+}
+
+// Switches returns everything the switches keep.
+func (s *Store) Switches() (SwitchState, error) {
+	recs, err := s.readServers()
+	return SwitchState{Choices: recs.Extensions, Created: recs.Created, Names: recs.Names, Disabled: recs.Disabled}, err
+}
+
+// UpdateSwitches changes what the switches keep under the store's lock:
+// change gets it all as it is on disk, and what it leaves is written
+// (choices left empty dropped). An error from change writes nothing.
+func (s *Store) UpdateSwitches(change func(st *SwitchState) error) error {
+	return update(s, s.readServers, func(recs *serverRecords) error {
+		st := SwitchState{Choices: recs.Extensions, Created: recs.Created, Names: recs.Names, Disabled: recs.Disabled}
+		if err := change(&st); err != nil {
+			return err
+		}
+		for name, c := range st.Choices {
+			if c.empty() {
+				delete(st.Choices, name)
+			}
+		}
+		for n, o := range st.Names {
+			if len(o.Needs) == 0 {
+				delete(st.Names, n)
+			}
+		}
+		for n, o := range st.Disabled {
+			if len(o.Needs) == 0 {
+				delete(st.Disabled, n)
+			}
+		}
+		recs.Extensions, recs.Created, recs.Names, recs.Disabled = st.Choices, st.Created, st.Names, st.Disabled
+		return nil
+	}, s.writeServers)
+}
+
+// empty reports whether c holds nothing worth keeping.
+func (c ServerChoice) empty() bool {
+	return !c.Switched && len(c.Excluded) == 0 && len(c.Names) == 0 && len(c.Hooks) == 0 && c.Widening.Empty() && len(c.HookWidening) == 0
 }
 
 // ServerChoice returns what the person chose for the MCP servers of the
@@ -265,7 +407,7 @@ func (s *Store) UpdateServerChoice(name string, change func(c *ServerChoice, cre
 	return update(s, s.readServers, func(recs *serverRecords) error {
 		c := recs.Extensions[name]
 		change(&c, &recs.Created)
-		if !c.Switched && len(c.Excluded) == 0 && c.Widening.Empty() {
+		if c.empty() {
 			delete(recs.Extensions, name)
 		} else {
 			recs.Extensions[name] = c
@@ -283,5 +425,14 @@ func (s *Store) consentHash(name, perm string) string {
 	if err != nil {
 		return "unreadable:" + perm
 	}
-	return recs.Extensions[name].Widening.hash(perm)
+	c := recs.Extensions[name]
+	h := c.Widening.hash(perm)
+	if len(c.HookWidening) > 0 {
+		// The hooks' widenings bind too, after the servers': a consent
+		// recorded before them still holds without them.
+		b, _ := json.Marshal(c.HookWidening)
+		sum := sha256.Sum256(append([]byte(h+"\x00hooks\x00"), b...))
+		h = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return h
 }

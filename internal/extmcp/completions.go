@@ -154,7 +154,7 @@ func (m *Manager) writeCaps(kept map[string]keptCaps) error {
 }
 
 // capsKey is the spec's key in the capabilities file.
-func (s Spec) capsKey() string { return s.Extension + "/" + s.Server }
+func (s Spec) capsKey() string { return s.Extension + "/" + s.Label() }
 
 // fingerprint identifies what starts the server (its folder, command
 // and arguments, or its URL and transport), not the values of its

@@ -239,6 +239,9 @@ func (s *server) timeout() time.Duration {
 
 // who names the server in words.
 func (s *server) who() string {
+	if s.spec.Agent != "" {
+		return fmt.Sprintf("extension %s's agent %s's MCP server %s", Printable(s.spec.Extension), Printable(s.spec.Agent), Printable(s.spec.Server))
+	}
 	return fmt.Sprintf("extension %s's MCP server %s", Printable(s.spec.Extension), Printable(s.spec.Server))
 }
 

@@ -78,7 +78,7 @@ type Refusal struct {
 
 // refusal is d, the sandbox's refusal of sp's server, for the person.
 func refusal(sp Spec, d sandbox.Denial) Refusal {
-	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Server, Host: d.Host, Reason: d.Reason, Count: d.Count}
+	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Label(), Host: d.Host, Reason: d.Reason, Count: d.Count}
 	switch {
 	case d.Method == sandbox.UnixMethod:
 		r.UnixSocket = true

@@ -28,6 +28,11 @@ import (
 type Spec struct {
 	// Extension and Server are the extension's and the entry's names.
 	Extension, Server string
+	// Agent, for a server one of the extension's sub-agents declares
+	// (the mcp_servers of its agents/NAME.md front matter, which Gemini
+	// CLI starts when the agent runs), is the agent's name; "" for the
+	// manifest's.
+	Agent string
 	// Dir is the extension's folder.
 	Dir string
 	// Command and Args are the entry's command and arguments, with the
@@ -76,7 +81,20 @@ const (
 func (s Spec) Remote() bool { return s.URL != "" }
 
 // Key identifies the spec's server in a Manager.
-func (s Spec) Key() string { return s.Extension + "\x00" + s.Server }
+func (s Spec) Key() string { return KeyOf(s.Extension, s.Label()) }
+
+// KeyOf is the Key of the server label (Spec.Label) of the extension
+// ext.
+func KeyOf(ext, label string) string { return ext + "\x00" + label }
+
+// Label names the server within its extension: the entry's name, or
+// agent/entry for an agent's.
+func (s Spec) Label() string {
+	if s.Agent != "" {
+		return s.Agent + "/" + s.Server
+	}
+	return s.Server
+}
 
 // same reports whether a and b start the same process.
 func (s Spec) same(o Spec) bool {
@@ -121,6 +139,12 @@ type Choice struct {
 	// before each start (Spec.Allowed; nil: nothing).
 	Widening extension.Widening
 	Allowed  func() error
+	// Agents serves the servers the extension's agents declare too: the
+	// switch takes them from Gemini CLI's sub-agents, and gemkit mcp
+	// serves them to the main agent in their place.
+	Agents bool
+	// Workspace is the workspace their ${workspacePath} names.
+	Workspace string
 }
 
 // Specs are the servers of the set's extensions that choose lets through
@@ -159,6 +183,28 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue
 			}
+			out = append(out, sp)
+		}
+		if ch.Why != "" || !ch.Agents {
+			continue
+		}
+		agents, err := e.Ext.AgentServers(ch.Workspace)
+		if err != nil {
+			skipped = append(skipped, Skipped{m.Name, "agents/", fmt.Sprintf("its agents cannot be read: %v", err)})
+			continue
+		}
+		for _, a := range agents {
+			label := a.Agent + "/" + a.Server
+			if _, clash := m.MCPServers[label]; clash {
+				skipped = append(skipped, Skipped{m.Name, label, "a server of its manifest has the same name"})
+				continue
+			}
+			sp, why := specOf(e, a.Server, a.Def)
+			if why != "" {
+				skipped = append(skipped, Skipped{m.Name, label, why})
+				continue
+			}
+			sp.Agent, sp.Widening, sp.Allowed = a.Agent, ch.Widening, ch.Allowed
 			out = append(out, sp)
 		}
 	}

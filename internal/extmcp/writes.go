@@ -89,7 +89,7 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 		if eacces && (!strings.Contains(text.String(), p) || !fsutil.Within(ws, p) && !fsutil.Within(s.spec.Dir, p)) {
 			continue
 		}
-		ref := Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p}
+		ref := Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Label(), Path: p}
 		switch {
 		case fsutil.Within(s.spec.Dir, p):
 			// First: a linked extension's folder may lie in the
@@ -117,7 +117,7 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 		if !fsutil.Within(s.spec.Dir, p) {
 			continue
 		}
-		out = append(out, Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: p,
+		out = append(out, Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Label(), Path: p,
 			Reason: extensionFolderReason(said, data, " in its error")})
 	}
 	return out

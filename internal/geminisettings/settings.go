@@ -1,6 +1,8 @@
-// Package geminisettings edits the one setting of Gemini CLI's user
+// Package geminisettings edits the settings of Gemini CLI's user
 // settings file that gemkit changes: mcp.excluded, the MCP server names
-// Gemini CLI does not start or connect to. Switching an extension's MCP
+// Gemini CLI does not start or connect to; hooksConfig.disabled, the
+// hooks it does not run; and gemkit's own hook definitions under hooks
+// (edit.go). Switching an extension's MCP
 // servers to gemkit (`gemkit extensions sandbox NAME`) adds their names
 // there, its stdio and its remote servers', so that Gemini CLI no longer
 // starts the stdio ones unconfined while `gemkit mcp` serves them in its
@@ -68,6 +70,38 @@ type Settings struct {
 	// GemkitEnv are the names of that entry's env: the variables Gemini
 	// CLI passes gemkit mcp whatever its redaction (Redacted).
 	GemkitEnv []string
+	// Disabled is hooksConfig.disabled.
+	Disabled []string
+	// Hooks are the command hooks of the file's hooks object, gemkit's
+	// own among them.
+	Hooks []Hook
+	// ToolSandboxing is security.toolSandboxing: Gemini CLI runs its
+	// shell tool's commands (a model's, a custom command's !{...}) in
+	// its own sandbox.
+	ToolSandboxing bool
+}
+
+// Hook is one command hook of the settings file, with its definition's
+// matcher and sequential flag.
+type Hook struct {
+	Event, Name, Command string
+	Matcher              string
+	Sequential           bool
+	Timeout              int
+}
+
+// Def is h as a HookDef.
+func (h Hook) Def() HookDef {
+	return HookDef{Event: h.Event, Matcher: h.Matcher, Sequential: h.Sequential, Name: h.Name, Command: h.Command, Timeout: h.Timeout}
+}
+
+// Key is the string of hooksConfig.disabled that disables h: its name,
+// else its command (HookRegistry.getHookName).
+func (h Hook) Key() string {
+	if h.Name != "" {
+		return h.Name
+	}
+	return h.Command
 }
 
 // Read reads the file at path; an absent file reads as empty settings.
@@ -103,6 +137,54 @@ func parse(path string, data []byte) (Settings, error) {
 			return Settings{}, fmt.Errorf("%s: mcp.excluded is not an array of server names, as Gemini CLI expects; fix it first", path)
 		}
 	}
+	if raw, ok := top["security"]; ok {
+		var sec struct {
+			ToolSandboxing any `json:"toolSandboxing"`
+		}
+		if json.Unmarshal(raw, &sec) == nil {
+			// Gemini CLI's settings schema takes "true" for true too.
+			out.ToolSandboxing = sec.ToolSandboxing == true || sec.ToolSandboxing == "true"
+		}
+	}
+	if raw, ok := top["hooksConfig"]; ok {
+		var hc map[string]json.RawMessage
+		if json.Unmarshal(raw, &hc) != nil {
+			return Settings{}, fmt.Errorf("%s: hooksConfig is not an object, as Gemini CLI expects; fix it first", path)
+		}
+		if d, ok := hc["disabled"]; ok && json.Unmarshal(d, &out.Disabled) != nil {
+			return Settings{}, fmt.Errorf("%s: hooksConfig.disabled is not an array of hook names, as Gemini CLI expects; fix it first", path)
+		}
+	}
+	if raw, ok := top["hooks"]; ok {
+		var events map[string]json.RawMessage
+		if json.Unmarshal(raw, &events) != nil {
+			return Settings{}, fmt.Errorf("%s: hooks is not an object, as Gemini CLI expects; fix it first", path)
+		}
+		for ev, raw := range events {
+			var defs []struct {
+				Matcher    any `json:"matcher"`
+				Sequential any `json:"sequential"`
+				Hooks      []struct {
+					Type, Name, Command string
+					Timeout             any
+				} `json:"hooks"`
+			}
+			if json.Unmarshal(raw, &defs) != nil {
+				continue // enabled, disabled, notifications, or not a list
+			}
+			for _, d := range defs {
+				matcher, _ := d.Matcher.(string)
+				seq, _ := d.Sequential.(bool)
+				for _, h := range d.Hooks {
+					timeout, _ := h.Timeout.(float64)
+					if h.Type == "command" && h.Command != "" {
+						out.Hooks = append(out.Hooks, Hook{Event: ev, Name: h.Name, Command: h.Command, Matcher: matcher, Sequential: seq, Timeout: int(timeout)})
+					}
+				}
+			}
+		}
+		slices.SortStableFunc(out.Hooks, func(a, b Hook) int { return strings.Compare(a.Event, b.Event) })
+	}
 	var servers map[string]json.RawMessage
 	if raw, ok := top["mcpServers"]; ok && json.Unmarshal(raw, &servers) != nil {
 		return Settings{}, fmt.Errorf("%s: mcpServers is not an object, as Gemini CLI expects; fix it first", path)
@@ -132,136 +214,16 @@ func parse(path string, data []byte) (Settings, error) {
 // excluded array when absent. It returns the names it added and the
 // keys it made (KeyMCP, KeyExcluded).
 func Exclude(path string, names []string) (added, created []string, err error) {
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("read Gemini CLI's settings: %w", err)
-	}
-	out, added, created, err := exclude(path, data, names)
-	if err != nil || len(added) == 0 {
-		return nil, nil, err
-	}
-	return added, created, write(path, data, out)
+	res, err := Apply(path, Edit{Exclude: names})
+	return res.Excluded, res.Created, err
 }
 
 // Include removes names from mcp.excluded in the file at path, and then
 // the keys of drop (KeyExcluded, KeyMCP) that are left empty: the undoing
 // of Exclude. It returns the names it removed.
 func Include(path string, names, drop []string) (removed []string, err error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read Gemini CLI's settings: %w", err)
-	}
-	out, removed, err := include(path, data, names, drop)
-	if err != nil || bytes.Equal(out, data) {
-		return removed, err
-	}
-	return removed, write(path, data, out)
-}
-
-func exclude(path string, data []byte, names []string) (out []byte, added, created []string, err error) {
-	st, err := parse(path, data)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for _, n := range names {
-		if !slices.Contains(st.Excluded, n) && !slices.Contains(added, n) {
-			added = append(added, n)
-		}
-	}
-	if len(added) == 0 {
-		return data, nil, nil, nil
-	}
-	list := make([]string, len(added))
-	for i, n := range added {
-		list[i] = quote(n)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return []byte("{\n  \"mcp\": {\n    \"excluded\": [" + strings.Join(list, ", ") + "]\n  }\n}\n"), added, []string{KeyMCP, KeyExcluded}, nil
-	}
-	root, _ := parseDocument(data)
-	mcp := root.find("mcp")
-	if mcp == nil {
-		out = addMember(data, root, "mcp", `{ "excluded": [`+strings.Join(list, ", ")+`] }`)
-		return out, added, []string{KeyMCP, KeyExcluded}, nil
-	}
-	obj, _ := parseValue(data, mcp.val.start)
-	if obj.kind != '{' {
-		return nil, nil, nil, readable(path, data, &syntaxError{mcp.val.start, "mcp is not an object, as Gemini CLI expects; fix it first"})
-	}
-	ex := obj.find("excluded")
-	if ex == nil {
-		return addMember(data, obj, "excluded", "["+strings.Join(list, ", ")+"]"), added, []string{KeyExcluded}, nil
-	}
-	arr, _ := parseValue(data, ex.val.start)
-	if arr.kind != '[' {
-		return nil, nil, nil, readable(path, data, &syntaxError{ex.val.start, "mcp.excluded is not an array, as Gemini CLI expects; fix it first"})
-	}
-	if len(arr.elems) == 0 {
-		return splice(data, arr.open+1, arr.closeOff, strings.Join(list, ", ")), added, nil, nil
-	}
-	last := arr.elems[len(arr.elems)-1]
-	return splice(data, last.end, last.end, ", "+strings.Join(list, ", ")), added, nil, nil
-}
-
-func include(path string, data []byte, names, drop []string) (out []byte, removed []string, err error) {
-	if _, err := parse(path, data); err != nil {
-		return nil, nil, err
-	}
-	out = data
-	for {
-		root, _ := parseDocument(out)
-		arr, obj := excludedOf(out, root)
-		if arr.kind == '[' {
-			if i := slices.IndexFunc(arr.elems, func(e span) bool {
-				var s string
-				return json.Unmarshal(out[e.start:e.end], &s) == nil && slices.Contains(names, s)
-			}); i >= 0 {
-				var s string
-				_ = json.Unmarshal(out[arr.elems[i].start:arr.elems[i].end], &s)
-				removed = append(removed, s)
-				out = removeAt(out, arr.elems, i)
-				continue
-			}
-			if len(arr.elems) == 0 && slices.Contains(drop, KeyExcluded) {
-				i := slices.IndexFunc(obj.members, func(m member) bool { return m.key == "excluded" })
-				out = removeAt(out, memberSpans(obj), i)
-				continue
-			}
-			return out, removed, nil
-		}
-		if obj.kind == '{' && len(obj.members) == 0 && slices.Contains(drop, KeyMCP) {
-			i := slices.IndexFunc(root.members, func(m member) bool { return m.key == "mcp" })
-			out = removeAt(out, memberSpans(root), i)
-			// A file gemkit made, or an empty object it filled, is "{}"
-			// again rather than braces around blank lines.
-			if r, err := parseDocument(out); err == nil && len(r.members) == 0 && len(bytes.TrimSpace(out[r.open+1:r.closeOff])) == 0 {
-				out = []byte("{}\n")
-			}
-		}
-		return out, removed, nil
-	}
-}
-
-// excludedOf finds mcp.excluded in the document root: the array and the
-// mcp object (each of kind 0 when there is none).
-func excludedOf(data []byte, root node) (arr, obj node) {
-	mcp := root.find("mcp")
-	if mcp == nil {
-		return node{}, node{}
-	}
-	obj, _ = parseValue(data, mcp.val.start)
-	if obj.kind != '{' {
-		return node{}, node{}
-	}
-	ex := obj.find("excluded")
-	if ex == nil {
-		return node{}, obj
-	}
-	arr, _ = parseValue(data, ex.val.start)
-	return arr, obj
+	res, err := Apply(path, Edit{Include: names, Drop: drop})
+	return res.Included, err
 }
 
 func quote(s string) string {
@@ -272,14 +234,14 @@ func quote(s string) string {
 	return strings.TrimSpace(b.String())
 }
 
-// write checks that out means what before means, but for mcp.excluded
-// (and the empty mcp object gemkit made or removes), and writes it
+// write checks that out means what before means, but for the lists
+// and hook definitions gemkit keeps (sameBut), and writes it
 // atomically: an existing file keeps its mode and owner, and a symlink
 // (a dotfiles repository's) stays one, its target written as Gemini CLI
 // writes through it; a new file is made 0600.
-func write(path string, before, out []byte) error {
-	if err := sameBut(before, out); err != nil {
-		return fmt.Errorf("gemkit did not write %s: its edit would have changed more than mcp.excluded (%v); nothing was changed", path, err)
+func write(path string, before, out []byte, ours func(command string) bool) error {
+	if err := sameBut(before, out, ours); err != nil {
+		return fmt.Errorf("gemkit did not write %s: its edit would have changed more than mcp.excluded, hooksConfig.disabled and its own hooks (%v); nothing was changed", path, err)
 	}
 	target := path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
@@ -298,8 +260,9 @@ func write(path string, before, out []byte) error {
 }
 
 // sameBut reports an error unless a and b decode to the same settings
-// once mcp.excluded (and an mcp object left empty) is set aside.
-func sameBut(a, b []byte) error {
+// once mcp.excluded, hooksConfig.disabled and the hook definitions ours
+// names are set aside (with the objects and arrays left empty).
+func sameBut(a, b []byte, ours func(command string) bool) error {
 	decode := func(data []byte) (map[string]any, error) {
 		m := map[string]any{}
 		if len(bytes.TrimSpace(data)) == 0 {
@@ -311,10 +274,36 @@ func sameBut(a, b []byte) error {
 		if err := json.Unmarshal(stripComments(data), &m); err != nil {
 			return nil, err
 		}
-		if mcp, ok := m["mcp"].(map[string]any); ok {
-			delete(mcp, "excluded")
-			if len(mcp) == 0 {
-				delete(m, "mcp")
+		drop := func(top, sub string) {
+			if o, ok := m[top].(map[string]any); ok {
+				delete(o, sub)
+				if len(o) == 0 {
+					delete(m, top)
+				}
+			}
+		}
+		drop("mcp", "excluded")
+		drop("hooksConfig", "disabled")
+		if hooks, ok := m["hooks"].(map[string]any); ok && ours != nil {
+			for ev, v := range hooks {
+				defs, ok := v.([]any)
+				if !ok {
+					continue
+				}
+				var keep []any
+				for _, d := range defs {
+					if !isOurs(d, ours) {
+						keep = append(keep, d)
+					}
+				}
+				if len(keep) == 0 {
+					delete(hooks, ev)
+				} else {
+					hooks[ev] = keep
+				}
+			}
+			if len(hooks) == 0 {
+				delete(m, "hooks")
 			}
 		}
 		return m, nil
@@ -331,4 +320,22 @@ func sameBut(a, b []byte) error {
 		return errors.New("the other settings differ")
 	}
 	return nil
+}
+
+// isOurs reports whether the hook definition d holds a hook whose
+// command ours names.
+func isOurs(d any, ours func(string) bool) bool {
+	def, ok := d.(map[string]any)
+	if !ok {
+		return false
+	}
+	hooks, _ := def["hooks"].([]any)
+	for _, h := range hooks {
+		if hm, ok := h.(map[string]any); ok {
+			if c, ok := hm["command"].(string); ok && ours(c) {
+				return true
+			}
+		}
+	}
+	return false
 }

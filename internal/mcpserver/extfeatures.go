@@ -35,7 +35,7 @@ const ServerScheme = "gemkit-mcp"
 
 // qualified is uri of the server of spec in the ServerScheme form.
 func qualified(spec extmcp.Spec, uri string) string {
-	return ServerScheme + "://" + url.PathEscape(spec.Extension) + "/" + url.PathEscape(spec.Server) + "/" + uri
+	return ServerScheme + "://" + url.PathEscape(spec.Extension) + "/" + url.PathEscape(spec.Label()) + "/" + uri
 }
 
 // unqualified splits a ServerScheme URI into its server's key and the
@@ -54,7 +54,7 @@ func unqualified(uri string) (key, own string, ok bool) {
 	if err1 != nil || err2 != nil {
 		return "", "", false
 	}
-	return extmcp.Spec{Extension: ext, Server: srv}.Key(), parts[2], true
+	return extmcp.KeyOf(ext, srv), parts[2], true
 }
 
 // route is where a served URI goes: the server's key and its own URI.
@@ -150,9 +150,9 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 			title = p.Name
 		}
 		own := p.Name
-		p.Name = name(it.Spec.Extension, it.Spec.Server, own)
+		p.Name = name(it.Spec.Extension, it.Spec.Label(), own)
 		p.Title = extmcp.Printable(it.Spec.Extension + ": " + title)
-		p.Description = strings.TrimSpace(p.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s).", it.Spec.Extension, it.Spec.Server))
+		p.Description = strings.TrimSpace(p.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s).", it.Spec.Extension, it.Spec.Label()))
 		rt.prompts[p.Name] = route{it.Spec.Key(), own}
 		b, _ := json.Marshal(p)
 		now[p.Name] = string(b)

@@ -165,9 +165,9 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 			where = "a remote one, which gemkit connects to, not sandboxed"
 		}
 		mt := &mcp.Tool{
-			Name: name(t.Spec.Extension, t.Spec.Server, t.Name),
-			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s, %s).",
-				t.Spec.Extension, t.Spec.Server, where)),
+			Name: name(t.Spec.Extension, t.Spec.Label(), t.Name),
+			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its %s, %s).",
+				t.Spec.Extension, serverWords(t.Spec), where)),
 			InputSchema: t.InputSchema,
 			Annotations: ann,
 		}
@@ -177,6 +177,15 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 		out = append(out, served{tool: mt, handler: s.callServer(t.Spec.Key(), t.Name), route: &serverRoute{key: t.Spec.Key(), tool: t.Name}})
 	}
 	return out
+}
+
+// serverWords name spec's server in a tool's description: the
+// manifest's, or an agent's, which the switch serves to the main agent.
+func serverWords(spec extmcp.Spec) string {
+	if spec.Agent != "" {
+		return "agent " + spec.Agent + "'s MCP server " + spec.Server + ", served here in place of the one Gemini CLI would start for the agent"
+	}
+	return "MCP server " + spec.Server
 }
 
 // callServer passes a call on to tool of the server key.

@@ -1,0 +1,232 @@
+package extension
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// CommandHook is one command hook of an extension's hooks/hooks.json, as
+// Gemini CLI 0.61 loads it (ExtensionManager.loadExtensionHooks in
+// packages/cli/src/config/extension-manager.ts, HookRegistry in
+// packages/core/src/hooks/hookRegistry.ts): under an event name it
+// knows, in a definition with a hooks array, of type "command" with a
+// command. Gemini CLI runs it through the person's shell (bash -c on
+// Linux, HookRunner.executeCommandHook), with their environment less
+// what its sanitizer drops, the extension's settings added, in the
+// session's folder, whatever security.toolSandboxing says.
+type CommandHook struct {
+	// Event is the event (BeforeTool, SessionStart...); Matcher and
+	// Sequential are its definition's.
+	Event      string
+	Matcher    string
+	Sequential bool
+	// Name is the hook's name as written ("" when none); Command its
+	// command as written, with none of the variables replaced.
+	Name, Command string
+	// Timeout is the hook's timeout in milliseconds, 0 when it sets none
+	// (Gemini CLI's default is 60 s).
+	Timeout int
+	// Env is the hook's env as written.
+	Env map[string]string
+	// Label names the hook in gemkit: its name when it has one that is a
+	// single word and unique among the extension's hooks, else its event
+	// and its place among that event's command hooks (BeforeTool-2).
+	Label string
+}
+
+// HookEvents are the events Gemini CLI 0.61 runs hooks for
+// (HookEventName in packages/core/src/hooks/types.ts).
+var HookEvents = []string{"BeforeTool", "AfterTool", "BeforeAgent", "Notification", "AfterAgent",
+	"SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"}
+
+// hookLabel is a name fit to be a hook's label: one word of letters,
+// digits and . _ : -, which a shell takes as it is.
+var hookLabel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+
+// CommandHooks are the extension's command hooks in the order Gemini CLI
+// registers them (events in the file's order, then definitions, then
+// hooks); none when it has no hooks/hooks.json. A file Gemini CLI
+// cannot read is an error.
+func (e *Extension) CommandHooks() ([]CommandHook, error) {
+	root, err := e.Root()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	raw, err := root.ReadFile(filepath.Join("hooks", "hooks.json"), maxManifestBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseCommandHooks(raw)
+}
+
+func parseCommandHooks(raw []byte) ([]CommandHook, error) {
+	var file struct {
+		Hooks json.RawMessage `json:"hooks"`
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		return nil, fmt.Errorf("hooks/hooks.json: %w", err)
+	}
+	if len(file.Hooks) == 0 || file.Hooks[0] != '{' {
+		return nil, errors.New(`hooks/hooks.json: "hooks" must be an object; Gemini CLI loads no hooks from it`)
+	}
+	events, err := orderedKeys(file.Hooks)
+	if err != nil {
+		return nil, fmt.Errorf("hooks/hooks.json: %w", err)
+	}
+	var byEvent map[string]json.RawMessage
+	_ = json.Unmarshal(file.Hooks, &byEvent)
+	var out []CommandHook
+	for _, ev := range events {
+		if !contains(HookEvents, ev) {
+			continue
+		}
+		var defs []json.RawMessage
+		if json.Unmarshal(byEvent[ev], &defs) != nil {
+			continue
+		}
+		n := 0
+		for _, d := range defs {
+			var def struct {
+				Matcher    any               `json:"matcher"`
+				Sequential any               `json:"sequential"`
+				Hooks      []json.RawMessage `json:"hooks"`
+			}
+			if json.Unmarshal(d, &def) != nil || def.Hooks == nil {
+				continue
+			}
+			matcher, _ := def.Matcher.(string)
+			seq, _ := def.Sequential.(bool)
+			for _, h := range def.Hooks {
+				var hk struct {
+					Type    string            `json:"type"`
+					Command string            `json:"command"`
+					Name    string            `json:"name"`
+					Timeout float64           `json:"timeout"`
+					Env     map[string]string `json:"env"`
+				}
+				if json.Unmarshal(h, &hk) != nil || hk.Type != "command" || hk.Command == "" {
+					continue
+				}
+				n++
+				out = append(out, CommandHook{Event: ev, Matcher: matcher, Sequential: seq, Name: hk.Name,
+					Command: hk.Command, Timeout: int(hk.Timeout), Env: hk.Env, Label: ev + "-" + strconv.Itoa(n)})
+			}
+		}
+	}
+	named := map[string]int{}
+	for _, h := range out {
+		if h.Name != "" {
+			named[h.Name]++
+		}
+	}
+	for i, h := range out {
+		if h.Name != "" && named[h.Name] == 1 && hookLabel.MatchString(h.Name) && !contains(HookEvents, strings.SplitN(h.Name, "-", 2)[0]) {
+			out[i].Label = h.Name
+		}
+	}
+	return out, nil
+}
+
+// orderedKeys are the keys of the JSON object obj in the order written.
+func orderedKeys(obj json.RawMessage) ([]string, error) {
+	dec := json.NewDecoder(strings.NewReader(string(obj)))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// Hydrated is s with the variables Gemini CLI replaces in an
+// extension's hooks (recursivelyHydrateStrings with the extension's
+// hydration context): ${extensionPath}, ${workspacePath}, ${/},
+// ${pathSeparator} and the extension's settings by their variable.
+func (h CommandHook) Hydrated(s string, vars Variables, settings map[string]string) string {
+	return hydrate(s, vars, settings)
+}
+
+func hydrate(s string, vars Variables, settings map[string]string) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	return hydrateRef.ReplaceAllStringFunc(s, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		if v, ok := vars.lookup(name); ok {
+			return v
+		}
+		if v, ok := settings[name]; ok {
+			return v
+		}
+		return ref
+	})
+}
+
+// hydrateRef is Gemini CLI's hydrateString pattern, /\${(.*?)}/g.
+var hydrateRef = regexp.MustCompile(`\$\{.*?\}`)
+
+// settingsRef is what Gemini CLI's settings loader replaces in every
+// string of a settings file with the value of an environment variable
+// it has (resolveEnvVarsInString, packages/cli/src/config/
+// environmentVariableResolver.ts): $NAME, ${NAME} and ${NAME:-default}.
+var settingsRef = regexp.MustCompile(`\$(\w+|\{[^}]+?\})`)
+
+// DisableKey is the string of hooksConfig.disabled that keeps Gemini CLI
+// from running h of the extension in dir, and "" with why when no
+// string does so in every workspace: Gemini CLI matches the list
+// against the hook's name, or, for a hook without one, its command as
+// the extension's loader replaced its variables (HookRegistry.
+// getHookName). A command that holds ${workspacePath} or one of the
+// extension's settings reads differently in each workspace or holds a
+// setting's value (a secret, maybe); and a string with a $NAME in it is
+// replaced from Gemini CLI's environment when it reads its settings
+// file, so it may no longer match.
+func (h CommandHook) DisableKey(dir string, settings []Setting) (key, why string) {
+	key = h.Name
+	if key == "" {
+		key = h.Command
+		for _, ref := range hydrateRef.FindAllString(key, -1) {
+			name := ref[2 : len(ref)-1]
+			if name == "workspacePath" {
+				return "", "its command holds ${workspacePath}, so it reads differently in each workspace, and it has no name"
+			}
+			for _, s := range settings {
+				if s.EnvVar == name {
+					return "", "its command holds the setting ${" + name + "}, whose value gemkit does not write into Gemini CLI's settings, and it has no name"
+				}
+			}
+		}
+		key = hydrate(key, Variables{ExtensionPath: dir}, nil)
+	}
+	if settingsRef.MatchString(key) {
+		what := "its name"
+		if h.Name == "" {
+			what = "its command"
+		}
+		return "", what + " holds " + settingsRef.FindString(key) + ", which Gemini CLI replaces from its environment where it reads its settings file, so hooksConfig.disabled cannot name it for sure"
+	}
+	return key, ""
+}
