@@ -18,6 +18,7 @@ import (
 
 func addExtensionRunCommands(parent *cobra.Command, a *app) {
 	parent.AddCommand(newExtRunCmd(a))
+	parent.AddCommand(newExtHookCmd(a))
 }
 
 // extRunFlags are the flags of `gemkit extensions run`.

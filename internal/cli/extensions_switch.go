@@ -215,7 +215,7 @@ func syncSwitch(st *extension.Store, name string, parts *switchParts, choose fun
 		if err != nil {
 			return err
 		}
-		claimNames(st, sw, gs, name)
+		claimNames(st, sw, gs)
 		c := sw.Choices[name]
 		var edit geminisettings.Edit
 		var names []string
@@ -289,16 +289,16 @@ func syncSwitch(st *extension.Store, name string, parts *switchParts, choose fun
 	return res, err
 }
 
-// claimNames records, for every switched extension but skip, the names
+// claimNames records, for every switched extension, the names
 // of mcp.excluded its servers need that the records do not tie to it
 // yet: records written before gemkit kept who needs each name named only
 // those the switch had added, so a name the list held already, another
 // switched extension's or the person's, was tied to nobody (and the
 // uninstall of another extension removed it). A name the list holds and
 // nobody needs is taken as the person's.
-func claimNames(st *extension.Store, sw *extension.SwitchState, gs geminisettings.Settings, skip string) {
+func claimNames(st *extension.Store, sw *extension.SwitchState, gs geminisettings.Settings) {
 	for name, c := range sw.Choices {
-		if !c.Switched || name == skip || len(c.Names) > 0 {
+		if !c.Switched || len(c.Names) > 0 {
 			continue
 		}
 		in, err := st.Get(name)

@@ -27,6 +27,9 @@ type Refusal struct {
 	At        time.Time `json:"at"`
 	Extension string    `json:"extension"`
 	Server    string    `json:"server"`
+	// Hook, for a refusal of one of the extension's command hooks (run
+	// by gemkit extensions hook), is its label; Server is then empty.
+	Hook string `json:"hook,omitempty"`
 	// Host is the host (and port, for a connection) the server tried.
 	Host string `json:"host,omitempty"`
 	// Path is the path of a refused write, as the call named it (see
@@ -201,15 +204,19 @@ func (r Refusal) String() string {
 	if r.Needed != "" {
 		what += " (" + r.Needed + ")"
 	}
-	s := fmt.Sprintf("extension %s's MCP server %s was refused %s (%s)", Printable(r.Extension), Printable(r.Server), what, Printable(r.Reason))
+	who, kind := "MCP server "+Printable(r.Server), "server"
+	if r.Hook != "" {
+		who, kind = "hook "+Printable(r.Hook), "hook"
+	}
+	s := fmt.Sprintf("extension %s's %s was refused %s (%s)", Printable(r.Extension), who, what, Printable(r.Reason))
 	if r.Background != "" {
 		// Not an invitation to widen: it buys nothing.
-		return s + "; in the background: " + r.Background + ", which servers do on their own and work without, so it needs no widening"
+		return s + "; in the background: " + r.Background + ", which " + kind + "s do on their own and work without, so it needs no widening"
 	}
 	if r.Allow != "" {
 		s += "; to allow it: " + r.Allow
 		if r.Lookup || r.Direct {
-			s += " (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)"
+			s += " (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the " + kind + "'s client must use)"
 		}
 	}
 	if r.Reason == sandbox.LookupNoProxy || r.Reason == sandbox.DirectNoProxy {
@@ -370,24 +377,32 @@ func (m *Manager) keepRefusal(r Refusal) error {
 	}
 	m.refusalsMu.Lock()
 	defer m.refusalsMu.Unlock()
+	return KeepRefusals(path, r)
+}
+
+// KeepRefusals adds rs to the refusals file at path (RefusalsPath), as
+// gemkit mcp does with its servers': a hook's run keeps its own there.
+func KeepRefusals(path string, add ...Refusal) error {
 	rs, _ := ReadRefusals(path)
-	// One entry per host of a start: a refusal seen again (or asked
-	// otherwise: a lookup, then a connection) updates its entry, moved
-	// to the end as the latest.
-	if i := slices.IndexFunc(rs, func(o Refusal) bool {
-		return !r.Start.IsZero() && o.Extension == r.Extension && o.Server == r.Server && o.Start.Equal(r.Start) && o.key() == r.key()
-	}); i >= 0 {
-		o := rs[i]
-		rs = slices.Delete(rs, i, i+1)
-		m := merged([]Refusal{o, r})[0]
-		if r.Count <= o.Count && o.Host == r.Host && o.Reason == r.Reason {
-			// The same refusal again (a call marking it needed): its
-			// count is the sandbox's, not a sum.
-			m.Count = max(o.Count, r.Count)
+	for _, r := range add {
+		// One entry per host of a start: a refusal seen again (or asked
+		// otherwise: a lookup, then a connection) updates its entry,
+		// moved to the end as the latest.
+		if i := slices.IndexFunc(rs, func(o Refusal) bool {
+			return !r.Start.IsZero() && o.Extension == r.Extension && o.Server == r.Server && o.Start.Equal(r.Start) && o.key() == r.key()
+		}); i >= 0 {
+			o := rs[i]
+			rs = slices.Delete(rs, i, i+1)
+			m := merged([]Refusal{o, r})[0]
+			if r.Count <= o.Count && o.Host == r.Host && o.Reason == r.Reason {
+				// The same refusal again (a call marking it needed): its
+				// count is the sandbox's, not a sum.
+				m.Count = max(o.Count, r.Count)
+			}
+			r = m
 		}
-		r = m
+		rs = append(rs, r)
 	}
-	rs = append(rs, r)
 	if len(rs) > MaxRefusals {
 		rs = rs[len(rs)-MaxRefusals:]
 	}

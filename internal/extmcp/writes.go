@@ -175,3 +175,24 @@ func argPaths(v any, out []string) []string {
 	}
 	return out
 }
+
+// RefusedWritePaths are the absolute paths a program's error text names
+// when it says a write was refused (EROFS, EACCES, in Node's, Python's
+// and the C library's words, on the same line): what a hook's stderr
+// tells of its refused writes, which the kernel answered to it and not
+// to gemkit.
+func RefusedWritePaths(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		lower := strings.ToLower(line)
+		if !slices.ContainsFunc(writeErrors, func(w [2]string) bool { return strings.Contains(lower, w[0]) }) {
+			continue
+		}
+		for _, p := range textPaths(line) {
+			if !slices.Contains(out, p) && len(out) < maxArgPaths {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -36,27 +37,27 @@ type HookDef struct {
 	Timeout int
 }
 
-// json is the definition as written into the file, on one line.
+// json is the definition as written into the file, on one line, its
+// keys in the order Gemini CLI's documentation writes them.
 func (h HookDef) json() string {
-	hook := map[string]any{"type": "command", "command": h.Command}
-	if h.Name != "" {
-		hook["name"] = h.Name
-	}
-	if h.Timeout > 0 {
-		hook["timeout"] = h.Timeout
-	}
-	def := map[string]any{"hooks": []any{hook}}
+	var b strings.Builder
+	b.WriteString("{")
 	if h.Matcher != "" {
-		def["matcher"] = h.Matcher
+		b.WriteString(`"matcher": ` + quote(h.Matcher) + ", ")
 	}
 	if h.Sequential {
-		def["sequential"] = true
+		b.WriteString(`"sequential": true, `)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(def)
-	return strings.TrimSpace(b.String())
+	b.WriteString(`"hooks": [{`)
+	if h.Name != "" {
+		b.WriteString(`"name": ` + quote(h.Name) + ", ")
+	}
+	b.WriteString(`"type": "command", "command": ` + quote(h.Command))
+	if h.Timeout > 0 {
+		b.WriteString(`, "timeout": ` + strconv.Itoa(h.Timeout))
+	}
+	b.WriteString("}]}")
+	return b.String()
 }
 
 // Edit is one change gemkit makes to the settings file, written at once.

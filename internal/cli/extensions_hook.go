@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/exthook"
+	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+const extHookLong = `Run one command hook of an extension switched to gemkit (gemkit extensions
+sandbox NAME) in gemkit's sandbox. Gemini CLI runs this: the switch turns the
+extension's hooks off in Gemini CLI (hooksConfig.disabled in
+~/.gemini/settings.json) and adds, for each, a hook of gemkit's on the same
+event, matcher and timeout that runs this command. HOOK is the hook's label, as
+describe shows it: its name, or its event and place (BeforeTool-1).
+
+The hook's command runs as Gemini CLI would run it (bash -c, its variables
+replaced, in the session's folder), in the hook profile: it reads the
+workspace, its extension's folder and the system's programs; writes nothing
+but a temporary folder that goes with the run; has no network; and keeps, of
+the environment Gemini CLI gives hooks, only PATH, the user's name, the locale,
+the terminal and the hook variables (GEMINI_PROJECT_DIR, GEMINI_SESSION_ID...),
+with the hook's env and the extension's settings. What Gemini CLI writes to the
+hook's stdin reaches it, and its stdout, stderr and exit code reach Gemini CLI
+as they are. What the sandbox refuses it is kept for gemkit extensions doctor
+and describe, with the command that allows it
+(gemkit extensions sandbox NAME --hook HOOK --allow-host H).
+
+It runs nothing, and exits 1 (a warning for Gemini CLI) saying why, when the
+extension is not switched, the hook is not among those the switch took, or
+your consent to the extension as it is now does not hold.`
+
+func newExtHookCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook <name> <hook>",
+		Short: "Run a switched extension's command hook in gemkit's sandbox (Gemini CLI runs this)",
+		Long:  extHookLong,
+		Args:  argsUsage(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runHook(cmd, a, args[0], args[1])
+		},
+	}
+	return cmd
+}
+
+// hookRefusal is a hook that does not run, in words, as Gemini CLI
+// shows a hook's non-blocking error (exit 1: "Warning: " and stderr).
+func hookRefusal(format string, args ...any) error {
+	return withExitCode(ExitNo, fmt.Errorf("gemkit did not run the hook: "+format, args...))
+}
+
+// runHook runs the hook label of the extension name.
+func runHook(cmd *cobra.Command, a *app, name, label string) error {
+	st, in, err := openInstalled(cmd, name)
+	if err != nil {
+		return hookRefusal("%v", err)
+	}
+	if in.Extension == nil {
+		return hookRefusal("the extension %s cannot be read: %v", extension.Printable(name), in.Err)
+	}
+	ext := in.Extension
+	c, err := st.ServerChoice(ext.Manifest.Name)
+	if err != nil {
+		return hookRefusal("%v", err)
+	}
+	var switched *extension.SwitchedHook
+	for i, h := range c.Hooks {
+		if h.Label == label && h.Command != "" {
+			switched = &c.Hooks[i]
+		}
+	}
+	if !c.Switched || switched == nil {
+		return hookRefusal("%s's hook %s is not switched to gemkit; gemkit extensions sandbox %s switches it", extension.Printable(name), extension.Printable(label), extension.Printable(name))
+	}
+	hooks, err := ext.CommandHooks()
+	if err != nil {
+		return hookRefusal("%s's hooks: %v", extension.Printable(name), err)
+	}
+	var hook *extension.CommandHook
+	for i, h := range hooks {
+		if h.Label == label {
+			hook = &hooks[i]
+		}
+	}
+	if hook == nil {
+		return hookRefusal("%s has no hook %s any more; gemkit extensions sandbox %s takes its hooks as they are now", extension.Printable(name), extension.Printable(label), extension.Printable(name))
+	}
+	// The hook runs only as the person agreed to it: the extension's
+	// files, its hooks among them, as they were then.
+	state, err := st.Consent(ext)
+	if err != nil {
+		return hookRefusal("consent to %s cannot be checked: %v", extension.Printable(name), err)
+	}
+	if !state.Granted {
+		return hookRefusal("you have not agreed to the extension %s as it is now (its hooks included); run %s", extension.Printable(name), consentHint(name))
+	}
+	if err := state.Content.Bindable(ext.Dir, serverWritable(a, st)); err != nil {
+		return hookRefusal("%v", err)
+	}
+	ws, err := os.Getwd()
+	if err != nil {
+		return hookRefusal("%v", err)
+	}
+	w := c.HookWidening[label]
+	h := &exthook.Hook{Extension: ext.Manifest.Name, Dir: ext.Dir, Hook: *hook, Settings: declaredSettings(in), Widening: w,
+		Workspace: ws, Environ: os.Environ()}
+	if w.Write != "" {
+		for _, other := range installedFolders(st) {
+			h.ReadOnly = append(h.ReadOnly, other)
+		}
+	}
+	// Gemini CLI stops a hook at its timeout with SIGTERM: the sandbox
+	// goes with gemkit then.
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	l := &sandbox.Launcher{}
+	res, err := h.Run(ctx, l, a.In, a.Out, a.Err)
+	if err != nil {
+		return hookRefusal("%v", err)
+	}
+	keepHookRefusals(name, label, ws, ext.Dir, w, res)
+	if res.ExitCode != 0 {
+		return withExitCode(res.ExitCode, nil)
+	}
+	return nil
+}
+
+// declaredSettings are the values of in's declared settings, by
+// variable, from its settings files: the values Gemini CLI adds to a
+// hook's env.
+func declaredSettings(in *extension.Installed) map[string]string {
+	all := hookSettings(in)
+	out := map[string]string{}
+	for _, s := range in.Extension.Manifest.Settings {
+		if v, ok := all[s.EnvVar]; ok {
+			out[s.EnvVar] = v
+		}
+	}
+	return out
+}
+
+// installedFolders are every installed extension's folder and linked
+// source.
+func installedFolders(st *extension.Store) []string {
+	all, err := st.List()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, in := range all {
+		out = append(out, in.Entry)
+		if in.Extension != nil {
+			out = append(out, in.Extension.Dir)
+		}
+	}
+	return out
+}
+
+// keepHookRefusals keeps what the sandbox refused the hook (its
+// connections, and the writes its stderr says were refused) in the
+// refusals file that doctor and describe read.
+func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, res exthook.Result) {
+	allow := "gemkit extensions sandbox " + extension.Printable(ext) + " --hook " + label
+	var rs []extmcp.Refusal
+	for _, d := range res.Denied {
+		r := extmcp.Refusal{At: d.At, Extension: ext, Hook: label, Host: d.Host, Reason: d.Reason, Count: d.Count}
+		switch {
+		case d.Method == sandbox.UnixMethod:
+			r.UnixSocket, r.Allow = true, allow+" --allow-unix-sockets"
+		case d.Method == sandbox.LookupMethod:
+			r.Lookup = true
+		case d.Port > 0:
+			r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+			r.Direct = d.Method == sandbox.DirectMethod
+		}
+		if _, err := permission.ParseHost(r.Host); err == nil && r.Allow == "" && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
+			r.Allow = allow + " --allow-host " + r.Host
+		}
+		if r.At.IsZero() {
+			r.At = time.Now()
+		}
+		rs = append(rs, r)
+	}
+	for _, p := range extmcp.RefusedWritePaths(res.Stderr) {
+		r := extmcp.Refusal{At: time.Now(), Extension: ext, Hook: label, Path: p}
+		switch {
+		case fsutil.Within(dir, p):
+			r.Reason = "its extension's folder, read-only to its hooks whatever is allowed; its stderr said a write there was refused"
+		case fsutil.Within(ws, p) && w.Write == "":
+			r.Reason = "the workspace is read-only to its hooks; its stderr said a write there was refused"
+			r.Allow = allow + " --allow-write workspace"
+		case fsutil.Within(ws, p):
+			r.Reason = "a protected path of the workspace, read-only whatever is allowed; its stderr said a write there was refused"
+		default:
+			r.Reason = "outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed); its stderr said a write there was refused"
+		}
+		rs = append(rs, r)
+	}
+	if len(rs) == 0 {
+		return
+	}
+	path, err := extmcp.RefusalsPath(map[string]string{"HOME": os.Getenv("HOME")})
+	if err != nil {
+		return
+	}
+	_ = extmcp.KeepRefusals(path, rs...)
+}

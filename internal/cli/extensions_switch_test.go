@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
+)
+
+// memExt writes an extension named name into a new folder: with a
+// stdio server "memory" in its manifest, or, with agent set, in the
+// front matter of its agent "keeper" (agents/keeper.md), and the files
+// of more.
+func memExt(t *testing.T, name string, agent bool, more map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	files := map[string]string{
+		"gemini-extension.json": `{"name": "` + name + `", "version": "1.0.0", "mcpServers": {"memory": {"command": "node", "args": ["${extensionPath}/server.js"]}}}`,
+		"server.js":             "// a server\n",
+	}
+	if agent {
+		files["gemini-extension.json"] = `{"name": "` + name + `", "version": "1.0.0"}`
+		files["agents/keeper.md"] = "---\nname: keeper\ndescription: Keeps notes\nmcp_servers:\n  memory:\n    command: node\n    args:\n      - ${extensionPath}/server.js\n---\nYou keep the notes.\n"
+	}
+	for k, v := range more {
+		files[k] = v
+	}
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// excluded is Gemini CLI's mcp.excluded in the env's settings.
+func (e *env) excluded() []string {
+	e.t.Helper()
+	gs, err := geminisettings.Read(geminisettings.Path(e.home))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return gs.Excluded
+}
+
+// TestSwitchSharedServerName is the sixth round's finding and its
+// class: two switched extensions each have a server named memory
+// (Gemini CLI keys servers by name); taking one away, whichever way
+// (uninstall, --off, an update that drops the server), keeps the name
+// in mcp.excluded while the other needs it, and says so, so Gemini CLI
+// never starts the other's server unconfined. A name of an agent's
+// server counts as one of the manifest's, and a name the person had
+// written stays when no extension needs it.
+func TestSwitchSharedServerName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		agent   bool // the second has memory in an agent's front matter
+		mine    bool // the person had excluded memory before
+		takeOff func(e *env, first, src string) string
+	}{
+		{name: "uninstall", takeOff: func(e *env, first, _ string) string { return e.mustRun("uninstall", first) }},
+		{name: "off", takeOff: func(e *env, first, _ string) string { return e.mustRun("sandbox", first, "--off") }},
+		{name: "agent's server, uninstall", agent: true, takeOff: func(e *env, first, _ string) string { return e.mustRun("uninstall", first) }},
+		{name: "update drops the server", takeOff: func(e *env, first, src string) string {
+			os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "`+first+`", "version": "1.1.0"}`), 0o644)
+			out, errOut, code := e.run("update", first, "--consent")
+			if code != ExitOK {
+				e.t.Fatalf("update: %d\n%s", code, errOut)
+			}
+			return out + errOut
+		}},
+		{name: "the person's name", mine: true, takeOff: func(e *env, first, _ string) string { return e.mustRun("uninstall", first) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			settings := geminisettings.Path(e.home)
+			before := "{\n  \"ui\": {\"theme\": \"GitHub\"} // mine\n}\n"
+			if tc.mine {
+				before = "{\"mcp\": {\"excluded\": [\"memory\"]}}\n"
+			}
+			os.MkdirAll(filepath.Dir(settings), 0o700)
+			os.WriteFile(settings, []byte(before), 0o600)
+			srcA := memExt(t, "mem-a", false, nil)
+			e.mustRun("install", srcA, "--consent")
+			e.mustRun("link", memExt(t, "mem-b", tc.agent, nil), "--consent")
+			e.mustRun("sandbox", "mem-a")
+			out := e.mustRun("sandbox", "mem-b")
+			if !strings.Contains(out, "The server name memory is also the extensions' mem-a") {
+				t.Errorf("the second switch does not tell the two apart:\n%s", out)
+			}
+			sw, _ := extension.OpenStore(e.home).Switches()
+			if o := sw.Names["memory"]; strings.Join(o.Needs, ",") != "mem-a,mem-b" || o.Yours != tc.mine {
+				t.Errorf("the records of memory: %+v", o)
+			}
+			out = tc.takeOff(e, "mem-a", srcA)
+			if !slices.Contains(e.excluded(), "memory") {
+				t.Fatalf("mcp.excluded lost memory, which mem-b needs: %v\n%s", e.excluded(), out)
+			}
+			if !strings.Contains(out, "Kept memory in mcp.excluded: the switched extension mem-b needs it too") && tc.name != "update drops the server" {
+				t.Errorf("the taking off does not say the name stays:\n%s", out)
+			}
+			e.mustRun("sandbox", "mem-b", "--off")
+			if got, _ := os.ReadFile(settings); string(got) != before {
+				t.Errorf("once neither is switched the settings are:\n%s\nwant:\n%s", got, before)
+			}
+		})
+	}
+}
+
+// TestSwitchOldRecords: records written before gemkit kept who needs
+// each name (version 1: each extension's added names) are read so that
+// a name the second switch found there already is not lost with the
+// first extension: the old records' shape of the finding.
+func TestSwitchOldRecords(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.mustRun("install", memExt(t, "mem-a", false, nil), "--consent")
+	e.mustRun("install", memExt(t, "mem-b", false, nil), "--consent")
+	settings := geminisettings.Path(e.home)
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	os.WriteFile(settings, []byte(`{"mcp": {"excluded": ["memory"]}}`), 0o600)
+	old := `{"version": 1, "extensions": {"mem-a": {"switched": true, "excluded": ["memory"]}, "mem-b": {"switched": true}}, "created": ["mcp", "mcp.excluded"]}`
+	os.WriteFile(filepath.Join(e.home, ".gemini", "gemkit", "extension-servers.json"), []byte(old), 0o600)
+	out := e.mustRun("uninstall", "mem-a")
+	if !slices.Contains(e.excluded(), "memory") || !strings.Contains(out, "mem-b needs it too") {
+		t.Fatalf("mcp.excluded %v after uninstalling mem-a:\n%s", e.excluded(), out)
+	}
+	e.mustRun("sandbox", "mem-b", "--off")
+	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
+		t.Errorf("the settings gemkit made:\n%s", b)
+	}
+}
+
+// hookFiles is an extension's hook: a BeforeTool hook of write_file.
+var hookFiles = map[string]string{
+	"hooks/hooks.json": `{"hooks": {"BeforeTool": [{"matcher": "write_file", "sequential": true, "hooks": [{"type": "command", "command": "node ${extensionPath}/hooks/check.js", "timeout": 4000}]}],
+	  "SessionStart": [{"hooks": [{"type": "command", "name": "greet", "command": "echo hi"}]}]}}`,
+	"hooks/check.js": "process.stdin.resume();\n",
+}
+
+// TestSwitchHooks: the switch turns each command hook off in Gemini CLI
+// (hooksConfig.disabled, by its name or its command as Gemini CLI
+// reads it) and adds gemkit's hook on the same event, matcher,
+// sequential flag and timeout; --off gives back the settings file byte
+// for byte, comments and all. A name another hook also uses (the
+// person's, or an extension's not switched) is refused, naming both; a
+// hook the person had turned off stays off and gemkit runs it neither.
+func TestSwitchHooks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	settings := geminisettings.Path(e.home)
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	os.WriteFile(settings, []byte(userSettings), 0o600)
+	src := memExt(t, "hooked", false, hookFiles)
+	e.mustRun("link", src, "--consent")
+	out := e.mustRun("sandbox", "hooked")
+	if !strings.Contains(out, "Its hooks BeforeTool-1, greet run in gemkit's sandbox") {
+		t.Errorf("the switch says:\n%s", out)
+	}
+	gs, err := geminisettings.Read(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"node " + src + "/hooks/check.js", "greet"}
+	if !slices.Equal(gs.Disabled, want) {
+		t.Errorf("hooksConfig.disabled = %q, want %q", gs.Disabled, want)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher    string `json:"matcher"`
+			Sequential bool   `json:"sequential"`
+			Hooks      []struct {
+				Type, Command, Name string
+				Timeout             int
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	raw, _ := os.ReadFile(settings)
+	if err := json.Unmarshal(stripLineComments(raw), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, raw)
+	}
+	bt := doc.Hooks["BeforeTool"]
+	if len(bt) != 1 || bt[0].Matcher != "write_file" || !bt[0].Sequential || len(bt[0].Hooks) != 1 ||
+		bt[0].Hooks[0].Command != "gemkit extensions hook --home "+e.home+" hooked BeforeTool-1" || bt[0].Hooks[0].Timeout != 4000 {
+		t.Errorf("gemkit's BeforeTool hook: %+v\n%s", bt, raw)
+	}
+	if ss := doc.Hooks["SessionStart"]; len(ss) != 1 || ss[0].Hooks[0].Command != "gemkit extensions hook --home "+e.home+" hooked greet" {
+		t.Errorf("gemkit's SessionStart hook: %+v", ss)
+	}
+	// Widening one hook by name: recorded for it alone, agreed to.
+	e.mustRun("sandbox", "hooked", "--hook", "greet", "--allow-host", "api.example.com")
+	c, _ := extension.OpenStore(e.home).ServerChoice("hooked")
+	if strings.Join(c.HookWidening["greet"].Hosts, ",") != "api.example.com" || len(c.Hosts) != 0 {
+		t.Errorf("the hook's widening: %+v", c)
+	}
+	if _, errOut, code := e.run("sandbox", "hooked", "--hook", "nope", "--allow-host", "x.example.com"); code == ExitOK || !strings.Contains(errOut, "its hooks are BeforeTool-1, greet") {
+		t.Errorf("--hook nope: %d\n%s", code, errOut)
+	}
+	e.mustRun("sandbox", "hooked", "--off")
+	if b, _ := os.ReadFile(settings); string(b) != userSettings {
+		t.Errorf("after --off:\n%s\nwant:\n%s", b, userSettings)
+	}
+
+	// The person's own hook named greet: refused, nothing changed.
+	mine := strings.Replace(userSettings, `"ui": {"theme": "GitHub"},`, `"ui": {"theme": "GitHub"},
+  "hooks": {"SessionEnd": [{"hooks": [{"type": "command", "name": "greet", "command": "echo bye"}]}]},`, 1)
+	os.WriteFile(settings, []byte(mine), 0o600)
+	_, errOut, code := e.run("sandbox", "hooked")
+	if code == ExitOK || !strings.Contains(errOut, `would turn off your own SessionEnd hook "greet" in `+settings) {
+		t.Errorf("a name the person's hook uses: exit %d\n%s", code, errOut)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != mine {
+		t.Errorf("the refused switch changed the settings:\n%s", b)
+	}
+	// Another extension's hook of that name, not switched: refused.
+	os.WriteFile(settings, []byte(userSettings), 0o600)
+	e.mustRun("link", memExt(t, "other", false, map[string]string{"hooks/hooks.json": `{"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "name": "greet", "command": "true"}]}]}}`}), "--consent")
+	if _, errOut, code := e.run("sandbox", "hooked"); code == ExitOK || !strings.Contains(errOut, "would turn off the extension other's hook greet too, which is not switched to gemkit") {
+		t.Errorf("a name another extension's hook uses: exit %d\n%s", code, errOut)
+	}
+	e.mustRun("uninstall", "other")
+	// A hook the person turned off stays off.
+	off := `{"hooksConfig": {"disabled": ["greet"]}}`
+	os.WriteFile(settings, []byte(off), 0o600)
+	if out := e.mustRun("sandbox", "hooked"); !strings.Contains(out, "Its hook greet stays off, as your hooksConfig.disabled had it") {
+		t.Errorf("a hook turned off before:\n%s", out)
+	}
+	if gs, _ := geminisettings.Read(settings); slices.ContainsFunc(gs.Hooks, func(h geminisettings.Hook) bool { return strings.HasSuffix(h.Command, " greet") }) {
+		t.Errorf("gemkit runs a hook the person turned off: %+v", gs.Hooks)
+	}
+	e.mustRun("sandbox", "hooked", "--off")
+	if b, _ := os.ReadFile(settings); string(b) != off {
+		t.Errorf("after --off:\n%s", b)
+	}
+}
+
+// stripLineComments blanks // comments outside strings, enough for the
+// settings these tests write.
+func stripLineComments(b []byte) []byte {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if i := strings.Index(l, " //"); i >= 0 && !strings.Contains(l[i:], `"`) {
+			l = l[:i]
+		}
+		if i := strings.Index(l, "/*"); i >= 0 {
+			if j := strings.Index(l, "*/"); j > i {
+				l = l[:i] + l[j+2:]
+			}
+		}
+		out = append(out, l)
+	}
+	return []byte(strings.Join(out, "\n"))
+}
