@@ -165,7 +165,9 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 		}
 		sort.Strings(names)
 		var ch Choice
-		if choose != nil && len(names) > 0 {
+		if choose != nil {
+			// An extension without servers of its manifest may have its
+			// agents' to serve (Choice.Agents).
 			ch = choose(e)
 		}
 		for _, n := range names {
