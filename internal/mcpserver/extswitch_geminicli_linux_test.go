@@ -240,8 +240,8 @@ func TestGeminiCLISwitchedHookAndAgent(t *testing.T) {
 	src := f.link(t, "notebook", hookedManifest, map[string]string{
 		"hooks/hooks.json": `{"hooks": {"BeforeTool": [{"matcher": "write_file|run_shell_command", "hooks": [
 			{"type": "command", "command": "node ${extensionPath}/hooks/guard.js", "timeout": 30000}]}]}}`,
-		"hooks/guard.js":    guardHook,
-		"servers/notes.js":  notesServer,
+		"hooks/guard.js":   guardHook,
+		"servers/notes.js": notesServer,
 		"agents/notetaker.md": "---\nname: notetaker\ndescription: Looks notes up in the notebook.\nmcp_servers:\n  notes:\n    command: node\n    args:\n      - ${extensionPath}/servers/notes.js\n---\n" +
 			"You look notes up with the notes server's lookup_note tool, then complete the task with what it said.\n",
 	})
