@@ -66,6 +66,7 @@ files, settings, source, version and where it is enabled.`,
 				if s := item.ServerSandbox; s != nil {
 					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), gs, a.getenv)
 				}
+				item.CodeParts, item.choice = codeParts(st, in, choices[m.Name], gs), choices[m.Name]
 			}
 			if cs, err := st.ConflictsWith(in.Entry); err == nil {
 				item.Conflicts = cs
@@ -123,6 +124,12 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	d.servers(consent)
 	d.settings()
 	d.skills()
+	writeCodeParts(w, it.CodeParts)
+	if it.ServerSandbox == nil {
+		// The servers' section tells their refusals; the hooks' are
+		// told here for an extension without servers.
+		writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], extension.Widening{}, it.choice.HookWidening, consent.since))
+	}
 	d.rest()
 }
 

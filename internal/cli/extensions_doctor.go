@@ -34,7 +34,14 @@ func newExtDoctorCmd(a *app) *cobra.Command {
 		Long: `Check the installed extensions for what Gemini CLI fails on (two extensions of
 one name), skips (extensions it cannot load), drops (a second MCP server of one
 name) or cannot do (update a --path install), settings without a value, and
-where each extension's MCP servers run: unconfined in Gemini CLI, or in gemkit's
+where each part of an extension that runs code runs (its MCP servers, its
+agents' servers, its hooks, its custom commands' !{...} shell, its skills'
+scripts: unconfined in Gemini CLI, in Gemini CLI's tool sandbox
+(security.toolSandboxing), or in gemkit's sandbox once switched), the
+switches' whole picture (every name of mcp.excluded and every hook of
+hooksConfig.disabled a switched extension needs is there, gemkit's records
+name no extension that is gone, no other hook shares a name gemkit turned
+off), and where each extension's MCP servers run: unconfined in Gemini CLI, or in gemkit's
 sandbox once switched (gemkit extensions sandbox NAME), and what that sandbox
 refused them lately, with the command that allows it.
 Leftovers of killed installs are removed first, as by every command. Exits 1
@@ -66,8 +73,12 @@ when Gemini CLI would fail.`,
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
 				fs = append(fs, serverFindings(st, in, choices, gs, a.getenv)...)
-				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), refusalsSince(st, in)))...)
+				if m := in.Manifest(); m != nil {
+					fs = append(fs, partFindings(m.Name, choices[m.Name], codeParts(st, in, choices[m.Name], gs))...)
+				}
+				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), choices[in.Name].HookWidening, refusalsSince(st, in)))...)
 			}
+			fs = append(fs, switchFindings(st, all, gs)...)
 			if asJSON {
 				if fs == nil {
 					fs = []finding{}

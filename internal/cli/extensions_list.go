@@ -56,6 +56,12 @@ type listItem struct {
 	// unconfined, or in gemkit's sandbox) and how to switch them; absent
 	// when it has none.
 	ServerSandbox *serverState `json:"serverSandbox,omitempty"`
+	// CodeParts say where each part of it that runs code runs: its
+	// servers, its agents' servers, its hooks, its custom commands'
+	// !{...} shell and its skills' scripts.
+	CodeParts []codePart `json:"codeParts,omitempty"`
+	// choice is the person's choice for it (describe's refusals).
+	choice extension.ServerChoice
 }
 
 // updaters says which tools can update an installed extension, and why
@@ -280,6 +286,11 @@ func newExtListCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
 			fillServers(items, all, choices, gs.Excluded)
+			for i, in := range all {
+				if m := in.Manifest(); m != nil {
+					items[i].CodeParts = codeParts(st, in, choices[m.Name], gs)
+				}
+			}
 			// One write at the end: tabwriter writes each cell on its
 			// own, a system call each on an unbuffered stdout.
 			out := bufio.NewWriter(a.Out)
@@ -360,6 +371,11 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 		}
 	}
 	writeServerNotes(printableWriter{out}, items)
+	for _, it := range items {
+		if words := partSummary(it.CodeParts); words != "" {
+			fmt.Fprintf(printableWriter{out}, "code of %s: %s\n", it.Name, words)
+		}
+	}
 	writeConflicts(printableWriter{out}, conflicts)
 }
 

@@ -99,7 +99,10 @@ func TestListAllocationsPerExtension(t *testing.T) {
 	text30, json30 := allocs(), allocs("--json")
 	text, json := (text30-text10)/20, (json30-json10)/20
 	t.Logf("allocations per extension: text %.0f, --json %.0f", text, json)
-	const textBound, jsonBound = 250, 280 // measured: 217 and 247 (225 and 254 with -race)
+	// measured: 217 and 247 (225 and 254 with -race); 270 and 299 since
+	// list reads where each extension's code runs (one listing of its folder,
+	// then only the agents, hooks, commands and skills it has).
+	const textBound, jsonBound = 300, 330
 	if text > textBound || json > jsonBound {
 		t.Errorf("list allocates %.0f times per extension (bound %d), list --json %.0f (bound %d)", text, textBound, json, jsonBound)
 	}

@@ -41,7 +41,10 @@ func recentRefusals() map[string][]extmcp.Refusal {
 // person's widening on top (a host now allowed, a write in the
 // workspace, credentials handed). A report left with nothing is
 // dropped.
-func stillRefused(rs []extmcp.Refusal, w extension.Widening, since time.Time) []extmcp.Report {
+//
+// A hook's refusals are answered by what the person allowed that hook
+// (hooks, by label), not the servers' widening.
+func stillRefused(rs []extmcp.Refusal, w extension.Widening, hooks map[string]extension.Widening, since time.Time) []extmcp.Report {
 	var out []extmcp.Report
 	for _, rp := range extmcp.Reports(rs) {
 		rp = rp.Without(func(r extmcp.Refusal) bool {
@@ -49,7 +52,11 @@ func stillRefused(rs []extmcp.Refusal, w extension.Widening, since time.Time) []
 			if start.IsZero() {
 				start = r.At
 			}
-			return start.Before(since) || r.AllowedBy(w)
+			allowed := w
+			if r.Hook != "" {
+				allowed = hooks[r.Hook]
+			}
+			return start.Before(since) || r.AllowedBy(allowed)
 		})
 		if len(rp.Refusals) > 0 {
 			out = append(out, rp)

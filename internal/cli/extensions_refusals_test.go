@@ -49,7 +49,7 @@ func TestStillRefused(t *testing.T) {
 		{"credentials", extension.Widening{Credentials: []string{"gcloud"}}, 5},
 		{"all", extension.Widening{Hosts: []string{"api.example.com:443", "cdn.example.com", "127.0.0.1:7777"}, Write: extension.AccessWorkspace, UnixSockets: true, Credentials: []string{"gcloud"}}, 1},
 	} {
-		if got := stillRefused(all, c.w, time.Time{}); count(got) != c.want {
+		if got := stillRefused(all, c.w, nil, time.Time{}); count(got) != c.want {
 			t.Errorf("%s: %d still refused, want %d: %+v", c.name, count(got), c.want, got)
 		}
 	}
@@ -69,7 +69,7 @@ func TestStillRefused(t *testing.T) {
 		{"changed before", at.Add(-time.Hour), 2},
 		{"changed after", at.Add(time.Hour), 0},
 	} {
-		if got := stillRefused([]extmcp.Refusal{folder, hostThen}, extension.Widening{}, c.changed); count(got) != c.want {
+		if got := stillRefused([]extmcp.Refusal{folder, hostThen}, extension.Widening{}, nil, c.changed); count(got) != c.want {
 			t.Errorf("%s: %d still refused, want %d: %+v", c.name, count(got), c.want, got)
 		}
 	}
@@ -83,7 +83,7 @@ func TestRefusalFindings(t *testing.T) {
 		{Extension: "e", Server: "s", Start: start, At: start.Add(time.Second), Host: "registry.npmjs.org:443", Reason: "host not in network.allowedHosts", Background: "update check", Allow: "gemkit extensions sandbox e --allow-host registry.npmjs.org:443"},
 		{Extension: "e", Server: "s", Start: start, At: start.Add(2 * time.Second), Host: "api.example.com:443", Reason: "host not in network.allowedHosts", Needed: "named in the call's arguments", Allow: "gemkit extensions sandbox e --allow-host api.example.com:443"},
 	}
-	fs := refusalFindings("e", stillRefused(rs, extension.Widening{}, time.Time{}))
+	fs := refusalFindings("e", stillRefused(rs, extension.Widening{}, nil, time.Time{}))
 	if len(fs) != 1 {
 		t.Fatalf("%d findings, want one: %+v", len(fs), fs)
 	}

@@ -186,7 +186,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	if s.Switched && (!consent.Granted || consent.FilesChanged) {
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
-	writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], s.Grant.Union(s.Widening), consent.since))
+	writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.choice.HookWidening, consent.since))
 }
 
 // serverFindings are doctor's findings on where in's MCP servers run.

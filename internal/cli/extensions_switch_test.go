@@ -190,6 +190,22 @@ func TestSwitchHooks(t *testing.T) {
 	if ss := doc.Hooks["SessionStart"]; len(ss) != 1 || ss[0].Hooks[0].Command != "gemkit extensions hook --home "+e.home+" hooked greet" {
 		t.Errorf("gemkit's SessionStart hook: %+v", ss)
 	}
+	// describe, list and doctor say where each part runs; doctor sees
+	// a string gemkit needs taken out of hooksConfig.disabled by hand.
+	if out := e.describe("hooked"); !strings.Contains(out, "  hook BeforeTool-1: gemkit's sandbox (run by gemkit's hook, in folders Gemini CLI trusts") ||
+		!strings.Contains(out, "  server memory: gemkit's sandbox (served by gemkit mcp") {
+		t.Errorf("describe:\n%s", out)
+	}
+	if out := e.mustRun("list"); !strings.Contains(out, "code of hooked: hook BeforeTool-1: gemkit's sandbox; hook greet: gemkit's sandbox") {
+		t.Errorf("list:\n%s", out)
+	}
+	mid, _ := os.ReadFile(settings)
+	os.WriteFile(settings, []byte(strings.Replace(string(mid), `"greet"]`, `"other"]`, 1)), 0o600)
+	if out, _, _ := e.run("doctor"); !strings.Contains(out, `hooksConfig.disabled lacks "greet", which the switched hooked need`) ||
+		!strings.Contains(out, "warning: hooked: switched to gemkit, but its hook greet: unconfined (switched, but hooksConfig.disabled lacks it") {
+		t.Errorf("doctor with greet taken out by hand:\n%s", out)
+	}
+	os.WriteFile(settings, mid, 0o600)
 	// Widening one hook by name: recorded for it alone, agreed to.
 	e.mustRun("sandbox", "hooked", "--hook", "greet", "--allow-host", "api.example.com")
 	c, _ := extension.OpenStore(e.home).ServerChoice("hooked")

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // CommandHook is one command hook of an extension's hooks/hooks.json, as
@@ -229,4 +231,103 @@ func (h CommandHook) DisableKey(dir string, settings []Setting) (key, why string
 		return "", what + " holds " + settingsRef.FindString(key) + ", which Gemini CLI replaces from its environment where it reads its settings file, so hooksConfig.disabled cannot name it for sure"
 	}
 	return key, ""
+}
+
+// ShellCommands are the extension's custom commands (commands/*.toml,
+// as CustomCommands names them) whose prompt runs shell commands with
+// !{...}: Gemini CLI's ShellProcessor runs each through its shell
+// service (ShellExecutionService), in its own tool sandbox when
+// security.toolSandboxing is on, else unconfined, after the person
+// allows it (unless a policy or YOLO mode does).
+func (e *Extension) ShellCommands() []string {
+	root, err := e.Root()
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	var out []string
+	root.Walk("commands", func(_ *fsutil.Root, p string, d fs.DirEntry) error {
+		if d.IsDir() || filepath.Ext(p) != ".toml" {
+			return nil
+		}
+		if b, err := root.ReadFile(filepath.Join("commands", p), maxSmallFile); err == nil && strings.Contains(string(b), "!{") {
+			out = append(out, "/"+strings.ReplaceAll(strings.TrimSuffix(p, ".toml"), "/", ":"))
+		}
+		return nil
+	})
+	return out
+}
+
+// scriptExts are the names of files a skill's instructions have the
+// model run.
+var scriptExts = []string{".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".ps1"}
+
+// SkillScripts are the programs the extension's skills bring (files of
+// skills/ that are executable or named as scripts), relative to the
+// extension's folder: a skill's instructions have the model run them
+// through Gemini CLI's shell tool, in its tool sandbox when
+// security.toolSandboxing is on, else unconfined.
+func (e *Extension) SkillScripts() []string {
+	root, err := e.Root()
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	var out []string
+	root.Walk("skills", func(_ *fsutil.Root, p string, d fs.DirEntry) error {
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		exec := false
+		if fi, err := d.Info(); err == nil {
+			exec = fi.Mode()&0o111 != 0
+		}
+		if exec || contains(scriptExts, filepath.Ext(p)) {
+			out = append(out, filepath.Join("skills", p))
+		}
+		return nil
+	})
+	return out
+}
+
+// CodeSources are the parts of an extension besides its manifest that
+// bring code Gemini CLI runs: its agents' servers, its command hooks,
+// its custom commands with !{...} shell and its skills' scripts.
+type CodeSources struct {
+	Agents        []AgentServer
+	Hooks         []CommandHook
+	HooksErr      error
+	ShellCommands []string
+	SkillScripts  []string
+}
+
+// CodeSources reads them all through one Root of the extension's
+// folder, for the workspace ws, and only the folders it has.
+func (e *Extension) CodeSources(ws string) CodeSources {
+	var cs CodeSources
+	root, err := e.Root()
+	if err != nil {
+		return cs
+	}
+	entries, err := root.ReadDir(".")
+	root.Close()
+	if err != nil {
+		return cs
+	}
+	for _, d := range entries {
+		if !d.IsDir() {
+			continue
+		}
+		switch d.Name() {
+		case "agents":
+			cs.Agents, _ = e.AgentServers(ws)
+		case "hooks":
+			cs.Hooks, cs.HooksErr = e.CommandHooks()
+		case "commands":
+			cs.ShellCommands = e.ShellCommands()
+		case "skills":
+			cs.SkillScripts = e.SkillScripts()
+		}
+	}
+	return cs
 }
