@@ -1,0 +1,162 @@
+//go:build linux
+
+// Command hooks measures what running an extension's command hook
+// through gemkit costs: a hook run as Gemini CLI 0.61 runs it (bash -c
+// with the hook's command, its JSON input on stdin, until it exits)
+// against the same hook run as Gemini CLI runs it once the extension is
+// switched to gemkit (bash -c with gemkit's hook, `gemkit extensions hook
+// EXT LABEL`, which runs the hook's command in gemkit's sandbox), the
+// two interleaved in one run so that they see the same machine load.
+// Each row is a hook of its own: a shell one (cat and echo) and a Node
+// one (node reading its input and printing a verdict), the form
+// published hooks take.
+//
+//	go run ./bench/hooks [-n 200] [-gemkit path/to/gemkit]
+//
+// Without -gemkit it builds gemkit into a temporary folder first.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 200, "runs of each hook, each way")
+	bin := flag.String("gemkit", "", "the gemkit binary (default: built from this tree)")
+	flag.Parse()
+	if err := bench(*n, *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// hook is one row: a hook's command as hooks.json writes it.
+type hook struct {
+	name, command string
+	files         map[string]string
+}
+
+var hooks = []hook{
+	{"shell hook (cat, echo)", `cat >/dev/null; echo '{"decision":"allow"}'`, nil},
+	{"node hook", "node ${extensionPath}/hooks/verdict.js", map[string]string{"hooks/verdict.js": `let s = '';
+process.stdin.on('data', d => s += d).on('end', () => {
+  const ev = JSON.parse(s);
+  console.log(JSON.stringify({decision: ev.tool_name === 'run_shell_command' ? 'deny' : 'allow'}));
+});
+`}},
+}
+
+func bench(n int, bin string) error {
+	root, err := os.MkdirTemp("", "gemkit-bench-hooks-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	if bin == "" {
+		bin = filepath.Join(root, "gemkit")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/gemkit")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	}
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "home", "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	env := append(os.Environ(), "HOME="+home)
+	input := []byte(`{"session_id":"bench","hook_event_name":"BeforeTool","cwd":"` + ws + `","tool_name":"write_file","tool_input":{"file_path":"a.txt","content":"x"}}`)
+	fmt.Printf("hooks through gemkit against run bare, %d runs each, interleaved; spawn of bash -c to its exit\n\n", n)
+	fmt.Printf("%-26s %10s %10s %10s %10s %14s\n", "hook", "bare p50", "bare p90", "gemkit p50", "gemkit p90", "added at p50")
+	for i, h := range hooks {
+		name := fmt.Sprintf("bench-hook-%d", i)
+		src := filepath.Join(root, "src", name)
+		files := map[string]string{
+			"gemini-extension.json": `{"name": "` + name + `", "version": "1.0.0"}`,
+			"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": ` + quoteJSON(h.command) + `}]}]}}`,
+		}
+		for k, v := range h.files {
+			files[k] = v
+		}
+		for rel, body := range files {
+			p := filepath.Join(src, rel)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				return err
+			}
+		}
+		for _, args := range [][]string{{"extensions", "link", src, "--consent"}, {"extensions", "sandbox", name}} {
+			cmd := exec.Command(bin, args...)
+			cmd.Dir, cmd.Env = ws, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("gemkit %v: %v\n%s", args, err, out)
+			}
+		}
+		bare := strings.ReplaceAll(h.command, "${extensionPath}", src)
+		through := bin + " extensions hook --home " + home + " " + name + " BeforeTool-1"
+		var tb, tg []time.Duration
+		for j := 0; j < n; j++ {
+			for _, c := range []struct {
+				cmd string
+				out *[]time.Duration
+			}{{bare, &tb}, {through, &tg}} {
+				d, err := runOnce(c.cmd, ws, env, input)
+				if err != nil {
+					return err
+				}
+				*c.out = append(*c.out, d)
+			}
+		}
+		fmt.Printf("%-26s %10s %10s %10s %10s %14s\n", h.name, ms(pct(tb, 50)), ms(pct(tb, 90)), ms(pct(tg, 50)), ms(pct(tg, 90)), ms(pct(tg, 50)-pct(tb, 50)))
+	}
+	return nil
+}
+
+// runOnce runs command as Gemini CLI runs a hook (bash -c, the input on
+// stdin, stdout and stderr read) and times it from spawn to exit.
+func runOnce(command, dir string, env []string, input []byte) (time.Duration, error) {
+	cmd := exec.Command("bash", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = append(env, "GEMINI_PROJECT_DIR="+dir, "GEMINI_CWD="+dir, "GEMINI_SESSION_ID=bench", "CLAUDE_PROJECT_DIR="+dir)
+	cmd.Stdin = bytes.NewReader(input)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil || !strings.Contains(out.String(), `"decision":"allow"`) {
+		return 0, fmt.Errorf("%s: %v\nstdout: %s\nstderr: %s", command, err, out.String(), errb.String())
+	}
+	return d, nil
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func quoteJSON(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
