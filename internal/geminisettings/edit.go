@@ -259,6 +259,11 @@ func addElems(path string, data []byte, top, sub string, elems []string) (out []
 		return nil, nil, readable(path, data, &syntaxError{m.val.start, top + " is not an object, as Gemini CLI expects; fix it first"})
 	}
 	ex := obj.find(sub)
+	if ex == nil && len(obj.members) == 0 {
+		// Into an empty object, right after its brace, its own white
+		// space kept: taking the member out again gives back its bytes.
+		return splice(data, obj.open+1, obj.open+1, string(k)+": ["+list+"]"), []string{keySub}, nil
+	}
 	if ex == nil {
 		return addMember(data, obj, sub, "["+list+"]"), []string{keySub}, nil
 	}

@@ -1,0 +1,94 @@
+package extension
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentServers: the servers of the agents Gemini CLI loads
+// (agents/*.md but those starting with _), in the manifest's form
+// (http_url as httpUrl), ${extensionPath} and ${workspacePath} replaced;
+// a front matter that does not parse declares none.
+func TestAgentServers(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		ManifestFile: `{"name": "agented", "version": "1.0.0"}`,
+		"agents/keeper.md": "---\nname: keeper\ndescription: Keeps notes\nmcp_servers:\n  notes:\n    command: node\n    args: [\"${extensionPath}/notes.js\", \"${workspacePath}\"]\n    env:\n      MODE: strict\n  far:\n    http_url: https://far.example.com/mcp\n---\nBody.\n",
+		"agents/_draft.md": "---\nname: draft\ndescription: d\nmcp_servers:\n  x:\n    command: evil\n---\n",
+		"agents/broken.md": "---\nname: [unclosed\n---\n",
+		"agents/plain.md":  "---\nname: plain\ndescription: no servers\n---\n",
+	}
+	for n, b := range files {
+		p := filepath.Join(dir, n)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(b), 0o644)
+	}
+	ext, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ext.AgentServers("/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Agent != "keeper" || got[0].Server != "far" || got[1].Server != "notes" {
+		t.Fatalf("agent servers: %+v", got)
+	}
+	if string(got[0].Def) != `{"httpUrl":"https://far.example.com/mcp"}` || !RemoteServer(got[0].Def) {
+		t.Errorf("far: %s", got[0].Def)
+	}
+	if want := `{"args":["` + ext.Dir + `/notes.js","/ws"],"command":"node","env":{"MODE":"strict"}}`; string(got[1].Def) != want || !SandboxedServer(got[1].Def) {
+		t.Errorf("notes: %s, want %s", got[1].Def, want)
+	}
+	if names := SwitchedAgentServers(got); strings.Join(names, ",") != "far,notes" {
+		t.Errorf("switched names: %v", names)
+	}
+}
+
+// TestCommandHooks: the command hooks Gemini CLI registers, in its
+// order, labelled; and the string of hooksConfig.disabled that turns
+// each off, or why none does for sure.
+func TestCommandHooks(t *testing.T) {
+	hooks, err := parseCommandHooks([]byte(`{"hooks": {
+	  "SessionStart": [{"hooks": [{"type": "command", "name": "greet", "command": "echo hi"}]}],
+	  "BeforeTool": [{"matcher": "write_file", "sequential": true, "hooks": [
+	     {"type": "command", "command": "node ${extensionPath}/check.js", "timeout": 500},
+	     {"type": "command", "command": "sh ${workspacePath}/x.sh"},
+	     {"type": "command", "command": "curl -H \"$API\" ${TOKEN}"},
+	     {"type": "runtime", "name": "skipped"},
+	     {"type": "command", "name": "greet", "command": "echo twin"}]}],
+	  "NotAnEvent": [{"hooks": [{"type": "command", "command": "x"}]}],
+	  "disabled": ["x"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, h := range hooks {
+		labels = append(labels, h.Event+":"+h.Label)
+	}
+	if got := strings.Join(labels, " "); got != "SessionStart:SessionStart-1 BeforeTool:BeforeTool-1 BeforeTool:BeforeTool-2 BeforeTool:BeforeTool-3 BeforeTool:BeforeTool-4" {
+		t.Fatalf("labels: %s", got)
+	}
+	if h := hooks[1]; h.Matcher != "write_file" || !h.Sequential || h.Timeout != 500 {
+		t.Errorf("BeforeTool-1: %+v", h)
+	}
+	settings := []Setting{{Name: "Token", EnvVar: "TOKEN"}}
+	for i, want := range []struct{ key, why string }{
+		{key: "greet"},
+		{key: "node /ext/check.js"},
+		{why: "${workspacePath}"},
+		{why: "the setting ${TOKEN}"},
+		{key: "greet"},
+	} {
+		key, why := hooks[i].DisableKey("/ext", settings)
+		if key != want.key || want.why != "" && !strings.Contains(why, want.why) {
+			t.Errorf("%s: key %q why %q, want %q %q", hooks[i].Label, key, why, want.key, want.why)
+		}
+	}
+	dollar := CommandHook{Command: "echo $HOME"}
+	if key, why := dollar.DisableKey("/ext", nil); key != "" || !strings.Contains(why, "$HOME") {
+		t.Errorf("a command with $HOME: %q %q", key, why)
+	}
+}
