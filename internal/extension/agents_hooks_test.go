@@ -14,7 +14,7 @@ import (
 func TestAgentServers(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		ManifestFile: `{"name": "agented", "version": "1.0.0"}`,
+		ManifestFile:       `{"name": "agented", "version": "1.0.0"}`,
 		"agents/keeper.md": "---\nname: keeper\ndescription: Keeps notes\nmcp_servers:\n  notes:\n    command: node\n    args: [\"${extensionPath}/notes.js\", \"${workspacePath}\"]\n    env:\n      MODE: strict\n  far:\n    http_url: https://far.example.com/mcp\n---\nBody.\n",
 		"agents/_draft.md": "---\nname: draft\ndescription: d\nmcp_servers:\n  x:\n    command: evil\n---\n",
 		"agents/broken.md": "---\nname: [unclosed\n---\n",
