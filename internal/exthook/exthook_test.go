@@ -71,7 +71,7 @@ func TestEnv(t *testing.T) {
 
 // hookEnv is a workspace and an extension folder, world-readable so that
 // the test runs unprivileged too.
-func hookEnv(t *testing.T, script string) (h *Hook, ws string) {
+func hookEnv(t testing.TB, script string) (h *Hook, ws string) {
 	t.Helper()
 	root, err := os.MkdirTemp("", "gemkit-exthook-test-")
 	if err != nil {
