@@ -224,27 +224,75 @@ process.stdin.on('data', d => {
 // CLI: gemkit mcp serves it, in its sandbox, and the sub-agent, which
 // lists no tools of its own, calls it from there. --off gives back the
 // settings file byte for byte.
+// It runs as root and as uid 65534 (every process of the run: Gemini
+// CLI, gemkit and what they start).
 func TestGeminiCLISwitchedHookAndAgent(t *testing.T) {
+	t.Run("root", func(t *testing.T) { switchedHookAndAgent(t, false) })
+	t.Run("uid 65534", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("not root: the run above was unprivileged")
+		}
+		switchedHookAndAgent(t, true)
+	})
+}
+
+// asUnprivileged has every process of f started from now on run as uid
+// 65534: f's folders become that user's, and gemkit's binary is copied
+// where that user can run it.
+func asUnprivileged(t *testing.T, f *fixture) {
+	t.Helper()
+	setpriv := gemkittest.Tool(t, "setpriv", "util-linux")
+	os.Chmod(filepath.Dir(f.root), 0o755)
+	bin := filepath.Join(f.root, "bin", "gemkit")
+	b, err := os.ReadFile(f.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, bin, string(b), 0o755)
+	f.bin = bin
+	err = filepath.WalkDir(f.root, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.user = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+}
+
+func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
 	f := newFixture(t)
 	settings := filepath.Join(f.home, ".gemini", "settings.json")
 	writeFile(t, settings, geminiSettings, 0o600)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
-	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
-	if out, err := add.CombinedOutput(); err != nil {
-		t.Fatalf("gemini mcp add: %v\n%s", err, out)
-	}
-	src := f.link(t, "notebook", hookedManifest, map[string]string{
+	src := filepath.Join(f.root, "src", "notebook")
+	for rel, body := range map[string]string{
+		"gemini-extension.json": hookedManifest,
 		"hooks/hooks.json": `{"hooks": {"BeforeTool": [{"matcher": "write_file|run_shell_command", "hooks": [
 			{"type": "command", "command": "node ${extensionPath}/hooks/guard.js", "timeout": 30000}]}]}}`,
 		"hooks/guard.js":   guardHook,
 		"servers/notes.js": notesServer,
 		"agents/notetaker.md": "---\nname: notetaker\ndescription: Looks notes up in the notebook.\nmcp_servers:\n  notes:\n    command: node\n    args:\n      - ${extensionPath}/servers/notes.js\n---\n" +
 			"You look notes up with the notes server's lookup_note tool, then complete the task with what it said.\n",
-	})
+	} {
+		writeFile(t, filepath.Join(src, filepath.FromSlash(rel)), body, 0o644)
+	}
+	if unprivileged {
+		asUnprivileged(t, f)
+	}
+	if out, err := f.gemkit("extensions", "link", "--consent", src); err != nil {
+		t.Fatalf("link: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
+	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	if out, err := f.asUser(add).CombinedOutput(); err != nil {
+		t.Fatalf("gemini mcp add: %v\n%s", err, out)
+	}
 	before, _ := os.ReadFile(settings)
 	out, err := f.gemkit("extensions", "sandbox", "notebook")
 	if err != nil || !strings.Contains(out, "Its hooks BeforeTool-1 run in gemkit's sandbox") || !strings.Contains(out, "Its agents' MCP servers notetaker/notes") {
@@ -283,7 +331,7 @@ func TestGeminiCLISwitchedHookAndAgent(t *testing.T) {
 			os.WriteFile(filepath.Join(f.ws, ".release-"+tool), nil, 0o644)
 		}
 	}()
-	cmd := exec.CommandContext(ctx, node, cli, "-p", "Write out.txt, run the shell, then ask the notetaker.", "--yolo")
+	cmd := f.asUser(exec.CommandContext(ctx, node, cli, "-p", "Write out.txt, run the shell, then ask the notetaker.", "--yolo"))
 	cmd.Dir = f.ws
 	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key-8841", "NO_COLOR=1", "CI=1")
 	_, report, runErr := runHeadless(cmd, model)

@@ -34,6 +34,19 @@ type fixture struct {
 	// tmp, when set, is the temporary folder (TMPDIR) of the processes
 	// the test starts, in place of one under root.
 	tmp string
+	// user, when set, runs the processes the test starts (gemkit's, and
+	// those asUser wraps) as that user (asUnprivileged).
+	user []string
+}
+
+// asUser makes cmd run as the fixture's user, when it has one.
+func (f *fixture) asUser(cmd *exec.Cmd) *exec.Cmd {
+	if len(f.user) == 0 {
+		return cmd
+	}
+	cmd.Args = append(append(append([]string(nil), f.user...), cmd.Path), cmd.Args[1:]...)
+	cmd.Path = f.user[0]
+	return cmd
 }
 
 // demoManifest is an extension with a tool of each outcome: success with
@@ -137,7 +150,7 @@ func (f *fixture) env() []string {
 }
 
 func (f *fixture) gemkit(args ...string) (string, error) {
-	cmd := exec.Command(f.bin, args...)
+	cmd := f.asUser(exec.Command(f.bin, args...))
 	cmd.Dir = f.ws
 	cmd.Env = f.env()
 	out, err := cmd.CombinedOutput()
