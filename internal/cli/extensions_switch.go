@@ -254,6 +254,14 @@ func syncSwitch(st *extension.Store, name string, parts *switchParts, choose fun
 					sh.Command = h.Def.Command
 					edit.Disable = append(edit.Disable, h.Key)
 					edit.AddHooks = append(edit.AddHooks, h.Def)
+					// A definition of gemkit's for it that no longer says
+					// what the hook's does (a new matcher or timeout after
+					// an update) is written again.
+					for _, g := range gs.Hooks {
+						if g.Command == h.Def.Command && g.Def() != h.Def {
+							edit.RemoveHooks = append(edit.RemoveHooks, g.Command)
+						}
+					}
 				}
 				hooks = append(hooks, sh)
 			}

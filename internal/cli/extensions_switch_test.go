@@ -190,6 +190,25 @@ func TestSwitchHooks(t *testing.T) {
 	if ss := doc.Hooks["SessionStart"]; len(ss) != 1 || ss[0].Hooks[0].Command != "gemkit extensions hook --home "+e.home+" hooked greet" {
 		t.Errorf("gemkit's SessionStart hook: %+v", ss)
 	}
+	// Switching again changes nothing; a hook whose matcher changed gets
+	// gemkit's definition written again.
+	mid0, _ := os.ReadFile(settings)
+	e.mustRun("sandbox", "hooked")
+	if again, _ := os.ReadFile(settings); string(again) != string(mid0) {
+		t.Errorf("switching again changed the settings:\n%s", again)
+	}
+	hooksJSON := filepath.Join(src, "hooks", "hooks.json")
+	orig, _ := os.ReadFile(hooksJSON)
+	os.WriteFile(hooksJSON, []byte(strings.Replace(string(orig), `"matcher": "write_file"`, `"matcher": "replace"`, 1)), 0o644)
+	e.mustRun("consent", "hooked", "--grant")
+	e.mustRun("sandbox", "hooked")
+	if gs, _ := geminisettings.Read(settings); !slices.ContainsFunc(gs.Hooks, func(h geminisettings.Hook) bool { return h.Matcher == "replace" && strings.HasSuffix(h.Command, "BeforeTool-1") }) ||
+		slices.ContainsFunc(gs.Hooks, func(h geminisettings.Hook) bool { return h.Matcher == "write_file" }) {
+		t.Errorf("after the matcher changed: %+v", gs.Hooks)
+	}
+	os.WriteFile(hooksJSON, orig, 0o644)
+	e.mustRun("consent", "hooked", "--grant")
+	e.mustRun("sandbox", "hooked")
 	// describe, list and doctor say where each part runs; doctor sees
 	// a string gemkit needs taken out of hooksConfig.disabled by hand.
 	if out := e.describe("hooked"); !strings.Contains(out, "  hook BeforeTool-1: gemkit's sandbox (run by gemkit's hook, in folders Gemini CLI trusts") ||

@@ -154,7 +154,7 @@ func apply(path string, data []byte, e Edit) (out []byte, res Applied, err error
 	}
 	res.Created = append(res.Created, made...)
 	for _, h := range e.AddHooks {
-		if slices.ContainsFunc(st.Hooks, func(s Hook) bool { return s.Command == h.Command && s.Event == h.Event }) {
+		if !slices.Contains(e.RemoveHooks, h.Command) && slices.ContainsFunc(st.Hooks, func(s Hook) bool { return s.Command == h.Command && s.Event == h.Event }) {
 			continue
 		}
 		if out, made, err = addElems(path, out, "hooks", h.Event, []string{h.json()}); err != nil {
