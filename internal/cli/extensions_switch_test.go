@@ -202,7 +202,9 @@ func TestSwitchHooks(t *testing.T) {
 	os.WriteFile(hooksJSON, []byte(strings.Replace(string(orig), `"matcher": "write_file"`, `"matcher": "replace"`, 1)), 0o644)
 	e.mustRun("consent", "hooked", "--grant")
 	e.mustRun("sandbox", "hooked")
-	if gs, _ := geminisettings.Read(settings); !slices.ContainsFunc(gs.Hooks, func(h geminisettings.Hook) bool { return h.Matcher == "replace" && strings.HasSuffix(h.Command, "BeforeTool-1") }) ||
+	if gs, _ := geminisettings.Read(settings); !slices.ContainsFunc(gs.Hooks, func(h geminisettings.Hook) bool {
+		return h.Matcher == "replace" && strings.HasSuffix(h.Command, "BeforeTool-1")
+	}) ||
 		slices.ContainsFunc(gs.Hooks, func(h geminisettings.Hook) bool { return h.Matcher == "write_file" }) {
 		t.Errorf("after the matcher changed: %+v", gs.Hooks)
 	}
