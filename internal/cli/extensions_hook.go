@@ -106,7 +106,14 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	if !state.Granted {
 		return hookRefusal("you have not agreed to the extension %s as it is now (its hooks included); run %s", extension.Printable(name), consentHint(name))
 	}
-	if err := state.Content.Bindable(ext.Dir, serverWritable(a, st)); err != nil {
+	// The folders a sandboxed process may write are found (listing every
+	// installed extension) only for an extension with links out of its
+	// folder, which they concern: a hook runs at every tool call.
+	var writable []string
+	if len(state.Content.LinksOut) > 0 {
+		writable = serverWritable(a, st)
+	}
+	if err := state.Content.Bindable(ext.Dir, writable); err != nil {
 		return hookRefusal("%v", err)
 	}
 	ws, err := os.Getwd()
