@@ -71,7 +71,11 @@ func bench(n int, bin string) error {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err
 	}
-	env := append(os.Environ(), "HOME="+home)
+	// Both ways get the same environment, the one a person's Gemini CLI
+	// would pass on, less what would time a runtime's start rather than
+	// gemkit's (NODE_EXTRA_CA_CERTS has Node read a certificate bundle at
+	// every start, which the hook profile does not pass on).
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "USER=" + os.Getenv("USER")}
 	input := []byte(`{"session_id":"bench","hook_event_name":"BeforeTool","cwd":"` + ws + `","tool_name":"write_file","tool_input":{"file_path":"a.txt","content":"x"}}`)
 	fmt.Printf("hooks through gemkit against run bare, %d runs each, interleaved; spawn of bash -c to its exit\n\n", n)
 	fmt.Printf("%-26s %10s %10s %10s %10s %14s\n", "hook", "bare p50", "bare p90", "gemkit p50", "gemkit p90", "added at p50")
