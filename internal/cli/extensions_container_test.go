@@ -96,8 +96,8 @@ func TestContainerServers(t *testing.T) {
 	if gs, _ := geminisettings.Read(geminisettings.Path(e.home)); strings.Join(gs.Excluded, ",") != "local" {
 		t.Errorf("mcp.excluded after the switch again: %v", gs.Excluded)
 	}
-	if c, _ := st.ServerChoice("mixed"); strings.Join(c.Excluded, ",") != "local" {
-		t.Errorf("recorded exclusions %v", c.Excluded)
+	if sw, _ := st.Switches(); len(sw.Names) != 1 || strings.Join(sw.Names["local"].Needs, ",") != "mixed" {
+		t.Errorf("recorded names %v", sw.Names)
 	}
 	if out := e.mustRun("doctor"); strings.Contains(out, "an earlier switch put boxed") {
 		t.Errorf("doctor still tells of the stuck server:\n%s", out)

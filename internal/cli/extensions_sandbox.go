@@ -165,7 +165,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		if len(parts.Hooks) > 0 {
 			why += "; its hooks cannot be taken from Gemini CLI: " + hookWhys(parts.Hooks)
 		}
-		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox, nor a hook (%s)", extension.Printable(name), why))
+		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (%s)", extension.Printable(name), why))
 	}
 	old, err := st.ServerChoice(name)
 	if err != nil {

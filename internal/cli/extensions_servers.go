@@ -206,7 +206,7 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 			Message: "its MCP server" + plural(len(s.Container)) + " " + strings.Join(s.Container, ", ") + ": " + extension.ContainerWords(s.containerCmd)})
 		// Excluded by an earlier switch, before gemkit left them to
 		// Gemini CLI: then nothing starts them.
-		if stuck := sharedNames(sharedNames(s.Container, choices[name].Excluded), gs.Excluded); len(stuck) > 0 {
+		if stuck := sharedNames(sharedNames(s.Container, addedFor(st, name)), gs.Excluded); len(stuck) > 0 {
 			fs = append(fs, finding{Level: "warning", Extension: name,
 				Message: "an earlier switch put " + strings.Join(stuck, ", ") + " in Gemini CLI's mcp.excluded, and gemkit mcp does not serve a server a container engine starts: nothing starts " + them(len(stuck)),
 				Fix:     "`gemkit extensions sandbox " + name + "` gives " + them(len(stuck)) + " back to Gemini CLI"})

@@ -223,7 +223,17 @@ func syncSwitch(st *extension.Store, name string, parts *switchParts, choose fun
 		if parts != nil {
 			names = parts.Names
 		}
-		for _, n := range c.Names {
+		// What the extension needed: its recorded names, and any name the
+		// records tie to it (written before, or by an older gemkit: a
+		// server of a container engine's it no longer switches).
+		needed := slices.Clone(c.Names)
+		for n, o := range sw.Names {
+			if slices.Contains(o.Needs, name) && !slices.Contains(needed, n) {
+				needed = append(needed, n)
+			}
+		}
+		slices.Sort(needed)
+		for _, n := range needed {
 			if slices.Contains(names, n) {
 				continue
 			}
@@ -325,6 +335,24 @@ func claimNames(st *extension.Store, sw *extension.SwitchState, gs geminisetting
 		c.Names = names
 		sw.Choices[name] = c
 	}
+}
+
+// addedFor are the names of mcp.excluded gemkit's records say it added
+// for the extension name (it needs them, and they were not the
+// person's).
+func addedFor(st *extension.Store, name string) []string {
+	sw, err := st.Switches()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for n, o := range sw.Names {
+		if !o.Yours && slices.Contains(o.Needs, name) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // othersWith are the other installed extensions with a server (of the
