@@ -133,11 +133,12 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	l := &sandbox.Launcher{}
+	start := time.Now()
 	res, err := h.Run(ctx, l, a.In, a.Out, a.Err)
 	if err != nil {
 		return hookRefusal("%v", err)
 	}
-	keepHookRefusals(name, label, ws, ext.Dir, w, res)
+	keepHookRefusals(name, label, ws, ext.Dir, w, start, res)
 	if res.ExitCode != 0 {
 		return withExitCode(res.ExitCode, nil)
 	}
@@ -178,11 +179,11 @@ func installedFolders(st *extension.Store) []string {
 // keepHookRefusals keeps what the sandbox refused the hook (its
 // connections, and the writes its stderr says were refused) in the
 // refusals file that doctor and describe read.
-func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, res exthook.Result) {
+func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start time.Time, res exthook.Result) {
 	allow := "gemkit extensions sandbox " + extension.Printable(ext) + " --hook " + label
 	var rs []extmcp.Refusal
 	for _, d := range res.Denied {
-		r := extmcp.Refusal{At: d.At, Extension: ext, Hook: label, Host: d.Host, Reason: d.Reason, Count: d.Count}
+		r := extmcp.Refusal{At: d.At, Start: start, Extension: ext, Hook: label, Host: d.Host, Reason: d.Reason, Count: d.Count}
 		switch {
 		case d.Method == sandbox.UnixMethod:
 			r.UnixSocket, r.Allow = true, allow+" --allow-unix-sockets"
@@ -201,7 +202,7 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, res exth
 		rs = append(rs, r)
 	}
 	for _, p := range extmcp.RefusedWritePaths(res.Stderr) {
-		r := extmcp.Refusal{At: time.Now(), Extension: ext, Hook: label, Path: p}
+		r := extmcp.Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Path: p}
 		switch {
 		case fsutil.Within(dir, p):
 			r.Reason = "its extension's folder, read-only to its hooks whatever is allowed; its stderr said a write there was refused"

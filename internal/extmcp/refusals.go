@@ -389,7 +389,7 @@ func KeepRefusals(path string, add ...Refusal) error {
 		// otherwise: a lookup, then a connection) updates its entry,
 		// moved to the end as the latest.
 		if i := slices.IndexFunc(rs, func(o Refusal) bool {
-			return !r.Start.IsZero() && o.Extension == r.Extension && o.Server == r.Server && o.Start.Equal(r.Start) && o.key() == r.key()
+			return !r.Start.IsZero() && o.Extension == r.Extension && o.Server == r.Server && o.Hook == r.Hook && o.Start.Equal(r.Start) && o.key() == r.key()
 		}); i >= 0 {
 			o := rs[i]
 			rs = slices.Delete(rs, i, i+1)

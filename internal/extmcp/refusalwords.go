@@ -291,6 +291,9 @@ func unionAllow(a, b Refusal) string {
 // host once, the likely needed first, the background last (merged).
 type Report struct {
 	Extension, Server string
+	// Hook is the label of the hook refused (gemkit extensions hook),
+	// "" for a server.
+	Hook string
 	// Start is when the server started (zero for refusals kept before
 	// reports were grouped); At when it was last refused.
 	Start, At time.Time
@@ -301,13 +304,13 @@ type Report struct {
 // oldest report first.
 func Reports(rs []Refusal) []Report {
 	type key struct {
-		ext, server string
-		start       time.Time
+		ext, server, hook string
+		start             time.Time
 	}
 	var order []key
 	by := map[key][]Refusal{}
 	for _, r := range rs {
-		k := key{r.Extension, r.Server, r.Start}
+		k := key{r.Extension, r.Server, r.Hook, r.Start}
 		if r.Start.IsZero() {
 			// Kept before starts were recorded: a report of its own.
 			k.start = r.At
@@ -320,7 +323,7 @@ func Reports(rs []Refusal) []Report {
 	var out []Report
 	for _, k := range order {
 		m := merged(ownPorts(by[k]))
-		rp := Report{Extension: k.ext, Server: k.server, Start: k.start, Refusals: m}
+		rp := Report{Extension: k.ext, Server: k.server, Hook: k.hook, Start: k.start, Refusals: m}
 		for _, r := range m {
 			if r.At.After(rp.At) {
 				rp.At = r.At
@@ -497,6 +500,9 @@ func (r Refusal) Item() string {
 func (rp Report) Lines() []string {
 	when := rp.At.Local().Format("2006-01-02 15:04:05")
 	head := "extension " + Printable(rp.Extension) + "'s MCP server " + Printable(rp.Server) + " was refused"
+	if rp.Hook != "" {
+		head = "extension " + Printable(rp.Extension) + "'s hook " + Printable(rp.Hook) + " was refused"
+	}
 	if !rp.Start.IsZero() && !rp.Start.Equal(rp.At) {
 		head += " in its run started " + rp.Start.Local().Format("2006-01-02 15:04:05") + " (last at " + when + ")"
 	} else {
