@@ -235,7 +235,7 @@ const SandboxedServerWords = "read your workspace, its extension's folder and it
 // HookProfileWords say what a command hook of an extension switched to
 // gemkit can do in gemkit's sandbox (gemkit extensions hook), unless
 // the person widened it by name.
-const HookProfileWords = "read your workspace, its extension's folder and your system's programs; write nothing but a private temporary folder that goes with the run; no network; of your environment only PATH, HOME, your user name, the locale and the terminal, with the variables Gemini CLI gives hooks (GEMINI_PROJECT_DIR, GEMINI_SESSION_ID...) and the extension's settings; its input, output, error output and exit code pass through as Gemini CLI gave and expects them, within its timeout"
+const HookProfileWords = "read your workspace, its extension's folder and your system's programs; write nothing but a private temporary folder that goes with the run (its HOME); no network; of your environment only PATH, your user name, the locale and the terminal, with the variables Gemini CLI gives hooks (GEMINI_PROJECT_DIR, GEMINI_SESSION_ID...) and the extension's settings; its input, output, error output and exit code pass through as Gemini CLI gave and expects them, within its timeout"
 
 // SandboxedServerWordsFor are SandboxedServerWords for the servers of
 // the extension name: its data folder as it is on disk, which a person
