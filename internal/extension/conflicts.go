@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -95,9 +96,20 @@ func Conflicts(all []*Installed) []Conflict {
 			continue
 		}
 		sort.Strings(names)
+		// Gemini CLI 0.61 loads the extensions in the order of their
+		// folders' names (fs.readdir, which Node sorts) and skips a
+		// server whose name another extension's holds
+		// (McpClientManager.maybeDiscoverMcpServer): the first enabled
+		// one runs.
+		order := slices.Clone(ins)
+		sort.Slice(order, func(i, j int) bool { return order[i].Name < order[j].Name })
+		var folders []string
+		for _, in := range order {
+			folders = append(folders, in.Name)
+		}
 		out = append(out, Conflict{Kind: ConflictMCPServer, Name: srv, Entries: entriesOf(ins),
-			Message: fmt.Sprintf("the extensions %s each define an MCP server called %q; Gemini CLI runs only one of them", strings.Join(names, ", "), srv),
-			Fix:     "disable all but one of these extensions (`gemkit extensions disable NAME`), or ask their authors to rename the server"})
+			Message: fmt.Sprintf("the extensions %s each define an MCP server called %q; Gemini CLI runs only one of them: of those enabled, the first in its extensions folder's order (%s), skipping the others'", strings.Join(names, ", "), srv, strings.Join(folders, ", then ")),
+			Fix:     "disable all but one of these extensions (`gemkit extensions disable NAME`), ask their authors to rename the server, or switch them to gemkit (`gemkit extensions sandbox NAME`), whose gemkit mcp serves each apart"})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Fatal != out[j].Fatal {
