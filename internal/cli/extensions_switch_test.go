@@ -91,6 +91,9 @@ func TestSwitchSharedServerName(t *testing.T) {
 			if !strings.Contains(out, "The server name memory is also the extensions' mem-a") {
 				t.Errorf("the second switch does not tell the two apart:\n%s", out)
 			}
+			if out, _, _ := e.run("doctor"); !tc.agent && !strings.Contains(out, `each define an MCP server called "memory"; Gemini CLI runs only one of them: of those enabled, the first in its extensions folder's order (mem-a, then mem-b)`) {
+				t.Errorf("doctor does not say which one Gemini CLI runs:\n%s", out)
+			}
 			sw, _ := extension.OpenStore(e.home).Switches()
 			if o := sw.Names["memory"]; strings.Join(o.Needs, ",") != "mem-a,mem-b" || o.Yours != tc.mine {
 				t.Errorf("the records of memory: %+v", o)
