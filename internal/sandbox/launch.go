@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -110,6 +111,10 @@ type Command struct {
 	// error from it is Start's error, as it returned it; a panic in it
 	// is an error naming the panic.
 	Gate func(context.Context) error
+	// Received, when set, counts the bytes the proxy receives from the
+	// hosts for this command as they arrive: how much an install
+	// fetched so far.
+	Received *atomic.Int64
 }
 
 // Enforcement says how a run is confined.

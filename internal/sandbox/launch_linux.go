@@ -619,6 +619,7 @@ func (p *Process) serveProxy(fds []int, c *Command, l *Launcher) error {
 	}
 	px.AllowPrivate = l.AllowPrivateAddresses
 	px.OwnServer = pol.OwnServer
+	px.Received = c.Received
 	max := pol.MaxConnections
 	if max <= 0 {
 		max = DefaultMaxConnections

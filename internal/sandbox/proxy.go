@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -88,6 +89,9 @@ type Proxy struct {
 	// servers (Policy.OwnServer); such a port is refused on every address
 	// of this machine, whatever the allowlist says.
 	OwnServer func(port int) bool
+	// Received, when set, counts the bytes the hosts send the tool
+	// through the proxy as they arrive: what an install fetched so far.
+	Received *atomic.Int64
 
 	rules    []permission.Host
 	resolver Resolver
@@ -485,7 +489,29 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	_, _ = io.Copy(w, p.counted(resp.Body))
+}
+
+// counted is r, its bytes added to Received as they are read when it is
+// set.
+func (p *Proxy) counted(r io.Reader) io.Reader {
+	if p.Received == nil {
+		return r
+	}
+	return &countingReader{r: r, n: p.Received}
+}
+
+// countingReader adds what it reads to n. It hides r's WriterTo, so a
+// counted tunnel is copied through a buffer rather than spliced.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
@@ -544,7 +570,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
-		tunnel(client, buf.Reader, upstream)
+		tunnel(client, buf.Reader, upstream, p.counted(upstream))
 		p.mu.Lock()
 		delete(p.tunnel, client)
 		delete(p.tunnel, upstream)
@@ -553,7 +579,8 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 }
 
 // tunnel copies both ways until either side closes.
-func tunnel(client net.Conn, pending *bufio.Reader, upstream net.Conn) {
+// from is what is read of upstream (upstream itself, or counted).
+func tunnel(client net.Conn, pending *bufio.Reader, upstream net.Conn, from io.Reader) {
 	done := make(chan struct{}, 2)
 	go func() {
 		_, _ = io.Copy(upstream, pending)
@@ -563,7 +590,7 @@ func tunnel(client net.Conn, pending *bufio.Reader, upstream net.Conn) {
 		done <- struct{}{}
 	}()
 	go func() {
-		_, _ = io.Copy(client, upstream)
+		_, _ = io.Copy(client, from)
 		if c, ok := client.(interface{ CloseWrite() error }); ok {
 			_ = c.CloseWrite()
 		}

@@ -1,0 +1,561 @@
+// Package npmregistrytest serves an npm registry on loopback for tests,
+// so that what installs packages from a registry (internal/pkgrun's npm
+// in gemkit's sandbox) is tested with no outside registry: the
+// packuments (a package's metadata: its versions, each with its
+// dist.tarball URL on this server and its SHA-512 integrity) and the
+// tarballs, built at test time from package trees already installed on
+// the machine (interop/'s, by scripts/setup-and-test) or from files a
+// test writes. A test can publish a new version while it runs, hold a
+// request until it lets it go (an install interrupted half way), and
+// make the registry misbehave in the ways real ones do (a missing
+// package, a body that is not JSON, a server error, bytes that do not
+// match their integrity, a tarball on another host).
+//
+// The packument's form is the registry's, as npm reads it
+// (docs.npmjs.com, "registry" and the package metadata API of
+// github.com/npm/registry, "package-metadata.md"): "name",
+// "dist-tags" and "versions", each version the package's package.json
+// with "dist": {"tarball", "integrity", "shasum"}. A tarball holds the
+// package's files under "package/", as `npm pack` writes them.
+package npmregistrytest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Breakage is a way the registry misbehaves for one package.
+type Breakage int
+
+const (
+	// NotFound answers the package's packument 404, as for a name the
+	// registry does not have.
+	NotFound Breakage = iota + 1
+	// NotJSON answers its packument with an HTML page.
+	NotJSON
+	// ServerError answers its packument 500.
+	ServerError
+	// WrongBytes serves its tarballs with one byte changed, under the
+	// integrity of the right ones.
+	WrongBytes
+	// ElsewhereTarball gives its tarballs' URLs on another host
+	// (127.0.0.2, the same port), which an install allowed only this
+	// registry cannot reach.
+	ElsewhereTarball
+)
+
+// Cache keeps the tarballs built from installed packages across the
+// registries of a test binary, so that a large tree is packed once. The
+// zero value is ready to use.
+type Cache struct {
+	mu    sync.Mutex
+	built map[string]*tarball
+}
+
+func (c *Cache) get(key string) *tarball {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.built == nil {
+		c.built = map[string]*tarball{}
+	}
+	t := c.built[key]
+	if t == nil {
+		t = &tarball{}
+		c.built[key] = t
+	}
+	return t
+}
+
+// tarball is a version's packed files, built once.
+type tarball struct {
+	once      sync.Once
+	data      []byte
+	integrity string
+	shasum    string
+	err       error
+}
+
+// version is one version of a package: its package.json and where its
+// files come from.
+type version struct {
+	manifest map[string]any
+	dir      string            // an installed package's folder, or
+	files    map[string]string // the files of a package a test wrote
+	cacheKey string
+	tgz      *tarball
+}
+
+// Registry is an npm registry served on 127.0.0.1.
+type Registry struct {
+	// URL is the registry's URL, ending in "/"; Host its host:port,
+	// which an install's sandbox must be allowed.
+	URL, Host string
+
+	t     testing.TB
+	srv   *httptest.Server
+	cache *Cache
+
+	mu       sync.Mutex
+	versions map[string]map[string]*version
+	latest   map[string]string
+	broken   map[string]Breakage
+	holds    map[string]*hold
+	requests []string
+	auth     []string
+}
+
+type hold struct {
+	reached chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+// New starts a registry for the test t, closed when it ends; cache,
+// when not nil, keeps the tarballs built from installed packages for
+// other registries of the test binary.
+func New(t testing.TB, cache *Cache) *Registry {
+	t.Helper()
+	if cache == nil {
+		cache = &Cache{}
+	}
+	r := &Registry{t: t, cache: cache, versions: map[string]map[string]*version{}, latest: map[string]string{},
+		broken: map[string]Breakage{}, holds: map[string]*hold{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(func() {
+		r.mu.Lock()
+		for _, h := range r.holds {
+			h.once.Do(func() { close(h.release) })
+		}
+		r.mu.Unlock()
+		r.srv.Close()
+	})
+	u, _ := url.Parse(r.srv.URL)
+	r.URL, r.Host = r.srv.URL+"/", u.Host
+	return r
+}
+
+// AddInstalled serves every package of the tree npm installed in dir
+// (its package-lock.json and node_modules): each at the version the
+// lock names, packed from its folder there. A package the lock names
+// but the tree lacks (an optional one for another system) is not
+// served, as a registry without it.
+func (r *Registry) AddInstalled(dir string) {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		r.t.Fatalf("npmregistrytest: %v", err)
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+			Link    bool   `json:"link"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(data, &lock); err != nil {
+		r.t.Fatalf("npmregistrytest: %s: %v", dir, err)
+	}
+	for p, e := range lock.Packages {
+		if p == "" || e.Link || !strings.Contains(p, "node_modules/") {
+			continue
+		}
+		pkgDir := filepath.Join(dir, filepath.FromSlash(p))
+		if _, err := os.Stat(filepath.Join(pkgDir, "package.json")); err != nil {
+			continue
+		}
+		r.AddDir(pkgDir)
+	}
+}
+
+// AddDir serves the installed package in dir at the version its
+// package.json names.
+func (r *Registry) AddDir(dir string) (name, ver string) {
+	r.t.Helper()
+	m := r.readManifest(dir)
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		r.t.Fatalf("npmregistrytest: %v", err)
+	}
+	v := &version{manifest: m, dir: real, cacheKey: real + "\x00" + m["version"].(string)}
+	r.add(v, false)
+	return m["name"].(string), m["version"].(string)
+}
+
+// Publish serves a new version of a package, made of files (slash
+// paths to contents; "package.json" names it and its version), and
+// makes it the package's latest, as `npm publish` does.
+func (r *Registry) Publish(files map[string]string) {
+	r.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(files["package.json"]), &m); err != nil {
+		r.t.Fatalf("npmregistrytest: the package.json of a published package: %v", err)
+	}
+	r.checkManifest(m, "published files")
+	r.add(&version{manifest: m, files: files}, true)
+}
+
+// PublishDir publishes a new version of the installed package in dir:
+// its files, its package.json's version set to ver, each file passed
+// through edit (nil: unchanged) so that the new version's bytes differ
+// where the test looks. It becomes the package's latest.
+func (r *Registry) PublishDir(dir, ver string, edit func(name string, data []byte) []byte) {
+	r.t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && rel == "node_modules" {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if rel == "package.json" {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				return err
+			}
+			m["version"] = ver
+			b, _ = json.MarshalIndent(m, "", "  ")
+		}
+		if edit != nil {
+			b = edit(rel, b)
+		}
+		files[rel] = string(b)
+		return nil
+	})
+	if err != nil {
+		r.t.Fatalf("npmregistrytest: publishing %s: %v", dir, err)
+	}
+	r.Publish(files)
+}
+
+func (r *Registry) readManifest(dir string) map[string]any {
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		r.t.Fatalf("npmregistrytest: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		r.t.Fatalf("npmregistrytest: %s: %v", dir, err)
+	}
+	r.checkManifest(m, dir)
+	return m
+}
+
+func (r *Registry) checkManifest(m map[string]any, where string) {
+	if n, _ := m["name"].(string); n == "" {
+		r.t.Fatalf("npmregistrytest: %s: package.json has no name", where)
+	}
+	if v, _ := m["version"].(string); v == "" {
+		r.t.Fatalf("npmregistrytest: %s: package.json has no version", where)
+	}
+}
+
+func (r *Registry) add(v *version, latest bool) {
+	name, ver := v.manifest["name"].(string), v.manifest["version"].(string)
+	if v.cacheKey != "" {
+		v.tgz = r.cache.get(v.cacheKey)
+	} else {
+		v.tgz = &tarball{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.versions[name] == nil {
+		r.versions[name] = map[string]*version{}
+	}
+	r.versions[name][ver] = v
+	if latest || r.latest[name] == "" || newer(ver, r.latest[name]) {
+		r.latest[name] = ver
+	}
+}
+
+// Break makes the registry misbehave for the package name as how says.
+func (r *Registry) Break(name string, how Breakage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.broken[name] = how
+}
+
+// Hold holds every request for the package name's tarballs (of any
+// version) until release is called: reached is closed when the first
+// one arrives. A held request ends early when its client goes.
+func (r *Registry) Hold(name string) (reached <-chan struct{}, release func()) {
+	h := &hold{reached: make(chan struct{}), release: make(chan struct{})}
+	r.mu.Lock()
+	r.holds[name] = h
+	r.mu.Unlock()
+	return h.reached, func() { h.once.Do(func() { close(h.release) }) }
+}
+
+// Requests are the paths asked so far, in order.
+func (r *Registry) Requests() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.requests...)
+}
+
+// Authorizations are the Authorization headers the requests carried.
+func (r *Registry) Authorizations() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.auth...)
+}
+
+// Latest is the version the registry's latest tag names for name.
+func (r *Registry) Latest(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.latest[name]
+}
+
+func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
+	p, err := url.PathUnescape(req.URL.EscapedPath())
+	if err != nil {
+		http.Error(w, "bad path", http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	r.requests = append(r.requests, p)
+	if a := req.Header.Get("Authorization"); a != "" {
+		r.auth = append(r.auth, a)
+	}
+	r.mu.Unlock()
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	p = strings.TrimPrefix(p, "/")
+	if name, file, ok := strings.Cut(p, "/-/"); ok {
+		r.serveTarball(w, req, name, file)
+		return
+	}
+	r.servePackument(w, p)
+}
+
+func (r *Registry) servePackument(w http.ResponseWriter, name string) {
+	r.mu.Lock()
+	vs := r.versions[name]
+	how := r.broken[name]
+	latest := r.latest[name]
+	list := make([]*version, 0, len(vs))
+	for _, v := range vs {
+		list = append(list, v)
+	}
+	r.mu.Unlock()
+	switch {
+	case len(list) == 0 || how == NotFound:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error":"Not found"}`)
+		return
+	case how == NotJSON:
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body>Service temporarily replaced by a captive portal</body></html>")
+		return
+	case how == ServerError:
+		http.Error(w, `{"error":"internal server error"}`, http.StatusInternalServerError)
+		return
+	}
+	base := r.URL
+	if how == ElsewhereTarball {
+		base = strings.Replace(base, "127.0.0.1", "127.0.0.2", 1)
+	}
+	versions := map[string]any{}
+	for _, v := range list {
+		t := r.build(v)
+		if t.err != nil {
+			http.Error(w, t.err.Error(), http.StatusInternalServerError)
+			return
+		}
+		doc := map[string]any{}
+		for k, val := range v.manifest {
+			doc[k] = val
+		}
+		ver := v.manifest["version"].(string)
+		doc["dist"] = map[string]any{"tarball": base + name + "/-/" + path.Base(name) + "-" + ver + ".tgz", "integrity": t.integrity, "shasum": t.shasum}
+		if hasInstallScript(v.manifest) {
+			doc["hasInstallScript"] = true
+		}
+		versions[ver] = doc
+	}
+	b, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": latest}, "versions": versions})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func (r *Registry) serveTarball(w http.ResponseWriter, req *http.Request, name, file string) {
+	r.mu.Lock()
+	var v *version
+	for ver, cand := range r.versions[name] {
+		if file == path.Base(name)+"-"+ver+".tgz" {
+			v = cand
+		}
+	}
+	h := r.holds[name]
+	how := r.broken[name]
+	r.mu.Unlock()
+	if v == nil {
+		http.Error(w, `{"error":"Not found"}`, http.StatusNotFound)
+		return
+	}
+	if h != nil {
+		select {
+		case <-h.reached:
+		default:
+			close(h.reached)
+		}
+		select {
+		case <-h.release:
+		case <-req.Context().Done():
+			return
+		}
+	}
+	t := r.build(v)
+	data := t.data
+	if how == WrongBytes {
+		data = append([]byte(nil), data...)
+		data[len(data)/2] ^= 0xff
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	w.Write(data)
+}
+
+// build packs v's files, once.
+func (r *Registry) build(v *version) *tarball {
+	v.tgz.once.Do(func() {
+		v.tgz.data, v.tgz.err = pack(v)
+		if v.tgz.err == nil {
+			s512 := sha512.Sum512(v.tgz.data)
+			s1 := sha1.Sum(v.tgz.data)
+			v.tgz.integrity = "sha512-" + base64.StdEncoding.EncodeToString(s512[:])
+			v.tgz.shasum = hex.EncodeToString(s1[:])
+		}
+	})
+	return v.tgz
+}
+
+// packTime is the time of every entry of a tarball, as npm pack sets it.
+var packTime = time.Date(1985, 10, 26, 8, 15, 0, 0, time.UTC)
+
+// pack writes v's files as a gzipped tarball under "package/": a
+// folder's files but its node_modules (its own dependencies, which the
+// registry serves apart), or the files a test gave.
+func pack(v *version) ([]byte, error) {
+	var buf bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	tw := tar.NewWriter(gz)
+	write := func(name string, mode int64, data []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: "package/" + name, Mode: mode, Size: int64(len(data)), ModTime: packTime, Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	if v.files != nil {
+		names := make([]string, 0, len(v.files))
+		for n := range v.files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			mode := int64(0o644)
+			if strings.HasPrefix(v.files[n], "#!") {
+				mode = 0o755
+			}
+			if err := write(n, mode, []byte(v.files[n])); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		err := filepath.WalkDir(v.dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(v.dir, p)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() && rel == "node_modules" {
+				return filepath.SkipDir
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return write(rel, int64(fi.Mode().Perm()), data)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// hasInstallScript says whether npm would run install scripts of m.
+func hasInstallScript(m map[string]any) bool {
+	s, _ := m["scripts"].(map[string]any)
+	for _, k := range []string{"preinstall", "install", "postinstall"} {
+		if _, ok := s[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// newer reports whether the version a sorts after b (numbers compared
+// as numbers, a pre-release before its release): enough for the
+// versions tests publish.
+func newer(a, b string) bool {
+	pa, pb := strings.SplitN(a, "-", 2), strings.SplitN(b, "-", 2)
+	na, nb := strings.Split(pa[0], "."), strings.Split(pb[0], ".")
+	for i := 0; i < len(na) && i < len(nb); i++ {
+		var x, y int
+		fmt.Sscan(na[i], &x)
+		fmt.Sscan(nb[i], &y)
+		if x != y {
+			return x > y
+		}
+	}
+	if len(na) != len(nb) {
+		return len(na) > len(nb)
+	}
+	return len(pa) == 1 && len(pb) == 2
+}

@@ -1,0 +1,569 @@
+package pkgrun
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/langserver"
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// Root is the folder of the trees gemkit installed for the extensions
+// of the person whose home is home: ~/.local/share/gemkit/packages,
+// inside ~/.local/share/gemkit, which is closed to every sandboxed
+// process (permission.ClosedPaths). Each extension has a folder there,
+// and each pinned server a tree in it; a server reads its own tree,
+// read-only. It does not follow XDG_DATA_HOME, as the servers' data
+// folders do not.
+func Root(home string) string {
+	return filepath.Join(home, ".local", "share", "gemkit", "packages")
+}
+
+// Installer installs the package a runner's line names into a tree of
+// its own, with npm run in gemkit's sandbox.
+type Installer struct {
+	// Launcher starts npm in the sandbox.
+	Launcher *sandbox.Launcher
+	// Environ is the person's environment: PATH, to find node and npm,
+	// HOME and the variables of their npm configuration. Nil is
+	// os.Environ().
+	Environ []string
+	// Untrusted are the folders whose programs are never started, even
+	// to install (permission.Untrusted: the workspace, ...).
+	Untrusted []string
+	// Root holds the trees (Root's).
+	Root string
+	// Progress, when set, is told what the install fetches and how much
+	// so far; Terminal rewrites one line there rather than adding lines.
+	Progress io.Writer
+	Terminal bool
+}
+
+// Request is one server's package to install.
+type Request struct {
+	// Extension and Server name the server the tree is for.
+	Extension, Server string
+	Invocation
+	// Scripts runs the packages' install scripts, in the install's
+	// sandbox: the person allowed it (--allow-install-scripts).
+	Scripts bool
+}
+
+// Tree is an installed package.
+type Tree struct {
+	// Dir is the tree's folder: its package.json and package-lock.json,
+	// and node_modules.
+	Dir string
+	// Package and Version are the package installed; Newest that the
+	// line asked for no version (the registry's latest).
+	Package, Version string
+	Newest           bool
+	// Integrity is the package's own, from the registry (the lock's).
+	Integrity string
+	// Program is the slash path in Dir of the program the server runs
+	// (the package's bin the line names, or its own).
+	Program string
+	// Lock is the SHA-256 of the tree's package-lock.json: every
+	// package's version and integrity.
+	Lock string
+	// Registry is where it came from (without credentials).
+	Registry string
+	// Packages, Files and Bytes count the tree; Fetched is what came
+	// through the sandbox's proxy (a package npm's cache held is not
+	// fetched again).
+	Packages, Files int
+	Bytes, Fetched  int64
+	// ScriptsRun: the install ran the packages' install scripts.
+	// ScriptsNotRun are the packages that have some, which did not run.
+	ScriptsRun    bool
+	ScriptsNotRun []string
+}
+
+// Summary says t in words: the package, how many packages, files and
+// bytes, from where, and its install scripts.
+func (t Tree) Summary() string {
+	s := fmt.Sprintf("%s %s", t.Package, t.Version)
+	if t.Newest {
+		s += " (the newest)"
+	}
+	s += fmt.Sprintf(", %d packages, %d files, %s, from %s", t.Packages, t.Files, Size(t.Bytes), t.Registry)
+	switch {
+	case t.ScriptsRun:
+		s += ", install scripts run in the install's sandbox as you allowed"
+	default:
+		s += ", install scripts not run"
+	}
+	return s
+}
+
+// Size is n bytes in words.
+func Size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// PyPIError refuses a PyPI runner's line (uvx, pipx run): gemkit pins
+// npm packages only so far.
+type PyPIError struct{ Invocation }
+
+func (e *PyPIError) Error() string {
+	return fmt.Sprintf("%s fetches %s from PyPI at each start; gemkit pins npm packages only so far, so it does not start this server rather than let it fetch code nobody agreed to (docs/extensions.md, \"Package runners\")", e.Runner, e.Request())
+}
+
+// InterruptedError says the install was stopped before it ended
+// (Ctrl-C, a cancelled context): nothing of it was kept.
+type InterruptedError struct{ Package string }
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("the install of %s was interrupted: nothing of it was kept, and what was pinned before stays", e.Package)
+}
+
+// InstallError is npm's failure in words, with npm's own lines.
+type InstallError struct {
+	Package string
+	// Code is npm's error code (E404, EINTEGRITY, ...), "" when it gave
+	// none.
+	Code string
+	Why  string
+	// NPM are npm's error lines, escaped.
+	NPM []string
+}
+
+func (e *InstallError) Error() string {
+	s := fmt.Sprintf("installing %s failed: %s; nothing was kept", e.Package, e.Why)
+	if len(e.NPM) > 0 {
+		s += ". npm said:\n  " + strings.Join(e.NPM, "\n  ")
+	}
+	return s
+}
+
+func (in *Installer) environ() []string {
+	if in.Environ != nil {
+		return in.Environ
+	}
+	return os.Environ()
+}
+
+// Install installs the package req names into a new tree under the
+// Installer's Root, and returns it. npm runs in gemkit's sandbox: it
+// reads its own installation, the node program and a configuration
+// gemkit wrote from the person's (ReadConfig), writes only the tree
+// being staged and npm's cache, and reaches no host but the registries
+// of that configuration, through the sandbox's proxy. Install scripts
+// do not run unless req.Scripts. The tree is staged in a folder of its
+// own and renamed into place once npm succeeded and it was checked; an
+// install that fails or is interrupted (ctx) leaves nothing behind.
+func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
+	inv := req.Invocation
+	if inv.Ecosystem == PyPI {
+		return Tree{}, &PyPIError{inv}
+	}
+	env := envMap(in.environ())
+	node, npmCLI, npmRoot, err := findNPM(env, in.Untrusted)
+	if err != nil {
+		return Tree{}, err
+	}
+	cfg, err := ReadConfig(env, node)
+	if err != nil {
+		return Tree{}, err
+	}
+	dir := filepath.Join(in.Root, req.Extension)
+	if err := privateDirs(in.Root, dir); err != nil {
+		return Tree{}, err
+	}
+	cache := filepath.Join(in.Root, ".npm-cache")
+	if err := privateDirs(in.Root, cache); err != nil {
+		return Tree{}, err
+	}
+	stage, err := os.MkdirTemp(dir, ".staging-")
+	if err != nil {
+		return Tree{}, err
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			fsutil.RemoveTree(stage)
+		}
+	}()
+	// The configuration, with the person's registry tokens, lives
+	// outside the tree and only for the install.
+	conf, err := os.MkdirTemp(dir, ".config-")
+	if err != nil {
+		return Tree{}, err
+	}
+	defer fsutil.RemoveTree(conf)
+	if err := cfg.write(conf); err != nil {
+		return Tree{}, fmt.Errorf("writing the install's npm configuration: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "gemkit-npm-")
+	if err != nil {
+		return Tree{}, err
+	}
+	defer fsutil.RemoveTree(tmp)
+	if err := os.WriteFile(filepath.Join(stage, "package.json"), []byte(`{"name": "gemkit-pinned", "private": true, "description": "A package pinned by gemkit for an extension's MCP server."}`+"\n"), 0o644); err != nil {
+		return Tree{}, err
+	}
+	registry := redact(cfg.RegistryFor(inv.Package))
+	target := inv.Package + "@" + inv.Spec
+	if inv.Spec == "" {
+		target = inv.Package + "@latest"
+	}
+	args := []string{npmCLI, "install", target, "--save-exact", "--no-audit", "--no-fund", "--no-update-notifier",
+		"--loglevel=http", "--no-progress", "--prefer-online", "--color=false"}
+	if req.Scripts {
+		args = append(args, "--foreground-scripts")
+	} else {
+		args = append(args, "--ignore-scripts")
+	}
+	path, _ := permission.SearchPath(env["PATH"], in.Untrusted)
+	runtime := []string{langserver.Prefix(node), npmRoot, conf}
+	hosts := allowedHosts(ctx, cfg)
+	var received atomic.Int64
+	prog := &progress{w: in.Progress, terminal: in.Terminal, received: &received}
+	prog.start(inv, req.Server, registry, req.Scripts)
+	var mu sync.Mutex
+	var denied []sandbox.Denial
+	cmd := &sandbox.Command{
+		Policy: sandbox.Policy{
+			// Nothing of the person's is read but what is listed: npm's
+			// installation, node's, the configuration written above.
+			ExtensionDir: npmRoot, TempDir: tmp, RuntimePaths: runtime,
+			Caches:       []string{stage, cache},
+			AllowedHosts: hosts, ReportRefusals: true,
+			OwnServer: func(port int) bool {
+				return permission.OwnServerPort(permission.ClosedInputs{Home: env["HOME"], Getenv: func(k string) string { return env[k] }}, port)
+			},
+		},
+		Path: node, Args: args, Dir: stage,
+		Env: []string{"PATH=" + strings.Join(path, string(filepath.ListSeparator)), "HOME=" + tmp, "TMPDIR=" + tmp,
+			"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
+			"NPM_CONFIG_CACHE=" + cache, "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"},
+		Stdout: prog, Stderr: prog, Received: &received,
+		OnDeny: func(d sandbox.Denial) {
+			mu.Lock()
+			denied = append(denied, d)
+			mu.Unlock()
+		},
+	}
+	launcher := in.Launcher
+	if launcher == nil {
+		launcher = &sandbox.Launcher{}
+	}
+	p, err := launcher.Start(ctx, cmd)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Tree{}, &InterruptedError{Package: target}
+		}
+		return Tree{}, fmt.Errorf("installing %s: npm could not be started in gemkit's sandbox: %w", target, err)
+	}
+	werr := p.Wait()
+	prog.flush()
+	if ctx.Err() != nil {
+		return Tree{}, &InterruptedError{Package: target}
+	}
+	if werr != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		return Tree{}, prog.failure(target, inv, registry, werr, denied)
+	}
+	t, err := inspect(stage, inv, req.Scripts)
+	if err != nil {
+		return Tree{}, fmt.Errorf("installing %s: %w; nothing was kept", target, err)
+	}
+	t.Registry, t.Fetched, t.Newest = registry, received.Load(), inv.Spec == ""
+	final := filepath.Join(dir, slug(req.Server)+"@"+slug(t.Version)+"-"+strings.TrimPrefix(filepath.Base(stage), ".staging-"))
+	if err := os.Rename(stage, final); err != nil {
+		return Tree{}, err
+	}
+	kept = true
+	t.Dir = final
+	prog.done(t)
+	return t, nil
+}
+
+// findNPM finds node and npm on the person's PATH, outside the folders
+// a tool may write: node's real path, npm's command-line script and
+// npm's installation folder.
+func findNPM(env map[string]string, untrusted []string) (node, cli, root string, err error) {
+	look := langserver.SearchLook(env["PATH"], untrusted)
+	n, err := look("node")
+	if err != nil {
+		return "", "", "", fmt.Errorf("installing an npm package needs node: %w", err)
+	}
+	node = realPath(n)
+	var candidates []string
+	if p, err := look("npm"); err == nil {
+		candidates = append(candidates, realPath(p))
+	}
+	candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Dir(node)), "lib", "node_modules", "npm", "bin", "npm-cli.js"))
+	for _, c := range candidates {
+		if filepath.Base(c) != "npm-cli.js" {
+			continue
+		}
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() {
+			return node, c, filepath.Dir(filepath.Dir(c)), nil
+		}
+	}
+	return "", "", "", fmt.Errorf("installing an npm package needs npm beside node (%s): its npm-cli.js was not found (looked at %s)", node, strings.Join(candidates, ", "))
+}
+
+// allowedHosts are the hosts the install may reach: each registry's,
+// and, for a registry whose name this machine resolves to a private
+// address (a company mirror), that address too, for the sandbox's proxy
+// reaches a private address only when its allowlist names it.
+func allowedHosts(ctx context.Context, cfg Config) []string {
+	hosts := cfg.Hosts()
+	for _, h := range slices.Clone(hosts) {
+		name, port, _ := net.SplitHostPort(h)
+		if net.ParseIP(name) != nil || name == "localhost" {
+			continue
+		}
+		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, name)
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if a.IP.IsPrivate() || a.IP.IsLoopback() || !a.IP.IsGlobalUnicast() || reserved(a.IP) {
+				if ip := a.IP.To4(); ip != nil {
+					hosts = append(hosts, net.JoinHostPort(ip.String(), port))
+				}
+			}
+		}
+	}
+	return hosts
+}
+
+// reserved are the documentation and benchmarking ranges, which the
+// proxy takes for special-purpose addresses too.
+func reserved(ip net.IP) bool {
+	for _, c := range []string{"192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "198.18.0.0/15", "100.64.0.0/10"} {
+		_, n, _ := net.ParseCIDR(c)
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// inspect checks the tree npm staged in dir and says what it holds: the
+// package the line asked for, at one version, with the program to run.
+// The tree was written by npm in the sandbox from what the registry
+// sent: it is read through its Root.
+func inspect(dir string, inv Invocation, scripts bool) (Tree, error) {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return Tree{}, err
+	}
+	defer root.Close()
+	l, data, err := readLock(root)
+	if err != nil {
+		return Tree{}, err
+	}
+	at := "node_modules/" + inv.Package
+	e, ok := l.Packages[at]
+	if !ok || e.Link || e.Version == "" {
+		return Tree{}, fmt.Errorf("npm installed no package %s (its lock has no %s)", inv.Package, at)
+	}
+	sum := sha256.Sum256(data)
+	t := Tree{Package: inv.Package, Version: e.Version, Integrity: e.Integrity, Lock: hex.EncodeToString(sum[:]),
+		Packages: len(l.installed()), ScriptsRun: scripts}
+	if !scripts {
+		t.ScriptsNotRun = l.withScripts()
+	}
+	var manifest struct {
+		Name    string          `json:"name"`
+		Version string          `json:"version"`
+		Bin     json.RawMessage `json:"bin"`
+	}
+	b, err := root.ReadFile(at+"/package.json", 1<<20)
+	if err != nil {
+		return Tree{}, fmt.Errorf("the package's package.json: %w", err)
+	}
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		return Tree{}, fmt.Errorf("the package's package.json is not JSON: %w", err)
+	}
+	if manifest.Name != inv.Package || manifest.Version != e.Version {
+		return Tree{}, fmt.Errorf("the package installed at %s is %s %s, not %s %s as the lock says", at, manifest.Name, manifest.Version, inv.Package, e.Version)
+	}
+	program, err := chooseProgram(inv, manifest.Bin)
+	if err != nil {
+		return Tree{}, err
+	}
+	rel := path.Clean(at + "/" + strings.TrimPrefix(program, "./"))
+	if !strings.HasPrefix(rel, at+"/") {
+		return Tree{}, fmt.Errorf("the program %q of %s leads out of its package", program, inv.Package)
+	}
+	real, err := root.Resolve(rel)
+	if err != nil {
+		return Tree{}, fmt.Errorf("the program %s of %s: %w", program, inv.Package, err)
+	}
+	fi, err := root.Stat(real)
+	switch {
+	case err != nil:
+		return Tree{}, fmt.Errorf("the program %s of %s: %w", program, inv.Package, err)
+	case !fi.Mode().IsRegular():
+		return Tree{}, fmt.Errorf("the program %s of %s is not a regular file", program, inv.Package)
+	case fi.Mode()&0o111 == 0:
+		return Tree{}, fmt.Errorf("npm did not make the program %s of %s executable", program, inv.Package)
+	}
+	t.Program = real
+	err = root.Walk(".", func(d *fsutil.Root, name string, de fs.DirEntry) error {
+		if !de.Type().IsRegular() {
+			return nil
+		}
+		fi, err := de.Info()
+		if err != nil {
+			return err
+		}
+		t.Files++
+		t.Bytes += fi.Size()
+		return nil
+	})
+	if err != nil {
+		return Tree{}, fmt.Errorf("counting the tree: %w", err)
+	}
+	return t, nil
+}
+
+// chooseProgram picks the program of a package's bin field (a path, or
+// programs by name) as npx does: the one the line names; else the only
+// one; else the one named as the package without its scope.
+func chooseProgram(inv Invocation, raw json.RawMessage) (string, error) {
+	unscoped := inv.Package[strings.LastIndex(inv.Package, "/")+1:]
+	bins := map[string]string{}
+	var one string
+	if len(raw) > 0 && json.Unmarshal(raw, &one) == nil {
+		bins[unscoped] = one
+	} else if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &bins); err != nil {
+			return "", fmt.Errorf("the bin field of %s's package.json is neither a path nor programs by name", inv.Package)
+		}
+	}
+	names := make([]string, 0, len(bins))
+	for n := range bins {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	switch {
+	case len(bins) == 0:
+		return "", fmt.Errorf("%s has no program to run (its package.json has no bin)", inv.Package)
+	case inv.Program != "":
+		if p, ok := bins[inv.Program]; ok {
+			return p, nil
+		}
+		return "", fmt.Errorf("%s has no program %s (its programs: %s)", inv.Package, inv.Program, strings.Join(names, ", "))
+	case len(bins) == 1:
+		return bins[names[0]], nil
+	}
+	if p, ok := bins[unscoped]; ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s has several programs (%s) and none named %s, so %s would not know which to run either", inv.Package, strings.Join(names, ", "), unscoped, inv.Runner)
+}
+
+// privateDirs makes each folder from root's parent down to dir, 0700,
+// and refuses one on the way that is a link: a link planted there would
+// send the install's writes, and the server's reads, elsewhere.
+func privateDirs(root, dir string) error {
+	top := filepath.Dir(root)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for d := dir; fsutil.Within(top, d) && d != top; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and try again", d)
+		}
+	}
+	return nil
+}
+
+// slug is s fit to be part of a file name.
+func slug(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	if len(b) == 0 || b[0] == '.' {
+		b = append([]byte{'_'}, b...)
+	}
+	return string(b)
+}
+
+// Prune removes, from the folder of the extension ext under root,
+// every tree but those in keep (their folders), and what an install
+// left there: the trees no record pins any longer. The caller holds the
+// extension's lock (Lock).
+func Prune(root, ext string, keep []string) error {
+	dir := filepath.Join(root, ext)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.Name() == lockFileName || slices.Contains(keep, p) {
+			continue
+		}
+		if err := fsutil.RemoveTree(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Remove removes every tree of the extension ext under root: it is
+// being uninstalled.
+func Remove(root, ext string) error {
+	return fsutil.RemoveTree(filepath.Join(root, ext))
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}

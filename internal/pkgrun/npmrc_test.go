@@ -1,0 +1,127 @@
+package pkgrun
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReadConfig: the person's global npmrc, then their user npmrc, then
+// their npm_config_ variables, as npm reads them; registries, their
+// credentials (with ${VAR} from the environment) and TLS kept, the rest
+// (scripts, proxies, prefixes) left out; a certificate file copied into
+// the install's own configuration.
+func TestReadConfig(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "usr")
+	node := filepath.Join(prefix, "bin", "node")
+	ca := filepath.Join(dir, "company-ca.pem")
+	writeTest(t, ca, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	writeTest(t, filepath.Join(prefix, "etc", "npmrc"), "cafile = \""+ca+"\"\nregistry=https://global.example/\nprefix=/opt/x\n")
+	home := filepath.Join(dir, "home")
+	writeTest(t, filepath.Join(home, ".npmrc"), `; the person's
+registry = https://mirror.example.com/npm
+@acme:registry=https://npm.acme.example:8443/
+//npm.acme.example:8443/:_authToken=${ACME_TOKEN}
+//mirror.example.com/npm/:_auth="dXNlcjpwYXNz"
+ignore-scripts=false
+script-shell=/bin/evil
+https-proxy=http://proxy.example:3128
+[section]
+fetch-retries=0
+`)
+	env := map[string]string{"HOME": home, "ACME_TOKEN": "acme-secret", "npm_config_fetch_timeout": "1000", "NPM_CONFIG_STRICT_SSL": "true", "npm_config_node_options": "--require=/tmp/x.js"}
+	c, err := ReadConfig(env, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Registry != "https://mirror.example.com/npm/" || c.Scopes["@acme"] != "https://npm.acme.example:8443/" {
+		t.Errorf("registries: %q %v", c.Registry, c.Scopes)
+	}
+	if got := c.Hosts(); !slices.Equal(got, []string{"mirror.example.com:443", "npm.acme.example:8443"}) {
+		t.Errorf("Hosts = %q", got)
+	}
+	if c.RegistryFor("@acme/tool") != "https://npm.acme.example:8443/" || c.RegistryFor("@other/tool") != c.Registry || c.RegistryFor("plain") != c.Registry {
+		t.Error("RegistryFor picks the wrong registry")
+	}
+	out := filepath.Join(dir, "conf")
+	os.MkdirAll(out, 0o700)
+	if err := c.write(out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "npmrc"))
+	written := string(b)
+	for _, want := range []string{`//npm.acme.example:8443/:_authToken="acme-secret"`, `//mirror.example.com/npm/:_auth="dXNlcjpwYXNz"`,
+		`fetch-retries="0"`, `fetch-timeout="1000"`, `strict-ssl="true"`, `cafile="` + filepath.Join(out, "cafile.pem") + `"`} {
+		if !strings.Contains(written, want) {
+			t.Errorf("the install's npmrc lacks %s:\n%s", want, written)
+		}
+	}
+	for _, not := range []string{"ignore-scripts", "script-shell", "proxy", "prefix", "node-options", "global.example"} {
+		if strings.Contains(written, not) {
+			t.Errorf("the install's npmrc keeps %s:\n%s", not, written)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "cafile.pem")); !strings.Contains(string(b), "BEGIN CERTIFICATE") {
+		t.Error("the certificate file was not copied")
+	}
+	if fi, _ := os.Stat(filepath.Join(out, "npmrc")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the install's npmrc is %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+// TestReadConfigDefaults: with no npmrc at all, npm's registry; a
+// userconfig the environment names replaces ~/.npmrc.
+func TestReadConfigDefaults(t *testing.T) {
+	dir := t.TempDir()
+	c, err := ReadConfig(map[string]string{"HOME": dir}, "/nonexistent/bin/node")
+	if err != nil || c.Registry != DefaultRegistry || len(c.Sources) != 0 {
+		t.Errorf("%+v %v", c, err)
+	}
+	writeTest(t, filepath.Join(dir, ".npmrc"), "registry=https://home.example/\n")
+	writeTest(t, filepath.Join(dir, "other"), "registry=https://other.example/\n")
+	c, err = ReadConfig(map[string]string{"HOME": dir, "NPM_CONFIG_USERCONFIG": filepath.Join(dir, "other")}, "")
+	if err != nil || c.Registry != "https://other.example/" {
+		t.Errorf("%+v %v", c, err)
+	}
+	c, err = ReadConfig(map[string]string{"HOME": dir, "npm_config_registry": "https://env.example"}, "")
+	if err != nil || c.Registry != "https://env.example/" {
+		t.Errorf("the environment's registry: %+v %v", c, err)
+	}
+}
+
+// TestReadConfigErrors: what npm itself would fail on is said with the
+// file and line, before anything is installed.
+func TestReadConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ npmrc, want string }{
+		{"//r.example/:_authToken=${UNSET_TOKEN}\n", "line 1: //r.example/:_authToken uses ${UNSET_TOKEN}, which is not set"},
+		{"registry=ftp://x.example/\n", `the registry "ftp://x.example/" is not an http or https URL`},
+		{"cafile=relative.pem\n", "is not an absolute path"},
+		{"cafile=/nonexistent/ca.pem\n", "cafile /nonexistent/ca.pem"},
+	} {
+		dir := t.TempDir()
+		writeTest(t, filepath.Join(dir, ".npmrc"), tc.npmrc)
+		_, err := ReadConfig(map[string]string{"HOME": dir}, "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.npmrc, err, tc.want)
+		}
+	}
+	// ${VAR?} is empty when unset, as in npm.
+	dir := t.TempDir()
+	writeTest(t, filepath.Join(dir, ".npmrc"), "//r.example/:_authToken=${UNSET_TOKEN?}\n")
+	if _, err := ReadConfig(map[string]string{"HOME": dir}, ""); err != nil {
+		t.Errorf("${VAR?}: %v", err)
+	}
+}
+
+func writeTest(t *testing.T, p, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

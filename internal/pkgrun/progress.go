@@ -1,0 +1,229 @@
+package pkgrun
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// progress reads what npm prints (--loglevel=http: a line per request)
+// and tells the person what the install fetches and how much so far; it
+// keeps npm's error lines for the failure's words.
+type progress struct {
+	w        io.Writer
+	terminal bool
+	received *atomic.Int64
+
+	mu       sync.Mutex
+	partial  []byte
+	metadata int
+	tarballs int
+	last     string
+	errors   []string
+	warnings []string
+	shown    bool // a status line is on the terminal
+}
+
+// progressEvery is how many tarballs a line tells at most, when the
+// progress is not a terminal's one line.
+const progressEvery = 25
+
+// maxNPMLines bounds the npm lines kept for a failure.
+const maxNPMLines = 12
+
+func (p *progress) printf(format string, a ...any) {
+	if p.w != nil {
+		fmt.Fprintf(p.w, format, a...)
+	}
+}
+
+// start says what is installed, from where and how.
+func (p *progress) start(inv Invocation, server, registry string, scripts bool) {
+	what := inv.Request()
+	if inv.Spec == "" {
+		what += " (the newest)"
+	}
+	how := "install scripts off"
+	if scripts {
+		how = "install scripts on, as you allowed"
+	}
+	p.printf("Installing %s for %s from %s in gemkit's sandbox (no network but the registry, %s):\n", printable(what), printable(server), printable(registry), how)
+}
+
+// Write takes npm's output, line by line.
+func (p *progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			break
+		}
+		p.line(string(p.partial[:i]))
+		p.partial = p.partial[i+1:]
+	}
+	if len(p.partial) > 64<<10 {
+		p.partial = p.partial[:0]
+	}
+	return len(b), nil
+}
+
+// flush reads a last line without its newline.
+func (p *progress) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.partial) > 0 {
+		p.line(string(p.partial))
+		p.partial = nil
+	}
+	if p.shown {
+		p.printf("\n")
+		p.shown = false
+	}
+}
+
+// npmFetch is npm's line for a request it made:
+// "npm http fetch GET 200 https://registry.npmjs.org/open 14ms (cache miss)".
+var npmFetch = regexp.MustCompile(`^npm http fetch (\w+) (\d+) (\S+)`)
+
+func (p *progress) line(l string) {
+	l = strings.TrimRight(l, "\r")
+	switch {
+	case strings.HasPrefix(l, "npm error "), strings.HasPrefix(l, "npm ERR! "):
+		if len(p.errors) < maxNPMLines && !strings.Contains(l, "A complete log of this run") {
+			p.errors = append(p.errors, printable(l))
+		}
+		return
+	case strings.HasPrefix(l, "npm warn "), strings.HasPrefix(l, "npm WARN "):
+		// Deprecations say nothing the person can act on here; the
+		// others (an engine the package does not support) do.
+		if !strings.Contains(l, "deprecated") && len(p.warnings) < maxNPMLines {
+			p.warnings = append(p.warnings, printable(l))
+			p.clearLine()
+			p.printf("  %s\n", printable(l))
+		}
+		return
+	}
+	m := npmFetch.FindStringSubmatch(l)
+	if m == nil {
+		return
+	}
+	u := m[3]
+	name := fetchedName(u)
+	if strings.HasSuffix(u, ".tgz") {
+		p.tarballs++
+	} else {
+		p.metadata++
+	}
+	p.last = name
+	fetched := Size(p.received.Load())
+	switch {
+	case p.terminal:
+		p.printf("\r\x1b[K  fetching %s: %d packages' metadata, %d tarballs, %s so far", printable(name), p.metadata, p.tarballs, fetched)
+		p.shown = true
+	case strings.HasSuffix(u, ".tgz") && (p.tarballs == 1 || p.tarballs%progressEvery == 0):
+		p.printf("  fetched %d tarballs and %d packages' metadata, %s so far (the last: %s)\n", p.tarballs, p.metadata, fetched, printable(name))
+	}
+}
+
+// clearLine ends the terminal's status line before a line of its own.
+func (p *progress) clearLine() {
+	if p.shown {
+		p.printf("\r\x1b[K")
+		p.shown = false
+	}
+}
+
+// done says what was installed.
+func (p *progress) done(t Tree) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLine()
+	p.printf("  installed %s: %d packages, %d files, %s on disk (%s fetched, %d tarballs)\n", printable(t.Package+" "+t.Version), t.Packages, t.Files, Size(t.Bytes), Size(t.Fetched), p.tarballs)
+}
+
+// fetchedName is what a request's URL fetches, in words: a package's
+// metadata (its name) or a tarball (its file name).
+func fetchedName(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	p, err := url.PathUnescape(pu.EscapedPath())
+	if err != nil {
+		p = pu.Path
+	}
+	if i := strings.Index(p, "/-/"); i >= 0 {
+		return p[i+3:]
+	}
+	return strings.TrimPrefix(p, "/")
+}
+
+// npmCode is npm's "npm error code E404".
+var npmCode = regexp.MustCompile(`^npm (?:error|ERR!) code (\S+)`)
+
+// failure is npm's failure in words: what the person can act on first,
+// then npm's own lines.
+func (p *progress) failure(target string, inv Invocation, registry string, waitErr error, denied []sandbox.Denial) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := &InstallError{Package: target, NPM: p.errors}
+	for _, l := range p.errors {
+		if m := npmCode.FindStringSubmatch(l); m != nil {
+			e.Code = m[1]
+			break
+		}
+	}
+	text := strings.Join(p.errors, "\n")
+	var ee *exec.ExitError
+	exit := waitErr.Error()
+	if errors.As(waitErr, &ee) {
+		exit = fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	var refused []string
+	for _, d := range denied {
+		refused = append(refused, d.String())
+	}
+	switch {
+	case len(refused) > 0:
+		e.Why = fmt.Sprintf("gemkit's sandbox refused the install a connection to what is not the registry of your npm configuration (%s): %s. The install reaches only the registries you configured; a package that fetches from elsewhere cannot be pinned", printable(registry), printable(strings.Join(refused, "; ")))
+	case e.Code == "E404":
+		e.Why = fmt.Sprintf("the registry %s has no such package (404): %s, or a package it depends on, is not there", printable(registry), printable(inv.Request()))
+	case e.Code == "ETARGET":
+		e.Why = fmt.Sprintf("the registry %s has no version of %s that matches %q", printable(registry), printable(inv.Package), printable(inv.Spec))
+	case e.Code == "EINTEGRITY":
+		e.Why = "a package's bytes did not match the integrity (SHA-512) the registry gave for them: the registry, or something between it and this computer, sent other bytes than it announced"
+	case e.Code == "E401" || e.Code == "E403" || e.Code == "ENEEDAUTH":
+		e.Why = fmt.Sprintf("the registry %s refused the install (%s): your npm configuration's credentials for it are missing or not accepted", printable(registry), e.Code)
+	case strings.Contains(text, "invalid json") || strings.Contains(text, "Unexpected token") || strings.Contains(text, "not valid JSON") || e.Code == "EJSONPARSE":
+		e.Why = fmt.Sprintf("the registry %s answered something that is not an npm package's metadata (not JSON)", printable(registry))
+	case strings.HasPrefix(e.Code, "E5"):
+		e.Why = fmt.Sprintf("the registry %s failed (HTTP %s)", printable(registry), strings.TrimPrefix(e.Code, "E"))
+	case e.Code == "ECONNREFUSED" || e.Code == "ENOTFOUND" || e.Code == "EAI_AGAIN" || e.Code == "ECONNRESET" || e.Code == "ETIMEDOUT":
+		e.Why = fmt.Sprintf("the registry %s could not be reached (%s)", printable(registry), e.Code)
+	case e.Code == "EBADPLATFORM" || e.Code == "ENOTSUP":
+		e.Why = "the package does not support this computer's system or processor"
+	case e.Code == "ERESOLVE":
+		e.Why = "npm could not find versions of the packages that fit together"
+	case e.Code != "":
+		e.Why = fmt.Sprintf("npm failed with %s (%s)", e.Code, exit)
+	default:
+		e.Why = fmt.Sprintf("npm failed (%s)", exit)
+	}
+	return e
+}
+
+// printable is s fit to print on one line: what a registry or npm
+// chose is escaped.
+func printable(s string) string { return extension.Printable(s) }
