@@ -118,9 +118,27 @@ model must not agree for you (docs/mcp.md).`,
 // confirms, in an agent's shell). Consent not given ends with ExitNo.
 func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, grant bool) error {
 	name := ext.Manifest.Name
+	choice, err := st.ServerChoice(name)
+	if err != nil {
+		return err
+	}
+	// Agreeing to a switched extension pins the packages its
+	// package-runner servers fetch, as the switch does: what is agreed
+	// to is what will run.
+	var plan *packagePlan
+	if grant && choice.Switched {
+		if plan, err = resolvePackages(ctx, a, st, ext, choice, choice.InstallScripts, false); err != nil {
+			return fmt.Errorf("consent not given: %w", err)
+		}
+		defer plan.release(a, st, name)
+		choice.Packages = plan.pins
+	}
 	state, err := st.Consent(ext)
 	if err != nil {
 		return err
+	}
+	if plan != nil && plan.changed {
+		state.Granted = false
 	}
 	if state.Notice != "" {
 		// Before the permissions and apart from them: what changed is no
@@ -140,15 +158,13 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		fmt.Fprintf(a.Out, "Extension %s (%s) has no tools of its own.\n", extension.Printable(name), extension.Printable(ext.Dir))
 	}
 	if len(extension.SandboxedServers(ext.Manifest)) > 0 {
-		// Consent covers the servers' profile too, widenings included.
-		choice, err := st.ServerChoice(name)
-		if err != nil {
-			return err
-		}
+		// Consent covers the servers' profile too, widenings and pinned
+		// packages included.
 		fmt.Fprintln(a.Out, "Its MCP servers:")
 		for _, l := range extension.ServerLines(ext.Manifest, choice) {
 			fmt.Fprintf(a.Out, "  - %s\n", extension.Printable(l))
 		}
+		writePackageLines(a, plan)
 	}
 	when := state.GrantedAt.Local().Format(time.DateTime)
 	switch {
@@ -158,6 +174,11 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	case grant:
 		if ok, err := a.personConfirms(ctx, name, ""); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
+		}
+		if plan != nil && plan.changed {
+			if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.pins }); err != nil {
+				return err
+			}
 		}
 		if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 			return err

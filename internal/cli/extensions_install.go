@@ -146,6 +146,8 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 					continue
 				}
 				fmt.Fprintf(a.Out, "Uninstalled %s\n", name)
+				// The packages pinned for its servers go with it.
+				removeTrees(a, st, data)
 				keptData(a.Out, a.getenv("HOME"), data)
 				// What the sandbox refused its servers was the extension's
 				// as it was: not told of whatever comes next by its name.

@@ -27,6 +27,7 @@ type sandboxFlags struct {
 	credentials    []string
 	env            []string
 	defaultProfile bool
+	installScripts bool
 }
 
 func newExtSandboxCmd(a *app) *cobra.Command {
@@ -61,6 +62,15 @@ gave it: Gemini CLI 0.61 leaves out of it every variable whose name holds TOKEN,
 KEY, SECRET, AUTH, PASSWORD, CREDENTIAL and the like unless gemkit's entry in
 its settings names it ("env": {"TFE_TOKEN": "$TFE_TOKEN"}).
 
+A server started by a package runner (npx -y pkg, npm exec, pnpm dlx, bunx,
+yarn dlx), which Gemini CLI lets fetch the package from the registry at each
+start with your rights, is pinned: gemkit installs the package once, at an
+exact version (the newest for a bare name or @latest, shown), in its sandbox
+with no network but the registry of your npm configuration and install
+scripts off (--allow-install-scripts lets them run there), and the server
+runs from that tree with no registry access. The tree is part of your
+consent; gemkit extensions update pins again and asks again.
+
 The command shows what you agree to and records your consent to the extension
 as it is now (its tools' permissions, its servers' and hooks' profiles and its
 files): in a terminal running it is agreeing; in an agent's shell you type the
@@ -94,8 +104,8 @@ docs/extensions.md has the details.`,
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
 			if o.off {
-				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" {
-					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
+				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts {
+					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
 				return switchOff(a, st, in.Extension.Manifest.Name, false)
 			}
@@ -110,6 +120,7 @@ docs/extensions.md has the details.`,
 	f.StringArrayVar(&o.credentials, "allow-credentials", nil, "hand the servers one kind of your credentials, read-only, where their libraries look for them in their HOME: "+strings.Join(permission.ServerCredentialKinds(), ", ")+"; repeatable")
 	f.StringArrayVar(&o.env, "allow-env", nil, "pass the servers this variable of yours, by name, from the environment of the gemkit mcp that starts them (a $NAME in the manifest's env takes it too); repeatable")
 	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
+	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, in the install's sandbox (no network but the registry); they are off by default")
 	f.StringVar(&o.hook, "hook", "", "widen (or, with --default-profile, narrow back) this hook (its label, as describe shows it) rather than the servers")
 	return cmd
 }
@@ -138,6 +149,9 @@ func (o sandboxFlags) command(name string) string {
 	}
 	if o.defaultProfile {
 		parts = append(parts, "--default-profile")
+	}
+	if o.installScripts {
+		parts = append(parts, "--allow-install-scripts")
 	}
 	return strings.Join(parts, " ")
 }
@@ -201,6 +215,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 			return err
 		}
 	}
+	// Install scripts are a widening of the servers' installs:
+	// --default-profile of the servers takes them back.
+	scripts := old.InstallScripts && !(o.defaultProfile && o.hook == "") || o.installScripts
 	path := geminiSettingsPath(st)
 	gs, err := geminisettings.Read(path)
 	if err != nil {
@@ -217,8 +234,17 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		return withExitCode(ExitNo, fmt.Errorf("not switched: Gemini CLI's hooksConfig.disabled names hooks by their name, or their command when they have none, whoever they are from; %s. Nothing was changed; rename yours, or switch the other extension too", strings.Join(clash, "; ")))
 	}
 
+	// The packages its package-runner servers fetch are pinned before
+	// anything is agreed to: the consent text names them.
+	plan, err := resolvePackages(ctx, a, st, ext, old, scripts, false)
+	if err != nil {
+		return fmt.Errorf("not switched: %w", err)
+	}
+	defer plan.release(a, st, name)
+
 	next := old
 	next.Switched, next.Widening, next.HookWidening = true, w, hw
+	next.Packages, next.InstallScripts = plan.pins, scripts
 	next.Hooks = nil
 	for _, h := range parts.Hooks {
 		if h.switchable() {
@@ -236,10 +262,12 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	for _, l := range extension.ConsentTextWith(ext, "Switching to gemkit's sandbox:", next) {
 		fmt.Fprintln(a.Out, l)
 	}
+	writePackageLines(a, plan)
 	// Switching alone narrows what the servers and hooks can do;
 	// agreeing is asked for when there is no consent to the extension as
-	// it is now, or when they get more than they had.
-	if !state.Granted || widens(old.Widening, w) || hooksWiden(old.HookWidening, hw) {
+	// it is now, or when they get more than they had, other packages
+	// among it.
+	if !state.Granted || widens(old.Widening, w) || hooksWiden(old.HookWidening, hw) || plan.changed || scripts && !old.InstallScripts {
 		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}
@@ -247,6 +275,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 
 	res, err := syncSwitch(st, name, parts, func(c *extension.ServerChoice) {
 		c.Widening, c.HookWidening = w, hw
+		c.Packages, c.InstallScripts = plan.pins, scripts
 	})
 	if err != nil {
 		return err
@@ -294,6 +323,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		fmt.Fprintf(a.Out, "Allowed beyond the default profile: %s. Back to it: gemkit extensions sandbox %s --default-profile\n", w.Words(), extension.Printable(name))
 	case !old.Widening.Empty():
 		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
+	}
+	if scripts && len(plan.pins) > 0 {
+		fmt.Fprintf(a.Out, "Install scripts of its servers' packages: allowed, in the install's sandbox (no network but the registry). Back to off: gemkit extensions sandbox %s --default-profile\n", extension.Printable(name))
 	}
 	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(w), gs, a.getenv) {
 		fmt.Fprintf(a.Out, "Note: %s.\n    fix: %s\n", n.Message, n.Fix)

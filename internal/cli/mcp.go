@@ -329,9 +329,14 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			// As for a tool: the bytes the server runs must be those the
 			// digest read, not a file with another name, or behind a link,
 			// that a program may rewrite meanwhile.
-			return state.Content.Bindable(e.Ext.Dir, serverWritable(a, st))
+			writable := serverWritable(a, st)
+			if err := state.Content.Bindable(e.Ext.Dir, writable); err != nil {
+				return err
+			}
+			// And so must the trees its package-runner servers run from.
+			return checkPinnedTrees(st, name, c, writable)
 		}
-		return extmcp.Choice{Widening: c.Widening, Allowed: allowed, Agents: c.Switched, Workspace: st.Workspace()}
+		return extmcp.Choice{Widening: c.Widening, Allowed: allowed, Agents: c.Switched, Workspace: st.Workspace(), Packages: c.Packages}
 	}
 }
 

@@ -385,6 +385,9 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 				run = "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can "
 			}
 			where = run + ServerProfileWordsOf(m, c.Widening)
+			if p, ok := c.Packages[name]; ok {
+				where += "; " + p.Words()
+			}
 		case RemoteServer(def) && c.Switched:
 			where = "a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords
 		case RemoteServer(def) && switchable:

@@ -46,6 +46,12 @@ type ServerChoice struct {
 	// --hook LABEL --allow-...). Like Widening, it is agreed to with the
 	// extension's consent.
 	HookWidening map[string]Widening `json:"hookWidening,omitempty"`
+	// Packages are the packages its package-runner servers (npx, npm
+	// exec, ...) run, by server, as gemkit pinned them (pins.go);
+	// InstallScripts that the person lets their install scripts run,
+	// in the install's sandbox (--allow-install-scripts).
+	Packages       map[string]Pin `json:"packages,omitempty"`
+	InstallScripts bool           `json:"allowInstallScripts,omitempty"`
 }
 
 // SwitchedHook is one command hook of a switched extension: Gemini CLI
@@ -377,7 +383,8 @@ func (s *Store) UpdateSwitches(change func(st *SwitchState) error) error {
 
 // empty reports whether c holds nothing worth keeping.
 func (c ServerChoice) empty() bool {
-	return !c.Switched && len(c.Excluded) == 0 && len(c.Names) == 0 && len(c.Hooks) == 0 && c.Widening.Empty() && len(c.HookWidening) == 0
+	return !c.Switched && len(c.Excluded) == 0 && len(c.Names) == 0 && len(c.Hooks) == 0 && c.Widening.Empty() && len(c.HookWidening) == 0 &&
+		len(c.Packages) == 0 && !c.InstallScripts
 }
 
 // ServerChoice returns what the person chose for the MCP servers of the
@@ -418,7 +425,7 @@ func (s *Store) UpdateServerChoice(name string, change func(c *ServerChoice, cre
 
 // consentHash is the hash consent to the extension name is recorded
 // against: its permissions hash perm, widened by what the person
-// allowed its MCP servers. An unreadable choice yields a hash no record
+// allowed its MCP servers, with the packages pinned for them. An unreadable choice yields a hash no record
 // holds, so that no consent is taken for granted.
 func (s *Store) consentHash(name, perm string) string {
 	recs, err := s.readServers()
@@ -434,5 +441,5 @@ func (s *Store) consentHash(name, perm string) string {
 		sum := sha256.Sum256(append([]byte(h+"\x00hooks\x00"), b...))
 		h = "sha256:" + hex.EncodeToString(sum[:])
 	}
-	return h
+	return c.pinsHash(h)
 }

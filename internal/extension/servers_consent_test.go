@@ -284,3 +284,69 @@ func TestDroppedVars(t *testing.T) {
 		t.Errorf("passed by name, still dropped: %+v", got)
 	}
 }
+
+// TestPinsInConsentHash: the packages pinned for an extension's
+// package-runner servers are part of the consent hash: consent given
+// before a pin, or to another version or another tree, does not hold;
+// without pins the hash is the widening's, as before pins existed.
+func TestPinsInConsentHash(t *testing.T) {
+	st := OpenStore(t.TempDir())
+	const name, perm = "pinned", "sha256:perm"
+	c := ServerChoice{Widening: Widening{Hosts: []string{"api.example.com"}}}
+	if h := c.Widening.hash(perm); c.pinsHash(h) != h {
+		t.Fatal("a choice without pins does not hash as before pins")
+	}
+	if err := st.RecordConsent(name, perm); err != nil {
+		t.Fatal(err)
+	}
+	pin := Pin{Runner: "npx", Request: "@upstash/context7-mcp", Package: "@upstash/context7-mcp", Version: "4.1.1", Tree: "/t/a", Program: "node_modules/x/index.js", Lock: "l1", Digest: "d1"}
+	set := func(p map[string]Pin) {
+		t.Helper()
+		if err := st.UpdateServerChoice(name, func(c *ServerChoice, _ *[]string) { c.Packages = p }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(map[string]Pin{"context7": pin})
+	if st.ConsentGranted(name, perm) {
+		t.Fatal("consent given before the pin holds after it")
+	}
+	if err := st.RecordConsent(name, perm); err != nil {
+		t.Fatal(err)
+	}
+	if !st.ConsentGranted(name, perm) {
+		t.Fatal("consent given with the pin does not hold")
+	}
+	for _, change := range []func(p *Pin){
+		func(p *Pin) { p.Version = "4.1.2" },
+		func(p *Pin) { p.Digest = "d2" },
+		func(p *Pin) { p.Lock = "l2" },
+		func(p *Pin) { p.Tree = "/t/b" },
+		func(p *Pin) { p.ScriptsRun = true },
+	} {
+		p := pin
+		change(&p)
+		set(map[string]Pin{"context7": p})
+		if st.ConsentGranted(name, perm) {
+			t.Errorf("consent to %+v holds for %+v", pin, p)
+		}
+	}
+	set(map[string]Pin{"context7": pin})
+	if !st.ConsentGranted(name, perm) {
+		t.Fatal("consent does not hold for the pin it was given to")
+	}
+	if err := st.UpdateServerChoice(name, func(c *ServerChoice, _ *[]string) { c.InstallScripts = true }); err != nil {
+		t.Fatal(err)
+	}
+	if st.ConsentGranted(name, perm) {
+		t.Fatal("consent holds once install scripts are allowed")
+	}
+	// A choice of pins alone is kept, not dropped as empty.
+	if ch, _ := st.ServerChoice(name); len(ch.Packages) != 1 {
+		t.Fatalf("the pins were not kept: %+v", ch)
+	}
+	text := strings.Join(ServerLines(&Manifest{Name: name, MCPServers: map[string]json.RawMessage{"context7": json.RawMessage(`{"command": "npx", "args": ["-y", "@upstash/context7-mcp"]}`)}},
+		ServerChoice{Packages: map[string]Pin{"context7": pin}}), "\n")
+	if !strings.Contains(text, "pinned: it runs @upstash/context7-mcp 4.1.1") || !strings.Contains(text, "with no registry access") {
+		t.Errorf("the consent text does not say what runs:\n%s", text)
+	}
+}

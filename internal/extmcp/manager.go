@@ -349,6 +349,9 @@ func (s *server) allowed() error {
 // passes, and connects to it.
 func (s *server) startStdio(ctx context.Context, gate func(context.Context) error) (*running, error) {
 	cfg := s.m.cfg
+	if s.spec.Unpinned != "" {
+		return nil, fmt.Errorf("%s is not started: %s", s.who(), s.spec.Unpinned)
+	}
 	if cfg.Launcher == nil {
 		return nil, fmt.Errorf("%s is not started: gemkit has no sandbox to start it in", s.who())
 	}

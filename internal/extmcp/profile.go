@@ -131,6 +131,11 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 		}
 		return false
 	})
+	if sp.Tree != "" {
+		// A pinned package's tree, read-only: it lies in
+		// ~/.local/share/gemkit, closed to every other sandboxed process.
+		pr.Runtime = append(pr.Runtime, sp.Tree)
+	}
 	slices.Sort(pr.Runtime)
 	pr.Runtime = slices.Compact(pr.Runtime)
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/pkgrun"
 )
 
 // Spec is one mcpServers entry of an enabled extension, as gemkit starts
@@ -53,6 +54,15 @@ type Spec struct {
 	// the default profile (gemkit extensions sandbox NAME --allow-host,
 	// --allow-write), agreed to with the extension's consent.
 	Widening extension.Widening
+	// Package, for a package runner's server (npx -y pkg, npm exec,
+	// ...), is the runner's line as the manifest writes it. Tree is the
+	// tree its package was pinned in (internal/pkgrun), which the server
+	// reads, read-only: Command is then the package's program there.
+	// Unpinned, when not "", says why it has no pin it may run from:
+	// it is not started.
+	Package  string `json:",omitempty"`
+	Tree     string `json:",omitempty"`
+	Unpinned string `json:",omitempty"`
 	// URL is a remote server's endpoint (the entry's httpUrl, else its
 	// url), Transport how gemkit speaks to it: TransportHTTP
 	// (Streamable HTTP), TransportSSE, or "" (the entry's url without a
@@ -145,6 +155,9 @@ type Choice struct {
 	Agents bool
 	// Workspace is the workspace their ${workspacePath} names.
 	Workspace string
+	// Packages are the packages pinned for its package-runner servers,
+	// by server: such a server runs only from its pin's tree.
+	Packages map[string]extension.Pin
 }
 
 // Specs are the servers of the set's extensions that choose lets through
@@ -184,6 +197,9 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue
+			}
+			if !sp.Remote() {
+				pinned(&sp, ch.Packages)
 			}
 			out = append(out, sp)
 		}
@@ -234,6 +250,40 @@ func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, st
 	sp := Spec{Extension: m.Name, Server: name, Dir: e.Ext.Dir, Command: ent.Command, Args: ent.Args, Env: ent.Env}
 	common(e, ent, &sp)
 	return sp, ""
+}
+
+// pinned runs a package runner's server (npx -y pkg, ...) from the tree
+// its package was pinned in: the command becomes the package's program
+// there, with the line's arguments. A line that cannot be pinned, or
+// that has no pin for what it asks now, leaves the server unstarted,
+// with why: it would fetch code nobody agreed to at each start.
+func pinned(sp *Spec, pins map[string]extension.Pin) {
+	inv, ok, err := pkgrun.Parse(sp.Command, sp.Args)
+	if !ok {
+		return
+	}
+	sp.Package = strings.Join(append([]string{filepath.Base(sp.Command)}, sp.Args...), " ")
+	pinIt := fmt.Sprintf("`gemkit extensions sandbox %s` (or `gemkit extensions consent %s --grant` once switched) installs it once, at an exact version, in gemkit's sandbox, for you to agree to", Printable(sp.Extension), Printable(sp.Extension))
+	if err != nil {
+		sp.Unpinned = err.Error() + "; gemkit runs a package runner's server only from a package it pinned, so it does not start it"
+		return
+	}
+	if inv.Ecosystem == pkgrun.PyPI {
+		sp.Unpinned = (&pkgrun.PyPIError{Invocation: inv}).Error()
+		return
+	}
+	p, ok := pins[sp.Server]
+	switch {
+	case !ok:
+		sp.Unpinned = fmt.Sprintf("its command (%s) fetches %s from the registry, and gemkit has not pinned it: %s", Printable(sp.Package), Printable(inv.Request()), pinIt)
+		return
+	case p.Request != inv.Request() || p.Runner != inv.Runner || p.Tree == "" || p.Program == "":
+		sp.Unpinned = fmt.Sprintf("its manifest now asks for %s (%s), not %s as pinned: %s", Printable(inv.Request()), Printable(inv.Runner), Printable(p.Request), pinIt)
+		return
+	}
+	sp.Tree = p.Tree
+	sp.Command = filepath.Join(p.Tree, filepath.FromSlash(p.Program))
+	sp.Args = inv.Args
 }
 
 // common fills in what stdio and remote specs share: the timeout and

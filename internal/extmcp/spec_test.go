@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +132,57 @@ func TestAllowedGate(t *testing.T) {
 	if len(tools) != 0 || len(failed) != 1 ||
 		failed[0].Err.Error() != "extension e's MCP server s is not started: you have not agreed to the extension e as it is now" {
 		t.Errorf("Tools = %v, %v", tools, failed)
+	}
+}
+
+// TestPinnedSpecs: a package runner's server runs from the tree its
+// package was pinned in (the package's program, with the line's
+// arguments, the tree read-only beside its runtime); without a pin for
+// what the manifest asks now, or with a line that cannot be pinned, it
+// is not started, with why and the command that pins it.
+func TestPinnedSpecs(t *testing.T) {
+	pin := extension.Pin{Runner: "npx", Request: "@upstash/context7-mcp", Package: "@upstash/context7-mcp", Version: "4.1.1",
+		Tree: "/pins/c7", Program: "node_modules/@upstash/context7-mcp/dist/index.js"}
+	for _, tc := range []struct {
+		name, command string
+		args          []string
+		pins          map[string]extension.Pin
+		cmd           string
+		runArgs       []string
+		unpinned      string
+	}{
+		{"pinned", "npx", []string{"-y", "@upstash/context7-mcp", "--api-key", "K"}, map[string]extension.Pin{"s": pin},
+			"/pins/c7/node_modules/@upstash/context7-mcp/dist/index.js", []string{"--api-key", "K"}, ""},
+		{"not pinned", "npx", []string{"-y", "@upstash/context7-mcp"}, nil,
+			"npx", []string{"-y", "@upstash/context7-mcp"}, "its command (npx -y @upstash/context7-mcp) fetches @upstash/context7-mcp from the registry, and gemkit has not pinned it: `gemkit extensions sandbox e`"},
+		{"asks for another version", "npx", []string{"-y", "@upstash/context7-mcp@5.0.0"}, map[string]extension.Pin{"s": pin},
+			"npx", []string{"-y", "@upstash/context7-mcp@5.0.0"}, "its manifest now asks for @upstash/context7-mcp@5.0.0 (npx), not @upstash/context7-mcp as pinned"},
+		{"cannot be pinned", "npx", []string{"-c", "context7-mcp"}, nil,
+			"npx", []string{"-c", "context7-mcp"}, "its npx command line cannot be pinned: -c: it runs a shell command string"},
+		{"PyPI", "uvx", []string{"mcp-server-fetch"}, nil,
+			"uvx", []string{"mcp-server-fetch"}, "uvx fetches mcp-server-fetch from PyPI at each start; gemkit pins npm packages only so far"},
+		{"no runner", "node", []string{"s.js"}, nil, "node", []string{"s.js"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := Spec{Extension: "e", Server: "s", Command: tc.command, Args: tc.args}
+			pinned(&sp, tc.pins)
+			if sp.Command != tc.cmd || !slices.Equal(sp.Args, tc.runArgs) {
+				t.Errorf("runs %s %q, want %s %q", sp.Command, sp.Args, tc.cmd, tc.runArgs)
+			}
+			if tc.unpinned == "" && sp.Unpinned != "" || !strings.HasPrefix(sp.Unpinned, tc.unpinned) {
+				t.Errorf("Unpinned = %q, want it to begin %q", sp.Unpinned, tc.unpinned)
+			}
+			if (sp.Tree != "") != (tc.name == "pinned") {
+				t.Errorf("Tree = %q", sp.Tree)
+			}
+		})
+	}
+	m := NewManager(Config{})
+	defer m.Close()
+	sp := Spec{Extension: "e", Server: "s", Command: "npx", Args: []string{"-y", "pkg"}}
+	pinned(&sp, nil)
+	m.Sync([]Spec{sp})
+	if _, err := m.servers[sp.Key()].ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "extension e's MCP server s is not started: its command (npx -y pkg) fetches pkg") {
+		t.Errorf("an unpinned server's start: %v", err)
 	}
 }

@@ -70,6 +70,7 @@ var trustedCalls = map[string]string{
 	"internal/cli/extensions_parts.go switchFindings os.Stat":                       "the program of a hook of gemkit's in the person's Gemini CLI settings (gemkit's own binary, as the switch wrote it), only checked to exist",
 	"internal/cli/extensions_switch.go gemkitBinary filepath.EvalSymlinks":          "gemkit's own executable, which its hooks start",
 	"internal/cli/extensions_install.go keptData os.ReadDir":                        "the data folder gemkit made for the extension's MCP servers in ~/.local/share/gemkit/extension-data (extmcp.DataRoot), which no server can replace; only its names are counted, nothing in it is read or followed",
+	"internal/cli/extensions_packages.go treeThere os.Lstat":                        "a tree gemkit installed for a pinned package in ~/.local/share/gemkit/packages (pkgrun.Root), made 0700 and closed to every sandboxed process; only whether the folder is there is asked, nothing in it is read or followed",
 	"internal/disclosure/source.go storeSource.Stamp os.ReadDir":                    "the extensions folder: the store's own listing",
 	"internal/disclosure/source.go stamp os.Stat":                                   "the extensions folder and its entries (made by gemkit, Gemini CLI or the person); files inside an entry are stamped through its Root",
 	"internal/extension/conflicts.go Store.ConflictsWith os.ReadDir":                "the extensions folder: the store's own listing",

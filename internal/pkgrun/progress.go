@@ -130,10 +130,10 @@ func (p *progress) line(l string) {
 	fetched := Size(p.received.Load())
 	switch {
 	case p.terminal:
-		p.printf("\r\x1b[K  fetching %s: %d packages' metadata, %d tarballs, %s so far", printable(name), p.metadata, p.tarballs, fetched)
+		p.printf("\r\x1b[K  fetched %s: %s so far (%s, %s)", printable(name), fetched, count(p.metadata, "package's metadata", "packages' metadata"), count(p.tarballs, "tarball", "tarballs"))
 		p.shown = true
 	case strings.HasSuffix(u, ".tgz") && (p.tarballs == 1 || p.tarballs%progressEvery == 0):
-		p.printf("  fetched %d tarballs and %d packages' metadata, %s so far (the last: %s)\n", p.tarballs, p.metadata, fetched, printable(name))
+		p.printf("  fetched %s so far (%s, %s; the last: %s)\n", fetched, count(p.metadata, "package's metadata", "packages' metadata"), count(p.tarballs, "tarball", "tarballs"), printable(name))
 	}
 }
 
@@ -150,7 +150,15 @@ func (p *progress) done(t Tree) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLine()
-	p.printf("  installed %s: %d packages, %d files, %s on disk (%s fetched, %d tarballs)\n", printable(t.Package+" "+t.Version), t.Packages, t.Files, Size(t.Bytes), Size(t.Fetched), p.tarballs)
+	p.printf("  installed %s: %s, %s, %s on disk (%s fetched, %s)\n", printable(t.Package+" "+t.Version), count(t.Packages, "package", "packages"), count(t.Files, "file", "files"), Size(t.Bytes), Size(t.Fetched), count(p.tarballs, "tarball", "tarballs"))
+}
+
+// count is n with the word for one or for more.
+func count(n int, one, more string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, more)
 }
 
 // fetchedName is what a request's URL fetches, in words: a package's

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/pkgrun"
+	"github.com/gemkit/gemkit/internal/sandbox"
+)
+
+// A switched extension's package-runner servers (npx -y pkg, npm exec,
+// pnpm dlx, bunx, yarn dlx) are pinned when the person switches it or
+// agrees to it, and pinned again by update: gemkit installs each one's
+// package once, at an exact version, in its sandbox (internal/pkgrun),
+// and the pins go into the consent with the rest. gemkit mcp runs the
+// server from the pinned tree, never from the registry.
+
+// geminiFetches says what Gemini CLI does with the same manifest: the
+// person reads it beside what gemkit does.
+const geminiFetches = "Gemini CLI, with the same manifest, runs the runner itself at each start: it fetches the package from the registry (the newest, for a bare name or @latest) with your rights and runs whatever it got, which nobody agreed to."
+
+// packagePlan is what resolving an extension's package-runner servers
+// came to: the pins to record, the trees installed for them now, and
+// what to tell the person.
+type packagePlan struct {
+	pins  map[string]extension.Pin
+	fresh []string
+	// lines say, per server, what is pinned, what changed, or why it
+	// cannot be: a line "- server (its command): ..." and the lines
+	// under it, indented.
+	lines []string
+	// changed: the pins differ from the ones recorded.
+	changed bool
+	unlock  func()
+}
+
+// release gives back the extension's lock of its trees, once the pins
+// are recorded or not, and removes the trees the records no longer pin
+// (or never pinned: those installed for a consent not given). A record
+// that cannot be read removes nothing.
+func (p *packagePlan) release(a *app, st *extension.Store, ext string) {
+	if p == nil || p.unlock == nil {
+		return
+	}
+	if c, err := st.ServerChoice(ext); err == nil {
+		pkgrun.Prune(packagesRoot(st), ext, c.PinnedTrees())
+	}
+	p.unlock()
+	p.unlock = nil
+}
+
+// packagesRoot is the folder of the trees pinned for the extensions
+// of st: pkgrun.Root of the home folder that holds its .gemini, so that
+// the pins and their trees go together.
+func packagesRoot(st *extension.Store) string { return pkgrun.Root(st.Home()) }
+
+// runnerServer is a stdio server whose command is a package runner.
+type runnerServer struct {
+	name string
+	// line is its command line as the manifest writes it.
+	line string
+	inv  pkgrun.Invocation
+	err  error
+}
+
+// runnerServers are ext's stdio servers started by a package runner,
+// sorted by name, each read (pkgrun.Parse) or with why it cannot be.
+func runnerServers(ext *extension.Extension) []runnerServer {
+	var out []runnerServer
+	for _, name := range extension.SandboxedServers(ext.Manifest) {
+		var d struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		if json.Unmarshal(ext.Manifest.MCPServers[name], &d) != nil {
+			continue
+		}
+		inv, ok, err := pkgrun.Parse(d.Command, d.Args)
+		if ok {
+			line := strings.Join(append([]string{filepath.Base(d.Command)}, d.Args...), " ")
+			out = append(out, runnerServer{name: name, line: line, inv: inv, err: err})
+		}
+	}
+	return out
+}
+
+// resolvePackages pins the package of each of ext's package-runner
+// servers: a server whose pin still matches what the manifest asks (and
+// the person's choice of install scripts) keeps it, unless refresh
+// (update: the registry is asked again); the others are installed now.
+// It holds the extension's lock of its trees until the plan is
+// released. A failed or interrupted install fails it all, and leaves
+// the trees as they were.
+func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, old extension.ServerChoice, scripts, refresh bool) (*packagePlan, error) {
+	servers := runnerServers(ext)
+	plan := &packagePlan{pins: map[string]extension.Pin{}}
+	if len(servers) == 0 {
+		plan.changed = len(old.Packages) > 0
+		return plan, nil
+	}
+	name := ext.Manifest.Name
+	root := packagesRoot(st)
+	unlock, err := pkgrun.Lock(root, name)
+	if err != nil {
+		return nil, err
+	}
+	plan.unlock = unlock
+	fail := func(err error) (*packagePlan, error) {
+		plan.release(a, st, name)
+		return nil, err
+	}
+	home := a.getenv("HOME")
+	installer := &pkgrun.Installer{
+		Launcher:  &sandbox.Launcher{},
+		Untrusted: permission.Untrusted(st.Workspace(), home, nil),
+		Root:      root,
+		Progress:  a.Err,
+		Terminal:  isTerminal(a.Err),
+	}
+	said := false
+	for _, s := range servers {
+		head := fmt.Sprintf("- %s (%s): ", s.name, s.line)
+		switch {
+		case s.err != nil:
+			plan.lines = append(plan.lines, fmt.Sprintf("%s%v; gemkit mcp does not start it", head, s.err))
+			continue
+		case s.inv.Ecosystem == pkgrun.PyPI:
+			plan.lines = append(plan.lines, fmt.Sprintf("%s%v", head, &pkgrun.PyPIError{Invocation: s.inv}))
+			continue
+		}
+		was, had := old.Packages[s.name]
+		if had && !refresh && was.Request == s.inv.Request() && was.Runner == s.inv.Runner && was.ScriptsRun == scripts && treeThere(was.Tree) {
+			plan.pins[s.name] = was
+			plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, pinned as before", head, was.Package, was.Version))
+			continue
+		}
+		if !said {
+			fmt.Fprintf(a.Err, "Pinning the packages %s's servers fetch through a package runner:\n", extension.Printable(name))
+			said = true
+		}
+		t, err := installer.Install(ctx, pkgrun.Request{Extension: name, Server: s.name, Invocation: s.inv, Scripts: scripts})
+		if err != nil {
+			return fail(fmt.Errorf("%s's MCP server %s: %w", extension.Printable(name), extension.Printable(s.name), err))
+		}
+		plan.fresh = append(plan.fresh, t.Dir)
+		c, err := st.ReadContent(t.Dir)
+		if err != nil {
+			return fail(fmt.Errorf("%s's MCP server %s: hashing the tree installed for it: %w", extension.Printable(name), extension.Printable(s.name), err))
+		}
+		p := extension.Pin{Runner: s.inv.Runner, Request: s.inv.Request(), Package: t.Package, Version: t.Version, Newest: t.Newest,
+			Integrity: t.Integrity, Tree: t.Dir, Program: t.Program, Lock: t.Lock, Digest: c.Digest, Registry: t.Registry,
+			Packages: t.Packages, Files: t.Files, Bytes: t.Bytes, ScriptsRun: t.ScriptsRun, ScriptsNotRun: t.ScriptsNotRun}
+		lines := []string{fmt.Sprintf("%s%s %s installed", head, p.Package, p.Version)}
+		if p.Newest {
+			lines[0] += ", the newest"
+		}
+		if had && was.Lock == p.Lock && was.Version == p.Version && was.ScriptsRun == p.ScriptsRun {
+			// The registry has nothing new: the pin stays, and the
+			// tree just made goes.
+			plan.pins[s.name] = was
+			plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, unchanged: the registry has nothing new for it", head, was.Package, was.Version))
+			continue
+		}
+		if had {
+			what := fmt.Sprintf("%s %s → %s", was.Package, was.Version, p.Version)
+			if was.Version == p.Version {
+				what = fmt.Sprintf("%s %s, the same version", was.Package, was.Version)
+			}
+			if c, err := pkgrun.Diff(was.Tree, p.Tree); err == nil {
+				what += "; packages: " + c.Words(6)
+			}
+			lines = append(lines, "  changed since you agreed: "+what)
+		}
+		if n := len(p.ScriptsNotRun); n > 0 {
+			who := p.ScriptsNotRun[0] + " has install scripts"
+			if n > 1 {
+				who = strings.Join(p.ScriptsNotRun, ", ") + " have install scripts"
+			}
+			lines = append(lines, fmt.Sprintf("  %s, which did not run: the server may not work without them. To let them run, in the install's sandbox (no network but the registry): gemkit extensions sandbox %s --allow-install-scripts", who, extension.Printable(name)))
+		}
+		plan.pins[s.name] = p
+		plan.lines = append(plan.lines, lines...)
+	}
+	plan.changed = !maps.EqualFunc(old.Packages, plan.pins, samePin)
+	return plan, nil
+}
+
+// samePin reports whether a and b pin the same bytes the same way.
+func samePin(a, b extension.Pin) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// treeThere reports whether a pinned tree is still where it was put.
+func treeThere(dir string) bool {
+	fi, err := os.Lstat(dir)
+	return err == nil && fi.IsDir()
+}
+
+// writePackageLines writes what resolving said, under a heading.
+func writePackageLines(a *app, plan *packagePlan) {
+	if plan == nil || len(plan.lines) == 0 {
+		return
+	}
+	fmt.Fprintln(a.Out, "\nIts servers' packages, pinned: gemkit runs each from its tree, never from the registry. "+geminiFetches)
+	for _, l := range plan.lines {
+		fmt.Fprintf(a.Out, "  %s\n", extension.Printable(l))
+	}
+}
+
+// checkPinnedTrees checks, at a server's start, that each tree pinned
+// for ext's servers holds the bytes agreed to (its digest, through the
+// digest cache) and nothing consent cannot bind (links out, files with
+// other names); writable are the folders some sandboxed process may
+// write.
+func checkPinnedTrees(st *extension.Store, name string, c extension.ServerChoice, writable []string) error {
+	for _, server := range sortedPins(c.Packages) {
+		p := c.Packages[server]
+		again := fmt.Sprintf("run `gemkit extensions sandbox %s` to pin it again", extension.Printable(name))
+		content, err := st.ReadContent(p.Tree)
+		if err != nil {
+			return fmt.Errorf("the package pinned for its server %s (%s %s) cannot be read in %s (%v); %s", server, p.Package, p.Version, p.Tree, err, again)
+		}
+		if content.Digest != p.Digest {
+			return fmt.Errorf("the package pinned for its server %s (%s %s) is not as you agreed to it: its files in %s changed; %s", server, p.Package, p.Version, p.Tree, again)
+		}
+		if err := content.Bindable(p.Tree, writable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedPins(m map[string]extension.Pin) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// removeTrees removes the trees of the extension name, being
+// uninstalled.
+func removeTrees(a *app, st *extension.Store, name string) {
+	if err := pkgrun.Remove(packagesRoot(st), name); err != nil {
+		fmt.Fprintf(a.Err, "gemkit: removing the packages pinned for %s: %v\n", extension.Printable(name), err)
+	}
+}

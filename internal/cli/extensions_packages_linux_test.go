@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/npmregistrytest"
+	"github.com/gemkit/gemkit/internal/pkgrun"
+)
+
+// helloManifest starts its server as context7's published manifest
+// does: `npx -y` and a bare package name, the newest.
+const helloManifest = `{"name": "hello", "version": "1.0.0", "description": "A server started by npx.",
+ "mcpServers": {"hello": {"command": "npx", "args": ["-y", "hello-mcp", "--stdio"]}}}`
+
+// publishHello serves hello-mcp at ver, depending on dep-a ^1.0.0, and
+// dep-a at depVer.
+func publishHello(r *npmregistrytest.Registry, ver, depVer string) {
+	r.Publish(map[string]string{
+		"package.json": `{"name": "dep-a", "version": "` + depVer + `", "main": "index.js"}`,
+		"index.js":     "exports.v = '" + depVer + "';\n",
+	})
+	r.Publish(map[string]string{
+		"package.json": `{"name": "hello-mcp", "version": "` + ver + `", "bin": {"hello-mcp": "server.js"}, "dependencies": {"dep-a": "^1.0.0"}}`,
+		"server.js":    "#!/usr/bin/env node\nconsole.log('hello-mcp " + ver + "');\n",
+	})
+}
+
+// pkgEnv is a person whose npm configuration names a loopback registry,
+// running the real gemkit binary.
+type pkgEnv struct {
+	t             *testing.T
+	bin, home, ws string
+	reg           *npmregistrytest.Registry
+}
+
+func newPkgEnv(t *testing.T, manifest string) *pkgEnv {
+	t.Helper()
+	gemkittest.SkipShort(t, "installs npm packages in gemkit's sandbox from a loopback registry")
+	e := &pkgEnv{t: t, bin: gemkittest.Gemkit(t), home: t.TempDir(), reg: npmregistrytest.New(t, nil)}
+	e.ws = filepath.Join(e.home, "ws")
+	src := filepath.Join(e.home, "src", "hello")
+	for _, d := range []string{e.ws, src} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(e.home, ".npmrc"), []byte("registry="+e.reg.URL+"\nfetch-retries=0\n"), 0o600)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644)
+	e.must("extensions", "link", src, "--consent")
+	return e
+}
+
+func (e *pkgEnv) cmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(e.bin, args...)
+	cmd.Dir = e.ws
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir()}
+	return cmd
+}
+
+func (e *pkgEnv) run(args ...string) (string, error) {
+	out, err := e.cmd(args...).CombinedOutput()
+	return string(out), err
+}
+
+func (e *pkgEnv) must(args ...string) string {
+	e.t.Helper()
+	out, err := e.run(args...)
+	if err != nil {
+		e.t.Fatalf("gemkit %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// choice is the recorded choice for hello, and whether consent to it as
+// it is now holds.
+func (e *pkgEnv) choice() (extension.ServerChoice, bool) {
+	e.t.Helper()
+	st := extension.OpenStore(e.home)
+	c, err := st.ServerChoice("hello")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	in, err := st.Get("hello")
+	if err != nil || in.Extension == nil {
+		e.t.Fatal(err)
+	}
+	state, err := st.Consent(in.Extension)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c, state.Granted
+}
+
+// trees are the entries of hello's folder of trees but its lock.
+func (e *pkgEnv) trees() []string {
+	entries, _ := os.ReadDir(filepath.Join(pkgrun.Root(e.home), "hello"))
+	var out []string
+	for _, d := range entries {
+		if d.Name() != ".lock" {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+// TestSwitchPinsPackage: switching an extension whose server starts with
+// `npx -y pkg` installs the newest version once, shows it, with what
+// Gemini CLI would do instead, and records it in the consent; switching
+// again or agreeing again installs nothing. A new version in the
+// registry is pinned only by update, which shows what changed and is
+// refused without consent, leaving the pin and its tree as they were;
+// agreed to, it replaces them. Uninstalling removes the trees.
+func TestSwitchPinsPackage(t *testing.T) {
+	e := newPkgEnv(t, helloManifest)
+	publishHello(e.reg, "1.0.0", "1.0.0")
+	out := e.must("extensions", "sandbox", "hello")
+	for _, want := range []string{
+		"Pinning the packages hello's servers fetch through a package runner:",
+		"Its servers' packages, pinned: gemkit runs each from its tree, never from the registry. Gemini CLI, with the same manifest, runs the runner itself at each start: it fetches the package from the registry (the newest, for a bare name or @latest) with your rights",
+		"- hello (npx -y hello-mcp --stdio): hello-mcp 1.0.0 installed, the newest",
+		"Installing hello-mcp (the newest) for hello from " + e.reg.URL + " in gemkit's sandbox (no network but the registry, install scripts off):",
+		"installed hello-mcp 1.0.0: 2 packages",
+		"hello (local: npx -y hello-mcp --stdio): switched to gemkit",
+		"pinned: it runs hello-mcp 1.0.0 (the newest when pinned; 2 packages",
+		"from the tree gemkit installed from " + e.reg.URL,
+		"Switched: Gemini CLI no longer starts hello",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the switch does not say %q:\n%s", want, out)
+		}
+	}
+	c, granted := e.choice()
+	pin := c.Packages["hello"]
+	if pin.Version != "1.0.0" || pin.Request != "hello-mcp" || pin.Runner != "npx" || !granted || len(e.trees()) != 1 {
+		t.Fatalf("after the switch: pin %+v, consent %v, trees %v", pin, granted, e.trees())
+	}
+
+	publishHello(e.reg, "1.1.0", "1.1.0")
+	for _, args := range [][]string{{"extensions", "sandbox", "hello"}, {"extensions", "consent", "hello", "--grant"}} {
+		if out := e.must(args...); strings.Contains(out, "Installing") {
+			t.Errorf("%v installed again:\n%s", args, out)
+		}
+		if c, granted := e.choice(); c.Packages["hello"].Version != "1.0.0" || !granted {
+			t.Errorf("after %v: %+v, consent %v", args, c.Packages["hello"], granted)
+		}
+	}
+
+	out, err := e.run("extensions", "update", "hello")
+	if err == nil || !strings.Contains(out, "- hello (npx -y hello-mcp --stdio): hello-mcp 1.1.0 installed, the newest") ||
+		!strings.Contains(out, "changed since you agreed: hello-mcp 1.0.0 → 1.1.0; packages: 2 changed (dep-a 1.0.0 → 1.1.0, hello-mcp 1.0.0 → 1.1.0)") ||
+		!strings.Contains(out, "--consent") {
+		t.Errorf("update without consent: %v\n%s", err, out)
+	}
+	if c, granted := e.choice(); c.Packages["hello"].Tree != pin.Tree || c.Packages["hello"].Version != "1.0.0" || !granted || len(e.trees()) != 1 {
+		t.Errorf("the refused update changed the pin: %+v, consent %v, trees %v", c.Packages["hello"], granted, e.trees())
+	}
+	out = e.must("extensions", "update", "hello", "--consent")
+	if !strings.Contains(out, "Updated hello's servers' packages: hello hello-mcp 1.0.0 → 1.1.0") {
+		t.Errorf("update --consent:\n%s", out)
+	}
+	c, granted = e.choice()
+	if c.Packages["hello"].Version != "1.1.0" || !granted || len(e.trees()) != 1 || c.Packages["hello"].Tree == pin.Tree {
+		t.Errorf("after the update: %+v, consent %v, trees %v", c.Packages["hello"], granted, e.trees())
+	}
+	if out := e.must("extensions", "update", "hello"); !strings.Contains(out, "hello's servers' packages are up to date: hello hello-mcp 1.1.0") {
+		t.Errorf("update with nothing new:\n%s", out)
+	}
+	e.must("extensions", "uninstall", "hello")
+	if _, err := os.Stat(filepath.Join(pkgrun.Root(e.home), "hello")); err == nil {
+		t.Error("uninstall left the extension's trees")
+	}
+}
+
+// TestSwitchInterrupted: Ctrl-C while the install fetches a tarball
+// ends the switch at once, leaving nothing switched, pinned or
+// installed, and Gemini CLI's settings as they were.
+func TestSwitchInterrupted(t *testing.T) {
+	e := newPkgEnv(t, helloManifest)
+	publishHello(e.reg, "1.0.0", "1.0.0")
+	reached, release := e.reg.Hold("hello-mcp")
+	defer release()
+	cmd := e.cmd("extensions", "sandbox", "hello")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reached:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the install never asked for the tarball:\n%s", out.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if err == nil || !strings.Contains(out.String(), "not switched: hello's MCP server hello: the install of hello-mcp@latest was interrupted: nothing of it was kept") {
+		t.Errorf("the interrupted switch: %v\n%s", err, out.String())
+	}
+	if c, _ := e.choice(); c.Switched || len(c.Packages) > 0 {
+		t.Errorf("the interrupted switch recorded %+v", c)
+	}
+	if trees := e.trees(); len(trees) != 0 {
+		t.Errorf("the interrupted switch left %v", trees)
+	}
+	if _, err := os.Stat(geminisettings.Path(e.home)); err == nil {
+		t.Error("the interrupted switch wrote Gemini CLI's settings")
+	}
+}
+
+// TestSwitchInstallScripts: a package with an install script is pinned
+// with the script not run, and the switch says so with the flag that
+// lets it run; with the flag, it is installed again with the script run
+// in the install's sandbox, which the consent covers.
+func TestSwitchInstallScripts(t *testing.T) {
+	e := newPkgEnv(t, strings.Replace(helloManifest, "hello-mcp", "scripted-mcp", 1))
+	e.reg.Publish(map[string]string{
+		"package.json": `{"name": "scripted-mcp", "version": "1.0.0", "bin": "server.js", "scripts": {"postinstall": "node -e \"require('fs').writeFileSync('ran.txt', 'ran')\""}}`,
+		"server.js":    "#!/usr/bin/env node\n",
+	})
+	out := e.must("extensions", "sandbox", "hello")
+	if !strings.Contains(out, "scripted-mcp@1.0.0 has install scripts, which did not run: the server may not work without them. To let them run, in the install's sandbox (no network but the registry): gemkit extensions sandbox hello --allow-install-scripts") {
+		t.Errorf("the switch does not tell of the install script:\n%s", out)
+	}
+	c, _ := e.choice()
+	ran := filepath.Join(c.Packages["hello"].Tree, "node_modules", "scripted-mcp", "ran.txt")
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the install script ran")
+	}
+	out = e.must("extensions", "sandbox", "hello", "--allow-install-scripts")
+	c, granted := e.choice()
+	p := c.Packages["hello"]
+	if !p.ScriptsRun || !c.InstallScripts || !granted || !strings.Contains(out, "its install scripts ran, in the install's sandbox, as you allowed") {
+		t.Errorf("with --allow-install-scripts: %+v, consent %v\n%s", p, granted, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.Tree, "node_modules", "scripted-mcp", "ran.txt")); err != nil || string(b) != "ran" {
+		t.Errorf("the allowed install script did not run: %q %v", b, err)
+	}
+}
