@@ -1,0 +1,503 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/claudetest"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/mcpclient"
+	"github.com/gemkit/gemkit/internal/npmregistrytest"
+)
+
+// Three published Gemini CLI extensions whose servers start with
+// `npx -y`, their manifests as published, unchanged. gemkit pins each
+// server's package when the extension is switched, from a registry the
+// test runs on loopback (internal/npmregistrytest) that serves the
+// packages interop/published holds (scripts/setup-and-test installs
+// them, pinned there at the newest versions when pinned, since none of
+// the three manifests names a version): no outside registry is asked.
+// Their code is not in this repository: only the manifests' facts.
+
+// context7Manifest is upstash/context7's gemini-extension.json at tag
+// @upstash/context7-mcp@4.0.3, commit
+// 05796c74259a768f45a3f508ae8583df1467a6dd (unchanged since 34704b6;
+// the same at the repository's head, c324828). Gemini CLI 0.61 passes
+// "${CONTEXT7_API_KEY}" to the server as it is written: its
+// loadExtensionConfig substitutes only extensionPath, workspacePath, /
+// and pathSeparator in a manifest's mcpServers, and its MCP client
+// expands variables in env, not in args (McpClient's stdio transport,
+// packages/core/src/tools/mcp-client.ts); gemkit does the same.
+const context7Manifest = `{
+  "name": "context7",
+  "description": "Up-to-date code docs for any prompt",
+  "version": "1.0.0",
+  "settings": [
+    {
+      "name": "API Key",
+      "description": "Context7 API key. Create new key at https://context7.com/dashboard.",
+      "envVar": "CONTEXT7_API_KEY"
+    }
+  ],
+  "mcpServers": {
+    "context7": {
+      "command": "npx",
+      "args": ["-y", "@upstash/context7-mcp", "--api-key", "${CONTEXT7_API_KEY}"]
+    }
+  }
+}
+`
+
+// postmanManifest is postmanlabs/postman-mcp-server's
+// gemini-extension.json at tag v2.8.7, commit
+// 15edf817a28394a8fb07f3be2672519fbd6cf072 (added in 6f51e13, removed
+// from the repository in cdf6dfd).
+const postmanManifest = `{
+    "name": "postman-api-mcp",
+    "version": "1.0.0",
+    "mcpServers": {
+        "postman-api-mcp": {
+            "command": "npx",
+            "args": [
+                "-y",
+                "@postman/postman-mcp-server"
+            ]
+        }
+    },
+    "settings": [
+        {
+            "name": "Postman API Key",
+            "description": "Postman API Key",
+            "envVar": "POSTMAN_API_KEY"
+        }
+    ]
+}`
+
+// cloudRunManifest is GoogleCloudPlatform/cloud-run-mcp's
+// gemini-extension.json at tag v1.10.0, commit
+// 6ce7cbb4100032a53ef4d92701b4e8b58a844729 (unchanged since 02ef608).
+const cloudRunManifest = `{
+  "name": "cloud-run",
+  "version": "1.0.0",
+  "mcpServers": {
+    "cloud-run": {
+      "command": "npx",
+      "args": ["-y", "@google-cloud/cloud-run-mcp"]
+    }
+  },
+  "settings": [
+    {
+      "name": "Project ID",
+      "description": "Google Cloud project ID to use for Cloud Run operations.",
+      "envVar": "GOOGLE_CLOUD_PROJECT"
+    },
+    {
+      "name": "Region",
+      "description": "Google Cloud region where Cloud Run services will be managed.",
+      "envVar": "GOOGLE_CLOUD_REGION"
+    }
+  ],
+  "contextFileName": "gemini-extension/GEMINI.md"
+}
+`
+
+// npxExtension is one of the published extensions, with what the test
+// gives it and the call it makes.
+type npxExtension struct {
+	name, manifest, server string
+	// pkg is the package its server runs, version the one pinned (the
+	// newest interop/published holds).
+	pkg, version string
+	// files are what the test writes beside the manifest: the settings a
+	// person gives at install (.env), the context file the manifest
+	// names.
+	files map[string]string
+	// tool and args are the call; answer a phrase of the server's answer
+	// offline, which bare gives too (TestPublishedNPXAsBare).
+	tool   string
+	args   map[string]any
+	answer string
+	// bareArgs and bareEnv are what the server gets from the manifest,
+	// for a bare run of it.
+	bareArgs []string
+	bareEnv  []string
+}
+
+// cloudRunContext is the line of the context file the cloud-run manifest
+// names; the test writes its own.
+const cloudRunContext = "Cloud Run services are listed with list_services."
+
+var npxExtensions = []npxExtension{
+	{name: "context7", manifest: context7Manifest, server: "context7", pkg: "@upstash/context7-mcp", version: "4.1.1",
+		files: map[string]string{".env": "CONTEXT7_API_KEY=test-key-3312\n"},
+		tool:  "resolve-library-id", args: map[string]any{"libraryName": "react", "query": "How do I use hooks?"},
+		// Offline, its client's fetch of context7.com fails; the
+		// answer says so (not as an error).
+		answer: "Error searching libraries: TypeError: fetch failed", bareArgs: []string{"--api-key", "${CONTEXT7_API_KEY}"}},
+	{name: "postman-api-mcp", manifest: postmanManifest, server: "postman-api-mcp", pkg: "@postman/postman-mcp-server", version: "2.13.0",
+		files: map[string]string{".env": "POSTMAN_API_KEY=test-key-3312\n"},
+		// getEnabledTools answers from the server itself, offline.
+		tool: "getEnabledTools", args: map[string]any{}, answer: "currentServerTools", bareEnv: []string{"POSTMAN_API_KEY=test-key-3312"}},
+	{name: "cloud-run", manifest: cloudRunManifest, server: "cloud-run", pkg: "@google-cloud/cloud-run-mcp", version: "1.10.0",
+		files: map[string]string{"gemini-extension/GEMINI.md": "# Cloud Run\n\n" + cloudRunContext + "\n"},
+		// Without the person's Google Cloud login, its tools say so.
+		tool: "list_services", args: map[string]any{"project": "my-project"}, answer: "GCP credentials are not available"},
+}
+
+// npxProc names the three servers in a command line: each runs from its
+// pinned tree.
+const npxProc = "/.local/share/gemkit/packages/"
+
+// publishedTarballs keeps the tarballs packed from interop/published
+// across the tests of this binary.
+var publishedTarballs npmregistrytest.Cache
+
+// publishedRegistry is a loopback npm registry serving what
+// interop/published holds, and f's home's npm configuration naming it
+// (with no retries: a failure is told at once).
+func publishedRegistry(t *testing.T, f *fixture) *npmregistrytest.Registry {
+	t.Helper()
+	gemkittest.Interop(t) // node and npm
+	dir := filepath.Dir(publishedModules(t, "@upstash/context7-mcp"))
+	r := npmregistrytest.New(t, &publishedTarballs)
+	r.AddInstalled(dir)
+	writeFile(t, filepath.Join(f.home, ".npmrc"), "registry="+r.URL+"\nfetch-retries=0\n", 0o600)
+	return r
+}
+
+// linkNPX links the published extensions and switches each to gemkit,
+// which pins its server's package from r; it checks what the switch
+// says and returns how many requests the installs made of r.
+func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxExtension) int {
+	t.Helper()
+	for _, e := range exts {
+		f.link(t, e.name, e.manifest, e.files)
+		out, err := f.gemkit("extensions", "sandbox", e.name)
+		if err != nil {
+			t.Fatalf("gemkit extensions sandbox %s: %v\n%s", e.name, err, out)
+		}
+		for _, want := range []string{
+			fmt.Sprintf("Installing %s (the newest) for %s from %s in gemkit's sandbox (no network but the registry, install scripts off):", e.pkg, e.server, r.URL),
+			fmt.Sprintf("pinned: it runs %s %s (the newest when pinned;", e.pkg, e.version),
+			"Gemini CLI, with the same manifest, runs the runner itself at each start",
+			"Switched: Gemini CLI no longer starts " + e.server,
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("switching %s does not say %q:\n%s", e.name, want, out)
+			}
+		}
+	}
+	return len(r.Requests())
+}
+
+// bare holds each server's tools and its answer to the call, run bare:
+// the same package, from interop/published's tree, outside gemkit, in a
+// network namespace of its own with nothing in it (this machine
+// offline, as gemkit's sandbox gives it no network), with the
+// manifest's arguments and settings. Worked out once per test binary.
+var bare struct {
+	once    sync.Once
+	answers map[string]bareAnswer
+	err     error
+}
+
+func bareAnswers(root string) (map[string]bareAnswer, error) {
+	bare.once.Do(func() {
+		bare.answers = map[string]bareAnswer{}
+		for _, e := range npxExtensions {
+			a, err := runBare(root, e)
+			if err != nil {
+				bare.err = fmt.Errorf("%s bare: %w", e.name, err)
+				return
+			}
+			bare.answers[e.name] = a
+		}
+	})
+	return bare.answers, bare.err
+}
+
+type bareAnswer struct {
+	tools []string
+	text  string
+}
+
+func runBare(root string, e npxExtension) (bareAnswer, error) {
+	dir := filepath.Join(root, "interop", "published", "node_modules", filepath.FromSlash(e.pkg))
+	var m struct {
+		Bin json.RawMessage `json:"bin"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return bareAnswer{}, err
+	}
+	json.Unmarshal(b, &m)
+	var bin string
+	if json.Unmarshal(m.Bin, &bin) != nil {
+		var bins map[string]string
+		json.Unmarshal(m.Bin, &bins)
+		for _, v := range bins {
+			bin = v
+		}
+	}
+	unshare := []string{"unshare", "-n"}
+	if os.Getuid() != 0 {
+		unshare = []string{"unshare", "-rn"}
+	}
+	home, err := os.MkdirTemp("", "gemkit-bare-")
+	if err != nil {
+		return bareAnswer{}, err
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, unshare[0], append(append(unshare[1:], "node", filepath.Join(dir, bin)), e.bareArgs...)...)
+	cmd.Dir = home
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8"}, e.bareEnv...)
+	in, _ := cmd.StdinPipe()
+	outp, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return bareAnswer{}, err
+	}
+	defer func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }()
+	c, err := mcpclient.Stdio(ctx, outp, in, mcpclient.Options{Name: "bare", Version: "1"})
+	if err != nil {
+		return bareAnswer{}, fmt.Errorf("%w; stderr: %s", err, stderr.String())
+	}
+	defer c.Close()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return bareAnswer{}, err
+	}
+	var a bareAnswer
+	for _, tl := range tools {
+		a.tools = append(a.tools, tl.Name)
+	}
+	sort.Strings(a.tools)
+	res, err := c.CallTool(ctx, e.tool, e.args)
+	if err != nil {
+		return bareAnswer{}, err
+	}
+	a.text = res.Text("\n")
+	return a, nil
+}
+
+// wantBare fails unless bare answered the test's call with the phrase
+// the tests look for: what the servers say offline is theirs, not the
+// test's.
+func wantBare(t *testing.T) map[string]bareAnswer {
+	t.Helper()
+	gemkittest.Interop(t) // node
+	publishedModules(t, "@upstash/context7-mcp")
+	answers, err := bareAnswers(gemkittest.RepoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range npxExtensions {
+		if !strings.Contains(answers[e.name].text, e.answer) {
+			t.Fatalf("%s run bare answered %s with %q, not %q", e.name, e.tool, answers[e.name].text, e.answer)
+		}
+	}
+	return answers
+}
+
+// wantAsBare checks, through a gemkit mcp of f's, that the switched
+// published extensions' servers, run from their pinned trees with no
+// network, serve the tools bare lists and answer the call as bare
+// answers it.
+func wantAsBare(t *testing.T, f *fixture, bare map[string]bareAnswer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	defer run.c.Close()
+	tools, err := run.c.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
+	}
+	for _, e := range npxExtensions {
+		var served []string
+		for _, tl := range tools {
+			if n, ok := strings.CutPrefix(tl.Name, e.name+"_"); ok {
+				served = append(served, n)
+			}
+		}
+		sort.Strings(served)
+		if !slices.Equal(served, bare[e.name].tools) {
+			t.Errorf("%s: gemkit serves %q, bare lists %q\n%s", e.name, served, bare[e.name].tools, run.stderr.String())
+		}
+		res, err := run.c.CallTool(ctx, e.name+"_"+e.tool, e.args)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", e.name, err, run.stderr.String())
+		}
+		// gemkit adds a line when its sandbox refused the server a host
+		// during the call (context7.com, Google's metadata server).
+		if got := res.Text("\n"); !strings.HasPrefix(got, bare[e.name].text) {
+			t.Errorf("%s answered %q\nbare answered %q", e.name, got, bare[e.name].text)
+		}
+	}
+}
+
+// TestGeminiCLIPublishedNPX: the real Gemini CLI 0.61, offline against
+// the scripted model, with the three published extensions switched to
+// gemkit, which installed each server's package from the loopback
+// registry at the switch. The model calls a tool of each through gemkit
+// mcp and each answer, bare's, reaches it; Gemini CLI starts none of its
+// own copies (it would run npx), the run's three server processes are
+// gemkit's, inside the sandbox, each from its pinned tree, and the
+// registry is not asked. Then, through gemkit mcp, each server lists the
+// tools bare lists and answers as bare does (wantAsBare).
+func TestGeminiCLIPublishedNPX(t *testing.T) {
+	gemkittest.SkipShort(t, "the real Gemini CLI 0.61 and three published servers installed from a loopback registry")
+	bare := wantBare(t)
+	f := newFixture(t)
+	r := publishedRegistry(t, f)
+	asked := linkNPX(t, f, r, npxExtensions)
+	var script []fakemodel.Reply
+	for _, e := range npxExtensions {
+		script = append(script, fakemodel.Call("mcp_gemkit_"+e.name+"_"+e.tool, e.args))
+	}
+	script = append(script, fakemodel.Text("All done."))
+	run := runSwitchedGemini(t, f, npxProc, "Use the published servers.", script...)
+	for i, e := range npxExtensions {
+		name := "mcp_gemkit_" + e.name + "_" + e.tool
+		run.wantOffered(t, name, "mcp_"+e.server+"_")
+		run.wantAnswer(t, i+1, name, e.answer)
+	}
+	run.wantContext(t, cloudRunContext)
+	allSandboxed(t, run.seen, 3)
+	wantAsBare(t, f, bare)
+	if n := len(r.Requests()); n != asked {
+		t.Errorf("the servers asked the registry %d times after the switch: %q", n-asked, r.Requests()[asked:])
+	}
+}
+
+// TestClaudeCodePublishedNPX: the real Claude Code, through the same
+// `gemkit mcp` entry, calls a tool of each of the three published
+// extensions; each answer, bare's, reaches the model, and each server
+// runs once, in the sandbox, from its pinned tree.
+func TestClaudeCodePublishedNPX(t *testing.T) {
+	gemkittest.SkipShort(t, "the real Claude Code and three published servers installed from a loopback registry")
+	claude := claudetest.Binary(t)
+	wantBare(t)
+	f := newFixture(t)
+	r := publishedRegistry(t, f)
+	asked := linkNPX(t, f, r, npxExtensions)
+	var calls []claudeCall
+	for _, e := range npxExtensions {
+		calls = append(calls, claudeCall{"mcp__gemkit__" + e.name + "_" + e.tool, e.args, e.answer})
+	}
+	allSandboxed(t, runSwitchedClaude(t, f, claude, npxProc, calls...), 3)
+	if n := len(r.Requests()); n != asked {
+		t.Errorf("the run asked the registry %d times: %q", n-asked, r.Requests()[asked:])
+	}
+}
+
+// newVersionMarker is what the test's new version of context7's server
+// says in its tool's description.
+const newVersionMarker = "(new-version-5521)"
+
+// TestPublishedNPXNewVersion: a new version of context7's server
+// published to the registry is not run: gemkit mcp, started afresh,
+// runs the pinned one, from its tree, and asks the registry nothing; an
+// update without consent shows the new version and changes nothing;
+// with consent, the next start runs the new one, from a new tree.
+func TestPublishedNPXNewVersion(t *testing.T) {
+	gemkittest.SkipShort(t, "installs a published server from a loopback registry, twice")
+	f := newFixture(t)
+	r := publishedRegistry(t, f)
+	c7 := npxExtensions[0]
+	linkNPX(t, f, r, []npxExtension{c7})
+	pinned := func() extension.Pin {
+		t.Helper()
+		c, err := extension.OpenStore(f.home).ServerChoice(c7.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Packages[c7.server]
+	}
+	old := pinned()
+	r.PublishDir(filepath.Join(filepath.Dir(publishedModules(t, c7.pkg)), "node_modules", filepath.FromSlash(c7.pkg)), "4.1.2", func(name string, b []byte) []byte {
+		if strings.HasPrefix(name, "dist/") && strings.HasSuffix(name, ".js") {
+			return []byte(strings.ReplaceAll(string(b), "Resolves a package/product name to a Context7-compatible library ID", "Resolves a package/product name to a Context7-compatible library ID "+newVersionMarker))
+		}
+		return b
+	})
+	// description starts gemkit mcp afresh, lists and calls context7's
+	// tool, and returns the tool's description and the command line of
+	// the server process that answered.
+	description := func() (string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		stop := watchServers(npxProc, f.bin)
+		run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+		defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
+		tools, err := run.c.ListTools(ctx)
+		if err != nil {
+			t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
+		}
+		if _, err := run.c.CallTool(ctx, c7.name+"_"+c7.tool, c7.args); err != nil {
+			t.Fatal(err)
+		}
+		seen := stop()
+		if len(seen) != 1 {
+			t.Fatalf("%d server processes, want 1: %v", len(seen), seen)
+		}
+		var cmdline string
+		for pid := range seen {
+			b, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+			cmdline = strings.ReplaceAll(string(b), "\x00", " ")
+		}
+		for _, tl := range tools {
+			if tl.Name == c7.name+"_"+c7.tool {
+				return tl.Description, cmdline
+			}
+		}
+		t.Fatalf("no %s_%s among %d tools\n%s", c7.name, c7.tool, len(tools), run.stderr.String())
+		return "", ""
+	}
+	asked := len(r.Requests())
+	if d, cmdline := description(); strings.Contains(d, newVersionMarker) || !strings.Contains(cmdline, old.Tree) {
+		t.Errorf("before update and consent, the server runs %q with the description %q; want the pinned tree %s", cmdline, d, old.Tree)
+	}
+	if n := len(r.Requests()); n != asked {
+		t.Errorf("gemkit mcp asked the registry: %q", r.Requests()[asked:])
+	}
+	out, err := f.gemkit("extensions", "update", c7.name)
+	if err == nil || !strings.Contains(out, "changed since you agreed: @upstash/context7-mcp 4.1.1 → 4.1.2") {
+		t.Errorf("update without consent: %v\n%s", err, out)
+	}
+	if p := pinned(); p.Version != "4.1.1" || p.Tree != old.Tree {
+		t.Errorf("the refused update changed the pin: %+v", p)
+	}
+	if d, _ := description(); strings.Contains(d, newVersionMarker) {
+		t.Errorf("the new version runs after an update without consent: %q", d)
+	}
+	if out, err := f.gemkit("extensions", "update", c7.name, "--consent"); err != nil || !strings.Contains(out, "Updated context7's servers' packages: context7 @upstash/context7-mcp 4.1.1 → 4.1.2") {
+		t.Fatalf("update --consent: %v\n%s", err, out)
+	}
+	now := pinned()
+	if now.Version != "4.1.2" || now.Tree == old.Tree {
+		t.Fatalf("after update --consent: %+v", now)
+	}
+	if d, cmdline := description(); !strings.Contains(d, newVersionMarker) || !strings.Contains(cmdline, now.Tree) {
+		t.Errorf("after the update, the server runs %q with the description %q; want the new tree %s", cmdline, d, now.Tree)
+	}
+	if _, err := os.Stat(old.Tree); err == nil {
+		t.Error("the old tree is still there after the update")
+	}
+}
