@@ -21,6 +21,15 @@
 // earlier commit's), so that a change is measured against it in the
 // same run.
 //
+// The same package is also started as a published manifest starts it,
+// `npx -y @modelcontextprotocol/server-everything`, three ways: through
+// gemkit mcp once gemkit pinned it at the switch (its package installed
+// from a loopback npm registry serving interop/mcp-servers's packages,
+// internal/npmregistrytest, and run from the pinned tree in the
+// sandbox); bare from that tree (node and its program); and by npx
+// itself, as Gemini CLI runs it, with its cache warm (it still asks the
+// registry for the package's metadata at each start).
+//
 // The client is bench/internal/mcpline, the same for both.
 // server-everything is interop/mcp-servers's pinned copy (`npm ci` there
 // first), copied into the extension's folder as a published extension
@@ -43,10 +52,16 @@ import (
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/bench/internal/mcpline"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/npmregistrytest"
 )
 
 const manifest = `{"name": "realmcp", "version": "1.0.0", "description": "server-everything, as an extension ships it.",
  "mcpServers": {"everything": {"command": "node", "args": ["${extensionPath}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"]}}}`
+
+// npxManifest starts server-everything as most published manifests
+// start their server: through npx, the newest version.
+const npxManifest = `{"name": "npxmcp", "version": "1.0.0", "description": "server-everything, as a published manifest starts it.",
+ "mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}`
 
 // copierEnv makes this program the copier of the side "through a byte
 // copier": it starts its arguments and copies their stdin and stdout,
@@ -121,6 +136,11 @@ func run(n, starts int, bin, ref string) error {
 			return fmt.Errorf("link with %s: %v: %s", l.bin, err, out)
 		}
 	}
+	npx, err := pinNPX(root, tmp, bin)
+	if err != nil {
+		return err
+	}
+	defer npx.close()
 	// An installed extension's files are older than the 2 s within which
 	// the consent check's digest cache does not trust a file's stat (a
 	// change may hide in the timestamps' granularity): the starts measure
@@ -155,6 +175,8 @@ func run(n, starts int, bin, ref string) error {
 			return c
 		}})
 	}
+	npxFirst := len(sides)
+	sides = append(sides, npx.sides(ws)...)
 
 	load := loadavg()
 	cold := make([][]time.Duration, len(sides))
@@ -209,7 +231,7 @@ func run(n, starts int, bin, ref string) error {
 	}
 	fmt.Printf("%s/%s, %d CPUs; %d calls and %d cold starts of each, alternating\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, starts)
 	fmt.Printf("load average before: %s, after: %s\n", load, loadavg())
-	const row = "%-28s %14s %14s %14s %14s\n"
+	const row = "%-34s %14s %14s %14s %14s\n"
 	fmt.Printf(row, "", "call p50", "call p90", "first list p50", "cold start p50")
 	for i, s := range sides {
 		fmt.Printf(row, s.name, ms(pct(warm[i], 50)), ms(pct(warm[i], 90)), ms(pct(listed[i], 50)), ms(pct(cold[i], 50)))
@@ -222,12 +244,20 @@ func run(n, starts int, bin, ref string) error {
 	if ref != "" {
 		cost("the reference's cost", 3)
 	}
+	// The npx sides, against the pinned package run bare from its tree.
+	bareNPX := npxFirst + 1
+	costVs := func(name string, i int) {
+		fmt.Printf(row, name, ms(pct(warm[i], 50)-pct(warm[bareNPX], 50)), "", ms(pct(listed[i], 50)-pct(listed[bareNPX], 50)), ms(pct(cold[i], 50)-pct(cold[bareNPX], 50)))
+	}
+	costVs("npx pinned: gemkit's cost", npxFirst)
+	costVs("npx itself: its cost", npxFirst+2)
 	for i, s := range sides {
 		if strings.Contains(s.name, "gemkit") || strings.Contains(s.name, "reference") {
-			fmt.Printf("CPU of the gemkit process %s per call: %.1f µs\n", strings.TrimPrefix(s.name, "through "), float64(cpuPerCall[i])/float64(time.Microsecond))
+			fmt.Printf("CPU of the gemkit process per call, %s: %.1f µs\n", s.name, float64(cpuPerCall[i])/float64(time.Microsecond))
 		}
 	}
 	fmt.Println("targets: at most 0.3 ms added to a call at p50; a cold start (to the first call's answer) at most 15 ms more than bare")
+	fmt.Printf("npx: %s\n", npx.pinned)
 	return nil
 }
 
@@ -360,4 +390,116 @@ func loadavg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// npxSetup is server-everything pinned by gemkit for a manifest that
+// starts it with npx, and what the npx sides need.
+type npxSetup struct {
+	home, tree, program string
+	bin                 string
+	registry            string
+	// npxCache is npx's own cache, warmed once, for the side that runs
+	// npx as Gemini CLI does.
+	npxCache string
+	pinned   string
+	close    func()
+}
+
+// benchTB lets the registry of the tests serve the benchmark: a failure
+// of its set-up ends the program with its words.
+type benchTB struct{ cleanups []func() }
+
+func (b *benchTB) Helper() {}
+func (b *benchTB) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("npm registry: "+format, args...))
+}
+func (b *benchTB) Cleanup(f func()) { b.cleanups = append(b.cleanups, f) }
+
+// pinNPX serves interop/mcp-servers's packages from a loopback registry,
+// links an extension whose manifest starts server-everything with npx in
+// a home of its own, whose npm configuration names that registry, and
+// switches it to gemkit, which pins the package; then warms npx's own
+// cache for the side that runs npx.
+func pinNPX(root, tmp, bin string) (n *npxSetup, err error) {
+	tb := &benchTB{}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	reg := npmregistrytest.New(tb, nil)
+	n = &npxSetup{home: filepath.Join(tmp, "home-npx"), bin: bin, registry: reg.URL, npxCache: filepath.Join(tmp, "npx-cache"),
+		close: func() {
+			for i := len(tb.cleanups) - 1; i >= 0; i-- {
+				tb.cleanups[i]()
+			}
+		}}
+	reg.AddInstalled(filepath.Join(root, "interop", "mcp-servers"))
+	ext := filepath.Join(tmp, "ext-npx")
+	for _, d := range []string{n.home, ext} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(n.home, ".npmrc"), []byte("registry="+reg.URL+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(ext, "gemini-extension.json"), []byte(npxManifest), 0o644); err != nil {
+		return nil, err
+	}
+	env := environ(n.home, tmp)
+	for _, args := range [][]string{{"extensions", "link", "--consent", ext}, {"extensions", "sandbox", "npxmcp"}} {
+		c := exec.Command(bin, args...)
+		c.Env = env
+		if out, err := c.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("gemkit %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	c, err := extension.OpenStore(n.home).ServerChoice("npxmcp")
+	if err != nil {
+		return nil, err
+	}
+	p, ok := c.Packages["everything"]
+	if !ok {
+		return nil, fmt.Errorf("the switch pinned nothing: %+v", c)
+	}
+	n.tree, n.program = p.Tree, filepath.Join(p.Tree, filepath.FromSlash(p.Program))
+	n.pinned = fmt.Sprintf("%s %s pinned in %s (%d packages, %d files)", p.Package, p.Version, p.Tree, p.Packages, p.Files)
+	// npx's first run installs the package in its cache; the side
+	// measures the runs after it.
+	warm, err := dial(n.npxSide(tmp))
+	if err != nil {
+		return nil, fmt.Errorf("npx's first run: %w", err)
+	}
+	warm.Close()
+	return n, nil
+}
+
+// npxSide runs npx as Gemini CLI does with the manifest, against the
+// loopback registry, with npx's cache in the bench's folder.
+func (n *npxSetup) npxSide(ws string) side {
+	return side{name: "npx itself (Gemini CLI's way)", tool: "echo", cmd: func() *exec.Cmd {
+		c := exec.Command("npx", "-y", "@modelcontextprotocol/server-everything")
+		c.Dir = ws
+		c.Env = append(environ(n.home, filepath.Dir(n.npxCache)), "npm_config_cache="+n.npxCache, "npm_config_update_notifier=false")
+		return c
+	}}
+}
+
+// sides are the npx sides: through gemkit (the pinned tree, in the
+// sandbox), bare from the pinned tree, and npx itself.
+func (n *npxSetup) sides(ws string) []side {
+	return []side{
+		{name: "npx pinned, through gemkit", tool: "npxmcp_echo", cmd: func() *exec.Cmd {
+			c := exec.Command(n.bin, "mcp", "--code-intel=false")
+			c.Dir, c.Env = ws, environ(n.home, filepath.Dir(n.npxCache))
+			return c
+		}},
+		{name: "npx package, bare from its tree", tool: "echo", cmd: func() *exec.Cmd {
+			c := exec.Command("node", n.program)
+			c.Dir, c.Env = ws, environ(n.home, filepath.Dir(n.npxCache))
+			return c
+		}},
+		n.npxSide(ws),
+	}
 }

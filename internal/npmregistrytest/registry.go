@@ -39,9 +39,16 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
+
+// TB is the part of testing.TB the registry uses, so that a benchmark
+// program (bench/extmcp) can serve one too.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
 
 // Breakage is a way the registry misbehaves for one package.
 type Breakage int
@@ -110,7 +117,7 @@ type Registry struct {
 	// which an install's sandbox must be allowed.
 	URL, Host string
 
-	t     testing.TB
+	t     TB
 	srv   *httptest.Server
 	cache *Cache
 
@@ -132,7 +139,7 @@ type hold struct {
 // New starts a registry for the test t, closed when it ends; cache,
 // when not nil, keeps the tarballs built from installed packages for
 // other registries of the test binary.
-func New(t testing.TB, cache *Cache) *Registry {
+func New(t TB, cache *Cache) *Registry {
 	t.Helper()
 	if cache == nil {
 		cache = &Cache{}
