@@ -121,6 +121,9 @@ func (e *pkgEnv) trees() []string {
 func TestSwitchPinsPackage(t *testing.T) {
 	e := newPkgEnv(t, helloManifest)
 	publishHello(e.reg, "1.0.0", "1.0.0")
+	// A project's npm configuration, which a tool may write, is never
+	// read: this one names a registry that answers nothing.
+	os.WriteFile(filepath.Join(e.ws, ".npmrc"), []byte("registry=http://127.0.0.1:9/\n"), 0o644)
 	out := e.must("extensions", "sandbox", "hello")
 	for _, want := range []string{
 		"Pinning the packages hello's servers fetch through a package runner:",
@@ -172,6 +175,18 @@ func TestSwitchPinsPackage(t *testing.T) {
 	}
 	if out := e.must("extensions", "update", "hello"); !strings.Contains(out, "hello's servers' packages are up to date: hello hello-mcp 1.1.0") {
 		t.Errorf("update with nothing new:\n%s", out)
+	}
+	if out := e.must("extensions", "describe", "hello"); !strings.Contains(out, "hello: pinned: it runs hello-mcp 1.1.0") {
+		t.Errorf("describe does not say what the server runs:\n%s", out)
+	}
+	// The manifest, edited, asks for another version: not pinned, so
+	// not started, and doctor says so with the command that pins it.
+	src := filepath.Join(e.home, "src", "hello")
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(strings.Replace(helloManifest, `"hello-mcp"`, `"hello-mcp@1.0.0"`, 1)), 0o644)
+	out, _ = e.run("extensions", "doctor")
+	if !strings.Contains(out, "its MCP server hello (npx -y hello-mcp@1.0.0 --stdio) fetches hello-mcp@1.0.0 through a package runner, and gemkit has not pinned it for what the manifest asks now") ||
+		!strings.Contains(out, "`gemkit extensions sandbox hello` installs it once") {
+		t.Errorf("doctor does not tell of the server left unpinned:\n%s", out)
 	}
 	e.must("extensions", "uninstall", "hello")
 	if _, err := os.Stat(filepath.Join(pkgrun.Root(e.home), "hello")); err == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/pkgrun"
 )
 
 // serverState is where an extension's MCP servers run, as list,
@@ -40,6 +41,9 @@ type serverState struct {
 	// Widening is what the person allowed them beyond the default
 	// profile.
 	Widening extension.Widening `json:"widening"`
+	// Packages are the packages pinned for its package-runner servers,
+	// by server (gemkit runs each from its tree).
+	Packages map[string]extension.Pin `json:"packages,omitempty"`
 	// Command switches them (back, when switched).
 	Command string `json:"command"`
 	// Grant is what the manifest's permissions give them
@@ -61,7 +65,7 @@ func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []s
 	if names == nil {
 		names = []string{}
 	}
-	s := &serverState{Sandboxable: names, Remote: extension.RemoteServers(m), Switched: c.Switched, Widening: c.Widening, Container: containers,
+	s := &serverState{Sandboxable: names, Remote: extension.RemoteServers(m), Switched: c.Switched, Widening: c.Widening, Container: containers, Packages: c.Packages,
 		Unconfined: []string{}, RemoteInGemini: []string{}, Command: "gemkit extensions sandbox " + m.Name, Grant: extension.ServerGrant(m)}
 	if s.Remote == nil {
 		s.Remote = []string{}
@@ -183,6 +187,9 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	if len(s.Remote) > 0 {
 		fmt.Fprintf(w, "  Its remote servers (%s) go with the switch, not sandboxed, since they run elsewhere: switched, gemkit mcp connects to them from your computer as Gemini CLI would, sending the manifest's headers with only the extension's declared settings in them, but signs in to nothing (a server that asks for OAuth fails to connect)\n", strings.Join(s.Remote, ", "))
 	}
+	for _, n := range sortedPins(s.Packages) {
+		fmt.Fprintf(w, "  %s: %s\n", n, extension.Printable(s.Packages[n].Words()))
+	}
 	if s.Switched && (!consent.Granted || consent.FilesChanged) {
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
@@ -243,10 +250,37 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 			Message: "switched to gemkit, but without your consent to it as it is now gemkit mcp does not serve its servers, and Gemini CLI does not start them",
 			Fix:     "agree with " + consentHint(name) + ", or give them back to Gemini CLI with `gemkit extensions sandbox " + name + " --off`"})
 	}
+	fs = append(fs, pinFindings(in.Extension, choices[name])...)
 	if gs.Gemkit == "" {
 		fs = append(fs, finding{Level: "note", Extension: name,
 			Message: "switched to gemkit, but Gemini CLI's settings have no gemkit mcp entry, so Gemini CLI sees none of its servers' tools",
 			Fix:     "`gemini mcp add -s user --trust gemkit gemkit mcp`"})
+	}
+	return fs
+}
+
+// pinFindings are doctor's findings on a switched extension's
+// package-runner servers: one whose line cannot be pinned, or that has
+// no pin for what its manifest asks now, is not started by gemkit mcp.
+func pinFindings(ext *extension.Extension, c extension.ServerChoice) []finding {
+	name := ext.Manifest.Name
+	var fs []finding
+	for _, r := range runnerServers(ext) {
+		p, ok := c.Packages[r.name]
+		switch {
+		case r.err != nil:
+			fs = append(fs, finding{Level: "warning", Extension: name,
+				Message: fmt.Sprintf("its MCP server %s (%s): %v, so gemkit mcp does not start it", r.name, r.line, r.err),
+				Fix:     "the extension's author can start it with a package gemkit can pin (npx -y PACKAGE), or give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"})
+		case r.inv.Ecosystem == pkgrun.PyPI:
+			fs = append(fs, finding{Level: "warning", Extension: name,
+				Message: fmt.Sprintf("its MCP server %s: %v", r.name, &pkgrun.PyPIError{Invocation: r.inv}),
+				Fix:     "give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"})
+		case !ok || p.Request != r.inv.Request() || p.Runner != r.inv.Runner:
+			fs = append(fs, finding{Level: "warning", Extension: name,
+				Message: fmt.Sprintf("its MCP server %s (%s) fetches %s through a package runner, and gemkit has not pinned it for what the manifest asks now, so gemkit mcp does not start it", r.name, r.line, r.inv.Request()),
+				Fix:     "`gemkit extensions sandbox " + name + "` installs it once, at an exact version, for you to agree to"})
+		}
 	}
 	return fs
 }

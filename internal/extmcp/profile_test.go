@@ -83,3 +83,29 @@ func TestWidenedPolicy(t *testing.T) {
 		t.Errorf("the workspace's .git is not guarded: %+v", pol.Guarded)
 	}
 }
+
+// TestPinnedTreeProfile: a server pinned from a package runner reads its
+// tree, read-only, beside its runtime (node's installation, from its
+// program's #! line), though the tree lies in ~/.local/share/gemkit,
+// which every other sandboxed process finds closed; it writes only its
+// data folder, and reaches no host.
+func TestPinnedTreeProfile(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	root, _ := DataRoot(map[string]string{"HOME": home})
+	tree := filepath.Join(home, ".local", "share", "gemkit", "packages", "x", "s@1.0.0-1")
+	prog := filepath.Join(tree, "node_modules", "pkg", "index.js")
+	os.MkdirAll(filepath.Dir(prog), 0o700)
+	os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755)
+	sp := Spec{Extension: "x", Server: "s", Dir: t.TempDir(), Command: prog, Tree: tree}
+	pr, err := BuildProfile(sp, ws, root, []string{"HOME=" + home, "PATH=/usr/bin:/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := pr.Policy(ws, home, sp.Dir, t.TempDir())
+	if !slices.Contains(pol.RuntimePaths, tree) || slices.Contains(pol.Caches, tree) || len(pol.Caches) != 1 || len(pol.AllowedHosts) != 0 {
+		t.Errorf("runtime %q, caches %q, hosts %q: want the tree read-only among the runtime, the data folder the only write, no host", pol.RuntimePaths, pol.Caches, pol.AllowedHosts)
+	}
+	if pol.Write != permission.AccessNone {
+		t.Errorf("write scope %q", pol.Write)
+	}
+}

@@ -188,7 +188,10 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	if err != nil {
 		return Tree{}, err
 	}
-	dir := filepath.Join(in.Root, req.Extension)
+	dir, err := extDir(in.Root, req.Extension)
+	if err != nil {
+		return Tree{}, err
+	}
 	if err := privateDirs(in.Root, dir); err != nil {
 		return Tree{}, err
 	}
@@ -524,7 +527,10 @@ func slug(s string) string {
 // left there: the trees no record pins any longer. The caller holds the
 // extension's lock (Lock).
 func Prune(root, ext string, keep []string) error {
-	dir := filepath.Join(root, ext)
+	dir, err := extDir(root, ext)
+	if err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -548,7 +554,21 @@ func Prune(root, ext string, keep []string) error {
 // Remove removes every tree of the extension ext under root: it is
 // being uninstalled.
 func Remove(root, ext string) error {
-	return fsutil.RemoveTree(filepath.Join(root, ext))
+	dir, err := extDir(root, ext)
+	if err != nil {
+		return err
+	}
+	return fsutil.RemoveTree(dir)
+}
+
+// extDir is the folder of the extension ext's trees under root; a name
+// that is not one plain component (an extension's name is letters,
+// digits and dashes) is refused rather than joined.
+func extDir(root, ext string) (string, error) {
+	if ext == "" || ext != filepath.Base(ext) || strings.HasPrefix(ext, ".") || strings.ContainsAny(ext, `/\`) {
+		return "", fmt.Errorf("%q is not an extension's name", ext)
+	}
+	return filepath.Join(root, ext), nil
 }
 
 func envMap(environ []string) map[string]string {

@@ -14,7 +14,10 @@ const lockFileName = ".lock"
 // prunes an extension's trees, so that none prunes a tree another has
 // just installed. The returned func releases it.
 func Lock(root, ext string) (func(), error) {
-	dir := filepath.Join(root, ext)
+	dir, err := extDir(root, ext)
+	if err != nil {
+		return nil, err
+	}
 	if err := privateDirs(root, dir); err != nil {
 		return nil, err
 	}
