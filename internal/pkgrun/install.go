@@ -288,7 +288,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	if werr != nil {
 		mu.Lock()
 		defer mu.Unlock()
-		return Tree{}, prog.failure(target, inv, registry, werr, denied)
+		return Tree{}, prog.failure(target, inv, registry, werr, denied, hosts)
 	}
 	t, err := inspect(stage, inv, req.Scripts)
 	if err != nil {

@@ -2,10 +2,14 @@ package pkgrun
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
 // TestReadConfig: the person's global npmrc, then their user npmrc, then
@@ -124,4 +128,47 @@ func writeTest(t *testing.T, p, body string) {
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFailureWords: npm's failure is said by what the person can act
+// on: a refusal of the registry itself (a name resolving to a private
+// address) apart from one of another host, then npm's codes.
+func TestFailureWords(t *testing.T) {
+	inv := Invocation{Runner: "npx", Ecosystem: NPM, Package: "p"}
+	hosts := []string{"registry.example:443", "203.0.113.80:443"}
+	for _, tc := range []struct {
+		npm    string
+		denied []sandbox.Denial
+		want   string
+	}{
+		{"npm error code E403\n", []sandbox.Denial{{Method: "CONNECT", Host: "registry.example", Port: 443, Reason: "registry.example resolves to the private address 203.0.113.80"}},
+			"refused the install the registry of your npm configuration itself (https://registry.example/): CONNECT registry.example:443 denied"},
+		{"npm error code E403\n", []sandbox.Denial{{Method: "CONNECT", Host: "cdn.example", Port: 443, Reason: NotAllowedWords}},
+			"a connection to what is not the registry of your npm configuration (https://registry.example/): CONNECT cdn.example:443"},
+		{"npm error code ETARGET\nnpm error notarget No matching version found for p@9.\n", nil, "has no version of p that matches"},
+		{"npm error code E401\n", nil, "refused the install (E401): your npm configuration's credentials"},
+		{"npm error code ECONNREFUSED\n", nil, "could not be reached (ECONNREFUSED)"},
+		{"npm error code EWHATEVER\n", nil, "npm failed with EWHATEVER (exit status 1)"},
+		{"", nil, "npm failed (exit status 1)"},
+	} {
+		p := &progress{received: new(atomic.Int64)}
+		p.Write([]byte(tc.npm))
+		err := p.failure("p@latest", inv, "https://registry.example/", exitStatus1(t), tc.denied, hosts)
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q %v:\n%v\nwant %q", tc.npm, tc.denied, err, tc.want)
+		}
+	}
+}
+
+// NotAllowedWords is the proxy's reason for a host not listed.
+const NotAllowedWords = sandbox.NotAllowed
+
+// exitStatus1 is the error of a process that exited 1.
+func exitStatus1(t *testing.T) error {
+	t.Helper()
+	err := exec.Command("sh", "-c", "exit 1").Run()
+	if err == nil {
+		t.Fatal("sh exited 0")
+	}
+	return err
 }

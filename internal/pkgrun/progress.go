@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os/exec"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,7 +186,7 @@ var npmCode = regexp.MustCompile(`^npm (?:error|ERR!) code (\S+)`)
 
 // failure is npm's failure in words: what the person can act on first,
 // then npm's own lines.
-func (p *progress) failure(target string, inv Invocation, registry string, waitErr error, denied []sandbox.Denial) error {
+func (p *progress) failure(target string, inv Invocation, registry string, waitErr error, denied []sandbox.Denial, hosts []string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := &InstallError{Package: target, NPM: p.errors}
@@ -199,11 +202,17 @@ func (p *progress) failure(target string, inv Invocation, registry string, waitE
 	if errors.As(waitErr, &ee) {
 		exit = fmt.Sprintf("exit status %d", ee.ExitCode())
 	}
-	var refused []string
+	var refused, registryRefused []string
 	for _, d := range denied {
-		refused = append(refused, d.String())
+		if slices.Contains(hosts, net.JoinHostPort(d.Host, strconv.Itoa(d.Port))) {
+			registryRefused = append(registryRefused, d.String())
+		} else {
+			refused = append(refused, d.String())
+		}
 	}
 	switch {
+	case len(registryRefused) > 0:
+		e.Why = fmt.Sprintf("gemkit's sandbox refused the install the registry of your npm configuration itself (%s): %s", printable(registry), printable(strings.Join(registryRefused, "; ")))
 	case len(refused) > 0:
 		e.Why = fmt.Sprintf("gemkit's sandbox refused the install a connection to what is not the registry of your npm configuration (%s): %s. The install reaches only the registries you configured; a package that fetches from elsewhere cannot be pinned", printable(registry), printable(strings.Join(refused, "; ")))
 	case e.Code == "E404":
