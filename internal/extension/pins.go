@@ -54,6 +54,9 @@ type Pin struct {
 // Words say what p runs, for the consent text and describe.
 func (p Pin) Words() string {
 	detail := fmt.Sprintf("%d packages, %s", p.Packages, sizeWords(p.Bytes))
+	if p.Packages == 1 {
+		detail = "1 package, " + sizeWords(p.Bytes)
+	}
 	if p.Newest {
 		detail = "the newest when pinned; " + detail
 	}
