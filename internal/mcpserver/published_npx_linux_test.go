@@ -120,10 +120,12 @@ type npxExtension struct {
 	// pkg is the package its server runs, version the one pinned (the
 	// newest interop/published holds).
 	pkg, version string
-	// files are what the test writes beside the manifest: the settings a
-	// person gives at install (.env), the context file the manifest
-	// names.
+	// files are what the test writes beside the manifest (the context
+	// file the manifest names); env is the settings a person gives
+	// (gemini extensions config writes them to the entry's .env, where
+	// Gemini CLI 0.61 reads a linked extension's).
 	files map[string]string
+	env   string
 	// tool and args are the call; answer a phrase of the server's answer
 	// offline, which bare gives too (TestPublishedNPXAsBare).
 	tool   string
@@ -141,13 +143,13 @@ const cloudRunContext = "Cloud Run services are listed with list_services."
 
 var npxExtensions = []npxExtension{
 	{name: "context7", manifest: context7Manifest, server: "context7", pkg: "@upstash/context7-mcp", version: "4.1.1",
-		files: map[string]string{".env": "CONTEXT7_API_KEY=test-key-3312\n"},
-		tool:  "resolve-library-id", args: map[string]any{"libraryName": "react", "query": "How do I use hooks?"},
+		env:  "CONTEXT7_API_KEY=test-key-3312\n",
+		tool: "resolve-library-id", args: map[string]any{"libraryName": "react", "query": "How do I use hooks?"},
 		// Offline, its client's fetch of context7.com fails; the
 		// answer says so (not as an error).
 		answer: "Error searching libraries: TypeError: fetch failed", bareArgs: []string{"--api-key", "${CONTEXT7_API_KEY}"}},
 	{name: "postman-api-mcp", manifest: postmanManifest, server: "postman-api-mcp", pkg: "@postman/postman-mcp-server", version: "2.13.0",
-		files: map[string]string{".env": "POSTMAN_API_KEY=test-key-3312\n"},
+		env: "POSTMAN_API_KEY=test-key-3312\n",
 		// getEnabledTools answers from the server itself, offline.
 		tool: "getEnabledTools", args: map[string]any{}, answer: "currentServerTools", bareEnv: []string{"POSTMAN_API_KEY=test-key-3312"}},
 	{name: "cloud-run", manifest: cloudRunManifest, server: "cloud-run", pkg: "@google-cloud/cloud-run-mcp", version: "1.10.0",
@@ -184,6 +186,9 @@ func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxEx
 	t.Helper()
 	for _, e := range exts {
 		f.link(t, e.name, e.manifest, e.files)
+		if e.env != "" {
+			writeFile(t, filepath.Join(f.home, ".gemini", "extensions", e.name, ".env"), e.env, 0o600)
+		}
 		out, err := f.gemkit("extensions", "sandbox", e.name)
 		if err != nil {
 			t.Fatalf("gemkit extensions sandbox %s: %v\n%s", e.name, err, out)
