@@ -72,21 +72,34 @@ type runnerServer struct {
 }
 
 // runnerServers are ext's stdio servers started by a package runner,
-// sorted by name, each read (pkgrun.Parse) or with why it cannot be.
-func runnerServers(ext *extension.Extension) []runnerServer {
+// its manifest's by name and then its agents' by label (agent/server,
+// ws their ${workspacePath}), each read (pkgrun.Parse) or with why it
+// cannot be.
+func runnerServers(ext *extension.Extension, ws string) []runnerServer {
 	var out []runnerServer
-	for _, name := range extension.SandboxedServers(ext.Manifest) {
+	add := func(name string, def json.RawMessage) {
 		var d struct {
 			Command string   `json:"command"`
 			Args    []string `json:"args"`
 		}
-		if json.Unmarshal(ext.Manifest.MCPServers[name], &d) != nil {
-			continue
+		if !extension.SandboxedServer(def) || json.Unmarshal(def, &d) != nil {
+			return
 		}
 		inv, ok, err := pkgrun.Parse(d.Command, d.Args)
 		if ok {
 			line := strings.Join(append([]string{filepath.Base(d.Command)}, d.Args...), " ")
 			out = append(out, runnerServer{name: name, line: line, inv: inv, err: err})
+		}
+	}
+	for _, name := range extension.SandboxedServers(ext.Manifest) {
+		add(name, ext.Manifest.MCPServers[name])
+	}
+	if agents, err := ext.AgentServers(ws); err == nil {
+		for _, a := range agents {
+			label := a.Agent + "/" + a.Server
+			if _, clash := ext.Manifest.MCPServers[label]; !clash {
+				add(label, a.Def)
+			}
 		}
 	}
 	return out
@@ -100,7 +113,7 @@ func runnerServers(ext *extension.Extension) []runnerServer {
 // released. A failed or interrupted install fails it all, and leaves
 // the trees as they were.
 func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, old extension.ServerChoice, scripts, refresh bool) (*packagePlan, error) {
-	servers := runnerServers(ext)
+	servers := runnerServers(ext, st.Workspace())
 	plan := &packagePlan{pins: map[string]extension.Pin{}}
 	if len(servers) == 0 {
 		plan.changed = len(old.Packages) > 0

@@ -260,3 +260,22 @@ func TestSwitchInstallScripts(t *testing.T) {
 		t.Errorf("the allowed install script did not run: %q %v", b, err)
 	}
 }
+
+// TestSwitchPinsAgentServer: a server an extension's sub-agent declares
+// with npx, which the switch takes from Gemini CLI like the manifest's,
+// is pinned too, under its label (agent/server).
+func TestSwitchPinsAgentServer(t *testing.T) {
+	e := newPkgEnv(t, `{"name": "hello", "version": "1.0.0", "description": "An agent's server started by npx."}`)
+	publishHello(e.reg, "1.0.0", "1.0.0")
+	src := filepath.Join(e.home, "src", "hello")
+	os.MkdirAll(filepath.Join(src, "agents"), 0o755)
+	os.WriteFile(filepath.Join(src, "agents", "greeter.md"), []byte("---\nname: greeter\ndescription: Greets\nmcp_servers:\n  hi:\n    command: npx\n    args: [\"-y\", \"hello-mcp\"]\n---\nGreet.\n"), 0o644)
+	e.must("extensions", "consent", "hello", "--grant")
+	out := e.must("extensions", "sandbox", "hello")
+	if !strings.Contains(out, "Installing hello-mcp (the newest) for greeter/hi from") || !strings.Contains(out, "- greeter/hi (npx -y hello-mcp): hello-mcp 1.0.0 installed, the newest") {
+		t.Errorf("the switch does not pin the agent's server:\n%s", out)
+	}
+	if c, granted := e.choice(); c.Packages["greeter/hi"].Version != "1.0.0" || !granted {
+		t.Errorf("after the switch: %+v, consent %v", c.Packages, granted)
+	}
+}

@@ -250,7 +250,7 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 			Message: "switched to gemkit, but without your consent to it as it is now gemkit mcp does not serve its servers, and Gemini CLI does not start them",
 			Fix:     "agree with " + consentHint(name) + ", or give them back to Gemini CLI with `gemkit extensions sandbox " + name + " --off`"})
 	}
-	fs = append(fs, pinFindings(in.Extension, choices[name])...)
+	fs = append(fs, pinFindings(in.Extension, choices[name], st.Workspace())...)
 	if gs.Gemkit == "" {
 		fs = append(fs, finding{Level: "note", Extension: name,
 			Message: "switched to gemkit, but Gemini CLI's settings have no gemkit mcp entry, so Gemini CLI sees none of its servers' tools",
@@ -262,10 +262,10 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 // pinFindings are doctor's findings on a switched extension's
 // package-runner servers: one whose line cannot be pinned, or that has
 // no pin for what its manifest asks now, is not started by gemkit mcp.
-func pinFindings(ext *extension.Extension, c extension.ServerChoice) []finding {
+func pinFindings(ext *extension.Extension, c extension.ServerChoice, ws string) []finding {
 	name := ext.Manifest.Name
 	var fs []finding
-	for _, r := range runnerServers(ext) {
+	for _, r := range runnerServers(ext, ws) {
 		p, ok := c.Packages[r.name]
 		switch {
 		case r.err != nil:

@@ -137,7 +137,7 @@ func updatePackages(ctx context.Context, a *app, st *extension.Store, name strin
 	ext := in.Extension
 	name = ext.Manifest.Name
 	old, err := st.ServerChoice(name)
-	if err != nil || !old.Switched || len(runnerServers(ext)) == 0 {
+	if err != nil || !old.Switched || len(runnerServers(ext, st.Workspace())) == 0 {
 		return err
 	}
 	plan, err := resolvePackages(ctx, a, st, ext, old, old.InstallScripts, true)

@@ -199,7 +199,7 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 				continue
 			}
 			if !sp.Remote() {
-				pinned(&sp, ch.Packages)
+				pinned(&sp, n, ch.Packages)
 			}
 			out = append(out, sp)
 		}
@@ -223,6 +223,10 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 				continue
 			}
 			sp.Agent, sp.Widening, sp.Allowed = a.Agent, ch.Widening, ch.Allowed
+			if !sp.Remote() {
+				// An agent's server is pinned by its label, agent/server.
+				pinned(&sp, label, ch.Packages)
+			}
 			out = append(out, sp)
 		}
 	}
@@ -257,7 +261,10 @@ func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, st
 // there, with the line's arguments. A line that cannot be pinned, or
 // that has no pin for what it asks now, leaves the server unstarted,
 // with why: it would fetch code nobody agreed to at each start.
-func pinned(sp *Spec, pins map[string]extension.Pin) {
+//
+// key names the server among the pins: its name in the manifest, or
+// agent/server for an agent's.
+func pinned(sp *Spec, key string, pins map[string]extension.Pin) {
 	inv, ok, err := pkgrun.Parse(sp.Command, sp.Args)
 	if !ok {
 		return
@@ -272,7 +279,7 @@ func pinned(sp *Spec, pins map[string]extension.Pin) {
 		sp.Unpinned = (&pkgrun.PyPIError{Invocation: inv}).Error()
 		return
 	}
-	p, ok := pins[sp.Server]
+	p, ok := pins[key]
 	switch {
 	case !ok:
 		sp.Unpinned = fmt.Sprintf("its command (%s) fetches %s from the registry, and gemkit has not pinned it: %s", Printable(sp.Package), Printable(inv.Request()), pinIt)

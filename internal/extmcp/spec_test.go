@@ -165,7 +165,7 @@ func TestPinnedSpecs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := Spec{Extension: "e", Server: "s", Command: tc.command, Args: tc.args}
-			pinned(&sp, tc.pins)
+			pinned(&sp, "s", tc.pins)
 			if sp.Command != tc.cmd || !slices.Equal(sp.Args, tc.runArgs) {
 				t.Errorf("runs %s %q, want %s %q", sp.Command, sp.Args, tc.cmd, tc.runArgs)
 			}
@@ -180,7 +180,7 @@ func TestPinnedSpecs(t *testing.T) {
 	m := NewManager(Config{})
 	defer m.Close()
 	sp := Spec{Extension: "e", Server: "s", Command: "npx", Args: []string{"-y", "pkg"}}
-	pinned(&sp, nil)
+	pinned(&sp, "s", nil)
 	m.Sync([]Spec{sp})
 	if _, err := m.servers[sp.Key()].ensure(context.Background()); err == nil || !strings.Contains(err.Error(), "extension e's MCP server s is not started: its command (npx -y pkg) fetches pkg") {
 		t.Errorf("an unpinned server's start: %v", err)
