@@ -44,7 +44,7 @@ func TestLinkedSettingsEnv(t *testing.T) {
 		if len(specs) != 1 {
 			t.Fatalf("specs %+v", specs)
 		}
-		pr, err := extmcp.BuildProfile(specs[0], e.ws, filepath.Join(t.TempDir(), "data"), []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home})
+		pr, err := extmcp.BuildProfile(specs[0], e.ws, filepath.Join(t.TempDir(), "data"), []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

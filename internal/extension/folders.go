@@ -35,3 +35,21 @@ func (s *Store) ExtensionFolders() ([]string, error) {
 	}
 	return out, nil
 }
+
+// EnvFolders lists the extension folders (ExtensionFolders) of the store
+// Gemini CLI uses with the environment env: $GEMINI_CLI_HOME's, else
+// HOME's.
+func EnvFolders(env map[string]string) ([]string, error) {
+	home := env[HomeEnv]
+	if home == "" {
+		home = env["HOME"]
+	}
+	if !filepath.IsAbs(home) {
+		h, err := DefaultHome()
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	return OpenStore(home).ExtensionFolders()
+}

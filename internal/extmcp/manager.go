@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -52,6 +53,11 @@ type Config struct {
 	// Capabilities is the file of what the servers declared when they
 	// last started (completions.go); "" is CapabilitiesPath's.
 	Capabilities string
+	// ExtensionFolders lists every extension's folders (the extensions
+	// folder, each entry, each linked source), read-only to every
+	// server, at each start; nil lists those of the store Environ names
+	// (extension.EnvFolders).
+	ExtensionFolders func() ([]string, error)
 }
 
 // Manager runs the servers of a set of Specs.
@@ -204,14 +210,16 @@ type running struct {
 	wait func() error
 	// denied is what the sandbox refused it so far (nil for a remote
 	// server, which has no sandbox).
-	denied  func() []sandbox.Denial
-	client  *mcpclient.Client
-	tmp     string
-	data    string        // its data folder
-	exited  chan struct{} // closed when it exited
-	waitErr error         // how it exited, once exited is closed
-	done    chan struct{} // closed when watch recorded its exit
-	killed  atomic.Bool
+	denied func() []sandbox.Denial
+	client *mcpclient.Client
+	tmp    string
+	data   string // its data folder
+	// readOnly are every extension's folders, read-only to it.
+	readOnly []string
+	exited   chan struct{} // closed when it exited
+	waitErr  error         // how it exited, once exited is closed
+	done     chan struct{} // closed when watch recorded its exit
+	killed   atomic.Bool
 	// broke, once set, is how the server broke its MCP connection while
 	// it ran on: gemkit then stopped it, which counts as a death.
 	broke atomic.Pointer[string]
@@ -362,7 +370,15 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 			return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 		}
 	}
-	pr, err := BuildProfile(s.spec, cfg.Workspace, root, cfg.Environ)
+	list := cfg.ExtensionFolders
+	if list == nil {
+		list = func() ([]string, error) { return extension.EnvFolders(envMap(cfg.Environ)) }
+	}
+	folders, err := list()
+	if err != nil {
+		return nil, fmt.Errorf("%s is not started: listing the extensions, whose folders it must find read-only: %w", s.who(), err)
+	}
+	pr, err := BuildProfile(s.spec, cfg.Workspace, root, cfg.Environ, folders)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 	}
@@ -373,7 +389,7 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 	}
 	s.stderr.Reset()
 	cmd := &sandbox.Command{
-		Policy: pr.Policy(cfg.Workspace, envMap(cfg.Environ)["HOME"], s.spec.Dir, tmp),
+		Policy: pr.Policy(cfg.Workspace, tmp),
 		Path:   pr.Path, Args: s.spec.Args, Dir: cfg.Workspace, Stderr: s.stderr,
 		Env:    append(pr.Env, "TMPDIR="+tmp),
 		OnDeny: s.denied,
@@ -396,7 +412,7 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 		}
 		return nil, fmt.Errorf("%s could not be started in gemkit's sandbox: %w", s.who(), err)
 	}
-	r := &running{kill: srv.Kill, wait: srv.Wait, denied: srv.Denied, tmp: tmp, data: pr.Data, exited: make(chan struct{}), done: make(chan struct{})}
+	r := &running{kill: srv.Kill, wait: srv.Wait, denied: srv.Denied, tmp: tmp, data: pr.Data, readOnly: pr.ReadOnly, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
 	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, s.clientOptions(r))
 	if err != nil {

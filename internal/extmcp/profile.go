@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
-	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -22,37 +21,17 @@ import (
 // its tools'), widened by what the person allowed (Spec.Widening). It
 // reads the workspace, its extension's folder and its runtime's
 // installation; it writes nothing but its extension's data folder,
-// which is also its HOME, and, when allowed, the workspace; it reaches
-// no network but the hosts allowed, through the sandbox's proxy as a
-// tool's allowedHosts, and what else it tries is refused and reported
-// (sandbox.Policy.ReportRefusals); its environment is the manifest's.
+// which is also its HOME, and, when allowed, the workspace; every
+// extension's folder (its own, the others', wherever they lie) stays
+// read-only to it; it reaches no network but the hosts allowed, through
+// the sandbox's proxy as a tool's allowedHosts, and what else it tries
+// is refused and reported (sandbox.Policy.ReportRefusals); its
+// environment is the manifest's. It is built as a language server's
+// is (sandbox.NewServerProfile).
 type Profile struct {
-	// Path is the server's program, found on the person's PATH (never in
-	// the workspace or a virtualenv) or named by its full path.
-	Path string
-	// Runtime are the installations it reads besides its extension's
-	// folder: its program's (/usr of /usr/bin/node) and, for a script,
-	// its interpreter's.
-	Runtime []string
+	*sandbox.ServerProfile
 	// Data is the extension's private, persistent data folder.
 	Data string
-	// Env is the server's whole environment.
-	Env []string
-	// Closed are the folders no sandboxed process may read
-	// (permission.ClosedPaths) and the other extensions' data folders.
-	Closed []string
-	// Write is permission.AccessWorkspace when the person allowed the
-	// servers to write the workspace, else AccessNone; Guarded are then
-	// the paths in it that stay read-only, as for a tool
-	// (permission.ProtectedPaths).
-	Write   permission.Access
-	Guarded []permission.Guarded
-	// Hosts are the hosts the person allowed, reached through the
-	// sandbox's proxy, which refuses gemkit's own servers (OwnServer).
-	Hosts []string
-	// UnixSockets: the person allowed Unix sockets (sandbox.Policy's
-	// UnixSockets).
-	UnixSockets bool
 	// Handed are the person's credential files the server is handed
 	// (Spec.Widening's Credentials), at their places in its HOME.
 	Handed []sandbox.Handed
@@ -63,89 +42,39 @@ type Profile struct {
 	// Unset are the variables allowed by name that the environment of
 	// the gemkit mcp starting the server does not have.
 	Unset []string
-	// closed says where gemkit's own servers keep their secrets, for
-	// OwnServer.
-	closed permission.ClosedInputs
 }
-
-// OwnServer reports whether a loopback port is one of gemkit's own
-// servers, which the proxy refuses even with localhost allowed.
-func (p Profile) OwnServer(port int) bool { return permission.OwnServerPort(p.closed, port) }
 
 // BuildProfile is the profile of sp for the workspace ws, from the
 // person's environment environ (which names PATH and HOME, and nothing
 // of which reaches the server but PATH), with data folders under
-// dataRoot.
-func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, error) {
+// dataRoot; extFolders are every extension's folders, read-only to it
+// (its own among them).
+func BuildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []string) (Profile, error) {
 	env := envMap(environ)
 	home := env["HOME"]
-	distrusted := permission.Untrusted(ws, home, nil)
-	var pr Profile
-	var path string
-	if strings.ContainsRune(sp.Command, filepath.Separator) {
-		if !filepath.IsAbs(sp.Command) {
-			return Profile{}, fmt.Errorf("its command %s is a relative path; gemkit starts a server by a name found on PATH or by its full path", sp.Command)
-		}
-		path = sp.Command
-	} else {
-		p, err := langserver.SearchLook(env["PATH"], distrusted)(sp.Command)
-		if err != nil {
-			return Profile{}, fmt.Errorf("its command: %w", err)
-		}
-		path = p
+	data := filepath.Join(dataRoot, sp.Extension)
+	sp2, err := sandbox.NewServerProfile(sandbox.ServerSetup{
+		Workspace: ws, Env: env, Distrusted: permission.Untrusted(ws, home, nil),
+		Program: sp.Command, AbsoluteIn: sp.Dir, Own: sp.Dir,
+		Private: data, What: "its data folder", Moved: "HOME",
+		ExtensionFolders: append([]string{sp.Dir}, extFolders...),
+	})
+	if err != nil {
+		return Profile{}, err
 	}
-	real := realPath(path)
-	dir := realPath(sp.Dir)
-	if r, in := permission.WithinAny(distrusted, real); in && !fsutil.Within(dir, real) {
-		return Profile{}, fmt.Errorf("its command %s is %s, inside %s, which a tool may write; gemkit does not start a server from there", path, real, r)
-	}
-	pr.Path = path
-	if !fsutil.Within(dir, real) {
-		pr.Runtime = append(pr.Runtime, langserver.Prefix(real))
-	}
-	if in := langserver.Interpreter(real); in != "" {
-		if filepath.IsAbs(in) {
-			pr.Runtime = append(pr.Runtime, langserver.Prefix(realPath(in)))
-		} else if p, err := langserver.SearchLook(env["PATH"], distrusted)(in); err == nil {
-			pr.Runtime = append(pr.Runtime, langserver.Prefix(realPath(p)))
-		}
-	}
-	pr.closed = permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] }}
-	pr.Closed = permission.ClosedPaths(pr.closed)
-	pr.Write, pr.Hosts, pr.UnixSockets = permission.AccessNone, sp.Widening.Hosts, sp.Widening.UnixSockets
+	pr := Profile{ServerProfile: sp2, Data: data}
+	pr.Hosts, pr.UnixSockets = sp.Widening.Hosts, sp.Widening.UnixSockets
 	if sp.Widening.Write == permission.AccessWorkspace {
 		pr.Write = permission.AccessWorkspace
 		pr.Guarded = permission.ProtectedPaths(permission.GuardInputs{Write: pr.Write, Workspace: ws, Home: home,
-			ExtensionFolders: []string{sp.Dir}, Getenv: func(k string) string { return env[k] }})
+			ExtensionFolders: pr.ReadOnly, Getenv: func(k string) string { return env[k] }})
 	}
-	pr.Runtime = slices.DeleteFunc(pr.Runtime, func(r string) bool {
-		if r == "" || r == "/" || home != "" && fsutil.Within(r, realPath(home)) {
-			return true
-		}
-		for _, c := range pr.Closed {
-			if fsutil.Within(c, r) || fsutil.Within(r, c) {
-				return true
-			}
-		}
-		return false
-	})
-	if sp.Tree != "" {
-		// A pinned package's tree, read-only: it lies in
-		// ~/.local/share/gemkit, closed to every other sandboxed process.
-		pr.Runtime = append(pr.Runtime, sp.Tree)
-	}
-	slices.Sort(pr.Runtime)
-	pr.Runtime = slices.Compact(pr.Runtime)
-
-	pr.Data = filepath.Join(dataRoot, sp.Extension)
-	if err := privateDir(home, pr.Data); err != nil {
-		return Profile{}, fmt.Errorf("its data folder: %w", err)
-	}
-	if d := realPath(pr.Data); fsutil.Within(realPath(ws), d) {
-		return Profile{}, fmt.Errorf("its data folder %s is inside the workspace; set XDG_DATA_HOME to a folder outside it", d)
-	}
+	// Every host the server tries, allowed or not, is known: the
+	// proxy, the resolver and the watch of its connect calls report
+	// what they refuse. A server's processes each read their own /proc
+	// entry (Chromium's do), which only the first one could: in the
+	// sandbox's own PID namespace /proc holds no other process.
+	pr.ReportRefusals, pr.OwnProcesses = true, true
 	pr.Closed = openData(pr.Closed, pr.Data)
 
 	if err := pr.hand(sp.Widening.Credentials, home, env); err != nil {
@@ -173,8 +102,7 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 	for k, v := range sp.Env {
 		out[k] = expand(v, vars)
 	}
-	kept, _ := permission.SearchPath(env["PATH"], distrusted)
-	out["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
+	delete(out, "PATH") // the searched part of the person's (NewServerProfile)
 	out["HOME"] = pr.Data
 	if _, set := out["NODE_USE_ENV_PROXY"]; !set {
 		// Every connection goes to the sandbox's proxy, which the
@@ -186,15 +114,62 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string) (Profile, erro
 		// watch of its connect calls).
 		out["NODE_USE_ENV_PROXY"] = "1"
 	}
-	keys := make([]string, 0, len(out))
-	for k := range out {
-		keys = append(keys, k)
+	for k, v := range out {
+		pr.Env = append(pr.Env, k+"="+v)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		pr.Env = append(pr.Env, k+"="+out[k])
+	pr.Finish()
+	if sp.Tree != "" {
+		// A pinned package's tree, read-only: it lies in
+		// ~/.local/share/gemkit, closed to every other sandboxed process
+		// (so after Finish, which leaves out what lies in the home).
+		pr.Runtime = append(pr.Runtime, sp.Tree)
+		slices.Sort(pr.Runtime)
+		pr.Runtime = slices.Compact(pr.Runtime)
 	}
 	return pr, nil
+}
+
+// Policy is the sandbox policy of the profile, run in ws with the
+// private temp folder tmp.
+func (p Profile) Policy(ws, tmp string) sandbox.Policy {
+	pol := p.ServerProfile.Policy(ws, tmp)
+	pol.Handed = p.Handed
+	return pol
+}
+
+// openData is closed with data opened: a closed folder that holds data
+// (~/.local/share/gemkit) gives way to what it holds besides the way to
+// data, so the other extensions' data folders stay closed.
+func openData(closed []string, data string) []string {
+	var out []string
+	for _, c := range closed {
+		if !fsutil.Within(c, data) {
+			out = append(out, c)
+			continue
+		}
+		for d := data; d != c && fsutil.Within(c, d); d = filepath.Dir(d) {
+			entries, err := os.ReadDir(filepath.Dir(d))
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				if e.Name() != filepath.Base(d) {
+					out = append(out, filepath.Join(filepath.Dir(d), e.Name()))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // hand finds the credential files of kinds in the person's environment
@@ -242,98 +217,6 @@ func (pr *Profile) hand(kinds []string, home string, env map[string]string) erro
 		}
 	}
 	return nil
-}
-
-// Policy is the sandbox policy of the profile for a server of the
-// extension in extDir, run in ws with the private temp folder tmp.
-func (p Profile) Policy(ws, home, extDir, tmp string) sandbox.Policy {
-	pol := sandbox.Policy{
-		Read: permission.AccessWorkspace, Write: p.Write,
-		Workspace: ws, Home: home, ExtensionDir: extDir, TempDir: tmp,
-		RuntimePaths: p.Runtime, Caches: []string{p.Data}, Protected: p.Closed,
-		Guarded: p.Guarded, AllowedHosts: p.Hosts, OwnServer: p.OwnServer,
-		// Every host the server tries, allowed or not, is known: the
-		// proxy, the resolver and the watch of its connect calls report
-		// what they refuse.
-		ReportRefusals: true,
-		UnixSockets:    p.UnixSockets,
-		Handed:         p.Handed,
-		// A server's processes each read their own /proc entry
-		// (Chromium's do), which only the first one could: in the
-		// sandbox's own PID namespace /proc holds no other process.
-		OwnProcesses: true,
-	}
-	return pol
-}
-
-// openData is closed with data opened: a closed folder that holds data
-// (~/.local/share/gemkit) gives way to what it holds besides the way to
-// data, so the other extensions' data folders stay closed.
-func openData(closed []string, data string) []string {
-	var out []string
-	for _, c := range closed {
-		if !fsutil.Within(c, data) {
-			out = append(out, c)
-			continue
-		}
-		for d := data; d != c && fsutil.Within(c, d); d = filepath.Dir(d) {
-			entries, err := os.ReadDir(filepath.Dir(d))
-			if err != nil {
-				continue
-			}
-			for _, e := range entries {
-				if e.Name() != filepath.Base(d) {
-					out = append(out, filepath.Join(filepath.Dir(d), e.Name()))
-				}
-			}
-		}
-	}
-	return out
-}
-
-// privateDir makes dir (0700) and checks that no folder on the way from
-// home (or from /, when dir is not in home) to it is a symlink: a link
-// planted there, by a tool allowed to write the home folder, would point
-// the server's writes elsewhere.
-func privateDir(home, dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	top := "/"
-	if filepath.IsAbs(home) && fsutil.Within(filepath.Clean(home), dir) {
-		top = filepath.Clean(home)
-	}
-	var way []string
-	for d := dir; d != top && d != filepath.Dir(d); d = filepath.Dir(d) {
-		way = append(way, d)
-	}
-	for _, d := range way {
-		fi, err := os.Lstat(d)
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and ask again", d)
-		}
-	}
-	return nil
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }
 
 // warnProfile tells the person what of the widening the server does not

@@ -21,7 +21,7 @@ func TestDataFolderSymlink(t *testing.T) {
 	}
 	root, _ := DataRoot(map[string]string{"HOME": home})
 	sp := Spec{Extension: "x", Server: "s", Dir: t.TempDir(), Command: "/bin/sh"}
-	_, err := BuildProfile(sp, t.TempDir(), root, []string{"HOME=" + home, "PATH=/usr/bin:/bin"})
+	_, err := BuildProfile(sp, t.TempDir(), root, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "is not a folder of its own") {
 		t.Errorf("BuildProfile through a symlink: %v", err)
 	}
@@ -36,7 +36,7 @@ func TestEnv(t *testing.T) {
 	sp := Spec{Extension: "x", Server: "s", Dir: t.TempDir(), Command: "/bin/sh",
 		Env:      map[string]string{"FILE": "$HOME/f.json", "KEY": "${API_KEY}", "LEAK": "$SECRET"},
 		Settings: map[string]string{"API_KEY": "k1"}}
-	pr, err := BuildProfile(sp, t.TempDir(), root, []string{"HOME=" + home, "PATH=/usr/bin:/bin", "SECRET=s3"})
+	pr, err := BuildProfile(sp, t.TempDir(), root, []string{"HOME=" + home, "PATH=/usr/bin:/bin", "SECRET=s3"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,22 +56,22 @@ func TestWidenedPolicy(t *testing.T) {
 	root, _ := DataRoot(map[string]string{"HOME": home})
 	environ := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 	sp := Spec{Extension: "x", Server: "s", Dir: t.TempDir(), Command: "/bin/sh"}
-	pr, err := BuildProfile(sp, ws, root, environ)
+	pr, err := BuildProfile(sp, ws, root, environ, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol := pr.Policy(ws, home, sp.Dir, t.TempDir())
+	pol := pr.Policy(ws, t.TempDir())
 	if pol.Write != permission.AccessNone || len(pol.AllowedHosts) != 0 || len(pol.Guarded) != 0 || !pol.ReportRefusals {
 		t.Errorf("default policy: write %q, hosts %v, %d guarded, refusals reported %v", pol.Write, pol.AllowedHosts, len(pol.Guarded), pol.ReportRefusals)
 	}
 	sp.Widening = extension.Widening{Hosts: []string{"localhost:8080"}, Write: permission.AccessWorkspace}
-	if pr, err = BuildProfile(sp, ws, root, environ); err != nil {
+	if pr, err = BuildProfile(sp, ws, root, environ, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(pr.Env, "NODE_USE_ENV_PROXY=1") {
 		t.Errorf("a server allowed hosts is not told to follow the proxy: %v", pr.Env)
 	}
-	pol = pr.Policy(ws, home, sp.Dir, t.TempDir())
+	pol = pr.Policy(ws, t.TempDir())
 	if pol.Write != permission.AccessWorkspace || len(pol.AllowedHosts) != 1 || pol.AllowedHosts[0] != "localhost:8080" || pol.OwnServer == nil {
 		t.Errorf("widened policy: write %q, hosts %v", pol.Write, pol.AllowedHosts)
 	}
@@ -97,11 +97,11 @@ func TestPinnedTreeProfile(t *testing.T) {
 	os.MkdirAll(filepath.Dir(prog), 0o700)
 	os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755)
 	sp := Spec{Extension: "x", Server: "s", Dir: t.TempDir(), Command: prog, Tree: tree}
-	pr, err := BuildProfile(sp, ws, root, []string{"HOME=" + home, "PATH=/usr/bin:/bin"})
+	pr, err := BuildProfile(sp, ws, root, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol := pr.Policy(ws, home, sp.Dir, t.TempDir())
+	pol := pr.Policy(ws, t.TempDir())
 	if !slices.Contains(pol.RuntimePaths, tree) || slices.Contains(pol.Caches, tree) || len(pol.Caches) != 1 || len(pol.AllowedHosts) != 0 {
 		t.Errorf("runtime %q, caches %q, hosts %q: want the tree read-only among the runtime, the data folder the only write, no host", pol.RuntimePaths, pol.Caches, pol.AllowedHosts)
 	}

@@ -193,7 +193,7 @@ func TestRefusedWrites(t *testing.T) {
 			if c.linked {
 				s = &server{m: s.m, spec: Spec{Extension: "notes", Server: "memory", Dir: ws + "/tools/ext"}}
 			}
-			got := s.refusedWrites(json.RawMessage(c.args), c.res, data, "/tmp/x")
+			got := s.refusedWrites(json.RawMessage(c.args), c.res, data, "/tmp/x", nil)
 			if c.person == "" {
 				if len(got) != 0 {
 					t.Fatalf("refusals %+v, want none", got)

@@ -49,7 +49,7 @@ func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessa
 			s.markNeeded(rs, args, res, err)
 		}
 		if err == nil {
-			for _, w := range s.refusedWrites(args, res, r.data, r.tmp) {
+			for _, w := range s.refusedWrites(args, res, r.data, r.tmp, r.readOnly) {
 				s.withRun(&w)
 				s.report(w)
 				rs = append(rs, w)

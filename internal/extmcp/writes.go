@@ -41,8 +41,9 @@ const maxArgPaths = 8
 // its temp folder, and the workspace when allowed), or, when they name
 // none, the error's text names a path of the extension's folder. Each
 // is one Refusal; one in the workspace, while the servers may not write
-// it, comes with the command that allows it.
-func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Refusal {
+// it, comes with the command that allows it. others are the other
+// extensions' folders, read-only to it whatever is allowed.
+func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string, others []string) []Refusal {
 	// res is as mcpclient encodes a result, compact: one that is not an
 	// error, nearly every one, is not decoded again.
 	if !bytes.Contains(res, []byte(`"isError":true`)) {
@@ -95,6 +96,12 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 			// First: a linked extension's folder may lie in the
 			// workspace, and stays read-only whatever is allowed.
 			ref.Reason = extensionFolderReason(said, data, "")
+		case other(others, s.spec.Dir, p) != "":
+			// Another extension's code, linked from the workspace or
+			// from anywhere: read-only to every sandboxed process, so
+			// that no server rewrites what Gemini CLI or gemkit runs
+			// for another extension.
+			ref.Reason = "the folder of another extension (" + Printable(other(others, s.spec.Dir, p)) + "), read-only to every sandboxed process whatever is allowed; the call failed with " + said + ", naming this path"
 		case fsutil.Within(ws, p) && !workspace:
 			ref.Reason = "the workspace is read-only to its servers; the call failed with " + said + ", naming this path"
 			ref.Allow = "gemkit extensions sandbox " + Printable(s.spec.Extension) + " --allow-write workspace"
@@ -121,6 +128,16 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string) []Re
 			Reason: extensionFolderReason(said, data, " in its error")})
 	}
 	return out
+}
+
+// other is the folder among others, not own, that holds p, or "".
+func other(others []string, own, p string) string {
+	for _, o := range others {
+		if o != own && fsutil.Within(o, p) && !fsutil.Within(o, own) {
+			return o
+		}
+	}
+	return ""
 }
 
 // extensionFolderReason is why a write in the extension's own folder

@@ -4,7 +4,6 @@
 package langserver
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/lspclient"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -40,6 +39,9 @@ type profile struct {
 	// closed are the folders no sandboxed process may read
 	// (permission.ClosedPaths).
 	closed []string
+	// sp is the whole profile, as an extension's server's is built
+	// (sandbox.NewServerProfile): its policy.
+	sp *sandbox.ServerProfile
 }
 
 // serverEnv are the variables of the person's environment a server
@@ -77,19 +79,7 @@ func untrusted(ws string, env map[string]string) []string {
 // programs from (permission.SearchPath): never in the workspace or a
 // virtualenv.
 func SearchLook(path string, distrusted []string) LookPath {
-	dirs, _ := permission.SearchPath(path, distrusted)
-	return func(file string) (string, error) {
-		if strings.ContainsRune(file, filepath.Separator) {
-			return "", fmt.Errorf("%s: a language server's command is a name found on PATH", file)
-		}
-		for _, d := range dirs {
-			p := filepath.Join(d, file)
-			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-				return p, nil
-			}
-		}
-		return "", fmt.Errorf("%s: not found on PATH (the workspace's and a virtualenv's folders are not searched)", file)
-	}
+	return LookPath(sandbox.LookServer(path, distrusted))
 }
 
 func envMap(environ []string) map[string]string {
@@ -119,25 +109,6 @@ func cacheRoot() (string, error) {
 	return filepath.Join(d, "gemkit", "langserver"), nil
 }
 
-// privateDir makes dir (0700) and checks that neither it nor its parent
-// is a symlink: a link planted there by a tool that may write the home
-// folder would point the server's writes elsewhere.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		fi, err := os.Lstat(d)
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and ask again", d)
-		}
-	}
-	return nil
-}
-
 // ownInstall is the folder of a server's installation that it reads:
 // the node_modules folder that holds its package, where it has one (its
 // dependencies are its siblings), else the folder of its program.
@@ -159,50 +130,12 @@ func ownInstall(real string) string {
 	return dir
 }
 
-// Interpreter is the program a script's "#!" line names ("node" of
-// "#!/usr/bin/env node"), "" for a binary.
-func Interpreter(path string) string {
-	// Without blocking: a FIFO (or a link to one) at path, which a tool
-	// that may write the workspace can make, would hold an open forever,
-	// and only a regular file is a script.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "#!") {
-		return ""
-	}
-	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
-	if len(fields) == 0 {
-		return ""
-	}
-	if filepath.Base(fields[0]) == "env" {
-		for _, f := range fields[1:] {
-			if !strings.HasPrefix(f, "-") {
-				return f
-			}
-		}
-		return ""
-	}
-	return fields[0]
-}
+// Interpreter is the program a script's "#!" line names
+// (sandbox.Interpreter).
+func Interpreter(path string) string { return sandbox.Interpreter(path) }
 
-// Prefix is the installation a program belongs to: the folder above its
-// bin folder (/usr/local of /usr/local/bin/node), else its own folder.
-func Prefix(real string) string {
-	dir := filepath.Dir(real)
-	// pyenv's and rbenv's shims run the version manager's own scripts,
-	// which find the interpreter below the same root.
-	if b := filepath.Base(dir); b == "bin" || b == "shims" {
-		return filepath.Dir(dir)
-	}
-	return dir
-}
+// Prefix is the installation a program belongs to (sandbox.Prefix).
+func Prefix(real string) string { return sandbox.Prefix(real) }
 
 // buildProfile is the profile of server s, whose command was found at
 // path, for the workspace ws, from the person's environment environ.
@@ -240,54 +173,45 @@ func ReadRoots(table []Server, ws string, environ []string) []string {
 }
 
 // makeProfile is buildProfile; with mk false it only works the profile
-// out, making no cache folder (ReadRoots).
+// out, making no cache folder (ReadRoots). It is built as an extension's
+// server's is (sandbox.NewServerProfile), with the toolchain's folders
+// and environment.
 func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool) (profile, error) {
 	env := envMap(environ)
 	home := env["HOME"]
 	distrusted := untrusted(ws, env)
 	real := realPath(path)
-	if r, in := permission.WithinAny(distrusted, real); in {
-		return profile{}, fmt.Errorf("its command %s is %s, inside %s, which a tool may write; gemkit does not start a language server from there: install it outside the workspace and any virtualenv", path, real, r)
-	}
-	look := SearchLook(env["PATH"], distrusted)
-	pr := profile{own: ownInstall(real), hosts: s.AllowedHosts}
-	addProgram := func(name string) string {
-		p, err := look(name)
-		if err != nil {
-			return ""
-		}
-		r := realPath(p)
-		pr.reads = append(pr.reads, Prefix(r))
-		return r
-	}
-	if in := Interpreter(real); in != "" {
-		if filepath.IsAbs(in) {
-			pr.reads = append(pr.reads, Prefix(realPath(in)))
-		} else {
-			addProgram(in)
-		}
-	}
-	pr.closed = permission.ClosedPaths(permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] }})
-
+	own := ownInstall(real)
 	if cacheBase == "" {
 		var err error
 		if cacheBase, err = cacheRoot(); err != nil && mk {
 			return profile{}, err
 		}
 	}
-	pr.cache = filepath.Join(cacheBase, s.Name)
+	var folders []string
 	if mk {
-		if err := privateDir(pr.cache); err != nil {
-			return profile{}, fmt.Errorf("its private cache: %w", err)
+		folders, _ = extension.EnvFolders(env)
+	}
+	sp, err := sandbox.NewServerProfile(sandbox.ServerSetup{
+		Workspace: ws, Env: env, Distrusted: distrusted, Path: path, Own: own,
+		Private: filepath.Join(cacheBase, s.Name), What: "its private cache", Moved: "XDG_CACHE_HOME",
+		ExtensionFolders: folders, Plan: !mk, Kind: "language server",
+	})
+	if err != nil {
+		return profile{}, err
+	}
+	look := SearchLook(env["PATH"], distrusted)
+	addProgram := func(name string) string {
+		p, err := look(name)
+		if err != nil {
+			return ""
 		}
-		if c := realPath(pr.cache); fsutil.Within(realPath(ws), c) {
-			return profile{}, fmt.Errorf("its private cache %s is inside the workspace; set XDG_CACHE_HOME to a folder outside it", c)
-		}
+		r := realPath(p)
+		sp.Read(Prefix(r))
+		return r
 	}
 	sub := func(name string) string {
-		d := filepath.Join(pr.cache, name)
+		d := filepath.Join(sp.Private, name)
 		if mk {
 			_ = os.MkdirAll(d, 0o700)
 		}
@@ -299,8 +223,6 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 			out[k] = v
 		}
 	}
-	kept, _ := permission.SearchPath(env["PATH"], distrusted)
-	out["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
 	// What a server writes under its home or the cache folders lands in
 	// its private cache, never in the person's.
 	out["HOME"] = sub("home")
@@ -313,7 +235,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 			goroot := Prefix(gobin)
 			if v := env["GOROOT"]; filepath.IsAbs(v) {
 				goroot = realPath(v)
-				pr.reads = append(pr.reads, goroot)
+				sp.Read(goroot)
 			}
 			out["GOROOT"] = goroot
 		}
@@ -322,7 +244,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 		out["GOPATH"] = sub("gopath")
 		out["GOTOOLCHAIN"] = "local"
 		out["GOENV"] = "off"
-		if len(pr.hosts) == 0 {
+		if len(s.AllowedHosts) == 0 {
 			// No network: modules come from the person's module cache,
 			// read-only, and a missing one is an error at once rather
 			// than a download that hangs. The server is given the
@@ -333,7 +255,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 			out["GOPROXY"] = "off"
 			if modcache != "" {
 				modcache = realPath(modcache)
-				pr.reads = append(pr.reads, modcache)
+				sp.Read(modcache)
 			}
 			out["GOMODCACHE"] = modcache
 		} else {
@@ -348,7 +270,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 			}
 			if modcache != "" {
 				dl := filepath.Join(realPath(modcache), "cache", "download")
-				pr.reads = append(pr.reads, dl)
+				sp.Read(dl)
 				proxy = "file://" + dl + "," + proxy
 			}
 			out["GOPROXY"] = proxy
@@ -367,45 +289,29 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 			}
 			if filepath.IsAbs(dir) {
 				out[v.key] = dir
-				pr.reads = append(pr.reads, realPath(dir))
+				sp.Read(realPath(dir))
 			}
 		}
 		out["CARGO_TARGET_DIR"] = sub("cargo-target")
-		if len(pr.hosts) == 0 {
+		if len(s.AllowedHosts) == 0 {
 			out["CARGO_NET_OFFLINE"] = "true"
 		}
 	}
+	for k, v := range out {
+		sp.Env = append(sp.Env, k+"="+v)
+	}
+	sp.Hosts = s.AllowedHosts
 	// A read root that holds or lies in a closed folder is left out.
-	pr.reads = slices.DeleteFunc(pr.reads, func(r string) bool {
-		if r == "" || r == "/" || home != "" && fsutil.Within(r, realPath(home)) {
-			return true
-		}
-		for _, c := range pr.closed {
-			if fsutil.Within(c, r) || fsutil.Within(r, c) {
-				return true
-			}
-		}
-		return false
-	})
-	slices.Sort(pr.reads)
-	pr.reads = slices.Compact(pr.reads)
-	if pr.own == "/" || home != "" && fsutil.Within(pr.own, realPath(home)) {
-		return profile{}, fmt.Errorf("its installation %s would open all of %s to it; install it in a folder of its own", pr.own, home)
+	sp.Finish()
+	if own == "/" || home != "" && fsutil.Within(own, realPath(home)) {
+		return profile{}, fmt.Errorf("its installation %s would open all of %s to it; install it in a folder of its own", own, home)
 	}
-	for _, c := range pr.closed {
-		if fsutil.Within(c, pr.own) || fsutil.Within(pr.own, c) {
-			return profile{}, fmt.Errorf("its installation %s overlaps %s, which is closed to every sandboxed process", pr.own, c)
+	for _, c := range sp.Closed {
+		if fsutil.Within(c, own) || fsutil.Within(own, c) {
+			return profile{}, fmt.Errorf("its installation %s overlaps %s, which is closed to every sandboxed process", own, c)
 		}
 	}
-	keys := make([]string, 0, len(out))
-	for k := range out {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		pr.env = append(pr.env, k+"="+out[k])
-	}
-	return pr, nil
+	return profile{own: own, reads: sp.Runtime, cache: sp.Private, env: sp.Env, hosts: sp.Hosts, closed: sp.Closed, sp: sp}, nil
 }
 
 // goModCache is the person's Go module cache, as the go command finds
@@ -458,12 +364,8 @@ func (p *Pool) sandboxStarter(s Server, path string) lspclient.Starter {
 			return nil, err
 		}
 		cmd := &sandbox.Command{
-			Policy: sandbox.Policy{
-				Read: permission.AccessWorkspace, Write: permission.AccessNone, AllowedHosts: pr.hosts,
-				Workspace: p.ws, Home: envMap(env)["HOME"], ExtensionDir: pr.own, TempDir: tmp,
-				RuntimePaths: pr.reads, Caches: []string{pr.cache}, Protected: pr.closed,
-			},
-			Path: argv[0], Args: argv[1:], Dir: dir, Stderr: stderr,
+			Policy: pr.sp.Policy(p.ws, tmp),
+			Path:   argv[0], Args: argv[1:], Dir: dir, Stderr: stderr,
 			Env: append(pr.env, "TMPDIR="+tmp),
 		}
 		srv, err := p.launcher.StartServer(ctx, cmd)

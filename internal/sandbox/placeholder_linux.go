@@ -99,17 +99,11 @@ func (l *Launcher) lockDir() (string, error) {
 	return privateDir(filepath.Join("/tmp", "gemkit-placeholders-"+strconv.Itoa(os.Getuid())))
 }
 
+// privateDir makes dir, the folder of the placeholder locks, and checks
+// it as every private folder of gemkit's is (PrivateDir).
 func privateDir(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := PrivateDir(permission.AccountHome(), dir); err != nil {
 		return "", fmt.Errorf("sandbox: the folder of the placeholder locks: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return "", fmt.Errorf("sandbox: the folder of the placeholder locks: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("sandbox: %s, the folder of the placeholder locks, must be a folder of this user's that only it may enter (chmod 700)", dir)
 	}
 	return dir, nil
 }

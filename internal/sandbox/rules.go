@@ -168,6 +168,11 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 				return nil, fmt.Errorf("cache folder %q overlaps %q, which is closed to every sandboxed process", real, d)
 			}
 		}
+		for _, d := range p.ReadOnly {
+			if ro, ok := existing(d); ok && (fsutil.Within(ro, real) || fsutil.Within(real, ro)) {
+				return nil, fmt.Errorf("cache folder %q overlaps %q, an extension's folder, which stays read-only to every sandboxed process", real, ro)
+			}
+		}
 		add(real, true, false, "private cache")
 	}
 	scopeRoot := func(a string) (string, error) {

@@ -1,0 +1,116 @@
+package extmcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
+)
+
+// linkExtension links the extension in src into the store of home as
+// Gemini CLI and gemkit do (an entry with its install metadata naming
+// src), writing src's manifest and a server script first.
+func linkExtension(t *testing.T, home, name, src string) {
+	t.Helper()
+	entry := filepath.Join(home, ".gemini", "extensions", name)
+	if err := os.MkdirAll(entry, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := json.Marshal(extension.InstallMetadata{Source: src, Type: extension.SourceLink})
+	if err := os.WriteFile(filepath.Join(entry, extension.InstallMetadataFile), md, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"gemini-extension.json": `{"name": "` + name + `", "version": "1.0.0", "mcpServers": {"notes": {"command": "node", "args": ["${extensionPath}/server.mjs"]}}}`,
+		"server.mjs":            "// the consented server\n",
+		"tools/list.json":       `["lookup"]`,
+	}
+	for f, text := range files {
+		p := filepath.Join(src, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOtherExtensionsReadOnly is the sixth round's first finding: a
+// server allowed to write the workspace (gemkit extensions sandbox
+// --allow-write workspace) rewrote a second extension the person had
+// linked from a folder inside the workspace (its script, its tool list
+// and its gemini-extension.json, adding a server), which Gemini CLI then
+// started with the person's rights. Every extension's folder is now
+// read-only to every server, wherever it lies: the writes are refused
+// and reported as another extension's folder, the files unchanged,
+// while the rest of the workspace stays writable. Its class: the same
+// extension linked through a path with a link in it (the metadata names
+// ws/ext-link, a symlink to the folder), and one linked from inside the
+// server's own data folder, which the server would write whatever its
+// widening: the server is then not started, in words naming both.
+func TestOtherExtensionsReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server of its own: runs without -short, as in CI")
+	}
+	s := newSetup(t, 30*time.Second)
+	inWS := filepath.Join(s.ws, "tools", "notes-ext")
+	linkExtension(t, s.home, "notes", inWS)
+	real := filepath.Join(s.ws, "vendor", "linked-ext")
+	os.MkdirAll(real, 0o755)
+	os.Symlink(real, filepath.Join(s.ws, "ext-link"))
+	linkExtension(t, s.home, "linked", filepath.Join(s.ws, "ext-link"))
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	fx.Widening = extension.Widening{Write: extension.AccessWorkspace}
+	s.m.Sync([]extmcp.Spec{fx})
+
+	if text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": filepath.Join(s.ws, "made.txt")}); err != nil || isErr {
+		t.Fatalf("writing the workspace (allowed): %q %v %v", text, isErr, err)
+	}
+	for _, p := range []string{
+		filepath.Join(inWS, "gemini-extension.json"), filepath.Join(inWS, "server.mjs"), filepath.Join(inWS, "tools", "list.json"),
+		filepath.Join(inWS, "added.mjs"), filepath.Join(real, "gemini-extension.json"), filepath.Join(s.ws, "ext-link", "server.mjs"),
+	} {
+		before, _ := os.ReadFile(p)
+		text, isErr, err := call(t, s.m, fx, "write", map[string]any{"path": p})
+		if err != nil || !isErr {
+			t.Errorf("writing %s: %q %v %v, want a refusal", p, text, isErr, err)
+		}
+		if after, _ := os.ReadFile(p); string(after) != string(before) {
+			t.Errorf("%s changed: %q", p, after)
+		}
+	}
+	if want := "extension realmcp's MCP server fixture was refused a write to " + filepath.Join(inWS, "gemini-extension.json") +
+		" (the folder of another extension (" + inWS + "), read-only to every sandboxed process whatever is allowed"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
+	}
+
+	// An extension linked from inside the server's own data folder.
+	data := filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", "realmcp")
+	linkExtension(t, s.home, "indata", filepath.Join(data, "ext"))
+	s.m.Close()
+	m := extmcp.NewManager(extmcp.Config{
+		Launcher: &sandbox.Launcher{}, Workspace: s.ws, Timeout: 30 * time.Second,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home},
+	})
+	defer m.Close()
+	m.Sync([]extmcp.Spec{fx})
+	_, failed := m.Tools(context.Background())
+	if len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), "its data folder "+data+" overlaps "+filepath.Join(data, "ext")+", an extension's folder") {
+		t.Errorf("a server whose data folder holds a linked extension: %+v", failed)
+	}
+}
+
+// TestWallsUnprivileged runs the walls' tests as uid 65534.
+func TestWallsUnprivileged(t *testing.T) {
+	if !testing.Short() && os.Getuid() == 0 {
+		extensionDir(t)
+	}
+	sandboxtest.RerunUnprivileged(t, "^TestOtherExtensionsReadOnly$")
+}
