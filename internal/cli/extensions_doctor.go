@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 )
 
@@ -73,6 +74,7 @@ when Gemini CLI would fail.`,
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
 				fs = append(fs, serverFindings(st, in, choices, gs, a.getenv)...)
+				fs = append(fs, gemkitNameFinding(in, gs)...)
 				if m := in.Manifest(); m != nil {
 					fs = append(fs, partFindings(m.Name, choices[m.Name], codeParts(st, in, choices[m.Name], gs))...)
 				}
@@ -136,6 +138,7 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 	if in.Extension == nil {
 		return fs
 	}
+	fs = append(fs, reservedFindings(in.Extension.Manifest)...)
 	for _, p := range in.Extension.MissingContextFiles() {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: p.Path + ": " + p.Message, Fix: p.Fix})
 	}
@@ -151,6 +154,28 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 		if s.Set != nil && !*s.Set {
 			fs = append(fs, finding{Level: "note", Extension: name, Message: "setting " + s.Name + " ($" + s.EnvVar + ") has no value",
 				Fix: "set it with `gemini extensions config " + name + " " + s.EnvVar + "`"})
+		}
+	}
+	return fs
+}
+
+// reservedFindings are the names of m that gemkit mcp refuses because
+// they are gemkit's own (disclosure.ReservedBy): its tools', and, when
+// every name under the extension's is one (an extension named code),
+// its servers' tools and prompts.
+func reservedFindings(m *extension.Manifest) []finding {
+	var fs []finding
+	fix := "the extension's author can rename it; gemkit's own stays served"
+	// A name gemkit reserves by its prefix takes every item of the
+	// extension's: whatever a server lists, it is refused.
+	if n, owner, ok := disclosure.ReservedItem(m.Name, "any"); ok && len(m.MCPServers) > 0 {
+		fs = append(fs, finding{Level: "warning", Extension: m.Name,
+			Message: "every tool and prompt of its MCP servers would be served by gemkit mcp under a name like " + n + ", a name of " + owner + ": none of them is served", Fix: fix})
+	}
+	for _, t := range m.Tools {
+		if n, owner, ok := disclosure.ReservedItem(m.Name, t.Name); ok {
+			fs = append(fs, finding{Level: "warning", Extension: m.Name,
+				Message: "its tool " + t.Name + " would be served as " + n + ", a name of " + owner + ": it is not served", Fix: fix})
 		}
 	}
 	return fs

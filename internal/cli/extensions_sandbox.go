@@ -223,6 +223,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if err != nil {
 		return err
 	}
+	if n := gemkitNameTaken(m, gs); n != "" {
+		return withExitCode(ExitNo, fmt.Errorf("not switched: %s: %s", extension.Printable(name), gemkitNameWords(name, n)))
+	}
 	if clash := sharedNames(parts.Names, gs.Servers); len(clash) > 0 {
 		return withExitCode(ExitNo, fmt.Errorf("not switched: Gemini CLI's mcp.excluded names servers, not extensions, and your own mcpServers in %s has %s, which excluding %s's servers of the same name would stop too; rename yours first", path, strings.Join(clash, ", "), extension.Printable(name)))
 	}

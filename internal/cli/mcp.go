@@ -224,7 +224,8 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 		if err != nil {
 			return err
 		}
-		servers = extmcp.NewManager(extmcp.Config{Launcher: launcher, Workspace: ws, Timeout: o.timeout, Version: buildVersion(), Logger: a.log})
+		servers = extmcp.NewManager(extmcp.Config{Launcher: launcher, Workspace: ws, Timeout: o.timeout, Version: buildVersion(), Logger: a.log,
+			ExtensionFolders: st.ExtensionFolders})
 		// Every server goes with the client, before the launcher's
 		// placeholders do.
 		defer servers.Close()

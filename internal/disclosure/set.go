@@ -66,6 +66,8 @@ type Set struct {
 	limit  int            // the longest exposed name
 	byName map[string]int // exposed name -> index in tools
 	byDecl map[string]int // extension "\x00" tool -> index in tools
+	// refused are the tools whose names are gemkit's own (Refused).
+	refused []NameRefusal
 }
 
 // Load reads the extensions installed in st that are enabled for st's

@@ -209,7 +209,7 @@ func (s *Set) index(limit int) {
 		}
 	}
 	used := map[string]bool{ReadDocTool: true}
-	s.tools = nil
+	s.tools, s.refused = nil, nil
 	for _, e := range s.Extensions {
 		m := e.Ext.Manifest
 		decls := make([]*extension.Tool, len(m.Tools))
@@ -219,6 +219,13 @@ func (s *Set) index(limit int) {
 		sort.SliceStable(decls, func(i, j int) bool { return decls[i].Name < decls[j].Name })
 		for _, t := range decls {
 			name := exposedName(m.Name, t.Name, limit)
+			if owner, ok := ReservedBy(baseName(m.Name, t.Name)); ok {
+				// gemkit's own name: refused, never given by order or
+				// hashed into another (which would still read as one of
+				// gemkit's to a model).
+				s.refused = append(s.refused, NameRefusal{Extension: m.Name, Kind: "tool", Own: t.Name, Name: baseName(m.Name, t.Name), Owner: owner})
+				continue
+			}
 			if used[name] {
 				name = hashedName(baseName(m.Name, t.Name), m.Name, t.Name, limit)
 			}
@@ -257,9 +264,11 @@ func (s *Set) index(limit int) {
 // that "memory" of extension "mem" is mem_memory; a name already given
 // (to a tool of the Set, to read_doc, or to an earlier server tool: two
 // servers of one extension with a tool of one name) takes the hashed
-// form, whose hash covers the server's name too. Call it in a stable
-// order (extension, server, tool) for stable names.
-func (s *Set) ServerToolNamer() func(ext, server, tool string) string {
+// form, whose hash covers the server's name too. A name of gemkit's own
+// (ReservedBy) is refused: the namer says so, and the tool is not
+// served. Call it in a stable order (extension, server, tool) for
+// stable names.
+func (s *Set) ServerToolNamer() func(ext, server, tool string) (string, *NameRefusal) {
 	limit := s.limit
 	if limit == 0 {
 		limit = DefaultNameLimit
@@ -268,34 +277,34 @@ func (s *Set) ServerToolNamer() func(ext, server, tool string) string {
 	for _, t := range s.tools {
 		used[t.Name] = true
 	}
-	return func(ext, server, tool string) string {
-		name := exposedName(ext, tool, limit)
-		if used[name] {
-			name = hashedName(baseName(ext, tool), ext, server+"\x00"+tool, limit)
-		}
-		used[name] = true
-		return name
-	}
+	return namer(limit, used, "tool")
 }
 
 // ServerPromptNamer returns the naming of the prompts of the extensions'
 // own MCP servers: the rule of ServerToolNamer, in a namespace of their
-// own (gemkit serves no prompts of its own), so that "review" of
-// extension "code" is code_review. Call it in a stable order
-// (extension, server, prompt) for stable names.
-func (s *Set) ServerPromptNamer() func(ext, server, prompt string) string {
+// own, so that "review" of extension "code" is code_review, which is
+// refused all the same (a name of gemkit's own is refused whatever it
+// names). Call it in a stable order (extension, server, prompt) for
+// stable names.
+func (s *Set) ServerPromptNamer() func(ext, server, prompt string) (string, *NameRefusal) {
 	limit := s.limit
 	if limit == 0 {
 		limit = DefaultNameLimit
 	}
-	used := map[string]bool{}
-	return func(ext, server, prompt string) string {
-		name := exposedName(ext, prompt, limit)
+	return namer(limit, map[string]bool{}, "prompt")
+}
+
+func namer(limit int, used map[string]bool, kind string) func(ext, server, item string) (string, *NameRefusal) {
+	return func(ext, server, item string) (string, *NameRefusal) {
+		if owner, ok := ReservedBy(baseName(ext, item)); ok {
+			return "", &NameRefusal{Extension: ext, Server: server, Kind: kind, Own: item, Name: baseName(ext, item), Owner: owner}
+		}
+		name := exposedName(ext, item, limit)
 		if used[name] {
-			name = hashedName(baseName(ext, prompt), ext, server+"\x00"+prompt, limit)
+			name = hashedName(baseName(ext, item), ext, server+"\x00"+item, limit)
 		}
 		used[name] = true
-		return name
+		return name, nil
 	}
 }
 

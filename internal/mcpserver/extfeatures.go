@@ -139,6 +139,7 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 	rt := &routes{exact: map[string]route{}, prompts: map[string]route{}, byTemplate: map[string]route{}}
 	// Prompts, named as tools are.
 	name := set.ServerPromptNamer()
+	s.ext.catalogNames = nil
 	now := map[string]string{}
 	for _, it := range s.ext.prompts {
 		p := &mcp.Prompt{}
@@ -150,7 +151,12 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 			title = p.Name
 		}
 		own := p.Name
-		p.Name = name(it.Spec.Extension, it.Spec.Label(), own)
+		served, refused := name(it.Spec.Extension, it.Spec.Label(), own)
+		if refused != nil {
+			s.refuseName(&s.ext.catalogNames, *refused)
+			continue
+		}
+		p.Name = served
 		p.Title = extmcp.Printable(it.Spec.Extension + ": " + title)
 		p.Description = strings.TrimSpace(p.Description + fmt.Sprintf("\n\nFrom the extension %s (its MCP server %s).", it.Spec.Extension, it.Spec.Label()))
 		rt.prompts[p.Name] = route{it.Spec.Key(), own}
@@ -181,9 +187,14 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 			rt.only = k
 		}
 	}
-	servedURI := func(it extmcp.Item, n map[string]int) string {
-		scheme, _, _ := strings.Cut(it.ID, ":")
-		if n[it.ID] > 1 || strings.EqualFold(scheme, DocScheme) || strings.EqualFold(scheme, ServerScheme) {
+	// A URI in one of gemkit's own schemes (gemkit-doc, gemkit-mcp) is
+	// refused: read, it would reach gemkit's doc or another server.
+	servedURI := func(it extmcp.Item, n map[string]int, kind string) string {
+		if owner, ok := disclosure.ReservedBy(it.ID); ok {
+			s.refuseName(&s.ext.catalogNames, disclosure.NameRefusal{Extension: it.Spec.Extension, Server: it.Spec.Server, Kind: kind, Own: it.ID, Name: it.ID, Owner: owner})
+			return ""
+		}
+		if n[it.ID] > 1 {
 			return qualified(it.Spec, it.ID)
 		}
 		return it.ID
@@ -194,7 +205,9 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 		if json.Unmarshal(it.Raw, r) != nil {
 			continue
 		}
-		r.URI = servedURI(it, count)
+		if r.URI = servedURI(it, count, "resource"); r.URI == "" {
+			continue
+		}
 		if _, err := url.Parse(r.URI); err != nil {
 			s.log.Warn("an extension's MCP server lists a resource whose URI is not a URI; it is not served", "extension", it.Spec.Extension, "server", it.Spec.Server, "uri", it.ID)
 			continue
@@ -225,7 +238,9 @@ func (s *Server) serveCatalog(set *disclosure.Set) {
 			s.log.Warn("an extension's MCP server lists a resource template that is not a URI template; it is not served", "extension", it.Spec.Extension, "server", it.Spec.Server, "template", it.ID)
 			continue
 		}
-		t.URITemplate = servedURI(it, tcount)
+		if t.URITemplate = servedURI(it, tcount, "resource template"); t.URITemplate == "" {
+			continue
+		}
 		stmpl, err := uritemplate.New(t.URITemplate)
 		if err != nil {
 			continue

@@ -52,6 +52,36 @@ type extState struct {
 	routes atomic.Pointer[routes]
 	// subs are the clients' subscriptions to the servers' resources.
 	subs subscriptions
+	// toolNames and catalogNames are the servers' tools, and their
+	// prompts and resources, refused for a name of gemkit's own, as last
+	// served; s.mu guards them.
+	toolNames, catalogNames []disclosure.NameRefusal
+	// told are those refusals already logged, by their words.
+	told map[string]bool
+}
+
+// refuseName leaves out a server's item whose name is gemkit's own,
+// telling it once in words naming both. The caller holds s.mu.
+func (s *Server) refuseName(list *[]disclosure.NameRefusal, r disclosure.NameRefusal) {
+	*list = append(*list, r)
+	if s.ext.told == nil {
+		s.ext.told = map[string]bool{}
+	}
+	if w := r.String(); !s.ext.told[w] {
+		s.ext.told[w] = true
+		s.log.Warn(w)
+	}
+}
+
+// RefusedNames are the items of the set's tools and the servers' (as
+// last listed) that are not served because their names are gemkit's
+// own.
+func (s *Server) RefusedNames() []disclosure.NameRefusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]disclosure.NameRefusal(nil), s.Set().Refused()...)
+	out = append(out, s.ext.toolNames...)
+	return append(out, s.ext.catalogNames...)
 }
 
 // syncServers hands the set's servers to the Manager; when they
@@ -136,6 +166,7 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 
 // serverTools are the servers' tools as served. The caller holds s.mu.
 func (s *Server) serverTools(set *disclosure.Set) []served {
+	s.ext.toolNames = nil
 	if len(s.ext.tools) == 0 {
 		return nil
 	}
@@ -164,8 +195,13 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 		if t.Spec.Remote() {
 			where = "a remote one, which gemkit connects to, not sandboxed"
 		}
+		exposed, refused := name(t.Spec.Extension, t.Spec.Label(), t.Name)
+		if refused != nil {
+			s.refuseName(&s.ext.toolNames, *refused)
+			continue
+		}
 		mt := &mcp.Tool{
-			Name: name(t.Spec.Extension, t.Spec.Label(), t.Name),
+			Name: exposed,
 			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its %s, %s).",
 				t.Spec.Extension, serverWords(t.Spec), where)),
 			InputSchema: t.InputSchema,

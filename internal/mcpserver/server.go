@@ -70,8 +70,8 @@ type Config struct {
 	// Logger receives what happens; nil is slog.Default().
 	Logger *slog.Logger
 	// CodeIntel, when set, adds the code-intelligence tools
-	// (code_definition, code_references, …) beside the extensions'. An
-	// extension tool of the same name gives way to them.
+	// (code_definition, code_references, …) beside the extensions'. No
+	// extension's tool takes a name of theirs (disclosure.ReservedBy).
 	CodeIntel *codeintel.Tools
 	// Servers, when set, runs the enabled extensions' own stdio MCP
 	// servers in the sandbox (extservers.go); their tools are served
@@ -349,11 +349,19 @@ func (s *Server) build(set *disclosure.Set) ([]served, []resource, json.RawMessa
 			}, s.callCodeIntel, nil})
 		}
 	}
-	for _, t := range set.Tools() {
-		if s.cfg.CodeIntel != nil && s.cfg.CodeIntel.Has(t.Name) {
-			s.log.Warn("an extension tool has the name of a code-intelligence tool and is not served", "tool", t.Name, "extension", t.Extension)
-			continue
+	// An extension's tool never takes a name of gemkit's own (the Set
+	// leaves it out: disclosure.ReservedBy), whether or not gemkit
+	// serves it here.
+	for _, r := range set.Refused() {
+		if w := r.String(); s.ext.told == nil || !s.ext.told[w] {
+			if s.ext.told == nil {
+				s.ext.told = map[string]bool{}
+			}
+			s.ext.told[w] = true
+			s.log.Warn(w)
 		}
+	}
+	for _, t := range set.Tools() {
 		// Hints for clients that ask before running a tool that writes or
 		// reaches the network.
 		m := set.Extension(t.Extension).Ext.Manifest
