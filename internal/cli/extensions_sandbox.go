@@ -172,6 +172,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	hooks := slices.ContainsFunc(parts.Hooks, switchHook.switchable)
 	agentLocal := slices.ContainsFunc(parts.Agents, func(s extension.AgentServer) bool { return extension.SandboxedServer(s.Def) })
 	if len(extension.SandboxedServers(m)) == 0 && !agentLocal && !hooks {
+		if len(extension.RemoteServers(m)) > 0 && o.hook == "" && (len(o.hosts) > 0 || o.defaultProfile) && o.write == "" && !o.unixSockets && len(o.credentials) == 0 && len(o.env) == 0 {
+			return widenRemote(ctx, a, st, ext, o, command)
+		}
 		why := "gemkit runs stdio servers, those with a command, of its manifest and its agents, and its command hooks, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is"
 		if cs := extension.ContainerServers(m); len(cs) > 0 {
 			why = strings.Join(cs, ", ") + ": " + extension.ContainerWords(extension.ContainerCommand(m.MCPServers[cs[0]]))

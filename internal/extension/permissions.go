@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -389,9 +391,9 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 				where += "; " + p.Words()
 			}
 		case RemoteServer(def) && c.Switched:
-			where = "a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords
+			where = "a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords + "; " + remoteReach(m.Name, def)
 		case RemoteServer(def) && switchable:
-			where = "a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself until you switch the extension to gemkit (gemkit extensions sandbox " + m.Name + "); then " + RemoteServerWords
+			where = "a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself until you switch the extension to gemkit (gemkit extensions sandbox " + m.Name + "); then " + RemoteServerWords + "; " + remoteReach(m.Name, def)
 		case RemoteServer(def):
 			where = "a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself"
 		}
@@ -674,3 +676,45 @@ type Enforcer interface {
 // do) would read "no access to your files" beside servers that read the
 // workspace, so its servers' own lines say what it can do instead.
 func ToolPermissionsShown(m *Manifest) bool { return len(m.Tools) > 0 || m.Permissions != nil }
+
+// remoteReach says where gemkit mcp connects for the remote server def:
+// its origin, and only there.
+func remoteReach(name string, def json.RawMessage) string {
+	var d struct {
+		URL     string `json:"url"`
+		HTTPURL string `json:"httpUrl"`
+	}
+	_ = json.Unmarshal(def, &d)
+	u := d.HTTPURL
+	if u == "" {
+		u = d.URL
+	}
+	o := Origin(u)
+	if o == "" {
+		return "gemkit mcp does not connect to it: its URL is not an http or https URL with a host"
+	}
+	return "gemkit mcp reaches " + Printable(o) + " and no other origin: it follows no redirect elsewhere, and an address of this computer or of a private network there is refused unless you allowed that very host and port (gemkit extensions sandbox " + name + " --allow-host HOST:PORT)"
+}
+
+// Origin is the origin a remote server's URL reaches: scheme://host:port,
+// the port written even when it is the scheme's default, so that a
+// person reads where gemkit connects, and nothing else (no user, path or
+// query, which a manifest could fill with words). "" when raw is not an
+// http or https URL with a host.
+func Origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	switch {
+	case scheme != "http" && scheme != "https":
+		return ""
+	case port == "" && scheme == "https":
+		port = "443"
+	case port == "":
+		port = "80"
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}

@@ -20,9 +20,11 @@ func TestConsentTextServers(t *testing.T) {
 	}
 	want := map[string]bool{"local": true, "remote": false, "self": false} // server: sandboxed
 	others := map[string]string{"self": ": gemkit itself, which runs the extension's tools in their own sandbox"}
+	// Consent names the origin gemkit mcp reaches, and no other.
+	reach := "gemkit mcp reaches https://mcp.example.com:443 and no other origin: it follows no redirect elsewhere, and an address of this computer or of a private network there is refused unless you allowed that very host and port (gemkit extensions sandbox srv --allow-host HOST:PORT)"
 	remote := map[bool]string{
-		false: ": a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself until you switch the extension to gemkit (gemkit extensions sandbox srv); then " + RemoteServerWords,
-		true:  ": a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords,
+		false: ": a remote server, not sandboxed by gemkit: Gemini CLI connects to it itself until you switch the extension to gemkit (gemkit extensions sandbox srv); then " + RemoteServerWords + "; " + reach,
+		true:  ": a remote server, switched to gemkit: Gemini CLI does not connect to it; " + RemoteServerWords + "; " + reach,
 	}
 	for _, tc := range []struct {
 		name     string

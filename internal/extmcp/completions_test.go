@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 )
 
@@ -66,8 +67,10 @@ func TestCompletions(t *testing.T) {
 	}
 	url, starts := completingServer(t, true)
 	plainURL, _ := completingServer(t, false)
-	sp := Spec{Extension: "far", Server: "srv", URL: url, Transport: TransportHTTP}
-	plain := Spec{Extension: "far", Server: "plain", URL: plainURL, Transport: TransportHTTP}
+	// Both on loopback, allowed by host and port.
+	allow := extension.Widening{Hosts: []string{strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://"), strings.TrimPrefix(strings.TrimSuffix(plainURL, "/mcp"), "http://")}}
+	sp := Spec{Extension: "far", Server: "srv", URL: url, Transport: TransportHTTP, Widening: allow}
+	plain := Spec{Extension: "far", Server: "plain", URL: plainURL, Transport: TransportHTTP, Widening: allow}
 
 	m := manager()
 	m.Sync([]Spec{sp, plain})

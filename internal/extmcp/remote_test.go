@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemkit/gemkit/internal/extension"
 )
 
 // remoteServer is the go-sdk's own server with a tool, a prompt, a
@@ -84,7 +86,10 @@ func TestRemoteServers(t *testing.T) {
 			m.Listen(func(ev Event) { events <- ev })
 			sp := Spec{Extension: "far", Server: "srv", URL: rs.url + tc.path, Transport: tc.transport,
 				Headers:  map[string]string{"Authorization": "Bearer ${TOKEN}", "X-Secret": "[$SECRET]"},
-				Settings: map[string]string{"TOKEN": "t0k"}}
+				Settings: map[string]string{"TOKEN": "t0k"},
+				// The test's server is on loopback, which gemkit reaches
+				// only when allowed by host and port.
+				Widening: extension.Widening{Hosts: []string{strings.TrimPrefix(rs.url, "http://")}}}
 			m.SetLevel(context.Background(), "info")
 			m.Sync([]Spec{sp})
 			c, failed := m.Catalog(context.Background())
@@ -132,7 +137,8 @@ func TestRemoteServers(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		m := NewManager(Config{Timeout: 5 * time.Second})
 		t.Cleanup(m.Close)
-		m.Sync([]Spec{{Extension: "far", Server: "gone", URL: "http://127.0.0.1:9/mcp", Transport: TransportHTTP}})
+		m.Sync([]Spec{{Extension: "far", Server: "gone", URL: "http://127.0.0.1:9/mcp", Transport: TransportHTTP,
+			Widening: extension.Widening{Hosts: []string{"127.0.0.1:9"}}}})
 		_, failed := m.Catalog(context.Background())
 		if len(failed) != 1 || !strings.HasPrefix(failed[0].Err.Error(), "extension far's MCP server gone could not be reached at http://127.0.0.1:9/mcp: ") {
 			t.Errorf("failed %v", failed)

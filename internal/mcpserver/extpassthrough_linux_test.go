@@ -156,6 +156,7 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	// extension's (gemini extensions config writes it there): the entry's
 	// .env, not the linked folder's.
 	writeFile(t, filepath.Join(f.home, ".gemini", "extensions", "remotemcp", ".env"), "REMOTE_TOKEN=t0k3n\n", 0o600)
+	f.allowHosts(t, "remotemcp", httpURL, sseURL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -58,6 +58,7 @@ func TestExtensionServersRemoteEverything(t *testing.T) {
 		t.Fatalf("server-everything does not listen on %s:\n%s", addr, srvErr.String())
 	}
 	f.link(t, "farmcp", fmt.Sprintf(`{"name": "farmcp", "version": "1.0.0", "mcpServers": {"everything": {"httpUrl": "http://%s/mcp"}}}`, addr), nil)
+	f.allowHosts(t, "farmcp", "http://"+addr)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -127,7 +127,8 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}
-	if out, err := f.gemkit("extensions", "sandbox", "realmcp"); err != nil || !strings.Contains(out, "Switched: Gemini CLI no longer starts memory nor connects to farnotes") {
+	// The remote server is on loopback: allowed by its host and port.
+	if out, err := f.gemkit("extensions", "sandbox", "realmcp", "--allow-host", strings.TrimPrefix(strings.TrimSuffix(remoteURL, "/mcp"), "http://")); err != nil || !strings.Contains(out, "Switched: Gemini CLI no longer starts memory nor connects to farnotes") {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}
 	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), `"excluded": ["farnotes", "memory"]`) || !strings.Contains(string(b), `"gemkit"`) {

@@ -55,7 +55,7 @@ func TestSwitchedRemoteServer(t *testing.T) {
 	if got := served(); len(got) > 0 {
 		t.Errorf("tools of an extension not switched are served: %v", got)
 	}
-	if out, err := f.gemkit("extensions", "sandbox", "mixed"); err != nil {
+	if out, err := f.gemkit("extensions", "sandbox", "mixed", "--allow-host", strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://")); err != nil {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}
 	var tools map[string]mcpclient.Tool

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -350,4 +351,26 @@ func runHeadless(cmd *exec.Cmd, model *fakemodel.Server) (out string, report fun
 		}
 		return "requests:\n" + b.String() + "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
 	}, err
+}
+
+// allowHosts lets gemkit mcp reach the loopback servers of urls for the
+// extension ext (gemkit extensions sandbox ext --allow-host HOST:PORT):
+// gemkit reaches an address of this computer for an extension's remote
+// server only when the person allowed that host and port by name. An
+// extension with a stdio server is switched by it too.
+func (f *fixture) allowHosts(t *testing.T, ext string, urls ...string) string {
+	t.Helper()
+	args := []string{"extensions", "sandbox", ext}
+	for _, u := range urls {
+		p, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--allow-host", p.Host)
+	}
+	out, err := f.gemkit(args...)
+	if err != nil {
+		t.Fatalf("gemkit %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
 }

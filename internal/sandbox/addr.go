@@ -97,3 +97,19 @@ func (m machine) has(ip net.IP) bool {
 	}
 	return false
 }
+
+// Special reports whether a connection to ip would reach this machine,
+// or a network's own services rather than the public internet: a
+// special-purpose address or one of this machine's interfaces. It is the
+// rule by which the sandbox's proxy refuses an address unless the host
+// is allowed by name, shared with gemkit's own connections to an
+// extension's remote MCP server (internal/extmcp), which gemkit makes
+// outside any sandbox.
+func Special(ip net.IP) bool { return thisMachine().special(ip) }
+
+// special is Special with m as this machine's addresses.
+func (m machine) special(ip net.IP) bool { return isPrivate(ip) || m.has(ip) }
+
+// ThisMachine reports whether a connection to ip reaches this machine
+// itself (loopback, the unspecified address, an interface's address).
+func ThisMachine(ip net.IP) bool { return thisMachine().has(ip) }

@@ -295,7 +295,7 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			var private net.IP
 			for _, a := range addrs {
 				switch {
-				case !isPrivate(a.IP) && !m.has(a.IP):
+				case !m.special(a.IP):
 				case p.Allowed(a.IP.String(), port):
 				default:
 					if private == nil {
