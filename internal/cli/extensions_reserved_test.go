@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 )
 
@@ -39,5 +40,33 @@ func TestServerTakesGemkitsName(t *testing.T) {
 	out, _, _ = e.run("doctor")
 	if !strings.Contains(out, "error: squatter: its MCP server gemkit takes the name gemkit mcp is served under in Gemini CLI") {
 		t.Errorf("doctor:\n%s", out)
+	}
+}
+
+// TestSandboxDataLimit: the bound of the servers' data folder is raised
+// by name (--data-limit), recorded, shown in the consent text and by
+// describe, agreed to as a widening; it cannot be lowered below the
+// default, nor given as something that is not a size.
+func TestSandboxDataLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := srvExt(t)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	e.mustRun("link", src, "--consent")
+	out := e.mustRun("sandbox", "srv-ext", "--data-limit", "4GiB")
+	if !strings.Contains(out, "keep up to 4 GiB in its data folder (the default is 1 GiB)") {
+		t.Errorf("the switch does not say the raised bound:\n%s", out)
+	}
+	c, err := extension.OpenStore(e.home).ServerChoice("srv-ext")
+	if err != nil || c.Widening.DataBytes != 4<<30 {
+		t.Errorf("recorded %+v %v", c.Widening, err)
+	}
+	if d := e.describe("srv-ext"); !strings.Contains(d, "keep up to 4 GiB in its data folder") {
+		t.Errorf("describe does not show the bound:\n%s", d)
+	}
+	for arg, want := range map[string]string{"100MiB": "is below the default, 1 GiB", "lots": `"lots" is not a size`, "3 parsecs": "use KiB, MiB, GiB or TiB"} {
+		if _, errOut, code := e.run("sandbox", "srv-ext", "--data-limit", arg); code == ExitOK || !strings.Contains(errOut, want) {
+			t.Errorf("--data-limit %s: exit %d\n%s", arg, code, errOut)
+		}
 	}
 }

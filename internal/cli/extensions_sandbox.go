@@ -28,6 +28,7 @@ type sandboxFlags struct {
 	env            []string
 	defaultProfile bool
 	installScripts bool
+	dataLimit      string
 }
 
 func newExtSandboxCmd(a *app) *cobra.Command {
@@ -61,6 +62,9 @@ environment of the gemkit mcp that starts the server, which is what its client
 gave it: Gemini CLI 0.61 leaves out of it every variable whose name holds TOKEN,
 KEY, SECRET, AUTH, PASSWORD, CREDENTIAL and the like unless gemkit's entry in
 its settings names it ("env": {"TFE_TOKEN": "$TFE_TOKEN"}).
+What the servers keep in the extension's data folder is bounded (1 GiB): a
+server that reaches the bound is stopped, and doctor says so; --data-limit
+raises it, the same way.
 
 A server started by a package runner (npx -y pkg, npm exec, pnpm dlx, bunx,
 yarn dlx), which Gemini CLI lets fetch the package from the registry at each
@@ -92,6 +96,7 @@ docs/extensions.md has the details.`,
   gemkit extensions sandbox memory-ext --allow-unix-sockets  # as a browser server needs
   gemkit extensions sandbox memory-ext --allow-credentials gcloud  # your application default credentials
   gemkit extensions sandbox memory-ext --allow-env TFE_TOKEN       # one variable of yours, by name
+  gemkit extensions sandbox memory-ext --data-limit 4GiB    # more than 1 GiB in its data folder
   gemkit extensions sandbox memory-ext --default-profile   # forget the widenings
   gemkit extensions sandbox memory-ext --off               # back to Gemini CLI, unconfined`,
 		Args: argsUsage(1, 1),
@@ -104,8 +109,8 @@ docs/extensions.md has the details.`,
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
 			if o.off {
-				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts {
-					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
+				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts || o.dataLimit != "" {
+					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts, --data-limit or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
 				return switchOff(a, st, in.Extension.Manifest.Name, false)
 			}
@@ -122,6 +127,7 @@ docs/extensions.md has the details.`,
 	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
 	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, in the install's sandbox (no network but the registry); they are off by default")
 	f.StringVar(&o.hook, "hook", "", "widen (or, with --default-profile, narrow back) this hook (its label, as describe shows it) rather than the servers")
+	f.StringVar(&o.dataLimit, "data-limit", "", "how much the servers may keep in the extension's data folder (default 1GiB): a server that reaches it is stopped and reported; e.g. 4GiB")
 	return cmd
 }
 
@@ -153,6 +159,9 @@ func (o sandboxFlags) command(name string) string {
 	if o.installScripts {
 		parts = append(parts, "--allow-install-scripts")
 	}
+	if o.dataLimit != "" {
+		parts = append(parts, "--data-limit", extension.Printable(o.dataLimit))
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -172,7 +181,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	hooks := slices.ContainsFunc(parts.Hooks, switchHook.switchable)
 	agentLocal := slices.ContainsFunc(parts.Agents, func(s extension.AgentServer) bool { return extension.SandboxedServer(s.Def) })
 	if len(extension.SandboxedServers(m)) == 0 && !agentLocal && !hooks {
-		if len(extension.RemoteServers(m)) > 0 && o.hook == "" && (len(o.hosts) > 0 || o.defaultProfile) && o.write == "" && !o.unixSockets && len(o.credentials) == 0 && len(o.env) == 0 {
+		if len(extension.RemoteServers(m)) > 0 && o.hook == "" && (len(o.hosts) > 0 || o.defaultProfile) && o.write == "" && !o.unixSockets && len(o.credentials) == 0 && len(o.env) == 0 && o.dataLimit == "" && !o.installScripts {
 			return widenRemote(ctx, a, st, ext, o, command)
 		}
 		why := "gemkit runs stdio servers, those with a command, of its manifest and its agents, and its command hooks, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is"
@@ -352,9 +361,19 @@ func widen(w *extension.Widening, o sandboxFlags) error {
 	w.UnixSockets = w.UnixSockets || o.unixSockets
 	w.Credentials = append(slices.Clone(w.Credentials), o.credentials...)
 	w.Env = append(slices.Clone(w.Env), o.env...)
+	if o.dataLimit != "" {
+		if o.hook != "" {
+			return errors.New("--data-limit bounds the servers' data folder; a hook keeps nothing (it writes nothing), so it takes no --hook")
+		}
+		n, err := extension.ParseSize(o.dataLimit)
+		if err != nil {
+			return fmt.Errorf("--data-limit: %w", err)
+		}
+		w.DataBytes = n
+	}
 	c, err := w.Canonical()
 	if err != nil {
-		return fmt.Errorf("--allow-host, --allow-write, --allow-credentials or --allow-env: %w", err)
+		return fmt.Errorf("--allow-host, --allow-write, --allow-credentials, --allow-env or --data-limit: %w", err)
 	}
 	*w = c
 	return nil
@@ -500,7 +519,7 @@ func widens(from, to extension.Widening) bool {
 			return true
 		}
 	}
-	return to.Write != "" && from.Write == "" || to.UnixSockets && !from.UnixSockets
+	return to.Write != "" && from.Write == "" || to.UnixSockets && !from.UnixSockets || to.DataBound() > from.DataBound()
 }
 
 func sharedNames(a, b []string) []string {

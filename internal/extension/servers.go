@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/permission"
@@ -118,18 +119,37 @@ type Widening struct {
 	// from the environment of the gemkit mcp that starts them (a $NAME
 	// in the manifest's env takes its value too).
 	Env []string `json:"allowEnv,omitempty"`
+	// DataBytes is how much the servers may keep in the extension's
+	// data folder, when the person raised it above DefaultDataBytes; 0
+	// is the default.
+	DataBytes int64 `json:"dataLimit,omitempty"`
+}
+
+// DefaultDataBytes bounds what an extension's servers keep in its data
+// folder unless the person raises it (gemkit extensions sandbox NAME
+// --data-limit SIZE): a server that reaches it is stopped and reported
+// before it fills the disk. 1 GiB holds a browser's profile and cache,
+// or a language model's index of a large project.
+const DefaultDataBytes int64 = 1 << 30
+
+// DataBound is what the servers may keep in their data folder.
+func (w Widening) DataBound() int64 {
+	if w.DataBytes > 0 {
+		return w.DataBytes
+	}
+	return DefaultDataBytes
 }
 
 // Empty reports whether w widens nothing.
 func (w Widening) Empty() bool {
-	return len(w.Hosts) == 0 && w.Write == "" && !w.UnixSockets && len(w.Credentials) == 0 && len(w.Env) == 0
+	return len(w.Hosts) == 0 && w.Write == "" && !w.UnixSockets && len(w.Credentials) == 0 && len(w.Env) == 0 && w.DataBytes == 0
 }
 
 // Union is w with what o allows added: what an extension's manifest
 // declares for its servers (ServerGrant) and what the person allowed.
 // Both should be canonical; so is the union.
 func (w Widening) Union(o Widening) Widening {
-	out := Widening{Write: w.Write, UnixSockets: w.UnixSockets || o.UnixSockets}
+	out := Widening{Write: w.Write, UnixSockets: w.UnixSockets || o.UnixSockets, DataBytes: max(w.DataBytes, o.DataBytes)}
 	if o.Write != "" {
 		out.Write = o.Write
 	}
@@ -166,7 +186,15 @@ func CheckEnvName(name string) error {
 // duplicates; a host that does not parse or a write scope other than
 // the workspace is an error a person can act on.
 func (w Widening) Canonical() (Widening, error) {
-	out := Widening{Write: w.Write, UnixSockets: w.UnixSockets}
+	out := Widening{Write: w.Write, UnixSockets: w.UnixSockets, DataBytes: w.DataBytes}
+	switch {
+	case out.DataBytes < 0:
+		return Widening{}, fmt.Errorf("data limit %d: a size is not negative", w.DataBytes)
+	case out.DataBytes == DefaultDataBytes:
+		out.DataBytes = 0
+	case out.DataBytes > 0 && out.DataBytes < DefaultDataBytes:
+		return Widening{}, fmt.Errorf("data limit %s is below the default, %s: the bound can be raised, not lowered (a server that needs less keeps less)", Size(w.DataBytes), Size(DefaultDataBytes))
+	}
 	for _, h := range w.Hosts {
 		parsed, err := ParseHost(h)
 		if err != nil {
@@ -213,6 +241,9 @@ func (w Widening) Words() string {
 	}
 	if len(w.Hosts) > 0 {
 		parts = append(parts, "connect to "+strings.Join(w.Hosts, ", ")+" (and no other host)")
+	}
+	if w.DataBytes > 0 {
+		parts = append(parts, "keep up to "+Size(w.DataBytes)+" in its data folder (the default is "+Size(DefaultDataBytes)+")")
 	}
 	if w.UnixSockets {
 		parts = append(parts, "create Unix sockets, which reach only those inside its sandbox (its own, and any a program of yours left in your workspace), never your services' (Docker, D-Bus, X11, gemkit's)")
@@ -442,4 +473,44 @@ func (s *Store) consentHash(name, perm string) string {
 		h = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return c.pinsHash(h)
+}
+
+// Size is n bytes in words: 1 GiB, 512 MiB, 1.5 GiB.
+func Size(n int64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
+	f, u := float64(n), 0
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f), "0"), ".") + " " + units[u]
+}
+
+// ParseSize reads a size a person gives: a number with a unit (KiB, MiB,
+// GiB, TiB, or K, M, G, T, KB, MB, GB, TB, all powers of 1024 as disk
+// tools print them), or bytes.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToUpper(strings.TrimSpace(t[i:]))
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("%q is not a size: write a number and a unit, like 2GiB or 500MiB", s)
+	}
+	shift := map[string]uint{"": 0, "B": 0, "K": 10, "KB": 10, "KIB": 10, "M": 20, "MB": 20, "MIB": 20, "G": 30, "GB": 30, "GIB": 30, "T": 40, "TB": 40, "TIB": 40}
+	sh, ok := shift[unit]
+	if !ok {
+		return 0, fmt.Errorf("%q has the unit %q; use KiB, MiB, GiB or TiB", s, t[i:])
+	}
+	n := f * float64(int64(1)<<sh)
+	if n < 1 || n > 1<<50 {
+		return 0, fmt.Errorf("%q is not a size gemkit takes (1 byte to 1 PiB)", s)
+	}
+	return int64(n), nil
 }

@@ -382,6 +382,9 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 	if err != nil {
 		return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 	}
+	if used, err := usage(pr.Data); err == nil && used >= s.dataBound() {
+		return nil, s.dataFull(pr.Data, used)
+	}
 	s.warnProfile(pr)
 	tmp, err := os.MkdirTemp("", "gemkit-mcp-server-")
 	if err != nil {
@@ -414,6 +417,7 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 	}
 	r := &running{kill: srv.Kill, wait: srv.Wait, denied: srv.Denied, tmp: tmp, data: pr.Data, readOnly: pr.ReadOnly, exited: make(chan struct{}), done: make(chan struct{})}
 	go s.watch(r)
+	go s.watchData(r)
 	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, s.clientOptions(r))
 	if err != nil {
 		var why string

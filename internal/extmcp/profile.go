@@ -75,6 +75,9 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []s
 	// entry (Chromium's do), which only the first one could: in the
 	// sandbox's own PID namespace /proc holds no other process.
 	pr.ReportRefusals, pr.OwnProcesses = true, true
+	// Its data folder is bounded (datawatch.go): what it stores there
+	// grows only as fast as it writes.
+	pr.NoPreallocate = true
 	pr.Closed = openData(pr.Closed, pr.Data)
 
 	if err := pr.hand(sp.Widening.Credentials, home, env); err != nil {

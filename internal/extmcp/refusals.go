@@ -42,8 +42,11 @@ type Refusal struct {
 	Direct bool `json:"direct,omitempty"`
 	// UnixSocket is true for a Unix-domain socket the server tried to
 	// create; Host and Path are then empty.
-	UnixSocket bool   `json:"unixSocket,omitempty"`
-	Reason     string `json:"reason"`
+	UnixSocket bool `json:"unixSocket,omitempty"`
+	// DataBytes, when set, is the bound of its data folder (Path), which
+	// the server reached: gemkit stopped it.
+	DataBytes int64  `json:"dataBytes,omitempty"`
+	Reason    string `json:"reason"`
 	// Allow is the one command that would allow it; empty when no
 	// widening would (gemkit's own servers, an allowed host asked for
 	// by a client that does not use the proxy).
@@ -154,6 +157,8 @@ func hostArg(host string) string {
 // target is what the server tried, in words, without how it asked.
 func (r Refusal) target() string {
 	switch {
+	case r.DataBytes > 0:
+		return "more room in its data folder " + Printable(r.Path)
 	case r.UnixSocket:
 		return "a Unix socket"
 	case r.Path != "":

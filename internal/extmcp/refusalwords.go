@@ -443,6 +443,8 @@ func (s *server) markNeeded(rs []Refusal, args, res []byte, err error) {
 // credentials of a kind that would answer a metadata service.
 func (r Refusal) AllowedBy(w extension.Widening) bool {
 	switch {
+	case r.DataBytes > 0:
+		return w.DataBound() > r.DataBytes
 	case r.UnixSocket:
 		return w.UnixSockets
 	case r.Path != "":

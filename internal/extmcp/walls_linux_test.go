@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,5 +113,89 @@ func TestWallsUnprivileged(t *testing.T) {
 	if !testing.Short() && os.Getuid() == 0 {
 		extensionDir(t)
 	}
-	sandboxtest.RerunUnprivileged(t, "^TestOtherExtensionsReadOnly$")
+	sandboxtest.RerunUnprivileged(t, "^(TestOtherExtensionsReadOnly|TestDataFolderBounded)$")
+}
+
+// duBytes is what the files under dir take on disk.
+func duBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var total int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil {
+			if fi, err := d.Info(); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					total += st.Blocks * 512
+				}
+			}
+		}
+		return nil
+	})
+	return total
+}
+
+// TestDataFolderBounded is the sixth round's finding of policy: a server
+// filled 3 GiB of the person's disk in its data folder. The folder is
+// bounded (here 16 MiB; 1 GiB unless raised by name): a server that
+// writes past it is stopped and reported in words, with the command that
+// raises the bound, long before it has written what it asked (256 MiB),
+// and is not started again while the folder holds the bound. Its class:
+// one fallocate call that would take 10 GiB at once (refused in the
+// sandbox, EOPNOTSUPP, so the disk is only taken as fast as it is
+// written), and a shell that writes 1 MiB files in ever new folders (the
+// watch follows the folders it makes).
+func TestDataFolderBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers of its own: runs without -short, as in CI")
+	}
+	s := newSetup(t, 30*time.Second)
+	const bound = 16 << 20
+	dataOf := func(ext string) string {
+		return filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", ext)
+	}
+	spec := func(ext string) extmcp.Spec {
+		sp := extmcp.Spec{Extension: ext, Server: "fixture", Dir: s.ext, Command: "node", Args: []string{filepath.Join(s.ext, "fixture.mjs")}}
+		sp.Widening.DataBytes = bound
+		return sp
+	}
+	fill, falloc, shell := spec("filler"), spec("falloc"), spec("shell")
+	s.m.Sync([]extmcp.Spec{fill, falloc, shell})
+
+	text, isErr, err := call(t, s.m, fill, "fill", map[string]any{"path": filepath.Join(dataOf("filler"), "blob"), "mib": 256})
+	if err == nil && !isErr {
+		t.Errorf("a server that wrote 256 MiB into its 16 MiB data folder was not stopped: %q", text)
+	}
+	if used := duBytes(t, dataOf("filler")); used < bound || used > 128<<20 {
+		t.Errorf("the data folder holds %d bytes when the server was stopped (bound %d)", used, bound)
+	} else {
+		t.Logf("stopped with %d MiB in the folder (bound 16 MiB)", used>>20)
+	}
+	want := "extension filler's MCP server fixture was refused more room in its data folder " + dataOf("filler") + " (its data folder holds "
+	waitFor(t, func() bool { return strings.Contains(s.log.String(), want) })
+	if !strings.Contains(s.log.String(), "its bound of 16 MiB: gemkit stopped the server before it fills your disk); to allow it: gemkit extensions sandbox filler --data-limit 32MiB") {
+		t.Errorf("the log does not say the bound and how to raise it:\n%s", s.log.String())
+	}
+	if _, _, err := call(t, s.m, fill, "ok", map[string]any{}); err == nil || !strings.Contains(err.Error(), "is not started: its data folder "+dataOf("filler")+" holds") {
+		t.Errorf("a server whose folder holds its bound was started again: %v", err)
+	}
+
+	// One fallocate that would take 10 GiB: refused, nothing taken.
+	text, _, err = call(t, s.m, falloc, "run", map[string]any{"cmd": "fallocate", "args": []string{"-l", "10G", filepath.Join(dataOf("falloc"), "big")}})
+	if err != nil || !strings.Contains(text, "Operation not supported") {
+		t.Errorf("fallocate in the sandbox: %q %v", text, err)
+	}
+	if used := duBytes(t, dataOf("falloc")); used > bound {
+		t.Errorf("fallocate took %d bytes", used)
+	}
+
+	// 1 MiB files in ever new folders.
+	script := `i=0; while [ $i -lt 200 ]; do mkdir -p "$HOME/d$i/e" && head -c 1048576 /dev/zero > "$HOME/d$i/e/f" || exit 3; i=$((i+1)); done; echo wrote all`
+	text, _, err = call(t, s.m, shell, "run", map[string]any{"cmd": "sh", "args": []string{"-c", script}})
+	if err == nil && strings.Contains(text, "wrote all") {
+		t.Errorf("a shell that wrote 200 MiB in new folders was not stopped")
+	}
+	if used := duBytes(t, dataOf("shell")); used > 128<<20 {
+		t.Errorf("the data folder holds %d bytes when the server was stopped (bound %d)", used, bound)
+	} else {
+		t.Logf("the shell stopped with %d MiB in the folder (bound 16 MiB)", used>>20)
+	}
 }

@@ -264,6 +264,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		AddressSpace: cg == nil,
 		DenyMetadata: !enf.MountNS,
 		Gated:        g != nil,
+		// What a server stores in a bounded folder grows only as fast
+		// as it writes, so that the watch of the folder stops it in time.
+		DenyFallocate: c.Policy.NoPreallocate,
 		// What confines Unix sockets and what makes every /proc/<pid>
 		// the tool's own are the namespaces; without them the filter
 		// and the rule for /proc/self stay as they are.

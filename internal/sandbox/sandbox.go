@@ -109,6 +109,13 @@ type Policy struct {
 	// but the tool's. Elsewhere only the first process's entry stays
 	// readable.
 	OwnProcesses bool
+	// NoPreallocate refuses fallocate(2) (EOPNOTSUPP, as a file system
+	// without it answers: the C library's posix_fallocate then writes
+	// the blocks), where seccomp can: one call would otherwise take any
+	// amount of disk at once, faster than a watch of a bounded folder
+	// (an extension's server's data folder, internal/extmcp) could stop
+	// the process. Elsewhere it changes nothing.
+	NoPreallocate bool
 	// MaxConnections bounds the proxy connections the tool holds open at
 	// once (each is two descriptors of gemkit's own); more wait to be
 	// accepted. 0 means DefaultMaxConnections.

@@ -88,8 +88,9 @@ type ServerProfile struct {
 	Guarded []permission.Guarded
 	// Hosts are the hosts it may reach through the proxy.
 	Hosts []string
-	// UnixSockets, ReportRefusals, OwnProcesses are Policy's.
-	UnixSockets, ReportRefusals, OwnProcesses bool
+	// UnixSockets, ReportRefusals, OwnProcesses, NoPreallocate are
+	// Policy's.
+	UnixSockets, ReportRefusals, OwnProcesses, NoPreallocate bool
 	// ClosedIn says where gemkit's own servers keep their secrets
 	// (OwnServer) and what Closed was made from.
 	ClosedIn permission.ClosedInputs
@@ -222,6 +223,7 @@ func (p *ServerProfile) Policy(ws, tmp string) Policy {
 		RuntimePaths: p.Runtime, Protected: p.Closed, ReadOnly: p.ReadOnly,
 		Guarded: p.Guarded, AllowedHosts: p.Hosts,
 		ReportRefusals: p.ReportRefusals, UnixSockets: p.UnixSockets, OwnProcesses: p.OwnProcesses,
+		NoPreallocate: p.NoPreallocate,
 	}
 	if p.Private != "" {
 		pol.Caches = []string{p.Private}

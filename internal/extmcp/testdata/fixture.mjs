@@ -5,8 +5,8 @@
 // servers of the tests (server-memory, server-filesystem,
 // server-everything) show the protocol is spoken as clients expect.
 import { createInterface } from "node:readline";
-import { openSync, readFileSync, writeFileSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { openSync, readFileSync, writeFileSync, writeSync, closeSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
 import { request } from "node:http";
 
 const tools = [
@@ -21,6 +21,8 @@ const tools = [
   { name: "fork", description: "Starts a process in a session of its own that ignores SIGTERM.", inputSchema: { type: "object" } },
   { name: "tty", description: "Opens the controlling terminal.", inputSchema: { type: "object" } },
   { name: "proxied", description: "Gets an http URL through $HTTP_PROXY.", inputSchema: { type: "object" } },
+  { name: "fill", description: "Appends mib MiB to a file, 1 MiB at a time.", inputSchema: { type: "object" } },
+  { name: "run", description: "Runs a command and answers its output and status.", inputSchema: { type: "object" } },
 ];
 // FIXTURE_IGNORE_TERM makes the server itself ignore SIGTERM.
 if (process.env.FIXTURE_IGNORE_TERM) process.on("SIGTERM", () => console.error("fixture: SIGTERM ignored"));
@@ -66,6 +68,21 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         } catch (e) {
           return text(m.id, String(e), true);
         }
+      }
+      if (m.params.name === "fill") {
+        try {
+          const fd = openSync(a.path, "a");
+          const chunk = Buffer.alloc(1 << 20, 120);
+          for (let i = 0; i < (a.mib || 1); i++) writeSync(fd, chunk);
+          closeSync(fd);
+          return text(m.id, "filled", false);
+        } catch (e) {
+          return text(m.id, String(e), true);
+        }
+      }
+      if (m.params.name === "run") {
+        const r = spawnSync(a.cmd, a.args || [], { encoding: "utf8" });
+        return text(m.id, (r.stdout || "") + (r.stderr || "") + " status " + r.status + (r.error ? " " + r.error : ""), r.status !== 0);
       }
       try {
         if (m.params.name === "read") return text(m.id, readFileSync(a.path, "utf8"), false);

@@ -76,8 +76,10 @@ type Spec struct {
 	OwnProc     bool `json:"ownProc,omitempty"`
 	DenySession bool `json:"denySession,omitempty"`
 	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
-	DenyMetadata bool   `json:"denyMetadata,omitempty"`
-	MemoryBytes  uint64 `json:"memoryBytes"`
+	DenyMetadata bool `json:"denyMetadata,omitempty"`
+	// DenyFallocate refuses fallocate (Policy.NoPreallocate).
+	DenyFallocate bool   `json:"denyFallocate,omitempty"`
+	MemoryBytes   uint64 `json:"memoryBytes"`
 	// PidMax, when set, is written to the PID namespace's own pid_max:
 	// the child is its first process, and the tool cannot raise it.
 	PidMax int `json:"pidMax,omitempty"`
@@ -255,7 +257,7 @@ func setup(conn *os.File) error {
 			nfd, reportUnix = -1, false
 		}
 	}
-	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata, allowUnix: spec.AllowUnix, notifyUnix: reportUnix}); err != nil {
+	if err := installSeccomp(seccompOptions{denyAllSockets: spec.DenySockets, denyNewSession: spec.DenySession, denyMetadata: spec.DenyMetadata, denyFallocate: spec.DenyFallocate, allowUnix: spec.AllowUnix, notifyUnix: reportUnix}); err != nil {
 		return err
 	}
 	if nfd >= 0 {

@@ -24,6 +24,11 @@ type seccompOptions struct {
 	denyMetadata bool
 	// allowUnix lets socket(AF_UNIX) through (Spec.AllowUnix).
 	allowUnix bool
+	// denyFallocate refuses fallocate (EOPNOTSUPP, as a file system
+	// without it answers; the C library's posix_fallocate then writes
+	// the blocks instead), so that what the process stores grows only as
+	// fast as it writes (Spec.DenyFallocate).
+	denyFallocate bool
 	// notifyUnix lets socket(AF_UNIX) through to the watch of connect
 	// calls, which refuses and reports it, except a non-blocking one,
 	// refused here unreported: glibc's probe of nscd at a process's
@@ -65,6 +70,7 @@ const (
 	tEACCES
 	tKill
 	tENOSYS
+	tEOPNOTSUPP
 	nTargets
 )
 
@@ -116,6 +122,9 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 	}
 	for _, nr := range denied {
 		prog = append(prog, jeq(nr, tEPERM))
+	}
+	if o.denyFallocate {
+		prog = append(prog, jeq(unix.SYS_FALLOCATE, tEOPNOTSUPP))
 	}
 	if o.denyMetadata {
 		prog = append(prog,
@@ -188,6 +197,7 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)),
 		ret(unix.SECCOMP_RET_KILL_PROCESS),
 		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EOPNOTSUPP)),
 	})
 }
 
