@@ -170,7 +170,9 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	switch {
 	case state.Granted:
 		fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
-		return nil
+		// Its files are back as agreed: a hold placed while they were
+		// not goes.
+		return releaseHold(a, st, name)
 	case grant:
 		if ok, err := a.personConfirms(ctx, name, ""); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
@@ -184,7 +186,7 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 			return err
 		}
 		fmt.Fprintf(a.Out, "Consent given to %s as it is now: %s (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, grantedWords(m), name)
-		return nil
+		return releaseHold(a, st, name)
 	case state.PermissionsChanged:
 		fmt.Fprintf(a.Out, "Consent: given %s to other permissions; %s until you agree to these.\n", when, notRunWords(m))
 	case state.FilesChanged:

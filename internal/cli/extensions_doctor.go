@@ -75,6 +75,7 @@ when Gemini CLI would fail.`,
 				fs = append(fs, entryFindings(st, in)...)
 				fs = append(fs, serverFindings(st, in, choices, gs, a.getenv)...)
 				fs = append(fs, gemkitNameFinding(in, gs)...)
+				fs = append(fs, holdFindings(st, in, choices)...)
 				if m := in.Manifest(); m != nil {
 					fs = append(fs, partFindings(m.Name, choices[m.Name], codeParts(st, in, choices[m.Name], gs))...)
 				}

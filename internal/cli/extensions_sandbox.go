@@ -298,6 +298,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 		return fmt.Errorf("switched, but your consent was not recorded, so gemkit serves and runs nothing of %s until it is (%w); %s", extension.Printable(name), err, consentHint(name))
 	}
+	if err := releaseHold(a, st, name); err != nil {
+		return err
+	}
 	local := extension.SandboxedServers(m)
 	if len(local) > 0 {
 		fmt.Fprintf(a.Out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",

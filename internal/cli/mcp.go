@@ -234,6 +234,21 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	if err != nil {
 		return err
 	}
+	if o.extDir == "" {
+		// Gemini CLI runs what a switched extension brings besides its
+		// servers: one that changes while gemkit mcp runs is held there
+		// at once (extensions_hold.go).
+		holdCtx, stopHolds := context.WithCancel(ctx)
+		watching := make(chan struct{})
+		go func() {
+			defer close(watching)
+			watchHolds(holdCtx, st, a.log)
+		}()
+		defer func() {
+			stopHolds()
+			<-watching
+		}()
+	}
 	// A server from here on: what the start-up touched of the other
 	// commands' code need not stay resident. Reading the memory map
 	// takes a millisecond or two, so it is done once the first requests

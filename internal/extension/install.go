@@ -279,6 +279,11 @@ func (s *Store) Uninstall(name string) error {
 	if m := in.Manifest(); m != nil && m.Name != in.Name && !s.otherCarries(in, m.Name) {
 		names = append(names, m.Name)
 	}
+	// A hold in Gemini CLI goes with the extension: the rules it added
+	// under other names too.
+	if _, err := s.ReleaseInGemini(in.Name); err != nil {
+		return err
+	}
 	var cache string
 	if in.Extension != nil {
 		cache = s.digestCacheOf(in.Extension.Dir)

@@ -1,4 +1,4 @@
-package extmcp
+package fsutil
 
 import (
 	"os"
@@ -8,16 +8,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxDataWatches bounds the folders of one data folder watched with
-// inotify, whose watches every program of the user shares.
-const maxDataWatches = 1024
+// maxTreeWatches bounds the folders of one tree watched with inotify,
+// whose watches every program of the user shares.
+const maxTreeWatches = 1024
 
-// watchFolder calls check whenever what dir holds may have grown, until
-// done is closed or check says it acted: at every batch of inotify
-// events of dir and its folders (made since included), a measure at a
-// time; where inotify cannot watch (no instance, or the watches ran
-// out), once a second.
-func watchFolder(dir string, done <-chan struct{}, check func() bool) {
+// WatchTree calls check whenever what the tree at dir holds may have
+// changed (a file written, made or moved in), until done is closed or
+// check says it is done (true): once at the start, then at every batch
+// of inotify events of dir and its folders (those made since included),
+// one call at a time; where inotify cannot watch (no instance, or the
+// watches ran out), once a second. It watches, never reads: what a
+// folder holds is only listed, and a link is never entered.
+func WatchTree(dir string, done <-chan struct{}, check func() bool) {
 	if check() {
 		return
 	}
@@ -32,7 +34,7 @@ func watchFolder(dir string, done <-chan struct{}, check func() bool) {
 	watched := map[int32]string{}
 	full := false
 	add := func(d string) {
-		if len(watched) >= maxDataWatches {
+		if len(watched) >= maxTreeWatches {
 			full = true
 			return
 		}

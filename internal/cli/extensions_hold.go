@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/geminisettings"
+)
+
+// An extension switched to gemkit whose files changed since the person
+// agreed to them is held in Gemini CLI (extension.Store.HoldInGemini:
+// its own enablement, disabled in every folder) until the person agrees
+// again: gemkit mcp does not start its servers without that consent, and
+// Gemini CLI must not run, with the person's rights, what the change
+// brought besides them (a server under a new name, a hook, an agent's
+// server). gemkit mcp watches the switched extensions' folders while it
+// runs (it runs beside every Gemini CLI session that uses them) and
+// holds one as soon as it changes; every gemkit command that checks
+// consent (doctor, gemkit mcp's start) holds one found changed; consent
+// given again (consent --grant, the switch) releases it.
+
+// switchedChoice is what the person chose for the servers of the
+// installed extension in, whichever of its names the choice was
+// recorded under (its folder's, its manifest's: a change may have
+// renamed it).
+func switchedChoice(in *extension.Installed, choices map[string]extension.ServerChoice) (extension.ServerChoice, bool) {
+	if c, ok := choices[in.Name]; ok && c.Switched {
+		return c, true
+	}
+	if m := in.Manifest(); m != nil {
+		if c, ok := choices[m.Name]; ok && c.Switched {
+			return c, true
+		}
+	}
+	return extension.ServerChoice{}, false
+}
+
+// holdIfChanged holds in in Gemini CLI when it is switched to gemkit and
+// the person's consent no longer covers it as it is now. It returns the
+// words of a new hold, "" when nothing changed.
+func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice) (string, error) {
+	if _, ok := switchedChoice(in, choices); !ok || in.Extension == nil {
+		return "", nil
+	}
+	m := in.Extension.Manifest
+	state, err := st.Consent(in.Extension)
+	if err != nil {
+		return "", err
+	}
+	why := "its files changed since you agreed to them"
+	_, underNew := choices[m.Name]
+	switch {
+	case m.Name != in.Name && !underNew:
+		// Renamed in its manifest, which Gemini CLI keys it by: what
+		// the person agreed to was the extension under its folder's
+		// name.
+		why = "its manifest renamed it " + extension.Printable(m.Name) + " since you agreed to it"
+	case state.Granted || !state.Recorded:
+		// Only a change is held: consent the person withdrew (or
+		// never gave) is their choice, which gemkit mcp follows.
+		return "", nil
+	case state.PermissionsChanged:
+		why = "what it runs or may do changed since you agreed to it (its manifest, or its servers' widening)"
+	}
+	held, err := st.HoldInGemini(in.Name, []string{m.Name}, why)
+	if err != nil {
+		return "", err
+	}
+	// Its servers as they are now, by name, in mcp.excluded as well:
+	// `gemini mcp list` starts a disabled extension's servers.
+	if err := excludeHeld(st, in.Name, m); err != nil {
+		return "", err
+	}
+	if !held {
+		return "", nil
+	}
+	return holdWords(in.Name, why), nil
+}
+
+// excludeHeld adds the servers of m, held as entry, to Gemini CLI's
+// mcp.excluded, but for a name of the person's own servers (whose entry
+// Gemini CLI starts instead of the extension's) and gemkit mcp's.
+func excludeHeld(st *extension.Store, entry string, m *extension.Manifest) error {
+	path := geminiSettingsPath(st)
+	gs, err := geminisettings.Read(path)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, n := range extension.SwitchedServers(m) {
+		if !slices.Contains(gs.Servers, n) && n != gemkitEntry(gs) && !slices.Contains(gs.Excluded, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	added, created, err := geminisettings.Exclude(path, names)
+	if err != nil {
+		return err
+	}
+	return st.NoteHoldExclusions(entry, added, created)
+}
+
+// holdWords say that name is held, why, and how to end it.
+func holdWords(name, why string) string {
+	return fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI (disabled in its extension enablement) so that Gemini CLI runs none of it with your rights, and gemkit mcp serves none of it; look at what changed, then agree again: gemkit extensions consent %s --grant",
+		extension.Printable(name), why, extension.Printable(name))
+}
+
+// holdChanged holds every switched extension of st that consent no
+// longer covers, logging each new hold.
+func holdChanged(st *extension.Store, log *slog.Logger) {
+	all, err := st.List()
+	if err != nil {
+		return
+	}
+	choices, err := st.ServerChoices()
+	if err != nil {
+		return
+	}
+	for _, in := range all {
+		if words, err := holdIfChanged(st, in, choices); err != nil {
+			log.Warn("holding a changed extension in Gemini CLI", "extension", in.Name, "err", err)
+		} else if words != "" {
+			log.Warn(words)
+		}
+	}
+}
+
+// releaseHold ends the hold of the extension name, whose consent was
+// just recorded, saying so on out; a server the change added is then
+// kept switched like the others (keepSwitched), so that Gemini CLI does
+// not start it unconfined once the extension runs again.
+func releaseHold(a *app, st *extension.Store, name string) error {
+	holds, err := st.Holds()
+	if err != nil {
+		return err
+	}
+	for entry, h := range holds {
+		covers := entry == name
+		for _, n := range h.Names {
+			covers = covers || n == name
+		}
+		if !covers {
+			continue
+		}
+		// What the hold excluded goes, and the switch excludes what the
+		// extension's servers need as it is now (a server the change
+		// added among them); then Gemini CLI runs the extension again.
+		if err := handOver(st, h); err != nil {
+			return err
+		}
+		if err := keepSwitched(a, st, name); err != nil {
+			return err
+		}
+		if _, err := st.ReleaseInGemini(entry); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Out, "Gemini CLI runs %s again: gemkit held it there since %s (%s).\n", extension.Printable(name), h.Since.Local().Format(time.DateTime), extension.Printable(h.Why))
+	}
+	return nil
+}
+
+// handOver takes the names the hold h added out of mcp.excluded again
+// (and the keys it made, when they are left empty), before the switch
+// puts back those the extension's servers need as its own
+// (keepSwitched): left there, they would read to the switch as the
+// person's, which --off never removes.
+func handOver(st *extension.Store, h extension.Hold) error {
+	if len(h.Excluded) == 0 && len(h.Created) == 0 {
+		return nil
+	}
+	_, err := geminisettings.Include(geminiSettingsPath(st), h.Excluded, h.Created)
+	return err
+}
+
+// holdFindings are doctor's words for the holds of in, placing one
+// first when in needs it.
+func holdFindings(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice) []finding {
+	var fs []finding
+	if _, err := holdIfChanged(st, in, choices); err != nil {
+		fs = append(fs, finding{Level: "warning", Extension: in.Name, Message: "it could not be held in Gemini CLI: " + err.Error()})
+	}
+	holds, _ := st.Holds()
+	if h, ok := holds[in.Name]; ok {
+		fs = append(fs, finding{Level: "warning", Extension: in.Name,
+			Message: fmt.Sprintf("held in Gemini CLI since %s: %s is switched to gemkit and %s; Gemini CLI runs none of it until you agree again", h.Since.Local().Format(time.DateTime), extension.Printable(in.Name), extension.Printable(h.Why)),
+			Fix:     "look at what changed, then `gemkit extensions consent " + in.Name + " --grant`"})
+	}
+	return fs
+}
+
+// extensionFolder is the folder of in's files: its linked source, else
+// its entry; "" when neither is known.
+func extensionFolder(in *extension.Installed) string {
+	switch {
+	case in.Extension != nil:
+		return in.Extension.Dir
+	case in.Metadata != nil && in.Metadata.Type == extension.SourceLink && filepath.IsAbs(in.Metadata.Source):
+		return in.Metadata.Source
+	}
+	return in.Entry
+}
+
+// watchHolds holds a switched extension as soon as its files change
+// while gemkit mcp runs, until ctx ends: it watches the folder of every
+// switched extension (fsutil.WatchTree), checks consent once the changes
+// settle, and looks for newly switched extensions when the choices
+// change.
+func watchHolds(ctx context.Context, st *extension.Store, log *slog.Logger) {
+	const settle = 300 * time.Millisecond
+	type watch struct {
+		stop  context.CancelFunc
+		timer *time.Timer
+	}
+	var mu sync.Mutex
+	watches := map[string]*watch{}
+	// checking is held by a check under way, which the end waits for:
+	// a hold is written whole (enablement, mcp.excluded, records) or
+	// not begun, whenever gemkit mcp ends.
+	var checking sync.Mutex
+	checkOne := func(entry string) {
+		checking.Lock()
+		defer checking.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		in, err := st.Get(entry)
+		if err != nil {
+			return
+		}
+		choices, err := st.ServerChoices()
+		if err != nil {
+			return
+		}
+		if words, err := holdIfChanged(st, in, choices); err != nil {
+			log.Warn("holding a changed extension in Gemini CLI", "extension", entry, "err", err)
+		} else if words != "" {
+			log.Warn(words)
+		}
+	}
+	scan := func() {
+		all, err := st.List()
+		if err != nil {
+			return
+		}
+		choices, err := st.ServerChoices()
+		if err != nil {
+			return
+		}
+		now := map[string]string{}
+		for _, in := range all {
+			if _, ok := switchedChoice(in, choices); ok {
+				// Watched even while it cannot be read (a manifest
+				// being written): the watch sees it readable again.
+				if d := extensionFolder(in); d != "" {
+					now[in.Name] = d
+				}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for entry, w := range watches {
+			if _, ok := now[entry]; !ok {
+				w.stop()
+				delete(watches, entry)
+			}
+		}
+		for entry, dir := range now {
+			if watches[entry] != nil {
+				continue
+			}
+			wctx, stop := context.WithCancel(ctx)
+			w := &watch{stop: stop}
+			w.timer = time.AfterFunc(time.Hour, func() { checkOne(entry) })
+			w.timer.Stop()
+			watches[entry] = w
+			go fsutil.WatchTree(filepath.Clean(dir), wctx.Done(), func() bool {
+				w.timer.Reset(settle)
+				return false
+			})
+		}
+	}
+	holdChanged(st, log)
+	scan()
+	stamp := st.ServerChoicesStamp()
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			mu.Lock()
+			for _, w := range watches {
+				w.stop()
+				w.timer.Stop()
+			}
+			mu.Unlock()
+			checking.Lock()
+			checking.Unlock()
+			return
+		case <-t.C:
+			if s := st.ServerChoicesStamp(); s != stamp {
+				stamp = s
+				scan()
+			}
+		}
+	}
+}
