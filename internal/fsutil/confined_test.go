@@ -75,6 +75,8 @@ var trustedCalls = map[string]string{
 	"internal/disclosure/source.go stamp os.Stat":                                   "the extensions folder and its entries (made by gemkit, Gemini CLI or the person); files inside an entry are stamped through its Root",
 	"internal/extension/conflicts.go Store.ConflictsWith os.ReadDir":                "the extensions folder: the store's own listing",
 	"internal/extension/folders.go Store.ExtensionFolders os.ReadDir":               "the extensions folder: the store's own listing",
+	"internal/extension/hold.go Store.HoldInGemini os.Lstat":                        "Gemini CLI's enablement file in the extensions folder (the store's own), whether it exists before a hold",
+	"internal/extension/hold.go Store.releaseLocked os.Remove":                      "gemkit's holds record in its state folder (~/.gemini/gemkit, 0700) and Gemini CLI's enablement file the hold made, in the extensions folder: names gemkit trusts, removed, never followed (a link there is removed itself)",
 	"internal/extension/store.go Store.List os.ReadDir":                             "the extensions folder: the store's own listing",
 	"internal/extension/store.go Store.List filepath.EvalSymlinks":                  "the extensions folder's own path",
 	"internal/extension/store.go Store.List os.Stat":                                "an entry of the extensions folder (a symlink the person made to a folder counts): entries are made by gemkit, Gemini CLI or the person",
