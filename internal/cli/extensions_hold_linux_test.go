@@ -120,6 +120,9 @@ func TestHeldInGeminiCLI(t *testing.T) {
 	if gem, _ := h.lists(); gem["notes"]["isActive"] != false {
 		t.Errorf("Gemini CLI lists the held extension as %v", gem["notes"]["isActive"])
 	}
+	if out := h.mustKit("list"); !strings.Contains(out, "held (changed)") || !strings.Contains(out, "held: notes: ") {
+		t.Errorf("gemkit's list does not say the hold:\n%s", out)
+	}
 
 	// Agreeing again releases it; the added server is switched as well.
 	out := h.mustKit("consent", "notes", "--grant")

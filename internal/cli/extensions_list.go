@@ -62,6 +62,10 @@ type listItem struct {
 	CodeParts []codePart `json:"codeParts,omitempty"`
 	// choice is the person's choice for it (describe's refusals).
 	choice extension.ServerChoice
+	// HeldInGemini, when set, says that gemkit holds the extension in
+	// Gemini CLI: switched, it changed since the person agreed
+	// (extensions_hold.go).
+	HeldInGemini *extension.Hold `json:"heldInGemini,omitempty"`
 }
 
 // updaters says which tools can update an installed extension, and why
@@ -291,6 +295,13 @@ func newExtListCmd(a *app) *cobra.Command {
 					items[i].CodeParts = codeParts(st, in, choices[m.Name], gs)
 				}
 			}
+			if holds, err := st.Holds(); err == nil {
+				for i, in := range all {
+					if h, ok := holds[in.Name]; ok {
+						items[i].HeldInGemini = &h
+					}
+				}
+			}
 			// One write at the end: tabwriter writes each cell on its
 			// own, a system call each on an unbuffered stdout.
 			out := bufio.NewWriter(a.Out)
@@ -352,7 +363,11 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 		if version == "" {
 			version = "?"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", it.Name, version, enabledWord(it.Enabled), len(it.Tools), len(it.MCPServers), src)
+		enabled := enabledWord(it.Enabled)
+		if it.HeldInGemini != nil {
+			enabled = "held (changed)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", it.Name, version, enabled, len(it.Tools), len(it.MCPServers), src)
 		if it.Error != "" || len(it.Problems) > 0 {
 			broken = append(broken, it)
 		}
@@ -366,6 +381,9 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 		}
 	}
 	for _, it := range items {
+		if it.HeldInGemini != nil {
+			fmt.Fprintf(printableWriter{out}, "held: %s: %s; Gemini CLI and gemkit mcp run none of it until you agree again: `gemkit extensions consent %s --grant`\n", it.Name, it.HeldInGemini.Why, it.Name)
+		}
 		if it.Source != nil && it.Source.Subdir != "" {
 			fmt.Fprintf(printableWriter{out}, "note: %s: %s\n", it.Name, it.UpdateNote)
 		}

@@ -34,6 +34,7 @@ func TestExtensionServersComplete(t *testing.T) {
 	f.link(t, "realmcp", everythingManifest, nil)
 	httpURL, sseURL, _ := remoteServers(t)
 	f.link(t, "remotemcp", strings.NewReplacer("HTTPURL", httpURL, "SSEURL", sseURL).Replace(remoteManifest), nil)
+	f.allowHosts(t, "remotemcp", httpURL, sseURL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
