@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 )
 
 // witness is a loopback service that records every request it gets: a
@@ -124,5 +126,35 @@ func TestRemoteStaysWhereConsentSaid(t *testing.T) {
 				t.Errorf("the local service was reached: %v", got)
 			}
 		})
+	}
+}
+
+// TestReachRule: the rule for one address, as the sandbox's proxy has it:
+// a public address is reached; an address of this computer or a private
+// network by an address or localhost named exactly with its port; by
+// another name only when the address is listed too (DNS rebinding).
+func TestReachRule(t *testing.T) {
+	loop, private, public := net.ParseIP("127.0.0.1"), net.ParseIP("10.1.2.3"), net.ParseIP("93.184.216.34")
+	for _, c := range []struct {
+		hosts   []string
+		ip      net.IP
+		host    string
+		reached bool
+	}{
+		{nil, public, "mcp.example.com", true},
+		{nil, private, "mcp.corp", false},
+		{[]string{"mcp.corp:443"}, private, "mcp.corp", false},
+		{[]string{"mcp.corp:443", "10.1.2.3"}, private, "mcp.corp", true},
+		{[]string{"mcp.corp:443", "10.1.2.3:80"}, private, "mcp.corp", false},
+		{[]string{"10.1.2.3:443"}, private, "10.1.2.3", true},
+		{[]string{"10.1.2.3"}, private, "10.1.2.3", false},
+		{[]string{"localhost:443"}, loop, "localhost", true},
+		{[]string{"rebound.example.com:443"}, loop, "rebound.example.com", false},
+	} {
+		s := &server{spec: Spec{Extension: "far", Widening: extension.Widening{Hosts: c.hosts}}}
+		err := s.reach(c.ip, c.host, 443, s.allowedByName(c.host, 443), permission.ClosedInputs{Home: "/nonexistent"})
+		if (err == nil) != c.reached {
+			t.Errorf("%s (%s) with %v: %v, want reached %v", c.host, c.ip, c.hosts, err, c.reached)
+		}
 	}
 }

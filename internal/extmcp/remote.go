@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -57,7 +58,8 @@ func (s *server) connect(ctx context.Context) (*running, error) {
 	timer := time.AfterFunc(s.startTimeout(), end)
 	// No client timeout: the event streams stay open as long as the
 	// connection.
-	hc, err := s.remoteClient()
+	refusal := &atomic.Pointer[reachError]{}
+	hc, err := s.remoteClient(refusal)
 	if err != nil {
 		end()
 		stopped()
@@ -84,8 +86,10 @@ func (s *server) connect(ctx context.Context) (*running, error) {
 		if timedOut {
 			return nil, fmt.Errorf("%s did not answer MCP's initialize at %s within %s", s.who(), Printable(s.spec.URL), s.startTimeout())
 		}
-		var refused *reachError
-		if errors.As(err, &refused) {
+		// A refusal of gemkit's own is said as it is: the SDK may report
+		// only that the connection closed after it.
+		refused := refusal.Load()
+		if refused != nil || errors.As(err, &refused) {
 			return nil, fmt.Errorf("%s is not connected to: %s", s.who(), refused.Error())
 		}
 		return nil, fmt.Errorf("%s could not be reached at %s: %s", s.who(), Printable(s.spec.URL), oneLine(err.Error()))
@@ -110,7 +114,7 @@ func (e *reachError) Error() string { return e.msg }
 
 // remoteClient is the HTTP client of a remote server: it reaches the
 // origin of the server's URL and nothing else (see above).
-func (s *server) remoteClient() (*http.Client, error) {
+func (s *server) remoteClient(refusal *atomic.Pointer[reachError]) (*http.Client, error) {
 	u, err := url.Parse(s.spec.URL)
 	origin := extension.Origin(s.spec.URL)
 	if err != nil || origin == "" {
@@ -156,6 +160,10 @@ func (s *server) remoteClient() (*http.Client, error) {
 			last = err
 		}
 		if last == nil && refused != nil {
+			var re *reachError
+			if errors.As(refused, &re) {
+				refusal.CompareAndSwap(nil, re)
+			}
 			return nil, refused
 		}
 		if last == nil {
@@ -164,11 +172,13 @@ func (s *server) remoteClient() (*http.Client, error) {
 		return nil, last
 	}
 	return &http.Client{
-		Transport: originOnly{origin: origin, base: base},
+		Transport: originOnly{origin: origin, base: base, refusal: refusal},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if o := extension.Origin(req.URL.String()); o != origin {
-				return &reachError{fmt.Sprintf("%s answered with a redirect to %s, another origin than %s, which your consent to the extension named; gemkit does not follow it (nor send the entry's headers and body there)",
+				e := &reachError{fmt.Sprintf("%s answered with a redirect to %s, another origin than %s, which your consent to the extension named; gemkit does not follow it (nor send the entry's headers and body there)",
 					Printable(via[len(via)-1].URL.Redacted()), Printable(req.URL.Redacted()), Printable(origin))}
+				refusal.CompareAndSwap(nil, e)
+				return e
 			}
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
@@ -184,6 +194,9 @@ func (s *server) remoteClient() (*http.Client, error) {
 type originOnly struct {
 	origin string
 	base   http.RoundTripper
+	// refusal keeps the first refusal, for the words of a failed
+	// connect.
+	refusal *atomic.Pointer[reachError]
 }
 
 func (o originOnly) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -191,8 +204,10 @@ func (o originOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, &reachError{fmt.Sprintf("it asked gemkit to send to %s, another origin than %s, which your consent to the extension named; gemkit does not",
+		e := &reachError{fmt.Sprintf("it asked gemkit to send to %s, another origin than %s, which your consent to the extension named; gemkit does not",
 			Printable(req.URL.Redacted()), Printable(o.origin))}
+		o.refusal.CompareAndSwap(nil, e)
+		return nil, e
 	}
 	return o.base.RoundTrip(req)
 }
@@ -209,8 +224,19 @@ func (s *server) reach(ip net.IP, host string, port int, allowed bool, closedIn 
 	if sandbox.ThisMachine(ip) && permission.OwnServerPort(closedIn, port) {
 		return &reachError{fmt.Sprintf("%s (%s) is one of gemkit's own servers on this computer, or an IDE companion's, which no extension's server is given, whatever is allowed", Printable(where), ip)}
 	}
-	if allowed {
+	name := net.ParseIP(host) == nil && host != "localhost"
+	ipPort := net.JoinHostPort(ip.String(), strconv.Itoa(port))
+	switch {
+	case allowed && !name:
 		return nil
+	case allowed && s.addressListed(ip, port):
+		return nil
+	case allowed:
+		// As the sandbox's proxy: a name reaches such an address only
+		// when the address is listed too, since whoever answers the
+		// name's lookup chooses where it points (DNS rebinding).
+		return &reachError{fmt.Sprintf("%s resolves to %s, an address of this computer or of a private network, which gemkit reaches for a name only when the address is allowed too: gemkit extensions sandbox %s --allow-host %s",
+			Printable(where), ip, Printable(s.spec.Extension), Printable(ipPort))}
 	}
 	what := "a private network's address"
 	if sandbox.ThisMachine(ip) {
@@ -221,6 +247,18 @@ func (s *server) reach(ip net.IP, host string, port int, allowed bool, closedIn 
 	}
 	return &reachError{fmt.Sprintf("%s is %s, which gemkit reaches for an extension only when you allow that very host and port: gemkit extensions sandbox %s --allow-host %s",
 		Printable(where), what, Printable(s.spec.Extension), Printable(where))}
+}
+
+// addressListed reports whether the widening lists the address ip for
+// port, as the sandbox's proxy reads its allowlist (permission.Host's
+// Matches: an address with no port is any port).
+func (s *server) addressListed(ip net.IP, port int) bool {
+	for _, e := range s.spec.Widening.Hosts {
+		if h, err := permission.ParseHost(e); err == nil && h.Matches(ip.String(), port) {
+			return true
+		}
+	}
+	return false
 }
 
 // allowedByName reports whether the person allowed host:port by name,
