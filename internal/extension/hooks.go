@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -49,7 +50,7 @@ var HookEvents = []string{"BeforeTool", "AfterTool", "BeforeAgent", "Notificatio
 
 // hookLabel is a name fit to be a hook's label: one word of letters,
 // digits and . _ : -, which a shell takes as it is.
-var hookLabel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+var hookLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`) })
 
 // CommandHooks are the extension's command hooks in the order Gemini CLI
 // registers them (events in the file's order, then definitions, then
@@ -135,7 +136,7 @@ func parseCommandHooks(raw []byte) ([]CommandHook, error) {
 		}
 	}
 	for i, h := range out {
-		if h.Name != "" && named[h.Name] == 1 && hookLabel.MatchString(h.Name) && !contains(HookEvents, strings.SplitN(h.Name, "-", 2)[0]) {
+		if h.Name != "" && named[h.Name] == 1 && hookLabel().MatchString(h.Name) && !contains(HookEvents, strings.SplitN(h.Name, "-", 2)[0]) {
 			out[i].Label = h.Name
 		}
 	}
@@ -175,7 +176,7 @@ func hydrate(s string, vars Variables, settings map[string]string) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
-	return hydrateRef.ReplaceAllStringFunc(s, func(ref string) string {
+	return hydrateRef().ReplaceAllStringFunc(s, func(ref string) string {
 		name := ref[2 : len(ref)-1]
 		if v, ok := vars.lookup(name); ok {
 			return v
@@ -188,13 +189,13 @@ func hydrate(s string, vars Variables, settings map[string]string) string {
 }
 
 // hydrateRef is Gemini CLI's hydrateString pattern, /\${(.*?)}/g.
-var hydrateRef = regexp.MustCompile(`\$\{.*?\}`)
+var hydrateRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{.*?\}`) })
 
 // settingsRef is what Gemini CLI's settings loader replaces in every
 // string of a settings file with the value of an environment variable
 // it has (resolveEnvVarsInString, packages/cli/src/config/
 // environmentVariableResolver.ts): $NAME, ${NAME} and ${NAME:-default}.
-var settingsRef = regexp.MustCompile(`\$(\w+|\{[^}]+?\})`)
+var settingsRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$(\w+|\{[^}]+?\})`) })
 
 // DisableKey is the string of hooksConfig.disabled that keeps Gemini CLI
 // from running h of the extension in dir, and "" with why when no
@@ -210,7 +211,7 @@ func (h CommandHook) DisableKey(dir string, settings []Setting) (key, why string
 	key = h.Name
 	if key == "" {
 		key = h.Command
-		for _, ref := range hydrateRef.FindAllString(key, -1) {
+		for _, ref := range hydrateRef().FindAllString(key, -1) {
 			name := ref[2 : len(ref)-1]
 			if name == "workspacePath" {
 				return "", "its command holds ${workspacePath}, so it reads differently in each workspace, and it has no name"
@@ -223,12 +224,12 @@ func (h CommandHook) DisableKey(dir string, settings []Setting) (key, why string
 		}
 		key = hydrate(key, Variables{ExtensionPath: dir}, nil)
 	}
-	if settingsRef.MatchString(key) {
+	if settingsRef().MatchString(key) {
 		what := "its name"
 		if h.Name == "" {
 			what = "its command"
 		}
-		return "", what + " holds " + settingsRef.FindString(key) + ", which Gemini CLI replaces from its environment where it reads its settings file, so hooksConfig.disabled cannot name it for sure"
+		return "", what + " holds " + settingsRef().FindString(key) + ", which Gemini CLI replaces from its environment where it reads its settings file, so hooksConfig.disabled cannot name it for sure"
 	}
 	return key, ""
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -55,7 +56,9 @@ func serversTake(m *Manifest) bool {
 	return len(SandboxedServers(m)) > 0 && !ServerGrant(m).Empty()
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+var envRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+})
 
 // A DroppedVar is a variable of the person's that a sandboxed server's
 // env asks for ("TFE_TOKEN": "$TFE_TOKEN") and no setting declares:
@@ -82,7 +85,7 @@ func DroppedVars(m *Manifest, allowed []string) []DroppedVar {
 			continue
 		}
 		for _, k := range sortedKeys(def.Env) {
-			for _, ref := range envRef.FindAllStringSubmatch(def.Env[k], -1) {
+			for _, ref := range envRef().FindAllStringSubmatch(def.Env[k], -1) {
 				v := ref[1] + ref[2]
 				if declared[v] || slices.Contains(allowed, v) {
 					continue

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -167,11 +168,11 @@ func (w Widening) Union(o Widening) Widening {
 // proxy), which --allow-env cannot pass.
 var ReservedEnv = []string{"HOME", "PATH", "TMPDIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NODE_USE_ENV_PROXY", "PYTHONNOUSERSITE"}
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // CheckEnvName says what is wrong with a variable asked for by name.
 func CheckEnvName(name string) error {
-	if !envName.MatchString(name) {
+	if !envName().MatchString(name) {
 		return fmt.Errorf("%q is not a variable's name (letters, digits and _, not starting with a digit)", Printable(name))
 	}
 	for _, r := range ReservedEnv {

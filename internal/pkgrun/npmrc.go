@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -144,7 +145,7 @@ func ReadConfig(env map[string]string, node string) (Config, error) {
 }
 
 // envRef is an npmrc's ${NAME} (and ${NAME?}, empty when unset).
-var envRef = regexp.MustCompile(`\$\{([^${}?]+)(\?)?\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^${}?]+)(\?)?\}`) })
 
 // parse reads one npmrc (ini: key = value, ; and # comments, sections
 // ignored as npm does) into c, expanding ${NAME} from env.
@@ -170,8 +171,8 @@ func (c *Config) parse(data []byte, file string, env map[string]string) error {
 		}
 		var missing string
 		expand := func(s string) string {
-			return envRef.ReplaceAllStringFunc(s, func(ref string) string {
-				m := envRef.FindStringSubmatch(ref)
+			return envRef().ReplaceAllStringFunc(s, func(ref string) string {
+				m := envRef().FindStringSubmatch(ref)
 				val, set := env[m[1]]
 				if !set && m[2] == "" && missing == "" {
 					missing = m[1]

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The ecosystems a runner fetches from.
@@ -300,12 +301,12 @@ func Parse(command string, args []string) (in Invocation, ok bool, err error) {
 // npmName is a package name the npm registry accepts: lower case,
 // URL-safe, at most 214 characters, with an optional scope (npm's
 // validate-npm-package-name).
-var npmName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+var npmName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`) })
 
 // registrySpec is a version, a range or a dist-tag: what npm resolves
 // against the registry. A ':' or a '/' makes it a git, URL, file or
 // alias spec, which is not.
-var registrySpec = regexp.MustCompile(`^[A-Za-z0-9.^~<>=|*+ -]+$`)
+var registrySpec = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9.^~<>=|*+ -]+$`) })
 
 // splitNPM splits name[@spec] and refuses what the registry does not
 // serve.
@@ -331,20 +332,22 @@ func splitNPM(s string) (name, spec string, err error) {
 	if !strings.HasPrefix(name, "@") && strings.Count(name, "/") == 1 {
 		return "", "", fmt.Errorf("%s is GitHub's user/repository shorthand: the runner would fetch it from GitHub, not from a registry", s)
 	}
-	if len(name) > 214 || !npmName.MatchString(name) {
+	if len(name) > 214 || !npmName().MatchString(name) {
 		return "", "", fmt.Errorf("%q is not the name of an npm package", name)
 	}
 	if spec == "latest" {
 		spec = ""
 	}
-	if spec != "" && !registrySpec.MatchString(spec) {
+	if spec != "" && !registrySpec().MatchString(spec) {
 		return "", "", fmt.Errorf("%s asks for %q, which is not a version, a range or a tag of the registry (a git, URL, file or alias spec)", s, spec)
 	}
 	return name, spec, nil
 }
 
 // pypiName is a project name as PEP 508 allows it, with extras.
-var pypiName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]+\])?$`)
+var pypiName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]+\])?$`)
+})
 
 // splitPyPI splits a uvx or pipx spec: name, name@version (uvx),
 // name==version or name<op>range.
@@ -359,7 +362,7 @@ func splitPyPI(s string) (name, spec string, err error) {
 			return "", "", fmt.Errorf("%s asks for no version after %q", s, s[i:])
 		}
 	}
-	if !pypiName.MatchString(name) {
+	if !pypiName().MatchString(name) {
 		return "", "", fmt.Errorf("%q is not the name of a PyPI project", name)
 	}
 	if spec == "latest" {

@@ -98,7 +98,7 @@ func (p *progress) flush() {
 
 // npmFetch is npm's line for a request it made:
 // "npm http fetch GET 200 https://registry.npmjs.org/open 14ms (cache miss)".
-var npmFetch = regexp.MustCompile(`^npm http fetch (\w+) (\d+) (\S+)`)
+var npmFetch = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^npm http fetch (\w+) (\d+) (\S+)`) })
 
 func (p *progress) line(l string) {
 	l = strings.TrimRight(l, "\r")
@@ -118,7 +118,7 @@ func (p *progress) line(l string) {
 		}
 		return
 	}
-	m := npmFetch.FindStringSubmatch(l)
+	m := npmFetch().FindStringSubmatch(l)
 	if m == nil {
 		return
 	}
@@ -182,7 +182,7 @@ func fetchedName(u string) string {
 }
 
 // npmCode is npm's "npm error code E404".
-var npmCode = regexp.MustCompile(`^npm (?:error|ERR!) code (\S+)`)
+var npmCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^npm (?:error|ERR!) code (\S+)`) })
 
 // failure is npm's failure in words: what the person can act on first,
 // then npm's own lines.
@@ -191,7 +191,7 @@ func (p *progress) failure(target string, inv Invocation, registry string, waitE
 	defer p.mu.Unlock()
 	e := &InstallError{Package: target, NPM: p.errors}
 	for _, l := range p.errors {
-		if m := npmCode.FindStringSubmatch(l); m != nil {
+		if m := npmCode().FindStringSubmatch(l); m != nil {
 			e.Code = m[1]
 			break
 		}
