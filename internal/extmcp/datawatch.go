@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"syscall"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -57,11 +56,7 @@ func usage(dir string) (int64, error) {
 		if err != nil {
 			return nil
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			total += st.Blocks * 512
-		} else {
-			total += fi.Size()
-		}
+		total += fsutil.DiskUsage(fi)
 		return nil
 	})
 	return total, err

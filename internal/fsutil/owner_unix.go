@@ -16,3 +16,10 @@ func keepOwner(f *os.File, was fs.FileInfo) {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
 	}
 }
+
+// OwnedByMe reports whether the file fi describes belongs to this
+// process's effective user.
+func OwnedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Geteuid()
+}

@@ -267,7 +267,7 @@ func PrivateDir(home, dir string) error {
 	if err != nil {
 		return err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o077 != 0 {
+	if !fsutil.OwnedByMe(fi) || fi.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("%s must be a folder of this user's that only it may enter (chmod 700 %s)", dir, dir)
 	}
 	return nil
