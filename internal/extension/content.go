@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -22,8 +24,8 @@ import (
 // code a person could have looked at, and hashing it on every run would
 // cost too much.
 const (
-	maxContentFiles = 20000
-	maxContentBytes = 512 << 20
+	maxContentFiles = 100000
+	maxContentBytes = 2 << 30
 )
 
 // Content is an extension folder's files as consent binds to them.
@@ -107,10 +109,11 @@ func readContentCached(dir string, cache *digestCache) (Content, error) {
 
 // contentFile is one file ContentDigest covers, hashed.
 type contentFile struct {
-	rel  string // slash path relative to the folder
-	mode fs.FileMode
-	line []byte // what it adds to the digest after its path and mode
-	sum  []byte // the SHA-256 of its content or target; nil for other kinds
+	rel    string // slash path relative to the folder
+	mode   fs.FileMode
+	target string // a link's
+	sum    []byte // the SHA-256 of its content or target; nil for other kinds
+	st     fsutil.ScanStat
 }
 
 // contentWorkers is how many goroutines read an extension's folder at
@@ -120,14 +123,19 @@ func contentWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 
 func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 	var (
-		mu    sync.Mutex // guards files, total, c's lists and cache
-		files []contentFile
+		mu    sync.Mutex // guards files, total and c's lists
+		files = make([]contentFile, 0, cache.guess()+64)
 		total int64
 		c     Content
 	)
-	tooMany := fmt.Errorf("more than %d files or %d MiB", maxContentFiles, maxContentBytes>>20)
-	err := root.WalkConcurrent(".", contentWorkers(), func(dir *fsutil.Root, rel string, d fs.DirEntry) error {
-		if d.IsDir() {
+	tooMany := func() error { return &TooLargeError{Files: maxContentFiles, Bytes: maxContentBytes} }
+	// Without a cache every file is hashed as it is listed, beneath the
+	// folder held open; with one, the stat of each is compared with the
+	// cache once the listing is done and sorted, and only those that
+	// differ are hashed then.
+	hashNow := !cache.present()
+	err := root.Scan(contentWorkers(), func(dir *fsutil.ScanDir, rel string, st *fsutil.ScanStat) error {
+		if st.Mode.IsDir() {
 			if rel == ".git" {
 				return fs.SkipDir
 			}
@@ -136,20 +144,15 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 		if rel == ".env" || rel == InstallMetadataFile {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		f := contentFile{rel: rel, mode: info.Mode()}
+		f := contentFile{rel: rel, mode: st.Mode, st: *st}
 		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := dir.Readlink(d.Name())
+		case st.Mode&fs.ModeSymlink != 0:
+			target, err := dir.Readlink(path.Base(rel))
 			if err != nil {
 				return err
 			}
 			s := sha256.Sum256([]byte(target))
-			f.line = strconv.AppendQuote([]byte("-> "), target)
-			f.line, f.sum = append(f.line, '\n'), s[:]
+			f.target, f.sum = target, s[:]
 			if dest, out := linkOut(root, rel, target); out {
 				mu.Lock()
 				if c.LinksOut == nil {
@@ -158,69 +161,98 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 				c.LinksOut[rel] = dest
 				mu.Unlock()
 			}
-		case info.Mode().IsRegular():
-			mu.Lock()
-			total += info.Size()
-			over := total > maxContentBytes
-			// A file whose stat, taken beneath the folder held open as
-			// it was listed, matches the digest cache's entry is not
-			// opened, let alone read (digestcache.go says why that is
-			// safe): at a server's start most of a node_modules is.
-			f.sum = cache.sum(rel, info)
-			mu.Unlock()
-			if over {
-				return tooMany
+		case st.Mode.IsRegular() && hashNow:
+			fst, sum, err := hashFile(dir.OpenStat, path.Base(rel), dir.Path(path.Base(rel)), maxContentBytes)
+			if err != nil {
+				return err
 			}
-			if f.sum == nil {
-				fi, sum, err := hashFile(dir, d.Name(), maxContentBytes)
-				if err != nil {
-					return err
-				}
-				// The mode, the names counted and the stat cached are
-				// those of the file hashed, not of the entry listed a
-				// moment before.
-				mu.Lock()
-				total += fi.Size() - info.Size()
-				over = total > maxContentBytes
-				mu.Unlock()
-				if over {
-					return tooMany
-				}
-				info, f.mode, f.sum = fi, fi.Mode(), sum
-			}
-			f.line = hex.AppendEncode(nil, f.sum)
-			f.line = append(f.line, '\n')
-			mu.Lock()
-			if fsutil.LinkCount(info) > 1 {
-				c.Shared = append(c.Shared, rel)
-			}
-			cache.put(rel, info, f.sum)
-			mu.Unlock()
+			// The mode, the bytes counted and the stat cached are those
+			// of the file hashed, not of the entry listed a moment
+			// before.
+			f.st, f.mode, f.sum = fst, fst.Mode, sum
 		}
 		mu.Lock()
 		files = append(files, f)
 		n := len(files)
+		if f.mode.IsRegular() {
+			total += f.st.Size
+		}
+		over := total > maxContentBytes
 		mu.Unlock()
-		if n > maxContentFiles {
-			return tooMany
+		if n > maxContentFiles || over {
+			return tooMany()
 		}
 		return nil
 	})
 	if err != nil {
 		return Content{}, err
 	}
-	slices.SortFunc(files, func(a, b contentFile) int { return strings.Compare(a.rel, b.rel) })
-	sort.Strings(c.Shared)
+	order := sortedOrder(files)
+	// A file whose stat, taken beneath the folder held open as it was
+	// listed, matches the digest cache's entry is not opened, let alone
+	// read (digestcache.go says why that is safe): at a server's start
+	// most of a node_modules is. The cache's entries are in path order
+	// too, so they are matched in one pass.
+	changed := cache != nil && hashNow
+	old := cache.entries()
+	j := 0
+	for _, i := range order {
+		f := &files[i]
+		if !f.mode.IsRegular() || f.sum != nil {
+			continue
+		}
+		for j < len(old) && old[j].rel < f.rel {
+			j++
+		}
+		if j < len(old) && old[j].rel == f.rel {
+			f.sum = cache.match(old[j], &f.st)
+		}
+		if f.sum != nil {
+			continue
+		}
+		changed = true
+		fst, sum, err := hashFile(root.OpenScanStat, f.rel, root.Path(f.rel), maxContentBytes)
+		if err != nil {
+			return Content{}, err
+		}
+		total += fst.Size - f.st.Size
+		f.st, f.mode, f.sum = fst, fst.Mode, sum
+	}
+	if total > maxContentBytes {
+		return Content{}, tooMany()
+	}
 	h := sha256.New()
 	var line []byte
-	for _, f := range files {
-		// "%q %o\n" of the path and mode, then the file's own line.
-		line = strconv.AppendQuote(line[:0], f.rel)
+	regular := 0
+	for _, i := range order {
+		f := &files[i]
+		// "%q %o\n" of the path and mode, then the file's own line: a
+		// link's target quoted after "-> ", a regular file's sum in hex.
+		line = appendQuote(line[:0], f.rel)
 		line = append(line, ' ')
 		line = strconv.AppendUint(line, uint64(f.mode), 8)
 		line = append(line, '\n')
-		line = append(line, f.line...)
+		switch {
+		case f.mode&fs.ModeSymlink != 0:
+			line = strconv.AppendQuote(append(line, "-> "...), f.target)
+			line = append(line, '\n')
+		case f.mode.IsRegular():
+			line = hex.AppendEncode(line, f.sum)
+			line = append(line, '\n')
+			regular++
+			if f.st.Nlink > 1 {
+				c.Shared = append(c.Shared, f.rel)
+			}
+		}
 		h.Write(line)
+	}
+	if cache != nil && (changed || regular != len(old)) {
+		cache.changed = true
+		for _, i := range order {
+			if f := &files[i]; f.mode.IsRegular() {
+				cache.put(f.rel, &f.st, f.sum)
+			}
+		}
 	}
 	// The per-file list is made when asked for (FileList): a consent
 	// check whose digest matches, the one at every start, needs none.
@@ -235,23 +267,71 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 	return c, nil
 }
 
-// hashFile opens the regular file name beneath dir and returns what its
-// descriptor is (fstat) and the SHA-256 of its content. A file longer
+// sortedOrder is the indexes of files in path order: sorted through an
+// index, as the entries are too large to move, in two halves at once
+// and merged.
+func sortedOrder(files []contentFile) []int32 {
+	order := make([]int32, len(files))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	byPath := func(a, b int32) int { return strings.Compare(files[a].rel, files[b].rel) }
+	if len(order) < 4096 {
+		slices.SortFunc(order, byPath)
+		return order
+	}
+	half := len(order) / 2
+	a, b := order[:half], order[half:]
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(a, byPath) })
+	slices.SortFunc(b, byPath)
+	wg.Wait()
+	out := make([]int32, 0, len(order))
+	for len(a) > 0 && len(b) > 0 {
+		if byPath(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// appendQuote is strconv.AppendQuote of s, with nothing to escape in
+// most paths taken as they are.
+func appendQuote(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// openStat opens a regular file for reading and says what its
+// descriptor is: fsutil.ScanDir's and fsutil.Root's OpenStat.
+type openStat func(name string) (*os.File, fsutil.ScanStat, error)
+
+// hashFile opens the regular file name with open (beneath the folder
+// held open, or through the extension's Root; where names it) and
+// returns what its descriptor is (fstat) and the SHA-256 of its content. A file longer
 // than limit bytes is an error, not hashed in part: the bytes past the
 // bound would not be bound by consent.
-func hashFile(dir *fsutil.Root, name string, limit int64) (fs.FileInfo, []byte, error) {
-	file, fi, err := dir.OpenStat(name)
+func hashFile(open openStat, name, where string, limit int64) (fsutil.ScanStat, []byte, error) {
+	file, fi, err := open(name)
 	if err != nil {
-		return nil, nil, err
+		return fi, nil, err
 	}
 	defer file.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(file, limit+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", dir.Path(name), err)
+		return fi, nil, fmt.Errorf("read %s: %w", where, err)
 	}
 	if n > limit {
-		return nil, nil, fmt.Errorf("%s is larger than %d MiB", dir.Path(name), limit>>20)
+		return fi, nil, &TooLargeError{File: where, Bytes: limit}
 	}
 	return fi, h.Sum(nil), nil
 }
@@ -445,4 +525,20 @@ func namedChanges(changes []FileChange) string {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
+}
+
+// TooLargeError is an extension folder past the bounds consent can bind
+// (maxContentFiles, maxContentBytes), or one file of it larger than the
+// bytes bound (File set). Its message says the bound and what to do.
+type TooLargeError struct {
+	Files int
+	Bytes int64
+	File  string
+}
+
+func (e *TooLargeError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("%s is larger than %d MiB, which gemkit binds your consent to at most; an extension's code is not that large: remove it from the extension's folder (a build's output, a download) or keep it outside", Printable(e.File), e.Bytes>>20)
+	}
+	return fmt.Sprintf("the extension's folder holds more than %d files or %d MiB, past what gemkit binds your consent to (it hashes every file of it, and checks them at each start); remove what it does not run: a build's caches, a node_modules' development dependencies (npm prune --omit=dev), a .git is left out already", e.Files, e.Bytes>>20)
 }

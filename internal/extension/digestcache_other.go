@@ -2,8 +2,8 @@
 
 package extension
 
-import "io/fs"
+import "github.com/gemkit/gemkit/internal/fsutil"
 
 // statKeyOf reports no key where the digest cache does not read the
 // system's stat (its ctime, inode and device): every file is hashed.
-func statKeyOf(fs.FileInfo) (statKey, bool) { return statKey{}, false }
+func statKeyOf(*fsutil.ScanStat) (statKey, bool) { return statKey{}, false }

@@ -152,7 +152,7 @@ func readCached(t *testing.T, dir, cache string, at time.Time) cachedRead {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cachedRead{c: c, hits: dc.hits}
+	return cachedRead{c: c, hits: int(dc.hits.Load())}
 }
 
 func readFull(t *testing.T, dir string) Content {
