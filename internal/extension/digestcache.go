@@ -2,8 +2,8 @@ package extension
 
 import (
 	"bytes"
-	"encoding/binary"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
