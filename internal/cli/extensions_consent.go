@@ -94,6 +94,7 @@ model must not agree for you (docs/mcp.md).`,
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			if in.Extension == nil {
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
@@ -167,6 +168,17 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		writePackageLines(a, plan)
 	}
 	when := state.GrantedAt.Local().Format(time.DateTime)
+	// The check every start makes: files consent cannot bind are said,
+	// and no consent is recorded to them, but the links a copy made
+	// absolute, which a grant repairs.
+	links := copiedLinksOf(st, ext, state)
+	if err := extension.WithoutCopied(state.Unbound, links); err != nil {
+		fmt.Fprintf(a.Out, "Consent: cannot be given to it as it is: %s\n", extension.Printable(err.Error()))
+		return withExitCode(ExitNo, nil)
+	}
+	if len(links) > 0 && !state.Granted {
+		fmt.Fprintln(a.Out, extension.CopiedLinksWords(links))
+	}
 	switch {
 	case state.Granted:
 		fmt.Fprintf(a.Out, "Consent: given %s, to these permissions and these files.\n", when)
@@ -180,6 +192,11 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		if plan != nil && plan.changed {
 			if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.pins }); err != nil {
 				return err
+			}
+		}
+		if len(links) > 0 {
+			if state, err = relinked(st, ext, links); err != nil {
+				return withExitCode(ExitNo, fmt.Errorf("consent not given: %w", err))
 			}
 		}
 		if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {

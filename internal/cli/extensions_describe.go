@@ -56,6 +56,7 @@ files, settings, source, version and where it is enabled.`,
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			item := listEntry(st, in, nil)
 			choices, gs, err := serverSettings(st)
 			if err != nil {
@@ -65,6 +66,9 @@ files, settings, source, version and where it is enabled.`,
 				item.ServerSandbox = serverStateOf(m, choices[m.Name], gs.Excluded)
 				if s := item.ServerSandbox; s != nil {
 					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), gs, a.getenv)
+					if s.Switched && in.Extension != nil {
+						s.NotServed = whyNotServed(a, st, in.Extension, s.Widening)
+					}
 				}
 				item.CodeParts, item.choice = codeParts(st, in, choices[m.Name], gs), choices[m.Name]
 			}

@@ -53,6 +53,7 @@ when Gemini CLI would fail.`,
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			all, err := st.List()
 			if err != nil {
 				return err
@@ -73,7 +74,7 @@ when Gemini CLI would fail.`,
 			refused := recentRefusals()
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
-				fs = append(fs, serverFindings(st, in, choices, gs, a.getenv)...)
+				fs = append(fs, serverFindings(a, st, in, choices, gs, a.getenv)...)
 				fs = append(fs, gemkitNameFinding(in, gs)...)
 				fs = append(fs, holdFindings(st, in, choices)...)
 				if m := in.Manifest(); m != nil {

@@ -44,6 +44,7 @@ the extension's .env).`,
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			interactive := isTerminal(a.In)
 			in, err := st.Install(cmd.Context(), extension.InstallRequest{
 				Source: args[0], Ref: ref, Subdir: subdir,
@@ -102,6 +103,7 @@ effect at once and ${extensionPath} is the real path. Consent as for install.`,
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			in, err := st.Link(cmd.Context(), args[0], consentFunc(a, consent))
 			if err != nil {
 				return err

@@ -253,6 +253,7 @@ func newExtListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			all, err := st.List()
 			if err != nil {
 				return err
@@ -289,7 +290,7 @@ func newExtListCmd(a *app) *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
-			fillServers(items, all, choices, gs.Excluded)
+			fillServers(a, st, items, all, choices, gs.Excluded)
 			for i, in := range all {
 				if m := in.Manifest(); m != nil {
 					items[i].CodeParts = codeParts(st, in, choices[m.Name], gs)

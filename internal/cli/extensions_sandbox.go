@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -105,6 +106,7 @@ docs/extensions.md has the details.`,
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			if in.Extension == nil {
 				return fmt.Errorf("extension %s cannot be read: %w", in.Name, in.Err)
 			}
@@ -270,9 +272,32 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if err != nil {
 		return err
 	}
+	// What would keep gemkit mcp from serving a server is said now, and
+	// nothing is switched: the servers stay Gemini CLI's rather than
+	// vanish from it. The links a copy made absolute are what the
+	// switch itself repairs.
+	links := copiedLinksOf(st, ext, state)
+	var cannot []string
+	if err := extension.WithoutCopied(state.Unbound, links); err != nil {
+		cannot = append(cannot, err.Error())
+	}
+	for _, s := range extension.SandboxedServers(m) {
+		// Checked for no workspace in particular (the extension's own
+		// folder stands for one): gemkit mcp runs wherever its client
+		// starts it.
+		if err := extmcp.Check(ext, s, w, ext.Dir, a.environ()); err != nil {
+			cannot = append(cannot, fmt.Sprintf("its MCP server %s would not start: %v", extension.Printable(s), err))
+		}
+	}
+	if len(cannot) > 0 {
+		return withExitCode(ExitNo, fmt.Errorf("not switched: gemkit mcp could not serve %s's MCP servers, so Gemini CLI goes on starting them itself, as before. %s", extension.Printable(name), strings.Join(cannot, ". ")))
+	}
 	if state.Notice != "" {
 		// What changed since the person agreed, before what they agree to.
 		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
+	}
+	if len(links) > 0 {
+		fmt.Fprintln(a.Out, extension.CopiedLinksWords(links))
 	}
 	for _, l := range extension.ConsentTextWith(ext, "Switching to gemkit's sandbox:", next) {
 		fmt.Fprintln(a.Out, l)
@@ -281,11 +306,17 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	// Switching alone narrows what the servers and hooks can do;
 	// agreeing is asked for when there is no consent to the extension as
 	// it is now, or when they get more than they had, other packages
-	// among it.
-	if !state.Granted || widens(old.Widening, w) || hooksWiden(old.HookWidening, hw) || plan.changed || scripts && !old.InstallScripts {
+	// among it, or when links are repaired.
+	if !state.Granted || widens(old.Widening, w) || hooksWiden(old.HookWidening, hw) || plan.changed || scripts && !old.InstallScripts || len(links) > 0 {
 		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}
+	}
+	if len(links) > 0 {
+		if state, err = relinked(st, ext, links); err != nil {
+			return withExitCode(ExitNo, fmt.Errorf("not switched: %w", err))
+		}
+		fmt.Fprintf(a.Out, "Made %d link(s) relative again.\n", len(links))
 	}
 
 	res, err := syncSwitch(st, name, parts, func(c *extension.ServerChoice) {
@@ -646,4 +677,37 @@ func keepSwitched(a *app, st *extension.Store, name string) error {
 		fmt.Fprintf(a.Err, "%s's new hooks run in gemkit's sandbox too (hooksConfig.disabled in %s).\n", extension.Printable(name), path)
 	}
 	return nil
+}
+
+// copiedLinksOf are the links of ext, as state read it, that Gemini
+// CLI's install made absolute into the folder it copied
+// (extension.CopiedLinks); none for a linked extension, which is no
+// copy.
+func copiedLinksOf(st *extension.Store, ext *extension.Extension, state extension.ConsentState) []extension.CopiedLink {
+	in, err := st.Get(ext.Manifest.Name)
+	if err != nil || in.Metadata == nil || in.Metadata.Type == extension.SourceLink || state.Content.Digest == "" {
+		return nil
+	}
+	from := ""
+	if in.Metadata.Type == extension.SourceLocal {
+		from = in.Metadata.Source
+	}
+	links, err := extension.CopiedLinks(ext.Dir, state.Content, from)
+	if err != nil {
+		return nil
+	}
+	return links
+}
+
+// relinked makes links relative again and reads where consent to ext
+// stands after: an error when consent still cannot bind its files.
+func relinked(st *extension.Store, ext *extension.Extension, links []extension.CopiedLink) (extension.ConsentState, error) {
+	if err := extension.RelinkCopied(ext.Dir, links); err != nil {
+		return extension.ConsentState{}, fmt.Errorf("making the links of %s relative again: %w", extension.Printable(ext.Manifest.Name), err)
+	}
+	state, err := st.Consent(ext)
+	if err == nil && state.Unbound != nil {
+		err = state.Unbound
+	}
+	return state, err
 }

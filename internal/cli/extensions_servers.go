@@ -3,13 +3,58 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/pkgrun"
 )
+
+// environ is the app's environment as a list, for what takes one (the
+// process's own by default): with an environment of the app's own, the
+// variables a server's profile reads.
+func (a *app) environ() []string {
+	if a.lookupEnv == nil {
+		return os.Environ()
+	}
+	var out []string
+	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR", "TMP", "TEMP"} {
+		if v, ok := a.lookupEnv(k); ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// withWritable is st with the folders a program other than the person
+// may write (serverWritable) known to its consent checks, so that every
+// command takes the one check the start of a server makes
+// (extension.Store.CheckFiles).
+func withWritable(a *app, st *extension.Store) *extension.Store {
+	return st.WithWritable(func() []string { return serverWritable(a, st) })
+}
+
+// notServed says why gemkit mcp does not start the servers of the
+// extension name, whose consent stands as state (Store.Consent), in
+// words with the fix; nil when it does. The start, the switch, list,
+// describe and doctor all say it the same way.
+func notServed(state extension.ConsentState, name string) error {
+	switch {
+	case state.Unbound != nil:
+		// As for a tool: the bytes the server runs must be those the
+		// digest read, not a file with another name, or behind a link,
+		// that a program may rewrite meanwhile.
+		return state.Unbound
+	case state.FilesChanged && state.Notice != "":
+		return fmt.Errorf("you agreed to the extension %s as it was, not as it is now. %s Then agree to it as it is now: %s", extension.Printable(name), extension.Printable(state.Notice), consentHint(name))
+	case !state.Granted:
+		return fmt.Errorf("you have not agreed to the extension %s as it is now (its servers and what they may do included); run %s", extension.Printable(name), consentHint(name))
+	}
+	return nil
+}
 
 // serverState is where an extension's MCP servers run, as list,
 // describe and doctor show it: its stdio ones unconfined in Gemini CLI,
@@ -52,6 +97,10 @@ type serverState struct {
 	// Notes are what they lack or get wrong of what is passed to them
 	// (widenNotes): variables dropped, credentials missing.
 	Notes []widenNote `json:"notes,omitempty"`
+	// NotServed says, for switched servers, why gemkit mcp does not
+	// serve them, with what to do (notServed, extmcp.Check); "" when it
+	// does.
+	NotServed string `json:"notServed,omitempty"`
 }
 
 // serverStateOf is m's server state given the person's choice c and
@@ -101,13 +150,38 @@ func serverSettings(st *extension.Store) (map[string]extension.ServerChoice, gem
 	return choices, gs, err
 }
 
-// fillServers sets the server state of each readable item.
-func fillServers(items []listItem, all []*extension.Installed, choices map[string]extension.ServerChoice, excluded []string) {
+// fillServers sets the server state of each readable item, and for the
+// switched ones whether gemkit mcp can serve them.
+func fillServers(a *app, st *extension.Store, items []listItem, all []*extension.Installed, choices map[string]extension.ServerChoice, excluded []string) {
 	for i, in := range all {
 		if m := in.Manifest(); m != nil {
 			items[i].ServerSandbox = serverStateOf(m, choices[m.Name], excluded)
+			if s := items[i].ServerSandbox; s != nil && s.Switched && in.Extension != nil {
+				s.NotServed = whyNotServed(a, st, in.Extension, s.Widening)
+			}
 		}
 	}
+}
+
+// whyNotServed says why gemkit mcp would not serve the switched servers
+// of ext, with what to do, as the switch checks it: consent (given, to
+// files it can bind) and each stdio server's start as far as it can be
+// told without starting it; "" when nothing stands in the way.
+func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening) string {
+	var why []string
+	state, err := st.Consent(ext)
+	if err == nil {
+		err = notServed(state, ext.Manifest.Name)
+	}
+	if err != nil {
+		why = append(why, err.Error())
+	}
+	for _, s := range extension.SandboxedServers(ext.Manifest) {
+		if err := extmcp.Check(ext, s, w, ext.Dir, a.environ()); err != nil {
+			why = append(why, fmt.Sprintf("its MCP server %s would not start: %v", s, err))
+		}
+	}
+	return extension.Printable(strings.Join(why, ". "))
 }
 
 // serverWords say where s's servers run and the command that changes
@@ -127,6 +201,8 @@ func serverWords(name string, s *serverState) string {
 // sandboxWords are serverWords of the servers gemkit can sandbox.
 func sandboxWords(name string, s *serverState) string {
 	switch {
+	case s.Switched && s.NotServed != "":
+		return fmt.Sprintf("%s: switched to gemkit, but NOT SERVED by gemkit mcp, nor started by Gemini CLI: %s", strings.Join(s.Sandboxable, ", "), s.NotServed)
 	case s.Switched && len(s.Unconfined) == 0 && len(s.RemoteInGemini) == 0:
 		words := fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI", strings.Join(s.Sandboxable, ", "))
 		if len(s.Remote) > 0 {
@@ -190,14 +266,14 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	for _, n := range sortedPins(s.Packages) {
 		fmt.Fprintf(w, "  %s: %s\n", n, extension.Printable(s.Packages[n].Words()))
 	}
-	if s.Switched && (!consent.Granted || consent.FilesChanged) {
+	if s.Switched && s.NotServed == "" && (!consent.Granted || consent.FilesChanged) {
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
 	writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.choice.HookWidening, consent.since))
 }
 
 // serverFindings are doctor's findings on where in's MCP servers run.
-func serverFindings(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice, gs geminisettings.Settings, getenv func(string) string) []finding {
+func serverFindings(a *app, st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice, gs geminisettings.Settings, getenv func(string) string) []finding {
 	if in.Extension == nil {
 		return nil
 	}
@@ -245,10 +321,18 @@ func serverFindings(st *extension.Store, in *extension.Installed, choices map[st
 			Message: "switched to gemkit, but Gemini CLI's mcp.excluded (" + geminiSettingsPath(st) + ") lacks " + missingWords(s),
 			Fix:     "`gemkit extensions sandbox " + name + "` adds them again"})
 	}
-	if state, err := st.Consent(in.Extension); err != nil || !state.Granted {
+	// A client sees none of the servers' tools, only a placeholder that
+	// says the same.
+	state, err := st.Consent(in.Extension)
+	switch why := whyNotServed(a, st, in.Extension, s.Widening); {
+	case err == nil && state.Unbound == nil && !state.Granted && !state.FilesChanged && why == notServed(state, name).Error():
 		fs = append(fs, finding{Level: "warning", Extension: name,
 			Message: "switched to gemkit, but without your consent to it as it is now gemkit mcp does not serve its servers, and Gemini CLI does not start them",
 			Fix:     "agree with " + consentHint(name) + ", or give them back to Gemini CLI with `gemkit extensions sandbox " + name + " --off`"})
+	case why != "":
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: "switched to gemkit, but gemkit mcp does not serve its MCP servers, and Gemini CLI does not start them: " + why,
+			Fix:     "do what it says, or give them back to Gemini CLI with `gemkit extensions sandbox " + name + " --off`"})
 	}
 	fs = append(fs, pinFindings(in.Extension, choices[name], st.Workspace())...)
 	if gs.Gemkit == "" {

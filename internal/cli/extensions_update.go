@@ -34,6 +34,7 @@ extension's name on the terminal, as for consent --grant.`,
 			if err != nil {
 				return err
 			}
+			st = withWritable(a, st)
 			names := args
 			if all {
 				list, err := st.List()

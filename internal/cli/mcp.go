@@ -207,6 +207,7 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 		}
 		st = st.WithWorkspace(ws)
 	}
+	st = withWritable(a, st)
 	// A client calls tools in bursts: the placeholders of absent
 	// protected names stay between calls for a moment rather than being
 	// made and removed for each, and go when the server stops.
@@ -339,18 +340,11 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			if err != nil {
 				return fmt.Errorf("consent to its extension cannot be checked: %w", err)
 			}
-			if !state.Granted {
-				return fmt.Errorf("you have not agreed to the extension %s as it is now (its servers and what they may do included); run %s", extension.Printable(name), consentHint(name))
-			}
-			// As for a tool: the bytes the server runs must be those the
-			// digest read, not a file with another name, or behind a link,
-			// that a program may rewrite meanwhile.
-			writable := serverWritable(a, st)
-			if err := state.Content.Bindable(e.Ext.Dir, writable); err != nil {
+			if err := notServed(state, name); err != nil {
 				return err
 			}
 			// And so must the trees its package-runner servers run from.
-			return checkPinnedTrees(st, name, c, writable)
+			return checkPinnedTrees(st, name, c, serverWritable(a, st))
 		}
 		return extmcp.Choice{Widening: c.Widening, Allowed: allowed, Agents: c.Switched, Workspace: st.Workspace(), Packages: c.Packages}
 	}

@@ -109,6 +109,58 @@ func (s *Store) recordConsentFor(name string, m *Manifest, dir string) error {
 	return s.RecordConsentContent(name, PermissionsHash(m), c)
 }
 
+// CheckFiles reads the extension folder dir as consent binds it, through
+// the digest cache, and says whether consent can bind it: an error that
+// is a *TooLargeError or a *BindError says why not and what to do, any
+// other one that the folder could not be read. It is the one check that
+// every path to consent (install, link, update, consent --grant, the
+// switch) and every start of an extension's MCP server makes, so that
+// consent is never said to be given to files a start would refuse.
+func (s *Store) CheckFiles(dir string) (Content, error) {
+	c, err := s.ReadContent(dir)
+	if err != nil {
+		return Content{}, err
+	}
+	return c, c.Bindable(dir, s.writableDirs())
+}
+
+// checkFilesAt is CheckFiles of a folder about to become the extension
+// in final (a staging folder), without the digest cache, its errors
+// naming final.
+func (s *Store) checkFilesAt(dir, final string) error {
+	c, err := ReadContent(dir)
+	if err == nil {
+		err = c.Bindable(final, s.writableDirs())
+	}
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		tl.Dir = final
+		if tl.File != "" {
+			if rel, rerr := filepath.Rel(dir, tl.File); rerr == nil {
+				tl.File = filepath.Join(final, rel)
+			}
+		}
+	}
+	return err
+}
+
+// writableDirs are the folders of WithWritable, nil without it.
+func (s *Store) writableDirs() []string {
+	if s.writable == nil {
+		return nil
+	}
+	return s.writable()
+}
+
+// Unbindable says whether err, from CheckFiles, is files consent cannot
+// bind (too many, too large, another name, a link into a folder others
+// write) rather than a failure to read them.
+func Unbindable(err error) bool {
+	var tl *TooLargeError
+	var be *BindError
+	return errors.As(err, &tl) || errors.As(err, &be)
+}
+
 // RecordConsent remembers that the person agreed to the extension name
 // running with the permissions hashed as hash, replacing any earlier
 // record. The file is written atomically with mode 0600.
@@ -207,6 +259,12 @@ type ConsentState struct {
 	// files, what a grant records.
 	Hash    string
 	Content Content
+	// Unbound says why consent cannot bind the extension's files as
+	// they are (CheckFiles: too many or too large, a file with another
+	// name, a link into a folder others write), with what to do: no
+	// grant is recorded and nothing of it runs until that is fixed.
+	// Granted is then false.
+	Unbound error
 }
 
 // Consent returns where consent to ext stands, comparing its record with
@@ -215,8 +273,11 @@ type ConsentState struct {
 // `gemkit mcp` asks at every start of an extension's server.
 func (s *Store) Consent(ext *Extension) (ConsentState, error) {
 	st := ConsentState{Hash: PermissionsHash(ext.Manifest)}
-	now, err := s.ReadContent(ext.Dir)
-	if err != nil {
+	now, err := s.CheckFiles(ext.Dir)
+	switch {
+	case Unbindable(err):
+		st.Unbound = err
+	case err != nil:
 		return st, err
 	}
 	st.Content = now
@@ -232,11 +293,14 @@ func (s *Store) Consent(ext *Extension) (ConsentState, error) {
 	switch {
 	case r.PermissionsHash != s.consentHash(ext.Manifest.Name, st.Hash):
 		st.PermissionsChanged = true
+	case now.Digest == "":
+		// Too large to hash: what changed cannot be said.
+		st.FilesChanged = r.ContentDigest != ""
 	case r.ContentDigest != now.Digest:
 		st.FilesChanged = true
 		st.Notice = ContentNotice(s.recordContent(ext.Manifest.Name, r), now, ext.Dir)
 	default:
-		st.Granted = true
+		st.Granted = st.Unbound == nil
 	}
 	return st, nil
 }

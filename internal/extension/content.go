@@ -100,6 +100,11 @@ func readContentCached(dir string, cache *digestCache) (Content, error) {
 	}
 	defer root.Close()
 	c, err := readContent(root, cache)
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		tl.Dir = dir
+		return Content{}, tl
+	}
 	if err != nil {
 		return Content{}, fmt.Errorf("hashing the extension's files in %s: %w", dir, err)
 	}
@@ -512,33 +517,93 @@ func ContentNotice(agreed, now Content, dir string) string {
 	return "Since you agreed, " + what + ": " + namedChanges(changes) + ". Look at " + them + " in " + Printable(dir) + " before agreeing again."
 }
 
-// namedChanges lists changes as "tools/a.py (changed), b.sh (added)", at
-// most maxNamedFiles of them, then "and N more".
+// namedChanges lists changes as "tools/a.py (changed), b.sh (added)",
+// at most maxNamedFiles of them, then "and N more": the extension's own
+// files first, then those of the dependencies it ships (a node_modules,
+// a vendor folder, a virtualenv), so that a changed server.js is never
+// hidden behind the hundreds of files an npm install changes.
 func namedChanges(changes []FileChange) string {
-	n := min(len(changes), maxNamedFiles)
-	names := make([]string, n)
-	for i, c := range changes[:n] {
+	var own, deps []FileChange
+	for _, c := range changes {
+		if dependencyPath(c.Path) {
+			deps = append(deps, c)
+		} else {
+			own = append(own, c)
+		}
+	}
+	nOwn := min(len(own), maxNamedFiles)
+	nDeps := min(len(deps), maxNamedFiles-nOwn)
+	shown := append(slices.Clip(own[:nOwn]), deps[:nDeps]...)
+	names := make([]string, len(shown))
+	for i, c := range shown {
 		names[i] = Printable(c.Path) + " (" + c.How + ")"
 	}
 	s := strings.Join(names, ", ")
-	if more := len(changes) - n; more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
+	moreOwn, moreDeps := len(own)-nOwn, len(deps)-nDeps
+	switch {
+	case moreOwn > 0 && moreDeps > 0:
+		s += fmt.Sprintf(" and %d more of its own, and %d in its dependencies (%s)", moreOwn, moreDeps, dependencyFolders(deps))
+	case moreOwn > 0:
+		s += fmt.Sprintf(" and %d more", moreOwn)
+	case moreDeps > 0 && len(own) > 0:
+		s += fmt.Sprintf(" and %d in its dependencies (%s)", moreDeps, dependencyFolders(deps))
+	case moreDeps > 0:
+		s += fmt.Sprintf(" and %d more in its dependencies (%s)", moreDeps, dependencyFolders(deps))
 	}
 	return s
+}
+
+// dependencyFolders are the names of the dependency folders of changes
+// (node_modules, vendor, ...), each once.
+func dependencyFolders(changes []FileChange) string {
+	var names []string
+	for _, c := range changes {
+		for _, part := range strings.Split(c.Path, "/") {
+			if dependencyFolder[part] && !slices.Contains(names, part) {
+				names = append(names, part)
+			}
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// dependencyFolder are the folders in which package managers put what
+// an extension depends on, rather than its author's own code.
+var dependencyFolder = map[string]bool{"node_modules": true, "bower_components": true, "vendor": true,
+	".venv": true, "venv": true, "site-packages": true, "__pycache__": true}
+
+// dependencyPath says whether the file rel lies in a dependency folder.
+func dependencyPath(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if dependencyFolder[part] {
+			return true
+		}
+	}
+	return false
 }
 
 // TooLargeError is an extension folder past the bounds consent can bind
 // (maxContentFiles, maxContentBytes), or one file of it larger than the
 // bytes bound (File set). Its message says the bound and what to do.
 type TooLargeError struct {
+	Dir   string // the extension's folder
 	Files int
 	Bytes int64
 	File  string
 }
 
 func (e *TooLargeError) Error() string {
+	pre := "gemkit cannot bind your consent to the files of the extension in " + Printable(e.Dir) + ", so it runs neither its tools nor its MCP servers: "
 	if e.File != "" {
-		return fmt.Sprintf("%s is larger than %d MiB, which gemkit binds your consent to at most; an extension's code is not that large: remove it from the extension's folder (a build's output, a download) or keep it outside", Printable(e.File), e.Bytes>>20)
+		return pre + fmt.Sprintf("%s is larger than %s, the most gemkit binds consent to; remove it from the extension's folder (a build's output, a download) or keep it outside", Printable(e.File), boundWords(e.Bytes))
 	}
-	return fmt.Sprintf("the extension's folder holds more than %d files or %d MiB, past what gemkit binds your consent to (it hashes every file of it, and checks them at each start); remove what it does not run: a build's caches, a node_modules' development dependencies (npm prune --omit=dev), a .git is left out already", e.Files, e.Bytes>>20)
+	return pre + fmt.Sprintf("it holds more than %d files or %s, past what gemkit binds consent to (it hashes every file, and checks them at each start); remove what the extension does not run: a build's caches, a node_modules' development dependencies (npm prune --omit=dev); .git is left out already", e.Files, boundWords(e.Bytes))
+}
+
+// boundWords is a bound of n bytes in GiB or MiB.
+func boundWords(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", n>>30)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
 }

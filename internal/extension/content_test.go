@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -339,5 +340,32 @@ func TestHashFileBound(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNamedChangesOwnFirst: the extension's own changed files are named
+// before those of its dependencies, so that an edited server.js is not
+// hidden behind what an npm install changed (the sixth newcomer tour
+// found it in "and 204 more").
+func TestNamedChangesOwnFirst(t *testing.T) {
+	var changes []FileChange
+	for i := range 204 {
+		changes = append(changes, FileChange{Path: fmt.Sprintf("node_modules/pkg%03d/index.js", i), How: FileChanged})
+	}
+	changes = append(changes, FileChange{Path: "server.js", How: FileChanged}, FileChange{Path: "vendor/lib.py", How: FileAdded})
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	got := namedChanges(changes)
+	want := "server.js (changed), node_modules/pkg000/index.js (changed), node_modules/pkg001/index.js (changed), node_modules/pkg002/index.js (changed), node_modules/pkg003/index.js (changed), node_modules/pkg004/index.js (changed), node_modules/pkg005/index.js (changed), node_modules/pkg006/index.js (changed), node_modules/pkg007/index.js (changed), node_modules/pkg008/index.js (changed) and 196 in its dependencies (node_modules, vendor)"
+	if got != want {
+		t.Errorf("namedChanges:\n got %s\nwant %s", got, want)
+	}
+	// Many of its own: they fill the names, and the dependencies are
+	// counted apart.
+	for i := range 12 {
+		changes = append(changes, FileChange{Path: fmt.Sprintf("lib/%02d.js", i), How: FileChanged})
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	if got := namedChanges(changes); !strings.HasPrefix(got, "lib/00.js (changed)") || !strings.HasSuffix(got, " and 3 more of its own, and 205 in its dependencies (node_modules, vendor)") {
+		t.Errorf("namedChanges with 13 of its own: %s", got)
 	}
 }

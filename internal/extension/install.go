@@ -198,6 +198,11 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 		return nil, err
 	}
 	shown := s.atFinalPath(ext, s.finalDir(name))
+	// The check every start makes, before anyone is told consent is
+	// given: files it would refuse are refused here, with what to do.
+	if err := s.checkFilesAt(root, s.finalDir(name)); Unbindable(err) {
+		return nil, fmt.Errorf("%s is not installed: %w", Printable(name), err)
+	}
 	if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Install", Extension: shown, Lines: ConsentText(shown, "Installing")}); err != nil {
 		return nil, err
 	}
@@ -236,6 +241,9 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	name := ext.Manifest.Name
 	if err := s.checkFree(name); err != nil {
 		return nil, err
+	}
+	if _, err := s.CheckFiles(real); Unbindable(err) {
+		return nil, fmt.Errorf("%s is not linked: %w", Printable(name), err)
 	}
 	if err := ask(ctx, consent, ConsentPrompt{Action: "Link", Extension: ext, Lines: ConsentText(ext, "Linking")}); err != nil {
 		return nil, err
@@ -419,6 +427,9 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		}
 	}
 	asked := len(res.Changes) > 0 || contentChanged
+	if err := s.checkFilesAt(root, in.Entry); asked && Unbindable(err) {
+		return nil, fmt.Errorf("%s is not updated: %w", Printable(in.Name), err)
+	}
 	if asked {
 		final := s.finalDir(in.Name)
 		if in.Extension != nil {

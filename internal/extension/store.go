@@ -104,6 +104,9 @@ func (im InstallMetadata) MarshalJSON() ([]byte, error) {
 type Store struct {
 	home      string
 	workspace string
+	// writable names the folders some tool, server or other program
+	// may write, for Content.Bindable (WithWritable); nil: none known.
+	writable func() []string
 }
 
 // DefaultHome is the home folder Gemini CLI uses: $GEMINI_CLI_HOME, or the
@@ -141,6 +144,17 @@ func (s *Store) WithWorkspace(ws string) *Store {
 		ws = abs
 	}
 	c.workspace = ws
+	return &c
+}
+
+// WithWritable returns a copy of s whose consent checks (Consent,
+// CheckFiles, and those of Install, Link and Update) take the folders
+// writable returns, asked at each check, as those a program other than
+// the person may write: an extension file with another name, or a link
+// into one of them, is code consent cannot bind (Content.Bindable).
+func (s *Store) WithWritable(writable func() []string) *Store {
+	c := *s
+	c.writable = writable
 	return &c
 }
 

@@ -10,6 +10,7 @@ package extmcp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -364,3 +365,34 @@ func DataRoot(env map[string]string) (string, error) {
 
 // Printable is s fit to print in words a person reads.
 func Printable(s string) string { return extension.Printable(s) }
+
+// Check says whether the stdio server called server of ext would start
+// in the sandbox for the workspace ws, with what its manifest grants and
+// the person's widening w, as far as can be told without starting it: its entry read, its command found where gemkit looks for
+// it, its profile built (its runtime, its data folder); nil for a
+// remote server, whose start is a connection. The switch asks it before
+// it says a server is served.
+func Check(ext *extension.Extension, server string, w extension.Widening, ws string, environ []string) error {
+	raw, ok := ext.Manifest.MCPServers[server]
+	if !ok {
+		return fmt.Errorf("%s has no MCP server %s", Printable(ext.Manifest.Name), Printable(server))
+	}
+	sp, why := specOf(&disclosure.Extension{Name: ext.Manifest.Name, Ext: ext}, server, raw)
+	if why != "" {
+		return errors.New(why)
+	}
+	if sp.Remote() {
+		return nil
+	}
+	sp.Widening = extension.ServerGrant(ext.Manifest).Union(w)
+	root, err := DataRoot(envMap(environ))
+	if err != nil {
+		return err
+	}
+	folders, err := extension.EnvFolders(envMap(environ))
+	if err != nil {
+		return fmt.Errorf("listing the extensions, whose folders a server finds read-only: %w", err)
+	}
+	_, err = BuildProfile(sp, ws, root, environ, folders)
+	return err
+}

@@ -46,6 +46,10 @@ type extState struct {
 	// listed; s.mu guards them.
 	tools                         []extmcp.Tool
 	prompts, resources, templates []extmcp.Item
+	// failures are the servers that could not start or list at the last
+	// listing, each served as a placeholder tool (unavailableTool) whose
+	// description and answer say why, with the fix; s.mu guards them.
+	failures []extmcp.Failure
 	// served is what serveCatalog last handed the SDK; s.mu guards it.
 	served catalogServed
 	// routes take a resource's URI to its server (extfeatures.go).
@@ -100,6 +104,7 @@ func (s *Server) syncServers(set *disclosure.Set) {
 	if changed {
 		s.ext.quiet.Store(false)
 		s.ext.tools, s.ext.prompts, s.ext.resources, s.ext.templates = nil, nil, nil, nil
+		s.ext.failures = nil
 		s.serveCatalog(set)
 	}
 	if changed || s.ext.failed.Load() {
@@ -140,6 +145,7 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 		s.log.Warn(f.Err.Error())
 	}
 	s.ext.failed.Store(len(failed) > 0)
+	slices.SortFunc(failed, func(a, b extmcp.Failure) int { return strings.Compare(a.Spec.Key(), b.Spec.Key()) })
 	slices.SortFunc(c.Tools, func(a, b extmcp.Tool) int {
 		return strings.Compare(a.Spec.Key()+"\x00"+a.Name, b.Spec.Key()+"\x00"+b.Name)
 	})
@@ -151,6 +157,7 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ext.tools, s.ext.prompts, s.ext.resources, s.ext.templates = c.Tools, c.Prompts, c.Resources, c.Templates
+	s.ext.failures = failed
 	s.ext.listed.Store(true)
 	s.ext.quiet.Store(request && !s.ext.everListed)
 	s.ext.everListed = true
@@ -164,14 +171,25 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 	s.serveCatalog(set)
 }
 
-// serverTools are the servers' tools as served. The caller holds s.mu.
+// serverTools are the servers' tools as served, and a placeholder for
+// each server that could not start or list. The caller holds s.mu.
 func (s *Server) serverTools(set *disclosure.Set) []served {
 	s.ext.toolNames = nil
-	if len(s.ext.tools) == 0 {
+	if len(s.ext.tools) == 0 && len(s.ext.failures) == 0 {
 		return nil
 	}
 	name := set.ServerToolNamer()
-	out := make([]served, 0, len(s.ext.tools))
+	out := make([]served, 0, len(s.ext.tools)+len(s.ext.failures))
+	defer func() {
+		for _, f := range s.ext.failures {
+			exposed, refused := name(f.Spec.Extension, f.Spec.Server, f.Spec.Server+"_unavailable")
+			if refused != nil {
+				s.refuseName(&s.ext.toolNames, *refused)
+				continue
+			}
+			out = append(out, s.unavailableTool(exposed, f))
+		}
+	}()
 	for _, t := range s.ext.tools {
 		var schema map[string]any
 		if json.Unmarshal(t.InputSchema, &schema) != nil || schema["type"] != "object" {
@@ -222,6 +240,47 @@ func serverWords(spec extmcp.Spec) string {
 		return "agent " + spec.Agent + "'s MCP server " + spec.Server + ", served here in place of the one Gemini CLI would start for the agent"
 	}
 	return "MCP server " + spec.Server
+}
+
+// unavailableTool is the placeholder of a server that could not start
+// or list (f): a client that lists tools gets it in the server's place,
+// so that neither the model nor the person (Gemini CLI's /mcp, Claude
+// Code's /mcp show a tool's description) is left with tools that
+// silently vanished. Its description says why and what to do; a call
+// lists the servers again, and answers with the server's tools once it
+// starts, else with why it still does not, as a tool error.
+func (s *Server) unavailableTool(name string, f extmcp.Failure) served {
+	why := extmcp.Printable(f.Err.Error())
+	t := &mcp.Tool{
+		Name: name,
+		Description: fmt.Sprintf("Not a tool: the MCP server %s of the extension %s, which gemkit serves in its sandbox, is not running, so its tools are not offered. Why, and what to do: %s\n\nCalling this tool tries to start the server again and says what happened.",
+			extmcp.Printable(f.Spec.Server), extmcp.Printable(f.Spec.Extension), why),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		Annotations: &mcp.ToolAnnotations{Title: extmcp.Printable(f.Spec.Extension + ": " + f.Spec.Server + " is not running"), ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}
+	key := f.Spec.Key()
+	return served{tool: t, handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.ext.listed.Store(false)
+		s.listServers(ctx, true)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, f := range s.ext.failures {
+			if f.Spec.Key() == key {
+				return textResult(extmcp.Printable(f.Err.Error()), true), nil
+			}
+		}
+		var names []string
+		set := s.set.Load()
+		namer := set.ServerToolNamer()
+		for _, t := range s.ext.tools {
+			n, refused := namer(t.Spec.Extension, t.Spec.Label(), t.Name)
+			if t.Spec.Key() == key && refused == nil {
+				names = append(names, n)
+			}
+		}
+		return textResult(fmt.Sprintf("The MCP server %s of the extension %s started now; its tools are %s. The list of tools changed: list them again to call them.",
+			extmcp.Printable(f.Spec.Server), extmcp.Printable(f.Spec.Extension), strings.Join(names, ", ")), false), nil
+	}}
 }
 
 // callServer passes a call on to tool of the server key.
