@@ -208,15 +208,15 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 		st = st.WithWorkspace(ws)
 	}
 	st = withWritable(a, st)
-	// A client calls tools in bursts: the placeholders of absent
-	// protected names stay between calls for a moment rather than being
-	// made and removed for each, and go when the server stops.
+	// The placeholders of a tool's absent protected names go with its
+	// call (no Linger): they lie in the person's workspace, where a
+	// `git add -A` made meanwhile would take them. The servers' need
+	// none (the watch of their writes keeps those names).
 	launcher := &sandbox.Launcher{
 		AllowUnconfined: o.allowUnconfined,
 		OnDeny: func(d sandbox.Denial) {
 			a.log.Warn("sandbox denial", "denial", d.String())
 		},
-		Linger: placeholderLinger,
 	}
 	defer launcher.Close()
 	var servers *extmcp.Manager
@@ -462,10 +462,6 @@ func (o *mcpFlags) token(a *app, home string) (token, from, auth string, err err
 	}
 	return token, from, auth, nil
 }
-
-// placeholderLinger is how long `gemkit mcp` keeps the placeholders of a
-// tool run for the next call (sandbox.Launcher.Linger).
-const placeholderLinger = 2 * time.Second
 
 // buildVersion is the version of the running binary (buildinfo.Version).
 func buildVersion() string { return buildinfo.Version() }

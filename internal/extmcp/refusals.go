@@ -83,8 +83,11 @@ type Refusal struct {
 }
 
 // refusal is d, the sandbox's refusal of sp's server, for the person.
-func refusal(sp Spec, d sandbox.Denial) Refusal {
+func refusal(sp Spec, d sandbox.Denial, data string) Refusal {
 	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Label(), Host: d.Host, Reason: d.Reason, Count: d.Count}
+	if d.Method == sandbox.WriteMethod {
+		return writeRefusal(sp, d, r, data)
+	}
 	switch {
 	case d.Method == sandbox.UnixMethod:
 		r.UnixSocket = true
@@ -142,6 +145,29 @@ func refusal(sp Spec, d sandbox.Denial) Refusal {
 			r.Also = []string{addr}
 			r.Allow = cmd + " --allow-host " + hostArg(addr)
 		}
+	}
+	return r
+}
+
+// writeRefusal is the refused write d of sp's server, seen by the watch
+// of its writes (r is what it has of d so far; data is the server's data
+// folder), in the words the server's own error gives (writes.go), and
+// with the command that allows it where one does.
+func writeRefusal(sp Spec, d sandbox.Denial, r Refusal, data string) Refusal {
+	r.Host, r.Path = "", d.Path
+	switch d.Reason {
+	case sandbox.WriteWorkspace:
+		r.Reason = "the workspace is read-only to its servers"
+		r.Allow = "gemkit extensions sandbox " + Printable(sp.Extension) + " --allow-write workspace"
+	case sandbox.WriteExtension:
+		r.Reason = "its extension's folder, read-only to its servers whatever is allowed; a server writes what it keeps in its data folder, its HOME (" + data +
+			"), when the manifest's entry points it there (an env value with $HOME)"
+	case sandbox.WriteProtected:
+		r.Reason = "a protected path of the workspace, read-only whatever is allowed: .git, hooks, .env, editors' and agents' settings and instructions (GEMINI.md, CLAUDE.md, AGENTS.md, .mcp.json)"
+	case sandbox.WriteReadOnly:
+		r.Reason = "the folder of another extension, read-only to every sandboxed process"
+	default:
+		r.Reason = "outside what its servers may write, which is their data folder and the workspace when allowed"
 	}
 	return r
 }
@@ -325,9 +351,22 @@ func ReadRefusals(path string) ([]Refusal, error) {
 // that would allow it.
 func (s *server) denied(d sandbox.Denial) { s.report(s.refusalOf(d)) }
 
+// dataFolder is the data folder of the extension ext's servers, "" when
+// it cannot be told.
+func (m *Manager) dataFolder(ext string) string {
+	root := m.cfg.DataRoot
+	if root == "" {
+		var err error
+		if root, err = DataRoot(envMap(m.cfg.Environ)); err != nil {
+			return ""
+		}
+	}
+	return filepath.Join(root, ext)
+}
+
 // refusalOf is refusal of d with what the server's run knows (withRun).
 func (s *server) refusalOf(d sandbox.Denial) Refusal {
-	r := refusal(s.spec, d)
+	r := refusal(s.spec, d, s.m.dataFolder(s.spec.Extension))
 	s.withRun(&r)
 	return r
 }
@@ -424,27 +463,27 @@ func KeepRefusals(path string, add ...Refusal) error {
 // refusedSince returns the refusals of the run whose denials before a
 // call were before (Process.Denied then), that is those during the call:
 // new ones and ones seen again.
-func (s *server) refusedSince(before, after []sandbox.Denial) []Refusal {
-	rs := refusedSince(s.spec, before, after)
+func (s *server) refusedSince(before, after []sandbox.Denial, data string) []Refusal {
+	rs := refusedSince(s.spec, before, after, data)
 	for i := range rs {
 		s.withRun(&rs[i])
 	}
 	return rs
 }
 
-func refusedSince(sp Spec, before, after []sandbox.Denial) []Refusal {
+func refusedSince(sp Spec, before, after []sandbox.Denial, data string) []Refusal {
 	type key struct {
-		method, host, reason string
-		port                 int
+		method, host, path, reason string
+		port                       int
 	}
 	seen := map[key]int{}
 	for _, d := range before {
-		seen[key{d.Method, d.Host, d.Reason, d.Port}] = d.Count
+		seen[key{d.Method, d.Host, d.Path, d.Reason, d.Port}] = d.Count
 	}
 	var out []Refusal
 	for _, d := range after {
-		if d.Count > seen[key{d.Method, d.Host, d.Reason, d.Port}] {
-			out = append(out, refusal(sp, d))
+		if d.Count > seen[key{d.Method, d.Host, d.Path, d.Reason, d.Port}] {
+			out = append(out, refusal(sp, d, data))
 		}
 	}
 	return out

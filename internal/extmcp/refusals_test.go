@@ -58,7 +58,7 @@ func TestRefusalWords(t *testing.T) {
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:3128 (not a proxy request (want CONNECT or an absolute http:// URL))",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:3128: not a proxy request (want CONNECT or an absolute http:// URL)."},
 	} {
-		r := refusal(sp, c.d)
+		r := refusal(sp, c.d, "")
 		if got := r.String(); got != c.person {
 			t.Errorf("person:\n got %s\nwant %s", got, c.person)
 		}
@@ -76,10 +76,10 @@ func TestRefusedSince(t *testing.T) {
 	b := sandbox.Denial{Method: sandbox.LookupMethod, Host: "b", Reason: sandbox.LookupNotAllowed, Count: 1}
 	a2 := a
 	a2.Count = 2
-	if got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a}); len(got) != 0 {
+	if got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a}, ""); len(got) != 0 {
 		t.Errorf("nothing new: %v", got)
 	}
-	got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a2, b})
+	got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a2, b}, "")
 	if len(got) != 2 || got[0].Host != "a:80" || got[1].Host != "b" || !got[1].Lookup {
 		t.Errorf("repeat and new: %+v", got)
 	}

@@ -34,7 +34,7 @@ func TestMetadataRefusal(t *testing.T) {
 		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "fd00:ec2::254", Port: 80, Reason: sandbox.DirectNotAllowed}, "--allow-credentials aws (AWS's)"},
 		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "100.100.100.200", Port: 80, Reason: sandbox.DirectNotAllowed}, "gemkit hands no credentials of that cloud"},
 	} {
-		r := refusal(sp, c.d)
+		r := refusal(sp, c.d, "")
 		for _, words := range []string{r.String(), forModel([]Refusal{r})} {
 			if !strings.Contains(words, "looking for credentials") || !strings.Contains(words, c.want) {
 				t.Errorf("%+v:\n%s\nwant %q", c.d, words, c.want)
@@ -46,7 +46,7 @@ func TestMetadataRefusal(t *testing.T) {
 	}
 	// Handed already: found and asked all the same, or not found.
 	sp.Widening = extension.Widening{Credentials: []string{"gcloud"}}
-	r := refusal(sp, sandbox.Denial{Method: sandbox.LookupMethod, Host: "metadata.google.internal", Reason: sandbox.LookupNotAllowed})
+	r := refusal(sp, sandbox.Denial{Method: sandbox.LookupMethod, Host: "metadata.google.internal", Reason: sandbox.LookupNotAllowed}, "")
 	if r.Allow != "" || !strings.Contains(r.String(), "it is handed your credentials of that kind, and asked all the same") {
 		t.Errorf("handed: %+v\n%s", r, r.String())
 	}
@@ -57,8 +57,8 @@ func TestMetadataRefusal(t *testing.T) {
 	// The lookup of the name and the address are one report of
 	// credentials, of the narrower kind.
 	rp := Reports([]Refusal{
-		refusal(Spec{Extension: "o", Server: "s"}, sandbox.Denial{Method: sandbox.DirectMethod, Host: "169.254.169.254", Port: 80, Reason: sandbox.DirectNotAllowed}),
-		refusal(Spec{Extension: "o", Server: "s"}, sandbox.Denial{Method: sandbox.LookupMethod, Host: "metadata.google.internal", Reason: sandbox.LookupNotAllowed}),
+		refusal(Spec{Extension: "o", Server: "s"}, sandbox.Denial{Method: sandbox.DirectMethod, Host: "169.254.169.254", Port: 80, Reason: sandbox.DirectNotAllowed}, ""),
+		refusal(Spec{Extension: "o", Server: "s"}, sandbox.Denial{Method: sandbox.LookupMethod, Host: "metadata.google.internal", Reason: sandbox.LookupNotAllowed}, ""),
 	})
 	if len(rp) != 1 || len(rp[0].Refusals) != 1 || strings.Join(rp[0].Refusals[0].Credentials, ",") != "gcloud" || rp[0].Allow() != "" {
 		t.Errorf("reports %+v", rp)
@@ -72,9 +72,9 @@ func TestMetadataRefusal(t *testing.T) {
 func TestListenRefusal(t *testing.T) {
 	sp := Spec{Extension: "dynatrace", Server: "dt"}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	listen := refusal(sp, sandbox.Denial{Method: sandbox.ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.ListenRefused})
-	connect := refusal(sp, sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.DirectNotAllowed})
-	sso := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "sso.dynatrace.com", Port: 443, Reason: sandbox.NotAllowed})
+	listen := refusal(sp, sandbox.Denial{Method: sandbox.ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.ListenRefused}, "")
+	connect := refusal(sp, sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.DirectNotAllowed}, "")
+	sso := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "sso.dynatrace.com", Port: 443, Reason: sandbox.NotAllowed}, "")
 	for _, r := range []*Refusal{&listen, &connect, &sso} {
 		r.Start = start
 	}
@@ -120,22 +120,22 @@ func TestOneHostOneRound(t *testing.T) {
 		{sandbox.Denial{Method: "CONNECT", Host: "registry.corp", Port: 443, Reason: "registry.corp " + sandbox.PrivateReason + " 10.9.9.9 (special-purpose...)", Addr: "10.9.9.9"},
 			"gemkit extensions sandbox e --allow-host 10.9.9.9:443"},
 	} {
-		if r := refusal(sp, c.d); r.Allow != c.allow {
+		if r := refusal(sp, c.d, ""); r.Allow != c.allow {
 			t.Errorf("%+v: %q, want %q", c.d, r.Allow, c.allow)
 		}
 	}
 	// Both ways of asking for localhost:8080 in one run: one host in
 	// the report, one command.
-	a := refusal(sp, sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNotAllowed})
-	b := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "localhost", Port: 8080, Reason: sandbox.NotAllowed})
+	a := refusal(sp, sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNotAllowed}, "")
+	b := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "localhost", Port: 8080, Reason: sandbox.NotAllowed}, "")
 	rp := Reports([]Refusal{a, b})
 	if len(rp) != 1 || len(rp[0].Refusals) != 1 || rp[0].Allow() != "gemkit extensions sandbox e --allow-host 127.0.0.1:8080 --allow-host localhost:8080" {
 		t.Errorf("reports %+v, allow %q", rp, rp[0].Allow())
 	}
 	// The lookup of a name and a connection to it: one host, the bare
 	// name standing for its port.
-	l := refusal(sp, sandbox.Denial{Method: sandbox.LookupMethod, Host: "api.example.com", Reason: sandbox.LookupNotAllowed})
-	c := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: sandbox.NotAllowed})
+	l := refusal(sp, sandbox.Denial{Method: sandbox.LookupMethod, Host: "api.example.com", Reason: sandbox.LookupNotAllowed}, "")
+	c := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: sandbox.NotAllowed}, "")
 	if rp := Reports([]Refusal{l, c}); len(rp[0].Refusals) != 1 || rp[0].Allow() != "gemkit extensions sandbox e --allow-host api.example.com" {
 		t.Errorf("lookup and connection: %+v, %q", rp[0].Refusals, rp[0].Allow())
 	}
@@ -149,7 +149,7 @@ func TestGroupedReport(t *testing.T) {
 	sp := Spec{Extension: "e", Server: "s"}
 	t1, t2 := time.Unix(100, 0).UTC(), time.Unix(200, 0).UTC()
 	mk := func(host string, port int, start time.Time, needed string) Refusal {
-		r := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: host, Port: port, Reason: sandbox.NotAllowed, Count: 1})
+		r := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: host, Port: port, Reason: sandbox.NotAllowed, Count: 1}, "")
 		r.Start, r.Needed = start, needed
 		return r
 	}

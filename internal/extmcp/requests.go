@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/mcpclient"
@@ -44,12 +45,17 @@ func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessa
 		// watch of its connect calls record a refusal before they answer
 		// it, so before the server can answer), and a refused write the
 		// result tells of to the person too.
-		rs := s.refusedSince(before, r.denied())
+		rs := s.refusedSince(before, r.denied(), r.data)
 		if len(rs) > 0 {
 			s.markNeeded(rs, args, res, err)
 		}
 		if err == nil {
 			for _, w := range s.refusedWrites(args, res, r.data, r.tmp, r.readOnly) {
+				// The watch of its writes reports by the path the call
+				// named; the server's error is heard only of the others.
+				if slices.ContainsFunc(rs, func(x Refusal) bool { return x.Path == w.Path }) {
+					continue
+				}
 				s.withRun(&w)
 				s.report(w)
 				rs = append(rs, w)

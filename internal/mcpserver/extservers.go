@@ -180,16 +180,6 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 	}
 	name := set.ServerToolNamer()
 	out := make([]served, 0, len(s.ext.tools)+len(s.ext.failures))
-	defer func() {
-		for _, f := range s.ext.failures {
-			exposed, refused := name(f.Spec.Extension, f.Spec.Server, f.Spec.Server+"_unavailable")
-			if refused != nil {
-				s.refuseName(&s.ext.toolNames, *refused)
-				continue
-			}
-			out = append(out, s.unavailableTool(exposed, f))
-		}
-	}()
 	for _, t := range s.ext.tools {
 		var schema map[string]any
 		if json.Unmarshal(t.InputSchema, &schema) != nil || schema["type"] != "object" {
@@ -229,6 +219,14 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 			mt.OutputSchema = t.OutputSchema
 		}
 		out = append(out, served{tool: mt, handler: s.callServer(t.Spec.Key(), t.Name), route: &serverRoute{key: t.Spec.Key(), tool: t.Name}})
+	}
+	for _, f := range s.ext.failures {
+		exposed, refused := name(f.Spec.Extension, f.Spec.Server, f.Spec.Server+"_unavailable")
+		if refused != nil {
+			s.refuseName(&s.ext.toolNames, *refused)
+			continue
+		}
+		out = append(out, s.unavailableTool(exposed, f))
 	}
 	return out
 }

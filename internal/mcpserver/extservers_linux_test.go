@@ -244,9 +244,12 @@ func (f *fixture) startMCP(t *testing.T, ctx context.Context, o mcpclient.Option
 }
 
 // TestExtensionServerFilesBound: a server whose script has another name
-// on disk (a hard link, as pnpm's store makes) is not started even with
-// consent, since a program writing that other name would change the code
-// after the person agreed; the log says which file and what to do.
+// on disk (a hard link, as pnpm's store makes) is not started, since a
+// program writing that other name would change the code after the
+// person agreed: the switch and consent --grant refuse in words naming
+// the file and what to do, and gemkit mcp --extension-servers serves a
+// placeholder in the server's place that says the same, and the log
+// too.
 func TestExtensionServerFilesBound(t *testing.T) {
 	f := newFixture(t)
 	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
@@ -258,24 +261,34 @@ func TestExtensionServerFilesBound(t *testing.T) {
 	if err := os.Link(filepath.Join(src, "fixture.mjs"), filepath.Join(f.root, "store-fixture.mjs")); err != nil {
 		t.Fatal(err)
 	}
+	want := "this file has another name on disk (a hard link, such as a build step's ln or pnpm's store makes): fixture.mjs"
 	for _, args := range [][]string{{"extensions", "sandbox", "linked"}, {"extensions", "consent", "linked", "--grant"}} {
-		if out, err := f.gemkit(args...); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
+		if out, err := f.gemkit(args...); err == nil || !strings.Contains(out, want) || strings.Contains(out, "Switched") || strings.Contains(out, "Consent given") {
+			t.Errorf("%v: %v\n%s", args, err, out)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"}, "--extension-servers")
 	tools, err := run.c.ListTools(ctx)
 	if err != nil {
 		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
 	}
+	var placeholder mcpclient.Tool
 	for _, tl := range tools {
-		if strings.HasPrefix(tl.Name, "linked_") {
+		switch {
+		case tl.Name == "linked_srv_unavailable":
+			placeholder = tl
+		case strings.HasPrefix(tl.Name, "linked_"):
 			t.Errorf("a tool of a server whose script has another name is served: %s", tl.Name)
 		}
 	}
-	want := "this file has another name on disk (a hard link, such as a build step's ln or pnpm's store makes): fixture.mjs"
+	if !strings.Contains(placeholder.Description, want) {
+		t.Errorf("the placeholder's description does not say %q: %+v", want, placeholder)
+	}
+	if res, err := run.c.CallTool(ctx, "linked_srv_unavailable", nil); err != nil || !res.IsError || !strings.Contains(res.Text(""), want) {
+		t.Errorf("the placeholder's answer: %+v %v", res, err)
+	}
 	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(run.stderr.String(), want) }) {
 		t.Errorf("the log does not say %q:\n%s", want, run.stderr.String())
 	}

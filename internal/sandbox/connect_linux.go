@@ -65,7 +65,7 @@ func (w *connectWatch) end() {
 // watchConnects answers the notifications of the tool's connect calls
 // on the listener fd, recording with px the ones it refuses, until the
 // tool is gone or the watch is ended. It owns fd.
-func watchConnects(fd int, px *Proxy) (*connectWatch, error) {
+func watchConnects(fd int, px *Proxy, ww *writeWatch) (*connectWatch, error) {
 	var pipe [2]int
 	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		unix.Close(fd)
@@ -95,7 +95,12 @@ func watchConnects(fd int, px *Proxy) (*connectWatch, error) {
 				return
 			}
 			resp := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-			if req.Data.Nr == unix.SYS_SOCKET {
+			if c, ok := writeCall(req.Data.Nr); ok && ww != nil {
+				var sent bool
+				if resp, sent = ww.handle(fd, &req, c); sent {
+					continue
+				}
+			} else if req.Data.Nr == unix.SYS_SOCKET {
 				// The filter hands over only socket(AF_UNIX), and only
 				// when Unix sockets are not allowed (child.Spec.AllowUnix).
 				px.record(UnixMethod, "", 0, UnixNotAllowed)

@@ -26,6 +26,10 @@ type Launcher struct {
 	// a forked child is kept in the killed process group by refusing
 	// setsid. Tests and the benchmark use it to exercise that path.
 	NoNamespaces bool
+	// NoSealing gives a server's absent protected names placeholders
+	// even where the watch of its writes could keep them (sealedRules):
+	// tests compare the two ways.
+	NoSealing bool
 	// NoCgroup skips the memory cgroup even where one could be made, as
 	// on a machine that lets gemkit create none: each process is then
 	// bounded by RLIMIT_AS. Tests and the benchmark use it.

@@ -61,7 +61,18 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	// With a mount namespace the folders of other extensions inside the
 	// write scope are read-only binds; without one they are split out of
 	// the scope.
-	nsRules, overlays, err := c.Policy.rules(false)
+	// A server (ReportRefusals), whose calls that write are watched, has
+	// no placeholder made for its absent protected names where the
+	// kernel lets gemkit make new names for it (sealedRules).
+	var nsRules []PathRule
+	var overlays []overlay
+	var sealed []sealedFolder
+	var err error
+	if c.Policy.ReportRefusals && child.SeccompSupported && supervisesWrites() && !l.NoNamespaces && !l.NoSealing {
+		nsRules, overlays, sealed, err = c.Policy.sealedRules()
+	} else {
+		nsRules, overlays, err = c.Policy.rules(false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +119,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	if c.Gate != nil {
 		g = runGate(ctx, c.Gate)
 	}
-	p, err := l.startWith(ctx, c, g, attempts, nsRules, overlays, splitRules, abi, reasons)
+	p, err := l.startWith(ctx, c, g, attempts, nsRules, overlays, sealed, splitRules, abi, reasons)
 	if guards != nil && (p == nil || !p.Enforcement.MountNS) {
 		w.unwatch(guards)
 		guards = nil
@@ -144,10 +155,10 @@ func (l *Launcher) guardWatcher(overlays []overlay) (*guardWatcher, error) {
 }
 
 // startWith tries each way of making namespaces, then none.
-func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, splitRules []PathRule, abi int, reasons []string) (*Process, error) {
+func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, sealed []sealedFolder, splitRules []PathRule, abi int, reasons []string) (*Process, error) {
 	var lastNSErr error
 	for _, a := range attempts {
-		p, err := l.start(ctx, c, g, nsRules, overlays, abi, a, reasons)
+		p, err := l.start(ctx, c, g, nsRules, overlays, sealed, abi, a, reasons)
 		if err == nil || !isNamespaceRefusal(err) {
 			return p, err
 		}
@@ -165,7 +176,7 @@ func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts 
 	} else if !child.SeccompSupported {
 		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
 	}
-	return l.start(ctx, c, g, splitRules, nil, abi, nsAttempt{}, reasons)
+	return l.start(ctx, c, g, splitRules, nil, nil, abi, nsAttempt{}, reasons)
 }
 
 func isNamespaceRefusal(err error) bool {
@@ -184,7 +195,7 @@ func (l *Launcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathRule, overlays []overlay, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
+func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathRule, overlays []overlay, sealed []sealedFolder, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
 	// A gate that has already refused (each attempt asks again) spares
 	// the cgroup, the child and its mounts of a program that never runs.
 	if err := g.failed(); err != nil {
@@ -276,6 +287,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	if len(c.Policy.Handed) > 0 && !enf.MountNS {
 		return nil, errors.New("sandbox: files are handed to the tool (credentials) only in a mount namespace of its own, which this machine does not give it")
 	}
+	var ww *writeWatch
 	if enf.MountNS {
 		var err error
 		if spec.Mounts, spec.MountBase, spec.Dir, err = rootSteps(c, rules, overlays); err != nil {
@@ -293,6 +305,10 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 			// Landlock lets it read.
 			spec.ResolverPort = ResolverPort
 			spec.NotifyConnect = child.SeccompSupported
+			// Its writes are watched too: reported when refused, and
+			// the new names of the sealed folders made by gemkit.
+			spec.NotifyWrites = spec.NotifyConnect
+			ww = newWriteWatch(nil, c, rules, overlays, sealed, spec.Mounts)
 			spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: resolvConf})
 			spec.Rules = append(spec.Rules, child.PathRule{Path: "/etc/resolv.conf", File: true, Why: "the sandbox's resolver"})
 		}
@@ -445,7 +461,10 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 					}
 					return fail(errors.New("sandbox: the child passed a connect listener without a proxy"))
 				}
-				if p.connects, err = watchConnects(fds[0], p.proxy); err != nil {
+				if ww != nil {
+					ww.px = p.proxy
+				}
+				if p.connects, err = watchConnects(fds[0], p.proxy, ww); err != nil {
 					return fail(err)
 				}
 				childErr = append(childErr, buf0[1:]...)
@@ -542,6 +561,22 @@ func RootPlan(c *Command) ([]child.Mount, error) {
 	}
 	steps, _, _, err := rootSteps(c, rules, overlays)
 	return steps, err
+}
+
+// supervisesWrites reports whether this kernel lets the watch of a
+// tool's writes make a file for it and hand it the descriptor as its
+// call's answer (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), and so take the
+// place of placeholders (sealedRules).
+func supervisesWrites() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || major == 5 && minor >= 14
 }
 
 // pidnsPidMax reports whether this kernel keeps pid_max per PID namespace

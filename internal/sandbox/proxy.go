@@ -28,7 +28,9 @@ type Resolver interface {
 
 // Denial is one connection the proxy refused.
 type Denial struct {
-	Host   string    `json:"host"`
+	Host string `json:"host"`
+	// Path is what a write refused (Method WriteMethod) named.
+	Path   string    `json:"path,omitempty"`
 	Port   int       `json:"port"`
 	Method string    `json:"method"`
 	Reason string    `json:"reason"`
@@ -44,6 +46,9 @@ type Denial struct {
 
 func (d Denial) String() string {
 	s := fmt.Sprintf("%s %s:%d denied: %s", d.Method, d.Host, d.Port, d.Reason)
+	if d.Path != "" {
+		s = fmt.Sprintf("%s %s denied: %s", d.Method, d.Path, d.Reason)
+	}
 	if d.Count > 1 {
 		s += fmt.Sprintf(" (%d times)", d.Count)
 	}
@@ -60,13 +65,14 @@ const NotAllowed = "host not in network.allowedHosts"
 const (
 	maxRequestHeaderBytes = 16 << 10
 	maxDenialHost         = 255
+	maxDenialPath         = 4096
 	maxDenials            = 64
 )
 
 // denialKey identifies refusals alike.
 type denialKey struct {
-	method, host, reason string
-	port                 int
+	method, host, path, reason string
+	port                       int
 }
 
 // cut bounds a string the tool chose before gemkit keeps or prints it.
@@ -205,8 +211,17 @@ func (p *Proxy) record(method, host string, port int, reason string) Denial {
 }
 
 func (p *Proxy) recordAddr(method, host string, port int, reason, addr string) Denial {
-	d := Denial{Host: cut(host, maxDenialHost), Port: port, Method: cut(method, 32), Reason: cut(reason, 512), At: time.Now(), Count: 1, Addr: addr}
-	k := denialKey{d.Method, d.Host, d.Reason, d.Port}
+	return p.recordDenial(Denial{Host: cut(host, maxDenialHost), Port: port, Method: cut(method, 32), Reason: cut(reason, 512), At: time.Now(), Count: 1, Addr: addr})
+}
+
+// recordWrite records the refused write of path (Method WriteMethod).
+func (p *Proxy) recordWrite(path, reason string) Denial {
+	return p.recordDenial(Denial{Path: cut(path, maxDenialPath), Method: WriteMethod, Reason: cut(reason, 512), At: time.Now(), Count: 1})
+}
+
+// recordDenial is record of d, a connection or a write.
+func (p *Proxy) recordDenial(d Denial) Denial {
+	k := denialKey{d.Method, d.Host, d.Path, d.Reason, d.Port}
 	p.mu.Lock()
 	if p.index == nil {
 		p.index = map[denialKey]int{}
@@ -229,11 +244,15 @@ func (p *Proxy) recordAddr(method, host string, port int, reason, addr string) D
 	}
 	// Reported once per distinct refusal: to the caller when it
 	// listens, else in the log.
+	what, args := "sandbox proxy denied a connection", []any{"method", d.Method, "host", d.Host, "port", d.Port, "reason", d.Reason}
+	if d.Path != "" {
+		what, args = "sandbox refused a write", []any{"path", d.Path, "reason", d.Reason}
+	}
 	if p.onDeny != nil {
-		p.log.Debug("sandbox proxy denied a connection", "method", d.Method, "host", d.Host, "port", port, "reason", d.Reason)
+		p.log.Debug(what, args...)
 		p.onDeny(d)
 	} else {
-		p.log.Warn("sandbox proxy denied a connection", "method", d.Method, "host", d.Host, "port", port, "reason", d.Reason)
+		p.log.Warn(what, args...)
 	}
 	return d
 }

@@ -63,8 +63,38 @@ func (p *Policy) Rules() ([]PathRule, error) {
 // split, leaves the folders around them writable).
 func (p *Policy) rules(splitReadOnly bool) ([]PathRule, []overlay, error) {
 	var overlays []overlay
-	rules, err := p.rulesInto(splitReadOnly, &overlays)
+	rules, err := p.rulesInto(splitReadOnly, false, &overlays, nil)
 	return rules, overlays, err
+}
+
+// sealedRules are the rules of a run in a mount namespace whose absent
+// protected names are kept by the watch of its writes rather than by
+// placeholders (Launcher.supervised): each folder that holds one is
+// sealed (sealedFolder), and nothing is bound over those names, so
+// nothing is made in the person's folder for them. A write scope that
+// holds a closed folder or the extension's (split into its entries, so
+// not bound whole) is not sealed: its absent names get placeholders as
+// before (seal is then empty).
+func (p *Policy) sealedRules() ([]PathRule, []overlay, []sealedFolder, error) {
+	var overlays []overlay
+	var sealed []sealedFolder
+	rules, err := p.rulesInto(false, true, &overlays, &sealed)
+	if err == nil && len(sealed) == 0 {
+		return rules, overlays, nil, nil
+	}
+	return rules, overlays, sealed, err
+}
+
+// sealedFolder is a folder of the write scope that holds protected
+// names that do not exist (and maybe some that do): its rule withholds
+// making entries in it (PathRule.NoCreate), each existing folder in it
+// keeps a rule of its own, and the watch of the tool's writes makes
+// every new name it asks for there but the protected ones (writes_linux.go).
+type sealedFolder struct {
+	path string
+	// names are the protected names in it, patterns its protected
+	// patterns of names (permission.Guarded's Pattern).
+	names, patterns []string
 }
 
 // overlay is a path inside a writable bind that is bound read-only over
@@ -89,7 +119,7 @@ type overlay struct {
 	keep []string
 }
 
-func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule, error) {
+func (p *Policy) rulesInto(splitReadOnly, seal bool, overlays *[]overlay, sealed *[]sealedFolder) ([]PathRule, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -260,6 +290,17 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 		// one that is absent is given a placeholder (an empty file or
 		// folder, by Launcher.Start) to bind over.
 		base := append([]string(nil), excl...)
+		// Sealing needs the write scope bound whole: one that leads to a
+		// folder split out of it is not sealed.
+		seal = seal && !splitReadOnly && !slices.ContainsFunc(excl, func(x string) bool { return fsutil.Within(write, x) })
+		var sealedOut []string
+		names := map[string]*sealedFolder{}
+		folder := func(dir string) *sealedFolder {
+			if names[dir] == nil {
+				names[dir] = &sealedFolder{path: dir}
+			}
+			return names[dir]
+		}
 		for _, g := range p.Guarded {
 			gp := filepath.Clean(g.Path)
 			if !filepath.IsAbs(gp) || !fsutil.Within(write, gp) || gp == write {
@@ -283,6 +324,10 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 				excl = append(excl, gp)
 				continue
 			case g.Pattern:
+				if seal {
+					f := folder(parent)
+					f.patterns = append(f.patterns, filepath.Base(gp))
+				}
 				var keep []string
 				for _, e := range p.Guarded {
 					if ok, _ := filepath.Match(filepath.Base(gp), filepath.Base(e.Path)); ok && !e.Pattern && filepath.Dir(e.Path) == filepath.Dir(gp) {
@@ -293,7 +338,15 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 				continue
 			}
 			fi, err := os.Lstat(gp)
+			if seal {
+				f := folder(parent)
+				f.names = append(f.names, filepath.Base(gp))
+			}
 			switch {
+			case errors.Is(err, fs.ErrNotExist) && seal:
+				// Out of the carve below, so that its folder is one of
+				// the sealed ones.
+				sealedOut = append(sealedOut, gp)
 			case errors.Is(err, fs.ErrNotExist):
 				*overlays = append(*overlays, overlay{path: gp, guarded: true, absent: true, dir: g.Dir})
 			case err != nil:
@@ -308,9 +361,21 @@ func (p *Policy) rulesInto(splitReadOnly bool, overlays *[]overlay) ([]PathRule,
 				*overlays = append(*overlays, overlay{path: gp, guarded: true, dir: fi.IsDir()})
 			}
 		}
-		grants, _, err := carve(write, excl)
+		grants, ancestors, err := carve(write, append(excl, sealedOut...))
 		if err != nil {
 			return nil, fmt.Errorf("splitting the writable scope around the extension folder: %w", err)
+		}
+		if len(sealedOut) > 0 {
+			// The folders on the way to an absent protected name: bound
+			// writable whole (the write scope's bind covers them), and
+			// allowed everything but making entries, which the watch
+			// of the tool's writes does for it (sealedFolder).
+			for _, a := range ancestors {
+				rules = append(rules, PathRule{Path: a, Write: true, NoCreate: true, Optional: a != write,
+					Why: "filesystem.write=" + string(p.Write) + " (new names made by gemkit: it holds protected names)"})
+				f := folder(a)
+				*sealed = append(*sealed, *f)
+			}
 		}
 		for _, c := range grants {
 			add(c.path, true, c.file, "filesystem.write="+string(p.Write))

@@ -5,7 +5,8 @@
 // servers of the tests (server-memory, server-filesystem,
 // server-everything) show the protocol is spoken as clients expect.
 import { createInterface } from "node:readline";
-import { openSync, readFileSync, writeFileSync, writeSync, closeSync } from "node:fs";
+import { mkdirSync, openSync, readFileSync, writeFileSync, writeSync, closeSync } from "node:fs";
+import { join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { request } from "node:http";
 
@@ -23,6 +24,8 @@ const tools = [
   { name: "proxied", description: "Gets an http URL through $HTTP_PROXY.", inputSchema: { type: "object" } },
   { name: "fill", description: "Appends mib MiB to a file, 1 MiB at a time.", inputSchema: { type: "object" } },
   { name: "run", description: "Runs a command and answers its output and status.", inputSchema: { type: "object" } },
+  { name: "mkdirp", description: "Makes a folder of the working folder and those it needs (mkdirSync recursive): the path is the server's, not the call's.", inputSchema: { type: "object" } },
+  { name: "create", description: "Creates a file of the working folder: the path is the server's, not the call's.", inputSchema: { type: "object" } },
 ];
 // FIXTURE_IGNORE_TERM makes the server itself ignore SIGTERM.
 if (process.env.FIXTURE_IGNORE_TERM) process.on("SIGTERM", () => console.error("fixture: SIGTERM ignored"));
@@ -87,6 +90,11 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       try {
         if (m.params.name === "read") return text(m.id, readFileSync(a.path, "utf8"), false);
         if (m.params.name === "write") { writeFileSync(a.path, "x"); return text(m.id, "written", false); }
+        // Node's own errors, as a server's code meets them: Node 20
+        // reports a recursive mkdir refused by a read-only mount as
+        // ENOENT, naming no path the call gave.
+        if (m.params.name === "mkdirp") { mkdirSync(join(process.cwd(), a.rel || "reports/2026"), { recursive: true }); return text(m.id, "made", false); }
+        if (m.params.name === "create") { writeFileSync(join(process.cwd(), a.rel || "report.txt"), "x"); return text(m.id, "created", false); }
       } catch (e) {
         return text(m.id, String(e), true);
       }

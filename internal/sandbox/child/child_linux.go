@@ -61,7 +61,14 @@ type Spec struct {
 	// Notify byte, so that a connection that does not use the proxy is
 	// known by its address.
 	NotifyConnect bool `json:"notifyConnect,omitempty"`
-	DenySockets   bool `json:"denySockets,omitempty"`
+	// NotifyWrites, with NotifyConnect, hands the parent through the
+	// same listener every call of the tool that may write a path: an
+	// open for writing or creating, and the calls that make, link or
+	// rename a name, or truncate one (notifyWrites). The parent reports
+	// the ones its policy refuses, and makes the new names the tool may
+	// make in a folder whose rule withholds it (PathRule.NoCreate).
+	NotifyWrites bool `json:"notifyWrites,omitempty"`
+	DenySockets  bool `json:"denySockets,omitempty"`
 	// AllowUnix lets the tool create Unix-domain sockets. The parent
 	// asks it only for a tool with its own network namespace (abstract
 	// sockets are per namespace) and its own root (a pathname socket is
@@ -253,7 +260,7 @@ func setup(conn *os.File) error {
 	reportUnix := spec.NotifyConnect && !spec.AllowUnix && !spec.DenySockets
 	nfd := -1
 	if spec.NotifyConnect {
-		if nfd, err = installConnectNotify(reportUnix); err != nil {
+		if nfd, err = installConnectNotify(reportUnix, spec.NotifyWrites); err != nil {
 			nfd, reportUnix = -1, false
 		}
 	}

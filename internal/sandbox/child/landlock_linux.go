@@ -35,6 +35,10 @@ const (
 		ll.AccessFSTruncate | ll.AccessFSIoctlDev
 )
 
+// fsMake are the rights to make an entry in a folder.
+const fsMake = ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
+	ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym
+
 // handledFS is every filesystem right the given ABI can restrict: the
 // ruleset denies all of them except where a rule grants them.
 func handledFS(abi int) uint64 {
@@ -73,6 +77,9 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 		rights := uint64(fsRead)
 		if r.Write {
 			rights = attr.HandledAccessFS
+		}
+		if r.Write && r.NoCreate {
+			rights &^= fsMake
 		}
 		if r.ListOnly {
 			rights = ll.AccessFSReadDir

@@ -20,6 +20,14 @@ type PathRule struct {
 	// the sandbox is built (a sibling split out of a writable scope that
 	// another program removed); skipping a rule only takes access away.
 	Optional bool `json:"optional,omitempty"`
+	// NoCreate, with Write, withholds the rights to make entries (files,
+	// folders, links, devices, FIFOs, sockets) beneath the path: a
+	// folder of the write scope that holds protected names, where the
+	// parent makes each new name the tool asks for that is not
+	// protected (Spec.NotifyWrites), and the folders the tool may make
+	// in it by its own rights are those that existed (rules of their
+	// own).
+	NoCreate bool `json:"noCreate,omitempty"`
 }
 
 // Mount is one step in building the tool's view of the filesystem inside

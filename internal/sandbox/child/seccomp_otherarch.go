@@ -10,3 +10,6 @@ const (
 )
 
 var archChmod []chmodCall
+
+// WriteCalls: none where there is no filter.
+var WriteCalls []WriteCall

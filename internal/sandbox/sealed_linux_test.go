@@ -1,0 +1,187 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
+)
+
+// sealedScript tries, as a server allowed to write the workspace, to
+// create the workspace's absent protected names every way a program can
+// (open, mkdir, symlink, mkfifo, rename onto one, a name a protected
+// pattern matches), makes what any server may (a new file, one opened
+// O_EXCL with mode 0600, folders, a file in a new folder, nested
+// folders, a rename, a link, an append, a file in a folder that
+// existed), then races gemkit's check: one thread flips a buffer
+// between a protected name and another name of the same length while
+// another opens it O_CREAT in a loop (ctypes releases the interpreter's
+// lock, so both run at once). It prints what each attempt gave as JSON
+// and waits for a line on stdin.
+const sealedScript = `
+import os, sys, json, ctypes, threading, errno
+ws = sys.argv[1]
+res = {}
+def attempt(name, fn):
+    try:
+        fn(); res[name] = "ok"
+    except OSError as e:
+        res[name] = errno.errorcode.get(e.errno, str(e.errno))
+j = lambda *p: os.path.join(ws, *p)
+def write(p, s, mode="w"):
+    with open(p, mode) as f: f.write(s)
+attempt("open GEMINI.md", lambda: os.close(os.open(j("GEMINI.md"), os.O_CREAT|os.O_WRONLY, 0o644)))
+attempt("open .env", lambda: write(j(".env"), "TOKEN=x"))
+attempt("mkdir .vscode", lambda: os.mkdir(j(".vscode")))
+attempt("symlink CLAUDE.md", lambda: os.symlink("x", j("CLAUDE.md")))
+attempt("mkfifo .mcp.json", lambda: os.mkfifo(j(".mcp.json")))
+attempt("pattern", lambda: write(j("x.sublime-project"), "{}"))
+attempt("new file", lambda: write(j("new.txt"), "new"))
+attempt("excl", lambda: os.close(os.open(j("excl.txt"), os.O_CREAT|os.O_EXCL|os.O_WRONLY, 0o600)))
+attempt("excl again", lambda: os.close(os.open(j("excl.txt"), os.O_CREAT|os.O_EXCL|os.O_WRONLY, 0o600)))
+attempt("mkdir", lambda: os.mkdir(j("newdir")))
+attempt("inner", lambda: write(j("newdir", "inner.txt"), "in"))
+attempt("makedirs", lambda: os.makedirs(j("a", "b", "c")))
+attempt("deep", lambda: write(j("a", "b", "c", "d.txt"), "d"))
+attempt("rename", lambda: os.rename(j("new.txt"), j("renamed.txt")))
+attempt("rename onto AGENTS.md", lambda: os.rename(j("renamed.txt"), j("AGENTS.md")))
+attempt("symlink", lambda: os.symlink("renamed.txt", j("ln")))
+attempt("append", lambda: write(j("renamed.txt"), "+", "a"))
+attempt("existing folder", lambda: write(j("sub", "f.txt"), "f"))
+attempt("move .git away", lambda: os.rename(j(".git"), j("git-moved")))
+res["mode excl"] = oct(os.stat(j("excl.txt")).st_mode & 0o777)
+res["renamed"] = open(j("renamed.txt")).read()
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(4096)
+good = j("okrace.md").encode() + b"\0"
+bad = j("GEMINI.md").encode() + b"\0"
+stop = []
+def flip():
+    while not stop:
+        ctypes.memmove(buf, bad, len(bad))
+        ctypes.memmove(buf, good, len(good))
+t = threading.Thread(target=flip)
+t.start()
+made = 0
+for i in range(3000):
+    fd = libc.open(buf, os.O_CREAT|os.O_WRONLY, 0o644)
+    if fd >= 0:
+        made += 1
+        os.close(fd)
+stop.append(1)
+t.join()
+res["race made"] = made
+res["race GEMINI.md"] = os.path.lexists(j("GEMINI.md"))
+print(json.dumps(res))
+sys.stdout.flush()
+sys.stdin.readline()
+`
+
+// TestSealedWorkspace: a server allowed to write the workspace cannot
+// create its absent protected names (GEMINI.md, .env, .vscode, CLAUDE.md,
+// .mcp.json, AGENTS.md, a *.sublime-project) by any call, nor win the
+// race of its check with another thread, and no placeholder is made for
+// them: while it runs the workspace holds nothing but what it made
+// itself. What any server may make, it makes, as the kernel would
+// (modes, O_EXCL, new folders and what is in them). As root and as uid
+// 65534.
+func TestSealedWorkspace(t *testing.T) {
+	python := systemPython(t)
+	if !supervisesWrites() {
+		t.Skip("the kernel has no SECCOMP_ADDFD_FLAG_SEND (Linux 5.14): placeholders keep the names")
+	}
+	w := newWorld(t)
+	if err := os.Mkdir(filepath.Join(w.ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := entries(t, w.ws)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	p.ReportRefusals = true
+	p.Guarded = permission.GuardedPaths(permission.AccessWorkspace, w.ws, w.home)
+	l := &Launcher{}
+	defer l.Close()
+	srv, err := l.StartServer(context.Background(), &Command{Policy: p, Path: python, Args: []string{"-c", sealedScript, w.ws},
+		Env: []string{"PATH=/usr/bin:/bin", "HOME=" + w.tmp, "LANG=C.UTF-8"}, Dir: w.ws, Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Kill()
+	line, err := bufio.NewReader(srv.Stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the server said nothing: %v", err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	t.Logf("the server's attempts: %v", res)
+	for _, refused := range []string{"open GEMINI.md", "open .env", "mkdir .vscode", "symlink CLAUDE.md", "mkfifo .mcp.json", "pattern", "rename onto AGENTS.md", "move .git away"} {
+		if res[refused] == "ok" {
+			t.Errorf("%s: the server made it", refused)
+		}
+	}
+	for _, made := range []string{"new file", "excl", "mkdir", "inner", "makedirs", "deep", "rename", "symlink", "append", "existing folder"} {
+		if res[made] != "ok" {
+			t.Errorf("%s: %v, want ok", made, res[made])
+		}
+	}
+	if res["excl again"] != "EEXIST" || res["mode excl"] != "0o600" || res["renamed"] != "new+" {
+		t.Errorf("O_EXCL again %v (want EEXIST), mode %v (want 0o600), renamed file %q", res["excl again"], res["mode excl"], res["renamed"])
+	}
+	if res["race GEMINI.md"] != false || res["race made"] == float64(0) {
+		t.Errorf("the race: GEMINI.md made %v, %v files made", res["race GEMINI.md"], res["race made"])
+	}
+	// While the server runs: nothing in the workspace but what was
+	// there and what it made, no placeholder.
+	for _, e := range entries(t, w.ws) {
+		if slices.Contains(before, e) {
+			continue
+		}
+		switch {
+		case slices.Contains([]string{"excl.txt", "newdir", "a", "renamed.txt", "ln", "okrace.md"}, e):
+		case len(e) == len("okrace.md") && strings.HasSuffix(e, ".md") && e != "GEMINI.md":
+			// A name the race's torn reads made: the server's own.
+		default:
+			t.Errorf("the workspace holds %s while the server runs", e)
+		}
+	}
+	for _, name := range []string{"GEMINI.md", ".env", ".vscode", "CLAUDE.md", ".mcp.json", "AGENTS.md", "x.sublime-project"} {
+		assertMissing(t, filepath.Join(w.ws, name))
+	}
+	// The protected names it tried are reported, by path.
+	var reported []string
+	for _, d := range srv.Denied() {
+		if d.Method == WriteMethod {
+			reported = append(reported, filepath.Base(d.Path)+": "+d.Reason)
+		}
+	}
+	for _, name := range []string{"GEMINI.md", ".env", ".vscode", "CLAUDE.md", ".mcp.json"} {
+		if !slices.Contains(reported, name+": "+WriteProtected) {
+			t.Errorf("the refusal of %s is not reported: %v", name, reported)
+		}
+	}
+	srv.Stdin.Close()
+	srv.Wait()
+	sandboxtest.RerunUnprivileged(t, "^TestSealedWorkspace$")
+}
+
+// entries are the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
