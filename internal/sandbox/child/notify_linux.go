@@ -93,10 +93,10 @@ const OpenWrites = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC
 // for a call that names two (link, rename: the new name), its flags
 // (opens only: -1 otherwise) and its mode (-1: none).
 type WriteCall struct {
-	Nr                    uint32
-	Kind                  WriteKind
+	Nr                     uint32
+	Kind                   WriteKind
 	Dir, Path, Dir2, Path2 int
-	Flags, Mode           int
+	Flags, Mode            int
 }
 
 // WriteKind is what a WriteCall does.
