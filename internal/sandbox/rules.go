@@ -86,10 +86,11 @@ func (p *Policy) sealedRules() ([]PathRule, []overlay, []sealedFolder, error) {
 }
 
 // sealedFolder is a folder of the write scope that holds protected
-// names that do not exist (and maybe some that do): its rule withholds
-// making entries in it (PathRule.NoCreate), each existing folder in it
-// keeps a rule of its own, and the watch of the tool's writes makes
-// every new name it asks for there but the protected ones (writes_linux.go).
+// names that do not exist (and maybe some that do): its rule leaves the
+// tool's own calls only reading in it (PathRule.NoCreate), each existing
+// folder in it keeps a rule of its own, and the watch of the tool's
+// writes makes, writes, renames and removes there, for the tool, every
+// name but the protected ones (writes_linux.go).
 type sealedFolder struct {
 	path string
 	// names are the protected names in it, patterns its protected
@@ -368,14 +369,18 @@ func (p *Policy) rulesInto(splitReadOnly, seal bool, overlays *[]overlay, sealed
 		if len(sealedOut) > 0 {
 			// The folders on the way to an absent protected name: bound
 			// writable whole (the write scope's bind covers them), and
-			// allowed everything but making entries, which the watch
-			// of the tool's writes does for it (sealedFolder).
+			// only read by the tool's own calls: the watch of its
+			// writes makes, writes, renames and removes there what is
+			// not protected (sealedFolder). Their files get no rule of
+			// their own, which would follow a file renamed to a
+			// protected name.
 			for _, a := range ancestors {
 				rules = append(rules, PathRule{Path: a, Write: true, NoCreate: true, Optional: a != write,
-					Why: "filesystem.write=" + string(p.Write) + " (new names made by gemkit: it holds protected names)"})
+					Why: "filesystem.write=" + string(p.Write) + " (written through gemkit: it holds protected names)"})
 				f := folder(a)
 				*sealed = append(*sealed, *f)
 			}
+			grants = slices.DeleteFunc(grants, func(c carved) bool { return c.file && slices.Contains(ancestors, filepath.Dir(c.path)) })
 		}
 		for _, c := range grants {
 			add(c.path, true, c.file, "filesystem.write="+string(p.Write))

@@ -76,7 +76,9 @@ type Policy struct {
 	// Guarded are paths inside the write scope that stay read-only
 	// (permission.ProtectedPaths: .git, hooks, .env, agents' and editors'
 	// files...). An absent one is given a placeholder for the run, so
-	// the tool cannot create it either.
+	// the tool cannot create it either; for a server (ReportRefusals)
+	// the folder that holds it is sealed instead where the kernel
+	// allows it (Launcher.Start, sealedRules), and nothing is made.
 	Guarded []permission.Guarded
 	// OwnServer reports whether a loopback port is one of gemkit's own
 	// servers (permission.OwnServerPort): the proxy refuses it even when

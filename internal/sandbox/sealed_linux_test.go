@@ -56,8 +56,18 @@ attempt("symlink", lambda: os.symlink("renamed.txt", j("ln")))
 attempt("append", lambda: write(j("renamed.txt"), "+", "a"))
 attempt("existing folder", lambda: write(j("sub", "f.txt"), "f"))
 attempt("move .git away", lambda: os.rename(j(".git"), j("git-moved")))
-res["mode excl"] = oct(os.stat(j("excl.txt")).st_mode & 0o777)
+attempt("write existing", lambda: write(j("input.txt"), "changed"))
+attempt("truncate", lambda: os.truncate(j("renamed.txt"), 3))
+attempt("remove", lambda: os.unlink(j("excl.txt")))
+attempt("remove again", lambda: os.unlink(j("excl.txt")))
+attempt("move into folder", lambda: os.rename(j("ln"), j("sub", "ln")))
+attempt("move out of folder", lambda: os.rename(j("sub", "ln"), j("ln")))
+res["mode new"] = oct(os.stat(j("renamed.txt")).st_mode & 0o777)
 res["renamed"] = open(j("renamed.txt")).read()
+res["input"] = open(j("input.txt")).read()
+os.umask(0o077)
+attempt("excl 0600", lambda: os.close(os.open(j("private.txt"), os.O_CREAT|os.O_EXCL|os.O_WRONLY, 0o666)))
+res["mode private"] = oct(os.stat(j("private.txt")).st_mode & 0o777)
 libc = ctypes.CDLL(None, use_errno=True)
 buf = ctypes.create_string_buffer(4096)
 good = j("okrace.md").encode() + b"\0"
@@ -79,6 +89,15 @@ stop.append(1)
 t.join()
 res["race made"] = made
 res["race GEMINI.md"] = os.path.lexists(j("GEMINI.md"))
+print(json.dumps(res))
+sys.stdout.flush()
+# A protected name made meanwhile by someone else: read, not written.
+sys.stdin.readline()
+res = {}
+attempt("write late", lambda: write(j("CLAUDE.local.md"), "planted"))
+attempt("truncate late", lambda: os.truncate(j("CLAUDE.local.md"), 0))
+attempt("remove late", lambda: os.unlink(j("CLAUDE.local.md")))
+attempt("read late", lambda: open(j("CLAUDE.local.md")).read())
 print(json.dumps(res))
 sys.stdout.flush()
 sys.stdin.readline()
@@ -113,7 +132,8 @@ func TestSealedWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Kill()
-	line, err := bufio.NewReader(srv.Stdout).ReadString('\n')
+	out := bufio.NewReader(srv.Stdout)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("the server said nothing: %v", err)
 	}
@@ -127,13 +147,16 @@ func TestSealedWorkspace(t *testing.T) {
 			t.Errorf("%s: the server made it", refused)
 		}
 	}
-	for _, made := range []string{"new file", "excl", "mkdir", "inner", "makedirs", "deep", "rename", "symlink", "append", "existing folder"} {
+	for _, made := range []string{"new file", "excl", "mkdir", "inner", "makedirs", "deep", "rename", "symlink", "append", "existing folder",
+		"write existing", "truncate", "remove", "move into folder", "move out of folder", "excl 0600"} {
 		if res[made] != "ok" {
 			t.Errorf("%s: %v, want ok", made, res[made])
 		}
 	}
-	if res["excl again"] != "EEXIST" || res["mode excl"] != "0o600" || res["renamed"] != "new+" {
-		t.Errorf("O_EXCL again %v (want EEXIST), mode %v (want 0o600), renamed file %q", res["excl again"], res["mode excl"], res["renamed"])
+	if res["excl again"] != "EEXIST" || res["remove again"] != "ENOENT" || res["mode new"] != "0o644" || res["mode private"] != "0o600" ||
+		res["renamed"] != "new" || res["input"] != "changed" {
+		t.Errorf("O_EXCL again %v (want EEXIST), removed again %v (want ENOENT), modes %v and %v (want 0o644 and 0o600), renamed %q (want new), input %q (want changed)",
+			res["excl again"], res["remove again"], res["mode new"], res["mode private"], res["renamed"], res["input"])
 	}
 	if res["race GEMINI.md"] != false || res["race made"] == float64(0) {
 		t.Errorf("the race: GEMINI.md made %v, %v files made", res["race GEMINI.md"], res["race made"])
@@ -145,7 +168,7 @@ func TestSealedWorkspace(t *testing.T) {
 			continue
 		}
 		switch {
-		case slices.Contains([]string{"excl.txt", "newdir", "a", "renamed.txt", "ln", "okrace.md"}, e):
+		case slices.Contains([]string{"private.txt", "newdir", "a", "renamed.txt", "ln", "okrace.md"}, e):
 		case len(e) == len("okrace.md") && strings.HasSuffix(e, ".md") && e != "GEMINI.md":
 			// A name the race's torn reads made: the server's own.
 		default:
@@ -167,6 +190,28 @@ func TestSealedWorkspace(t *testing.T) {
 			t.Errorf("the refusal of %s is not reported: %v", name, reported)
 		}
 	}
+	// A protected name that someone else makes while the server runs
+	// (the person; a tool's placeholder, for its call): the server reads
+	// it and neither writes nor removes it.
+	late := filepath.Join(w.ws, "CLAUDE.local.md")
+	if err := os.WriteFile(late, []byte("the person's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Stdin.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err = out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("the server said nothing more: %v", err)
+	}
+	res = nil
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	if res["write late"] == "ok" || res["truncate late"] == "ok" || res["remove late"] == "ok" || res["read late"] != "ok" {
+		t.Errorf("a protected name made meanwhile: %v; want it read and neither written nor removed", res)
+	}
+	assertUnchanged(t, late, "the person's")
 	srv.Stdin.Close()
 	srv.Wait()
 	sandboxtest.RerunUnprivileged(t, "^TestSealedWorkspace$")

@@ -326,21 +326,21 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 		}
 		t := resolve(pid, dirOf(c.Dir), p)
 		defer t.close()
-		exists := t.exists()
-		if flags&unix.O_CREAT != 0 && flags&unix.O_TMPFILE != unix.O_TMPFILE && c.Kind == child.WriteOpen && !exists {
+		if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) == 0 && (flags&unix.O_CREAT == 0 || t.exists()) {
+			return cont, false // it reads
+		}
+		if c.Kind == child.WriteOpen && flags&unix.O_TMPFILE != unix.O_TMPFILE {
 			if f, sealed := w.sealedOf(t.parent); sealed {
 				return w.make(fd, req, pid, &t, f, func(umask uint32) (int, error) {
-					return w.createFile(fd, req, &t, flags, mode&^umask)
+					return w.open(fd, req, &t, flags, mode&^umask)
 				})
 			}
 		}
-		if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 || flags&unix.O_CREAT != 0 && !exists {
-			w.report(t.path())
-		}
+		w.report(t.path())
 	case child.WriteMkdir, child.WriteMknod:
 		t := resolve(pid, dirOf(c.Dir), p)
 		defer t.close()
-		if f, sealed := w.sealedOf(t.parent); sealed && !t.exists() {
+		if f, sealed := w.sealedOf(t.parent); sealed {
 			if c.Kind == child.WriteMknod {
 				if k := mode & unix.S_IFMT; k != 0 && k != unix.S_IFREG && k != unix.S_IFIFO {
 					return w.answer(req, unix.EPERM), false
@@ -357,22 +357,56 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 	case child.WriteSymlink:
 		t := resolve(pid, dirOf(c.Dir2), p2)
 		defer t.close()
-		if f, sealed := w.sealedOf(t.parent); sealed && !t.exists() {
+		if f, sealed := w.sealedOf(t.parent); sealed {
 			return w.make(fd, req, pid, &t, f, func(uint32) (int, error) {
 				return -1, unix.Symlinkat(p, t.parent, t.base)
+			})
+		}
+		w.report(t.path())
+	case child.WriteTruncate:
+		t := resolve(pid, dirOf(c.Dir), p)
+		defer t.close()
+		if f, sealed := w.sealedOf(t.parent); sealed {
+			return w.make(fd, req, pid, &t, f, func(uint32) (int, error) {
+				nfd, err := w.openBeneath(&t, unix.O_WRONLY, 0)
+				if err != nil {
+					return -1, err
+				}
+				defer unix.Close(nfd)
+				return -1, unix.Ftruncate(nfd, int64(a[1]))
+			})
+		}
+		w.report(t.path())
+	case child.WriteUnlink:
+		t := resolve(pid, dirOf(c.Dir), p)
+		defer t.close()
+		var uflags int
+		switch int32(c.Nr) {
+		case unix.SYS_UNLINKAT:
+			uflags = int(a[2])
+		case child.SysRmdir:
+			uflags = unix.AT_REMOVEDIR
+		}
+		if f, sealed := w.sealedOf(t.parent); sealed {
+			return w.make(fd, req, pid, &t, f, func(uint32) (int, error) {
+				if w.mountPoint(t.parent, t.base) {
+					return -1, unix.EBUSY
+				}
+				return -1, unix.Unlinkat(t.parent, t.base, uflags)
 			})
 		}
 		w.report(t.path())
 	case child.WriteRename:
 		t := resolve(pid, dirOf(c.Dir2), p2)
 		defer t.close()
-		if f, sealed := w.sealedOf(t.parent); sealed {
+		src := resolve(pid, dirOf(c.Dir), p)
+		defer src.close()
+		f, sealed := w.sealedOf(t.parent)
+		if _, from := w.sealedOf(src.parent); sealed || from {
 			var rflags uint
 			if int32(c.Nr) == unix.SYS_RENAMEAT2 {
 				rflags = uint(a[4])
 			}
-			src := resolve(pid, dirOf(c.Dir), p)
-			defer src.close()
 			return w.make(fd, req, pid, &t, f, func(uint32) (int, error) {
 				return -1, w.rename(&src, &t, rflags)
 			})
@@ -380,10 +414,6 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 		w.report(t.path())
 	case child.WriteLink:
 		t := resolve(pid, dirOf(c.Dir2), p2)
-		defer t.close()
-		w.report(t.path())
-	case child.WriteTruncate:
-		t := resolve(pid, dirOf(c.Dir), p)
 		defer t.close()
 		w.report(t.path())
 	}
@@ -525,27 +555,39 @@ type seccompNotifAddfd struct {
 	NewfdFlags uint32
 }
 
-// createFile creates the new file t with flags and mode for the tool
-// and hands it the descriptor, which answers its call. The file is
-// created beneath the folder the tool's path led to, never through a
-// link or another mount (a name that is a link by now, or anything
-// else, is left to the kernel: EEXIST is the tool's own answer when it
-// asked O_EXCL, else its call goes on, meeting Landlock).
-func (w *writeWatch) createFile(fd int, req *seccompNotif, t *callTarget, flags, mode uint32) (int, error) {
-	how := unix.OpenHow{
-		Flags:   uint64(flags&^unix.O_CLOEXEC) | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Mode:    uint64(mode & 0o7777),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
+// open opens t for the tool with flags and mode (its umask taken) and
+// hands it the descriptor, which answers its call. The file is opened,
+// or created, beneath the folder the tool's path led to, never through
+// a link or into another mount: a name that is a link, or a mount point
+// (a protected path that exists, another extension's folder), is left
+// to the kernel, whose mounts and Landlock decide.
+func (w *writeWatch) open(fd int, req *seccompNotif, t *callTarget, flags, mode uint32) (int, error) {
+	var nfd int
+	var err error
+	created := false
+	for try := 0; try < 2; try++ {
+		if flags&unix.O_CREAT != 0 {
+			nfd, err = w.openBeneath(t, flags|unix.O_EXCL, mode)
+			if err == nil {
+				created = true
+				break
+			}
+			if !errors.Is(err, unix.EEXIST) || flags&unix.O_EXCL != 0 {
+				break
+			}
+		}
+		nfd, err = w.openBeneath(t, flags&^(unix.O_CREAT|unix.O_EXCL), 0)
+		if !errors.Is(err, unix.ENOENT) || flags&unix.O_CREAT == 0 {
+			break // else removed since: made anew
+		}
 	}
-	nfd, err := unix.Openat2(t.parent, t.base, &how)
-	if errors.Is(err, unix.EEXIST) && flags&unix.O_EXCL == 0 {
-		// There since it was looked at: an open of what is there.
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
 		return -1, errGoOn
 	}
 	if err != nil {
 		return -1, err
 	}
-	if mode&w.umask != 0 {
+	if created && mode&w.umask != 0 {
 		_ = unix.Fchmod(nfd, mode&0o7777)
 	}
 	var fdFlags uint32
@@ -558,6 +600,25 @@ func (w *writeWatch) createFile(fd int, req *seccompNotif, t *callTarget, flags,
 		return -1, err
 	}
 	return nfd, nil
+}
+
+// openBeneath opens the name of t beneath its folder with flags: no link
+// followed, no mount crossed.
+func (w *writeWatch) openBeneath(t *callTarget, flags, mode uint32) (int, error) {
+	return unix.Openat2(t.parent, t.base, &unix.OpenHow{
+		Flags:   uint64(flags&^unix.O_CLOEXEC) | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Mode:    uint64(mode & 0o7777),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
+	})
+}
+
+// mountPoint says whether the name base of the folder dir is a mount
+// point of the tool's root, which gemkit, outside its mount namespace,
+// must never rename, replace or remove: that would carry the mount
+// along, or detach it there.
+func (w *writeWatch) mountPoint(dir int, base string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && w.mounts[devInoOf(&st)]
 }
 
 // fixMode gives the entry t the mode the tool asked for, when err (of
@@ -577,10 +638,9 @@ func (w *writeWatch) fixMode(t *callTarget, mode uint32, err error) error {
 	return nil
 }
 
-// rename renames src to dst, a new name in a sealed folder, for the
-// tool: never a protected name, a mount point of the tool's root (which
-// a rename from outside the tool's mount namespace would carry along or
-// detach) or onto one.
+// rename renames src to dst, one of them in a sealed folder, for the
+// tool: never a protected name, nor a mount point of the tool's root or
+// onto one.
 func (w *writeWatch) rename(src, dst *callTarget, flags uint) error {
 	if src.parent < 0 || src.base == "" {
 		return unix.ENOENT
@@ -588,18 +648,18 @@ func (w *writeWatch) rename(src, dst *callTarget, flags uint) error {
 	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 {
 		return unix.EPERM
 	}
+	if dst.parent < 0 || dst.base == "" {
+		return unix.ENOENT
+	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(src.parent, src.base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return err
 	}
-	if w.mounts[devInoOf(&st)] {
+	if w.mountPoint(src.parent, src.base) || w.mountPoint(dst.parent, dst.base) {
 		return unix.EBUSY
 	}
 	if f, _ := w.sealedOf(src.parent); f.protected(src.base) {
 		return unix.EACCES
-	}
-	if unix.Fstatat(dst.parent, dst.base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && w.mounts[devInoOf(&st)] {
-		return unix.EBUSY
 	}
 	return unix.Renameat2(src.parent, src.base, dst.parent, dst.base, flags)
 }

@@ -35,10 +35,6 @@ const (
 		ll.AccessFSTruncate | ll.AccessFSIoctlDev
 )
 
-// fsMake are the rights to make an entry in a folder.
-const fsMake = ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
-	ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym
-
 // handledFS is every filesystem right the given ABI can restrict: the
 // ruleset denies all of them except where a rule grants them.
 func handledFS(abi int) uint64 {
@@ -79,7 +75,7 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 			rights = attr.HandledAccessFS
 		}
 		if r.Write && r.NoCreate {
-			rights &^= fsMake
+			rights = fsRead
 		}
 		if r.ListOnly {
 			rights = ll.AccessFSReadDir

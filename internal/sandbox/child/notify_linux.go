@@ -112,4 +112,5 @@ const (
 	WriteLink                          // Path the old name, Path2 the new
 	WriteRename                        // Path the old name, Path2 the new; Flags of renameat2
 	WriteTruncate                      // Path
+	WriteUnlink                        // Path; unlinkat's flags are its third argument
 )

@@ -20,13 +20,12 @@ type PathRule struct {
 	// the sandbox is built (a sibling split out of a writable scope that
 	// another program removed); skipping a rule only takes access away.
 	Optional bool `json:"optional,omitempty"`
-	// NoCreate, with Write, withholds the rights to make entries (files,
-	// folders, links, devices, FIFOs, sockets) beneath the path: a
-	// folder of the write scope that holds protected names, where the
-	// parent makes each new name the tool asks for that is not
-	// protected (Spec.NotifyWrites), and the folders the tool may make
-	// in it by its own rights are those that existed (rules of their
-	// own).
+	// NoCreate, with Write, leaves the tool's own calls only the rights
+	// to read beneath the path (a folder of the write scope that holds
+	// protected names): the parent makes, writes, renames and removes
+	// there on the tool's behalf each name that is not a protected one
+	// (Spec.NotifyWrites), and the folders that existed in it when the
+	// tool started keep rules of their own. The bind stays writable.
 	NoCreate bool `json:"noCreate,omitempty"`
 }
 

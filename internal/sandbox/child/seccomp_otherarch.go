@@ -13,3 +13,6 @@ var archChmod []chmodCall
 
 // WriteCalls: none where there is no filter.
 var WriteCalls []WriteCall
+
+// SysRmdir: none where there is no filter.
+const SysRmdir = -1

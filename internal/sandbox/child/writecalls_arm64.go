@@ -16,4 +16,8 @@ var WriteCalls = []WriteCall{
 	{Nr: unix.SYS_RENAMEAT, Kind: WriteRename, Dir: 0, Path: 1, Dir2: 2, Path2: 3, Flags: -1, Mode: -1},
 	{Nr: unix.SYS_RENAMEAT2, Kind: WriteRename, Dir: 0, Path: 1, Dir2: 2, Path2: 3, Flags: -1, Mode: -1},
 	{Nr: unix.SYS_TRUNCATE, Kind: WriteTruncate, Dir: -1, Path: 0, Dir2: -1, Path2: -1, Flags: -1, Mode: -1},
+	{Nr: unix.SYS_UNLINKAT, Kind: WriteUnlink, Dir: 0, Path: 1, Dir2: -1, Path2: -1, Flags: -1, Mode: -1},
 }
+
+// SysRmdir is rmdir's number, where there is one: none here.
+const SysRmdir = -1
