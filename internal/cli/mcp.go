@@ -110,8 +110,9 @@ has no network; its environment is the manifest's env and the extension's
 settings, and PATH. ` + "`gemkit extensions sandbox NAME --allow-host H --allow-write workspace`" + `
 widens that by name. A call is bounded by the entry's timeout, else --timeout
 (a start by the same, at most 20 s). A server that cannot start, exits or does
-not answer is named in the error, with the end of its stderr; the other servers
-keep answering. Remote servers (url, httpUrl) are served the same way, but
+not answer is named in the error, with the end of its stderr, and listed as one
+tool, <extension>_<server>_unavailable, whose description and answer say why and
+what to do; the other servers keep answering. Remote servers (url, httpUrl) are served the same way, but
 not sandboxed, since they run elsewhere: gemkit connects to them as Gemini CLI
 would, with the entry's headers (declared settings expanded, not your
 environment); the switch takes them from Gemini CLI too. Entries that start

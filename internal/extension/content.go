@@ -127,13 +127,19 @@ type contentFile struct {
 func contentWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 
 func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
+	return readContentBounded(root, cache, maxContentFiles, maxContentBytes)
+}
+
+// readContentBounded is readContent with at most maxFiles files of at
+// most maxBytes together.
+func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, maxBytes int64) (Content, error) {
 	var (
 		mu    sync.Mutex // guards files, total and c's lists
 		files = make([]contentFile, 0, cache.guess()+64)
 		total int64
 		c     Content
 	)
-	tooMany := func() error { return &TooLargeError{Files: maxContentFiles, Bytes: maxContentBytes} }
+	tooMany := func() error { return &TooLargeError{Files: maxFiles, Bytes: maxBytes} }
 	// Without a cache every file is hashed as it is listed, beneath the
 	// folder held open; with one, the stat of each is compared with the
 	// cache once the listing is done and sorted, and only those that
@@ -167,7 +173,7 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 				mu.Unlock()
 			}
 		case st.Mode.IsRegular() && hashNow:
-			fst, sum, err := hashFile(dir.OpenStat, path.Base(rel), dir.Path(path.Base(rel)), maxContentBytes)
+			fst, sum, err := hashFile(dir.OpenStat, path.Base(rel), dir.Path(path.Base(rel)), maxBytes)
 			if err != nil {
 				return err
 			}
@@ -182,9 +188,9 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 		if f.mode.IsRegular() {
 			total += f.st.Size
 		}
-		over := total > maxContentBytes
+		over := total > maxBytes
 		mu.Unlock()
-		if n > maxContentFiles || over {
+		if n > maxFiles || over {
 			return tooMany()
 		}
 		return nil
@@ -216,14 +222,14 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 			continue
 		}
 		changed = true
-		fst, sum, err := hashFile(root.OpenScanStat, f.rel, root.Path(f.rel), maxContentBytes)
+		fst, sum, err := hashFile(root.OpenScanStat, f.rel, root.Path(f.rel), maxBytes)
 		if err != nil {
 			return Content{}, err
 		}
 		total += fst.Size - f.st.Size
 		f.st, f.mode, f.sum = fst, fst.Mode, sum
 	}
-	if total > maxContentBytes {
+	if total > maxBytes {
 		return Content{}, tooMany()
 	}
 	h := sha256.New()

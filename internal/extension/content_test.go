@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -367,5 +368,50 @@ func TestNamedChangesOwnFirst(t *testing.T) {
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	if got := namedChanges(changes); !strings.HasPrefix(got, "lib/00.js (changed)") || !strings.HasSuffix(got, " and 3 more of its own, and 205 in its dependencies (node_modules, vendor)") {
 		t.Errorf("namedChanges with 13 of its own: %s", got)
+	}
+}
+
+// TestContentBounds: a folder past the bounds consent binds is refused
+// with an error that says the bound and what to do, whether there are
+// too many files or too many bytes, or one file is too large; at the
+// bounds it is read.
+func TestContentBounds(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 10 {
+		files[fmt.Sprintf("node_modules/p/f%d.js", i)] = "12345678"
+	}
+	writeTree(t, dir, files)
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := readContentBounded(root, nil, 10, 80); err != nil {
+		t.Fatalf("at the bounds: %v", err)
+	}
+	for _, c := range []struct {
+		files int
+		bytes int64
+		want  string
+	}{
+		{9, 1 << 20, "it holds more than 9 files or 1 MiB"},
+		{100, 79, "it holds more than 100 files or 0 MiB"},
+		{100, 7, "is larger than 0 MiB, the most gemkit binds consent to; remove it from the extension's folder"},
+	} {
+		_, err := readContentBounded(root, nil, c.files, c.bytes)
+		var tl *TooLargeError
+		if !errors.As(err, &tl) || !strings.Contains(err.Error(), c.want) || !Unbindable(err) {
+			t.Errorf("bounds %d files, %d bytes: %v, want a TooLargeError saying %q", c.files, c.bytes, err, c.want)
+			continue
+		}
+		if tl.File == "" && !strings.Contains(err.Error(), "npm prune --omit=dev") {
+			t.Errorf("the error does not say what to do: %v", err)
+		}
+	}
+	// As the one check says it, naming the folder.
+	tl := &TooLargeError{Dir: dir, Files: maxContentFiles, Bytes: maxContentBytes}
+	if want := "gemkit cannot bind your consent to the files of the extension in " + dir + ", so it runs neither its tools nor its MCP servers: it holds more than 100000 files or 2 GiB"; !strings.HasPrefix(tl.Error(), want) {
+		t.Errorf("the error: %s", tl)
 	}
 }

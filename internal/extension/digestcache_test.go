@@ -4,8 +4,14 @@ package extension
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -234,5 +240,72 @@ func TestDigestCacheNames(t *testing.T) {
 	second := readCached(t, dir, cache, time.Now().Add(10*time.Second))
 	if second.hits != len(names) || second.c.Digest != first.c.Digest || first.c.Digest != readFull(t, dir).Digest {
 		t.Fatalf("%d of %d files from the cache; digests %s, %s", second.hits, len(names), first.c.Digest, second.c.Digest)
+	}
+}
+
+// TestDigestUnchanged: the digest ReadContent takes is the one gemkit
+// always took (the records of every person's consent hold it): each
+// file's quoted path and octal mode, then a link's quoted target after
+// "-> " or a regular file's SHA-256, in path order, .git, .env and the
+// install metadata at the top left out; here computed the plain way,
+// beside the scan through the Root, with and without the digest cache,
+// for files, folders, links in and out, modes and names to quote.
+func TestDigestUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		ManifestFile: `{"name":"d","version":"1.0.0"}`, "tools/run.sh": "echo\n", "a b/c\"d.js": "x",
+		"node_modules/p/index.js": "module.exports = 1\n", "node_modules/p/package.json": "{}",
+		".env": "SECRET=1", ".git/config": "[core]", InstallMetadataFile: "{}", "sub/.env": "kept",
+		"link-in": "->tools/run.sh", "link-out": "->/etc/passwd", "é.txt": "\xff",
+	})
+	os.Chmod(filepath.Join(dir, "tools", "run.sh"), 0o755)
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && rel == ".git":
+			return fs.SkipDir
+		case d.IsDir(), rel == ".env", rel == InstallMetadataFile:
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		line := strconv.Quote(rel) + " " + strconv.FormatUint(uint64(fi.Mode()), 8) + "\n"
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			line += "-> " + strconv.Quote(target) + "\n"
+		case fi.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			sum := sha256.Sum256(b)
+			line += hex.EncodeToString(sum[:]) + "\n"
+		}
+		lines = append(lines, rel+"\x00"+line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		_, line, _ := strings.Cut(l, "\x00")
+		h.Write([]byte(line))
+	}
+	want := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if got := readFull(t, dir).Digest; got != want {
+		t.Errorf("ReadContent: %s, want %s", got, want)
+	}
+	cache := filepath.Join(t.TempDir(), digestCacheDir, "c")
+	for _, at := range []time.Time{time.Now().Add(5 * time.Second), time.Now().Add(10 * time.Second)} {
+		if got := readCached(t, dir, cache, at).c.Digest; got != want {
+			t.Errorf("through the digest cache: %s, want %s", got, want)
+		}
 	}
 }

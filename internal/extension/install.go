@@ -242,7 +242,8 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	if err := s.checkFree(name); err != nil {
 		return nil, err
 	}
-	if _, err := s.CheckFiles(real); Unbindable(err) {
+	checked, err := s.CheckFiles(real)
+	if Unbindable(err) {
 		return nil, fmt.Errorf("%s is not linked: %w", Printable(name), err)
 	}
 	if err := ask(ctx, consent, ConsentPrompt{Action: "Link", Extension: ext, Lines: ConsentText(ext, "Linking")}); err != nil {
@@ -263,7 +264,13 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 	if err := s.commit(ctx, entry, name); err != nil {
 		return nil, err
 	}
-	if err := s.recordConsentFor(name, ext.Manifest, real); err != nil {
+	// The files as checked a moment ago, read again only if that failed.
+	if err == nil {
+		err = s.RecordConsentContent(name, PermissionsHash(ext.Manifest), checked)
+	} else {
+		err = s.recordConsentFor(name, ext.Manifest, real)
+	}
+	if err != nil {
 		fsutil.RemoveTree(filepath.Join(s.Dir(), name))
 		return nil, err
 	}
