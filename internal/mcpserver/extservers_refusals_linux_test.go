@@ -74,15 +74,24 @@ func TestExtensionServerRefusals(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Text("\n"), "a write to "+filepath.Join(f.ws, "made.txt")+". The person (not the model) can allow it with: gemkit extensions sandbox netext --allow-write workspace") {
 		t.Errorf("netext_write: %+v %v", res, err)
 	}
+	// And whatever the call's arguments say (the sixth newcomer tour's
+	// case): Node's recursive mkdir of a folder of its own, which Node
+	// 20 fails with ENOENT, naming no path the call gave.
+	res, err = c.CallTool(ctx, "netext_mkdirp", map[string]any{})
+	made := filepath.Join(f.ws, "reports", "2026")
+	if err != nil || !res.IsError || !strings.Contains(res.Text("\n"), "a write to "+made) || !strings.Contains(res.Text("\n"), "--allow-write workspace") {
+		t.Errorf("netext_mkdirp: %+v %v", res, err)
+	}
 	// doctor and describe say the start's refusals as one report, each
 	// host once, with one command for what it likely needs.
 	refused := "a connection to " + target + " (named in the call's arguments): host not in network.allowedHosts"
 	wrote := "a write to " + filepath.Join(f.ws, "made.txt") + ": the workspace is read-only to its servers"
+	mkdir := "a write to " + made + ": the workspace is read-only to its servers"
 	both := "gemkit extensions sandbox netext --allow-host " + target + " --allow-host localhost:" + strings.Split(target, ":")[1] + " --allow-write workspace"
 	for _, args := range [][]string{{"extensions", "doctor"}, {"extensions", "describe", "netext"}} {
 		out, _ := f.gemkit(args...)
-		if !strings.Contains(out, "extension netext's MCP server srv was refused") || !strings.Contains(out, refused) || !strings.Contains(out, wrote) || !strings.Contains(out, both) {
-			t.Errorf("%v does not say %q and %q with %q:\n%s", args, refused, wrote, both, out)
+		if !strings.Contains(out, "extension netext's MCP server srv was refused") || !strings.Contains(out, refused) || !strings.Contains(out, wrote) || !strings.Contains(out, mkdir) || !strings.Contains(out, both) {
+			t.Errorf("%v does not say %q, %q and %q with %q:\n%s", args, refused, wrote, mkdir, both, out)
 		}
 	}
 
