@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -134,9 +135,11 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 // most maxBytes together.
 func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, maxBytes int64) (Content, error) {
 	var (
-		mu    sync.Mutex // guards files, total and c's lists
-		files = make([]contentFile, 0, cache.guess()+64)
-		total int64
+		files = make([]contentFile, cache.guess()+64)
+		count atomic.Int64 // files seen: the first len(files) go to files
+		sum   atomic.Int64 // their bytes
+		mu    sync.Mutex   // guards more and c's lists
+		more  []contentFile
 		c     Content
 	)
 	tooMany := func() error { return &TooLargeError{Files: maxFiles, Bytes: maxBytes} }
@@ -182,22 +185,26 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 			// before.
 			f.st, f.mode, f.sum = fst, fst.Mode, sum
 		}
-		mu.Lock()
-		files = append(files, f)
-		n := len(files)
-		if f.mode.IsRegular() {
-			total += f.st.Size
-		}
-		over := total > maxBytes
-		mu.Unlock()
-		if n > maxFiles || over {
+		// Into the slot of its own, without a lock while the guessed
+		// room lasts.
+		n := int(count.Add(1))
+		if f.mode.IsRegular() && sum.Add(f.st.Size) > maxBytes || n > maxFiles {
 			return tooMany()
 		}
+		if n <= len(files) {
+			files[n-1] = f
+			return nil
+		}
+		mu.Lock()
+		more = append(more, f)
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		return Content{}, err
 	}
+	files = append(files[:min(int(count.Load()), len(files))], more...)
+	total := sum.Load()
 	order := sortedOrder(files)
 	// A file whose stat, taken beneath the folder held open as it was
 	// listed, matches the digest cache's entry is not opened, let alone

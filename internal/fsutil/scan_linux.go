@@ -209,6 +209,10 @@ func (s *scanner) visit(j scanJob, buf []byte) ([]scanJob, error) {
 	}
 	var children []scanJob
 	var st unix.Stat_t
+	prefix := []byte(nil)
+	if j.rel != "" {
+		prefix = append([]byte(j.rel), '/')
+	}
 	for {
 		n, err := unix.Getdents(d.fd, buf)
 		if errors.Is(err, unix.EINTR) {
@@ -232,21 +236,21 @@ func (s *scanner) visit(j scanJob, buf []byte) ([]scanJob, error) {
 			for l < len(raw) && raw[l] != 0 {
 				l++
 			}
-			if l == 1 && raw[0] == '.' || l == 2 && raw[0] == '.' && raw[1] == '.' {
+			if l == 1 && raw[0] == '.' || l == 2 && raw[0] == '.' && raw[1] == '.' || l == len(raw) {
 				continue
 			}
-			name := string(raw[:l])
-			if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err := fstatatName(d.fd, raw[:l+1], &st); err != nil {
 				if errors.Is(err, unix.ENOENT) {
 					continue // removed since the listing, as a later listing would show
 				}
-				return children, &fs.PathError{Op: "lstat", Path: d.Path(name), Err: err}
+				return children, &fs.PathError{Op: "lstat", Path: d.Path(string(raw[:l])), Err: err}
 			}
 			ss := scanStatOf(&st)
-			rel := name
-			if j.rel != "" {
-				rel = j.rel + "/" + name
-			}
+			// The entry's path, made once; its name is the end of it.
+			relb := make([]byte, len(prefix)+l)
+			copy(relb[copy(relb, prefix):], raw[:l])
+			rel := unsafe.String(unsafe.SliceData(relb), len(relb))
+			name := rel[len(prefix):]
 			err := s.fn(d, rel, &ss)
 			switch {
 			case errors.Is(err, fs.SkipDir) && ss.Mode.IsDir():
