@@ -94,6 +94,8 @@ var trustedCalls = map[string]string{
 	"internal/extension/consentfiles.go Store.writeConsentFiles os.MkdirAll":        "gemkit's own consent-files folder in ~/.gemini/gemkit, made 0700",
 	"internal/extension/consentfiles.go removeConsentFiles os.Remove":               "a per-file list of gemkit's own consent records in ~/.gemini/gemkit/consent-files, named by a hash",
 	"internal/extension/digestcache.go readDigestCache os.Open":                     "gemkit's own digest cache of an extension folder in ~/.gemini/gemkit/digests, a folder it makes 0700 and no sandboxed process can write; a damaged one is ignored",
+	"internal/extension/digestcache.go openDigestCache os.Stat":                     "gemkit's own digest cache of an extension folder in ~/.gemini/gemkit/digests: whether it is there and its size, before it is read",
+	"internal/extension/copiedlinks.go CopiedLinks filepath.EvalSymlinks":           "the folder an install copied, as its metadata names it (the source the person installed from), resolved only to compare the extension's link targets with: nothing there is read or written",
 	"internal/extension/digestcache.go digestCache.save os.MkdirAll":                "gemkit's own state folder ~/.gemini/gemkit and its digests folder, made 0700",
 	"internal/extension/digestcache.go digestCache.save fsutil.WriteFileAtomic":     "gemkit's own digest cache in ~/.gemini/gemkit/digests, written 0600",
 	"internal/extension/install.go Store.Uninstall os.Remove":                       "gemkit's own digest cache of the folder being uninstalled, in ~/.gemini/gemkit/digests",
