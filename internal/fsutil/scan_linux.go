@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -112,12 +111,7 @@ type scanJob struct {
 }
 
 type scanner struct {
-	fn    ScanFunc
-	mu    sync.Mutex
-	cond  *sync.Cond
-	stack []scanJob // last in, first out: the scan stays deep, not wide
-	busy  int
-	err   error
+	fn ScanFunc
 }
 
 func (r *Root) scan(workers int, fn ScanFunc) error {
@@ -133,22 +127,22 @@ func (r *Root) scan(workers int, fn ScanFunc) error {
 	start := &ScanDir{fd: fd, dir: r.dir}
 	start.refs.Store(1)
 	s := &scanner{fn: fn}
-	s.cond = sync.NewCond(&s.mu)
-	s.stack = []scanJob{{start: start}}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(s.work)
-	}
-	wg.Wait()
-	for _, j := range s.stack {
+	bufs := make([][]byte, max(workers, 1))
+	left, err := lifoWork(workers, []scanJob{{start: start}}, func(j scanJob, w int) ([]scanJob, error) {
+		if bufs[w] == nil {
+			bufs[w] = make([]byte, 32<<10)
+		}
+		return s.visit(j, bufs[w])
+	})
+	for _, j := range left {
 		if j.parent != nil {
 			j.parent.release()
 		}
 	}
-	if errors.Is(s.err, fs.SkipAll) || errors.Is(s.err, fs.SkipDir) {
+	if errors.Is(err, fs.SkipAll) || errors.Is(err, fs.SkipDir) {
 		return nil
 	}
-	return s.err
+	return err
 }
 
 // withFd runs f with the descriptor of file, without making it blocking
@@ -159,36 +153,6 @@ func withFd(file *os.File, f func(int)) error {
 		return err
 	}
 	return rc.Control(func(fd uintptr) { f(int(fd)) })
-}
-
-func (s *scanner) work() {
-	buf := make([]byte, 32<<10)
-	for {
-		s.mu.Lock()
-		for len(s.stack) == 0 && s.busy > 0 && s.err == nil {
-			s.cond.Wait()
-		}
-		if s.err != nil || len(s.stack) == 0 {
-			s.mu.Unlock()
-			s.cond.Broadcast()
-			return
-		}
-		j := s.stack[len(s.stack)-1]
-		s.stack = s.stack[:len(s.stack)-1]
-		s.busy++
-		s.mu.Unlock()
-
-		children, err := s.visit(j, buf)
-
-		s.mu.Lock()
-		s.busy--
-		if err != nil && s.err == nil {
-			s.err = err
-		}
-		s.stack = append(s.stack, children...)
-		s.mu.Unlock()
-		s.cond.Broadcast()
-	}
 }
 
 // visit opens the job's folder, calls fn for each of its entries and

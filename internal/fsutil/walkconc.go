@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sync"
 	"sync/atomic"
 )
 
@@ -32,23 +31,17 @@ func (r *Root) WalkConcurrent(name string, workers int, fn WalkFunc) error {
 	}
 	defer done()
 	w := &concurrentWalk{fn: fn}
-	w.cond = sync.NewCond(&w.mu)
 	top := &walkFolder{root: start}
 	top.refs.Store(1)
-	w.stack = []walkJob{{folder: top}}
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Go(w.work)
-	}
-	wg.Wait()
+	left, err := lifoWork(workers, []walkJob{{folder: top}}, func(j walkJob, _ int) ([]walkJob, error) { return w.visit(j) })
 	// A walk that ended early leaves jobs whose folders are still open.
-	for _, j := range w.stack {
+	for _, j := range left {
 		j.parent.release()
 	}
-	if errors.Is(w.err, fs.SkipAll) || errors.Is(w.err, fs.SkipDir) {
+	if errors.Is(err, fs.SkipAll) || errors.Is(err, fs.SkipDir) {
 		return nil
 	}
-	return w.err
+	return err
 }
 
 // walkFolder is a folder of a concurrent walk, open while refs (its own
@@ -78,41 +71,7 @@ type walkJob struct {
 }
 
 type concurrentWalk struct {
-	fn    WalkFunc
-	mu    sync.Mutex
-	cond  *sync.Cond
-	stack []walkJob // last in, first out: the walk stays deep, not wide
-	busy  int       // jobs being visited, which may add more
-	err   error
-}
-
-func (w *concurrentWalk) work() {
-	for {
-		w.mu.Lock()
-		for len(w.stack) == 0 && w.busy > 0 && w.err == nil {
-			w.cond.Wait()
-		}
-		if w.err != nil || len(w.stack) == 0 {
-			w.mu.Unlock()
-			w.cond.Broadcast()
-			return
-		}
-		j := w.stack[len(w.stack)-1]
-		w.stack = w.stack[:len(w.stack)-1]
-		w.busy++
-		w.mu.Unlock()
-
-		children, err := w.visit(j)
-
-		w.mu.Lock()
-		w.busy--
-		if err != nil && w.err == nil {
-			w.err = err
-		}
-		w.stack = append(w.stack, children...)
-		w.mu.Unlock()
-		w.cond.Broadcast()
-	}
+	fn WalkFunc
 }
 
 // visit opens the job's folder, calls fn for each of its entries and

@@ -567,31 +567,25 @@ func RootPlan(c *Command) ([]child.Mount, error) {
 // tool's writes make a file for it and hand it the descriptor as its
 // call's answer (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), and so take the
 // place of placeholders (sealedRules).
-func supervisesWrites() bool {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return false
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
-		return false
-	}
-	return major > 5 || major == 5 && minor >= 14
-}
+func supervisesWrites() bool { return kernelAtLeast(5, 14) }
 
 // pidnsPidMax reports whether this kernel keeps pid_max per PID namespace
 // (Linux 6.14 and later), so that the sandbox child can bound its own
 // namespace. On older kernels the file is global and must not be touched.
-func pidnsPidMax() bool {
+func pidnsPidMax() bool { return kernelAtLeast(6, 14) }
+
+// kernelAtLeast reports whether the running kernel's release is
+// major.minor or later; false when it cannot be told.
+func kernelAtLeast(major, minor int) bool {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
 		return false
 	}
-	var major, minor int
-	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+	var ma, mi int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi); err != nil {
 		return false
 	}
-	return major > 6 || major == 6 && minor >= 14
+	return ma > major || ma == major && mi >= minor
 }
 
 // parseRights takes the file descriptors out of an SCM_RIGHTS message:

@@ -135,8 +135,15 @@ func newWriteWatch(px *Proxy, c *Command, rules []PathRule, overlays []overlay, 
 }
 
 // selfUmask is this process's umask, read without changing it.
-func selfUmask() uint32 {
-	b, err := os.ReadFile("/proc/self/status")
+func selfUmask() uint32 { return umaskOf("/proc/self/status") }
+
+// toolUmask is the umask of the process pid.
+func toolUmask(pid int) uint32 { return umaskOf("/proc/" + strconv.Itoa(pid) + "/status") }
+
+// umaskOf is the umask a /proc status file says, 022 where it cannot be
+// read.
+func umaskOf(status string) uint32 {
+	b, err := os.ReadFile(status)
 	if err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(l, "Umask:"); ok {
@@ -580,22 +587,6 @@ func (w *writeWatch) make(fd int, req *seccompNotif, pid int, t *callTarget, f *
 
 // errGoOn is what a maker returns for a call it leaves to the kernel.
 var errGoOn = errors.New("go on")
-
-// toolUmask is the umask of the process pid, 022 where it cannot be
-// read.
-func toolUmask(pid int) uint32 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "Umask:"); ok {
-				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-					return uint32(n)
-				}
-			}
-		}
-	}
-	return 0o022
-}
 
 // seccompNotifAddfd is struct seccomp_notif_addfd (linux/seccomp.h).
 type seccompNotifAddfd struct {
