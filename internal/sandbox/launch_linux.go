@@ -308,6 +308,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 			// Its writes are watched too: reported when refused, and
 			// the new names of the sealed folders made by gemkit.
 			spec.NotifyWrites = spec.NotifyConnect
+			spec.NotifyRemoves = spec.NotifyConnect && len(sealed) > 0
 			ww = newWriteWatch(nil, c, rules, overlays, sealed, spec.Mounts)
 			spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: resolvConf})
 			spec.Rules = append(spec.Rules, child.PathRule{Path: "/etc/resolv.conf", File: true, Why: "the sandbox's resolver"})

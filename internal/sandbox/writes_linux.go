@@ -286,17 +286,31 @@ func resolve(pid int, dirfd int32, p string) callTarget {
 	return t
 }
 
+// readMem reads len(buf) bytes at addr in the memory of the process
+// pid (process_vm_readv: one call, where /proc/PID/mem takes three),
+// and says how many it read.
+func readMem(pid int, addr uint64, buf []byte) int {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // readString reads a NUL-terminated string of at most max bytes at addr
-// in the memory mem of another process, a page at a time so that a
-// string at the end of a mapping is read.
-func readString(mem *os.File, addr uint64, max int) (string, bool) {
+// in the memory of the process pid, a page at a time so that a string at
+// the end of a mapping is read.
+func readString(pid int, addr uint64, max int) (string, bool) {
 	var out []byte
+	var buf [4096]byte
 	const page = 4096
 	for len(out) < max {
 		n := page - int(addr%page)
-		buf := make([]byte, n)
-		got, err := mem.ReadAt(buf, int64(addr))
-		if got == 0 && err != nil {
+		got := readMem(pid, addr, buf[:n])
+		if got == 0 {
 			return "", false
 		}
 		if i := bytes.IndexByte(buf[:got], 0); i >= 0 {
@@ -314,11 +328,6 @@ func readString(mem *os.File, addr uint64, max int) (string, bool) {
 func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (seccompNotifResp, bool) {
 	cont := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	pid := int(req.Pid)
-	mem, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
-	if err != nil {
-		return cont, false
-	}
-	defer mem.Close()
 	a := req.Data.Args
 	dirOf := func(i int) int32 {
 		if i < 0 {
@@ -326,7 +335,7 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 		}
 		return int32(a[i])
 	}
-	str := func(i int) (string, bool) { return readString(mem, a[i], unix.PathMax) }
+	str := func(i int) (string, bool) { return readString(pid, a[i], unix.PathMax) }
 	p, ok := str(c.Path)
 	if !ok {
 		return cont, false
@@ -345,17 +354,12 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 		flags = uint32(a[c.Flags])
 	case c.Kind == child.WriteOpen2:
 		var how [8]byte
-		if n, _ := mem.ReadAt(how[:], int64(a[2])); n == 8 {
+		if readMem(pid, a[2], how[:]) == 8 {
 			flags = uint32(*(*uint64)(unsafe.Pointer(&how[0])))
 		}
 	}
 	if c.Mode >= 0 {
 		mode = uint32(a[c.Mode])
-	}
-	// What was read names the caller while it waits: the pid is still
-	// its own.
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&req.ID)) != nil {
-		return cont, false
 	}
 	// Most calls write where the server may (its data folder, its
 	// temporary folder): told by the path as written, they go on at
@@ -375,6 +379,11 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 			return cont, false
 		}
 	case quick(c.Dir, p):
+		return cont, false
+	}
+	// What was read names the caller while it waits, before gemkit acts
+	// on it: the pid is still its own.
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&req.ID)) != nil {
 		return cont, false
 	}
 	switch c.Kind {

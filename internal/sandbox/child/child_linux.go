@@ -68,6 +68,10 @@ type Spec struct {
 	// the ones its policy refuses, and makes the new names the tool may
 	// make in a folder whose rule withholds it (PathRule.NoCreate).
 	NotifyWrites bool `json:"notifyWrites,omitempty"`
+	// NotifyRemoves adds the calls that remove a name (unlink, rmdir),
+	// which the parent does for the tool in a sealed folder
+	// (PathRule.NoCreate); elsewhere they go straight to the kernel.
+	NotifyRemoves bool `json:"notifyRemoves,omitempty"`
 	DenySockets  bool `json:"denySockets,omitempty"`
 	// AllowUnix lets the tool create Unix-domain sockets. The parent
 	// asks it only for a tool with its own network namespace (abstract
@@ -260,7 +264,7 @@ func setup(conn *os.File) error {
 	reportUnix := spec.NotifyConnect && !spec.AllowUnix && !spec.DenySockets
 	nfd := -1
 	if spec.NotifyConnect {
-		if nfd, err = installConnectNotify(reportUnix, spec.NotifyWrites); err != nil {
+		if nfd, err = installConnectNotify(reportUnix, spec.NotifyWrites, spec.NotifyRemoves); err != nil {
 			nfd, reportUnix = -1, false
 		}
 	}

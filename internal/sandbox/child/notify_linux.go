@@ -21,8 +21,8 @@ const Notify = 'N'
 // of the two wins), and so do the network namespace and Landlock when
 // the parent lets a call go on; with no parent to answer, a notified
 // call fails. no_new_privs must be set.
-func installConnectNotify(unixSockets, writes bool) (int, error) {
-	filter := notifyProgram(unixSockets, writes)
+func installConnectNotify(unixSockets, writes, removes bool) (int, error) {
+	filter := notifyProgram(unixSockets, writes, removes)
 	fp := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fp)))
 	if errno != 0 {
@@ -33,9 +33,10 @@ func installConnectNotify(unixSockets, writes bool) (int, error) {
 }
 
 // notifyProgram assembles installConnectNotify's filter; with writes,
-// the calls that may write a path go to the parent too (writeCalls): an
-// open only when its flags ask to write, create or truncate.
-func notifyProgram(unixSockets, writes bool) []unix.SockFilter {
+// the calls that may write a path go to the parent too (WriteCalls): an
+// open only when its flags ask to write, create or truncate, and those
+// that remove a name only with removes.
+func notifyProgram(unixSockets, writes, removes bool) []unix.SockFilter {
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -54,6 +55,9 @@ func notifyProgram(unixSockets, writes bool) []unix.SockFilter {
 	if writes {
 		const jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 		for _, c := range WriteCalls {
+			if c.Kind == WriteUnlink && !removes {
+				continue
+			}
 			if c.Flags < 0 {
 				prog = append(prog, bpfInsn{code: jeq, k: c.Nr, jt: tNotify, jf: -1})
 				continue
