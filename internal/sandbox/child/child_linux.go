@@ -72,7 +72,7 @@ type Spec struct {
 	// which the parent does for the tool in a sealed folder
 	// (PathRule.NoCreate); elsewhere they go straight to the kernel.
 	NotifyRemoves bool `json:"notifyRemoves,omitempty"`
-	DenySockets  bool `json:"denySockets,omitempty"`
+	DenySockets   bool `json:"denySockets,omitempty"`
 	// AllowUnix lets the tool create Unix-domain sockets. The parent
 	// asks it only for a tool with its own network namespace (abstract
 	// sockets are per namespace) and its own root (a pathname socket is
