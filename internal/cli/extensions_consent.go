@@ -177,7 +177,7 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		return withExitCode(ExitNo, nil)
 	}
 	if len(links) > 0 && !state.Granted {
-		fmt.Fprintln(a.Out, extension.CopiedLinksWords(links))
+		fmt.Fprintln(a.Out, extension.CopiedLinksWords(links)+" --grant makes them so once you agree.")
 	}
 	switch {
 	case state.Granted:

@@ -297,7 +297,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
 	}
 	if len(links) > 0 {
-		fmt.Fprintln(a.Out, extension.CopiedLinksWords(links))
+		fmt.Fprintln(a.Out, extension.CopiedLinksWords(links)+" The switch makes them so once you agree.")
 	}
 	for _, l := range extension.ConsentTextWith(ext, "Switching to gemkit's sandbox:", next) {
 		fmt.Fprintln(a.Out, l)
@@ -316,7 +316,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		if state, err = relinked(st, ext, links); err != nil {
 			return withExitCode(ExitNo, fmt.Errorf("not switched: %w", err))
 		}
-		fmt.Fprintf(a.Out, "Made %d link(s) relative again.\n", len(links))
+		fmt.Fprintf(a.Out, "Made %d link%s relative again.\n", len(links), plural(len(links)))
 	}
 
 	res, err := syncSwitch(st, name, parts, func(c *extension.ServerChoice) {

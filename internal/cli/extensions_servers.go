@@ -42,7 +42,17 @@ func withWritable(a *app, st *extension.Store) *extension.Store {
 // words with the fix; nil when it does. The start, the switch, list,
 // describe and doctor all say it the same way.
 func notServed(state extension.ConsentState, name string) error {
+	return notServedWith(state, name, nil)
+}
+
+// notServedWith is notServed for an extension whose links a copy made
+// absolute are links (copiedLinksOf): when they are all that keeps
+// consent from binding its files, the fix is the command that makes them
+// relative again.
+func notServedWith(state extension.ConsentState, name string, links []extension.CopiedLink) error {
 	switch {
+	case state.Unbound != nil && len(links) > 0 && extension.WithoutCopied(state.Unbound, links) == nil:
+		return fmt.Errorf("%s Run %s: it makes them relative again once you agree", extension.Printable(extension.CopiedLinksWords(links)), consentHint(name))
 	case state.Unbound != nil:
 		// As for a tool: the bytes the server runs must be those the
 		// digest read, not a file with another name, or behind a link,
@@ -171,7 +181,7 @@ func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, w exten
 	var why []string
 	state, err := st.Consent(ext)
 	if err == nil {
-		err = notServed(state, ext.Manifest.Name)
+		err = notServedWith(state, ext.Manifest.Name, copiedLinksOf(st, ext, state))
 	}
 	if err != nil {
 		why = append(why, err.Error())

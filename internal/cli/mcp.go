@@ -341,7 +341,11 @@ func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
 			if err != nil {
 				return fmt.Errorf("consent to its extension cannot be checked: %w", err)
 			}
-			if err := notServed(state, name); err != nil {
+			var links []extension.CopiedLink
+			if state.Unbound != nil {
+				links = copiedLinksOf(st, e.Ext, state)
+			}
+			if err := notServedWith(state, name, links); err != nil {
 				return err
 			}
 			// And so must the trees its package-runner servers run from.

@@ -182,8 +182,9 @@ func WithoutCopied(err error, links []CopiedLink) error {
 	return rest
 }
 
-// CopiedLinksWords say what CopiedLinks found and what RelinkCopied will
-// do about them, in words for the person, naming at most maxNamedFiles.
+// CopiedLinksWords say what CopiedLinks found and what RelinkCopied
+// would do about them, in words for the person, naming at most
+// maxNamedFiles.
 func CopiedLinksWords(links []CopiedLink) string {
 	if len(links) == 0 {
 		return ""
@@ -201,6 +202,6 @@ func CopiedLinksWords(links []CopiedLink) string {
 	if len(links) > 1 {
 		what = "links of the extension lead"
 	}
-	return fmt.Sprintf("%d %s back into the folder it was copied from, %s (%s): Gemini CLI's install copies a folder with Node's fs.cp, which makes every relative link absolute. gemkit makes them relative again, as the copy meant, so that they name the extension's own files, which your consent covers and its sandboxed servers can read.",
+	return fmt.Sprintf("%d %s back into the folder it was copied from, %s (%s): Gemini CLI's install copies a folder with Node's fs.cp, which makes every relative link absolute. Made relative again, as the copy meant, they name the extension's own files, which your consent covers and its sandboxed servers can read.",
 		len(links), what, Printable(links[0].From), list)
 }

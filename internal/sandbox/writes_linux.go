@@ -436,6 +436,9 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 		if f, sealed := w.sealedOf(t.parent); sealed {
 			return w.make(fd, req, pid, &t, f, func(uint32) (int, error) {
 				nfd, err := w.openBeneath(&t, unix.O_WRONLY, 0)
+				if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+					return -1, errGoOn // a link, a mount point: the kernel's
+				}
 				if err != nil {
 					return -1, err
 				}
