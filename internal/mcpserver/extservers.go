@@ -221,7 +221,7 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 		out = append(out, served{tool: mt, handler: s.callServer(t.Spec.Key(), t.Name), route: &serverRoute{key: t.Spec.Key(), tool: t.Name}})
 	}
 	for _, f := range s.ext.failures {
-		exposed, refused := name(f.Spec.Extension, f.Spec.Server, f.Spec.Server+"_unavailable")
+		exposed, refused := name(f.Spec.Extension, f.Spec.Label(), f.Spec.Server+"_unavailable")
 		if refused != nil {
 			s.refuseName(&s.ext.toolNames, *refused)
 			continue
@@ -251,8 +251,8 @@ func (s *Server) unavailableTool(name string, f extmcp.Failure) served {
 	why := extmcp.Printable(f.Err.Error())
 	t := &mcp.Tool{
 		Name: name,
-		Description: fmt.Sprintf("Not a tool: the MCP server %s of the extension %s, which gemkit serves in its sandbox, is not running, so its tools are not offered. Why, and what to do: %s\n\nCalling this tool tries to start the server again and says what happened.",
-			extmcp.Printable(f.Spec.Server), extmcp.Printable(f.Spec.Extension), why),
+		Description: fmt.Sprintf("Not a tool: the %s of the extension %s, which gemkit serves in its sandbox, is not running, so its tools are not offered. Why, and what to do: %s\n\nCalling this tool tries to start the server again and says what happened.",
+			extmcp.Printable(serverWords(f.Spec)), extmcp.Printable(f.Spec.Extension), why),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 		Annotations: &mcp.ToolAnnotations{Title: extmcp.Printable(f.Spec.Extension + ": " + f.Spec.Server + " is not running"), ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}
