@@ -62,6 +62,10 @@ attempt("remove", lambda: os.unlink(j("excl.txt")))
 attempt("remove again", lambda: os.unlink(j("excl.txt")))
 attempt("move into folder", lambda: os.rename(j("ln"), j("sub", "ln")))
 attempt("move out of folder", lambda: os.rename(j("sub", "ln"), j("ln")))
+attempt("move a folder that was there", lambda: os.rename(j("sub"), j("sub-moved")))
+attempt("in the folder moved", lambda: write(j("sub-moved", "g.txt"), "g"))
+attempt("a new folder in its place", lambda: os.mkdir(j("sub")))
+attempt("in the new folder", lambda: write(j("sub", "h.txt"), "h"))
 res["mode new"] = oct(os.stat(j("renamed.txt")).st_mode & 0o777)
 res["renamed"] = open(j("renamed.txt")).read()
 res["input"] = open(j("input.txt")).read()
@@ -148,7 +152,8 @@ func TestSealedWorkspace(t *testing.T) {
 		}
 	}
 	for _, made := range []string{"new file", "excl", "mkdir", "inner", "makedirs", "deep", "rename", "symlink", "append", "existing folder",
-		"write existing", "truncate", "remove", "move into folder", "move out of folder", "excl 0600"} {
+		"write existing", "truncate", "remove", "move into folder", "move out of folder", "excl 0600",
+		"move a folder that was there", "in the folder moved", "a new folder in its place", "in the new folder"} {
 		if res[made] != "ok" {
 			t.Errorf("%s: %v, want ok", made, res[made])
 		}
@@ -168,7 +173,7 @@ func TestSealedWorkspace(t *testing.T) {
 			continue
 		}
 		switch {
-		case slices.Contains([]string{"private.txt", "newdir", "a", "renamed.txt", "ln", "okrace.md"}, e):
+		case slices.Contains([]string{"private.txt", "newdir", "a", "renamed.txt", "ln", "okrace.md", "sub-moved"}, e):
 		case len(e) == len("okrace.md") && strings.HasSuffix(e, ".md") && e != "GEMINI.md":
 			// A name the race's torn reads made: the server's own.
 		default:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -85,6 +86,12 @@ type writeWatch struct {
 	sealed  map[devIno]*sealedFolder
 	granted map[devIno]bool
 	mounts  map[devIno]bool
+	// grantedPaths are the paths of the granted folders in the sealed
+	// ones, as the run began: a call whose path, as written, lies in one
+	// goes on at once (one that leads elsewhere through a link meets
+	// Landlock). One that gemkit renames or removes for the tool leaves
+	// the list.
+	grantedPaths []string
 	// umask is gemkit's own, which the kernel applies to what gemkit
 	// makes on the tool's behalf.
 	umask uint32
@@ -106,6 +113,12 @@ func newWriteWatch(px *Proxy, c *Command, rules []PathRule, overlays []overlay, 
 		w.writable = append(w.writable, r.Path)
 		if !r.NoCreate && !r.File && unix.Lstat(r.Path, &st) == nil {
 			w.granted[devInoOf(&st)] = true
+			for _, f := range sealed {
+				if fsutil.Within(f.path, r.Path) {
+					w.grantedPaths = append(w.grantedPaths, r.Path)
+					break
+				}
+			}
 		}
 	}
 	w.readOnly = overlays
@@ -218,14 +231,26 @@ func lexical(pid int, dirfd int32, p string) string {
 	return path.Clean(base + "/" + p)
 }
 
-// inSealed says whether p lies in a sealed folder.
+// inSealed says whether p, as written, lies in a sealed folder and not
+// in a folder of it that has a rule of its own.
 func (w *writeWatch) inSealed(p string) bool {
+	for _, g := range w.grantedPaths {
+		if fsutil.Within(g, p) && g != p {
+			return false
+		}
+	}
 	for _, f := range w.sealed {
 		if fsutil.Within(f.path, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// forget takes the path p out of grantedPaths: gemkit renamed or removed
+// it for the tool, and what comes there next has no rule of its own.
+func (w *writeWatch) forget(p string) {
+	w.grantedPaths = slices.DeleteFunc(w.grantedPaths, func(g string) bool { return fsutil.Within(p, g) })
 }
 
 // resolve finds the target of the path p, relative to the folder dirfd
@@ -462,6 +487,7 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 				if w.mountPoint(t.parent, t.base) {
 					return -1, unix.EBUSY
 				}
+				w.forget(t.path())
 				return -1, unix.Unlinkat(t.parent, t.base, uflags)
 			})
 		}
@@ -581,6 +607,7 @@ func (w *writeWatch) make(fd int, req *seccompNotif, pid int, t *callTarget, f *
 		w.record(t.path(), WriteProtected)
 		return w.answer(req, unix.EACCES), false
 	}
+	// Read at each call: a program may change its umask as it runs.
 	nfd, err := do(toolUmask(pid))
 	var errno unix.Errno
 	switch {
@@ -715,6 +742,8 @@ func (w *writeWatch) rename(src, dst *callTarget, flags uint) error {
 	if f, _ := w.sealedOf(src.parent); f.protected(src.base) {
 		return unix.EACCES
 	}
+	w.forget(src.path())
+	w.forget(dst.path())
 	return unix.Renameat2(src.parent, src.base, dst.parent, dst.base, flags)
 }
 
