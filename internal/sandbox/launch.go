@@ -69,6 +69,10 @@ type Launcher struct {
 	// noLandlock pretends the kernel has no Landlock, for tests of the
 	// refusal and of --allow-unconfined.
 	noLandlock bool
+	// planned, when set, is called once the run's rules and mount steps
+	// are planned and before the child that applies them starts: tests
+	// change the filesystem there (a closed folder that vanishes).
+	planned func()
 
 	cgOnce sync.Once
 	cg     *cgroupLayout

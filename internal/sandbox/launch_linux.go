@@ -380,6 +380,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETPCAP)
 	}
 	cmd.SysProcAttr = attr
+	if l.planned != nil {
+		l.planned()
+	}
 	if err := cmd.Start(); err != nil {
 		childEnd.Close()
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
@@ -426,10 +427,10 @@ func carve(root string, excludes []string) (grants []carved, ancestors []string,
 			// entries stay out of the scope, names only.
 			return nil
 		}
-		if errors.Is(err, fs.ErrNotExist) && dir != root {
+		if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && dir != root {
 			// Gone since its parent was listed (another program's
-			// temporary folder, a closed place found in it): nothing
-			// there to show or to close.
+			// temporary folder, a closed place found in it), or no
+			// longer a folder: nothing there to show or to close.
 			ancestors = ancestors[:len(ancestors)-1]
 			return nil
 		}

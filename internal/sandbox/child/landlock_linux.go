@@ -85,7 +85,18 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 		}
 		rights &= attr.HandledAccessFS
 		pfd, err := openRulePath(r.Path)
-		if (err == unix.ENOENT || err == unix.ELOOP) && r.Optional {
+		if err == nil && !ruleKind(pfd, r) {
+			unix.Close(pfd)
+			err = unix.ENOTDIR
+			if r.File {
+				err = unix.EISDIR
+			}
+		}
+		// An optional path gone since the plan, or no longer of the kind
+		// planned (a folder now a file or a link, a folder on the way
+		// now a file), has nothing left to grant: the rule is left out,
+		// which only takes access away.
+		if r.Optional && (err == unix.ENOENT || err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EISDIR) {
 			continue
 		}
 		if err != nil {
@@ -107,6 +118,17 @@ func landlockRuleset(abi int, rules []PathRule, proxyPort int) (int, error) {
 		}
 	}
 	return rfd, nil
+}
+
+// ruleKind reports whether the path fd has open is of the kind r names:
+// a folder, or else anything but one. A file rule on a folder would grant
+// its rights to all beneath it.
+func ruleKind(fd int, r PathRule) bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false
+	}
+	return (st.Mode&unix.S_IFMT == unix.S_IFDIR) != r.File
 }
 
 // landlockRestrictSelf enforces the ruleset on the calling thread, which

@@ -24,6 +24,29 @@ const oldRoot = "/.gemkit-oldroot"
 // freshProc says whether /proc is a procfs of the child's own PID
 // namespace, rather than the host's bound read-only (see mountProc).
 func buildRoot(base string, steps []Mount) (freshProc bool, err error) {
+	return (&rootBuilder{}).build(base, steps)
+}
+
+// rootBuilder builds a new root. The host's tree may change while it
+// does: the parent planned the steps from the tree as it was, and
+// another program may remove one of its folders (its temporary folder,
+// and a closed place in it) before or during the build. An optional
+// step whose path is gone, or is no longer of the kind planned, is left
+// out, which only ever takes access away; nothing is created in a folder
+// bound from the host, so a path gone there is never made again in the
+// person's folder.
+type rootBuilder struct {
+	// own are the devices of the file systems the build mounted itself
+	// (the new root's tmpfs, the private temp dir's, the private
+	// folders'): only there are missing folders, mount points and links
+	// created.
+	own map[uint64]bool
+	// hook, nil but in tests, is called at each point of a bind where
+	// the host's tree may change under it.
+	hook func(at string, s Mount)
+}
+
+func (b *rootBuilder) build(base string, steps []Mount) (freshProc bool, err error) {
 	// Nothing done here may propagate back to the host's mounts.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return false, fmt.Errorf("sandbox child: making mounts private: %w", err)
@@ -43,11 +66,15 @@ func buildRoot(base string, steps []Mount) (freshProc bool, err error) {
 	if err := unix.Chdir("/"); err != nil {
 		return false, err
 	}
+	b.own = map[uint64]bool{}
+	if err := b.owned("/"); err != nil {
+		return false, err
+	}
 	for _, s := range steps {
 		if s.Kind == MountProc {
-			freshProc, err = mountProc(s.Path)
+			freshProc, err = b.mountProc(s.Path)
 		} else {
-			err = step(s)
+			err = b.step(s)
 		}
 		if err != nil {
 			return false, fmt.Errorf("sandbox child: mounting %s (%s): %w", s.Path, s.Kind, err)
@@ -63,41 +90,54 @@ func buildRoot(base string, steps []Mount) (freshProc bool, err error) {
 	return freshProc, setattr("/", false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
-func step(s Mount) error {
+func (b *rootBuilder) step(s Mount) error {
 	switch s.Kind {
 	case MountDir:
-		return mkdirAll(s.Path)
+		return b.mkdirAll(s.Path)
 	case MountSymlink:
 		if _, err := os.Lstat(s.Path); err == nil {
 			return nil // already there, inside a bind
 		}
-		if err := mkdirAll(path.Dir(s.Path)); err != nil {
+		// Only links outside every bind are made: one missing inside
+		// a folder bound from the host was removed there since the
+		// plan, and the host's tree is shown as it is.
+		err := b.mkdirAll(path.Dir(s.Path))
+		if err == nil && !b.ownFS(path.Dir(s.Path)) || errors.Is(err, errBound) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		return os.Symlink(s.Target, s.Path)
 	case MountTmpfs:
-		if err := mkdirAll(s.Path); err != nil {
+		if err := b.mkdirAll(s.Path); err != nil {
 			return err
 		}
 		opts := "mode=0700,size=" + strconv.FormatUint(s.Size, 10)
 		if s.Inodes > 0 {
 			opts += ",nr_inodes=" + strconv.FormatUint(s.Inodes, 10)
 		}
-		return unix.Mount("gemkit-tmp", s.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
+		if err := unix.Mount("gemkit-tmp", s.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return err
+		}
+		return b.owned(s.Path)
 	case MountBind:
-		return bind(s)
+		return b.bind(s)
 	case MountPrivateDir:
-		return privateDir(s)
+		if err := privateDir(s); err != nil {
+			return err
+		}
+		return b.owned(s.Path)
 	case MountFile:
-		return putFile(s)
+		return b.putFile(s)
 	}
 	return fmt.Errorf("unknown mount step %q", s.Kind)
 }
 
 // mountProc mounts at path the procfs of the child's PID namespace
 // (fresh is true), or, where that is refused, binds the host's.
-func mountProc(path string) (fresh bool, err error) {
-	if err := mkdirAll(path); err != nil {
+func (b *rootBuilder) mountProc(path string) (fresh bool, err error) {
+	if err := b.mkdirAll(path); err != nil {
 		return false, err
 	}
 	err = unix.Mount("proc", path, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
@@ -118,8 +158,8 @@ func mountProc(path string) (fresh bool, err error) {
 // what earlier steps put there: a bind of the host's file is detached, a
 // symlink or the empty mount point left is removed. The root is made
 // read-only at the end of buildRoot, so the file stays as written.
-func putFile(s Mount) error {
-	if err := mkdirAll(path.Dir(s.Path)); err != nil {
+func (b *rootBuilder) putFile(s Mount) error {
+	if err := b.mkdirAll(path.Dir(s.Path)); err != nil {
 		return err
 	}
 	if err := unix.Unmount(s.Path, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
@@ -146,30 +186,80 @@ func noSymlinks(path string) (int, error) {
 	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 }
 
+// gone reports whether err says that a path of the plan is no longer
+// there as the parent found it: removed (ENOENT), a folder on the way
+// replaced by a file (ENOTDIR) or by a symlink (ELOOP: paths are opened
+// with RESOLVE_NO_SYMLINKS), or not made, being inside a bound folder
+// (errBound).
+func gone(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, errBound)
+}
+
+// unlinked reports whether the file fd has open was removed since it
+// was opened: a bind of it then fails in ways that name no cause the
+// tool could use (move_mount says ENOENT).
+func unlinked(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Nlink == 0
+}
+
 // bind binds s.Path of the old root at s.Path of the new one. Source and
 // target are opened without following symlinks, the source's tree is
 // cloned detached (open_tree), given its attributes (read-only, nosuid,
 // nodev) before it is attached, and moved onto the opened target, so no
-// path is looked up twice.
-func bind(s Mount) error {
+// path is looked up twice. An optional bind whose source goes at any
+// point of this, or is no longer of the planned kind (a folder now a
+// file, or a link), is left out, with any mount point made for it.
+func (b *rootBuilder) bind(s Mount) error {
 	source := s.Path
 	if s.Source != "" {
 		source = s.Source
 	}
 	src, err := noSymlinks(oldRoot + source)
 	if err != nil {
-		if s.Optional && errors.Is(err, unix.ENOENT) {
+		if s.Optional && gone(err) {
 			return nil
 		}
 		return err
 	}
 	defer unix.Close(src)
-	if err := mountpoint(s.Path, s.File); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(src, &st); err != nil {
 		return err
 	}
+	if dir := st.Mode&unix.S_IFMT == unix.S_IFDIR; dir == s.File {
+		if s.Optional {
+			return nil
+		}
+		want := "a folder"
+		if s.File {
+			want = "a file"
+		}
+		return fmt.Errorf("no longer %s", want)
+	}
+	b.at("opened", s)
+	made, err := b.mountpoint(s.Path, s.File)
+	if err != nil {
+		if s.Optional && (gone(err) || unlinked(src)) {
+			return nil
+		}
+		return err
+	}
+	// leftOut takes a bind that cannot be made out of the plan, if it is
+	// optional and its source went.
+	leftOut := func(err error) error {
+		if !s.Optional || !gone(err) && !unlinked(src) {
+			return err
+		}
+		if made {
+			_ = os.Remove(s.Path)
+		}
+		return nil
+	}
+	b.at("mountpoint", s)
 	dst, err := noSymlinks(s.Path)
 	if err != nil {
-		return err
+		return leftOut(err)
 	}
 	defer unix.Close(dst)
 	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH)
@@ -181,12 +271,10 @@ func bind(s Mount) error {
 	}
 	tree, err := unix.OpenTree(src, "", flags)
 	if err != nil {
-		if s.Optional && errors.Is(err, unix.ENOENT) {
-			return nil // removed since it was opened: nothing to show
-		}
-		return err
+		return leftOut(err)
 	}
 	defer unix.Close(tree)
+	b.at("cloned", s)
 	attr := uint64(unix.MOUNT_ATTR_NOSUID)
 	if !s.Device {
 		attr |= unix.MOUNT_ATTR_NODEV
@@ -195,9 +283,19 @@ func bind(s Mount) error {
 		attr |= unix.MOUNT_ATTR_RDONLY
 	}
 	if err := unix.MountSetattr(tree, "", attrFlags, &unix.MountAttr{Attr_set: attr}); err != nil {
-		return err
+		return leftOut(err)
 	}
-	return unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	b.at("attached", s)
+	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return leftOut(err)
+	}
+	return nil
+}
+
+func (b *rootBuilder) at(point string, s Mount) {
+	if b.hook != nil {
+		b.hook(point, s)
+	}
 }
 
 // privateDir mounts a fresh tmpfs on the folder s.Path, which must be
@@ -231,26 +329,79 @@ func privateDir(s Mount) error {
 	return unix.MoveMount(m, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
-// mountpoint makes sure target exists in the new root, as a directory or an
-// empty file, creating what is missing on the root tmpfs.
-func mountpoint(target string, file bool) error {
+// mountpoint makes sure target exists in the new root, as a directory or
+// an empty file, creating what is missing on a file system the build
+// mounted itself (ownFS); made says it made target itself.
+func (b *rootBuilder) mountpoint(target string, file bool) (made bool, err error) {
 	if _, err := os.Lstat(target); err == nil {
-		return nil
+		return false, nil
 	}
 	if !file {
-		return mkdirAll(target)
+		return true, b.mkdirAll(target)
 	}
-	if err := mkdirAll(path.Dir(target)); err != nil {
-		return err
+	if err := b.mkdirAll(path.Dir(target)); err != nil {
+		return false, err
+	}
+	if !b.ownFS(path.Dir(target)) {
+		return false, &os.PathError{Op: "create", Path: target, Err: errBound}
 	}
 	fd, err := unix.Open(target, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return unix.Close(fd)
+	return true, unix.Close(fd)
 }
 
-func mkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
+// errBound is what making a folder inside a folder bound from the host
+// gives: the folder was planned from the host's tree, so it was removed
+// there since, and making it again would write in the person's folder
+// (or fail, in a read-only bind).
+var errBound = errors.New("gone from a folder bound from the host since the plan")
+
+// mkdirAll makes dir and the folders missing on the way to it, as
+// os.MkdirAll does, but only on a file system the build mounted itself
+// (errBound inside a bind of the host's tree).
+func (b *rootBuilder) mkdirAll(dir string) error {
+	var st unix.Stat_t
+	err := unix.Stat(dir, &st)
+	if err == nil {
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return &os.PathError{Op: "mkdir", Path: dir, Err: unix.ENOTDIR}
+		}
+		return nil
+	}
+	if !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	parent := path.Dir(dir)
+	if err := b.mkdirAll(parent); err != nil {
+		return err
+	}
+	if !b.ownFS(parent) {
+		return &os.PathError{Op: "mkdir", Path: dir, Err: errBound}
+	}
+	if err := unix.Mkdir(dir, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		return &os.PathError{Op: "mkdir", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// ownFS reports whether the folder dir lies on a file system the build
+// mounted itself, not inside a bind of the host's tree.
+func (b *rootBuilder) ownFS(dir string) bool {
+	var st unix.Stat_t
+	return unix.Stat(dir, &st) == nil && b.own[st.Dev]
+}
+
+// owned records the file system mounted at path as the build's own.
+func (b *rootBuilder) owned(path string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return err
+	}
+	b.own[st.Dev] = true
+	return nil
+}
 
 // setattr sets mount attributes on the mount at path, and on every mount
 // beneath it when recursive (a bind of /home brings the mounts under it).
