@@ -41,6 +41,7 @@ import (
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func main() {
@@ -177,8 +178,8 @@ func run(runs, gruns int) error {
 			break
 		}
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("load average: %s", load)
+	load, _ := proc.LoadAverage()
+	fmt.Printf("load average: %s\n", load)
 	fmt.Printf("%-14s %5s  %28s  %28s  %18s\n", "agent", "runs", "start → initialize (med/max)", "prompt → model req (med/max)", "idle RSS (med)")
 	fmt.Printf("%-14s %5d  %28s   (whole process of `gemkit extensions list --json`, the start's reference)\n", "gemkit list", len(plain), medMax(plain))
 	for _, a := range agents {
@@ -284,57 +285,18 @@ func once(a agentCmd, ws string, st *stamper) (sample, error) {
 	return s, nil
 }
 
-// children lists the direct children of every process.
-func children() map[int][]int {
-	out := map[int][]int{}
-	m, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range m {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		i := strings.LastIndexByte(string(data), ')')
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		ppid, _ := strconv.Atoi(f[1])
-		out[ppid] = append(out[ppid], pid)
-	}
-	return out
-}
-
-func tree(pid int) []int {
-	kids := children()
-	all := []int{pid}
-	for i := 0; i < len(all); i++ {
-		all = append(all, kids[all[i]]...)
-	}
-	return all
-}
-
 // treeRSS is VmRSS summed over pid and its descendants, in bytes.
 func treeRSS(pid int) int64 {
 	var total int64
-	for _, p := range tree(pid) {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				total += kb << 10
-			}
-		}
+	for _, p := range proc.Tree(pid) {
+		rss, _ := proc.StatusBytes(p, "VmRSS")
+		total += rss
 	}
 	return total
 }
 
 func killTree(pid int) {
-	for _, p := range tree(pid) {
+	for _, p := range proc.Tree(pid) {
 		if proc, err := os.FindProcess(p); err == nil {
 			proc.Kill()
 		}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func main() {
@@ -140,8 +141,8 @@ func run(starts, exts, tools int) error {
 			}
 		}
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("gemkit run start, %d starts each, %d extensions × %d tools; load average %s\n", starts, exts, tools, strings.Join(strings.Fields(string(load))[:3], " "))
+	load, _ := proc.LoadAverage()
+	fmt.Printf("gemkit run start, %d starts each, %d extensions × %d tools; load average %s\n", starts, exts, tools, load)
 	fmt.Printf("%-50s %9s %9s %9s\n", "figure", "median", "p90", "min")
 	for k, f := range figs {
 		s := samples[k]

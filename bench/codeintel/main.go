@@ -52,7 +52,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,6 +60,7 @@ import (
 	"github.com/gemkit/gemkit/bench/internal/mcpline"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/lspclient"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func main() {
@@ -666,69 +666,41 @@ func (e *env) warm(n int, res *results) error {
 	return nil
 }
 
-// proc is one process of the machine.
-type proc struct {
+// process is one process of the machine.
+type process struct {
 	pid, ppid int
 	comm, cwd string
-	cmdline   string
-	rss, pss  int64 // bytes
+	cmdline   string // its arguments, each ended by a NUL
+	rss, pss  int64  // bytes
 }
 
-func allProcs() []proc {
-	ents, _ := os.ReadDir("/proc")
-	var out []proc
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+func allProcs() []process {
+	pids, _ := proc.Pids()
+	var out []process
+	for _, pid := range pids {
+		st, err := proc.ReadStat(pid)
+		if err != nil || st.State == 'Z' {
 			continue
 		}
-		dir := filepath.Join("/proc", e.Name())
-		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-		if err != nil {
-			continue
+		cwd, _ := proc.Cwd(pid)
+		args, _ := proc.Cmdline(pid)
+		cmdline := ""
+		for _, a := range args {
+			cmdline += a + "\x00"
 		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
-		cwd, _ := os.Readlink(filepath.Join(dir, "cwd"))
-		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
-		out = append(out, proc{pid: pid, ppid: ppid, comm: strings.TrimSpace(string(comm)), cwd: cwd, cmdline: string(cmdline)})
+		out = append(out, process{pid: pid, ppid: st.PPid, comm: st.Comm, cwd: cwd, cmdline: cmdline})
 	}
 	return out
 }
 
 // memOf reads a process's RSS and PSS.
 func memOf(pid int) (rss, pss int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "Rss:":
-			rss = v << 10
-		case "Pss:":
-			pss = v << 10
-		}
-	}
-	return rss, pss
+	m, _ := proc.MemoryOf(pid)
+	return m.RSS, m.PSS
 }
 
 // tree is roots and every process below them.
-func tree(roots []int) []proc {
+func tree(roots []int) []process {
 	all := allProcs()
 	in := map[int]bool{}
 	for _, r := range roots {
@@ -743,7 +715,7 @@ func tree(roots []int) []proc {
 			}
 		}
 	}
-	var out []proc
+	var out []process
 	for _, p := range all {
 		if in[p.pid] {
 			p.rss, p.pss = memOf(p.pid)
@@ -759,7 +731,7 @@ type memFigure struct {
 	servers  int // gopls processes (not counting gopls's telemetry child)
 }
 
-func figure(ps []proc) memFigure {
+func figure(ps []process) memFigure {
 	var m memFigure
 	for _, p := range ps {
 		m.rss += p.rss
@@ -817,7 +789,7 @@ func (e *env) memory(res *results) error {
 				roots = append(roots, e.brokers()...)
 			}
 			var samples []memFigure
-			var procs []proc
+			var procs []process
 			for k := range 5 {
 				if k > 0 {
 					time.Sleep(500 * time.Millisecond)
@@ -865,10 +837,10 @@ func (e *env) memory(res *results) error {
 
 // waitGone waits up to max for the processes to end, and returns those
 // still running.
-func waitGone(pids []int, max time.Duration) []proc {
+func waitGone(pids []int, max time.Duration) []process {
 	deadline := time.Now().Add(max)
 	for {
-		var left []proc
+		var left []process
 		all := allProcs()
 		for _, p := range all {
 			if slices.Contains(pids, p.pid) {
@@ -882,7 +854,7 @@ func waitGone(pids []int, max time.Duration) []proc {
 	}
 }
 
-func describe(ps []proc) string {
+func describe(ps []process) string {
 	count := map[string]int{}
 	for _, p := range ps {
 		name := p.comm

@@ -34,6 +34,7 @@ import (
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // config sets the sizes of a run.
@@ -299,11 +300,8 @@ func timerFloor(n int) []time.Duration {
 }
 
 func numCPU() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(b), "\nprocessor") + 1
+	n, _ := proc.CPUs()
+	return n
 }
 
 // buildSpecs says how to start each server, building gemkit (without the

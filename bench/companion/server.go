@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // serverSpec says how to start one companion as the editor that owns it.
@@ -198,18 +198,10 @@ func (s *server) readEditorProtocol(r io.Reader) {
 	}
 }
 
-// rssKB reads the resident set size of pid from /proc, in KiB.
+// rssKB reads the resident set size of pid, in KiB.
 func rssKB(pid int) (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-		}
-	}
-	return 0, errors.New("no VmRSS in /proc status")
+	n, err := proc.StatusBytes(pid, "VmRSS")
+	return int(n >> 10), err
 }
 
 // dirWatch reports files written into one directory, through inotify, so

@@ -23,7 +23,7 @@
 //     one pinned in interop/) started in a second tmux window with the
 //     plugin's CLAUDE_CODE_SSE_PORT, as in the editor's terminal, offline
 //     (internal/claudetest's home), until its WebSocket connection to the
-//     plugin's port shows ESTABLISHED in /proc/net/tcp (polled every
+//     plugin's port shows ESTABLISHED in the kernel's sockets (polled every
 //     2 ms). With the connect figure above, that is start → connected;
 //   - gemini start → dial: the same for the real Gemini CLI (-gemini; by
 //     default the one pinned in interop/, run by node) with the variables
@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/nvimrpc"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func main() {
@@ -208,8 +210,8 @@ func run(args []string, out io.Writer) error {
 		r.start, r.geminiStart = results[i].start, results[i].geminiStart
 		results[i] = r
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(out, "%s, %d rounds; load average %s\n", first, o.n, strings.Join(strings.Fields(string(load))[:3], " "))
+	load, _ := proc.LoadAverage()
+	fmt.Fprintf(out, "%s, %d rounds; load average %s\n", first, o.n, load)
 	fmt.Fprintf(out, "%-34s", "")
 	for _, p := range plugins {
 		fmt.Fprintf(out, " %22s", p.name)
@@ -525,16 +527,14 @@ func startAgent(tsock, ws string, env []string, argv []string, port string, name
 }
 
 // established tells whether a TCP connection to 127.0.0.1:port is
-// ESTABLISHED (state 01 in /proc/net/tcp, remote address 0100007F:port).
+// ESTABLISHED.
 func established(port int) bool {
-	want := fmt.Sprintf("0100007F:%04X", port)
-	b, err := os.ReadFile("/proc/net/tcp")
+	socks, err := proc.TCPSockets(proc.Query{States: 1 << proc.TCPEstablished, RemotePort: uint16(port)})
 	if err != nil {
 		return false
 	}
-	for _, l := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(l)
-		if len(f) > 3 && f[2] == want && f[3] == "01" {
+	for _, s := range socks {
+		if s.Remote.Addr() == netip.AddrFrom4([4]byte{127, 0, 0, 1}) {
 			return true
 		}
 	}
@@ -544,13 +544,13 @@ func established(port int) bool {
 // rssTree is the VmRSS of pid and, apart, of its child processes, with
 // their RssAnon (what is not the executable's pages).
 func rssTree(pid int) (self, children, childrenAnon int64) {
-	self = benchenv.ProcStatus(pid, "VmRSS:")
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	for _, f := range strings.Fields(string(b)) {
-		if c, err := strconv.Atoi(f); err == nil {
-			children += benchenv.ProcStatus(c, "VmRSS:")
-			childrenAnon += benchenv.ProcStatus(c, "RssAnon:")
-		}
+	self, _ = proc.StatusBytes(pid, "VmRSS")
+	kids, _ := proc.Children(pid)
+	for _, c := range kids {
+		rss, _ := proc.StatusBytes(c, "VmRSS")
+		anon, _ := proc.StatusBytes(c, "RssAnon")
+		children += rss
+		childrenAnon += anon
 	}
 	return self, children, childrenAnon
 }

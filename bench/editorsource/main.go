@@ -49,6 +49,7 @@ import (
 	"github.com/gemkit/gemkit/internal/lspclient"
 	"github.com/gemkit/gemkit/internal/lspsource"
 	"github.com/gemkit/gemkit/internal/nvimrpc"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func main() {
@@ -416,8 +417,8 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 	}
 
 	pid := ed.cmd.Process.Pid
-	for _, p := range tree(pid) {
-		rss := benchenv.ProcStatus(p, "VmRSS:")
+	for _, p := range proc.Tree(pid) {
+		rss, _ := proc.StatusBytes(p, "VmRSS")
 		res.nvimRSS += rss
 		switch comm(p) {
 		case "gopls":
@@ -427,10 +428,8 @@ func measure(o options, w *world, ed *editor) (*result, error) {
 			res.companion += rss
 		}
 	}
-	res.second = benchenv.ProcStatus(direct.Pid(), "VmRSS:")
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		res.load = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	res.second, _ = proc.StatusBytes(direct.Pid(), "VmRSS")
+	res.load, _ = proc.LoadAverage()
 	return res, nil
 }
 
@@ -454,23 +453,9 @@ func (r *result) print(out io.Writer, o options) {
 		mb(r.nvimRSS), mb(r.goplsRSS), mb(r.companion), mb(r.second))
 }
 
-// tree is pid and its descendants.
-func tree(pid int) []int {
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", out[i], out[i]))
-		for _, f := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(f); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
-
 func comm(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return strings.TrimSpace(string(b))
+	st, _ := proc.ReadStat(pid)
+	return st.Comm
 }
 
 // goplsDirect asks gopls directly, each request as lsp/request carries

@@ -25,11 +25,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func main() {
@@ -226,18 +226,14 @@ func pct(sorted []time.Duration, p int) time.Duration {
 	return sorted[i-1]
 }
 
-// loadAverage returns the 1, 5 and 15 minute load averages from
-// /proc/loadavg, or "unknown".
+// loadAverage returns the 1, 5 and 15 minute load averages, or
+// "unknown".
 func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
+	l, err := proc.LoadAverage()
 	if err != nil {
 		return "unknown"
 	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return l
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -45,7 +45,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +52,7 @@ import (
 	"github.com/gemkit/gemkit/bench/internal/mcpline"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/npmregistrytest"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 const manifest = `{"name": "realmcp", "version": "1.0.0", "description": "server-everything, as an extension ships it.",
@@ -362,34 +362,18 @@ func copier(argv []string) int {
 	return 0
 }
 
-// cpuTime is the time on CPU of every thread of the process pid
-// (the first field of each /proc/PID/task/TID/schedstat, in ns).
+// cpuTime is the time on CPU of every thread of the process pid.
 func cpuTime(pid int) time.Duration {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	var total time.Duration
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			ns, _ := strconv.ParseInt(f[0], 10, 64)
-			total += time.Duration(ns)
-		}
-	}
-	return total
+	d, _ := proc.CPUTime(pid)
+	return d
 }
 
 func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	l, err := proc.LoadAverage()
 	if err != nil {
 		return "?"
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
+	return l
 }
 
 // npxSetup is server-everything pinned by gemkit for a manifest that

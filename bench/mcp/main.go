@@ -30,6 +30,7 @@ import (
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/bench/internal/mcpline"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
@@ -289,15 +290,11 @@ func pct(sorted []time.Duration, p int) time.Duration {
 }
 
 func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
+	l, err := proc.LoadAverage()
 	if err != nil {
 		return "unknown"
 	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return l
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -307,22 +308,17 @@ func bwrapArgs(plan []child.Mount, empty string) (args, placeholders []string) {
 // memoryCgroup is this process's v1 memory cgroup folder when it may
 // create cgroups there, for the bubblewrap reference; "" otherwise.
 func memoryCgroup() string {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
+	own, err := proc.Cgroups(os.Getpid())
+	if err != nil || own["memory"] == "" {
 		return ""
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && parts[1] == "memory" {
-			dir := filepath.Join("/sys/fs/cgroup/memory", parts[2])
-			probe := filepath.Join(dir, "gemkit-bench-probe")
-			if os.Mkdir(probe, 0o755) == nil {
-				os.Remove(probe)
-				return dir
-			}
-		}
+	dir := filepath.Join("/sys/fs/cgroup/memory", own["memory"])
+	probe := filepath.Join(dir, "gemkit-bench-probe")
+	if os.Mkdir(probe, 0o755) != nil {
+		return ""
 	}
-	return ""
+	os.Remove(probe)
+	return dir
 }
 
 func pct(s []time.Duration, p int) time.Duration {

@@ -1,7 +1,9 @@
 // Package proc is gemkit's one place for what the operating system knows
 // about processes: a process's parent, command line, working folder and
-// environment, the TCP sockets of this machine and the processes that
-// hold them (Linux: /proc and sock_diag), and the one way gemkit starts a
+// environment, its children, memory, CPU time, mappings and cgroups, the
+// machine's load and processors, the TCP sockets of this machine and the
+// processes that hold them (Linux: /proc and sock_diag; no other package
+// parses /proc), and the one way gemkit starts a
 // child it owns (Own, StartOwned: a process group of its own and, on
 // Linux, the parent-death signal), so that nothing gemkit starts outlives
 // it.

@@ -167,8 +167,8 @@ func forkedFrom(pid int, link string, keep func(pid int) bool) int {
 		if err != nil || parent <= 1 || keep != nil && !keep(parent) {
 			return pid
 		}
-		exe, err1 := os.Readlink(dir(pid) + "/exe")
-		pexe, err2 := os.Readlink(dir(parent) + "/exe")
+		exe, err1 := Exe(pid)
+		pexe, err2 := Exe(parent)
 		if err1 != nil || err2 != nil || exe != pexe || !holds(parent, link) {
 			return pid
 		}

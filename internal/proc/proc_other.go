@@ -2,7 +2,10 @@
 
 package proc
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // ReadStat is ErrUnsupported here.
 func ReadStat(int) (Stat, error) { return Stat{}, ErrUnsupported }
@@ -33,3 +36,38 @@ func TCPSockets(Query) ([]Socket, error) { return nil, ErrUnsupported }
 
 // TCPSocket is ErrUnsupported here.
 func TCPSocket(local, remote netip.AddrPort) (Socket, error) { return Socket{}, ErrUnsupported }
+
+// LoadAverage is ErrUnsupported here.
+func LoadAverage() (string, error) { return "", ErrUnsupported }
+
+// CPUs is ErrUnsupported here.
+func CPUs() (int, error) { return 0, ErrUnsupported }
+
+// Exe is ErrUnsupported here.
+func Exe(int) (string, error) { return "", ErrUnsupported }
+
+// Children is ErrUnsupported here.
+func Children(int) ([]int, error) { return nil, ErrUnsupported }
+
+// Tree is pid alone here.
+func Tree(pid int) []int { return []int{pid} }
+
+// StatusBytes is ErrUnsupported here.
+func StatusBytes(int, string) (int64, error) { return 0, ErrUnsupported }
+
+// MemoryOf is ErrUnsupported here.
+func MemoryOf(int) (Memory, error) { return Memory{}, ErrUnsupported }
+
+// CPUTime is ErrUnsupported here.
+func CPUTime(int) (time.Duration, error) { return 0, ErrUnsupported }
+
+// Mappings is ErrUnsupported here.
+func Mappings(int) ([]Mapping, error) { return nil, ErrUnsupported }
+
+// Cgroups is ErrUnsupported here.
+func Cgroups(int) (map[string]string, error) { return nil, ErrUnsupported }
+
+// CgroupMounts is ErrUnsupported here.
+func CgroupMounts(int, ...string) (string, map[string]string, error) {
+	return "", map[string]string{}, ErrUnsupported
+}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // cgroup is the memory (and process) bound of one tool's whole process
@@ -24,68 +25,6 @@ type cgroup struct {
 	version string   // "v1" or "v2"
 	dirs    []string // created cgroups, removed after the run
 	procs   []string // their cgroup.procs files
-}
-
-// cgroupMounts finds the cgroup filesystems: the v2 hierarchy, and v1
-// hierarchies by controller.
-func cgroupMounts() (v2 string, v1 map[string]string) {
-	v1 = map[string]string{}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", v1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options ... - fstype source superoptions
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		f1, f2 := strings.Fields(pre), strings.Fields(post)
-		if len(f1) < 5 || len(f2) < 3 || f1[3] != "/" {
-			continue
-		}
-		switch f2[0] {
-		case "cgroup2":
-			if v2 == "" {
-				v2 = f1[4]
-			}
-		case "cgroup":
-			for _, o := range strings.Split(f2[2], ",") {
-				if o == "memory" || o == "pids" {
-					if _, ok := v1[o]; !ok {
-						v1[o] = f1[4]
-					}
-				}
-			}
-		}
-	}
-	return v2, v1
-}
-
-// ownCgroups reads this process's cgroup paths: "" for v2, by controller
-// for v1.
-func ownCgroups() map[string]string {
-	out := map[string]string{}
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return out
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[1] == "" {
-			out[""] = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			out[c] = parts[2]
-		}
-	}
-	return out
 }
 
 // newCgroup creates the cgroup of one run with memory limit bytes and at
@@ -105,8 +44,14 @@ type cgroupLayout struct {
 }
 
 func findCgroups() *cgroupLayout {
-	v2, v1 := cgroupMounts()
-	return &cgroupLayout{v2: v2, v1: v1, own: ownCgroups()}
+	// Unreadable, they leave the layout empty: no cgroup is made, and
+	// RLIMIT_AS bounds each process instead.
+	v2, v1, _ := proc.CgroupMounts(os.Getpid(), "memory", "pids")
+	own, _ := proc.Cgroups(os.Getpid())
+	if own == nil {
+		own = map[string]string{}
+	}
+	return &cgroupLayout{v2: v2, v1: v1, own: own}
 }
 
 func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {

@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -80,22 +78,6 @@ func Neovim() string {
 		return p
 	}
 	return "nvim"
-}
-
-// ProcStatus reads a size given in kB in /proc/pid/status (field with its
-// colon, "VmRSS:"), in bytes; 0 when the process or the field is gone.
-func ProcStatus(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // Poll calls f every interval until it succeeds or d has passed, and
