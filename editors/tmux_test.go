@@ -3,9 +3,7 @@ package editors_test
 import (
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
@@ -72,17 +70,6 @@ func (u paneTUI) Screen() string {
 func (u paneTUI) Type(text string) { u.p.keys(u.t, text) }
 func (u paneTUI) Press(key string) { u.p.keys(u.t, "", key) }
 
-// watchExit returns a channel closed once process pid no longer exists:
-// the editor in a pane is not our child, so it cannot be waited for.
-func watchExit(pid int) <-chan struct{} {
-	exited := make(chan struct{})
-	go func() {
-		for syscall.Kill(pid, 0) == nil {
-			// A poll: a process that is not our child cannot be waited for,
-			// only asked after.
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(exited)
-	}()
-	return exited
-}
+// watchExit returns a channel closed once process pid has ended: the
+// editor in a pane is not our child, so it is waited for on its pidfd.
+func watchExit(pid int) <-chan struct{} { return gemkittest.Exited(pid) }

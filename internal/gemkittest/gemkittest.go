@@ -90,6 +90,14 @@ func SkipShort(t testing.TB, what string) {
 // Gemkit returns the real gemkit binary, built on the first call of the
 // test binary and shared by the later ones. The package's TestMain must
 // call Main, which removes it. Under -short it skips the test (SkipShort).
+//
+// The link (about 12 s of CPU under load, the compiled packages coming
+// from the build cache) is done once for all the test binaries of a
+// checkout: go build writes the binary to a folder of this user's named
+// by the checkout (sharedBin), where it relinks only when a source
+// changed, under a lock the test binaries go test runs side by side
+// share; each test binary runs a hard link of it, which a later relink
+// (by rename) leaves as it is.
 func Gemkit(t testing.TB) string {
 	t.Helper()
 	SkipShort(t, "the built gemkit binary")
@@ -98,10 +106,20 @@ func Gemkit(t testing.TB) string {
 	}
 	buildOnce.Do(func() {
 		bin := filepath.Join(binDir, "gemkit")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/gemkit/gemkit/cmd/gemkit")
+		shared, unlock, err := sharedBin(pkgDir)
+		if err != nil {
+			buildErr = err
+			return
+		}
+		defer unlock()
+		cmd := exec.Command("go", "build", "-o", shared, "github.com/gemkit/gemkit/cmd/gemkit")
 		cmd.Dir = pkgDir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New(err.Error() + "\n" + string(out))
+			return
+		}
+		if err := linkOrCopy(shared, bin); err != nil {
+			buildErr = err
 			return
 		}
 		builtBin = bin

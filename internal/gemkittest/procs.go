@@ -41,9 +41,13 @@ func AnyRunning(pids []int) bool {
 }
 
 // WaitExit waits up to within for pids to end, and returns those still
-// running then.
+// running then. It waits on each process's end (a pidfd, which becomes
+// readable as the process exits, whoever its parent is), polling only
+// where the system has none.
 func WaitExit(pids []int, within time.Duration) (left []int) {
-	Poll(within, 20*time.Millisecond, func() bool { return !AnyRunning(pids) })
+	if !waitExit(pids, within) {
+		Poll(within, 20*time.Millisecond, func() bool { return !AnyRunning(pids) })
+	}
 	for _, p := range pids {
 		if Running(p) {
 			left = append(left, p)
@@ -66,4 +70,17 @@ func EndPrograms(t testing.TB, pids []int) {
 			}
 		}
 	}
+}
+
+// Exited returns a channel closed once process pid has ended, whoever its
+// parent is (a process in a tmux pane is not the test's child, so it
+// cannot be waited for).
+func Exited(pid int) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for len(WaitExit([]int{pid}, time.Hour)) > 0 {
+		}
+	}()
+	return ch
 }

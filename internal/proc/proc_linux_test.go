@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseStat(t *testing.T) {
@@ -153,18 +155,29 @@ func alive(pid int) bool {
 	return err == nil && s.Running()
 }
 
-// waitGone waits up to 10 s for pid to end, polling its state: the end
-// of another process has no event this process can wait on.
+// waitGone waits up to a minute for pid to end, on its pidfd, which
+// becomes readable as the process exits, whoever its parent is.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	// A poll (not gemkittest.Poll, which imports this package): the end of
-	// another process has no event to wait on.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if !alive(pid) {
-			return
-		}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return
 	}
-	t.Errorf("process %d still runs", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(time.Minute/time.Millisecond))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			t.Errorf("process %d still runs (%v)", pid, err)
+		}
+		return
+	}
 }
 
 // TestKillGroup: KillGroup ends the child and the grandchild it left
