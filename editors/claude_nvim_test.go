@@ -157,10 +157,8 @@ end`, target)
 		d.command(t, "1,2GemkitMention")
 		d.command(t, "wincmd l")
 		d.command(t, "startinsert")
-		for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !mentioned(screen()); {
-			// A poll: the tmux pane's screen changes with no event to wait on.
-			time.Sleep(200 * time.Millisecond)
-		}
+		// The tmux pane's screen changes with no event to wait on.
+		gemkittest.Poll(3*time.Second, 200*time.Millisecond, func() bool { return mentioned(screen()) })
 	}
 	gemkittest.PressUntil(t, cc, "C-u", "the mention cleared", func() bool { return !mentioned(screen()) })
 

@@ -219,12 +219,10 @@ func (d *emacsDriver) Unselect(t *testing.T) {
 		// Emacs reads the key after tmux has sent it: asking at once could
 		// have this C-g quit the question.
 		time.Sleep(200 * time.Millisecond)
-		// A poll: whether Emacs's region is active is asked of Emacs, which
-		// tells no one when it changes.
-		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-			if !d.regionActive(t) {
-				return
-			}
+		// Whether Emacs's region is active is asked of Emacs, which tells
+		// no one when it changes.
+		if gemkittest.Poll(2*time.Second, 50*time.Millisecond, func() bool { return !d.regionActive(t) }) {
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for the region inactive", waitTimeout)

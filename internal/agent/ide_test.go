@@ -28,6 +28,8 @@ type testEditor struct {
 	env   map[string]string
 	diffs chan map[string]any // diff/open params
 	opens chan struct{}
+	// answers are the companion's answers to the editor's requests.
+	answers chan json.RawMessage
 }
 
 func startEditor(t *testing.T, f *fixture) *testEditor {
@@ -47,7 +49,7 @@ func startEditor(t *testing.T, f *fixture) *testEditor {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	e := &testEditor{t: t, cmd: c, in: in, diffs: make(chan map[string]any, 8)}
+	e := &testEditor{t: t, cmd: c, in: in, diffs: make(chan map[string]any, 8), answers: make(chan json.RawMessage, 8)}
 	ready := make(chan map[string]string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -57,11 +59,19 @@ func startEditor(t *testing.T, f *fixture) *testEditor {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 				Params map[string]any  `json:"params"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
 			}
 			if json.Unmarshal(sc.Bytes(), &m) != nil {
 				continue
 			}
 			switch m.Method {
+			case "":
+				if len(m.Error) > 0 {
+					e.answers <- m.Error
+				} else {
+					e.answers <- m.Result
+				}
 			case "server/ready":
 				env := map[string]string{}
 				for k, v := range m.Params["env"].(map[string]any) {
@@ -119,6 +129,21 @@ func (e *testEditor) notify(method string, params any) {
 	e.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
+// request sends what notify would as a request, which the companion
+// answers once it has applied it, and waits for the answer.
+func (e *testEditor) request(t *testing.T, method string, params any) {
+	t.Helper()
+	e.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	select {
+	case a := <-e.answers:
+		if string(a) != "{}" {
+			t.Fatalf("%s answered %s", method, a)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no answer to %s", method)
+	}
+}
+
 func (e *testEditor) nextDiff(t *testing.T) map[string]any {
 	t.Helper()
 	select {
@@ -139,10 +164,9 @@ func TestIDEContextAndEdits(t *testing.T) {
 	f := newFixture(t)
 	ed := startEditor(t, f)
 	target := filepath.Join(f.ws, "a.txt")
-	ed.notify("editor/focus", map[string]any{"path": target, "cursor": map[string]any{"line": 2, "character": 3}, "selectedText": "beta"})
-	// A sleep: past the real companion's 50 ms debounce, which it ends
-	// telling no one (no client is connected yet to be told).
-	time.Sleep(300 * time.Millisecond)
+	// Sent as a request: the answer says the companion holds it, so the
+	// CLI that connects next finds it.
+	ed.request(t, "editor/focus", map[string]any{"path": target, "cursor": map[string]any{"line": 2, "character": 3}, "selectedText": "beta"})
 
 	srv := startOpenAI(t,
 		fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "search": "beta", "replace": "gamma"}),

@@ -17,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -65,15 +66,13 @@ func fakeHome(t *testing.T) string {
 // minutes.
 func warmUp(t *testing.T, tools *codeintel.Tools, file string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		got, isErr := tools.Call(context.Background(), codeintel.ToolSymbols, json.RawMessage(`{"file":"`+file+`"}`))
-		if !isErr {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server of %s did not answer: %s", file, got)
-		}
+	var got string
+	if !gemkittest.Poll(3*time.Minute, 100*time.Millisecond, func() bool {
+		var isErr bool
+		got, isErr = tools.Call(context.Background(), codeintel.ToolSymbols, json.RawMessage(`{"file":"`+file+`"}`))
+		return !isErr
+	}) {
+		t.Fatalf("the server of %s did not answer: %s", file, got)
 	}
 }
 

@@ -57,11 +57,19 @@ func TestQwenCodeChoosesCompanion(t *testing.T) {
 		return ed
 	}
 	first := start("first.txt")
-	// A sleep: lock files are ordered by their modification times, so the
-	// second must be made a clock tick later to be the newer.
-	time.Sleep(50 * time.Millisecond)
-	second := start("second.txt")
+	// Lock files are ordered by their modification times: the first's is
+	// made an hour older, so that the second's is the newer whatever the
+	// clock's grain.
 	locks, _ := filepath.Glob(filepath.Join(qwenHome, "ide", "*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("lock files %v, want the first companion's", locks)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(locks[0], hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	second := start("second.txt")
+	locks, _ = filepath.Glob(filepath.Join(qwenHome, "ide", "*.lock"))
 	if len(locks) != 2 {
 		t.Fatalf("lock files %v, want one per companion", locks)
 	}
