@@ -159,7 +159,7 @@ func (b *bridgeConn) next(t *testing.T) map[string]any {
 			t.Fatalf("not one JSON message per line: %q", l)
 		}
 		return m
-	case <-time.After(15 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no message from the bridge")
 	}
 	return nil
@@ -170,7 +170,7 @@ func (b *bridgeConn) ended(t *testing.T) error {
 	select {
 	case err := <-b.done:
 		return err
-	case <-time.After(15 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the bridge did not end")
 	}
 	return nil

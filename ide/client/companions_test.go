@@ -204,7 +204,7 @@ func TestFlowsAgainstCompanions(t *testing.T) {
 			}
 			select {
 			case <-c2.Done():
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Error("second client did not notice")
 			}
 			if !strings.Contains(c.State().Details, "lost") {

@@ -44,7 +44,7 @@ func TestOutcomesOnTheGETStream(t *testing.T) {
 			tc.Close()
 			select {
 			case <-c.Done():
-			case <-time.After(5 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("the end of the companion was not noticed")
 			}
 		})

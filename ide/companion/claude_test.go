@@ -156,7 +156,7 @@ func TestClaudeOpenDiffOutcomes(t *testing.T) {
 				if req.FilePath != path || req.NewContent != "proposed\n" {
 					t.Errorf("editor got %+v", req)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("the editor was not asked to open the diff")
 			}
 			tc.answer()
@@ -387,7 +387,7 @@ func TestWebSocketBounds(t *testing.T) {
 			if ok {
 				t.Error("a message came back instead of the close")
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatal("the connection stayed open after an over-long message")
 		}
 	})
@@ -442,7 +442,7 @@ func TestGeminiCloseDiffOfClaudeDiff(t *testing.T) {
 		if strings.Join(r.texts(), "|") != "TAB_CLOSED" {
 			t.Errorf("openDiff = %q", r.texts())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Claude Code's openDiff still waits after the diff was closed")
 	}
 }

@@ -152,7 +152,7 @@ func TestOpenDiffNamesTheAgent(t *testing.T) {
 		t.Helper()
 		select {
 		case <-ed.openCh:
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatal("the editor was not asked to open the diff")
 		}
 		ed.mu.Lock()

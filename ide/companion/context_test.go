@@ -212,7 +212,7 @@ func TestManyContextUpdatesOnlyLatestMatters(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	deadline := time.After(3 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case ev := <-c.events:

@@ -109,7 +109,7 @@ func startServer(t testing.TB, cfg Config) *Server {
 	case <-srv.Ready():
 	case err := <-done:
 		t.Fatalf("Serve: %v", err)
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("server not ready")
 	}
 	t.Cleanup(func() {
@@ -119,7 +119,7 @@ func startServer(t testing.TB, cfg Config) *Server {
 			if err != nil {
 				t.Errorf("Serve: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Error("Serve did not return")
 		}
 	})

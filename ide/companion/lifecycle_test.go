@@ -162,7 +162,7 @@ func TestWatchPID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Serve did not stop after the editor process ended")
 	}
 	if _, err := os.Stat(srv.DiscoveryPath()); !errors.Is(err, os.ErrNotExist) {

@@ -42,7 +42,7 @@ func TestPutBackWakesOtherStream(t *testing.T) {
 		}
 		sess.enqueue([]byte(`{"jsonrpc":"2.0","method":"ide/diffRejected","params":{"filePath":"/a"}}`), maxQueued, maxQueuedBytes)
 		// The recorder's body grows with no event to wait on.
-		if !gemkittest.Poll(2*time.Second, time.Millisecond, func() bool {
+		if !gemkittest.Poll(30*time.Second, time.Millisecond, func() bool {
 			stLive.mu.Lock()
 			defer stLive.mu.Unlock()
 			return strings.Contains(live.Body.String(), "ide/diffRejected")

@@ -129,7 +129,7 @@ func TestSessionChecks(t *testing.T) {
 	}
 	select {
 	case <-c.getDone:
-	case <-time.After(2 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("DELETE did not end the event stream")
 	}
 	resp, _ = httpDo(t, srv, "POST", "/mcp", map[string]string{"Authorization": auth, "Content-Type": "application/json", ide.HeaderSessionID: c.sid}, list)
@@ -383,7 +383,7 @@ func TestClientVanishesMidDiff(t *testing.T) {
 	stays.next(ide.MethodDiffAccepted, 2*time.Second)
 
 	// The session expires inside the server, which tells no one.
-	if !gemkittest.Poll(3*time.Second, 20*time.Millisecond, func() bool { return srv.sess.get(gone.sid) == nil }) {
+	if !gemkittest.Poll(30*time.Second, 20*time.Millisecond, func() bool { return srv.sess.get(gone.sid) == nil }) {
 		t.Fatal("the vanished client's session never expired")
 	}
 	if srv.sess.get(stays.sid) == nil {
@@ -482,7 +482,7 @@ func TestExpiredSessionsLeaveNothing(t *testing.T) {
 	// 50 ms it did, under -race, some runs in three).
 	srv := startServer(t, Config{SessionIdleTTL: 500 * time.Millisecond})
 	// cond reads the server's inner state, which has no event to wait on.
-	settle := func(cond func() bool) bool { return gemkittest.Poll(5*time.Second, 10*time.Millisecond, cond) }
+	settle := func(cond func() bool) bool { return gemkittest.Poll(30*time.Second, 10*time.Millisecond, cond) }
 	vanish := func(n int) {
 		for range n {
 			c := dial(t, srv)

@@ -126,7 +126,7 @@ func TestWebSocketRefusesInvalidText(t *testing.T) {
 					if string(m["id"]) != strconv.Itoa(id) || !res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "openDiff refused") {
 						t.Fatalf("answer %v, want an isError result for id %d", m, id)
 					}
-				case <-time.After(10 * time.Second):
+				case <-time.After(30 * time.Second):
 					t.Fatal("no answer")
 				}
 			}
@@ -138,7 +138,7 @@ func TestWebSocketRefusesInvalidText(t *testing.T) {
 				if !strings.Contains(string(m["error"]), "-32602") {
 					t.Fatalf("answer %v, want -32602", m)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("no answer")
 			}
 		})

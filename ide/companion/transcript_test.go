@@ -211,8 +211,8 @@ func (w *wire) next() string {
 	select {
 	case ev := <-got:
 		return w.norm(ev)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no message on the stream within 10 s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no message on the stream within 30 s")
 		return ""
 	}
 }

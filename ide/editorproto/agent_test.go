@@ -70,7 +70,7 @@ func TestReadyListsEndpoints(t *testing.T) {
 		go io.Copy(io.Discard, outR)
 		select {
 		case <-served:
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Error("Serve did not return")
 		}
 	})

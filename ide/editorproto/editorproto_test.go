@@ -103,7 +103,7 @@ func (p *pair) read(t *testing.T) string {
 	select {
 	case l := <-line:
 		return l
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no line from gemkit")
 		return ""
 	}
@@ -241,7 +241,7 @@ func TestEditorGoesAway(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run at EOF: %v", err)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return at EOF")
 	}
 	if err := <-errc; !errors.Is(err, ErrClosed) {

@@ -78,7 +78,7 @@ func runTranscript(t *testing.T, editor string) (replies, events string) {
 				break
 			}
 			got.WriteString(l + "\n")
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("no end of the transcript from gemkit; so far:\n%s", got.String())
 		}
 	}

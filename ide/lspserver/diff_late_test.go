@@ -83,7 +83,7 @@ func TestDiffClosedWhileAsking(t *testing.T) {
 		if err == nil {
 			t.Fatal("OpenDiff succeeded after CloseDiff")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("OpenDiff still waits for the editor after CloseDiff")
 	}
 	lateApplyUndone(t, d, apply)

@@ -31,8 +31,8 @@ func TestStdinClosed(t *testing.T) {
 		if err != nil && !errors.As(err, &ee) {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("gemkit acp still runs 10 s after its stdin closed")
+	case <-time.After(30 * time.Second):
+		t.Fatal("gemkit acp still runs 30 s after its stdin closed")
 	}
 	waitSleepers(t, false, 5*time.Second)
 }
@@ -73,10 +73,12 @@ func TestCancelKillsTool(t *testing.T) {
 	if m := a.answer(3, nil); m.Error != nil || !strings.Contains(string(m.Result), `"cancelled"`) {
 		t.Errorf("prompt after cancel: %+v %s", m.Error, m.Result)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	// At once, not when the tool would end (in 6047 s): 15 s is a
+	// loaded machine's bound.
+	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("cancel answered after %v", d)
 	}
-	waitSleepers(t, false, 5*time.Second)
+	waitSleepers(t, false, 30*time.Second)
 	a.send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"again"}]}}`)
 	if m := a.answer(4, nil); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
 		t.Errorf("the next prompt: %+v %s", m.Error, m.Result)

@@ -38,7 +38,7 @@ func TestReadFileOnlyRegular(t *testing.T) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("read_file %s blocked", tc.path)
 		}
 		switch {
@@ -80,7 +80,7 @@ func TestProposeEditOnlyRegular(t *testing.T) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("propose_edit %s blocked", tc.path)
 		}
 		switch {

@@ -378,7 +378,7 @@ func TestIDEDiffCommand(t *testing.T) {
 		select {
 		case d := <-e.editor.Opened:
 			return d
-		case <-time.After(15 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("no diff shown for %s", what)
 		}
 		return scripted.Diff{}
@@ -492,7 +492,7 @@ func TestIDEDiffCommand(t *testing.T) {
 		if p != target {
 			t.Errorf("closed %s", p)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Error("the interrupted diff was not closed in the editor")
 	}
 
@@ -582,7 +582,7 @@ func TestIDEWatchCommand(t *testing.T) {
 		if code != ExitNo {
 			t.Errorf("watch exit %d after the companion died", code)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatalf("watch did not notice the companion dying:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "disconnected") {

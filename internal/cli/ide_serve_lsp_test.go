@@ -217,7 +217,7 @@ func TestServeLSPShutdownThenExit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exit status: %v; stderr: %s", err, p.errOut.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the server did not end on exit")
 	}
 }

@@ -215,7 +215,7 @@ func connectTestClient(ctx context.Context, t *testing.T, df ide.DiscoveryFile) 
 	}
 	select {
 	case <-gotContext:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no context on the event stream")
 	}
 	return c, outcomes

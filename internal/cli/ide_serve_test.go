@@ -81,7 +81,7 @@ func TestServeStdio(t *testing.T) {
 		if c != ExitOK {
 			t.Fatalf("exit %d; stderr: %s", c, stderr.String())
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop when stdin closed")
 	}
 	if _, err := os.Stat(p.DiscoveryFile); !errors.Is(err, os.ErrNotExist) {
@@ -121,7 +121,7 @@ func TestServeTerminalPrintEnv(t *testing.T) {
 		if c != ExitOK {
 			t.Fatalf("exit %d; err: %s", c, errOut.String())
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop")
 	}
 }
@@ -310,7 +310,7 @@ func TestServeContainerEnv(t *testing.T) {
 			cancel()
 			select {
 			case <-code:
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("serve did not stop")
 			}
 		})
@@ -351,7 +351,7 @@ func TestServeReleasesPagesAfterClients(t *testing.T) {
 	go io.Copy(io.Discard, outR)
 	select {
 	case <-released:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no release once serving")
 	}
 	c, _, err := client.Connect(context.Background(), client.Options{
@@ -364,7 +364,7 @@ func TestServeReleasesPagesAfterClients(t *testing.T) {
 	defer c.Close(context.Background())
 	select {
 	case <-released:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no release after a client connected")
 	}
 }

@@ -65,7 +65,7 @@ func TestDocsAndSkillsThroughLinks(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("read_doc blocked")
 			}
 		})

@@ -123,7 +123,7 @@ func TestRemoteServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			var sawLog, sawUpdate bool
-			for deadline := time.After(5 * time.Second); !sawLog || !sawUpdate; {
+			for deadline := time.After(30 * time.Second); !sawLog || !sawUpdate; {
 				select {
 				case ev := <-events:
 					sawLog = sawLog || ev.Method == "notifications/message" && strings.Contains(string(ev.Params), "said hello")

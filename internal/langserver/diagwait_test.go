@@ -40,7 +40,8 @@ func TestPoolWorkspaceDiagnosticsPlatformFile(t *testing.T) {
 		ask(t, tl, codeintel.ToolDiagnostics, `{}`, "1 problem in the workspace: 1 error", "main.go:15:20: error: undefined: greet.Gret")
 		took := time.Since(start)
 		t.Logf("workspace diagnostics %d took %v", i, took)
-		if i > 0 && took > 3*time.Second {
+		// Well under the wait: a loaded machine's gopls takes seconds.
+		if i > 0 && took > diagWait*2/3 {
 			t.Fatalf("warm workspace diagnostics took %v (the wait for a file's diagnostics is %v)", took, diagWait)
 		}
 	}
@@ -48,7 +49,7 @@ func TestPoolWorkspaceDiagnosticsPlatformFile(t *testing.T) {
 	// once.
 	start := time.Now()
 	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"greet/greet_windows.go"}`, "No problems reported in greet/greet_windows.go.")
-	if took := time.Since(start); took > 3*time.Second {
+	if took := time.Since(start); took > diagWait*2/3 {
 		t.Fatalf("diagnostics of the file left out took %v", took)
 	}
 }

@@ -262,13 +262,13 @@ func TestDirectCalls(t *testing.T) {
 		if !strings.HasPrefix(id, `"`+directPrefix) {
 			t.Errorf("notifications/cancelled named %s", id)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Error("no notifications/cancelled for the cancelled call")
 	}
 	if _, err := c.CallToolRaw(ctx, "die", nil, nil); !errors.Is(err, mcp.ErrConnectionClosed) {
 		t.Errorf("die: %v", err)
 	}
-	if ended, _ := c.Ended(); !gemkittest.Poll(5*time.Second, 10*time.Millisecond, func() bool { ended, _ = c.Ended(); return ended }) {
+	if ended, _ := c.Ended(); !gemkittest.Poll(30*time.Second, 10*time.Millisecond, func() bool { ended, _ = c.Ended(); return ended }) {
 		t.Error("the session did not end with the server's stdout")
 	}
 

@@ -295,7 +295,7 @@ func TestExtensionServersPassThrough(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("gemkit mcp did not end when its client went")
 	}
 }

@@ -106,7 +106,7 @@ func TestExtensionServers(t *testing.T) {
 	got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(progress, ",") }
 	select {
 	case <-threeProgress:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 	}
 	if p := got(); p != "tok-1 1,tok-1 2,tok-1 3" {
 		t.Errorf("progress %v, want tok-1 1, 2, 3", p)
@@ -119,12 +119,12 @@ func TestExtensionServers(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("gemkit mcp did not end when its client went")
 	}
 	// Other processes' ends are seen only by reading /proc.
-	if !gemkittest.Poll(5*time.Second, 50*time.Millisecond, func() bool { return len(serverProcesses(dir)) == 0 }) {
-		t.Fatalf("server processes left 5 s after the client went: %v", serverProcesses(dir))
+	if !gemkittest.Poll(30*time.Second, 50*time.Millisecond, func() bool { return len(serverProcesses(dir)) == 0 }) {
+		t.Fatalf("server processes left 30 s after the client went: %v", serverProcesses(dir))
 	}
 }
 
@@ -179,7 +179,7 @@ func TestExtensionServersNeedConsent(t *testing.T) {
 	}
 	// gemkit mcp's stderr reaches the buffer through a pipe, maybe after
 	// the answer to tools/list.
-	if want := "extension unagreed's MCP server srv is not started: you have not agreed to the extension unagreed as it is now"; !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(stderr.String(), want) }) {
+	if want := "extension unagreed's MCP server srv is not started: you have not agreed to the extension unagreed as it is now"; !gemkittest.Poll(30*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(stderr.String(), want) }) {
 		t.Errorf("the log does not say %q:\n%s", want, stderr.String())
 	}
 	if out, err := f.gemkit("extensions", "consent", "unagreed", "--grant"); err != nil {
@@ -289,7 +289,7 @@ func TestExtensionServerFilesBound(t *testing.T) {
 	if res, err := run.c.CallTool(ctx, "linked_srv_unavailable", nil); err != nil || !res.IsError || !strings.Contains(res.Text(""), want) {
 		t.Errorf("the placeholder's answer: %+v %v", res, err)
 	}
-	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(run.stderr.String(), want) }) {
+	if !gemkittest.Poll(30*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(run.stderr.String(), want) }) {
 		t.Errorf("the log does not say %q:\n%s", want, run.stderr.String())
 	}
 	run.c.Close()

@@ -245,7 +245,7 @@ func TestChromeDevToolsWithoutUnixSockets(t *testing.T) {
 	person := "extension chrome-devtools-mcp's MCP server chrome-devtools was refused a Unix socket (Unix-domain sockets not allowed); to allow it: " + allow
 	// gemkit mcp's stderr reaches the buffer through a pipe, maybe after
 	// the call's answer.
-	if !gemkittest.Poll(5*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(run.stderr.String(), person) }) {
+	if !gemkittest.Poll(30*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(run.stderr.String(), person) }) {
 		t.Errorf("gemkit mcp's stderr does not say %q:\n%s", person, run.stderr.String())
 	}
 	if out, _ := f.gemkit("extensions", "describe", "chrome-devtools-mcp"); !strings.Contains(out, "extension chrome-devtools-mcp's MCP server chrome-devtools was refused") ||

@@ -553,7 +553,7 @@ func TestHTTPSessionSweep(t *testing.T) {
 	stream.Body.Close()
 	// The server notices the closed stream on its own goroutine, which
 	// tells no one.
-	if !gemkittest.Poll(5*time.Second, 10*time.Millisecond, func() bool {
+	if !gemkittest.Poll(30*time.Second, 10*time.Millisecond, func() bool {
 		s.active.mu.Lock()
 		defer s.active.mu.Unlock()
 		return s.active.get(sid, time.Now()).open == 0

@@ -118,9 +118,11 @@ func runRefused(t *testing.T, l *Launcher, p Policy, secrets []string, argv ...s
 }
 
 // runKilled runs argv, a tool that outlives timeout and leaves children
-// meant to write marker later; the tool must be killed within seconds of
-// the timeout, and after settle (past when the children would write)
-// marker must still be missing: nothing it started survived the kill.
+// meant to write marker later; the tool must be killed at the timeout,
+// long before it would end by itself (it runs 30 s or more; 20 s is a
+// loaded machine's bound on the kill), and after settle (past when the
+// children would write) marker must still be missing: nothing it started
+// survived the kill.
 func runKilled(t *testing.T, l *Launcher, p Policy, timeout, settle time.Duration, marker string, argv ...string) {
 	t.Helper()
 	start := time.Now()
@@ -128,7 +130,7 @@ func runKilled(t *testing.T, l *Launcher, p Policy, timeout, settle time.Duratio
 	if r.err == nil {
 		t.Fatal("the tool was not killed")
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("kill took %v", d)
 	}
 	// A sleep: what is checked is that no killed child writes later, which no

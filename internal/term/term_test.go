@@ -385,7 +385,7 @@ func TestRunStopsWithContext(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Run ignored its context")
 	}
 }

@@ -205,7 +205,8 @@ func TestRunTools(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "did not finish within 300ms") {
 			t.Fatalf("err %v", err)
 		}
-		if time.Since(start) > 5*time.Second {
+		// The tool sleeps 30 s; 20 s is a loaded machine's bound.
+		if time.Since(start) > 20*time.Second {
 			t.Fatalf("took %v", time.Since(start))
 		}
 		// A sleep: what is checked is that no forked child writes later, which

@@ -112,7 +112,7 @@ func TestSettingsNeverThroughLinks(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("reading the settings blocked")
 			}
 			if settings["GEMINI_API_KEY"] == usersKey {
