@@ -24,6 +24,7 @@ import (
 // calls' bound is a hang's, and the servers' ends are given 30 s, the
 // time they took logged.
 func TestHostileServers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts several sandboxed servers (about 10 s): runs without -short, as in CI")
 	}
@@ -95,8 +96,8 @@ func TestHostileServers(t *testing.T) {
 	// The client goes: nothing of any server is left.
 	s.m.Close()
 	closed := time.Now()
-	if !gemkittest.Poll(30*time.Second, 50*time.Millisecond, func() bool { return len(running(t, s.ext)) == 0 }) {
-		t.Fatalf("30 s after the client went, still running: %v", describe(running(t, s.ext)))
+	if !gemkittest.Poll(30*time.Second, 50*time.Millisecond, func() bool { return len(s.servers(t)) == 0 }) {
+		t.Fatalf("30 s after the client went, still running: %v", describe(s.servers(t)))
 	}
 	t.Logf("every server gone %s after the client went", time.Since(closed))
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -177,6 +179,7 @@ func toolNames(tools []extmcp.Tool, server string) map[string]bool {
 // server's HOME and outlives it, and its environment is not the
 // person's.
 func TestRealServers(t *testing.T) {
+	t.Parallel()
 	s := newSetup(t, 30*time.Second)
 	mem := s.spec("memory", s.script("server-memory"))
 	mem.Env = map[string]string{"MEMORY_FILE_PATH": "$HOME/memory.jsonl"}
@@ -251,6 +254,7 @@ func TestRealServers(t *testing.T) {
 // refused write, named only by the server's error, is told to the
 // person (with where a server keeps what it writes) and to the model.
 func TestStateBesideScript(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real server-memory under node in the sandbox: runs without -short, as in CI")
 	}
@@ -284,6 +288,7 @@ func TestStateBesideScript(t *testing.T) {
 // command that allows them, and to the model; after that command the
 // server reaches the host.
 func TestClosed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server of its own (the full run and the run as uid 65534 check it): runs without -short, as in CI")
 	}
@@ -395,6 +400,7 @@ func TestClosed(t *testing.T) {
 // TestProgress: a call that asks for progress gets the server's
 // (server-everything's trigger-long-running-operation sends one per step).
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server of its own (the full run checks it): runs without -short, as in CI")
 	}
@@ -428,6 +434,7 @@ func TestProgress(t *testing.T) {
 // a loaded machine's: it also bounds the good Node server's start in the
 // sandbox, which took over 3 s beside other work.
 func TestBadServers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits out a start's and a call's bound (about 25 s): runs without -short, as in CI")
 	}
@@ -511,22 +518,24 @@ func TestBadServers(t *testing.T) {
 // TestNothingLeftRunning: once the Manager is closed, no process of its
 // servers is left.
 func TestNothingLeftRunning(t *testing.T) {
+	t.Parallel()
 	s := newSetup(t, 30*time.Second)
 	every := s.spec("everything", s.script("server-everything"))
 	s.m.Sync([]extmcp.Spec{every})
 	if _, failed := s.m.Tools(context.Background()); len(failed) > 0 {
 		t.Fatal(failed[0].Err)
 	}
-	if len(running(t, s.ext)) == 0 {
+	if len(s.servers(t)) == 0 {
 		t.Fatal("no server process found while it runs")
 	}
 	s.m.Close()
-	waitFor(t, func() bool { return len(running(t, s.ext)) == 0 })
+	waitFor(t, func() bool { return len(s.servers(t)) == 0 })
 }
 
 // TestIdle: a server unused for the idle time is stopped, and the next
 // call starts it again (an idle stop is not a death).
 func TestIdle(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server three times (about 10 s): runs without -short, as in CI")
 	}
@@ -542,10 +551,10 @@ func TestIdle(t *testing.T) {
 		if text, _, err := call(t, m, fx, "ok", map[string]any{}); err != nil || text != "ok" {
 			t.Fatalf("call %d: %q %v", i, text, err)
 		}
-		if len(running(t, s.ext)) == 0 {
+		if len(s.servers(t)) == 0 {
 			t.Fatalf("call %d: no server runs", i)
 		}
-		waitFor(t, func() bool { return len(running(t, s.ext)) == 0 })
+		waitFor(t, func() bool { return len(s.servers(t)) == 0 })
 	}
 }
 
@@ -574,6 +583,22 @@ func running(t *testing.T, dir string) []string {
 	return out
 }
 
+// servers are the processes of s's servers: their command lines name the
+// extension's folder, shared by the package's tests, and their
+// environments s's home, each test's own, so that a test running beside
+// (or the package's rerun as uid 65534) is not counted.
+func (s *setup) servers(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, pid := range running(t, s.ext) {
+		n, _ := strconv.Atoi(pid)
+		if env, err := proc.Environ(n); err == nil && slices.ContainsFunc(env, func(kv string) bool { return strings.Contains(kv, s.home) }) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // waitFor waits up to 10 s until ok holds: the servers' processes and
 // the manager's inner state change with no event to wait on.
 func waitFor(t *testing.T, ok func() bool) {
@@ -589,6 +614,7 @@ func waitFor(t *testing.T, ok func() bool) {
 // client that honours HTTP_PROXY asks; Node 20's fetch does not, and
 // stays refused), the workspace but its protected paths.
 func TestWidened(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server of its own: runs without -short, as in CI")
 	}
@@ -645,6 +671,7 @@ func TestWidened(t *testing.T) {
 // client went, or cancelled its request) is told as that, not as a
 // server that did not answer within its bound.
 func TestStartCancelled(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server of its own: runs without -short, as in CI")
 	}
@@ -672,6 +699,7 @@ func TestStartCancelled(t *testing.T) {
 // (it would write a file in its HOME, the data folder) and is the error
 // the person sees.
 func TestAllowedGateSandboxed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a sandbox: runs without -short, as in CI")
 	}
@@ -709,6 +737,7 @@ func TestAllowedGateSandboxed(t *testing.T) {
 // check; a Manager closed during that start does not wait for it; and
 // a server started otherwise is listed afresh.
 func TestKeptCatalog(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts servers of its own: runs without -short, as in CI")
 	}

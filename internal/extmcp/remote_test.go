@@ -71,6 +71,7 @@ func (rs *remoteServer) header(name string) string {
 // resultType), its log (at the level set before it started) and a
 // subscription's resources/updated passed on; one that cannot be reached is a failure naming it and its URL.
 func TestRemoteServers(t *testing.T) {
+	t.Parallel()
 	rs := newRemoteServer(t)
 	for _, tc := range []struct {
 		name, path, transport string

@@ -27,6 +27,7 @@ const longTool = "summarize_the_repository_history_by_author"
 // loads the long-named tool, calls it, and its output must reach the
 // model.
 func TestClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudetest.Binary(t)
 	f := newFixture(t)
 	f.link(t, "long-names", `{"name": "long-names", "version": "1.0.0", "description": "A tool with a long name.",
@@ -104,6 +105,7 @@ func TestClaudeCode(t *testing.T) {
 // --revoke`, the next call asks again and, declined, runs nothing. No
 // request to the model carries the question.
 func TestClaudeCodeAsksConsent(t *testing.T) {
+	t.Parallel()
 	claude := claudetest.Binary(t)
 	f := newFixture(t)
 	name := "mcp__gemkit__gated_hello"

@@ -36,6 +36,7 @@ const definitionAnswer = "Greet (used at main.go:15:20) is defined at:\ngreet/gr
 // through gemkit mcp, by name from a call site, and the answer reaches
 // the model; when the CLI exits, the broker and gopls go with it.
 func TestCodeIntelGeminiCLI(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	f := goFixture(t)
 	model, err := fakemodel.Start(
@@ -110,6 +111,7 @@ func runGemini(t *testing.T, f *fixture, node, interop, modelURL, prompt string)
 // write_file's result, as Gemini CLI 0.61 appends a hook's
 // additionalContext (packages/core/src/core/coreToolHookTriggers.ts).
 func TestCodeIntelGeminiHook(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	f := goFixture(t)
 	old, _ := os.ReadFile(filepath.Join(f.ws, "greet", "greet.go"))
@@ -145,6 +147,7 @@ func TestCodeIntelGeminiHook(t *testing.T) {
 // agents) start one gopls; both are answered; when both clients go, the
 // broker and gopls go.
 func TestCodeIntelTwoAgents(t *testing.T) {
+	t.Parallel()
 	f := goFixture(t)
 	a := startClient(t, f, nil, "stdio", f.bin, "mcp", "--workspace", f.ws)
 	b := startClient(t, f, nil, "stdio", f.bin, "mcp", "--workspace", f.ws)
@@ -180,6 +183,7 @@ func TestCodeIntelTwoAgents(t *testing.T) {
 // TestCodeIntelClaudeCode: the real Claude Code asks code_references
 // through gemkit mcp and the answer reaches its model.
 func TestCodeIntelClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudetest.Binary(t)
 	f := goFixture(t)
 	name := "mcp__gemkit__code_references"
@@ -220,6 +224,7 @@ func TestCodeIntelClaudeCode(t *testing.T) {
 // TestCodeIntelCodex: the real Codex asks code_hover through gemkit mcp
 // and the answer reaches its model.
 func TestCodeIntelCodex(t *testing.T) {
+	t.Parallel()
 	f := goFixture(t)
 	api := codexCallOnce(t, "code_hover", `{"symbol":"Greet"}`, "It greets.")
 	out := runCodex(t, f, api, "What does Greet do?")

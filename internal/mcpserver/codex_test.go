@@ -83,6 +83,7 @@ func (a *responsesAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the model calls word-tools_echo-word as word_tools_echo_word, and the
 // tool's output comes back to it.
 func TestCodex(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.link(t, "word-tools", `{"name": "word-tools", "version": "1.0.0", "description": "Words.",
 	 "tools": [{"name": "echo-word", "description": "Echoes a word.", "executable": "tools/echo.sh", "runtime": "shell",

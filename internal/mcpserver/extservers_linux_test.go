@@ -33,6 +33,7 @@ const serversManifest = `{"name": "realmcp", "version": "1.0.0", "description": 
 // serves their tools as realmcp_<tool> beside the extensions' tools,
 // passes calls on, and leaves nothing running once the client goes.
 func TestExtensionServers(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
 	if _, err := os.Stat(filepath.Join(src, "@modelcontextprotocol", "server-memory")); err != nil {
 		t.Fatalf("interop/mcp-servers/node_modules is needed: run `npm ci` in interop/mcp-servers (%v)", err)
@@ -146,6 +147,7 @@ func serverProcesses(dir string) []string {
 // is now, and says why in its log; consent given while the client is
 // connected brings the server's tools, without a restart.
 func TestExtensionServersNeedConsent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
 	if err != nil {

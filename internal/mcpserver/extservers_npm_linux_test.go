@@ -83,6 +83,7 @@ func linkNPMServers(t *testing.T, f *fixture, manifest string) string {
 // offers no tool of its own copies, and the run's three server processes
 // are gemkit's, inside the sandbox.
 func TestGeminiCLINPMServers(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Gemini CLI 0.61 and three MCP servers from npm")
 	f := newFixture(t)
 	file := linkNPMServers(t, f, npmManifest)
@@ -110,6 +111,7 @@ func TestGeminiCLINPMServers(t *testing.T) {
 // TestGeminiCLINPMServers; each answer reaches the model, and each server
 // runs once, in the sandbox.
 func TestClaudeCodeNPMServers(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Claude Code and three MCP servers from npm")
 	claude := claudetest.Binary(t)
 	gemkittest.Interop(t) // node, for the servers
@@ -134,6 +136,7 @@ func TestClaudeCodeNPMServers(t *testing.T) {
 // person runs it, the same call writes the workspace, without a restart
 // of gemkit mcp, and the home folder stays closed.
 func TestNPMServerRefusals(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "starts gemkit mcp and server-filesystem in the sandbox")
 	gemkittest.Interop(t) // node, for the server
 	f := newFixture(t)
@@ -222,12 +225,13 @@ func TestNPMServerRefusals(t *testing.T) {
 // the answer reaches the model, and the extension's servers run in the
 // sandbox, once each.
 func TestCodexNPMServers(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Codex CLI and three MCP servers from npm")
 	gemkittest.Interop(t) // node, for the servers
 	f := newFixture(t)
 	linkNPMServers(t, f, npmManifest)
 	api := codexCallOnce(t, "npmmcp_echo", `{"message":"`+npmEchoMarker+`"}`, "Echoed.")
-	stop := watchServers(npmServersProc, f.bin)
+	stop := watchServers(f, npmServersProc)
 	out := runCodex(t, f, api, "Echo the marker.")
 	seen := stop()
 	wantCodexEcho(t, api, out)
@@ -267,6 +271,7 @@ const slowManifest = `{"name": "npmmcp", "version": "1.0.0", "description": "A r
 // the list, reaches it. Without the kept catalog the turn has none of
 // the server's tools.
 func TestCodexKeptCatalog(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Codex CLI and an MCP server from npm")
 	gemkittest.Interop(t) // node, for the server
 	f := newFixture(t)
@@ -293,6 +298,7 @@ func TestCodexKeptCatalog(t *testing.T) {
 // reaches the model, and the extension's servers run in the sandbox,
 // once each.
 func TestOpenCodeNPMServers(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real OpenCode and three MCP servers from npm")
 	opencode := pinnedPeer(t, "opencode", "npm install --no-save", "OpenCode", "opencode-linux-x64/bin/opencode")
 	gemkittest.Interop(t) // node, for the servers
@@ -303,7 +309,7 @@ func TestOpenCodeNPMServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { model.Close() })
-	stop := watchServers(npmServersProc, f.bin)
+	stop := watchServers(f, npmServersProc)
 	out := runOpenCode(t, f, opencode, model, "Echo the marker.")
 	seen := stop()
 	reqs := model.Requests()
@@ -327,6 +333,7 @@ func TestOpenCodeNPMServers(t *testing.T) {
 // the answer reaches the model, and the extension's servers run in the
 // sandbox, once each.
 func TestQwenCodeNPMServers(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Qwen Code and three MCP servers from npm")
 	node, cli := gemkittest.QwenCode(t)
 	f := newFixture(t)
@@ -352,7 +359,7 @@ func TestQwenCodeNPMServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { model.Close() })
-	stop := watchServers(npmServersProc, f.bin)
+	stop := watchServers(f, npmServersProc)
 	cmd := exec.CommandContext(ctx, node, cli, "-p", "Echo the marker.", "--yolo")
 	cmd.Dir = f.ws
 	cmd.Env = append(append(f.env(), "NO_COLOR=1", "CI=1", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1"), gemkittest.QwenModelEnv(model.URL)...)

@@ -21,6 +21,7 @@ import (
 // in the call's result; after that command, run as the person runs it,
 // the server reaches the host, without a restart of gemkit mcp.
 func TestExtensionServerRefusals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts gemkit mcp and a Node server in the sandbox: runs without -short, as in CI")
 	}

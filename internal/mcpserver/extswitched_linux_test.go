@@ -20,6 +20,7 @@ import (
 // from the test's loopback Streamable HTTP server, to which gemkit
 // connects as a client named gemkit.
 func TestSwitchedRemoteServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a stdio MCP server (node) through gemkit mcp: runs without -short, as in CI")
 	}

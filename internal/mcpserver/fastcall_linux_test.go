@@ -92,6 +92,7 @@ func (w lineWriter) next(t *testing.T) string {
 // call gets no answer; and what the fast path must leave to the SDK (an
 // unknown tool, a request of 2026-07-28, a notification) it leaves.
 func TestFastCall(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real server-everything (node) in the sandbox: runs without -short, as in CI")
 	}
@@ -185,6 +186,7 @@ func TestFastCall(t *testing.T) {
 // it is initialized goes to the SDK, after it to the fast path, and both
 // answer.
 func TestServeStdioFastCall(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real server-everything (node) in the sandbox: runs without -short, as in CI")
 	}

@@ -24,6 +24,7 @@ import (
 // the skill listed) in the first request, then the tool's real output,
 // then the doc's text, then the skill's instructions.
 func TestGeminiCLI(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) { testGeminiCLI(t, transport) })
 	}
@@ -171,6 +172,7 @@ func geminiSetUp(t *testing.T) []string {
 // types it, and the tool then runs. The person's own way, ! and the
 // command at the prompt, records consent the same way.
 func TestGeminiCLISetUp(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	tmux := gemkittest.Tool(t, "tmux", "tmux")
 	f := newFixture(t)

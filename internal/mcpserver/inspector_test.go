@@ -20,6 +20,7 @@ import (
 // HTTP a request without the token, which the Inspector reports as
 // needing authentication (exit 3).
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@modelcontextprotocol/inspector/package.json")
 	inspector := filepath.Join(interop, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	f := newFixture(t)

@@ -27,6 +27,7 @@ type listedTool struct {
 // skill's instructions), and
 // tools/list_changed when an extension is installed while it runs.
 func TestSDKClient(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFixture(t)
@@ -264,6 +265,7 @@ func checkSession(t *testing.T, f *fixture, c *sdkClient) {
 // only its tools, the same sandbox and consent, and a tool added to its
 // manifest appears with tools/list_changed.
 func TestSDKClientOneExtension(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	src := filepath.Join(f.root, "src", "demo")
 	c := startClient(t, f, nil, "stdio", f.bin, "mcp", "--extension", src, "--workspace", f.ws)

@@ -24,6 +24,7 @@ import (
 // second scripted model, the configured small model, so that it takes no
 // turn of the first one's script.
 func TestOpenCode(t *testing.T) {
+	t.Parallel()
 	opencode := pinnedPeer(t, "opencode", "npm install --no-save", "OpenCode", "opencode-linux-x64/bin/opencode")
 	f := newFixture(t)
 	const tool = "gemkit_demo_count"

@@ -133,7 +133,7 @@ const (
 // watchServers leaves out, inherit its seccomp filter, no_new_privs and
 // namespaces, which no process can drop).
 func watchChrome(t *testing.T, f *fixture) (check func()) {
-	stopExt, stopBrowser := watchServers(chromeExtProc, f.bin), watchServers(chromiumProc, f.bin)
+	stopExt, stopBrowser := watchServers(f, chromeExtProc), watchServers(f, chromiumProc)
 	return func() {
 		t.Helper()
 		for what, seen := range map[string]map[string]string{"extension": stopExt(), "Chromium": stopBrowser()} {
@@ -158,6 +158,7 @@ func watchChrome(t *testing.T, f *fixture) (check func()) {
 // no copy of its own: the one server process of the run, and the
 // extension's and Chromium's other processes, are inside the sandbox.
 func TestGeminiCLIPublishedChromeDevTools(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Gemini CLI 0.61, chrome-devtools-mcp from npm and Chromium")
 	browser := chromium(t)
 	f := newFixture(t)
@@ -179,6 +180,7 @@ func TestGeminiCLIPublishedChromeDevTools(t *testing.T) {
 // published chrome-devtools-mcp extension's tools and reads its text;
 // the server runs once, in the sandbox, and so does Chromium.
 func TestClaudeCodePublishedChromeDevTools(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Claude Code, chrome-devtools-mcp from npm and Chromium")
 	claude := claudetest.Binary(t)
 	browser := chromium(t)
@@ -219,6 +221,7 @@ func toldOf(text, what, flag string) bool {
 // allows it, on gemkit mcp's stderr and by extensions describe, as the
 // model is in the call's result.
 func TestChromeDevToolsWithoutUnixSockets(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "chrome-devtools-mcp from npm and Chromium")
 	browser := chromium(t)
 	f := newFixture(t)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // Published Gemini CLI extensions whose MCP servers run offline, built
@@ -114,6 +116,7 @@ tools:
 // Gemini CLI starts no toolbox of its own: the one seen is gemkit's; and
 // it still loads the extension's context file.
 func TestGeminiCLIPublishedToolbox(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Gemini CLI 0.61 and the toolbox binary from npm")
 	f := newFixture(t)
 	linkToolbox(t, f)
@@ -135,6 +138,7 @@ func TestGeminiCLIPublishedToolbox(t *testing.T) {
 // the toolbox runs once, in the sandbox, and the workspace's row reaches
 // the model.
 func TestClaudeCodePublishedToolbox(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Claude Code and the toolbox binary from npm")
 	claude := claudetest.Binary(t)
 	f := newFixture(t)
@@ -197,7 +201,7 @@ func runSwitchedGemini(t *testing.T, f *fixture, proc, prompt string, script ...
 	defer model.Close()
 
 	run := &geminiRun{}
-	stop := watchServers(proc, f.bin)
+	stop := watchServers(f, proc)
 	cmd := exec.CommandContext(ctx, node, cli, "-p", prompt, "--yolo")
 	cmd.Dir = f.ws
 	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
@@ -278,8 +282,11 @@ func (r *geminiRun) wantOneSandboxed(t *testing.T) {
 // by pid. A child of one seen is not another: between its fork and its
 // exec it holds its parent's command line (a server starting its browser
 // or a helper). Processes of other programs on the machine that name
-// proc too (another run of the same server) are not this test's.
-func watchServers(proc, bin string) (stop func() map[string]string) {
+// proc too (another run of the same server, another test's running
+// beside this one) are not this test's: each process of f's has f's
+// folders in its environment (ofFixture).
+func watchServers(f *fixture, proc string) (stop func() map[string]string) {
+	bin := f.bin
 	self := strconv.Itoa(os.Getpid())
 	seen := map[string]string{}
 	done := make(chan struct{})
@@ -293,7 +300,7 @@ func watchServers(proc, bin string) (stop func() map[string]string) {
 				if _, ok := seen[pid]; ok {
 					continue
 				}
-				if !descends(pid, self) {
+				if !descends(pid, self) || !ofFixture(pid, f.root) {
 					continue
 				}
 				if _, forked := seen[statusField(pid, "PPid")]; !forked {
@@ -327,6 +334,17 @@ func descends(pid, ancestor string) bool {
 	}
 	return false
 }
+
+// ofFixture says whether process pid belongs to the fixture whose folders
+// lie in root: its environment names them (its HOME, or the data folder
+// gemkit gives a sandboxed server), whatever its command line says (a
+// Node server may set its title over it). A process gone is no one's.
+func ofFixture(pid, root string) bool {
+	env, err := proc.Environ(atoi(pid))
+	return err == nil && slices.ContainsFunc(env, func(kv string) bool { return strings.Contains(kv, root) })
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // statusField is the field name of /proc/<pid>/status, "" when the
 // process is gone.
@@ -404,7 +422,7 @@ func runSwitchedClaude(t *testing.T, f *fixture, claude, proc string, calls ...c
 	cmd := exec.CommandContext(ctx, claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Use the tools.")
 	cmd.Dir = f.ws
 	cmd.Env = append(f.env(), env...)
-	stop := watchServers(proc, f.bin)
+	stop := watchServers(f, proc)
 	out, err := cmd.CombinedOutput()
 	seen := stop()
 	if err != nil || !strings.Contains(string(out), done) {

@@ -17,6 +17,7 @@ import (
 // structuredContent) and read in that revision's encoding, which the
 // client checks; a long call reports progress.
 func TestSDKv2Client(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@modelcontextprotocol/client/package.json")
 	f := newFixture(t)
 	for _, transport := range []string{"stdio", "http"} {

@@ -19,6 +19,7 @@ import (
 // to set one up, that Ctrl-D ends it, and that started by a client (no
 // terminal) it says nothing on stderr, which a client would log.
 func TestStdioOnTerminal(t *testing.T) {
+	t.Parallel()
 	tmux := gemkittest.Tool(t, "tmux", "tmux")
 	f := newFixture(t)
 	sock := filepath.Join(f.root, "tmux.sock")
@@ -84,6 +85,7 @@ func TestStdioOnTerminal(t *testing.T) {
 // port. The set-up lines themselves are run with the real Claude Code and
 // Gemini CLI, which must record the server with its URL and token.
 func TestHTTPSetupSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	start := func(args ...string) (lines []string, stop func()) {
 		stdout, stop := runHTTP(t, f, nil, args...)
