@@ -16,6 +16,7 @@ import (
 // the parent process, shared memory, hard links out of read-only places.
 // Every one must fail, in both modes, as root and as an unprivileged user.
 func TestAttacks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
 	}
@@ -158,6 +159,7 @@ except (ValueError, OSError): print("kept")`)
 // TestTimeoutEscapes: a tool that ignores SIGTERM, double-forks into a new
 // session and process group, still dies with the timeout.
 func TestTimeoutEscapes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
 	}

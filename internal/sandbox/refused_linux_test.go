@@ -25,6 +25,7 @@ const refusedEnv = "GEMKIT_TEST_USERNS_REFUSED"
 // allowedHosts must be refused). Nothing is simulated in gemkit: the
 // clone really fails.
 func TestUserNamespacesRefusedByKernel(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
 	}

@@ -169,6 +169,7 @@ var modes = []struct {
 }
 
 func TestEscapesFail(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
 	}
@@ -307,6 +308,7 @@ head -c 4 /dev/urandom | wc -c
 }
 
 func TestForkedChildDiesWithTimeout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
 	}

@@ -25,6 +25,7 @@ import (
 // scope that splits around a closed folder (full, home, workspace, and
 // read full with write workspace), with namespaces and without.
 func TestClosedFolderVanishes(t *testing.T) {
+	t.Parallel()
 	type layout struct {
 		w            *world
 		tmp1, tmp2   string // two other processes' TMPDIRs

@@ -14,9 +14,13 @@ import (
 // folder and runs the tests matching pattern in it as uid/gid 65534 with
 // no supplementary groups, failing t if they fail. It is a no-op for a
 // test that already runs unprivileged. Under -short it skips: the rerun
-// repeats the package's sandboxed runs, seconds each; CI runs it.
+// repeats the package's sandboxed runs, seconds each; CI runs it. It
+// marks t parallel (the caller must not have): the rerun is a process of
+// its own, whose waits (sandboxes starting, servers answering) overlap
+// the package's other tests.
 func RerunUnprivileged(t *testing.T, pattern string) {
 	t.Helper()
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("reruns sandboxed real processes as uid 65534, which takes seconds: runs without -short, as in CI")
 	}
