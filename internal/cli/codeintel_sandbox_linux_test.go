@@ -27,6 +27,7 @@ import (
 // beside it unread, and what the planted program saw lands in the
 // server's private cache.
 func TestHookRunsPlantedTsserverBoxed(t *testing.T) {
+	t.Parallel()
 	bin := gemkittest.Gemkit(t)
 	nodeBin := codeinteltest.NodeBin(t, "typescript-language-server")
 	ws := codeinteltest.Fixture(t, "ts")

@@ -348,6 +348,7 @@ func withoutHookEnv(v any) any {
 // refuse, and a killed install, which Gemini CLI must not see and the
 // next gemkit command must clean up.
 func TestGeminiCLICompatibility(t *testing.T) {
+	t.Parallel()
 	h := newCompatHome(t)
 
 	// gemkit installs and links; Gemini CLI installs and links.

@@ -88,6 +88,7 @@ func scriptFor(ws string) func(*claudetest.Request) claudetest.Reply {
 // client's diff, Gemini CLI), and the model is told of the diagnostics
 // the editor reported.
 func TestRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudetest.Binary(t)
 	gemkittest.Tool(t, "tmux", "tmux")
 	bin := gemkittest.Gemkit(t)
