@@ -24,6 +24,7 @@ const newContent = "première ligne\r\nsecond line ✓"
 // an MCP server passed in session/new; a cancel during a model turn that
 // never answers.
 func TestNodeClient(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t,
 		fakemodel.Text("Hello from gemkit."),
 		fakemodel.Call("read_file", map[string]any{"path": "a.txt"}),
@@ -219,6 +220,7 @@ func TestNodeClient(t *testing.T) {
 // A client that offers no fs methods ("disk"): gemkit reads the disk and
 // writes the accepted file itself, atomically.
 func TestMissingFile(t *testing.T) {
+	t.Parallel()
 	for _, missing := range []string{"error", "empty", "disk"} {
 		t.Run(missing, func(t *testing.T) {
 			viaClient := missing != "disk"

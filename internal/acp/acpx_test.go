@@ -26,6 +26,7 @@ func acpxRun(acpx, prompt string) string {
 // byte for byte and acpx exits 0; answered n, nothing is written and
 // acpx exits 5. Without a key, acpx prints gemkit's words on what to set.
 func TestAcpx(t *testing.T) {
+	t.Parallel()
 	_, interop := gemkittest.Interop(t, "acpx/package.json")
 	tmux := gemkittest.Tool(t, "tmux", "tmux")
 	acpx := filepath.Join(interop, "node_modules", ".bin", "acpx")

@@ -23,6 +23,7 @@ import (
 // (gemkit's own). The client answers a missing file's read with empty
 // text, since Gemini CLI cannot create a file after the error answer.
 func TestGeminiACP(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json", "@agentclientprotocol/sdk")
 	f := newFixture(t)
 	newPath := filepath.Join(f.ws, "sub", "new.txt")

@@ -50,6 +50,7 @@ func startHTTPMCP(t *testing.T, f *fixture) (url, token string) {
 // cannot hold, and each call reaches its own server. A server that cannot
 // start fails session/new with its name.
 func TestMCPServers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t,
 		fakemodel.Call("mcp_my_srv_read_doc", map[string]any{"extension": "demo", "name": "guide"}),
 		fakemodel.Call("mcp_my_srv_read_doc_2", map[string]any{"extension": "demo", "name": "nope"}),

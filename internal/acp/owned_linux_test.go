@@ -14,7 +14,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
-	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // TestMCPServerGroupEnds: a stdio MCP server that leaves a process of its
@@ -22,6 +21,7 @@ import (
 // started ends with it (its process group, proc.Own), instead of running
 // on after gemkit let go of the server.
 func TestMCPServerGroupEnds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	script := "sleep 60 & echo $! > " + pidFile + "; exit 3"
@@ -39,11 +39,8 @@ func TestMCPServerGroupEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The end of another process has no event to wait on: poll its state.
-	if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
-		st, err := proc.ReadStat(pid)
-		return err != nil || !st.Running()
-	}) {
+	// Waited for on its pidfd: it is not this process's child.
+	if left := gemkittest.WaitExit([]int{pid}, 30*time.Second); len(left) > 0 {
 		t.Fatalf("the server's background process %d still runs", pid)
 	}
 }

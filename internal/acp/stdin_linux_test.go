@@ -34,7 +34,7 @@ func TestStdinClosed(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("gemkit acp still runs 30 s after its stdin closed")
 	}
-	waitSleepers(t, false, 5*time.Second)
+	waitSleepers(t, false, 30*time.Second)
 }
 
 // waitSleepers waits until the slow tool's processes run (running true)
