@@ -85,6 +85,7 @@ func geminiMCPList(t *testing.T, f *fixture, node, cli, name string) string {
 // gemkit's sandbox. As a check of the check, removing the name by hand
 // has Gemini CLI start it unconfined, as the finding saw.
 func TestGeminiCLISharedServerName(t *testing.T) {
+	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
 	f := newFixture(t)
@@ -227,6 +228,7 @@ process.stdin.on('data', d => {
 // It runs as root and as uid 65534 (every process of the run: Gemini
 // CLI, gemkit and what they start).
 func TestGeminiCLISwitchedHookAndAgent(t *testing.T) {
+	t.Parallel()
 	t.Run("root", func(t *testing.T) { switchedHookAndAgent(t, false) })
 	t.Run("uid 65534", func(t *testing.T) {
 		if os.Getuid() != 0 {
@@ -318,7 +320,7 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	defer model.Close()
 
 	hooks := watchLive("guard.js", f.bin)
-	servers := watchServers("notes.js", f.bin)
+	servers := watchServers(f, "notes.js")
 	// Each run of the hook waits until its process has been seen, so that
 	// none is too short-lived to be looked at.
 	released := make(chan struct{})

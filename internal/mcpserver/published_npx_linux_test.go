@@ -366,6 +366,7 @@ func wantAsBare(t *testing.T, f *fixture, bare map[string]bareAnswer) {
 // registry is not asked. Then, through gemkit mcp, each server lists the
 // tools bare lists and answers as bare does (wantAsBare).
 func TestGeminiCLIPublishedNPX(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Gemini CLI 0.61 and three published servers installed from a loopback registry")
 	bare := wantBare(t)
 	f := newFixture(t)
@@ -395,6 +396,7 @@ func TestGeminiCLIPublishedNPX(t *testing.T) {
 // extensions; each answer, bare's, reaches the model, and each server
 // runs once, in the sandbox, from its pinned tree.
 func TestClaudeCodePublishedNPX(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "the real Claude Code and three published servers installed from a loopback registry")
 	claude := claudetest.Binary(t)
 	wantBare(t)
@@ -421,6 +423,7 @@ const newVersionMarker = "(new-version-5521)"
 // update without consent shows the new version and changes nothing;
 // with consent, the next start runs the new one, from a new tree.
 func TestPublishedNPXNewVersion(t *testing.T) {
+	t.Parallel()
 	gemkittest.SkipShort(t, "installs a published server from a loopback registry, twice")
 	f := newFixture(t)
 	r := publishedRegistry(t, f)
@@ -448,7 +451,7 @@ func TestPublishedNPXNewVersion(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		stop := watchServers(npxProc, f.bin)
+		stop := watchServers(f, npxProc)
 		run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
 		defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
 		tools, err := run.c.ListTools(ctx)
