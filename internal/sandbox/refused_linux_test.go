@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // refusedEnv tells a re-run test binary that it runs where the kernel
@@ -51,13 +52,7 @@ func TestUserNamespacesRefusedByKernel(t *testing.T) {
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 	bin := filepath.Join(dir, "sandbox.test")
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sandboxtest.CopyBinary(t, bin)
 	for _, c := range []struct{ who, run string }{
 		{"root", `exec "$0" -test.v -test.count=1 -test.run '^(TestUserNamespacesRefusedByKernel|TestEscapesFail|TestAllowedReadsAndWrites|TestProxy|TestAttacks|TestForkBombBounded|TestRefusalsReported)$'`},
 		{"user", `exec ` + setpriv + ` --reuid=65534 --regid=65534 --clear-groups "$0" -test.v -test.count=1 -test.run '^TestUserNamespacesRefusedByKernel$'`},

@@ -40,13 +40,7 @@ func RerunUnprivileged(t *testing.T, pattern string) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, filepath.Base(os.Args[0]))
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	CopyBinary(t, bin)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+pattern, "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
@@ -54,5 +48,21 @@ func RerunUnprivileged(t *testing.T, pattern string) {
 	t.Logf("as uid 65534:\n%s", out)
 	if err != nil {
 		t.Fatalf("the tests failed for an unprivileged user: %v", err)
+	}
+}
+
+// CopyBinary copies the running test binary to dst, executable. The copy
+// is written by cp, a process of its own: a file this process wrote would
+// be open, for the moment of the write, in every child another test's
+// goroutine forked meanwhile, and executing it before such a child's exec
+// fails with ETXTBSY ("text file busy"; golang.org/issue/22315), which the
+// parallel tests of a package make likely.
+func CopyBinary(t *testing.T, dst string) {
+	t.Helper()
+	if out, err := exec.Command("cp", os.Args[0], dst).CombinedOutput(); err != nil {
+		t.Fatalf("copying the test binary: %v\n%s", err, out)
+	}
+	if err := os.Chmod(dst, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
