@@ -285,7 +285,7 @@ func (b *rootBuilder) bind(s Mount) error {
 	if err := unix.MountSetattr(tree, "", attrFlags, &unix.MountAttr{Attr_set: attr}); err != nil {
 		return leftOut(err)
 	}
-	b.at("attached", s)
+	b.at("set", s)
 	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return leftOut(err)
 	}

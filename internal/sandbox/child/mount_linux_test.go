@@ -47,7 +47,7 @@ var vanishCases = []struct {
 	{name: "removed once opened", at: "opened", path: "gone", change: removeGone, gone: []string{"gone"}},
 	{name: "removed once its mount point is made", at: "mountpoint", path: "gone", change: removeGone, gone: []string{"gone"}},
 	{name: "removed once its tree is cloned", at: "cloned", path: "gone", change: removeGone, gone: []string{"gone"}},
-	{name: "removed before it is attached", at: "attached", path: "gone", change: removeGone, gone: []string{"gone"}},
+	{name: "removed before it is attached", at: "set", path: "gone", change: removeGone, gone: []string{"gone"}},
 	{name: "replaced by a link", at: "before", path: "gone", change: func(h string) error {
 		return replace(filepath.Join(h, "gone"), func(p string) error { return os.Symlink(filepath.Join(h, "keep"), p) })
 	}},
