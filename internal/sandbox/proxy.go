@@ -214,6 +214,19 @@ func (p *Proxy) recordAddr(method, host string, port int, reason, addr string) D
 	return p.recordDenial(Denial{Host: cut(host, maxDenialHost), Port: port, Method: cut(method, 32), Reason: cut(reason, 512), At: time.Now(), Count: 1, Addr: addr})
 }
 
+// WriteMethod is the Method of a Denial of a write, whose Path says
+// what the tool tried to write.
+const WriteMethod = "write"
+
+// Why a write was refused (a Denial's Reason).
+const (
+	WriteWorkspace = "the workspace is read-only to it"
+	WriteExtension = "its extension's folder, read-only to it whatever is allowed"
+	WriteProtected = "a protected path of the workspace, read-only whatever is allowed"
+	WriteReadOnly  = "the folder of another extension, read-only to every sandboxed process"
+	WriteOutside   = "outside what it may write"
+)
+
 // recordWrite records the refused write of path (Method WriteMethod).
 func (p *Proxy) recordWrite(path, reason string) Denial {
 	return p.recordDenial(Denial{Path: cut(path, maxDenialPath), Method: WriteMethod, Reason: cut(reason, 512), At: time.Now(), Count: 1})

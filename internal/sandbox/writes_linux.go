@@ -48,19 +48,6 @@ import (
 //     The folders that existed when the tool started keep rules of
 //     their own, so what the tool makes in them is the kernel's alone.
 
-// WriteMethod is the Method of a Denial of a write, whose Path says
-// what the tool tried to write.
-const WriteMethod = "write"
-
-// Why a write was refused (a Denial's Reason).
-const (
-	WriteWorkspace = "the workspace is read-only to it"
-	WriteExtension = "its extension's folder, read-only to it whatever is allowed"
-	WriteProtected = "a protected path of the workspace, read-only whatever is allowed"
-	WriteReadOnly  = "the folder of another extension, read-only to every sandboxed process"
-	WriteOutside   = "outside what it may write"
-)
-
 // devIno names a file or folder across mount namespaces: a bind shows
 // the device and inode of what it binds.
 type devIno struct{ dev, ino uint64 }
