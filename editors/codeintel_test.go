@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/fakemodel"

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 

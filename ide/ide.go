@@ -10,8 +10,8 @@
 // version bump.
 //
 // A companion (the server an editor runs,
-// [github.com/gemkit/gemkit/ide/companion]) and a client (the CLI side,
-// [github.com/gemkit/gemkit/ide/client]) both import this package, so a
+// [github.com/gemkit/gemkit/companion]) and a client (the CLI side,
+// [github.com/gemkit/gemkit/client]) both import this package, so a
 // value written by one is read by the other with the same meaning. They
 // speak [MCP] ([ProtocolVersion]) over Streamable HTTP. Optional fields are
 // pointers or carry `omitempty`, because the real client treats a JSON null

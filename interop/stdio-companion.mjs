@@ -1,5 +1,5 @@
 // A minimal IDE companion over MCP stdio, built with the TypeScript MCP SDK,
-// for testing the stdio transport of gemkit's client (ide/client). The real
+// for testing the stdio transport of gemkit's client (client). The real
 // CLI reaches such a companion through a discovery file's `stdio` entry or
 // GEMINI_CLI_IDE_SERVER_STDIO_COMMAND/_ARGS.
 //

@@ -34,9 +34,9 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/client"
+	"github.com/gemkit/gemkit/conformance/scripted"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
-	"github.com/gemkit/gemkit/ide/conformance/scripted"
 	"github.com/gemkit/gemkit/ide/discovery"
 )
 

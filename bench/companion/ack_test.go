@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/companion"
 )
 
 // instantEditor is the editor of an in-process benchmark: it shows every

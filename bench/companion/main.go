@@ -230,7 +230,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	report(out, cfg, results)
 	floor := timerFloor(min(cfg.contexts, 50))
-	fmt.Fprintf(out, "For scale: a bare Go time.AfterFunc(50ms) in this harness fires %.3f ms late at p50 (%d samples); gemkit's debounce runs on a Linux timerfd instead (go test -bench AlarmLateness ./ide/companion compares the two).\n",
+	fmt.Fprintf(out, "For scale: a bare Go time.AfterFunc(50ms) in this harness fires %.3f ms late at p50 (%d samples); gemkit's debounce runs on a Linux timerfd instead (go test -bench AlarmLateness ./companion compares the two).\n",
 		ms(percentile(floor, 0.5)), len(floor))
 	return nil
 }

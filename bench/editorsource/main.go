@@ -44,7 +44,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
-	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/lspclient"
 	"github.com/gemkit/gemkit/internal/lspsource"

@@ -2,7 +2,7 @@
 // proposed change costs to show through `gemkit ide serve --editor lsp`
 // (Neovim's built-in LSP client, the proposal applied to the buffer)
 // against the gemkit Neovim plugin (`--editor stdio`, a diff view), in the
-// same run: a Go client's openDiff (ide/client StartDiff) until the
+// same run: a Go client's openDiff (client StartDiff) until the
 // companion answers it, which it does once the editor has the proposal on
 // screen (the plugin answers diff/open once its view is up; the LSP
 // client answers workspace/applyEdit once the buffer holds the proposal);
@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/nvimrpc"
 )

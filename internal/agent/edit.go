@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/client"
 )
 
 // Proposal is an edit the model proposes: the whole new content of one

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/term"

@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/internal/codeintel"
-	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/lspsource"
+	"github.com/gemkit/gemkit/internal/workspaceintel"
 )
 
 // codeIntels are the code intelligence a run opened, one per workspace
@@ -19,9 +19,9 @@ import (
 // workspace's broker then ends unless another agent uses it.
 type codeIntels struct {
 	mu   sync.Mutex
-	open map[string]*open.Intel
+	open map[string]*workspaceintel.Intel
 	// diags are the companion's own diagnostics (gemkit ide serve).
-	diags []*open.Diagnostics
+	diags []*workspaceintel.Diagnostics
 	// holdFor, when not 0, is the agent process a short-lived gemkit
 	// (the hook) works for: the broker keeps the servers while it lives.
 	holdFor int
@@ -30,9 +30,9 @@ type codeIntels struct {
 // codeIntelConfig is how this run opens a workspace's code
 // intelligence (configPath "" is the default config file): editor
 // says whether an editor serving it is asked first.
-func (a *app) codeIntelConfig(configPath string, editor bool) open.Config {
+func (a *app) codeIntelConfig(configPath string, editor bool) workspaceintel.Config {
 	home, _ := resolveHome("")
-	cfg := open.Config{ConfigPath: configPath, Executable: a.executable, Version: buildVersion(),
+	cfg := workspaceintel.Config{ConfigPath: configPath, Executable: a.executable, Version: buildVersion(),
 		Home: home, Getenv: a.getenv, Logger: a.log}
 	if editor {
 		lookup := a.lookupEnv
@@ -45,7 +45,7 @@ func (a *app) codeIntelConfig(configPath string, editor bool) open.Config {
 }
 
 // codeIntel returns the code-intelligence tools of a workspace
-// (open.Workspace), opened once a run.
+// (workspaceintel.Workspace), opened once a run.
 func (a *app) codeIntel(workspace, configPath string) (*codeintel.Tools, error) {
 	in, err := a.openCodeIntel(workspace, configPath)
 	if err != nil {
@@ -54,7 +54,7 @@ func (a *app) codeIntel(workspace, configPath string) (*codeintel.Tools, error) 
 	return in.Tools, nil
 }
 
-func (a *app) openCodeIntel(workspace, configPath string) (*open.Intel, error) {
+func (a *app) openCodeIntel(workspace, configPath string) (*workspaceintel.Intel, error) {
 	ws, err := fsutil.Workspace(workspace)
 	if err != nil {
 		return nil, err
@@ -66,12 +66,12 @@ func (a *app) openCodeIntel(workspace, configPath string) (*open.Intel, error) {
 	}
 	cfg := a.codeIntelConfig(configPath, true)
 	cfg.HoldFor = a.intel.holdFor
-	in, err := open.Workspace(ws, cfg)
+	in, err := workspaceintel.Workspace(ws, cfg)
 	if err != nil {
 		return nil, err
 	}
 	if a.intel.open == nil {
-		a.intel.open = map[string]*open.Intel{}
+		a.intel.open = map[string]*workspaceintel.Intel{}
 	}
 	a.intel.open[ws] = in
 	return in, nil
@@ -96,8 +96,8 @@ func (a *app) closeCodeIntel() {
 // ownDiagnostics are the diagnostics of gemkit's own language servers
 // for a companion of the workspace folders (its Config.Diagnostics),
 // closed when the run ends.
-func (a *app) ownDiagnostics(workspace []string) *open.Diagnostics {
-	d := open.NewDiagnostics(workspace, a.codeIntelConfig("", false))
+func (a *app) ownDiagnostics(workspace []string) *workspaceintel.Diagnostics {
+	d := workspaceintel.NewDiagnostics(workspace, a.codeIntelConfig("", false))
 	a.intel.mu.Lock()
 	a.intel.diags = append(a.intel.diags, d)
 	a.intel.mu.Unlock()

@@ -15,10 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
+	"github.com/gemkit/gemkit/internal/workspaceintel"
 )
 
 func newCodeIntelCmd(a *app) *cobra.Command {
@@ -126,7 +126,7 @@ func newCodeIntelStatusCmd(a *app) *cobra.Command {
 					fmt.Fprintf(a.Out, "%s lends its language clients through its companion at %s, but runs none now: gemkit's servers answer.\n", editor.Editor, editor.Endpoint)
 				}
 			}
-			sock, err := open.BrokerSocket(ws, configPath, buildVersion())
+			sock, err := workspaceintel.BrokerSocket(ws, configPath, buildVersion())
 			if err != nil {
 				return err
 			}

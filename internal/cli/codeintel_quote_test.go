@@ -15,11 +15,11 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
-	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
+	"github.com/gemkit/gemkit/internal/workspaceintel"
 )
 
 // leaked is the text of the fake home's credentials: no answer may carry
@@ -82,7 +82,7 @@ func quoteApp(t *testing.T, ws string) *codeintel.Tools {
 	t.Helper()
 	a := newApp(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
 	// No editor: one running on this machine must not answer.
-	in, err := open.Workspace(ws, a.codeIntelConfig("", false))
+	in, err := workspaceintel.Workspace(ws, a.codeIntelConfig("", false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
-	"github.com/gemkit/gemkit/internal/codeintel/open"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/workspaceintel"
 )
 
 // codeIntelApp is an app whose code intelligence runs gopls in the test
@@ -37,7 +37,7 @@ func TestOwnDiagnostics(t *testing.T) {
 	main := filepath.Join(ws, "main.go")
 	b, _ := os.ReadFile(main)
 	os.WriteFile(main, []byte(strings.Replace(string(b), "s.Total()", "s.Totl()", 1)), 0o644)
-	d := open.NewDiagnostics([]string{ws}, a.codeIntelConfig("", false))
+	d := workspaceintel.NewDiagnostics([]string{ws}, a.codeIntelConfig("", false))
 	t.Cleanup(d.Close)
 	files, err := d.Diagnostics(context.Background(), main)
 	if err != nil || len(files) != 1 || len(files[0].Diagnostics) != 1 {

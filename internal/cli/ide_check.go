@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gemkit/gemkit/ide/conformance"
+	"github.com/gemkit/gemkit/conformance"
 )
 
 func newIDECheckCmd(a *app) *cobra.Command {

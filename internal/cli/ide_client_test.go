@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/conformance/scripted"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/conformance/scripted"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gemkit/gemkit/ide/client"
+	"github.com/gemkit/gemkit/client"
 )
 
 func newIDEDoctorCmd(a *app) *cobra.Command {

@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/companion"
+	"github.com/gemkit/gemkit/companion/editorproto"
+	"github.com/gemkit/gemkit/companion/lspserver"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/ide/discovery"
-	"github.com/gemkit/gemkit/ide/editorproto"
-	"github.com/gemkit/gemkit/ide/lspserver"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/term"
 )
@@ -130,7 +130,7 @@ process ends, and removes its discovery and lock files first.`,
 
 // runIDEServe is `gemkit ide serve`: the flags make the companion's
 // configuration, and the front-end the --editor flag names runs the
-// whole life of the companion (ide/editorproto, ide/lspserver,
+// whole life of the companion (companion/editorproto, companion/lspserver,
 // internal/term).
 func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	cfg, err := o.companionConfig(a)

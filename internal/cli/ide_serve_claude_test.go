@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/conformance/scripted"
+	"github.com/gemkit/gemkit/conformance/scripted"
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/conformance/scripted"
+	"github.com/gemkit/gemkit/conformance/scripted"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )

@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestServeInTmuxWatchesSaves runs the real `gemkit ide serve` in a real
 // terminal with no editor attached: the files saved in the workspace
-// reach a real client (the project's Go client, ide/client, which
+// reach a real client (the project's Go client, client, which
 // normalises the context as the Gemini CLI does) as its open files, newest
 // first and active, what .gitignore lists left out; and the terminal's
 // status line shows the connected CLIs and the diffs waiting, in order.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/discovery"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/ide/discovery"
 )
 

@@ -7,7 +7,7 @@
 // clients through the editor protocol's language requests: the editor's
 // own (through its companion) when one can, else gemkit's own servers
 // (internal/langserver, shared by every agent of a workspace through
-// internal/lspbroker); internal/codeintel/open puts them together.
+// internal/lspbroker); internal/workspaceintel puts them together.
 //
 // A new question is a method of Source (here), its request and answer
 // in internal/lspsource/source.go, and its tool in tools.go.

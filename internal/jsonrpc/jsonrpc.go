@@ -1,9 +1,9 @@
 // Package jsonrpc is gemkit's one JSON-RPC 2.0 core: the message, the
 // error and its codes, and a Conn that calls, notifies, replies and hands
 // the peer's calls to a Handler, over either framing of a byte stream:
-// lines (LineFramer: the stdio editor protocol, ide/editorproto) or
+// lines (LineFramer: the stdio editor protocol, companion/editorproto) or
 // Content-Length headers (HeaderFramer: the Language Server Protocol's base
-// protocol, ide/lspserver, and the language servers gemkit starts).
+// protocol, companion/lspserver, and the language servers gemkit starts).
 //
 // A Conn serving an editor and one talking to a language server differ
 // only in their Options:

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
 	"github.com/gemkit/gemkit/internal/wswatch"
 )
 
@@ -20,7 +20,7 @@ import (
 type Options struct {
 	// Discovery is how companions are found: its Cwd is set to the
 	// workspace; the rest (discovery folder, environment, editor pid)
-	// defaults as for ide/client.Discover.
+	// defaults as for client.Discover.
 	Discovery client.Options
 	// Recheck is how long a search that found no editor is trusted
 	// before the next; default 2 s.

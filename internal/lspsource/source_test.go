@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/client"
+	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/client"
-	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )

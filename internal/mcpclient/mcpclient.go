@@ -1,5 +1,5 @@
 // Package mcpclient is gemkit's client of MCP servers: the ACP agent's
-// servers (internal/acp), the IDE client's companion (ide/client) and the
+// servers (internal/acp), the IDE client's companion (client) and the
 // tests that talk to a server as a client does. It runs on the official
 // Go SDK (github.com/modelcontextprotocol/go-sdk), which stays inside this
 // package, as internal/mcpserver keeps the SDK's server side.

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/mcpserver"

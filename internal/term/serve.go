@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/wswatch"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/companion"
 )
 
 // status returns the status line to print, or "" when Options.Clients is

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemkit/gemkit/ide/companion"
+	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 

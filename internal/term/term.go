@@ -28,8 +28,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/extension"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/ide"
-	"github.com/gemkit/gemkit/ide/companion"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
 )

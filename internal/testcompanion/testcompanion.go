@@ -3,7 +3,7 @@
 // (no MCP SDK) whose protocol flaws can be switched on one by one, so that
 // conformance checks and clients can be shown to notice each of them.
 // It is a test double of a third-party companion; gemkit's own companion
-// is ide/companion.
+// is companion.
 package testcompanion
 
 import (

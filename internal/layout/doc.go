@@ -1,0 +1,11 @@
+// Package layout holds no code: its tests check the shape of the tree
+// that reviews would otherwise check by eye, so that a change which
+// breaks it fails where it is made.
+//
+// The floors: every folder of packages is convex, meaning no chain of
+// imports leaves a folder and comes back into it. So ide/, the
+// protocol's types and the agents table that the whole tree imports,
+// stays the floor (nothing in it reaches up to the companion, the client
+// or the sandbox), and a room such as companion/ or internal/sandbox/
+// is one floor that the others stand on or beside, never around.
+package layout
