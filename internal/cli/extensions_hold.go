@@ -169,6 +169,32 @@ func releaseHold(a *app, st *extension.Store, name string) error {
 	return nil
 }
 
+// releaseHoldOff ends the hold of in when the person gives its servers
+// back to Gemini CLI (--off): the hold kept Gemini CLI from running
+// changed code that gemkit's consent no longer covered while gemkit
+// claimed the extension; once the person undoes the switch, Gemini CLI
+// runs the extension as it is, unconfined, which is what --off says, and
+// the settings are left as they were before the switch.
+func releaseHoldOff(a *app, st *extension.Store, in *extension.Installed) error {
+	holds, err := st.Holds()
+	if err != nil {
+		return err
+	}
+	h, ok := holds[in.Name]
+	if !ok {
+		return nil
+	}
+	if err := handOver(st, h); err != nil {
+		return err
+	}
+	if _, err := st.ReleaseInGemini(in.Name); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Out, "Gemini CLI runs %s again, as it is now and unconfined: gemkit held it there since %s (%s), and no longer does now that its servers are Gemini CLI's.\n",
+		extension.Printable(in.Name), h.Since.Local().Format(time.DateTime), extension.Printable(h.Why))
+	return nil
+}
+
 // handOver takes the names the hold h added out of mcp.excluded again
 // (and the keys it made, when they are left empty), before the switch
 // puts back those the extension's servers need as its own

@@ -137,6 +137,32 @@ func TestHeldInGeminiCLI(t *testing.T) {
 		t.Error("Gemini CLI started the added server after consent: it is to be served by gemkit, switched")
 	}
 
+	// Undoing the switch of a held extension gives it back to Gemini
+	// CLI whole: the hold goes with the switch, and the enablement file
+	// and settings are as before the switch.
+	os.WriteFile(manifest, []byte(notesManifest("notes", markers, addedServer("added3", markers))), 0o644)
+	if out, _, _ := h.kit("doctor"); !strings.Contains(out, "held in Gemini CLI since") {
+		t.Errorf("doctor does not say the hold:\n%s", out)
+	}
+	if out := h.mustKit("sandbox", "notes", "--off"); !strings.Contains(out, "Gemini CLI runs notes again, as it is now and unconfined") {
+		t.Errorf("--off does not say the hold's end:\n%s", out)
+	}
+	if hs, _ := st.Holds(); len(hs) != 0 {
+		t.Errorf("holds after --off: %+v", hs)
+	}
+	if gem, _ := h.lists(); gem["notes"]["isActive"] != true {
+		t.Errorf("Gemini CLI lists the extension as %v after --off", gem["notes"]["isActive"])
+	}
+	h.mustGem("mcp", "list")
+	if !started("added3") || !started("memory") {
+		t.Errorf("after --off, Gemini CLI did not start the extension's servers (added3 %v, memory %v)", started("added3"), started("memory"))
+	}
+	for _, n := range []string{"added3", "memory", "added"} {
+		os.Remove(filepath.Join(markers, n))
+	}
+	os.WriteFile(manifest, []byte(notesManifest("notes", markers, addedServer("added", markers))), 0o644)
+	h.mustKit("sandbox", "notes")
+
 	// A change that renames the extension too, found by doctor.
 	os.WriteFile(manifest, []byte(notesManifest("renamed", markers, addedServer("added2", markers))), 0o644)
 	if out, _, _ := h.kit("doctor"); !strings.Contains(out, "held in Gemini CLI since") {

@@ -114,7 +114,10 @@ docs/extensions.md has the details.`,
 				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts || o.dataLimit != "" {
 					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts, --data-limit or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
-				return switchOff(a, st, in.Extension.Manifest.Name, false)
+				if err := switchOff(a, st, in.Extension.Manifest.Name, false); err != nil {
+					return err
+				}
+				return releaseHoldOff(a, st, in)
 			}
 			return switchOn(cmd.Context(), a, st, in.Extension, o, o.command(in.Extension.Manifest.Name))
 		},
