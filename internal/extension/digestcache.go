@@ -59,7 +59,7 @@ import (
 // folder (~/.gemini/gemkit/digests, made 0700, the file 0600, written
 // atomically), named by the SHA-256 of the folder's real path. That
 // folder is closed to every sandboxed tool and server (~/.gemini is, as
-// docs/sandbox.md says), so forging an entry, the one way to make a
+// docs/sandbox-design.md says), so forging an entry, the one way to make a
 // changed file pass for its old self, takes writing there, which only
 // the person's own programs can, and those can already rewrite the
 // consent records beside it. A cache that cannot be read, is damaged, or

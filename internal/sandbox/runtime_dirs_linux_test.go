@@ -51,7 +51,8 @@ func TestBrokerFolderClosed(t *testing.T) {
 			}
 			if !m.l.NoNamespaces {
 				// Without namespaces a full tool may list the names in
-				// a closed folder, never read them (docs/sandbox.md).
+				// a closed folder, never read them (docs/sandbox.md,
+				// "What is not protected").
 				attempts["list the folder"] = "ls " + dir
 			}
 			for name, script := range attempts {

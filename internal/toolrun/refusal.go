@@ -78,8 +78,8 @@ func writeScopeWords(pol permission.Resolved, a permission.Access) string {
 // to or remove from: the sandbox splits the scope around each closed
 // folder (gemkit's own, every extension's, the secrets') and gives the
 // folders on the way to it, from the scope's root, no write right, only
-// their other entries (docs/sandbox.md, "The extension's own folder is
-// read-only"). Under write: home that is the home folder itself and, in
+// their other entries (docs/sandbox-design.md, "The extension's own
+// folder is read-only"). Under write: home that is the home folder itself and, in
 // it, ~/.config, ~/.gemini and the like.
 func readOnlyFolders(pol permission.Resolved, write permission.Access) []string {
 	var root string

@@ -11,7 +11,7 @@ import (
 
 // TestHomeTopRefusal runs a write: home tool that writes at the top of the
 // home folder, directly in ~/.config and inside a folder of the home: the
-// first two are refused (docs/sandbox.md: the folders on the way to
+// first two are refused (docs/sandbox-design.md: the folders on the way to
 // gemkit's own take no new entries) with words that name the read-only
 // folder and where the tool can write; the third is written.
 func TestHomeTopRefusal(t *testing.T) {

@@ -44,7 +44,7 @@ func TestRefusalHint(t *testing.T) {
 
 // TestRefusalHintHomeTop: under write: home a tool cannot add a file at
 // the top of the home folder or directly in ~/.config (by design:
-// docs/sandbox.md); the refusal says that folder is read-only for the
+// docs/sandbox-design.md); the refusal says that folder is read-only for the
 // tool, why, and where it can write, not "may write only in your home
 // folder", which is where it tried.
 func TestRefusalHintHomeTop(t *testing.T) {
