@@ -197,6 +197,9 @@ type server struct {
 	// are the refusals of that run said in the log (by Refusal.key).
 	runStart time.Time
 	told     map[string]bool
+	// runReadOnly are the other extensions' folders of that run
+	// (Profile.ReadOnly), which a refused write names.
+	runReadOnly []string
 	idle     *time.Timer
 	gone     bool // stopped for good (Sync, Close)
 }

@@ -229,7 +229,7 @@ func (pr *Profile) hand(kinds []string, home string, env map[string]string) erro
 func (s *server) warnProfile(pr Profile) {
 	s.mu2.Lock()
 	s.notHanded = pr.NotHanded
-	s.runStart, s.told = time.Now().UTC(), nil
+	s.runStart, s.told, s.runReadOnly = time.Now().UTC(), nil, pr.ReadOnly
 	s.mu2.Unlock()
 	for _, k := range sortedKeys(pr.NotHanded) {
 		s.m.log.Warn(s.who() + " is handed your " + k + " credentials, but " + pr.NotHanded[k] + "; it starts without them")

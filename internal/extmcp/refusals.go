@@ -149,6 +149,10 @@ func refusal(sp Spec, d sandbox.Denial, data string) Refusal {
 	return r
 }
 
+// readOnlyReason is why a write in another extension's folder was
+// refused, before the run names the folder (withRun).
+const readOnlyReason = "the folder of another extension, read-only to every sandboxed process whatever is allowed"
+
 // writeRefusal is the refused write d of sp's server, seen by the watch
 // of its writes (r is what it has of d so far; data is the server's data
 // folder), in the words the server's own error gives (writes.go), and
@@ -165,7 +169,7 @@ func writeRefusal(sp Spec, d sandbox.Denial, r Refusal, data string) Refusal {
 	case sandbox.WriteProtected:
 		r.Reason = "a protected path of the workspace, read-only whatever is allowed: .git, hooks, .env, editors' and agents' settings and instructions (GEMINI.md, CLAUDE.md, AGENTS.md, .mcp.json)"
 	case sandbox.WriteReadOnly:
-		r.Reason = "the folder of another extension, read-only to every sandboxed process"
+		r.Reason = readOnlyReason
 	default:
 		r.Reason = "outside what its servers may write, which is their data folder and the workspace when allowed"
 	}
@@ -377,6 +381,12 @@ func (s *server) withRun(r *Refusal) {
 	s.mu2.Lock()
 	defer s.mu2.Unlock()
 	r.Start = s.runStart
+	if r.Path != "" && r.Reason == readOnlyReason {
+		// The watch of writes knows the rule, the run which folder.
+		if o := other(s.runReadOnly, s.spec.Dir, r.Path); o != "" {
+			r.Reason = "the folder of another extension (" + Printable(o) + "), read-only to every sandboxed process whatever is allowed"
+		}
+	}
 	if r.Handed {
 		for _, k := range r.Credentials {
 			if why, ok := s.notHanded[k]; ok {
