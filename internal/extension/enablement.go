@@ -128,6 +128,35 @@ func slashed(dir string) string {
 
 func (s *Store) enablementPath() string { return filepath.Join(s.Dir(), EnablementFile) }
 
+// personsEnablement is the enablement file as the person wrote it: the
+// rules gemkit's holds appended (hold.go) are left out. A hold keeps
+// Gemini CLI from running a switched extension's changed code; gemkit
+// itself runs none of it without consent either, and says so in the
+// extension's place (a placeholder tool, list, doctor) rather than
+// taking it for one the person disabled.
+func (s *Store) personsEnablement() (enablementFile, error) {
+	f, err := s.readEnablement()
+	if err != nil {
+		return f, err
+	}
+	recs, err := s.readHolds()
+	if err != nil {
+		return f, nil // a damaged record: the rules read as written
+	}
+	for _, h := range recs.Extensions {
+		for _, n := range h.Added {
+			cfg := f[n]
+			if cfg == nil {
+				continue
+			}
+			if k := len(cfg.Overrides); k > 0 && cfg.Overrides[k-1] == holdRule {
+				f[n] = &enablementConfig{Overrides: cfg.Overrides[:k-1]}
+			}
+		}
+	}
+	return f, nil
+}
+
 func (s *Store) readEnablement() (enablementFile, error) {
 	data, err := os.ReadFile(s.enablementPath())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -168,7 +197,7 @@ func enabledWith(cfg *enablementConfig, dir string, regex func(rule) *regexp.Reg
 // and in the store's workspace. A damaged enablement file reads as
 // "everything enabled" together with the error.
 func (s *Store) Enablement(name string) (Enablement, error) {
-	f, err := s.readEnablement()
+	f, err := s.personsEnablement()
 	if err != nil {
 		return Enablement{User: true, Workspace: true}, err
 	}
@@ -180,7 +209,7 @@ func (s *Store) Enablement(name string) (Enablement, error) {
 // many names (what `list` needs). On a damaged file the lookup answers
 // "enabled" and the error says why.
 func (s *Store) Enablements() (func(name string) Enablement, error) {
-	f, err := s.readEnablement()
+	f, err := s.personsEnablement()
 	if err != nil {
 		return func(string) Enablement { return Enablement{User: true, Workspace: true} }, err
 	}

@@ -65,3 +65,31 @@ func mustCfg(t *testing.T, st *Store, name string) *enablementConfig {
 	}
 	return f[name]
 }
+
+// TestHoldIsNotThePersons: gemkit reads a held extension's enablement as
+// the person wrote it (the hold keeps Gemini CLI from running it; gemkit
+// tells in its place why it runs none of it), while a "!/*" the person
+// wrote stays theirs.
+func TestHoldIsNotThePersons(t *testing.T) {
+	home := t.TempDir()
+	st := OpenStore(home)
+	os.MkdirAll(st.Dir(), 0o755)
+	os.WriteFile(st.enablementPath(), []byte(`{"other": {"overrides": ["!/*"]}}`), 0o644)
+	if _, err := st.HoldInGemini("notes", []string{"other"}, "changed"); err != nil {
+		t.Fatal(err)
+	}
+	if enabledIn(mustCfg(t, st, "notes"), home) {
+		t.Fatal("the hold did not disable notes in Gemini CLI's file")
+	}
+	e, err := st.Enablement("notes")
+	if err != nil || !e.User || !e.Workspace {
+		t.Errorf("gemkit reads the held notes as %+v %v, want enabled as the person left it", e, err)
+	}
+	lookup, _ := st.Enablements()
+	if e := lookup("notes"); !e.Workspace {
+		t.Errorf("Enablements reads the held notes as %+v", e)
+	}
+	if e := lookup("other"); e.Workspace || e.User {
+		t.Errorf("the person's own \"!/*\" of other reads as %+v", e)
+	}
+}
