@@ -200,8 +200,8 @@ type server struct {
 	// runReadOnly are the other extensions' folders of that run
 	// (Profile.ReadOnly), which a refused write names.
 	runReadOnly []string
-	idle     *time.Timer
-	gone     bool // stopped for good (Sync, Close)
+	idle        *time.Timer
+	gone        bool // stopped for good (Sync, Close)
 }
 
 // running is a started server: a process in the sandbox, or a
