@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // A tools/call of a tool an extension's own MCP server serves is, on
@@ -28,9 +29,9 @@ import (
 // progress token gets the server's progress, notifications/cancelled
 // ends the call (and no answer follows, as MCP asks), the end of the
 // session ends every call, and a call before the client said it is
-// initialized, a call of another tool, and every request of the
-// revisions from 2026-07-28 on (their _meta, which the SDK checks, and
-// their multi-round-trip results) are left to the SDK.
+// initialized, a call of another tool, and every request mcpwire's rule
+// leaves to the SDK (those of the revisions from 2026-07-28 on among
+// them) go on to it.
 
 // serverRoute is where a served tool's calls go: the tool of the
 // extension server key.
@@ -43,60 +44,6 @@ type serverRoute struct {
 type fastCalls struct {
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
-}
-
-// callRequest is what the fast paths read of a tools/call or tools/list
-// line.
-type callRequest struct {
-	JSONRPC string
-	ID      json.RawMessage
-	Method  string
-	Params  *callParams
-}
-
-type callParams struct {
-	Name                         string
-	Arguments, Meta              json.RawMessage
-	InputResponses, RequestState json.RawMessage
-	Cursor                       *string // of tools/list (fastList)
-}
-
-// decodeCall reads line as a tools/call request, each member by its
-// exact name, as JSON-RPC has them and the SDK's decoder reads them since
-// go-sdk#805: encoding/json would also take "Name" or "ID" for a struct's
-// field, the last one winning, and the fast path would then call another
-// tool, or answer another id, than the SDK.
-func decodeCall(line []byte) (callRequest, bool) {
-	var top map[string]json.RawMessage
-	var req callRequest
-	if json.Unmarshal(line, &top) != nil ||
-		exact(top, "jsonrpc", &req.JSONRPC) != nil || exact(top, "method", &req.Method) != nil {
-		return req, false
-	}
-	req.ID = top["id"]
-	raw, ok := top["params"]
-	if !ok {
-		return req, true
-	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(raw, &params) != nil || params == nil {
-		return req, false
-	}
-	p := &callParams{Arguments: params["arguments"], Meta: params["_meta"],
-		InputResponses: params["inputResponses"], RequestState: params["requestState"]}
-	if exact(params, "name", &p.Name) != nil || exact(params, "cursor", &p.Cursor) != nil {
-		return req, false
-	}
-	req.Params = p
-	return req, true
-}
-
-// exact decodes the member name of m into v, if there is one.
-func exact(m map[string]json.RawMessage, name string, v any) error {
-	if raw, ok := m[name]; ok {
-		return json.Unmarshal(raw, v)
-	}
-	return nil
 }
 
 // fastCall answers line, when it is a tools/call of a served server tool
@@ -112,26 +59,27 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if routes == nil || len(*routes) == 0 || !s.serversListed() {
 		return false
 	}
-	req, ok := decodeCall(line)
-	if !ok || req.Method != "tools/call" || req.JSONRPC != "2.0" || req.Params == nil ||
-		len(req.Params.InputResponses) > 0 || len(req.Params.RequestState) > 0 ||
-		bytes.Contains(req.Params.Meta, []byte(`"io.modelcontextprotocol/`)) {
+	// Members by their exact names, as the SDK reads them; what the rule
+	// of mcpwire leaves to the SDK goes on to it.
+	req, err := mcpwire.Read(line)
+	if err != nil || !req.Is("tools/call") || req.JSONRPC != "2.0" || len(req.Params) == 0 {
 		return false
 	}
-	id, ok := wireID(req.ID)
+	params, err := mcpwire.ReadParams(req.Params)
+	if err != nil || !params.Plain() {
+		return false
+	}
+	id, ok := req.WireID()
 	if !ok {
 		return false
 	}
-	route, ok := (*routes)[req.Params.Name]
+	route, ok := (*routes)[params.Name]
 	if !ok {
 		return false
 	}
-	var token any
-	if len(req.Params.Meta) > 0 {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(req.Params.Meta, &m) != nil || exact(m, "progressToken", &token) != nil {
-			return false
-		}
+	token, err := params.ProgressToken()
+	if err != nil {
+		return false
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	if !calls.start(id, cancel) {
@@ -139,7 +87,7 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 		cancel()
 		return false
 	}
-	args := req.Params.Arguments
+	args := params.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -152,7 +100,7 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	}
 	go func() {
 		defer cancel()
-		res := s.callServerRoute(ctx, req.Params.Name, route, args, progress)
+		res := s.callServerRoute(ctx, params.Name, route, args, progress)
 		// A call the client cancelled gets no answer.
 		if calls.end(id) && ctx.Err() == nil {
 			writeMessage(w, id, "", res)
@@ -167,14 +115,14 @@ func (s *Server) cancelled(calls *fastCalls, line []byte) {
 	if !bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
 		return
 	}
-	var top, params map[string]json.RawMessage
-	var method string
-	if json.Unmarshal(line, &top) != nil || exact(top, "method", &method) != nil || method != "notifications/cancelled" ||
-		exact(top, "params", &params) != nil {
+	m, err := mcpwire.Read(line)
+	if err != nil || !m.Is("notifications/cancelled") {
 		return
 	}
-	if id, ok := wireID(params["requestId"]); ok {
-		calls.cancel(id)
+	if p, err := mcpwire.ReadParams(m.Params); err == nil {
+		if id, ok := mcpwire.WireID(p.RequestID); ok {
+			calls.cancel(id)
+		}
 	}
 }
 
@@ -208,24 +156,6 @@ func (c *fastCalls) cancel(id []byte) {
 	if ok {
 		cancel()
 	}
-}
-
-// wireID is a request id as the SDK writes it back (jsonrpc.MakeID): a
-// number as an integer, a string as a JSON string; ok is false for an id
-// the SDK would refuse, or a notification's (none).
-func wireID(raw json.RawMessage) ([]byte, bool) {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-		return nil, false
-	}
-	switch v := v.(type) {
-	case float64:
-		return strconv.AppendInt(nil, int64(v), 10), true
-	case string:
-		b, err := json.Marshal(v)
-		return b, err == nil
-	}
-	return nil, false
 }
 
 // writeMessage writes, as one line, a response to id with result, or

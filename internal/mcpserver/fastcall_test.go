@@ -6,9 +6,11 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
-// TestDecodeCall: the fast path reads a tools/call's members by their
+// TestDecodeCall: the fast path (with mcpwire's reader) reads a tools/call's members by their
 // exact names, as the SDK does: a "Name" or "ID" in another case is not
 // taken for the one a reader of the line sees.
 func TestDecodeCall(t *testing.T) {
@@ -24,22 +26,19 @@ func TestDecodeCall(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, "", "", false},
 		{`not json`, "", "", false},
 	} {
-		req, ok := decodeCall([]byte(tc.line))
-		if ok != tc.ok {
-			t.Errorf("%s: ok %v, want %v", tc.line, ok, tc.ok)
+		req, err := mcpwire.Read([]byte(tc.line))
+		params, perr := mcpwire.ReadParams(req.Params)
+		if ok := err == nil && perr == nil; ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v (%v %v)", tc.line, ok, tc.ok, err, perr)
 			continue
 		}
-		if !ok {
+		if !tc.ok {
 			continue
 		}
-		name := ""
-		if req.Params != nil {
-			name = req.Params.Name
+		if params.Name != tc.name || string(req.ID) != tc.id {
+			t.Errorf("%s: name %q id %s, want %q %s", tc.line, params.Name, req.ID, tc.name, tc.id)
 		}
-		if name != tc.name || string(req.ID) != tc.id {
-			t.Errorf("%s: name %q id %s, want %q %s", tc.line, name, req.ID, tc.name, tc.id)
-		}
-		if tc.line == `{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"a_echo"}}` && req.Method != "" {
+		if tc.line == `{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"a_echo"}}` && req.HasMethod {
 			t.Errorf("%s: method %q taken from \"Method\"", tc.line, req.Method)
 		}
 	}

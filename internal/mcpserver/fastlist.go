@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // The tool list changes only on reload, and a client asks for it at once
@@ -67,17 +69,17 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 	if cached == nil || len(*cached) == 0 || !s.serversListed() {
 		return false
 	}
-	// Members by their exact names, as the SDK reads them (decodeCall).
-	req, ok := decodeCall(line)
-	if !ok || req.Method != "tools/list" || req.JSONRPC != "2.0" {
+	// Members by their exact names, as the SDK reads them.
+	req, err := mcpwire.Read(line)
+	if err != nil || !req.Is("tools/list") || req.JSONRPC != "2.0" {
 		return false
 	}
 	// The id as the SDK writes it back; one it would refuse is its own.
-	id, ok := wireID(req.ID)
+	id, ok := req.WireID()
 	if !ok {
 		return false
 	}
-	if p := req.Params; p != nil && (p.Cursor != nil || bytes.Contains(p.Meta, []byte(`"io.modelcontextprotocol/`))) {
+	if p, err := mcpwire.ReadParams(req.Params); err != nil || p.Cursor != nil || !p.Plain() {
 		return false
 	}
 	out := make([]byte, 0, len(*cached)+64)
@@ -86,7 +88,7 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 	out = append(out, `,"result":`...)
 	out = append(out, *cached...)
 	out = append(out, "}\n"...)
-	_, err := w.Write(out)
+	_, err = w.Write(out)
 	return err == nil
 }
 
@@ -147,13 +149,13 @@ func (r *listingReader) Read(p []byte) (int, error) {
 }
 
 // isMethod says whether line is a message of method, its members read
-// by their exact names, as the SDK reads them (decodeCall).
+// by their exact names, as the SDK reads them.
 func isMethod(line []byte, method string) bool {
 	if !bytes.Contains(line, []byte(`"`+method+`"`)) {
 		return false
 	}
-	m, ok := decodeCall(line)
-	return ok && m.Method == method
+	m, err := mcpwire.Read(line)
+	return err == nil && m.Is(method)
 }
 
 // Close does nothing: the reader is the process's stdin.
