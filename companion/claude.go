@@ -176,28 +176,25 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // notifications to onNote.
 func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, onNote func(string, json.RawMessage)) {
 	p.run(ctx, s.cfg.PingInterval, func(msg []byte) {
-		var rm rpcMessage
-		if err := json.Unmarshal(msg, &rm); err != nil || rm.JSONRPC != "2.0" {
+		rm, err := readRPC(msg)
+		if err != nil || rm.JSONRPC != "2.0" {
 			p.sendJSON(rpcError(nil, jsonrpc.CodeParseError, "Parse error: each message must be one JSON-RPC 2.0 object"))
 			return
 		}
 		// Checked on the raw bytes, as on /mcp: decoding would turn each
 		// bad byte into U+FFFD and a diff would be shown changed.
 		if textErr := jsonrpc.CheckJSONText(msg); textErr != nil {
-			var call struct {
-				Name string `json:"name"`
-			}
-			_ = json.Unmarshal(rm.Params, &call)
-			s.log.Warn("WebSocket message refused", "method", rm.Method, "tool", call.Name, "err", textErr)
-			if rm.Method != "" && len(rm.ID) != 0 && string(rm.ID) != "null" {
-				p.sendJSON(textRefusal(rm.Method, call.Name, rm.ID, textErr))
+			tool := toolName(rm.Params)
+			s.log.Warn("WebSocket message refused", "method", rm.Method, "tool", tool, "err", textErr)
+			if rm.Method != "" && rm.HasID() {
+				p.sendJSON(textRefusal(rm.Method, tool, rm.ID, textErr))
 			}
 			return
 		}
 		switch {
 		case rm.Method == "":
 			// A response to a request of ours (we send none but pings).
-		case len(rm.ID) == 0 || string(rm.ID) == "null":
+		case !rm.HasID():
 			onNote(rm.Method, rm.Params)
 		default:
 			if rm.Method == "initialize" {

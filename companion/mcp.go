@@ -8,10 +8,10 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"slices"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // mcpEndpoint serves /mcp: Streamable HTTP as the official companion serves
@@ -106,8 +106,8 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 		m.refuseText(w, method, tool, id, textErr)
 		return
 	}
-	var msg rpcMessage
-	if err := json.Unmarshal(body, &msg); err != nil || msg.JSONRPC != "2.0" || msg.Method == "" {
+	msg, err := readRPC(body)
+	if err != nil || msg.JSONRPC != "2.0" || msg.Method == "" {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: the body must be one JSON-RPC 2.0 request or notification.")
 		return
 	}
@@ -127,7 +127,7 @@ func (m *mcpEndpoint) servePost(w http.ResponseWriter, r *http.Request) {
 		writeBadSession(w)
 		return
 	}
-	if v := r.Header.Get(ide.HeaderProtocolVersion); v != "" && !slices.Contains(protocolVersions, v) {
+	if v := r.Header.Get(ide.HeaderProtocolVersion); v != "" && !mcpwire.Supported(v) {
 		writeJSONRPCError(w, http.StatusBadRequest, -32000, fmt.Sprintf("Bad Request: unsupported protocol version %q", v))
 		return
 	}
@@ -149,13 +149,8 @@ func (m *mcpEndpoint) reply(w http.ResponseWriter, resp *response) {
 // describe names a refused body's method, tool and id, as far as they
 // can be read, for the refusal and the log.
 func describe(body []byte) (method, tool string, id json.RawMessage) {
-	var peek rpcMessage
-	var call struct {
-		Name string `json:"name"`
-	}
-	_ = json.Unmarshal(body, &peek)
-	_ = json.Unmarshal(peek.Params, &call)
-	return peek.Method, call.Name, peek.ID
+	peek, _ := readRPC(body)
+	return peek.Method, toolName(peek.Params), peek.ID
 }
 
 // serveGet opens the session's event stream: the pump writes the

@@ -17,14 +17,8 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
-
-// protocolVersions are the MCP revisions the companion speaks, newest
-// first. A client that asks for another one at initialize is answered
-// with ide.ProtocolVersion, the revision the real clients speak to an IDE
-// companion, rather than the newest: the TypeScript SDK 1.23 refuses
-// 2025-11-25 as an answer.
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // mcpTool is one tool of an endpoint.
 type mcpTool struct {
@@ -105,15 +99,16 @@ func (m *mcpServer) answer(ctx context.Context, req rpcMessage) (any, *jsonrpc.E
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+		if err := mcpwire.Decode(req.Params, &p); err != nil {
 			return nil, jsonrpc.InvalidParams(req.Method, jsonrpc.Problem(err))
 		}
-		version := ide.ProtocolVersion
-		if slices.Contains(protocolVersions, p.ProtocolVersion) {
-			version = p.ProtocolVersion
-		}
+		// The companion speaks mcpwire's revisions. A client that asks
+		// for another one is answered with ide.ProtocolVersion, the
+		// revision the real clients speak to an IDE companion, rather
+		// than the newest: the TypeScript SDK 1.23 refuses 2025-11-25 as
+		// an answer.
 		return map[string]any{
-			"protocolVersion": version,
+			"protocolVersion": mcpwire.Negotiate(p.ProtocolVersion, ide.ProtocolVersion),
 			"capabilities":    map[string]any{"tools": map[string]any{}},
 			"serverInfo":      map[string]string{"name": ide.ServerName, "version": m.version},
 		}, nil
@@ -137,7 +132,8 @@ func (m *mcpServer) answer(ctx context.Context, req rpcMessage) (any, *jsonrpc.E
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+		// By their exact names, as the real clients' SDKs read them.
+		if err := mcpwire.Decode(req.Params, &p); err != nil {
 			return nil, jsonrpc.InvalidParams(req.Method, jsonrpc.Problem(err))
 		}
 		tools := m.tools()

@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // The WebSocket library stays in this file: the Claude Code endpoint and
@@ -186,13 +187,19 @@ func (p *wsPeer) spawn(f func(ctx context.Context)) bool {
 	return true
 }
 
-// rpcMessage is the part of a JSON-RPC message the WebSocket endpoints
-// look at before handing it on.
-type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
+// rpcMessage is the part of a JSON-RPC message the endpoints look at
+// before handing it on, its members read by their exact names
+// (readRPC), as the real clients' SDKs and go-sdk read them.
+type rpcMessage = mcpwire.Message
+
+// readRPC reads one JSON-RPC message with MCP's one reader.
+func readRPC(b []byte) (rpcMessage, error) { return mcpwire.Read(b) }
+
+// toolName is the tool a tools/call's params name, "" when they name
+// none or cannot be read.
+func toolName(params json.RawMessage) string {
+	p, _ := mcpwire.ReadParams(params)
+	return p.Name
 }
 
 func rpcError(id json.RawMessage, code int, msg string) map[string]any {

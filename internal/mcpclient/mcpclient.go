@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // Options say who the client is and what it does with notifications.
@@ -137,13 +139,14 @@ func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*C
 	return c, nil
 }
 
-// MaxMessage bounds one message a server sends on stdio: 16 MiB, the
-// SDK's own default, is more than any tool result a model can take.
-const MaxMessage = 16 << 20
+// MaxMessage bounds one message a server sends on stdio: mcpwire's
+// bound, the SDK's own default, more than any tool result a model can
+// take.
+const MaxMessage = mcpwire.MaxMessage
 
 // ErrMessageTooLarge is why a stdio session ended when the server sent
 // a message over MaxMessage.
-var ErrMessageTooLarge = errors.New("the server sent a message over 16 MiB")
+var ErrMessageTooLarge = fmt.Errorf("the server sent a message over %d MiB", MaxMessage>>20)
 
 // boundedReader passes on a server's stdout and fails once a line (one
 // message) runs over max bytes.
@@ -358,26 +361,21 @@ func (c *Client) Close() error {
 // Wait waits for the session to end, by Close or by the server.
 func (c *Client) Wait() error { return c.cs.Wait() }
 
-// message is what the notification readers look at in a message.
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
 // standard reports whether the SDK takes a notification of method.
 func standard(method string) bool { return strings.HasPrefix(method, "notifications/") }
 
 // notification returns a message's method and params when it is a
-// notification.
-func notification(data []byte) (m message, ok bool) {
-	// Members by their exact names, as decodeMessage takes them.
-	var top map[string]json.RawMessage
-	if !bytes.Contains(data, []byte(`"method"`)) || json.Unmarshal(data, &top) != nil || member(top, "method", &m.Method) != nil {
-		return m, false
+// notification, its members read by their exact names (mcpwire.Read),
+// as decodeMessage reads them.
+func notification(data []byte) (method string, params json.RawMessage, ok bool) {
+	if !bytes.Contains(data, []byte(`"method"`)) {
+		return "", nil, false
 	}
-	m.ID, m.Params = top["id"], top["params"]
-	return m, m.Method != "" && (len(m.ID) == 0 || string(m.ID) == "null")
+	m, err := mcpwire.Read(data)
+	if err != nil || !m.HasMethod || m.HasID() {
+		return "", nil, false
+	}
+	return m.Method, m.Params, m.Method != ""
 }
 
 // notifyingReader passes a server's stdout on to the SDK line by line,
@@ -397,9 +395,9 @@ func (r *notifyingReader) Read(p []byte) (int, error) {
 		}
 		line, err := r.src.ReadBytes('\n')
 		r.err = err
-		if m, ok := notification(line); ok {
-			r.notify(m.Method, m.Params)
-			if !standard(m.Method) {
+		if method, params, ok := notification(line); ok {
+			r.notify(method, params)
+			if !standard(method) {
 				continue
 			}
 		}
@@ -440,19 +438,25 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 // eventReader passes an event stream on unchanged, handing each
 // notification in it to notify as its event ends. The SDK sees the same
 // bytes; it refuses the notifications it does not know with a line in its
-// log, and goes on.
+// log, and goes on. An event over mcpwire.MaxEvent, which the SDK refuses
+// too, is not kept, nor handed on.
 type eventReader struct {
 	io.ReadCloser
 	notify func(method string, params json.RawMessage)
 	line   []byte // the line being read
 	data   []byte // the event's data so far
+	over   bool   // the event ran over mcpwire.MaxEvent
 }
 
 func (e *eventReader) Read(p []byte) (int, error) {
 	n, err := e.ReadCloser.Read(p)
 	for _, b := range p[:n] {
 		if b != '\n' {
-			e.line = append(e.line, b)
+			if len(e.line)+len(e.data) < mcpwire.MaxEvent {
+				e.line = append(e.line, b)
+			} else {
+				e.over = true
+			}
 			continue
 		}
 		e.endLine()
@@ -467,10 +471,10 @@ func (e *eventReader) endLine() {
 	line := bytes.TrimSuffix(e.line, []byte("\r"))
 	e.line = e.line[:0]
 	if len(line) == 0 {
-		if m, ok := notification(e.data); ok {
-			e.notify(m.Method, m.Params)
+		if method, params, ok := notification(e.data); ok && !e.over {
+			e.notify(method, params)
 		}
-		e.data = e.data[:0]
+		e.data, e.over = e.data[:0], false
 		return
 	}
 	if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // stdioTransport is MCP's stdio transport (newline-delimited JSON-RPC)
@@ -264,78 +266,54 @@ func decodeLine(line []byte) ([]jsonrpc.Message, error) {
 
 // decodeMessage decodes one JSON-RPC 2.0 message: a request has a
 // method (a notification also no id), a response a result or an error.
-// Its members are taken by their exact names, as JSON-RPC has them and
-// the SDK's decoder reads them since go-sdk#805: encoding/json would also
+// Its members are taken by their exact names, by mcpwire's reader, as the
+// SDK's decoder reads them since go-sdk#805: encoding/json would also
 // match "ID" or "Method" to a struct's field, the last of them winning,
 // so that a second id or method in another case would override the one
 // a reader of the line sees.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := mcpwire.Read(data)
+	if err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
-	var version string
 	var rawID any
-	if err := member(m, "jsonrpc", &version); err != nil {
-		return nil, err
+	if len(m.ID) > 0 {
+		if err := mcpwire.Decode(m.ID, &rawID); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: id: %w", err)
+		}
 	}
-	if err := member(m, "id", &rawID); err != nil {
-		return nil, err
-	}
-	if version != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", version, "2.0")
+	if m.JSONRPC != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", m.JSONRPC, "2.0")
 	}
 	id, err := jsonrpc.MakeID(rawID)
 	if err != nil {
 		return nil, err
 	}
-	if raw, ok := m["method"]; ok && string(raw) != "null" {
-		var method string
-		if err := member(m, "method", &method); err != nil {
-			return nil, err
-		}
-		return &jsonrpc.Request{ID: id, Method: method, Params: m["params"]}, nil
+	if m.HasMethod {
+		return &jsonrpc.Request{ID: id, Method: m.Method, Params: m.Params}, nil
 	}
 	if !id.IsValid() {
 		return nil, errors.New("JSON RPC invalid request: a response without an id")
 	}
-	r := &jsonrpc.Response{ID: id, Result: m["result"]}
-	if raw, ok := m["error"]; ok && string(raw) != "null" {
-		var e map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &e); err != nil {
+	r := &jsonrpc.Response{ID: id, Result: m.Result}
+	if len(m.Error) > 0 && string(m.Error) != "null" {
+		we := &jsonrpc.Error{}
+		if err := mcpwire.Decode(m.Error, we); err != nil {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: error: %w", err)
-		}
-		we := &jsonrpc.Error{Data: e["data"]}
-		if err := member(e, "code", &we.Code); err != nil {
-			return nil, err
-		}
-		if err := member(e, "message", &we.Message); err != nil {
-			return nil, err
 		}
 		r.Error = we
 	}
 	return r, nil
 }
 
-// member decodes the member name of m into v, when m has it.
-func member(m map[string]json.RawMessage, name string, v any) error {
-	raw, ok := m[name]
-	if !ok {
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("unmarshaling jsonrpc message: %s: %w", name, err)
-	}
-	return nil
-}
-
 // directOK says whether a tool call may go directly (stdioConn.call):
-// for the revisions up to 2025-11-25. From 2026-07-28 on a request
-// carries its revision and the client in its _meta, and a result may ask
-// for more rounds, which the SDK does.
+// when mcpwire's rule lets the session's revision skip the SDK (up to
+// 2025-11-25; from 2026-07-28 on a request carries its revision and the
+// client in its _meta, and a result may ask for more rounds, which the
+// SDK does).
 func (c *Client) directOK() bool {
 	r := c.cs.InitializeResult()
-	return r != nil && r.ProtocolVersion != "" && r.ProtocolVersion <= "2025-11-25"
+	return r != nil && mcpwire.MaySkipSDK(r.ProtocolVersion)
 }
 
 // directResult is a direct call's result as CallToolRaw gives it: a JSON

@@ -197,16 +197,22 @@ func (p *Params) ProgressToken() (any, error) {
 // params).
 func Decode(data []byte, v any) error { return parse(data, v) }
 
-// parse decodes data, one JSON value, into v with go-sdk's flags.
+// parse decodes data, one JSON value, into v with go-sdk's flags. A
+// failure is worded by encoding/json, whose words jsonrpc.Problem turns
+// into a person's ("name must be a string, got number"); the decoder's
+// own show the rest of the text instead of its kind.
 func parse(data []byte, v any) error {
 	rest, err := json.Parse(data, v, flags)
+	if err == nil && len(rest) == 0 {
+		return nil
+	}
+	if serr := stdjson.Unmarshal(data, v); serr != nil {
+		return serr
+	}
 	if err != nil {
 		return err
 	}
-	if len(rest) != 0 {
-		return fmt.Errorf("invalid character %q after the JSON value", rest[0])
-	}
-	return nil
+	return fmt.Errorf("invalid character %q after the JSON value", rest[0])
 }
 
 // str is the JSON string raw, read without the decoder when it holds no
