@@ -17,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/client"
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/buildinfo"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // checkHTTP runs httpChecks against the endpoint. The requests of the
@@ -209,7 +210,7 @@ func (e *env) initialContext() verdict {
 // firstEvent checks the first event of a GET stream other than a ping.
 func firstEvent(body io.Reader) verdict {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), mcpwire.MaxEvent)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data:")
 		if !ok {
@@ -311,7 +312,7 @@ func readMessage(resp *http.Response) (json.RawMessage, error) {
 	defer resp.Body.Close()
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		sc.Buffer(make([]byte, 64<<10), mcpwire.MaxEvent)
 		for sc.Scan() {
 			line := sc.Text()
 			if data, ok := strings.CutPrefix(line, "data:"); ok {
@@ -325,7 +326,7 @@ func readMessage(resp *http.Response) (json.RawMessage, error) {
 		}
 		return nil, errors.New("the event stream ended without a response")
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, mcpwire.MaxMessage))
 	if err != nil {
 		return nil, err
 	}

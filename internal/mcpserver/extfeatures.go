@@ -13,6 +13,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // ServerScheme is the URI scheme of a server's resource that gemkit
@@ -275,7 +276,7 @@ func (s *Server) readUnlisted(ctx context.Context, req *mcp.ReadResourceRequest)
 		return nil, err
 	}
 	cacheable(ctx, req, &res.Cacheable)
-	if p := req.Session.InitializeParams(); p != nil && p.ProtocolVersion < "2026-07-28" {
+	if p := req.Session.InitializeParams(); p != nil && !mcpwire.IsStateless(p.ProtocolVersion) {
 		return res, nil
 	}
 	b, err := json.Marshal(res)

@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -85,5 +87,51 @@ func TestFastCallStaleRoutes(t *testing.T) {
 	var calls fastCalls
 	if s.fastCall(context.Background(), &calls, line, io.Discard) {
 		t.Error("a call went down a route of servers not listed since")
+	}
+}
+
+// TestListingReaderLongLine: a line over mcpwire.MaxMessage goes on to
+// the SDK as it came, in pieces, without being held whole or read as a
+// message (its tail here looks like the initialized notification), and
+// the line after it is read as a message again.
+func TestListingReaderLongLine(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"s":"` +
+		strings.Repeat("a", mcpwire.MaxMessage) + `"}}}{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	next := `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	r := &listingReader{s: &Server{}, ctx: context.Background(), src: bufio.NewReaderSize(strings.NewReader(long+next), 64<<10), out: io.Discard}
+	var got strings.Builder
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := r.Read(buf)
+		got.Write(buf[:n])
+		if r.initialized && got.Len() <= len(long) {
+			t.Fatal("the tail of the long line was read as the initialized notification")
+		}
+		if err != nil {
+			break
+		}
+	}
+	if got.String() != long+next {
+		t.Errorf("passed on %d bytes, want the %d that came", got.Len(), len(long+next))
+	}
+	if !r.initialized {
+		t.Error("the line after the long one was not read")
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	src := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 40)+"\nshort\n"), 16)
+	var parts []string
+	for {
+		line, long, err := readLine(src, 20)
+		if len(line) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %v", len(line), long))
+		}
+		if err != nil {
+			break
+		}
+	}
+	if got, want := strings.Join(parts, ","), "32 true,9 false,6 false"; got != want {
+		t.Errorf("readLine read %s, want %s", got, want)
 	}
 }

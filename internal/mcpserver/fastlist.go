@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -112,7 +113,9 @@ func (l *lockedWriter) Close() error { return nil }
 // listingReader passes stdin's lines on to the SDK, except the tools/list
 // requests fastList answers and the tools/call requests fastCall does,
 // which it takes once the client has said it is initialized; calls under
-// way run under ctx.
+// way run under ctx. It holds at most mcpwire.MaxMessage bytes of a line:
+// the rest of a longer one goes on to the SDK as it comes, unread, and
+// the SDK, whose bound is the same, refuses it.
 type listingReader struct {
 	s           *Server
 	ctx         context.Context
@@ -121,6 +124,7 @@ type listingReader struct {
 	pending     []byte
 	err         error
 	initialized bool
+	long        bool // the line under way ran over mcpwire.MaxMessage
 	calls       fastCalls
 }
 
@@ -129,9 +133,16 @@ func (r *listingReader) Read(p []byte) (int, error) {
 		if r.err != nil {
 			return 0, r.err
 		}
-		line, err := r.src.ReadBytes('\n')
+		line, long, err := readLine(r.src, mcpwire.MaxMessage)
 		r.err = err
 		if len(line) == 0 {
+			continue
+		}
+		// The rest of an overlong line is not a message.
+		tail := r.long
+		r.long = long
+		if tail || long {
+			r.pending = line
 			continue
 		}
 		if !r.initialized && isMethod(line, "notifications/initialized") {
@@ -146,6 +157,22 @@ func (r *listingReader) Read(p []byte) (int, error) {
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
 	return n, nil
+}
+
+// readLine reads src's next line, its newline included, or the first
+// bytes of it once they run over max (long), whose rest the next calls
+// read.
+func readLine(src *bufio.Reader, max int) (line []byte, long bool, err error) {
+	for {
+		chunk, err := src.ReadSlice('\n')
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, false, err
+		}
+		if len(line) > max {
+			return line, true, nil
+		}
+	}
 }
 
 // isMethod says whether line is a message of method, its members read

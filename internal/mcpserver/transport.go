@@ -22,6 +22,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/httpguard"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // ServeStdio serves one client on in and out (newline-delimited JSON-RPC)
@@ -43,8 +44,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // Path is the Streamable HTTP endpoint's path.
 const Path = "/mcp"
 
-// MaxRequestBody bounds an HTTP request's body.
-const MaxRequestBody = 4 << 20
+// MaxRequestBody bounds an HTTP request's body: mcpwire's bound.
+const MaxRequestBody = mcpwire.MaxRequestBody
 
 // NewToken returns a random bearer token (32 bytes, hex).
 func NewToken() (string, error) {
@@ -207,7 +208,7 @@ func (s *Server) streamable() http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
-		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernRevision && id == "" {
+		if v := r.Header.Get("Mcp-Protocol-Version"); mcpwire.IsStateless(v) && id == "" {
 			stateless.ServeHTTP(w, r)
 			return
 		}
@@ -306,9 +307,6 @@ func (s *Server) sweep(now time.Time, idle time.Duration) {
 		ss.Close()
 	}
 }
-
-// modernRevision is the first protocol revision without sessions.
-const modernRevision = "2026-07-28"
 
 // unauthorized is the 401's message, in the body and in its challenge.
 const unauthorized = "missing or wrong bearer token: send Authorization: Bearer TOKEN with the token of gemkit mcp --http (in its token file, or $GEMKIT_MCP_TOKEN)"
