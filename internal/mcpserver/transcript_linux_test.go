@@ -1,0 +1,163 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/golden"
+	"github.com/gemkit/gemkit/internal/mcpwire"
+)
+
+// The wire of `gemkit mcp` on stdio, as a client sees it, is written
+// down as transcripts in testdata/wire/*.txtar, one case a file, each
+// played against a real `gemkit mcp --code-intel=false` of a fresh
+// fixture (the demo and gated extensions linked):
+//
+//	What the case shows, in prose.
+//	-- args --
+//	--extension-servers                more arguments of gemkit mcp, if any
+//	-- send --
+//	{"jsonrpc":"2.0","id":1,...}       lines written to its stdin, one message each
+//	-- receive --
+//	{"jsonrpc":"2.0","id":1,...}       what it wrote until it answered every
+//	                                   request sent (notifications come too), or
+//	                                   until it ended ("(the session ended)");
+//	                                   a line that is no request is followed by
+//	                                   one (a ping), whose answer shows that
+//	                                   whatever the line caused came first
+//	-- send-quiet --
+//	...                                lines whose answers are read, not shown
+//
+// They run the built gemkit binary, so without -short only
+// (gemkittest.Gemkit). A case whose name begins with "extserver-" also
+// links an extension whose own server is the pinned server-everything,
+// run in gemkit's sandbox. Volatile values are written as
+// WORKSPACE, HOME and VERSION. The test fails when an answer differs; go
+// test -update rewrites the receive sections from what gemkit mcp does
+// now.
+func TestWireTranscripts(t *testing.T) {
+	golden.Transcripts(t, filepath.Join("testdata", "wire"), func(t *testing.T, a *golden.Archive) {
+		playWire(t, a)
+	})
+}
+
+// wireRun is one transcript's gemkit mcp.
+type wireRun struct {
+	t     *testing.T
+	f     *fixture
+	stdin io.WriteCloser
+	lines chan string // stdout, a line at a time; closed at its end
+	ended bool
+}
+
+func playWire(t *testing.T, a *golden.Archive) {
+	f := newFixture(t)
+	name := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
+	if strings.HasPrefix(name, "extserver-") {
+		copyServers(t, filepath.Join(f.root, "src", "realmcp"))
+		f.link(t, "realmcp", everythingManifest, nil)
+	}
+	args := []string{"mcp", "--code-intel=false"}
+	args = append(args, strings.Fields(a.Get("args"))...)
+	cmd := exec.Command(f.bin, args...)
+	cmd.Dir, cmd.Env = f.ws, f.env()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	w := &wireRun{t: t, f: f, stdin: stdin, lines: make(chan string, 64)}
+	go func() {
+		defer close(w.lines)
+		r := bufio.NewReaderSize(stdout, 1<<20)
+		for {
+			line, err := r.ReadString('\n')
+			if line != "" {
+				w.lines <- strings.TrimSuffix(line, "\n")
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for i, sec := range a.Sections {
+		switch sec.Name {
+		case "args", "receive":
+		case "send", "send-quiet":
+			got := w.exchange(sec.Data)
+			if sec.Name == "send-quiet" {
+				continue
+			}
+			if i+1 < len(a.Sections) && a.Sections[i+1].Name == "receive" {
+				a.Sections[i+1].Data = got
+			} else if got != "" {
+				t.Errorf("section %d: an answer came and no receive section follows to show it:\n%s", i, got)
+			}
+		default:
+			t.Fatalf("unknown section %q", sec.Name)
+		}
+	}
+	if t.Failed() {
+		t.Logf("gemkit mcp's stderr:\n%s", stderr.String())
+	}
+}
+
+// idRE finds a message's id, to tell which requests are answered.
+var idRE = regexp.MustCompile(`"id":("(?:[^"\\]|\\.)*"|-?[0-9.eE+-]+)`)
+
+// exchange writes the lines of send and reads until each request among
+// them (a line with an id and a method) has its answer, returning what
+// came, normalised.
+func (w *wireRun) exchange(send string) string {
+	t := w.t
+	want := map[string]bool{}
+	for line := range strings.SplitSeq(strings.TrimSuffix(send, "\n"), "\n") {
+		// What is not JSON, or is no request (members by their exact
+		// names), expects no answer of its own.
+		if m, err := mcpwire.Read([]byte(line)); err == nil && m.HasID() && m.HasMethod {
+			want[string(m.ID)] = true
+		}
+		if _, err := io.WriteString(w.stdin, w.real(line)+"\n"); err != nil && !w.ended {
+			t.Fatalf("writing %s: %v", line, err)
+		}
+	}
+	var out strings.Builder
+	for len(want) > 0 {
+		select {
+		case line, ok := <-w.lines:
+			if !ok {
+				w.ended = true
+				out.WriteString("(the session ended)\n")
+				return out.String()
+			}
+			out.WriteString(w.norm(line) + "\n")
+			if m := idRE.FindStringSubmatch(line); m != nil && !strings.Contains(line, `"method":`) {
+				delete(want, m[1])
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("no answer to %v within 60 s; so far:\n%s", want, out.String())
+		}
+	}
+	return out.String()
+}
+
+// real puts the volatile values into s; norm takes them out again.
+func (w *wireRun) real(s string) string {
+	return strings.NewReplacer("WORKSPACE", w.f.ws, "HOME", w.f.home).Replace(s)
+}
+
+var versionRE = regexp.MustCompile(`("serverInfo":\{"name":"gemkit",(?:"title":"[^"]*",)?"version":)"[^"]*"`)
+
+func (w *wireRun) norm(s string) string {
+	s = strings.NewReplacer(w.f.ws, "WORKSPACE", w.f.home, "HOME").Replace(s)
+	return versionRE.ReplaceAllString(s, `$1"VERSION"`)
+}
