@@ -112,6 +112,8 @@ func TestFastCall(t *testing.T) {
 		`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"realmcp_get-structured-content","arguments":{"location":"New York"}}}`,
 		`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"realmcp_get-sum","arguments":{"a":"not a number"}}}`,
 		`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"realmcp_echo","arguments":null,"_meta":{"x":1}}}`,
+		// An id written back as the SDK writes it: <, > and & as they are.
+		`{"jsonrpc":"2.0","id":"<id> & é","method":"tools/call","params":{"name":"realmcp_echo","arguments":{"message":"m"}}}`,
 	} {
 		fast := make(lineWriter, 8)
 		if !s.fastCall(ctx, &calls, []byte(line+"\n"), fast) {
