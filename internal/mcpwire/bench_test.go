@@ -10,9 +10,10 @@ import (
 var callLine = []byte(`{"method":"tools/call","params":{"name":"ext__fs__read_file","arguments":{"path":"/home/u/project/src/main.go","head":40,"tail":0},"_meta":{"progressToken":"c2f1e0a4-1"}},"jsonrpc":"2.0","id":17}` + "\n")
 
 // BenchmarkRead reads a tools/call's method, id, name, arguments and
-// progress token: with Read and ReadParams, and, as the reference in the
-// same run, as the fast paths read it before (encoding/json into maps,
-// each member by its exact name).
+// progress token: with Read and ReadParams, and, as the references in
+// the same run, as the fast paths read it before (encoding/json into
+// maps, each member by its exact name) and as the companion read it
+// (encoding/json into structs, which also takes "Method" for "method").
 func BenchmarkRead(b *testing.B) {
 	b.Run("mcpwire", func(b *testing.B) {
 		b.ReportAllocs()
@@ -30,6 +31,27 @@ func BenchmarkRead(b *testing.B) {
 			}
 			if tok, err := p.ProgressToken(); err != nil || tok == nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json-structs", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Method  string          `json:"method"`
+				Params  json.RawMessage `json:"params"`
+			}
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+				Meta      struct {
+					ProgressToken any `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			if json.Unmarshal(callLine, &m) != nil || json.Unmarshal(m.Params, &p) != nil || p.Name == "" {
+				b.Fatal("decode")
 			}
 		}
 	})
