@@ -1,0 +1,113 @@
+//go:build linux
+
+package main
+
+// The real agents' starts: Claude Code's and Gemini CLI's, each in a
+// window of the plugin's tmux server.
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gemkit/gemkit/bench/internal/benchenv"
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/proc"
+)
+
+// startClaude times one start of the real Claude Code against s.
+func (s *session) startClaude(o options, i int) (time.Duration, error) {
+	return startAgent(s.tsock, s.ws, append(append(slices.Clone(s.env), s.claudeEnv...), "CLAUDE_CODE_SSE_PORT="+s.port), []string{o.claude}, s.port, "claude"+strconv.Itoa(i))
+}
+
+// geminiSettings is what the real Gemini CLI needs to start offline with
+// IDE mode on and no first-run question.
+const geminiSettings = `{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+ "ide": {"enabled": true, "hasSeenNudge": true}}`
+
+// startGemini times one start of the real Gemini CLI in a terminal of
+// s's Neovim (the variables the plugin gives its terminals) until it dials
+// the companion.
+func (s *session) startGemini(o options, i int) (time.Duration, error) {
+	env := slices.Clone(s.env)
+	var port string
+	for _, k := range []string{ide.EnvServerPort, ide.EnvAuthToken, ide.EnvPID, ide.EnvWorkspacePath} {
+		v, err := s.nv.Call("nvim_exec_lua", "return vim.env["+strconv.Quote(k)+"] or ''", []any{})
+		if err != nil {
+			return 0, err
+		}
+		env = append(env, k+"="+v.(string))
+		if k == ide.EnvServerPort {
+			port = v.(string)
+		}
+	}
+	if port == "" {
+		return 0, errors.New("the plugin gave Neovim no " + ide.EnvServerPort)
+	}
+	if err := os.MkdirAll(filepath.Join(s.home, ".gemini"), 0o700); err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(filepath.Join(s.home, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
+		return 0, err
+	}
+	env = append(env, "GEMINI_API_KEY=x", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9",
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return 0, err
+	}
+	return startAgent(s.tsock, s.ws, env, []string{node, o.gemini}, port, "gemini"+strconv.Itoa(i))
+}
+
+// startAgent starts an agent's argv in a new tmux window and times it
+// until it has a connection to port; then it ends it.
+func startAgent(tsock, ws string, env []string, argv []string, port string, name string) (time.Duration, error) {
+	args := append([]string{"-S", tsock, "new-window", "-d", "-n", name, "-c", ws, "env", "-i"}, env...)
+	args = append(args, argv...)
+	p, _ := strconv.Atoi(port)
+	t0 := time.Now()
+	if b, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("tmux new-window: %v %s", err, b)
+	}
+	defer func() {
+		_ = exec.Command("tmux", "-S", tsock, "kill-window", "-t", name).Run()
+		_ = benchenv.Poll(10*time.Second, 5*time.Millisecond, func() error {
+			if established(p) {
+				return errors.New(name + " still connected")
+			}
+			return nil
+		})
+		time.Sleep(200 * time.Millisecond)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !established(p) {
+		if time.Now().After(deadline) {
+			return 0, errors.New(name + " did not connect to port " + port + " within 30 s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return time.Since(t0), nil
+}
+
+// established tells whether a TCP connection to 127.0.0.1:port is
+// ESTABLISHED.
+func established(port int) bool {
+	socks, err := proc.TCPSockets(proc.Query{States: 1 << proc.TCPEstablished, RemotePort: uint16(port)})
+	if err != nil {
+		return false
+	}
+	for _, s := range socks {
+		if s.Remote.Addr() == netip.AddrFrom4([4]byte{127, 0, 0, 1}) {
+			return true
+		}
+	}
+	return false
+}
