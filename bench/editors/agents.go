@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
@@ -21,9 +22,41 @@ import (
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
-// startClaude times one start of the real Claude Code against s.
-func (s *session) startClaude(o options, i int) (time.Duration, error) {
-	return startAgent(s.tsock, s.ws, append(append(slices.Clone(s.env), s.claudeEnv...), "CLAUDE_CODE_SSE_PORT="+s.port), []string{o.claude}, s.port, "claude"+strconv.Itoa(i))
+// startClaude times one start of the real Claude Code against s: until it
+// dials the plugin's port, until it is connected to the IDE by its own
+// account (its debug log's line for the MCP server "ide", stamped with its
+// wall clock, which this program's time.Now reads too), and the connect's
+// own time as that line gives it (from its start of the connection).
+func (s *session) startClaude(o options, i int) (dial, connected, took time.Duration, err error) {
+	log := filepath.Join(s.home, "claude-debug-"+strconv.Itoa(i)+".txt")
+	env := append(append(slices.Clone(s.env), s.claudeEnv...), "CLAUDE_CODE_SSE_PORT="+s.port)
+	dial, connected, err = startAgent(s.tsock, s.ws, env, []string{o.claude, "--debug-file", log}, s.port, "claude"+strconv.Itoa(i),
+		func() (at time.Time, ok bool) { at, took, ok = claudeConnected(log); return at, ok })
+	return dial, connected, took, err
+}
+
+// claudeConnected reads Claude Code's "connected" line for its IDE in its
+// debug log: its time (lines start with an RFC 3339 time) and the
+// connect's time it gives. In 2.1.330 the line reads `MCP server "ide":
+// Successfully connected (transport: ws-ide) in 97ms`.
+func claudeConnected(log string) (at time.Time, took time.Duration, ok bool) {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return at, 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		_, rest, found := strings.Cut(line, `MCP server "ide": Successfully connected`)
+		if !found {
+			continue
+		}
+		stamp, _, _ := strings.Cut(line, " ")
+		at, err = time.Parse(time.RFC3339Nano, stamp)
+		if _, n, found := strings.Cut(rest, ") in "); found {
+			took, _ = time.ParseDuration(strings.TrimSpace(n))
+		}
+		return at, took, err == nil
+	}
+	return at, 0, false
 }
 
 // geminiSettings is what the real Gemini CLI needs to start offline with
@@ -64,18 +97,21 @@ func (s *session) startGemini(o options, i int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return startAgent(s.tsock, s.ws, env, []string{node, o.gemini}, port, "gemini"+strconv.Itoa(i))
+	d, _, err := startAgent(s.tsock, s.ws, env, []string{node, o.gemini}, port, "gemini"+strconv.Itoa(i), nil)
+	return d, err
 }
 
 // startAgent starts an agent's argv in a new tmux window and times it
-// until it has a connection to port; then it ends it.
-func startAgent(tsock, ws string, env []string, argv []string, port string, name string) (time.Duration, error) {
+// until it has a connection to port and, when connected is not nil, until
+// connected reports the time the agent counts itself connected; then it
+// ends it.
+func startAgent(tsock, ws string, env []string, argv []string, port string, name string, connected func() (time.Time, bool)) (dial, conn time.Duration, err error) {
 	args := append([]string{"-S", tsock, "new-window", "-d", "-n", name, "-c", ws, "env", "-i"}, env...)
 	args = append(args, argv...)
 	p, _ := strconv.Atoi(port)
 	t0 := time.Now()
 	if b, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("tmux new-window: %v %s", err, b)
+		return 0, 0, fmt.Errorf("tmux new-window: %v %s", err, b)
 	}
 	defer func() {
 		_ = exec.Command("tmux", "-S", tsock, "kill-window", "-t", name).Run()
@@ -85,16 +121,31 @@ func startAgent(tsock, ws string, env []string, argv []string, port string, name
 			}
 			return nil
 		})
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the agent's exit settles before the next start
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !established(p) {
 		if time.Now().After(deadline) {
-			return 0, errors.New(name + " did not connect to port " + port + " within 30 s")
+			return 0, 0, errors.New(name + " did not connect to port " + port + " within 30 s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	return time.Since(t0), nil
+	dial = time.Since(t0)
+	if connected == nil {
+		return dial, 0, nil
+	}
+	var at time.Time
+	if err := benchenv.Poll(30*time.Second, 5*time.Millisecond, func() error {
+		t, ok := connected()
+		if !ok {
+			return errors.New(name + " did not say it connected to the IDE")
+		}
+		at = t
+		return nil
+	}); err != nil {
+		return 0, 0, err
+	}
+	return dial, at.Sub(t0), nil
 }
 
 // established tells whether a TCP connection to 127.0.0.1:port is

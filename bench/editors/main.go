@@ -24,7 +24,12 @@
 //     plugin's CLAUDE_CODE_SSE_PORT, as in the editor's terminal, offline
 //     (internal/claudetest's home), until its WebSocket connection to the
 //     plugin's port shows ESTABLISHED in the kernel's sockets (polled every
-//     2 ms). With the connect figure above, that is start → connected;
+//     2 ms);
+//   - claude start → connected: the same starts, until Claude Code counts
+//     itself connected to the IDE (the handshake and initialize answered),
+//     read from its own debug log (--debug-file), whose lines it stamps
+//     with the wall clock this program reads too; and the connect's own
+//     time, as that line gives it (from its start of the connection);
 //   - gemini start → dial: the same for the real Gemini CLI (-gemini; by
 //     default the one pinned in interop/, run by node) with the variables
 //     the plugin gives Neovim's terminals, until its connection to the
@@ -36,6 +41,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -149,25 +155,34 @@ func run(args []string, out io.Writer) error {
 		sessions = append(sessions, s)
 	}
 	results := make([]result, len(plugins))
-	// Claude Code's starts alternate between the plugins, in turns that
-	// change order, so that the machine's load falls on both alike. The
-	// first turn, which reads the CLI's 200 MB binary into the page cache,
-	// is not counted.
+	// order is the sessions' order in a round: it changes from round to
+	// round, so that the machine's load falls on both plugins alike.
+	order := func(round int) []int {
+		ix := make([]int, len(sessions))
+		for k := range ix {
+			ix[k] = k
+			if round%2 == 1 {
+				ix[k] = len(sessions) - 1 - k
+			}
+		}
+		return ix
+	}
+	// Claude Code's starts alternate between the plugins. The first turn,
+	// which reads the CLI's 200 MB binary into the page cache, is not
+	// counted.
 	for turn := range o.starts + 1 {
 		if o.claude == "" {
 			break
 		}
-		for k := range sessions {
-			i := k
-			if turn%2 == 1 {
-				i = len(sessions) - 1 - k
-			}
-			d, err := sessions[i].startClaude(o, turn)
+		for _, i := range order(turn) {
+			dial, conn, took, err := sessions[i].startClaude(o, turn)
 			if err != nil {
 				return fmt.Errorf("%s: %w", plugins[i].name, err)
 			}
 			if turn > 0 {
-				results[i].start = append(results[i].start, d)
+				results[i].start = append(results[i].start, dial)
+				results[i].connected = append(results[i].connected, conn)
+				results[i].claudeConnect = append(results[i].claudeConnect, took)
 			}
 		}
 	}
@@ -190,13 +205,34 @@ func run(args []string, out io.Writer) error {
 			}
 		}
 	}
+	ctx := context.Background()
 	for i, s := range sessions {
-		r, err := s.measure(o)
-		if err != nil {
+		if err := s.standIn(ctx, &results[i]); err != nil {
 			return fmt.Errorf("%s: %w", plugins[i].name, err)
 		}
-		r.start, r.geminiStart = results[i].start, results[i].geminiStart
-		results[i] = r
+	}
+	steps := []struct {
+		name string
+		add  func(r *result, d time.Duration)
+		once func(s *session, round int) (time.Duration, error)
+	}{
+		{"connect", func(r *result, d time.Duration) { r.connect = append(r.connect, d) },
+			func(s *session, _ int) (time.Duration, error) { return s.connectOnce(ctx) }},
+		{"selection", func(r *result, d time.Duration) { r.selection = append(r.selection, d) },
+			func(s *session, _ int) (time.Duration, error) { return s.selectOnce(ctx) }},
+		{"openDiff", func(r *result, d time.Duration) { r.diff = append(r.diff, d) },
+			func(s *session, round int) (time.Duration, error) { return s.diffOnce(ctx, round) }},
+	}
+	for _, step := range steps {
+		for round := range o.n {
+			for _, i := range order(round) {
+				d, err := step.once(sessions[i], round)
+				if err != nil {
+					return fmt.Errorf("%s: %s: %w", plugins[i].name, step.name, err)
+				}
+				step.add(&results[i], d)
+			}
+		}
 	}
 	load, _ := proc.LoadAverage()
 	fmt.Fprintf(out, "%s, %d rounds; load average %s\n", first, o.n, load)
@@ -214,6 +250,8 @@ func run(args []string, out io.Writer) error {
 	}
 	if o.claude != "" {
 		row("claude start → dial", func(r result) string { return r.start.String() })
+		row("claude start → connected (its log)", func(r result) string { return r.connected.String() })
+		row("  its connect's own time (its log)", func(r result) string { return r.claudeConnect.String() })
 	}
 	if o.gemini != "" {
 		row("gemini start → dial", func(r result) string { return r.geminiStart.String() })
@@ -234,8 +272,8 @@ type plugin struct {
 }
 
 type result struct {
-	start, geminiStart, connect, selection, diff stat
-	rssEditor, rssCompanion, anonCompanion       int64
+	start, connected, claudeConnect, geminiStart, connect, selection, diff stat
+	rssEditor, rssCompanion, anonCompanion                                 int64
 }
 
 // stat is the p50 and min of a step's rounds.

@@ -3,8 +3,11 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
@@ -23,5 +26,32 @@ func TestQuick(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestClaudeConnected reads the connect's line of Claude Code 2.1.330's
+// debug log (--debug-file), as a start against gemkit.nvim wrote it.
+func TestClaudeConnected(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "debug.txt")
+	text := `2026-11-26T02:22:37.488Z [DEBUG] MCP server "ide": Starting connection with timeout of 30000ms
+2026-11-26T02:22:37.580Z [DEBUG] MCP server "ide": Successfully connected (transport: ws-ide) in 97ms
+2026-11-26T02:22:37.581Z [DEBUG] [MCP] Server "ide" connected with subscribe=false
+`
+	if _, _, ok := claudeConnected(log); ok {
+		t.Error("a log not yet written reads as connected")
+	}
+	if err := os.WriteFile(log, []byte(text[:strings.Index(text, "\n")+1]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := claudeConnected(log); ok {
+		t.Error("a connection only started reads as connected")
+	}
+	if err := os.WriteFile(log, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at, took, ok := claudeConnected(log)
+	want := time.Date(2026, 11, 26, 2, 22, 37, 580e6, time.UTC)
+	if !ok || !at.Equal(want) || took != 97*time.Millisecond {
+		t.Errorf("claudeConnected = %v, %v, %v; want %v, 97ms, true", at, took, ok, want)
 	}
 }

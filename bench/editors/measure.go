@@ -16,87 +16,94 @@ import (
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
-// measure runs the stand-in's steps against s.
-func (s *session) measure(o options) (result, error) {
-	var r result
-	nv, file, lock, pid, p := s.nv, s.file, s.lock, s.pid, s.p
-	ctx := context.Background()
-	c, err := dial(ctx, lock)
+// The steps of one round against a session, each timed alone; run
+// interleaves them between the plugins, round by round, so that both see
+// the same load.
+
+// standIn connects the stand-in that the timed steps use, and notes the
+// idle memory 3 s later.
+func (s *session) standIn(ctx context.Context, r *result) error {
+	c, err := dial(ctx, s.lock)
 	if err != nil {
-		return r, err
+		return err
 	}
-	defer c.close()
-	time.Sleep(3 * time.Second)
-	r.rssEditor, r.rssCompanion, r.anonCompanion = rssTree(pid)
+	s.c = c
+	time.Sleep(3 * time.Second) // the companion's idle state: it gives pages back 2 s after a client changes
+	r.rssEditor, r.rssCompanion, r.anonCompanion = rssTree(s.pid)
+	return nil
+}
 
-	for range o.n {
-		t0 := time.Now()
-		c2, err := dial(ctx, lock)
+// connectOnce times one more stand-in's dial → initialize answered.
+func (s *session) connectOnce(ctx context.Context) (time.Duration, error) {
+	t0 := time.Now()
+	c, err := dial(ctx, s.lock)
+	if err != nil {
+		return 0, err
+	}
+	d := time.Since(t0)
+	c.close()
+	return d, nil
+}
+
+func (s *session) input(keys string) error { _, err := s.nv.Call("nvim_input", keys); return err }
+
+// selectOnce times V j typed in the file → selection_changed with both
+// lines.
+func (s *session) selectOnce(ctx context.Context) (time.Duration, error) {
+	if err := s.input("<Esc>gg0"); err != nil {
+		return 0, err
+	}
+	time.Sleep(250 * time.Millisecond) // the selection cleared, past both plugins' debounce
+	s.c.drain()
+	t0 := time.Now()
+	if err := s.input("Vj"); err != nil {
+		return 0, err
+	}
+	if err := s.c.waitSelection(ctx, func(text string) bool { return strings.HasPrefix(text, "one\ntwo") }, 5*time.Second); err != nil {
+		return 0, fmt.Errorf("V j → selection_changed: %w", err)
+	}
+	d := time.Since(t0)
+	return d, s.input("<Esc>")
+}
+
+// diffOnce times openDiff sent → the diff drawn (stamped in Neovim), then
+// rejects the diff with the plugin's command.
+func (s *session) diffOnce(ctx context.Context, i int) (time.Duration, error) {
+	if _, err := s.nv.Call("nvim_exec_lua", "_G.bench_drawn = false", []any{}); err != nil {
+		return 0, err
+	}
+	t0 := monotonic()
+	call, err := s.c.call(ctx, "tools/call", map[string]any{"name": "openDiff", "arguments": map[string]any{
+		"old_file_path": s.file, "new_file_path": s.file, "new_file_contents": "one\nTWO\nthree\n", "tab_name": "bench " + strconv.Itoa(i)}})
+	if err != nil {
+		return 0, err
+	}
+	var drawn int64
+	if err := benchenv.Poll(10*time.Second, 5*time.Millisecond, func() error {
+		v, err := s.nv.Call("nvim_exec_lua", "return _G.bench_drawn", []any{})
 		if err != nil {
-			return r, err
+			return err
 		}
-		r.connect = append(r.connect, time.Since(t0))
-		c2.close()
+		n, ok := v.(int64)
+		if !ok {
+			return errors.New("no diff drawn")
+		}
+		drawn = n
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("openDiff: %w", err)
 	}
-
-	input := func(keys string) error { _, err := nv.Call("nvim_input", keys); return err }
-	for range o.n {
-		if err := input("<Esc>gg0"); err != nil {
-			return r, err
-		}
-		time.Sleep(250 * time.Millisecond) // the selection cleared, past both plugins' debounce
-		c.drain()
-		t0 := time.Now()
-		if err := input("Vj"); err != nil {
-			return r, err
-		}
-		if err := c.waitSelection(ctx, func(text string) bool { return strings.HasPrefix(text, "one\ntwo") }, 5*time.Second); err != nil {
-			return r, fmt.Errorf("V j → selection_changed: %w", err)
-		}
-		r.selection = append(r.selection, time.Since(t0))
+	d := time.Duration(drawn) - t0
+	if _, err := s.nv.Call("nvim_command", s.p.reject); err != nil {
+		return 0, fmt.Errorf(":%s: %w", s.p.reject, err)
 	}
-	if err := input("<Esc>"); err != nil {
-		return r, err
+	select {
+	case <-call:
+	case <-time.After(10 * time.Second):
+		return 0, errors.New("openDiff did not answer after :" + s.p.reject)
 	}
-
-	for i := range o.n {
-		if _, err := nv.Call("nvim_exec_lua", "_G.bench_drawn = false", []any{}); err != nil {
-			return r, err
-		}
-		t0 := monotonic()
-		call, err := c.call(ctx, "tools/call", map[string]any{"name": "openDiff", "arguments": map[string]any{
-			"old_file_path": file, "new_file_path": file, "new_file_contents": "one\nTWO\nthree\n", "tab_name": "bench " + strconv.Itoa(i)}})
-		if err != nil {
-			return r, err
-		}
-		var drawn int64
-		if err := benchenv.Poll(10*time.Second, 5*time.Millisecond, func() error {
-			v, err := nv.Call("nvim_exec_lua", "return _G.bench_drawn", []any{})
-			if err != nil {
-				return err
-			}
-			n, ok := v.(int64)
-			if !ok {
-				return errors.New("no diff drawn")
-			}
-			drawn = n
-			return nil
-		}); err != nil {
-			return r, fmt.Errorf("openDiff: %w", err)
-		}
-		r.diff = append(r.diff, time.Duration(drawn)-t0)
-
-		if _, err := nv.Call("nvim_command", p.reject); err != nil {
-			return r, fmt.Errorf(":%s: %w", p.reject, err)
-		}
-		select {
-		case <-call:
-		case <-time.After(10 * time.Second):
-			return r, errors.New("openDiff did not answer after :" + p.reject)
-		}
-		time.Sleep(100 * time.Millisecond) // the view closes
-	}
-	return r, nil
+	time.Sleep(100 * time.Millisecond) // the view closes
+	return d, nil
 }
 
 // rssTree is the VmRSS of pid and, apart, of its child processes, with

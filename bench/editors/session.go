@@ -49,6 +49,7 @@ type session struct {
 	tsock                      string
 	env, claudeEnv             []string
 	nv                         *nvimrpc.Client
+	c                          *stand // the stand-in of the timed steps, once connected
 	pid                        int
 }
 
@@ -114,6 +115,9 @@ func open(o options, p plugin, dir string) (*session, error) {
 
 // close quits Neovim and ends its tmux server.
 func (s *session) close() {
+	if s.c != nil {
+		s.c.close()
+	}
 	if s.nv != nil {
 		_, _ = s.nv.Call("nvim_command", "qa!")
 		s.nv.Close()
