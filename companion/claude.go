@@ -146,7 +146,7 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.peers[p] = false
 	c.mu.Unlock()
-	c.srv.findPeer(&p.info, p.conn)
+	p.info.deferPeer(p.conn)
 	c.srv.log.Info("claude code connected", "port", c.port)
 	defer func() {
 		c.mu.Lock()

@@ -64,6 +64,11 @@ type clientInfo struct {
 	name, version, protocol string
 	since                   time.Time
 	peer                    peerProcess
+
+	// lazy is the connection of a client whose process is looked up only
+	// when first asked for (deferPeer), once (lookup).
+	lazy   peerConn
+	lookup sync.Once
 }
 
 // peerProcess is what the system tells of a client's process (peerOf).
@@ -91,6 +96,36 @@ func (s *Server) findPeer(info *clientInfo, c peerConn) {
 			info.setPeer(p)
 		}
 	}()
+}
+
+// deferPeer leaves the lookup of the client's process (peerOf) until
+// someone asks for it ([Server.Clients]), for a client whose agent its
+// transport already names: Claude Code on its endpoint. Nothing on its
+// connect's path, or beside it, needs the process: the lookup reads the
+// descriptors of the machine's processes (some 20–60 ms of CPU on a
+// loaded 2-core machine, measured with strace), which competed with the
+// agent's own start as it connected, for a status line that only the
+// terminal front-end shows.
+func (c *clientInfo) deferPeer(conn peerConn) {
+	c.mu.Lock()
+	c.lazy = conn
+	c.mu.Unlock()
+}
+
+// lookupPeer looks up the process of a client left to deferPeer, once;
+// a caller that comes while the lookup runs waits for it.
+func (c *clientInfo) lookupPeer() {
+	c.lookup.Do(func() {
+		c.mu.Lock()
+		conn := c.lazy
+		c.mu.Unlock()
+		if conn == (peerConn{}) {
+			return
+		}
+		if p := peerOf(conn); p.pid != 0 {
+			c.setPeer(p)
+		}
+	})
 }
 
 // peerLookups counts the lookups under way, so that Clients can wait a
@@ -214,7 +249,8 @@ func initializeInfo(params json.RawMessage) initInfo {
 // stream closed is kept for a reconnect but not listed until it does. A
 // WebSocket client counts from its initialized notification until its
 // connection closes. While a new client's process is being looked up it
-// waits for it, a quarter of a second at most.
+// waits for it, a quarter of a second at most; a Claude Code's process is
+// looked up here, the first time it is listed (deferPeer).
 func (s *Server) Clients() []Client {
 	// A lookup takes some 15 ms; the list waits for it rather than
 	// naming a client twice.
@@ -236,13 +272,20 @@ func (s *Server) Clients() []Client {
 	}
 	s.streams.mu.Unlock()
 	if s.claude != nil {
+		var claude []*wsPeer
 		s.claude.mu.Lock()
 		for p, ready := range s.claude.peers {
 			if ready {
-				out = append(out, p.info.client(TransportClaude))
+				claude = append(claude, p)
 			}
 		}
 		s.claude.mu.Unlock()
+		// Their processes are looked up now, the first time they are
+		// asked for (deferPeer), outside the endpoint's lock.
+		for _, p := range claude {
+			p.info.lookupPeer()
+			out = append(out, p.info.client(TransportClaude))
+		}
 	}
 	slices.SortStableFunc(out, func(a, b Client) int { return a.Since.Compare(b.Since) })
 	return out
