@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -91,7 +92,11 @@ func UID(pid int) (uint32, error) {
 
 // Pids are the processes this one can see, newest first: a process that
 // has just connected is most often among the last started, so a lookup
-// that stops when it finds what it wants ends after a few of them.
+// that stops when it finds what it wants ends after a few of them. The
+// kernel hands out pids upwards and starts again from the bottom past
+// pid_max (32768 by default, soon reached on a machine that builds), so
+// the newest are those at and below the last pid handed out, then those
+// above it (newestFirst).
 func Pids() ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -103,9 +108,40 @@ func Pids() ([]int, error) {
 			pids = append(pids, pid)
 		}
 	}
-	slices.Sort(pids)
-	slices.Reverse(pids)
+	newestFirst(pids, lastPid())
 	return pids, nil
+}
+
+// newestFirst orders pids from the newest to the oldest, last being the
+// last pid handed out (0 when not known: then by pid alone).
+func newestFirst(pids []int, last int) {
+	slices.SortFunc(pids, func(a, b int) int {
+		// Above last: handed out before the pids wrapped, older than
+		// every pid at or below it.
+		return cmp.Compare(b-wrapped(b, last), a-wrapped(a, last))
+	})
+}
+
+func wrapped(pid, last int) int {
+	if last > 0 && pid > last {
+		return 1 << 30
+	}
+	return 0
+}
+
+// lastPid is the pid the kernel handed out last in this process's pid
+// namespace: /proc/loadavg's fifth field; 0 when not known.
+func lastPid() int {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 5 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[4])
+	return n
 }
 
 // SocketOwners finds, for each socket inode, the process that holds it

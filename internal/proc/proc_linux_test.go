@@ -269,3 +269,30 @@ func TestContextEndsGroup(t *testing.T) {
 	cmd.Wait()
 	waitGone(t, grandchild)
 }
+
+// TestNewestFirst orders pids by age across the wrap of pid numbers: past
+// pid_max the kernel hands out small pids again, and those are the newest.
+func TestNewestFirst(t *testing.T) {
+	for _, tc := range []struct {
+		pids []int
+		last int
+		want []int
+	}{
+		{[]int{1, 300, 20, 4000}, 4000, []int{4000, 300, 20, 1}},
+		{[]int{1, 32741, 6095, 6100, 31000, 5000}, 6100, []int{6100, 6095, 5000, 1, 32741, 31000}},
+		{[]int{7, 3, 9}, 0, []int{9, 7, 3}}, // last not known: by pid
+	} {
+		got := slices.Clone(tc.pids)
+		newestFirst(got, tc.last)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("newestFirst(%v, %d) = %v, want %v", tc.pids, tc.last, got, tc.want)
+		}
+	}
+	pids, err := Pids()
+	if err != nil || len(pids) == 0 {
+		t.Fatalf("Pids() = %v, %v", pids, err)
+	}
+	if last := lastPid(); last == 0 {
+		t.Error("no last pid in /proc/loadavg")
+	}
+}
