@@ -17,6 +17,8 @@
 //     in diff mode (stamped in Neovim by a decoration provider with
 //     CLOCK_MONOTONIC, the clock this program stamps with), of b.txt or
 //     of the file -file names (main.go: Go's syntax and ftplugin load);
+//     and → the first redraw with every diff window's syntax set, as a
+//     plugin may load the language's files just after the first draw;
 //   - idle RSS: Neovim and its children (gemkit's companion) 3 s after
 //     the stand-in connected (before the rounds below);
 //   - claude start → dial: the real Claude Code (-claude; by default the
@@ -66,6 +68,7 @@ func main() {
 
 type options struct {
 	nvim, gemkit, claudecode, claude, gemini, root, file string
+	ref, refGemkit                                       string
 	n, starts                                            int
 }
 
@@ -79,6 +82,8 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&o.n, "n", 12, "rounds of each timed step")
 	fs.StringVar(&o.file, "file", "b.txt", "name of the file the diffs are of; its extension picks the syntax and ftplugin Neovim loads (b.txt: text; main.go: Go's)")
 	fs.IntVar(&o.starts, "starts", 5, "starts of the real Claude Code per plugin")
+	fs.StringVar(&o.ref, "ref", "", "a checkout (or a copy of its editors/) whose gemkit.nvim is measured too, as gemkit.nvim (ref): main before a change, say")
+	fs.StringVar(&o.refGemkit, "ref-gemkit", "", "the gemkit binary of -ref's column (default: -gemkit's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -119,12 +124,29 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("build gemkit: %v\n%s", err, b)
 		}
 	}
-	plugins := []plugin{{
-		name:   "gemkit.nvim",
-		gemini: true,
-		setup:  fmt.Sprintf("vim.opt.runtimepath:prepend(%q)\nvim.cmd('runtime plugin/gemkit.lua')\nrequire('gemkit').setup({ cmd = %q })\n", filepath.Join(o.root, "editors", "nvim"), o.gemkit),
-		reject: "GemkitReject",
-	}}
+	gemkitPlugin := func(name, root, bin string) plugin {
+		return plugin{
+			name:   name,
+			gemini: true,
+			setup:  fmt.Sprintf("vim.opt.runtimepath:prepend(%q)\nvim.cmd('runtime plugin/gemkit.lua')\nrequire('gemkit').setup({ cmd = %q })\n", filepath.Join(root, "editors", "nvim"), bin),
+			reject: "GemkitReject",
+		}
+	}
+	plugins := []plugin{gemkitPlugin("gemkit.nvim", o.root, o.gemkit)}
+	if o.ref != "" {
+		if o.refGemkit == "" {
+			o.refGemkit = o.gemkit
+		}
+		ref, err := filepath.Abs(o.ref)
+		if err != nil {
+			return err
+		}
+		o.ref = ref
+		if _, err := os.Stat(filepath.Join(o.ref, "editors", "nvim", "lua", "gemkit", "init.lua")); err != nil {
+			return fmt.Errorf("-ref %s: no gemkit.nvim in it (%w)", o.ref, err)
+		}
+		plugins = append(plugins, gemkitPlugin("gemkit.nvim (ref)", o.ref, o.refGemkit))
+	}
 	if o.claudecode != "" {
 		dir, err := filepath.Abs(o.claudecode)
 		if err != nil {
@@ -211,26 +233,36 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("%s: %w", plugins[i].name, err)
 		}
 	}
+	// Each step's rounds: one of each plugin per round.
 	steps := []struct {
 		name string
-		add  func(r *result, d time.Duration)
-		once func(s *session, round int) (time.Duration, error)
+		once func(s *session, r *result, round int) error
 	}{
-		{"connect", func(r *result, d time.Duration) { r.connect = append(r.connect, d) },
-			func(s *session, _ int) (time.Duration, error) { return s.connectOnce(ctx) }},
-		{"selection", func(r *result, d time.Duration) { r.selection = append(r.selection, d) },
-			func(s *session, _ int) (time.Duration, error) { return s.selectOnce(ctx) }},
-		{"openDiff", func(r *result, d time.Duration) { r.diff = append(r.diff, d) },
-			func(s *session, round int) (time.Duration, error) { return s.diffOnce(ctx, round) }},
+		{"connect", func(s *session, r *result, _ int) error {
+			d, err := s.connectOnce(ctx)
+			r.connect = append(r.connect, d)
+			return err
+		}},
+		{"selection", func(s *session, r *result, _ int) error {
+			d, err := s.selectOnce(ctx)
+			r.selection = append(r.selection, d)
+			return err
+		}},
+		{"openDiff", func(s *session, r *result, round int) error {
+			d, hl, err := s.diffOnce(ctx, round)
+			r.diff = append(r.diff, d)
+			if hl > 0 {
+				r.highlighted = append(r.highlighted, hl)
+			}
+			return err
+		}},
 	}
 	for _, step := range steps {
 		for round := range o.n {
 			for _, i := range order(round) {
-				d, err := step.once(sessions[i], round)
-				if err != nil {
+				if err := step.once(sessions[i], &results[i], round); err != nil {
 					return fmt.Errorf("%s: %s: %w", plugins[i].name, step.name, err)
 				}
-				step.add(&results[i], d)
 			}
 		}
 	}
@@ -259,6 +291,7 @@ func run(args []string, out io.Writer) error {
 	row("connect: dial → initialize answered", func(r result) string { return r.connect.String() })
 	row("selection (V j) → agent", func(r result) string { return r.selection.String() })
 	row("openDiff → diff drawn", func(r result) string { return r.diff.String() })
+	row("  → drawn with syntax on both sides", func(r result) string { return r.highlighted.String() })
 	row("idle RSS, Neovim + companion", func(r result) string {
 		return fmt.Sprintf("%.1f + %.1f MB", mb(r.rssEditor), mb(r.rssCompanion))
 	})
@@ -272,8 +305,8 @@ type plugin struct {
 }
 
 type result struct {
-	start, connected, claudeConnect, geminiStart, connect, selection, diff stat
-	rssEditor, rssCompanion, anonCompanion                                 int64
+	start, connected, claudeConnect, geminiStart, connect, selection, diff, highlighted stat
+	rssEditor, rssCompanion, anonCompanion                                              int64
 }
 
 // stat is the p50 and min of a step's rounds.

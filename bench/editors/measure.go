@@ -66,44 +66,54 @@ func (s *session) selectOnce(ctx context.Context) (time.Duration, error) {
 	return d, s.input("<Esc>")
 }
 
-// diffOnce times openDiff sent → the diff drawn (stamped in Neovim), then
-// rejects the diff with the plugin's command.
-func (s *session) diffOnce(ctx context.Context, i int) (time.Duration, error) {
-	if _, err := s.nv.Call("nvim_exec_lua", "_G.bench_drawn = false", []any{}); err != nil {
-		return 0, err
+// diffOnce times openDiff sent → the diff drawn, and → drawn with every
+// side's syntax set (stamped in Neovim; 0 when that did not come within
+// 2 s: a file with no filetype), then rejects the diff with the plugin's
+// command.
+func (s *session) diffOnce(ctx context.Context, i int) (d, highlighted time.Duration, err error) {
+	if _, err := s.nv.Call("nvim_exec_lua", "_G.bench_drawn, _G.bench_highlighted = false, false", []any{}); err != nil {
+		return 0, 0, err
 	}
 	t0 := monotonic()
 	call, err := s.c.call(ctx, "tools/call", map[string]any{"name": "openDiff", "arguments": map[string]any{
 		"old_file_path": s.file, "new_file_path": s.file, "new_file_contents": "one\nTWO\nthree\n", "tab_name": "bench " + strconv.Itoa(i)}})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var drawn int64
-	if err := benchenv.Poll(10*time.Second, 5*time.Millisecond, func() error {
-		v, err := s.nv.Call("nvim_exec_lua", "return _G.bench_drawn", []any{})
-		if err != nil {
-			return err
-		}
-		n, ok := v.(int64)
-		if !ok {
-			return errors.New("no diff drawn")
-		}
-		drawn = n
-		return nil
-	}); err != nil {
-		return 0, fmt.Errorf("openDiff: %w", err)
+	stamp := func(name string, bound time.Duration) (int64, error) {
+		var at int64
+		err := benchenv.Poll(bound, 5*time.Millisecond, func() error {
+			v, err := s.nv.Call("nvim_exec_lua", "return _G."+name, []any{})
+			if err != nil {
+				return err
+			}
+			n, ok := v.(int64)
+			if !ok {
+				return errors.New("no " + name)
+			}
+			at = n
+			return nil
+		})
+		return at, err
 	}
-	d := time.Duration(drawn) - t0
+	drawn, err := stamp("bench_drawn", 10*time.Second)
+	if err != nil {
+		return 0, 0, fmt.Errorf("openDiff: %w", err)
+	}
+	if hl, err := stamp("bench_highlighted", 2*time.Second); err == nil {
+		highlighted = time.Duration(hl) - t0
+	}
+	d = time.Duration(drawn) - t0
 	if _, err := s.nv.Call("nvim_command", s.p.reject); err != nil {
-		return 0, fmt.Errorf(":%s: %w", s.p.reject, err)
+		return 0, 0, fmt.Errorf(":%s: %w", s.p.reject, err)
 	}
 	select {
 	case <-call:
 	case <-time.After(10 * time.Second):
-		return 0, errors.New("openDiff did not answer after :" + s.p.reject)
+		return 0, 0, errors.New("openDiff did not answer after :" + s.p.reject)
 	}
 	time.Sleep(100 * time.Millisecond) // the view closes
-	return d, nil
+	return d, highlighted, nil
 }
 
 // rssTree is the VmRSS of pid and, apart, of its child processes, with

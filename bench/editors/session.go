@@ -28,14 +28,28 @@ func monotonic() time.Duration {
 }
 
 // drawnLua stamps the first redraw of a window in diff mode after
-// _G.bench_drawn is reset to false.
+// _G.bench_drawn is reset to false, and in _G.bench_highlighted the first
+// redraw of one when every window in diff mode in its tab has its syntax
+// set (a plugin may load the language's files after the first draw).
 const drawnLua = `
-_G.bench_drawn = false
-local hrtime = (vim.uv or vim.loop).hrtime
-vim.api.nvim_set_decoration_provider(vim.api.nvim_create_namespace('bench'), {
+_G.bench_drawn, _G.bench_highlighted = false, false
+local api, hrtime = vim.api, (vim.uv or vim.loop).hrtime
+api.nvim_set_decoration_provider(api.nvim_create_namespace('bench'), {
   on_win = function(_, win)
-    if _G.bench_drawn == false and vim.wo[win].diff then
-      _G.bench_drawn = hrtime()
+    if not vim.wo[win].diff then
+      return false
+    end
+    local now = hrtime()
+    if _G.bench_drawn == false then
+      _G.bench_drawn = now
+    end
+    if _G.bench_highlighted == false then
+      for _, w in ipairs(api.nvim_tabpage_list_wins(api.nvim_win_get_tabpage(win))) do
+        if vim.wo[w].diff and vim.bo[api.nvim_win_get_buf(w)].syntax == '' then
+          return false
+        end
+      end
+      _G.bench_highlighted = now
     end
     return false
   end,
