@@ -102,10 +102,10 @@ func (s *Server) findPeer(info *clientInfo, c peerConn) {
 // someone asks for it ([Server.Clients]), for a client whose agent its
 // transport already names: Claude Code on its endpoint. Nothing on its
 // connect's path, or beside it, needs the process: the lookup reads the
-// descriptors of the machine's processes (some 20–60 ms of CPU on a
-// loaded 2-core machine, measured with strace), which competed with the
-// agent's own start as it connected, for a status line that only the
-// terminal front-end shows.
+// descriptors of the machine's processes (62 ms of such reads beside a
+// real Claude Code's connect under strace, on a 2-core machine at load
+// 33), which competed with the agent's own start as it connected, for a
+// status line that only the terminal front-end shows.
 func (c *clientInfo) deferPeer(conn peerConn) {
 	c.mu.Lock()
 	c.lazy = conn
