@@ -9,14 +9,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"github.com/spf13/cobra"
 )
 
 const extHookLong = `Run one command hook of an extension switched to gemkit (gemkit extensions
@@ -187,13 +187,13 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		switch {
 		case d.Method == sandbox.UnixMethod:
 			r.UnixSocket, r.Allow = true, allow+" --allow-unix-sockets"
-		case d.Method == sandbox.LookupMethod:
+		case d.Method == netproxy.LookupMethod:
 			r.Lookup = true
 		case d.Port > 0:
 			r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 			r.Direct = d.Method == sandbox.DirectMethod
 		}
-		if _, err := permission.ParseHost(r.Host); err == nil && r.Allow == "" && (d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
+		if _, err := permission.ParseHost(r.Host); err == nil && r.Allow == "" && (d.Reason == netproxy.NotAllowed || d.Reason == netproxy.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed) {
 			r.Allow = allow + " --allow-host " + r.Host
 		}
 		if r.At.IsZero() {

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/gemkit/gemkit/internal/buildinfo"
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/disclosure"
@@ -20,7 +18,9 @@ import (
 	"github.com/gemkit/gemkit/internal/mcpserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/toolrun"
+	"github.com/spf13/cobra"
 )
 
 // TokenEnv names the environment variable that sets `gemkit mcp --http`'s
@@ -215,7 +215,7 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	// none (the watch of their writes keeps those names).
 	launcher := &sandbox.Launcher{
 		AllowUnconfined: o.allowUnconfined,
-		OnDeny: func(d sandbox.Denial) {
+		OnDeny: func(d netproxy.Denial) {
 			a.log.Warn("sandbox denial", "denial", d.String())
 		},
 	}

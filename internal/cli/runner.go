@@ -10,6 +10,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -48,7 +49,7 @@ func agreeCommand(ext string) string { return "gemkit extensions consent " + ext
 func stderrLauncher(w io.Writer, allowUnconfined bool) *sandbox.Launcher {
 	return &sandbox.Launcher{
 		AllowUnconfined: allowUnconfined,
-		OnDeny: func(d sandbox.Denial) {
+		OnDeny: func(d netproxy.Denial) {
 			fmt.Fprintf(w, "gemkit: sandbox: %s\n", extension.Printable(d.String()))
 		},
 	}

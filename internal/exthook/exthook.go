@@ -45,6 +45,7 @@ import (
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // DefaultTimeout is Gemini CLI's timeout of a hook that sets none
@@ -254,7 +255,7 @@ type Result struct {
 	// TimedOut: the run was stopped at its timeout.
 	TimedOut bool
 	// Denied are the sandbox's refusals of its connections.
-	Denied []sandbox.Denial
+	Denied []netproxy.Denial
 	// Stderr is the end of what it wrote on stderr (which went to
 	// Gemini CLI as it came), for finding refused writes.
 	Stderr string
@@ -286,11 +287,11 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	defer cancel()
 	tail := &tailBuffer{max: 64 << 10}
 	var mu sync.Mutex
-	var denied []sandbox.Denial
+	var denied []netproxy.Denial
 	cmd := &sandbox.Command{
 		Policy: pol, Path: bash, Args: []string{"-c", h.Command()}, Env: h.Env(tmp), Dir: h.Workspace,
 		Stdin: stdin, Stdout: stdout, Stderr: io.MultiWriter(stderr, tail),
-		OnDeny: func(d sandbox.Denial) {
+		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)
 			mu.Unlock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -126,7 +127,7 @@ exit 3
 	if !strings.Contains(errb.String(), "lookup refused") || res.Stderr != errb.String() {
 		t.Errorf("stderr %q, kept %q", errb.String(), res.Stderr)
 	}
-	if !slices.ContainsFunc(res.Denied, func(d sandbox.Denial) bool { return strings.Contains(d.Host, "collector.example.net") }) {
+	if !slices.ContainsFunc(res.Denied, func(d netproxy.Denial) bool { return strings.Contains(d.Host, "collector.example.net") }) {
 		t.Errorf("the lookup was not reported: %+v", res.Denied)
 	}
 

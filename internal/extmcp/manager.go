@@ -15,6 +15,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // DefaultIdle is how long a server is kept without a call before it is
@@ -213,7 +214,7 @@ type running struct {
 	wait func() error
 	// denied is what the sandbox refused it so far (nil for a remote
 	// server, which has no sandbox).
-	denied func() []sandbox.Denial
+	denied func() []netproxy.Denial
 	client *mcpclient.Client
 	tmp    string
 	data   string // its data folder

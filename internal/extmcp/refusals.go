@@ -16,6 +16,7 @@ import (
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // Refusal is one thing the sandbox refused an extension's MCP server, in
@@ -83,7 +84,7 @@ type Refusal struct {
 }
 
 // refusal is d, the sandbox's refusal of sp's server, for the person.
-func refusal(sp Spec, d sandbox.Denial, data string) Refusal {
+func refusal(sp Spec, d netproxy.Denial, data string) Refusal {
 	r := Refusal{At: d.At, Extension: sp.Extension, Server: sp.Label(), Host: d.Host, Reason: d.Reason, Count: d.Count}
 	if d.Method == sandbox.WriteMethod {
 		return writeRefusal(sp, d, r, data)
@@ -99,7 +100,7 @@ func refusal(sp Spec, d sandbox.Denial, data string) Refusal {
 		r.Listen = true
 		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 		return r
-	case d.Method == sandbox.LookupMethod:
+	case d.Method == netproxy.LookupMethod:
 		r.Lookup = true
 	case d.Port > 0:
 		r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
@@ -129,7 +130,7 @@ func refusal(sp Spec, d sandbox.Denial, data string) Refusal {
 		return r
 	}
 	switch {
-	case d.Reason == sandbox.NotAllowed || d.Reason == sandbox.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed:
+	case d.Reason == netproxy.NotAllowed || d.Reason == netproxy.LookupNotAllowed || d.Reason == sandbox.DirectNotAllowed:
 		// The name and the addresses its lookup gives are one host,
 		// allowed in one round.
 		r.Also = sameHost(d.Host, d.Port)
@@ -137,7 +138,7 @@ func refusal(sp Spec, d sandbox.Denial, data string) Refusal {
 		for _, a := range r.Also {
 			r.Allow += " --allow-host " + hostArg(a)
 		}
-	case d.Addr != "" && strings.Contains(d.Reason, sandbox.PrivateReason):
+	case d.Addr != "" && strings.Contains(d.Reason, netproxy.PrivateReason):
 		// An allowed name whose lookup gave a private address: listing
 		// the address too allows it.
 		addr := net.JoinHostPort(d.Addr, strconv.Itoa(d.Port))
@@ -157,7 +158,7 @@ const readOnlyReason = "the folder of another extension, read-only to every sand
 // of its writes (r is what it has of d so far; data is the server's data
 // folder), in the words the server's own error gives (writes.go), and
 // with the command that allows it where one does.
-func writeRefusal(sp Spec, d sandbox.Denial, r Refusal, data string) Refusal {
+func writeRefusal(sp Spec, d netproxy.Denial, r Refusal, data string) Refusal {
 	r.Host, r.Path = "", d.Path
 	switch d.Reason {
 	case sandbox.WriteWorkspace:
@@ -254,7 +255,7 @@ func (r Refusal) String() string {
 			s += " (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the " + kind + "'s client must use)"
 		}
 	}
-	if r.Reason == sandbox.LookupNoProxy || r.Reason == sandbox.DirectNoProxy {
+	if r.Reason == netproxy.LookupNoProxy || r.Reason == sandbox.DirectNoProxy {
 		// Allowed, and refused all the same: no widening helps, and the
 		// person is to know it is the server's to change.
 		s += "; no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change"
@@ -353,7 +354,7 @@ func ReadRefusals(path string) ([]Refusal, error) {
 // the person: in gemkit mcp's log, in the end of the server's stderr that
 // a failed call quotes, and in the refusals file, with the one command
 // that would allow it.
-func (s *server) denied(d sandbox.Denial) { s.report(s.refusalOf(d)) }
+func (s *server) denied(d netproxy.Denial) { s.report(s.refusalOf(d)) }
 
 // dataFolder is the data folder of the extension ext's servers, "" when
 // it cannot be told.
@@ -369,7 +370,7 @@ func (m *Manager) dataFolder(ext string) string {
 }
 
 // refusalOf is refusal of d with what the server's run knows (withRun).
-func (s *server) refusalOf(d sandbox.Denial) Refusal {
+func (s *server) refusalOf(d netproxy.Denial) Refusal {
 	r := refusal(s.spec, d, s.m.dataFolder(s.spec.Extension))
 	s.withRun(&r)
 	return r
@@ -473,7 +474,7 @@ func KeepRefusals(path string, add ...Refusal) error {
 // refusedSince returns the refusals of the run whose denials before a
 // call were before (Process.Denied then), that is those during the call:
 // new ones and ones seen again.
-func (s *server) refusedSince(before, after []sandbox.Denial, data string) []Refusal {
+func (s *server) refusedSince(before, after []netproxy.Denial, data string) []Refusal {
 	rs := refusedSince(s.spec, before, after, data)
 	for i := range rs {
 		s.withRun(&rs[i])
@@ -481,7 +482,7 @@ func (s *server) refusedSince(before, after []sandbox.Denial, data string) []Ref
 	return rs
 }
 
-func refusedSince(sp Spec, before, after []sandbox.Denial, data string) []Refusal {
+func refusedSince(sp Spec, before, after []netproxy.Denial, data string) []Refusal {
 	type key struct {
 		method, host, path, reason string
 		port                       int

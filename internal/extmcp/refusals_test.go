@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // TestRefusalWords: each refusal says which extension, which server,
@@ -19,42 +20,42 @@ func TestRefusalWords(t *testing.T) {
 	sp := Spec{Extension: "weather", Server: "api"}
 	const noProxyCaveat = " (only the sandbox's proxy, named in HTTPS_PROXY and HTTP_PROXY, leads to an allowed host, and this server's client did not use it: allowing the host helps only if it does)"
 	for _, c := range []struct {
-		d      sandbox.Denial
+		d      netproxy.Denial
 		person string
 		model  string
 	}{
-		{sandbox.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: sandbox.NotAllowed},
+		{netproxy.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: netproxy.NotAllowed},
 			"extension weather's MCP server api was refused a connection to api.example.com:443 (host not in network.allowedHosts); to allow it: gemkit extensions sandbox weather --allow-host api.example.com:443",
 			"gemkit's sandbox refused this MCP server during the call: a connection to api.example.com:443. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com:443"},
-		{sandbox.Denial{Method: sandbox.LookupMethod, Host: "api.example.com", Reason: sandbox.LookupNotAllowed},
+		{netproxy.Denial{Method: netproxy.LookupMethod, Host: "api.example.com", Reason: netproxy.LookupNotAllowed},
 			"extension weather's MCP server api was refused the host api.example.com (name looked up without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host api.example.com (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
 			"gemkit's sandbox refused this MCP server during the call: the host api.example.com (looked up without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host api.example.com" + noProxyCaveat},
-		{sandbox.Denial{Method: "GET", Host: "127.0.0.1", Port: 7777, Reason: "port 7777 on this machine is one of gemkit's own servers"},
+		{netproxy.Denial{Method: "GET", Host: "127.0.0.1", Port: 7777, Reason: "port 7777 on this machine is one of gemkit's own servers"},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:7777 (port 7777 on this machine is one of gemkit's own servers)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:7777: port 7777 on this machine is one of gemkit's own servers."},
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "10.0.0.5", Port: 443, Reason: sandbox.DirectNotAllowed},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "10.0.0.5", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to 10.0.0.5:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host 10.0.0.5:443 (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 10.0.0.5:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host 10.0.0.5:443" + noProxyCaveat},
-		{sandbox.Denial{Method: "CONNECT", Host: "a;touch x", Port: 443, Reason: sandbox.NotAllowed},
+		{netproxy.Denial{Method: "CONNECT", Host: "a;touch x", Port: 443, Reason: netproxy.NotAllowed},
 			"extension weather's MCP server api was refused a connection to a;touch x:443 (host not in network.allowedHosts)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to a;touch x:443: host not in network.allowedHosts."},
 		// A name the server looked up is its own choice: a terminal's
 		// escape sequence in it is shown escaped, and offers no command.
-		{sandbox.Denial{Method: sandbox.LookupMethod, Host: "\x1b]0;owned\x07x.example", Reason: sandbox.LookupNotAllowed},
+		{netproxy.Denial{Method: netproxy.LookupMethod, Host: "\x1b]0;owned\x07x.example", Reason: netproxy.LookupNotAllowed},
 			`extension weather's MCP server api was refused the host \x1b]0;owned\x07x.example (name looked up without the sandbox's proxy; host not allowed)`,
 			`gemkit's sandbox refused this MCP server during the call: the host \x1b]0;owned\x07x.example (looked up without the sandbox's proxy): name looked up without the sandbox's proxy; host not allowed.`},
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "2001:db8::1", Port: 443, Reason: sandbox.DirectNotAllowed},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "2001:db8::1", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to [2001:db8::1]:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443' (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'" + noProxyCaveat},
 		// Allowed, and reached without the proxy all the same: no command,
 		// and the person is told it is the server's to change.
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNoProxy},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNoProxy},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:8080 (connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)); no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:8080 (without the sandbox's proxy): connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)."},
-		{sandbox.Denial{Method: sandbox.UnixMethod, Reason: sandbox.UnixNotAllowed},
+		{netproxy.Denial{Method: sandbox.UnixMethod, Reason: sandbox.UnixNotAllowed},
 			"extension weather's MCP server api was refused a Unix socket (Unix-domain sockets not allowed); to allow it: gemkit extensions sandbox weather --allow-unix-sockets",
 			"gemkit's sandbox refused this MCP server during the call: a Unix socket. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-unix-sockets"},
-		{sandbox.Denial{Method: "GET", Host: "127.0.0.1:3128", Reason: "not a proxy request (want CONNECT or an absolute http:// URL)"},
+		{netproxy.Denial{Method: "GET", Host: "127.0.0.1:3128", Reason: "not a proxy request (want CONNECT or an absolute http:// URL)"},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:3128 (not a proxy request (want CONNECT or an absolute http:// URL))",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:3128: not a proxy request (want CONNECT or an absolute http:// URL)."},
 	} {
@@ -72,14 +73,14 @@ func TestRefusalWords(t *testing.T) {
 // new refusals and repeats alike.
 func TestRefusedSince(t *testing.T) {
 	sp := Spec{Extension: "e", Server: "s"}
-	a := sandbox.Denial{Method: "GET", Host: "a", Port: 80, Reason: sandbox.NotAllowed, Count: 1}
-	b := sandbox.Denial{Method: sandbox.LookupMethod, Host: "b", Reason: sandbox.LookupNotAllowed, Count: 1}
+	a := netproxy.Denial{Method: "GET", Host: "a", Port: 80, Reason: netproxy.NotAllowed, Count: 1}
+	b := netproxy.Denial{Method: netproxy.LookupMethod, Host: "b", Reason: netproxy.LookupNotAllowed, Count: 1}
 	a2 := a
 	a2.Count = 2
-	if got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a}, ""); len(got) != 0 {
+	if got := refusedSince(sp, []netproxy.Denial{a}, []netproxy.Denial{a}, ""); len(got) != 0 {
 		t.Errorf("nothing new: %v", got)
 	}
-	got := refusedSince(sp, []sandbox.Denial{a}, []sandbox.Denial{a2, b}, "")
+	got := refusedSince(sp, []netproxy.Denial{a}, []netproxy.Denial{a2, b}, "")
 	if len(got) != 2 || got[0].Host != "a:80" || got[1].Host != "b" || !got[1].Lookup {
 		t.Errorf("repeat and new: %+v", got)
 	}

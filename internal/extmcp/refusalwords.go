@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // credentialWords say how a server that asked a cloud's metadata
@@ -488,7 +489,7 @@ func (r Refusal) Item() string {
 	switch {
 	case r.Background != "":
 		s += "; in the background (" + r.Background + "), which servers do on their own and work without: no widening needed"
-	case r.Reason == sandbox.LookupNoProxy || r.Reason == sandbox.DirectNoProxy:
+	case r.Reason == netproxy.LookupNoProxy || r.Reason == sandbox.DirectNoProxy:
 		s += "; no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change"
 	}
 	if r.Count > 1 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // TestMetadataRefusal: a server that asks a cloud's metadata service,
@@ -19,20 +20,20 @@ import (
 func TestMetadataRefusal(t *testing.T) {
 	sp := Spec{Extension: "observability", Server: "obs"}
 	for _, c := range []struct {
-		d    sandbox.Denial
+		d    netproxy.Denial
 		want string
 	}{
 		// google-auth-library 10.9 through gcp-metadata 8.1: a lookup
 		// of metadata.google.internal. and a request to 169.254.169.254
 		// (HOST_ADDRESS, SECONDARY_HOST_ADDRESS), with or without the
 		// proxy.
-		{sandbox.Denial{Method: sandbox.LookupMethod, Host: "metadata.google.internal", Reason: sandbox.LookupNotAllowed},
+		{netproxy.Denial{Method: netproxy.LookupMethod, Host: "metadata.google.internal", Reason: netproxy.LookupNotAllowed},
 			"to hand it your own credentials instead, by kind: gemkit extensions sandbox observability --allow-credentials gcloud (Google Cloud's"},
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "169.254.169.254", Port: 80, Reason: sandbox.DirectNotAllowed},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "169.254.169.254", Port: 80, Reason: sandbox.DirectNotAllowed},
 			"--allow-credentials gcloud (Google Cloud's, as gcloud auth application-default login writes them), or gemkit extensions sandbox observability --allow-credentials aws (AWS's)"},
-		{sandbox.Denial{Method: "GET", Host: "169.254.169.254", Port: 80, Reason: sandbox.NotAllowed}, "--allow-credentials gcloud"},
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "fd00:ec2::254", Port: 80, Reason: sandbox.DirectNotAllowed}, "--allow-credentials aws (AWS's)"},
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "100.100.100.200", Port: 80, Reason: sandbox.DirectNotAllowed}, "gemkit hands no credentials of that cloud"},
+		{netproxy.Denial{Method: "GET", Host: "169.254.169.254", Port: 80, Reason: netproxy.NotAllowed}, "--allow-credentials gcloud"},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "fd00:ec2::254", Port: 80, Reason: sandbox.DirectNotAllowed}, "--allow-credentials aws (AWS's)"},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "100.100.100.200", Port: 80, Reason: sandbox.DirectNotAllowed}, "gemkit hands no credentials of that cloud"},
 	} {
 		r := refusal(sp, c.d, "")
 		for _, words := range []string{r.String(), forModel([]Refusal{r})} {
@@ -46,7 +47,7 @@ func TestMetadataRefusal(t *testing.T) {
 	}
 	// Handed already: found and asked all the same, or not found.
 	sp.Widening = extension.Widening{Credentials: []string{"gcloud"}}
-	r := refusal(sp, sandbox.Denial{Method: sandbox.LookupMethod, Host: "metadata.google.internal", Reason: sandbox.LookupNotAllowed}, "")
+	r := refusal(sp, netproxy.Denial{Method: netproxy.LookupMethod, Host: "metadata.google.internal", Reason: netproxy.LookupNotAllowed}, "")
 	if r.Allow != "" || !strings.Contains(r.String(), "it is handed your credentials of that kind, and asked all the same") {
 		t.Errorf("handed: %+v\n%s", r, r.String())
 	}
@@ -57,8 +58,8 @@ func TestMetadataRefusal(t *testing.T) {
 	// The lookup of the name and the address are one report of
 	// credentials, of the narrower kind.
 	rp := Reports([]Refusal{
-		refusal(Spec{Extension: "o", Server: "s"}, sandbox.Denial{Method: sandbox.DirectMethod, Host: "169.254.169.254", Port: 80, Reason: sandbox.DirectNotAllowed}, ""),
-		refusal(Spec{Extension: "o", Server: "s"}, sandbox.Denial{Method: sandbox.LookupMethod, Host: "metadata.google.internal", Reason: sandbox.LookupNotAllowed}, ""),
+		refusal(Spec{Extension: "o", Server: "s"}, netproxy.Denial{Method: sandbox.DirectMethod, Host: "169.254.169.254", Port: 80, Reason: sandbox.DirectNotAllowed}, ""),
+		refusal(Spec{Extension: "o", Server: "s"}, netproxy.Denial{Method: netproxy.LookupMethod, Host: "metadata.google.internal", Reason: netproxy.LookupNotAllowed}, ""),
 	})
 	if len(rp) != 1 || len(rp[0].Refusals) != 1 || strings.Join(rp[0].Refusals[0].Credentials, ",") != "gcloud" || rp[0].Allow() != "" {
 		t.Errorf("reports %+v", rp)
@@ -72,9 +73,9 @@ func TestMetadataRefusal(t *testing.T) {
 func TestListenRefusal(t *testing.T) {
 	sp := Spec{Extension: "dynatrace", Server: "dt"}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	listen := refusal(sp, sandbox.Denial{Method: sandbox.ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.ListenRefused}, "")
-	connect := refusal(sp, sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.DirectNotAllowed}, "")
-	sso := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "sso.dynatrace.com", Port: 443, Reason: sandbox.NotAllowed}, "")
+	listen := refusal(sp, netproxy.Denial{Method: sandbox.ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.ListenRefused}, "")
+	connect := refusal(sp, netproxy.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.DirectNotAllowed}, "")
+	sso := refusal(sp, netproxy.Denial{Method: "CONNECT", Host: "sso.dynatrace.com", Port: 443, Reason: netproxy.NotAllowed}, "")
 	for _, r := range []*Refusal{&listen, &connect, &sso} {
 		r.Start = start
 	}
@@ -106,18 +107,18 @@ func TestOneHostOneRound(t *testing.T) {
 	hostsFile = hosts
 	sp := Spec{Extension: "e", Server: "s"}
 	for _, c := range []struct {
-		d     sandbox.Denial
+		d     netproxy.Denial
 		allow string
 	}{
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNotAllowed},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNotAllowed},
 			"gemkit extensions sandbox e --allow-host 127.0.0.1:8080 --allow-host localhost:8080"},
-		{sandbox.Denial{Method: "CONNECT", Host: "localhost", Port: 8080, Reason: sandbox.NotAllowed},
+		{netproxy.Denial{Method: "CONNECT", Host: "localhost", Port: 8080, Reason: netproxy.NotAllowed},
 			"gemkit extensions sandbox e --allow-host localhost:8080 --allow-host 127.0.0.1:8080"},
-		{sandbox.Denial{Method: sandbox.DirectMethod, Host: "10.1.2.3", Port: 443, Reason: sandbox.DirectNotAllowed},
+		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "10.1.2.3", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"gemkit extensions sandbox e --allow-host 10.1.2.3:443 --allow-host mirror.corp:443 --allow-host mirror:443"},
-		{sandbox.Denial{Method: "CONNECT", Host: "mirror.corp", Port: 443, Reason: sandbox.NotAllowed},
+		{netproxy.Denial{Method: "CONNECT", Host: "mirror.corp", Port: 443, Reason: netproxy.NotAllowed},
 			"gemkit extensions sandbox e --allow-host mirror.corp:443 --allow-host 10.1.2.3:443"},
-		{sandbox.Denial{Method: "CONNECT", Host: "registry.corp", Port: 443, Reason: "registry.corp " + sandbox.PrivateReason + " 10.9.9.9 (special-purpose...)", Addr: "10.9.9.9"},
+		{netproxy.Denial{Method: "CONNECT", Host: "registry.corp", Port: 443, Reason: "registry.corp " + netproxy.PrivateReason + " 10.9.9.9 (special-purpose...)", Addr: "10.9.9.9"},
 			"gemkit extensions sandbox e --allow-host 10.9.9.9:443"},
 	} {
 		if r := refusal(sp, c.d, ""); r.Allow != c.allow {
@@ -126,16 +127,16 @@ func TestOneHostOneRound(t *testing.T) {
 	}
 	// Both ways of asking for localhost:8080 in one run: one host in
 	// the report, one command.
-	a := refusal(sp, sandbox.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNotAllowed}, "")
-	b := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "localhost", Port: 8080, Reason: sandbox.NotAllowed}, "")
+	a := refusal(sp, netproxy.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNotAllowed}, "")
+	b := refusal(sp, netproxy.Denial{Method: "CONNECT", Host: "localhost", Port: 8080, Reason: netproxy.NotAllowed}, "")
 	rp := Reports([]Refusal{a, b})
 	if len(rp) != 1 || len(rp[0].Refusals) != 1 || rp[0].Allow() != "gemkit extensions sandbox e --allow-host 127.0.0.1:8080 --allow-host localhost:8080" {
 		t.Errorf("reports %+v, allow %q", rp, rp[0].Allow())
 	}
 	// The lookup of a name and a connection to it: one host, the bare
 	// name standing for its port.
-	l := refusal(sp, sandbox.Denial{Method: sandbox.LookupMethod, Host: "api.example.com", Reason: sandbox.LookupNotAllowed}, "")
-	c := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: sandbox.NotAllowed}, "")
+	l := refusal(sp, netproxy.Denial{Method: netproxy.LookupMethod, Host: "api.example.com", Reason: netproxy.LookupNotAllowed}, "")
+	c := refusal(sp, netproxy.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: netproxy.NotAllowed}, "")
 	if rp := Reports([]Refusal{l, c}); len(rp[0].Refusals) != 1 || rp[0].Allow() != "gemkit extensions sandbox e --allow-host api.example.com" {
 		t.Errorf("lookup and connection: %+v, %q", rp[0].Refusals, rp[0].Allow())
 	}
@@ -149,7 +150,7 @@ func TestGroupedReport(t *testing.T) {
 	sp := Spec{Extension: "e", Server: "s"}
 	t1, t2 := time.Unix(100, 0).UTC(), time.Unix(200, 0).UTC()
 	mk := func(host string, port int, start time.Time, needed string) Refusal {
-		r := refusal(sp, sandbox.Denial{Method: "CONNECT", Host: host, Port: port, Reason: sandbox.NotAllowed, Count: 1}, "")
+		r := refusal(sp, netproxy.Denial{Method: "CONNECT", Host: host, Port: port, Reason: netproxy.NotAllowed, Count: 1}, "")
 		r.Start, r.Needed = start, needed
 		return r
 	}
@@ -195,7 +196,7 @@ func TestMarkNeeded(t *testing.T) {
 	s := &server{m: NewManager(Config{Refusals: path, Environ: []string{}}), spec: Spec{Extension: "e", Server: "s"}, stderr: &tail{}}
 	s.runStart = time.Unix(5, 0).UTC()
 	d := func(host string) Refusal {
-		return s.refusalOf(sandbox.Denial{Method: "CONNECT", Host: host, Port: 443, Reason: sandbox.NotAllowed, Count: 1})
+		return s.refusalOf(netproxy.Denial{Method: "CONNECT", Host: host, Port: 443, Reason: netproxy.NotAllowed, Count: 1})
 	}
 	rs := []Refusal{d("api.example.com"), d("other.example.com"), d("registry.npmjs.org")}
 	for _, r := range rs {

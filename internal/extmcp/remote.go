@@ -16,6 +16,7 @@ import (
 	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // A remote server (url, httpUrl) is proxied as it is: gemkit connects to
@@ -35,7 +36,7 @@ import (
 // @google/gemini-cli-core, dist/src/tools/mcp-client.js, passes no
 // other; a 307 keeps the method, the body and every header but
 // Authorization), nor is an SSE endpoint event naming another origin.
-// An address of this machine or of a network's own (sandbox.Special,
+// An address of this machine or of a network's own (netproxy.Special,
 // the rule of the sandbox's proxy) is refused unless the person allowed
 // that very host and port by name (gemkit extensions sandbox NAME
 // --allow-host HOST:PORT), and gemkit's own servers are refused
@@ -214,14 +215,14 @@ func (o originOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // reach says why gemkit does not connect to ip for the server's host and
 // port, or nil: an address of this machine or of a network's own
-// (sandbox.Special) only when the person allowed that host and port by
+// (netproxy.Special) only when the person allowed that host and port by
 // name, and never one of gemkit's own servers on this machine.
 func (s *server) reach(ip net.IP, host string, port int, allowed bool, closedIn permission.ClosedInputs) error {
-	if !sandbox.Special(ip) {
+	if !netproxy.Special(ip) {
 		return nil
 	}
 	where := net.JoinHostPort(host, strconv.Itoa(port))
-	if sandbox.ThisMachine(ip) && permission.OwnServerPort(closedIn, port) {
+	if netproxy.ThisMachine(ip) && permission.OwnServerPort(closedIn, port) {
 		return &reachError{fmt.Sprintf("%s (%s) is one of gemkit's own servers on this computer, or an IDE companion's, which no extension's server is given, whatever is allowed", Printable(where), ip)}
 	}
 	name := net.ParseIP(host) == nil && host != "localhost"
@@ -239,7 +240,7 @@ func (s *server) reach(ip net.IP, host string, port int, allowed bool, closedIn 
 			Printable(where), ip, Printable(s.spec.Extension), Printable(ipPort))}
 	}
 	what := "a private network's address"
-	if sandbox.ThisMachine(ip) {
+	if netproxy.ThisMachine(ip) {
 		what = "this computer's own address"
 	}
 	if ip.String() != host {

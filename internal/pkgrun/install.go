@@ -22,6 +22,7 @@ import (
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // Root is the folder of the trees gemkit installed for the extensions
@@ -246,7 +247,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	prog := &progress{w: in.Progress, terminal: in.Terminal, received: &received}
 	prog.start(inv, req.Server, registry, req.Scripts)
 	var mu sync.Mutex
-	var denied []sandbox.Denial
+	var denied []netproxy.Denial
 	cmd := &sandbox.Command{
 		Policy: sandbox.Policy{
 			// Nothing of the person's is read but what is listed: npm's
@@ -263,7 +264,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 			"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
 			"NPM_CONFIG_CACHE=" + cache, "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"},
 		Stdout: prog, Stderr: prog, Received: &received,
-		OnDeny: func(d sandbox.Denial) {
+		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)
 			mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // TestReadConfig: the person's global npmrc, then their user npmrc, then
@@ -138,12 +138,12 @@ func TestFailureWords(t *testing.T) {
 	hosts := []string{"registry.example:443", "203.0.113.80:443"}
 	for _, tc := range []struct {
 		npm    string
-		denied []sandbox.Denial
+		denied []netproxy.Denial
 		want   string
 	}{
-		{"npm error code E403\n", []sandbox.Denial{{Method: "CONNECT", Host: "registry.example", Port: 443, Reason: "registry.example resolves to the private address 203.0.113.80"}},
+		{"npm error code E403\n", []netproxy.Denial{{Method: "CONNECT", Host: "registry.example", Port: 443, Reason: "registry.example resolves to the private address 203.0.113.80"}},
 			"refused the install the registry of your npm configuration itself (https://registry.example/): CONNECT registry.example:443 denied"},
-		{"npm error code E403\n", []sandbox.Denial{{Method: "CONNECT", Host: "cdn.example", Port: 443, Reason: NotAllowedWords}},
+		{"npm error code E403\n", []netproxy.Denial{{Method: "CONNECT", Host: "cdn.example", Port: 443, Reason: NotAllowedWords}},
 			"a connection to what is not the registry of your npm configuration (https://registry.example/): CONNECT cdn.example:443"},
 		{"npm error code ETARGET\nnpm error notarget No matching version found for p@9.\n", nil, "has no version of p that matches"},
 		{"npm error code E401\n", nil, "refused the install (E401): your npm configuration's credentials"},
@@ -161,7 +161,7 @@ func TestFailureWords(t *testing.T) {
 }
 
 // NotAllowedWords is the proxy's reason for a host not listed.
-const NotAllowedWords = sandbox.NotAllowed
+const NotAllowedWords = netproxy.NotAllowed
 
 // exitStatus1 is the error of a process that exited 1.
 func exitStatus1(t *testing.T) error {

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // progress reads what npm prints (--loglevel=http: a line per request)
@@ -186,7 +186,7 @@ var npmCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 
 // failure is npm's failure in words: what the person can act on first,
 // then npm's own lines.
-func (p *progress) failure(target string, inv Invocation, registry string, waitErr error, denied []sandbox.Denial, hosts []string) error {
+func (p *progress) failure(target string, inv Invocation, registry string, waitErr error, denied []netproxy.Denial, hosts []string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := &InstallError{Package: target, NPM: p.errors}

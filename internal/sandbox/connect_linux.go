@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,7 +66,7 @@ func (w *connectWatch) end() {
 // watchConnects answers the notifications of the tool's connect calls
 // on the listener fd, recording with px the ones it refuses, until the
 // tool is gone or the watch is ended. It owns fd.
-func watchConnects(fd int, px *Proxy, ww *writeWatch) (*connectWatch, error) {
+func watchConnects(fd int, px *netproxy.Proxy, ww *writeWatch) (*connectWatch, error) {
 	var pipe [2]int
 	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		unix.Close(fd)
@@ -103,7 +104,7 @@ func watchConnects(fd int, px *Proxy, ww *writeWatch) (*connectWatch, error) {
 			} else if req.Data.Nr == unix.SYS_SOCKET {
 				// The filter hands over only socket(AF_UNIX), and only
 				// when Unix sockets are not allowed (child.Spec.AllowUnix).
-				px.record(UnixMethod, "", 0, UnixNotAllowed)
+				px.Record(UnixMethod, "", 0, UnixNotAllowed)
 				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
 			} else if req.Data.Nr == unix.SYS_BIND {
 				// A bind of a TCP socket to a port is a listen: refused
@@ -114,7 +115,7 @@ func watchConnects(fd int, px *Proxy, ww *writeWatch) (*connectWatch, error) {
 				// listen (Python's urllib3 binds [::1]:0 to learn whether
 				// IPv6 works, as gcloud does at each start).
 				if ip, port, ok := connectTarget(fd, &req); ok && port != 0 && streamSocket(fd, &req) {
-					px.record(ListenMethod, ip.String(), port, ListenRefused)
+					px.Record(ListenMethod, ip.String(), port, ListenRefused)
 					resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
 				}
 			} else if ip, port, ok := connectTarget(fd, &req); ok && !toSandbox(ip, port) {
@@ -122,7 +123,7 @@ func watchConnects(fd int, px *Proxy, ww *writeWatch) (*connectWatch, error) {
 				if px.Allowed(ip.String(), port) {
 					reason = DirectNoProxy
 				}
-				px.record(DirectMethod, ip.String(), port, reason)
+				px.Record(DirectMethod, ip.String(), port, reason)
 				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
 			}
 			_ = ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
@@ -210,7 +211,7 @@ func threadGroup(tid int) int {
 // toSandbox reports whether a connection goes to the proxy or the
 // resolver inside the tool's namespace.
 func toSandbox(ip net.IP, port int) bool {
-	return ip.Equal(net.IPv4(127, 0, 0, 1)) && (port == ProxyPort || port == ResolverPort)
+	return ip.Equal(net.IPv4(127, 0, 0, 1)) && (port == ProxyPort || port == netproxy.ResolverPort)
 }
 
 func ioctl(fd int, req uint, arg unsafe.Pointer) error {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // ProxyPort is the port of the proxy inside a tool's network namespace.
@@ -35,14 +37,14 @@ type Launcher struct {
 	// bounded by RLIMIT_AS. Tests and the benchmark use it.
 	NoCgroup bool
 	// Resolver resolves names for the proxy; nil is the system resolver.
-	Resolver Resolver
+	Resolver netproxy.Resolver
 	// AllowPrivateAddresses lets allowed host names resolve to loopback
 	// and private addresses (see Proxy.AllowPrivate); tests use it.
 	AllowPrivateAddresses bool
 	// OnDeny is called for the first of each distinct refusal of the
 	// proxy (same method, host, port and reason), for at most 64 of them;
 	// Process.Denied counts the repeats, Process.DeniedDropped the rest.
-	OnDeny func(Denial)
+	OnDeny func(netproxy.Denial)
 	// Exe is the binary re-executed as the sandbox child; empty means
 	// this process's own binary. Any binary that links this package
 	// serves as the child.
@@ -111,7 +113,7 @@ type Command struct {
 	// place of the Launcher's OnDeny, so that a report can name what was
 	// refused (an extension's MCP server, with the command that allows
 	// the host).
-	OnDeny func(Denial)
+	OnDeny func(netproxy.Denial)
 	// Gate, when set, is called once as the start begins, and the
 	// program is executed only after it returns nil: the sandbox is
 	// set up meanwhile, so that a check of the program (consent to its

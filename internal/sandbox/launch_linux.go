@@ -16,15 +16,15 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gemkit/gemkit/internal/sandbox/child"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"golang.org/x/sys/unix"
 )
 
 // Process is a running sandboxed tool.
 type Process struct {
 	cmd         *exec.Cmd
-	proxy       *Proxy
+	proxy       *netproxy.Proxy
 	proxyDone   chan struct{}
 	connects    *connectWatch // the tool's connect calls (ReportRefusals)
 	Enforcement Enforcement
@@ -303,14 +303,14 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 			// The tool's names are looked up by the sandbox's resolver
 			// (see ServeResolver), which its own resolv.conf names and
 			// Landlock lets it read.
-			spec.ResolverPort = ResolverPort
+			spec.ResolverPort = netproxy.ResolverPort
 			spec.NotifyConnect = child.SeccompSupported
 			// Its writes are watched too: reported when refused, and
 			// the new names of the sealed folders made by gemkit.
 			spec.NotifyWrites = spec.NotifyConnect
 			spec.NotifyRemoves = spec.NotifyConnect && len(sealed) > 0
 			ww = newWriteWatch(nil, c, rules, overlays, sealed, spec.Mounts)
-			spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: resolvConf})
+			spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: netproxy.ResolvConf})
 			spec.Rules = append(spec.Rules, child.PathRule{Path: "/etc/resolv.conf", File: true, Why: "the sandbox's resolver"})
 		}
 	}
@@ -645,7 +645,7 @@ func (p *Process) serveProxy(fds []int, c *Command, l *Launcher) error {
 	if c.OnDeny != nil {
 		onDeny = c.OnDeny
 	}
-	px, err := NewProxy(pol.AllowedHosts, l.Resolver, onDeny, l.logger())
+	px, err := netproxy.NewProxy(pol.AllowedHosts, l.Resolver, onDeny, l.logger())
 	if err != nil {
 		ln.Close()
 		if pc != nil {
@@ -663,16 +663,11 @@ func (p *Process) serveProxy(fds []int, c *Command, l *Launcher) error {
 	p.proxy = px
 	p.proxyDone = make(chan struct{})
 	if pc != nil {
-		px.resolverConn = pc
-		px.wg.Add(1)
-		go func() {
-			defer px.wg.Done()
-			_ = px.ServeResolver(pc)
-		}()
+		px.StartResolver(pc)
 	}
 	go func() {
 		defer close(p.proxyDone)
-		_ = px.Serve(limitListener(ln, max))
+		_ = px.ServeAtMost(ln, max)
 	}()
 	return nil
 }
@@ -737,7 +732,7 @@ func (p *Process) DeniedDropped() int {
 
 // Denied returns the connections the proxy refused, one per distinct
 // refusal with its count.
-func (p *Process) Denied() []Denial {
+func (p *Process) Denied() []netproxy.Denial {
 	if p.proxy == nil {
 		return nil
 	}

@@ -5,6 +5,8 @@ package sandbox
 import (
 	"context"
 	"runtime"
+
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // IsChild is always false where there is no sandbox child.
@@ -42,7 +44,7 @@ func (p *Process) Pid() int { return 0 }
 func (p *Process) DeniedDropped() int { return 0 }
 
 // Denied is empty.
-func (p *Process) Denied() []Denial { return nil }
+func (p *Process) Denied() []netproxy.Denial { return nil }
 
 // Probe reports this platform: nothing the Linux sandbox needs.
 func (l *Launcher) Probe(ctx context.Context) Capabilities {

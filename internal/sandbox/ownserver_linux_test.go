@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // TestOwnServersRefused: a tool allowed "localhost" (and the loopback
@@ -37,8 +38,8 @@ func TestOwnServersRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := permission.ClosedInputs{Home: w.home, TempDirs: []string{filepath.Join(w.root, "ide-tmp")}}
-	var denied []Denial
-	l := &Launcher{OnDeny: func(d Denial) { denied = append(denied, d) }}
+	var denied []netproxy.Denial
+	l := &Launcher{OnDeny: func(d netproxy.Denial) { denied = append(denied, d) }}
 	p := w.policy(permission.AccessFull, permission.AccessNone, "localhost", "127.0.0.1")
 	p.OwnServer = func(port int) bool { return permission.OwnServerPort(in, port) }
 	script := `import urllib.request, http.client, sys

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -31,20 +32,20 @@ func TestRefusalsReported(t *testing.T) {
 		name  string
 		hosts []string
 		argv  []string
-		want  Denial
+		want  netproxy.Denial
 	}{
 		{"curl", nil, sh(fmt.Sprintf("curl -fsS --max-time 5 http://127.0.0.1:%d/ http://api.example.test/x", port)),
-			Denial{Method: "GET", Host: "127.0.0.1", Port: port, Reason: "host not in network.allowedHosts"}},
+			netproxy.Denial{Method: "GET", Host: "127.0.0.1", Port: port, Reason: "host not in network.allowedHosts"}},
 		{"getent", nil, []string{"/usr/bin/getent", "hosts", "Exfil.Example.TEST"},
-			Denial{Method: LookupMethod, Host: "exfil.example.test", Reason: LookupNotAllowed}},
+			netproxy.Denial{Method: netproxy.LookupMethod, Host: "exfil.example.test", Reason: netproxy.LookupNotAllowed}},
 		{"python", nil, []string{python, "-c", "import socket; socket.create_connection(('upload.example.test', 443), timeout=3)"},
-			Denial{Method: LookupMethod, Host: "upload.example.test", Reason: LookupNotAllowed}},
+			netproxy.Denial{Method: netproxy.LookupMethod, Host: "upload.example.test", Reason: netproxy.LookupNotAllowed}},
 		{"python-address", nil, []string{python, "-c", fmt.Sprintf("import socket; socket.create_connection(('127.0.0.1', %d), timeout=3)", port)},
-			Denial{Method: DirectMethod, Host: "127.0.0.1", Port: port, Reason: DirectNotAllowed}},
+			netproxy.Denial{Method: DirectMethod, Host: "127.0.0.1", Port: port, Reason: DirectNotAllowed}},
 		{"curl-noproxy", nil, sh(fmt.Sprintf("curl -fsS --noproxy '*' --max-time 5 http://10.0.0.5:%d/", port)),
-			Denial{Method: DirectMethod, Host: "10.0.0.5", Port: port, Reason: DirectNotAllowed}},
+			netproxy.Denial{Method: DirectMethod, Host: "10.0.0.5", Port: port, Reason: DirectNotAllowed}},
 		{"allowed-no-proxy", []string{"api.example.test"}, []string{python, "-c", "import socket; socket.getaddrinfo('api.example.test', 443)"},
-			Denial{Method: LookupMethod, Host: "api.example.test", Reason: LookupNoProxy}},
+			netproxy.Denial{Method: netproxy.LookupMethod, Host: "api.example.test", Reason: netproxy.LookupNoProxy}},
 		// An OAuth callback's listen on loopback (dynatrace's server
 		// listens on 127.0.0.1:5345), from a thread of its own.
 		{"listen", nil, []string{python, "-c", `import socket, threading
@@ -52,11 +53,11 @@ def listen():
     s = socket.socket(); s.bind(('127.0.0.1', 5345)); s.listen()
 t = threading.Thread(target=listen); t.start(); t.join()
 socket.socket().bind(('127.0.0.1', 5345))`},
-			Denial{Method: ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: ListenRefused}},
+			netproxy.Denial{Method: ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: ListenRefused}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
-			var got []Denial
+			var got []netproxy.Denial
 			p := w.policy(permission.AccessWorkspace, permission.AccessNone, c.hosts...)
 			p.ReportRefusals = true
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -66,7 +67,7 @@ socket.socket().bind(('127.0.0.1', 5345))`},
 				Policy: p, Path: c.argv[0], Args: c.argv[1:], Dir: p.Workspace,
 				Env:    []string{"PATH=/usr/bin:/bin", "HOME=" + p.Home, "TMPDIR=" + p.TempDir, "LANG=C.UTF-8"},
 				Stdout: &out, Stderr: &errb,
-				OnDeny: func(d Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
+				OnDeny: func(d netproxy.Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +82,7 @@ socket.socket().bind(('127.0.0.1', 5345))`},
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if !slices.ContainsFunc(got, func(d Denial) bool {
+			if !slices.ContainsFunc(got, func(d netproxy.Denial) bool {
 				return d.Method == c.want.Method && d.Host == c.want.Host && d.Port == c.want.Port && d.Reason == c.want.Reason
 			}) {
 				t.Errorf("reported %+v, want %+v", got, c.want)
@@ -102,7 +103,7 @@ func TestOtherBindsGoOn(t *testing.T) {
 	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	p.ReportRefusals, p.UnixSockets = true, true
 	var mu sync.Mutex
-	var got []Denial
+	var got []netproxy.Denial
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
@@ -114,7 +115,7 @@ x = socket.socket(socket.AF_UNIX); x.bind(os.path.join(os.environ['TMPDIR'], 's'
 print('bound')`},
 		Env:    []string{"PATH=/usr/bin:/bin", "HOME=" + p.Home, "TMPDIR=" + p.TempDir, "LANG=C.UTF-8"},
 		Stdout: &out, Stderr: &errb,
-		OnDeny: func(d Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
+		OnDeny: func(d netproxy.Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -126,32 +127,6 @@ print('bound')`},
 	defer mu.Unlock()
 	if len(got) > 0 {
 		t.Errorf("reported %+v", got)
-	}
-}
-
-// TestResolverAnswer: every well-formed query gets its question back
-// with "no such name"; a name is recorded only for address lookups;
-// garbage gets no answer.
-func TestResolverAnswer(t *testing.T) {
-	// A query for A example.test, id 0x1234, recursion desired.
-	q := []byte{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0,
-		7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1}
-	ans, name, ok := nameError(q)
-	if !ok || name != "example.test" {
-		t.Fatalf("%v %q", ok, name)
-	}
-	if ans[0] != 0x12 || ans[1] != 0x34 || ans[2]&0x80 == 0 || ans[3]&0x0f != 3 || !bytes.Equal(ans[12:], q[12:]) {
-		t.Errorf("answer % x", ans)
-	}
-	mx := slices.Clone(q)
-	mx[len(mx)-3] = 15 // MX
-	if _, name, ok := nameError(mx); !ok || name != "" {
-		t.Errorf("MX: %v %q", ok, name)
-	}
-	for _, bad := range [][]byte{nil, q[:11], q[:20], append(slices.Clone(q[:2]), append([]byte{0x81, 0x80}, q[4:]...)...)} {
-		if _, _, ok := nameError(bad); ok {
-			t.Errorf("answered % x", bad)
-		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -333,8 +334,8 @@ func TestProxy(t *testing.T) {
 	srv := httpServer(t, "hello from allowed")
 	port := srv.Addr().(*net.TCPAddr).Port
 	w := newWorld(t)
-	var denied []Denial
-	l := &Launcher{Resolver: mapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d Denial) { denied = append(denied, d) },
+	var denied []netproxy.Denial
+	l := &Launcher{Resolver: mapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d netproxy.Denial) { denied = append(denied, d) },
 		AllowPrivateAddresses: true}
 	p := w.policy(permission.AccessWorkspace, permission.AccessNone, fmt.Sprintf("http://allowed.test:%d", port))
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // tunnelScript asks the proxy at 127.0.0.1:3128 for a CONNECT tunnel to
@@ -153,12 +154,12 @@ func TestProxySourceForEveryLocalAddress(t *testing.T) {
 	all := append(append([]string(nil), targets...), refusedV6...)
 
 	var mu sync.Mutex
-	var denied []Denial
+	var denied []netproxy.Denial
 	l := &Launcher{
 		Resolver: mapResolver{"zero.test": "0.0.0.0", "mapped.test": "::ffff:127.0.0.1", "mappedzero.test": "::ffff:0.0.0.0",
 			"six.test": "::1", "hostname.test": v4[0].String()},
 		AllowPrivateAddresses: true,
-		OnDeny: func(d Denial) {
+		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)
 			mu.Unlock()

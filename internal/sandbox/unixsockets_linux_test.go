@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // unixListener listens on addr (a path, or "@name" for an abstract
@@ -162,7 +163,7 @@ func TestUnixSocketRefusalReported(t *testing.T) {
 	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	p.ReportRefusals = true
 	var mu sync.Mutex
-	var got []Denial
+	var got []netproxy.Denial
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out bytes.Buffer
@@ -170,7 +171,7 @@ func TestUnixSocketRefusalReported(t *testing.T) {
 		Policy: p, Path: python, Args: []string{"-c", "import socket; socket.socket(socket.AF_UNIX)"}, Dir: p.Workspace,
 		Env:    []string{"PATH=/usr/bin:/bin", "HOME=" + p.Home, "TMPDIR=" + p.TempDir},
 		Stdout: &out, Stderr: &out,
-		OnDeny: func(d Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
+		OnDeny: func(d netproxy.Denial) { mu.Lock(); got = append(got, d); mu.Unlock() },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func TestUnixSocketRefusalReported(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !slices.ContainsFunc(got, func(d Denial) bool { return d.Method == UnixMethod && d.Reason == UnixNotAllowed }) {
+	if !slices.ContainsFunc(got, func(d netproxy.Denial) bool { return d.Method == UnixMethod && d.Reason == UnixNotAllowed }) {
 		t.Errorf("reported %+v, want a %s denial", got, UnixMethod)
 	}
 }

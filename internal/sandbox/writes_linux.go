@@ -11,10 +11,10 @@ import (
 	"strings"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"golang.org/x/sys/unix"
 )
 
 // The watch of a tool's writes (child.Spec.NotifyWrites, for a server
@@ -56,7 +56,7 @@ func devInoOf(st *unix.Stat_t) devIno { return devIno{st.Dev, st.Ino} }
 
 // writeWatch is what the watch of a tool's writes knows of its run.
 type writeWatch struct {
-	px *Proxy
+	px *netproxy.Proxy
 	// workspace and ext are the real paths of the workspace and of the
 	// tool's extension's folder; wsWritable says the tool may write the
 	// workspace.
@@ -87,7 +87,7 @@ type writeWatch struct {
 // newWriteWatch prepares the watch of a run of c whose rules are rules,
 // with the read-only binds overlays, the sealed folders sealed and the
 // mount steps steps.
-func newWriteWatch(px *Proxy, c *Command, rules []PathRule, overlays []overlay, sealed []sealedFolder, steps []child.Mount) *writeWatch {
+func newWriteWatch(px *netproxy.Proxy, c *Command, rules []PathRule, overlays []overlay, sealed []sealedFolder, steps []child.Mount) *writeWatch {
 	w := &writeWatch{px: px, sealed: map[devIno]*sealedFolder{}, granted: map[devIno]bool{}, mounts: map[devIno]bool{}}
 	w.workspace, _ = filepath.EvalSymlinks(c.Policy.Workspace)
 	w.ext, _ = filepath.EvalSymlinks(c.Policy.ExtensionDir)
@@ -744,7 +744,7 @@ func (w *writeWatch) report(p string) {
 // record records the refused write of p.
 func (w *writeWatch) record(p, why string) {
 	if w.px != nil {
-		w.px.recordWrite(p, why)
+		w.px.RecordPath(WriteMethod, p, why)
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // Limits a call gets unless it says otherwise.
@@ -112,11 +113,11 @@ type Result struct {
 	// Output is the parsed stdout for output "json", else nil.
 	Output json.RawMessage `json:"output,omitempty"`
 	// Text is stdout for output "string".
-	Text     string           `json:"text,omitempty"`
-	Stdout   []byte           `json:"-"`
-	Stderr   string           `json:"stderr,omitempty"`
-	Duration time.Duration    `json:"durationNs"`
-	Denied   []sandbox.Denial `json:"denied,omitempty"`
+	Text     string            `json:"text,omitempty"`
+	Stdout   []byte            `json:"-"`
+	Stderr   string            `json:"stderr,omitempty"`
+	Duration time.Duration     `json:"durationNs"`
+	Denied   []netproxy.Denial `json:"denied,omitempty"`
 	// DeniedDropped counts refusals past the distinct ones in Denied.
 	DeniedDropped int                 `json:"deniedDropped,omitempty"`
 	Warnings      []string            `json:"warnings,omitempty"`

@@ -1,4 +1,4 @@
-package sandbox
+package netproxy
 
 import (
 	"errors"
@@ -34,10 +34,10 @@ import (
 // network namespace: DNS's, the only one resolv.conf can name.
 const ResolverPort = 53
 
-// resolvConf is the tool's /etc/resolv.conf when its lookups are
+// ResolvConf is the tool's /etc/resolv.conf when its lookups are
 // recorded: the sandbox's resolver only, tried once, and no search
 // domains, so that each name asked is the one the tool named.
-const resolvConf = "# gemkit sandbox: names are looked up by gemkit, which answers that none exists\n" +
+const ResolvConf = "# gemkit sandbox: names are looked up by gemkit, which answers that none exists\n" +
 	"# and reports the name; hosts allowed are reached through HTTP_PROXY.\n" +
 	"nameserver 127.0.0.1\noptions attempts:1 timeout:2\n"
 
@@ -52,34 +52,6 @@ const (
 	LookupNotAllowed = "name looked up without the sandbox's proxy; host not allowed"
 	LookupNoProxy    = "name of an allowed host looked up without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)"
 )
-
-// DirectMethod is the Method of a Denial that is a connection the tool
-// tried without the proxy, to an address (connect_linux.go).
-const DirectMethod = "DIRECT"
-
-// Reasons of a refused direct connection, to a host not allowed and to
-// one allowed (reached only through the proxy, which the client did not
-// use).
-const (
-	DirectNotAllowed = "connection without the sandbox's proxy; host not allowed"
-	DirectNoProxy    = "connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)"
-)
-
-// ListenMethod is the Method of a Denial that is a TCP port the tool
-// tried to listen on (a bind of a stream socket to a port,
-// connect_linux.go): its Host is the address, its Port the port.
-const ListenMethod = "LISTEN"
-
-// ListenRefused is the reason of a refused listen.
-const ListenRefused = "listening on a TCP port: the sandbox's network is its own, where none of your programs could reach the port"
-
-// UnixMethod is the Method of a Denial that is a Unix-domain socket the
-// tool tried to create where Policy.UnixSockets does not allow it; it
-// has no host or port.
-const UnixMethod = "UNIX"
-
-// UnixNotAllowed is the reason of a refused Unix-domain socket.
-const UnixNotAllowed = "Unix-domain sockets not allowed"
 
 // maxQuery bounds a query read: a DNS question over UDP fits in 512
 // bytes; EDNS allows more, which no question needs.
@@ -108,10 +80,21 @@ func (p *Proxy) ServeResolver(pc net.PacketConn) error {
 			if p.allowedName(name) {
 				reason = LookupNoProxy
 			}
-			p.record(LookupMethod, name, 0, reason)
+			p.Record(LookupMethod, name, 0, reason)
 		}
 		_, _ = pc.WriteTo(answer, from)
 	}
+}
+
+// StartResolver serves the resolver on pc (ServeResolver) until Close,
+// which closes pc and waits for it to stop.
+func (p *Proxy) StartResolver(pc net.PacketConn) {
+	p.resolverConn = pc
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		_ = p.ServeResolver(pc)
+	}()
 }
 
 // nameError parses a query and builds its answer: the question echoed,
