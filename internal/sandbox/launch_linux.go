@@ -6,15 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/sandbox/child"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -195,12 +191,103 @@ func (l *Launcher) logger() *slog.Logger {
 	return slog.Default()
 }
 
+// start makes one attempt at starting c: in the namespaces ns asks for
+// (none when its flags are 0), with rules as the tool's filesystem. Each
+// step is a function of its own so that the order is what reads here:
+// decide what this attempt enforces, bound its memory, write the child's
+// spec, start the child, hand it the spec and serve what it asks for
+// until it execs the tool.
 func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathRule, overlays []overlay, sealed []sealedFolder, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
 	// A gate that has already refused (each attempt asks again) spares
 	// the cgroup, the child and its mounts of a program that never runs.
 	if err := g.failed(); err != nil {
 		return nil, err
 	}
+	enf := enforcement(c, abi, ns)
+	if len(reasons) > 0 && !l.AllowUnconfined {
+		return nil, &UnenforceableError{Reasons: reasons}
+	}
+	cg := l.memoryCgroup(&enf)
+	if cg != nil {
+		// Unless a Process owns it, the cgroup goes on every return
+		// (after abandon has waited for the child).
+		defer func() {
+			if proc == nil {
+				_ = cg.remove()
+			}
+		}()
+	}
+	var warnings []string
+	for _, r := range reasons {
+		warnings = append(warnings, "UNCONFINED: "+r)
+	}
+	spec, ww, err := childSpec(c, g, rules, overlays, sealed, &enf, cg == nil)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	parentEnd := os.NewFile(uintptr(fds[0]), "sandbox-child")
+	childEnd := os.NewFile(uintptr(fds[1]), "sandbox-parent")
+	defer parentEnd.Close()
+	cmd, gateEnd, err := l.childCommand(c, g, ns, enf, spec, childEnd)
+	if err != nil {
+		childEnd.Close()
+		return nil, err
+	}
+	if gateEnd != nil {
+		defer gateEnd.Close()
+	}
+	if l.planned != nil {
+		l.planned()
+	}
+	if err := cmd.Start(); err != nil {
+		childEnd.Close()
+		return nil, err
+	}
+	childEnd.Close()
+	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg}
+	// Cancelling ctx kills the tool, also while the sandbox is being set
+	// up.
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Kill()
+		case <-p.done:
+		}
+	}()
+	// The child waits for its spec before it does anything, so all it
+	// and the tool start is inside the cgroup.
+	if cg != nil {
+		if err := cg.add(cmd.Process.Pid); err != nil {
+			return nil, p.abandon(ctx, g, err)
+		}
+	}
+	// A write error means the child is gone; what it said, or that it
+	// said nothing, is read below.
+	if _, err := parentEnd.Write(payload); err == nil {
+		_ = unix.Shutdown(fds[0], unix.SHUT_WR)
+	}
+	said, err := p.serveChild(fds[0], c, l, ww)
+	if err == nil {
+		err = childVerdict(l.exe(), said)
+	}
+	if err != nil {
+		return nil, p.abandon(ctx, g, err)
+	}
+	return p, nil
+}
+
+// enforcement is what an attempt in the namespaces ns enforces, as far
+// as the kernel and c's policy decide it before anything is made.
+func enforcement(c *Command, abi int, ns nsAttempt) Enforcement {
 	netns := ns.flags&unix.CLONE_NEWNET != 0
 	enf := Enforcement{
 		LandlockABI: abi,
@@ -215,356 +302,37 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		enf.MaxProcesses = DefaultMaxProcesses
 	}
 	enf.MountNS = ns.flags&unix.CLONE_NEWNS != 0
-	if len(reasons) > 0 && !l.AllowUnconfined {
-		return nil, &UnenforceableError{Reasons: reasons}
+	enf.MemoryBytes = c.Policy.MemoryBytes
+	if enf.MemoryBytes == 0 {
+		enf.MemoryBytes = DefaultMemoryBytes
 	}
-	memBytes := c.Policy.MemoryBytes
-	if memBytes == 0 {
-		memBytes = DefaultMemoryBytes
-	}
-	enf.MemoryBytes = memBytes
+	return enf
+}
+
+// memoryCgroup makes the run's cgroup, which bounds its memory (and its
+// processes where the PID namespace's pid_max does not), and says in enf
+// what bounds the memory: the cgroup, or the address-space rlimit when
+// none can be made (nil).
+func (l *Launcher) memoryCgroup(enf *Enforcement) *cgroup {
 	var cg *cgroup
 	if !l.NoCgroup {
-		// The PID namespace's pid_max bounds processes where the kernel
-		// has it; else the cgroup does.
 		procs := DefaultMaxProcesses
 		if enf.MaxProcesses > 0 {
 			procs = 0
 		}
 		l.cgOnce.Do(func() { l.cg = findCgroups() })
-		if cg, err = l.cg.create(memBytes, procs); err != nil {
+		var err error
+		if cg, err = l.cg.create(enf.MemoryBytes, procs); err != nil {
 			l.logger().Debug("sandbox: no memory cgroup", "err", err)
 			cg = nil
 		}
 	}
 	if cg != nil {
 		enf.Memory = "cgroup " + cg.version
-		// Unless a Process owns it, the cgroup goes on every return
-		// (after fail has waited for the child).
-		defer func() {
-			if proc == nil {
-				_ = cg.remove()
-			}
-		}()
 	} else {
 		enf.Memory = "rlimit"
 	}
-	var warnings []string
-	for _, r := range reasons {
-		warnings = append(warnings, "UNCONFINED: "+r)
-	}
-
-	exe := l.Exe
-	if exe == "" {
-		exe = "/proc/self/exe"
-	}
-	// Python's user site-packages (~/.local/lib/pythonX.Y) is a folder
-	// a write: home tool of another extension could fill: a .pth file
-	// there would run in this tool with this tool's permissions. The
-	// runtime loads only its own installation and the tool's folder.
-	env := append(append([]string(nil), c.Env...), "PYTHONNOUSERSITE=1")
-	spec := child.Spec{
-		Path:         c.Path,
-		Argv:         append([]string{c.Path}, c.Args...),
-		Rules:        rules,
-		LandlockABI:  abi,
-		DenySockets:  enf.SeccompNet,
-		DenySession:  !enf.PIDNS,
-		MemoryBytes:  memBytes,
-		PidMax:       enf.MaxProcesses,
-		AddressSpace: cg == nil,
-		DenyMetadata: !enf.MountNS,
-		Gated:        g != nil,
-		// What a server stores in a bounded folder grows only as fast
-		// as it writes, so that the watch of the folder stops it in time.
-		DenyFallocate: c.Policy.NoPreallocate,
-		// What confines Unix sockets and what makes every /proc/<pid>
-		// the tool's own are the namespaces; without them the filter
-		// and the rule for /proc/self stay as they are.
-		AllowUnix: c.Policy.UnixSockets && enf.NetNS && enf.MountNS,
-		OwnProc:   c.Policy.OwnProcesses && enf.PIDNS && enf.MountNS,
-	}
-	if len(c.Policy.Handed) > 0 && !enf.MountNS {
-		return nil, errors.New("sandbox: files are handed to the tool (credentials) only in a mount namespace of its own, which this machine does not give it")
-	}
-	var ww *writeWatch
-	if enf.MountNS {
-		var err error
-		if spec.Mounts, spec.MountBase, spec.Dir, err = rootSteps(c, rules, overlays); err != nil {
-			return nil, err
-		}
-		enf.TempBytes = tempBytes(c)
-	}
-	if enf.Proxy {
-		spec.ProxyPort = ProxyPort
-		u := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
-		env = append(env, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u, "ALL_PROXY="+u, "NO_PROXY=", "no_proxy=")
-		if c.Policy.ReportRefusals && enf.MountNS {
-			// The tool's names are looked up by the sandbox's resolver
-			// (see ServeResolver), which its own resolv.conf names and
-			// Landlock lets it read.
-			spec.ResolverPort = netproxy.ResolverPort
-			spec.NotifyConnect = child.SeccompSupported
-			// Its writes are watched too: reported when refused, and
-			// the new names of the sealed folders made by gemkit.
-			spec.NotifyWrites = spec.NotifyConnect
-			spec.NotifyRemoves = spec.NotifyConnect && len(sealed) > 0
-			ww = newWriteWatch(nil, c, rules, overlays, sealed, spec.Mounts)
-			spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: netproxy.ResolvConf})
-			spec.Rules = append(spec.Rules, child.PathRule{Path: "/etc/resolv.conf", File: true, Why: "the sandbox's resolver"})
-		}
-	}
-	spec.Env = env
-	payload, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
-	}
-	parentEnd := os.NewFile(uintptr(fds[0]), "sandbox-child")
-	childEnd := os.NewFile(uintptr(fds[1]), "sandbox-parent")
-	defer parentEnd.Close()
-
-	cmd := exec.Command(exe)
-	// The extra argument makes a Go test binary that lacks the child hook
-	// run no tests instead of its whole suite; the missing hook is then
-	// reported below, because such a child never says it is ready.
-	cmd.Args = []string{"gemkit-sandbox", "-test.run=^$"}
-	// The child's Go runtime needs no parallelism or collector for the
-	// few steps before exec; the tool gets spec.Env, not this.
-	cmd.Env = []string{child.Env + "=1", "GOMAXPROCS=1", "GOGC=off"}
-	cmd.Dir = c.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
-	cmd.ExtraFiles = []*os.File{childEnd}
-	if g != nil {
-		gateEnd, err := g.pipe()
-		if err != nil {
-			childEnd.Close()
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-		defer gateEnd.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, gateEnd) // child.GateFD
-	}
-	cmd.WaitDelay = c.WaitDelay
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = 2 * time.Second
-	}
-	attr := &syscall.SysProcAttr{
-		Setsid:     true, // own session and process group, no controlling terminal
-		Pdeathsig:  syscall.SIGKILL,
-		Cloneflags: ns.flags,
-	}
-	if ns.userns {
-		uid, gid := os.Getuid(), os.Getgid()
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-		// An unprivileged user's capabilities in the new namespace do
-		// not survive the exec of the child unless ambient. Bringing up
-		// loopback needs CAP_NET_ADMIN, setting the namespace's pid_max
-		// CAP_SYS_ADMIN; the child drops both before the tool runs.
-		if enf.Proxy {
-			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
-		}
-		// The resolver's port, 53, is a privileged one.
-		if spec.ResolverPort > 0 {
-			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_BIND_SERVICE)
-		}
-		if enf.MaxProcesses > 0 || enf.MountNS {
-			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN)
-		}
-		// Dropping the bounding set needs CAP_SETPCAP.
-		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETPCAP)
-	}
-	cmd.SysProcAttr = attr
-	if l.planned != nil {
-		l.planned()
-	}
-	if err := cmd.Start(); err != nil {
-		childEnd.Close()
-		return nil, err
-	}
-	childEnd.Close()
-	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg}
-
-	// Cancelling ctx kills the tool, also while the sandbox is being set
-	// up.
-	go func() {
-		select {
-		case <-ctx.Done():
-			p.Kill()
-		case <-p.done:
-		}
-	}()
-	fail := func(err error) (*Process, error) {
-		// Killed because ctx ended: that is the reason to give, not
-		// what the dying child managed to say.
-		if cerr := ctx.Err(); cerr != nil {
-			err = fmt.Errorf("sandbox: stopped while setting up the tool: %w", cerr)
-		} else if gerr := g.failed(); gerr != nil {
-			err = gerr
-		}
-		p.Kill()
-		_ = cmd.Wait()
-		close(p.done)
-		if p.connects != nil {
-			p.connects.end()
-		}
-		if p.proxy != nil {
-			p.proxy.Close()
-		}
-		return nil, err
-	}
-	// The child waits for its spec before it does anything, so all it
-	// and the tool start is inside the cgroup.
-	if cg != nil {
-		if err := cg.add(cmd.Process.Pid); err != nil {
-			return fail(err)
-		}
-	}
-	// A write error means the child is gone; what it said, or that it
-	// said nothing, is read below.
-	if _, err := parentEnd.Write(payload); err == nil {
-		_ = unix.Shutdown(fds[0], unix.SHUT_WR)
-	}
-	// Read what the child reports until its end closes on exec (or
-	// its death).
-	var childErr []byte
-	ready := false
-	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(8))
-	for {
-		n, oobn, _, _, err := unix.Recvmsg(fds[0], buf, oob, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err == unix.ECONNRESET {
-			break // the child exited without reading everything: judged below
-		}
-		if err != nil {
-			return fail(fmt.Errorf("sandbox: reading from the child: %w", err))
-		}
-		if n == 0 {
-			break
-		}
-		if oobn > 0 {
-			fds, err := parseRights(oob[:oobn])
-			if err != nil {
-				return fail(err)
-			}
-			buf0 := buf[:n]
-			if len(buf0) > 0 && buf0[0] == child.Notify {
-				// The listener of the tool's connect calls, after the
-				// proxy's.
-				if len(fds) != 1 || p.proxy == nil {
-					for _, fd := range fds {
-						unix.Close(fd)
-					}
-					return fail(errors.New("sandbox: the child passed a connect listener without a proxy"))
-				}
-				if ww != nil {
-					ww.px = p.proxy
-				}
-				if p.connects, err = watchConnects(fds[0], p.proxy, ww); err != nil {
-					return fail(err)
-				}
-				childErr = append(childErr, buf0[1:]...)
-				continue
-			}
-			if err := p.serveProxy(fds, c, l); err != nil {
-				return fail(err)
-			}
-			if len(buf0) > 0 && buf0[0] == 'L' {
-				buf0 = buf0[1:]
-			}
-			childErr = append(childErr, buf0...)
-			continue
-		}
-		childErr = append(childErr, buf[:n]...)
-	}
-	if len(childErr) > 0 && childErr[0] == child.Ready {
-		ready = true
-		childErr = childErr[1:]
-	}
-	if len(childErr) == 0 && !ready {
-		return fail(fmt.Errorf("sandbox: %s did not set up the sandbox child; it is not a gemkit binary (any program that links package sandbox, whose child package takes over when started as the child, is one)", exe))
-	}
-	if len(childErr) > 0 {
-		msg := strings.TrimPrefix(string(childErr), "E")
-		return fail(errors.New(msg))
-	}
-	return p, nil
-}
-
-func tempBytes(c *Command) uint64 {
-	if c.Policy.TempBytes == 0 {
-		return DefaultTempBytes
-	}
-	return c.Policy.TempBytes
-}
-
-// rootSteps are the steps that build c's own root in its mount
-// namespace, the folder the build starts on and the working directory.
-func rootSteps(c *Command, rules []PathRule, overlays []overlay) (steps []child.Mount, base, dir string, err error) {
-	links := append([]string{c.Path, c.Dir, c.Policy.TempDir, c.Policy.Workspace, c.Policy.Home, c.Policy.ExtensionDir}, c.Policy.RuntimePaths...)
-	links = append(append(append(links, c.Policy.Caches...), systemReadDirs...), systemReadFiles...)
-	realTmp, err := filepath.EvalSymlinks(c.Policy.TempDir)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("temp dir: %w", err)
-	}
-	steps = mountPlan(rules, overlays, realTmp, tempBytes(c), links)
-	dir = c.Dir
-	if dir == "" {
-		dir = "/"
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	// The working directory exists in the new root even where the read
-	// scope does not reach it (an empty folder then).
-	steps = append(steps, child.Mount{Kind: child.MountDir, Path: dir})
-	return append(steps, handedSteps(c.Policy.Handed)...), realTmp, dir, nil
-}
-
-// The bounds of the tmpfs that holds handed files: a few files, and
-// what the tool writes beside them (a client library's logs), for the
-// run only.
-const (
-	handedDirBytes  = 4 << 20
-	handedDirInodes = 256
-)
-
-// handedSteps show each handed file read-only at its target, on a tmpfs
-// of its own covering the target's folder (after the caches' binds,
-// which hold the folder).
-func handedSteps(handed []Handed) []child.Mount {
-	var steps []child.Mount
-	dirs := map[string]bool{}
-	for _, h := range handed {
-		if d := filepath.Dir(h.Target); !dirs[d] {
-			dirs[d] = true
-			steps = append(steps, child.Mount{Kind: child.MountPrivateDir, Path: d, Size: handedDirBytes, Inodes: handedDirInodes})
-		}
-	}
-	for _, h := range handed {
-		steps = append(steps, child.Mount{Kind: child.MountBind, Path: h.Target, Source: h.Source, File: true})
-	}
-	return steps
-}
-
-// RootPlan returns the steps that build c's own root, as a run with a
-// mount namespace would take them: for tools that compare (the benchmark
-// gives bubblewrap the same view).
-func RootPlan(c *Command) ([]child.Mount, error) {
-	rules, overlays, err := c.Policy.rules(false)
-	if err != nil {
-		return nil, err
-	}
-	steps, _, _, err := rootSteps(c, rules, overlays)
-	return steps, err
+	return cg
 }
 
 // supervisesWrites reports whether this kernel lets the watch of a
@@ -590,86 +358,6 @@ func kernelAtLeast(major, minor int) bool {
 		return false
 	}
 	return ma > major || ma == major && mi >= minor
-}
-
-// parseRights takes the file descriptors out of an SCM_RIGHTS message:
-// the proxy's listener, and the resolver's socket when asked for.
-func parseRights(oob []byte) ([]int, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil || len(msgs) != 1 {
-		return nil, fmt.Errorf("sandbox: bad control message from the child: %v", err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) < 1 || len(fds) > 2 {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return nil, fmt.Errorf("sandbox: bad descriptors from the child: %v", err)
-	}
-	for _, fd := range fds {
-		unix.CloseOnExec(fd)
-	}
-	return fds, nil
-}
-
-// serveProxy runs the allowlisting proxy on the listener the child opened
-// inside its network namespace (fds[0]), and the sandbox's resolver on
-// its UDP socket there (fds[1], when asked for). Connections accepted
-// there come from the tool; the proxy dials out from gemkit's own
-// namespace.
-func (p *Process) serveProxy(fds []int, c *Command, l *Launcher) error {
-	pol := &c.Policy
-	f := os.NewFile(uintptr(fds[0]), "sandbox-proxy")
-	ln, err := net.FileListener(f)
-	f.Close()
-	var pc net.PacketConn
-	if len(fds) > 1 {
-		rf := os.NewFile(uintptr(fds[1]), "sandbox-resolver")
-		var rerr error
-		pc, rerr = net.FilePacketConn(rf)
-		rf.Close()
-		if err == nil && rerr != nil {
-			err = fmt.Errorf("resolver socket: %w", rerr)
-		}
-	}
-	if err != nil {
-		if ln != nil {
-			ln.Close()
-		}
-		if pc != nil {
-			pc.Close()
-		}
-		return fmt.Errorf("sandbox: proxy listener: %w", err)
-	}
-	onDeny := l.OnDeny
-	if c.OnDeny != nil {
-		onDeny = c.OnDeny
-	}
-	px, err := netproxy.NewProxy(pol.AllowedHosts, l.Resolver, onDeny, l.logger())
-	if err != nil {
-		ln.Close()
-		if pc != nil {
-			pc.Close()
-		}
-		return err
-	}
-	px.AllowPrivate = l.AllowPrivateAddresses
-	px.OwnServer = pol.OwnServer
-	px.Received = c.Received
-	max := pol.MaxConnections
-	if max <= 0 {
-		max = DefaultMaxConnections
-	}
-	p.proxy = px
-	p.proxyDone = make(chan struct{})
-	if pc != nil {
-		px.StartResolver(pc)
-	}
-	go func() {
-		defer close(p.proxyDone)
-		_ = px.ServeAtMost(ln, max)
-	}()
-	return nil
 }
 
 // Pid is the process id of the tool (in gemkit's PID namespace).
