@@ -121,274 +121,220 @@ type overlay struct {
 	keep []string
 }
 
+// ruleSet is a policy's rules as rulesInto makes them, step by step, and
+// what the launcher does beside them: the read-only binds over the write
+// scope (overlays) and the folders whose writes gemkit makes (sealed).
+type ruleSet struct {
+	rules    []PathRule
+	overlays *[]overlay
+	sealed   *[]sealedFolder
+	// splitReadOnly, seal: as rulesInto was asked.
+	splitReadOnly, seal bool
+}
+
+// add adds a rule of path.
+func (r *ruleSet) add(path string, write, file bool, why string) {
+	r.rules = append(r.rules, PathRule{Path: path, Write: write, File: file, Why: why})
+}
+
+// addOptional adds a rule of path that the sandbox's start skips when
+// path is gone by then.
+func (r *ruleSet) addOptional(path string, write, file, optional bool, why string) {
+	r.add(path, write, file, why)
+	r.rules[len(r.rules)-1].Optional = optional
+}
+
+// rulesInto computes the policy's rules: what every tool reads of the
+// system, its extension's folder and its own temporary and cache
+// folders, then its read and write scopes, each split around what no
+// tool may reach. The steps are in that order because a later one
+// checks its folders against an earlier one's (a cache or a scope
+// against the extension's folder).
 func (p *Policy) rulesInto(splitReadOnly, seal bool, overlays *[]overlay, sealed *[]sealedFolder) ([]PathRule, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	var rules []PathRule
-	add := func(path string, write, file bool, why string) {
-		rules = append(rules, PathRule{Path: path, Write: write, File: file, Why: why})
+	r := &ruleSet{overlays: overlays, sealed: sealed, splitReadOnly: splitReadOnly, seal: seal}
+	if err := p.systemRules(r); err != nil {
+		return nil, err
 	}
+	ext, err := p.ownFolderRules(r)
+	if err != nil {
+		return nil, err
+	}
+	protected := make([]string, 0, len(p.Protected))
+	for _, d := range p.Protected {
+		protected = append(protected, resolvePartly(d))
+	}
+	if err := p.cacheRules(r, ext, protected); err != nil {
+		return nil, err
+	}
+	read, err := p.scopeRoot(string(p.Read), protected)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem.read scope: %w", err)
+	}
+	if read != "" {
+		if err := p.readRules(r, read, protected); err != nil {
+			return nil, err
+		}
+	}
+	write, err := p.scopeRoot(string(p.Write), protected)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem.write scope: %w", err)
+	}
+	if write != "" {
+		if err := p.writeRules(r, write, ext, protected); err != nil {
+			return nil, err
+		}
+	}
+	return r.rules, nil
+}
+
+// systemRules are what every tool reads of the system, whatever its
+// scopes: the runtime's folders and files, the devices it writes, the
+// machine's description, its own /proc entry, and the runtime
+// installations the policy names (never a home's or the whole tree).
+func (p *Policy) systemRules(r *ruleSet) error {
 	for _, d := range systemReadDirs {
 		if real, ok := existing(d); ok {
-			add(real, false, false, "system runtime")
+			r.add(real, false, false, "system runtime")
 		}
 	}
 	for _, f := range systemReadFiles {
 		if real, ok := existing(f); ok {
-			add(real, false, true, "system runtime")
+			r.add(real, false, true, "system runtime")
 		}
 	}
 	for _, f := range systemWriteFiles {
 		if real, ok := existing(f); ok {
-			add(real, true, true, "device")
+			r.add(real, true, true, "device")
 		}
 	}
 	for _, f := range systemInfo {
 		if _, err := os.Stat(f.path); err == nil {
-			add(f.path, false, f.file, "machine description")
-			rules[len(rules)-1].Optional = true
+			r.addOptional(f.path, false, f.file, true, "machine description")
 		}
 	}
 	// Not resolved here: "/proc/self" must be opened by the sandbox child,
 	// whose pid the tool keeps across exec; resolved in gemkit it would
 	// name gemkit's own entry.
-	add("/proc/self", false, false, "the tool's own /proc entry")
+	r.add("/proc/self", false, false, "the tool's own /proc entry")
 	for _, rp := range p.RuntimePaths {
 		real, ok := existing(rp)
 		if !ok {
 			continue
 		}
 		if real == "/" || p.Home != "" && fsutil.Within(real, filepath.Clean(p.Home)) {
-			return nil, fmt.Errorf("runtime installation %q would expose all of %q; refusing", rp, real)
+			return fmt.Errorf("runtime installation %q would expose all of %q; refusing", rp, real)
 		}
-		add(real, false, !isDir(real), "runtime installation")
+		r.add(real, false, !isDir(real), "runtime installation")
 	}
+	return nil
+}
 
-	ext, err := filepath.EvalSymlinks(p.ExtensionDir)
+// ownFolderRules are the extension's own folder, read-only, and the
+// tool's private temporary folder, which must not be inside it. It
+// returns the extension's folder resolved.
+func (p *Policy) ownFolderRules(r *ruleSet) (ext string, err error) {
+	ext, err = filepath.EvalSymlinks(p.ExtensionDir)
 	if err != nil {
-		return nil, fmt.Errorf("extension folder: %w", err)
+		return "", fmt.Errorf("extension folder: %w", err)
 	}
-	add(ext, false, false, "the extension's own folder (read-only)")
-
+	r.add(ext, false, false, "the extension's own folder (read-only)")
 	tmp, err := filepath.EvalSymlinks(p.TempDir)
 	if err != nil {
-		return nil, fmt.Errorf("temp dir: %w", err)
+		return "", fmt.Errorf("temp dir: %w", err)
 	}
 	if fsutil.Within(ext, tmp) {
-		return nil, fmt.Errorf("temp dir %q is inside the extension folder", tmp)
+		return "", fmt.Errorf("temp dir %q is inside the extension folder", tmp)
 	}
-	add(tmp, true, false, "private temp dir")
+	r.add(tmp, true, false, "private temp dir")
+	return ext, nil
+}
 
-	protected := make([]string, 0, len(p.Protected))
-	for _, d := range p.Protected {
-		protected = append(protected, resolvePartly(d))
-	}
+// cacheRules are the tool's private caches, writable: each a folder that
+// overlaps neither the extension's folder, nor a closed one, nor another
+// extension's.
+func (p *Policy) cacheRules(r *ruleSet, ext string, protected []string) error {
 	for _, c := range p.Caches {
 		real, err := filepath.EvalSymlinks(c)
 		if err != nil {
-			return nil, fmt.Errorf("cache folder: %w", err)
+			return fmt.Errorf("cache folder: %w", err)
 		}
 		if !isDir(real) {
-			return nil, fmt.Errorf("cache folder %q is not a folder", c)
+			return fmt.Errorf("cache folder %q is not a folder", c)
 		}
 		if real == "/" || fsutil.Within(real, ext) || fsutil.Within(ext, real) {
-			return nil, fmt.Errorf("cache folder %q overlaps the program's own folder %q, which stays read-only", real, ext)
+			return fmt.Errorf("cache folder %q overlaps the program's own folder %q, which stays read-only", real, ext)
 		}
 		for _, d := range protected {
 			if fsutil.Within(d, real) || fsutil.Within(real, d) {
-				return nil, fmt.Errorf("cache folder %q overlaps %q, which is closed to every sandboxed process", real, d)
+				return fmt.Errorf("cache folder %q overlaps %q, which is closed to every sandboxed process", real, d)
 			}
 		}
 		for _, d := range p.ReadOnly {
 			if ro, ok := existing(d); ok && (fsutil.Within(ro, real) || fsutil.Within(real, ro)) {
-				return nil, fmt.Errorf("cache folder %q overlaps %q, an extension's folder, which stays read-only to every sandboxed process", real, ro)
+				return fmt.Errorf("cache folder %q overlaps %q, an extension's folder, which stays read-only to every sandboxed process", real, ro)
 			}
 		}
-		add(real, true, false, "private cache")
+		r.add(real, true, false, "private cache")
 	}
-	scopeRoot := func(a string) (string, error) {
-		var root string
-		var err error
-		switch a {
-		case "workspace":
-			root, err = filepath.EvalSymlinks(p.Workspace)
-		case "home":
-			root, err = filepath.EvalSymlinks(p.Home)
-		case "full":
-			root = "/"
-		default:
-			return "", nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if a == "workspace" && p.Home != "" {
-			if home := resolvePartly(p.Home); fsutil.Within(root, home) {
-				return "", &HomeWorkspaceError{Workspace: root, Holds: root != home}
-			}
-		}
-		for _, d := range protected {
-			if fsutil.Within(d, root) {
-				return "", fmt.Errorf("the %s scope %q is inside %q, which holds gemkit's configuration and other extensions and is closed to every tool; run the tool from another directory", a, root, d)
-			}
-		}
-		return root, nil
+	return nil
+}
+
+// scopeRoot is the folder a scope (filesystem.read or .write) names,
+// resolved, or "" for none: never a folder that holds the home, nor one
+// inside a closed folder.
+func (p *Policy) scopeRoot(a string, protected []string) (string, error) {
+	var root string
+	var err error
+	switch a {
+	case "workspace":
+		root, err = filepath.EvalSymlinks(p.Workspace)
+	case "home":
+		root, err = filepath.EvalSymlinks(p.Home)
+	case "full":
+		root = "/"
+	default:
+		return "", nil
 	}
-	read, err := scopeRoot(string(p.Read))
 	if err != nil {
-		return nil, fmt.Errorf("filesystem.read scope: %w", err)
+		return "", err
 	}
-	if read != "" {
-		// Other processes are not files of the user's: under "full"
-		// the tool still sees only its own /proc entry and the machine
-		// description files above.
-		// Devices are never part of a scope: another terminal's
-		// /dev/pts/N would give its keystrokes away.
-		closed := append([]string{"/proc", "/dev"}, protected...)
-		grants, ancestors, err := carve(read, closed)
-		if err != nil {
-			return nil, fmt.Errorf("splitting the readable scope around %s: %w", strings.Join(protected, ", "), err)
-		}
-		for _, a := range ancestors {
-			// Below the scope's root, a folder can go between this
-			// plan and the sandbox's start (another program's
-			// temporary folder): then it is not there to list.
-			rules = append(rules, PathRule{Path: a, ListOnly: true, Optional: a != read, Why: "filesystem.read=" + string(p.Read) + " (names only: leads to a closed folder)"})
-		}
-		for _, c := range grants {
-			add(c.path, false, c.file, "filesystem.read="+string(p.Read))
-			rules[len(rules)-1].Optional = c.path != read
+	if a == "workspace" && p.Home != "" {
+		if home := resolvePartly(p.Home); fsutil.Within(root, home) {
+			return "", &HomeWorkspaceError{Workspace: root, Holds: root != home}
 		}
 	}
-	write, err := scopeRoot(string(p.Write))
+	for _, d := range protected {
+		if fsutil.Within(d, root) {
+			return "", fmt.Errorf("the %s scope %q is inside %q, which holds gemkit's configuration and other extensions and is closed to every tool; run the tool from another directory", a, root, d)
+		}
+	}
+	return root, nil
+}
+
+// readRules are the read scope rooted at read, split around the closed
+// folders: other processes are not files of the user's (under "full"
+// the tool still sees only its own /proc entry and the machine
+// description files), and devices are never part of a scope (another
+// terminal's /dev/pts/N would give its keystrokes away).
+func (p *Policy) readRules(r *ruleSet, read string, protected []string) error {
+	closed := append([]string{"/proc", "/dev"}, protected...)
+	grants, ancestors, err := carve(read, closed)
 	if err != nil {
-		return nil, fmt.Errorf("filesystem.write scope: %w", err)
+		return fmt.Errorf("splitting the readable scope around %s: %w", strings.Join(protected, ", "), err)
 	}
-	if write != "" {
-		if fsutil.Within(ext, write) {
-			return nil, fmt.Errorf("the %s scope %q is inside the extension's own folder %q, which its tools may never write; run the tool from another directory", p.Write, write, ext)
-		}
-		excl := append([]string{ext, "/proc", "/dev"}, protected...)
-		for _, d := range p.ReadOnly {
-			if real, ok := existing(d); ok {
-				if fsutil.Within(real, write) {
-					return nil, fmt.Errorf("the %s scope %q is inside %q, the folder of an installed or linked extension, which no tool may write; run the tool from another directory", p.Write, write, real)
-				}
-				if !fsutil.Within(write, real) {
-					continue
-				}
-				if splitReadOnly {
-					excl = append(excl, real)
-				} else {
-					*overlays = append(*overlays, overlay{path: real})
-				}
-			}
-		}
-		// The guarded paths (permission.ProtectedPaths). In a folder that
-		// already leads to a closed one (~ under write: home) nothing
-		// can be created, so leaving them out of the scope is enough;
-		// elsewhere they are read-only binds over the writable one, and
-		// one that is absent is given a placeholder (an empty file or
-		// folder, by Launcher.Start) to bind over.
-		base := append([]string(nil), excl...)
-		// Sealing needs the write scope bound whole: one that leads to a
-		// folder split out of it is not sealed.
-		seal = seal && !splitReadOnly && !slices.ContainsFunc(excl, func(x string) bool { return fsutil.Within(write, x) })
-		var sealedOut []string
-		names := map[string]*sealedFolder{}
-		folder := func(dir string) *sealedFolder {
-			if names[dir] == nil {
-				names[dir] = &sealedFolder{path: dir}
-			}
-			return names[dir]
-		}
-		for _, g := range p.Guarded {
-			gp := filepath.Clean(g.Path)
-			if !filepath.IsAbs(gp) || !fsutil.Within(write, gp) || gp == write {
-				continue
-			}
-			parent, leads, inside := filepath.Dir(gp), false, false
-			for _, x := range base {
-				if fsutil.Within(x, gp) {
-					inside = true
-				}
-				if x != parent && fsutil.Within(parent, x) {
-					leads = true
-				}
-			}
-			switch {
-			case inside:
-				continue
-			case leads || splitReadOnly:
-				// A pattern's folder is split too: it takes no new
-				// names at all then.
-				excl = append(excl, gp)
-				continue
-			case g.Pattern:
-				if seal {
-					f := folder(parent)
-					f.patterns = append(f.patterns, filepath.Base(gp))
-				}
-				var keep []string
-				for _, e := range p.Guarded {
-					if ok, _ := filepath.Match(filepath.Base(gp), filepath.Base(e.Path)); ok && !e.Pattern && filepath.Dir(e.Path) == filepath.Dir(gp) {
-						keep = append(keep, filepath.Base(e.Path))
-					}
-				}
-				*overlays = append(*overlays, overlay{path: gp, guarded: true, pattern: true, why: g.Why(), keep: keep})
-				continue
-			}
-			fi, err := os.Lstat(gp)
-			if seal {
-				f := folder(parent)
-				f.names = append(f.names, filepath.Base(gp))
-			}
-			switch {
-			case errors.Is(err, fs.ErrNotExist) && seal:
-				// Out of the carve below, so that its folder is one of
-				// the sealed ones.
-				sealedOut = append(sealedOut, gp)
-			case errors.Is(err, fs.ErrNotExist):
-				*overlays = append(*overlays, overlay{path: gp, guarded: true, absent: true, dir: g.Dir})
-			case err != nil:
-				return nil, fmt.Errorf("%s must stay read-only for the tool: %w", gp, err)
-			case fi.Mode()&os.ModeSymlink != 0:
-				// A link is not a mount point; what it leads to is
-				// guarded where it lies in the scope.
-				if real, ok := existing(gp); ok && fsutil.Within(write, real) && real != write {
-					*overlays = append(*overlays, overlay{path: real, guarded: true, dir: isDir(real)})
-				}
-			default:
-				*overlays = append(*overlays, overlay{path: gp, guarded: true, dir: fi.IsDir()})
-			}
-		}
-		grants, ancestors, err := carve(write, append(excl, sealedOut...))
-		if err != nil {
-			return nil, fmt.Errorf("splitting the writable scope around the extension folder: %w", err)
-		}
-		if len(sealedOut) > 0 {
-			// The folders on the way to an absent protected name: bound
-			// writable whole (the write scope's bind covers them), and
-			// only read by the tool's own calls: the watch of its
-			// writes makes, writes, renames and removes there what is
-			// not protected (sealedFolder). Their files get no rule of
-			// their own, which would follow a file renamed to a
-			// protected name.
-			for _, a := range ancestors {
-				rules = append(rules, PathRule{Path: a, Write: true, NoCreate: true, Optional: a != write,
-					Why: "filesystem.write=" + string(p.Write) + " (written through gemkit: it holds protected names)"})
-				f := folder(a)
-				*sealed = append(*sealed, *f)
-			}
-			grants = slices.DeleteFunc(grants, func(c carved) bool { return c.file && slices.Contains(ancestors, filepath.Dir(c.path)) })
-		}
-		for _, c := range grants {
-			add(c.path, true, c.file, "filesystem.write="+string(p.Write))
-			rules[len(rules)-1].Optional = c.path != write
-		}
+	for _, a := range ancestors {
+		// Below the scope's root, a folder can go between this
+		// plan and the sandbox's start (another program's
+		// temporary folder): then it is not there to list.
+		r.rules = append(r.rules, PathRule{Path: a, ListOnly: true, Optional: a != read, Why: "filesystem.read=" + string(p.Read) + " (names only: leads to a closed folder)"})
 	}
-	return rules, nil
+	for _, c := range grants {
+		r.addOptional(c.path, false, c.file, c.path != read, "filesystem.read="+string(p.Read))
+	}
+	return nil
 }
 
 type carved struct {
