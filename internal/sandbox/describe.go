@@ -47,9 +47,22 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 	if c.OS != "linux" {
 		return []Note{{Permission: "all", How: "no sandbox on " + c.OS + ": tools are refused unless running them unconfined is allowed", Enforced: false, Refuses: true}}
 	}
+	notes := describeFiles(p, c, read, write)
+	notes = append(notes, describeProtected(p, c, write)...)
+	notes = append(notes, describeWalls(c)...)
+	notes = append(notes, describeNetwork(c, hosts)...)
+	return append(notes, describeProcesses(c)...)
+}
+
+// llWhy is how a file permission reads where Landlock is missing.
+const llWhy = "Landlock is not available in this kernel, so file access is NOT restricted"
+
+// describeFiles: the read and write scopes, the extension's own folder,
+// and what stays closed whatever the scopes (gemkit's configuration,
+// other programs' credentials), all Landlock's.
+func describeFiles(p permission.Policy, c Capabilities, read, write permission.Access) []Note {
 	var notes []Note
 	ll := c.LandlockABI > 0
-	llWhy := "Landlock is not available in this kernel, so file access is NOT restricted"
 	scope := func(a permission.Access) string {
 		switch a {
 		case permission.AccessWorkspace:
@@ -98,6 +111,14 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 		}
 		notes = append(notes, Note{Permission: "credentials", How: how, Enforced: ll})
 	}
+	return notes
+}
+
+// describeProtected: the paths other programs run or obey later, kept
+// read-only under a write scope.
+func describeProtected(p permission.Policy, c Capabilities, write permission.Access) []Note {
+	ll := c.LandlockABI > 0
+	var notes []Note
 	if write != permission.AccessNone {
 		how := "read-only, the files other programs run or obey later outside any sandbox, in the workspace, your home folder and the folders between them: " +
 			permission.GuardedWords() + " (for a .git file, also the git folder it points to and its common folder; the .git of the repository the workspace is in; node_modules above every extension's folder); why: " +
@@ -116,6 +137,13 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 		}
 		notes = append(notes, Note{Permission: "protected paths", How: how, Enforced: ll})
 	}
+	return notes
+}
+
+// describeWalls: the second wall around files (the mount namespace) and
+// what bounds the tool's memory.
+func describeWalls(c Capabilities) []Note {
+	var notes []Note
 	if c.Namespaces {
 		notes = append(notes, Note{Permission: "second wall (files)", How: "own mount namespace: the tool's root holds only what it may read, bound read-only, and what it may write, bound writable, so everything else is absent and chmod, utimes, xattrs and inode flags outside the write scope fail (read-only file system); other extensions' folders and linked sources are read-only binds; /dev holds only null, zero, full, random and urandom (no terminal); /proc is the tool's own; seccomp refuses mounting and setuid/setgid bits", Enforced: true})
 		notes = append(notes, Note{Permission: "temp dir", How: "a private tmpfs inside the tool's mount namespace, bounded in size, gone with the tool", Enforced: true})
@@ -132,7 +160,13 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 		}
 		notes = append(notes, Note{Permission: "memory", How: how, Enforced: true})
 	}
+	return notes
+}
 
+// describeNetwork: no network, or only the allowed hosts through the
+// proxy, by namespace or seccomp.
+func describeNetwork(c Capabilities, hosts []string) []Note {
+	var notes []Note
 	ns := "its own network namespace"
 	if c.UserNS {
 		ns += " (in a user namespace)"
@@ -158,6 +192,13 @@ func Describe(p permission.Policy, c Capabilities) []Note {
 			notes = append(notes, Note{Permission: "network.allowedHosts", How: "NOT enforceable: " + list + " needs a private network namespace and namespaces are unavailable (" + c.NamespaceErr + "); runs are refused unless running unconfined is allowed", Enforced: false, Refuses: true})
 		}
 	}
+	return notes
+}
+
+// describeProcesses: what bounds the tool's processes, its environment
+// and the kernel interfaces closed to it.
+func describeProcesses(c Capabilities) []Note {
+	var notes []Note
 	if c.Namespaces {
 		how := "own PID namespace: a timeout or cancel kills the tool and every process it started"
 		if c.MaxProcesses > 0 {

@@ -28,6 +28,20 @@ var devLinks = [][2]string{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/s
 // dynamic loader resolve as outside. overlays are folders inside a
 // writable bind that are bound read-only over it (other extensions' code).
 func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64, links []string) []child.Mount {
+	steps, done := ruleBinds(rules, tmp)
+	steps = rebindOrder(steps, overlaySteps(overlays, done))
+	steps = append(steps, systemSteps(tmp, tmpSize)...)
+	return append(steps, symlinkSteps(links)...)
+}
+
+// pathDepth is how many folders deep p is: shallower binds go first.
+func pathDepth(p string) int { return strings.Count(p, "/") }
+
+// ruleBinds are the binds of the rules, shallowest first (read-only
+// before writable at one path), leaving out /proc, /dev, the temporary
+// folder and the root, which have steps of their own, and every rule a
+// bind already made covers. done are the rules bound.
+func ruleBinds(rules []PathRule, tmp string) (steps []child.Mount, done []PathRule) {
 	var binds []PathRule
 	for _, r := range rules {
 		switch {
@@ -40,19 +54,16 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 		}
 		binds = append(binds, r)
 	}
-	depth := func(p string) int { return strings.Count(p, "/") }
 	sort.SliceStable(binds, func(i, j int) bool {
 		a, b := binds[i], binds[j]
-		if depth(a.Path) != depth(b.Path) {
-			return depth(a.Path) < depth(b.Path)
+		if pathDepth(a.Path) != pathDepth(b.Path) {
+			return pathDepth(a.Path) < pathDepth(b.Path)
 		}
 		if a.Path != b.Path {
 			return a.Path < b.Path
 		}
 		return !a.Write && b.Write
 	})
-	var steps []child.Mount
-	var done []PathRule
 	covered := func(r PathRule) bool {
 		for _, d := range done {
 			if !d.File && !d.ListOnly && fsutil.Within(d.Path, r.Path) && (d.Write || !r.Write) {
@@ -72,10 +83,14 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 		steps = append(steps, child.Mount{Kind: child.MountBind, Path: r.Path, Write: r.Write, File: r.File, Optional: r.Optional})
 		done = append(done, r)
 	}
-	// The overlays, and the folders between the writable bind and each
-	// overlay, which become mount points too (bound onto themselves): a
-	// mount point cannot be renamed, so the tool cannot move the
-	// protected folder away on the host and put its own in its place.
+	return steps, done
+}
+
+// overlaySteps are the overlays, and the folders between the writable
+// bind and each overlay, which become mount points too (bound onto
+// themselves): a mount point cannot be renamed, so the tool cannot move
+// the protected folder away on the host and put its own in its place.
+func overlaySteps(overlays []overlay, done []PathRule) []child.Mount {
 	var extra []child.Mount
 	between := map[string]bool{}
 	for _, ov := range overlays {
@@ -118,11 +133,16 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 		}
 		extra = append(extra, child.Mount{Kind: child.MountBind, Path: o, File: file, Optional: !ov.guarded})
 	}
-	// Each bind clones its path from the host's tree, covering whatever
-	// the new root had mounted at or beneath that path: shallower binds
-	// go first, and at one path the overlay after the folder bound onto
-	// itself. The binds of the rules inside a folder that is bound again
-	// follow it.
+	return extra
+}
+
+// rebindOrder puts the rules' binds (steps) and the overlays' (extra) in
+// the order they must be made. Each bind clones its path from the host's
+// tree, covering whatever the new root had mounted at or beneath that
+// path: shallower binds go first, and at one path the overlay after the
+// folder bound onto itself. The binds of the rules inside a folder that
+// is bound again follow it.
+func rebindOrder(steps, extra []child.Mount) []child.Mount {
 	rebound := func(p string) bool {
 		for _, m := range extra {
 			if m.Write && m.Path != p && fsutil.Within(m.Path, p) {
@@ -141,14 +161,21 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 	}
 	sort.SliceStable(extra, func(i, j int) bool {
 		a, b := extra[i], extra[j]
-		if depth(a.Path) != depth(b.Path) {
-			return depth(a.Path) < depth(b.Path)
+		if pathDepth(a.Path) != pathDepth(b.Path) {
+			return pathDepth(a.Path) < pathDepth(b.Path)
 		}
 		return a.Path == b.Path && a.Write && !b.Write
 	})
-	steps = append(kept, extra...)
-	steps = append(steps, child.Mount{Kind: child.MountTmpfs, Path: tmp, Size: tmpSize, Inodes: DefaultTempInodes})
-	steps = append(steps, child.Mount{Kind: child.MountProc, Path: "/proc"})
+	return append(kept, extra...)
+}
+
+// systemSteps are the tool's own temporary folder (a tmpfs of tmpSize),
+// the /proc of its PID namespace, and only the harmless devices.
+func systemSteps(tmp string, tmpSize uint64) []child.Mount {
+	steps := []child.Mount{
+		{Kind: child.MountTmpfs, Path: tmp, Size: tmpSize, Inodes: DefaultTempInodes},
+		{Kind: child.MountProc, Path: "/proc"},
+	}
 	for _, d := range devices {
 		if _, err := os.Stat(d); err == nil {
 			steps = append(steps, child.Mount{Kind: child.MountBind, Path: d, File: true, Device: true, Write: true})
@@ -157,7 +184,7 @@ func mountPlan(rules []PathRule, overlays []overlay, tmp string, tmpSize uint64,
 	for _, l := range devLinks {
 		steps = append(steps, child.Mount{Kind: child.MountSymlink, Path: l[0], Target: l[1]})
 	}
-	return append(steps, symlinkSteps(links)...)
+	return steps
 }
 
 // symlinkSteps recreates the symlinks met on the way to each path (and to
