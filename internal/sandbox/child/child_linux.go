@@ -163,38 +163,19 @@ func report(err error) {
 	_, _ = unix.Write(FD, msg)
 }
 
+// setup makes the tool's world as spec says, in this order: its network
+// (the proxy's listener passed to the parent), its processes' bound, its
+// own root, its resource limits, its confinement (Landlock, capabilities,
+// seccomp); then it waits for the gate, tells the parent it is ready and
+// execs the tool.
 func setup(conn *os.File) error {
-	raw, err := io.ReadAll(io.LimitReader(conn, 16<<20))
+	spec, err := readSpec(conn)
 	if err != nil {
-		return fmt.Errorf("sandbox child: reading spec: %w", err)
-	}
-	var spec Spec
-	if err := json.Unmarshal(raw, &spec); err != nil {
-		return fmt.Errorf("sandbox child: spec: %w", err)
+		return err
 	}
 	if spec.ProxyPort > 0 {
-		if err := loopbackUp(); err != nil {
+		if err := passNetwork(spec); err != nil {
 			return err
-		}
-		lfd, err := listenLoopback(spec.ProxyPort)
-		if err != nil {
-			return err
-		}
-		fds := []int{lfd}
-		if spec.ResolverPort > 0 {
-			dfd, err := bindLoopbackUDP(spec.ResolverPort)
-			if err != nil {
-				unix.Close(lfd)
-				return err
-			}
-			fds = append(fds, dfd)
-		}
-		err = unix.Sendmsg(FD, []byte{'L'}, unix.UnixRights(fds...), nil, 0)
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		if err != nil {
-			return fmt.Errorf("sandbox child: passing the proxy listener: %w", err)
 		}
 	}
 	if spec.PidMax > 0 {
@@ -214,6 +195,82 @@ func setup(conn *os.File) error {
 			return fmt.Errorf("sandbox child: working directory %s: %w", spec.Dir, err)
 		}
 	}
+	if err := setLimits(spec); err != nil {
+		return err
+	}
+	if err := confine(spec); err != nil {
+		return err
+	}
+	// Only stdin, stdout and stderr reach the tool. Go's exec passes just
+	// the descriptors it was given, but ones gemkit itself inherited
+	// without close-on-exec (from a shell, an editor) would stay open;
+	// this closes them, and the socket to the parent, on exec.
+	if err := unix.CloseRange(FD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("sandbox child: marking descriptors close-on-exec: %w", err)
+	}
+	if spec.Gated {
+		if err := awaitGo(); err != nil {
+			return err
+		}
+	}
+	// Tell the parent everything is in place; the socket then closes on
+	// exec, or the error below follows.
+	if _, err := unix.Write(FD, []byte{Ready}); err != nil {
+		return fmt.Errorf("sandbox child: %w", err)
+	}
+	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
+	return fmt.Errorf("starting %s: %w", spec.Path, err)
+}
+
+// readSpec reads the spec the parent wrote, whole (bounded), before
+// anything is done.
+func readSpec(conn *os.File) (Spec, error) {
+	raw, err := io.ReadAll(io.LimitReader(conn, 16<<20))
+	if err != nil {
+		return Spec{}, fmt.Errorf("sandbox child: reading spec: %w", err)
+	}
+	var spec Spec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return Spec{}, fmt.Errorf("sandbox child: spec: %w", err)
+	}
+	return spec, nil
+}
+
+// passNetwork brings up loopback in the tool's network namespace, and
+// passes the parent the listener of the proxy's port (and the resolver's
+// socket) bound there: the parent serves them, so that the tool's only
+// way out is gemkit's proxy.
+func passNetwork(spec Spec) error {
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	lfd, err := listenLoopback(spec.ProxyPort)
+	if err != nil {
+		return err
+	}
+	fds := []int{lfd}
+	if spec.ResolverPort > 0 {
+		dfd, err := bindLoopbackUDP(spec.ResolverPort)
+		if err != nil {
+			unix.Close(lfd)
+			return err
+		}
+		fds = append(fds, dfd)
+	}
+	err = unix.Sendmsg(FD, []byte{'L'}, unix.UnixRights(fds...), nil, 0)
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox child: passing the proxy listener: %w", err)
+	}
+	return nil
+}
+
+// setLimits sets the resource limits: its data (and, without a memory
+// cgroup, its address space), no core files, a bound on open files;
+// never above what gemkit itself runs under.
+func setLimits(spec Spec) error {
 	limits := []struct {
 		res int
 		val uint64
@@ -236,6 +293,14 @@ func setup(conn *os.File) error {
 			return fmt.Errorf("sandbox child: setrlimit: %w", err)
 		}
 	}
+	return nil
+}
+
+// confine confines this process, and so the tool it becomes: Landlock's
+// rules, no capabilities, no_new_privs, then the seccomp filters (the
+// watch of connect calls, passed to the parent, before the main one).
+func confine(spec Spec) error {
+	var err error
 	rfd := -1
 	if spec.LandlockABI > 0 {
 		rfd, err = landlockRuleset(spec.LandlockABI, spec.Rules, spec.ProxyPort)
@@ -278,25 +343,7 @@ func setup(conn *os.File) error {
 			return fmt.Errorf("sandbox child: passing the connect listener: %w", err)
 		}
 	}
-	// Only stdin, stdout and stderr reach the tool. Go's exec passes just
-	// the descriptors it was given, but ones gemkit itself inherited
-	// without close-on-exec (from a shell, an editor) would stay open;
-	// this closes them, and the socket to the parent, on exec.
-	if err := unix.CloseRange(FD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return fmt.Errorf("sandbox child: marking descriptors close-on-exec: %w", err)
-	}
-	if spec.Gated {
-		if err := awaitGo(); err != nil {
-			return err
-		}
-	}
-	// Tell the parent everything is in place; the socket then closes on
-	// exec, or the error below follows.
-	if _, err := unix.Write(FD, []byte{Ready}); err != nil {
-		return fmt.Errorf("sandbox child: %w", err)
-	}
-	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
-	return fmt.Errorf("starting %s: %w", spec.Path, err)
+	return nil
 }
 
 // awaitGo reads the parent's word on GateFD: Go, or the end of the pipe

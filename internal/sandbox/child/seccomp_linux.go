@@ -95,12 +95,6 @@ type bpfInsn struct {
 // reaches nothing but itself. With allowUnix, AF_UNIX sockets are let
 // through to what confines them there (Spec.AllowUnix).
 func seccompProgram(o seccompOptions) []unix.SockFilter {
-	ld := func(off uint32) bpfInsn {
-		return bpfInsn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: off, jt: -1, jf: -1}
-	}
-	jeq := func(k uint32, target int) bpfInsn {
-		return bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: k, jt: target, jf: -1}
-	}
 	prog := []bpfInsn{
 		ld(seccompArch),
 		{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: auditArch, jt: -1, jf: tKill},
@@ -164,6 +158,26 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 			bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.CLONE_NEWUSER, jt: tEPERM, jf: tAllow},
 		)
 	}
+	prog = append(prog, socketRules(o)...)
+	// The targets, in the order of the t* constants.
+	ret := func(k uint32) bpfInsn { return bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: k, jt: -1, jf: -1} }
+	return assemble(prog, []bpfInsn{
+		ret(unix.SECCOMP_RET_ALLOW),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)),
+		ret(unix.SECCOMP_RET_KILL_PROCESS),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)),
+		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EOPNOTSUPP)),
+	})
+}
+
+// socketRules end the program with its verdict on socket(): every
+// socket refused (denyAllSockets, no network namespace), or only the
+// families the network namespace confines allowed (and AF_UNIX where
+// its namespaces confine it, or a blocking one left to the watch of
+// connect calls, notifyUnix).
+func socketRules(o seccompOptions) []bpfInsn {
+	var prog []bpfInsn
 	if o.denyAllSockets {
 		prog = append(prog, jeq(unix.SYS_SOCKET, tEACCES))
 		prog = append(prog, bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ALLOW, jt: -1, jf: -1})
@@ -189,16 +203,17 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 			bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES), jt: -1, jf: -1},
 		)
 	}
-	// The targets, in the order of the t* constants.
-	ret := func(k uint32) bpfInsn { return bpfInsn{code: unix.BPF_RET | unix.BPF_K, k: k, jt: -1, jf: -1} }
-	return assemble(prog, []bpfInsn{
-		ret(unix.SECCOMP_RET_ALLOW),
-		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)),
-		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)),
-		ret(unix.SECCOMP_RET_KILL_PROCESS),
-		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)),
-		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EOPNOTSUPP)),
-	})
+	return prog
+}
+
+// ld loads the 32 bits at off of the seccomp data.
+func ld(off uint32) bpfInsn {
+	return bpfInsn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: off, jt: -1, jf: -1}
+}
+
+// jeq jumps to target when the loaded value is k, else on.
+func jeq(k uint32, target int) bpfInsn {
+	return bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: k, jt: target, jf: -1}
 }
 
 // assemble appends targets to prog and turns each jump's target, an
