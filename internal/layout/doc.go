@@ -8,4 +8,8 @@
 // stays the floor (nothing in it reaches up to the companion, the client
 // or the sandbox), and a room such as companion/ or internal/sandbox/
 // is one floor that the others stand on or beside, never around.
+//
+// The rooms: no function in internal/sandbox (its child and netproxy
+// included) is over 100 lines, so that each step of a launch has a name
+// (TestSandboxFunctionsShort).
 package layout

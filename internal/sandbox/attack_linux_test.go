@@ -103,56 +103,70 @@ sys.exit(0 if pid > 0 else 1)`}, nil},
 				})
 			}
 
-			// The tool holds no capability at all, also where the child
-			// needed CAP_NET_ADMIN and CAP_SYS_ADMIN to set up, and cannot
-			// gain one.
-			for _, p := range []Policy{ws, w.policy(permission.AccessWorkspace, permission.AccessNone, "allowed.test")} {
-				if m.name == "no-namespaces" && p.NeedsNetwork() {
-					continue
-				}
-				r := run(t, m.l, p, 20*time.Second, python, "-c", "import re; print(*re.findall(r'(?m)^(?:Cap(?:Inh|Prm|Eff|Amb|Bnd)|NoNewPrivs):.*$', open('/proc/self/status').read()), sep='\\n')")
-				if r.err != nil {
-					t.Fatalf("%v %s", r.err, r.stderr)
-				}
-				for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-					f := strings.Fields(line)
-					// Without a user namespace an unprivileged user
-					// holds no CAP_SETPCAP to empty the bounding set;
-					// with no_new_privs and a non-zero uid nothing in
-					// it can be gained.
-					if len(f) == 2 && f[0] == "CapBnd:" && m.name == "no-namespaces" && os.Getuid() != 0 {
-						continue
-					}
-					if len(f) != 2 || (f[0] == "NoNewPrivs:") != (f[1] == "1") || f[0] != "NoNewPrivs:" && f[1] != "0000000000000000" {
-						t.Errorf("hosts %v: %q", p.AllowedHosts, line)
-					}
-				}
-			}
+			assertNoCapabilities(t, m.name, m.l, w, ws, python)
+			assertOpenFilesBounded(t, m.l, ws, python)
+			assertWidestScopesWork(t, m.l, w, home, gem)
+		})
+	}
+}
 
-			// Open files are bounded, and the bound cannot be raised.
-			r0 := run(t, m.l, ws, 20*time.Second, python, "-c", `import resource
+// assertNoCapabilities: the tool holds no capability at all, also where
+// the child needed CAP_NET_ADMIN and CAP_SYS_ADMIN to set up, and cannot
+// gain one (TestAttacks, in the mode name of l).
+func assertNoCapabilities(t *testing.T, name string, l *Launcher, w *world, ws Policy, python string) {
+	t.Helper()
+	for _, p := range []Policy{ws, w.policy(permission.AccessWorkspace, permission.AccessNone, "allowed.test")} {
+		if name == "no-namespaces" && p.NeedsNetwork() {
+			continue
+		}
+		r := run(t, l, p, 20*time.Second, python, "-c", "import re; print(*re.findall(r'(?m)^(?:Cap(?:Inh|Prm|Eff|Amb|Bnd)|NoNewPrivs):.*$', open('/proc/self/status').read()), sep='\\n')")
+		if r.err != nil {
+			t.Fatalf("%v %s", r.err, r.stderr)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			f := strings.Fields(line)
+			// Without a user namespace an unprivileged user
+			// holds no CAP_SETPCAP to empty the bounding set;
+			// with no_new_privs and a non-zero uid nothing in
+			// it can be gained.
+			if len(f) == 2 && f[0] == "CapBnd:" && name == "no-namespaces" && os.Getuid() != 0 {
+				continue
+			}
+			if len(f) != 2 || (f[0] == "NoNewPrivs:") != (f[1] == "1") || f[0] != "NoNewPrivs:" && f[1] != "0000000000000000" {
+				t.Errorf("hosts %v: %q", p.AllowedHosts, line)
+			}
+		}
+	}
+}
+
+// assertOpenFilesBounded: open files are bounded, and the bound cannot
+// be raised (TestAttacks).
+func assertOpenFilesBounded(t *testing.T, l *Launcher, ws Policy, python string) {
+	t.Helper()
+	r0 := run(t, l, ws, 20*time.Second, python, "-c", `import resource
 s, h = resource.getrlimit(resource.RLIMIT_NOFILE)
 print(s, h)
 try:
     resource.setrlimit(resource.RLIMIT_NOFILE, (h + 1, h + 1)); print("raised")
 except (ValueError, OSError): print("kept")`)
-			if r0.err != nil || strings.TrimSpace(r0.stdout) != "4096 4096\nkept" {
-				t.Errorf("RLIMIT_NOFILE: %q %v %s", r0.stdout, r0.err, r0.stderr)
-			}
+	if r0.err != nil || strings.TrimSpace(r0.stdout) != "4096 4096\nkept" {
+		t.Errorf("RLIMIT_NOFILE: %q %v %s", r0.stdout, r0.err, r0.stderr)
+	}
+}
 
-			// The widest scopes still work everywhere else: home is listed
-			// and read, its files are written. Inside ~/.gemini the tool
-			// sees its own extension's folder; with a mount namespace
-			// nothing else exists there (without one, Landlock lets it
-			// list the names).
-			r := run(t, m.l, home, 20*time.Second, sh("ls -a "+w.home+" && cat "+filepath.Join(w.home, "notes.txt")+" && echo ok > "+filepath.Join(w.home, ".ssh", "new")+" && ls "+filepath.Join(gem, "extensions"))...)
-			if r.err != nil || !strings.Contains(r.stdout, "home notes") || !strings.Contains(r.stdout, "ext") {
-				t.Fatalf("home scope: %v %q %q", r.err, r.stdout, r.stderr)
-			}
-			if r.proc.Enforcement.MountNS == strings.Contains(r.stdout, "other") {
-				t.Errorf("other extensions' names seen %v with mount namespace %v: %q", strings.Contains(r.stdout, "other"), r.proc.Enforcement.MountNS, r.stdout)
-			}
-		})
+// assertWidestScopesWork: the widest scopes still work everywhere else:
+// home is listed and read, its files are written. Inside ~/.gemini the
+// tool sees its own extension's folder; with a mount namespace nothing
+// else exists there (without one, Landlock lets it list the names)
+// (TestAttacks).
+func assertWidestScopesWork(t *testing.T, l *Launcher, w *world, home Policy, gem string) {
+	t.Helper()
+	r := run(t, l, home, 20*time.Second, sh("ls -a "+w.home+" && cat "+filepath.Join(w.home, "notes.txt")+" && echo ok > "+filepath.Join(w.home, ".ssh", "new")+" && ls "+filepath.Join(gem, "extensions"))...)
+	if r.err != nil || !strings.Contains(r.stdout, "home notes") || !strings.Contains(r.stdout, "ext") {
+		t.Fatalf("home scope: %v %q %q", r.err, r.stdout, r.stderr)
+	}
+	if r.proc.Enforcement.MountNS == strings.Contains(r.stdout, "other") {
+		t.Errorf("other extensions' names seen %v with mount namespace %v: %q", strings.Contains(r.stdout, "other"), r.proc.Enforcement.MountNS, r.stdout)
 	}
 }
 

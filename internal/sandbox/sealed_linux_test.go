@@ -146,26 +146,7 @@ func TestSealedWorkspace(t *testing.T) {
 		t.Fatalf("%v: %s", err, line)
 	}
 	t.Logf("the server's attempts: %v", res)
-	for _, refused := range []string{"open GEMINI.md", "open .env", "mkdir .vscode", "symlink CLAUDE.md", "mkfifo .mcp.json", "pattern", "rename onto AGENTS.md", "move .git away"} {
-		if res[refused] == "ok" {
-			t.Errorf("%s: the server made it", refused)
-		}
-	}
-	for _, made := range []string{"new file", "excl", "mkdir", "inner", "makedirs", "deep", "rename", "symlink", "append", "existing folder",
-		"write existing", "truncate", "remove", "move into folder", "move out of folder", "excl 0600",
-		"move a folder that was there", "in the folder moved", "a new folder in its place", "in the new folder"} {
-		if res[made] != "ok" {
-			t.Errorf("%s: %v, want ok", made, res[made])
-		}
-	}
-	if res["excl again"] != "EEXIST" || res["remove again"] != "ENOENT" || res["mode new"] != "0o644" || res["mode private"] != "0o600" ||
-		res["renamed"] != "new" || res["input"] != "changed" {
-		t.Errorf("O_EXCL again %v (want EEXIST), removed again %v (want ENOENT), modes %v and %v (want 0o644 and 0o600), renamed %q (want new), input %q (want changed)",
-			res["excl again"], res["remove again"], res["mode new"], res["mode private"], res["renamed"], res["input"])
-	}
-	if res["race GEMINI.md"] != false || res["race made"] == float64(0) {
-		t.Errorf("the race: GEMINI.md made %v, %v files made", res["race GEMINI.md"], res["race made"])
-	}
+	assertSealedAttempts(t, res)
 	// While the server runs: nothing in the workspace but what was
 	// there and what it made, no placeholder.
 	for _, e := range entries(t, w.ws) {
@@ -220,6 +201,34 @@ func TestSealedWorkspace(t *testing.T) {
 	srv.Stdin.Close()
 	srv.Wait()
 	sandboxtest.RerunUnprivileged(t, "^TestSealedWorkspace$")
+}
+
+// assertSealedAttempts: of the server's first attempts
+// (TestSealedWorkspace), none that makes a protected name worked, every
+// one any server may make did, as the kernel would have made it, and the
+// race of a check with another thread made no protected name.
+func assertSealedAttempts(t *testing.T, res map[string]any) {
+	t.Helper()
+	for _, refused := range []string{"open GEMINI.md", "open .env", "mkdir .vscode", "symlink CLAUDE.md", "mkfifo .mcp.json", "pattern", "rename onto AGENTS.md", "move .git away"} {
+		if res[refused] == "ok" {
+			t.Errorf("%s: the server made it", refused)
+		}
+	}
+	for _, made := range []string{"new file", "excl", "mkdir", "inner", "makedirs", "deep", "rename", "symlink", "append", "existing folder",
+		"write existing", "truncate", "remove", "move into folder", "move out of folder", "excl 0600",
+		"move a folder that was there", "in the folder moved", "a new folder in its place", "in the new folder"} {
+		if res[made] != "ok" {
+			t.Errorf("%s: %v, want ok", made, res[made])
+		}
+	}
+	if res["excl again"] != "EEXIST" || res["remove again"] != "ENOENT" || res["mode new"] != "0o644" || res["mode private"] != "0o600" ||
+		res["renamed"] != "new" || res["input"] != "changed" {
+		t.Errorf("O_EXCL again %v (want EEXIST), removed again %v (want ENOENT), modes %v and %v (want 0o644 and 0o600), renamed %q (want new), input %q (want changed)",
+			res["excl again"], res["remove again"], res["mode new"], res["mode private"], res["renamed"], res["input"])
+	}
+	if res["race GEMINI.md"] != false || res["race made"] == float64(0) {
+		t.Errorf("the race: GEMINI.md made %v, %v files made", res["race GEMINI.md"], res["race made"])
+	}
 }
 
 // entries are the names in dir.

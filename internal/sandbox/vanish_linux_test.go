@@ -11,6 +11,57 @@ import (
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
+// vanishLayout is the folders of one case of TestClosedFolderVanishes:
+// other processes' TMPDIRs, a closed folder in the first, and a folder
+// beside it.
+type vanishLayout struct {
+	w            *world
+	tmp1, tmp2   string // two other processes' TMPDIRs
+	closed1, sib string
+}
+
+// vanishChanges are what TestClosedFolderVanishes changes between the
+// sandbox's plan and its start, one class of change each.
+var vanishChanges = []struct {
+	name   string
+	change func(t *testing.T, l vanishLayout)
+}{
+	{"the closed folder removed", func(t *testing.T, l vanishLayout) { removeAll(t, l.closed1) }},
+	{"its TMPDIR removed", func(t *testing.T, l vanishLayout) { removeAll(t, l.tmp1) }},
+	{"every TMPDIR's parent removed", func(t *testing.T, l vanishLayout) { removeAll(t, filepath.Dir(l.tmp1)) }},
+	{"a folder beside it removed", func(t *testing.T, l vanishLayout) { removeAll(t, l.sib) }},
+	{"a file beside it removed", func(t *testing.T, l vanishLayout) { removeAll(t, filepath.Join(l.tmp1, "gemini", "notes")) }},
+	{"a folder beside it replaced by a link", func(t *testing.T, l vanishLayout) {
+		removeAll(t, l.sib)
+		symlink(t, filepath.Join(l.tmp2, "gemini", "ide"), l.sib)
+	}},
+	{"a folder beside it replaced by a file", func(t *testing.T, l vanishLayout) {
+		removeAll(t, l.sib)
+		writeFile(t, l.sib, "a file now")
+	}},
+	{"a file beside it replaced by a folder", func(t *testing.T, l vanishLayout) {
+		notes := filepath.Join(l.tmp1, "gemini", "notes")
+		removeAll(t, notes)
+		if err := os.Mkdir(notes, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}},
+	{"its TMPDIR replaced by a file", func(t *testing.T, l vanishLayout) {
+		removeAll(t, l.tmp1)
+		writeFile(t, l.tmp1, "a file now")
+	}},
+	{"the closed folder made again", func(t *testing.T, l vanishLayout) {
+		removeAll(t, l.tmp1)
+		if err := os.MkdirAll(l.closed1, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(l.closed1, "token"), "TOKEN-AGAIN")
+	}},
+	{"another extension's folder in the scope removed", func(t *testing.T, l vanishLayout) {
+		removeAll(t, filepath.Join(l.w.ws, "linked-ext"))
+	}},
+}
+
 // TestClosedFolderVanishes: another process's temporary folder holds a
 // closed place (its TMPDIR's gemini/ide, which permission's Locator
 // finds in the environment of a server listening on loopback), and it
@@ -26,50 +77,7 @@ import (
 // read full with write workspace), with namespaces and without.
 func TestClosedFolderVanishes(t *testing.T) {
 	t.Parallel()
-	type layout struct {
-		w            *world
-		tmp1, tmp2   string // two other processes' TMPDIRs
-		closed1, sib string
-	}
-	classes := []struct {
-		name   string
-		change func(t *testing.T, l layout)
-	}{
-		{"the closed folder removed", func(t *testing.T, l layout) { removeAll(t, l.closed1) }},
-		{"its TMPDIR removed", func(t *testing.T, l layout) { removeAll(t, l.tmp1) }},
-		{"every TMPDIR's parent removed", func(t *testing.T, l layout) { removeAll(t, filepath.Dir(l.tmp1)) }},
-		{"a folder beside it removed", func(t *testing.T, l layout) { removeAll(t, l.sib) }},
-		{"a file beside it removed", func(t *testing.T, l layout) { removeAll(t, filepath.Join(l.tmp1, "gemini", "notes")) }},
-		{"a folder beside it replaced by a link", func(t *testing.T, l layout) {
-			removeAll(t, l.sib)
-			symlink(t, filepath.Join(l.tmp2, "gemini", "ide"), l.sib)
-		}},
-		{"a folder beside it replaced by a file", func(t *testing.T, l layout) {
-			removeAll(t, l.sib)
-			writeFile(t, l.sib, "a file now")
-		}},
-		{"a file beside it replaced by a folder", func(t *testing.T, l layout) {
-			notes := filepath.Join(l.tmp1, "gemini", "notes")
-			removeAll(t, notes)
-			if err := os.Mkdir(notes, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"its TMPDIR replaced by a file", func(t *testing.T, l layout) {
-			removeAll(t, l.tmp1)
-			writeFile(t, l.tmp1, "a file now")
-		}},
-		{"the closed folder made again", func(t *testing.T, l layout) {
-			removeAll(t, l.tmp1)
-			if err := os.MkdirAll(l.closed1, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			writeFile(t, filepath.Join(l.closed1, "token"), "TOKEN-AGAIN")
-		}},
-		{"another extension's folder in the scope removed", func(t *testing.T, l layout) {
-			removeAll(t, filepath.Join(l.w.ws, "linked-ext"))
-		}},
-	}
+	classes := vanishChanges
 	scopes := []struct {
 		name        string
 		read, write permission.Access
@@ -86,7 +94,7 @@ func TestClosedFolderVanishes(t *testing.T) {
 				t.Run(m.name+"/"+sc.name+"/"+c.name, func(t *testing.T) {
 					w := newWorld(t)
 					others := filepath.Join(sc.under(w), "others")
-					l := layout{w: w, tmp1: filepath.Join(others, "tmp1"), tmp2: filepath.Join(others, "tmp2")}
+					l := vanishLayout{w: w, tmp1: filepath.Join(others, "tmp1"), tmp2: filepath.Join(others, "tmp2")}
 					l.closed1, l.sib = filepath.Join(l.tmp1, "gemini", "ide"), filepath.Join(l.tmp1, "sib")
 					closed2 := filepath.Join(l.tmp2, "gemini", "ide")
 					for _, d := range []string{l.closed1, closed2, filepath.Join(l.sib, "x"), filepath.Join(w.ws, "linked-ext")} {
