@@ -200,103 +200,27 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 	if err != nil {
 		return profile{}, err
 	}
-	look := SearchLook(env["PATH"], distrusted)
-	addProgram := func(name string) string {
-		p, err := look(name)
-		if err != nil {
-			return ""
-		}
-		r := realPath(p)
-		sp.Read(Prefix(r))
-		return r
-	}
-	sub := func(name string) string {
-		d := filepath.Join(sp.Private, name)
-		if mk {
-			_ = os.MkdirAll(d, 0o700)
-		}
-		return d
-	}
-	out := map[string]string{}
+	t := &toolchainEnv{s: s, sp: sp, env: env, out: map[string]string{}, look: SearchLook(env["PATH"], distrusted), mk: mk}
 	for k, v := range env {
 		if serverEnv[k] || strings.HasPrefix(k, "GO") && !goSet[k] {
-			out[k] = v
+			t.out[k] = v
 		}
 	}
 	// What a server writes under its home or the cache folders lands in
 	// its private cache, never in the person's.
-	out["HOME"] = sub("home")
-	out["XDG_CACHE_HOME"] = sub("xdg-cache")
-	out["XDG_CONFIG_HOME"] = sub("xdg-config")
-	out["XDG_DATA_HOME"] = sub("xdg-data")
-
-	if lang := s.toolchain(); lang == "go" {
-		if gobin := addProgram("go"); gobin != "" {
-			goroot := Prefix(gobin)
-			if v := env["GOROOT"]; filepath.IsAbs(v) {
-				goroot = realPath(v)
-				sp.Read(goroot)
-			}
-			out["GOROOT"] = goroot
-		}
-		modcache := goModCache(env)
-		out["GOCACHE"] = sub("go-build")
-		out["GOPATH"] = sub("gopath")
-		out["GOTOOLCHAIN"] = "local"
-		out["GOENV"] = "off"
-		if len(s.AllowedHosts) == 0 {
-			// No network: modules come from the person's module cache,
-			// read-only, and a missing one is an error at once rather
-			// than a download that hangs. The server is given the
-			// cache's real path: the sandbox opens only the folder a
-			// link leads to, not the link (a ~/go that links to
-			// another disk), so through the link gopls would find no
-			// module and answer as if the workspace declared nothing.
-			out["GOPROXY"] = "off"
-			if modcache != "" {
-				modcache = realPath(modcache)
-				sp.Read(modcache)
-			}
-			out["GOMODCACHE"] = modcache
-		} else {
-			// With the module proxy allowed, downloads go to a module
-			// cache of the server's own: the person's is never written
-			// by a sandboxed process. Modules the person already has
-			// come from their cache's download folder first.
-			out["GOMODCACHE"] = sub("gomodcache")
-			proxy := env["GOPROXY"]
-			if proxy == "" || proxy == "off" {
-				proxy = "https://proxy.golang.org,direct"
-			}
-			if modcache != "" {
-				dl := filepath.Join(realPath(modcache), "cache", "download")
-				sp.Read(dl)
-				proxy = "file://" + dl + "," + proxy
-			}
-			out["GOPROXY"] = proxy
-			out["GOFLAGS"] = strings.TrimSpace(env["GOFLAGS"] + " -modcacherw")
-		}
-	} else if lang == "python" {
-		addProgram("python3")
-	} else if lang == "rust" {
-		// rustup's toolchains and cargo's registry, read-only; what
-		// cargo builds (build scripts, proc macros, which the server
-		// runs by design) goes to a target folder of its own.
-		for _, v := range []struct{ key, dflt string }{{"RUSTUP_HOME", ".rustup"}, {"CARGO_HOME", ".cargo"}} {
-			dir := env[v.key]
-			if !filepath.IsAbs(dir) && filepath.IsAbs(home) {
-				dir = filepath.Join(home, v.dflt)
-			}
-			if filepath.IsAbs(dir) {
-				out[v.key] = dir
-				sp.Read(realPath(dir))
-			}
-		}
-		out["CARGO_TARGET_DIR"] = sub("cargo-target")
-		if len(s.AllowedHosts) == 0 {
-			out["CARGO_NET_OFFLINE"] = "true"
-		}
+	t.out["HOME"] = t.sub("home")
+	t.out["XDG_CACHE_HOME"] = t.sub("xdg-cache")
+	t.out["XDG_CONFIG_HOME"] = t.sub("xdg-config")
+	t.out["XDG_DATA_HOME"] = t.sub("xdg-data")
+	switch s.toolchain() {
+	case "go":
+		t.goEnv()
+	case "python":
+		t.program("python3")
+	case "rust":
+		t.rustEnv(home)
 	}
+	out := t.out
 	for k, v := range out {
 		sp.Env = append(sp.Env, k+"="+v)
 	}
@@ -312,6 +236,113 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 		}
 	}
 	return profile{own: own, reads: sp.Runtime, cache: sp.Private, env: sp.Env, hosts: sp.Hosts, closed: sp.Closed, sp: sp}, nil
+}
+
+// toolchainEnv is the environment and the read roots of a server's
+// toolchain as makeProfile works them out: the person's environment
+// (env), the server's (out), and the profile its folders are added to.
+type toolchainEnv struct {
+	s    Server
+	sp   *sandbox.ServerProfile
+	env  map[string]string
+	out  map[string]string
+	look LookPath
+	mk   bool
+}
+
+// program finds the program name as the server would, opens its
+// installation to it read-only and returns its real path ("" when it is
+// not found).
+func (t *toolchainEnv) program(name string) string {
+	p, err := t.look(name)
+	if err != nil {
+		return ""
+	}
+	r := realPath(p)
+	t.sp.Read(Prefix(r))
+	return r
+}
+
+// sub is the folder name of the server's private cache, made unless the
+// profile is only worked out.
+func (t *toolchainEnv) sub(name string) string {
+	d := filepath.Join(t.sp.Private, name)
+	if t.mk {
+		_ = os.MkdirAll(d, 0o700)
+	}
+	return d
+}
+
+// goEnv: the go command, its GOROOT, build cache and GOPATH of the
+// server's own, and modules from the person's module cache (read-only)
+// or, with the module proxy allowed, downloaded into a cache of the
+// server's.
+func (t *toolchainEnv) goEnv() {
+	if gobin := t.program("go"); gobin != "" {
+		goroot := Prefix(gobin)
+		if v := t.env["GOROOT"]; filepath.IsAbs(v) {
+			goroot = realPath(v)
+			t.sp.Read(goroot)
+		}
+		t.out["GOROOT"] = goroot
+	}
+	modcache := goModCache(t.env)
+	t.out["GOCACHE"] = t.sub("go-build")
+	t.out["GOPATH"] = t.sub("gopath")
+	t.out["GOTOOLCHAIN"] = "local"
+	t.out["GOENV"] = "off"
+	if len(t.s.AllowedHosts) == 0 {
+		// No network: modules come from the person's module cache,
+		// read-only, and a missing one is an error at once rather
+		// than a download that hangs. The server is given the
+		// cache's real path: the sandbox opens only the folder a
+		// link leads to, not the link (a ~/go that links to
+		// another disk), so through the link gopls would find no
+		// module and answer as if the workspace declared nothing.
+		t.out["GOPROXY"] = "off"
+		if modcache != "" {
+			modcache = realPath(modcache)
+			t.sp.Read(modcache)
+		}
+		t.out["GOMODCACHE"] = modcache
+	} else {
+		// With the module proxy allowed, downloads go to a module
+		// cache of the server's own: the person's is never written
+		// by a sandboxed process. Modules the person already has
+		// come from their cache's download folder first.
+		t.out["GOMODCACHE"] = t.sub("gomodcache")
+		proxy := t.env["GOPROXY"]
+		if proxy == "" || proxy == "off" {
+			proxy = "https://proxy.golang.org,direct"
+		}
+		if modcache != "" {
+			dl := filepath.Join(realPath(modcache), "cache", "download")
+			t.sp.Read(dl)
+			proxy = "file://" + dl + "," + proxy
+		}
+		t.out["GOPROXY"] = proxy
+		t.out["GOFLAGS"] = strings.TrimSpace(t.env["GOFLAGS"] + " -modcacherw")
+	}
+}
+
+// rustEnv: rustup's toolchains and cargo's registry, read-only; what
+// cargo builds (build scripts, proc macros, which the server runs by
+// design) goes to a target folder of its own.
+func (t *toolchainEnv) rustEnv(home string) {
+	for _, v := range []struct{ key, dflt string }{{"RUSTUP_HOME", ".rustup"}, {"CARGO_HOME", ".cargo"}} {
+		dir := t.env[v.key]
+		if !filepath.IsAbs(dir) && filepath.IsAbs(home) {
+			dir = filepath.Join(home, v.dflt)
+		}
+		if filepath.IsAbs(dir) {
+			t.out[v.key] = dir
+			t.sp.Read(realPath(dir))
+		}
+	}
+	t.out["CARGO_TARGET_DIR"] = t.sub("cargo-target")
+	if len(t.s.AllowedHosts) == 0 {
+		t.out["CARGO_NET_OFFLINE"] = "true"
+	}
 }
 
 // goModCache is the person's Go module cache, as the go command finds
