@@ -75,7 +75,7 @@ func childNetwork(spec *child.Spec, c *Command, rules []PathRule, overlays []ove
 		return nil
 	}
 	// The tool's names are looked up by the sandbox's resolver
-	// (see ServeResolver), which its own resolv.conf names and
+	// (see netproxy.Proxy.ServeResolver), which its own resolv.conf names and
 	// Landlock lets it read.
 	spec.ResolverPort = netproxy.ResolverPort
 	spec.NotifyConnect = child.SeccompSupported

@@ -91,7 +91,7 @@ func (p *Policy) sealedRules() ([]PathRule, []overlay, []sealedFolder, error) {
 // tool's own calls only reading in it (PathRule.NoCreate), each existing
 // folder in it keeps a rule of its own, and the watch of the tool's
 // writes makes, writes, renames and removes there, for the tool, every
-// name but the protected ones (writes_linux.go).
+// name but the protected ones (sealedwrites_linux.go).
 type sealedFolder struct {
 	path string
 	// names are the protected names in it, patterns its protected

@@ -33,7 +33,7 @@ type Proxy struct {
 	// addresses; tests set it to reach their loopback servers by name.
 	AllowPrivate bool
 	// OwnServer reports whether a loopback port is one of gemkit's own
-	// servers (Policy.OwnServer); such a port is refused on every address
+	// servers (sandbox.Policy.OwnServer); such a port is refused on every address
 	// of this machine, whatever the allowlist says.
 	OwnServer func(port int) bool
 	// Received, when set, counts the bytes the hosts send the tool

@@ -28,7 +28,7 @@ import (
 // What it cannot tell: a name in the system's /etc/hosts (localhost),
 // which is resolved from the file. A connection to an address literal
 // makes no lookup; the watch of the tool's connect calls tells it
-// (connect_linux.go).
+// (internal/sandbox, connect_linux.go).
 
 // ResolverPort is the port of the sandbox's resolver inside a tool's
 // network namespace: DNS's, the only one resolv.conf can name.
