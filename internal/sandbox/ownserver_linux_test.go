@@ -16,6 +16,7 @@ import (
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // TestOwnServersRefused: a tool allowed "localhost" (and the loopback
@@ -26,8 +27,8 @@ import (
 // companion's port and wrote files through it.
 func TestOwnServersRefused(t *testing.T) {
 	python := systemPython(t)
-	own := httpServer(t, "the companion")
-	other := httpServer(t, "a local model")
+	own := sandboxtest.HTTPServer(t, "the companion")
+	other := sandboxtest.HTTPServer(t, "a local model")
 	ownPort, otherPort := own.Addr().(*net.TCPAddr).Port, other.Addr().(*net.TCPAddr).Port
 	w := newWorld(t)
 	disc := filepath.Join(w.root, "ide-tmp", "gemini", "ide")
@@ -118,7 +119,7 @@ func TestProxyConnectionCap(t *testing.T) {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
 	}
 	python := systemPython(t)
-	up := httpServer(t, "up")
+	up := sandboxtest.HTTPServer(t, "up")
 	port := up.Addr().(*net.TCPAddr).Port
 	w := newWorld(t)
 	l := &Launcher{}

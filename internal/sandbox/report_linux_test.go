@@ -25,7 +25,7 @@ import (
 // test's loopback server.
 func TestRefusalsReported(t *testing.T) {
 	python := systemPython(t)
-	srv := httpServer(t, "host-secret")
+	srv := sandboxtest.HTTPServer(t, "host-secret")
 	port := srv.Addr().(*net.TCPAddr).Port
 	w := newWorld(t)
 	for _, c := range []struct {

@@ -234,7 +234,7 @@ func TestEscapesFail(t *testing.T) {
 
 func TestLoopbackServerUnreachable(t *testing.T) {
 	python := systemPython(t)
-	srv := httpServer(t, "host-secret")
+	srv := sandboxtest.HTTPServer(t, "host-secret")
 	port := srv.Addr().(*net.TCPAddr).Port
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -331,11 +331,11 @@ func TestProxy(t *testing.T) {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
 	}
 	python := systemPython(t)
-	srv := httpServer(t, "hello from allowed")
+	srv := sandboxtest.HTTPServer(t, "hello from allowed")
 	port := srv.Addr().(*net.TCPAddr).Port
 	w := newWorld(t)
 	var denied []netproxy.Denial
-	l := &Launcher{Resolver: mapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d netproxy.Denial) { denied = append(denied, d) },
+	l := &Launcher{Resolver: sandboxtest.MapResolver{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}, OnDeny: func(d netproxy.Denial) { denied = append(denied, d) },
 		AllowPrivateAddresses: true}
 	p := w.policy(permission.AccessWorkspace, permission.AccessNone, fmt.Sprintf("http://allowed.test:%d", port))
 

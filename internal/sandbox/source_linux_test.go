@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // tunnelScript asks the proxy at 127.0.0.1:3128 for a CONNECT tunnel to
@@ -156,7 +157,7 @@ func TestProxySourceForEveryLocalAddress(t *testing.T) {
 	var mu sync.Mutex
 	var denied []netproxy.Denial
 	l := &Launcher{
-		Resolver: mapResolver{"zero.test": "0.0.0.0", "mapped.test": "::ffff:127.0.0.1", "mappedzero.test": "::ffff:0.0.0.0",
+		Resolver: sandboxtest.MapResolver{"zero.test": "0.0.0.0", "mapped.test": "::ffff:127.0.0.1", "mappedzero.test": "::ffff:0.0.0.0",
 			"six.test": "::1", "hostname.test": v4[0].String()},
 		AllowPrivateAddresses: true,
 		OnDeny: func(d netproxy.Denial) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // TestSecondWall are the attacks Landlock alone let through (metadata of
@@ -198,7 +199,7 @@ func TestMemoryBound(t *testing.T) {
 // address stays refused.
 func TestLocalhostAllowed(t *testing.T) {
 	python := systemPython(t)
-	ln := httpServer(t, "local model")
+	ln := sandboxtest.HTTPServer(t, "local model")
 	port := ln.Addr().(*net.TCPAddr).Port
 	w := newWorld(t)
 	p := w.policy(permission.AccessNone, permission.AccessNone, fmt.Sprintf("localhost:%d", port))

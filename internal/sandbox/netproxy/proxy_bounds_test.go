@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // TestProxyBounds: a tool cannot grow gemkit's memory or flood the
@@ -18,7 +20,7 @@ import (
 // denials are de-duplicated and their number and host names cut.
 func TestProxyBounds(t *testing.T) {
 	var reported []Denial
-	px, err := NewProxy([]string{"allowed.test"}, mapResolver{}, func(d Denial) { reported = append(reported, d) }, nil)
+	px, err := NewProxy([]string{"allowed.test"}, sandboxtest.MapResolver{}, func(d Denial) { reported = append(reported, d) }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestProxyBounds(t *testing.T) {
 // exactly that entry and never through DNS; loopback by another name or
 // address stays refused.
 func TestProxyLocalhost(t *testing.T) {
-	up := httpServer(t, "local model")
+	up := sandboxtest.HTTPServer(t, "local model")
 	port := up.Addr().(*net.TCPAddr).Port
 	res := &recordingResolver{m: map[string]string{"localhost": "93.184.216.34", "rebind.test": "127.0.0.1"}}
 	px, err := NewProxy([]string{fmt.Sprintf("localhost:%d", port), "rebind.test"}, res, nil, nil)
@@ -151,7 +153,7 @@ func TestProxyRefusesLocalInterfaceAddresses(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	px, err := NewProxy([]string{"public.test"}, mapResolver{"public.test": pub}, nil, nil)
+	px, err := NewProxy([]string{"public.test"}, sandboxtest.MapResolver{"public.test": pub}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,9 +185,9 @@ func TestProxyRefusesLocalInterfaceAddresses(t *testing.T) {
 // machine before the fix either, so it guards the invariant (no tunnel
 // outlives Close) under -race rather than replaying the report.
 func TestProxyCloseWhileTunnelsOpen(t *testing.T) {
-	up := httpServer(t, "up")
+	up := sandboxtest.HTTPServer(t, "up")
 	for round := 0; round < 20; round++ {
-		px, err := NewProxy([]string{"localhost"}, mapResolver{"localhost": "127.0.0.1"}, nil, nil)
+		px, err := NewProxy([]string{"localhost"}, sandboxtest.MapResolver{"localhost": "127.0.0.1"}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

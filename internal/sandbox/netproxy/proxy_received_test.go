@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // TestProxyCountsReceived: Received counts what the hosts sent through
@@ -16,7 +18,7 @@ import (
 // arrives (the tunnel is still open when it is read).
 func TestProxyCountsReceived(t *testing.T) {
 	body := strings.Repeat("x", 10000)
-	up := httpServer(t, body)
+	up := sandboxtest.HTTPServer(t, body)
 	port := up.Addr().(*net.TCPAddr).Port
 	px, err := NewProxy([]string{fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil, nil)
 	if err != nil {

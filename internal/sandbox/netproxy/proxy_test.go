@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // recordingResolver maps names and records which were looked up.
@@ -33,7 +35,7 @@ func (r *recordingResolver) LookupIPAddr(_ context.Context, host string) ([]net.
 }
 
 func TestProxyRules(t *testing.T) {
-	up := httpServer(t, "upstream")
+	up := sandboxtest.HTTPServer(t, "upstream")
 	port := up.Addr().(*net.TCPAddr).Port
 	res := &recordingResolver{m: map[string]string{"allowed.test": "127.0.0.1", "api.sub.example.test": "127.0.0.1", "sub.example.test": "127.0.0.1"}}
 	var denied []Denial
@@ -137,7 +139,7 @@ func TestProxyRules(t *testing.T) {
 // resolves elsewhere (rebinding to an address not listed, or the listed
 // one on another port) it is refused again.
 func TestProxyRefusesPrivateAddressesOfNames(t *testing.T) {
-	up := httpServer(t, "upstream")
+	up := sandboxtest.HTTPServer(t, "upstream")
 	port := up.Addr().(*net.TCPAddr).Port
 	get := func(px *Proxy, target string) (int, string) {
 		t.Helper()
@@ -181,7 +183,7 @@ func TestProxyRefusesPrivateAddressesOfNames(t *testing.T) {
 
 	// Rebinding: the name now resolves to another private address, or
 	// the listed one is asked on another port: refused.
-	other := httpServer(t, "other")
+	other := sandboxtest.HTTPServer(t, "other")
 	otherPort := other.Addr().(*net.TCPAddr).Port
 	res.mu.Lock()
 	res.m["mirror.test"] = "127.0.0.2"
@@ -231,7 +233,7 @@ func TestProxyHostileRequests(t *testing.T) {
 	defer usrv.Close()
 	port := uln.Addr().(*net.TCPAddr).Port
 
-	px, err := NewProxy([]string{fmt.Sprintf("allowed.test:%d", port)}, mapResolver{"allowed.test": "127.0.0.1", "evil.test": "127.0.0.1"}, func(Denial) {}, nil)
+	px, err := NewProxy([]string{fmt.Sprintf("allowed.test:%d", port)}, sandboxtest.MapResolver{"allowed.test": "127.0.0.1", "evil.test": "127.0.0.1"}, func(Denial) {}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

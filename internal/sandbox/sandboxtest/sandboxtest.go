@@ -1,6 +1,8 @@
 // Package sandboxtest helps tests prove the sandbox holds for an
 // unprivileged user too: CI runs as root, so a test re-runs its own test
-// binary as uid 65534 through setpriv.
+// binary as uid 65534 through setpriv. It also holds the loopback fakes
+// that the sandbox's tests and its proxy's (internal/sandbox/netproxy)
+// both use: a resolver of mapped names and an HTTP server.
 package sandboxtest
 
 import (
