@@ -12,10 +12,14 @@ import (
 // in number and in the length of what the tool chose, and reported as
 // each first happens.
 
-// Denial is one connection the proxy refused.
+// Denial is one refusal: a connection the proxy refused, a name its
+// resolver answered, or what the sandbox refused beside them and
+// recorded here (Proxy.Record, Proxy.RecordPath), so that a run's
+// refusals are one list.
 type Denial struct {
 	Host string `json:"host"`
-	// Path is what a write refused (Method WriteMethod) named.
+	// Path is what a refusal of a path (a write: sandbox.WriteMethod)
+	// named; such a refusal has no host or port.
 	Path   string    `json:"path,omitempty"`
 	Port   int       `json:"port"`
 	Method string    `json:"method"`
