@@ -91,14 +91,13 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, []Failure) {
 // catalog the first time (kept.go).
 func (s *server) list(ctx context.Context) (Catalog, error) {
 	s.mu.Lock()
-	if err := s.confirmErr; err != nil {
-		s.confirmErr = nil
+	if err := s.cache.takeConfirmErr(); err != nil {
 		s.mu.Unlock()
 		return Catalog{}, err
 	}
-	if s.listed && !s.stale.Load() {
-		defer s.mu.Unlock()
-		return s.catalog, nil
+	if c, ok := s.cache.fresh(); ok {
+		s.mu.Unlock()
+		return c, nil
 	}
 	if c, v, ok := s.fromKept(); ok {
 		// The start behind the answer holds s.mu.
@@ -110,7 +109,7 @@ func (s *server) list(ctx context.Context) (Catalog, error) {
 	}
 	defer s.mu.Unlock()
 	// A change said from here on is listed again next time.
-	s.stale.Store(false)
+	s.cache.stale.Store(false)
 	return s.listNow(ctx)
 }
 
@@ -130,7 +129,7 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 		}
 		return Catalog{}, s.failure("could not list its " + what + ": " + oneLine(err.Error()))
 	}
-	s.catalog, s.listed = c, true
+	s.cache.set(c)
 	s.touch()
 	s.keep(c)
 	return c, nil

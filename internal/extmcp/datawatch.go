@@ -62,12 +62,21 @@ func usage(dir string) (int64, error) {
 	return total, err
 }
 
-// dataBound is the bound of the server's data folder.
-func (s *server) dataBound() int64 { return s.spec.Widening.DataBound() }
+// dataLimit is the bound of a server's data folder, and how gemkit
+// holds it (see above).
+type dataLimit struct {
+	ext   string // the extension, whose servers share the folder
+	bound int64
+}
+
+// dataLimit is the bound of s's data folder.
+func (s *server) dataLimit() dataLimit {
+	return dataLimit{ext: s.spec.Extension, bound: s.spec.Widening.DataBound()}
+}
 
 // raiseCommand is the command that doubles the bound.
-func (s *server) raiseCommand() string {
-	return "gemkit extensions sandbox " + Printable(s.spec.Extension) + " --data-limit " + sizeArg(2*s.dataBound())
+func (d dataLimit) raiseCommand() string {
+	return "gemkit extensions sandbox " + Printable(d.ext) + " --data-limit " + sizeArg(2*d.bound)
 }
 
 // sizeArg is n as --data-limit takes it.
@@ -78,33 +87,39 @@ func sizeArg(n int64) string {
 	return fmt.Sprintf("%dMiB", (n+(1<<20)-1)>>20)
 }
 
-// dataFull says why a server whose folder holds used is not started.
-func (s *server) dataFull(data string, used int64) error {
+// full says why the server who, whose folder data holds used, is not
+// started; nil when used is under the bound.
+func (d dataLimit) full(who, data string, used int64) error {
+	if used < d.bound {
+		return nil
+	}
 	return fmt.Errorf("%s is not started: its data folder %s holds %s, its bound (%s); free some of it, or raise the bound: %s",
-		s.who(), Printable(data), extension.Size(used), extension.Size(s.dataBound()), s.raiseCommand())
+		who, Printable(data), extension.Size(used), extension.Size(d.bound), d.raiseCommand())
+}
+
+// watch watches the data folder data until exited is closed; when what
+// it holds reaches the bound, it calls stop with what the server did,
+// then report with the refusal to report.
+func (d dataLimit) watch(data string, exited <-chan struct{}, stop func(what string), report func(Refusal)) {
+	check := func() bool {
+		used, err := usage(data)
+		if err != nil || used < d.bound {
+			return false
+		}
+		stop(fmt.Sprintf("filled its data folder to %s, its bound (%s)", extension.Size(used), extension.Size(d.bound)))
+		report(Refusal{At: time.Now(), Extension: d.ext, Path: data, DataBytes: d.bound,
+			Reason: "its data folder holds " + extension.Size(used) + ", its bound of " + extension.Size(d.bound) + ": gemkit stopped the server before it fills your disk",
+			Allow:  d.raiseCommand()})
+		return true
+	}
+	fsutil.WatchTree(data, exited, check)
 }
 
 // watchData watches r's data folder until r exits, and stops r when the
-// folder reaches the bound (see above).
+// folder reaches the bound.
 func (s *server) watchData(r *running) {
-	bound := s.dataBound()
-	check := func() bool {
-		used, err := usage(r.data)
-		if err != nil || used < bound {
-			return false
-		}
-		what := fmt.Sprintf("filled its data folder to %s, its bound (%s)", extension.Size(used), extension.Size(bound))
-		r.broke.Store(&what)
-		s.mu.Lock()
-		if s.run == r {
-			s.run = nil
-		}
-		s.mu.Unlock()
-		r.kill()
-		s.report(Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Server, Path: r.data, DataBytes: bound,
-			Reason: "its data folder holds " + extension.Size(used) + ", its bound of " + extension.Size(bound) + ": gemkit stopped the server before it fills your disk",
-			Allow:  s.raiseCommand()})
-		return true
-	}
-	fsutil.WatchTree(r.data, r.exited, check)
+	s.dataLimit().watch(r.data, r.exited, func(what string) { s.stopRun(r, what) }, func(rf Refusal) {
+		rf.Server = s.spec.Server
+		s.report(rf)
+	})
 }

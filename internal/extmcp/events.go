@@ -39,7 +39,7 @@ func (m *Manager) SetLevel(ctx context.Context, level string) {
 	m.mu.Unlock()
 	for _, s := range all {
 		s.mu.Lock()
-		r := s.run
+		r := s.proc.run
 		s.mu.Unlock()
 		if r == nil || !r.caps.Logging {
 			continue
@@ -59,7 +59,7 @@ func (s *server) event(method string, params json.RawMessage) {
 	case mcpclient.ToolsListChanged, mcpclient.PromptsListChanged, mcpclient.ResourcesChanged:
 		// Not s.mu: stopping the server holds it while the SDK waits
 		// for this handler to return.
-		s.stale.Store(true)
+		s.cache.stale.Store(true)
 	}
 	if f := s.m.listen.Load(); f != nil {
 		(*f)(Event{Spec: s.spec, Method: method, Params: params})
@@ -84,7 +84,7 @@ func (s *server) resume(ctx context.Context, r *running) {
 	if !r.caps.Subscribe {
 		return
 	}
-	for uri := range s.subs {
+	for uri := range s.proc.subs {
 		if err := r.client.Subscribe(ctx, uri); err != nil {
 			s.m.log.Warn("an extension's MCP server refused a subscription it had taken before it started again", "extension", s.spec.Extension, "server", s.spec.Server, "uri", uri, "err", err)
 		}

@@ -134,7 +134,7 @@ func (s *server) keptOf(c Catalog) keptCatalog {
 
 // keep writes c as the server's kept catalog (0600, atomically) when it
 // differs from what is kept: the file is read once, and what this
-// server kept since is remembered (s.keptJSON), since a server that says
+// server kept since is remembered (s.cache.keptJSON), since a server that says
 // its lists changed is listed again, at times twice as it starts. The
 // caller holds s.mu.
 func (s *server) keep(c Catalog) {
@@ -143,12 +143,12 @@ func (s *server) keep(c Catalog) {
 		s.m.log.Debug("keeping a server's catalog", "extension", s.spec.Extension, "server", s.spec.Server, "err", err)
 		return
 	}
-	if s.keptJSON == nil {
+	if s.cache.keptJSON == nil {
 		if kept, ok := s.readKept(); ok && s.sameCatalog(kept, c) {
-			s.keptJSON = b
+			s.cache.keptJSON = b
 		}
 	}
-	if bytes.Equal(b, s.keptJSON) {
+	if bytes.Equal(b, s.cache.keptJSON) {
 		return
 	}
 	path, err := s.keptPath()
@@ -161,7 +161,7 @@ func (s *server) keep(c Catalog) {
 		s.m.log.Debug("keeping a server's catalog", "extension", s.spec.Extension, "server", s.spec.Server, "err", err)
 		return
 	}
-	s.keptJSON = b
+	s.cache.keptJSON = b
 }
 
 // sameCatalog reports whether a and b, catalogs of the server, offer the
@@ -205,19 +205,19 @@ func (v *verdict) wait(ctx context.Context) error {
 // server has not been listed in this process (nor answered from it
 // before: a kept catalog its server did not confirm is not offered
 // again). It starts the consent check and, behind it, the server
-// (confirm), whose start uses the same check (s.consent); the answer
+// (confirm), whose start uses the same check (s.cache.consent); the answer
 // waits for the check only. ok is false when there is no kept catalog
 // to answer from. The caller holds s.mu.
 func (s *server) fromKept() (c Catalog, v *verdict, ok bool) {
-	if s.listed || s.run != nil || s.gone || s.keptTried {
+	if s.cache.listed || s.proc.run != nil || s.proc.gone || s.cache.keptTried {
 		return c, nil, false
 	}
-	s.keptTried = true
+	s.cache.keptTried = true
 	if c, ok = s.readKept(); !ok {
 		return c, nil, false
 	}
 	v = s.check()
-	s.consent = v
+	s.cache.consent = v
 	go s.confirm(c, v)
 	return c, v, true
 }
@@ -236,16 +236,16 @@ func (s *server) confirm(kept Catalog, v *verdict) {
 	ctx, cancel := context.WithTimeout(life, s.startTimeout())
 	defer cancel()
 	s.mu.Lock()
-	if s.listed || s.gone {
+	if s.cache.listed || s.proc.gone {
 		s.mu.Unlock()
 		return
 	}
 	c, err := s.listNow(ctx)
-	changed := !s.gone
+	changed := !s.proc.gone
 	if err != nil {
 		<-v.done
 		if v.err == nil {
-			s.confirmErr = err
+			s.cache.confirmErr = err
 		} else {
 			changed = false
 		}

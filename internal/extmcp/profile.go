@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -227,10 +226,7 @@ func (pr *Profile) hand(kinds []string, home string, env map[string]string) erro
 // by name that gemkit mcp's own environment lacks. It starts all the
 // same, as it would without them.
 func (s *server) warnProfile(pr Profile) {
-	s.mu2.Lock()
-	s.notHanded = pr.NotHanded
-	s.runStart, s.told, s.runReadOnly = time.Now().UTC(), nil, pr.ReadOnly
-	s.mu2.Unlock()
+	s.reports.begin(pr.NotHanded, pr.ReadOnly)
 	for _, k := range sortedKeys(pr.NotHanded) {
 		s.m.log.Warn(s.who() + " is handed your " + k + " credentials, but " + pr.NotHanded[k] + "; it starts without them")
 	}

@@ -376,39 +376,16 @@ func (s *server) refusalOf(d netproxy.Denial) Refusal {
 	return r
 }
 
-// withRun adds to r what the server's run knows: when it started, and
-// why credentials it is handed did not reach it.
-func (s *server) withRun(r *Refusal) {
-	s.mu2.Lock()
-	defer s.mu2.Unlock()
-	r.Start = s.runStart
-	if r.Path != "" && r.Reason == readOnlyReason {
-		// The watch of writes knows the rule, the run which folder.
-		if o := other(s.runReadOnly, s.spec.Dir, r.Path); o != "" {
-			r.Reason = "the folder of another extension (" + Printable(o) + "), read-only to every sandboxed process whatever is allowed"
-		}
-	}
-	if r.Handed {
-		for _, k := range r.Credentials {
-			if why, ok := s.notHanded[k]; ok {
-				r.Missing = why
-			}
-		}
-	}
-}
+// withRun adds to r what the server's run knows: when it started, which
+// other extension's folder a refused write was in, and why credentials
+// it is handed did not reach it.
+func (s *server) withRun(r *Refusal) { s.reports.withRun(r, s.spec.Dir) }
 
 // report reports r to the person (see denied): in the log and the
 // stderr a failed call quotes once per host of the run, in the
 // refusals file each time (counted there with the run's others alike).
 func (s *server) report(r Refusal) {
-	s.mu2.Lock()
-	if s.told == nil {
-		s.told = map[string]bool{}
-	}
-	first := !s.told[r.key()]
-	s.told[r.key()] = true
-	s.mu2.Unlock()
-	if first {
+	if s.reports.first(r) {
 		words := r.String()
 		s.m.log.Warn(words)
 		fmt.Fprintf(s.stderr, "gemkit: %s\n", words)

@@ -194,7 +194,7 @@ func TestGroupedReport(t *testing.T) {
 func TestMarkNeeded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "refusals.json")
 	s := &server{m: NewManager(Config{Refusals: path, Environ: []string{}}), spec: Spec{Extension: "e", Server: "s"}, stderr: &tail{}}
-	s.runStart = time.Unix(5, 0).UTC()
+	s.reports.runStart = time.Unix(5, 0).UTC()
 	d := func(host string) Refusal {
 		return s.refusalOf(netproxy.Denial{Method: "CONNECT", Host: host, Port: 443, Reason: netproxy.NotAllowed, Count: 1})
 	}

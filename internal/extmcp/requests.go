@@ -112,10 +112,7 @@ func (m *Manager) Subscribe(ctx context.Context, key, uri string) error {
 			return nil, err
 		}
 		s.mu.Lock()
-		if s.subs == nil {
-			s.subs = map[string]bool{}
-		}
-		s.subs[uri] = true
+		s.proc.subscribe(uri)
 		s.mu.Unlock()
 		return nil, nil
 	})
@@ -129,8 +126,8 @@ func (m *Manager) Unsubscribe(ctx context.Context, key, uri string) error {
 		return err
 	}
 	s.mu.Lock()
-	delete(s.subs, uri)
-	r := s.run
+	s.proc.unsubscribe(uri)
+	r := s.proc.run
 	s.mu.Unlock()
 	if r == nil || !r.caps.Subscribe {
 		return nil
@@ -162,11 +159,11 @@ func (s *server) request(ctx context.Context, what string, do func(context.Conte
 		s.mu.Unlock()
 		return nil, err
 	}
-	s.inflight++
+	s.proc.inflight++
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.inflight--
+		s.proc.inflight--
 		s.touch()
 		s.mu.Unlock()
 	}()

@@ -1,0 +1,100 @@
+package extmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/mcpclient"
+)
+
+// server is one spec's server: not running, starting, or running. It is
+// composed of parts that each own one concern's state, so that what a
+// change touches stands in one file:
+//
+//   - proc (process.go): the run, its deaths, its calls and idling, and
+//     the subscriptions a new run takes again;
+//   - cache (listcache.go): what it offers as last listed, and the kept
+//     catalog answered from before it starts (kept.go);
+//   - reports (runreports.go): what its current run was refused and
+//     told, under a lock of its own, since the sandbox reports while a
+//     start holds mu;
+//   - the data folder's bound (datawatch.go), which it holds while it
+//     runs.
+//
+// mu guards proc and cache together: a listing holds it across the
+// start it may need, so that one start serves the callers that wait.
+type server struct {
+	m    *Manager
+	spec Spec
+	// stderr keeps the end of what its runs printed on stderr, for the
+	// words of a failure.
+	stderr *tail
+	// life ends (end) when the server is stopped for good: what works
+	// for no caller (the start behind a kept catalog's answer) stops
+	// then, before stop waits for s.mu, which it holds.
+	life context.Context
+	end  context.CancelFunc
+
+	mu    sync.Mutex
+	proc  process
+	cache listCache
+
+	reports runReports
+	// declared is what it declared in its initialize answer the last
+	// time it started (nil: not started yet); read without s.mu, which a
+	// start holds.
+	declared atomic.Pointer[mcpclient.Capabilities]
+}
+
+// newServer is m's server of sp, not started.
+func newServer(m *Manager, sp Spec) *server {
+	life, end := context.WithCancel(context.Background())
+	return &server{m: m, spec: sp, stderr: &tail{}, life: life, end: end}
+}
+
+// MaxStart bounds a server's start and its first listing, whatever its
+// timeout: they hold up a client's first tools/list, which the clients
+// bound themselves.
+const MaxStart = 20 * time.Second
+
+// startTimeout bounds a start and a listing.
+func (s *server) startTimeout() time.Duration { return min(s.timeout(), MaxStart) }
+
+func (s *server) timeout() time.Duration {
+	if s.spec.Timeout > 0 {
+		return s.spec.Timeout
+	}
+	return s.m.cfg.Timeout
+}
+
+// who names the server in words.
+func (s *server) who() string {
+	if s.spec.Agent != "" {
+		return fmt.Sprintf("extension %s's agent %s's MCP server %s", Printable(s.spec.Extension), Printable(s.spec.Agent), Printable(s.spec.Server))
+	}
+	return fmt.Sprintf("extension %s's MCP server %s", Printable(s.spec.Extension), Printable(s.spec.Server))
+}
+
+// failure wraps what went wrong with the server's name and its stderr's
+// last lines.
+func (s *server) failure(what string) error {
+	msg := s.who() + " " + what
+	if s.spec.Remote() {
+		return errors.New(msg)
+	}
+	if t := s.stderr.String(); t != "" {
+		msg += "; the end of what it printed on stderr:\n" + t
+	} else {
+		msg += " (it printed nothing on stderr)"
+	}
+	return errors.New(msg)
+}
+
+func oneLine(s string) string {
+	return Printable(strings.Join(strings.Fields(s), " "))
+}
