@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 )
 
 // consentHint is how every refusal for want of consent says to give it:
@@ -171,7 +172,7 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	// The check every start makes: files consent cannot bind are said,
 	// and no consent is recorded to them, but the links a copy made
 	// absolute, which a grant repairs.
-	links := copiedLinksOf(st, ext, state)
+	links := extmcp.CopiedLinks(st, ext, state)
 	if err := extension.WithoutCopied(state.Unbound, links); err != nil {
 		fmt.Fprintf(a.Out, "Consent: cannot be given to it as it is: %s\n", extension.Printable(err.Error()))
 		return withExitCode(ExitNo, nil)

@@ -111,7 +111,7 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	// folder, which they concern: a hook runs at every tool call.
 	var writable []string
 	if len(state.Content.LinksOut) > 0 {
-		writable = serverWritable(a, st)
+		writable = servePolicy(a, st).Writable()
 	}
 	if err := state.Content.Bindable(ext.Dir, writable); err != nil {
 		return hookRefusal("%v", err)

@@ -230,29 +230,6 @@ func writePackageLines(a *app, plan *packagePlan) {
 	}
 }
 
-// checkPinnedTrees checks, at a server's start, that each tree pinned
-// for ext's servers holds the bytes agreed to (its digest, through the
-// digest cache) and nothing consent cannot bind (links out, files with
-// other names); writable are the folders some sandboxed process may
-// write.
-func checkPinnedTrees(st *extension.Store, name string, c extension.ServerChoice, writable []string) error {
-	for _, server := range sortedPins(c.Packages) {
-		p := c.Packages[server]
-		again := fmt.Sprintf("run `gemkit extensions sandbox %s` to pin it again", extension.Printable(name))
-		content, err := st.ReadContent(p.Tree)
-		if err != nil {
-			return fmt.Errorf("the package pinned for its server %s (%s %s) cannot be read in %s (%v); %s", server, p.Package, p.Version, p.Tree, err, again)
-		}
-		if content.Digest != p.Digest {
-			return fmt.Errorf("the package pinned for its server %s (%s %s) is not as you agreed to it: its files in %s changed; %s", server, p.Package, p.Version, p.Tree, again)
-		}
-		if err := content.Bindable(p.Tree, writable); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func sortedPins(m map[string]extension.Pin) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

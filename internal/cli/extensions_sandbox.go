@@ -279,7 +279,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	// nothing is switched: the servers stay Gemini CLI's rather than
 	// vanish from it. The links a copy made absolute are what the
 	// switch itself repairs.
-	links := copiedLinksOf(st, ext, state)
+	links := extmcp.CopiedLinks(st, ext, state)
 	var cannot []string
 	if err := extension.WithoutCopied(state.Unbound, links); err != nil {
 		cannot = append(cannot, err.Error())
@@ -680,26 +680,6 @@ func keepSwitched(a *app, st *extension.Store, name string) error {
 		fmt.Fprintf(a.Err, "%s's new hooks run in gemkit's sandbox too (hooksConfig.disabled in %s).\n", extension.Printable(name), path)
 	}
 	return nil
-}
-
-// copiedLinksOf are the links of ext, as state read it, that Gemini
-// CLI's install made absolute into the folder it copied
-// (extension.CopiedLinks); none for a linked extension, which is no
-// copy.
-func copiedLinksOf(st *extension.Store, ext *extension.Extension, state extension.ConsentState) []extension.CopiedLink {
-	in, err := st.Get(ext.Manifest.Name)
-	if err != nil || in.Metadata == nil || in.Metadata.Type == extension.SourceLink || state.Content.Digest == "" {
-		return nil
-	}
-	from := ""
-	if in.Metadata.Type == extension.SourceLocal {
-		from = in.Metadata.Source
-	}
-	links, err := extension.CopiedLinks(ext.Dir, state.Content, from)
-	if err != nil {
-		return nil
-	}
-	return links
 }
 
 // relinked makes links relative again and reads where consent to ext

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 )
 
@@ -102,22 +101,5 @@ func TestSwitchRefusesWhatCannotBeServed(t *testing.T) {
 	}
 	if out := e.mustRun("list"); !strings.Contains(out, "NOT SERVED") {
 		t.Errorf("list:\n%s", out)
-	}
-}
-
-// TestNotServedCopiedLinks: a server not served only because of links a
-// copy made absolute names the command that repairs them; with another
-// reason besides, that reason.
-func TestNotServedCopiedLinks(t *testing.T) {
-	links := []extension.CopiedLink{{Path: "node_modules/.bin/tsc", Target: "/tmp/src/node_modules/tsc/bin/tsc", From: "/tmp/src", Inside: "node_modules/tsc/bin/tsc"}}
-	be := &extension.BindError{Dir: "/ext", LinksOut: []extension.LinkOut{{Path: "node_modules/.bin/tsc", Target: "/tmp/src/node_modules/tsc/bin/tsc", Writable: "/tmp"}}}
-	err := notServedWith(extension.ConsentState{Unbound: be}, "bins", links)
-	if err == nil || !strings.Contains(err.Error(), "1 link of the extension leads back into the folder it was copied from, /tmp/src") ||
-		!strings.Contains(err.Error(), "Run `gemkit extensions consent bins --grant`: it makes them relative again once you agree") {
-		t.Errorf("copied links only: %v", err)
-	}
-	be.Shared = []string{"server.js"}
-	if err := notServedWith(extension.ConsentState{Unbound: be}, "bins", links); err == nil || !strings.Contains(err.Error(), "another name on disk") {
-		t.Errorf("another reason besides: %v", err)
 	}
 }

@@ -29,41 +29,25 @@ func (a *app) environ() []string {
 	return out
 }
 
+// servePolicy is the policy of which of st's extensions' servers
+// gemkit mcp serves, and whether they may start (extmcp.Policy), for the
+// person whose home the app's environment names.
+func servePolicy(a *app, st *extension.Store) extmcp.Policy {
+	return extmcp.Policy{Store: st, Home: a.getenv("HOME")}
+}
+
 // withWritable is st with the folders a program other than the person
-// may write (serverWritable) known to its consent checks, so that every
-// command takes the one check the start of a server makes
+// may write (extmcp.Policy.Writable) known to its consent checks, so
+// that every command takes the one check the start of a server makes
 // (extension.Store.CheckFiles).
 func withWritable(a *app, st *extension.Store) *extension.Store {
-	return st.WithWritable(func() []string { return serverWritable(a, st) })
+	return servePolicy(a, st).WithWritable()
 }
 
 // notServed says why gemkit mcp does not start the servers of the
-// extension name, whose consent stands as state (Store.Consent), in
-// words with the fix; nil when it does. The start, the switch, list,
-// describe and doctor all say it the same way.
+// extension name, whose consent stands as state (extmcp.NotServed).
 func notServed(state extension.ConsentState, name string) error {
-	return notServedWith(state, name, nil)
-}
-
-// notServedWith is notServed for an extension whose links a copy made
-// absolute are links (copiedLinksOf): when they are all that keeps
-// consent from binding its files, the fix is the command that makes them
-// relative again.
-func notServedWith(state extension.ConsentState, name string, links []extension.CopiedLink) error {
-	switch {
-	case state.Unbound != nil && len(links) > 0 && extension.WithoutCopied(state.Unbound, links) == nil:
-		return fmt.Errorf("%s Run %s: it makes them relative again once you agree", extension.Printable(extension.CopiedLinksWords(links)), consentHint(name))
-	case state.Unbound != nil:
-		// As for a tool: the bytes the server runs must be those the
-		// digest read, not a file with another name, or behind a link,
-		// that a program may rewrite meanwhile.
-		return state.Unbound
-	case state.FilesChanged && state.Notice != "":
-		return fmt.Errorf("you agreed to the extension %s as it was, not as it is now. %s Then agree to it as it is now: %s", extension.Printable(name), extension.Printable(state.Notice), consentHint(name))
-	case !state.Granted:
-		return fmt.Errorf("you have not agreed to the extension %s as it is now (its servers and what they may do included); run %s", extension.Printable(name), consentHint(name))
-	}
-	return nil
+	return extmcp.NotServed(state, name, nil)
 }
 
 // serverState is where an extension's MCP servers run, as list,
@@ -181,7 +165,7 @@ func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, w exten
 	var why []string
 	state, err := st.Consent(ext)
 	if err == nil {
-		err = notServedWith(state, ext.Manifest.Name, copiedLinksOf(st, ext, state))
+		err = extmcp.NotServed(state, ext.Manifest.Name, extmcp.CopiedLinks(st, ext, state))
 	}
 	if err != nil {
 		why = append(why, err.Error())

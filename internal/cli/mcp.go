@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/buildinfo"
@@ -310,7 +309,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
 		Servers:          servers,
-		ChooseServers:    o.chooseServers(a, st),
+		ChooseServers:    o.servePolicy(a, st).Choose(),
 	})
 	var verr *extension.ValidationError
 	if o.extDir != "" && errors.As(err, &verr) {
@@ -319,92 +318,13 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 	return srv, err
 }
 
-// chooseServers serves the MCP servers of the extensions switched to
-// gemkit (`gemkit extensions sandbox NAME`), or with --extension-servers
-// of every enabled one, stdio and remote ones alike (the switch takes
-// both from Gemini CLI), with the widening the person allowed; each
-// server starts only while the person's consent to its extension as it
-// is now holds (checked at each start: it hashes the extension's files).
-func (o *mcpFlags) chooseServers(a *app, st *extension.Store) extmcp.Choose {
-	choices := &choiceCache{st: st}
-	return func(e *disclosure.Extension) extmcp.Choice {
-		name := e.Name
-		c, err := choices.get(name)
-		if err != nil {
-			return extmcp.Choice{Why: err.Error()}
-		}
-		if !c.Switched && !o.servers {
-			return extmcp.Choice{Why: "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"}
-		}
-		allowed := func() error {
-			state, err := st.Consent(e.Ext)
-			if err != nil {
-				return fmt.Errorf("consent to its extension cannot be checked: %w", err)
-			}
-			var links []extension.CopiedLink
-			if state.Unbound != nil {
-				links = copiedLinksOf(st, e.Ext, state)
-			}
-			if err := notServedWith(state, name, links); err != nil {
-				return err
-			}
-			// And so must the trees its package-runner servers run from.
-			return checkPinnedTrees(st, name, c, serverWritable(a, st))
-		}
-		return extmcp.Choice{Widening: c.Widening, Allowed: allowed, Agents: c.Switched, Workspace: st.Workspace(), Packages: c.Packages}
-	}
-}
-
-// serverWritable are the folders some sandboxed tool or server may write
-// and the shared temporary folders: a link of an extension's folder into
-// one of them names code that consent to the extension does not bind.
-// They are what a tool run distrusts (permission.Untrusted: the
-// workspace, and the home folder when an installed extension's tools may
-// write it), with the servers' data folders, which only servers write.
-// The installed extensions are listed at each server start, which is
-// rare beside the start itself.
-func serverWritable(a *app, st *extension.Store) []string {
-	var writes []permission.Access
-	if list, err := st.List(); err == nil {
-		for _, in := range list {
-			if m := in.Manifest(); m != nil {
-				writes = append(writes, m.EffectivePermissions().Filesystem.Write)
-			}
-		}
-	}
-	home := a.getenv("HOME")
-	var out []string
-	for _, d := range permission.Untrusted(st.Workspace(), home, writes) {
-		if d != "" {
-			out = append(out, d)
-		}
-	}
-	out = append(out, toolrun.SharedTemp()...)
-	if data, err := extmcp.DataRoot(map[string]string{"HOME": home}); err == nil {
-		out = append(out, data)
-	}
-	return out
-}
-
-// choiceCache reads the MCP server choices once per change of their
-// file rather than once per extension at every load of the set.
-type choiceCache struct {
-	st    *extension.Store
-	mu    sync.Mutex
-	stamp string
-	all   map[string]extension.ServerChoice
-	err   error
-}
-
-func (c *choiceCache) get(name string) (extension.ServerChoice, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	stamp := c.st.ServerChoicesStamp()
-	if c.all == nil || stamp != c.stamp {
-		c.all, c.err = c.st.ServerChoices()
-		c.stamp = stamp
-	}
-	return c.all[name], c.err
+// servePolicy is the policy of which extensions' servers gemkit mcp
+// serves (extmcp.Policy), for the store st: with --extension-servers,
+// every enabled extension's.
+func (o *mcpFlags) servePolicy(a *app, st *extension.Store) extmcp.Policy {
+	p := servePolicy(a, st)
+	p.All = o.servers
+	return p
 }
 
 // serveHTTP serves srv as Streamable HTTP on --addr, behind a bearer

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -42,7 +43,7 @@ func runtimeDirs() []string {
 
 // agreeCommand is the command that records consent to an extension's
 // permissions and files, and runs nothing.
-func agreeCommand(ext string) string { return "gemkit extensions consent " + ext + " --grant" }
+func agreeCommand(ext string) string { return extmcp.AgreeCommand(ext) }
 
 // stderrLauncher starts tools for a command run by a person: each
 // connection the sandbox refuses is a line on w as it happens.

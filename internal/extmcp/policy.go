@@ -1,0 +1,206 @@
+package extmcp
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/toolrun"
+)
+
+// Which extensions' servers gemkit mcp serves, and whether one may start
+// now, is the policy below: the command (gemkit mcp) only names the
+// store, the person's home folder, and whether every enabled
+// extension's servers are served. It stands here, beside the servers it
+// governs, rather than in package extension: it joins what extension
+// knows (consent, the person's choices, the pinned trees) with what only
+// the servers have (their data folders, DataRoot, which belong to the
+// folders a program other than the person may write; the Choice the
+// Manager takes), and extension stays below both.
+
+// Policy decides which extensions' MCP servers are served, and with
+// what.
+type Policy struct {
+	Store *extension.Store
+	// Home is the person's home folder: the folders an installed
+	// extension's tools may write and the servers' data folders are
+	// found from it.
+	Home string
+	// All serves the servers of every enabled extension
+	// (--extension-servers), not only of those switched to gemkit.
+	All bool
+}
+
+// AgreeCommand is the command by which the person agrees to the
+// extension name as it is now.
+func AgreeCommand(name string) string { return "gemkit extensions consent " + name + " --grant" }
+
+// Choose serves the MCP servers of the extensions switched to gemkit
+// (`gemkit extensions sandbox NAME`), or with All of every enabled one,
+// stdio and remote ones alike (the switch takes both from Gemini CLI),
+// with the widening the person allowed; each server starts only while
+// the person's consent to its extension as it is now holds (checked at
+// each start: it hashes the extension's files).
+func (p Policy) Choose() Choose {
+	choices := &choiceCache{st: p.Store}
+	return func(e *disclosure.Extension) Choice {
+		name := e.Name
+		c, err := choices.get(name)
+		if err != nil {
+			return Choice{Why: err.Error()}
+		}
+		if !c.Switched && !p.All {
+			return Choice{Why: "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"}
+		}
+		allowed := func() error { return p.allowed(e.Ext, name, c) }
+		return Choice{Widening: c.Widening, Allowed: allowed, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages}
+	}
+}
+
+// allowed says why the servers of ext (named name), chosen as c, may not
+// start now: consent to it as it is now must hold and bind its files,
+// and so must the trees its package-runner servers run from.
+func (p Policy) allowed(ext *extension.Extension, name string, c extension.ServerChoice) error {
+	st := p.Store
+	state, err := st.Consent(ext)
+	if err != nil {
+		return fmt.Errorf("consent to its extension cannot be checked: %w", err)
+	}
+	var links []extension.CopiedLink
+	if state.Unbound != nil {
+		links = CopiedLinks(st, ext, state)
+	}
+	if err := NotServed(state, name, links); err != nil {
+		return err
+	}
+	return CheckPinnedTrees(st, name, c, p.Writable())
+}
+
+// Writable are the folders some sandboxed tool or server may write and
+// the shared temporary folders: a link of an extension's folder into one
+// of them names code that consent to the extension does not bind. They
+// are what a tool run distrusts (permission.Untrusted: the workspace,
+// and the home folder when an installed extension's tools may write it),
+// with the servers' data folders, which only servers write. The
+// installed extensions are listed at each server start, which is rare
+// beside the start itself.
+func (p Policy) Writable() []string {
+	st := p.Store
+	var writes []permission.Access
+	if list, err := st.List(); err == nil {
+		for _, in := range list {
+			if m := in.Manifest(); m != nil {
+				writes = append(writes, m.EffectivePermissions().Filesystem.Write)
+			}
+		}
+	}
+	var out []string
+	for _, d := range permission.Untrusted(st.Workspace(), p.Home, writes) {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	out = append(out, toolrun.SharedTemp()...)
+	if data, err := DataRoot(map[string]string{"HOME": p.Home}); err == nil {
+		out = append(out, data)
+	}
+	return out
+}
+
+// WithWritable is the store with Writable known to its consent checks,
+// so that every command takes the one check the start of a server makes
+// (extension.Store.CheckFiles).
+func (p Policy) WithWritable() *extension.Store {
+	return p.Store.WithWritable(p.Writable)
+}
+
+// NotServed says why gemkit mcp does not start the servers of the
+// extension name, whose consent stands as state (Store.Consent), in
+// words with the fix; nil when it does. The start, the switch, list,
+// describe and doctor all say it the same way. links are the extension's
+// links a copy made absolute (CopiedLinks): when they are all that keeps
+// consent from binding its files, the fix is the command that makes them
+// relative again.
+func NotServed(state extension.ConsentState, name string, links []extension.CopiedLink) error {
+	hint := "`" + AgreeCommand(name) + "`"
+	switch {
+	case state.Unbound != nil && len(links) > 0 && extension.WithoutCopied(state.Unbound, links) == nil:
+		return fmt.Errorf("%s Run %s: it makes them relative again once you agree", extension.Printable(extension.CopiedLinksWords(links)), hint)
+	case state.Unbound != nil:
+		// As for a tool: the bytes the server runs must be those the
+		// digest read, not a file with another name, or behind a link,
+		// that a program may rewrite meanwhile.
+		return state.Unbound
+	case state.FilesChanged && state.Notice != "":
+		return fmt.Errorf("you agreed to the extension %s as it was, not as it is now. %s Then agree to it as it is now: %s", extension.Printable(name), extension.Printable(state.Notice), hint)
+	case !state.Granted:
+		return fmt.Errorf("you have not agreed to the extension %s as it is now (its servers and what they may do included); run %s", extension.Printable(name), hint)
+	}
+	return nil
+}
+
+// CopiedLinks are the links of ext, as state read it, that Gemini CLI's
+// install made absolute into the folder it copied
+// (extension.CopiedLinks); none for a linked extension, which is no
+// copy.
+func CopiedLinks(st *extension.Store, ext *extension.Extension, state extension.ConsentState) []extension.CopiedLink {
+	in, err := st.Get(ext.Manifest.Name)
+	if err != nil || in.Metadata == nil || in.Metadata.Type == extension.SourceLink || state.Content.Digest == "" {
+		return nil
+	}
+	from := ""
+	if in.Metadata.Type == extension.SourceLocal {
+		from = in.Metadata.Source
+	}
+	links, err := extension.CopiedLinks(ext.Dir, state.Content, from)
+	if err != nil {
+		return nil
+	}
+	return links
+}
+
+// CheckPinnedTrees checks, at a server's start, that each tree pinned
+// for the servers of the extension name (chosen as c) holds the bytes
+// agreed to (its digest, through the digest cache) and nothing consent
+// cannot bind (links out, files with other names); writable are the
+// folders some sandboxed process may write (Writable).
+func CheckPinnedTrees(st *extension.Store, name string, c extension.ServerChoice, writable []string) error {
+	for _, server := range sortedKeys(c.Packages) {
+		p := c.Packages[server]
+		again := fmt.Sprintf("run `gemkit extensions sandbox %s` to pin it again", extension.Printable(name))
+		content, err := st.ReadContent(p.Tree)
+		if err != nil {
+			return fmt.Errorf("the package pinned for its server %s (%s %s) cannot be read in %s (%v); %s", server, p.Package, p.Version, p.Tree, err, again)
+		}
+		if content.Digest != p.Digest {
+			return fmt.Errorf("the package pinned for its server %s (%s %s) is not as you agreed to it: its files in %s changed; %s", server, p.Package, p.Version, p.Tree, again)
+		}
+		if err := content.Bindable(p.Tree, writable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// choiceCache reads the MCP server choices once per change of their
+// file rather than once per extension at every load of the set.
+type choiceCache struct {
+	st    *extension.Store
+	mu    sync.Mutex
+	stamp string
+	all   map[string]extension.ServerChoice
+	err   error
+}
+
+func (c *choiceCache) get(name string) (extension.ServerChoice, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stamp := c.st.ServerChoicesStamp()
+	if c.all == nil || stamp != c.stamp {
+		c.all, c.err = c.st.ServerChoices()
+		c.stamp = stamp
+	}
+	return c.all[name], c.err
+}
