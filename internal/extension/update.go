@@ -1,0 +1,159 @@
+package extension
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
+)
+
+// Update fetches an installed extension again, as the install does, and
+// asks consent again only for what changed of what the person agreed to
+// (ConsentChanges): apart from the install, whose first consent covers
+// everything.
+
+// UpdateRequest says how to update.
+type UpdateRequest struct {
+	// Consent is asked only when permissions, tools or MCP servers
+	// changed; nil refuses such an update.
+	Consent     ConsentFunc
+	Progress    io.Writer
+	Interactive bool
+}
+
+// UpdateResult says what an update did.
+type UpdateResult struct {
+	Name       string   `json:"name"`
+	OldVersion string   `json:"oldVersion"`
+	NewVersion string   `json:"newVersion"`
+	Changes    []Change `json:"changes,omitempty"`
+	// UpToDate is true when the source has nothing new; nothing changed.
+	UpToDate bool `json:"upToDate"`
+	// Linked is true for a linked extension, which is always current.
+	Linked bool `json:"linked,omitempty"`
+}
+
+// Update fetches the extension again from the source it was installed
+// from and replaces it. Whenever the update changes the extension's files
+// (its code, or only its manifest) consent is asked again, as for an
+// install, with what changed: permissions, tools, MCP servers, and which
+// files. Consent is bound to the files (Store.Consent), and a run after a
+// silent update would execute code nobody agreed to; Gemini CLI 0.61 asks
+// again only when its consent text changes (maybeRequestConsentOrFail,
+// packages/cli/src/config/extensions/consent.ts), but its consent never
+// covered the code. The old version stays in place until the new one is
+// checked and agreed to, and the swap is two renames. The extension's
+// .env settings file is kept. An update that changes nothing asks
+// nothing and leaves the consent record as it was.
+func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*UpdateResult, error) {
+	in, err := s.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	res := &UpdateResult{Name: in.Name}
+	var old *Manifest
+	if in.Extension != nil {
+		old = in.Extension.Unexpanded()
+		res.Name, res.OldVersion = old.Name, old.Version
+	}
+	md := in.Metadata
+	switch {
+	case md == nil:
+		return nil, fmt.Errorf("%s has no %s, so its source is unknown; uninstall it and install it again", in.Name, InstallMetadataFile)
+	case md.Type == SourceLink:
+		res.Linked, res.UpToDate, res.NewVersion = true, true, res.OldVersion
+		return res, nil
+	case md.Type == SourceGitHubRelease:
+		return nil, fmt.Errorf("%s was installed from a GitHub release by Gemini CLI; update it with `gemini extensions update %s`", in.Name, in.Name)
+	case md.Type != SourceGit && md.Type != SourceLocal:
+		return nil, fmt.Errorf("%s has the unknown source type %q in %s", in.Name, md.Type, InstallMetadataFile)
+	}
+	stage, err := s.newStaging("update")
+	if err != nil {
+		return nil, err
+	}
+	defer fsutil.RemoveTree(stage)
+	root, err := s.fetch(ctx, md, stage, req.Progress, req.Interactive)
+	if errors.Is(err, fs.ErrNotExist) && md.Type == SourceLocal {
+		return nil, fmt.Errorf("its source folder %s no longer exists; uninstall it and install it from where it is now", md.Source)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ext, err := s.loadFetched(root, md)
+	if err != nil {
+		return nil, fmt.Errorf("the new version of %s cannot be installed: %w", in.Name, err)
+	}
+	if old != nil && ext.Manifest.Name != old.Name {
+		return nil, fmt.Errorf("the source of %s now holds an extension called %q; uninstall %s and install that instead", old.Name, ext.Manifest.Name, old.Name)
+	}
+	res.NewVersion = ext.Manifest.Version
+	if in.Extension != nil {
+		a, errA := treeDigest(in.Extension.Dir)
+		b, errB := treeDigest(root)
+		if errA == nil && errB == nil && a == b {
+			res.UpToDate = true
+			return res, nil
+		}
+	}
+	if old == nil {
+		old = &Manifest{}
+	}
+	res.Changes = ConsentChanges(old, ext.Unexpanded())
+	contentChanged := true
+	if in.Extension != nil {
+		was, errA := ReadContent(in.Extension.Dir)
+		now, errB := ReadContent(root)
+		if errA == nil && errB == nil {
+			contentChanged = was.Digest != now.Digest
+			if files := ChangedFiles(was, now); len(files) > 0 {
+				res.Changes = append(res.Changes, Change{Area: "files", What: "files: " + namedChanges(files)})
+			}
+		}
+	}
+	asked := len(res.Changes) > 0 || contentChanged
+	if err := s.checkFilesAt(root, in.Entry); asked && Unbindable(err) {
+		return nil, fmt.Errorf("%s is not updated: %w", Printable(in.Name), err)
+	}
+	if asked {
+		final := s.finalDir(in.Name)
+		if in.Extension != nil {
+			final = in.Extension.Dir
+		}
+		shown := s.atFinalPath(ext, final)
+		choice, _ := s.ServerChoice(res.Name)
+		lines := append(ConsentTextWith(shown, "Updating", choice), "", "What changed since you last agreed:")
+		lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
+		for _, c := range res.Changes {
+			lines = append(lines, "  - "+c.What)
+		}
+		lines = append(lines, "", "The new files are in "+Printable(root)+" until this command ends: look at them before you agree.")
+		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes}); err != nil {
+			return nil, err
+		}
+	}
+	if err := copyIfMissing(in.Entry, root, ".env"); err != nil {
+		return nil, fmt.Errorf("keep the settings of %s: %w", in.Name, err)
+	}
+	if err := writeMetadata(root, md); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.swap(root, in.Entry, stage); err != nil {
+		return nil, err
+	}
+	// The person agreed to these files and permissions just now; an
+	// update that changed nothing the record covers leaves it as it was,
+	// with the time it was given.
+	if asked {
+		if err := s.recordConsentFor(res.Name, ext.Manifest, in.Entry); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
