@@ -215,3 +215,16 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	fmt.Fprintf(a.Out, "To agree: %s\n", consentHint(name))
 	return withExitCode(ExitNo, nil)
 }
+
+// relinked makes links relative again and reads where consent to ext
+// stands after: an error when consent still cannot bind its files.
+func relinked(st *extension.Store, ext *extension.Extension, links []extension.CopiedLink) (extension.ConsentState, error) {
+	if err := extension.RelinkCopied(ext.Dir, links); err != nil {
+		return extension.ConsentState{}, fmt.Errorf("making the links of %s relative again: %w", extension.Printable(ext.Manifest.Name), err)
+	}
+	state, err := st.Consent(ext)
+	if err == nil && state.Unbound != nil {
+		err = state.Unbound
+	}
+	return state, err
+}
