@@ -12,4 +12,8 @@
 // The rooms: no function in internal/sandbox (its child and netproxy
 // included) is over 100 lines, so that each step of a launch has a name
 // (TestSandboxFunctionsShort).
+//
+// The rooms' size: no non-test Go file is over 600 lines
+// (TestFilesShort), so that a file holds one thing and a reader finds
+// the one a change touches.
 package layout
