@@ -33,7 +33,10 @@ const (
 )
 
 // lspMethods are the LSP requests lsp/request may carry, each with the
-// server capability that offers it: questions that change nothing.
+// server capability that offers it: questions that change nothing. The
+// plugins in editors/ carry the same table (Neovim's allowed, Vim's
+// s:methods, Emacs's gemkit-lsp--capabilities), in this order:
+// editors/methods_test.go fails when one differs.
 var lspMethods = []struct{ method, capability string }{
 	{"textDocument/definition", "definitionProvider"},
 	{"textDocument/declaration", "declarationProvider"},
