@@ -137,11 +137,10 @@ just their extension, with an entry in their own gemini-extension.json:
       "args": ["mcp", "--extension", "${extensionPath}"] } }
 
 Code intelligence (on by default; --code-intel=false turns it off, and it is
-off with --extension): the tools code_definition, code_references,
-code_hover, code_symbols, code_diagnostics, code_implementations and
-code_calls answer from language servers (gopls, typescript-language-server,
-pyright or basedpyright, rust-analyzer, clangd: whichever is on PATH; see
-gemkit codeintel servers). A symbol is named (symbol, with file to tell
+off with --extension): the code_* tools (code_definition, code_references,
+code_hover, …: docs/code-intel.md lists them) answer from language servers
+(gopls, typescript-language-server, pyright or basedpyright, rust-analyzer,
+clangd: whichever is on PATH; see gemkit codeintel servers). A symbol is named (symbol, with file to tell
 same-named ones apart) or given by file, line and column; answers are
 workspace-relative path:line:col with the source line, bounded in size, files
 outside the workspace named as such. The servers start at the first question,

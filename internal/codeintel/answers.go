@@ -69,24 +69,68 @@ func (q *query) references(ctx context.Context) (string, error) {
 	return a.text("ask about one file's uses with code_references and file, line and column there, or use code_calls for callers"), nil
 }
 
-func (q *query) implementations(ctx context.Context) (string, error) {
+// A locating is a question about a symbol whose answer is the
+// locations one LSP request gives at the symbol's position (where its
+// type is declared, what implements it): a table entry of questions that
+// needs no code of its own. A Source that is a Locator answers any such
+// request by its method; the questions the Source interface names ask it
+// through Ask. The request must be one of ide.LSPMethods, which the
+// editors' plugins and gemkit's own servers carry.
+type locating struct {
+	Tool, Title string
+	// Description tells the model what it finds; byName is added.
+	Description string
+	// Method is the LSP request ("textDocument/typeDefinition").
+	Method string
+	// Ask, when set, asks the Source (Source.Implementations); else a
+	// Locator is asked for Method.
+	Ask func(Source, context.Context, DocPos) ([]Location, error)
+	// One and Many name what the answer lists ("implementation",
+	// "implementations").
+	One, Many string
+}
+
+// question is the code_* tool of l.
+func (l locating) question() question {
+	return question{Decl: Decl{Name: l.Tool, Title: l.Title, Description: l.Description + byName, Schema: positionSchema(nil)},
+		args: positionArgs, answer: l.answer}
+}
+
+// Locator is a Source that also asks, by its method, any request of
+// ide.LSPMethods whose answer is locations (Location, Location[] or
+// LocationLink[]) about a position: internal/lspsource's does.
+type Locator interface {
+	Locations(ctx context.Context, method string, at DocPos) ([]Location, error)
+}
+
+func (l locating) locate(ctx context.Context, src Source, at DocPos) ([]Location, error) {
+	if l.Ask != nil {
+		return l.Ask(src, ctx, at)
+	}
+	if lo, ok := src.(Locator); ok {
+		return lo.Locations(ctx, l.Method, at)
+	}
+	return nil, ErrUnsupported
+}
+
+func (l locating) answer(q *query, ctx context.Context) (string, error) {
 	t, err := q.resolve(ctx)
 	if err != nil {
 		return "", err
 	}
-	locs, err := q.t.src.Implementations(ctx, t.at)
+	locs, err := l.locate(ctx, q.t.src, t.at)
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) {
-			return "", fmt.Errorf("the language server for this file does not offer implementations")
+			return "", fmt.Errorf("the language server for this file does not offer %s", l.Many)
 		}
 		return "", err
 	}
 	if len(locs) == 0 {
-		return fmt.Sprintf("No implementations found for %s.", t.what) + q.note(ctx), nil
+		return fmt.Sprintf("No %s found for %s.", l.Many, t.what) + q.note(ctx), nil
 	}
 	locs = q.t.w.sortLocations(locs)
 	a := newAnswer(q.t.opts.MaxChars)
-	a.line("", q.head(t, fmt.Sprintf("%d %s of %s:", len(locs), plural(len(locs), "implementation", "implementations"), t.what)))
+	a.line("", q.head(t, fmt.Sprintf("%d %s of %s:", len(locs), plural(len(locs), l.One, l.Many), t.what)))
 	q.t.w.locations(a, q.fc, locs, q.t.opts.MaxItems)
 	return a.text(""), nil
 }

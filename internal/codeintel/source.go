@@ -9,8 +9,12 @@
 // (internal/langserver, shared by every agent of a workspace through
 // internal/lspbroker); internal/workspaceintel puts them together.
 //
-// A new question is a method of Source (here), its request and answer
-// in internal/lspsource/source.go, and its tool in tools.go.
+// The tools are one table, questions in tools.go. A new question whose
+// answer is the locations of an LSP request the editors' plugins already
+// carry (ide.LSPMethods) is one entry there (a locating): the Source
+// asks it by its method (Locator). A question of another kind is a
+// method of Source (here), its request and answer in
+// internal/lspsource/source.go, and its entry in tools.go.
 //
 // A Source speaks in LSP's terms (0-based lines, UTF-16 columns, ranges,
 // locations with absolute paths), so that any language client can be one

@@ -28,7 +28,16 @@ const (
 
 // Instructions tell a model what the tools are for, in a server's
 // instructions or a system prompt.
-const Instructions = "Code intelligence: the code_* tools answer from language servers (gopls, typescript-language-server, pyright, rust-analyzer, clangd): code_definition, code_references, code_hover, code_symbols, code_diagnostics, code_implementations and code_calls. Name the symbol (symbol, with file to tell same-named ones apart) rather than counting lines and columns; prefer them to searching the files for where something is defined or used, and check code_diagnostics after changing code."
+var Instructions = instructions()
+
+func instructions() string {
+	var names []string
+	for _, q := range questions() {
+		names = append(names, q.Name)
+	}
+	list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return "Code intelligence: the code_* tools answer from language servers (gopls, typescript-language-server, pyright, rust-analyzer, clangd): " + list + ". Name the symbol (symbol, with file to tell same-named ones apart) rather than counting lines and columns; prefer them to searching the files for where something is defined or used, and check code_diagnostics after changing code."
+}
 
 // Defaults of Options.
 const (
@@ -218,46 +227,87 @@ func positionSchema(extra map[string]any) map[string]any {
 
 const byName = " Name the symbol (symbol), with file to tell same-named ones apart, or give file, line and column (1-based) of a place it occurs."
 
-// Decls are the tools' declarations.
-func (t *Tools) Decls() []Decl {
-	return []Decl{
-		{Name: ToolDefinition, Title: "Go to definition",
+// A question is one code_* tool: its declaration, the arguments it
+// takes and how it answers. questions is the one table of them: the
+// tools' declarations, Has, Call and Instructions read it, so that a new
+// question is one entry (and, for one that answers with the locations
+// of an LSP request, no code elsewhere: see locating).
+type question struct {
+	Decl
+	// args are the properties of the arguments object it takes.
+	args []string
+	// answer answers it; the arguments are checked already.
+	answer func(*query, context.Context) (string, error)
+}
+
+// positionArgs are the arguments of a question about a symbol.
+var positionArgs = []string{"symbol", "file", "line", "column"}
+
+// questions are the tools, in the order they are declared. It is a
+// function so that each caller gets schemas of its own.
+func questions() []question {
+	return []question{
+		{Decl: Decl{Name: ToolDefinition, Title: "Go to definition",
 			Description: "Find where a symbol is defined: path:line:col and the source line." + byName + " Works from a call site: file may be a file that only uses the symbol.",
 			Schema:      positionSchema(nil)},
-		{Name: ToolReferences, Title: "Find references",
+			args: positionArgs, answer: (*query).definition},
+		{Decl: Decl{Name: ToolReferences, Title: "Find references",
 			Description: "Find every use of a symbol in the workspace (its declaration included), grouped by file, with the source lines." + byName,
 			Schema:      positionSchema(nil)},
-		{Name: ToolHover, Title: "Type and documentation",
+			args: positionArgs, answer: (*query).references},
+		{Decl: Decl{Name: ToolHover, Title: "Type and documentation",
 			Description: "Show a symbol's type or signature and its documentation." + byName,
 			Schema:      positionSchema(nil)},
-		{Name: ToolImplementations, Title: "Find implementations",
-			Description: "Find the types that implement an interface, or the methods that implement an interface method (and, for a concrete type, the interfaces it implements), where the language server offers it." + byName,
-			Schema:      positionSchema(nil)},
-		{Name: ToolCalls, Title: "Call hierarchy",
+			args: positionArgs, answer: (*query).hover},
+		locating{Tool: ToolImplementations, Title: "Find implementations",
+			Description: "Find the types that implement an interface, or the methods that implement an interface method (and, for a concrete type, the interfaces it implements), where the language server offers it.",
+			Method:      "textDocument/implementation", Ask: Source.Implementations,
+			One: "implementation", Many: "implementations"}.question(),
+		{Decl: Decl{Name: ToolCalls, Title: "Call hierarchy",
 			Description: "List the functions that call a function (direction incoming, the default) or the functions it calls (outgoing), with where each call is made, where the language server offers it." + byName,
 			Schema: positionSchema(map[string]any{"direction": map[string]any{"type": "string", "enum": []string{"incoming", "outgoing"},
 				"description": "incoming: who calls it (default); outgoing: what it calls"}})},
-		{Name: ToolSymbols, Title: "Symbols",
+			args: append(positionArgs[:len(positionArgs):len(positionArgs)], "direction"), answer: (*query).calls},
+		{Decl: Decl{Name: ToolSymbols, Title: "Symbols",
 			Description: "With file: the outline of a file (its declarations with line numbers, nested). With query: search the workspace's declarations by name. Give one of them.",
 			Schema: map[string]any{"type": "object", "properties": map[string]any{
 				"file":  map[string]any{"type": "string", "description": "a file, relative to the workspace, to outline"},
 				"query": map[string]any{"type": "string", "description": "a name, or part of one, to search the workspace for"},
 			}, "additionalProperties": false}},
-		{Name: ToolDiagnostics, Title: "Diagnostics",
+			args: []string{"file", "query"}, answer: (*query).symbols},
+		{Decl: Decl{Name: ToolDiagnostics, Title: "Diagnostics",
 			Description: "List the errors and warnings the language servers report: for one file (file), or for the whole workspace as far as the servers have checked it (no argument). Files changed on disk are read again first.",
 			Schema: map[string]any{"type": "object", "properties": map[string]any{
 				"file": map[string]any{"type": "string", "description": "a file, relative to the workspace; leave out for the whole workspace"},
 			}, "additionalProperties": false}},
+			args: []string{"file"}, answer: (*query).diagnostics},
 	}
+}
+
+// questionNamed is the question of the tool name.
+func questionNamed(name string) (question, bool) {
+	for _, q := range questions() {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return question{}, false
+}
+
+// Decls are the tools' declarations.
+func (t *Tools) Decls() []Decl {
+	qs := questions()
+	out := make([]Decl, len(qs))
+	for i, q := range qs {
+		out[i] = q.Decl
+	}
+	return out
 }
 
 // Has reports whether name is one of the tools.
 func (t *Tools) Has(name string) bool {
-	switch name {
-	case ToolDefinition, ToolReferences, ToolHover, ToolImplementations, ToolCalls, ToolSymbols, ToolDiagnostics:
-		return true
-	}
-	return false
+	_, ok := questionNamed(name)
+	return ok
 }
 
 // args are every tool's arguments; each tool checks those it takes.
@@ -307,45 +357,13 @@ func (t *Tools) Call(ctx context.Context, name string, raw json.RawMessage) (tex
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
 	defer cancel()
-	q := &query{t: t, fc: t.fileCache(ctx), a: a}
-	switch name {
-	case ToolDefinition:
-		err = q.checkProps(props, "symbol", "file", "line", "column")
-		if err == nil {
-			text, err = q.definition(ctx)
-		}
-	case ToolReferences:
-		err = q.checkProps(props, "symbol", "file", "line", "column")
-		if err == nil {
-			text, err = q.references(ctx)
-		}
-	case ToolHover:
-		err = q.checkProps(props, "symbol", "file", "line", "column")
-		if err == nil {
-			text, err = q.hover(ctx)
-		}
-	case ToolImplementations:
-		err = q.checkProps(props, "symbol", "file", "line", "column")
-		if err == nil {
-			text, err = q.implementations(ctx)
-		}
-	case ToolCalls:
-		err = q.checkProps(props, "symbol", "file", "line", "column", "direction")
-		if err == nil {
-			text, err = q.calls(ctx)
-		}
-	case ToolSymbols:
-		err = q.checkProps(props, "file", "query")
-		if err == nil {
-			text, err = q.symbols(ctx)
-		}
-	case ToolDiagnostics:
-		err = q.checkProps(props, "file")
-		if err == nil {
-			text, err = q.diagnostics(ctx)
-		}
-	default:
+	qn, ok := questionNamed(name)
+	if !ok {
 		return fmt.Sprintf("there is no code-intelligence tool %q", name), true
+	}
+	q := &query{t: t, fc: t.fileCache(ctx), a: a}
+	if err = q.checkProps(props, qn.args...); err == nil {
+		text, err = qn.answer(q, ctx)
 	}
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {

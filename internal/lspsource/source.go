@@ -71,6 +71,7 @@ var (
 	_ codeintel.Source   = (*Source)(nil)
 	_ codeintel.Unsaved  = (*Source)(nil)
 	_ codeintel.Confined = (*Source)(nil)
+	_ codeintel.Locator  = (*Source)(nil)
 )
 
 // New returns the Source that asks editor's clients first (editor is
@@ -296,6 +297,16 @@ func (s *Source) locations(ctx context.Context, method string, params map[string
 // Definition implements codeintel.Source.
 func (s *Source) Definition(ctx context.Context, at codeintel.DocPos) ([]codeintel.Location, error) {
 	return s.locations(ctx, "textDocument/definition", positionParams(at), at.Path)
+}
+
+// Locations implements codeintel.Locator: a request of ide.LSPMethods
+// about a position whose answer is locations, the clients' answers
+// merged.
+func (s *Source) Locations(ctx context.Context, method string, at codeintel.DocPos) ([]codeintel.Location, error) {
+	if !ide.IsLSPMethod(method) {
+		return nil, fmt.Errorf("%s is not a request the language clients carry for gemkit (%s)", method, strings.Join(ide.LSPMethods, ", "))
+	}
+	return s.locations(ctx, method, positionParams(at), at.Path)
 }
 
 // Implementations implements codeintel.Source.
