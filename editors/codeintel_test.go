@@ -260,6 +260,10 @@ return vim.json.encode({ loaded = vim.api.nvim_buf_is_loaded(b), listed = vim.bo
 			if !strings.Contains(text, "English") {
 				t.Errorf("implementations of Greeter:\n%s", text)
 			}
+			text = callTool(t, tools, codeintel.ToolTypeDefinition, `{"symbol":"Store.items"}`)
+			if !strings.Contains(text, "store/store.go:7:6: type Item struct") {
+				t.Errorf("type definition of Store.items:\n%s", text)
+			}
 
 			// A file an agent writes itself, not open in Neovim: Neovim's
 			// gopls hears of it (the plugin sends didChangeWatchedFiles).
@@ -777,7 +781,7 @@ func TestVimALECodeIntel(t *testing.T) {
 }
 
 // askMore asks gemkit mcp the other questions of the tools (hover, an
-// outline, implementations, callers), which every editor passes on as it
+// outline, implementations, a type definition, callers), which every editor passes on as it
 // passes a definition.
 func askMore(t *testing.T, mcp *mcpClient) {
 	t.Helper()
@@ -785,6 +789,7 @@ func askMore(t *testing.T, mcp *mcpClient) {
 		{codeintel.ToolHover, `{"symbol":"Store"}`, "Store holds items"},
 		{codeintel.ToolSymbols, `{"file":"store/store.go"}`, "method"},
 		{codeintel.ToolImplementations, `{"symbol":"Greeter"}`, "English"},
+		{codeintel.ToolTypeDefinition, `{"symbol":"Store.items"}`, "store/store.go:7:6: type Item struct"},
 		{codeintel.ToolCalls, `{"symbol":"Store.Add"}`, "function main at main.go"},
 	} {
 		if text := mcp.tool(t, q.tool, q.args); !strings.Contains(text, q.want) {

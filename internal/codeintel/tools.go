@@ -21,6 +21,7 @@ const (
 	ToolReferences      = "code_references"
 	ToolHover           = "code_hover"
 	ToolImplementations = "code_implementations"
+	ToolTypeDefinition  = "code_type_definition"
 	ToolCalls           = "code_calls"
 	ToolSymbols         = "code_symbols"
 	ToolDiagnostics     = "code_diagnostics"
@@ -263,6 +264,9 @@ func questions() []question {
 			Description: "Find the types that implement an interface, or the methods that implement an interface method (and, for a concrete type, the interfaces it implements), where the language server offers it.",
 			Method:      "textDocument/implementation", Ask: Source.Implementations,
 			One: "implementation", Many: "implementations"}.question(),
+		locating{Tool: ToolTypeDefinition, Title: "Go to type definition",
+			Description: "Find where the type of a symbol is declared: a variable's, a field's or a parameter's type, a function's result types (a pointer or a slice leads to the named type in it), where the language server offers it.",
+			Method:      "textDocument/typeDefinition", One: "type definition", Many: "type definitions"}.question(),
 		{Decl: Decl{Name: ToolCalls, Title: "Call hierarchy",
 			Description: "List the functions that call a function (direction incoming, the default) or the functions it calls (outgoing), with where each call is made, where the language server offers it." + byName,
 			Schema: positionSchema(map[string]any{"direction": map[string]any{"type": "string", "enum": []string{"incoming", "outgoing"},

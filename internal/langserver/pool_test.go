@@ -112,6 +112,13 @@ func TestPoolGopls(t *testing.T) {
 		"2 references to Store.Add (method, store/store.go:21:17)", "main.go\n  12:14: if err := s.Add(", "store/store.go\n  21:17: func (s *Store) Add(it Item) error {")
 	ask(t, tl, codeintel.ToolHover, `{"symbol":"Greet"}`, "Greet(name string) string", "Greet greets name in English.")
 	ask(t, tl, codeintel.ToolImplementations, `{"symbol":"Greeter"}`, "1 implementation of Greeter", "greet/greet.go:10:6: type English struct{}")
+	// Type definitions: a local variable's by position, a slice field's
+	// element type, a function's result type, a method's result type in
+	// the standard library.
+	ask(t, tl, codeintel.ToolTypeDefinition, `{"file":"main.go","line":11,"column":2}`, "1 type definition of main.go:11:2:", "store/store.go:13:6: type Store struct {")
+	ask(t, tl, codeintel.ToolTypeDefinition, `{"symbol":"Store.items"}`, "1 type definition of Store.items (field, store/store.go:14:2):", "store/store.go:7:6: type Item struct {")
+	ask(t, tl, codeintel.ToolTypeDefinition, `{"symbol":"greet.New"}`, "greet/greet.go:5:6: type Greeter interface {")
+	ask(t, tl, codeintel.ToolTypeDefinition, `{"symbol":"Store.Add"}`, "src/builtin/builtin.go:", "type error interface {", "[outside the workspace: the Go standard library]")
 	ask(t, tl, codeintel.ToolCalls, `{"symbol":"Greet"}`, "Greet (function, greet/greet.go:16:6) is called by 1 function:", "function main", "call at main.go:15:20")
 	ask(t, tl, codeintel.ToolCalls, `{"symbol":"main","direction":"outgoing"}`, "main (function, main.go:10:6) calls", "Println")
 	ask(t, tl, codeintel.ToolSymbols, `{"file":"store/store.go"}`, "store/store.go: 8 declarations", "21:17 method (*Store).Add func(it Item) error")

@@ -244,7 +244,7 @@ func TestCodeIntelCodex(t *testing.T) {
 
 // codeToolNames are the code-intelligence tools gemkit mcp lists by
 // default, before the extensions' (tools/list is sorted by name).
-const codeToolNames = "code_calls code_definition code_diagnostics code_hover code_implementations code_references code_symbols"
+const codeToolNames = "code_calls code_definition code_diagnostics code_hover code_implementations code_references code_symbols code_type_definition"
 
 // extensionTools checks that a tools/list of gemkit mcp begins with the
 // code-intelligence tools, and returns the rest.

@@ -71,7 +71,7 @@ func TestCodeIntelTools(t *testing.T) {
 			t.Errorf("%s: annotations %+v", tl.Name, tl.Annotations)
 		}
 	}
-	if got := strings.Join(names, " "); got != "code_calls code_definition code_diagnostics code_hover code_implementations code_references code_symbols read_doc" {
+	if got := strings.Join(names, " "); got != "code_calls code_definition code_diagnostics code_hover code_implementations code_references code_symbols code_type_definition read_doc" {
 		t.Errorf("tools: %s", got)
 	}
 	var res struct {
