@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -62,12 +63,13 @@ func Prepare(home, modelURL string, closedPort int, dirs ...string) ([]string, e
 		"autoUpdates":            false,
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
-	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+	dir := filepath.Join(home, ide.AgentClaude.HomeDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	// The CLI reads ~/.claude.json, or .claude.json in CLAUDE_CONFIG_DIR
 	// when that is set: both hold the same.
-	for _, p := range []string{filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude", ".claude.json")} {
+	for _, p := range []string{filepath.Join(home, ".claude.json"), filepath.Join(dir, ".claude.json")} {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			return nil, err
 		}
@@ -75,13 +77,13 @@ func Prepare(home, modelURL string, closedPort int, dirs ...string) ([]string, e
 	// Permission prompts (not "auto" mode) are what show a proposed
 	// change as a diff in the IDE.
 	settings := []byte(`{"permissions": {"defaultMode": "default"}, "autoUpdates": false}`)
-	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o600); err != nil {
 		return nil, err
 	}
 	proxy := "http://127.0.0.1:" + itoa(closedPort)
 	return []string{
 		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
+		ide.AgentClaude.HomeEnv + "=" + dir,
 		"ANTHROPIC_BASE_URL=" + modelURL,
 		"ANTHROPIC_API_KEY=" + APIKey,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/term"
@@ -55,8 +56,8 @@ func resolveHome(home string) (string, error) {
 	if home == "" {
 		return extension.DefaultHome()
 	}
-	if filepath.Base(filepath.Clean(home)) == ".gemini" {
-		_, errInner := os.Stat(filepath.Join(home, ".gemini"))
+	if filepath.Base(filepath.Clean(home)) == ide.AgentGemini.HomeDir {
+		_, errInner := os.Stat(filepath.Join(home, ide.AgentGemini.HomeDir))
 		_, errExt := os.Stat(filepath.Join(home, "extensions"))
 		_, errSettings := os.Stat(filepath.Join(home, "settings.json"))
 		if errInner != nil && (errExt == nil || errSettings == nil) {

@@ -150,7 +150,7 @@ func hookClashes(st *extension.Store, name string, p *switchParts, gs geminisett
 		}
 	}
 	mine(geminiSettingsPath(st), gs.Hooks)
-	wsPath := filepath.Join(st.Workspace(), ".gemini", "settings.json")
+	wsPath := geminisettings.Path(st.Workspace())
 	if wsPath != geminiSettingsPath(st) {
 		if ws, err := geminisettings.Read(wsPath); err == nil {
 			mine(wsPath, ws.Hooks)

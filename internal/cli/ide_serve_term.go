@@ -3,9 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/term"
 )
 
@@ -47,7 +47,7 @@ func firstRunHint(a *app) string {
 			return ""
 		}
 	}
-	if geminiIDEEnabled(filepath.Join(home, ".gemini", "settings.json")) {
+	if geminiIDEEnabled(geminisettings.Path(home)) {
 		return ""
 	}
 	return `First time? IDE mode is off in your Gemini CLI settings: in gemini, type /ide enable.

@@ -13,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/mcpserver"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -374,7 +375,7 @@ func (o *mcpFlags) token(a *app, home string) (token, from, auth string, err err
 		return token, from, auth, nil
 	}
 	if o.tokenFile == "" {
-		o.tokenFile = filepath.Join(home, ".gemini", "gemkit", "mcp-token")
+		o.tokenFile = filepath.Join(gemkitdir.InGeminiHome(home), "mcp-token")
 	}
 	token, created, err := mcpserver.TokenFile(o.tokenFile)
 	if err != nil {

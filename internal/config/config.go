@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
 // MaxSize bounds the file: a config file is a few hundred bytes, and a
@@ -46,11 +47,11 @@ func Path(flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
-	d, err := os.UserConfigDir()
+	d, err := gemkitdir.UserConfig()
 	if err != nil {
 		return "", fmt.Errorf("find the config file (pass --config): %w", err)
 	}
-	return filepath.Join(d, "gemkit", "config.json"), nil
+	return filepath.Join(d, "config.json"), nil
 }
 
 // Read reads the config file at path and splits it into its sections. A

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
 // Names of the files Gemini CLI keeps in ~/.gemini/extensions, which gemkit
@@ -165,11 +167,11 @@ func (s *Store) Home() string { return s.home }
 func (s *Store) Workspace() string { return s.workspace }
 
 // Dir is the extensions folder, <home>/.gemini/extensions.
-func (s *Store) Dir() string { return filepath.Join(s.home, ".gemini", "extensions") }
+func (s *Store) Dir() string { return filepath.Join(s.home, ide.AgentGemini.HomeDir, "extensions") }
 
 // stateDir is where gemkit keeps what Gemini CLI has no file for (consent
 // records, the lock): <home>/.gemini/gemkit.
-func (s *Store) stateDir() string { return filepath.Join(s.home, ".gemini", "gemkit") }
+func (s *Store) stateDir() string { return gemkitdir.InGeminiHome(s.home) }
 
 // Installed is one entry of the extensions folder.
 type Installed struct {

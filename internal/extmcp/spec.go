@@ -22,6 +22,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/pkgrun"
 )
 
@@ -360,7 +361,7 @@ func DataRoot(env map[string]string) (string, error) {
 		}
 		home = h
 	}
-	return filepath.Join(home, ".local", "share", "gemkit", "extension-data"), nil
+	return gemkitdir.ExtensionData(home), nil
 }
 
 // Printable is s fit to print in words a person reads.

@@ -45,6 +45,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -56,7 +57,7 @@ const (
 
 // Path is Gemini CLI's user settings file for the home folder home (the
 // folder that holds .gemini: $GEMINI_CLI_HOME or the person's home).
-func Path(home string) string { return filepath.Join(home, ".gemini", "settings.json") }
+func Path(home string) string { return filepath.Join(home, ide.AgentGemini.HomeDir, "settings.json") }
 
 // Settings is what gemkit reads of the file.
 type Settings struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/lspclient"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -102,11 +103,11 @@ func realPath(p string) string {
 // cacheRoot is the folder of the servers' private caches: the user's
 // cache folder's gemkit/langserver.
 func cacheRoot() (string, error) {
-	d, err := os.UserCacheDir()
+	d, err := gemkitdir.Cache()
 	if err != nil {
 		return "", fmt.Errorf("no cache folder for the language servers: %w", err)
 	}
-	return filepath.Join(d, "gemkit", "langserver"), nil
+	return filepath.Join(d, "langserver"), nil
 }
 
 // ownInstall is the folder of a server's installation that it reads:

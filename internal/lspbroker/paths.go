@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
 // Dir is the private folder of this user's broker sockets and logs:
@@ -30,14 +32,14 @@ func Dir() (string, error) {
 func pick(runtime, tmp string) string {
 	var dir string
 	if runtime != "" && filepath.IsAbs(runtime) {
-		dir = filepath.Join(runtime, "gemkit")
+		dir = gemkitdir.Runtime(runtime)
 	} else {
-		dir = filepath.Join(tmp, fmt.Sprintf("gemkit-%d", os.Getuid()))
+		dir = gemkitdir.TempRuntime(tmp, os.Getuid())
 	}
 	// A socket's path must fit in sun_path (104 bytes on macOS, 108 on
 	// Linux): a long temporary folder gives way to /tmp.
 	if len(dir) > 60 {
-		dir = filepath.Join("/tmp", fmt.Sprintf("gemkit-%d", os.Getuid()))
+		dir = gemkitdir.TempRuntime("/tmp", os.Getuid())
 	}
 	return dir
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -82,10 +83,10 @@ var Protections = []Protection{
 	{Name: ".env.test", Kind: KindEnv, InWorkspace: true, Liftable: true},
 	{Name: ".env.test.local", Kind: KindEnv, InWorkspace: true, Liftable: true},
 	{Name: ".envrc", Kind: KindEnv, InWorkspace: true, InHome: true, Liftable: true},
-	{Name: ".gemini", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
-	{Name: ".claude", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ide.AgentGemini.HomeDir, Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Above: true, Liftable: true},
+	{Name: ide.AgentClaude.HomeDir, Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
 	{Name: ".codex", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
-	{Name: ".qwen", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
+	{Name: ide.AgentQwen.HomeDir, Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
 	{Name: ".agents", Dir: true, Kind: KindAgent, InWorkspace: true, InHome: true, Liftable: true},
 	{Name: ".opencode", Dir: true, Kind: KindAgent, InWorkspace: true, Liftable: true},
 	{Name: ".mcp.json", Kind: KindAgent, InWorkspace: true, Liftable: true},

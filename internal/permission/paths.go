@@ -6,6 +6,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
 // real resolves the symlinks of p; a path that does not resolve stays as
@@ -178,7 +179,7 @@ func (in ClosedInputs) places() places {
 			*list = appendNew(*list, filepath.Clean(path))
 		}
 	}
-	p.discovery = []string{filepath.Join("/tmp", "gemini", "ide")}
+	p.discovery = []string{filepath.Join("/tmp", filepath.FromSlash(ide.DiscoveryDirName))}
 	for _, e := range in.envs() {
 		home := e.Home
 		if !filepath.IsAbs(home) {
@@ -200,17 +201,17 @@ func (in ClosedInputs) places() places {
 			}
 		}
 		if home != "" {
-			abs(&p.configs, filepath.Join(home, ".config", "gemkit"))
+			abs(&p.configs, gemkitdir.HomeConfig(home))
 			// The extensions' MCP servers' data folders (extmcp).
-			abs(&p.configs, filepath.Join(home, ".local", "share", "gemkit"))
+			abs(&p.configs, gemkitdir.Data(home))
 		}
 		for _, t := range e.TempDirs {
 			if t != "" {
-				abs(&p.discovery, filepath.Join(t, "gemini", "ide"))
+				abs(&p.discovery, filepath.Join(t, filepath.FromSlash(ide.DiscoveryDirName)))
 			}
 		}
 		if e.ConfigHome != "" {
-			abs(&p.configs, filepath.Join(e.ConfigHome, "gemkit"))
+			abs(&p.configs, gemkitdir.Config(e.ConfigHome))
 		}
 	}
 	return p

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
 // ProxySource is the address the sandbox's proxy dials this machine's
@@ -134,7 +135,7 @@ func geminiMoved(env Env) string {
 	return ide.AgentGemini.Folder(env.getenv, env.Home, env.Dir)
 }
 
-func serversDir(gemini string) string { return filepath.Join(gemini, "gemkit", "servers") }
+func serversDir(gemini string) string { return gemkitdir.Servers(gemini) }
 
 func appendNew(list []string, p string) []string {
 	for _, q := range list {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -33,7 +34,7 @@ import (
 // read-only. It does not follow XDG_DATA_HOME, as the servers' data
 // folders do not.
 func Root(home string) string {
-	return filepath.Join(home, ".local", "share", "gemkit", "packages")
+	return gemkitdir.Packages(home)
 }
 
 // Installer installs the package a runner's line names into a tree of

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/permission"
 	"golang.org/x/sys/unix"
 )
@@ -37,7 +38,7 @@ func (l *Launcher) lockDir() (string, error) {
 		return privateDir(l.LockDir)
 	}
 	if home := permission.AccountHome(); home != "" {
-		dir, err := privateDir(filepath.Join(home, ".config", "gemkit", "placeholders"))
+		dir, err := privateDir(gemkitdir.Placeholders(home))
 		if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, unix.EROFS) {
 			return dir, err
 		}

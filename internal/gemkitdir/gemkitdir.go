@@ -1,0 +1,105 @@
+// Package gemkitdir names the folders gemkit keeps its own files in, each
+// computed here once: the permission checks close them to every tool
+// (internal/permission), and the packages that write in them (config,
+// extension, extmcp, pkgrun, langserver, lspbroker, the sandbox's
+// placeholder locks, `gemkit mcp`'s token) ask here where they are, so
+// that what is closed is what is written. The agents' folders (~/.gemini,
+// ~/.claude, ~/.qwen) are the agents table's, in ide. This package stands
+// below internal/permission and imports nothing of gemkit's but ide.
+//
+// The folders:
+//   - configuration: gemkit/ in the user's config folder
+//     ($XDG_CONFIG_HOME, else ~/.config; os.UserConfigDir elsewhere):
+//     config.json, and placeholders/ under the account's ~/.config/gemkit;
+//   - data: ~/.local/share/gemkit (extension-data/, packages/, the
+//     extensions' servers' records), which does not follow
+//     XDG_DATA_HOME, as the closed folders do not;
+//   - records in Gemini CLI's folder: ~/.gemini/gemkit (the extensions'
+//     consents, holds and servers, staging, `gemkit mcp`'s token);
+//   - cache: gemkit/ in the user's cache folder (the language servers'
+//     private caches);
+//   - runtime: $XDG_RUNTIME_DIR/gemkit, else gemkit-<uid> in the
+//     temporary folder (the code-intelligence brokers).
+package gemkitdir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gemkit/gemkit/ide"
+)
+
+// Name is the folder's name under each base folder ("gemkit").
+const Name = "gemkit"
+
+// Config is gemkit's configuration folder in the config folder
+// configHome ($XDG_CONFIG_HOME): configHome/gemkit.
+func Config(configHome string) string { return filepath.Join(configHome, Name) }
+
+// HomeConfig is ~/.config/gemkit under home, where a program that does
+// not set XDG_CONFIG_HOME keeps gemkit's configuration.
+func HomeConfig(home string) string { return Config(filepath.Join(home, ".config")) }
+
+// UserConfig is gemkit's configuration folder of this process: gemkit in
+// os.UserConfigDir ($XDG_CONFIG_HOME or ~/.config on Linux, ~/Library/
+// Application Support on macOS, %AppData% on Windows).
+func UserConfig() (string, error) {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return Config(d), nil
+}
+
+// Placeholders is the folder of the sandbox's placeholder locks of the
+// account whose home folder is home: ~/.config/gemkit/placeholders,
+// which neither HOME nor XDG_CONFIG_HOME moves.
+func Placeholders(home string) string { return filepath.Join(HomeConfig(home), "placeholders") }
+
+// Data is gemkit's data folder under home: ~/.local/share/gemkit. It
+// does not follow XDG_DATA_HOME, which the closed folders do not follow
+// either.
+func Data(home string) string { return filepath.Join(home, ".local", "share", Name) }
+
+// ExtensionData is the folder of the extensions' MCP servers' private
+// data folders: ~/.local/share/gemkit/extension-data.
+func ExtensionData(home string) string { return filepath.Join(Data(home), "extension-data") }
+
+// Packages is the folder of the trees gemkit installs for the
+// extensions' pinned servers: ~/.local/share/gemkit/packages.
+func Packages(home string) string { return filepath.Join(Data(home), "packages") }
+
+// InGemini is gemkit's records in Gemini CLI's folder gemini (~/.gemini
+// or $GEMINI_CLI_HOME/.gemini): gemini/gemkit.
+func InGemini(gemini string) string { return filepath.Join(gemini, Name) }
+
+// InGeminiHome is gemkit's records under home, the folder that holds
+// Gemini CLI's .gemini: home/.gemini/gemkit.
+func InGeminiHome(home string) string {
+	return InGemini(filepath.Join(home, ide.AgentGemini.HomeDir))
+}
+
+// Servers is where gemkit's servers record their secret files, in
+// Gemini CLI's folder gemini: gemini/gemkit/servers.
+func Servers(gemini string) string { return filepath.Join(InGemini(gemini), "servers") }
+
+// Cache is gemkit's cache folder: gemkit in os.UserCacheDir
+// ($XDG_CACHE_HOME or ~/.cache on Linux).
+func Cache() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, Name), nil
+}
+
+// Runtime is gemkit's folder in the runtime folder runtime
+// ($XDG_RUNTIME_DIR): runtime/gemkit.
+func Runtime(runtime string) string { return filepath.Join(runtime, Name) }
+
+// TempRuntime stands for Runtime where there is no runtime folder: the
+// user's own gemkit-<uid> in the temporary folder tmp.
+func TempRuntime(tmp string, uid int) string {
+	return filepath.Join(tmp, fmt.Sprintf("%s-%d", Name, uid))
+}
