@@ -25,14 +25,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
 func main() {
 	n := flag.Int("n", 200, "runs of each hook, each way")
 	bin := flag.String("gemkit", "", "the gemkit binary (default: built from this tree)")
+	ref := flag.String("ref", "", "a second gemkit binary (an earlier commit's) whose hook runs in the same rounds")
 	flag.Parse()
-	if err := bench(*n, *bin); err != nil {
+	if err := bench(*n, *bin, *ref); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -54,7 +56,7 @@ process.stdin.on('data', d => s += d).on('end', () => {
 `}},
 }
 
-func bench(n int, bin string) error {
+func bench(n int, bin, ref string) error {
 	root, err := os.MkdirTemp("", "gemkit-bench-hooks-")
 	if err != nil {
 		return err
@@ -78,7 +80,8 @@ func bench(n int, bin string) error {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "USER=" + os.Getenv("USER")}
 	input := []byte(`{"session_id":"bench","hook_event_name":"BeforeTool","cwd":"` + ws + `","tool_name":"write_file","tool_input":{"file_path":"a.txt","content":"x"}}`)
 	fmt.Printf("hooks through gemkit against run bare, %d runs each, interleaved; spawn of bash -c to its exit\n\n", n)
-	fmt.Printf("%-26s %10s %10s %10s %10s %14s\n", "hook", "bare p50", "bare p90", "gemkit p50", "gemkit p90", "added at p50")
+	fmt.Printf("load average at the start: %s\n", loadavg())
+	fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", "hook", "bare p50", "bare p90", "gemkit p50", "gemkit p90", "added at p50", "bare CPU", "gemkit CPU", "CPU added")
 	for i, h := range hooks {
 		name := fmt.Sprintf("bench-hook-%d", i)
 		src := filepath.Join(root, "src", name)
@@ -107,27 +110,40 @@ func bench(n int, bin string) error {
 		}
 		bare := strings.ReplaceAll(h.command, "${extensionPath}", src)
 		through := bin + " extensions hook --home " + home + " " + name + " BeforeTool-1"
-		var tb, tg []time.Duration
+		// The CPU time of each run's process tree (bash and all it
+		// waited for), p50: unlike the time, the machine's load does not
+		// inflate it many times over.
+		var tb, tg, cb, cg, tr, cr []time.Duration
 		for j := 0; j < n; j++ {
 			for _, c := range []struct {
-				cmd string
-				out *[]time.Duration
-			}{{bare, &tb}, {through, &tg}} {
-				d, err := runOnce(c.cmd, ws, env, input)
+				cmd      string
+				out, cpu *[]time.Duration
+			}{{bare, &tb, &cb}, {through, &tg, &cg}, {strings.Replace(through, bin, ref, 1), &tr, &cr}} {
+				if ref == "" && c.out == &tr {
+					continue
+				}
+				d, cpu, err := runOnce(c.cmd, ws, env, input)
 				if err != nil {
 					return err
 				}
 				*c.out = append(*c.out, d)
+				*c.cpu = append(*c.cpu, cpu)
 			}
 		}
-		fmt.Printf("%-26s %10s %10s %10s %10s %14s\n", h.name, ms(pct(tb, 50)), ms(pct(tb, 90)), ms(pct(tg, 50)), ms(pct(tg, 90)), ms(pct(tg, 50)-pct(tb, 50)))
+		fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", h.name, ms(pct(tb, 50)), ms(pct(tb, 90)), ms(pct(tg, 50)), ms(pct(tg, 90)), ms(pct(tg, 50)-pct(tb, 50)),
+			ms(pct(cb, 50)), ms(pct(cg, 50)), ms(pct(cg, 50)-pct(cb, 50)))
+		if ref != "" {
+			fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", "  through -ref", "", "", ms(pct(tr, 50)), ms(pct(tr, 90)), ms(pct(tr, 50)-pct(tb, 50)),
+				"", ms(pct(cr, 50)), ms(pct(cr, 50)-pct(cb, 50)))
+		}
 	}
+	fmt.Printf("load average at the end: %s\n", loadavg())
 	return nil
 }
 
 // runOnce runs command as Gemini CLI runs a hook (bash -c, the input on
 // stdin, stdout and stderr read) and times it from spawn to exit.
-func runOnce(command, dir string, env []string, input []byte) (time.Duration, error) {
+func runOnce(command, dir string, env []string, input []byte) (time.Duration, time.Duration, error) {
 	cmd := exec.Command("bash", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = append(env, "GEMINI_PROJECT_DIR="+dir, "GEMINI_CWD="+dir, "GEMINI_SESSION_ID=bench", "CLAUDE_PROJECT_DIR="+dir)
@@ -138,9 +154,22 @@ func runOnce(command, dir string, env []string, input []byte) (time.Duration, er
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil || !strings.Contains(out.String(), `"decision":"allow"`) {
-		return 0, fmt.Errorf("%s: %v\nstdout: %s\nstderr: %s", command, err, out.String(), errb.String())
+		return 0, 0, fmt.Errorf("%s: %v\nstdout: %s\nstderr: %s", command, err, out.String(), errb.String())
 	}
-	return d, nil
+	var cpu time.Duration
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return d, cpu, nil
+}
+
+// loadavg is /proc/loadavg's three averages.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func pct(ds []time.Duration, p int) time.Duration {

@@ -252,10 +252,13 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	}
 	// A server from here on: what the start-up touched of the other
 	// commands' code need not stay resident. Reading the memory map
-	// takes a millisecond or two, so it is done once the first requests
-	// have been answered.
+	// takes a millisecond or two, the collection before it more, and the
+	// pages dropped fault back in as the code runs again: it is done once
+	// a client's first requests and the extension servers' starts behind
+	// them are over (a node server starts in half a second on a quiet
+	// machine, when the release used to come in the middle of it).
 	if a.releasePages != nil {
-		release := time.AfterFunc(500*time.Millisecond, func() {
+		release := time.AfterFunc(releaseAfter, func() {
 			if _, err := a.releasePages(); err != nil {
 				a.log.Debug("releasing start-up pages", "err", err)
 			}
@@ -270,6 +273,10 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	}
 	return o.serveHTTP(ctx, a, srv, home)
 }
+
+// releaseAfter is how long after its start gemkit mcp gives back the
+// pages its start-up touched.
+const releaseAfter = 5 * time.Second
 
 // server is the MCP server of the store's enabled extensions, or of the
 // one in --extension, running tools through runner.

@@ -72,10 +72,6 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	splitRules, err := c.Policy.Rules()
-	if err != nil {
-		return nil, err
-	}
 	if !strings.HasPrefix(c.Path, "/") {
 		return nil, fmt.Errorf("sandbox: program path %q is not absolute", c.Path)
 	}
@@ -115,7 +111,7 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	if c.Gate != nil {
 		g = runGate(ctx, c.Gate)
 	}
-	p, err := l.startWith(ctx, c, g, attempts, nsRules, overlays, sealed, splitRules, abi, reasons)
+	p, err := l.startWith(ctx, c, g, attempts, nsRules, overlays, sealed, abi, reasons)
 	if guards != nil && (p == nil || !p.Enforcement.MountNS) {
 		w.unwatch(guards)
 		guards = nil
@@ -150,8 +146,12 @@ func (l *Launcher) guardWatcher(overlays []overlay) (*guardWatcher, error) {
 	return l.guards, nil
 }
 
-// startWith tries each way of making namespaces, then none.
-func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, sealed []sealedFolder, splitRules []PathRule, abi int, reasons []string) (*Process, error) {
+// startWith tries each way of making namespaces, then none. The rules
+// of a run without a mount namespace (the read-only folders split out of
+// the write scope) are computed only when it comes to that: a start
+// paid for them each time, as much as for the rules it used (a tenth of
+// a hook's own CPU time in gemkit).
+func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, sealed []sealedFolder, abi int, reasons []string) (*Process, error) {
 	var lastNSErr error
 	for _, a := range attempts {
 		p, err := l.start(ctx, c, g, nsRules, overlays, sealed, abi, a, reasons)
@@ -171,6 +171,10 @@ func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts 
 		reasons = append(reasons, "network.allowedHosts needs a private network namespace whose only exit is the proxy, but "+why)
 	} else if !child.SeccompSupported {
 		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
+	}
+	splitRules, err := c.Policy.Rules()
+	if err != nil {
+		return nil, err
 	}
 	return l.start(ctx, c, g, splitRules, nil, nil, abi, nsAttempt{}, reasons)
 }
