@@ -136,15 +136,11 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 }
 
 // listRunning lists r's catalog; on failure it says which list failed.
+// The lists are asked at once, not one after the other: a server that
+// has just started is listed before the call that started it goes on,
+// and each round trip waited for the one before.
 func (s *server) listRunning(ctx context.Context, r *running) (Catalog, string, error) {
 	var c Catalog
-	tools, err := r.client.ListTools(ctx)
-	if err != nil {
-		return c, "tools", err
-	}
-	for _, t := range tools {
-		c.Tools = append(c.Tools, Tool{Spec: s.spec, Tool: t})
-	}
 	items := func(list func(context.Context) ([]mcpclient.Item, error)) ([]Item, error) {
 		got, err := list(ctx)
 		out := make([]Item, 0, len(got))
@@ -153,18 +149,30 @@ func (s *server) listRunning(ctx context.Context, r *running) (Catalog, string, 
 		}
 		return out, err
 	}
+	var wg sync.WaitGroup
+	var perr, rerr, terr error
 	if r.caps.Prompts {
-		if c.Prompts, err = items(r.client.ListPrompts); err != nil {
-			return c, "prompts", err
-		}
+		wg.Go(func() { c.Prompts, perr = items(r.client.ListPrompts) })
 	}
 	if r.caps.Resources {
-		if c.Resources, err = items(r.client.ListResources); err != nil {
-			return c, "resources", err
-		}
-		if c.Templates, err = items(r.client.ListResourceTemplates); err != nil {
-			return c, "resource templates", err
-		}
+		wg.Go(func() { c.Resources, rerr = items(r.client.ListResources) })
+		wg.Go(func() { c.Templates, terr = items(r.client.ListResourceTemplates) })
+	}
+	tools, err := r.client.ListTools(ctx)
+	wg.Wait()
+	if err != nil {
+		return c, "tools", err
+	}
+	for _, t := range tools {
+		c.Tools = append(c.Tools, Tool{Spec: s.spec, Tool: t})
+	}
+	switch {
+	case perr != nil:
+		return c, "prompts", perr
+	case rerr != nil:
+		return c, "resources", rerr
+	case terr != nil:
+		return c, "resource templates", terr
 	}
 	return c, "", nil
 }
