@@ -11,6 +11,25 @@ import (
 	"time"
 )
 
+// perfRounds counts the CPU time of starts cold starts of each side,
+// interleaved, each under perf stat.
+func perfRounds(sides []side, starts int, perf, out string) ([][]time.Duration, error) {
+	cpu := make([][]time.Duration, len(sides))
+	for range starts {
+		for i, s := range sides {
+			if _, _, _, err := coldStart(underPerf(s, perf, out)); err != nil {
+				return nil, fmt.Errorf("%s: cold start under perf stat: %w", s.name, err)
+			}
+			d, err := taskClock(out)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.name, err)
+			}
+			cpu[i] = append(cpu[i], d)
+		}
+	}
+	return cpu, nil
+}
+
 // underPerf is s started under `perf stat`, which writes the task-clock
 // of all the processes it starts to out.
 func underPerf(s side, perf, out string) side {

@@ -207,26 +207,16 @@ func run(n, starts int, bin, ref string, withNPX, peers bool) error {
 			if err != nil {
 				return fmt.Errorf("%s: cold start: %w", s.name, err)
 			}
-			if perf == "" {
-				coldCPU[i] = append(coldCPU[i], cpu)
-			}
+			coldCPU[i] = append(coldCPU[i], cpu)
 			listed[i] = append(listed[i], list)
 			cold[i] = append(cold[i], call)
 		}
 	}
 	if perf != "" {
-		counted := filepath.Join(tmp, "perf-stat")
-		for range starts {
-			for i, s := range sides {
-				if _, _, _, err := coldStart(underPerf(s, perf, counted)); err != nil {
-					return fmt.Errorf("%s: cold start under perf stat: %w", s.name, err)
-				}
-				cpu, err := taskClock(counted)
-				if err != nil {
-					return fmt.Errorf("%s: %w", s.name, err)
-				}
-				coldCPU[i] = append(coldCPU[i], cpu)
-			}
+		if counted, err := perfRounds(sides, starts, perf, filepath.Join(tmp, "perf-stat")); err != nil {
+			fmt.Fprintf(os.Stderr, "extmcp: the CPU time is wait4's, perf stat failed: %v\n", err)
+		} else {
+			coldCPU = counted
 		}
 	}
 	warm := make([][]time.Duration, len(sides))
