@@ -270,7 +270,7 @@ func TestGoplsSandboxedAnswers(t *testing.T) {
 // The same attacks and control as uid 65534.
 func TestServersBoxedUnprivileged(t *testing.T) {
 	if testing.Short() {
-		t.Skip("re-runs the servers' tests as uid 65534; run without -short")
+		t.Skip("re-runs the servers' tests as uid 65534, which takes seconds: runs without -short, as in CI")
 	}
 	sandboxtest.RerunUnprivileged(t, "^(TestPlantedTsserverBoxed|TestPlantedVenvPythonBoxed|TestUserConfigServerBoxed|TestGoplsSandboxedAnswers|TestServerNotStartedOutsideSandbox)$")
 }
