@@ -101,7 +101,7 @@ func bench(n int, exe string) error {
 		{"direct", "exec of /bin/true, no sandbox (baseline)", direct},
 		{"gemkit-fs", "re-exec + Landlock + seccomp (sockets refused), no namespaces", runSandbox(&sandbox.Launcher{NoNamespaces: true, Exe: exe}, policy)},
 		{"gemkit-mntns", "re-exec + user/net/pid/ipc/mount namespaces (own root of binds, tmpfs temp dir, /proc, /dev) + Landlock + seccomp", runSandbox(&sandbox.Launcher{Exe: exe, NoCgroup: true}, policy)},
-		{"gemkit-memcg", "as gemkit-mntns + a memory cgroup for the tree where one can be made (else RLIMIT_AS)", runSandbox(&sandbox.Launcher{Exe: exe}, policy)},
+		{"gemkit-memcg", "as gemkit-mntns + a memory cgroup for the tree where one can be made (else RLIMIT_DATA per process)", runSandbox(&sandbox.Launcher{Exe: exe}, policy)},
 		{"gemkit-proxy", "as gemkit-memcg + loopback up, listener passed out, proxy started", runSandbox(&sandbox.Launcher{Exe: exe}, withHosts)},
 		{"gemkit-server", "as gemkit-memcg, the placeholders kept between runs (Launcher.Linger), as gemkit mcp runs a client's calls", runSandbox(serverLauncher, server)},
 	}

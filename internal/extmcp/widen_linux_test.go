@@ -151,13 +151,9 @@ func widenSetup(t *testing.T, environ ...string) *setup {
 }
 
 func (s *setup) widenSpec(ext string) extmcp.Spec {
-	// Where no cgroup bounds the server's memory (as uid 65534 here),
-	// RLIMIT_AS leaves V8 no room for the guard region of undici's
-	// WebAssembly parser, and Node 20's fetch (which Google's auth
-	// library uses) kills the server; without the trap handler V8 checks
-	// bounds instead (--disable-wasm-trap-handler, Node 20.15 on).
-	return extmcp.Spec{Extension: ext, Server: "srv", Dir: s.ext, Command: "node", Args: []string{filepath.Join(s.ext, "widen.mjs")},
-		Env: map[string]string{"NODE_OPTIONS": "--disable-wasm-trap-handler"}}
+	// Node 20's fetch (which Google's auth library uses) runs as
+	// published: no NODE_OPTIONS, with or without a memory cgroup.
+	return extmcp.Spec{Extension: ext, Server: "srv", Dir: s.ext, Command: "node", Args: []string{filepath.Join(s.ext, "widen.mjs")}}
 }
 
 // TestCredentialsByKind: a Google Cloud-style server (Google's own auth
@@ -265,7 +261,7 @@ func TestVariablesByName(t *testing.T) {
 	}
 	s := widenSetup(t, "TFE_TOKEN=tok-1234", "TFE_ADDRESS=https://tfe.example.com", "SECRET_TOKEN=do-not-pass")
 	sp := s.widenSpec("terraform")
-	sp.Env["TFE_TOKEN"] = "$TFE_TOKEN"
+	sp.Env = map[string]string{"TFE_TOKEN": "$TFE_TOKEN"}
 	s.m.Sync([]extmcp.Spec{sp})
 	env := func(sp extmcp.Spec, name string) string {
 		t.Helper()

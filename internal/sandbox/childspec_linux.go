@@ -19,7 +19,7 @@ import (
 // world: its program, rules and limits, its own root (with a mount
 // namespace), and its network (childNetwork). ww is the watch of its
 // writes when they are watched.
-func childSpec(c *Command, g *gate, rules []PathRule, overlays []overlay, sealed []sealedFolder, enf *Enforcement, addressSpace bool) (child.Spec, *writeWatch, error) {
+func childSpec(c *Command, g *gate, rules []PathRule, overlays []overlay, sealed []sealedFolder, enf *Enforcement) (child.Spec, *writeWatch, error) {
 	spec := child.Spec{
 		Path:         c.Path,
 		Argv:         append([]string{c.Path}, c.Args...),
@@ -29,7 +29,6 @@ func childSpec(c *Command, g *gate, rules []PathRule, overlays []overlay, sealed
 		DenySession:  !enf.PIDNS,
 		MemoryBytes:  enf.MemoryBytes,
 		PidMax:       enf.MaxProcesses,
-		AddressSpace: addressSpace,
 		DenyMetadata: !enf.MountNS,
 		Gated:        g != nil,
 		// What a server stores in a bounded folder grows only as fast

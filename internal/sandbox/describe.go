@@ -24,8 +24,8 @@ type Capabilities struct {
 	// where the kernel cannot set one (pid_max per PID namespace).
 	MaxProcesses int `json:"maxProcesses,omitempty"`
 	// Memory is what bounds a tool's memory: "cgroup v1" or "cgroup v2"
-	// (the whole process tree), or "rlimit" (each process's address
-	// space), with MemoryErr saying why there is no cgroup.
+	// (the whole process tree), or "rlimit" (what each process writes of
+	// its own, RLIMIT_DATA), with MemoryErr saying why there is no cgroup.
 	Memory    string `json:"memory,omitempty"`
 	MemoryErr string `json:"memoryErr,omitempty"`
 }
@@ -154,7 +154,7 @@ func describeWalls(c Capabilities) []Note {
 	case strings.HasPrefix(c.Memory, "cgroup"):
 		notes = append(notes, Note{Permission: "memory", How: "a " + c.Memory + " memory cgroup bounds the tool and everything it starts together (heap, shared memory, memfds, its temp dir, page cache); at most " + fmt.Sprint(DefaultMaxProcesses) + " processes", Enforced: true})
 	case c.Memory != "":
-		how := "RLIMIT_AS bounds each process's address space; NOT the process tree as a whole: N processes may use N times the bound, and memory held in files (a memfd not mapped) is not counted"
+		how := "RLIMIT_DATA bounds the memory each process writes of its own (heap, stacks, private mappings; the address space runtimes reserve and never touch is free); NOT the process tree as a whole: N processes may use N times the bound, and shared memory (memfds, shared anonymous mappings) is not counted"
 		if c.MemoryErr != "" {
 			how += "; no cgroup: " + c.MemoryErr
 		}

@@ -37,7 +37,7 @@ func TestDescribe(t *testing.T) {
 		{"no namespaces, hosts", perms("none", "none", "x.example.com"), noNS,
 			[]string{"NOT enforceable"}, []string{"second wall (files)", "network.allowedHosts"}},
 		{"memory cgroup", perms("none", "none"), withMem(full, "cgroup v1", ""), []string{"cgroup v1 memory cgroup bounds the tool and everything it starts", "own mount namespace", "no terminal"}, nil},
-		{"memory rlimit", perms("none", "none"), withMem(full, "rlimit", "cgroup v1: permission denied"), []string{"RLIMIT_AS bounds each process", "NOT the process tree", "permission denied"}, nil},
+		{"memory rlimit", perms("none", "none"), withMem(full, "rlimit", "cgroup v1: permission denied"), []string{"RLIMIT_DATA bounds the memory each process writes", "NOT the process tree", "permission denied"}, nil},
 		{"no landlock", perms("workspace", "workspace"), noLL,
 			[]string{"Landlock is not available", "bounded only by the timeout"}, []string{"filesystem.read=workspace", "filesystem.write=workspace", "extension folder", "gemkit's configuration", "protected paths"}},
 		{"full read closes /proc", perms("full", "none"), full, []string{"other processes' /proc entries are closed"}, nil},

@@ -34,7 +34,7 @@ type Launcher struct {
 	NoSealing bool
 	// NoCgroup skips the memory cgroup even where one could be made, as
 	// on a machine that lets gemkit create none: each process is then
-	// bounded by RLIMIT_AS. Tests and the benchmark use it.
+	// bounded by RLIMIT_DATA alone. Tests and the benchmark use it.
 	NoCgroup bool
 	// Resolver resolves names for the proxy; nil is the system resolver.
 	Resolver netproxy.Resolver
@@ -142,8 +142,8 @@ type Enforcement struct {
 	MountNS   bool   `json:"mountNS"`
 	TempBytes uint64 `json:"tempBytes,omitempty"`
 	// Memory says what bounds MemoryBytes: "cgroup v1" or "cgroup v2"
-	// (the whole process tree, every kind of memory), or "rlimit" (each
-	// process's address space, RLIMIT_AS).
+	// (the whole process tree, every kind of memory), or "rlimit" (what
+	// each process writes of its own, RLIMIT_DATA).
 	Memory      string `json:"memory"`
 	MemoryBytes uint64 `json:"memoryBytes"`
 	// MaxProcesses bounds the processes and threads of the tool's PID

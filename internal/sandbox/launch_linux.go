@@ -225,7 +225,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	for _, r := range reasons {
 		warnings = append(warnings, "UNCONFINED: "+r)
 	}
-	spec, ww, err := childSpec(c, g, rules, overlays, sealed, &enf, cg == nil)
+	spec, ww, err := childSpec(c, g, rules, overlays, sealed, &enf)
 	if err != nil {
 		return nil, err
 	}
@@ -315,8 +315,8 @@ func enforcement(c *Command, abi int, ns nsAttempt) Enforcement {
 
 // memoryCgroup makes the run's cgroup, which bounds its memory (and its
 // processes where the PID namespace's pid_max does not), and says in enf
-// what bounds the memory: the cgroup, or the address-space rlimit when
-// none can be made (nil).
+// what bounds the memory: the cgroup, or the data rlimit of each process
+// alone when none can be made (nil).
 func (l *Launcher) memoryCgroup(enf *Enforcement) *cgroup {
 	var cg *cgroup
 	if !l.NoCgroup {

@@ -45,7 +45,7 @@ type cgroupLayout struct {
 
 func findCgroups() *cgroupLayout {
 	// Unreadable, they leave the layout empty: no cgroup is made, and
-	// RLIMIT_AS bounds each process instead.
+	// RLIMIT_DATA bounds each process alone.
 	v2, v1, _ := proc.CgroupMounts(os.Getpid(), "memory", "pids")
 	own, _ := proc.Cgroups(os.Getpid())
 	if own == nil {

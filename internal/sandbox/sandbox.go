@@ -124,7 +124,8 @@ type Policy struct {
 	MaxConnections int
 
 	// MemoryBytes bounds the memory of the tool's whole process tree (a
-	// cgroup where one can be made, else each process's address space);
+	// cgroup where one can be made, else what each process writes of its
+	// own, RLIMIT_DATA: see child.setLimits);
 	// 0 means DefaultMemoryBytes.
 	MemoryBytes uint64
 	// TempBytes bounds the private temp dir, a tmpfs inside the tool's

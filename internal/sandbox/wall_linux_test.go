@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,9 +124,11 @@ func TestSecondWall(t *testing.T) {
 }
 
 // TestMemoryBound: the whole process tree's memory is bounded, of every
-// kind, where a cgroup can be made (root here), and each process's
-// address space otherwise (uid 65534 here); the temp dir is a bounded
-// tmpfs; 200 MB under the default bound works.
+// kind, where a cgroup can be made (root here), and what each process
+// writes of its own otherwise (uid 65534 here): its private memory, a
+// mapping that grows down (a stack RLIMIT_DATA does not count, refused),
+// its main stack (whose hard limit it cannot raise); the temp dir is a
+// bounded tmpfs; 200 MB under the default bound works.
 func TestMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sandboxed real processes for seconds: runs without -short, as in CI")
@@ -153,8 +156,14 @@ func TestMemoryBound(t *testing.T) {
 		name, script string
 		cgroupOnly   bool
 	}{
-		{"shared anonymous mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED)\ntouch(m, 600 << 20)\n", false},
-		{"memfd", "import os, mmap\n" + touch + "fd = os.memfd_create('x')\nos.ftruncate(fd, 600 << 20)\nm = mmap.mmap(fd, 600 << 20)\ntouch(m, 600 << 20)\n", false},
+		{"private memory", touch + "m = bytearray(600 << 20)\ntouch(m, 600 << 20)\n", false},
+		{"private mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_PRIVATE)\ntouch(m, 600 << 20)\n", false},
+		{"mapping that grows down", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_PRIVATE | 0x100)\ntouch(m, 600 << 20)\n", false},
+		{"stack limit raised", "import resource\nresource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n", false},
+		// Shared memory is the cgroup's alone: documented (a memfd's
+		// pages are no process's address space either).
+		{"shared anonymous mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED)\ntouch(m, 600 << 20)\n", true},
+		{"memfd", "import os, mmap\n" + touch + "fd = os.memfd_create('x')\nos.ftruncate(fd, 600 << 20)\nm = mmap.mmap(fd, 600 << 20)\ntouch(m, 600 << 20)\n", true},
 		{"a dozen children of 100 MB", "import os, time\nkids = []\nfor i in range(12):\n    pid = os.fork()\n    if pid == 0:\n        b = bytearray(100 << 20)\n        for j in range(0, len(b), 4096): b[j] = 1\n        time.sleep(3)\n        os._exit(0)\n    kids.append(pid)\nok = all(os.waitpid(k, 0)[1] == 0 for k in kids)\nimport sys\nsys.exit(0 if ok else 1)\n", true},
 	}
 	for _, c := range cases {
@@ -165,7 +174,7 @@ func TestMemoryBound(t *testing.T) {
 				if canCgroup {
 					t.Fatalf("this machine lets gemkit make a cgroup, and the run had none: %+v", r.proc.Enforcement)
 				}
-				return // RLIMIT_AS bounds each process only: documented
+				return // RLIMIT_DATA bounds each process's own memory only: documented
 			}
 			if r.err == nil {
 				t.Fatalf("used more than its bound: %+v %q", r.proc.Enforcement, r.stdout)
@@ -191,6 +200,43 @@ func TestMemoryBound(t *testing.T) {
 			t.Fatalf("no cgroup where one can be made: %+v", r.proc.Enforcement)
 		}
 	})
+}
+
+// TestRuntimeReservations: a runtime that reserves far more address
+// space than it uses runs under the memory bound, with or without a
+// cgroup: Node's fetch, whose HTTP parser (undici's) is WebAssembly, and
+// WebAssembly memories, for each of which V8 reserves 10 GiB of guard
+// region. Under the address-space bound the sandbox once set without a
+// cgroup, fetch failed ("Cannot allocate Wasm memory", an unhandled
+// rejection) and the server died mid-call.
+func TestRuntimeReservations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node in the sandbox for a second: runs without -short, as in CI")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH: interop's tests need Node 20 (scripts/setup-and-test installs it)")
+	}
+	// The sandbox lets the tool neither listen nor reach a host but
+	// through the proxy, which fetch ignores: each fetch is refused, after
+	// undici has made its parser (at the first fetch, whatever comes of it).
+	const script = `let refused = 0;
+for (let i = 0; i < 20; i++) {
+  try { await fetch("http://127.0.0.1:9/"); } catch { refused++; }
+}
+const mems = [];
+for (let i = 0; i < 8; i++) mems.push(new WebAssembly.Memory({initial: 16}));
+console.log('refused', refused, 'memories', mems.length);
+`
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
+	p.MemoryBytes = 512 << 20
+	for _, l := range []*Launcher{{NoCgroup: true}, {}} {
+		r := run(t, l, p, 60*time.Second, node, "--input-type=module", "-e", script)
+		if r.err != nil || strings.TrimSpace(r.stdout) != "refused 20 memories 8" {
+			t.Errorf("memory %q: %v %q %s", r.proc.Enforcement.Memory, r.err, r.stdout, r.stderr)
+		}
+	}
 }
 
 // TestLocalhostAllowed: a tool whose allowedHosts lists localhost (a

@@ -94,10 +94,6 @@ type Spec struct {
 	// PidMax, when set, is written to the PID namespace's own pid_max:
 	// the child is its first process, and the tool cannot raise it.
 	PidMax int `json:"pidMax,omitempty"`
-	// AddressSpace bounds each process's address space (RLIMIT_AS) by
-	// MemoryBytes too: the fallback where no memory cgroup bounds the
-	// whole tree.
-	AddressSpace bool `json:"addressSpace,omitempty"`
 	// Mounts, when set, build the tool's own root (see buildRoot),
 	// starting on the existing directory MountBase; the child must be in
 	// its own mount namespace. Dir is the working directory in the new
@@ -267,29 +263,41 @@ func passNetwork(spec Spec) error {
 	return nil
 }
 
-// setLimits sets the resource limits: its data (and, without a memory
-// cgroup, its address space), no core files, a bound on open files;
-// never above what gemkit itself runs under.
+// setLimits sets the resource limits, never above what gemkit itself
+// runs under: no core files, a bound on open files, and MemoryBytes on
+// what each process can write of its own (RLIMIT_DATA: its heap, thread
+// stacks, private writable mappings, counted when they become writable)
+// and on how far its main stack may grow (RLIMIT_STACK's hard limit; the
+// soft one, which decides the layout of its mappings, is kept). Where no
+// memory cgroup bounds the whole tree, these are the bound of each
+// process. The address space is not bounded (RLIMIT_AS): runtimes reserve
+// far more of it than they use (V8 10 GiB of guard region for each
+// WebAssembly memory, a JVM its whole heap), so a bound that let them run
+// would bound nothing, and one that bounds would kill them (Node's fetch
+// parses HTTP in WebAssembly). Reserved, inaccessible memory costs
+// nothing; the seccomp filter refuses the one private writable mapping
+// RLIMIT_DATA does not count (MAP_GROWSDOWN).
 func setLimits(spec Spec) error {
-	limits := []struct {
-		res int
-		val uint64
-	}{{unix.RLIMIT_DATA, spec.MemoryBytes}, {unix.RLIMIT_CORE, 0}, {unix.RLIMIT_NOFILE, MaxOpenFiles}}
-	if spec.AddressSpace {
-		limits = append(limits, struct {
-			res int
-			val uint64
-		}{unix.RLIMIT_AS, spec.MemoryBytes})
+	type limit struct {
+		res      int
+		cur, max uint64 // cur RLIM_INFINITY: the current soft limit, under max
+	}
+	limits := []limit{{unix.RLIMIT_CORE, 0, 0}, {unix.RLIMIT_NOFILE, MaxOpenFiles, MaxOpenFiles}}
+	if spec.MemoryBytes > 0 {
+		limits = append(limits, limit{unix.RLIMIT_DATA, spec.MemoryBytes, spec.MemoryBytes},
+			limit{unix.RLIMIT_STACK, unix.RLIM_INFINITY, spec.MemoryBytes})
 	}
 	for _, l := range limits {
-		if (l.res == unix.RLIMIT_DATA || l.res == unix.RLIMIT_AS) && l.val == 0 {
-			continue
-		}
 		var cur unix.Rlimit
-		if err := unix.Getrlimit(l.res, &cur); err == nil && cur.Max < l.val {
-			l.val = cur.Max // never raise a limit gemkit itself runs under
+		if err := unix.Getrlimit(l.res, &cur); err == nil {
+			// Never raise a limit gemkit itself runs under.
+			l.max = min(l.max, cur.Max)
+			if l.cur == unix.RLIM_INFINITY {
+				l.cur = cur.Cur
+			}
 		}
-		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.val, Max: l.val}); err != nil {
+		l.cur = min(l.cur, l.max)
+		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.cur, Max: l.max}); err != nil {
 			return fmt.Errorf("sandbox child: setrlimit: %w", err)
 		}
 	}

@@ -82,7 +82,8 @@ type bpfInsn struct {
 	skip uint8
 }
 
-// seccompProgram assembles the filter. It always refuses: io_uring (which
+// seccompProgram assembles the filter. It always refuses: mappings that
+// grow down (outside the memory bound, see setLimits), io_uring (which
 // can open sockets behind the filter's back), the kernel keyrings, bpf, and
 // sockets of families the network namespace does not confine (AF_UNIX
 // pathname sockets reach host services; AF_VSOCK reaches the hypervisor),
@@ -148,6 +149,15 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 			bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.S_ISUID | unix.S_ISGID, jt: tEPERM, jf: tAllow},
 		)
 	}
+	// A private writable mapping that grows down is a stack to the
+	// kernel, which RLIMIT_DATA does not count: the one way around the
+	// memory bound of a process with no cgroup (setLimits). Nothing but
+	// the kernel's own main-thread stack needs one.
+	prog = append(prog,
+		bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: unix.SYS_MMAP, jt: -1, skip: 2},
+		ld(seccompArg0+8*3),
+		bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.MAP_GROWSDOWN, jt: tEPERM, jf: tAllow},
+	)
 	prog = append(prog, jeq(unix.SYS_CLONE3, tENOSYS))
 	for _, nr := range []uint32{unix.SYS_UNSHARE, unix.SYS_CLONE} {
 		// The flags are the first argument of both; their low 32 bits
