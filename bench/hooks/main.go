@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func main() {
@@ -163,13 +165,13 @@ func runOnce(command, dir string, env []string, input []byte) (time.Duration, ti
 	return d, cpu, nil
 }
 
-// loadavg is /proc/loadavg's three averages.
+// loadavg is the machine's three load averages, "?" where unknown.
 func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	l, err := proc.LoadAverage()
 	if err != nil {
 		return "?"
 	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
+	return l
 }
 
 func pct(ds []time.Duration, p int) time.Duration {

@@ -16,4 +16,8 @@
 // The rooms' size: no non-test Go file is over 600 lines
 // (TestFilesShort), so that a file holds one thing and a reader finds
 // the one a change touches.
+//
+// One name per fact: gemkit's folders and the agents' are spelled in one
+// place each (TestOneNamePerFact), and /proc's files are read and parsed
+// in internal/proc alone (TestProcReadInProc).
 package layout

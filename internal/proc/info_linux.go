@@ -89,6 +89,53 @@ func StatusBytes(pid int, field string) (int64, error) {
 	return sizeField(b, field+":")
 }
 
+// ThreadGroup is the process of the thread tid (its Tgid in
+// /proc/TID/status): a seccomp notification names the calling thread.
+func ThreadGroup(tid int) (int, error) {
+	v, err := statusField(tid, "Tgid")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("proc: malformed Tgid %q", v)
+	}
+	return n, nil
+}
+
+// Umask is pid's umask (Umask in /proc/PID/status, Linux 4.7 and later),
+// read without changing it, as umask(2) cannot.
+func Umask(pid int) (uint32, error) {
+	v, err := statusField(pid, "Umask")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(v, 8, 32)
+	if err != nil {
+		return 0, fmt.Errorf("proc: malformed Umask %q", v)
+	}
+	return uint32(n), nil
+}
+
+// statusField is the value of field in /proc/PID/status, space trimmed.
+func statusField(pid int, field string) (string, error) {
+	b, err := os.ReadFile(dir(pid) + "/status")
+	if err != nil {
+		return "", err
+	}
+	return field1(b, field)
+}
+
+// field1 is the value of the first "key:" line of a status file b.
+func field1(b []byte, key string) (string, error) {
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("proc: no %s", key)
+}
+
 // sizeField reads the size in kB of the first line of b that begins
 // with key, in bytes.
 func sizeField(b []byte, key string) (int64, error) {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -72,6 +73,20 @@ func TestParseCgroups(t *testing.T) {
 // TestSelfInfo: this process's executable, memory, CPU time, mappings
 // and cgroups, a child it starts, and the machine's load and processors,
 // as the system tells them.
+// TestStatusFields: the fields of a status file as Linux 6.x writes
+// them (tabs after the key; the umask in octal).
+func TestStatusFields(t *testing.T) {
+	status := []byte("Name:\tnode\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nNgid:\t0\nPid:\t4250\n")
+	for _, c := range []struct{ key, want string }{{"Tgid", "4242"}, {"Umask", "0022"}, {"Pid", "4250"}, {"Name", "node"}} {
+		if v, err := field1(status, c.key); err != nil || v != c.want {
+			t.Errorf("%s = %q, %v; want %q", c.key, v, err, c.want)
+		}
+	}
+	if v, err := field1(status, "Tracer"); err == nil {
+		t.Errorf("a field that is not there: %q", v)
+	}
+}
+
 func TestSelfInfo(t *testing.T) {
 	pid := os.Getpid()
 	self, err := os.Executable()
@@ -86,6 +101,20 @@ func TestSelfInfo(t *testing.T) {
 	}
 	if _, err := StatusBytes(pid, "NoSuchField"); err == nil {
 		t.Error("StatusBytes of a field that is not there gave no error")
+	}
+	if tg, err := ThreadGroup(pid); err != nil || tg != pid {
+		t.Errorf("ThreadGroup(%d) = %d, %v", pid, tg, err)
+	}
+	if tid := syscall.Gettid(); tid != pid {
+		if tg, err := ThreadGroup(tid); err != nil || tg != pid {
+			t.Errorf("ThreadGroup of thread %d = %d, %v; want %d", tid, tg, err, pid)
+		}
+	}
+	old := syscall.Umask(0o027)
+	m, err := Umask(pid)
+	syscall.Umask(old)
+	if err != nil || m != 0o027 {
+		t.Errorf("Umask = %o, %v; want 27", m, err)
 	}
 	if m, err := MemoryOf(pid); err != nil || m.RSS <= 0 || m.PSS <= 0 || m.PSS > m.RSS {
 		t.Errorf("MemoryOf = %+v, %v", m, err)

@@ -58,6 +58,12 @@ func StatusBytes(int, string) (int64, error) { return 0, ErrUnsupported }
 // MemoryOf is ErrUnsupported here.
 func MemoryOf(int) (Memory, error) { return Memory{}, ErrUnsupported }
 
+// ThreadGroup is ErrUnsupported here.
+func ThreadGroup(int) (int, error) { return 0, ErrUnsupported }
+
+// Umask is ErrUnsupported here.
+func Umask(int) (uint32, error) { return 0, ErrUnsupported }
+
 // CPUTime is ErrUnsupported here.
 func CPUTime(int) (time.Duration, error) { return 0, ErrUnsupported }
 

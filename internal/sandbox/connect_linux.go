@@ -6,9 +6,9 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"unsafe"
 
+	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"golang.org/x/sys/unix"
 )
@@ -194,16 +194,8 @@ func streamSocket(fd int, req *seccompNotif) bool {
 // threadGroup is the process of the thread tid (its Tgid), tid itself
 // when that cannot be read.
 func threadGroup(tid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
-	if err != nil {
-		return tid
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "Tgid:"); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return n
-			}
-		}
+	if pid, err := proc.ThreadGroup(tid); err == nil {
+		return pid
 	}
 	return tid
 }

@@ -4,11 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"golang.org/x/sys/unix"
@@ -132,23 +132,12 @@ func newWriteWatch(px *netproxy.Proxy, c *Command, rules []PathRule, overlays []
 }
 
 // selfUmask is this process's umask, read without changing it.
-func selfUmask() uint32 { return umaskOf("/proc/self/status") }
+func selfUmask() uint32 { return toolUmask(os.Getpid()) }
 
-// toolUmask is the umask of the process pid.
-func toolUmask(pid int) uint32 { return umaskOf("/proc/" + strconv.Itoa(pid) + "/status") }
-
-// umaskOf is the umask a /proc status file says, 022 where it cannot be
-// read.
-func umaskOf(status string) uint32 {
-	b, err := os.ReadFile(status)
-	if err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "Umask:"); ok {
-				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-					return uint32(n)
-				}
-			}
-		}
+// toolUmask is the umask of the process pid, 022 where it cannot be read.
+func toolUmask(pid int) uint32 {
+	if m, err := proc.Umask(pid); err == nil {
+		return m
 	}
 	return 0o022
 }
