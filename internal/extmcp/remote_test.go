@@ -146,3 +146,68 @@ func TestRemoteServers(t *testing.T) {
 		}
 	})
 }
+
+// TestProgressEndsWithCall: the progress of a call is passed on while the
+// call is under way, never after its result: a server's progress for
+// the call's token once it answered (here, then a log line) is dropped,
+// as the client no longer knows the token. It was passed on for a
+// second after the result.
+func TestProgressEndsWithCall(t *testing.T) {
+	t.Parallel()
+	after, sent := make(chan struct{}), make(chan struct{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		for i := 1; i <= 3; i++ {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 3})
+		}
+		go func() {
+			<-after
+			req.Session.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 4, Total: 3})
+			req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: "progress sent after the result"})
+			close(sent)
+		}()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+
+	m := NewManager(Config{Timeout: 10 * time.Second, Capabilities: filepath.Join(t.TempDir(), "caps.json")})
+	t.Cleanup(m.Close)
+	logged := make(chan struct{}, 1)
+	m.Listen(func(ev Event) {
+		if ev.Method == "notifications/message" && strings.Contains(string(ev.Params), "after the result") {
+			logged <- struct{}{}
+		}
+	})
+	sp := Spec{Extension: "far", Server: "srv", URL: ts.URL, Transport: TransportHTTP,
+		Widening: extension.Widening{Hosts: []string{strings.TrimPrefix(ts.URL, "http://")}}}
+	m.SetLevel(context.Background(), "info")
+	m.Sync([]Spec{sp})
+	var mu sync.Mutex
+	var got []float64
+	raw, err := m.Call(context.Background(), sp.Key(), "steps", json.RawMessage(`{}`), func(p, _ float64, _ string) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	if err != nil || !strings.Contains(string(raw), "done") {
+		t.Fatalf("call: %s %v", raw, err)
+	}
+	close(after)
+	<-sent
+	select {
+	case <-logged:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server's log line after the result was not passed on")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// What the SDK hands on after the answer (HTTP) is dropped too: of
+	// 1, 2 and 3, those that came before it.
+	for _, p := range got {
+		if p > 3 {
+			t.Errorf("progress %v passed on after the call's result", got)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/mcpclient"
 )
@@ -30,9 +29,11 @@ func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessa
 		if progress != nil {
 			t := fmt.Sprintf("gemkit-%d", r.tokens.Add(1))
 			r.progress.Store(t, progress)
-			// The SDK may hand on a notification just after the result it
-			// went before: the route stays a moment longer.
-			defer time.AfterFunc(time.Second, func() { r.progress.Delete(t) })
+			// Progress for a call that has ended is dropped: passed on,
+			// it would reach the client after the call's result, for a
+			// token the client no longer knows. On stdio the server's
+			// progress comes before the answer it wrote next.
+			defer r.progress.Delete(t)
 			token = t
 		}
 		if r.denied == nil {

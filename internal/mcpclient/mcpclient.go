@@ -51,7 +51,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress, when set, receives the server's progress notifications:
 	// the token the call was given (CallToolRaw), the progress, the
-	// total (0: unknown) and the message.
+	// total (0: unknown) and the message. On stdio each comes in the
+	// order the server wrote it, before the answer it wrote next; from
+	// the SDK (HTTP, a stdout that cannot be closed) one may come after
+	// the answer, from a goroutine of the SDK's.
 	Progress func(token any, progress, total float64, message string)
 	// Events, when set, receives the server's log (LogMessage), its
 	// list-changed notifications and notifications/resources/updated,
@@ -111,7 +114,7 @@ func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*C
 	bound := &boundedReader{r: out, max: MaxMessage}
 	var t mcp.Transport
 	if closer, ok := out.(io.Closer); ok {
-		t = &stdioTransport{out: bufio.NewReaderSize(bound, 64<<10), closer: closer, in: in, notify: o.Notify}
+		t = &stdioTransport{out: bufio.NewReaderSize(bound, 64<<10), closer: closer, in: in, notify: o.Notify, progress: o.Progress}
 	} else {
 		// A stdout that cannot be closed may block a read the session's
 		// close must end: the SDK's transport reads it in a goroutine of

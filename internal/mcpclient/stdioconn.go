@@ -34,7 +34,11 @@ type stdioTransport struct {
 	closer io.Closer // the server's stdout
 	in     io.WriteCloser
 	notify func(method string, params json.RawMessage)
-	conn   *stdioConn // the connection made, for its direct calls
+	// progress receives the server's progress notifications in the
+	// reading goroutine, in the order the server wrote them, so that each
+	// is handed on before the answer written after it (Options.Progress).
+	progress func(token any, progress, total float64, message string)
+	conn     *stdioConn // the connection made, for its direct calls
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -107,6 +111,13 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				if !standard(r.Method) {
 					continue
 				}
+			}
+			if r, ok := m.(*jsonrpc.Request); ok && !r.ID.IsValid() && r.Method == "notifications/progress" && c.t.progress != nil {
+				// Here, not in the SDK, which hands a notification on from
+				// a goroutine of its own: a direct call's answer, handed
+				// over below, would overtake it.
+				progressTo(c.t.progress, r.Params)
+				continue
 			}
 			c.pending = append(c.pending, m)
 		}
@@ -222,6 +233,20 @@ func (c *stdioConn) endCalls(why error) {
 	for key, ch := range c.calls {
 		ch <- directAnswer{err: fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, why)}
 		delete(c.calls, key)
+	}
+}
+
+// progressTo hands the progress notification of params to f; one it
+// cannot read is dropped, as the SDK drops it.
+func progressTo(f func(token any, progress, total float64, message string), params json.RawMessage) {
+	var p struct {
+		Token    any     `json:"progressToken"`
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total"`
+		Message  string  `json:"message"`
+	}
+	if json.Unmarshal(params, &p) == nil && p.Token != nil {
+		f(p.Token, p.Progress, p.Total, p.Message)
 	}
 }
 

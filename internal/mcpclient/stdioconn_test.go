@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,7 +180,8 @@ func BenchmarkDecodeLine(b *testing.B) {
 // (revision rev), and tools/call by the tool's name: "echo" with a result
 // written with spaces, "fail" with a JSON-RPC error, "slow" never (the
 // notifications/cancelled that follows goes to cancelled), "die" by
-// closing its stdout.
+// closing its stdout, "progress" with three progress notifications for
+// the call's token and its result in one write, then a fourth.
 func scriptedServer(t *testing.T, rev string, ids, cancelled chan string) (*os.File, *os.File) {
 	t.Helper()
 	cin, sin, err := os.Pipe() // client writes sin... server reads cin
@@ -197,6 +201,9 @@ func scriptedServer(t *testing.T, rev string, ids, cancelled chan string) (*os.F
 				Params struct {
 					Name      string          `json:"name"`
 					RequestID json.RawMessage `json:"requestId"`
+					Meta      struct {
+						ProgressToken json.RawMessage `json:"progressToken"`
+					} `json:"_meta"`
 				} `json:"params"`
 			}
 			if json.Unmarshal(sc.Bytes(), &m) != nil {
@@ -217,6 +224,15 @@ func scriptedServer(t *testing.T, rev string, ids, cancelled chan string) (*os.F
 					reply(`"error":{"code":-32602,"message":"no such tool: fail"}`)
 				case "die":
 					cout.Close()
+				case "progress":
+					var b strings.Builder
+					for i := 1; i <= 4; i++ {
+						if i == 4 {
+							b.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[]}}` + "\n")
+						}
+						fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":3}}`+"\n", m.Params.Meta.ProgressToken, i)
+					}
+					io.WriteString(cout, b.String())
 				}
 			}
 		}
@@ -288,5 +304,48 @@ func TestDirectCalls(t *testing.T) {
 	}
 	if id := <-ids2; strings.HasPrefix(id, `"`+directPrefix) {
 		t.Errorf("a call of 2026-07-28 went with the direct id %s", id)
+	}
+}
+
+// TestProgressBeforeAnswer: on stdio, a server's progress notifications
+// reach Options.Progress in the order it wrote them, each before the
+// answer it wrote after them, whether the call goes directly or through
+// the SDK (2026-07-28), whose own goroutine handed them on after the
+// answer at times: the first of 200 calls had then seen it.
+func TestProgressBeforeAnswer(t *testing.T) {
+	ctx := context.Background()
+	for _, rev := range []string{"2025-06-18", "2026-07-28"} {
+		var mu sync.Mutex
+		var got []string
+		out, in := scriptedServer(t, rev, make(chan string, 1000), make(chan string, 8))
+		c, err := Stdio(ctx, out, in, Options{Name: "t", Version: "1", ProtocolVersion: "2025-06-18",
+			Progress: func(token any, p, total float64, _ string) {
+				mu.Lock()
+				got = append(got, fmt.Sprint(token, " ", p, "/", total))
+				mu.Unlock()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for i := range 200 {
+			token := fmt.Sprint("tok-", i)
+			if _, err := c.CallToolRaw(ctx, "progress", nil, token); err != nil {
+				t.Fatalf("%s: %v", rev, err)
+			}
+			mu.Lock()
+			seen := slices.Clone(got)
+			got = nil
+			mu.Unlock()
+			// The fourth, written after the answer, may have come too;
+			// the last call's may come during the next.
+			if len(seen) > 0 && strings.HasSuffix(seen[0], " 4/3") {
+				seen = seen[1:]
+			}
+			want := []string{token + " 1/3", token + " 2/3", token + " 3/3"}
+			if len(seen) < 3 || !slices.Equal(seen[:3], want) {
+				t.Fatalf("%s, call %d: progress at the answer %q, want %q first", rev, i, seen, want)
+			}
+		}
 	}
 }
