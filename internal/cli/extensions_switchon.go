@@ -22,218 +22,327 @@ import (
 
 // switchOn switches ext's servers, its agents' servers and its command
 // hooks to gemkit with the widening o asks for, after the person agrees
-// (the consent record then holds the new terms).
+// (the consent record then holds the new terms). Its steps: what there
+// is to switch, the widening asked for, the checks against Gemini CLI's
+// settings, the packages pinned, what would keep gemkit mcp from serving,
+// the person's agreement, the switch itself, and the words that say what
+// it did.
 func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, o sandboxFlags, command string) error {
-	m := ext.Manifest
-	name := m.Name
+	r := &switchOnRun{a: a, st: st, ext: ext, o: o, command: command}
 	parts, err := partsOf(a, st, ext)
 	if err != nil {
 		return err
 	}
-	hooks := slices.ContainsFunc(parts.Hooks, switchHook.switchable)
-	agentLocal := slices.ContainsFunc(parts.Agents, func(s extension.AgentServer) bool { return extension.SandboxedServer(s.Def) })
-	if len(extension.SandboxedServers(m)) == 0 && !agentLocal && !hooks {
-		if len(extension.RemoteServers(m)) > 0 && o.hook == "" && (len(o.hosts) > 0 || o.defaultProfile) && o.write == "" && !o.unixSockets && len(o.credentials) == 0 && len(o.env) == 0 && o.dataLimit == "" && !o.installScripts {
-			return widenRemote(ctx, a, st, ext, o, command)
-		}
-		why := "gemkit runs stdio servers, those with a command, of its manifest and its agents, and its command hooks, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is"
-		if cs := extension.ContainerServers(m); len(cs) > 0 {
-			why = strings.Join(cs, ", ") + ": " + extension.ContainerWords(extension.ContainerCommand(m.MCPServers[cs[0]]))
-		}
-		if len(parts.Hooks) > 0 {
-			why += "; its hooks cannot be taken from Gemini CLI: " + hookWhys(parts.Hooks)
-		}
-		return withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (%s)", extension.Printable(name), why))
+	r.parts = parts
+	if done, err := r.nothingToSwitch(ctx); done {
+		return err
 	}
-	old, err := st.ServerChoice(name)
+	if r.old, err = st.ServerChoice(ext.Manifest.Name); err != nil {
+		return err
+	}
+	if err := r.widening(); err != nil {
+		return err
+	}
+	if err := r.checkSettings(); err != nil {
+		return err
+	}
+	// The packages its package-runner servers fetch are pinned before
+	// anything is agreed to: the consent text names them.
+	if r.plan, err = resolvePackages(ctx, a, st, ext, r.old, r.scripts, false); err != nil {
+		return fmt.Errorf("not switched: %w", err)
+	}
+	defer r.plan.release(a, st, ext.Manifest.Name)
+	if err := r.checkServable(); err != nil {
+		return err
+	}
+	if err := r.agree(ctx); err != nil {
+		return err
+	}
+	off, err := r.switchAndRecord()
 	if err != nil {
 		return err
 	}
-	w, hw := old.Widening, maps.Clone(old.HookWidening)
-	target := &w
+	r.tellSwitched(off)
+	return nil
+}
+
+// switchOnRun is one switch on (switchOn): what it switches and what the
+// person asked, then what each step finds for the next.
+type switchOnRun struct {
+	a       *app
+	st      *extension.Store
+	ext     *extension.Extension
+	o       sandboxFlags
+	command string
+	parts   *switchParts
+	// old is the extension's choice before the switch; w and hw are the
+	// servers' and the hooks' widenings after it, scripts whether its
+	// packages' install scripts run.
+	old     extension.ServerChoice
+	w       extension.Widening
+	hw      map[string]extension.Widening
+	scripts bool
+	// path is Gemini CLI's settings file, gs what it holds.
+	path  string
+	gs    geminisettings.Settings
+	plan  *packagePlan
+	state extension.ConsentState
+	// links are the links a copy of the extension made absolute, which
+	// the switch makes relative again.
+	links []extension.CopiedLink
+}
+
+// agentLocal reports whether one of the extension's agents has a server
+// gemkit runs in its sandbox.
+func (r *switchOnRun) agentLocal() bool {
+	return slices.ContainsFunc(r.parts.Agents, func(s extension.AgentServer) bool { return extension.SandboxedServer(s.Def) })
+}
+
+// nothingToSwitch handles an extension with no stdio server, agent
+// server or command hook gemkit can run: its remote servers alone are
+// widened (widenRemote) when that is all the flags ask, else the switch
+// is refused in words. done is false when there is something to switch.
+func (r *switchOnRun) nothingToSwitch(ctx context.Context) (done bool, err error) {
+	m, o := r.ext.Manifest, r.o
+	hooks := slices.ContainsFunc(r.parts.Hooks, switchHook.switchable)
+	if len(extension.SandboxedServers(m)) > 0 || r.agentLocal() || hooks {
+		return false, nil
+	}
+	if len(extension.RemoteServers(m)) > 0 && o.hook == "" && (len(o.hosts) > 0 || o.defaultProfile) && o.write == "" && !o.unixSockets && len(o.credentials) == 0 && len(o.env) == 0 && o.dataLimit == "" && !o.installScripts {
+		return true, widenRemote(ctx, r.a, r.st, r.ext, o, r.command)
+	}
+	why := "gemkit runs stdio servers, those with a command, of its manifest and its agents, and its command hooks, and takes an extension's remote servers along only with them: alone, they stay Gemini CLI's; gemkit itself stays as it is"
+	if cs := extension.ContainerServers(m); len(cs) > 0 {
+		why = strings.Join(cs, ", ") + ": " + extension.ContainerWords(extension.ContainerCommand(m.MCPServers[cs[0]]))
+	}
+	if len(r.parts.Hooks) > 0 {
+		why += "; its hooks cannot be taken from Gemini CLI: " + hookWhys(r.parts.Hooks)
+	}
+	return true, withExitCode(ExitNo, fmt.Errorf("%s has no MCP server gemkit can run in its sandbox (%s)", extension.Printable(m.Name), why))
+}
+
+// widening computes the servers' and hooks' widenings the flags ask for
+// on top of the old ones (--hook widens that hook alone;
+// --default-profile starts again from nothing), and whether install
+// scripts run.
+func (r *switchOnRun) widening() error {
+	o := r.o
+	r.w, r.hw = r.old.Widening, maps.Clone(r.old.HookWidening)
 	if o.hook != "" {
-		if !slices.ContainsFunc(parts.Hooks, func(h switchHook) bool { return h.Label == o.hook }) {
-			return withExitCode(ExitError, fmt.Errorf("--hook %s: %s has no command hook of that name; its hooks are %s", extension.Printable(o.hook), extension.Printable(name), hookLabels(parts.Hooks)))
+		if !slices.ContainsFunc(r.parts.Hooks, func(h switchHook) bool { return h.Label == o.hook }) {
+			return withExitCode(ExitError, fmt.Errorf("--hook %s: %s has no command hook of that name; its hooks are %s", extension.Printable(o.hook), extension.Printable(r.ext.Manifest.Name), hookLabels(r.parts.Hooks)))
 		}
-		if hw == nil {
-			hw = map[string]extension.Widening{}
+		if r.hw == nil {
+			r.hw = map[string]extension.Widening{}
 		}
-		hookW := hw[o.hook]
-		target = &hookW
+		hookW := r.hw[o.hook]
 		if o.defaultProfile {
 			hookW = extension.Widening{}
 		}
-		if err := widen(target, o); err != nil {
+		if err := widen(&hookW, o); err != nil {
 			return err
 		}
 		if hookW.Empty() {
-			delete(hw, o.hook)
+			delete(r.hw, o.hook)
 		} else {
-			hw[o.hook] = hookW
+			r.hw[o.hook] = hookW
 		}
 	} else {
 		if o.defaultProfile {
-			w = extension.Widening{}
+			r.w = extension.Widening{}
 		}
-		if err := widen(target, o); err != nil {
+		if err := widen(&r.w, o); err != nil {
 			return err
 		}
 	}
 	// Install scripts are a widening of the servers' installs:
 	// --default-profile of the servers takes them back.
-	scripts := old.InstallScripts && !(o.defaultProfile && o.hook == "") || o.installScripts
-	path := geminiSettingsPath(st)
-	gs, err := geminisettings.Read(path)
-	if err != nil {
+	r.scripts = r.old.InstallScripts && !(o.defaultProfile && o.hook == "") || o.installScripts
+	return nil
+}
+
+// checkSettings reads Gemini CLI's settings and refuses a switch whose
+// exclusions there would stop what is not the extension's: a server of
+// the person's of the same name, a hook of the same name or command, or
+// gemkit mcp's own entry under a name the extension uses.
+func (r *switchOnRun) checkSettings() error {
+	m, name := r.ext.Manifest, r.ext.Manifest.Name
+	r.path = geminiSettingsPath(r.st)
+	var err error
+	if r.gs, err = geminisettings.Read(r.path); err != nil {
 		return err
 	}
-	if n := gemkitNameTaken(m, gs); n != "" {
+	if n := gemkitNameTaken(m, r.gs); n != "" {
 		return withExitCode(ExitNo, fmt.Errorf("not switched: %s: %s", extension.Printable(name), gemkitNameWords(name, n)))
 	}
-	if clash := sharedNames(parts.Names, gs.Servers); len(clash) > 0 {
-		return withExitCode(ExitNo, fmt.Errorf("not switched: Gemini CLI's mcp.excluded names servers, not extensions, and your own mcpServers in %s has %s, which excluding %s's servers of the same name would stop too; rename yours first", path, strings.Join(clash, ", "), extension.Printable(name)))
+	if clash := sharedNames(r.parts.Names, r.gs.Servers); len(clash) > 0 {
+		return withExitCode(ExitNo, fmt.Errorf("not switched: Gemini CLI's mcp.excluded names servers, not extensions, and your own mcpServers in %s has %s, which excluding %s's servers of the same name would stop too; rename yours first", r.path, strings.Join(clash, ", "), extension.Printable(name)))
 	}
-	sw, err := st.Switches()
+	sw, err := r.st.Switches()
 	if err != nil {
 		return err
 	}
-	if clash := hookClashes(st, name, parts, gs, sw); len(clash) > 0 {
+	if clash := hookClashes(r.st, name, r.parts, r.gs, sw); len(clash) > 0 {
 		return withExitCode(ExitNo, fmt.Errorf("not switched: Gemini CLI's hooksConfig.disabled names hooks by their name, or their command when they have none, whoever they are from; %s. Nothing was changed; rename yours, or switch the other extension too", strings.Join(clash, "; ")))
 	}
+	return nil
+}
 
-	// The packages its package-runner servers fetch are pinned before
-	// anything is agreed to: the consent text names them.
-	plan, err := resolvePackages(ctx, a, st, ext, old, scripts, false)
-	if err != nil {
-		return fmt.Errorf("not switched: %w", err)
-	}
-	defer plan.release(a, st, name)
-
-	next := old
-	next.Switched, next.Widening, next.HookWidening = true, w, hw
-	next.Packages, next.InstallScripts = plan.pins, scripts
-	next.Hooks = nil
-	for _, h := range parts.Hooks {
-		if h.switchable() {
-			next.Hooks = append(next.Hooks, extension.SwitchedHook{Label: h.Label, Event: h.Event, Key: h.Key, Command: h.Def.Command})
-		}
-	}
-	state, err := st.Consent(ext)
-	if err != nil {
+// checkServable reads the consent state of the extension as it is and
+// says now what would keep gemkit mcp from serving a server, switching
+// nothing: the servers stay Gemini CLI's rather than vanish from it. The
+// links a copy made absolute are what the switch itself repairs.
+func (r *switchOnRun) checkServable() error {
+	var err error
+	if r.state, err = r.st.Consent(r.ext); err != nil {
 		return err
 	}
-	// What would keep gemkit mcp from serving a server is said now, and
-	// nothing is switched: the servers stay Gemini CLI's rather than
-	// vanish from it. The links a copy made absolute are what the
-	// switch itself repairs.
-	links := extmcp.CopiedLinks(st, ext, state)
+	r.links = extmcp.CopiedLinks(r.st, r.ext, r.state)
 	var cannot []string
-	if err := extension.WithoutCopied(state.Unbound, links); err != nil {
+	if err := extension.WithoutCopied(r.state.Unbound, r.links); err != nil {
 		cannot = append(cannot, err.Error())
 	}
-	for _, s := range extension.SandboxedServers(m) {
+	for _, s := range extension.SandboxedServers(r.ext.Manifest) {
 		// Checked for no workspace in particular (the extension's own
 		// folder stands for one): gemkit mcp runs wherever its client
 		// starts it.
-		if err := extmcp.Check(ext, s, w, ext.Dir, a.environ()); err != nil {
+		if err := extmcp.Check(r.ext, s, r.w, r.ext.Dir, r.a.environ()); err != nil {
 			cannot = append(cannot, fmt.Sprintf("its MCP server %s would not start: %v", extension.Printable(s), err))
 		}
 	}
 	if len(cannot) > 0 {
-		return withExitCode(ExitNo, fmt.Errorf("not switched: gemkit mcp could not serve %s's MCP servers, so Gemini CLI goes on starting them itself, as before. %s", extension.Printable(name), strings.Join(cannot, ". ")))
+		return withExitCode(ExitNo, fmt.Errorf("not switched: gemkit mcp could not serve %s's MCP servers, so Gemini CLI goes on starting them itself, as before. %s", extension.Printable(r.ext.Manifest.Name), strings.Join(cannot, ". ")))
 	}
-	if state.Notice != "" {
+	return nil
+}
+
+// agree shows what the switch gives the servers and hooks (what changed
+// since the person agreed first) and asks the person to agree when it is
+// more than they had, then repairs the copied links.
+func (r *switchOnRun) agree(ctx context.Context) error {
+	a, name, old := r.a, r.ext.Manifest.Name, r.old
+	next := old
+	next.Switched, next.Widening, next.HookWidening = true, r.w, r.hw
+	next.Packages, next.InstallScripts = r.plan.pins, r.scripts
+	next.Hooks = nil
+	for _, h := range r.parts.Hooks {
+		if h.switchable() {
+			next.Hooks = append(next.Hooks, extension.SwitchedHook{Label: h.Label, Event: h.Event, Key: h.Key, Command: h.Def.Command})
+		}
+	}
+	if r.state.Notice != "" {
 		// What changed since the person agreed, before what they agree to.
-		fmt.Fprintln(a.Out, extension.Printable(state.Notice))
+		fmt.Fprintln(a.Out, extension.Printable(r.state.Notice))
 	}
-	if len(links) > 0 {
-		fmt.Fprintln(a.Out, extension.CopiedLinksWords(links)+" The switch makes them so once you agree.")
+	if len(r.links) > 0 {
+		fmt.Fprintln(a.Out, extension.CopiedLinksWords(r.links)+" The switch makes them so once you agree.")
 	}
-	for _, l := range extension.ConsentTextWith(ext, "Switching to gemkit's sandbox:", next) {
+	for _, l := range extension.ConsentTextWith(r.ext, "Switching to gemkit's sandbox:", next) {
 		fmt.Fprintln(a.Out, l)
 	}
-	writePackageLines(a, plan)
+	writePackageLines(a, r.plan)
 	// Switching alone narrows what the servers and hooks can do;
 	// agreeing is asked for when there is no consent to the extension as
 	// it is now, or when they get more than they had, other packages
 	// among it, or when links are repaired.
-	if !state.Granted || widens(old.Widening, w) || hooksWiden(old.HookWidening, hw) || plan.changed || scripts && !old.InstallScripts || len(links) > 0 {
-		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
+	if !r.state.Granted || widens(old.Widening, r.w) || hooksWiden(old.HookWidening, r.hw) || r.plan.changed || r.scripts && !old.InstallScripts || len(r.links) > 0 {
+		if ok, err := a.personConfirms(ctx, name, "`"+r.command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}
 	}
-	if len(links) > 0 {
-		if state, err = relinked(st, ext, links); err != nil {
+	if len(r.links) > 0 {
+		var err error
+		if r.state, err = relinked(r.st, r.ext, r.links); err != nil {
 			return withExitCode(ExitNo, fmt.Errorf("not switched: %w", err))
 		}
-		fmt.Fprintf(a.Out, "Made %d link%s relative again.\n", len(links), plural(len(links)))
+		fmt.Fprintf(a.Out, "Made %d link%s relative again.\n", len(r.links), plural(len(r.links)))
 	}
+	return nil
+}
 
-	res, err := syncSwitch(st, name, parts, func(c *extension.ServerChoice) {
-		c.Widening, c.HookWidening = w, hw
-		c.Packages, c.InstallScripts = plan.pins, scripts
+// switchAndRecord switches (Gemini CLI's exclusions and gemkit's choice),
+// records the consent the person gave and releases the hold on the
+// extension's servers; off are the hooks the person's settings keep off.
+func (r *switchOnRun) switchAndRecord() (off []string, err error) {
+	name := r.ext.Manifest.Name
+	res, err := syncSwitch(r.st, name, r.parts, func(c *extension.ServerChoice) {
+		c.Widening, c.HookWidening = r.w, r.hw
+		c.Packages, c.InstallScripts = r.plan.pins, r.scripts
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
-		return fmt.Errorf("switched, but your consent was not recorded, so gemkit serves and runs nothing of %s until it is (%w); %s", extension.Printable(name), err, consentHint(name))
+	if err := r.st.RecordConsentContent(name, r.state.Hash, r.state.Content); err != nil {
+		return nil, fmt.Errorf("switched, but your consent was not recorded, so gemkit serves and runs nothing of %s until it is (%w); %s", extension.Printable(name), err, consentHint(name))
 	}
-	if err := releaseHold(a, st, name); err != nil {
-		return err
+	if err := releaseHold(r.a, r.st, name); err != nil {
+		return nil, err
 	}
+	return res.Off, nil
+}
+
+// tellSwitched says what the switch did: what Gemini CLI no longer
+// starts and who serves it now, the agents' servers and the hooks, what
+// stays Gemini CLI's, then the widenings and how to take them back.
+func (r *switchOnRun) tellSwitched(off []string) {
+	a, m, name, parts := r.a, r.ext.Manifest, r.ext.Manifest.Name, r.parts
 	local := extension.SandboxedServers(m)
 	if len(local) > 0 {
 		fmt.Fprintf(a.Out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",
-			notStarted(m), path, servedWords(m), extension.Printable(name))
+			notStarted(m), r.path, servedWords(m), extension.Printable(name))
 	} else {
 		fmt.Fprintf(a.Out, "\nSwitched %s to gemkit. Consent recorded to it as it is now.\n", extension.Printable(name))
 	}
 	if words := agentServerWords(parts.Agents); words != "" {
 		fmt.Fprintf(a.Out, "Its agents' MCP servers %s: Gemini CLI no longer starts them when the agent runs (mcp.excluded); gemkit mcp serves them in its sandbox to the main agent, and an agent that lists no tools of its own gets them from there.\n", words)
 	}
-	for _, l := range switchedHookLines(parts, res.Off, path) {
+	for _, l := range switchedHookLines(parts, off, r.path) {
 		fmt.Fprintln(a.Out, l)
 	}
 	for _, c := range extension.ContainerServers(m) {
 		fmt.Fprintf(a.Out, "Not switched: %s, %s.\n", c, extension.ContainerWords(extension.ContainerCommand(m.MCPServers[c])))
 	}
 	for _, n := range parts.Names {
-		if others, first := othersWith(st, name, n); len(others) > 0 {
+		if others, first := othersWith(r.st, name, n); len(others) > 0 {
 			fmt.Fprintf(a.Out, "The server name %s is also the extensions' %s: Gemini CLI keys servers by name and starts only %s's of those not switched; gemkit mcp serves each switched one's, apart. mcp.excluded keeps %s while any switched extension needs it.\n",
 				n, strings.Join(others, ", "), first, n)
 		}
 	}
-	if len(local) > 0 || agentLocal {
-		if gs.Gemkit == "" {
+	if len(local) > 0 || r.agentLocal() {
+		if r.gs.Gemkit == "" {
 			fmt.Fprintln(a.Out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
 		}
 	}
-	// What the servers may now do beyond the default profile, and how to
-	// take it back: the consent text above says it inside each server's
-	// line, where a widening just given is easy to miss.
-	switch {
-	case o.hook != "" && !hw[o.hook].Empty():
-		fmt.Fprintf(a.Out, "Allowed the hook %s beyond the hook profile: %s. Back to it: gemkit extensions sandbox %s --hook %s --default-profile\n", o.hook, hw[o.hook].Words(), extension.Printable(name), o.hook)
-	case o.hook != "" && !old.HookWidening[o.hook].Empty():
-		fmt.Fprintf(a.Out, "The hook %s is back to the hook profile: nothing allowed beyond it.\n", o.hook)
-	case o.hook != "":
-	case !w.Empty():
-		fmt.Fprintf(a.Out, "Allowed beyond the default profile: %s. Back to it: gemkit extensions sandbox %s --default-profile\n", w.Words(), extension.Printable(name))
-	case !old.Widening.Empty():
-		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
-	}
-	if scripts && len(plan.pins) > 0 {
-		fmt.Fprintf(a.Out, "Install scripts of its servers' packages: allowed, in the install's sandbox (no network but the registry). Back to off: gemkit extensions sandbox %s --default-profile\n", extension.Printable(name))
-	}
-	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(w), gs, a.getenv) {
-		fmt.Fprintf(a.Out, "Note: %s.\n    fix: %s\n", n.Message, n.Fix)
-	}
+	r.tellWidened()
 	// The clients hide most of a failed call (Gemini CLI 0.61 shows none
 	// of its text), so the person is told where the refusals are said.
 	fmt.Fprintf(a.Out, "What the sandbox refuses %s: gemkit extensions doctor, with the command that allows each.\n", them(len(local)+len(parts.Hooks)))
 	fmt.Fprintf(a.Out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
-	return nil
+}
+
+// tellWidened says what the servers and hooks may now do beyond their
+// profile, and how to take it back: the consent text says it inside each
+// server's line, where a widening just given is easy to miss. Then the
+// notes on what the widening will not do.
+func (r *switchOnRun) tellWidened() {
+	a, o, m, name := r.a, r.o, r.ext.Manifest, extension.Printable(r.ext.Manifest.Name)
+	switch {
+	case o.hook != "" && !r.hw[o.hook].Empty():
+		fmt.Fprintf(a.Out, "Allowed the hook %s beyond the hook profile: %s. Back to it: gemkit extensions sandbox %s --hook %s --default-profile\n", o.hook, r.hw[o.hook].Words(), name, o.hook)
+	case o.hook != "" && !r.old.HookWidening[o.hook].Empty():
+		fmt.Fprintf(a.Out, "The hook %s is back to the hook profile: nothing allowed beyond it.\n", o.hook)
+	case o.hook != "":
+	case !r.w.Empty():
+		fmt.Fprintf(a.Out, "Allowed beyond the default profile: %s. Back to it: gemkit extensions sandbox %s --default-profile\n", r.w.Words(), name)
+	case !r.old.Widening.Empty():
+		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
+	}
+	if r.scripts && len(r.plan.pins) > 0 {
+		fmt.Fprintf(a.Out, "Install scripts of its servers' packages: allowed, in the install's sandbox (no network but the registry). Back to off: gemkit extensions sandbox %s --default-profile\n", name)
+	}
+	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(r.w), r.gs, a.getenv) {
+		fmt.Fprintf(a.Out, "Note: %s.\n    fix: %s\n", n.Message, n.Fix)
+	}
 }
 
 // hooksWiden reports whether to gives a hook more than from did.
