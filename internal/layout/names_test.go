@@ -34,27 +34,9 @@ var joinsGemkit = []string{"internal/gemkitdir/gemkitdir.go", "internal/gemkitte
 // ".gemini", ".claude", ".qwen" or ".local", or joins "gemkit" into a
 // path, so that what is closed is what is written.
 func TestOneNamePerFact(t *testing.T) {
-	fset := token.NewFileSet()
 	var bad []string
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel("../..", path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "bench" || rel == "interop" || rel == "scripts" || strings.HasPrefix(d.Name(), ".") && rel != "." || d.Name() == "testdata" || d.Name() == "node_modules" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	skip := func(rel string) bool { return rel == "bench" || rel == "interop" || rel == "scripts" }
+	eachGoFile(t, skip, func(rel string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.BasicLit:
@@ -77,12 +59,42 @@ func TestOneNamePerFact(t *testing.T) {
 			}
 			return true
 		})
+	})
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+// eachGoFile parses each non-test Go file of the module (interop's npm
+// packages, testdata and hidden folders aside, and the folders skip
+// names by their path from the module's root) and hands it to visit
+// with that path.
+func eachGoFile(t *testing.T, skip func(rel string) bool, visit func(rel string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("../..", path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if skip(rel) || strings.HasPrefix(d.Name(), ".") && rel != "." || d.Name() == "testdata" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		visit(rel, fset, f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, b := range bad {
-		t.Error(b)
 	}
 }
