@@ -95,10 +95,7 @@ func runGemini(t *testing.T, f *fixture, node, interop, modelURL, prompt string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
-	cmd := exec.CommandContext(ctx, node, cli, "-p", prompt, "--yolo")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+modelURL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
+	cmd := f.headlessGemini(ctx, node, interop, modelURL, prompt)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -58,7 +58,7 @@ func TestGeminiCLIInstalledBinLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), geminiOffline, 0o600)
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	cli := geminiJS(interop)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	gemini := func(args ...string) (string, error) {
@@ -99,25 +99,9 @@ func TestGeminiCLIInstalledBinLinks(t *testing.T) {
 		t.Errorf("doctor says the switched server is not served:\n%s", out)
 	}
 
-	model, err := fakemodel.Start(
-		fakemodel.Call("mcp_gemkit_binext_ok", map[string]any{}),
-		fakemodel.Text("All done."),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
-	cmd := exec.CommandContext(ctx, node, cli, "-p", "Check the binext server.", "--yolo")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
-	_, report, runErr := runHeadless(cmd, model)
-	if runErr != nil {
-		t.Fatalf("gemini: %v\n%s", runErr, report())
-	}
-	turns := model.Turns()
-	if len(turns) != 2 {
-		t.Fatalf("%d model turns, want 2\n%s", len(turns), report())
-	}
+	model := scriptedModel(t, fakemodel.Call("mcp_gemkit_binext_ok", map[string]any{}), fakemodel.Text("All done."))
+	_, report, runErr := runHeadless(f.headlessGemini(ctx, node, interop, model.URL, "Check the binext server."), model)
+	turns := wantTurns(t, model, 2, runErr, report)
 	second, err := turns[1].Generate()
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +145,7 @@ func TestUnservedServerTold(t *testing.T) {
 		}
 	}
 
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	cli := geminiJS(interop)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
@@ -170,22 +154,9 @@ func TestUnservedServerTold(t *testing.T) {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}
 	const placeholder = "mcp_gemkit_edited_srv_unavailable"
-	model, err := fakemodel.Start(fakemodel.Call(placeholder, map[string]any{}), fakemodel.Text("Told."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
-	cmd := exec.CommandContext(ctx, node, cli, "-p", "Use the edited extension's server.", "--yolo")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
-	_, report, runErr := runHeadless(cmd, model)
-	if runErr != nil {
-		t.Fatalf("gemini: %v\n%s", runErr, report())
-	}
-	turns := model.Turns()
-	if len(turns) != 2 {
-		t.Fatalf("%d model turns, want 2\n%s", len(turns), report())
-	}
+	model := scriptedModel(t, fakemodel.Call(placeholder, map[string]any{}), fakemodel.Text("Told."))
+	_, report, runErr := runHeadless(f.headlessGemini(ctx, node, interop, model.URL, "Use the edited extension's server."), model)
+	turns := wantTurns(t, model, 2, runErr, report)
 	first, _ := turns[0].Generate()
 	if names := " " + strings.Join(first.FunctionNames(), " ") + " "; !strings.Contains(names, " "+placeholder+" ") || strings.Contains(names, "mcp_gemkit_edited_ok ") {
 		t.Errorf("Gemini CLI does not offer the placeholder alone: %s", names)

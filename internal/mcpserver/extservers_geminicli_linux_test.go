@@ -120,7 +120,7 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
   "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
 }
 `, 0o600)
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	cli := geminiJS(interop)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
@@ -136,17 +136,13 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 		t.Fatalf("the settings after gemini mcp add and the switch:\n%s", b)
 	}
 
-	model, err := fakemodel.Start(
+	model := scriptedModel(t,
 		fakemodel.Call("mcp_gemkit_realmcp_create_entities", map[string]any{"entities": []any{
 			map[string]any{"name": "gemkit", "entityType": "project", "observations": []string{"sandboxes extension servers"}}}}),
 		fakemodel.Call("mcp_gemkit_realmcp_read_graph", map[string]any{}),
 		fakemodel.Call("mcp_gemkit_realmcp_far_lookup", map[string]any{}),
 		fakemodel.Text("All done."),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
 
 	// Every server-memory process of the run, seen while it runs: its
 	// pid, and whether it is inside gemkit's sandbox.
@@ -155,18 +151,9 @@ func TestGeminiCLISwitchedServer(t *testing.T) {
 	// Gemini CLI expands a custom command given to -p as it does one typed
 	// (handleSlashCommand in packages/cli/src/nonInteractiveCliCommands.ts,
 	// with FileCommandLoader reading the extensions' commands folders).
-	cmd := exec.CommandContext(ctx, node, cli, "-p", "/notes gemkit-4410", "--yolo")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
-	_, report, runErr := runHeadless(cmd, model)
+	_, report, runErr := runHeadless(f.headlessGemini(ctx, node, interop, model.URL, "/notes gemkit-4410"), model)
 	seen := stop()
-	if runErr != nil {
-		t.Fatalf("gemini: %v\n%s", runErr, report())
-	}
-	turns := model.Turns()
-	if len(turns) != 4 {
-		t.Fatalf("%d model turns, want 4\n%s", len(turns), report())
-	}
+	turns := wantTurns(t, model, 4, runErr, report)
 	first, err := turns[0].Generate()
 	if err != nil {
 		t.Fatal(err)

@@ -87,7 +87,7 @@ func geminiMCPList(t *testing.T, f *fixture, node, cli, name string) string {
 func TestGeminiCLISharedServerName(t *testing.T) {
 	t.Parallel()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	cli := geminiJS(interop)
 	f := newFixture(t)
 	settings := filepath.Join(f.home, ".gemini", "settings.json")
 	writeFile(t, settings, geminiSettings, 0o600)
@@ -266,7 +266,7 @@ func asUnprivileged(t *testing.T, f *fixture) {
 
 func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	cli := geminiJS(interop)
 	f := newFixture(t)
 	settings := filepath.Join(f.home, ".gemini", "settings.json")
 	writeFile(t, settings, geminiSettings, 0o600)
@@ -306,7 +306,7 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	}
 
 	result := "the notetaker found note-5521"
-	model, err := fakemodel.Start(
+	model := scriptedModel(t,
 		fakemodel.Call("write_file", map[string]any{"file_path": filepath.Join(f.ws, "out.txt"), "content": "allowed\n"}),
 		fakemodel.Call("run_shell_command", map[string]any{"command": "echo should-not-run > shell.txt"}),
 		fakemodel.Call("invoke_agent", map[string]any{"agent_name": "notetaker", "prompt": "Look the note up."}),
@@ -314,10 +314,6 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 		fakemodel.Call("complete_task", map[string]any{"result": result}),
 		fakemodel.Text("All done."),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
 
 	hooks := watchLive("guard.js", f.bin)
 	servers := watchServers(f, "notes.js")
@@ -333,9 +329,7 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 			os.WriteFile(filepath.Join(f.ws, ".release-"+tool), nil, 0o644)
 		}
 	}()
-	cmd := f.asUser(exec.CommandContext(ctx, node, cli, "-p", "Write out.txt, run the shell, then ask the notetaker.", "--yolo"))
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key-8841", "NO_COLOR=1", "CI=1")
+	cmd := f.asUser(f.headlessGemini(ctx, node, interop, model.URL, "Write out.txt, run the shell, then ask the notetaker.", "GEMINI_API_KEY=test-key-8841"))
 	_, report, runErr := runHeadless(cmd, model)
 	seenHooks, seenServers := hooks.stop(), servers()
 	cancelled := ctx.Err()

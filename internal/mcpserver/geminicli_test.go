@@ -39,16 +39,12 @@ func testGeminiCLI(t *testing.T, transport string) {
 		server = map[string]any{"httpUrl": url, "headers": map[string]string{"Authorization": "Bearer " + token}}
 	}
 
-	model, err := fakemodel.Start(
+	model := scriptedModel(t,
 		fakemodel.Call("mcp_gemkit_demo_count", map[string]any{"word": "hello", "times": 3}),
 		fakemodel.Call("mcp_gemkit_read_doc", map[string]any{"extension": "demo", "name": "guide"}),
 		fakemodel.Call("mcp_gemkit_read_doc", map[string]any{"extension": "demo", "name": "skill:triage"}),
 		fakemodel.Text("All done."),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
 
 	settings := map[string]any{
 		"security": map[string]any{
@@ -64,19 +60,8 @@ func testGeminiCLI(t *testing.T, transport string) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
-	cmd := exec.CommandContext(ctx, node, cli, "-p", "Say hello three times, then read the demo guide.", "--yolo")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
-	stdout, report, runErr := runHeadless(cmd, model)
-	if runErr != nil {
-		t.Fatalf("gemini: %v\n%s", runErr, report())
-	}
-
-	turns := model.Turns()
-	if len(turns) != 4 {
-		t.Fatalf("%d model turns, want 4\n%s", len(turns), report())
-	}
+	stdout, report, runErr := runHeadless(f.headlessGemini(ctx, node, interop, model.URL, "Say hello three times, then read the demo guide."), model)
+	turns := wantTurns(t, model, 4, runErr, report)
 	first, err := turns[0].Generate()
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +162,7 @@ func TestGeminiCLISetUp(t *testing.T) {
 	tmux := gemkittest.Tool(t, "tmux", "tmux")
 	f := newFixture(t)
 	bin := filepath.Join(f.root, "bin")
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	cli := geminiJS(interop)
 	writeFile(t, filepath.Join(bin, "gemini"), "#!/bin/sh\nexec '"+node+"' '"+cli+"' \"$@\"\n", 0o755)
 	if err := os.Symlink(f.bin, filepath.Join(bin, "gemkit")); err != nil {
 		t.Fatal(err)

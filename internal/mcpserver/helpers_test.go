@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -335,6 +336,48 @@ func pinnedPeer(t *testing.T, dir, install, peer, rel string) string {
 		t.Fatalf("%s is not installed: run `%s` in interop/%s, as scripts/setup-and-test does (%v)", peer, install, dir, err)
 	}
 	return p
+}
+
+// geminiJS is Gemini CLI 0.61's bundle in interop (gemkittest.Interop).
+func geminiJS(interop string) string {
+	return filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+}
+
+// headlessGemini is Gemini CLI run as a script runs it (gemini -p prompt
+// --yolo) in f's workspace, against the scripted model at modelURL with
+// a test key, offline (real-peers-offline.md). env comes after f's
+// environment: a variable named again there wins.
+func (f *fixture) headlessGemini(ctx context.Context, node, interop, modelURL, prompt string, env ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, node, geminiJS(interop), "-p", prompt, "--yolo")
+	cmd.Dir = f.ws
+	cmd.Env = append(append(f.env(), "GOOGLE_GEMINI_BASE_URL="+modelURL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1"), env...)
+	return cmd
+}
+
+// scriptedModel starts a model that plays script, closed when the test
+// ends.
+func scriptedModel(t *testing.T, script ...fakemodel.Reply) *fakemodel.Server {
+	t.Helper()
+	model, err := fakemodel.Start(script...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	return model
+}
+
+// wantTurns fails t unless a headless run (runHeadless) ended well and
+// its model was asked want times, showing report; it returns the turns.
+func wantTurns(t *testing.T, model *fakemodel.Server, want int, runErr error, report func() string) []fakemodel.Request {
+	t.Helper()
+	if runErr != nil {
+		t.Fatalf("gemini: %v\n%s", runErr, report())
+	}
+	turns := model.Turns()
+	if len(turns) != want {
+		t.Fatalf("%d model turns, want %d\n%s", len(turns), want, report())
+	}
+	return turns
 }
 
 // runHeadless runs a headless agent's command (gemini -p) against model

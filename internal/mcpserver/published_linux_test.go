@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -186,7 +185,7 @@ func runSwitchedGemini(t *testing.T, f *fixture, proc, prompt string, script ...
 	s["general"] = map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true}
 	b, _ := json.MarshalIndent(s, "", "  ")
 	writeFile(t, settings, string(b), 0o600)
-	cli := filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+	cli := geminiJS(interop)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
@@ -194,33 +193,14 @@ func runSwitchedGemini(t *testing.T, f *fixture, proc, prompt string, script ...
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}
-	model, err := fakemodel.Start(script...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
+	model := scriptedModel(t, script...)
 
 	run := &geminiRun{}
 	stop := watchServers(f, proc)
-	cmd := exec.CommandContext(ctx, node, cli, "-p", prompt, "--yolo")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	_, report, runErr := runHeadless(f.headlessGemini(ctx, node, interop, model.URL, prompt), model)
 	run.seen = stop()
-	var r strings.Builder
-	for _, q := range model.Requests() {
-		r.WriteString(q.Method + " " + q.Path + "\n")
-	}
-	run.report = "requests:\n" + r.String() + "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
-	if runErr != nil {
-		t.Fatalf("gemini: %v\n%s", runErr, run.report)
-	}
-	run.turns = model.Turns()
-	if len(run.turns) != len(script) {
-		t.Fatalf("%d model turns, want %d\n%s", len(run.turns), len(script), run.report)
-	}
+	run.report = report()
+	run.turns = wantTurns(t, model, len(script), runErr, report)
 	return run
 }
 

@@ -146,7 +146,7 @@ func TestHTTPSetupSurvivesRestart(t *testing.T) {
 	}{
 		{lines[2], filepath.Join(".claude", ".claude.json"), []string{claudetest.Binary(t)},
 			func(home string) []string { return []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude")} }},
-		{lines[3], filepath.Join(".gemini", "settings.json"), []string{node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")},
+		{lines[3], filepath.Join(".gemini", "settings.json"), []string{node, geminiJS(interop)},
 			func(string) []string { return nil }},
 	} {
 		args := shellFields(c.line)
