@@ -64,24 +64,12 @@ func runClaudeTranscript(t *testing.T, a *golden.Archive) {
 	}
 	srv := startServer(t, Config{Workspace: []string{ws}, Editor: fe, Version: "1.0.0", Claude: true, ClaudeLockDir: t.TempDir()})
 	w := &claudeWire{wire: &wire{t: t, srv: srv, ws: ws, fe: fe}, pending: map[string]bool{}}
-	for i, sec := range a.Sections {
-		switch sec.Name {
-		case "handshake":
-			if i+1 >= len(a.Sections) || a.Sections[i+1].Name != "response" {
-				t.Fatalf("handshake %d: no response section after it", i)
-			}
-			a.Sections[i+1].Data = w.handshake(sec.Data)
-		case "claude":
-			w.send(sec.Data)
-		case "companion":
-			a.Sections[i].Data = w.receive()
-		case "editor":
-			w.act(strings.TrimSpace(sec.Data))
-		case "response":
-		default:
-			t.Fatalf("unknown section %q", sec.Name)
-		}
-	}
+	a.Play(t, map[string]golden.Step{
+		"handshake": {Do: w.handshake, Shown: "response"},
+		"claude":    {Do: func(data string) string { w.send(data); return "" }},
+		"companion": {Do: func(string) string { return w.receive() }, Shown: golden.Here},
+		"editor":    {Do: func(data string) string { w.act(strings.TrimSpace(data)); return "" }},
+	})
 }
 
 // real and norm are those of the wire, with Claude Code's port and token.

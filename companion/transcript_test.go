@@ -76,22 +76,17 @@ func runWireTranscript(t *testing.T, a *golden.Archive) {
 		t.Fatal(err)
 	}
 	w := &wire{t: t, srv: startServer(t, Config{Workspace: []string{ws}, Editor: fe, Version: "1.0.0"}), ws: ws, fe: fe}
-	for i, sec := range a.Sections {
-		switch sec.Name {
-		case "request":
-			if i+1 >= len(a.Sections) || a.Sections[i+1].Name != "response" {
-				t.Fatalf("request %d: no response section after it", i)
-			}
-			a.Sections[i+1].Data = w.do(sec.Data)
-		case "editor":
-			w.act(strings.TrimSpace(sec.Data))
-		case "notification":
-			a.Sections[i].Data = w.next()
-		case "response":
-		default:
-			t.Fatalf("unknown section %q", sec.Name)
-		}
-	}
+	a.Play(t, map[string]golden.Step{
+		"request":      {Do: w.do, Shown: "response"},
+		"editor":       {Do: w.editor},
+		"notification": {Do: func(string) string { return w.next() }, Shown: golden.Here},
+	})
+}
+
+// editor does what the person does, as an editor section says.
+func (w *wire) editor(data string) string {
+	w.act(strings.TrimSpace(data))
+	return ""
 }
 
 // real puts the volatile values into s; norm takes them out again.

@@ -129,3 +129,53 @@ func Transcripts(t *testing.T, dir string, play func(t *testing.T, a *Archive)) 
 		})
 	}
 }
+
+// Step is what a transcript's section of one name does when it is
+// played in order (Archive.Play): Do acts on the section's data (a
+// request sent, what the person does) and returns what came of it, and
+// Shown says where that is written: in the section named Shown, which
+// must come right after this one (a request's response); in this
+// section itself (Here: the next notification); or nowhere ("", and Do
+// must return "").
+type Step struct {
+	Do    func(data string) string
+	Shown string
+}
+
+// Here is Step.Shown for a section that shows what came in itself.
+const Here = "."
+
+// Play plays a's sections in order by the steps of their names. A
+// section that shows what came of the one before it (some step's Shown)
+// is passed over, as is one whose step has no Do (read by the case
+// itself, such as its arguments); a section of another name fails the
+// test, and so does an answer with no section after it to show it.
+func (a *Archive) Play(t testing.TB, steps map[string]Step) {
+	t.Helper()
+	shown := map[string]bool{}
+	for _, st := range steps {
+		if st.Shown != "" && st.Shown != Here {
+			shown[st.Shown] = true
+		}
+	}
+	for i, sec := range a.Sections {
+		st, ok := steps[sec.Name]
+		switch {
+		case !ok && shown[sec.Name]:
+			continue
+		case !ok:
+			t.Fatalf("section %d: unknown section %q", i, sec.Name)
+		case st.Do == nil:
+			continue
+		}
+		got := st.Do(sec.Data)
+		switch {
+		case st.Shown == Here:
+			a.Sections[i].Data = got
+		case st.Shown != "" && i+1 < len(a.Sections) && a.Sections[i+1].Name == st.Shown:
+			a.Sections[i+1].Data = got
+		case got != "":
+			t.Errorf("section %d (%s): what came has no %s section after it to show it:\n%s", i, sec.Name, st.Shown, got)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
 	"github.com/gemkit/gemkit/internal/mcpwire"
 )
@@ -67,7 +68,7 @@ func playWire(t *testing.T, a *golden.Archive) {
 	args = append(args, strings.Fields(a.Get("args"))...)
 	cmd := exec.Command(f.bin, args...)
 	cmd.Dir, cmd.Env = f.ws, f.env()
-	stderr := &syncBuffer{}
+	stderr := &gemkittest.Output{}
 	cmd.Stderr = stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -89,23 +90,11 @@ func playWire(t *testing.T, a *golden.Archive) {
 			}
 		}
 	}()
-	for i, sec := range a.Sections {
-		switch sec.Name {
-		case "args", "receive":
-		case "send", "send-quiet":
-			got := w.exchange(sec.Data)
-			if sec.Name == "send-quiet" {
-				continue
-			}
-			if i+1 < len(a.Sections) && a.Sections[i+1].Name == "receive" {
-				a.Sections[i+1].Data = got
-			} else if got != "" {
-				t.Errorf("section %d: an answer came and no receive section follows to show it:\n%s", i, got)
-			}
-		default:
-			t.Fatalf("unknown section %q", sec.Name)
-		}
-	}
+	a.Play(t, map[string]golden.Step{
+		"args":       {},
+		"send":       {Do: w.exchange, Shown: "receive"},
+		"send-quiet": {Do: func(data string) string { w.exchange(data); return "" }},
+	})
 	if t.Failed() {
 		t.Logf("gemkit mcp's stderr:\n%s", stderr.String())
 	}
