@@ -1,7 +1,6 @@
 package lspserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
 
@@ -90,7 +90,7 @@ type client struct {
 	t      *testing.T
 	in     io.WriteCloser
 	frames chan map[string]any
-	log    *syncBuffer
+	log    *gemkittest.Output
 	srv    *Server
 	ev     *recorder
 	init   chan Init
@@ -100,23 +100,12 @@ type client struct {
 	done         chan error
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.Buffer.Write(p)
-}
-
 // start runs a Server against a test client.
 func start(t *testing.T, o Options) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	logBuf := &syncBuffer{}
+	logBuf := &gemkittest.Output{}
 	o.Logger = slog.New(slog.NewTextHandler(logBuf, nil))
 	if o.Settle == 0 {
 		o.Settle = 20 * time.Millisecond
@@ -160,8 +149,6 @@ func start(t *testing.T, o Options) *client {
 
 // logText is what the server has logged so far.
 func (c *client) logText() string {
-	c.log.mu.Lock()
-	defer c.log.mu.Unlock()
 	return c.log.String()
 }
 

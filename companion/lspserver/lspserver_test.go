@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/companion"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestLifecycle: initialize names the client and its workspace, the
@@ -210,7 +211,7 @@ func TestShutdownHookBeforeAnswer(t *testing.T) {
 // TestStartFails: a companion that cannot start fails initialize with its
 // reason.
 func TestStartFails(t *testing.T) {
-	out := &syncBuffer{}
+	out := &gemkittest.Output{}
 	in := strings.NewReader(string(frame([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`))))
 	s := New(in, out, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	err := s.Run(context.Background(), func(Init) (companion.Events, error) { return nil, errors.New("no port") })

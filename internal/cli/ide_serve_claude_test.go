@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,24 +16,6 @@ import (
 	"github.com/gemkit/gemkit/internal/claudetest"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
-
-// lockedBuffer collects a child's log while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // scriptFor is the model's side of the conversation: a prompt naming a
 // step asks for a tool; a Read's result is followed by an Edit; any other
@@ -103,7 +83,7 @@ func TestRealClaudeCode(t *testing.T) {
 	model := claudetest.StartModel(t, scriptFor(ws))
 	env := claudetest.Home(t, home, model, gemkittest.ClosedPort(t), ws)
 
-	var log lockedBuffer
+	var log gemkittest.Output
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ed, err := scripted.Start(ctx, scripted.Options{

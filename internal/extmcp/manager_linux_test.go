@@ -93,25 +93,7 @@ func extensionDir(t testing.TB) string {
 type setup struct {
 	ext, ws, home string
 	m             *extmcp.Manager
-	log           *logBuffer // what the manager logs
-}
-
-// logBuffer is a log a manager writes while the test reads it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	log           *gemkittest.Output // what the manager logs
 }
 
 func newSetup(t testing.TB, timeout time.Duration) *setup {
@@ -119,7 +101,7 @@ func newSetup(t testing.TB, timeout time.Duration) *setup {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node (>= 20) is needed")
 	}
-	s := &setup{ext: extensionDir(t), ws: t.TempDir(), home: t.TempDir(), log: &logBuffer{}}
+	s := &setup{ext: extensionDir(t), ws: t.TempDir(), home: t.TempDir(), log: &gemkittest.Output{}}
 	l := &sandbox.Launcher{}
 	t.Cleanup(func() { l.Close() })
 	s.m = extmcp.NewManager(extmcp.Config{

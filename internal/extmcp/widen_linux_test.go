@@ -137,7 +137,7 @@ func widenSetup(t *testing.T, environ ...string) *setup {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node (>= 20) is needed")
 	}
-	s := &setup{ext: widenExtension(t), ws: t.TempDir(), home: t.TempDir(), log: &logBuffer{}}
+	s := &setup{ext: widenExtension(t), ws: t.TempDir(), home: t.TempDir(), log: &gemkittest.Output{}}
 	os.Chmod(s.home, 0o755)
 	l := &sandbox.Launcher{}
 	t.Cleanup(func() { l.Close() })

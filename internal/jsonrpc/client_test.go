@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // TestLanguageServerClient: one Conn as the client of a language server,
@@ -27,7 +29,7 @@ func TestLanguageServerClient(t *testing.T) {
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
 	t.Cleanup(func() { cw.Close(); sw.Close() })
-	clientLog := &syncBuffer{}
+	clientLog := &gemkittest.Output{}
 
 	// The server end, as gopls answers.
 	server := NewConn(sr, sw, Options{Framer: HeaderFramer(), Peer: "language client", Logger: slog.New(slog.DiscardHandler)})

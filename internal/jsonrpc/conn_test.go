@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,27 +11,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 const waitTimeout = 10 * time.Second
-
-// syncBuffer is a log sink safe for the Conn's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // end is a Conn under test and the raw other end of its streams: the
 // test writes the peer's messages and reads the Conn's.
@@ -42,7 +25,7 @@ type end struct {
 	framer Framer
 	in     *io.PipeWriter // the peer's writes
 	out    chan string    // the Conn's messages
-	log    *syncBuffer
+	log    *gemkittest.Output
 	runErr chan error
 }
 
@@ -50,7 +33,7 @@ func newEnd(t *testing.T, o Options, h Handler) *end {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	log := &syncBuffer{}
+	log := &gemkittest.Output{}
 	o.Logger = slog.New(slog.NewTextHandler(log, nil))
 	if o.Framer == nil {
 		o.Framer = LineFramer()

@@ -42,7 +42,7 @@ func TestExtensionServersRemoteEverything(t *testing.T) {
 	ln.Close()
 	srv := exec.Command(node, filepath.Join(realDir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
 	srv.Env = append(f.env(), "PORT="+strconv.Itoa(port))
-	var srvErr syncBuffer
+	var srvErr gemkittest.Output
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

@@ -196,28 +196,10 @@ func TestExtensionServersNeedConsent(t *testing.T) {
 	cmd.Wait()
 }
 
-// syncBuffer is a strings.Builder a process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // mcpRun is a `gemkit mcp` of a fixture and a client of it.
 type mcpRun struct {
 	c      *mcpclient.Client
-	stderr *syncBuffer
+	stderr *gemkittest.Output
 	stdin  io.WriteCloser
 	cmd    *exec.Cmd
 }
@@ -229,7 +211,7 @@ func (f *fixture) startMCP(t *testing.T, ctx context.Context, o mcpclient.Option
 	t.Helper()
 	cmd := exec.Command(f.bin, append([]string{"mcp", "--code-intel=false"}, args...)...)
 	cmd.Dir, cmd.Env = f.ws, f.env()
-	r := &mcpRun{stderr: &syncBuffer{}, cmd: cmd}
+	r := &mcpRun{stderr: &gemkittest.Output{}, cmd: cmd}
 	cmd.Stderr = r.stderr
 	r.stdin, _ = cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()

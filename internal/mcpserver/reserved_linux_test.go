@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 )
 
@@ -63,7 +64,7 @@ func TestReservedNames(t *testing.T) {
 	defer cancel()
 	cmd := exec.Command(f.bin, "mcp", "--extension-servers")
 	cmd.Dir, cmd.Env = f.ws, f.env()
-	r := &mcpRun{stderr: &syncBuffer{}, cmd: cmd}
+	r := &mcpRun{stderr: &gemkittest.Output{}, cmd: cmd}
 	cmd.Stderr = r.stderr
 	r.stdin, _ = cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()

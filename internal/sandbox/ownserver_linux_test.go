@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -140,7 +138,7 @@ time.sleep(3)
 	before := countFDs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb gemkittest.Output
 	proc, err := l.Start(ctx, &Command{Policy: p, Path: python, Args: []string{"-c", script}, Dir: w.ws,
 		Env: []string{"PATH=/usr/bin:/bin", "HOME=" + w.home, "LANG=C.UTF-8"}, Stdout: &out, Stderr: &errb})
 	if err != nil {
@@ -175,24 +173,6 @@ func countFDs(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(entries)
-}
-
-// syncBuffer is a bytes.Buffer safe to read while the tool writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestTempDirInodesBounded: the private temp dir's tmpfs holds at most

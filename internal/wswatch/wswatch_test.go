@@ -1,7 +1,6 @@
 package wswatch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -60,24 +59,6 @@ func (r *recorder) waitFor(t *testing.T, e string) []string {
 			t.Fatalf("no %q within 20s; got %q", e, r.snapshot())
 		}
 	}
-}
-
-// logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // start watches opts.Roots and runs the watcher into sink until the test
@@ -254,7 +235,7 @@ func TestFolderCap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs logBuffer
+	var logs gemkittest.Output
 	rec := newRecorder()
 	w := start(t, Options{Roots: []string{ws}, MaxDirs: 3, Debounce: 20 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, rec)
