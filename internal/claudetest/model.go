@@ -221,3 +221,26 @@ func writeSSE(w http.ResponseWriter, id int, model string, r Reply) {
 		f.Flush()
 	}
 }
+
+// LoadTool is the model's call of ToolSearch that loads the MCP tool
+// name: Claude Code offers an MCP server's tools deferred, by name only,
+// until the model selects them.
+func LoadTool(name string) Reply {
+	return Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
+}
+
+// CallTool is a model's script that loads the MCP tool name, calls it
+// with input, and ends with text once the conversation's last user turn
+// holds answered (what the tool's answer brings).
+func CallTool(name string, input map[string]any, answered, text string) func(*Request) Reply {
+	return func(r *Request) Reply {
+		switch {
+		case strings.Contains(r.LastUser(), answered):
+			return Reply{Text: text}
+		case r.HasTool(name):
+			return Reply{Tool: name, Input: input}
+		default:
+			return LoadTool(name)
+		}
+	}
+}

@@ -1,9 +1,9 @@
 package mcpserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,30 +38,9 @@ func TestClaudeCode(t *testing.T) {
 	if len(name) > 64 {
 		t.Fatalf("%s is over 64 characters", name)
 	}
-	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
-		last := r.LastUser()
-		switch {
-		case strings.Contains(last, "history-marker-7431"):
-			return claudetest.Reply{Text: "The history is summarized."}
-		case r.HasTool(name):
-			return claudetest.Reply{Tool: name, Input: map[string]any{"author": "ada"}}
-		default:
-			// Claude Code keeps MCP tools deferred until the model loads
-			// them with ToolSearch.
-			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
-		}
-	})
-	chome := filepath.Join(f.root, "claude")
-	env := claudetest.Home(t, chome, model, gemkittest.ClosedPort(t), f.ws)
-	cfg := filepath.Join(f.root, "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
-		"command": f.bin, "args": []string{"mcp", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Summarize the history by ada.")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), env...)
+	model := claudetest.StartModel(t, claudetest.CallTool(name, map[string]any{"author": "ada"}, "history-marker-7431", "The history is summarized."))
+	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
+	cmd := f.headlessClaude(context.Background(), claude, f.claudeConfig(t), "Summarize the history by ada.", env)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "The history is summarized.") {
 		t.Fatalf("claude -p: %v\n%s", err, out)
@@ -119,16 +98,11 @@ func TestClaudeCodeAsksConsent(t *testing.T) {
 		case r.HasTool(name):
 			return claudetest.Reply{Tool: name, Input: map[string]any{}}
 		default:
-			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
+			return claudetest.LoadTool(name)
 		}
 	})
 	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
-	cfg := filepath.Join(f.root, "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
-		"command": f.bin, "args": []string{"mcp", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := f.claudeConfig(t)
 	argv := append(append([]string{"env", "-i", "PATH=" + os.Getenv("PATH")}, env...),
 		// The MCP server's tools are allowed without Claude Code's own
 		// permission prompt, so that the question on screen is gemkit's.

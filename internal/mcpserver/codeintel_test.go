@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,26 +183,9 @@ func TestCodeIntelClaudeCode(t *testing.T) {
 	claude := claudetest.Binary(t)
 	f := goFixture(t)
 	name := "mcp__gemkit__code_references"
-	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
-		last := r.LastUser()
-		switch {
-		case strings.Contains(last, "references to Store.Total"):
-			return claudetest.Reply{Text: "Two uses."}
-		case r.HasTool(name):
-			return claudetest.Reply{Tool: name, Input: map[string]any{"symbol": "Store.Total"}}
-		default:
-			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
-		}
-	})
-	chome := filepath.Join(f.root, "claude")
-	env := claudetest.Home(t, chome, model, gemkittest.ClosedPort(t), f.ws)
-	cfg := filepath.Join(f.root, "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
-		"command": f.bin, "args": []string{"mcp", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
-	writeFile(t, cfg, string(b), 0o644)
-	cmd := exec.Command(claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Where is Store.Total used?")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), env...)
+	model := claudetest.StartModel(t, claudetest.CallTool(name, map[string]any{"symbol": "Store.Total"}, "references to Store.Total", "Two uses."))
+	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
+	cmd := f.headlessClaude(context.Background(), claude, f.claudeConfig(t), "Where is Store.Total used?", env)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Two uses.") {
 		t.Fatalf("claude -p: %v\n%s", err, out)

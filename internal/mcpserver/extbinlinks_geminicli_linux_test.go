@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,19 +180,11 @@ func TestUnservedServerTold(t *testing.T) {
 		case r.HasTool(name):
 			return claudetest.Reply{Tool: name, Input: map[string]any{}}
 		default:
-			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
+			return claudetest.LoadTool(name)
 		}
 	})
 	env := claudetest.Home(t, filepath.Join(f.root, "claude"), cm, gemkittest.ClosedPort(t), f.ws)
-	cfg := filepath.Join(f.root, "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
-		"command": f.bin, "args": []string{"mcp", "--code-intel=false", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cc := exec.CommandContext(ctx, claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Use the edited extension's server.")
-	cc.Dir = f.ws
-	cc.Env = append(f.env(), env...)
+	cc := f.headlessClaude(ctx, claude, f.claudeConfig(t, "--code-intel=false"), "Use the edited extension's server.", env)
 	if out, err := cc.CombinedOutput(); err != nil || !strings.Contains(string(out), "The server is not running.") || !told {
 		t.Errorf("claude -p: %v (told %v)\n%s", err, told, out)
 	}

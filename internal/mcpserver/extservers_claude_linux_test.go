@@ -1,9 +1,8 @@
 package mcpserver_test
 
 import (
-	"encoding/json"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,26 +33,9 @@ func TestClaudeCodeSwitchedServer(t *testing.T) {
 	marker := filepath.Join(f.ws, "marker.txt")
 	writeFile(t, marker, "workspace-marker-5523", 0o644)
 	name := "mcp__gemkit__fixext_read"
-	model := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
-		switch {
-		case strings.Contains(r.LastUser(), "workspace-marker-5523"):
-			return claudetest.Reply{Text: "The marker was read."}
-		case r.HasTool(name):
-			return claudetest.Reply{Tool: name, Input: map[string]any{"path": marker}}
-		default:
-			return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + name, "max_results": 5}}
-		}
-	})
+	model := claudetest.StartModel(t, claudetest.CallTool(name, map[string]any{"path": marker}, "workspace-marker-5523", "The marker was read."))
 	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
-	cfg := filepath.Join(f.root, "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
-		"command": f.bin, "args": []string{"mcp", "--code-intel=false", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Read the marker file.")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), env...)
+	cmd := f.headlessClaude(context.Background(), claude, f.claudeConfig(t, "--code-intel=false"), "Read the marker file.", env)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "The marker was read.") {
 		t.Fatalf("claude -p: %v\n%s", err, out)

@@ -354,6 +354,28 @@ func (f *fixture) headlessGemini(ctx context.Context, node, interop, modelURL, p
 	return cmd
 }
 
+// claudeConfig writes a Claude Code --mcp-config whose one server is
+// gemkit mcp of f (args, then f's workspace; f's home) and returns its
+// path.
+func (f *fixture) claudeConfig(t *testing.T, args ...string) string {
+	t.Helper()
+	cfg := filepath.Join(f.root, "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
+		"command": f.bin, "args": append(append([]string{"mcp"}, args...), "--workspace", f.ws), "env": map[string]string{"HOME": f.home}}}})
+	writeFile(t, cfg, string(b), 0o644)
+	return cfg
+}
+
+// headlessClaude is Claude Code run as a script runs it (claude -p
+// prompt) in f's workspace with the MCP servers of cfg alone
+// (claudeConfig), gemkit's tools allowed, and env (claudetest.Home's).
+func (f *fixture) headlessClaude(ctx context.Context, claude, cfg, prompt string, env []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", prompt)
+	cmd.Dir = f.ws
+	cmd.Env = append(f.env(), env...)
+	return cmd
+}
+
 // scriptedModel starts a model that plays script, closed when the test
 // ends.
 func scriptedModel(t *testing.T, script ...fakemodel.Reply) *fakemodel.Server {

@@ -385,23 +385,15 @@ func runSwitchedClaude(t *testing.T, f *fixture, claude, proc string, calls ...c
 			case r.HasTool(c.tool):
 				return claudetest.Reply{Tool: c.tool, Input: c.input}
 			default:
-				return claudetest.Reply{Tool: "ToolSearch", Input: map[string]any{"query": "select:" + c.tool, "max_results": 5}}
+				return claudetest.LoadTool(c.tool)
 			}
 		}
 		return claudetest.Reply{Text: done}
 	})
 	env := claudetest.Home(t, filepath.Join(f.root, "claude"), model, gemkittest.ClosedPort(t), f.ws)
-	cfg := filepath.Join(f.root, "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gemkit": map[string]any{
-		"command": f.bin, "args": []string{"mcp", "--code-intel=false", "--workspace", f.ws}, "env": map[string]string{"HOME": f.home}}}})
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__gemkit", "--", "Use the tools.")
-	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), env...)
+	cmd := f.headlessClaude(ctx, claude, f.claudeConfig(t, "--code-intel=false"), "Use the tools.", env)
 	stop := watchServers(f, proc)
 	out, err := cmd.CombinedOutput()
 	seen := stop()
