@@ -30,10 +30,10 @@ func (l *Launcher) exe() string {
 }
 
 // childCommand is the command that starts the sandbox child in the
-// namespaces ns asks for, talking to gemkit over childEnd and, with a
-// gate, reading its verdict from the pipe it returns (closed by the
-// caller once the child has it).
-func (l *Launcher) childCommand(c *Command, g *gate, ns nsAttempt, enf Enforcement, spec child.Spec, childEnd *os.File) (*exec.Cmd, *os.File, error) {
+// namespaces ns asks for, talking to gemkit over childEnd and, when
+// gated, waiting before it execs the tool for the word it returns (see
+// startWord; the caller closes its read end once the child has it).
+func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforcement, spec child.Spec, childEnd *os.File) (*exec.Cmd, *startWord, error) {
 	cmd := exec.Command(l.exe())
 	// The extra argument makes a Go test binary that lacks the child hook
 	// run no tests instead of its whole suite; the missing hook is then
@@ -45,20 +45,20 @@ func (l *Launcher) childCommand(c *Command, g *gate, ns nsAttempt, enf Enforceme
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.ExtraFiles = []*os.File{childEnd}
-	var gateEnd *os.File
-	if g != nil {
+	var word *startWord
+	if gated {
 		var err error
-		if gateEnd, err = g.pipe(); err != nil {
+		if word, err = newStartWord(); err != nil {
 			return nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
-		cmd.ExtraFiles = append(cmd.ExtraFiles, gateEnd) // child.GateFD
+		cmd.ExtraFiles = append(cmd.ExtraFiles, word.r) // child.GateFD
 	}
 	cmd.WaitDelay = c.WaitDelay
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second
 	}
 	cmd.SysProcAttr = childAttr(ns, enf, spec)
-	return cmd, gateEnd, nil
+	return cmd, word, nil
 }
 
 // childAttr is how the child is cloned: its own session, killed with

@@ -18,8 +18,9 @@ import (
 // childSpec is what the sandbox child is told to make of the tool's
 // world: its program, rules and limits, its own root (with a mount
 // namespace), and its network (childNetwork). ww is the watch of its
-// writes when they are watched.
-func childSpec(c *Command, g *gate, rules []PathRule, overlays []overlay, sealed []sealedFolder, enf *Enforcement) (child.Spec, *writeWatch, error) {
+// writes when they are watched. A gated child execs the tool only once
+// the parent says Go (startWord).
+func childSpec(c *Command, gated bool, rules []PathRule, overlays []overlay, sealed []sealedFolder, enf *Enforcement) (child.Spec, *writeWatch, error) {
 	spec := child.Spec{
 		Path:         c.Path,
 		Argv:         append([]string{c.Path}, c.Args...),
@@ -30,7 +31,7 @@ func childSpec(c *Command, g *gate, rules []PathRule, overlays []overlay, sealed
 		MemoryBytes:  enf.MemoryBytes,
 		PidMax:       enf.MaxProcesses,
 		DenyMetadata: !enf.MountNS,
-		Gated:        g != nil,
+		Gated:        gated,
 		// What a server stores in a bounded folder grows only as fast
 		// as it writes, so that the watch of the folder stops it in time.
 		DenyFallocate: c.Policy.NoPreallocate,

@@ -33,22 +33,56 @@ func runGate(ctx context.Context, f func(context.Context) error) *gate {
 	return g
 }
 
-// pipe returns the end a child reads on child.GateFD: child.Go arrives
-// there once the gate has passed, or the pipe ends when it failed. The
-// writer waits for the gate, which ends with ctx at the latest.
-func (g *gate) pipe() (*os.File, error) {
+// startWord is one attempt's word to its child on child.GateFD: Go once
+// the child is inside the run's cgroup and the Command's gate (if any)
+// has passed, or the end of the pipe when either failed. The child sets
+// up the sandbox meanwhile. Moving a process into a cgroup waits for a
+// grace period of the kernel's RCU (the write lock of the cgroups'
+// threadgroup semaphore): milliseconds, which then overlap the child's
+// set-up instead of preceding it, while the tool still starts inside
+// its cgroup.
+type startWord struct {
+	r, w *os.File
+	// added is the outcome of moving the child into its cgroup, sent
+	// once (nil without a cgroup).
+	added chan error
+}
+
+func newStartWord() (*startWord, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	return &startWord{r: r, w: w, added: make(chan error, 1)}, nil
+}
+
+// send moves the child pid into cg (when there is one), then waits for
+// g (when there is one), and says Go to the child only if both passed.
+func (sw *startWord) send(cg *cgroup, pid int, g *gate) {
 	go func() {
-		<-g.done
-		if g.err == nil {
-			_, _ = w.Write([]byte{child.Go})
+		defer sw.w.Close()
+		var err error
+		if cg != nil {
+			err = cg.add(pid)
 		}
-		w.Close()
+		sw.added <- err
+		if err != nil {
+			return
+		}
+		if g != nil {
+			<-g.done
+			if g.err != nil {
+				return
+			}
+		}
+		_, _ = sw.w.Write([]byte{child.Go})
 	}()
-	return r, nil
+}
+
+// close closes both ends, for a child that never started.
+func (sw *startWord) close() {
+	sw.r.Close()
+	sw.w.Close()
 }
 
 // failed is the gate's error once it has returned one; nil while it

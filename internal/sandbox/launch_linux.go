@@ -225,7 +225,10 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	for _, r := range reasons {
 		warnings = append(warnings, "UNCONFINED: "+r)
 	}
-	spec, ww, err := childSpec(c, g, rules, overlays, sealed, &enf)
+	// With a cgroup or a gate the child waits for a word before it
+	// execs the tool (startWord), and sets up the sandbox meanwhile.
+	gated := cg != nil || g != nil
+	spec, ww, err := childSpec(c, gated, rules, overlays, sealed, &enf)
 	if err != nil {
 		return nil, err
 	}
@@ -241,19 +244,19 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	parentEnd := os.NewFile(uintptr(fds[0]), "sandbox-child")
 	childEnd := os.NewFile(uintptr(fds[1]), "sandbox-parent")
 	defer parentEnd.Close()
-	cmd, gateEnd, err := l.childCommand(c, g, ns, enf, spec, childEnd)
+	cmd, word, err := l.childCommand(c, gated, ns, enf, spec, childEnd)
 	if err != nil {
 		childEnd.Close()
 		return nil, err
-	}
-	if gateEnd != nil {
-		defer gateEnd.Close()
 	}
 	if l.planned != nil {
 		l.planned()
 	}
 	if err := cmd.Start(); err != nil {
 		childEnd.Close()
+		if word != nil {
+			word.close()
+		}
 		return nil, err
 	}
 	childEnd.Close()
@@ -267,12 +270,12 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		case <-p.done:
 		}
 	}()
-	// The child waits for its spec before it does anything, so all it
-	// and the tool start is inside the cgroup.
-	if cg != nil {
-		if err := cg.add(cmd.Process.Pid); err != nil {
-			return nil, p.abandon(ctx, g, err)
-		}
+	// The child is moved into the cgroup while it reads its spec and
+	// sets up the sandbox; it execs the tool only once it is inside, so
+	// that all the tool starts is too.
+	if word != nil {
+		word.r.Close()
+		word.send(cg, cmd.Process.Pid, g)
 	}
 	// A write error means the child is gone; what it said, or that it
 	// said nothing, is read below.
@@ -282,6 +285,14 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	said, err := p.serveChild(fds[0], c, l, ww)
 	if err == nil {
 		err = childVerdict(l.exe(), said)
+	}
+	if word != nil {
+		// A child that failed to join its cgroup was told nothing and
+		// did not exec: that failure is the reason, unless the child
+		// was gone already (its own error says why).
+		if aerr := <-word.added; aerr != nil && !errors.Is(aerr, unix.ESRCH) {
+			err = aerr
+		}
 	}
 	if err != nil {
 		return nil, p.abandon(ctx, g, err)
