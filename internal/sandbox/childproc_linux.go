@@ -33,7 +33,7 @@ func (l *Launcher) exe() string {
 // namespaces ns asks for, talking to gemkit over childEnd and, when
 // gated, waiting before it execs the tool for the word it returns (see
 // startWord; the caller closes its read end once the child has it).
-func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforcement, spec child.Spec, childEnd *os.File) (*exec.Cmd, *startWord, error) {
+func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforcement, resolver bool, childEnd *os.File) (*exec.Cmd, *startWord, error) {
 	cmd := exec.Command(l.exe())
 	// The extra argument makes a Go test binary that lacks the child hook
 	// run no tests instead of its whole suite; the missing hook is then
@@ -57,14 +57,14 @@ func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforc
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second
 	}
-	cmd.SysProcAttr = childAttr(ns, enf, spec)
+	cmd.SysProcAttr = childAttr(ns, enf, resolver)
 	return cmd, word, nil
 }
 
 // childAttr is how the child is cloned: its own session, killed with
 // gemkit, in the namespaces ns asks for; in a user namespace, as the
 // same user, with the capabilities its setup needs kept across its exec.
-func childAttr(ns nsAttempt, enf Enforcement, spec child.Spec) *syscall.SysProcAttr {
+func childAttr(ns nsAttempt, enf Enforcement, resolver bool) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
 		Setsid:     true, // own session and process group, no controlling terminal
 		Pdeathsig:  syscall.SIGKILL,
@@ -85,7 +85,7 @@ func childAttr(ns nsAttempt, enf Enforcement, spec child.Spec) *syscall.SysProcA
 		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
 	}
 	// The resolver's port, 53, is a privileged one.
-	if spec.ResolverPort > 0 {
+	if resolver {
 		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_BIND_SERVICE)
 	}
 	if enf.MaxProcesses > 0 || enf.MountNS {

@@ -71,7 +71,7 @@ func childNetwork(spec *child.Spec, c *Command, rules []PathRule, overlays []ove
 	spec.ProxyPort = ProxyPort
 	u := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
 	spec.Env = append(spec.Env, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u, "ALL_PROXY="+u, "NO_PROXY=", "no_proxy=")
-	if !c.Policy.ReportRefusals || !enf.MountNS {
+	if !usesResolver(c, enf) {
 		return nil
 	}
 	// The tool's names are looked up by the sandbox's resolver
@@ -87,6 +87,15 @@ func childNetwork(spec *child.Spec, c *Command, rules []PathRule, overlays []ove
 	spec.Mounts = append(spec.Mounts, child.Mount{Kind: child.MountFile, Path: "/etc/resolv.conf", Content: netproxy.ResolvConf})
 	spec.Rules = append(spec.Rules, child.PathRule{Path: "/etc/resolv.conf", File: true, Why: "the sandbox's resolver"})
 	return ww
+}
+
+// usesResolver says whether the tool gets the sandbox's resolver (and
+// the watch of its connect calls and writes): a server whose refusals
+// are reported, behind the proxy in a root of its own. The child is
+// started knowing it, before its spec is made: it binds the resolver's
+// port, a privileged one.
+func usesResolver(c *Command, enf Enforcement) bool {
+	return enf.Proxy && c.Policy.ReportRefusals && enf.MountNS
 }
 
 func tempBytes(c *Command) uint64 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
@@ -44,8 +45,16 @@ func runGate(ctx context.Context, f func(context.Context) error) *gate {
 type startWord struct {
 	r, w *os.File
 	// added is the outcome of moving the child into its cgroup, sent
-	// once (nil without a cgroup).
-	added chan error
+	// once (nil without a cgroup); wait keeps it.
+	added    chan error
+	waitOnce sync.Once
+	addErr   error
+}
+
+// wait waits for the move into the cgroup to end and returns its error.
+func (sw *startWord) wait() error {
+	sw.waitOnce.Do(func() { sw.addErr = <-sw.added })
+	return sw.addErr
 }
 
 func newStartWord() (*startWord, error) {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/sandbox/child"
 )
 
 // TestGate: a Command's program runs only once its Gate has passed, the
@@ -113,6 +115,56 @@ func TestGatePanics(t *testing.T) {
 			}
 			if _, err := os.Stat(mark); err == nil {
 				t.Fatal("the program ran though its gate panicked")
+			}
+		})
+	}
+}
+
+// TestStartWord: the child's word to exec is Go only once its move into
+// the run's cgroup has succeeded and the gate (if any) has passed; a move
+// that fails, or a gate that refuses, ends the pipe without it, and the
+// move's error is kept for Start.
+func TestStartWord(t *testing.T) {
+	okCgroup := func(t *testing.T) *cgroup {
+		procs := filepath.Join(t.TempDir(), "cgroup.procs")
+		if err := os.WriteFile(procs, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return &cgroup{version: "v1", procs: []string{procs}}
+	}
+	brokenCgroup := &cgroup{version: "v1", procs: []string{filepath.Join(t.TempDir(), "gone", "cgroup.procs")}}
+	gateWith := func(err error) *gate {
+		return runGate(context.Background(), func(context.Context) error { return err })
+	}
+	for _, tc := range []struct {
+		name    string
+		cg      func(t *testing.T) *cgroup
+		g       *gate
+		goWord  bool
+		moveErr bool
+	}{
+		{"cgroup", okCgroup, nil, true, false},
+		{"cgroup and gate", okCgroup, gateWith(nil), true, false},
+		{"gate only", func(*testing.T) *cgroup { return nil }, gateWith(nil), true, false},
+		{"move fails", func(*testing.T) *cgroup { return brokenCgroup }, nil, false, true},
+		{"move fails, gate passes", func(*testing.T) *cgroup { return brokenCgroup }, gateWith(nil), false, true},
+		{"gate refuses", okCgroup, gateWith(errors.New("consent does not hold")), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sw, err := newStartWord()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sw.r.Close()
+			sw.send(tc.cg(t), os.Getpid(), tc.g)
+			// The pipe ends once the word is said, or withheld.
+			b := make([]byte, 2)
+			n, _ := io.ReadFull(sw.r, b)
+			if got := n == 1 && b[0] == child.Go; got != tc.goWord {
+				t.Errorf("word %q, want Go: %v", b[:n], tc.goWord)
+			}
+			if err := sw.wait(); (err != nil) != tc.moveErr {
+				t.Errorf("move error %v, want one: %v", err, tc.moveErr)
 			}
 		})
 	}

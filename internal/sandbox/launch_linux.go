@@ -54,24 +54,6 @@ type nsAttempt struct {
 // from Start, not Wait. Cancelling ctx kills the tool and everything it
 // started.
 func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
-	// With a mount namespace the folders of other extensions inside the
-	// write scope are read-only binds; without one they are split out of
-	// the scope.
-	// A server (ReportRefusals), whose calls that write are watched, has
-	// no placeholder made for its absent protected names where the
-	// kernel lets gemkit make new names for it (sealedRules).
-	var nsRules []PathRule
-	var overlays []overlay
-	var sealed []sealedFolder
-	var err error
-	if c.Policy.ReportRefusals && child.SeccompSupported && supervisesWrites() && !l.NoNamespaces && !l.NoSealing {
-		nsRules, overlays, sealed, err = c.Policy.sealedRules()
-	} else {
-		nsRules, overlays, err = c.Policy.rules(false)
-	}
-	if err != nil {
-		return nil, err
-	}
 	if !strings.HasPrefix(c.Path, "/") {
 		return nil, fmt.Errorf("sandbox: program path %q is not absolute", c.Path)
 	}
@@ -92,40 +74,101 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 			attempts = append(attempts, nsAttempt{flags: base})
 		}
 	}
-	var held []heldPath
-	var w *guardWatcher
-	var guards *guardRun
-	if len(attempts) > 0 {
-		if held, err = l.hold(overlays); err != nil {
-			return nil, err
-		}
-		if w, err = l.guardWatcher(overlays); err == nil && w != nil {
-			guards, err = w.watch(overlays)
-		}
-		if err != nil {
-			l.release(held)
-			return nil, err
-		}
-	}
+	// The run's plan is made while the first child starts (see
+	// runPlan); the child waits for its spec, which needs the plan.
+	pf := l.startPlan(c, len(attempts) > 0)
 	var g *gate
 	if c.Gate != nil {
 		g = runGate(ctx, c.Gate)
 	}
-	p, err := l.startWith(ctx, c, g, attempts, nsRules, overlays, sealed, abi, reasons)
+	p, err := l.startWith(ctx, c, g, attempts, pf, abi, reasons)
+	pl := pf.get()
+	guards := pl.guards
 	if guards != nil && (p == nil || !p.Enforcement.MountNS) {
-		w.unwatch(guards)
+		pl.w.unwatch(guards)
 		guards = nil
 	}
 	if p == nil {
-		l.release(held)
+		l.release(pl.held)
 		return nil, err
 	}
+	held := pl.held
 	p.release = func() { l.release(held) }
 	if guards != nil {
-		p.guards = func() error { return w.unwatch(guards) }
-		w.arm(guards, p.Kill)
+		p.guards = func() error { return pl.w.unwatch(guards) }
+		pl.w.arm(guards, p.Kill)
 	}
 	return p, err
+}
+
+// runPlan is what a run needs of the filesystem before its child builds
+// the tool's world: the rules, the overlays and sealed folders (with a
+// mount namespace the folders of other extensions inside the write scope
+// are read-only binds; a server whose calls that write are watched has
+// no placeholder made for its absent protected names where the kernel
+// lets gemkit make new names for it, sealedRules), and, with namespaces,
+// the placeholders held and the watch of the guarded paths. It is made
+// on another thread while the first attempt's child starts (its clone,
+// its exec and its Go runtime's start take milliseconds of the other
+// core), not before it: the child reads its spec, made from the plan,
+// before it does anything.
+type runPlan struct {
+	rules    []PathRule
+	overlays []overlay
+	sealed   []sealedFolder
+	held     []heldPath
+	w        *guardWatcher
+	guards   *guardRun
+	err      error
+}
+
+// planFuture is a runPlan being made; get waits for it. Only the
+// goroutine of Start calls get.
+type planFuture struct {
+	c chan *runPlan
+	p *runPlan
+}
+
+func (f *planFuture) get() *runPlan {
+	if f.p == nil {
+		f.p = <-f.c
+	}
+	return f.p
+}
+
+// readyPlan is a plan made already.
+func readyPlan(p *runPlan) *planFuture { return &planFuture{p: p} }
+
+// startPlan starts making c's plan; namespaces says whether a start
+// with namespaces will be tried (which holds placeholders and watches
+// the guarded paths).
+func (l *Launcher) startPlan(c *Command, namespaces bool) *planFuture {
+	f := &planFuture{c: make(chan *runPlan, 1)}
+	go func() { f.c <- l.plan(c, namespaces) }()
+	return f
+}
+
+func (l *Launcher) plan(c *Command, namespaces bool) *runPlan {
+	p := &runPlan{}
+	if c.Policy.ReportRefusals && child.SeccompSupported && supervisesWrites() && !l.NoNamespaces && !l.NoSealing {
+		p.rules, p.overlays, p.sealed, p.err = c.Policy.sealedRules()
+	} else {
+		p.rules, p.overlays, p.err = c.Policy.rules(false)
+	}
+	if p.err != nil || !namespaces {
+		return p
+	}
+	if p.held, p.err = l.hold(p.overlays); p.err != nil {
+		return p
+	}
+	if p.w, p.err = l.guardWatcher(p.overlays); p.err == nil && p.w != nil {
+		p.guards, p.err = p.w.watch(p.overlays)
+	}
+	if p.err != nil {
+		l.release(p.held)
+		p.held = nil
+	}
+	return p
 }
 
 // guardWatcher returns the launcher's watcher of guarded paths, made at
@@ -151,11 +194,11 @@ func (l *Launcher) guardWatcher(overlays []overlay) (*guardWatcher, error) {
 // the write scope) are computed only when it comes to that: a start
 // paid for them each time, as much as for the rules it used (a tenth of
 // a hook's own CPU time in gemkit).
-func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts []nsAttempt, nsRules []PathRule, overlays []overlay, sealed []sealedFolder, abi int, reasons []string) (*Process, error) {
+func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts []nsAttempt, pf *planFuture, abi int, reasons []string) (*Process, error) {
 	var lastNSErr error
 	for _, a := range attempts {
-		p, err := l.start(ctx, c, g, nsRules, overlays, sealed, abi, a, reasons)
-		if err == nil || !isNamespaceRefusal(err) {
+		p, err := l.start(ctx, c, g, pf, abi, a, reasons)
+		if err == nil || !isNamespaceRefusal(err) || pf.get().err != nil {
 			return p, err
 		}
 		lastNSErr = err
@@ -172,11 +215,14 @@ func (l *Launcher) startWith(ctx context.Context, c *Command, g *gate, attempts 
 	} else if !child.SeccompSupported {
 		reasons = append(reasons, "no network namespace ("+why+") and no seccomp filter for this CPU architecture, so network access cannot be denied")
 	}
+	if err := pf.get().err; err != nil {
+		return nil, err
+	}
 	splitRules, err := c.Policy.Rules()
 	if err != nil {
 		return nil, err
 	}
-	return l.start(ctx, c, g, splitRules, nil, nil, abi, nsAttempt{}, reasons)
+	return l.start(ctx, c, g, readyPlan(&runPlan{rules: splitRules}), abi, nsAttempt{}, reasons)
 }
 
 func isNamespaceRefusal(err error) bool {
@@ -196,12 +242,12 @@ func (l *Launcher) logger() *slog.Logger {
 }
 
 // start makes one attempt at starting c: in the namespaces ns asks for
-// (none when its flags are 0), with rules as the tool's filesystem. Each
-// step is a function of its own so that the order is what reads here:
-// decide what this attempt enforces, bound its memory, write the child's
-// spec, start the child, hand it the spec and serve what it asks for
-// until it execs the tool.
-func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathRule, overlays []overlay, sealed []sealedFolder, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
+// (none when its flags are 0), with the rules of pf's plan as the tool's
+// filesystem. Each step is a function of its own so that the order is
+// what reads here: decide what this attempt enforces, bound its memory,
+// start the child, make its spec once the plan is there, hand it over
+// and serve what the child asks for until it execs the tool.
+func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFuture, abi int, ns nsAttempt, reasons []string) (proc *Process, err error) {
 	// A gate that has already refused (each attempt asks again) spares
 	// the cgroup, the child and its mounts of a program that never runs.
 	if err := g.failed(); err != nil {
@@ -212,11 +258,16 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		return nil, &UnenforceableError{Reasons: reasons}
 	}
 	cg := l.memoryCgroup(&enf)
+	var word *startWord
 	if cg != nil {
 		// Unless a Process owns it, the cgroup goes on every return
-		// (after abandon has waited for the child).
+		// (after abandon has waited for the child, and the child's move
+		// into it has ended).
 		defer func() {
 			if proc == nil {
+				if word != nil {
+					_ = word.wait()
+				}
 				_ = cg.remove()
 			}
 		}()
@@ -225,18 +276,6 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	for _, r := range reasons {
 		warnings = append(warnings, "UNCONFINED: "+r)
 	}
-	// With a cgroup or a gate the child waits for a word before it
-	// execs the tool (startWord), and sets up the sandbox meanwhile.
-	gated := cg != nil || g != nil
-	spec, ww, err := childSpec(c, gated, rules, overlays, sealed, &enf)
-	if err != nil {
-		return nil, err
-	}
-	payload, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
@@ -244,18 +283,18 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	parentEnd := os.NewFile(uintptr(fds[0]), "sandbox-child")
 	childEnd := os.NewFile(uintptr(fds[1]), "sandbox-parent")
 	defer parentEnd.Close()
-	cmd, word, err := l.childCommand(c, gated, ns, enf, spec, childEnd)
+	// With a cgroup or a gate the child waits for a word before it
+	// execs the tool (startWord), and sets up the sandbox meanwhile.
+	gated := cg != nil || g != nil
+	cmd, w, err := l.childCommand(c, gated, ns, enf, usesResolver(c, enf), childEnd)
 	if err != nil {
 		childEnd.Close()
 		return nil, err
 	}
-	if l.planned != nil {
-		l.planned()
-	}
 	if err := cmd.Start(); err != nil {
 		childEnd.Close()
-		if word != nil {
-			word.close()
+		if w != nil {
+			w.close()
 		}
 		return nil, err
 	}
@@ -273,9 +312,26 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 	// The child is moved into the cgroup while it reads its spec and
 	// sets up the sandbox; it execs the tool only once it is inside, so
 	// that all the tool starts is too.
-	if word != nil {
+	if w != nil {
+		word = w
 		word.r.Close()
 		word.send(cg, cmd.Process.Pid, g)
+	}
+	pl := pf.get()
+	if pl.err != nil {
+		return nil, p.abandon(ctx, g, pl.err)
+	}
+	spec, ww, err := childSpec(c, gated, pl.rules, pl.overlays, pl.sealed, &enf)
+	if err != nil {
+		return nil, p.abandon(ctx, g, err)
+	}
+	p.Enforcement.TempBytes = enf.TempBytes
+	payload, err := json.Marshal(spec)
+	if err != nil {
+		return nil, p.abandon(ctx, g, err)
+	}
+	if l.planned != nil {
+		l.planned()
 	}
 	// A write error means the child is gone; what it said, or that it
 	// said nothing, is read below.
@@ -290,7 +346,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, rules []PathR
 		// A child that failed to join its cgroup was told nothing and
 		// did not exec: that failure is the reason, unless the child
 		// was gone already (its own error says why).
-		if aerr := <-word.added; aerr != nil && !errors.Is(aerr, unix.ESRCH) {
+		if aerr := word.wait(); aerr != nil && !errors.Is(aerr, unix.ESRCH) {
 			err = aerr
 		}
 	}
