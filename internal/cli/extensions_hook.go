@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -98,23 +99,27 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 		return hookRefusal("%s has no hook %s any more; gemkit extensions sandbox %s takes its hooks as they are now", extension.Printable(name), extension.Printable(label), extension.Printable(name))
 	}
 	// The hook runs only as the person agreed to it: the extension's
-	// files, its hooks among them, as they were then.
-	state, err := st.Consent(ext)
-	if err != nil {
-		return hookRefusal("consent to %s cannot be checked: %v", extension.Printable(name), err)
-	}
-	if !state.Granted {
-		return hookRefusal("you have not agreed to the extension %s as it is now (its hooks included); run %s", extension.Printable(name), consentHint(name))
-	}
-	// The folders a sandboxed process may write are found (listing every
-	// installed extension) only for an extension with links out of its
-	// folder, which they concern: a hook runs at every tool call.
-	var writable []string
-	if len(state.Content.LinksOut) > 0 {
-		writable = servePolicy(a, st).Writable()
-	}
-	if err := state.Content.Bindable(ext.Dir, writable); err != nil {
-		return hookRefusal("%v", err)
+	// files, its hooks among them, as they were then. The check runs
+	// while the sandbox is set up (sandbox.Command.Gate): the hook's
+	// command is executed only once it has passed, and never when it
+	// fails, whose words are the refusal's.
+	gate := func(context.Context) error {
+		state, err := st.Consent(ext)
+		if err != nil {
+			return fmt.Errorf("consent to %s cannot be checked: %v", extension.Printable(name), err)
+		}
+		if !state.Granted {
+			return fmt.Errorf("you have not agreed to the extension %s as it is now (its hooks included); run %s", extension.Printable(name), consentHint(name))
+		}
+		// The folders a sandboxed process may write are found (listing
+		// every installed extension) only for an extension with links
+		// out of its folder, which they concern: a hook runs at every
+		// tool call.
+		var writable []string
+		if len(state.Content.LinksOut) > 0 {
+			writable = servePolicy(a, st).Writable()
+		}
+		return state.Content.Bindable(ext.Dir, writable)
 	}
 	ws, err := os.Getwd()
 	if err != nil {
@@ -122,7 +127,7 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	}
 	w := c.HookWidening[label]
 	h := &exthook.Hook{Extension: ext.Manifest.Name, Dir: ext.Dir, Hook: *hook, Settings: declaredSettings(in), Widening: w,
-		Workspace: ws, Environ: os.Environ()}
+		Workspace: ws, Environ: os.Environ(), Gate: gate}
 	if w.Write != "" {
 		for _, other := range installedFolders(st) {
 			h.ReadOnly = append(h.ReadOnly, other)

@@ -70,6 +70,11 @@ type Hook struct {
 	// ReadOnly are folders the hook may not write whatever it is
 	// allowed: every extension's code.
 	ReadOnly []string
+	// Gate, when set, is the check the hook's command waits for (the
+	// person's consent to the extension as it is now): it runs while the
+	// sandbox is set up, and its error is Run's, the command not run
+	// (sandbox.Command.Gate).
+	Gate func(context.Context) error
 }
 
 // safeEnv are the variables of the environment Gemini CLI gives hooks
@@ -290,7 +295,7 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	var denied []netproxy.Denial
 	cmd := &sandbox.Command{
 		Policy: pol, Path: bash, Args: []string{"-c", h.Command()}, Env: h.Env(tmp), Dir: h.Workspace,
-		Stdin: stdin, Stdout: stdout, Stderr: io.MultiWriter(stderr, tail),
+		Stdin: stdin, Stdout: stdout, Stderr: io.MultiWriter(stderr, tail), Gate: h.Gate,
 		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)
