@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // TestHookConsent: a switched hook runs only as the person agreed to
@@ -15,11 +17,14 @@ import (
 // sandbox is set up (sandbox.Command.Gate): the command's start waits
 // for it.
 func TestHookConsent(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
-	src := memExt(t, "noted", false, map[string]string{
-		"hooks/hooks.json":   `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/verdict.json"}]}]}}`,
-		"hooks/verdict.json": `{"decision":"allow"}` + "\n",
+	// The hook's workspace is the folder Gemini CLI starts it in.
+	t.Chdir(e.ws)
+	src := filepath.Join(t.TempDir(), "noted")
+	writeFiles(t, src, map[string]string{
+		"gemini-extension.json": `{"name": "noted", "version": "1.0.0"}`,
+		"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/verdict.json"}]}]}}`,
+		"hooks/verdict.json":    `{"decision":"allow"}` + "\n",
 	})
 	e.mustRun("link", src, "--consent")
 	e.mustRun("sandbox", "noted")
@@ -37,4 +42,9 @@ func TestHookConsent(t *testing.T) {
 	if out, errOut, code := e.run("hook", "noted", "BeforeTool-1"); code != ExitOK || !strings.Contains(out, "changed") {
 		t.Errorf("agreed again: exit %d, stdout %q\nstderr:\n%s", code, out, errOut)
 	}
+}
+
+// TestHookConsentUnprivileged runs TestHookConsent as uid 65534.
+func TestHookConsentUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestHookConsent$")
 }
