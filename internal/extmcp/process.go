@@ -26,11 +26,15 @@ type process struct {
 	last *running // the one stop stopped
 	// subs are the URIs subscribed to (resources/subscribe): sent again
 	// when the server starts again, and they keep it from idling.
-	subs     map[string]bool
-	deaths   int
-	lastErr  string // why it died the last time
-	inflight int
-	lastUse  time.Time
+	subs    map[string]bool
+	deaths  int
+	lastErr string // why it died the last time
+	// inflight are the calls under way and lastUse (Unix nanoseconds)
+	// when one last ended: a forwarded call (forward.go) counts them
+	// without the server's mu, which a listing holds across its round
+	// trips.
+	inflight atomic.Int64
+	lastUse  atomic.Int64
 	idle     *time.Timer
 	gone     bool // stopped for good (Sync, Close)
 }
@@ -111,7 +115,7 @@ func (p *process) retire() {
 // touch records a use and (re)arms the idle timer, which calls check
 // after idle.
 func (p *process) touch(idle time.Duration, check func()) {
-	p.lastUse = time.Now()
+	p.lastUse.Store(time.Now().UnixNano())
 	if p.idle == nil {
 		p.idle = time.AfterFunc(idle, check)
 		return
@@ -123,7 +127,7 @@ func (p *process) touch(idle time.Duration, check func()) {
 // under way and no subscription; when it did not, the timer is armed
 // again.
 func (p *process) idleFor(idle time.Duration) bool {
-	if p.inflight > 0 || len(p.subs) > 0 || time.Since(p.lastUse) < idle {
+	if p.inflight.Load() > 0 || len(p.subs) > 0 || time.Since(time.Unix(0, p.lastUse.Load())) < idle {
 		p.idle.Reset(idle)
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/gemkit/gemkit/internal/mcpclient"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // Progress receives a call's progress notifications: the progress, the
@@ -41,35 +42,41 @@ func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessa
 		}
 		before := r.denied()
 		res, err := r.client.CallToolRaw(ctx, tool, args, token)
-		// What the sandbox refused the server during the call is said to
-		// the model with the result (the proxy, the resolver and the
-		// watch of its connect calls record a refusal before they answer
-		// it, so before the server can answer), and a refused write the
-		// result tells of to the person too.
-		rs := s.refusedSince(before, r.denied(), r.data)
-		if len(rs) > 0 {
-			s.markNeeded(rs, args, res, err)
-		}
-		if err == nil {
-			for _, w := range s.refusedWrites(args, res, r.data, r.tmp, r.readOnly) {
-				// The watch of its writes reports by the path the call
-				// named; the server's error is heard only of the others.
-				if slices.ContainsFunc(rs, func(x Refusal) bool { return x.Path == w.Path }) {
-					continue
-				}
-				s.withRun(&w)
-				s.report(w)
-				rs = append(rs, w)
-			}
-		}
-		if len(rs) > 0 {
-			if err == nil {
-				return withLine(res, forModel(rs)), nil
-			}
-			err = fmt.Errorf("%w; %s", err, forModel(rs))
-		}
-		return res, err
+		return s.withRefusals(r, before, r.denied(), args, res, err)
 	})
+}
+
+// withRefusals adds to a call's answer (res or err) what the sandbox
+// refused the server during the call, before and after being what it
+// had refused before it and after it: the proxy, the resolver and the
+// watch of its connect calls record a refusal before they answer it, so
+// before the server can answer. It is said to the model with the
+// result, and a refused write the result tells of to the person too.
+// res is compact, as CallToolRaw gives it.
+func (s *server) withRefusals(r *running, before, after []netproxy.Denial, args, res json.RawMessage, err error) (json.RawMessage, error) {
+	rs := s.refusedSince(before, after, r.data)
+	if len(rs) > 0 {
+		s.markNeeded(rs, args, res, err)
+	}
+	if err == nil {
+		for _, w := range s.refusedWrites(args, res, r.data, r.tmp, r.readOnly) {
+			// The watch of its writes reports by the path the call
+			// named; the server's error is heard only of the others.
+			if slices.ContainsFunc(rs, func(x Refusal) bool { return x.Path == w.Path }) {
+				continue
+			}
+			s.withRun(&w)
+			s.report(w)
+			rs = append(rs, w)
+		}
+	}
+	if len(rs) > 0 {
+		if err == nil {
+			return withLine(res, forModel(rs)), nil
+		}
+		err = fmt.Errorf("%w; %s", err, forModel(rs))
+	}
+	return res, err
 }
 
 // GetPrompt gets the prompt name of the server key with args, as Call
@@ -160,11 +167,11 @@ func (s *server) request(ctx context.Context, what string, do func(context.Conte
 		s.mu.Unlock()
 		return nil, err
 	}
-	s.proc.inflight++
+	s.proc.inflight.Add(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.proc.inflight--
+		s.proc.inflight.Add(-1)
 		s.touch()
 		s.mu.Unlock()
 	}()
@@ -172,20 +179,28 @@ func (s *server) request(ctx context.Context, what string, do func(context.Conte
 	if err == nil {
 		return res, nil
 	}
-	if ended, why := r.client.Ended(); ended && ctx.Err() == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
-		return nil, s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, what))
+	return nil, s.requestFailure(r, what, err, ctx.Err())
+}
+
+// requestFailure is the error of a request (what names it in words) of
+// the run r that failed with err, in words naming the server, how it
+// failed and what happens next; ctxErr is the request's context's error
+// (its deadline, or its caller's cancel, which is returned as it is).
+func (s *server) requestFailure(r *running, what string, err, ctxErr error) error {
+	if ended, why := r.client.Ended(); ended && ctxErr == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
+		return s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, what))
 	}
-	if ctx.Err() == nil && r.exitedSoon() {
-		return nil, s.failure("exited during the call of " + what + "; it is started again at the next call")
+	if ctxErr == nil && r.exitedSoon() {
+		return s.failure("exited during the call of " + what + "; it is started again at the next call")
 	}
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, s.failure("did not answer " + what + " within " + s.timeout().String())
+	if ctxErr == context.DeadlineExceeded {
+		return s.failure("did not answer " + what + " within " + s.timeout().String())
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	if ctxErr != nil {
+		return ctxErr
 	}
 	if ended, why := r.client.Ended(); ended {
-		return nil, s.broke(r, "broke its MCP connection during the call of "+what+" ("+oneLine(why.Error())+")")
+		return s.broke(r, "broke its MCP connection during the call of "+what+" ("+oneLine(why.Error())+")")
 	}
-	return nil, s.failure("failed to answer " + what + ": " + oneLine(err.Error()))
+	return s.failure("failed to answer " + what + ": " + oneLine(err.Error()))
 }

@@ -42,7 +42,7 @@ type stdioTransport struct {
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	t.conn = &stdioConn{t: t, calls: map[string]chan directAnswer{}}
+	t.conn = &stdioConn{t: t, calls: map[string]answerFunc{}, nonBlocking: nonBlocking(t.in)}
 	return t.conn, nil
 }
 
@@ -50,15 +50,25 @@ type stdioConn struct {
 	t       *stdioTransport
 	pending []jsonrpc.Message // the rest of a batch
 	wmu     sync.Mutex
-	once    sync.Once
-	cerr    error
+	// nonBlocking: the server's stdin is a descriptor in non-blocking
+	// mode, which send writes without blocking (tryWrite).
+	nonBlocking bool
+	once        sync.Once
+	cerr        error
 
-	// The calls made directly (call), by the id they went with.
+	// The calls made directly (call, forward), by the id they went
+	// with.
 	cmu    sync.Mutex
-	calls  map[string]chan directAnswer
+	calls  map[string]answerFunc
 	nextID int64
 	ended  error // why reading ended; no call is taken after it
 }
+
+// answerFunc receives the answer to a direct call, in the goroutine
+// that reads the server's stdout: its result as the server wrote it
+// (a copy of its own), or its error (a *jsonrpc.Error the server
+// answered, or why reading ended). It must not block.
+type answerFunc func(result json.RawMessage, err error)
 
 // directAnswer is the answer to a direct call: its result, or its error.
 type directAnswer struct {
@@ -91,6 +101,15 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			line = append(head, rest...)
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
+			if err != nil {
+				c.endCalls(err)
+				return nil, err
+			}
+			continue
+		}
+		// The answer of a direct call goes to its caller without the
+		// SDK's types: read once, its result as the server wrote it.
+		if c.answerLine(line) {
 			if err != nil {
 				c.endCalls(err)
 				return nil, err
@@ -169,16 +188,10 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 		return nil, err
 	}
 	ch := make(chan directAnswer, 1)
-	c.cmu.Lock()
-	if c.ended != nil {
-		err := c.ended
-		c.cmu.Unlock()
-		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+	key, err := c.register(method, func(result json.RawMessage, err error) { ch <- directAnswer{result, err} })
+	if err != nil {
+		return nil, err
 	}
-	c.nextID++
-	key := directPrefix + strconv.FormatInt(c.nextID, 10)
-	c.calls[key] = ch
-	c.cmu.Unlock()
 	id, _ := jsonrpc.MakeID(key)
 	if err := c.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: p}); err != nil {
 		c.forget(key)
@@ -192,18 +205,41 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 		return a.result, nil
 	case <-ctx.Done():
 		c.forget(key)
-		go func() {
-			n, _ := json.Marshal(map[string]any{"requestId": key, "reason": ctx.Err().Error()})
-			_ = c.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: n})
-		}()
+		go c.cancelled(key, ctx.Err().Error())
 		return nil, ctx.Err()
 	}
 }
 
-func (c *stdioConn) forget(key string) {
+// register takes a new direct call of method, whose answer goes to
+// answer, and returns the id it goes with; once reading has ended it
+// fails as the call's write would.
+func (c *stdioConn) register(method string, answer answerFunc) (string, error) {
 	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if c.ended != nil {
+		return "", fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, c.ended)
+	}
+	c.nextID++
+	key := directPrefix + strconv.FormatInt(c.nextID, 10)
+	c.calls[key] = answer
+	return key, nil
+}
+
+// forget gives up the direct call key, and reports whether it was still
+// waiting for its answer (which then goes nowhere).
+func (c *stdioConn) forget(key string) bool {
+	c.cmu.Lock()
+	_, ok := c.calls[key]
 	delete(c.calls, key)
 	c.cmu.Unlock()
+	return ok
+}
+
+// cancelled tells the server that the request key was given up, as the
+// SDK tells it (MCP's notifications/cancelled).
+func (c *stdioConn) cancelled(key, reason string) {
+	n, _ := json.Marshal(map[string]any{"requestId": key, "reason": reason})
+	_ = c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/cancelled", Params: n})
 }
 
 // answer hands r to the direct call it answers, and reports whether it
@@ -213,26 +249,61 @@ func (c *stdioConn) answer(r *jsonrpc.Response) bool {
 	if !ok || !strings.HasPrefix(key, directPrefix) {
 		return false
 	}
+	c.hand(key, r.Result, r.Error)
+	return true
+}
+
+// hand gives the direct call key its answer, if it still waits for one.
+func (c *stdioConn) hand(key string, result json.RawMessage, err error) {
 	c.cmu.Lock()
-	ch, ok := c.calls[key]
+	answer, ok := c.calls[key]
 	delete(c.calls, key)
 	c.cmu.Unlock()
 	if ok {
-		ch <- directAnswer{result: r.Result, err: r.Error}
+		answer(result, err)
 	}
+}
+
+// answerLine hands line to the direct call it answers when it is one
+// message, an answer under a direct call's id as gemkit wrote it, and
+// reports whether it did; every other line (a batch, a request, an id
+// written another way) is decodeLine's, which reads it as the SDK does.
+func (c *stdioConn) answerLine(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"`+directPrefix)) {
+		return false
+	}
+	m, err := mcpwire.Read(line)
+	if err != nil || m.HasMethod || m.JSONRPC != "2.0" {
+		return false
+	}
+	id := m.ID
+	if len(id) < 2+len(directPrefix) || id[0] != '"' || id[len(id)-1] != '"' ||
+		!bytes.HasPrefix(id[1:], []byte(directPrefix)) || bytes.IndexByte(id, '\\') >= 0 {
+		return false
+	}
+	var jerr error
+	if len(m.Error) > 0 && string(m.Error) != "null" {
+		we := &jsonrpc.Error{}
+		if mcpwire.Decode(m.Error, we) != nil {
+			return false // decodeLine says what is wrong with it
+		}
+		jerr = we
+	}
+	c.hand(string(id[1:len(id)-1]), m.Result, jerr)
 	return true
 }
 
 // endCalls fails the direct calls under way once reading ended.
 func (c *stdioConn) endCalls(why error) {
 	c.cmu.Lock()
-	defer c.cmu.Unlock()
 	if c.ended == nil {
 		c.ended = why
 	}
-	for key, ch := range c.calls {
-		ch <- directAnswer{err: fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, why)}
-		delete(c.calls, key)
+	calls := c.calls
+	c.calls = map[string]answerFunc{}
+	c.cmu.Unlock()
+	for _, answer := range calls {
+		answer(nil, fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, why))
 	}
 }
 

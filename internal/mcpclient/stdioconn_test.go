@@ -178,7 +178,8 @@ func BenchmarkDecodeLine(b *testing.B) {
 
 // scriptedServer answers a client on stdio as a server would: initialize
 // (revision rev), and tools/call by the tool's name: "echo" with a result
-// written with spaces, "fail" with a JSON-RPC error, "slow" never (the
+// written with spaces, "fail" with a JSON-RPC error, "number" with a
+// result that is not an object, "slow" never (the
 // notifications/cancelled that follows goes to cancelled), "die" by
 // closing its stdout, "progress" with three progress notifications for
 // the call's token and its result in one write, then a fourth.
@@ -222,6 +223,8 @@ func scriptedServer(t *testing.T, rev string, ids, cancelled chan string) (*os.F
 					reply(`"result": {"content": [ {"type": "text", "text": "hi"} ], "isError": true}`)
 				case "fail":
 					reply(`"error":{"code":-32602,"message":"no such tool: fail"}`)
+				case "number":
+					reply(`"result":5`)
 				case "die":
 					cout.Close()
 				case "progress":

@@ -15,23 +15,38 @@ import (
 )
 
 // A tools/call of a tool an extension's own MCP server serves is, on
-// stdio, answered here, as fastList answers tools/list: the line is
-// read, the call passed to the server through the same Manager the SDK's
-// handler (callServer) calls, and the answer written in the SDK's bytes
-// (TestFastCall compares them), without the SDK's server in between. Its
-// handling of a request (a goroutine to read, one to take the message
-// in, one to run the handler, and the request decoded four times, each
-// time through a fresh 32 KiB buffer in go-sdk v1.8.0) cost more than
-// the proxied call's own round trip: about 0.12 ms of the 0.4 ms gemkit
-// added to a call (bench/extmcp).
+// stdio, answered here, as fastList answers tools/list, without the
+// SDK's server in between: its handling of a request (a goroutine to
+// read, one to take the message in, one to run the handler, and the
+// request decoded four times) cost more than the proxied call's own
+// round trip (bench/extmcp).
+//
+// When the server is running, the call is forwarded (extmcp's
+// Manager.Forward): the request goes to the server from the goroutine
+// that read the client's line, under an id of gemkit's, and the server's
+// answer is written back from the goroutine that reads the server, under
+// the client's id, with the result as the server wrote it: no goroutine
+// of its own between the two, and nothing decoded but the members the
+// way needs (the id, the method, the tool's name; of the answer its id,
+// and whether it is a tool error). A process that copies bytes between
+// the two does no less. The result is the same JSON value the SDK's way
+// wrote (TestFastCall compares them; the SDK decoded it into its types
+// and encoded it again, in other bytes, and left out what its types do
+// not name), except where Call adds to it: what the sandbox refused the
+// server during the call, and a refused write a tool error tells of,
+// which come as Call words them, as does every failure (the server's
+// error, its death, an overlong message, the timeout). A server not
+// running is started by the call, in a goroutine, as before.
 //
 // What the SDK would do with such a call is done here too: the client's
 // progress token gets the server's progress, notifications/cancelled
-// ends the call (and no answer follows, as MCP asks), the end of the
-// session ends every call, and a call before the client said it is
-// initialized, a call of another tool, and every request mcpwire's rule
-// leaves to the SDK (those of the revisions from 2026-07-28 on among
-// them) go on to it.
+// ends the call (the server is told under its own id, and no answer
+// follows, as MCP asks), the end of the session ends every call, and a
+// call before the client said it is initialized, a call of another tool,
+// and every request mcpwire's rule leaves to the SDK (those of the
+// revisions from 2026-07-28 on among them) go on to it. What the server
+// asks of gemkit during a call (roots, sampling) its client answers, as
+// before.
 
 // serverRoute is where a served tool's calls go: the tool of the
 // extension server key.
@@ -43,12 +58,13 @@ type serverRoute struct {
 // by the request's id as the client wrote it.
 type fastCalls struct {
 	mu      sync.Mutex
-	running map[string]context.CancelFunc
+	running map[string]func() // nil until the call's cancel is known
 }
 
 // fastCall answers line, when it is a tools/call of a served server tool
 // of the revisions up to 2025-11-25, on w, and reports whether it took
-// the line. The call runs in a goroutine of its own, under ctx.
+// the line: forwarded to the running server, or, when it is not
+// running, in a goroutine of its own under ctx.
 func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w io.Writer) bool {
 	if !bytes.Contains(line, []byte(`"tools/call"`)) {
 		return false
@@ -81,10 +97,8 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if err != nil {
 		return false
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	if !calls.start(id, cancel) {
+	if !calls.start(id) {
 		// An id already under way is the SDK's to refuse.
-		cancel()
 		return false
 	}
 	args := params.Arguments
@@ -98,10 +112,30 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 			writeMessage(w, nil, "notifications/progress", &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: total, Message: msg})
 		}
 	}
+	name := params.Name
+	// A running server's call is forwarded: the answer comes back from
+	// the goroutine that reads the server, and is written from there.
+	if cancel, ok := s.cfg.Servers.Forward(route.key, route.tool, args, progress, func(res json.RawMessage, err error) {
+		// A call the client cancelled gets no answer.
+		if !calls.end(id) {
+			return
+		}
+		if err != nil {
+			s.log.Warn("an extension's MCP server failed a call", "tool", name, "err", err)
+			writeMessage(w, id, "", textResult(err.Error(), true))
+			return
+		}
+		writeResult(w, id, res)
+	}); ok {
+		calls.set(id, cancel)
+		return true
+	}
+	// One that is not running is started by the call, in a goroutine.
+	ctx, cancel := context.WithCancel(ctx)
+	calls.set(id, cancel)
 	go func() {
 		defer cancel()
-		res := s.callServerRoute(ctx, params.Name, route, args, progress)
-		// A call the client cancelled gets no answer.
+		res := s.callServerRoute(ctx, name, route, args, progress)
 		if calls.end(id) && ctx.Err() == nil {
 			writeMessage(w, id, "", res)
 		}
@@ -126,17 +160,29 @@ func (s *Server) cancelled(calls *fastCalls, line []byte) {
 	}
 }
 
-func (c *fastCalls) start(id []byte, cancel context.CancelFunc) bool {
+// start takes the call id, and reports whether it was not under way
+// already.
+func (c *fastCalls) start(id []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.running[string(id)]; ok {
 		return false
 	}
 	if c.running == nil {
-		c.running = map[string]context.CancelFunc{}
+		c.running = map[string]func(){}
 	}
-	c.running[string(id)] = cancel
+	c.running[string(id)] = nil
 	return true
+}
+
+// set gives the call id, if still under way, the function that cancels
+// it.
+func (c *fastCalls) set(id []byte, cancel func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.running[string(id)]; ok {
+		c.running[string(id)] = cancel
+	}
 }
 
 // end forgets the call id; false when it was cancelled meanwhile.
@@ -153,9 +199,34 @@ func (c *fastCalls) cancel(id []byte) {
 	cancel, ok := c.running[string(id)]
 	delete(c.running, string(id))
 	c.mu.Unlock()
-	if ok {
+	if ok && cancel != nil {
 		cancel()
 	}
+}
+
+// cancelAll cancels every call under way: the session ended.
+func (c *fastCalls) cancelAll() {
+	c.mu.Lock()
+	all := c.running
+	c.running = nil
+	c.mu.Unlock()
+	for _, cancel := range all {
+		if cancel != nil {
+			cancel()
+		}
+	}
+}
+
+// writeResult writes, as one line, the response to id with res, a
+// result as its server wrote it (one line's JSON).
+func writeResult(w io.Writer, id []byte, res json.RawMessage) {
+	out := make([]byte, 0, len(res)+len(id)+32)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"result":`...)
+	out = append(out, res...)
+	out = append(out, "}\n"...)
+	_, _ = w.Write(out)
 }
 
 // writeMessage writes, as one line, a response to id with result, or

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,9 @@ import (
 //	                                   until it ended ("(the session ended)");
 //	                                   a line that is no request is followed by
 //	                                   one (a ping), whose answer shows that
-//	                                   whatever the line caused came first
+//	                                   whatever the line caused came first; a
+//	                                   request cancelled (notifications/cancelled)
+//	                                   in the same section is not waited for
 //	-- send-quiet --
 //	...                                lines whose answers are read, not shown
 //
@@ -113,7 +116,12 @@ func (w *wireRun) exchange(send string) string {
 		// What is not JSON, or is no request (members by their exact
 		// names), expects no answer of its own.
 		if m, err := mcpwire.Read([]byte(line)); err == nil && m.HasID() && m.HasMethod {
-			want[string(m.ID)] = true
+			want[canonID(m.ID)] = true
+		} else if err == nil && m.Is("notifications/cancelled") {
+			// A request cancelled is answered by nothing.
+			if p, err := mcpwire.ReadParams(m.Params); err == nil {
+				delete(want, canonID(p.RequestID))
+			}
 		}
 		if _, err := io.WriteString(w.stdin, w.real(line)+"\n"); err != nil && !w.ended {
 			t.Fatalf("writing %s: %v", line, err)
@@ -130,13 +138,24 @@ func (w *wireRun) exchange(send string) string {
 			}
 			out.WriteString(w.norm(line) + "\n")
 			if m := idRE.FindStringSubmatch(line); m != nil && !strings.Contains(line, `"method":`) {
-				delete(want, m[1])
+				delete(want, canonID([]byte(m[1])))
 			}
 		case <-time.After(60 * time.Second):
 			t.Fatalf("no answer to %v within 60 s; so far:\n%s", want, out.String())
 		}
 	}
 	return out.String()
+}
+
+// canonID is an id as one text whichever way its JSON was written (an
+// answer writes a string's escapes as go-sdk does).
+func canonID(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // real puts the volatile values into s; norm takes them out again.

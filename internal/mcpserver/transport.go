@@ -33,8 +33,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(ctx)
+	in, restore := pollable(in)
+	defer restore()
 	w := &lockedWriter{w: out}
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: &listingReader{s: s, ctx: ctx, src: bufio.NewReaderSize(in, 64<<10), out: w}, Writer: w})
+	r := &listingReader{s: s, ctx: ctx, src: bufio.NewReaderSize(in, 64<<10), out: w}
+	// The calls forwarded to the extensions' servers end with the
+	// session, as the SDK's end with its context.
+	context.AfterFunc(ctx, r.calls.cancelAll)
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

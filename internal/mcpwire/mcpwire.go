@@ -84,9 +84,10 @@ const (
 // SDK's handling of a message cost more than the work itself: `gemkit
 // mcp` answers a tools/list on stdio from its cached bytes
 // (mcpserver/fastlist.go) and forwards a tools/call of an extension's
-// server's tool straight to it (mcpserver/fastcall.go), and the client
-// of an extension's server sends a tools/call and takes its answer
-// without the SDK's request machinery (mcpclient/stdioconn.go). The
+// server's tool straight to it, passing the server's result back as the
+// server wrote it (mcpserver/fastcall.go), and the client of an
+// extension's server sends a tools/call and takes its answer without the
+// SDK's request machinery (mcpclient/stdioconn.go, forward.go). The
 // companion speaks its small MCP with no SDK at all (an SDK could not
 // send its notifications: go-sdk#745).
 //
@@ -101,8 +102,13 @@ const (
 //     exact names), is JSON-RPC 2.0, and its id is one the SDK takes
 //     (Message.WireID);
 //   - its params carry nothing of the newer revisions (Params.Plain);
-//   - what the path writes is, byte for byte, what the SDK would write
-//     (each path has a test comparing the two).
+//   - what the path writes is what the SDK would write: byte for byte
+//     where gemkit makes the answer (a tools/list), the same JSON value
+//     where it passes a server's result on (a forwarded tools/call, the
+//     server's own bytes under the client's id; the SDK's decoding and
+//     encoding again changed only how the value was written, and left
+//     out members its types do not name); each path has a test
+//     comparing the two.
 
 // MaySkipSDK reports whether a session of revision v (as negotiated; ""
 // when none was) may have its messages handled without go-sdk.

@@ -1,0 +1,148 @@
+package extmcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/mcpwire"
+)
+
+// forwarded is what a Forward's done received.
+type forwarded struct {
+	res string
+	err error
+}
+
+// forwardCall forwards a call of tool and waits for its answer; ok is
+// false when Forward did not take it.
+func forwardCall(t *testing.T, m *extmcp.Manager, sp extmcp.Spec, tool string, args any) (res string, err error, ok bool) {
+	t.Helper()
+	ch, _, ok := forwardAsync(t, m, sp, tool, args)
+	if !ok {
+		return "", nil, false
+	}
+	select {
+	case a := <-ch:
+		return a.res, a.err, true
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%s: no answer within 2 minutes", tool)
+		return "", nil, false
+	}
+}
+
+func forwardAsync(t *testing.T, m *extmcp.Manager, sp extmcp.Spec, tool string, args any) (chan forwarded, func(), bool) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	ch := make(chan forwarded, 1)
+	cancel, ok := m.Forward(sp.Key(), tool, a, nil, func(res json.RawMessage, err error) { ch <- forwarded{string(res), err} })
+	return ch, cancel, ok
+}
+
+// sameValue reports whether a and b are the same JSON value.
+func sameValue(a, b string) bool {
+	var va, vb any
+	return json.Unmarshal([]byte(a), &va) == nil && json.Unmarshal([]byte(b), &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// TestForwardAsCall: a call Forward takes (the server running) answers
+// what Call answers, in the same words: a result (as the server wrote
+// it), what the sandbox refused during the call added to it (a host, and
+// a refused write a tool error tells of), the timeout, the server's death
+// mid-call, an overlong message; a call given up gets no answer and the
+// server keeps answering; a server not running is not taken (Call
+// starts it).
+func TestForwardAsCall(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts sandboxed servers and waits out a call's bound: runs without -short, as in CI")
+	}
+	s := newSetup(t, 30*time.Second)
+	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	fx.Timeout = 5 * time.Second
+	every := s.spec("everything", s.script("server-everything"))
+	s.m.Sync([]extmcp.Spec{fx, every})
+	if _, _, ok := forwardCall(t, s.m, fx, "ok", map[string]any{}); ok {
+		t.Error("Forward took a call of a server not started")
+	}
+	if _, failed := s.m.Tools(context.Background()); len(failed) > 0 {
+		t.Fatal(failed[0].Err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	target := ln.Addr().String()
+
+	// Answered: the same result, refusals and refused writes added.
+	for _, c := range []struct {
+		sp   extmcp.Spec
+		tool string
+		args map[string]any
+		said string
+	}{
+		{every, "echo", map[string]any{"message": "<b>hi</b> & ünï"}, "Echo: <b>hi</b> & ünï"},
+		{every, "get-structured-content", map[string]any{"location": "New York"}, ""},
+		{every, "get-sum", map[string]any{"a": "not a number"}, "Invalid arguments"},
+		{fx, "ok", map[string]any{}, "ok"},
+		{fx, "proxied", map[string]any{"url": "http://" + target + "/"}, "gemkit extensions sandbox realmcp --allow-host " + target},
+		{fx, "write", map[string]any{"path": filepath.Join(s.ws, "planted.txt")}, "--allow-write workspace"},
+	} {
+		got, err, ok := forwardCall(t, s.m, c.sp, c.tool, c.args)
+		if !ok || err != nil {
+			t.Errorf("%s: forwarded %v, taken %v", c.tool, err, ok)
+			continue
+		}
+		a, _ := json.Marshal(c.args)
+		want, err := s.m.Call(context.Background(), c.sp.Key(), c.tool, a, nil)
+		if err != nil {
+			t.Errorf("%s: Call: %v", c.tool, err)
+			continue
+		}
+		if !sameValue(got, string(want)) {
+			t.Errorf("%s: forwarded\n%s\nCall\n%s", c.tool, got, want)
+		}
+		if !strings.Contains(got, c.said) {
+			t.Errorf("%s: %s does not say %q", c.tool, got, c.said)
+		}
+	}
+
+	// Failed: the words of Call.
+	start := time.Now()
+	if _, err, ok := forwardCall(t, s.m, fx, "hang", map[string]any{}); !ok || err == nil || !strings.Contains(err.Error(), "extension realmcp's MCP server fixture did not answer hang within 5s") {
+		t.Errorf("hang: %v (taken %v)", err, ok)
+	}
+	t.Logf("hang came back after %s", time.Since(start))
+	ch, cancel, ok := forwardAsync(t, s.m, fx, "hang", map[string]any{})
+	if !ok {
+		t.Fatal("a second hang was not taken")
+	}
+	cancel()
+	if got, err, ok := forwardCall(t, s.m, fx, "ok", map[string]any{}); !ok || err != nil || !strings.Contains(got, `"ok"`) {
+		t.Errorf("ok after a call given up: %s %v %v", got, err, ok)
+	}
+	select {
+	case a := <-ch:
+		t.Errorf("a call given up was answered: %+v", a)
+	case <-time.After(fx.Timeout + time.Second): // past its bound: no timeout answers it either
+	}
+	if _, err, ok := forwardCall(t, s.m, fx, "die", map[string]any{}); !ok || err == nil ||
+		!strings.Contains(err.Error(), "exited during the call of die; it is started again at the next call") || !strings.Contains(err.Error(), "asked to die") {
+		t.Errorf("die: %v (taken %v)", err, ok)
+	}
+	waitFor(t, func() bool { _, _, ok := forwardCall(t, s.m, fx, "ok", map[string]any{}); return !ok })
+	if text, _, err := call(t, s.m, fx, "ok", map[string]any{}); err != nil || text != "ok" {
+		t.Fatalf("ok after the death: %q %v", text, err)
+	}
+	if _, err, ok := forwardCall(t, s.m, fx, "flood", map[string]any{}); !ok || err == nil || !strings.Contains(err.Error(), fmt.Sprintf("printed a message over %d MiB on its stdout during the call of flood", mcpwire.MaxMessage>>20)) {
+		t.Errorf("flood: %v (taken %v)", err, ok)
+	}
+}

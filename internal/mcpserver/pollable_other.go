@@ -1,0 +1,9 @@
+//go:build !unix
+
+package mcpserver
+
+import "io"
+
+// pollable returns in as it is: only a unix descriptor is switched to
+// the poller.
+func pollable(in io.Reader) (io.Reader, func()) { return in, func() {} }

@@ -1,0 +1,55 @@
+//go:build unix
+
+package mcpserver
+
+import (
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// pollable returns, for in a pipe or a socket (as a client hands gemkit
+// mcp its stdin) in blocking mode, a reader of the same stream that Go's
+// poller waits on, and the function that puts the stream back in
+// blocking mode; any other in comes back as it is. A blocking read holds
+// a thread, and its processor, in the system call between two messages:
+// whenever the other processor was busy the runtime's monitor took that
+// one back, woke another thread for it, and kept waking itself every 20
+// µs; that cost a forwarded call more than its own work (bench/extmcp).
+// A terminal is left alone: the shell shares its mode, and one gemkit
+// could not put back (a crash) would break the shell's next read.
+func pollable(in io.Reader) (io.Reader, func()) {
+	f, ok := in.(*os.File)
+	if !ok {
+		return in, func() {}
+	}
+	fd := int(f.Fd())
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || (st.Mode&unix.S_IFMT != unix.S_IFIFO && st.Mode&unix.S_IFMT != unix.S_IFSOCK) {
+		return in, func() {}
+	}
+	if nb, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || nb&unix.O_NONBLOCK != 0 {
+		return in, func() {}
+	}
+	// A descriptor of its own: the *os.File closes it when it is
+	// collected, which must not close the process's stdin.
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return in, func() {}
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return in, func() {}
+	}
+	// os.NewFile takes a descriptor in non-blocking mode into the poller.
+	pf := os.NewFile(uintptr(dup), f.Name())
+	return pf, func() {
+		// The mode belongs to the open file, which the client may share:
+		// it gets it back as it gave it.
+		if rc, err := pf.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { _ = unix.SetNonblock(int(fd), false) })
+		}
+		pf.Close()
+	}
+}
