@@ -54,7 +54,8 @@ func sameValue(a, b string) bool {
 
 // TestForwardAsCall: a call Forward takes (the server running) answers
 // what Call answers, in the same words: a result (as the server wrote
-// it), what the sandbox refused during the call added to it (a host, and
+// it; one the server asked gemkit something for during the call), what
+// the sandbox refused during the call added to it (a host, and
 // a refused write a tool error tells of), the timeout, the server's death
 // mid-call, an overlong message; a call given up gets no answer and the
 // server keeps answering; a server not running is not taken (Call
@@ -93,6 +94,8 @@ func TestForwardAsCall(t *testing.T) {
 		{every, "get-structured-content", map[string]any{"location": "New York"}, ""},
 		{every, "get-sum", map[string]any{"a": "not a number"}, "Invalid arguments"},
 		{fx, "ok", map[string]any{}, "ok"},
+		// The server asks gemkit's client for its roots during the call.
+		{fx, "roots", map[string]any{}, `{\"roots\":[]}`},
 		{fx, "proxied", map[string]any{"url": "http://" + target + "/"}, "gemkit extensions sandbox realmcp --allow-host " + target},
 		{fx, "write", map[string]any{"path": filepath.Join(s.ws, "planted.txt")}, "--allow-write workspace"},
 	} {

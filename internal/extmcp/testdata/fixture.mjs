@@ -26,7 +26,11 @@ const tools = [
   { name: "run", description: "Runs a command and answers its output and status.", inputSchema: { type: "object" } },
   { name: "mkdirp", description: "Makes a folder of the working folder and those it needs (mkdirSync recursive): the path is the server's, not the call's.", inputSchema: { type: "object" } },
   { name: "create", description: "Creates a file of the working folder: the path is the server's, not the call's.", inputSchema: { type: "object" } },
+  { name: "roots", description: "Asks the client for its roots (roots/list) during the call, and answers what it answered.", inputSchema: { type: "object" } },
 ];
+// The answers the server waits for, to its own requests, by their ids.
+const asked = new Map();
+let asks = 0;
 // FIXTURE_IGNORE_TERM makes the server itself ignore SIGTERM.
 if (process.env.FIXTURE_IGNORE_TERM) process.on("SIGTERM", () => console.error("fixture: SIGTERM ignored"));
 const text = (id, t, isError) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }], isError } });
@@ -35,6 +39,13 @@ console.error("fixture started");
 createInterface({ input: process.stdin }).on("line", (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return;
+  if (m.method === undefined) {
+    // An answer to a request of the server's.
+    const done = asked.get(m.id);
+    asked.delete(m.id);
+    if (done) done(m);
+    return;
+  }
   switch (m.method) {
     case "initialize":
       return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fixture", version: "1" } } });
@@ -46,6 +57,11 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         process.exit(7);
       }
       if (m.params.name === "hang") return;
+      if (m.params.name === "roots") {
+        const id = "fixture-" + ++asks;
+        asked.set(id, (a) => text(m.id, JSON.stringify(a.result ?? a.error), a.error !== undefined));
+        return send({ jsonrpc: "2.0", id, method: "roots/list" });
+      }
       const a = m.params.arguments || {};
       if (m.params.name === "flood") {
         // A notification whose text never ends: 32 MiB in 1 MiB writes.
