@@ -24,12 +24,20 @@ func pollable(in io.Reader) (io.Reader, func()) {
 	if !ok {
 		return in, func() {}
 	}
-	fd := int(f.Fd())
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || (st.Mode&unix.S_IFMT != unix.S_IFIFO && st.Mode&unix.S_IFMT != unix.S_IFSOCK) {
+	// The descriptor, without Fd, which would put a pollable one in
+	// blocking mode.
+	rc, err := f.SyscallConn()
+	if err != nil {
 		return in, func() {}
 	}
-	if nb, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || nb&unix.O_NONBLOCK != 0 {
+	fd := -1
+	_ = rc.Control(func(d uintptr) { fd = int(d) })
+	var st unix.Stat_t
+	if fd < 0 || unix.Fstat(fd, &st) != nil || (st.Mode&unix.S_IFMT != unix.S_IFIFO && st.Mode&unix.S_IFMT != unix.S_IFSOCK) {
+		return in, func() {}
+	}
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+		// Already read through the poller (os.Stdin took it so).
 		return in, func() {}
 	}
 	// A descriptor of its own: the *os.File closes it when it is
