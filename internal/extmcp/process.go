@@ -125,10 +125,15 @@ func (p *process) touch(idle time.Duration, check func()) {
 
 // idleFor reports whether a run went unused for idle, with no call
 // under way and no subscription; when it did not, the timer is armed
-// again.
+// again, for what is left of idle since the last use (a forwarded call
+// records its use without arming it).
 func (p *process) idleFor(idle time.Duration) bool {
-	if p.inflight.Load() > 0 || len(p.subs) > 0 || time.Since(time.Unix(0, p.lastUse.Load())) < idle {
+	if p.inflight.Load() > 0 || len(p.subs) > 0 {
 		p.idle.Reset(idle)
+		return false
+	}
+	if since := time.Since(time.Unix(0, p.lastUse.Load())); since < idle {
+		p.idle.Reset(idle - since)
 		return false
 	}
 	return true
