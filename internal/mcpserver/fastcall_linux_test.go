@@ -141,12 +141,16 @@ func TestFastCall(t *testing.T) {
 	if !s.fastCall(ctx, &calls, []byte(line+"\n"), fast) {
 		t.Fatal("a call with a progress token did not take the fast path")
 	}
-	// The server's last progress and its result cross gemkit's client by
-	// two ways (the SDK hands a notification on apart from a result), so
-	// either may be written first, by the fast path as by the SDK's.
+	// The fast path writes the server's progress and its answer in the
+	// order the server sent them; the SDK's handler may write the last
+	// progress after the answer (its session hands a notification on
+	// apart from a result), so the two are compared in any order.
 	var fastLines []string
 	for len(fastLines) < 3 {
 		fastLines = append(fastLines, fast.next(t))
+	}
+	if !strings.Contains(fastLines[2], `"id":21,`) {
+		t.Errorf("the fast path wrote the answer before the server's progress:\n%s", strings.Join(fastLines, ""))
 	}
 	c.send(line)
 	var sdkLines []string
