@@ -166,19 +166,20 @@ func (f *forwarded) added(res json.RawMessage, after []netproxy.Denial) {
 	f.done(res, err)
 }
 
-// failed answers a call that failed with err in Call's words (ctxErr:
-// its deadline passed).
+// failed answers a call that failed with err in Call's words.
 func (f *forwarded) failed(err error, after []netproxy.Denial) {
 	f.fail(err, after, nil)
 }
 
+// fail answers a call that failed with err, or whose deadline passed
+// (ctxErr), in Call's words.
 func (f *forwarded) fail(err error, after []netproxy.Denial, ctxErr error) {
 	defer f.end()
 	if after == nil {
 		after = f.refusedAfter()
 	}
 	_, err = f.s.withRefusals(f.r, f.before, after, f.args, nil, err)
-	f.done(nil, f.s.requestFailure(f.r, Printable(f.tool), err, ctxErr))
+	f.done(nil, f.s.requestFailure(f.r, Printable(f.tool), err, func() error { return ctxErr }))
 }
 
 // timedOut ends a call the server did not answer within its timeout,

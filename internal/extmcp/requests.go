@@ -179,25 +179,26 @@ func (s *server) request(ctx context.Context, what string, do func(context.Conte
 	if err == nil {
 		return res, nil
 	}
-	return nil, s.requestFailure(r, what, err, ctx.Err())
+	return nil, s.requestFailure(r, what, err, ctx.Err)
 }
 
 // requestFailure is the error of a request (what names it in words) of
 // the run r that failed with err, in words naming the server, how it
-// failed and what happens next; ctxErr is the request's context's error
-// (its deadline, or its caller's cancel, which is returned as it is).
-func (s *server) requestFailure(r *running, what string, err, ctxErr error) error {
-	if ended, why := r.client.Ended(); ended && ctxErr == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
+// failed and what happens next; ctxErr says the request's context's
+// error (its deadline, or its caller's cancel, which is returned as it
+// is), asked as it goes, since the deadline may pass meanwhile.
+func (s *server) requestFailure(r *running, what string, err error, ctxErr func() error) error {
+	if ended, why := r.client.Ended(); ended && ctxErr() == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
 		return s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, what))
 	}
-	if ctxErr == nil && r.exitedSoon() {
+	if ctxErr() == nil && r.exitedSoon() {
 		return s.failure("exited during the call of " + what + "; it is started again at the next call")
 	}
-	if ctxErr == context.DeadlineExceeded {
+	if ctxErr() == context.DeadlineExceeded {
 		return s.failure("did not answer " + what + " within " + s.timeout().String())
 	}
-	if ctxErr != nil {
-		return ctxErr
+	if err := ctxErr(); err != nil {
+		return err
 	}
 	if ended, why := r.client.Ended(); ended {
 		return s.broke(r, "broke its MCP connection during the call of "+what+" ("+oneLine(why.Error())+")")
