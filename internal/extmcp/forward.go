@@ -110,20 +110,19 @@ func (f *forwarded) finish() bool {
 	if f.timer != nil {
 		f.timer.Stop()
 	}
+	if f.token != "" {
+		// Progress for a call that has ended is dropped, as Call drops
+		// it: after the answer the client no longer knows the token.
+		f.r.progress.Delete(f.token)
+	}
 	return true
 }
 
-// end records the end of the call: the server's use, and the progress
-// route, which stays a moment longer, since the SDK may hand on a
-// notification just after the result it went before.
+// end records the end of the call, the server's use.
 func (f *forwarded) end() {
 	p := &f.s.proc
 	p.lastUse.Store(time.Now().UnixNano())
 	p.inflight.Add(-1)
-	if f.token != "" {
-		r, t := f.r, f.token
-		time.AfterFunc(time.Second, func() { r.progress.Delete(t) })
-	}
 }
 
 // refusedAfter is what the sandbox had refused the run by now.
