@@ -317,26 +317,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 		word.r.Close()
 		word.send(cg, cmd.Process.Pid, g)
 	}
-	pl := pf.get()
-	if pl.err != nil {
-		return nil, p.abandon(ctx, g, pl.err)
-	}
-	spec, ww, err := childSpec(c, gated, pl.rules, pl.overlays, pl.sealed, &enf)
+	ww, err := l.sendSpec(p, parentEnd, fds[0], c, gated, pf, &enf)
 	if err != nil {
 		return nil, p.abandon(ctx, g, err)
-	}
-	p.Enforcement.TempBytes = enf.TempBytes
-	payload, err := json.Marshal(spec)
-	if err != nil {
-		return nil, p.abandon(ctx, g, err)
-	}
-	if l.planned != nil {
-		l.planned()
-	}
-	// A write error means the child is gone; what it said, or that it
-	// said nothing, is read below.
-	if _, err := parentEnd.Write(payload); err == nil {
-		_ = unix.Shutdown(fds[0], unix.SHUT_WR)
 	}
 	said, err := p.serveChild(fds[0], c, l, ww)
 	if err == nil {
@@ -354,6 +337,33 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 		return nil, p.abandon(ctx, g, err)
 	}
 	return p, nil
+}
+
+// sendSpec waits for the run's plan, makes the child's spec from it and
+// writes it to the child, which has been starting meanwhile. A write
+// error means the child is gone: what it said, or that it said nothing,
+// is read by serveChild after this.
+func (l *Launcher) sendSpec(p *Process, parentEnd *os.File, fd int, c *Command, gated bool, pf *planFuture, enf *Enforcement) (*writeWatch, error) {
+	pl := pf.get()
+	if pl.err != nil {
+		return nil, pl.err
+	}
+	spec, ww, err := childSpec(c, gated, pl.rules, pl.overlays, pl.sealed, enf)
+	if err != nil {
+		return nil, err
+	}
+	p.Enforcement.TempBytes = enf.TempBytes
+	payload, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if l.planned != nil {
+		l.planned()
+	}
+	if _, err := parentEnd.Write(payload); err == nil {
+		_ = unix.Shutdown(fd, unix.SHUT_WR)
+	}
+	return ww, nil
 }
 
 // enforcement is what an attempt in the namespaces ns enforces, as far
