@@ -97,10 +97,7 @@ func watchConnects(fd int, px *netproxy.Proxy, ww *writeWatch) (*connectWatch, e
 			}
 			resp := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 			if c, ok := writeCall(req.Data.Nr); ok && ww != nil {
-				var sent bool
-				if resp, sent = ww.handle(fd, &req, c); sent {
-					continue
-				}
+				resp = ww.handle(fd, &req, c)
 			} else if req.Data.Nr == unix.SYS_SOCKET {
 				// The filter hands over only socket(AF_UNIX), and only
 				// when Unix sockets are not allowed (child.Spec.AllowUnix).
@@ -207,9 +204,16 @@ func toSandbox(ip net.IP, port int) bool {
 }
 
 func ioctl(fd int, req uint, arg unsafe.Pointer) error {
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	_, err := ioctlValue(fd, req, arg)
+	return err
+}
+
+// ioctlValue is ioctl for a request that returns a value (the number of
+// a descriptor added).
+func ioctlValue(fd int, req uint, arg unsafe.Pointer) (int, error) {
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
 	if errno != 0 {
-		return errno
+		return -1, errno
 	}
-	return nil
+	return int(r), nil
 }

@@ -17,14 +17,14 @@ import (
 
 // handleOpen: an open that writes or creates, made by gemkit in a sealed
 // folder (and its descriptor handed over), else reported.
-func (w *writeWatch) handleOpen(fd int, r *pendingWrite) (seccompNotifResp, bool) {
+func (w *writeWatch) handleOpen(fd int, r *pendingWrite) seccompNotifResp {
 	if r.flags&unix.O_PATH != 0 {
-		return r.cont(), false
+		return r.cont()
 	}
 	t := resolve(r.pid, r.dir(r.c.Dir), r.p)
 	defer t.close()
 	if r.flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) == 0 && (r.flags&unix.O_CREAT == 0 || t.exists()) {
-		return r.cont(), false // it reads
+		return r.cont() // it reads
 	}
 	if r.c.Kind == child.WriteOpen && r.flags&unix.O_TMPFILE != unix.O_TMPFILE {
 		if f, sealed := w.sealedOf(t.parent); sealed {
@@ -34,23 +34,23 @@ func (w *writeWatch) handleOpen(fd int, r *pendingWrite) (seccompNotifResp, bool
 		}
 	}
 	w.report(t.path())
-	return r.cont(), false
+	return r.cont()
 }
 
 // handleMake: a folder or a node (a file, a FIFO; no device) made by
 // gemkit in a sealed folder, else reported.
-func (w *writeWatch) handleMake(fd int, r *pendingWrite) (seccompNotifResp, bool) {
+func (w *writeWatch) handleMake(fd int, r *pendingWrite) seccompNotifResp {
 	t := resolve(r.pid, r.dir(r.c.Dir), r.p)
 	defer t.close()
 	f, sealed := w.sealedOf(t.parent)
 	if !sealed {
 		w.report(t.path())
-		return r.cont(), false
+		return r.cont()
 	}
 	mode := r.mode
 	if r.c.Kind == child.WriteMknod {
 		if k := mode & unix.S_IFMT; k != 0 && k != unix.S_IFREG && k != unix.S_IFIFO {
-			return w.answer(r.req, unix.EPERM), false
+			return w.answer(r.req, unix.EPERM)
 		}
 	}
 	return w.make(fd, r.req, r.pid, &t, f, func(umask uint32) (int, error) {
@@ -62,7 +62,7 @@ func (w *writeWatch) handleMake(fd int, r *pendingWrite) (seccompNotifResp, bool
 }
 
 // handleSymlink: a link made by gemkit in a sealed folder, else reported.
-func (w *writeWatch) handleSymlink(fd int, r *pendingWrite) (seccompNotifResp, bool) {
+func (w *writeWatch) handleSymlink(fd int, r *pendingWrite) seccompNotifResp {
 	t := resolve(r.pid, r.dir(r.c.Dir2), r.p2)
 	defer t.close()
 	if f, sealed := w.sealedOf(t.parent); sealed {
@@ -71,12 +71,12 @@ func (w *writeWatch) handleSymlink(fd int, r *pendingWrite) (seccompNotifResp, b
 		})
 	}
 	w.report(t.path())
-	return r.cont(), false
+	return r.cont()
 }
 
 // handleTruncate: a file in a sealed folder truncated by gemkit (a link
 // or a mount point left to the kernel), else reported.
-func (w *writeWatch) handleTruncate(fd int, r *pendingWrite) (seccompNotifResp, bool) {
+func (w *writeWatch) handleTruncate(fd int, r *pendingWrite) seccompNotifResp {
 	t := resolve(r.pid, r.dir(r.c.Dir), r.p)
 	defer t.close()
 	if f, sealed := w.sealedOf(t.parent); sealed {
@@ -93,12 +93,12 @@ func (w *writeWatch) handleTruncate(fd int, r *pendingWrite) (seccompNotifResp, 
 		})
 	}
 	w.report(t.path())
-	return r.cont(), false
+	return r.cont()
 }
 
 // handleUnlink: a name in a sealed folder removed by gemkit (never a
 // mount point), else reported.
-func (w *writeWatch) handleUnlink(fd int, r *pendingWrite) (seccompNotifResp, bool) {
+func (w *writeWatch) handleUnlink(fd int, r *pendingWrite) seccompNotifResp {
 	t := resolve(r.pid, r.dir(r.c.Dir), r.p)
 	defer t.close()
 	var uflags int
@@ -118,12 +118,12 @@ func (w *writeWatch) handleUnlink(fd int, r *pendingWrite) (seccompNotifResp, bo
 		})
 	}
 	w.report(t.path())
-	return r.cont(), false
+	return r.cont()
 }
 
 // handleRename: a rename into or out of a sealed folder made by gemkit,
 // else reported.
-func (w *writeWatch) handleRename(fd int, r *pendingWrite) (seccompNotifResp, bool) {
+func (w *writeWatch) handleRename(fd int, r *pendingWrite) seccompNotifResp {
 	t := resolve(r.pid, r.dir(r.c.Dir2), r.p2)
 	defer t.close()
 	src := resolve(r.pid, r.dir(r.c.Dir), r.p)
@@ -139,7 +139,7 @@ func (w *writeWatch) handleRename(fd int, r *pendingWrite) (seccompNotifResp, bo
 		})
 	}
 	w.report(t.path())
-	return r.cont(), false
+	return r.cont()
 }
 
 // sealedOf says whether the folder parent is a sealed folder or one made
@@ -209,31 +209,31 @@ func (f *sealedFolder) protected(base string) bool {
 
 // make makes the new name t in a sealed folder for the tool, by do (given
 // the tool's umask), unless it is a protected name there, which is
-// refused and reported. do returns a descriptor to hand the tool (-1:
-// none) or why it failed, which becomes the call's error.
-func (w *writeWatch) make(fd int, req *seccompNotif, pid int, t *callTarget, f *sealedFolder, do func(umask uint32) (int, error)) (seccompNotifResp, bool) {
+// refused and reported. do returns the descriptor it handed the tool,
+// its number in the tool (-1: none, the call answers 0), or why it
+// failed, which becomes the call's error.
+func (w *writeWatch) make(fd int, req *seccompNotif, pid int, t *callTarget, f *sealedFolder, do func(umask uint32) (int, error)) seccompNotifResp {
 	if t.base == "" {
-		return w.answer(req, unix.EACCES), false
+		return w.answer(req, unix.EACCES)
 	}
 	if f.protected(t.base) {
 		w.record(t.path(), WriteProtected)
-		return w.answer(req, unix.EACCES), false
+		return w.answer(req, unix.EACCES)
 	}
 	// Read at each call: a program may change its umask as it runs.
 	nfd, err := do(toolUmask(pid))
 	var errno unix.Errno
 	switch {
 	case errors.Is(err, errGoOn):
-		return seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}, false
+		return seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	case errors.As(err, &errno):
-		return w.answer(req, errno), false
+		return w.answer(req, errno)
 	case err != nil:
-		return w.answer(req, unix.EIO), false
+		return w.answer(req, unix.EIO)
 	case nfd < 0:
-		return seccompNotifResp{ID: req.ID}, false
+		return seccompNotifResp{ID: req.ID}
 	}
-	defer unix.Close(nfd)
-	return seccompNotifResp{}, true
+	return seccompNotifResp{ID: req.ID, Val: int64(nfd)}
 }
 
 // errGoOn is what a maker returns for a call it leaves to the kernel.
@@ -249,11 +249,26 @@ type seccompNotifAddfd struct {
 }
 
 // open opens t for the tool with flags and mode (its umask taken) and
-// hands it the descriptor, which answers its call. The file is opened,
-// or created, beneath the folder the tool's path led to, never through
-// a link or into another mount: a name that is a link, or a mount point
-// (a protected path that exists, another extension's folder), is left
-// to the kernel, whose mounts and Landlock decide.
+// hands it the descriptor, whose number in the tool it returns: the
+// call's answer. The file is opened, or created, beneath the folder the
+// tool's path led to, never through a link or into another mount: a
+// name that is a link, or a mount point (a protected path that exists,
+// another extension's folder), is left to the kernel, whose mounts and
+// Landlock decide.
+//
+// The descriptor is added first and the call answered after
+// (SECCOMP_IOCTL_NOTIF_SEND with its number), not both at once with
+// SECCOMP_ADDFD_FLAG_SEND: the kernel marks the call answered as soon as
+// that flag's request is queued, and when a signal interrupts gemkit's
+// wait for it before the tool took the descriptor (Go's runtime signals
+// its threads), the request is withdrawn and the call returns 0, no
+// descriptor, as if it had opened one: the tool took its standard input
+// for the file, wrote to it, closed it (Linux 6.18, kernel/seccomp.c,
+// seccomp_notify_addfd; TestSealedWorkspace, 3,000 racing opens, saw it
+// about once in 20 runs under load, as "broken pipe"). Without the flag an
+// interrupted request is withdrawn and asked again, and the call stays
+// unanswered meanwhile; if the tool is interrupted between the two steps
+// (its call is then made again), it keeps a descriptor it did not ask for.
 func (w *writeWatch) open(fd int, req *seccompNotif, t *callTarget, flags, mode uint32) (int, error) {
 	var nfd int
 	var err error
@@ -287,12 +302,13 @@ func (w *writeWatch) open(fd int, req *seccompNotif, t *callTarget, flags, mode 
 	if flags&unix.O_CLOEXEC != 0 {
 		fdFlags = unix.O_CLOEXEC
 	}
-	add := seccompNotifAddfd{ID: req.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(nfd), NewfdFlags: fdFlags}
-	if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)); err != nil {
-		unix.Close(nfd)
+	add := seccompNotifAddfd{ID: req.ID, Srcfd: uint32(nfd), NewfdFlags: fdFlags}
+	tfd, err := ioctlValue(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
+	unix.Close(nfd)
+	if err != nil {
 		return -1, err
 	}
-	return nfd, nil
+	return tfd, nil
 }
 
 // openBeneath opens the name of t beneath its folder with flags: no link

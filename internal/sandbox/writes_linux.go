@@ -182,20 +182,20 @@ func (w *writeWatch) quick(r *pendingWrite) bool {
 	return ok(r.c.Dir, r.p)
 }
 
-// handle answers the notification req of the write call c (fd is the
-// listener): it says whether it sent the answer itself (a descriptor
-// handed over), else the answer to send. A call that a sealed folder
-// holds is made by gemkit (make); one refused is reported, and goes on
-// to meet Landlock's refusal.
-func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (seccompNotifResp, bool) {
+// handle returns the answer to the notification req of the write call c
+// (fd is the listener; a descriptor the call opens is added to the
+// caller before, and the answer is its number). A call that a sealed
+// folder holds is made by gemkit (make); one refused is reported, and
+// goes on to meet Landlock's refusal.
+func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) seccompNotifResp {
 	r, ok := readWrite(req, c)
 	if !ok || w.quick(&r) {
-		return r.cont(), false
+		return r.cont()
 	}
 	// What was read names the caller while it waits, before gemkit acts
 	// on it: the pid is still its own.
 	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&req.ID)) != nil {
-		return r.cont(), false
+		return r.cont()
 	}
 	switch c.Kind {
 	case child.WriteOpen, child.WriteOpen2:
@@ -215,7 +215,7 @@ func (w *writeWatch) handle(fd int, req *seccompNotif, c child.WriteCall) (secco
 		defer t.close()
 		w.report(t.path())
 	}
-	return r.cont(), false
+	return r.cont()
 }
 
 // answer is the answer that fails the call with errno.
