@@ -418,8 +418,10 @@ func (l *Launcher) memoryCgroup(enf *Enforcement) *cgroup {
 
 // supervisesWrites reports whether this kernel lets the watch of a
 // tool's writes make a file for it and hand it the descriptor as its
-// call's answer (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), and so take the
-// place of placeholders (sealedRules).
+// call's answer (SECCOMP_IOCTL_NOTIF_ADDFD, then the answer: Linux 5.9;
+// 5.14 is asked, the version this was built and tested from, which also
+// has SECCOMP_ADDFD_FLAG_SEND, not used: sealedwrites_linux.go, open),
+// and so take the place of placeholders (sealedRules).
 func supervisesWrites() bool { return kernelAtLeast(5, 14) }
 
 // pidnsPidMax reports whether this kernel keeps pid_max per PID namespace
