@@ -62,7 +62,7 @@ func TestGeminiCLIInstalledBinLinks(t *testing.T) {
 	defer cancel()
 	gemini := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, node, append([]string{cli}, args...)...)
-		cmd.Dir, cmd.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+		cmd.Dir, cmd.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1", geminiOneProcess)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -148,7 +148,7 @@ func TestUnservedServerTold(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
-	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1", geminiOneProcess)
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}

@@ -61,7 +61,7 @@ func geminiMCPList(t *testing.T, f *fixture, node, cli, name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, cli, "mcp", "list")
-	cmd.Dir, cmd.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	cmd.Dir, cmd.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1", geminiOneProcess)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gemini mcp list: %v\n%s", err, out)
@@ -291,7 +291,7 @@ func switchedHookAndAgent(t *testing.T, unprivileged bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
-	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1", geminiOneProcess)
 	if out, err := f.asUser(add).CombinedOutput(); err != nil {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}
