@@ -147,6 +147,9 @@ func TestServeTerminalGeminiAndQwen(t *testing.T) {
 	gemini := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	gemini.Dir = ws
 	gemini.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + tmp, "NO_COLOR=1"}
+	// Its stderr's copy ends when the client is gone, even if a process
+	// it started still holds the pipe: a failed test ends, not hangs.
+	gemini.WaitDelay = 10 * time.Second
 	out, err := gemini.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

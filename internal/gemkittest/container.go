@@ -16,7 +16,11 @@ import (
 // on a Docker host without the companion. Everything else is the
 // machine's own (bubblewrap binds / to /; the network is not separated).
 // A test using it must not set SSH_CONNECTION or REMOTE_CONTAINERS, which
-// tell the CLI to dial 127.0.0.1.
+// tell the CLI to dial 127.0.0.1. argv dies with bubblewrap
+// (--die-with-parent): a test that ends it, by a context's end or a kill,
+// ends argv, not only bubblewrap; argv left running kept the test's
+// pipes open, and exec.Cmd.Wait waited for them until the package's
+// timeout (TestServeTerminalGeminiAndQwen, after a failure under load).
 func InContainer(t testing.TB, argv ...string) []string {
 	t.Helper()
 	bwrap := Tool(t, "bwrap", "bubblewrap")
@@ -28,6 +32,6 @@ func InContainer(t testing.TB, argv ...string) []string {
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return append([]string{bwrap, "--dev-bind", "/", "/", "--tmpfs", "/run", "--ro-bind", hosts, "/etc/hosts",
+	return append([]string{bwrap, "--die-with-parent", "--dev-bind", "/", "/", "--tmpfs", "/run", "--ro-bind", hosts, "/etc/hosts",
 		"--ro-bind", marker, "/run/.containerenv", "--"}, argv...)
 }
