@@ -189,7 +189,7 @@ func runSwitchedGemini(t *testing.T, f *fixture, proc, prompt string, script ...
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	add := exec.CommandContext(ctx, node, cli, "mcp", "add", "-s", "user", "--trust", "gemkit", f.bin, "mcp")
-	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1")
+	add.Dir, add.Env = f.ws, append(f.env(), "NO_COLOR=1", "CI=1", geminiOneProcess)
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}
