@@ -404,6 +404,17 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-httpErr
 		return err
 	}
+	// Claude Code's lock file goes before the clean-ups, which only remove
+	// files of others: a CLI started beside the editor that does not find
+	// it looks again only a second later.
+	claudeErr := make(chan error, 1)
+	if s.claude != nil {
+		if err := s.claude.start(claudeErr); err != nil {
+			s.shutdown()
+			<-httpErr
+			return err
+		}
+	}
 	if removed, err := discovery.CleanStale(s.cfg.DiscoveryDir); err != nil {
 		s.log.Warn("cleaning stale discovery files", "err", err)
 	} else if len(removed) > 0 {
@@ -422,14 +433,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	}
 
-	claudeErr := make(chan error, 1)
-	if s.claude != nil {
-		if err := s.claude.start(claudeErr); err != nil {
-			s.shutdown()
-			<-httpErr
-			return err
-		}
-	}
 	if s.cfg.OnReady != nil {
 		s.cfg.OnReady(s)
 	}

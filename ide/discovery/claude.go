@@ -62,7 +62,7 @@ func WriteClaudeLock(dir string, port int, l ClaudeLock) (string, error) {
 		return "", fmt.Errorf("claude lock file: create directory: %w", err)
 	}
 	path := filepath.Join(dir, ClaudeLockName(port))
-	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
+	if err := fsutil.PublishFile(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("claude lock file: %w", err)
 	}
 	return path, nil

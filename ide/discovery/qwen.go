@@ -67,7 +67,7 @@ func WriteQwenLock(dir string, port int, f ide.DiscoveryFile) (string, error) {
 		return "", fmt.Errorf("qwen code lock file: create directory: %w", err)
 	}
 	path := filepath.Join(dir, QwenLockName(port))
-	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
+	if err := fsutil.PublishFile(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("qwen code lock file: %w", err)
 	}
 	return path, nil

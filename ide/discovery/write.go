@@ -27,7 +27,9 @@ import (
 // packages/core/src/ide/ide-connection-utils.ts), so nobody else needs even
 // the names, which carry pids and ports. The file holds a secret token, so it
 // is written with mode 0600 through a temporary file in the same directory
-// and a rename: a client never reads half a file.
+// and a rename: a client never reads half a file. It is not synced to disk
+// (fsutil.PublishFile): it describes a running process, and clients wait
+// for it.
 func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 	if dir == "" {
 		dir = Dir()
@@ -46,7 +48,7 @@ func Write(dir string, pid, port int, f ide.DiscoveryFile) (string, error) {
 		return "", fmt.Errorf("discovery file: create directory: %w%s", err, permissionHint(err))
 	}
 	path := filepath.Join(dir, FileName(pid, port))
-	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
+	if err := fsutil.PublishFile(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("discovery file: %w%s", err, permissionHint(err))
 	}
 	return path, nil

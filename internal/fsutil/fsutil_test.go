@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,31 +43,40 @@ func TestRel(t *testing.T) {
 	}
 }
 
+// TestWriteFileAtomic checks WriteFileAtomic and PublishFile, which
+// differ only in what they sync.
 func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "state.json")
-	for _, data := range []string{"first", "second, longer"} {
-		if err := WriteFileAtomic(path, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(path)
-		if err != nil || string(got) != data {
-			t.Fatalf("read back %q, %v; want %q", got, err, data)
-		}
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("folder holds %d entries, want only the file (no temporary left)", len(entries))
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), nil, 0o600); err == nil {
-		t.Error("a write into a missing folder succeeded")
+	for name, write := range map[string]func(string, []byte, fs.FileMode) error{
+		"WriteFileAtomic": WriteFileAtomic,
+		"PublishFile":     PublishFile,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state.json")
+			for _, data := range []string{"first", "second, longer"} {
+				if err := write(path, []byte(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if err != nil || string(got) != data {
+					t.Fatalf("read back %q, %v; want %q", got, err, data)
+				}
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("folder holds %d entries, want only the file (no temporary left)", len(entries))
+			}
+			if err := write(filepath.Join(dir, "missing", "f"), nil, 0o600); err == nil {
+				t.Error("a write into a missing folder succeeded")
+			}
+		})
 	}
 }
 
