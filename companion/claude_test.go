@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -606,5 +607,44 @@ func TestDiagnosticsOneRoundTrip(t *testing.T) {
 				t.Errorf("the editor was asked for what it shows %d times, want once", n)
 			}
 		})
+	}
+}
+
+// TestClaudeLockOfEarlierCompanion: the lock file that a killed companion
+// of the same editor left (the editor's pid, alive; a port nobody serves)
+// is removed when the next one starts, so that Claude Code, which keeps a
+// lock file whose pid runs and connects only when exactly one names its
+// folder, finds the live companion alone. Another editor's file, and a
+// file of this editor whose port is served, stay.
+func TestClaudeLockOfEarlierCompanion(t *testing.T) {
+	lockDir := filepath.Join(t.TempDir(), "claude", "ide")
+	ws := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := ln.Addr().(*net.TCPAddr).Port
+	dead := gemkittest.ClosedPort(t)
+	write := func(port, pid int) string {
+		t.Helper()
+		path, err := discovery.WriteClaudeLock(lockDir, port, discovery.ClaudeLock{PID: pid, WorkspaceFolders: []string{ws}, IDEName: "Neovim", Transport: "ws", AuthToken: "old"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	stale := write(dead, os.Getpid())
+	otherEditor := write(dead+1, os.Getppid())
+	live := write(served, os.Getpid())
+
+	srv := startServer(t, Config{Workspace: []string{ws}, PID: os.Getpid(), Claude: true, ClaudeLockDir: lockDir})
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock file of this editor's killed companion is still there: %v", err)
+	}
+	for _, p := range []string{otherEditor, live, srv.ClaudeLockPath()} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
 	}
 }

@@ -432,6 +432,13 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.log.Debug("removed stale Qwen Code lock files", "files", removed)
 		}
 	}
+	if s.claude != nil {
+		if removed, err := discovery.CleanUnservedClaude(s.claude.lockDir, s.cfg.PID, s.claude.port); err != nil {
+			s.log.Warn("cleaning Claude Code lock files of this editor's earlier companions", "err", err)
+		} else if len(removed) > 0 {
+			s.log.Debug("removed Claude Code lock files of this editor's earlier companions", "files", removed)
+		}
+	}
 
 	if s.cfg.OnReady != nil {
 		s.cfg.OnReady(s)

@@ -3,9 +3,12 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -66,4 +69,64 @@ func WriteClaudeLock(dir string, port int, l ClaudeLock) (string, error) {
 		return "", fmt.Errorf("claude lock file: %w", err)
 	}
 	return path, nil
+}
+
+// CleanUnservedClaude removes from dir the Claude Code lock files of the
+// live editor process pid whose port no longer accepts connections on
+// 127.0.0.1, except the file of port keep, and returns the paths it
+// removed. Such a file is left by an earlier companion of the same editor
+// that was killed or crashed. Claude Code 2.1.330 deletes a lock file only
+// when its pid has ended (or, without a pid, when its port is closed), so
+// it keeps this one; and, started without CLAUDE_CODE_SSE_PORT, it
+// connects only when exactly one lock file's workspaceFolders holds its
+// working directory, looking again every second for 30 s: with the stale
+// file beside the live one, it connects to neither. A companion writes its
+// lock file only once it listens, so a refused connection means nobody
+// will serve that port; a port merely slow to answer is kept, and so is
+// every file where a refusal cannot be told from other failures.
+func CleanUnservedClaude(dir string, pid, keep int) ([]string, error) {
+	return removeMatching(dir, "clean unserved claude code lock files", func(e fs.DirEntry) bool {
+		port, ok := claudeLockPort(e.Name())
+		if !ok || port == keep || !ownedEntry(e) {
+			return false
+		}
+		// The pid is read, and the port probed, only for our own files.
+		l := readClaudeLock(filepath.Join(dir, e.Name()))
+		return l != nil && l.PID == pid && refused(port)
+	})
+}
+
+// claudeLockPort is the port a lock file's name carries: <port>.lock.
+func claudeLockPort(name string) (int, bool) {
+	s, ok := strings.CutSuffix(name, ".lock")
+	if !ok {
+		return 0, false
+	}
+	port, err := strconv.Atoi(s)
+	if err != nil || port <= 0 || port > 65535 || strconv.Itoa(port) != s {
+		return 0, false
+	}
+	return port, true
+}
+
+// readClaudeLock reads a lock file, or nil when it is not a regular file
+// or cannot be read or parsed.
+func readClaudeLock(path string) *ClaudeLock {
+	f, err := openNonBlocking(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil
+	}
+	var l ClaudeLock
+	if json.Unmarshal(data, &l) != nil {
+		return nil
+	}
+	return &l
 }

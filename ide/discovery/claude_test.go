@@ -2,9 +2,13 @@ package discovery
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 func TestClaudeLockDir(t *testing.T) {
@@ -51,5 +55,53 @@ func TestWriteClaudeLock(t *testing.T) {
 	}
 	if _, err := WriteClaudeLock(dir, 0, ClaudeLock{}); err == nil {
 		t.Error("port 0 accepted")
+	}
+}
+
+func TestCleanUnservedClaude(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := ln.Addr().(*net.TCPAddr).Port
+	dead := gemkittest.ClosedPort(t)
+	me, other := os.Getpid(), os.Getppid()
+	lock := func(pid int) string {
+		return `{"pid":` + strconv.Itoa(pid) + `,"workspaceFolders":["/w"],"transport":"ws"}`
+	}
+	files := []struct {
+		name, content string
+		keep          bool
+	}{
+		{ClaudeLockName(served), lock(me), true},        // a live companion of this editor
+		{ClaudeLockName(dead), lock(me), false},         // a killed companion of this editor
+		{ClaudeLockName(1), lock(me), true},             // the caller's own port (keep)
+		{"2.lock", lock(other), true},                   // another editor's: not ours to judge
+		{"3.lock", `{"workspaceFolders":["/w"]}`, true}, // no pid: Claude Code probes it itself
+		{"4.lock", "not json", true},
+		{"x.lock", lock(me), true},
+		{"05.lock", lock(me), true},
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := CleanUnservedClaude(dir, me, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || filepath.Base(removed[0]) != ClaudeLockName(dead) {
+		t.Fatalf("removed %v", removed)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f.name)); f.keep != (err == nil) {
+			t.Errorf("%s: kept=%v, want %v", f.name, err == nil, f.keep)
+		}
+	}
+	if removed, err := CleanUnservedClaude(filepath.Join(dir, "missing"), me, 0); err != nil || removed != nil {
+		t.Fatalf("missing dir: %v %v", removed, err)
 	}
 }
