@@ -126,7 +126,8 @@ func startAgent(tsock, ws string, env []string, argv []string, port string, name
 	deadline := time.Now().Add(30 * time.Second)
 	for !established(p) {
 		if time.Now().After(deadline) {
-			return 0, 0, errors.New(name + " did not connect to port " + port + " within 30 s")
+			screen, _ := exec.Command("tmux", "-S", tsock, "capture-pane", "-p", "-t", name).Output()
+			return 0, 0, fmt.Errorf("%s did not connect to port %s within 30 s; its window shows:\n%s", name, port, strings.TrimSpace(string(screen)))
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

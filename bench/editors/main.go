@@ -19,6 +19,10 @@
 //     of the file -file names (main.go: Go's syntax and ftplugin load);
 //     and → the first redraw with every diff window's syntax set, as a
 //     plugin may load the language's files just after the first draw;
+//   - nvim start → lock file: a new Neovim with the plugin (a fresh home,
+//     in a window of the plugin's tmux server) until its lock file appears
+//     in $CLAUDE_CONFIG_DIR/ide (inotify): how long a Claude Code started
+//     with the editor may find no IDE, and look again a second later;
 //   - idle RSS: Neovim and its children (gemkit's companion) 3 s after
 //     the stand-in connected (before the rounds below);
 //   - claude start → dial: the real Claude Code (-claude; by default the
@@ -39,7 +43,13 @@
 //     CLI; claudecode.nvim's column shows "-".
 //
 // Figures are p50 (and min) of -n rounds. The machine may be busy: the
-// load average is printed with them, and both plugins run in the same run.
+// load average is sampled through the run and printed with them, and both
+// plugins run in the same run. With claudecode.nvim beside it, the last
+// lines answer issue 47's questions for gemkit.nvim: connect (claude start
+// → connected) at or below the peer's, and openDiff → diff drawn at or
+// below the peer's + 1 ms, with the starts also compared turn by turn
+// (each turn starts Claude Code once against each plugin, one after the
+// other, so a pair saw nearly the same load).
 package main
 
 import (
@@ -176,6 +186,8 @@ func run(args []string, out io.Writer) error {
 		}
 		sessions = append(sessions, s)
 	}
+	loads := sampleLoad()
+	defer loads.stop()
 	results := make([]result, len(plugins))
 	// order is the sessions' order in a round: it changes from round to
 	// round, so that the machine's load falls on both plugins alike.
@@ -238,6 +250,11 @@ func run(args []string, out io.Writer) error {
 		name string
 		once func(s *session, r *result, round int) error
 	}{
+		{"nvim start → lock file", func(s *session, r *result, round int) error {
+			d, err := s.lockOnce(o, round)
+			r.lockStart = append(r.lockStart, d)
+			return err
+		}},
 		{"connect", func(s *session, r *result, _ int) error {
 			d, err := s.connectOnce(ctx)
 			r.connect = append(r.connect, d)
@@ -267,7 +284,8 @@ func run(args []string, out io.Writer) error {
 		}
 	}
 	load, _ := proc.LoadAverage()
-	fmt.Fprintf(out, "%s, %d rounds; load average %s\n", first, o.n, load)
+	lo, hi := loads.stop()
+	fmt.Fprintf(out, "%s, %d rounds; load average %s (1 min: %.1f to %.1f during the run)\n", first, o.n, load, lo, hi)
 	fmt.Fprintf(out, "%-34s", "")
 	for _, p := range plugins {
 		fmt.Fprintf(out, " %22s", p.name)
@@ -288,6 +306,7 @@ func run(args []string, out io.Writer) error {
 	if o.gemini != "" {
 		row("gemini start → dial", func(r result) string { return r.geminiStart.String() })
 	}
+	row("nvim start → lock file", func(r result) string { return r.lockStart.String() })
 	row("connect: dial → initialize answered", func(r result) string { return r.connect.String() })
 	row("selection (V j) → agent", func(r result) string { return r.selection.String() })
 	row("openDiff → diff drawn", func(r result) string { return r.diff.String() })
@@ -296,6 +315,9 @@ func run(args []string, out io.Writer) error {
 		return fmt.Sprintf("%.1f + %.1f MB", mb(r.rssEditor), mb(r.rssCompanion))
 	})
 	row("  the companion's RssAnon", func(r result) string { return fmt.Sprintf("%.1f MB", mb(r.anonCompanion)) })
+	if peer := len(plugins) - 1; peer > 0 && plugins[peer].name == "claudecode.nvim" {
+		verdicts(out, plugins[0].name, results[0], plugins[peer].name, results[peer])
+	}
 	return nil
 }
 
@@ -305,8 +327,8 @@ type plugin struct {
 }
 
 type result struct {
-	start, connected, claudeConnect, geminiStart, connect, selection, diff, highlighted stat
-	rssEditor, rssCompanion, anonCompanion                                              int64
+	start, connected, claudeConnect, geminiStart, connect, selection, diff, highlighted, lockStart stat
+	rssEditor, rssCompanion, anonCompanion                                                         int64
 }
 
 // stat is the p50 and min of a step's rounds.

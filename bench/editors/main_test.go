@@ -22,7 +22,7 @@ func TestQuick(t *testing.T) {
 	if err := run([]string{"-n", "1", "-claude", "none", "-gemini", "none", "-nvim", "nvim"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"gemkit.nvim", "connect: dial → initialize answered", "selection (V j) → agent", "openDiff → diff drawn", "idle RSS"} {
+	for _, want := range []string{"gemkit.nvim", "connect: dial → initialize answered", "selection (V j) → agent", "openDiff → diff drawn", "nvim start → lock file", "idle RSS"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
@@ -53,5 +53,35 @@ func TestClaudeConnected(t *testing.T) {
 	want := time.Date(2026, 11, 26, 2, 22, 37, 580e6, time.UTC)
 	if !ok || !at.Equal(want) || took != 97*time.Millisecond {
 		t.Errorf("claudeConnected = %v, %v, %v; want %v, 97ms, true", at, took, ok, want)
+	}
+}
+
+// TestVerdicts reads issue 47's answers off two plugins' figures: p50
+// against p50 (the connect), p50 against p50 + 1 ms (the diff), and the
+// turn-by-turn comparison of the starts.
+func TestVerdicts(t *testing.T) {
+	ms := func(v ...float64) stat {
+		s := make(stat, len(v))
+		for i, x := range v {
+			s[i] = time.Duration(x * float64(time.Millisecond))
+		}
+		return s
+	}
+	var out strings.Builder
+	verdicts(&out, "a", result{connected: ms(900, 1000, 1300), diff: ms(6.5, 6.9, 7)},
+		"b", result{connected: ms(1000, 950, 1200), diff: ms(5, 6, 9)})
+	got := out.String()
+	for _, want := range []string{
+		"connect ≤ b's? YES: claude start → connected p50 1000 against 1000 ms (min 900 against 950); turn by turn, a − b p50 +50 ms, a sooner in 1 of 3 turns\n",
+		"diff drawn ≤ b's + 1 ms? YES: openDiff → diff drawn p50 6.9 against 6.0 ms (min 6.5 against 5.0)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("verdicts lack %q:\n%s", want, got)
+		}
+	}
+	out.Reset()
+	verdicts(&out, "a", result{connected: ms(1001), diff: ms(7.1)}, "b", result{connected: ms(1000), diff: ms(6)})
+	if got := out.String(); !strings.Contains(got, "connect ≤ b's? NO") || !strings.Contains(got, "diff drawn ≤ b's + 1 ms? NO") {
+		t.Errorf("verdicts of a slower plugin:\n%s", got)
 	}
 }

@@ -92,9 +92,7 @@ func open(o options, p plugin, dir string) (*session, error) {
 		return nil, err
 	}
 	lockDir := filepath.Join(home, ".claude", "ide")
-	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp, "TERM=xterm-256color", "LANG=C.UTF-8",
-		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")}
+	s.env = neovimEnv(home, tmp)
 	sock := filepath.Join(tmp, "nvim.sock")
 	s.tsock = filepath.Join(tmp, "tmux.sock")
 	args := append([]string{"-S", s.tsock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", ws, "env", "-i"}, s.env...)
@@ -125,6 +123,14 @@ func open(o options, p plugin, dir string) (*session, error) {
 	}
 	s.port = strings.TrimSuffix(filepath.Base(s.lock), ".lock")
 	return s, nil
+}
+
+// neovimEnv is the whole environment of a plugin's Neovim with home and
+// tmp as its home and temporary folders.
+func neovimEnv(home, tmp string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp, "TERM=xterm-256color", "LANG=C.UTF-8",
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")}
 }
 
 // close quits Neovim and ends its tmux server.

@@ -1,0 +1,116 @@
+//go:build linux
+
+package main
+
+// Issue 47's questions, answered from a run's figures, and the load
+// average through the run.
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/proc"
+)
+
+// verdicts prints whether a's connect (claude start → connected) is at or
+// below b's, and a's openDiff → diff drawn at or below b's + 1 ms, by
+// p50, with the starts also compared turn by turn.
+func verdicts(out io.Writer, aName string, a result, bName string, b result) {
+	yes := func(ok bool) string {
+		if ok {
+			return "YES"
+		}
+		return "NO"
+	}
+	if len(a.connected) > 0 && len(b.connected) > 0 {
+		pa, pb := p50(a.connected), p50(b.connected)
+		diff, sooner, pairs := paired(a.connected, b.connected)
+		fmt.Fprintf(out, "connect ≤ %s's? %s: claude start → connected p50 %.0f against %.0f ms (min %.0f against %.0f); turn by turn, %s − %s p50 %+.0f ms, %s sooner in %d of %d turns\n",
+			bName, yes(pa <= pb), ms(pa), ms(pb), ms(slices.Min(a.connected)), ms(slices.Min(b.connected)),
+			aName, bName, ms(diff), aName, sooner, pairs)
+	}
+	if len(a.diff) > 0 && len(b.diff) > 0 {
+		pa, pb := p50(a.diff), p50(b.diff)
+		fmt.Fprintf(out, "diff drawn ≤ %s's + 1 ms? %s: openDiff → diff drawn p50 %.1f against %.1f ms (min %.1f against %.1f)\n",
+			bName, yes(pa <= pb+time.Millisecond), ms(pa), ms(pb), ms(slices.Min(a.diff)), ms(slices.Min(b.diff)))
+	}
+}
+
+// p50 is the median of s (the upper one of an even count, as stat shows).
+func p50(s stat) time.Duration {
+	v := slices.Clone(s)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// paired compares a and b index by index (the same turn): the p50 of
+// a[i]−b[i], and in how many of the pairs a was the smaller.
+func paired(a, b stat) (diff time.Duration, smaller, n int) {
+	n = min(len(a), len(b))
+	d := make(stat, n)
+	for i := range n {
+		d[i] = a[i] - b[i]
+		if a[i] < b[i] {
+			smaller++
+		}
+	}
+	return p50(d), smaller, n
+}
+
+// loadSampler reads the 1-minute load average every 10 s until stopped.
+type loadSampler struct {
+	mu     sync.Mutex
+	lo, hi float64
+	done   chan struct{}
+	once   sync.Once
+}
+
+func sampleLoad() *loadSampler {
+	l := &loadSampler{lo: -1, done: make(chan struct{})}
+	l.sample()
+	go func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.done:
+				return
+			case <-t.C:
+				l.sample()
+			}
+		}
+	}()
+	return l
+}
+
+func (l *loadSampler) sample() {
+	avg, err := proc.LoadAverage()
+	if err != nil {
+		return
+	}
+	f, _, _ := strings.Cut(avg, " ")
+	v, err := strconv.ParseFloat(f, 64)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lo < 0 || v < l.lo {
+		l.lo = v
+	}
+	l.hi = max(l.hi, v)
+}
+
+// stop ends the sampling (after one last sample) and returns the lowest
+// and highest load seen.
+func (l *loadSampler) stop() (lo, hi float64) {
+	l.once.Do(func() { l.sample(); close(l.done) })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lo, l.hi
+}
