@@ -27,12 +27,43 @@ import (
 // account (its debug log's line for the MCP server "ide", stamped with its
 // wall clock, which this program's time.Now reads too), and the connect's
 // own time as that line gives it (from its start of the connection).
-func (s *session) startClaude(o options, i int) (dial, connected, took time.Duration, err error) {
+//
+// cpu is the CPU time the editor's side (Neovim, its TUI process where it
+// has one, and their children: gemkit's companion) spent from the start
+// until the CLI was seen connected: what the plugin took from the two
+// cores while Claude Code started.
+func (s *session) startClaude(o options, i int) (dial, connected, took, cpu time.Duration, err error) {
 	log := filepath.Join(s.home, "claude-debug-"+strconv.Itoa(i)+".txt")
 	env := append(append(slices.Clone(s.env), s.claudeEnv...), "CLAUDE_CODE_SSE_PORT="+s.port)
+	cpu0 := s.editorCPU()
 	dial, connected, err = startAgent(s.tsock, s.ws, env, []string{o.claude, "--debug-file", log}, s.port, "claude"+strconv.Itoa(i),
-		func() (at time.Time, ok bool) { at, took, ok = claudeConnected(log); return at, ok })
-	return dial, connected, took, err
+		func() (at time.Time, ok bool) {
+			at, took, ok = claudeConnected(log)
+			if ok {
+				cpu = s.editorCPU() - cpu0
+			}
+			return at, ok
+		})
+	return dial, connected, took, cpu, err
+}
+
+// editorCPU is the CPU time of Neovim, of its parent when that is
+// Neovim's TUI (0.10 runs the editor as the TUI's child), and of Neovim's
+// children.
+func (s *session) editorCPU() time.Duration {
+	pids := []int{s.pid}
+	if pp, err := proc.Parent(s.pid); err == nil {
+		if st, err := proc.ReadStat(pp); err == nil && strings.HasPrefix(st.Comm, "nvim") {
+			pids = append(pids, pp)
+		}
+	}
+	kids, _ := proc.Children(s.pid)
+	var total time.Duration
+	for _, p := range append(pids, kids...) {
+		d, _ := proc.CPUTime(p)
+		total += d
+	}
+	return total
 }
 
 // claudeConnected reads Claude Code's "connected" line for its IDE in its

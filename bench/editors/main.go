@@ -36,6 +36,9 @@
 //     read from its own debug log (--debug-file), whose lines it stamps
 //     with the wall clock this program reads too; and the connect's own
 //     time, as that line gives it (from its start of the connection);
+//     and the CPU time the editor's side (Neovim and gemkit's companion)
+//     spent from the start until then, taken from the cores the CLI
+//     starts on;
 //   - gemini start → dial: the same for the real Gemini CLI (-gemini; by
 //     default the one pinned in interop/, run by node) with the variables
 //     the plugin gives Neovim's terminals, until its connection to the
@@ -209,7 +212,7 @@ func run(args []string, out io.Writer) error {
 			break
 		}
 		for _, i := range order(turn) {
-			dial, conn, took, err := sessions[i].startClaude(o, turn)
+			dial, conn, took, cpu, err := sessions[i].startClaude(o, turn)
 			if err != nil {
 				return fmt.Errorf("%s: %w", plugins[i].name, err)
 			}
@@ -217,6 +220,7 @@ func run(args []string, out io.Writer) error {
 				results[i].start = append(results[i].start, dial)
 				results[i].connected = append(results[i].connected, conn)
 				results[i].claudeConnect = append(results[i].claudeConnect, took)
+				results[i].startCPU = append(results[i].startCPU, cpu)
 			}
 		}
 	}
@@ -302,6 +306,7 @@ func run(args []string, out io.Writer) error {
 		row("claude start → dial", func(r result) string { return r.start.String() })
 		row("claude start → connected (its log)", func(r result) string { return r.connected.String() })
 		row("  its connect's own time (its log)", func(r result) string { return r.claudeConnect.String() })
+		row("  editor side's CPU meanwhile", func(r result) string { return r.startCPU.String() })
 	}
 	if o.gemini != "" {
 		row("gemini start → dial", func(r result) string { return r.geminiStart.String() })
@@ -327,8 +332,8 @@ type plugin struct {
 }
 
 type result struct {
-	start, connected, claudeConnect, geminiStart, connect, selection, diff, highlighted, lockStart stat
-	rssEditor, rssCompanion, anonCompanion                                                         int64
+	start, connected, claudeConnect, geminiStart, connect, selection, diff, highlighted, lockStart, startCPU stat
+	rssEditor, rssCompanion, anonCompanion                                                                   int64
 }
 
 // stat is the p50 and min of a step's rounds.
