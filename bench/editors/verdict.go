@@ -34,6 +34,19 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 			bName, yes(pa <= pb), ms(pa), ms(pb), ms(slices.Min(a.connected)), ms(slices.Min(b.connected)),
 			aName, bName, ms(diff), aName, sooner, pairs)
 	}
+	for _, p := range []struct {
+		name string
+		r    result
+	}{{aName, a}, {bName, b}} {
+		if len(p.r.connected) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "  %s's starts → connected, turn by turn (ms):", p.name)
+		for _, d := range p.r.connected {
+			fmt.Fprintf(out, " %.0f", ms(d))
+		}
+		fmt.Fprintln(out)
+	}
 	if len(a.diff) > 0 && len(b.diff) > 0 {
 		pa, pb := p50(a.diff), p50(b.diff)
 		fmt.Fprintf(out, "diff drawn ≤ %s's + 1 ms? %s: openDiff → diff drawn p50 %.1f against %.1f ms (min %.1f against %.1f)\n",
