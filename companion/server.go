@@ -415,30 +415,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	if removed, err := discovery.CleanStale(s.cfg.DiscoveryDir); err != nil {
-		s.log.Warn("cleaning stale discovery files", "err", err)
-	} else if len(removed) > 0 {
-		s.log.Debug("removed stale discovery files", "files", removed)
-	}
-	if removed, err := discovery.CleanUnserved(s.cfg.DiscoveryDir, s.cfg.PID, s.port); err != nil {
-		s.log.Warn("cleaning discovery files of this editor's earlier companions", "err", err)
-	} else if len(removed) > 0 {
-		s.log.Debug("removed discovery files of this editor's earlier companions", "files", removed)
-	}
-	if s.cfg.Qwen {
-		if removed, err := discovery.CleanStaleQwen(s.cfg.QwenLockDir); err != nil {
-			s.log.Warn("cleaning stale Qwen Code lock files", "err", err)
-		} else if len(removed) > 0 {
-			s.log.Debug("removed stale Qwen Code lock files", "files", removed)
-		}
-	}
-	if s.claude != nil {
-		if removed, err := discovery.CleanUnservedClaude(s.claude.lockDir, s.cfg.PID, s.claude.port); err != nil {
-			s.log.Warn("cleaning Claude Code lock files of this editor's earlier companions", "err", err)
-		} else if len(removed) > 0 {
-			s.log.Debug("removed Claude Code lock files of this editor's earlier companions", "files", removed)
-		}
-	}
+	s.cleanUp()
 
 	if s.cfg.OnReady != nil {
 		s.cfg.OnReady(s)
