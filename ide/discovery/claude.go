@@ -3,7 +3,6 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,16 +111,8 @@ func claudeLockPort(name string) (int, bool) {
 // readClaudeLock reads a lock file, or nil when it is not a regular file
 // or cannot be read or parsed.
 func readClaudeLock(path string) *ClaudeLock {
-	f, err := openNonBlocking(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
+	data, ok := readRegular(path)
+	if !ok {
 		return nil
 	}
 	var l ClaudeLock

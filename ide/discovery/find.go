@@ -355,6 +355,26 @@ func readContents(f *os.File, st fs.FileInfo) (*Contents, error) {
 	return ParseContents(data)
 }
 
+// readRegular reads the file at path, when it is a regular file, up to
+// 1 MiB, as readContents does; a lock file of another CLI that cannot be
+// read is skipped, as that CLI skips it, so no error is kept. It opens
+// without blocking: a FIFO planted under the name must not hang a scan.
+func readRegular(path string) ([]byte, bool) {
+	f, err := openNonBlocking(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, false
+	}
+	return data, true
+}
+
 // OwnerError says a discovery file belongs to another user, so the real
 // client ignores it.
 type OwnerError struct{ Owner, UID int }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -89,16 +88,8 @@ func CleanStaleQwen(dir string) ([]string, error) {
 // readQwenLock reads a lock file's content, or nil when it cannot be read
 // or parsed (Qwen Code skips such files and never deletes them).
 func readQwenLock(path string) *Contents {
-	f, err := openNonBlocking(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
+	data, ok := readRegular(path)
+	if !ok {
 		return nil
 	}
 	c, err := ParseContents(data)
