@@ -232,7 +232,7 @@ func TestGeminiCLISwitchedHookAndAgent(t *testing.T) {
 	t.Run("root", func(t *testing.T) { switchedHookAndAgent(t, false) })
 	t.Run("uid 65534", func(t *testing.T) {
 		if os.Getuid() != 0 {
-			t.Skip("not root: the run above was unprivileged")
+			t.Skip("needs root to run everything as uid 65534; the run above was already unprivileged, as this user; CI runs as root")
 		}
 		switchedHookAndAgent(t, true)
 	})
