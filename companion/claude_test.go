@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -619,12 +618,7 @@ func TestDiagnosticsOneRoundTrip(t *testing.T) {
 func TestClaudeLockOfEarlierCompanion(t *testing.T) {
 	lockDir := filepath.Join(t.TempDir(), "claude", "ide")
 	ws := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	served := ln.Addr().(*net.TCPAddr).Port
+	served := gemkittest.ServedPort(t)
 	dead := gemkittest.ClosedPort(t)
 	write := func(port, pid int) string {
 		t.Helper()

@@ -2,7 +2,6 @@ package discovery
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,12 +59,7 @@ func TestWriteClaudeLock(t *testing.T) {
 
 func TestCleanUnservedClaude(t *testing.T) {
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	served := ln.Addr().(*net.TCPAddr).Port
+	served := gemkittest.ServedPort(t)
 	dead := gemkittest.ClosedPort(t)
 	me, other := os.Getpid(), os.Getppid()
 	lock := func(pid int) string {

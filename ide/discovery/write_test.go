@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,12 +176,7 @@ func TestEnvAndExportLines(t *testing.T) {
 
 func TestCleanUnserved(t *testing.T) {
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	served := ln.Addr().(*net.TCPAddr).Port
+	served := gemkittest.ServedPort(t)
 	dead := gemkittest.ClosedPort(t)
 	me, other := os.Getpid(), os.Getppid()
 	names := map[string]bool{ // name → should survive

@@ -178,6 +178,19 @@ func ClosedPort(t testing.TB) int {
 	return port
 }
 
+// ServedPort returns a loopback port a listener holds until the test
+// ends (it accepts nothing: a connect succeeds at the kernel's backlog),
+// for a file that must name a live server, beside ClosedPort's dead one.
+func ServedPort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
 // Tool returns the path of a program the tests need, such as an editor,
 // tmux, python3 or node. scripts/setup-and-test installs every one of
 // them, so a missing one is a broken set-up, reported as a failure that
