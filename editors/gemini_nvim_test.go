@@ -80,12 +80,6 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 		}
 		return g
 	}
-	mode := func() string {
-		m, _ := d.rpc.call("nvim_get_mode")
-		mm, _ := m.(map[string]any)
-		s, _ := mm["mode"].(string)
-		return s
-	}
 	// toCLI goes from wherever the person is to the CLI's input: normal
 	// mode, the first tab, the window on the right, terminal mode.
 	toCLI := func() {
@@ -96,7 +90,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 		pane.keys(t, "", "C-w", "l")
 		waitFor(t, "the CLI's window focused", func() bool { return d.buftype(t) == "terminal" })
 		pane.keys(t, "i")
-		waitFor(t, "terminal mode in the CLI's window", func() bool { return mode() == "t" })
+		waitFor(t, "terminal mode in the CLI's window", func() bool { return d.mode() == "t" })
 	}
 	// proposed waits for the plugin's diff of b.txt showing content, with
 	// the focus in the proposal's window.
@@ -138,7 +132,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	// absence no event marks.
 	time.Sleep(300 * time.Millisecond)
 	pane.keys(t, "i")
-	waitFor(t, "terminal mode in the CLI's window", func() bool { return mode() == "t" })
+	waitFor(t, "terminal mode in the CLI's window", func() bool { return d.mode() == "t" })
 	if text := ask("what are these lines").Text(); !strings.Contains(text, "selectedText") || !strings.Contains(text, `one\ntwo`) {
 		t.Fatalf("the first turn does not carry the selection as selectedText:\n%s", text)
 	}

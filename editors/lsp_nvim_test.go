@@ -54,8 +54,12 @@ type nvimTerminal struct {
 	screen func() string
 }
 
-func (u nvimTerminal) Screen() string   { return u.screen() }
-func (u nvimTerminal) Type(text string) { u.d.input(u.t, strings.ReplaceAll(text, "<", "<lt>")) }
+func (u nvimTerminal) Screen() string { return u.screen() }
+
+func (u nvimTerminal) Type(text string) {
+	u.d.terminalMode(u.t)
+	u.d.input(u.t, strings.ReplaceAll(text, "<", "<lt>"))
+}
 
 // Press presses key, named as tmux names it (Enter, Escape, Up, C-u), in
 // Neovim's notation.
@@ -66,6 +70,7 @@ func (u nvimTerminal) Press(key string) {
 	case "Escape":
 		key = "Esc"
 	}
+	u.d.terminalMode(u.t)
 	u.d.input(u.t, "<"+key+">")
 }
 

@@ -187,6 +187,47 @@ func (d *nvimDriver) buftype(t *testing.T) string {
 	return s
 }
 
+// mode is Neovim's mode as nvim_get_mode names it ("n", "t", "c", "r"
+// for a hit-enter prompt, ...).
+func (d *nvimDriver) mode() string {
+	m, _ := d.rpc.call("nvim_get_mode")
+	mm, _ := m.(map[string]any)
+	s, _ := mm["mode"].(string)
+	return s
+}
+
+// terminalMode makes sure keys typed next reach the job of the terminal
+// window that has the focus: Neovim takes keys in its own modes first,
+// and a message's hit-enter prompt or a mode left by some event would
+// swallow a CLI's input (a CI run lost "/ide status" so: the CLI's input
+// stayed empty while Enter was pressed for four minutes). Each case it
+// puts right is logged, so that a failure says which one it met.
+func (d *nvimDriver) terminalMode(t *testing.T) {
+	t.Helper()
+	m := d.mode()
+	if m == "t" {
+		return
+	}
+	if strings.HasPrefix(m, "r") {
+		t.Logf("Neovim shows a prompt (mode %q, messages %s): answering it with Enter before typing into the terminal", m, d.Messages(t))
+		d.input(t, "<CR>")
+		waitFor(t, "Neovim's prompt gone", func() bool { return !strings.HasPrefix(d.mode(), "r") })
+		if m = d.mode(); m == "t" {
+			return
+		}
+	}
+	if bt := d.buftype(t); bt != "terminal" {
+		t.Fatalf("keys for the terminal, but Neovim's focus is in a %q buffer in mode %q; messages: %s", bt, m, d.Messages(t))
+	}
+	t.Logf("Neovim was in mode %q in the terminal's window (messages %s): entering terminal mode before typing", m, d.Messages(t))
+	if m != "n" {
+		d.input(t, "<C-\\><C-n>")
+		waitFor(t, "Neovim's normal mode", func() bool { return d.mode() == "n" })
+	}
+	d.command(t, "startinsert")
+	waitFor(t, "terminal mode in the terminal's window", func() bool { return d.mode() == "t" })
+}
+
 func (d *nvimDriver) ToTerminal(t *testing.T) {
 	d.input(t, "<C-w>l")
 	waitFor(t, "the terminal's window focused", func() bool { return d.buftype(t) == "terminal" })
@@ -324,11 +365,7 @@ func (d *nvimDriver) SelectAll(t *testing.T) { d.input(t, "ggVG") }
 
 func (d *nvimDriver) OpenPrompt(t *testing.T) {
 	d.input(t, ":")
-	waitFor(t, "nvim's command line", func() bool {
-		m, _ := d.rpc.call("nvim_get_mode")
-		mm, _ := m.(map[string]any)
-		return mm["mode"] == "c"
-	})
+	waitFor(t, "nvim's command line", func() bool { return d.mode() == "c" })
 }
 
 func (d *nvimDriver) ClosePrompt(t *testing.T) { d.input(t, "<Esc>") }

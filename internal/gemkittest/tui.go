@@ -55,14 +55,34 @@ func WaitScreen(t testing.TB, screen func() string, what string, cond func(scree
 // the input empty does nothing. done is the submission's effect (a model
 // request, a line on the screen). A terminal redrawing under load can
 // leave box-drawing characters between the words on screen: they do not
-// count, and text still unseen after a few seconds is taken as typed (it
-// cannot be lost on its way; only a paste is to be avoided).
+// count. Text still unseen after a few seconds may be typed all the same
+// (a screen late under load), so Enter is pressed; but the text, sent or
+// not, stays on the screen (in the input, then in the history the CLIs
+// echo it to), so text the screen has not shown for three rounds was
+// dropped by the program (a CI run's Gemini CLI showed an empty input
+// for four minutes of Enter) and is typed again.
 func Submit(t testing.TB, ui TUI, text string, done func() bool) {
 	t.Helper()
-	ui.Type(text)
 	want := screenText(text)
-	Poll(retryEvery, 100*time.Millisecond, func() bool { return strings.Contains(screenText(ui.Screen()), want) })
-	PressUntil(t, ui, "Enter", "the effect of "+strconv.Quote(text), done)
+	shown := func() bool { return strings.Contains(screenText(ui.Screen()), want) }
+	ui.Type(text)
+	Poll(retryEvery, 100*time.Millisecond, shown)
+	deadline := time.Now().Add(pressTimeout)
+	for unseen := 0; !done(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v pressing Enter for the effect of %q; screen:\n%s", pressTimeout, text, ui.Screen())
+		}
+		if shown() {
+			unseen = 0
+		} else if unseen++; unseen == 3 {
+			t.Logf("%q has not been on the screen for %d rounds of Enter: typing it again", text, unseen)
+			ui.Type(text)
+			Poll(retryEvery, 100*time.Millisecond, shown)
+			unseen = 0
+		}
+		ui.Press("Enter")
+		Poll(retryEvery, 100*time.Millisecond, done)
+	}
 }
 
 // screenText is s without blanks and box-drawing characters, for
