@@ -80,8 +80,8 @@ func (c *stdioConn) forward(name string, args json.RawMessage, token string, don
 // holds the writing lock until it is written; a call given up before its
 // turn came is not written. failed receives a write's error.
 func (c *stdioConn) send(key string, msg []byte, failed func(error)) {
-	if c.nonBlocking && c.wmu.TryLock() {
-		n, err, again := tryWrite(c.t.in, msg)
+	if c.raw != nil && c.wmu.TryLock() {
+		n, err, again := c.raw.TryWrite(msg)
 		if !again {
 			c.wmu.Unlock()
 			if err != nil {

@@ -123,7 +123,7 @@ func TestForwardFullPipe(t *testing.T) {
 	st := &stdioTransport{out: bufio.NewReader(sout), closer: sout, in: sin}
 	st.Connect(context.Background())
 	c := &Client{direct: st.conn}
-	if !st.conn.nonBlocking {
+	if st.conn.raw == nil {
 		t.Fatal("os.Pipe's write end is not taken for non-blocking")
 	}
 	big := `{"s":"` + strings.Repeat("x", 300<<10) + `"}`

@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/mcpwire"
+	"github.com/gemkit/gemkit/internal/pipeio"
 )
 
 // Options say who the client is and what it does with notifications.
@@ -111,7 +112,9 @@ func (r *Result) Text(sep string) string { return strings.Join(r.Texts, sep) }
 // prints, and a line that never ends would otherwise be held in memory
 // until gemkit's own runs out.
 func Stdio(ctx context.Context, out io.Reader, in io.WriteCloser, o Options) (*Client, error) {
-	bound := &boundedReader{r: out, max: MaxMessage}
+	// A pipe in non-blocking mode (os.Pipe's, as the sandbox gives a
+	// server's stdout) is read with pipeio's raw system calls.
+	bound := &boundedReader{r: pipeio.Reader(out), max: MaxMessage}
 	var t mcp.Transport
 	if closer, ok := out.(io.Closer); ok {
 		t = &stdioTransport{out: bufio.NewReaderSize(bound, 64<<10), closer: closer, in: in, notify: o.Notify, progress: o.Progress}

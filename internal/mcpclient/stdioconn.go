@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/mcpwire"
+	"github.com/gemkit/gemkit/internal/pipeio"
 )
 
 // stdioTransport is MCP's stdio transport (newline-delimited JSON-RPC)
@@ -42,7 +43,15 @@ type stdioTransport struct {
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	t.conn = &stdioConn{t: t, calls: map[string]answerFunc{}, nonBlocking: nonBlocking(t.in)}
+	// A pipe in non-blocking mode (os.Pipe's, as the sandbox gives a
+	// server's stdin) is written with pipeio's raw system calls.
+	raw, _ := t.in.(*pipeio.File)
+	if f, ok := t.in.(*os.File); ok {
+		if p, ok := pipeio.New(f); ok {
+			t.in, raw = p, p
+		}
+	}
+	t.conn = &stdioConn{t: t, calls: map[string]answerFunc{}, raw: raw}
 	return t.conn, nil
 }
 
@@ -50,11 +59,11 @@ type stdioConn struct {
 	t       *stdioTransport
 	pending []jsonrpc.Message // the rest of a batch
 	wmu     sync.Mutex
-	// nonBlocking: the server's stdin is a descriptor in non-blocking
-	// mode, which send writes without blocking (tryWrite).
-	nonBlocking bool
-	once        sync.Once
-	cerr        error
+	// raw is the server's stdin when it is a descriptor in non-blocking
+	// mode, which send writes without blocking (pipeio's TryWrite).
+	raw  *pipeio.File
+	once sync.Once
+	cerr error
 
 	// The calls made directly (call, forward), by the id they went
 	// with.

@@ -35,6 +35,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	go s.Watch(ctx)
 	in, restore := pollable(in)
 	defer restore()
+	out, restoreOut := pollableWriter(out)
+	defer restoreOut()
 	w := &lockedWriter{w: out}
 	r := &listingReader{s: s, ctx: ctx, src: bufio.NewReaderSize(in, 64<<10), out: w}
 	// The calls forwarded to the extensions' servers end with the
