@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,11 +13,13 @@ import (
 )
 
 // perfRounds counts the CPU time of starts cold starts of each side,
-// interleaved, each under perf stat.
-func perfRounds(sides []side, starts int, perf, out string) ([][]time.Duration, error) {
+// in rounds of one of each in an order drawn from order, each under
+// perf stat.
+func perfRounds(sides []side, starts int, order *rand.Rand, perf, out string) ([][]time.Duration, error) {
 	cpu := make([][]time.Duration, len(sides))
 	for range starts {
-		for i, s := range sides {
+		for _, i := range order.Perm(len(sides)) {
+			s := sides[i]
 			if _, _, _, err := coldStart(underPerf(s, perf, out)); err != nil {
 				return nil, fmt.Errorf("%s: cold start under perf stat: %w", s.name, err)
 			}

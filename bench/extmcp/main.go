@@ -40,6 +40,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,19 +76,24 @@ func main() {
 		os.Exit(copier(os.Args[1:]))
 	}
 	n := flag.Int("n", 500, "warm calls of each")
-	starts := flag.Int("starts", 20, "cold starts of each")
+	starts := flag.Int("starts", 40, "cold starts of each (rounds)")
+	seedFlag := flag.Uint64("seed", 0, "seed of the rounds' order (0: from the clock)")
 	gemkit := flag.String("gemkit", "", "gemkit binary (default: built from the repository as it ships)")
 	ref := flag.String("ref", "", "a second gemkit binary measured beside the first (an earlier commit's)")
 	withNPX := flag.Bool("npx", true, "also measure the server started as a published manifest starts it (npx), pinned")
 	peers := flag.Bool("peers", true, "also measure the server under bubblewrap and under sandbox-runtime")
 	flag.Parse()
-	if err := run(*n, *starts, *gemkit, *ref, *withNPX, *peers); err != nil {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	if err := run(*n, *starts, seed, *gemkit, *ref, *withNPX, *peers); err != nil {
 		fmt.Fprintln(os.Stderr, "extmcp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, starts int, bin, ref string, withNPX, peers bool) error {
+func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error {
 	root, err := benchenv.RepoRoot()
 	if err != nil {
 		return err
@@ -201,8 +208,14 @@ func run(n, starts int, bin, ref string, withNPX, peers bool) error {
 	// all of theirs); else it is what wait4 says of the side's process
 	// and all it waited for.
 	coldCPU := make([][]time.Duration, len(sides))
+	// Each round starts every side once, in an order of its own (a
+	// shuffle, seeded so that a run can be repeated): no side always
+	// follows the same other one, whose exit may leave the machine busier
+	// or its caches warmer. The costs below are paired by round.
+	order := rand.New(rand.NewPCG(seed, 0))
 	for range starts {
-		for i, s := range sides {
+		for _, i := range order.Perm(len(sides)) {
+			s := sides[i]
 			list, call, cpu, err := coldStart(s)
 			if err != nil {
 				return fmt.Errorf("%s: cold start: %w", s.name, err)
@@ -213,7 +226,7 @@ func run(n, starts int, bin, ref string, withNPX, peers bool) error {
 		}
 	}
 	if perf != "" {
-		if counted, err := perfRounds(sides, starts, perf, filepath.Join(tmp, "perf-stat")); err != nil {
+		if counted, err := perfRounds(sides, starts, order, perf, filepath.Join(tmp, "perf-stat")); err != nil {
 			fmt.Fprintf(os.Stderr, "extmcp: the CPU time is wait4's, perf stat failed: %v\n", err)
 		} else {
 			coldCPU = counted
@@ -241,7 +254,8 @@ func run(n, starts int, bin, ref string, withNPX, peers bool) error {
 		cpuBefore[i] = cpuTime(c.Cmd.Process.Pid)
 	}
 	for range n {
-		for i, s := range sides {
+		for _, i := range order.Perm(len(sides)) {
+			s := sides[i]
 			start := time.Now()
 			raw, err := conns[i].Request("tools/call", map[string]any{"name": s.tool, "arguments": args})
 			if err != nil {
@@ -257,7 +271,7 @@ func run(n, starts int, bin, ref string, withNPX, peers bool) error {
 	for i, c := range conns {
 		cpuPerCall[i] = (cpuTime(c.Cmd.Process.Pid) - cpuBefore[i]) / time.Duration(n)
 	}
-	fmt.Printf("%s/%s, %d CPUs; %d calls and %d cold starts of each, alternating\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, starts)
+	fmt.Printf("%s/%s, %d CPUs; %d calls and %d cold starts of each, in rounds of one of each (starts in a shuffled order, seed %d)\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, starts, seed)
 	fmt.Printf("load average before: %s, after: %s\n", load, loadavg())
 	const row = "%-40s %14s %14s %14s %14s %14s\n"
 	fmt.Println("first list: from the spawn to the answer of initialize and then of a tools/list that holds the tool; cold start: to the answer of the first tools/call after it")
@@ -277,14 +291,37 @@ func run(n, starts int, bin, ref string, withNPX, peers bool) error {
 		cost(sides[i].name+": cost", i)
 	}
 	for i := peerFirst; i < npxFirst; i++ {
-		// Issue 45's targets: gemkit's cold start at most 10 ms more over
-		// bare than bubblewrap's; a call at most 0.1 ms over bare.
 		fmt.Printf(row, "gemkit's cost − "+sides[i].name[len("under "):]+"'s", ms(pct(warm[0], 50)-pct(warm[i], 50)), "",
 			ms(pct(listed[0], 50)-pct(listed[i], 50)), ms(pct(cold[0], 50)-pct(cold[i], 50)), ms(pct(coldCPU[0], 50)-pct(coldCPU[i], 50)))
 	}
+	// The same costs paired by round: each round's difference, then
+	// their median, with the range that holds the true median with 95%
+	// confidence (order statistics of the differences). A difference of
+	// two medians taken over a run whose load drifts mixes the drift
+	// into the cost; a round's sides ran within seconds of each other.
+	fmt.Println("paired by round: the median of the rounds' differences [95% confidence range of that median]")
+	paired := func(name string, a, b int) {
+		fmt.Printf("%-40s call %s   cold start %s   start CPU %s\n", name,
+			medianCI(diffs(warm[a], warm[b])), medianCI(diffs(cold[a], cold[b])), medianCI(diffs(coldCPU[a], coldCPU[b])))
+	}
+	paired("gemkit over bare", 0, 1)
+	paired("a byte copier over bare", 2, 1)
+	if ref != "" {
+		paired("the reference over bare", 3, 1)
+		paired("gemkit over the reference", 0, 3)
+	}
+	for i := peerFirst; i < npxFirst; i++ {
+		paired(sides[i].name[len("under "):]+" over bare", i, 1)
+	}
+	for i := peerFirst; i < npxFirst; i++ {
+		// Issue 45's targets: gemkit's cold start at most 10 ms more over
+		// bare than bubblewrap's (bare cancels in a round: gemkit's start
+		// less bubblewrap's); a call at most 0.1 ms over bare.
+		paired("gemkit over "+sides[i].name[len("under "):], 0, i)
+	}
 	if npx == nil {
 		printCPU(sides, cpuPerCall)
-		fmt.Println("targets (issue 45): a call at most 0.1 ms over bare at p50; a cold start at most 10 ms more over bare than bubblewrap's")
+		fmt.Println("targets (issue 45): a call at most 0.1 ms over bare at p50; a cold start at most 10 ms more over bare than bubblewrap's (gemkit over bubblewrap, paired)")
 		return nil
 	}
 	// The npx sides, against the pinned package run bare from its tree.
@@ -295,7 +332,7 @@ func run(n, starts int, bin, ref string, withNPX, peers bool) error {
 	costVs("npx pinned: gemkit's cost", npxFirst)
 	costVs("npx itself: its cost", npxFirst+2)
 	printCPU(sides, cpuPerCall)
-	fmt.Println("targets (issue 45): a call at most 0.1 ms over bare at p50; a cold start at most 10 ms more over bare than bubblewrap's")
+	fmt.Println("targets (issue 45): a call at most 0.1 ms over bare at p50; a cold start at most 10 ms more over bare than bubblewrap's (gemkit over bubblewrap, paired)")
 	fmt.Printf("npx: %s\n", npx.pinned)
 	return nil
 }
@@ -394,6 +431,37 @@ func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// diffs are a's samples less b's, round by round.
+func diffs(a, b []time.Duration) []time.Duration {
+	d := make([]time.Duration, min(len(a), len(b)))
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+	return d
+}
+
+// medianCI is d's median and the range of order statistics that holds
+// the median of d's distribution with at least 95% confidence (the
+// sign test's: ranks n/2 ∓ 0.98√n, from the binomial's normal
+// approximation; with few samples the range is wide, as it should be).
+func medianCI(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	n := len(s)
+	k := int(math.Floor(float64(n)/2 - 0.98*math.Sqrt(float64(n))))
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	if k < 0 {
+		return fmt.Sprintf("%s [n=%d: too few for a range]", ms(med), n)
+	}
+	return fmt.Sprintf("%s [%s, %s]", ms(med), ms(s[k]), ms(s[n-1-k]))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
