@@ -233,8 +233,10 @@ func (s *server) confirm(kept Catalog, v *verdict) {
 	if life == nil {
 		life = context.Background()
 	}
-	ctx, cancel := context.WithTimeout(life, s.startTimeout())
-	defer cancel()
+	// Not bounded here: the start and the listing bound themselves
+	// (startTimeout), and the listing first waits for the calls begun
+	// before the server ran, which their own timeouts bound (listNow).
+	ctx := Background(life)
 	s.mu.Lock()
 	if s.cache.listed || s.proc.gone {
 		s.mu.Unlock()

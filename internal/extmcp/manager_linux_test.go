@@ -819,6 +819,52 @@ exec node "$0"`, filepath.Join(s.ext, "fixture.mjs"))
 		}
 	})
 
+	t.Run("the call first", func(t *testing.T) {
+		// A call made while the server starts behind the kept answer
+		// reaches it before the listing that confirms the answer: the
+		// server answers in the order it reads.
+		mark("release", false)
+		defer mark("release", true)
+		m, _ := manager(held, nil)
+		if tools, _ := m.Tools(ctx); !toolNames(tools, "fixture")["ok"] {
+			t.Fatalf("answered %v, want the kept tools", toolNames(tools, "fixture"))
+		}
+		type answer struct {
+			raw json.RawMessage
+			err error
+		}
+		got := make(chan answer, 1)
+		go func() {
+			raw, err := m.Call(ctx, held.Key(), "seen", json.RawMessage(`{}`), nil)
+			got <- answer{raw, err}
+		}()
+		// No event says that the call waits for the start's lock.
+		var a answer
+		early := false
+		if !gemkittest.Poll(30*time.Second, 5*time.Millisecond, func() bool {
+			select {
+			case a = <-got:
+				early = true
+				return true
+			default:
+			}
+			return extmcp.Queued(m, held.Key()) > 0
+		}) {
+			t.Fatal("the call did not wait for the start")
+		}
+		if early {
+			t.Fatalf("the call was answered before the server could start: %s %v", a.raw, a.err)
+		}
+		mark("release", true)
+		a = <-got
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		if s := string(a.raw); !strings.Contains(s, "initialize") || strings.Contains(s, "/list") {
+			t.Errorf("the server had read %s before the call; want initialize and no listing", s)
+		}
+	})
+
 	t.Run("closed while starting", func(t *testing.T) {
 		mark("release", false)
 		defer mark("release", true)

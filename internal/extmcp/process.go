@@ -37,6 +37,8 @@ type process struct {
 	lastUse  atomic.Int64
 	idle     *time.Timer
 	gone     bool // stopped for good (Sync, Close)
+	// up says run is not nil, read without the server's mu (request).
+	up atomic.Bool
 }
 
 // running is a started server: a process in the sandbox, or a
@@ -85,6 +87,7 @@ func (r *running) exitedSoon() bool {
 func (p *process) drop(r *running) {
 	if p.run == r {
 		p.run = nil
+		p.up.Store(false)
 	}
 }
 
@@ -97,6 +100,7 @@ func (p *process) kill() {
 		}
 		r.kill()
 		p.run = nil
+		p.up.Store(false)
 		go func() { <-r.done }()
 	}
 }
@@ -172,6 +176,7 @@ func (s *server) ensure(ctx context.Context) (*running, error) {
 		return nil, err
 	}
 	p.run = r
+	p.up.Store(true)
 	return r, nil
 }
 

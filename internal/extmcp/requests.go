@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -161,9 +162,29 @@ func (m *Manager) server(key string) (*server, error) {
 func (s *server) request(ctx context.Context, what string, do func(context.Context, *running) (json.RawMessage, error)) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
+	// A listing waits until the requests queued for s.mu have gone to
+	// the server (listNow); passed hears each of them go.
+	s.queued.Add(1)
+	early := !s.proc.up.Load()
+	if early {
+		s.early.Add(1)
+	}
+	var gone sync.Once
+	release := func() { // s.mu held
+		s.queued.Add(-1)
+		s.passed.Broadcast()
+	}
+	answered := func() { // s.mu held
+		gone.Do(release)
+		if early {
+			s.early.Add(-1)
+			s.passed.Broadcast()
+		}
+	}
 	s.mu.Lock()
 	r, err := s.ensure(ctx)
 	if err != nil {
+		answered()
 		s.mu.Unlock()
 		return nil, err
 	}
@@ -171,10 +192,22 @@ func (s *server) request(ctx context.Context, what string, do func(context.Conte
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
+		answered()
 		s.proc.inflight.Add(-1)
 		s.touch()
 		s.mu.Unlock()
 	}()
+	// Written: a listing waiting in s.passed (without s.mu) may go; the
+	// request does not wait for s.mu, which a listing under way holds.
+	ctx = mcpclient.WithWritten(ctx, func() {
+		gone.Do(func() {
+			go func() {
+				s.mu.Lock()
+				release()
+				s.mu.Unlock()
+			}()
+		})
+	})
 	res, err := do(ctx, r)
 	if err == nil {
 		return res, nil

@@ -43,6 +43,15 @@ type server struct {
 	mu    sync.Mutex
 	proc  process
 	cache listCache
+	// queued counts the requests that wait for mu or have it and have
+	// not yet written to the server, early those begun while the server
+	// was not running that have not been answered yet (request), and
+	// passed, whose lock is mu, hears each change: a listing lets the
+	// requests that waited for its start go to the server first, and a
+	// listing no client waits for lets them be answered first (listNow).
+	queued atomic.Int32
+	early  atomic.Int32
+	passed sync.Cond
 
 	reports runReports
 	// declared is what it declared in its initialize answer the last
@@ -54,7 +63,9 @@ type server struct {
 // newServer is m's server of sp, not started.
 func newServer(m *Manager, sp Spec) *server {
 	life, end := context.WithCancel(context.Background())
-	return &server{m: m, spec: sp, stderr: &tail{}, life: life, end: end}
+	s := &server{m: m, spec: sp, stderr: &tail{}, life: life, end: end}
+	s.passed.L = &s.mu
+	return s
 }
 
 // MaxStart bounds a server's start and its first listing, whatever its

@@ -202,7 +202,9 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 		return nil, err
 	}
 	id, _ := jsonrpc.MakeID(key)
-	if err := c.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: p}); err != nil {
+	err = c.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: p})
+	wrote(ctx)
+	if err != nil {
 		c.forget(key)
 		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
 	}

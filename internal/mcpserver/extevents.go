@@ -125,7 +125,7 @@ func (s *Server) serverEvent(ev extmcp.Event) {
 		// extmcp lists that server again; the SDK announces what it
 		// changes in gemkit's lists.
 		s.ext.listed.Store(false)
-		go s.listServers(context.Background(), false)
+		go s.listServers(extmcp.Background(context.Background()), false)
 	case mcpclient.ResourceUpdated:
 		var p mcp.ResourceUpdatedNotificationParams
 		if json.Unmarshal(ev.Params, &p) != nil {

@@ -28,6 +28,9 @@ const tools = [
   { name: "create", description: "Creates a file of the working folder: the path is the server's, not the call's.", inputSchema: { type: "object" } },
   { name: "roots", description: "Asks the client for its roots (roots/list) during the call, and answers what it answered.", inputSchema: { type: "object" } },
 ];
+// The methods of the requests read so far, in order: a call of the
+// unlisted tool "seen" answers them.
+const seen = [];
 // The answers the server waits for, to its own requests, by their ids.
 const asked = new Map();
 let asks = 0;
@@ -39,6 +42,7 @@ console.error("fixture started");
 createInterface({ input: process.stdin }).on("line", (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return;
+  if (m.method !== undefined) seen.push(m.method);
   if (m.method === undefined) {
     // An answer to a request of the server's.
     const done = asked.get(m.id);
@@ -57,6 +61,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         process.exit(7);
       }
       if (m.params.name === "hang") return;
+      if (m.params.name === "seen") return text(m.id, seen.join(","), false);
       if (m.params.name === "roots") {
         const id = "fixture-" + ++asks;
         asked.set(id, (a) => text(m.id, JSON.stringify(a.result ?? a.error), a.error !== undefined));
