@@ -68,8 +68,13 @@ func TestForwardAsCall(t *testing.T) {
 	s := newSetup(t, 30*time.Second)
 	fx := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
 	fx.Timeout = 5 * time.Second
+	// The flood's bound is the 16 MiB frame, not the clock: its own
+	// server has a bound a loaded machine's race build cannot reach
+	// while 16 MiB go through (fx's 5 s did, at load 30).
+	fl := s.spec("flooded", filepath.Join(s.ext, "fixture.mjs"))
+	fl.Timeout = 90 * time.Second
 	every := s.spec("everything", s.script("server-everything"))
-	s.m.Sync([]extmcp.Spec{fx, every})
+	s.m.Sync([]extmcp.Spec{fx, fl, every})
 	if _, _, ok := forwardCall(t, s.m, fx, "ok", map[string]any{}); ok {
 		t.Error("Forward took a call of a server not started")
 	}
@@ -145,7 +150,10 @@ func TestForwardAsCall(t *testing.T) {
 	if text, _, err := call(t, s.m, fx, "ok", map[string]any{}); err != nil || text != "ok" {
 		t.Fatalf("ok after the death: %q %v", text, err)
 	}
-	if _, err, ok := forwardCall(t, s.m, fx, "flood", map[string]any{}); !ok || err == nil || !strings.Contains(err.Error(), fmt.Sprintf("printed a message over %d MiB on its stdout during the call of flood", mcpwire.MaxMessage>>20)) {
+	if _, _, err := call(t, s.m, fl, "ok", map[string]any{}); err != nil {
+		t.Fatalf("starting the flooded server: %v", err)
+	}
+	if _, err, ok := forwardCall(t, s.m, fl, "flood", map[string]any{}); !ok || err == nil || !strings.Contains(err.Error(), fmt.Sprintf("printed a message over %d MiB on its stdout during the call of flood", mcpwire.MaxMessage>>20)) {
 		t.Errorf("flood: %v (taken %v)", err, ok)
 	}
 }
