@@ -40,6 +40,7 @@ import (
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/buildinfo"
 	"github.com/gemkit/gemkit/internal/httpguard"
+	"github.com/gemkit/gemkit/internal/proc"
 )
 
 // Config is how a [Server] is set up. Only Workspace is usually needed; every
@@ -554,8 +555,14 @@ func newToken() (string, error) {
 
 func moduleVersion() string { return buildinfo.Version() }
 
-// watchProcess returns once process pid no longer exists or ctx ends.
+// watchProcess returns once process pid no longer exists or ctx ends. It
+// waits on the process's pidfd (proc.WaitExit), so that an idle companion
+// wakes for nothing; where the kernel has none, it looks four times a
+// second.
 func watchProcess(ctx context.Context, pid int) {
+	if err := proc.WaitExit(ctx, pid); err == nil || ctx.Err() != nil {
+		return
+	}
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {

@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"context"
 	"net/netip"
 	"time"
 )
@@ -77,3 +78,6 @@ func Cgroups(int) (map[string]string, error) { return nil, ErrUnsupported }
 func CgroupMounts(int, ...string) (string, map[string]string, error) {
 	return "", map[string]string{}, ErrUnsupported
 }
+
+// WaitExit is ErrUnsupported here.
+func WaitExit(context.Context, int) error { return ErrUnsupported }
