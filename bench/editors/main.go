@@ -83,6 +83,7 @@ type options struct {
 	nvim, gemkit, claudecode, claude, gemini, root, file string
 	ref, refGemkit                                       string
 	n, starts                                            int
+	keep                                                 bool
 }
 
 func run(args []string, out io.Writer) error {
@@ -97,6 +98,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&o.starts, "starts", 5, "starts of the real Claude Code per plugin")
 	fs.StringVar(&o.ref, "ref", "", "a checkout (or a copy of its editors/) whose gemkit.nvim is measured too, as gemkit.nvim (ref): main before a change, say")
 	fs.StringVar(&o.refGemkit, "ref-gemkit", "", "the gemkit binary of -ref's column (default: -gemkit's)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the run's folder (each plugin's home, with Claude Code's debug logs claude-debug-N.txt) and print its path")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -128,7 +130,11 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	if o.keep {
+		fmt.Fprintln(out, "the run's folder (kept):", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
 	if o.gemkit == "" {
 		o.gemkit = filepath.Join(work, "gemkit")
 		build := exec.Command("go", "build", "-o", o.gemkit, "./cmd/gemkit")

@@ -73,6 +73,7 @@ func TestVerdicts(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"connect ≤ b's? YES: claude start → connected p50 1000 against 1000 ms (min 900 against 950); turn by turn, a − b p50 +50 ms, a sooner in 1 of 3 turns\n",
+		"  what this run can tell: 3 turns are too few for a 95% interval of the turn-by-turn median (6 at least)\n",
 		"diff drawn ≤ b's + 1 ms? YES: openDiff → diff drawn p50 6.9 against 6.0 ms (min 6.5 against 5.0)\n",
 	} {
 		if !strings.Contains(got, want) {
@@ -83,5 +84,55 @@ func TestVerdicts(t *testing.T) {
 	verdicts(&out, "a", result{connected: ms(1001), diff: ms(7.1)}, "b", result{connected: ms(1000), diff: ms(6)})
 	if got := out.String(); !strings.Contains(got, "connect ≤ b's? NO") || !strings.Contains(got, "diff drawn ≤ b's + 1 ms? NO") {
 		t.Errorf("verdicts of a slower plugin:\n%s", got)
+	}
+}
+
+// TestMedianInterval: the sign test's 95% interval of a median is the
+// k-th smallest to the k-th largest value, k = 14 of 40 and 6 of 20
+// (binomial tables: P(X ≤ 13) = 0.019 for n = 40, P(X ≤ 5) = 0.021 for
+// n = 20), the whole range for 6 values, and none for 5.
+func TestMedianInterval(t *testing.T) {
+	seq := func(n int) stat {
+		s := make(stat, n)
+		for i := range s {
+			s[i] = time.Duration(n-i) * time.Millisecond // descending: the function sorts
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		n      int
+		lo, hi time.Duration
+		ok     bool
+	}{
+		{40, 14 * time.Millisecond, 27 * time.Millisecond, true},
+		{20, 6 * time.Millisecond, 15 * time.Millisecond, true},
+		{6, 1 * time.Millisecond, 6 * time.Millisecond, true},
+		{5, 0, 0, false},
+	} {
+		lo, hi, ok := medianInterval(seq(tc.n))
+		if lo != tc.lo || hi != tc.hi || ok != tc.ok {
+			t.Errorf("n = %d: medianInterval = %v, %v, %v; want %v, %v, %v", tc.n, lo, hi, ok, tc.lo, tc.hi, tc.ok)
+		}
+	}
+	ms := func(v ...float64) stat {
+		s := make(stat, len(v))
+		for i, x := range v {
+			s[i] = time.Duration(x * float64(time.Millisecond))
+		}
+		return s
+	}
+	b := ms(100, 100, 100, 100, 100, 100)
+	for _, tc := range []struct {
+		a    stat
+		want string
+	}{
+		{ms(90, 80, 95, 70, 99, 60), "a sooner: the turn-by-turn median difference lies in [-40, -1] ms"},
+		{ms(110, 120, 105, 130, 101, 140), "a later: the turn-by-turn median difference lies in [+1, +40] ms"},
+		{ms(90, 120, 95, 130, 101, 60), "no difference: the turn-by-turn median difference lies in [-40, +30] ms"},
+		{ms(90), "1 turns are too few"},
+	} {
+		if got := tell(tc.a, b, "a"); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("tell(%v) = %q, want it to start %q", tc.a, got, tc.want)
+		}
 	}
 }

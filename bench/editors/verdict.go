@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,14 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 		fmt.Fprintf(out, "connect ≤ %s's? %s: claude start → connected p50 %.0f against %.0f ms (min %.0f against %.0f); turn by turn, %s − %s p50 %+.0f ms, %s sooner in %d of %d turns\n",
 			bName, yes(pa <= pb), ms(pa), ms(pb), ms(slices.Min(a.connected)), ms(slices.Min(b.connected)),
 			aName, bName, ms(diff), aName, sooner, pairs)
+		// Where a difference lies: before Claude Code dials (its own start,
+		// reading the lock file) or in the connect it counts itself.
+		if len(a.start) > 0 && len(b.start) > 0 {
+			fmt.Fprintf(out, "  where: claude start → dial p50 %+.0f ms (%.0f against %.0f), its connect's own time p50 %+.0f ms (%.0f against %.0f)\n",
+				ms(p50(a.start)-p50(b.start)), ms(p50(a.start)), ms(p50(b.start)),
+				ms(p50(a.claudeConnect)-p50(b.claudeConnect)), ms(p50(a.claudeConnect)), ms(p50(b.claudeConnect)))
+		}
+		fmt.Fprintf(out, "  what this run can tell: %s\n", tell(a.connected, b.connected, aName))
 	}
 	for _, p := range []struct {
 		name string
@@ -59,6 +68,53 @@ func p50(s stat) time.Duration {
 	v := slices.Clone(s)
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// tell says whether the turn-by-turn differences a[i]−b[i] show a
+// difference at all: the 95% interval of their median by the sign test
+// (free of any assumption on the starts' spread, which the load makes
+// long-tailed). An interval that spans 0 means the run cannot tell the
+// two apart, whatever the p50s say.
+func tell(a, b stat, aName string) string {
+	n := min(len(a), len(b))
+	d := make(stat, n)
+	for i := range n {
+		d[i] = a[i] - b[i]
+	}
+	lo, hi, ok := medianInterval(d)
+	switch {
+	case !ok:
+		return fmt.Sprintf("%d turns are too few for a 95%% interval of the turn-by-turn median (6 at least)", n)
+	case hi < 0:
+		return fmt.Sprintf("%s sooner: the turn-by-turn median difference lies in [%+.0f, %+.0f] ms (95%%, sign test), below 0", aName, ms(lo), ms(hi))
+	case lo > 0:
+		return fmt.Sprintf("%s later: the turn-by-turn median difference lies in [%+.0f, %+.0f] ms (95%%, sign test), above 0", aName, ms(lo), ms(hi))
+	}
+	return fmt.Sprintf("no difference: the turn-by-turn median difference lies in [%+.0f, %+.0f] ms (95%%, sign test), which holds 0: the p50s differ by less than the load moves them", ms(lo), ms(hi))
+}
+
+// medianInterval is the distribution-free 95% confidence interval of the
+// median of d: the k-th smallest and k-th largest of d, with k the
+// largest rank at which a binomial(n, 1/2) count falls below k with
+// probability at most 2.5%. ok is false when n is too small (under 6).
+func medianInterval(d stat) (lo, hi time.Duration, ok bool) {
+	n := len(d)
+	v := slices.Clone(d)
+	slices.Sort(v)
+	// cdf(j) = P(X ≤ j) for X ~ binomial(n, 1/2).
+	k, cdf, term := 0, 0.0, math.Pow(0.5, float64(n))
+	for j := 0; j < n; j++ {
+		cdf += term
+		if cdf > 0.025 {
+			break
+		}
+		k = j + 1 // P(X ≤ j) ≤ 2.5%: the interval [v[j], v[n-1-j]] holds the median with ≥ 95%
+		term = term * float64(n-j) / float64(j+1)
+	}
+	if k == 0 {
+		return 0, 0, false
+	}
+	return v[k-1], v[n-k], true
 }
 
 // paired compares a and b index by index (the same turn): the p50 of
