@@ -22,29 +22,44 @@ import (
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
-// startClaude times one start of the real Claude Code against s: until it
-// dials the plugin's port, until it is connected to the IDE by its own
-// account (its debug log's line for the MCP server "ide", stamped with its
-// wall clock, which this program's time.Now reads too), and the connect's
-// own time as that line gives it (from its start of the connection).
-//
-// cpu is the CPU time the editor's side (Neovim, its TUI process where it
-// has one, and their children: gemkit's companion) spent from the start
-// until the CLI was seen connected: what the plugin took from the two
-// cores while Claude Code started.
-func (s *session) startClaude(o options, i int) (dial, connected, took, cpu time.Duration, err error) {
+// claudeStart is one start of the real Claude Code against a plugin.
+type claudeStart struct {
+	// dial: until its connection to the plugin's port is ESTABLISHED;
+	// connected: until it counts itself connected to the IDE by its own
+	// account (its debug log's line for the MCP server "ide", stamped with
+	// its wall clock, which this program's time.Now reads too); took: the
+	// connect's own time as that line gives it (from its start of the
+	// connection).
+	dial, connected, took time.Duration
+	// mounted: from its log's first line to its interface mounted
+	// ([REPL:mount]), its own start, before it looks for an IDE at all;
+	// search: from then to its start of the IDE's connection, where it
+	// reads the lock files (and waits on its own other start-up work).
+	mounted, search time.Duration
+	// cpu is the CPU time the editor's side (Neovim, its TUI process where
+	// it has one, and their children: gemkit's companion) spent from the
+	// start until the CLI was seen connected: what the plugin took from
+	// the two cores while Claude Code started.
+	cpu time.Duration
+}
+
+// startClaude times one start of the real Claude Code against s.
+func (s *session) startClaude(o options, i int) (c claudeStart, err error) {
 	log := filepath.Join(s.home, "claude-debug-"+strconv.Itoa(i)+".txt")
 	env := append(append(slices.Clone(s.env), s.claudeEnv...), "CLAUDE_CODE_SSE_PORT="+s.port)
 	cpu0 := s.editorCPU()
-	dial, connected, err = startAgent(s.tsock, s.ws, env, []string{o.claude, "--debug-file", log}, s.port, "claude"+strconv.Itoa(i),
+	c.dial, c.connected, err = startAgent(s.tsock, s.ws, env, []string{o.claude, "--debug-file", log}, s.port, "claude"+strconv.Itoa(i),
 		func() (at time.Time, ok bool) {
-			at, took, ok = claudeConnected(log)
+			at, c.took, ok = claudeConnected(log)
 			if ok {
-				cpu = s.editorCPU() - cpu0
+				c.cpu = s.editorCPU() - cpu0
 			}
 			return at, ok
 		})
-	return dial, connected, took, cpu, err
+	if err == nil {
+		c.mounted, c.search, _ = claudePhases(log)
+	}
+	return c, err
 }
 
 // editorCPU is the CPU time of Neovim, of its parent when that is
@@ -88,6 +103,37 @@ func claudeConnected(log string) (at time.Time, took time.Duration, ok bool) {
 		return at, took, err == nil
 	}
 	return at, 0, false
+}
+
+// claudePhases reads, in Claude Code's debug log, the times from its
+// first line to its interface mounted (`[REPL:mount] REPL mounted`, after
+// which 2.1.330 looks for an IDE) and from then to its start of the IDE's
+// connection (`MCP server "ide": Starting connection`).
+func claudePhases(log string) (mounted, search time.Duration, ok bool) {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return 0, 0, false
+	}
+	var first, mount, start time.Time
+	for line := range strings.Lines(string(b)) {
+		stamp, rest, _ := strings.Cut(line, " ")
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			continue
+		}
+		switch {
+		case first.IsZero():
+			first = at
+		case mount.IsZero() && strings.Contains(rest, "[REPL:mount]"):
+			mount = at
+		case !mount.IsZero() && strings.Contains(rest, `MCP server "ide": Starting connection`):
+			start = at
+		}
+		if !start.IsZero() {
+			return mount.Sub(first), start.Sub(mount), true
+		}
+	}
+	return 0, 0, false
 }
 
 // geminiSettings is what the real Gemini CLI needs to start offline with

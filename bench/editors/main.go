@@ -218,15 +218,19 @@ func run(args []string, out io.Writer) error {
 			break
 		}
 		for _, i := range order(turn) {
-			dial, conn, took, cpu, err := sessions[i].startClaude(o, turn)
+			c, err := sessions[i].startClaude(o, turn)
 			if err != nil {
 				return fmt.Errorf("%s: %w", plugins[i].name, err)
 			}
 			if turn > 0 {
-				results[i].start = append(results[i].start, dial)
-				results[i].connected = append(results[i].connected, conn)
-				results[i].claudeConnect = append(results[i].claudeConnect, took)
-				results[i].startCPU = append(results[i].startCPU, cpu)
+				r := &results[i]
+				r.start = append(r.start, c.dial)
+				r.connected = append(r.connected, c.connected)
+				r.claudeConnect = append(r.claudeConnect, c.took)
+				r.startCPU = append(r.startCPU, c.cpu)
+				if c.mounted > 0 {
+					r.mounted, r.search = append(r.mounted, c.mounted), append(r.search, c.search)
+				}
 			}
 		}
 	}
@@ -311,6 +315,8 @@ func run(args []string, out io.Writer) error {
 	if o.claude != "" {
 		row("claude start → dial", func(r result) string { return r.start.String() })
 		row("claude start → connected (its log)", func(r result) string { return r.connected.String() })
+		row("  its start → interface up (its log)", func(r result) string { return r.mounted.String() })
+		row("  interface up → IDE dial (its log)", func(r result) string { return r.search.String() })
 		row("  its connect's own time (its log)", func(r result) string { return r.claudeConnect.String() })
 		row("  editor side's CPU meanwhile", func(r result) string { return r.startCPU.String() })
 	}
@@ -338,8 +344,8 @@ type plugin struct {
 }
 
 type result struct {
-	start, connected, claudeConnect, geminiStart, connect, selection, diff, highlighted, lockStart, startCPU stat
-	rssEditor, rssCompanion, anonCompanion                                                                   int64
+	start, connected, claudeConnect, mounted, search, geminiStart, connect, selection, diff, highlighted, lockStart, startCPU stat
+	rssEditor, rssCompanion, anonCompanion                                                                                    int64
 }
 
 // stat is the p50 and min of a step's rounds.

@@ -136,3 +136,29 @@ func TestMedianInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudePhases reads Claude Code 2.1.330's debug log for its own
+// start (first line → interface mounted) and its IDE search (mounted →
+// the IDE's connection started).
+func TestClaudePhases(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "debug.txt")
+	text := `2026-11-26T02:22:36.000Z [DEBUG] MDM settings load completed in 0ms
+2026-11-26T02:22:36.500Z [DEBUG] [STARTUP] Loading MCP configs...
+2026-11-26T02:22:37.100Z [DEBUG] [REPL:mount] REPL mounted, disabled=false
+2026-11-26T02:22:37.488Z [DEBUG] MCP server "ide": Starting connection with timeout of 30000ms
+2026-11-26T02:22:37.580Z [DEBUG] MCP server "ide": Successfully connected (transport: ws-ide) in 97ms
+`
+	if err := os.WriteFile(log, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mounted, search, ok := claudePhases(log)
+	if !ok || mounted != 1100*time.Millisecond || search != 388*time.Millisecond {
+		t.Errorf("claudePhases = %v, %v, %v; want 1.1s, 388ms, true", mounted, search, ok)
+	}
+	if err := os.WriteFile(log, []byte(text[:strings.Index(text, "2026-11-26T02:22:37.488Z")]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := claudePhases(log); ok {
+		t.Error("a log without the IDE's connection started reads as complete")
+	}
+}

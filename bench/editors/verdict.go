@@ -36,10 +36,22 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 			aName, bName, ms(diff), aName, sooner, pairs)
 		// Where a difference lies: before Claude Code dials (its own start,
 		// reading the lock file) or in the connect it counts itself.
-		if len(a.start) > 0 && len(b.start) > 0 {
-			fmt.Fprintf(out, "  where: claude start → dial p50 %+.0f ms (%.0f against %.0f), its connect's own time p50 %+.0f ms (%.0f against %.0f)\n",
-				ms(p50(a.start)-p50(b.start)), ms(p50(a.start)), ms(p50(b.start)),
-				ms(p50(a.claudeConnect)-p50(b.claudeConnect)), ms(p50(a.claudeConnect)), ms(p50(b.claudeConnect)))
+		var where []string
+		for _, part := range []struct {
+			name string
+			a, b stat
+		}{
+			{"claude start → dial", a.start, b.start},
+			{"its start → interface up", a.mounted, b.mounted},
+			{"interface up → IDE dial", a.search, b.search},
+			{"its connect's own time", a.claudeConnect, b.claudeConnect},
+		} {
+			if len(part.a) > 0 && len(part.b) > 0 {
+				where = append(where, fmt.Sprintf("%s %+.0f ms (%.0f against %.0f)", part.name, ms(p50(part.a)-p50(part.b)), ms(p50(part.a)), ms(p50(part.b))))
+			}
+		}
+		if len(where) > 0 {
+			fmt.Fprintf(out, "  where, p50 against p50: %s\n", strings.Join(where, "; "))
 		}
 		fmt.Fprintf(out, "  what this run can tell: %s\n", tell(a.connected, b.connected, aName))
 	}
