@@ -124,11 +124,12 @@ func Main(args []string) int {
 	if exe, err := os.Executable(); err == nil {
 		a.bridgeCommand = []string{exe, "ide", "bridge"}
 	}
+	pages := new(procmem.Pages)
 	a.releasePages = func() (int64, error) {
 		// The heap a client's connect grew and the collector has since
 		// freed goes back too, not minutes later through the scavenger.
 		debug.FreeOSMemory()
-		return procmem.ReleaseStartupPages()
+		return pages.Release()
 	}
 	return run(ctx, args, a)
 }

@@ -9,36 +9,39 @@ import (
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
-func releaseStartupPages() (int64, error) {
+// readOnlyOfExecutable lists the read-only mappings of the running
+// executable that hold no private (written or swapped) pages.
+func readOnlyOfExecutable() ([]region, error) {
 	exe, err := proc.Exe(os.Getpid())
 	if err != nil {
-		return 0, fmt.Errorf("procmem: the executable: %w", err)
+		return nil, fmt.Errorf("procmem: the executable: %w", err)
 	}
 	maps, err := proc.Mappings(os.Getpid())
 	if err != nil {
-		return 0, fmt.Errorf("procmem: %w", err)
+		return nil, fmt.Errorf("procmem: %w", err)
 	}
+	out := []region{} // not nil: read, even when empty
+	for _, m := range readOnlyRegions(maps, exe) {
+		out = append(out, region{m.Start, m.End})
+	}
+	return out, nil
+}
+
+// advise drops the regions' pages from the resident set.
+func advise(regions []region) (int64, error) {
 	var advised int64
-	for _, r := range readOnlyRegions(maps, exe) {
+	for _, r := range regions {
 		// MADV_DONTNEED on a private file mapping that was never
 		// written drops the page table entries only: the next access
 		// maps the page cache's copy again.
-		if _, _, e := unix.Syscall(unix.SYS_MADVISE, r.Start, r.End-r.Start, unix.MADV_DONTNEED); e != 0 {
-			return advised, fmt.Errorf("procmem: madvise %#x-%#x: %w", r.Start, r.End, e)
+		if _, _, e := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, unix.MADV_DONTNEED); e != 0 {
+			return advised, fmt.Errorf("procmem: madvise %#x-%#x: %w", r.start, r.end, e)
 		}
-		advised += int64(r.End - r.Start)
+		advised += int64(r.end - r.start)
 	}
 	return advised, nil
 }
 
-// readOnlyRegions returns the mappings of path that can be neither
-// written nor hold private changes: "r-xp" and "r--p" with no anonymous
-// or swapped page. A "rw-p" mapping may hold written pages, which
-// MADV_DONTNEED would discard; so may a read-only one that was written
-// before it was made read-only, such as the relocated pointers (RELRO) of
-// a dynamically linked or position-independent executable (a cgo or
-// -race build): smaps counts those pages as Anonymous, and such a mapping
-// is left alone.
 func readOnlyRegions(maps []proc.Mapping, path string) []proc.Mapping {
 	var out []proc.Mapping
 	for _, m := range maps {

@@ -66,3 +66,51 @@ func rssFile(t *testing.T) int64 {
 	}
 	return n
 }
+
+// TestPagesReleasesAgain: a Pages releases the same mappings each time,
+// read once: the pages touched since the last release leave the resident
+// set again.
+func TestPagesReleasesAgain(t *testing.T) {
+	var p Pages
+	first, err := p.Release()
+	if err != nil || first == 0 {
+		t.Fatalf("first Release = %d, %v; want the executable's read-only mappings", first, err)
+	}
+	// Touch code and tables the first release dropped.
+	var b strings.Builder
+	for i := range 1000 {
+		b.WriteString(strings.ToUpper(strings.Repeat("x", i%7)))
+	}
+	_ = b.String()
+	before := rssFile(t)
+	again, err := p.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first {
+		t.Errorf("second Release advised %d bytes, the first %d: the mappings were not the ones read once", again, first)
+	}
+	if after := rssFile(t); after >= before {
+		t.Errorf("RssFile %d bytes before the second release, %d after: nothing was released", before, after)
+	}
+}
+
+// BenchmarkReleaseStartupPages reads the mappings (smaps) at each release;
+// BenchmarkPagesRelease, a companion's releases after a change of
+// clients, reads them once.
+func BenchmarkReleaseStartupPages(b *testing.B) {
+	for b.Loop() {
+		if _, err := ReleaseStartupPages(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPagesRelease(b *testing.B) {
+	var p Pages
+	for b.Loop() {
+		if _, err := p.Release(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
