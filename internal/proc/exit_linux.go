@@ -15,9 +15,9 @@ import (
 // process's pidfd, which the kernel makes readable as the process exits,
 // whoever its parent is: the runtime's poller wakes the caller then, and
 // nothing runs meanwhile, where a poll of kill(pid, 0) would wake the
-// process a few times a second for as long as it waits. It returns
-// ErrUnsupported when the kernel has no pidfd (before Linux 5.3) or
-// refuses one, and the caller polls instead.
+// process a few times a second for as long as it waits. Any other
+// error means it cannot wait this way (ErrUnsupported: the kernel has no
+// pidfd, before Linux 5.3, or refuses one), and the caller polls instead.
 func WaitExit(ctx context.Context, pid int) error {
 	if pid <= 0 {
 		return errors.New("proc: WaitExit: no process " + strconv.Itoa(pid))
@@ -48,13 +48,25 @@ func WaitExit(ctx context.Context, pid int) error {
 	}
 	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
 	defer stop()
+	var pollErr error
 	err = rc.Read(func(fd uintptr) bool {
 		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(p, 0)
-		return err != nil || n > 0 // ended (or the descriptor failed: stop waiting on it)
+		for {
+			n, err := unix.Poll(p, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				pollErr = err // not an end: the caller polls instead
+			}
+			return err != nil || n > 0
+		}
 	})
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if pollErr != nil {
+		return ErrUnsupported
 	}
 	return err
 }
