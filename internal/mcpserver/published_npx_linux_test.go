@@ -181,8 +181,8 @@ func publishedRegistry(t *testing.T, f *fixture) *npmregistrytest.Registry {
 
 // linkNPX links the published extensions and switches each to gemkit,
 // which pins its server's package from r; it checks what the switch
-// says and returns how many requests the installs made of r.
-func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxExtension) int {
+// says.
+func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxExtension) {
 	t.Helper()
 	for _, e := range exts {
 		f.link(t, e.name, e.manifest, e.files)
@@ -204,7 +204,6 @@ func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxEx
 			}
 		}
 	}
-	return len(r.Requests())
 }
 
 // bare holds each server's tools and its answer to the call, run bare:
@@ -356,61 +355,72 @@ func wantAsBare(t *testing.T, f *fixture, bare map[string]bareAnswer) {
 	}
 }
 
-// TestGeminiCLIPublishedNPX: the real Gemini CLI 0.61, offline against
-// the scripted model, with the three published extensions switched to
-// gemkit, which installed each server's package from the loopback
-// registry at the switch. The model calls a tool of each through gemkit
-// mcp and each answer, bare's, reaches it; Gemini CLI starts none of its
-// own copies (it would run npx), the run's three server processes are
-// gemkit's, inside the sandbox, each from its pinned tree, and the
-// registry is not asked. Then, through gemkit mcp, each server lists the
-// tools bare lists and answers as bare does (wantAsBare).
-func TestGeminiCLIPublishedNPX(t *testing.T) {
+// TestPublishedNPX: the three published extensions switched to gemkit,
+// which installed each server's package from the loopback registry at
+// the switch (linkNPX checks what the switch says), then two real agents
+// in turn on that one switched home, each through `gemkit mcp`, against
+// a scripted model. The agents share the switch, as a person's agents
+// do, rather than each install the same three trees again (npm's
+// installs in the sandbox were most of the CPU these runs took): one
+// after the other, since each checks the server processes its own run
+// started.
+//
+// ClaudeCode: the real Claude Code calls a tool of each; each answer,
+// bare's, reaches the model, and each server runs once, in the sandbox,
+// from its pinned tree.
+//
+// GeminiCLI: the real Gemini CLI 0.61, whose model calls a tool of each
+// through gemkit mcp; each answer, bare's, reaches it; Gemini CLI starts
+// none of its own copies (it would run npx), the run's three server
+// processes are gemkit's, inside the sandbox, each from its pinned tree.
+// Then, through gemkit mcp, each server lists the tools bare lists and
+// answers as bare does (wantAsBare).
+//
+// Neither run asks the registry anything.
+func TestPublishedNPX(t *testing.T) {
 	t.Parallel()
-	gemkittest.SkipShort(t, "the real Gemini CLI 0.61 and three published servers installed from a loopback registry")
+	gemkittest.SkipShort(t, "the real Claude Code and Gemini CLI 0.61 with three published servers installed from a loopback registry")
 	bare := wantBare(t)
 	f := newFixture(t)
 	r := publishedRegistry(t, f)
-	asked := linkNPX(t, f, r, npxExtensions)
-	var script []fakemodel.Reply
-	for _, e := range npxExtensions {
-		script = append(script, fakemodel.Call("mcp_gemkit_"+e.name+"_"+e.tool, e.args))
+	linkNPX(t, f, r, npxExtensions)
+	// notAsked fails t when the registry was asked anything during run.
+	notAsked := func(t *testing.T, run func()) {
+		t.Helper()
+		asked := len(r.Requests())
+		run()
+		if n := len(r.Requests()); n != asked {
+			t.Errorf("the run asked the registry %d times: %q", n-asked, r.Requests()[asked:])
+		}
 	}
-	script = append(script, fakemodel.Text("All done."))
-	run := runSwitchedGemini(t, f, npxProc, "Use the published servers.", script...)
-	for i, e := range npxExtensions {
-		name := "mcp_gemkit_" + e.name + "_" + e.tool
-		run.wantOffered(t, name, "mcp_"+e.server+"_")
-		run.wantAnswer(t, i+1, name, e.answer)
-	}
-	run.wantContext(t, cloudRunContext)
-	allSandboxed(t, run.seen, 3)
-	wantAsBare(t, f, bare)
-	if n := len(r.Requests()); n != asked {
-		t.Errorf("the servers asked the registry %d times after the switch: %q", n-asked, r.Requests()[asked:])
-	}
-}
-
-// TestClaudeCodePublishedNPX: the real Claude Code, through the same
-// `gemkit mcp` entry, calls a tool of each of the three published
-// extensions; each answer, bare's, reaches the model, and each server
-// runs once, in the sandbox, from its pinned tree.
-func TestClaudeCodePublishedNPX(t *testing.T) {
-	t.Parallel()
-	gemkittest.SkipShort(t, "the real Claude Code and three published servers installed from a loopback registry")
-	claude := claudetest.Binary(t)
-	wantBare(t)
-	f := newFixture(t)
-	r := publishedRegistry(t, f)
-	asked := linkNPX(t, f, r, npxExtensions)
-	var calls []claudeCall
-	for _, e := range npxExtensions {
-		calls = append(calls, claudeCall{"mcp__gemkit__" + e.name + "_" + e.tool, e.args, e.answer})
-	}
-	allSandboxed(t, runSwitchedClaude(t, f, claude, npxProc, calls...), 3)
-	if n := len(r.Requests()); n != asked {
-		t.Errorf("the run asked the registry %d times: %q", n-asked, r.Requests()[asked:])
-	}
+	t.Run("ClaudeCode", func(t *testing.T) {
+		claude := claudetest.Binary(t)
+		notAsked(t, func() {
+			var calls []claudeCall
+			for _, e := range npxExtensions {
+				calls = append(calls, claudeCall{"mcp__gemkit__" + e.name + "_" + e.tool, e.args, e.answer})
+			}
+			allSandboxed(t, runSwitchedClaude(t, f, claude, npxProc, calls...), 3)
+		})
+	})
+	t.Run("GeminiCLI", func(t *testing.T) {
+		notAsked(t, func() {
+			var script []fakemodel.Reply
+			for _, e := range npxExtensions {
+				script = append(script, fakemodel.Call("mcp_gemkit_"+e.name+"_"+e.tool, e.args))
+			}
+			script = append(script, fakemodel.Text("All done."))
+			run := runSwitchedGemini(t, f, npxProc, "Use the published servers.", script...)
+			for i, e := range npxExtensions {
+				name := "mcp_gemkit_" + e.name + "_" + e.tool
+				run.wantOffered(t, name, "mcp_"+e.server+"_")
+				run.wantAnswer(t, i+1, name, e.answer)
+			}
+			run.wantContext(t, cloudRunContext)
+			allSandboxed(t, run.seen, 3)
+			wantAsBare(t, f, bare)
+		})
+	})
 }
 
 // newVersionMarker is what the test's new version of context7's server
