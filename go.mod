@@ -35,3 +35,7 @@ require (
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
 )
+
+// The npm trees of interop/ hold no Go: ./... and go mod tidy skip them
+// (an install running beside them moves their folders).
+ignore node_modules
