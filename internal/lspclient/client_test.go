@@ -21,7 +21,7 @@ func startGopls(t *testing.T) (*Client, string) {
 	ws := codeinteltest.Fixture(t, "go")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Config{Name: "gopls", Command: []string{gopls}, Dir: ws})
+	c, err := Start(ctx, Config{Name: "gopls", Command: []string{gopls}, Dir: ws, RequestTimeout: 2 * time.Minute}) // a loaded machine's gopls, not its speed
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,11 @@ func TestTypeScriptPull(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := Start(ctx, Config{Name: "typescript-language-server", Command: []string{filepath.Join(bin, "typescript-language-server"), "--stdio"}, Dir: ws,
-		Env: append(os.Environ(), "PATH="+codeinteltest.PathWith(bin))})
+		Env: append(os.Environ(), "PATH="+codeinteltest.PathWith(bin)),
+		// tsserver loads the project at the first question, which took
+		// over the default 20 s on a loaded machine's CI run: the test
+		// asks for the answer, not for its speed.
+		RequestTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
