@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -53,6 +54,10 @@ func newExtHookCmd(a *app) *cobra.Command {
 			return runHook(cmd, a, args[0], args[1])
 		},
 	}
+	// The warm server of the hook (see runHook): gemkit starts it, as
+	// itself, after a run.
+	cmd.Flags().String(warmServeFlag, "", "serve the next runs of the hook from a sandbox set up ahead (gemkit starts this)")
+	_ = cmd.Flags().MarkHidden(warmServeFlag)
 	return cmd
 }
 
@@ -137,13 +142,36 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	// goes with gemkit then.
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	done := func(start time.Time, res exthook.Result) { keepHookRefusals(name, label, ws, ext.Dir, w, start, res) }
+	if key, _ := cmd.Flags().GetString(warmServeFlag); key != "" {
+		return serveWarmHook(ctx, a, h, key, done)
+	}
+	// A warm sandbox of this very run, left by the one before, runs it
+	// at once; otherwise it runs here, and leaves one for the next.
+	warm := warmHook(a, h)
+	if warm != nil {
+		code, refused, err := warm.run(ctx)
+		switch {
+		case err == nil && refused != "":
+			return hookRefusal("%s", refused)
+		case err == nil && code != 0:
+			return withExitCode(code, nil)
+		case err == nil:
+			return nil
+		case !errors.Is(err, exthook.ErrNoWarm):
+			return withExitCode(ExitNo, fmt.Errorf("gemkit ran the hook in its warm sandbox, which then ended: %v", err))
+		}
+	}
 	l := &sandbox.Launcher{}
 	start := time.Now()
 	res, err := h.Run(ctx, l, a.In, a.Out, a.Err)
 	if err != nil {
 		return hookRefusal("%v", err)
 	}
-	keepHookRefusals(name, label, ws, ext.Dir, w, start, res)
+	done(start, res)
+	if warm != nil {
+		warm.leave(ws)
+	}
 	if res.ExitCode != 0 {
 		return withExitCode(res.ExitCode, nil)
 	}

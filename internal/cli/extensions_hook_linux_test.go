@@ -1,11 +1,18 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -47,4 +54,203 @@ func TestHookConsent(t *testing.T) {
 // TestHookConsentUnprivileged runs TestHookConsent as uid 65534.
 func TestHookConsentUnprivileged(t *testing.T) {
 	sandboxtest.RerunUnprivileged(t, "^TestHookConsent$")
+}
+
+// TestHookWarm: after a hook has run, gemkit leaves the next run's
+// sandbox set up (a warm server, gemkit again, waiting beside Gemini
+// CLI's session), and the next `gemkit extensions hook` of the same hook
+// runs there: same output and exit code, the prepared sandbox consumed,
+// no second server. The warm server checks consent at every run: once
+// the extension changed, the run is refused in words, the command not
+// run, and the server ends; consent again runs it (cold, then warm).
+// Another workspace's run is never served by this one's sandbox, and
+// when the session ends (the process that ran the hooks, here timeout,
+// as Gemini CLI's node would) every server and sandbox of it ends too.
+func TestHookWarm(t *testing.T) {
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "noted")
+	writeFiles(t, src, map[string]string{
+		"gemini-extension.json": `{"name": "noted", "version": "1.0.0"}`,
+		"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/verdict.json"}]}]}}`,
+		"hooks/verdict.json":    `{"decision":"allow"}` + "\n",
+	})
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "noted")
+	exe, err := os.Executable()
+	must(t, err)
+	rt, err := os.MkdirTemp("", "gk-rt-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	out := t.TempDir()
+	in := filepath.Join(out, "input.json")
+	must(t, os.WriteFile(in, []byte(`{"hook_event_name":"BeforeTool","tool_name":"write_file"}`), 0o644))
+	ws2 := filepath.Join(e.home, "projects", "other")
+	must(t, os.MkdirAll(ws2, 0o755))
+
+	// The session: timeout (no shell) running a shell that runs each
+	// hook asked for on its stdin, as Gemini CLI's bash -c would.
+	session := exec.Command("timeout", "600", "bash", "-c", `while read n dir; do cd "$dir"; "$GK" extensions hook --home "$GKHOME" noted BeforeTool-1 <"$IN" >"$OUT/$n.out" 2>"$OUT/$n.err"; echo "$n $?"; done`)
+	session.Env = append(os.Environ(), asGemkitEnv+"=1", "GK="+exe, "GKHOME="+e.home, "HOME="+e.home, "IN="+in, "OUT="+out, "XDG_RUNTIME_DIR="+rt)
+	stdin, err := session.StdinPipe()
+	must(t, err)
+	stdoutPipe, err := session.StdoutPipe()
+	must(t, err)
+	session.Stderr = os.Stderr
+	must(t, session.Start())
+	ended := false
+	t.Cleanup(func() {
+		if !ended {
+			session.Process.Kill()
+			session.Wait()
+		}
+	})
+	replies := bufio.NewScanner(stdoutPipe)
+	n := 0
+	hook := func(dir string) (code int, stdout, stderr string) {
+		t.Helper()
+		n++
+		fmt.Fprintf(stdin, "%d %s\n", n, dir)
+		if !replies.Scan() {
+			t.Fatalf("the session ended: %v", replies.Err())
+		}
+		var got int
+		fmt.Sscanf(replies.Text(), "%d %d", &got, &code)
+		o, _ := os.ReadFile(filepath.Join(out, fmt.Sprint(n)+".out"))
+		eb, _ := os.ReadFile(filepath.Join(out, fmt.Sprint(n)+".err"))
+		return code, string(o), string(eb)
+	}
+	// The warm servers of this test's store, and each one's prepared
+	// sandbox.
+	servers := func() map[int][]int {
+		all := map[int][]int{}
+		for pid, cmdline := range processes() {
+			if strings.Contains(cmdline.args, "--"+warmServeFlag) && strings.Contains(cmdline.args, e.home) {
+				all[pid] = nil
+			}
+		}
+		for pid, p := range processes() {
+			if _, ok := all[p.ppid]; ok {
+				all[p.ppid] = append(all[p.ppid], pid)
+			}
+		}
+		return all
+	}
+	oneReady := func(what string) (server, sandbox int) {
+		t.Helper()
+		ok := gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool {
+			s := servers()
+			if len(s) != 1 {
+				return false
+			}
+			for _, kids := range s {
+				if len(kids) == 1 {
+					sandbox = kids[0]
+					return true
+				}
+			}
+			return false
+		})
+		if !ok {
+			t.Fatalf("%s: no one warm server with its sandbox: %v", what, servers())
+		}
+		for server = range servers() {
+		}
+		return server, sandbox
+	}
+
+	if code, o, eo := hook(e.ws); code != ExitOK || o != `{"decision":"allow"}`+"\n" {
+		t.Fatalf("the first (cold) run: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
+	}
+	server, prepared := oneReady("after the first run")
+	if code, o, eo := hook(e.ws); code != ExitOK || o != `{"decision":"allow"}`+"\n" {
+		t.Fatalf("the second (warm) run: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", prepared)); err == nil {
+		t.Errorf("the prepared sandbox %d was not the one that ran", prepared)
+	}
+	if s2, _ := oneReady("after the warm run"); s2 != server {
+		t.Errorf("another server (%d, not %d) after the warm run", s2, server)
+	}
+
+	// Consent no longer holds: refused in words, by the warm server.
+	must(t, os.WriteFile(filepath.Join(src, "hooks", "verdict.json"), []byte(`{"decision":"deny","reason":"changed"}`+"\n"), 0o644))
+	code, o, eo := hook(e.ws)
+	if code != ExitNo || o != "" || !strings.Contains(eo, "gemkit did not run the hook: you have not agreed to the extension noted as it is now") {
+		t.Errorf("the changed extension's hook: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
+	}
+	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 0 }) {
+		t.Errorf("the warm server outlived the refusal: %v", servers())
+	}
+	e.mustRun("consent", "noted", "--grant")
+	for i := range 2 {
+		if code, o, eo := hook(e.ws); code != ExitOK || !strings.Contains(o, "changed") {
+			t.Fatalf("agreed again, run %d: exit %d, stdout %q\nstderr:\n%s", i, code, o, eo)
+		}
+		server, prepared = oneReady("agreed again")
+	}
+
+	// Another workspace: its own run, never this one's sandbox.
+	if code, o, eo := hook(ws2); code != ExitOK || !strings.Contains(o, "changed") {
+		t.Fatalf("another workspace: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
+	}
+	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 2 }) {
+		t.Errorf("no server of its own for the other workspace: %v", servers())
+	}
+	if kids := servers()[server]; len(kids) != 1 || kids[0] != prepared {
+		t.Errorf("the first workspace's prepared sandbox %d changed: %v", prepared, kids)
+	}
+
+	// The session ends: so does every server of it, with its sandboxes.
+	stdin.Close()
+	must(t, session.Wait())
+	ended = true
+	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 0 }) {
+		t.Errorf("warm servers outlived their session: %v", servers())
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", prepared)); err == nil {
+		t.Errorf("the prepared sandbox %d outlived its session", prepared)
+	}
+	socks, _ := filepath.Glob(filepath.Join(rt, "gemkit", "hook-*.sock"))
+	if len(socks) > 0 {
+		t.Errorf("sockets left: %v", socks)
+	}
+}
+
+// TestHookWarmUnprivileged runs TestHookWarm as uid 65534.
+func TestHookWarmUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestHookWarm$")
+}
+
+// procInfo is a process as /proc shows it: its parent and its arguments.
+type procInfo struct {
+	ppid int
+	args string
+}
+
+// processes are the live processes of the machine.
+func processes() map[int]procInfo {
+	out := map[int]procInfo{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		args, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out[pid] = procInfo{ppid: ppid, args: string(bytes.ReplaceAll(args, []byte{0}, []byte{' '}))}
+	}
+	return out
 }

@@ -89,6 +89,9 @@ type app struct {
 	// for Run (a test binary is not gemkit), runs language servers in
 	// the process instead. Only Main sets it.
 	executable func() (string, error)
+	// args are the arguments Main was given: a switched hook's warm
+	// sandbox is keyed by them (extensions_hook_warm_linux.go).
+	args []string
 	// intel is the code intelligence the run opened, closed at its end.
 	intel codeIntels
 	// bridgeCommand is how a CLI starts this program's stdio bridge
@@ -121,6 +124,7 @@ func Main(args []string) int {
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
 	a.executable = os.Executable
+	a.args = args
 	if exe, err := os.Executable(); err == nil {
 		a.bridgeCommand = []string{exe, "ide", "bridge"}
 	}

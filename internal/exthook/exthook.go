@@ -271,6 +271,33 @@ type Result struct {
 // (Gemini CLI's, which stops gemkit's hook then too) and when ctx ends.
 // An error is one that kept the hook from running.
 func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, stdout, stderr io.Writer) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.timeout())
+	defer cancel()
+	tail := &tailBuffer{max: 64 << 10}
+	res, err := h.run(ctx, l, stdin, stdout, io.MultiWriter(stderr, tail), runHooks{gate: h.Gate})
+	res.Stderr = tail.String()
+	return res, err
+}
+
+func (h *Hook) timeout() time.Duration {
+	if h.Hook.Timeout > 0 {
+		return time.Duration(h.Hook.Timeout) * time.Millisecond
+	}
+	return DefaultTimeout
+}
+
+// runHooks are what a run calls on its way: gate is the Command's Gate;
+// started, when set, is called once Start has returned, with whether the
+// command started; exited is the Command's OnExit.
+type runHooks struct {
+	gate    func(context.Context) error
+	started func(bool)
+	exited  func(*os.ProcessState)
+}
+
+// run starts the hook's command in its sandbox and waits for its end;
+// ctx's end kills it.
+func (h *Hook) run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, stdout, stderr io.Writer, rh runHooks) (Result, error) {
 	tmp, err := os.MkdirTemp("", "gemkit-hook-")
 	if err != nil {
 		return Result{}, err
@@ -284,18 +311,11 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	if err != nil {
 		return Result{}, fmt.Errorf("no bash to run the hook with: %w", err)
 	}
-	timeout := DefaultTimeout
-	if h.Hook.Timeout > 0 {
-		timeout = time.Duration(h.Hook.Timeout) * time.Millisecond
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tail := &tailBuffer{max: 64 << 10}
 	var mu sync.Mutex
 	var denied []netproxy.Denial
 	cmd := &sandbox.Command{
 		Policy: pol, Path: bash, Args: []string{"-c", h.Command()}, Env: h.Env(tmp), Dir: h.Workspace,
-		Stdin: stdin, Stdout: stdout, Stderr: io.MultiWriter(stderr, tail), Gate: h.Gate,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr, Gate: rh.gate, OnExit: rh.exited,
 		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)
@@ -303,6 +323,9 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 		},
 	}
 	p, err := l.Start(ctx, cmd)
+	if rh.started != nil {
+		rh.started(err == nil)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -310,7 +333,7 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	werr := p.Wait()
 	stop()
 	mu.Lock()
-	res := Result{Denied: denied, Stderr: tail.String(), TimedOut: ctx.Err() == context.DeadlineExceeded}
+	res := Result{Denied: denied, TimedOut: ctx.Err() == context.DeadlineExceeded}
 	mu.Unlock()
 	if d := p.Denied(); len(d) > 0 {
 		res.Denied = d

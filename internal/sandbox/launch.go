@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,6 +122,13 @@ type Command struct {
 	// error from it is Start's error, as it returned it; a panic in it
 	// is an error naming the panic.
 	Gate func(context.Context) error
+	// OnExit, when set, is called by Wait as soon as the program has
+	// exited, with its status, before Wait stops what served it and
+	// gives back its cgroup, placeholders and guards (Linux): a caller
+	// that only passes the status on (a hook's warm sandbox) need not
+	// wait for that. Wait's error may still differ (a guarded path
+	// removed meanwhile, which killed the program).
+	OnExit func(*os.ProcessState)
 	// Received, when set, counts the bytes the proxy receives from the
 	// hosts for this command as they arrive: how much an install
 	// fetched so far.

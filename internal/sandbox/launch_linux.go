@@ -29,6 +29,7 @@ type Process struct {
 	Warnings []string
 
 	done   chan struct{} // closed when Wait returns
+	onExit func(*os.ProcessState)
 	cgroup *cgroup
 	logger *slog.Logger
 	// OOMKilled is set by Wait when the kernel killed a process of the
@@ -299,7 +300,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 		return nil, err
 	}
 	childEnd.Close()
-	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg}
+	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg, onExit: c.OnExit}
 	// Cancelling ctx kills the tool, also while the sandbox is being set
 	// up.
 	go func() {
@@ -462,6 +463,9 @@ func (p *Process) Kill() {
 // *exec.ExitError for a non-zero exit, like exec.Cmd.Wait.
 func (p *Process) Wait() error {
 	err := p.cmd.Wait()
+	if p.onExit != nil {
+		p.onExit(p.cmd.ProcessState)
+	}
 	// Descendants outside a PID namespace die with the group.
 	if !p.Enforcement.PIDNS {
 		_ = unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL)

@@ -1,0 +1,468 @@
+package exthook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// A warm sandbox is the next run of one hook, set up ahead: once a hook
+// has run, `gemkit extensions hook` leaves a process of its own (the
+// warm server, Serve) that sets up the hook's sandbox again (namespaces,
+// root, Landlock, seccomp, cgroup, and its side of the watch: proxy,
+// seccomp notifications, refusal reports) and holds it at its start
+// word, then waits on a socket in gemkit's private runtime folder whose
+// name is the key of everything the run depends on (Key). The next
+// `gemkit extensions hook` of the same hook, extension, workspace,
+// settings, environment, binary and session finds it there, passes its
+// stdin, stdout and stderr over the socket, and gets the exit code back;
+// the server checks the person's consent to the extension as it is then
+// (the hook's Gate, as a cold run does) before the command runs, and sets
+// up the next one. It ends after Idle without a run, when the session
+// that ran the hook ends, or when a check fails.
+
+// WarmIdle is how long a warm sandbox waits for a run before its server
+// ends.
+const WarmIdle = 60 * time.Second
+
+// Words of the protocol: the client's request (its three descriptors
+// come with it), the server's acknowledgment once it has taken them
+// (before it the client may still run the hook itself; after it, the
+// run is the server's), then one JSON answer (warmAnswer).
+const (
+	warmRequest = 'H'
+	warmClaimed = 'C'
+)
+
+// warmAnswer is how a warm run ended: its exit code, or the words of a
+// refusal (the command did not run).
+type warmAnswer struct {
+	Code    int    `json:"code"`
+	Refused string `json:"refused,omitempty"`
+}
+
+// claimant is a client that claimed a warm sandbox: its connection and
+// the descriptors it passed.
+type claimant struct {
+	conn *net.UnixConn
+	// stdin is read by number, without an *os.File, whose Fd would put
+	// the description it shares with Gemini CLI in blocking mode.
+	stdin          int
+	stdout, stderr *os.File
+	closeOnce      sync.Once
+}
+
+func (c *claimant) close() {
+	c.closeOnce.Do(func() {
+		c.conn.Close()
+		unix.Close(c.stdin)
+		c.stdout.Close()
+		c.stderr.Close()
+	})
+}
+
+// receive reads a client's request and the three descriptors it passes,
+// after checking that it runs as this user.
+func receive(conn *net.UnixConn) (*claimant, error) {
+	if err := samePeer(conn); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+	_ = conn.SetReadDeadline(time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	if oobn > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err == nil && len(msgs) == 1 {
+			fds, err = unix.ParseUnixRights(&msgs[0])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if n != 1 || buf[0] != warmRequest || len(fds) != 3 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("not a hook's request")
+	}
+	for _, fd := range fds {
+		unix.CloseOnExec(fd)
+	}
+	return &claimant{conn: conn, stdin: fds[0],
+		stdout: os.NewFile(uintptr(fds[1]), "hook-stdout"), stderr: os.NewFile(uintptr(fds[2]), "hook-stderr")}, nil
+}
+
+// samePeer refuses a peer that runs as another user (SO_PEERCRED: its
+// credentials when it connected, or listened).
+func samePeer(conn *net.UnixConn) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("the peer's credentials: %w", cerr)
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return fmt.Errorf("the peer runs as uid %d, not as this user (uid %d)", cred.Uid, os.Getuid())
+	}
+	return nil
+}
+
+// runClaimed sets up the hook's sandbox now, and runs its command once
+// claim returns a claimant and the hook's Gate (consent) has passed. Its
+// stdin, stdout and stderr are pipes of the run, copied from and to the
+// claimant's descriptors from the claim on; its timeout counts from the
+// claim. The claimant is acknowledged (and onClaim called) only while
+// the run can still be its: one that comes after the sandbox failed is
+// closed unacknowledged, and runs the hook itself. Once the command has
+// exited and its output is copied, onEnd gets its exit code, before the
+// sandbox's own clean-up; then runClaimed returns. c is nil when no one
+// claimed it (claim's error is err then); otherwise the caller answers
+// it, with onEnd's code unless err says the command did not run.
+func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(context.Context) (*claimant, error), onClaim func(), onEnd func(code int)) (res Result, c *claimant, err error) {
+	var pipes [6]*os.File // in, out, err: read and write ends
+	for i := 0; i < 6; i += 2 {
+		if pipes[i], pipes[i+1], err = os.Pipe(); err != nil {
+			for _, f := range pipes[:i] {
+				f.Close()
+			}
+			return Result{}, nil, err
+		}
+	}
+	inR, inW, outR, outW, errR, errW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
+	defer func() {
+		for _, f := range pipes {
+			f.Close()
+		}
+	}()
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var mu sync.Mutex
+	var got *claimant
+	var finished bool
+	var timer *time.Timer
+	tail := &tailBuffer{max: 64 << 10}
+	var copies sync.WaitGroup
+	// The copy of the claimant's stdin reads its descriptor by number:
+	// it ends (stopIn, then inDone) before that descriptor is closed,
+	// whose number the next sandbox's pipes may take.
+	stopIn, inDone := make(chan struct{}), make(chan struct{})
+	var stopOnce sync.Once
+	var inStarted atomic.Bool
+	endIn := func() {
+		stopOnce.Do(func() { close(stopIn) })
+		if inStarted.Load() {
+			<-inDone
+		}
+	}
+	// The command and all it started have ended (its PID namespace, or
+	// its process group), or never ran: the pipes end with them; a
+	// bound all the same, as exec.Cmd's WaitDelay.
+	waitCopies := func() {
+		done := make(chan struct{})
+		go func() { copies.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			outR.Close()
+			errR.Close()
+			<-done
+		}
+	}
+	// Last deferred, first run: no claim is taken after this, and the
+	// copy of stdin has ended when the caller gets the claimant.
+	defer func() {
+		mu.Lock()
+		finished = true
+		c = got
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		endIn()
+		waitCopies()
+	}()
+	var ended atomic.Bool // the command has exited
+	gate := func(gctx context.Context) error {
+		cl, err := claim(gctx)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		if finished {
+			mu.Unlock()
+			cl.close()
+			return errors.New("the sandbox ended before the run")
+		}
+		got = cl
+		inStarted.Store(true)
+		copies.Add(2)
+		timer = time.AfterFunc(h.timeout(), func() { cancel(context.DeadlineExceeded) })
+		mu.Unlock()
+		// The pipes carry nothing until the command runs, and nothing
+		// ever if it does not (the child is killed): the copies start
+		// now, so that the command's input is there when it starts.
+		go func() { defer copies.Done(); _, _ = io.Copy(cl.stdout, outR) }()
+		go func() { defer copies.Done(); _, _ = io.Copy(io.MultiWriter(cl.stderr, tail), errR) }()
+		go func() { defer close(inDone); copyIn(inW, cl.stdin, stopIn) }()
+		if _, err := cl.conn.Write([]byte{warmClaimed}); err != nil {
+			return fmt.Errorf("the hook's gemkit process: %w", err)
+		}
+		if onClaim != nil {
+			onClaim()
+		}
+		// A client that goes (Gemini CLI stopped it at its timeout)
+		// takes its run with it.
+		go func() {
+			var b [1]byte
+			_, _ = cl.conn.Read(b[:])
+			if !ended.Load() {
+				cancel(errors.New("the hook's gemkit process ended"))
+			}
+		}()
+		if h.Gate != nil {
+			return h.Gate(gctx)
+		}
+		return nil
+	}
+	var copied bool
+	exited := func(ps *os.ProcessState) {
+		ended.Store(true)
+		waitCopies()
+		endIn()
+		copied = true
+		code := ps.ExitCode()
+		if code < 0 {
+			code = 1 // killed: see run
+		}
+		onEnd(code)
+	}
+	res, err = h.run(runCtx, l, inR, outW, errW, runHooks{gate: gate, exited: exited, started: func(bool) {
+		// The child has its ends of the pipes.
+		inR.Close()
+		outW.Close()
+		errW.Close()
+	}})
+	if err != nil {
+		return Result{}, nil, err
+	}
+	if !copied {
+		return Result{}, nil, errors.New("the hook's end was not seen")
+	}
+	res.Stderr = tail.String()
+	res.TimedOut = errors.Is(context.Cause(runCtx), context.DeadlineExceeded)
+	return res, nil, nil
+}
+
+// copyIn copies the claimant's stdin to the hook's until its end, or
+// until stop closes. It reads only when there is something to read, so
+// that once the run has ended it takes nothing meant for another reader
+// of the same stdin (a terminal).
+func copyIn(dst *os.File, fd int, stop <-chan struct{}) {
+	defer dst.Close()
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return
+	}
+	// The waker writes to wake only while it is open: its number is
+	// another descriptor's once closed.
+	done := make(chan struct{})
+	var waker sync.WaitGroup
+	waker.Add(1)
+	go func() {
+		defer waker.Done()
+		select {
+		case <-stop:
+			var one = [8]byte{1}
+			_, _ = unix.Write(wake, one[:])
+		case <-done:
+		}
+	}()
+	defer func() {
+		close(done)
+		waker.Wait()
+		unix.Close(wake)
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if pfd[1].Revents != 0 {
+			return
+		}
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if n <= 0 || err != nil {
+			return
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+// Serve serves warm runs of s.Hook on s.Listener until one of them stays
+// unclaimed for s.Idle, ctx ends, or a run fails before its command
+// started (a refusal: the server does not outlive what it checks). It
+// sets up one sandbox ahead, and the next one as soon as it is claimed,
+// beside the run (on the other core: the run's command is on its way
+// already), so that runs close together, and runs side by side, find
+// one too.
+func (s *Server) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	idle := s.Idle
+	if idle <= 0 {
+		idle = WarmIdle
+	}
+	waiting := make(chan *net.UnixConn, 16)
+	go func() {
+		defer close(waiting)
+		for {
+			conn, err := s.Listener.AcceptUnix()
+			if err != nil {
+				return
+			}
+			select {
+			case waiting <- conn:
+			default:
+				conn.Close() // more than the queue: those run cold
+			}
+		}
+	}()
+	defer func() {
+		s.Listener.Close()
+		for conn := range waiting {
+			conn.Close()
+		}
+	}()
+	var runs sync.WaitGroup
+	defer runs.Wait()
+	var failed error
+	var failMu sync.Mutex
+	for {
+		claimedCh, ended := make(chan struct{}), make(chan struct{})
+		claim := func(gctx context.Context) (*claimant, error) {
+			t := time.NewTimer(idle)
+			defer t.Stop()
+			for {
+				var conn *net.UnixConn
+				select {
+				case conn = <-waiting:
+					if conn == nil {
+						return nil, errors.New("the listener closed")
+					}
+				case <-t.C:
+					return nil, errIdle
+				case <-gctx.Done():
+					return nil, gctx.Err()
+				}
+				cl, err := receive(conn)
+				if err != nil {
+					conn.Close()
+					continue
+				}
+				return cl, nil
+			}
+		}
+		runs.Add(1)
+		go func() {
+			defer runs.Done()
+			defer close(ended)
+			start := time.Now()
+			var answered bool
+			answer := func(cl *claimant, ans warmAnswer) {
+				b, _ := json.Marshal(ans)
+				_, _ = cl.conn.Write(b)
+				cl.close()
+				answered = true
+			}
+			var claimed *claimant
+			res, cl, err := s.Hook.runClaimed(ctx, s.Launcher, func(gctx context.Context) (*claimant, error) {
+				cl, err := claim(gctx)
+				claimed = cl
+				return cl, err
+			}, func() { close(claimedCh) }, func(code int) { answer(claimed, warmAnswer{Code: code}) })
+			if cl == nil {
+				if !errors.Is(err, errIdle) && ctx.Err() == nil {
+					failMu.Lock()
+					failed = err
+					failMu.Unlock()
+				}
+				return
+			}
+			switch {
+			case err != nil && !answered:
+				answer(cl, warmAnswer{Code: 1, Refused: err.Error()})
+				failMu.Lock()
+				failed = err
+				failMu.Unlock()
+				cancel()
+			case err == nil && s.Done != nil:
+				s.Done(start, res)
+			}
+			if !answered {
+				cl.close()
+			}
+		}()
+		select {
+		case <-claimedCh:
+		case <-ended:
+			failMu.Lock()
+			defer failMu.Unlock()
+			if failed != nil {
+				return failed
+			}
+			return ctx.Err()
+		}
+		failMu.Lock()
+		f := failed
+		failMu.Unlock()
+		if f != nil {
+			return f
+		}
+	}
+}
+
+var errIdle = errors.New("no run came")
+
+// Server is a warm server (see Serve).
+type Server struct {
+	Hook     *Hook
+	Launcher *sandbox.Launcher
+	Listener *net.UnixListener
+	// Idle ends the server when its sandbox waited so long unclaimed; 0
+	// is WarmIdle.
+	Idle time.Duration
+	// Done, when set, is called after each run that ran its command,
+	// with when its claim came and how it ended (its refusals).
+	Done func(start time.Time, res Result)
+}

@@ -1,0 +1,386 @@
+package exthook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
+	"golang.org/x/sys/unix"
+)
+
+// warmServer serves h's warm runs on a socket of dir (made world-
+// enterable when open, for a peer of another user) until the test ends;
+// it returns the key and Serve's result, sent when it returns.
+func warmServer(t *testing.T, h *Hook, dir string, idle time.Duration, done func(time.Time, Result)) (key string, served <-chan error) {
+	t.Helper()
+	key = fmt.Sprintf("test%d", time.Now().UnixNano())
+	ln, release, err := WarmListen(dir, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, ended := make(chan error, 1), make(chan struct{})
+	srv := &Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: idle, Done: done}
+	go func() {
+		defer close(ended)
+		err := srv.Serve(ctx)
+		release()
+		ch <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-ended
+	})
+	return key, ch
+}
+
+// warmRun runs the hook through the warm sandbox of key in dir, as
+// `gemkit extensions hook` does, with input on its stdin.
+func warmRun(t *testing.T, dir, key, input string) (code int, refused, stdout, stderr string, err error) {
+	t.Helper()
+	inR, inW, _ := os.Pipe()
+	outR, outW, _ := os.Pipe()
+	errR, errW, _ := os.Pipe()
+	go func() { io.WriteString(inW, input); inW.Close() }()
+	var wg sync.WaitGroup
+	var ob, eb strings.Builder
+	wg.Add(2)
+	go func() { defer wg.Done(); io.Copy(&ob, outR) }()
+	go func() { defer wg.Done(); io.Copy(&eb, errR) }()
+	code, refused, err = WarmRun(context.Background(), dir, key, inR, outW, errW)
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	wg.Wait()
+	return code, refused, ob.String(), eb.String(), err
+}
+
+// warmDir is a private folder for a test's sockets (short: a socket's
+// path must fit in 108 bytes).
+func warmDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "gk-warm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// TestWarmRun: a warm sandbox runs the hook as a cold run does (stdin,
+// stdout, stderr and the exit code pass through; confined; the
+// workspace not written; a host refused and reported), once per claim,
+// the next one set up meanwhile; each run checks the hook's Gate (the
+// person's consent) again, and a refusal reaches the client in words,
+// the command not run, and ends the server.
+func TestWarmRun(t *testing.T) {
+	h, ws := hookEnv(t, `input=$(cat)
+grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status | tr -s '\t\n' '  '
+echo "in=$input key=${GEMINI_API_KEY:-none}"
+echo ok > "$GEMINI_PROJECT_DIR/hook.txt" 2>/dev/null && echo wrote
+getent hosts collector.example.net >/dev/null 2>&1 || echo "lookup refused" >&2
+exit 3
+`)
+	var mu sync.Mutex
+	allowed := true
+	gates := 0
+	h.Gate = func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		gates++
+		if !allowed {
+			return errors.New("you have not agreed to the extension hooked as it is now")
+		}
+		return nil
+	}
+	reports := make(chan Result, 3)
+	dir := warmDir(t)
+	key, served := warmServer(t, h, dir, time.Minute, func(_ time.Time, r Result) { reports <- r })
+	for i := range 3 {
+		input := fmt.Sprintf(`{"run":%d}`, i)
+		code, refused, out, errOut, err := warmRun(t, dir, key, input)
+		if err != nil || refused != "" || code != 3 {
+			t.Fatalf("run %d: code %d, refused %q, err %v\nstderr: %s", i, code, refused, err, errOut)
+		}
+		for _, want := range []string{"NoNewPrivs: 1", "Seccomp: 2", "in=" + input + " key=none"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("run %d: stdout lacks %q:\n%q", i, want, out)
+			}
+		}
+		if strings.Contains(out, "wrote") {
+			t.Errorf("run %d: the hook wrote into the workspace", i)
+		}
+		if !strings.Contains(errOut, "lookup refused") {
+			t.Errorf("run %d: stderr %q", i, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "hook.txt")); err == nil {
+		t.Error("the workspace was written")
+	}
+	// The refusals are reported once each run has ended.
+	for i := range 3 {
+		r := <-reports
+		if !slices.ContainsFunc(r.Denied, func(d netproxy.Denial) bool { return strings.Contains(d.Host, "collector.example.net") }) {
+			t.Errorf("run %d: the lookup was not reported: %+v", i, r.Denied)
+		}
+	}
+	mu.Lock()
+	if gates != 3 {
+		t.Errorf("the gate ran %d times for 3 runs", gates)
+	}
+	allowed = false
+	mu.Unlock()
+
+	// Consent no longer holds: refused in words, the command not run,
+	// and the server ends.
+	code, refused, out, _, err := warmRun(t, dir, key, "{}")
+	if err != nil || code != 1 || !strings.Contains(refused, "you have not agreed") || out != "" {
+		t.Errorf("the refused run: code %d, refused %q, stdout %q, err %v", code, refused, out, err)
+	}
+	select {
+	case err := <-served:
+		if err == nil || !strings.Contains(err.Error(), "you have not agreed") {
+			t.Errorf("the server ended with %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the server did not end after a refusal")
+	}
+	if _, err := os.Stat(WarmSocket(dir, key)); err == nil {
+		t.Error("the socket outlived its server")
+	}
+	if _, _, _, _, err := warmRun(t, dir, key, "{}"); !errors.Is(err, ErrNoWarm) {
+		t.Errorf("after the server's end: %v, want ErrNoWarm", err)
+	}
+}
+
+// TestWarmRunUnprivileged runs TestWarmRun as uid 65534.
+func TestWarmRunUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestWarmRun$")
+}
+
+// TestWarmIdle: a warm sandbox no one claims ends with its server after
+// the idle time, its sandbox's processes with it, and its socket gone.
+func TestWarmIdle(t *testing.T) {
+	h, _ := hookEnv(t, "cat\n")
+	dir := warmDir(t)
+	key, served := warmServer(t, h, dir, 300*time.Millisecond, nil)
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("the idle server ended with %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the idle server did not end")
+	}
+	if _, err := os.Stat(WarmSocket(dir, key)); err == nil {
+		t.Error("the socket outlived its server")
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("processes left behind: %v", kids)
+	}
+}
+
+// children are the live processes whose parent is this test process.
+func children(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	me := fmt.Sprint(os.Getpid())
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == me && f[0] != "Z" {
+			out = append(out, e.Name()+" "+s[:i+1])
+		}
+	}
+	return out
+}
+
+// TestWarmKey: a warm sandbox serves only the run it was set up for:
+// any other extension, folder, hook, workspace, setting, widening,
+// environment (a secret's value, the session's id), session, or
+// arguments (the store) name another one.
+func TestWarmKey(t *testing.T) {
+	base := func() *Hook {
+		return &Hook{Extension: "a", Dir: "/ext/a", Workspace: "/ws", Environ: environ("/home/me", "/ws"),
+			Settings: map[string]string{"K": "v"},
+			Hook:     extension.CommandHook{Event: "BeforeTool", Label: "BeforeTool-1", Command: "run"}}
+	}
+	s := &Session{Pid: 100, Start: 5}
+	args := []string{"extensions", "hook", "a", "BeforeTool-1"}
+	want, err := base().Key(s, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := base().Key(s, args); again != want {
+		t.Fatal("the same run has two keys")
+	}
+	// What a shell keeps for itself changes between the runs of one
+	// session's shell, and no run reads it.
+	shell := base()
+	shell.Environ = append(shell.Environ, "PWD=/elsewhere", "OLDPWD=/ws", "SHLVL=3", "_=/usr/bin/gemkit")
+	if got, _ := shell.Key(s, args); got != want {
+		t.Error("a shell's own variables changed the key")
+	}
+	for name, change := range map[string]func(h *Hook, s *Session, args []string) []string{
+		"extension": func(h *Hook, _ *Session, a []string) []string { h.Extension = "b"; return a },
+		"folder":    func(h *Hook, _ *Session, a []string) []string { h.Dir = "/ext/b"; return a },
+		"hook":      func(h *Hook, _ *Session, a []string) []string { h.Hook.Command = "run2"; return a },
+		"timeout":   func(h *Hook, _ *Session, a []string) []string { h.Hook.Timeout = 5; return a },
+		"workspace": func(h *Hook, _ *Session, a []string) []string { h.Workspace = "/ws2"; return a },
+		"setting":   func(h *Hook, _ *Session, a []string) []string { h.Settings["K"] = "w"; return a },
+		"widening": func(h *Hook, _ *Session, a []string) []string {
+			h.Widening.Write = extension.AccessWorkspace
+			return a
+		},
+		"read-only": func(h *Hook, _ *Session, a []string) []string { h.ReadOnly = []string{"/x"}; return a },
+		"secret":    func(h *Hook, _ *Session, a []string) []string { h.Environ[5] = "GITHUB_TOKEN=other"; return a },
+		"session id": func(h *Hook, _ *Session, a []string) []string {
+			h.Environ = append(h.Environ, "GEMINI_SESSION_ID=s-2")
+			return a
+		},
+		"session":   func(_ *Hook, s *Session, a []string) []string { s.Pid = 101; return a },
+		"restarted": func(_ *Hook, s *Session, a []string) []string { s.Start = 6; return a },
+		"store": func(_ *Hook, _ *Session, a []string) []string {
+			return append([]string{"--home", "/other"}, a...)
+		},
+	} {
+		h, s2 := base(), *s
+		a := change(h, &s2, slices.Clone(args))
+		if got, _ := h.Key(&s2, a); got == want {
+			t.Errorf("another %s, the same key", name)
+		}
+	}
+}
+
+// TestWarmPeer: a warm server serves only its own user: a peer of
+// another uid (root, which may enter the folder) is refused before it
+// claims the sandbox, whose run then waits for its own user's client;
+// and a client refuses a server of another user.
+func TestWarmPeer(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to connect as another user than the server's")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv")
+	}
+	// The server runs as uid 65534 (this test binary again, below);
+	// root connects to it.
+	dir, err := os.MkdirTemp("", "gk-warm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chown(dir, 65534, 65534)
+	os.Chmod(dir, 0o700)
+	exe, _ := os.Executable()
+	bin := filepath.Join(dir, "test.bin")
+	if b, err := os.ReadFile(exe); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^$")
+	srv.Env = append(os.Environ(), warmPeerServerEnv+"="+dir)
+	out, _ := srv.StdoutPipe()
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	line := make([]byte, 64)
+	n, _ := out.Read(line)
+	key := strings.TrimSpace(string(line[:n]))
+	if key == "" {
+		t.Fatal("the server did not start")
+	}
+	// Root's client: the server is another user's, so the client does
+	// not hand it its descriptors.
+	if _, _, _, _, err := warmRun(t, dir, key, "{}"); !errors.Is(err, ErrNoWarm) || !strings.Contains(err.Error(), "uid 65534") {
+		t.Errorf("root's client to uid 65534's server: %v", err)
+	}
+	// Root's request sent all the same: refused, unclaimed.
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: WarmSocket(dir, key), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r, w, _ := os.Pipe()
+	defer r.Close()
+	defer w.Close()
+	if _, _, err := conn.WriteMsgUnix([]byte{warmRequest}, unixRights(r, w, w), nil); err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	if n, err := conn.Read(b[:]); n != 0 || err == nil {
+		t.Errorf("root's request was answered %q (%v)", b[:n], err)
+	}
+}
+
+// warmPeerServerEnv makes this test binary the warm server of
+// TestWarmPeer, serving a hook in the folder it names and printing its
+// key.
+const warmPeerServerEnv = "GEMKIT_EXTHOOK_TEST_WARM_SERVER"
+
+// warmPeerServer is that server.
+func warmPeerServer(dir string) int {
+	root, err := os.MkdirTemp("", "gk-peer-")
+	if err != nil {
+		return 1
+	}
+	defer os.RemoveAll(root)
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(filepath.Join(root, "ext"), 0o755)
+	os.MkdirAll(ws, 0o755)
+	h := &Hook{Extension: "hooked", Dir: filepath.Join(root, "ext"), Workspace: ws, Environ: environ(root, ws),
+		Hook: extension.CommandHook{Event: "BeforeTool", Label: "BeforeTool-1", Command: "echo ran"}}
+	key := "peer"
+	ln, release, err := WarmListen(dir, key)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer release()
+	fmt.Println(key)
+	srv := &Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: time.Minute}
+	if err := srv.Serve(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func init() {
+	if dir := os.Getenv(warmPeerServerEnv); dir != "" {
+		os.Exit(warmPeerServer(dir))
+	}
+}
+
+func unixRights(files ...*os.File) []byte {
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	return unix.UnixRights(fds...)
+}

@@ -1,0 +1,261 @@
+package exthook
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gemkit/gemkit/internal/lspbroker"
+	"golang.org/x/sys/unix"
+)
+
+// WarmSupported: this system has warm sandboxes.
+const WarmSupported = true
+
+// WarmDir is the private folder of the warm sandboxes' sockets: gemkit's
+// runtime folder of this user ($XDG_RUNTIME_DIR/gemkit, else
+// gemkit-<uid> in the temporary folder), made 0700 and refused when it
+// is a link, another user's, or open to others; every folder it may be
+// is closed to every tool (lspbroker.Dirs, permission).
+func WarmDir() (string, error) { return lspbroker.Dir() }
+
+// WarmSocket is the socket of the warm sandbox with key in dir.
+func WarmSocket(dir, key string) string { return filepath.Join(dir, "hook-"+key+".sock") }
+
+// Session is the process a warm sandbox lives no longer than: the
+// nearest ancestor of this process that is not a shell (Gemini CLI,
+// which runs a hook through bash -c), held by a pidfd so that its end is
+// seen and a recycled pid never taken for it.
+type Session struct {
+	Pid   int
+	Start uint64 // its start time, in clock ticks after boot
+	FD    *os.File
+}
+
+// shells are the programs between Gemini CLI and gemkit's hook.
+var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true}
+
+// FindSession finds this process's session (see Session).
+func FindSession() (*Session, error) {
+	pid := os.Getppid()
+	for i := 0; i < 4 && pid > 1; i++ {
+		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		if err != nil {
+			return nil, err
+		}
+		if !shells[strings.TrimSpace(string(comm))] {
+			break
+		}
+		ppid, _, err := procStat(pid)
+		if err != nil {
+			return nil, err
+		}
+		pid = ppid
+	}
+	if pid <= 1 {
+		return nil, errors.New("no session: gemkit's parent is gone")
+	}
+	_, start, err := procStat(pid)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil, fmt.Errorf("pidfd_open: %w", err)
+	}
+	// The pidfd is of the process seen above only if it started then.
+	if _, again, err := procStat(pid); err != nil || again != start {
+		unix.Close(fd)
+		return nil, errors.New("the session's process changed")
+	}
+	return &Session{Pid: pid, Start: start, FD: os.NewFile(uintptr(fd), "session")}, nil
+}
+
+// SessionFromFD is the session a warm server was handed as the pidfd f.
+func SessionFromFD(f *os.File) (*Session, error) {
+	info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(f.Fd())))
+	if err != nil {
+		return nil, err
+	}
+	pid := -1
+	for _, line := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+			pid, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	if pid <= 1 {
+		return nil, errors.New("the session has ended")
+	}
+	_, start, err := procStat(pid)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Pid: pid, Start: start, FD: f}, nil
+}
+
+// Ended returns a channel closed once the session's process has ended.
+func (s *Session) Ended() <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for {
+			pfd := []unix.PollFd{{Fd: int32(s.FD.Fd()), Events: unix.POLLIN}}
+			if _, err := unix.Poll(pfd, -1); err == unix.EINTR {
+				continue
+			} else if err != nil || pfd[0].Revents != 0 {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// procStat reads a process's parent and start time from /proc/PID/stat.
+func procStat(pid int) (ppid int, start uint64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	// The name, in parentheses, may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, errors.New("bad /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// After the name: state(0) ppid(1) ... starttime(19).
+	if len(f) < 20 {
+		return 0, 0, errors.New("bad /proc stat")
+	}
+	ppid, err = strconv.Atoi(f[1])
+	if err != nil {
+		return 0, 0, err
+	}
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	return ppid, start, err
+}
+
+// Key is the name of the warm sandbox of h in session s, for a gemkit
+// started with args: a digest of everything the run depends on (the
+// hook as its extension declares it, the extension and its folder, its
+// settings, what the person allowed it, the workspace, the whole
+// environment Gemini CLI gave it, the folders it may not write), of the
+// binary that serves it (by its file's identity), of the user and of the
+// session. Consent is not in it: the server checks it at every run.
+// Of the environment, only what a shell keeps for itself is left out
+// (shellKept).
+func (h *Hook) Key(s *Session, args []string) (string, error) {
+	var exe unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &exe); err != nil {
+		return "", err
+	}
+	var env []string
+	for _, kv := range h.Environ {
+		if k, _, _ := strings.Cut(kv, "="); !shellKept[k] {
+			env = append(env, kv)
+		}
+	}
+	sort.Strings(env)
+	hook, err := json.Marshal(struct {
+		Ext, Dir, Workspace string
+		Hook                any
+		Settings            map[string]string
+		Widening            any
+		ReadOnly, Env, Args []string
+	}{h.Extension, h.Dir, h.Workspace, h.Hook, h.Settings, h.Widening, h.ReadOnly, env, args})
+	if err != nil {
+		return "", err
+	}
+	d := sha256.New()
+	fmt.Fprintf(d, "gemkit warm hook 1\x00%d:%d:%d:%d.%d\x00%d:%d\x00%d:%d\x00", exe.Dev, exe.Ino, exe.Size, exe.Mtim.Sec, exe.Mtim.Nsec,
+		os.Getuid(), os.Getgid(), s.Pid, s.Start)
+	d.Write(hook)
+	return hex.EncodeToString(d.Sum(nil)[:16]), nil
+}
+
+// shellKept are the variables a shell keeps for itself (its folders
+// and depth, the last command), which a shell that runs hooks one after
+// the other changes between them; no run reads them (the hook's folder
+// is gemkit's own working folder, in the key), so they are not in it.
+var shellKept = map[string]bool{"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true}
+
+// WarmListen listens on the socket of key in dir for the one server of
+// that key: it takes the key's lock (held until the listener closes), so
+// that of two servers started together one serves and the other
+// returns an error.
+func WarmListen(dir, key string) (*net.UnixListener, func(), error) {
+	lock := filepath.Join(dir, "hook-"+key+".lock")
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("another warm sandbox serves %s: %w", key, err)
+	}
+	path := WarmSocket(dir, key)
+	os.Remove(path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	ln.SetUnlinkOnClose(true)
+	release := func() {
+		ln.Close()
+		os.Remove(lock)
+		f.Close()
+	}
+	return ln, release, nil
+}
+
+// ErrNoWarm is WarmRun's error when no warm sandbox took the run: the
+// caller runs the hook itself, nothing of it having run.
+var ErrNoWarm = errors.New("no warm sandbox")
+
+// WarmRun hands a run of the hook whose warm sandbox has key, if one
+// waits in dir, the descriptors stdin, stdout and stderr, and returns
+// its exit code once its command has ended, or the words of a refusal
+// (the command did not run). ErrNoWarm (wrapped) says no warm sandbox
+// took it; another error, that the run was taken and ended without an
+// answer. The server must run as this user (SO_PEERCRED). ctx's end
+// ends the run: the server stops the hook when its client goes.
+func WarmRun(ctx context.Context, dir, key string, stdin, stdout, stderr *os.File) (code int, refused string, err error) {
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: WarmSocket(dir, key), Net: "unix"})
+	if err != nil {
+		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
+	}
+	defer conn.Close()
+	defer context.AfterFunc(ctx, func() { conn.Close() })()
+	if err := samePeer(conn); err != nil {
+		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
+	}
+	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
+	if _, _, err := conn.WriteMsgUnix([]byte{warmRequest}, rights, nil); err != nil {
+		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
+	}
+	var b [1]byte
+	if _, err := io.ReadFull(conn, b[:]); err != nil || b[0] != warmClaimed {
+		return 0, "", fmt.Errorf("%w: not taken (%v)", ErrNoWarm, err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(conn, 1<<20))
+	if err != nil {
+		return 0, "", err
+	}
+	var ans warmAnswer
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return 0, "", errors.New("the warm sandbox ended without saying how the hook ended")
+	}
+	return ans.Code, ans.Refused, nil
+}
