@@ -72,9 +72,12 @@ func (c *claimant) close() {
 }
 
 // receive reads a client's request and the three descriptors it passes,
-// after checking that it runs as this user.
+// after checking that it runs as this user, outside any sandbox.
 func receive(conn *net.UnixConn) (*claimant, error) {
 	if err := samePeer(conn); err != nil {
+		return nil, err
+	}
+	if err := unconfinedPeer(conn); err != nil {
 		return nil, err
 	}
 	buf := make([]byte, 16)
@@ -125,6 +128,40 @@ func samePeer(conn *net.UnixConn) error {
 	}
 	if int(cred.Uid) != os.Getuid() {
 		return fmt.Errorf("the peer runs as uid %d, not as this user (uid %d)", cred.Uid, os.Getuid())
+	}
+	return nil
+}
+
+// unconfinedPeer refuses a peer in another mount namespace than the
+// server's: every sandboxed process with its own root is, and gemkit's
+// hook, started by Gemini CLI where the server's first run was, is not.
+// The socket's folder is closed to sandboxed processes already (and a
+// sandbox without its own root has no socket at all); this holds
+// whatever a person widened. The pid is the peer's when it connected;
+// one that has gone since fails the check.
+func unconfinedPeer(conn *net.UnixConn) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return cerr
+	}
+	mine, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return err
+	}
+	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cred.Pid))
+	if err != nil {
+		return fmt.Errorf("the peer's mount namespace: %w", err)
+	}
+	if theirs != mine {
+		return errors.New("the peer runs in another mount namespace (a sandbox)")
 	}
 	return nil
 }

@@ -375,6 +375,9 @@ func init() {
 	if dir := os.Getenv(warmPeerServerEnv); dir != "" {
 		os.Exit(warmPeerServer(dir))
 	}
+	if v := os.Getenv(warmClientEnv); v != "" {
+		os.Exit(warmClientMain(v))
+	}
 }
 
 func unixRights(files ...*os.File) []byte {
@@ -383,4 +386,60 @@ func unixRights(files ...*os.File) []byte {
 		fds[i] = int(f.Fd())
 	}
 	return unix.UnixRights(fds...)
+}
+
+// TestWarmSandboxedPeer: a sandboxed process of the same user that
+// reaches a warm sandbox's socket (here a hook whose workspace holds it,
+// allowed Unix sockets by name: the real folder is closed to every
+// sandboxed process) is refused before it claims the sandbox, which
+// stays set up for gemkit's own client.
+func TestWarmSandboxedPeer(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := hookEnv(t, "cat >/dev/null; echo ran\n")
+	gates := make(chan struct{}, 8)
+	target.Gate = func(context.Context) error { gates <- struct{}{}; return nil }
+	attacker, ws := hookEnv(t, "")
+	dir := filepath.Join(ws, "sock")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := warmServer(t, target, dir, time.Minute, nil)
+	attacker.Hook.Command = exe
+	attacker.Hook.Env = map[string]string{warmClientEnv: dir + "|" + key}
+	attacker.Widening.UnixSockets = true
+	var out, errb strings.Builder
+	if _, err := attacker.Run(context.Background(), &sandbox.Launcher{}, strings.NewReader("{}"), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "err "+ErrNoWarm.Error()) {
+		t.Errorf("the sandboxed client: %q\nstderr: %s", out.String(), errb.String())
+	}
+	select {
+	case <-gates:
+		t.Error("the sandboxed client's run passed the gate")
+	default:
+	}
+	// gemkit's own client is served.
+	if code, refused, o, _, err := warmRun(t, dir, key, "{}"); err != nil || refused != "" || code != 0 || o != "ran\n" {
+		t.Errorf("the person's client after it: %d %q %q %v", code, refused, o, err)
+	}
+}
+
+// TestWarmSandboxedPeerUnprivileged runs TestWarmSandboxedPeer as uid 65534.
+func TestWarmSandboxedPeerUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestWarmSandboxedPeer$")
+}
+
+// warmClientEnv makes this test binary a warm client of the socket
+// "dir|key" it names, printing the outcome.
+const warmClientEnv = "GEMKIT_EXTHOOK_TEST_WARM_CLIENT"
+
+func warmClientMain(v string) int {
+	dir, key, _ := strings.Cut(v, "|")
+	code, refused, err := WarmRun(context.Background(), dir, key, os.Stdin, os.Stdout, os.Stderr)
+	fmt.Printf("code %d refused %q err %v\n", code, refused, err)
+	return 0
 }
