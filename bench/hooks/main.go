@@ -23,7 +23,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -132,8 +134,18 @@ func bench(n int, bin, ref string) error {
 				*c.cpu = append(*c.cpu, cpu)
 			}
 		}
+		// A warm sandbox's runs take place in gemkit's warm server (its
+		// process and the sandboxes it reaped), which wait4 of bash does
+		// not count: its CPU over the row, a share per run, is added.
+		server := serverCPU(bin, home, name) / time.Duration(n)
+		for i := range cg {
+			cg[i] += server
+		}
 		fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", h.name, ms(pct(tb, 50)), ms(pct(tb, 90)), ms(pct(tg, 50)), ms(pct(tg, 90)), ms(pct(tg, 50)-pct(tb, 50)),
 			ms(pct(cb, 50)), ms(pct(cg, 50)), ms(pct(cg, 50)-pct(cb, 50)))
+		if server > 0 {
+			fmt.Printf("%-26s %s a run of its warm server's CPU, in gemkit CPU\n", "", ms(server))
+		}
 		if ref != "" {
 			fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", "  through -ref", "", "", ms(pct(tr, 50)), ms(pct(tr, 90)), ms(pct(tr, 50)-pct(tb, 50)),
 				"", ms(pct(cr, 50)), ms(pct(cr, 50)-pct(cb, 50)))
@@ -194,4 +206,36 @@ func quoteJSON(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// serverCPU is the CPU time so far of the warm servers of the hook of
+// extension ext in home (gemkit extensions hook --home HOME EXT ...
+// --warm-serve), with their reaped children (the sandboxes): user and
+// system time, and the children's, from /proc/PID/stat, in clock ticks
+// (100 a second).
+func serverCPU(bin, home, ext string) time.Duration {
+	var total time.Duration
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if !slices.Contains(args, "--warm-serve") || !slices.Contains(args, home) || !slices.Contains(args, ext) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		f := strings.Fields(string(stat[i+1:]))
+		// utime, stime, cutime, cstime: fields 14 to 17, 11 to 14 after the name.
+		for _, k := range f[11:15] {
+			v, _ := strconv.ParseInt(k, 10, 64)
+			total += time.Duration(v) * 10 * time.Millisecond
+		}
+	}
+	return total
 }

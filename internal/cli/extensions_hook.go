@@ -42,7 +42,13 @@ and describe, with the command that allows it
 
 It runs nothing, and exits 1 (a warning for Gemini CLI) saying why, when the
 extension is not switched, the hook is not among those the switch took, or
-your consent to the extension as it is now does not hold.`
+your consent to the extension as it is now does not hold.
+
+After a run it leaves the next one's sandbox set up, in a process of its own
+(gemkit extensions hook ... --warm-serve), which the next run of the same
+hook, extension, workspace, settings, environment and Gemini CLI session
+uses instead of setting one up; it checks your consent at every run, and ends
+after 60 s without a run, with the session, or at a refusal.`
 
 func newExtHookCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
