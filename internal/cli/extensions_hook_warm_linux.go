@@ -76,6 +76,10 @@ func (w *warmClient) run(ctx context.Context) (code int, refused string, err err
 func (w *warmClient) leave(ws string) {
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	cmd := exec.Command("/proc/self/exe", append(slices.Clone(w.args), "--"+warmServeFlag, w.key)...)
+	// ps shows gemkit's program, which /proc/self/exe starts.
+	if exe, err := w.a.executable(); err == nil {
+		cmd.Args[0] = exe
+	}
 	cmd.Env = os.Environ()
 	cmd.Dir = ws
 	cmd.ExtraFiles = []*os.File{w.session.FD}
