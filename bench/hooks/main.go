@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -137,7 +136,7 @@ func bench(n int, bin, ref string) error {
 		// A warm sandbox's runs take place in gemkit's warm server (its
 		// process and the sandboxes it reaped), which wait4 of bash does
 		// not count: its CPU over the row, a share per run, is added.
-		server := serverCPU(bin, home, name) / time.Duration(n)
+		server := serverCPU(home, name) / time.Duration(n)
 		for i := range cg {
 			cg[i] += server
 		}
@@ -211,30 +210,17 @@ func quoteJSON(s string) string {
 // serverCPU is the CPU time so far of the warm servers of the hook of
 // extension ext in home (gemkit extensions hook --home HOME EXT ...
 // --warm-serve), with their reaped children (the sandboxes): user and
-// system time, and the children's, from /proc/PID/stat, in clock ticks
-// (100 a second).
-func serverCPU(bin, home, ext string) time.Duration {
+// system time, and the children's, in clock ticks (10 ms steps).
+func serverCPU(home, ext string) time.Duration {
 	var total time.Duration
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
+	pids, _ := proc.Pids()
+	for _, pid := range pids {
+		args, err := proc.Cmdline(pid)
+		if err != nil || !slices.Contains(args, "--warm-serve") || !slices.Contains(args, home) || !slices.Contains(args, ext) {
 			continue
 		}
-		args := strings.Split(string(cmdline), "\x00")
-		if !slices.Contains(args, "--warm-serve") || !slices.Contains(args, home) || !slices.Contains(args, ext) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		f := strings.Fields(string(stat[i+1:]))
-		// utime, stime, cutime, cstime: fields 14 to 17, 11 to 14 after the name.
-		for _, k := range f[11:15] {
-			v, _ := strconv.ParseInt(k, 10, 64)
-			total += time.Duration(v) * 10 * time.Millisecond
+		if st, err := proc.ReadStat(pid); err == nil {
+			total += st.CPU
 		}
 	}
 	return total

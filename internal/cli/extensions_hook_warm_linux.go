@@ -126,17 +126,9 @@ func serveWarmHook(ctx context.Context, a *app, h *exthook.Hook, key string, don
 		case <-ctx.Done():
 		}
 	}()
-	idle := exthook.WarmIdle
-	if v, err := time.ParseDuration(os.Getenv(warmIdleEnv)); err == nil && v > 0 {
-		idle = v
-	}
-	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: idle, Done: done}
+	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: exthook.WarmIdle, Done: done}
 	if err := srv.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return withExitCode(ExitNo, fmt.Errorf("warm hook server: %w", err))
 	}
 	return nil
 }
-
-// warmIdleEnv, when set to a duration, is a warm server's idle time in
-// place of exthook.WarmIdle: tests shorten it.
-const warmIdleEnv = "GEMKIT_HOOK_WARM_IDLE"

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -152,11 +153,11 @@ func unconfinedPeer(conn *net.UnixConn) error {
 	if cerr != nil {
 		return cerr
 	}
-	mine, err := os.Readlink("/proc/self/ns/mnt")
+	mine, err := proc.MountNS(0)
 	if err != nil {
 		return err
 	}
-	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cred.Pid))
+	theirs, err := proc.MountNS(int(cred.Pid))
 	if err != nil {
 		return fmt.Errorf("the peer's mount namespace: %w", err)
 	}

@@ -4,8 +4,5 @@ package exthook
 
 import "errors"
 
-// WarmSupported: warm sandboxes are Linux's only.
-const WarmSupported = false
-
 // ErrNoWarm: no warm sandbox took the run.
 var ErrNoWarm = errors.New("no warm sandbox")

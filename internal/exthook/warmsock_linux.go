@@ -1,7 +1,6 @@
 package exthook
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,16 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/gemkit/gemkit/internal/lspbroker"
+	"github.com/gemkit/gemkit/internal/proc"
 	"golang.org/x/sys/unix"
 )
-
-// WarmSupported: this system has warm sandboxes.
-const WarmSupported = true
 
 // WarmDir is the private folder of the warm sandboxes' sockets: gemkit's
 // runtime folder of this user ($XDG_RUNTIME_DIR/gemkit, else
@@ -51,23 +47,19 @@ var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true
 func FindSession() (*Session, error) {
 	pid := os.Getppid()
 	for i := 0; i < 4 && pid > 1; i++ {
-		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		st, err := proc.ReadStat(pid)
 		if err != nil {
 			return nil, err
 		}
-		if !shells[strings.TrimSpace(string(comm))] {
+		if !shells[st.Comm] {
 			break
 		}
-		ppid, _, err := procStat(pid)
-		if err != nil {
-			return nil, err
-		}
-		pid = ppid
+		pid = st.PPid
 	}
 	if pid <= 1 {
 		return nil, errors.New("no session: gemkit's parent is gone")
 	}
-	_, start, err := procStat(pid)
+	st, err := proc.ReadStat(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -76,33 +68,27 @@ func FindSession() (*Session, error) {
 		return nil, fmt.Errorf("pidfd_open: %w", err)
 	}
 	// The pidfd is of the process seen above only if it started then.
-	if _, again, err := procStat(pid); err != nil || again != start {
+	if again, err := proc.ReadStat(pid); err != nil || again.Start != st.Start {
 		unix.Close(fd)
 		return nil, errors.New("the session's process changed")
 	}
-	return &Session{Pid: pid, Start: start, FD: os.NewFile(uintptr(fd), "session")}, nil
+	return &Session{Pid: pid, Start: st.Start, FD: os.NewFile(uintptr(fd), "session")}, nil
 }
 
 // SessionFromFD is the session a warm server was handed as the pidfd f.
 func SessionFromFD(f *os.File) (*Session, error) {
-	info, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(f.Fd())))
+	pid, err := proc.PidfdPid(int(f.Fd()))
 	if err != nil {
 		return nil, err
-	}
-	pid := -1
-	for _, line := range strings.Split(string(info), "\n") {
-		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
-			pid, _ = strconv.Atoi(strings.TrimSpace(v))
-		}
 	}
 	if pid <= 1 {
 		return nil, errors.New("the session has ended")
 	}
-	_, start, err := procStat(pid)
+	st, err := proc.ReadStat(pid)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Pid: pid, Start: start, FD: f}, nil
+	return &Session{Pid: pid, Start: st.Start, FD: f}, nil
 }
 
 // Ended returns a channel closed once the session's process has ended.
@@ -120,30 +106,6 @@ func (s *Session) Ended() <-chan struct{} {
 		}
 	}()
 	return ch
-}
-
-// procStat reads a process's parent and start time from /proc/PID/stat.
-func procStat(pid int) (ppid int, start uint64, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	// The name, in parentheses, may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, errors.New("bad /proc stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// After the name: state(0) ppid(1) ... starttime(19).
-	if len(f) < 20 {
-		return 0, 0, errors.New("bad /proc stat")
-	}
-	ppid, err = strconv.Atoi(f[1])
-	if err != nil {
-		return 0, 0, err
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	return ppid, start, err
 }
 
 // Key is the name of the warm sandbox of h in session s, for a gemkit

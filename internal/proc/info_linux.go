@@ -315,3 +315,26 @@ func parseCgroupMounts(b []byte, controllers []string) (v2 string, v1 map[string
 	}
 	return v2, v1
 }
+
+// MountNS names pid's mount namespace (its ns/mnt link: "mnt:[INODE]");
+// pid 0 is this process.
+func MountNS(pid int) (string, error) {
+	if pid == 0 {
+		return os.Readlink("/proc/self/ns/mnt")
+	}
+	return os.Readlink(dir(pid) + "/ns/mnt")
+}
+
+// PidfdPid is the pid of the process this process's pidfd fd refers to
+// (its fdinfo's Pid: line), -1 once that process has ended.
+func PidfdPid(fd int) (int, error) {
+	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
+	if err != nil {
+		return 0, err
+	}
+	v, err := field1(b, "Pid")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
+}

@@ -15,6 +15,7 @@ package proc
 import (
 	"errors"
 	"net/netip"
+	"time"
 )
 
 // ErrUnsupported is returned by the lookups on systems where gemkit does
@@ -33,6 +34,12 @@ type Stat struct {
 	State byte
 	// PPid is the parent's pid.
 	PPid int
+	// Start is when it started, in clock ticks after the boot: with the
+	// pid, it names one process for good.
+	Start uint64
+	// CPU is its user and system time and its reaped children's (in
+	// clock ticks: 10 ms steps).
+	CPU time.Duration
 }
 
 // Running reports whether the state is that of a process that has not

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func dir(pid int) string { return "/proc/" + strconv.Itoa(pid) }
@@ -40,7 +41,17 @@ func parseStat(b []byte) (Stat, error) {
 	if err != nil {
 		return Stat{}, fmt.Errorf("proc: malformed stat: %w", err)
 	}
-	return Stat{Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid}, nil
+	st := Stat{Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid}
+	// utime, stime, cutime, cstime (fields 14 to 17) and starttime (22),
+	// counted after the name; USER_HZ is 100 wherever Linux runs.
+	if len(f) >= 20 {
+		for _, k := range f[11:15] {
+			v, _ := strconv.ParseInt(k, 10, 64)
+			st.CPU += time.Duration(v) * 10 * time.Millisecond
+		}
+		st.Start, _ = strconv.ParseUint(f[19], 10, 64)
+	}
+	return st, nil
 }
 
 // Parent is pid's parent.
