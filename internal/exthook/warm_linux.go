@@ -218,6 +218,12 @@ func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(c
 	// its process group), or never ran: the pipes end with them; a
 	// bound all the same, as exec.Cmd's WaitDelay.
 	waitCopies := func() {
+		// No claim is taken from here on: the gate's copies.Add, under
+		// mu, comes before this Wait or not at all (a command that ended
+		// before its gate claimed a run takes none).
+		mu.Lock()
+		finished = true
+		mu.Unlock()
 		done := make(chan struct{})
 		go func() { copies.Wait(); close(done) }()
 		select {

@@ -198,13 +198,24 @@ func TestNPMServerRefusals(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", allow, err, out)
 	}
 	// Polls, as a client that heard list_changed would: the server
-	// starts again in the sandbox the command widened.
+	// starts again in the sandbox the command widened, and its tools are
+	// called once they are listed again (a CI run's call between the
+	// two got "unknown tool").
 	if !gemkittest.Poll(time.Minute, 100*time.Millisecond, func() bool {
-		if _, err := c.ListTools(ctx); err != nil {
+		tools, err := c.ListTools(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		_, isErr := write(made)
-		return !isErr
+		if !slices.ContainsFunc(tools, func(tl mcpclient.Tool) bool { return tl.Name == "npmmcp_write_file" }) {
+			return false
+		}
+		res, err := c.CallTool(ctx, "npmmcp_write_file", map[string]any{"path": made, "content": "written-3319"})
+		if err != nil && strings.Contains(err.Error(), "unknown tool") { // listed, then restarted again
+			return false
+		} else if err != nil {
+			t.Fatalf("npmmcp_write_file: %v\n%s", err, stderr.String())
+		}
+		return !res.IsError
 	}) {
 		t.Fatalf("the server does not write %s a minute after %s\n%s", made, allow, stderr.String())
 	}
