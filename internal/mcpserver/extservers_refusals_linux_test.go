@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,12 +102,24 @@ func TestExtensionServerRefusals(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", allow, err, out)
 	}
 	// Polls, as a client that heard list_changed would: the server
-	// starts again in the sandbox the command widened.
+	// starts again in the sandbox the command widened, and its tool is
+	// called once it is listed again (a CI run's call between the two
+	// got "unknown tool").
 	if !gemkittest.Poll(time.Minute, 100*time.Millisecond, func() bool {
-		if _, err := c.ListTools(ctx); err != nil {
+		tools, err := c.ListTools(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		text, isErr = get()
+		if !slices.ContainsFunc(tools, func(tl mcpclient.Tool) bool { return tl.Name == "netext_proxied" }) {
+			return false
+		}
+		res, err := c.CallTool(ctx, "netext_proxied", map[string]any{"url": "http://" + target + "/"})
+		if err != nil && strings.Contains(err.Error(), "unknown tool") { // listed, then restarted again
+			return false
+		} else if err != nil {
+			t.Fatalf("netext_proxied: %v\n%s", err, stderr.String())
+		}
+		text, isErr = res.Text("\n"), res.IsError
 		return !isErr && text == "reached"
 	}) {
 		t.Fatalf("the server does not reach %s a minute after %s: %q\n%s", target, allow, text, stderr.String())
