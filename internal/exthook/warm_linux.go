@@ -112,20 +112,30 @@ func receive(conn *net.UnixConn) (*claimant, error) {
 		stdout: os.NewFile(uintptr(fds[1]), "hook-stdout"), stderr: os.NewFile(uintptr(fds[2]), "hook-stderr")}, nil
 }
 
-// samePeer refuses a peer that runs as another user (SO_PEERCRED: its
-// credentials when it connected, or listened).
-func samePeer(conn *net.UnixConn) error {
+// peerCred is conn's peer's credentials as the kernel took them when it
+// connected, or listened (SO_PEERCRED).
+func peerCred(conn *net.UnixConn) (*unix.Ucred, error) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return err
+		return nil, err
 	}
 	if cerr != nil {
-		return fmt.Errorf("the peer's credentials: %w", cerr)
+		return nil, fmt.Errorf("the peer's credentials: %w", cerr)
+	}
+	return cred, nil
+}
+
+// samePeer refuses a peer that runs as another user (SO_PEERCRED: its
+// credentials when it connected, or listened).
+func samePeer(conn *net.UnixConn) error {
+	cred, err := peerCred(conn)
+	if err != nil {
+		return err
 	}
 	if int(cred.Uid) != os.Getuid() {
 		return fmt.Errorf("the peer runs as uid %d, not as this user (uid %d)", cred.Uid, os.Getuid())
@@ -141,17 +151,9 @@ func samePeer(conn *net.UnixConn) error {
 // whatever a person widened. The pid is the peer's when it connected;
 // one that has gone since fails the check.
 func unconfinedPeer(conn *net.UnixConn) error {
-	raw, err := conn.SyscallConn()
+	cred, err := peerCred(conn)
 	if err != nil {
 		return err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return cerr
 	}
 	mine, err := proc.MountNS(0)
 	if err != nil {

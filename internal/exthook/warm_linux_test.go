@@ -281,11 +281,11 @@ func TestWarmKey(t *testing.T) {
 // and a client refuses a server of another user.
 func TestWarmPeer(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("needs root, to connect as another user than the server's")
+		t.Skip("needs root, to connect as another user than the server's; CI runs as root")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("no setpriv")
+		t.Fatalf("setpriv is not installed: run scripts/setup-and-test, or apt-get install -y util-linux (%v)", err)
 	}
 	// The server runs as uid 65534 (this test binary again, below);
 	// root connects to it.
