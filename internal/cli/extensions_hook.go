@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -73,100 +72,25 @@ func hookRefusal(format string, args ...any) error {
 	return withExitCode(ExitNo, fmt.Errorf("gemkit did not run the hook: "+format, args...))
 }
 
-// runHook runs the hook label of the extension name.
+// runHook runs the hook label of the extension name. A warm sandbox
+// left by an earlier run takes the run before this (package hookclient,
+// as the program starts); this is the cold way, which leaves one for
+// the next run.
 func runHook(cmd *cobra.Command, a *app, name, label string) error {
-	st, in, err := openInstalled(cmd, name)
+	lh, err := loadHook(cmd, a, name, label)
 	if err != nil {
-		return hookRefusal("%v", err)
+		return err
 	}
-	if in.Extension == nil {
-		return hookRefusal("the extension %s cannot be read: %v", extension.Printable(name), in.Err)
-	}
-	ext := in.Extension
-	c, err := st.ServerChoice(ext.Manifest.Name)
-	if err != nil {
-		return hookRefusal("%v", err)
-	}
-	var switched *extension.SwitchedHook
-	for i, h := range c.Hooks {
-		if h.Label == label && h.Command != "" {
-			switched = &c.Hooks[i]
-		}
-	}
-	if !c.Switched || switched == nil {
-		return hookRefusal("%s's hook %s is not switched to gemkit; gemkit extensions sandbox %s switches it", extension.Printable(name), extension.Printable(label), extension.Printable(name))
-	}
-	hooks, err := ext.CommandHooks()
-	if err != nil {
-		return hookRefusal("%s's hooks: %v", extension.Printable(name), err)
-	}
-	var hook *extension.CommandHook
-	for i, h := range hooks {
-		if h.Label == label {
-			hook = &hooks[i]
-		}
-	}
-	if hook == nil {
-		return hookRefusal("%s has no hook %s any more; gemkit extensions sandbox %s takes its hooks as they are now", extension.Printable(name), extension.Printable(label), extension.Printable(name))
-	}
-	// The hook runs only as the person agreed to it: the extension's
-	// files, its hooks among them, as they were then. The check runs
-	// while the sandbox is set up (sandbox.Command.Gate): the hook's
-	// command is executed only once it has passed, and never when it
-	// fails, whose words are the refusal's.
-	gate := func(context.Context) error {
-		state, err := st.Consent(ext)
-		if err != nil {
-			return fmt.Errorf("consent to %s cannot be checked: %v", extension.Printable(name), err)
-		}
-		if !state.Granted {
-			return fmt.Errorf("you have not agreed to the extension %s as it is now (its hooks included); run %s", extension.Printable(name), consentHint(name))
-		}
-		// The folders a sandboxed process may write are found (listing
-		// every installed extension) only for an extension with links
-		// out of its folder, which they concern: a hook runs at every
-		// tool call.
-		var writable []string
-		if len(state.Content.LinksOut) > 0 {
-			writable = servePolicy(a, st).Writable()
-		}
-		return state.Content.Bindable(ext.Dir, writable)
-	}
-	ws, err := os.Getwd()
-	if err != nil {
-		return hookRefusal("%v", err)
-	}
-	w := c.HookWidening[label]
-	h := &exthook.Hook{Extension: ext.Manifest.Name, Dir: ext.Dir, Hook: *hook, Settings: declaredSettings(in), Widening: w,
-		Workspace: ws, Environ: os.Environ(), Gate: gate}
-	if w.Write != "" {
-		for _, other := range installedFolders(st) {
-			h.ReadOnly = append(h.ReadOnly, other)
-		}
-	}
+	h := lh.h
 	// Gemini CLI stops a hook at its timeout with SIGTERM: the sandbox
 	// goes with gemkit then.
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	done := func(start time.Time, res exthook.Result) { keepHookRefusals(name, label, ws, ext.Dir, w, start, res) }
-	if key, _ := cmd.Flags().GetString(warmServeFlag); key != "" {
-		return serveWarmHook(ctx, a, h, key, done)
+	done := func(start time.Time, res exthook.Result) {
+		keepHookRefusals(name, label, h.Workspace, h.Dir, h.Widening, start, res)
 	}
-	// A warm sandbox of this very run, left by the one before, runs it
-	// at once; otherwise it runs here, and leaves one for the next.
-	warm := warmHook(a, h)
-	if warm != nil {
-		code, refused, err := warm.run(ctx)
-		switch {
-		case err == nil && refused != "":
-			return hookRefusal("%s", refused)
-		case err == nil && code != 0:
-			return withExitCode(code, nil)
-		case err == nil:
-			return nil
-		case !errors.Is(err, exthook.ErrNoWarm):
-			return withExitCode(ExitNo, fmt.Errorf("gemkit ran the hook in its warm sandbox, which then ended: %v", err))
-		}
+	if key, _ := cmd.Flags().GetString(warmServeFlag); key != "" {
+		return serveWarmHook(ctx, cmd, a, lh, name, label, key, done)
 	}
 	l := &sandbox.Launcher{}
 	start := time.Now()
@@ -175,13 +99,114 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 		return hookRefusal("%v", err)
 	}
 	done(start, res)
-	if warm != nil {
-		warm.leave(ws)
+	if warm := warmHook(a, h); warm != nil {
+		warm.leave(h.Workspace)
 	}
 	if res.ExitCode != 0 {
 		return withExitCode(res.ExitCode, nil)
 	}
 	return nil
+}
+
+// loadedHook is a hook as the extension store has it now, ready to run.
+type loadedHook struct {
+	st  *extension.Store
+	ext *extension.Extension
+	h   *exthook.Hook
+}
+
+// loadHook reads the hook label of the extension name from the store,
+// or says in a hook's refusal why it does not run. Its Gate checks the
+// person's consent to the extension as it is when it runs.
+func loadHook(cmd *cobra.Command, a *app, name, label string) (*loadedHook, error) {
+	st, in, err := openInstalled(cmd, name)
+	if err != nil {
+		return nil, hookRefusal("%v", err)
+	}
+	if in.Extension == nil {
+		return nil, hookRefusal("the extension %s cannot be read: %v", extension.Printable(name), in.Err)
+	}
+	ext := in.Extension
+	c, err := st.ServerChoice(ext.Manifest.Name)
+	if err != nil {
+		return nil, hookRefusal("%v", err)
+	}
+	var switched *extension.SwitchedHook
+	for i, h := range c.Hooks {
+		if h.Label == label && h.Command != "" {
+			switched = &c.Hooks[i]
+		}
+	}
+	if !c.Switched || switched == nil {
+		return nil, hookRefusal("%s's hook %s is not switched to gemkit; gemkit extensions sandbox %s switches it", extension.Printable(name), extension.Printable(label), extension.Printable(name))
+	}
+	hooks, err := ext.CommandHooks()
+	if err != nil {
+		return nil, hookRefusal("%s's hooks: %v", extension.Printable(name), err)
+	}
+	var hook *extension.CommandHook
+	for i, h := range hooks {
+		if h.Label == label {
+			hook = &hooks[i]
+		}
+	}
+	if hook == nil {
+		return nil, hookRefusal("%s has no hook %s any more; gemkit extensions sandbox %s takes its hooks as they are now", extension.Printable(name), extension.Printable(label), extension.Printable(name))
+	}
+	ws, err := os.Getwd()
+	if err != nil {
+		return nil, hookRefusal("%v", err)
+	}
+	w := c.HookWidening[label]
+	h := &exthook.Hook{Extension: ext.Manifest.Name, Dir: ext.Dir, Hook: *hook, Settings: declaredSettings(in), Widening: w,
+		Workspace: ws, Environ: os.Environ()}
+	if w.Write != "" {
+		for _, other := range installedFolders(st) {
+			h.ReadOnly = append(h.ReadOnly, other)
+		}
+	}
+	lh := &loadedHook{st: st, ext: ext, h: h}
+	h.Gate = func(context.Context) error { return lh.consent(a, nil) }
+	return lh, nil
+}
+
+// consent is the check a hook's command waits for: the person agreed
+// to the extension as it is now, its hooks included (the extension's
+// files as they were then). It runs while the sandbox is set up
+// (sandbox.Command.Gate): the command is executed only once it has
+// passed, and never when it fails, whose words are the refusal's.
+// checked, when set, is the extension's files as read already by a
+// caller that knows they have not changed since (a warm server's watch
+// of the folder); nil reads them.
+func (lh *loadedHook) consent(a *app, checked *checkedFiles) error {
+	st, ext, name := lh.st, lh.ext, lh.ext.Manifest.Name
+	var state extension.ConsentState
+	var err error
+	if checked != nil {
+		state, err = st.ConsentTo(ext, checked.content, checked.err)
+	} else {
+		state, err = st.Consent(ext)
+	}
+	if err != nil {
+		return fmt.Errorf("consent to %s cannot be checked: %v", extension.Printable(name), err)
+	}
+	if !state.Granted {
+		return fmt.Errorf("you have not agreed to the extension %s as it is now (its hooks included); run %s", extension.Printable(name), consentHint(name))
+	}
+	// The folders a sandboxed process may write are found (listing
+	// every installed extension) only for an extension with links out
+	// of its folder, which they concern: a hook runs at every tool call.
+	var writable []string
+	if len(state.Content.LinksOut) > 0 {
+		writable = servePolicy(a, st).Writable()
+	}
+	return state.Content.Bindable(ext.Dir, writable)
+}
+
+// checkedFiles is an extension's files as Store.CheckFiles read them.
+type checkedFiles struct {
+	content extension.Content
+	err     error
 }
 
 // declaredSettings are the values of in's declared settings, by

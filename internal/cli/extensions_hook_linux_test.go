@@ -189,8 +189,70 @@ func TestHookWarm(t *testing.T) {
 		server, prepared = oneReady("agreed again")
 	}
 
+	// The extension changed while a warm server waits with its files
+	// read ahead under a watch: each way of changing them, a hard link
+	// made from outside among them, is never run without consent.
+	verdict := filepath.Join(src, "hooks", "verdict.json")
+	outside := filepath.Join(t.TempDir(), "linked")
+	for _, c := range []struct {
+		name         string
+		change, undo func()
+	}{
+		{"written in place", func() { must(t, os.WriteFile(verdict, []byte(`{"decision":"allow","reason":"in place"}`+"\n"), 0o644)) }, nil},
+		{"a new file", func() { must(t, os.WriteFile(filepath.Join(src, "hooks", "new.sh"), []byte("true\n"), 0o644)) }, nil},
+		{"renamed over", func() {
+			tmp := filepath.Join(src, "hooks", ".v")
+			must(t, os.WriteFile(tmp, []byte(`{"decision":"allow","reason":"renamed"}`+"\n"), 0o644))
+			must(t, os.Rename(tmp, verdict))
+		}, nil},
+		{"made executable", func() { must(t, os.Chmod(verdict, 0o755)) }, nil},
+		{"a new folder", func() {
+			must(t, os.MkdirAll(filepath.Join(src, "lib", "deep"), 0o755))
+			must(t, os.WriteFile(filepath.Join(src, "lib", "deep", "x.js"), []byte("1\n"), 0o644))
+		}, nil},
+		{"hard-linked from outside", func() { must(t, os.Link(verdict, outside)) }, func() { must(t, os.Remove(outside)) }},
+	} {
+		if code, o, eo := hook(e.ws); code != ExitOK || !strings.Contains(o, "decision") {
+			t.Fatalf("%s: the run before: exit %d, stdout %q\nstderr:\n%s", c.name, code, o, eo)
+		}
+		oneReady(c.name + ": before")
+		c.change()
+		code, o, eo := hook(e.ws)
+		if code != ExitNo || o != "" || !strings.Contains(eo, "gemkit did not run the hook") {
+			t.Errorf("%s: exit %d, stdout %q\nstderr:\n%s", c.name, code, o, eo)
+		}
+		if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 0 }) {
+			t.Errorf("%s: a warm server outlived the change: %v", c.name, servers())
+		}
+		if c.undo != nil {
+			c.undo()
+		}
+		e.mustRun("consent", "noted", "--grant")
+	}
+	// Consent withdrawn, the files as they were: the warm server, which
+	// reads the records at each run, refuses it in words.
+	if code, o, eo := hook(e.ws); code != ExitOK {
+		t.Fatalf("before the withdrawal: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
+	}
+	server, prepared = oneReady("before the withdrawal")
+	e.mustRun("consent", "noted", "--revoke")
+	code, o, eo = hook(e.ws)
+	if code != ExitNo || o != "" || !strings.Contains(eo, "gemkit did not run the hook: you have not agreed to the extension noted") {
+		t.Errorf("consent withdrawn: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", server)); err == nil && !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 0 }) {
+		t.Errorf("the warm server outlived the withdrawal: %v", servers())
+	}
+	e.mustRun("consent", "noted", "--grant")
+	for i := range 2 {
+		if code, o, eo := hook(e.ws); code != ExitOK {
+			t.Fatalf("agreed once more, run %d: exit %d, stdout %q\nstderr:\n%s", i, code, o, eo)
+		}
+		server, prepared = oneReady("agreed once more")
+	}
+
 	// Another workspace: its own run, never this one's sandbox.
-	if code, o, eo := hook(ws2); code != ExitOK || !strings.Contains(o, "changed") {
+	if code, o, eo := hook(ws2); code != ExitOK || !strings.Contains(o, "renamed") {
 		t.Fatalf("another workspace: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
 	}
 	if !gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool { return len(servers()) == 2 }) {

@@ -10,8 +10,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/treewatch"
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,16 +22,13 @@ import (
 // makes it a hook's warm server (exthook.Serve), with the key it serves.
 const warmServeFlag = "warm-serve"
 
-// warmClient is a run of a hook that may be served by a warm sandbox, and
-// that leaves one for the next run when it runs cold.
+// warmClient is a cold run of a hook that leaves a warm sandbox for
+// the next run (the next run's client is package hookclient).
 type warmClient struct {
 	a       *app
-	h       *exthook.Hook
 	session *exthook.Session
-	dir     string
 	key     string
 	args    []string
-	streams [3]*os.File
 }
 
 // warmHook is the warm side of h's run, or nil where there is none: a
@@ -38,9 +38,9 @@ func warmHook(a *app, h *exthook.Hook) *warmClient {
 	if a.executable == nil || a.args == nil || slices.Contains(a.args, "--") {
 		return nil
 	}
-	in, ok1 := a.In.(*os.File)
-	out, ok2 := a.Out.(*os.File)
-	errf, ok3 := a.Err.(*os.File)
+	_, ok1 := a.In.(*os.File)
+	_, ok2 := a.Out.(*os.File)
+	_, ok3 := a.Err.(*os.File)
 	if !ok1 || !ok2 || !ok3 {
 		return nil
 	}
@@ -49,22 +49,11 @@ func warmHook(a *app, h *exthook.Hook) *warmClient {
 		a.log.Debug("hook: no warm sandbox", "err", err)
 		return nil
 	}
-	key, err := h.Key(s, a.args)
+	key, err := exthook.Key(s, h.Workspace, h.Environ, a.args)
 	if err != nil {
 		return nil
 	}
-	dir, err := exthook.WarmDir()
-	if err != nil {
-		a.log.Debug("hook: no warm sandbox", "err", err)
-		return nil
-	}
-	return &warmClient{a: a, h: h, session: s, dir: dir, key: key, args: a.args, streams: [3]*os.File{in, out, errf}}
-}
-
-// run hands the run to the warm sandbox of its key, if one waits; ctx's
-// end (Gemini CLI's SIGTERM at the hook's timeout) ends it.
-func (w *warmClient) run(ctx context.Context) (code int, refused string, err error) {
-	return exthook.WarmRun(ctx, w.dir, w.key, w.streams[0], w.streams[1], w.streams[2])
+	return &warmClient{a: a, session: s, key: key, args: a.args}
 }
 
 // leave starts the warm server of the next run: this binary again, as
@@ -91,11 +80,18 @@ func (w *warmClient) leave(ws string) {
 	_ = cmd.Process.Release()
 }
 
-// serveWarmHook is the warm server of h's runs: key must be h's as this
-// process finds it (the run that started it, in the same session), and
-// it serves until the session ends, a run stays unclaimed for
-// exthook.WarmIdle, or a run is refused.
-func serveWarmHook(ctx context.Context, a *app, h *exthook.Hook, key string, done func(time.Time, exthook.Result)) error {
+// serveWarmHook is the warm server of lh's runs: key must be its run's
+// as this process finds it (the run that started it, in the same
+// session), and it serves until the session ends, a run stays unclaimed
+// for exthook.WarmIdle, a run is refused, or a run comes that the store
+// says other things of (exthook.ErrStale: that run goes the cold way).
+//
+// Consent is checked ahead: the extension's folder is watched
+// (treewatch), then read, and each run's check reuses that reading
+// while the watch has seen nothing (the records of consent are read at
+// each run). A folder that changed leaves the run to the cold way.
+func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *loadedHook, name, label, key string, done func(time.Time, exthook.Result)) error {
+	h := lh.h
 	s, err := exthook.SessionFromFD(os.NewFile(3, "session"))
 	if err != nil {
 		return withExitCode(ExitNo, fmt.Errorf("warm hook server: %w", err))
@@ -104,8 +100,12 @@ func serveWarmHook(ctx context.Context, a *app, h *exthook.Hook, key string, don
 	if i := slices.Index(args, "--"+warmServeFlag); i >= 0 && i+1 < len(args) {
 		args = slices.Delete(args, i, i+2)
 	}
-	if mine, err := h.Key(s, args); err != nil || mine != key {
+	if mine, err := exthook.Key(s, h.Workspace, h.Environ, args); err != nil || mine != key {
 		return withExitCode(ExitNo, errors.New("warm hook server: the run it was started for is not this one"))
+	}
+	fp, err := h.Fingerprint()
+	if err != nil {
+		return withExitCode(ExitNo, fmt.Errorf("warm hook server: %w", err))
 	}
 	dir, err := exthook.WarmDir()
 	if err != nil {
@@ -116,6 +116,39 @@ func serveWarmHook(ctx context.Context, a *app, h *exthook.Hook, key string, don
 		return withExitCode(ExitNo, fmt.Errorf("warm hook server: %w", err))
 	}
 	defer release()
+	// The folder is watched before it is read: a change after the
+	// reading began is an event. An extension with links out of its
+	// folder is read at each run (what they lead to is not in the tree).
+	var checked *checkedFiles
+	var watch *treewatch.Watch
+	if w, err := treewatch.New(lh.ext.Dir); err == nil {
+		watch = w
+		defer watch.Close()
+		if now, err := lh.st.CheckFiles(lh.ext.Dir); len(now.LinksOut) == 0 && (err == nil || extension.Unbindable(err)) {
+			checked = &checkedFiles{content: now, err: err}
+		}
+	} else {
+		a.log.Debug("hook: the extension's folder is not watched", "err", err)
+	}
+	h.Gate = func(context.Context) error {
+		if checked != nil && !watch.Changed() {
+			return lh.consent(a, checked)
+		}
+		return lh.consent(a, nil)
+	}
+	fresh := func() error {
+		if watch != nil && watch.Changed() {
+			return errors.New("the extension's folder changed")
+		}
+		now, err := loadHook(cmd, a, name, label)
+		if err != nil {
+			return err
+		}
+		if got, err := now.h.Fingerprint(); err != nil || got != fp {
+			return errors.New("the extension store says other things of the hook now")
+		}
+		return nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := s.Ended()
@@ -126,8 +159,8 @@ func serveWarmHook(ctx context.Context, a *app, h *exthook.Hook, key string, don
 		case <-ctx.Done():
 		}
 	}()
-	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: exthook.WarmIdle, Done: done}
-	if err := srv.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: exthook.WarmIdle, Fresh: fresh, Done: done}
+	if err := srv.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, exthook.ErrStale) {
 		return withExitCode(ExitNo, fmt.Errorf("warm hook server: %w", err))
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/exthook"
+	"github.com/spf13/cobra"
 )
 
 // warmServeFlag is the hidden flag of a hook's warm server, which only
@@ -19,10 +20,8 @@ type warmClient struct{}
 
 func warmHook(*app, *exthook.Hook) *warmClient { return nil }
 
-func (*warmClient) run(context.Context) (int, string, error) { return 0, "", exthook.ErrNoWarm }
-
 func (*warmClient) leave(string) {}
 
-func serveWarmHook(context.Context, *app, *exthook.Hook, string, func(time.Time, exthook.Result)) error {
+func serveWarmHook(context.Context, *cobra.Command, *app, *loadedHook, string, string, string, func(time.Time, exthook.Result)) error {
 	return withExitCode(ExitNo, errors.New("warm hook servers run on Linux only"))
 }

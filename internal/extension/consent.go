@@ -272,8 +272,15 @@ type ConsentState struct {
 // files are read through the store's digest cache (Store.ReadContent):
 // `gemkit mcp` asks at every start of an extension's server.
 func (s *Store) Consent(ext *Extension) (ConsentState, error) {
-	st := ConsentState{Hash: PermissionsHash(ext.Manifest)}
 	now, err := s.CheckFiles(ext.Dir)
+	return s.ConsentTo(ext, now, err)
+}
+
+// ConsentTo is Consent with the extension's files as CheckFiles(ext.Dir)
+// returned them (now and err), for a caller that knows they have not
+// changed since: a warm hook server, which watches the folder.
+func (s *Store) ConsentTo(ext *Extension, now Content, err error) (ConsentState, error) {
+	st := ConsentState{Hash: PermissionsHash(ext.Manifest)}
 	switch {
 	case Unbindable(err):
 		st.Unbound = err

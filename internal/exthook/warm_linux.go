@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/hookclient"
 	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"golang.org/x/sys/unix"
@@ -35,22 +36,6 @@ import (
 // WarmIdle is how long a warm sandbox waits for a run before its server
 // ends.
 const WarmIdle = 60 * time.Second
-
-// Words of the protocol: the client's request (its three descriptors
-// come with it), the server's acknowledgment once it has taken them
-// (before it the client may still run the hook itself; after it, the
-// run is the server's), then one JSON answer (warmAnswer).
-const (
-	warmRequest = 'H'
-	warmClaimed = 'C'
-)
-
-// warmAnswer is how a warm run ended: its exit code, or the words of a
-// refusal (the command did not run).
-type warmAnswer struct {
-	Code    int    `json:"code"`
-	Refused string `json:"refused,omitempty"`
-}
 
 // claimant is a client that claimed a warm sandbox: its connection and
 // the descriptors it passed.
@@ -99,7 +84,7 @@ func receive(conn *net.UnixConn) (*claimant, error) {
 			return nil, err
 		}
 	}
-	if n != 1 || buf[0] != warmRequest || len(fds) != 3 {
+	if n != 1 || buf[0] != hookclient.Request || len(fds) != 3 {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
@@ -272,7 +257,7 @@ func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(c
 		go func() { defer copies.Done(); _, _ = io.Copy(cl.stdout, outR) }()
 		go func() { defer copies.Done(); _, _ = io.Copy(io.MultiWriter(cl.stderr, tail), errR) }()
 		go func() { defer close(inDone); copyIn(inW, cl.stdin, stopIn) }()
-		if _, err := cl.conn.Write([]byte{warmClaimed}); err != nil {
+		if _, err := cl.conn.Write([]byte{hookclient.Claimed}); err != nil {
 			return fmt.Errorf("the hook's gemkit process: %w", err)
 		}
 		if onClaim != nil {
@@ -436,6 +421,16 @@ func (s *Server) Serve(ctx context.Context) error {
 					conn.Close()
 					continue
 				}
+				// A run the sandbox was not set up for (the store says
+				// other things of the hook now) is left unclaimed: its
+				// client runs it the cold way, and this server ends.
+				if s.Fresh != nil {
+					if err := s.Fresh(); err != nil {
+						s.Listener.Close()
+						cl.close()
+						return nil, fmt.Errorf("%w: %v", ErrStale, err)
+					}
+				}
 				return cl, nil
 			}
 		}
@@ -445,7 +440,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			defer close(ended)
 			start := time.Now()
 			var answered bool
-			answer := func(cl *claimant, ans warmAnswer) {
+			answer := func(cl *claimant, ans hookclient.Answer) {
 				b, _ := json.Marshal(ans)
 				_, _ = cl.conn.Write(b)
 				cl.close()
@@ -456,7 +451,7 @@ func (s *Server) Serve(ctx context.Context) error {
 				cl, err := claim(gctx)
 				claimed = cl
 				return cl, err
-			}, func() { close(claimedCh) }, func(code int) { answer(claimed, warmAnswer{Code: code}) })
+			}, func() { close(claimedCh) }, func(code int) { answer(claimed, hookclient.Answer{Code: code}) })
 			if cl == nil {
 				if !errors.Is(err, errIdle) && ctx.Err() == nil {
 					failMu.Lock()
@@ -467,7 +462,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 			switch {
 			case err != nil && !answered:
-				answer(cl, warmAnswer{Code: 1, Refused: err.Error()})
+				answer(cl, hookclient.Answer{Code: 1, Refused: err.Error()})
 				failMu.Lock()
 				failed = err
 				failMu.Unlock()
@@ -500,6 +495,10 @@ func (s *Server) Serve(ctx context.Context) error {
 
 var errIdle = errors.New("no run came")
 
+// ErrStale is Serve's error when it ended because a run came that its
+// sandbox was not set up for (Server.Fresh).
+var ErrStale = errors.New("the warm sandbox is stale")
+
 // Server is a warm server (see Serve).
 type Server struct {
 	Hook     *Hook
@@ -508,6 +507,10 @@ type Server struct {
 	// Idle ends the server when its sandbox waited so long unclaimed; 0
 	// is WarmIdle.
 	Idle time.Duration
+	// Fresh, when set, is asked at each claim, before the run is
+	// acknowledged, whether the sandbox set up ahead is still the run's;
+	// an error leaves the run to its client and ends the server.
+	Fresh func() error
 	// Done, when set, is called after each run that ran its command,
 	// with when its claim came and how it ended (its refusals).
 	Done func(start time.Time, res Result)

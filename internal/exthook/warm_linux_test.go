@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/hookclient"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
@@ -218,59 +219,76 @@ func children(t *testing.T) []string {
 	return out
 }
 
-// TestWarmKey: a warm sandbox serves only the run it was set up for:
-// any other extension, folder, hook, workspace, setting, widening,
-// environment (a secret's value, the session's id), session, or
-// arguments (the store) name another one.
+// TestWarmKey: a warm sandbox is found only by the run it was set up
+// for: any other workspace, environment (a secret's value, the
+// session's id), session, or arguments (the store, the extension, the
+// hook) name another one; and its server serves a run only while the
+// store says the same of the hook (Fingerprint): any other extension,
+// folder, hook, timeout, workspace, setting, widening or read-only
+// folder changes it.
 func TestWarmKey(t *testing.T) {
+	s := &Session{Pid: 100, Start: 5}
+	env := environ("/home/me", "/ws")
+	args := []string{"extensions", "hook", "a", "BeforeTool-1"}
+	want, err := Key(s, "/ws", env, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Key(s, "/ws", env, args); again != want {
+		t.Fatal("the same run has two keys")
+	}
+	// What a shell keeps for itself changes between the runs of one
+	// session's shell, and no run reads it.
+	if got, _ := Key(s, "/ws", append(slices.Clone(env), "PWD=/elsewhere", "OLDPWD=/ws", "SHLVL=3", "_=/usr/bin/gemkit"), args); got != want {
+		t.Error("a shell's own variables changed the key")
+	}
+	type run struct {
+		s    Session
+		cwd  string
+		env  []string
+		args []string
+	}
+	for name, change := range map[string]func(r *run){
+		"workspace":  func(r *run) { r.cwd = "/ws2" },
+		"secret":     func(r *run) { r.env[5] = "GITHUB_TOKEN=other" },
+		"session id": func(r *run) { r.env = append(r.env, "GEMINI_SESSION_ID=s-2") },
+		"session":    func(r *run) { r.s.Pid = 101 },
+		"restarted":  func(r *run) { r.s.Start = 6 },
+		"store":      func(r *run) { r.args = append([]string{"--home", "/other"}, r.args...) },
+		"extension":  func(r *run) { r.args[2] = "b" },
+		"hook":       func(r *run) { r.args[3] = "BeforeTool-2" },
+	} {
+		r := run{*s, "/ws", slices.Clone(env), slices.Clone(args)}
+		change(&r)
+		if got, _ := Key(&r.s, r.cwd, r.env, r.args); got == want {
+			t.Errorf("another %s, the same key", name)
+		}
+	}
+
 	base := func() *Hook {
 		return &Hook{Extension: "a", Dir: "/ext/a", Workspace: "/ws", Environ: environ("/home/me", "/ws"),
 			Settings: map[string]string{"K": "v"},
 			Hook:     extension.CommandHook{Event: "BeforeTool", Label: "BeforeTool-1", Command: "run"}}
 	}
-	s := &Session{Pid: 100, Start: 5}
-	args := []string{"extensions", "hook", "a", "BeforeTool-1"}
-	want, err := base().Key(s, args)
+	fp, err := base().Fingerprint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := base().Key(s, args); again != want {
-		t.Fatal("the same run has two keys")
-	}
-	// What a shell keeps for itself changes between the runs of one
-	// session's shell, and no run reads it.
-	shell := base()
-	shell.Environ = append(shell.Environ, "PWD=/elsewhere", "OLDPWD=/ws", "SHLVL=3", "_=/usr/bin/gemkit")
-	if got, _ := shell.Key(s, args); got != want {
-		t.Error("a shell's own variables changed the key")
-	}
-	for name, change := range map[string]func(h *Hook, s *Session, args []string) []string{
-		"extension": func(h *Hook, _ *Session, a []string) []string { h.Extension = "b"; return a },
-		"folder":    func(h *Hook, _ *Session, a []string) []string { h.Dir = "/ext/b"; return a },
-		"hook":      func(h *Hook, _ *Session, a []string) []string { h.Hook.Command = "run2"; return a },
-		"timeout":   func(h *Hook, _ *Session, a []string) []string { h.Hook.Timeout = 5; return a },
-		"workspace": func(h *Hook, _ *Session, a []string) []string { h.Workspace = "/ws2"; return a },
-		"setting":   func(h *Hook, _ *Session, a []string) []string { h.Settings["K"] = "w"; return a },
-		"widening": func(h *Hook, _ *Session, a []string) []string {
-			h.Widening.Write = extension.AccessWorkspace
-			return a
-		},
-		"read-only": func(h *Hook, _ *Session, a []string) []string { h.ReadOnly = []string{"/x"}; return a },
-		"secret":    func(h *Hook, _ *Session, a []string) []string { h.Environ[5] = "GITHUB_TOKEN=other"; return a },
-		"session id": func(h *Hook, _ *Session, a []string) []string {
-			h.Environ = append(h.Environ, "GEMINI_SESSION_ID=s-2")
-			return a
-		},
-		"session":   func(_ *Hook, s *Session, a []string) []string { s.Pid = 101; return a },
-		"restarted": func(_ *Hook, s *Session, a []string) []string { s.Start = 6; return a },
-		"store": func(_ *Hook, _ *Session, a []string) []string {
-			return append([]string{"--home", "/other"}, a...)
-		},
+	for name, change := range map[string]func(h *Hook){
+		"extension": func(h *Hook) { h.Extension = "b" },
+		"folder":    func(h *Hook) { h.Dir = "/ext/b" },
+		"hook":      func(h *Hook) { h.Hook.Command = "run2" },
+		"timeout":   func(h *Hook) { h.Hook.Timeout = 5 },
+		"workspace": func(h *Hook) { h.Workspace = "/ws2" },
+		"setting":   func(h *Hook) { h.Settings["K"] = "w" },
+		"widening":  func(h *Hook) { h.Widening.Write = extension.AccessWorkspace },
+		"read-only": func(h *Hook) { h.ReadOnly = []string{"/x"} },
+		"env":       func(h *Hook) { h.Environ[5] = "GITHUB_TOKEN=other" },
 	} {
-		h, s2 := base(), *s
-		a := change(h, &s2, slices.Clone(args))
-		if got, _ := h.Key(&s2, a); got == want {
-			t.Errorf("another %s, the same key", name)
+		h := base()
+		change(h)
+		if got, _ := h.Fingerprint(); got == fp {
+			t.Errorf("another %s, the same fingerprint", name)
 		}
 	}
 }
@@ -329,7 +347,7 @@ func TestWarmPeer(t *testing.T) {
 	r, w, _ := os.Pipe()
 	defer r.Close()
 	defer w.Close()
-	if _, _, err := conn.WriteMsgUnix([]byte{warmRequest}, unixRights(r, w, w), nil); err != nil {
+	if _, _, err := conn.WriteMsgUnix([]byte{hookclient.Request}, unixRights(r, w, w), nil); err != nil {
 		t.Fatal(err)
 	}
 	var b [1]byte

@@ -11,10 +11,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strings"
 	"syscall"
 
+	"github.com/gemkit/gemkit/internal/hookclient"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/proc"
 	"golang.org/x/sys/unix"
@@ -28,7 +29,7 @@ import (
 func WarmDir() (string, error) { return lspbroker.Dir() }
 
 // WarmSocket is the socket of the warm sandbox with key in dir.
-func WarmSocket(dir, key string) string { return filepath.Join(dir, "hook-"+key+".sock") }
+func WarmSocket(dir, key string) string { return hookclient.Socket(dir, key) }
 
 // Session is the process a warm sandbox lives no longer than: the
 // nearest ancestor of this process that is not a shell (Gemini CLI,
@@ -40,26 +41,9 @@ type Session struct {
 	FD    *os.File
 }
 
-// shells are the programs between Gemini CLI and gemkit's hook.
-var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true}
-
 // FindSession finds this process's session (see Session).
 func FindSession() (*Session, error) {
-	pid := os.Getppid()
-	for i := 0; i < 4 && pid > 1; i++ {
-		st, err := proc.ReadStat(pid)
-		if err != nil {
-			return nil, err
-		}
-		if !shells[st.Comm] {
-			break
-		}
-		pid = st.PPid
-	}
-	if pid <= 1 {
-		return nil, errors.New("no session: gemkit's parent is gone")
-	}
-	st, err := proc.ReadStat(pid)
+	pid, start, err := hookclient.Session()
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +52,11 @@ func FindSession() (*Session, error) {
 		return nil, fmt.Errorf("pidfd_open: %w", err)
 	}
 	// The pidfd is of the process seen above only if it started then.
-	if again, err := proc.ReadStat(pid); err != nil || again.Start != st.Start {
+	if again, err := proc.ReadStat(pid); err != nil || again.Start != start {
 		unix.Close(fd)
 		return nil, errors.New("the session's process changed")
 	}
-	return &Session{Pid: pid, Start: st.Start, FD: os.NewFile(uintptr(fd), "session")}, nil
+	return &Session{Pid: pid, Start: start, FD: os.NewFile(uintptr(fd), "session")}, nil
 }
 
 // SessionFromFD is the session a warm server was handed as the pidfd f.
@@ -108,49 +92,36 @@ func (s *Session) Ended() <-chan struct{} {
 	return ch
 }
 
-// Key is the name of the warm sandbox of h in session s, for a gemkit
-// started with args: a digest of everything the run depends on (the
-// hook as its extension declares it, the extension and its folder, its
-// settings, what the person allowed it, the workspace, the whole
-// environment Gemini CLI gave it, the folders it may not write), of the
-// binary that serves it (by its file's identity), of the user and of the
-// session. Consent is not in it: the server checks it at every run.
-// Of the environment, only what a shell keeps for itself is left out
-// (shellKept).
-func (h *Hook) Key(s *Session, args []string) (string, error) {
-	var exe unix.Stat_t
-	if err := unix.Stat("/proc/self/exe", &exe); err != nil {
-		return "", err
-	}
-	var env []string
-	for _, kv := range h.Environ {
-		if k, _, _ := strings.Cut(kv, "="); !shellKept[k] {
-			env = append(env, kv)
-		}
-	}
+// Key is the name of the warm sandbox of a run in session s of gemkit
+// with args, in the folder cwd with the environment env
+// (hookclient.Key: what the run's client knows before it reads
+// anything).
+func Key(s *Session, cwd string, env, args []string) (string, error) {
+	return hookclient.Key(s.Pid, s.Start, cwd, env, args)
+}
+
+// Fingerprint is a digest of everything of h that the extension store
+// and the extension's folder decide (the hook as its extension declares
+// it, the extension and its folder, its settings, what the person
+// allowed it, the workspace, the folders it may not write) and its
+// environment: a warm server serves a run only while the store says
+// the same of the hook as when its sandbox was set up.
+func (h *Hook) Fingerprint() (string, error) {
+	env := slices.Clone(h.Environ)
 	sort.Strings(env)
-	hook, err := json.Marshal(struct {
+	b, err := json.Marshal(struct {
 		Ext, Dir, Workspace string
 		Hook                any
 		Settings            map[string]string
 		Widening            any
-		ReadOnly, Env, Args []string
-	}{h.Extension, h.Dir, h.Workspace, h.Hook, h.Settings, h.Widening, h.ReadOnly, env, args})
+		ReadOnly, Env       []string
+	}{h.Extension, h.Dir, h.Workspace, h.Hook, h.Settings, h.Widening, h.ReadOnly, env})
 	if err != nil {
 		return "", err
 	}
-	d := sha256.New()
-	fmt.Fprintf(d, "gemkit warm hook 1\x00%d:%d:%d:%d.%d\x00%d:%d\x00%d:%d\x00", exe.Dev, exe.Ino, exe.Size, exe.Mtim.Sec, exe.Mtim.Nsec,
-		os.Getuid(), os.Getgid(), s.Pid, s.Start)
-	d.Write(hook)
-	return hex.EncodeToString(d.Sum(nil)[:16]), nil
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
-
-// shellKept are the variables a shell keeps for itself (its folders
-// and depth, the last command), which a shell that runs hooks one after
-// the other changes between them; no run reads them (the hook's folder
-// is gemkit's own working folder, in the key), so they are not in it.
-var shellKept = map[string]bool{"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true}
 
 // WarmListen listens on the socket of key in dir for the one server of
 // that key: it takes the key's lock (held until the listener closes), so
@@ -204,18 +175,18 @@ func WarmRun(ctx context.Context, dir, key string, stdin, stdout, stderr *os.Fil
 		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
 	}
 	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
-	if _, _, err := conn.WriteMsgUnix([]byte{warmRequest}, rights, nil); err != nil {
+	if _, _, err := conn.WriteMsgUnix([]byte{hookclient.Request}, rights, nil); err != nil {
 		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
 	}
 	var b [1]byte
-	if _, err := io.ReadFull(conn, b[:]); err != nil || b[0] != warmClaimed {
+	if _, err := io.ReadFull(conn, b[:]); err != nil || b[0] != hookclient.Claimed {
 		return 0, "", fmt.Errorf("%w: not taken (%v)", ErrNoWarm, err)
 	}
 	raw, err := io.ReadAll(io.LimitReader(conn, 1<<20))
 	if err != nil {
 		return 0, "", err
 	}
-	var ans warmAnswer
+	var ans hookclient.Answer
 	if err := json.Unmarshal(raw, &ans); err != nil {
 		return 0, "", errors.New("the warm sandbox ended without saying how the hook ended")
 	}

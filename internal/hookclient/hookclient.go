@@ -1,0 +1,141 @@
+// Package hookclient is the client side of a switched hook's warm
+// sandbox (package exthook's Serve), kept apart so that `gemkit
+// extensions hook` can hand its run over before the rest of gemkit
+// initializes: a hook runs at every tool call, and most of a warm run's
+// cost in the client was the binary's start (package initialisation,
+// the command tree, the extension store's reads), none of which the
+// handover needs.
+//
+// The warm sandbox is found by a key of what the client knows without
+// reading anything of gemkit's: its arguments, environment and folder,
+// the binary, the user and the session (Key). The server, which was
+// started by a run with the same key, reads the store at each run and
+// serves it only while what the store says of the hook (its command,
+// settings, widening, folder) is what its sandbox was set up for;
+// otherwise it leaves the run unclaimed and ends, and the run goes the
+// cold way, which reads everything itself.
+package hookclient
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gemkit/gemkit/internal/proc"
+)
+
+// Words of the protocol: the client's request (its three descriptors
+// come with it), the server's acknowledgment once it has taken them
+// (before it the client may still run the hook itself; after it, the
+// run is the server's), then one JSON answer (Answer).
+const (
+	Request = 'H'
+	Claimed = 'C'
+)
+
+// Answer is how a warm run ended: its exit code, or the words of a
+// refusal (the command did not run).
+type Answer struct {
+	Code    int    `json:"code"`
+	Refused string `json:"refused,omitempty"`
+}
+
+// shells are the programs between Gemini CLI and gemkit's hook.
+var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true}
+
+// Session is the pid and start time (clock ticks after boot) of the
+// process a warm sandbox lives no longer than: the nearest ancestor of
+// this process that is not a shell (Gemini CLI, which runs a hook
+// through bash -c).
+func Session() (pid int, start uint64, err error) {
+	pid = os.Getppid()
+	for i := 0; i < 4 && pid > 1; i++ {
+		st, err := proc.ReadStat(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if !shells[st.Comm] {
+			break
+		}
+		pid = st.PPid
+	}
+	if pid <= 1 {
+		return 0, 0, errors.New("no session: gemkit's parent is gone")
+	}
+	st, err := proc.ReadStat(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	return pid, st.Start, nil
+}
+
+// shellKept are the variables a shell keeps for itself (its folders
+// and depth, the last command), which a shell that runs hooks one after
+// the other changes between them; no run reads them (the hook's folder
+// is gemkit's own working folder, in the key), so they are not in it.
+var shellKept = map[string]bool{"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true}
+
+// Key is the name of the warm sandbox of a run of `gemkit args` in the
+// folder cwd with the environment env, in the session (pid, start): a
+// digest of all of them, of the binary (by its file's identity) and of
+// the user. What the extension store says of the hook is not in it: the
+// server compares that at each run, and consent too.
+func Key(pid int, start uint64, cwd string, env, args []string) (string, error) {
+	var exe, err = os.Stat("/proc/self/exe")
+	if err != nil {
+		return "", err
+	}
+	id, ok := fileID(exe)
+	if !ok {
+		return "", errors.New("the binary's identity is unknown")
+	}
+	var kept []string
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !shellKept[k] {
+			kept = append(kept, kv)
+		}
+	}
+	sort.Strings(kept)
+	d := sha256.New()
+	word := func(s string) { d.Write([]byte(strconv.Itoa(len(s)) + ":" + s)) }
+	word("gemkit warm hook 2")
+	word(id)
+	word(fmt.Sprintf("%d:%d:%d:%d", os.Getuid(), os.Getgid(), pid, start))
+	word(cwd)
+	word(strconv.Itoa(len(kept)))
+	for _, kv := range kept {
+		word(kv)
+	}
+	word(strconv.Itoa(len(args)))
+	for _, a := range args {
+		word(a)
+	}
+	return hex.EncodeToString(d.Sum(nil)[:16]), nil
+}
+
+// Socket is the socket of the warm sandbox with key in dir.
+func Socket(dir, key string) string { return filepath.Join(dir, "hook-"+key+".sock") }
+
+// Dir is the folder of the warm sandboxes' sockets as this process's
+// environment names it (lspbroker.Dir, which makes it, is the same
+// folder): gemkit's runtime folder of this user, $XDG_RUNTIME_DIR/gemkit,
+// else gemkit-<uid> in the temporary folder, /tmp's when the path would
+// be too long for a socket's.
+func Dir() string {
+	var dir string
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
+		dir = filepath.Join(rt, "gemkit")
+	} else {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gemkit-%d", os.Getuid()))
+	}
+	if len(dir) > 60 {
+		dir = filepath.Join("/tmp", fmt.Sprintf("gemkit-%d", os.Getuid()))
+	}
+	return dir
+}
