@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/proc"
+
 	"github.com/gemkit/gemkit/companion"
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
@@ -78,7 +80,7 @@ func (s *Server) join(path string, in Init, start StartFunc) (companion.Events, 
 		}
 		conn, derr := dialGroup(path)
 		if derr == nil {
-			if err := sameUser(conn); err != nil {
+			if err := proc.SameUser(conn); err != nil {
 				// Another user's socket at this user's group path: it
 				// would get the text of every file the editor opens.
 				conn.Close()
@@ -116,7 +118,7 @@ func dialGroup(path string) (net.Conn, error) {
 // listenGroup binds the group's socket in the discovery directory and
 // makes it 0600. The directory may be shared (another user may have
 // created $TMPDIR/gemini/ide), so lead and join also check the peer's
-// uid (sameUser).
+// uid (proc.SameUser).
 func listenGroup(path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
@@ -128,24 +130,6 @@ func listenGroup(path string) (net.Listener, error) {
 	ln.(*net.UnixListener).SetUnlinkOnClose(true)
 	_ = os.Chmod(path, 0o600)
 	return ln, nil
-}
-
-// sameUser checks that the process at the other end of a group
-// connection runs as this user, whatever the socket's directory lets
-// others do.
-func sameUser(conn net.Conn) error {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return fmt.Errorf("not a Unix socket connection")
-	}
-	uid, err := peerUID(uc)
-	if err != nil {
-		return fmt.Errorf("read the peer's credentials: %w", err)
-	}
-	if me := os.Getuid(); uid >= 0 && me >= 0 && uid != me {
-		return fmt.Errorf("the peer runs as uid %d, not as this user (uid %d)", uid, me)
-	}
-	return nil
 }
 
 // startLead makes s lead the group at ln: it accepts followers until s
@@ -182,7 +166,7 @@ func (s *Server) lead(ln net.Listener) {
 		if err != nil {
 			return
 		}
-		if err := sameUser(conn); err != nil {
+		if err := proc.SameUser(conn); err != nil {
 			s.log.Warn("lsp: refused a connection to the group's socket", "err", err)
 			conn.Close()
 			continue

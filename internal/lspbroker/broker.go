@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/proc"
+
 	"github.com/gemkit/gemkit/internal/buildinfo"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
@@ -111,7 +113,7 @@ func (b *Broker) Serve(ctx context.Context, ln net.Listener) error {
 				cancel()
 				return
 			}
-			if err := sameUser(conn); err != nil {
+			if err := proc.SameUser(conn); err != nil {
 				log.Warn("code intelligence broker: refused a connection", "err", err)
 				conn.Close()
 				continue

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/proc"
+
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 )
@@ -67,7 +69,7 @@ func (c *Client) connect(ctx context.Context, spawn bool) (*jsonrpc.Conn, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := sameUser(nc); err != nil {
+	if err := proc.SameUser(nc); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("the code intelligence broker at %s: %w", c.Socket, err)
 	}

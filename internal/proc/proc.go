@@ -3,7 +3,8 @@
 // environment, its children, memory, CPU time, mappings and cgroups, the
 // machine's load and processors, the TCP sockets of this machine and the
 // processes that hold them (Linux: /proc and sock_diag; no other package
-// parses /proc), and the one way gemkit starts a
+// parses /proc), the user at the other end of a Unix socket (PeerUID,
+// SameUser: no other package reads socket credentials), and the one way gemkit starts a
 // child it owns (Own, StartOwned: a process group of its own and, on
 // Linux, the parent-death signal), so that nothing gemkit starts outlives
 // it.

@@ -1,9 +1,8 @@
-package lspbroker
+package proc
 
 import "golang.org/x/sys/unix"
 
-// fdPeerUID reads SO_PEERCRED: the credentials the peer had when it
-// connected or listened.
+// fdPeerUID reads SO_PEERCRED.
 func fdPeerUID(fd int) (int, error) {
 	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd
 
-package lspserver
+package proc
 
 import "golang.org/x/sys/unix"
 
