@@ -90,31 +90,40 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, []Failure) {
 // again after it said a list changed), or answering from its kept
 // catalog the first time (kept.go).
 func (s *server) list(ctx context.Context) (Catalog, error) {
+	s.listing.Lock()
 	s.mu.Lock()
+	unlock := func() { s.mu.Unlock(); s.listing.Unlock() }
 	if err := s.cache.takeConfirmErr(); err != nil {
-		s.mu.Unlock()
+		unlock()
 		return Catalog{}, err
 	}
 	if c, ok := s.cache.fresh(); ok {
-		s.mu.Unlock()
+		unlock()
 		return c, nil
 	}
 	if c, v, ok := s.fromKept(); ok {
-		// The start behind the answer holds s.mu.
-		s.mu.Unlock()
+		// The start behind the answer (confirm) takes s.listing and
+		// s.mu at once: it starts the server while the answer waits for
+		// the consent check.
+		unlock()
 		if err := v.wait(ctx); err != nil {
 			return Catalog{}, err
 		}
 		return c, nil
 	}
-	defer s.mu.Unlock()
+	defer unlock()
 	// A change said from here on is listed again next time.
 	s.cache.stale.Store(false)
 	return s.listNow(ctx)
 }
 
 // listNow lists the server, starting it when it is not running, and
-// keeps what it listed. The caller holds s.mu.
+// keeps what it listed. The caller holds s.listing and s.mu; s.mu is let
+// go across the lists' round trips, so that a call reaches the server
+// meanwhile rather than wait for the listing: a client calls a tool it
+// listed before the server was started again (after a widening, or a
+// change of its extension), and a server slow to list would keep the
+// call waiting up to the start timeout, only to answer it after.
 func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	r, err := s.ensure(ctx)
 	if err != nil {
@@ -146,7 +155,9 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()
+	s.mu.Unlock()
 	c, what, err := s.listRunning(lctx, r)
+	s.mu.Lock()
 	if err != nil {
 		if lctx.Err() != nil {
 			return Catalog{}, s.failure("did not list its " + what + " within " + s.startTimeout().String())

@@ -21,8 +21,8 @@ import (
 // the call, a refused write an error result tells of, and, for a call
 // that failed, why (the server's error, its death, an overlong message,
 // the timeout). Those rarer answers are made in a goroutine, as is
-// everything that takes the server's mu: a listing holds it across its
-// round trips, which that reading goroutine reads.
+// everything that takes the server's mu: a start holds it across the
+// server's start, and the reading goroutine must not wait for it.
 
 // Forward calls tool of the server key with args, as Call does, when the
 // server is running and its client forwards calls (mcpclient's

@@ -237,6 +237,8 @@ func (s *server) confirm(kept Catalog, v *verdict) {
 	// (startTimeout), and the listing first waits for the calls begun
 	// before the server ran, which their own timeouts bound (listNow).
 	ctx := Background(life)
+	s.listing.Lock()
+	defer s.listing.Unlock()
 	s.mu.Lock()
 	if s.cache.listed || s.proc.gone {
 		s.mu.Unlock()

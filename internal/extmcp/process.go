@@ -31,8 +31,8 @@ type process struct {
 	lastErr string // why it died the last time
 	// inflight are the calls under way and lastUse (Unix nanoseconds)
 	// when one last ended: a forwarded call (forward.go) counts them
-	// without the server's mu, which a listing holds across its round
-	// trips.
+	// without the server's mu, which a start holds across the
+	// server's start.
 	inflight atomic.Int64
 	lastUse  atomic.Int64
 	idle     *time.Timer

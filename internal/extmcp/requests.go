@@ -198,7 +198,7 @@ func (s *server) request(ctx context.Context, what string, do func(context.Conte
 		s.mu.Unlock()
 	}()
 	// Written: a listing waiting in s.passed (without s.mu) may go; the
-	// request does not wait for s.mu, which a listing under way holds.
+	// request does not wait for s.mu, which a start under way holds.
 	ctx = mcpclient.WithWritten(ctx, func() {
 		gone.Do(func() {
 			go func() {

@@ -40,9 +40,12 @@ type server struct {
 	life context.Context
 	end  context.CancelFunc
 
-	mu    sync.Mutex
-	proc  process
-	cache listCache
+	// listing keeps listings one at a time; it is taken before mu, and
+	// a listing lets mu go across its round trips (listNow).
+	listing sync.Mutex
+	mu      sync.Mutex
+	proc    process
+	cache   listCache
 	// queued counts the requests that wait for mu or have it and have
 	// not yet written to the server, early those begun while the server
 	// was not running that have not been answered yet (request), and

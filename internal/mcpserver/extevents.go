@@ -162,7 +162,7 @@ var listMethods = map[string]bool{
 // (routes.resolve), and passes logging/setLevel on to the servers.
 func (s *Server) serversMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if listMethods[method] {
+		if listMethods[method] && !s.servedServerCall(req) {
 			s.listServers(ctx, true)
 		}
 		if s.cfg.Servers == nil {
@@ -184,6 +184,26 @@ func (s *Server) serversMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// servedServerCall reports whether req calls a tool of an extension's
+// server that is served now: such a call goes to its server at once,
+// which starts for it if it is not running, rather than wait for a
+// listing of the servers (after a server's restart, its listing may take
+// as long as the server's start timeout). The server answers for its
+// own tools, one it no longer has included; the listing, in the
+// background, brings the new list.
+func (s *Server) servedServerCall(req mcp.Request) bool {
+	r, ok := req.(*mcp.CallToolRequest)
+	if !ok || r.Params == nil {
+		return false
+	}
+	routes := s.serverRoutes.Load()
+	if routes == nil {
+		return false
+	}
+	_, ok = (*routes)[r.Params.Name]
+	return ok
 }
 
 // quietNotifications keeps back the list_changed notifications of the

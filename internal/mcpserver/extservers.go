@@ -103,8 +103,15 @@ func (s *Server) syncServers(set *disclosure.Set) {
 	changed := s.cfg.Servers.Sync(specs)
 	if changed {
 		s.ext.quiet.Store(false)
-		s.ext.tools, s.ext.prompts, s.ext.resources, s.ext.templates = nil, nil, nil, nil
-		s.ext.failures = nil
+		now := make(map[string]extmcp.Spec, len(specs))
+		for _, sp := range specs {
+			now[sp.Key()] = sp
+		}
+		s.ext.tools = keepListed(s.ext.tools, func(t *extmcp.Tool) *extmcp.Spec { return &t.Spec }, now)
+		s.ext.prompts = keepListed(s.ext.prompts, itemSpec, now)
+		s.ext.resources = keepListed(s.ext.resources, itemSpec, now)
+		s.ext.templates = keepListed(s.ext.templates, itemSpec, now)
+		s.ext.failures = keepListed(s.ext.failures, func(f *extmcp.Failure) *extmcp.Spec { return &f.Spec }, now)
 		s.serveCatalog(set)
 	}
 	if changed || s.ext.failed.Load() {
@@ -121,6 +128,30 @@ func (s *Server) syncServers(set *disclosure.Set) {
 		go s.listServers(context.Background(), false)
 	}
 }
+
+// keepListed keeps, of what the servers listed last, the entries of the
+// servers that are still served (now, by key), each with its new spec,
+// until they are listed again. A server restarted by a change of its
+// spec (a widening, a new consent) keeps its tools meanwhile: a client
+// that listed before the change calls one and reaches the restarted
+// server, which starts for the call, where the tool would otherwise be
+// unknown until the listing after the restart (and a client that lists
+// only when told list_changed would see it vanish). A tool the new
+// server no longer has is answered by that server, and the next listing
+// takes it out. The entries of servers no longer served go at once.
+func keepListed[T any](items []T, spec func(*T) *extmcp.Spec, now map[string]extmcp.Spec) []T {
+	out := items[:0:0]
+	for _, it := range items {
+		sp := spec(&it)
+		if n, ok := now[sp.Key()]; ok {
+			*sp = n
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func itemSpec(it *extmcp.Item) *extmcp.Spec { return &it.Spec }
 
 // serversListed reports whether the tool list holds the servers' tools.
 func (s *Server) serversListed() bool { return s.ext.listed.Load() }

@@ -5,7 +5,7 @@
 // servers of the tests (server-memory, server-filesystem,
 // server-everything) show the protocol is spoken as clients expect.
 import { createInterface } from "node:readline";
-import { mkdirSync, openSync, readFileSync, writeFileSync, writeSync, closeSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { request } from "node:http";
@@ -53,8 +53,15 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   switch (m.method) {
     case "initialize":
       return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fixture", version: "1" } } });
-    case "tools/list":
-      return send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+    case "tools/list": {
+      // FIXTURE_HOLD_LIST names a file: while it exists, the listing is
+      // not answered (the other requests are), as a server slow to list.
+      const answer = () => send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+      const hold = process.env.FIXTURE_HOLD_LIST;
+      if (!hold || !existsSync(hold)) return answer();
+      const t = setInterval(() => { if (!existsSync(hold)) { clearInterval(t); answer(); } }, 20);
+      return;
+    }
     case "tools/call":
       if (m.params.name === "die") {
         console.error("fixture: asked to die");
