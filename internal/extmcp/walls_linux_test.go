@@ -113,7 +113,7 @@ func TestWallsUnprivileged(t *testing.T) {
 	if !testing.Short() && os.Getuid() == 0 {
 		extensionDir(t)
 	}
-	sandboxtest.RerunUnprivileged(t, "^(TestOtherExtensionsReadOnly|TestDataFolderBounded)$")
+	sandboxtest.RerunUnprivileged(t, "^(TestOtherExtensionsReadOnly|TestDataFolderBounded|TestRuntimeFoldersClosed)$")
 }
 
 // duBytes is what the files under dir take on disk.

@@ -103,3 +103,52 @@ func Runtime(runtime string) string { return filepath.Join(runtime, Name) }
 func TempRuntime(tmp string, uid int) string {
 	return filepath.Join(tmp, fmt.Sprintf("%s-%d", Name, uid))
 }
+
+// RuntimeFor is the runtime folder of user uid's gemkit processes whose
+// runtime folder is runtime ($XDG_RUNTIME_DIR, "" when unset or not
+// absolute) and temporary folder tmp: Runtime, else TempRuntime. A
+// socket's path must fit in sun_path (104 bytes on macOS, 108 on Linux),
+// so a long one gives way to /tmp's.
+func RuntimeFor(runtime, tmp string, uid int) string {
+	var dir string
+	if runtime != "" && filepath.IsAbs(runtime) {
+		dir = Runtime(runtime)
+	} else {
+		dir = TempRuntime(tmp, uid)
+	}
+	if len(dir) > 60 {
+		dir = TempRuntime("/tmp", uid)
+	}
+	return dir
+}
+
+// RuntimeDirs are every folder a gemkit process of user uid may take as
+// its runtime folder, whatever its environment: RuntimeFor of each
+// runtime folder of runtimes and /run/user/<uid>, and of each temporary
+// folder of tmps and /tmp. They hold the code-intelligence brokers'
+// sockets, locks and logs and the hooks' warm servers' sockets, and
+// /tmp/gemkit-<uid> the records of gemkit's servers: the permission
+// checks close them all to every sandboxed process.
+func RuntimeDirs(runtimes, tmps []string, uid int) []string {
+	var out []string
+	add := func(d string) {
+		d = filepath.Clean(d)
+		for _, o := range out {
+			if o == d {
+				return
+			}
+		}
+		out = append(out, d)
+	}
+	for _, rt := range append(append([]string(nil), runtimes...), fmt.Sprintf("/run/user/%d", uid)) {
+		if rt != "" && filepath.IsAbs(rt) {
+			add(RuntimeFor(rt, "", uid))
+		}
+	}
+	for _, t := range append(append([]string(nil), tmps...), "/tmp") {
+		if t != "" && filepath.IsAbs(t) {
+			add(RuntimeFor("", t, uid))
+		}
+	}
+	return out
+}

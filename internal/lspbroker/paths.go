@@ -29,51 +29,17 @@ func Dir() (string, error) {
 
 // pick is the broker folder for a runtime folder (XDG_RUNTIME_DIR, "" when
 // unset) and a temporary folder.
-func pick(runtime, tmp string) string {
-	var dir string
-	if runtime != "" && filepath.IsAbs(runtime) {
-		dir = gemkitdir.Runtime(runtime)
-	} else {
-		dir = gemkitdir.TempRuntime(tmp, os.Getuid())
-	}
-	// A socket's path must fit in sun_path (104 bytes on macOS, 108 on
-	// Linux): a long temporary folder gives way to /tmp.
-	if len(dir) > 60 {
-		dir = gemkitdir.TempRuntime("/tmp", os.Getuid())
-	}
-	return dir
-}
+func pick(runtime, tmp string) string { return gemkitdir.RuntimeFor(runtime, tmp, os.Getuid()) }
 
 // Dirs are every folder a gemkit process of this user may take as its
-// broker folder, whatever its environment (the runtime folders named by
-// runtimes, this process's and the system's default one, and the
-// temporary folders tmps, os.TempDir and /tmp): the folders to close to
-// every tool, since the sockets, locks and logs in them are gemkit's.
-// /tmp/gemkit-<uid> also holds the records of gemkit's servers
-// (permission.RecordDirs).
+// broker folder, whatever its environment (gemkitdir.RuntimeDirs of the
+// runtime folders named by runtimes and this process's, and of the
+// temporary folders tmps and os.TempDir): the folders closed to every
+// sandboxed process, since the sockets, locks and logs in them are
+// gemkit's.
 func Dirs(runtimes, tmps []string) []string {
-	var out []string
-	add := func(d string) {
-		d = filepath.Clean(d)
-		for _, o := range out {
-			if o == d {
-				return
-			}
-		}
-		out = append(out, d)
-	}
-	uid := os.Getuid()
-	for _, rt := range append(append([]string(nil), runtimes...), os.Getenv("XDG_RUNTIME_DIR"), fmt.Sprintf("/run/user/%d", uid)) {
-		if rt != "" && filepath.IsAbs(rt) {
-			add(pick(rt, ""))
-		}
-	}
-	for _, t := range append(append([]string(nil), tmps...), os.TempDir(), "/tmp") {
-		if t != "" && filepath.IsAbs(t) {
-			add(pick("", t))
-		}
-	}
-	return out
+	return gemkitdir.RuntimeDirs(append(append([]string(nil), runtimes...), os.Getenv("XDG_RUNTIME_DIR")),
+		append(append([]string(nil), tmps...), os.TempDir()), os.Getuid())
 }
 
 // Key names a workspace's broker: the workspace, the configuration of

@@ -156,6 +156,16 @@ func (in ClosedInputs) homes() map[string]string {
 	return EnvOf(in.Getenv).Homes
 }
 
+// runtimeDirs are gemkit's runtime folders for this environment and
+// this process's (gemkitdir.RuntimeDirs).
+func (in ClosedInputs) runtimeDirs() []string {
+	runtimes := []string{os.Getenv("XDG_RUNTIME_DIR")}
+	if in.Getenv != nil {
+		runtimes = append(runtimes, in.Getenv("XDG_RUNTIME_DIR"))
+	}
+	return gemkitdir.RuntimeDirs(runtimes, append(append([]string(nil), in.TempDirs...), os.TempDir()), os.Getuid())
+}
+
 func (in ClosedInputs) recordDirs() []string {
 	if in.RecordDirs != nil {
 		return in.RecordDirs
@@ -237,6 +247,10 @@ func (in ClosedInputs) places() places {
 //   - gemkit's data (~/.local/share/gemkit): the private data folders of
 //     the extensions' MCP servers, each opened to its own extension's
 //     servers only (internal/extmcp);
+//   - gemkit's runtime folders ($XDG_RUNTIME_DIR/gemkit,
+//     /run/user/UID/gemkit, gemkit-UID in each temporary folder): the
+//     code-intelligence brokers' sockets and logs and the hooks' warm
+//     servers' sockets (gemkitdir.RuntimeDirs);
 //   - the secret files gemkit's servers recorded (a `gemkit mcp --http
 //     --token-file` anywhere);
 //   - the other programs' credentials, every kind (CredentialPaths): a
@@ -287,6 +301,9 @@ func ClosedPaths(in ClosedInputs) []string {
 		}
 	}
 	for _, d := range in.Extra {
+		addResolved(d)
+	}
+	for _, d := range in.runtimeDirs() {
 		addResolved(d)
 	}
 	for _, d := range CredentialPaths(in, nil) {
