@@ -43,7 +43,6 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/langserver"
-	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -180,11 +179,11 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 	}
 	distrusted := permission.Untrusted(h.Workspace, home, nil)
 	// gemkit's runtime folders (the code-intelligence brokers' and the
-	// hooks' warm sandboxes' sockets) are closed too.
+	// hooks' warm sandboxes' sockets) are among the closed ones, as for
+	// every sandboxed process (permission.ClosedPaths).
 	closed := permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
 		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] },
-		Extra:    lspbroker.Dirs([]string{env["XDG_RUNTIME_DIR"]}, []string{env["TMPDIR"], env["TMP"], env["TEMP"]})}
+		Getenv:   func(k string) string { return env[k] }}
 	pol := sandbox.Policy{
 		Read: permission.AccessWorkspace, Write: permission.AccessNone,
 		Workspace: h.Workspace, Home: home, ExtensionDir: h.Dir, TempDir: tmp,

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
@@ -128,14 +129,5 @@ func Socket(dir, key string) string { return filepath.Join(dir, "hook-"+key+".so
 // else gemkit-<uid> in the temporary folder, /tmp's when the path would
 // be too long for a socket's.
 func Dir() string {
-	var dir string
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
-		dir = filepath.Join(rt, "gemkit")
-	} else {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gemkit-%d", os.Getuid()))
-	}
-	if len(dir) > 60 {
-		dir = filepath.Join("/tmp", fmt.Sprintf("gemkit-%d", os.Getuid()))
-	}
-	return dir
+	return gemkitdir.RuntimeFor(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), os.Getuid())
 }
