@@ -56,9 +56,10 @@ func TestClaudeConnected(t *testing.T) {
 	}
 }
 
-// TestVerdicts reads issue 47's answers off two plugins' figures: p50
-// against p50 (the connect), p50 against p50 + 1 ms (the diff), and the
-// turn-by-turn comparison of the starts.
+// TestVerdicts reads issue 47's answers off two plugins' figures: the
+// connect by the turn-by-turn comparison (YES, NO, or NOT SHOWN when the
+// run cannot tell, whatever the p50s say), the diff by p50 against p50 +
+// 1 ms.
 func TestVerdicts(t *testing.T) {
 	ms := func(v ...float64) stat {
 		s := make(stat, len(v))
@@ -72,17 +73,32 @@ func TestVerdicts(t *testing.T) {
 		"b", result{connected: ms(1000, 950, 1200), diff: ms(5, 6, 9)})
 	got := out.String()
 	for _, want := range []string{
-		"connect ≤ b's? YES: claude start → connected p50 1000 against 1000 ms (min 900 against 950); turn by turn, a − b p50 +50 ms, a sooner in 1 of 3 turns\n",
-		"  what this run can tell: 3 turns are too few for a 95% interval of the turn-by-turn median (6 at least)\n",
+		"connect ≤ b's? NOT SHOWN: 3 turns are too few for a 95% interval of the turn-by-turn median (6 at least); turn by turn, a − b median +50 ms, a sooner in 1 of 3 turns; claude start → connected p50 1000 against 1000 ms (min 900 against 950)\n",
 		"diff drawn ≤ b's + 1 ms? YES: openDiff → diff drawn p50 6.9 against 6.0 ms (min 6.5 against 5.0)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("verdicts lack %q:\n%s", want, got)
 		}
 	}
+	b := ms(1000, 1000, 1000, 1000, 1000, 1000)
+	for _, tc := range []struct {
+		a    stat
+		want string
+	}{
+		// Sooner in 3 of 6 turns: the run cannot tell.
+		{ms(980, 1100, 900, 1200, 1010, 950), "connect ≤ b's? NOT SHOWN: no difference the run can tell, turn by turn in [-100, +200] ms (95%, sign test): a later by 200 ms at most;"},
+		{ms(990, 980, 900, 999, 950, 970), "connect ≤ b's? YES: a sooner, turn by turn in [-100, -1] ms"},
+		{ms(1001, 1010, 1100, 1020, 1050, 1030), "connect ≤ b's? NO: a later, turn by turn in [+1, +100] ms"},
+	} {
+		out.Reset()
+		verdicts(&out, "a", result{connected: tc.a}, "b", result{connected: b})
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("verdicts(%v) lack %q:\n%s", tc.a, tc.want, out.String())
+		}
+	}
 	out.Reset()
-	verdicts(&out, "a", result{connected: ms(1001), diff: ms(7.1)}, "b", result{connected: ms(1000), diff: ms(6)})
-	if got := out.String(); !strings.Contains(got, "connect ≤ b's? NO") || !strings.Contains(got, "diff drawn ≤ b's + 1 ms? NO") {
+	verdicts(&out, "a", result{diff: ms(7.1)}, "b", result{diff: ms(6)})
+	if got := out.String(); !strings.Contains(got, "diff drawn ≤ b's + 1 ms? NO") {
 		t.Errorf("verdicts of a slower plugin:\n%s", got)
 	}
 }

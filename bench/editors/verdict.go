@@ -19,23 +19,38 @@ import (
 )
 
 // verdicts prints whether a's connect (claude start → connected) is at or
-// below b's, and a's openDiff → diff drawn at or below b's + 1 ms, by
-// p50, with the starts also compared turn by turn.
+// below b's, and a's openDiff → diff drawn at or below b's + 1 ms.
+//
+// The connect's answer is the turn-by-turn comparison's, not the p50s':
+// a start of Claude Code spreads by hundreds of milliseconds from one
+// start to the next, with either plugin, so two p50s of 20 starts differ
+// by tens of milliseconds when nothing differs. YES when the 95% interval
+// of the turn-by-turn median difference lies at or below 0 (a sooner), NO
+// when it lies above 0 (a later), NOT SHOWN when it holds 0: the run
+// cannot tell the two apart, and the line says by how much a may be later
+// at most. The p50s are printed beside it.
 func verdicts(out io.Writer, aName string, a result, bName string, b result) {
-	yes := func(ok bool) string {
-		if ok {
-			return "YES"
-		}
-		return "NO"
-	}
 	if len(a.connected) > 0 && len(b.connected) > 0 {
-		pa, pb := p50(a.connected), p50(b.connected)
 		diff, sooner, pairs := paired(a.connected, b.connected)
-		fmt.Fprintf(out, "connect ≤ %s's? %s: claude start → connected p50 %.0f against %.0f ms (min %.0f against %.0f); turn by turn, %s − %s p50 %+.0f ms, %s sooner in %d of %d turns\n",
-			bName, yes(pa <= pb), ms(pa), ms(pb), ms(slices.Min(a.connected)), ms(slices.Min(b.connected)),
-			aName, bName, ms(diff), aName, sooner, pairs)
+		lo, hi, ok := medianInterval(differences(a.connected, b.connected))
+		var answer string
+		switch {
+		case !ok:
+			answer = fmt.Sprintf("NOT SHOWN: %d turns are too few for a 95%% interval of the turn-by-turn median (6 at least)", pairs)
+		case hi <= 0:
+			answer = fmt.Sprintf("YES: %s sooner, turn by turn in [%+.0f, %+.0f] ms (95%%, sign test)", aName, ms(lo), ms(hi))
+		case lo > 0:
+			answer = fmt.Sprintf("NO: %s later, turn by turn in [%+.0f, %+.0f] ms (95%%, sign test)", aName, ms(lo), ms(hi))
+		default:
+			answer = fmt.Sprintf("NOT SHOWN: no difference the run can tell, turn by turn in [%+.0f, %+.0f] ms (95%%, sign test): %s later by %.0f ms at most", ms(lo), ms(hi), aName, ms(hi))
+		}
+		fmt.Fprintf(out, "connect ≤ %s's? %s; turn by turn, %s − %s median %+.0f ms, %s sooner in %d of %d turns; claude start → connected p50 %.0f against %.0f ms (min %.0f against %.0f)\n",
+			bName, answer, aName, bName, ms(diff), aName, sooner, pairs,
+			ms(p50(a.connected)), ms(p50(b.connected)), ms(slices.Min(a.connected)), ms(slices.Min(b.connected)))
 		// Where a difference lies: before Claude Code dials (its own start,
-		// reading the lock file) or in the connect it counts itself.
+		// where a plugin enters only through the CPU its editor's side takes
+		// meanwhile) or in the connect it counts itself (the plugin's
+		// answers).
 		var where []string
 		for _, part := range []struct {
 			name string
@@ -45,13 +60,21 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 			{"its start → interface up", a.mounted, b.mounted},
 			{"interface up → IDE dial", a.search, b.search},
 			{"its connect's own time", a.claudeConnect, b.claudeConnect},
+			{"editor side's CPU", a.startCPU, b.startCPU},
 		} {
-			if len(part.a) > 0 && len(part.b) > 0 {
-				where = append(where, fmt.Sprintf("%s %+.0f ms (%.0f against %.0f)", part.name, ms(p50(part.a)-p50(part.b)), ms(p50(part.a)), ms(p50(part.b))))
+			if len(part.a) == 0 || len(part.b) == 0 {
+				continue
 			}
+			w := fmt.Sprintf("%s %+.1f ms (p50 %.1f against %.1f", part.name, ms(p50(part.a)-p50(part.b)), ms(p50(part.a)), ms(p50(part.b)))
+			if len(part.a) == len(part.b) {
+				if lo, hi, ok := medianInterval(differences(part.a, part.b)); ok {
+					w += fmt.Sprintf("; turn by turn in [%+.1f, %+.1f]", ms(lo), ms(hi))
+				}
+			}
+			where = append(where, w+")")
 		}
 		if len(where) > 0 {
-			fmt.Fprintf(out, "  where, p50 against p50: %s\n", strings.Join(where, "; "))
+			fmt.Fprintf(out, "  where: %s\n", strings.Join(where, "; "))
 		}
 		fmt.Fprintf(out, "  what this run can tell: %s\n", tell(a.connected, b.connected, aName))
 	}
@@ -70,9 +93,23 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 	}
 	if len(a.diff) > 0 && len(b.diff) > 0 {
 		pa, pb := p50(a.diff), p50(b.diff)
+		answer := "NO"
+		if pa <= pb+time.Millisecond {
+			answer = "YES"
+		}
 		fmt.Fprintf(out, "diff drawn ≤ %s's + 1 ms? %s: openDiff → diff drawn p50 %.1f against %.1f ms (min %.1f against %.1f)\n",
-			bName, yes(pa <= pb+time.Millisecond), ms(pa), ms(pb), ms(slices.Min(a.diff)), ms(slices.Min(b.diff)))
+			bName, answer, ms(pa), ms(pb), ms(slices.Min(a.diff)), ms(slices.Min(b.diff)))
 	}
+}
+
+// differences is a[i]−b[i], turn by turn, over the turns both have.
+func differences(a, b stat) stat {
+	n := min(len(a), len(b))
+	d := make(stat, n)
+	for i := range n {
+		d[i] = a[i] - b[i]
+	}
+	return d
 }
 
 // p50 is the median of s (the upper one of an even count, as stat shows).
@@ -88,11 +125,8 @@ func p50(s stat) time.Duration {
 // long-tailed). An interval that spans 0 means the run cannot tell the
 // two apart, whatever the p50s say.
 func tell(a, b stat, aName string) string {
-	n := min(len(a), len(b))
-	d := make(stat, n)
-	for i := range n {
-		d[i] = a[i] - b[i]
-	}
+	d := differences(a, b)
+	n := len(d)
 	lo, hi, ok := medianInterval(d)
 	switch {
 	case !ok:
@@ -132,15 +166,13 @@ func medianInterval(d stat) (lo, hi time.Duration, ok bool) {
 // paired compares a and b index by index (the same turn): the p50 of
 // a[i]−b[i], and in how many of the pairs a was the smaller.
 func paired(a, b stat) (diff time.Duration, smaller, n int) {
-	n = min(len(a), len(b))
-	d := make(stat, n)
-	for i := range n {
-		d[i] = a[i] - b[i]
-		if a[i] < b[i] {
+	d := differences(a, b)
+	for _, x := range d {
+		if x < 0 {
 			smaller++
 		}
 	}
-	return p50(d), smaller, n
+	return p50(d), smaller, len(d)
 }
 
 // loadSampler reads the 1-minute load average every 10 s until stopped.
