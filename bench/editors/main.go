@@ -49,10 +49,12 @@
 // load average is sampled through the run and printed with them, and both
 // plugins run in the same run. With claudecode.nvim beside it, the last
 // lines answer issue 47's questions for gemkit.nvim: connect (claude start
-// → connected) at or below the peer's, and openDiff → diff drawn at or
-// below the peer's + 1 ms, with the starts also compared turn by turn
-// (each turn starts Claude Code once against each plugin, one after the
-// other, so a pair saw nearly the same load).
+// → connected) at or below the peer's, answered from the starts compared
+// turn by turn (each turn starts Claude Code once against each plugin,
+// one after the other, so a pair saw nearly the same load): YES or NO
+// only when the 95% interval of the median difference says so, NOT SHOWN
+// when the run cannot tell (verdict.go); and openDiff → diff drawn at or
+// below the peer's + 1 ms, p50 against p50.
 package main
 
 import (
