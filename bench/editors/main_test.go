@@ -97,6 +97,12 @@ func TestVerdicts(t *testing.T) {
 		}
 	}
 	out.Reset()
+	verdicts(&out, "a", result{connected: b, startCPU: ms(3.8, 4, 3), connect: ms(1.3, 1, 2)},
+		"b", result{connected: b, startCPU: ms(3, 2.5, 3.1), connect: ms(5.1, 4, 6)})
+	if want := "  what each plugin controls (p50): its side's CPU during a start 3.8 against 3.0 ms, dial → initialize answered 1.3 against 5.1 ms: a's share -3.0 ms against b's (5.1 against 8.1)\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("verdicts lack %q:\n%s", want, out.String())
+	}
+	out.Reset()
 	verdicts(&out, "a", result{diff: ms(7.1)}, "b", result{diff: ms(6)})
 	if got := out.String(); !strings.Contains(got, "diff drawn ≤ b's + 1 ms? NO") {
 		t.Errorf("verdicts of a slower plugin:\n%s", got)

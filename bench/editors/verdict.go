@@ -77,6 +77,16 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 			fmt.Fprintf(out, "  where: %s\n", strings.Join(where, "; "))
 		}
 		fmt.Fprintf(out, "  what this run can tell: %s\n", tell(a.connected, b.connected, aName))
+		// What a plugin can add to a start at most, measured apart from
+		// Claude Code's own spread: before the dial it enters only through
+		// the CPU its editor's side takes from the two cores meanwhile (all
+		// of it, at worst, on the CLI's path), and at the dial through its
+		// answer (dial → initialize answered, the stand-in's).
+		if len(a.startCPU) > 0 && len(b.startCPU) > 0 && len(a.connect) > 0 && len(b.connect) > 0 {
+			sa, sb := p50(a.startCPU)+p50(a.connect), p50(b.startCPU)+p50(b.connect)
+			fmt.Fprintf(out, "  what each plugin controls (p50): its side's CPU during a start %.1f against %.1f ms, dial → initialize answered %.1f against %.1f ms: %s's share %+.1f ms against %s's (%.1f against %.1f)\n",
+				ms(p50(a.startCPU)), ms(p50(b.startCPU)), ms(p50(a.connect)), ms(p50(b.connect)), aName, ms(sa-sb), bName, ms(sa), ms(sb))
+		}
 	}
 	for _, p := range []struct {
 		name string
