@@ -291,6 +291,37 @@ func (s *Server) Clients() []Client {
 	return out
 }
 
+// ClientCount is how many agents [Server.Clients] would list now, without
+// looking up their processes or waiting for a lookup: cheap enough for
+// Config.OnClientsChange to tell a connect from a disconnect.
+func (s *Server) ClientCount() int {
+	n := 0
+	for _, sess := range s.sess.all() {
+		sess.mu.Lock()
+		if !sess.gotGET || len(sess.streams) > 0 {
+			n++
+		}
+		sess.mu.Unlock()
+	}
+	s.streams.mu.Lock()
+	for _, ready := range s.streams.peers {
+		if ready {
+			n++
+		}
+	}
+	s.streams.mu.Unlock()
+	if s.claude != nil {
+		s.claude.mu.Lock()
+		for _, ready := range s.claude.peers {
+			if ready {
+				n++
+			}
+		}
+		s.claude.mu.Unlock()
+	}
+	return n
+}
+
 // clientsChanged tells Config.OnClientsChange that a client connected or
 // disconnected. It is never called with a lock of the server held.
 func (s *Server) clientsChanged() {

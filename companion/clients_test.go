@@ -14,7 +14,7 @@ import (
 
 // TestClients: each kind of client is listed, by the name it gave at
 // initialize, from when it connects to when it goes, and every change is
-// announced.
+// announced; ClientCount counts the same clients.
 func TestClients(t *testing.T) {
 	changes := make(chan struct{}, 100)
 	srv := startServer(t, Config{
@@ -34,6 +34,9 @@ func TestClients(t *testing.T) {
 		deadline := time.After(10 * time.Second)
 		for {
 			if got := names(); slices.Equal(got, want) {
+				if n := srv.ClientCount(); n != len(want) {
+					t.Fatalf("ClientCount() = %d with clients %q", n, want)
+				}
 				return
 			}
 			select {

@@ -317,6 +317,30 @@ func TestServeContainerEnv(t *testing.T) {
 	}
 }
 
+// TestReleaseSettle: pages go back soon after a client came (or a
+// change that left the count as it was: a lookup of its process), and
+// only much later after one left, when an agent started again at once
+// would meet the release in its own start.
+func TestReleaseSettle(t *testing.T) {
+	for _, tc := range []struct {
+		before, now int
+		want        time.Duration
+	}{
+		{0, 1, releaseAfterJoin},
+		{1, 2, releaseAfterJoin},
+		{1, 1, releaseAfterJoin},
+		{1, 0, releaseAfterLeave},
+		{2, 1, releaseAfterLeave},
+	} {
+		if got := releaseSettle(tc.before, tc.now); got != tc.want {
+			t.Errorf("releaseSettle(%d, %d) = %v, want %v", tc.before, tc.now, got, tc.want)
+		}
+	}
+	if releaseAfterLeave <= releaseAfterJoin {
+		t.Errorf("after a leave pages wait %v, not longer than after a join (%v)", releaseAfterLeave, releaseAfterJoin)
+	}
+}
+
 // TestServeReleasesPagesAfterClients: the companion gives back the
 // executable's pages once it serves, and again once a change of clients
 // has settled (a connect runs code that idle serving does not).
@@ -361,10 +385,27 @@ func TestServeReleasesPagesAfterClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	defer c.Close(context.Background())
 	select {
 	case <-released:
 	case <-time.After(30 * time.Second):
 		t.Fatal("no release after a client connected")
+	}
+	// An agent quit and started again: the release follows its new
+	// connect, not its leaving.
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err = client.Connect(context.Background(), client.Options{
+		Cwd: ws, Dir: filepath.Join(tmp, "gemini", "ide"), IDEPID: os.Getpid(),
+		Getenv: func(string) string { return "" }, Host: "127.0.0.1",
+	})
+	if err != nil {
+		t.Fatalf("connect again: %v", err)
+	}
+	defer c.Close(context.Background())
+	select {
+	case <-released:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no release after a client connected again")
 	}
 }
