@@ -28,7 +28,7 @@ func (s *session) standIn(ctx context.Context, r *result) error {
 		return err
 	}
 	s.c = c
-	time.Sleep(3 * time.Second) // the companion's idle state: it gives pages back 2 s after a client changes
+	time.Sleep(3 * time.Second) // the companion's idle state: it gives pages back 2 s after a client came
 	r.rssEditor, r.rssCompanion, r.anonCompanion = rssTree(s.pid)
 	return nil
 }
