@@ -33,8 +33,10 @@ func (l *Launcher) exe() string {
 // namespaces ns asks for, talking to gemkit over childEnd and, when
 // gated, waiting before it execs the tool for the word it returns (see
 // startWord; the caller closes its read end once the child has it).
-func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforcement, resolver bool, childEnd *os.File) (*exec.Cmd, *startWord, error) {
-	cmd := exec.Command(l.exe())
+// The files joins (cgroup.joinFiles) are handed to the child, at the
+// descriptors joinFDs.
+func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforcement, resolver bool, childEnd *os.File, joins []*os.File) (cmd *exec.Cmd, word *startWord, joinFDs []int, err error) {
+	cmd = exec.Command(l.exe())
 	// The extra argument makes a Go test binary that lacks the child hook
 	// run no tests instead of its whole suite; the missing hook is then
 	// reported below, because such a child never says it is ready.
@@ -45,20 +47,22 @@ func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforc
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.ExtraFiles = []*os.File{childEnd}
-	var word *startWord
 	if gated {
-		var err error
 		if word, err = newStartWord(); err != nil {
-			return nil, nil, fmt.Errorf("sandbox: %w", err)
+			return nil, nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, word.r) // child.GateFD
+	}
+	for _, f := range joins {
+		joinFDs = append(joinFDs, 3+len(cmd.ExtraFiles))
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	}
 	cmd.WaitDelay = c.WaitDelay
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second
 	}
 	cmd.SysProcAttr = childAttr(ns, enf, resolver)
-	return cmd, word, nil
+	return cmd, word, joinFDs, nil
 }
 
 // childAttr is how the child is cloned: its own session, killed with

@@ -284,15 +284,26 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 	parentEnd := os.NewFile(uintptr(fds[0]), "sandbox-child")
 	childEnd := os.NewFile(uintptr(fds[1]), "sandbox-parent")
 	defer parentEnd.Close()
-	// With a cgroup or a gate the child waits for a word before it
-	// execs the tool (startWord), and sets up the sandbox meanwhile.
-	gated := cg != nil || g != nil
-	cmd, w, err := l.childCommand(c, gated, ns, enf, usesResolver(c, enf), childEnd)
+	// The child moves itself into a v1 cgroup (joinFiles); else, with
+	// a cgroup or a gate, it waits for a word before it execs the tool
+	// (startWord), and sets up the sandbox meanwhile.
+	var joins []*os.File
+	move := cg
+	if cg != nil {
+		if joins = cg.joinFiles(); joins != nil {
+			move = nil
+		}
+	}
+	gated := move != nil || g != nil
+	cmd, w, joinFDs, err := l.childCommand(c, gated, ns, enf, usesResolver(c, enf), childEnd, joins)
 	if err != nil {
+		closeFiles(joins)
 		childEnd.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	closeFiles(joins)
+	if err != nil {
 		childEnd.Close()
 		if w != nil {
 			w.close()
@@ -316,9 +327,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 	if w != nil {
 		word = w
 		word.r.Close()
-		word.send(cg, cmd.Process.Pid, g)
+		word.send(move, cmd.Process.Pid, g)
 	}
-	ww, err := l.sendSpec(p, parentEnd, fds[0], c, gated, pf, &enf)
+	ww, err := l.sendSpec(p, parentEnd, fds[0], c, gated, joinFDs, pf, &enf)
 	if err != nil {
 		return nil, p.abandon(ctx, g, err)
 	}
@@ -344,7 +355,7 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 // writes it to the child, which has been starting meanwhile. A write
 // error means the child is gone: what it said, or that it said nothing,
 // is read by serveChild after this.
-func (l *Launcher) sendSpec(p *Process, parentEnd *os.File, fd int, c *Command, gated bool, pf *planFuture, enf *Enforcement) (*writeWatch, error) {
+func (l *Launcher) sendSpec(p *Process, parentEnd *os.File, fd int, c *Command, gated bool, join []int, pf *planFuture, enf *Enforcement) (*writeWatch, error) {
 	pl := pf.get()
 	if pl.err != nil {
 		return nil, pl.err
@@ -353,6 +364,7 @@ func (l *Launcher) sendSpec(p *Process, parentEnd *os.File, fd int, c *Command, 
 	if err != nil {
 		return nil, err
 	}
+	spec.Join = join
 	p.Enforcement.TempBytes = enf.TempBytes
 	payload, err := json.Marshal(spec)
 	if err != nil {

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -306,5 +308,66 @@ func TestCgroupRemoved(t *testing.T) {
 	// no one when a cgroup goes.
 	if !gemkittest.Poll(20*time.Second, 50*time.Millisecond, func() bool { return len(added()) == 0 }) {
 		t.Fatalf("cgroups left in %s: %v", dir, added())
+	}
+}
+
+// TestToolInItsCgroup: the tool, and what it starts, run inside the
+// run's cgroups from the start, whether the child moved itself in (v1,
+// cgroup.joinFiles) or the parent moved it (v2, or no tasks file to
+// open): the child's move of itself must not leave the exec'd program,
+// or a process it forks, outside.
+func TestToolInItsCgroup(t *testing.T) {
+	if cg, err := newCgroup(1<<30, 0); err != nil {
+		t.Skipf("uid %d cannot make a memory cgroup here (%v): the run has none to be in", os.Getuid(), err)
+	} else {
+		cg.remove()
+	}
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	// Each process may read its own /proc entry (a fresh procfs of the
+	// tool's PID namespace).
+	p.OwnProcesses = true
+	for _, tc := range []struct {
+		name string
+		gate bool
+	}{{"no gate", false}, {"gated", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &Launcher{}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var out bytes.Buffer
+			cmd := &Command{
+				Policy: p, Path: "/bin/sh", Args: []string{"-c", "cat /proc/self/cgroup; echo ---; cat /proc/$$/cgroup"}, Dir: p.Workspace,
+				Env:    []string{"PATH=/usr/bin:/bin", "HOME=" + p.Home, "TMPDIR=" + p.TempDir},
+				Stdout: &out, Stderr: os.Stderr,
+			}
+			if tc.gate {
+				cmd.Gate = func(context.Context) error { return nil }
+			}
+			proc, err := l.Start(ctx, cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proc.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			forked, shell, ok := strings.Cut(out.String(), "---\n")
+			if !ok {
+				t.Fatalf("output %q", out.String())
+			}
+			for who, lines := range map[string]string{"the tool": shell, "a process it forked": forked} {
+				in := false
+				for _, line := range strings.Split(lines, "\n") {
+					// v1's memory line, or v2's unified one, names the run's
+					// group.
+					if f := strings.SplitN(line, ":", 3); len(f) == 3 && (f[1] == "memory" || f[0] == "0") && strings.Contains(f[2], "/gemkit-tool-") {
+						in = true
+					}
+				}
+				if !in {
+					t.Errorf("%s is not in the run's cgroup (%s): %s", who, proc.Enforcement.Memory, lines)
+				}
+			}
+		})
 	}
 }

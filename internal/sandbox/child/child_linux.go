@@ -105,6 +105,11 @@ type Spec struct {
 	// before exec, so that the parent can check something (consent to
 	// the program's bytes) while the sandbox is being set up.
 	Gated bool `json:"gated,omitempty"`
+	// Join are descriptors of cgroup files (a v1 group's tasks file)
+	// to which the child writes "0" first: the thread that will exec
+	// the tool moves itself into the run's cgroups, so that the tool
+	// and all it starts are inside from its first instruction.
+	Join []int `json:"join,omitempty"`
 }
 
 // init turns the process into the sandbox child before the rest of the
@@ -168,6 +173,11 @@ func setup(conn *os.File) error {
 	spec, err := readSpec(conn)
 	if err != nil {
 		return err
+	}
+	for _, fd := range spec.Join {
+		if err := join(fd); err != nil {
+			return err
+		}
 	}
 	if spec.ProxyPort > 0 {
 		if err := passNetwork(spec); err != nil {
@@ -352,6 +362,22 @@ func confine(spec Spec) error {
 		}
 	}
 	return nil
+}
+
+// join moves the calling thread, the one that execs the tool, into the
+// cgroup whose tasks file is open at fd, and closes it.
+func join(fd int) error {
+	defer unix.Close(fd)
+	for {
+		_, err := unix.Write(fd, []byte("0"))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox child: moving into the tool's cgroup: %w", err)
+		}
+		return nil
+	}
 }
 
 // awaitGo reads the parent's word on GateFD: Go, or the end of the pipe
