@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/mcpclient"
@@ -179,11 +180,21 @@ func (s *server) sameCatalog(a, b Catalog) bool {
 type verdict struct {
 	done chan struct{}
 	err  error
+	// ahead: begun by Prepare, before any client asked, at began.
+	ahead bool
+	began time.Time
 }
+
+// aheadFor is how long a consent check begun ahead (Prepare) serves a
+// start: a client lists within milliseconds of its initialize, and a
+// check older than this is made again, so that what a start runs was
+// checked no earlier before its start than when the check begins at
+// the client's first list.
+const aheadFor = time.Second
 
 // check starts the server's consent check.
 func (s *server) check() *verdict {
-	v := &verdict{done: make(chan struct{})}
+	v := &verdict{done: make(chan struct{}), began: time.Now()}
 	go func() {
 		v.err = s.allowed()
 		close(v.done)
@@ -216,10 +227,56 @@ func (s *server) fromKept() (c Catalog, v *verdict, ok bool) {
 	if c, ok = s.readKept(); !ok {
 		return c, nil, false
 	}
-	v = s.check()
+	if v = s.cache.takeConsent(); v == nil {
+		v = s.check()
+	}
 	s.cache.consent = v
 	go s.confirm(c, v)
 	return c, v, true
+}
+
+// Prepare begins, for each server that a client's first list will start
+// (one not started yet whose catalog is kept: it was listed before),
+// the consent check its start needs, as gemkit mcp begins to serve:
+// the check hashes the extension's files (the walk of a node_modules
+// takes milliseconds of both cores) and the program runs only once it
+// passed, so that beginning it while the client starts and initializes
+// brings the server's first answer closer. It starts nothing: a client
+// that connects and goes leaves only the check done. Its verdict serves
+// the start for aheadFor, and is then made again.
+func (m *Manager) Prepare() {
+	m.mu.Lock()
+	all := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	for _, s := range all {
+		s.prepare()
+	}
+}
+
+// prepare begins the server's consent check ahead when a client's first
+// list will start it (Prepare).
+func (s *server) prepare() {
+	if s.spec.Allowed == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache.consent != nil || s.cache.listed || s.cache.keptTried || s.proc.run != nil || s.proc.gone {
+		return
+	}
+	path, err := s.keptPath()
+	if err != nil {
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	v := s.check()
+	v.ahead = true
+	s.cache.consent = v
 }
 
 // confirm starts the server whose catalog was answered from the kept

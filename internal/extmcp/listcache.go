@@ -1,6 +1,9 @@
 package extmcp
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // listCache is what a server offers as gemkit last listed it, and the
 // state of the kept catalog answered from before it started (kept.go):
@@ -41,9 +44,12 @@ func (c *listCache) takeConfirmErr() error {
 }
 
 // takeConsent returns, once, the consent check begun for a kept answer,
-// for the start behind it.
+// for the start behind it, or begun ahead (Prepare) within aheadFor.
 func (c *listCache) takeConsent() *verdict {
 	v := c.consent
 	c.consent = nil
+	if v != nil && v.ahead && time.Since(v.began) > aheadFor {
+		return nil
+	}
 	return v
 }

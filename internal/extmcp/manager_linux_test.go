@@ -819,6 +819,73 @@ exec node "$0"`, filepath.Join(s.ext, "fixture.mjs"))
 		}
 	})
 
+	t.Run("checked ahead", func(t *testing.T) {
+		// Prepare begins the check before any client asks; the answer
+		// and the start behind it take its verdict, not one of their own.
+		var checks atomic.Int32
+		began := make(chan struct{}, 4)
+		m, _ := manager(held, func() error { checks.Add(1); began <- struct{}{}; return nil })
+		m.Prepare()
+		select {
+		case <-began:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Prepare began no consent check")
+		}
+		tools, failed := m.Tools(ctx)
+		if len(failed) > 0 || !toolNames(tools, "fixture")["ok"] {
+			t.Fatalf("answered %v, %+v; want the kept tools", toolNames(tools, "fixture"), failed)
+		}
+		if text, _, err := call(t, m, held, "ok", map[string]any{}); err != nil || text != "ok" {
+			t.Errorf("a call after the answer: %q %v", text, err)
+		}
+		if n := checks.Load(); n != 1 {
+			t.Errorf("%d consent checks, want the one begun ahead", n)
+		}
+	})
+
+	t.Run("checked ahead too long ago", func(t *testing.T) {
+		// A check begun ahead and older than aheadFor at the first list
+		// is made again: the extension changed meanwhile (the second
+		// check refuses), and the server must not start from the first
+		// verdict.
+		refused := "you have not agreed to the extension realmcp as it is now"
+		var checks atomic.Int32
+		m, _ := manager(held, func() error {
+			if checks.Add(1) > 1 {
+				return errors.New(refused)
+			}
+			return nil
+		})
+		m.Prepare()
+		if !extmcp.AgeConsent(m, held.Key(), 2*time.Second) {
+			t.Fatal("Prepare began no consent check")
+		}
+		tools, failed := m.Tools(ctx)
+		if len(tools) > 0 || len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), refused) {
+			t.Fatalf("answered %v, %+v; want the new check's refusal", toolNames(tools, "fixture"), failed)
+		}
+		if _, _, err := call(t, m, held, "ok", map[string]any{}); err == nil || !strings.Contains(err.Error(), refused) {
+			t.Errorf("a call: %v, want the refusal", err)
+		}
+		if n := checks.Load(); n < 2 {
+			t.Errorf("%d consent checks, want the old one made again", n)
+		}
+	})
+
+	t.Run("nothing kept, nothing checked", func(t *testing.T) {
+		// A server never listed has no kept catalog: nothing tells that
+		// a client will start it, and Prepare leaves it alone.
+		other := held
+		other.Args = append(slices.Clone(held.Args), "--never-listed")
+		var checks atomic.Int32
+		m, _ := manager(other, func() error { checks.Add(1); return nil })
+		m.Prepare()
+		m.Close()
+		if n := checks.Load(); n != 0 {
+			t.Errorf("%d consent checks for a server never listed", n)
+		}
+	})
+
 	t.Run("the call first", func(t *testing.T) {
 		// A call made while the server starts behind the kept answer
 		// reaches it before the listing that confirms the answer: the

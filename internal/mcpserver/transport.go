@@ -33,6 +33,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(ctx)
+	if s.cfg.Servers != nil {
+		s.cfg.Servers.Prepare()
+	}
 	in, restore := pollable(in)
 	defer restore()
 	out, restoreOut := pollableWriter(out)
