@@ -17,7 +17,13 @@
 //
 //	go run ./bench/extmcp [-n 500] [-starts 20] [-gemkit BIN] [-ref BIN]
 //
-// -ref adds a third side, the same through another gemkit binary (an
+// Two relays stand beside gemkit as the least a process between the
+// client and the server can add to a call: this program as a Go byte
+// copier, and testdata/relay.c (built with the machine's C compiler,
+// left out without one), two threads each blocked in read(2), one
+// wake-up per crossing and nothing else.
+//
+// -ref adds a further side, the same through another gemkit binary (an
 // earlier commit's), so that a change is measured against it in the
 // same run.
 //
@@ -179,7 +185,23 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 		c.Dir, c.Env = ws, append(env, copierEnv+"=1")
 		return c
 	}})
-	if ref != "" {
+	// The least any relaying process can do: testdata/relay.c, two
+	// threads each blocked in read(2), built here with the C compiler.
+	relayAt := len(sides)
+	if relay, err := buildRelay(root, tmp); err != nil {
+		relayAt = -1
+		fmt.Fprintln(os.Stderr, "extmcp: the C relay's side is left out:", err)
+	} else {
+		sides = append(sides, side{name: "through a C relay", tool: "echo", cmd: func() *exec.Cmd {
+			c := exec.Command(relay, "node", script)
+			c.Dir, c.Env = ws, env
+			return c
+		}})
+	}
+	refAt := len(sides)
+	if ref == "" {
+		refAt = -1
+	} else {
 		sides = append(sides, side{name: "through the reference", tool: "realmcp_echo", cmd: func() *exec.Cmd {
 			c := exec.Command(ref, "mcp", "--code-intel=false", "--extension-servers")
 			c.Dir, c.Env = ws, refEnv
@@ -283,8 +305,11 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	}
 	cost("gemkit's cost", 0)
 	cost("a byte copier's cost", 2)
-	if ref != "" {
-		cost("the reference's cost", 3)
+	if relayAt >= 0 {
+		cost("a C relay's cost", relayAt)
+	}
+	if refAt >= 0 {
+		cost("the reference's cost", refAt)
 	}
 	for i := peerFirst; i < npxFirst; i++ {
 		cost(sides[i].name+": cost", i)
@@ -305,9 +330,13 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	}
 	paired("gemkit over bare", 0, 1)
 	paired("a byte copier over bare", 2, 1)
-	if ref != "" {
-		paired("the reference over bare", 3, 1)
-		paired("gemkit over the reference", 0, 3)
+	if relayAt >= 0 {
+		paired("a C relay over bare", relayAt, 1)
+		paired("gemkit over a C relay", 0, relayAt)
+	}
+	if refAt >= 0 {
+		paired("the reference over bare", refAt, 1)
+		paired("gemkit over the reference", 0, refAt)
 	}
 	for i := peerFirst; i < npxFirst; i++ {
 		paired(sides[i].name[len("under "):]+" over bare", i, 1)
@@ -492,6 +521,21 @@ func copier(argv []string) int {
 		return 1
 	}
 	return 0
+}
+
+// buildRelay compiles testdata/relay.c with the C compiler (cc) into
+// tmp.
+func buildRelay(root, tmp string) (string, error) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return "", fmt.Errorf("no C compiler (cc) on PATH")
+	}
+	out := filepath.Join(tmp, "relay")
+	src := filepath.Join(root, "bench", "extmcp", "testdata", "relay.c")
+	if b, err := exec.Command(cc, "-O2", "-pthread", "-o", out, src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v: %s", cc, err, b)
+	}
+	return out, nil
 }
 
 // cpuTime is the time on CPU of every thread of the process pid.
