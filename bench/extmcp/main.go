@@ -17,9 +17,11 @@
 //
 //	go run ./bench/extmcp [-n 500] [-starts 20] [-gemkit BIN] [-ref BIN]
 //
-// Two relays stand beside gemkit as the least a process between the
+// Three relays stand beside gemkit as the least a process between the
 // client and the server can add to a call: this program as a Go byte
-// copier, and testdata/relay.c (built with the machine's C compiler,
+// copier (its stdin read blocking, as io.Copy of os.Stdin does), the
+// same with both ends in Go's poller and raw system calls (gemkit mcp's
+// I/O, internal/pipeio), and testdata/relay.c (built with the machine's C compiler,
 // left out without one), two threads each blocked in read(2), one
 // wake-up per crossing and nothing else.
 //
@@ -60,6 +62,7 @@ import (
 	"github.com/gemkit/gemkit/bench/internal/benchenv"
 	"github.com/gemkit/gemkit/bench/internal/mcpline"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/pipeio"
 	"github.com/gemkit/gemkit/internal/proc"
 )
 
@@ -77,8 +80,11 @@ const npxManifest = `{"name": "npxmcp", "version": "1.0.0", "description": "serv
 const copierEnv = "GEMKIT_BENCH_EXTMCP_COPIER"
 
 func main() {
-	if os.Getenv(copierEnv) == "1" {
+	switch os.Getenv(copierEnv) {
+	case "1":
 		os.Exit(copier(os.Args[1:]))
+	case "poll":
+		os.Exit(pollCopier(os.Args[1:]))
 	}
 	n := flag.Int("n", 500, "warm calls of each")
 	starts := flag.Int("starts", 40, "cold starts of each (rounds)")
@@ -198,6 +204,15 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 			return c
 		}})
 	}
+	// The same copy with both ends in the poller, read and written with
+	// raw system calls (internal/pipeio), as gemkit mcp reads its client
+	// and its server: what a Go relay with gemkit's I/O adds.
+	pollAt := len(sides)
+	sides = append(sides, side{name: "through a Go relay in the poller", tool: "echo", cmd: func() *exec.Cmd {
+		c := exec.Command(self, "node", script)
+		c.Dir, c.Env = ws, append(env, copierEnv+"=poll")
+		return c
+	}})
 	refAt := len(sides)
 	if ref == "" {
 		refAt = -1
@@ -308,6 +323,7 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	if relayAt >= 0 {
 		cost("a C relay's cost", relayAt)
 	}
+	cost("a Go relay in the poller's cost", pollAt)
 	if refAt >= 0 {
 		cost("the reference's cost", refAt)
 	}
@@ -334,6 +350,8 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 		paired("a C relay over bare", relayAt, 1)
 		paired("gemkit over a C relay", 0, relayAt)
 	}
+	paired("a Go relay in the poller over bare", pollAt, 1)
+	paired("gemkit over a Go relay in the poller", 0, pollAt)
 	if refAt >= 0 {
 		paired("the reference over bare", refAt, 1)
 		paired("gemkit over the reference", 0, refAt)
@@ -536,6 +554,46 @@ func buildRelay(root, tmp string) (string, error) {
 		return "", fmt.Errorf("%s: %v: %s", cc, err, b)
 	}
 	return out, nil
+}
+
+// pollCopier is copier with both ends in Go's poller, read and written
+// with pipeio's raw system calls, as gemkit mcp reads and writes its
+// client's and its server's pipes.
+func pollCopier(argv []string) int {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stderr = os.Stderr
+	pr, in, err := os.Pipe()
+	if err != nil {
+		return 1
+	}
+	c.Stdin = pr
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	pr.Close()
+	// Its own stdin and stdout in non-blocking mode, so that os.NewFile
+	// puts them in the poller (the bench's pipes, not shared).
+	if syscall.SetNonblock(0, true) != nil || syscall.SetNonblock(1, true) != nil {
+		return 1
+	}
+	stdin := pipeio.Reader(os.NewFile(0, "stdin"))
+	stdout := pipeio.Writer(os.NewFile(1, "stdout"))
+	srvIn := pipeio.Writer(in)
+	srvOut := pipeio.Reader(out.(*os.File))
+	go func() {
+		io.Copy(srvIn, stdin)
+		in.Close()
+	}()
+	io.Copy(stdout, srvOut)
+	if c.Wait() != nil {
+		return 1
+	}
+	return 0
 }
 
 // cpuTime is the time on CPU of every thread of the process pid.

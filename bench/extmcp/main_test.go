@@ -7,11 +7,14 @@ import (
 	"testing"
 )
 
-// TestMain makes the test binary the byte copier when the benchmark
-// starts it as one, as the command's main does.
+// TestMain makes the test binary the byte copier (or the relay in the
+// poller) when the benchmark starts it as one, as the command's main does.
 func TestMain(m *testing.M) {
-	if os.Getenv(copierEnv) == "1" {
+	switch os.Getenv(copierEnv) {
+	case "1":
 		os.Exit(copier(os.Args[1:]))
+	case "poll":
+		os.Exit(pollCopier(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
