@@ -5,7 +5,8 @@
 // placeholder locks, `gemkit mcp`'s token) ask here where they are, so
 // that what is closed is what is written. The agents' folders (~/.gemini,
 // ~/.claude, ~/.qwen) are the agents table's, in ide. This package stands
-// below internal/permission and imports nothing of gemkit's but ide.
+// below internal/permission and imports nothing of gemkit's but ide and
+// its runtimedir.
 //
 // The folders:
 //   - configuration: gemkit/ in the user's config folder
@@ -28,10 +29,11 @@ import (
 	"path/filepath"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkitdir/runtimedir"
 )
 
 // Name is the folder's name under each base folder ("gemkit").
-const Name = "gemkit"
+const Name = runtimedir.Name
 
 // Config is gemkit's configuration folder in the config folder
 // configHome ($XDG_CONFIG_HOME): configHome/gemkit.
@@ -95,32 +97,20 @@ func Cache() (string, error) {
 }
 
 // Runtime is gemkit's folder in the runtime folder runtime
-// ($XDG_RUNTIME_DIR): runtime/gemkit.
-func Runtime(runtime string) string { return filepath.Join(runtime, Name) }
+// ($XDG_RUNTIME_DIR): runtime/gemkit (runtimedir.Runtime).
+func Runtime(runtime string) string { return runtimedir.Runtime(runtime) }
 
 // TempRuntime stands for Runtime where there is no runtime folder: the
-// user's own gemkit-<uid> in the temporary folder tmp.
-func TempRuntime(tmp string, uid int) string {
-	return filepath.Join(tmp, fmt.Sprintf("%s-%d", Name, uid))
-}
+// user's own gemkit-<uid> in the temporary folder tmp
+// (runtimedir.TempRuntime).
+func TempRuntime(tmp string, uid int) string { return runtimedir.TempRuntime(tmp, uid) }
 
 // RuntimeFor is the runtime folder of user uid's gemkit processes whose
 // runtime folder is runtime ($XDG_RUNTIME_DIR, "" when unset or not
-// absolute) and temporary folder tmp: Runtime, else TempRuntime. A
-// socket's path must fit in sun_path (104 bytes on macOS, 108 on Linux),
-// so a long one gives way to /tmp's.
-func RuntimeFor(runtime, tmp string, uid int) string {
-	var dir string
-	if runtime != "" && filepath.IsAbs(runtime) {
-		dir = Runtime(runtime)
-	} else {
-		dir = TempRuntime(tmp, uid)
-	}
-	if len(dir) > 60 {
-		dir = TempRuntime("/tmp", uid)
-	}
-	return dir
-}
+// absolute) and temporary folder tmp: Runtime, else TempRuntime, /tmp's
+// when too long for a socket's path (runtimedir.For, which the warm
+// hooks' client calls before gemkit initializes).
+func RuntimeFor(runtime, tmp string, uid int) string { return runtimedir.For(runtime, tmp, uid) }
 
 // RuntimeDirs are every folder a gemkit process of user uid may take as
 // its runtime folder, whatever its environment: RuntimeFor of each

@@ -22,13 +22,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/gemkit/gemkit/internal/gemkitdir"
-	"github.com/gemkit/gemkit/internal/proc"
+	"github.com/gemkit/gemkit/internal/gemkitdir/runtimedir"
+	"github.com/gemkit/gemkit/internal/proc/procstat"
 )
 
 // Words of the protocol: the client's request (its three descriptors
@@ -57,7 +56,7 @@ var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true
 func Session() (pid int, start uint64, err error) {
 	pid = os.Getppid()
 	for i := 0; i < 4 && pid > 1; i++ {
-		st, err := proc.ReadStat(pid)
+		st, err := procstat.Read(pid)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -69,7 +68,7 @@ func Session() (pid int, start uint64, err error) {
 	if pid <= 1 {
 		return 0, 0, errors.New("no session: gemkit's parent is gone")
 	}
-	st, err := proc.ReadStat(pid)
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -121,13 +120,13 @@ func Key(pid int, start uint64, cwd string, env, args []string) (string, error) 
 }
 
 // Socket is the socket of the warm sandbox with key in dir.
-func Socket(dir, key string) string { return filepath.Join(dir, "hook-"+key+".sock") }
+func Socket(dir, key string) string { return dir + "/hook-" + key + ".sock" }
 
 // Dir is the folder of the warm sandboxes' sockets as this process's
 // environment names it (lspbroker.Dir, which makes it, is the same
-// folder): gemkit's runtime folder of this user, $XDG_RUNTIME_DIR/gemkit,
-// else gemkit-<uid> in the temporary folder, /tmp's when the path would
-// be too long for a socket's.
+// folder): gemkit's runtime folder of this user (runtimedir.For, which
+// imports nothing that Go initializes late, as gemkitdir's
+// path/filepath would be: see init).
 func Dir() string {
-	return gemkitdir.RuntimeFor(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), os.Getuid())
+	return runtimedir.For(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), os.Getuid())
 }

@@ -7,15 +7,16 @@ import (
 	"io"
 	"os"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // init hands a run of `gemkit extensions hook` to its warm sandbox, if
-// one waits, before the rest of the program initializes (the package
-// imports only the standard library, internal/proc and x/sys/unix, so
-// it runs before gemkit's heavy dependencies), and exits with the run's
-// code. Without one it returns, and the command runs the cold way.
+// one waits, before the rest of the program initializes, and exits with
+// the run's code. Without one it returns, and the command runs the cold
+// way. Go initializes a package once everything it imports is, the
+// lexically first of those ready first: the package imports only early
+// parts of the standard library and procstat (not x/sys/unix, net or
+// package proc, which come after most of gemkit's dependencies), so it
+// runs right after the standard library's "encoding/..." and "flag".
 func init() {
 	args := os.Args[1:]
 	if len(args) < 2 || args[0] != "extensions" || args[1] != "hook" {
@@ -70,11 +71,11 @@ func Run(args []string) (code int, ok bool) {
 // private says whether dir is a folder of this user's that no one else
 // may enter (lspbroker.Dir makes it so; a client only finds it).
 func private(dir string) bool {
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(dir, &st); err != nil {
 		return false
 	}
-	return st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Getuid() && st.Mode&0o077 == 0
+	return st.Mode&syscall.S_IFMT == syscall.S_IFDIR && int(st.Uid) == os.Getuid() && st.Mode&0o077 == 0
 }
 
 var errNotTaken = errors.New("no warm sandbox took the run")
@@ -83,28 +84,28 @@ var errNotTaken = errors.New("no warm sandbox took the run")
 // three descriptors, its acknowledgment, its answer. The server must run
 // as this user (SO_PEERCRED).
 func run(path string) (code int, refused string, err error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, "", errNotTaken
 	}
-	defer unix.Close(fd)
+	defer syscall.Close(fd)
 	for {
-		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
-		if err != unix.EINTR {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err != syscall.EINTR {
 			break
 		}
 	}
 	if err != nil {
 		return 0, "", errNotTaken
 	}
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	cred, err := syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	if err != nil || int(cred.Uid) != os.Getuid() {
 		return 0, "", errNotTaken
 	}
-	rights := unix.UnixRights(0, 1, 2)
+	rights := syscall.UnixRights(0, 1, 2)
 	for {
-		err = unix.Sendmsg(fd, []byte{Request}, rights, nil, 0)
-		if err != unix.EINTR {
+		err = syscall.Sendmsg(fd, []byte{Request}, rights, nil, 0)
+		if err != syscall.EINTR {
 			break
 		}
 	}
@@ -132,8 +133,8 @@ type fdReader int
 
 func (f fdReader) Read(p []byte) (int, error) {
 	for {
-		n, err := unix.Read(int(f), p)
-		if err == unix.EINTR {
+		n, err := syscall.Read(int(f), p)
+		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {

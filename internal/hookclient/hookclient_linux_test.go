@@ -7,22 +7,30 @@ import (
 )
 
 // TestDir: the client looks for warm sandboxes in the folder their
-// servers make (lspbroker.Dir), whatever the environment names.
+// servers make (lspbroker.Dir), whatever the environment names, clean
+// or not.
 func TestDir(t *testing.T) {
-	for _, env := range []map[string]string{
-		{"XDG_RUNTIME_DIR": t.TempDir()},
-		{"XDG_RUNTIME_DIR": "", "TMPDIR": t.TempDir()},
-		{"XDG_RUNTIME_DIR": "relative", "TMPDIR": "/tmp/" + string(make([]byte, 0)) + "a-very-long-temporary-folder-name-that-does-not-fit-in-a-socket-path"},
+	for _, tc := range []struct {
+		env map[string]string
+	}{
+		{map[string]string{"XDG_RUNTIME_DIR": t.TempDir()}},
+		{map[string]string{"XDG_RUNTIME_DIR": "", "TMPDIR": t.TempDir()}},
+		{map[string]string{"XDG_RUNTIME_DIR": "relative", "TMPDIR": "/tmp/a-very-long-temporary-folder-name-that-does-not-fit-in-a-socket-path"}},
+		{map[string]string{"XDG_RUNTIME_DIR": t.TempDir() + "/"}},
+		{map[string]string{"XDG_RUNTIME_DIR": "", "TMPDIR": t.TempDir() + "//"}},
+		{map[string]string{"XDG_RUNTIME_DIR": t.TempDir() + "//x/.."}},
+		{map[string]string{"XDG_RUNTIME_DIR": t.TempDir() + "/./x"}},
 	} {
-		for k, v := range env {
+		for k, v := range tc.env {
 			t.Setenv(k, v)
 		}
 		want, err := lspbroker.Dir()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Dir(); got != want {
-			t.Errorf("%v: Dir %s, the servers' %s", env, got, want)
+		got := Dir()
+		if got != want {
+			t.Errorf("%v: Dir %q, the servers' %s", tc.env, got, want)
 		}
 	}
 }

@@ -16,36 +16,20 @@ package proc
 import (
 	"errors"
 	"net/netip"
-	"time"
+
+	"github.com/gemkit/gemkit/internal/proc/procstat"
 )
 
 // ErrUnsupported is returned by the lookups on systems where gemkit does
 // not read processes or sockets this way.
-var ErrUnsupported = errors.New("proc: not supported on this system")
+var ErrUnsupported = procstat.ErrUnsupported
 
 // ErrNoSocket is TCPSocket's answer when no socket has those ends.
 var ErrNoSocket = errors.New("proc: no such TCP socket")
 
-// Stat is what /proc/PID/stat says of a process that gemkit uses.
-type Stat struct {
-	// Comm is the command's name (at most 15 bytes, what ps shows in
-	// brackets for a kernel thread).
-	Comm string
-	// State is the one-letter state: R, S, D, Z (zombie), X (dead), …
-	State byte
-	// PPid is the parent's pid.
-	PPid int
-	// Start is when it started, in clock ticks after the boot: with the
-	// pid, it names one process for good.
-	Start uint64
-	// CPU is its user and system time and its reaped children's (in
-	// clock ticks: 10 ms steps).
-	CPU time.Duration
-}
-
-// Running reports whether the state is that of a process that has not
-// ended (neither a zombie nor dead).
-func (s Stat) Running() bool { return s.State != 'Z' && s.State != 'X' }
+// Stat is what /proc/PID/stat says of a process that gemkit uses
+// (package procstat, which the warm hook's client reads it with).
+type Stat = procstat.Stat
 
 // TCP states of the kernel (include/net/tcp_states.h), for Query.States.
 const (

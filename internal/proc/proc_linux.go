@@ -3,8 +3,6 @@ package proc
 import (
 	"bytes"
 	"cmp"
-	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -12,47 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
+
+	"github.com/gemkit/gemkit/internal/proc/procstat"
 )
 
 func dir(pid int) string { return "/proc/" + strconv.Itoa(pid) }
 
-// ReadStat reads /proc/PID/stat. The command's name, in parentheses, may
-// itself hold spaces and ") ", so the fields are counted from the last
-// parenthesis.
-func ReadStat(pid int) (Stat, error) {
-	b, err := os.ReadFile(dir(pid) + "/stat")
-	if err != nil {
-		return Stat{}, err
-	}
-	return parseStat(b)
-}
-
-func parseStat(b []byte) (Stat, error) {
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return Stat{}, errors.New("proc: malformed stat")
-	}
-	f := strings.Fields(string(b[end+1:]))
-	if len(f) < 2 || len(f[0]) != 1 {
-		return Stat{}, errors.New("proc: malformed stat")
-	}
-	ppid, err := strconv.Atoi(f[1])
-	if err != nil {
-		return Stat{}, fmt.Errorf("proc: malformed stat: %w", err)
-	}
-	st := Stat{Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid}
-	// utime, stime, cutime, cstime (fields 14 to 17) and starttime (22),
-	// counted after the name; USER_HZ is 100 wherever Linux runs.
-	if len(f) >= 20 {
-		for _, k := range f[11:15] {
-			v, _ := strconv.ParseInt(k, 10, 64)
-			st.CPU += time.Duration(v) * 10 * time.Millisecond
-		}
-		st.Start, _ = strconv.ParseUint(f[19], 10, 64)
-	}
-	return st, nil
-}
+// ReadStat reads /proc/PID/stat (procstat.Read).
+func ReadStat(pid int) (Stat, error) { return procstat.Read(pid) }
 
 // Parent is pid's parent.
 func Parent(pid int) (int, error) {

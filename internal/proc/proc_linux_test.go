@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/proc/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,9 +31,9 @@ func TestParseStat(t *testing.T) {
 		{"short", "42 (bash) S", Stat{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseStat([]byte(tc.in))
+			got, err := procstat.Parse([]byte(tc.in))
 			if (err != nil) != tc.bad || got != tc.want {
-				t.Errorf("parseStat(%q) = %+v, %v", tc.in, got, err)
+				t.Errorf("procstat.Parse(%q) = %+v, %v", tc.in, got, err)
 			}
 		})
 	}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package procstat
+
+// Read is ErrUnsupported here.
+func Read(int) (Stat, error) { return Stat{}, ErrUnsupported }
