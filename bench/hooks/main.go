@@ -136,9 +136,15 @@ func bench(n int, bin, ref string) error {
 		// A warm sandbox's runs take place in gemkit's warm server (its
 		// process and the sandboxes it reaped), which wait4 of bash does
 		// not count: its CPU over the row, a share per run, is added.
-		server := serverCPU(home, name) / time.Duration(n)
+		server, refServer := serverCPU(home, name, bin)/time.Duration(n), time.Duration(0)
 		for i := range cg {
 			cg[i] += server
+		}
+		if ref != "" {
+			refServer = serverCPU(home, name, ref) / time.Duration(n)
+			for i := range cr {
+				cr[i] += refServer
+			}
 		}
 		fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", h.name, ms(pct(tb, 50)), ms(pct(tb, 90)), ms(pct(tg, 50)), ms(pct(tg, 90)), ms(pct(tg, 50)-pct(tb, 50)),
 			ms(pct(cb, 50)), ms(pct(cg, 50)), ms(pct(cg, 50)-pct(cb, 50)))
@@ -148,6 +154,9 @@ func bench(n int, bin, ref string) error {
 		if ref != "" {
 			fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", "  through -ref", "", "", ms(pct(tr, 50)), ms(pct(tr, 90)), ms(pct(tr, 50)-pct(tb, 50)),
 				"", ms(pct(cr, 50)), ms(pct(cr, 50)-pct(cb, 50)))
+			if refServer > 0 {
+				fmt.Printf("%-26s %s a run of -ref's warm server's CPU, in its CPU\n", "", ms(refServer))
+			}
 		}
 	}
 	fmt.Printf("load average at the end: %s\n", loadavg())
@@ -209,14 +218,23 @@ func quoteJSON(s string) string {
 
 // serverCPU is the CPU time so far of the warm servers of the hook of
 // extension ext in home (gemkit extensions hook --home HOME EXT ...
-// --warm-serve), with their reaped children (the sandboxes): user and
-// system time, and the children's, in clock ticks (10 ms steps).
-func serverCPU(home, ext string) time.Duration {
+// --warm-serve) that run the binary bin (-gemkit's and -ref's servers
+// serve the same hook of the same home side by side), with their
+// reaped children (the sandboxes): user and system time, and the
+// children's, in clock ticks (10 ms steps).
+func serverCPU(home, ext, bin string) time.Duration {
+	want, err := os.Stat(bin)
+	if err != nil {
+		return 0
+	}
 	var total time.Duration
 	pids, _ := proc.Pids()
 	for _, pid := range pids {
 		args, err := proc.Cmdline(pid)
 		if err != nil || !slices.Contains(args, "--warm-serve") || !slices.Contains(args, home) || !slices.Contains(args, ext) {
+			continue
+		}
+		if exe, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || !os.SameFile(exe, want) {
 			continue
 		}
 		if st, err := proc.ReadStat(pid); err == nil {
