@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -37,6 +38,9 @@ type Process struct {
 	OOMKilled bool
 	// release gives back the guarded paths the run held (placeholders).
 	release func()
+	// held are the tool's namespaces that Wait ends after OnExit
+	// (holdNamespaces).
+	held []*os.File
 	// guards ends the watch that stops the tool if a guarded path bound
 	// into its root is removed or replaced meanwhile, or a protected name
 	// is created, and returns what happened (GuardRemovedError,
@@ -312,6 +316,9 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 	}
 	childEnd.Close()
 	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg, onExit: c.OnExit}
+	if c.OnExit != nil {
+		p.holdNamespaces(ns)
+	}
 	// Cancelling ctx kills the tool, also while the sandbox is being set
 	// up.
 	go func() {
@@ -456,6 +463,28 @@ func kernelAtLeast(major, minor int) bool {
 	return ma > major || ma == major && mi >= minor
 }
 
+// holdNamespaces keeps the child's mount and network namespaces (those
+// it made: ns) alive past the tool's exit until Wait has called OnExit:
+// the last process of a mount namespace tears its mounts down in its
+// exit, before its parent learns of it, so a caller that answers
+// someone at OnExit (a warm hook's client) would wait for the tool's
+// whole root to be unmounted first. Held here, the namespaces end when
+// Wait closes them, after OnExit. A namespace that cannot be opened is
+// not held: it ends with the tool, as without this.
+func (p *Process) holdNamespaces(ns nsAttempt) {
+	for _, k := range []struct {
+		flag uintptr
+		name string
+	}{{unix.CLONE_NEWNS, "mnt"}, {unix.CLONE_NEWNET, "net"}} {
+		if ns.flags&k.flag == 0 {
+			continue
+		}
+		if f, err := os.Open("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/ns/" + k.name); err == nil {
+			p.held = append(p.held, f)
+		}
+	}
+}
+
 // Pid is the process id of the tool (in gemkit's PID namespace).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
@@ -494,6 +523,9 @@ func (p *Process) Wait() error {
 		if rerr := p.cgroup.remove(); rerr != nil {
 			p.logger.Warn("sandbox: removing the tool's cgroup", "err", rerr)
 		}
+	}
+	for _, f := range p.held {
+		f.Close()
 	}
 	// Before the placeholders are released: their removal is no reason.
 	if p.guards != nil {
