@@ -73,6 +73,7 @@ func watchConnects(fd int, px *netproxy.Proxy, ww *writeWatch) (*connectWatch, e
 		return nil, err
 	}
 	w := &connectWatch{stop: pipe[1], done: make(chan struct{})}
+	syncWakeUp(fd)
 	go func() {
 		defer close(w.done)
 		defer unix.Close(fd)
@@ -127,6 +128,23 @@ func watchConnects(fd int, px *netproxy.Proxy, ww *writeWatch) (*connectWatch, e
 		}
 	}()
 	return w, nil
+}
+
+// seccompIoctlNotifSetFlags is SECCOMP_IOCTL_NOTIF_SET_FLAGS
+// (linux/seccomp.h: SECCOMP_IOW(4, __u64)), which x/sys/unix lacks.
+const seccompIoctlNotifSetFlags = 0x40082104
+
+// syncWakeUp asks the kernel to hand each notification of the listener
+// fd to gemkit, and gemkit's answer back to the tool, as a synchronous
+// wake-up on the current processor (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+// Linux 6.6): the tool waits for the answer anyway, so the two need not
+// wait for a processor each. A shell's start makes three such round
+// trips (its /dev/tty opened to write, and nscd's Unix socket twice, of
+// getpwuid), each of two wake-ups, which a loaded machine makes
+// milliseconds. Older kernels refuse the flag: the answers are the same,
+// only slower.
+func syncWakeUp(fd int) {
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), seccompIoctlNotifSetFlags, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 }
 
 // connectTarget reads the address of a connect call from the caller's
