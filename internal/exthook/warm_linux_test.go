@@ -461,3 +461,60 @@ func warmClientMain(v string) int {
 	fmt.Printf("code %d refused %q err %v\n", code, refused, err)
 	return 0
 }
+
+// TestWarmSideBySide: a run that comes while another runs is served by
+// a sandbox set up at once (the next one is otherwise set up only once
+// a run is answered), not after the first run's end: the first run's
+// hook waits for the end of its stdin, which the test closes only once
+// the second run has been answered.
+func TestWarmSideBySide(t *testing.T) {
+	h, _ := hookEnv(t, `echo started >&2; cat >/dev/null; echo "done"`)
+	dir := warmDir(t)
+	key, _ := warmServer(t, h, dir, time.Minute, nil)
+	inR, inW, _ := os.Pipe()
+	outR, outW, _ := os.Pipe()
+	errR, errW, _ := os.Pipe()
+	defer inW.Close()
+	type result struct {
+		code int
+		err  error
+	}
+	first := make(chan result, 1)
+	go func() {
+		code, _, err := WarmRun(context.Background(), dir, key, inR, outW, errW)
+		first <- result{code, err}
+	}()
+	var ob strings.Builder
+	copied := make(chan struct{})
+	go func() { io.Copy(&ob, outR); close(copied) }()
+	// The first run's hook has started (its sandbox was claimed) once
+	// its stderr says so.
+	started := make([]byte, len("started\n"))
+	if _, err := io.ReadFull(errR, started); err != nil || string(started) != "started\n" {
+		t.Fatalf("the first run's stderr: %q, %v", started, err)
+	}
+	go io.Copy(io.Discard, errR)
+	code, refused, out, errOut, err := warmRun(t, dir, key, "{}")
+	if err != nil || refused != "" || code != 0 || out != "done\n" || errOut != "started\n" {
+		t.Fatalf("the second run beside the first: code %d, refused %q, stdout %q, err %v\nstderr: %s", code, refused, out, err, errOut)
+	}
+	select {
+	case r := <-first:
+		t.Fatalf("the first run ended before its stdin did: %+v", r)
+	default:
+	}
+	inW.Close()
+	r := <-first
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	<-copied
+	if r.err != nil || r.code != 0 || ob.String() != "done\n" {
+		t.Errorf("the first run: %+v, stdout %q", r, ob.String())
+	}
+}
+
+// TestWarmSideBySideUnprivileged runs TestWarmSideBySide as uid 65534.
+func TestWarmSideBySideUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestWarmSideBySide$")
+}
