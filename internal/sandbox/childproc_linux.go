@@ -112,6 +112,7 @@ func (p *Process) abandon(ctx context.Context, g *gate, err error) error {
 	}
 	p.Kill()
 	_ = p.cmd.Wait()
+	p.releaseNamespaces()
 	close(p.done)
 	if p.connects != nil {
 		p.connects.end()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox/child"
+	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
 // TestGate: a Command's program runs only once its Gate has passed, the
@@ -168,4 +169,61 @@ func TestStartWord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOnExitNamespaces: with OnExit, the tool's mount namespace outlives
+// the tool until OnExit has been called (its teardown follows it), and
+// nothing of it is held once Wait has returned, nor after a start its
+// Gate refused.
+func TestOnExitNamespaces(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
+	mine, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// held is the mount namespaces other than this process's that its
+	// descriptors name.
+	held := func() []string {
+		var out []string
+		fds, _ := os.ReadDir("/proc/self/fd")
+		for _, fd := range fds {
+			if l, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(l, "mnt:[") && l != mine {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			var atExit []string
+			proc, err := m.l.Start(context.Background(), &Command{Policy: p, Path: "/bin/sh", Args: []string{"-c", "exit 0"}, Dir: w.ws,
+				OnExit: func(*os.ProcessState) { atExit = held() }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proc.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if proc.Enforcement.MountNS && len(atExit) != 1 {
+				t.Errorf("at OnExit, the tool's mount namespace held: %v", atExit)
+			}
+			if h := held(); len(h) != 0 {
+				t.Errorf("after Wait, still held: %v", h)
+			}
+			_, err = m.l.Start(context.Background(), &Command{Policy: p, Path: "/bin/sh", Args: []string{"-c", "exit 0"}, Dir: w.ws,
+				OnExit: func(*os.ProcessState) {}, Gate: func(context.Context) error { return errors.New("refused") }})
+			if err == nil {
+				t.Fatal("a refused gate's start succeeded")
+			}
+			if h := held(); len(h) != 0 {
+				t.Errorf("after a refused start, still held: %v", h)
+			}
+		})
+	}
+}
+
+// TestOnExitNamespacesUnprivileged runs TestOnExitNamespaces as uid 65534.
+func TestOnExitNamespacesUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestOnExitNamespaces$")
 }

@@ -485,6 +485,14 @@ func (p *Process) holdNamespaces(ns nsAttempt) {
 	}
 }
 
+// releaseNamespaces lets the namespaces holdNamespaces kept end.
+func (p *Process) releaseNamespaces() {
+	for _, f := range p.held {
+		f.Close()
+	}
+	p.held = nil
+}
+
 // Pid is the process id of the tool (in gemkit's PID namespace).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
@@ -524,9 +532,7 @@ func (p *Process) Wait() error {
 			p.logger.Warn("sandbox: removing the tool's cgroup", "err", rerr)
 		}
 	}
-	for _, f := range p.held {
-		f.Close()
-	}
+	p.releaseNamespaces()
 	// Before the placeholders are released: their removal is no reason.
 	if p.guards != nil {
 		if gerr := p.guards(); gerr != nil {
