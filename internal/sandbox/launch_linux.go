@@ -288,33 +288,11 @@ func (l *Launcher) start(ctx context.Context, c *Command, g *gate, pf *planFutur
 	parentEnd := os.NewFile(uintptr(fds[0]), "sandbox-child")
 	childEnd := os.NewFile(uintptr(fds[1]), "sandbox-parent")
 	defer parentEnd.Close()
-	// The child moves itself into a v1 cgroup (joinFiles); else, with
-	// a cgroup or a gate, it waits for a word before it execs the tool
-	// (startWord), and sets up the sandbox meanwhile.
-	var joins []*os.File
-	move := cg
-	if cg != nil {
-		if joins = cg.joinFiles(); joins != nil {
-			move = nil
-		}
-	}
-	gated := move != nil || g != nil
-	cmd, w, joinFDs, err := l.childCommand(c, gated, ns, enf, usesResolver(c, enf), childEnd, joins)
-	if err != nil {
-		closeFiles(joins)
-		childEnd.Close()
-		return nil, err
-	}
-	err = cmd.Start()
-	closeFiles(joins)
-	if err != nil {
-		childEnd.Close()
-		if w != nil {
-			w.close()
-		}
-		return nil, err
-	}
+	cmd, w, joinFDs, move, gated, err := l.spawn(c, cg, g, ns, enf, childEnd)
 	childEnd.Close()
+	if err != nil {
+		return nil, err
+	}
 	p := &Process{logger: l.logger(), cmd: cmd, Enforcement: enf, Warnings: warnings, done: make(chan struct{}), cgroup: cg, onExit: c.OnExit}
 	if c.OnExit != nil {
 		p.holdNamespaces(ns)
@@ -384,6 +362,37 @@ func (l *Launcher) sendSpec(p *Process, parentEnd *os.File, fd int, c *Command, 
 		_ = unix.Shutdown(fd, unix.SHUT_WR)
 	}
 	return ww, nil
+}
+
+// spawn starts the sandbox child, its end of the socket childEnd. The
+// child moves itself into a v1 cgroup (joinFiles); else, with a cgroup
+// or a gate, it waits for a word before it execs the tool (startWord),
+// and sets up the sandbox meanwhile: move is the cgroup the parent moves
+// it into (nil when it moves itself, or there is none), gated whether
+// it waits for the word.
+func (l *Launcher) spawn(c *Command, cg *cgroup, g *gate, ns nsAttempt, enf Enforcement, childEnd *os.File) (cmd *exec.Cmd, w *startWord, joinFDs []int, move *cgroup, gated bool, err error) {
+	var joins []*os.File
+	move = cg
+	if cg != nil {
+		if joins = cg.joinFiles(); joins != nil {
+			move = nil
+		}
+	}
+	gated = move != nil || g != nil
+	cmd, w, joinFDs, err = l.childCommand(c, gated, ns, enf, usesResolver(c, enf), childEnd, joins)
+	if err != nil {
+		closeFiles(joins)
+		return nil, nil, nil, nil, false, err
+	}
+	err = cmd.Start()
+	closeFiles(joins)
+	if err != nil {
+		if w != nil {
+			w.close()
+		}
+		return nil, nil, nil, nil, false, err
+	}
+	return cmd, w, joinFDs, move, gated, nil
 }
 
 // enforcement is what an attempt in the namespaces ns enforces, as far
