@@ -345,12 +345,13 @@ func geminiJS(interop string) string {
 
 // headlessGemini is Gemini CLI run as a script runs it (gemini -p prompt
 // --yolo) in f's workspace, against the scripted model at modelURL with
-// a test key, offline (real-peers-offline.md). env comes after f's
-// environment: a variable named again there wins.
+// a test key, offline (real-peers-offline.md), in one process
+// (geminiOneProcess). env comes after f's environment: a variable named
+// again there wins.
 func (f *fixture) headlessGemini(ctx context.Context, node, interop, modelURL, prompt string, env ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, node, geminiJS(interop), "-p", prompt, "--yolo")
 	cmd.Dir = f.ws
-	cmd.Env = append(append(f.env(), "GOOGLE_GEMINI_BASE_URL="+modelURL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1"), env...)
+	cmd.Env = append(append(f.env(), "GOOGLE_GEMINI_BASE_URL="+modelURL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1", geminiOneProcess), env...)
 	return cmd
 }
 
@@ -447,6 +448,11 @@ func (f *fixture) allowHosts(t *testing.T, ext string, urls ...string) string {
 // start a second node, with this very variable set (getSpawnConfig) and
 // a larger heap, which loads it again and runs the command. The
 // command's code is the same either way, at half the CPU (`gemini
-// extensions list`: 1.8 s against 3.3 s). Sessions (-p, the terminal
-// UI) keep the launcher, as a person's do.
+// extensions list`: 1.8 s against 3.3 s). The launcher's second process
+// differs from the first only in its heap bounds (getNodeMemoryArgs),
+// so the headless sessions (headlessGemini) skip it too. The sessions of
+// TestGeminiCLISetUp, the terminal interface and gemini -p started by
+// the person's own `gemini`, keep the launcher, as a person's do, and
+// so do the editors' tests, where Gemini CLI's IDE mode finds the
+// editor by walking up its own process tree.
 const geminiOneProcess = "GEMINI_CLI_NO_RELAUNCH=true"
