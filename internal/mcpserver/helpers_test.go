@@ -441,18 +441,19 @@ func (f *fixture) allowHosts(t *testing.T, ext string, urls ...string) string {
 	return out
 }
 
-// geminiOneProcess, in the environment of one of the real Gemini CLI's
-// commands that set up or list (mcp add, mcp list, extensions ...), has
-// it run the command in its first process: its launcher
-// (bundle/gemini.js, run()) otherwise loads the whole bundle only to
-// start a second node, with this very variable set (getSpawnConfig) and
-// a larger heap, which loads it again and runs the command. The
-// command's code is the same either way, at half the CPU (`gemini
-// extensions list`: 1.8 s against 3.3 s). The launcher's second process
-// differs from the first only in its heap bounds (getNodeMemoryArgs),
-// so the headless sessions (headlessGemini) skip it too. The sessions of
-// TestGeminiCLISetUp, the terminal interface and gemini -p started by
-// the person's own `gemini`, keep the launcher, as a person's do, and
-// so do the editors' tests, where Gemini CLI's IDE mode finds the
-// editor by walking up its own process tree.
+// geminiOneProcess, in the environment of the real Gemini CLI, has it
+// run in its first process: its launcher (bundle/gemini.js, run())
+// otherwise starts a second node, with this very variable set
+// (getSpawnConfig) and a larger heap, which loads the whole bundle and
+// runs the command. The command's code is the same either way, at less
+// CPU: `gemini extensions list` 1.8 s against 3.3 s, a headless session
+// (gemini -p) 0.8 s less. What the launcher adds is the heap bound, an
+// IPC channel for remote admin settings and a restart on exit code 199
+// (the terminal interface's, after folder trust): none of it reaches
+// gemkit. The set-up and listing commands (mcp add, mcp list,
+// extensions ...) and the headless sessions (headlessGemini) run so. The
+// sessions of TestGeminiCLISetUp, the terminal interface and gemini -p
+// started by the person's own `gemini`, keep the launcher, as a
+// person's do, and so do the editors' tests, where Gemini CLI's IDE mode
+// finds the editor by walking up its own process tree.
 const geminiOneProcess = "GEMINI_CLI_NO_RELAUNCH=true"
