@@ -25,7 +25,7 @@ func TestQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gemkit and starts server-everything sandboxed and bare as real processes: runs without -short, as in CI")
 	}
-	if err := run(5, 2, 1, "", "", true, true); err != nil {
+	if err := run(5, 1, 1, "", "", true, true); err != nil {
 		t.Fatal(err)
 	}
 }
