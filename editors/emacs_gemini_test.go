@@ -54,7 +54,11 @@ func TestEmacsGeminiFirstQuestion(t *testing.T) {
 	// Gemini CLI's launcher ignores SIGHUP: closing Emacs and its
 	// terminal does not end it. The test ends it with /quit; on a
 	// failure, what is left is killed here, before the pane closes.
+	quit := false
 	t.Cleanup(func() {
+		if quit {
+			return
+		}
 		for _, p := range gemkittest.ProcessTree(cliPID) {
 			if gemkittest.Running(p) {
 				t.Logf("Gemini CLI's process %d still ran: killed", p)
@@ -114,4 +118,5 @@ func TestEmacsGeminiFirstQuestion(t *testing.T) {
 	}
 	cliTree := gemkittest.ProcessTree(cliPID)
 	gemkittest.Submit(t, cli, "/quit", func() bool { return !gemkittest.AnyRunning(cliTree) })
+	quit = true
 }
