@@ -312,38 +312,35 @@ func TestInspectorCLIServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the MCP Inspector CLI and server-everything (node): runs without -short, as in CI")
 	}
-	inspector := filepath.Join(interop, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	f := newFixture(t)
 	copyServers(t, filepath.Join(f.root, "src", "realmcp"))
 	f.link(t, "realmcp", everythingManifest, nil)
-	for _, era := range []string{"legacy", "modern"} {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--method", "prompts/list"}, []string{`"realmcp_simple-prompt"`, `"realmcp_args-prompt"`, "From the extension realmcp (its MCP server everything)."}},
+		{[]string{"--method", "prompts/get", "--prompt-name", "realmcp_args-prompt", "--prompt-args", "city=Lyon"}, []string{"Lyon"}},
+		{[]string{"--method", "resources/list"}, []string{`"demo://resource/static/document/features.md"`, `"gemkit-doc://demo/guide"`}},
+		{[]string{"--method", "resources/templates/list"}, []string{`"demo://resource/dynamic/text/{resourceId}"`}},
+		{[]string{"--method", "resources/read", "--uri", "demo://resource/dynamic/text/2"}, []string{"Resource 2"}},
+		// Not listed as such: gemkit, not the SDK, answers it.
+		{[]string{"--method", "resources/read", "--uri", "gemkit-mcp://realmcp/everything/demo://resource/dynamic/text/5"}, []string{"Resource 5"}},
+	}
+	// All the calls, of both eras, in one node process (inspectorRuns).
+	eras := []string{"legacy", "modern"}
+	var runs [][]string
+	for _, era := range eras {
+		for _, tc := range cases {
+			runs = append(runs, append(append([]string{"--format", "json", "--protocol-era", era}, tc.args...),
+				"--cwd", f.ws, f.bin, "mcp", "--code-intel=false", "--extension-servers", "--workspace", f.ws))
+		}
+	}
+	outs := inspectorRuns(t, node, interop, f.ws, f.env(), runs)
+	for i, era := range eras {
 		t.Run(era, func(t *testing.T) {
-			do := func(args ...string) string {
-				t.Helper()
-				cmd := exec.Command(node, append(append([]string{inspector, "--cli", "--format", "json", "--protocol-era", era}, args...),
-					"--cwd", f.ws, f.bin, "mcp", "--code-intel=false", "--extension-servers", "--workspace", f.ws)...)
-				cmd.Dir, cmd.Env = f.ws, f.env()
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("inspector %v: %v\n%s\n%s", args, err, out, stderr.String())
-				}
-				return string(out)
-			}
-			for _, tc := range []struct {
-				args []string
-				want []string
-			}{
-				{[]string{"--method", "prompts/list"}, []string{`"realmcp_simple-prompt"`, `"realmcp_args-prompt"`, "From the extension realmcp (its MCP server everything)."}},
-				{[]string{"--method", "prompts/get", "--prompt-name", "realmcp_args-prompt", "--prompt-args", "city=Lyon"}, []string{"Lyon"}},
-				{[]string{"--method", "resources/list"}, []string{`"demo://resource/static/document/features.md"`, `"gemkit-doc://demo/guide"`}},
-				{[]string{"--method", "resources/templates/list"}, []string{`"demo://resource/dynamic/text/{resourceId}"`}},
-				{[]string{"--method", "resources/read", "--uri", "demo://resource/dynamic/text/2"}, []string{"Resource 2"}},
-				// Not listed as such: gemkit, not the SDK, answers it.
-				{[]string{"--method", "resources/read", "--uri", "gemkit-mcp://realmcp/everything/demo://resource/dynamic/text/5"}, []string{"Resource 5"}},
-			} {
-				out := do(tc.args...)
+			for j, tc := range cases {
+				out := outs[i*len(cases)+j]
 				for _, w := range tc.want {
 					if !strings.Contains(out, w) {
 						t.Errorf("inspector %v: no %s in\n%s", tc.args, w, out)
