@@ -267,11 +267,10 @@ func (s *server) prepare() {
 	if s.cache.consent != nil || s.cache.listed || s.cache.keptTried || s.proc.run != nil || s.proc.gone {
 		return
 	}
-	path, err := s.keptPath()
-	if err != nil {
-		return
-	}
-	if _, err := os.Stat(path); err != nil {
+	// Only a catalog kept for this very start (its fingerprint) is
+	// answered from (fromKept): a file of the same key kept for another
+	// start tells of no client's coming list.
+	if _, ok := s.readKept(); !ok {
 		return
 	}
 	v := s.check()
