@@ -49,12 +49,7 @@ type Failure struct {
 // that said a list of theirs changed. A server that cannot start or list
 // is a Failure and adds nothing; the others are listed all the same.
 func (m *Manager) Catalog(ctx context.Context) (Catalog, []Failure) {
-	m.mu.Lock()
-	all := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	m.mu.Unlock()
+	all := m.all()
 	type answer struct {
 		c   Catalog
 		err error

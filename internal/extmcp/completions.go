@@ -49,12 +49,7 @@ func (m *Manager) Complete(ctx context.Context, key string, req mcpclient.Comple
 // it declared the last time gemkit started it (the capabilities file),
 // while it is started the same way.
 func (m *Manager) Completions() bool {
-	m.mu.Lock()
-	all := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	m.mu.Unlock()
+	all := m.all()
 	var kept map[string]keptCaps
 	read := false
 	for _, s := range all {

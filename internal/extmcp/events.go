@@ -31,12 +31,7 @@ func (m *Manager) Listen(f func(Event)) {
 // that log, and to each started later.
 func (m *Manager) SetLevel(ctx context.Context, level string) {
 	m.level.Store(&level)
-	m.mu.Lock()
-	all := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	m.mu.Unlock()
+	all := m.all()
 	for _, s := range all {
 		s.mu.Lock()
 		r := s.proc.run

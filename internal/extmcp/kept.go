@@ -245,12 +245,7 @@ func (s *server) fromKept() (c Catalog, v *verdict, ok bool) {
 // that connects and goes leaves only the check done. Its verdict serves
 // the start for aheadFor, and is then made again.
 func (m *Manager) Prepare() {
-	m.mu.Lock()
-	all := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	m.mu.Unlock()
+	all := m.all()
 	for _, s := range all {
 		s.prepare()
 	}

@@ -120,6 +120,18 @@ func (m *Manager) Sync(specs []Spec) bool {
 	return changed
 }
 
+// all are the Manager's servers now, taken under m.mu so that each can
+// then be asked without it (a server's own work may take long).
+func (m *Manager) all() []*server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	return all
+}
+
 // Len is how many servers the Manager has.
 func (m *Manager) Len() int {
 	m.mu.Lock()
