@@ -49,11 +49,11 @@ func warmHook(a *app, h *exthook.Hook) *warmClient {
 		a.log.Debug("hook: no warm sandbox", "err", err)
 		return nil
 	}
-	key, err := exthook.Key(s, h.Workspace, h.Environ, a.args)
+	id, err := exthook.Identity(s, h.Workspace, h.Environ, a.args)
 	if err != nil {
 		return nil
 	}
-	return &warmClient{a: a, session: s, key: key, args: a.args}
+	return &warmClient{a: a, session: s, key: exthook.Key(id), args: a.args}
 }
 
 // leave starts the warm server of the next run: this binary again, as
@@ -100,7 +100,8 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *loadedHo
 	if i := slices.Index(args, "--"+warmServeFlag); i >= 0 && i+1 < len(args) {
 		args = slices.Delete(args, i, i+2)
 	}
-	if mine, err := exthook.Key(s, h.Workspace, h.Environ, args); err != nil || mine != key {
+	id, err := exthook.Identity(s, h.Workspace, h.Environ, args)
+	if err != nil || exthook.Key(id) != key {
 		return withExitCode(ExitNo, errors.New("warm hook server: the run it was started for is not this one"))
 	}
 	fp, err := h.Fingerprint()
@@ -159,7 +160,7 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *loadedHo
 		case <-ctx.Done():
 		}
 	}()
-	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: exthook.WarmIdle, Fresh: fresh, Done: done}
+	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Identity: id, Idle: exthook.WarmIdle, Fresh: fresh, Done: done}
 	if err := srv.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, exthook.ErrStale) {
 		return withExitCode(ExitNo, fmt.Errorf("warm hook server: %w", err))
 	}

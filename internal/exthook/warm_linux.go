@@ -1,8 +1,8 @@
 package exthook
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,19 +58,21 @@ func (c *claimant) close() {
 }
 
 // receive reads a client's request and the three descriptors it passes,
-// after checking that it runs as this user, outside any sandbox.
-func receive(conn *net.UnixConn) (*claimant, error) {
+// after checking that it runs as this user, outside any sandbox, and
+// serves only the run whose identity is id (hookclient.Identity): the
+// socket's name is a digest of it that anyone could match.
+func receive(conn *net.UnixConn, id []byte) (*claimant, error) {
 	if err := samePeer(conn); err != nil {
 		return nil, err
 	}
 	if err := unconfinedPeer(conn); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 16)
+	buf := make([]byte, 5+len(id))
 	oob := make([]byte, unix.CmsgSpace(3*4))
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer conn.SetReadDeadline(time.Time{})
 	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
-	_ = conn.SetReadDeadline(time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +86,28 @@ func receive(conn *net.UnixConn) (*claimant, error) {
 			return nil, err
 		}
 	}
-	if n != 1 || buf[0] != hookclient.Request || len(fds) != 3 {
+	closeFDs := func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
+	}
+	if n < 5 || buf[0] != hookclient.Request || len(fds) != 3 {
+		closeFDs()
 		return nil, errors.New("not a hook's request")
+	}
+	// The identity's length first: a longer one than this run's is
+	// another run's, and its rest is not read.
+	if size := int(buf[1])<<24 | int(buf[2])<<16 | int(buf[3])<<8 | int(buf[4]); size != len(id) {
+		closeFDs()
+		return nil, errors.New("another run's request")
+	}
+	if _, err := io.ReadFull(conn, buf[n:]); err != nil {
+		closeFDs()
+		return nil, err
+	}
+	if !bytes.Equal(buf[5:], id) {
+		closeFDs()
+		return nil, errors.New("another run's request")
 	}
 	for _, fd := range fds {
 		unix.CloseOnExec(fd)
@@ -424,7 +443,7 @@ func (s *Server) Serve(ctx context.Context) error {
 				case <-gctx.Done():
 					return nil, gctx.Err()
 				}
-				cl, err := receive(conn)
+				cl, err := receive(conn, s.Identity)
 				if err != nil {
 					conn.Close()
 					continue
@@ -449,8 +468,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			start := time.Now()
 			var answered bool
 			answer := func(cl *claimant, ans hookclient.Answer) {
-				b, _ := json.Marshal(ans)
-				_, _ = cl.conn.Write(b)
+				_, _ = cl.conn.Write(ans.Encode())
 				cl.close()
 				answered = true
 				close(answeredCh)
@@ -528,6 +546,10 @@ type Server struct {
 	Hook     *Hook
 	Launcher *sandbox.Launcher
 	Listener *net.UnixListener
+	// Identity is the identity of the runs it serves
+	// (hookclient.Identity): a client whose request names another is
+	// left to run its hook itself.
+	Identity []byte
 	// Idle ends the server when its sandbox waited so long unclaimed; 0
 	// is WarmIdle.
 	Idle time.Duration

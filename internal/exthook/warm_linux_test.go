@@ -25,17 +25,18 @@ import (
 
 // warmServer serves h's warm runs on a socket of dir (made world-
 // enterable when open, for a peer of another user) until the test ends;
-// it returns the key and Serve's result, sent when it returns.
-func warmServer(t *testing.T, h *Hook, dir string, idle time.Duration, done func(time.Time, Result)) (key string, served <-chan error) {
+// it returns the identity of the runs it serves (a test's own) and
+// Serve's result, sent when it returns.
+func warmServer(t *testing.T, h *Hook, dir string, idle time.Duration, done func(time.Time, Result)) (id string, served <-chan error) {
 	t.Helper()
-	key = fmt.Sprintf("test%d", time.Now().UnixNano())
-	ln, release, err := WarmListen(dir, key)
+	id = fmt.Sprintf("test%d", time.Now().UnixNano())
+	ln, release, err := WarmListen(dir, Key([]byte(id)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, ended := make(chan error, 1), make(chan struct{})
-	srv := &Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: idle, Done: done}
+	srv := &Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Identity: []byte(id), Idle: idle, Done: done}
 	go func() {
 		defer close(ended)
 		err := srv.Serve(ctx)
@@ -46,12 +47,13 @@ func warmServer(t *testing.T, h *Hook, dir string, idle time.Duration, done func
 		cancel()
 		<-ended
 	})
-	return key, ch
+	return id, ch
 }
 
-// warmRun runs the hook through the warm sandbox of key in dir, as
+// warmRun runs the hook through the warm sandbox of the runs of
+// identity id in dir, as
 // `gemkit extensions hook` does, with input on its stdin.
-func warmRun(t *testing.T, dir, key, input string) (code int, refused, stdout, stderr string, err error) {
+func warmRun(t *testing.T, dir, id, input string) (code int, refused, stdout, stderr string, err error) {
 	t.Helper()
 	inR, inW, _ := os.Pipe()
 	outR, outW, _ := os.Pipe()
@@ -62,7 +64,7 @@ func warmRun(t *testing.T, dir, key, input string) (code int, refused, stdout, s
 	wg.Add(2)
 	go func() { defer wg.Done(); io.Copy(&ob, outR) }()
 	go func() { defer wg.Done(); io.Copy(&eb, errR) }()
-	code, refused, err = WarmRun(context.Background(), dir, key, inR, outW, errW)
+	code, refused, err = WarmRun(context.Background(), dir, []byte(id), inR, outW, errW)
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -160,7 +162,7 @@ exit 3
 	case <-time.After(time.Minute):
 		t.Fatal("the server did not end after a refusal")
 	}
-	if _, err := os.Stat(WarmSocket(dir, key)); err == nil {
+	if _, err := os.Stat(WarmSocket(dir, Key([]byte(key)))); err == nil {
 		t.Error("the socket outlived its server")
 	}
 	if _, _, _, _, err := warmRun(t, dir, key, "{}"); !errors.Is(err, ErrNoWarm) {
@@ -187,7 +189,7 @@ func TestWarmIdle(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the idle server did not end")
 	}
-	if _, err := os.Stat(WarmSocket(dir, key)); err == nil {
+	if _, err := os.Stat(WarmSocket(dir, Key([]byte(key)))); err == nil {
 		t.Error("the socket outlived its server")
 	}
 	if kids := children(t); len(kids) > 0 {
@@ -230,6 +232,12 @@ func TestWarmKey(t *testing.T) {
 	s := &Session{Pid: 100, Start: 5}
 	env := environ("/home/me", "/ws")
 	args := []string{"extensions", "hook", "a", "BeforeTool-1"}
+	// The socket's name is a digest of the identity; the server
+	// compares the identity itself (TestWarmIdentity).
+	Key := func(s *Session, cwd string, env, args []string) (string, error) {
+		id, err := Identity(s, cwd, env, args)
+		return string(id), err
+	}
 	want, err := Key(s, "/ws", env, args)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +347,7 @@ func TestWarmPeer(t *testing.T) {
 		t.Errorf("root's client to uid 65534's server: %v", err)
 	}
 	// Root's request sent all the same: refused, unclaimed.
-	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: WarmSocket(dir, key), Net: "unix"})
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: WarmSocket(dir, Key([]byte(key))), Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +355,7 @@ func TestWarmPeer(t *testing.T) {
 	r, w, _ := os.Pipe()
 	defer r.Close()
 	defer w.Close()
-	if _, _, err := conn.WriteMsgUnix([]byte{hookclient.Request}, unixRights(r, w, w), nil); err != nil {
+	if _, _, err := conn.WriteMsgUnix(hookclient.RequestOf([]byte(key)), unixRights(r, w, w), nil); err != nil {
 		t.Fatal(err)
 	}
 	var b [1]byte
@@ -374,14 +382,14 @@ func warmPeerServer(dir string) int {
 	h := &Hook{Extension: "hooked", Dir: filepath.Join(root, "ext"), Workspace: ws, Environ: environ(root, ws),
 		Hook: extension.CommandHook{Event: "BeforeTool", Label: "BeforeTool-1", Command: "echo ran"}}
 	key := "peer"
-	ln, release, err := WarmListen(dir, key)
+	ln, release, err := WarmListen(dir, Key([]byte(key)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer release()
 	fmt.Println(key)
-	srv := &Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Idle: time.Minute}
+	srv := &Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Identity: []byte(key), Idle: time.Minute}
 	if err := srv.Serve(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -457,7 +465,7 @@ const warmClientEnv = "GEMKIT_EXTHOOK_TEST_WARM_CLIENT"
 
 func warmClientMain(v string) int {
 	dir, key, _ := strings.Cut(v, "|")
-	code, refused, err := WarmRun(context.Background(), dir, key, os.Stdin, os.Stdout, os.Stderr)
+	code, refused, err := WarmRun(context.Background(), dir, []byte(key), os.Stdin, os.Stdout, os.Stderr)
 	fmt.Printf("code %d refused %q err %v\n", code, refused, err)
 	return 0
 }
@@ -481,7 +489,7 @@ func TestWarmSideBySide(t *testing.T) {
 	}
 	first := make(chan result, 1)
 	go func() {
-		code, _, err := WarmRun(context.Background(), dir, key, inR, outW, errW)
+		code, _, err := WarmRun(context.Background(), dir, []byte(key), inR, outW, errW)
 		first <- result{code, err}
 	}()
 	var ob strings.Builder
@@ -517,4 +525,48 @@ func TestWarmSideBySide(t *testing.T) {
 // TestWarmSideBySideUnprivileged runs TestWarmSideBySide as uid 65534.
 func TestWarmSideBySideUnprivileged(t *testing.T) {
 	sandboxtest.RerunUnprivileged(t, "^TestWarmSideBySide$")
+}
+
+// TestWarmIdentity: a warm server serves only the run whose identity
+// (hookclient.Identity) is the one it was set up for: the socket's name
+// is a digest anyone could match, so a request that names another
+// identity at its socket (longer, shorter, or of the same length) is
+// left unclaimed, its descriptors unused, and the sandbox stays set up
+// for its own run.
+func TestWarmIdentity(t *testing.T) {
+	h, _ := hookEnv(t, "cat >/dev/null; echo ran\n")
+	gates := make(chan struct{}, 8)
+	h.Gate = func(context.Context) error { gates <- struct{}{}; return nil }
+	dir := warmDir(t)
+	id, _ := warmServer(t, h, dir, time.Minute, nil)
+	for _, other := range []string{id + "x", id[:len(id)-1], id[:len(id)-1] + "?", ""} {
+		conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: WarmSocket(dir, Key([]byte(id))), Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, w, _ := os.Pipe()
+		if _, _, err := conn.WriteMsgUnix(hookclient.RequestOf([]byte(other)), unixRights(r, w, w), nil); err != nil {
+			t.Fatal(err)
+		}
+		var b [1]byte
+		if n, err := conn.Read(b[:]); n != 0 || err == nil {
+			t.Errorf("a request of identity %q was answered %q (%v)", other, b[:n], err)
+		}
+		conn.Close()
+		r.Close()
+		w.Close()
+	}
+	select {
+	case <-gates:
+		t.Error("another identity's request passed the gate")
+	default:
+	}
+	if code, refused, o, _, err := warmRun(t, dir, id, "{}"); err != nil || refused != "" || code != 0 || o != "ran\n" {
+		t.Errorf("the run of its own identity after them: %d %q %q %v", code, refused, o, err)
+	}
+}
+
+// TestWarmIdentityUnprivileged runs TestWarmIdentity as uid 65534.
+func TestWarmIdentityUnprivileged(t *testing.T) {
+	sandboxtest.RerunUnprivileged(t, "^TestWarmIdentity$")
 }

@@ -92,13 +92,16 @@ func (s *Session) Ended() <-chan struct{} {
 	return ch
 }
 
-// Key is the name of the warm sandbox of a run in session s of gemkit
-// with args, in the folder cwd with the environment env
-// (hookclient.Key: what the run's client knows before it reads
-// anything).
-func Key(s *Session, cwd string, env, args []string) (string, error) {
-	return hookclient.Key(s.Pid, s.Start, cwd, env, args)
+// Identity is the identity of a run in session s of gemkit with args,
+// in the folder cwd with the environment env (hookclient.Identity: what
+// the run's client knows before it reads anything).
+func Identity(s *Session, cwd string, env, args []string) ([]byte, error) {
+	return hookclient.Identity(s.Pid, s.Start, cwd, env, args)
 }
+
+// Key is the name of the warm sandbox of the run whose identity is id
+// (hookclient.KeyOf).
+func Key(id []byte) string { return hookclient.KeyOf(id) }
 
 // Fingerprint is a digest of everything of h that the extension store
 // and the extension's folder decide (the hook as its extension declares
@@ -157,15 +160,15 @@ func WarmListen(dir, key string) (*net.UnixListener, func(), error) {
 // caller runs the hook itself, nothing of it having run.
 var ErrNoWarm = errors.New("no warm sandbox")
 
-// WarmRun hands a run of the hook whose warm sandbox has key, if one
-// waits in dir, the descriptors stdin, stdout and stderr, and returns
+// WarmRun hands a run of the hook with identity id (Identity), if its
+// warm sandbox waits in dir, the descriptors stdin, stdout and stderr, and returns
 // its exit code once its command has ended, or the words of a refusal
 // (the command did not run). ErrNoWarm (wrapped) says no warm sandbox
 // took it; another error, that the run was taken and ended without an
 // answer. The server must run as this user (SO_PEERCRED). ctx's end
 // ends the run: the server stops the hook when its client goes.
-func WarmRun(ctx context.Context, dir, key string, stdin, stdout, stderr *os.File) (code int, refused string, err error) {
-	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: WarmSocket(dir, key), Net: "unix"})
+func WarmRun(ctx context.Context, dir string, id []byte, stdin, stdout, stderr *os.File) (code int, refused string, err error) {
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: WarmSocket(dir, Key(id)), Net: "unix"})
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
 	}
@@ -175,7 +178,12 @@ func WarmRun(ctx context.Context, dir, key string, stdin, stdout, stderr *os.Fil
 		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
 	}
 	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
-	if _, _, err := conn.WriteMsgUnix([]byte{hookclient.Request}, rights, nil); err != nil {
+	req := hookclient.RequestOf(id)
+	n, _, err := conn.WriteMsgUnix(req, rights, nil)
+	if err == nil && n < len(req) {
+		_, err = conn.Write(req[n:])
+	}
+	if err != nil {
 		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
 	}
 	var b [1]byte
@@ -186,9 +194,9 @@ func WarmRun(ctx context.Context, dir, key string, stdin, stdout, stderr *os.Fil
 	if err != nil {
 		return 0, "", err
 	}
-	var ans hookclient.Answer
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		return 0, "", errors.New("the warm sandbox ended without saying how the hook ended")
+	ans, err := hookclient.DecodeAnswer(raw)
+	if err != nil {
+		return 0, "", err
 	}
 	return ans.Code, ans.Refused, nil
 }

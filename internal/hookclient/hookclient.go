@@ -17,14 +17,11 @@
 package hookclient
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
+	"hash/fnv"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gemkit/gemkit/internal/gemkitdir/runtimedir"
 	"github.com/gemkit/gemkit/internal/proc/procstat"
@@ -42,8 +39,28 @@ const (
 // Answer is how a warm run ended: its exit code, or the words of a
 // refusal (the command did not run).
 type Answer struct {
-	Code    int    `json:"code"`
-	Refused string `json:"refused,omitempty"`
+	Code    int
+	Refused string
+}
+
+// Encode is a's words on the socket: the code in decimal, a newline,
+// then the refusal's words (both ends are the same binary: the key
+// names it).
+func (a Answer) Encode() []byte {
+	return []byte(strconv.Itoa(a.Code) + "\n" + a.Refused)
+}
+
+// DecodeAnswer reads the words Encode wrote.
+func DecodeAnswer(b []byte) (Answer, error) {
+	i := 0
+	for i < len(b) && b[i] != '\n' {
+		i++
+	}
+	code, err := strconv.Atoi(string(b[:i]))
+	if err != nil || i == len(b) {
+		return Answer{}, errors.New("the warm sandbox ended without saying how the hook ended")
+	}
+	return Answer{Code: code, Refused: string(b[i+1:])}, nil
 }
 
 // shells are the programs between Gemini CLI and gemkit's hook.
@@ -81,32 +98,41 @@ func Session() (pid int, start uint64, err error) {
 // is gemkit's own working folder, in the key), so they are not in it.
 var shellKept = map[string]bool{"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true}
 
-// Key is the name of the warm sandbox of a run of `gemkit args` in the
-// folder cwd with the environment env, in the session (pid, start): a
-// digest of all of them, of the binary (by its file's identity) and of
-// the user. What the extension store says of the hook is not in it: the
-// server compares that at each run, and consent too.
-func Key(pid int, start uint64, cwd string, env, args []string) (string, error) {
+// Identity is what names the warm sandbox of a run of `gemkit args` in
+// the folder cwd with the environment env, in the session (pid, start):
+// all of them, the binary (by its file's identity) and the user, each
+// word prefixed by its length. What the extension store says of the hook
+// is not in it: the server compares that at each run, and consent too.
+// The client sends it with its request, and the server serves only a
+// run whose identity is the very one its sandbox was set up for.
+func Identity(pid int, start uint64, cwd string, env, args []string) ([]byte, error) {
 	var exe, err = os.Stat("/proc/self/exe")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	id, ok := fileID(exe)
 	if !ok {
-		return "", errors.New("the binary's identity is unknown")
+		return nil, errors.New("the binary's identity is unknown")
 	}
 	var kept []string
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); !shellKept[k] {
+		k := kv
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				k = kv[:i]
+				break
+			}
+		}
+		if !shellKept[k] {
 			kept = append(kept, kv)
 		}
 	}
-	sort.Strings(kept)
-	d := sha256.New()
-	word := func(s string) { d.Write([]byte(strconv.Itoa(len(s)) + ":" + s)) }
-	word("gemkit warm hook 2")
+	slices.Sort(kept)
+	var b []byte
+	word := func(s string) { b = append(append(append(b, strconv.Itoa(len(s))...), ':'), s...) }
+	word("gemkit warm hook 3")
 	word(id)
-	word(fmt.Sprintf("%d:%d:%d:%d", os.Getuid(), os.Getgid(), pid, start))
+	word(strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()) + ":" + strconv.Itoa(pid) + ":" + strconv.FormatUint(start, 10))
 	word(cwd)
 	word(strconv.Itoa(len(kept)))
 	for _, kv := range kept {
@@ -116,7 +142,49 @@ func Key(pid int, start uint64, cwd string, env, args []string) (string, error) 
 	for _, a := range args {
 		word(a)
 	}
-	return hex.EncodeToString(d.Sum(nil)[:16]), nil
+	return b, nil
+}
+
+// MaxIdentity bounds the identity a server reads: more than the
+// kernel lets a process's arguments and environment be.
+const MaxIdentity = 8 << 20
+
+// KeyOf is the name of the socket of the warm sandbox of the run whose
+// identity is id: a digest of it (FNV-1a, 128 bits). A name found is
+// not trusted: the server compares the whole identity, so the digest
+// needs no strength, and crypto/sha256 would make this package wait for
+// most of the standard library's initialisation (see init).
+func KeyOf(id []byte) string {
+	d := fnv.New128a()
+	d.Write(id)
+	return hexString(d.Sum(nil))
+}
+
+// Key is KeyOf(Identity(...)).
+func Key(pid int, start uint64, cwd string, env, args []string) (string, error) {
+	id, err := Identity(pid, start, cwd, env, args)
+	if err != nil {
+		return "", err
+	}
+	return KeyOf(id), nil
+}
+
+// RequestOf is the client's request with its identity: the word Request,
+// the identity's length (4 bytes, big-endian), the identity.
+func RequestOf(id []byte) []byte {
+	n := len(id)
+	return append([]byte{Request, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, id...)
+}
+
+// hexString is b in lower-case hexadecimal (encoding/hex imports fmt:
+// see init).
+func hexString(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 2*len(b))
+	for i, c := range b {
+		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
+	}
+	return string(out)
 }
 
 // Socket is the socket of the warm sandbox with key in dir.

@@ -1,11 +1,10 @@
 package hookclient
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -13,10 +12,14 @@ import (
 // one waits, before the rest of the program initializes, and exits with
 // the run's code. Without one it returns, and the command runs the cold
 // way. Go initializes a package once everything it imports is, the
-// lexically first of those ready first: the package imports only early
-// parts of the standard library and procstat (not x/sys/unix, net or
-// package proc, which come after most of gemkit's dependencies), so it
-// runs right after the standard library's "encoding/..." and "flag".
+// lexically first of those ready first. The package imports only the
+// standard library's lowest parts (os, syscall, strconv, slices,
+// crypto/sha256) and procstat and runtimedir, which import no more:
+// neither reflect (fmt, encoding/json, encoding/hex) nor unicode's
+// tables (strings, bytes), which sort after this package's path. So it
+// is ready, and run, before every package that waits for those (the
+// encoding/gob, encoding/json and fmt of gemkit's dependencies among
+// them), not after all of them, as it was with fmt and encoding/json.
 func init() {
 	args := os.Args[1:]
 	if len(args) < 2 || args[0] != "extensions" || args[1] != "hook" {
@@ -46,7 +49,7 @@ func Run(args []string) (code int, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	key, err := Key(pid, start, cwd, os.Environ(), args)
+	id, err := Identity(pid, start, cwd, os.Environ(), args)
 	if err != nil {
 		return 0, false
 	}
@@ -54,15 +57,15 @@ func Run(args []string) (code int, ok bool) {
 	if !private(dir) {
 		return 0, false
 	}
-	code, refused, err := run(Socket(dir, key))
+	code, refused, err := run(Socket(dir, KeyOf(id)), id)
 	switch {
 	case errors.Is(err, errNotTaken):
 		return 0, false
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "gemkit: gemkit ran the hook in its warm sandbox, which then ended: %v\n", err)
+		os.Stderr.WriteString("gemkit: gemkit ran the hook in its warm sandbox, which then ended: " + err.Error() + "\n")
 		return 1, true
 	case refused != "":
-		fmt.Fprintf(os.Stderr, "gemkit: gemkit did not run the hook: %s\n", refused)
+		os.Stderr.WriteString("gemkit: gemkit did not run the hook: " + refused + "\n")
 		return 1, true
 	}
 	return code, true
@@ -80,10 +83,11 @@ func private(dir string) bool {
 
 var errNotTaken = errors.New("no warm sandbox took the run")
 
-// run is the conversation with the server at path: the request and the
-// three descriptors, its acknowledgment, its answer. The server must run
+// run is the conversation with the server at path: the request (with
+// the run's identity id) and the three descriptors, its
+// acknowledgment, its answer. The server must run
 // as this user (SO_PEERCRED).
-func run(path string) (code int, refused string, err error) {
+func run(path string, id []byte) (code int, refused string, err error) {
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, "", errNotTaken
@@ -103,11 +107,22 @@ func run(path string) (code int, refused string, err error) {
 		return 0, "", errNotTaken
 	}
 	rights := syscall.UnixRights(0, 1, 2)
+	req := RequestOf(id)
+	var n int
 	for {
-		err = syscall.Sendmsg(fd, []byte{Request}, rights, nil, 0)
+		n, err = syscall.SendmsgN(fd, req, rights, nil, 0)
 		if err != syscall.EINTR {
 			break
 		}
+	}
+	// The rest of a long request (the descriptors went with the first
+	// part).
+	for err == nil && n < len(req) {
+		var m int
+		if m, err = syscall.Write(fd, req[n:]); err == syscall.EINTR {
+			err = nil
+		}
+		n += max(m, 0)
 	}
 	if err != nil {
 		return 0, "", errNotTaken
@@ -121,9 +136,9 @@ func run(path string) (code int, refused string, err error) {
 	if err != nil {
 		return 0, "", err
 	}
-	var ans Answer
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		return 0, "", errors.New("the warm sandbox ended without saying how the hook ended")
+	ans, err := DecodeAnswer(raw)
+	if err != nil {
+		return 0, "", err
 	}
 	return ans.Code, ans.Refused, nil
 }
@@ -153,5 +168,6 @@ func fileID(fi os.FileInfo) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec), true
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	return u(st.Dev) + ":" + u(st.Ino) + ":" + strconv.FormatInt(st.Size, 10) + ":" + strconv.FormatInt(st.Mtim.Sec, 10) + "." + strconv.FormatInt(st.Mtim.Nsec, 10), true
 }

@@ -8,10 +8,7 @@
 // github.com and golang.org package that is ready before it.
 package runtimedir
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // Name is the folder's name under each base folder ("gemkit").
 const Name = "gemkit"
@@ -48,9 +45,9 @@ func For(runtime, tmp string, uid int) string {
 // between names, no "." and no ".." but at the start of a relative
 // path, "." for nothing.
 func clean(p string) string {
-	rooted := strings.HasPrefix(p, "/")
+	rooted := len(p) > 0 && p[0] == '/'
 	var out []string
-	for _, e := range strings.Split(p, "/") {
+	for _, e := range split(p) {
 		switch {
 		case e == "" || e == ".":
 		case e != "..":
@@ -61,7 +58,13 @@ func clean(p string) string {
 			out = append(out, "..")
 		}
 	}
-	s := strings.Join(out, "/")
+	var s string
+	for i, e := range out {
+		if i > 0 {
+			s += "/"
+		}
+		s += e
+	}
 	switch {
 	case rooted:
 		return "/" + s
@@ -69,4 +72,19 @@ func clean(p string) string {
 		return "."
 	}
 	return s
+}
+
+// split is p's names between slashes, empty ones too (strings.Split: the
+// package imports no strings, whose unicode tables hookclient's init
+// would wait for).
+func split(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' {
+			out = append(out, p[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, p[start:])
 }

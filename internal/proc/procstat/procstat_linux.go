@@ -1,14 +1,16 @@
 package procstat
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 )
+
+// The package imports no bytes, strings or fmt: their imports (unicode's
+// tables, reflect) would make package hookclient, which reads the
+// session's stat in its init, wait for most of the standard library's
+// initialisation (see hookclient's init).
 
 // Read reads /proc/PID/stat. The command's name, in parentheses, may
 // itself hold spaces and ") ", so the fields are counted from the last
@@ -23,17 +25,25 @@ func Read(pid int) (Stat, error) {
 
 // Parse parses the text of a /proc/PID/stat.
 func Parse(b []byte) (Stat, error) {
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	open, end := -1, -1
+	for i, c := range b {
+		if c == '(' && open < 0 {
+			open = i
+		}
+		if c == ')' {
+			end = i
+		}
+	}
 	if open < 0 || end < open {
 		return Stat{}, errors.New("proc: malformed stat")
 	}
-	f := strings.Fields(string(b[end+1:]))
+	f := fields(b[end+1:])
 	if len(f) < 2 || len(f[0]) != 1 {
 		return Stat{}, errors.New("proc: malformed stat")
 	}
 	ppid, err := strconv.Atoi(f[1])
 	if err != nil {
-		return Stat{}, fmt.Errorf("proc: malformed stat: %w", err)
+		return Stat{}, malformedError{err}
 	}
 	st := Stat{Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid}
 	// utime, stime, cutime, cstime (fields 14 to 17) and starttime (22),
@@ -47,3 +57,29 @@ func Parse(b []byte) (Stat, error) {
 	}
 	return st, nil
 }
+
+// fields are the words of b, between spaces, tabs and newlines (what
+// the kernel writes between a stat's fields).
+func fields(b []byte) []string {
+	var f []string
+	start := -1
+	for i := 0; i <= len(b); i++ {
+		if i == len(b) || b[i] == ' ' || b[i] == '\n' || b[i] == '\t' {
+			if start >= 0 {
+				f = append(f, string(b[start:i]))
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	return f
+}
+
+// malformedError is a field of a stat that does not parse.
+type malformedError struct{ err error }
+
+func (e malformedError) Error() string { return "proc: malformed stat: " + e.err.Error() }
+func (e malformedError) Unwrap() error { return e.err }
