@@ -1,0 +1,3 @@
+module example.test/mod
+
+go 1.26

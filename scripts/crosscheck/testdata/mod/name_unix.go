@@ -1,0 +1,5 @@
+//go:build !windows
+
+package mod
+
+const name = "unix"
