@@ -403,11 +403,12 @@ func TestNeovimGeminiCLICodeIntel(t *testing.T) {
 	}
 }
 
-// countGopls counts the gopls processes under pid.
+// countGopls counts the gopls servers under pid (codeinteltest.Server:
+// a gopls forked by a gopls to run go list is not one).
 func countGopls(pid int) int {
 	n := 0
 	for _, p := range gemkittest.ProcessTree(pid) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p)); err == nil && strings.TrimSpace(string(b)) == "gopls" {
+		if codeinteltest.Server(p, "gopls") {
 			n++
 		}
 	}

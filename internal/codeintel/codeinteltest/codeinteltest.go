@@ -117,8 +117,7 @@ func Procs(name, dir string) []int {
 	pids, _ := proc.Pids()
 	var out []int
 	for _, pid := range pids {
-		// A zombie is gone, not yet reaped.
-		if st, err := proc.ReadStat(pid); err != nil || st.Comm != name || !st.Running() {
+		if !Server(pid, name) {
 			continue
 		}
 		if cwd, err := proc.Cwd(pid); err == nil && cwd == dir {
@@ -126,6 +125,20 @@ func Procs(name, dir string) []int {
 		}
 	}
 	return out
+}
+
+// Server reports whether pid is a running process named name (its comm)
+// whose parent is not: a server forks to run a command (gopls runs go
+// list), and the child bears the server's name until its exec, which a
+// loaded machine leaves long enough to be seen (Neovim 0.7's gopls
+// counted twice at load 17). A zombie is gone, not yet reaped.
+func Server(pid int, name string) bool {
+	st, err := proc.ReadStat(pid)
+	if err != nil || st.Comm != name || !st.Running() {
+		return false
+	}
+	parent, err := proc.ReadStat(st.PPid)
+	return err != nil || parent.Comm != name
 }
 
 // Brokers returns the code intelligence brokers of the workspace ws
