@@ -327,7 +327,9 @@ func wantAsBare(t *testing.T, f *fixture, bare map[string]bareAnswer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
-	defer run.c.Close()
+	// Ended here, with its servers, not at the test's end: the next
+	// subtest counts the server processes its own runs start.
+	defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
 	tools, err := run.c.ListTools(ctx)
 	if err != nil {
 		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
@@ -421,24 +423,23 @@ func TestPublishedNPX(t *testing.T) {
 			wantAsBare(t, f, bare)
 		})
 	})
+	t.Run("NewVersion", func(t *testing.T) { testNewVersion(t, f, r) })
 }
 
 // newVersionMarker is what the test's new version of context7's server
 // says in its tool's description.
 const newVersionMarker = "(new-version-5521)"
 
-// TestPublishedNPXNewVersion: a new version of context7's server
-// published to the registry is not run: gemkit mcp, started afresh,
-// runs the pinned one, from its tree, and asks the registry nothing; an
-// update without consent shows the new version and changes nothing;
-// with consent, the next start runs the new one, from a new tree.
-func TestPublishedNPXNewVersion(t *testing.T) {
-	t.Parallel()
-	gemkittest.SkipShort(t, "installs a published server from a loopback registry, twice")
-	f := newFixture(t)
-	r := publishedRegistry(t, f)
+// testNewVersion: a new version of context7's server published to the
+// registry is not run: gemkit mcp, started afresh, runs the pinned one,
+// from its tree, and asks the registry nothing; an update without
+// consent shows the new version and changes nothing; with consent, the
+// next start runs the new one, from a new tree. It runs on
+// TestPublishedNPX's home, where the switch installed context7 (and the
+// two others, which each start of gemkit mcp runs beside it), rather
+// than install it again in a home of its own.
+func testNewVersion(t *testing.T, f *fixture, r *npmregistrytest.Registry) {
 	c7 := npxExtensions[0]
-	linkNPX(t, f, r, []npxExtension{c7})
 	pinned := func() extension.Pin {
 		t.Helper()
 		c, err := extension.OpenStore(f.home).ServerChoice(c7.name)
@@ -471,15 +472,18 @@ func TestPublishedNPXNewVersion(t *testing.T) {
 		if _, err := run.c.CallTool(ctx, c7.name+"_"+c7.tool, c7.args); err != nil {
 			t.Fatal(err)
 		}
-		seen := stop()
-		if len(seen) != 1 {
-			t.Fatalf("%d server processes, want 1: %v", len(seen), seen)
-		}
-		var cmdline string
-		for pid := range seen {
+		// The other two servers run from trees of their own names.
+		var c7Seen []string
+		for pid := range stop() {
 			b, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
-			cmdline = strings.ReplaceAll(string(b), "\x00", " ")
+			if cmdline := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmdline, "/"+c7.server+"@") {
+				c7Seen = append(c7Seen, cmdline)
+			}
 		}
+		if len(c7Seen) != 1 {
+			t.Fatalf("%d server processes of %s, want 1: %q", len(c7Seen), c7.server, c7Seen)
+		}
+		cmdline := c7Seen[0]
 		for _, tl := range tools {
 			if tl.Name == c7.name+"_"+c7.tool {
 				return tl.Description, cmdline
