@@ -98,6 +98,11 @@ func SkipShort(t testing.TB, what string) {
 // changed, under a lock the test binaries go test runs side by side
 // share; each test binary runs a hard link of it, which a later relink
 // (by rename) leaves as it is.
+//
+// It is built as it ships, without cgo (CGO_ENABLED=0, as README.md's
+// install and bench/internal/benchenv build it): one build of gemkit's
+// packages serves them all, where one with cgo compiled them all again
+// (47.3 CPU-s on a fresh build cache after the other).
 func Gemkit(t testing.TB) string {
 	t.Helper()
 	SkipShort(t, "the built gemkit binary")
@@ -114,6 +119,7 @@ func Gemkit(t testing.TB) string {
 		defer unlock()
 		cmd := exec.Command("go", "build", "-o", shared, "github.com/gemkit/gemkit/cmd/gemkit")
 		cmd.Dir = pkgDir
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New(err.Error() + "\n" + string(out))
 			return
