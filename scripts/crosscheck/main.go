@@ -12,7 +12,7 @@
 // everything they import, the standard library included. A build
 // compiles all of that to machine code first: on a fresh machine, with
 // nothing of those systems in Go's build cache, a build of ./... for
-// darwin took 99 CPU-s where this takes 8. What a build would find and
+// darwin took 99 CPU-s where this takes 4. What a build would find and
 // this does not is the linker's: a function declared without a body
 // whose assembly is missing, or a //go:linkname to nothing. The module
 // has neither (no assembly, no linkname).
