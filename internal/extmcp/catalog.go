@@ -2,6 +2,7 @@ package extmcp
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/gemkit/gemkit/internal/mcpclient"
@@ -154,6 +155,10 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	c, what, err := s.listRunning(lctx, r)
 	s.mu.Lock()
 	if err != nil {
+		if ctx.Err() != nil {
+			// Not the server's bound: what waited for the listing went.
+			return Catalog{}, fmt.Errorf("%s was not listed: %s", s.who(), stoppedWhileStarting)
+		}
 		if lctx.Err() != nil {
 			return Catalog{}, s.failure("did not list its " + what + " within " + s.startTimeout().String())
 		}

@@ -55,10 +55,12 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fixture", version: "1" } } });
     case "tools/list": {
       // FIXTURE_HOLD_LIST names a file: while it exists, the listing is
-      // not answered (the other requests are), as a server slow to list.
+      // not answered (the other requests are), as a server slow to list;
+      // "list-held" in its HOME (its data folder) tells that one waits.
       const answer = () => send({ jsonrpc: "2.0", id: m.id, result: { tools } });
       const hold = process.env.FIXTURE_HOLD_LIST;
       if (!hold || !existsSync(hold)) return answer();
+      writeFileSync(join(process.env.HOME, "list-held"), "");
       const t = setInterval(() => { if (!existsSync(hold)) { clearInterval(t); answer(); } }, 20);
       return;
     }

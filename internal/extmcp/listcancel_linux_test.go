@@ -1,0 +1,67 @@
+package extmcp_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// TestListingCancelled: a listing that what waited for it gave up on
+// once the server had started and answered initialize (the client went,
+// or gemkit mcp ended, as a session's end cancels the listing a
+// server's list_changed began) is told as that, as a start given up on
+// is (TestStartCancelled), not as a server that did not list within its
+// bound.
+func TestListingCancelled(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a server of its own: runs without -short, as in CI")
+	}
+	s := newSetup(t, 30*time.Second)
+	hold := filepath.Join(s.ws, "hold")
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	sp.Env = map[string]string{"FIXTURE_HOLD_LIST": hold}
+	sp.Timeout = 20 * time.Second
+	s.m.Sync([]extmcp.Spec{sp})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The fixture says in its HOME, the server's data folder below
+	// s.home, that it holds a listing: it started and answered
+	// initialize.
+	held := func() bool {
+		found := false
+		filepath.WalkDir(s.home, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == "list-held" {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		return found
+	}
+	go func() {
+		if gemkittest.Poll(30*time.Second, 20*time.Millisecond, held) {
+			cancel()
+		}
+	}()
+	_, failed := s.m.Tools(ctx)
+	if !held() {
+		t.Fatalf("the server never held a listing: %+v\n%s", failed, s.log.String())
+	}
+	if len(failed) != 1 {
+		t.Fatalf("%d failures, want the held server's: %+v", len(failed), failed)
+	}
+	if err := failed[0].Err.Error(); !strings.Contains(err, "stopped waiting (the client went or cancelled its request, or gemkit mcp ended)") || strings.Contains(err, "within") {
+		t.Errorf("a listing given up on is told as %q", err)
+	}
+}
