@@ -31,11 +31,13 @@ type claudeStart struct {
 	// connect's own time as that line gives it (from its start of the
 	// connection).
 	dial, connected, took time.Duration
-	// mounted: from its log's first line to its interface mounted
-	// ([REPL:mount]), its own start, before it looks for an IDE at all;
-	// search: from then to its start of the IDE's connection, where it
-	// reads the lock files (and waits on its own other start-up work).
-	mounted, search time.Duration
+	// launched: from the start to its log's first line (tmux's new window,
+	// the exec of its 380 MB binary, its runtime's start); mounted: from
+	// then to its interface mounted ([REPL:mount]), its own start, before
+	// it looks for an IDE at all; search: from then to its start of the
+	// IDE's connection, where it reads the lock files (and waits on its own
+	// other start-up work). launched + mounted + search + took is connected.
+	launched, mounted, search time.Duration
 	// cpu is the CPU time the editor's side (Neovim, its TUI process where
 	// it has one, and their children: gemkit's companion) spent from the
 	// start until the CLI was seen connected: what the plugin took from
@@ -57,7 +59,15 @@ func (s *session) startClaude(o options, i int) (c claudeStart, err error) {
 			return at, ok
 		})
 	if err == nil {
-		c.mounted, c.search, _ = claudePhases(log)
+		var first time.Time
+		var ok bool
+		if first, c.mounted, c.search, ok = claudePhases(log); ok {
+			if at, _, found := claudeConnected(log); found {
+				// at is c.connected after the start: the first line came
+				// c.connected − (at − first) after it.
+				c.launched = c.connected - at.Sub(first)
+			}
+		}
 	}
 	return c, err
 }
@@ -105,16 +115,16 @@ func claudeConnected(log string) (at time.Time, took time.Duration, ok bool) {
 	return at, 0, false
 }
 
-// claudePhases reads, in Claude Code's debug log, the times from its
-// first line to its interface mounted (`[REPL:mount] REPL mounted`, after
-// which 2.1.330 looks for an IDE) and from then to its start of the IDE's
-// connection (`MCP server "ide": Starting connection`).
-func claudePhases(log string) (mounted, search time.Duration, ok bool) {
+// claudePhases reads, in Claude Code's debug log, the time of its first
+// line, the times from then to its interface mounted (`[REPL:mount] REPL
+// mounted`, after which 2.1.330 looks for an IDE) and from then to its
+// start of the IDE's connection (`MCP server "ide": Starting connection`).
+func claudePhases(log string) (first time.Time, mounted, search time.Duration, ok bool) {
 	b, err := os.ReadFile(log)
 	if err != nil {
-		return 0, 0, false
+		return first, 0, 0, false
 	}
-	var first, mount, start time.Time
+	var mount, start time.Time
 	for line := range strings.Lines(string(b)) {
 		stamp, rest, _ := strings.Cut(line, " ")
 		at, err := time.Parse(time.RFC3339Nano, stamp)
@@ -130,10 +140,10 @@ func claudePhases(log string) (mounted, search time.Duration, ok bool) {
 			start = at
 		}
 		if !start.IsZero() {
-			return mount.Sub(first), start.Sub(mount), true
+			return first, mount.Sub(first), start.Sub(mount), true
 		}
 	}
-	return 0, 0, false
+	return first, 0, 0, false
 }
 
 // geminiSettings is what the real Gemini CLI needs to start offline with

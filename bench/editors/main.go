@@ -36,6 +36,9 @@
 //     read from its own debug log (--debug-file), whose lines it stamps
 //     with the wall clock this program reads too; and the connect's own
 //     time, as that line gives it (from its start of the connection);
+//     split into its parts by its log (start → its first line, → its
+//     interface mounted, → its dial of the IDE, → connected), of which
+//     only the last has the plugin in it;
 //     and the CPU time the editor's side (Neovim and gemkit's companion)
 //     spent from the start until then, taken from the cores the CLI
 //     starts on;
@@ -233,6 +236,9 @@ func run(args []string, out io.Writer) error {
 				if c.mounted > 0 {
 					r.mounted, r.search = append(r.mounted, c.mounted), append(r.search, c.search)
 				}
+				if c.launched > 0 {
+					r.launched = append(r.launched, c.launched)
+				}
 			}
 		}
 	}
@@ -317,6 +323,7 @@ func run(args []string, out io.Writer) error {
 	if o.claude != "" {
 		row("claude start → dial", func(r result) string { return r.start.String() })
 		row("claude start → connected (its log)", func(r result) string { return r.connected.String() })
+		row("  start → its log's first line", func(r result) string { return r.launched.String() })
 		row("  its start → interface up (its log)", func(r result) string { return r.mounted.String() })
 		row("  interface up → IDE dial (its log)", func(r result) string { return r.search.String() })
 		row("  its connect's own time (its log)", func(r result) string { return r.claudeConnect.String() })
@@ -346,8 +353,8 @@ type plugin struct {
 }
 
 type result struct {
-	start, connected, claudeConnect, mounted, search, geminiStart, connect, selection, diff, highlighted, lockStart, startCPU stat
-	rssEditor, rssCompanion, anonCompanion                                                                                    int64
+	start, connected, claudeConnect, launched, mounted, search, geminiStart, connect, selection, diff, highlighted, lockStart, startCPU stat
+	rssEditor, rssCompanion, anonCompanion                                                                                              int64
 }
 
 // stat is the p50 and min of a step's rounds.

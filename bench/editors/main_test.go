@@ -173,14 +173,14 @@ func TestClaudePhases(t *testing.T) {
 	if err := os.WriteFile(log, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mounted, search, ok := claudePhases(log)
-	if !ok || mounted != 1100*time.Millisecond || search != 388*time.Millisecond {
-		t.Errorf("claudePhases = %v, %v, %v; want 1.1s, 388ms, true", mounted, search, ok)
+	first, mounted, search, ok := claudePhases(log)
+	if want := time.Date(2026, 11, 26, 2, 22, 36, 0, time.UTC); !ok || !first.Equal(want) || mounted != 1100*time.Millisecond || search != 388*time.Millisecond {
+		t.Errorf("claudePhases = %v, %v, %v, %v; want %v, 1.1s, 388ms, true", first, mounted, search, ok, want)
 	}
 	if err := os.WriteFile(log, []byte(text[:strings.Index(text, "2026-11-26T02:22:37.488Z")]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := claudePhases(log); ok {
+	if _, _, _, ok := claudePhases(log); ok {
 		t.Error("a log without the IDE's connection started reads as complete")
 	}
 }

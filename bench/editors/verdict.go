@@ -57,6 +57,7 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 			a, b stat
 		}{
 			{"claude start → dial", a.start, b.start},
+			{"start → its first line", a.launched, b.launched},
 			{"its start → interface up", a.mounted, b.mounted},
 			{"interface up → IDE dial", a.search, b.search},
 			{"its connect's own time", a.claudeConnect, b.claudeConnect},
