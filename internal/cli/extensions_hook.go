@@ -111,13 +111,16 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 // loadedHook is a hook as the extension store has it now, ready to run.
 type loadedHook struct {
 	st  *extension.Store
+	in  *extension.Installed
 	ext *extension.Extension
 	h   *exthook.Hook
 }
 
 // loadHook reads the hook label of the extension name from the store,
 // or says in a hook's refusal why it does not run. Its Gate checks the
-// person's consent to the extension as it is when it runs.
+// person's consent to the extension as it is when it runs. A warm
+// server watches every file and folder it reads (storeWatch): a read
+// added here must be named there.
 func loadHook(cmd *cobra.Command, a *app, name, label string) (*loadedHook, error) {
 	st, in, err := openInstalled(cmd, name)
 	if err != nil {
@@ -165,7 +168,7 @@ func loadHook(cmd *cobra.Command, a *app, name, label string) (*loadedHook, erro
 			h.ReadOnly = append(h.ReadOnly, other)
 		}
 	}
-	lh := &loadedHook{st: st, ext: ext, h: h}
+	lh := &loadedHook{st: st, in: in, ext: ext, h: h}
 	h.Gate = func(context.Context) error { return lh.consent(a, nil) }
 	return lh, nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -137,19 +139,23 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *loadedHo
 		}
 		return lh.consent(a, nil)
 	}
-	fresh := func() error {
-		if watch != nil && watch.Changed() {
-			return errors.New("the extension's folder changed")
+	// The store's files and folders that loadHook reads are watched
+	// too, then read again: while neither watch has seen anything, the
+	// store says what it said then, and a claim does not read it again.
+	var names *treewatch.Names
+	if watch != nil {
+		names = storeWatch(cmd, a, lh, name, label, fp)
+		if names != nil {
+			defer names.Close()
 		}
+	}
+	check := &storeCheck{tree: watch, names: names, workspace: h.Workspace, fp: fp, reload: func() (string, error) {
 		now, err := loadHook(cmd, a, name, label)
 		if err != nil {
-			return err
+			return "", err
 		}
-		if got, err := now.h.Fingerprint(); err != nil || got != fp {
-			return errors.New("the extension store says other things of the hook now")
-		}
-		return nil
-	}
+		return now.h.Fingerprint()
+	}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := s.Ended()
@@ -160,9 +166,84 @@ func serveWarmHook(ctx context.Context, cmd *cobra.Command, a *app, lh *loadedHo
 		case <-ctx.Done():
 		}
 	}()
-	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Identity: id, Idle: exthook.WarmIdle, Fresh: fresh, Done: done}
+	srv := &exthook.Server{Hook: h, Launcher: &sandbox.Launcher{}, Listener: ln, Identity: id, Idle: exthook.WarmIdle, Fresh: check.fresh, Done: done}
 	if err := srv.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, exthook.ErrStale) {
 		return withExitCode(ExitNo, fmt.Errorf("warm hook server: %w", err))
+	}
+	return nil
+}
+
+// storeWatch watches every file and folder of the store that loadHook
+// reads for lh (the extensions folder's entries, the hook's entry, the
+// folder of its settings and their .env, the records of consent and of
+// the switch), then reads them again: the watch is returned only if
+// that reading says what fp (lh's fingerprint) says. The extension's
+// own folder is watched apart (treewatch.New), before: that reading
+// comes after both watches, so a change since lh was read is either
+// seen by it or an event. A hook that may write
+// reads every installed extension's entry (installedFolders): it is
+// not watched, and read again at each claim, as is everything when a
+// watch cannot be placed.
+func storeWatch(cmd *cobra.Command, a *app, lh *loadedHook, name, label, fp string) *treewatch.Names {
+	if len(lh.h.ReadOnly) > 0 {
+		return nil
+	}
+	settings := lh.in.UserSettingsDir()
+	listed := []string{lh.st.Dir(), lh.in.Entry}
+	if settings != lh.in.Entry {
+		listed = append(listed, settings)
+	}
+	files := append(lh.st.ChoiceFiles(), filepath.Join(settings, ".env"))
+	w, err := treewatch.WatchNames(listed, files)
+	if err != nil {
+		a.log.Debug("hook: the store is not watched", "err", err)
+		return nil
+	}
+	now, err := loadHook(cmd, a, name, label)
+	if err != nil {
+		w.Close()
+		return nil
+	}
+	if got, err := now.h.Fingerprint(); err != nil || got != fp {
+		w.Close()
+		return nil
+	}
+	return w
+}
+
+// storeCheck is a warm server's check, at each claim, that the store
+// and the extension's folder say of the hook what they said when its
+// sandbox was set up (fp, its fingerprint).
+type storeCheck struct {
+	tree      *treewatch.Watch // the extension's folder, or nil
+	names     *treewatch.Names // the store's files (storeWatch), or nil
+	workspace string
+	fp        string
+	// reload reads the hook from the store again, and is its
+	// fingerprint; reads counts its calls.
+	reload func() (string, error)
+	reads  atomic.Int32
+}
+
+// fresh is nil while the sandbox set up ahead is still the run's: the
+// watches have seen nothing (the store is not read again then), or
+// the store read again says the same.
+func (c *storeCheck) fresh() error {
+	if c.tree != nil && c.tree.Changed() {
+		return errors.New("the extension's folder changed")
+	}
+	if c.names != nil && !c.names.Changed() {
+		if ws, err := os.Getwd(); err == nil && ws == c.workspace {
+			return nil
+		}
+	}
+	c.reads.Add(1)
+	got, err := c.reload()
+	if err != nil {
+		return err
+	}
+	if got != c.fp {
+		return errors.New("the extension store says other things of the hook now")
 	}
 	return nil
 }
