@@ -18,41 +18,7 @@ import (
 // the extensions folder. Reading the store, or writing gemkit's other
 // records beside its own, is no change.
 func TestHookStoreWatch(t *testing.T) {
-	setup := func(t *testing.T) (*env, string, *storeCheck) {
-		e := newEnv(t)
-		t.Chdir(e.ws)
-		src := filepath.Join(t.TempDir(), "noted")
-		writeFiles(t, src, map[string]string{
-			"gemini-extension.json": `{"name": "noted", "version": "1.0.0", "settings": [{"name": "Level", "description": "how much", "envVar": "NOTED_LEVEL"}]}`,
-			"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat"}]}]}}`,
-		})
-		e.mustRun("link", src, "--consent")
-		e.mustRun("sandbox", "noted")
-		cmd := &cobra.Command{}
-		cmd.Flags().String("home", e.home, "")
-		cmd.Flags().String("workspace", "", "")
-		a := newApp(Streams{In: strings.NewReader(""), Out: os.Stdout, Err: os.Stderr})
-		lh, err := loadHook(cmd, a, "noted", "BeforeTool-1")
-		must(t, err)
-		fp, err := lh.h.Fingerprint()
-		must(t, err)
-		tree, err := treewatch.New(lh.ext.Dir)
-		must(t, err)
-		t.Cleanup(func() { tree.Close() })
-		names := storeWatch(cmd, a, lh, "noted", "BeforeTool-1", fp)
-		if names == nil {
-			t.Fatal("the store is not watched")
-		}
-		t.Cleanup(func() { names.Close() })
-		c := &storeCheck{tree: tree, names: names, workspace: lh.h.Workspace, fp: fp, reload: func() (string, error) {
-			now, err := loadHook(cmd, a, "noted", "BeforeTool-1")
-			if err != nil {
-				return "", err
-			}
-			return now.h.Fingerprint()
-		}}
-		return e, src, c
-	}
+	setup := func(t *testing.T) (*env, string, *storeCheck) { return storeCheckOf(t) }
 
 	t.Run("nothing changed", func(t *testing.T) {
 		e, _, c := setup(t)
@@ -110,4 +76,62 @@ func TestHookStoreWatch(t *testing.T) {
 			t.Errorf("the store was read again %d times, not once", c.reads.Load())
 		}
 	})
+}
+
+// storeCheckOf is a warm server's storeCheck of a linked extension's
+// switched hook (one declared setting), both watches placed, in a
+// store of its own.
+func storeCheckOf(t testing.TB) (*env, string, *storeCheck) {
+	e := newEnv(t)
+	t.Chdir(e.ws)
+	src := filepath.Join(t.TempDir(), "noted")
+	writeFiles(t, src, map[string]string{
+		"gemini-extension.json": `{"name": "noted", "version": "1.0.0", "settings": [{"name": "Level", "description": "how much", "envVar": "NOTED_LEVEL"}]}`,
+		"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat"}]}]}}`,
+	})
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "noted")
+	cmd := &cobra.Command{}
+	cmd.Flags().String("home", e.home, "")
+	cmd.Flags().String("workspace", "", "")
+	a := newApp(Streams{In: strings.NewReader(""), Out: os.Stdout, Err: os.Stderr})
+	lh, err := loadHook(cmd, a, "noted", "BeforeTool-1")
+	must(t, err)
+	fp, err := lh.h.Fingerprint()
+	must(t, err)
+	tree, err := treewatch.New(lh.ext.Dir)
+	must(t, err)
+	t.Cleanup(func() { tree.Close() })
+	names := storeWatch(cmd, a, lh, "noted", "BeforeTool-1", fp)
+	if names == nil {
+		t.Fatal("the store is not watched")
+	}
+	t.Cleanup(func() { names.Close() })
+	c := &storeCheck{tree: tree, names: names, workspace: lh.h.Workspace, fp: fp, reload: func() (string, error) {
+		now, err := loadHook(cmd, a, "noted", "BeforeTool-1")
+		if err != nil {
+			return "", err
+		}
+		return now.h.Fingerprint()
+	}}
+	return e, src, c
+}
+
+// BenchmarkHookStoreCheck is a warm server's check at a claim that the
+// store still says what it said at the set-up: answered by the watches
+// (nothing changed), and by reading the store again (no watch).
+func BenchmarkHookStoreCheck(b *testing.B) {
+	for _, watched := range []bool{true, false} {
+		b.Run(map[bool]string{true: "watched", false: "read again"}[watched], func(b *testing.B) {
+			_, _, c := storeCheckOf(b)
+			if !watched {
+				c.names = nil
+			}
+			for b.Loop() {
+				if err := c.fresh(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

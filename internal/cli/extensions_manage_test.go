@@ -19,13 +19,13 @@ import (
 
 // env is one test's home, workspace and helpers to run gemkit in them.
 type env struct {
-	t         *testing.T
+	t         testing.TB
 	home, ws  string
 	testdata  string
 	replacers []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	home := t.TempDir()
 	ws := filepath.Join(home, "projects", "ws")
