@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -137,6 +138,10 @@ func bench(n int, bin, ref string) error {
 		// process and the sandboxes it reaped), which wait4 of bash does
 		// not count: its CPU over the row, a share per run, is added.
 		server, refServer := serverCPU(home, name, bin)/time.Duration(n), time.Duration(0)
+		wakes, refWakes := serverSwitches(home, name, bin)/n, 0
+		if ref != "" {
+			refWakes = serverSwitches(home, name, ref) / n
+		}
 		for i := range cg {
 			cg[i] += server
 		}
@@ -149,13 +154,13 @@ func bench(n int, bin, ref string) error {
 		fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", h.name, ms(pct(tb, 50)), ms(pct(tb, 90)), ms(pct(tg, 50)), ms(pct(tg, 90)), ms(pct(tg, 50)-pct(tb, 50)),
 			ms(pct(cb, 50)), ms(pct(cg, 50)), ms(pct(cg, 50)-pct(cb, 50)))
 		if server > 0 {
-			fmt.Printf("%-26s %s a run of its warm server's CPU, in gemkit CPU\n", "", ms(server))
+			fmt.Printf("%-26s %s a run of its warm server's CPU, in gemkit CPU; %d sleeps of its threads a run\n", "", ms(server), wakes)
 		}
 		if ref != "" {
 			fmt.Printf("%-26s %10s %10s %10s %10s %14s %12s %12s %14s\n", "  through -ref", "", "", ms(pct(tr, 50)), ms(pct(tr, 90)), ms(pct(tr, 50)-pct(tb, 50)),
 				"", ms(pct(cr, 50)), ms(pct(cr, 50)-pct(cb, 50)))
 			if refServer > 0 {
-				fmt.Printf("%-26s %s a run of -ref's warm server's CPU, in its CPU\n", "", ms(refServer))
+				fmt.Printf("%-26s %s a run of -ref's warm server's CPU, in its CPU; %d sleeps of its threads a run\n", "", ms(refServer), refWakes)
 			}
 		}
 	}
@@ -223,11 +228,46 @@ func quoteJSON(s string) string {
 // reaped children (the sandboxes): user and system time, and the
 // children's, in clock ticks (10 ms steps).
 func serverCPU(home, ext, bin string) time.Duration {
+	var total time.Duration
+	for _, pid := range servers(home, ext, bin) {
+		if st, err := proc.ReadStat(pid); err == nil {
+			total += st.CPU
+		}
+	}
+	return total
+}
+
+// serverSwitches is the voluntary context switches so far of the
+// threads of the warm servers serverCPU counts (each sleep of Go's
+// system monitor is one, as is each wait of another thread).
+func serverSwitches(home, ext, bin string) int {
+	total := 0
+	for _, pid := range servers(home, ext, bin) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		for _, t := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
+					k, _ := strconv.Atoi(strings.TrimSpace(v))
+					total += k
+				}
+			}
+		}
+	}
+	return total
+}
+
+// servers are the pids of the warm servers of the hook of extension ext
+// in home that run the binary bin.
+func servers(home, ext, bin string) []int {
 	want, err := os.Stat(bin)
 	if err != nil {
-		return 0
+		return nil
 	}
-	var total time.Duration
+	var out []int
 	pids, _ := proc.Pids()
 	for _, pid := range pids {
 		args, err := proc.Cmdline(pid)
@@ -237,9 +277,7 @@ func serverCPU(home, ext, bin string) time.Duration {
 		if exe, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || !os.SameFile(exe, want) {
 			continue
 		}
-		if st, err := proc.ReadStat(pid); err == nil {
-			total += st.CPU
-		}
+		out = append(out, pid)
 	}
-	return total
+	return out
 }
