@@ -76,10 +76,24 @@ func SessionFromFD(f *os.File) (*Session, error) {
 }
 
 // Ended returns a channel closed once the session's process has ended.
+// Its pidfd is waited on in Go's poller (a copy of it, non-blocking),
+// not in a poll(2) of its own thread: a goroutine in a blocking call
+// keeps the runtime's monitor waking; by poll(2) only if that fails.
 func (s *Session) Ended() <-chan struct{} {
 	ch := make(chan struct{})
+	exited := func(fd int) bool {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, 0)
+		return err != unix.EINTR && (err != nil || n > 0)
+	}
 	go func() {
 		defer close(ch)
+		if f := pollerPidfd(s.FD); f != nil {
+			defer f.Close()
+			if c, err := f.SyscallConn(); err == nil && c.Read(func(fd uintptr) bool { return exited(int(fd)) }) == nil {
+				return
+			}
+		}
 		for {
 			pfd := []unix.PollFd{{Fd: int32(s.FD.Fd()), Events: unix.POLLIN}}
 			if _, err := unix.Poll(pfd, -1); err == unix.EINTR {
@@ -90,6 +104,25 @@ func (s *Session) Ended() <-chan struct{} {
 		}
 	}()
 	return ch
+}
+
+// pollerPidfd is a copy of the pidfd f, non-blocking (which changes
+// only what waitid(2) on it does) and so in Go's poller, or nil.
+func pollerPidfd(f *os.File) *os.File {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	nfd := -1
+	_ = raw.Control(func(fd uintptr) { nfd, _ = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) })
+	if nfd < 0 {
+		return nil
+	}
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		unix.Close(nfd)
+		return nil
+	}
+	return os.NewFile(uintptr(nfd), "session-pidfd")
 }
 
 // Identity is the identity of a run in session s of gemkit with args,
