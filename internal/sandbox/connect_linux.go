@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/gemkit/gemkit/internal/proc"
@@ -52,12 +53,16 @@ type seccompNotifResp struct {
 
 // connectWatch is the watch of a tool's connect calls.
 type connectWatch struct {
-	stop int           // write end of the pipe that ends the watch
-	done chan struct{} // closed when the watch ended
+	stop   int           // write end of the pipe that ends the watch
+	polled *os.File      // the listener in Go's poller, or nil
+	done   chan struct{} // closed when the watch ended
 }
 
 // end stops the watch and waits for it.
 func (w *connectWatch) end() {
+	if w.polled != nil {
+		_ = w.polled.SetReadDeadline(time.Now())
+	}
 	_, _ = unix.Write(w.stop, []byte{0})
 	<-w.done
 	unix.Close(w.stop)
@@ -72,12 +77,28 @@ func watchConnects(fd int, px *netproxy.Proxy, ww *writeWatch) (*connectWatch, e
 		unix.Close(fd)
 		return nil, err
 	}
-	w := &connectWatch{stop: pipe[1], done: make(chan struct{})}
+	// The notifications are waited on in Go's poller where the
+	// descriptor can be (no goroutine in a blocking poll(2) through the
+	// tool's run: each keeps the runtime's monitor waking every 20 us),
+	// by poll(2) with the stop pipe otherwise.
 	syncWakeUp(fd)
+	f, nfd := pollerFile(fd, "seccomp-notify")
+	if f != nil {
+		unix.Close(fd)
+		fd = nfd
+	}
+	w := &connectWatch{stop: pipe[1], polled: f, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		defer unix.Close(fd)
 		defer unix.Close(pipe[0])
+		if f != nil {
+			defer f.Close()
+			if watchPolled(f, func() bool { return answerConnect(fd, px, ww) }) {
+				return
+			}
+		} else {
+			defer unix.Close(fd)
+		}
 		for {
 			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(pipe[0]), Events: unix.POLLIN}}
 			if _, err := unix.Poll(fds, -1); err != nil {
@@ -89,45 +110,54 @@ func watchConnects(fd int, px *netproxy.Proxy, ww *writeWatch) (*connectWatch, e
 			if fds[1].Revents != 0 || fds[0].Revents&unix.POLLIN == 0 {
 				return // ended, or every process of the tool is gone
 			}
-			var req seccompNotif
-			if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
-				if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINTR) {
-					continue // the caller died meanwhile
-				}
+			if !answerConnect(fd, px, ww) {
 				return
 			}
-			resp := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-			if c, ok := writeCall(req.Data.Nr); ok && ww != nil {
-				resp = ww.handle(fd, &req, c)
-			} else if req.Data.Nr == unix.SYS_SOCKET {
-				// The filter hands over only socket(AF_UNIX), and only
-				// when Unix sockets are not allowed (child.Spec.AllowUnix).
-				px.Record(UnixMethod, "", 0, UnixNotAllowed)
-				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
-			} else if req.Data.Nr == unix.SYS_BIND {
-				// A bind of a TCP socket to a port is a listen: refused
-				// (Landlock refuses it too, from ABI 4 on) and reported.
-				// Any other bind goes on, to meet the namespace and
-				// Landlock as before: a UDP socket's, a Unix socket's,
-				// and one to port 0, which is a probe more often than a
-				// listen (Python's urllib3 binds [::1]:0 to learn whether
-				// IPv6 works, as gcloud does at each start).
-				if ip, port, ok := connectTarget(fd, &req); ok && port != 0 && streamSocket(fd, &req) {
-					px.Record(ListenMethod, ip.String(), port, ListenRefused)
-					resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
-				}
-			} else if ip, port, ok := connectTarget(fd, &req); ok && !toSandbox(ip, port) {
-				reason := DirectNotAllowed
-				if px.Allowed(ip.String(), port) {
-					reason = DirectNoProxy
-				}
-				px.Record(DirectMethod, ip.String(), port, reason)
-				resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
-			}
-			_ = ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		}
 	}()
 	return w, nil
+}
+
+// answerConnect receives one notification of the listener fd, which
+// poll said is there, and answers it; false when the listener failed.
+func answerConnect(fd int, px *netproxy.Proxy, ww *writeWatch) bool {
+	var req seccompNotif
+	if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINTR) {
+			return true // the caller died meanwhile
+		}
+		return false
+	}
+	resp := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	if c, ok := writeCall(req.Data.Nr); ok && ww != nil {
+		resp = ww.handle(fd, &req, c)
+	} else if req.Data.Nr == unix.SYS_SOCKET {
+		// The filter hands over only socket(AF_UNIX), and only
+		// when Unix sockets are not allowed (child.Spec.AllowUnix).
+		px.Record(UnixMethod, "", 0, UnixNotAllowed)
+		resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
+	} else if req.Data.Nr == unix.SYS_BIND {
+		// A bind of a TCP socket to a port is a listen: refused
+		// (Landlock refuses it too, from ABI 4 on) and reported.
+		// Any other bind goes on, to meet the namespace and
+		// Landlock as before: a UDP socket's, a Unix socket's,
+		// and one to port 0, which is a probe more often than a
+		// listen (Python's urllib3 binds [::1]:0 to learn whether
+		// IPv6 works, as gcloud does at each start).
+		if ip, port, ok := connectTarget(fd, &req); ok && port != 0 && streamSocket(fd, &req) {
+			px.Record(ListenMethod, ip.String(), port, ListenRefused)
+			resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
+		}
+	} else if ip, port, ok := connectTarget(fd, &req); ok && !toSandbox(ip, port) {
+		reason := DirectNotAllowed
+		if px.Allowed(ip.String(), port) {
+			reason = DirectNoProxy
+		}
+		px.Record(DirectMethod, ip.String(), port, reason)
+		resp = seccompNotifResp{ID: req.ID, Error: -int32(unix.EACCES)}
+	}
+	_ = ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	return true
 }
 
 // seccompIoctlNotifSetFlags is SECCOMP_IOCTL_NOTIF_SET_FLAGS

@@ -520,6 +520,7 @@ func (p *Process) Kill() {
 // Wait waits for the tool to exit, then stops its proxy. The error is an
 // *exec.ExitError for a non-zero exit, like exec.Cmd.Wait.
 func (p *Process) Wait() error {
+	awaitExit(p.cmd.Process.Pid)
 	err := p.cmd.Wait()
 	if p.onExit != nil {
 		p.onExit(p.cmd.ProcessState)
