@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -356,6 +357,11 @@ func TestWarmPeer(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	if _, _, err := conn.WriteMsgUnix(hookclient.RequestOf([]byte(key)), unixRights(r, w, w), nil); err != nil {
+		// The server refused the peer, and closed, before the request
+		// was sent (it checks the peer first): refused, unanswered.
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+			return
+		}
 		t.Fatal(err)
 	}
 	var b [1]byte
