@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -243,18 +242,8 @@ func serverCPU(home, ext, bin string) time.Duration {
 func serverSwitches(home, ext, bin string) int {
 	total := 0
 	for _, pid := range servers(home, ext, bin) {
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		for _, t := range tasks {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
-			if err != nil {
-				continue
-			}
-			for _, l := range strings.Split(string(b), "\n") {
-				if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
-					k, _ := strconv.Atoi(strings.TrimSpace(v))
-					total += k
-				}
-			}
+		if k, err := proc.VoluntarySwitches(pid); err == nil {
+			total += k
 		}
 	}
 	return total

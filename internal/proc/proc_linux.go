@@ -210,3 +210,27 @@ func ownerOf(fi fs.FileInfo) uint32 {
 	}
 	return ^uint32(0)
 }
+
+// VoluntarySwitches is the number of times the threads of pid have
+// slept (voluntary context switches: a wait, a sleep of Go's system
+// monitor), summed over its live threads.
+func VoluntarySwitches(pid int) (int, error) {
+	tasks, err := os.ReadDir(dir(pid) + "/task")
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir(pid) + "/task/" + t.Name() + "/status")
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
+				k, _ := strconv.Atoi(strings.TrimSpace(v))
+				total += k
+			}
+		}
+	}
+	return total, nil
+}

@@ -81,3 +81,6 @@ func CgroupMounts(int, ...string) (string, map[string]string, error) {
 
 // WaitExit is ErrUnsupported here.
 func WaitExit(context.Context, int) error { return ErrUnsupported }
+
+// VoluntarySwitches is unsupported here.
+func VoluntarySwitches(int) (int, error) { return 0, ErrUnsupported }
