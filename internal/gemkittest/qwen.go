@@ -26,7 +26,11 @@ func QwenCode(t testing.TB) (node, cli string) {
 // none of the side requests that would take the scripted model's turns
 // (managed memory and its consolidation, follow-up suggestions, the
 // feedback and welcome-back dialogs). Its bundled ripgrep is not
-// executable as npm installs it, so the built-in search is used.
+// executable as npm installs it, so the built-in search is used. No
+// banner, tips or loading phrases: the banner's large letters are most
+// of the drawing of its first screen, and no test reads them (idle Qwen
+// Code in tmux to its input, in a cpuacct cgroup, one process: 4.8 to
+// 5.5 CPU-s with them, 3.1 to 3.9 without).
 func WriteQwenSettings(t testing.TB, dir string) {
 	t.Helper()
 	settings, _ := json.Marshal(map[string]any{
@@ -37,7 +41,8 @@ func WriteQwenSettings(t testing.TB, dir string) {
 		"general":   map[string]any{"enableAutoUpdate": false},
 		"tools":     map[string]any{"approvalMode": "default", "useRipgrep": false},
 		"memory":    map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false},
-		"ui":        map[string]any{"enableFollowupSuggestions": false, "enableUserFeedback": false, "enableWelcomeBack": false},
+		"ui": map[string]any{"enableFollowupSuggestions": false, "enableUserFeedback": false, "enableWelcomeBack": false,
+			"hideBanner": true, "hideTips": true, "accessibility": map[string]any{"enableLoadingPhrases": false}},
 	})
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -48,7 +53,16 @@ func WriteQwenSettings(t testing.TB, dir string) {
 }
 
 // QwenModelEnv points Qwen Code at an OpenAI-compatible server at url
-// (http://127.0.0.1:PORT, without /v1).
+// (http://127.0.0.1:PORT, without /v1), and runs it in one process:
+// QWEN_CODE_NO_RELAUNCH skips its launcher, a first node process that
+// loads the whole CLI only to start a second with a larger heap bound
+// (--max-old-space-size, half the machine's memory) and wait on it. The
+// launcher is about a third of a session's start-up CPU (idle Qwen Code
+// in tmux to its input, in a cpuacct cgroup: 7.0 to 15.2 CPU-s with it,
+// 4.8 to 5.5 without, at load 16 to 21); nothing the tests check goes
+// through it: Qwen Code finds the companion by its lock files and the
+// workspace, not by its process tree, which it walks only for the
+// legacy file named after the editor's pid.
 func QwenModelEnv(url string) []string {
-	return []string{"OPENAI_BASE_URL=" + url + "/v1", "OPENAI_API_KEY=sk-test", "OPENAI_MODEL=test-model"}
+	return []string{"OPENAI_BASE_URL=" + url + "/v1", "OPENAI_API_KEY=sk-test", "OPENAI_MODEL=test-model", "QWEN_CODE_NO_RELAUNCH=true"}
 }
