@@ -22,7 +22,7 @@ import (
 // none) than when the watch was placed. A named file that does not
 // exist is watched through its folder (its creation is an event there).
 type Names struct {
-	fd, mounts int
+	queue
 	// wds are the watches whose every event counts; named, by folder
 	// watch, the names whose events count in it.
 	wds     map[int32]bool
@@ -30,7 +30,6 @@ type Names struct {
 	paths   []pathID
 	mu      sync.Mutex
 	changed bool
-	closed  bool
 }
 
 // pathID is what a path led to when the watch was placed: its device
@@ -53,17 +52,12 @@ func idOf(path string) pathID {
 // and the files named (each one itself, and its name in its folder).
 // Start reading them only after it returns.
 func WatchNames(listed, files []string) (*Names, error) {
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	q, err := openQueue()
 	if err != nil {
-		return nil, fmt.Errorf("inotify: %w", err)
+		return nil, err
 	}
-	w := &Names{fd: fd, mounts: -1, wds: map[int32]bool{}, named: map[int32]map[string]bool{}}
-	m, err := unix.Open("/proc/self/mounts", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("the mount table: %w", err)
-	}
-	w.mounts = m
+	w := &Names{queue: q, wds: map[int32]bool{}, named: map[int32]map[string]bool{}}
+	fd := q.fd
 	// Each path's identity is taken before its watch is placed: a
 	// change in between is either an event or another identity.
 	for _, d := range listed {
@@ -149,8 +143,7 @@ func (w *Names) events() bool {
 // moved says whether the mount table changed, or a path leads to
 // another file or folder than when the watch was placed.
 func (w *Names) moved() bool {
-	pfd := []unix.PollFd{{Fd: int32(w.mounts), Events: unix.POLLPRI}}
-	if k, err := unix.Poll(pfd, 0); err != nil || k > 0 {
+	if w.remounted() {
 		return true
 	}
 	for _, p := range w.paths {
@@ -165,12 +158,5 @@ func (w *Names) moved() bool {
 func (w *Names) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	if w.mounts >= 0 {
-		unix.Close(w.mounts)
-	}
-	return unix.Close(w.fd)
+	return w.close()
 }

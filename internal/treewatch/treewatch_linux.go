@@ -32,11 +32,9 @@ const MaxEntries = 4096
 type Watch struct {
 	dir      string
 	dev, ino uint64
-	fd       int
-	mounts   int
-	mu       sync.Mutex
-	changed  bool
-	closed   bool
+	queue
+	mu      sync.Mutex
+	changed bool
 }
 
 const (
@@ -55,18 +53,12 @@ func New(dir string) (*Watch, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil, fmt.Errorf("%s is not a folder", dir)
 	}
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	q, err := openQueue()
 	if err != nil {
-		return nil, fmt.Errorf("inotify: %w", err)
+		return nil, err
 	}
-	w := &Watch{dir: dir, dev: uint64(st.Dev), ino: st.Ino, fd: fd, mounts: -1}
-	// The mount table: poll says POLLPRI once it changed.
-	if m, err := unix.Open("/proc/self/mounts", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
-		w.mounts = m
-	} else {
-		w.Close()
-		return nil, fmt.Errorf("the mount table: %w", err)
-	}
+	w := &Watch{queue: q, dir: dir, dev: uint64(st.Dev), ino: st.Ino}
+	fd := q.fd
 	// The root is watched through its path, followed; then each entry,
 	// a folder before its listing, so that an entry made after the
 	// listing was read is an event of a watched folder.
@@ -126,8 +118,7 @@ func (w *Watch) Changed() bool {
 		w.changed = true
 		return true
 	}
-	pfd := []unix.PollFd{{Fd: int32(w.mounts), Events: unix.POLLPRI}}
-	if k, err := unix.Poll(pfd, 0); err != nil || k > 0 {
+	if w.remounted() {
 		w.changed = true
 		return true
 	}
@@ -142,12 +133,5 @@ func (w *Watch) Changed() bool {
 func (w *Watch) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	if w.mounts >= 0 {
-		unix.Close(w.mounts)
-	}
-	return unix.Close(w.fd)
+	return w.close()
 }
