@@ -45,7 +45,7 @@ func TestDir(t *testing.T) {
 func TestEarlyInit(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go tool to list the imports with")
+		t.Fatalf("no go tool on PATH to list the imports with (go test puts its own there): %v", err)
 	}
 	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
 	if err != nil {
