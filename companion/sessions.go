@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,11 +129,7 @@ func (r *sessionRegistry) remove(id string) *session {
 func (r *sessionRegistry) all() []*session {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]*session, 0, len(r.sessions))
-	for _, s := range r.sessions {
-		out = append(out, s)
-	}
-	return out
+	return slices.Collect(maps.Values(r.sessions))
 }
 
 // closeAll ends every session at shutdown.

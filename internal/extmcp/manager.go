@@ -2,7 +2,9 @@ package extmcp
 
 import (
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,11 +127,7 @@ func (m *Manager) Sync(specs []Spec) bool {
 func (m *Manager) all() []*server {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	return all
+	return slices.Collect(maps.Values(m.servers))
 }
 
 // Len is how many servers the Manager has.
