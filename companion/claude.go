@@ -200,13 +200,12 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, onNot
 			if rm.Method == "initialize" {
 				p.info.set(initializeInfo(rm.Params))
 			}
-			if !p.spawn(func(ctx context.Context) {
-				ctx = context.WithValue(ctx, wsPeerKey{}, p)
+			if err := p.spawn(func(ctx context.Context) {
 				if resp := m.handle(ctx, rm); resp != nil {
 					p.sendJSON(resp)
 				}
-			}) {
-				p.sendJSON(rpcError(rm.ID, -32000, fmt.Sprintf("too many requests in flight (at most %d)", wsMaxInFlight)))
+			}); err != nil {
+				p.sendJSON(rpcError(rm.ID, -32000, err.Error()))
 			}
 		}
 	})
@@ -250,9 +249,7 @@ func (c *claudeEndpoint) shutdown(ctx context.Context) {
 		peers = append(peers, p)
 	}
 	c.mu.Unlock()
-	for _, p := range peers {
-		p.close(1001, "server shutting down")
-	}
+	closeAllFlushed(ctx, peers)
 	if err := c.http.Shutdown(ctx); err != nil {
 		c.http.Close()
 	}

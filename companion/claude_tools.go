@@ -48,19 +48,9 @@ func (c *claudeEndpoint) openDiff(ctx context.Context, args map[string]any) (*ca
 		c.srv.diffs.drop(path, e)
 		return toolError(fmt.Sprintf("Failed to open diff for %s: %v", path, err)), nil
 	}
-	select {
-	case o := <-answer:
-		switch {
-		case o.replaced:
-			return toolError("openDiff: another diff of " + path + " replaced this one"), nil
-		case o.closed:
-			return textResult(claudeTabClosed), nil
-		case o.accepted:
-			return textResult(claudeFileSaved, o.content), nil
-		default:
-			return textResult(claudeDiffRejected, tab), nil
-		}
-	case <-ctx.Done():
+	// Each answer takes e out of the registry before it is sent.
+	o, ok := awaitPerson(ctx, answer, func() bool { return !c.srv.diffs.holds(path, e) })
+	if !ok {
 		// Claude Code went away: close the diff it left.
 		if c.srv.diffs.takeIf(path, e) {
 			cctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.EditorTimeout)
@@ -68,6 +58,30 @@ func (c *claudeEndpoint) openDiff(ctx context.Context, args map[string]any) (*ca
 			cancel()
 		}
 		return nil, ctx.Err()
+	}
+	switch {
+	case o.replaced:
+		return toolError("openDiff: another diff of " + path + " replaced this one"), nil
+	case o.closed:
+		return textResult(claudeTabClosed), nil
+	case o.accepted:
+		return textResult(claudeFileSaved, o.content), nil
+	default:
+		return textResult(claudeDiffRejected, tab), nil
+	}
+}
+
+// awaitPerson waits for the person's answer to a diff, or ctx's end (ok
+// false). The wait is the person's (park): a peer closed at shutdown
+// waits for the replies under way, not for people; answered says whether
+// the answer has been given, even if this goroutine has not woken yet.
+func awaitPerson(ctx context.Context, answer <-chan diffOutcome, answered func() bool) (o diffOutcome, ok bool) {
+	defer park(ctx, answered)()
+	select {
+	case o = <-answer:
+		return o, true
+	case <-ctx.Done():
+		return diffOutcome{}, false
 	}
 }
 

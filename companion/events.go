@@ -59,6 +59,14 @@ func (d *diffRegistry) drop(path string, e *diffEntry) {
 	}
 }
 
+// holds reports whether e is still the diff of path: no answer has taken
+// it out.
+func (d *diffRegistry) holds(path string, e *diffEntry) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.open[path] == e
+}
+
 // startClosing marks the diff of path as being closed by closeDiff, so an
 // outcome the editor reports meanwhile is not forwarded. It returns the
 // entry (nil when none is open).

@@ -89,6 +89,14 @@ func (f *fakeEditor) FileWritten(_ context.Context, path string) error {
 // directory, and stops it at the end of the test.
 func startServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
+	srv, _ := startStoppable(t, cfg)
+	return srv
+}
+
+// startStoppable is startServer that also returns stop, which ends Serve
+// and returns once it has (the test's end calls it too).
+func startStoppable(t testing.TB, cfg Config) (srv *Server, stop func()) {
+	t.Helper()
 	if cfg.Workspace == nil {
 		cfg.Workspace = []string{t.TempDir()}
 	}
@@ -112,7 +120,7 @@ func startServer(t testing.TB, cfg Config) *Server {
 	case <-time.After(30 * time.Second):
 		t.Fatal("server not ready")
 	}
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -123,7 +131,8 @@ func startServer(t testing.TB, cfg Config) *Server {
 			t.Error("Serve did not return")
 		}
 	})
-	return srv
+	t.Cleanup(stop)
+	return srv, stop
 }
 
 // rawClient is a minimal MCP Streamable HTTP client that keeps every byte

@@ -165,6 +165,7 @@ func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	st := newEventStream(w, cancel)
+	defer close(st.ended)
 
 	sess.mu.Lock()
 	sess.streams[st] = struct{}{}

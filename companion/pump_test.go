@@ -26,7 +26,7 @@ func (brokenWriter) WriteHeader(int)           {}
 func TestPutBackWakesOtherStream(t *testing.T) {
 	srv := &Server{cfg: Config{PingInterval: time.Hour}}
 	for i := range 50 {
-		sess := &session{id: "s", streams: map[*eventStream]struct{}{}, wake: make(chan struct{}, 1)}
+		sess := newSession("s")
 		ctx, cancel := context.WithCancel(context.Background())
 		live := httptest.NewRecorder()
 		stLive := newEventStream(live, cancel)

@@ -63,6 +63,21 @@ type session struct {
 	queueBytes int
 	streams    map[*eventStream]struct{}
 	wake       chan struct{}
+
+	// closing is closed at shutdown: each pump writes what is queued,
+	// then ends its stream.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+func newSession(id string) *session {
+	return &session{
+		id:         id,
+		lastActive: time.Now(),
+		streams:    map[*eventStream]struct{}{},
+		wake:       make(chan struct{}, 1),
+		closing:    make(chan struct{}),
+	}
 }
 
 func newSessionRegistry(srv *Server) *sessionRegistry {
@@ -90,12 +105,7 @@ func (r *sessionRegistry) add(id string, info initInfo, conn peerConn) {
 		r.mu.Unlock()
 		return
 	}
-	sess := &session{
-		id:         id,
-		lastActive: time.Now(),
-		streams:    map[*eventStream]struct{}{},
-		wake:       make(chan struct{}, 1),
-	}
+	sess := newSession(id)
 	sess.info.set(info)
 	r.sessions[id] = sess
 	r.mu.Unlock()
@@ -132,13 +142,22 @@ func (r *sessionRegistry) all() []*session {
 	return slices.Collect(maps.Values(r.sessions))
 }
 
-// closeAll ends every session at shutdown.
-func (r *sessionRegistry) closeAll() {
+// closeAll ends every session at shutdown: each event stream first
+// writes what its session has queued (the outcomes of diffs answered as
+// the companion stops, which a CLI waits for), until ctx ends; the
+// streams still open then are cut.
+func (r *sessionRegistry) closeAll(ctx context.Context) {
 	r.mu.Lock()
 	r.closed = true
 	all := r.sessions
 	r.sessions = map[string]*session{}
 	r.mu.Unlock()
+	for _, s := range all {
+		s.closeOnce.Do(func() { close(s.closing) })
+	}
+	for _, s := range all {
+		s.waitStreams(ctx)
+	}
 	for _, s := range all {
 		s.endStreams()
 	}
@@ -248,6 +267,23 @@ func (s *session) putBack(ctx bool, msgs [][]byte) {
 	s.signal()
 }
 
+// waitStreams returns once every event stream of s has ended, or ctx has.
+func (s *session) waitStreams(ctx context.Context) {
+	s.mu.Lock()
+	ended := make([]chan struct{}, 0, len(s.streams))
+	for st := range s.streams {
+		ended = append(ended, st.ended)
+	}
+	s.mu.Unlock()
+	for _, e := range ended {
+		select {
+		case <-e:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 func (s *session) endStreams() {
 	s.mu.Lock()
 	streams := make([]*eventStream, 0, len(s.streams))
@@ -335,12 +371,13 @@ type eventStream struct {
 	mu      sync.Mutex
 	done    bool
 	started chan struct{} // closed at the handler's first flush
+	ended   chan struct{} // closed when the handler has returned
 	once    sync.Once
 }
 
 func newEventStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
 	f, _ := w.(http.Flusher)
-	return &eventStream{w: w, flusher: f, rc: http.NewResponseController(w), cancel: cancel, started: make(chan struct{})}
+	return &eventStream{w: w, flusher: f, rc: http.NewResponseController(w), cancel: cancel, started: make(chan struct{}), ended: make(chan struct{})}
 }
 
 // abort ends the stream now, even while a write to a client that reads
@@ -421,6 +458,7 @@ func (s *Server) pump(ctx context.Context, sess *session, st *eventStream) {
 	}
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
+	closing := false
 	for {
 		// Take first, then read the context: an update that lands in
 		// between is sent now and once more, never lost.
@@ -441,9 +479,16 @@ func (s *Server) pump(ctx context.Context, sess *session, st *eventStream) {
 				return
 			}
 		}
+		if closing {
+			// Everything queued before the shutdown is written.
+			st.cancel()
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-sess.closing:
+			closing = true
 		case <-sess.wake:
 		case <-ping.C:
 			if err := st.writeEvent(pingMessage); err != nil {

@@ -3,7 +3,9 @@ package companion
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/gemkit/gemkit/ide"
@@ -68,14 +70,14 @@ func (s *Server) sendStreams(msg []byte) {
 	}
 }
 
-// closeStreams ends every /stream connection (at shutdown: hijacked
-// connections are not closed by http.Server.Shutdown).
-func (s *Server) closeStreams() {
+// closeStreams ends every /stream connection at shutdown (hijacked
+// connections are not closed by http.Server.Shutdown), each once what it
+// was sent is written, within ctx.
+func (s *Server) closeStreams(ctx context.Context) {
 	s.streams.mu.Lock()
-	defer s.streams.mu.Unlock()
-	for p := range s.streams.peers {
-		p.close(1001, "server shutting down")
-	}
+	peers := slices.Collect(maps.Keys(s.streams.peers))
+	s.streams.mu.Unlock()
+	closeAllFlushed(ctx, peers)
 }
 
 // notifyGemini sends a notification to every Gemini-side client: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -44,6 +45,17 @@ type wsPeer struct {
 
 	closeOnce sync.Once
 	inFlight  chan struct{}
+
+	// A graceful close (closeFlushed) waits for the handlers at work and
+	// for those the person has just answered, not for those still waiting
+	// on the person (park), then for the queue.
+	mu          sync.Mutex
+	busy        int                      // handlers running and not parked
+	parked      map[*parkedWait]struct{} // handlers waiting on the person
+	draining    bool                     // closeFlushed began: no new request
+	settled     chan struct{}            // closed once quiet while draining
+	closeCode   websocket.StatusCode
+	closeReason string
 	// info is what the peer said of itself at initialize; conn is its
 	// connection, to find its process (Server.findPeer).
 	info clientInfo
@@ -141,6 +153,14 @@ func (p *wsPeer) writeLoop() {
 		case <-p.ctx.Done():
 			return
 		case msg := <-p.out:
+			if msg == nil {
+				// closeFlushed's mark: everything queued before it is written.
+				p.mu.Lock()
+				code, reason := p.closeCode, p.closeReason
+				p.mu.Unlock()
+				p.close(code, reason)
+				return
+			}
 			ctx, cancel := context.WithTimeout(p.ctx, wsWriteTimeout)
 			err := p.c.Write(ctx, websocket.MessageText, msg)
 			cancel()
@@ -149,6 +169,110 @@ func (p *wsPeer) writeLoop() {
 				return
 			}
 		}
+	}
+}
+
+// closeFlushed closes the peer with code and reason once the replies its
+// handlers are preparing are queued and everything queued is written, or
+// when ctx ends, whichever comes first. A handler waiting on the person
+// (park) is not waited for. Requests that arrive meanwhile are refused.
+// At shutdown this lets the answers given just before it (the diffs
+// rejected on Ctrl-C) reach the client rather than die in the queue.
+func (p *wsPeer) closeFlushed(ctx context.Context, code websocket.StatusCode, reason string) {
+	p.mu.Lock()
+	p.draining = true
+	p.closeCode, p.closeReason = code, reason
+	var settled chan struct{}
+	if !p.quietLocked() {
+		p.settled = make(chan struct{})
+		settled = p.settled
+	}
+	p.mu.Unlock()
+	defer p.close(code, reason)
+	if settled != nil {
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return
+		case <-p.ctx.Done():
+			return
+		}
+	}
+	select {
+	case p.out <- nil:
+	case <-ctx.Done():
+		return
+	case <-p.ctx.Done():
+		return
+	}
+	select {
+	case <-p.ctx.Done():
+	case <-ctx.Done():
+	}
+}
+
+// closeAllFlushed closes every peer at shutdown, each once what it was
+// sent is written (closeFlushed), all within ctx.
+func closeAllFlushed(ctx context.Context, peers []*wsPeer) {
+	var wg sync.WaitGroup
+	for _, p := range peers {
+		wg.Go(func() { p.closeFlushed(ctx, websocket.StatusGoingAway, "server shutting down") })
+	}
+	wg.Wait()
+}
+
+// parkedWait is a handler waiting on the person; answered says whether
+// the answer has come and the handler is about to reply.
+type parkedWait struct{ answered func() bool }
+
+// quietLocked says whether no reply is under way: no handler at work, no
+// parked one answered. p.mu is held.
+func (p *wsPeer) quietLocked() bool {
+	if p.busy > 0 {
+		return false
+	}
+	for w := range p.parked {
+		if w.answered() {
+			return false
+		}
+	}
+	return true
+}
+
+// work counts d handlers in (1) or out (-1) of work, and tells a waiting
+// closeFlushed once no reply is under way.
+func (p *wsPeer) work(d int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.busy += d
+	if p.settled != nil && p.quietLocked() {
+		close(p.settled)
+		p.settled = nil
+	}
+}
+
+// park marks the handler of ctx as waiting on the person until the
+// returned function is called; answered says when the person has
+// answered. A graceful close waits for answered handlers, not for the
+// others.
+func park(ctx context.Context, answered func() bool) (unpark func()) {
+	p, ok := ctx.Value(wsPeerKey{}).(*wsPeer)
+	if !ok {
+		return func() {}
+	}
+	w := &parkedWait{answered: answered}
+	p.mu.Lock()
+	if p.parked == nil {
+		p.parked = map[*parkedWait]struct{}{}
+	}
+	p.parked[w] = struct{}{}
+	p.mu.Unlock()
+	p.work(-1)
+	return func() {
+		p.mu.Lock()
+		delete(p.parked, w)
+		p.busy++
+		p.mu.Unlock()
 	}
 }
 
@@ -172,19 +296,31 @@ func (p *wsPeer) pingLoop(every time.Duration) {
 	}
 }
 
-// spawn runs f in a goroutine bounded by wsMaxInFlight; it reports false
-// when the peer has too many requests in flight.
-func (p *wsPeer) spawn(f func(ctx context.Context)) bool {
+// spawn runs f in a goroutine bounded by wsMaxInFlight, with the peer in
+// its context; it says why not when the peer has too many requests in
+// flight or is closing.
+func (p *wsPeer) spawn(f func(ctx context.Context)) error {
 	select {
 	case p.inFlight <- struct{}{}:
 	default:
-		return false
+		return fmt.Errorf("too many requests in flight (at most %d)", wsMaxInFlight)
 	}
+	p.mu.Lock()
+	if p.draining {
+		p.mu.Unlock()
+		<-p.inFlight
+		return errors.New("the server is shutting down")
+	}
+	p.busy++
+	p.mu.Unlock()
 	go func() {
-		defer func() { <-p.inFlight }()
-		f(p.ctx)
+		defer func() {
+			p.work(-1)
+			<-p.inFlight
+		}()
+		f(context.WithValue(p.ctx, wsPeerKey{}, p))
 	}()
-	return true
+	return nil
 }
 
 // rpcMessage is the part of a JSON-RPC message the endpoints look at
