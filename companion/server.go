@@ -117,8 +117,10 @@ type Config struct {
 	// the process's file-descriptor limit when that is smaller.
 	MaxUnauthenticated int
 	// HeaderTimeout bounds how long a client may take to send a request's
-	// headers, and so how long a connection that never shows the token
-	// lives; default 5 s.
+	// headers from the request's first byte; default 5 s. A connection
+	// that sends nothing lives up to the idle timeout (2 minutes), and the
+	// connections that have not shown the token are bounded in number
+	// (MaxUnauthenticated).
 	HeaderTimeout time.Duration
 	// BodyTimeout bounds how long an authorised request's body may take to
 	// arrive; default 30 s.

@@ -22,8 +22,9 @@
 //
 // A refused request's body is never read and its connection is closed. The
 // server it makes ([Guard.Server]) bounds the time to send a request's
-// headers and an idle connection's life; an authorised request's body must
-// arrive within [Limits].BodyTimeout; and at most
+// headers from its first byte, and the wait for a connection's first (or
+// next) request; an authorised request's body must arrive within
+// [Limits].BodyTimeout; and at most
 // [Limits].MaxUnauthenticated connections that have not yet carried an
 // authorised request are kept, the oldest closed first, so that a local
 // flood of slow connections cannot keep the real client out.
@@ -55,14 +56,15 @@ type Limits struct {
 	// Default DefaultMaxUnauthenticated, lowered to a quarter of the
 	// process's file-descriptor limit when that is smaller.
 	MaxUnauthenticated int
-	// HeaderTimeout bounds sending a request's headers, and so the life of
-	// a connection that never shows the token; default 5 s.
+	// HeaderTimeout bounds sending a request's headers, counted from the
+	// request's first byte (for a connection's first request too: a client
+	// slow to write it is not cut off, listener.go); default 5 s.
 	HeaderTimeout time.Duration
 	// BodyTimeout bounds reading an authorised request's body; default
 	// 30 s (10 MiB over loopback takes milliseconds).
 	BodyTimeout time.Duration
-	// IdleTimeout bounds how long a connection waits for its next request;
-	// default 2 minutes.
+	// IdleTimeout bounds how long a connection waits for its first or next
+	// request (its first byte); default 2 minutes.
 	IdleTimeout time.Duration
 }
 
@@ -206,7 +208,7 @@ func New(ln net.Listener, cfg Config) (*Guard, error) {
 	return &Guard{
 		cfg:  cfg,
 		want: sha256.Sum256([]byte(cfg.Credential)),
-		ln:   newListener(ln, cfg.MaxUnauthenticated),
+		ln:   newListener(ln, cfg.Limits),
 	}, nil
 }
 

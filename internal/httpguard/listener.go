@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -56,13 +58,16 @@ func Hosts(addr net.Addr) []string {
 type listener struct {
 	net.Listener
 	max int
+	// header and idle are Limits.HeaderTimeout and IdleTimeout (conn's
+	// SetReadDeadline).
+	header, idle time.Duration
 
 	mu      sync.Mutex
 	pending *list.List // of *conn, oldest first
 }
 
-func newListener(ln net.Listener, max int) *listener {
-	return &listener{Listener: ln, max: max, pending: list.New()}
+func newListener(ln net.Listener, l Limits) *listener {
+	return &listener{Listener: ln, max: l.MaxUnauthenticated, header: l.HeaderTimeout, idle: l.IdleTimeout, pending: list.New()}
 }
 
 func (l *listener) Accept() (net.Conn, error) {
@@ -96,6 +101,55 @@ type conn struct {
 	net.Conn
 	ln   *listener
 	elem *list.Element // in ln.pending while not authorised; guarded by ln.mu
+
+	// started is set once the connection's first byte has been read; dmu
+	// orders that with the server's read deadlines.
+	started atomic.Bool
+	dmu     sync.Mutex
+}
+
+// SetReadDeadline holds back the server's deadline until the connection's
+// first byte has come. net/http starts the header timeout of a
+// connection's first request at its accept (and of every later one at
+// the request's first bytes): a client that connects and then writes its
+// request late, as a real one starved of CPU does (Gemini CLI starting on
+// a loaded machine: the kernel completes the connect at once, its event
+// loop writes the tools/list seconds later), had its connection closed
+// unanswered, and took the IDE for one without diffs. So the wait for the
+// first byte is bounded by the idle timeout, as net/http bounds the wait
+// for a later request, and the header timeout runs from that byte (Read):
+// headers trickled after it are still cut off at the header timeout, and
+// silent connections are bounded in number by the listener.
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if !c.started.Load() && !t.IsZero() {
+		return c.Conn.SetReadDeadline(time.Now().Add(c.ln.idle))
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline sets the write deadline as given and the read deadline as
+// SetReadDeadline does.
+func (c *conn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
+}
+
+// Read starts the header timeout at the connection's first byte.
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.started.Load() {
+		c.dmu.Lock()
+		if !c.started.Load() {
+			c.started.Store(true)
+			_ = c.Conn.SetReadDeadline(time.Now().Add(c.ln.header))
+		}
+		c.dmu.Unlock()
+	}
+	return n, err
 }
 
 // authorised takes the connection out of the bound: it has carried a

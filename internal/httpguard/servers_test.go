@@ -263,8 +263,8 @@ func TestSlowClients(t *testing.T) {
 			t.Run(tg.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
 				// Taken before the dial: the server's header deadline
-				// runs from its accept, which may come before the
-				// write below returns.
+				// runs from the request's first byte, which it may read
+				// before the write below returns.
 				start := time.Now()
 				conn, err := net.Dial("tcp", tg.addr)
 				if err != nil {
@@ -353,4 +353,66 @@ func TestUnauthenticatedBound(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestLateFirstRequest: a client that connects and writes its first
+// request only after the header timeout is served: the header timeout
+// runs from the request's first byte, as net/http runs it for every later
+// request on a connection, not from the accept. A real client starved of
+// CPU does this (Gemini CLI starting on a loaded machine connects for its
+// tools/list, and its event loop writes the request seconds later); the
+// connection was closed unanswered, and the CLI took the IDE for one that
+// shows no diffs for the rest of its session. The wait for the first byte
+// is still bounded, by the idle timeout.
+func TestLateFirstRequest(t *testing.T) {
+	const header = 100 * time.Millisecond
+	for _, tg := range servers(t, httpguard.Limits{HeaderTimeout: header, IdleTimeout: time.Minute}) {
+		t.Run(tg.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := net.Dial("tcp", tg.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// The client's silence past the header timeout is what is
+			// tested, not a wait for the server.
+			time.Sleep(3 * header)
+			if _, err := io.WriteString(c, tg.request(tg.served, true)); err != nil {
+				t.Fatalf("writing the request %v after the connect: %v", 3*header, err)
+			}
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("a request written %v after the connect (header timeout %v) was not answered: %v", 3*header, header, err)
+			}
+			if resp.StatusCode != tg.servedWant {
+				t.Errorf("status %d, want %d", resp.StatusCode, tg.servedWant)
+			}
+		})
+	}
+}
+
+// TestSilentConnection: a connection that sends nothing is closed at the
+// idle timeout (gemkit mcp --http, the server whose idle timeout a test
+// can set).
+func TestSilentConnection(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	for _, tg := range servers(t, httpguard.Limits{HeaderTimeout: 50 * time.Millisecond, IdleTimeout: idle}) {
+		if tg.name != "mcp --http" {
+			continue
+		}
+		start := time.Now()
+		c, err := net.Dial("tcp", tg.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("a silent connection was still open after %v (idle timeout %v; read: %v)", time.Since(start), idle, err)
+		}
+		if took := time.Since(start); took < idle {
+			t.Errorf("a silent connection was closed after %v, before the idle timeout %v", took, idle)
+		}
+	}
 }
