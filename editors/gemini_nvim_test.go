@@ -57,6 +57,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	writeGeminiSettings(t, h.home)
 	d, pane, screen := startNvimPane(t, h, bin, tmuxBin, []string{
 		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
+		"GEMINI_DEBUG_LOG_FILE=" + geminiDebugLog(t, h),
 		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
 	})
 	waitFor(t, "the plugin's server/ready", func() bool { return d.Getenv(t, "GEMINI_CLI_IDE_SERVER_PORT") != "" })

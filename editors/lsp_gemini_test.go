@@ -128,7 +128,8 @@ func startGeminiLSPIn(t *testing.T, v neovim, initLua string, container bool) (d
 	}
 	t.Cleanup(func() { model.Close() })
 	writeGeminiSettings(t, h.home)
-	env := []string{"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key"}
+	env := []string{"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
+		"GEMINI_DEBUG_LOG_FILE=" + geminiDebugLog(t, h)}
 	if !container {
 		env = append(env, "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
 	}
@@ -152,7 +153,43 @@ func startGeminiLSPIn(t *testing.T, v neovim, initLua string, container bool) (d
 	wait("the CLI connected to the IDE", func(s string) bool { return strings.Contains(s, "1 open file") })
 	cli := nvimTerminal{t, d, screen}
 	gemkittest.Submit(t, cli, "/ide status", func() bool { return strings.Contains(screen(), "Connected to Neovim") })
+	// Connected, it lists the open file it was told of. "Connected" with
+	// none is what it says when its connect lost the connection after the
+	// context came (the context cleared) and its tools/list failed: it
+	// then never shows diffs in the IDE (a CI run, where the companion
+	// closed the tools/list's late connection: TestRealClientLateToolsList).
+	if s := screen(); !strings.Contains(s, "Open files:") {
+		t.Fatalf("the CLI says it is connected to the IDE but lists no open file (its connect failed part way):\n%s", s)
+	}
 	turns := len(model.Turns())
 	gemkittest.Submit(t, cli, "add a line four to b.txt", func() bool { return len(model.Turns()) > turns })
 	return d, screen, target, proposal
+}
+
+// geminiDebugLog is the file the real Gemini CLI of a test writes its
+// debug log to (GEMINI_DEBUG_LOG_FILE, in h's TMPDIR); when the test
+// fails, its IDE client's lines are logged: how its connection to the
+// companion went (the tools it discovered, a request that failed, a
+// connection it took as lost), which its screen does not show.
+func geminiDebugLog(t *testing.T, h *harness) string {
+	t.Helper()
+	path := filepath.Join(h.tmp, "gemini-debug.log")
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Logf("Gemini CLI's debug log: %v", err)
+			return
+		}
+		var ide []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "[IDEClient]") || strings.Contains(l, "[IDEConnectionUtils]") {
+				ide = append(ide, l)
+			}
+		}
+		t.Logf("Gemini CLI's IDE client, from its debug log %s:\n%s", path, strings.Join(ide, "\n"))
+	})
+	return path
 }
