@@ -195,6 +195,11 @@ func newMCPCmd(a *app) *cobra.Command {
 // runMCP serves the extensions on stdio, or with --http on a loopback
 // port, until the client goes or ctx ends.
 func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
+	// No collection through the start (holdGC): gcHoldFor, or until
+	// this returns.
+	endGCHold := a.holdGC()
+	defer endGCHold()
+	defer time.AfterFunc(gcHoldFor, endGCHold).Stop()
 	home, err := resolveHome(o.home)
 	if err != nil {
 		return err
@@ -288,13 +293,6 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 	src, err := disclosure.NameLimited(src, o.nameLimit)
 	if err != nil {
 		return nil, fmt.Errorf("--name-limit: %w", err)
-	}
-	// Loading and encoding the tool list allocates a burst that the
-	// collector would otherwise chase from a small starting heap (about
-	// 3 ms of a 16 ms start with 250 tools); collect less often until
-	// the server is ready.
-	if a.setGCPercent != nil {
-		defer a.setGCPercent(a.setGCPercent(400))
 	}
 	var tools *codeintel.Tools
 	if o.codeIntel && (o.extDir == "" || o.codeIntelGiven) {

@@ -70,9 +70,14 @@ type app struct {
 	// enforcer explains how each permission is enforced here; nil leaves
 	// the enforcement out of describe.
 	enforcer extension.Enforcer
-	// setGCPercent tunes the process's garbage collector; nil (the default
-	// for Run) leaves it alone. Only Main, which owns the process, sets it.
-	setGCPercent func(int) int
+	// setGCPercent and setMemoryLimit tune the process's garbage
+	// collector; nil (the default for Run) leaves it alone. Only Main,
+	// which owns the process, sets them.
+	setGCPercent   func(int) int
+	setMemoryLimit func(int64) int64
+	// lookupGCEnv says whether the person tuned the collector
+	// themselves (GOGC, GOMEMLIMIT): holdGC then leaves it alone.
+	lookupGCEnv func(string) (string, bool)
 	// releasePages gives back the executable's pages that start-up
 	// touched (procmem) and the heap the collector freed; nil, as for
 	// Run, leaves the process alone. Only Main sets it: in a test binary
@@ -123,6 +128,8 @@ func Main(args []string) int {
 	defer stop()
 	a := newApp(Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	a.setGCPercent = debug.SetGCPercent
+	a.setMemoryLimit = debug.SetMemoryLimit
+	a.lookupGCEnv = os.LookupEnv
 	a.executable = os.Executable
 	a.args = args
 	if exe, err := os.Executable(); err == nil {
