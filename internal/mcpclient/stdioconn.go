@@ -283,8 +283,19 @@ func (c *stdioConn) answerLine(line []byte) bool {
 	if !bytes.Contains(line, []byte(`"`+directPrefix)) {
 		return false
 	}
-	m, err := mcpwire.Read(line)
-	if err != nil || m.HasMethod || m.JSONRPC != "2.0" {
+	// In one pass where the answer has the plain shape servers write
+	// (mcpwire.Scan), its result then copied out of the line, which the
+	// reader reuses; else decoded.
+	m, ok := mcpwire.Scan(line)
+	if ok {
+		m.Result = bytes.Clone(m.Result)
+	} else {
+		var err error
+		if m, err = mcpwire.Read(line); err != nil {
+			return false
+		}
+	}
+	if m.HasMethod || m.JSONRPC != "2.0" {
 		return false
 	}
 	id := m.ID

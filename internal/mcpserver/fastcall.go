@@ -75,17 +75,31 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if routes == nil || len(*routes) == 0 || !s.serversListed() {
 		return false
 	}
-	// Members by their exact names, as the SDK reads them; what the rule
-	// of mcpwire leaves to the SDK goes on to it.
-	req, err := mcpwire.Read(line)
-	if err != nil || !req.Is("tools/call") || req.JSONRPC != "2.0" || len(req.Params) == 0 {
+	// Members by their exact names, as the SDK reads them, in one pass
+	// over the line (mcpwire.Scan, which copies nothing) where the line
+	// has the plain shape clients write, else as Read decodes them; what
+	// the rule of mcpwire leaves to the SDK goes on to it.
+	req, ok := mcpwire.Scan(line)
+	if !ok {
+		var err error
+		if req, err = mcpwire.Read(line); err != nil {
+			return false
+		}
+	}
+	if !req.Is("tools/call") || req.JSONRPC != "2.0" || len(req.Params) == 0 {
 		return false
 	}
-	params, err := mcpwire.ReadParams(req.Params)
-	if err != nil || !params.Plain() {
+	params, ok := mcpwire.ScanParams(req.Params)
+	if !ok {
+		var err error
+		if params, err = mcpwire.ReadParams(req.Params); err != nil {
+			return false
+		}
+	}
+	if !params.Plain() {
 		return false
 	}
-	id, ok := req.WireID()
+	wire, ok := req.WireID()
 	if !ok {
 		return false
 	}
@@ -93,10 +107,17 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	if !ok {
 		return false
 	}
-	token, err := params.ProgressToken()
-	if err != nil {
-		return false
+	token, ok := mcpwire.ScanProgressToken(params.Meta)
+	if !ok {
+		var err error
+		if token, err = params.ProgressToken(); err != nil {
+			return false
+		}
 	}
+	// What outlives the line (its reader reuses its buffer) is copied:
+	// the id, which the answer is written under, and the arguments, which
+	// a refusal's words look at.
+	id := string(wire)
 	if !calls.start(id) {
 		// An id already under way is the SDK's to refuse.
 		return false
@@ -104,6 +125,8 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 	args := params.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
+	} else {
+		args = bytes.Clone(args)
 	}
 	s.fastTaken.Add(1)
 	var progress extmcp.Progress
@@ -122,7 +145,7 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 		}
 		if err != nil {
 			s.log.Warn("an extension's MCP server failed a call", "tool", name, "err", err)
-			writeMessage(w, id, "", textResult(err.Error(), true))
+			writeMessage(w, []byte(id), "", textResult(err.Error(), true))
 			return
 		}
 		writeResult(w, id, res)
@@ -137,7 +160,7 @@ func (s *Server) fastCall(ctx context.Context, calls *fastCalls, line []byte, w 
 		defer cancel()
 		res := s.callServerRoute(ctx, name, route, args, progress)
 		if calls.end(id) && ctx.Err() == nil {
-			writeMessage(w, id, "", res)
+			writeMessage(w, []byte(id), "", res)
 		}
 	}()
 	return true
@@ -155,49 +178,49 @@ func (s *Server) cancelled(calls *fastCalls, line []byte) {
 	}
 	if p, err := mcpwire.ReadParams(m.Params); err == nil {
 		if id, ok := mcpwire.WireID(p.RequestID); ok {
-			calls.cancel(id)
+			calls.cancel(string(id))
 		}
 	}
 }
 
 // start takes the call id, and reports whether it was not under way
 // already.
-func (c *fastCalls) start(id []byte) bool {
+func (c *fastCalls) start(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.running[string(id)]; ok {
+	if _, ok := c.running[id]; ok {
 		return false
 	}
 	if c.running == nil {
 		c.running = map[string]func(){}
 	}
-	c.running[string(id)] = nil
+	c.running[id] = nil
 	return true
 }
 
 // set gives the call id, if still under way, the function that cancels
 // it.
-func (c *fastCalls) set(id []byte, cancel func()) {
+func (c *fastCalls) set(id string, cancel func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.running[string(id)]; ok {
-		c.running[string(id)] = cancel
+	if _, ok := c.running[id]; ok {
+		c.running[id] = cancel
 	}
 }
 
 // end forgets the call id; false when it was cancelled meanwhile.
-func (c *fastCalls) end(id []byte) bool {
+func (c *fastCalls) end(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.running[string(id)]
-	delete(c.running, string(id))
+	_, ok := c.running[id]
+	delete(c.running, id)
 	return ok
 }
 
-func (c *fastCalls) cancel(id []byte) {
+func (c *fastCalls) cancel(id string) {
 	c.mu.Lock()
-	cancel, ok := c.running[string(id)]
-	delete(c.running, string(id))
+	cancel, ok := c.running[id]
+	delete(c.running, id)
 	c.mu.Unlock()
 	if ok && cancel != nil {
 		cancel()
@@ -219,7 +242,7 @@ func (c *fastCalls) cancelAll() {
 
 // writeResult writes, as one line, the response to id with res, a
 // result as its server wrote it (one line's JSON).
-func writeResult(w io.Writer, id []byte, res json.RawMessage) {
+func writeResult(w io.Writer, id string, res json.RawMessage) {
 	out := make([]byte, 0, len(res)+len(id)+32)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)

@@ -25,7 +25,7 @@ import (
 // withEverything makes dir an extension whose server is the pinned
 // server-everything of interop/mcp-servers, copied in as a published
 // extension ships it.
-func withEverything(t *testing.T, dir string) {
+func withEverything(t testing.TB, dir string) {
 	t.Helper()
 	src := filepath.Join(gemkittest.RepoRoot(t), "interop", "mcp-servers", "node_modules")
 	if real, err := filepath.EvalSymlinks(src); err == nil {
@@ -46,7 +46,7 @@ func withEverything(t *testing.T, dir string) {
 
 // everythingServer is a Server of one extension whose server is the
 // real server-everything, in gemkit's sandbox.
-func everythingServer(t *testing.T) *Server {
+func everythingServer(t testing.TB) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node (>= 20) is needed")

@@ -45,10 +45,10 @@ func TestDecodeCall(t *testing.T) {
 		}
 	}
 	var calls fastCalls
-	calls.start([]byte("1"))
-	calls.set([]byte("1"), func() {})
+	calls.start("1")
+	calls.set("1", func() {})
 	(&Server{}).cancelled(&calls, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"RequestId":1}}`))
-	if !calls.end([]byte("1")) {
+	if !calls.end("1") {
 		t.Error(`"RequestId" cancelled the call of id 1`)
 	}
 }

@@ -133,6 +133,8 @@ func (r *listingReader) Read(p []byte) (int, error) {
 		if r.err != nil {
 			return 0, r.err
 		}
+		// The line is src's buffer until the next readLine, which comes
+		// once pending is read: what the fast paths keep of it they copy.
 		line, long, err := readLine(r.src, mcpwire.MaxMessage)
 		r.err = err
 		if len(line) == 0 {
@@ -161,18 +163,22 @@ func (r *listingReader) Read(p []byte) (int, error) {
 
 // readLine reads src's next line, its newline included, or the first
 // bytes of it once they run over max (long), whose rest the next calls
-// read.
+// read. A line that fits src's buffer is not copied out of it: it holds
+// until src is read again.
 func readLine(src *bufio.Reader, max int) (line []byte, long bool, err error) {
-	for {
+	chunk, err := src.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return chunk, false, err
+	}
+	line = append(line, chunk...)
+	for len(line) <= max {
 		chunk, err := src.ReadSlice('\n')
 		line = append(line, chunk...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return line, false, err
 		}
-		if len(line) > max {
-			return line, true, nil
-		}
 	}
+	return line, true, nil
 }
 
 // isMethod says whether line is a message of method, its members read

@@ -116,7 +116,7 @@ func rpc(t *testing.T, s *Server, method string, params any) json.RawMessage {
 	return connect(t, s, method != "initialize" && method != "server/discover").call(method, params)
 }
 
-func writeTree(t *testing.T, root string, files map[string]string) {
+func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for rel, body := range files {
 		p := filepath.Join(root, filepath.FromSlash(rel))

@@ -50,6 +50,16 @@ type Message struct {
 // (jsonrpc or method not a string); it checks nothing JSON-RPC asks
 // beyond that (the version, an id's type), which its callers decide.
 func Read(data []byte) (Message, error) {
+	// The plain shape in one pass, over a copy of its own (the members
+	// are slices of it); anything else through the decoder.
+	if m, ok := Scan(bytes.Clone(data)); ok {
+		return m, nil
+	}
+	return readDecoded(data)
+}
+
+// readDecoded is Read through go-sdk's decoder, for any text.
+func readDecoded(data []byte) (Message, error) {
 	var m Message
 	if err := parse(data, &m); err != nil {
 		return m, err
@@ -162,6 +172,19 @@ func ReadParams(raw []byte) (Params, error) {
 	if len(raw) == 0 {
 		return p, nil
 	}
+	if p, ok := ScanParams(bytes.Clone(raw)); ok {
+		return p, nil
+	}
+	return readParamsDecoded(raw)
+}
+
+// readParamsDecoded is ReadParams through go-sdk's decoder, for any
+// text.
+func readParamsDecoded(raw []byte) (Params, error) {
+	var p Params
+	if len(raw) == 0 {
+		return p, nil
+	}
 	if b := bytes.TrimLeft(raw, " \t\r\n"); len(b) == 0 || b[0] != '{' {
 		return p, errors.New("params: not a JSON object")
 	}
@@ -181,8 +204,8 @@ func (p *Params) Plain() bool {
 // ProgressToken is the progressToken of p's _meta: nil when there is
 // none; an error when the _meta is not an object.
 func (p *Params) ProgressToken() (any, error) {
-	if len(p.Meta) == 0 {
-		return nil, nil
+	if tok, ok := ScanProgressToken(p.Meta); ok {
+		return tok, nil
 	}
 	var meta struct {
 		ProgressToken any `json:"progressToken"`
