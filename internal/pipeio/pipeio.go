@@ -29,6 +29,7 @@ type File struct {
 	// name is f's name, for errors.
 	name string
 	sys  rawConn
+	ops  ops // the state of the raw calls under way, reused
 }
 
 // New returns a File of f, which must be in non-blocking mode and in the
@@ -39,7 +40,9 @@ func New(f *os.File) (p *File, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	return &File{f: f, name: f.Name(), sys: rc}, true
+	p = &File{f: f, name: f.Name(), sys: rc}
+	p.ops.init(p)
+	return p, true
 }
 
 // Reader is r as a *File when it is a file New takes, else r.

@@ -8,6 +8,11 @@ type rawConn struct{}
 
 func newRawConn(*os.File) (rawConn, bool) { return rawConn{}, false }
 
+// ops is the raw calls' state, which only Unix has.
+type ops struct{}
+
+func (*ops) init(*File) {}
+
 // Read reads as the file does (New takes no file here).
 func (p *File) Read(b []byte) (int, error) { return p.f.Read(b) }
 

@@ -148,3 +148,31 @@ func TestBlockingNotTaken(t *testing.T) {
 		t.Error("Reader of a non-file")
 	}
 }
+
+// TestNoAllocs: a read, a write and a try of a ready pipe allocate
+// nothing (a proxied call makes four of them).
+func TestNoAllocs(t *testing.T) {
+	r, w := pipe(t)
+	pr, _ := New(r)
+	pw, _ := New(w)
+	msg := []byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+	buf := make([]byte, 256)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := pw.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err, again := pw.TryWrite(msg); err != nil || again {
+			t.Fatal(err, again)
+		}
+		for got := 0; got < 2*len(msg); {
+			n, err := pr.Read(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations a round, want none", allocs)
+	}
+}
