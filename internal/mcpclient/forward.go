@@ -9,6 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// forwardMethod is the method Forward calls.
+const forwardMethod = "tools/call"
+
 // ErrNoForward is Forward's answer on a session whose tool calls go
 // through the SDK (Streamable HTTP, a stdout gemkit cannot close, a
 // revision from 2026-07-28 on): CallToolRaw calls there.
@@ -39,7 +42,7 @@ func (c *Client) Forward(name string, args json.RawMessage, token string, done f
 }
 
 func (c *stdioConn) forward(name string, args json.RawMessage, token string, done func(json.RawMessage, error)) (func(string) bool, error) {
-	const method = "tools/call"
+	const method = forwardMethod
 	key, err := c.register(method, func(result json.RawMessage, err error) {
 		if err != nil {
 			done(nil, fmt.Errorf("calling %q: %w", method, err))
@@ -60,11 +63,7 @@ func (c *stdioConn) forward(name string, args json.RawMessage, token string, don
 		return nil, err
 	}
 	msg := appendCall(make([]byte, 0, 128+len(name)+len(args)), key, name, args, token)
-	c.send(key, msg, func(err error) {
-		if c.forget(key) {
-			done(nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err))
-		}
-	})
+	c.send(key, msg, done)
 	return func(reason string) bool {
 		if !c.forget(key) {
 			return false
@@ -74,25 +73,27 @@ func (c *stdioConn) forward(name string, args json.RawMessage, token string, don
 	}, nil
 }
 
-// send writes msg, the request of the direct call key, to the server's
-// stdin, after what was written before it and without blocking the
-// caller: at once when the pipe takes it whole, else in a goroutine that
-// holds the writing lock until it is written; a call given up before its
-// turn came is not written. failed receives a write's error.
-func (c *stdioConn) send(key string, msg []byte, failed func(error)) {
+// send writes msg, the request of the forwarded call key, to the
+// server's stdin, after what was written before it and without blocking
+// the caller: at once when the pipe takes it whole, else in a goroutine
+// that holds the writing lock until it is written; a call given up
+// before its turn came is not written. A write's error is the call's
+// answer (done). Nothing is made on the heap for the first way, which
+// is the way of nearly every call.
+func (c *stdioConn) send(key string, msg []byte, done func(json.RawMessage, error)) {
 	if c.raw != nil && c.wmu.TryLock() {
 		n, err, again := c.raw.TryWrite(msg)
 		if !again {
 			c.wmu.Unlock()
 			if err != nil {
-				failed(err)
+				c.sendFailed(key, done, err)
 			}
 			return
 		}
 		go func() {
 			defer c.wmu.Unlock()
 			if _, err := c.t.in.Write(msg[n:]); err != nil {
-				failed(err)
+				c.sendFailed(key, done, err)
 			}
 		}()
 		return
@@ -104,9 +105,17 @@ func (c *stdioConn) send(key string, msg []byte, failed func(error)) {
 			return
 		}
 		if _, err := c.t.in.Write(msg); err != nil {
-			failed(err)
+			c.sendFailed(key, done, err)
 		}
 	}()
+}
+
+// sendFailed answers the forwarded call key, whose request could not be
+// written, with err, unless it was given up.
+func (c *stdioConn) sendFailed(key string, done func(json.RawMessage, error), err error) {
+	if c.forget(key) {
+		done(nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, forwardMethod, err))
+	}
 }
 
 // waiting reports whether the direct call key still waits for its answer.

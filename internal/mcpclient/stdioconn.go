@@ -231,7 +231,8 @@ func (c *stdioConn) register(method string, answer answerFunc) (string, error) {
 		return "", fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, c.ended)
 	}
 	c.nextID++
-	key := directPrefix + strconv.FormatInt(c.nextID, 10)
+	var b [32]byte
+	key := string(strconv.AppendInt(append(b[:0], directPrefix...), c.nextID, 10))
 	c.calls[key] = answer
 	return key, nil
 }
