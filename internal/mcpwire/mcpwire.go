@@ -2,7 +2,8 @@
 // protocol revisions it speaks and how one is chosen, the bounds on a
 // message's size, the rule for when a path may answer or forward a
 // message without go-sdk, and the one fast reader of the few members
-// such a path looks at (read.go).
+// such a path looks at (read.go), with its one-pass scan of the plain
+// shape (scan.go).
 //
 // It stands below every package that speaks MCP (the companion, `gemkit
 // mcp` in internal/mcpserver, the client of the extensions' servers in
@@ -99,7 +100,8 @@ const (
 //     _meta, which the SDK checks, and a result may ask for more rounds
 //     (inputResponses, requestState), which the SDK runs;
 //   - the message is read as the SDK reads it (Read: members by their
-//     exact names), is JSON-RPC 2.0, and its id is one the SDK takes
+//     exact names; Scan, in one pass, where it has the plain shape, and
+//     Read where not), is JSON-RPC 2.0, and its id is one the SDK takes
 //     (Message.WireID);
 //   - its params carry nothing of the newer revisions (Params.Plain);
 //   - what the path writes is what the SDK would write: byte for byte

@@ -49,6 +49,7 @@ type Message struct {
 // message that is not an object, and on a member of the wrong type
 // (jsonrpc or method not a string); it checks nothing JSON-RPC asks
 // beyond that (the version, an id's type), which its callers decide.
+// Its members do not share data's memory (a caller may reuse data).
 func Read(data []byte) (Message, error) {
 	// The plain shape in one pass, over a copy of its own (the members
 	// are slices of it); anything else through the decoder.
