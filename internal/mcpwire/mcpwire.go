@@ -8,8 +8,9 @@
 // It stands below every package that speaks MCP (the companion, `gemkit
 // mcp` in internal/mcpserver, the client of the extensions' servers in
 // internal/mcpclient and internal/extmcp, the conformance checker), and
-// imports nothing of the module, so that each of them can take its
-// facts from here without taking the others.
+// imports nothing of the module but internal/jsontext (a leaf: the
+// checker of JSON text), so that each of them can take its facts from
+// here without taking the others.
 package mcpwire
 
 import "slices"

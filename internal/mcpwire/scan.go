@@ -3,6 +3,8 @@ package mcpwire
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/gemkit/gemkit/internal/jsontext"
 )
 
 // The one-pass reader of the fast paths. Read decodes a message with the
@@ -17,7 +19,8 @@ import (
 // escapes, the text valid UTF-8, nesting at most maxDepth deep. Anything
 // else (ok false) is for Read and ReadParams, which decide it as the SDK
 // does, refusals included; where Scan takes a text, it reads what Read
-// reads of it (FuzzScan).
+// reads of it (FuzzScan). The text is checked by internal/jsontext, the
+// checker internal/jsonrpc's reader of messages uses too.
 
 // maxDepth bounds the nesting Scan follows; deeper text is Read's.
 const maxDepth = 64
@@ -30,9 +33,9 @@ func Scan(data []byte) (m Message, ok bool) {
 	if !utf8.Valid(data) {
 		return m, false
 	}
-	s := scanner{b: data}
+	c := jsontext.NewChecker(data, maxDepth)
 	var seen uint8
-	ok = s.object(func(key []byte, v []byte) bool {
+	ok = members(&c, func(key []byte, v []byte) bool {
 		var bit uint8
 		switch string(key) {
 		case "jsonrpc":
@@ -66,7 +69,7 @@ func Scan(data []byte) (m Message, ok bool) {
 		seen |= bit
 		return true
 	})
-	return m, ok && s.end()
+	return m, ok && c.End()
 }
 
 // ScanParams reads raw, a message's params, as ReadParams does, in one
@@ -77,9 +80,9 @@ func ScanParams(raw []byte) (p Params, ok bool) {
 	if len(raw) == 0 || !utf8.Valid(raw) {
 		return p, false
 	}
-	s := scanner{b: raw}
+	c := jsontext.NewChecker(raw, maxDepth)
 	var seen uint8
-	ok = s.object(func(key []byte, v []byte) bool {
+	ok = members(&c, func(key []byte, v []byte) bool {
 		var bit uint8
 		switch string(key) {
 		case "name":
@@ -125,7 +128,7 @@ func ScanParams(raw []byte) (p Params, ok bool) {
 		seen |= bit
 		return true
 	})
-	return p, ok && s.end()
+	return p, ok && c.End()
 }
 
 // ScanProgressToken is the progressToken of meta, a request's _meta, as
@@ -140,9 +143,9 @@ func ScanProgressToken(meta []byte) (token any, ok bool) {
 	if !utf8.Valid(meta) {
 		return nil, false
 	}
-	s := scanner{b: meta}
+	c := jsontext.NewChecker(meta, maxDepth)
 	seen := false
-	ok = s.object(func(key []byte, v []byte) bool {
+	ok = members(&c, func(key []byte, v []byte) bool {
 		if string(key) != "progressToken" {
 			return true
 		}
@@ -163,237 +166,49 @@ func ScanProgressToken(meta []byte) (token any, ok bool) {
 		}
 		return false
 	})
-	return token, ok && s.end()
+	return token, ok && c.End()
 }
 
-// scanner checks and walks one JSON text.
-type scanner struct {
-	b     []byte
-	i     int
-	depth int
-}
-
-// object reads an object at the scanner's place, white space before it
-// allowed, calling member with each member's name (its text between the
-// quotes) and value (its JSON text); a name with an escape, a value that
-// is not JSON, or member's false ends it with false.
-func (s *scanner) object(member func(key, value []byte) bool) bool {
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+// members reads an object at c's place, white space before it allowed,
+// calling member with each member's name (its text between the quotes)
+// and value (its JSON text, checked by c); a name with an escape, text
+// that is not JSON, or member's false ends it with false.
+func members(c *jsontext.Checker, member func(key, value []byte) bool) bool {
+	c.Space()
+	if !c.Byte('{') {
 		return false
 	}
-	s.i++
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	c.Space()
+	if c.Byte('}') {
 		return true
 	}
 	for {
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
+		start := c.Pos()
+		if !c.Str() {
 			return false
 		}
-		start := s.i + 1
-		escaped, ok := s.str()
-		if !ok || escaped {
+		key := c.Text()[start+1 : c.Pos()-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
 			return false
 		}
-		key := s.b[start : s.i-1]
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
+		c.Space()
+		if !c.Byte(':') {
 			return false
 		}
-		s.i++
-		s.space()
-		vstart := s.i
-		if !s.value() {
+		c.Space()
+		start = c.Pos()
+		if !c.Value(0) || !member(key, c.Text()[start:c.Pos()]) {
 			return false
 		}
-		if !member(key, s.b[vstart:s.i]) {
-			return false
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
+		c.Space()
+		if c.Byte('}') {
 			return true
-		default:
+		}
+		if !c.Byte(',') {
 			return false
 		}
+		c.Space()
 	}
-}
-
-// end reports whether only white space follows.
-func (s *scanner) end() bool {
-	s.space()
-	return s.i == len(s.b)
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// value passes over one JSON value at the scanner's place, checking it.
-func (s *scanner) value() bool {
-	if s.i >= len(s.b) {
-		return false
-	}
-	switch c := s.b[s.i]; {
-	case c == '"':
-		_, ok := s.str()
-		return ok
-	case c == '{':
-		if s.depth++; s.depth > maxDepth {
-			return false
-		}
-		ok := s.object(func(_, _ []byte) bool { return true })
-		s.depth--
-		return ok
-	case c == '[':
-		if s.depth++; s.depth > maxDepth {
-			return false
-		}
-		ok := s.array()
-		s.depth--
-		return ok
-	case c == '-' || c >= '0' && c <= '9':
-		return s.number()
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	}
-	return false
-}
-
-func (s *scanner) array() bool {
-	s.i++ // [
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return true
-	}
-	for {
-		if !s.value() {
-			return false
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// str passes over a string at the scanner's place (its opening quote),
-// checking its escapes, and reports whether it had any.
-func (s *scanner) str() (escaped, ok bool) {
-	s.i++
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return escaped, true
-		case c < 0x20:
-			return false, false
-		case c == '\\':
-			escaped = true
-			if s.i+1 >= len(s.b) {
-				return false, false
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) {
-					return false, false
-				}
-				for _, h := range s.b[s.i+2 : s.i+6] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return false, false
-					}
-				}
-				s.i += 6
-			default:
-				return false, false
-			}
-		default:
-			s.i++
-		}
-	}
-	return false, false
-}
-
-// number passes over a number as JSON writes one.
-func (s *scanner) number() bool {
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	if s.i >= len(s.b) {
-		return false
-	}
-	if s.b[s.i] == '0' {
-		s.i++
-	} else if !s.digits() {
-		return false
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if !s.digits() {
-			return false
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if !s.digits() {
-			return false
-		}
-	}
-	return true
-}
-
-// digits passes over one or more digits.
-func (s *scanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
-}
-
-func (s *scanner) literal(word string) bool {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
-		return false
-	}
-	s.i += len(word)
-	return true
 }
 
 // plainString is the text of v, a JSON string without escapes; ok is
