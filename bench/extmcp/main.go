@@ -23,7 +23,10 @@
 // same with both ends in Go's poller and raw system calls (gemkit mcp's
 // I/O, internal/pipeio), and testdata/relay.c (built with the machine's C compiler,
 // left out without one), two threads each blocked in read(2), one
-// wake-up per crossing and nothing else.
+// wake-up per crossing and nothing else. The relay in the poller runs
+// a second time with its node in a session of its own (setsid), as
+// gemkit's sandbox starts a server, so that what that costs a call is
+// told apart from gemkit's own work.
 //
 // -ref adds a further side, the same through another gemkit binary (an
 // earlier commit's), so that a change is measured against it in the
@@ -82,7 +85,9 @@ func main() {
 	case "1":
 		os.Exit(copier(os.Args[1:]))
 	case "poll":
-		os.Exit(pollCopier(os.Args[1:]))
+		os.Exit(pollCopier(os.Args[1:], false))
+	case "pollsid":
+		os.Exit(pollCopier(os.Args[1:], true))
 	}
 	n := flag.Int("n", 500, "warm calls of each")
 	starts := flag.Int("starts", 40, "cold starts of each (rounds)")
@@ -211,6 +216,15 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 		c.Dir, c.Env = ws, append(env, copierEnv+"=poll")
 		return c
 	}})
+	// The same relay with its node in a session of its own (setsid), as
+	// gemkit's sandbox starts a server: the kernel's autogroup then
+	// schedules the node in a group of its own.
+	pollSidAt := len(sides)
+	sides = append(sides, side{name: "through a Go relay, own session", tool: "echo", cmd: func() *exec.Cmd {
+		c := exec.Command(self, "node", script)
+		c.Dir, c.Env = ws, append(env, copierEnv+"=pollsid")
+		return c
+	}})
 	refAt := len(sides)
 	if ref == "" {
 		refAt = -1
@@ -322,6 +336,7 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 		cost("a C relay's cost", relayAt)
 	}
 	cost("a Go relay in the poller's cost", pollAt)
+	cost("a Go relay, own session: cost", pollSidAt)
 	if refAt >= 0 {
 		cost("the reference's cost", refAt)
 	}
@@ -350,6 +365,9 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 	}
 	paired("a Go relay in the poller over bare", pollAt, 1)
 	paired("gemkit over a Go relay in the poller", 0, pollAt)
+	paired("a Go relay, own session, over bare", pollSidAt, 1)
+	paired("the same over the relay", pollSidAt, pollAt)
+	paired("gemkit over a Go relay, own session", 0, pollSidAt)
 	if refAt >= 0 {
 		paired("the reference over bare", refAt, 1)
 		paired("gemkit over the reference", 0, refAt)

@@ -14,7 +14,9 @@ func TestMain(m *testing.M) {
 	case "1":
 		os.Exit(copier(os.Args[1:]))
 	case "poll":
-		os.Exit(pollCopier(os.Args[1:]))
+		os.Exit(pollCopier(os.Args[1:], false))
+	case "pollsid":
+		os.Exit(pollCopier(os.Args[1:], true))
 	}
 	os.Exit(m.Run())
 }

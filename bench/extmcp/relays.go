@@ -59,10 +59,14 @@ func buildRelay(root, tmp string) (string, error) {
 
 // pollCopier is copier with both ends in Go's poller, read and written
 // with pipeio's raw system calls, as gemkit mcp reads and writes its
-// client's and its server's pipes.
-func pollCopier(argv []string) int {
+// client's and its server's pipes; with setsid, its child starts in a
+// session of its own, as gemkit's sandbox starts a server.
+func pollCopier(argv []string, setsid bool) int {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stderr = os.Stderr
+	if setsid {
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	pr, in, err := os.Pipe()
 	if err != nil {
 		return 1
