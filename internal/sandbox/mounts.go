@@ -42,6 +42,26 @@ func pathDepth(p string) int { return strings.Count(p, "/") }
 // folder and the root, which have steps of their own, and every rule a
 // bind already made covers. done are the rules bound.
 func ruleBinds(rules []PathRule, tmp string) (steps []child.Mount, done []PathRule) {
+	var bound boundDirs
+	for _, r := range bindOrder(rules, tmp) {
+		if bound.cover(r) {
+			continue
+		}
+		if r.ListOnly {
+			steps = append(steps, child.Mount{Kind: child.MountDir, Path: r.Path})
+			continue
+		}
+		steps = append(steps, child.Mount{Kind: child.MountBind, Path: r.Path, Write: r.Write, File: r.File, Optional: r.Optional})
+		done = append(done, r)
+		bound.add(r)
+	}
+	return steps, done
+}
+
+// bindOrder are the rules ruleBinds binds, in its order: all but /proc,
+// /dev, the writable temporary folder and the root, shallowest first,
+// read-only before writable at one path.
+func bindOrder(rules []PathRule, tmp string) []PathRule {
 	var binds []PathRule
 	for _, r := range rules {
 		switch {
@@ -64,26 +84,55 @@ func ruleBinds(rules []PathRule, tmp string) (steps []child.Mount, done []PathRu
 		}
 		return !a.Write && b.Write
 	})
-	covered := func(r PathRule) bool {
-		for _, d := range done {
-			if !d.File && !d.ListOnly && fsutil.Within(d.Path, r.Path) && (d.Write || !r.Write) {
-				return true
-			}
+	return binds
+}
+
+// boundDirs are the folders ruleBinds has bound, by cleaned path (true
+// where writable), so that whether a bind made covers a rule is a look-up
+// of the rule's own folders, as deep as its path, not a comparison with
+// every bind made: a scope that reads all but a closed folder lists each
+// folder above it, /tmp's hundreds of entries among them, and comparing
+// each with all the others was most of a tool start's CPU there.
+type boundDirs struct {
+	abs map[string]bool // absolute folders: writable?
+	rel []PathRule      // any other (Within compares them by Rel)
+}
+
+func (b *boundDirs) add(r PathRule) {
+	if r.File || r.ListOnly {
+		return
+	}
+	if !filepath.IsAbs(r.Path) {
+		b.rel = append(b.rel, r)
+		return
+	}
+	if b.abs == nil {
+		b.abs = map[string]bool{}
+	}
+	p := filepath.Clean(r.Path)
+	b.abs[p] = b.abs[p] || r.Write
+}
+
+// cover reports whether a folder bound holds r's path (or is it) and
+// gives at least the access r asks for: what fsutil.Within of each bound
+// folder and r's path would find.
+func (b *boundDirs) cover(r PathRule) bool {
+	for _, d := range b.rel {
+		if fsutil.Within(d.Path, r.Path) && (d.Write || !r.Write) {
+			return true
 		}
+	}
+	if len(b.abs) == 0 || !filepath.IsAbs(r.Path) {
 		return false
 	}
-	for _, r := range binds {
-		if covered(r) {
-			continue
+	for p := filepath.Clean(r.Path); ; p = filepath.Dir(p) {
+		if w, ok := b.abs[p]; ok && (w || !r.Write) {
+			return true
 		}
-		if r.ListOnly {
-			steps = append(steps, child.Mount{Kind: child.MountDir, Path: r.Path})
-			continue
+		if p == filepath.Dir(p) {
+			return false
 		}
-		steps = append(steps, child.Mount{Kind: child.MountBind, Path: r.Path, Write: r.Write, File: r.File, Optional: r.Optional})
-		done = append(done, r)
 	}
-	return steps, done
 }
 
 // overlaySteps are the overlays, and the folders between the writable
