@@ -376,7 +376,7 @@ func TestNeovimGeminiCLICodeIntel(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "Where is Farewell defined?", "--yolo")
 	cmd.Dir = h.ws
-	cmd.Env = append(h.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1")
+	cmd.Env = append(h.env(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=test-key", "NO_COLOR=1", "CI=1", geminiOneProcess)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gemini: %v\n%s", err, out)

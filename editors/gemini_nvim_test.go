@@ -56,7 +56,7 @@ func testNeovimGeminiCLI(t *testing.T, bin string) {
 	t.Cleanup(func() { model.Close() })
 	writeGeminiSettings(t, h.home)
 	d, pane, screen := startNvimPane(t, h, bin, tmuxBin, []string{
-		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
+		"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key", geminiOneProcess,
 		"GEMINI_DEBUG_LOG_FILE=" + geminiDebugLog(t, h),
 		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22", // not "in a container" even where /.dockerenv exists
 	})
@@ -234,6 +234,20 @@ func sockets(pid int) int {
 	}
 	return n
 }
+
+// geminiOneProcess, in the environment of the real Gemini CLI, has it run
+// in one process: without it, its launcher (bundle/gemini.js, run())
+// starts node again with a heap bound of half the machine's memory and
+// waits on it. An idle Gemini CLI 0.61 in tmux to its input, in a cpuacct
+// cgroup, at load 20 to 23: 4.1 and 4.2 CPU-s with the launcher, 2.1 and
+// 3.0 without, and at its input in half the time. Nothing of gemkit's
+// goes through the launcher: the second process gets the same
+// environment (and GEMINI_CLI_NO_RELAUNCH itself), and Gemini CLI's walk
+// up its process tree for the IDE (getIdeProcessInfoForUnix) passes both
+// node processes on its way to the shell or the editor above them.
+// TestEmacsGeminiFirstQuestion keeps the launcher, as a person's `gemini`
+// has it, and so does internal/mcpserver's TestGeminiCLISetUp.
+const geminiOneProcess = "GEMINI_CLI_NO_RELAUNCH=true"
 
 // writeGeminiSettings gives the real Gemini CLI under home what it needs
 // to start offline in IDE mode with no first-run question: API-key auth,

@@ -100,8 +100,9 @@ func testLSPGeminiCLINoDiffs(t *testing.T, v neovim) {
 
 // startGeminiLSP runs Neovim release v with initLua (a format with the gemkit
 // binary's place) in tmux, b.txt open, and the real Gemini CLI's TUI in a
-// :terminal tab against a scripted model, with nothing set in the
-// terminal's environment; it checks with /ide status that the CLI found
+// :terminal tab against a scripted model, with nothing of the IDE's set
+// in the terminal's environment (the CLI runs in one process:
+// geminiOneProcess); it checks with /ide status that the CLI found
 // the companion, then asks for a change whose answer is a write_file of
 // b.txt (proposal), and returns with it under way.
 func startGeminiLSP(t *testing.T, v neovim, initLua string) (d *nvimDriver, screen func() string, target, proposal string) {
@@ -128,7 +129,7 @@ func startGeminiLSPIn(t *testing.T, v neovim, initLua string, container bool) (d
 	}
 	t.Cleanup(func() { model.Close() })
 	writeGeminiSettings(t, h.home)
-	env := []string{"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key",
+	env := []string{"TERM=xterm-256color", "GOOGLE_GEMINI_BASE_URL=" + model.URL, "GEMINI_API_KEY=test-key", geminiOneProcess,
 		"GEMINI_DEBUG_LOG_FILE=" + geminiDebugLog(t, h)}
 	if !container {
 		env = append(env, "SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22") // not "in a container" even where /.dockerenv exists
