@@ -46,6 +46,11 @@ func RerunUnprivileged(t *testing.T, pattern string) {
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+pattern, "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	// The race detector's options reach the rerun as they reached this
+	// binary (scripts/setup-and-test sets GORACE).
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		cmd.Env = append(cmd.Env, "GORACE="+v)
+	}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as uid 65534:\n%s", out)
 	if err != nil {
