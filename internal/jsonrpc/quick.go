@@ -24,46 +24,8 @@ import (
 // (FuzzQuickMessage).
 func quickMessage(body []byte, m *message) bool {
 	c := jsontext.NewChecker(body, maxQuickDepth)
-	c.Space()
-	if !c.Byte('{') {
-		return false
-	}
 	var seen [6]bool
-	c.Space()
-	if c.Byte('}') {
-		return c.End()
-	}
-	for {
-		c.Space()
-		start := c.Pos()
-		if !c.Str() {
-			return false
-		}
-		key := body[start+1 : c.Pos()-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		c.Space()
-		if !c.Byte(':') {
-			return false
-		}
-		c.Space()
-		start = c.Pos()
-		if !c.Value(0) {
-			return false
-		}
-		if !setMember(m, &seen, key, body[start:c.Pos()]) {
-			return false
-		}
-		c.Space()
-		if c.Byte(',') {
-			continue
-		}
-		if c.Byte('}') {
-			return c.End()
-		}
-		return false
-	}
+	return c.Members(func(key, v []byte) bool { return setMember(m, &seen, key, v) }) && c.End()
 }
 
 // memberNames are message's members, in the order of setMember's seen.

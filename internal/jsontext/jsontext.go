@@ -261,5 +261,48 @@ func (c *Checker) literal(word string) bool {
 	return true
 }
 
+// Members reads an object at c's place, white space before it allowed,
+// calling member with each member's name (its text between the quotes)
+// and value (its JSON text, checked); a name with an escape, text that
+// is not JSON, or member's false ends it with false. Readers that take
+// a message's members in one pass (MCP's, JSON-RPC's) walk objects so.
+func (c *Checker) Members(member func(key, value []byte) bool) bool {
+	c.Space()
+	if !c.Byte('{') {
+		return false
+	}
+	c.Space()
+	if c.Byte('}') {
+		return true
+	}
+	for {
+		start := c.Pos()
+		if !c.Str() {
+			return false
+		}
+		key := c.b[start+1 : c.Pos()-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		c.Space()
+		if !c.Byte(':') {
+			return false
+		}
+		c.Space()
+		start = c.Pos()
+		if !c.Value(0) || !member(key, c.b[start:c.Pos()]) {
+			return false
+		}
+		c.Space()
+		if c.Byte('}') {
+			return true
+		}
+		if !c.Byte(',') {
+			return false
+		}
+		c.Space()
+	}
+}
+
 // Text is the text the checker checks.
 func (c *Checker) Text() []byte { return c.b }

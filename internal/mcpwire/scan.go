@@ -35,7 +35,7 @@ func Scan(data []byte) (m Message, ok bool) {
 	}
 	c := jsontext.NewChecker(data, maxDepth)
 	var seen uint8
-	ok = members(&c, func(key []byte, v []byte) bool {
+	ok = c.Members(func(key []byte, v []byte) bool {
 		var bit uint8
 		switch string(key) {
 		case "jsonrpc":
@@ -82,7 +82,7 @@ func ScanParams(raw []byte) (p Params, ok bool) {
 	}
 	c := jsontext.NewChecker(raw, maxDepth)
 	var seen uint8
-	ok = members(&c, func(key []byte, v []byte) bool {
+	ok = c.Members(func(key []byte, v []byte) bool {
 		var bit uint8
 		switch string(key) {
 		case "name":
@@ -145,7 +145,7 @@ func ScanProgressToken(meta []byte) (token any, ok bool) {
 	}
 	c := jsontext.NewChecker(meta, maxDepth)
 	seen := false
-	ok = members(&c, func(key []byte, v []byte) bool {
+	ok = c.Members(func(key []byte, v []byte) bool {
 		if string(key) != "progressToken" {
 			return true
 		}
@@ -167,48 +167,6 @@ func ScanProgressToken(meta []byte) (token any, ok bool) {
 		return false
 	})
 	return token, ok && c.End()
-}
-
-// members reads an object at c's place, white space before it allowed,
-// calling member with each member's name (its text between the quotes)
-// and value (its JSON text, checked by c); a name with an escape, text
-// that is not JSON, or member's false ends it with false.
-func members(c *jsontext.Checker, member func(key, value []byte) bool) bool {
-	c.Space()
-	if !c.Byte('{') {
-		return false
-	}
-	c.Space()
-	if c.Byte('}') {
-		return true
-	}
-	for {
-		start := c.Pos()
-		if !c.Str() {
-			return false
-		}
-		key := c.Text()[start+1 : c.Pos()-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		c.Space()
-		if !c.Byte(':') {
-			return false
-		}
-		c.Space()
-		start = c.Pos()
-		if !c.Value(0) || !member(key, c.Text()[start:c.Pos()]) {
-			return false
-		}
-		c.Space()
-		if c.Byte('}') {
-			return true
-		}
-		if !c.Byte(',') {
-			return false
-		}
-		c.Space()
-	}
 }
 
 // plainString is the text of v, a JSON string without escapes; ok is
