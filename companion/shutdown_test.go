@@ -30,44 +30,43 @@ func TestOutcomesOutliveShutdown(t *testing.T) {
 		}
 		return ps
 	}
-	t.Run("mcp", func(t *testing.T) {
-		srv, stop := startStoppable(t, Config{Editor: newFakeEditor()})
-		c := dial(t, srv)
-		ps := paths(srv.workspaceSnapshot()[0])
-		for _, p := range ps {
-			srv.diffs.add(p, "", nil)
-		}
-		for _, p := range ps {
-			srv.DiffRejected(p)
-		}
-		stop()
-		for _, p := range ps {
-			if msg := c.next(ide.MethodDiffRejected, 10*time.Second); !strings.Contains(string(msg), strconv.Quote(p)) {
-				t.Fatalf("got %s, want the rejection of %s", msg, p)
+	// The Gemini side: each client dials, then 20 diffs are rejected and
+	// the companion stops; next reads the client's next notification.
+	for _, tc := range []struct {
+		name string
+		dial func(t *testing.T, srv *Server) (next func(method string) []byte)
+	}{
+		{"mcp", func(t *testing.T, srv *Server) func(string) []byte {
+			c := dial(t, srv)
+			return func(method string) []byte { return c.next(method, 10*time.Second) }
+		}},
+		{"stream", func(t *testing.T, srv *Server) func(string) []byte {
+			c := dialWS(t, "ws://127.0.0.1:"+strconv.Itoa(srv.Port())+StreamPath, http.Header{"Authorization": {"Bearer " + srv.Token()}}, "")
+			c.initialize()
+			// The initialized notification has been handled once the peer
+			// gets the context it is sent first.
+			c.next(ide.MethodContextUpdate, 10*time.Second)
+			return func(method string) []byte { return c.next(method, 10*time.Second) }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, stop := startStoppable(t, Config{Editor: newFakeEditor()})
+			next := tc.dial(t, srv)
+			ps := paths(srv.workspaceSnapshot()[0])
+			for _, p := range ps {
+				srv.diffs.add(p, "", nil)
 			}
-		}
-	})
-	t.Run("stream", func(t *testing.T) {
-		srv, stop := startStoppable(t, Config{Editor: newFakeEditor()})
-		c := dialWS(t, "ws://127.0.0.1:"+strconv.Itoa(srv.Port())+StreamPath, http.Header{"Authorization": {"Bearer " + srv.Token()}}, "")
-		c.initialize()
-		// The initialized notification has been handled once the peer
-		// gets the context it is sent first.
-		c.next(ide.MethodContextUpdate, 10*time.Second)
-		ps := paths(srv.workspaceSnapshot()[0])
-		for _, p := range ps {
-			srv.diffs.add(p, "", nil)
-		}
-		for _, p := range ps {
-			srv.DiffRejected(p)
-		}
-		stop()
-		for _, p := range ps {
-			if msg := c.next(ide.MethodDiffRejected, 10*time.Second); !strings.Contains(string(msg), strconv.Quote(p)) {
-				t.Fatalf("got %s, want the rejection of %s", msg, p)
+			for _, p := range ps {
+				srv.DiffRejected(p)
 			}
-		}
-	})
+			stop()
+			for _, p := range ps {
+				if msg := next(ide.MethodDiffRejected); !strings.Contains(string(msg), strconv.Quote(p)) {
+					t.Fatalf("got %s, want the rejection of %s", msg, p)
+				}
+			}
+		})
+	}
 	t.Run("claude", func(t *testing.T) {
 		ed := newFakeEditor()
 		srv, stop := startStoppable(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir()})
