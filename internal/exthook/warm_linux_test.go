@@ -377,11 +377,12 @@ const warmPeerServerEnv = "GEMKIT_EXTHOOK_TEST_WARM_SERVER"
 
 // warmPeerServer is that server.
 func warmPeerServer(dir string) int {
-	root, err := os.MkdirTemp("", "gk-peer-")
+	// The test kills this server, so its folders live in dir, which the
+	// test removes.
+	root, err := os.MkdirTemp(dir, "peer-")
 	if err != nil {
 		return 1
 	}
-	defer os.RemoveAll(root)
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(filepath.Join(root, "ext"), 0o755)
 	os.MkdirAll(ws, 0o755)
