@@ -27,6 +27,7 @@ func TestParseStat(t *testing.T) {
 		{"plain", "42 (bash) S 7 42 42 0", Stat{Comm: "bash", State: 'S', PPid: 7}, false},
 		{"spaces and parentheses", "42 (a) b (c) ) Z 1 42", Stat{Comm: "a) b (c) ", State: 'Z', PPid: 1}, false},
 		{"kernel thread", "2 (kthreadd) S 0 0 0", Stat{Comm: "kthreadd", State: 'S', PPid: 0}, false},
+		{"a terminal", "42 (vim) S 7 42 7 34816 42", Stat{Comm: "vim", State: 'S', PPid: 7, Tty: 34816}, false},
 		{"no parenthesis", "42 bash S 7", Stat{}, true},
 		{"short", "42 (bash) S", Stat{}, true},
 	} {

@@ -65,14 +65,30 @@ func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforc
 	return cmd, word, joinFDs, nil
 }
 
-// childAttr is how the child is cloned: its own session, killed with
-// gemkit, in the namespaces ns asks for; in a user namespace, as the
-// same user, with the capabilities its setup needs kept across its exec.
+// childAttr is how the child is cloned: in a process group of its own,
+// killed with gemkit, in the namespaces ns asks for; in a user
+// namespace, as the same user, with the capabilities its setup needs
+// kept across its exec.
+//
+// In a PID namespace the child stays in gemkit's session, and leaves its
+// controlling terminal itself (child's leaveTerminal): not being a
+// session's leader, the tool cannot take one again. A session of its own
+// would put it in a scheduling group of its own (the kernel's autogroup,
+// one per session), which a busy machine's scheduler runs after the
+// other groups' turns: each call forwarded to a sandboxed MCP server
+// waited for it, 36 to 46 µs at load 7 to 10 (bench/README.md). Without
+// a PID namespace the tool gets a session of its own, as before:
+// seccomp then keeps it and all it starts there (DenySession), so that
+// killing the group kills them, and the kernel lets a process send
+// SIGCONT to any process of its session, whatever its user.
 func childAttr(ns nsAttempt, enf Enforcement, resolver bool) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
-		Setsid:     true, // own session and process group, no controlling terminal
+		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
 		Cloneflags: ns.flags,
+	}
+	if ns.flags&syscall.CLONE_NEWPID == 0 {
+		attr.Setpgid, attr.Setsid = false, true
 	}
 	if !ns.userns {
 		return attr

@@ -24,6 +24,8 @@ type Stat struct {
 	State byte
 	// PPid is the parent's pid.
 	PPid int
+	// Tty is the device number of its controlling terminal, 0 for none.
+	Tty int
 	// Start is when it started, in clock ticks after the boot: with the
 	// pid, it names one process for good.
 	Start uint64

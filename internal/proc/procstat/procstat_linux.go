@@ -16,7 +16,15 @@ import (
 // itself hold spaces and ") ", so the fields are counted from the last
 // parenthesis.
 func Read(pid int) (Stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return read("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// ReadSelf reads /proc/self/stat: the calling process's, also where its
+// pid in its own PID namespace is not its pid in /proc's.
+func ReadSelf() (Stat, error) { return read("/proc/self/stat") }
+
+func read(path string) (Stat, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return Stat{}, err
 	}
@@ -46,6 +54,10 @@ func Parse(b []byte) (Stat, error) {
 		return Stat{}, malformedError{err}
 	}
 	st := Stat{Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid}
+	if len(f) >= 5 {
+		// tty_nr, after pgrp and session.
+		st.Tty, _ = strconv.Atoi(f[4])
+	}
 	// utime, stime, cutime, cstime (fields 14 to 17) and starttime (22),
 	// counted after the name; USER_HZ is 100 wherever Linux runs.
 	if len(f) >= 20 {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemkit/gemkit/internal/proc/procstat"
 )
 
 // Env and ProbeEnv are the environment variables that turn a gemkit
@@ -115,7 +117,8 @@ type Spec struct {
 // init turns the process into the sandbox child before the rest of the
 // program initializes. Go initializes packages in import-path order as
 // soon as their imports are ready, and this package imports only the
-// standard library and x/sys/unix, so it runs before the heavy
+// standard library, x/sys/unix and procstat (which imports early parts
+// of the standard library only), so it runs before the heavy
 // initialization of gemkit's other dependencies (compiling JSON schemas
 // alone takes milliseconds), which the child never needs: it execs the
 // tool or exits from here. The main goroutine is on the main thread
@@ -174,6 +177,9 @@ func setup(conn *os.File) error {
 	if err != nil {
 		return err
 	}
+	if err := leaveTerminal(); err != nil {
+		return err
+	}
 	for _, fd := range spec.Join {
 		if err := join(fd); err != nil {
 			return err
@@ -226,6 +232,31 @@ func setup(conn *os.File) error {
 	}
 	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
 	return fmt.Errorf("starting %s: %w", spec.Path, err)
+}
+
+// leaveTerminal gives up the controlling terminal the child inherited
+// from gemkit, if any, so that the tool has none (no /dev/tty, no
+// TIOCSTI into the person's shell) although it stays in gemkit's
+// session (childAttr): a process that leads no session cannot take a
+// terminal again. A child that leads its own session has none already.
+func leaveTerminal() error {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err == unix.ENXIO {
+		return nil // /dev/tty opens the controlling terminal only: there is none
+	}
+	if err != nil {
+		// No /dev/tty to open (a container's /dev): the kernel's word
+		// on the terminal is in /proc.
+		if st, perr := procstat.ReadSelf(); perr == nil && st.Tty == 0 {
+			return nil
+		}
+		return fmt.Errorf("sandbox child: leaving the controlling terminal: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.IoctlSetInt(fd, unix.TIOCNOTTY, 0); err != nil {
+		return fmt.Errorf("sandbox child: leaving the controlling terminal: %w", err)
+	}
+	return nil
 }
 
 // readSpec reads the spec the parent wrote, whole (bounded), before
