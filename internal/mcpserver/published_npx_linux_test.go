@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -181,7 +182,13 @@ func publishedRegistry(t *testing.T, f *fixture) *npmregistrytest.Registry {
 
 // linkNPX links the published extensions and switches each to gemkit,
 // which pins its server's package from r; it checks what the switch
-// says.
+// says. The switches run side by side, as a person's in two terminals
+// may: each holds only its own extension's lock of its trees
+// (pkgrun.Lock) while npm installs in the sandbox, and the records they
+// share (the choices, the consent, Gemini CLI's mcp.excluded) are each
+// changed under the store's lock, so none is lost (the subtests run all
+// three servers, and Gemini CLI starts none of them). One after the
+// other, the three installs were most of the test's time.
 func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxExtension) {
 	t.Helper()
 	for _, e := range exts {
@@ -189,7 +196,22 @@ func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxEx
 		if e.env != "" {
 			writeFile(t, filepath.Join(f.home, ".gemini", "extensions", e.name, ".env"), e.env, 0o600)
 		}
-		out, err := f.gemkit("extensions", "sandbox", e.name)
+	}
+	type switched struct {
+		out string
+		err error
+	}
+	res := make([]switched, len(exts))
+	var wg sync.WaitGroup
+	for i, e := range exts {
+		wg.Go(func() {
+			out, err := f.gemkit("extensions", "sandbox", e.name)
+			res[i] = switched{out, err}
+		})
+	}
+	wg.Wait()
+	for i, e := range exts {
+		out, err := res[i].out, res[i].err
 		if err != nil {
 			t.Fatalf("gemkit extensions sandbox %s: %v\n%s", e.name, err, out)
 		}
@@ -210,7 +232,8 @@ func linkNPX(t *testing.T, f *fixture, r *npmregistrytest.Registry, exts []npxEx
 // the same package, from interop/published's tree, outside gemkit, in a
 // network namespace of its own with nothing in it (this machine
 // offline, as gemkit's sandbox gives it no network), with the
-// manifest's arguments and settings. Worked out once per test binary.
+// manifest's arguments and settings. Worked out once per test binary,
+// the three servers side by side.
 var bare struct {
 	once    sync.Once
 	answers map[string]bareAnswer
@@ -219,15 +242,23 @@ var bare struct {
 
 func bareAnswers(root string) (map[string]bareAnswer, error) {
 	bare.once.Do(func() {
-		bare.answers = map[string]bareAnswer{}
-		for _, e := range npxExtensions {
-			a, err := runBare(root, e)
-			if err != nil {
-				bare.err = fmt.Errorf("%s bare: %w", e.name, err)
-				return
-			}
-			bare.answers[e.name] = a
+		answers := make([]bareAnswer, len(npxExtensions))
+		errs := make([]error, len(npxExtensions))
+		var wg sync.WaitGroup
+		for i, e := range npxExtensions {
+			wg.Go(func() {
+				answers[i], errs[i] = runBare(root, e)
+				if errs[i] != nil {
+					errs[i] = fmt.Errorf("%s bare: %w", e.name, errs[i])
+				}
+			})
 		}
+		wg.Wait()
+		bare.answers = map[string]bareAnswer{}
+		for i, e := range npxExtensions {
+			bare.answers[e.name] = answers[i]
+		}
+		bare.err = errors.Join(errs...)
 	})
 	return bare.answers, bare.err
 }
@@ -382,10 +413,19 @@ func wantAsBare(t *testing.T, f *fixture, bare map[string]bareAnswer) {
 func TestPublishedNPX(t *testing.T) {
 	t.Parallel()
 	gemkittest.SkipShort(t, "the real Claude Code and Gemini CLI 0.61 with three published servers installed from a loopback registry")
-	bare := wantBare(t)
+	// The servers run bare while the switches install them: neither
+	// waits on the other.
+	gemkittest.Interop(t) // node
+	publishedModules(t, "@upstash/context7-mcp")
+	root := gemkittest.RepoRoot(t)
+	bareRun := make(chan struct{})
+	go func() { bareAnswers(root); close(bareRun) }()
+	t.Cleanup(func() { <-bareRun })
 	f := newFixture(t)
 	r := publishedRegistry(t, f)
 	linkNPX(t, f, r, npxExtensions)
+	<-bareRun
+	bare := wantBare(t)
 	// notAsked fails t when the registry was asked anything during run.
 	notAsked := func(t *testing.T, run func()) {
 		t.Helper()
