@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,7 @@ var idRE = regexp.MustCompile(`"id":("(?:[^"\\]|\\.)*"|-?[0-9.eE+-]+)`)
 func (w *wireRun) exchange(send string) string {
 	t := w.t
 	want := map[string]bool{}
+	var writeErr error
 	for line := range strings.SplitSeq(strings.TrimSuffix(send, "\n"), "\n") {
 		// What is not JSON, or is no request (members by their exact
 		// names), expects no answer of its own.
@@ -123,8 +125,14 @@ func (w *wireRun) exchange(send string) string {
 				delete(want, canonID(p.RequestID))
 			}
 		}
-		if _, err := io.WriteString(w.stdin, w.real(line)+"\n"); err != nil && !w.ended {
-			t.Fatalf("writing %s: %v", line, err)
+		if w.ended || writeErr != nil {
+			continue
+		}
+		// A line that ends the session may close gemkit mcp's stdin
+		// before the next is written (sooner on a loaded machine):
+		// the write then fails, and what was read says why, below.
+		if _, err := io.WriteString(w.stdin, w.real(line)+"\n"); err != nil {
+			writeErr = fmt.Errorf("writing %s: %w", line, err)
 		}
 	}
 	var out strings.Builder
@@ -141,6 +149,9 @@ func (w *wireRun) exchange(send string) string {
 				delete(want, canonID([]byte(m[1])))
 			}
 		case <-time.After(60 * time.Second):
+			if writeErr != nil {
+				t.Fatalf("no answer to %v within 60 s after %v; so far:\n%s", want, writeErr, out.String())
+			}
 			t.Fatalf("no answer to %v within 60 s; so far:\n%s", want, out.String())
 		}
 	}
