@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +48,7 @@ const maxHookInput = 64 << 20
 
 func newCodeIntelHookCmd(a *app) *cobra.Command {
 	var configPath string
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "hook",
 		Short: "Gemini CLI AfterTool hook: the diagnostics new after write_file and replace",
@@ -60,12 +62,14 @@ additionalContext to the tool's result for the model
   "hooks": {
     "AfterTool": [
       {"matcher": "^(write_file|replace)$",
-       "hooks": [{"type": "command", "command": "gemkit codeintel hook", "timeout": 30000}]}
+       "hooks": [{"type": "command", "command": "gemkit codeintel hook --timeout 25s", "timeout": 30000}]}
     ]
   }
 
 It reads the hook's JSON on stdin and writes the hook's JSON answer on stdout.
-The language servers are the workspace's (the folder Gemini CLI runs in),
+It waits --timeout at most for the language server (a cold one indexing a large
+workspace may need more): keep it under the hook's own timeout, after which
+Gemini CLI drops the hook's answer. The language servers are the workspace's (the folder Gemini CLI runs in),
 shared with gemkit mcp, and kept while Gemini CLI runs.`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -80,7 +84,12 @@ shared with gemkit mcp, and kept while Gemini CLI runs.`,
 			if err := json.Unmarshal(data, &in); err != nil {
 				return fmt.Errorf("the hook's input is not Gemini CLI's hook JSON: %v", err)
 			}
-			text := a.afterEditHook(cmd.Context(), in, configPath)
+			if timeout <= 0 {
+				return fmt.Errorf("--timeout must be positive, such as 20s or 1m (got %s)", timeout)
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			text := a.afterEditHook(ctx, in, configPath)
 			if text == "" {
 				return nil // nothing on stdout or stderr: Gemini CLI shows stderr as a message
 			}
@@ -91,6 +100,7 @@ shared with gemkit mcp, and kept while Gemini CLI runs.`,
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (default: gemkit/config.json in your config folder)")
+	cmd.Flags().DurationVar(&timeout, "timeout", codeintel.DefaultAfterEditTimeout, "how long to wait for the language server's diagnostics; keep it under the hook's timeout in Gemini CLI's settings")
 	return cmd
 }
 

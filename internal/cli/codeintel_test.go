@@ -127,6 +127,11 @@ func TestHookCommandQuiet(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "the hook's input is not Gemini CLI's hook JSON") {
 		t.Errorf("bad input: %v %s", err, out)
 	}
+	cmd = exec.Command(bin, "codeintel", "hook", "--timeout", "0s")
+	cmd.Stdin = bytes.NewReader(in)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--timeout must be positive") {
+		t.Errorf("--timeout 0s: %v %s", err, out)
+	}
 }
 
 func TestCodeIntelServersAndStatus(t *testing.T) {

@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// DefaultAfterEditTimeout bounds AfterEdit.
+// DefaultAfterEditTimeout bounds AfterEdit when its context has no
+// deadline of its own: the edit's result waits that long at most for its
+// language server.
 const DefaultAfterEditTimeout = 20 * time.Second
 
 // maxNewDiagnostics bounds the problems AfterEdit lists.
@@ -19,10 +21,14 @@ const maxNewDiagnostics = 20
 // that file and in the others its language server reports on. It is ""
 // when there are none, or when no language server serves the file:
 // an edit's result says nothing then. The Source first sees old, then
-// the disk, so that what was already wrong before is left out.
+// the disk, so that what was already wrong before is left out. It waits
+// until ctx's deadline, or DefaultAfterEditTimeout when ctx has none.
 func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string {
-	ctx, cancel := context.WithTimeout(ctx, DefaultAfterEditTimeout)
-	defer cancel()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultAfterEditTimeout)
+		defer cancel()
+	}
 	if _, ok := t.w.rel(path); !ok {
 		return ""
 	}

@@ -122,7 +122,7 @@ func TestCodeIntelGeminiHook(t *testing.T) {
 	defer model.Close()
 	writeGeminiSettings(t, f, map[string]any{"AfterTool": []any{map[string]any{
 		"matcher": "^(write_file|replace)$",
-		"hooks":   []any{map[string]any{"type": "command", "command": f.bin + " codeintel hook", "timeout": 60000}},
+		"hooks":   []any{map[string]any{"type": "command", "command": f.bin + " codeintel hook --timeout 55s", "timeout": 60000}},
 	}}})
 	out, err := runGemini(t, f, node, interop, model.URL, "Give Greet a language.")
 	if err != nil {
