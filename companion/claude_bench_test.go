@@ -1,11 +1,15 @@
 package companion
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/gemkit/gemkit/ide"
 )
@@ -51,6 +55,37 @@ func BenchmarkClaudeOpenDiff(b *testing.B) {
 			b.Fatalf("openDiff: %v", r.texts())
 		}
 		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkClaudeConnect measures what Claude Code waits on of the
+// companion when it connects: the WebSocket upgrade and initialize's
+// answer, from the dial to the answer read (bench/editors' "dial →
+// initialize answered", without an editor).
+func BenchmarkClaudeConnect(b *testing.B) {
+	srv := startServer(b, Config{Workspace: []string{b.TempDir()}, Claude: true, ClaudeLockDir: b.TempDir()})
+	url := "ws://127.0.0.1:" + strconv.Itoa(srv.ClaudePort()) + "/"
+	opts := &websocket.DialOptions{HTTPHeader: http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}}, Subprotocols: []string{"mcp"}}
+	initialize := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.330"}}}`)
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		c, _, err := websocket.Dial(ctx, url, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Write(ctx, websocket.MessageText, initialize); err != nil {
+			b.Fatal(err)
+		}
+		if _, msg, err := c.Read(ctx); err != nil || !bytes.Contains(msg, []byte(`"result"`)) {
+			b.Fatalf("initialize: %s, %v", msg, err)
+		}
+		lat = append(lat, time.Since(start))
+		c.Close(websocket.StatusNormalClosure, "")
 	}
 	b.StopTimer()
 	reportPercentiles(b, lat)

@@ -400,16 +400,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- s.http.Serve(s.guard.Listener()) }()
 
-	// The file is written before the folder is cleaned: when the folder
-	// is not writable, its clear error is the only thing said.
-	if err := s.writeDiscovery(); err != nil {
-		s.shutdown()
-		<-httpErr
-		return err
-	}
-	// Claude Code's lock file goes before the clean-ups, which only remove
-	// files of others: a CLI started beside the editor that does not find
-	// it looks again only a second later.
+	// Claude Code's lock file goes first: a Claude Code that does not find
+	// it looks again only a second later (Gemini CLI and Qwen Code read
+	// theirs when they connect; the clean-ups remove others' files only).
 	claudeErr := make(chan error, 1)
 	if s.claude != nil {
 		if err := s.claude.start(claudeErr); err != nil {
@@ -417,6 +410,13 @@ func (s *Server) Serve(ctx context.Context) error {
 			<-httpErr
 			return err
 		}
+	}
+	// The files are written before the folders are cleaned: when a folder
+	// is not writable, its clear error is the only thing said.
+	if err := s.writeDiscovery(); err != nil {
+		s.shutdown()
+		<-httpErr
+		return err
 	}
 	s.cleanUp()
 

@@ -71,6 +71,10 @@ func acceptWS(w http.ResponseWriter, r *http.Request, subprotocol string, log *s
 	if subprotocol != "" {
 		opts.Subprotocols = []string{subprotocol}
 	}
+	// A 101 carries no Date (net/http adds one to every response whose
+	// header map lacks the key): the client has no use for it, and
+	// claudecode.nvim's 101 has none either.
+	w.Header()["Date"] = nil
 	c, err := websocket.Accept(w, r, opts)
 	if err != nil {
 		return nil, err
