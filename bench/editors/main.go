@@ -223,6 +223,7 @@ func run(args []string, out io.Writer) error {
 			break
 		}
 		for _, i := range order(turn) {
+			others0 := othersCPU(sessions, i)
 			c, err := sessions[i].startClaude(o, turn)
 			if err != nil {
 				return fmt.Errorf("%s: %w", plugins[i].name, err)
@@ -233,6 +234,7 @@ func run(args []string, out io.Writer) error {
 				r.connected = append(r.connected, c.connected)
 				r.claudeConnect = append(r.claudeConnect, c.took)
 				r.startCPU = append(r.startCPU, c.cpu)
+				r.othersCPU = append(r.othersCPU, othersCPU(sessions, i)-others0)
 				if c.mounted > 0 {
 					r.mounted, r.search = append(r.mounted, c.mounted), append(r.search, c.search)
 				}
@@ -278,8 +280,8 @@ func run(args []string, out io.Writer) error {
 			return err
 		}},
 		{"connect", func(s *session, r *result, _ int) error {
-			d, err := s.connectOnce(ctx)
-			r.connect = append(r.connect, d)
+			d, cpu, err := s.connectOnce(ctx)
+			r.connect, r.connectCPU = append(r.connect, d), append(r.connectCPU, cpu)
 			return err
 		}},
 		{"selection", func(s *session, r *result, _ int) error {
@@ -328,12 +330,16 @@ func run(args []string, out io.Writer) error {
 		row("  interface up → IDE dial (its log)", func(r result) string { return r.search.String() })
 		row("  its connect's own time (its log)", func(r result) string { return r.claudeConnect.String() })
 		row("  editor side's CPU meanwhile", func(r result) string { return r.startCPU.String() })
+		if len(sessions) > 1 {
+			row("  the other plugins' CPU meanwhile", func(r result) string { return r.othersCPU.String() })
+		}
 	}
 	if o.gemini != "" {
 		row("gemini start → dial", func(r result) string { return r.geminiStart.String() })
 	}
 	row("nvim start → lock file", func(r result) string { return r.lockStart.String() })
 	row("connect: dial → initialize answered", func(r result) string { return r.connect.String() })
+	row("  editor side's CPU meanwhile", func(r result) string { return r.connectCPU.String() })
 	row("selection (V j) → agent", func(r result) string { return r.selection.String() })
 	row("openDiff → diff drawn", func(r result) string { return r.diff.String() })
 	row("  → drawn with syntax on both sides", func(r result) string { return r.highlighted.String() })
@@ -347,6 +353,17 @@ func run(args []string, out io.Writer) error {
 	return nil
 }
 
+// othersCPU is the editor sides' CPU time of every session but i's.
+func othersCPU(sessions []*session, i int) time.Duration {
+	var total time.Duration
+	for k, s := range sessions {
+		if k != i {
+			total += s.editorCPU()
+		}
+	}
+	return total
+}
+
 type plugin struct {
 	name, setup, reject string
 	gemini              bool // it serves Gemini CLI too
@@ -354,7 +371,12 @@ type plugin struct {
 
 type result struct {
 	start, connected, claudeConnect, launched, mounted, search, geminiStart, connect, selection, diff, highlighted, lockStart, startCPU stat
-	rssEditor, rssCompanion, anonCompanion                                                                                              int64
+	// connectCPU is the editor side's CPU over a stand-in's connect;
+	// othersCPU the other plugins' editor sides' CPU over this plugin's
+	// starts of Claude Code (what they took from its two cores: a
+	// companion's work after the previous start, say).
+	connectCPU, othersCPU                  stat
+	rssEditor, rssCompanion, anonCompanion int64
 }
 
 // stat is the p50 and min of a step's rounds.

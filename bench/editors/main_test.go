@@ -102,6 +102,27 @@ func TestVerdicts(t *testing.T) {
 	if want := "  what each plugin controls (p50): its side's CPU during a start 3.8 against 3.0 ms, dial → initialize answered 1.3 against 5.1 ms: a's share -3.0 ms against b's (5.1 against 8.1)\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("verdicts lack %q:\n%s", want, out.String())
 	}
+	// The plugin's share, pair by pair: YES only when every part is at
+	// or below the peer's.
+	six := func(v float64) stat { return ms(v, v, v, v, v, v) }
+	for _, tc := range []struct {
+		a    result
+		want string
+	}{
+		{result{startCPU: ms(2, 2.5, 2, 1, 3, 2), connect: six(1), connectCPU: six(0.5)},
+			"the plugin's share ≤ b's? YES: pair by pair, median difference and its 95% interval (sign test): its side's CPU during a start -1.00 ms in [-2.00, +0.00]; dial → initialize answered -3.00 ms in [-3.00, -3.00]; its side's CPU a connect -1.50 ms in [-1.50, -1.50]\n"},
+		{result{startCPU: ms(2, 4, 2, 4, 2, 4), connect: six(1), connectCPU: six(0.5)},
+			"the plugin's share ≤ b's? NOT SHOWN: pair by pair"},
+		{result{startCPU: six(2), connect: six(5), connectCPU: six(0.5)},
+			"the plugin's share ≤ b's? NO: pair by pair"},
+	} {
+		out.Reset()
+		tc.a.connected = b
+		verdicts(&out, "a", tc.a, "b", result{connected: b, startCPU: six(3), connect: six(4), connectCPU: six(2)})
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("verdicts(%v) lack %q:\n%s", tc.a, tc.want, out.String())
+		}
+	}
 	out.Reset()
 	verdicts(&out, "a", result{diff: ms(7.1)}, "b", result{diff: ms(6)})
 	if got := out.String(); !strings.Contains(got, "diff drawn ≤ b's + 1 ms? NO") {

@@ -33,16 +33,21 @@ func (s *session) standIn(ctx context.Context, r *result) error {
 	return nil
 }
 
-// connectOnce times one more stand-in's dial → initialize answered.
-func (s *session) connectOnce(ctx context.Context) (time.Duration, error) {
+// connectOnce times one more stand-in's dial → initialize answered, and
+// the CPU time the editor's side spent on it meanwhile (the plugin's whole
+// work on the path of a connect: the upgrade, the answer, and the threads
+// it woke).
+func (s *session) connectOnce(ctx context.Context) (d, cpu time.Duration, err error) {
+	cpu0 := s.editorCPU()
 	t0 := time.Now()
 	c, err := dial(ctx, s.lock)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	d := time.Since(t0)
+	d = time.Since(t0)
+	cpu = s.editorCPU() - cpu0
 	c.close()
-	return d, nil
+	return d, cpu, nil
 }
 
 func (s *session) input(keys string) error { _, err := s.nv.Call("nvim_input", keys); return err }

@@ -82,11 +82,13 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 		// Claude Code's own spread: before the dial it enters only through
 		// the CPU its editor's side takes from the two cores meanwhile (all
 		// of it, at worst, on the CLI's path), and at the dial through its
-		// answer (dial → initialize answered, the stand-in's).
+		// answer (dial → initialize answered, the stand-in's) and the CPU
+		// that answer takes.
 		if len(a.startCPU) > 0 && len(b.startCPU) > 0 && len(a.connect) > 0 && len(b.connect) > 0 {
 			sa, sb := p50(a.startCPU)+p50(a.connect), p50(b.startCPU)+p50(b.connect)
 			fmt.Fprintf(out, "  what each plugin controls (p50): its side's CPU during a start %.1f against %.1f ms, dial → initialize answered %.1f against %.1f ms: %s's share %+.1f ms against %s's (%.1f against %.1f)\n",
 				ms(p50(a.startCPU)), ms(p50(b.startCPU)), ms(p50(a.connect)), ms(p50(b.connect)), aName, ms(sa-sb), bName, ms(sa), ms(sb))
+			fmt.Fprintf(out, "the plugin's share ≤ %s's? %s\n", bName, share(a, b))
 		}
 	}
 	for _, p := range []struct {
@@ -111,6 +113,41 @@ func verdicts(out io.Writer, aName string, a result, bName string, b result) {
 		fmt.Fprintf(out, "diff drawn ≤ %s's + 1 ms? %s: openDiff → diff drawn p50 %.1f against %.1f ms (min %.1f against %.1f)\n",
 			bName, answer, ms(pa), ms(pb), ms(slices.Min(a.diff)), ms(slices.Min(b.diff)))
 	}
+}
+
+// share answers whether what a plugin controls in a connect is at or
+// below the peer's, part by part, each compared pair by pair (the starts'
+// CPU turn by turn, the stand-in's connects round by round): YES when every
+// part's 95% interval of the median difference lies at or below 0, NO when
+// one lies above 0, NOT SHOWN otherwise.
+func share(a, b result) string {
+	parts := []struct {
+		name string
+		a, b stat
+	}{
+		{"its side's CPU during a start", a.startCPU, b.startCPU},
+		{"dial → initialize answered", a.connect, b.connect},
+		{"its side's CPU a connect", a.connectCPU, b.connectCPU},
+	}
+	answer, said := "YES", make([]string, 0, len(parts))
+	for _, p := range parts {
+		if len(p.a) == 0 || len(p.b) == 0 {
+			continue
+		}
+		lo, hi, ok := medianInterval(differences(p.a, p.b))
+		switch {
+		case !ok:
+			answer = "NOT SHOWN"
+			said = append(said, p.name+": too few pairs")
+			continue
+		case lo > 0:
+			answer = "NO"
+		case hi > 0 && answer == "YES":
+			answer = "NOT SHOWN"
+		}
+		said = append(said, fmt.Sprintf("%s %+.2f ms in [%+.2f, %+.2f]", p.name, ms(p50(differences(p.a, p.b))), ms(lo), ms(hi)))
+	}
+	return answer + ": pair by pair, median difference and its 95% interval (sign test): " + strings.Join(said, "; ")
 }
 
 // differences is a[i]−b[i], turn by turn, over the turns both have.
