@@ -21,9 +21,12 @@ local defaults = {
   autostart = true,
   -- Send workspace/update when the global current directory changes.
   follow_cwd = true,
-  -- How often (ms) to check that the files reported to gemkit still exist;
-  -- 0 checks only on BufEnter and FocusGained.
-  poll_ms = 1000,
+  -- The folders of the files reported to gemkit are watched, so that a
+  -- file deleted on disk is reported at once; poll_ms > 0 checks them
+  -- every poll_ms as well, for file systems whose changes the kernel
+  -- does not report (network mounts). 0: the watch alone, which keeps an
+  -- idle Neovim asleep (and checks on BufEnter and FocusGained).
+  poll_ms = 0,
   -- How many lines of gemkit's stderr :GemkitLog keeps.
   log_lines = 500,
 }
@@ -44,6 +47,7 @@ local S = {
   last = nil, -- key of the last focus/selection sent
   diffs = {}, -- filePath -> diff view
   timer = nil,
+  watches = {}, -- folder -> uv fs_event handle, for the tracked files' folders
 }
 
 local function notify(msg, level)
@@ -208,6 +212,8 @@ end
 
 -- Editor events ----------------------------------------------------------------
 
+local sync_watches -- defined below, after check_deleted
+
 -- report sends buf's file with the cursor of win (default: the current
 -- window) and sel, the selected text (default: the current selection).
 local function report(method, buf, win, sel)
@@ -233,7 +239,10 @@ local function report(method, buf, win, sel)
     return
   end
   S.last = key
-  S.tracked[buf] = path
+  if S.tracked[buf] ~= path then
+    S.tracked[buf] = path
+    sync_watches()
+  end
   send(method, params)
 end
 
@@ -243,6 +252,7 @@ local function forget(buf, method)
     return
   end
   S.tracked[buf] = nil
+  sync_watches()
   S.last = nil
   for _, p in pairs(S.tracked) do
     if p == path then
@@ -257,6 +267,67 @@ local function check_deleted()
   for buf, path in pairs(S.tracked) do
     if not is_file(path) then
       forget(buf, 'editor/delete')
+    end
+  end
+end
+
+local function close_watch(w)
+  w:stop()
+  if not w:is_closing() then
+    w:close()
+  end
+end
+
+-- on_folder_event checks the tracked files when a watched folder changes
+-- (an entry made, removed or renamed: a deletion, a save by rename),
+-- once for a burst of events (a build writing many files there).
+local check_pending = false
+local function on_folder_event()
+  if check_pending then
+    return
+  end
+  check_pending = true
+  vim.schedule(function()
+    check_pending = false
+    if S.handle then
+      check_deleted()
+    end
+  end)
+end
+
+-- sync_watches makes the watched folders those of the tracked files: a
+-- folder's watch (inotify) sees its files deleted, and survives their
+-- replacement on a save by rename, which a watch of the file would not.
+-- Where a folder cannot be watched (the kernel's limit of watches), the
+-- tracked files are checked every second instead.
+function sync_watches()
+  local want = {}
+  for _, path in pairs(S.tracked) do
+    want[path:match('^(.*)/[^/]*$') or '/'] = true
+  end
+  for dir, w in pairs(S.watches) do
+    if not want[dir] then
+      close_watch(w)
+      S.watches[dir] = nil
+    end
+  end
+  for dir in pairs(want) do
+    if dir == '' then
+      dir = '/'
+    end
+    if not S.watches[dir] then
+      local w = uv.new_fs_event()
+      if w and w:start(dir, {}, on_folder_event) then
+        S.watches[dir] = w
+      else
+        if w then
+          close_watch(w)
+        end
+        if not S.timer and S.handle then
+          S.timer = uv.new_timer()
+          S.timer:start(1000, 1000, vim.schedule_wrap(check_deleted))
+        end
+      end
     end
   end
 end
@@ -775,6 +846,7 @@ function M.start()
     return false
   end
   S.handle, S.pid, S.stdin, S.tracked, S.last = handle, pid, stdin, {}, nil
+  sync_watches() -- none: a companion that ended on its own left its watches
   stdout:read_start(on_stdout)
   stderr:read_start(on_stderr)
   if config.poll_ms and config.poll_ms > 0 then
@@ -791,6 +863,10 @@ function M.stop(timeout_ms)
     S.timer:stop()
     close_handle(S.timer)
     S.timer = nil
+  end
+  for dir, w in pairs(S.watches) do
+    close_watch(w)
+    S.watches[dir] = nil
   end
   if not S.handle then
     return
@@ -965,6 +1041,7 @@ function autocmds()
     local new = vim.fn.fnamemodify(api.nvim_buf_get_name(ev.buf), ':p')
     if new ~= old then
       S.tracked[ev.buf] = new
+      sync_watches()
       S.last = nil
       send('editor/rename', { oldPath = old, newPath = new })
     end
