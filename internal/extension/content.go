@@ -98,6 +98,11 @@ func readContentCached(dir string, cache *digestCache) (Content, error) {
 		return Content{}, fmt.Errorf("hashing the extension's files in %s: %w", dir, err)
 	}
 	defer root.Close()
+	// A tree the cache describes whole, unchanged by every stat, has the
+	// digest it recorded: no folder listed, no file read.
+	if c, ok := cache.fast(root); ok {
+		return c, nil
+	}
 	c, err := readContent(root, cache)
 	var tl *TooLargeError
 	if errors.As(err, &tl) {
@@ -134,9 +139,10 @@ func readContent(root *fsutil.Root, cache *digestCache) (Content, error) {
 func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, maxBytes int64) (Content, error) {
 	var (
 		files = make([]contentFile, cache.guess()+64)
-		count atomic.Int64 // files seen: the first len(files) go to files
-		sum   atomic.Int64 // their bytes
-		mu    sync.Mutex   // guards more and c's lists
+		dirs  []contentFile // for the cache: its folders, the folder first
+		count atomic.Int64  // files seen: the first len(files) go to files
+		sum   atomic.Int64  // their bytes
+		mu    sync.Mutex    // guards more, dirs and c's lists
 		more  []contentFile
 		c     Content
 	)
@@ -146,10 +152,24 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 	// cache once the listing is done and sorted, and only those that
 	// differ are hashed then.
 	hashNow := !cache.present()
+	if cache != nil {
+		// The folder's stat before it is listed: a name made or removed
+		// in it after this changes it, which the next check sees.
+		// Without it (a system that cannot tell it) the cache has no
+		// record of the folder, and the fast check is never taken.
+		if st, err := rootStat(root); err == nil {
+			dirs = append(dirs, contentFile{rel: ".", mode: st.Mode, st: st})
+		}
+	}
 	err := root.Scan(contentWorkers(), func(dir *fsutil.ScanDir, rel string, st *fsutil.ScanStat) error {
 		if st.Mode.IsDir() {
 			if rel == ".git" {
 				return fs.SkipDir
+			}
+			if cache != nil {
+				mu.Lock()
+				dirs = append(dirs, contentFile{rel: rel, mode: st.Mode, st: *st})
+				mu.Unlock()
 			}
 			return nil
 		}
@@ -209,7 +229,6 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 	// read (digestcache.go says why that is safe): at a server's start
 	// most of a node_modules is. The cache's entries are in path order
 	// too, so they are matched in one pass.
-	changed := cache != nil && hashNow
 	old := cache.entries()
 	j := 0
 	for _, i := range order {
@@ -217,7 +236,9 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		if !f.mode.IsRegular() || f.sum != nil {
 			continue
 		}
-		for j < len(old) && old[j].rel < f.rel {
+		// The folders' records stand among the others at their paths
+		// followed by "/" (recordKey), and are passed over.
+		for j < len(old) && (old[j].isDir() || old[j].rel < f.rel) {
 			j++
 		}
 		if j < len(old) && old[j].rel == f.rel {
@@ -226,7 +247,6 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		if f.sum != nil {
 			continue
 		}
-		changed = true
 		fst, sum, err := hashFile(root.OpenScanStat, f.rel, root.Path(f.rel), maxBytes)
 		if err != nil {
 			return Content{}, err
@@ -239,7 +259,6 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 	}
 	h := sha256.New()
 	var line []byte
-	regular := 0
 	for _, i := range order {
 		f := &files[i]
 		// "%q %o\n" of the path and mode, then the file's own line: a
@@ -255,19 +274,27 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		case f.mode.IsRegular():
 			line = hex.AppendEncode(line, f.sum)
 			line = append(line, '\n')
-			regular++
 			if f.st.Nlink > 1 {
 				c.Shared = append(c.Shared, f.rel)
 			}
 		}
 		h.Write(line)
 	}
-	if cache != nil && (changed || regular != len(old)) {
-		cache.changed = true
-		for _, i := range order {
-			if f := &files[i]; f.mode.IsRegular() {
-				cache.put(f.rel, &f.st, f.sum)
+	c.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if cache != nil {
+		// A full walk ran: the cache did not describe the tree as it
+		// is (or had racy entries), and is written anew.
+		cache.changed, cache.nextDigest = true, c.Digest
+		for _, d := range dirs {
+			cache.record(d.rel, &d.st, nil, "")
+		}
+		for i := range files {
+			f := &files[i]
+			var sum []byte
+			if f.mode.IsRegular() {
+				sum = f.sum
 			}
+			cache.record(f.rel, &f.st, sum, f.target)
 		}
 	}
 	// The per-file list is made when asked for (FileList): a consent
@@ -279,7 +306,6 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		}
 		return m
 	}
-	c.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return c, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,9 @@ import (
 // opened, read and hashed, and its descriptor's fstat recorded. What the
 // walk covers and how the digest is made do not change: the digest is
 // the same bytes with or without a cache, only the reading is skipped.
+// The cache also records each folder's stat, every other entry, and the
+// digest the walk found, for the fast check (digestfast.go), which
+// takes that digest when no stat has changed, with no folder listed.
 //
 // Why the stat is enough. A program that rewrites a file in place
 // changes its mtime and its ctime; it can set the mtime back (utimes),
@@ -73,7 +77,7 @@ import (
 // would weaken it, as it weakens git's.
 const (
 	digestCacheDir    = "digests"
-	digestCacheHeader = "gemkit digest cache 2"
+	digestCacheHeader = "gemkit digest cache 3"
 	// maxDigestCacheSize bounds the file: the entries of maxContentFiles
 	// files with paths of some 300 bytes.
 	maxDigestCacheSize = 48 << 20
@@ -92,17 +96,24 @@ type statKey struct {
 	Mtime, Ctime int64 // nanoseconds since the epoch
 }
 
-// cacheEntry is a file's statKey and the SHA-256 of its content then,
-// by its slash path.
+// cacheEntry is an entry's statKey, by its slash path ("." for the
+// folder itself), and for a regular file the SHA-256 of its content
+// then, for a link its target.
 type cacheEntry struct {
-	rel string
-	key statKey
-	sum []byte
+	rel    string
+	key    statKey
+	sum    []byte
+	target string
 }
 
+// isDir and isRegular say what kind of entry e recorded.
+func (e *cacheEntry) isDir() bool     { return fs.FileMode(e.key.Mode).IsDir() }
+func (e *cacheEntry) isRegular() bool { return fs.FileMode(e.key.Mode).IsRegular() }
+
 // digestCache is the cache of one extension folder during one walk: the
-// entries read from its file (old, sorted by path), written at written, and those of this walk (next), which
-// started at started.
+// entries read from its file (old, in record order), written at written
+// by a walk that found the digest digest, and those of this walk
+// (next), which started at started.
 type digestCache struct {
 	path string
 	// exists: the file was there when the walk began; read is closed
@@ -112,11 +123,15 @@ type digestCache struct {
 	size    int64 // the file's
 	read    chan struct{}
 	written int64 // nanoseconds since the epoch; 0 when there was no cache
+	digest  string
 	old     []cacheEntry
 	started int64
 	next    []cacheEntry
-	changed bool         // next differs from old, or holds racy entries
-	hits    atomic.Int64 // files whose sum was reused
+	// nextDigest is the digest of this walk, which wrote next.
+	nextDigest string
+	changed    bool         // next is to be written
+	hits       atomic.Int64 // files whose sum was reused
+	fasted     bool         // the fast check took the recorded digest
 }
 
 // digestCachePath is the cache file of the folder whose real path is
@@ -139,75 +154,100 @@ func openDigestCache(path string, now time.Time) *digestCache {
 	c.exists, c.size = true, fi.Size()
 	go func() {
 		defer close(c.read)
-		written, old, err := readDigestCache(path)
+		written, digest, old, err := readDigestCache(path)
 		if err == nil {
-			c.written, c.old = written, old
+			c.written, c.digest, c.old = written, digest, old
 		}
 	}()
 	return c
 }
 
-// The cache file: its header line, the moment it was written (decimal
-// nanoseconds) on a line, then one record per file, sorted by path:
-// device, inode, size, mode, mtime and ctime, the sum, the path's length
-// and the path, the numbers little-endian. A start reads it whole (25,000
-// files make some 3 MB), so it is decoded from one buffer: the paths cut
-// from one string and the sums from the buffer itself.
-const cacheRecordFixed = 8 + 8 + 8 + 4 + 8 + 8 + sha256.Size + 2
+// The cache file: its header line; the moment it was written (decimal
+// nanoseconds), the digest its walk found and how many records follow,
+// on a line; then one record per entry the digest covers, the folders
+// included (the folder itself first, as "."), in record order
+// (recordKey): device, inode, size, mode, mtime and ctime, the sum (zero
+// but for a regular file), the lengths of the path and of a link's
+// target, the path and the target, the numbers little-endian. A start
+// reads it whole (25,000 files make some 3 MB), so it is decoded from
+// one buffer: the paths cut from one string and the sums from the
+// buffer itself. The count makes a file cut short at a record's end
+// damaged, not a smaller tree: the fast check (digestfast.go) takes the
+// records as the whole of the folder.
+const cacheRecordFixed = 8 + 8 + 8 + 4 + 8 + 8 + sha256.Size + 2 + 2
 
 // readDigestCache parses the cache file path.
-func readDigestCache(path string) (int64, []cacheEntry, error) {
+func readDigestCache(path string) (written int64, digest string, entries []cacheEntry, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, nil, err
+		return 0, "", nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, nil, err
+		return 0, "", nil, err
 	}
 	if fi.Size() > maxDigestCacheSize {
-		return 0, nil, errors.New("too large")
+		return 0, "", nil, errors.New("too large")
 	}
 	data := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
-		return 0, nil, err
+		return 0, "", nil, err
 	}
 	header, rest, ok := bytes.Cut(data, []byte("\n"))
 	if !ok || string(header) != digestCacheHeader {
-		return 0, nil, errors.New("not a digest cache")
+		return 0, "", nil, errors.New("not a digest cache")
 	}
 	line, rest, ok := bytes.Cut(rest, []byte("\n"))
-	written, err := parseInt(string(line))
-	if !ok || err != nil {
-		return 0, nil, errors.New("no time of writing")
+	fields := strings.Fields(string(line))
+	if !ok || len(fields) != 3 || !strings.HasPrefix(fields[1], "sha256:") {
+		return 0, "", nil, errors.New("no time of writing, digest and count")
+	}
+	written, err = parseInt(fields[0])
+	count, cerr := parseInt(fields[2])
+	if err != nil || cerr != nil || count < 0 || count > maxContentFiles+maxContentFiles/2 {
+		return 0, "", nil, errors.New("a bad time of writing or count")
 	}
 	// Each path is a substring of rest, which nothing writes again.
 	paths := unsafe.String(unsafe.SliceData(rest), len(rest))
-	var entries []cacheEntry
+	entries = make([]cacheEntry, 0, count)
 	le := binary.LittleEndian
+	lastFile := ""
 	for off := 0; off < len(rest); {
 		if len(rest)-off < cacheRecordFixed {
-			return 0, nil, errors.New("a truncated record")
+			return 0, "", nil, errors.New("a truncated record")
 		}
 		b := rest[off:]
-		n := int(le.Uint16(b[cacheRecordFixed-2:]))
-		if n == 0 || len(b) < cacheRecordFixed+n {
-			return 0, nil, errors.New("a truncated record")
+		n := int(le.Uint16(b[cacheRecordFixed-4:]))
+		tn := int(le.Uint16(b[cacheRecordFixed-2:]))
+		if n == 0 || len(b) < cacheRecordFixed+n+tn {
+			return 0, "", nil, errors.New("a truncated record")
 		}
+		at := off + cacheRecordFixed
 		e := cacheEntry{
 			key: statKey{Dev: le.Uint64(b), Ino: le.Uint64(b[8:]), Size: int64(le.Uint64(b[16:])), Mode: le.Uint32(b[24:]),
 				Mtime: int64(le.Uint64(b[28:])), Ctime: int64(le.Uint64(b[36:]))},
-			sum: b[44 : 44+sha256.Size : 44+sha256.Size],
-			rel: paths[off+cacheRecordFixed : off+cacheRecordFixed+n],
+			rel:    paths[at : at+n],
+			target: paths[at+n : at+n+tn],
 		}
-		if len(entries) > 0 && entries[len(entries)-1].rel >= e.rel {
-			return 0, nil, errors.New("entries out of order")
+		if e.isRegular() {
+			e.sum = b[44 : 44+sha256.Size : 44+sha256.Size]
+		}
+		// The entries other than folders are in path order, which the
+		// full walk's match of its listing against them relies on.
+		if !e.isDir() {
+			if lastFile != "" && lastFile >= e.rel {
+				return 0, "", nil, errors.New("entries out of order")
+			}
+			lastFile = e.rel
 		}
 		entries = append(entries, e)
-		off += cacheRecordFixed + n
+		off = at + n + tn
 	}
-	return written, entries, nil
+	if int64(len(entries)) != count {
+		return 0, "", nil, errors.New("records missing")
+	}
+	return written, fields[1], entries, nil
 }
 
 // parseInt parses a decimal int64, sign allowed, from b.
@@ -278,32 +318,52 @@ func racy(k statKey, written int64) bool {
 	return k.Mtime >= limit || k.Ctime >= limit
 }
 
-// put records the file rel, of stat st and content sum, for the cache
-// this walk writes (once it found the files changed, or racy, since the
-// cache was written).
-func (c *digestCache) put(rel string, st *fsutil.ScanStat, sum []byte) {
+// record records the entry rel, of stat st (and for a regular file
+// content sum, for a link target), for the cache this walk writes.
+func (c *digestCache) record(rel string, st *fsutil.ScanStat, sum []byte, target string) {
 	if k, ok := statKeyOf(st); ok {
-		c.next = append(c.next, cacheEntry{rel: rel, key: k, sum: sum})
+		c.next = append(c.next, cacheEntry{rel: rel, key: k, sum: sum, target: target})
 	}
 }
 
-// save writes the entries of a walk that completed, when they differ
-// from those read (or some were racy, which a cache written now may
-// settle). Failing to write is not an error: the next walk hashes more.
+// recordKey is what orders a record: the folder itself first (""), a
+// folder at its path followed by "/", where the paths of what it holds
+// begin, so that every folder's subtree is one run of records, any
+// other entry at its path. The entries other than folders are then in
+// path order.
+func recordKey(e *cacheEntry) string {
+	switch {
+	case e.rel == "." && e.isDir():
+		return ""
+	case e.isDir():
+		return e.rel + "/"
+	}
+	return e.rel
+}
+
+// save writes the entries of a walk that completed, with its digest.
+// Failing to write is not an error: the next walk hashes more.
 func (c *digestCache) save() {
-	if c == nil || !c.changed {
+	if c == nil || !c.changed || c.nextDigest == "" {
 		return
 	}
-	slices.SortFunc(c.next, func(a, b cacheEntry) int { return strings.Compare(a.rel, b.rel) })
+	keys := make([]string, len(c.next))
+	order := make([]int, len(c.next))
+	for i := range c.next {
+		keys[i], order[i] = recordKey(&c.next[i]), i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n%d\n", digestCacheHeader, c.started)
+	fmt.Fprintf(&b, "%s\n%d %s %d\n", digestCacheHeader, c.started, c.nextDigest, len(c.next))
 	le := binary.LittleEndian
 	var rec [cacheRecordFixed]byte
-	for _, e := range c.next {
+	for _, i := range order {
+		e := &c.next[i]
 		k := e.key
-		if len(e.rel) == 0 || len(e.rel) > 0xffff || len(e.sum) != sha256.Size {
+		if len(e.rel) == 0 || len(e.rel) > 0xffff || len(e.target) > 0xffff || e.isRegular() != (len(e.sum) == sha256.Size) {
 			return
 		}
+		clear(rec[:])
 		le.PutUint64(rec[0:], k.Dev)
 		le.PutUint64(rec[8:], k.Ino)
 		le.PutUint64(rec[16:], uint64(k.Size))
@@ -311,9 +371,11 @@ func (c *digestCache) save() {
 		le.PutUint64(rec[28:], uint64(k.Mtime))
 		le.PutUint64(rec[36:], uint64(k.Ctime))
 		copy(rec[44:], e.sum)
-		le.PutUint16(rec[cacheRecordFixed-2:], uint16(len(e.rel)))
+		le.PutUint16(rec[cacheRecordFixed-4:], uint16(len(e.rel)))
+		le.PutUint16(rec[cacheRecordFixed-2:], uint16(len(e.target)))
 		b.Write(rec[:])
 		b.WriteString(e.rel)
+		b.WriteString(e.target)
 		if b.Len() > maxDigestCacheSize {
 			return
 		}

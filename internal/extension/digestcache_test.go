@@ -170,17 +170,20 @@ func readFull(t *testing.T, dir string) Content {
 	return c
 }
 
-// forgeCacheSums rewrites every sum of the cache file, keeping its
-// entries' stat and the moment it was written.
+// forgeCacheSums rewrites every sum of the cache file and the digest it
+// recorded, keeping its entries' stat and the moment it was written.
 func forgeCacheSums(t *testing.T, cache string) {
 	t.Helper()
-	written, old, err := readDigestCache(cache)
+	written, _, old, err := readDigestCache(cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &digestCache{path: cache, started: written, changed: true}
+	c := &digestCache{path: cache, started: written, changed: true, nextDigest: "sha256:" + strings.Repeat("ab", 32)}
 	for _, e := range old {
-		c.next = append(c.next, cacheEntry{rel: e.rel, key: e.key, sum: bytes.Repeat([]byte{0xab}, 32)})
+		if e.isRegular() {
+			e.sum = bytes.Repeat([]byte{0xab}, 32)
+		}
+		c.next = append(c.next, e)
 	}
 	c.save()
 }
