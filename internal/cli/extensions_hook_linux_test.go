@@ -135,6 +135,9 @@ func TestHookWarm(t *testing.T) {
 		}
 		return all
 	}
+	// oneReady answers from the one look that found them: a look after
+	// it may see a server's child between its fork and its exec, which
+	// has the server's command line.
 	oneReady := func(what string) (server, sandbox int) {
 		t.Helper()
 		ok := gemkittest.Poll(time.Minute, 20*time.Millisecond, func() bool {
@@ -142,9 +145,9 @@ func TestHookWarm(t *testing.T) {
 			if len(s) != 1 {
 				return false
 			}
-			for _, kids := range s {
+			for pid, kids := range s {
 				if len(kids) == 1 {
-					sandbox = kids[0]
+					server, sandbox = pid, kids[0]
 					return true
 				}
 			}
@@ -152,8 +155,6 @@ func TestHookWarm(t *testing.T) {
 		})
 		if !ok {
 			t.Fatalf("%s: no one warm server with its sandbox: %v", what, servers())
-		}
-		for server = range servers() {
 		}
 		return server, sandbox
 	}
@@ -260,6 +261,11 @@ func TestHookWarm(t *testing.T) {
 	}
 	if kids := servers()[server]; len(kids) != 1 || kids[0] != prepared {
 		t.Errorf("the first workspace's prepared sandbox %d changed: %v", prepared, kids)
+		for pid, p := range processes() {
+			if strings.Contains(p.args, e.home) || pid == server || p.ppid == server {
+				t.Logf("pid %d ppid %d: %s", pid, p.ppid, p.args)
+			}
+		}
 	}
 
 	// The session ends: so does every server of it, with its sandboxes.
