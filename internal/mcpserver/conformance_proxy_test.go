@@ -201,9 +201,9 @@ func (cs conformanceChecks) clientTimedOut() bool {
 // request the proxy passed it: the request the client waited for never
 // reached the proxy, or its answer was delivered in full. Seen twice,
 // against `gemkit mcp --http`, on tools-list, on a loaded 2-core
-// machine: once in CI's command here, once in about 1,100 runs of this
-// test beside two CPU-bound loops (bench/README.md, issue 47's suite
-// under load). With the server's goroutines dumped 20 s into the wait,
+// machine: once in CI's command here, once in more than 500 runs of
+// this test beside two CPU-bound loops, 8 at a time (bench/README.md,
+// issue 47's lost tools/list). With the server's goroutines dumped 20 s into the wait,
 // no request of its was open, and stopping the server then did not end
 // the client's wait, as it would have a request the proxy had sent on.
 // A request the server left unanswered fails the test at once. It
