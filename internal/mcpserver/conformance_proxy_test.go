@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -242,7 +243,8 @@ func TestProxyRecord(t *testing.T) {
 			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
 		}
 	}))
-	srv := newLoopbackServer(t, h)
+	srv := httptest.NewServer(h) // on loopback
+	t.Cleanup(srv.Close)
 	// The answered ones end before their client reads the end of the
 	// answer, and so before the hanging one is sent.
 	for _, body := range []string{
@@ -250,14 +252,14 @@ func TestProxyRecord(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, // answered under another id
 	} {
-		resp, err := http.Post(srv+"/mcp", "application/json", strings.NewReader(body))
+		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	go http.Post(srv+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"a","method":"hang"}`))
+	go http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"a","method":"hang"}`))
 	<-arrived
 	open := rec.unanswered()
 	if len(open) != 2 || !strings.Contains(open[0], "tools/list id=7") || !strings.Contains(open[1], `hang id="a"`) || !strings.Contains(open[1], "no answer yet") {
@@ -276,18 +278,4 @@ func TestProxyRecord(t *testing.T) {
 			t.Errorf("clientTimedOut(%s) = %v, want %v", tc.checks, got, tc.want)
 		}
 	}
-}
-
-// newLoopbackServer serves h on a loopback port until the test ends and
-// returns its base URL.
-func newLoopbackServer(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
 }
