@@ -230,6 +230,10 @@ func TestProxyRecord(t *testing.T) {
 	arrived, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
 	rec := &proxyRecord{start: time.Now()}
+	// The shapes a Streamable HTTP server answers in: 202 Accepted with no
+	// body for a notification (MCP 2025-11-25, transports §2.1.4), and an
+	// event stream whose "message" event carries the answer (go-sdk
+	// v1.8.0's mcp/streamable.go, servePOST and writeEvent).
 	h := rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch {
