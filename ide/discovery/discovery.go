@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/gemkit/gemkit/ide"
 )
@@ -41,14 +42,14 @@ func LegacyFileName(pid int) string {
 	return fmt.Sprintf("%s%d%s", ide.DiscoveryFilePrefix, pid, ide.DiscoveryFileSuffix)
 }
 
-var namePattern = regexp.MustCompile(`^gemini-ide-server-(\d+)-(\d+)\.json$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gemini-ide-server-(\d+)-(\d+)\.json$`) })
 
 // ParseFileName returns the pid and port a discovery file's name carries, or
 // ok false when name does not follow the pattern the real client reads
 // (getConnectionConfigFromFile in gemini-cli 0.61.0
 // packages/core/src/ide/ide-connection-utils.ts).
 func ParseFileName(name string) (pid, port int, ok bool) {
-	m := namePattern.FindStringSubmatch(name)
+	m := namePattern().FindStringSubmatch(name)
 	if m == nil {
 		return 0, 0, false
 	}

@@ -212,7 +212,7 @@ func ChooseQwen(o QwenChooseOptions) (*QwenChoice, error) {
 		return ch, fmt.Errorf("%w: %w", ErrDirMissing, err)
 	}
 	for _, e := range entries {
-		if !qwenLockPattern.MatchString(e.Name()) {
+		if !qwenLockPattern().MatchString(e.Name()) {
 			continue
 		}
 		c := readQwenCandidate(o.Dir, e.Name(), QwenScanned)

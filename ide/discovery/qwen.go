@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -21,7 +22,7 @@ import (
 // delete the file (IdeClient.getAllConnectionConfigs and
 // cleanupStaleLockFile in its packages/core/src/ide/ide-client.ts).
 
-var qwenLockPattern = regexp.MustCompile(`^\d+\.lock$`)
+var qwenLockPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+\.lock$`) })
 
 // QwenLockDir is where Qwen Code reads lock files: the ide folder of
 // $QWEN_HOME (a leading ~ is the home folder, a relative path is taken
@@ -78,7 +79,7 @@ func WriteQwenLock(dir string, port int, f ide.DiscoveryFile) (string, error) {
 // not exist. It returns the paths it removed.
 func CleanStaleQwen(dir string) ([]string, error) {
 	return removeMatching(dir, "clean stale qwen code lock files", func(e fs.DirEntry) bool {
-		if !qwenLockPattern.MatchString(e.Name()) || !ownedEntry(e) {
+		if !qwenLockPattern().MatchString(e.Name()) || !ownedEntry(e) {
 			return false
 		}
 		return qwenStale(readQwenLock(filepath.Join(dir, e.Name()))) != ""

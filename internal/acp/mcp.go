@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -158,7 +159,7 @@ func startStdio(ctx context.Context, command string, args, env []string, cwd str
 	return &mcpServer{c: c, stop: stop}, nil
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 
 func (t *mcpTools) add(ctx context.Context, server string, c *mcpclient.Client) error {
 	lctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
@@ -168,7 +169,7 @@ func (t *mcpTools) add(ctx context.Context, server string, c *mcpclient.Client) 
 		return fmt.Errorf("list tools: %w", err)
 	}
 	for _, tool := range tools {
-		name := t.unique(unsafeName.ReplaceAllString("mcp_"+server+"_"+tool.Name, "_"))
+		name := t.unique(unsafeName().ReplaceAllString("mcp_"+server+"_"+tool.Name, "_"))
 		schema := map[string]any{"type": "object"}
 		var v map[string]any
 		if json.Unmarshal(tool.InputSchema, &v) == nil && v != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The text protocol (section 4.3 of the extension plan) is for models
@@ -40,8 +41,10 @@ type textCall struct {
 	Raw string
 }
 
-var blockRE = regexp.MustCompile(`(?s)<(tool_code|read_doc)>(.*?)</(tool_code|read_doc)>`)
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-.]*$`)
+var blockRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)<(tool_code|read_doc)>(.*?)</(tool_code|read_doc)>`)
+})
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-.]*$`) })
 
 // parseText finds every block in a reply, in order. It never fails: a
 // block it cannot read becomes a textCall with a Problem, and an opening
@@ -49,7 +52,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-.]*$`)
 func parseText(reply string) []textCall {
 	var out []textCall
 	last := 0
-	for _, m := range blockRE.FindAllStringSubmatchIndex(reply, -1) {
+	for _, m := range blockRE().FindAllStringSubmatchIndex(reply, -1) {
 		open, body, close := reply[m[2]:m[3]], reply[m[4]:m[5]], reply[m[6]:m[7]]
 		raw := cut(reply[m[0]:m[1]], 200)
 		last = m[1]
@@ -121,7 +124,7 @@ func parseToolCode(body, raw string) textCall {
 	// TOOL(JSON) or TOOL
 	name, rest, hasParen := strings.Cut(s, "(")
 	name = strings.TrimSpace(name)
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return bad(fmt.Sprintf("%q is not a tool name", cut(name, 60)))
 	}
 	c.Name = name
@@ -156,7 +159,7 @@ func keywordArgs(s string) (json.RawMessage, error) {
 			return nil, fmt.Errorf("%q is not name=value", cut(s, 40))
 		}
 		name := strings.TrimSpace(s[:eq])
-		if !nameRE.MatchString(name) {
+		if !nameRE().MatchString(name) {
 			return nil, fmt.Errorf("%q is not an argument name", cut(name, 40))
 		}
 		if _, dup := obj[name]; dup {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
@@ -99,21 +100,21 @@ func gemkitBinary(a *app) string {
 // from its environment, so a path with one would not name the program.
 func hookCommand(bin, home, ext, label string) (cmd, why string) {
 	for _, s := range []string{bin, home} {
-		if dollarRef.MatchString(s) {
+		if dollarRef().MatchString(s) {
 			return "", fmt.Sprintf("the path %s holds a $, which Gemini CLI would replace in its settings file", s)
 		}
 	}
 	return strings.Join([]string{shellWord(bin), "extensions", "hook", "--home", shellWord(home), shellWord(ext), shellWord(label)}, " "), ""
 }
 
-var dollarRef = regexp.MustCompile(`\$(\w|\{)`)
+var dollarRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$(\w|\{)`) })
 
 // plainWord is a shell word that needs no quoting.
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+var plainWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`) })
 
 // shellWord is s as one word of a POSIX shell command.
 func shellWord(s string) string {
-	if plainWord.MatchString(s) {
+	if plainWord().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

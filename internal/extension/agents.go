@@ -73,7 +73,7 @@ func agentServers(root *fsutil.Root, vars Variables) ([]AgentServer, error) {
 		if err != nil {
 			continue
 		}
-		m := agentFrontMatter.FindSubmatch(data)
+		m := agentFrontMatter().FindSubmatch(data)
 		if m == nil {
 			continue
 		}

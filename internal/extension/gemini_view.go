@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -168,7 +169,7 @@ func agents(root *fsutil.Root) []Agent {
 	return out
 }
 
-var frontMatter = regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)`)
+var frontMatter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)`) })
 
 // readFrontMatter reads name and description from the "---" block that
 // opens a Markdown file. It reads the YAML that skill files use: plain,
@@ -191,7 +192,7 @@ func readFrontMatter(root *fsutil.Root, rel string) (name, description string, o
 // frontMatterFields reads the top-level fields of the front matter that
 // opens data; found is false when data does not open with one.
 func frontMatterFields(data []byte) (fields map[string]string, found bool) {
-	m := frontMatter.FindSubmatch(data)
+	m := frontMatter().FindSubmatch(data)
 	if m == nil {
 		return nil, false
 	}

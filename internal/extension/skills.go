@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -114,7 +115,7 @@ func skillFromData(path string, data []byte) (Skill, string) {
 
 // skillBody matches the front matter and captures what follows it, as
 // Gemini CLI splits a SKILL.md.
-var skillBody = regexp.MustCompile(`^---\r?\n[\s\S]*?\r?\n---(?:\r?\n([\s\S]*))?`)
+var skillBody = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^---\r?\n[\s\S]*?\r?\n---(?:\r?\n([\s\S]*))?`) })
 
 // ReadSkillBody reads a skill's instructions: its SKILL.md after the
 // front matter, with surrounding white space trimmed, which is what
@@ -148,7 +149,7 @@ func (e *Extension) ReadSkillBody(location string) (string, error) {
 	if _, why := skillFromData(location, data); why != "" {
 		return "", fmt.Errorf("its SKILL.md is no longer a skill: %s", why)
 	}
-	m := skillBody.FindSubmatch(data)
+	m := skillBody().FindSubmatch(data)
 	if m == nil {
 		return "", errors.New("its SKILL.md has no front matter")
 	}

@@ -376,13 +376,13 @@ func quote(s string) string {
 	if s == "" {
 		return ""
 	}
-	if plain.MatchString(s) {
+	if plain().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-var plain = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+var plain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`) })
 
 func envMap(environ []string) map[string]string {
 	m := make(map[string]string, len(environ))

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
@@ -332,7 +333,9 @@ func remoteSpec(e *disclosure.Extension, name string, ent entry) (Spec, string) 
 	return sp, ""
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+})
 
 // expand substitutes $NAME and ${NAME} in v with the values of vars; a
 // name not in vars becomes "" (Gemini CLI would take it from the
@@ -341,7 +344,7 @@ func expand(v string, vars map[string]string) string {
 	if !strings.Contains(v, "$") {
 		return v
 	}
-	return varRef.ReplaceAllStringFunc(v, func(ref string) string {
+	return varRef().ReplaceAllStringFunc(v, func(ref string) string {
 		n := strings.Trim(ref, "${}")
 		return vars[n]
 	})

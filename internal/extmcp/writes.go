@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -152,13 +153,13 @@ func extensionFolderReason(said, data, where string) string {
 // textPath is an absolute path in an error's text: a slash and what
 // follows up to a quote, a space or punctuation that ends a path in
 // Node's, Python's and the C library's messages.
-var textPath = regexp.MustCompile(`/[^\s'"` + "`" + `,;()\[\]{}<>]+`)
+var textPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/[^\s'"` + "`" + `,;()\[\]{}<>]+`) })
 
 // textPaths are the absolute paths in text, cleaned, without repeats,
 // at most maxArgPaths.
 func textPaths(text string) []string {
 	var out []string
-	for _, p := range textPath.FindAllString(text, -1) {
+	for _, p := range textPath().FindAllString(text, -1) {
 		p = filepath.Clean(strings.TrimRight(p, ".:"))
 		if !slices.Contains(out, p) {
 			out = append(out, p)

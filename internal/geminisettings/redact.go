@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Gemini CLI 0.61 starts a stdio MCP server (gemkit mcp too) with its
@@ -18,7 +19,9 @@ import (
 // dist/src/tools/mcp-client.js (createTransport, with
 // enableEnvironmentVariableRedaction); and @google/gemini-cli 0.61's
 // settings loader (resolveEnvVarsInObject over each settings file).
-var redactedPattern = regexp.MustCompile(`(?i)TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|CREDS|PRIVATE|CERT`)
+var redactedPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|CREDS|PRIVATE|CERT`)
+})
 
 var redactedNames = []string{"CLIENT_ID", "DB_URI", "CONNECTION_STRING", "AWS_DEFAULT_REGION", "AZURE_CLIENT_ID", "AZURE_TENANT_ID",
 	"SLACK_WEBHOOK_URL", "TWILIO_ACCOUNT_SID", "DATABASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_ACCOUNT", "FIREBASE_PROJECT_ID"}
@@ -37,5 +40,5 @@ func Redacted(name string) bool {
 	case slices.Contains(redactedNames, up):
 		return true
 	}
-	return redactedPattern.MatchString(up)
+	return redactedPattern().MatchString(up)
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -185,12 +186,12 @@ const maxRetryableDelay = 300 * time.Second
 
 // retryInRE is the wait Gemini's quota messages name ("Please retry in
 // 38.5s."), read as googleQuotaErrors.ts's fallback reads it.
-var retryInRE = regexp.MustCompile(`Please retry in ([0-9.]+(?:ms|s))`)
+var retryInRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Please retry in ([0-9.]+(?:ms|s))`) })
 
 // limitZeroRE is googleQuotaErrors.ts's "limit: 0" check (a quota the
 // project does not have at all), without its lookahead: the character
 // after the 0 is checked by hand.
-var limitZeroRE = regexp.MustCompile(`limit:\s*0`)
+var limitZeroRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`limit:\s*0`) })
 
 // quotaInMessage reads what a quota message says of waiting: the delay
 // of "Please retry in Ns", and whether the quota is final ("limit: 0" on
@@ -199,14 +200,14 @@ var limitZeroRE = regexp.MustCompile(`limit:\s*0`)
 func quotaInMessage(status int, msg string) (time.Duration, bool) {
 	if status == 429 || status == 499 || status == 503 {
 		low := strings.ToLower(msg)
-		for _, loc := range limitZeroRE.FindAllStringIndex(low, -1) {
+		for _, loc := range limitZeroRE().FindAllStringIndex(low, -1) {
 			rest := low[loc[1]:]
 			if rest == "" || !(rest[0] >= '0' && rest[0] <= '9' || len(rest) > 1 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9') {
 				return 0, true
 			}
 		}
 	}
-	if m := retryInRE.FindStringSubmatch(msg); m != nil {
+	if m := retryInRE().FindStringSubmatch(msg); m != nil {
 		if d, ok := parseGoogleDuration(m[1]); ok {
 			return d, d > maxRetryableDelay
 		}
@@ -252,7 +253,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+var titleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`) })
 
 // bodyWords is what an error body that is not the API's JSON says: an
 // HTML page (a proxy's, a load balancer's) by its title, other text as
@@ -262,7 +263,7 @@ func bodyWords(status string, contentType string, body []byte) string {
 	isHTML := strings.Contains(strings.ToLower(contentType), "html") || strings.HasPrefix(strings.ToLower(s), "<!doctype html") || strings.HasPrefix(strings.ToLower(s), "<html")
 	if isHTML {
 		title := ""
-		if m := titleRE.FindStringSubmatch(s); m != nil {
+		if m := titleRE().FindStringSubmatch(s); m != nil {
 			title = strings.Join(strings.Fields(html.UnescapeString(m[1])), " ")
 		}
 		switch {

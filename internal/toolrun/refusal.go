@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -119,7 +120,7 @@ func readOnlyFolders(pol permission.Resolved, write permission.Access) []string 
 
 // absPath finds the absolute paths in a tool's error output: quoted
 // ('/a b', "/a") or up to the next space, colon or comma.
-var absPath = regexp.MustCompile(`'(/[^']*)'|"(/[^"]*)"|(/[^\s'",:]+)`)
+var absPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'(/[^']*)'|"(/[^"]*)"|(/[^\s'",:]+)`) })
 
 // noNewEntryHint is the refusal of a write whose path, named in stderr,
 // would be a new entry in a folder the scope leaves read-only
@@ -131,7 +132,7 @@ func noNewEntryHint(pol permission.Resolved, stderr string) string {
 	if len(dirs) == 0 {
 		return ""
 	}
-	for _, m := range absPath.FindAllStringSubmatch(stderr, -1) {
+	for _, m := range absPath().FindAllStringSubmatch(stderr, -1) {
 		path := filepath.Clean(m[1] + m[2] + m[3])
 		if !slices.Contains(dirs, filepath.Dir(path)) || slices.Contains(dirs, path) {
 			continue
