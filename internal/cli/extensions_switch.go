@@ -10,6 +10,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/shell"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -104,21 +105,10 @@ func hookCommand(bin, home, ext, label string) (cmd, why string) {
 			return "", fmt.Sprintf("the path %s holds a $, which Gemini CLI would replace in its settings file", s)
 		}
 	}
-	return strings.Join([]string{shellWord(bin), "extensions", "hook", "--home", shellWord(home), shellWord(ext), shellWord(label)}, " "), ""
+	return strings.Join([]string{shell.Quote(bin), "extensions", "hook", "--home", shell.Quote(home), shell.Quote(ext), shell.Quote(label)}, " "), ""
 }
 
 var dollarRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$(\w|\{)`) })
-
-// plainWord is a shell word that needs no quoting.
-var plainWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`) })
-
-// shellWord is s as one word of a POSIX shell command.
-func shellWord(s string) string {
-	if plainWord().MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 // isGemkitHook reports whether command is one of gemkit's own hooks,
 // as the switch writes them (hookCommand).

@@ -46,6 +46,7 @@ import (
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"github.com/gemkit/gemkit/internal/shell"
 )
 
 // DefaultTimeout is Gemini CLI's timeout of a hook that sets none
@@ -98,13 +99,13 @@ var hookVars = []string{"GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_PLANS_DIR", 
 
 // hookVarRefs are hookVars' patterns, as expandCommand writes them
 // (/\$GEMINI_PROJECT_DIR/g: no word boundary).
-var hookVarRefs = func() []*regexp.Regexp {
+var hookVarRefs = sync.OnceValue(func() []*regexp.Regexp {
 	var out []*regexp.Regexp
 	for _, v := range hookVars {
 		out = append(out, regexp.MustCompile(`\$`+v))
 	}
 	return out
-}()
+})
 
 // Command is the command line the hook runs through bash -c: its
 // command with the variables replaced as Gemini CLI replaces them.
@@ -112,12 +113,13 @@ func (h *Hook) Command() string {
 	env := envMap(h.Environ)
 	vars := extension.Variables{ExtensionPath: h.Dir, WorkspacePath: h.Workspace}
 	cmd := h.Hook.Hydrated(h.Hook.Command, vars, h.Settings)
+	refs := hookVarRefs()
 	for i, v := range hookVars {
 		val := env[v]
 		if val == "" && v != "GEMINI_PLANS_DIR" && v != "GEMINI_SESSION_ID" {
 			val = h.Workspace
 		}
-		cmd = hookVarRefs[i].ReplaceAllLiteralString(cmd, quote(val))
+		cmd = refs[i].ReplaceAllLiteralString(cmd, quote(val))
 	}
 	return cmd
 }
@@ -376,13 +378,8 @@ func quote(s string) string {
 	if s == "" {
 		return ""
 	}
-	if plain().MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shell.Quote(s)
 }
-
-var plain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`) })
 
 func envMap(environ []string) map[string]string {
 	m := make(map[string]string, len(environ))
