@@ -67,7 +67,7 @@ files, settings, source, version and where it is enabled.`,
 				if s := item.ServerSandbox; s != nil {
 					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), gs, a.getenv)
 					if s.Switched && in.Extension != nil {
-						s.NotServed = whyNotServed(a, st, in.Extension, s.Widening)
+						s.NotServed = whyNotServed(a, st, in.Extension, choices[m.Name])
 					}
 				}
 				item.CodeParts, item.choice = codeParts(st, in, choices[m.Name], gs), choices[m.Name]

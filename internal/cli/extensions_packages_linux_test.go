@@ -188,6 +188,11 @@ func TestSwitchPinsPackage(t *testing.T) {
 		!strings.Contains(out, "`gemkit extensions sandbox hello` installs it once") {
 		t.Errorf("doctor does not tell of the server left unpinned:\n%s", out)
 	}
+	for _, args := range [][]string{{"extensions", "list"}, {"extensions", "describe", "hello"}} {
+		if out, _ := e.run(args...); !strings.Contains(out, "NOT SERVED") || !strings.Contains(out, "has not pinned it for what the manifest asks now") {
+			t.Errorf("%v does not tell of the server left unpinned:\n%s", args, out)
+		}
+	}
 	e.must("extensions", "uninstall", "hello")
 	if _, err := os.Stat(filepath.Join(pkgrun.Root(e.home), "hello")); err == nil {
 		t.Error("uninstall left the extension's trees")

@@ -84,8 +84,26 @@ func TestSwitchRefusesWhatCannotBeServed(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(m), 0o644)
 	out, errOut, code = e.run("sandbox", "srv-ext")
 	all = out + errOut
-	if code != ExitNo || !strings.Contains(all, "its MCP server memory would not start: its command: ") || !strings.Contains(all, "no-such-runtime-4417") || strings.Contains(all, "Switched") {
+	if code != ExitNo || !strings.Contains(all, "Its MCP server memory would not start: its command: ") || !strings.Contains(all, "no-such-runtime-4417") ||
+		!strings.Contains(all, "Install the program it names, or put it on PATH, then run `gemkit extensions sandbox srv-ext` again.") || strings.Contains(all, "Switched") {
 		t.Errorf("switch with a server whose command is nowhere: exit %d\n%s", code, all)
+	}
+
+	// Package-runner lines gemkit cannot pin: a shell command, and a
+	// package from a git host (npx's own forms). Switched, nothing would
+	// start them.
+	m = strings.Replace(sandboxManifest, `"command": "node", "args": ["${extensionPath}/server.js"]`, `"command": "npx", "args": ["-c", "echo hi"]`, 1)
+	m = strings.Replace(m, `"remote": {"httpUrl": "https://mcp.example.com/mcp"}`, `"gitpkg": {"command": "npx", "args": ["-y", "github:foo/bar"]}`, 1)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(m), 0o644)
+	out, errOut, code = e.run("sandbox", "srv-ext")
+	all = out + errOut
+	if code != ExitNo || !strings.Contains(all, "not switched: gemkit mcp could not serve srv-ext's MCP servers") ||
+		!strings.Contains(all, "Its MCP server memory (npx -c echo hi): ") || !strings.Contains(all, "Its MCP server gitpkg (npx -y github:foo/bar): ") ||
+		strings.Contains(all, "Switched") || strings.Contains(all, "serves") {
+		t.Errorf("switch with package-runner lines that cannot be pinned: exit %d\n%s", code, all)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != userSettings {
+		t.Errorf("the settings changed:\n%s", b)
 	}
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
 

@@ -151,7 +151,7 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 		if m := in.Manifest(); m != nil {
 			items[i].ServerSandbox = serverStateOf(m, choices[m.Name], excluded)
 			if s := items[i].ServerSandbox; s != nil && s.Switched && in.Extension != nil {
-				s.NotServed = whyNotServed(a, st, in.Extension, s.Widening)
+				s.NotServed = whyNotServed(a, st, in.Extension, choices[m.Name])
 			}
 		}
 	}
@@ -159,9 +159,20 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 
 // whyNotServed says why gemkit mcp would not serve the switched servers
 // of ext, with what to do, as the switch checks it: consent (given, to
-// files it can bind) and each stdio server's start as far as it can be
-// told without starting it; "" when nothing stands in the way.
-func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening) string {
+// files it can bind), each stdio server's start as far as it can be
+// told without starting it, and each package-runner server's pin (c's,
+// pinProblems); "" when nothing stands in the way.
+func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) string {
+	why := startProblems(a, st, ext, c.Widening)
+	for _, p := range pinProblems(ext, c, st.Workspace()) {
+		why = append(why, p.Message+": "+p.Fix)
+	}
+	return extension.Printable(strings.Join(why, ". "))
+}
+
+// startProblems are whyNotServed's reasons but the pins: consent, and
+// each stdio server's start with the widening w.
+func startProblems(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening) []string {
 	var why []string
 	state, err := st.Consent(ext)
 	if err == nil {
@@ -175,7 +186,7 @@ func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, w exten
 			why = append(why, fmt.Sprintf("its MCP server %s would not start: %v", s, err))
 		}
 	}
-	return extension.Printable(strings.Join(why, ". "))
+	return why
 }
 
 // serverWords say where s's servers run and the command that changes
@@ -318,7 +329,9 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 	// A client sees none of the servers' tools, only a placeholder that
 	// says the same.
 	state, err := st.Consent(in.Extension)
-	switch why := whyNotServed(a, st, in.Extension, s.Widening); {
+	// The pins' problems are findings of their own (pinFindings), each
+	// with its fix.
+	switch why := extension.Printable(strings.Join(startProblems(a, st, in.Extension, s.Widening), ". ")); {
 	case err == nil && state.Unbound == nil && !state.Granted && !state.FilesChanged && why == notServed(state, name).Error():
 		fs = append(fs, finding{Level: "warning", Extension: name,
 			Message: "switched to gemkit, but without your consent to it as it is now gemkit mcp does not serve its servers, and Gemini CLI does not start them",
@@ -338,27 +351,53 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 }
 
 // pinFindings are doctor's findings on a switched extension's
-// package-runner servers: one whose line cannot be pinned, or that has
-// no pin for what its manifest asks now, is not started by gemkit mcp.
+// package-runner servers (pinProblems).
 func pinFindings(ext *extension.Extension, c extension.ServerChoice, ws string) []finding {
-	name := ext.Manifest.Name
 	var fs []finding
+	for _, p := range pinProblems(ext, c, ws) {
+		fs = append(fs, finding{Level: "warning", Extension: ext.Manifest.Name, Message: p.Message, Fix: p.Fix})
+	}
+	return fs
+}
+
+// pinProblem is why gemkit mcp does not start one of an extension's
+// package-runner servers, and what to do.
+type pinProblem struct {
+	Message, Fix string
+}
+
+// pinProblems are the package-runner servers of ext that gemkit mcp
+// does not start with the choice c: one whose line cannot be pinned, one
+// that fetches from PyPI, one with no pin for what its manifest asks
+// now. The switch refuses the first two (cannotPin); a pin gone stale
+// (a linked extension's edited manifest, an update refused) is told by
+// list, describe and doctor.
+func pinProblems(ext *extension.Extension, c extension.ServerChoice, ws string) []pinProblem {
+	name := ext.Manifest.Name
+	var ps []pinProblem
 	for _, r := range runnerServers(ext, ws) {
 		p, ok := c.Packages[r.name]
 		switch {
-		case r.err != nil:
-			fs = append(fs, finding{Level: "warning", Extension: name,
-				Message: fmt.Sprintf("its MCP server %s (%s): %v, so gemkit mcp does not start it", r.name, r.line, r.err),
-				Fix:     "the extension's author can start it with a package gemkit can pin (npx -y PACKAGE), or give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"})
-		case r.inv.Ecosystem == pkgrun.PyPI:
-			fs = append(fs, finding{Level: "warning", Extension: name,
-				Message: fmt.Sprintf("its MCP server %s: %v", r.name, &pkgrun.PyPIError{Invocation: r.inv}),
-				Fix:     "give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"})
+		case r.err != nil, r.inv.Ecosystem == pkgrun.PyPI:
+			ps = append(ps, cannotPin(name, r))
 		case !ok || p.Request != r.inv.Request() || p.Runner != r.inv.Runner:
-			fs = append(fs, finding{Level: "warning", Extension: name,
+			ps = append(ps, pinProblem{
 				Message: fmt.Sprintf("its MCP server %s (%s) fetches %s through a package runner, and gemkit has not pinned it for what the manifest asks now, so gemkit mcp does not start it", r.name, r.line, r.inv.Request()),
 				Fix:     "`gemkit extensions sandbox " + name + "` installs it once, at an exact version, for you to agree to"})
 		}
 	}
-	return fs
+	return ps
+}
+
+// cannotPin says why the server r of the extension name, whose line
+// cannot be pinned or fetches from PyPI, is not started by gemkit mcp.
+func cannotPin(name string, r runnerServer) pinProblem {
+	if r.err != nil {
+		return pinProblem{
+			Message: fmt.Sprintf("its MCP server %s (%s): %v, so gemkit mcp does not start it", r.name, r.line, r.err),
+			Fix:     "the extension's author can start it with a package gemkit can pin (npx -y PACKAGE), or give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"}
+	}
+	return pinProblem{
+		Message: fmt.Sprintf("its MCP server %s: %v", r.name, &pkgrun.PyPIError{Invocation: r.inv}),
+		Fix:     "give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"}
 }

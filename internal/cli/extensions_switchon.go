@@ -11,6 +11,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/pkgrun"
 )
 
 // The switch itself (gemkit extensions sandbox NAME): an extension's
@@ -202,18 +203,44 @@ func (r *switchOnRun) checkServable() error {
 	if err := extension.WithoutCopied(r.state.Unbound, r.links); err != nil {
 		cannot = append(cannot, err.Error())
 	}
+	notFound := false
 	for _, s := range extension.SandboxedServers(r.ext.Manifest) {
 		// Checked for no workspace in particular (the extension's own
 		// folder stands for one): gemkit mcp runs wherever its client
 		// starts it.
 		if err := extmcp.Check(r.ext, s, r.w, r.ext.Dir, r.a.environ()); err != nil {
 			cannot = append(cannot, fmt.Sprintf("its MCP server %s would not start: %v", extension.Printable(s), err))
+			notFound = notFound || strings.Contains(err.Error(), "not found on PATH")
 		}
 	}
-	if len(cannot) > 0 {
-		return withExitCode(ExitNo, fmt.Errorf("not switched: gemkit mcp could not serve %s's MCP servers, so Gemini CLI goes on starting them itself, as before. %s", extension.Printable(r.ext.Manifest.Name), strings.Join(cannot, ". ")))
+	// A package-runner line that cannot be pinned, or that fetches from
+	// PyPI, is never started by gemkit mcp: switched, nothing would
+	// start it.
+	for _, rs := range runnerServers(r.ext, r.st.Workspace()) {
+		if rs.err != nil || rs.inv.Ecosystem == pkgrun.PyPI {
+			cannot = append(cannot, cannotPin(r.ext.Manifest.Name, rs).Message)
+		}
 	}
-	return nil
+	if len(cannot) == 0 {
+		return nil
+	}
+	for i, c := range cannot {
+		cannot[i] = sentence(c)
+	}
+	next := "Once that is fixed, run `" + r.command + "` again."
+	if notFound {
+		next = "Install the program it names, or put it on PATH, then run `" + r.command + "` again."
+	}
+	return withExitCode(ExitNo, fmt.Errorf("not switched: gemkit mcp could not serve %s's MCP servers, so Gemini CLI goes on starting them itself, as before. %s. %s",
+		extension.Printable(r.ext.Manifest.Name), strings.Join(cannot, ". "), next))
+}
+
+// sentence is s begun with a capital letter, as a sentence of its own.
+func sentence(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // agree shows what the switch gives the servers and hooks (what changed
