@@ -137,6 +137,11 @@ func (p *progress) line(l string) {
 		p.shown = true
 	case strings.HasSuffix(u, ".tgz") && (p.tarballs == 1 || p.tarballs%progressEvery == 0):
 		p.printf("  fetched %s so far (%s, %s; the last: %s)\n", fetched, count(p.metadata, "package's metadata", "packages' metadata"), count(p.tarballs, "tarball", "tarballs"), printable(name))
+	case p.tarballs == 0 && (p.metadata == 1 || p.metadata%progressEvery == 0):
+		// npm asks for every package's metadata before its first
+		// tarball: seconds, for a package of many dependencies, that a
+		// log would otherwise show nothing of.
+		p.printf("  resolving: %s fetched so far (the last: %s)\n", count(p.metadata, "package's metadata", "packages' metadata"), printable(name))
 	}
 }
 
