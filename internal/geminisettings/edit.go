@@ -19,6 +19,11 @@ const (
 	KeyHooksConfig = "hooksConfig"
 	KeyDisabled    = "hooksConfig.disabled"
 	KeyHooks       = "hooks"
+	// KeyFile names the file itself, made by an Apply that found none:
+	// dropped, the file is removed once nothing but gemkit's "{}" is
+	// left in it, so that undoing every switch leaves no file where
+	// there was none.
+	KeyFile = "(file)"
 )
 
 // HookDef is one hook definition gemkit adds to the user settings'
@@ -96,12 +101,26 @@ type Applied struct {
 // not added again, nor is a list gemkit did not make removed.
 func Apply(path string, e Edit) (Applied, error) {
 	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	absent := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !absent {
 		return Applied{}, fmt.Errorf("read Gemini CLI's settings: %w", err)
 	}
 	out, res, err := apply(path, data, e)
 	if err != nil || bytes.Equal(out, data) {
 		return res, err
+	}
+	if absent {
+		res.Created = append(res.Created, KeyFile)
+	}
+	if slices.Contains(e.Drop, KeyFile) && string(out) == emptyFile {
+		// Only a regular file: a link put there since is someone's.
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(path); err != nil {
+				return res, fmt.Errorf("remove Gemini CLI's settings, which gemkit made and left empty: %w", err)
+			}
+			res.Dropped = append(res.Dropped, KeyFile)
+			return res, nil
+		}
 	}
 	ours := e.Ours
 	if ours == nil {
@@ -315,6 +334,10 @@ func removeElems(path string, data []byte, top, sub string, match func(elem []by
 	}
 }
 
+// emptyFile is a settings file gemkit made or emptied, once it holds
+// nothing.
+const emptyFile = "{}\n"
+
 // dropEmpty removes the key k ("top" or "top.sub") of data when its
 // value is an empty array or object.
 func dropEmpty(data []byte, k string) []byte {
@@ -335,7 +358,7 @@ func dropEmpty(data []byte, k string) []byte {
 			// A file gemkit made, or an empty object it filled, is "{}"
 			// again rather than braces around blank lines.
 			if r, err := parseDocument(data); err == nil && len(r.members) == 0 && len(bytes.TrimSpace(data[r.open+1:r.closeOff])) == 0 {
-				data = []byte("{}\n")
+				data = []byte(emptyFile)
 			}
 		}
 		return data

@@ -10,8 +10,8 @@ import (
 
 // TestApplyHooks: turning hooks off and adding gemkit's for them, then
 // the undoing, gives back the file byte for byte whatever shape it had
-// (absent, no hooks, an event list of the person's, a disabled list of
-// theirs); the person's hooks and strings are kept, and a definition
+// (absent: no file, no hooks, an event list of the person's, a disabled
+// list of theirs); the person's hooks and strings are kept, and a definition
 // gemkit adds holds the event's matcher, sequential flag, name and
 // timeout.
 func TestApplyHooks(t *testing.T) {
@@ -50,14 +50,42 @@ func TestApplyHooks(t *testing.T) {
 			if _, err := Apply(path, Edit{Enable: res.Disabled, RemoveHooks: []string{def.Command}, Include: res.Excluded, Drop: res.Created}); err != nil {
 				t.Fatal(err)
 			}
-			after, _ := os.ReadFile(path)
-			want := tc.before
-			if want == "" {
-				want = "{}\n"
-			}
-			if string(after) != want {
-				t.Errorf("after the undoing:\n%s\nwant:\n%s", after, want)
+			after, err := os.ReadFile(path)
+			if tc.before == "" {
+				// The file gemkit made goes with the undoing.
+				if !os.IsNotExist(err) {
+					t.Errorf("after the undoing, the file gemkit made is still there (%v):\n%s", err, after)
+				}
+			} else if string(after) != tc.before {
+				t.Errorf("after the undoing:\n%s\nwant:\n%s", after, tc.before)
 			}
 		})
+	}
+}
+
+// TestMadeFileKept: a settings file gemkit made is removed by the
+// undoing only when nothing but gemkit's edit was ever in it: a key the
+// person (or Gemini CLI) wrote meanwhile keeps it, with that key.
+func TestMadeFileKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	res, err := Apply(path, Edit{Exclude: []string{"memory"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Created, KeyFile) {
+		t.Fatalf("Created %v lacks the file", res.Created)
+	}
+	b, _ := os.ReadFile(path)
+	theirs := strings.Replace(string(b), "{", "{\n  \"ui\": {\"theme\": \"GitHub\"},", 1)
+	if err := os.WriteFile(path, []byte(theirs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	undo, err := Apply(path, Edit{Include: res.Excluded, Drop: res.Created})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(after), `"theme": "GitHub"`) || strings.Contains(string(after), "memory") || slices.Contains(undo.Dropped, KeyFile) {
+		t.Errorf("after the undoing (%v, dropped %v):\n%s", err, undo.Dropped, after)
 	}
 }
