@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -244,14 +245,24 @@ func installedFolders(st *extension.Store) []string {
 }
 
 // keepHookRefusals keeps what the sandbox refused the hook (its
-// connections, and the writes its stderr says were refused) in the
-// refusals file that doctor and describe read.
+// connections, the writes the watch of its writes saw refused, and the
+// writes its stderr says were refused) in the refusals file that doctor
+// and describe read.
 func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start time.Time, res exthook.Result) {
 	allow := "gemkit extensions sandbox " + extension.Printable(ext) + " --hook " + label
 	var rs []extmcp.Refusal
+	var seen []string
 	for _, d := range res.Denied {
 		r := extmcp.Refusal{At: d.At, Start: start, Extension: ext, Hook: label, Host: d.Host, Reason: d.Reason, Count: d.Count}
 		switch {
+		case d.Method == sandbox.WriteMethod:
+			// A write, by the path its call named: no host.
+			if d.Path == "" {
+				continue
+			}
+			r.Host, r.Path = "", d.Path
+			r.Reason, r.Allow = hookWriteReason(d.Reason, allow)
+			seen = append(seen, d.Path)
 		case d.Method == sandbox.UnixMethod:
 			r.UnixSocket, r.Allow = true, allow+" --allow-unix-sockets"
 		case d.Method == netproxy.LookupMethod:
@@ -269,6 +280,10 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		rs = append(rs, r)
 	}
 	for _, p := range extmcp.RefusedWritePaths(res.Stderr) {
+		if slices.Contains(seen, p) {
+			// The watch of its writes told of it already.
+			continue
+		}
 		r := extmcp.Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Path: p}
 		switch {
 		case fsutil.Within(dir, p):
@@ -291,4 +306,22 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		return
 	}
 	_ = extmcp.KeepRefusals(path, rs...)
+}
+
+// hookWriteReason is why the sandbox refused a hook a write, in the
+// person's words, from why the watch of its writes refused it (a
+// sandbox.Write* reason), with the command that allows it where one
+// does (allow is the command that widens the hook).
+func hookWriteReason(why, allow string) (reason, cmd string) {
+	switch why {
+	case sandbox.WriteWorkspace:
+		return "the workspace is read-only to its hooks", allow + " --allow-write workspace"
+	case sandbox.WriteExtension:
+		return "its extension's folder, read-only to its hooks whatever is allowed", ""
+	case sandbox.WriteProtected:
+		return "a protected path of the workspace, read-only whatever is allowed: .git, hooks, .env, editors' and agents' settings and instructions (GEMINI.md, CLAUDE.md, AGENTS.md, .mcp.json)", ""
+	case sandbox.WriteReadOnly:
+		return "the folder of another extension, read-only to every sandboxed process whatever is allowed", ""
+	}
+	return "outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed)", ""
 }

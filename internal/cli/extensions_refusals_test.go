@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
 // count is how many refusals the reports hold.
@@ -191,5 +195,99 @@ func setConsentTime(t *testing.T, home, name string, at time.Time) {
 	b, _ = json.Marshal(recs)
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKeepHookRefusals is the newcomer tour's hook that writes into the
+// workspace, read-only to it: what doctor lists of a hook's run holds a
+// write the watch of its writes saw as a write of that path, in a
+// hook's words and with the command that allows it, and once when its
+// stderr names it too; never "a connection to :" (the watch's denial
+// taken for a connection without its host), nor the shell that printed
+// the error ("/usr/bin/bash: line 1: ...") as a path it wrote.
+func TestKeepHookRefusals(t *testing.T) {
+	const ws, dir = "/tmp/tour/ws", "/home/me/.gemini/extensions/hk"
+	allow := "gemkit extensions sandbox hk --hook writer"
+	write := func(p, why string) netproxy.Denial {
+		return netproxy.Denial{Method: sandbox.WriteMethod, Path: p, Reason: why, Count: 1}
+	}
+	bash := "/usr/bin/bash: line 1: " + ws + "/hook-out.txt: Read-only file system\n"
+	for _, c := range []struct {
+		name   string
+		denied []netproxy.Denial
+		stderr string
+		want   []string // the report's items
+		allow  string
+	}{
+		{"the tour's hook", []netproxy.Denial{write(ws+"/hook-out.txt", sandbox.WriteWorkspace)}, bash,
+			[]string{"a write to " + ws + "/hook-out.txt: the workspace is read-only to its hooks"}, allow + " --allow-write workspace"},
+		{"its stderr alone", nil, bash,
+			[]string{"a write to " + ws + "/hook-out.txt: the workspace is read-only to its hooks; its stderr said a write there was refused"}, allow + " --allow-write workspace"},
+		{"dash and touch", nil, "sh: 1: cannot create /etc/x: Read-only file system\n/usr/bin/touch: cannot touch '" + dir + "/state': Read-only file system\n",
+			[]string{"a write to /etc/x: outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed); its stderr said a write there was refused",
+				"a write to " + dir + "/state: its extension's folder, read-only to its hooks whatever is allowed; its stderr said a write there was refused"}, ""},
+		{"its extension's folder", []netproxy.Denial{write(dir+"/state", sandbox.WriteExtension)}, "",
+			[]string{"a write to " + dir + "/state: its extension's folder, read-only to its hooks whatever is allowed"}, ""},
+		{"a protected path", []netproxy.Denial{write(ws+"/.git/config", sandbox.WriteProtected)}, "",
+			[]string{"a write to " + ws + "/.git/config: a protected path of the workspace, read-only whatever is allowed: .git, hooks, .env, editors' and agents' settings and instructions (GEMINI.md, CLAUDE.md, AGENTS.md, .mcp.json)"}, ""},
+		{"outside", []netproxy.Denial{write("/etc/x", sandbox.WriteOutside)}, "",
+			[]string{"a write to /etc/x: outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed)"}, ""},
+		{"a write naming no path", []netproxy.Denial{write("", sandbox.WriteWorkspace)}, "", nil, ""},
+		{"a host", []netproxy.Denial{{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: netproxy.NotAllowed, Count: 1}}, "",
+			[]string{"a connection to api.example.com:443: " + netproxy.NotAllowed}, allow + " --allow-host api.example.com:443"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			t.Setenv("HOME", home)
+			keepHookRefusals("hk", "writer", ws, dir, extension.Widening{}, time.Now(), exthook.Result{Denied: c.denied, Stderr: c.stderr})
+			path, err := extmcp.RefusalsPath(map[string]string{"HOME": home})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			var kept []extmcp.Refusal
+			if len(b) > 0 {
+				if err := json.Unmarshal(b, &kept); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, r := range kept {
+				if r.Host == "" && r.Path == "" && !r.UnixSocket {
+					t.Errorf("kept a refusal naming nothing: %+v", r)
+				}
+			}
+			rps := stillRefused(kept, extension.Widening{}, nil, time.Time{})
+			var items []string
+			var fix string
+			for _, rp := range rps {
+				items = append(items, rp.Lines()[1:]...)
+				fix = rp.Allow()
+			}
+			if !slices.Equal(items, c.want) || fix != c.allow {
+				t.Errorf("doctor's items:\n %q\nwant\n %q\nfix %q, want %q", items, c.want, fix, c.allow)
+			}
+		})
+	}
+}
+
+// TestRefusalNamingNothing: a refusal that names no host, path or Unix
+// socket, as a gemkit before the fix kept for a hook's refused write, is
+// not shown, nor kept again.
+func TestRefusalNamingNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "refusals.json")
+	start := time.Now()
+	empty := extmcp.Refusal{Extension: "hk", Hook: "writer", Start: start, At: start, Reason: sandbox.WriteWorkspace, Count: 1}
+	b, _ := json.Marshal([]extmcp.Refusal{empty})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := extmcp.ReadRefusals(path); err != nil || len(rs) != 0 {
+		t.Errorf("read %+v, %v; want none", rs, err)
+	}
+	if err := extmcp.KeepRefusals(path, empty); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); strings.Contains(string(b), "writer") {
+		t.Errorf("kept a refusal naming nothing:\n%s", b)
 	}
 }

@@ -264,7 +264,8 @@ type Result struct {
 	ExitCode int
 	// TimedOut: the run was stopped at its timeout.
 	TimedOut bool
-	// Denied are the sandbox's refusals of its connections.
+	// Denied are the sandbox's refusals: of its connections, and of its
+	// writes (Method sandbox.WriteMethod, by Path, with no host).
 	Denied []netproxy.Denial
 	// Stderr is the end of what it wrote on stderr (which went to
 	// Gemini CLI as it came), for finding refused writes.

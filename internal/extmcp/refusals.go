@@ -347,8 +347,13 @@ func ReadRefusals(path string) ([]Refusal, error) {
 	if err := json.Unmarshal(b, &rs); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return rs, nil
+	return slices.DeleteFunc(rs, func(r Refusal) bool { return !r.named() }), nil
 }
+
+// named reports whether r names what was tried: a host, a path or a Unix
+// socket. One that names nothing ("a connection to :") tells the person
+// nothing to act on: it is neither kept nor read.
+func (r Refusal) named() bool { return r.Host != "" || r.Path != "" || r.UnixSocket }
 
 // denied reports a refusal of the sandbox (its proxy or its resolver) to
 // the person: in gemkit mcp's log, in the end of the server's stderr that
@@ -382,8 +387,9 @@ func (s *server) refusalOf(d netproxy.Denial) Refusal {
 func (s *server) withRun(r *Refusal) { s.reports.withRun(r, s.spec.Dir) }
 
 // report reports r to the person (see denied): in the log and the
-// stderr a failed call quotes once per host of the run, in the
-// refusals file each time (counted there with the run's others alike).
+// stderr a failed call quotes once per host of the run (and again when
+// a call names a host said to be background), in the refusals file
+// each time (counted there with the run's others alike).
 func (s *server) report(r Refusal) {
 	if s.reports.first(r) {
 		words := r.String()
@@ -417,6 +423,9 @@ func (m *Manager) keepRefusal(r Refusal) error {
 func KeepRefusals(path string, add ...Refusal) error {
 	rs, _ := ReadRefusals(path)
 	for _, r := range add {
+		if !r.named() {
+			continue
+		}
 		// One entry per host of a start: a refusal seen again (or asked
 		// otherwise: a lookup, then a connection) updates its entry,
 		// moved to the end as the latest.

@@ -171,6 +171,10 @@ func TestRefusedWrites(t *testing.T) {
 			model:  "gemkit's sandbox refused this MCP server during the call: a write to " + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp: its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path in its error; a server writes what it keeps in its data folder, its HOME (" + data + "), when the manifest's entry points it there (an env value with $HOME)."},
 		{name: "Python's words", args: `{}`, res: result(true, "[Errno 30] Read-only file system: '"+dir+"/state.db'"),
 			person: "extension notes's MCP server memory was refused a write to " + dir + "/state.db (its extension's folder"},
+		// A shell server's error starts with its script's path, in the
+		// extension's folder, which it did not try to write.
+		{name: "a shell's words", args: `{}`, res: result(true, dir+"/server.sh: line 3: "+dir+"/state.json: Read-only file system"),
+			person: "extension notes's MCP server memory was refused a write to " + dir + "/state.json (its extension's folder"},
 		{name: "another path in the error only", args: `{}`, res: result(true, "EACCES: permission denied, open '/etc/passwd'")},
 		// EACCES answers a read Landlock refuses too: server-filesystem's
 		// read of a hidden path fails listing a folder it may not read.

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/errpath"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -150,25 +149,12 @@ func extensionFolderReason(said, data, where string) string {
 		"), when the manifest's entry points it there (an env value with $HOME)"
 }
 
-// textPath is an absolute path in an error's text: a slash and what
-// follows up to a quote, a space or punctuation that ends a path in
-// Node's, Python's and the C library's messages.
-var textPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/[^\s'"` + "`" + `,;()\[\]{}<>]+`) })
-
-// textPaths are the absolute paths in text, cleaned, without repeats,
+// textPaths are the absolute paths an error's text names
+// (errpath.Paths: not the program's own name a line starts with),
 // at most maxArgPaths.
 func textPaths(text string) []string {
-	var out []string
-	for _, p := range textPath().FindAllString(text, -1) {
-		p = filepath.Clean(strings.TrimRight(p, ".:"))
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-		if len(out) == maxArgPaths {
-			break
-		}
-	}
-	return out
+	out := errpath.Paths(text)
+	return out[:min(len(out), maxArgPaths)]
 }
 
 // argPaths collects the absolute paths among the string values of a

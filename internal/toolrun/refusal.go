@@ -3,11 +3,10 @@ package toolrun
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/gemkit/gemkit/internal/errpath"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -118,10 +117,6 @@ func readOnlyFolders(pol permission.Resolved, write permission.Access) []string 
 	return dirs
 }
 
-// absPath finds the absolute paths in a tool's error output: quoted
-// ('/a b', "/a") or up to the next space, colon or comma.
-var absPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'(/[^']*)'|"(/[^"]*)"|(/[^\s'",:]+)`) })
-
 // noNewEntryHint is the refusal of a write whose path, named in stderr,
 // would be a new entry in a folder the scope leaves read-only
 // (readOnlyFolders): it says which folder, why and where the tool can
@@ -132,8 +127,7 @@ func noNewEntryHint(pol permission.Resolved, stderr string) string {
 	if len(dirs) == 0 {
 		return ""
 	}
-	for _, m := range absPath().FindAllStringSubmatch(stderr, -1) {
-		path := filepath.Clean(m[1] + m[2] + m[3])
+	for _, path := range errpath.Paths(stderr) {
 		if !slices.Contains(dirs, filepath.Dir(path)) || slices.Contains(dirs, path) {
 			continue
 		}

@@ -69,6 +69,12 @@ func TestRefusalHintHomeTop(t *testing.T) {
 		{"a path in a writable folder", "touch: cannot touch '/home/me/src/app/out': Read-only file system",
 			[]string{"may write in the workspace and inside the folders of your home, but no new file or folder directly in ~, ~/.config, ~/.gemini, ~/.ssh"}, "new entry"},
 		{"no path", "Read-only file system", []string{"no new file or folder directly in ~,"}, ""},
+		// A shell's error starts with its own name or the script's path
+		// ("PROGRAM: line N:"), which is not what it tried to write.
+		{"a script at the top of home", "/home/me/run.sh: line 1: /home/me/notes.txt: Read-only file system",
+			[]string{"~/notes.txt would be a new entry directly in ~"}, "run.sh"},
+		{"a program at the top of home", "/home/me/tool: cannot create '/home/me/.config/tool.json': Read-only file system",
+			[]string{"~/.config/tool.json would be a new entry directly in ~/.config"}, "~/tool would"},
 		{"a read refused, no path", "cat: secrets: Permission denied",
 			[]string{"may read only in the workspace and your home folder and write in the workspace and inside the folders of your home, but no new file"}, ""},
 	}
