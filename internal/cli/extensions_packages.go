@@ -175,9 +175,11 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 		if p.Newest {
 			lines[0] += ", the newest"
 		}
-		if had && was.Lock == p.Lock && was.Version == p.Version && was.ScriptsRun == p.ScriptsRun {
+		if had && was.Request == p.Request && was.Runner == p.Runner && was.Lock == p.Lock && was.Version == p.Version && was.ScriptsRun == p.ScriptsRun {
 			// The registry has nothing new: the pin stays, and the
-			// tree just made goes.
+			// tree just made goes. A pin for another request (a new
+			// version's manifest naming the same package otherwise)
+			// would not be started, however alike its tree.
 			plan.pins[s.name] = was
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, unchanged: the registry has nothing new for it", head, was.Package, was.Version))
 			continue

@@ -19,13 +19,16 @@ func newExtUpdateCmd(a *app) *cobra.Command {
 		Long: `Fetch each extension again from its source (git URL and ref, or local folder)
 and replace it when something changed, showing the version change. The
 packages a switched extension's package-runner servers run (npx -y pkg, ...)
-are resolved again from the registry; a new version, or other packages, are
-shown and asked for as a change of the extension is, and run only once agreed. An update
-that changes the extension's files asks for consent again, as an install does:
-your consent covers its code as well as its permissions, and the question shows
-what changed (permissions, tools, MCP servers, files). --consent agrees without
-asking. Run by an agent's shell, the update goes ahead only once you type the
-extension's name on the terminal, as for consent --grant.`,
+are resolved again from the registry, for the new version's manifest, before
+anything is asked; a new version, or other packages, are shown and asked for
+with the rest of the update, in one question, and run only once agreed. An
+update that changes the extension's files asks for consent again, as an
+install does: your consent covers its code as well as its permissions, and the
+question shows what changed (permissions, tools, MCP servers, files,
+packages). Refused, nothing is changed: the old files and pins stay, and run
+as before. --consent agrees without asking. Run by an agent's shell, the
+update goes ahead only once you type the extension's name on the terminal, as
+for consent --grant.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return errors.New("name the extensions to update, or pass --all")
@@ -49,9 +52,14 @@ extension's name on the terminal, as for consent --grant.`,
 			var results []*extension.UpdateResult
 			var failed []string
 			for _, name := range names {
+				pins := &updatePins{a: a, st: st}
 				res, err := st.Update(cmd.Context(), name, extension.UpdateRequest{
 					Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
+					Packages: pins.resolve,
 				})
+				// The trees pinned for a refused or failed update go, and
+				// those the new pins replaced.
+				pins.release()
 				if err != nil {
 					var nc *needsConsentError
 					if errors.As(err, &nc) {
@@ -67,6 +75,7 @@ extension's name on the terminal, as for consent --grant.`,
 				results = append(results, res)
 				if !asJSON {
 					fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
+					pins.tell()
 				}
 				if !res.UpToDate {
 					if err := keepSwitched(a, st, res.Name); err != nil {
@@ -77,10 +86,12 @@ extension's name on the terminal, as for consent --grant.`,
 					if err := forgetRefusals(res.Name); err != nil {
 						fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", res.Name, err)
 					}
+					// The packages of its new version were pinned and
+					// agreed to with it (updatePins).
+					continue
 				}
-				// The registry is asked again for the packages its
-				// package-runner servers run, whether or not the
-				// extension itself changed.
+				// Up to date, it may still have other packages to run:
+				// the registry is asked again for them.
 				if err := updatePackages(cmd.Context(), a, st, res.Name, consentFunc(a, consent), asJSON); err != nil {
 					var nc *needsConsentError
 					if errors.As(err, &nc) {
@@ -123,13 +134,66 @@ func updateLine(r *extension.UpdateResult) string {
 	return fmt.Sprintf("Updated %s %s → %s", r.Name, r.OldVersion, r.NewVersion)
 }
 
+// updatePins pins, for Store.Update (UpdateRequest.Packages), the
+// packages a new version of a switched extension has its package-runner
+// servers run, from the registry, so that the update asks once and
+// shows what will run. Asked for apart, after the new files, the pins
+// were shown with the old ones, and a refusal of the second question
+// left the new files agreed to with pins their manifest no longer asks
+// for, so that their servers were not served. It keeps the plan, and
+// the lock of the extension's trees, until released.
+type updatePins struct {
+	a    *app
+	st   *extension.Store
+	name string
+	old  map[string]extension.Pin
+	plan *packagePlan
+}
+
+// resolve pins the packages of staged, the new version, when the
+// extension is switched (old its choice); an extension Gemini CLI runs
+// pins nothing.
+func (u *updatePins) resolve(ctx context.Context, staged *extension.Extension, old extension.ServerChoice) (extension.PackageUpdate, error) {
+	if !old.Switched {
+		return extension.PackageUpdate{}, nil
+	}
+	plan, err := resolvePackages(ctx, u.a, u.st, staged, old, old.InstallScripts, true)
+	if err != nil {
+		return extension.PackageUpdate{}, fmt.Errorf("its servers' packages could not be pinned: %w", err)
+	}
+	u.name, u.old, u.plan = staged.Manifest.Name, old.Packages, plan
+	return extension.PackageUpdate{Changed: plan.changed, Pins: plan.pins, Lines: plan.lines}, nil
+}
+
+// release gives the plan back once the update is done, agreed to or not
+// (packagePlan.release).
+func (u *updatePins) release() {
+	if u.plan != nil {
+		u.plan.release(u.a, u.st, u.name)
+	}
+}
+
+// tell says, after an update that went ahead, what its pins came to.
+func (u *updatePins) tell() {
+	switch {
+	case u.plan == nil || len(u.plan.pins) == 0 && !u.plan.changed:
+	case len(u.plan.pins) == 0:
+		fmt.Fprintf(u.a.Out, "%s's servers no longer fetch packages through a package runner: their pins are dropped.\n", extension.Printable(u.name))
+	case u.plan.changed:
+		fmt.Fprintf(u.a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(u.name), pinChanges(u.old, u.plan.pins))
+	default:
+		fmt.Fprintf(u.a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(u.name), pinList(u.plan.pins))
+	}
+}
+
 // updatePackages pins again, from the registry, the packages of the
-// switched extension name's package-runner servers. What changed (a
-// version, the packages of a tree) is shown with the consent text and
-// asked for as an update is (ask); agreed, the new pins and the consent
-// to the extension as it is now are recorded, and gemkit mcp runs the
-// new trees from its next start of each server. Nothing new asks
-// nothing.
+// switched extension name's package-runner servers, when the extension
+// itself is up to date (a new version pins them with it: updatePins).
+// What changed (a version, the packages of a tree) is shown with the
+// consent text and asked for as an update is (ask); agreed, the new
+// pins and the consent to the extension as it is now are recorded, and
+// gemkit mcp runs the new trees from its next start of each server.
+// Nothing new asks nothing.
 func updatePackages(ctx context.Context, a *app, st *extension.Store, name string, ask extension.ConsentFunc, quiet bool) error {
 	in, err := st.Get(name)
 	if err != nil || in.Extension == nil {

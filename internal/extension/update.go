@@ -22,6 +22,28 @@ type UpdateRequest struct {
 	Consent     ConsentFunc
 	Progress    io.Writer
 	Interactive bool
+	// Packages, if non-nil, pins the packages the new version's
+	// package-runner servers run before consent is asked, so that the
+	// one question shows what the update will run, not the new commands
+	// with the old pins. It is called, once the new version is checked,
+	// with that version in its staging folder and the extension's
+	// server choice. Pins that changed make the update ask even when
+	// nothing else would; agreed to, they are recorded once the new
+	// files are in place, then the consent to both. An update refused,
+	// or failed before the new files are in place, records none of it.
+	Packages func(ctx context.Context, staged *Extension, choice ServerChoice) (PackageUpdate, error)
+}
+
+// PackageUpdate is what pinning the packages of a new version came to
+// (UpdateRequest.Packages).
+type PackageUpdate struct {
+	// Changed says Pins differ from the pins recorded, and are to be
+	// recorded with the update's consent (none: the new version has no
+	// package-runner server left).
+	Changed bool
+	Pins    map[string]Pin
+	// Lines say what changed, shown with the consent text when Changed.
+	Lines []string
 }
 
 // UpdateResult says what an update did.
@@ -45,9 +67,11 @@ type UpdateResult struct {
 // again only when its consent text changes (maybeRequestConsentOrFail,
 // packages/cli/src/config/extensions/consent.ts), but its consent never
 // covered the code. The old version stays in place until the new one is
-// checked and agreed to, and the swap is two renames. The extension's
-// .env settings file is kept. An update that changes nothing asks
-// nothing and leaves the consent record as it was.
+// checked and agreed to, and the swap is two renames. The packages its
+// package-runner servers are to run (req.Packages) are pinned before the
+// question, which shows them, and recorded after the swap, before the
+// consent. The extension's .env settings file is kept. An update that
+// changes nothing asks nothing and leaves the consent record as it was.
 func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*UpdateResult, error) {
 	in, err := s.Get(name)
 	if err != nil {
@@ -115,8 +139,27 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		}
 	}
 	asked := len(res.Changes) > 0 || contentChanged
-	if err := s.checkFilesAt(root, in.Entry); asked && Unbindable(err) {
-		return nil, fmt.Errorf("%s is not updated: %w", Printable(in.Name), err)
+	filesErr := s.checkFilesAt(root, in.Entry)
+	if asked && Unbindable(filesErr) {
+		return nil, fmt.Errorf("%s is not updated: %w", Printable(in.Name), filesErr)
+	}
+	// The consent hash binds the pins (consentHash): the new version's
+	// are pinned now, so that the question shows them and the consent
+	// recorded covers them. An unreadable choice shows no pins; its hash
+	// then matches no record, so nothing is taken as agreed.
+	choice, _ := s.ServerChoice(res.Name)
+	var pkgs PackageUpdate
+	if req.Packages != nil {
+		if pkgs, err = req.Packages(ctx, ext, choice); err != nil {
+			return nil, fmt.Errorf("%s is not updated: %w", Printable(res.Name), err)
+		}
+		if pkgs.Changed && !asked && Unbindable(filesErr) {
+			return nil, fmt.Errorf("%s is not updated: %w", Printable(in.Name), filesErr)
+		}
+		if pkgs.Changed {
+			asked = true
+			choice.Packages = pkgs.Pins
+		}
 	}
 	if asked {
 		final := s.finalDir(in.Name)
@@ -124,11 +167,19 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 			final = in.Extension.Dir
 		}
 		shown := s.atFinalPath(ext, final)
-		choice, _ := s.ServerChoice(res.Name)
-		lines := append(ConsentTextWith(shown, "Updating", choice), "", "What changed since you last agreed:")
+		lines := ConsentTextWith(shown, "Updating", choice)
 		lines[0] = Printable(fmt.Sprintf("Updating extension %q from version %s to %s.", res.Name, res.OldVersion, res.NewVersion))
-		for _, c := range res.Changes {
-			lines = append(lines, "  - "+c.What)
+		if len(res.Changes) > 0 {
+			lines = append(lines, "", "What changed since you last agreed:")
+			for _, c := range res.Changes {
+				lines = append(lines, "  - "+c.What)
+			}
+		}
+		if pkgs.Changed && len(pkgs.Lines) > 0 {
+			lines = append(lines, "", "What changed in its servers' packages since you agreed:")
+			for _, l := range pkgs.Lines {
+				lines = append(lines, "  "+l)
+			}
 		}
 		lines = append(lines, "", "The new files are in "+Printable(root)+" until this command ends: look at them before you agree.")
 		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes}); err != nil {
@@ -147,13 +198,33 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 	if err := s.swap(root, in.Entry, stage); err != nil {
 		return nil, err
 	}
+	// From the swap on, the consent recorded is to the old files, so
+	// nothing of the new ones runs until it is recorded again. The new
+	// pins go first: consent recorded before them would be to the old
+	// pins, and count as given to the new files with them.
+	if pkgs.Changed {
+		if err := s.UpdateServerChoice(res.Name, func(c *ServerChoice, _ *[]string) { c.Packages = pkgs.Pins }); err != nil {
+			return nil, halfUpdated(res, "the packages pinned for its servers were not recorded", err)
+		}
+	}
 	// The person agreed to these files and permissions just now; an
 	// update that changed nothing the record covers leaves it as it was,
 	// with the time it was given.
 	if asked {
 		if err := s.recordConsentFor(res.Name, ext.Manifest, in.Entry); err != nil {
-			return nil, err
+			return nil, halfUpdated(res, "your consent was not recorded", err)
 		}
 	}
 	return res, nil
+}
+
+// halfUpdated is the error of an update whose files were swapped in but
+// whose records were not all written (what, err): it says where things
+// stand, never "not updated", and how to agree again. The records are
+// written so that a missing one leaves no consent to what was not
+// recorded.
+func halfUpdated(res *UpdateResult, what string, err error) error {
+	name := Printable(res.Name)
+	return fmt.Errorf("%s is now version %s, but %s (%w): nothing of it runs that you have not agreed to, and what you were just asked about runs once you agree again with `gemkit extensions consent %s --grant`",
+		name, Printable(res.NewVersion), what, err, name)
 }
