@@ -11,6 +11,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/geminisettings"
 )
 
 // finding is one line of `extensions doctor`.
@@ -67,22 +68,37 @@ when Gemini CLI would fail.`,
 				}
 				fs = append(fs, finding{Level: level, Extension: c.Name, Message: c.Message, Fix: c.Fix})
 			}
-			choices, gs, err := serverSettings(st)
+			choices, err := st.ServerChoices()
 			if err != nil {
 				fs = append(fs, finding{Level: "warning", Message: "where the extensions' MCP servers run cannot be told: " + err.Error()})
+			}
+			// What Gemini CLI's settings say (mcp.excluded,
+			// hooksConfig.disabled, gemkit mcp's entry) is not guessed
+			// at when the file cannot be read: a finding drawn from
+			// nothing, with a fix that fails on the same file, would be
+			// false.
+			gs, gerr := geminisettings.Read(geminiSettingsPath(st))
+			if gerr != nil {
+				fs = append(fs, finding{Level: "warning",
+					Message: "Gemini CLI's settings cannot be read, so which extensions' servers and hooks are switched to gemkit (mcp.excluded, hooksConfig.disabled), and whether Gemini CLI reaches gemkit mcp, cannot be told until the file is fixed: " + gerr.Error(),
+					Fix:     "once the file is fixed, `gemkit extensions doctor` tells the rest"})
 			}
 			refused := recentRefusals()
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
-				fs = append(fs, serverFindings(a, st, in, choices, gs, a.getenv)...)
-				fs = append(fs, gemkitNameFinding(in, gs)...)
+				if gerr == nil {
+					fs = append(fs, serverFindings(a, st, in, choices, gs, a.getenv)...)
+					fs = append(fs, gemkitNameFinding(in, gs)...)
+				}
 				fs = append(fs, holdFindings(st, in, choices)...)
-				if m := in.Manifest(); m != nil {
+				if m := in.Manifest(); m != nil && gerr == nil {
 					fs = append(fs, partFindings(m.Name, choices[m.Name], codeParts(st, in, choices[m.Name], gs))...)
 				}
 				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), choices[in.Name].HookWidening, refusalsSince(st, in)))...)
 			}
-			fs = append(fs, switchFindings(st, all, gs)...)
+			if gerr == nil {
+				fs = append(fs, switchFindings(st, all, gs)...)
+			}
 			if asJSON {
 				if fs == nil {
 					fs = []finding{}

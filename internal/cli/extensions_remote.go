@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
 )
@@ -54,7 +55,17 @@ func widenRemote(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "\n%s has remote servers only, which stay Gemini CLI's (gemkit switches them only with a stdio server). When gemkit mcp --extension-servers connects to them, it may reach %s. Consent recorded to %s as it is now.\n",
-		extension.Printable(name), cmp.Or(w.Words(), "no address of this computer or of a private network"), extension.Printable(name))
+	fmt.Fprintf(a.Out, "\n%s has remote servers only, which stay Gemini CLI's (gemkit switches them only with a stdio server). When gemkit mcp --extension-servers connects to them, %s. Consent recorded to %s as it is now.\n",
+		extension.Printable(name), remoteReach(w.Hosts), extension.Printable(name))
 	return nil
+}
+
+// remoteReach says which addresses of this computer or of a private
+// network gemkit mcp may reach for an extension's remote servers: the
+// hosts allowed by name, or none.
+func remoteReach(hosts []string) string {
+	if len(hosts) == 0 {
+		return "it reaches no address of this computer or of a private network"
+	}
+	return "it may reach " + strings.Join(hosts, ", ") + ", and no other address of this computer or of a private network"
 }

@@ -84,9 +84,18 @@ func TestSwitchRefusesWhatCannotBeServed(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(m), 0o644)
 	out, errOut, code = e.run("sandbox", "srv-ext")
 	all = out + errOut
-	if code != ExitNo || !strings.Contains(all, "Its MCP server memory would not start: its command: ") || !strings.Contains(all, "no-such-runtime-4417") ||
-		!strings.Contains(all, "Install the program it names, or put it on PATH, then run `gemkit extensions sandbox srv-ext` again.") || strings.Contains(all, "Switched") {
+	if code != ExitNo || !strings.Contains(all, "as before. Its MCP server memory would not start: its command: no-such-runtime-4417: not found on PATH") ||
+		!strings.Contains(all, ". Install no-such-runtime-4417, or put it on PATH, then run `gemkit extensions sandbox srv-ext` again.") || strings.Contains(all, "Switched") {
 		t.Errorf("switch with a server whose command is nowhere: exit %d\n%s", code, all)
+	}
+	// Two programs missing, each named; a PyPI runner's, which gemkit
+	// would not start anyway, not asked for.
+	m = strings.Replace(m, `"remote": {"httpUrl": "https://mcp.example.com/mcp"}`, `"other": {"command": "no-such-tool-5"}, "py": {"command": "uvx", "args": ["mcp-server-fetch"]}`, 1)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(m), 0o644)
+	out, errOut, code = e.run("sandbox", "srv-ext")
+	if all := out + errOut; code != ExitNo || !strings.Contains(all, "Its MCP server py: uvx fetches mcp-server-fetch from PyPI") || strings.Contains(all, "its command: uvx") ||
+		!strings.Contains(all, ". Install no-such-runtime-4417 and no-such-tool-5, or put them on PATH, and deal with what else is said above; then run `gemkit extensions sandbox srv-ext` again.") {
+		t.Errorf("switch with two servers whose commands are nowhere: exit %d\n%s", code, all)
 	}
 
 	// Package-runner lines gemkit cannot pin: a shell command, and a

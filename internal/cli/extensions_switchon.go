@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/pkgrun"
+	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
 // The switch itself (gemkit extensions sandbox NAME): an extension's
@@ -29,6 +31,9 @@ import (
 // the person's agreement, the switch itself, and the words that say what
 // it did.
 func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, o sandboxFlags, command string) error {
+	if err := o.check(); err != nil {
+		return err
+	}
 	r := &switchOnRun{a: a, st: st, ext: ext, o: o, command: command}
 	parts, err := partsOf(a, st, ext)
 	if err != nil {
@@ -203,36 +208,72 @@ func (r *switchOnRun) checkServable() error {
 	if err := extension.WithoutCopied(r.state.Unbound, r.links); err != nil {
 		cannot = append(cannot, err.Error())
 	}
-	notFound := false
+	// A package-runner line that cannot be pinned, or that fetches from
+	// PyPI, is never started by gemkit mcp: switched, nothing would
+	// start it. Its program is not looked for, which would not help.
+	never := map[string]bool{}
+	var unpinned []string
+	for _, rs := range runnerServers(r.ext, r.st.Workspace()) {
+		if rs.err != nil || rs.inv.Ecosystem == pkgrun.PyPI {
+			unpinned = append(unpinned, cannotPin(r.ext.Manifest.Name, rs).Message)
+			never[rs.name] = true
+		}
+	}
+	var missing []string // the programs not found, which the person installs
+	notFound := 0        // the servers whose program was not found
 	for _, s := range extension.SandboxedServers(r.ext.Manifest) {
+		if never[s] {
+			continue
+		}
 		// Checked for no workspace in particular (the extension's own
 		// folder stands for one): gemkit mcp runs wherever its client
 		// starts it.
 		if err := extmcp.Check(r.ext, s, r.w, r.ext.Dir, r.a.environ()); err != nil {
 			cannot = append(cannot, fmt.Sprintf("its MCP server %s would not start: %v", extension.Printable(s), err))
-			notFound = notFound || strings.Contains(err.Error(), "not found on PATH")
+			var nf *sandbox.NotFoundError
+			if errors.As(err, &nf) {
+				notFound++
+				if p := extension.Printable(nf.Program); !slices.Contains(missing, p) {
+					missing = append(missing, p)
+				}
+			}
 		}
 	}
-	// A package-runner line that cannot be pinned, or that fetches from
-	// PyPI, is never started by gemkit mcp: switched, nothing would
-	// start it.
-	for _, rs := range runnerServers(r.ext, r.st.Workspace()) {
-		if rs.err != nil || rs.inv.Ecosystem == pkgrun.PyPI {
-			cannot = append(cannot, cannotPin(r.ext.Manifest.Name, rs).Message)
-		}
-	}
+	cannot = append(cannot, unpinned...)
 	if len(cannot) == 0 {
 		return nil
 	}
 	for i, c := range cannot {
 		cannot[i] = sentence(c)
 	}
-	next := "Once that is fixed, run `" + r.command + "` again."
-	if notFound {
-		next = "Install the program it names, or put it on PATH, then run `" + r.command + "` again."
-	}
 	return withExitCode(ExitNo, fmt.Errorf("not switched: gemkit mcp could not serve %s's MCP servers, so Gemini CLI goes on starting them itself, as before. %s. %s",
-		extension.Printable(r.ext.Manifest.Name), strings.Join(cannot, ". "), next))
+		extension.Printable(r.ext.Manifest.Name), strings.Join(cannot, ". "), nextStep(missing, len(cannot) > notFound, r.command)))
+}
+
+// nextStep says what the person does after a refused switch: install
+// the programs missing (or put them on PATH), deal with what else was
+// said (rest), then run command again.
+func nextStep(missing []string, rest bool, command string) string {
+	if len(missing) == 0 {
+		return "Once that is fixed, run `" + command + "` again."
+	}
+	it := "them"
+	if len(missing) == 1 {
+		it = "it"
+	}
+	s := "Install " + joinAnd(missing) + ", or put " + it + " on PATH"
+	if rest {
+		return s + ", and deal with what else is said above; then run `" + command + "` again."
+	}
+	return s + ", then run `" + command + "` again."
+}
+
+// joinAnd is list in words: "a", "a and b", "a, b and c".
+func joinAnd(list []string) string {
+	if len(list) < 2 {
+		return strings.Join(list, "")
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " and " + list[len(list)-1]
 }
 
 // sentence is s begun with a capital letter, as a sentence of its own.

@@ -106,3 +106,43 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// check checks each widening flag of o on its own, before anything is
+// read, so that a bad value is said with the one flag that gave it, in
+// the words of the check that refuses it (Widening.Canonical), which
+// widen would otherwise say for all the flags at once.
+func (o sandboxFlags) check() error {
+	type flagged struct {
+		flag string
+		w    extension.Widening
+	}
+	var each []flagged
+	for _, h := range o.hosts {
+		if _, err := extension.ParseHost(h); err != nil {
+			return fmt.Errorf("--allow-host %q: the host %v; give one host to each --allow-host, as permissions.network.allowedHosts takes it: api.example.com, *.example.com, localhost:8080", h, err)
+		}
+		each = append(each, flagged{"--allow-host", extension.Widening{Hosts: []string{h}}})
+	}
+	if o.write != "" {
+		each = append(each, flagged{"--allow-write", extension.Widening{Write: extension.Access(o.write)}})
+	}
+	for _, k := range o.credentials {
+		each = append(each, flagged{"--allow-credentials", extension.Widening{Credentials: []string{k}}})
+	}
+	for _, v := range o.env {
+		each = append(each, flagged{"--allow-env", extension.Widening{Env: []string{v}}})
+	}
+	if o.dataLimit != "" {
+		n, err := extension.ParseSize(o.dataLimit)
+		if err != nil {
+			return fmt.Errorf("--data-limit: %w", err)
+		}
+		each = append(each, flagged{"--data-limit", extension.Widening{DataBytes: n}})
+	}
+	for _, f := range each {
+		if _, err := f.w.Canonical(); err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+	}
+	return nil
+}

@@ -56,6 +56,9 @@ func (m *Manager) Forward(key, tool string, args json.RawMessage, progress Progr
 	m.forwarded.Add(1)
 	f := &forwarded{s: s, r: r, tool: tool, args: args, done: done}
 	if r.denied != nil {
+		// As Call does: the log says a refusal during the call as its
+		// result says it.
+		f.call = s.reports.calling(args)
 		f.before = r.denied()
 	}
 	if progress != nil {
@@ -89,6 +92,7 @@ type forwarded struct {
 	tool   string
 	args   json.RawMessage
 	before []netproxy.Denial // what the sandbox had refused the run before the call
+	call   uint64            // the number of its arguments in flight (runReports.calling), 0 if none
 	token  string            // the progress token the server was given, if any
 	done   func(json.RawMessage, error)
 
@@ -120,6 +124,9 @@ func (f *forwarded) finish() bool {
 
 // end records the end of the call, the server's use.
 func (f *forwarded) end() {
+	if f.call != 0 {
+		f.s.reports.called(f.call)
+	}
 	p := &f.s.proc
 	p.lastUse.Store(time.Now().UnixNano())
 	p.inflight.Add(-1)

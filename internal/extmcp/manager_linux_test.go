@@ -337,9 +337,9 @@ func TestClosed(t *testing.T) {
 	target := fmt.Sprintf("127.0.0.1:%d", port)
 	for _, c := range []struct{ tool, url, allow, person string }{
 		{"proxied", "http://" + target + "/", "gemkit extensions sandbox realmcp --allow-host " + target,
-			"extension realmcp's MCP server fixture was refused a connection to " + target + " (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + target},
+			"extension realmcp's MCP server fixture was refused a connection to " + target + " (named in the call's arguments) (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + target},
 		{"fetch", fmt.Sprintf("http://exfil.example.test:%d/", port), "gemkit extensions sandbox realmcp --allow-host exfil.example.test",
-			"extension realmcp's MCP server fixture was refused the host exfil.example.test (name looked up without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox realmcp --allow-host exfil.example.test"},
+			"extension realmcp's MCP server fixture was refused the host exfil.example.test (named in the call's arguments) (name looked up without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox realmcp --allow-host exfil.example.test"},
 	} {
 		start := time.Now()
 		text, isErr, err := call(t, s.m, fx, c.tool, map[string]any{"url": c.url})
@@ -375,7 +375,7 @@ func TestClosed(t *testing.T) {
 		!strings.Contains(text, "a connection to "+target+" (without the sandbox's proxy)") {
 		t.Errorf("fetch %s: %q %v %v, want a refusal, reported", target, text, isErr, err)
 	}
-	if want := "extension realmcp's MCP server fixture was refused a connection to " + target + " (connection to an allowed host without the sandbox's proxy"; !strings.Contains(s.log.String(), want) {
+	if want := "extension realmcp's MCP server fixture was refused a connection to " + target + " (named in the call's arguments) (connection to an allowed host without the sandbox's proxy"; !strings.Contains(s.log.String(), want) {
 		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 }
@@ -652,7 +652,7 @@ func TestWidened(t *testing.T) {
 	}
 	// The refusal is reported in words, with the command that allows it.
 	if want := "extension realmcp's MCP server fixture was refused a connection to " + other.Addr().String() +
-		" (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + other.Addr().String(); !strings.Contains(s.log.String(), want) {
+		" (named in the call's arguments) (host not in network.allowedHosts); to allow it: gemkit extensions sandbox realmcp --allow-host " + other.Addr().String(); !strings.Contains(s.log.String(), want) {
 		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
 	}
 }

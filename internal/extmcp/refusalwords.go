@@ -395,10 +395,17 @@ func (rp Report) Allow() string {
 	return "gemkit extensions sandbox " + Printable(rp.Extension) + " " + strings.Join(flags, " ")
 }
 
+// Why a refusal is likely needed (Refusal.Needed).
+const (
+	namedInArgs   = "named in the call's arguments"
+	namedInAnswer = "named in the call's failing answer"
+)
+
 // markNeeded marks the refusals of a call that its arguments or its
 // failing answer (res, an error result, or err) named by host: the
-// server likely needs those, and a report says them first. The refusals
-// file is told too.
+// server likely needs those, and a report says them first. The log is
+// told again of a host it said to be background, and the refusals file
+// is told too.
 func (s *server) markNeeded(rs []Refusal, args, res []byte, err error) {
 	argText := strings.ToLower(string(args))
 	var answer string
@@ -410,32 +417,30 @@ func (s *server) markNeeded(rs []Refusal, args, res []byte, err error) {
 	}
 	for i := range rs {
 		r := &rs[i]
-		if r.Path != "" || r.UnixSocket || r.Listen || r.isMetadata() {
+		switch {
+		case r.namedIn(argText):
+			r.Needed = namedInArgs
+		case r.namedIn(answer):
+			r.Needed = namedInAnswer
+		default:
 			continue
 		}
-		names := []string{hostName(r.Host)}
-		for _, a := range r.Also {
-			names = append(names, hostName(a))
-		}
-		for _, n := range names {
-			switch {
-			case n == "":
-			case strings.Contains(argText, n):
-				r.Needed = "named in the call's arguments"
-			case answer != "" && strings.Contains(answer, n):
-				r.Needed = "named in the call's failing answer"
-			}
-			if r.Needed != "" {
-				break
-			}
-		}
-		if r.Needed != "" {
-			r.Background = ""
-			if err := s.m.keepRefusal(*r); err != nil {
-				s.m.log.Warn("keeping the refusal for extensions doctor", "err", err)
-			}
-		}
+		r.Background = ""
+		s.report(*r)
 	}
+}
+
+// namedIn reports whether text (in lower case) names the host r tried,
+// by any of its names: one a call names is likely needed.
+func (r Refusal) namedIn(text string) bool {
+	if text == "" || r.Path != "" || r.UnixSocket || r.Listen || r.isMetadata() {
+		return false
+	}
+	names := []string{hostName(r.Host)}
+	for _, a := range r.Also {
+		names = append(names, hostName(a))
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return n != "" && strings.Contains(text, n) })
 }
 
 // AllowedBy reports whether the widening w (a manifest's grant with the

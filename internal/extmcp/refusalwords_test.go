@@ -1,6 +1,8 @@
 package extmcp
 
 import (
+	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,6 +189,84 @@ func TestGroupedReport(t *testing.T) {
 	if w := rs[1].String(); !strings.HasSuffix(w, "registry.npmjs.org:443 (host not in network.allowedHosts); in the background: update check, which servers do on their own and work without, so it needs no widening") {
 		t.Errorf("person: %s", w)
 	}
+}
+
+// TestNeededLogged: gemkit mcp's log says a refused host as the call's
+// result does. Refused during a call whose arguments name it, a host
+// servers also reach for on their own (an update check) is likely
+// needed, with its command; a background refusal said before is said
+// again once a call names the host, in its arguments or its failing
+// answer; a host no call names stays background.
+func TestNeededLogged(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		args   string   // of the call in flight at the refusal ("": none)
+		answer string   // the call's failing answer, after it
+		want   []string // in the last line logged of the host
+		never  string
+	}{
+		{"named in the arguments", `{"url":"https://registry.npmjs.org/express"}`, "",
+			[]string{"(named in the call's arguments)", "to allow it: gemkit extensions sandbox e --allow-host registry.npmjs.org:443"}, "background"},
+		{"named by another call in flight", `{"q":"x"}|{"index":"https://REGISTRY.npmjs.org"}`, "",
+			[]string{"(named in the call's arguments)", "to allow it: gemkit extensions sandbox e --allow-host registry.npmjs.org:443"}, "background"},
+		{"named in the failing answer", `{"package":"express"}`, "fetch failed: getaddrinfo registry.npmjs.org",
+			[]string{"(named in the call's failing answer)", "to allow it: gemkit extensions sandbox e --allow-host registry.npmjs.org:443"}, "background"},
+		{"named nowhere", `{"package":"express"}`, "",
+			[]string{"in the background: update check"}, "to allow it"},
+		{"no call in flight", "", "",
+			[]string{"in the background: update check"}, "to allow it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var log strings.Builder
+			m := NewManager(Config{Refusals: filepath.Join(t.TempDir(), "refusals.json"), Environ: []string{}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			s := &server{m: m, spec: Spec{Extension: "e", Server: "s"}, stderr: &tail{}}
+			d := netproxy.Denial{Method: "CONNECT", Host: "registry.npmjs.org", Port: 443, Reason: netproxy.NotAllowed, Count: 1}
+			// A background refusal before the call, said as such.
+			s.denied(d)
+			var ids []uint64
+			for a := range strings.SplitSeq(c.args, "|") {
+				if a != "" {
+					ids = append(ids, s.reports.calling([]byte(a)))
+				}
+			}
+			d.Count++
+			s.denied(d)
+			rs := refusedSince(s.spec, []netproxy.Denial{{Method: "CONNECT", Host: "registry.npmjs.org", Port: 443, Reason: netproxy.NotAllowed, Count: 1}}, []netproxy.Denial{d}, "")
+			for i := range rs {
+				s.withRun(&rs[i])
+			}
+			var res []byte
+			if c.answer != "" {
+				res, _ = json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": c.answer}}, "isError": true})
+			}
+			args, _, _ := strings.Cut(c.args, "|")
+			s.markNeeded(rs, []byte(args), res, nil)
+			for _, id := range ids {
+				s.reports.called(id)
+			}
+			var last string
+			for line := range strings.Lines(log.String()) {
+				if strings.Contains(line, "registry.npmjs.org") {
+					last = line
+				}
+			}
+			if !containsAll(last, c.want) || strings.Contains(last, c.never) {
+				t.Errorf("the log says last %q; want %q, never %q\n%s", last, c.want, c.never, log.String())
+			}
+			if len(s.reports.calls) != 0 {
+				t.Errorf("calls left in flight: %v", s.reports.calls)
+			}
+		})
+	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestMarkNeeded: a call's refusals that its arguments or its failing

@@ -41,6 +41,9 @@ func (m *Manager) Call(ctx context.Context, key, tool string, args json.RawMessa
 		if r.denied == nil {
 			return r.client.CallToolRaw(ctx, tool, args, token)
 		}
+		// A refusal during the call is said in the log as its result
+		// says it: likely needed when the arguments name the host.
+		defer s.reports.called(s.reports.calling(args))
 		before := r.denied()
 		res, err := r.client.CallToolRaw(ctx, tool, args, token)
 		return s.withRefusals(r, before, r.denied(), args, res, err)

@@ -414,3 +414,49 @@ func TestWidenUnprivileged(t *testing.T) {
 	}
 	sandboxtest.RerunUnprivileged(t, "^Test(CredentialsByKind|VariablesByName|ManifestPermissionsReachServers|ListenTold|OneHostOneRoundReal)$")
 }
+
+// TestNamedHostLogged: a host a call's arguments name is likely needed,
+// though servers also reach for it on their own (a package registry's
+// update check): gemkit mcp's log says it as the call's result does,
+// with the command that allows it, never as background; through Call
+// and through Forward.
+func TestNamedHostLogged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server of its own: runs without -short, as in CI")
+	}
+	s := widenSetup(t)
+	sp := s.widenSpec("fetcher")
+	s.m.Sync([]extmcp.Spec{sp})
+	for _, c := range []struct {
+		host    string
+		forward bool
+	}{{"registry.npmjs.org", false}, {"pypi.org", true}} {
+		args := map[string]any{"url": "http://" + c.host + "/express"}
+		var text string
+		if c.forward {
+			res, err, ok := forwardCall(t, s.m, sp, "proxied", args)
+			if !ok || err != nil {
+				t.Fatalf("forward: %v %v", ok, err)
+			}
+			text = res
+		} else {
+			var err error
+			if text, _, err = call(t, s.m, sp, "proxied", args); err != nil {
+				t.Fatal(err)
+			}
+		}
+		allow := "gemkit extensions sandbox fetcher --allow-host " + c.host + ":80"
+		if !strings.Contains(text, "(named in the call's arguments)") || !strings.Contains(text, allow) {
+			t.Fatalf("%s: the result says %q; want it named in the arguments, with %q", c.host, text, allow)
+		}
+		var logged string
+		for _, line := range strings.Split(s.log.String(), "\n") {
+			if strings.Contains(line, "refused a connection to "+c.host) {
+				logged = line
+			}
+		}
+		if !strings.Contains(logged, "(named in the call's arguments)") || !strings.Contains(logged, "to allow it: "+allow) || strings.Contains(logged, "background") {
+			t.Errorf("%s: the log says %q; want it named in the arguments, with %q, as the result says", c.host, logged, allow)
+		}
+	}
+}

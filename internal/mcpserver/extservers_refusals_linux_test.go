@@ -64,7 +64,7 @@ func TestExtensionServerRefusals(t *testing.T) {
 	if !isErr || strings.Contains(text, "reached") || !strings.Contains(text, "gemkit's sandbox refused this MCP server during the call: a connection to "+target) || !strings.Contains(text, allow) {
 		t.Errorf("the model is not told of the refusal: %v %q", isErr, text)
 	}
-	person := "extension netext's MCP server srv was refused a connection to " + target + " (host not in network.allowedHosts); to allow it: " + allow
+	person := "extension netext's MCP server srv was refused a connection to " + target + " (named in the call's arguments) (host not in network.allowedHosts); to allow it: " + allow
 	// gemkit mcp's stderr reaches the buffer through a pipe, maybe after
 	// the call's answer.
 	if !gemkittest.Poll(30*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(stderr.String(), person) }) {

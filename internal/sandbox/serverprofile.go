@@ -288,8 +288,19 @@ func LookServer(path string, distrusted []string) func(string) (string, error) {
 				return p, nil
 			}
 		}
-		return "", fmt.Errorf("%s: not found on PATH (the workspace's and a virtualenv's folders are not searched)", file)
+		return "", &NotFoundError{Program: file}
 	}
+}
+
+// NotFoundError is a server's program LookServer did not find where a
+// server may be started from: the person installs it, or puts it on
+// PATH.
+type NotFoundError struct {
+	Program string // as the server's command names it
+}
+
+func (e *NotFoundError) Error() string {
+	return e.Program + ": not found on PATH (the workspace's and a virtualenv's folders are not searched)"
 }
 
 // Interpreter is the program a script's "#!" line names ("node" of

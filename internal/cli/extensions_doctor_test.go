@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/internal/geminisettings"
+)
+
+// TestDoctorUnreadableSettings: with Gemini CLI's settings unreadable,
+// doctor says so, with the file and line, and that the switches cannot
+// be told until it is fixed; it draws nothing from the file (no name
+// "lacking" from mcp.excluded, whose fix would fail on the same file, no
+// gemkit mcp entry missing, no server unconfined). Readable again, the
+// file is read as before.
+func TestDoctorUnreadableSettings(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := srvExt(t)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "srv-ext")
+	settings := geminisettings.Path(e.home)
+	const cannot = "warning: Gemini CLI's settings cannot be read, so which extensions' servers and hooks are switched to gemkit (mcp.excluded, hooksConfig.disabled), and whether Gemini CLI reaches gemkit mcp, cannot be told until the file is fixed: "
+	for _, c := range []struct{ name, body, why string }{
+		{"a trailing comma", "{\n  \"mcp\": {\n    \"excluded\": [\"memory\", \"remote\",]\n  }\n}\n", settings + ", line 3: a trailing comma before ]"},
+		{"mcp not an object", `{"mcp": ["memory", "remote"]}`, settings + ": mcp is not an object"},
+	} {
+		if err := os.WriteFile(settings, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _, _ := e.run("doctor")
+		if !strings.Contains(out, cannot+c.why) {
+			t.Errorf("%s: doctor does not say %q:\n%s", c.name, cannot+c.why, out)
+		}
+		for _, amiss := range []string{"lacks", "no gemkit mcp entry", "unconfined", "adds them again"} {
+			if strings.Contains(out, amiss) {
+				t.Errorf("%s: doctor draws %q from a file it cannot read:\n%s", c.name, amiss, out)
+			}
+		}
+	}
+	// Readable, without the extension's names: what it lacks is said.
+	os.WriteFile(settings, []byte(`{"mcp": {"excluded": []}}`), 0o600)
+	if out, _, _ := e.run("doctor"); strings.Contains(out, "cannot be read") || !strings.Contains(out, "lacks memory") {
+		t.Errorf("doctor with the names gone:\n%s", out)
+	}
+}
