@@ -58,19 +58,24 @@ files, settings, source, version and where it is enabled.`,
 			}
 			st = withWritable(a, st)
 			item := listEntry(st, in, nil)
-			choices, gs, err := serverSettings(st)
+			choices, gs, gsErr, err := serverSettings(st)
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
 			if m := in.Manifest(); m != nil {
 				item.ServerSandbox = serverStateOf(m, choices[m.Name], gs.Excluded)
+				item.ServerSandbox.untold(gsErr)
 				if s := item.ServerSandbox; s != nil {
 					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), gs, a.getenv)
 					if s.Switched && in.Extension != nil {
 						s.NotServed = whyNotServed(a, st, in.Extension, choices[m.Name])
 					}
 				}
-				item.CodeParts, item.choice = codeParts(st, in, choices[m.Name], gs), choices[m.Name]
+				item.choice = choices[m.Name]
+				if gsErr == nil {
+					// Where each part runs is read from the file.
+					item.CodeParts = codeParts(st, in, choices[m.Name], gs)
+				}
 			}
 			if cs, err := st.ConflictsWith(in.Entry); err == nil {
 				item.Conflicts = cs

@@ -14,7 +14,7 @@ import (
 // be told until it is fixed; it draws nothing from the file (no name
 // "lacking" from mcp.excluded, whose fix would fail on the same file, no
 // gemkit mcp entry missing, no server unconfined). Readable again, the
-// file is read as before.
+// file is read as before. list and describe do the same.
 func TestDoctorUnreadableSettings(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -38,6 +38,14 @@ func TestDoctorUnreadableSettings(t *testing.T) {
 		for _, amiss := range []string{"lacks", "no gemkit mcp entry", "unconfined", "adds them again"} {
 			if strings.Contains(out, amiss) {
 				t.Errorf("%s: doctor draws %q from a file it cannot read:\n%s", c.name, amiss, out)
+			}
+		}
+		// list and describe say the same of where the servers run.
+		for _, args := range [][]string{{"list"}, {"describe", "srv-ext"}} {
+			out, _, _ := e.run(args...)
+			if !strings.Contains(out, "switched to gemkit; whether Gemini CLI also starts them cannot be told until its settings file can be read ("+c.why) ||
+				strings.Contains(out, "lacks") || strings.Contains(out, "unconfined") {
+				t.Errorf("%s: %v:\n%s", c.name, args, out)
 			}
 		}
 	}

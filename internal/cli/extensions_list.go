@@ -286,14 +286,17 @@ func newExtListCmd(a *app) *cobra.Command {
 			for i, in := range all {
 				items[i].Conflicts = extension.ConflictsOf(conflicts, in.Entry)
 			}
-			choices, gs, err := serverSettings(st)
+			choices, gs, gsErr, err := serverSettings(st)
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
-			fillServers(a, st, items, all, choices, gs.Excluded)
+			fillServers(a, st, items, all, choices, gs.Excluded, gsErr)
 			for i, in := range all {
 				if m := in.Manifest(); m != nil {
-					items[i].CodeParts = codeParts(st, in, choices[m.Name], gs)
+					if gsErr == nil {
+						// Where each part runs is read from the file.
+						items[i].CodeParts = codeParts(st, in, choices[m.Name], gs)
+					}
 				}
 			}
 			if holds, err := st.Holds(); err == nil {

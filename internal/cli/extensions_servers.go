@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -95,6 +96,20 @@ type serverState struct {
 	// serve them, with what to do (notServed, extmcp.Check); "" when it
 	// does.
 	NotServed string `json:"notServed,omitempty"`
+	// Untold says why whether Gemini CLI starts the servers cannot be
+	// told: its settings file cannot be read. Then Unconfined and
+	// RemoteInGemini say nothing.
+	Untold string `json:"untold,omitempty"`
+}
+
+// untold marks s as not telling what Gemini CLI starts: its settings
+// could not be read (err).
+func (s *serverState) untold(err error) {
+	if s == nil || err == nil {
+		return
+	}
+	s.Untold = err.Error()
+	s.Unconfined, s.RemoteInGemini = []string{}, []string{}
 }
 
 // serverStateOf is m's server state given the person's choice c and
@@ -134,22 +149,22 @@ func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []s
 
 // serverSettings reads what the server states need: every extension's
 // choice and Gemini CLI's mcp.excluded. A file that cannot be read is an
-// error the caller reports, and reads as nothing chosen.
-func serverSettings(st *extension.Store) (map[string]extension.ServerChoice, geminisettings.Settings, error) {
-	choices, err := st.ServerChoices()
-	gs, gerr := geminisettings.Read(geminiSettingsPath(st))
-	if err == nil {
-		err = gerr
-	}
-	return choices, gs, err
+// error the caller reports (err, either's), and reads as nothing chosen;
+// gsErr is the settings file's alone, with which what Gemini CLI starts
+// cannot be told (serverState.untold).
+func serverSettings(st *extension.Store) (choices map[string]extension.ServerChoice, gs geminisettings.Settings, gsErr, err error) {
+	choices, err = st.ServerChoices()
+	gs, gsErr = geminisettings.Read(geminiSettingsPath(st))
+	return choices, gs, gsErr, cmp.Or(err, gsErr)
 }
 
 // fillServers sets the server state of each readable item, and for the
 // switched ones whether gemkit mcp can serve them.
-func fillServers(a *app, st *extension.Store, items []listItem, all []*extension.Installed, choices map[string]extension.ServerChoice, excluded []string) {
+func fillServers(a *app, st *extension.Store, items []listItem, all []*extension.Installed, choices map[string]extension.ServerChoice, excluded []string, settingsErr error) {
 	for i, in := range all {
 		if m := in.Manifest(); m != nil {
 			items[i].ServerSandbox = serverStateOf(m, choices[m.Name], excluded)
+			items[i].ServerSandbox.untold(settingsErr)
 			if s := items[i].ServerSandbox; s != nil && s.Switched && in.Extension != nil {
 				s.NotServed = whyNotServed(a, st, in.Extension, choices[m.Name])
 			}
@@ -206,6 +221,10 @@ func serverWords(name string, s *serverState) string {
 // sandboxWords are serverWords of the servers gemkit can sandbox.
 func sandboxWords(name string, s *serverState) string {
 	switch {
+	case s.Switched && s.Untold != "":
+		return fmt.Sprintf("%s: switched to gemkit; whether Gemini CLI also starts them cannot be told until its settings file can be read (%s)", strings.Join(s.Sandboxable, ", "), s.Untold)
+	case s.Untold != "":
+		return fmt.Sprintf("%s: not switched; whether Gemini CLI starts them cannot be told until its settings file can be read (%s); to run them in gemkit's sandbox: %s", strings.Join(s.Sandboxable, ", "), s.Untold, s.Command)
 	case s.Switched && s.NotServed != "":
 		return fmt.Sprintf("%s: switched to gemkit, but NOT SERVED by gemkit mcp, nor started by Gemini CLI: %s", strings.Join(s.Sandboxable, ", "), s.NotServed)
 	case s.Switched && len(s.Unconfined) == 0 && len(s.RemoteInGemini) == 0:
