@@ -44,6 +44,7 @@ editor's set-up.`,
   gemkit acp --model gemini-2.5-flash`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ignorePeerGone()
 			ctx := cmd.Context()
 			cfgPath, _ := config.Path(f.configPath)
 			// Everything else goes to standard error: one stray line on

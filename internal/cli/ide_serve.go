@@ -140,15 +140,11 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 	}
 	switch o.editor {
 	case "stdio":
+		ignorePeerGone()
 		defer a.releaseAfterClientsChange(&cfg)()
 		err = editorproto.New(a.In, a.Out, editorproto.Options{Logger: a.log}).Serve(ctx, cfg)
 	case "lsp":
-		// The editor owns both ends of stdout and stderr: once it is
-		// killed, a write there (a reply, the log line saying the client
-		// went) would end gemkit by SIGPIPE before it removes its
-		// discovery file. Ignored, the write fails with EPIPE and the
-		// shutdown goes on.
-		signal.Ignore(syscall.SIGPIPE)
+		ignorePeerGone()
 		ls := lspserver.New(a.In, a.Out, lspserver.Options{Logger: a.log, FixedWorkspace: len(o.workspace) > 0, Version: buildVersion()})
 		cfg.OnReady = lspReady(ls)
 		err = ls.Serve(ctx, cfg)
@@ -397,3 +393,14 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 		}
 	}
 }
+
+// ignorePeerGone keeps gemkit, serving a peer on stdin and stdout (an
+// editor's plugin or language client, an agent), alive when the peer
+// goes: the peer owns the other ends of stdout and stderr, and once it
+// has gone (killed, or quit after its wait: Vim stops its job with
+// SIGTERM after 2 s), a write there (a reply, the log line saying the
+// peer went) would end gemkit by SIGPIPE before it removes its
+// discovery file, stops its sandboxed servers and takes away what it
+// made in the workspace. Ignored, the write fails with EPIPE and the
+// shutdown goes on.
+func ignorePeerGone() { signal.Ignore(syscall.SIGPIPE) }

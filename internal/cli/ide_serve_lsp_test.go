@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -284,5 +286,68 @@ func (p *serveLSP) waitFor(t *testing.T, what string, cond func() bool) {
 	// wait on.
 	if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, cond) {
 		t.Fatalf("no %s; stderr: %s", what, p.errOut.String())
+	}
+}
+
+// TestServeStdioEditorGone: an editor plugin's gemkit (--editor stdio)
+// whose editor is gone, its ends of stdin, stdout and stderr closed at
+// once (Vim's stop after its 2 s wait: SIGTERM, then Vim exits), must
+// remove its discovery file and Qwen Code's lock file, not die of
+// SIGPIPE at its last log line. CI saw TestVim (editors) wait 60 s for
+// the files after Vim quit, once, under load.
+func TestServeStdioEditorGone(t *testing.T) {
+	t.Parallel()
+	for _, stop := range []string{"stdin closed", "SIGTERM"} {
+		t.Run(stop, func(t *testing.T) {
+			t.Parallel()
+			bin := gemkittest.Gemkit(t)
+			tmp, ws, qwen := t.TempDir(), t.TempDir(), t.TempDir()
+			cmd := exec.Command(bin, "ide", "serve", "--editor", "stdio", "--workspace", ws, "--ide-pid", strconv.Itoa(os.Getpid()), "--verbose")
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir(), "QWEN_HOME="+qwen)
+			outR, outW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			errR, errW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout, cmd.Stderr = outW, errW
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			outW.Close()
+			errW.Close()
+			dir := filepath.Join(tmp, "gemini", "ide")
+			files := func() []string {
+				m, _ := filepath.Glob(filepath.Join(dir, "gemini-ide-server-*.json"))
+				q, _ := filepath.Glob(filepath.Join(qwen, "ide", "*.lock"))
+				return append(m, q...)
+			}
+			// The real gemkit process makes its files on its own time.
+			if !gemkittest.Poll(10*time.Second, 10*time.Millisecond, func() bool { return len(files()) == 2 }) {
+				t.Fatalf("no discovery file and Qwen Code lock file: %v", files())
+			}
+			outR.Close()
+			errR.Close()
+			if stop == "SIGTERM" {
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+			stdin.Close()
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && !ee.Exited() && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGPIPE {
+				t.Errorf("gemkit died of %v", ee.ProcessState)
+			}
+			if left := files(); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
 	}
 }

@@ -195,6 +195,7 @@ func newMCPCmd(a *app) *cobra.Command {
 // runMCP serves the extensions on stdio, or with --http on a loopback
 // port, until the client goes or ctx ends.
 func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
+	ignorePeerGone()
 	// No collection through the start (holdGC): gcHoldFor, or until
 	// this returns.
 	endGCHold := a.holdGC()
