@@ -33,9 +33,10 @@ import (
 // discovery and lock files: nil after shutdown and exit or when the
 // stream ended, [ErrNoShutdown] after exit alone, else why the client or
 // the companion failed. A program serving on its own stdout should
-// ignore SIGPIPE: the editor owns both ends of stdout and stderr, and a
-// write there once it is killed must not end the program before its
-// files are removed.
+// catch SIGPIPE (signal.Notify; ignored, it would stay ignored in the
+// programs it starts): the editor owns both ends of stdout and stderr,
+// and a write there once it is killed must not end the program before
+// its files are removed.
 func (s *Server) Serve(ctx context.Context, cfg companion.Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

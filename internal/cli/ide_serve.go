@@ -401,6 +401,9 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 // SIGTERM after 2 s), a write there (a reply, the log line saying the
 // peer went) would end gemkit by SIGPIPE before it removes its
 // discovery file, stops its sandboxed servers and takes away what it
-// made in the workspace. Ignored, the write fails with EPIPE and the
-// shutdown goes on.
-func ignorePeerGone() { signal.Ignore(syscall.SIGPIPE) }
+// made in the workspace. Caught, the write fails with EPIPE and the
+// shutdown goes on. Caught rather than ignored (signal.Ignore): an
+// ignored signal stays ignored across exec, in every program gemkit
+// starts (a tool's shell pipeline would then write on after its reader
+// went), where a caught one is back to its default.
+func ignorePeerGone() { signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) }

@@ -351,3 +351,21 @@ func TestServeStdioEditorGone(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerGoneNotInherited: with SIGPIPE caught (ignorePeerGone), the
+// programs gemkit starts get it at its default, not ignored: a tool's
+// `cat big | head -1` ends as in a terminal.
+func TestPeerGoneNotInherited(t *testing.T) {
+	ignorePeerGone()
+	out, err := exec.Command("sh", "-c", "grep '^SigIgn:' /proc/self/status").Output()
+	if err != nil {
+		t.Skipf("no /proc/self/status here: %v", err)
+	}
+	mask, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(out), "SigIgn:")), 16, 64)
+	if err != nil {
+		t.Fatalf("SigIgn %q: %v", out, err)
+	}
+	if mask&(1<<(uint(syscall.SIGPIPE)-1)) != 0 {
+		t.Errorf("a child of gemkit ignores SIGPIPE (SigIgn %s)", strings.TrimSpace(string(out)))
+	}
+}
