@@ -126,25 +126,7 @@ func TestServeLSPEditorKilled(t *testing.T) {
 	cmd := exec.Command(bin, "ide", "serve", "--editor", "lsp")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir(), "QWEN_HOME="+t.TempDir())
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	outW.Close()
-	errW.Close()
+	stdin, outR, errR := startAsEditorsChild(t, cmd)
 	go io.Copy(io.Discard, errR)
 	io.WriteString(stdin, frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"rootUri":%q,"capabilities":{}}}`, os.Getpid(), "file://"+ws)))
 	buf := make([]byte, 64)
@@ -162,7 +144,7 @@ func TestServeLSPEditorKilled(t *testing.T) {
 	outR.Close()
 	errR.Close()
 	stdin.Close()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && !ee.Exited() {
 		t.Errorf("the server died of %v", ee.ProcessState)
@@ -170,6 +152,33 @@ func TestServeLSPEditorKilled(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("left behind in the discovery directory: %v", ents)
 	}
+}
+
+// startAsEditorsChild starts cmd with its stdin, stdout and stderr
+// pipes of which the test holds the other ends, as an editor does: they
+// close when the test closes them, not when cmd's are gone. cmd is
+// killed at the test's end.
+func startAsEditorsChild(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, stdout, stderr *os.File) {
+	t.Helper()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	outW.Close()
+	errW.Close()
+	return stdin, outR, errR
 }
 
 // TestServeLSPKilledAfterExit ends the server as Emacs's lsp-mode does:
@@ -305,25 +314,7 @@ func TestServeStdioEditorGone(t *testing.T) {
 			cmd := exec.Command(bin, "ide", "serve", "--editor", "stdio", "--workspace", ws, "--ide-pid", strconv.Itoa(os.Getpid()), "--verbose")
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CLAUDE_CONFIG_DIR="+t.TempDir(), "QWEN_HOME="+qwen)
-			outR, outW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			errR, errW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stdout, cmd.Stderr = outW, errW
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			outW.Close()
-			errW.Close()
+			stdin, outR, errR := startAsEditorsChild(t, cmd)
 			dir := filepath.Join(tmp, "gemini", "ide")
 			files := func() []string {
 				m, _ := filepath.Glob(filepath.Join(dir, "gemini-ide-server-*.json"))
@@ -340,7 +331,7 @@ func TestServeStdioEditorGone(t *testing.T) {
 				cmd.Process.Signal(syscall.SIGTERM)
 			}
 			stdin.Close()
-			err = cmd.Wait()
+			err := cmd.Wait()
 			var ee *exec.ExitError
 			if errors.As(err, &ee) && !ee.Exited() && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGPIPE {
 				t.Errorf("gemkit died of %v", ee.ProcessState)
