@@ -115,17 +115,23 @@ func runnerServers(ext *extension.Extension, ws string) []runnerServer {
 func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, old extension.ServerChoice, scripts, refresh bool) (*packagePlan, error) {
 	servers := runnerServers(ext, st.Workspace())
 	plan := &packagePlan{pins: map[string]extension.Pin{}}
-	if len(servers) == 0 {
-		plan.changed = len(old.Packages) > 0
+	if len(servers) == 0 && len(old.Packages) == 0 {
 		return plan, nil
 	}
 	name := ext.Manifest.Name
 	root := packagesRoot(st)
+	// Held until the plan is released, which removes the trees the
+	// records no longer pin: with no package-runner server left, those
+	// of the old pins, once the choice without them is recorded.
 	unlock, err := pkgrun.Lock(root, name)
 	if err != nil {
 		return nil, err
 	}
 	plan.unlock = unlock
+	if len(servers) == 0 {
+		plan.changed = true
+		return plan, nil
+	}
 	fail := func(err error) (*packagePlan, error) {
 		plan.release(a, st, name)
 		return nil, err

@@ -132,4 +132,17 @@ func TestUpdatePinsWithOneConsent(t *testing.T) {
 		t.Errorf("after the update to a range: pin %+v, consent %v\n%s", c.Packages["hello"], granted, out)
 	}
 	notServed("after the update to a range")
+
+	// A version that starts its server without a package runner drops
+	// the pin, and its tree goes with it.
+	plain := `{"name": "hello", "version": "1.3.0", "description": "A server of its own.",
+ "mcpServers": {"hello": {"command": "node", "args": ["${extensionPath}/server.js"]}}}`
+	if err := os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(plain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	out = e.must("extensions", "update", "hello", "--consent")
+	if c, granted := e.choice(); len(c.Packages) != 0 || !granted || e.version() != "1.3.0" || len(e.trees()) != 0 {
+		t.Errorf("after the update to no package runner: pins %+v, consent %v, version %s, trees %v\n%s", c.Packages, granted, e.version(), e.trees(), out)
+	}
 }
