@@ -73,6 +73,9 @@ for consent --grant.`,
 					continue
 				}
 				results = append(results, res)
+				if c, ok := pins.change(); ok {
+					res.Changes = append(res.Changes, c)
+				}
 				if !asJSON {
 					fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
 					pins.tell()
@@ -92,7 +95,14 @@ for consent --grant.`,
 				}
 				// Up to date, it may still have other packages to run:
 				// the registry is asked again for them.
-				if err := updatePackages(cmd.Context(), a, st, res.Name, consentFunc(a, consent), asJSON); err != nil {
+				what, err := updatePackages(cmd.Context(), a, st, res.Name, consentFunc(a, consent), asJSON)
+				if what != "" {
+					// Its packages were updated: in --json, a change of
+					// the extension's.
+					res.UpToDate = false
+					res.Changes = append(res.Changes, extension.Change{Area: "packages", What: what})
+				}
+				if err != nil {
 					var nc *needsConsentError
 					if errors.As(err, &nc) {
 						fmt.Fprintf(a.Err, "gemkit: %v\n", nc)
@@ -173,6 +183,19 @@ func (u *updatePins) release() {
 	}
 }
 
+// change is what the update did to the pins, as --json's changes say
+// it; ok is false when they did not change.
+func (u *updatePins) change() (c extension.Change, ok bool) {
+	if u.plan == nil || !u.plan.changed {
+		return c, false
+	}
+	what := pinChanges(u.old, u.plan.pins)
+	if len(u.plan.pins) == 0 {
+		what = "no server fetches a package through a package runner any more: the pins are dropped"
+	}
+	return extension.Change{Area: "packages", What: what}, true
+}
+
 // tell says, after an update that went ahead, what its pins came to.
 func (u *updatePins) tell() {
 	switch {
@@ -193,32 +216,33 @@ func (u *updatePins) tell() {
 // consent text and asked for as an update is (ask); agreed, the new
 // pins and the consent to the extension as it is now are recorded, and
 // gemkit mcp runs the new trees from its next start of each server.
-// Nothing new asks nothing.
-func updatePackages(ctx context.Context, a *app, st *extension.Store, name string, ask extension.ConsentFunc, quiet bool) error {
+// Nothing new asks nothing. what says what changed once recorded, ""
+// when nothing was.
+func updatePackages(ctx context.Context, a *app, st *extension.Store, name string, ask extension.ConsentFunc, quiet bool) (what string, err error) {
 	in, err := st.Get(name)
 	if err != nil || in.Extension == nil {
-		return err
+		return "", err
 	}
 	ext := in.Extension
 	name = ext.Manifest.Name
 	old, err := st.ServerChoice(name)
 	if err != nil || !old.Switched || len(runnerServers(ext, st.Workspace())) == 0 {
-		return err
+		return "", err
 	}
 	plan, err := resolvePackages(ctx, a, st, ext, old, old.InstallScripts, true)
 	if err != nil {
-		return fmt.Errorf("its servers' packages were not updated: %w", err)
+		return "", fmt.Errorf("its servers' packages were not updated: %w", err)
 	}
 	defer plan.release(a, st, name)
 	if !plan.changed {
 		if !quiet {
 			fmt.Fprintf(a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(name), pinList(old.Packages))
 		}
-		return nil
+		return "", nil
 	}
 	state, err := st.Consent(ext)
 	if err != nil {
-		return err
+		return "", err
 	}
 	next := old
 	next.Packages = plan.pins
@@ -232,21 +256,22 @@ func updatePackages(ctx context.Context, a *app, st *extension.Store, name strin
 	}
 	ok, err := ask(ctx, extension.ConsentPrompt{Action: "Update", Extension: ext, Lines: lines})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !ok {
-		return fmt.Errorf("its servers' packages were not updated: %w", extension.ErrConsentRefused)
+		return "", fmt.Errorf("its servers' packages were not updated: %w", extension.ErrConsentRefused)
 	}
 	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.pins }); err != nil {
-		return err
+		return "", err
 	}
+	what = pinChanges(old.Packages, plan.pins)
 	if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
-		return err
+		return what, err
 	}
 	if !quiet {
-		fmt.Fprintf(a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(name), pinChanges(old.Packages, plan.pins))
+		fmt.Fprintf(a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(name), what)
 	}
-	return nil
+	return what, nil
 }
 
 // pinList says pins in a line: each server's package and version.

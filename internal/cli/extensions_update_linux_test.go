@@ -1,13 +1,29 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/extension"
 )
+
+// stdout runs gemkit and returns its stdout alone (--json's), failing
+// the test when it fails.
+func (e *pkgEnv) stdout(args ...string) string {
+	e.t.Helper()
+	var errOut strings.Builder
+	cmd := e.cmd(args...)
+	cmd.Stderr = &errOut
+	out, err := cmd.Output()
+	if err != nil {
+		e.t.Fatalf("gemkit %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut.String())
+	}
+	return string(out)
+}
 
 // helloAt is helloManifest at version v, its server asking npx for
 // hello-mcp at that same version.
@@ -127,7 +143,12 @@ func TestUpdatePinsWithOneConsent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := e.must("extensions", "update", "hello", "--consent")
+	out := e.stdout("extensions", "update", "hello", "--consent", "--json")
+	var res []extension.UpdateResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 ||
+		!slices.Contains(res[0].Changes, extension.Change{Area: "packages", What: "hello hello-mcp 1.1.0 (other packages in its tree)"}) {
+		t.Errorf("update --json does not tell of the new pin (%v):\n%s", err, out)
+	}
 	if c, granted := e.choice(); c.Packages["hello"].Request != "hello-mcp@^1.1.0" || c.Packages["hello"].Version != "1.1.0" || !granted || e.version() != "1.2.0" {
 		t.Errorf("after the update to a range: pin %+v, consent %v\n%s", c.Packages["hello"], granted, out)
 	}
@@ -141,8 +162,13 @@ func TestUpdatePinsWithOneConsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
-	out = e.must("extensions", "update", "hello", "--consent")
+	out = e.stdout("extensions", "update", "hello", "--consent", "--json")
 	if c, granted := e.choice(); len(c.Packages) != 0 || !granted || e.version() != "1.3.0" || len(e.trees()) != 0 {
 		t.Errorf("after the update to no package runner: pins %+v, consent %v, version %s, trees %v\n%s", c.Packages, granted, e.version(), e.trees(), out)
+	}
+	res = nil
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 ||
+		!slices.Contains(res[0].Changes, extension.Change{Area: "packages", What: "no server fetches a package through a package runner any more: the pins are dropped"}) {
+		t.Errorf("update --json does not tell of the pins dropped (%v):\n%s", err, out)
 	}
 }

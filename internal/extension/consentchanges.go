@@ -16,7 +16,8 @@ import (
 // matters for consent.
 type Change struct {
 	// Area is "permissions", "tools", "mcpServers" or, for an update,
-	// "files" (Store.Update).
+	// "files" (Store.Update) and "packages" (a switched extension's
+	// package-runner servers' pins, which gemkit extensions update adds).
 	Area string `json:"area"`
 	// What says what changed, in words.
 	What string `json:"what"`
