@@ -265,6 +265,11 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 			seen = append(seen, d.Path)
 		case d.Method == sandbox.UnixMethod:
 			r.UnixSocket, r.Allow = true, allow+" --allow-unix-sockets"
+		case d.Method == sandbox.ListenMethod:
+			// No widening: as for a server (extmcp's refusal), the port
+			// would be in the sandbox's own network.
+			r.Listen = true
+			r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 		case d.Method == netproxy.LookupMethod:
 			r.Lookup = true
 		case d.Port > 0:

@@ -234,7 +234,11 @@ func (r Refusal) String() string {
 			Printable(r.Extension), Printable(r.Server), r.target(), credentialWords(r))
 	}
 	if r.Listen {
-		return fmt.Sprintf("extension %s's MCP server %s was refused %s (%s); %s", Printable(r.Extension), Printable(r.Server), r.target(), Printable(r.Reason), listenWords(r.Extension))
+		who := "MCP server " + Printable(r.Server)
+		if r.Hook != "" {
+			who = "hook " + Printable(r.Hook)
+		}
+		return fmt.Sprintf("extension %s's %s was refused %s (%s); %s", Printable(r.Extension), who, r.target(), Printable(r.Reason), listenWords(r))
 	}
 	what := r.target()
 	if r.Needed != "" {
@@ -276,7 +280,7 @@ func forModel(rs []Refusal) string {
 		case r.isMetadata():
 			w += ": it is looking for credentials; " + credentialWords(r)
 		case r.Listen:
-			w += ": " + listenWords(r.Extension)
+			w += ": " + listenWords(r)
 		case r.Allow == "":
 			w += ": " + Printable(r.Reason)
 		case r.Needed != "":

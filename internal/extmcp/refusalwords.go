@@ -56,9 +56,13 @@ func loginWords(kinds []string) string {
 
 // listenWords say why no widening helps a server refused a listen, and
 // what does.
-func listenWords(ext string) string {
-	return "no widening helps: the sandbox's network is its own, so a port the server listened on there would be reached by none of your programs, your browser's sign-in callback (an OAuth redirect to 127.0.0.1) included; a server that signs in so needs a token it takes from a setting or a variable (gemkit extensions sandbox " +
-		Printable(ext) + " --allow-env NAME), or to run outside gemkit's sandbox (gemkit extensions sandbox " + Printable(ext) + " --off gives it back to Gemini CLI, unconfined)"
+func listenWords(r Refusal) string {
+	widen := "gemkit extensions sandbox " + Printable(r.Extension)
+	if r.Hook != "" {
+		widen += " --hook " + Printable(r.Hook)
+	}
+	return "no widening helps: the sandbox's network is its own, so a port listened on there would be reached by none of your programs, your browser's sign-in callback (an OAuth redirect to 127.0.0.1) included; what signs in so needs a token it takes from a setting or a variable (" +
+		widen + " --allow-env NAME), or to run outside gemkit's sandbox (gemkit extensions sandbox " + Printable(r.Extension) + " --off gives it back to Gemini CLI, unconfined)"
 }
 
 // backgroundHosts are hosts servers reach for on their own, for which a
@@ -484,7 +488,7 @@ func (r Refusal) Item() string {
 	case r.isMetadata():
 		return r.target() + ": it is looking for credentials, and gemkit never lets a server reach a metadata service (on a cloud machine it hands whatever asks the machine's own); " + credentialWords(r)
 	case r.Listen:
-		return r.target() + ": " + listenWords(r.Extension)
+		return r.target() + ": " + listenWords(r)
 	}
 	s := r.what()
 	if r.Needed != "" {
