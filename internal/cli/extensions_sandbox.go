@@ -169,8 +169,17 @@ func (o sandboxFlags) command(name string) string {
 // geminiSettingsPath is Gemini CLI's user settings file of the store.
 func geminiSettingsPath(st *extension.Store) string { return geminisettings.Path(st.Home()) }
 
-// widen applies o's widening flags to w.
+// widen applies o's widening flags to w, each flag's value checked on
+// its own first (sandboxFlags.check), so that a bad one is said with the
+// flag that gave it.
 func widen(w *extension.Widening, o sandboxFlags) error {
+	if o.dataLimit != "" && o.hook != "" {
+		return errors.New("--data-limit bounds the servers' data folder; a hook keeps nothing (it writes nothing), so it takes no --hook")
+	}
+	dataBytes, err := o.check()
+	if err != nil {
+		return err
+	}
 	w.Hosts = append(slices.Clone(w.Hosts), o.hosts...)
 	if o.write != "" {
 		w.Write = extension.Access(o.write)
@@ -179,18 +188,13 @@ func widen(w *extension.Widening, o sandboxFlags) error {
 	w.Credentials = append(slices.Clone(w.Credentials), o.credentials...)
 	w.Env = append(slices.Clone(w.Env), o.env...)
 	if o.dataLimit != "" {
-		if o.hook != "" {
-			return errors.New("--data-limit bounds the servers' data folder; a hook keeps nothing (it writes nothing), so it takes no --hook")
-		}
-		n, err := extension.ParseSize(o.dataLimit)
-		if err != nil {
-			return fmt.Errorf("--data-limit: %w", err)
-		}
-		w.DataBytes = n
+		w.DataBytes = dataBytes
 	}
 	c, err := w.Canonical()
 	if err != nil {
-		return fmt.Errorf("--allow-host, --allow-write, --allow-credentials, --allow-env or --data-limit: %w", err)
+		// Each flag passed on its own: what fails is the widening
+		// recorded before, with them.
+		return fmt.Errorf("the widening recorded, with these flags: %w", err)
 	}
 	*w = c
 	return nil

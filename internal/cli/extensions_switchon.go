@@ -31,9 +31,6 @@ import (
 // the person's agreement, the switch itself, and the words that say what
 // it did.
 func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, o sandboxFlags, command string) error {
-	if err := o.check(); err != nil {
-		return err
-	}
 	r := &switchOnRun{a: a, st: st, ext: ext, o: o, command: command}
 	parts, err := partsOf(a, st, ext)
 	if err != nil {

@@ -107,11 +107,10 @@ func plural(n int) string {
 	return "s"
 }
 
-// check checks each widening flag of o on its own, before anything is
-// read, so that a bad value is said with the one flag that gave it, in
-// the words of the check that refuses it (Widening.Canonical), which
-// widen would otherwise say for all the flags at once.
-func (o sandboxFlags) check() error {
+// check checks each widening flag of o on its own, so that a bad value
+// is said with the one flag that gave it, in the words of the check that
+// refuses it (Widening.Canonical); it returns --data-limit's bytes.
+func (o sandboxFlags) check() (dataBytes int64, err error) {
 	type flagged struct {
 		flag string
 		w    extension.Widening
@@ -119,7 +118,7 @@ func (o sandboxFlags) check() error {
 	var each []flagged
 	for _, h := range o.hosts {
 		if _, err := extension.ParseHost(h); err != nil {
-			return fmt.Errorf("--allow-host %q: the host %v; give one host to each --allow-host, as permissions.network.allowedHosts takes it: api.example.com, *.example.com, localhost:8080", h, err)
+			return 0, fmt.Errorf("--allow-host %q: the host %v; give one host to each --allow-host, as permissions.network.allowedHosts takes it: api.example.com, *.example.com, localhost:8080", h, err)
 		}
 		each = append(each, flagged{"--allow-host", extension.Widening{Hosts: []string{h}}})
 	}
@@ -133,16 +132,15 @@ func (o sandboxFlags) check() error {
 		each = append(each, flagged{"--allow-env", extension.Widening{Env: []string{v}}})
 	}
 	if o.dataLimit != "" {
-		n, err := extension.ParseSize(o.dataLimit)
-		if err != nil {
-			return fmt.Errorf("--data-limit: %w", err)
+		if dataBytes, err = extension.ParseSize(o.dataLimit); err != nil {
+			return 0, fmt.Errorf("--data-limit: %w", err)
 		}
-		each = append(each, flagged{"--data-limit", extension.Widening{DataBytes: n}})
+		each = append(each, flagged{"--data-limit", extension.Widening{DataBytes: dataBytes}})
 	}
 	for _, f := range each {
 		if _, err := f.w.Canonical(); err != nil {
-			return fmt.Errorf("%s: %w", f.flag, err)
+			return 0, fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
-	return nil
+	return dataBytes, nil
 }
