@@ -39,7 +39,10 @@ type packagePlan struct {
 	lines []string
 	// changed: the pins differ from the ones recorded.
 	changed bool
-	unlock  func()
+	// unpinnable are the servers whose line cannot be pinned, or that
+	// fetch from PyPI: gemkit mcp never starts them (cannotPin).
+	unpinnable []runnerServer
+	unlock     func()
 }
 
 // release gives back the extension's lock of its trees, once the pins
@@ -150,9 +153,11 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 		switch {
 		case s.err != nil:
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%v; gemkit mcp does not start it", head, s.err))
+			plan.unpinnable = append(plan.unpinnable, s)
 			continue
 		case s.inv.Ecosystem == pkgrun.PyPI:
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%v", head, &pkgrun.PyPIError{Invocation: s.inv}))
+			plan.unpinnable = append(plan.unpinnable, s)
 			continue
 		}
 		was, had := old.Packages[s.name]

@@ -12,7 +12,6 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
-	"github.com/gemkit/gemkit/internal/pkgrun"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -210,11 +209,9 @@ func (r *switchOnRun) checkServable() error {
 	// start it. Its program is not looked for, which would not help.
 	never := map[string]bool{}
 	var unpinned []string
-	for _, rs := range runnerServers(r.ext, r.st.Workspace()) {
-		if rs.err != nil || rs.inv.Ecosystem == pkgrun.PyPI {
-			unpinned = append(unpinned, cannotPin(r.ext.Manifest.Name, rs).Message)
-			never[rs.name] = true
-		}
+	for _, rs := range r.plan.unpinnable {
+		unpinned = append(unpinned, cannotPin(r.ext.Manifest.Name, rs).Message)
+		never[rs.name] = true
 	}
 	var missing []string // the programs not found, which the person installs
 	notFound := 0        // the servers whose program was not found
