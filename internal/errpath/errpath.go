@@ -40,9 +40,16 @@ var strerrorPath = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(?:^|:\s+|cannot create )(/[^\n:]*?):\s+` + words + `|` + words + `:\s+(/[^\n]*?)\s*$`)
 })
 
-// refusalWords are the words of a refused write or read, in the C
-// library's and Node's messages, lower-case.
-var refusalWords = []string{"read-only file system", "permission denied", "operation not permitted", "erofs", "eacces", "eperm"}
+// startsRefusal reports whether s, lower-case, begins with the words of
+// a refused write or read, in the C library's and Node's messages.
+func startsRefusal(s string) bool {
+	for _, w := range [...]string{"read-only file system", "permission denied", "operation not permitted", "erofs", "eacces", "eperm"} {
+		if strings.HasPrefix(s, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // Paths are the absolute paths a program's error text names,
 // cleaned, without repeats, in the order they come. The program's own
@@ -60,7 +67,7 @@ func Paths(text string) []string {
 	for _, line := range strings.Split(text, "\n") {
 		if m := programPrefix().FindStringSubmatchIndex(line); m != nil {
 			rest := strings.ToLower(line[m[1]:])
-			if m[2] >= 0 || !slices.ContainsFunc(refusalWords, func(w string) bool { return strings.HasPrefix(rest, w) }) {
+			if m[2] >= 0 || !startsRefusal(rest) {
 				line = line[m[1]:]
 			}
 		}
