@@ -235,6 +235,10 @@ func TestKeepHookRefusals(t *testing.T) {
 		{"a write naming no path", []netproxy.Denial{write("", sandbox.WriteWorkspace)}, "", nil, ""},
 		{"a host", []netproxy.Denial{{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: netproxy.NotAllowed, Count: 1}}, "",
 			[]string{"a connection to api.example.com:443: " + netproxy.NotAllowed}, allow + " --allow-host api.example.com:443"},
+		// The hook's own words are the attacker's: a path holding a
+		// terminal's escape is shown escaped, never sent to the terminal.
+		{"an escape in its stderr", nil, "/usr/bin/bash: line 1: " + ws + "/x\x1b[2J: Read-only file system\n",
+			[]string{"a write to " + ws + "/x\\x1b[2J: the workspace is read-only to its hooks; its stderr said a write there was refused"}, allow + " --allow-write workspace"},
 		// Told as a server's is: no host to allow.
 		{"a listen", []netproxy.Denial{{Method: sandbox.ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.ListenRefused, Count: 1}}, "",
 			[]string{"listening on 127.0.0.1:5345: no widening helps: the sandbox's network is its own, so a port listened on there would be reached by none of your programs, your browser's sign-in callback (an OAuth redirect to 127.0.0.1) included; what signs in so needs a token it takes from a setting or a variable (gemkit extensions sandbox hk --hook writer --allow-env NAME), or to run outside gemkit's sandbox (gemkit extensions sandbox hk --off gives it back to Gemini CLI, unconfined)"}, ""},
