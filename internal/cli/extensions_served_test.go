@@ -108,6 +108,7 @@ func TestSwitchRefusesWhatCannotBeServed(t *testing.T) {
 	all = out + errOut
 	if code != ExitNo || !strings.Contains(all, "not switched: gemkit mcp could not serve srv-ext's MCP servers") ||
 		!strings.Contains(all, "Its MCP server memory (npx -c echo hi): ") || !strings.Contains(all, "Its MCP server gitpkg (npx -y github:foo/bar): ") ||
+		!strings.Contains(all, "Those command lines are the extension author's to change (to npx -y PACKAGE, which gemkit pins); until then its servers stay Gemini CLI's.") ||
 		strings.Contains(all, "Switched") || strings.Contains(all, "serves") {
 		t.Errorf("switch with package-runner lines that cannot be pinned: exit %d\n%s", code, all)
 	}

@@ -240,8 +240,13 @@ func (r *switchOnRun) checkServable() error {
 	for i, c := range cannot {
 		cannot[i] = sentence(c)
 	}
+	next := nextStep(missing, len(cannot) > notFound, r.command)
+	if len(unpinned) == len(cannot) {
+		// Nothing the person can do here: the lines are the author's.
+		next = "Those command lines are the extension author's to change (to npx -y PACKAGE, which gemkit pins); until then its servers stay Gemini CLI's."
+	}
 	return withExitCode(ExitNo, fmt.Errorf("not switched: gemkit mcp could not serve %s's MCP servers, so Gemini CLI goes on starting them itself, as before. %s. %s",
-		extension.Printable(r.ext.Manifest.Name), strings.Join(cannot, ". "), nextStep(missing, len(cannot) > notFound, r.command)))
+		extension.Printable(r.ext.Manifest.Name), strings.Join(cannot, ". "), next))
 }
 
 // nextStep says what the person does after a refused switch: install
