@@ -539,7 +539,7 @@ func TestIdle(t *testing.T) {
 		}
 		// A forwarded call is a use too, and the server still idles out
 		// after it (on a machine slow enough, it idled out before).
-		if res, err, ok := forwardCall(t, m, fx, "ok", map[string]any{}); !ok {
+		if res, err, ok := forwardOnce(t, m, fx, "ok", map[string]any{}); !ok {
 			t.Logf("call %d: the server stopped before the forwarded call", i)
 		} else if err != nil || !strings.Contains(res, `"ok"`) {
 			t.Fatalf("call %d, forwarded: %s %v", i, res, err)
