@@ -13,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/pkgrun"
+	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -70,13 +71,13 @@ type runnerServer struct {
 	name string
 	// line is its command line as the manifest writes it.
 	line string
-	inv  pkgrun.Invocation
+	inv  runnerline.Invocation
 	err  error
 }
 
 // runnerServers are ext's stdio servers started by a package runner,
 // its manifest's by name and then its agents' by label (agent/server,
-// ws their ${workspacePath}), each read (pkgrun.Parse) or with why it
+// ws their ${workspacePath}), each read (runnerline.Parse) or with why it
 // cannot be.
 func runnerServers(ext *extension.Extension, ws string) []runnerServer {
 	var out []runnerServer
@@ -88,7 +89,7 @@ func runnerServers(ext *extension.Extension, ws string) []runnerServer {
 		if !extension.SandboxedServer(def) || json.Unmarshal(def, &d) != nil {
 			return
 		}
-		inv, ok, err := pkgrun.Parse(d.Command, d.Args)
+		inv, ok, err := runnerline.Parse(d.Command, d.Args)
 		if ok {
 			line := strings.Join(append([]string{filepath.Base(d.Command)}, d.Args...), " ")
 			out = append(out, runnerServer{name: name, line: line, inv: inv, err: err})
@@ -155,8 +156,8 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%v; gemkit mcp does not start it", head, s.err))
 			plan.unpinnable = append(plan.unpinnable, s)
 			continue
-		case s.inv.Ecosystem == pkgrun.PyPI:
-			plan.lines = append(plan.lines, fmt.Sprintf("%s%v", head, &pkgrun.PyPIError{Invocation: s.inv}))
+		case s.inv.Ecosystem == runnerline.PyPI:
+			plan.lines = append(plan.lines, fmt.Sprintf("%s%v", head, &runnerline.PyPIError{Invocation: s.inv}))
 			plan.unpinnable = append(plan.unpinnable, s)
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
-	"github.com/gemkit/gemkit/internal/pkgrun"
+	"github.com/gemkit/gemkit/internal/runnerline"
 )
 
 // environ is the app's environment as a list, for what takes one (the
@@ -397,7 +397,7 @@ func pinProblems(ext *extension.Extension, c extension.ServerChoice, ws string) 
 	for _, r := range runnerServers(ext, ws) {
 		p, ok := c.Packages[r.name]
 		switch {
-		case r.err != nil, r.inv.Ecosystem == pkgrun.PyPI:
+		case r.err != nil, r.inv.Ecosystem == runnerline.PyPI:
 			ps = append(ps, cannotPin(name, r))
 		case !ok || p.Request != r.inv.Request() || p.Runner != r.inv.Runner:
 			ps = append(ps, pinProblem{
@@ -417,6 +417,6 @@ func cannotPin(name string, r runnerServer) pinProblem {
 			Fix:     "the extension's author can start it with a package gemkit can pin (npx -y PACKAGE), or give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"}
 	}
 	return pinProblem{
-		Message: fmt.Sprintf("its MCP server %s: %v", r.name, &pkgrun.PyPIError{Invocation: r.inv}),
+		Message: fmt.Sprintf("its MCP server %s: %v", r.name, &runnerline.PyPIError{Invocation: r.inv}),
 		Fix:     "give it back to Gemini CLI: `gemkit extensions sandbox " + name + " --off`"}
 }

@@ -232,15 +232,20 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 			lines = append(lines, fmt.Sprintf("  - %s — %s script %s", ToolSignature(t), t.Runtime, relTo(e.Dir, t.Executable)))
 		}
 	}
+	agents, err := e.AgentServers("")
+	if err != nil {
+		agents = nil
+	}
+	blocked := RunnerRefused(m, agents)
 	if len(m.MCPServers) > 0 {
 		lines = append(lines, "", "MCP servers it will run:")
-		for _, l := range ServerLines(m, c) {
+		for _, l := range serverLines(m, c, blocked) {
 			lines = append(lines, "  - "+l)
 		}
 	}
-	if agents, err := e.AgentServers(""); err == nil && len(agents) > 0 {
+	if len(agents) > 0 {
 		lines = append(lines, "", "MCP servers its agents will run (when Gemini CLI runs the agent):")
-		for _, l := range AgentServerLines(m.Name, agents, c) {
+		for _, l := range agentServerLines(m.Name, agents, c, blocked) {
 			lines = append(lines, "  - "+l)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/runnerline"
 )
 
 // What kind of MCP server a manifest's entry is, which decides who runs
@@ -25,6 +27,32 @@ func SandboxedServer(def json.RawMessage) bool {
 		return false
 	}
 	return d.Command != "gemkit" && !strings.HasSuffix(d.Command, "/gemkit")
+}
+
+// RunnerRefusal says why gemkit mcp never starts the local server def,
+// though gemkit sandboxes local servers: its command is a package
+// runner's line that cannot be pinned, or one that fetches from PyPI
+// (internal/runnerline). "" for any other server. The words a person
+// reads before agreeing say it, where they would otherwise promise a
+// sandbox the switch then refuses.
+func RunnerRefusal(def json.RawMessage) string {
+	var d struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	if !SandboxedServer(def) || json.Unmarshal(def, &d) != nil {
+		return ""
+	}
+	in, ok, err := runnerline.Parse(d.Command, d.Args)
+	switch {
+	case !ok:
+		return ""
+	case err != nil:
+		return err.Error()
+	case in.Ecosystem == runnerline.PyPI:
+		return (&runnerline.PyPIError{Invocation: in}).Error()
+	}
+	return ""
 }
 
 // ContainerEngines are the commands that hand a server to a container

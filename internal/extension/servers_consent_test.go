@@ -352,3 +352,66 @@ func TestPinsInConsentHash(t *testing.T) {
 		t.Errorf("the consent text does not say what runs:\n%s", text)
 	}
 }
+
+// TestRunnerRefusedLines: a server whose package runner's line gemkit
+// cannot run (npx -c, a git package, uvx) is told as staying Gemini
+// CLI's before the person agrees, and so is every other server of the
+// extension, since the switch refuses the extension while that line
+// stays; switched (a manifest changed after the switch), the line says
+// gemkit mcp does not start it and how to give it back. Before, each
+// read "then gemkit mcp runs it in gemkit's sandbox", which the switch
+// then refused.
+func TestRunnerRefusedLines(t *testing.T) {
+	good := json.RawMessage(`{"command": "npx", "args": ["-y", "hello-mcp"]}`)
+	remote := json.RawMessage(`{"httpUrl": "https://mcp.example.com/mcp"}`)
+	tests := []struct {
+		name, bad string
+		def       json.RawMessage
+		why       string
+	}{
+		{"shell string", "shell", json.RawMessage(`{"command": "npx", "args": ["-c", "hello-mcp --stdio"]}`), "its npx command line cannot be pinned"},
+		{"git package", "git", json.RawMessage(`{"command": "npx", "args": ["-y", "github:someone/server"]}`), "outside the registry"},
+		{"PyPI", "py", json.RawMessage(`{"command": "uvx", "args": ["mcp-server-fetch"]}`), "uvx fetches mcp-server-fetch from PyPI"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &Manifest{Name: "mixed", MCPServers: map[string]json.RawMessage{tt.bad: tt.def, "good": good, "remote": remote}}
+			if got := RunnerRefused(m, nil); strings.Join(got, ",") != tt.bad {
+				t.Errorf("RunnerRefused = %v, want [%s]", got, tt.bad)
+			}
+			lines := ServerLines(m, ServerChoice{})
+			text := strings.Join(lines, "\n")
+			if strings.Contains(text, "then gemkit mcp runs it") || strings.Contains(text, "until you switch") {
+				t.Errorf("a line promises the sandbox after a switch that would be refused:\n%s", text)
+			}
+			for _, l := range lines {
+				switch {
+				case strings.HasPrefix(l, tt.bad+" "):
+					if !strings.Contains(l, "cannot switch the extension to gemkit while this line stays: ") || !strings.Contains(l, tt.why) {
+						t.Errorf("the refused server's line: %s", l)
+					}
+				case strings.HasPrefix(l, "good "):
+					if !strings.Contains(l, "Gemini CLI starts it unconfined") || !strings.Contains(l, "while "+tt.bad+" cannot run there") {
+						t.Errorf("the other server's line: %s", l)
+					}
+				}
+			}
+			switched := strings.Join(ServerLines(m, ServerChoice{Switched: true}), "\n")
+			if !strings.Contains(switched, "switched to gemkit, but gemkit mcp does not start it: ") || !strings.Contains(switched, "gemkit extensions sandbox mixed --off") {
+				t.Errorf("switched, the refused server's line does not say it stays off:\n%s", switched)
+			}
+			if !strings.Contains(switched, "good (local: npx -y hello-mcp): switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it") {
+				t.Errorf("switched, the servable server's line changed:\n%s", switched)
+			}
+		})
+	}
+	// An agent's refused server holds back the manifest's too.
+	agents := []AgentServer{{Agent: "helper", Server: "py", Def: json.RawMessage(`{"command": "uvx", "args": ["x"]}`)}}
+	m := &Manifest{Name: "a", MCPServers: map[string]json.RawMessage{"good": good}}
+	if got := strings.Join(serverLines(m, ServerChoice{}, RunnerRefused(m, agents)), "\n"); !strings.Contains(got, "while helper/py cannot run there") {
+		t.Errorf("an agent's refused server does not hold back the manifest's: %s", got)
+	}
+	if got := RunnerRefused(&Manifest{MCPServers: map[string]json.RawMessage{"good": good, "node": json.RawMessage(`{"command": "node", "args": ["s.js"]}`)}}, nil); len(got) != 0 {
+		t.Errorf("RunnerRefused of servable servers = %v", got)
+	}
+}

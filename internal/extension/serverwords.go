@@ -90,8 +90,37 @@ const RemoteServerWords = "it runs elsewhere, so gemkit does not sandbox it: gem
 // can do there, given the person's choice c: the lines of the consent
 // text and of describe.
 func ServerLines(m *Manifest, c ServerChoice) []string {
+	return serverLines(m, c, RunnerRefused(m, nil))
+}
+
+// RunnerRefused are the labels of m's servers and its agents' servers
+// (agent/server) whose package runner's line gemkit cannot run
+// (RunnerRefusal): while one is left, the switch refuses the whole
+// extension, so no line may promise a sandbox after a switch.
+func RunnerRefused(m *Manifest, agents []AgentServer) []string {
+	var out []string
+	for _, name := range sortedKeys(m.MCPServers) {
+		if RunnerRefusal(m.MCPServers[name]) != "" {
+			out = append(out, name)
+		}
+	}
+	for _, a := range agents {
+		if RunnerRefusal(a.Def) != "" {
+			out = append(out, a.Agent+"/"+a.Server)
+		}
+	}
+	return out
+}
+
+// notSwitchable says of a local server that Gemini CLI keeps it,
+// because the servers in blocked keep the switch from being made.
+func notSwitchable(blocked []string, when string) string {
+	return "Gemini CLI starts it unconfined" + when + ", with your rights and environment; gemkit cannot switch the extension's servers to its sandbox while " + strings.Join(blocked, ", ") + " cannot run there (said on its line)"
+}
+
+func serverLines(m *Manifest, c ServerChoice, blocked []string) []string {
 	var lines []string
-	switchable := len(SandboxedServers(m)) > 0
+	switchable := len(SandboxedServers(m)) > 0 && len(blocked) == 0
 	for _, name := range sortedKeys(m.MCPServers) {
 		def := m.MCPServers[name]
 		where := "a remote server (or none), not sandboxed by gemkit"
@@ -104,6 +133,12 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 		switch {
 		case ContainerServer(def):
 			where = ContainerWords(ContainerCommand(def))
+		case RunnerRefusal(def) != "" && c.Switched:
+			where = "switched to gemkit, but gemkit mcp does not start it: " + RunnerRefusal(def) + "; to have it run again, give it back to Gemini CLI (gemkit extensions sandbox " + m.Name + " --off)"
+		case RunnerRefusal(def) != "":
+			where = "Gemini CLI starts it unconfined, with your rights and environment; gemkit cannot run it in its sandbox, and cannot switch the extension to gemkit while this line stays: " + RunnerRefusal(def)
+		case SandboxedServer(def) && !c.Switched && len(blocked) > 0:
+			where = notSwitchable(blocked, "")
 		case SandboxedServer(def):
 			run := "Gemini CLI starts it unconfined, with your rights and environment, until you switch the extension to gemkit (gemkit extensions sandbox " + m.Name + "); then gemkit mcp runs it in gemkit's sandbox, where it can "
 			if c.Switched {
@@ -129,10 +164,20 @@ func ServerLines(m *Manifest, c ServerChoice) []string {
 // declare, where it runs and what it can do there, given the person's
 // choice c, as ServerLines says it of the manifest's.
 func AgentServerLines(name string, agents []AgentServer, c ServerChoice) []string {
+	return agentServerLines(name, agents, c, RunnerRefused(&Manifest{}, agents))
+}
+
+func agentServerLines(name string, agents []AgentServer, c ServerChoice, blocked []string) []string {
 	var lines []string
 	for _, s := range agents {
 		where := "a remote server (or none), not sandboxed by gemkit"
 		switch {
+		case RunnerRefusal(s.Def) != "" && c.Switched:
+			where = "switched to gemkit, but gemkit mcp does not start it: " + RunnerRefusal(s.Def) + "; to have it run again, give it back to Gemini CLI (gemkit extensions sandbox " + name + " --off)"
+		case RunnerRefusal(s.Def) != "":
+			where = "Gemini CLI starts it unconfined when the agent runs, with your rights and environment; gemkit cannot run it in its sandbox, and cannot switch the extension to gemkit while this line stays: " + RunnerRefusal(s.Def)
+		case SandboxedServer(s.Def) && !c.Switched && len(blocked) > 0:
+			where = notSwitchable(blocked, " when the agent runs")
 		case SandboxedServer(s.Def) && c.Switched:
 			where = "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox for the main agent, where it can " + ServerProfileWords(name, c.Widening)
 		case SandboxedServer(s.Def):

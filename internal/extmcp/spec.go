@@ -24,7 +24,7 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
-	"github.com/gemkit/gemkit/internal/pkgrun"
+	"github.com/gemkit/gemkit/internal/runnerline"
 )
 
 // Spec is one mcpServers entry of an enabled extension, as gemkit starts
@@ -268,7 +268,7 @@ func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, st
 // key names the server among the pins: its name in the manifest, or
 // agent/server for an agent's.
 func pinned(sp *Spec, key string, pins map[string]extension.Pin) {
-	inv, ok, err := pkgrun.Parse(sp.Command, sp.Args)
+	inv, ok, err := runnerline.Parse(sp.Command, sp.Args)
 	if !ok {
 		return
 	}
@@ -278,8 +278,8 @@ func pinned(sp *Spec, key string, pins map[string]extension.Pin) {
 		sp.Unpinned = err.Error() + "; gemkit runs a package runner's server only from a package it pinned, so it does not start it"
 		return
 	}
-	if inv.Ecosystem == pkgrun.PyPI {
-		sp.Unpinned = (&pkgrun.PyPIError{Invocation: inv}).Error()
+	if inv.Ecosystem == runnerline.PyPI {
+		sp.Unpinned = (&runnerline.PyPIError{Invocation: inv}).Error()
 		return
 	}
 	p, ok := pins[key]

@@ -22,6 +22,7 @@ import (
 	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
@@ -61,7 +62,7 @@ type Installer struct {
 type Request struct {
 	// Extension and Server name the server the tree is for.
 	Extension, Server string
-	Invocation
+	runnerline.Invocation
 	// Scripts runs the packages' install scripts, in the install's
 	// sandbox: the person allowed it (--allow-install-scripts).
 	Scripts bool
@@ -125,14 +126,6 @@ func Size(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// PyPIError refuses a PyPI runner's line (uvx, pipx run): gemkit pins
-// npm packages only so far.
-type PyPIError struct{ Invocation }
-
-func (e *PyPIError) Error() string {
-	return fmt.Sprintf("%s fetches %s from PyPI at each start; gemkit pins npm packages only so far, so it does not start this server rather than let it fetch code nobody agreed to (docs/extensions.md, \"Package runners\")", e.Runner, e.Request())
-}
-
 // InterruptedError says the install was stopped before it ended
 // (Ctrl-C, a cancelled context): nothing of it was kept.
 type InterruptedError struct{ Package string }
@@ -178,8 +171,8 @@ func (in *Installer) environ() []string {
 // install that fails or is interrupted (ctx) leaves nothing behind.
 func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	inv := req.Invocation
-	if inv.Ecosystem == PyPI {
-		return Tree{}, &PyPIError{inv}
+	if inv.Ecosystem == runnerline.PyPI {
+		return Tree{}, &runnerline.PyPIError{Invocation: inv}
 	}
 	env := envMap(in.environ())
 	node, npmCLI, npmRoot, err := findNPM(env, in.Untrusted)
@@ -375,7 +368,7 @@ func reserved(ip net.IP) bool {
 // package the line asked for, at one version, with the program to run.
 // The tree was written by npm in the sandbox from what the registry
 // sent: it is read through its Root.
-func inspect(dir string, inv Invocation, scripts bool) (Tree, error) {
+func inspect(dir string, inv runnerline.Invocation, scripts bool) (Tree, error) {
 	root, err := fsutil.OpenRoot(dir)
 	if err != nil {
 		return Tree{}, err
@@ -454,7 +447,7 @@ func inspect(dir string, inv Invocation, scripts bool) (Tree, error) {
 // chooseProgram picks the program of a package's bin field (a path, or
 // programs by name) as npx does: the one the line names; else the only
 // one; else the one named as the package without its scope.
-func chooseProgram(inv Invocation, raw json.RawMessage) (string, error) {
+func chooseProgram(inv runnerline.Invocation, raw json.RawMessage) (string, error) {
 	unscoped := inv.Package[strings.LastIndex(inv.Package, "/")+1:]
 	bins := map[string]string{}
 	var one string

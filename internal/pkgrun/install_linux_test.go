@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/npmregistrytest"
+	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -58,9 +59,9 @@ func testInstaller(t *testing.T, r *npmregistrytest.Registry, npmrc string) (*In
 	return &Installer{Launcher: &sandbox.Launcher{}, Environ: env, Root: Root(home)}, home
 }
 
-func hello(t *testing.T) Invocation {
+func hello(t *testing.T) runnerline.Invocation {
 	t.Helper()
-	in, ok, err := Parse("npx", []string{"-y", "hello-mcp", "--stdio"})
+	in, ok, err := runnerline.Parse("npx", []string{"-y", "hello-mcp", "--stdio"})
 	if !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -183,7 +184,7 @@ func TestInstallScripts(t *testing.T) {
 		"server.js":    "#!/usr/bin/env node\n",
 	})
 	in, _ := testInstaller(t, r, "")
-	inv, _, _ := Parse("npx", []string{"-y", "scripted-mcp"})
+	inv, _, _ := runnerline.Parse("npx", []string{"-y", "scripted-mcp"})
 	tr, err := in.Install(context.Background(), Request{Extension: "s", Server: "s", Invocation: inv})
 	if err != nil {
 		t.Fatal(err)

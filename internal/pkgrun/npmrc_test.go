@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
@@ -134,7 +135,7 @@ func writeTest(t *testing.T, p, body string) {
 // on: a refusal of the registry itself (a name resolving to a private
 // address) apart from one of another host, then npm's codes.
 func TestFailureWords(t *testing.T) {
-	inv := Invocation{Runner: "npx", Ecosystem: NPM, Package: "p"}
+	inv := runnerline.Invocation{Runner: "npx", Ecosystem: runnerline.NPM, Package: "p"}
 	hosts := []string{"registry.example:443", "203.0.113.80:443"}
 	for _, tc := range []struct {
 		npm    string

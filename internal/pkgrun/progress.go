@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
@@ -51,7 +52,7 @@ func (p *progress) printf(format string, a ...any) {
 }
 
 // start says what is installed, from where and how.
-func (p *progress) start(inv Invocation, server, registry string, scripts bool) {
+func (p *progress) start(inv runnerline.Invocation, server, registry string, scripts bool) {
 	what := inv.Request()
 	if inv.Spec == "" {
 		what += " (the newest)"
@@ -191,7 +192,7 @@ var npmCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 
 // failure is npm's failure in words: what the person can act on first,
 // then npm's own lines.
-func (p *progress) failure(target string, inv Invocation, registry string, waitErr error, denied []netproxy.Denial, hosts []string) error {
+func (p *progress) failure(target string, inv runnerline.Invocation, registry string, waitErr error, denied []netproxy.Denial, hosts []string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := &InstallError{Package: target, NPM: p.errors}

@@ -1,22 +1,14 @@
-// Package pkgrun pins the packages that an extension's MCP server
-// fetches at each start through a package runner (npx, npm exec, pnpm
-// dlx, bunx, yarn dlx; uvx and pipx run for PyPI). A manifest such as
-// `"command": "npx", "args": ["-y", "@upstash/context7-mcp"]` makes
-// Gemini CLI fetch the newest version of the package from the registry
-// at every start, with the person's rights, and run whatever bytes came:
-// nobody agreed to them. gemkit instead installs the package once, when
-// the person switches the extension to its sandbox or consents, at an
-// exact version, with lifecycle scripts off, inside the sandbox with no
-// network but the registry of the person's npm configuration; the tree it
-// installed (its lock, and the bytes that run) is bound into the consent,
-// and the server then runs from that tree, read-only, with no registry
-// access. A new version is taken only by `gemkit extensions update` and a
-// new consent.
+// Package runnerline reads a package runner's command line (npx, npm
+// exec, pnpm dlx, bunx, yarn dlx; uvx and pipx run for PyPI) as an MCP
+// server's manifest writes it: which package it fetches at each start,
+// at which version, and what it runs of it. It says in words why a line
+// cannot be pinned (a git or URL package, several packages, a shell
+// string, an option whose effect is unknown).
 //
-// npm's use lives behind this package: Parse reads a runner's command
-// line, Installer.Install installs what it names, and the lock of a tree
-// says what changed from another (Diff).
-package pkgrun
+// It imports nothing of gemkit's, so that the words a person reads
+// before agreeing to an extension (internal/extension) and the pinning
+// itself (internal/pkgrun) read a line the same way.
+package runnerline
 
 import (
 	"fmt"
@@ -369,4 +361,12 @@ func splitPyPI(s string) (name, spec string, err error) {
 		spec = ""
 	}
 	return name, spec, nil
+}
+
+// PyPIError refuses a PyPI runner's line (uvx, pipx run): gemkit pins
+// npm packages only so far.
+type PyPIError struct{ Invocation }
+
+func (e *PyPIError) Error() string {
+	return fmt.Sprintf("%s fetches %s from PyPI at each start; gemkit pins npm packages only so far, so it does not start this server rather than let it fetch code nobody agreed to (docs/extensions.md, \"Package runners\")", e.Runner, e.Request())
 }
