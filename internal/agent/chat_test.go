@@ -142,3 +142,43 @@ func TestChatInTmux(t *testing.T) {
 	p.run("send-keys", "-t", "chat", "C-d")
 	p.waitFor("chat ended with 0", 1)
 }
+
+// TestChatAfterStoppedReview stops a turn with Ctrl-C while an edit waits
+// for its key, then types the next prompt: the prompt reaches the model
+// whole, and none of its letters answers the next edit's question (an
+// "a" in it once accepted that edit unseen, and an "e" opened $EDITOR).
+func TestChatAfterStoppedReview(t *testing.T) {
+	tmux := gemkittest.Tool(t, "tmux", "tmux")
+	for _, typed := range []string{"next", "add a test"} {
+		t.Run(typed, func(t *testing.T) {
+			f := newFixture(t)
+			edit := fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "search": "beta", "replace": "delta"})
+			srv := startOpenAI(t, edit, fakemodel.Text("Noted."), edit, fakemodel.Text("Done."))
+			p := startChat(t, f, tmux, nil, "--no-ide --base-url "+srv.URL+"/v1 -m local")
+			p.waitFor("Ctrl-D ends", 1)
+			question := "Apply this change to a.txt: accept [a], reject [r], or edit [e]?"
+			p.typeLine("edit a.txt")
+			p.waitFor(question, 1)
+			p.run("send-keys", "-t", "chat", "C-c")
+			p.waitFor("(turn stopped)", 1)
+			p.typeLine(typed)
+			p.waitFor("Noted.", 1)
+			reqs := srv.Requests()
+			c, _ := reqs[len(reqs)-1].Chat()
+			if last := c.Messages[len(c.Messages)-1]; last["content"] != typed {
+				t.Errorf("the model was sent %q, not %q", last["content"], typed)
+			}
+
+			p.typeLine("edit it again")
+			p.waitFor(question, 2)
+			p.run("send-keys", "-t", "chat", "r")
+			p.waitFor("Done.", 1)
+			if s := p.screen(); !strings.Contains(s, "a.txt: rejected in the terminal") {
+				t.Errorf("the second edit was not left to the key pressed for it:\n%s", s)
+			}
+			if got, _ := os.ReadFile(filepath.Join(f.ws, "a.txt")); string(got) != "alpha\nbeta\n" {
+				t.Errorf("a.txt is %q", got)
+			}
+		})
+	}
+}

@@ -38,3 +38,11 @@ func singleKeyMode(in any) (restore func(), ok bool) {
 // KeyMode is singleKeyMode for other packages: the chat's line editor
 // (x/term's Terminal) reads keys in it, with Ctrl-C still a signal.
 func KeyMode(in any) (restore func(), ok bool) { return singleKeyMode(in) }
+
+// discardTypeAhead drops what was typed on the terminal in but not read
+// yet, so that a question is answered only by keys pressed after it.
+func discardTypeAhead(in any) {
+	if f, ok := in.(*os.File); ok {
+		_ = unix.IoctlSetInt(int(f.Fd()), unix.TCFLSH, unix.TCIFLUSH)
+	}
+}

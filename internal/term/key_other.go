@@ -7,3 +7,7 @@ func singleKeyMode(any) (func(), bool) { return nil, false }
 
 // KeyMode is singleKeyMode for other packages: not supported here.
 func KeyMode(in any) (func(), bool) { return singleKeyMode(in) }
+
+// discardTypeAhead is not needed here: with no key mode, no question is
+// asked by key on a terminal.
+func discardTypeAhead(any) {}

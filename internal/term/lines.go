@@ -18,12 +18,18 @@ import (
 // need no Enter on a terminal. One goroutine reads, and only when asked,
 // so that nothing reads the terminal while an editor owns it; a read that
 // its caller gave up on (a cancelled context) is handed to the next one,
-// so no typed line is lost.
+// so no typed line is lost. On a terminal, lines and keys are read from
+// one buffer, and a question asked by key takes only a key pressed after
+// it is shown: what was typed before it (the rest of a prompt, a key
+// meant for a question a Ctrl-C took away) never answers it.
 type Lines struct {
 	out  io.Writer
 	in   io.Reader
 	br   *bufio.Reader
 	term *term.Terminal
+	// ahead holds a key read for a question its caller gave up on, given
+	// to the line read that came next, as the start of its line.
+	ahead []byte
 	// keyMode enters the terminal mode in which keys arrive at once,
 	// Ctrl-C still a signal; it returns how to leave it.
 	keyMode func() (func(), bool)
@@ -33,6 +39,8 @@ type Lines struct {
 	// waiting is set while a request is out whose result nobody took
 	// yet (the caller's context ended first).
 	waiting bool
+	// pendingKey says the request out is for a key.
+	pendingKey bool
 }
 
 type linesRequest struct {
@@ -55,7 +63,7 @@ func NewLines(in io.Reader, out io.Writer) *Lines {
 			l.term = term.NewTerminal(struct {
 				io.Reader
 				io.Writer
-			}{in, out}, "")
+			}{lineSource{l}, out}, "")
 		}
 	}
 	go l.serve()
@@ -111,6 +119,9 @@ func (l *Lines) readTerminal(req linesRequest) linesResult {
 		}
 		return linesResult{text, err}
 	}
+	l.ahead = nil
+	l.br.Discard(l.br.Buffered())
+	discardTypeAhead(l.in)
 	fmt.Fprint(l.out, req.prompt)
 	for {
 		r, _, err := l.br.ReadRune()
@@ -124,7 +135,6 @@ func (l *Lines) readTerminal(req linesRequest) linesResult {
 			fmt.Fprintln(l.out)
 			return linesResult{err: io.EOF}
 		}
-		fmt.Fprintf(l.out, "%c\n", r)
 		return linesResult{text: string(r)}
 	}
 }
@@ -139,18 +149,46 @@ func (l *Lines) ReadLine(ctx context.Context, prompt string) (string, error) {
 // as it is pressed; elsewhere the next line, trimmed), io.EOF at the end
 // of input, or ctx's error.
 func (l *Lines) ReadKey(ctx context.Context, prompt string) (string, error) {
-	return l.read(ctx, linesRequest{prompt: prompt, key: true})
+	key, err := l.read(ctx, linesRequest{prompt: prompt, key: true})
+	if l.term != nil && (err == nil || ctx.Err() != nil) {
+		// The key, or the end of a question given up on.
+		fmt.Fprintf(l.out, "%s\n", key)
+	}
+	return key, err
 }
 
 func (l *Lines) read(ctx context.Context, req linesRequest) (string, error) {
+	if l.waiting && l.pendingKey != req.key && l.term != nil {
+		// A question by key was given up on, and now a line is asked for
+		// (or the other way round): the answer that comes is not this
+		// read's. A key starts the line, whose prompt shows while the key
+		// is awaited (the line editor draws it again over this one); a
+		// line is dropped.
+		if !req.key {
+			fmt.Fprint(l.out, req.prompt)
+		}
+		text, err := l.take(ctx)
+		if err != nil {
+			return "", err
+		}
+		if !req.key {
+			fmt.Fprint(l.out, "\r")
+			l.ahead = []byte(text)
+		}
+	}
 	if !l.waiting {
 		select {
 		case l.reqs <- req:
-			l.waiting = true
+			l.waiting, l.pendingKey = true, req.key
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
 	}
+	return l.take(ctx)
+}
+
+// take waits for the result of the request out.
+func (l *Lines) take(ctx context.Context) (string, error) {
 	select {
 	case r := <-l.results:
 		l.waiting = false
@@ -158,4 +196,18 @@ func (l *Lines) read(ctx context.Context, req linesRequest) (string, error) {
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// lineSource is what the line editor reads: a key kept for it, then the
+// buffer key questions read too, so that neither loses what the other
+// read ahead.
+type lineSource struct{ l *Lines }
+
+func (s lineSource) Read(p []byte) (int, error) {
+	if len(s.l.ahead) > 0 {
+		n := copy(p, s.l.ahead)
+		s.l.ahead = s.l.ahead[n:]
+		return n, nil
+	}
+	return s.l.br.Read(p)
 }
