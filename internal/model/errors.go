@@ -166,6 +166,15 @@ func incomplete(endpoint string, status int, msg string) *Error {
 		Hint: "Nothing of this reply was used; try again, or another model (--model)"}
 }
 
+// notAStream is the error for a 200 whose body is no stream of the API's
+// events (a web page, a JSON body): what answered at the base URL is not
+// the API, so the fix is the URL, not another try or another model.
+func notAStream(endpoint string, status int, contentType, what string) *Error {
+	e := incomplete(endpoint, status, fmt.Sprintf("the server answered %q, not a stream of %s", contentType, what))
+	e.Hint = "Check the base URL: what answers there is not the model's API"
+	return e
+}
+
 // SafetyError is the error for a reply the API blocked.
 func SafetyError(endpoint, reason string) *Error {
 	return &Error{Kind: KindSafety, Msg: reason, Endpoint: endpoint,

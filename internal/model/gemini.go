@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -253,7 +254,9 @@ func (g *gemini) Generate(ctx context.Context, req Request, onText func(string))
 		return Reply{}, g.httpError(parent, resp)
 	}
 	var r Reply
+	events := 0
 	err = readSSE(idle.body(resp.Body), func(data []byte) error {
+		events++
 		var chunk gResponse
 		if err := json.Unmarshal(data, &chunk); err != nil {
 			return &Error{Kind: KindServer, Status: resp.StatusCode, Endpoint: g.endpoint, Err: err, Midstream: true,
@@ -276,6 +279,9 @@ func (g *gemini) Generate(ctx context.Context, req Request, onText func(string))
 			return r, err
 		}
 		return r, idle.explain(brokenStream(g.endpoint, resp.StatusCode, err), ctx)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); events == 0 && mt != "text/event-stream" {
+		return r, notAStream(g.endpoint, resp.StatusCode, resp.Header.Get("Content-Type"), "Gemini API events")
 	}
 	if r.Finish == FinishSafety {
 		return r, SafetyError(g.endpoint, "finish reason "+r.Detail)

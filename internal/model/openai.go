@@ -280,7 +280,7 @@ func (o *openaiModel) Generate(ctx context.Context, req Request, onText func(str
 	case acc.finish == "error":
 		return r, incomplete(o.endpoint, resp.StatusCode, `the stream ended with finish_reason "error"`)
 	case !acc.finished && !acc.done && !acc.any && mt != "text/event-stream":
-		return r, incomplete(o.endpoint, resp.StatusCode, fmt.Sprintf("the server answered %q, not a stream of chat-completion chunks", resp.Header.Get("Content-Type")))
+		return r, notAStream(o.endpoint, resp.StatusCode, resp.Header.Get("Content-Type"), "chat-completion chunks")
 	case !acc.finished && !acc.done:
 		return r, incomplete(o.endpoint, resp.StatusCode, "the stream ended without a finish_reason or [DONE]")
 	case r.Finish == FinishSafety:

@@ -412,6 +412,14 @@ func TestErrorWords(t *testing.T) {
 			[]string{"expected a string. This is likely"}, []string{".."}},
 		{"reset after data", false, reset(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hal"}]}}]}` + "\r\n\r\n"),
 			[]string{"stream broke off", "The server answered"}, []string{"could not be reached", "server is running"}},
+		// A 200 that is no stream (a web server or proxy at the base URL):
+		// the fix is the URL, not another try or another model.
+		{"gemini html 200", false, status(200, "text/html", nil, "<html><head><title>Welcome to nginx!</title></head></html>"),
+			[]string{`answered "text/html"`, "not a stream of Gemini API events", "base URL"}, []string{"another model"}},
+		{"gemini JSON 200", false, status(200, "application/json", nil, `{"candidates":[{"content":{"role":"model","parts":[{"text":"whole"}]},"finishReason":"STOP"}]}`),
+			[]string{`answered "application/json"`, "base URL"}, []string{"another model"}},
+		{"openai html 200", true, status(200, "text/html", nil, "<html><head><title>Welcome to nginx!</title></head></html>"),
+			[]string{`answered "text/html"`, "base URL"}, []string{"another model"}},
 		{"error event after data", true, sse(`data: {"choices":[{"index":0,"delta":{"content":"Hal"}}]}` + "\n\n" + `data: {"error":{"code":503,"message":"The model is overloaded.","type":"server_error"}}` + "\n\n"),
 			[]string{"failed while answering", "The model is overloaded"}, []string{"could not be reached", ".."}},
 	}
