@@ -89,8 +89,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}}
-	s.conn = sdk.NewAgentSideConnection(s, w, r)
+	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}, wire: newWire(w)}
+	s.conn = sdk.NewAgentSideConnection(s, s.wire, r)
 	s.conn.SetLogger(cfg.Log)
 	select {
 	case <-s.conn.Done():
@@ -104,6 +104,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 type server struct {
 	cfg  Config
 	conn *sdk.AgentSideConnection
+	wire *wire
 
 	mu       sync.Mutex
 	client   sdk.ClientCapabilities

@@ -144,7 +144,7 @@ func TestBadInput(t *testing.T) {
 	// An unknown method, a non-JSON line (skipped, as Gemini CLI does), a
 	// newer protocol version (answered with ours), a malformed version.
 	a.send(`{"jsonrpc":"2.0","id":3,"method":"session/fly","params":{}}`)
-	if m := a.answer(3, nil); m.Error == nil || m.Error.Code != -32601 {
+	if m := a.answer(3, nil); m.Error == nil || m.Error.Code != -32601 || m.Error.Message != "Method not found: session/fly" {
 		t.Errorf("unknown method: %+v", m)
 	}
 	a.send(`this is not json`)
@@ -223,5 +223,31 @@ func TestNoCredentials(t *testing.T) {
 	if m := a.answer(2, nil); m.Error == nil || m.Error.Code != -32000 || !strings.Contains(string(m.Error.Data), "GEMINI_API_KEY") ||
 		!strings.HasPrefix(m.Error.Message, "Authentication required: ") || !strings.Contains(m.Error.Message, "set GEMINI_API_KEY") {
 		t.Errorf("session/new without a key: %+v", m.Error)
+	}
+}
+
+// TestMethodNotFoundNamed: every "Method not found" names the method in
+// its message, which is all acpx and Zed show (error.data is never
+// printed), whoever answers it: the SDK for a method it does not know,
+// an extension method or a method of a newer protocol gemkit does not
+// implement, gemkit for one it does not offer. The code stays -32601 and
+// data.method stays.
+func TestMethodNotFoundNamed(t *testing.T) {
+	f := newFixture(t)
+	a := startRaw(t, f)
+	id := a.open(f)
+	for i, method := range []string{
+		"session/fly",               // no such method
+		"_gemkit/nothing",           // an extension method
+		"session/set_model",         // unstable, not implemented
+		"session/list",              // gemkit says it is not offered
+		"session/set_config_option", // the same, with params
+	} {
+		n := 10 + i
+		a.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(n) + `,"method":"` + method + `","params":{"sessionId":"` + id + `","modelId":"m","configId":"c","value":"v"}}`)
+		m := a.answer(n, nil)
+		if m.Error == nil || m.Error.Code != -32601 || m.Error.Message != "Method not found: "+method || !strings.Contains(string(m.Error.Data), `"method":"`+method+`"`) {
+			t.Errorf("%s: %+v", method, m.Error)
+		}
 	}
 }
