@@ -251,3 +251,50 @@ func TestMethodNotFoundNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelledPermissionOrder: a session/cancel while an edit's
+// permission request waits for the person gives the client, in this
+// order, the $/cancel_request of that request and then the prompt's
+// answer, cancelled: a client that has the turn over must not be told
+// afterwards to cancel a request of it. The client's own "cancelled"
+// answer to the request, which the protocol asks of it, is taken
+// quietly, and nothing is written.
+func TestCancelledPermissionOrder(t *testing.T) {
+	f := newFixture(t, fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "content": "changed\n"}), fakemodel.Text("OK."))
+	a := startRaw(t, f)
+	id := a.open(f)
+	a.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"edit"}]}}`)
+	var perm msg
+	for perm.Method != "session/request_permission" {
+		perm = a.next()
+	}
+	a.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + id + `"}}`)
+	var seen []string
+	for {
+		m := a.next()
+		if m.Method == "$/cancel_request" {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			json.Unmarshal(m.Params, &p)
+			seen = append(seen, "cancel "+string(p.RequestID))
+			continue
+		}
+		if m.Method == "" && string(m.ID) == "3" {
+			seen = append(seen, "prompt "+string(m.Result))
+			break
+		}
+	}
+	want := []string{"cancel " + string(perm.ID), `prompt {"stopReason":"cancelled"}`}
+	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after session/cancel the client got\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+	a.send(`{"jsonrpc":"2.0","id":` + string(perm.ID) + `,"result":{"outcome":{"outcome":"cancelled"}}}`)
+	a.send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"again"}]}}`)
+	if m := a.answer(4, nil); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
+		t.Errorf("the next prompt: %+v %s", m.Error, m.Result)
+	}
+	if got, _ := os.ReadFile(filepath.Join(f.ws, "a.txt")); string(got) != "alpha\nbeta\n" {
+		t.Errorf("a.txt: %q", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -363,6 +364,11 @@ func (s *session) ask(ctx context.Context, tc sdk.ToolCallUpdate, opts []sdk.Per
 	tctx, cancel := context.WithTimeout(ctx, s.srv.cfg.PermissionTimeout)
 	defer cancel()
 	resp, err := s.srv.conn.RequestPermission(tctx, sdk.RequestPermissionRequest{SessionId: s.id, ToolCall: tc, Options: opts})
+	if err != nil && tctx.Err() != nil {
+		s.cancelSent(tc.ToolCallId)
+	} else {
+		s.srv.wire.forget(s.id, tc.ToolCallId)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return "", ctx.Err()
@@ -374,6 +380,29 @@ func (s *session) ask(ctx context.Context, tc sdk.ToolCallUpdate, opts []sdk.Per
 		return resp.Outcome.Selected.OptionId, nil
 	}
 	return "", context.Canceled
+}
+
+// cancelWait bounds how long a permission request given up waits for
+// its $/cancel_request to be written: the SDK writes it from a goroutine
+// of its own at once, and drops it only when the client is gone.
+const cancelWait = 5 * time.Second
+
+// cancelSent returns once the $/cancel_request of the permission request
+// given up for the tool call is written. The SDK sends it from a
+// goroutine of its own; without this wait the prompt's answer
+// ("cancelled", or the turn going on after a timeout) could reach the
+// client first, and the client would then be told to cancel a request of
+// a turn already over. The protocol's TypeScript library writes the
+// cancel before it stops waiting, in the connection's order.
+func (s *session) cancelSent(id sdk.ToolCallId) {
+	t := time.NewTimer(cancelWait)
+	defer t.Stop()
+	select {
+	case <-s.srv.wire.cancelWritten(s.id, id):
+	case <-s.srv.conn.Done():
+	case <-t.C:
+		s.srv.cfg.Log.Debug("no $/cancel_request written for a permission request given up", "session", s.id, "toolCall", id)
+	}
 }
 
 // event reports the agent's tool calls as tool_call and tool_call_update.
