@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/fakemodel"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // rawAgent is `gemkit acp` spoken to line by line, for input no client
@@ -296,5 +297,49 @@ func TestCancelledPermissionOrder(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(f.ws, "a.txt")); string(got) != "alpha\nbeta\n" {
 		t.Errorf("a.txt: %q", got)
+	}
+}
+
+// TestPermissionOptionsDocumented: docs/acp.md names each option of
+// gemkit's permission requests by the ID a client answers with and its
+// kind, as they go on the wire: an edit's, and an extension tool's asked
+// because the tool changed since the person agreed.
+func TestPermissionOptionsDocumented(t *testing.T) {
+	f := newFixture(t,
+		fakemodel.Call("propose_edit", map[string]any{"path": "a.txt", "content": "changed\n"}), fakemodel.Text("Rejected."),
+		fakemodel.Call("demo_count", map[string]any{"word": "hi", "times": 2}), fakemodel.Text("Rejected too."))
+	gemkittest.WriteFile(t, filepath.Join(f.src, "tools", "count.sh"), "echo changed\n")
+	raw, err := os.ReadFile(filepath.Join(gemkittest.RepoRoot(t), "docs", "acp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(string(raw)), " ") // as wrapped
+	a := startRaw(t, f)
+	id := a.open(f)
+	for i, what := range []string{"an edit", "an extension tool"} {
+		n := 3 + i
+		a.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(n) + `,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"go"}]}}`)
+		var perm msg
+		for perm.Method != "session/request_permission" {
+			perm = a.next()
+		}
+		var p struct {
+			Options []struct {
+				OptionID string `json:"optionId"`
+				Kind     string `json:"kind"`
+			} `json:"options"`
+		}
+		if err := json.Unmarshal(perm.Params, &p); err != nil || len(p.Options) == 0 {
+			t.Fatalf("%s: options %s (%v)", what, perm.Params, err)
+		}
+		for _, o := range p.Options {
+			if words := "ID `" + o.OptionID + "`, kind `" + o.Kind + "`"; !strings.Contains(doc, words) {
+				t.Errorf("%s: docs/acp.md does not name its option as %q", what, words)
+			}
+		}
+		a.send(`{"jsonrpc":"2.0","id":` + string(perm.ID) + `,"result":{"outcome":{"outcome":"selected","optionId":"reject"}}}`)
+		if m := a.answer(n, nil); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
+			t.Errorf("%s: prompt %+v %s", what, m.Error, m.Result)
+		}
 	}
 }
