@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -111,5 +112,39 @@ func TestDocsKeepGeminiTrust(t *testing.T) {
 	}
 	if gemini < 6 || claude < 3 {
 		t.Fatalf("found %d `gemini mcp add` and %d `claude mcp add` lines of gemkit; the docs have more", gemini, claude)
+	}
+}
+
+// TestMCPSetUpLinesAsDocs: each line gemkit prints to set up `gemkit
+// mcp` (its --help, the words on stderr when started by hand on a
+// terminal) gives Claude Code's and Gemini CLI's lines as docs/mcp.md
+// recommends them, and no `claude mcp add` of the stdio server without a
+// scope.
+func TestMCPSetUpLinesAsDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(gemkittest.RepoRoot(t), "docs", "mcp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help, errb strings.Builder
+	if code := Run(context.Background(), []string{"mcp", "--help"}, Streams{In: strings.NewReader(""), Out: &help, Err: &errb}); code != ExitOK {
+		t.Fatalf("gemkit mcp --help: exit %d\n%s", code, errb.String())
+	}
+	for _, c := range []struct{ where, text string }{
+		{"gemkit mcp --help", help.String()},
+		{"gemkit mcp on a terminal", waitingLine},
+	} {
+		for _, want := range []string{"claude mcp add -s user gemkit -- gemkit mcp", "gemini mcp add -s user --trust gemkit gemkit mcp"} {
+			if !strings.Contains(string(doc), want) {
+				t.Fatalf("docs/mcp.md no longer recommends %q", want)
+			}
+			if !strings.Contains(c.text, want) {
+				t.Errorf("%s lacks %q", c.where, want)
+			}
+		}
+		for _, m := range addLineRE.FindAllString(c.text, -1) {
+			if strings.HasPrefix(m, "claude") && strings.Contains(m, "gemkit mcp") && !strings.Contains(m, "-s user") && !strings.Contains(m, "-t http") {
+				t.Errorf("%s: %q has no scope", c.where, m)
+			}
+		}
 	}
 }

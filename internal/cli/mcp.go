@@ -151,7 +151,7 @@ last agent goes. docs/code-intel.md has it all, with the config file's
 "codeIntel" object (--config) that adds or changes servers.
 
 Started by hand on a terminal, it says on stderr that it waits for a client:
-a client starts it itself (the lines above, or ` + "`claude mcp add gemkit -- gemkit mcp`" + `,
+a client starts it itself (the lines above, or ` + "`claude mcp add -s user gemkit -- gemkit mcp`" + `,
 ` + "`codex mcp add gemkit -- gemkit mcp`" + `).
 
 With --http the bearer token is $` + TokenEnv + `, or the one in --token-file
@@ -273,12 +273,17 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	}
 	if !o.useHTTP {
 		if isTerminal(a.In) {
-			fmt.Fprintln(a.Err, "gemkit mcp: waiting for an MCP client on stdin/stdout; a client starts this itself, so set one up instead (claude mcp add gemkit -- gemkit mcp, gemini mcp add -s user --trust gemkit gemkit mcp, or codex mcp add gemkit -- gemkit mcp; --help for more) and press Ctrl-D here")
+			fmt.Fprintln(a.Err, waitingLine)
 		}
 		return srv.ServeStdio(ctx, a.In, a.Out)
 	}
 	return o.serveHTTP(ctx, a, srv, home)
 }
+
+// waitingLine is what gemkit mcp says on stderr when started by hand on a
+// terminal: the set-up lines of docs/mcp.md, Claude Code's with -s user
+// (without it, gemkit is added for the current project only).
+const waitingLine = "gemkit mcp: waiting for an MCP client on stdin/stdout; a client starts this itself, so set one up instead (claude mcp add -s user gemkit -- gemkit mcp, gemini mcp add -s user --trust gemkit gemkit mcp, or codex mcp add gemkit -- gemkit mcp; --help for more) and press Ctrl-D here"
 
 // releaseAfter is how long after its start gemkit mcp gives back the
 // pages its start-up touched.

@@ -65,7 +65,7 @@ func TestStdioOnTerminal(t *testing.T) {
 	}
 	got, _ := os.ReadFile(errFile)
 	if lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"); len(lines) != 1 ||
-		!strings.Contains(lines[0], "waiting for an MCP client") || !strings.Contains(lines[0], "claude mcp add gemkit -- gemkit mcp") {
+		!strings.Contains(lines[0], "waiting for an MCP client") || !strings.Contains(lines[0], "claude mcp add -s user gemkit -- gemkit mcp") {
 		t.Errorf("stderr on a terminal:\n%s", got)
 	}
 
