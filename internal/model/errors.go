@@ -55,6 +55,9 @@ type Error struct {
 	// Final marks a quota that waiting a few minutes will not restore (a
 	// daily quota, "limit: 0", a wait over five minutes): not retried.
 	Final bool
+	// noQuota marks a quota of zero ("limit: 0"): Final whatever wait
+	// the answer names, and its hint says so.
+	noQuota bool
 	// Midstream marks a failure after the server began its answer (a
 	// broken stream, an error event, a reply that did not finish).
 	Midstream bool
@@ -144,6 +147,12 @@ func classify(status int, msg, endpoint string, err error, keyVars string) *Erro
 		e.Kind = KindNetwork
 		e.Hint = "Check the base URL and that the server is running"
 	}
+	if noQuota(status, msg) {
+		// Waiting gives back nothing: there is no quota to wait for.
+		e.Final, e.noQuota = true, true
+		e.Hint = "The project or key has no quota at all for this model (limit: 0), so waiting will not help: use another model (--model), or a key of a project that has quota for this one (billing enabled, or the model offered on its tier)"
+		return e
+	}
 	e.RetryDelay, e.Final = quotaInMessage(status, msg)
 	return e
 }
@@ -202,20 +211,27 @@ var retryInRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // after the 0 is checked by hand.
 var limitZeroRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`limit:\s*0`) })
 
-// quotaInMessage reads what a quota message says of waiting: the delay
-// of "Please retry in Ns", and whether the quota is final ("limit: 0" on
-// a 429/499/503, or a delay over five minutes), as Gemini CLI's
-// classifyGoogleError does.
-func quotaInMessage(status int, msg string) (time.Duration, bool) {
-	if status == 429 || status == 499 || status == 503 {
-		low := strings.ToLower(msg)
-		for _, loc := range limitZeroRE().FindAllStringIndex(low, -1) {
-			rest := low[loc[1]:]
-			if rest == "" || !(rest[0] >= '0' && rest[0] <= '9' || len(rest) > 1 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9') {
-				return 0, true
-			}
+// noQuota reports a quota message that says the project has no quota
+// at all ("limit: 0" on a 429/499/503), as Gemini CLI's
+// classifyGoogleError reads it: final, whatever wait it also names.
+func noQuota(status int, msg string) bool {
+	if status != 429 && status != 499 && status != 503 {
+		return false
+	}
+	low := strings.ToLower(msg)
+	for _, loc := range limitZeroRE().FindAllStringIndex(low, -1) {
+		rest := low[loc[1]:]
+		if rest == "" || !(rest[0] >= '0' && rest[0] <= '9' || len(rest) > 1 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9') {
+			return true
 		}
 	}
+	return false
+}
+
+// quotaInMessage reads what a quota message says of waiting: the delay
+// of "Please retry in Ns", and whether the quota is final (a delay over
+// five minutes), as Gemini CLI's classifyGoogleError does.
+func quotaInMessage(status int, msg string) (time.Duration, bool) {
 	if m := retryInRE().FindStringSubmatch(msg); m != nil {
 		if d, ok := parseGoogleDuration(m[1]); ok {
 			return d, d > maxRetryableDelay

@@ -419,7 +419,7 @@ func (g *gemini) apiError(status int, e *gError) *Error {
 		msg = http.StatusText(status)
 	}
 	me := classify(status, msg, g.endpoint, nil, geminiKeys)
-	if status != 429 && status != 499 && status != 503 {
+	if status != 429 && status != 499 && status != 503 || me.noQuota {
 		return me
 	}
 	for _, d := range e.Details {

@@ -405,7 +405,13 @@ func TestErrorWords(t *testing.T) {
 		not    []string
 	}{
 		{"whole message", false, status(429, "application/json", nil, quota),
-			[]string{"limit: 10, model: gemini-2.5-flash", "Please retry in 38.150708s"}, nil},
+			[]string{"limit: 10, model: gemini-2.5-flash", "Please retry in 38.150708s", "Wait and try again"}, nil},
+		// A quota of zero: waiting gives nothing back, whatever wait the
+		// answer names.
+		{"limit: 0", false, status(429, "application/json", nil, strings.Replace(quota, "limit: 10", "limit: 0", 1)),
+			[]string{"limit: 0, model: gemini-2.5-flash", "no quota at all for this model", "waiting will not help", "another model (--model)", "a key of a project that has quota"}, []string{"Wait and try again"}},
+		{"limit: 0 on the OpenAI-compatible endpoint", true, status(429, "application/json", nil, `[{"error":{"code":429,"message":"Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro. Please retry in 12.5s.","status":"RESOURCE_EXHAUSTED"}}]`),
+			[]string{"no quota at all for this model", "another model (--model)"}, []string{"Wait and try again"}},
 		{"html page", true, status(502, "text/html", nil, nginx),
 			[]string{"502 Bad Gateway", "HTML page"}, []string{"<html>", "<head>"}},
 		{"no doubled period", true, status(400, "application/json", nil, `{"error":{"message":"Invalid value for 'content': expected a string.","type":"invalid_request_error"}}`),
@@ -539,6 +545,10 @@ func TestRetries(t *testing.T) {
 		// googleQuotaErrors.ts: "limit: 0" on a 429 is a quota the project
 		// does not have.
 		{"limit: 0 is final", false, []step{status(429, "application/json", nil, `{"error":{"code":429,"message":"Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro","status":"RESOURCE_EXHAUSTED"}}`), sse(geminiOK)},
+			false, 1, nil},
+		// The same with the RetryInfo Gemini sends beside it: the wait it
+		// names does not make a quota of zero worth waiting for.
+		{"limit: 0 with RetryInfo is final", false, []step{status(429, "application/json", nil, rpc(perMinute, "38s", `\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro`)), sse(geminiOK)},
 			false, 1, nil},
 		// Gemini's OpenAI-compatible endpoint says the wait in words only.
 		{"Please retry in", true, []step{status(429, "application/json", nil, `[{"error":{"code":429,"message":"You exceeded your current quota. Please retry in 12.5s.","status":"RESOURCE_EXHAUSTED"}}]`), sse(openaiOK)},
