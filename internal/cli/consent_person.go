@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -79,6 +80,16 @@ func (a *app) personConfirms(ctx context.Context, ext, again string) (bool, erro
 		return false, err
 	}
 	return strings.TrimSpace(answer) == ext, nil
+}
+
+// readBeforeAgreeing says extension.ReadBeforeAgreeing on w after a
+// consent text, when personConfirms is about to ask (in an agent's
+// shell); on a terminal of the person's own running the command is
+// agreeing, and nothing is asked.
+func (a *app) readBeforeAgreeing(w io.Writer) {
+	if a.agentShell() != "" {
+		fmt.Fprintln(w, extension.ReadBeforeAgreeing)
+	}
 }
 
 // approvalWords say what this question is not: a command in the agent's

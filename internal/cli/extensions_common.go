@@ -133,6 +133,11 @@ func consentFunc(a *app, given bool) extension.ConsentFunc {
 		for _, l := range p.Lines {
 			fmt.Fprintln(a.Err, extension.Printable(l))
 		}
+		// Said only where a question follows: on the terminal, or in an
+		// agent's shell, where the person types the name.
+		if a.agentShell() != "" || !given && isTerminal(a.In) {
+			fmt.Fprintln(a.Err, extension.ReadBeforeAgreeing)
+		}
 		if given || a.agentShell() != "" {
 			name := p.Extension.Manifest.Name
 			again := "this `gemkit extensions " + strings.ToLower(p.Action) + "` command"

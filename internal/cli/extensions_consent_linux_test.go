@@ -54,7 +54,7 @@ func TestConsentPromptOnTerminal(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := Run(context.Background(), []string{"extensions", "--home", e.home, "--workspace", e.ws, "install", "testdata/extensions/code-analyzer"},
 			Streams{In: slave, Out: &out, Err: &errb})
-		if !strings.Contains(errb.String(), "Do you want to continue? [y/N]") || !strings.Contains(errb.String(), "read files in your workspace") {
+		if !strings.Contains(errb.String(), "Read its source before you agree.\n\nDo you want to continue? [y/N]") || !strings.Contains(errb.String(), "read files in your workspace") {
 			t.Errorf("answer %q: no prompt with the permissions:\n%s", tc.answer, errb.String())
 		}
 		_, statErr := os.Stat(filepath.Join(e.home, ".gemini", "extensions", "code-analyzer"))

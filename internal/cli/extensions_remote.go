@@ -45,6 +45,7 @@ func widenRemote(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		fmt.Fprintln(a.Out, l)
 	}
 	if !state.Granted || widens(old.Widening, w) {
+		a.readBeforeAgreeing(a.Out)
 		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}

@@ -34,3 +34,41 @@ func TestWidenRemoteWords(t *testing.T) {
 		}
 	}
 }
+
+// TestConsentWordsFitTheQuestion: "Read its source before you agree"
+// comes only where a question follows it. After link --consent nothing
+// is asked: neither link itself nor a later sandbox (the switch narrows
+// what the servers may do, the consent stands) or --allow-host on a
+// remote-only extension (run on a terminal of the person's own, the
+// command is the agreement) says it; each still shows the consent text
+// and says that consent is recorded.
+func TestConsentWordsFitTheQuestion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	far := filepath.Join(t.TempDir(), "far-ext")
+	os.MkdirAll(far, 0o755)
+	if err := os.WriteFile(filepath.Join(far, "gemini-extension.json"), []byte(`{"name": "far-ext", "version": "1.0.0",
+ "mcpServers": {"notes": {"httpUrl": "http://127.0.0.1:3901/mcp"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := srvExt(t)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string // in stdout and stderr
+	}{
+		{[]string{"link", src, "--consent"}, "Consent given with --consent."},
+		{[]string{"link", far, "--consent"}, "Consent given with --consent."},
+		{[]string{"sandbox", "srv-ext"}, "Consent recorded to srv-ext as it is now."},
+		{[]string{"sandbox", "far-ext", "--allow-host", "127.0.0.1:3901"}, "Consent recorded to far-ext as it is now."},
+	} {
+		out, errOut, code := e.run(c.args...)
+		all := out + errOut
+		if code != ExitOK || !strings.Contains(all, "nobody has vetted this one") || !strings.Contains(all, c.want) {
+			t.Errorf("%q: exit %d, no consent text or no %q:\n%s", c.args, code, c.want, all)
+		}
+		if strings.Contains(all, "before you agree") {
+			t.Errorf("%q asks nothing, yet says to read the source before agreeing:\n%s", c.args, all)
+		}
+	}
+}

@@ -313,6 +313,7 @@ func (r *switchOnRun) agree(ctx context.Context) error {
 	// it is now, or when they get more than they had, other packages
 	// among it, or when links are repaired.
 	if !r.state.Granted || widens(old.Widening, r.w) || hooksWiden(old.HookWidening, r.hw) || r.plan.changed || r.scripts && !old.InstallScripts || len(r.links) > 0 {
+		a.readBeforeAgreeing(a.Out)
 		if ok, err := a.personConfirms(ctx, name, "`"+r.command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}

@@ -195,11 +195,18 @@ func ToolSignature(t Tool) string {
 	return t.Name + "(" + strings.Join(parts, ", ") + ")"
 }
 
+// ReadBeforeAgreeing is said after the consent text by a command that
+// then asks the person to agree, before its question; a command that
+// asks nothing (consent given already, or with --consent) does not say
+// it.
+const ReadBeforeAgreeing = "Read its source before you agree."
+
 // ConsentText is what a person reads before agreeing to install (or link)
 // an extension: what it will be able to do, the tools and MCP servers it
 // brings, the context it adds, and the warning that nobody vetted it. Each
 // line is fit to print (see Printable), so a manifest cannot hide part of
-// it behind terminal escape sequences.
+// it behind terminal escape sequences. It asks nothing (see
+// ReadBeforeAgreeing).
 func ConsentText(e *Extension, action string) []string {
 	return ConsentTextWith(e, action, ServerChoice{})
 }
@@ -265,8 +272,7 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 		lines = append(lines, "", "Built-in tools it turns off: "+strings.Join(m.ExcludeTools, ", "))
 	}
 	lines = append(lines, "",
-		"Extensions may come from third parties and nobody has vetted this one.",
-		"Read its source before you agree.")
+		"Extensions may come from third parties and nobody has vetted this one.")
 	for i, l := range lines {
 		lines[i] = Printable(l)
 	}
