@@ -107,6 +107,12 @@ type LSPClient struct {
 	// load (gemkit's own servers report gopls's, when a module the
 	// workspace needs is missing).
 	LoadError string `json:"loadError,omitempty"`
+	// Starting, optional, says that the server is not running yet: the
+	// next request about the file starts it, which takes seconds for some
+	// (gopls loads the workspace's packages). gemkit's own servers say
+	// it, so that an agent can tell the person why a check waits; an
+	// editor's, already running, need not.
+	Starting bool `json:"starting,omitempty"`
 }
 
 // LSPClientsResult is the answer to lsp/clients.

@@ -143,8 +143,13 @@ type Agent struct {
 	// (code_definition, …) and adds to an accepted edit's result the
 	// problems the language servers report new after it.
 	CodeIntel *codeintel.Tools
-	Protocol  Protocol
-	Limits    Limits
+	// OnCodeStart, when set, is told when an accepted edit's check starts
+	// the file's language server, which the edit's result then waits for
+	// (seconds, for gopls); the func it returns is called when the check
+	// is over. The command shows it to the person; the model is not told.
+	OnCodeStart codeintel.Starting
+	Protocol    Protocol
+	Limits      Limits
 	// SummaryBudget is the summary's size (0: disclosure.DefaultBudget).
 	SummaryBudget int
 	// OnText receives the model's text as it streams; may be nil.

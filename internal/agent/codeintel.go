@@ -38,5 +38,5 @@ func (a *Agent) afterEdit(ctx context.Context, abs string, p Proposal) string {
 	if !p.IsNew {
 		old = &p.Old
 	}
-	return a.CodeIntel.AfterEdit(ctx, abs, old)
+	return a.CodeIntel.AfterEdit(ctx, abs, old, a.OnCodeStart)
 }

@@ -49,6 +49,39 @@ func TestCodeIntelRun(t *testing.T) {
 	if !strings.Contains(string(b), "func Greet(name, lang string) string {") {
 		t.Errorf("the edit was not written")
 	}
+	// code_definition started gopls: the edit's check waited for no start.
+	if strings.Contains(stderr, "(starting it)") {
+		t.Errorf("gopls was running, yet stderr says it starts:\n%s", stderr)
+	}
+}
+
+// TestCodeIntelStartShown: an edit accepted before any code tool ran
+// waits for gopls's first start, and stderr says so in one line (not a
+// terminal) between the edit's line and the tool's, while the model
+// hears nothing of it.
+func TestCodeIntelStartShown(t *testing.T) {
+	codeinteltest.Gopls(t)
+	f := newFixture(t)
+	codeinteltest.Copy(t, "go", f.ws)
+	t.Cleanup(func() { codeinteltest.WaitGone(t, f.ws, "gopls") })
+	srv := startGemini(t,
+		fakemodel.Call("propose_edit", map[string]any{"path": "greet/greet.go",
+			"search": "func Greet(name string) string {", "replace": "func Greet(name, lang string) string {"}),
+		fakemodel.Text("Done."),
+	)
+	f.gemini(srv)
+	_, code, stderr := f.runText(t, "--yes", "Give Greet a language.")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	const line = "  ✎ checking greet/greet.go with gopls (starting it)…\n"
+	edit, tool := strings.Index(stderr, "  ✎ greet/greet.go: accepted"), strings.Index(stderr, "  ⚙ propose_edit → ok")
+	if at := strings.Index(stderr, line); strings.Count(stderr, line) != 1 || edit < 0 || !(edit < at && at < tool) {
+		t.Errorf("stderr lacks the one line between the edit's and the tool's:\n%s", stderr)
+	}
+	if r := responses(geminiTurn(t, srv, 1)); strings.Contains(r, "starting it") || !strings.Contains(r, "not enough arguments in call to greet.Greet") {
+		t.Errorf("the edit's result: %s", r)
+	}
 }
 
 // responses is the JSON of a request's function responses.

@@ -100,6 +100,7 @@ func setupSession(ctx context.Context, f *agentFlags, ap *app, lines *term.Lines
 	}
 	sess.agent = b.agent(f, ap, agent.LocalHost{Reviewer: sess.reviewer(f, ap, lines)}, ask)
 	sess.agent.AllowFlag = func(rel string) string { return "--allow-protected " + rel }
+	sess.agent.OnCodeStart = codeStartLine(ap.Err, isTerminal(ap.Err))
 	if sess.ide != nil {
 		sess.agent.IDE = sess.ide
 	}

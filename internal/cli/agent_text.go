@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/model"
 )
@@ -121,6 +122,25 @@ func printEvent(w io.Writer, t *turnText, e agent.Event) {
 		fmt.Fprintf(w, "  ✎ %s: %s\n", extension.Printable(e.Name), extension.Printable(e.Text))
 	case agent.EventNotice:
 		fmt.Fprintf(w, "gemkit: %s\n", extension.PrintableText(e.Text))
+	}
+}
+
+// codeStartLine tells the person, on w, that an accepted edit's check
+// waits for the first start of the file's language server (6 to 10 s
+// for gopls on a loaded machine), which would otherwise be silence after
+// the edit's line. On a terminal it is a status line, cleared when the
+// check is over, the tool's line then taking its place, as an install's
+// progress is (internal/pkgrun); elsewhere it is one line, as the other
+// lines on standard error are.
+func codeStartLine(w io.Writer, terminal bool) codeintel.Starting {
+	return func(rel, server string) func() {
+		line := fmt.Sprintf("  ✎ checking %s with %s (starting it)…", extension.Printable(rel), extension.Printable(server))
+		if !terminal {
+			fmt.Fprintln(w, line)
+			return nil
+		}
+		fmt.Fprint(w, "\r\x1b[K"+line)
+		return func() { fmt.Fprint(w, "\r\x1b[K") }
 	}
 }
 

@@ -142,7 +142,7 @@ func (a *app) afterEditHook(ctx context.Context, in geminiHookInput, configPath 
 		a.log.Debug("code intelligence hook", "err", err)
 		return ""
 	}
-	return tools.AfterEdit(ctx, path, old)
+	return tools.AfterEdit(ctx, path, old, nil)
 }
 
 // codeIntelHeld is codeIntel for a short-lived process working for the

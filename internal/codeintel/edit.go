@@ -15,6 +15,13 @@ const DefaultAfterEditTimeout = 20 * time.Second
 // maxNewDiagnostics bounds the problems AfterEdit lists.
 const maxNewDiagnostics = 20
 
+// Starting is told when AfterEdit's check starts the language server
+// of the file it checks (not running yet: its first start takes seconds
+// for gopls), before it waits: the file, workspace-relative, and the
+// server's name. The func it returns (nil: none) is called when the
+// check is over.
+type Starting func(rel, server string) (done func())
+
 // AfterEdit returns, worded for a model, the errors and warnings that
 // are new after the file at path (absolute, in the workspace) changed
 // from old (nil for a file that did not exist) to its text on disk: in
@@ -23,17 +30,25 @@ const maxNewDiagnostics = 20
 // an edit's result says nothing then. The Source first sees old, then
 // the disk, so that what was already wrong before is left out. It waits
 // until ctx's deadline, or DefaultAfterEditTimeout when ctx has none.
-func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string {
+// starting (nil: nobody) is told when the check starts the server.
+func (t *Tools) AfterEdit(ctx context.Context, path string, old *string, starting Starting) string {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultAfterEditTimeout)
 		defer cancel()
 	}
-	if _, ok := t.w.rel(path); !ok {
+	rel, ok := t.w.rel(path)
+	if !ok {
 		return ""
 	}
-	if _, err := t.status(ctx, path); err != nil {
+	st, err := t.status(ctx, path)
+	if err != nil {
 		return ""
+	}
+	if st.Starting && starting != nil {
+		if done := starting(rel, serverOf(st)); done != nil {
+			defer done()
+		}
 	}
 	// A new file is first an empty one: its server then knows it (gopls
 	// would otherwise take a file it finds on disk unannounced for one
@@ -66,7 +81,6 @@ func (t *Tools) AfterEdit(ctx context.Context, path string, old *string) string 
 	for _, f := range fresh {
 		n += len(f.Diagnostics)
 	}
-	rel, _ := t.w.rel(path)
 	who := "The language server"
 	if st, err := t.status(ctx, path); err == nil && st.Server != "" {
 		who = st.Server

@@ -171,6 +171,9 @@ type Status struct {
 	// workspace, with what to do: its answers lack what it could not
 	// load, and a name it does not find may be declared all the same.
 	LoadError string `json:"loadError,omitempty"`
+	// Starting says that the server is not running yet: the next
+	// question about the file starts it (seconds, for gopls).
+	Starting bool `json:"starting,omitempty"`
 }
 
 // Source answers the questions of the tools. Paths are absolute; the

@@ -158,7 +158,9 @@ func (t *Tools) status(ctx context.Context, path string) (Status, error) {
 		return c.st, c.err
 	}
 	st, err := t.src.Status(ctx, path)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || st.Starting {
+		// A server starting is running after the next question: that is
+		// not kept.
 		return st, err
 	}
 	t.statusMu.Lock()

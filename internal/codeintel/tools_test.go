@@ -368,7 +368,7 @@ func TestAfterEdit(t *testing.T) {
 		},
 	}
 	tools := newTestTools(t, ws, src, Options{})
-	got := tools.AfterEdit(context.Background(), g, &old)
+	got := tools.AfterEdit(context.Background(), g, &old, nil)
 	want := `gopls reports 1 new problem after this edit of greet/greet.go:
 main.go:15:20: error: not enough arguments in call to greet.Greet (compiler WrongArgCount)
     fmt.Println(greet.Greet("world"), s.Total())`
@@ -376,11 +376,11 @@ main.go:15:20: error: not enough arguments in call to greet.Greet (compiler Wron
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
 	src.after = src.before
-	if got := tools.AfterEdit(context.Background(), g, &old); got != "" {
+	if got := tools.AfterEdit(context.Background(), g, &old, nil); got != "" {
 		t.Errorf("nothing new: %q", got)
 	}
 	src.errs = map[string]error{"Status": &NoServerError{Reason: "none"}}
-	if got := tools.AfterEdit(context.Background(), g, &old); got != "" {
+	if got := tools.AfterEdit(context.Background(), g, &old, nil); got != "" {
 		t.Errorf("no server: %q", got)
 	}
 }

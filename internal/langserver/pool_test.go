@@ -213,7 +213,7 @@ func TestPoolAfterEdit(t *testing.T) {
 	ask(t, tl, codeintel.ToolDiagnostics, `{"file":"main.go"}`, "s.Totl undefined")
 	edited := strings.Replace(old, "func Greet(name string) string {", "func Greet(name, lang string) string {", 1)
 	os.WriteFile(g, []byte(edited), 0o644)
-	got := tl.AfterEdit(context.Background(), g, &old)
+	got := tl.AfterEdit(context.Background(), g, &old, nil)
 	t.Logf("after the edit:\n%s", got)
 	for _, w := range []string{"gopls reports 1 new problem after this edit of greet/greet.go:", "main.go:15:33: error: not enough arguments in call to greet.Greet have (string) want (string, string) (compiler WrongArgCount)"} {
 		if !strings.Contains(got, w) {
@@ -226,9 +226,47 @@ func TestPoolAfterEdit(t *testing.T) {
 	// A new file with an error.
 	nf := filepath.Join(ws, "greet", "new.go")
 	os.WriteFile(nf, []byte("package greet\n\nfunc broken() int { return \"x\" }\n"), 0o644)
-	got = tl.AfterEdit(context.Background(), nf, nil)
+	got = tl.AfterEdit(context.Background(), nf, nil, nil)
 	if !strings.Contains(got, "gopls reports 1 new problem after this edit of greet/new.go:\ngreet/new.go:3:28: error: cannot use \"x\"") {
 		t.Fatalf("new file:\n%s", got)
+	}
+}
+
+// TestPoolAfterEditStarting: gemkit's own server says it is starting
+// until a question starts it (lsp/clients' starting), so the first
+// check after an edit tells its Starting, with gopls's name, and calls
+// what it returned when done; the next check, gopls running, tells
+// nothing.
+func TestPoolAfterEditStarting(t *testing.T) {
+	codeinteltest.Gopls(t)
+	tl, p, ws := tools(t, "go", os.Getenv("PATH"))
+	g := filepath.Join(ws, "greet", "greet.go")
+	b, _ := os.ReadFile(g)
+	old := string(b)
+	if got := p.clients(g); len(got.Clients) != 1 || !got.Clients[0].Starting {
+		t.Fatalf("lsp/clients before the first question: %+v", got)
+	}
+	var told []string
+	starting := func(rel, server string) func() {
+		told = append(told, "start "+rel+" "+server)
+		return func() { told = append(told, "done") }
+	}
+	edited := strings.Replace(old, "func Greet(name string) string {", "func Greet(name, lang string) string {", 1)
+	os.WriteFile(g, []byte(edited), 0o644)
+	if got := tl.AfterEdit(context.Background(), g, &old, starting); !strings.Contains(got, "not enough arguments in call to greet.Greet") {
+		t.Errorf("the check: %q", got)
+	}
+	if strings.Join(told, ", ") != "start greet/greet.go gopls, done" {
+		t.Errorf("told %q", told)
+	}
+	if got := p.clients(g); len(got.Clients) != 1 || got.Clients[0].Starting {
+		t.Errorf("lsp/clients with gopls running: %+v", got)
+	}
+	told = nil
+	os.WriteFile(g, []byte(old), 0o644)
+	tl.AfterEdit(context.Background(), g, &edited, starting)
+	if len(told) != 0 {
+		t.Errorf("gopls running, yet told %q", told)
 	}
 }
 

@@ -165,6 +165,10 @@ func (r *running) info() ide.LSPClient {
 	if r.client != nil {
 		cl.Indexing = r.client.Indexing()
 		cl.LoadError = r.p.loadError(r.client)
+	} else {
+		// Not running: the next question starts it, unless it failed
+		// for good (the question then says why).
+		cl.Starting = r.failed == nil
 	}
 	return cl
 }

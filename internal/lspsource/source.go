@@ -256,6 +256,7 @@ func (s *Source) Status(ctx context.Context, path string) (codeintel.Status, err
 			if st.LoadError == "" {
 				st.LoadError = c.LoadError
 			}
+			st.Starting = st.Starting || c.Starting
 		}
 		st.Server = cl.serverName(strings.Join(names, " and "))
 		return st, nil
