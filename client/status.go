@@ -392,6 +392,12 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
 	var dnsErr *net.DNSError
 	switch {
+	case errors.As(err, &dnsErr) && cfg.Stdio != nil && !c.Alive && !listensLocally(dctx, cfg.Port):
+		// gemkit's stdio command (ide bridge) relays to the port on
+		// 127.0.0.1: a dead editor's file whose port is closed there too
+		// is stale, whatever the CLI dials first.
+		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d of this machine, so the file's stdio command has nothing to reach", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
+		return
 	case errors.As(err, &dnsErr) && cfg.Stdio != nil:
 		add(name, "ok", fmt.Sprintf("%s cannot be resolved, so the CLI cannot dial port %d; it then starts the file's stdio command", host, cfg.Port), "")
 		return
@@ -444,6 +450,17 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 // host.docker.internal and the discovery file names no stdio command to
 // fall back on.
 const containerFix = "if the companion runs in this same container, set REMOTE_CONTAINERS=true in the CLI's shell (`export REMOTE_CONTAINERS=true`; the terminals of gemkit's editor plugins have it already) so that the CLI dials 127.0.0.1, or use a companion whose discovery file names a stdio command (gemkit ide serve's names `gemkit ide bridge`, which needs no step)"
+
+// listensLocally reports whether something accepts connections on port
+// of 127.0.0.1, where gemkit's stdio bridge relays.
+func listensLocally(ctx context.Context, port int) bool {
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
 
 // doctorOtherFiles names the files that look like discovery files but
 // that the CLI never reads from here.

@@ -1,0 +1,81 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemkit/gemkit/ide/discovery"
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// TestDoctorStaleFileInContainer: inside a container the CLI dials a host
+// that does not resolve and then starts the file's stdio command, which
+// (gemkit ide bridge) relays to the companion's port on this machine. A
+// file whose editor was killed with its companion (SIGKILL to both, as in
+// a tour with Neovim) is stale there too: doctor must say so and give the
+// rm, not call the file fine and leave the person with the CLI's own
+// words ("… To install the extension, run /ide install."). A file whose
+// port still answers is not stale, whatever its pid.
+func TestDoctorStaleFileInContainer(t *testing.T) {
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	open := ln.Addr().(*net.TCPAddr).Port
+	closed := gemkittest.ClosedPort(t)
+	for _, tc := range []struct {
+		name      string
+		pid, port int
+		stale     bool
+	}{
+		{"editor and companion killed", exited.Process.Pid, closed, true},
+		{"editor gone, port answers", exited.Process.Pid, open, false},
+		{"editor runs, port answers", os.Getpid(), open, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+			for _, d := range []string{dir, ws} {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			file := filepath.Join(dir, discovery.FileName(tc.pid, tc.port))
+			b, _ := json.Marshal(map[string]any{"port": tc.port, "workspacePath": ws, "authToken": "x",
+				"ideInfo": map[string]string{"name": "neovim", "displayName": "Neovim"},
+				"stdio":   map[string]any{"command": "true", "args": []string{"ide", "bridge", file}}})
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			d, err := Doctor(context.Background(), Options{Dir: dir, Cwd: ws, IDEPID: os.Getpid(),
+				Host: "gemkit-doctor-test.invalid", Getenv: func(string) string { return "" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var said *Finding
+			for i, f := range d.Findings {
+				if f.Subject == filepath.Base(file) {
+					said = &d.Findings[i]
+				}
+			}
+			if said == nil {
+				t.Fatalf("doctor says nothing of %s: %+v", filepath.Base(file), d.Findings)
+			}
+			stale := said.Severity == SeverityError && strings.Contains(said.Message, "stale") && said.Fix == "delete it: rm "+file
+			if stale != tc.stale {
+				t.Errorf("doctor on %s: %s %q (fix %q); want stale %v", filepath.Base(file), said.Severity, said.Message, said.Fix, tc.stale)
+			}
+		})
+	}
+}
