@@ -307,6 +307,7 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			add(p.Choice.Chosen.Name, "warning", "the file has no ideInfo; the CLI connects only because TERM_PROGRAM (or a similar variable) names a supported editor", "make the companion write ideInfo {name, displayName}")
 		}
 	}
+	doctorGeminiSettings(p, o, add)
 	d.connection("the CLI", "a Gemini CLI started here says", add)
 	return d, nil
 }

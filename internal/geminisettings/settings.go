@@ -80,6 +80,9 @@ type Settings struct {
 	// shell tool's commands (a model's, a custom command's !{...}) in
 	// its own sandbox.
 	ToolSandboxing bool
+	// IDEEnabled is ide.enabled: IDE mode, which Gemini CLI takes from
+	// its settings alone (packages/cli/src/config/config.ts in 0.61.0).
+	IDEEnabled bool
 }
 
 // Hook is one command hook of the settings file, with its definition's
@@ -145,6 +148,14 @@ func parse(path string, data []byte) (Settings, error) {
 		if json.Unmarshal(raw, &sec) == nil {
 			// Gemini CLI's settings schema takes "true" for true too.
 			out.ToolSandboxing = sec.ToolSandboxing == true || sec.ToolSandboxing == "true"
+		}
+	}
+	if raw, ok := top["ide"]; ok {
+		var ideSettings struct {
+			Enabled any `json:"enabled"`
+		}
+		if json.Unmarshal(raw, &ideSettings) == nil {
+			out.IDEEnabled = ideSettings.Enabled == true || ideSettings.Enabled == "true"
 		}
 	}
 	if raw, ok := top["hooksConfig"]; ok {

@@ -1,0 +1,56 @@
+package client
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDoctorGeminiIDEModeOff: a companion that works is never dialled by
+// a gemini whose settings leave IDE mode off, so doctor warns of it (as
+// `:checkhealth gemkit` and `gemkit ide serve` do) instead of only saying
+// that the CLI would connect. Gemini CLI's settings allow comments.
+func TestDoctorGeminiIDEModeOff(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings string // "" for no file
+		warn           bool
+	}{
+		{"no settings file", "", true},
+		{"nudge seen only", `{"ide": {"hasSeenNudge": true}}`, true},
+		{"off", `{"ide": {"enabled": false}}`, true},
+		{"on", `{"ide": {"enabled": true}}`, false},
+		{"on, with a comment", "{\n  // IDE mode\n  \"ide\": {\"enabled\": true}\n}", false},
+		{"unreadable", `{"ide": `, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+			settings := filepath.Join(home, ".gemini", "settings.json")
+			for _, d := range []string{filepath.Dir(settings), ws} {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.settings != "" {
+				if err := os.WriteFile(settings, []byte(tc.settings), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOME": home}
+			d, err := Doctor(context.Background(), Options{Dir: filepath.Join(root, "none"), Cwd: ws, IDEPID: os.Getpid(),
+				Host: "127.0.0.1", Getenv: func(k string) string { return env[k] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := false
+			for _, f := range d.Findings {
+				warned = warned || (f.Subject == settings && f.Severity == SeverityWarning && strings.Contains(f.Fix, "/ide enable"))
+			}
+			if warned != tc.warn {
+				t.Errorf("warned %v, want %v: %+v", warned, tc.warn, d.Findings)
+			}
+		})
+	}
+}
