@@ -35,7 +35,9 @@ used.`,
 				return nil
 			}
 			a.log.Debug("bridge ended", "err", err)
-			return withExitCode(ExitError, nil)
+			// 1, as the help says: the reason went to the CLI, as a
+			// JSON-RPC error.
+			return withExitCode(ExitNo, nil)
 		},
 	}
 }
