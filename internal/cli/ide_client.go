@@ -94,11 +94,14 @@ func ideReport[R any](w io.Writer, asJSON bool, r R, printText func(io.Writer, R
 	return nil
 }
 
+// ideAbbrev cuts s to n characters (runes), the last one "…", between
+// characters so that what it prints stays UTF-8.
 func ideAbbrev(s string, n int) string {
-	if len(s) <= n {
+	r := []rune(s)
+	if len(r) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	return string(r[:n-1]) + "…"
 }
 
 // ideConnect connects as the real CLI would (client.Connect;
