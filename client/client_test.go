@@ -450,6 +450,10 @@ func TestTwoClients(t *testing.T) {
 	}
 }
 
+// TestServerGoesAway: a companion that stops rejects the diff that waits
+// (a CLI left waiting keeps its question on screen), then the client
+// sees the connection lost. A companion killed outright cannot answer:
+// its pending diff fails with ErrDisconnected (companions_test.go).
 func TestServerGoesAway(t *testing.T) {
 	e := startCompanion(t)
 	c := e.connect()
@@ -461,8 +465,12 @@ func TestServerGoesAway(t *testing.T) {
 	states := make(chan State, 4)
 	c.OnStateChange(func(s State) { states <- s })
 	path := e.file("gone.txt", "x")
-	errs := make(chan error, 1)
-	go func() { _, err := c.OpenDiff(context.Background(), path, "y"); errs <- err }()
+	type result struct {
+		out DiffOutcome
+		err error
+	}
+	res := make(chan result, 1)
+	go func() { o, err := c.OpenDiff(context.Background(), path, "y"); res <- result{o, err} }()
 	waitFor(t, e.ed.opened, "diff shown")
 
 	e.stop()
@@ -472,8 +480,8 @@ func TestServerGoesAway(t *testing.T) {
 	if s.Status != Disconnected || !strings.Contains(s.Details, "lost") {
 		t.Errorf("state %+v", s)
 	}
-	if err := waitFor(t, errs, "pending diff fails"); !errors.Is(err, ErrDisconnected) {
-		t.Errorf("err = %v", err)
+	if r := waitFor(t, res, "the pending diff's answer"); r.err != nil || r.out.Accepted {
+		t.Errorf("pending diff: %+v, %v; want it rejected", r.out, r.err)
 	}
 	if c.Context() != nil || c.DiffingEnabled() {
 		t.Error("context or diffing kept after the server went away")

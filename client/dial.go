@@ -123,23 +123,45 @@ type streamBody struct {
 	ctx  context.Context
 	w    *watchTransport
 	once sync.Once
+	end  error // the stream's end, held back while its last bytes are read
 }
 
 func (b *streamBody) Read(p []byte) (int, error) {
+	if b.end != nil {
+		b.ended()
+		return 0, b.end
+	}
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && b.ctx.Err() == nil {
-		b.once.Do(func() {
-			conn, derr := net.DialTimeout("tcp", b.w.addr, time.Second)
-			if derr != nil {
-				if b.w.onLost != nil {
-					b.w.onLost(fmt.Errorf("the companion closed its stream and no longer listens: %w", derr))
-				}
-				return
-			}
-			conn.Close()
-		})
+	if err != nil && n > 0 {
+		// The last bytes go up first: the event they end (the outcome
+		// of a diff a stopping companion rejected) must be handled
+		// before the loss is reported, which fails what still waits.
+		b.end = err
+		return n, nil
+	}
+	if err != nil {
+		b.end = err
+		b.ended()
 	}
 	return n, err
+}
+
+// ended, once the stream has ended, reports the companion lost when
+// nothing listens on its port any more.
+func (b *streamBody) ended() {
+	if b.ctx.Err() != nil {
+		return
+	}
+	b.once.Do(func() {
+		conn, derr := net.DialTimeout("tcp", b.w.addr, time.Second)
+		if derr != nil {
+			if b.w.onLost != nil {
+				b.w.onLost(fmt.Errorf("the companion closed its stream and no longer listens: %w", derr))
+			}
+			return
+		}
+		conn.Close()
+	})
 }
 
 func dialHTTP(ctx context.Context, ep Endpoint, o Options) (*Client, error) {

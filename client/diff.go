@@ -140,6 +140,14 @@ func (d *PendingDiff) Wait(ctx context.Context) (DiffOutcome, error) {
 		d.giveUp()
 		return DiffOutcome{}, diffTimeoutError{c.diffTimeout}
 	case <-c.done:
+		select {
+		case o := <-d.ch:
+			// Answered just before the connection ended (a companion
+			// that stops rejects what waits): select picks either.
+			d.release()
+			return o, nil
+		default:
+		}
 		d.Abandon()
 		return DiffOutcome{}, c.doneError()
 	}

@@ -3,6 +3,7 @@ package companion
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/gemkit/gemkit/ide"
@@ -48,6 +49,21 @@ func (d *diffRegistry) add(path, session string, answer chan diffOutcome) (e, re
 	}
 	d.open[path] = e
 	return e, old
+}
+
+// geminiWaiting returns, sorted, the paths of the diffs that a Gemini-side
+// client opened and that still wait for the person's answer.
+func (d *diffRegistry) geminiWaiting() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var ps []string
+	for p, e := range d.open {
+		if e.answer == nil && !e.closing {
+			ps = append(ps, p)
+		}
+	}
+	slices.Sort(ps)
+	return ps
 }
 
 // drop removes e if it is still the diff of path.

@@ -454,44 +454,6 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err
 }
 
-// shutdownGrace bounds how long a stop waits for the clients' streams to
-// take what was sent them and for requests in flight to end.
-const shutdownGrace = 2 * time.Second
-
-// shutdown removes the discovery file first, so that no new client finds
-// a server that is going away, then ends every stream and the listener.
-func (s *Server) shutdown() {
-	s.wsMu.Lock()
-	s.stopped = true
-	if s.written {
-		if err := discovery.Remove(s.discoveryPath); err != nil {
-			s.log.Warn("removing discovery file", "err", err)
-		}
-	}
-	if s.qwenWritten {
-		if err := discovery.Remove(s.qwenLockPath); err != nil {
-			s.log.Warn("removing Qwen Code lock file", "err", err)
-		}
-	}
-	s.wsMu.Unlock()
-	s.state.stop()
-	// What the clients were sent just before (the outcomes of the diffs
-	// rejected on Ctrl-C) is written before their streams end; a client
-	// that reads nothing holds the stop up for shutdownGrace at most.
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() { s.sess.closeAll(ctx) })
-	wg.Go(func() { s.closeStreams(ctx) })
-	if s.claude != nil {
-		wg.Go(func() { s.claude.shutdown(ctx) })
-	}
-	wg.Wait()
-	if err := s.http.Shutdown(ctx); err != nil {
-		s.http.Close()
-	}
-}
-
 // writeDiscovery writes the discovery file (and Qwen Code's lock file)
 // from the current workspace, unless the server has stopped: a workspace
 // update racing with the stop must not leave a file that names a closed
