@@ -54,7 +54,7 @@ function M.check()
   end
   local env = st.ready.env or {}
   if vim.env.GEMINI_CLI_IDE_SERVER_PORT == env.GEMINI_CLI_IDE_SERVER_PORT then
-    ok(':terminal gets the variables that lead gemini here (GEMINI_CLI_IDE_*)')
+    ok(':terminal gets the variables that lead gemini here (the GEMINI_CLI_IDE_ ones)')
   else
     warn('$GEMINI_CLI_IDE_SERVER_PORT does not name this companion', { 'terminals opened now would lead gemini elsewhere' })
   end
