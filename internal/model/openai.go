@@ -504,7 +504,13 @@ func codeOf(raw json.RawMessage) int {
 func (o *openaiModel) httpError(resp *http.Response, b []byte) error {
 	var c oaChunk
 	msg, code := "", 0
-	if json.Unmarshal(b, &c) == nil {
+	// Google's OpenAI-compatible endpoint wraps its error in a list of
+	// one, as its native API does: [{"error": {"code": 400, ...}}].
+	var list []oaChunk
+	if json.Unmarshal(b, &list) == nil && len(list) > 0 {
+		c = list[0]
+		msg, code, _ = oaErrorOf(c)
+	} else if json.Unmarshal(b, &c) == nil {
 		var ok bool
 		msg, code, ok = oaErrorOf(c)
 		if !ok {

@@ -424,6 +424,11 @@ func TestErrorWords(t *testing.T) {
 			[]string{`answered "text/html"`, "not a stream of Gemini API events", "base URL"}, []string{"another model"}},
 		{"gemini JSON 200", false, status(200, "application/json", nil, `{"candidates":[{"content":{"role":"model","parts":[{"text":"whole"}]},"finishReason":"STOP"}]}`),
 			[]string{`answered "application/json"`, "base URL"}, []string{"another model"}},
+		// Google's OpenAI-compatible endpoint (generativelanguage's
+		// /v1beta/openai) wraps an error in a list of one, as its clients'
+		// tests quote it: the message is shown, not the list's JSON.
+		{"openai list-wrapped", true, status(400, "application/json", nil, `[{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}]`),
+			[]string{"API key not valid. Please pass a valid API key."}, []string{`[{`, `"status"`}},
 		{"openai html 200", true, status(200, "text/html", nil, "<html><head><title>Welcome to nginx!</title></head></html>"),
 			[]string{`answered "text/html"`, "base URL"}, []string{"another model"}},
 		{"error event after data", true, sse(`data: {"choices":[{"index":0,"delta":{"content":"Hal"}}]}` + "\n\n" + `data: {"error":{"code":503,"message":"The model is overloaded.","type":"server_error"}}` + "\n\n"),
