@@ -400,7 +400,9 @@ func envKeys(dir, name string) map[string]bool {
 // skips such files when it loads the extension (so gemkit lists the
 // extension as fine), but `gemini extensions validate` fails on them, and
 // so does `gemkit extensions validate`. The default GEMINI.md, when not
-// named, may be missing.
+// named, may be missing. A context file that leads out of the folder
+// through a symbolic link, named or the default, is a problem of its own
+// (contextLeadsOut); a name outside the folder is the manifest check's.
 func (e *Extension) MissingContextFiles() []Problem {
 	var out []Problem
 	root, err := e.Root()
@@ -408,19 +410,44 @@ func (e *Extension) MissingContextFiles() []Problem {
 		return nil
 	}
 	defer root.Close()
-	for i, name := range e.Manifest.ContextFileName {
-		if rel, err := e.RelName(name); err == nil {
-			if fi, err := root.Stat(rel); err == nil && fi.Mode().IsRegular() {
-				continue
-			}
-		}
+	names := e.Manifest.ContextFileName
+	if len(names) == 0 {
+		names = []string{"GEMINI.md"}
+	}
+	for i, name := range names {
 		path := "contextFileName"
-		if len(e.Manifest.ContextFileName) > 1 {
+		if len(names) > 1 {
 			path = fmt.Sprintf("contextFileName[%d]", i)
 		}
-		out = append(out, Problem{Path: path,
-			Message: fmt.Sprintf("%q does not exist; Gemini CLI loads the extension without it, but `gemini extensions validate` fails", name),
-			Fix:     fmt.Sprintf("create %s in the extension folder, or remove it from contextFileName", name)})
+		rel, err := e.RelName(name)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		fi, err := root.Stat(rel)
+		switch {
+		case errors.Is(err, fsutil.ErrOutside):
+			out = append(out, contextLeadsOut(root, path, name, rel))
+		case len(e.Manifest.ContextFileName) == 0:
+		case err != nil || !fi.Mode().IsRegular():
+			out = append(out, Problem{Path: path,
+				Message: fmt.Sprintf("%q does not exist; Gemini CLI loads the extension without it, but `gemini extensions validate` fails", name),
+				Fix:     fmt.Sprintf("create %s in the extension folder, or remove it from contextFileName", name)})
+		}
 	}
 	return out
+}
+
+// contextLeadsOut is the problem of the context file name (rel in
+// root) that leads out of the extension's folder through a symbolic
+// link: Gemini CLI 0.61 follows it and gives the model what it leads to
+// in every session (a link to a key file reached the model's requests),
+// where gemkit reads nothing out of the folder.
+func contextLeadsOut(root *fsutil.Root, path, name, rel string) Problem {
+	how := fmt.Sprintf("%q leads out of the extension folder through a symbolic link", name)
+	if target, err := root.Readlink(rel); err == nil {
+		how = fmt.Sprintf("%q is a symbolic link to %s, outside the extension folder", name, target)
+	}
+	return Problem{Path: path,
+		Message: how + ": Gemini CLI follows it and gives the model what it leads to as context, in every session",
+		Fix:     fmt.Sprintf("put the file itself at %s in the extension folder, or remove it from contextFileName", name)}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -102,5 +103,60 @@ func TestConflicts(t *testing.T) {
 	}
 	if got := ConflictsOf(cs, "/x/c"); len(got) != 0 {
 		t.Errorf("c has no conflict: %+v", got)
+	}
+}
+
+// TestContextFilesLeadingOut: Gemini CLI 0.61 follows a context file
+// that is a symbolic link out of the extension's folder and gives the
+// model what it leads to (tried: a link to a key file reached the
+// model's requests), so such a file is a problem in words, never "does
+// not exist"; a path outside the folder is the manifest check's problem
+// alone, not a second one asking to create it.
+func TestContextFilesLeadingOut(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(secret, []byte("KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		ctx     string // the manifest's contextFileName, "" for none
+		files   map[string]string
+		want    []string // each problem's message holds this, in order
+		notWant string
+	}{
+		{"named link out", `"CTX.md"`, map[string]string{"CTX.md": "->" + secret}, []string{`"CTX.md" is a symbolic link to ` + secret + `, outside the extension folder: Gemini CLI follows it`}, "does not exist"},
+		{"default GEMINI.md link out", "", map[string]string{"GEMINI.md": "->" + secret}, []string{`"GEMINI.md" is a symbolic link to ` + secret}, "does not exist"},
+		{"folder link out", `"notes/CTX.md"`, map[string]string{"notes": "->" + filepath.Dir(secret)}, []string{`"notes/CTX.md" leads out of the extension folder`}, "does not exist"},
+		{"link inside", `"CTX.md"`, map[string]string{"CTX.md": "->docs/ctx.md", "docs/ctx.md": "x"}, nil, ""},
+		{"missing", `"CTX.md"`, nil, []string{`"CTX.md" does not exist`}, ""},
+		{"default missing", "", nil, nil, ""},
+		{"dot-dot", `"../../CTX.md"`, nil, nil, "create"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			extra := ""
+			if c.ctx != "" {
+				extra = `"contextFileName":` + c.ctx
+			}
+			files := map[string]string{ManifestFile: manifestJSON("ctx", "1.0.0", extra)}
+			for k, v := range c.files {
+				files[k] = v
+			}
+			writeTree(t, dir, files)
+			ext, err := Load(dir)
+			if err != nil && ext == nil {
+				t.Fatal(err)
+			}
+			probs := ext.MissingContextFiles()
+			if len(probs) != len(c.want) {
+				t.Fatalf("problems %v, want %d", probs, len(c.want))
+			}
+			for i, p := range probs {
+				if !strings.Contains(p.Message, c.want[i]) || (c.notWant != "" && strings.Contains(p.Message+p.Fix, c.notWant)) {
+					t.Errorf("problem %q (fix %q): want %q, not %q", p.Message, p.Fix, c.want[i], c.notWant)
+				}
+			}
+		})
 	}
 }
