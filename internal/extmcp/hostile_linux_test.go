@@ -111,3 +111,41 @@ func describe(pids []string) []string {
 	}
 	return out
 }
+
+// TestGarbledDuringCall: a server that prints something other than MCP's
+// JSON-RPC on its stdout during a call (a stray log line, half a message)
+// is told as that, as it is at its start, not as a server that "exited
+// during the call": the SDK ends the connection on such a line, and the
+// server, its stdin closed, exits only because of it (tried in the tour
+// with a Node server printing "}{").
+func TestGarbledDuringCall(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts sandboxed servers: runs without -short, as in CI")
+	}
+	s := newSetup(t, 30*time.Second)
+	cases := []struct{ server, line string }{
+		{"braces", "}{"},
+		{"log", "listening on stdio"},
+		{"half", `{"jsonrpc":"2.0","id":`},
+	}
+	var specs []extmcp.Spec
+	for _, c := range cases {
+		sp := s.spec(c.server, filepath.Join(s.ext, "fixture.mjs"))
+		sp.Timeout = time.Minute
+		specs = append(specs, sp)
+	}
+	s.m.Sync(specs)
+	for i, c := range cases {
+		_, _, err := call(t, s.m, specs[i], "garble", map[string]any{"line": c.line})
+		if err == nil || !strings.Contains(err.Error(), "extension realmcp's MCP server "+c.server+" printed something other than MCP's JSON-RPC on its stdout during the call of garble") ||
+			strings.Contains(err.Error(), "exited") {
+			t.Errorf("%s: %v", c.server, err)
+		}
+		t.Logf("%s: %v", c.server, err)
+		// Started again at the next call.
+		if text, _, err := call(t, s.m, specs[i], "ok", map[string]any{}); err != nil || text != "ok" {
+			t.Errorf("%s: ok after the garble: %q %v", c.server, text, err)
+		}
+	}
+}

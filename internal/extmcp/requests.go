@@ -227,6 +227,16 @@ func (s *server) requestFailure(r *running, what string, err error, ctxErr func(
 	if ended, why := r.client.Ended(); ended && ctxErr() == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
 		return s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, what))
 	}
+	// A line that is not JSON-RPC ends the connection, and the server,
+	// its stdin closed, may exit of it: said before the exit. The call's
+	// own error carries the line's (a direct call's), or the session's
+	// end does (a call through the SDK).
+	if ended, why := r.client.Ended(); ctxErr() == nil && (notJSONRPC(err) || ended && notJSONRPC(why)) {
+		if !notJSONRPC(err) {
+			err = why
+		}
+		return s.broke(r, "printed something other than MCP's JSON-RPC on its stdout during the call of "+what+" ("+oneLine(err.Error())+")")
+	}
 	if ctxErr() == nil && r.exitedSoon() {
 		return s.failure("exited during the call of " + what + "; it is started again at the next call")
 	}

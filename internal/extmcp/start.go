@@ -150,13 +150,12 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 	client, err := mcpclient.Stdio(ctx, srv.Stdout, srv.Stdin, s.clientOptions(r))
 	if err != nil {
 		var why string
-		var syntax *json.SyntaxError
 		switch {
 		case waiting.Err() != nil:
 			why = "did not answer MCP's initialize before " + stoppedWhileStarting
 		case ctx.Err() != nil:
 			why = "did not answer MCP's initialize within " + s.startTimeout().String()
-		case errors.As(err, &syntax) || strings.Contains(err.Error(), "invalid character"):
+		case notJSONRPC(err):
 			why = "printed something other than MCP's JSON-RPC on its stdout (" + oneLine(err.Error()) + ")"
 		case r.exitedSoon():
 			why = "exited at once (" + r.waitErr.Error() + ")"
@@ -172,6 +171,14 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 	r.client = client
 	s.m.log.Debug("MCP server started", "extension", s.spec.Extension, "server", s.spec.Server, "pid", srv.Pid())
 	return r, nil
+}
+
+// notJSONRPC reports whether err, a client's failure or the reason its
+// connection ended, is a line of the server's stdout that is not
+// JSON-RPC: not JSON at all, or JSON cut short.
+func notJSONRPC(err error) bool {
+	var syntax *json.SyntaxError
+	return err != nil && (errors.As(err, &syntax) || strings.Contains(err.Error(), "invalid character"))
 }
 
 // clientOptions are the options of r's client: its progress routed to

@@ -326,7 +326,7 @@ func (c *stdioConn) endCalls(why error) {
 	c.calls = map[string]answerFunc{}
 	c.cmu.Unlock()
 	for _, answer := range calls {
-		answer(nil, fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, why))
+		answer(nil, fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, why))
 	}
 }
 

@@ -26,6 +26,7 @@ const tools = [
   { name: "run", description: "Runs a command and answers its output and status.", inputSchema: { type: "object" } },
   { name: "mkdirp", description: "Makes a folder of the working folder and those it needs (mkdirSync recursive): the path is the server's, not the call's.", inputSchema: { type: "object" } },
   { name: "create", description: "Creates a file of the working folder: the path is the server's, not the call's.", inputSchema: { type: "object" } },
+  { name: "garble", description: "Prints the line it is given on its stdout, as it is, in place of an answer.", inputSchema: { type: "object" } },
   { name: "roots", description: "Asks the client for its roots (roots/list) during the call, and answers what it answered.", inputSchema: { type: "object" } },
 ];
 // The methods of the requests read so far, in order: a call of the
@@ -77,6 +78,10 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         return send({ jsonrpc: "2.0", id, method: "roots/list" });
       }
       const a = m.params.arguments || {};
+      if (m.params.name === "garble") {
+        process.stdout.write(a.line + "\n");
+        return;
+      }
       if (m.params.name === "flood") {
         // A notification whose text never ends: 32 MiB in 1 MiB writes.
         process.stdout.write('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"');
