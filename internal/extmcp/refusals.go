@@ -432,14 +432,25 @@ func KeepRefusals(path string, add ...Refusal) error {
 		}
 		// One entry per host of a start: a refusal seen again (or asked
 		// otherwise: a lookup, then a connection) updates its entry,
-		// moved to the end as the latest.
+		// moved to the end as the latest. A hook runs at every event,
+		// each run a start: its refusal keeps one entry, in its latest
+		// run, counting every run's, so that a hook refused at each
+		// tool call neither repeats in doctor nor pushes the servers'
+		// refusals out of the file.
 		if i := slices.IndexFunc(rs, func(o Refusal) bool {
-			return !r.Start.IsZero() && o.Extension == r.Extension && o.Server == r.Server && o.Hook == r.Hook && o.Start.Equal(r.Start) && o.key() == r.key()
+			return !r.Start.IsZero() && o.Extension == r.Extension && o.Server == r.Server && o.Hook == r.Hook &&
+				(o.Start.Equal(r.Start) || r.Hook != "") && o.key() == r.key()
 		}); i >= 0 {
 			o := rs[i]
 			rs = slices.Delete(rs, i, i+1)
 			m := merged([]Refusal{o, r})[0]
-			if r.Count <= o.Count && o.Host == r.Host && o.Reason == r.Reason {
+			switch {
+			case !o.Start.Equal(r.Start):
+				// An earlier run's: the latest run's words, every run
+				// counted.
+				m = merged([]Refusal{r, o})[0]
+				m.Count = max(o.Count, 1) + max(r.Count, 1)
+			case r.Count <= o.Count && o.Host == r.Host && o.Reason == r.Reason:
 				// The same refusal again (a call marking it needed): its
 				// count is the sandbox's, not a sum.
 				m.Count = max(o.Count, r.Count)

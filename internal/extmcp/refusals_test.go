@@ -217,3 +217,74 @@ func TestRefusedWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestHookRefusalsOncePerHook: a hook runs at every event (each tool call
+// of a session), each run a start of its own, and one that is refused
+// the same write at each run kept one entry per run: doctor printed the
+// same note once per tool call, describe's last three reports were the
+// hook's alone, and past MaxRefusals runs the servers' refusals were
+// gone from the file (seen in the tour: four tool calls, four notes).
+// A hook's refusal now keeps one entry per hook and thing refused, in
+// its latest run, counting every run's; a server's stay one per start.
+func TestHookRefusalsOncePerHook(t *testing.T) {
+	at := func(i int) time.Time { return time.Unix(int64(1000+i), 0) }
+	hook := func(i int, path string) Refusal {
+		return Refusal{At: at(i), Start: at(i), Extension: "srv", Hook: "guard", Path: path, Reason: "the workspace is read-only to its hooks"}
+	}
+	server := func(i int, host string) Refusal {
+		return Refusal{At: at(i), Start: at(i), Extension: "srv", Server: "srv", Host: host, Reason: "host not allowed", Count: 1}
+	}
+	type want struct {
+		what  string // the report's head: "hook guard" or "server srv"
+		items int
+		count int // the first refusal's count
+	}
+	cases := []struct {
+		name string
+		add  func(keep func(...Refusal))
+		want []want
+	}{
+		{"one write, every run", func(keep func(...Refusal)) {
+			keep(server(0, "api.example.com:443"))
+			for i := 1; i <= MaxRefusals+10; i++ {
+				keep(hook(i, "/ws/hook-wrote.txt"))
+			}
+		}, []want{{"server srv", 1, 1}, {"hook guard", 1, MaxRefusals + 10}}},
+		{"two writes, then one", func(keep func(...Refusal)) {
+			keep(hook(1, "/ws/a"), hook(1, "/ws/b"))
+			keep(hook(2, "/ws/a"))
+		}, []want{{"hook guard", 1, 1}, {"hook guard", 1, 2}}},
+		{"a server's starts stay apart", func(keep func(...Refusal)) {
+			keep(server(1, "api.example.com:443"))
+			keep(server(2, "api.example.com:443"))
+		}, []want{{"server srv", 1, 1}, {"server srv", 1, 1}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "refusals.json")
+			c.add(func(rs ...Refusal) {
+				if err := KeepRefusals(path, rs...); err != nil {
+					t.Fatal(err)
+				}
+			})
+			rs, err := ReadRefusals(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rps := Reports(rs)
+			if len(rps) != len(c.want) {
+				t.Fatalf("%d reports, want %d", len(rps), len(c.want))
+			}
+			for i, w := range c.want {
+				rp := rps[i]
+				what := "server " + rp.Server
+				if rp.Hook != "" {
+					what = "hook " + rp.Hook
+				}
+				if what != w.what || len(rp.Refusals) != w.items || max(rp.Refusals[0].Count, 1) != w.count {
+					t.Errorf("report %d: %s, %d refusals, the first counted %d; want %+v (%v)", i, what, len(rp.Refusals), rp.Refusals[0].Count, w, rp.Lines())
+				}
+			}
+		})
+	}
+}
