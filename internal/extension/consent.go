@@ -83,6 +83,22 @@ func (s *Store) ConsentContent(name, hash string) (agreed Content, granted bool)
 	return s.recordContent(name, r), true
 }
 
+// AgreedBefore returns the files the person agreed to for the extension
+// name, whatever permissions the record is for, and whether there is a
+// record: a question asked because the permissions changed says that
+// consent was given to others, and which files changed since.
+func (s *Store) AgreedBefore(name string) (agreed Content, ok bool) {
+	recs, err := s.readConsent()
+	if err != nil {
+		return Content{}, false
+	}
+	r, ok := recs.Extensions[name]
+	if !ok {
+		return Content{}, false
+	}
+	return s.recordContent(name, r), true
+}
+
 // RecordConsentContent is RecordConsent that also binds the consent to
 // the extension's files as ReadContent found them: their digest, and the
 // per-file list that later names what changed.
@@ -252,7 +268,7 @@ type ConsentState struct {
 	PermissionsChanged bool
 	// FilesChanged: the record is for these permissions but other files
 	// (or predates binding consent to files); Notice says which files
-	// (ContentNotice).
+	// (ContentNotice), also when the permissions changed with them.
 	FilesChanged bool
 	Notice       string
 	// Hash and Content are the extension's current permissions hash and
@@ -300,6 +316,11 @@ func (s *Store) ConsentTo(ext *Extension, now Content, err error) (ConsentState,
 	switch {
 	case r.PermissionsHash != s.consentHash(ext.Manifest.Name, st.Hash):
 		st.PermissionsChanged = true
+		if now.Digest != "" && r.ContentDigest != "" && r.ContentDigest != now.Digest {
+			// The files changed with them (the manifest at least):
+			// named, as when only files changed.
+			st.Notice = ContentNotice(s.recordContent(ext.Manifest.Name, r), now, ext.Dir)
+		}
 	case now.Digest == "":
 		// Too large to hash: what changed cannot be said.
 		st.FilesChanged = r.ContentDigest != ""

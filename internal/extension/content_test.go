@@ -415,3 +415,54 @@ func TestContentBounds(t *testing.T) {
 		t.Errorf("the error: %s", tl)
 	}
 }
+
+// TestConsentStatePermissionsChanged: where consent stands after the
+// manifest asked for more names the files changed since the person
+// agreed (the manifest among them), as it does when only files changed:
+// `gemkit extensions consent NAME` says them first ("Since you agreed,
+// ...") and then that consent was given to other permissions.
+func TestConsentStatePermissionsChanged(t *testing.T) {
+	home := t.TempDir()
+	s := OpenStore(home)
+	dir := filepath.Join(t.TempDir(), "ext")
+	writeTree(t, dir, map[string]string{ManifestFile: manifestJSON("grown", "1.0.0", toolJSON), "tools/hello.sh": "echo hi"})
+	ext, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.recordConsentFor("grown", ext.Manifest, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, manifest string
+		want           string // in the Notice; "" for none
+	}{
+		{"same manifest", manifestJSON("grown", "1.0.0", toolJSON), ""},
+		{"a host more", manifestJSON("grown", "1.0.0", strings.Replace(toolJSON, `{"filesystem":{"read":"workspace"}}`, `{"filesystem":{"read":"workspace"},"network":{"allowedHosts":["api.example.com"]}}`, 1)),
+			"Since you agreed, this file of the extension changed: gemini-extension.json (changed)."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			writeTree(t, dir, map[string]string{})
+			if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(c.manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			now, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.Consent(now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == "" {
+				if !st.Granted || st.Notice != "" {
+					t.Errorf("unchanged: %+v", st)
+				}
+				return
+			}
+			if !st.PermissionsChanged || !strings.Contains(st.Notice, c.want) {
+				t.Errorf("changed: permissions changed %v, notice %q, want %q", st.PermissionsChanged, st.Notice, c.want)
+			}
+		})
+	}
+}

@@ -20,6 +20,10 @@ type ConsentStore interface {
 	// ConsentContent returns what the person agreed to for name under
 	// hash (an empty Digest for a record older than content binding).
 	ConsentContent(name, hash string) (agreed extension.Content, granted bool)
+	// AgreedBefore returns the files the person agreed to for name
+	// under whatever permissions, and whether they agreed at all: a
+	// question after the permissions changed says so.
+	AgreedBefore(name string) (agreed extension.Content, ok bool)
 	RecordConsentContent(name, hash string, c extension.Content) error
 	// ReadContent reads an extension's folder as consent binds to it
 	// (extension.ReadContent), at every run: *extension.Store's reads
@@ -149,6 +153,8 @@ func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, ter
 				return nil
 			}
 			q.Notice = extension.ContentNotice(agreed, now, ext.Dir)
+		} else if before, ok := r.Consent.AgreedBefore(name); ok {
+			q.Notice = permissionsNotice(before, now, ext.Dir)
 		}
 	}
 	answer, err := r.answer(ctx, q, grant)
@@ -162,6 +168,19 @@ func (r *Runner) checkConsent(ctx context.Context, ext *extension.Extension, ter
 		return fmt.Errorf("recording consent: %w", err)
 	}
 	return nil
+}
+
+// permissionsNotice is the Notice of a question asked because the
+// extension's permissions changed since the person agreed to it (before
+// are the files they agreed to then): that they did, so that the new
+// permissions are read as new, and the files changed since, the
+// manifest among them.
+func permissionsNotice(before, now extension.Content, dir string) string {
+	s := "You agreed to other permissions for this extension before: what its tools may do has changed."
+	if before.Digest != "" && now.Digest != "" && before.Digest != now.Digest {
+		s += " " + extension.ContentNotice(before, now, dir)
+	}
+	return s
 }
 
 // answer is the person's answer to q: given on the command line (grant),
