@@ -78,7 +78,29 @@ func summary(p Permissions, hosts []string, loopback bool) []string {
 	if loopback {
 		lines = append(lines, "reach services running on this computer (localhost): a local server that trusts connections from this machine (a database, a dev server, another program's API) becomes reachable to the tools; gemkit's own servers stay closed")
 	}
+	if meta := metadataNames(hosts); len(meta) > 0 {
+		lines = append(lines, Printable("reach a cloud's metadata service ("+strings.Join(meta, ", ")+"): on a cloud machine it hands the machine's own credentials (its service account, its instance role) to whatever asks, so the tools could act as this machine in its cloud"))
+	}
 	return lines
+}
+
+// metadataNames are the hosts of hosts (canonical allowedHosts) that are
+// a cloud's metadata service (permission.MetadataHost): a tool's proxy
+// reaches one its manifest lists, as any special address listed, and
+// the consent text says what it hands out. (An extension's servers are
+// never given one.)
+func metadataNames(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		parsed, err := ParseHost(h)
+		if err != nil {
+			continue
+		}
+		if _, ok := permission.MetadataHost(parsed.Name); ok && !slices.Contains(out, parsed.Name) {
+			out = append(out, parsed.Name)
+		}
+	}
+	return out
 }
 
 // guardedLine is the consent line of every write scope: the protected

@@ -25,6 +25,11 @@ var guardedWords = guardedLine()
 // localWords is the consent line for a loopback host.
 const localWords = "reach services running on this computer (localhost): a local server that trusts connections from this machine (a database, a dev server, another program's API) becomes reachable to the tools; gemkit's own servers stay closed"
 
+// metadataWords is the consent line for cloud metadata services.
+func metadataWords(hosts string) string {
+	return "reach a cloud's metadata service (" + hosts + "): on a cloud machine it hands the machine's own credentials (its service account, its instance role) to whatever asks, so the tools could act as this machine in its cloud"
+}
+
 func TestPermissionsSummary(t *testing.T) {
 	for _, tc := range []struct {
 		m    *Manifest
@@ -39,6 +44,12 @@ func TestPermissionsSummary(t *testing.T) {
 		{perms("", "", "http://127.0.0.1:8080", "api.example.com"), []string{"no access to your files",
 			"connect to api.example.com, http://127.0.0.1:8080 (and no other host)", localWords}},
 		{perms("", "", "localhost.example.com"), []string{"no access to your files", "connect to localhost.example.com (and no other host)"}},
+		// A cloud's metadata service, which a tool's proxy reaches when
+		// listed (tried in the tour: the request left this machine), is
+		// said for what it hands out.
+		{perms("", "", "169.254.169.254", "http://metadata.google.internal"), []string{"no access to your files",
+			"connect to 169.254.169.254, http://metadata.google.internal (and no other host)", metadataWords("169.254.169.254, metadata.google.internal")}},
+		{perms("", "", "metadata.example.com"), []string{"no access to your files", "connect to metadata.example.com (and no other host)"}},
 	} {
 		if got := PermissionsSummary(tc.m); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("PermissionsSummary = %q\nwant %q", got, tc.want)
