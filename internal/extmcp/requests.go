@@ -238,6 +238,10 @@ func (s *server) requestFailure(r *running, what string, err error, ctxErr func(
 		return s.broke(r, "printed something other than MCP's JSON-RPC on its stdout during the call of "+what+" ("+oneLine(err.Error())+")")
 	}
 	if ctxErr() == nil && r.exitedSoon() {
+		if b := r.broke.Load(); b != nil {
+			// Stopped by gemkit (its data folder full), not of itself.
+			return s.failure(*b + " during the call of " + what + ", so gemkit stopped it")
+		}
 		return s.failure("exited during the call of " + what + "; it is started again at the next call")
 	}
 	if ctxErr() == context.DeadlineExceeded {

@@ -164,6 +164,11 @@ func TestDataFolderBounded(t *testing.T) {
 	if err == nil && !isErr {
 		t.Errorf("a server that wrote 256 MiB into its 16 MiB data folder was not stopped: %q", text)
 	}
+	// The call says gemkit stopped it, and why, not that it exited
+	// (tried in the tour: 'exited during the call of run').
+	if err == nil || !strings.Contains(err.Error(), "filled its data folder to ") || !strings.Contains(err.Error(), "during the call of fill, so gemkit stopped it") || strings.Contains(err.Error(), "exited during") {
+		t.Errorf("the call's error does not say gemkit stopped the server for its data folder: %v", err)
+	}
 	if used := duBytes(t, dataOf("filler")); used < bound || used > 128<<20 {
 		t.Errorf("the data folder holds %d bytes when the server was stopped (bound %d)", used, bound)
 	} else {
