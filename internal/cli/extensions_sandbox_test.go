@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -337,6 +338,37 @@ func TestUninstallKeptData(t *testing.T) {
 			}
 			if _, err := os.Stat(data); err != nil {
 				t.Errorf("the data folder is gone: %v", err)
+			}
+		})
+	}
+}
+
+// TestSwitchWordsEscaped: the names a manifest chose (its servers', its
+// remote servers') reach the person's terminal escaped in what the
+// switch says it did, as in its consent text: tried in the tour, a
+// server named "a\x1b[2J\x1b]0;pwned\x07b" cleared the screen and set the
+// terminal's title when `gemkit extensions sandbox` said "Switched:
+// Gemini CLI no longer starts ...", and OSC 52 would have set the
+// clipboard. A name's line break is escaped too, so it fakes no line.
+func TestSwitchWordsEscaped(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"a\x1b[2J\x1b]0;pwned\x07b", "c\x1b]52;c;cm0gLXJmIH4K\x07d", "e\nSwitched: nothing\rf"} {
+		t.Run(strconv.Quote(name), func(t *testing.T) {
+			e := newEnv(t)
+			src := filepath.Join(t.TempDir(), "odd-names")
+			local, _ := json.Marshal(name)
+			remote, _ := json.Marshal(name + "-remote")
+			writeFiles(t, src, map[string]string{
+				"gemini-extension.json": `{"name": "odd-names", "version": "1.0.0", "mcpServers": {` + string(local) + `: {"command": "node", "args": ["${extensionPath}/server.js"]}, ` +
+					string(remote) + `: {"httpUrl": "https://mcp.example.com/mcp"}}}`,
+				"server.js": "// a server\n",
+			})
+			e.mustRun("link", src, "--consent")
+			for _, args := range [][]string{{"sandbox", "odd-names"}, {"list"}, {"sandbox", "odd-names", "--off"}} {
+				out := e.mustRun(args...)
+				if strings.ContainsAny(out, "\x1b\x07\r") || strings.Contains(out, "\nSwitched: nothing") {
+					t.Errorf("%s printed a name as it is:\n%q", strings.Join(args, " "), out)
+				}
 			}
 		})
 	}

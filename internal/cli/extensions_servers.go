@@ -209,7 +209,7 @@ func startProblems(a *app, st *extension.Store, ext *extension.Extension, w exte
 func serverWords(name string, s *serverState) string {
 	words := sandboxWords(name, s)
 	if len(s.Container) > 0 {
-		c := strings.Join(s.Container, ", ") + ": " + extension.ContainerWords(s.containerCmd)
+		c := printableNames(s.Container) + ": " + extension.ContainerWords(s.containerCmd)
 		if len(s.Sandboxable) == 0 {
 			return c
 		}
@@ -222,23 +222,23 @@ func serverWords(name string, s *serverState) string {
 func sandboxWords(name string, s *serverState) string {
 	switch {
 	case s.Switched && s.Untold != "":
-		return fmt.Sprintf("%s: switched to gemkit; whether Gemini CLI also starts them cannot be told until its settings file can be read (%s)", strings.Join(s.Sandboxable, ", "), s.Untold)
+		return fmt.Sprintf("%s: switched to gemkit; whether Gemini CLI also starts them cannot be told until its settings file can be read (%s)", printableNames(s.Sandboxable), s.Untold)
 	case s.Untold != "":
-		return fmt.Sprintf("%s: not switched; whether Gemini CLI starts them cannot be told until its settings file can be read (%s); to run them in gemkit's sandbox: %s", strings.Join(s.Sandboxable, ", "), s.Untold, s.Command)
+		return fmt.Sprintf("%s: not switched; whether Gemini CLI starts them cannot be told until its settings file can be read (%s); to run them in gemkit's sandbox: %s", printableNames(s.Sandboxable), s.Untold, s.Command)
 	case s.Switched && s.NotServed != "":
-		return fmt.Sprintf("%s: switched to gemkit, but NOT SERVED by gemkit mcp, nor started by Gemini CLI: %s", strings.Join(s.Sandboxable, ", "), s.NotServed)
+		return fmt.Sprintf("%s: switched to gemkit, but NOT SERVED by gemkit mcp, nor started by Gemini CLI: %s", printableNames(s.Sandboxable), s.NotServed)
 	case s.Switched && len(s.Unconfined) == 0 && len(s.RemoteInGemini) == 0:
-		words := fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI", strings.Join(s.Sandboxable, ", "))
+		words := fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI", printableNames(s.Sandboxable))
 		if len(s.Remote) > 0 {
-			words += fmt.Sprintf("; %s: remote, connected to by gemkit mcp, not by Gemini CLI (not sandboxed: it runs elsewhere)", strings.Join(s.Remote, ", "))
+			words += fmt.Sprintf("; %s: remote, connected to by gemkit mcp, not by Gemini CLI (not sandboxed: it runs elsewhere)", printableNames(s.Remote))
 		}
 		return words + "; back: " + s.Command
 	case s.Switched:
 		return fmt.Sprintf("switched to gemkit, but Gemini CLI's mcp.excluded lacks %s: run gemkit extensions sandbox %s again", missingWords(s), name)
 	case len(s.Unconfined) == 0:
-		return fmt.Sprintf("%s: not started by Gemini CLI (your mcp.excluded names them) nor by gemkit; to run them in gemkit's sandbox: %s", strings.Join(s.Sandboxable, ", "), s.Command)
+		return fmt.Sprintf("%s: not started by Gemini CLI (your mcp.excluded names them) nor by gemkit; to run them in gemkit's sandbox: %s", printableNames(s.Sandboxable), s.Command)
 	}
-	return fmt.Sprintf("%s: unconfined in Gemini CLI (your rights, your whole environment); to run them in gemkit's sandbox: %s", strings.Join(s.Unconfined, ", "), s.Command)
+	return fmt.Sprintf("%s: unconfined in Gemini CLI (your rights, your whole environment); to run them in gemkit's sandbox: %s", printableNames(s.Unconfined), s.Command)
 }
 
 // missingWords name the switched servers s's mcp.excluded lacks, with

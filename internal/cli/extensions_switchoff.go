@@ -34,13 +34,13 @@ func switchOff(a *app, st *extension.Store, name string, uninstalling bool) erro
 		return err
 	}
 	if len(res.Included) > 0 {
-		fmt.Fprintf(a.Out, "Removed %s from mcp.excluded in %s.\n", strings.Join(res.Included, ", "), path)
+		fmt.Fprintf(a.Out, "Removed %s from mcp.excluded in %s.\n", printableNames(res.Included), path)
 	}
 	sw, _ := st.Switches()
 	var yours []string
 	for _, n := range res.Kept {
 		if o := sw.Names[n]; len(o.Needs) > 0 {
-			fmt.Fprintf(a.Out, "Kept %s in mcp.excluded: the switched extension %s needs it too (Gemini CLI keys servers by name), so Gemini CLI starts neither's, and gemkit mcp serves %s's.\n", n, strings.Join(o.Needs, ", "), strings.Join(o.Needs, ", "))
+			fmt.Fprintf(a.Out, "Kept %s in mcp.excluded: the switched extension %s needs it too (Gemini CLI keys servers by name), so Gemini CLI starts neither's, and gemkit mcp serves %s's.\n", extension.Printable(n), printableNames(o.Needs), printableNames(o.Needs))
 		} else {
 			yours = append(yours, n)
 		}
@@ -52,14 +52,14 @@ func switchOff(a *app, st *extension.Store, name string, uninstalling bool) erro
 		}
 	}
 	if len(back) > 0 && !uninstalling {
-		fmt.Fprintf(a.Out, "Gemini CLI runs its hooks %s itself again, unconfined; gemkit's hooks for them are gone from %s.\n", strings.Join(back, ", "), path)
+		fmt.Fprintf(a.Out, "Gemini CLI runs its hooks %s itself again, unconfined; gemkit's hooks for them are gone from %s.\n", printableNames(back), path)
 	}
 	if uninstalling {
 		return nil
 	}
 	if len(yours) > 0 {
 		fmt.Fprintf(a.Out, "%s's MCP servers are no longer served by gemkit mcp; your own mcp.excluded in %s still names %s (it did before the switch), so Gemini CLI does not start them either. Switch again: gemkit extensions sandbox %s\n",
-			extension.Printable(name), path, strings.Join(yours, ", "), extension.Printable(name))
+			extension.Printable(name), path, printableNames(yours), extension.Printable(name))
 		return nil
 	}
 	fmt.Fprintf(a.Out, "%s's MCP servers are Gemini CLI's again, which starts them unconfined, with your rights and environment; gemkit mcp no longer serves them. Switch again: gemkit extensions sandbox %s\n", extension.Printable(name), extension.Printable(name))
@@ -128,10 +128,10 @@ func keepSwitched(a *app, st *extension.Store, name string) error {
 		return err
 	}
 	if len(res.Excluded) > 0 {
-		fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start or connect to its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), strings.Join(res.Excluded, ", "), path)
+		fmt.Fprintf(a.Err, "%s stays switched to gemkit: Gemini CLI does not start or connect to its new server(s) %s either (mcp.excluded in %s).\n", extension.Printable(name), printableNames(res.Excluded), path)
 	}
 	if len(res.Included) > 0 {
-		fmt.Fprintf(a.Err, "Removed %s from mcp.excluded in %s: no switched extension has a server of that name any more.\n", strings.Join(res.Included, ", "), path)
+		fmt.Fprintf(a.Err, "Removed %s from mcp.excluded in %s: no switched extension has a server of that name any more.\n", printableNames(res.Included), path)
 	}
 	if len(res.Disabled) > 0 {
 		fmt.Fprintf(a.Err, "%s's new hooks run in gemkit's sandbox too (hooksConfig.disabled in %s).\n", extension.Printable(name), path)

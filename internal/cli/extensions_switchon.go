@@ -353,39 +353,43 @@ func (r *switchOnRun) switchAndRecord() (off []string, err error) {
 // starts and who serves it now, the agents' servers and the hooks, what
 // stays Gemini CLI's, then the widenings and how to take them back.
 func (r *switchOnRun) tellSwitched(off []string) {
-	a, m, name, parts := r.a, r.ext.Manifest, r.ext.Manifest.Name, r.parts
+	m, name, parts := r.ext.Manifest, r.ext.Manifest.Name, r.parts
+	// What the manifest named is escaped where it is put in words; the
+	// writer escapes what a word missed (a hook's reason quoting its
+	// command).
+	out := printableWriter{r.a.Out}
 	local := extension.SandboxedServers(m)
 	if len(local) > 0 {
-		fmt.Fprintf(a.Out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",
+		fmt.Fprintf(out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",
 			notStarted(m), r.path, servedWords(m), extension.Printable(name))
 	} else {
-		fmt.Fprintf(a.Out, "\nSwitched %s to gemkit. Consent recorded to it as it is now.\n", extension.Printable(name))
+		fmt.Fprintf(out, "\nSwitched %s to gemkit. Consent recorded to it as it is now.\n", extension.Printable(name))
 	}
 	if words := agentServerWords(parts.Agents); words != "" {
-		fmt.Fprintf(a.Out, "Its agents' MCP servers %s: Gemini CLI no longer starts them when the agent runs (mcp.excluded); gemkit mcp serves them in its sandbox to the main agent, and an agent that lists no tools of its own gets them from there.\n", words)
+		fmt.Fprintf(out, "Its agents' MCP servers %s: Gemini CLI no longer starts them when the agent runs (mcp.excluded); gemkit mcp serves them in its sandbox to the main agent, and an agent that lists no tools of its own gets them from there.\n", words)
 	}
 	for _, l := range switchedHookLines(parts, off, r.path) {
-		fmt.Fprintln(a.Out, l)
+		fmt.Fprintln(out, l)
 	}
 	for _, c := range extension.ContainerServers(m) {
-		fmt.Fprintf(a.Out, "Not switched: %s, %s.\n", c, extension.ContainerWords(extension.ContainerCommand(m.MCPServers[c])))
+		fmt.Fprintf(out, "Not switched: %s, %s.\n", extension.Printable(c), extension.ContainerWords(extension.ContainerCommand(m.MCPServers[c])))
 	}
 	for _, n := range parts.Names {
 		if others, first := othersWith(r.st, name, n); len(others) > 0 {
-			fmt.Fprintf(a.Out, "The server name %s is also the extensions' %s: Gemini CLI keys servers by name and starts only %s's of those not switched; gemkit mcp serves each switched one's, apart. mcp.excluded keeps %s while any switched extension needs it.\n",
-				n, strings.Join(others, ", "), first, n)
+			fmt.Fprintf(out, "The server name %s is also the extensions' %s: Gemini CLI keys servers by name and starts only %s's of those not switched; gemkit mcp serves each switched one's, apart. mcp.excluded keeps %s while any switched extension needs it.\n",
+				extension.Printable(n), printableNames(others), extension.Printable(first), extension.Printable(n))
 		}
 	}
 	if len(local) > 0 || r.agentLocal() {
 		if r.gs.Gemkit == "" {
-			fmt.Fprintln(a.Out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
+			fmt.Fprintln(out, "Gemini CLI reaches them through gemkit mcp; add it once: gemini mcp add -s user --trust gemkit gemkit mcp")
 		}
 	}
 	r.tellWidened()
 	// The clients hide most of a failed call (Gemini CLI 0.61 shows none
 	// of its text), so the person is told where the refusals are said.
-	fmt.Fprintf(a.Out, "What the sandbox refuses %s: gemkit extensions doctor, with the command that allows each.\n", them(len(local)+len(parts.Hooks)))
-	fmt.Fprintf(a.Out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
+	fmt.Fprintf(out, "What the sandbox refuses %s: gemkit extensions doctor, with the command that allows each.\n", them(len(local)+len(parts.Hooks)))
+	fmt.Fprintf(out, "Undo: gemkit extensions sandbox %s --off\n", extension.Printable(name))
 }
 
 // tellWidened says what the servers and hooks may now do beyond their
@@ -451,7 +455,7 @@ func agentServerWords(agents []extension.AgentServer) string {
 	var out []string
 	for _, s := range agents {
 		if extension.SandboxedServer(s.Def) || extension.RemoteServer(s.Def) {
-			out = append(out, s.Agent+"/"+s.Server)
+			out = append(out, extension.Printable(s.Agent+"/"+s.Server))
 		}
 	}
 	return strings.Join(out, ", ")
@@ -485,9 +489,9 @@ func switchedHookLines(p *switchParts, off []string, path string) []string {
 // notStarted says what Gemini CLI no longer does with m's servers once
 // they are switched.
 func notStarted(m *extension.Manifest) string {
-	words := "Gemini CLI no longer starts " + strings.Join(extension.SandboxedServers(m), ", ")
+	words := "Gemini CLI no longer starts " + printableNames(extension.SandboxedServers(m))
 	if remote := extension.RemoteServers(m); len(remote) > 0 {
-		words += " nor connects to " + strings.Join(remote, ", ")
+		words += " nor connects to " + printableNames(remote)
 	}
 	return words
 }
@@ -499,7 +503,7 @@ func servedWords(m *extension.Manifest) string {
 	local, remote := extension.SandboxedServers(m), extension.RemoteServers(m)
 	words := "gemkit mcp serves " + them(len(local)) + " in its sandbox"
 	if len(remote) > 0 {
-		words = "gemkit mcp serves " + strings.Join(local, ", ") + " in its sandbox, and connects to " + strings.Join(remote, ", ") +
+		words = "gemkit mcp serves " + printableNames(local) + " in its sandbox, and connects to " + printableNames(remote) +
 			" itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed)"
 	}
 	return words
