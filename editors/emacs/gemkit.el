@@ -13,7 +13,8 @@
 ;; the region; exports the variables that lead a `gemini' started in an
 ;; Emacs terminal to this Emacs; and shows the changes Gemini CLI proposes
 ;; as a pair of buffers (the file on disk, read-only, and the proposal,
-;; editable) that you accept with C-c C-c or reject with C-c C-k.
+;; editable), their differing lines highlighted as in `diff-mode', that
+;; you accept with C-c C-c or reject with C-c C-k.
 ;; It serves Claude Code too: a `claude' started in an Emacs terminal
 ;; connects by itself, `gemkit-mention' puts @file#L1-2 in its prompt, and
 ;; Flymake's diagnostics reach its model after each edit.  And Qwen Code:
@@ -33,6 +34,10 @@
 
 (autoload 'gemkit-lsp-handle "gemkit-lsp")
 (autoload 'gemkit-lsp-settled-diagnostics "gemkit-lsp")
+(autoload 'gemkit--highlight "gemkit-diff")
+(autoload 'gemkit--schedule-highlight "gemkit-diff")
+(autoload 'gemkit-next-change "gemkit-diff" nil t)
+(autoload 'gemkit-previous-change "gemkit-diff" nil t)
 
 (defgroup gemkit nil
   "Gemini CLI IDE companion through gemkit."
@@ -89,8 +94,18 @@
 (defvar-local gemkit--diff-agent nil
   "The agent that proposed this buffer's change (Claude Code, …), or nil.")
 
+(defcustom gemkit-diff-refresh-delay 0.3
+  "Seconds after the last edit of a proposal before its changes are marked again."
+  :type 'number)
+
+(defcustom gemkit-diff-refine 20
+  "Mark the changed words of at most this many changed hunks; 0 marks none.
+Hunks of more than 8000 characters a side are not refined: the cost
+of smerge's refinement grows with the square of their changes."
+  :type 'integer)
+
 (cl-defstruct (gemkit--diff (:constructor gemkit--make-diff))
-  path left right config done)
+  path left right config done timer)
 
 ;;; Protocol output
 
@@ -221,13 +236,20 @@
     (define-key map (kbd "C-c C-c") #'gemkit-accept)
     (define-key map (kbd "C-c C-k") #'gemkit-reject)
     (define-key map (kbd "C-c C-d") #'gemkit-show-changes)
+    (define-key map (kbd "C-c C-n") #'gemkit-next-change)
+    (define-key map (kbd "C-c C-p") #'gemkit-previous-change)
     map)
   "Keys of a proposal buffer.")
 
 (define-minor-mode gemkit-diff-mode
   "A change an agent proposes: edit it, then accept or reject it.
 The header line names the agent (`gemkit--diff-agent') when gemkit
-said which one proposed it.
+said which one proposed it.  The lines that differ from the file on
+disk have the face `diff-added' here and `diff-removed' in the buffer
+of the file, their changed words `diff-refine-added' and
+`diff-refine-removed'; they are marked again as you edit the proposal.
+In either buffer, \\[gemkit-next-change] goes to the next change and
+\\[gemkit-previous-change] to the previous one, the other window to its other side.
 \\{gemkit-diff-mode-map}"
   :lighter " gemkit-diff"
   (when gemkit-diff-mode
@@ -273,6 +295,13 @@ that menu out of the major mode's map."
         (insert-file-contents path))
       (gemkit--set-mode path)
       (gemkit--own-local-map)
+      (local-set-key (kbd "C-c C-n") #'gemkit-next-change)
+      (local-set-key (kbd "C-c C-p") #'gemkit-previous-change)
+      ;; A header line as the proposal's keeps their lines side by side.
+      (setq header-line-format
+            (concat (if on-disk "The file on disk: " "A new file: ")
+                    (substitute-command-keys
+                     "\\[gemkit-next-change] next change, \\[gemkit-previous-change] previous")))
       (setq gemkit--diff-path path)
       (set-buffer-modified-p nil)
       (setq buffer-read-only t))
@@ -286,7 +315,10 @@ that menu out of the major mode's map."
       (gemkit-diff-mode 1)
       (set-buffer-modified-p nil)
       ;; Killing the proposal (C-x k) rejects it.
-      (add-hook 'kill-buffer-hook (lambda () (gemkit--proposal-killed d)) nil t))
+      (add-hook 'kill-buffer-hook (lambda () (gemkit--proposal-killed d)) nil t)
+      ;; Edits (undo too) mark the changes again, once typing pauses.
+      (add-hook 'after-change-functions (lambda (&rest _) (gemkit--schedule-highlight d)) nil t))
+    (gemkit--highlight d)
     (puthash path d gemkit--diffs)
     ;; Lay the pair out in the window you work in (not the minibuffer, if
     ;; you are answering a prompt), the rest of the frame put aside.
@@ -308,6 +340,8 @@ that menu out of the major mode's map."
 (defun gemkit--close-view (d)
   "Remove the buffers of D, restoring the window layout it replaced."
   (setf (gemkit--diff-done d) t)
+  (when (timerp (gemkit--diff-timer d))
+    (cancel-timer (gemkit--diff-timer d)))
   (when (eq (gethash (gemkit--diff-path d) gemkit--diffs) d)
     (remhash (gemkit--diff-path d) gemkit--diffs))
   (let ((shown (cl-some (lambda (b) (and (buffer-live-p b) (get-buffer-window b)))
