@@ -137,7 +137,7 @@ func TestStaleRefusalsGone(t *testing.T) {
 	other := registry
 	other.Extension, other.Allow = "other-ext", "gemkit extensions sandbox other-ext --allow-host registry.npmjs.org"
 	keep(registry, other)
-	said := "the host registry.npmjs.org (looked up without the sandbox's proxy)"
+	said := "the host registry.npmjs.org: name looked up without the sandbox's proxy; host not allowed"
 	if out := e.mustRun("doctor"); !strings.Contains(out, "srv-ext: extension srv-ext's MCP server memory was refused") || !strings.Contains(out, said) {
 		t.Fatalf("doctor does not tell of the refusal:\n%s", out)
 	}

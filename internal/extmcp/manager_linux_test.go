@@ -372,7 +372,7 @@ func TestClosed(t *testing.T) {
 		t.Errorf("after --allow-host %s: %q %v %v", target, text, isErr, err)
 	}
 	if text, isErr, err := call(t, s.m, fx, "fetch", map[string]any{"url": "http://" + target + "/"}); err != nil || !isErr || strings.Contains(text, "reached") ||
-		!strings.Contains(text, "a connection to "+target+" (without the sandbox's proxy)") {
+		!strings.Contains(text, "a connection to "+target+": connection to an allowed host without the sandbox's proxy") {
 		t.Errorf("fetch %s: %q %v %v, want a refusal, reported", target, text, isErr, err)
 	}
 	if want := "extension realmcp's MCP server fixture was refused a connection to " + target + " (named in the call's arguments) (connection to an allowed host without the sandbox's proxy"; !strings.Contains(s.log.String(), want) {

@@ -282,7 +282,8 @@ func forModel(rs []Refusal) string {
 		case r.Listen:
 			w += ": " + listenWords(r)
 		case r.Allow == "":
-			w += ": " + Printable(r.Reason)
+			// The reason says how it asked: said once.
+			w = r.target() + ": " + Printable(r.Reason)
 		case r.Needed != "":
 			w += " (" + r.Needed + ")"
 		}

@@ -43,7 +43,7 @@ func TestRefusalWords(t *testing.T) {
 		// escape sequence in it is shown escaped, and offers no command.
 		{netproxy.Denial{Method: netproxy.LookupMethod, Host: "\x1b]0;owned\x07x.example", Reason: netproxy.LookupNotAllowed},
 			`extension weather's MCP server api was refused the host \x1b]0;owned\x07x.example (name looked up without the sandbox's proxy; host not allowed)`,
-			`gemkit's sandbox refused this MCP server during the call: the host \x1b]0;owned\x07x.example (looked up without the sandbox's proxy): name looked up without the sandbox's proxy; host not allowed.`},
+			`gemkit's sandbox refused this MCP server during the call: the host \x1b]0;owned\x07x.example: name looked up without the sandbox's proxy; host not allowed.`},
 		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "2001:db8::1", Port: 443, Reason: sandbox.DirectNotAllowed},
 			"extension weather's MCP server api was refused a connection to [2001:db8::1]:443 (connection without the sandbox's proxy; host not allowed); to allow it: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443' (an allowed host is reached through the proxy named in HTTPS_PROXY and HTTP_PROXY, which the server's client must use)",
 			"gemkit's sandbox refused this MCP server during the call: a connection to [2001:db8::1]:443 (without the sandbox's proxy). The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-host '[2001:db8::1]:443'" + noProxyCaveat},
@@ -51,7 +51,7 @@ func TestRefusalWords(t *testing.T) {
 		// and the person is told it is the server's to change.
 		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNoProxy},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:8080 (connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)); no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change",
-			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:8080 (without the sandbox's proxy): connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)."},
+			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:8080: connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)."},
 		{netproxy.Denial{Method: sandbox.UnixMethod, Reason: sandbox.UnixNotAllowed},
 			"extension weather's MCP server api was refused a Unix socket (Unix-domain sockets not allowed); to allow it: gemkit extensions sandbox weather --allow-unix-sockets",
 			"gemkit's sandbox refused this MCP server during the call: a Unix socket. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-unix-sockets"},

@@ -490,7 +490,9 @@ func (r Refusal) Item() string {
 	case r.Listen:
 		return r.target() + ": " + listenWords(r)
 	}
-	s := r.what()
+	// The reason says how the server asked (looked up without the
+	// proxy, connected without it): target, not what, says it once.
+	s := r.target()
 	if r.Needed != "" {
 		s += " (" + r.Needed + ")"
 	}

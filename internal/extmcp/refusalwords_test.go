@@ -296,3 +296,47 @@ func TestMarkNeeded(t *testing.T) {
 		}
 	}
 }
+
+// TestItemSaysHowOnce: a report's line (doctor, describe) says how the
+// server asked for a host once, in the reason, not again beside the
+// host; and so does the model's line where it gives the reason.
+func TestItemSaysHowOnce(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		r      Refusal
+		item   string
+		clause string
+	}{
+		{"looked up, not allowed",
+			Refusal{Host: "api.example.com", Lookup: true, Reason: netproxy.LookupNotAllowed, Needed: "named in the call's arguments", Allow: "gemkit extensions sandbox e --allow-host api.example.com"},
+			"the host api.example.com (named in the call's arguments): name looked up without the sandbox's proxy; host not allowed",
+			"looked up without the sandbox's proxy"},
+		{"looked up, allowed",
+			Refusal{Host: "api.example.com", Lookup: true, Reason: netproxy.LookupNoProxy},
+			"the host api.example.com: " + netproxy.LookupNoProxy + "; no widening reaches it",
+			"looked up without the sandbox's proxy"},
+		{"direct, not allowed",
+			Refusal{Host: "10.0.0.5:443", Direct: true, Reason: sandbox.DirectNotAllowed, Allow: "gemkit extensions sandbox e --allow-host 10.0.0.5:443"},
+			"a connection to 10.0.0.5:443: connection without the sandbox's proxy; host not allowed",
+			"without the sandbox's proxy"},
+		{"direct, allowed",
+			Refusal{Host: "127.0.0.1:8080", Direct: true, Reason: sandbox.DirectNoProxy},
+			"a connection to 127.0.0.1:8080: " + sandbox.DirectNoProxy + "; no widening reaches it",
+			"without the sandbox's proxy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			item := c.r.Item()
+			if !strings.HasPrefix(item, c.item) {
+				t.Errorf("Item() = %q, want it to start %q", item, c.item)
+			}
+			if n := strings.Count(item, c.clause); n != 1 {
+				t.Errorf("Item() says %q %d times: %q", c.clause, n, item)
+			}
+			if c.r.Allow == "" {
+				if m := forModel([]Refusal{c.r}); strings.Count(m, c.clause) != 1 {
+					t.Errorf("the model's line says %q %d times: %q", c.clause, strings.Count(m, c.clause), m)
+				}
+			}
+		})
+	}
+}
