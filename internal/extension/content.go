@@ -145,8 +145,16 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		mu    sync.Mutex    // guards more, dirs and c's lists
 		more  []contentFile
 		c     Content
+		// over: a bound was passed; the files are counted on, neither
+		// hashed nor kept, for the error to say how many there are, up
+		// to countCap files (one past it, and the count says "at
+		// least").
+		over     atomic.Bool
+		countCap = 2 * maxFiles
 	)
-	tooMany := func() error { return &TooLargeError{Files: maxFiles, Bytes: maxBytes} }
+	tooMany := func(atLeast bool) error {
+		return &TooLargeError{Files: maxFiles, Bytes: maxBytes, Found: int(count.Load()), FoundBytes: sum.Load(), AtLeast: atLeast}
+	}
 	// Without a cache every file is hashed as it is listed, beneath the
 	// folder held open; with one, the stat of each is compared with the
 	// cache once the listing is done and sorted, and only those that
@@ -193,7 +201,7 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 				c.LinksOut[rel] = dest
 				mu.Unlock()
 			}
-		case st.Mode.IsRegular() && hashNow:
+		case st.Mode.IsRegular() && hashNow && !over.Load():
 			fst, sum, err := hashFile(dir.OpenStat, path.Base(rel), dir.Path(path.Base(rel)), maxBytes)
 			if err != nil {
 				return err
@@ -206,8 +214,12 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		// Into the slot of its own, without a lock while the guessed
 		// room lasts.
 		n := int(count.Add(1))
-		if f.mode.IsRegular() && sum.Add(f.st.Size) > maxBytes || n > maxFiles {
-			return tooMany()
+		if f.mode.IsRegular() && sum.Add(f.st.Size) > maxBytes || n > maxFiles || over.Load() {
+			over.Store(true)
+			if n > countCap {
+				return errCountCap
+			}
+			return nil
 		}
 		if n <= len(files) {
 			files[n-1] = f
@@ -218,8 +230,13 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		mu.Unlock()
 		return nil
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, errCountCap):
+		return Content{}, tooMany(true)
+	case err != nil:
 		return Content{}, err
+	case over.Load():
+		return Content{}, tooMany(false)
 	}
 	files = append(files[:min(int(count.Load()), len(files))], more...)
 	total := sum.Load()
@@ -255,7 +272,7 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 		f.st, f.mode, f.sum = fst, fst.Mode, sum
 	}
 	if total > maxBytes {
-		return Content{}, tooMany()
+		return Content{}, &TooLargeError{Files: maxFiles, Bytes: maxBytes, Found: len(files), FoundBytes: total}
 	}
 	h := sha256.New()
 	var line []byte
@@ -386,14 +403,23 @@ func fileState(mode fs.FileMode, sum []byte) string {
 	return mode.String() + " " + hex.EncodeToString(sum)
 }
 
+// errCountCap stops the count of a folder past the bounds.
+var errCountCap = errors.New("counted enough files past the bound")
+
 // TooLargeError is an extension folder past the bounds consent can bind
 // (maxContentFiles, maxContentBytes), or one file of it larger than the
-// bytes bound (File set). Its message says the bound and what to do.
+// bytes bound (File set). Its message says which bound was passed, what
+// was found, and what to do.
 type TooLargeError struct {
 	Dir   string // the extension's folder
-	Files int
-	Bytes int64
+	Files int    // the bound of files
+	Bytes int64  // the bound of bytes
 	File  string
+	// Found and FoundBytes are the files and their bytes counted;
+	// AtLeast says the count stopped before the folder's end.
+	Found      int
+	FoundBytes int64
+	AtLeast    bool
 }
 
 func (e *TooLargeError) Error() string {
@@ -401,11 +427,40 @@ func (e *TooLargeError) Error() string {
 	if e.File != "" {
 		return pre + fmt.Sprintf("%s is larger than %s, the most gemkit binds consent to; remove it from the extension's folder (a build's output, a download) or keep it outside", Printable(e.File), boundWords(e.Bytes))
 	}
-	return pre + fmt.Sprintf("it holds more than %d files or %s, past what gemkit binds consent to (it hashes every file, and checks them at each start); remove what the extension does not run: a build's caches, a node_modules' development dependencies (npm prune --omit=dev); .git is left out already", e.Files, boundWords(e.Bytes))
+	return pre + e.found() + " (it hashes every file, and checks them at each start); remove what the extension does not run: a build's caches, a node_modules' development dependencies (npm prune --omit=dev); .git is left out already"
 }
 
-// boundWords is a bound of n bytes in GiB or MiB.
+// found says which bound was passed, by what count.
+func (e *TooLargeError) found() string {
+	most := ""
+	if e.AtLeast {
+		most = "at least "
+	}
+	files := fmt.Sprintf("%s%d files", most, e.Found)
+	bytes := most + Size(e.FoundBytes)
+	if e.FoundBytes >= 1024 {
+		bytes += fmt.Sprintf(" (%d bytes)", e.FoundBytes)
+	}
+	manyFiles, manyBytes := e.Found > e.Files, e.FoundBytes > e.Bytes
+	switch {
+	case manyFiles && manyBytes:
+		return fmt.Sprintf("it holds %s of %s, past both bounds gemkit binds consent to: %d files and %s", files, bytes, e.Files, boundWords(e.Bytes))
+	case manyBytes:
+		return fmt.Sprintf("its files come to %s, past the %s gemkit binds consent to (the bound of %d files is not passed)", bytes, boundWords(e.Bytes), e.Files)
+	}
+	s := fmt.Sprintf("it holds %s, past the %d files gemkit binds consent to", files, e.Files)
+	if !e.AtLeast {
+		s += fmt.Sprintf(" (the bound of %s is not passed: its files come to %s)", boundWords(e.Bytes), Size(e.FoundBytes))
+	}
+	return s
+}
+
+// boundWords is a bound of n bytes in GiB or MiB (below a MiB, as Size
+// says it).
 func boundWords(n int64) string {
+	if n < 1<<20 {
+		return Size(n)
+	}
 	if n >= 1<<30 && n%(1<<30) == 0 {
 		return fmt.Sprintf("%d GiB", n>>30)
 	}

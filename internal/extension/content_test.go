@@ -391,27 +391,32 @@ func TestContentBounds(t *testing.T) {
 		t.Fatalf("at the bounds: %v", err)
 	}
 	for _, c := range []struct {
+		name  string
 		files int
 		bytes int64
 		want  string
 	}{
-		{9, 1 << 20, "it holds more than 9 files or 1 MiB"},
-		{100, 79, "it holds more than 100 files or 0 MiB"},
-		{100, 7, "is larger than 0 MiB, the most gemkit binds consent to; remove it from the extension's folder"},
+		{"files", 9, 1 << 20, "it holds 10 files, past the 9 files gemkit binds consent to (the bound of 1 MiB is not passed: its files come to 80 bytes)"},
+		{"bytes", 100, 79, "its files come to 80 bytes, past the 79 bytes gemkit binds consent to (the bound of 100 files is not passed)"},
+		{"both", 5, 39, "it holds 10 files of 80 bytes, past both bounds gemkit binds consent to: 5 files and 39 bytes"},
+		// Counted on to twice the bound of files, and no further.
+		{"files, counted to twice the bound", 4, 1 << 20, "it holds at least 9 files, past the 4 files gemkit binds consent to (it hashes"},
+		{"one file", 100, 7, "is larger than 7 bytes, the most gemkit binds consent to; remove it from the extension's folder"},
 	} {
-		_, err := readContentBounded(root, nil, c.files, c.bytes)
-		var tl *TooLargeError
-		if !errors.As(err, &tl) || !strings.Contains(err.Error(), c.want) || !Unbindable(err) {
-			t.Errorf("bounds %d files, %d bytes: %v, want a TooLargeError saying %q", c.files, c.bytes, err, c.want)
-			continue
-		}
-		if tl.File == "" && !strings.Contains(err.Error(), "npm prune --omit=dev") {
-			t.Errorf("the error does not say what to do: %v", err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readContentBounded(root, nil, c.files, c.bytes)
+			var tl *TooLargeError
+			if !errors.As(err, &tl) || !strings.Contains(err.Error(), c.want) || !Unbindable(err) {
+				t.Fatalf("bounds %d files, %d bytes: %v, want a TooLargeError saying %q", c.files, c.bytes, err, c.want)
+			}
+			if tl.File == "" && !strings.Contains(err.Error(), "npm prune --omit=dev") {
+				t.Errorf("the error does not say what to do: %v", err)
+			}
+		})
 	}
 	// As the one check says it, naming the folder.
-	tl := &TooLargeError{Dir: dir, Files: maxContentFiles, Bytes: maxContentBytes}
-	if want := "gemkit cannot bind your consent to the files of the extension in " + dir + ", so it runs neither its tools nor its MCP servers: it holds more than 100000 files or 2 GiB"; !strings.HasPrefix(tl.Error(), want) {
+	tl := &TooLargeError{Dir: dir, Files: maxContentFiles, Bytes: maxContentBytes, Found: 123456, FoundBytes: 1 << 30}
+	if want := "gemkit cannot bind your consent to the files of the extension in " + dir + ", so it runs neither its tools nor its MCP servers: it holds 123456 files, past the 100000 files gemkit binds consent to (the bound of 2 GiB is not passed: its files come to 1 GiB)"; !strings.HasPrefix(tl.Error(), want) {
 		t.Errorf("the error: %s", tl)
 	}
 }
