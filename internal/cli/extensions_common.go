@@ -122,6 +122,16 @@ func (e *needsConsentError) Error() string {
 		"nothing was changed. Read what it will be able to do above, then run it in a terminal, or again with --consent to agree"
 }
 
+// consentNotGiven reports whether err is consent not given: refused
+// at the question, or with nobody to ask (no terminal, no --consent).
+// A command ends with ExitNo for it, the no docs/extensions.md's exit
+// codes promise, not ExitError: nothing was wrong with the command, the
+// person did not (or could not) agree.
+func consentNotGiven(err error) bool {
+	var nc *needsConsentError
+	return errors.As(err, &nc) || errors.Is(err, extension.ErrConsentRefused)
+}
+
 // consentFunc asks on the terminal, or agrees when --consent was given.
 // Either way the consent text goes to stderr, so what was agreed to is on
 // record. Run by an agent's shell, neither a y nor --consent agrees: the

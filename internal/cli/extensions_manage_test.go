@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -187,8 +188,10 @@ func TestInstallRefusedWithoutTerminal(t *testing.T) {
 	_, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
 	for _, args := range [][]string{{"install", url}, {"link", "testdata/extensions/code-analyzer"}} {
 		out, errOut, code := e.run(args...)
-		if code != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "not a terminal") {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and a message naming --consent", args, code, errOut)
+		// Consent not given, with nobody to ask: a no (1), as
+		// docs/extensions.md's exit codes say, not an error (2).
+		if code != ExitNo || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "not a terminal") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and a message naming --consent", args, code, errOut)
 		}
 		if out != "" {
 			t.Errorf("%v printed %q", args, out)
@@ -401,7 +404,7 @@ func TestUpdateCommand(t *testing.T) {
 	// is asked again, naming the files, and without a terminal the update
 	// is refused and the installed code stays.
 	_, errOut, exit := e.run("update", "--all")
-	if exit != ExitError || !strings.Contains(errOut, "files: gemini-extension.json (changed), tools/lint.py (changed)") || !strings.Contains(errOut, "--consent") {
+	if exit != ExitNo || !strings.Contains(errOut, "files: gemini-extension.json (changed), tools/lint.py (changed)") || !strings.Contains(errOut, "--consent") {
 		t.Errorf("update of the code without a terminal: exit %d\n%s", exit, errOut)
 	}
 	installed := filepath.Join(e.home, ".gemini", "extensions", "code-analyzer", "tools", "lint.py")
@@ -426,7 +429,7 @@ func TestUpdateCommand(t *testing.T) {
 	os.WriteFile(manifest, data, 0o644)
 	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "v2")
 	_, errOut, exit = e.run("update", "code-analyzer")
-	if exit != ExitError || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
+	if exit != ExitNo || !strings.Contains(errOut, "--consent") || !strings.Contains(errOut, "file read access: workspace → home") ||
 		!strings.Contains(errOut, `Updating extension "code-analyzer" from version 1.1.0 to 2.0.0.`) ||
 		strings.Contains(errOut, "update code-analyzer: update code-analyzer") {
 		t.Errorf("update needing consent without a terminal: exit %d\n%s", exit, errOut)
@@ -549,6 +552,27 @@ func TestWrongArgumentsShowUsage(t *testing.T) {
 		out, errOut, code := e.run(tc.args...)
 		if code != ExitError || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--help") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
+// TestConsentNotGivenIsANo: a refusal at the question and a consent
+// nobody could be asked for end with ExitNo, wrapped or not; other
+// errors do not.
+func TestConsentNotGivenIsANo(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"no terminal", errNeedsConsent("link my-ext"), true},
+		{"no terminal, wrapped", fmt.Errorf("update my-ext: %w", errNeedsConsent("update my-ext")), true},
+		{"refused", extension.ErrConsentRefused, true},
+		{"refused, wrapped", fmt.Errorf("its servers' packages were not updated: %w", extension.ErrConsentRefused), true},
+		{"another error", errors.New("missing"), false},
+	} {
+		if got := consentNotGiven(c.err); got != c.want {
+			t.Errorf("%s: consentNotGiven(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
 }

@@ -51,6 +51,9 @@ for consent --grant.`,
 			interactive := isTerminal(a.In)
 			var results []*extension.UpdateResult
 			var failed []string
+			// noConsent: every update that failed failed for want of
+			// consent, a no (ExitNo), not an error.
+			noConsent := true
 			for _, name := range names {
 				pins := &updatePins{a: a, st: st}
 				res, err := st.Update(cmd.Context(), name, extension.UpdateRequest{
@@ -70,6 +73,7 @@ for consent --grant.`,
 						fmt.Fprintf(a.Err, "gemkit: update %s: %v\n", name, err)
 					}
 					failed = append(failed, name)
+					noConsent = noConsent && consentNotGiven(err)
 					continue
 				}
 				results = append(results, res)
@@ -110,6 +114,7 @@ for consent --grant.`,
 						fmt.Fprintf(a.Err, "gemkit: update %s: %v\n", res.Name, err)
 					}
 					failed = append(failed, name)
+					noConsent = noConsent && consentNotGiven(err)
 				}
 			}
 			if asJSON {
@@ -121,7 +126,11 @@ for consent --grant.`,
 				}
 			}
 			if len(failed) > 0 {
-				return fmt.Errorf("could not update %s", strings.Join(failed, ", "))
+				err := fmt.Errorf("could not update %s", strings.Join(failed, ", "))
+				if noConsent {
+					return withExitCode(ExitNo, err)
+				}
+				return err
 			}
 			return nil
 		},

@@ -166,6 +166,9 @@ func run(ctx context.Context, args []string, a *app) int {
 		return ee.code
 	}
 	fmt.Fprintln(a.Err, "gemkit:", err)
+	if consentNotGiven(err) {
+		return ExitNo
+	}
 	return ExitError
 }
 
