@@ -36,6 +36,16 @@ const (
 	ArgStringArray ArgType = "array"
 )
 
+// MaxDescription is the most characters a tool's description (and an
+// argument's) may have. The model gets every tool's description with
+// every request, whole (the MCP listing, gemkit's agent): an unbounded
+// one costs each request its length. The longest of the real MCP
+// servers gemkit's tests run are well below it: 3,629 characters
+// (Postman's searchPostmanElements), 2,006 (Context7's
+// resolve-library-id), 457 (the reference filesystem server's
+// read_text_file); gemkit's templates' run to 88.
+const MaxDescription = 8192
+
 // Tool is an executable script the extension exposes as a tool.
 type Tool struct {
 	Name        string  `json:"name"`

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -226,6 +227,9 @@ func (v *validator) tools(m *Manifest) {
 		}
 		if strings.TrimSpace(t.Description) == "" {
 			v.add(p+".description", "is missing", "say in one sentence what the tool does; the model reads it to decide when to call it")
+		} else if n := utf8.RuneCountInString(t.Description); n > MaxDescription {
+			v.add(p+".description", fmt.Sprintf("of the tool %q is %d characters long, more than the %d a tool's description may have", t.Name, n, MaxDescription),
+				"shorten it to what the model needs to decide when to call the tool (it gets every tool's description with every request); put the rest in a doc (docs[]), which the model reads on demand")
 		}
 		switch t.Runtime {
 		case RuntimeNode, RuntimePython, RuntimeShell:
@@ -269,6 +273,10 @@ func (v *validator) tools(m *Manifest) {
 				} else {
 					args[a.Name] = j
 				}
+			}
+			if n := utf8.RuneCountInString(a.Description); n > MaxDescription {
+				v.add(ap+".description", fmt.Sprintf("of the argument %q of the tool %q is %d characters long, more than the %d an argument's description may have", a.Name, t.Name, n, MaxDescription),
+					"shorten it (the model gets it with every request, in the tool's schema); put the rest in a doc (docs[])")
 			}
 			switch a.Type {
 			case ArgString, ArgNumber, ArgInteger, ArgBoolean, ArgStringArray:

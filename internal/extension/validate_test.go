@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -213,5 +214,53 @@ func TestCompatibilityManifestsLoadUnchanged(t *testing.T) {
 	}
 	if !reflect.DeepEqual(names, []string{"GEMINI.md", "style.md"}) {
 		t.Errorf("context files = %v; want the existing ones only", names)
+	}
+}
+
+// TestDescriptionBound: a tool's description, and an argument's, of more
+// than MaxDescription characters is a problem naming the tool and the
+// bound; at the bound, counted in characters not bytes, it is not. Load
+// (link, install, every start) refuses what Validate does.
+func TestDescriptionBound(t *testing.T) {
+	long := strings.Repeat("d", MaxDescription+1)
+	for _, c := range []struct {
+		name    string
+		tool    string // the description of the tool
+		arg     string // and of its argument
+		path    string // the problem's path, "" for none
+		message string
+	}{
+		{"at the bound", strings.Repeat("d", MaxDescription), "", "", ""},
+		{"at the bound, in characters of 3 bytes", strings.Repeat("€", MaxDescription), strings.Repeat("€", MaxDescription), "", ""},
+		{"one past", long, "", "tools[0].description",
+			`of the tool "lint" is 8193 characters long, more than the 8192 a tool's description may have`},
+		{"100,000", strings.Repeat("d", 100000), "", "tools[0].description",
+			`of the tool "lint" is 100000 characters long, more than the 8192`},
+		{"an argument's", "d", long, "tools[0].args[0].description",
+			`of the argument "file" of the tool "lint" is 8193 characters long, more than the 8192`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			m, _ := json.Marshal(map[string]any{"name": "v", "version": "1", "tools": []any{map[string]any{
+				"name": "lint", "description": c.tool, "executable": "tools/lint.sh", "runtime": "shell",
+				"args": []any{map[string]any{"name": "file", "type": "string", "description": c.arg}},
+			}}})
+			writeTree(t, dir, map[string]string{"gemini-extension.json": string(m), "tools/lint.sh": "echo"})
+			_, err := Load(dir)
+			var ve *ValidationError
+			if c.path == "" {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				return
+			}
+			if !errors.As(err, &ve) || len(ve.Problems) != 1 {
+				t.Fatalf("Load: %v, want one problem", err)
+			}
+			p := ve.Problems[0]
+			if p.Path != c.path || !strings.HasPrefix(p.Message, c.message) || !strings.Contains(p.Fix, "docs[]") {
+				t.Errorf("problem %+v, want at %s: %q", p, c.path, c.message)
+			}
+		})
 	}
 }

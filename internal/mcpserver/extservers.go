@@ -8,10 +8,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 )
 
@@ -241,7 +243,7 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 		}
 		mt := &mcp.Tool{
 			Name: exposed,
-			Description: strings.TrimSpace(t.Description + fmt.Sprintf("\n\nFrom the extension %s (its %s, %s).",
+			Description: strings.TrimSpace(cutDescription(t.Description) + fmt.Sprintf("\n\nFrom the extension %s (its %s, %s).",
 				t.Spec.Extension, serverWords(t.Spec), where)),
 			InputSchema: t.InputSchema,
 			Annotations: ann,
@@ -260,6 +262,32 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 		out = append(out, s.unavailableTool(exposed, f))
 	}
 	return out
+}
+
+// cutDescription is a switched server's tool description as served: at
+// most extension.MaxDescription characters, the bound of a manifest
+// tool's, and past it cut with a marker saying so. Gemini CLI passes a
+// server's descriptions on whole; gemkit mcp serves these itself, to
+// every client, and the model gets each with every request, so a server
+// that lists a 100,000-character description (by mistake, or to crowd
+// the context) costs every request that much. No real server comes near
+// the bound (the longest measured is 3,629 characters; MaxDescription),
+// so the cut changes none, and the input schema, which the call needs,
+// is served whole.
+func cutDescription(d string) string {
+	n := utf8.RuneCountInString(d)
+	if n <= extension.MaxDescription {
+		return d
+	}
+	k := 0
+	for i := range d {
+		if k == extension.MaxDescription {
+			d = d[:i]
+			break
+		}
+		k++
+	}
+	return d + fmt.Sprintf(" … [cut by gemkit: the server's description is %d characters, past the %d gemkit serves]", n, extension.MaxDescription)
 }
 
 // serverWords name spec's server in a tool's description: the
