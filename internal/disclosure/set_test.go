@@ -98,3 +98,45 @@ func TestExcludeLongNames(t *testing.T) {
 		}
 	}
 }
+
+// TestMayNameServerTool: every name ServerToolNamer gives a tool of an
+// extension's server maps back to that extension, the plain form and
+// the collision form cut short alike, and to no other extension.
+func TestMayNameServerTool(t *testing.T) {
+	s := &Set{}
+	long := strings.Repeat("w", 45) // its names are cut to the hashed form
+	for _, c := range []struct {
+		ext, server, tool string
+	}{
+		{"weather", "api", "forecast"},
+		{"weather", "api", strings.Repeat("t", 60)},
+		{"3d-print", "api", "slice"},
+		{long, "api", "forecast"},
+	} {
+		name, refused := s.ServerToolNamer()(c.ext, c.server, c.tool)
+		if refused != nil {
+			t.Fatalf("%+v refused: %v", c, refused)
+		}
+		if !s.MayNameServerTool(name, c.ext) {
+			t.Errorf("%s (%+v) does not map back to %s", name, c, c.ext)
+		}
+		for _, other := range []string{"weather-x", "weathe", "news", "3d", long + "x", "w"} {
+			if other != c.ext && s.MayNameServerTool(name, other) && !strings.HasPrefix(other, name[:DefaultNameLimit-9]) {
+				t.Errorf("%s maps to %s too", name, other)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name, ext string
+		want      bool
+	}{
+		{"weather_forecast", "weather", true},
+		{"weather-x_forecast", "weather", false},
+		{"weatherforecast", "weather", false},
+		{"read_doc", "weather", false},
+	} {
+		if got := s.MayNameServerTool(c.name, c.ext); got != c.want {
+			t.Errorf("MayNameServerTool(%q, %q) = %v, want %v", c.name, c.ext, got, c.want)
+		}
+	}
+}

@@ -406,3 +406,30 @@ func SchemaJSON(schema map[string]any) json.RawMessage {
 	b, _ := json.Marshal(schema)
 	return b
 }
+
+// MayNameServerTool reports whether name may be the name ServerToolNamer
+// gives a tool of a server of the extension ext: the extension's part
+// and '_' in front (an extension's name has no '_', so no other
+// extension's names start so), or the collision form of a name cut so
+// short that only part of the extension's name is left. It maps a
+// called name back to the extension whose servers may serve it.
+func (s *Set) MayNameServerTool(name, ext string) bool {
+	limit := s.limit
+	if limit == 0 {
+		limit = DefaultNameLimit
+	}
+	prefix := baseName(ext, "")
+	if strings.HasPrefix(name, prefix) {
+		return true
+	}
+	// hashedName: at most limit-9 characters of the name, '_' and eight
+	// hex digits.
+	const suffix = 9
+	if len(name) != limit || name[limit-suffix] != '_' {
+		return false
+	}
+	if _, err := hex.DecodeString(name[limit-suffix+1:]); err != nil {
+		return false
+	}
+	return strings.HasPrefix(prefix, name[:limit-suffix])
+}

@@ -223,3 +223,68 @@ func (s *server) listRunning(ctx context.Context, r *running) (Catalog, string, 
 	}
 	return c, "", nil
 }
+
+// Fresh waits for the fresh tools of the server key, when it runs or is
+// being started or listed, bounded by ctx and the server's call timeout:
+// a call of a tool the server gained since gemkit mcp last listed it
+// (its first listing comes from the kept catalog, and the start behind
+// it lists the new tool a moment later) is not answered "unknown tool"
+// before the server's own list is in. ok is false when the server
+// neither runs nor is being listed (nothing is started for it), or its
+// list did not come in time; err is why the server could not list.
+func (m *Manager) Fresh(ctx context.Context, key string) (tools []Tool, ok bool, err error) {
+	m.mu.Lock()
+	s := m.servers[key]
+	m.mu.Unlock()
+	if s == nil {
+		return nil, false, nil
+	}
+	busy := !s.listing.TryLock()
+	if !busy {
+		s.listing.Unlock()
+	}
+	if !busy && !s.proc.up.Load() {
+		return nil, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	type answer struct {
+		c   Catalog
+		ok  bool
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		// After the listing under way, if any.
+		s.listing.Lock()
+		defer s.listing.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if c, ok := s.cache.fresh(); ok {
+			ch <- answer{c: c, ok: true}
+			return
+		}
+		if s.cache.confirmErr != nil {
+			// Left for the next listing, which says it too.
+			ch <- answer{err: s.cache.confirmErr}
+			return
+		}
+		if s.proc.run == nil || s.proc.gone || ctx.Err() != nil {
+			ch <- answer{}
+			return
+		}
+		s.cache.stale.Store(false)
+		c, err := s.listNow(ctx)
+		if err != nil {
+			// The change it said is still to be listed.
+			s.cache.stale.Store(true)
+		}
+		ch <- answer{c: c, ok: err == nil, err: err}
+	}()
+	select {
+	case a := <-ch:
+		return a.c.Tools, a.ok, a.err
+	case <-ctx.Done():
+		return nil, false, nil
+	}
+}

@@ -169,6 +169,12 @@ func (s *Server) serversMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		switch r := req.(type) {
+		case *mcp.CallToolRequest:
+			if r.Params != nil && !s.serving(r.Params.Name) {
+				if res := s.unservedCall(ctx, r.Params.Name); res != nil {
+					return res, nil
+				}
+			}
 		case *mcp.ReadResourceRequest:
 			if r.Params != nil && isServerURI(r.Params.URI) {
 				if rt := s.ext.routes.Load(); rt == nil || !rt.known(r.Params.URI) {

@@ -64,6 +64,11 @@ type extState struct {
 	toolNames, catalogNames []disclosure.NameRefusal
 	// told are those refusals already logged, by their words.
 	told map[string]bool
+	// specs are the servers handed to the Manager, skipped those of the
+	// set's extensions left out, with why; s.mu guards them. A call of
+	// a name no tool has is mapped back to them (extunserved.go).
+	specs   []extmcp.Spec
+	skipped []extmcp.Skipped
 }
 
 // refuseName leaves out a server's item whose name is gemkit's own,
@@ -102,6 +107,7 @@ func (s *Server) syncServers(set *disclosure.Set) {
 	for _, k := range skipped {
 		s.log.Debug("an extension's MCP server is not served by gemkit", "extension", k.Extension, "server", k.Server, "why", k.Reason)
 	}
+	s.ext.specs, s.ext.skipped = specs, skipped
 	changed := s.cfg.Servers.Sync(specs)
 	if changed {
 		s.ext.quiet.Store(false)
