@@ -275,21 +275,35 @@ func PrivateDir(home, dir string) error {
 
 // LookServer finds a server's program on the part of path a server may
 // be started from (permission.SearchPath): never in a distrusted folder
-// (the workspace, a virtualenv).
+// (the workspace, a virtualenv). A full path, which only the person's
+// own config names (a language server's "command"), is taken as it is
+// when a program lies there; NewServerProfile still refuses one in a
+// distrusted folder, with words.
 func LookServer(path string, distrusted []string) func(string) (string, error) {
 	dirs, _ := permission.SearchPath(path, distrusted)
 	return func(file string) (string, error) {
+		if filepath.IsAbs(file) {
+			if runnable(file) {
+				return file, nil
+			}
+			return "", &NotFoundError{Program: file}
+		}
 		if strings.ContainsRune(file, filepath.Separator) {
-			return "", fmt.Errorf("%s: a server's command here is a name found on PATH", file)
+			return "", fmt.Errorf("%s: a server's command here is a name found on PATH, or a full path", file)
 		}
 		for _, d := range dirs {
-			p := filepath.Join(d, file)
-			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			if p := filepath.Join(d, file); runnable(p) {
 				return p, nil
 			}
 		}
 		return "", &NotFoundError{Program: file}
 	}
+}
+
+// runnable reports whether p is a file (not a folder) someone may run.
+func runnable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
 // NotFoundError is a server's program LookServer did not find where a
@@ -300,6 +314,9 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
+	if filepath.IsAbs(e.Program) {
+		return e.Program + ": no program there"
+	}
 	return e.Program + ": not found on PATH (the workspace's and a virtualenv's folders are not searched)"
 }
 

@@ -60,3 +60,32 @@ func TestCacheOverlapsExtension(t *testing.T) {
 		t.Errorf("a cache inside an extension's folder: %v", err)
 	}
 }
+
+// TestLookServer: a server's command is a name found on the PATH a
+// server may start from, or a program's full path (a config entry's
+// "command": ["/opt/go/bin/gopls"], as docs/code-intel.md shows); a
+// relative path, a folder or a file that cannot be run is not found.
+func TestLookServer(t *testing.T) {
+	bin, opt := t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(bin, "gopls"), filepath.Join(opt, "gopls")} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(opt, "notes"), []byte("x"), 0o644)
+	look := LookServer(bin, nil)
+	cases := []struct{ command, want string }{
+		{"gopls", filepath.Join(bin, "gopls")},
+		{filepath.Join(opt, "gopls"), filepath.Join(opt, "gopls")},
+		{"bin/gopls", ""},
+		{opt, ""},
+		{filepath.Join(opt, "notes"), ""},
+		{filepath.Join(opt, "missing"), ""},
+	}
+	for _, c := range cases {
+		got, err := look(c.command)
+		if got != c.want || (c.want == "") != (err != nil) {
+			t.Errorf("look(%q) = %q, %v; want %q", c.command, got, err, c.want)
+		}
+	}
+}
