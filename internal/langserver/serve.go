@@ -221,7 +221,7 @@ func (p *Pool) requestOne(ctx context.Context, q ide.LSPRequestParams) ide.LSPRe
 	switch {
 	case errors.Is(err, codeintel.ErrUnsupported):
 	case err != nil:
-		res.Answers = append(res.Answers, answerErr(r.server.Name, err))
+		res.Answers = append(res.Answers, answerErr(r.server.Name, r.exited(c, err)))
 	default:
 		res.Answers = append(res.Answers, ide.LSPAnswer{Client: r.server.Name, Result: raw})
 	}
@@ -255,7 +255,7 @@ func (p *Pool) requestAll(ctx context.Context, q ide.LSPRequestParams) (ide.LSPR
 		switch {
 		case errors.Is(err, codeintel.ErrUnsupported):
 		case err != nil:
-			res.Answers = append(res.Answers, answerErr(r.server.Name, err))
+			res.Answers = append(res.Answers, answerErr(r.server.Name, r.exited(c, err)))
 		default:
 			res.Answers = append(res.Answers, ide.LSPAnswer{Client: r.server.Name, Result: raw})
 		}

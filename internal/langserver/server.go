@@ -40,6 +40,11 @@ func (r *running) acquire(ctx context.Context) (*lspclient.Client, func(), error
 	r.startMu.Lock()
 	defer r.startMu.Unlock()
 	r.mu.Lock()
+	if r.client != nil && r.client.Err() != nil {
+		// It exited and watch has not noted it yet: a question right
+		// after a crash starts it again rather than ask the dead one.
+		r.noteExit(r.client)
+	}
 	if r.failed != nil {
 		err := r.failed
 		r.mu.Unlock()
@@ -88,6 +93,11 @@ func (r *running) watch(c *lspclient.Client) {
 	<-c.Done()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.noteExit(c)
+}
+
+// noteExit notes, once, that c's server exited; r.mu is held.
+func (r *running) noteExit(c *lspclient.Client) {
 	if r.client != c {
 		return
 	}
@@ -100,6 +110,29 @@ func (r *running) watch(c *lspclient.Client) {
 	if r.crashes >= 2 {
 		r.failed = &codeintel.ServerError{Server: r.server.Name, Reason: fmt.Sprintf("it crashed twice and is not started again until gemkit's language servers restart (when the last agent of this workspace goes); last: %v", c.Err())}
 	}
+}
+
+// exited words the error of a request to c when c's server exited under
+// it: whether the next question starts it again (after a first crash)
+// or not (after a second), so that a model knows whether to ask again.
+func (r *running) exited(c *lspclient.Client, err error) error {
+	if c.Err() == nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noteExit(c)
+	switch {
+	case r.stopped:
+		return err
+	case r.failed != nil:
+		return r.failed
+	}
+	const again = "; ask again: gemkit starts it again at the next question"
+	if se := (*codeintel.ServerError)(nil); errors.As(err, &se) {
+		return &codeintel.ServerError{Server: se.Server, Reason: se.Reason + again}
+	}
+	return fmt.Errorf("%w%s", err, again)
 }
 
 func (r *running) release() {
