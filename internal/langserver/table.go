@@ -100,7 +100,7 @@ func Builtin() []Server {
 		{Name: "clangd", Language: "C and C++", Extensions: map[string]string{".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
 			".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp", ".m": "objective-c", ".mm": "objective-cpp"},
 			Command: []string{"clangd"}, RootMarkers: []string{"compile_commands.json", "compile_flags.txt", ".clangd", "CMakeLists.txt"},
-			Install: "install clangd from your system's packages (apt-get install clangd, brew install llvm)"},
+			Install: "apt-get install clangd (on macOS: brew install llvm)"},
 	}
 }
 

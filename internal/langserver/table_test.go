@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,16 @@ func TestDetect(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "gopls typescript-language-server" {
 		t.Errorf("present: %s (exts %v)", got, exts)
+	}
+}
+
+// Each built-in server's Install is a command, as the answer for a
+// language without its server prints it: "clangd — install it with:
+// apt-get install clangd", not "install it with: install clangd …".
+func TestBuiltinInstall(t *testing.T) {
+	for _, s := range Builtin() {
+		if first, _, _ := strings.Cut(s.Install, " "); !slices.Contains([]string{"go", "npm", "pip", "rustup", "apt-get"}, first) {
+			t.Errorf("%s: install %q does not begin with a command", s.Name, s.Install)
+		}
 	}
 }
