@@ -334,6 +334,7 @@ func (q *query) search(ctx context.Context, query string) (string, error) {
 	// Exact names first, then the workspace's own, then the rest as the
 	// server ranked them.
 	_, want := splitName(query)
+	syms = holding(syms, want)
 	rank := func(s Symbol) int {
 		r := 0
 		if _, n := splitName(s.Name); n != want {
@@ -352,7 +353,7 @@ func (q *query) search(ctx context.Context, query string) (string, error) {
 		return fmt.Sprintf("No declarations match %q.", query) + q.note(ctx), nil
 	}
 	a := newAnswer(q.t.opts.MaxChars)
-	a.line("", fmt.Sprintf("%d %s match %q:", len(syms), plural(len(syms), "declaration", "declarations"), query))
+	a.line("", fmt.Sprintf("%d %s %q:", len(syms), plural(len(syms), "declaration matches", "declarations match"), query))
 	for i, s := range syms {
 		if i >= q.t.opts.MaxItems {
 			a.skip(1, s.Location.Path)
@@ -365,6 +366,25 @@ func (q *query) search(ctx context.Context, query string) (string, error) {
 		a.line(s.Location.Path, line+q.t.w.outsideNote(s.Location.Path))
 	}
 	return a.text("search for a longer name") + q.note(ctx), nil
+}
+
+// holding keeps the symbols whose name holds name, in any case, when
+// some do: a server's fuzzy match also offers names that merely hold its
+// letters in order (gopls gave "NsecToTimeval" and "RotateLeft" for
+// "Total", 97 of 100 answers), which would fill the answer. When none
+// holds it, the server's matches are all there is.
+func holding(syms []Symbol, name string) []Symbol {
+	name = strings.ToLower(name)
+	var kept []Symbol
+	for _, s := range syms {
+		if strings.Contains(strings.ToLower(s.Name), name) {
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == 0 {
+		return syms
+	}
+	return kept
 }
 
 func (q *query) diagnostics(ctx context.Context) (string, error) {
