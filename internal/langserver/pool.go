@@ -285,6 +285,10 @@ func find(table []Server, look LookPath, cfgPath, path string) (choice, error) {
 			b.WriteString("; or ")
 		}
 		fmt.Fprintf(&b, "%s", s.Command[0])
+		var nf *sandbox.NotFoundError
+		if _, err := look(s.Command[0]); errors.As(err, &nf) && nf.Skipped != "" {
+			fmt.Fprintf(&b, " (not %s: gemkit starts no language server from the workspace or a virtualenv, which a tool may write)", nf.Skipped)
+		}
 		if s.Install != "" {
 			fmt.Fprintf(&b, " — install it with: %s", s.Install)
 		}

@@ -139,3 +139,35 @@ func TestBuiltinInstall(t *testing.T) {
 		}
 	}
 }
+
+// A server's program found only in the workspace (its node_modules/.bin
+// on PATH) or an activated virtualenv is not started; the answer names
+// it and why, besides how to install one gemkit starts, where "not
+// installed" alone would contradict `gemkit codeintel servers`.
+func TestCheckSkipped(t *testing.T) {
+	ws, venv, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	wsBin, venvBin := filepath.Join(ws, "node_modules", ".bin"), filepath.Join(venv, "bin")
+	for _, d := range []string{wsBin, venvBin} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "pyright-langserver"), []byte("#!/bin/sh\n"), 0o755)
+	}
+	file := filepath.Join(ws, "p.py")
+	cases := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"in the workspace", map[string]string{"PATH": wsBin + ":" + elsewhere},
+			"pyright-langserver (not " + filepath.Join(wsBin, "pyright-langserver") + ": gemkit starts no language server from the workspace or a virtualenv, which a tool may write) — install it with: npm install -g pyright"},
+		{"in a virtualenv", map[string]string{"PATH": venvBin, "VIRTUAL_ENV": venv},
+			"pyright-langserver (not " + filepath.Join(venvBin, "pyright-langserver") + ": gemkit starts no language server"},
+		{"nowhere", map[string]string{"PATH": elsewhere},
+			"pyright-langserver — install it with: npm install -g pyright"},
+	}
+	for _, c := range cases {
+		err := Check(Builtin(), SearchLook(c.env["PATH"], untrusted(ws, c.env)), "", file)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %q in it", c.name, err, c.want)
+		}
+	}
+}

@@ -280,7 +280,7 @@ func PrivateDir(home, dir string) error {
 // when a program lies there; NewServerProfile still refuses one in a
 // distrusted folder, with words.
 func LookServer(path string, distrusted []string) func(string) (string, error) {
-	dirs, _ := permission.SearchPath(path, distrusted)
+	dirs, dropped := permission.SearchPath(path, distrusted)
 	return func(file string) (string, error) {
 		if filepath.IsAbs(file) {
 			if runnable(file) {
@@ -296,7 +296,14 @@ func LookServer(path string, distrusted []string) func(string) (string, error) {
 				return p, nil
 			}
 		}
-		return "", &NotFoundError{Program: file}
+		nf := &NotFoundError{Program: file}
+		for _, d := range dropped {
+			if p := filepath.Join(d, file); runnable(p) {
+				nf.Skipped = p
+				break
+			}
+		}
+		return "", nf
 	}
 }
 
@@ -311,11 +318,18 @@ func runnable(p string) bool {
 // PATH.
 type NotFoundError struct {
 	Program string // as the server's command names it
+	// Skipped is where PATH has it in a folder a tool may write (the
+	// workspace, a virtualenv), which no server is started from; "" when
+	// PATH has it nowhere.
+	Skipped string
 }
 
 func (e *NotFoundError) Error() string {
 	if filepath.IsAbs(e.Program) {
 		return e.Program + ": no program there"
+	}
+	if e.Skipped != "" {
+		return e.Program + ": on PATH only as " + e.Skipped + ", in the workspace or a virtualenv, whose folders are not searched"
 	}
 	return e.Program + ": not found on PATH (the workspace's and a virtualenv's folders are not searched)"
 }

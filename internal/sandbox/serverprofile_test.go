@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,11 @@ func TestLookServer(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(opt, "notes"), []byte("x"), 0o644)
-	look := LookServer(bin, nil)
+	ws := t.TempDir()
+	planted := filepath.Join(ws, "node_modules", ".bin")
+	os.MkdirAll(planted, 0o755)
+	os.WriteFile(filepath.Join(planted, "tsserver"), []byte("#!/bin/sh\n"), 0o755)
+	look := LookServer(planted+":"+bin, []string{ws})
 	cases := []struct{ command, want string }{
 		{"gopls", filepath.Join(bin, "gopls")},
 		{filepath.Join(opt, "gopls"), filepath.Join(opt, "gopls")},
@@ -87,5 +92,11 @@ func TestLookServer(t *testing.T) {
 		if got != c.want || (c.want == "") != (err != nil) {
 			t.Errorf("look(%q) = %q, %v; want %q", c.command, got, err, c.want)
 		}
+	}
+	// Found only in the workspace: not taken, and the error says where.
+	_, err := look("tsserver")
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || nf.Skipped != filepath.Join(planted, "tsserver") || !strings.Contains(err.Error(), "on PATH only as "+nf.Skipped) {
+		t.Errorf("a program only in the workspace: %v", err)
 	}
 }
