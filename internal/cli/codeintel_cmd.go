@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
+	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/workspaceintel"
 )
 
@@ -51,7 +51,8 @@ func newCodeIntelServersCmd(a *app) *cobra.Command {
 		Long: `List the table of language servers: the built-in entries with the codeIntel
 object of gemkit's config file applied (see docs/code-intel.md), each with its
 language, file extensions, command, and where the command was found on PATH or
-how to install it.`,
+how to install it. It is looked for as gemkit's servers for the current folder
+look for it: never in that folder or an activated virtualenv.`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path, err := config.Path(configPath)
@@ -66,12 +67,20 @@ how to install it.`,
 			if err != nil {
 				return err
 			}
+			ws, err := a.resolveWorkspace("")
+			if err != nil {
+				return err
+			}
+			// Found as the workspace's Pool finds them: never in the
+			// workspace or a virtualenv.
+			look := langserver.Look(ws, a.environ())
 			type row struct {
 				Name       string   `json:"name"`
 				Language   string   `json:"language"`
 				Extensions []string `json:"extensions"`
 				Command    []string `json:"command"`
 				Found      string   `json:"found,omitempty"`
+				Skipped    string   `json:"skipped,omitempty"`
 				Install    string   `json:"install,omitempty"`
 			}
 			var rows []row
@@ -81,7 +90,12 @@ how to install it.`,
 					r.Extensions = append(r.Extensions, ext)
 				}
 				sort.Strings(r.Extensions)
-				r.Found, _ = exec.LookPath(s.Command[0])
+				found, err := look(s.Command[0])
+				var nf *sandbox.NotFoundError
+				if errors.As(err, &nf) {
+					r.Skipped = nf.Skipped
+				}
+				r.Found = found
 				rows = append(rows, r)
 			}
 			if asJSON {
@@ -91,7 +105,11 @@ how to install it.`,
 			fmt.Fprintln(tw, "SERVER\tLANGUAGE\tFILES\tINSTALLED")
 			for _, r := range rows {
 				found := r.Found
-				if found == "" {
+				switch {
+				case found != "":
+				case r.Skipped != "":
+					found = "no (not " + r.Skipped + ": in the workspace or a virtualenv): " + r.Install
+				default:
 					found = "no: " + r.Install
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Language, strings.Join(r.Extensions, " "), found)

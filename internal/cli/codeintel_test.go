@@ -147,6 +147,17 @@ func TestCodeIntelServersAndStatus(t *testing.T) {
 		t.Fatalf("servers: %v\n%s", err, out)
 	}
 	ws := t.TempDir()
+	// A program only in the workspace's node_modules/.bin is listed as
+	// not installed, as the tools answer (gemkit starts no server there).
+	planted := filepath.Join(ws, "node_modules", ".bin")
+	os.MkdirAll(planted, 0o755)
+	os.WriteFile(filepath.Join(planted, "zls-not-installed"), []byte("#!/bin/sh\n"), 0o755)
+	cmd = exec.Command(bin, "codeintel", "servers")
+	cmd.Env, cmd.Dir = append(env, "PATH="+planted+":"+os.Getenv("PATH")), ws
+	out, err = cmd.CombinedOutput()
+	if want := "no (not " + filepath.Join(planted, "zls-not-installed") + ": in the workspace or a virtualenv): see ziglang.org"; err != nil || !strings.Contains(string(out), want) {
+		t.Errorf("servers, with the workspace's node_modules/.bin on PATH: %v\n%s\nwant %q in it", err, out, want)
+	}
 	cmd = exec.Command(bin, "codeintel", "status", "--workspace", ws)
 	cmd.Env = env
 	out, err = cmd.CombinedOutput()

@@ -76,6 +76,13 @@ func untrusted(ws string, env map[string]string) []string {
 	return out
 }
 
+// Look is how the Pool of the workspace ws finds its servers' programs,
+// in the environment environ (SearchLook).
+func Look(ws string, environ []string) LookPath {
+	env := envMap(environ)
+	return SearchLook(env["PATH"], untrusted(ws, env))
+}
+
 // SearchLook finds a program on the part of path a server may start
 // programs from (permission.SearchPath): never in the workspace or a
 // virtualenv.
