@@ -77,14 +77,14 @@ func (q *query) byPosition(ls lines, abs, rel, sym string) (target, error) {
 		count--
 	}
 	if n < 1 || n > count {
-		return target{}, fmt.Errorf("line %d is not in %s, which has %d %s", n, rel, count, plural(count, "line", "lines"))
+		return target{}, fmt.Errorf("line %d is not in %s, which has %d %s%s", n, rel, count, plural(count, "line", "lines"), fromOne(n, "lines"))
 	}
 	text := ls[n-1]
 	if q.a.Column.set {
 		c := q.a.Column.n
 		width := utf8.RuneCountInString(text)
 		if c < 1 || c > width+1 {
-			return target{}, fmt.Errorf("column %d is not on line %d of %s, which has %d characters: %s", c, n, rel, width, clipLine(text))
+			return target{}, fmt.Errorf("column %d is not on line %d of %s, which has %d characters: %s%s", c, n, rel, width, clipLine(text), fromOne(c, "columns"))
 		}
 		if sym != "" {
 			// The model gave both: trust the position, but say when the
@@ -111,6 +111,15 @@ func (q *query) byPosition(ls lines, abs, rel, sym string) (target, error) {
 	}
 	return target{at: DocPos{Path: abs, Pos: Position{Line: n - 1, Character: pick.col16}},
 		what: fmt.Sprintf("%s at %s:%d:%d", name, rel, n, pick.col+1)}, nil
+}
+
+// fromOne tells a model that counts from 0 (as LSP does) where counting
+// starts, when n is below 1.
+func fromOne(n int, what string) string {
+	if n < 1 {
+		return "; " + what + " count from 1"
+	}
+	return ""
 }
 
 // byFileName resolves a name in a file: a declaration of the file, else
