@@ -347,3 +347,28 @@ func TestPoolCloseLeavesNothing(t *testing.T) {
 func source(p *Pool) codeintel.Source {
 	return lspsource.New(nil, &lspsource.Clients{Conn: p, Confined: true})
 }
+
+// A function in a file written just before the question, which the
+// watcher has seen but not reported yet (it lets a file settle), is found
+// by name at once: the changes it has seen are reported first, as for
+// diagnostics.
+func TestPoolNameInFileJustWritten(t *testing.T) {
+	codeinteltest.Gopls(t)
+	tl, p, ws := tools(t, "go", os.Getenv("PATH"))
+	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Greet"}`, "greet/greet.go:16:6")
+	for _, c := range []struct{ file, name, want string }{
+		{"greet/farewell.go", "Farewell", "greet/farewell.go:3:6"},
+		{"store/audit.go", "Audit", "store/audit.go:3:6"},
+	} {
+		body := "package " + filepath.Dir(c.file) + "\n\nfunc " + c.name + "() string { return \"\" }\n"
+		if err := os.WriteFile(filepath.Join(ws, c.file), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// As after an agent's turn: the watcher has seen the write (a
+		// loaded machine may run its goroutine late).
+		if !gemkittest.Poll(time.Minute, time.Millisecond, p.watcher.Waiting) {
+			t.Fatal("the watcher never saw the write")
+		}
+		ask(t, tl, codeintel.ToolDefinition, `{"symbol":"`+c.name+`"}`, c.want)
+	}
+}

@@ -231,6 +231,11 @@ func (p *Pool) requestOne(ctx context.Context, q ide.LSPRequestParams) ide.LSPRe
 // requestAll answers lsp/request without a path (workspace/symbol):
 // every server of the workspace's languages is asked.
 func (p *Pool) requestAll(ctx context.Context, q ide.LSPRequestParams) (ide.LSPRequestResult, error) {
+	// A name declared in a file written just before, which the watcher
+	// has not reported yet, is found.
+	if p.watcher != nil && p.watcher.Waiting() {
+		p.watcher.Sync(ctx)
+	}
 	res := ide.LSPRequestResult{Clients: []string{}, Answers: []ide.LSPAnswer{}}
 	var mu sync.Mutex
 	_, err := p.workspaceServers(ctx, func(r *running, c *lspclient.Client) error {

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -95,6 +96,9 @@ type Watcher struct {
 	// ends.
 	syncs   chan chan struct{}
 	stopped chan struct{}
+
+	// waiting is how many changes wait to settle (Waiting).
+	waiting atomic.Int64
 
 	// Used by New, then only by Run's goroutine.
 	pending  map[string]change
@@ -218,6 +222,12 @@ func (w *Watcher) Sync(ctx context.Context) error {
 	}
 }
 
+// Waiting reports whether Run has seen changes it has not reported yet
+// (they wait to settle): a question that names no file, such as a
+// workspace symbol search, then calls Sync first, and the others pay
+// nothing.
+func (w *Watcher) Waiting() bool { return w.waiting.Load() > 0 }
+
 // drain records the events queued, until none comes for syncQuiet;
 // false when the watcher closed.
 func (w *Watcher) drain() bool {
@@ -305,6 +315,7 @@ func (w *Watcher) mark(name string) {
 
 // arm sets timer to fire when the oldest waiting change settles.
 func (w *Watcher) arm(timer *time.Timer) {
+	w.waiting.Store(int64(len(w.pending)))
 	if len(w.pending) == 0 {
 		timer.Stop()
 		return
