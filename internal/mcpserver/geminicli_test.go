@@ -309,7 +309,7 @@ func TestGeminiCLISetUp(t *testing.T) {
 	wait("the end of the first turn", func(s string) bool { return strings.Contains(s, "TURN1_DONE") })
 	s := screen()
 	for _, want := range []string{"gated_hello (gemkit MCP Server)", "Not run: extension gated needs the person's consent before its tools run", "do not run", "that command yourself"} {
-		if !strings.Contains(strings.Join(strings.Fields(s), " "), want) {
+		if !strings.Contains(boxText(s), want) {
 			t.Errorf("the refusal is not on screen (%q):\n%s", want, s)
 		}
 	}
@@ -325,7 +325,7 @@ func TestGeminiCLISetUp(t *testing.T) {
 	wait("Gemini CLI's question before the shell command", func(s string) bool { return strings.Contains(s, "Allow execution of [Shell]?") })
 	run("send-keys", "-t", "g", "Enter") // Allow once
 	wait("gemkit's question", func(s string) bool {
-		return strings.Contains(strings.Join(strings.Fields(s), " "), "Only you can agree: type gated and Enter") && strings.Contains(s, "awaiting input")
+		return strings.Contains(boxText(s), "Only you can agree: type gated and Enter") && strings.Contains(s, "awaiting input")
 	})
 	if consented(t, f) {
 		t.Fatal("the model's command recorded consent before the person answered")
@@ -396,4 +396,10 @@ func TestGeminiCLISetUp(t *testing.T) {
 	if names := " " + strings.Join(g.FunctionNames(), " ") + " "; !strings.Contains(names, " mcp_gemkit_demo_count ") || !strings.Contains(names, " mcp_gemkit_read_doc ") {
 		t.Errorf("gemini -p did not offer gemkit's tools: %s", names)
 	}
+}
+
+// boxText is the screen's words in one line, without the borders of
+// Gemini CLI's boxes: a sentence that wraps inside a box reads whole.
+func boxText(screen string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(screen, "│", " ")), " ")
 }
