@@ -393,11 +393,17 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
 	var dnsErr *net.DNSError
 	switch {
-	case errors.As(err, &dnsErr) && cfg.Stdio != nil && !c.Alive && !listensLocally(dctx, cfg.Port):
+	case errors.As(err, &dnsErr) && cfg.Stdio != nil && !listensLocally(dctx, cfg.Port):
 		// gemkit's stdio command (ide bridge) relays to the port on
-		// 127.0.0.1: a dead editor's file whose port is closed there too
-		// is stale, whatever the CLI dials first.
-		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d of this machine, so the file's stdio command has nothing to reach", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
+		// 127.0.0.1, so a port closed there is closed for the CLI too,
+		// whatever it dials first: a dead editor's file is stale, a live
+		// one's companion was stopped (the terminal front-end's editor is
+		// the shell it runs in, which outlives a killed companion).
+		if !c.Alive {
+			add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d of this machine, so the file's stdio command has nothing to reach", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
+			return
+		}
+		add(name, "error", fmt.Sprintf("port %d is closed on 127.0.0.1, where the file's stdio command relays: the companion of pid %d no longer serves", cfg.Port, c.PID), restartFix(c.Path))
 		return
 	case errors.As(err, &dnsErr) && cfg.Stdio != nil:
 		add(name, "ok", fmt.Sprintf("%s cannot be resolved, so the CLI cannot dial port %d; it then starts the file's stdio command", host, cfg.Port), "")
@@ -409,7 +415,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
 		return
 	case err != nil:
-		add(name, "error", fmt.Sprintf("port %d is closed on %s: the companion of pid %d no longer serves", cfg.Port, host, c.PID), "restart the companion in that editor (or close the editor if it is stuck)")
+		add(name, "error", fmt.Sprintf("port %d is closed on %s: the companion of pid %d no longer serves", cfg.Port, host, c.PID), restartFix(c.Path))
 		return
 	}
 	conn.Close()
@@ -451,6 +457,15 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 // host.docker.internal and the discovery file names no stdio command to
 // fall back on.
 const containerFix = "if the companion runs in this same container, set REMOTE_CONTAINERS=true in the CLI's shell (`export REMOTE_CONTAINERS=true`; the terminals of gemkit's editor plugins have it already) so that the CLI dials 127.0.0.1, or use a companion whose discovery file names a stdio command (gemkit ide serve's names `gemkit ide bridge`, which needs no step)"
+
+// restartFix is what to do about the discovery file at path of a
+// companion that no longer serves while the process the file is named
+// after runs (an editor, or the shell of a terminal companion): the CLI
+// still ranks it first, so it hides every other companion until it is
+// gone.
+func restartFix(path string) string {
+	return "start the companion again (gemkit ide serve in that terminal, or restart it in that editor; close the editor if it is stuck), or delete the file it left so that the CLI picks another: rm " + shell.Quote(path)
+}
 
 // listensLocally reports whether something accepts connections on port
 // of 127.0.0.1, where gemkit's stdio bridge relays.
