@@ -116,8 +116,15 @@ func TestClientFixtures(t *testing.T) {
 			if shown != tc.show || asked != tc.ask {
 				t.Fatalf("showDocument %v, showMessageRequest %v; want %v, %v", shown, asked, tc.show, tc.ask)
 			}
-			// Nothing else: no request the client did not advertise.
+			// Nothing else: no request the client did not advertise. The
+			// proposal still waiting is withdrawn from its buffer first,
+			// and its mark cleared.
 			c.request(99, "shutdown", nil)
+			withdrawn := c.nextMethod("workspace/applyEdit")
+			c.answer(withdrawn, map[string]any{"applied": true})
+			if cleared := c.nextMethod("textDocument/publishDiagnostics"); js(cleared["params"].(map[string]any)["diagnostics"]) != "[]" {
+				t.Fatalf("diagnostics not cleared: %s", js(cleared))
+			}
 			if m := c.next(); m["id"] != float64(99) {
 				t.Fatalf("unexpected %s before shutdown's answer", js(m))
 			}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/gemkit/gemkit/companion"
@@ -375,6 +376,40 @@ func (s *Server) reject(p *proposal, restore, settle bool) {
 	}
 	s.clearMarks(p)
 	s.events().DiffRejected(p.path)
+}
+
+// withdrawGrace bounds how long a stopping server waits for the client to
+// put its buffers back (eglot asks the person before it applies an edit).
+const withdrawGrace = 2 * time.Second
+
+// withdraw rejects every proposal still in a buffer and puts the text
+// from before it back, for a server that stops while its client runs:
+// no proposal stays in a buffer with nobody waiting for it, where a save
+// would write it as the person's own text.
+func (s *Server) withdraw() {
+	s.mu.Lock()
+	waiting := make([]*proposal, 0, len(s.proposals))
+	for _, p := range s.proposals {
+		waiting = append(waiting, p)
+	}
+	s.mu.Unlock()
+	if len(waiting) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for _, p := range waiting {
+			wg.Go(func() { s.reject(p, true, false) })
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(withdrawGrace):
+		s.log.Warn("lsp: the editor did not put back the buffers of the proposals still waiting as gemkit stopped", "proposals", len(waiting))
+	}
 }
 
 // restore puts the text from before p back into its buffer, unless it is

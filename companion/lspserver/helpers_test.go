@@ -98,6 +98,8 @@ type client struct {
 	// starts (in the start callback).
 	diffsAtStart chan bool
 	done         chan error
+	// stop ends the context the server runs in, as SIGTERM does.
+	stop context.CancelFunc
 }
 
 // start runs a Server against a test client.
@@ -127,8 +129,10 @@ func start(t *testing.T, o Options) *client {
 			c.frames <- m
 		}
 	}()
+	ctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
 	go func() {
-		c.done <- c.srv.Run(context.Background(), func(in Init) (companion.Events, error) {
+		c.done <- c.srv.Run(ctx, func(in Init) (companion.Events, error) {
 			c.diffsAtStart <- c.srv.ShowsDiffs()
 			c.init <- in
 			return c.ev, nil
@@ -136,6 +140,7 @@ func start(t *testing.T, o Options) *client {
 		outW.Close()
 	}()
 	t.Cleanup(func() {
+		defer stop()
 		inW.Close()
 		select {
 		case <-c.done:

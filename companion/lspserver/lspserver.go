@@ -225,7 +225,15 @@ func (s *Server) Run(ctx context.Context, start StartFunc) error {
 	defer s.releaseHolds()
 	defer s.closeGroup()
 	defer s.cancel()
-	return s.serve(ctx, start)
+	// When ctx ends (SIGTERM) the client still runs: it is read until
+	// the proposals in its buffers are withdrawn, which takes its answers.
+	reading, stopReading := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopReading()
+	defer context.AfterFunc(ctx, func() {
+		s.withdraw()
+		stopReading()
+	})()
+	return s.serve(reading, start)
 }
 
 // dispatch handles one call: a request when id is not nil.
@@ -293,7 +301,9 @@ func (s *Server) shutdown(id json.RawMessage) {
 	s.mu.Unlock()
 	go func() {
 		// First: once the companion's files are gone, the editor (and a
-		// test) may take the server for done.
+		// test) may take the server for done. The client may keep its
+		// buffers (Neovim's :LspStop, eglot-shutdown).
+		s.withdraw()
 		s.releaseHolds()
 		if s.opts.Shutdown != nil {
 			s.opts.Shutdown()
