@@ -1,6 +1,10 @@
 package term
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/gemkit/gemkit/companion"
+)
 
 // The queue of diffs waiting for an answer, in the order they came. The
 // companion's goroutines add and close diffs (OpenDiff, CloseDiff); Run's
@@ -93,4 +97,27 @@ func (f *Frontend) agentOf(d *pendingDiff) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return d.agent
+}
+
+// proposerGone says why nobody will write d once accepted: the CLI that
+// proposed it is no longer connected (or, when d does not name it, no
+// CLI is). "" when one is, or when Options.Clients does not tell.
+func (f *Frontend) proposerGone(d *pendingDiff) string {
+	if f.opts.Clients == nil {
+		return ""
+	}
+	f.mu.Lock()
+	agent := d.agent
+	f.mu.Unlock()
+	clients := f.opts.Clients()
+	if agent == "" {
+		if len(clients) == 0 {
+			return "no CLI is connected"
+		}
+		return ""
+	}
+	if slices.ContainsFunc(clients, func(c companion.Client) bool { return c.Agent == agent }) {
+		return ""
+	}
+	return agent + ", which proposed it, is no longer connected"
 }

@@ -327,6 +327,9 @@ func (f *Frontend) answer(ctx context.Context, ev companion.Events, shown *pendi
 		if content, ok := f.take(shown); ok {
 			ev.DiffAccepted(shown.path, content)
 			fmt.Fprintf(f.opts.Out, "Accepted %s.\n", shown.path)
+			if gone := f.proposerGone(shown); gone != "" {
+				fmt.Fprintf(f.opts.Out, "Nothing was written: %s, and the CLI writes an accepted change itself: the file stays as it was.\n", gone)
+			}
 		}
 		return nil
 	case answerReject:
