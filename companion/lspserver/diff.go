@@ -30,6 +30,11 @@ type proposal struct {
 	stop context.CancelFunc
 	// agent proposed it (companion.ProposedBy); "" when not known.
 	agent string
+	// doc is the buffer's document when the proposal was applied, and
+	// seen its count of changes then: while the client reports none,
+	// its buffer holds text.
+	doc  *document
+	seen int
 }
 
 // Severity of the diagnostics that mark a proposal: Information.
@@ -112,6 +117,9 @@ func (s *Server) OpenDiff(ctx context.Context, filePath, newContent string) erro
 	s.mu.Lock()
 	if old != nil {
 		old.stop()
+	}
+	if p.doc = s.docs[path]; p.doc != nil {
+		p.seen = p.doc.changes
 	}
 	s.proposals[path] = p
 	s.mu.Unlock()
@@ -331,11 +339,14 @@ func (s *Server) take(p *proposal) bool {
 	return true
 }
 
-// bufferText is the current text of p's buffer as gemkit knows it.
+// bufferText is the current text of p's buffer as gemkit knows it: the
+// proposal itself until the client reports a change after applying it
+// (Neovim holds its didChange back while its question about the
+// proposal is up).
 func (s *Server) bufferText(p *proposal) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d := s.docs[p.path]; d != nil {
+	if d := s.docs[p.path]; d != nil && (d != p.doc || d.changes != p.seen) {
 		return d.text
 	}
 	return p.text

@@ -45,6 +45,7 @@ func (s *Server) notification(method string, raw json.RawMessage) {
 				s.sel.path = "" // the text moved under the selection
 			}
 			if d := s.docs[path]; d != nil {
+				d.changes++
 				for _, c := range p.ContentChanges {
 					if c.Range == nil {
 						d.text = c.Text
@@ -211,6 +212,7 @@ func (s *Server) didSave(uri string, text *string) {
 	s.mu.Lock()
 	if d := s.docs[path]; d != nil && text != nil {
 		d.text = *text
+		d.changes++
 	}
 	p := s.proposals[path]
 	s.mu.Unlock()

@@ -176,6 +176,8 @@ const (
 type document struct {
 	uri  string
 	text string
+	// changes counts the changes of text the client reported.
+	changes int
 }
 
 var _ companion.Editor = (*Server)(nil)
