@@ -76,8 +76,13 @@ func TestEmacsGeminiFirstQuestion(t *testing.T) {
 	// 3 picks "No, don't ask again" at once. On a loaded machine Emacs
 	// may still read the 3 as the key after ESC (M-3, which the CLI never
 	// sees): it is pressed again until the question goes.
+	// Answered is the prompt drawn in its place: a screen between two of
+	// the CLI's draws, or caught while Emacs redisplays term's buffer,
+	// can lack the question too (CI's run at 6e18a32 stopped pressing on
+	// one, and the question stayed).
 	gemkittest.PressUntil(t, cli, "3", "the question answered", func() bool {
-		return !strings.Contains(screen(), "Do you want to connect")
+		s := screen()
+		return !strings.Contains(s, "Do you want to connect") && strings.Contains(s, "Type your message")
 	})
 	waitScreen(t, screen, "the prompt after the question", func(s string) bool {
 		return strings.Contains(s, "Type your message")

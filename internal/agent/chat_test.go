@@ -97,8 +97,11 @@ func TestChatInTmux(t *testing.T) {
 	p.typeLine("count tmux")
 	p.waitFor("wants to run a tool", 1)
 	p.waitFor("[y/N]", 1)
-	if s := p.screen(); !strings.Contains(s, "read") {
-		t.Errorf("the permissions are not shown:\n%s", s)
+	// Each permission on a line of its own, from the first column: the
+	// question is the line editor's prompt, whose lines before the last
+	// once came out as a staircase (a newline without a carriage return).
+	if s := p.screen(); !strings.Contains(s, "\nIts tools may:\n  - read files in your home directory\n") {
+		t.Errorf("the permissions are not shown one a line:\n%s", s)
 	}
 	p.typeLine("y")
 	p.waitFor("Counted once.", 1)

@@ -141,7 +141,20 @@ func (l *Lines) readTerminal(req linesRequest) linesResult {
 
 // ReadLine shows prompt and returns the next line, io.EOF at the end of
 // input (Ctrl-D on an empty line), or ctx's error.
+//
+// On a terminal the line editor draws only the prompt's last line: it
+// draws a prompt again and again as the line is edited, in the terminal
+// mode where a newline does not return the carriage, so the lines before
+// it (a consent question's permissions) are written once, each ended
+// with a carriage return, instead of as a staircase.
 func (l *Lines) ReadLine(ctx context.Context, prompt string) (string, error) {
+	if i := strings.LastIndexByte(prompt, '\n'); i >= 0 && l.term != nil {
+		head := strings.ReplaceAll(strings.ReplaceAll(prompt[:i+1], "\r\n", "\n"), "\n", "\r\n")
+		if _, err := io.WriteString(l.out, head); err != nil {
+			return "", err
+		}
+		prompt = prompt[i+1:]
+	}
 	return l.read(ctx, linesRequest{prompt: prompt})
 }
 
