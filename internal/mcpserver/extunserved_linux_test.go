@@ -2,19 +2,14 @@ package mcpserver
 
 import (
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
-	"github.com/gemkit/gemkit/internal/sandbox"
-	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 // TestUnservedServerCall: a call of a tool of an extension's server that
@@ -50,17 +45,7 @@ func TestUnservedServerCall(t *testing.T) {
 		{"no extension's", extmcp.Choice{Allowed: func() error { return notAgreed }}, "other_forecast", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &sandbox.Launcher{}
-			t.Cleanup(func() { l.Close() })
-			m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: ws, Timeout: 30 * time.Second,
-				Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, DataRoot: filepath.Join(home, "data"),
-				Refusals: filepath.Join(home, "refusals.json"), Capabilities: filepath.Join(home, "caps.json")})
-			t.Cleanup(m.Close)
-			s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Servers: m,
-				ChooseServers: func(*disclosure.Extension) extmcp.Choice { return tc.choice }, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := sandboxedServers(t, dir, ws, home, tc.choice)
 			c := connect(t, s, true)
 			c.id++
 			req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "tools/call",
@@ -150,21 +135,7 @@ func TestNewToolCalledAtOnce(t *testing.T) {
 		"lists.mjs": listsFromFile,
 	})
 	writeTree(t, ws, map[string]string{"tools.txt": "forecast\n"})
-	serve := func() *Server {
-		l := &sandbox.Launcher{}
-		t.Cleanup(func() { l.Close() })
-		m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: ws, Timeout: 30 * time.Second,
-			Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, DataRoot: filepath.Join(home, "data"),
-			Refusals: filepath.Join(home, "refusals.json"), Capabilities: filepath.Join(home, "caps.json")})
-		t.Cleanup(m.Close)
-		s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Servers: m,
-			ChooseServers: func(*disclosure.Extension) extmcp.Choice { return extmcp.Choice{} }, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		return s
-	}
+	serve := func() *Server { return sandboxedServers(t, dir, ws, home, extmcp.Choice{}) }
 	names := func(raw json.RawMessage) string {
 		var r struct {
 			Tools []struct {

@@ -53,6 +53,14 @@ func everythingServer(t testing.TB) *Server {
 	}
 	dir, ws, home := filepath.Join(t.TempDir(), "realmcp"), t.TempDir(), t.TempDir()
 	withEverything(t, dir)
+	return sandboxedServers(t, dir, ws, home, extmcp.Choice{})
+}
+
+// sandboxedServers is a Server of the extensions in dir, for the
+// workspace ws, whose own MCP servers run in gemkit's sandbox with home
+// for their data, each with the choice choice.
+func sandboxedServers(t testing.TB, dir, ws, home string, choice extmcp.Choice) *Server {
+	t.Helper()
 	l := &sandbox.Launcher{}
 	t.Cleanup(func() { l.Close() })
 	m := extmcp.NewManager(extmcp.Config{Launcher: l, Workspace: ws, Timeout: 30 * time.Second,
@@ -60,7 +68,7 @@ func everythingServer(t testing.TB) *Server {
 		Refusals: filepath.Join(home, "refusals.json"), Capabilities: filepath.Join(home, "caps.json")})
 	t.Cleanup(m.Close)
 	s, err := New(Config{Source: disclosure.DirSource(dir, ws), Runner: &toolrun.Runner{}, Servers: m,
-		ChooseServers: func(*disclosure.Extension) extmcp.Choice { return extmcp.Choice{} }, Logger: slog.New(slog.DiscardHandler)})
+		ChooseServers: func(*disclosure.Extension) extmcp.Choice { return choice }, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
