@@ -127,7 +127,16 @@ func (m *Manager) Sync(specs []Spec) bool {
 func (m *Manager) all() []*server {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Collect(maps.Values(m.servers))
+	// In the servers' key order, not the map's: the catalog lists them in
+	// this order, and of two servers of one extension that list the same
+	// tool name, the first keeps the plain name. The same server must
+	// keep it in every session.
+	keys := slices.Sorted(maps.Keys(m.servers))
+	out := make([]*server, len(keys))
+	for i, k := range keys {
+		out[i] = m.servers[k]
+	}
+	return out
 }
 
 // Len is how many servers the Manager has.
