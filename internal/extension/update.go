@@ -181,7 +181,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 				lines = append(lines, "  "+l)
 			}
 		}
-		lines = append(lines, "", "The new files are in "+Printable(root)+" until this command ends: look at them before you agree.")
+		lines = append(lines, "", "The new files are in "+Printable(root)+" until this command ends.")
 		if err := ask(ctx, req.Consent, ConsentPrompt{Action: "Update", Extension: shown, Lines: lines, Changes: res.Changes}); err != nil {
 			return nil, err
 		}
