@@ -81,7 +81,10 @@ look for it: never in that folder or an activated virtualenv.`,
 				Command    []string `json:"command"`
 				Found      string   `json:"found,omitempty"`
 				Skipped    string   `json:"skipped,omitempty"`
-				Install    string   `json:"install,omitempty"`
+				// Missing says why a program found is not the
+				// server: rustup's proxy without its component.
+				Missing string `json:"missing,omitempty"`
+				Install string `json:"install,omitempty"`
 			}
 			var rows []row
 			for _, s := range table {
@@ -92,8 +95,12 @@ look for it: never in that folder or an activated virtualenv.`,
 				sort.Strings(r.Extensions)
 				found, err := look(s.Command[0])
 				var nf *sandbox.NotFoundError
-				if errors.As(err, &nf) {
+				var mc *langserver.MissingComponentError
+				switch {
+				case errors.As(err, &nf):
 					r.Skipped = nf.Skipped
+				case errors.As(err, &mc):
+					r.Missing, r.Install = mc.Error(), mc.Fix
 				}
 				r.Found = found
 				rows = append(rows, r)
@@ -109,6 +116,8 @@ look for it: never in that folder or an activated virtualenv.`,
 				case found != "":
 				case r.Skipped != "":
 					found = "no (not " + r.Skipped + ": in the workspace or a virtualenv): " + r.Install
+				case r.Missing != "":
+					found = "no (" + r.Missing + "): " + r.Install
 				default:
 					found = "no: " + r.Install
 				}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,5 +170,65 @@ func TestCodeIntelServersAndStatus(t *testing.T) {
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), `codeIntel: idleTimeout "soon": use a positive Go duration`) {
 		t.Errorf("bad config: %v %s", err, out)
+	}
+}
+
+// rust-analyzer on PATH that is rustup's proxy is listed as installed
+// only when rustup's toolchain has the component; otherwise the listing
+// says to add it.
+func TestCodeIntelServersRustupProxy(t *testing.T) {
+	const toolchain = "stable-x86_64-unknown-linux-gnu"
+	for _, c := range []struct {
+		name      string
+		component bool
+	}{{"no component", false}, {"component", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			bin, rustupHome, ws := filepath.Join(root, "cargo", "bin"), filepath.Join(root, "rustup"), filepath.Join(root, "ws")
+			tcBin := filepath.Join(rustupHome, "toolchains", toolchain, "bin")
+			for _, d := range []string{bin, tcBin, ws} {
+				os.MkdirAll(d, 0o755)
+			}
+			os.WriteFile(filepath.Join(bin, "rustup"), []byte("#!/bin/sh\nexit 1\n"), 0o755)
+			proxy := filepath.Join(bin, "rust-analyzer")
+			if err := os.Symlink("rustup", proxy); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(rustupHome, "settings.toml"), []byte(`default_toolchain = "`+toolchain+`"`+"\n"), 0o644)
+			if c.component {
+				os.WriteFile(filepath.Join(tcBin, "rust-analyzer"), []byte("#!/bin/sh\n"), 0o755)
+			}
+			t.Setenv("PATH", bin)
+			t.Setenv("HOME", root)
+			t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
+			t.Setenv("RUSTUP_HOME", rustupHome)
+			t.Setenv("RUSTUP_TOOLCHAIN", "")
+			t.Chdir(ws)
+			var out, errb bytes.Buffer
+			if code := Run(context.Background(), []string{"codeintel", "servers", "--json"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			var rows []struct{ Name, Found, Missing, Install string }
+			if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+				t.Fatal(err)
+			}
+			want := struct{ Name, Found, Missing, Install string }{Name: "rust-analyzer", Install: "rustup component add rust-analyzer",
+				Missing: proxy + " is only rustup's proxy: rustup's toolchain " + toolchain + " has no rust-analyzer component"}
+			if c.component {
+				want.Found, want.Missing = proxy, ""
+			}
+			i := slices.IndexFunc(rows, func(r struct{ Name, Found, Missing, Install string }) bool { return r.Name == "rust-analyzer" })
+			if i < 0 || rows[i] != want {
+				t.Errorf("got %+v\nwant %+v", rows, want)
+			}
+			// The companion's diagnostics count on gemkit's servers
+			// for a Rust file only where rust-analyzer would start.
+			a := newApp(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+			d := workspaceintel.NewDiagnostics([]string{ws}, a.codeIntelConfig("", false))
+			defer d.Close()
+			if got := d.Serves(filepath.Join(ws, "src", "main.rs")); got != c.component {
+				t.Errorf("Serves(src/main.rs) = %v, want %v", got, c.component)
+			}
+		})
 	}
 }

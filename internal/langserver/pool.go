@@ -28,8 +28,8 @@ type Options struct {
 	// server).
 	ConfigPath string
 	// LookPath finds commands; nil searches the part of Env's PATH a
-	// server may be started from (SearchLook: not the workspace, not a
-	// virtualenv).
+	// server may be started from (Look: not the workspace, not a
+	// virtualenv, not a rustup proxy without its component).
 	LookPath LookPath
 	// Env is the person's environment the servers' own is made from
 	// (their profile keeps the locale and the toolchains' settings);
@@ -140,8 +140,7 @@ func New(opts Options) (*Pool, error) {
 	}
 	look := opts.LookPath
 	if look == nil {
-		em := envMap(env)
-		look = SearchLook(em["PATH"], untrusted(ws, em))
+		look = Look(ws, env)
 	}
 	launcher := opts.Launcher
 	if launcher == nil {
@@ -285,12 +284,18 @@ func find(table []Server, look LookPath, cfgPath, path string) (choice, error) {
 			b.WriteString("; or ")
 		}
 		fmt.Fprintf(&b, "%s", s.Command[0])
+		install := s.Install
 		var nf *sandbox.NotFoundError
-		if _, err := look(s.Command[0]); errors.As(err, &nf) && nf.Skipped != "" {
+		var mc *MissingComponentError
+		switch _, err := look(s.Command[0]); {
+		case errors.As(err, &nf) && nf.Skipped != "":
 			fmt.Fprintf(&b, " (not %s: gemkit starts no language server from the workspace or a virtualenv, which a tool may write)", nf.Skipped)
+		case errors.As(err, &mc):
+			fmt.Fprintf(&b, " (%v)", mc)
+			install = mc.Fix
 		}
-		if s.Install != "" {
-			fmt.Fprintf(&b, " — install it with: %s", s.Install)
+		if install != "" {
+			fmt.Fprintf(&b, " — install it with: %s", install)
 		}
 	}
 	return choice{}, &codeintel.NoServerError{Language: tried[0].Language, Path: path, Reason: b.String()}

@@ -77,10 +77,11 @@ func untrusted(ws string, env map[string]string) []string {
 }
 
 // Look is how the Pool of the workspace ws finds its servers' programs,
-// in the environment environ (SearchLook).
+// in the environment environ: SearchLook, and a rustup proxy whose
+// component is missing is not found (RustupLook).
 func Look(ws string, environ []string) LookPath {
 	env := envMap(environ)
-	return SearchLook(env["PATH"], untrusted(ws, env))
+	return RustupLook(SearchLook(env["PATH"], untrusted(ws, env)), ws, environ)
 }
 
 // SearchLook finds a program on the part of path a server may start

@@ -2,6 +2,7 @@ package workspaceintel
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -71,11 +72,13 @@ func (d *Diagnostics) tools(ws string) (*codeintel.Tools, error) {
 // knows an answer late from them would leave path's incomplete. A table
 // that cannot be read serves every file.
 func (d *Diagnostics) Serves(path string) bool {
-	in := false
+	ws := ""
 	for _, w := range d.workspace {
-		in = in || fsutil.Within(w, path)
+		if ws == "" && fsutil.Within(w, path) {
+			ws = w
+		}
 	}
-	if !in {
+	if ws == "" {
 		return false
 	}
 	d.tableOnce.Do(func() {
@@ -84,7 +87,7 @@ func (d *Diagnostics) Serves(path string) bool {
 			d.table, d.tableErr = lsc.Table()
 		}
 	})
-	return d.tableErr != nil || langserver.Check(d.table, exec.LookPath, d.cfgPath, path) == nil
+	return d.tableErr != nil || langserver.Check(d.table, langserver.RustupLook(exec.LookPath, ws, os.Environ()), d.cfgPath, path) == nil
 }
 
 // Diagnostics implements companion.DiagnosticsEditor: the diagnostics of

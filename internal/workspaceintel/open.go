@@ -150,7 +150,8 @@ func (in *Intel) own(ws, path string, lsc langserver.Config, table []langserver.
 			in.close = append(in.close, func() { c.Close() })
 			cl.Conn = c
 			// A question about a file no server serves starts no broker.
-			cl.Check = func(file string) error { return langserver.Check(table, exec.LookPath, path, file) }
+			look := langserver.RustupLook(exec.LookPath, ws, os.Environ())
+			cl.Check = func(file string) error { return langserver.Check(table, look, path, file) }
 			return cl, nil
 		}
 		log.Debug("code intelligence: no broker (gemkit's own executable is not known); language servers run in this process", "err", err)

@@ -1,0 +1,282 @@
+// Rustup's proxies: rust-analyzer on PATH that is not installed.
+//
+// rustup puts cargo, rustc, rust-analyzer and the rest in ~/.cargo/bin as
+// links to itself, whether or not the toolchain has the component each
+// runs. Started, a proxy without its component prints rustup's "Unknown
+// binary 'rust-analyzer' in official toolchain ..." and exits, so finding
+// rust-analyzer on PATH does not say it is installed. gemkit runs nothing
+// to find out (it starts no program for a workspace outside its sandbox):
+// it reads rustup's files as rustup would to choose the toolchain.
+
+package langserver
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// MissingComponentError is a server's program found on PATH that is
+// rustup's proxy for a component the toolchain rustup would run it from
+// does not have.
+type MissingComponentError struct {
+	// Proxy is the program found on PATH.
+	Proxy string
+	// Component is the missing component ("rust-analyzer").
+	Component string
+	// Toolchain is the toolchain rustup would use ("stable-x86_64-unknown-linux-gnu").
+	Toolchain string
+	// Fix is the command that adds the component.
+	Fix string
+}
+
+func (e *MissingComponentError) Error() string {
+	return fmt.Sprintf("%s is only rustup's proxy: rustup's toolchain %s has no %s component", e.Proxy, e.Toolchain, e.Component)
+}
+
+// RustupLook wraps look: a program it finds that is rustup's proxy for a
+// component missing from the toolchain rustup would use in the workspace
+// ws (with the environment environ) is not found, a
+// *MissingComponentError saying how to add it.
+func RustupLook(look LookPath, ws string, environ []string) LookPath {
+	env := envMap(environ)
+	return func(file string) (string, error) {
+		p, err := look(file)
+		if err != nil || !isRustupProxy(p) {
+			return p, err
+		}
+		if err := proxyComponent(p, ws, env); err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+}
+
+// rustupNames are the names rustup's own program has: rustup's installer
+// is rustup-init, and some packagers link the proxies to it.
+var rustupNames = map[string]bool{"rustup": true, "rustup-init": true}
+
+// isRustupProxy reports whether the program at p is rustup under another
+// name: a symbolic link to a file named rustup or rustup-init, or the same
+// file as the rustup beside it (rustup makes hard links where it cannot
+// make symbolic ones).
+func isRustupProxy(p string) bool {
+	if rustupNames[filepath.Base(p)] {
+		return false // rustup itself, as a server's command names it
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil && rustupNames[filepath.Base(real)] {
+		return true
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	for n := range rustupNames {
+		if r, err := os.Stat(filepath.Join(filepath.Dir(p), n)); err == nil && os.SameFile(fi, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// proxyComponent returns a *MissingComponentError when the toolchain
+// rustup would run the proxy p from in ws has no program of p's name in
+// its bin folder, where rustup looks for it. A toolchain gemkit cannot
+// tell, or one not installed (rustup may install it when run), is given
+// the benefit of the doubt: nil.
+func proxyComponent(p, ws string, env map[string]string) error {
+	home := env["RUSTUP_HOME"]
+	if !filepath.IsAbs(home) {
+		if h := env["HOME"]; filepath.IsAbs(h) {
+			home = filepath.Join(h, ".rustup")
+		}
+	}
+	if home == "" {
+		return nil
+	}
+	settings := readTOML(filepath.Join(home, "settings.toml"))
+	name, chosen := rustupToolchain(settings, ws, env)
+	dir := toolchainDir(home, name, settings["default_host_triple"])
+	if dir == "" {
+		return nil
+	}
+	component := filepath.Base(p)
+	if _, err := os.Stat(filepath.Join(dir, "bin", component)); err == nil {
+		return nil
+	}
+	fix := "rustup component add " + component
+	switch {
+	case filepath.IsAbs(name):
+		// A custom toolchain (rustup toolchain link): rustup adds
+		// nothing to it.
+		fix = "put " + component + " in " + filepath.Join(dir, "bin")
+	case chosen:
+		fix += " --toolchain " + name
+	}
+	return &MissingComponentError{Proxy: p, Component: component, Toolchain: filepath.Base(dir), Fix: fix}
+}
+
+// rustupToolchain is the toolchain rustup would use in ws, chosen as
+// rustup chooses it: RUSTUP_TOOLCHAIN; else, from ws up, the first folder
+// with an override (settings.toml's [overrides], then a rust-toolchain or
+// rust-toolchain.toml file); else settings.toml's default_toolchain.
+// chosen says it is not the default, which `rustup component add` would
+// change unless told.
+func rustupToolchain(settings map[string]string, ws string, env map[string]string) (name string, chosen bool) {
+	if v := env["RUSTUP_TOOLCHAIN"]; v != "" {
+		return v, true
+	}
+	for d := ws; filepath.IsAbs(d); d = filepath.Dir(d) {
+		if v := settings["overrides."+d]; v != "" {
+			return v, true
+		}
+		if v := toolchainFile(d); v != "" {
+			return v, true
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return settings["default_toolchain"], false
+}
+
+// toolchainFile is the toolchain a rust-toolchain or rust-toolchain.toml
+// file in dir names (its channel, or its path made absolute), or "". The
+// old rust-toolchain file may hold a bare name.
+func toolchainFile(dir string) string {
+	for _, f := range []string{"rust-toolchain", "rust-toolchain.toml"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			continue
+		}
+		if s := strings.TrimSpace(string(b)); f == "rust-toolchain" && !strings.ContainsAny(s, "=[\n") {
+			return s
+		}
+		t := parseTOML(b)
+		if p := t["toolchain.path"]; p != "" {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			return p
+		}
+		return t["toolchain.channel"]
+	}
+	return ""
+}
+
+// toolchainDir is the installed toolchain's folder: name itself when it is
+// a path (a custom toolchain), else RUSTUP_HOME/toolchains/<name>, or the
+// same with the host's triple added, as rustup names an installed
+// "stable". "" when there is none.
+func toolchainDir(home, name, host string) string {
+	if name == "" {
+		return ""
+	}
+	cands := []string{name}
+	if !filepath.IsAbs(name) {
+		if host == "" {
+			host = hostTriple()
+		}
+		cands = []string{filepath.Join(home, "toolchains", name)}
+		if host != "" && !strings.HasSuffix(name, "-"+host) {
+			cands = append(cands, filepath.Join(home, "toolchains", name+"-"+host))
+		}
+	}
+	for _, c := range cands {
+		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+			return c
+		}
+	}
+	return ""
+}
+
+// hostTriple is the target triple rustup installs toolchains for here,
+// when settings.toml does not say: the common ones only.
+func hostTriple() string {
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+	sys := map[string]string{"linux": "unknown-linux-gnu", "darwin": "apple-darwin"}[runtime.GOOS]
+	if arch == "" || sys == "" {
+		return ""
+	}
+	return arch + "-" + sys
+}
+
+// readTOML is parseTOML of a file; nil when it cannot be read.
+func readTOML(path string) map[string]string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return parseTOML(b)
+}
+
+// parseTOML reads the string values of a TOML file as rustup writes its
+// settings and toolchain files: `key = "value"` lines, keyed
+// "table.key" under a [table] header (the key unquoted: a folder of
+// settings.toml's [overrides]). Anything else (arrays, numbers, inline
+// tables) is left out: no more is needed to choose a toolchain, and
+// gemkit takes no TOML library for it.
+func parseTOML(b []byte) map[string]string {
+	out := map[string]string{}
+	table := ""
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			table = strings.TrimSpace(strings.Trim(line, "[]"))
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		key, kok := tomlString(strings.TrimSpace(k))
+		val, vok := tomlString(strings.TrimSpace(v))
+		if !kok || !vok {
+			continue
+		}
+		if table != "" {
+			key = table + "." + key
+		}
+		out[key] = val
+	}
+	return out
+}
+
+// tomlString is a bare key, or a quoted string (a value may be followed
+// by a comment); ok is false for anything else.
+func tomlString(s string) (string, bool) {
+	switch {
+	case strings.HasPrefix(s, `"`):
+		if end := closingQuote(s); end > 0 {
+			v, err := strconv.Unquote(s[:end+1])
+			return v, err == nil
+		}
+	case strings.HasPrefix(s, `'`):
+		if end := strings.IndexByte(s[1:], '\''); end >= 0 {
+			return s[1 : end+1], true
+		}
+	case s != "" && !strings.ContainsAny(s, " \t#\"'[{"):
+		return s, true
+	}
+	return "", false
+}
+
+// closingQuote is the index of the quote that ends the basic string s
+// begins with, or -1.
+func closingQuote(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
