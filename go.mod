@@ -3,6 +3,7 @@ module github.com/gemkit/gemkit
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/coder/websocket v1.8.15

@@ -11,14 +11,13 @@
 package langserver
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // MissingComponentError is a server's program found on PATH that is
@@ -99,9 +98,9 @@ func proxyComponent(p, ws string, env map[string]string) error {
 	if home == "" {
 		return nil
 	}
-	settings := readTOML(filepath.Join(home, "settings.toml"))
+	settings := readSettings(filepath.Join(home, "settings.toml"))
 	name, chosen := rustupToolchain(settings, ws, env)
-	dir := toolchainDir(home, name, settings["default_host_triple"])
+	dir := toolchainDir(home, name, settings.DefaultHostTriple)
 	if dir == "" {
 		return nil
 	}
@@ -127,12 +126,12 @@ func proxyComponent(p, ws string, env map[string]string) error {
 // rust-toolchain.toml file); else settings.toml's default_toolchain.
 // chosen says it is not the default, which `rustup component add` would
 // change unless told.
-func rustupToolchain(settings map[string]string, ws string, env map[string]string) (name string, chosen bool) {
+func rustupToolchain(settings rustupSettings, ws string, env map[string]string) (name string, chosen bool) {
 	if v := env["RUSTUP_TOOLCHAIN"]; v != "" {
 		return v, true
 	}
 	for d := ws; filepath.IsAbs(d); d = filepath.Dir(d) {
-		if v := settings["overrides."+d]; v != "" {
+		if v := settings.Overrides[d]; v != "" {
 			return v, true
 		}
 		if v := toolchainFile(d); v != "" {
@@ -142,7 +141,7 @@ func rustupToolchain(settings map[string]string, ws string, env map[string]strin
 			break
 		}
 	}
-	return settings["default_toolchain"], false
+	return settings.DefaultToolchain, false
 }
 
 // toolchainFile is the toolchain a rust-toolchain or rust-toolchain.toml
@@ -157,14 +156,22 @@ func toolchainFile(dir string) string {
 		if s := strings.TrimSpace(string(b)); f == "rust-toolchain" && !strings.ContainsAny(s, "=[\n") {
 			return s
 		}
-		t := parseTOML(b)
-		if p := t["toolchain.path"]; p != "" {
+		var t struct {
+			Toolchain struct {
+				Channel string `toml:"channel"`
+				Path    string `toml:"path"`
+			} `toml:"toolchain"`
+		}
+		if _, err := toml.Decode(string(b), &t); err != nil {
+			continue
+		}
+		if p := t.Toolchain.Path; p != "" {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
 			return p
 		}
-		return t["toolchain.channel"]
+		return t.Toolchain.Channel
 	}
 	return ""
 }
@@ -206,77 +213,22 @@ func hostTriple() string {
 	return arch + "-" + sys
 }
 
-// readTOML is parseTOML of a file; nil when it cannot be read.
-func readTOML(path string) map[string]string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	return parseTOML(b)
+// rustupSettings is what of rustup's settings.toml chooses a toolchain.
+type rustupSettings struct {
+	DefaultToolchain  string            `toml:"default_toolchain"`
+	DefaultHostTriple string            `toml:"default_host_triple"`
+	Overrides         map[string]string `toml:"overrides"` // folder → toolchain
 }
 
-// parseTOML reads the string values of a TOML file as rustup writes its
-// settings and toolchain files: `key = "value"` lines, keyed
-// "table.key" under a [table] header (the key unquoted: a folder of
-// settings.toml's [overrides]). Anything else (arrays, numbers, inline
-// tables) is left out: no more is needed to choose a toolchain, and
-// gemkit takes no TOML library for it.
-func parseTOML(b []byte) map[string]string {
-	out := map[string]string{}
-	table := ""
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
-			table = strings.TrimSpace(strings.Trim(line, "[]"))
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		key, kok := tomlString(strings.TrimSpace(k))
-		val, vok := tomlString(strings.TrimSpace(v))
-		if !kok || !vok {
-			continue
-		}
-		if table != "" {
-			key = table + "." + key
-		}
-		out[key] = val
-	}
-	return out
-}
-
-// tomlString is a bare key, or a quoted string (a value may be followed
-// by a comment); ok is false for anything else.
-func tomlString(s string) (string, bool) {
-	switch {
-	case strings.HasPrefix(s, `"`):
-		if end := closingQuote(s); end > 0 {
-			v, err := strconv.Unquote(s[:end+1])
-			return v, err == nil
-		}
-	case strings.HasPrefix(s, `'`):
-		if end := strings.IndexByte(s[1:], '\''); end >= 0 {
-			return s[1 : end+1], true
-		}
-	case s != "" && !strings.ContainsAny(s, " \t#\"'[{"):
-		return s, true
-	}
-	return "", false
-}
-
-// closingQuote is the index of the quote that ends the basic string s
-// begins with, or -1.
-func closingQuote(s string) int {
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
+// readSettings reads RUSTUP_HOME's settings.toml; a file that cannot be
+// read or decoded gives no settings (the check then gives the benefit of
+// the doubt).
+func readSettings(path string) rustupSettings {
+	var st rustupSettings
+	if b, err := os.ReadFile(path); err == nil {
+		if _, err := toml.Decode(string(b), &st); err != nil {
+			return rustupSettings{}
 		}
 	}
-	return -1
+	return st
 }
