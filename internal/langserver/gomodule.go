@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -48,73 +51,41 @@ func unprovidedImport(msg string) string {
 
 // requiredModule is the module go.mod's text requires that provides pkg
 // (the longest required path that is pkg or leads to it at a slash) and
-// its version; "" when none does, or when a replace directive names that
-// module: its code then need not come from the module cache.
+// its version; "" when none does, when go.mod cannot be read, or when a
+// replace directive names that module: its code then need not come from
+// the module cache.
 func requiredModule(gomod []byte, pkg string) (mod, ver string) {
-	replaced := map[string]bool{}
-	directive := func(verb string, args []string) {
-		switch {
-		case verb == "replace" && len(args) > 0:
-			replaced[args[0]] = true
-		case verb == "require" && len(args) >= 2 && len(args[0]) > len(mod) &&
-			(pkg == args[0] || strings.HasPrefix(pkg, args[0]+"/")):
-			mod, ver = args[0], args[1]
-		}
-	}
-	block := "" // the verb of the block the line is in
-	for line := range strings.Lines(string(gomod)) {
-		if i := strings.Index(line, "//"); i >= 0 {
-			line = line[:i]
-		}
-		f := modFields(line)
-		switch {
-		case len(f) == 0:
-		case block != "" && f[0] == ")":
-			block = ""
-		case block != "":
-			directive(block, f)
-		case len(f) == 2 && f[1] == "(":
-			block = f[0]
-		default:
-			directive(f[0], f[1:])
-		}
-	}
-	if replaced[mod] {
+	f, err := modfile.Parse("go.mod", gomod, nil)
+	if err != nil {
 		return "", ""
+	}
+	for _, r := range f.Require {
+		p := r.Mod.Path
+		if len(p) > len(mod) && (pkg == p || strings.HasPrefix(pkg, p+"/")) {
+			mod, ver = p, r.Mod.Version
+		}
+	}
+	for _, r := range f.Replace {
+		if r.Old.Path == mod {
+			return "", ""
+		}
 	}
 	return mod, ver
 }
 
-// modFields are the words of a go.mod line, a quoted one unquoted.
-func modFields(line string) []string {
-	f := strings.Fields(line)
-	for i, w := range f {
-		if strings.HasPrefix(w, `"`) || strings.HasPrefix(w, "`") {
-			if u, err := strconv.Unquote(w); err == nil {
-				f[i] = u
-			}
-		}
-	}
-	return f
-}
-
 // inModCache reports whether the module cache holds mod at ver, unpacked
-// as the go command leaves it (capitals escaped as "!" and the letter).
+// as the go command leaves it (module.EscapePath's form).
 func inModCache(cache, mod, ver string) bool {
-	_, err := os.Stat(filepath.Join(cache, filepath.FromSlash(escapeModPath(mod))+"@"+escapeModPath(ver)))
-	return err == nil
-}
-
-func escapeModPath(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if 'A' <= r && r <= 'Z' {
-			b.WriteByte('!')
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
+	p, err := module.EscapePath(mod)
+	if err != nil {
+		return false
 	}
-	return b.String()
+	v, err := module.EscapeVersion(ver)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(cache, filepath.FromSlash(p)+"@"+v))
+	return err == nil
 }
 
 // inGoSum reports whether go.sum's text has the hash of mod's code at

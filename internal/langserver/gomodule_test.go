@@ -42,7 +42,7 @@ require (
 	example.com/a/b v0.3.0
 	"example.com/quoted" v1.0.0
 	example.com/local v1.0.0
-	example.com/ab v2.0.0
+	example.com/ab/v2 v2.0.0
 )
 
 replace example.com/local => ../local
@@ -56,7 +56,8 @@ exclude (
 		{"example.com/a", "example.com/a", "v1.2.0"},
 		{"example.com/a/c", "example.com/a", "v1.2.0"},
 		{"example.com/a/b/c", "example.com/a/b", "v0.3.0"}, // the longest path
-		{"example.com/ab/x", "example.com/ab", "v2.0.0"},
+		{"example.com/ab/v2/x", "example.com/ab/v2", "v2.0.0"},
+		{"example.com/ab/x", "", ""}, // a path, not a module: ab/v2 is not ab
 		{"example.com/quoted/x", "example.com/quoted", "v1.0.0"},
 		{"example.com/local/x", "", ""}, // replaced
 		{"example.com/abc", "", ""},     // at a slash only
@@ -66,6 +67,11 @@ exclude (
 		if mod, ver := requiredModule([]byte(gomod), c.pkg); mod != c.mod || ver != c.ver {
 			t.Errorf("requiredModule(%q) = %q %q, want %q %q", c.pkg, mod, ver, c.mod, c.ver)
 		}
+	}
+	// A go.mod the go command refuses (a v2 module without its /v2)
+	// names no module: gopls's own go.mod error says what is wrong.
+	if mod, _ := requiredModule([]byte("module m\n\nrequire example.com/ab v2.0.0\n"), "example.com/ab/x"); mod != "" {
+		t.Errorf("a go.mod the go command refuses gave %q", mod)
 	}
 }
 
