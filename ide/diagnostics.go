@@ -114,6 +114,11 @@ type FileDiagnostics struct {
 	// words for an answer. diagnostics/get carries it as an optional
 	// member a plugin may leave out.
 	Stale string `json:"stale,omitempty"`
+	// Fix, when not empty, says what to do about some of Diagnostics
+	// when gemkit can say more than the server (a Go module gopls
+	// cannot download in gemkit's sandbox), in words for an answer; an
+	// optional member of diagnostics/get, as Stale.
+	Fix string `json:"fix,omitempty"`
 }
 
 // DiagnosticsResult is the answer to diagnostics/get.

@@ -449,7 +449,23 @@ func (q *query) formatDiagnostics(ctx context.Context, files []FileDiagnostics, 
 			a.line(f.Path, diagLine(q.t.w, ls, why, f.Path, d))
 		}
 	}
-	return a.text("ask about one file with file") + stale + q.note(ctx)
+	return a.text("ask about one file with file") + fixNotes(files) + stale + q.note(ctx)
+}
+
+// fixNotes are the lines saying what to do about the problems
+// (FileDiagnostics.Fix), each once: files that import one missing
+// module get the same words.
+func fixNotes(files []FileDiagnostics) string {
+	var b strings.Builder
+	var seen []string
+	for _, f := range files {
+		if f.Fix == "" || slices.Contains(seen, f.Fix) {
+			continue
+		}
+		seen = append(seen, f.Fix)
+		fmt.Fprintf(&b, "\n[%s]", f.Fix)
+	}
+	return b.String()
 }
 
 // staleNotes are the lines saying which files' problems may not be

@@ -101,7 +101,7 @@ func (t *Tools) AfterEdit(ctx context.Context, path string, old *string, startin
 			a.line(f.Path, diagLine(t.w, ls, why, f.Path, d))
 		}
 	}
-	return a.text("use code_diagnostics")
+	return a.text("use code_diagnostics") + fixNotes(fresh)
 }
 
 // snapshot is the diagnostics of path and of every file the Source knows
@@ -116,6 +116,7 @@ func (t *Tools) snapshot(ctx context.Context, path string) ([]FileDiagnostics, e
 		return nil, err
 	}
 	byPath := map[string][]Diagnostic{}
+	fixes := map[string]string{}
 	for _, f := range append(all, one...) {
 		if _, ok := t.w.rel(f.Path); !ok {
 			continue
@@ -127,10 +128,11 @@ func (t *Tools) snapshot(ctx context.Context, path string) ([]FileDiagnostics, e
 			}
 		}
 		byPath[f.Path] = keep // the file's own answer comes last and wins
+		fixes[f.Path] = f.Fix
 	}
 	out := make([]FileDiagnostics, 0, len(byPath))
 	for p, ds := range byPath {
-		out = append(out, FileDiagnostics{Path: p, Diagnostics: ds})
+		out = append(out, FileDiagnostics{Path: p, Diagnostics: ds, Fix: fixes[p]})
 	}
 	return out, nil
 }
@@ -161,7 +163,7 @@ func newDiagnostics(before, after []FileDiagnostics) []FileDiagnostics {
 			ds = append(ds, d)
 		}
 		if len(ds) > 0 {
-			out = append(out, FileDiagnostics{Path: f.Path, Diagnostics: ds})
+			out = append(out, FileDiagnostics{Path: f.Path, Diagnostics: ds, Fix: f.Fix})
 		}
 	}
 	return out

@@ -24,6 +24,7 @@ type fakeSource struct {
 	outgoing  map[DocPos][]Call
 	diags     map[string][]Diagnostic
 	stale     map[string]string
+	fixes     map[string]string
 	errs      map[string]error
 	changes   []Change
 	asked     []string // method names, in order
@@ -86,12 +87,12 @@ func (f *fakeSource) Diagnostics(_ context.Context, paths []string) ([]FileDiagn
 	var out []FileDiagnostics
 	if len(paths) == 0 {
 		for p, d := range f.diags {
-			out = append(out, FileDiagnostics{Path: p, Diagnostics: d, Stale: f.stale[p]})
+			out = append(out, FileDiagnostics{Path: p, Diagnostics: d, Stale: f.stale[p], Fix: f.fixes[p]})
 		}
 		return out, nil
 	}
 	for _, p := range paths {
-		out = append(out, FileDiagnostics{Path: p, Diagnostics: f.diags[p], Stale: f.stale[p]})
+		out = append(out, FileDiagnostics{Path: p, Diagnostics: f.diags[p], Stale: f.stale[p], Fix: f.fixes[p]})
 	}
 	return out, nil
 }

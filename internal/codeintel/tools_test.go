@@ -383,6 +383,12 @@ main.go:15:20: error: not enough arguments in call to greet.Greet (compiler Wron
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
+	// What to do about a file's problems follows the new ones.
+	src.fixes = map[string]string{m: "what to do"}
+	if got := tools.AfterEdit(context.Background(), g, &old, nil); got != want+"\n[what to do]" {
+		t.Errorf("with a fix, got:\n%s", got)
+	}
+	src.fixes = nil
 	src.after = src.before
 	if got := tools.AfterEdit(context.Background(), g, &old, nil); got != "" {
 		t.Errorf("nothing new: %q", got)
@@ -404,6 +410,26 @@ func TestToolsDiagnosticsStale(t *testing.T) {
 	want := "No problems reported in main.go.\n[main.go: gopls has not reported on this file since another file changed: the problems may be stale; ask again shortly]"
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// What to do about files' problems (a module gopls cannot download in
+// the sandbox) follows them, once for files that share it.
+func TestToolsDiagnosticsFix(t *testing.T) {
+	ws, src := shop(t)
+	m, g := filepath.Join(ws, "main.go"), filepath.Join(ws, "greet", "greet.go")
+	imp := func(line int) Diagnostic {
+		return Diagnostic{Range: rng(line, 0, 1), Severity: SevError, Message: `could not import example.com/gone (no required module provides package "example.com/gone")`}
+	}
+	const fix = "gemkit runs gopls in its sandbox without network, so it cannot download example.com/gone@v1.0.0"
+	src.diags = map[string][]Diagnostic{m: {imp(2)}, g: {imp(2)}}
+	src.fixes = map[string]string{m: fix, g: fix}
+	tools := newTestTools(t, ws, src, Options{})
+	for _, args := range []string{`{}`, `{"file":"main.go"}`} {
+		got, _ := call(t, tools, ToolDiagnostics, args)
+		if !strings.HasSuffix(got, "\n["+fix+"]") || strings.Count(got, fix) != 1 {
+			t.Errorf("%s: got:\n%s\nwant it to end with the fix, once", args, got)
+		}
 	}
 }
 

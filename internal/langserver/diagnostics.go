@@ -29,7 +29,7 @@ func (p *Pool) diagnostics(ctx context.Context, paths []string) ([]codeintel.Fil
 	}
 	out := make([]codeintel.FileDiagnostics, 0, len(paths))
 	for _, path := range paths {
-		_, c, done, err := p.at(ctx, path)
+		r, c, done, err := p.at(ctx, path)
 		if err != nil {
 			return nil, err
 		}
@@ -37,7 +37,7 @@ func (p *Pool) diagnostics(ctx context.Context, paths []string) ([]codeintel.Fil
 		ds, stale := c.Diagnostics(wctx, path)
 		cancel()
 		done()
-		out = append(out, codeintel.FileDiagnostics{Path: path, Diagnostics: ds, Stale: stale})
+		out = append(out, codeintel.FileDiagnostics{Path: path, Diagnostics: ds, Stale: stale, Fix: p.moduleFix(r.server, path, ds)})
 	}
 	return out, nil
 }
@@ -48,6 +48,7 @@ func (p *Pool) diagnostics(ctx context.Context, paths []string) ([]codeintel.Fil
 func (p *Pool) workspaceDiagnostics(ctx context.Context) ([]codeintel.FileDiagnostics, error) {
 	var mu sync.Mutex
 	byPath := map[string][]codeintel.Diagnostic{}
+	fixes := map[string]string{}
 	_, err := p.workspaceServers(ctx, func(r *running, c *lspclient.Client) error {
 		wctx, cancel := context.WithTimeout(ctx, diagWait)
 		defer cancel()
@@ -83,6 +84,9 @@ func (p *Pool) workspaceDiagnostics(ctx context.Context) ([]codeintel.FileDiagno
 				continue
 			}
 			byPath[path] = append(byPath[path], ds...)
+			if fix := p.moduleFix(r.server, path, ds); fix != "" {
+				fixes[path] = fix
+			}
 		}
 		return nil
 	})
@@ -91,7 +95,7 @@ func (p *Pool) workspaceDiagnostics(ctx context.Context) ([]codeintel.FileDiagno
 	}
 	out := make([]codeintel.FileDiagnostics, 0, len(byPath))
 	for path, ds := range byPath {
-		out = append(out, codeintel.FileDiagnostics{Path: path, Diagnostics: ds})
+		out = append(out, codeintel.FileDiagnostics{Path: path, Diagnostics: ds, Fix: fixes[path]})
 	}
 	slices.SortFunc(out, func(a, b codeintel.FileDiagnostics) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil

@@ -195,9 +195,15 @@ func (p *Pool) loadFix(loadErr string) string {
 	}
 	cache := goModCache(envMap(p.env))
 	if cache == "" {
-		return fmt.Sprintf("gemkit's environment names no Go module cache (none of GOMODCACHE, GOPATH and HOME is set; an agent may start its MCP servers with a reduced environment), so gopls reads an empty one: set GOMODCACHE to yours (`go env GOMODCACHE`) in the environment gemkit starts with, and run `go mod download` in %s", p.ws)
+		return noModCacheFix(p.ws)
 	}
 	return fmt.Sprintf("run `go mod download` in %s (gemkit's servers have no network: gopls reads the modules in %s)", p.ws, cache)
+}
+
+// noModCacheFix is what to do when gemkit's environment names no Go
+// module cache for gopls to read (see loadFix).
+func noModCacheFix(ws string) string {
+	return fmt.Sprintf("gemkit's environment names no Go module cache (none of GOMODCACHE, GOPATH and HOME is set; an agent may start its MCP servers with a reduced environment), so gopls reads an empty one: set GOMODCACHE to yours (`go env GOMODCACHE`) in the environment gemkit starts with, and run `go mod download` in %s", ws)
 }
 
 // requestOne answers lsp/request about one file: its server, started, with
