@@ -267,26 +267,10 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 	if err != nil {
 		return nil, &DialError{Kind: "spawn", Err: err}
 	}
-	stdout, err := cmd.StdoutPipe()
+	p, err := spawnStdio(cmd)
 	if err != nil {
 		return nil, &DialError{Kind: "spawn", Err: err}
 	}
-	tail := &stderrTail{}
-	cmd.Stderr = tail
-	// Wait would also wait for every child of the companion that holds
-	// its stderr; the companion's own exit is what ends the connection.
-	cmd.WaitDelay = 200 * time.Millisecond
-	// Owned (proc.StartOwned): it ends with this process, and closing the
-	// client ends what it started too.
-	if err := proc.StartOwned(cmd); err != nil {
-		return nil, &DialError{Kind: "spawn", Err: err}
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
 	life, cancel := context.WithCancel(context.Background())
 	var once sync.Once
 	c.onClose = func() {
@@ -294,49 +278,128 @@ func dialStdio(ctx context.Context, ep Endpoint, o Options) (*Client, error) {
 			cancel()
 			_ = stdin.Close()
 			select {
-			case <-exited:
+			case <-p.exited:
 			case <-time.After(2 * time.Second):
 				_ = cmd.Process.Kill()
-				<-exited
+				<-p.exited
 			}
 			_ = proc.KillGroup(cmd)
+			_ = p.stdout.Close()
 		})
 	}
-	// The pipe may stay open after the companion exits (a child of it
-	// holds it), so its exit ends the initialize too.
+	// The companion's exit ends the initialize too: its stdout then
+	// ends once what it wrote is read, even while a child of it holds
+	// the pipe. Where the exit cannot end a read, it ends the
+	// initialize's context, and an answer still in the pipe is lost.
 	sctx, stop := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-exited:
-			stop()
-		case <-sctx.Done():
-		}
-	}()
+	if !exitEndsReads {
+		go func() {
+			select {
+			case <-p.exited:
+				stop()
+			case <-sctx.Done():
+			}
+		}()
+	}
 	err = c.start(sctx, o, func(ctx context.Context, mo mcpclient.Options) (*mcpclient.Client, error) {
-		return mcpclient.Stdio(ctx, stdout, stdin, mo)
+		return mcpclient.Stdio(ctx, p.stdout, stdin, mo)
 	})
 	stop()
 	if err != nil {
 		// A companion that dies at start shows first as a closed
-		// transport; its exit status says more.
-		kind := "protocol"
+		// transport, or as its answer to initialize; its exit status
+		// says more.
+		exited := false
 		select {
-		case <-exited:
-			kind, err = "spawn", fmt.Errorf("companion exited: %v", waitErr)
-		case <-time.After(cmd.WaitDelay + 300*time.Millisecond):
+		case <-p.exited:
+			exited = true
+		case <-time.After(500 * time.Millisecond):
 		}
 		c.setState(Disconnected, "")
 		c.onClose()
-		return nil, &DialError{Kind: kind, Err: fmt.Errorf("%w (stderr: %s)", err, tail.String())}
+		<-p.stderrRead
+		return nil, startFailure(err, exited, p.waitErr, p.tail.String())
 	}
 	go func() {
 		select {
-		case <-exited:
-			c.lost(fmt.Errorf("the stdio companion exited: %v", waitErr))
+		case <-p.exited:
+			c.lost(fmt.Errorf("the stdio companion exited: %v", p.waitErr))
 		case <-life.Done():
 		}
 	}()
 	return c, nil
+}
+
+// startedCompanion is a stdio companion that runs, and what of it is
+// still to come.
+type startedCompanion struct {
+	stdout *exitPipe
+	tail   *stderrTail
+	// stderrRead is closed once stderr is read to its end: the
+	// companion's exit bounds it.
+	stderrRead chan struct{}
+	// exited is closed when the companion has exited, with waitErr.
+	exited  chan struct{}
+	waitErr error
+}
+
+// spawnStdio starts cmd (its stdin already piped), owned
+// (proc.StartOwned: it ends with this process, and closing the client
+// ends what it started too), with its stdout and stderr read until its
+// exit: a child of it that holds them does not hold the client.
+func spawnStdio(cmd *exec.Cmd) (*startedCompanion, error) {
+	stdout, outW, err := newExitPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, errW, err := newExitPipe()
+	if err != nil {
+		stdout.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = proc.StartOwned(cmd)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		stdout.Close()
+		stderr.Close()
+		return nil, err
+	}
+	p := &startedCompanion{stdout: stdout, tail: &stderrTail{}, stderrRead: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		_, _ = io.Copy(p.tail, stderr)
+		stderr.Close()
+		close(p.stderrRead)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		stdout.companionExited()
+		stderr.companionExited()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// startFailure is why a stdio companion's start failed: err, or when the
+// companion exited, its exit status and its answer to initialize if it
+// gave one (gemkit ide bridge says there why it cannot relay); then the
+// tail of its stderr.
+func startFailure(err error, exited bool, waitErr error, stderr string) *DialError {
+	kind := "protocol"
+	if exited {
+		if msg, ok := mcpclient.Refusal(err); ok {
+			err = fmt.Errorf("companion exited: %w; its answer to initialize: %s", waitErr, msg)
+		} else {
+			err = fmt.Errorf("companion exited: %w", waitErr)
+		}
+		kind = "spawn"
+	}
+	if stderr != "" {
+		err = fmt.Errorf("%w (stderr: %s)", err, stderr)
+	}
+	return &DialError{Kind: kind, Err: err}
 }
 
 // demoted passes the SDK's log records on at debug level: what the SDK

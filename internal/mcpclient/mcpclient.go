@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/mcpwire"
@@ -153,6 +154,16 @@ const MaxMessage = mcpwire.MaxMessage
 // ErrMessageTooLarge is why a stdio session ended when the server sent
 // a message over MaxMessage.
 var ErrMessageTooLarge = fmt.Errorf("the server sent a message over %d MiB", MaxMessage>>20)
+
+// Refusal is the message of the JSON-RPC error the server answered with,
+// when err carries one (a server that refuses initialize says there why).
+func Refusal(err error) (string, bool) {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we.Message, true
+	}
+	return "", false
+}
 
 // boundedReader passes on a server's stdout and fails once a line (one
 // message) runs over max bytes.

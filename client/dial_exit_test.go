@@ -1,0 +1,96 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
+)
+
+// refusingCompanion is a shell companion that answers initialize with a
+// JSON-RPC error, says why on stderr too, and exits 1: what the stdio
+// bridge does when it cannot use its discovery file, with a line on
+// stderr besides (the bridge writes none). prefix runs first.
+func refusingCompanion(prefix string) Endpoint {
+	script := prefix + `read l; id=$(echo "$l" | sed 's/.*"id":\([0-9]*\).*/\1/'); ` +
+		`echo '{"jsonrpc":"2.0","id":'"$id"',"error":{"code":-32000,"message":"cannot use the file: no such file"}}'; ` +
+		`echo 'refused on stderr' >&2; exit 1`
+	return Endpoint{Transport: TransportStdio, Command: "sh", Args: []string{"-c", script}}
+}
+
+// dialFailure dials ep, which must fail, and returns the DialError; the
+// dial has its own bounds, 30 s is only the test's.
+func dialFailure(t *testing.T, ep Endpoint) *DialError {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		c, err := Dial(context.Background(), ep, Options{})
+		if err == nil {
+			c.Close(context.Background())
+		}
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the dial did not end")
+	}
+	var de *DialError
+	if !errors.As(err, &de) {
+		t.Fatalf("Dial: %v, want a DialError", err)
+	}
+	return de
+}
+
+// TestStdioCompanionRefusesAndExits: a companion that answers initialize
+// with an error and exits is reported with its exit status, its answer
+// and its stderr, every time: the exit used to end the initialize before
+// the answer waiting in its stdout was read, and its answer was dropped
+// for the exit status (gemkit ide status printed "companion exited: exit
+// status 1 (stderr: )" for a bridge that had said why).
+func TestStdioCompanionRefusesAndExits(t *testing.T) {
+	for name, prefix := range map[string]string{
+		"alone": "",
+		// A child of the companion keeps its stdout and stderr open:
+		// its exit still bounds the reads, and what it wrote before is
+		// read. The dial's close ends the child (its process group).
+		"child holds the pipes": "sleep 1000 & ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			de := dialFailure(t, refusingCompanion(prefix))
+			msg := de.Error()
+			for _, want := range []string{"companion exited: exit status 1", "cannot use the file: no such file", "(stderr: refused on stderr)"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%q lacks %q", msg, want)
+				}
+			}
+			var ee *exec.ExitError
+			if de.Kind != "spawn" || !errors.As(de, &ee) || ee.ExitCode() != 1 {
+				t.Errorf("kind %q, exit %v", de.Kind, ee)
+			}
+		})
+	}
+}
+
+// TestStdioBridgeFailureSaysWhy: gemkit ide bridge, started as a stdio
+// companion with a discovery file that is gone, fails the dial with its
+// own words (it says them as its answer to initialize, never on stderr).
+func TestStdioBridgeFailureSaysWhy(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone.json")
+	de := dialFailure(t, Endpoint{Transport: TransportStdio, Command: gemkittest.Gemkit(t), Args: []string{"ide", "bridge", gone}})
+	msg := de.Error()
+	for _, want := range []string{"companion exited: exit status 1", "gemkit ide bridge: ", gone, "no such file or directory"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "(stderr:") {
+		t.Errorf("%q names an empty stderr", msg)
+	}
+}
