@@ -100,10 +100,12 @@ func inGoSum(gosum []byte, mod, ver string) bool {
 }
 
 // goModFile is the go.mod of the module holding file: the nearest above
-// it within the workspace, "" when there is none.
+// it within the workspace, "" when there is none. Only a regular file
+// counts: a go.mod that is a link is not the workspace's to read.
 func goModFile(ws, file string) string {
 	for dir := filepath.Dir(file); fsutil.Within(ws, dir); dir = filepath.Dir(dir) {
-		if p := filepath.Join(dir, "go.mod"); fileExists(p) {
+		p := filepath.Join(dir, "go.mod")
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
 			return p
 		}
 		if dir == ws {
@@ -113,12 +115,9 @@ func goModFile(ws, file string) string {
 	return ""
 }
 
-// fileExists reports whether p is a regular file, not a link: a go.mod
-// that leads elsewhere is not the workspace's to read.
-func fileExists(p string) bool {
-	st, err := os.Lstat(p)
-	return err == nil && st.Mode().IsRegular()
-}
+// goModMax and goSumMax bound what of go.mod and go.sum is read: far
+// more than any real module's.
+const goModMax, goSumMax = 1 << 20, 16 << 20
 
 // missingModule is the module, and its version, that gopls's
 // diagnostic msg on file shows missing from the module cache it reads:
@@ -138,7 +137,7 @@ func (p *Pool) missingModule(s Server, file, msg string) (mod, ver, dir string, 
 	if gomod == "" {
 		return "", "", "", false
 	}
-	text, err := os.ReadFile(gomod)
+	text, err := readLimited(p.ws, gomod, goModMax)
 	if err != nil {
 		return "", "", "", false
 	}
@@ -166,7 +165,7 @@ func (p *Pool) moduleFix(s Server, file string, ds []codeintel.Diagnostic) strin
 		}
 		dir = at
 		mods = append(mods, mod+"@"+ver)
-		if sum, _ := os.ReadFile(filepath.Join(dir, "go.sum")); !inGoSum(sum, mod, ver) {
+		if sum, _ := readLimited(p.ws, filepath.Join(dir, "go.sum"), goSumMax); !inGoSum(sum, mod, ver) {
 			named = append(named, mod) // `go mod download` records its hash in go.sum only when named
 		}
 	}

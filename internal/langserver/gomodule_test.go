@@ -113,6 +113,15 @@ func TestModuleFix(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(cache, "github.com", "!burnt!sushi", "toml@v1.4.0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A folder of the workspace that links out of it, to a module of its
+	// own: its go.mod is not the workspace's to read.
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "go.mod"), []byte("module example.com/out\n\ngo 1.22\n\nrequire example.com/gone v1.0.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(ws, "linked")); err != nil {
+		t.Fatal(err)
+	}
 	gopls := Server{Name: "gopls", Extensions: map[string]string{".go": "go"}}
 	msg := func(pkg string) codeintel.Diagnostic {
 		return codeintel.Diagnostic{Message: `could not import ` + pkg + ` (no required module provides package "` + pkg + `")`}
@@ -130,6 +139,7 @@ func TestModuleFix(t *testing.T) {
 			"so it cannot download example.com/gone@v1.0.0, which the module cache it reads (" + cache + ") lacks: run `go mod download` in " + ws + " yourself"},
 		{"nested module, no go.sum", gopls, tool, []codeintel.Diagnostic{msg("example.com/gone")},
 			"run `go mod download example.com/gone` in " + sub + " yourself"},
+		{"a go.mod out of the workspace, through a linked folder", gopls, filepath.Join(ws, "linked", "x.go"), []codeintel.Diagnostic{msg("example.com/gone")}, ""},
 		{"in the cache", gopls, main, []codeintel.Diagnostic{msg("github.com/BurntSushi/toml")}, ""},
 		{"not required", gopls, main, []codeintel.Diagnostic{msg("example.com/other")}, ""},
 		{"another message", gopls, main, []codeintel.Diagnostic{{Message: "undefined: x"}}, ""},

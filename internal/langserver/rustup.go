@@ -134,7 +134,7 @@ func rustupToolchain(settings rustupSettings, ws string, env map[string]string) 
 		if v := settings.Overrides[d]; v != "" {
 			return v, true
 		}
-		if v := toolchainFile(d); v != "" {
+		if v := toolchainFile(ws, d); v != "" {
 			return v, true
 		}
 		if d == filepath.Dir(d) {
@@ -147,9 +147,9 @@ func rustupToolchain(settings rustupSettings, ws string, env map[string]string) 
 // toolchainFile is the toolchain a rust-toolchain or rust-toolchain.toml
 // file in dir names (its channel, or its path made absolute), or "". The
 // old rust-toolchain file may hold a bare name.
-func toolchainFile(dir string) string {
+func toolchainFile(ws, dir string) string {
 	for _, f := range []string{"rust-toolchain", "rust-toolchain.toml"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
+		b, err := readLimited(ws, filepath.Join(dir, f), rustupFileMax)
 		if err != nil {
 			continue
 		}
@@ -213,6 +213,10 @@ func hostTriple() string {
 	return arch + "-" + sys
 }
 
+// rustupFileMax bounds what is read of rustup's settings and of a
+// toolchain file: far more than either holds.
+const rustupFileMax = 1 << 20
+
 // rustupSettings is what of rustup's settings.toml chooses a toolchain.
 type rustupSettings struct {
 	DefaultToolchain  string            `toml:"default_toolchain"`
@@ -225,7 +229,7 @@ type rustupSettings struct {
 // the doubt).
 func readSettings(path string) rustupSettings {
 	var st rustupSettings
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := readLimited("", path, rustupFileMax); err == nil {
 		if _, err := toml.Decode(string(b), &st); err != nil {
 			return rustupSettings{}
 		}
