@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -92,5 +94,31 @@ func TestStdioBridgeFailureSaysWhy(t *testing.T) {
 	}
 	if strings.Contains(msg, "(stderr:") {
 		t.Errorf("%q names an empty stderr", msg)
+	}
+}
+
+// TestDoctorSaysWhyTheCompanionRefused: doctor's connection finding
+// carries each endpoint's own failure, a bridge's answer among them,
+// besides the CLI's words, which name no cause.
+func TestDoctorSaysWhyTheCompanionRefused(t *testing.T) {
+	ws := t.TempDir()
+	ep := refusingCompanion("")
+	args, _ := json.Marshal(ep.Args)
+	env := map[string]string{
+		"GEMINI_CLI_IDE_SERVER_STDIO_COMMAND": ep.Command,
+		"GEMINI_CLI_IDE_SERVER_STDIO_ARGS":    string(args),
+		"GEMINI_CLI_IDE_WORKSPACE_PATH":       ws,
+		"TERM_PROGRAM":                        "vscode",
+	}
+	d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range d.Findings {
+		found = found || f.Subject == "connection" && f.Severity == "error" && strings.Contains(f.Message, "cannot use the file: no such file")
+	}
+	if !found || d.Works {
+		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
 }

@@ -326,7 +326,13 @@ func (d *DoctorReport) connection(who, says string, add addFinding) {
 			}
 		}
 	} else if st.Connect != nil {
-		add("connection", "error", who+" would not connect from "+p.Cwd+"; "+says+": \""+st.Connect.Error+"\"", "")
+		msg := who + " would not connect from " + p.Cwd + "; " + says + ": \"" + st.Connect.Error + "\""
+		// The CLI's words name no cause; each endpoint's own failure
+		// does (a bridge's answer, a refused token, a closed port).
+		if len(st.Connect.Attempts) > 0 {
+			msg += "; it tried " + strings.Join(st.Connect.Attempts, "; then ")
+		}
+		add("connection", "error", msg, "")
 	}
 }
 
