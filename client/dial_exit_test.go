@@ -122,3 +122,25 @@ func TestDoctorSaysWhyTheCompanionRefused(t *testing.T) {
 		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
 }
+
+// TestDoctorEnvCompanionWithoutWorkspace: a companion named by the
+// environment alone, with no workspace path anywhere, is refused by the
+// CLI before it starts; doctor names the missing variable and its fix.
+func TestDoctorEnvCompanionWithoutWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	env := map[string]string{
+		"GEMINI_CLI_IDE_SERVER_STDIO_COMMAND": "sh",
+		"TERM_PROGRAM":                        "vscode",
+	}
+	d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range d.Findings {
+		found = found || f.Subject == "GEMINI_CLI_IDE_WORKSPACE_PATH" && f.Severity == "error" && strings.Contains(f.Fix, "export GEMINI_CLI_IDE_WORKSPACE_PATH=")
+	}
+	if !found || d.Works {
+		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
+	}
+}

@@ -551,6 +551,14 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 			add(ide.EnvServerStdioArgs, "error", "is not a JSON array of strings; the CLI starts the command without arguments", `set it like '["--stdio"]'`)
 		}
 	}
+	// A companion named by the environment alone: the workspace must come
+	// from the environment too, or the CLI refuses before it starts the
+	// command or dials the port, in words that name neither.
+	if p.Contents == nil && errors.Is(p.Workspace, discovery.ErrNoWorkspace) &&
+		(o.Getenv(ide.EnvServerStdioCmd) != "" || o.Getenv(ide.EnvServerPort) != "") {
+		add(ide.EnvWorkspacePath, "error", "is not set, and no discovery file gives a workspace: the CLI refuses to connect to the companion the environment names without one, before it starts or dials it",
+			"set it to the folder the companion serves (several joined with "+string(os.PathListSeparator)+"), for example: export "+ide.EnvWorkspacePath+"=\"$PWD\"")
+	}
 	if p.WorkspaceSource == "env" {
 		var mm *discovery.MismatchError
 		if errors.As(p.Workspace, &mm) {
