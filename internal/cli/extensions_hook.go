@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -284,7 +285,7 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		}
 		rs = append(rs, r)
 	}
-	for _, p := range extmcp.RefusedWritePaths(res.Stderr) {
+	for _, p := range extmcp.RefusedWritePaths(writeErrorText(res)) {
 		if slices.Contains(seen, p) {
 			// The watch of its writes told of it already.
 			continue
@@ -311,6 +312,25 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		return
 	}
 	_ = extmcp.KeepRefusals(path, rs...)
+}
+
+// notExecutable is the exit code of a shell that found the command but
+// could not execute it (a script without its execute bit), which it
+// tells as "PATH: Permission denied", as a refused write is told.
+const notExecutable = 126
+
+// writeErrorText is the hook's stderr to look for refused writes in: all
+// of it, but when the shell could not execute the command, the lines
+// that say so, which name the script and no write.
+func writeErrorText(res exthook.Result) string {
+	if res.ExitCode != notExecutable {
+		return res.Stderr
+	}
+	lines := strings.Split(res.Stderr, "\n")
+	lines = slices.DeleteFunc(lines, func(l string) bool {
+		return strings.HasSuffix(strings.TrimSpace(l), ": Permission denied")
+	})
+	return strings.Join(lines, "\n")
 }
 
 // hookWriteReason is why the sandbox refused a hook a write, in the
