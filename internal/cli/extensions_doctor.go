@@ -160,6 +160,13 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 	for _, p := range in.Extension.MissingContextFiles() {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: p.Path + ": " + p.Message, Fix: p.Fix})
 	}
+	if _, err := in.Extension.CommandHooks(); err != nil {
+		// Gemini CLI loads none of them and tells only its debug log
+		// (loadExtensionHooks); validate passes the file, as its does.
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: "hooks/hooks.json cannot be read (" + strings.TrimPrefix(firstLine(err.Error()), "hooks/hooks.json: ") + "): Gemini CLI runs none of its hooks, saying so only in its debug log, and gemkit switches none",
+			Fix:     "repair hooks/hooks.json in " + in.Extension.Dir + "; `gemkit extensions describe " + name + "` lists its hooks once it can be read"})
+	}
 	if _, note := updaters(in.Metadata); note != "" {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: note})
 	}

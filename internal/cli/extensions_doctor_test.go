@@ -55,3 +55,24 @@ func TestDoctorUnreadableSettings(t *testing.T) {
 		t.Errorf("doctor with the names gone:\n%s", out)
 	}
 }
+
+// TestDoctorUnreadableHooks is the newcomer tour's hooks file with a
+// comma missing: validate passes it (as Gemini CLI's does), Gemini CLI
+// loads none of its hooks and says so only in its debug log, and the
+// switch drops the hooks it had taken. doctor says the file cannot be
+// read, with why, rather than "No problems found".
+func TestDoctorUnreadableHooks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "hk")
+	if err := os.MkdirAll(filepath.Join(src, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "hk", "version": "1.0.0"}`), 0o644)
+	os.WriteFile(filepath.Join(src, "hooks", "hooks.json"), []byte(`{"hooks": {"BeforeTool": [{"hooks": [{"type": "command" "command": "true"}]}]}}`), 0o644)
+	e.mustRun("link", src, "--consent")
+	out, _, _ := e.run("doctor")
+	if !strings.Contains(out, "warning: hk: hooks/hooks.json cannot be read") || strings.Contains(out, "No problems found") {
+		t.Errorf("doctor on an unreadable hooks file:\n%s", out)
+	}
+}
