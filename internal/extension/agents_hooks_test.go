@@ -92,3 +92,28 @@ func TestCommandHooks(t *testing.T) {
 		t.Errorf("a command with $HOME: %q %q", key, why)
 	}
 }
+
+// TestHookLinesUnswitchable is the newcomer tour's hook without a name
+// whose command holds ${workspacePath}: the consent asked at link and
+// install must not promise that the switch will run it in gemkit's
+// sandbox, since no string of hooksConfig.disabled turns it off (doctor
+// says it stays Gemini CLI's, unconfined); it says so, with why. A hook
+// the switch can take keeps the promise.
+func TestHookLinesUnswitchable(t *testing.T) {
+	hooks, err := parseCommandHooks([]byte(`{"hooks": {"BeforeAgent": [{"hooks": [
+	  {"type": "command", "command": "cat ${workspacePath}/README"},
+	  {"type": "command", "name": "guard", "command": "sh ${workspacePath}/g.sh"}]}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := HookLines("hk", "/ext", nil, hooks, ServerChoice{})
+	if len(lines) != 2 {
+		t.Fatalf("lines: %q", lines)
+	}
+	if l := lines[0]; strings.Contains(l, "then gemkit runs it in its sandbox") || !strings.Contains(l, "the switch cannot take it") || !strings.Contains(l, "${workspacePath}") {
+		t.Errorf("unswitchable hook: %s", l)
+	}
+	if l := lines[1]; !strings.Contains(l, "then gemkit runs it in its sandbox") {
+		t.Errorf("named hook: %s", l)
+	}
+}

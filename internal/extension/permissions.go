@@ -280,7 +280,7 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 	}
 	if hooks, err := e.CommandHooks(); err == nil && len(hooks) > 0 {
 		lines = append(lines, "", "Hooks it runs (hooks/hooks.json), on Gemini CLI's events:")
-		for _, l := range HookLines(m.Name, hooks, c) {
+		for _, l := range HookLines(m.Name, e.Dir, m.Settings, hooks, c) {
 			lines = append(lines, "  - "+l)
 		}
 	}

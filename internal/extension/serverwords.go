@@ -193,8 +193,10 @@ func agentServerLines(name string, agents []AgentServer, c ServerChoice, blocked
 }
 
 // HookLines say, for each command hook of the extension name, when it
-// runs and where, given the person's choice c.
-func HookLines(name string, hooks []CommandHook, c ServerChoice) []string {
+// runs and where, given the person's choice c; dir and settings are the
+// extension's folder and settings, which tell a hook the switch cannot
+// take (CommandHook.DisableKey).
+func HookLines(name, dir string, settings []Setting, hooks []CommandHook, c ServerChoice) []string {
 	var lines []string
 	for _, h := range hooks {
 		when := h.Event
@@ -202,6 +204,9 @@ func HookLines(name string, hooks []CommandHook, c ServerChoice) []string {
 			when += " of " + h.Matcher
 		}
 		where := "Gemini CLI runs it unconfined, through your shell with your rights and environment (its own sandbox never applies to hooks), until you switch the extension to gemkit (gemkit extensions sandbox " + name + "); then gemkit runs it in its sandbox, where it can " + HookProfileWords
+		if key, why := h.DisableKey(dir, settings); key == "" {
+			where = "Gemini CLI runs it unconfined, through your shell with your rights and environment (its own sandbox never applies to hooks), even once the extension is switched to gemkit: the switch cannot take it (" + why + ")"
+		}
 		if c.Switched {
 			where = "Gemini CLI runs it itself, unconfined: the switch could not take it"
 			for _, sh := range c.Hooks {
