@@ -167,6 +167,11 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 			Message: "hooks/hooks.json cannot be read (" + strings.TrimPrefix(firstLine(err.Error()), "hooks/hooks.json: ") + "): Gemini CLI runs none of its hooks, saying so only in its debug log, and gemkit switches none",
 			Fix:     "repair hooks/hooks.json in " + in.Extension.Dir + "; `gemkit extensions describe " + name + "` lists its hooks once it can be read"})
 	}
+	for _, d := range in.Extension.DiscardedHooks() {
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: "Gemini CLI skips this part of hooks/hooks.json, and gemkit does too: " + d,
+			Fix:     "correct it in " + filepath.Join(in.Extension.Dir, "hooks", "hooks.json") + " (events: " + strings.Join(extension.HookEvents, ", ") + "; a hook's type: command)"})
+	}
 	if _, note := updaters(in.Metadata); note != "" {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: note})
 	}

@@ -76,3 +76,29 @@ func TestDoctorUnreadableHooks(t *testing.T) {
 		t.Errorf("doctor on an unreadable hooks file:\n%s", out)
 	}
 }
+
+// TestDoctorDiscardedHooks: a hooks file that reads, with an event's
+// name misspelt and a hook's type too, whose hooks Gemini CLI skips
+// (the type in its debug log only) and gemkit neither lists nor
+// switches: doctor names each.
+func TestDoctorDiscardedHooks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "hk")
+	if err := os.MkdirAll(filepath.Join(src, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "hk", "version": "1.0.0"}`), 0o644)
+	os.WriteFile(filepath.Join(src, "hooks", "hooks.json"), []byte(`{"hooks": {"BeforeTol": [{"hooks": [{"type": "command", "command": "true"}]}],
+	  "BeforeTool": [{"hooks": [{"type": "comand", "command": "true"}]}]}}`), 0o644)
+	e.mustRun("link", src, "--consent")
+	out, _, _ := e.run("doctor")
+	for _, want := range []string{
+		`warning: hk: Gemini CLI skips this part of hooks/hooks.json, and gemkit does too: event "BeforeTol": not an event Gemini CLI knows`,
+		`warning: hk: Gemini CLI skips this part of hooks/hooks.json, and gemkit does too: BeforeTool, hook 1: type "comand" is not command, plugin or runtime`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor does not say %q:\n%s", want, out)
+		}
+	}
+}

@@ -117,3 +117,29 @@ func TestHookLinesUnswitchable(t *testing.T) {
 		t.Errorf("named hook: %s", l)
 	}
 }
+
+// TestDiscardedHooks is the newcomer tour's hooks file with a typo in an
+// event's name and in a hook's type: Gemini CLI 0.61 skips both (the
+// event with a warning at start, the hook in its debug log only), and
+// gemkit neither lists nor switches them. DiscardedHooks names each,
+// with why, so that doctor can tell the author; the fields Gemini CLI
+// reads beside the events (enabled, disabled, notifications) and a
+// well-formed hook are not among them.
+func TestDiscardedHooks(t *testing.T) {
+	got := discardedHooks([]byte(`{"hooks": {
+	  "BeforeTol": [{"hooks": [{"type": "command", "command": "x"}]}],
+	  "disabled": ["y"],
+	  "BeforeTool": [{"hooks": [
+	    {"type": "comand", "command": "a"},
+	    {"type": "command"},
+	    {"type": "command", "command": "ok"},
+	    {"type": "runtime", "name": "r"}]}]}}`))
+	want := []string{
+		`event "BeforeTol": not an event Gemini CLI knows`,
+		`BeforeTool, hook 1: type "comand" is not command, plugin or runtime`,
+		`BeforeTool, hook 2: a command hook without a command`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("discarded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -332,3 +332,84 @@ func (e *Extension) CodeSources(ws string) CodeSources {
 	}
 	return cs
 }
+
+// discardedHooks are, in words, the events and hooks of the hooks file
+// raw that Gemini CLI 0.61 skips (HookRegistry.processHooksConfiguration
+// and validateHookConfig): an event name it does not know, a hook whose
+// type it does not know, a command hook without a command. None when
+// the file cannot be read (CommandHooks says why).
+func discardedHooks(raw []byte) []string {
+	var file struct {
+		Hooks json.RawMessage `json:"hooks"`
+	}
+	if json.Unmarshal(raw, &file) != nil || len(file.Hooks) == 0 || file.Hooks[0] != '{' {
+		return nil
+	}
+	events, err := orderedKeys(file.Hooks)
+	if err != nil {
+		return nil
+	}
+	var byEvent map[string]json.RawMessage
+	_ = json.Unmarshal(file.Hooks, &byEvent)
+	var out []string
+	for _, ev := range events {
+		switch {
+		case contains(hookConfigFields, ev):
+		case !contains(HookEvents, ev):
+			out = append(out, fmt.Sprintf("event %q: not an event Gemini CLI knows", ev))
+		default:
+			out = append(out, discardedOf(ev, byEvent[ev])...)
+		}
+	}
+	return out
+}
+
+// hookConfigFields are the keys Gemini CLI reads beside the events in a
+// hooks object (HOOKS_CONFIG_FIELDS).
+var hookConfigFields = []string{"enabled", "disabled", "notifications"}
+
+// discardedOf are the hooks of the event ev's definitions defs that
+// Gemini CLI skips, numbered as the event's hooks are written.
+func discardedOf(ev string, defs json.RawMessage) []string {
+	var ds []struct {
+		Hooks []json.RawMessage `json:"hooks"`
+	}
+	if json.Unmarshal(defs, &ds) != nil {
+		return nil
+	}
+	var out []string
+	n := 0
+	for _, d := range ds {
+		for _, h := range d.Hooks {
+			n++
+			var hk struct {
+				Type    any `json:"type"`
+				Command any `json:"command"`
+			}
+			_ = json.Unmarshal(h, &hk)
+			typ, _ := hk.Type.(string)
+			cmd, _ := hk.Command.(string)
+			switch {
+			case !contains([]string{"command", "plugin", "runtime"}, typ):
+				out = append(out, fmt.Sprintf("%s, hook %d: type %q is not command, plugin or runtime", ev, n, typ))
+			case typ == "command" && cmd == "":
+				out = append(out, fmt.Sprintf("%s, hook %d: a command hook without a command", ev, n))
+			}
+		}
+	}
+	return out
+}
+
+// DiscardedHooks are discardedHooks of the extension's hooks/hooks.json.
+func (e *Extension) DiscardedHooks() []string {
+	root, err := e.Root()
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	raw, err := root.ReadFile(filepath.Join("hooks", "hooks.json"), maxManifestBytes)
+	if err != nil {
+		return nil
+	}
+	return discardedHooks(raw)
+}
