@@ -143,3 +143,22 @@ func TestDiscardedHooks(t *testing.T) {
 		t.Errorf("discarded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestConsentTextUnreadableHooks: the consent asked at link and install
+// of an extension whose hooks/hooks.json does not parse says so, rather
+// than nothing: Gemini CLI runs none of its hooks, and the author reads
+// this question first.
+func TestConsentTextUnreadableHooks(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
+	os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"name": "hk", "version": "1.0.0"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "hooks", "hooks.json"), []byte(`{"hooks": {`), 0o644)
+	ext, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(ConsentText(ext, "Linking"), "\n")
+	if !strings.Contains(text, "Its hooks file cannot be read (unexpected end of JSON input): Gemini CLI runs none of its hooks") {
+		t.Errorf("consent text:\n%s", text)
+	}
+}

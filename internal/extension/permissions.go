@@ -278,7 +278,11 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 			lines = append(lines, "  - "+l)
 		}
 	}
-	if hooks, err := e.CommandHooks(); err == nil && len(hooks) > 0 {
+	hooks, err := e.CommandHooks()
+	if err != nil {
+		lines = append(lines, "", "Its hooks file cannot be read ("+strings.TrimPrefix(err.Error(), "hooks/hooks.json: ")+"): Gemini CLI runs none of its hooks, and says so only in its debug log.")
+	}
+	if len(hooks) > 0 {
 		lines = append(lines, "", "Hooks it runs (hooks/hooks.json), on Gemini CLI's events:")
 		for _, l := range HookLines(m.Name, e.Dir, m.Settings, hooks, c) {
 			lines = append(lines, "  - "+l)
