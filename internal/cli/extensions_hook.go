@@ -104,6 +104,16 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	if warm := warmHook(a, h); warm != nil {
 		warm.leave(h.Workspace)
 	}
+	if res.TimedOut {
+		// Gemini CLI's own timer usually ends the run first; run by hand,
+		// or with a longer timer of Gemini CLI's, a stopped hook must not
+		// end with an exit status alone.
+		code := res.ExitCode
+		if code == 0 {
+			code = ExitNo
+		}
+		return withExitCode(code, fmt.Errorf("the hook %s of %s was stopped at its timeout, %s, before it finished: raise its \"timeout\" (milliseconds) in hooks/hooks.json if it needs longer", label, name, h.Timeout()))
+	}
 	if res.ExitCode != 0 {
 		return withExitCode(res.ExitCode, nil)
 	}

@@ -322,3 +322,23 @@ func processes() map[int]procInfo {
 	}
 	return out
 }
+
+// TestHookTimedOutSaysSo: a hook stopped at its timeout ends with words
+// naming the timeout and where it is set, not with an exit status alone
+// (the newcomer tour's `sleep 30` under "timeout": 2000 exited 1 with an
+// empty stderr).
+func TestHookTimedOutSaysSo(t *testing.T) {
+	e := newEnv(t)
+	t.Chdir(e.ws)
+	src := filepath.Join(t.TempDir(), "slow")
+	writeFiles(t, src, map[string]string{
+		"gemini-extension.json": `{"name": "slow", "version": "1.0.0"}`,
+		"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat >/dev/null; sleep 30", "timeout": 300}]}]}}`,
+	})
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "slow")
+	_, errOut, code := e.run("hook", "slow", "BeforeTool-1")
+	if code == ExitOK || !strings.Contains(errOut, "the hook BeforeTool-1 of slow was stopped at its timeout, 300ms") {
+		t.Errorf("a hook stopped at its timeout: exit %d\nstderr:\n%s", code, errOut)
+	}
+}

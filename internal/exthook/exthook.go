@@ -285,6 +285,10 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	return res, err
 }
 
+// Timeout is how long the hook may run before it is stopped: its
+// "timeout" in milliseconds, or Gemini CLI's default.
+func (h *Hook) Timeout() time.Duration { return h.timeout() }
+
 func (h *Hook) timeout() time.Duration {
 	if h.Hook.Timeout > 0 {
 		return time.Duration(h.Hook.Timeout) * time.Millisecond
