@@ -204,6 +204,13 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 			return err
 		}
 		fmt.Fprintf(a.Out, "Consent given to %s as it is now: %s (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, grantedWords(m), name)
+		if choice.Switched {
+			// The hooks the switch took are taken back with the hold's
+			// release: say so, rather than let them vanish.
+			if _, err := ext.CommandHooks(); err != nil {
+				fmt.Fprintf(a.Out, "Its hooks cannot be read (%s): none of them runs, in Gemini CLI or in gemkit's sandbox, until the file is fixed and you agree again.\n", extension.Printable(err.Error()))
+			}
+		}
 		return releaseHold(a, st, name)
 	case state.PermissionsChanged:
 		fmt.Fprintf(a.Out, "Consent: given %s to other permissions; %s until you agree to these.\n", when, notRunWords(m))

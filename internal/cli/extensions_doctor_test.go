@@ -102,3 +102,26 @@ func TestDoctorDiscardedHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantSaysUnreadableHooks: consent granted to a switched extension
+// whose hooks.json no longer reads takes the hooks the switch had taken
+// out of Gemini CLI's settings, as Gemini CLI loads none of them: the
+// grant says so rather than let them vanish.
+func TestGrantSaysUnreadableHooks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "hk")
+	if err := os.MkdirAll(filepath.Join(src, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "hk", "version": "1.0.0"}`), 0o644)
+	hooks := filepath.Join(src, "hooks", "hooks.json")
+	os.WriteFile(hooks, []byte(`{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "true"}]}]}}`), 0o644)
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "hk")
+	os.WriteFile(hooks, []byte(`{"hooks": {"BeforeTool": [{"hooks": [{"type": "command" "command": "true"}]}]}}`), 0o644)
+	out, errOut, code := e.run("consent", "hk", "--grant")
+	if code != ExitOK || !strings.Contains(out, "Its hooks cannot be read (") || !strings.Contains(out, "none of them runs") {
+		t.Errorf("consent --grant with hooks.json unreadable: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
