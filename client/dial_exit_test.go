@@ -144,3 +144,43 @@ func TestDoctorEnvCompanionWithoutWorkspace(t *testing.T) {
 		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
 }
+
+// TestDoctorStdioArgsWithoutCommand: the CLI reads
+// GEMINI_CLI_IDE_SERVER_STDIO_ARGS only beside
+// GEMINI_CLI_IDE_SERVER_STDIO_COMMAND. Alone, unparsable or not, it
+// changes nothing, so doctor must not call it an error that makes the
+// CLI start a command "without arguments"; beside the command it is one.
+func TestDoctorStdioArgsWithoutCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		command  string
+		severity Severity
+		message  string
+	}{
+		{"alone", "", SeverityWarning, "ignores it"},
+		{"beside the command", "true", SeverityError, "without arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			env := map[string]string{
+				"GEMINI_CLI_IDE_SERVER_STDIO_ARGS":    "notjson",
+				"GEMINI_CLI_IDE_SERVER_STDIO_COMMAND": tc.command,
+				"GEMINI_CLI_IDE_WORKSPACE_PATH":       ws,
+				"TERM_PROGRAM":                        "vscode",
+			}
+			d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Finding
+			for _, f := range d.Findings {
+				if f.Subject == "GEMINI_CLI_IDE_SERVER_STDIO_ARGS" {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || got[0].Severity != tc.severity || !strings.Contains(got[0].Message, tc.message) {
+				t.Errorf("findings on the variable: %+v", got)
+			}
+		})
+	}
+}

@@ -547,7 +547,11 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 	}
 	if v := o.Getenv(ide.EnvServerStdioArgs); v != "" {
 		var args []string
-		if err := json.Unmarshal([]byte(v), &args); err != nil {
+		switch {
+		case o.Getenv(ide.EnvServerStdioCmd) == "":
+			// The CLI reads the arguments only beside the command.
+			add(ide.EnvServerStdioArgs, "warning", "is set without "+ide.EnvServerStdioCmd+", so the CLI ignores it", "unset it, or set "+ide.EnvServerStdioCmd+" too")
+		case json.Unmarshal([]byte(v), &args) != nil:
 			add(ide.EnvServerStdioArgs, "error", "is not a JSON array of strings; the CLI starts the command without arguments", `set it like '["--stdio"]'`)
 		}
 	}
