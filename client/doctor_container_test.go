@@ -89,3 +89,69 @@ func TestDoctorStaleFileInContainer(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorCompanionsCountsOnlyServing: two files for one folder whose
+// editors run are two companions only while both ports listen. A
+// companion killed under its running editor (the terminal front-end's
+// shell) leaves a file whose port is closed; doctor says so of the file
+// and must not also count it among the companions that serve the folder.
+func TestDoctorCompanionsCountsOnlyServing(t *testing.T) {
+	listening := func() int {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		// Open, but no companion: each connection is closed at once, so
+		// that doctor's own connect fails without waiting out a timeout.
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	for _, tc := range []struct {
+		name   string
+		second int
+		warns  bool
+	}{
+		{"both listen", listening(), true},
+		{"one port closed", gemkittest.ClosedPort(t), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+			for _, d := range []string{dir, ws} {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Both files are named after running processes: this test's
+			// and its parent's.
+			for pid, port := range map[int]int{os.Getpid(): listening(), os.Getppid(): tc.second} {
+				b, _ := json.Marshal(map[string]any{"port": port, "workspacePath": ws, "authToken": "x",
+					"ideInfo": map[string]string{"name": "gemkit", "displayName": "gemkit"}})
+				if err := os.WriteFile(filepath.Join(dir, discovery.FileName(pid, port)), b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := Doctor(context.Background(), Options{Dir: dir, Cwd: ws, IDEPID: 1,
+				Host: "127.0.0.1", Getenv: func(string) string { return "" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := false
+			for _, f := range d.Findings {
+				warned = warned || f.Subject == "companions"
+			}
+			if warned != tc.warns {
+				t.Errorf("companions warning: %v, want %v: %+v", warned, tc.warns, d.Findings)
+			}
+		})
+	}
+}

@@ -257,18 +257,20 @@ func Doctor(ctx context.Context, o Options) (*DoctorReport, error) {
 			add("container", "warning", fmt.Sprintf("this looks like a container (/.dockerenv or /run/.containerenv), so the CLI dials %s instead of 127.0.0.1", host), containerFix)
 		}
 	}
+	gone := map[*discovery.Candidate]bool{}
 	if ch := p.Choice; ch != nil {
 		all := ch.Candidates
 		if ch.Legacy != nil {
 			all = append([]*discovery.Candidate{ch.Legacy}, all...)
 		}
 		for _, c := range all {
-			doctorFile(ctx, c, c == ch.Chosen, p, o, host, uid, add)
+			gone[c] = doctorFile(ctx, c, c == ch.Chosen, p, o, host, uid, add)
 		}
 	}
 	doctorOtherFiles(st, p, add)
 	if ch := p.Choice; ch != nil && o.Getenv(ide.EnvServerPort) == "" {
-		if serving := ch.Serving(); len(serving) > 1 {
+		serving := slices.DeleteFunc(ch.Serving(), func(c *discovery.Candidate) bool { return gone[c] })
+		if len(serving) > 1 {
 			names := make([]string, len(serving))
 			for i, c := range serving {
 				names[i] = fmt.Sprintf("%s (pid %d)", c.Name, c.PID)
@@ -336,7 +338,8 @@ func (d *DoctorReport) connection(who, says string, add addFinding) {
 	}
 }
 
-func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add addFinding) {
+// doctorFile says what is wrong with c; gone: its port is closed, so it serves nothing.
+func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Plan, o Options, host string, uid int, add addFinding) (gone bool) {
 	name := c.Name
 	var oe *discovery.OwnerError
 	switch {
@@ -407,10 +410,10 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		// the shell it runs in, which outlives a killed companion).
 		if !c.Alive {
 			add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d of this machine, so the file's stdio command has nothing to reach", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
-			return
+			return true
 		}
 		add(name, "error", fmt.Sprintf("port %d is closed on 127.0.0.1, where the file's stdio command relays: the companion of pid %d no longer serves", cfg.Port, c.PID), restartFix(c.Path))
-		return
+		return true
 	case errors.As(err, &dnsErr) && cfg.Stdio != nil:
 		add(name, "ok", fmt.Sprintf("%s cannot be resolved, so the CLI cannot dial port %d; it then starts the file's stdio command", host, cfg.Port), "")
 		return
@@ -419,10 +422,10 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 		return
 	case err != nil && !c.Alive:
 		add(name, "error", fmt.Sprintf("stale: pid %d has exited and nothing listens on port %d", c.PID, cfg.Port), "delete it: rm "+shell.Quote(c.Path))
-		return
+		return true
 	case err != nil:
 		add(name, "error", fmt.Sprintf("port %d is closed on %s: the companion of pid %d no longer serves", cfg.Port, host, c.PID), restartFix(c.Path))
-		return
+		return true
 	}
 	conn.Close()
 	if !c.Alive && !c.Legacy { // a legacy file is read for its pid whatever the order
@@ -457,6 +460,7 @@ func doctorFile(ctx context.Context, c *discovery.Candidate, chosen bool, p *Pla
 	}
 	srv := cl.Server()
 	add(name, "ok", fmt.Sprintf("%s %s answers on port %d with openDiff and closeDiff", srv.Name, srv.Version, cfg.Port), "")
+	return false
 }
 
 // containerFix is what to do when a CLI in a container dials
