@@ -3,11 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gemkit/gemkit/conformance/scripted"
+	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
@@ -38,5 +43,32 @@ func TestSecondServeInOneFolder(t *testing.T) {
 	code, out, errOut := e.client.run(context.Background(), "", "ide", "doctor")
 	if !strings.Contains(out, "2 companions serve "+e.ws) || !strings.Contains(out, "stop the companions you do not use") {
 		t.Errorf("doctor (exit %d) does not list the two companions:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestSecondServeIgnoresClosedPort: a companion killed under its running
+// editor (the terminal front-end's shell) leaves a file whose pid runs
+// and whose port is closed. It serves nothing, so a new `gemkit ide
+// serve` in that folder must not warn that it "already serves" it.
+func TestSecondServeIgnoresClosedPort(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	ws := filepath.Join(tmp, "ws")
+	dir := filepath.Join(tmp, filepath.FromSlash(ide.DiscoveryDirName))
+	for _, d := range []string{ws, dir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := gemkittest.ClosedPort(t)
+	b, _ := json.Marshal(map[string]any{"port": port, "workspacePath": ws, "authToken": "x",
+		"ideInfo": map[string]string{"name": "gemkit", "displayName": "gemkit"}})
+	if err := os.WriteFile(filepath.Join(dir, discovery.FileName(os.Getpid(), port)), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	warnOtherCompanions(newIDEClientEnv(tmp, ws).app(Streams{Out: &errb, Err: &errb}), []string{ws}, "")
+	if got := errb.String(); strings.Contains(got, "already serves") {
+		t.Errorf("warns of a companion whose port is closed:\n%s", got)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -380,7 +382,7 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 			continue
 		}
 		for _, c := range ch.Serving() {
-			if seen[c.Path] {
+			if seen[c.Path] || !listens(c.Port) {
 				continue
 			}
 			seen[c.Path] = true
@@ -392,6 +394,22 @@ func warnOtherCompanions(a *app, workspace []string, own string) {
 				who, folder, c.Port, c.Path)
 		}
 	}
+}
+
+// listens reports whether a companion's port answers on 127.0.0.1: one
+// killed under its running editor (the terminal front-end's shell) leaves
+// a file whose port is closed, which serves nothing. A file without a
+// port (stdio only) is taken as serving.
+func listens(port int) bool {
+	if port == 0 {
+		return true
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }
 
 // ignorePeerGone keeps gemkit, serving a peer on stdin and stdout (an
