@@ -151,6 +151,10 @@ func runIDEServe(ctx context.Context, a *app, o serveOptions) error {
 		cfg.OnReady = lspReady(ls)
 		err = ls.Serve(ctx, cfg)
 	default:
+		// Its output piped (`| tee log`), Ctrl-C ends the reader too:
+		// a status line written after must not end gemkit before it
+		// removes its discovery and lock files.
+		ignorePeerGone()
 		defer a.releaseAfterClientsChange(&cfg)()
 		err = newTerminalEditor(a, o).Serve(ctx, cfg)
 	}
