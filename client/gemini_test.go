@@ -54,3 +54,48 @@ func TestDoctorGeminiIDEModeOff(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorQwenIDEModeOff: Qwen Code takes IDE mode as off when its
+// settings do not turn it on (settings.ide?.enabled ?? false), so with no
+// settings file at all it looks for no companion either, and
+// `doctor --as qwen` must say so as `doctor` does for Gemini CLI.
+func TestDoctorQwenIDEModeOff(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings string // "" for no file
+		warn           bool
+	}{
+		{"no settings file", "", true},
+		{"off", `{"ide": {"enabled": false}}`, true},
+		{"on", `{"ide": {"enabled": true}}`, false},
+		{"unreadable", `{"ide": `, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+			settings := filepath.Join(home, ".qwen", "settings.json")
+			for _, d := range []string{filepath.Dir(settings), ws} {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.settings != "" {
+				if err := os.WriteFile(settings, []byte(tc.settings), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOME": home}
+			d, err := Doctor(context.Background(), Options{Agent: AgentQwen, Dir: filepath.Join(root, "none"), Cwd: ws, IDEPID: os.Getpid(),
+				Host: "127.0.0.1", Getenv: func(k string) string { return env[k] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := false
+			for _, f := range d.Findings {
+				warned = warned || (f.Subject == settings && strings.Contains(f.Message, "IDE mode is off"))
+			}
+			if warned != tc.warn {
+				t.Errorf("warned %v, want %v: %+v", warned, tc.warn, d.Findings)
+			}
+		})
+	}
+}

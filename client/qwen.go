@@ -199,26 +199,27 @@ type qwenSettings struct {
 }
 
 // readQwenSettings reads Qwen Code's user settings ($QWEN_HOME/settings.json,
-// else ~/.qwen/settings.json); exists is false when the file is absent,
-// err is set when it is there but cannot be read as JSON.
-func readQwenSettings(getenv func(string) string, home string) (s qwenSettings, exists bool, path string, err error) {
+// else ~/.qwen/settings.json); an absent file reads as empty settings, err
+// is set when it is there but cannot be read as JSON.
+func readQwenSettings(getenv func(string) string, home string) (s qwenSettings, path string, err error) {
 	path = filepath.Join(filepath.Dir(discovery.QwenLockDir(getenv, home)), "settings.json")
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return s, false, path, nil
+		return s, path, nil
 	}
 	if err != nil {
-		return s, false, path, err
+		return s, path, err
 	}
-	return s, true, path, json.Unmarshal(b, &s)
+	return s, path, json.Unmarshal(b, &s)
 }
 
 // QwenIDEEnabled reads ide.enabled from Qwen Code's user settings
-// ($QWEN_HOME/settings.json, else ~/.qwen/settings.json); known is false
-// when the file is absent or cannot be read as JSON.
+// ($QWEN_HOME/settings.json, else ~/.qwen/settings.json); a file that is
+// absent reads as off, as Qwen Code takes it (settings.ide?.enabled ??
+// false). known is false when the file cannot be read as JSON.
 func QwenIDEEnabled(getenv func(string) string, home string) (enabled, known bool, path string) {
-	s, exists, path, err := readQwenSettings(getenv, home)
-	if !exists || err != nil {
+	s, path, err := readQwenSettings(getenv, home)
+	if err != nil {
 		return false, false, path
 	}
 	return s.IDE.Enabled != nil && *s.IDE.Enabled, true, path
@@ -230,7 +231,7 @@ func QwenIDEEnabled(getenv func(string) string, home string) (enabled, known boo
 // known is false when the settings cannot be read as JSON. A trusted
 // folder's own settings, or --approval-mode, can still change it.
 func QwenApprovalMode(getenv func(string) string, home string) (mode string, known bool, path string) {
-	s, _, path, err := readQwenSettings(getenv, home)
+	s, path, err := readQwenSettings(getenv, home)
 	if err != nil {
 		return "", false, path
 	}
