@@ -83,7 +83,7 @@ func ClientLabel(c companion.Client) string {
 	}
 	label := strings.TrimSpace(name + " " + version)
 	var where []string
-	if c.Agent == "" {
+	if c.Agent == "" && !c.Bridged { // a bridged client spoke stdio; the bridge, HTTP
 		where = append(where, transportLabel(c.Transport))
 	}
 	if c.PID != 0 {

@@ -54,6 +54,15 @@ func TestStatusText(t *testing.T) {
 			nil,
 			"Status: 5 CLIs connected: Gemini CLI 0.61.0 (pid 41, in /srv/a), Gemini CLI 0.61.0 (pid 42, in /srv/b, through the stdio bridge), Claude Code 2.1.330 (pid 43, in /srv/a), Qwen Code 0.24.4 (pid 44, in /srv/a), Qwen Code; no diff waiting.",
 		},
+		{
+			// A client the companion does not recognise, through the
+			// bridge: it spoke stdio to the bridge, which alone spoke
+			// HTTP, so its transport is not named as HTTP.
+			"an unrecognised client through the bridge",
+			[]companion.Client{{Name: "gemkit", Version: "devel", Transport: companion.TransportHTTP, PID: 45, Dir: "/srv/a", Bridged: true}},
+			nil,
+			"Status: 1 CLI connected: gemkit devel (pid 45, in /srv/a, through the stdio bridge); no diff waiting.",
+		},
 	} {
 		if got := StatusText(tc.clients, tc.queue); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
