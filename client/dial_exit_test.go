@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +183,35 @@ func TestDoctorStdioArgsWithoutCommand(t *testing.T) {
 				t.Errorf("findings on the variable: %+v", got)
 			}
 		})
+	}
+}
+
+// TestDoctorStaleExportLine: GEMINI_CLI_IDE_PID and
+// GEMINI_CLI_IDE_SERVER_PORT of a companion that has gone are, outside an
+// editor's terminal, an export line pasted from an earlier `gemkit ide
+// serve`; doctor's fix must name that line, not only an editor's terminal.
+func TestDoctorStaleExportLine(t *testing.T) {
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	env := map[string]string{
+		"GEMINI_CLI_IDE_PID":         strconv.Itoa(exited.Process.Pid),
+		"GEMINI_CLI_IDE_SERVER_PORT": strconv.Itoa(gemkittest.ClosedPort(t)),
+		"TERM_PROGRAM":               "vscode",
+	}
+	d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"GEMINI_CLI_IDE_PID", "GEMINI_CLI_IDE_SERVER_PORT"} {
+		found := false
+		for _, f := range d.Findings {
+			found = found || f.Subject == v && strings.Contains(f.Fix, "export line")
+		}
+		if !found {
+			t.Errorf("no fix naming the export line for %s: %+v", v, d.Findings)
+		}
 	}
 }

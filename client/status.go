@@ -520,7 +520,7 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 		if n, ok := discovery.ParseJSInt(v); !ok || n <= 0 {
 			add(ide.EnvPID, "warning", fmt.Sprintf("%q is not a positive integer, so the CLI walks the process tree instead", v), "unset it or set it to the editor's pid")
 		} else if !discovery.PIDAlive(n) {
-			add(ide.EnvPID, "warning", fmt.Sprintf("pid %d is not running", n), "set it to the running editor's pid, or unset it")
+			add(ide.EnvPID, "warning", fmt.Sprintf("pid %d is not running", n), "unset it, or paste the export line the companion prints now (`gemkit ide serve`), which names the running editor's pid")
 		}
 	}
 	if v := o.Getenv(ide.EnvServerPort); v != "" {
@@ -540,7 +540,7 @@ func doctorEnv(p *Plan, conn *ConnectStatus, o Options, add addFinding) {
 			case viaEnv:
 				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d; the CLI reaches the companion through this variable alone", n), "")
 			default:
-				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d: this terminal was probably opened by an editor window that has since restarted its companion", n), "open a new terminal in the editor, or unset it")
+				add(ide.EnvServerPort, "warning", fmt.Sprintf("no discovery file has port %d: this terminal was probably opened by an editor window that has since restarted its companion, or an earlier companion's export line was pasted here", n), "open a new terminal in the editor, or paste the export line the companion prints now (`gemkit ide serve`), or unset it")
 			}
 		}
 	}
