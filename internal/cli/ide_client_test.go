@@ -194,6 +194,9 @@ func TestIDEDoctorFindings(t *testing.T) {
 		}
 	}
 	write("gemini-ide-server-12-abc.json", map[string]any{}, 0o600)
+	// The arguments are read only beside a command (getStdioConfigFromEnv);
+	// the discovery file still comes first, so the CLI connects through it.
+	e.client.set(ide.EnvServerStdioCmd, "sh")
 	e.client.set(ide.EnvServerStdioArgs, "not json")
 	// A file named after a dead pid whose port answers: not stale, and
 	// deleting it would break the connection.
