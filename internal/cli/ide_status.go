@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -144,6 +145,14 @@ func printStatusChoice(w io.Writer, r *client.StatusReport, v statusWording) {
 		fmt.Fprintf(w, "No companion to connect to: no usable %s and no %s.\n", v.file, v.envPort)
 	default:
 		fmt.Fprintf(w, "This directory would use no %s, only the environment.\n", v.file)
+		if r.Plan != nil && errors.Is(r.Plan.Workspace, discovery.ErrNoWorkspace) {
+			// The CLI's own words then name no cause (doctor gives the fix).
+			env := ide.EnvWorkspacePath
+			if v.qwen {
+				env = ide.EnvQwenWorkspacePath
+			}
+			fmt.Fprintf(w, "Workspace: none (%s is not set), so %s refuses before it tries an endpoint\n", env, v.cli)
+		}
 	}
 	switch {
 	case r.IDE != nil:
