@@ -111,10 +111,7 @@ func TestDoctorSaysWhyTheCompanionRefused(t *testing.T) {
 		"GEMINI_CLI_IDE_WORKSPACE_PATH":       ws,
 		"TERM_PROGRAM":                        "vscode",
 	}
-	d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := doctorWithEnv(t, ws, env)
 	found := false
 	for _, f := range d.Findings {
 		found = found || f.Subject == "connection" && f.Severity == "error" && strings.Contains(f.Message, "cannot use the file: no such file")
@@ -133,10 +130,7 @@ func TestDoctorEnvCompanionWithoutWorkspace(t *testing.T) {
 		"GEMINI_CLI_IDE_SERVER_STDIO_COMMAND": "sh",
 		"TERM_PROGRAM":                        "vscode",
 	}
-	d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := doctorWithEnv(t, ws, env)
 	found := false
 	for _, f := range d.Findings {
 		found = found || f.Subject == "GEMINI_CLI_IDE_WORKSPACE_PATH" && f.Severity == "error" && strings.Contains(f.Fix, "export GEMINI_CLI_IDE_WORKSPACE_PATH=")
@@ -169,10 +163,7 @@ func TestDoctorStdioArgsWithoutCommand(t *testing.T) {
 				"GEMINI_CLI_IDE_WORKSPACE_PATH":       ws,
 				"TERM_PROGRAM":                        "vscode",
 			}
-			d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := doctorWithEnv(t, ws, env)
 			var got []Finding
 			for _, f := range d.Findings {
 				if f.Subject == "GEMINI_CLI_IDE_SERVER_STDIO_ARGS" {
@@ -214,4 +205,15 @@ func TestDoctorStaleExportLine(t *testing.T) {
 			t.Errorf("no fix naming the export line for %s: %+v", v, d.Findings)
 		}
 	}
+}
+
+// doctorWithEnv is doctor's report from ws with no discovery file, the
+// process's environment being env alone.
+func doctorWithEnv(t *testing.T, ws string, env map[string]string) *DoctorReport {
+	t.Helper()
+	d, err := Doctor(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "ide"), Cwd: ws, IDEPID: os.Getpid(), Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

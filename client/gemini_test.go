@@ -25,25 +25,7 @@ func TestDoctorGeminiIDEModeOff(t *testing.T) {
 		{"unreadable", `{"ide": `, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
-			settings := filepath.Join(home, ".gemini", "settings.json")
-			for _, d := range []string{filepath.Dir(settings), ws} {
-				if err := os.MkdirAll(d, 0o700); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tc.settings != "" {
-				if err := os.WriteFile(settings, []byte(tc.settings), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			env := map[string]string{"HOME": home}
-			d, err := Doctor(context.Background(), Options{Dir: filepath.Join(root, "none"), Cwd: ws, IDEPID: os.Getpid(),
-				Host: "127.0.0.1", Getenv: func(k string) string { return env[k] }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, settings := doctorWithSettings(t, "", tc.settings)
 			warned := false
 			for _, f := range d.Findings {
 				warned = warned || (f.Subject == settings && f.Severity == SeverityWarning && strings.Contains(f.Fix, "/ide enable"))
@@ -70,25 +52,7 @@ func TestDoctorQwenIDEModeOff(t *testing.T) {
 		{"unreadable", `{"ide": `, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
-			settings := filepath.Join(home, ".qwen", "settings.json")
-			for _, d := range []string{filepath.Dir(settings), ws} {
-				if err := os.MkdirAll(d, 0o700); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tc.settings != "" {
-				if err := os.WriteFile(settings, []byte(tc.settings), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			env := map[string]string{"HOME": home}
-			d, err := Doctor(context.Background(), Options{Agent: AgentQwen, Dir: filepath.Join(root, "none"), Cwd: ws, IDEPID: os.Getpid(),
-				Host: "127.0.0.1", Getenv: func(k string) string { return env[k] }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, settings := doctorWithSettings(t, AgentQwen, tc.settings)
 			warned := false
 			for _, f := range d.Findings {
 				warned = warned || (f.Subject == settings && strings.Contains(f.Message, "IDE mode is off"))
@@ -98,4 +62,36 @@ func TestDoctorQwenIDEModeOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// doctorWithSettings is doctor's report, as agent's rules have it, from
+// a workspace with no companion, for a HOME whose agent settings file
+// (~/.gemini or ~/.qwen) holds text, or is absent when text is "";
+// settings is that file's path.
+func doctorWithSettings(t *testing.T, agent, text string) (d *DoctorReport, settings string) {
+	t.Helper()
+	root := t.TempDir()
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+	dot := ".gemini"
+	if agent == AgentQwen {
+		dot = ".qwen"
+	}
+	settings = filepath.Join(home, dot, "settings.json")
+	for _, dir := range []string{filepath.Dir(settings), ws} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if text != "" {
+		if err := os.WriteFile(settings, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"HOME": home}
+	d, err := Doctor(context.Background(), Options{Agent: agent, Dir: filepath.Join(root, "none"), Cwd: ws, IDEPID: os.Getpid(),
+		Host: "127.0.0.1", Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, settings
 }

@@ -64,11 +64,7 @@ func TestDoctorUnreadableSettings(t *testing.T) {
 func TestDoctorUnreadableHooks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "hk")
-	if err := os.MkdirAll(filepath.Join(src, "hooks"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "hk", "version": "1.0.0"}`), 0o644)
+	src := hooksExtension(t, "hk")
 	os.WriteFile(filepath.Join(src, "hooks", "hooks.json"), []byte(`{"hooks": {"BeforeTool": [{"hooks": [{"type": "command" "command": "true"}]}]}}`), 0o644)
 	e.mustRun("link", src, "--consent")
 	out, _, _ := e.run("doctor")
@@ -84,11 +80,7 @@ func TestDoctorUnreadableHooks(t *testing.T) {
 func TestDoctorDiscardedHooks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "hk")
-	if err := os.MkdirAll(filepath.Join(src, "hooks"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "hk", "version": "1.0.0"}`), 0o644)
+	src := hooksExtension(t, "hk")
 	os.WriteFile(filepath.Join(src, "hooks", "hooks.json"), []byte(`{"hooks": {"BeforeTol": [{"hooks": [{"type": "command", "command": "true"}]}],
 	  "BeforeTool": [{"hooks": [{"type": "comand", "command": "true"}]}]}}`), 0o644)
 	e.mustRun("link", src, "--consent")
@@ -110,11 +102,7 @@ func TestDoctorDiscardedHooks(t *testing.T) {
 func TestGrantSaysUnreadableHooks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "hk")
-	if err := os.MkdirAll(filepath.Join(src, "hooks"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "hk", "version": "1.0.0"}`), 0o644)
+	src := hooksExtension(t, "hk")
 	hooks := filepath.Join(src, "hooks", "hooks.json")
 	os.WriteFile(hooks, []byte(`{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "true"}]}]}}`), 0o644)
 	e.mustRun("link", src, "--consent")
@@ -124,4 +112,16 @@ func TestGrantSaysUnreadableHooks(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "Its hooks cannot be read (") || !strings.Contains(out, "none of them runs") {
 		t.Errorf("consent --grant with hooks.json unreadable: exit %d\n%s\n%s", code, out, errOut)
 	}
+}
+
+// hooksExtension is the folder of an extension named name with a hooks
+// folder, for a test to write its hooks/hooks.json.
+func hooksExtension(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), name)
+	writeFiles(t, src, map[string]string{"gemini-extension.json": `{"name": "` + name + `", "version": "1.0.0"}`})
+	if err := os.MkdirAll(filepath.Join(src, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
