@@ -119,60 +119,57 @@ func goModFile(ws, file string) string {
 // more than any real module's.
 const goModMax, goSumMax = 1 << 20, 16 << 20
 
-// missingModule is the module, and its version, that gopls's
-// diagnostic msg on file shows missing from the module cache it reads:
-// one that the go.mod of file's module (in folder dir) requires and the
-// cache (where the cache is named) lacks. ok is false for any other
-// message, and for a server other than gopls or one allowed hosts (it
-// can download what it lacks).
-func (p *Pool) missingModule(s Server, file, msg string) (mod, ver, dir string, ok bool) {
+// moduleFix says, for the diagnostics ds of file, that gemkit runs gopls
+// without network and what to do, when some show a module missing from
+// the module cache: one that the go.mod of file's module requires and
+// the cache (where the cache is named) lacks, for gopls with no allowed
+// hosts (with them it downloads what it lacks); "" otherwise. It goes
+// beside the diagnostics (FileDiagnostics.Fix) rather than into a
+// message, which an answer cuts short. go.mod and go.sum are read once,
+// and only when a diagnostic has gopls's words for a missing package.
+func (p *Pool) moduleFix(s Server, file string, ds []codeintel.Diagnostic) string {
 	if s.toolchain() != "go" || len(s.AllowedHosts) > 0 {
-		return "", "", "", false
+		return ""
 	}
-	pkg := unprovidedImport(msg)
-	if pkg == "" {
-		return "", "", "", false
+	var pkgs []string
+	for _, d := range ds {
+		if pkg := unprovidedImport(d.Message); pkg != "" {
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	if len(pkgs) == 0 {
+		return ""
 	}
 	gomod := goModFile(p.ws, file)
 	if gomod == "" {
-		return "", "", "", false
+		return ""
 	}
 	text, err := readLimited(p.ws, gomod, goModMax)
 	if err != nil {
-		return "", "", "", false
+		return ""
 	}
-	if mod, ver = requiredModule(text, pkg); mod == "" {
-		return "", "", "", false
-	}
-	if cache := goModCache(envMap(p.env)); cache != "" && inModCache(cache, mod, ver) {
-		return "", "", "", false
-	}
-	return mod, ver, filepath.Dir(gomod), true
-}
-
-// moduleFix says, for the diagnostics ds of file, that gemkit runs gopls
-// without network and what to do, when some show a module missing from
-// the module cache (missingModule); "" otherwise. It goes beside the
-// diagnostics (FileDiagnostics.Fix) rather than into a message, which an
-// answer cuts short.
-func (p *Pool) moduleFix(s Server, file string, ds []codeintel.Diagnostic) string {
+	cache := goModCache(envMap(p.env))
+	dir := filepath.Dir(gomod)
 	var mods, named []string
-	dir := ""
-	for _, d := range ds {
-		mod, ver, at, ok := p.missingModule(s, file, d.Message)
-		if !ok || slices.Contains(mods, mod+"@"+ver) {
+	var sum []byte
+	sumRead := false
+	for _, pkg := range pkgs {
+		mod, ver := requiredModule(text, pkg)
+		if mod == "" || slices.Contains(mods, mod+"@"+ver) || cache != "" && inModCache(cache, mod, ver) {
 			continue
 		}
-		dir = at
 		mods = append(mods, mod+"@"+ver)
-		if sum, _ := readLimited(p.ws, filepath.Join(dir, "go.sum"), goSumMax); !inGoSum(sum, mod, ver) {
+		if !sumRead {
+			sum, _ = readLimited(p.ws, filepath.Join(dir, "go.sum"), goSumMax)
+			sumRead = true
+		}
+		if !inGoSum(sum, mod, ver) {
 			named = append(named, mod) // `go mod download` records its hash in go.sum only when named
 		}
 	}
 	if len(mods) == 0 {
 		return ""
 	}
-	cache := goModCache(envMap(p.env))
 	if cache == "" {
 		return noModCacheFix(dir)
 	}
