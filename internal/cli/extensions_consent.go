@@ -203,6 +203,7 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 			return err
 		}
+		keepAgreed(ctx, a, st, ext)
 		fmt.Fprintf(a.Out, "Consent given to %s as it is now: %s (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, grantedWords(m), name)
 		if choice.Switched {
 			// The hooks the switch took are taken back with the hold's

@@ -68,7 +68,7 @@ files, settings, source, version and where it is enabled.`,
 				if s := item.ServerSandbox; s != nil {
 					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), gs, a.getenv)
 					if s.Switched && in.Extension != nil {
-						s.NotServed = whyNotServed(a, st, in.Extension, choices[m.Name])
+						s.NotServed, s.Agreed = whyNotServed(a, st, in.Extension, choices[m.Name])
 					}
 				}
 				item.choice = choices[m.Name]

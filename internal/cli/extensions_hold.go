@@ -111,7 +111,7 @@ func excludeHeld(st *extension.Store, entry string, m *extension.Manifest) error
 
 // holdWords say that name is held, why, and how to end it.
 func holdWords(name, why string) string {
-	return fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI (disabled in its extension enablement) so that Gemini CLI runs none of it with your rights, and gemkit mcp serves none of it; look at what changed, then agree again: gemkit extensions consent %s --grant",
+	return fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI (disabled in its extension enablement) so that Gemini CLI runs none of it with your rights, and gemkit mcp serves none of what changed; look at what changed, then agree again: gemkit extensions consent %s --grant",
 		extension.Printable(name), why, extension.Printable(name))
 }
 
@@ -236,6 +236,11 @@ func extensionFolder(in *extension.Installed) string {
 	return in.Entry
 }
 
+// holdsAfter is how long after its start gemkit mcp first looks for
+// changed switched extensions and begins to watch them (watchHolds):
+// after a client's first list and the starts of the servers behind it.
+const holdsAfter = 3 * time.Second
+
 // watchHolds holds a switched extension as soon as its files change
 // while gemkit mcp runs, until ctx ends: it watches the folder of every
 // switched extension (fsutil.WatchTree), checks consent once the changes
@@ -315,8 +320,19 @@ func watchHolds(ctx context.Context, st *extension.Store, log *slog.Logger) {
 			})
 		}
 	}
-	holdChanged(st, log)
+	// The first look and the watches wait for gemkit mcp's start to be
+	// over: both walk each switched extension's folder (a node_modules'
+	// thousands of files), whose CPU the servers' first starts, on the
+	// machine's few cores, would pay. The look finds a change made
+	// meanwhile; a gemkit mcp that ends first looks as it ends.
+	select {
+	case <-ctx.Done():
+		holdChanged(st, log)
+		return
+	case <-time.After(holdsAfter):
+	}
 	scan()
+	holdChanged(st, log)
 	stamp := st.ServerChoicesStamp()
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()

@@ -54,6 +54,7 @@ the extension's .env).`,
 			if err != nil {
 				return withInstallFlag(err)
 			}
+			keepAgreed(cmd.Context(), a, st, in.Extension)
 			if asJSON {
 				return writeJSON(a.Out, listEntry(st, in, nil))
 			}
@@ -108,6 +109,7 @@ effect at once and ${extensionPath} is the real path. Consent as for install.`,
 			if err != nil {
 				return err
 			}
+			keepAgreed(cmd.Context(), a, st, in.Extension)
 			fmt.Fprintf(printableWriter{a.Out}, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
 			return nil
 		},

@@ -386,7 +386,7 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 	}
 	for _, it := range items {
 		if it.HeldInGemini != nil {
-			fmt.Fprintf(printableWriter{out}, "held: %s: %s; Gemini CLI and gemkit mcp run none of it until you agree again: `gemkit extensions consent %s --grant`\n", it.Name, it.HeldInGemini.Why, it.Name)
+			fmt.Fprintf(printableWriter{out}, "held: %s: %s; Gemini CLI runs none of it, and gemkit mcp none of what changed, until you agree again: `gemkit extensions consent %s --grant`\n", it.Name, it.HeldInGemini.Why, it.Name)
 		}
 		if it.Source != nil && it.Source.Subdir != "" {
 			fmt.Fprintf(printableWriter{out}, "note: %s: %s\n", it.Name, it.UpdateNote)

@@ -117,13 +117,26 @@ func TestSwitchRefusesWhatCannotBeServed(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest), 0o644)
 
-	// Switched, then edited: not served, and said where the person looks.
+	// Switched, then its code edited: served as agreed to, from
+	// gemkit's copy, and said what changed and how to run it.
 	e.mustRun("sandbox", "srv-ext")
 	os.WriteFile(filepath.Join(src, "server.js"), []byte("// edited\n"), 0o644)
 	const why = "Since you agreed, this file of the extension changed: server.js (changed)."
 	for _, args := range [][]string{{"list"}, {"describe", "srv-ext"}, {"doctor"}} {
 		out, _, _ := e.run(args...)
-		if !strings.Contains(out, why) || !strings.Contains(out, "gemkit extensions consent srv-ext --grant") {
+		if !strings.Contains(out, "served as you agreed to it on ") || !strings.Contains(out, "from gemkit's copy, not as it is now. "+why) || !strings.Contains(out, "To run it as it is now, agree to it: `gemkit extensions consent srv-ext --grant`") {
+			t.Errorf("%v does not say the switched server is served as agreed to, what changed, and the fix:\n%s", args, out)
+		}
+	}
+	if out := e.mustRun("list"); strings.Contains(out, "NOT SERVED") {
+		t.Errorf("list says a server served from gemkit's copy is not served:\n%s", out)
+	}
+	// Its manifest edited, which the servers' commands are read from:
+	// not served, and said where the person looks.
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(sandboxManifest+" "), 0o644)
+	for _, args := range [][]string{{"list"}, {"describe", "srv-ext"}, {"doctor"}} {
+		out, _, _ := e.run(args...)
+		if !strings.Contains(out, "gemkit extensions consent srv-ext --grant") || strings.Contains(out, "from gemkit's copy") {
 			t.Errorf("%v does not say the switched server is not served, and why:\n%s", args, out)
 		}
 	}

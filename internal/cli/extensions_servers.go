@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
@@ -96,6 +97,11 @@ type serverState struct {
 	// serve them, with what to do (notServed, extmcp.Check); "" when it
 	// does.
 	NotServed string `json:"notServed,omitempty"`
+	// Agreed says, for switched servers whose extension's files changed
+	// since the person agreed to them, that gemkit mcp serves them as
+	// agreed to, from its copy, and how to run the change (agreedWords);
+	// "" otherwise.
+	Agreed string `json:"servedAsAgreed,omitempty"`
 	// Untold says why whether Gemini CLI starts the servers cannot be
 	// told: its settings file cannot be read. Then Unconfined and
 	// RemoteInGemini say nothing.
@@ -166,7 +172,7 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 			items[i].ServerSandbox = serverStateOf(m, choices[m.Name], excluded)
 			items[i].ServerSandbox.untold(settingsErr)
 			if s := items[i].ServerSandbox; s != nil && s.Switched && in.Extension != nil {
-				s.NotServed = whyNotServed(a, st, in.Extension, choices[m.Name])
+				s.NotServed, s.Agreed = whyNotServed(a, st, in.Extension, choices[m.Name])
 			}
 		}
 	}
@@ -176,22 +182,25 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 // of ext, with what to do, as the switch checks it: consent (given, to
 // files it can bind), each stdio server's start as far as it can be
 // told without starting it, and each package-runner server's pin (c's,
-// pinProblems); "" when nothing stands in the way.
-func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) string {
-	why := startProblems(a, st, ext, c.Widening)
+// pinProblems); "" when nothing stands in the way. agreed, when not "",
+// says that they are served as the person agreed to them, not as the
+// folder is now (agreedWords).
+func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) (why, agreed string) {
+	reasons, agreed := startProblems(a, st, ext, c.Widening)
 	for _, p := range pinProblems(ext, c, st.Workspace()) {
-		why = append(why, p.Message+": "+p.Fix)
+		reasons = append(reasons, p.Message+": "+p.Fix)
 	}
-	return extension.Printable(strings.Join(why, ". "))
+	return extension.Printable(strings.Join(reasons, ". ")), agreed
 }
 
 // startProblems are whyNotServed's reasons but the pins: consent, and
-// each stdio server's start with the widening w.
-func startProblems(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening) []string {
-	var why []string
+// each stdio server's start with the widening w; and its agreed.
+func startProblems(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening) (why []string, agreed string) {
 	state, err := st.Consent(ext)
 	if err == nil {
-		err = extmcp.NotServed(state, ext.Manifest.Name, extmcp.CopiedLinks(st, ext, state))
+		if agreed = agreedWords(st, ext, state); agreed == "" {
+			err = extmcp.NotServed(state, ext.Manifest.Name, extmcp.CopiedLinks(st, ext, state))
+		}
 	}
 	if err != nil {
 		why = append(why, err.Error())
@@ -201,7 +210,23 @@ func startProblems(a *app, st *extension.Store, ext *extension.Extension, w exte
 			why = append(why, fmt.Sprintf("its MCP server %s would not start: %v", s, err))
 		}
 	}
-	return why
+	return why, agreed
+}
+
+// agreedWords say, of ext whose consent stands as state, that its files
+// changed since the person agreed to them, its manifest not, and that
+// gemkit mcp serves its stdio servers as agreed to, from gemkit's copy
+// (extension.Store.AgreedCopy), with how to run the change; "" when
+// consent holds for the folder as it is, or no copy serves it.
+func agreedWords(st *extension.Store, ext *extension.Extension, state extension.ConsentState) string {
+	if state.Granted || state.PermissionsChanged || !state.FilesChanged && state.Unbound == nil || st.AgreedCopy(ext) == "" {
+		return ""
+	}
+	changed := state.Notice
+	if changed == "" {
+		changed = "Its files changed since you agreed to them."
+	}
+	return fmt.Sprintf("served as you agreed to it on %s, from gemkit's copy, not as it is now. %s To run it as it is now, agree to it: %s", state.GrantedAt.Local().Format(time.DateTime), changed, consentHint(ext.Manifest.Name))
 }
 
 // serverWords say where s's servers run and the command that changes
@@ -231,6 +256,9 @@ func sandboxWords(name string, s *serverState) string {
 		words := fmt.Sprintf("%s: in gemkit's sandbox (gemkit mcp), not started by Gemini CLI", printableNames(s.Sandboxable))
 		if len(s.Remote) > 0 {
 			words += fmt.Sprintf("; %s: remote, connected to by gemkit mcp, not by Gemini CLI (not sandboxed: it runs elsewhere)", printableNames(s.Remote))
+		}
+		if s.Agreed != "" {
+			words += "; " + s.Agreed
 		}
 		return words + "; back: " + s.Command
 	case s.Switched:
@@ -290,7 +318,10 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	for _, n := range sortedPins(s.Packages) {
 		fmt.Fprintf(w, "  %s: %s\n", n, extension.Printable(s.Packages[n].Words()))
 	}
-	if s.Switched && s.NotServed == "" && (!consent.Granted || consent.FilesChanged) {
+	switch {
+	case s.Switched && s.NotServed == "" && s.Agreed != "":
+		fmt.Fprintf(w, "      %s\n", s.Agreed)
+	case s.Switched && s.NotServed == "" && (!consent.Granted || consent.FilesChanged):
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
 	writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.choice.HookWidening, consent.since))
@@ -350,7 +381,11 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 	state, err := st.Consent(in.Extension)
 	// The pins' problems are findings of their own (pinFindings), each
 	// with its fix.
-	switch why := extension.Printable(strings.Join(startProblems(a, st, in.Extension, s.Widening), ". ")); {
+	problems, agreed := startProblems(a, st, in.Extension, s.Widening)
+	if agreed != "" {
+		fs = append(fs, finding{Level: "note", Extension: name, Message: "switched to gemkit, and " + extension.Printable(agreed)})
+	}
+	switch why := extension.Printable(strings.Join(problems, ". ")); {
 	case err == nil && state.Unbound == nil && !state.Granted && !state.FilesChanged && why == notServed(state, name).Error():
 		fs = append(fs, finding{Level: "warning", Extension: name,
 			Message: "switched to gemkit, but without your consent to it as it is now gemkit mcp does not serve its servers, and Gemini CLI does not start them",

@@ -60,7 +60,7 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if err := r.agree(ctx); err != nil {
 		return err
 	}
-	off, err := r.switchAndRecord()
+	off, err := r.switchAndRecord(ctx)
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func (r *switchOnRun) agree(ctx context.Context) error {
 // switchAndRecord switches (Gemini CLI's exclusions and gemkit's choice),
 // records the consent the person gave and releases the hold on the
 // extension's servers; off are the hooks the person's settings keep off.
-func (r *switchOnRun) switchAndRecord() (off []string, err error) {
+func (r *switchOnRun) switchAndRecord(ctx context.Context) (off []string, err error) {
 	name := r.ext.Manifest.Name
 	res, err := syncSwitch(r.st, name, r.parts, func(c *extension.ServerChoice) {
 		c.Widening, c.HookWidening = r.w, r.hw
@@ -343,6 +343,7 @@ func (r *switchOnRun) switchAndRecord() (off []string, err error) {
 	if err := r.st.RecordConsentContent(name, r.state.Hash, r.state.Content); err != nil {
 		return nil, fmt.Errorf("switched, but your consent was not recorded, so gemkit serves and runs nothing of %s until it is (%w); %s", extension.Printable(name), err, consentHint(name))
 	}
+	keepAgreed(ctx, r.a, r.st, r.ext)
 	if err := releaseHold(r.a, r.st, name); err != nil {
 		return nil, err
 	}

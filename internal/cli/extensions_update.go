@@ -88,6 +88,7 @@ for consent --grant.`,
 					if err := keepSwitched(a, st, res.Name); err != nil {
 						fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 					}
+					keepAgreedNamed(cmd.Context(), a, st, res.Name)
 					// What the sandbox refused its servers was the old
 					// version's.
 					if err := forgetRefusals(res.Name); err != nil {
@@ -277,6 +278,7 @@ func updatePackages(ctx context.Context, a *app, st *extension.Store, name strin
 	if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 		return what, err
 	}
+	keepAgreed(ctx, a, st, ext)
 	if !quiet {
 		fmt.Fprintf(a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(name), what)
 	}

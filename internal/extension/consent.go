@@ -194,12 +194,17 @@ func (s *Store) RecordConsent(name, hash string) error {
 }
 
 // ForgetConsent removes the consent record of name, so that a later
-// install asks again.
+// install asks again, and gemkit's copies of it as agreed to
+// (AgreedCopy), which nothing runs without the record.
 func (s *Store) ForgetConsent(name string) error {
-	return s.updateConsent(func(recs *consentRecords) error {
+	err := s.updateConsent(func(recs *consentRecords) error {
 		delete(recs.Extensions, name)
 		return removeConsentFiles(s.consentFilesPath(name))
 	})
+	if err != nil {
+		return err
+	}
+	return s.ForgetAgreedCopies(name)
 }
 
 // updateConsent changes the consent records under the store's lock; a

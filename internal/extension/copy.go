@@ -25,6 +25,21 @@ import (
 // progress line, and the links that lead out of the folder ("rel ->
 // target"), which the sandbox does not follow.
 func copyTree(ctx context.Context, src, dst string) (files int, size int64, out []string, err error) {
+	return copyTreeAs(ctx, src, dst, copyOptions{})
+}
+
+// copyOptions change what copyTreeAs copies, and how.
+type copyOptions struct {
+	// leaveOut, when set, names the paths (slash, relative to the
+	// folder) not copied; a folder left out is not entered.
+	leaveOut func(rel string, dir bool) bool
+	// exactModes gives each file its source's permission bits whatever
+	// the umask, as consent's digest binds them.
+	exactModes bool
+}
+
+// copyTreeAs is copyTree with o.
+func copyTreeAs(ctx context.Context, src, dst string, o copyOptions) (files int, size int64, out []string, err error) {
 	from, err := fsutil.OpenRoot(src)
 	if err != nil {
 		return 0, 0, nil, err
@@ -47,6 +62,12 @@ func copyTree(ctx context.Context, src, dst string) (files int, size int64, out 
 			return err
 		}
 		target := filepath.FromSlash(rel)
+		if o.leaveOut != nil && o.leaveOut(rel, d.IsDir()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		switch {
 		case d.IsDir():
 			return to.Mkdir(target, info.Mode().Perm()|0o700)
@@ -63,6 +84,9 @@ func copyTree(ctx context.Context, src, dst string) (files int, size int64, out 
 			n, err := copyFile(dir, d.Name(), to, target, info.Mode().Perm())
 			files++
 			size += n
+			if err == nil && o.exactModes {
+				err = to.Chmod(target, info.Mode().Perm())
+			}
 			return err
 		}
 		return nil

@@ -183,6 +183,10 @@ type verdict struct {
 	// ahead: begun by Prepare, before any client asked, at began.
 	ahead bool
 	began time.Time
+	// copy is the folder of gemkit's copy of the extension as the
+	// person agreed to it (Spec.Agreed), when the verdict is that copy:
+	// the server runs from it, and the verdict is given at once.
+	copy string
 }
 
 // aheadFor is how long a consent check begun ahead (Prepare) serves a
@@ -192,8 +196,23 @@ type verdict struct {
 // the client's first list.
 const aheadFor = time.Second
 
-// check starts the server's consent check.
+// check starts the server's consent check: gemkit's copy of the
+// extension as the person agreed to it, when there is one for it as it
+// is (Spec.Agreed), else the check of its folder.
 func (s *server) check() *verdict {
+	if s.spec.Agreed != nil && !s.spec.Remote() {
+		if dir := s.spec.Agreed(); dir != "" {
+			v := &verdict{done: make(chan struct{}), began: time.Now(), copy: dir}
+			close(v.done)
+			return v
+		}
+	}
+	return s.checkFolder()
+}
+
+// checkFolder starts the consent check of the extension's folder as it
+// is (Spec.Allowed).
+func (s *server) checkFolder() *verdict {
 	v := &verdict{done: make(chan struct{}), began: time.Now()}
 	go func() {
 		v.err = s.allowed()

@@ -556,7 +556,7 @@ func TestUnprivileged(t *testing.T) {
 	if os.Getuid() == 0 {
 		extensionDir(t)
 	}
-	sandboxtest.RerunUnprivileged(t, "^Test(RealServers|Closed|BadServers|NothingLeftRunning|KeptCatalog)$")
+	sandboxtest.RerunUnprivileged(t, "^Test(RealServers|Closed|BadServers|NothingLeftRunning|KeptCatalog|AgreedCopyShown)$")
 }
 
 // running lists the pids whose command line names dir.
@@ -1025,4 +1025,54 @@ exec node "$0"`, filepath.Join(s.ext, "fixture.mjs"))
 			t.Errorf("%v, %+v; want the server's start to fail, no kept tools", toolNames(tools, "fixture"), failed)
 		}
 	})
+}
+
+// TestAgreedCopyShown: a server whose extension has gemkit's copy as the
+// person agreed to it (Spec.Agreed) is shown the copy at its folder's
+// path, read-only, and starts without the check of its folder
+// (Spec.Allowed is not asked, though it would refuse): an edit of the
+// folder since consent runs nowhere.
+func TestAgreedCopyShown(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a sandbox: runs without -short, as in CI")
+	}
+	s := newSetup(t, 3*time.Second) // the shell never answers initialize
+	live, agreed := t.TempDir(), t.TempDir()
+	for dir, v := range map[string]string{live: "edited since\n", agreed: "as agreed\n"} {
+		os.Chmod(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "marker"), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked atomic.Bool
+	sp := extmcp.Spec{Extension: "copied", Server: "s", Dir: live, Command: "sh",
+		Args: []string{"-c", `cat "` + live + `/marker" > "$HOME/seen"; echo changed > "` + live + `/marker" 2>/dev/null || echo refused >> "$HOME/seen"; while read l; do :; done`},
+		Allowed: func() error {
+			asked.Store(true)
+			return errors.New("you have not agreed to the extension copied as it is now")
+		},
+		Agreed: func() string { return agreed },
+	}
+	s.m.Sync([]extmcp.Spec{sp})
+	s.m.Tools(context.Background())
+	seen := filepath.Join(s.home, ".local", "share", "gemkit", "extension-data", "copied", "seen")
+	if !gemkittest.Poll(30*time.Second, 20*time.Millisecond, func() bool {
+		b, _ := os.ReadFile(seen)
+		return strings.Count(string(b), "\n") == 2
+	}) {
+		b, _ := os.ReadFile(seen)
+		t.Fatalf("the server saw %q; the log:\n%s", b, s.log.String())
+	}
+	if b, _ := os.ReadFile(seen); string(b) != "as agreed\nrefused\n" {
+		t.Errorf("the server saw %q at its folder, want the copy's marker, read-only", b)
+	}
+	if asked.Load() {
+		t.Error("the folder was checked (Allowed asked) for a start from the copy")
+	}
+	for dir, v := range map[string]string{live: "edited since\n", agreed: "as agreed\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, "marker")); string(b) != v {
+			t.Errorf("%s/marker = %q, want %q", dir, b, v)
+		}
+	}
 }

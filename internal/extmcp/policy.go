@@ -1,6 +1,7 @@
 package extmcp
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -55,7 +56,15 @@ func (p Policy) Choose() Choose {
 			return Choice{Why: "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"}
 		}
 		allowed := func() error { return p.allowed(e.Ext, name, c) }
-		return Choice{Widening: c.Widening, Allowed: allowed, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages}
+		// A pinned package's tree lies in gemkit's data folder, as the
+		// copy does, which only gemkit writes: checked when pinned, and
+		// not at a start from the copy.
+		agreed := func() string { return p.Store.AgreedCopy(e.Ext) }
+		keep := func() error {
+			_, err := p.Store.KeepAgreedCopy(context.Background(), e.Ext)
+			return err
+		}
+		return Choice{Widening: c.Widening, Allowed: allowed, Agreed: agreed, Keep: keep, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages}
 	}
 }
 

@@ -57,6 +57,10 @@ type server struct {
 	passed sync.Cond
 
 	reports runReports
+	// keepOnce: gemkit's copy of the extension as agreed to was asked
+	// for (Spec.Keep), once a start let through by the check of its
+	// folder ran; not again in this process.
+	keepOnce atomic.Bool
 	// declared is what it declared in its initialize answer the last
 	// time it started (nil: not started yet); read without s.mu, which a
 	// start holds.

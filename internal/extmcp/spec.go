@@ -81,6 +81,15 @@ type Spec struct {
 	// specs are made, since it may hash the extension's folder, which
 	// would hold up gemkit mcp's first answer.
 	Allowed func() error `json:"-"`
+	// Agreed, when set, is asked at each start of a stdio server before
+	// Allowed: the folder of gemkit's own copy of the extension as the
+	// person agreed to it (extension.Store.AgreedCopy), which the server
+	// is shown at Dir in place of the extension's folder, with no check
+	// of the folder; "" leaves the start to Allowed. Keep, when set,
+	// makes that copy after a start Allowed let through, for the starts
+	// after it.
+	Agreed func() string `json:"-"`
+	Keep   func() error  `json:"-"`
 }
 
 // The transports of a remote server (Spec.Transport).
@@ -152,6 +161,10 @@ type Choice struct {
 	// before each start (Spec.Allowed; nil: nothing).
 	Widening extension.Widening
 	Allowed  func() error
+	// Agreed and Keep are the specs' (Spec.Agreed, Spec.Keep), for the
+	// servers of its manifest; nil: none.
+	Agreed func() string
+	Keep   func() error
 	// Agents serves the servers the extension's agents declare too: the
 	// switch takes them from Gemini CLI's sub-agents, and gemkit mcp
 	// serves them to the main agent in their place.
@@ -197,6 +210,10 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			// What the manifest's permissions give its servers, and what
 			// the person allowed by name on top.
 			sp.Widening, sp.Allowed = extension.ServerGrant(m).Union(ch.Widening), ch.Allowed
+			// An agent's server is read from its agents/ file, which the
+			// copy's manifest does not vouch for: it is checked as its
+			// folder is.
+			sp.Agreed, sp.Keep = ch.Agreed, ch.Keep
 			if why != "" {
 				skipped = append(skipped, Skipped{m.Name, n, why})
 				continue

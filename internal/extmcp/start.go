@@ -57,7 +57,23 @@ func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 	// command): it hashes the extension's folder, which for a server
 	// shipped with its node_modules takes as long as the set-up. The
 	// program runs only once it has passed.
-	r, err := s.startStdio(ctx, v.wait)
+	r, err := s.startStdio(ctx, v)
+	if err != nil && v.copy != "" && errors.Is(err, sandbox.ErrNoMountNamespace) {
+		// The copy cannot be shown in the folder's place here: the
+		// folder is checked as it is, and run.
+		v = s.checkFolder()
+		r, err = s.startStdio(ctx, v)
+	}
+	if err == nil && v.copy == "" && s.spec.Keep != nil && s.keepOnce.CompareAndSwap(false, true) {
+		// Let through by the check of its folder: the copy is made for
+		// the starts after this one, once this one is done with the
+		// machine's cores.
+		go func() {
+			if err := s.spec.Keep(); err != nil {
+				s.m.log.Debug("keeping gemkit's copy of the extension as agreed to", "extension", s.spec.Extension, "err", err)
+			}
+		}()
+	}
 	if err != nil {
 		// Not agreed to is what the person must act on first, whatever
 		// else failed; what no longer waits for the start does not wait
@@ -80,9 +96,10 @@ func (s *server) allowed() error {
 	return nil
 }
 
-// startStdio starts a stdio server in the sandbox, exec'd once gate
-// passes, and connects to it.
-func (s *server) startStdio(ctx context.Context, gate func(context.Context) error) (*running, error) {
+// startStdio starts a stdio server in the sandbox, exec'd once the
+// consent check v passes, and connects to it: from gemkit's copy of the
+// extension as agreed to, when v is that copy.
+func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 	cfg := s.m.cfg
 	if s.spec.Unpinned != "" {
 		return nil, fmt.Errorf("%s is not started: %s", s.who(), s.spec.Unpinned)
@@ -125,7 +142,11 @@ func (s *server) startStdio(ctx context.Context, gate func(context.Context) erro
 		Path:   pr.Path, Args: s.spec.Args, Dir: cfg.Workspace, Stderr: s.stderr,
 		Env:    append(pr.Env, "TMPDIR="+tmp),
 		OnDeny: s.denied,
-		Gate:   gate,
+	}
+	if v.copy != "" {
+		cmd.Policy.Replaced = []sandbox.Handed{{Source: v.copy, Target: s.spec.Dir}}
+	} else {
+		cmd.Gate = v.wait
 	}
 	waiting := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())

@@ -142,3 +142,8 @@ func RuntimeDirs(runtimes, tmps []string, uid int) []string {
 	}
 	return out
 }
+
+// Agreed is the folder of gemkit's own copies of the extensions' folders
+// as the person agreed to them, which its sandbox shows their MCP
+// servers in place of the folders: ~/.local/share/gemkit/agreed.
+func Agreed(home string) string { return filepath.Join(Data(home), "agreed") }

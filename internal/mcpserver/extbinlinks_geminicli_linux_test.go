@@ -111,9 +111,11 @@ func TestGeminiCLIInstalledBinLinks(t *testing.T) {
 }
 
 // TestUnservedServerTold: a switched server that gemkit mcp cannot serve
-// (here its extension's code was edited after the person agreed: the
-// tour's "linked server edited by its author") is told, not a vanished
-// tool. list and doctor say it is not served and why; Gemini CLI 0.61
+// (here its extension's manifest was edited after the person agreed,
+// as the tour's "linked server edited by its author": an edit of its
+// code alone runs from gemkit's copy as agreed to,
+// TestExtensionServerRunsAsAgreed) is told, not a vanished tool. list
+// and doctor say it is not served and why; Gemini CLI 0.61
 // and Claude Code 2.1.330, through the same `gemkit mcp` entry, get a
 // placeholder tool in its place whose description names the changed
 // file and the command that agrees again, and a call of it answers the
@@ -128,14 +130,15 @@ func TestUnservedServerTold(t *testing.T) {
 	}
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), geminiOffline, 0o600)
-	src := f.link(t, "edited", `{"name": "edited", "version": "1.0.0",
- "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/server.mjs"]}}}`, map[string]string{"server.mjs": string(fixture)})
+	const manifest = `{"name": "edited", "version": "1.0.0",
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/server.mjs"]}}}`
+	src := f.link(t, "edited", manifest, map[string]string{"server.mjs": string(fixture)})
 	if out, err := f.gemkit("extensions", "sandbox", "edited"); err != nil {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}
-	// The author edits the server after the person agreed.
-	writeFile(t, filepath.Join(src, "server.mjs"), string(fixture)+"\n// edited\n", 0o644)
-	const why = "this file of the extension changed: server.mjs (changed)"
+	// The author edits the manifest after the person agreed.
+	writeFile(t, filepath.Join(src, "gemini-extension.json"), strings.Replace(manifest, `"version": "1.0.0",`, `"version": "1.0.0", "description": "Edited.",`, 1), 0o644)
+	const why = "this file of the extension changed: gemini-extension.json (changed)"
 	const agree = "gemkit extensions consent edited --grant"
 	for _, args := range [][]string{{"extensions", "list"}, {"extensions", "doctor"}, {"extensions", "describe", "edited"}} {
 		out, _ := f.gemkit(args...)

@@ -297,6 +297,12 @@ func TestExtensionServerFilesBound(t *testing.T) {
 			t.Errorf("%v: %v\n%s", args, err, out)
 		}
 	}
+	// The copy link --consent kept, of the folder as agreed to (before
+	// the second name), would run: its file has one name. Without one
+	// (a consent older than the copies), the folder is checked.
+	if err := os.RemoveAll(filepath.Join(f.home, ".local", "share", "gemkit", "agreed")); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"}, "--extension-servers")
@@ -325,4 +331,68 @@ func TestExtensionServerFilesBound(t *testing.T) {
 	run.c.Close()
 	run.stdin.Close()
 	run.cmd.Wait()
+}
+
+// TestExtensionServerRunsAsAgreed: the switch keeps gemkit's copy of
+// the extension as the person agreed to it, and gemkit mcp runs the
+// server from it, at the extension's own path: a file of the extension
+// edited since is not what the server reads, until the person agrees
+// to the change; the server's folder stays read-only to it. A manifest
+// edited since is not served at all.
+func TestExtensionServerRunsAsAgreed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const manifest = `{"name": "asagreed", "version": "1.0.0",
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`
+	src := f.link(t, "asagreed", manifest, map[string]string{"fixture.mjs": string(fixture), "version.txt": "v1\n"})
+	if out, err := f.gemkit("extensions", "sandbox", "asagreed"); err != nil {
+		t.Fatalf("switch: %v\n%s", err, out)
+	}
+	version := filepath.Join(src, "version.txt")
+	os.WriteFile(version, []byte("v2\n"), 0o644)
+
+	read := func(want string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+		defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
+		if _, err := run.c.ListTools(ctx); err != nil {
+			t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
+		}
+		res, err := run.c.CallTool(ctx, "asagreed_read", map[string]any{"path": version})
+		if err != nil || res.IsError || res.Text("\n") != want {
+			t.Errorf("the server read %s as %+v (%v), want %q\n%s", version, res, err, want, run.stderr.String())
+		}
+		res, err = run.c.CallTool(ctx, "asagreed_write", map[string]any{"path": version})
+		if err != nil || !res.IsError {
+			t.Errorf("the server wrote its own folder: %+v (%v)", res, err)
+		}
+	}
+	read("v1\n")
+	if out, err := f.gemkit("extensions", "consent", "asagreed", "--grant"); err != nil {
+		t.Fatalf("consent --grant: %v\n%s", err, out)
+	}
+	read("v2\n")
+
+	// The manifest the servers' commands come from changes: nothing of
+	// the copy runs under it.
+	writeFile(t, filepath.Join(src, "gemini-extension.json"), manifest+"\n", 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
+	tools, err := run.c.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
+	}
+	for _, tl := range tools {
+		if tl.Name == "asagreed_read" {
+			t.Errorf("a server of a manifest changed since consent is served:\n%s", run.stderr.String())
+		}
+	}
 }

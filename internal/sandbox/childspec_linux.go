@@ -49,6 +49,9 @@ func childSpec(c *Command, gated bool, rules []PathRule, overlays []overlay, sea
 	if len(c.Policy.Handed) > 0 && !enf.MountNS {
 		return spec, nil, errors.New("sandbox: files are handed to the tool (credentials) only in a mount namespace of its own, which this machine does not give it")
 	}
+	if len(c.Policy.Replaced) > 0 && !enf.MountNS {
+		return spec, nil, ErrNoMountNamespace
+	}
 	if enf.MountNS {
 		var err error
 		if spec.Mounts, spec.MountBase, spec.Dir, err = rootSteps(c, rules, overlays); err != nil {
@@ -125,7 +128,27 @@ func rootSteps(c *Command, rules []PathRule, overlays []overlay) (steps []child.
 	// The working directory exists in the new root even where the read
 	// scope does not reach it (an empty folder then).
 	steps = append(steps, child.Mount{Kind: child.MountDir, Path: dir})
+	steps = append(steps, replacedSteps(c.Policy.Replaced)...)
 	return append(steps, handedSteps(c.Policy.Handed)...), realTmp, dir, nil
+}
+
+// replacedSteps bind each replacing folder read-only over the one it
+// replaces, after every other bind (which shows the replaced folder,
+// and may show a folder holding it).
+func replacedSteps(replaced []Handed) []child.Mount {
+	var steps []child.Mount
+	for _, r := range replaced {
+		// Both as the child's binds take them: with no link on the way.
+		target, source := r.Target, r.Source
+		if real, err := filepath.EvalSymlinks(target); err == nil {
+			target = real
+		}
+		if real, err := filepath.EvalSymlinks(source); err == nil {
+			source = real
+		}
+		steps = append(steps, child.Mount{Kind: child.MountBind, Path: target, Source: source})
+	}
+	return steps
 }
 
 // The bounds of the tmpfs that holds handed files: a few files, and

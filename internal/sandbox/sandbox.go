@@ -72,6 +72,12 @@ type Policy struct {
 	// cache. Only with the tool's own mount namespace: elsewhere the
 	// run is refused.
 	Handed []Handed
+	// Replaced are folders shown read-only at their Target in place of
+	// what lies there, each with what its Source holds: an extension's
+	// folder, shown as gemkit's own copy of it as the person agreed to
+	// it (extension.Store.AgreedCopy). Only with the tool's own mount
+	// namespace: elsewhere the run is refused (ErrNoMountNamespace).
+	Replaced []Handed
 
 	// Guarded are paths inside the write scope that stay read-only
 	// (permission.ProtectedPaths: .git, hooks, .env, agents' and editors'
@@ -209,6 +215,14 @@ func (p *Policy) Check() error {
 		handed = append(handed, h)
 	}
 	p.Handed = handed
+	replaced := make([]Handed, 0, len(p.Replaced))
+	for _, r := range p.Replaced {
+		if !filepath.IsAbs(r.Source) || !filepath.IsAbs(r.Target) {
+			return fmt.Errorf("sandbox folder %q shown at %q: both must be absolute paths", r.Source, r.Target)
+		}
+		replaced = append(replaced, Handed{Source: filepath.Clean(r.Source), Target: filepath.Clean(r.Target)})
+	}
+	p.Replaced = replaced
 	p.ReadOnly, err = cleanAbs(p.ReadOnly, "read-only")
 	return err
 }
@@ -266,3 +280,8 @@ func (e *UnenforceableError) Error() string {
 
 // ErrUnsupported is returned on platforms without a sandbox implementation.
 var ErrUnsupported = errors.New("sandboxing tools is not supported on this platform")
+
+// ErrNoMountNamespace is the error of a run whose policy shows a folder
+// in place of another (Policy.Replaced) where the tool cannot have a
+// mount namespace of its own.
+var ErrNoMountNamespace = errors.New("sandbox: a folder is shown in place of another only in a mount namespace of the tool's own, which this machine does not give it")
