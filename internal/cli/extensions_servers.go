@@ -320,7 +320,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	}
 	switch {
 	case s.Switched && s.NotServed == "" && s.Agreed != "":
-		fmt.Fprintf(w, "      %s\n", s.Agreed)
+		// Said where they run (serverWords).
 	case s.Switched && s.NotServed == "" && (!consent.Granted || consent.FilesChanged):
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
