@@ -242,6 +242,20 @@ func TestExtensionServersNeedConsent(t *testing.T) {
 	cmd.Wait()
 }
 
+// startListed is startMCP without options, whose tools are listed:
+// the caller ends the run (end) when it is done with it.
+func (f *fixture) startListed(t *testing.T, ctx context.Context) (run *mcpRun, tools []mcpclient.Tool, end func()) {
+	t.Helper()
+	run = f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
+	end = func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }
+	tools, err := run.c.ListTools(ctx)
+	if err != nil {
+		end()
+		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
+	}
+	return run, tools, end
+}
+
 // mcpRun is a `gemkit mcp` of a fixture and a client of it.
 type mcpRun struct {
 	c      *mcpclient.Client
@@ -359,11 +373,8 @@ func TestExtensionServerRunsAsAgreed(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
-		defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
-		if _, err := run.c.ListTools(ctx); err != nil {
-			t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
-		}
+		run, _, end := f.startListed(t, ctx)
+		defer end()
 		res, err := run.c.CallTool(ctx, "asagreed_read", map[string]any{"path": version})
 		if err != nil || res.IsError || res.Text("\n") != want {
 			t.Errorf("the server read %s as %+v (%v), want %q\n%s", version, res, err, want, run.stderr.String())
@@ -384,12 +395,8 @@ func TestExtensionServerRunsAsAgreed(t *testing.T) {
 	writeFile(t, filepath.Join(src, "gemini-extension.json"), manifest+"\n", 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
-	defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
-	tools, err := run.c.ListTools(ctx)
-	if err != nil {
-		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
-	}
+	run, tools, end := f.startListed(t, ctx)
+	defer end()
 	for _, tl := range tools {
 		if tl.Name == "asagreed_read" {
 			t.Errorf("a server of a manifest changed since consent is served:\n%s", run.stderr.String())

@@ -357,14 +357,10 @@ func wantAsBare(t *testing.T, f *fixture, bare map[string]bareAnswer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run := f.startMCP(t, ctx, mcpclient.Options{Name: "test", Version: "1"})
 	// Ended here, with its servers, not at the test's end: the next
 	// subtest counts the server processes its own runs start.
-	defer func() { run.c.Close(); run.stdin.Close(); run.cmd.Wait() }()
-	tools, err := run.c.ListTools(ctx)
-	if err != nil {
-		t.Fatalf("tools/list: %v\n%s", err, run.stderr.String())
-	}
+	run, tools, end := f.startListed(t, ctx)
+	defer end()
 	for _, e := range npxExtensions {
 		var served []string
 		for _, tl := range tools {
