@@ -49,12 +49,19 @@ type Profile struct {
 // dataRoot; extFolders are every extension's folders, read-only to it
 // (its own among them).
 func BuildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []string) (Profile, error) {
+	return buildProfile(sp, ws, dataRoot, environ, extFolders, "")
+}
+
+// buildProfile is BuildProfile of a server shown the folder shown in
+// place of its extension's folder (gemkit's copy of it as agreed to;
+// "" for none), its program read there.
+func buildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []string, shown string) (Profile, error) {
 	env := envMap(environ)
 	home := env["HOME"]
 	data := filepath.Join(dataRoot, sp.Extension)
 	sp2, err := sandbox.NewServerProfile(sandbox.ServerSetup{
 		Workspace: ws, Env: env, Distrusted: permission.Untrusted(ws, home, nil),
-		Program: sp.Command, AbsoluteIn: sp.Dir, Own: sp.Dir,
+		Program: sp.Command, AbsoluteIn: sp.Dir, Own: sp.Dir, Shown: shown,
 		Private: data, What: "its data folder", Moved: "HOME",
 		ExtensionFolders: append([]string{sp.Dir}, extFolders...),
 	})

@@ -122,7 +122,7 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not started: listing the extensions, whose folders it must find read-only: %w", s.who(), err)
 	}
-	pr, err := BuildProfile(s.spec, cfg.Workspace, root, cfg.Environ, folders)
+	pr, err := buildProfile(s.spec, cfg.Workspace, root, cfg.Environ, folders, v.copy)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 	}

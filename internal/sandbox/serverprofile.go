@@ -43,6 +43,13 @@ type ServerSetup struct {
 	// Own is the folder of the server's own code, read-only to it: an
 	// extension's folder, a language server's installation.
 	Own string
+	// Shown, when set, is the folder the server is shown at Own in its
+	// place (Policy.Replaced: gemkit's copy of an extension as agreed
+	// to): a program inside Own is resolved, and its interpreter line
+	// read, in Shown, whose files are those that run, never in Own,
+	// whose files may have changed since (a link put there would lead
+	// the profile's runtime folders anywhere).
+	Shown string
 	// Private is the one folder the server writes besides its temp dir
 	// (a language server's cache, an extension's data folder), made by
 	// PrivateDir unless Plan; What names it in errors ("its private
@@ -128,6 +135,12 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		path = p
 	}
 	pr.Path, pr.Real = path, realPath(path)
+	// read is where the program's bytes are read: Real, or its place in
+	// Shown.
+	read := pr.Real
+	if s.Shown != "" && s.Own != "" && fsutil.Within(s.Own, path) {
+		pr.Real, read = shownPath(s.Own, s.Shown, path)
+	}
 	inOwn := s.AbsoluteIn != "" && fsutil.Within(realPath(s.AbsoluteIn), pr.Real)
 	if r, in := permission.WithinAny(s.Distrusted, pr.Real); in && !inOwn {
 		return nil, fmt.Errorf("its command %s is %s, inside %s, which a tool may write; gemkit does not start a %s from there: install it outside the workspace and any virtualenv", path, pr.Real, r, kind)
@@ -135,7 +148,7 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 	if pr.Own == "" || !fsutil.Within(realPath(pr.Own), pr.Real) {
 		pr.Runtime = append(pr.Runtime, Prefix(pr.Real))
 	}
-	if in := Interpreter(pr.Real); in != "" {
+	if in := Interpreter(read); in != "" {
 		if filepath.IsAbs(in) {
 			pr.Runtime = append(pr.Runtime, Prefix(realPath(in)))
 		} else if p, err := look(in); err == nil {
@@ -377,6 +390,23 @@ func Prefix(real string) string {
 		return filepath.Dir(dir)
 	}
 	return dir
+}
+
+// shownPath resolves path, inside own, as the server sees it where shown
+// is shown at own: real is its resolved path in the server's view (in
+// own, or where a link of shown leads out), read the same file in
+// shown, where it can be read.
+func shownPath(own, shown, path string) (real, read string) {
+	rel, err := filepath.Rel(own, path)
+	if err != nil {
+		return realPath(path), realPath(path)
+	}
+	read = realPath(filepath.Join(shown, rel))
+	base := realPath(shown)
+	if r, err := filepath.Rel(base, read); err == nil && fsutil.Within(base, read) {
+		return filepath.Join(own, r), read
+	}
+	return read, read
 }
 
 func realPath(p string) string {

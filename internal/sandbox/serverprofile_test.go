@@ -100,3 +100,56 @@ func TestLookServer(t *testing.T) {
 		t.Errorf("a program only in the workspace: %v", err)
 	}
 }
+
+// TestServerProfileShown: a server shown another folder in place of its
+// own (gemkit's copy of an extension as agreed to) has its program read
+// there: a link or an interpreter line put in its own folder since
+// (which does not run) leads none of its runtime folders elsewhere; a
+// link of the shown folder that leads out is followed as it runs.
+func TestServerProfileShown(t *testing.T) {
+	ws, home, own, shown, elsewhere := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	secret := filepath.Join(elsewhere, "bin", "interp")
+	os.MkdirAll(filepath.Dir(secret), 0o755)
+	os.WriteFile(secret, []byte("#!/bin/sh\n"), 0o755)
+	// Since agreed to, its own folder's program is a link out, and its
+	// script names another interpreter.
+	os.Symlink(secret, filepath.Join(own, "server"))
+	os.WriteFile(filepath.Join(own, "script"), []byte("#!"+secret+"\n"), 0o755)
+	// What runs: the copy's.
+	os.WriteFile(filepath.Join(shown, "server"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(shown, "script"), []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink("/bin/sh", filepath.Join(shown, "out"))
+	os.Symlink("/bin/sh", filepath.Join(own, "out"))
+	env := map[string]string{"PATH": "/usr/bin:/bin", "HOME": home}
+	profile := func(program, shownAt string) *ServerProfile {
+		t.Helper()
+		pr, err := NewServerProfile(ServerSetup{Workspace: ws, Env: env, Program: filepath.Join(own, program), AbsoluteIn: own, Own: own, Shown: shownAt, Plan: true})
+		if err != nil {
+			t.Fatalf("%s: %v", program, err)
+		}
+		return pr
+	}
+	leads := func(pr *ServerProfile) bool {
+		for _, r := range pr.Runtime {
+			if strings.HasPrefix(r, elsewhere) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, program := range []string{"server", "script"} {
+		if pr := profile(program, ""); !leads(pr) {
+			t.Errorf("%s without a shown folder: runtime %v, want the folder it leads to (the check of the folder refuses it)", program, pr.Runtime)
+		}
+		pr := profile(program, shown)
+		if leads(pr) {
+			t.Errorf("%s shown the copy: runtime %v leads where its own folder's changed file does", program, pr.Runtime)
+		}
+		if want := filepath.Join(own, program); pr.Real != want {
+			t.Errorf("%s shown the copy: real path %s, want %s, where it runs", program, pr.Real, want)
+		}
+	}
+	if pr := profile("out", shown); pr.Real != realPath("/bin/sh") {
+		t.Errorf("a link of the copy that leads out: real path %s, want %s", pr.Real, realPath("/bin/sh"))
+	}
+}
