@@ -53,10 +53,11 @@ func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 		}
 		return s.connect(ctx)
 	}
-	// Consent is checked while the sandbox is set up (the Gate of its
-	// command): it hashes the extension's folder, which for a server
-	// shipped with its node_modules takes as long as the set-up. The
-	// program runs only once it has passed.
+	// From gemkit's copy of the extension as agreed to, nothing is
+	// checked. Without one, consent is checked while the sandbox is set
+	// up (the Gate of its command): it hashes the extension's folder,
+	// which for a server shipped with its node_modules takes as long as
+	// the set-up. The program runs only once it has passed.
 	r, err := s.startStdio(ctx, v)
 	if err != nil && v.copy != "" && errors.Is(err, sandbox.ErrNoMountNamespace) {
 		// The copy cannot be shown in the folder's place here: the
@@ -66,8 +67,7 @@ func (s *server) startOrConnect(ctx context.Context) (*running, error) {
 	}
 	if err == nil && v.copy == "" && s.spec.Keep != nil && s.keepOnce.CompareAndSwap(false, true) {
 		// Let through by the check of its folder: the copy is made for
-		// the starts after this one, once this one is done with the
-		// machine's cores.
+		// the starts after this one, now that this one is over.
 		go func() {
 			if err := s.spec.Keep(); err != nil {
 				s.m.log.Debug("keeping gemkit's copy of the extension as agreed to", "extension", s.spec.Extension, "err", err)
