@@ -25,16 +25,7 @@ func TestPoolWorkspaceDiagnosticsPlatformFile(t *testing.T) {
 	main := filepath.Join(ws, "main.go")
 	text, _ := os.ReadFile(main)
 	os.WriteFile(main, []byte(strings.Replace(string(text), "greet.Greet(", "greet.Gret(", 1)), 0o644)
-	p, err := New(Options{Workspace: ws, Watch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tl.Close() })
+	tl, _ := poolTools(t, Options{Workspace: ws, Watch: true})
 	for i := range 3 {
 		start := time.Now()
 		ask(t, tl, codeintel.ToolDiagnostics, `{}`, "1 problem in the workspace: 1 error", "main.go:15:20: error: undefined: greet.Gret")

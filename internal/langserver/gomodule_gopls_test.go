@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
@@ -48,16 +47,7 @@ func TestMissingModuleGopls(t *testing.T) {
 			write("go.sum", c.sum)
 			write("wrapped.go", imp)
 			cache := t.TempDir() // a module cache without example.com/absent
-			p, err := New(Options{Workspace: ws, Env: append(os.Environ(), "GOMODCACHE="+cache)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { p.Close() })
-			tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: 2 * time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { tl.Close() })
+			tl, _ := poolTools(t, Options{Workspace: ws, Env: append(os.Environ(), "GOMODCACHE="+cache)})
 			const words = `wrapped.go:3:8: error: could not import example.com/absent/wrap (no required module provides package "example.com/absent/wrap")`
 			fix := "[gemkit runs gopls in its sandbox without network, so it cannot download example.com/absent@v1.0.0, which the module cache it reads (" + cache +
 				") lacks: run `go mod download` in " + ws + " yourself, or let gopls download by naming proxy.golang.org and sum.golang.org in its allowedHosts (docs/code-intel.md)]"

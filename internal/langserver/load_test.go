@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
@@ -31,16 +30,7 @@ func TestLoadErrorGopls(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir() // a module cache without example.com/absent
-	p, err := New(Options{Workspace: ws, Env: append(os.Environ(), "GOMODCACHE="+cache)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	tl, err := codeintel.NewTools(source(p), ws, codeintel.Options{Timeout: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tl.Close() })
+	tl, p := poolTools(t, Options{Workspace: ws, Env: append(os.Environ(), "GOMODCACHE="+cache)})
 	ask(t, tl, codeintel.ToolDefinition, `{"symbol":"Store.Total"}`,
 		"no declaration named Store.Total found: gopls could not load the workspace: go: example.com/absent@v1.0.0: module lookup disabled by GOPROXY=off",
 		"; run `go mod download` in "+ws+" (gemkit's servers have no network: gopls reads the modules in "+cache+")")

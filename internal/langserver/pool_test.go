@@ -344,6 +344,23 @@ func TestPoolCloseLeavesNothing(t *testing.T) {
 }
 
 // source is the Source of gemkit's own servers over p, in this process.
+// poolTools are the code tools of p, a Pool made with opts (its
+// Workspace the tools' too), both closed when the test ends.
+func poolTools(t *testing.T, opts Options) (*codeintel.Tools, *Pool) {
+	t.Helper()
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	tl, err := codeintel.NewTools(source(p), opts.Workspace, codeintel.Options{Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tl.Close() })
+	return tl, p
+}
+
 func source(p *Pool) codeintel.Source {
 	return lspsource.New(nil, &lspsource.Clients{Conn: p, Confined: true})
 }
