@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,10 +113,9 @@ func TestDoctorSaysWhyTheCompanionRefused(t *testing.T) {
 		"TERM_PROGRAM":                        "vscode",
 	}
 	d := doctorWithEnv(t, ws, env)
-	found := false
-	for _, f := range d.Findings {
-		found = found || f.Subject == "connection" && f.Severity == "error" && strings.Contains(f.Message, "cannot use the file: no such file")
-	}
+	found := slices.ContainsFunc(d.Findings, func(f Finding) bool {
+		return f.Subject == "connection" && f.Severity == "error" && strings.Contains(f.Message, "cannot use the file: no such file")
+	})
 	if !found || d.Works {
 		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
@@ -131,10 +131,9 @@ func TestDoctorEnvCompanionWithoutWorkspace(t *testing.T) {
 		"TERM_PROGRAM":                        "vscode",
 	}
 	d := doctorWithEnv(t, ws, env)
-	found := false
-	for _, f := range d.Findings {
-		found = found || f.Subject == "GEMINI_CLI_IDE_WORKSPACE_PATH" && f.Severity == "error" && strings.Contains(f.Fix, "export GEMINI_CLI_IDE_WORKSPACE_PATH=")
-	}
+	found := slices.ContainsFunc(d.Findings, func(f Finding) bool {
+		return f.Subject == "GEMINI_CLI_IDE_WORKSPACE_PATH" && f.Severity == "error" && strings.Contains(f.Fix, "export GEMINI_CLI_IDE_WORKSPACE_PATH=")
+	})
 	if !found || d.Works {
 		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
@@ -197,10 +196,7 @@ func TestDoctorStaleExportLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"GEMINI_CLI_IDE_PID", "GEMINI_CLI_IDE_SERVER_PORT"} {
-		found := false
-		for _, f := range d.Findings {
-			found = found || f.Subject == v && strings.Contains(f.Fix, "export line")
-		}
+		found := slices.ContainsFunc(d.Findings, func(f Finding) bool { return f.Subject == v && strings.Contains(f.Fix, "export line") })
 		if !found {
 			t.Errorf("no fix naming the export line for %s: %+v", v, d.Findings)
 		}

@@ -54,13 +54,7 @@ func TestDoctorStaleFileInContainer(t *testing.T) {
 		{"companion killed, editor runs", os.Getpid(), closed, SeverityError, "no longer serves", "start the companion again ("},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-			for _, d := range []string{dir, ws} {
-				if err := os.MkdirAll(d, 0o700); err != nil {
-					t.Fatal(err)
-				}
-			}
+			_, dir, ws := ideDirs(t)
 			file := filepath.Join(dir, discovery.FileName(tc.pid, tc.port))
 			b, _ := json.Marshal(map[string]any{"port": tc.port, "workspacePath": ws, "authToken": "x",
 				"ideInfo": map[string]string{"name": "neovim", "displayName": "Neovim"},
@@ -124,13 +118,7 @@ func TestDoctorCompanionsCountsOnlyServing(t *testing.T) {
 		{"one port closed", gemkittest.ClosedPort(t), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-			for _, d := range []string{dir, ws} {
-				if err := os.MkdirAll(d, 0o700); err != nil {
-					t.Fatal(err)
-				}
-			}
+			_, dir, ws := ideDirs(t)
 			// Both files are named after running processes: this test's
 			// and its parent's.
 			for pid, port := range map[int]int{os.Getpid(): listening(), os.Getppid(): tc.second} {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,10 +131,9 @@ func TestDoctorNamesMissingTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, f := range d.Findings {
-		found = found || (f.Severity == "error" && strings.Contains(f.Message, "lists tools [openDiff], not both openDiff and closeDiff"))
-	}
+	found := slices.ContainsFunc(d.Findings, func(f Finding) bool {
+		return (f.Severity == "error" && strings.Contains(f.Message, "lists tools [openDiff], not both openDiff and closeDiff"))
+	})
 	if !found || !d.Works {
 		t.Errorf("works=%v findings %+v", d.Works, d.Findings)
 	}

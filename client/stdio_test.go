@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,10 +135,9 @@ func TestStdioFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, f := range d.Findings {
-		found = found || (f.Subject == ide.EnvServerStdioCmd && f.Severity == "error" && strings.Contains(f.Message, "cannot be found"))
-	}
+	found := slices.ContainsFunc(d.Findings, func(f Finding) bool {
+		return (f.Subject == ide.EnvServerStdioCmd && f.Severity == "error" && strings.Contains(f.Message, "cannot be found"))
+	})
 	if !found || d.Works {
 		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
@@ -190,13 +190,7 @@ func TestStdioCompanionDiesAtStart(t *testing.T) {
 // TestDoctorStdioFileCommandMissing: a discovery file whose stdio command
 // is gone (the companion was uninstalled) is named with the fix.
 func TestDoctorStdioFileCommandMissing(t *testing.T) {
-	root := t.TempDir()
-	dir, ws := filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
-	for _, d := range []string{dir, ws} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root, dir, ws := ideDirs(t)
 	missing := filepath.Join(root, "uninstalled-companion")
 	b, _ := json.Marshal(map[string]any{"stdio": map[string]any{"command": missing}, "workspacePath": ws, "ideInfo": map[string]string{"name": "x", "displayName": "X"}})
 	if err := os.WriteFile(filepath.Join(dir, discovery.FileName(os.Getpid(), 1)), b, 0o600); err != nil {
@@ -206,10 +200,9 @@ func TestDoctorStdioFileCommandMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, f := range d.Findings {
-		found = found || (f.Severity == "error" && strings.Contains(f.Message, "its stdio command \""+missing+"\" cannot be found"))
-	}
+	found := slices.ContainsFunc(d.Findings, func(f Finding) bool {
+		return (f.Severity == "error" && strings.Contains(f.Message, "its stdio command \""+missing+"\" cannot be found"))
+	})
 	if !found || d.Works {
 		t.Errorf("doctor: works=%v %+v", d.Works, d.Findings)
 	}
@@ -251,4 +244,18 @@ func TestDoctorFixQuotesPath(t *testing.T) {
 	if _, serr := os.Stat(file); err != nil || !os.IsNotExist(serr) {
 		t.Errorf("%s (%v) left the file (%v):\n%s", cmd, err, serr, out)
 	}
+}
+
+// ideDirs are a fresh folder (root), a discovery folder in it as the
+// CLI's (dir: root/gemini/ide) and a workspace (ws), both made 0700.
+func ideDirs(t *testing.T) (root, dir, ws string) {
+	t.Helper()
+	root = t.TempDir()
+	dir, ws = filepath.Join(root, "gemini", "ide"), filepath.Join(root, "ws")
+	for _, d := range []string{dir, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, dir, ws
 }
