@@ -47,6 +47,15 @@ func agreedFixture(t *testing.T) (*Store, *Extension) {
 	if err := os.Symlink("lib/util.js", filepath.Join(dir, "util.js")); err != nil {
 		t.Fatal(err)
 	}
+	// A link out of the folder, to a file of another program's: the
+	// copy keeps the link and never reads what it leads to.
+	outside := filepath.Join(t.TempDir(), "theirs.txt")
+	if err := os.WriteFile(outside, []byte("not the extension's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "theirs.txt")); err != nil {
+		t.Fatal(err)
+	}
 	ext, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +111,9 @@ func TestKeepAgreedCopy(t *testing.T) {
 	}
 	if target, err := os.Readlink(filepath.Join(dir, "util.js")); err != nil || target != "lib/util.js" {
 		t.Errorf("the link in the copy leads to %q (%v), want lib/util.js", target, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "theirs.txt")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the link out is not a link in the copy (%v, %v): gemkit read what it leads to", fi, err)
 	}
 	if got := st.AgreedCopy(ext); got != dir {
 		t.Errorf("AgreedCopy = %q, want %q", got, dir)
