@@ -165,6 +165,9 @@ func (s *Store) KeepAgreedCopy(ctx context.Context, ext *Extension) (string, err
 		return "", fmt.Errorf("reading gemkit's copy of %s: %w", Printable(name), err)
 	}
 	if c.Digest != r.ContentDigest {
+		if special := notCopied(s.recordContent(name, r).FileList(), c.FileList()); len(special) > 0 {
+			return "", fmt.Errorf("%s's folder %s holds %s, which is neither a file nor a link (a FIFO, a socket or a device): gemkit copies only files and links, so it keeps no copy of %s until %s removed and you agree again", Printable(name), ext.Dir, strings.Join(special, ", "), Printable(name), map[bool]string{true: "it is", false: "they are"}[len(special) == 1])
+		}
 		return "", fmt.Errorf("%s's files in %s are not those you agreed to (changed since, or while gemkit copied them): agree to them as they are now, `gemkit extensions consent %s --grant`", Printable(name), ext.Dir, Printable(name))
 	}
 	if err := os.Rename(tree, final); err != nil {
@@ -175,6 +178,23 @@ func (s *Store) KeepAgreedCopy(ctx context.Context, ext *Extension) (string, err
 	}
 	s.pruneAgreedCopies(name, final)
 	return final, nil
+}
+
+// notCopied are the entries of agreed (a per-file list, Content.Files)
+// that a copy, whose list is copied, lacks because it copies only files
+// and links: FIFOs, sockets and devices, sorted.
+func notCopied(agreed, copied map[string]string) []string {
+	var out []string
+	for rel, state := range agreed {
+		if _, ok := copied[rel]; ok || state == "" {
+			continue
+		}
+		if strings.ContainsRune("pSDc", rune(state[0])) {
+			out = append(out, Printable(rel))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // leftOutOfContent reports whether the path rel of an extension's folder
