@@ -3,10 +3,15 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -18,6 +23,47 @@ func BenchmarkRules(b *testing.B) {
 	p := w.policy(permission.AccessWorkspace, permission.AccessWorkspace)
 	for b.Loop() {
 		if _, err := p.Rules(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServerPlan is what gemkit does for an extension's MCP server
+// before the sandbox's child runs (issue 45's cold start): the server's
+// profile (its program found on the person's PATH, the closed places),
+// the rules of its policy (sealed, as a server's are, in namespaces) and
+// the child's spec, encoded. The program is node in the extension's
+// folder's place, with this machine's PATH and a home like a person's.
+func BenchmarkServerPlan(b *testing.B) {
+	if _, err := exec.LookPath("node"); err != nil {
+		b.Skip("node is not on PATH")
+	}
+	w := newWorld(b)
+	data := filepath.Join(w.root, "extension-data", "ext")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": w.home}
+	ns := nsAttempt{flags: unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWNS | unix.CLONE_NEWUSER, userns: true}
+	for b.Loop() {
+		pr, err := NewServerProfile(ServerSetup{Workspace: w.ws, Env: env, Program: "node", AbsoluteIn: w.ext, Own: w.ext,
+			Private: data, What: "its data folder", Moved: "HOME", ExtensionFolders: []string{w.ext}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pr.ReportRefusals, pr.OwnProcesses, pr.NoPreallocate = true, true, true
+		pr.Finish()
+		c := &Command{Policy: pr.Policy(w.ws, w.tmp), Path: pr.Path, Dir: w.ws, Env: pr.Env}
+		rules, overlays, sealed, err := c.Policy.sealedRules()
+		if err != nil {
+			b.Fatal(err)
+		}
+		enf := enforcement(c, 7, ns)
+		spec, _, err := childSpec(c, false, rules, overlays, sealed, &enf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(spec); err != nil {
 			b.Fatal(err)
 		}
 	}

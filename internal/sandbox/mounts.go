@@ -241,6 +241,21 @@ func systemSteps(tmp string, tmpSize uint64) []child.Mount {
 func symlinkSteps(paths []string) []child.Mount {
 	seen := map[string]bool{}
 	var out []child.Mount
+	// The paths share their first folders (a run's are a hundred): each
+	// is looked at once.
+	type look struct {
+		fi  os.FileInfo
+		err error
+	}
+	looked := map[string]look{}
+	lstat := func(p string) (os.FileInfo, error) {
+		l, ok := looked[p]
+		if !ok {
+			l.fi, l.err = os.Lstat(p)
+			looked[p] = l
+		}
+		return l.fi, l.err
+	}
 	var walk func(p string, depth int)
 	walk = func(p string, depth int) {
 		if depth > 40 || !filepath.IsAbs(p) {
@@ -253,7 +268,7 @@ func symlinkSteps(paths []string) []child.Mount {
 				continue
 			}
 			next := filepath.Join(cur, part)
-			fi, err := os.Lstat(next)
+			fi, err := lstat(next)
 			if err != nil {
 				return
 			}

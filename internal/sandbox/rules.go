@@ -130,6 +130,8 @@ type ruleSet struct {
 	sealed   *[]sealedFolder
 	// splitReadOnly, seal: as rulesInto was asked.
 	splitReadOnly, seal bool
+	// res resolves the paths the rules name.
+	res *resolver
 }
 
 // add adds a rule of path.
@@ -154,7 +156,7 @@ func (p *Policy) rulesInto(splitReadOnly, seal bool, overlays *[]overlay, sealed
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	r := &ruleSet{overlays: overlays, sealed: sealed, splitReadOnly: splitReadOnly, seal: seal}
+	r := &ruleSet{overlays: overlays, sealed: sealed, splitReadOnly: splitReadOnly, seal: seal, res: newResolver()}
 	if err := p.systemRules(r); err != nil {
 		return nil, err
 	}
@@ -164,12 +166,13 @@ func (p *Policy) rulesInto(splitReadOnly, seal bool, overlays *[]overlay, sealed
 	}
 	protected := make([]string, 0, len(p.Protected))
 	for _, d := range p.Protected {
-		protected = append(protected, resolvePartly(d))
+		real, _ := r.res.partly(d)
+		protected = append(protected, real)
 	}
 	if err := p.cacheRules(r, ext, protected); err != nil {
 		return nil, err
 	}
-	read, err := p.scopeRoot(string(p.Read), protected)
+	read, err := p.scopeRoot(r.res, string(p.Read), protected)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem.read scope: %w", err)
 	}
@@ -178,7 +181,7 @@ func (p *Policy) rulesInto(splitReadOnly, seal bool, overlays *[]overlay, sealed
 			return nil, err
 		}
 	}
-	write, err := p.scopeRoot(string(p.Write), protected)
+	write, err := p.scopeRoot(r.res, string(p.Write), protected)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem.write scope: %w", err)
 	}
@@ -196,17 +199,17 @@ func (p *Policy) rulesInto(splitReadOnly, seal bool, overlays *[]overlay, sealed
 // installations the policy names (never a home's or the whole tree).
 func (p *Policy) systemRules(r *ruleSet) error {
 	for _, d := range systemReadDirs {
-		if real, ok := existing(d); ok {
+		if real, ok := r.res.existing(d); ok {
 			r.add(real, false, false, "system runtime")
 		}
 	}
 	for _, f := range systemReadFiles {
-		if real, ok := existing(f); ok {
+		if real, ok := r.res.existing(f); ok {
 			r.add(real, false, true, "system runtime")
 		}
 	}
 	for _, f := range systemWriteFiles {
-		if real, ok := existing(f); ok {
+		if real, ok := r.res.existing(f); ok {
 			r.add(real, true, true, "device")
 		}
 	}
@@ -220,7 +223,7 @@ func (p *Policy) systemRules(r *ruleSet) error {
 	// name gemkit's own entry.
 	r.add("/proc/self", false, false, "the tool's own /proc entry")
 	for _, rp := range p.RuntimePaths {
-		real, ok := existing(rp)
+		real, ok := r.res.existing(rp)
 		if !ok {
 			continue
 		}
@@ -273,7 +276,7 @@ func (p *Policy) cacheRules(r *ruleSet, ext string, protected []string) error {
 			}
 		}
 		for _, d := range p.ReadOnly {
-			if ro, ok := existing(d); ok && (fsutil.Within(ro, real) || fsutil.Within(real, ro)) {
+			if ro, ok := r.res.existing(d); ok && (fsutil.Within(ro, real) || fsutil.Within(real, ro)) {
 				return fmt.Errorf("cache folder %q overlaps %q, an extension's folder, which stays read-only to every sandboxed process", real, ro)
 			}
 		}
@@ -285,7 +288,7 @@ func (p *Policy) cacheRules(r *ruleSet, ext string, protected []string) error {
 // scopeRoot is the folder a scope (filesystem.read or .write) names,
 // resolved, or "" for none: never a folder that holds the home, nor one
 // inside a closed folder.
-func (p *Policy) scopeRoot(a string, protected []string) (string, error) {
+func (p *Policy) scopeRoot(res *resolver, a string, protected []string) (string, error) {
 	var root string
 	var err error
 	switch a {
@@ -302,7 +305,7 @@ func (p *Policy) scopeRoot(a string, protected []string) (string, error) {
 		return "", err
 	}
 	if a == "workspace" && p.Home != "" {
-		if home := resolvePartly(p.Home); fsutil.Within(root, home) {
+		if home, _ := res.partly(p.Home); fsutil.Within(root, home) {
 			return "", &HomeWorkspaceError{Workspace: root, Holds: root != home}
 		}
 	}
@@ -405,24 +408,71 @@ func carve(root string, excludes []string) (grants []carved, ancestors []string,
 	return grants, ancestors, nil
 }
 
-// resolvePartly resolves the symlinks of the longest existing prefix of
-// path, so that a protected folder that does not exist yet is still named
-// where it would be created.
-func resolvePartly(path string) string {
-	path = filepath.Clean(path)
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return real
-	}
-	dir := filepath.Dir(path)
-	if dir == path {
-		return path
-	}
-	return filepath.Join(resolvePartly(dir), filepath.Base(path))
+// resolver resolves paths as filepath.EvalSymlinks does, for the rules
+// of one run, looking at each folder once: those rules resolve a hundred
+// paths (the closed places, most of which do not exist) that share their
+// first folders, which EvalSymlinks looks at again for each, and a
+// closed path under a missing folder again at every level up. What it
+// found is as old as the rules it makes.
+type resolver struct {
+	seen map[string]resolved
 }
 
-func existing(path string) (string, bool) {
-	real, err := filepath.EvalSymlinks(path)
+// resolved is a path as the resolver resolved it: real, its symbolic
+// links resolved as far as it exists, and whether it exists (a dangling
+// link does not).
+type resolved struct {
+	real   string
+	exists bool
+}
+
+func newResolver() *resolver { return &resolver{seen: map[string]resolved{}} }
+
+// partly resolves the symbolic links of the longest existing prefix of
+// path, so that a protected folder that does not exist yet is still named
+// where it would be created, and reports whether all of path exists.
+func (r *resolver) partly(path string) (string, bool) {
+	path = filepath.Clean(path)
+	if v, ok := r.seen[path]; ok {
+		return v.real, v.exists
+	}
+	v := r.resolve(path)
+	r.seen[path] = v
+	return v.real, v.exists
+}
+
+func (r *resolver) resolve(path string) resolved {
+	dir := filepath.Dir(path)
+	if dir == path {
+		return resolved{real: path, exists: true}
+	}
+	base := filepath.Base(path)
+	realDir, ok := r.partly(dir)
+	joined := filepath.Join(realDir, base)
+	if !ok {
+		// Under a folder that does not exist: nothing to resolve.
+		return resolved{real: joined}
+	}
+	fi, err := os.Lstat(joined)
 	if err != nil {
+		return resolved{real: joined}
+	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		return resolved{real: joined, exists: true}
+	}
+	// A link, resolved where it lies (its folder resolved already); one
+	// that leads nowhere is named as it is.
+	if real, err := filepath.EvalSymlinks(joined); err == nil {
+		return resolved{real: real, exists: true}
+	}
+	return resolved{real: joined}
+}
+
+// existing resolves path as filepath.EvalSymlinks does, and reports
+// whether it exists.
+func (r *resolver) existing(path string) (string, bool) {
+	real, ok := r.partly(path)
+	if !ok {
 		return "", false
 	}
 	return real, true

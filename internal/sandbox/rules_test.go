@@ -146,3 +146,71 @@ func TestCarveUnlistable(t *testing.T) {
 		t.Fatalf("ancestors %v", ancestors)
 	}
 }
+
+// TestResolver: the resolver of a run's rules names every path as
+// filepath.EvalSymlinks does where it exists, and, where it does not, as
+// resolving its longest existing prefix does (the rule it replaced,
+// partlyOracle), whatever the links on the way: to a folder, relative,
+// chained, leading nowhere, through "..", or a file taken for a folder.
+func TestResolver(t *testing.T) {
+	root := t.TempDir()
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	for _, d := range []string{"home/.config/app", "real/inner", "other"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "home", "file"), nil, 0o644)
+	for link, target := range map[string]string{
+		"home/abs":       filepath.Join(root, "real"),
+		"home/rel":       "../real",
+		"home/chain":     "rel/inner",
+		"home/nowhere":   "missing/place",
+		"home/loop":      "loop",
+		"real/inner/up":  "../../other",
+		"home/.config/x": filepath.Join(root, "home", "chain"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := []string{
+		"", "home", "home/.config/app", "home/abs", "home/abs/inner", "home/rel/inner/up",
+		"home/chain", "home/chain/up", "home/.config/x/up", "home/nowhere", "home/nowhere/deeper",
+		"home/loop", "home/loop/x", "home/file", "home/file/x", "home/missing", "home/missing/a/b",
+		"home/abs/missing/a", "home/rel/../other", "home/./abs//inner/", "real/inner/up/missing",
+	}
+	r := newResolver()
+	for pass := range 2 { // the second from what the resolver remembers
+		for _, p := range paths {
+			path := filepath.Join(root, p)
+			got, exists := r.partly(path)
+			if want := partlyOracle(path); got != want {
+				t.Errorf("pass %d: partly(%s) = %s, want %s", pass, p, got, want)
+			}
+			real, err := filepath.EvalSymlinks(path)
+			if exists != (err == nil) || exists && got != real {
+				t.Errorf("pass %d: %s: %s exists %v; EvalSymlinks %s, %v", pass, p, got, exists, real, err)
+			}
+			if e, ok := r.existing(path); ok != exists || ok && e != real {
+				t.Errorf("pass %d: existing(%s) = %s, %v", pass, p, e, ok)
+			}
+		}
+	}
+}
+
+// partlyOracle resolves the symlinks of the longest existing prefix of
+// path, one EvalSymlinks a level, as the rules did before the resolver.
+func partlyOracle(path string) string {
+	path = filepath.Clean(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	dir := filepath.Dir(path)
+	if dir == path {
+		return path
+	}
+	return filepath.Join(partlyOracle(dir), filepath.Base(path))
+}

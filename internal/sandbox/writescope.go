@@ -69,7 +69,7 @@ func (p *Policy) writeExclusions(r *ruleSet, write, ext string, protected []stri
 	}
 	excl := append([]string{ext, "/proc", "/dev"}, protected...)
 	for _, d := range p.ReadOnly {
-		real, ok := existing(d)
+		real, ok := r.res.existing(d)
 		if !ok {
 			continue
 		}
@@ -187,7 +187,7 @@ func guardName(r *ruleSet, write, path string, dir bool, gp *guardPlan) error {
 	case fi.Mode()&os.ModeSymlink != 0:
 		// A link is not a mount point; what it leads to is
 		// guarded where it lies in the scope.
-		if real, ok := existing(path); ok && fsutil.Within(write, real) && real != write {
+		if real, ok := r.res.existing(path); ok && fsutil.Within(write, real) && real != write {
 			*r.overlays = append(*r.overlays, overlay{path: real, guarded: true, dir: isDir(real)})
 		}
 	default:
