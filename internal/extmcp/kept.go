@@ -180,9 +180,11 @@ func (s *server) sameCatalog(a, b Catalog) bool {
 type verdict struct {
 	done chan struct{}
 	err  error
-	// ahead: begun by Prepare, before any client asked, at began.
+	// ahead: begun by Prepare, before any client asked, at began;
+	// kept, the kept catalog Prepare read with it, for the answer.
 	ahead bool
 	began time.Time
+	kept  *Catalog
 	// copy is the folder of gemkit's copy of the extension as the
 	// person agreed to it (Spec.Agreed), when the verdict is that copy:
 	// the server runs from it, and the verdict is given at once.
@@ -243,10 +245,15 @@ func (s *server) fromKept() (c Catalog, v *verdict, ok bool) {
 		return c, nil, false
 	}
 	s.cache.keptTried = true
-	if c, ok = s.readKept(); !ok {
+	v = s.cache.takeConsent()
+	if v != nil && v.kept != nil {
+		// Read by Prepare with its check, at most aheadFor ago.
+		c, v.kept = *v.kept, nil
+	} else if c, ok = s.readKept(); !ok {
+		s.cache.consent = v
 		return c, nil, false
 	}
-	if v = s.cache.takeConsent(); v == nil {
+	if v == nil {
 		v = s.check()
 	}
 	s.cache.consent = v
@@ -284,11 +291,12 @@ func (s *server) prepare() {
 	// Only a catalog kept for this very start (its fingerprint) is
 	// answered from (fromKept): a file of the same key kept for another
 	// start tells of no client's coming list.
-	if _, ok := s.readKept(); !ok {
+	kept, ok := s.readKept()
+	if !ok {
 		return
 	}
 	v := s.check()
-	v.ahead = true
+	v.ahead, v.kept = true, &kept
 	s.cache.consent = v
 }
 

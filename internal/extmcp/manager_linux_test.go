@@ -821,7 +821,9 @@ exec node "$0"`, filepath.Join(s.ext, "fixture.mjs"))
 
 	t.Run("checked ahead", func(t *testing.T) {
 		// Prepare begins the check before any client asks; the answer
-		// and the start behind it take its verdict, not one of their own.
+		// and the start behind it take its verdict, not one of their own,
+		// and the answer the kept catalog Prepare read: with the file
+		// gone since and the server held, it comes all the same.
 		var checks atomic.Int32
 		began := make(chan struct{}, 4)
 		m, _ := manager(held, func() error { checks.Add(1); began <- struct{}{}; return nil })
@@ -831,7 +833,16 @@ exec node "$0"`, filepath.Join(s.ext, "fixture.mjs"))
 		case <-time.After(30 * time.Second):
 			t.Fatal("Prepare began no consent check")
 		}
+		mark("release", false)
+		aside := keptFile + ".aside"
+		if err := os.Rename(keptFile, aside); err != nil {
+			t.Fatal(err)
+		}
 		tools, failed := m.Tools(ctx)
+		if err := os.Rename(aside, keptFile); err != nil {
+			t.Fatal(err)
+		}
+		mark("release", true)
 		if len(failed) > 0 || !toolNames(tools, "fixture")["ok"] {
 			t.Fatalf("answered %v, %+v; want the kept tools", toolNames(tools, "fixture"), failed)
 		}

@@ -34,7 +34,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer cancel()
 	go s.Watch(ctx)
 	if s.cfg.Servers != nil {
-		s.cfg.Servers.Prepare()
+		// Beside the client's initialize, which it would hold up: a
+		// client's first list that comes before it is done waits for
+		// it, server by server.
+		go s.cfg.Servers.Prepare()
 	}
 	in, restore := pollable(in)
 	defer restore()
