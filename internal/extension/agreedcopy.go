@@ -53,15 +53,10 @@ func (s *Store) agreedCopiesDir(name string) string {
 // digest that is no folder's name.
 func (s *Store) agreedCopyDir(name, digest string) string {
 	hex, ok := strings.CutPrefix(digest, "sha256:")
-	if !ok || hex == "" || strings.ContainsAny(hex, `/\.`) || !safeFolderName(name) {
+	if !ok || hex == "" || strings.ContainsAny(hex, `/\.`) || !isFolderName(name) {
 		return ""
 	}
 	return filepath.Join(s.agreedCopiesDir(name), hex)
-}
-
-// safeFolderName reports whether name can name a folder of its own.
-func safeFolderName(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, `/\`+"\x00") && !strings.HasPrefix(name, ".")
 }
 
 // agreedRecord is the consent record of ext when it stands for ext's
@@ -166,7 +161,11 @@ func (s *Store) KeepAgreedCopy(ctx context.Context, ext *Extension) (string, err
 	}
 	if c.Digest != r.ContentDigest {
 		if special := notCopied(s.recordContent(name, r).FileList(), c.FileList()); len(special) > 0 {
-			return "", fmt.Errorf("%s's folder %s holds %s, which is neither a file nor a link (a FIFO, a socket or a device): gemkit copies only files and links, so it keeps no copy of %s until %s removed and you agree again", Printable(name), ext.Dir, strings.Join(special, ", "), Printable(name), map[bool]string{true: "it is", false: "they are"}[len(special) == 1])
+			gone := "they are"
+			if len(special) == 1 {
+				gone = "it is"
+			}
+			return "", fmt.Errorf("%s's folder %s holds %s, which is neither a file nor a link (a FIFO, a socket or a device): gemkit copies only files and links, so it keeps no copy of %s until %s removed and you agree again", Printable(name), ext.Dir, strings.Join(special, ", "), Printable(name), gone)
 		}
 		return "", fmt.Errorf("%s's files in %s are not those you agreed to (changed since, or while gemkit copied them): agree to them as they are now, `gemkit extensions consent %s --grant`", Printable(name), ext.Dir, Printable(name))
 	}
@@ -195,16 +194,6 @@ func notCopied(agreed, copied map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// leftOutOfContent reports whether the path rel of an extension's folder
-// is one consent's digest leaves out (ReadContent): .git, the settings
-// file, gemkit's install metadata.
-func leftOutOfContent(rel string, dir bool) bool {
-	if dir {
-		return rel == ".git"
-	}
-	return rel == ".env" || rel == InstallMetadataFile
 }
 
 // pruneAgreedCopies removes the copies of name but keep and the newest
@@ -245,7 +234,7 @@ func (s *Store) pruneAgreedCopies(name, keep string) {
 // ForgetAgreedCopies removes every copy of the extension name (it is
 // uninstalled).
 func (s *Store) ForgetAgreedCopies(name string) error {
-	if !safeFolderName(name) {
+	if !isFolderName(name) {
 		return nil
 	}
 	return fsutil.RemoveTree(s.agreedCopiesDir(name))

@@ -171,7 +171,7 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 	}
 	err := root.Scan(contentWorkers(), func(dir *fsutil.ScanDir, rel string, st *fsutil.ScanStat) error {
 		if st.Mode.IsDir() {
-			if rel == ".git" {
+			if leftOutOfContent(rel, true) {
 				return fs.SkipDir
 			}
 			if cache != nil {
@@ -181,7 +181,7 @@ func readContentBounded(root *fsutil.Root, cache *digestCache, maxFiles int, max
 			}
 			return nil
 		}
-		if rel == ".env" || rel == InstallMetadataFile {
+		if leftOutOfContent(rel, false) {
 			return nil
 		}
 		f := contentFile{rel: rel, mode: st.Mode, st: *st}
@@ -465,4 +465,15 @@ func boundWords(n int64) string {
 		return fmt.Sprintf("%d GiB", n>>30)
 	}
 	return fmt.Sprintf("%d MiB", n>>20)
+}
+
+// leftOutOfContent reports whether the path rel of an extension's folder
+// is one consent's digest leaves out: .git, the settings file, gemkit's
+// install metadata. gemkit's copy of the folder as agreed to leaves out
+// the same (KeepAgreedCopy).
+func leftOutOfContent(rel string, dir bool) bool {
+	if dir {
+		return rel == ".git"
+	}
+	return rel == ".env" || rel == InstallMetadataFile
 }

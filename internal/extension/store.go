@@ -256,7 +256,7 @@ func (s *Store) List() ([]*Installed, error) {
 // Get returns the installed extension called name. Like Gemini CLI it
 // matches the name case-insensitively when no folder has the exact name.
 func (s *Store) Get(name string) (*Installed, error) {
-	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+	if !isFolderName(name) {
 		return nil, fmt.Errorf("%q is not an extension name", name)
 	}
 	if fi, err := os.Stat(filepath.Join(s.Dir(), name)); err == nil && fi.IsDir() && !isStagingName(name) {
@@ -355,4 +355,11 @@ func relTo(base, p string) string {
 		return r
 	}
 	return p
+}
+
+// isFolderName reports whether name can name a folder of its own in
+// gemkit's folders of extensions (the store's, the agreed copies'):
+// not empty, not . or .., and no separator or NUL in it.
+func isFolderName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, `/\`+"\x00")
 }
