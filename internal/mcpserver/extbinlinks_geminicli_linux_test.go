@@ -41,14 +41,11 @@ const geminiOffline = `{
 // the model in Gemini CLI 0.61.
 func TestGeminiCLIInstalledBinLinks(t *testing.T) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	f := newFixture(t)
 	src := filepath.Join(f.root, "src", "binext")
 	writeFile(t, filepath.Join(src, "gemini-extension.json"), binManifest, 0o644)
-	writeFile(t, filepath.Join(src, "node_modules", "fixture-server", "index.mjs"), string(fixture), 0o755)
+	writeFile(t, filepath.Join(src, "node_modules", "fixture-server", "index.mjs"), fixture, 0o755)
 	// As npm links a package's bin.
 	if err := os.MkdirAll(filepath.Join(src, "node_modules", ".bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -124,15 +121,12 @@ func TestGeminiCLIInstalledBinLinks(t *testing.T) {
 func TestUnservedServerTold(t *testing.T) {
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
 	claude := claudetest.Binary(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), geminiOffline, 0o600)
 	const manifest = `{"name": "edited", "version": "1.0.0",
  "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/server.mjs"]}}}`
-	src := f.link(t, "edited", manifest, map[string]string{"server.mjs": string(fixture)})
+	src := f.link(t, "edited", manifest, map[string]string{"server.mjs": fixture})
 	if out, err := f.gemkit("extensions", "sandbox", "edited"); err != nil {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}

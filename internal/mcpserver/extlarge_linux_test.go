@@ -22,10 +22,7 @@ import (
 func TestLargeExtensionServed(t *testing.T) {
 	gemkittest.SkipShort(t, "writes an extension of 25,000 files and 500 MB and starts its server")
 	gemkittest.Interop(t) // node, for the server
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	f := newFixture(t)
 	src := filepath.Join(f.root, "src", "large")
 	const files = 25000
@@ -52,7 +49,7 @@ func TestLargeExtensionServed(t *testing.T) {
 	}
 	df.Close()
 	f.link(t, "large", `{"name": "large", "version": "1.0.0",
- "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/server.mjs"]}}}`, map[string]string{"server.mjs": string(fixture)})
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/server.mjs"]}}}`, map[string]string{"server.mjs": fixture})
 	if out, err := f.gemkit("extensions", "sandbox", "large"); err != nil || !strings.Contains(out, "Switched") {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}

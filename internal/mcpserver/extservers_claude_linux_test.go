@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,12 +20,9 @@ func TestClaudeCodeSwitchedServer(t *testing.T) {
 	claude := claudetest.Binary(t)
 	gemkittest.Interop(t) // node, for the server
 	f := newFixture(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	f.link(t, "fixext", `{"name": "fixext", "version": "1.0.0",
- "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": string(fixture)})
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": fixture})
 	if out, err := f.gemkit("extensions", "sandbox", "fixext"); err != nil {
 		t.Fatalf("gemkit extensions sandbox: %v\n%s", err, out)
 	}

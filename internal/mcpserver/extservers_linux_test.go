@@ -195,12 +195,9 @@ func readCmdline(pid string, buf []byte) []byte {
 func TestExtensionServersNeedConsent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	f.link(t, "unagreed", `{"name": "unagreed", "version": "1.0.0",
- "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": string(fixture)})
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": fixture})
 	for _, args := range [][]string{{"extensions", "sandbox", "unagreed"}, {"extensions", "consent", "unagreed", "--revoke"}} {
 		if out, err := f.gemkit(args...); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
@@ -296,12 +293,9 @@ func (f *fixture) startMCP(t *testing.T, ctx context.Context, o mcpclient.Option
 // too.
 func TestExtensionServerFilesBound(t *testing.T) {
 	f := newFixture(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	src := f.link(t, "linked", `{"name": "linked", "version": "1.0.0",
- "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": string(fixture)})
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": fixture})
 	if err := os.Link(filepath.Join(src, "fixture.mjs"), filepath.Join(f.root, "store-fixture.mjs")); err != nil {
 		t.Fatal(err)
 	}
@@ -356,13 +350,10 @@ func TestExtensionServerFilesBound(t *testing.T) {
 func TestExtensionServerRunsAsAgreed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	const manifest = `{"name": "asagreed", "version": "1.0.0",
  "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`
-	src := f.link(t, "asagreed", manifest, map[string]string{"fixture.mjs": string(fixture), "version.txt": "v1\n"})
+	src := f.link(t, "asagreed", manifest, map[string]string{"fixture.mjs": fixture, "version.txt": "v1\n"})
 	if out, err := f.gemkit("extensions", "sandbox", "asagreed"); err != nil {
 		t.Fatalf("switch: %v\n%s", err, out)
 	}

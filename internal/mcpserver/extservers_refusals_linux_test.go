@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,12 +26,9 @@ func TestExtensionServerRefusals(t *testing.T) {
 		t.Skip("starts gemkit mcp and a Node server in the sandbox: runs without -short, as in CI")
 	}
 	f := newFixture(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	f.link(t, "netext", `{"name": "netext", "version": "1.0.0",
- "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": string(fixture)})
+ "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`, map[string]string{"fixture.mjs": fixture})
 	if out, err := f.gemkit("extensions", "sandbox", "netext"); err != nil {
 		t.Fatalf("extensions sandbox: %v\n%s", err, out)
 	}

@@ -26,13 +26,10 @@ func TestExtensionServerRestartKeepsTools(t *testing.T) {
 		t.Skip("starts gemkit mcp and a Node server in the sandbox: runs without -short, as in CI")
 	}
 	f := newFixture(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	src := f.link(t, "slowlist", `{"name": "slowlist", "version": "1.0.0",
  "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"], "env": {"FIXTURE_HOLD_LIST": "$HOME/hold"}}}}`,
-		map[string]string{"fixture.mjs": string(fixture)})
+		map[string]string{"fixture.mjs": fixture})
 	if out, err := f.gemkit("extensions", "sandbox", "slowlist"); err != nil {
 		t.Fatalf("extensions sandbox: %v\n%s", err, out)
 	}

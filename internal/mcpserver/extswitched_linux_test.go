@@ -2,8 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,14 +24,11 @@ func TestSwitchedRemoteServer(t *testing.T) {
 	}
 	gemkittest.Interop(t) // node, for the stdio server
 	f := newFixture(t)
-	fixture, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := serverFixture(t)
 	url, clients := remoteNotes(t)
 	f.link(t, "mixed", `{"name": "mixed", "version": "1.0.0",
  "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}, "farnotes": {"httpUrl": "`+url+`"}}}`,
-		map[string]string{"fixture.mjs": string(fixture)})
+		map[string]string{"fixture.mjs": fixture})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -457,3 +457,14 @@ func (f *fixture) allowHosts(t *testing.T, ext string, urls ...string) string {
 // person's do, and so do the editors' tests, where Gemini CLI's IDE mode
 // finds the editor by walking up its own process tree.
 const geminiOneProcess = "GEMINI_CLI_NO_RELAUNCH=true"
+
+// serverFixture is extmcp's MCP server fixture (testdata/fixture.mjs),
+// the program of the extensions' servers these tests switch and serve.
+func serverFixture(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "extmcp", "testdata", "fixture.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
