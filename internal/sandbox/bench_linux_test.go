@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -59,11 +58,11 @@ func BenchmarkServerPlan(b *testing.B) {
 			b.Fatal(err)
 		}
 		enf := enforcement(c, 7, ns)
-		spec, _, err := childSpec(c, false, rules, overlays, sealed, &enf)
+		spec, _, err := childSpec(c, false, &runPlan{rules: rules, overlays: overlays, sealed: sealed}, &enf)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := json.Marshal(spec); err != nil {
+		if _, err := spec.MarshalBinary(); err != nil {
 			b.Fatal(err)
 		}
 	}

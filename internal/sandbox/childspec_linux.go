@@ -20,7 +20,8 @@ import (
 // namespace), and its network (childNetwork). ww is the watch of its
 // writes when they are watched. A gated child execs the tool only once
 // the parent says Go (startWord).
-func childSpec(c *Command, gated bool, rules []PathRule, overlays []overlay, sealed []sealedFolder, enf *Enforcement) (child.Spec, *writeWatch, error) {
+func childSpec(c *Command, gated bool, pl *runPlan, enf *Enforcement) (child.Spec, *writeWatch, error) {
+	rules, overlays, sealed := pl.rules, pl.overlays, pl.sealed
 	spec := child.Spec{
 		Path:         c.Path,
 		Argv:         append([]string{c.Path}, c.Args...),
@@ -53,10 +54,14 @@ func childSpec(c *Command, gated bool, rules []PathRule, overlays []overlay, sea
 		return spec, nil, ErrNoMountNamespace
 	}
 	if enf.MountNS {
-		var err error
-		if spec.Mounts, spec.MountBase, spec.Dir, err = rootSteps(c, rules, overlays); err != nil {
-			return spec, nil, err
+		root := pl.root
+		if root == nil {
+			root = planRoot(c, rules, overlays)
 		}
+		if root.err != nil {
+			return spec, nil, root.err
+		}
+		spec.Mounts, spec.MountBase, spec.Dir = root.steps, root.base, root.dir
 		enf.TempBytes = tempBytes(c)
 	}
 	var ww *writeWatch
@@ -106,6 +111,19 @@ func tempBytes(c *Command) uint64 {
 		return DefaultTempBytes
 	}
 	return c.Policy.TempBytes
+}
+
+// rootPlan is what rootSteps gave.
+type rootPlan struct {
+	steps     []child.Mount
+	base, dir string
+	err       error
+}
+
+func planRoot(c *Command, rules []PathRule, overlays []overlay) *rootPlan {
+	r := &rootPlan{}
+	r.steps, r.base, r.dir, r.err = rootSteps(c, rules, overlays)
+	return r
 }
 
 // rootSteps are the steps that build c's own root in its mount

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -124,7 +123,12 @@ type runPlan struct {
 	held     []heldPath
 	w        *guardWatcher
 	guards   *guardRun
-	err      error
+	// root is the steps of the tool's own root, planned here too with
+	// namespaces (every attempt with them has a mount namespace): the
+	// walk of the links on their way is stats, which the other core
+	// makes while the child starts, where the spec waited for them.
+	root *rootPlan
+	err  error
 }
 
 // planFuture is a runPlan being made; get waits for it. Only the
@@ -172,7 +176,9 @@ func (l *Launcher) plan(c *Command, namespaces bool) *runPlan {
 	if p.err != nil {
 		l.release(p.held)
 		p.held = nil
+		return p
 	}
+	p.root = planRoot(c, p.rules, p.overlays)
 	return p
 }
 
@@ -345,13 +351,13 @@ func (l *Launcher) sendSpec(p *Process, parentEnd *os.File, fd int, c *Command, 
 	if pl.err != nil {
 		return nil, pl.err
 	}
-	spec, ww, err := childSpec(c, gated, pl.rules, pl.overlays, pl.sealed, enf)
+	spec, ww, err := childSpec(c, gated, pl, enf)
 	if err != nil {
 		return nil, err
 	}
 	spec.Join = join
 	p.Enforcement.TempBytes = enf.TempBytes
-	payload, err := json.Marshal(spec)
+	payload, err := spec.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package child
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -267,8 +266,8 @@ func readSpec(conn *os.File) (Spec, error) {
 		return Spec{}, fmt.Errorf("sandbox child: reading spec: %w", err)
 	}
 	var spec Spec
-	if err := json.Unmarshal(raw, &spec); err != nil {
-		return Spec{}, fmt.Errorf("sandbox child: spec: %w", err)
+	if err := spec.UnmarshalBinary(raw); err != nil {
+		return Spec{}, fmt.Errorf("sandbox child: %w", err)
 	}
 	return spec, nil
 }
