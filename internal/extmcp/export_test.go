@@ -34,7 +34,3 @@ func AgeConsent(m *Manager, key string, d time.Duration) bool {
 	v.began = v.began.Add(-d)
 	return true
 }
-
-// ProfilesMade is how many of m's starts made their profile themselves,
-// where Prepare had not made it ahead.
-func ProfilesMade(m *Manager) int64 { return m.profiles.Load() }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -190,42 +189,7 @@ type verdict struct {
 	// person agreed to it (Spec.Agreed), when the verdict is that copy:
 	// the server runs from it, and the verdict is given at once.
 	copy string
-	// profile, of a verdict with a copy begun by Prepare, is the
-	// start's profile made meanwhile (aheadProfile); the first start
-	// takes it.
-	profile *madeProfile
 }
-
-// madeProfile is a profile made in a goroutine of its own.
-type madeProfile struct {
-	done chan struct{}
-	pr   Profile
-	err  error
-}
-
-// aheadProfile is the profile Prepare made for the start of a server
-// that runs from gemkit's copy, within aheadFor of its check: the paths
-// of the profile (the program found on PATH, the places closed to the
-// server, which mostly do not exist) are about a hundred stats, a
-// millisecond of CPU that Prepare spends beside the client's initialize
-// and first list, where the start, which those begin, waited for them.
-// Anything else, a profile that failed among it, is an error, and the
-// start makes the profile itself. A start takes it (the next one makes
-// its own); the caller holds the server's mu.
-func (v *verdict) aheadProfile() (Profile, error) {
-	if v == nil || v.profile == nil {
-		return Profile{}, errNoAhead
-	}
-	mp := v.profile
-	v.profile = nil
-	if time.Since(v.began) >= aheadFor {
-		return Profile{}, errNoAhead
-	}
-	<-mp.done
-	return mp.pr, mp.err
-}
-
-var errNoAhead = errors.New("no profile made ahead")
 
 // aheadFor is how long a consent check begun ahead (Prepare) serves a
 // start: a client lists within milliseconds of its initialize, and a
@@ -333,14 +297,6 @@ func (s *server) prepare() {
 	}
 	v := s.check()
 	v.ahead, v.kept = true, &kept
-	if v.copy != "" {
-		mp := &madeProfile{done: make(chan struct{})}
-		v.profile = mp
-		go func() {
-			defer close(mp.done)
-			mp.pr, mp.err = s.profile(v.copy)
-		}()
-	}
 	s.cache.consent = v
 }
 

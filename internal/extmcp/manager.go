@@ -71,10 +71,8 @@ type Manager struct {
 	// holds its own lock, which Sync takes under mu.
 	listen atomic.Pointer[func(Event)]
 	level  atomic.Pointer[string]
-	// forwarded counts the calls Forward took; profiles the starts
-	// that made their profile, where Prepare had not made it ahead.
+	// forwarded counts the calls Forward took.
 	forwarded atomic.Int64
-	profiles  atomic.Int64
 }
 
 // NewManager returns a Manager that runs nothing yet.

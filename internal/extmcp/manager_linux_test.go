@@ -883,38 +883,6 @@ exec node "$0"`, filepath.Join(s.ext, "fixture.mjs"))
 		}
 	})
 
-	t.Run("profile made ahead", func(t *testing.T) {
-		// A server run from gemkit's copy of its extension has no check
-		// to wait for: Prepare makes its start's profile meanwhile, and
-		// the start takes it within aheadFor; after that the start
-		// makes its own.
-		for _, tc := range []struct {
-			name string
-			age  time.Duration
-			want int64
-		}{
-			{"taken", 0, 0},
-			{"too old", 2 * time.Second, 1},
-		} {
-			sp := held
-			sp.Agreed = func() string { return s.ext }
-			m, _ := manager(sp, func() error { return errors.New("the folder was checked, where the copy runs") })
-			m.Prepare()
-			if tc.age > 0 && !extmcp.AgeConsent(m, sp.Key(), tc.age) {
-				t.Fatalf("%s: Prepare began nothing", tc.name)
-			}
-			if tools, failed := m.Tools(ctx); len(failed) > 0 || !toolNames(tools, "fixture")["ok"] {
-				t.Fatalf("%s: answered %v, %+v", tc.name, toolNames(tools, "fixture"), failed)
-			}
-			if text, _, err := call(t, m, sp, "ok", map[string]any{}); err != nil || text != "ok" {
-				t.Fatalf("%s: a call: %q %v", tc.name, text, err)
-			}
-			if n := extmcp.ProfilesMade(m); n != tc.want {
-				t.Errorf("%s: the start made its profile %d times, want %d", tc.name, n, tc.want)
-			}
-		}
-	})
-
 	t.Run("nothing kept, nothing checked", func(t *testing.T) {
 		// A server never listed has no kept catalog: nothing tells that
 		// a client will start it, and Prepare leaves it alone.

@@ -96,33 +96,6 @@ func (s *server) allowed() error {
 	return nil
 }
 
-// profile is the sandbox's profile of the server run from copy (gemkit's
-// copy of its extension as agreed to, or "" for its folder), or why it
-// is not started.
-func (s *server) profile(copy string) (Profile, error) {
-	cfg := s.m.cfg
-	root := cfg.DataRoot
-	if root == "" {
-		var err error
-		if root, err = DataRoot(envMap(cfg.Environ)); err != nil {
-			return Profile{}, fmt.Errorf("%s is not started: %w", s.who(), err)
-		}
-	}
-	list := cfg.ExtensionFolders
-	if list == nil {
-		list = func() ([]string, error) { return extension.EnvFolders(envMap(cfg.Environ)) }
-	}
-	folders, err := list()
-	if err != nil {
-		return Profile{}, fmt.Errorf("%s is not started: listing the extensions, whose folders it must find read-only: %w", s.who(), err)
-	}
-	pr, err := buildProfile(s.spec, cfg.Workspace, root, cfg.Environ, folders, copy)
-	if err != nil {
-		return Profile{}, fmt.Errorf("%s is not started: %w", s.who(), err)
-	}
-	return pr, nil
-}
-
 // startStdio starts a stdio server in the sandbox, exec'd once the
 // consent check v passes, and connects to it: from gemkit's copy of the
 // extension as agreed to, when v is that copy.
@@ -134,12 +107,24 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 	if cfg.Launcher == nil {
 		return nil, fmt.Errorf("%s is not started: gemkit has no sandbox to start it in", s.who())
 	}
-	pr, err := v.aheadProfile()
-	if err != nil {
-		s.m.profiles.Add(1)
-		if pr, err = s.profile(v.copy); err != nil {
-			return nil, err
+	root := cfg.DataRoot
+	if root == "" {
+		var err error
+		if root, err = DataRoot(envMap(cfg.Environ)); err != nil {
+			return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 		}
+	}
+	list := cfg.ExtensionFolders
+	if list == nil {
+		list = func() ([]string, error) { return extension.EnvFolders(envMap(cfg.Environ)) }
+	}
+	folders, err := list()
+	if err != nil {
+		return nil, fmt.Errorf("%s is not started: listing the extensions, whose folders it must find read-only: %w", s.who(), err)
+	}
+	pr, err := buildProfile(s.spec, cfg.Workspace, root, cfg.Environ, folders, v.copy)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 	}
 	if used, err := usage(pr.Data); err == nil {
 		if err := s.dataLimit().full(s.who(), pr.Data, used); err != nil {
