@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +36,7 @@ func TestQualified(t *testing.T) {
 // words that name the way out, and a qualified URI always goes to its
 // server.
 func TestRoutes(t *testing.T) {
-	re := func(tmpl string) *regexp.Regexp { return uritemplate.MustNew(tmpl).Regexp() }
+	re := func(tmpl string) func() *regexp.Regexp { return sync.OnceValue(uritemplate.MustNew(tmpl).Regexp) }
 	a, b := extmcp.Spec{Extension: "a", Server: "s"}.Key(), extmcp.Spec{Extension: "b", Server: "s"}.Key()
 	two := &routes{
 		exact: map[string]route{"demo://static/1": {a, "demo://static/1"}},
