@@ -3,12 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // A run changes no process global: not the default logger, not the
@@ -113,5 +116,42 @@ func TestHomeMeansOneThing(t *testing.T) {
 		if f := cmd.Flag("home"); f == nil || f.Usage != homeFlagUsage {
 			t.Errorf("gemkit %s --home: %v, want the one usage text", strings.Join(path, " "), f)
 		}
+	}
+}
+
+// TestMCPCommandAlone: `gemkit mcp` builds only its own command under the
+// root (newRoot), and says the same as in the whole tree: its help, its
+// flags' errors, an argument it does not take, the root's flags.
+func TestMCPCommandAlone(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"mcp", "--help"},
+		{"mcp", "-h", "-v"},
+		{"mcp", "--no-such-flag"},
+		{"mcp", "--timeout", "soon"},
+		{"mcp", "serve"},
+		{"mcp", "help"},
+	} {
+		say := func(alone bool) string {
+			var out, errb bytes.Buffer
+			a := newApp(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+			var root *cobra.Command
+			if alone {
+				root = newRoot(a, args...)
+			} else {
+				root = newRoot(a)
+			}
+			root.SetArgs(args)
+			err := root.ExecuteContext(context.Background())
+			return fmt.Sprintf("out %q\nerr %q\nerror %v", out.String(), errb.String(), err)
+		}
+		if alone, whole := say(true), say(false); alone != whole {
+			t.Errorf("%q alone:\n%s\nin the whole tree:\n%s", args, alone, whole)
+		}
+	}
+	var out bytes.Buffer
+	root := newRoot(newApp(Streams{In: strings.NewReader(""), Out: &out, Err: &out}), "mcp")
+	if n := len(root.Commands()); n != 1 {
+		t.Errorf("the root of `gemkit mcp` has %d commands, want mcp's alone", n)
 	}
 }
