@@ -60,3 +60,52 @@ func TestServerToolDescriptionCut(t *testing.T) {
 		})
 	}
 }
+
+// objectSchemaByDecoding is the rule objectSchema keeps: the schema
+// decoded whole, its "type" "object".
+func objectSchemaByDecoding(schema []byte) bool {
+	var m map[string]any
+	return json.Unmarshal(schema, &m) == nil && m["type"] == "object"
+}
+
+// TestObjectSchema: the one pass over a schema's top level answers as
+// decoding it whole does.
+func TestObjectSchema(t *testing.T) {
+	t.Parallel()
+	for _, schema := range objectSchemaSeeds {
+		if got, want := objectSchema([]byte(schema)), objectSchemaByDecoding([]byte(schema)); got != want {
+			t.Errorf("objectSchema(%s) = %v, want %v", schema, got, want)
+		}
+	}
+}
+
+var objectSchemaSeeds = []string{
+	`{"type":"object"}`,
+	` { "type" : "object" , "properties" : {"a": {"type": "string"}} } `,
+	`{"properties":{"type":"object"}}`,
+	`{"type":"object","type":"array"}`,
+	`{"type":"array","type":"object"}`,
+	`{"type":"\u006fbject"}`,
+	`{"\u0074ype":"object"}`,
+	`{"type":["object"]}`,
+	`{"type":"object"} x`,
+	`{"type":"object"`,
+	`["type","object"]`,
+	`"object"`,
+	`null`,
+	``,
+	`{"type":"object","a":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`,
+	`{"type":"object","a":"\xff"}`,
+	`{"type":"Object"}`,
+}
+
+func FuzzObjectSchema(f *testing.F) {
+	for _, s := range objectSchemaSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		if got, want := objectSchema(schema), objectSchemaByDecoding(schema); got != want {
+			t.Errorf("objectSchema(%q) = %v, decoding says %v", schema, got, want)
+		}
+	})
+}
