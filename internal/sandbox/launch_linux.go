@@ -111,7 +111,8 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 // are read-only binds; a server whose calls that write are watched has
 // no placeholder made for its absent protected names where the kernel
 // lets gemkit make new names for it, sealedRules), and, with namespaces,
-// the placeholders held and the watch of the guarded paths. It is made
+// the placeholders held, the watch of the guarded paths and the steps of
+// the tool's root. It is made
 // on another thread while the first attempt's child starts (its clone,
 // its exec and its Go runtime's start take milliseconds of the other
 // core), not before it: the child reads its spec, made from the plan,
@@ -123,10 +124,10 @@ type runPlan struct {
 	held     []heldPath
 	w        *guardWatcher
 	guards   *guardRun
-	// root is the steps of the tool's own root, planned here too with
-	// namespaces (every attempt with them has a mount namespace): the
-	// walk of the links on their way is stats, which the other core
-	// makes while the child starts, where the spec waited for them.
+	// root: every attempt with namespaces has a mount namespace; the
+	// walk of the links on the way to each bind is stats, which the
+	// other core makes here while the child starts, where the spec
+	// waited for them.
 	root *rootPlan
 	err  error
 }
