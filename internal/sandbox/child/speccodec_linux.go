@@ -20,16 +20,15 @@ import (
 
 // MarshalBinary encodes s for the child (UnmarshalBinary).
 func (s *Spec) MarshalBinary() ([]byte, error) {
-	w := specWriter{b: make([]byte, 0, 4096)}
+	w := &specWriter{b: make([]byte, 0, 4096)}
 	w.str(s.Path)
-	w.strs(s.Argv)
-	w.strs(s.Env)
-	w.uint(uint64(len(s.Rules)))
-	for _, r := range s.Rules {
+	putList(w, s.Argv, w.str)
+	putList(w, s.Env, w.str)
+	putList(w, s.Rules, func(r PathRule) {
 		w.str(r.Path)
 		w.str(r.Why)
 		w.flags(r.Write, r.ListOnly, r.File, r.Optional, r.NoCreate)
-	}
+	})
 	w.int(s.LandlockABI)
 	w.int(s.ProxyPort)
 	w.int(s.ResolverPort)
@@ -37,8 +36,7 @@ func (s *Spec) MarshalBinary() ([]byte, error) {
 		s.OwnProc, s.DenySession, s.DenyMetadata, s.DenyFallocate, s.Gated)
 	w.uint(s.MemoryBytes)
 	w.int(s.PidMax)
-	w.uint(uint64(len(s.Mounts)))
-	for _, m := range s.Mounts {
+	putList(w, s.Mounts, func(m Mount) {
 		w.str(string(m.Kind))
 		w.str(m.Path)
 		w.str(m.Source)
@@ -47,13 +45,10 @@ func (s *Spec) MarshalBinary() ([]byte, error) {
 		w.uint(m.Size)
 		w.uint(m.Inodes)
 		w.str(m.Content)
-	}
+	})
 	w.str(s.MountBase)
 	w.str(s.Dir)
-	w.uint(uint64(len(s.Join)))
-	for _, fd := range s.Join {
-		w.int(fd)
-	}
+	putList(w, s.Join, w.int)
 	return w.b, nil
 }
 
@@ -61,20 +56,16 @@ func (s *Spec) MarshalBinary() ([]byte, error) {
 // does not decode, or is left over, is an error: the spec is all the
 // child knows of the sandbox it must build.
 func (s *Spec) UnmarshalBinary(b []byte) error {
-	r := specReader{b: b}
+	r := &specReader{b: b}
 	*s = Spec{}
 	s.Path = r.str()
-	s.Argv = r.strs()
-	s.Env = r.strs()
-	if n := r.count(); n > 0 {
-		s.Rules = make([]PathRule, n)
-		for i := range s.Rules {
-			p := &s.Rules[i]
-			p.Path = r.str()
-			p.Why = r.str()
-			r.flags(&p.Write, &p.ListOnly, &p.File, &p.Optional, &p.NoCreate)
-		}
-	}
+	s.Argv = list(r, func(v *string) { *v = r.str() })
+	s.Env = list(r, func(v *string) { *v = r.str() })
+	s.Rules = list(r, func(p *PathRule) {
+		p.Path = r.str()
+		p.Why = r.str()
+		r.flags(&p.Write, &p.ListOnly, &p.File, &p.Optional, &p.NoCreate)
+	})
 	s.LandlockABI = r.int()
 	s.ProxyPort = r.int()
 	s.ResolverPort = r.int()
@@ -82,28 +73,19 @@ func (s *Spec) UnmarshalBinary(b []byte) error {
 		&s.OwnProc, &s.DenySession, &s.DenyMetadata, &s.DenyFallocate, &s.Gated)
 	s.MemoryBytes = r.uint()
 	s.PidMax = r.int()
-	if n := r.count(); n > 0 {
-		s.Mounts = make([]Mount, n)
-		for i := range s.Mounts {
-			m := &s.Mounts[i]
-			m.Kind = MountKind(r.str())
-			m.Path = r.str()
-			m.Source = r.str()
-			m.Target = r.str()
-			r.flags(&m.Write, &m.File, &m.Device, &m.Optional)
-			m.Size = r.uint()
-			m.Inodes = r.uint()
-			m.Content = r.str()
-		}
-	}
+	s.Mounts = list(r, func(m *Mount) {
+		m.Kind = MountKind(r.str())
+		m.Path = r.str()
+		m.Source = r.str()
+		m.Target = r.str()
+		r.flags(&m.Write, &m.File, &m.Device, &m.Optional)
+		m.Size = r.uint()
+		m.Inodes = r.uint()
+		m.Content = r.str()
+	})
 	s.MountBase = r.str()
 	s.Dir = r.str()
-	if n := r.count(); n > 0 {
-		s.Join = make([]int, n)
-		for i := range s.Join {
-			s.Join[i] = r.int()
-		}
-	}
+	s.Join = list(r, func(v *int) { *v = r.int() })
 	if r.err == nil && len(r.b) > 0 {
 		r.err = fmt.Errorf("%d bytes after its end", len(r.b))
 	}
@@ -123,10 +105,11 @@ func (w *specWriter) str(s string) {
 	w.b = append(w.b, s...)
 }
 
-func (w *specWriter) strs(ss []string) {
-	w.uint(uint64(len(ss)))
-	for _, s := range ss {
-		w.str(s)
+// putList writes the length of xs, then each element by put.
+func putList[T any](w *specWriter, xs []T, put func(T)) {
+	w.uint(uint64(len(xs)))
+	for _, x := range xs {
+		put(x)
 	}
 }
 
@@ -203,16 +186,18 @@ func (r *specReader) str() string {
 	return s
 }
 
-func (r *specReader) strs() []string {
+// list reads what putList wrote, each element by get; an empty list
+// is nil.
+func list[T any](r *specReader, get func(*T)) []T {
 	n := r.count()
 	if n == 0 {
 		return nil
 	}
-	ss := make([]string, n)
-	for i := range ss {
-		ss[i] = r.str()
+	xs := make([]T, n)
+	for i := range xs {
+		get(&xs[i])
 	}
-	return ss
+	return xs
 }
 
 // flags sets each of bs from the bits of one number, as specWriter.flags

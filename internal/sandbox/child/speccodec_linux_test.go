@@ -117,8 +117,8 @@ func TestSpecBinaryRefuses(t *testing.T) {
 func unknownFlags() []byte {
 	var w specWriter
 	w.str("")       // Path
-	w.strs(nil)     // Argv
-	w.strs(nil)     // Env
+	w.uint(0)       // Argv
+	w.uint(0)       // Env
 	w.uint(0)       // Rules
 	w.int(0)        // LandlockABI
 	w.int(0)        // ProxyPort
