@@ -58,7 +58,8 @@ func BenchmarkServerPlan(b *testing.B) {
 			b.Fatal(err)
 		}
 		enf := enforcement(c, 7, ns)
-		spec, _, err := childSpec(c, false, &runPlan{rules: rules, overlays: overlays, sealed: sealed}, &enf)
+		pl := &runPlan{rules: rules, overlays: overlays, sealed: sealed, root: planRoot(c, rules, overlays)}
+		spec, _, err := childSpec(c, false, pl, &enf)
 		if err != nil {
 			b.Fatal(err)
 		}

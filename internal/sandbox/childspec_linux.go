@@ -54,14 +54,12 @@ func childSpec(c *Command, gated bool, pl *runPlan, enf *Enforcement) (child.Spe
 		return spec, nil, ErrNoMountNamespace
 	}
 	if enf.MountNS {
-		root := pl.root
-		if root == nil {
-			root = planRoot(c, rules, overlays)
+		// Every plan for an attempt with namespaces has its root
+		// planned (Launcher.plan).
+		if pl.root.err != nil {
+			return spec, nil, pl.root.err
 		}
-		if root.err != nil {
-			return spec, nil, root.err
-		}
-		spec.Mounts, spec.MountBase, spec.Dir = root.steps, root.base, root.dir
+		spec.Mounts, spec.MountBase, spec.Dir = pl.root.steps, pl.root.base, pl.root.dir
 		enf.TempBytes = tempBytes(c)
 	}
 	var ww *writeWatch
