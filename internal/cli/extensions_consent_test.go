@@ -94,6 +94,14 @@ func TestExtensionsConsentNamesChangedFiles(t *testing.T) {
 			}
 			os.Remove(filepath.Join(src, "GEMINI.md"))
 		}, false, "these files of the extension changed: GEMINI.md (removed), gen/00.js (added), gen/01.js (added), gen/02.js (added), gen/03.js (added), gen/04.js (added), gen/05.js (added), gen/06.js (added), gen/07.js (added), gen/08.js (added) and 2 more. Look at them in $SRC before agreeing again."},
+		// What an npm install changes in the dependencies the extension
+		// ships does not hide its own changed file: that comes first.
+		{"own before dependencies", func(t *testing.T, src string) {
+			for i := range 12 {
+				appendTo(t, filepath.Join(src, fmt.Sprintf("node_modules/dep/%02d.js", i)), "x\n")
+			}
+			appendTo(t, filepath.Join(src, "tools/count_words.py"), "import os\n")
+		}, false, "these files of the extension changed: tools/count_words.py (changed), node_modules/dep/00.js (added), node_modules/dep/01.js (added), node_modules/dep/02.js (added), node_modules/dep/03.js (added), node_modules/dep/04.js (added), node_modules/dep/05.js (added), node_modules/dep/06.js (added), node_modules/dep/07.js (added), node_modules/dep/08.js (added) and 3 in its dependencies (node_modules). Look at them in $SRC before agreeing again."},
 		{"record without the list", func(t *testing.T, src string) { appendTo(t, filepath.Join(src, "tools/count_words.py"), "import os\n") }, true,
 			"Since you agreed, the extension's files changed; gemkit cannot name them, as your consent was recorded before it kept a list of files. Look at $SRC before agreeing again."},
 	} {

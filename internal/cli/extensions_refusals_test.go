@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -176,6 +177,60 @@ func TestStaleRefusalsGone(t *testing.T) {
 		if out := e.mustRun("doctor"); strings.Contains(out, said) {
 			t.Errorf("after %s doctor tells of the refusal from before:\n%s", c.name, out)
 		}
+	}
+}
+
+// TestUpdateForgetsRefusals: an update that brings a new version drops
+// what the sandbox refused the old one's servers from the file gemkit
+// mcp keeps them in, and keeps another extension's; an update that
+// finds nothing new keeps them.
+func TestUpdateForgetsRefusals(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("HOME", e.home) // where gemkit mcp keeps the refusals
+	src := srvExt(t)
+	e.mustRun("install", src, "--consent")
+	e.mustRun("sandbox", "srv-ext")
+	path, err := extmcp.RefusalsPath(map[string]string{"HOME": e.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	mine := extmcp.Refusal{Extension: "srv-ext", Server: "memory", Start: at, At: at, Host: "registry.npmjs.org", Lookup: true,
+		Reason: "name looked up without the sandbox's proxy; host not allowed", Allow: "gemkit extensions sandbox srv-ext --allow-host registry.npmjs.org"}
+	other := mine
+	other.Extension, other.Allow = "other-ext", "gemkit extensions sandbox other-ext --allow-host registry.npmjs.org"
+	b, _ := json.Marshal([]extmcp.Refusal{mine, other})
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	extensions := func() []string {
+		t.Helper()
+		rs, err := extmcp.ReadRefusals(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range rs {
+			names = append(names, r.Extension)
+		}
+		return names
+	}
+
+	if out := e.mustRun("update", "srv-ext"); !strings.Contains(out, "up to date") {
+		t.Fatalf("update with nothing new: %q", out)
+	}
+	if got := extensions(); !slices.Equal(got, []string{"srv-ext", "other-ext"}) {
+		t.Errorf("an update that found nothing new left the refusals of %v", got)
+	}
+	manifest := filepath.Join(src, "gemini-extension.json")
+	data, _ := os.ReadFile(manifest)
+	os.WriteFile(manifest, bytes.Replace(data, []byte(`"version": "1.0.0"`), []byte(`"version": "1.1.0"`), 1), 0o644)
+	if out := e.mustRun("update", "srv-ext", "--consent"); !strings.Contains(out, "1.0.0 → 1.1.0") {
+		t.Fatalf("update to 1.1.0: %q", out)
+	}
+	if got := extensions(); !slices.Equal(got, []string{"other-ext"}) {
+		t.Errorf("after the update the file keeps the refusals of %v, want other-ext's alone", got)
 	}
 }
 

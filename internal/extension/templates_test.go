@@ -132,6 +132,29 @@ func mcpTemplateServer(t *testing.T, name string) mcpServerDef {
 	return def
 }
 
+// TestTemplateMCPDeclaresPermissions: the MCP template shows an author
+// where a server's needs go: the manifest's permissions, which its
+// servers take in gemkit's sandbox (a host to reach, workspace writes).
+func TestTemplateMCPDeclaresPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "srv")
+	if _, err := CreateFromTemplate(dir, "mcp"); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ext.Manifest.Permissions
+	if p == nil || p.Filesystem == nil || p.Network == nil {
+		t.Fatalf("the MCP template declares no filesystem and network permissions: %s", ext.Raw)
+	}
+	for _, key := range []string{`"allowedHosts"`, `"write"`} {
+		if !strings.Contains(string(ext.Raw), key) {
+			t.Errorf("the MCP template does not show %s for its server to widen", key)
+		}
+	}
+}
+
 func TestTemplateMCPServerAnswers(t *testing.T) {
 	gemkittest.Tool(t, "node", "nodejs")
 	def := mcpTemplateServer(t, "srv")

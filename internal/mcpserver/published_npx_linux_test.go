@@ -128,7 +128,7 @@ type npxExtension struct {
 	files map[string]string
 	env   string
 	// tool and args are the call; answer a phrase of the server's answer
-	// offline, which bare gives too (TestPublishedNPXAsBare).
+	// offline, which bare gives too (wantBare checks it of each).
 	tool   string
 	args   map[string]any
 	answer string
