@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -235,11 +236,48 @@ func plainDigest(dir string) (string, error) {
 // its digest cache settled, as at every warm start of its server (warm),
 // beside a plain stat walk of the same tree (stat-walk: filepath.WalkDir
 // and an lstat of every entry, nothing opened or hashed, the least any
-// check of the files' state could do), in the same run. The issue's
-// target is a warm check under 50 ms.
+// check of the files' state could do), in the same run, and what a
+// warm start of its server checks now that it runs from gemkit's copy
+// of the extension as agreed to (start: Store.AgreedCopy, which reads
+// gemkit's records and the copy's manifest, nothing of the folder).
+// The issue's target is a warm check under 50 ms.
 func BenchmarkConsentCheck25k(b *testing.B) {
 	const files = 25000
 	big := benchNodeModules(b, files, 1<<10)
+	b.Run("start", func(b *testing.B) {
+		// The same tree with a server in its manifest, agreed to and
+		// copied as a switch does, in a folder of its own: the other
+		// sides' tree stays one of exactly 25,000 files.
+		dir := filepath.Join(b.TempDir(), "big-ext")
+		if out, err := exec.Command("cp", "-a", big, dir).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		manifest := `{"name": "big-ext", "version": "1.0.0", "mcpServers": {"srv": {"command": "node", "args": ["${extensionPath}/node_modules/pkg000/lib/f00.js"]}}}`
+		if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(manifest), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		ext, err := Load(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := ReadContent(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := OpenStore(b.TempDir())
+		if err := st.RecordConsentContent(ext.Manifest.Name, PermissionsHash(ext.Manifest), c); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.KeepAgreedCopy(context.Background(), ext); err != nil {
+			b.Fatal(err)
+		}
+		defer cpuMetric(b)()
+		for b.Loop() {
+			if st.AgreedCopy(ext) == "" {
+				b.Fatal("no agreed copy")
+			}
+		}
+	})
 	cache := filepath.Join(b.TempDir(), "digests", "c")
 	if _, err := readContentCached(big, openDigestCache(cache, time.Now().Add(3*RacyWindow))); err != nil {
 		b.Fatal(err)
