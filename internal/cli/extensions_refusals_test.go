@@ -109,34 +109,14 @@ func TestRefusalFindings(t *testing.T) {
 // changed manifest (an install by Gemini CLI, which gemkit does not
 // see), leaves out every refusal from before.
 func TestStaleRefusalsGone(t *testing.T) {
-	e := newEnv(t)
-	t.Setenv("HOME", e.home) // where gemkit mcp keeps the refusals
-	src := srvExt(t)
-	e.mustRun("link", src, "--consent")
-	e.mustRun("sandbox", "srv-ext")
-	path, err := extmcp.RefusalsPath(map[string]string{"HOME": e.home})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, src, path, keep := switchedSrvExt(t, "link")
 	// What the old version's server was refused, as gemkit mcp keeps
 	// it, and another extension's; both after the consent to it.
 	agreed := time.Now().Add(-time.Hour)
 	setConsentTime(t, e.home, "srv-ext", agreed)
 	manifest := filepath.Join(src, "gemini-extension.json")
 	os.Chtimes(manifest, agreed, agreed)
-	start := agreed.Add(30 * time.Minute)
-	keep := func(rs ...extmcp.Refusal) {
-		t.Helper()
-		b, _ := json.Marshal(rs)
-		os.MkdirAll(filepath.Dir(path), 0o700)
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	registry := extmcp.Refusal{Extension: "srv-ext", Server: "memory", Start: start, At: start, Host: "registry.npmjs.org", Lookup: true,
-		Reason: "name looked up without the sandbox's proxy; host not allowed", Allow: "gemkit extensions sandbox srv-ext --allow-host registry.npmjs.org"}
-	other := registry
-	other.Extension, other.Allow = "other-ext", "gemkit extensions sandbox other-ext --allow-host registry.npmjs.org"
+	registry, other := registryRefusals(agreed.Add(30 * time.Minute))
 	keep(registry, other)
 	said := "the host registry.npmjs.org: name looked up without the sandbox's proxy; host not allowed"
 	if out := e.mustRun("doctor"); !strings.Contains(out, "srv-ext: extension srv-ext's MCP server memory was refused") || !strings.Contains(out, said) {
@@ -185,25 +165,8 @@ func TestStaleRefusalsGone(t *testing.T) {
 // mcp keeps them in, and keeps another extension's; an update that
 // finds nothing new keeps them.
 func TestUpdateForgetsRefusals(t *testing.T) {
-	e := newEnv(t)
-	t.Setenv("HOME", e.home) // where gemkit mcp keeps the refusals
-	src := srvExt(t)
-	e.mustRun("install", src, "--consent")
-	e.mustRun("sandbox", "srv-ext")
-	path, err := extmcp.RefusalsPath(map[string]string{"HOME": e.home})
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Now()
-	mine := extmcp.Refusal{Extension: "srv-ext", Server: "memory", Start: at, At: at, Host: "registry.npmjs.org", Lookup: true,
-		Reason: "name looked up without the sandbox's proxy; host not allowed", Allow: "gemkit extensions sandbox srv-ext --allow-host registry.npmjs.org"}
-	other := mine
-	other.Extension, other.Allow = "other-ext", "gemkit extensions sandbox other-ext --allow-host registry.npmjs.org"
-	b, _ := json.Marshal([]extmcp.Refusal{mine, other})
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	e, src, path, keep := switchedSrvExt(t, "install")
+	keep(registryRefusals(time.Now()))
 	extensions := func() []string {
 		t.Helper()
 		rs, err := extmcp.ReadRefusals(path)
@@ -232,6 +195,41 @@ func TestUpdateForgetsRefusals(t *testing.T) {
 	if got := extensions(); !slices.Equal(got, []string{"other-ext"}) {
 		t.Errorf("after the update the file keeps the refusals of %v, want other-ext's alone", got)
 	}
+}
+
+// switchedSrvExt is srv-ext's source, added with `gemkit extensions
+// how` (link or install) and consent, and switched, in a new env whose
+// HOME is where gemkit mcp keeps the refusals, in the file path; keep
+// writes rs there as gemkit mcp keeps them.
+func switchedSrvExt(t *testing.T, how string) (e *env, src, path string, keep func(rs ...extmcp.Refusal)) {
+	t.Helper()
+	e = newEnv(t)
+	t.Setenv("HOME", e.home)
+	src = srvExt(t)
+	e.mustRun(how, src, "--consent")
+	e.mustRun("sandbox", "srv-ext")
+	path, err := extmcp.RefusalsPath(map[string]string{"HOME": e.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, src, path, func(rs ...extmcp.Refusal) {
+		t.Helper()
+		b, _ := json.Marshal(rs)
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// registryRefusals are a refusal of the npm registry to srv-ext's
+// server in its run started at start, and the same of other-ext's.
+func registryRefusals(start time.Time) (mine, other extmcp.Refusal) {
+	mine = extmcp.Refusal{Extension: "srv-ext", Server: "memory", Start: start, At: start, Host: "registry.npmjs.org", Lookup: true,
+		Reason: "name looked up without the sandbox's proxy; host not allowed", Allow: "gemkit extensions sandbox srv-ext --allow-host registry.npmjs.org"}
+	other = mine
+	other.Extension, other.Allow = "other-ext", "gemkit extensions sandbox other-ext --allow-host registry.npmjs.org"
+	return mine, other
 }
 
 // setConsentTime sets when the consent to name was given, in its record.
