@@ -124,10 +124,11 @@ type runPlan struct {
 	held     []heldPath
 	w        *guardWatcher
 	guards   *guardRun
-	// root: every attempt with namespaces has a mount namespace; the
-	// walk of the links on the way to each bind is stats, which the
-	// other core makes here while the child starts, where the spec
-	// waited for them.
+	// root is the steps of the tool's own root, planned with
+	// namespaces (every attempt with them has a mount namespace, and
+	// childSpec takes them from here): the walk of the links on the way
+	// to each bind is stats, which the other core makes here while the
+	// child starts, where the spec waited for them.
 	root *rootPlan
 	err  error
 }
