@@ -171,7 +171,22 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			fmt.Fprintf(a.Err, "Pinning the packages %s's servers fetch through a package runner:\n", extension.Printable(name))
 			said = true
 		}
-		t, err := installer.Install(ctx, pkgrun.Request{Extension: name, Server: s.name, Invocation: s.inv, Scripts: scripts})
+		req := pkgrun.Request{Extension: name, Server: s.name, Invocation: s.inv, Scripts: scripts}
+		if had && was.Request == s.inv.Request() && was.Runner == s.inv.Runner && was.ScriptsRun == scripts && treeThere(was.Tree) {
+			// Asked again (an update): what the registry would install
+			// now is resolved first, from the packages' metadata, and
+			// installed only when it is not the pinned tree.
+			r, err := installer.Resolve(ctx, req)
+			if err != nil {
+				return fail(fmt.Errorf("%s's MCP server %s: %w", extension.Printable(name), extension.Printable(s.name), err))
+			}
+			if same, err := r.Same(was.Tree); err == nil && same && r.Registry == was.Registry {
+				plan.pins[s.name] = was
+				plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, unchanged: the registry has nothing new for it", head, was.Package, was.Version))
+				continue
+			}
+		}
+		t, err := installer.Install(ctx, req)
 		if err != nil {
 			return fail(fmt.Errorf("%s's MCP server %s: %w", extension.Printable(name), extension.Printable(s.name), err))
 		}

@@ -173,9 +173,41 @@ func TestSwitchPinsPackage(t *testing.T) {
 	if c.Packages["hello"].Version != "1.1.0" || !granted || len(e.trees()) != 1 || c.Packages["hello"].Tree == pin.Tree {
 		t.Errorf("after the update: %+v, consent %v, trees %v", c.Packages["hello"], granted, e.trees())
 	}
-	if out := e.must("extensions", "update", "hello"); !strings.Contains(out, "hello's servers' packages are up to date: hello hello-mcp 1.1.0") {
-		t.Errorf("update with nothing new:\n%s", out)
+	// Nothing new: the update resolves the tree from the packages'
+	// metadata and fetches no tarball.
+	asked := len(e.reg.Requests())
+	out = e.must("extensions", "update", "hello")
+	for _, want := range []string{
+		"Asking " + e.reg.URL + " what hello-mcp (the newest) for hello installs now, in gemkit's sandbox (no network but the registry, the packages' metadata only):",
+		"resolved hello-mcp 1.1.0: 2 packages",
+		"hello's servers' packages are up to date: hello hello-mcp 1.1.0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("update with nothing new does not say %q:\n%s", want, out)
+		}
 	}
+	if strings.Contains(out, "Installing") || len(e.trees()) != 1 {
+		t.Errorf("update with nothing new installed again (trees %v):\n%s", e.trees(), out)
+	}
+	for _, r := range e.reg.Requests()[asked:] {
+		if strings.HasSuffix(r, ".tgz") {
+			t.Errorf("update with nothing new fetched %s", r)
+		}
+	}
+	// A dependency's new version in its range, the package's own the
+	// same: resolved anew, installed, and asked for.
+	e.reg.Publish(map[string]string{
+		"package.json": `{"name": "dep-a", "version": "1.2.0", "main": "index.js"}`,
+		"index.js":     "exports.v = '1.2.0';\n",
+	})
+	out, err = e.run("extensions", "update", "hello")
+	if err == nil || !strings.Contains(out, "changed since you agreed: hello-mcp 1.1.0, the same version; packages: 1 changed (dep-a 1.1.0 → 1.2.0)") {
+		t.Errorf("update of a dependency without consent: %v\n%s", err, out)
+	}
+	if c, granted := e.choice(); c.Packages["hello"].Version != "1.1.0" || !granted || len(e.trees()) != 1 {
+		t.Errorf("the refused update changed the pin: %+v, consent %v, trees %v", c.Packages["hello"], granted, e.trees())
+	}
+	e.must("extensions", "update", "hello", "--consent")
 	if out := e.must("extensions", "describe", "hello"); !strings.Contains(out, "hello: pinned: it runs hello-mcp 1.1.0") {
 		t.Errorf("describe does not say what the server runs:\n%s", out)
 	}

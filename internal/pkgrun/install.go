@@ -170,31 +170,7 @@ func (in *Installer) environ() []string {
 // own and renamed into place once npm succeeded and it was checked; an
 // install that fails or is interrupted (ctx) leaves nothing behind.
 func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
-	inv := req.Invocation
-	if inv.Ecosystem == runnerline.PyPI {
-		return Tree{}, &runnerline.PyPIError{Invocation: inv}
-	}
-	env := envMap(in.environ())
-	node, npmCLI, npmRoot, err := findNPM(env, in.Untrusted)
-	if err != nil {
-		return Tree{}, err
-	}
-	cfg, err := ReadConfig(env, node)
-	if err != nil {
-		return Tree{}, err
-	}
-	dir, err := extDir(in.Root, req.Extension)
-	if err != nil {
-		return Tree{}, err
-	}
-	if err := privateDirs(in.Root, dir); err != nil {
-		return Tree{}, err
-	}
-	cache := filepath.Join(in.Root, ".npm-cache")
-	if err := privateDirs(in.Root, cache); err != nil {
-		return Tree{}, err
-	}
-	stage, err := os.MkdirTemp(dir, ".staging-")
+	dir, stage, err := in.stage(req, ".staging-")
 	if err != nil {
 		return Tree{}, err
 	}
@@ -204,32 +180,187 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 			fsutil.RemoveTree(stage)
 		}
 	}()
+	run, err := in.npm(ctx, req, stage, false)
+	if err != nil {
+		return Tree{}, err
+	}
+	t, err := inspect(stage, req.Invocation, req.Scripts)
+	if err != nil {
+		return Tree{}, fmt.Errorf("installing %s: %w; nothing was kept", run.target, err)
+	}
+	t.Registry, t.Fetched, t.Newest = run.registry, run.received, req.Spec == ""
+	final := filepath.Join(dir, slug(req.Server)+"@"+slug(t.Version)+"-"+strings.TrimPrefix(filepath.Base(stage), ".staging-"))
+	if err := os.Rename(stage, final); err != nil {
+		return Tree{}, err
+	}
+	kept = true
+	t.Dir = final
+	run.prog.done(t)
+	return t, nil
+}
+
+// Resolution is what the registry would install for a request now: the
+// tree npm resolved, without a package fetched (Resolve).
+type Resolution struct {
+	// Version is the request's package's version; Registry where it
+	// would come from (without credentials).
+	Version, Registry string
+	lock              npmLock
+}
+
+// Resolve asks the registry what Install would install for req now,
+// fetching no package: npm resolves the tree and writes its lock alone
+// (--package-lock-only), in the same sandbox as Install's, from the
+// packages' metadata. An update that finds nothing new (Same) then
+// costs the metadata, where installing the tree again to compare it
+// fetched every package (411 MB for one published server's) and wrote
+// and hashed all of it only to remove it.
+func (in *Installer) Resolve(ctx context.Context, req Request) (Resolution, error) {
+	_, stage, err := in.stage(req, ".resolving-")
+	if err != nil {
+		return Resolution{}, err
+	}
+	defer fsutil.RemoveTree(stage)
+	run, err := in.npm(ctx, req, stage, true)
+	if err != nil {
+		return Resolution{}, err
+	}
+	root, err := fsutil.OpenRoot(stage)
+	if err != nil {
+		return Resolution{}, err
+	}
+	defer root.Close()
+	l, _, err := readLock(root)
+	if err != nil {
+		return Resolution{}, fmt.Errorf("resolving %s: %w", run.target, err)
+	}
+	e, ok := l.Packages["node_modules/"+req.Package]
+	if !ok || e.Link || e.Version == "" {
+		return Resolution{}, fmt.Errorf("resolving %s: npm resolved no package %s", run.target, req.Package)
+	}
+	r := Resolution{Version: e.Version, Registry: run.registry, lock: l}
+	run.prog.resolved(req.Package, r.Version, len(l.installed()))
+	return r, nil
+}
+
+// Same reports whether the tree dir, which Install made, holds what r
+// resolved: the same packages at the same places, each of the same
+// version and bytes (its integrity) and as the same kind of entry. The
+// lock npm writes without installing leaves out where each package is
+// fetched from, which the bytes' integrity makes moot.
+func (r Resolution) Same(dir string) (bool, error) {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	l, _, err := readLock(root)
+	if err != nil {
+		return false, err
+	}
+	return sameTree(r.lock, l), nil
+}
+
+// sameTree reports whether two locks give the same packages at the same
+// paths, each of the same name, version, integrity, link and install
+// scripts.
+func sameTree(a, b npmLock) bool {
+	key := func(p lockPackage) lockPackage {
+		p.Resolved = ""
+		return p
+	}
+	n := 0
+	for path, pa := range a.Packages {
+		if path == "" {
+			continue
+		}
+		pb, ok := b.Packages[path]
+		if !ok || key(pa) != key(pb) {
+			return false
+		}
+		n++
+	}
+	for path := range b.Packages {
+		if path != "" {
+			n--
+		}
+	}
+	return n == 0
+}
+
+// stage makes a new folder, its name starting with prefix, in the
+// folder of req's extension's trees.
+func (in *Installer) stage(req Request, prefix string) (dir, stage string, err error) {
+	if req.Ecosystem == runnerline.PyPI {
+		return "", "", &runnerline.PyPIError{Invocation: req.Invocation}
+	}
+	if dir, err = extDir(in.Root, req.Extension); err != nil {
+		return "", "", err
+	}
+	if err := privateDirs(in.Root, dir); err != nil {
+		return "", "", err
+	}
+	if stage, err = os.MkdirTemp(dir, prefix); err != nil {
+		return "", "", err
+	}
+	return dir, stage, nil
+}
+
+// npmRun is what running npm for a request gave: what it asked for,
+// from where, how much came through the proxy, and the progress that
+// told of it.
+type npmRun struct {
+	target, registry string
+	received         int64
+	prog             *progress
+}
+
+// npm runs npm in gemkit's sandbox to install what req names into
+// stage, or, lockOnly, to resolve it and write the lock alone.
+func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnly bool) (npmRun, error) {
+	inv := req.Invocation
+	env := envMap(in.environ())
+	node, npmCLI, npmRoot, err := findNPM(env, in.Untrusted)
+	if err != nil {
+		return npmRun{}, err
+	}
+	cfg, err := ReadConfig(env, node)
+	if err != nil {
+		return npmRun{}, err
+	}
+	dir := filepath.Dir(stage)
+	cache := filepath.Join(in.Root, ".npm-cache")
+	if err := privateDirs(in.Root, cache); err != nil {
+		return npmRun{}, err
+	}
 	// The configuration, with the person's registry tokens, lives
 	// outside the tree and only for the install.
 	conf, err := os.MkdirTemp(dir, ".config-")
 	if err != nil {
-		return Tree{}, err
+		return npmRun{}, err
 	}
 	defer fsutil.RemoveTree(conf)
 	if err := cfg.write(conf); err != nil {
-		return Tree{}, fmt.Errorf("writing the install's npm configuration: %w", err)
+		return npmRun{}, fmt.Errorf("writing the install's npm configuration: %w", err)
 	}
 	tmp, err := os.MkdirTemp("", "gemkit-npm-")
 	if err != nil {
-		return Tree{}, err
+		return npmRun{}, err
 	}
 	defer fsutil.RemoveTree(tmp)
 	if err := os.WriteFile(filepath.Join(stage, "package.json"), []byte(`{"name": "gemkit-pinned", "private": true, "description": "A package pinned by gemkit for an extension's MCP server."}`+"\n"), 0o644); err != nil {
-		return Tree{}, err
+		return npmRun{}, err
 	}
-	registry := redact(cfg.RegistryFor(inv.Package))
-	target := inv.Package + "@" + inv.Spec
+	run := npmRun{target: inv.Package + "@" + inv.Spec, registry: redact(cfg.RegistryFor(inv.Package))}
 	if inv.Spec == "" {
-		target = inv.Package + "@latest"
+		run.target = inv.Package + "@latest"
 	}
-	args := []string{npmCLI, "install", target, "--save-exact", "--no-audit", "--no-fund", "--no-update-notifier",
+	args := []string{npmCLI, "install", run.target, "--save-exact", "--no-audit", "--no-fund", "--no-update-notifier",
 		"--loglevel=http", "--no-progress", "--prefer-online", "--color=false"}
-	if req.Scripts {
+	if lockOnly {
+		args = append(args, "--package-lock-only")
+	}
+	if req.Scripts && !lockOnly {
 		args = append(args, "--foreground-scripts")
 	} else {
 		args = append(args, "--ignore-scripts")
@@ -238,8 +369,12 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	runtime := []string{langserver.Prefix(node), npmRoot, conf}
 	hosts := allowedHosts(ctx, cfg)
 	var received atomic.Int64
-	prog := &progress{w: in.Progress, terminal: in.Terminal, received: &received}
-	prog.start(inv, req.Server, registry, req.Scripts)
+	run.prog = &progress{w: in.Progress, terminal: in.Terminal, received: &received}
+	if lockOnly {
+		run.prog.startResolve(inv, req.Server, run.registry)
+	} else {
+		run.prog.start(inv, req.Server, run.registry, req.Scripts)
+	}
 	var mu sync.Mutex
 	var denied []netproxy.Denial
 	cmd := &sandbox.Command{
@@ -257,7 +392,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 		Env: []string{"PATH=" + strings.Join(path, string(filepath.ListSeparator)), "HOME=" + tmp, "TMPDIR=" + tmp,
 			"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
 			"NPM_CONFIG_CACHE=" + cache, "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"},
-		Stdout: prog, Stderr: prog, Received: &received,
+		Stdout: run.prog, Stderr: run.prog, Received: &received,
 		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)
@@ -271,33 +406,22 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	p, err := launcher.Start(ctx, cmd)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Tree{}, &InterruptedError{Package: target}
+			return npmRun{}, &InterruptedError{Package: run.target}
 		}
-		return Tree{}, fmt.Errorf("installing %s: npm could not be started in gemkit's sandbox: %w", target, err)
+		return npmRun{}, fmt.Errorf("installing %s: npm could not be started in gemkit's sandbox: %w", run.target, err)
 	}
 	werr := p.Wait()
-	prog.flush()
+	run.prog.flush()
 	if ctx.Err() != nil {
-		return Tree{}, &InterruptedError{Package: target}
+		return npmRun{}, &InterruptedError{Package: run.target}
 	}
 	if werr != nil {
 		mu.Lock()
 		defer mu.Unlock()
-		return Tree{}, prog.failure(target, inv, registry, werr, denied, hosts)
+		return npmRun{}, run.prog.failure(run.target, inv, run.registry, werr, denied, hosts)
 	}
-	t, err := inspect(stage, inv, req.Scripts)
-	if err != nil {
-		return Tree{}, fmt.Errorf("installing %s: %w; nothing was kept", target, err)
-	}
-	t.Registry, t.Fetched, t.Newest = registry, received.Load(), inv.Spec == ""
-	final := filepath.Join(dir, slug(req.Server)+"@"+slug(t.Version)+"-"+strings.TrimPrefix(filepath.Base(stage), ".staging-"))
-	if err := os.Rename(stage, final); err != nil {
-		return Tree{}, err
-	}
-	kept = true
-	t.Dir = final
-	prog.done(t)
-	return t, nil
+	run.received = received.Load()
+	return run, nil
 }
 
 // findNPM finds node and npm on the person's PATH, outside the folders

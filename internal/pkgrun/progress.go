@@ -64,6 +64,23 @@ func (p *progress) start(inv runnerline.Invocation, server, registry string, scr
 	p.printf("Installing %s for %s from %s in gemkit's sandbox (no network but the registry, %s):\n", printable(what), printable(server), printable(registry), how)
 }
 
+// startResolve says what is resolved, and from where (Resolve).
+func (p *progress) startResolve(inv runnerline.Invocation, server, registry string) {
+	what := inv.Request()
+	if inv.Spec == "" {
+		what += " (the newest)"
+	}
+	p.printf("Asking %s what %s for %s installs now, in gemkit's sandbox (no network but the registry, the packages' metadata only):\n", printable(registry), printable(what), printable(server))
+}
+
+// resolved says what Resolve found.
+func (p *progress) resolved(pkg, version string, packages int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLine()
+	p.printf("  resolved %s: %s (%s of metadata fetched)\n", printable(pkg+" "+version), count(packages, "package", "packages"), Size(p.received.Load()))
+}
+
 // Write takes npm's output, line by line.
 func (p *progress) Write(b []byte) (int, error) {
 	p.mu.Lock()
