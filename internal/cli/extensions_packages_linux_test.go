@@ -316,3 +316,68 @@ func TestSwitchPinsAgentServer(t *testing.T) {
 		t.Errorf("after the switch: %+v, consent %v", c.Packages, granted)
 	}
 }
+
+// TestSwitchPinsBunx: a server started with `bunx pkg` runs its pinned
+// package's program as `npx pkg` does (with node): the switch serves it
+// on a machine without Bun, where it had refused it because bunx was
+// not on PATH (after installing the package), and list and doctor say
+// it is served.
+func TestSwitchPinsBunx(t *testing.T) {
+	if p, err := exec.LookPath("bunx"); err == nil {
+		t.Skipf("bunx is installed (%s): the case is a machine without it", p)
+	}
+	e := newPkgEnv(t, strings.Replace(helloManifest, `"command": "npx", "args": ["-y", "hello-mcp", "--stdio"]`, `"command": "bunx", "args": ["hello-mcp", "--stdio"]`, 1))
+	publishHello(e.reg, "1.0.0", "1.0.0")
+	out := e.must("extensions", "sandbox", "hello")
+	for _, want := range []string{
+		"- hello (bunx hello-mcp --stdio): hello-mcp 1.0.0 installed, the newest",
+		"Switched: Gemini CLI no longer starts hello",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the switch does not say %q:\n%s", want, out)
+		}
+	}
+	for _, args := range [][]string{{"extensions", "list"}, {"extensions", "describe", "hello"}, {"extensions", "doctor"}} {
+		if out, _ := e.run(args...); strings.Contains(out, "NOT SERVED") || strings.Contains(out, "would not start") {
+			t.Errorf("%v says the server is not served:\n%s", args, out)
+		}
+	}
+}
+
+// TestSwitchPinsAgainAfterTreeRemoved: a pinned tree removed by hand is
+// told by doctor and list with the command that pins it again; that
+// command installs it again and pins the new tree, where it kept the
+// old pin (its tree gone) because the registry had nothing new, and said
+// the server was served.
+func TestSwitchPinsAgainAfterTreeRemoved(t *testing.T) {
+	e := newPkgEnv(t, helloManifest)
+	publishHello(e.reg, "1.0.0", "1.0.0")
+	e.must("extensions", "sandbox", "hello")
+	c, _ := e.choice()
+	old := c.Packages["hello"].Tree
+	if err := os.RemoveAll(old); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"extensions", "doctor"}, {"extensions", "list"}} {
+		out, _ := e.run(args...)
+		if !strings.Contains(out, "the package pinned for its MCP server hello (hello-mcp 1.0.0) is no longer in "+old+", so gemkit mcp cannot start it") {
+			t.Errorf("%v does not tell of the removed tree:\n%s", args, out)
+		}
+	}
+	if out, _ := e.run("extensions", "doctor"); !strings.Contains(out, "`gemkit extensions sandbox hello` pins it again") {
+		t.Errorf("doctor gives no fix:\n%s", out)
+	}
+	out := e.must("extensions", "sandbox", "hello")
+	if !strings.Contains(out, "the tree pinned before is no longer there ("+old+"): installed again") {
+		t.Errorf("the switch does not say the tree was installed again:\n%s", out)
+	}
+	c, granted := e.choice()
+	if p := c.Packages["hello"]; p.Tree == old || !granted || !treeThere(p.Tree) || len(e.trees()) != 1 {
+		t.Errorf("after pinning again: %+v, consent %v, trees %v", p, granted, e.trees())
+	}
+	for _, args := range [][]string{{"extensions", "doctor"}, {"extensions", "list"}} {
+		if out, _ := e.run(args...); strings.Contains(out, "no longer in") || strings.Contains(out, "NOT SERVED") {
+			t.Errorf("%v still tells of a missing tree:\n%s", args, out)
+		}
+	}
+}

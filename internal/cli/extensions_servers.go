@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -186,7 +187,7 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 // says that they are served as the person agreed to them, not as the
 // folder is now (agreedWords).
 func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) (why, agreed string) {
-	reasons, agreed := startProblems(a, st, ext, c.Widening)
+	reasons, agreed := startProblems(a, st, ext, c.Widening, c.Packages)
 	for _, p := range pinProblems(ext, c, st.Workspace()) {
 		reasons = append(reasons, p.Message+": "+p.Fix)
 	}
@@ -194,8 +195,9 @@ func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c exten
 }
 
 // startProblems are whyNotServed's reasons but the pins: consent, and
-// each stdio server's start with the widening w; and its agreed.
-func startProblems(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening) (why []string, agreed string) {
+// each stdio server's start with the widening w, from its pinned
+// package's tree (pins) when it has one; and its agreed.
+func startProblems(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening, pins map[string]extension.Pin) (why []string, agreed string) {
 	state, err := st.Consent(ext)
 	if err == nil {
 		if agreed = agreedWords(st, ext, state); agreed == "" {
@@ -206,7 +208,7 @@ func startProblems(a *app, st *extension.Store, ext *extension.Extension, w exte
 		why = append(why, err.Error())
 	}
 	for _, s := range extension.SandboxedServers(ext.Manifest) {
-		if err := extmcp.Check(ext, s, w, ext.Dir, a.environ()); err != nil {
+		if err := extmcp.Check(ext, s, w, pins, ext.Dir, a.environ()); err != nil {
 			why = append(why, fmt.Sprintf("its MCP server %s would not start: %v", s, err))
 		}
 	}
@@ -381,7 +383,7 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 	state, err := st.Consent(in.Extension)
 	// The pins' problems are findings of their own (pinFindings), each
 	// with its fix.
-	problems, agreed := startProblems(a, st, in.Extension, s.Widening)
+	problems, agreed := startProblems(a, st, in.Extension, s.Widening, choices[m.Name].Packages)
 	if agreed != "" {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: "switched to gemkit, and " + extension.Printable(agreed)})
 	}
@@ -438,9 +440,25 @@ func pinProblems(ext *extension.Extension, c extension.ServerChoice, ws string) 
 			ps = append(ps, pinProblem{
 				Message: fmt.Sprintf("its MCP server %s (%s) fetches %s through a package runner, and gemkit has not pinned it for what the manifest asks now, so gemkit mcp does not start it", r.name, r.line, r.inv.Request()),
 				Fix:     "`gemkit extensions sandbox " + name + "` installs it once, at an exact version, for you to agree to"})
+		case !pinnedProgramThere(p):
+			// Removed by hand, or by a cleaner of caches: gemkit mcp's
+			// start would fail on the missing program, its fix unsaid.
+			ps = append(ps, pinProblem{
+				Message: fmt.Sprintf("the package pinned for its MCP server %s (%s %s) is no longer in %s, so gemkit mcp cannot start it", r.name, p.Package, p.Version, p.Tree),
+				Fix:     "`gemkit extensions sandbox " + name + "` pins it again, for you to agree to"})
 		}
 	}
 	return ps
+}
+
+// pinnedProgramThere reports whether the program a pin runs is still in
+// its tree (a regular file, as the install left it).
+func pinnedProgramThere(p extension.Pin) bool {
+	if !treeThere(p.Tree) || p.Program == "" {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(p.Tree, filepath.FromSlash(p.Program)))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // cannotPin says why the server r of the extension name, whose line

@@ -222,7 +222,7 @@ func (r *switchOnRun) checkServable() error {
 		// Checked for no workspace in particular (the extension's own
 		// folder stands for one): gemkit mcp runs wherever its client
 		// starts it.
-		if err := extmcp.Check(r.ext, s, r.w, r.ext.Dir, r.a.environ()); err != nil {
+		if err := extmcp.Check(r.ext, s, r.w, r.plan.pins, r.ext.Dir, r.a.environ()); err != nil {
 			cannot = append(cannot, fmt.Sprintf("its MCP server %s would not start: %v", extension.Printable(s), err))
 			var nf *sandbox.NotFoundError
 			if errors.As(err, &nf) {

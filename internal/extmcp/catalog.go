@@ -157,7 +157,7 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			// Not the server's bound: what waited for the listing went.
-			return Catalog{}, fmt.Errorf("%s was not listed: %s", s.who(), stoppedWhileStarting)
+			return Catalog{}, &stopped{fmt.Sprintf("%s was not listed: %s", s.who(), stoppedWhileStarting)}
 		}
 		if lctx.Err() != nil {
 			return Catalog{}, s.failure("did not list its " + what + " within " + s.startTimeout().String())

@@ -2,6 +2,7 @@ package extmcp_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func TestListingCancelled(t *testing.T) {
 	if len(failed) != 1 {
 		t.Fatalf("%d failures, want the held server's: %+v", len(failed), failed)
 	}
-	if err := failed[0].Err.Error(); !strings.Contains(err, "stopped waiting (the client went or cancelled its request, or gemkit mcp ended)") || strings.Contains(err, "within") {
+	if err := failed[0].Err.Error(); !strings.Contains(err, "stopped waiting (the client went or cancelled its request, or gemkit mcp ended)") || strings.Contains(err, "within") || !errors.Is(failed[0].Err, extmcp.ErrStopped) {
 		t.Errorf("a listing given up on is told as %q", err)
 	}
 }

@@ -679,7 +679,7 @@ func TestStartCancelled(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("listing given up on after 500ms took %s", d)
 	}
-	if err := failed[0].Err.Error(); !strings.Contains(err, "stopped waiting (the client went or cancelled its request, or gemkit mcp ended)") || strings.Contains(err, "within") {
+	if err := failed[0].Err.Error(); !strings.Contains(err, "stopped waiting (the client went or cancelled its request, or gemkit mcp ended)") || strings.Contains(err, "within") || !errors.Is(failed[0].Err, extmcp.ErrStopped) {
 		t.Errorf("a start given up on is told as %q", err)
 	}
 }

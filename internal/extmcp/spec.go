@@ -389,11 +389,13 @@ func Printable(s string) string { return extension.Printable(s) }
 
 // Check says whether the stdio server called server of ext would start
 // in the sandbox for the workspace ws, with what its manifest grants and
-// the person's widening w, as far as can be told without starting it: its entry read, its command found where gemkit looks for
-// it, its profile built (its runtime, its data folder); nil for a
-// remote server, whose start is a connection. The switch asks it before
-// it says a server is served.
-func Check(ext *extension.Extension, server string, w extension.Widening, ws string, environ []string) error {
+// the person's widening w, as far as can be told without starting it:
+// its entry read, its command found where gemkit looks for it (for a
+// package runner's line, the program of its package pinned in pins),
+// its profile built (its runtime, its data folder); nil for a remote
+// server, whose start is a connection. The switch asks it before it
+// says a server is served.
+func Check(ext *extension.Extension, server string, w extension.Widening, pins map[string]extension.Pin, ws string, environ []string) error {
 	raw, ok := ext.Manifest.MCPServers[server]
 	if !ok {
 		return fmt.Errorf("%s has no MCP server %s", Printable(ext.Manifest.Name), Printable(server))
@@ -403,6 +405,14 @@ func Check(ext *extension.Extension, server string, w extension.Widening, ws str
 		return errors.New(why)
 	}
 	if sp.Remote() {
+		return nil
+	}
+	// A package runner's server runs its pinned package's program, not
+	// the runner (`bunx` need not be installed for a package gemkit
+	// runs with node): checked as it starts. One without a pin for what
+	// it asks is told by the pins' own checks.
+	pinned(&sp, server, pins)
+	if sp.Unpinned != "" {
 		return nil
 	}
 	sp.Widening = extension.ServerGrant(ext.Manifest).Union(w)

@@ -25,6 +25,17 @@ import (
 // cancelled its request, gemkit mcp ending), not the server.
 const stoppedWhileStarting = "what waited for it stopped waiting (the client went or cancelled its request, or gemkit mcp ended)"
 
+// ErrStopped is what the error of a start or a listing cut short so
+// wraps (errors.Is): no failure of the server's, which a log need not
+// warn of.
+var ErrStopped = errors.New(stoppedWhileStarting)
+
+// stopped is such an error, in its own words.
+type stopped struct{ msg string }
+
+func (e *stopped) Error() string { return e.msg }
+func (e *stopped) Unwrap() error { return ErrStopped }
+
 // start starts the server in the sandbox and connects to it, bounded by
 // its timeout.
 func (s *server) start(ctx context.Context) (*running, error) {
@@ -157,7 +168,7 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 		var ue *sandbox.UnenforceableError
 		switch {
 		case waiting.Err() != nil:
-			return nil, fmt.Errorf("%s was not started: %s", s.who(), stoppedWhileStarting)
+			return nil, &stopped{fmt.Sprintf("%s was not started: %s", s.who(), stoppedWhileStarting)}
 		case errors.Is(err, sandbox.ErrUnsupported):
 			return nil, fmt.Errorf("%s is not started: gemkit runs extensions' MCP servers only inside its sandbox, which it has on Linux only so far", s.who())
 		case errors.As(err, &ue):
@@ -187,6 +198,9 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 		r.kill()
 		// watch records the exit once the caller lets go of s.mu.
 		<-r.exited
+		if waiting.Err() != nil {
+			return nil, &stopped{s.failure(why).Error()}
+		}
 		return nil, s.failure(why)
 	}
 	r.client = client

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -182,8 +184,16 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 		return
 	}
 	c, failed := s.cfg.Servers.Catalog(ctx)
+	// A start or listing cut short because what waited for it went (the
+	// client left, gemkit mcp is ending) is no failure of the server's:
+	// a person who ran a client by hand saw a warning for each server
+	// still starting when it quit.
 	for _, f := range failed {
-		s.log.Warn(f.Err.Error())
+		level := slog.LevelWarn
+		if errors.Is(f.Err, extmcp.ErrStopped) {
+			level = slog.LevelDebug
+		}
+		s.log.Log(ctx, level, f.Err.Error())
 	}
 	s.ext.failed.Store(len(failed) > 0)
 	slices.SortFunc(failed, func(a, b extmcp.Failure) int { return strings.Compare(a.Spec.Key(), b.Spec.Key()) })
