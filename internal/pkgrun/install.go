@@ -225,12 +225,7 @@ func (in *Installer) Resolve(ctx context.Context, req Request) (Resolution, erro
 	if err != nil {
 		return Resolution{}, err
 	}
-	root, err := fsutil.OpenRoot(stage)
-	if err != nil {
-		return Resolution{}, err
-	}
-	defer root.Close()
-	l, _, err := readLock(root)
+	l, err := lockIn(stage)
 	if err != nil {
 		return Resolution{}, fmt.Errorf("resolving %s: %w", run.target, err)
 	}
@@ -249,16 +244,22 @@ func (in *Installer) Resolve(ctx context.Context, req Request) (Resolution, erro
 // lock npm writes without installing leaves out where each package is
 // fetched from, which the bytes' integrity makes moot.
 func (r Resolution) Same(dir string) (bool, error) {
-	root, err := fsutil.OpenRoot(dir)
-	if err != nil {
-		return false, err
-	}
-	defer root.Close()
-	l, _, err := readLock(root)
+	l, err := lockIn(dir)
 	if err != nil {
 		return false, err
 	}
 	return sameTree(r.lock, l), nil
+}
+
+// lockIn reads the lock of the tree dir, through its Root.
+func lockIn(dir string) (npmLock, error) {
+	root, err := fsutil.OpenRoot(dir)
+	if err != nil {
+		return npmLock{}, err
+	}
+	defer root.Close()
+	l, _, err := readLock(root)
+	return l, err
 }
 
 // sameTree reports whether two locks give the same packages at the same
