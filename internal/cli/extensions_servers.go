@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/runnerline"
 )
@@ -452,12 +452,18 @@ func pinProblems(ext *extension.Extension, c extension.ServerChoice, ws string) 
 }
 
 // pinnedProgramThere reports whether the program a pin runs is still in
-// its tree (a regular file, as the install left it).
+// its tree (a regular file, as the install left it), looked at through
+// the tree's Root: npm wrote the tree from what the registry sent.
 func pinnedProgramThere(p extension.Pin) bool {
 	if !treeThere(p.Tree) || p.Program == "" {
 		return false
 	}
-	fi, err := os.Lstat(filepath.Join(p.Tree, filepath.FromSlash(p.Program)))
+	root, err := fsutil.OpenRoot(p.Tree)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	fi, err := root.Lstat(p.Program)
 	return err == nil && fi.Mode().IsRegular()
 }
 
