@@ -25,8 +25,8 @@ type Resolution struct {
 // (--package-lock-only), in the same sandbox as Install's, from the
 // packages' metadata. An update that finds nothing new (Same) then
 // costs the metadata, where installing the tree again to compare it
-// fetched every package (411 MB for one published server's) and wrote
-// and hashed all of it only to remove it.
+// fetched every package and wrote and hashed the whole tree (411 MB
+// for one published server's) only to remove it.
 func (in *Installer) Resolve(ctx context.Context, req Request) (Resolution, error) {
 	_, stage, err := in.stage(req, ".resolving-")
 	if err != nil {
