@@ -162,7 +162,11 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			continue
 		}
 		was, had := old.Packages[s.name]
-		if had && !refresh && was.Request == s.inv.Request() && was.Runner == s.inv.Runner && was.ScriptsRun == scripts && pinnedProgramThere(was) {
+		// there: the old pin's program is still in its tree; same: the
+		// old pin is for what the line asks now, the same way.
+		there := had && pinnedProgramThere(was)
+		same := there && was.Request == s.inv.Request() && was.Runner == s.inv.Runner && was.ScriptsRun == scripts
+		if same && !refresh {
 			plan.pins[s.name] = was
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, pinned as before", head, was.Package, was.Version))
 			continue
@@ -172,7 +176,7 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			said = true
 		}
 		req := pkgrun.Request{Extension: name, Server: s.name, Invocation: s.inv, Scripts: scripts}
-		if had && was.Request == s.inv.Request() && was.Runner == s.inv.Runner && was.ScriptsRun == scripts && pinnedProgramThere(was) {
+		if same {
 			// Asked again (an update): what the registry would install
 			// now is resolved first, from the packages' metadata, and
 			// installed only when it is not the pinned tree.
@@ -202,7 +206,7 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 		if p.Newest {
 			lines[0] += ", the newest"
 		}
-		if had && was.Request == p.Request && was.Runner == p.Runner && was.Lock == p.Lock && was.Version == p.Version && was.ScriptsRun == p.ScriptsRun && pinnedProgramThere(was) {
+		if had && was.Request == p.Request && was.Runner == p.Runner && was.Lock == p.Lock && was.Version == p.Version && was.ScriptsRun == p.ScriptsRun && there {
 			// The registry has nothing new: the pin stays, and the
 			// tree just made goes. A pin for another request (a new
 			// version's manifest naming the same package otherwise)
@@ -216,7 +220,7 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			if was.Version == p.Version {
 				what = fmt.Sprintf("%s %s, the same version", was.Package, was.Version)
 			}
-			if !pinnedProgramThere(was) {
+			if !there {
 				what += "; the tree pinned before is no longer there (" + was.Tree + "): installed again"
 			} else if c, err := pkgrun.Diff(was.Tree, p.Tree); err == nil {
 				what += "; packages: " + c.Words(6)

@@ -1,6 +1,11 @@
 package pkgrun
 
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestSameTree(t *testing.T) {
 	base := func() npmLock {
@@ -11,43 +16,27 @@ func TestSameTree(t *testing.T) {
 			"node_modules/x/node_modules/dep-a": {Version: "1.0.0", Integrity: "sha512-a0", HasInstallScript: true},
 		}}
 	}
+	// set edits the package at path of a lock.
+	set := func(path string, edit func(*lockPackage)) func(npmLock) {
+		return func(l npmLock) {
+			p := l.Packages[path]
+			edit(&p)
+			l.Packages[path] = p
+		}
+	}
 	tests := []struct {
 		name string
 		edit func(l npmLock)
 		same bool
 	}{
 		{"the same", func(npmLock) {}, true},
-		{"where it is fetched from left out (a lock npm wrote without installing)", func(l npmLock) {
-			p := l.Packages["node_modules/dep-a"]
-			p.Resolved = ""
-			l.Packages["node_modules/dep-a"] = p
-		}, true},
+		{"where it is fetched from left out (a lock npm wrote without installing)", set("node_modules/dep-a", func(p *lockPackage) { p.Resolved = "" }), true},
 		{"the root's own entry", func(l npmLock) { l.Packages[""] = lockPackage{Name: "other", Version: "9"} }, true},
-		{"a version", func(l npmLock) {
-			p := l.Packages["node_modules/dep-a"]
-			p.Version = "1.2.0"
-			l.Packages["node_modules/dep-a"] = p
-		}, false},
-		{"the bytes (integrity)", func(l npmLock) {
-			p := l.Packages["node_modules/hello-mcp"]
-			p.Integrity = "sha512-other"
-			l.Packages["node_modules/hello-mcp"] = p
-		}, false},
-		{"install scripts", func(l npmLock) {
-			p := l.Packages["node_modules/x/node_modules/dep-a"]
-			p.HasInstallScript = false
-			l.Packages["node_modules/x/node_modules/dep-a"] = p
-		}, false},
-		{"a link for a package", func(l npmLock) {
-			p := l.Packages["node_modules/dep-a"]
-			p.Link = true
-			l.Packages["node_modules/dep-a"] = p
-		}, false},
-		{"an alias's name", func(l npmLock) {
-			p := l.Packages["node_modules/dep-a"]
-			p.Name = "evil"
-			l.Packages["node_modules/dep-a"] = p
-		}, false},
+		{"a version", set("node_modules/dep-a", func(p *lockPackage) { p.Version = "1.2.0" }), false},
+		{"the bytes (integrity)", set("node_modules/hello-mcp", func(p *lockPackage) { p.Integrity = "sha512-other" }), false},
+		{"install scripts", set("node_modules/x/node_modules/dep-a", func(p *lockPackage) { p.HasInstallScript = false }), false},
+		{"a link for a package", set("node_modules/dep-a", func(p *lockPackage) { p.Link = true }), false},
+		{"an alias's name", set("node_modules/dep-a", func(p *lockPackage) { p.Name = "evil" }), false},
 		{"a package more", func(l npmLock) {
 			l.Packages["node_modules/dep-b"] = lockPackage{Version: "1.0.0", Integrity: "sha512-b"}
 		}, false},
@@ -68,5 +57,29 @@ func TestSameTree(t *testing.T) {
 				t.Errorf("sameTree, the other way = %v, want %v", got, tt.same)
 			}
 		})
+	}
+}
+
+// TestSameLockLinkOut: a pinned tree's lock that npm (or anything that
+// wrote the tree) made a link out of it is not followed: Same fails
+// rather than read a file outside, here one that would match.
+func TestSameLockLinkOut(t *testing.T) {
+	lock := `{"lockfileVersion": 3, "packages": {"": {}, "node_modules/a": {"version": "1.0.0", "integrity": "sha512-a"}}}`
+	outside, tree := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, lockName), []byte(lock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, lockName), filepath.Join(tree, lockName)); err != nil {
+		t.Fatal(err)
+	}
+	var l npmLock
+	if err := json.Unmarshal([]byte(lock), &l); err != nil {
+		t.Fatal(err)
+	}
+	if same, err := (Resolution{lock: l}).Same(tree); err == nil || same {
+		t.Errorf("Same through a lock linked out of the tree: %v, %v", same, err)
+	}
+	if same, err := (Resolution{lock: l}).Same(outside); err != nil || !same {
+		t.Errorf("Same of the lock itself: %v, %v", same, err)
 	}
 }
