@@ -159,6 +159,9 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 			// Not the server's bound: what waited for the listing went.
 			return Catalog{}, &stopped{fmt.Sprintf("%s was not listed: %s", s.who(), stoppedWhileStarting)}
 		}
+		if s.ended() {
+			return Catalog{}, &stopped{fmt.Sprintf("%s was not listed: %s", s.who(), stoppedForGood)}
+		}
 		if lctx.Err() != nil {
 			return Catalog{}, s.failure("did not list its " + what + " within " + s.startTimeout().String())
 		}

@@ -3,6 +3,7 @@ package extmcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -209,5 +210,49 @@ func TestProgressEndsWithCall(t *testing.T) {
 		if p > 3 {
 			t.Errorf("progress %v passed on after the call's result", got)
 		}
+	}
+}
+
+// TestCloseEndsRemoteCall: a call a remote server holds ends when the
+// manager closes (gemkit mcp ending), told as cut short, rather than
+// keep Close waiting up to the call's own bound: the SDK's Close waits
+// for the requests under way, so the connection is ended first.
+func TestCloseEndsRemoteCall(t *testing.T) {
+	t.Parallel()
+	rs := newRemoteServer(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	// Released before the test's server closes (cleanups run last
+	// first), which waits for its handlers.
+	t.Cleanup(func() { close(release) })
+	mcp.AddTool(rs.srv, &mcp.Tool{Name: "hold"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		close(held)
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	const bound = 20 * time.Second
+	m := NewManager(Config{Timeout: bound, Environ: []string{"HOME=/nonexistent"}, Capabilities: filepath.Join(t.TempDir(), "caps.json")})
+	sp := Spec{Extension: "far", Server: "srv", URL: rs.url + "/mcp", Transport: TransportHTTP,
+		Widening: extension.Widening{Hosts: []string{strings.TrimPrefix(rs.url, "http://")}}}
+	m.Sync([]Spec{sp})
+	if _, failed := m.Catalog(context.Background()); len(failed) > 0 {
+		t.Fatal(failed[0].Err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		<-held
+		m.Close()
+	}()
+	began := time.Now()
+	raw, err := m.Call(context.Background(), sp.Key(), "hold", json.RawMessage(`{}`), nil)
+	<-closed
+	if d := time.Since(began); d >= bound {
+		t.Errorf("the call lasted %v, its whole bound: Close waited for it (%s %v)", d.Round(time.Second), raw, err)
+	}
+	if !errors.Is(err, ErrStopped) {
+		t.Errorf("a call cut short by the manager's end is told as %s %v", raw, err)
 	}
 }

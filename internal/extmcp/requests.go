@@ -224,6 +224,9 @@ func (s *server) request(ctx context.Context, what string, do func(context.Conte
 // error (its deadline, or its caller's cancel, which is returned as it
 // is), asked as it goes, since the deadline may pass meanwhile.
 func (s *server) requestFailure(r *running, what string, err error, ctxErr func() error) error {
+	if ctxErr() == nil && s.ended() {
+		return &stopped{fmt.Sprintf("%s did not answer %s: %s", s.who(), what, stoppedForGood)}
+	}
 	if ended, why := r.client.Ended(); ended && ctxErr() == nil && errors.Is(why, mcpclient.ErrMessageTooLarge) {
 		return s.broke(r, fmt.Sprintf("printed a message over %d MiB on its stdout during the call of %s", mcpclient.MaxMessage>>20, what))
 	}

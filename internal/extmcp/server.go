@@ -98,6 +98,10 @@ func (s *server) who() string {
 	return fmt.Sprintf("extension %s's MCP server %s", Printable(s.spec.Extension), Printable(s.spec.Server))
 }
 
+// ended reports whether the server was stopped for good (its life
+// ended: Close, or Sync without it).
+func (s *server) ended() bool { return s.life != nil && s.life.Err() != nil }
+
 // failure wraps what went wrong with the server's name and its stderr's
 // last lines.
 func (s *server) failure(what string) error {

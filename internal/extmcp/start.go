@@ -25,9 +25,13 @@ import (
 // cancelled its request, gemkit mcp ending), not the server.
 const stoppedWhileStarting = "what waited for it stopped waiting (the client went or cancelled its request, or gemkit mcp ended)"
 
-// ErrStopped is what the error of a start or a listing cut short so
-// wraps (errors.Is): no failure of the server's, which a log need not
-// warn of.
+// stoppedForGood says why a request or a listing ended before its time
+// was up: gemkit stopped the server for good meanwhile.
+const stoppedForGood = "gemkit stopped the server meanwhile (gemkit mcp is ending, or the server's extension changed or went)"
+
+// ErrStopped is what the error of a start, a listing or a request cut
+// short so wraps (errors.Is): no failure of the server's, which a log
+// need not warn of.
 var ErrStopped = errors.New(stoppedWhileStarting)
 
 // stopped is such an error, in its own words.

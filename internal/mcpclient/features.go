@@ -40,16 +40,22 @@ type Item struct {
 
 // ListPrompts lists every prompt, page after page.
 func (c *Client) ListPrompts(ctx context.Context) ([]Item, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	return items(c.cs.Prompts(ctx, nil), func(p *mcp.Prompt) string { return p.Name })
 }
 
 // ListResources lists every resource, page after page.
 func (c *Client) ListResources(ctx context.Context) ([]Item, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	return items(c.cs.Resources(ctx, nil), func(r *mcp.Resource) string { return r.URI })
 }
 
 // ListResourceTemplates lists every resource template, page after page.
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]Item, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	return items(c.cs.ResourceTemplates(ctx, nil), func(t *mcp.ResourceTemplate) string { return t.URITemplate })
 }
 
@@ -71,6 +77,8 @@ func items[T any](seq func(yield func(T, error) bool), id func(T) string) ([]Ite
 // GetPromptRaw gets the prompt name with args and returns the server's
 // result as it encoded it (as CallToolRaw does).
 func (c *Client) GetPromptRaw(ctx context.Context, name string, args map[string]string) (json.RawMessage, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	res, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, err
@@ -81,6 +89,8 @@ func (c *Client) GetPromptRaw(ctx context.Context, name string, args map[string]
 // ReadResourceRaw reads the resource uri and returns the server's result
 // as it encoded it (as CallToolRaw does).
 func (c *Client) ReadResourceRaw(ctx context.Context, uri string) (json.RawMessage, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, err
@@ -118,6 +128,8 @@ const (
 // CompleteRaw asks the server to complete an argument (completion/complete)
 // and returns its result as it encoded it (as CallToolRaw does).
 func (c *Client) CompleteRaw(ctx context.Context, req Completion) (json.RawMessage, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	p := &mcp.CompleteParams{
 		Ref:      &mcp.CompleteReference{Type: req.Ref.Type, Name: req.Ref.Name, URI: req.Ref.URI},
 		Argument: mcp.CompleteParamsArgument{Name: req.Name, Value: req.Value},
@@ -135,11 +147,15 @@ func (c *Client) CompleteRaw(ctx context.Context, req Completion) (json.RawMessa
 // Subscribe asks the server for notifications/resources/updated of uri
 // (Options.Events receives them).
 func (c *Client) Subscribe(ctx context.Context, uri string) error {
+	ctx, done := c.request(ctx)
+	defer done()
 	return c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 }
 
 // Unsubscribe ends a Subscribe.
 func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
+	ctx, done := c.request(ctx)
+	defer done()
 	return c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 }
 
@@ -147,6 +163,8 @@ func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
 // levels: debug, info, notice, warning, error, critical, alert,
 // emergency).
 func (c *Client) SetLogLevel(ctx context.Context, level string) error {
+	ctx, done := c.request(ctx)
+	defer done()
 	return c.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)})
 }
 

@@ -77,6 +77,9 @@ type Client struct {
 	direct *stdioConn // set where tool calls may go directly (directOK)
 	// ended is closed once the session ended, by Close or by the server.
 	ended chan struct{}
+	// life ends with Close (end), and every request with it (request).
+	life context.Context
+	end  context.CancelFunc
 }
 
 // Tool is one tool the server lists.
@@ -246,7 +249,22 @@ func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
 		_ = cs.Wait()
 		close(ended)
 	}()
-	return &Client{cs: cs, ended: ended}, nil
+	life, end := context.WithCancel(context.Background())
+	return &Client{cs: cs, ended: ended, life: life, end: end}, nil
+}
+
+// request is ctx for one of c's requests, ended by Close as well: the
+// SDK's Close waits for the requests under way to be answered, which a
+// server being stopped need never do (a listing it holds, a call of a
+// tool that hangs), and gemkit mcp's end waited for each up to its own
+// bound.
+func (c *Client) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.life, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // Instructions are the server's instructions.
@@ -274,6 +292,8 @@ func (c *Client) SessionID() string { return c.cs.ID() }
 
 // ListTools lists every tool, page after page.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	var out []Tool
 	for t, err := range c.cs.Tools(ctx, nil) {
 		if err != nil {
@@ -303,6 +323,8 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 // object, or nil). A tool that failed is a Result with IsError; an error
 // is the call's own failure.
 func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, err
@@ -327,6 +349,8 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*Result, 
 // it is. A progressToken other than nil asks the
 // server for progress (Options.Progress receives it).
 func (c *Client) CallToolRaw(ctx context.Context, name string, args json.RawMessage, progressToken any) (json.RawMessage, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	var a any
 	if len(args) > 0 {
 		a = args
@@ -366,8 +390,10 @@ func result(res any) (json.RawMessage, error) {
 	return json.Marshal(fields)
 }
 
-// Close ends the session (on Streamable HTTP with a DELETE).
+// Close ends the session (on Streamable HTTP with a DELETE), and the
+// requests under way with it (request).
 func (c *Client) Close() error {
+	c.end()
 	err := c.cs.Close()
 	if errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
