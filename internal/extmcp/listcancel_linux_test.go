@@ -25,31 +25,9 @@ func TestListingCancelled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server of its own: runs without -short, as in CI")
 	}
-	s := newSetup(t, 30*time.Second)
-	hold := filepath.Join(s.ws, "hold")
-	if err := os.WriteFile(hold, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sp := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
-	sp.Env = map[string]string{"FIXTURE_HOLD_LIST": hold}
-	sp.Timeout = 20 * time.Second
-	s.m.Sync([]extmcp.Spec{sp})
+	s, held := heldListing(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The fixture says in its HOME, the server's data folder below
-	// s.home, that it holds a listing: it started and answered
-	// initialize.
-	held := func() bool {
-		found := false
-		filepath.WalkDir(s.home, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Name() == "list-held" {
-				found = true
-				return filepath.SkipAll
-			}
-			return nil
-		})
-		return found
-	}
 	go func() {
 		if gemkittest.Poll(30*time.Second, 20*time.Millisecond, held) {
 			cancel()
@@ -81,26 +59,7 @@ func TestListingCutByClose(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server of its own: runs without -short, as in CI")
 	}
-	s := newSetup(t, 30*time.Second)
-	hold := filepath.Join(s.ws, "hold")
-	if err := os.WriteFile(hold, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sp := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
-	sp.Env = map[string]string{"FIXTURE_HOLD_LIST": hold}
-	sp.Timeout = extmcp.MaxStart // the listing's bound
-	s.m.Sync([]extmcp.Spec{sp})
-	held := func() bool {
-		found := false
-		filepath.WalkDir(s.home, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Name() == "list-held" {
-				found = true
-				return filepath.SkipAll
-			}
-			return nil
-		})
-		return found
-	}
+	s, held := heldListing(t)
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
@@ -128,4 +87,32 @@ func TestListingCutByClose(t *testing.T) {
 	if err := failed[0].Err.Error(); !errors.Is(failed[0].Err, extmcp.ErrStopped) || strings.Contains(err, "could not list") || strings.Contains(err, "within") {
 		t.Errorf("a listing cut short by the manager's end is told as %q", err)
 	}
+}
+
+// heldListing is a manager of one server, the fixture, that holds its
+// listings (their bound MaxStart), and held, which reports whether it
+// holds one: the fixture says so in its HOME, the server's data folder
+// below s.home, once it started and answered initialize.
+func heldListing(t *testing.T) (s *setup, held func() bool) {
+	s = newSetup(t, 30*time.Second)
+	hold := filepath.Join(s.ws, "hold")
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp := s.spec("fixture", filepath.Join(s.ext, "fixture.mjs"))
+	sp.Env = map[string]string{"FIXTURE_HOLD_LIST": hold}
+	sp.Timeout = extmcp.MaxStart
+	s.m.Sync([]extmcp.Spec{sp})
+	held = func() bool {
+		found := false
+		filepath.WalkDir(s.home, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == "list-held" {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		return found
+	}
+	return s, held
 }
