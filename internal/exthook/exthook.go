@@ -281,6 +281,13 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	defer cancel()
 	tail := &tailBuffer{max: 64 << 10}
 	res, err := h.run(ctx, l, stdin, stdout, io.MultiWriter(stderr, tail), runHooks{gate: h.Gate})
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The timeout counts from before the sandbox is set up, as a
+		// tool's does: one that ends during the set-up (a short
+		// timeout on a loaded machine) is the hook's timeout too, as
+		// the hook killed at it is (run).
+		res, err = Result{TimedOut: true, ExitCode: 1}, nil
+	}
 	res.Stderr = tail.String()
 	return res, err
 }

@@ -150,6 +150,21 @@ exit 3
 	}
 }
 
+// TestRunTimeoutDuringSetup: a hook whose timeout ends while its
+// sandbox is set up timed out, as one killed at it did; it was an error
+// ("sandbox: stopped while setting up the tool: context deadline
+// exceeded"), which TestRunSandboxed's 300 ms hook met as uid 65534 on
+// a loaded machine.
+func TestRunTimeoutDuringSetup(t *testing.T) {
+	h, _ := hookEnv(t, "cat >/dev/null\n")
+	h.Hook.Timeout = 1 // ms: the set-up alone takes longer
+	var out, errb bytes.Buffer
+	res, err := h.Run(context.Background(), &sandbox.Launcher{}, strings.NewReader("{}"), &out, &errb)
+	if err != nil || !res.TimedOut || res.ExitCode == 0 {
+		t.Errorf("a hook whose timeout ended during its set-up: %+v, %v", res, err)
+	}
+}
+
 // TestRunSandboxedUnprivileged runs TestRunSandboxed as uid 65534.
 func TestRunSandboxedUnprivileged(t *testing.T) {
 	sandboxtest.RerunUnprivileged(t, "^TestRunSandboxed$")
