@@ -96,7 +96,8 @@ func (p *process) kill() {
 	if r := p.run; r != nil {
 		r.killed.Store(true)
 		if r.client != nil {
-			_ = r.client.Close()
+			// Its requests end with it: the SDK's Close waits for them.
+			_ = r.client.Abort()
 		}
 		r.kill()
 		p.run = nil

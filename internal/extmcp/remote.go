@@ -97,7 +97,7 @@ func (s *server) connect(ctx context.Context) (*running, error) {
 	}
 	r.client = client
 	r.kill = func() {
-		_ = client.Close()
+		_ = client.Abort()
 		end()
 	}
 	r.wait = client.Wait

@@ -77,7 +77,7 @@ type Client struct {
 	direct *stdioConn // set where tool calls may go directly (directOK)
 	// ended is closed once the session ended, by Close or by the server.
 	ended chan struct{}
-	// life ends with Close (end), and every request with it (request).
+	// life ends with Abort (end), and every request with it (request).
 	life context.Context
 	end  context.CancelFunc
 }
@@ -253,7 +253,7 @@ func connect(ctx context.Context, t mcp.Transport, o Options) (*Client, error) {
 	return &Client{cs: cs, ended: ended, life: life, end: end}, nil
 }
 
-// request is ctx for one of c's requests, ended by Close as well: the
+// request is ctx for one of c's requests, ended by Abort as well: the
 // SDK's Close waits for the requests under way to be answered, which a
 // server being stopped need never do (a listing it holds, a call of a
 // tool that hangs), and gemkit mcp's end waited for each up to its own
@@ -390,15 +390,21 @@ func result(res any) (json.RawMessage, error) {
 	return json.Marshal(fields)
 }
 
-// Close ends the session (on Streamable HTTP with a DELETE), and the
-// requests under way with it (request).
+// Close ends the session (on Streamable HTTP with a DELETE), once the
+// requests under way are answered (the SDK's Close waits for them).
 func (c *Client) Close() error {
-	c.end()
 	err := c.cs.Close()
 	if errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}
 	return err
+}
+
+// Abort ends the requests under way (request), then the session: for a
+// server being stopped, which need never answer them.
+func (c *Client) Abort() error {
+	c.end()
+	return c.Close()
 }
 
 // Wait waits for the session to end, by Close or by the server.
