@@ -128,6 +128,9 @@ func (p *Process) abandon(ctx context.Context, g *gate, err error) error {
 	}
 	p.Kill()
 	_ = p.cmd.Wait()
+	if se := (*silentChildError)(nil); errors.As(err, &se) {
+		se.state = p.cmd.ProcessState
+	}
 	p.releaseNamespaces()
 	close(p.done)
 	if p.connects != nil {
@@ -215,12 +218,29 @@ func childVerdict(exe string, said []byte) error {
 		said = said[1:]
 	}
 	if len(said) == 0 && !ready {
-		return fmt.Errorf("sandbox: %s did not set up the sandbox child; it is not a gemkit binary (any program that links package sandbox, whose child package takes over when started as the child, is one)", exe)
+		return &silentChildError{exe: exe}
 	}
 	if len(said) > 0 {
 		return errors.New(strings.TrimPrefix(string(said), "E"))
 	}
 	return nil
+}
+
+// silentChildError is a child that ended without a word: exe is not a
+// gemkit binary, or the child died while it set up the sandbox (the
+// race detector's or the Go runtime's fatal errors say nothing to the
+// parent). How it ended is filled in once it has been waited for.
+type silentChildError struct {
+	exe   string
+	state *os.ProcessState
+}
+
+func (e *silentChildError) Error() string {
+	how := ""
+	if e.state != nil {
+		how = " (" + e.state.String() + ")"
+	}
+	return fmt.Sprintf("sandbox: the sandbox child ended without a word%s: either %s is not a gemkit binary (any program that links package sandbox, whose child package takes over when started as the child, is one), or the child died while setting up the sandbox", how, e.exe)
 }
 
 // parseRights takes the file descriptors out of an SCM_RIGHTS message:

@@ -447,7 +447,7 @@ func TestStartErrors(t *testing.T) {
 	w := newWorld(t)
 	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
 	r := run(t, &Launcher{Exe: "/bin/true"}, p, 5*time.Second, "/bin/true")
-	if r.err == nil || !strings.Contains(r.err.Error(), "is not a gemkit binary") {
+	if r.err == nil || !strings.Contains(r.err.Error(), "is not a gemkit binary") || !strings.Contains(r.err.Error(), "(exit status 0)") {
 		t.Fatalf("binary without the hook: %v", r.err)
 	}
 	r = run(t, &Launcher{}, p, 5*time.Second, "/nonexistent/tool")

@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -154,7 +153,9 @@ func Main() int {
 	runtime.LockOSThread()
 	conn := os.NewFile(FD, "sandbox-parent")
 	if err := setup(conn); err != nil {
-		report(err)
+		if !errors.Is(err, errReported) {
+			report(err)
+		}
 		return 126
 	}
 	return 0 // unreachable: setup execs
@@ -168,9 +169,9 @@ func report(err error) {
 
 // setup makes the tool's world as spec says, in this order: its network
 // (the proxy's listener passed to the parent), its processes' bound, its
-// own root, its resource limits, its confinement (Landlock, capabilities,
-// seccomp); then it waits for the gate, tells the parent it is ready and
-// execs the tool.
+// own root, its confinement (Landlock, capabilities, seccomp); then it
+// waits for the gate, sets the resource limits, tells the parent it is
+// ready and execs the tool.
 func setup(conn *os.File) error {
 	spec, err := readSpec(conn)
 	if err != nil {
@@ -206,9 +207,6 @@ func setup(conn *os.File) error {
 			return fmt.Errorf("sandbox child: working directory %s: %w", spec.Dir, err)
 		}
 	}
-	if err := setLimits(spec); err != nil {
-		return err
-	}
 	if err := confine(spec); err != nil {
 		return err
 	}
@@ -224,13 +222,12 @@ func setup(conn *os.File) error {
 			return err
 		}
 	}
-	// Tell the parent everything is in place; the socket then closes on
-	// exec, or the error below follows.
-	if _, err := unix.Write(FD, []byte{Ready}); err != nil {
-		return fmt.Errorf("sandbox child: %w", err)
+	// The limits come last, with the exec (toolExec says why).
+	ex, err := prepareExec(spec)
+	if err != nil {
+		return err
 	}
-	err = syscall.Exec(spec.Path, spec.Argv, spec.Env)
-	return fmt.Errorf("starting %s: %w", spec.Path, err)
+	return ex.take()
 }
 
 // leaveTerminal gives up the controlling terminal the child inherited
@@ -299,47 +296,6 @@ func passNetwork(spec Spec) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sandbox child: passing the proxy listener: %w", err)
-	}
-	return nil
-}
-
-// setLimits sets the resource limits, never above what gemkit itself
-// runs under: no core files, a bound on open files, and MemoryBytes on
-// what each process can write of its own (RLIMIT_DATA: its heap, thread
-// stacks, private writable mappings, counted when they become writable)
-// and on how far its main stack may grow (RLIMIT_STACK's hard limit; the
-// soft one, which decides the layout of its mappings, is kept). Where no
-// memory cgroup bounds the whole tree, these are the bound of each
-// process. The address space is not bounded (RLIMIT_AS): runtimes reserve
-// far more of it than they use (V8 10 GiB of guard region for each
-// WebAssembly memory, a JVM its whole heap), so a bound that let them run
-// would bound nothing, and one that bounds would kill them (Node's fetch
-// parses HTTP in WebAssembly). Reserved, inaccessible memory costs
-// nothing; the seccomp filter refuses the one private writable mapping
-// RLIMIT_DATA does not count (MAP_GROWSDOWN).
-func setLimits(spec Spec) error {
-	type limit struct {
-		res      int
-		cur, max uint64 // cur RLIM_INFINITY: the current soft limit, under max
-	}
-	limits := []limit{{unix.RLIMIT_CORE, 0, 0}, {unix.RLIMIT_NOFILE, MaxOpenFiles, MaxOpenFiles}}
-	if spec.MemoryBytes > 0 {
-		limits = append(limits, limit{unix.RLIMIT_DATA, spec.MemoryBytes, spec.MemoryBytes},
-			limit{unix.RLIMIT_STACK, unix.RLIM_INFINITY, spec.MemoryBytes})
-	}
-	for _, l := range limits {
-		var cur unix.Rlimit
-		if err := unix.Getrlimit(l.res, &cur); err == nil {
-			// Never raise a limit gemkit itself runs under.
-			l.max = min(l.max, cur.Max)
-			if l.cur == unix.RLIM_INFINITY {
-				l.cur = cur.Cur
-			}
-		}
-		l.cur = min(l.cur, l.max)
-		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.cur, Max: l.max}); err != nil {
-			return fmt.Errorf("sandbox child: setrlimit: %w", err)
-		}
 	}
 	return nil
 }

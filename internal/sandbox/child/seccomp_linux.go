@@ -83,7 +83,7 @@ type bpfInsn struct {
 }
 
 // seccompProgram assembles the filter. It always refuses: mappings that
-// grow down (outside the memory bound, see setLimits), io_uring (which
+// grow down (outside the memory bound, see limits), io_uring (which
 // can open sockets behind the filter's back), the kernel keyrings, bpf, and
 // sockets of families the network namespace does not confine (AF_UNIX
 // pathname sockets reach host services; AF_VSOCK reaches the hypervisor),
@@ -151,7 +151,7 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 	}
 	// A private writable mapping that grows down is a stack to the
 	// kernel, which RLIMIT_DATA does not count: the one way around the
-	// memory bound of a process with no cgroup (setLimits). Nothing but
+	// memory bound of a process with no cgroup (limits). Nothing but
 	// the kernel's own main-thread stack needs one.
 	prog = append(prog,
 		bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: unix.SYS_MMAP, jt: -1, skip: 2},
