@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -210,7 +211,44 @@ func (o originOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 		o.refusal.CompareAndSwap(nil, e)
 		return nil, e
 	}
+	if req.Method == http.MethodDelete {
+		return o.endSession(req)
+	}
 	return o.base.RoundTrip(req)
+}
+
+// sessionEndBound bounds the request that ends a Streamable HTTP
+// session (DELETE), which gemkit sends when it stops the server: a
+// server may answer it only once the calls it holds are over (the Go
+// SDK's does), and the SDK sends it on the way of the last call cut
+// short, before that call's notifications/cancelled, so the server
+// hears of neither until the request gives up (the SDK's own bound is
+// 5 s, under the server's lock in gemkit). A session not ended in time
+// ends on the server's own terms, as that of a client gone.
+const sessionEndBound = time.Second
+
+func (o originOnly) endSession(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), sessionEndBound)
+	resp, err := o.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+// cancelOnClose is a response body whose request's context ends when
+// the body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // reach says why gemkit does not connect to ip for the server's host and
