@@ -108,10 +108,16 @@ func TestMemoryBoundNamed(t *testing.T) {
   "tools": [{"name": "t", "description": "d", "executable": "t.py", "runtime": "python"}]}`,
 		map[string]string{"t.py": "import mmap\nm = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED)\nfor i in range(0, 600 << 20, 4096): m[i] = 1\n"})
 	res, err := e.runner().Run(context.Background(), Call{Extension: ext, Tool: "t", Workspace: e.ws, GrantConsent: true, MemoryBytes: 256 << 20})
+	if !strings.HasPrefix(res.Enforcement.Memory, "cgroup") {
+		// Without a cgroup (uid 65534 here) each process's RLIMIT_DATA
+		// is the bound, which shared memory passes, as docs/sandbox.md
+		// says.
+		t.Skipf("no memory cgroup for uid %d (memory bound %q, %v)", os.Getuid(), res.Enforcement.Memory, err)
+	}
 	if err == nil {
 		t.Fatal("600 MB under a 256 MB bound")
 	}
-	if strings.HasPrefix(res.Enforcement.Memory, "cgroup") && !strings.Contains(err.Error(), "went past its memory bound") {
+	if !strings.Contains(err.Error(), "went past its memory bound") {
 		t.Fatalf("%v", err)
 	}
 }
