@@ -11,8 +11,8 @@ import (
 )
 
 // TestSmallMemoryBound: a memory bound below what the sandbox child has
-// written of its own (tens of MB for gemkit's runtime, some 300 MB under
-// the race detector) still starts the tool, gated or not. The bound
+// written of its own (about 100 MB for gemkit, some 400 MB under the
+// race detector) still starts the tool, gated or not. The bound
 // (RLIMIT_DATA) refuses the child's every new mapping once it is set, so
 // the child sets it with nothing left to allocate: here a megabyte of
 // arguments to copy for the exec, which used to end the child with the

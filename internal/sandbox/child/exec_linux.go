@@ -12,12 +12,11 @@ import (
 // toolExec is the child's last step, prepared in full before it is
 // taken: the resource limits, the word Ready to the parent, and the exec
 // of the tool. The memory bound (RLIMIT_DATA) counts what the child has
-// written of its own already (a few MB for gemkit, some 300 MB for a
-// race-enabled build), so once it is set, any new mapping the child's
-// own runtime makes fails: a heap that grows, a garbage collection that
-// starts its workers, the race detector's next trace block. Each of
-// those ends the child with a fatal error and not a word to the parent.
-// So everything is set before the limits: the exec's C strings, the
+// written of its own already (about 100 MB for gemkit as it waits for
+// its spec, some 400 MB for a race-enabled build), so once it is set,
+// any new mapping the child's own runtime makes fails: a heap that
+// grows, the race detector's next trace block. Either ends the child
+// with a fatal error the parent is not told of. So everything is set before the limits: the exec's C strings, the
 // limits' values, the buffer of a failure's message; and take runs no
 // Go code that allocates, or that the race detector records, between
 // the limits and the exec.
