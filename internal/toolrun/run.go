@@ -354,7 +354,13 @@ func (r *Runner) ended(ctx context.Context, p *prepared, pol permission.Resolved
 	case errors.As(waitErr, &ee):
 		res.ExitCode = ee.ExitCode()
 		hint := refusalHint(pol, res.Stderr, len(res.Denied) > 0, r.agreeCommand(p.ext.Manifest.Name))
-		return failed(name, fmt.Sprintf("failed with exit status %d", res.ExitCode), res.Stderr, hint)
+		how := fmt.Sprintf("failed with exit status %d", res.ExitCode)
+		if res.ExitCode == -1 {
+			// A signal ended it (a crash, an abort, a kill): its name
+			// says what the -1 of an exit code cannot.
+			how = "was ended by a signal (" + ee.ProcessState.String() + ")"
+		}
+		return failed(name, how, res.Stderr, hint)
 	case waitErr != nil:
 		return fmt.Errorf("tool %s: %w", name, waitErr)
 	}

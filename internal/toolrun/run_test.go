@@ -98,6 +98,7 @@ const echoManifest = `{
     {"name": "env", "description": "print env", "executable": "tools/env.sh", "runtime": "shell"},
     {"name": "badjson", "description": "prints text", "executable": "tools/bad.sh", "runtime": "shell", "output": "json"},
     {"name": "fail", "description": "fails", "executable": "tools/fail.sh", "runtime": "shell"},
+    {"name": "crash", "description": "aborts", "executable": "tools/crash.py", "runtime": "python"},
     {"name": "sleep", "description": "forks and sleeps", "executable": "tools/sleep.sh", "runtime": "shell"},
     {"name": "flood", "description": "prints forever", "executable": "tools/flood.sh", "runtime": "shell"},
     {"name": "mem", "description": "allocates", "executable": "tools/mem.py", "runtime": "python", "args": [{"name": "mb", "type": "integer"}]},
@@ -121,6 +122,7 @@ console.log(JSON.stringify({ file: values.file, cwd: process.cwd() }));
 	"tools/env.sh":   "env\n",
 	"tools/bad.sh":   "echo 'this is not json'\n",
 	"tools/fail.sh":  "echo oops >&2; exit 3\n",
+	"tools/crash.py": "import os\nos.abort()\n",
 	"tools/sleep.sh": "(sleep 1; echo alive > \"$PWD/alive\") &\nsleep 30\n",
 	"tools/flood.sh": "while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done\n",
 	"tools/mem.py":   "import sys\nb = bytearray(int(sys.argv[2]) << 20)\nprint(len(b) >> 20)\n",
@@ -194,6 +196,14 @@ func TestRunTools(t *testing.T) {
 	t.Run("exit status and stderr", func(t *testing.T) {
 		res, err := r.Run(ctx, call("fail", nil))
 		if err == nil || res == nil || res.ExitCode != 3 || !strings.Contains(err.Error(), "oops") {
+			t.Fatalf("res %+v err %v", res, err)
+		}
+	})
+	t.Run("a signal's end is told by its name", func(t *testing.T) {
+		// The tool is its PID namespace's init, which ignores its own
+		// SIGABRT: abort(3) then crashes it (SIGSEGV).
+		res, err := r.Run(ctx, call("crash", nil))
+		if err == nil || res == nil || res.ExitCode != -1 || !strings.Contains(err.Error(), "was ended by a signal (signal: ") {
 			t.Fatalf("res %+v err %v", res, err)
 		}
 	})
