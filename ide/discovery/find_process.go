@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,7 +171,9 @@ func ParseJSInt(s string) (int, bool) {
 		if c < '0' || c > '9' {
 			break
 		}
-		if n > (1<<53)/10 {
+		// JavaScript's numbers are exact to 2^53; an int of 32 bits
+		// stops sooner, and a number past either is no process ID.
+		if n > min(1<<53, math.MaxInt-9)/10 {
 			return 0, false
 		}
 		n = n*10 + int(c-'0')

@@ -95,7 +95,7 @@ func scanStatOf(st *unix.Stat_t) ScanStat {
 	if st.Mode&unix.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
-	return ScanStat{Mode: m, Size: st.Size, Dev: st.Dev, Ino: st.Ino, Nlink: uint64(st.Nlink),
+	return ScanStat{Mode: m, Size: st.Size, Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink),
 		Mtim: st.Mtim.Nano(), Ctim: st.Ctim.Nano()}
 }
 
@@ -242,7 +242,7 @@ func openListed(parent *ScanDir, base string, listed ScanStat) (*ScanDir, error)
 		return nil, &fs.PathError{Op: "open", Path: parent.Path(base), Err: err}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Dev != listed.Dev || st.Ino != listed.Ino {
+	if err := unix.Fstat(fd, &st); err != nil || uint64(st.Dev) != listed.Dev || st.Ino != listed.Ino {
 		unix.Close(fd)
 		if err == nil {
 			err = ErrChanged

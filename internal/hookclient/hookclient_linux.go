@@ -169,5 +169,5 @@ func fileID(fi os.FileInfo) (string, bool) {
 		return "", false
 	}
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
-	return u(st.Dev) + ":" + u(st.Ino) + ":" + strconv.FormatInt(st.Size, 10) + ":" + strconv.FormatInt(st.Mtim.Sec, 10) + "." + strconv.FormatInt(st.Mtim.Nsec, 10), true
+	return u(uint64(st.Dev)) + ":" + u(st.Ino) + ":" + strconv.FormatInt(st.Size, 10) + ":" + strconv.FormatInt(int64(st.Mtim.Sec), 10) + "." + strconv.FormatInt(int64(st.Mtim.Nsec), 10), true
 }

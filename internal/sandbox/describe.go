@@ -213,6 +213,8 @@ func describeProcesses(c Capabilities) []Note {
 	notes = append(notes, Note{Permission: "environment", How: "only PATH, HOME, USER, the POSIX locale variables and terminal variables, a private TMPDIR and the extension's declared settings with values from its .env (never from your environment); no other variable of yours", Enforced: true})
 	if c.Seccomp {
 		notes = append(notes, Note{Permission: "kernel interfaces", How: "seccomp refuses io_uring, kernel keyrings, bpf, new user namespaces, mounting, setuid/setgid bits and sockets the network namespace cannot confine (unix, vsock); no capabilities (the bounding set emptied too, except without namespaces as a non-root user, who can gain none), no_new_privs", Enforced: true})
+	} else {
+		notes = append(notes, Note{Permission: "kernel interfaces", How: "NOT enforced: " + noSeccomp() + "; runs are refused unless running unconfined is allowed", Enforced: false, Refuses: true})
 	}
 	return notes
 }
@@ -228,4 +230,10 @@ func describeDarwin(read, write permission.Access, hosts []string) []Note {
 		notes = append(notes, Note{Permission: "network.allowedHosts", How: "sandbox-exec profile allows only the local allowlisting proxy, which lets through only " + strings.Join(hosts, ", "), Enforced: true})
 	}
 	return notes
+}
+
+// noSeccomp says what is lost where gemkit has no seccomp filter for the
+// CPU (32-bit and other architectures): the walls only seccomp builds.
+func noSeccomp() string {
+	return "no seccomp filter for this CPU architecture (" + runtime.GOARCH + "; gemkit has one for amd64 and arm64), so io_uring, new user namespaces, setuid/setgid bits and unix sockets cannot be refused"
 }

@@ -40,6 +40,8 @@ func TestDescribe(t *testing.T) {
 		{"memory rlimit", perms("none", "none"), withMem(full, "rlimit", "cgroup v1: permission denied"), []string{"RLIMIT_DATA bounds the memory each process writes", "NOT the process tree", "permission denied"}, nil},
 		{"no landlock", perms("workspace", "workspace"), noLL,
 			[]string{"Landlock is not available", "bounded only by the timeout"}, []string{"filesystem.read=workspace", "filesystem.write=workspace", "extension folder", "gemkit's configuration", "protected paths"}},
+		{"no seccomp filter (a 32-bit CPU)", perms("workspace", "none"), Capabilities{OS: "linux", LandlockABI: 7, Namespaces: true, UserNS: true},
+			[]string{"own network namespace", "no seccomp filter for this CPU architecture", "runs are refused unless running unconfined is allowed"}, []string{"kernel interfaces"}},
 		{"full read closes /proc", perms("full", "none"), full, []string{"other processes' /proc entries are closed"}, nil},
 		{"darwin", perms("workspace", "none"), Capabilities{OS: "darwin"},
 			[]string{"sandbox-exec profile"}, nil},

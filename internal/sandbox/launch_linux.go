@@ -69,6 +69,9 @@ func (l *Launcher) Start(ctx context.Context, c *Command) (*Process, error) {
 	if abi == 0 {
 		reasons = append(reasons, "Landlock is not available in this kernel (or disabled at boot), so the filesystem scopes cannot be enforced")
 	}
+	if !child.SeccompSupported {
+		reasons = append(reasons, noSeccomp())
+	}
 
 	var attempts []nsAttempt
 	if !l.NoNamespaces {

@@ -62,7 +62,7 @@ func identify(fi fs.FileInfo) (placeholderID, bool) {
 	if !ok {
 		return placeholderID{}, false
 	}
-	return placeholderID{uint64(st.Dev), st.Ino, st.Ctim.Sec, st.Ctim.Nsec}, true
+	return placeholderID{uint64(st.Dev), st.Ino, int64(st.Ctim.Sec), int64(st.Ctim.Nsec)}, true
 }
 
 // hold takes each guarded path of the run: it locks it shared and, where

@@ -49,7 +49,7 @@ import (
 // the device and inode of what it binds.
 type devIno struct{ dev, ino uint64 }
 
-func devInoOf(st *unix.Stat_t) devIno { return devIno{st.Dev, st.Ino} }
+func devInoOf(st *unix.Stat_t) devIno { return devIno{uint64(st.Dev), st.Ino} }
 
 // writeWatch is what the watch of a tool's writes knows of its run.
 type writeWatch struct {

@@ -1,10 +1,14 @@
 // Command crosscheck type-checks the module's packages as they build for
 // other systems, from source, without compiling them: the packages must
 // keep building for the systems the client and the manager support
-// (the sandbox refuses to run tools there), and CI, which runs on
-// Linux, checks that they do.
+// (the sandbox refuses to run tools there), and for Linux on CPUs of
+// 32 bits, whose ints and stat fields are narrower; CI, which runs on
+// 64-bit Linux, checks that they do.
 //
-//	go run ./scripts/crosscheck darwin windows freebsd
+//	go run ./scripts/crosscheck darwin windows freebsd linux/386 linux/arm
+//
+// A system alone is checked for this machine's CPU (GOARCH); GOOS/GOARCH
+// names both.
 //
 // It checks what a build for GOOS checks of Go code, with go/types, the
 // type checker of the standard library, over each package's files for
@@ -35,24 +39,29 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: crosscheck GOOS... (type-checks ./... for each system)")
+		fmt.Fprintln(os.Stderr, "usage: crosscheck GOOS[/GOARCH]... (type-checks ./... for each system)")
 		os.Exit(2)
 	}
 	failed := false
-	for _, goos := range os.Args[1:] {
-		n, errs := check(goos, ".", "./...")
+	for _, arg := range os.Args[1:] {
+		goos, goarch, ok := strings.Cut(arg, "/")
+		if !ok {
+			goarch = runtime.GOARCH
+		}
+		n, errs := check(goos, goarch, ".", "./...")
 		for _, e := range errs {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", goos, e)
+			fmt.Fprintf(os.Stderr, "%s/%s: %v\n", goos, goarch, e)
 		}
 		if len(errs) > 0 {
 			failed = true
 			continue
 		}
-		fmt.Printf("crosscheck: %s/%s: %d packages type-check\n", goos, runtime.GOARCH, n)
+		fmt.Printf("crosscheck: %s/%s: %d packages type-check\n", goos, goarch, n)
 	}
 	if failed {
 		os.Exit(1)
@@ -72,13 +81,13 @@ type listed struct {
 	Error      *struct{ Err string }
 }
 
-// check type-checks the packages patterns name, run in dir, for goos,
-// and everything they import; it returns how many packages it checked
-// and the errors found (go list's, and the type checker's).
-func check(goos, dir string, patterns ...string) (int, []error) {
+// check type-checks the packages patterns name, run in dir, for goos on
+// goarch, and everything they import; it returns how many packages it
+// checked and the errors found (go list's, and the type checker's).
+func check(goos, goarch, dir string, patterns ...string) (int, []error) {
 	cmd := exec.Command("go", append([]string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,Imports,ImportMap,Standard,DepOnly,Module,Error"}, patterns...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -86,7 +95,10 @@ func check(goos, dir string, patterns ...string) (int, []error) {
 		return 0, []error{fmt.Errorf("go list: %v\n%s", err, stderr.String())}
 	}
 	fset := token.NewFileSet()
-	sizes := types.SizesFor("gc", runtime.GOARCH)
+	sizes := types.SizesFor("gc", goarch)
+	if sizes == nil {
+		return 0, []error{fmt.Errorf("no sizes known for GOARCH=%s", goarch)}
+	}
 	checked := map[string]*types.Package{"unsafe": types.Unsafe}
 	var errs []error
 	n, skipped := 0, 0

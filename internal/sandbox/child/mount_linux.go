@@ -390,7 +390,7 @@ func (b *rootBuilder) mkdirAll(dir string) error {
 // mounted itself, not inside a bind of the host's tree.
 func (b *rootBuilder) ownFS(dir string) bool {
 	var st unix.Stat_t
-	return unix.Stat(dir, &st) == nil && b.own[st.Dev]
+	return unix.Stat(dir, &st) == nil && b.own[uint64(st.Dev)]
 }
 
 // owned records the file system mounted at path as the build's own.
@@ -399,7 +399,7 @@ func (b *rootBuilder) owned(path string) error {
 	if err := unix.Stat(path, &st); err != nil {
 		return err
 	}
-	b.own[st.Dev] = true
+	b.own[uint64(st.Dev)] = true
 	return nil
 }
 

@@ -13,5 +13,8 @@ const (
 	SeccompSupported = true
 )
 
+// sysMmap is mmap's number, whose flags the filter checks.
+const sysMmap = unix.SYS_MMAP
+
 // archChmod are the chmod calls only this architecture has.
 var archChmod = []chmodCall{{unix.SYS_CHMOD, 1}}

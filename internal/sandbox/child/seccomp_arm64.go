@@ -11,5 +11,8 @@ const (
 	SeccompSupported = true
 )
 
+// sysMmap is mmap's number, whose flags the filter checks.
+const sysMmap = unix.SYS_MMAP
+
 // archChmod are the chmod calls only this architecture has: none.
 var archChmod []chmodCall

@@ -154,7 +154,7 @@ func seccompProgram(o seccompOptions) []unix.SockFilter {
 	// memory bound of a process with no cgroup (limits). Nothing but
 	// the kernel's own main-thread stack needs one.
 	prog = append(prog,
-		bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: unix.SYS_MMAP, jt: -1, skip: 2},
+		bpfInsn{code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, k: sysMmap, jt: -1, skip: 2},
 		ld(seccompArg0+8*3),
 		bpfInsn{code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, k: unix.MAP_GROWSDOWN, jt: tEPERM, jf: tAllow},
 	)

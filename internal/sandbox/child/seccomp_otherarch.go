@@ -9,6 +9,9 @@ const (
 	SeccompSupported = false
 )
 
+// sysMmap: none where there is no filter (32-bit systems name it mmap2).
+const sysMmap = ^uint32(0)
+
 var archChmod []chmodCall
 
 // WriteCalls: none where there is no filter.
