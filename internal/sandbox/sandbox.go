@@ -131,7 +131,7 @@ type Policy struct {
 
 	// MemoryBytes bounds the memory of the tool's whole process tree (a
 	// cgroup where one can be made, else what each process writes of its
-	// own, RLIMIT_DATA: see child.limits);
+	// own, RLIMIT_DATA, set only then: see child.limits and childSpec);
 	// 0 means DefaultMemoryBytes.
 	MemoryBytes uint64
 	// TempBytes bounds the private temp dir, a tmpfs inside the tool's

@@ -157,21 +157,30 @@ func TestMemoryBound(t *testing.T) {
 	cases := []struct {
 		name, script string
 		cgroupOnly   bool
+		rlimitOnly   bool
 	}{
-		{"private memory", touch + "m = bytearray(600 << 20)\ntouch(m, 600 << 20)\n", false},
-		{"private mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_PRIVATE)\ntouch(m, 600 << 20)\n", false},
-		{"mapping that grows down", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_PRIVATE | 0x100)\ntouch(m, 600 << 20)\n", false},
-		{"stack limit raised", "import resource\nresource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n", false},
+		{"private memory", touch + "m = bytearray(600 << 20)\ntouch(m, 600 << 20)\n", false, false},
+		{"private mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_PRIVATE)\ntouch(m, 600 << 20)\n", false, false},
+		{"mapping that grows down", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_PRIVATE | 0x100)\ntouch(m, 600 << 20)\n", false, false},
+		// Under a cgroup the stack's pages are the cgroup's to count,
+		// and no rlimit is set.
+		{"stack limit raised", "import resource\nresource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n", false, true},
 		// Shared memory is the cgroup's alone: documented (a memfd's
 		// pages are no process's address space either).
-		{"shared anonymous mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED)\ntouch(m, 600 << 20)\n", true},
-		{"memfd", "import os, mmap\n" + touch + "fd = os.memfd_create('x')\nos.ftruncate(fd, 600 << 20)\nm = mmap.mmap(fd, 600 << 20)\ntouch(m, 600 << 20)\n", true},
-		{"a dozen children of 100 MB", "import os, time\nkids = []\nfor i in range(12):\n    pid = os.fork()\n    if pid == 0:\n        b = bytearray(100 << 20)\n        for j in range(0, len(b), 4096): b[j] = 1\n        time.sleep(3)\n        os._exit(0)\n    kids.append(pid)\nok = all(os.waitpid(k, 0)[1] == 0 for k in kids)\nimport sys\nsys.exit(0 if ok else 1)\n", true},
+		{"shared anonymous mmap", "import mmap\n" + touch + "m = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED)\ntouch(m, 600 << 20)\n", true, false},
+		{"memfd", "import os, mmap\n" + touch + "fd = os.memfd_create('x')\nos.ftruncate(fd, 600 << 20)\nm = mmap.mmap(fd, 600 << 20)\ntouch(m, 600 << 20)\n", true, false},
+		{"a dozen children of 100 MB", "import os, time\nkids = []\nfor i in range(12):\n    pid = os.fork()\n    if pid == 0:\n        b = bytearray(100 << 20)\n        for j in range(0, len(b), 4096): b[j] = 1\n        time.sleep(3)\n        os._exit(0)\n    kids.append(pid)\nok = all(os.waitpid(k, 0)[1] == 0 for k in kids)\nimport sys\nsys.exit(0 if ok else 1)\n", true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := run(t, l, p, 60*time.Second, python, "-c", c.script)
 			t.Logf("memory %q: %v %s", r.proc.Enforcement.Memory, r.err, lastLine(r.stderr))
+			if c.rlimitOnly && r.proc.Enforcement.Memory != "rlimit" {
+				if r.err != nil {
+					t.Fatalf("refused under a cgroup: %v %s", r.err, r.stderr)
+				}
+				return
+			}
 			if c.cgroupOnly && !strings.HasPrefix(r.proc.Enforcement.Memory, "cgroup") {
 				if canCgroup {
 					t.Fatalf("this machine lets gemkit make a cgroup, and the run had none: %+v", r.proc.Enforcement)
@@ -202,6 +211,38 @@ func TestMemoryBound(t *testing.T) {
 			t.Fatalf("no cgroup where one can be made: %+v", r.proc.Enforcement)
 		}
 	})
+}
+
+// TestThreadStacks: a thread's stack is reserved whole (8 MiB here) and
+// little of it is used. A cgroup counts what is used: forty threads run
+// in 256 MiB. RLIMIT_DATA counts what is made writable: without a cgroup
+// (uid 65534 here) it refuses the thirtieth or so, as documented. It was
+// set under a cgroup too, where node, refused its worker threads under
+// a 16 MB bound, waited for them until its timeout.
+func TestThreadStacks(t *testing.T) {
+	python := systemPython(t)
+	w := newWorld(t)
+	p := w.policy(permission.AccessWorkspace, permission.AccessNone)
+	p.MemoryBytes = 256 << 20
+	canCgroup := false
+	if cg, err := newCgroup(1<<30, 0); err == nil {
+		canCgroup = true
+		cg.remove()
+	}
+	const threads = "import threading, time\nthreading.stack_size(8 << 20)\nts = [threading.Thread(target=time.sleep, args=(0.2,)) for _ in range(40)]\nfor x in ts: x.start()\nfor x in ts: x.join()\nprint('ok')\n"
+	r := run(t, &Launcher{}, p, 60*time.Second, python, "-c", threads)
+	if r.proc.Enforcement.Memory == "rlimit" {
+		if canCgroup {
+			t.Fatalf("this machine lets gemkit make a cgroup, and the run had none: %+v", r.proc.Enforcement)
+		}
+		if r.err == nil || !strings.Contains(r.stderr, "can't start new thread") {
+			t.Fatalf("RLIMIT_DATA let forty threads of 8 MiB run in 256 MiB: %v %q %s", r.err, r.stdout, r.stderr)
+		}
+		return
+	}
+	if r.err != nil || r.stdout != "ok\n" {
+		t.Fatalf("memory %q: %v %q %s", r.proc.Enforcement.Memory, r.err, r.stdout, r.stderr)
+	}
 }
 
 // TestRuntimeReservations: a runtime that reserves far more address

@@ -89,8 +89,10 @@ type Spec struct {
 	// DenyMetadata refuses xattrs and inode flags (no mount namespace).
 	DenyMetadata bool `json:"denyMetadata,omitempty"`
 	// DenyFallocate refuses fallocate (Policy.NoPreallocate).
-	DenyFallocate bool   `json:"denyFallocate,omitempty"`
-	MemoryBytes   uint64 `json:"memoryBytes"`
+	DenyFallocate bool `json:"denyFallocate,omitempty"`
+	// MemoryBytes, when set, bounds each process alone (limits): the
+	// parent sets it where no memory cgroup bounds the tree.
+	MemoryBytes uint64 `json:"memoryBytes"`
 	// PidMax, when set, is written to the PID namespace's own pid_max:
 	// the child is its first process, and the tool cannot raise it.
 	PidMax int `json:"pidMax,omitempty"`

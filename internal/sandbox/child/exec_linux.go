@@ -58,9 +58,9 @@ func prepareExec(spec Spec) (*toolExec, error) {
 // each process can write of its own (RLIMIT_DATA: its heap, thread
 // stacks, private writable mappings, counted when they become writable)
 // and on how far its main stack may grow (RLIMIT_STACK's hard limit; the
-// soft one, which decides the layout of its mappings, is kept). Where no
-// memory cgroup bounds the whole tree, these are the bound of each
-// process. The address space is not bounded (RLIMIT_AS): runtimes reserve
+// soft one, which decides the layout of its mappings, is kept). The
+// parent asks for them (MemoryBytes above 0) only where no memory cgroup
+// bounds the whole tree; they are then the bound of each process. The address space is not bounded (RLIMIT_AS): runtimes reserve
 // far more of it than they use (V8 10 GiB of guard region for each
 // WebAssembly memory, a JVM its whole heap), so a bound that let them run
 // would bound nothing, and one that bounds would kill them (Node's fetch
