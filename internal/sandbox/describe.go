@@ -148,7 +148,11 @@ func describeWalls(c Capabilities) []Note {
 		notes = append(notes, Note{Permission: "second wall (files)", How: "own mount namespace: the tool's root holds only what it may read, bound read-only, and what it may write, bound writable, so everything else is absent and chmod, utimes, xattrs and inode flags outside the write scope fail (read-only file system); other extensions' folders and linked sources are read-only binds; /dev holds only null, zero, full, random and urandom (no terminal); /proc is the tool's own; seccomp refuses mounting and setuid/setgid bits", Enforced: true})
 		notes = append(notes, Note{Permission: "temp dir", How: "a private tmpfs inside the tool's mount namespace, bounded in size, gone with the tool", Enforced: true})
 	} else {
-		notes = append(notes, Note{Permission: "second wall (files)", How: "NOT available: no mount namespace (" + c.NamespaceErr + "); only Landlock guards files, so a tool may change the modes and times of files it can reach (seccomp refuses xattrs and inode flags) and see which paths exist; the temp dir is a folder on the host's disk, unbounded", Enforced: false})
+		meta := "(seccomp refuses xattrs and inode flags)"
+		if !c.Seccomp {
+			meta = "and their xattrs and inode flags"
+		}
+		notes = append(notes, Note{Permission: "second wall (files)", How: "NOT available: no mount namespace (" + c.NamespaceErr + "); only Landlock guards files, so a tool may change the modes and times of files it can reach " + meta + " and see which paths exist; the temp dir is a folder on the host's disk, unbounded", Enforced: false})
 	}
 	switch {
 	case strings.HasPrefix(c.Memory, "cgroup"):
