@@ -26,6 +26,25 @@ func LoadAverage() (string, error) {
 	return strings.Join(f[:3], " "), nil
 }
 
+// SwapBytes is the machine's swap space (/proc/meminfo's SwapTotal),
+// whether used or not.
+func SwapBytes() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "SwapTotal:" && f[2] == "kB" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("proc: meminfo's SwapTotal: %w", err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("proc: meminfo has no SwapTotal")
+}
+
 // CPUs is the number of processors the machine has (those /proc/cpuinfo
 // lists), whatever this process's affinity allows it.
 func CPUs() (int, error) {

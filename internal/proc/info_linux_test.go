@@ -138,6 +138,9 @@ func TestSelfInfo(t *testing.T) {
 	if n, err := CPUs(); err != nil || n < 1 {
 		t.Errorf("CPUs = %d, %v", n, err)
 	}
+	if n, err := SwapBytes(); err != nil || n < 0 || n%1024 != 0 {
+		t.Errorf("SwapBytes = %d, %v", n, err)
+	}
 
 	// A child, and the shell's own child below it.
 	sh := exec.Command("/bin/sh", "-c", "sleep 30 & echo started; wait")

@@ -47,14 +47,15 @@ func childSpec(c *Command, gated bool, pl *runPlan, enf *Enforcement) (child.Spe
 	// there would run in this tool with this tool's permissions. The
 	// runtime loads only its own installation and the tool's folder.
 	spec.Env = append(append([]string(nil), c.Env...), "PYTHONNOUSERSITE=1")
-	if enf.Memory != "rlimit" {
-		// A memory cgroup bounds what the whole tree uses, and the tool
-		// is in it before its exec (spawn). The data rlimit counts what
-		// each process makes writable, used or not (a thread's stack:
-		// RLIMIT_STACK's 8 MiB), so under a small bound it refused
-		// threads the cgroup had room for, and a runtime that cannot
-		// start its threads may wait forever (node under 16 MB, until
-		// the timeout) where the cgroup ends it for its memory.
+	if !enf.DataRlimit {
+		// A memory cgroup bounds what the whole tree uses, its swap
+		// included, and the tool is in it before its exec (spawn). The
+		// data rlimit counts what each process makes writable, used or
+		// not (a thread's stack: RLIMIT_STACK's 8 MiB), so under a small
+		// bound it refused threads the cgroup had room for, and a
+		// runtime that cannot start its threads may wait forever (node
+		// under 16 MB, until the timeout) where the cgroup ends it for
+		// its memory.
 		spec.MemoryBytes = 0
 	}
 	if len(c.Policy.Handed) > 0 && !enf.MountNS {

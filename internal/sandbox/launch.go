@@ -154,6 +154,11 @@ type Enforcement struct {
 	// each process writes of its own, RLIMIT_DATA).
 	Memory      string `json:"memory"`
 	MemoryBytes uint64 `json:"memoryBytes"`
+	// DataRlimit: each process's RLIMIT_DATA is MemoryBytes too. Only
+	// without a cgroup, or with one that cannot bound swap while the
+	// machine has some: the rlimit counts a thread's whole stack, used
+	// or not, and refused threads a cgroup has room for.
+	DataRlimit bool `json:"dataRlimit,omitempty"`
 	// MaxProcesses bounds the processes and threads of the tool's PID
 	// namespace (its own pid_max, Linux 6.14+); 0: not bounded.
 	MaxProcesses int `json:"maxProcesses,omitempty"`

@@ -453,6 +453,7 @@ func (l *Launcher) memoryCgroup(enf *Enforcement) *cgroup {
 	} else {
 		enf.Memory = "rlimit"
 	}
+	enf.DataRlimit = cg == nil || !cg.swapBounded
 	return cg
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,12 @@ type cgroup struct {
 	// tasks are their tasks files, v1's only: the child joins through
 	// them itself (joinFiles).
 	tasks []string
+	// swapBounded: the tree's swap is bounded with its memory (the
+	// swap file written, or no swap on the machine). Without it, each
+	// process's data rlimit stays the bound of what it may push to swap
+	// (childSpec).
+	swapBounded bool
+	unset       []string // the optional files make could not write
 }
 
 // newCgroup creates the cgroup of one run with memory limit bytes and at
@@ -80,6 +87,7 @@ func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
 				}
 				err := cg.make(filepath.Join(parent, name), files, "memory.max")
 				if err == nil {
+					cg.swapBounded = !slices.Contains(cg.unset, "memory.swap.max") || noSwap()
 					return cg, nil
 				}
 				errs = append(errs, "cgroup v2: "+err.Error())
@@ -92,6 +100,7 @@ func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
 		s := strconv.FormatUint(bytes, 10)
 		err := cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
 		if err == nil {
+			cg.swapBounded = !slices.Contains(cg.unset, "memory.memsw.limit_in_bytes") || noSwap()
 			if proot, ok := v1["pids"]; ok && procs > 0 {
 				// The process bound is a bonus here: the PID
 				// namespace's pid_max bounds processes already.
@@ -99,6 +108,7 @@ func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
 					cg.remove()
 					cg = &cgroup{version: "v1"}
 					_ = cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
+					cg.swapBounded = !slices.Contains(cg.unset, "memory.memsw.limit_in_bytes") || noSwap()
 				}
 			}
 			return cg, nil
@@ -126,7 +136,9 @@ func (cg *cgroup) make(dir string, files map[string]string, required string) err
 	}
 	for name, v := range files {
 		if name != required {
-			_ = os.WriteFile(filepath.Join(dir, name), []byte(v), 0)
+			if os.WriteFile(filepath.Join(dir, name), []byte(v), 0) != nil {
+				cg.unset = append(cg.unset, name)
+			}
 		}
 	}
 	cg.procs = append(cg.procs, filepath.Join(dir, "cgroup.procs"))
@@ -238,4 +250,11 @@ func randomHex() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// noSwap reports whether the machine has no swap now, so that a cgroup
+// that cannot bound swap bounds all the same.
+func noSwap() bool {
+	n, err := proc.SwapBytes()
+	return err == nil && n == 0
 }

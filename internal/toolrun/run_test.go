@@ -241,11 +241,12 @@ func TestRunTools(t *testing.T) {
 			t.Fatalf("64 MiB under a 256 MiB cap: %v", err)
 		}
 		// A cgroup ends the tool (gemkit says so); each process's
-		// RLIMIT_DATA, without one, fails its allocation (Python says so).
+		// RLIMIT_DATA, without one (or with one that cannot bound swap),
+		// fails its allocation (Python says so).
 		c.Args = map[string]any{"mb": 512}
 		res, err := r.Run(ctx, c)
 		want := "went past its memory bound (268435456 bytes"
-		if res.Enforcement.Memory == "rlimit" {
+		if res.Enforcement.DataRlimit {
 			want = "MemoryError"
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
