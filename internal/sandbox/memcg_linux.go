@@ -87,7 +87,7 @@ func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
 				}
 				err := cg.make(filepath.Join(parent, name), files, "memory.max")
 				if err == nil {
-					cg.swapBounded = !slices.Contains(cg.unset, "memory.swap.max") || noSwap()
+					cg.boundSwap("memory.swap.max")
 					return cg, nil
 				}
 				errs = append(errs, "cgroup v2: "+err.Error())
@@ -100,7 +100,7 @@ func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
 		s := strconv.FormatUint(bytes, 10)
 		err := cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
 		if err == nil {
-			cg.swapBounded = !slices.Contains(cg.unset, "memory.memsw.limit_in_bytes") || noSwap()
+			cg.boundSwap("memory.memsw.limit_in_bytes")
 			if proot, ok := v1["pids"]; ok && procs > 0 {
 				// The process bound is a bonus here: the PID
 				// namespace's pid_max bounds processes already.
@@ -108,7 +108,7 @@ func (lay *cgroupLayout) create(bytes uint64, procs int) (*cgroup, error) {
 					cg.remove()
 					cg = &cgroup{version: "v1"}
 					_ = cg.make(dir, map[string]string{"memory.limit_in_bytes": s, "memory.memsw.limit_in_bytes": s}, "memory.limit_in_bytes")
-					cg.swapBounded = !slices.Contains(cg.unset, "memory.memsw.limit_in_bytes") || noSwap()
+					cg.boundSwap("memory.memsw.limit_in_bytes")
 				}
 			}
 			return cg, nil
@@ -252,9 +252,13 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// noSwap reports whether the machine has no swap now, so that a cgroup
-// that cannot bound swap bounds all the same.
-func noSwap() bool {
-	n, err := proc.SwapBytes()
-	return err == nil && n == 0
+// boundSwap records whether the group bounds its swap: its swap file
+// (file) written, or no swap on the machine now, which is read only when
+// the file could not be written.
+func (cg *cgroup) boundSwap(file string) {
+	cg.swapBounded = !slices.Contains(cg.unset, file)
+	if !cg.swapBounded {
+		n, err := proc.SwapBytes()
+		cg.swapBounded = err == nil && n == 0
+	}
 }

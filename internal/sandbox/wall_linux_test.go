@@ -362,7 +362,7 @@ func TestCgroupRemoved(t *testing.T) {
 // or a process it forks, outside.
 func TestToolInItsCgroup(t *testing.T) {
 	if cg, err := newCgroup(1<<30, 0); err != nil {
-		t.Skipf("uid %d cannot make a memory cgroup here (%v): the run has none to be in", os.Getuid(), err)
+		t.Skipf("uid %d cannot make a memory cgroup here (%v): the run has none to be in; CI runs as root, with one", os.Getuid(), err)
 	} else {
 		cg.remove()
 	}

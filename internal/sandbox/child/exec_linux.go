@@ -60,8 +60,9 @@ func prepareExec(spec Spec) (*toolExec, error) {
 // and on how far its main stack may grow (RLIMIT_STACK's hard limit; the
 // soft one, which decides the layout of its mappings, is kept). The
 // parent asks for them (MemoryBytes above 0) only where no memory cgroup
-// bounds the whole tree; they are then the bound of each process. The address space is not bounded (RLIMIT_AS): runtimes reserve
-// far more of it than they use (V8 10 GiB of guard region for each
+// bounds the whole tree; they are then the bound of each process. The
+// address space is not bounded (RLIMIT_AS): runtimes reserve far more
+// of it than they use (V8 10 GiB of guard region for each
 // WebAssembly memory, a JVM its whole heap), so a bound that let them run
 // would bound nothing, and one that bounds would kill them (Node's fetch
 // parses HTTP in WebAssembly). Reserved, inaccessible memory costs
