@@ -228,7 +228,15 @@ type geminiClient struct {
 func startGeminiClient(t *testing.T, ws, tmp string, env map[string]string) *geminiClient {
 	t.Helper()
 	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core/package.json")
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// Close-on-exec under ForkLock (SOCK_CLOEXEC is Linux's): a child
+	// started meanwhile by a parallel test must not hold the channel.
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}

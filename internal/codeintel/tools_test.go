@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -165,7 +164,7 @@ func TestToolsBadInput(t *testing.T) {
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "x.go"), []byte("package x\n"), 0o644)
 	os.Symlink(filepath.Join(outside, "x.go"), filepath.Join(ws, "link.go"))
-	syscall.Mkfifo(filepath.Join(ws, "fifo.go"), 0o644)
+	fifoErr := mkfifo(filepath.Join(ws, "fifo.go"))
 	tools := newTestTools(t, ws, src, Options{})
 	cases := []struct{ name, tool, args, want string }{
 		{"nothing given", ToolDefinition, `{}`, "name the symbol (symbol), or give file, line and column of a place it occurs"},
@@ -195,6 +194,9 @@ func TestToolsBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.name == "a fifo" && fifoErr != nil {
+				t.Skipf("no named pipe here: %v", fifoErr)
+			}
 			src.asked = nil
 			got, isErr := call(t, tools, c.tool, c.args)
 			if !isErr || !strings.Contains(got, c.want) {

@@ -22,7 +22,7 @@ Swap:                  0 kB
 Anonymous:             0 kB
 Swap:                  4 kB
 03cbd000-05d00000 rw-p 00000000 00:00 0
-7f0000002000-7f0000003000 r-xp 00000000 fe:00 78                         /usr/bin/gemkit old
+7f002000-7f003000 r-xp 00000000 fe:00 78                         /usr/bin/gemkit old
 `
 	got, err := parseMappings([]byte(smaps))
 	if err != nil {
@@ -33,7 +33,7 @@ Swap:                  4 kB
 		{Start: 0x1b42000, End: 0x3c22000, Perms: "r--p", Path: "/usr/bin/gemkit", Anonymous: 12 << 10},
 		{Start: 0x3c22000, End: 0x3c23000, Perms: "r--p", Path: "/usr/bin/gemkit", Swap: 4 << 10},
 		{Start: 0x3cbd000, End: 0x5d00000, Perms: "rw-p"},
-		{Start: 0x7f0000002000, End: 0x7f0000003000, Perms: "r-xp", Path: "/usr/bin/gemkit old"},
+		{Start: 0x7f002000, End: 0x7f003000, Perms: "r-xp", Path: "/usr/bin/gemkit old"},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("parseMappings =\n%+v\nwant\n%+v", got, want)

@@ -15,8 +15,8 @@ func TestReadOnlyRegions(t *testing.T) {
 		{Start: 0x1b42000, End: 0x3c22000, Perms: "r--p", Path: exe},
 		{Start: 0x3c22000, End: 0x3cbd000, Perms: "rw-p", Path: exe},
 		{Start: 0x3cbd000, End: 0x5d00000, Perms: "rw-p"},
-		{Start: 0x7f0000000000, End: 0x7f0000001000, Perms: "r--p", Path: "/usr/lib/other.so"},
-		{Start: 0x7f0000002000, End: 0x7f0000003000, Perms: "r-xp", Path: exe + " old"},
+		{Start: 0x7f000000, End: 0x7f001000, Perms: "r--p", Path: "/usr/lib/other.so"},
+		{Start: 0x7f002000, End: 0x7f003000, Perms: "r-xp", Path: exe + " old"},
 	}
 	got := readOnlyRegions(maps, exe)
 	if len(got) != 2 || got[0] != maps[0] || got[1] != maps[1] {

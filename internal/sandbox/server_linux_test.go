@@ -40,7 +40,7 @@ while read line; do echo "$line" >> ` + filepath.Join(cache, "log") + `; echo "g
 				t.Fatal(err)
 			}
 			if srv.Enforcement.MemoryBytes != DefaultServerMemoryBytes {
-				t.Errorf("a server's memory bound is %d, want %d", srv.Enforcement.MemoryBytes, DefaultServerMemoryBytes)
+				t.Errorf("a server's memory bound is %d, want %d", srv.Enforcement.MemoryBytes, uint64(DefaultServerMemoryBytes))
 			}
 			// The start's context ends; the server does not.
 			cancel()

@@ -7,6 +7,10 @@
 //
 //	go run ./scripts/crosscheck darwin windows freebsd linux/386 linux/arm
 //
+// With -tests it checks each package's tests too, as its test binary
+// builds them (the package with its _test.go files, and its external
+// test package).
+//
 // A system alone is checked for this machine's CPU (GOARCH); GOOS/GOARCH
 // names both.
 //
@@ -28,6 +32,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -43,17 +48,22 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: crosscheck GOOS[/GOARCH]... (type-checks ./... for each system)")
+	tests := flag.Bool("tests", false, "check the packages' tests too")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: crosscheck [-tests] GOOS[/GOARCH]... (type-checks ./... for each system)")
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
 		os.Exit(2)
 	}
 	failed := false
-	for _, arg := range os.Args[1:] {
+	for _, arg := range flag.Args() {
 		goos, goarch, ok := strings.Cut(arg, "/")
 		if !ok {
 			goarch = runtime.GOARCH
 		}
-		n, errs := check(goos, goarch, ".", "./...")
+		n, errs := check(goos, goarch, *tests, ".", "./...")
 		for _, e := range errs {
 			fmt.Fprintf(os.Stderr, "%s/%s: %v\n", goos, goarch, e)
 		}
@@ -82,10 +92,17 @@ type listed struct {
 }
 
 // check type-checks the packages patterns name, run in dir, for goos on
-// goarch, and everything they import; it returns how many packages it
-// checked and the errors found (go list's, and the type checker's).
-func check(goos, goarch, dir string, patterns ...string) (int, []error) {
-	cmd := exec.Command("go", append([]string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,Imports,ImportMap,Standard,DepOnly,Module,Error"}, patterns...)...)
+// goarch, and everything they import, with tests each package as its
+// test binary builds it too (go list -test: the package with its
+// _test.go files and its external test package);
+// it returns how many packages it checked and the errors found (go
+// list's, and the type checker's).
+func check(goos, goarch string, tests bool, dir string, patterns ...string) (int, []error) {
+	args := []string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,Imports,ImportMap,Standard,DepOnly,Module,Error"}
+	if tests {
+		args = append(args, "-test")
+	}
+	cmd := exec.Command("go", append(args, patterns...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
 	var stderr bytes.Buffer
@@ -111,7 +128,9 @@ func check(goos, goarch, dir string, patterns ...string) (int, []error) {
 		} else if err != nil {
 			return n, append(errs, fmt.Errorf("go list's output: %w", err))
 		}
-		if p.ImportPath == "unsafe" {
+		// The test binary's generated main is go test's, not the
+		// module's (go list names a file it has not written).
+		if p.ImportPath == "unsafe" || strings.HasSuffix(p.ImportPath, ".test") {
 			continue
 		}
 		// A package importing one that failed is not checked: its
