@@ -28,6 +28,10 @@ type Capabilities struct {
 	// its own, RLIMIT_DATA), with MemoryErr saying why there is no cgroup.
 	Memory    string `json:"memory,omitempty"`
 	MemoryErr string `json:"memoryErr,omitempty"`
+	// SwapUnbounded: the cgroup cannot bound swap (v1 without swap
+	// accounting) on a machine that has swap, so each process's data is
+	// bounded by RLIMIT_DATA too (Enforcement.DataRlimit).
+	SwapUnbounded bool `json:"swapUnbounded,omitempty"`
 }
 
 // Note says how one permission is enforced.
@@ -156,7 +160,11 @@ func describeWalls(c Capabilities) []Note {
 	}
 	switch {
 	case strings.HasPrefix(c.Memory, "cgroup"):
-		notes = append(notes, Note{Permission: "memory", How: "a " + c.Memory + " memory cgroup bounds the tool and everything it starts together (heap, shared memory, memfds, its temp dir, page cache); at most " + fmt.Sprint(DefaultMaxProcesses) + " processes", Enforced: true})
+		how := "a " + c.Memory + " memory cgroup bounds the tool and everything it starts together (heap, shared memory, memfds, its temp dir, page cache); at most " + fmt.Sprint(DefaultMaxProcesses) + " processes"
+		if c.SwapUnbounded {
+			how += "; this cgroup cannot bound swap (no swap accounting) and the machine has swap, so RLIMIT_DATA also bounds what each process writes of its own (each thread's stack counts whole)"
+		}
+		notes = append(notes, Note{Permission: "memory", How: how, Enforced: true})
 	case c.Memory != "":
 		how := "RLIMIT_DATA bounds the memory each process writes of its own (heap, stacks, private mappings; the address space runtimes reserve and never touch is free); NOT the process tree as a whole: N processes may use N times the bound, and shared memory (memfds, shared anonymous mappings) is not counted"
 		if c.MemoryErr != "" {

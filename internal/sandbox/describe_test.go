@@ -37,6 +37,8 @@ func TestDescribe(t *testing.T) {
 		{"no namespaces, hosts", perms("none", "none", "x.example.com"), noNS,
 			[]string{"NOT enforceable"}, []string{"second wall (files)", "network.allowedHosts"}},
 		{"memory cgroup", perms("none", "none"), withMem(full, "cgroup v1", ""), []string{"cgroup v1 memory cgroup bounds the tool and everything it starts", "own mount namespace", "no terminal"}, nil},
+		{"memory cgroup without swap bound", perms("none", "none"), func() Capabilities { c := withMem(full, "cgroup v1", ""); c.SwapUnbounded = true; return c }(),
+			[]string{"cgroup v1 memory cgroup bounds the tool", "cannot bound swap (no swap accounting) and the machine has swap, so RLIMIT_DATA also bounds"}, nil},
 		{"memory rlimit", perms("none", "none"), withMem(full, "rlimit", "cgroup v1: permission denied"), []string{"RLIMIT_DATA bounds the memory each process writes", "NOT the process tree", "permission denied"}, nil},
 		{"no landlock", perms("workspace", "workspace"), noLL,
 			[]string{"Landlock is not available", "bounded only by the timeout"}, []string{"filesystem.read=workspace", "filesystem.write=workspace", "extension folder", "gemkit's configuration", "protected paths"}},
@@ -65,6 +67,9 @@ func TestDescribe(t *testing.T) {
 				if !strings.Contains(text, w) {
 					t.Errorf("lacks %q:\n%s", w, text)
 				}
+			}
+			if !c.c.SwapUnbounded && strings.Contains(text, "cannot bound swap") {
+				t.Errorf("says swap is unbounded where it is not:\n%s", text)
 			}
 			if strings.Join(unenforced, ",") != strings.Join(c.unenforced, ",") {
 				t.Errorf("unenforced %v, want %v", unenforced, c.unenforced)

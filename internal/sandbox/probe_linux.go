@@ -24,6 +24,7 @@ func (l *Launcher) Probe(ctx context.Context) Capabilities {
 		c.MemoryErr = err.Error()
 	} else {
 		c.Memory = "cgroup " + cg.version
+		c.SwapUnbounded = !cg.swapBounded
 		_ = cg.remove()
 	}
 	if l.NoNamespaces {
