@@ -341,7 +341,7 @@ func (r *Runner) ended(ctx context.Context, p *prepared, pol permission.Resolved
 		return &ToolError{Tool: name, Msg: fmt.Sprintf("printed more than %d bytes and was stopped", maxOut)}
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.ExitCode = -1
-		return &ToolError{Tool: name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started", timeout)}
+		return &ToolError{Tool: name, Msg: fmt.Sprintf("did not finish within %v and was killed with everything it started", timeout) + stackBoundHint(proc.Enforcement)}
 	case ctx.Err() != nil:
 		res.ExitCode = -1
 		return fmt.Errorf("tool %s was stopped: %w", name, ctx.Err())
@@ -365,6 +365,23 @@ func (r *Runner) ended(ctx context.Context, p *prepared, pol permission.Resolved
 		return fmt.Errorf("tool %s: %w", name, waitErr)
 	}
 	return nil
+}
+
+// stacksBound is a per-process memory bound under which a runtime's
+// usual threads may not start: RLIMIT_DATA counts each thread's stack
+// whole, touched or not (8 MiB under the usual ulimit -s), and Node
+// starts six threads beside its main one.
+const stacksBound = 64 << 20
+
+// stackBoundHint is what a run that ran out of time adds when its bound
+// was each process's RLIMIT_DATA and small enough to refuse a runtime
+// its threads: Node then waits for worker threads it could not start,
+// so the time runs out and nothing else says why.
+func stackBoundHint(enf sandbox.Enforcement) string {
+	if !enf.DataRlimit || enf.MemoryBytes == 0 || enf.MemoryBytes >= stacksBound {
+		return ""
+	}
+	return fmt.Sprintf("; its memory bound, %d bytes for each process (no memory cgroup here), counts each thread's stack whole (8 MiB under the usual ulimit -s), which keeps a runtime such as Node from starting the threads it then waits for (Node's tools run with --memory %d)", enf.MemoryBytes, stacksBound)
 }
 
 // output reads a successful run's stdout as the tool declares it.

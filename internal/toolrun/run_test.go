@@ -212,7 +212,7 @@ func TestRunTools(t *testing.T) {
 		c.Timeout = 300 * time.Millisecond
 		start := time.Now()
 		_, err := r.Run(ctx, c)
-		if err == nil || !strings.Contains(err.Error(), "did not finish within 300ms") {
+		if err == nil || !strings.Contains(err.Error(), "did not finish within 300ms") || strings.Contains(err.Error(), "memory bound") {
 			t.Fatalf("err %v", err)
 		}
 		// The tool sleeps 30 s; 20 s is a loaded machine's bound.
@@ -224,6 +224,28 @@ func TestRunTools(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		if _, err := os.Stat(filepath.Join(e.ws, "alive")); err == nil {
 			t.Fatal("a forked child outlived the timeout")
+		}
+	})
+	t.Run("a small bound of each process is named at the timeout", func(t *testing.T) {
+		// Without a cgroup, RLIMIT_DATA counts each thread's stack
+		// whole: Node under 16 MB waits for threads it cannot start
+		// until the time runs out, which must then say why.
+		nr := e.runner()
+		l := &sandbox.Launcher{NoCgroup: true}
+		defer l.Close()
+		nr.Launcher = l
+		c := call("sleep", nil)
+		c.Timeout, c.MemoryBytes = 300*time.Millisecond, 16000000
+		res, err := nr.Run(ctx, c)
+		if err == nil || !res.Enforcement.DataRlimit || !strings.Contains(err.Error(), "did not finish within 300ms") ||
+			!strings.Contains(err.Error(), "its memory bound, 16000000 bytes for each process (no memory cgroup here), counts each thread's stack whole") ||
+			!strings.Contains(err.Error(), "(Node's tools run with --memory 67108864)") {
+			t.Fatalf("err %v", err)
+		}
+		// Above the stacks' bound, the time running out is all there is.
+		c.MemoryBytes = 256 << 20
+		if _, err := nr.Run(ctx, c); err == nil || strings.Contains(err.Error(), "memory bound") {
+			t.Fatalf("err %v", err)
 		}
 	})
 	t.Run("output is bounded", func(t *testing.T) {
