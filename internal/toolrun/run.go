@@ -381,7 +381,11 @@ func stackBoundHint(enf sandbox.Enforcement) string {
 	if !enf.DataRlimit || enf.MemoryBytes == 0 || enf.MemoryBytes >= stacksBound {
 		return ""
 	}
-	return fmt.Sprintf("; its memory bound, %d bytes for each process (no memory cgroup here), counts each thread's stack whole (8 MiB under the usual ulimit -s), which keeps a runtime such as Node from starting the threads it then waits for (Node's tools run with --memory %d)", enf.MemoryBytes, stacksBound)
+	why := "no memory cgroup here"
+	if enf.Memory != "rlimit" {
+		why = "beside a cgroup that cannot bound swap"
+	}
+	return fmt.Sprintf("; its memory bound, %d bytes for each process (%s), counts each thread's stack whole (8 MiB under the usual ulimit -s), which keeps a runtime such as Node from starting the threads it then waits for (Node's tools run with --memory %d)", enf.MemoryBytes, why, stacksBound)
 }
 
 // output reads a successful run's stdout as the tool declares it.
