@@ -26,6 +26,7 @@ type remoteServer struct {
 	srv     *mcp.Server
 	mu      sync.Mutex
 	headers http.Header
+	deletes int // sessions ended (DELETE)
 }
 
 func newRemoteServer(t *testing.T) *remoteServer {
@@ -51,6 +52,9 @@ func newRemoteServer(t *testing.T) *remoteServer {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rs.mu.Lock()
 		rs.headers = r.Header.Clone()
+		if r.Method == http.MethodDelete {
+			rs.deletes++
+		}
 		rs.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	}))
@@ -263,5 +267,25 @@ func TestCloseEndsRemoteCall(t *testing.T) {
 	}
 	if !errors.Is(err, ErrStopped) {
 		t.Errorf("a call cut short by the manager's end is told as %s %v", raw, err)
+	}
+}
+
+// TestRemoteStopEndsSessionOnce: stopping a connected remote server
+// ends its session with one DELETE.
+func TestRemoteStopEndsSessionOnce(t *testing.T) {
+	t.Parallel()
+	rs := newRemoteServer(t)
+	m := NewManager(Config{Timeout: 20 * time.Second, Environ: []string{"HOME=/nonexistent"}, Capabilities: filepath.Join(t.TempDir(), "caps.json")})
+	sp := Spec{Extension: "far", Server: "srv", URL: rs.url + "/mcp", Transport: TransportHTTP,
+		Widening: extension.Widening{Hosts: []string{strings.TrimPrefix(rs.url, "http://")}}}
+	m.Sync([]Spec{sp})
+	if _, failed := m.Catalog(context.Background()); len(failed) > 0 {
+		t.Fatal(failed[0].Err)
+	}
+	m.Close()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.deletes != 1 {
+		t.Fatalf("%d DELETEs, want 1", rs.deletes)
 	}
 }
