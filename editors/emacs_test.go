@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -103,7 +102,7 @@ func startEmacs(t *testing.T, h *harness, emacsBin, clientBin, tmuxBin, gemkit s
 		select {
 		case <-d.exited:
 		case <-time.After(waitTimeout):
-			_ = syscall.Kill(d.pid, syscall.SIGKILL)
+			killPID(d.pid)
 			t.Errorf("emacs (pid %d) was still running %s after its terminal closed", d.pid, waitTimeout)
 		}
 	})
@@ -373,4 +372,11 @@ func (d *emacsDriver) ClosePrompt(t *testing.T) { d.keys(t, "", "C-g") }
 
 func (d *emacsDriver) Messages(t *testing.T) string {
 	return d.evalString(t, `(with-current-buffer "*Messages*" (buffer-substring-no-properties (point-min) (point-max)))`)
+}
+
+// killPID kills the process pid, if it is still there.
+func killPID(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -222,7 +221,7 @@ func startEmacsLSP(t *testing.T, h *harness, init func(serverDir string) string)
 			select {
 			case <-d.exited:
 			case <-time.After(waitTimeout):
-				_ = syscall.Kill(d.pid, syscall.SIGKILL)
+				killPID(d.pid)
 				t.Errorf("emacs (pid %d) was still running after its terminal closed", d.pid)
 			}
 		}
