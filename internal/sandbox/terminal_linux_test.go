@@ -39,7 +39,7 @@ func TestToolHasNoTerminal(t *testing.T) {
 	}
 	ptmx, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminal to start gemkit under: %v", err)
+		t.Skipf("no pseudo-terminal here to start gemkit under (%v); CI's machine has /dev/ptmx", err)
 	}
 	master := os.NewFile(uintptr(ptmx), "ptmx")
 	defer master.Close()

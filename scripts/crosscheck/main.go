@@ -5,7 +5,7 @@
 // 32 bits, whose ints and stat fields are narrower; CI, which runs on
 // 64-bit Linux, checks that they do.
 //
-//	go run ./scripts/crosscheck darwin windows freebsd linux/386 linux/arm
+//	go run ./scripts/crosscheck -tests darwin windows freebsd linux/386 linux/arm
 //
 // With -tests it checks each package's tests too, as its test binary
 // builds them (the package with its _test.go files, and its external
@@ -92,11 +92,11 @@ type listed struct {
 }
 
 // check type-checks the packages patterns name, run in dir, for goos on
-// goarch, and everything they import, with tests each package as its
-// test binary builds it too (go list -test: the package with its
-// _test.go files and its external test package);
-// it returns how many packages it checked and the errors found (go
-// list's, and the type checker's).
+// goarch, and everything they import; with tests, each package also as
+// its test binary builds it (go list -test: the package with its
+// _test.go files, and its external test package). It returns how many
+// packages it checked and the errors found (go list's, and the type
+// checker's).
 func check(goos, goarch string, tests bool, dir string, patterns ...string) (int, []error) {
 	args := []string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,Imports,ImportMap,Standard,DepOnly,Module,Error"}
 	if tests {
