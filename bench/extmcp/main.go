@@ -381,6 +381,12 @@ func run(n, starts int, seed uint64, bin, ref string, withNPX, peers bool) error
 		// less bubblewrap's); a call at most 0.1 ms over bare.
 		paired("gemkit over "+sides[i].name[len("under "):], 0, i)
 	}
+	for i := peerFirst; i < npxFirst; i++ {
+		// What one Go program in the path costs against the peer, on
+		// this machine and in this run: a floor beneath gemkit's, which
+		// starts two (itself and its sandbox child).
+		paired("a Go relay in the poller over "+sides[i].name[len("under "):], pollAt, i)
+	}
 	if npx == nil {
 		printCPU(sides, cpuPerCall)
 		fmt.Println("targets (issue 45): a call at most 0.1 ms over bare at p50; a cold start at most 10 ms more over bare than bubblewrap's (gemkit over bubblewrap, paired)")
