@@ -324,7 +324,7 @@ func TestSwitchPinsAgentServer(t *testing.T) {
 // it is served.
 func TestSwitchPinsBunx(t *testing.T) {
 	if p, err := exec.LookPath("bunx"); err == nil {
-		t.Skipf("bunx is installed (%s): the case is a machine without it", p)
+		t.Skipf("bunx is installed (%s): the case is a machine without it, as CI's is (scripts/setup-and-test installs no Bun)", p)
 	}
 	e := newPkgEnv(t, strings.Replace(helloManifest, `"command": "npx", "args": ["-y", "hello-mcp", "--stdio"]`, `"command": "bunx", "args": ["hello-mcp", "--stdio"]`, 1))
 	publishHello(e.reg, "1.0.0", "1.0.0")
