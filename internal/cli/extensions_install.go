@@ -131,6 +131,13 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 			}
 			var failed []string
 			for _, name := range args {
+				// The records of its switch are under its folder's name;
+				// the person may have typed it in other letters, or
+				// typed the manifest's name, which Get finds too.
+				in, err := st.Get(name)
+				if err == nil {
+					name = in.Name
+				}
 				// Its servers go back to Gemini CLI's settings as they
 				// were, before the extension goes.
 				if err := forgetServers(a, st, name); err != nil {
@@ -141,7 +148,7 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 				// Its servers' data folder is named by the manifest's
 				// name; uninstall takes the folder's.
 				data := name
-				if in, err := st.Get(name); err == nil && in.Extension != nil {
+				if in != nil && in.Extension != nil {
 					data = in.Extension.Manifest.Name
 				}
 				if err := st.Uninstall(name); err != nil {

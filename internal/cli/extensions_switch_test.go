@@ -47,7 +47,8 @@ func (e *env) excluded() []string {
 // TestSwitchSharedServerName is the sixth round's finding and its
 // class: two switched extensions each have a server named memory
 // (Gemini CLI keys servers by name); taking one away, whichever way
-// (uninstall, --off, an update that drops the server), keeps the name
+// (uninstall, by its name in any letters, --off, an update that drops
+// the server), keeps the name
 // in mcp.excluded while the other needs it, and says so, so Gemini CLI
 // never starts the other's server unconfined. A name of an agent's
 // server counts as one of the manifest's, and a name the person had
@@ -61,6 +62,9 @@ func TestSwitchSharedServerName(t *testing.T) {
 		takeOff func(e *env, first, src string) string
 	}{
 		{name: "uninstall", takeOff: func(e *env, first, _ string) string { return e.mustRun("uninstall", first) }},
+		// The name in other letters is the same extension (a tour's
+		// finding: the switch's records stayed behind).
+		{name: "uninstall in other letters", takeOff: func(e *env, first, _ string) string { return e.mustRun("uninstall", strings.ToUpper(first)) }},
 		{name: "off", takeOff: func(e *env, first, _ string) string { return e.mustRun("sandbox", first, "--off") }},
 		{name: "agent's server, uninstall", agent: true, takeOff: func(e *env, first, _ string) string { return e.mustRun("uninstall", first) }},
 		{name: "update drops the server", takeOff: func(e *env, first, src string) string {
