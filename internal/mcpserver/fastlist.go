@@ -154,6 +154,9 @@ func (r *listingReader) Read(p []byte) (int, error) {
 		if r.s.fastList(line, r.out) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
 			continue
 		}
+		if line = screen(line, r.out, r.s.badLine); len(line) == 0 {
+			continue
+		}
 		r.pending = line
 	}
 	n := copy(p, r.pending)
@@ -189,6 +192,12 @@ func isMethod(line []byte, method string) bool {
 	}
 	m, err := mcpwire.Read(line)
 	return err == nil && m.Is(method)
+}
+
+// badLine logs a line of the client's that screen answered with an
+// error: a person typing at gemkit mcp sees why on stderr too.
+func (s *Server) badLine(problem string) {
+	s.log.Warn("a line from the client is not a JSON-RPC message; answered with an error", "problem", problem)
 }
 
 // Close does nothing: the reader is the process's stdin.
