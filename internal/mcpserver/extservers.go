@@ -327,8 +327,8 @@ func (s *Server) unavailableTool(name string, f extmcp.Failure) served {
 	why := extmcp.Printable(f.Err.Error())
 	t := &mcp.Tool{
 		Name: name,
-		Description: fmt.Sprintf("Not a tool: the %s of the extension %s, which gemkit serves in its sandbox, is not running, so its tools are not offered. Why, and what to do: %s\n\nCalling this tool tries to start the server again and says what happened.",
-			extmcp.Printable(serverWords(f.Spec)), extmcp.Printable(f.Spec.Extension), why),
+		Description: fmt.Sprintf("Not a tool: the %s of the extension %s, which gemkit serves in its sandbox, is not running, so its tools are not offered. Why, and what to do: %s.%s\n\nCalling this tool tries to start the server again and says what happened.",
+			extmcp.Printable(serverWords(f.Spec)), extmcp.Printable(f.Spec.Extension), strings.TrimSuffix(why, "."), forThePerson),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 		Annotations: &mcp.ToolAnnotations{Title: extmcp.Printable(f.Spec.Extension + ": " + f.Spec.Server + " is not running"), ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}
@@ -340,7 +340,7 @@ func (s *Server) unavailableTool(name string, f extmcp.Failure) served {
 		defer s.mu.Unlock()
 		for _, f := range s.ext.failures {
 			if f.Spec.Key() == key {
-				return textResult(extmcp.Printable(f.Err.Error()), true), nil
+				return textResult(strings.TrimSuffix(extmcp.Printable(f.Err.Error()), ".")+"."+forThePerson, true), nil
 			}
 		}
 		var names []string

@@ -136,5 +136,12 @@ func unservedWords(name string, servers []notServed) string {
 		}
 		b.WriteString(".")
 	}
+	b.WriteString(forThePerson)
 	return b.String()
 }
+
+// forThePerson ends what a model is told of a server gemkit does not
+// run: the fix is the person's (consent, a widening), as the sandbox's
+// refusals and a tool's consent say to the model, never a command for
+// the model to run in their place.
+const forThePerson = " What to do is for the person, not the model: tell them, and do not run that gemkit command yourself."

@@ -37,6 +37,8 @@ func TestUnservedServerCall(t *testing.T) {
 			"is not running, so its tools are not offered",
 			"you have not agreed to the extension weather as it is now",
 			"gemkit extensions consent weather --grant",
+			// A tour's finding: the fix is the person's, never the model's.
+			"What to do is for the person, not the model: tell them, and do not run that gemkit command yourself.",
 		}},
 		{"switched off", extmcp.Choice{Why: offWhy}, "weather_forecast", []string{
 			"gemkit serves no tool weather_forecast now.",
