@@ -450,6 +450,10 @@ func TestUpdateCommand(t *testing.T) {
 	if _, _, code := e.run("update"); code != ExitError {
 		t.Errorf("update without names or --all: exit %d", code)
 	}
+	// Both given: the words say both were, not that neither was.
+	if _, errOut, code := e.run("update", "code-analyzer", "--all"); code != ExitError || !strings.Contains(errOut, "not both") {
+		t.Errorf("update with a name and --all: exit %d\n%s", code, errOut)
+	}
 }
 
 func TestLinkAndUninstallCommands(t *testing.T) {

@@ -30,7 +30,10 @@ as before. --consent agrees without asking. Run by an agent's shell, the
 update goes ahead only once you type the extension's name on the terminal, as
 for consent --grant.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if all == (len(args) > 0) {
+			switch {
+			case all && len(args) > 0:
+				return fmt.Errorf("--all updates every extension: name the extensions to update (%s) or pass --all, not both", strings.Join(args, " "))
+			case !all && len(args) == 0:
 				return errors.New("name the extensions to update, or pass --all")
 			}
 			st, err := openStore(cmd)
