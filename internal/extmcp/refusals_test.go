@@ -140,7 +140,8 @@ func TestArgPaths(t *testing.T) {
 }
 
 // TestRefusedWrites: a refused write is told from the call's arguments,
-// or, for a path of the extension's own folder, from the error's text
+// or, for a path of the server's own code (the extension's folder, the
+// tree its package was pinned in), from the error's text
 // (a server that keeps its state beside its code); a path elsewhere in
 // the text alone, a success and an error of other words are not.
 func TestRefusedWrites(t *testing.T) {
@@ -155,9 +156,11 @@ func TestRefusedWrites(t *testing.T) {
 		return b
 	}
 	memory := "EROFS: read-only file system, open '" + dir + "/node_modules/server-memory/dist/memory.jsonl.123.tmp'"
+	tree := "/home/me/.local/share/gemkit/packages/notes/memory@2026.8.31-1"
 	for _, c := range []struct {
 		name   string
 		linked bool
+		pinned bool // a package runner's server, run from its pinned tree
 		args   string
 		res    json.RawMessage
 		person string
@@ -192,9 +195,19 @@ func TestRefusedWrites(t *testing.T) {
 		// folder's words, and no command, which would not allow it.
 		{name: "extension folder in the workspace", linked: true, args: `{"path":"` + ws + `/tools/ext/state.json"}`, res: result(true, "EROFS: read-only file system"),
 			person: "extension notes's MCP server memory was refused a write to " + ws + "/tools/ext/state.json (its extension's folder, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path; a server writes"},
+		// server-memory started with npx keeps its file beside its
+		// script in the pinned tree (a tour's finding: told with no
+		// advice before).
+		{name: "pinned tree in the error only", pinned: true, args: `{"entities":[]}`, res: result(true, "EROFS: read-only file system, open '"+tree+"/node_modules/server-memory/dist/memory.jsonl.9.tmp'"),
+			person: "extension notes's MCP server memory was refused a write to " + tree + "/node_modules/server-memory/dist/memory.jsonl.9.tmp (the tree gemkit pinned its package in, read-only to its servers whatever is allowed; the call failed with EROFS, read-only file system, naming this path in its error; a server writes what it keeps in its data folder, its HOME (" + data + "), when the manifest's entry points it there (an env value with $HOME))"},
+		{name: "pinned tree in the arguments", pinned: true, args: `{"path":"` + tree + `/x.json"}`, res: result(true, "EROFS: read-only file system"),
+			person: "extension notes's MCP server memory was refused a write to " + tree + "/x.json (the tree gemkit pinned its package in, read-only"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := s
+			if c.pinned {
+				s = &server{m: s.m, spec: Spec{Extension: "notes", Server: "memory", Dir: dir, Tree: tree}}
+			}
 			if c.linked {
 				s = &server{m: s.m, spec: Spec{Extension: "notes", Server: "memory", Dir: ws + "/tools/ext"}}
 			}

@@ -87,15 +87,15 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string, othe
 		if fsutil.Within(data, p) || fsutil.Within(tmp, p) {
 			continue
 		}
-		if eacces && (!strings.Contains(text.String(), p) || !fsutil.Within(ws, p) && !fsutil.Within(s.spec.Dir, p)) {
+		if eacces && (!strings.Contains(text.String(), p) || !fsutil.Within(ws, p) && s.ownCode(p) == "") {
 			continue
 		}
 		ref := Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Label(), Path: p}
 		switch {
-		case fsutil.Within(s.spec.Dir, p):
+		case s.ownCode(p) != "":
 			// First: a linked extension's folder may lie in the
 			// workspace, and stays read-only whatever is allowed.
-			ref.Reason = extensionFolderReason(said, data, "")
+			ref.Reason = ownCodeReason(s.ownCode(p), said, data, "")
 		case other(others, s.spec.Dir, p) != "":
 			// Another extension's code, linked from the workspace or
 			// from anywhere: read-only to every sandboxed process, so
@@ -117,17 +117,32 @@ func (s *server) refusedWrites(args, res json.RawMessage, data, tmp string, othe
 	}
 	// A server that writes its state beside its own code (server-memory's
 	// memory.jsonl beside its script) names no path in the call: the
-	// error names it. A path of the extension's folder is taken from
-	// there, and from nowhere else, since no widening allows it: the
-	// folder is what the person agreed to, so it stays read-only.
+	// error names it. A path of its code (the extension's folder, or the
+	// tree its package was pinned in) is taken from there, and from
+	// nowhere else, since no widening allows it: that code is what the
+	// person agreed to, so it stays read-only.
 	for _, p := range textPaths(text.String()) {
-		if !fsutil.Within(s.spec.Dir, p) {
-			continue
+		if what := s.ownCode(p); what != "" {
+			out = append(out, Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Label(), Path: p,
+				Reason: ownCodeReason(what, said, data, " in its error")})
 		}
-		out = append(out, Refusal{At: time.Now(), Extension: s.spec.Extension, Server: s.spec.Label(), Path: p,
-			Reason: extensionFolderReason(said, data, " in its error")})
 	}
 	return out
+}
+
+// ownCode names the code of the server's that holds p, read-only to it
+// whatever is allowed: "its extension's folder", or, for a package
+// runner's server, "the tree gemkit pinned its package in", which is
+// where such a server's own files are (server-memory started with npx
+// keeps its memory.jsonl beside its script there); "" for neither.
+func (s *server) ownCode(p string) string {
+	switch {
+	case fsutil.Within(s.spec.Dir, p):
+		return "its extension's folder"
+	case s.spec.Tree != "" && fsutil.Within(s.spec.Tree, p):
+		return "the tree gemkit pinned its package in"
+	}
+	return ""
 }
 
 // other is the folder among others, not own, that holds p, or "".
@@ -140,11 +155,12 @@ func other(others []string, own, p string) string {
 	return ""
 }
 
-// extensionFolderReason is why a write in the extension's own folder
-// was refused, said is how the server's error put it, where names where
-// the path was found, and what to do instead: no widening allows it.
-func extensionFolderReason(said, data, where string) string {
-	return "its extension's folder, read-only to its servers whatever is allowed; the call failed with " + said +
+// ownCodeReason is why a write in the server's own code (what, as
+// ownCode names it) was refused, said is how the server's error put
+// it, where names where the path was found, and what to do instead: no
+// widening allows it.
+func ownCodeReason(what, said, data, where string) string {
+	return what + ", read-only to its servers whatever is allowed; the call failed with " + said +
 		", naming this path" + where + "; a server writes what it keeps in its data folder, its HOME (" + data +
 		"), when the manifest's entry points it there (an env value with $HOME)"
 }
