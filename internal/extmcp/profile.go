@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -237,8 +238,22 @@ func (s *server) warnProfile(pr Profile) {
 	for _, k := range sortedKeys(pr.NotHanded) {
 		s.m.log.Warn(s.who() + " is handed your " + k + " credentials, but " + pr.NotHanded[k] + "; it starts without them")
 	}
-	if len(pr.Unset) > 0 {
-		s.m.log.Warn(s.who() + " is passed " + strings.Join(pr.Unset, ", ") + " by name, which this gemkit mcp's environment does not have (its client started it without them: Gemini CLI 0.61 leaves out every variable whose name holds TOKEN, KEY, SECRET, AUTH, PASSWORD, CREDENTIAL or the like unless gemkit's entry in its settings names it in its env; docs/mcp.md); it starts without them")
+	// Gemini CLI's rule explains only the names it redacts; any other is
+	// simply not set where gemkit mcp was started (a typo, a shell that
+	// never exported it).
+	var redacted, unset []string
+	for _, n := range pr.Unset {
+		if geminisettings.Redacted(n) {
+			redacted = append(redacted, n)
+		} else {
+			unset = append(unset, n)
+		}
+	}
+	if len(redacted) > 0 {
+		s.m.log.Warn(s.who() + " is passed " + strings.Join(redacted, ", ") + " by name, which this gemkit mcp's environment does not have (a client may have started it without them: Gemini CLI 0.61 leaves out every variable whose name holds TOKEN, KEY, SECRET, AUTH, PASSWORD, CREDENTIAL or the like unless gemkit's entry in its settings names it in its env; docs/mcp.md); it starts without them")
+	}
+	if len(unset) > 0 {
+		s.m.log.Warn(s.who() + " is passed " + strings.Join(unset, ", ") + " by name, which this gemkit mcp's environment does not have: set it in the environment gemkit mcp's client starts from, or name it in the env of gemkit's entry in the client's settings (Gemini CLI 0.61 also leaves out a variable whose value looks like a key or a token; docs/mcp.md); it starts without them")
 	}
 }
 

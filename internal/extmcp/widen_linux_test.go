@@ -281,8 +281,13 @@ func TestVariablesByName(t *testing.T) {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
-	if want := "is passed UNSET_HERE by name, which this gemkit mcp's environment does not have"; !strings.Contains(s.log.String(), want) {
+	if want := "is passed UNSET_HERE by name, which this gemkit mcp's environment does not have: set it"; !strings.Contains(s.log.String(), want) {
 		t.Errorf("the log does not say %q:\n%s", want, s.log.String())
+	}
+	// A tour's finding: Gemini CLI's rule of names was given for every
+	// unset name, this one too, which it does not redact.
+	if strings.Contains(s.log.String(), "UNSET_HERE by name, which this gemkit mcp's environment does not have (a client") {
+		t.Errorf("the log blames Gemini CLI's redaction for a name it does not redact:\n%s", s.log.String())
 	}
 }
 
