@@ -118,3 +118,31 @@ func TestSandboxByName(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxKeychainSetting: a sensitive setting that no .env gives a
+// value (Gemini CLI keeps it in the person's keychain, which gemkit does
+// not read) reaches a switched server empty; the switch, describe and
+// doctor say so, with --allow-env as the fix, and stop once it is
+// passed by name. A tour found it silent.
+func TestSandboxKeychainSetting(t *testing.T) {
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "setx")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "setx", "version": "1.0.0",
+ "settings": [{"name": "API key", "description": "The key.", "envVar": "SETX_API_KEY", "sensitive": true}],
+ "mcpServers": {"api": {"command": "node", "args": ["${extensionPath}/server.js"], "env": {"K": "$SETX_API_KEY"}}}}`), 0o644)
+	e.mustRun("link", src, "--consent")
+	note := "its setting API key ($SETX_API_KEY) is sensitive and no .env of the extension's gives it a value: Gemini CLI keeps such a value in your keychain, which gemkit does not read"
+	fix := "`gemkit extensions sandbox setx --allow-env SETX_API_KEY`"
+	for _, args := range [][]string{{"sandbox", "setx"}, {"describe", "setx"}, {"doctor"}} {
+		if out, errOut, _ := e.run(args...); !strings.Contains(out, note) || !strings.Contains(out, fix) {
+			t.Errorf("%v does not tell of the keychain's setting:\n%s%s", args, out, errOut)
+		}
+	}
+	e.mustRun("sandbox", "setx", "--allow-env", "SETX_API_KEY")
+	for _, args := range [][]string{{"describe", "setx"}, {"doctor"}} {
+		if out, _, _ := e.run(args...); strings.Contains(out, note) {
+			t.Errorf("%v still tells of the setting passed by name:\n%s", args, out)
+		}
+	}
+}

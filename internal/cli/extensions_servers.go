@@ -370,7 +370,7 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 			Message: "its servers are handed, in gemkit's sandbox: " + handed.Words(),
 			Fix:     "take back what you allowed: `gemkit extensions sandbox " + name + " --default-profile`"})
 	}
-	for _, n := range widenNotes(m, s.Grant.Union(s.Widening), gs, getenv) {
+	for _, n := range widenNotes(m, s.Grant.Union(s.Widening), gs, getenv, in.Settings(st.Dir(), st.Workspace())) {
 		fs = append(fs, finding{Level: "warning", Extension: name, Message: n.Message, Fix: n.Fix})
 	}
 	if len(s.Unconfined) > 0 || len(s.RemoteInGemini) > 0 {

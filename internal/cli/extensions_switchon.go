@@ -413,7 +413,11 @@ func (r *switchOnRun) tellWidened() {
 	if r.scripts && len(r.plan.pins) > 0 {
 		fmt.Fprintf(a.Out, "Install scripts of its servers' packages: allowed, in the install's sandbox (no network but the registry). Back to off: gemkit extensions sandbox %s --default-profile\n", name)
 	}
-	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(r.w), r.gs, a.getenv) {
+	var settings []extension.SettingState
+	if in, err := r.st.Get(m.Name); err == nil {
+		settings = in.Settings(r.st.Dir(), r.st.Workspace())
+	}
+	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(r.w), r.gs, a.getenv, settings) {
 		fmt.Fprintf(a.Out, "Note: %s.\n    fix: %s\n", n.Message, n.Fix)
 	}
 }

@@ -20,11 +20,20 @@ type widenNote struct {
 
 // widenNotes are the notes on m's servers under the effective widening
 // w (its manifest's grant with the person's on top), given Gemini CLI's
-// settings gs (what its gemkit mcp entry passes) and the person's
-// environment getenv (where their credentials are).
-func widenNotes(m *extension.Manifest, w extension.Widening, gs geminisettings.Settings, getenv func(string) string) []widenNote {
+// settings gs (what its gemkit mcp entry passes), the person's
+// environment getenv (where their credentials are) and m's settings as
+// installed (keychain's).
+func widenNotes(m *extension.Manifest, w extension.Widening, gs geminisettings.Settings, getenv func(string) string, settings []extension.SettingState) []widenNote {
 	var out []widenNote
 	name := extension.Printable(m.Name)
+	for _, s := range keychainSettings(settings) {
+		if contains(w.Env, s.EnvVar) {
+			continue
+		}
+		out = append(out, widenNote{
+			Message: extension.Printable("its setting " + s.Name + " ($" + s.EnvVar + ") is sensitive and no .env of the extension's gives it a value: Gemini CLI keeps such a value in your keychain, which gemkit does not read, so its servers in gemkit's sandbox get it empty"),
+			Fix:     "pass it by name from the environment gemkit mcp starts in: `gemkit extensions sandbox " + name + " --allow-env " + extension.Printable(s.EnvVar) + "`"})
+	}
 	if ds := extension.DroppedVars(m, w.Env); len(ds) > 0 {
 		var what, vars []string
 		for _, d := range ds {
@@ -143,4 +152,19 @@ func (o sandboxFlags) check() (dataBytes int64, err error) {
 		}
 	}
 	return dataBytes, nil
+}
+
+// keychainSettings are the sensitive settings of those given that no
+// .env gives a value gemkit passes (extension.SettingState.Passed) and
+// whose value gemkit cannot tell: Gemini CLI keeps it in the person's
+// keychain, out of gemkit's reach, and a switched server gets it empty
+// (a tour's finding: silently, before).
+func keychainSettings(settings []extension.SettingState) []extension.SettingState {
+	var out []extension.SettingState
+	for _, s := range settings {
+		if s.Sensitive && s.Set == nil && !s.Passed {
+			out = append(out, s)
+		}
+	}
+	return out
 }
