@@ -374,9 +374,15 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 		fs = append(fs, finding{Level: "warning", Extension: name, Message: n.Message, Fix: n.Fix})
 	}
 	if len(s.Unconfined) > 0 || len(s.RemoteInGemini) > 0 {
+		fix := "`gemkit extensions sandbox " + name + "` adds them again"
+		if yours := sharedNames(append(slices.Clone(s.Unconfined), s.RemoteInGemini...), gs.Servers); len(yours) > 0 {
+			// The switch refuses a name of the person's own servers,
+			// which exclusion would take from them too.
+			fix = "your own mcpServers in " + geminiSettingsPath(st) + " have " + printableNames(yours) + " too, which the switch does not exclude (Gemini CLI keys servers by name): rename yours, then run `gemkit extensions sandbox " + name + "`"
+		}
 		fs = append(fs, finding{Level: "warning", Extension: name,
 			Message: "switched to gemkit, but Gemini CLI's mcp.excluded (" + geminiSettingsPath(st) + ") lacks " + missingWords(s),
-			Fix:     "`gemkit extensions sandbox " + name + "` adds them again"})
+			Fix:     fix})
 	}
 	// A client sees none of the servers' tools, only a placeholder that
 	// says the same.

@@ -298,3 +298,23 @@ func stripLineComments(b []byte) []byte {
 	}
 	return []byte(strings.Join(out, "\n"))
 }
+
+// TestDoctorOwnServerName: a switched extension whose server name left
+// mcp.excluded while the person's own mcpServers has that name: doctor's
+// fix says to rename theirs first, since the switch it used to offer
+// refuses that name (a tour's finding: a fix sure to fail).
+func TestDoctorOwnServerName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.mustRun("link", memExt(t, "mem-a", false, nil), "--consent")
+	e.mustRun("sandbox", "mem-a")
+	settings := geminisettings.Path(e.home)
+	os.WriteFile(settings, []byte(`{"mcpServers": {"memory": {"command": "mine"}}}`), 0o600)
+	out, _, _ := e.run("doctor")
+	if !strings.Contains(out, "your own mcpServers in "+settings+" have memory too") || !strings.Contains(out, "rename yours, then run `gemkit extensions sandbox mem-a`") {
+		t.Errorf("doctor's fix:\n%s", out)
+	}
+	if _, errOut, code := e.run("sandbox", "mem-a"); code == ExitOK || !strings.Contains(errOut+out, "rename yours") {
+		t.Errorf("the switch took the person's name (exit %d):\n%s", code, errOut)
+	}
+}
