@@ -2,9 +2,11 @@ package cli
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -86,6 +88,12 @@ type serverState struct {
 	// Packages are the packages pinned for its package-runner servers,
 	// by server (gemkit runs each from its tree).
 	Packages map[string]extension.Pin `json:"packages,omitempty"`
+	// Unpinnable are the servers among Sandboxable whose package-runner
+	// line gemkit cannot pin (several packages, a git or URL package,
+	// PyPI): the switch refuses the extension while they are in it, so
+	// it is not offered; why is the first one's reason.
+	Unpinnable []string `json:"unpinnable,omitempty"`
+	why        string
 	// Command switches them (back, when switched).
 	Command string `json:"command"`
 	// Grant is what the manifest's permissions give them
@@ -140,6 +148,21 @@ func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []s
 	}
 	if c.Switched {
 		s.Command += " --off"
+	}
+	for _, n := range names {
+		var d struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		if json.Unmarshal(m.MCPServers[n], &d) != nil {
+			continue
+		}
+		if inv, ok, err := runnerline.Parse(d.Command, d.Args); ok && (err != nil || inv.Ecosystem == runnerline.PyPI) {
+			s.Unpinnable = append(s.Unpinnable, n)
+			if s.why == "" {
+				s.why = cannotPin(m.Name, runnerServer{name: n, line: strings.Join(append([]string{filepath.Base(d.Command)}, d.Args...), " "), inv: inv, err: err}).Message
+			}
+		}
 	}
 	for _, n := range names {
 		if !slices.Contains(excluded, n) {
@@ -265,6 +288,10 @@ func sandboxWords(name string, s *serverState) string {
 		return words + "; back: " + s.Command
 	case s.Switched:
 		return fmt.Sprintf("switched to gemkit, but Gemini CLI's mcp.excluded lacks %s: run gemkit extensions sandbox %s again", missingWords(s), name)
+	case len(s.Unpinnable) > 0 && len(s.Unconfined) == 0:
+		return fmt.Sprintf("%s: not started by Gemini CLI (your mcp.excluded names them) nor by gemkit; gemkit's sandbox cannot run them: %s", printableNames(s.Sandboxable), s.why)
+	case len(s.Unpinnable) > 0:
+		return fmt.Sprintf("%s: unconfined in Gemini CLI (your rights, your whole environment); gemkit's sandbox cannot run them: %s", printableNames(s.Unconfined), s.why)
 	case len(s.Unconfined) == 0:
 		return fmt.Sprintf("%s: not started by Gemini CLI (your mcp.excluded names them) nor by gemkit; to run them in gemkit's sandbox: %s", printableNames(s.Sandboxable), s.Command)
 	}
@@ -359,9 +386,15 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 		if len(s.Unconfined) == 0 {
 			return fs
 		}
-		return append(fs, finding{Level: "note", Extension: name,
+		f := finding{Level: "note", Extension: name,
 			Message: "its MCP servers " + strings.Join(s.Unconfined, ", ") + " run unconfined in Gemini CLI, with your rights and your whole environment",
-			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"})
+			Fix:     "run them in gemkit's sandbox: `" + "gemkit extensions sandbox " + name + "`"}
+		if len(s.Unpinnable) > 0 {
+			// The switch would refuse: not a fix to offer.
+			f.Message += "; gemkit's sandbox cannot run them: " + s.why
+			f.Fix = "the extension's author can start them with a package gemkit can pin (npx -y PACKAGE)"
+		}
+		return append(fs, f)
 	}
 	if w := s.Grant.Union(s.Widening); len(w.Credentials) > 0 || len(w.Env) > 0 {
 		// What of yours its servers are handed: said wherever you look.

@@ -318,3 +318,33 @@ func TestDoctorOwnServerName(t *testing.T) {
 		t.Errorf("the switch took the person's name (exit %d):\n%s", code, errOut)
 	}
 }
+
+// TestUnpinnableNotOffered: an extension whose server's package-runner
+// line gemkit cannot pin (npx with several packages) is refused by the
+// switch; list, describe and doctor say why instead of offering that
+// switch (a tour's finding: a fix sure to fail), and list --json names
+// the server unpinnable.
+func TestUnpinnableNotOffered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "multi")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "multi", "version": "1.0.0",
+ "mcpServers": {"s": {"command": "npx", "args": ["-y", "-p", "a", "-p", "b", "foo"]}}}`), 0o644)
+	e.mustRun("link", src, "--consent")
+	if _, _, code := e.run("sandbox", "multi"); code == ExitOK {
+		t.Fatal("the switch took a line it cannot pin")
+	}
+	for _, args := range [][]string{{"list"}, {"describe", "multi"}, {"doctor"}} {
+		out, _, _ := e.run(args...)
+		if !strings.Contains(out, "gemkit's sandbox cannot run them: its MCP server s (npx -y -p a -p b foo): its npx command line cannot be pinned") {
+			t.Errorf("%v does not say why:\n%s", args, out)
+		}
+		if strings.Contains(out, "gemkit's sandbox: `gemkit extensions sandbox multi`") || strings.Contains(out, "to run them in gemkit's sandbox: gemkit extensions sandbox multi") {
+			t.Errorf("%v offers the switch that refuses:\n%s", args, out)
+		}
+	}
+	if out := e.mustRun("list", "--json"); !strings.Contains(out, `"unpinnable": [`) {
+		t.Errorf("list --json:\n%s", out)
+	}
+}
