@@ -72,6 +72,18 @@ when Gemini CLI would fail.`,
 			if err != nil {
 				fs = append(fs, finding{Level: "warning", Message: "where the extensions' MCP servers run cannot be told: " + err.Error()})
 			}
+			// A switched extension whose files changed is held first:
+			// the hold changes Gemini CLI's settings (mcp.excluded, the
+			// extension disabled), which every finding below reads, so
+			// none tells of the settings as they were before it (a
+			// tour's finding: a warning and its fix out of date in the
+			// run that made them so).
+			holdErrs := map[string]error{}
+			for _, in := range all {
+				if _, err := holdIfChanged(st, in, choices); err != nil {
+					holdErrs[in.Name] = err
+				}
+			}
 			// What Gemini CLI's settings say (mcp.excluded,
 			// hooksConfig.disabled, gemkit mcp's entry) is not guessed
 			// at when the file cannot be read: a finding drawn from
@@ -90,7 +102,7 @@ when Gemini CLI would fail.`,
 					fs = append(fs, serverFindings(a, st, in, choices, gs, a.getenv)...)
 					fs = append(fs, gemkitNameFinding(in, gs)...)
 				}
-				fs = append(fs, holdFindings(st, in, choices)...)
+				fs = append(fs, holdFindings(st, in, holdErrs[in.Name])...)
 				if m := in.Manifest(); m != nil && gerr == nil {
 					fs = append(fs, partFindings(m.Name, choices[m.Name], codeParts(st, in, choices[m.Name], gs))...)
 				}

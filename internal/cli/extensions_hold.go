@@ -208,11 +208,11 @@ func handOver(st *extension.Store, h extension.Hold) error {
 	return err
 }
 
-// holdFindings are doctor's words for the holds of in, placing one
-// first when in needs it.
-func holdFindings(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice) []finding {
+// holdFindings are doctor's words for the holds of in, and for err,
+// the failure of placing one (holdIfChanged, which doctor runs first).
+func holdFindings(st *extension.Store, in *extension.Installed, err error) []finding {
 	var fs []finding
-	if _, err := holdIfChanged(st, in, choices); err != nil {
+	if err != nil {
 		fs = append(fs, finding{Level: "warning", Extension: in.Name, Message: "it could not be held in Gemini CLI: " + err.Error()})
 	}
 	holds, _ := st.Holds()
