@@ -164,6 +164,12 @@ func releaseHold(a *app, st *extension.Store, name string) error {
 		if _, err := st.ReleaseInGemini(entry); err != nil {
 			return err
 		}
+		if !st.IsEnabled(entry) {
+			// The person's own disabling stays (a tour's finding: "runs
+			// again" of an extension still disabled).
+			fmt.Fprintf(a.Out, "gemkit no longer holds %s in Gemini CLI (held since %s: %s); it stays disabled there as you set it: gemkit extensions enable %s\n", extension.Printable(name), h.Since.Local().Format(time.DateTime), extension.Printable(h.Why), extension.Printable(entry))
+			continue
+		}
 		fmt.Fprintf(a.Out, "Gemini CLI runs %s again: gemkit held it there since %s (%s).\n", extension.Printable(name), h.Since.Local().Format(time.DateTime), extension.Printable(h.Why))
 	}
 	return nil
@@ -189,6 +195,11 @@ func releaseHoldOff(a *app, st *extension.Store, in *extension.Installed) error 
 	}
 	if _, err := st.ReleaseInGemini(in.Name); err != nil {
 		return err
+	}
+	if !st.IsEnabled(in.Name) {
+		fmt.Fprintf(a.Out, "gemkit no longer holds %s in Gemini CLI (held since %s: %s) now that its servers are Gemini CLI's; it stays disabled there as you set it: gemkit extensions enable %s\n",
+			extension.Printable(in.Name), h.Since.Local().Format(time.DateTime), extension.Printable(h.Why), extension.Printable(in.Name))
+		return nil
 	}
 	fmt.Fprintf(a.Out, "Gemini CLI runs %s again, as it is now and unconfined: gemkit held it there since %s (%s), and no longer does now that its servers are Gemini CLI's.\n",
 		extension.Printable(in.Name), h.Since.Local().Format(time.DateTime), extension.Printable(h.Why))

@@ -348,3 +348,27 @@ func TestUnpinnableNotOffered(t *testing.T) {
 		t.Errorf("list --json:\n%s", out)
 	}
 }
+
+// TestReleaseKeepsDisabled: a held extension that the person had also
+// disabled in Gemini CLI stays disabled when consent releases the hold,
+// and the words say so, with the command that enables it (a tour's
+// finding: "Gemini CLI runs it again" of a disabled extension).
+func TestReleaseKeepsDisabled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := memExt(t, "mem-a", false, nil)
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "mem-a")
+	e.mustRun("disable", "mem-a")
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("// changed\n"), 0o644)
+	if out, _, _ := e.run("doctor"); !strings.Contains(out, "held in Gemini CLI since") {
+		t.Fatalf("doctor did not hold the changed extension:\n%s", out)
+	}
+	out := e.mustRun("consent", "mem-a", "--grant")
+	if strings.Contains(out, "Gemini CLI runs mem-a again") || !strings.Contains(out, "it stays disabled there as you set it: gemkit extensions enable mem-a") {
+		t.Errorf("consent --grant of a disabled held extension says:\n%s", out)
+	}
+	if en, err := extension.OpenStore(e.home).Enablement("mem-a"); err != nil || en.User {
+		t.Errorf("the release enabled the extension the person had disabled: %+v %v", en, err)
+	}
+}
