@@ -146,3 +146,19 @@ func TestSandboxKeychainSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxByNameNoEntry: with no mcpServers entry for gemkit mcp in
+// Gemini CLI's settings, the advice for a variable Gemini CLI redacts
+// says to add the entry first (a tour's finding: it named an entry that
+// was not there).
+func TestSandboxByNameNoEntry(t *testing.T) {
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "tf-ext")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(byNameManifest), 0o644)
+	e.mustRun("link", src, "--consent")
+	out := e.mustRun("sandbox", "tf-ext", "--allow-env", "TFE_TOKEN")
+	if !strings.Contains(out, "Gemini CLI has no mcpServers entry for gemkit mcp yet: add it (`gemini mcp add -s user --trust gemkit gemkit mcp`), then") {
+		t.Errorf("the advice without an entry:\n%s", out)
+	}
+}

@@ -61,13 +61,15 @@ func widenNotes(m *extension.Manifest, w extension.Widening, gs geminisettings.S
 		for _, v := range missing {
 			env = append(env, fmt.Sprintf("%q: %q", v, "$"+v))
 		}
-		entry := "gemkit"
-		if gs.Gemkit != "" {
-			entry = gs.Gemkit
+		fix := "in ~/.gemini/settings.json, give the mcpServers entry " + gs.Gemkit + " `\"env\": {" + strings.Join(env, ", ") + "}` (Gemini CLI fills each $NAME from its own environment); other clients: docs/mcp.md"
+		if gs.Gemkit == "" {
+			// No entry to give it to: the entry comes first (a tour's
+			// finding: advice about an entry that is not there).
+			fix = "Gemini CLI has no mcpServers entry for gemkit mcp yet: add it (`gemini mcp add -s user --trust gemkit gemkit mcp`), then in ~/.gemini/settings.json give it `\"env\": {" + strings.Join(env, ", ") + "}` (Gemini CLI fills each $NAME from its own environment); other clients: docs/mcp.md"
 		}
 		out = append(out, widenNote{
 			Message: "passed by name, " + strings.Join(missing, ", ") + " come" + sIf(len(missing) == 1) + " from the environment of the gemkit mcp that starts the servers, and Gemini CLI 0.61 leaves every variable whose name holds TOKEN, KEY, SECRET, AUTH, PASSWORD, CREDENTIAL or the like out of the environment it starts gemkit mcp with, unless gemkit's entry in its settings names it",
-			Fix:     "in " + "~/.gemini/settings.json, give the mcpServers entry " + entry + " `\"env\": {" + strings.Join(env, ", ") + "}` (Gemini CLI fills each $NAME from its own environment); other clients: docs/mcp.md"})
+			Fix:     fix})
 	}
 	home := getenv("HOME")
 	for _, k := range w.Credentials {
