@@ -155,7 +155,7 @@ func releaseHold(a *app, st *extension.Store, name string) error {
 		// What the hold excluded goes, and the switch excludes what the
 		// extension's servers need as it is now (a server the change
 		// added among them); then Gemini CLI runs the extension again.
-		if err := handOver(st, h); err != nil {
+		if _, err := handOver(st, h); err != nil {
 			return err
 		}
 		if err := keepSwitched(a, st, name); err != nil {
@@ -190,8 +190,15 @@ func releaseHoldOff(a *app, st *extension.Store, in *extension.Installed) error 
 	if !ok {
 		return nil
 	}
-	if err := handOver(st, h); err != nil {
+	removed, err := handOver(st, h)
+	if err != nil {
 		return err
+	}
+	if len(removed) > 0 {
+		// The switch's own removals were said; these are the hold's (a
+		// server the change added), which Gemini CLI starts from now on
+		// too (a tour's finding: they went unsaid).
+		fmt.Fprintf(a.Out, "Removed %s from mcp.excluded in %s: gemkit's hold had put %s there.\n", printableNames(removed), geminiSettingsPath(st), them(len(removed)))
 	}
 	if _, err := st.ReleaseInGemini(in.Name); err != nil {
 		return err
@@ -211,12 +218,12 @@ func releaseHoldOff(a *app, st *extension.Store, in *extension.Installed) error 
 // puts back those the extension's servers need as its own
 // (keepSwitched): left there, they would read to the switch as the
 // person's, which --off never removes.
-func handOver(st *extension.Store, h extension.Hold) error {
+// It returns the names it removed.
+func handOver(st *extension.Store, h extension.Hold) ([]string, error) {
 	if len(h.Excluded) == 0 && len(h.Created) == 0 {
-		return nil
+		return nil, nil
 	}
-	_, err := geminisettings.Include(geminiSettingsPath(st), h.Excluded, h.Created)
-	return err
+	return geminisettings.Include(geminiSettingsPath(st), h.Excluded, h.Created)
 }
 
 // holdFindings are doctor's words for the holds of in, and for err,

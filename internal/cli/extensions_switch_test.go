@@ -372,3 +372,25 @@ func TestReleaseKeepsDisabled(t *testing.T) {
 		t.Errorf("the release enabled the extension the person had disabled: %+v %v", en, err)
 	}
 }
+
+// TestOffSaysHoldsNames: --off of a held extension whose change added a
+// server says that the hold's name leaves mcp.excluded too, not only
+// the switch's (a tour's finding: it went unsaid).
+func TestOffSaysHoldsNames(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := memExt(t, "mem-a", false, nil)
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", "mem-a")
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "mem-a", "version": "1.0.0", "mcpServers": {"memory": {"command": "node", "args": ["${extensionPath}/server.js"]}, "extra": {"command": "node", "args": ["${extensionPath}/server.js"]}}}`), 0o644)
+	if out, _, _ := e.run("doctor"); !strings.Contains(out, "held in Gemini CLI since") || !slices.Contains(e.excluded(), "extra") {
+		t.Fatalf("doctor did not hold the changed extension (excluded %v):\n%s", e.excluded(), out)
+	}
+	out := e.mustRun("sandbox", "mem-a", "--off")
+	if !strings.Contains(out, "Removed extra from mcp.excluded in "+geminisettings.Path(e.home)+": gemkit's hold had put it there.") {
+		t.Errorf("--off does not say the hold's name goes:\n%s", out)
+	}
+	if ex := e.excluded(); len(ex) != 0 {
+		t.Errorf("mcp.excluded after --off: %v", ex)
+	}
+}
