@@ -16,7 +16,7 @@ import (
 // stdio server "memory" in its manifest, or, with agent set, in the
 // front matter of its agent "keeper" (agents/keeper.md), and the files
 // of more.
-func memExt(t *testing.T, name string, agent bool, more map[string]string) string {
+func memExt(t testing.TB, name string, agent bool, more map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	files := map[string]string{
@@ -32,6 +32,25 @@ func memExt(t *testing.T, name string, agent bool, more map[string]string) strin
 	}
 	writeFiles(t, dir, files)
 	return dir
+}
+
+// manifestExt is a folder named name holding manifest as its
+// gemini-extension.json.
+func manifestExt(t *testing.T, name, manifest string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	writeFiles(t, dir, map[string]string{"gemini-extension.json": manifest})
+	return dir
+}
+
+// linkSwitched links memExt(name) with consent and switches it to
+// gemkit; it returns the extension's folder.
+func (e *env) linkSwitched(name string) string {
+	e.t.Helper()
+	src := memExt(e.t, name, false, nil)
+	e.mustRun("link", src, "--consent")
+	e.mustRun("sandbox", name)
+	return src
 }
 
 // excluded is Gemini CLI's mcp.excluded in the env's settings.
@@ -306,8 +325,7 @@ func stripLineComments(b []byte) []byte {
 func TestDoctorOwnServerName(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.mustRun("link", memExt(t, "mem-a", false, nil), "--consent")
-	e.mustRun("sandbox", "mem-a")
+	e.linkSwitched("mem-a")
 	settings := geminisettings.Path(e.home)
 	os.WriteFile(settings, []byte(`{"mcpServers": {"memory": {"command": "mine"}}}`), 0o600)
 	out, _, _ := e.run("doctor")
@@ -327,11 +345,8 @@ func TestDoctorOwnServerName(t *testing.T) {
 func TestUnpinnableNotOffered(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := filepath.Join(t.TempDir(), "multi")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "multi", "version": "1.0.0",
- "mcpServers": {"s": {"command": "npx", "args": ["-y", "-p", "a", "-p", "b", "foo"]}}}`), 0o644)
-	e.mustRun("link", src, "--consent")
+	e.mustRun("link", manifestExt(t, "multi", `{"name": "multi", "version": "1.0.0",
+ "mcpServers": {"s": {"command": "npx", "args": ["-y", "-p", "a", "-p", "b", "foo"]}}}`), "--consent")
 	if _, _, code := e.run("sandbox", "multi"); code == ExitOK {
 		t.Fatal("the switch took a line it cannot pin")
 	}
@@ -356,9 +371,7 @@ func TestUnpinnableNotOffered(t *testing.T) {
 func TestReleaseKeepsDisabled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := memExt(t, "mem-a", false, nil)
-	e.mustRun("link", src, "--consent")
-	e.mustRun("sandbox", "mem-a")
+	src := e.linkSwitched("mem-a")
 	e.mustRun("disable", "mem-a")
 	os.WriteFile(filepath.Join(src, "server.js"), []byte("// changed\n"), 0o644)
 	if out, _, _ := e.run("doctor"); !strings.Contains(out, "held in Gemini CLI since") {
@@ -379,9 +392,7 @@ func TestReleaseKeepsDisabled(t *testing.T) {
 func TestOffSaysHoldsNames(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	src := memExt(t, "mem-a", false, nil)
-	e.mustRun("link", src, "--consent")
-	e.mustRun("sandbox", "mem-a")
+	src := e.linkSwitched("mem-a")
 	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "mem-a", "version": "1.0.0", "mcpServers": {"memory": {"command": "node", "args": ["${extensionPath}/server.js"]}, "extra": {"command": "node", "args": ["${extensionPath}/server.js"]}}}`), 0o644)
 	if out, _, _ := e.run("doctor"); !strings.Contains(out, "held in Gemini CLI since") || !slices.Contains(e.excluded(), "extra") {
 		t.Fatalf("doctor did not hold the changed extension (excluded %v):\n%s", e.excluded(), out)
