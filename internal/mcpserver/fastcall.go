@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/jsonrpc"
 	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
@@ -263,11 +264,7 @@ func writeMessage(w io.Writer, id []byte, method string, v any) {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		if id != nil {
-			msg, _ := json.Marshal("the result could not be encoded: " + err.Error())
-			out := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
-			out = append(out, `,"error":{"code":-32603,"message":`...)
-			out = append(out, msg...)
-			_, _ = w.Write(append(out, "}}\n"...))
+			answerError(w, id, jsonrpc.CodeInternalError, "the result could not be encoded: "+err.Error())
 		}
 		return
 	}
