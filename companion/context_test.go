@@ -148,7 +148,11 @@ func TestTruncateSelection(t *testing.T) {
 }
 
 // TestContextOnFirstGET: a client gets the current context on its first
-// event stream, with openFiles as [] (never null) when nothing is open.
+// event stream, with openFiles as [] (never null) when nothing is open,
+// and again on every stream it opens later: the real client clears its
+// context when a stream breaks (gemini-cli-core 0.61.0
+// dist/src/ide/ide-client.js: onerror sets Disconnected, and setState
+// clears ideContextStore) while its SDK reopens the stream.
 func TestContextOnFirstGET(t *testing.T) {
 	ws := t.TempDir()
 	srv := startServer(t, Config{Workspace: []string{ws}})
@@ -167,11 +171,12 @@ func TestContextOnFirstGET(t *testing.T) {
 	if len(files) != 1 || files[0].Path != p || !files[0].IsActive || *files[0].Cursor != *cur(2, 3) || files[0].SelectedText != "sel" {
 		t.Fatalf("first GET context: %+v", ctx.WorkspaceState)
 	}
-	// Only the first GET of a session gets it; a reopened stream does not
-	// repeat an unchanged context.
 	late.closeGET()
 	late.openGET()
-	late.none(ide.MethodContextUpdate, 150*time.Millisecond)
+	again := contextFrom(t, late.next(ide.MethodContextUpdate, 2*time.Second))
+	if files := again.WorkspaceState.OpenFiles; len(files) != 1 || files[0].Path != p {
+		t.Fatalf("reopened stream's context: %+v", again.WorkspaceState)
+	}
 }
 
 // TestDebounceAndCoalescing: a burst of editor events becomes one context

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strconv"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 	"github.com/gemkit/gemkit/internal/mcpwire"
 )
@@ -155,7 +159,11 @@ func describe(body []byte) (method, tool string, id json.RawMessage) {
 
 // serveGet opens the session's event stream: the pump writes the
 // notifications on it in the order we choose, with nothing dropped, until
-// the client goes or the stream is ended.
+// the client goes or the stream is ended. A session has one stream: a
+// client that opens another has left the one before (it reconnects), so
+// that one is ended, and what its client did not receive is written on
+// the new one, after the event named by Last-Event-ID when the client
+// sends it (as the MCP SDKs do when they reconnect).
 func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 	sess := m.srv.sess.get(r.Header.Get(ide.HeaderSessionID))
 	if sess == nil {
@@ -164,16 +172,20 @@ func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	st := newEventStream(w, cancel)
+	st := newEventStream(w, cancel, httpguard.DeliveryOf(r), lastEventID(r))
+	if hook := m.srv.testBeforeEventWrite.Load(); hook != nil {
+		st.beforeWrite = *hook
+	}
 	defer close(st.ended)
 
 	sess.mu.Lock()
+	older := slices.Collect(maps.Keys(sess.streams))
 	sess.streams[st] = struct{}{}
-	if !sess.gotGET {
-		sess.gotGET = true
-		sess.ctxPending = true
-	}
+	sess.gotGET = true
 	sess.mu.Unlock()
+	for _, o := range older {
+		o.abort()
+	}
 	sess.begin()
 	if m.srv.sess.get(sess.id) != sess {
 		// The session expired while this GET arrived.
@@ -207,6 +219,20 @@ func (m *mcpEndpoint) serveGet(w http.ResponseWriter, r *http.Request) {
 	<-ctx.Done()
 	st.finish()
 	<-pumped
+}
+
+// lastEventID is the event id a reconnecting client says it read last
+// (SSE's Last-Event-ID), 0 when it names none this companion gave.
+func lastEventID(r *http.Request) uint64 {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		return 0
+	}
+	id, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return id
 }
 
 func writeBadSession(w http.ResponseWriter) {

@@ -188,6 +188,10 @@ type Server struct {
 	streams streamPeers     // clients of /stream
 	// peers counts the client process lookups under way (findPeer).
 	peers peerLookups
+
+	// testBeforeEventWrite is eventStream.beforeWrite of the /mcp event
+	// streams opened after a test sets it.
+	testBeforeEventWrite atomic.Pointer[func(msg []byte)]
 }
 
 // New checks cfg, opens the listener on 127.0.0.1 with a port the system

@@ -58,11 +58,13 @@ type session struct {
 	lastActive time.Time
 	active     int // requests in flight, event streams included
 	gotGET     bool
-	ctxPending bool
-	queue      [][]byte
-	queueBytes int
+	out        outbox
 	streams    map[*eventStream]struct{}
 	wake       chan struct{}
+	// writer is held by the one stream that writes the outbox: a stream
+	// opened again waits there until the one before it has given back
+	// what it did not deliver, so that order holds across the hand-over.
+	writer chan struct{}
 
 	// closing is closed at shutdown: each pump writes what is queued,
 	// then ends its stream.
@@ -76,6 +78,7 @@ func newSession(id string) *session {
 		lastActive: time.Now(),
 		streams:    map[*eventStream]struct{}{},
 		wake:       make(chan struct{}, 1),
+		writer:     make(chan struct{}, 1),
 		closing:    make(chan struct{}),
 	}
 }
@@ -217,21 +220,18 @@ func (s *session) idleSince(now time.Time) time.Duration {
 // messages, maxBytes bytes): the caller then closes the session.
 func (s *session) enqueue(msg []byte, maxCount, maxBytes int) bool {
 	s.mu.Lock()
-	if len(s.queue)+1 > maxCount || s.queueBytes+len(msg) > maxBytes {
-		s.mu.Unlock()
-		return false
-	}
-	s.queue = append(s.queue, msg)
-	s.queueBytes += len(msg)
+	ok := s.out.add(msg, maxCount, maxBytes)
 	s.mu.Unlock()
-	s.signal()
-	return true
+	if ok {
+		s.signal()
+	}
+	return ok
 }
 
 // markContext asks for the latest context to be sent to the session.
 func (s *session) markContext() {
 	s.mu.Lock()
-	s.ctxPending = true
+	s.out.ctx = true
 	s.mu.Unlock()
 	s.signal()
 }
@@ -243,28 +243,11 @@ func (s *session) signal() {
 	}
 }
 
-// take returns what is waiting for the session: whether it needs the
-// latest context, and the queued messages in order.
-func (s *session) take() (bool, [][]byte) {
+// withOutbox runs f on the session's outbox under its lock.
+func (s *session) withOutbox(f func(o *outbox)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ctx, q := s.ctxPending, s.queue
-	s.ctxPending, s.queue, s.queueBytes = false, nil, 0
-	return ctx, q
-}
-
-// putBack returns what could not be written, ahead of newer messages, and
-// wakes the session's other event stream if it has one: a client that
-// reconnected before its old stream was found dead gets them there.
-func (s *session) putBack(ctx bool, msgs [][]byte) {
-	s.mu.Lock()
-	s.ctxPending = s.ctxPending || ctx
-	s.queue = append(append([][]byte(nil), msgs...), s.queue...)
-	for _, m := range msgs {
-		s.queueBytes += len(m)
-	}
-	s.mu.Unlock()
-	s.signal()
+	f(&s.out)
 }
 
 // waitStreams returns once every event stream of s has ended, or ctx has.
@@ -358,15 +341,23 @@ func notification(method string, params any) ([]byte, error) {
 	}{"2.0", method, params})
 }
 
-// eventStream is the response writer of one GET event stream. The SDK's
-// GET handler writes its headers and events through it; the session's
-// pump writes our notifications between them. Writes are serialised and
-// refused once the handler has returned.
+// eventStream is the response writer of one GET event stream: serveGet
+// writes its headers through it, the session's pump the events. Writes
+// are serialised and refused once the handler has returned.
 type eventStream struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
 	rc      *http.ResponseController
 	cancel  context.CancelFunc
+	// meter tells what the client's end has received of the connection.
+	meter deliveryMeter
+	// lastEventID is the client's Last-Event-ID, 0 when it sent none.
+	lastEventID uint64
+	// beforeWrite, when a test sets it (Server.testBeforeEventWrite),
+	// runs before each event's bytes are written, after the stream is
+	// known open: a test makes the client's end go away there, as a real
+	// client's may at any moment.
+	beforeWrite func(msg []byte)
 
 	mu      sync.Mutex
 	done    bool
@@ -375,9 +366,13 @@ type eventStream struct {
 	once    sync.Once
 }
 
-func newEventStream(w http.ResponseWriter, cancel context.CancelFunc) *eventStream {
+func newEventStream(w http.ResponseWriter, cancel context.CancelFunc, meter deliveryMeter, lastEventID uint64) *eventStream {
 	f, _ := w.(http.Flusher)
-	return &eventStream{w: w, flusher: f, rc: http.NewResponseController(w), cancel: cancel, started: make(chan struct{}), ended: make(chan struct{})}
+	return &eventStream{
+		w: w, flusher: f, rc: http.NewResponseController(w), cancel: cancel,
+		meter: meter, lastEventID: lastEventID,
+		started: make(chan struct{}), ended: make(chan struct{}),
+	}
 }
 
 // abort ends the stream now, even while a write to a client that reads
@@ -397,16 +392,7 @@ func (e *eventStream) WriteHeader(status int) {
 	}
 }
 
-func (e *eventStream) Write(p []byte) (int, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.done {
-		return 0, errStreamDone
-	}
-	return e.w.Write(p)
-}
-
-// Flush implements http.Flusher; without it the SDK refuses the GET.
+// Flush sends the headers; the stream's first flush lets its pump start.
 func (e *eventStream) Flush() {
 	e.mu.Lock()
 	if !e.done && e.flusher != nil {
@@ -415,9 +401,6 @@ func (e *eventStream) Flush() {
 	e.mu.Unlock()
 	e.once.Do(func() { close(e.started) })
 }
-
-// Unwrap lets http.ResponseController reach the connection.
-func (e *eventStream) Unwrap() http.ResponseWriter { return e.w }
 
 // finish refuses every later write: the handler has returned.
 func (e *eventStream) finish() {
@@ -428,56 +411,64 @@ func (e *eventStream) finish() {
 
 var errStreamDone = errors.New("event stream ended")
 
-// writeEvent writes one SSE event and flushes it.
-func (e *eventStream) writeEvent(msg []byte) error {
+// writeEvent writes one SSE event, with id when it is not 0, and flushes
+// it. It returns where the event ends among the bytes sent on the
+// connection: what the outbox waits to see acknowledged.
+func (e *eventStream) writeEvent(id uint64, msg []byte) (end int64, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.done {
-		return errStreamDone
+		return 0, errStreamDone
+	}
+	if e.beforeWrite != nil {
+		e.beforeWrite(msg)
 	}
 	_ = e.rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
-	if _, err := fmt.Fprintf(e.w, "event: message\ndata: %s\n\n", msg); err != nil {
-		return err
+	if id != 0 {
+		_, err = fmt.Fprintf(e.w, "id: %d\nevent: message\ndata: %s\n\n", id, msg)
+	} else {
+		_, err = fmt.Fprintf(e.w, "event: message\ndata: %s\n\n", msg)
+	}
+	if err != nil {
+		return 0, err
 	}
 	// A flush that fails (the deadline passed) reports the message as not
-	// sent, so it is put back for the session's next stream.
+	// sent: it stays in the outbox for the session's next stream.
 	if err := e.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
+		return 0, err
 	}
 	_ = e.rc.SetWriteDeadline(time.Time{})
-	return nil
+	return e.meter.Sent(), nil
 }
 
 // pump delivers the session's notifications on stream st until the stream
-// ends, and pings it every interval.
+// ends, and pings it every interval. Only one stream of a session writes
+// at a time (session.writer): a newer one waits for the older to stop and
+// give back what its client has not received.
 func (s *Server) pump(ctx context.Context, sess *session, st *eventStream) {
 	select {
 	case <-st.started:
 	case <-ctx.Done():
 		return
 	}
+	select {
+	case sess.writer <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() {
+		sess.withOutbox((*outbox).stop)
+		<-sess.writer
+		sess.signal()
+	}()
+	sess.withOutbox(func(o *outbox) { o.start(st.meter, st.lastEventID) })
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
 	closing := false
 	for {
-		// Take first, then read the context: an update that lands in
-		// between is sent now and once more, never lost.
-		sendCtx, msgs := sess.take()
-		if sendCtx {
-			if msg := s.currentContextMsg(); msg != nil {
-				if err := st.writeEvent(msg); err != nil {
-					sess.putBack(true, msgs)
-					st.cancel()
-					return
-				}
-			}
-		}
-		for i, m := range msgs {
-			if err := st.writeEvent(m); err != nil {
-				sess.putBack(false, msgs[i:])
-				st.cancel()
-				return
-			}
+		if !s.writePending(sess, st) {
+			st.cancel()
+			return
 		}
 		if closing {
 			// Everything queued before the shutdown is written.
@@ -491,10 +482,42 @@ func (s *Server) pump(ctx context.Context, sess *session, st *eventStream) {
 			closing = true
 		case <-sess.wake:
 		case <-ping.C:
-			if err := st.writeEvent(pingMessage); err != nil {
+			if _, err := st.writeEvent(0, pingMessage); err != nil {
 				st.cancel()
 				return
 			}
+			sess.withOutbox((*outbox).settle)
 		}
 	}
+}
+
+// writePending writes what the session's outbox holds for st: the latest
+// context when asked for, then the messages not yet written, each
+// recorded as written once flushed. It reports false when a write failed.
+func (s *Server) writePending(sess *session, st *eventStream) bool {
+	var sendCtx bool
+	var msgs [][]byte
+	sess.withOutbox(func(o *outbox) { sendCtx, msgs = o.pending() })
+	// The context is read after pending cleared its mark: an update that
+	// lands in between is sent now and once more, never lost.
+	if sendCtx {
+		if msg := s.currentContextMsg(); msg != nil {
+			var id uint64
+			sess.withOutbox(func(o *outbox) { id = o.nextID() })
+			if _, err := st.writeEvent(id, msg); err != nil {
+				return false
+			}
+		}
+	}
+	for _, m := range msgs {
+		var id uint64
+		sess.withOutbox(func(o *outbox) { id = o.nextID() })
+		end, err := st.writeEvent(id, m)
+		if err != nil {
+			return false
+		}
+		sess.withOutbox(func(o *outbox) { o.wrote(id, end) })
+	}
+	sess.withOutbox((*outbox).settle)
+	return true
 }

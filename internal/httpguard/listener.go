@@ -106,6 +106,16 @@ type conn struct {
 	// orders that with the server's read deadlines.
 	started atomic.Bool
 	dmu     sync.Mutex
+
+	// sent counts the bytes written, for Delivery.
+	sent atomic.Int64
+}
+
+// Write counts what reaches the socket, for [Delivery].
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.sent.Add(int64(n))
+	return n, err
 }
 
 // SetReadDeadline holds back the server's deadline until the connection's
