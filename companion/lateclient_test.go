@@ -42,30 +42,8 @@ func TestRealClientLateToolsList(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServer(t, Config{Workspace: []string{ws}, Editor: newFakeEditor(), HeaderTimeout: header})
-	proxy := lateProxy(t, srv.Port(), hold)
-
-	// The client finds the proxy through a discovery file of its own:
-	// the companion's, with the proxy's port.
-	b, err := os.ReadFile(srv.DiscoveryPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var disc map[string]any
-	if err := json.Unmarshal(b, &disc); err != nil {
-		t.Fatal(err)
-	}
-	disc["port"] = proxy
-	delete(disc, "stdio") // no way round the late HTTP request
-	tmp := t.TempDir()
-	dir := filepath.Join(tmp, "gemini", "ide")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	b, _ = json.Marshal(disc)
-	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("gemini-ide-server-%d-%d.json", os.Getpid(), proxy)), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
+	// The client finds the proxy, and no stdio way round it.
+	tmp := proxiedDiscovery(t, srv, lateProxy(t, srv.Port(), hold))
 	script, err := filepath.Abs(filepath.Join("testdata", "lateclient", "connect.mjs"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +68,34 @@ func TestRealClientLateToolsList(t *testing.T) {
 		t.Fatalf("with its tools/list written %v after its connect (header timeout %v), the real client is %s with diffing %v; want connected with diffing\nits log:\n%s",
 			hold, header, got.Status, got.Diffing, stderr.Bytes())
 	}
+}
+
+// proxiedDiscovery writes, in a temporary folder of its own, the
+// companion's discovery file with the proxy's port and without its stdio
+// command, named for this process (the client's parent, which the real
+// client takes for its IDE). It returns the folder, the client's TMPDIR.
+func proxiedDiscovery(t *testing.T, srv *Server, proxy int) string {
+	t.Helper()
+	b, err := os.ReadFile(srv.DiscoveryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disc map[string]any
+	if err := json.Unmarshal(b, &disc); err != nil {
+		t.Fatal(err)
+	}
+	disc["port"] = proxy
+	delete(disc, "stdio")
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "gemini", "ide")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(disc)
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("gemini-ide-server-%d-%d.json", os.Getpid(), proxy)), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tmp
 }
 
 // lateProxy listens on loopback and passes each connection to the
