@@ -3,9 +3,14 @@ package companion
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // sseConn is an event stream read straight off its socket, so that a test
@@ -144,6 +150,147 @@ func TestOutcomeWrittenAsClientLeaves(t *testing.T) {
 					t.Fatalf("after the reconnect: got %s, want the outcome of %s", data, want)
 				}
 			}
+		})
+	}
+}
+
+// TestRealClientOutcomeAcrossReconnect: the REAL Gemini CLI client
+// (IdeClient of @google/gemini-cli-core 0.61.0, interop/ide-client-steps.mjs)
+// has its event stream cut just as the companion writes the outcome of its
+// diff. Its SDK opens the stream again (with Last-Event-ID), the outcome
+// arrives there, and the client's openDiff resolves: it does not wait on
+// "Apply this change?" forever. Its next diff goes through as usual.
+func TestRealClientOutcomeAcrossReconnect(t *testing.T) {
+	t.Parallel()
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli-core/package.json")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := newFakeEditor()
+	srv := startServer(t, Config{Workspace: []string{ws}, Editor: ed})
+	proxy := gemkittest.NewCutProxy(t, srv.Port())
+	var once sync.Once
+	hook := func(msg []byte) {
+		if bytes.Contains(msg, []byte(ide.MethodDiffRejected)) {
+			once.Do(func() {
+				// The event stream's connection, perhaps one an earlier
+				// POST used.
+				proxy.Cut(func(req []byte) bool { return bytes.HasPrefix(req, []byte("GET ")) })
+			})
+		}
+	}
+	srv.testBeforeEventWrite.Store(&hook)
+	tmp := proxiedDiscovery(t, srv, proxy.Port)
+
+	active, target := writeFile(t, ws, "a.txt", "a\n"), writeFile(t, ws, "b.txt", "old\n")
+	srv.Focus(active, cur(1, 1), "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "ide-client-steps.mjs"), interop, active, target)
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp, "HOME=" + t.TempDir(),
+		"SSH_CONNECTION=127.0.0.1 1 127.0.0.1 22"} // not "in a container" even where /.dockerenv exists
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("the client's log:\n%s", stderr.String())
+		}
+	}()
+	steps := bufio.NewScanner(out)
+	next := func(want string) map[string]any {
+		t.Helper()
+		if !steps.Scan() {
+			t.Fatalf("the client ended before its %s step", want)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(steps.Bytes(), &m); err != nil || m["step"] != want {
+			t.Fatalf("step %s, want %s", steps.Bytes(), want)
+		}
+		return m
+	}
+	if m := next("connect"); m["status"] != "connected" {
+		t.Fatalf("connect: %v", m)
+	}
+	next("context")
+	<-ed.openCh
+	srv.DiffRejected(target) // its stream is cut as this is written
+	if m := next("diff"); m["status"] != "rejected" {
+		t.Fatalf("the diff whose outcome was written as the stream was cut: %v", m)
+	}
+	<-ed.openCh
+	srv.DiffAccepted(target, "second\n")
+	if m := next("diff"); m["status"] != "accepted" || m["content"] != "second\n" {
+		t.Fatalf("the next diff: %v", m)
+	}
+}
+
+// TestWebSocketLostAnswerIsTold: on the WebSocket endpoints a client that
+// comes back is a new session, which no protocol lets the companion
+// resume; so an outcome written just after a client's end closed (the
+// write succeeds into a socket nobody reads) is told to the person, never
+// dropped without a word: Claude Code's answer to its openDiff, and a
+// /stream client's outcome notification.
+func TestWebSocketLostAnswerIsTold(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		marker string // in the message written as the client leaves
+		// dial connects through the proxy's port and returns a path
+		// whose diff is waiting for the person.
+		dial   func(t *testing.T, srv *Server, port int, path string)
+		answer func(srv *Server, path string)
+		want   string
+	}{
+		{"Claude Code", "FILE_SAVED", func(t *testing.T, srv *Server, port int, path string) {
+			c := dialWS(t, fmt.Sprintf("ws://127.0.0.1:%d/", port), http.Header{ClaudeAuthHeader: {srv.ClaudeToken()}}, "mcp")
+			c.initialize()
+			c.send(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{
+				"name": claudeToolOpenDiff, "arguments": map[string]any{"old_file_path": path, "new_file_path": path, "new_file_contents": "new\n", "tab_name": "t"}}})
+		}, func(srv *Server, path string) { srv.DiffAccepted(path, "new\n") },
+			"Claude Code's connection closed before it received the answer to its diff of "},
+		{"/stream", ide.MethodDiffRejected, func(t *testing.T, srv *Server, port int, path string) {
+			c := dialWS(t, fmt.Sprintf("ws://127.0.0.1:%d%s", port, StreamPath), http.Header{"Authorization": {"Bearer " + srv.Token()}}, "")
+			c.initialize()
+			if r := c.tool(ide.ToolOpenDiff, map[string]any{"filePath": path, "newContent": "new\n"}, 30*time.Second); r.IsError {
+				t.Fatalf("openDiff: %v", r.texts())
+			}
+		}, func(srv *Server, path string) { srv.DiffRejected(path) },
+			"a /stream client's connection closed before it received the rejection of its diff of "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &gemkittest.Output{}
+			ed := newFakeEditor()
+			srv := startServer(t, Config{Editor: ed, Claude: true, ClaudeLockDir: t.TempDir(),
+				Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			path := writeFile(t, srv.workspaceSnapshot()[0], "a.txt", "old\n")
+			port := srv.Port()
+			if tc.name == "Claude Code" {
+				port = srv.ClaudePort()
+			}
+			proxy := gemkittest.NewCutProxy(t, port)
+			var once sync.Once
+			hook := func(msg []byte) {
+				if bytes.Contains(msg, []byte(tc.marker)) {
+					once.Do(func() { proxy.Cut(func([]byte) bool { return true }) })
+				}
+			}
+			srv.testBeforeEventWrite.Store(&hook)
+			tc.dial(t, srv, proxy.Port, path)
+			<-ed.openCh
+			tc.answer(srv, path)
+			logs.WaitFor(t, "the warning that "+tc.want, func(s string) bool {
+				return strings.Contains(s, tc.want+path)
+			})
 		})
 	}
 }
