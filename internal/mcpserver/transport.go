@@ -214,6 +214,12 @@ func (s *Server) streamable() http.Handler {
 	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		DisableLocalhostProtection: true,
 		Logger:                     sdkLogger(s.log),
+		// Every event is kept (within the store's bound, 10 MiB, oldest
+		// first out) and has an id, so that a client whose stream broke
+		// while a tool ran gets its result on the stream it opens with
+		// Last-Event-ID, as the SDKs do: without it the answer was written
+		// to no one, and the call waited until the client's timeout.
+		EventStore: mcp.NewMemoryEventStore(nil),
 	})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
