@@ -17,6 +17,7 @@ import (
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
+	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
 // Claude Code's IDE protocol, as the CLI (@anthropic-ai/claude-code) speaks
@@ -158,7 +159,13 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			c.srv.clientsChanged()
 		}
 	}()
-	serveMCPPeer(r.Context(), c.srv, p, c.mcp, func(method string, _ json.RawMessage) {
+	if hook := c.srv.testBeforeEventWrite.Load(); hook != nil {
+		p.beforeWrite = *hook
+	}
+	p.lost = func(label string) {
+		c.srv.log.Warn("Claude Code's connection closed before it received "+label+": what you decided there did not reach it; ask it to propose the change again", "port", c.port)
+	}
+	serveMCPPeer(r.Context(), c.srv, p, c.mcp, claudeAnswerLabel, func(method string, _ json.RawMessage) {
 		if method == "notifications/initialized" {
 			c.mu.Lock()
 			c.peers[p] = true
@@ -171,14 +178,33 @@ func (c *claudeEndpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// claudeAnswerLabel names, for a person, what the answer to a request of
+// Claude Code carries when it carries their decision: the answer to an
+// openDiff.
+func claudeAnswerLabel(rm rpcMessage) string {
+	if rm.Method != "tools/call" || toolName(rm.Params) != claudeToolOpenDiff {
+		return ""
+	}
+	p, _ := mcpwire.ReadParams(rm.Params)
+	var args map[string]any
+	_ = json.Unmarshal(p.Arguments, &args)
+	path, _ := args["new_file_path"].(string)
+	if path == "" {
+		path, _ = args["old_file_path"].(string)
+	}
+	return "the answer to its diff of " + path
+}
+
 // serveMCPPeer serves MCP over WebSocket: requests go to m in their own
 // goroutine (an openDiff of Claude Code waits for the person), client
-// notifications to onNote.
-func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, onNote func(string, json.RawMessage)) {
+// notifications to onNote. answerLabel, when not nil, names what an
+// answer carries for a person (the peer's lost hears of it if it goes
+// without).
+func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, answerLabel func(rpcMessage) string, onNote func(string, json.RawMessage)) {
 	p.run(ctx, s.cfg.PingInterval, func(msg []byte) {
 		rm, err := readRPC(msg)
 		if err != nil || rm.JSONRPC != "2.0" {
-			p.sendJSON(rpcError(nil, jsonrpc.CodeParseError, "Parse error: each message must be one JSON-RPC 2.0 object"))
+			p.sendJSON(rpcError(nil, jsonrpc.CodeParseError, "Parse error: each message must be one JSON-RPC 2.0 object"), "")
 			return
 		}
 		// Checked on the raw bytes, as on /mcp: decoding would turn each
@@ -187,7 +213,7 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, onNot
 			tool := toolName(rm.Params)
 			s.log.Warn("WebSocket message refused", "method", rm.Method, "tool", tool, "err", textErr)
 			if rm.Method != "" && rm.HasID() {
-				p.sendJSON(textRefusal(rm.Method, tool, rm.ID, textErr))
+				p.sendJSON(textRefusal(rm.Method, tool, rm.ID, textErr), "")
 			}
 			return
 		}
@@ -200,12 +226,16 @@ func serveMCPPeer(ctx context.Context, s *Server, p *wsPeer, m *mcpServer, onNot
 			if rm.Method == "initialize" {
 				p.info.set(initializeInfo(rm.Params))
 			}
+			label := ""
+			if answerLabel != nil {
+				label = answerLabel(rm)
+			}
 			if err := p.spawn(func(ctx context.Context) {
 				if resp := m.handle(ctx, rm); resp != nil {
-					p.sendJSON(resp)
+					p.sendJSON(resp, label)
 				}
 			}); err != nil {
-				p.sendJSON(rpcError(rm.ID, -32000, err.Error()))
+				p.sendJSON(rpcError(rm.ID, -32000, err.Error()), "")
 			}
 		}
 	})

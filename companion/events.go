@@ -233,7 +233,7 @@ func (s *Server) DiffAccepted(filePath, content string) {
 		s.log.Debug("diff accepted for no open diff; not forwarded", "path", filePath)
 		return
 	}
-	s.notifyGemini(ide.MethodDiffAccepted, ide.DiffAccepted{FilePath: filePath, Content: content})
+	s.notifyGemini(ide.MethodDiffAccepted, ide.DiffAccepted{FilePath: filePath, Content: content}, "the acceptance of its diff of "+filePath)
 }
 
 // DiffRejected implements [Events].
@@ -246,5 +246,5 @@ func (s *Server) DiffRejected(filePath string) {
 		s.log.Debug("diff rejected for no open diff; not forwarded", "path", filePath)
 		return
 	}
-	s.notifyGemini(ide.MethodDiffRejected, ide.DiffRejected{FilePath: filePath})
+	s.notifyGemini(ide.MethodDiffRejected, ide.DiffRejected{FilePath: filePath}, "the rejection of its diff of "+filePath)
 }

@@ -189,8 +189,8 @@ type Server struct {
 	// peers counts the client process lookups under way (findPeer).
 	peers peerLookups
 
-	// testBeforeEventWrite is eventStream.beforeWrite of the /mcp event
-	// streams opened after a test sets it.
+	// testBeforeEventWrite is the beforeWrite of the /mcp event streams
+	// and the WebSocket peers that connect after a test sets it.
 	testBeforeEventWrite atomic.Pointer[func(msg []byte)]
 }
 

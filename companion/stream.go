@@ -35,6 +35,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	s.streams.peers[p] = false
 	s.streams.mu.Unlock()
 	s.findPeer(&p.info, p.conn)
+	if hook := s.testBeforeEventWrite.Load(); hook != nil {
+		p.beforeWrite = *hook
+	}
+	p.lost = func(label string) {
+		s.log.Warn("a /stream client's connection closed before it received " + label + ": it will not get it; ask its agent to propose the change again")
+	}
 	defer func() {
 		s.streams.mu.Lock()
 		wasReady := s.streams.peers[p]
@@ -44,7 +50,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			s.clientsChanged()
 		}
 	}()
-	serveMCPPeer(context.Background(), s, p, s.mcp.rpc, func(method string, _ json.RawMessage) {
+	serveMCPPeer(context.Background(), s, p, s.mcp.rpc, nil, func(method string, _ json.RawMessage) {
 		if method != "notifications/initialized" {
 			return
 		}
@@ -59,13 +65,15 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// sendStreams sends msg to every initialized /stream client.
-func (s *Server) sendStreams(msg []byte) {
+// sendStreams sends msg to every initialized /stream client; label, when
+// not "", names what it carries for a person (an outcome), told if a
+// client goes without it.
+func (s *Server) sendStreams(msg []byte, label string) {
 	s.streams.mu.Lock()
 	defer s.streams.mu.Unlock()
 	for p, ready := range s.streams.peers {
 		if ready {
-			p.send(msg)
+			p.sendLabelled(msg, label)
 		}
 	}
 }
@@ -81,14 +89,15 @@ func (s *Server) closeStreams(ctx context.Context) {
 }
 
 // notifyGemini sends a notification to every Gemini-side client: the
-// sessions of /mcp and the clients of /stream.
-func (s *Server) notifyGemini(method string, params any) {
+// sessions of /mcp and the clients of /stream. label names what it
+// carries for a person ("" for nothing a person must hear of).
+func (s *Server) notifyGemini(method string, params any, label string) {
 	s.broadcast(method, params)
 	msg, err := notification(method, params)
 	if err != nil {
 		return
 	}
-	s.sendStreams(msg)
+	s.sendStreams(msg, label)
 }
 
 // rejectReplaced tells the /mcp session whose diff of path another
@@ -114,7 +123,7 @@ func (s *Server) rejectReplaced(session, path string) {
 func (s *Server) contextChanged() {
 	s.broadcastContext()
 	if msg := s.currentContextMsg(); msg != nil {
-		s.sendStreams(msg)
+		s.sendStreams(msg, "")
 	}
 	if s.claude != nil {
 		s.claude.contextChanged()

@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/httpguard"
 	"github.com/gemkit/gemkit/internal/mcpwire"
 )
 
@@ -39,9 +40,20 @@ const (
 type wsPeer struct {
 	c      *websocket.Conn
 	log    *slog.Logger
-	out    chan []byte
+	out    chan wsOut
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// meter tells what the peer's end has received of the connection;
+	// sent holds the labelled messages written and not yet known
+	// received (the writer's alone until it has ended, writerDone).
+	meter      deliveryMeter
+	sent       []wsSent
+	writerDone chan struct{}
+	// lost, when set, hears of each labelled message the peer went
+	// without: never written, or written and not received when the
+	// connection ended.
+	lost func(label string)
 
 	closeOnce sync.Once
 	inFlight  chan struct{}
@@ -60,6 +72,23 @@ type wsPeer struct {
 	// connection, to find its process (Server.findPeer).
 	info clientInfo
 	conn peerConn
+	// beforeWrite, when a test sets it (Server.testBeforeEventWrite),
+	// runs before each message is written.
+	beforeWrite func(msg []byte)
+}
+
+// wsOut is a message to write; label, when not "", names what it carries
+// for a person (an outcome, an answer), to be told if it is lost.
+type wsOut struct {
+	msg   []byte
+	label string
+}
+
+// wsSent is a labelled message written, and where it ends among the
+// bytes sent on the connection.
+type wsSent struct {
+	label string
+	end   int64
 }
 
 // acceptWS upgrades r to a WebSocket offering subprotocol (when not
@@ -82,38 +111,93 @@ func acceptWS(w http.ResponseWriter, r *http.Request, subprotocol string, log *s
 	c.SetReadLimit(wsMaxMessage)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &wsPeer{
-		c: c, log: log, out: make(chan []byte, wsQueue),
+		c: c, log: log, out: make(chan wsOut, wsQueue),
 		ctx: ctx, cancel: cancel, inFlight: make(chan struct{}, wsMaxInFlight),
+		meter: httpguard.DeliveryOf(r), writerDone: make(chan struct{}),
 	}
 	p.conn = peerConnOf(r)
 	return p, nil
 }
 
 // send queues msg; a peer whose queue is full is disconnected.
-func (p *wsPeer) send(msg []byte) {
+func (p *wsPeer) send(msg []byte) { p.sendLabelled(msg, "") }
+
+// sendLabelled queues msg, which carries what label names for a person:
+// if the peer goes without it, p.lost hears of it.
+func (p *wsPeer) sendLabelled(msg []byte, label string) {
+	if p.ctx.Err() != nil {
+		p.tellLost(label)
+		return
+	}
 	select {
 	case <-p.ctx.Done():
-	case p.out <- msg:
+		p.tellLost(label)
+	case p.out <- wsOut{msg, label}:
 	default:
 		p.log.Warn("websocket peer does not read its messages; disconnecting", "queued", wsQueue)
 		p.close(websocket.StatusPolicyViolation, "too many unread messages")
+		p.tellLost(label)
 	}
 }
 
-func (p *wsPeer) sendJSON(v any) {
+func (p *wsPeer) tellLost(label string) {
+	if label != "" && p.lost != nil {
+		p.lost(label)
+	}
+}
+
+func (p *wsPeer) sendJSON(v any, label string) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		p.log.Error("encoding websocket message", "err", err)
 		return
 	}
-	p.send(b)
+	p.sendLabelled(b, label)
 }
 
+// close ends the connection with code and reason. Once the closing
+// handshake has ended (a peer that answers it has read everything before
+// it) and the writer has stopped, the labelled messages the peer did not
+// receive are told (reportLost).
 func (p *wsPeer) close(code websocket.StatusCode, reason string) {
 	p.closeOnce.Do(func() {
 		p.cancel()
-		go p.c.Close(code, reason)
+		go func() {
+			_ = p.c.Close(code, reason)
+			<-p.writerDone
+			p.reportLost()
+		}()
 	})
+}
+
+// reportLost tells of each labelled message the peer has not received:
+// those written and not acknowledged by its end, then those never
+// written.
+func (p *wsPeer) reportLost() {
+	p.settle()
+	for _, s := range p.sent {
+		p.tellLost(s.label)
+	}
+	p.sent = nil
+	for {
+		select {
+		case o := <-p.out:
+			p.tellLost(o.label)
+		default:
+			return
+		}
+	}
+}
+
+// settle drops the written labelled messages the peer's end has
+// received; where that cannot be known, a write counts as received.
+func (p *wsPeer) settle() {
+	acked, known := p.meter.Acked()
+	n := 0
+	for n < len(p.sent) && (!known || p.sent[n].end <= acked) {
+		n++
+	}
+	p.sent = append(p.sent[:0], p.sent[n:]...)
 }
 
 // run serves the peer until it goes, ctx ends or it stops answering pings:
@@ -152,12 +236,13 @@ func (p *wsPeer) run(ctx context.Context, pingEvery time.Duration, handle func(m
 }
 
 func (p *wsPeer) writeLoop() {
+	defer close(p.writerDone)
 	for {
 		select {
 		case <-p.ctx.Done():
 			return
-		case msg := <-p.out:
-			if msg == nil {
+		case o := <-p.out:
+			if o.msg == nil {
 				// closeFlushed's mark: everything queued before it is written.
 				p.mu.Lock()
 				code, reason := p.closeCode, p.closeReason
@@ -165,12 +250,20 @@ func (p *wsPeer) writeLoop() {
 				p.close(code, reason)
 				return
 			}
+			if p.beforeWrite != nil {
+				p.beforeWrite(o.msg)
+			}
 			ctx, cancel := context.WithTimeout(p.ctx, wsWriteTimeout)
-			err := p.c.Write(ctx, websocket.MessageText, msg)
+			err := p.c.Write(ctx, websocket.MessageText, o.msg)
 			cancel()
 			if err != nil {
+				p.tellLost(o.label)
 				p.close(websocket.StatusGoingAway, "write failed")
 				return
+			}
+			if o.label != "" {
+				p.sent = append(p.sent, wsSent{o.label, p.meter.Sent()})
+				p.settle()
 			}
 		}
 	}
@@ -203,7 +296,7 @@ func (p *wsPeer) closeFlushed(ctx context.Context, code websocket.StatusCode, re
 		}
 	}
 	select {
-	case p.out <- nil:
+	case p.out <- wsOut{}:
 	case <-ctx.Done():
 		return
 	case <-p.ctx.Done():

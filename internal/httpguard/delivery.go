@@ -29,19 +29,30 @@ func (d Delivery) Sent() int64 {
 }
 
 // Acked is how many of the bytes counted by Sent the peer's end has
-// acknowledged. ok is false where the system cannot tell (not Linux, not
-// TCP): callers then take a flushed write as delivered.
+// acknowledged; once the connection is closed, how many it had when it
+// was. ok is false where the system cannot tell (not Linux, not TCP):
+// callers then take a flushed write as delivered.
 func (d Delivery) Acked() (n int64, ok bool) {
 	if d.c == nil {
 		return 0, false
 	}
-	tc, isTCP := d.c.Conn.(*net.TCPConn)
+	if d.c.closed.Load() {
+		n := d.c.final.Load()
+		return n, n >= 0
+	}
+	return d.c.ackedNow()
+}
+
+// ackedNow asks the socket how much of what was sent its peer has
+// acknowledged.
+func (c *conn) ackedNow() (int64, bool) {
+	tc, isTCP := c.Conn.(*net.TCPConn)
 	if !isTCP {
 		return 0, false
 	}
 	// Sent is read before the queue: a write between the two can only
 	// make the answer smaller than the truth, never larger.
-	sent := d.c.sent.Load()
+	sent := c.sent.Load()
 	unacked, ok := unackedBytes(tc)
 	if !ok {
 		return 0, false

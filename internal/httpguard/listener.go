@@ -107,8 +107,13 @@ type conn struct {
 	started atomic.Bool
 	dmu     sync.Mutex
 
-	// sent counts the bytes written, for Delivery.
-	sent atomic.Int64
+	// sent counts the bytes written, for Delivery; final is what the
+	// peer had acknowledged when the connection was closed (-1 until
+	// then, or when that could not be told), after which the socket can
+	// no longer be asked.
+	sent   atomic.Int64
+	closed atomic.Bool
+	final  atomic.Int64
 }
 
 // Write counts what reaches the socket, for [Delivery].
@@ -175,6 +180,14 @@ func (c *conn) authorised() {
 
 func (c *conn) Close() error {
 	c.authorised() // leaves the list either way
+	if !c.closed.Load() {
+		acked, ok := c.ackedNow()
+		if !ok {
+			acked = -1
+		}
+		c.final.Store(acked)
+		c.closed.Store(true)
+	}
 	return c.Conn.Close()
 }
 
