@@ -10,16 +10,21 @@ import (
 	"unicode/utf8"
 )
 
-// SyntaxError says that a text is not JSON that JSON.parse takes: the
-// agent refuses it too, as gemkit does.
+// SyntaxError says that a text is one the agent's parser refuses
+// (JSON.parse, js-yaml): the agent reads nothing of it, as gemkit.
 type SyntaxError struct {
-	// Offset is the byte where reading stopped.
+	// Parser is the agent's parser: "JSON.parse" or "js-yaml".
+	Parser string
+	// Offset is the byte where JSON's reading stopped (-1: not told).
 	Offset int
 	Msg    string
 }
 
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("not JSON that Gemini CLI can read (JSON.parse fails at byte %d: %s)", e.Offset, e.Msg)
+	if e.Offset >= 0 {
+		return fmt.Sprintf("%s refuses it at byte %d: %s", e.Parser, e.Offset, e.Msg)
+	}
+	return e.Parser + " refuses it: " + e.Msg
 }
 
 // Unreadable says that gemkit cannot read a text as the agent will,
@@ -35,6 +40,15 @@ func (e *Unreadable) Error() string {
 func IsUnreadable(err error) bool {
 	var u *Unreadable
 	return errors.As(err, &u)
+}
+
+// Why is the reason of the [Unreadable] err is or wraps, "" when none.
+func Why(err error) string {
+	var u *Unreadable
+	if errors.As(err, &u) {
+		return u.Why
+	}
+	return ""
 }
 
 // maxDepth bounds nesting: deeper text is refused as unreadable rather
@@ -69,7 +83,9 @@ type jsonParser struct {
 	i int
 }
 
-func (p *jsonParser) fail(msg string) error { return &SyntaxError{Offset: p.i, Msg: msg} }
+func (p *jsonParser) fail(msg string) error {
+	return &SyntaxError{Parser: "JSON.parse", Offset: p.i, Msg: msg}
+}
 
 // space passes JSON's white space: tab, line feed, carriage return and
 // space, nothing else (not a byte order mark).

@@ -112,3 +112,21 @@ func genJSON(r *rand.Rand, depth int) string {
 	}
 	return jsonPieces[12+r.IntN(len(jsonPieces)-12)]
 }
+
+// TestStringToNumberMatchesNode: the strings a hook's timeout may be, as
+// JavaScript's Number reads them.
+func TestStringToNumberMatchesNode(t *testing.T) {
+	for _, s := range []string{"20000", " 20000 ", "\t\n20000\u00a0", "\ufeff5", "", " ", "20000ms", "2e4", "2E+4", ".5", "5.", "+5", "-5",
+		"010", "0x10", "0X1f", "0o17", "0b101", "-0x10", "+0x10", "0x", "0b2", "1_000", "Infinity", "-Infinity", "infinity", "inf", "NaN",
+		"1e400", "1e-400", "0.1", "123456789012345678901234567890", "0x20000000000001", "\u20005\u3000", "5\u180e", "١٢"} {
+		want, _ := agents(t).read(t, "number", []byte(s))
+		n, ok := StringToNumber(s)
+		if !ok {
+			continue
+		}
+		v := Value{kind: Number, n: n}
+		if got := canon(v); got != want {
+			t.Errorf("Number(%q): gemkit %s, JavaScript %s", s, got, want)
+		}
+	}
+}

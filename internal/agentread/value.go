@@ -232,3 +232,30 @@ func (o *object) set(key string, v Value) {
 	}
 	o.keys = slices.Insert(o.keys, i, key)
 }
+
+// Interface is v as encoding/json would decode it into an any: nil,
+// bool, float64, string, []any, map[string]any (the order of an
+// object's keys is lost). Undefined is nil.
+func (v Value) Interface() any {
+	switch v.kind {
+	case Bool:
+		return v.b
+	case Number:
+		return v.n
+	case String:
+		return v.s
+	case Array:
+		out := make([]any, len(v.arr))
+		for i, e := range v.arr {
+			out[i] = e.Interface()
+		}
+		return out
+	case Object:
+		out := make(map[string]any, len(v.obj.keys))
+		for _, k := range v.obj.keys {
+			out[k] = v.obj.vals[k].Interface()
+		}
+		return out
+	}
+	return nil
+}

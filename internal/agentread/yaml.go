@@ -60,7 +60,7 @@ func parseYAML(text []byte) (Value, error) {
 		// js-yaml's load refuses a second document; a text yaml.v3
 		// cannot read past the first is refused by both, or unknown.
 		if err == nil {
-			return Value{}, &SyntaxError{Msg: "more than one document"}
+			return Value{}, &SyntaxError{Parser: "js-yaml", Offset: -1, Msg: "more than one document"}
 		}
 		return Value{}, &Unreadable{Why: "after its first document: " + err.Error()}
 	}
@@ -229,7 +229,7 @@ func (r *yamlReader) mapping(n *yaml.Node, depth int) (Value, error) {
 			return Value{}, err
 		}
 		if _, dup := o.vals[key]; dup {
-			return Value{}, &SyntaxError{Msg: "duplicated mapping key " + strconv.Quote(key)}
+			return Value{}, &SyntaxError{Parser: "js-yaml", Offset: -1, Msg: "duplicated mapping key " + strconv.Quote(key)}
 		}
 		vn := n.Content[i+1]
 		if !r.flow && vn.Line > k.Line && vn.Column <= k.Column && vn.Kind != yaml.SequenceNode {

@@ -1,7 +1,8 @@
 // Reads texts as the agents read them, for agentread's differential
 // tests: JSON as Node reads a file with fs.readFile(path, "utf-8") and
 // JSON.parse, YAML as js-yaml's load (the version gemini-cli-core uses).
-// Each input on stdin is "json " or "yaml " and a decimal length, a
+// Each input on stdin is "json ", "yaml " or "number " (JavaScript's
+// Number of a string) and a decimal length, a
 // newline, then that many bytes; each answer on stdout is one line:
 // "ok CANON" or "err MESSAGE". CANON writes a value so that Go can write
 // the same: null, true, false; n:NUMBER (String(n), -0 as -0); s:HEX of
@@ -45,7 +46,8 @@ process.stdin.on('data', (chunk) => {
     buf = buf.subarray(nl + 1 + len);
     let out;
     try {
-      out = 'ok ' + canon(kind === 'json' ? JSON.parse(text) : yaml.load(text));
+      const read = { json: JSON.parse, yaml: yaml.load, number: Number }[kind];
+      out = 'ok ' + canon(read(text));
     } catch (e) {
       out = 'err ' + String(e.message).split('\n')[0];
     }
