@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
@@ -172,7 +173,11 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 	for _, p := range in.Extension.MissingContextFiles() {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: p.Path + ": " + p.Message, Fix: p.Fix})
 	}
-	if _, err := in.Extension.CommandHooks(); err != nil {
+	if _, err := in.Extension.CommandHooks(); agentread.IsUnreadable(err) {
+		fs = append(fs, finding{Level: "warning", Extension: name,
+			Message: "gemkit cannot read hooks/hooks.json exactly as Gemini CLI does (" + agentread.Why(err) + "): Gemini CLI may run hooks from it that gemkit does not see, so gemkit holds the extension in Gemini CLI once it is switched",
+			Fix:     "repair hooks/hooks.json in " + in.Extension.Dir + " (or ask the extension's author to)"})
+	} else if err != nil {
 		// Gemini CLI loads none of them and tells only its debug log
 		// (loadExtensionHooks); validate passes the file, as its does.
 		fs = append(fs, finding{Level: "warning", Extension: name,

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +51,17 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 		return "", nil
 	}
 	m := in.Extension.Manifest
+	if parts, err := partsOf(&app{}, st, in.Extension); err == nil && len(parts.Unreadable) > 0 {
+		// Changed into files gemkit cannot read as Gemini CLI does
+		// (an update through Gemini CLI, say): held, whatever the
+		// consent says.
+		words, err := holdFor(st, in, m, unreadableWhy(parts.Unreadable))
+		if words != "" {
+			words = fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI (disabled in its extension enablement) so that Gemini CLI runs none of it with your rights; fix the file, then switch it again: gemkit extensions sandbox %s",
+				extension.Printable(in.Name), extension.Printable(unreadableWhy(parts.Unreadable)), extension.Printable(in.Name))
+		}
+		return words, err
+	}
 	state, err := st.Consent(in.Extension)
 	if err != nil {
 		return "", err
@@ -69,6 +81,12 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 	case state.PermissionsChanged:
 		why = "what it runs or may do changed since you agreed to it (its manifest, or its servers' widening)"
 	}
+	return holdFor(st, in, m, why)
+}
+
+// holdFor holds in, whose manifest is m, for why, and returns the words
+// of a new hold ("" when it was held already).
+func holdFor(st *extension.Store, in *extension.Installed, m *extension.Manifest, why string) (string, error) {
 	held, err := st.HoldInGemini(in.Name, []string{m.Name}, why)
 	if err != nil {
 		return "", err
@@ -109,6 +127,35 @@ func excludeHeld(st *extension.Store, entry string, m *extension.Manifest) error
 	return st.NoteHoldExclusions(entry, added, created)
 }
 
+// unreadablePrefix opens a hold's why for the files gemkit cannot read
+// as Gemini CLI does (unreadableWhy), by which doctor tells it.
+const unreadablePrefix = "gemkit cannot read "
+
+// unreadableWhy is a hold's why for the files gemkit cannot read as
+// Gemini CLI does, each with why (switchParts.Unreadable).
+func unreadableWhy(files []string) string {
+	return unreadablePrefix + strings.Join(files, "; nor ")
+}
+
+// holdUnreadable holds ext in Gemini CLI, whose files gemkit cannot read
+// as Gemini CLI does, rather than switch it: Gemini CLI may run from
+// them what gemkit would not take. It says so, with the ways on, and
+// fails.
+func holdUnreadable(a *app, st *extension.Store, ext *extension.Extension, files []string) error {
+	m := ext.Manifest
+	entry := filepath.Base(ext.Dir)
+	why := unreadableWhy(files)
+	if _, err := st.HoldInGemini(entry, []string{m.Name}, why); err != nil {
+		return err
+	}
+	if err := excludeHeld(st, entry, m); err != nil {
+		return err
+	}
+	name := extension.Printable(m.Name)
+	return withExitCode(ExitNo, fmt.Errorf("%s is not switched: %s; Gemini CLI may run from it what gemkit would not see or take. gemkit holds %s in Gemini CLI (disabled in its extension enablement) so that none of it runs with your rights. Fix the file (or ask the extension's author to), then switch it again: `gemkit extensions sandbox %s`; or give it back to Gemini CLI, to run as it is and unconfined: `gemkit extensions sandbox %s --off`",
+		name, extension.Printable(why), name, name, name))
+}
+
 // holdWords say that name is held, why, and how to end it.
 func holdWords(name, why string) string {
 	return fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI (disabled in its extension enablement) so that Gemini CLI runs none of it with your rights, and gemkit mcp serves none of what changed; look at what changed, then agree again: gemkit extensions consent %s --grant",
@@ -143,6 +190,14 @@ func releaseHold(a *app, st *extension.Store, name string) error {
 	holds, err := st.Holds()
 	if err != nil {
 		return err
+	}
+	if in, err := st.Get(name); err == nil && in.Extension != nil {
+		if parts, err := partsOf(a, st, in.Extension); err == nil && len(parts.Unreadable) > 0 {
+			if _, held := holds[in.Name]; held {
+				return withExitCode(ExitNo, fmt.Errorf("gemkit still holds %s in Gemini CLI: %s; fix the file, then switch it again (`gemkit extensions sandbox %s`), or give it back to Gemini CLI as it is (`gemkit extensions sandbox %s --off`)",
+					extension.Printable(name), extension.Printable(unreadableWhy(parts.Unreadable)), extension.Printable(name), extension.Printable(name)))
+			}
+		}
 	}
 	for entry, h := range holds {
 		covers := entry == name
@@ -234,7 +289,11 @@ func holdFindings(st *extension.Store, in *extension.Installed, err error) []fin
 		fs = append(fs, finding{Level: "warning", Extension: in.Name, Message: "it could not be held in Gemini CLI: " + err.Error()})
 	}
 	holds, _ := st.Holds()
-	if h, ok := holds[in.Name]; ok {
+	if h, ok := holds[in.Name]; ok && strings.HasPrefix(h.Why, unreadablePrefix) {
+		fs = append(fs, finding{Level: "warning", Extension: in.Name,
+			Message: fmt.Sprintf("held in Gemini CLI since %s: %s; Gemini CLI runs none of it, so that nothing gemkit did not see runs with your rights", h.Since.Local().Format(time.DateTime), extension.Printable(h.Why)),
+			Fix:     "repair the file (or ask the extension's author to), then `gemkit extensions sandbox " + in.Name + "`; or `gemkit extensions sandbox " + in.Name + " --off` to give it back to Gemini CLI as it is, unconfined"})
+	} else if ok {
 		fs = append(fs, finding{Level: "warning", Extension: in.Name,
 			Message: fmt.Sprintf("held in Gemini CLI since %s: %s is switched to gemkit and %s; Gemini CLI runs none of it until you agree again", h.Since.Local().Format(time.DateTime), extension.Printable(in.Name), extension.Printable(h.Why)),
 			Fix:     "look at what changed, then `gemkit extensions consent " + in.Name + " --grant`"})

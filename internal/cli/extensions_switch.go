@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/shell"
@@ -28,6 +29,10 @@ type switchParts struct {
 	// HooksErr is why its hooks/hooks.json cannot be read ("" when it
 	// can, or has none): Gemini CLI then loads none of them either.
 	HooksErr string
+	// Unreadable names each file gemkit cannot read exactly as Gemini
+	// CLI does, with why: Gemini CLI may run from it what gemkit does
+	// not see, so the switch holds the extension instead.
+	Unreadable []string
 }
 
 // switchHook is one command hook and how the switch takes it.
@@ -47,7 +52,9 @@ func (h switchHook) switchable() bool { return h.Key != "" }
 func partsOf(a *app, st *extension.Store, ext *extension.Extension) (*switchParts, error) {
 	p := &switchParts{Names: extension.SwitchedServers(ext.Manifest)}
 	agents, err := ext.AgentServers(st.Workspace())
-	if err != nil {
+	if agentread.IsUnreadable(err) {
+		p.Unreadable = append(p.Unreadable, unreadableWords(err))
+	} else if err != nil {
 		return nil, fmt.Errorf("%s's agents: %w", extension.Printable(ext.Manifest.Name), err)
 	}
 	p.Agents = agents
@@ -58,6 +65,10 @@ func partsOf(a *app, st *extension.Store, ext *extension.Extension) (*switchPart
 	}
 	slices.Sort(p.Names)
 	hooks, err := ext.CommandHooks()
+	if agentread.IsUnreadable(err) {
+		p.Unreadable = append(p.Unreadable, unreadableWords(err))
+		return p, nil
+	}
 	if err != nil {
 		p.HooksErr = err.Error()
 		return p, nil
@@ -77,6 +88,14 @@ func partsOf(a *app, st *extension.Store, ext *extension.Extension) (*switchPart
 		p.Hooks = append(p.Hooks, sh)
 	}
 	return p, nil
+}
+
+// unreadableWords say which file err, an agentread.Unreadable wrapped
+// with its file's name, is about, and why: "FILE exactly as Gemini CLI
+// does: WHY".
+func unreadableWords(err error) string {
+	file, _, _ := strings.Cut(err.Error(), ":")
+	return file + " exactly as Gemini CLI does: " + agentread.Why(err)
 }
 
 // gemkitBinary is the program gemkit's hooks start: this one, by its

@@ -36,6 +36,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		return err
 	}
 	r.parts = parts
+	if len(parts.Unreadable) > 0 {
+		return holdUnreadable(a, st, ext, parts.Unreadable)
+	}
 	if done, err := r.nothingToSwitch(ctx); done {
 		return err
 	}

@@ -1,14 +1,15 @@
 package extension
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -34,17 +35,6 @@ type AgentServer struct {
 	Def json.RawMessage
 }
 
-// agentFront is the part of an agent's front matter gemkit reads.
-type agentFront struct {
-	Name       string                    `yaml:"name"`
-	Kind       string                    `yaml:"kind"`
-	MCPServers map[string]map[string]any `yaml:"mcp_servers"`
-}
-
-// agentFrontMatter is Gemini CLI's FRONTMATTER_REGEX (skillLoader.ts),
-// which agentLoader.ts uses too.
-var agentFrontMatter = frontMatter
-
 // AgentServers are the MCP servers the extension's sub-agents declare,
 // sorted by agent and server, for the workspace ws (${workspacePath}).
 // It reads the agent files Gemini CLI reads (agents/*.md, regular
@@ -61,6 +51,11 @@ func (e *Extension) AgentServers(ws string) ([]AgentServer, error) {
 	return agentServers(root, Variables{ExtensionPath: e.Dir, WorkspacePath: ws})
 }
 
+// maxAgentBytes bounds an agent file gemkit reads. Gemini CLI reads one
+// of any size; past this bound the switch holds the extension rather
+// than leave out the servers it may declare.
+const maxAgentBytes = 64 << 20
+
 func agentServers(root *fsutil.Root, vars Variables) ([]AgentServer, error) {
 	entries, _ := root.ReadDir("agents")
 	var out []AgentServer
@@ -69,42 +64,11 @@ func agentServers(root *fsutil.Root, vars Variables) ([]AgentServer, error) {
 			continue
 		}
 		rel := filepath.Join("agents", d.Name())
-		data, err := root.ReadFile(rel, MaxSkillBytes)
+		servers, err := agentFileServers(root, rel, vars)
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("%s: %w", rel, err)
 		}
-		m := agentFrontMatter().FindSubmatch(data)
-		if m == nil {
-			continue
-		}
-		var front agentFront
-		if yaml.Unmarshal(m[1], &front) != nil || front.Kind == "remote" || len(front.MCPServers) == 0 {
-			continue
-		}
-		agent := front.Name
-		if agent == "" {
-			agent = strings.TrimSuffix(d.Name(), ".md")
-		}
-		for name, def := range front.MCPServers {
-			if def == nil {
-				continue
-			}
-			entry := map[string]any{}
-			for k, v := range def {
-				if k == "http_url" {
-					k = "httpUrl"
-				}
-				entry[k] = v
-			}
-			raw, err := json.Marshal(entry)
-			if err != nil {
-				return nil, fmt.Errorf("%s: the mcp_servers entry %s: %w", rel, name, err)
-			}
-			if raw, err = vars.ExpandJSON(raw); err != nil {
-				return nil, fmt.Errorf("%s: the mcp_servers entry %s: %w", rel, name, err)
-			}
-			out = append(out, AgentServer{Agent: agent, File: root.Path(rel), Server: name, Def: raw})
-		}
+		out = append(out, servers...)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Agent != out[j].Agent {
@@ -112,6 +76,76 @@ func agentServers(root *fsutil.Root, vars Variables) ([]AgentServer, error) {
 		}
 		return out[i].Server < out[j].Server
 	})
+	return out, nil
+}
+
+// agentFileServers are the servers the agent file rel declares, read as
+// agentLoader.ts reads it: its front matter (FRONTMATTER_REGEX) through
+// js-yaml (agentread.ParseYAML). A file Gemini CLI loads no agent from
+// declares none; one gemkit cannot read as Gemini CLI does, or larger
+// than it reads, is an agentread.Unreadable error. Every entry of an
+// mcp_servers object counts, whether or not the rest of the front
+// matter passes Gemini CLI's schema: what the switch takes is then
+// never less than what Gemini CLI may start.
+func agentFileServers(root *fsutil.Root, rel string, vars Variables) ([]AgentServer, error) {
+	data, err := root.ReadFile(rel, maxAgentBytes)
+	if errors.Is(err, fsutil.ErrTooLarge) {
+		return nil, &agentread.Unreadable{Why: fmt.Sprintf("it is larger than the %d MiB gemkit reads, and Gemini CLI reads it whole", maxAgentBytes>>20)}
+	}
+	if err != nil {
+		return nil, nil
+	}
+	m := frontMatter().FindSubmatch(data)
+	if m == nil {
+		return nil, nil
+	}
+	front, err := agentread.ParseYAML(m[1])
+	if agentread.IsUnreadable(err) {
+		// A key is spelt by the text's own letters unless an escape
+		// (a backslash, in a double-quoted key) spells it: without
+		// either, no reading of it has servers.
+		if !bytes.Contains(m[1], []byte("mcp_servers")) && !bytes.ContainsRune(m[1], '\\') {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("its front matter: %w", err)
+	}
+	if err != nil || !front.IsObject() {
+		return nil, nil
+	}
+	if kind, _ := member(front, "kind").Str(); kind == "remote" {
+		return nil, nil
+	}
+	servers := member(front, "mcp_servers")
+	agent, _ := member(front, "name").Str()
+	if agent == "" {
+		agent = strings.TrimSuffix(filepath.Base(rel), ".md")
+	}
+	var out []AgentServer
+	for _, name := range servers.Keys() {
+		def := member(servers, name)
+		if agentread.DroppedKey(name) || !def.IsObject() {
+			continue
+		}
+		entry := map[string]any{}
+		for _, k := range def.Keys() {
+			if agentread.DroppedKey(k) {
+				continue
+			}
+			v, _ := def.Get(k)
+			if k == "http_url" {
+				k = "httpUrl"
+			}
+			entry[k] = v.Interface()
+		}
+		raw, err := json.Marshal(entry)
+		if err != nil {
+			return nil, fmt.Errorf("the mcp_servers entry %s: %w", name, err)
+		}
+		if raw, err = vars.ExpandJSON(raw); err != nil {
+			return nil, fmt.Errorf("the mcp_servers entry %s: %w", name, err)
+		}
+		out = append(out, AgentServer{Agent: agent, File: root.Path(rel), Server: name, Def: raw})
+	}
 	return out, nil
 }
 

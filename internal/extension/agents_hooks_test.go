@@ -1,10 +1,14 @@
 package extension
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/agentread"
 )
 
 // TestAgentServers: the servers of the agents Gemini CLI loads
@@ -51,7 +55,7 @@ func TestAgentServers(t *testing.T) {
 // order, labelled; and the string of hooksConfig.disabled that turns
 // each off, or why none does for sure.
 func TestCommandHooks(t *testing.T) {
-	hooks, err := parseCommandHooks([]byte(`{"hooks": {
+	hooks, _, err := parseCommandHooks([]byte(`{"hooks": {
 	  "SessionStart": [{"hooks": [{"type": "command", "name": "greet", "command": "echo hi"}]}],
 	  "BeforeTool": [{"matcher": "write_file", "sequential": true, "hooks": [
 	     {"type": "command", "command": "node ${extensionPath}/check.js", "timeout": 500},
@@ -100,7 +104,7 @@ func TestCommandHooks(t *testing.T) {
 // says it stays Gemini CLI's, unconfined); it says so, with why. A hook
 // the switch can take keeps the promise.
 func TestHookLinesUnswitchable(t *testing.T) {
-	hooks, err := parseCommandHooks([]byte(`{"hooks": {"BeforeAgent": [{"hooks": [
+	hooks, _, err := parseCommandHooks([]byte(`{"hooks": {"BeforeAgent": [{"hooks": [
 	  {"type": "command", "command": "cat ${workspacePath}/README"},
 	  {"type": "command", "name": "guard", "command": "sh ${workspacePath}/g.sh"}]}]}}`))
 	if err != nil {
@@ -126,7 +130,7 @@ func TestHookLinesUnswitchable(t *testing.T) {
 // reads beside the events (enabled, disabled, notifications) and a
 // well-formed hook are not among them.
 func TestDiscardedHooks(t *testing.T) {
-	got := discardedHooks([]byte(`{"hooks": {
+	_, got, _ := parseCommandHooks([]byte(`{"hooks": {
 	  "BeforeTol": [{"hooks": [{"type": "command", "command": "x"}]}],
 	  "disabled": ["y"],
 	  "BeforeTool": [{"hooks": [
@@ -158,7 +162,114 @@ func TestConsentTextUnreadableHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(ConsentText(ext, "Linking"), "\n")
-	if !strings.Contains(text, "Its hooks file cannot be read (unexpected end of JSON input): Gemini CLI runs none of its hooks") {
+	if !strings.Contains(text, "Its hooks file cannot be read (JSON.parse refuses it at byte 11: expected a property name): Gemini CLI runs none of its hooks") {
 		t.Errorf("consent text:\n%s", text)
+	}
+}
+
+// TestHooksReadAsGeminiCLI: hooks/hooks.json read as Gemini CLI 0.61
+// reads it (JSON.parse, HookRegistry, HookRunner, HookPlanner), by
+// class: keys in other letters are other keys, the last duplicate wins,
+// values are taken with JavaScript's types, and what gemkit cannot read
+// so is unreadable (the switch then holds the extension).
+func TestHooksReadAsGeminiCLI(t *testing.T) {
+	one := func(hook string) string {
+		return `{"hooks": {"SessionStart": [{"hooks": [` + hook + `]}]}}`
+	}
+	tests := []struct {
+		name, file string
+		// want is "" for no hook, else Type|Name|Command|Timeout|key.
+		want       string
+		unreadable bool
+	}{
+		{"a name in other letters", one(`{"type": "command", "name": "real", "command": "x", "Name": "decoy"}`), "command|real|x|0|real", false},
+		{"a type in other letters", one(`{"type": "command", "name": "real", "command": "x", "Type": "plugin"}`), "command|real|x|0|real", false},
+		{"the last duplicate", one(`{"type": "command", "name": "decoy", "command": "y", "name": "real", "command": "x"}`), "command|real|x|0|real", false},
+		{"hooks in other letters", `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "x"}]}]}, "Hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "decoy"}]}]}}`, "command||x|0|x", false},
+		{"a plugin hook runs its command", one(`{"type": "plugin", "name": "pl", "command": "x"}`), "plugin|pl|x|0|pl", false},
+		{"a plugin hook without a name", one(`{"type": "plugin", "command": "x"}`), "plugin||x|0|unknown-hook", false},
+		{"a plugin hook without a command", one(`{"type": "plugin", "name": "pl"}`), "", false},
+		{"a runtime hook", one(`{"type": "runtime", "name": "rt", "command": "x"}`), "", false},
+		{"a command that is a number", one(`{"type": "command", "command": 5}`), "", false},
+		{"a timeout of digits", one(`{"type": "command", "command": "x", "timeout": "20000"}`), "command||x|20000|x", false},
+		{"a timeout that is not a number", one(`{"type": "command", "command": "x", "timeout": "soon"}`), "command||x|1|x", false},
+		{"a timeout of 0", one(`{"type": "command", "command": "x", "timeout": 0}`), "command||x|1|x", false},
+		{"a timeout past 2^31", one(`{"type": "command", "command": "x", "timeout": 3000000000}`), "command||x|1|x", false},
+		{"a timeout of null", one(`{"type": "command", "command": "x", "timeout": null}`), "command||x|0|x", false},
+		{"a name that is a number", one(`{"type": "command", "name": 5, "command": "x"}`), "command||x|0|", false},
+		{"a name that is empty", one(`{"type": "command", "name": "", "command": "x"}`), "command||x|0|x", false},
+		{"an ignored key", `{"hooks": {"__proto__": [{"hooks": [{"type": "command", "command": "x"}]}]}}`, "", false},
+		{"a name with variables", one(`{"type": "command", "name": "n-${extensionPath}-${constructor}", "command": "x"}`), "command|n-${extensionPath}-${constructor}|x|0|n-/ext-function Object() { [native code] }", false},
+		{"a lone surrogate", one(`{"type": "command", "name": "a\ud800", "command": "x"}`), "", true},
+		{"a matcher that is a number", `{"hooks": {"BeforeTool": [{"matcher": 5, "hooks": [{"type": "command", "command": "x"}]}]}}`, "", true},
+		{"an env that is an array", one(`{"type": "command", "command": "x", "env": ["A=1"]}`), "", true},
+		{"invalid UTF-8", one("{\"type\": \"command\", \"command\": \"x\xff\"}"), "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hooks, _, err := parseCommandHooks([]byte(tt.file))
+			if got := agentread.IsUnreadable(err); got != tt.unreadable || err != nil && !got {
+				t.Fatalf("err %v, want unreadable %v", err, tt.unreadable)
+			}
+			var got string
+			if len(hooks) > 1 {
+				t.Fatalf("%d hooks: %+v", len(hooks), hooks)
+			}
+			if len(hooks) == 1 {
+				h := hooks[0]
+				key, _ := h.DisableKey("/ext", nil)
+				got = strings.Join([]string{h.Type, h.Name, h.Command, strconv.Itoa(h.Timeout), key}, "|")
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	env, _, err := parseCommandHooks([]byte(one(`{"type": "command", "command": "x", "env": {"N": 5, "B": true, "S": "s", "Z": null}, "sequential": "true"}`)))
+	if err != nil || fmt.Sprint(env[0].Env) != "map[B:true N:5 S:s Z:null]" || env[0].Sequential {
+		t.Errorf("env and sequential: %+v, %v", env, err)
+	}
+}
+
+// TestAgentsReadAsGeminiCLI: agents/*.md read as agentLoader.ts reads
+// them: a file of any size (gemkit skipped those past 1 MiB), the front
+// matter ending at the first "\n---" whatever follows it, and a front
+// matter gemkit cannot read as js-yaml does is unreadable when it could
+// declare servers.
+func TestAgentsReadAsGeminiCLI(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		want       string
+		unreadable bool
+	}{
+		{"past 1 MiB", "---\nname: big\nmcp_servers:\n  s:\n    command: node\n---\n" + strings.Repeat("pad\n", 1<<19), "big/s", false},
+		{"a front matter ending at ---x", "---\nname: a\n---x\nmcp_servers:\n  s:\n    command: node\n---\n", "", false},
+		{"an anchor", "---\nname: a\nmcp_servers: &m\n  s:\n    command: node\n---\n", "", true},
+		{"unreadable without servers", "---\nname: [unclosed\n---\n", "", false},
+		{"unreadable with an escape", "---\n\"mcp\\x5fservers\": [unclosed\n---\n", "", true},
+		{"an ignored server name", "---\nname: a\nmcp_servers:\n  constructor:\n    command: node\n  t:\n    command: node\n---\n", "a/t", false},
+		{"the remote kind", "---\nname: a\nkind: remote\nmcp_servers:\n  s:\n    command: node\n---\n", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+			os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"name": "ag", "version": "1.0.0"}`), 0o644)
+			os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte(tt.body), 0o644)
+			ext, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers, err := ext.AgentServers("/ws")
+			if agentread.IsUnreadable(err) != tt.unreadable || err != nil && !tt.unreadable {
+				t.Fatalf("err %v, want unreadable %v", err, tt.unreadable)
+			}
+			var got []string
+			for _, s := range servers {
+				got = append(got, s.Agent+"/"+s.Server)
+			}
+			if strings.Join(got, ",") != tt.want {
+				t.Errorf("servers %v, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -169,7 +169,7 @@ func agents(root *fsutil.Root) []Agent {
 	return out
 }
 
-var frontMatter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)`) })
+var frontMatter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n([\s\S]*))?`) })
 
 // readFrontMatter reads name and description from the "---" block that
 // opens a Markdown file. It reads the YAML that skill files use: plain,

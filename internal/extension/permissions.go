@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/gemkit/gemkit/internal/agentread"
 	"slices"
 	"sort"
 	"strings"
@@ -279,7 +280,10 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 		}
 	}
 	hooks, err := e.CommandHooks()
-	if err != nil {
+	switch {
+	case agentread.IsUnreadable(err):
+		lines = append(lines, "", "gemkit cannot read its hooks file (hooks/hooks.json) exactly as Gemini CLI does: "+agentread.Why(err)+". Gemini CLI may run hooks from it that gemkit does not see: switched to gemkit's sandbox, the extension is held in Gemini CLI until the file is one gemkit reads.")
+	case err != nil:
 		lines = append(lines, "", "Its hooks file cannot be read ("+strings.TrimPrefix(err.Error(), "hooks/hooks.json: ")+"): Gemini CLI runs none of its hooks, and says so only in its debug log.")
 	}
 	if len(hooks) > 0 {
