@@ -59,8 +59,8 @@ func TestSandboxByName(t *testing.T) {
 		"passed by name, TFE_TOKEN comes from the environment of the gemkit mcp that starts the servers, and Gemini CLI 0.61 leaves",
 		"give the mcpServers entry gemkit `\"env\": {\"TFE_TOKEN\": \"$TFE_TOKEN\"}`",
 		// The person is not logged in to Google Cloud.
-		"its servers are handed your gcloud credentials, and no gcloud credentials found to hand (looked at ",
-		"`gcloud auth application-default login` writes them",
+		"its servers are handed your gcloud credentials, but there is none at " + filepath.Join(e.home, ".config", "gcloud", "application_default_credentials.json"),
+		"`gcloud auth application-default login` writes it; then `gemkit extensions sandbox tf-ext` hands it",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the switch with --allow-env and --allow-credentials lacks %q:\n%s", w, out)
@@ -84,14 +84,13 @@ func TestSandboxByName(t *testing.T) {
 	}
 	e.mustRun("sandbox", "tf-ext") // agreed again, OTHER and all
 
-	// Logged in, and gemkit's entry passing the variable: nothing amiss.
-	gcloud := filepath.Join(e.home, ".config", "gcloud")
-	os.MkdirAll(gcloud, 0o700)
-	os.WriteFile(filepath.Join(gcloud, "application_default_credentials.json"), []byte(`{"type": "authorized_user"}`), 0o600)
+	// Logged in after the switch, and gemkit's entry passing the
+	// variable.
+	loginAfterSwitch(t, e, st)
 	os.WriteFile(settings, []byte(`{"mcpServers": {"gemkit": {"command": "gemkit", "args": ["mcp"], "env": {"TFE_TOKEN": "$TFE_TOKEN"}}}}`), 0o600)
 	for _, args := range [][]string{{"describe", "tf-ext"}, {"doctor"}} {
 		out := e.mustRun(args...)
-		for _, amiss := range []string{"no gcloud credentials found", "TFE_TOKEN come", dropped} {
+		for _, amiss := range []string{"none at", "not agreed", "TFE_TOKEN come", dropped} {
 			if strings.Contains(out, amiss) {
 				t.Errorf("%v still says %q:\n%s", args, amiss, out)
 			}
@@ -116,6 +115,29 @@ func TestSandboxByName(t *testing.T) {
 		if code == ExitOK || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// loginAfterSwitch logs the person in to Google Cloud after tf-ext was
+// switched with its gcloud credentials: the file is not handed until
+// they agree to it, which describe and doctor say and the switch asks,
+// showing it; then it is recorded.
+func loginAfterSwitch(t *testing.T, e *env, st *extension.Store) {
+	t.Helper()
+	gcloud := filepath.Join(e.home, ".config", "gcloud")
+	os.MkdirAll(gcloud, 0o700)
+	adc := filepath.Join(gcloud, "application_default_credentials.json")
+	os.WriteFile(adc, []byte(`{"type": "authorized_user"}`), 0o600)
+	for _, args := range [][]string{{"describe", "tf-ext"}, {"doctor"}} {
+		if out := e.mustRun(args...); !strings.Contains(out, "you have not agreed to hand them the file at "+adc) || !strings.Contains(out, "`gemkit extensions sandbox tf-ext` shows the file and asks you to agree to hand it") {
+			t.Errorf("%v does not say the file is not agreed to:\n%s", args, out)
+		}
+	}
+	if out := e.mustRun("sandbox", "tf-ext"); !strings.Contains(out, "Your credentials its servers are handed, read-only, each only while it stays the file it is now:\n  - gcloud: "+adc+" (27 bytes, sha256 ") {
+		t.Errorf("the switch does not show the file handed:\n%s", out)
+	}
+	if c, err := st.ServerChoice("tf-ext"); err != nil || len(c.Handed) != 1 || c.Handed[0].Source != adc || c.Handed[0].Identity.Size != 27 {
+		t.Errorf("recorded %+v, %v", c.Handed, err)
 	}
 }
 

@@ -66,7 +66,7 @@ files, settings, source, version and where it is enabled.`,
 				item.ServerSandbox = serverStateOf(m, choices[m.Name], gs.Excluded)
 				item.ServerSandbox.untold(gsErr)
 				if s := item.ServerSandbox; s != nil {
-					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), gs, a.getenv, in.Settings(st.Dir(), st.Workspace()))
+					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), choices[m.Name].Handed, gs, a.getenv, in.Settings(st.Dir(), st.Workspace()))
 					if s.Switched && in.Extension != nil {
 						s.NotServed, s.Agreed = whyNotServed(a, st, in.Extension, choices[m.Name])
 					}

@@ -63,6 +63,12 @@ What the servers keep in the extension's data folder is bounded (1 GiB): a
 server that reaches the bound is stopped, and doctor says so; --data-limit
 raises it, the same way.
 
+Credentials (--allow-credentials KIND) are the files at the kind's own place
+in your home, checked and shown as they are when you agree: a file changed
+since is not handed, and a variable that would have the kind's programs read
+another file refuses the switch and the server's start.
+` + strings.Join(permission.CredentialPlacesLines("  ", "~"), "\n") + `
+
 A server started by a package runner (npx -y pkg, npm exec, pnpm dlx, bunx,
 yarn dlx), which Gemini CLI lets fetch the package from the registry at each
 start with your rights, is pinned: gemkit installs the package once, at an
@@ -123,7 +129,7 @@ docs/extensions.md has the details.`,
 	f.StringArrayVar(&o.hosts, "allow-host", nil, "let the servers connect to this host (as permissions.network.allowedHosts: api.example.com, *.example.com, localhost:8080), through the sandbox's proxy; repeatable")
 	f.StringVar(&o.write, "allow-write", "", "what the servers may write besides their data folder: workspace, or none")
 	f.BoolVar(&o.unixSockets, "allow-unix-sockets", false, "let the servers create Unix sockets, which reach only those inside the sandbox (a browser's own processes), never your services'")
-	f.StringArrayVar(&o.credentials, "allow-credentials", nil, "hand the servers one kind of your credentials, read-only, where their libraries look for them in their HOME: "+strings.Join(permission.ServerCredentialKinds(), ", ")+"; repeatable")
+	f.StringArrayVar(&o.credentials, "allow-credentials", nil, "hand the servers one kind of your credentials ("+strings.Join(permission.ServerCredentialKinds(), ", ")+"), read-only, where their libraries look for them in their HOME: the files at the kind's own place in your home, as they are when you agree, never a file a variable names; repeatable")
 	f.StringArrayVar(&o.env, "allow-env", nil, "pass the servers this variable of yours, by name, from the environment of the gemkit mcp that starts them (a $NAME in the manifest's env takes it too); repeatable")
 	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
 	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, in the install's sandbox (no network but the registry); they are off by default")

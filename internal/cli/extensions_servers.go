@@ -15,6 +15,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/runnerline"
 )
 
@@ -26,7 +27,7 @@ func (a *app) environ() []string {
 		return os.Environ()
 	}
 	var out []string
-	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR", "TMP", "TEMP"} {
+	for _, k := range append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR", "TMP", "TEMP"}, permission.CredentialVariables()...) {
 		if v, ok := a.lookupEnv(k); ok {
 			out = append(out, k+"="+v)
 		}
@@ -210,7 +211,7 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 // says that they are served as the person agreed to them, not as the
 // folder is now (agreedWords).
 func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) (why, agreed string) {
-	reasons, agreed := startProblems(a, st, ext, c.Widening, c.Packages)
+	reasons, agreed := startProblems(a, st, ext, c)
 	for _, p := range pinProblems(ext, c, st.Workspace()) {
 		reasons = append(reasons, p.Message+": "+p.Fix)
 	}
@@ -218,9 +219,10 @@ func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c exten
 }
 
 // startProblems are whyNotServed's reasons but the pins: consent, and
-// each stdio server's start with the widening w, from its pinned
-// package's tree (pins) when it has one; and its agreed.
-func startProblems(a *app, st *extension.Store, ext *extension.Extension, w extension.Widening, pins map[string]extension.Pin) (why []string, agreed string) {
+// each stdio server's start with c's widening and credentials files,
+// from its pinned package's tree (c's pins) when it has one; and its
+// agreed.
+func startProblems(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) (why []string, agreed string) {
 	state, err := st.Consent(ext)
 	if err == nil {
 		if agreed = agreedWords(st, ext, state); agreed == "" {
@@ -231,7 +233,7 @@ func startProblems(a *app, st *extension.Store, ext *extension.Extension, w exte
 		why = append(why, err.Error())
 	}
 	for _, s := range extension.SandboxedServers(ext.Manifest) {
-		if err := extmcp.Check(ext, s, w, pins, ext.Dir, a.environ()); err != nil {
+		if err := extmcp.Check(ext, s, c.Widening, c.Handed, c.Packages, ext.Dir, a.environ()); err != nil {
 			why = append(why, fmt.Sprintf("its MCP server %s would not start: %v", s, err))
 		}
 	}
@@ -403,7 +405,7 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 			Message: "its servers are handed, in gemkit's sandbox: " + handed.Words(),
 			Fix:     "take back what you allowed: `gemkit extensions sandbox " + name + " --default-profile`"})
 	}
-	for _, n := range widenNotes(m, s.Grant.Union(s.Widening), gs, getenv, in.Settings(st.Dir(), st.Workspace())) {
+	for _, n := range widenNotes(m, s.Grant.Union(s.Widening), choices[m.Name].Handed, gs, getenv, in.Settings(st.Dir(), st.Workspace())) {
 		fs = append(fs, finding{Level: "warning", Extension: name, Message: n.Message, Fix: n.Fix})
 	}
 	if len(s.Unconfined) > 0 || len(s.RemoteInGemini) > 0 {
@@ -422,7 +424,7 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 	state, err := st.Consent(in.Extension)
 	// The pins' problems are findings of their own (pinFindings), each
 	// with its fix.
-	problems, agreed := startProblems(a, st, in.Extension, s.Widening, choices[m.Name].Packages)
+	problems, agreed := startProblems(a, st, in.Extension, choices[m.Name])
 	if agreed != "" {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: "switched to gemkit, and " + extension.Printable(agreed)})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -46,6 +47,9 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 		return err
 	}
 	if err := r.widening(); err != nil {
+		return err
+	}
+	if err := r.credentials(); err != nil {
 		return err
 	}
 	if err := r.checkSettings(); err != nil {
@@ -92,6 +96,9 @@ type switchOnRun struct {
 	gs    geminisettings.Settings
 	plan  *packagePlan
 	state extension.ConsentState
+	// handed are the credentials files the servers are to be handed, as
+	// found now at their kinds' own places (credentials).
+	handed []permission.HandedFile
 	// links are the links a copy of the extension made absolute, which
 	// the switch makes relative again.
 	links []extension.CopiedLink
@@ -166,6 +173,29 @@ func (r *switchOnRun) widening() error {
 	return nil
 }
 
+// credentials finds the files of the kinds of credentials the servers
+// are to be handed (the manifest's grant and the widening's), for the
+// person to agree to as they are now: each at its kind's own place in
+// their home, never where a variable points. A file that is not the
+// kind's, or a variable of this environment naming another, refuses
+// the switch in words; a kind with none is handed nothing (a note says
+// so after the switch).
+func (r *switchOnRun) credentials() error {
+	r.handed = nil
+	for _, k := range extension.ServerGrant(r.ext.Manifest).Union(r.w).Credentials {
+		files, err := permission.HandCredentials(k, r.a.getenv("HOME"), r.a.getenv)
+		var none *permission.NoCredentialsError
+		if errors.As(err, &none) {
+			continue
+		}
+		if err != nil {
+			return withExitCode(ExitNo, fmt.Errorf("not switched: %w; then run `%s` again", err, r.command))
+		}
+		r.handed = append(r.handed, files...)
+	}
+	return nil
+}
+
 // checkSettings reads Gemini CLI's settings and refuses a switch whose
 // exclusions there would stop what is not the extension's: a server of
 // the person's of the same name, a hook of the same name or command, or
@@ -225,7 +255,7 @@ func (r *switchOnRun) checkServable() error {
 		// Checked for no workspace in particular (the extension's own
 		// folder stands for one): gemkit mcp runs wherever its client
 		// starts it.
-		if err := extmcp.Check(r.ext, s, r.w, r.plan.pins, r.ext.Dir, r.a.environ()); err != nil {
+		if err := extmcp.Check(r.ext, s, r.w, r.handed, r.plan.pins, r.ext.Dir, r.a.environ()); err != nil {
 			cannot = append(cannot, fmt.Sprintf("its MCP server %s would not start: %v", extension.Printable(s), err))
 			var nf *sandbox.NotFoundError
 			if errors.As(err, &nf) {
@@ -293,7 +323,7 @@ func (r *switchOnRun) agree(ctx context.Context) error {
 	a, name, old := r.a, r.ext.Manifest.Name, r.old
 	next := old
 	next.Switched, next.Widening, next.HookWidening = true, r.w, r.hw
-	next.Packages, next.InstallScripts = r.plan.pins, r.scripts
+	next.Packages, next.InstallScripts, next.Handed = r.plan.pins, r.scripts, r.handed
 	next.Hooks = nil
 	for _, h := range r.parts.Hooks {
 		if h.switchable() {
@@ -315,7 +345,8 @@ func (r *switchOnRun) agree(ctx context.Context) error {
 	// agreeing is asked for when there is no consent to the extension as
 	// it is now, or when they get more than they had, other packages
 	// among it, or when links are repaired.
-	if !r.state.Granted || widens(old.Widening, r.w) || hooksWiden(old.HookWidening, r.hw) || r.plan.changed || r.scripts && !old.InstallScripts || len(r.links) > 0 {
+	if !r.state.Granted || widens(old.Widening, r.w) || hooksWiden(old.HookWidening, r.hw) || r.plan.changed || r.scripts && !old.InstallScripts || len(r.links) > 0 ||
+		!slices.Equal(old.Handed, r.handed) {
 		a.readBeforeAgreeing(a.Out)
 		if ok, err := a.personConfirms(ctx, name, "`"+r.command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
@@ -338,7 +369,7 @@ func (r *switchOnRun) switchAndRecord(ctx context.Context) (off []string, err er
 	name := r.ext.Manifest.Name
 	res, err := syncSwitch(r.st, name, r.parts, func(c *extension.ServerChoice) {
 		c.Widening, c.HookWidening = r.w, r.hw
-		c.Packages, c.InstallScripts = r.plan.pins, r.scripts
+		c.Packages, c.InstallScripts, c.Handed = r.plan.pins, r.scripts, r.handed
 	})
 	if err != nil {
 		return nil, err
@@ -420,7 +451,7 @@ func (r *switchOnRun) tellWidened() {
 	if in, err := r.st.Get(m.Name); err == nil {
 		settings = in.Settings(r.st.Dir(), r.st.Workspace())
 	}
-	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(r.w), r.gs, a.getenv, settings) {
+	for _, n := range widenNotes(m, extension.ServerGrant(m).Union(r.w), r.handed, r.gs, a.getenv, settings) {
 		fmt.Fprintf(a.Out, "Note: %s.\n    fix: %s\n", n.Message, n.Fix)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
@@ -19,11 +20,11 @@ type widenNote struct {
 }
 
 // widenNotes are the notes on m's servers under the effective widening
-// w (its manifest's grant with the person's on top), given Gemini CLI's
-// settings gs (what its gemkit mcp entry passes), the person's
-// environment getenv (where their credentials are) and m's settings as
-// installed (keychain's).
-func widenNotes(m *extension.Manifest, w extension.Widening, gs geminisettings.Settings, getenv func(string) string, settings []extension.SettingState) []widenNote {
+// w (its manifest's grant with the person's on top) and the credentials
+// files agreed to (handed), given Gemini CLI's settings gs (what its
+// gemkit mcp entry passes), the person's environment getenv (where
+// their credentials are) and m's settings as installed (keychain's).
+func widenNotes(m *extension.Manifest, w extension.Widening, handed []permission.HandedFile, gs geminisettings.Settings, getenv func(string) string, settings []extension.SettingState) []widenNote {
 	var out []widenNote
 	name := extension.Printable(m.Name)
 	for _, s := range keychainSettings(settings) {
@@ -73,26 +74,24 @@ func widenNotes(m *extension.Manifest, w extension.Widening, gs geminisettings.S
 	}
 	home := getenv("HOME")
 	for _, k := range w.Credentials {
-		if _, err := permission.HandedFiles(k, home, getenv); err != nil {
-			out = append(out, widenNote{
-				Message: "its servers are handed your " + k + " credentials, and " + err.Error(),
-				Fix:     credentialsLogin(k)})
+		if n, ok := credentialNote(name, k, home, handed); ok {
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// credentialsLogin says how a person makes the credentials of kind.
-func credentialsLogin(kind string) string {
-	switch kind {
-	case "gcloud":
-		return "`gcloud auth application-default login` writes them; the servers see them at their next start"
-	case "aws":
-		return "`aws configure` writes them; the servers see them at their next start"
-	case "kube":
-		return "your cluster's tooling writes ~/.kube/config; the servers see it at their next start"
+// credentialNote says, when m's servers (m named name) are handed the
+// credentials of kind and no file of them is agreed to (handed), why
+// and how the person hands one; ok is false when one is. A file agreed
+// to that changed since, or a variable naming another, keeps the
+// servers from starting, which whyNotServed says (extmcp.Check).
+func credentialNote(name, kind, home string, handed []permission.HandedFile) (n widenNote, ok bool) {
+	if slices.ContainsFunc(handed, func(f permission.HandedFile) bool { return f.Kind == kind }) {
+		return widenNote{}, false
 	}
-	return ""
+	why, fix := permission.NotHanded(kind, home, "gemkit extensions sandbox "+name)
+	return widenNote{Message: "its servers are handed your " + kind + " credentials, but " + why, Fix: fix}, true
 }
 
 func sIf(one bool) string {

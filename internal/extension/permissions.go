@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/permission"
 )
@@ -279,6 +280,7 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 			lines = append(lines, "  - "+l)
 		}
 	}
+	lines = append(lines, handedLines(c.Handed)...)
 	hooks, err := e.CommandHooks()
 	switch {
 	case agentread.IsUnreadable(err):
@@ -305,6 +307,23 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 		"Extensions may come from third parties and nobody has vetted this one.")
 	for i, l := range lines {
 		lines[i] = Printable(l)
+	}
+	return lines
+}
+
+// handedLines say which files of the person's credentials the servers
+// are handed, as they are now: a file changed after is not handed.
+func handedLines(handed []permission.HandedFile) []string {
+	if len(handed) == 0 {
+		return nil
+	}
+	lines := []string{"", "Your credentials its servers are handed, read-only, each only while it stays the file it is now:"}
+	for _, f := range handed {
+		id := f.Identity
+		digest := strings.TrimPrefix(id.Digest, "sha256:")
+		digest = digest[:min(12, len(digest))]
+		lines = append(lines, fmt.Sprintf("  - %s: %s (%s, sha256 %s…, written %s)", f.Kind, f.Source, Size(id.Size), digest,
+			time.Unix(0, id.ModTime).Local().Format(time.DateTime)))
 	}
 	return lines
 }

@@ -54,6 +54,13 @@ type ServerChoice struct {
 	// in the install's sandbox (--allow-install-scripts).
 	Packages       map[string]Pin `json:"packages,omitempty"`
 	InstallScripts bool           `json:"allowInstallScripts,omitempty"`
+	// Handed are the files of the person's credentials its servers are
+	// handed, as the switch found them at each kind's own place and the
+	// person agreed to them (permission.HandCredentials), with their
+	// identity: a server is handed a file only while it is still that
+	// one (permission.CheckHanded). A kind of the widening without a
+	// file here is handed nothing.
+	Handed []permission.HandedFile `json:"handed,omitempty"`
 }
 
 // SwitchedHook is one command hook of a switched extension: Gemini CLI
@@ -114,7 +121,8 @@ type Widening struct {
 	UnixSockets bool `json:"allowUnixSockets,omitempty"`
 	// Credentials are the kinds of the person's credentials handed to
 	// the servers, read-only, where their libraries look for them under
-	// their HOME (permission.HandedFiles): gcloud, aws, kube.
+	// their HOME (permission.ServerKind): gcloud, aws, kube; the files
+	// are ServerChoice.Handed.
 	Credentials []string `json:"allowCredentials,omitempty"`
 	// Env are the person's variables passed to the servers by name,
 	// from the environment of the gemkit mcp that starts them (a $NAME
@@ -250,7 +258,7 @@ func (w Widening) Words() string {
 		parts = append(parts, "create Unix sockets, which reach only those inside its sandbox (its own, and any a program of yours left in your workspace), never your services' (Docker, D-Bus, X11, gemkit's)")
 	}
 	for _, k := range w.Credentials {
-		parts = append(parts, "read your "+k+" credentials: "+permission.ServerCredentialWords(k)+", read-only, where its libraries look for them in its HOME")
+		parts = append(parts, "read your "+k+" credentials: "+permission.ServerCredentialWords(k)+", read-only, where its libraries look for them in its HOME, while the file stays the one you agreed to")
 	}
 	if len(w.Env) > 0 {
 		parts = append(parts, "see your variable"+plural(len(w.Env))+" "+strings.Join(w.Env, ", ")+" (from the environment of the gemkit mcp that starts it)")
@@ -416,7 +424,7 @@ func (s *Store) UpdateSwitches(change func(st *SwitchState) error) error {
 // empty reports whether c holds nothing worth keeping.
 func (c ServerChoice) empty() bool {
 	return !c.Switched && len(c.Excluded) == 0 && len(c.Names) == 0 && len(c.Hooks) == 0 && c.Widening.Empty() && len(c.HookWidening) == 0 &&
-		len(c.Packages) == 0 && !c.InstallScripts
+		len(c.Packages) == 0 && !c.InstallScripts && len(c.Handed) == 0
 }
 
 // ServerChoice returns what the person chose for the MCP servers of the
@@ -473,7 +481,30 @@ func (s *Store) consentHash(name, perm string) string {
 		sum := sha256.Sum256(append([]byte(h+"\x00hooks\x00"), b...))
 		h = "sha256:" + hex.EncodeToString(sum[:])
 	}
-	return c.pinsHash(h)
+	return c.handedHash(c.pinsHash(h))
+}
+
+// handedHash binds c's handed files, with their identity, to h: h
+// itself when none is, so that every consent recorded before they were
+// recorded still holds (and hands nothing).
+func (c ServerChoice) handedHash(h string) string {
+	if len(c.Handed) == 0 {
+		return h
+	}
+	b, _ := json.Marshal(c.Handed)
+	sum := sha256.Sum256(append([]byte(h+"\x00handed\x00"), b...))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// HandedOf are the files of c's Handed of the kind.
+func (c ServerChoice) HandedOf(kind string) []permission.HandedFile {
+	var out []permission.HandedFile
+	for _, f := range c.Handed {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Size is n bytes in words: 1 GiB, 512 MiB, 1.5 GiB.

@@ -64,7 +64,7 @@ func (p Policy) Choose() Choose {
 			_, err := p.Store.KeepAgreedCopy(context.Background(), e.Ext)
 			return err
 		}
-		return Choice{Widening: c.Widening, Allowed: allowed, Agreed: agreed, Keep: keep, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages}
+		return Choice{Widening: c.Widening, Allowed: allowed, Agreed: agreed, Keep: keep, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages, Handed: c.Handed}
 	}
 }
 

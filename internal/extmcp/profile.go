@@ -36,8 +36,8 @@ type Profile struct {
 	// (Spec.Widening's Credentials), at their places in its HOME.
 	Handed []sandbox.Handed
 	// NotHanded says, for each kind of credentials allowed of which no
-	// file was found, where gemkit looked: the server starts without
-	// them.
+	// file is agreed to, why, and how the person hands one: the server
+	// starts without them.
 	NotHanded map[string]string
 	// Unset are the variables allowed by name that the environment of
 	// the gemkit mcp starting the server does not have.
@@ -87,7 +87,7 @@ func buildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []s
 	pr.NoPreallocate = true
 	pr.Closed = openData(pr.Closed, pr.Data)
 
-	if err := pr.hand(sp.Widening.Credentials, home, env); err != nil {
+	if err := pr.hand(sp, home, env); err != nil {
 		return Profile{}, err
 	}
 
@@ -182,20 +182,40 @@ func envMap(environ []string) map[string]string {
 	return m
 }
 
-// hand finds the credential files of kinds in the person's environment
-// (HOME home, variables env) and makes their folders in the data
-// folder, where the sandbox shows each read-only (sandbox.Handed). The
-// data folder is the server's: a link in it where a folder is to be is
-// refused in words, never followed.
-func (pr *Profile) hand(kinds []string, home string, env map[string]string) error {
-	for _, k := range kinds {
-		files, err := permission.HandedFiles(k, home, func(name string) string { return env[name] })
-		if err != nil {
+// hand hands the server the credentials files of sp's kinds that the
+// person agreed to (Spec.Handed), each only while it is still that file
+// (permission.CheckHanded) and no variable of the person's environment
+// env (gemkit mcp's, with what its client added: Gemini CLI's own, and
+// a workspace's .env it loaded) names another; either refuses the start
+// in words. A kind with no file agreed to is handed nothing (NotHanded).
+// Each file's folder is made in the data folder, where the sandbox shows
+// the file read-only (sandbox.Handed). The data folder is the server's:
+// a link in it where a folder is to be is refused in words, never
+// followed.
+func (pr *Profile) hand(sp Spec, home string, env map[string]string) error {
+	agree := "gemkit extensions sandbox " + Printable(sp.Extension)
+	for _, k := range sp.Widening.Credentials {
+		var files []permission.HandedFile
+		for _, f := range sp.Handed {
+			if f.Kind == k {
+				files = append(files, f)
+			}
+		}
+		if len(files) == 0 {
 			if pr.NotHanded == nil {
 				pr.NotHanded = map[string]string{}
 			}
-			pr.NotHanded[k] = err.Error()
+			why, fix := permission.NotHanded(k, home, agree)
+			pr.NotHanded[k] = why + ": " + fix
 			continue
+		}
+		for _, f := range files {
+			if err := permission.CheckHanded(f); err != nil {
+				return fmt.Errorf("%w: `%s`", err, agree)
+			}
+		}
+		if err := permission.CheckCredentialVariables(k, home, files, func(name string) string { return env[name] }); err != nil {
+			return err
 		}
 		for _, f := range files {
 			pr.Handed = append(pr.Handed, sandbox.Handed{Source: f.Source, Target: filepath.Join(pr.Data, f.Target)})

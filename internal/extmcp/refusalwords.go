@@ -18,12 +18,13 @@ import (
 // credentialWords say how a server that asked a cloud's metadata
 // service gets the person's credentials instead: the command that hands
 // them, by kind; or, when they are handed already, why they did not
-// answer it.
+// answer it. Whose they are comes from the kind's row
+// (permission.CredentialCloud), as every word of a kind.
 func credentialWords(r Refusal) string {
 	cmd := "gemkit extensions sandbox " + Printable(r.Extension)
 	switch {
 	case r.Handed && r.Missing != "":
-		return "your credentials of that kind are handed to it, but none reached it at its start: " + Printable(r.Missing) + "; " + loginWords(r.Credentials)
+		return "your credentials of that kind are handed to it, but none reached it at its start: " + Printable(r.Missing)
 	case r.Handed:
 		return "it is handed your credentials of that kind, and asked all the same (for what they do not hold: a project, a region); no widening reaches a metadata service, and a project is given to it by a setting or a variable (--allow-env)"
 	case len(r.Credentials) == 0:
@@ -31,27 +32,9 @@ func credentialWords(r Refusal) string {
 	}
 	var alts []string
 	for _, k := range r.Credentials {
-		alts = append(alts, cmd+" --allow-credentials "+k+" ("+cloudName(k)+")")
+		alts = append(alts, cmd+" --allow-credentials "+k+" ("+permission.CredentialCloud(k)+")")
 	}
 	return "to hand it your own credentials instead, by kind: " + strings.Join(alts, ", or ")
-}
-
-func cloudName(kind string) string {
-	switch kind {
-	case "gcloud":
-		return "Google Cloud's, as gcloud auth application-default login writes them"
-	case "aws":
-		return "AWS's"
-	}
-	return kind
-}
-
-// loginWords say how the person makes the credentials of kinds.
-func loginWords(kinds []string) string {
-	if slices.Contains(kinds, "gcloud") {
-		return "log in with gcloud auth application-default login, and the server finds them at its next start"
-	}
-	return "make them (aws configure), and the server finds them at its next start"
 }
 
 // listenWords say why no widening helps a server refused a listen, and

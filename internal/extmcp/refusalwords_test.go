@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
@@ -53,8 +54,10 @@ func TestMetadataRefusal(t *testing.T) {
 	if r.Allow != "" || !strings.Contains(r.String(), "it is handed your credentials of that kind, and asked all the same") {
 		t.Errorf("handed: %+v\n%s", r, r.String())
 	}
-	r.Missing = "no gcloud credentials found to hand (looked at /h/.config/gcloud/application_default_credentials.json)"
-	if w := r.String(); !strings.Contains(w, "none reached it at its start: no gcloud credentials found") || !strings.Contains(w, "gcloud auth application-default login") {
+	why, fix := permission.NotHanded("gcloud", "/h", "gemkit extensions sandbox observability")
+	r.Missing = why + ": " + fix
+	if w := r.String(); !strings.Contains(w, "none reached it at its start: there is none at /h/.config/gcloud/application_default_credentials.json") ||
+		!strings.Contains(w, "`gcloud auth application-default login` writes it; then `gemkit extensions sandbox observability` hands it") {
 		t.Errorf("handed, missing:\n%s", w)
 	}
 	// The lookup of the name and the address are one report of

@@ -24,6 +24,7 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/runnerline"
 )
 
@@ -57,6 +58,11 @@ type Spec struct {
 	// the default profile (gemkit extensions sandbox NAME --allow-host,
 	// --allow-write), agreed to with the extension's consent.
 	Widening extension.Widening
+	// Handed are the files of the person's credentials agreed to for the
+	// kinds of Widening (extension.ServerChoice.Handed): each is handed
+	// only while it is still that file, and a kind without one is handed
+	// nothing.
+	Handed []permission.HandedFile `json:",omitempty"`
 	// Package, for a package runner's server (npx -y pkg, npm exec,
 	// ...), is the runner's line as the manifest writes it. Tree is the
 	// tree its package was pinned in (internal/pkgrun), which the server
@@ -161,6 +167,8 @@ type Choice struct {
 	// before each start (Spec.Allowed; nil: nothing).
 	Widening extension.Widening
 	Allowed  func() error
+	// Handed are the credentials files agreed to (Spec.Handed).
+	Handed []permission.HandedFile
 	// Agreed and Keep are the specs' (Spec.Agreed, Spec.Keep), for the
 	// servers of its manifest; nil: none.
 	Agreed func() string
@@ -209,7 +217,7 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			sp, why := specOf(e, n, m.MCPServers[n])
 			// What the manifest's permissions give its servers, and what
 			// the person allowed by name on top.
-			sp.Widening, sp.Allowed = extension.ServerGrant(m).Union(ch.Widening), ch.Allowed
+			sp.Widening, sp.Allowed, sp.Handed = extension.ServerGrant(m).Union(ch.Widening), ch.Allowed, ch.Handed
 			// An agent's server is read from its agents/ file, which the
 			// copy's manifest does not vouch for: it is checked as its
 			// folder is.
@@ -242,7 +250,7 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 				skipped = append(skipped, Skipped{m.Name, label, why})
 				continue
 			}
-			sp.Agent, sp.Widening, sp.Allowed = a.Agent, ch.Widening, ch.Allowed
+			sp.Agent, sp.Widening, sp.Allowed, sp.Handed = a.Agent, ch.Widening, ch.Allowed, ch.Handed
 			if !sp.Remote() {
 				// An agent's server is pinned by its label, agent/server.
 				pinned(&sp, label, ch.Packages)
@@ -388,14 +396,15 @@ func DataRoot(env map[string]string) (string, error) {
 func Printable(s string) string { return extension.Printable(s) }
 
 // Check says whether the stdio server called server of ext would start
-// in the sandbox for the workspace ws, with what its manifest grants and
-// the person's widening w, as far as can be told without starting it:
-// its entry read, its command found where gemkit looks for it (for a
-// package runner's line, the program of its package pinned in pins),
-// its profile built (its runtime, its data folder); nil for a remote
-// server, whose start is a connection. The switch asks it before it
-// says a server is served.
-func Check(ext *extension.Extension, server string, w extension.Widening, pins map[string]extension.Pin, ws string, environ []string) error {
+// in the sandbox for the workspace ws, with what its manifest grants,
+// the person's widening w and the credentials files agreed to (handed),
+// as far as can be told without starting it: its entry read, its
+// command found where gemkit looks for it (for a package runner's line,
+// the program of its package pinned in pins), its profile built (its
+// runtime, its data folder, its credentials still as agreed); nil for a
+// remote server, whose start is a connection. The switch asks it before
+// it says a server is served.
+func Check(ext *extension.Extension, server string, w extension.Widening, handed []permission.HandedFile, pins map[string]extension.Pin, ws string, environ []string) error {
 	raw, ok := ext.Manifest.MCPServers[server]
 	if !ok {
 		return fmt.Errorf("%s has no MCP server %s", Printable(ext.Manifest.Name), Printable(server))
@@ -415,7 +424,7 @@ func Check(ext *extension.Extension, server string, w extension.Widening, pins m
 	if sp.Unpinned != "" {
 		return nil
 	}
-	sp.Widening = extension.ServerGrant(ext.Manifest).Union(w)
+	sp.Widening, sp.Handed = extension.ServerGrant(ext.Manifest).Union(w), handed
 	root, err := DataRoot(envMap(environ))
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/gemkittest"
+	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
@@ -134,11 +135,19 @@ func isDir(p string) bool {
 // and home, whose person's environment is environ besides PATH and HOME.
 func widenSetup(t *testing.T, environ ...string) *setup {
 	t.Helper()
+	s := &setup{ext: widenExtension(t), ws: t.TempDir(), home: t.TempDir(), log: &gemkittest.Output{}}
+	os.Chmod(s.home, 0o755)
+	widenManager(t, s, environ...)
+	return s
+}
+
+// widenManager gives s a manager of its own (s.m) for its workspace and
+// home, whose person's environment is environ besides PATH and HOME.
+func widenManager(t *testing.T, s *setup, environ ...string) {
+	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node (>= 20) is needed")
 	}
-	s := &setup{ext: widenExtension(t), ws: t.TempDir(), home: t.TempDir(), log: &gemkittest.Output{}}
-	os.Chmod(s.home, 0o755)
 	l := &sandbox.Launcher{}
 	t.Cleanup(func() { l.Close() })
 	s.m = extmcp.NewManager(extmcp.Config{
@@ -147,7 +156,6 @@ func widenSetup(t *testing.T, environ ...string) *setup {
 		Logger:  slog.New(slog.NewTextHandler(s.log, nil)),
 	})
 	t.Cleanup(s.m.Close)
-	return s
 }
 
 func (s *setup) widenSpec(ext string) extmcp.Spec {
@@ -165,7 +173,9 @@ func (s *setup) widenSpec(ext string) extmcp.Spec {
 // name, it finds them, and only that file: gcloud's own tokens beside
 // it stay closed, the file is read-only, and nothing is left in its
 // data folder after. $GOOGLE_APPLICATION_CREDENTIALS, when set in gemkit
-// mcp's environment, names the file handed.
+// mcp's environment to another file, hands nothing: the server is not
+// started, and the words say why (TestCredentialsHandedAsAgreed has
+// every such attack).
 func TestCredentialsByKind(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Google's auth library under node in the sandbox: runs without -short, as in CI")
@@ -201,6 +211,10 @@ func TestCredentialsByKind(t *testing.T) {
 	t.Logf("refused: %s", text)
 
 	sp.Widening = extension.Widening{Credentials: []string{"gcloud"}}
+	// The file the switch found and the person agreed to.
+	if sp.Handed, err = permission.HandCredentials("gcloud", s.home, nil); err != nil {
+		t.Fatal(err)
+	}
 	s.m.Sync([]extmcp.Spec{sp})
 	// The library may still ask the metadata service for what the file
 	// does not hold (a project: it runs gcloud, where installed, which
@@ -235,19 +249,17 @@ func TestCredentialsByKind(t *testing.T) {
 		t.Errorf("left in the data folder's gcloud folder: %v %v", entries, err)
 	}
 
-	// The file $GOOGLE_APPLICATION_CREDENTIALS names, in gemkit mcp's
-	// environment, is the one handed.
+	// $GOOGLE_APPLICATION_CREDENTIALS naming another file in gemkit
+	// mcp's environment: not followed, and the server not started.
 	sa := filepath.Join(s.home, "elsewhere.json")
 	os.WriteFile(sa, []byte(strings.Replace(adc, "widen-test", "named-by-variable", 1)), 0o600)
 	s2 := widenSetup(t, "GOOGLE_APPLICATION_CREDENTIALS="+sa)
 	sp2 := s2.widenSpec("cloudrun")
-	sp2.Widening = extension.Widening{Credentials: []string{"gcloud"}}
+	sp2.Widening, sp2.Handed = extension.Widening{Credentials: []string{"gcloud"}}, sp.Handed
 	s2.m.Sync([]extmcp.Spec{sp2})
-	if text, isErr, err := call(t, s2.m, sp2, "credentials", map[string]any{}); err != nil || isErr || strings.Split(text, "\n")[0] != "UserRefreshClient named-by-variable.apps.googleusercontent.com" {
+	if text, isErr, err := call(t, s2.m, sp2, "credentials", map[string]any{}); err == nil || strings.Contains(text, "named-by-variable") ||
+		!strings.Contains(err.Error(), "$GOOGLE_APPLICATION_CREDENTIALS is set to") {
 		t.Errorf("credentials named by the variable: %q %v %v\n%s", text, isErr, err, s2.log.String())
-	}
-	if text, _, _ := call(t, s2.m, sp2, "env", map[string]any{"name": "GOOGLE_APPLICATION_CREDENTIALS"}); text != `{"GOOGLE_APPLICATION_CREDENTIALS":null}` {
-		t.Errorf("the variable reached the server: %s", text)
 	}
 }
 
@@ -417,7 +429,7 @@ func TestWidenUnprivileged(t *testing.T) {
 	if os.Getuid() == 0 {
 		widenExtension(t)
 	}
-	sandboxtest.RerunUnprivileged(t, "^Test(CredentialsByKind|VariablesByName|ManifestPermissionsReachServers|ListenTold|OneHostOneRoundReal)$")
+	sandboxtest.RerunUnprivileged(t, "^Test(CredentialsByKind|CredentialsHandedAsAgreed|VariablesByName|ManifestPermissionsReachServers|ListenTold|OneHostOneRoundReal)$")
 }
 
 // TestNamedHostLogged: a host a call's arguments name is likely needed,

@@ -6,93 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/gemkit/gemkit/ide"
 )
-
-// A Credential is one kind of another program's stored credentials: the
-// files where that program keeps a token, a password or a private key,
-// closed to every tool whatever its read scope, as ~/.gemini is, unless
-// the manifest names the kind in permissions.filesystem.credentials.
-// docs/sandbox.md ("Credentials by kind") gives each one's source.
-type Credential struct {
-	// Kind is the name a manifest uses.
-	Kind string
-	// Words say whose credentials they are, for the consent text.
-	Words string
-	// paths returns the files (and folders) of this kind for one
-	// environment: home is its $HOME, dir its working folder, getenv its
-	// variables.
-	paths func(home, dir string, getenv func(string) string) []string
-	// unmoved: no variable moves them, so one look per home folder does.
-	unmoved bool
-}
-
-// Credentials are the kinds, in the order the words name them: Codex's,
-// the agents' (ide.Agents with a Credential), then the others'.
-var Credentials = slices.Concat([]Credential{codexCredential}, agentCredentials(), otherCredentials)
-
-// agentCredentials are the logins of the agents of ide.Agents, in their
-// folders wherever each agent resolves them (ide.Agent.Folder).
-func agentCredentials() []Credential {
-	var out []Credential
-	for _, a := range ide.Agents {
-		if a.Credential == "" {
-			continue
-		}
-		words := fmt.Sprintf("%s's login (~/%s/%s, or under $%s)", a.Name, a.HomeDir, a.Credential, a.HomeEnv)
-		out = append(out, Credential{a.ID, words, func(h, dir string, env func(string) string) []string {
-			f := a.Folder(env, h, dir)
-			if f == "" {
-				return nil
-			}
-			return []string{filepath.Join(f, a.Credential)}
-		}, false})
-	}
-	return out
-}
-
-var codexCredential = Credential{"codex", "Codex's login (~/.codex/auth.json, or under $CODEX_HOME)", func(h, _ string, env func(string) string) []string {
-	return []string{filepath.Join(orHome(env("CODEX_HOME"), h, ".codex"), "auth.json")}
-}, false}
-
-var otherCredentials = []Credential{
-	{"gh", "the GitHub CLI's tokens (~/.config/gh/hosts.yml, or under $GH_CONFIG_DIR)", func(h, _ string, env func(string) string) []string {
-		return []string{filepath.Join(orHome(env("GH_CONFIG_DIR"), configHome(h, env), "gh"), "hosts.yml")}
-	}, false},
-	{"npm", "npm's registry tokens (~/.npmrc, or $NPM_CONFIG_USERCONFIG)", func(h, _ string, env func(string) string) []string {
-		return []string{orHome(env("NPM_CONFIG_USERCONFIG"), h, ".npmrc"), orHome(env("npm_config_userconfig"), h, ".npmrc")}
-	}, false},
-	{"git", "git's stored passwords (~/.git-credentials, ~/.config/git/credentials)", func(h, _ string, env func(string) string) []string {
-		return []string{join(h, ".git-credentials"), join(configHome(h, env), "git", "credentials")}
-	}, false},
-	{"netrc", "passwords for curl, git and Python (~/.netrc, or $NETRC)", func(h, _ string, env func(string) string) []string {
-		return []string{orHome(env("NETRC"), h, ".netrc")}
-	}, false},
-	{"aws", "AWS's keys and session caches (~/.aws, $AWS_SHARED_CREDENTIALS_FILE, $AWS_CONFIG_FILE)", func(h, _ string, env func(string) string) []string {
-		return []string{join(h, ".aws"), env("AWS_SHARED_CREDENTIALS_FILE"), env("AWS_CONFIG_FILE")}
-	}, false},
-	{"kube", "Kubernetes' cluster credentials (~/.kube/config, or the files $KUBECONFIG lists)", func(h, _ string, env func(string) string) []string {
-		out := []string{join(h, ".kube", "config")}
-		return append(out, filepath.SplitList(env("KUBECONFIG"))...)
-	}, false},
-	{"docker", "Docker's registry logins (~/.docker/config.json, or under $DOCKER_CONFIG)", func(h, _ string, env func(string) string) []string {
-		return []string{filepath.Join(orHome(env("DOCKER_CONFIG"), h, ".docker"), "config.json")}
-	}, false},
-	{"ssh", "SSH private keys (~/.ssh/id_*)", func(h, _ string, _ func(string) string) []string {
-		return sshKeys(h)
-	}, true},
-	{"gcloud", "Google Cloud's credentials (~/.config/gcloud, or $CLOUDSDK_CONFIG, and $GOOGLE_APPLICATION_CREDENTIALS)", func(h, _ string, env func(string) string) []string {
-		return []string{orHome(env("CLOUDSDK_CONFIG"), configHome(h, env), "gcloud"), env("GOOGLE_APPLICATION_CREDENTIALS")}
-	}, false},
-	{"pypi", "PyPI's upload tokens (~/.pypirc)", func(h, _ string, _ func(string) string) []string {
-		return []string{join(h, ".pypirc")}
-	}, true},
-	{"cargo", "Cargo's registry tokens (~/.cargo/credentials.toml, or under $CARGO_HOME)", func(h, _ string, env func(string) string) []string {
-		c := orHome(env("CARGO_HOME"), h, ".cargo")
-		return []string{filepath.Join(c, "credentials.toml"), filepath.Join(c, "credentials")}
-	}, false},
-}
 
 // join joins elem under home, "" when home is not absolute.
 func join(home string, elem ...string) string {
@@ -150,7 +64,7 @@ func CredentialKinds() string {
 // CheckCredential says what is wrong with an entry of
 // permissions.filesystem.credentials.
 func CheckCredential(kind string) error {
-	if slices.ContainsFunc(Credentials, func(c Credential) bool { return c.Kind == kind }) {
+	if credential(kind) != nil {
 		return nil
 	}
 	return fmt.Errorf("is not a kind of credentials gemkit knows (the kinds: %s)", CredentialKinds())
@@ -159,10 +73,8 @@ func CheckCredential(kind string) error {
 // CredentialWords says in words whose credentials kind opens: the consent
 // text's line for an entry of credentials.
 func CredentialWords(kind string) string {
-	for _, c := range Credentials {
-		if c.Kind == kind {
-			return c.Kind + ": " + c.Words
-		}
+	if c := credential(kind); c != nil {
+		return c.Kind + ": " + c.Words
 	}
 	return kind
 }

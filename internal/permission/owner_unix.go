@@ -19,3 +19,13 @@ func ownedByMe(fi fs.FileInfo) bool {
 func privateToMe(fi fs.FileInfo) bool {
 	return fi.IsDir() && ownedByMe(fi) && fi.Mode().Perm()&0o077 == 0
 }
+
+// fileID is the device and inode of the file fi describes, and its
+// owner.
+func fileID(fi fs.FileInfo) (dev, ino uint64, uid int) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, -1
+	}
+	return uint64(st.Dev), st.Ino, int(st.Uid)
+}
