@@ -178,15 +178,16 @@ func (d *decoder) list(val Value, rv reflect.Value, path string) {
 		d.mismatch(val, rv.Type(), path)
 		return
 	}
+	// An element's path is its list's, as encoding/json gives it.
 	if rv.Kind() == reflect.Array {
 		for i := range min(rv.Len(), len(val.arr)) {
-			d.value(val.arr[i], rv.Index(i), joinPath(path, strconv.Itoa(i)))
+			d.value(val.arr[i], rv.Index(i), path)
 		}
 		return
 	}
 	s := reflect.MakeSlice(rv.Type(), len(val.arr), len(val.arr))
 	for i, e := range val.arr {
-		d.value(e, s.Index(i), joinPath(path, strconv.Itoa(i)))
+		d.value(e, s.Index(i), path)
 	}
 	rv.Set(s)
 }
@@ -267,8 +268,8 @@ func DroppedKey(k string) bool { return k == "__proto__" || k == "constructor" |
 
 // JSON is v written as JSON again: keys in JavaScript's order, each
 // once; without the keys Gemini CLI's loader drops, when dropIgnored is
-// set. A number past float64's range is written 1e999, which JSON.parse
-// reads as Infinity again.
+// set; numbers as they were written (one from YAML past float64's range
+// as 1e999, which JSON.parse reads as Infinity again).
 func (v Value) JSON(dropIgnored bool) []byte {
 	var b bytes.Buffer
 	v.dropped(dropIgnored).writeJSON(&b)
@@ -283,6 +284,8 @@ func (v Value) writeJSON(b *bytes.Buffer) {
 		b.WriteString(strconv.FormatBool(v.b))
 	case Number:
 		switch {
+		case v.text != "":
+			b.WriteString(v.text)
 		case math.IsInf(v.n, 1):
 			b.WriteString("1e999")
 		case math.IsInf(v.n, -1):
@@ -316,8 +319,20 @@ func (v Value) writeJSON(b *bytes.Buffer) {
 }
 
 func writeJSONString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	b.Truncate(b.Len() - 1) // Encode's newline
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
 }

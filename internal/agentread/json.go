@@ -368,7 +368,7 @@ func (p *jsonParser) number() (Value, error) {
 	if math.IsNaN(n) {
 		return Value{}, p.fail("a bad number")
 	}
-	return Value{kind: Number, n: n}, nil
+	return Value{kind: Number, n: n, text: string(p.b[start:p.i])}, nil
 }
 
 func (p *jsonParser) digits() int {

@@ -52,6 +52,9 @@ type Value struct {
 	kind Kind
 	b    bool
 	n    float64
+	// text is a number's text as written in JSON, which JSON writes
+	// again ("2.50" stays so); "" when it came from elsewhere.
+	text string
 	s    string
 	arr  []Value
 	obj  *object

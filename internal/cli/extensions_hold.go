@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/geminisettings"
@@ -47,8 +48,22 @@ func switchedChoice(in *extension.Installed, choices map[string]extension.Server
 // the person's consent no longer covers it as it is now. It returns the
 // words of a new hold, "" when nothing changed.
 func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[string]extension.ServerChoice) (string, error) {
-	if _, ok := switchedChoice(in, choices); !ok || in.Extension == nil {
+	if _, ok := switchedChoice(in, choices); !ok {
 		return "", nil
+	}
+	if in.Extension == nil {
+		// A manifest gemkit cannot read as Gemini CLI does, which Gemini
+		// CLI may still load, with servers under names the switch does
+		// not know: held.
+		if !agentread.IsUnreadable(in.Err) {
+			return "", nil
+		}
+		why := unreadablePrefix + extension.ManifestFile + " exactly as Gemini CLI does: " + agentread.Why(in.Err)
+		if _, err := st.HoldInGemini(in.Name, nil, why); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI so that Gemini CLI runs none of it with your rights; fix the file, then switch it again: gemkit extensions sandbox %s",
+			extension.Printable(in.Name), extension.Printable(why), extension.Printable(in.Name)), nil
 	}
 	m := in.Extension.Manifest
 	if parts, err := partsOf(&app{}, st, in.Extension); err == nil && len(parts.Unreadable) > 0 {

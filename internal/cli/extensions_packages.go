@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/pkgrun"
@@ -86,7 +87,7 @@ func runnerServers(ext *extension.Extension, ws string) []runnerServer {
 			Command string   `json:"command"`
 			Args    []string `json:"args"`
 		}
-		if !extension.SandboxedServer(def) || json.Unmarshal(def, &d) != nil {
+		if !extension.SandboxedServer(def) || agentread.Unmarshal(def, &d, true) != nil {
 			return
 		}
 		inv, ok, err := runnerline.Parse(d.Command, d.Args)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/fsutil"
@@ -155,7 +155,7 @@ func serverStateOf(m *extension.Manifest, c extension.ServerChoice, excluded []s
 			Command string   `json:"command"`
 			Args    []string `json:"args"`
 		}
-		if json.Unmarshal(m.MCPServers[n], &d) != nil {
+		if agentread.Unmarshal(m.MCPServers[n], &d, true) != nil {
 			continue
 		}
 		if inv, ok, err := runnerline.Parse(d.Command, d.Args); ok && (err != nil || inv.Ecosystem == runnerline.PyPI) {

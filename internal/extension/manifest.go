@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -194,6 +195,9 @@ func ParseManifest(data []byte) (*Manifest, []Problem, error) {
 // nothing reads (unknownKeys): on the one pass of the manifest reader over
 // a manifest of the usual shape, else by a walk of their own.
 func parseManifest(data []byte, keys bool) (m *Manifest, probs, unknown []Problem, err error) {
+	if data, err = asGeminiReadsIt(data); err != nil {
+		return nil, nil, nil, err
+	}
 	m, unknown, ok := parseFast(data, keys)
 	if ok {
 		return m, nil, unknown, nil
@@ -205,6 +209,25 @@ func parseManifest(data []byte, keys bool) (m *Manifest, probs, unknown []Proble
 		unknown = unknownKeys(data)
 	}
 	return m, probs, unknown, nil
+}
+
+// asGeminiReadsIt is the manifest as Gemini CLI 0.61 reads it
+// (loadExtensionConfig: JSON.parse, then recursivelyHydrateStrings,
+// which drops the keys __proto__, constructor and prototype), written
+// again: each key once, with its last value. Text JSON.parse refuses is
+// returned as it is, for the decoders to say where it is wrong; text
+// gemkit cannot read as Gemini CLI does is an error that says so.
+// Whatever then decodes it takes a key only as written
+// (agentread.Unmarshal).
+func asGeminiReadsIt(data []byte) ([]byte, error) {
+	v, err := agentread.ParseJSON(data)
+	if agentread.IsUnreadable(err) {
+		return nil, fmt.Errorf("the manifest: %w", err)
+	}
+	if err != nil {
+		return data, nil
+	}
+	return v.JSON(true), nil
 }
 
 // parseSlow reads the manifest field by field, so that each field of the
@@ -246,7 +269,7 @@ func parseSlow(data []byte) (*Manifest, []Problem, error) {
 			decodeField(raw, &m.MCPServers, "mcpServers", "an object of server definitions", &probs)
 		case "contextFileName":
 			var s string
-			if json.Unmarshal(raw, &s) == nil {
+			if agentread.Unmarshal(raw, &s, true) == nil {
 				m.ContextFileName = []string{s}
 				m.contextFileNameString = true
 			} else {
@@ -317,9 +340,9 @@ func parseFast(data []byte, keys bool) (*Manifest, []Problem, bool) {
 	}
 	if len(w.ContextFileName) > 0 && !isNull(w.ContextFileName) {
 		var s string
-		if json.Unmarshal(w.ContextFileName, &s) == nil {
+		if agentread.Unmarshal(w.ContextFileName, &s, true) == nil {
 			m.ContextFileName, m.contextFileNameString = []string{s}, true
-		} else if json.Unmarshal(w.ContextFileName, &m.ContextFileName) != nil {
+		} else if agentread.Unmarshal(w.ContextFileName, &m.ContextFileName, true) != nil {
 			return nil, nil, false
 		}
 	}
@@ -329,7 +352,7 @@ func parseFast(data []byte, keys bool) (*Manifest, []Problem, bool) {
 // decodeManifestJSON is decodeManifest done by encoding/json, with the
 // members Manifest does not name found by a walk over the top-level keys.
 func decodeManifestJSON(data []byte) (w manifestWire, extra map[string]json.RawMessage, ok bool) {
-	if json.Unmarshal(data, &w) != nil {
+	if agentread.Unmarshal(data, &w, true) != nil {
 		return w, nil, false
 	}
 	caseVariant := false
@@ -426,7 +449,7 @@ func isNull(raw json.RawMessage) bool {
 // decodeField unmarshals raw into v, turning a failure into a Problem at
 // path. It reports whether decoding succeeded.
 func decodeField(raw json.RawMessage, v any, path, want string, probs *[]Problem) bool {
-	err := json.Unmarshal(raw, v)
+	err := agentread.Unmarshal(raw, v, true)
 	if err == nil {
 		return true
 	}
@@ -495,7 +518,7 @@ func joinPath(path, field string) string {
 // is reported with its index and the good ones are kept.
 func decodeList[T any](raw json.RawMessage, path string, probs *[]Problem) []T {
 	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	if err := agentread.Unmarshal(raw, &items, true); err != nil {
 		*probs = append(*probs, Problem{Path: path, Message: "is not a list", Fix: "make " + path + " a JSON list ([...])"})
 		return nil
 	}

@@ -70,14 +70,21 @@ func templateNames(t testing.TB) []string {
 }
 
 // FuzzDecodeManifestMatchesDecoder: whenever the hand-written reader
-// takes a document, encoding/json takes it too and decodes exactly the
-// same values, and the reader finds the unknown keys unknownKeys finds
-// (go test -fuzz explores further).
+// takes a document as the manifest's parse gives it (written again as
+// Gemini CLI reads it, asGeminiReadsIt), the exact decoder
+// (agentread.Unmarshal) takes it too and decodes exactly the same
+// values, and the reader finds the unknown keys unknownKeys finds (go
+// test -fuzz explores further).
 func FuzzDecodeManifestMatchesDecoder(f *testing.F) {
 	for _, seed := range manifestSeeds(f) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
+		data, err := asGeminiReadsIt([]byte(doc))
+		if err != nil {
+			return
+		}
+		doc = string(data)
 		w, extra, unknown, ok := decodeManifest([]byte(doc))
 		if !ok {
 			return

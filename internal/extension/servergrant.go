@@ -1,11 +1,11 @@
 package extension
 
 import (
-	"encoding/json"
 	"regexp"
 	"slices"
 	"sync"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -81,7 +81,7 @@ func DroppedVars(m *Manifest, allowed []string) []DroppedVar {
 		var def struct {
 			Env map[string]string `json:"env"`
 		}
-		if json.Unmarshal(m.MCPServers[name], &def) != nil {
+		if agentread.Unmarshal(m.MCPServers[name], &def, true) != nil {
 			continue
 		}
 		for _, k := range sortedKeys(def.Env) {

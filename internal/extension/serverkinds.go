@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/runnerline"
 )
 
@@ -23,7 +24,7 @@ func SandboxedServer(def json.RawMessage) bool {
 	var d struct {
 		Command string `json:"command"`
 	}
-	if json.Unmarshal(def, &d) != nil || d.Command == "" || ContainerServer(def) {
+	if agentread.Unmarshal(def, &d, true) != nil || d.Command == "" || ContainerServer(def) {
 		return false
 	}
 	return d.Command != "gemkit" && !strings.HasSuffix(d.Command, "/gemkit")
@@ -40,7 +41,7 @@ func RunnerRefusal(def json.RawMessage) string {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
 	}
-	if !SandboxedServer(def) || json.Unmarshal(def, &d) != nil {
+	if !SandboxedServer(def) || agentread.Unmarshal(def, &d, true) != nil {
 		return ""
 	}
 	in, ok, err := runnerline.Parse(d.Command, d.Args)
@@ -69,7 +70,7 @@ func ContainerServer(def json.RawMessage) bool {
 	var d struct {
 		Command string `json:"command"`
 	}
-	return json.Unmarshal(def, &d) == nil && slices.Contains(ContainerEngines, filepath.Base(d.Command))
+	return agentread.Unmarshal(def, &d, true) == nil && slices.Contains(ContainerEngines, filepath.Base(d.Command))
 }
 
 // ContainerServers are the names of m's servers ContainerServer, sorted.
@@ -87,7 +88,7 @@ func ContainerCommand(def json.RawMessage) string {
 	var d struct {
 		Command string `json:"command"`
 	}
-	json.Unmarshal(def, &d)
+	agentread.Unmarshal(def, &d, true)
 	return d.Command
 }
 
@@ -104,7 +105,7 @@ func RemoteServer(def json.RawMessage) bool {
 		URL     string `json:"url"`
 		HTTPURL string `json:"httpUrl"`
 	}
-	return json.Unmarshal(def, &d) == nil && d.Command == "" && (d.URL != "" || d.HTTPURL != "")
+	return agentread.Unmarshal(def, &d, true) == nil && d.Command == "" && (d.URL != "" || d.HTTPURL != "")
 }
 
 // RemoteServers are the names of m's servers RemoteServer, sorted.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/agentread"
 )
 
 // The words a person reads about an extension's MCP servers and hooks
@@ -23,7 +25,7 @@ func mcpServerSummary(raw json.RawMessage) string {
 		HTTPURL string   `json:"httpUrl"`
 		TCP     string   `json:"tcp"`
 	}
-	if err := json.Unmarshal(raw, &def); err != nil {
+	if err := agentread.Unmarshal(raw, &def, true); err != nil {
 		return "unreadable definition"
 	}
 	switch {
@@ -127,7 +129,7 @@ func serverLines(m *Manifest, c ServerChoice, blocked []string) []string {
 		var d struct {
 			Command string `json:"command"`
 		}
-		if json.Unmarshal(def, &d) == nil && d.Command != "" {
+		if agentread.Unmarshal(def, &d, true) == nil && d.Command != "" {
 			where = "gemkit itself, which runs the extension's tools in their own sandbox"
 		}
 		switch {
@@ -234,7 +236,7 @@ func remoteReach(name string, def json.RawMessage) string {
 		URL     string `json:"url"`
 		HTTPURL string `json:"httpUrl"`
 	}
-	_ = json.Unmarshal(def, &d)
+	_ = agentread.Unmarshal(def, &d, true)
 	u := d.HTTPURL
 	if u == "" {
 		u = d.URL

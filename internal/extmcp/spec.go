@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
@@ -264,7 +265,7 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 func specOf(e *disclosure.Extension, name string, raw json.RawMessage) (Spec, string) {
 	m := e.Ext.Manifest
 	var ent entry
-	if err := json.Unmarshal(raw, &ent); err != nil {
+	if err := agentread.Unmarshal(raw, &ent, true); err != nil {
 		return Spec{}, fmt.Sprintf("its definition cannot be read: %v", err)
 	}
 	switch {
