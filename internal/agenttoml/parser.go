@@ -226,7 +226,8 @@ func (p *parser) descend(target *Table, kw string) *Table {
 		return t
 	}
 	if inherited[kw] {
-		p.uncertain("the key %q is a property every JavaScript object inherits: Gemini CLI's TOML library reaches that property instead of making a table, and changes it for every file it reads after this one", kw)
+		panic(failure{&UncertainError{Line: p.line + 1, Col: p.col + 1, Process: true,
+			Msg: fmt.Sprintf("the key %q is a property every JavaScript object inherits: Gemini CLI's TOML library reaches that property instead of making a table, and what is set beneath it changes the library for every file it reads after this one", kw)}})
 	}
 	t := newTable(false)
 	target.set(kw, t)

@@ -108,6 +108,9 @@ func (e *SyntaxError) Error() string {
 type UncertainError struct {
 	Line, Col int
 	Msg       string
+	// Process: parsing it can change the library for every later parse
+	// of the process (a key set beneath an inherited property).
+	Process bool
 }
 
 func (e *UncertainError) Error() string {

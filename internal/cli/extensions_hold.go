@@ -54,7 +54,7 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 	if err != nil {
 		return "", err
 	}
-	why := "its files changed since you agreed to them"
+	why, fix := "its files changed since you agreed to them", ""
 	_, underNew := choices[m.Name]
 	switch {
 	case m.Name != in.Name && !underNew:
@@ -63,13 +63,16 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 		// name.
 		why = "its manifest renamed it " + extension.Printable(m.Name) + " since you agreed to it"
 	case state.Granted || !state.Recorded:
-		// Only a change is held: consent the person withdrew (or
-		// never gave) is their choice, which gemkit mcp follows.
-		return "", nil
+		// Only a change is held, and what its policies bring that
+		// gemkit cannot read or sandbox: consent the person withdrew
+		// (or never gave) is their choice, which gemkit mcp follows.
+		if why, fix = policyHoldWhy(in.Extension); why == "" {
+			return "", nil
+		}
 	case state.PermissionsChanged:
 		why = "what it runs or may do changed since you agreed to it (its manifest, or its servers' widening)"
 	}
-	held, err := st.HoldInGemini(in.Name, []string{m.Name}, why)
+	held, err := st.HoldInGeminiFor(in.Name, []string{m.Name}, why, fix)
 	if err != nil {
 		return "", err
 	}
@@ -80,6 +83,9 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 	}
 	if !held {
 		return "", nil
+	}
+	if fix != "" {
+		return policyHoldWords(in.Name, why, fix), nil
 	}
 	return holdWords(in.Name, why), nil
 }
@@ -140,6 +146,9 @@ func holdChanged(st *extension.Store, log *slog.Logger) {
 // kept switched like the others (keepSwitched), so that Gemini CLI does
 // not start it unconfined once the extension runs again.
 func releaseHold(a *app, st *extension.Store, name string) error {
+	if held, err := keepPolicyHold(a.Out, st, name); held || err != nil {
+		return err
+	}
 	holds, err := st.Holds()
 	if err != nil {
 		return err
@@ -234,7 +243,11 @@ func holdFindings(st *extension.Store, in *extension.Installed, err error) []fin
 		fs = append(fs, finding{Level: "warning", Extension: in.Name, Message: "it could not be held in Gemini CLI: " + err.Error()})
 	}
 	holds, _ := st.Holds()
-	if h, ok := holds[in.Name]; ok {
+	if h, ok := holds[in.Name]; ok && h.Fix != "" {
+		fs = append(fs, finding{Level: "warning", Extension: in.Name,
+			Message: fmt.Sprintf("held in Gemini CLI since %s: %s is switched to gemkit, but %s; Gemini CLI runs none of it, and what the switch took runs in gemkit's sandbox", h.Since.Local().Format(time.DateTime), extension.Printable(in.Name), extension.Printable(h.Why)),
+			Fix:     extension.Printable(h.Fix)})
+	} else if ok {
 		fs = append(fs, finding{Level: "warning", Extension: in.Name,
 			Message: fmt.Sprintf("held in Gemini CLI since %s: %s is switched to gemkit and %s; Gemini CLI runs none of it until you agree again", h.Since.Local().Format(time.DateTime), extension.Printable(in.Name), extension.Printable(h.Why)),
 			Fix:     "look at what changed, then `gemkit extensions consent " + in.Name + " --grant`"})

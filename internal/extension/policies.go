@@ -121,6 +121,11 @@ type Policies struct {
 // it.
 type PolicyProblem struct {
 	File, Why string
+	// Breaks: reading it can break Gemini CLI's TOML reading for the
+	// rest of the session (agenttoml.UncertainError.Process), whether
+	// the extension is enabled or not: ExtensionManager reads every
+	// installed extension's policies, active or not.
+	Breaks bool
 }
 
 // External are the external checkers Gemini CLI loads.
@@ -145,7 +150,7 @@ func (e *Extension) Policies() Policies {
 	var p Policies
 	root, err := e.Root()
 	if err != nil {
-		p.Unsure = append(p.Unsure, PolicyProblem{"policies", err.Error()})
+		p.Unsure = append(p.Unsure, PolicyProblem{File: "policies", Why: err.Error()})
 		return p
 	}
 	defer root.Close()
@@ -154,7 +159,7 @@ func (e *Extension) Policies() Policies {
 	case errors.Is(err, fs.ErrNotExist):
 		return p
 	case err != nil:
-		p.Unsure = append(p.Unsure, PolicyProblem{"policies", unsureRead(err)})
+		p.Unsure = append(p.Unsure, PolicyProblem{File: "policies", Why: unsureRead(err)})
 		return p
 	case !fi.IsDir():
 		// readPolicyFiles takes a file only when its path ends in .toml.
@@ -162,7 +167,7 @@ func (e *Extension) Policies() Policies {
 	}
 	entries, err := root.ReadDir("policies")
 	if err != nil {
-		p.Unsure = append(p.Unsure, PolicyProblem{"policies", unsureRead(err)})
+		p.Unsure = append(p.Unsure, PolicyProblem{File: "policies", Why: unsureRead(err)})
 		return p
 	}
 	var names []string
@@ -172,7 +177,7 @@ func (e *Extension) Policies() Policies {
 		}
 	}
 	if len(names) > maxPolicyFiles {
-		p.Unsure = append(p.Unsure, PolicyProblem{"policies", fmt.Sprintf("it holds %d .toml files, more than the %d gemkit reads", len(names), maxPolicyFiles)})
+		p.Unsure = append(p.Unsure, PolicyProblem{File: "policies", Why: fmt.Sprintf("it holds %d .toml files, more than the %d gemkit reads", len(names), maxPolicyFiles)})
 		return p
 	}
 	texts := make([][]byte, len(names))
@@ -181,7 +186,7 @@ func (e *Extension) Policies() Policies {
 			// One file Gemini CLI cannot read skips them all
 			// (readPolicyFiles throws); gemkit cannot tell the same
 			// of a file it cannot read.
-			p.Unsure = append(p.Unsure, PolicyProblem{"policies/" + n, unsureRead(err)})
+			p.Unsure = append(p.Unsure, PolicyProblem{File: "policies/" + n, Why: unsureRead(err)})
 			return p
 		}
 	}
@@ -203,15 +208,15 @@ func (p *Policies) readFile(name string, text []byte) {
 	var unsure *agenttoml.UncertainError
 	switch {
 	case errors.As(err, &unsure):
-		p.Unsure = append(p.Unsure, PolicyProblem{name, unsure.Error()})
+		p.Unsure = append(p.Unsure, PolicyProblem{File: name, Why: unsure.Error(), Breaks: unsure.Process})
 		return
 	case err != nil:
-		p.Skipped = append(p.Skipped, PolicyProblem{name, "TOML parsing failed: " + err.Error()})
+		p.Skipped = append(p.Skipped, PolicyProblem{File: name, Why: "TOML parsing failed: " + err.Error()})
 		return
 	}
 	rules, checkers, problems := decodePolicyFile(doc)
 	if len(problems) > 0 {
-		p.Skipped = append(p.Skipped, PolicyProblem{name, "schema validation failed: " + strings.Join(problems, "; ")})
+		p.Skipped = append(p.Skipped, PolicyProblem{File: name, Why: "schema validation failed: " + strings.Join(problems, "; ")})
 		return
 	}
 	for i, r := range rules {

@@ -24,7 +24,12 @@ func (r PolicyRule) Words() string {
 	}
 	s := "asks you before " + calls
 	if r.Decision == "deny" {
-		s = "denies " + r.calls()
+		s = "denies " + calls
+		if r.Pattern == "" {
+			// PolicyEngine.getExcludedTools: a tool denied whatever its
+			// arguments is not declared to the model.
+			s += " (with no pattern, Gemini CLI leaves the tool out of those it offers the model)"
+		}
 		if r.DenyMessage != "" {
 			s += fmt.Sprintf(", telling the model %q", r.DenyMessage)
 		}
@@ -175,7 +180,7 @@ func (p *Policies) PolicyLines() []string {
 			lines = append(lines, "  - "+c.Words())
 		}
 	}
-	if notes := p.notes(); len(notes) > 0 {
+	if notes := p.Notes(); len(notes) > 0 {
 		lines = append(lines, "", "Of its policies (policies/*.toml):")
 		for _, n := range notes {
 			lines = append(lines, "  - "+n)
@@ -184,11 +189,15 @@ func (p *Policies) PolicyLines() []string {
 	return lines
 }
 
-// notes say what Gemini CLI skips and drops of the policies, and what
+// Notes say what Gemini CLI skips and drops of the policies, and what
 // gemkit cannot read as it will.
-func (p *Policies) notes() []string {
+func (p *Policies) Notes() []string {
 	var out []string
 	for _, u := range p.Unsure {
+		if u.Breaks {
+			out = append(out, u.File+": it can break Gemini CLI, whether the extension is enabled or not: "+u.Why)
+			continue
+		}
 		out = append(out, u.File+": gemkit cannot read it as Gemini CLI will: "+u.Why)
 	}
 	for _, s := range p.Skipped {
