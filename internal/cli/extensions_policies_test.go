@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,5 +71,13 @@ func TestPoliciesFailClosed(t *testing.T) {
 	}
 	if out := e.describe("linked-pol"); !strings.Contains(out, "Policies (policies/*.toml: policies/a.toml, policies/b.toml)") || !strings.Contains(out, "asks you before calls of web_fetch [priority 3; policies/a.toml: rule 2]") {
 		t.Errorf("describe:\n%s", out)
+	}
+	var described struct {
+		Policies policiesJSON `json:"policies"`
+	}
+	out = e.mustRun("describe", "linked-pol", "--json")
+	must(t, json.Unmarshal([]byte(out), &described))
+	if p := described.Policies; len(p.Rules) != 1 || !strings.HasPrefix(p.Rules[0], "asks you before calls of web_fetch") || len(p.Notes) != 2 {
+		t.Errorf("describe --json's policies: %+v", p)
 	}
 }
