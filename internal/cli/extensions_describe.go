@@ -25,6 +25,8 @@ type describeJSON struct {
 	Manifest    *extension.Manifest         `json:"manifest,omitempty"`
 	Metadata    *extension.InstallMetadata  `json:"installMetadata,omitempty"`
 	Enforcement []extension.EnforcementNote `json:"enforcement"`
+	// Policies are its policies/*.toml, as Gemini CLI loads them.
+	Policies *policiesJSON `json:"policies,omitempty"`
 }
 
 type consentInfo struct {
@@ -101,7 +103,11 @@ files, settings, source, version and where it is enabled.`,
 				if notes == nil {
 					notes = []extension.EnforcementNote{}
 				}
-				if err := writeJSON(a.Out, describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes}); err != nil {
+				dj := describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes}
+				if in.Extension != nil {
+					dj.Policies = policiesOf(in.Extension.Policies())
+				}
+				if err := writeJSON(a.Out, dj); err != nil {
 					return err
 				}
 				return errConflicts(item.Conflicts)
@@ -133,6 +139,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	d.servers(consent)
 	d.settings()
 	d.skills()
+	writePolicies(w, in.Extension.Policies())
 	writeCodeParts(w, it.CodeParts)
 	if it.ServerSandbox == nil {
 		// The servers' section tells their refusals; the hooks' are

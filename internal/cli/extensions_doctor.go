@@ -104,6 +104,8 @@ when Gemini CLI would fail.`,
 					fs = append(fs, gemkitNameFinding(in, gs)...)
 				}
 				fs = append(fs, holdFindings(st, in, holdErrs[in.Name])...)
+				_, switched := switchedChoice(in, choices)
+				fs = append(fs, policyFindings(in, switched)...)
 				if m := in.Manifest(); m != nil && gerr == nil {
 					fs = append(fs, partFindings(m.Name, choices[m.Name], codeParts(st, in, choices[m.Name], gs))...)
 				}
@@ -119,7 +121,7 @@ when Gemini CLI would fail.`,
 				if err := writeJSON(a.Out, map[string]any{"extensionsDir": st.Dir(), "installed": len(all), "findings": fs}); err != nil {
 					return err
 				}
-				return errConflicts(conflicts)
+				return doctorExit(conflicts, fs)
 			}
 			out := bufio.NewWriter(a.Out)
 			w := printableWriter{out}
@@ -140,11 +142,26 @@ when Gemini CLI would fail.`,
 			if err := out.Flush(); err != nil {
 				return err
 			}
-			return errConflicts(conflicts)
+			return doctorExit(conflicts, fs)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON")
 	return cmd
+}
+
+// doctorExit is doctor's exit: 1 when Gemini CLI would fail, on a
+// conflict or on another finding of that level (a policy file that
+// breaks it).
+func doctorExit(conflicts []extension.Conflict, fs []finding) error {
+	if err := errConflicts(conflicts); err != nil {
+		return err
+	}
+	for _, f := range fs {
+		if f.Level == "error" {
+			return withExitCode(ExitNo, nil)
+		}
+	}
+	return nil
 }
 
 // entryFindings are the warnings and notes about one installed

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -59,7 +60,7 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 			return "", nil
 		}
 		why := unreadablePrefix + extension.ManifestFile + " exactly as Gemini CLI does: " + agentread.Why(in.Err)
-		if _, err := st.HoldInGemini(in.Name, nil, why); err != nil {
+		if _, err := st.HoldInGeminiFor(in.Name, nil, why, unreadableFix(in.Name)); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI so that Gemini CLI runs none of it with your rights; fix the file, then switch it again: gemkit extensions sandbox %s",
@@ -70,7 +71,7 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 		// Changed into files gemkit cannot read as Gemini CLI does
 		// (an update through Gemini CLI, say): held, whatever the
 		// consent says.
-		words, err := holdFor(st, in, m, unreadableWhy(parts.Unreadable))
+		words, err := holdFor(st, in, m, unreadableWhy(parts.Unreadable), unreadableFix(in.Name))
 		if words != "" {
 			words = fmt.Sprintf("%s is switched to gemkit, and %s: gemkit holds it in Gemini CLI (disabled in its extension enablement) so that Gemini CLI runs none of it with your rights; fix the file, then switch it again: gemkit extensions sandbox %s",
 				extension.Printable(in.Name), extension.Printable(unreadableWhy(parts.Unreadable)), extension.Printable(in.Name))
@@ -81,7 +82,7 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 	if err != nil {
 		return "", err
 	}
-	why := "its files changed since you agreed to them"
+	why, fix := "its files changed since you agreed to them", ""
 	_, underNew := choices[m.Name]
 	switch {
 	case m.Name != in.Name && !underNew:
@@ -90,19 +91,23 @@ func holdIfChanged(st *extension.Store, in *extension.Installed, choices map[str
 		// name.
 		why = "its manifest renamed it " + extension.Printable(m.Name) + " since you agreed to it"
 	case state.Granted || !state.Recorded:
-		// Only a change is held: consent the person withdrew (or
-		// never gave) is their choice, which gemkit mcp follows.
-		return "", nil
+		// Only a change is held, and what its policies bring that
+		// gemkit cannot read or sandbox: consent the person withdrew
+		// (or never gave) is their choice, which gemkit mcp follows.
+		if why, fix = policyHoldWhy(in.Extension); why == "" {
+			return "", nil
+		}
 	case state.PermissionsChanged:
 		why = "what it runs or may do changed since you agreed to it (its manifest, or its servers' widening)"
 	}
-	return holdFor(st, in, m, why)
+	return holdFor(st, in, m, why, fix)
 }
 
-// holdFor holds in, whose manifest is m, for why, and returns the words
+// holdFor holds in, whose manifest is m, for why (with fix, what ends
+// the hold, when consent given again does not), and returns the words
 // of a new hold ("" when it was held already).
-func holdFor(st *extension.Store, in *extension.Installed, m *extension.Manifest, why string) (string, error) {
-	held, err := st.HoldInGemini(in.Name, []string{m.Name}, why)
+func holdFor(st *extension.Store, in *extension.Installed, m *extension.Manifest, why, fix string) (string, error) {
+	held, err := st.HoldInGeminiFor(in.Name, []string{m.Name}, why, fix)
 	if err != nil {
 		return "", err
 	}
@@ -113,6 +118,9 @@ func holdFor(st *extension.Store, in *extension.Installed, m *extension.Manifest
 	}
 	if !held {
 		return "", nil
+	}
+	if fix != "" {
+		return policyHoldWords(in.Name, why, fix), nil
 	}
 	return holdWords(in.Name, why), nil
 }
@@ -146,6 +154,12 @@ func excludeHeld(st *extension.Store, entry string, m *extension.Manifest) error
 // as Gemini CLI does (unreadableWhy), by which doctor tells it.
 const unreadablePrefix = "gemkit cannot read "
 
+// unreadableFix is what ends a hold for files gemkit cannot read as
+// Gemini CLI does.
+func unreadableFix(name string) string {
+	return "repair the file (or ask the extension's author to), then `gemkit extensions sandbox " + name + "`; or `gemkit extensions sandbox " + name + " --off` to give it back to Gemini CLI as it is, unconfined"
+}
+
 // unreadableWhy is a hold's why for the files gemkit cannot read as
 // Gemini CLI does, each with why (switchParts.Unreadable).
 func unreadableWhy(files []string) string {
@@ -160,7 +174,7 @@ func holdUnreadable(a *app, st *extension.Store, ext *extension.Extension, files
 	m := ext.Manifest
 	entry := filepath.Base(ext.Dir)
 	why := unreadableWhy(files)
-	if _, err := st.HoldInGemini(entry, []string{m.Name}, why); err != nil {
+	if _, err := st.HoldInGeminiFor(entry, []string{m.Name}, why, unreadableFix(m.Name)); err != nil {
 		return err
 	}
 	if err := excludeHeld(st, entry, m); err != nil {
@@ -202,6 +216,9 @@ func holdChanged(st *extension.Store, log *slog.Logger) {
 // kept switched like the others (keepSwitched), so that Gemini CLI does
 // not start it unconfined once the extension runs again.
 func releaseHold(a *app, st *extension.Store, name string) error {
+	if held, err := keepPolicyHold(a.Out, st, name); held || err != nil {
+		return err
+	}
 	holds, err := st.Holds()
 	if err != nil {
 		return err
@@ -307,7 +324,11 @@ func holdFindings(st *extension.Store, in *extension.Installed, err error) []fin
 	if h, ok := holds[in.Name]; ok && strings.HasPrefix(h.Why, unreadablePrefix) {
 		fs = append(fs, finding{Level: "warning", Extension: in.Name,
 			Message: fmt.Sprintf("held in Gemini CLI since %s: %s; Gemini CLI runs none of it, so that nothing gemkit did not see runs with your rights", h.Since.Local().Format(time.DateTime), extension.Printable(h.Why)),
-			Fix:     "repair the file (or ask the extension's author to), then `gemkit extensions sandbox " + in.Name + "`; or `gemkit extensions sandbox " + in.Name + " --off` to give it back to Gemini CLI as it is, unconfined"})
+			Fix:     extension.Printable(cmp.Or(h.Fix, unreadableFix(in.Name)))})
+	} else if ok && h.Fix != "" {
+		fs = append(fs, finding{Level: "warning", Extension: in.Name,
+			Message: fmt.Sprintf("held in Gemini CLI since %s: %s is switched to gemkit, but %s; Gemini CLI runs none of it, and what the switch took runs in gemkit's sandbox", h.Since.Local().Format(time.DateTime), extension.Printable(in.Name), extension.Printable(h.Why)),
+			Fix:     extension.Printable(h.Fix)})
 	} else if ok {
 		fs = append(fs, finding{Level: "warning", Extension: in.Name,
 			Message: fmt.Sprintf("held in Gemini CLI since %s: %s is switched to gemkit and %s; Gemini CLI runs none of it until you agree again", h.Since.Local().Format(time.DateTime), extension.Printable(in.Name), extension.Printable(h.Why)),

@@ -370,6 +370,9 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 		enabled := enabledWord(it.Enabled)
 		if it.HeldInGemini != nil {
 			enabled = "held (changed)"
+			if it.HeldInGemini.Fix != "" {
+				enabled = "held"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", it.Name, version, enabled, len(it.Tools), len(it.MCPServers), src)
 		if it.Error != "" || len(it.Problems) > 0 {
@@ -385,8 +388,10 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 		}
 	}
 	for _, it := range items {
-		if it.HeldInGemini != nil {
-			fmt.Fprintf(printableWriter{out}, "held: %s: %s; Gemini CLI runs none of it, and gemkit mcp none of what changed, until you agree again: `gemkit extensions consent %s --grant`\n", it.Name, it.HeldInGemini.Why, it.Name)
+		if h := it.HeldInGemini; h != nil && h.Fix != "" {
+			fmt.Fprintf(printableWriter{out}, "held: %s: %s; Gemini CLI runs none of it. To end the hold: %s\n", it.Name, h.Why, h.Fix)
+		} else if h != nil {
+			fmt.Fprintf(printableWriter{out}, "held: %s: %s; Gemini CLI runs none of it, and gemkit mcp none of what changed, until you agree again: `gemkit extensions consent %s --grant`\n", it.Name, h.Why, it.Name)
 		}
 		if it.Source != nil && it.Source.Subdir != "" {
 			fmt.Fprintf(printableWriter{out}, "note: %s: %s\n", it.Name, it.UpdateNote)

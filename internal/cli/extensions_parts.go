@@ -112,7 +112,7 @@ func codeParts(st *extension.Store, in *extension.Installed, c extension.ServerC
 	for _, s := range cs.SkillScripts {
 		out = append(out, tool("skill script", s))
 	}
-	return out
+	return append(out, policyParts(ext.Policies())...)
 }
 
 // shortName is the server's own name of a part's name (agent/server).

@@ -102,6 +102,9 @@ type switchOnRun struct {
 	// links are the links a copy of the extension made absolute, which
 	// the switch makes relative again.
 	links []extension.CopiedLink
+	// held: the switch left it held in Gemini CLI for its policies
+	// (keepPolicyHold), as it said.
+	held bool
 }
 
 // agentLocal reports whether one of the extension's agents has a server
@@ -381,6 +384,10 @@ func (r *switchOnRun) switchAndRecord(ctx context.Context) (off []string, err er
 	if err := releaseHold(r.a, r.st, name); err != nil {
 		return nil, err
 	}
+	if in, err := r.st.Get(name); err == nil {
+		holds, _ := r.st.Holds()
+		r.held = holds[in.Name].Fix != ""
+	}
 	return res.Off, nil
 }
 
@@ -394,6 +401,9 @@ func (r *switchOnRun) tellSwitched(off []string) {
 	// command).
 	out := printableWriter{r.a.Out}
 	local := extension.SandboxedServers(m)
+	if r.held {
+		fmt.Fprintf(out, "\nNot switched whole: gemkit holds %s in Gemini CLI, as said above, and Gemini CLI runs none of it. What the switch took:\n", extension.Printable(name))
+	}
 	if len(local) > 0 {
 		fmt.Fprintf(out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",
 			notStarted(m), r.path, servedWords(m), extension.Printable(name))

@@ -58,6 +58,11 @@ type Hold struct {
 	// Why says why, in words; Since is when.
 	Why   string    `json:"why"`
 	Since time.Time `json:"since"`
+	// Fix says how the hold ends when agreeing again does not end it (a
+	// part gemkit cannot read as Gemini CLI will, or cannot put in its
+	// sandbox); "" for a hold of a change, which the person's agreement
+	// ends.
+	Fix string `json:"fix,omitempty"`
 }
 
 type holdRecords struct {
@@ -89,6 +94,14 @@ func (s *Store) Holds() (map[string]Hold, error) {
 // why. It reports whether anything changed: holding again adds the
 // names not yet held.
 func (s *Store) HoldInGemini(entry string, names []string, why string) (bool, error) {
+	return s.HoldInGeminiFor(entry, names, why, "")
+}
+
+// HoldInGeminiFor is HoldInGemini for a cause that agreeing again does
+// not end, fix saying what does: a hold already placed takes why and fix
+// as its own (the change it was placed for was agreed to since, this
+// cause remains).
+func (s *Store) HoldInGeminiFor(entry string, names []string, why, fix string) (bool, error) {
 	unlock, err := s.lock()
 	if err != nil {
 		return false, err
@@ -104,8 +117,11 @@ func (s *Store) HoldInGemini(entry string, names []string, why string) (bool, er
 	}
 	h, held := recs.Extensions[entry]
 	changed := !held
+	if held && fix != "" && (h.Why != why || h.Fix != fix) {
+		h.Why, h.Fix, changed = why, fix, true
+	}
 	if !held {
-		h = Hold{Why: why, Since: time.Now().UTC()}
+		h = Hold{Why: why, Fix: fix, Since: time.Now().UTC()}
 		if _, err := os.Lstat(s.enablementPath()); os.IsNotExist(err) {
 			h.MadeFile = true
 		}

@@ -195,6 +195,14 @@ func ParseManifest(data []byte) (*Manifest, []Problem, error) {
 // nothing reads (unknownKeys): on the one pass of the manifest reader over
 // a manifest of the usual shape, else by a walk of their own.
 func parseManifest(data []byte, keys bool) (m *Manifest, probs, unknown []Problem, err error) {
+	// The hand-written reader takes a manifest only as JSON.parse
+	// reads it (each key as written, once, in plain text); what it
+	// gives up on is written again as Gemini CLI reads it first.
+	if w, extra, unknown, ok := decodeManifest(data); ok {
+		if m, ok := fromWire(w, extra); ok {
+			return m, nil, unknown, nil
+		}
+	}
 	if data, err = asGeminiReadsIt(data); err != nil {
 		return nil, nil, nil, err
 	}
@@ -332,6 +340,14 @@ func parseFast(data []byte, keys bool) (*Manifest, []Problem, bool) {
 			unknown = unknownKeys(data)
 		}
 	}
+	m, ok := fromWire(w, extra)
+	return m, unknown, ok
+}
+
+// fromWire is the Manifest that w and the members it does not name,
+// extra, make; ok is false when its contextFileName is neither a name
+// nor a list of names.
+func fromWire(w manifestWire, extra map[string]json.RawMessage) (*Manifest, bool) {
 	m := &Manifest{Name: w.Name, Version: w.Version, Description: w.Description, Permissions: w.Permissions,
 		MCPServers: w.MCPServers, ExcludeTools: w.ExcludeTools, Settings: w.Settings, Themes: w.Themes,
 		MigratedTo: w.MigratedTo, Tools: w.Tools, Docs: w.Docs, Examples: w.Examples, Extra: extra}
@@ -343,10 +359,10 @@ func parseFast(data []byte, keys bool) (*Manifest, []Problem, bool) {
 		if agentread.Unmarshal(w.ContextFileName, &s, true) == nil {
 			m.ContextFileName, m.contextFileNameString = []string{s}, true
 		} else if agentread.Unmarshal(w.ContextFileName, &m.ContextFileName, true) != nil {
-			return nil, nil, false
+			return nil, false
 		}
 	}
-	return m, unknown, true
+	return m, true
 }
 
 // decodeManifestJSON is decodeManifest done by encoding/json, with the

@@ -2,12 +2,15 @@ package extension
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/agentread"
 )
 
 // manifestSeeds are manifests of every shape at hand: the templates, the
@@ -193,4 +196,46 @@ func BenchmarkDecodeManifest(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestManifestReadAsGeminiCLI: a manifest is read as Gemini CLI 0.61
+// reads it (loadExtensionConfig: JSON.parse), by class: keys in other
+// letters are other keys at every level, the last duplicate wins, and
+// what gemkit cannot read so is an error that says so.
+func TestManifestReadAsGeminiCLI(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc  string
+		servers    string // the servers' names and commands
+		unreadable bool
+	}{
+		{"servers in other letters", `{"name":"x","version":"1","mcpServers":{"real":{"command":"evil"}},"MCPServers":{"decoy":{"command":"true"}}}`, "real:evil", false},
+		{"a command in other letters", `{"name":"x","version":"1","mcpServers":{"real":{"command":"evil","Command":"decoy"}}}`, "real:evil", false},
+		{"only a command in other letters", `{"name":"x","version":"1","mcpServers":{"real":{"Command":"decoy"}}}`, "real:", false},
+		{"the last duplicate", `{"name":"x","version":"1","mcpServers":{"s":{"command":"decoy"}},"mcpServers":{"real":{"command":"evil","command":"last"}}}`, "real:last", false},
+		{"a lone surrogate", `{"name":"x","version":"1","description":"\ud800","mcpServers":{"s":{"command":"c"}}}`, "", true},
+		{"invalid UTF-8", "{\"name\":\"x\",\"version\":\"1\",\"description\":\"\xff\",\"mcpServers\":{\"s\":{\"command\":\"c\"}}}", "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _, err := ParseManifest([]byte(tt.doc))
+			if agentread.IsUnreadable(err) != tt.unreadable || err != nil && !tt.unreadable {
+				t.Fatalf("err %v, want unreadable %v", err, tt.unreadable)
+			}
+			if err != nil {
+				return
+			}
+			var got []string
+			for _, n := range slices.Sorted(maps.Keys(m.MCPServers)) {
+				var d struct {
+					Command string `json:"command"`
+				}
+				if err := agentread.Unmarshal(m.MCPServers[n], &d, true); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, n+":"+d.Command)
+			}
+			if strings.Join(got, ",") != tt.servers {
+				t.Errorf("servers %v, want %s", got, tt.servers)
+			}
+		})
+	}
 }

@@ -294,6 +294,10 @@ func ConsentTextWith(e *Extension, action string, c ServerChoice) []string {
 			lines = append(lines, "  - "+l)
 		}
 	}
+	// Its policies run nothing of its own (an external checker Gemini
+	// CLI 0.61 does not start); what they change is named all the same.
+	policies := e.Policies()
+	lines = append(lines, policies.PolicyLines()...)
 	if len(e.ContextFiles) > 0 {
 		lines = append(lines, "", "Context it adds to every session:")
 		for _, f := range e.ContextFiles {

@@ -1,10 +1,12 @@
 package extension
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -76,6 +78,7 @@ func validateIn(root *fsutil.Root, m *Manifest) []Problem {
 	v.mcpServers(m.MCPServers)
 	v.settings(m.Settings)
 	v.themes(m.Themes)
+	v.plan(m.Plan)
 	sortProblems(v.probs)
 	return v.probs
 }
@@ -411,6 +414,67 @@ func (v *validator) themes(themes []json.RawMessage) {
 			v.add(fmt.Sprintf("themes[%d].name", i), "is missing", "name the theme")
 		}
 	}
+}
+
+// plan flags a plan.directory Gemini CLI 0.61 drops, with the whole
+// plan: ExtensionManager._buildExtension (packages/cli/src/config/
+// extension-manager.ts) checks a truthy plan.directory, and sets plan to
+// undefined, warning only in its debug log, when it is not a string, is
+// absolute (path.isAbsolute, or path.win32.isAbsolute: a leading / or \,
+// or a drive letter, colon and separator) or holds ".." anywhere
+// ("Relative parent navigation and absolute paths are not allowed").
+// raw is the plan as written: JSON.parse's reading, the last of two
+// "directory" keys counts.
+func (v *validator) plan(raw json.RawMessage) {
+	var plan map[string]json.RawMessage
+	if json.Unmarshal(raw, &plan) != nil {
+		return // not an object: plan.directory is undefined
+	}
+	dir := bytes.TrimSpace(plan["directory"])
+	if !jsTruthy(dir) {
+		return
+	}
+	fix := "give a folder of the workspace, relative and without \"..\", e.g. \"plans\""
+	var s string
+	switch {
+	case dir[0] != '"' || json.Unmarshal(dir, &s) != nil:
+		v.add("plan.directory", "is not a string: Gemini CLI drops the whole plan setting", "%s", fix)
+	case windowsAbs(s) || strings.HasPrefix(s, "/"):
+		v.add("plan.directory", fmt.Sprintf("%q is an absolute path: Gemini CLI drops the whole plan setting", s), "%s", fix)
+	case strings.Contains(s, ".."):
+		v.add("plan.directory", fmt.Sprintf("%q holds \"..\": Gemini CLI drops the whole plan setting", s), "%s", fix)
+	}
+}
+
+// jsTruthy is JavaScript's truthiness of the JSON value raw (nothing:
+// undefined): false, null, "", and a number that is 0 as a double
+// (1e-400 among them) are not.
+func jsTruthy(raw []byte) bool {
+	switch {
+	case len(raw) == 0:
+		return false
+	case raw[0] == '"':
+		return len(raw) > 2
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		f, _ := strconv.ParseFloat(string(raw), 64)
+		return f != 0
+	}
+	s := string(raw)
+	return s != "false" && s != "null"
+}
+
+// windowsAbs is Node's path.win32.isAbsolute: a leading / or \, or a
+// drive letter, a colon and a separator.
+func windowsAbs(s string) bool {
+	if s == "" {
+		return false
+	}
+	sep := func(c byte) bool { return c == '/' || c == '\\' }
+	if sep(s[0]) {
+		return true
+	}
+	c := s[0] | 0x20
+	return len(s) > 2 && c >= 'a' && c <= 'z' && s[1] == ':' && sep(s[2])
 }
 
 // sortProblems orders problems by path (naturally: tools[2] before

@@ -1,14 +1,19 @@
 package extension
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gemkit/gemkit/internal/gemkittest"
 )
 
 // writeTree creates files under dir; a value starting with "->" makes a
@@ -262,5 +267,92 @@ func TestDescriptionBound(t *testing.T) {
 				t.Errorf("problem %+v, want at %s: %q", p, c.path, c.message)
 			}
 		})
+	}
+}
+
+// planCases are plan settings by name, and whether Gemini CLI 0.61
+// drops them (ExtensionManager._buildExtension): a truthy
+// plan.directory that is not a string, is absolute for POSIX or
+// Windows, or holds ".." anywhere.
+var planCases = []struct {
+	name, plan string
+	dropped    bool
+}{
+	{"relative", `{"directory": "plans"}`, false},
+	{"nested", `{"directory": "docs/plans"}`, false},
+	{"dots-in-name", `{"directory": "plans..old"}`, true},
+	{"parent", `{"directory": "../plans"}`, true},
+	{"inner-parent", `{"directory": "a/../b"}`, true},
+	{"absolute", `{"directory": "/tmp/plans"}`, true},
+	{"backslash", `{"directory": "\\plans"}`, true},
+	{"drive", `{"directory": "C:\\plans"}`, true},
+	{"drive-slash", `{"directory": "c:/plans"}`, true},
+	{"drive-only", `{"directory": "C:plans"}`, false},
+	{"number", `{"directory": 5}`, true},
+	{"zero", `{"directory": 0}`, false},
+	{"tiny", `{"directory": 1e-400}`, false},
+	{"true", `{"directory": true}`, true},
+	{"object", `{"directory": {}}`, true},
+	{"empty", `{"directory": ""}`, false},
+	{"null", `{"directory": null}`, false},
+	{"last-wins", `{"directory": "/abs", "directory": "plans"}`, false},
+	{"last-wins-bad", `{"directory": "plans", "directory": "../x"}`, true},
+	{"case", `{"Directory": "/abs"}`, false},
+	{"string-plan", `"../x"`, false},
+}
+
+// TestValidatePlanDirectory: validate flags the plan.directory Gemini
+// CLI drops, and only it (TestPlanDirectoryAsGeminiCLI holds the table
+// to Gemini CLI itself).
+func TestValidatePlanDirectory(t *testing.T) {
+	for _, tc := range planCases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, map[string]string{"gemini-extension.json": `{"name": "p", "version": "1.0.0", "plan": ` + tc.plan + `}`})
+			m, _, err := ParseManifest([]byte(`{"name": "p", "version": "1.0.0", "plan": ` + tc.plan + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var flagged []string
+			for _, p := range Validate(dir, m) {
+				if p.Path == "plan.directory" {
+					flagged = append(flagged, p.String())
+				}
+			}
+			if got := len(flagged) > 0; got != tc.dropped {
+				t.Errorf("flagged %v, want %v", flagged, tc.dropped)
+			}
+		})
+	}
+}
+
+// TestPlanDirectoryAsGeminiCLI holds planCases to Gemini CLI 0.61: it
+// loads one extension per case and warns "Invalid plan.directory" for
+// exactly the plans it drops.
+func TestPlanDirectoryAsGeminiCLI(t *testing.T) {
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	home, ws := t.TempDir(), t.TempDir()
+	writeTree(t, home, map[string]string{".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+		"general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}, "privacy": {"usageStatisticsEnabled": false}}`})
+	for _, tc := range planCases {
+		writeTree(t, home, map[string]string{".gemini/extensions/p-" + tc.name + "/gemini-extension.json": `{"name": "p-` + tc.name + `", "version": "1.0.0", "plan": ` + tc.plan + `}`})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js"), "extensions", "list")
+	cmd.Dir = ws
+	cmd.Env = []string{"HOME=" + home, "GEMINI_CLI_HOME=" + home, "GEMINI_API_KEY=x", "PATH=" + os.Getenv("PATH"), "NO_COLOR=1", "GEMINI_CLI_NO_RELAUNCH=true"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gemini extensions list: %v\n%s", err, out)
+	}
+	for _, tc := range planCases {
+		warned := strings.Contains(string(out), `Invalid plan.directory in extension "p-`+tc.name+`"`)
+		if warned != tc.dropped {
+			t.Errorf("%s: Gemini CLI drops the plan %v, the table says %v", tc.name, warned, tc.dropped)
+		}
+	}
+	if t.Failed() {
+		t.Logf("gemini extensions list:\n%s", out)
 	}
 }
