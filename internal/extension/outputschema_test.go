@@ -31,7 +31,7 @@ func TestToolOutputSchema(t *testing.T) {
 			case c.want == "" && err != nil:
 				t.Fatal(err)
 			case c.want == "":
-				if got := string(ext.Manifest.Tools[0].OutputSchema); !strings.Contains(got, `"n":{"type":"integer"}`) {
+				if got := string(ext.Manifest.Tools[0].OutputSchema); !strings.Contains(got, `"n": {"type": "integer"}`) {
 					t.Errorf("outputSchema %s", got)
 				}
 			case !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Path != "tools[0].outputSchema" ||
