@@ -111,18 +111,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil }
 
 // listingReader passes stdin's lines on to the SDK, except the tools/list
-// requests fastList answers and the tools/call requests fastCall does,
-// which it takes once the client has said it is initialized; calls under
-// way run under ctx. It holds at most mcpwire.MaxMessage bytes of a line:
-// the rest of a longer one goes on to the SDK as it comes, unread, and
-// the SDK, whose bound is the same, refuses it.
+// requests fastList answers, once the SDK answered the session's
+// initialize (order), and the tools/call requests fastCall does, once
+// the client then said it is initialized: before, a request is the
+// SDK's to refuse (session.go). Calls under way run under ctx. It holds
+// at most mcpwire.MaxMessage bytes of a line: the rest of a longer one
+// goes on to the SDK as it comes, unread, and the SDK, whose bound is
+// the same, refuses it.
 type listingReader struct {
-	s           *Server
-	ctx         context.Context
-	src         *bufio.Reader
-	out         io.Writer
-	pending     []byte
-	err         error
+	s       *Server
+	ctx     context.Context
+	src     *bufio.Reader
+	out     io.Writer
+	order   stdioOrder
+	pending []byte
+	err     error
+	// initialized: the client said it is initialized after the answer to
+	// its initialize. A client that sends the two without waiting for
+	// the answer gets its calls answered by the SDK, as they all were.
 	initialized bool
 	long        bool // the line under way ran over mcpwire.MaxMessage
 	calls       fastCalls
@@ -147,11 +153,12 @@ func (r *listingReader) Read(p []byte) (int, error) {
 			r.pending = line
 			continue
 		}
-		if !r.initialized && isMethod(line, "notifications/initialized") {
+		answered := r.order.initialized.Load()
+		if answered && !r.initialized && isMethod(line, "notifications/initialized") {
 			r.initialized = true
 		}
 		r.s.cancelled(&r.calls, line)
-		if r.s.fastList(line, r.out) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
+		if (answered && r.s.fastList(line, r.out)) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
 			continue
 		}
 		if line = screen(line, r.out, r.s.badLine); len(line) == 0 {
