@@ -94,16 +94,22 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 }
 
 // lockedWriter writes whole messages one at a time: the SDK writes each
-// message with a single Write, and so does fastList.
+// message with a single Write, and so does fastList. Each goes by order,
+// when set, which waits for some answers.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	order *stdioOrder
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if l.order != nil {
+		l.order.wrote(p, err)
+	}
+	return n, err
 }
 
 // Close does nothing: the writer is the process's stdout, which outlives
@@ -114,7 +120,8 @@ func (l *lockedWriter) Close() error { return nil }
 // requests fastList answers, once the SDK answered the session's
 // initialize (order), and the tools/call requests fastCall does, once
 // the client then said it is initialized: before, a request is the
-// SDK's to refuse (session.go). Calls under way run under ctx. It holds
+// SDK's to refuse. It keeps the session's order as the lines come
+// (order, session.go). Calls under way run under ctx. It holds
 // at most mcpwire.MaxMessage bytes of a line: the rest of a longer one
 // goes on to the SDK as it comes, unread, and the SDK, whose bound is
 // the same, refuses it.
@@ -139,6 +146,9 @@ func (r *listingReader) Read(p []byte) (int, error) {
 		if r.err != nil {
 			return 0, r.err
 		}
+		// An initialize or server/discover passed on is answered before
+		// the next line is read (session.go).
+		r.order.wait(r.ctx)
 		// The line is src's buffer until the next readLine, which comes
 		// once pending is read: what the fast paths keep of it they copy.
 		line, long, err := readLine(r.src, mcpwire.MaxMessage)
@@ -161,7 +171,7 @@ func (r *listingReader) Read(p []byte) (int, error) {
 		if (answered && r.s.fastList(line, r.out)) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
 			continue
 		}
-		if line = screen(line, r.out, r.s.badLine); len(line) == 0 {
+		if line = screen(line, r.out, r.s.badLine); len(line) == 0 || r.order.passOn(line, r.out) {
 			continue
 		}
 		r.pending = line

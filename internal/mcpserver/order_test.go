@@ -237,6 +237,10 @@ func TestServeStdioOutOfOrder(t *testing.T) {
 			{`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + modernMeta + `}}`, "error:began with initialize"},
 			{`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, "result"},
 		}},
+		{"server/discover after an initialize of a later revision", []step{
+			{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "result"},
+			{`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{` + modernMeta + `}}`, "error:began with initialize"},
+		}},
 		{"initialize after server/discover", []step{
 			{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`, "result"},
 			{initWith("2"), `error:duplicate "initialize"`},
@@ -311,5 +315,42 @@ func TestCompleteWithoutRef(t *testing.T) {
 	res, err := s.complete(context.Background(), &mcp.CompleteRequest{Params: &mcp.CompleteParams{Argument: mcp.CompleteParamsArgument{Name: "a"}}})
 	if err == nil || !strings.Contains(err.Error(), "ref/prompt or ref/resource") {
 		t.Errorf("answered %+v, %v", res, err)
+	}
+}
+
+// TestServeStdioPipelined: a client that writes its lines without waiting
+// for answers gets them judged in the order it wrote them: the requests
+// the SDK lets through before initialize, written before it, are refused
+// though the initialize right after them is answered before their
+// handlers run (the SDK runs a request's handler beside the next
+// messages), and those written after it are served. Before, the
+// refusal read the state the later initialize made, and some were
+// served.
+func TestServeStdioPipelined(t *testing.T) {
+	t.Parallel()
+	s := orderServer(t)
+	before := []string{
+		`{"jsonrpc":"2.0","id":"early","method":"logging/setLevel","params":{"level":"debug"}}`,
+		`{"jsonrpc":"2.0","id":"early","method":"resources/subscribe","params":{"uri":"gemkit-doc://e/guide"}}`,
+		`{"jsonrpc":"2.0","id":"early","method":"resources/unsubscribe","params":{"uri":"gemkit-doc://e/guide"}}`,
+	}
+	// The handlers race: each order is tried many times.
+	for i := range 300 {
+		r := serveStdio(t, s)
+		lines := []string{before[i%len(before)], initWith(`"init"`), strings.Replace(before[(i+1)%len(before)], "early", "late", 1)}
+		if _, err := io.WriteString(r.in, strings.Join(lines, "\n")+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]wireAnswer{}
+		for len(got) < len(lines) {
+			a := readAnswer(r.next())
+			got[string(a.ID)] = a
+		}
+		for id, a := range got {
+			if early := id == `"early"`; early != (a.Error != nil) {
+				t.Fatalf("%s: %s answered %s %+v", strings.Join(lines, " "), id, a.Result, a.Error)
+			}
+		}
+		r.close()
 	}
 }
