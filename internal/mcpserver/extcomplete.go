@@ -28,6 +28,11 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	// middleware made before (listMethods): a client may ask before it
 	// listed anything.
 	p := req.Params
+	if p.Ref == nil {
+		// The SDK refuses it before, unless MCPGODEBUG turns its check
+		// off (disablecompleteparamsvalidation).
+		return nil, invalidRef("a completion names the prompt or resource template it completes in its ref (ref/prompt or ref/resource)")
+	}
 	r, ref, err := s.completionRoute(p.Ref)
 	if err != nil {
 		return nil, err

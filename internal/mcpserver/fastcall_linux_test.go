@@ -226,6 +226,38 @@ func sameJSONLines(a, b []string) bool {
 	return true
 }
 
+// TestServeStdioFastCallBeforeInitialize: a notifications/initialized
+// before initialize (which the SDK refuses) does not open the fast path:
+// a tools/call of a served server tool after it, before initialize, is
+// the SDK's to refuse, on a Server whose tools a first session listed.
+// The fast path took it and called the server.
+func TestServeStdioFastCallBeforeInitialize(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the real server-everything (node) in the sandbox: runs without -short, as in CI")
+	}
+	s := everythingServer(t)
+	first := serveStdio(t, s)
+	first.send(initWith("1"))
+	first.next()
+	first.send(initializedLine)
+	first.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	first.next()
+	first.close()
+	if routes := s.serverRoutes.Load(); routes == nil || (*routes)["realmcp_echo"] == (serverRoute{}) || !s.serversListed() {
+		t.Fatal("the first session did not list realmcp_echo")
+	}
+	r := serveStdio(t, s)
+	r.send(initializedLine)
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"realmcp_echo","arguments":{"message":"early"}}}`)
+	if a := readAnswer(r.next()); a.Error == nil || !strings.Contains(a.Error.Message, "invalid during session initialization") {
+		t.Errorf("the call before initialize was answered %s %+v", a.Result, a.Error)
+	}
+	if n := s.fastTaken.Load(); n != 0 {
+		t.Errorf("the fast path took %d calls before initialize", n)
+	}
+}
+
 // TestServeStdioFastCall: over ServeStdio, a call before the client says
 // it is initialized goes to the SDK, after it to the fast path, and both
 // answer.

@@ -94,16 +94,22 @@ func (s *Server) fastList(line []byte, w io.Writer) bool {
 }
 
 // lockedWriter writes whole messages one at a time: the SDK writes each
-// message with a single Write, and so does fastList.
+// message with a single Write, and so does fastList. Each goes by order,
+// when set, which waits for some answers.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	order *stdioOrder
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if l.order != nil {
+		l.order.wrote(p, err)
+	}
+	return n, err
 }
 
 // Close does nothing: the writer is the process's stdout, which outlives
@@ -111,18 +117,25 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil }
 
 // listingReader passes stdin's lines on to the SDK, except the tools/list
-// requests fastList answers and the tools/call requests fastCall does,
-// which it takes once the client has said it is initialized; calls under
-// way run under ctx. It holds at most mcpwire.MaxMessage bytes of a line:
-// the rest of a longer one goes on to the SDK as it comes, unread, and
-// the SDK, whose bound is the same, refuses it.
+// requests fastList answers, once the SDK answered the session's
+// initialize (order), and the tools/call requests fastCall does, once
+// the client then said it is initialized: before, a request is the
+// SDK's to refuse. It keeps the session's order as the lines come
+// (order, session.go). Calls under way run under ctx. It holds
+// at most mcpwire.MaxMessage bytes of a line: the rest of a longer one
+// goes on to the SDK as it comes, unread, and the SDK, whose bound is
+// the same, refuses it.
 type listingReader struct {
-	s           *Server
-	ctx         context.Context
-	src         *bufio.Reader
-	out         io.Writer
-	pending     []byte
-	err         error
+	s       *Server
+	ctx     context.Context
+	src     *bufio.Reader
+	out     io.Writer
+	order   stdioOrder
+	pending []byte
+	err     error
+	// initialized: the client said it is initialized after the answer to
+	// its initialize. A client that sends the two without waiting for
+	// the answer gets its calls answered by the SDK, as they all were.
 	initialized bool
 	long        bool // the line under way ran over mcpwire.MaxMessage
 	calls       fastCalls
@@ -133,6 +146,9 @@ func (r *listingReader) Read(p []byte) (int, error) {
 		if r.err != nil {
 			return 0, r.err
 		}
+		// An initialize or server/discover passed on is answered before
+		// the next line is read (session.go).
+		r.order.wait(r.ctx)
 		// The line is src's buffer until the next readLine, which comes
 		// once pending is read: what the fast paths keep of it they copy.
 		line, long, err := readLine(r.src, mcpwire.MaxMessage)
@@ -147,14 +163,15 @@ func (r *listingReader) Read(p []byte) (int, error) {
 			r.pending = line
 			continue
 		}
-		if !r.initialized && isMethod(line, "notifications/initialized") {
+		answered := r.order.initialized.Load()
+		if answered && !r.initialized && isMethod(line, "notifications/initialized") {
 			r.initialized = true
 		}
 		r.s.cancelled(&r.calls, line)
-		if r.s.fastList(line, r.out) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
+		if (answered && r.s.fastList(line, r.out)) || (r.initialized && r.s.fastCall(r.ctx, &r.calls, line, r.out)) {
 			continue
 		}
-		if line = screen(line, r.out, r.s.badLine); len(line) == 0 {
+		if line = screen(line, r.out, r.s.badLine); len(line) == 0 || r.order.passOn(line, r.out) {
 			continue
 		}
 		r.pending = line

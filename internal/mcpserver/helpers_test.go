@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/fakemodel"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -88,7 +90,15 @@ const gatedManifest = `{"name": "gated", "version": "1.0.0", "description": "Nee
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{bin: gemkittest.Gemkit(t), root: t.TempDir()}
+	return fixtureWith(t, gemkittest.Gemkit(t))
+}
+
+// fixtureWith is newFixture with gemkit's binary bin, or with none (""):
+// the extensions are then linked in this process (linkInProcess), for
+// tests that run gemkit mcp in memory.
+func fixtureWith(t *testing.T, bin string) *fixture {
+	t.Helper()
+	f := &fixture{bin: bin, root: t.TempDir()}
 	f.home = filepath.Join(f.root, "home")
 	f.ws = filepath.Join(f.home, "ws") // user-scope enablement covers the home folder and below
 	for _, d := range []string{f.home, f.ws} {
@@ -116,10 +126,33 @@ func (f *fixture) link(t *testing.T, name, manifest string, files map[string]str
 		}
 		writeFile(t, filepath.Join(src, filepath.FromSlash(rel)), body, mode)
 	}
+	if f.bin == "" {
+		f.linkInProcess(t, src)
+		return src
+	}
 	if out, err := f.gemkit("extensions", "link", "--consent", src); err != nil {
 		t.Fatalf("link %s: %v\n%s", name, err, out)
 	}
 	return src
+}
+
+// linkInProcess links the extension in src with consent, as `gemkit
+// extensions link --consent` does (internal/cli, newExtLinkCmd): with
+// the folders others may write known to the consent, and the agreed
+// copy of an extension whose servers gemkit runs kept.
+func (f *fixture) linkInProcess(t *testing.T, src string) {
+	t.Helper()
+	st := extmcp.Policy{Store: extension.OpenStore(f.home), Home: f.home}.WithWritable()
+	yes := func(context.Context, extension.ConsentPrompt) (bool, error) { return true, nil }
+	in, err := st.Link(context.Background(), src, yes)
+	if err != nil {
+		t.Fatalf("link %s: %v", src, err)
+	}
+	if len(extension.SandboxedServers(in.Manifest())) > 0 {
+		if _, err := st.KeepAgreedCopy(context.Background(), in.Extension); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func writeFile(t *testing.T, p, body string, mode os.FileMode) {

@@ -141,27 +141,11 @@ func New(cfg Config) (*Server, error) {
 	s.offerServers(opts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: cfg.Version}, opts)
 	s.mcp.AddSendingMiddleware(s.quietNotifications)
-	// The instructions are the summary as it is when the client connects,
-	// not as it was when the server started. A client connects with
-	// initialize (revisions up to 2025-11-25) or, from 2026-07-28 on, with
-	// server/discover (Claude Code 2.1.330 does): both answers carry them.
-	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			switch r := res.(type) {
-			case *mcp.InitializeResult:
-				r.Instructions = s.Instructions()
-				s.declareCompletions(r.Capabilities)
-			case *mcp.DiscoverResult:
-				r.Instructions = s.Instructions()
-				s.declareCompletions(r.Capabilities)
-			}
-			return res, err
-		}
-	})
-	// Outermost: the extensions' servers start at the first use of a
-	// list, not at initialize (extservers.go).
-	s.mcp.AddReceivingMiddleware(s.serversMiddleware)
+	// Outermost, a message out of the session's order is refused, and
+	// the answer to initialize or server/discover gets the instructions
+	// (session.go); within, the extensions' servers start at the first
+	// use of a list, not at initialize (extservers.go).
+	s.mcp.AddReceivingMiddleware(s.handshake, s.serversMiddleware)
 	if err := s.Reload(); err != nil {
 		return nil, err
 	}

@@ -2,9 +2,11 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -12,15 +14,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
+	"github.com/gemkit/gemkit/internal/mcpserver"
 	"github.com/gemkit/gemkit/internal/mcpwire"
+	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
+	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
 // The wire of `gemkit mcp` on stdio, as a client sees it, is written
 // down as transcripts in testdata/wire/*.txtar, one case a file, each
-// played against a real `gemkit mcp --code-intel=false` of a fresh
-// fixture (the demo and gated extensions linked):
+// played against `gemkit mcp --code-intel=false` of a fresh fixture (the
+// demo and gated extensions linked):
 //
 //	What the case shows, in prose.
 //	-- args --
@@ -39,17 +49,120 @@ import (
 //	-- send-quiet --
 //	...                                lines whose answers are read, not shown
 //
-// They run the built gemkit binary, so without -short only
-// (gemkittest.Gemkit). A case whose name begins with "extserver-" also
-// links an extension whose own server is the pinned server-everything,
-// run in gemkit's sandbox. Volatile values are written as
-// WORKSPACE, HOME and VERSION. The test fails when an answer differs; go
-// test -update rewrites the receive sections from what gemkit mcp does
-// now.
+// TestWireTranscripts plays them in memory, in every go test (-short
+// too): the server gemkit mcp builds (memoryMCP), served by ServeStdio
+// over pipes. A case whose name begins with "extserver-" also links an
+// extension whose own server is the pinned server-everything, run in
+// gemkit's sandbox: a real peer (node), so it is played without -short
+// only, and then by TestWireTranscriptsBinary alone, through the
+// command itself, which takes its --extension-servers. Volatile values
+// are written as WORKSPACE, HOME and VERSION. A test fails when an
+// answer differs; go test -update rewrites the receive sections from
+// what gemkit mcp does now.
 func TestWireTranscripts(t *testing.T) {
 	golden.Transcripts(t, filepath.Join("testdata", "wire"), func(t *testing.T, a *golden.Archive) {
-		playWire(t, a)
+		if extServerCase(t) {
+			t.Skip("plays server-everything (node), a real peer: TestWireTranscriptsBinary plays it without -short, through the built command")
+		}
+		f := fixtureWith(t, "")
+		s, log := memoryMCP(t, f, strings.Fields(a.Get("args")))
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := s.ServeStdio(ctx, inR, outW); err != nil {
+				fmt.Fprintf(log, "ServeStdio: %v\n", err)
+			}
+			outW.Close()
+		}()
+		t.Cleanup(func() {
+			cancel()
+			inW.Close()
+			go io.Copy(io.Discard, outR)
+			<-done
+		})
+		playWire(t, f, a, inW, outR, log)
 	})
+}
+
+// TestWireTranscriptsBinary plays the same transcripts against the built
+// gemkit binary, without -short (gemkittest.Gemkit). It checks what the
+// in-memory run cannot: that the command builds the server memoryMCP
+// builds (its flags, the store, runner, sandbox launcher and servers
+// made from them in internal/cli/mcp.go), so that a change there that
+// changes the wire fails here; the process's own stdin and stdout
+// (pollable.go) and its sandbox children, started from the binary
+// itself; and the extserver- cases, whose real peer runs without -short
+// only.
+func TestWireTranscriptsBinary(t *testing.T) {
+	golden.Transcripts(t, filepath.Join("testdata", "wire"), func(t *testing.T, a *golden.Archive) {
+		f := newFixture(t)
+		if extServerCase(t) {
+			copyServers(t, filepath.Join(f.root, "src", "realmcp"))
+			f.link(t, "realmcp", everythingManifest, nil)
+		}
+		args := append([]string{"mcp", "--code-intel=false"}, strings.Fields(a.Get("args"))...)
+		cmd := exec.Command(f.bin, args...)
+		cmd.Dir, cmd.Env = f.ws, f.env()
+		stderr := &gemkittest.Output{}
+		cmd.Stderr = stderr
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		playWire(t, f, a, stdin, stdout, stderr)
+	})
+}
+
+// extServerCase reports whether the case t plays links an extension
+// whose own server is server-everything.
+func extServerCase(t *testing.T) bool {
+	return strings.HasPrefix(t.Name()[strings.LastIndex(t.Name(), "/")+1:], "extserver-")
+}
+
+// memoryMCP is the server `gemkit mcp --code-intel=false [args]` builds
+// (internal/cli/mcp.go: runMCP and mcpFlags.server) for f's home and
+// workspace, in this process, with f's environment for the tools and
+// servers it starts; its log is the returned writer. It takes none of
+// the command's arguments (only the extserver- cases give one).
+// TestWireTranscriptsBinary holds it to the command's own.
+func memoryMCP(t *testing.T, f *fixture, args []string) (*mcpserver.Server, *gemkittest.Output) {
+	t.Helper()
+	if len(args) > 0 {
+		t.Fatalf("the in-memory gemkit mcp takes no arguments (%q): build what they change in memoryMCP", args)
+	}
+	ws, err := fsutil.Workspace(f.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := f.env()
+	out := &gemkittest.Output{}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st := extmcp.Policy{Store: extension.OpenStore(f.home).WithWorkspace(ws), Home: f.home}.WithWritable()
+	launcher := &sandbox.Launcher{OnDeny: func(d netproxy.Denial) { log.Warn("sandbox denial", "denial", d.String()) }}
+	t.Cleanup(func() { launcher.Close() })
+	servers := extmcp.NewManager(extmcp.Config{Launcher: launcher, Workspace: ws, Timeout: toolrun.DefaultTimeout,
+		Version: "test", Logger: log, Environ: env, ExtensionFolders: st.ExtensionFolders})
+	t.Cleanup(servers.Close)
+	runner := &toolrun.Runner{Launcher: launcher, Consent: st, Installed: st, Ask: mcpserver.Ask,
+		AgreeCommand: extmcp.AgreeCommand, Protected: []string{filepath.Dir(st.Dir())}, Logger: log, Environ: env}
+	src, err := disclosure.NameLimited(disclosure.StoreSource(st), disclosure.DefaultNameLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcpserver.New(mcpserver.Config{
+		Source: src, Runner: runner, Budget: disclosure.DefaultBudget, Version: "test", Logger: log,
+		Limits:  disclosure.Limits{Timeout: toolrun.DefaultTimeout, MaxOutput: toolrun.DefaultMaxOutput, MemoryBytes: sandbox.DefaultMemoryBytes},
+		Servers: servers, ChooseServers: extmcp.Policy{Store: st, Home: f.home}.Choose(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, out
 }
 
 // wireRun is one transcript's gemkit mcp.
@@ -61,25 +174,9 @@ type wireRun struct {
 	ended bool
 }
 
-func playWire(t *testing.T, a *golden.Archive) {
-	f := newFixture(t)
-	name := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
-	if strings.HasPrefix(name, "extserver-") {
-		copyServers(t, filepath.Join(f.root, "src", "realmcp"))
-		f.link(t, "realmcp", everythingManifest, nil)
-	}
-	args := []string{"mcp", "--code-intel=false"}
-	args = append(args, strings.Fields(a.Get("args"))...)
-	cmd := exec.Command(f.bin, args...)
-	cmd.Dir, cmd.Env = f.ws, f.env()
-	stderr := &gemkittest.Output{}
-	cmd.Stderr = stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+// playWire plays a against the gemkit mcp of f whose stdin and stdout
+// are given; its log is shown when the case fails.
+func playWire(t *testing.T, f *fixture, a *golden.Archive, stdin io.WriteCloser, stdout io.Reader, log fmt.Stringer) {
 	w := &wireRun{t: t, f: f, stdin: stdin, lines: make(chan string, 64)}
 	go func() {
 		defer close(w.lines)
@@ -100,7 +197,7 @@ func playWire(t *testing.T, a *golden.Archive) {
 		"send-quiet": {Do: func(data string) string { w.exchange(data); return "" }},
 	})
 	if t.Failed() {
-		t.Logf("gemkit mcp's stderr:\n%s", stderr.String())
+		t.Logf("gemkit mcp's stderr:\n%s", log.String())
 	}
 }
 

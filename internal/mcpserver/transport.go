@@ -43,8 +43,13 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer restore()
 	out, restoreOut := pollableWriter(out)
 	defer restoreOut()
-	w := &lockedWriter{w: out}
-	r := &listingReader{s: s, ctx: ctx, src: bufio.NewReaderSize(in, 64<<10), out: w}
+	r := &listingReader{s: s, src: bufio.NewReaderSize(in, 64<<10)}
+	w := &lockedWriter{w: out, order: &r.order}
+	r.out = w
+	// The SDK handles the session's requests under ctx: the handshake
+	// tells the reader through it when initialize was answered.
+	ctx = context.WithValue(ctx, stdioOrderKey{}, &r.order)
+	r.ctx = ctx
 	// The calls forwarded to the extensions' servers end with the
 	// session, as the SDK's end with its context.
 	context.AfterFunc(ctx, r.calls.cancelAll)
