@@ -252,9 +252,11 @@ func stripComments(data []byte) []byte {
 	return out
 }
 
-// find is the member key of the object n, or nil.
+// find is the member key of the object n, or nil: the last, when the
+// key is given twice, as JSON.parse takes it (an edit of the first would
+// change what Gemini CLI never reads).
 func (n node) find(key string) *member {
-	for i := range n.members {
+	for i := len(n.members) - 1; i >= 0; i-- {
 		if n.members[i].key == key {
 			return &n.members[i]
 		}

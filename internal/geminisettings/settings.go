@@ -46,6 +46,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/ide"
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -128,16 +129,16 @@ func parse(path string, data []byte) (Settings, error) {
 		return Settings{}, readable(path, data, fmt.Errorf("%w; Gemini CLI cannot read it either: fix it first", err))
 	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(stripComments(data), &top); err != nil {
+	if err := agentread.Unmarshal(stripComments(data), &top, false); err != nil {
 		return Settings{}, fmt.Errorf("%s: %w", path, err)
 	}
 	var out Settings
 	if raw, ok := top["mcp"]; ok {
 		var mcp map[string]json.RawMessage
-		if json.Unmarshal(raw, &mcp) != nil {
+		if agentread.Unmarshal(raw, &mcp, false) != nil {
 			return Settings{}, fmt.Errorf("%s: mcp is not an object, as Gemini CLI expects; fix it first", path)
 		}
-		if ex, ok := mcp["excluded"]; ok && json.Unmarshal(ex, &out.Excluded) != nil {
+		if ex, ok := mcp["excluded"]; ok && agentread.Unmarshal(ex, &out.Excluded, false) != nil {
 			return Settings{}, fmt.Errorf("%s: mcp.excluded is not an array of server names, as Gemini CLI expects; fix it first", path)
 		}
 	}
@@ -145,7 +146,7 @@ func parse(path string, data []byte) (Settings, error) {
 		var sec struct {
 			ToolSandboxing any `json:"toolSandboxing"`
 		}
-		if json.Unmarshal(raw, &sec) == nil {
+		if agentread.Unmarshal(raw, &sec, false) == nil {
 			// Gemini CLI's settings schema takes "true" for true too.
 			out.ToolSandboxing = sec.ToolSandboxing == true || sec.ToolSandboxing == "true"
 		}
@@ -154,22 +155,22 @@ func parse(path string, data []byte) (Settings, error) {
 		var ideSettings struct {
 			Enabled any `json:"enabled"`
 		}
-		if json.Unmarshal(raw, &ideSettings) == nil {
+		if agentread.Unmarshal(raw, &ideSettings, false) == nil {
 			out.IDEEnabled = ideSettings.Enabled == true || ideSettings.Enabled == "true"
 		}
 	}
 	if raw, ok := top["hooksConfig"]; ok {
 		var hc map[string]json.RawMessage
-		if json.Unmarshal(raw, &hc) != nil {
+		if agentread.Unmarshal(raw, &hc, false) != nil {
 			return Settings{}, fmt.Errorf("%s: hooksConfig is not an object, as Gemini CLI expects; fix it first", path)
 		}
-		if d, ok := hc["disabled"]; ok && json.Unmarshal(d, &out.Disabled) != nil {
+		if d, ok := hc["disabled"]; ok && agentread.Unmarshal(d, &out.Disabled, false) != nil {
 			return Settings{}, fmt.Errorf("%s: hooksConfig.disabled is not an array of hook names, as Gemini CLI expects; fix it first", path)
 		}
 	}
 	if raw, ok := top["hooks"]; ok {
 		var events map[string]json.RawMessage
-		if json.Unmarshal(raw, &events) != nil {
+		if agentread.Unmarshal(raw, &events, false) != nil {
 			return Settings{}, fmt.Errorf("%s: hooks is not an object, as Gemini CLI expects; fix it first", path)
 		}
 		for ev, raw := range events {
@@ -177,11 +178,13 @@ func parse(path string, data []byte) (Settings, error) {
 				Matcher    any `json:"matcher"`
 				Sequential any `json:"sequential"`
 				Hooks      []struct {
-					Type, Name, Command string
-					Timeout             any
+					Type    string `json:"type"`
+					Name    string `json:"name"`
+					Command string `json:"command"`
+					Timeout any    `json:"timeout"`
 				} `json:"hooks"`
 			}
-			if json.Unmarshal(raw, &defs) != nil {
+			if agentread.Unmarshal(raw, &defs, false) != nil {
 				continue // enabled, disabled, notifications, or not a list
 			}
 			for _, d := range defs {
@@ -198,7 +201,7 @@ func parse(path string, data []byte) (Settings, error) {
 		slices.SortStableFunc(out.Hooks, func(a, b Hook) int { return strings.Compare(a.Event, b.Event) })
 	}
 	var servers map[string]json.RawMessage
-	if raw, ok := top["mcpServers"]; ok && json.Unmarshal(raw, &servers) != nil {
+	if raw, ok := top["mcpServers"]; ok && agentread.Unmarshal(raw, &servers, false) != nil {
 		return Settings{}, fmt.Errorf("%s: mcpServers is not an object, as Gemini CLI expects; fix it first", path)
 	}
 	for n, raw := range servers {
@@ -208,7 +211,7 @@ func parse(path string, data []byte) (Settings, error) {
 			Args    []string          `json:"args"`
 			Env     map[string]string `json:"env"`
 		}
-		if json.Unmarshal(raw, &e) == nil && filepath.Base(e.Command) == "gemkit" && len(e.Args) > 0 && e.Args[0] == "mcp" && (out.Gemkit == "" || n < out.Gemkit) {
+		if agentread.Unmarshal(raw, &e, false) == nil && filepath.Base(e.Command) == "gemkit" && len(e.Args) > 0 && e.Args[0] == "mcp" && (out.Gemkit == "" || n < out.Gemkit) {
 			out.Gemkit = n
 			out.GemkitEnv = nil
 			for k := range e.Env {
