@@ -150,7 +150,6 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 		Terminal:  isTerminal(a.Err),
 	}
 	said := false
-	writable := servePolicy(a, st).Writable()
 	for _, s := range servers {
 		head := fmt.Sprintf("- %s (%s): ", s.name, s.line)
 		switch {
@@ -163,7 +162,7 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			plan.unpinnable = append(plan.unpinnable, s)
 			continue
 		}
-		prev := previous(st, name, old, s.name, writable)
+		prev := previous(st, name, old, s.name)
 		was, had, there := prev.pin, prev.had, prev.there
 		same := there && was.Request == s.inv.Request() && was.Runner == s.inv.Runner && was.ScriptsRun == scripts
 		if same && !refresh {
@@ -231,15 +230,14 @@ type previousPin struct {
 // previous is the pin of the server of the extension name in old, and
 // whether its tree is still the one pinned. A tree is never agreed to
 // again without that check: any process of the person's may have
-// written it since (extmcp.PinnedTreeChanged); writable are the folders
-// some sandboxed process may write.
-func previous(st *extension.Store, name string, old extension.ServerChoice, server string, writable []string) previousPin {
+// written it since (extmcp.PinnedTreeChanged).
+func previous(st *extension.Store, name string, old extension.ServerChoice, server string) previousPin {
 	p := previousPin{}
 	if p.pin, p.had = old.Packages[server]; !p.had {
 		return p
 	}
 	if _, err := os.Lstat(p.pin.Tree); err == nil {
-		p.changed = extmcp.PinnedTreeChanged(st, name, p.pin, writable)
+		p.changed = extmcp.PinnedTreeChanged(st, name, p.pin)
 	}
 	p.there = p.changed == nil && pinnedProgramThere(p.pin)
 	return p

@@ -211,7 +211,7 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 // folder is now (agreedWords).
 func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) (why, agreed string) {
 	reasons, agreed := startProblems(a, st, ext, c.Widening, c.Packages)
-	for _, p := range pinProblems(a, st, ext, c) {
+	for _, p := range pinProblems(st, ext, c) {
 		reasons = append(reasons, p.Message+": "+p.Fix)
 	}
 	return extension.Printable(strings.Join(reasons, ". ")), agreed
@@ -436,7 +436,7 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 			Message: "switched to gemkit, but gemkit mcp does not serve its MCP servers, and Gemini CLI does not start them: " + why,
 			Fix:     "do what it says, or give them back to Gemini CLI with `gemkit extensions sandbox " + name + " --off`"})
 	}
-	fs = append(fs, pinFindings(a, st, in.Extension, choices[name])...)
+	fs = append(fs, pinFindings(st, in.Extension, choices[name])...)
 	if gs.Gemkit == "" {
 		fs = append(fs, finding{Level: "note", Extension: name,
 			Message: "switched to gemkit, but Gemini CLI's settings have no gemkit mcp entry, so Gemini CLI sees none of its servers' tools",
@@ -447,9 +447,9 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 
 // pinFindings are doctor's findings on a switched extension's
 // package-runner servers (pinProblems).
-func pinFindings(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) []finding {
+func pinFindings(st *extension.Store, ext *extension.Extension, c extension.ServerChoice) []finding {
 	var fs []finding
-	for _, p := range pinProblems(a, st, ext, c) {
+	for _, p := range pinProblems(st, ext, c) {
 		fs = append(fs, finding{Level: "warning", Extension: ext.Manifest.Name, Message: p.Message, Fix: p.Fix})
 	}
 	return fs
@@ -469,10 +469,9 @@ type pinProblem struct {
 // switch refuses the first two (cannotPin); a pin gone stale (a linked
 // extension's edited manifest, an update refused) or a tree changed is
 // told by list, describe and doctor.
-func pinProblems(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) []pinProblem {
+func pinProblems(st *extension.Store, ext *extension.Extension, c extension.ServerChoice) []pinProblem {
 	name := ext.Manifest.Name
 	var ps []pinProblem
-	var writable []string
 	for _, r := range runnerServers(ext, st.Workspace()) {
 		p, ok := c.Packages[r.name]
 		switch {
@@ -490,10 +489,7 @@ func pinProblems(a *app, st *extension.Store, ext *extension.Extension, c extens
 				Fix:     "`gemkit extensions sandbox " + name + "` pins it again, for you to agree to"})
 			continue
 		}
-		if writable == nil {
-			writable = servePolicy(a, st).Writable()
-		}
-		if err := extmcp.PinnedTreeChanged(st, name, p, writable); err != nil {
+		if err := extmcp.PinnedTreeChanged(st, name, p); err != nil {
 			ps = append(ps, pinProblem{
 				Message: fmt.Sprintf("the package pinned for its MCP server %s (%s %s) is not as you agreed to it: %v, so gemkit mcp does not start it", r.name, p.Package, p.Version, err),
 				Fix:     "`gemkit extensions sandbox " + name + "` installs it again from the registry and pins the new tree, for you to agree to"})

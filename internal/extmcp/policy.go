@@ -71,7 +71,7 @@ func (p Policy) Choose() Choose {
 			if !ok {
 				return nil
 			}
-			return CheckPinnedTree(p.Store, name, label, pin, p.Writable())
+			return CheckPinnedTree(p.Store, name, label, pin)
 		}
 		return Choice{Widening: c.Widening, Allowed: allowed, Agreed: agreed, Keep: keep, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages, Tree: tree}
 	}
@@ -93,7 +93,7 @@ func (p Policy) allowed(ext *extension.Extension, name string, c extension.Serve
 	if err := NotServed(state, name, links); err != nil {
 		return err
 	}
-	return CheckPinnedTrees(st, name, c, p.Writable())
+	return CheckPinnedTrees(st, name, c)
 }
 
 // Writable are the folders some sandboxed tool or server may write and
@@ -181,11 +181,10 @@ func CopiedLinks(st *extension.Store, ext *extension.Extension, state extension.
 
 // CheckPinnedTrees checks, at a server's start, that each tree pinned
 // for the servers of the extension name (chosen as c) is still the one
-// the person agreed to (CheckPinnedTree); writable are the folders some
-// sandboxed process may write (Writable).
-func CheckPinnedTrees(st *extension.Store, name string, c extension.ServerChoice, writable []string) error {
+// the person agreed to (CheckPinnedTree).
+func CheckPinnedTrees(st *extension.Store, name string, c extension.ServerChoice) error {
 	for _, server := range sortedKeys(c.Packages) {
-		if err := CheckPinnedTree(st, name, server, c.Packages[server], writable); err != nil {
+		if err := CheckPinnedTree(st, name, server, c.Packages[server]); err != nil {
 			return err
 		}
 	}
@@ -194,10 +193,9 @@ func CheckPinnedTrees(st *extension.Store, name string, c extension.ServerChoice
 
 // CheckPinnedTree says whether the tree pinned as p for the server
 // (by its label) of the extension name is the one the person agreed to
-// (PinnedTreeChanged), nil when it is; else why, with the fix. writable
-// are the folders some sandboxed process may write (Writable).
-func CheckPinnedTree(st *extension.Store, name, server string, p extension.Pin, writable []string) error {
-	err := PinnedTreeChanged(st, name, p, writable)
+// (PinnedTreeChanged), nil when it is; else why, with the fix.
+func CheckPinnedTree(st *extension.Store, name, server string, p extension.Pin) error {
+	err := PinnedTreeChanged(st, name, p)
 	if err == nil {
 		return nil
 	}
@@ -214,12 +212,13 @@ func CheckPinnedTree(st *extension.Store, name, server string, p extension.Pin, 
 // the tree gemkit installed, where it put it, with no link on the way
 // (pkgrun.Verify), its lock and its package's integrity as pinned, the
 // bytes of its files those of its digest (read through the digest
-// cache), with no link out of it, and no file with another name that a
-// folder in writable holds (a *extension.BindError). The tree lies in
-// gemkit's data folder, which no sandboxed process may write but every
-// process of the person's may: the switch, the consent and every start
-// check it, and doctor tells of one that changed.
-func PinnedTreeChanged(st *extension.Store, name string, p extension.Pin, writable []string) error {
+// cache), with no link out of it (the server, which reads its tree
+// alone, could not read through one, wherever it led), and no file with
+// another name (a *extension.BindError). The tree lies in gemkit's data
+// folder, which no sandboxed process may write but every process of the
+// person's may: the switch, the consent and every start check it, and
+// doctor tells of one that changed.
+func PinnedTreeChanged(st *extension.Store, name string, p extension.Pin) error {
 	if err := pkgrun.Verify(pkgrun.Root(st.Home()), name, pkgrun.Pinned{Tree: p.Tree, Package: p.Package, Integrity: p.Integrity, Lock: p.Lock}); err != nil {
 		return err
 	}
@@ -233,7 +232,7 @@ func PinnedTreeChanged(st *extension.Store, name string, p extension.Pin, writab
 	if links := sortedKeys(content.LinksOut); len(links) > 0 {
 		return fmt.Errorf("%s in %s is a link out of the tree, to %s", extension.Printable(links[0]), extension.Printable(p.Tree), extension.Printable(content.LinksOut[links[0]]))
 	}
-	return content.Bindable(p.Tree, writable)
+	return content.Bindable(p.Tree, nil)
 }
 
 // choiceCache reads the MCP server choices once per change of their
