@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/pkgrun"
 	"github.com/gemkit/gemkit/internal/runnerline"
@@ -162,10 +163,8 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			plan.unpinnable = append(plan.unpinnable, s)
 			continue
 		}
-		was, had := old.Packages[s.name]
-		// there: the old pin's program is still in its tree; same: the
-		// old pin is for what the line asks now, the same way.
-		there := had && pinnedProgramThere(was)
+		prev := previous(st, name, old, s.name)
+		was, had, there := prev.pin, prev.had, prev.there
 		same := there && was.Request == s.inv.Request() && was.Runner == s.inv.Runner && was.ScriptsRun == scripts
 		if same && !refresh {
 			plan.pins[s.name] = was
@@ -203,10 +202,6 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 		p := extension.Pin{Runner: s.inv.Runner, Request: s.inv.Request(), Package: t.Package, Version: t.Version, Newest: t.Newest,
 			Integrity: t.Integrity, Tree: t.Dir, Program: t.Program, Lock: t.Lock, Digest: c.Digest, Registry: t.Registry,
 			Packages: t.Packages, Files: t.Files, Bytes: t.Bytes, ScriptsRun: t.ScriptsRun, ScriptsNotRun: t.ScriptsNotRun}
-		lines := []string{fmt.Sprintf("%s%s %s installed", head, p.Package, p.Version)}
-		if p.Newest {
-			lines[0] += ", the newest"
-		}
 		if had && was.Request == p.Request && was.Runner == p.Runner && was.Lock == p.Lock && was.Version == p.Version && was.ScriptsRun == p.ScriptsRun && there {
 			// The registry has nothing new: the pin stays, and the
 			// tree just made goes. A pin for another request (a new
@@ -216,30 +211,72 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, unchanged: the registry has nothing new for it", head, was.Package, was.Version))
 			continue
 		}
-		if had {
-			what := fmt.Sprintf("%s %s → %s", was.Package, was.Version, p.Version)
-			if was.Version == p.Version {
-				what = fmt.Sprintf("%s %s, the same version", was.Package, was.Version)
-			}
-			if !there {
-				what += "; the tree pinned before is no longer there (" + was.Tree + "): installed again"
-			} else if c, err := pkgrun.Diff(was.Tree, p.Tree); err == nil {
-				what += "; packages: " + c.Words(6)
-			}
-			lines = append(lines, "  changed since you agreed: "+what)
-		}
-		if n := len(p.ScriptsNotRun); n > 0 {
-			who := p.ScriptsNotRun[0] + " has install scripts"
-			if n > 1 {
-				who = strings.Join(p.ScriptsNotRun, ", ") + " have install scripts"
-			}
-			lines = append(lines, fmt.Sprintf("  %s, which did not run: the server may not work without them. To let them run, in the install's sandbox (no network but the registry): gemkit extensions sandbox %s --allow-install-scripts", who, extension.Printable(name)))
-		}
+		lines := installedLines(name, head, p, prev)
 		plan.pins[s.name] = p
 		plan.lines = append(plan.lines, lines...)
 	}
 	plan.changed = !maps.EqualFunc(old.Packages, plan.pins, samePin)
 	return plan, nil
+}
+
+// previousPin is a server's pin before, as it is found now.
+type previousPin struct {
+	pin extension.Pin
+	// had: there was one; there: its tree is still the one pinned;
+	// changed: how it is not, when it is there all the same.
+	had, there bool
+	changed    error
+}
+
+// previous is the pin of the server of the extension name in old, and
+// whether its tree is still the one pinned. A tree is never agreed to
+// again without that check: any process of the person's may have
+// written it since (extmcp.PinnedTreeChanged).
+func previous(st *extension.Store, name string, old extension.ServerChoice, server string) previousPin {
+	p := previousPin{}
+	if p.pin, p.had = old.Packages[server]; !p.had {
+		return p
+	}
+	if _, err := os.Lstat(p.pin.Tree); err == nil {
+		p.changed = extmcp.PinnedTreeChanged(st, name, p.pin)
+	}
+	p.there = p.changed == nil && pinnedProgramThere(p.pin)
+	return p
+}
+
+// installedLines say what was installed for a server as p (head the
+// beginning of its line), what changed from its pin before (prev), and
+// the install scripts that did not run.
+func installedLines(name, head string, p extension.Pin, prev previousPin) []string {
+	lines := []string{fmt.Sprintf("%s%s %s installed", head, p.Package, p.Version)}
+	if p.Newest {
+		lines[0] += ", the newest"
+	}
+	if was := prev.pin; prev.had {
+		what := fmt.Sprintf("%s %s → %s", was.Package, was.Version, p.Version)
+		if was.Version == p.Version {
+			what = fmt.Sprintf("%s %s, the same version", was.Package, was.Version)
+		}
+		switch {
+		case prev.changed != nil:
+			what += "; the tree pinned before is not as you agreed to it (" + prev.changed.Error() + "): installed again from the registry"
+		case !prev.there:
+			what += "; the tree pinned before is no longer there (" + was.Tree + "): installed again"
+		default:
+			if c, err := pkgrun.Diff(was.Tree, p.Tree); err == nil {
+				what += "; packages: " + c.Words(6)
+			}
+		}
+		lines = append(lines, "  changed since you agreed: "+what)
+	}
+	if n := len(p.ScriptsNotRun); n > 0 {
+		who := p.ScriptsNotRun[0] + " has install scripts"
+		if n > 1 {
+			who = strings.Join(p.ScriptsNotRun, ", ") + " have install scripts"
+		}
+		lines = append(lines, fmt.Sprintf("  %s, which did not run: the server may not work without them. To let them run (after npm fetched the packages, in a sandbox of their own with no network and none of your npm configuration): gemkit extensions sandbox %s --allow-install-scripts", who, extension.Printable(name)))
+	}
+	return lines
 }
 
 // samePin reports whether a and b pin the same bytes the same way.

@@ -39,6 +39,8 @@ type pkgEnv struct {
 	t             *testing.T
 	bin, home, ws string
 	reg           *npmregistrytest.Registry
+	// user, when set, runs the commands as that user (unprivileged).
+	user []string
 }
 
 func newPkgEnv(t *testing.T, manifest string) *pkgEnv {
@@ -60,6 +62,9 @@ func newPkgEnv(t *testing.T, manifest string) *pkgEnv {
 
 func (e *pkgEnv) cmd(args ...string) *exec.Cmd {
 	cmd := exec.Command(e.bin, args...)
+	if len(e.user) > 0 {
+		cmd = exec.Command(e.user[0], append(append(e.user[1:], e.bin), args...)...)
+	}
 	cmd.Dir = e.ws
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir()}
 	return cmd
@@ -99,12 +104,13 @@ func (e *pkgEnv) choice() (extension.ServerChoice, bool) {
 	return c, state.Granted
 }
 
-// trees are the entries of hello's folder of trees but its lock.
+// trees are the entries of hello's folder of trees but its lock and its
+// npm cache.
 func (e *pkgEnv) trees() []string {
 	entries, _ := os.ReadDir(filepath.Join(pkgrun.Root(e.home), "hello"))
 	var out []string
 	for _, d := range entries {
-		if d.Name() != ".lock" {
+		if d.Name() != ".lock" && d.Name() != ".npm-cache" {
 			out = append(out, d.Name())
 		}
 	}
@@ -279,7 +285,7 @@ func TestSwitchInstallScripts(t *testing.T) {
 		"server.js":    "#!/usr/bin/env node\n",
 	})
 	out := e.must("extensions", "sandbox", "hello")
-	if !strings.Contains(out, "scripted-mcp@1.0.0 has install scripts, which did not run: the server may not work without them. To let them run, in the install's sandbox (no network but the registry): gemkit extensions sandbox hello --allow-install-scripts") {
+	if !strings.Contains(out, "scripted-mcp@1.0.0 has install scripts, which did not run: the server may not work without them. To let them run (after npm fetched the packages, in a sandbox of their own with no network and none of your npm configuration): gemkit extensions sandbox hello --allow-install-scripts") {
 		t.Errorf("the switch does not tell of the install script:\n%s", out)
 	}
 	c, _ := e.choice()
@@ -380,4 +386,132 @@ func TestSwitchPinsAgainAfterTreeRemoved(t *testing.T) {
 			t.Errorf("%v still tells of a missing tree:\n%s", args, out)
 		}
 	}
+}
+
+// TestSwitchNoticesChangedTree: a pinned tree changed after the person
+// agreed to it, by any process of theirs (a byte added to a file of it,
+// the tree or the extension's folder of trees swapped for a link to a
+// copy of it), is told by doctor and list with the fix, and neither the
+// switch nor consent agrees to it again: each installs it again from
+// the registry and says why, or, with a link on the way where it
+// installs, refuses in words; they said "pinned as before" and recorded
+// consent to the changed tree. As root and as uid 65534.
+func TestSwitchNoticesChangedTree(t *testing.T) {
+	for _, tc := range changedTrees {
+		for _, unprivileged := range []bool{false, true} {
+			name := tc.name
+			if unprivileged {
+				name += ", as uid 65534"
+			}
+			t.Run(name, func(t *testing.T) { tc.run(t, unprivileged) })
+		}
+	}
+}
+
+// againWords are what the switch and consent say of a changed tree
+// they install again.
+const againWords = "changed since you agreed: hello-mcp 1.0.0, the same version; the tree pinned before is not as you agreed to it ("
+
+// changedTree is a case of TestSwitchNoticesChangedTree: the tree
+// changed by change, told by doctor and list in words with want, and
+// the command args then saying after.
+type changedTree struct {
+	name        string
+	change      func(t *testing.T, tree string)
+	args        []string
+	want, after string
+}
+
+var changedTrees = []changedTree{
+	{"a byte added", func(t *testing.T, tree string) {
+		f, err := os.OpenFile(filepath.Join(tree, "node_modules", "hello-mcp", "package.json"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(" ")
+		f.Close()
+	}, []string{"extensions", "sandbox", "hello"}, "changed since it was pinned", againWords},
+	{"the tree swapped for a link", swapForLink, []string{"extensions", "consent", "hello", "--grant"},
+		"is a link, not the folder gemkit installed the tree in", againWords},
+	{"the folder of trees swapped for a link", func(t *testing.T, tree string) { swapForLink(t, filepath.Dir(tree)) }, []string{"extensions", "sandbox", "hello"},
+		"is a link, not the folder gemkit installed the tree in", "is not a folder of its own (a symlink?); remove it and try again"},
+}
+
+// swapForLink replaces the folder dir with a link to a copy of it
+// beside it.
+func swapForLink(t *testing.T, dir string) {
+	t.Helper()
+	copied := dir + "-copy"
+	if out, err := exec.Command("cp", "-a", dir, copied).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(copied, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (tc changedTree) run(t *testing.T, unprivileged bool) {
+	e := newPkgEnv(t, helloManifest)
+	if unprivileged {
+		e.unprivileged(t)
+	}
+	publishHello(e.reg, "1.0.0", "1.0.0")
+	e.must("extensions", "sandbox", "hello")
+	c, _ := e.choice()
+	old := c.Packages["hello"].Tree
+	tc.change(t, old)
+	out, _ := e.run("extensions", "doctor")
+	if !strings.Contains(out, "the package pinned for its MCP server hello (hello-mcp 1.0.0) is not as you agreed to it: ") || !strings.Contains(out, tc.want) ||
+		!strings.Contains(out, "so gemkit mcp does not start it") || !strings.Contains(out, "`gemkit extensions sandbox hello` installs it again from the registry") {
+		t.Errorf("doctor does not tell of the changed tree:\n%s", out)
+	}
+	if out, _ := e.run("extensions", "list"); !strings.Contains(out, "NOT SERVED") || !strings.Contains(out, tc.want) {
+		t.Errorf("list does not tell of the changed tree:\n%s", out)
+	}
+	out, _ = e.run(tc.args...)
+	if strings.Contains(out, "pinned as before") || !strings.Contains(out, tc.after) {
+		t.Errorf("%v agreed to the changed tree again:\n%s", tc.args, out)
+	}
+	if tc.after != againWords {
+		return
+	}
+	c, granted := e.choice()
+	if p := c.Packages["hello"]; p.Tree == old || !granted || !treeThere(p.Tree) {
+		t.Errorf("after %v: %+v, consent %v", tc.args, p, granted)
+	}
+	if out, _ := e.run("extensions", "doctor"); strings.Contains(out, "not as you agreed") {
+		t.Errorf("doctor still tells of a changed tree:\n%s", out)
+	}
+}
+
+// unprivileged has every later command of e run as uid 65534: e's
+// home becomes that user's, and gemkit's binary is copied where that
+// user can run it.
+func (e *pkgEnv) unprivileged(t *testing.T) {
+	t.Helper()
+	setpriv := gemkittest.Tool(t, "setpriv", "util-linux")
+	os.Chmod(filepath.Dir(e.home), 0o755)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	b, err := os.ReadFile(e.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.bin = filepath.Join(dir, "gemkit")
+	if err := os.WriteFile(e.bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(e.home, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.user = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 }

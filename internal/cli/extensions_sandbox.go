@@ -74,9 +74,11 @@ yarn dlx), which Gemini CLI lets fetch the package from the registry at each
 start with your rights, is pinned: gemkit installs the package once, at an
 exact version (the newest for a bare name or @latest, shown), in its sandbox
 with no network but the registry of your npm configuration and install
-scripts off (--allow-install-scripts lets them run there), and the server
-runs from that tree with no registry access. The tree is part of your
-consent; gemkit extensions update pins again and asks again.
+scripts off (--allow-install-scripts lets them run after, in a sandbox of
+their own with no network and none of your npm configuration), and the
+server runs from that tree with no registry access. The tree is part of
+your consent, checked at every start; gemkit extensions update pins again
+and asks again.
 
 The command shows what you agree to and records your consent to the extension
 as it is now (its tools' permissions, its servers' and hooks' profiles and its
@@ -132,7 +134,7 @@ docs/extensions.md has the details.`,
 	f.StringArrayVar(&o.credentials, "allow-credentials", nil, "hand the servers one kind of your credentials ("+strings.Join(permission.ServerCredentialKinds(), ", ")+"), read-only, where their libraries look for them in their HOME: the files at the kind's own place in your home, as they are when you agree, never a file a variable names; repeatable")
 	f.StringArrayVar(&o.env, "allow-env", nil, "pass the servers this variable of yours, by name, from the environment of the gemkit mcp that starts them (a $NAME in the manifest's env takes it too); repeatable")
 	f.BoolVar(&o.defaultProfile, "default-profile", false, "forget every widening: back to the default profile")
-	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, in the install's sandbox (no network but the registry); they are off by default")
+	f.BoolVar(&o.installScripts, "allow-install-scripts", false, "let the install scripts of the packages its package-runner servers (npx, ...) run, after npm fetched them, in a sandbox with no network and none of your npm configuration; they are off by default")
 	f.StringVar(&o.hook, "hook", "", "widen (or, with --default-profile, narrow back) this hook (its label, as describe shows it) rather than the servers")
 	f.StringVar(&o.dataLimit, "data-limit", "", "how much the servers may keep in the extension's data folder (default 1GiB): a server that reaches it is stopped and reported; e.g. 4GiB")
 	return cmd

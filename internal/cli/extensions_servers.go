@@ -212,7 +212,7 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 // folder is now (agreedWords).
 func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) (why, agreed string) {
 	reasons, agreed := startProblems(a, st, ext, c)
-	for _, p := range pinProblems(ext, c, st.Workspace()) {
+	for _, p := range pinProblems(st, ext, c) {
 		reasons = append(reasons, p.Message+": "+p.Fix)
 	}
 	return extension.Printable(strings.Join(reasons, ". ")), agreed
@@ -438,7 +438,7 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 			Message: "switched to gemkit, but gemkit mcp does not serve its MCP servers, and Gemini CLI does not start them: " + why,
 			Fix:     "do what it says, or give them back to Gemini CLI with `gemkit extensions sandbox " + name + " --off`"})
 	}
-	fs = append(fs, pinFindings(in.Extension, choices[name], st.Workspace())...)
+	fs = append(fs, pinFindings(st, in.Extension, choices[name])...)
 	if gs.Gemkit == "" {
 		fs = append(fs, finding{Level: "note", Extension: name,
 			Message: "switched to gemkit, but Gemini CLI's settings have no gemkit mcp entry, so Gemini CLI sees none of its servers' tools",
@@ -449,9 +449,9 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 
 // pinFindings are doctor's findings on a switched extension's
 // package-runner servers (pinProblems).
-func pinFindings(ext *extension.Extension, c extension.ServerChoice, ws string) []finding {
+func pinFindings(st *extension.Store, ext *extension.Extension, c extension.ServerChoice) []finding {
 	var fs []finding
-	for _, p := range pinProblems(ext, c, ws) {
+	for _, p := range pinProblems(st, ext, c) {
 		fs = append(fs, finding{Level: "warning", Extension: ext.Manifest.Name, Message: p.Message, Fix: p.Fix})
 	}
 	return fs
@@ -466,13 +466,15 @@ type pinProblem struct {
 // pinProblems are the package-runner servers of ext that gemkit mcp
 // does not start with the choice c: one whose line cannot be pinned, one
 // that fetches from PyPI, one with no pin for what its manifest asks
-// now. The switch refuses the first two (cannotPin); a pin gone stale
-// (a linked extension's edited manifest, an update refused) is told by
-// list, describe and doctor.
-func pinProblems(ext *extension.Extension, c extension.ServerChoice, ws string) []pinProblem {
+// now, one whose pinned tree is gone or not the one pinned (written
+// since by some process of the person's, or swapped for a link). The
+// switch refuses the first two (cannotPin); a pin gone stale (a linked
+// extension's edited manifest, an update refused) or a tree changed is
+// told by list, describe and doctor.
+func pinProblems(st *extension.Store, ext *extension.Extension, c extension.ServerChoice) []pinProblem {
 	name := ext.Manifest.Name
 	var ps []pinProblem
-	for _, r := range runnerServers(ext, ws) {
+	for _, r := range runnerServers(ext, st.Workspace()) {
 		p, ok := c.Packages[r.name]
 		switch {
 		case r.err != nil, r.inv.Ecosystem == runnerline.PyPI:
@@ -481,15 +483,28 @@ func pinProblems(ext *extension.Extension, c extension.ServerChoice, ws string) 
 			ps = append(ps, pinProblem{
 				Message: fmt.Sprintf("its MCP server %s (%s) fetches %s through a package runner, and gemkit has not pinned it for what the manifest asks now, so gemkit mcp does not start it", r.name, r.line, r.inv.Request()),
 				Fix:     "`gemkit extensions sandbox " + name + "` installs it once, at an exact version, for you to agree to"})
-		case !pinnedProgramThere(p):
+		case !pinnedTreeExists(p):
 			// Removed by hand, or by a cleaner of caches: gemkit mcp's
 			// start would fail on the missing program, its fix unsaid.
 			ps = append(ps, pinProblem{
 				Message: fmt.Sprintf("the package pinned for its MCP server %s (%s %s) is no longer in %s, so gemkit mcp cannot start it", r.name, p.Package, p.Version, p.Tree),
 				Fix:     "`gemkit extensions sandbox " + name + "` pins it again, for you to agree to"})
+			continue
+		}
+		if err := extmcp.PinnedTreeChanged(st, name, p); err != nil {
+			ps = append(ps, pinProblem{
+				Message: fmt.Sprintf("the package pinned for its MCP server %s (%s %s) is not as you agreed to it: %v, so gemkit mcp does not start it", r.name, p.Package, p.Version, err),
+				Fix:     "`gemkit extensions sandbox " + name + "` installs it again from the registry and pins the new tree, for you to agree to"})
 		}
 	}
 	return ps
+}
+
+// pinnedTreeExists reports whether something is at the path of a pin's
+// tree (a folder, or what replaced it).
+func pinnedTreeExists(p extension.Pin) bool {
+	_, err := os.Lstat(p.Tree)
+	return err == nil
 }
 
 // pinnedProgramThere reports whether the program a pin runs is still in

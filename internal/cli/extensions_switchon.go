@@ -455,7 +455,7 @@ func (r *switchOnRun) tellWidened() {
 		fmt.Fprintln(a.Out, "Back to the default profile: nothing allowed beyond it.")
 	}
 	if r.scripts && len(r.plan.pins) > 0 {
-		fmt.Fprintf(a.Out, "Install scripts of its servers' packages: allowed, in the install's sandbox (no network but the registry). Back to off: gemkit extensions sandbox %s --default-profile\n", name)
+		fmt.Fprintf(a.Out, "Install scripts of its servers' packages: allowed, run after npm fetched the packages, in a sandbox with no network and none of your npm configuration. Back to off: gemkit extensions sandbox %s --default-profile\n", name)
 	}
 	var settings []extension.SettingState
 	if in, err := r.st.Get(m.Name); err == nil {

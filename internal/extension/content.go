@@ -27,6 +27,14 @@ const (
 	maxContentBytes = 2 << 30
 )
 
+// MaxContentFiles and MaxContentBytes are those bounds, for what writes
+// a folder consent is to bind: internal/pkgrun holds an install to them
+// while npm writes.
+const (
+	MaxContentFiles = maxContentFiles
+	MaxContentBytes = maxContentBytes
+)
+
 // Content is an extension folder's files as consent binds to them.
 type Content struct {
 	// Digest is the folder's ContentDigest, the one value consent is

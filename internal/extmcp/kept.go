@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -200,12 +201,24 @@ const aheadFor = time.Second
 
 // check starts the server's consent check: gemkit's copy of the
 // extension as the person agreed to it, when there is one for it as it
-// is (Spec.Agreed), else the check of its folder.
+// is (Spec.Agreed), with the check of its pinned tree when it runs from
+// one (Spec.PinnedTree), else the check of its folder.
 func (s *server) check() *verdict {
 	if s.spec.Agreed != nil && !s.spec.Remote() {
 		if dir := s.spec.Agreed(); dir != "" {
 			v := &verdict{done: make(chan struct{}), began: time.Now(), copy: dir}
-			close(v.done)
+			if s.spec.PinnedTree == nil {
+				close(v.done)
+				return v
+			}
+			// The copy vouches for the extension's folder, not for the
+			// tree its package was pinned in.
+			go func() {
+				if err := s.spec.PinnedTree(); err != nil {
+					v.err = fmt.Errorf("%s is not started: %w", s.who(), err)
+				}
+				close(v.done)
+			}()
 			return v
 		}
 	}

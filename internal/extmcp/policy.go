@@ -2,12 +2,14 @@ package extmcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/pkgrun"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -56,15 +58,22 @@ func (p Policy) Choose() Choose {
 			return Choice{Why: "its servers are not switched to gemkit (gemkit extensions sandbox " + name + ")"}
 		}
 		allowed := func() error { return p.allowed(e.Ext, name, c) }
-		// A pinned package's tree lies in gemkit's data folder, as the
-		// copy does, which only gemkit writes: checked when pinned, and
-		// not at a start from the copy.
 		agreed := func() string { return p.Store.AgreedCopy(e.Ext) }
 		keep := func() error {
 			_, err := p.Store.KeepAgreedCopy(context.Background(), e.Ext)
 			return err
 		}
-		return Choice{Widening: c.Widening, Allowed: allowed, Agreed: agreed, Keep: keep, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages, Handed: c.Handed}
+		// A pinned package's tree lies in gemkit's data folder, beside
+		// the copy, which any process of the person's may write: it is
+		// checked at every start, from the copy too.
+		tree := func(label string) error {
+			pin, ok := c.Packages[label]
+			if !ok {
+				return nil
+			}
+			return CheckPinnedTree(p.Store, name, label, pin)
+		}
+		return Choice{Widening: c.Widening, Allowed: allowed, Agreed: agreed, Keep: keep, Agents: c.Switched, Workspace: p.Store.Workspace(), Packages: c.Packages, Handed: c.Handed, Tree: tree}
 	}
 }
 
@@ -84,7 +93,7 @@ func (p Policy) allowed(ext *extension.Extension, name string, c extension.Serve
 	if err := NotServed(state, name, links); err != nil {
 		return err
 	}
-	return CheckPinnedTrees(st, name, c, p.Writable())
+	return CheckPinnedTrees(st, name, c)
 }
 
 // Writable are the folders some sandboxed tool or server may write and
@@ -171,26 +180,59 @@ func CopiedLinks(st *extension.Store, ext *extension.Extension, state extension.
 }
 
 // CheckPinnedTrees checks, at a server's start, that each tree pinned
-// for the servers of the extension name (chosen as c) holds the bytes
-// agreed to (its digest, through the digest cache) and nothing consent
-// cannot bind (links out, files with other names); writable are the
-// folders some sandboxed process may write (Writable).
-func CheckPinnedTrees(st *extension.Store, name string, c extension.ServerChoice, writable []string) error {
+// for the servers of the extension name (chosen as c) is still the one
+// the person agreed to (CheckPinnedTree).
+func CheckPinnedTrees(st *extension.Store, name string, c extension.ServerChoice) error {
 	for _, server := range sortedKeys(c.Packages) {
-		p := c.Packages[server]
-		again := fmt.Sprintf("run `gemkit extensions sandbox %s` to pin it again", extension.Printable(name))
-		content, err := st.ReadContent(p.Tree)
-		if err != nil {
-			return fmt.Errorf("the package pinned for its server %s (%s %s) cannot be read in %s (%v); %s", server, p.Package, p.Version, p.Tree, err, again)
-		}
-		if content.Digest != p.Digest {
-			return fmt.Errorf("the package pinned for its server %s (%s %s) is not as you agreed to it: its files in %s changed; %s", server, p.Package, p.Version, p.Tree, again)
-		}
-		if err := content.Bindable(p.Tree, writable); err != nil {
+		if err := CheckPinnedTree(st, name, server, c.Packages[server]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// CheckPinnedTree says whether the tree pinned as p for the server
+// (by its label) of the extension name is the one the person agreed to
+// (PinnedTreeChanged), nil when it is; else why, with the fix.
+func CheckPinnedTree(st *extension.Store, name, server string, p extension.Pin) error {
+	err := PinnedTreeChanged(st, name, p)
+	if err == nil {
+		return nil
+	}
+	var be *extension.BindError
+	if errors.As(err, &be) {
+		return err
+	}
+	return fmt.Errorf("the package pinned for its server %s (%s %s) is not as you agreed to it: %v; run `gemkit extensions sandbox %s` to pin it again, for you to agree to",
+		extension.Printable(server), extension.Printable(p.Package), extension.Printable(p.Version), err, extension.Printable(name))
+}
+
+// PinnedTreeChanged says how the tree pinned as p for the extension
+// name differs from the one pinned, nil when it does not: it must be
+// the tree gemkit installed, where it put it, with no link on the way
+// (pkgrun.Verify), its lock and its package's integrity as pinned, the
+// bytes of its files those of its digest (read through the digest
+// cache), with no link out of it (the server, which reads its tree
+// alone, could not read through one, wherever it led), and no file with
+// another name (a *extension.BindError). The tree lies in gemkit's data
+// folder, which no sandboxed process may write but every process of the
+// person's may: the switch, the consent and every start check it, and
+// doctor tells of one that changed.
+func PinnedTreeChanged(st *extension.Store, name string, p extension.Pin) error {
+	if err := pkgrun.Verify(pkgrun.Root(st.Home()), name, pkgrun.Pinned{Tree: p.Tree, Package: p.Package, Integrity: p.Integrity, Lock: p.Lock}); err != nil {
+		return err
+	}
+	content, err := st.ReadContent(p.Tree)
+	switch {
+	case err != nil:
+		return fmt.Errorf("its files in %s cannot be read (%v)", extension.Printable(p.Tree), err)
+	case content.Digest != p.Digest:
+		return fmt.Errorf("its files in %s changed since it was pinned", extension.Printable(p.Tree))
+	}
+	if links := sortedKeys(content.LinksOut); len(links) > 0 {
+		return fmt.Errorf("%s in %s is a link out of the tree, to %s", extension.Printable(links[0]), extension.Printable(p.Tree), extension.Printable(content.LinksOut[links[0]]))
+	}
+	return content.Bindable(p.Tree, nil)
 }
 
 // choiceCache reads the MCP server choices once per change of their

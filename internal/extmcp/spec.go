@@ -97,6 +97,11 @@ type Spec struct {
 	// after it.
 	Agreed func() string `json:"-"`
 	Keep   func() error  `json:"-"`
+	// PinnedTree, when set, is asked at each start of a server that
+	// runs from a pinned package's tree (Tree), from the agreed copy
+	// too: an error (the tree is not the one agreed to) keeps it from
+	// starting.
+	PinnedTree func() error `json:"-"`
 }
 
 // The transports of a remote server (Spec.Transport).
@@ -181,8 +186,11 @@ type Choice struct {
 	// Workspace is the workspace their ${workspacePath} names.
 	Workspace string
 	// Packages are the packages pinned for its package-runner servers,
-	// by server: such a server runs only from its pin's tree.
+	// by server: such a server runs only from its pin's tree. Tree,
+	// when set, checks the tree pinned for a server (by its label)
+	// before each of its starts (Spec.PinnedTree).
 	Packages map[string]extension.Pin
+	Tree     func(label string) error
 }
 
 // Specs are the servers of the set's extensions that choose lets through
@@ -229,6 +237,7 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			}
 			if !sp.Remote() {
 				pinned(&sp, n, ch.Packages)
+				checkTree(&sp, n, ch.Tree)
 			}
 			out = append(out, sp)
 		}
@@ -255,6 +264,7 @@ func Specs(set *disclosure.Set, choose Choose) ([]Spec, []Skipped) {
 			if !sp.Remote() {
 				// An agent's server is pinned by its label, agent/server.
 				pinned(&sp, label, ch.Packages)
+				checkTree(&sp, label, ch.Tree)
 			}
 			out = append(out, sp)
 		}
@@ -320,6 +330,14 @@ func pinned(sp *Spec, key string, pins map[string]extension.Pin) {
 	sp.Tree = p.Tree
 	sp.Command = filepath.Join(p.Tree, filepath.FromSlash(p.Program))
 	sp.Args = inv.Args
+}
+
+// checkTree has a server that runs from a pinned tree checked by tree
+// (Choice.Tree) before each start, as the server label.
+func checkTree(sp *Spec, label string, tree func(string) error) {
+	if sp.Tree != "" && tree != nil {
+		sp.PinnedTree = func() error { return tree(label) }
+	}
 }
 
 // common fills in what stdio and remote specs share: the timeout and

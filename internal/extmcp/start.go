@@ -160,7 +160,8 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 	}
 	if v.copy != "" {
 		cmd.Policy.Replaced = []sandbox.Handed{{Source: v.copy, Target: s.spec.Dir}}
-	} else {
+	}
+	if v.copy == "" || s.spec.PinnedTree != nil {
 		cmd.Gate = v.wait
 	}
 	waiting := ctx

@@ -262,11 +262,12 @@ type mcpRun struct {
 }
 
 // startMCP starts `gemkit mcp --code-intel=false` with args in the
-// fixture's workspace, with the fixture's environment, and connects to
+// fixture's workspace, with the fixture's environment (as its user,
+// when it has one), and connects to
 // it with o within ctx; the process is killed when the test ends.
 func (f *fixture) startMCP(t *testing.T, ctx context.Context, o mcpclient.Options, args ...string) *mcpRun {
 	t.Helper()
-	cmd := exec.Command(f.bin, append([]string{"mcp", "--code-intel=false"}, args...)...)
+	cmd := f.asUser(exec.Command(f.bin, append([]string{"mcp", "--code-intel=false"}, args...)...))
 	cmd.Dir, cmd.Env = f.ws, f.env()
 	r := &mcpRun{stderr: &gemkittest.Output{}, cmd: cmd}
 	cmd.Stderr = r.stderr

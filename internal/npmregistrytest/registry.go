@@ -9,7 +9,12 @@
 // request until it lets it go (an install interrupted half way), and
 // make the registry misbehave in the ways real ones do (a missing
 // package, a body that is not JSON, a server error, bytes that do not
-// match their integrity, a tarball on another host).
+// match their integrity, a tarball on another host). Packuments carry
+// an ETag, and a request that names it (If-None-Match) is answered 304
+// with no body, as registry.npmjs.org answers npm's revalidation of
+// what its cache holds. What would change the registry (a publish, an
+// unpublish: any method but GET and HEAD) is refused and recorded
+// (Writes).
 //
 // The packument's form is the registry's, as npm reads it
 // (docs.npmjs.com, "registry" and the package metadata API of
@@ -20,12 +25,7 @@
 package npmregistrytest
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha1"
-	"crypto/sha512"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -36,10 +36,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // TB is the part of testing.TB the registry uses, so that a benchmark
@@ -107,6 +105,7 @@ type version struct {
 	manifest map[string]any
 	dir      string            // an installed package's folder, or
 	files    map[string]string // the files of a package a test wrote
+	gzipped  bool              // packed compressed (PublishGzipped)
 	cacheKey string
 	tgz      *tarball
 }
@@ -128,12 +127,21 @@ type Registry struct {
 	holds    map[string]*hold
 	requests []string
 	auth     []string
+	writes   []Write
 }
 
 type hold struct {
+	// after is how many bytes of the tarball are sent before it holds.
+	after   int
 	reached chan struct{}
 	release chan struct{}
 	once    sync.Once
+}
+
+// Write is a request that would change the registry (a publish: PUT),
+// which it refuses.
+type Write struct {
+	Method, Path, Authorization string
 }
 
 // New starts a registry for the test t, closed when it ends; cache,
@@ -217,6 +225,19 @@ func (r *Registry) Publish(files map[string]string) {
 	}
 	r.checkManifest(m, "published files")
 	r.add(&version{manifest: m, files: files}, true)
+}
+
+// PublishGzipped publishes files as Publish does, in a tarball
+// compressed as npm pack compresses it, so that what the install
+// writes (the files) can be far more than what it fetched.
+func (r *Registry) PublishGzipped(files map[string]string) {
+	r.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(files["package.json"]), &m); err != nil {
+		r.t.Fatalf("npmregistrytest: the package.json of a published package: %v", err)
+	}
+	r.checkManifest(m, "published files")
+	r.add(&version{manifest: m, files: files, gzipped: true}, true)
 }
 
 // PublishDir publishes a new version of the installed package in dir:
@@ -313,7 +334,15 @@ func (r *Registry) Break(name string, how Breakage) {
 // version) until release is called: reached is closed when the first
 // one arrives. A held request ends early when its client goes.
 func (r *Registry) Hold(name string) (reached <-chan struct{}, release func()) {
-	h := &hold{reached: make(chan struct{}), release: make(chan struct{})}
+	return r.HoldAfter(name, 0)
+}
+
+// HoldAfter holds every request for the package name's tarballs after
+// their first n bytes were sent, until release is called: reached is
+// closed when the first one has sent them. A client that stops reading
+// before then never reaches the hold.
+func (r *Registry) HoldAfter(name string, n int) (reached <-chan struct{}, release func()) {
+	h := &hold{after: n, reached: make(chan struct{}), release: make(chan struct{})}
 	r.mu.Lock()
 	r.holds[name] = h
 	r.mu.Unlock()
@@ -325,6 +354,14 @@ func (r *Registry) Requests() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.requests...)
+}
+
+// Writes are the requests that would have changed the registry, in
+// order.
+func (r *Registry) Writes() []Write {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Write(nil), r.writes...)
 }
 
 // Authorizations are the Authorization headers the requests carried.
@@ -354,6 +391,9 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Unlock()
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		r.mu.Lock()
+		r.writes = append(r.writes, Write{Method: req.Method, Path: p, Authorization: req.Header.Get("Authorization")})
+		r.mu.Unlock()
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
@@ -362,10 +402,10 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		r.serveTarball(w, req, name, file)
 		return
 	}
-	r.servePackument(w, p)
+	r.servePackument(w, req, p)
 }
 
-func (r *Registry) servePackument(w http.ResponseWriter, name string) {
+func (r *Registry) servePackument(w http.ResponseWriter, req *http.Request, name string) {
 	r.mu.Lock()
 	vs := r.versions[name]
 	how := r.broken[name]
@@ -412,6 +452,14 @@ func (r *Registry) servePackument(w http.ResponseWriter, name string) {
 		versions[ver] = doc
 	}
 	b, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": latest}, "versions": versions})
+	sum := sha1.Sum(b)
+	etag := `"` + hex.EncodeToString(sum[:]) + `"`
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	if req.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)
 }
@@ -431,7 +479,22 @@ func (r *Registry) serveTarball(w http.ResponseWriter, req *http.Request, name, 
 		http.Error(w, `{"error":"Not found"}`, http.StatusNotFound)
 		return
 	}
+	t := r.build(v)
+	data := t.data
+	if how == WrongBytes {
+		data = append([]byte(nil), data...)
+		data[len(data)/2] ^= 0xff
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	if h != nil {
+		if n := min(h.after, len(data)); n > 0 {
+			if _, err := w.Write(data[:n]); err != nil {
+				return
+			}
+			http.NewResponseController(w).Flush()
+			data = data[n:]
+		}
 		select {
 		case <-h.reached:
 		default:
@@ -443,128 +506,5 @@ func (r *Registry) serveTarball(w http.ResponseWriter, req *http.Request, name, 
 			return
 		}
 	}
-	t := r.build(v)
-	data := t.data
-	if how == WrongBytes {
-		data = append([]byte(nil), data...)
-		data[len(data)/2] ^= 0xff
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	w.Write(data)
-}
-
-// build packs v's files, once.
-func (r *Registry) build(v *version) *tarball {
-	v.tgz.once.Do(func() {
-		v.tgz.data, v.tgz.err = pack(v)
-		if v.tgz.err == nil {
-			s512 := sha512.Sum512(v.tgz.data)
-			s1 := sha1.Sum(v.tgz.data)
-			v.tgz.integrity = "sha512-" + base64.StdEncoding.EncodeToString(s512[:])
-			v.tgz.shasum = hex.EncodeToString(s1[:])
-		}
-	})
-	return v.tgz
-}
-
-// packTime is the time of every entry of a tarball, as npm pack sets it.
-var packTime = time.Date(1985, 10, 26, 8, 15, 0, 0, time.UTC)
-
-// pack writes v's files as a gzipped tarball under "package/": a
-// folder's files but its node_modules (its own dependencies, which the
-// registry serves apart), or the files a test gave.
-func pack(v *version) ([]byte, error) {
-	var buf bytes.Buffer
-	// Stored, not compressed: the tarballs cross loopback, and packing
-	// hundreds of MB for a test is what would cost.
-	gz, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
-	tw := tar.NewWriter(gz)
-	write := func(name string, mode int64, data []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Name: "package/" + name, Mode: mode, Size: int64(len(data)), ModTime: packTime, Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err := tw.Write(data)
-		return err
-	}
-	if v.files != nil {
-		names := make([]string, 0, len(v.files))
-		for n := range v.files {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			mode := int64(0o644)
-			if strings.HasPrefix(v.files[n], "#!") {
-				mode = 0o755
-			}
-			if err := write(n, mode, []byte(v.files[n])); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		err := filepath.WalkDir(v.dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(v.dir, p)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() && rel == "node_modules" {
-				return filepath.SkipDir
-			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return write(rel, int64(fi.Mode().Perm()), data)
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// hasInstallScript says whether npm would run install scripts of m.
-func hasInstallScript(m map[string]any) bool {
-	s, _ := m["scripts"].(map[string]any)
-	for _, k := range []string{"preinstall", "install", "postinstall"} {
-		if _, ok := s[k]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// newer reports whether the version a sorts after b (numbers compared
-// as numbers, a pre-release before its release): enough for the
-// versions tests publish.
-func newer(a, b string) bool {
-	pa, pb := strings.SplitN(a, "-", 2), strings.SplitN(b, "-", 2)
-	na, nb := strings.Split(pa[0], "."), strings.Split(pb[0], ".")
-	for i := 0; i < len(na) && i < len(nb); i++ {
-		var x, y int
-		fmt.Sscan(na[i], &x)
-		fmt.Sscan(nb[i], &y)
-		if x != y {
-			return x > y
-		}
-	}
-	if len(na) != len(nb) {
-		return len(na) > len(nb)
-	}
-	return len(pa) == 1 && len(pb) == 2
 }

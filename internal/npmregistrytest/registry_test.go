@@ -176,3 +176,97 @@ func TestHold(t *testing.T) {
 		t.Errorf("released: %d", code)
 	}
 }
+
+// TestRevalidation: a packument carries an ETag; asked again with it
+// (If-None-Match), as npm revalidates its cache, the registry answers
+// 304 with no body; a publish changes it.
+func TestRevalidation(t *testing.T) {
+	r := New(t, nil)
+	r.Publish(map[string]string{"package.json": `{"name": "p", "version": "1.0.0"}`})
+	ask := func(etag string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, r.URL+"p", nil)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	first := ask("")
+	etag := first.Header.Get("ETag")
+	if first.StatusCode != 200 || etag == "" {
+		t.Fatalf("first: %d, ETag %q", first.StatusCode, etag)
+	}
+	if again := ask(etag); again.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidated: %d, want 304", again.StatusCode)
+	}
+	r.Publish(map[string]string{"package.json": `{"name": "p", "version": "1.1.0"}`})
+	if after := ask(etag); after.StatusCode != 200 || after.Header.Get("ETag") == etag {
+		t.Errorf("after a publish: %d, ETag %q", after.StatusCode, after.Header.Get("ETag"))
+	}
+}
+
+// TestWritesRefused: a publish is refused and recorded, with the
+// credentials it carried.
+func TestWritesRefused(t *testing.T) {
+	r := New(t, nil)
+	req, _ := http.NewRequest(http.MethodPut, r.URL+"stolen", strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer t-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if w := r.Writes(); resp.StatusCode != http.StatusMethodNotAllowed || len(w) != 1 || w[0] != (Write{Method: "PUT", Path: "/stolen", Authorization: "Bearer t-1"}) {
+		t.Errorf("%d, writes %+v", resp.StatusCode, w)
+	}
+}
+
+// TestHoldAfter: a tarball held after its first bytes sends them, and
+// the rest only once released; a gzipped one is smaller than its files.
+func TestHoldAfter(t *testing.T) {
+	r := New(t, nil)
+	big := strings.Repeat("0", 1<<20)
+	r.PublishGzipped(map[string]string{"package.json": `{"name": "p", "version": "1.0.0"}`, "zeros.txt": big})
+	reached, release := r.HoldAfter("p", 100)
+	resp, err := http.Get(r.URL + "p/-/p-1.0.0.tgz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	head := make([]byte, 100)
+	if _, err := io.ReadFull(resp.Body, head); err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+	release()
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz := append(head, rest...)
+	if len(tgz) >= len(big) {
+		t.Errorf("the gzipped tarball is %d bytes, for 1 MiB of zeros", len(tgz))
+	}
+	gz, err := gzip.NewReader(strings.NewReader(string(tgz)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	found := false
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		found = found || h.Name == "package/zeros.txt" && h.Size == int64(len(big))
+	}
+	if !found {
+		t.Error("the tarball lacks package/zeros.txt")
+	}
+}

@@ -15,5 +15,40 @@
 //
 // npm's use lives behind this package: Installer.Install installs what a
 // line names, and the lock of a tree says what changed from another
-// (Diff).
+// (Diff); Verify says whether a pinned tree is still the one pinned.
+//
+// # What an install's package code can reach
+//
+// npm itself is trusted to fetch and unpack; the packages' code (their
+// install scripts, run only when the person allowed them) is not, and
+// it is kept from the two things it could turn against the person:
+//
+//   - Another extension's pins. Each extension's installs have an npm
+//     cache of their own, in its folder of trees (cacheName), and no
+//     install script ever runs with a cache it can write. The red team
+//     showed why a shared cache is not enough to trust: a script that
+//     could write it rewrote a cached packument (npm's own cacache,
+//     the registry's ETag kept) to name its own tarball and integrity,
+//     and the registry's 304 to npm's revalidation made every later
+//     install of that package, any extension's, take those bytes, with
+//     an integrity that matched them. Checking every pinned file
+//     against the registry instead would mean fetching every packument
+//     again with no cache, at each install, and trusting nothing npm
+//     unpacked: a cache per extension costs only what two extensions
+//     share fetched twice, and keeps what one extension's install did
+//     in that extension's folder, which uninstall removes. The cache
+//     all extensions shared before (Root's .npm-cache) is removed at
+//     the next install.
+//   - The person's registry credentials. npm fetches with the
+//     configuration gemkit writes from the person's (tokens included)
+//     and --ignore-scripts; only then, when the person allowed them,
+//     the scripts run (`npm rebuild`) in a second sandbox: no network
+//     at all (so no publish, with a token or without), no configuration
+//     of the person's, an empty cache in its own temporary folder, and
+//     nothing to write but the tree. The configuration's folder is
+//     removed before.
+//
+// What an install writes is bounded while npm writes (bound.go), and a
+// tree that holds a link out of it, or an entry that is neither a file,
+// a folder nor a link, is refused (inspect): nothing of it is kept.
 package pkgrun

@@ -52,6 +52,10 @@ type Installer struct {
 	// so far; Terminal rewrites one line there rather than adding lines.
 	Progress io.Writer
 	Terminal bool
+	// MaxBytes and MaxFiles bound what an install writes, while npm
+	// writes it (bound.go); 0 is DefaultMaxBytes, DefaultMaxFiles.
+	MaxBytes int64
+	MaxFiles int
 }
 
 // Request is one server's package to install.
@@ -180,7 +184,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	if err != nil {
 		return Tree{}, err
 	}
-	t, err := inspect(stage, req.Invocation, req.Scripts)
+	t, err := inspect(stage, req.Invocation, req.Scripts, limits{in.maxBytes(), in.maxFiles()})
 	if err != nil {
 		return Tree{}, fmt.Errorf("installing %s: %w; nothing was kept", run.target, err)
 	}
@@ -260,10 +264,11 @@ func reserved(ip net.IP) bool {
 }
 
 // inspect checks the tree npm staged in dir and says what it holds: the
-// package the line asked for, at one version, with the program to run.
+// package the line asked for, at one version, with the program to run,
+// and nothing it does not pin (count).
 // The tree was written by npm in the sandbox from what the registry
 // sent: it is read through its Root.
-func inspect(dir string, inv runnerline.Invocation, scripts bool) (Tree, error) {
+func inspect(dir string, inv runnerline.Invocation, scripts bool, lim limits) (Tree, error) {
 	root, err := fsutil.OpenRoot(dir)
 	if err != nil {
 		return Tree{}, err
@@ -321,9 +326,41 @@ func inspect(dir string, inv runnerline.Invocation, scripts bool) (Tree, error) 
 		return Tree{}, fmt.Errorf("npm did not make the program %s of %s executable", program, inv.Package)
 	}
 	t.Program = real
-	err = root.Walk(".", func(d *fsutil.Root, name string, de fs.DirEntry) error {
-		if !de.Type().IsRegular() {
+	if err := t.count(root, lim); err != nil {
+		return Tree{}, err
+	}
+	return t, nil
+}
+
+// limits are what a tree may hold (Installer.MaxBytes, MaxFiles).
+type limits struct {
+	bytes int64
+	files int
+}
+
+// count counts the files and bytes of the tree root into t, and refuses
+// what gemkit does not pin: a link that leads out of the tree (the
+// server, which reads its tree alone, could not read through it, and
+// what it names is no part of what the person agreed to), an entry that
+// is neither a file, a folder nor a link (a FIFO a script made), a
+// file at the bound (the sandbox cut it there: MaxFileBytes), and a
+// tree past the bounds.
+func (t *Tree) count(root *fsutil.Root, lim limits) error {
+	err := root.Walk(".", func(d *fsutil.Root, name string, de fs.DirEntry) error {
+		switch typ := de.Type(); {
+		case typ&fs.ModeSymlink != 0:
+			target, err := d.Readlink(de.Name())
+			if err != nil {
+				return err
+			}
+			if _, err := root.Resolve(name); errors.Is(err, fsutil.ErrOutside) {
+				return fmt.Errorf("%s is a link to %s, which leads out of the tree: gemkit pins only what the tree holds (an install script made it?)", printable(name), printable(target))
+			}
 			return nil
+		case typ.IsDir():
+			return nil
+		case !typ.IsRegular():
+			return fmt.Errorf("%s is neither a file, a folder nor a link (%s): gemkit pins only files, folders and links", printable(name), typ.Type())
 		}
 		fi, err := de.Info()
 		if err != nil {
@@ -331,12 +368,20 @@ func inspect(dir string, inv runnerline.Invocation, scripts bool) (Tree, error) 
 		}
 		t.Files++
 		t.Bytes += fi.Size()
+		switch {
+		case fi.Size() >= lim.bytes:
+			return fmt.Errorf("the file %s reached the %s an install may write", printable(name), Size(lim.bytes))
+		case t.Bytes > lim.bytes:
+			return fmt.Errorf("the tree's files come to more than the %s an install may write", Size(lim.bytes))
+		case t.Files > lim.files:
+			return fmt.Errorf("the tree holds more than the %d files an install may write", lim.files)
+		}
 		return nil
 	})
 	if err != nil {
-		return Tree{}, fmt.Errorf("counting the tree: %w", err)
+		return fmt.Errorf("checking the tree: %w", err)
 	}
-	return t, nil
+	return nil
 }
 
 // chooseProgram picks the program of a package's bin field (a path, or
@@ -414,8 +459,8 @@ func slug(s string) string {
 
 // Prune removes, from the folder of the extension ext under root,
 // every tree but those in keep (their folders), and what an install
-// left there: the trees no record pins any longer. The caller holds the
-// extension's lock (Lock).
+// left there: the trees no record pins any longer. The extension's npm
+// cache stays. The caller holds the extension's lock (Lock).
 func Prune(root, ext string, keep []string) error {
 	dir, err := extDir(root, ext)
 	if err != nil {
@@ -431,7 +476,7 @@ func Prune(root, ext string, keep []string) error {
 	var errs []error
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
-		if e.Name() == lockFileName || slices.Contains(keep, p) {
+		if e.Name() == lockFileName || e.Name() == cacheName || slices.Contains(keep, p) {
 			continue
 		}
 		if err := fsutil.RemoveTree(p); err != nil {

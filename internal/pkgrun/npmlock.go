@@ -131,31 +131,63 @@ func (c Changes) Words(max int) string {
 }
 
 // Diff says what changed from the tree in dir old to the one in new,
-// both trees gemkit installed, by their locks.
+// both trees gemkit installed, by their locks: a package of the same
+// version whose bytes differ (its integrity) changed too.
 func Diff(old, new string) (Changes, error) {
-	a, err := treePackages(old)
+	a, err := lockIn(old)
 	if err != nil {
 		return Changes{}, err
 	}
-	b, err := treePackages(new)
+	b, err := lockIn(new)
 	if err != nil {
 		return Changes{}, err
 	}
-	return diffPackages(a, b), nil
+	c := diffPackages(a.installed(), b.installed())
+	ia, ib := a.integrities(), b.integrities()
+	for _, nv := range a.installed() {
+		was, now := ia[nv], ib[nv]
+		if _, both := ib[nv]; both && was != now {
+			at := strings.LastIndex(nv, "@")
+			c.Changed = append(c.Changed, fmt.Sprintf("%s %s: other bytes (integrity %s → %s)", nv[:at], nv[at+1:], short(was), short(now)))
+		}
+	}
+	sort.Strings(c.Changed)
+	return c, nil
 }
 
-// treePackages are the packages of the tree in dir, by its lock.
-func treePackages(dir string) ([]string, error) {
-	root, err := fsutil.OpenRoot(dir)
-	if err != nil {
-		return nil, err
+// integrities are the integrity of each package of the tree,
+// "name@version" to the integrities of its copies (sorted, joined by
+// ", ": a copy of other bytes than another of the same version shows).
+func (l npmLock) integrities() map[string]string {
+	sets := map[string]map[string]bool{}
+	for path, p := range l.Packages {
+		if path == "" || p.Link || !strings.Contains(path, "node_modules/") {
+			continue
+		}
+		nv := pkgName(path, p) + "@" + p.Version
+		if sets[nv] == nil {
+			sets[nv] = map[string]bool{}
+		}
+		sets[nv][p.Integrity] = true
 	}
-	defer root.Close()
-	l, _, err := readLock(root)
-	if err != nil {
-		return nil, err
+	out := make(map[string]string, len(sets))
+	for nv, set := range sets {
+		list := make([]string, 0, len(set))
+		for i := range set {
+			list = append(list, i)
+		}
+		sort.Strings(list)
+		out[nv] = strings.Join(list, ", ")
 	}
-	return l.installed(), nil
+	return out
+}
+
+// short is an integrity in words: its algorithm and first characters.
+func short(integrity string) string {
+	if len(integrity) > 19 {
+		return integrity[:19] + "…"
+	}
+	return integrity
 }
 
 // diffPackages compares two sorted lists of name@version.

@@ -2,6 +2,7 @@ package pkgrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +19,21 @@ import (
 )
 
 // npm run in gemkit's sandbox for a request: to install it into a
-// staged folder, or to resolve it and write the lock alone.
+// staged folder, or to resolve it and write the lock alone. An install
+// is two runs when the person allowed install scripts (doc.go): npm
+// fetches with the person's configuration and no script run, then runs
+// the scripts (`npm rebuild`) with neither the configuration nor the
+// network nor the cache.
+
+// cacheName is npm's cache in an extension's folder of trees: each
+// extension's installs have their own, which only npm writes, never a
+// package's script (doc.go).
+const cacheName = ".npm-cache"
+
+// sharedCacheName is the cache every extension's installs shared before
+// each had its own, in Root: it may hold what one extension's install
+// scripts wrote, and is removed at the next install.
+const sharedCacheName = ".npm-cache"
 
 // stage makes a new folder, its name starting with prefix, in the
 // folder of req's extension's trees.
@@ -42,13 +57,22 @@ func (in *Installer) stage(req Request, prefix string) (dir, stage string, err e
 // from where, how much came through the proxy, and the progress that
 // told of it.
 type npmRun struct {
+	inv              runnerline.Invocation
 	target, registry string
 	received         int64
 	prog             *progress
 }
 
+// npmTools are node and npm as found on the person's PATH, and the PATH
+// an install runs with.
+type npmTools struct {
+	node, cli, root string
+	path            []string
+}
+
 // npm runs npm in gemkit's sandbox to install what req names into
-// stage, or, lockOnly, to resolve it and write the lock alone.
+// stage, or, lockOnly, to resolve it and write the lock alone; then,
+// when req allows them, the packages' install scripts.
 func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnly bool) (npmRun, error) {
 	inv := req.Invocation
 	env := envMap(in.environ())
@@ -56,75 +80,160 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 	if err != nil {
 		return npmRun{}, err
 	}
+	path, _ := permission.SearchPath(env["PATH"], in.Untrusted)
+	tools := npmTools{node: node, cli: npmCLI, root: npmRoot, path: path}
 	cfg, err := ReadConfig(env, node)
 	if err != nil {
 		return npmRun{}, err
 	}
-	dir := filepath.Dir(stage)
-	cache := filepath.Join(in.Root, ".npm-cache")
+	cache := filepath.Join(filepath.Dir(stage), cacheName)
 	if err := privateDirs(in.Root, cache); err != nil {
 		return npmRun{}, err
 	}
-	// The configuration, with the person's registry tokens, lives
-	// outside the tree and only for the install.
-	conf, err := os.MkdirTemp(dir, ".config-")
-	if err != nil {
-		return npmRun{}, err
-	}
-	defer fsutil.RemoveTree(conf)
-	if err := cfg.write(conf); err != nil {
-		return npmRun{}, fmt.Errorf("writing the install's npm configuration: %w", err)
-	}
-	tmp, err := os.MkdirTemp("", "gemkit-npm-")
-	if err != nil {
-		return npmRun{}, err
-	}
-	defer fsutil.RemoveTree(tmp)
+	fsutil.RemoveTree(filepath.Join(in.Root, sharedCacheName))
 	if err := os.WriteFile(filepath.Join(stage, "package.json"), []byte(`{"name": "gemkit-pinned", "private": true, "description": "A package pinned by gemkit for an extension's MCP server."}`+"\n"), 0o644); err != nil {
 		return npmRun{}, err
 	}
-	run := npmRun{target: inv.Package + "@" + inv.Spec, registry: redact(cfg.RegistryFor(inv.Package))}
+	run := npmRun{inv: inv, target: inv.Package + "@" + inv.Spec, registry: redact(cfg.RegistryFor(inv.Package))}
 	if inv.Spec == "" {
 		run.target = inv.Package + "@latest"
 	}
-	args := []string{npmCLI, "install", run.target, "--save-exact", "--no-audit", "--no-fund", "--no-update-notifier",
-		"--loglevel=http", "--no-progress", "--prefer-online", "--color=false"}
-	if lockOnly {
-		args = append(args, "--package-lock-only")
-	}
-	if req.Scripts && !lockOnly {
-		args = append(args, "--foreground-scripts")
-	} else {
-		args = append(args, "--ignore-scripts")
-	}
-	path, _ := permission.SearchPath(env["PATH"], in.Untrusted)
-	runtime := []string{langserver.Prefix(node), npmRoot, conf}
-	hosts := allowedHosts(ctx, cfg)
 	var received atomic.Int64
-	run.prog = &progress{w: in.Progress, terminal: in.Terminal, received: &received}
+	run.prog = &progress{w: in.Progress, terminal: in.Terminal, received: &received, bound: in.maxBytes()}
 	if lockOnly {
 		run.prog.startResolve(inv, req.Server, run.registry)
 	} else {
 		run.prog.start(inv, req.Server, run.registry, req.Scripts)
 	}
+	if err := in.fetch(ctx, tools, cfg, stage, cache, lockOnly, run, &received); err != nil {
+		return npmRun{}, err
+	}
+	run.received = received.Load()
+	if req.Scripts && !lockOnly {
+		if err := in.scripts(ctx, tools, stage, run); err != nil {
+			return npmRun{}, err
+		}
+	}
+	return run, nil
+}
+
+// fetch runs npm install (or, lockOnly, the resolution alone) with no
+// install script, reading the configuration gemkit writes from the
+// person's, with their registry tokens, which lives outside the tree
+// and only for this run, and reaching the registries alone.
+func (in *Installer) fetch(ctx context.Context, tools npmTools, cfg Config, stage, cache string, lockOnly bool, run npmRun, received *atomic.Int64) error {
+	conf, err := os.MkdirTemp(filepath.Dir(stage), ".config-")
+	if err != nil {
+		return err
+	}
+	defer fsutil.RemoveTree(conf)
+	if err := cfg.write(conf); err != nil {
+		return fmt.Errorf("writing the install's npm configuration: %w", err)
+	}
+	args := []string{"install", run.target, "--save-exact", "--no-audit", "--no-fund", "--no-update-notifier",
+		"--loglevel=http", "--no-progress", "--prefer-online", "--color=false", "--ignore-scripts"}
+	if lockOnly {
+		args = append(args, "--package-lock-only")
+	}
+	hosts := allowedHosts(ctx, cfg)
+	s := npmStep{
+		args: args, dir: stage, read: []string{conf}, write: []string{stage, cache}, hosts: hosts, received: received,
+		env: []string{"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
+			"NPM_CONFIG_CACHE=" + cache},
+		bound: newWriteBound(in.maxBytes(), in.maxFiles(), stage, cache),
+	}
+	denied, werr := in.runNPM(ctx, tools, s, run.prog)
+	var se *startError
+	switch {
+	case ctx.Err() != nil:
+		return &InterruptedError{Package: run.target}
+	case errors.As(werr, &se):
+		return fmt.Errorf("installing %s: %w", run.target, werr)
+	case s.bound.exceeded() != "":
+		return &InstallError{Package: run.target, Why: s.bound.exceeded(), NPM: run.prog.npmLines()}
+	case werr != nil:
+		return run.prog.failure(run.target, run.inv, run.registry, werr, denied, hosts)
+	}
+	return nil
+}
+
+// scripts runs the install scripts of the packages npm installed into
+// stage (`npm rebuild`, which runs each package's preinstall, install
+// and postinstall, and builds what has a binding.gyp), in a sandbox of
+// its own: no network at all, none of the person's npm configuration,
+// no npm cache but an empty one in its temporary folder, and no folder
+// to write but the tree. What a script could reach there is the tree
+// and what the install's sandbox lets any program read.
+func (in *Installer) scripts(ctx context.Context, tools npmTools, stage string, run npmRun) error {
+	run.prog.startScripts()
+	s := npmStep{
+		args: []string{"rebuild", "--foreground-scripts", "--no-audit", "--no-fund", "--no-update-notifier", "--offline",
+			"--loglevel=http", "--no-progress", "--color=false"},
+		dir: stage, write: []string{stage},
+		bound: newWriteBound(in.maxBytes(), in.maxFiles(), stage, ""),
+	}
+	denied, werr := in.runNPM(ctx, tools, s, run.prog)
+	var se *startError
+	switch {
+	case ctx.Err() != nil:
+		return &InterruptedError{Package: run.target}
+	case errors.As(werr, &se):
+		return fmt.Errorf("running the install scripts of %s: %w", run.target, werr)
+	case s.bound.exceeded() != "":
+		return &InstallError{Package: run.target, Why: s.bound.exceeded(), NPM: run.prog.npmLines()}
+	case werr != nil:
+		return run.prog.scriptsFailure(run.target, werr, denied)
+	}
+	return nil
+}
+
+// npmStep is one run of npm in gemkit's sandbox: its arguments (after
+// npm's command-line script), its working folder, the folders it reads
+// beside node's and npm's installations and writes, the hosts it
+// reaches (none: no network) and the variables it gets beside PATH,
+// HOME, TMPDIR and npm's configuration files (NPM_CONFIG_USERCONFIG and
+// NPM_CONFIG_GLOBALCONFIG name files its temporary folder does not
+// hold, which npm reads as empty, unless env names others), and what
+// bounds what it writes.
+type npmStep struct {
+	args        []string
+	dir         string
+	read, write []string
+	hosts       []string
+	env         []string
+	received    *atomic.Int64
+	bound       *writeBound
+}
+
+// runNPM runs the step s with the tools, its output read by prog,
+// watched by its bound while it runs: what the proxy refused, and how
+// npm ended.
+func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog *progress) ([]netproxy.Denial, error) {
+	tmp, err := os.MkdirTemp("", "gemkit-npm-")
+	if err != nil {
+		return nil, err
+	}
+	defer fsutil.RemoveTree(tmp)
+	env := append([]string{"PATH=" + strings.Join(tools.path, string(filepath.ListSeparator)), "HOME=" + tmp, "TMPDIR=" + tmp,
+		"NPM_CONFIG_USERCONFIG=" + filepath.Join(tmp, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(tmp, "global-npmrc"),
+		"NPM_CONFIG_CACHE=" + filepath.Join(tmp, "npm-cache"), "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"}, s.env...)
+	homeEnv := envMap(in.environ())
 	var mu sync.Mutex
 	var denied []netproxy.Denial
 	cmd := &sandbox.Command{
 		Policy: sandbox.Policy{
 			// Nothing of the person's is read but what is listed: npm's
-			// installation, node's, the configuration written above.
-			ExtensionDir: npmRoot, TempDir: tmp, RuntimePaths: runtime,
-			Caches:       []string{stage, cache},
-			AllowedHosts: hosts, ReportRefusals: true,
+			// installation, node's, what the step reads.
+			ExtensionDir: tools.root, TempDir: tmp, RuntimePaths: append([]string{langserver.Prefix(tools.node), tools.root}, s.read...),
+			Caches:       s.write,
+			AllowedHosts: s.hosts, ReportRefusals: true,
+			MaxFileBytes: uint64(s.bound.max), NoPreallocate: true,
 			OwnServer: func(port int) bool {
-				return permission.OwnServerPort(permission.ClosedInputs{Home: env["HOME"], Getenv: func(k string) string { return env[k] }}, port)
+				return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
 			},
 		},
-		Path: node, Args: args, Dir: stage,
-		Env: []string{"PATH=" + strings.Join(path, string(filepath.ListSeparator)), "HOME=" + tmp, "TMPDIR=" + tmp,
-			"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
-			"NPM_CONFIG_CACHE=" + cache, "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"},
-		Stdout: run.prog, Stderr: run.prog, Received: &received,
+		Path: tools.node, Args: append([]string{tools.cli}, s.args...), Dir: s.dir,
+		Env: dedupEnv(env), Stdout: prog, Stderr: prog, Received: s.received,
 		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)
@@ -138,20 +247,47 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 	p, err := launcher.Start(ctx, cmd)
 	if err != nil {
 		if ctx.Err() != nil {
-			return npmRun{}, &InterruptedError{Package: run.target}
+			return nil, ctx.Err()
 		}
-		return npmRun{}, fmt.Errorf("installing %s: npm could not be started in gemkit's sandbox: %w", run.target, err)
+		return nil, &startError{err}
 	}
+	exited := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.bound.watch(exited, p.Kill)
+	}()
 	werr := p.Wait()
-	run.prog.flush()
-	if ctx.Err() != nil {
-		return npmRun{}, &InterruptedError{Package: run.target}
+	close(exited)
+	<-watched
+	prog.flush()
+	mu.Lock()
+	defer mu.Unlock()
+	return denied, werr
+}
+
+// startError is npm that could not be started in the sandbox.
+type startError struct{ err error }
+
+func (e *startError) Error() string {
+	return "npm could not be started in gemkit's sandbox: " + e.err.Error()
+}
+
+func (e *startError) Unwrap() error { return e.err }
+
+// dedupEnv keeps, of each variable of env, the last.
+func dedupEnv(env []string) []string {
+	last := map[string]int{}
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		last[k] = i
 	}
-	if werr != nil {
-		mu.Lock()
-		defer mu.Unlock()
-		return npmRun{}, run.prog.failure(run.target, inv, run.registry, werr, denied, hosts)
+	var out []string
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if last[k] == i {
+			out = append(out, kv)
+		}
 	}
-	run.received = received.Load()
-	return run, nil
+	return out
 }

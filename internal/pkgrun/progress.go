@@ -27,6 +27,9 @@ type progress struct {
 	w        io.Writer
 	terminal bool
 	received *atomic.Int64
+	// bound is what the install may write (Installer.MaxBytes), for
+	// the words of a write past it.
+	bound int64
 
 	mu       sync.Mutex
 	partial  []byte
@@ -59,9 +62,24 @@ func (p *progress) start(inv runnerline.Invocation, server, registry string, scr
 	}
 	how := "install scripts off"
 	if scripts {
-		how = "install scripts on, as you allowed"
+		how = "install scripts on, as you allowed: run after, with no network and none of your npm configuration"
 	}
 	p.printf("Installing %s for %s from %s in gemkit's sandbox (no network but the registry, %s):\n", printable(what), printable(server), printable(registry), how)
+}
+
+// startScripts says that the install scripts run now.
+func (p *progress) startScripts() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLine()
+	p.printf("  running the packages' install scripts (npm rebuild) in a sandbox of their own: no network, none of your npm configuration, nothing to write but the tree\n")
+}
+
+// npmLines are npm's error lines so far.
+func (p *progress) npmLines() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.errors)
 }
 
 // startResolve says what is resolved, and from where (Resolve).
@@ -252,6 +270,8 @@ func (p *progress) failure(target string, inv runnerline.Invocation, registry st
 		e.Why = fmt.Sprintf("the registry %s failed (HTTP %s)", printable(registry), strings.TrimPrefix(e.Code, "E"))
 	case e.Code == "ECONNREFUSED" || e.Code == "ENOTFOUND" || e.Code == "EAI_AGAIN" || e.Code == "ECONNRESET" || e.Code == "ETIMEDOUT":
 		e.Why = fmt.Sprintf("the registry %s could not be reached (%s)", printable(registry), e.Code)
+	case e.Code == "EFBIG" || strings.Contains(text, "EFBIG"):
+		e.Why = fmt.Sprintf("npm was writing more than the %s an install may write: the sandbox cut a file at that size (EFBIG), and npm failed; a package this large is not one gemkit pins", Size(p.bound))
 	case e.Code == "EBADPLATFORM" || e.Code == "ENOTSUP":
 		e.Why = "the package does not support this computer's system or processor"
 	case e.Code == "ERESOLVE":
@@ -260,6 +280,37 @@ func (p *progress) failure(target string, inv runnerline.Invocation, registry st
 		e.Why = fmt.Sprintf("npm failed with %s (%s)", e.Code, exit)
 	default:
 		e.Why = fmt.Sprintf("npm failed (%s)", exit)
+	}
+	return e
+}
+
+// scriptsFailure is the failure of the packages' install scripts (npm
+// rebuild) in words, then npm's own lines.
+func (p *progress) scriptsFailure(target string, waitErr error, denied []netproxy.Denial) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := &InstallError{Package: target, NPM: p.errors}
+	for _, l := range p.errors {
+		if m := npmCode().FindStringSubmatch(l); m != nil {
+			e.Code = m[1]
+			break
+		}
+	}
+	exit := waitErr.Error()
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		exit = fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	e.Why = fmt.Sprintf("its packages' install scripts failed (%s), run as you allowed in a sandbox of their own: no network, none of your npm configuration, nothing to write but the tree", exit)
+	if len(denied) > 0 {
+		var refused []string
+		for _, d := range denied {
+			refused = append(refused, d.String())
+		}
+		e.Why += fmt.Sprintf("; the sandbox refused them %s: a script that fetches what npm did not cannot run", printable(strings.Join(refused, "; ")))
+	}
+	if e.Code == "EFBIG" || strings.Contains(strings.Join(p.errors, "\n"), "EFBIG") {
+		e.Why = fmt.Sprintf("its packages' install scripts were writing more than the %s an install may write: the sandbox cut a file at that size (EFBIG)", Size(p.bound))
 	}
 	return e
 }

@@ -83,3 +83,27 @@ func TestSameLockLinkOut(t *testing.T) {
 		t.Errorf("Same of the lock itself: %v, %v", same, err)
 	}
 }
+
+// TestDiffOtherBytes: a package of the same version whose bytes changed
+// (its integrity) is told as changed, where Diff said "no package
+// changed" of a tree a poisoned cache had given other bytes.
+func TestDiffOtherBytes(t *testing.T) {
+	lock := func(integrity string) string {
+		return `{"lockfileVersion": 3, "packages": {"": {}, "node_modules/victim-mcp": {"version": "1.0.0", "integrity": "sha512-m"},
+ "node_modules/victim-lib": {"version": "1.0.0", "integrity": "` + integrity + `"}}}`
+	}
+	old, new := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(old, lockName), []byte(lock("sha512-genuineAAAAAAAAAAAAAAAA")), 0o644)
+	os.WriteFile(filepath.Join(new, lockName), []byte(lock("sha512-poisonedBBBBBBBBBBBBBBBB")), 0o644)
+	c, err := Diff(old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1 changed (victim-lib 1.0.0: other bytes (integrity sha512-genuineAAAAA… → sha512-poisonedBBBB…))"
+	if got := c.Words(6); got != want {
+		t.Errorf("Diff says %q, want %q", got, want)
+	}
+	if c, err := Diff(old, old); err != nil || !c.Empty() {
+		t.Errorf("Diff of a tree with itself: %+v %v", c, err)
+	}
+}

@@ -30,6 +30,7 @@ func childSpec(c *Command, gated bool, pl *runPlan, enf *Enforcement) (child.Spe
 		DenySockets:  enf.SeccompNet,
 		DenySession:  !enf.PIDNS,
 		MemoryBytes:  enf.MemoryBytes,
+		FileBytes:    c.Policy.MaxFileBytes,
 		PidMax:       enf.MaxProcesses,
 		DenyMetadata: !enf.MountNS,
 		Gated:        gated,

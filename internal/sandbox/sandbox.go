@@ -129,6 +129,15 @@ type Policy struct {
 	// accepted. 0 means DefaultMaxConnections.
 	MaxConnections int
 
+	// MaxFileBytes, when set, bounds the size of every file each of the
+	// tool's processes writes (RLIMIT_FSIZE, never above gemkit's own):
+	// a write past it fails (EFBIG; node and most runtimes ignore the
+	// SIGXFSZ that comes with it), so that a file is never larger than
+	// the bound, whatever the tool meant to write. It bounds each file,
+	// not their sum: a caller that bounds a folder watches it too
+	// (internal/pkgrun).
+	MaxFileBytes uint64
+
 	// MemoryBytes bounds the memory of the tool's whole process tree (a
 	// cgroup where one can be made, else what each process writes of its
 	// own, RLIMIT_DATA, set only then: see child.limits and childSpec);

@@ -93,6 +93,9 @@ type Spec struct {
 	// MemoryBytes, when set, bounds each process alone (limits): the
 	// parent sets it where no memory cgroup bounds the tree.
 	MemoryBytes uint64 `json:"memoryBytes"`
+	// FileBytes, when set, bounds each file a process writes
+	// (RLIMIT_FSIZE: Policy.MaxFileBytes).
+	FileBytes uint64 `json:"fileBytes,omitempty"`
 	// PidMax, when set, is written to the PID namespace's own pid_max:
 	// the child is its first process, and the tool cannot raise it.
 	PidMax int `json:"pidMax,omitempty"`

@@ -54,7 +54,8 @@ func prepareExec(spec Spec) (*toolExec, error) {
 }
 
 // limits are the resource limits, never above what gemkit itself runs
-// under: no core files, a bound on open files, and MemoryBytes on what
+// under: no core files, a bound on open files, FileBytes on each file
+// written (RLIMIT_FSIZE), and MemoryBytes on what
 // each process can write of its own (RLIMIT_DATA: its heap, thread
 // stacks, private writable mappings, counted when they become writable)
 // and on how far its main stack may grow (RLIMIT_STACK's hard limit; the
@@ -77,6 +78,9 @@ func limits(spec Spec) []rlimitSetting {
 	if spec.MemoryBytes > 0 {
 		want = append(want, limit{unix.RLIMIT_DATA, spec.MemoryBytes, spec.MemoryBytes},
 			limit{unix.RLIMIT_STACK, unix.RLIM_INFINITY, spec.MemoryBytes})
+	}
+	if spec.FileBytes > 0 {
+		want = append(want, limit{unix.RLIMIT_FSIZE, spec.FileBytes, spec.FileBytes})
 	}
 	out := make([]rlimitSetting, 0, len(want))
 	for _, l := range want {

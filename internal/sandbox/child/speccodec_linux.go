@@ -35,6 +35,7 @@ func (s *Spec) MarshalBinary() ([]byte, error) {
 	w.flags(s.NotifyConnect, s.NotifyWrites, s.NotifyRemoves, s.DenySockets, s.AllowUnix,
 		s.OwnProc, s.DenySession, s.DenyMetadata, s.DenyFallocate, s.Gated)
 	w.uint(s.MemoryBytes)
+	w.uint(s.FileBytes)
 	w.int(s.PidMax)
 	putList(w, s.Mounts, func(m Mount) {
 		w.str(string(m.Kind))
@@ -72,6 +73,7 @@ func (s *Spec) UnmarshalBinary(b []byte) error {
 	r.flags(&s.NotifyConnect, &s.NotifyWrites, &s.NotifyRemoves, &s.DenySockets, &s.AllowUnix,
 		&s.OwnProc, &s.DenySession, &s.DenyMetadata, &s.DenyFallocate, &s.Gated)
 	s.MemoryBytes = r.uint()
+	s.FileBytes = r.uint()
 	s.PidMax = r.int()
 	s.Mounts = list(r, func(m *Mount) {
 		m.Kind = MountKind(r.str())
