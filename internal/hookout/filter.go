@@ -100,7 +100,26 @@ func safe(event string, code int, why string) Answer {
 }
 
 // output is the part of a hook's answer gemkit passes on: what Gemini
-// CLI acts on that narrows what runs, or only speaks.
+// CLI acts on that narrows what runs, or only speaks. Where Gemini CLI
+// 0.61 reads each (packages/core/src/ unless said):
+//
+//	stop, stopReason  DefaultHookOutput.shouldStopExecution, getEffectiveReason
+//	                  (hooks/types.ts), asked by evaluateBeforeToolHook
+//	                  (scheduler/hook-utils.ts), executeToolWithHooks
+//	                  (core/coreToolHookTriggers.ts), GeminiClient
+//	                  (core/client.ts), HookSystem.fireBeforeModelEvent and
+//	                  fireAfterModelEvent (hooks/hookSystem.ts)
+//	decision, reason  isBlockingDecision, isAskDecision: the same callers;
+//	                  "ask" by Scheduler._processToolCall (scheduler/scheduler.ts)
+//	systemMessage     HookEventHandler.logHookExecution (hooks/hookEventHandler.ts),
+//	                  SessionStart's in packages/cli/src/gemini.tsx
+//	suppress          HookEventHandler.processCommonHookOutputFields
+//	context           getAdditionalContext: GeminiClient (BeforeAgent),
+//	                  executeToolWithHooks (AfterTool), packages/cli's
+//	                  gemini.tsx and AppContainer.tsx (SessionStart)
+//	clearContext      AfterAgentHookOutput.shouldClearContext: GeminiClient
+//	toolsNone         HookAggregator.mergeToolSelectionOutputs,
+//	                  BeforeToolSelectionHookOutput.applyToolConfigModifications
 type output struct {
 	stop          bool   // continue: false
 	stopReason    string // shown, and the model's when a call stops
