@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -88,14 +89,14 @@ type yamlReader struct {
 // flowPlain is a plain scalar inside a flow collection that the two read
 // alike: words of letters, digits and . _ / @ + -, spaced singly. They
 // part on others ({0:} is one key to yaml.v3, a key and null to js-yaml).
-var flowPlain = regexp.MustCompile(`^[A-Za-z0-9_./@+-]+(?: [A-Za-z0-9_./@+-]+)*$`)
+var flowPlain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./@+-]+(?: [A-Za-z0-9_./@+-]+)*$`) })
 
 // yamlApart names a construct on which yaml.v3 and js-yaml were seen to
 // build different values (FuzzYAMLMatchesJSYAML found each), or "".
 func yamlApart(text []byte) string {
 	lines := strings.Split(string(text), "\n")
 	for _, line := range lines {
-		if tagStart.MatchString(unquoted(line)) {
+		if tagStart().MatchString(unquoted(line)) {
 			// yaml.v3 drops a bare "!" that js-yaml refuses.
 			return "a tag (!)"
 		}
@@ -121,7 +122,7 @@ func yamlApart(text []byte) string {
 }
 
 // tagStart is a tag where a token may start.
-var tagStart = regexp.MustCompile(`(?:^|[ \t\[\]{},?:-])!`)
+var tagStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[ \t\[\]{},?:-])!`) })
 
 // unquoted is line without its quoted strings and its comment, roughly:
 // where a tag could not be.
@@ -190,7 +191,7 @@ func (r *yamlReader) value(n *yaml.Node, depth int) (Value, error) {
 			// may end, the two part.
 			return Value{}, &Unreadable{Why: "a plain value over several lines (" + strconv.Quote(n.Value) + ")"}
 		}
-		if r.flow && !flowPlain.MatchString(n.Value) {
+		if r.flow && !flowPlain().MatchString(n.Value) {
 			return Value{}, &Unreadable{Why: "a plain value in brackets or braces written with other characters than letters, digits and . _ / @ + - (" + strconv.Quote(n.Value) + ")"}
 		}
 		return resolvePlain(n.Value)
@@ -296,7 +297,7 @@ func (r *yamlReader) plainOnItsLine(n *yaml.Node) bool {
 
 // blockHeader is a block scalar's header the two read alike: | or >, a
 // chomping indicator, and a comment after a space.
-var blockHeader = regexp.MustCompile(`^[|>][+-]?(?:[ \t]+#.*|[ \t]*)$`)
+var blockHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[|>][+-]?(?:[ \t]+#.*|[ \t]*)$`) })
 
 // plainHeader says whether the block scalar n's header is a blockHeader.
 func (r *yamlReader) plainHeader(n *yaml.Node) bool {
@@ -307,7 +308,7 @@ func (r *yamlReader) plainHeader(n *yaml.Node) bool {
 	if n.Column-1 < 0 || n.Column-1 >= len(line) {
 		return false
 	}
-	return blockHeader.MatchString(string(line[n.Column-1:]))
+	return blockHeader().MatchString(string(line[n.Column-1:]))
 }
 
 // keyString is JavaScript's String of a scalar key, as js-yaml makes
@@ -327,9 +328,13 @@ func keyString(v Value) (string, error) {
 }
 
 var (
-	yamlFloat     = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9_]+(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	yamlDate      = regexp.MustCompile(`^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]$`)
-	yamlTimestamp = regexp.MustCompile(`^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?$`)
+	yamlFloat = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9_]+(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	})
+	yamlDate      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]$`) })
+	yamlTimestamp = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?$`)
+	})
 )
 
 // resolvePlain is js-yaml's implicit resolution of a plain scalar in its
@@ -350,10 +355,10 @@ func resolvePlain(s string) (Value, error) {
 		}
 		return Value{kind: Number, n: n}, nil
 	}
-	if yamlFloat.MatchString(s) && !strings.HasSuffix(s, "_") {
+	if yamlFloat().MatchString(s) && !strings.HasSuffix(s, "_") {
 		return Value{kind: Number, n: yamlFloatValue(s)}, nil
 	}
-	if yamlDate.MatchString(s) || yamlTimestamp.MatchString(s) {
+	if yamlDate().MatchString(s) || yamlTimestamp().MatchString(s) {
 		return Value{}, &Unreadable{Why: "a timestamp (" + s + "), which js-yaml makes a Date"}
 	}
 	return Value{kind: String, s: s}, nil
