@@ -36,9 +36,14 @@ but a temporary folder that goes with the run; has no network; and keeps, of
 the environment Gemini CLI gives hooks, only PATH, the user's name, the locale,
 the terminal and the hook variables (GEMINI_PROJECT_DIR, GEMINI_SESSION_ID...),
 with the hook's env and the extension's settings. What Gemini CLI writes to the
-hook's stdin reaches it, and its stdout, stderr and exit code reach Gemini CLI
-as they are. What the sandbox refuses it is kept for gemkit extensions doctor
-and describe, with the command that allows it
+hook's stdin reaches it. Its answer (stdout, stderr, exit code) is read as Gemini
+CLI reads it, and gemkit answers in its place with what cannot act beyond your
+approval: its blocks, asks, stops and texts (each cut to 10,000 characters),
+never a rewrite of the tool call, the model's request or answer, or the tools;
+an answer gemkit cannot read as Gemini CLI would is a block (a warning where a
+block would not narrow anything). What the sandbox refuses it, and what gemkit
+left out of its answer, is kept for gemkit extensions doctor and describe, with
+the command that allows what can be allowed
 (gemkit extensions sandbox NAME --hook HOOK --allow-host H).
 
 It runs nothing, and exits 1 (a warning for Gemini CLI) saying why, when the
@@ -104,16 +109,8 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	if warm := warmHook(a, h); warm != nil {
 		warm.leave(h.Workspace)
 	}
-	if res.TimedOut {
-		// Gemini CLI's own timer usually ends the run first; run by hand,
-		// or with a longer timer of Gemini CLI's, a stopped hook must not
-		// end with an exit status alone.
-		code := res.ExitCode
-		if code == 0 {
-			code = ExitNo
-		}
-		return withExitCode(code, fmt.Errorf("the hook %s of %s was stopped at its timeout, %s, before it finished: raise its \"timeout\" (milliseconds) in hooks/hooks.json if it needs longer", label, name, h.Timeout()))
-	}
+	// A run stopped at its timeout ends with words, not an exit status
+	// alone (exthook's answer wrote them).
 	if res.ExitCode != 0 {
 		return withExitCode(res.ExitCode, nil)
 	}
@@ -257,8 +254,8 @@ func installedFolders(st *extension.Store) []string {
 
 // keepHookRefusals keeps what the sandbox refused the hook (its
 // connections, the writes the watch of its writes saw refused, and the
-// writes its stderr says were refused) in the refusals file that doctor
-// and describe read.
+// writes its stderr says were refused) and what gemkit left out of its
+// answer in the refusals file that doctor and describe read.
 func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start time.Time, res exthook.Result) {
 	allow := "gemkit extensions sandbox " + extension.Printable(ext) + " --hook " + label
 	var rs []extmcp.Refusal
@@ -311,6 +308,13 @@ func keepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 			r.Reason = "a protected path of the workspace, read-only whatever is allowed; its stderr said a write there was refused"
 		default:
 			r.Reason = "outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed); its stderr said a write there was refused"
+		}
+		rs = append(rs, r)
+	}
+	for _, d := range res.Dropped {
+		r := extmcp.Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Answer: d.Field, Cut: d.Cut, Reason: d.Why}
+		if d.Field == "" {
+			r.Answer = extmcp.AllOfAnswer
 		}
 		rs = append(rs, r)
 	}

@@ -31,11 +31,11 @@ func TestHookConsent(t *testing.T) {
 	writeFiles(t, src, map[string]string{
 		"gemini-extension.json": `{"name": "noted", "version": "1.0.0"}`,
 		"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/verdict.json"}]}]}}`,
-		"hooks/verdict.json":    `{"decision":"allow"}` + "\n",
+		"hooks/verdict.json":    `{"decision":"ask"}` + "\n",
 	})
 	e.mustRun("link", src, "--consent")
 	e.mustRun("sandbox", "noted")
-	if out, errOut, code := e.run("hook", "noted", "BeforeTool-1"); code != ExitOK || out != `{"decision":"allow"}`+"\n" {
+	if out, errOut, code := e.run("hook", "noted", "BeforeTool-1"); code != ExitOK || out != `{"decision":"ask"}`+"\n" {
 		t.Fatalf("the agreed hook: exit %d, stdout %q\nstderr:\n%s", code, out, errOut)
 	}
 	if err := os.WriteFile(filepath.Join(src, "hooks", "verdict.json"), []byte(`{"decision":"deny","reason":"changed"}`+"\n"), 0o644); err != nil {
@@ -72,7 +72,7 @@ func TestHookWarm(t *testing.T) {
 	writeFiles(t, src, map[string]string{
 		"gemini-extension.json": `{"name": "noted", "version": "1.0.0"}`,
 		"hooks/hooks.json":      `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cat >/dev/null; cat ${extensionPath}/hooks/verdict.json"}]}]}}`,
-		"hooks/verdict.json":    `{"decision":"allow"}` + "\n",
+		"hooks/verdict.json":    `{"decision":"ask"}` + "\n",
 	})
 	e.mustRun("link", src, "--consent")
 	e.mustRun("sandbox", "noted")
@@ -159,11 +159,11 @@ func TestHookWarm(t *testing.T) {
 		return server, sandbox
 	}
 
-	if code, o, eo := hook(e.ws); code != ExitOK || o != `{"decision":"allow"}`+"\n" {
+	if code, o, eo := hook(e.ws); code != ExitOK || o != `{"decision":"ask"}`+"\n" {
 		t.Fatalf("the first (cold) run: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
 	}
 	server, prepared := oneReady("after the first run")
-	if code, o, eo := hook(e.ws); code != ExitOK || o != `{"decision":"allow"}`+"\n" {
+	if code, o, eo := hook(e.ws); code != ExitOK || o != `{"decision":"ask"}`+"\n" {
 		t.Fatalf("the second (warm) run: exit %d, stdout %q\nstderr:\n%s", code, o, eo)
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", prepared)); err == nil {
@@ -199,11 +199,11 @@ func TestHookWarm(t *testing.T) {
 		name         string
 		change, undo func()
 	}{
-		{"written in place", func() { must(t, os.WriteFile(verdict, []byte(`{"decision":"allow","reason":"in place"}`+"\n"), 0o644)) }, nil},
+		{"written in place", func() { must(t, os.WriteFile(verdict, []byte(`{"decision":"ask","reason":"in place"}`+"\n"), 0o644)) }, nil},
 		{"a new file", func() { must(t, os.WriteFile(filepath.Join(src, "hooks", "new.sh"), []byte("true\n"), 0o644)) }, nil},
 		{"renamed over", func() {
 			tmp := filepath.Join(src, "hooks", ".v")
-			must(t, os.WriteFile(tmp, []byte(`{"decision":"allow","reason":"renamed"}`+"\n"), 0o644))
+			must(t, os.WriteFile(tmp, []byte(`{"decision":"ask","reason":"renamed"}`+"\n"), 0o644))
 			must(t, os.Rename(tmp, verdict))
 		}, nil},
 		{"made executable", func() { must(t, os.Chmod(verdict, 0o755)) }, nil},

@@ -13,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/hookout"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
@@ -266,40 +267,45 @@ func TestKeepHookRefusals(t *testing.T) {
 	}
 	bash := "/usr/bin/bash: line 1: " + ws + "/hook-out.txt: Read-only file system\n"
 	for _, c := range []struct {
-		name   string
-		denied []netproxy.Denial
-		stderr string
-		want   []string // the report's items
-		allow  string
+		name    string
+		denied  []netproxy.Denial
+		stderr  string
+		want    []string // the report's items
+		allow   string
+		dropped []hookout.Drop
 	}{
 		{"the tour's hook", []netproxy.Denial{write(ws+"/hook-out.txt", sandbox.WriteWorkspace)}, bash,
-			[]string{"a write to " + ws + "/hook-out.txt: the workspace is read-only to its hooks"}, allow + " --allow-write workspace"},
+			[]string{"a write to " + ws + "/hook-out.txt: the workspace is read-only to its hooks"}, allow + " --allow-write workspace", nil},
 		{"its stderr alone", nil, bash,
-			[]string{"a write to " + ws + "/hook-out.txt: the workspace is read-only to its hooks; its stderr said a write there was refused"}, allow + " --allow-write workspace"},
+			[]string{"a write to " + ws + "/hook-out.txt: the workspace is read-only to its hooks; its stderr said a write there was refused"}, allow + " --allow-write workspace", nil},
 		{"dash and touch", nil, "sh: 1: cannot create /etc/x: Read-only file system\n/usr/bin/touch: cannot touch '" + dir + "/state': Read-only file system\n",
 			[]string{"a write to /etc/x: outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed); its stderr said a write there was refused",
-				"a write to " + dir + "/state: its extension's folder, read-only to its hooks whatever is allowed; its stderr said a write there was refused"}, ""},
+				"a write to " + dir + "/state: its extension's folder, read-only to its hooks whatever is allowed; its stderr said a write there was refused"}, "", nil},
 		{"its extension's folder", []netproxy.Denial{write(dir+"/state", sandbox.WriteExtension)}, "",
-			[]string{"a write to " + dir + "/state: its extension's folder, read-only to its hooks whatever is allowed"}, ""},
+			[]string{"a write to " + dir + "/state: its extension's folder, read-only to its hooks whatever is allowed"}, "", nil},
 		{"a protected path", []netproxy.Denial{write(ws+"/.git/config", sandbox.WriteProtected)}, "",
-			[]string{"a write to " + ws + "/.git/config: a protected path of the workspace, read-only whatever is allowed: .git, hooks, .env, editors' and agents' settings and instructions (GEMINI.md, CLAUDE.md, AGENTS.md, .mcp.json)"}, ""},
+			[]string{"a write to " + ws + "/.git/config: a protected path of the workspace, read-only whatever is allowed: .git, hooks, .env, editors' and agents' settings and instructions (GEMINI.md, CLAUDE.md, AGENTS.md, .mcp.json)"}, "", nil},
 		{"outside", []netproxy.Denial{write("/etc/x", sandbox.WriteOutside)}, "",
-			[]string{"a write to /etc/x: outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed)"}, ""},
-		{"a write naming no path", []netproxy.Denial{write("", sandbox.WriteWorkspace)}, "", nil, ""},
+			[]string{"a write to /etc/x: outside what its hooks may write, which is nothing but their temporary folder (and the workspace when allowed)"}, "", nil},
+		{"a write naming no path", []netproxy.Denial{write("", sandbox.WriteWorkspace)}, "", nil, "", nil},
 		{"a host", []netproxy.Denial{{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: netproxy.NotAllowed, Count: 1}}, "",
-			[]string{"a connection to api.example.com:443: " + netproxy.NotAllowed}, allow + " --allow-host api.example.com:443"},
+			[]string{"a connection to api.example.com:443: " + netproxy.NotAllowed}, allow + " --allow-host api.example.com:443", nil},
 		// The hook's own words are the attacker's: a path holding a
 		// terminal's escape is shown escaped, never sent to the terminal.
 		{"an escape in its stderr", nil, "/usr/bin/bash: line 1: " + ws + "/x\x1b[2J: Read-only file system\n",
-			[]string{"a write to " + ws + "/x\\x1b[2J: the workspace is read-only to its hooks; its stderr said a write there was refused"}, allow + " --allow-write workspace"},
+			[]string{"a write to " + ws + "/x\\x1b[2J: the workspace is read-only to its hooks; its stderr said a write there was refused"}, allow + " --allow-write workspace", nil},
 		// Told as a server's is: no host to allow.
 		{"a listen", []netproxy.Denial{{Method: sandbox.ListenMethod, Host: "127.0.0.1", Port: 5345, Reason: sandbox.ListenRefused, Count: 1}}, "",
-			[]string{"listening on 127.0.0.1:5345: no widening helps: the sandbox's network is its own, so a port listened on there would be reached by none of your programs, your browser's sign-in callback (an OAuth redirect to 127.0.0.1) included; what signs in so needs a token it takes from a setting or a variable (gemkit extensions sandbox hk --hook writer --allow-env NAME), or to run outside gemkit's sandbox (gemkit extensions sandbox hk --off gives it back to Gemini CLI, unconfined)"}, ""},
+			[]string{"listening on 127.0.0.1:5345: no widening helps: the sandbox's network is its own, so a port listened on there would be reached by none of your programs, your browser's sign-in callback (an OAuth redirect to 127.0.0.1) included; what signs in so needs a token it takes from a setting or a variable (gemkit extensions sandbox hk --hook writer --allow-env NAME), or to run outside gemkit's sandbox (gemkit extensions sandbox hk --off gives it back to Gemini CLI, unconfined)"}, "", nil},
+		// What gemkit left out of its answer: no widening allows it.
+		{"its answer", nil, "", []string{"passing its answer's hookSpecificOutput.tool_input on to Gemini CLI: a rewrite", "passing all of its answer's reason on to Gemini CLI: 12,000 characters",
+			"passing its answer on to Gemini CLI: not UTF-8"}, "",
+			[]hookout.Drop{{Field: "hookSpecificOutput.tool_input", Why: "a rewrite"}, {Field: "reason", Why: "12,000 characters", Cut: true}, {Why: "not UTF-8"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
 			t.Setenv("HOME", home)
-			keepHookRefusals("hk", "writer", ws, dir, extension.Widening{}, time.Now(), exthook.Result{Denied: c.denied, Stderr: c.stderr})
+			keepHookRefusals("hk", "writer", ws, dir, extension.Widening{}, time.Now(), exthook.Result{Denied: c.denied, Stderr: c.stderr, Dropped: c.dropped})
 			path, err := extmcp.RefusalsPath(map[string]string{"HOME": home})
 			if err != nil {
 				t.Fatal(err)
@@ -312,7 +318,7 @@ func TestKeepHookRefusals(t *testing.T) {
 				}
 			}
 			for _, r := range kept {
-				if r.Host == "" && r.Path == "" && !r.UnixSocket {
+				if r.Host == "" && r.Path == "" && !r.UnixSocket && r.Answer == "" {
 					t.Errorf("kept a refusal naming nothing: %+v", r)
 				}
 			}

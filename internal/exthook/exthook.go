@@ -42,6 +42,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/hookout"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -267,20 +268,25 @@ type Result struct {
 	// Denied are the sandbox's refusals: of its connections, and of its
 	// writes (Method sandbox.WriteMethod, by Path, with no host).
 	Denied []netproxy.Denial
-	// Stderr is the end of what it wrote on stderr (which went to
-	// Gemini CLI as it came), for finding refused writes.
+	// Stderr is the end of what it wrote on stderr, for finding refused
+	// writes.
 	Stderr string
+	// Dropped is what gemkit left out of the hook's answer, or cut
+	// (hookout.Filter).
+	Dropped []hookout.Drop
 }
 
-// Run runs the hook in the sandbox with l, in the session's folder:
-// stdin, stdout and stderr are the hook's. It stops it at its timeout
-// (Gemini CLI's, which stops gemkit's hook then too) and when ctx ends.
-// An error is one that kept the hook from running.
+// Run runs the hook in the sandbox with l, in the session's folder,
+// with stdin, then writes gemkit's answer for it on stdout and stderr
+// (answer). It stops it at its timeout (Gemini CLI's, which stops
+// gemkit's hook then too) and when ctx ends. An error is one that kept
+// the hook from running.
 func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, stdout, stderr io.Writer) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout())
 	defer cancel()
 	tail := &tailBuffer{max: 64 << 10}
-	res, err := h.run(ctx, l, stdin, stdout, io.MultiWriter(stderr, tail), runHooks{gate: h.Gate})
+	var out, errb hookout.Buffer
+	res, err := h.run(ctx, l, stdin, &out, io.MultiWriter(&errb, tail), runHooks{gate: h.Gate})
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The timeout counts from before the sandbox is set up, as a
 		// tool's does: one that ends during the set-up (a short
@@ -289,7 +295,35 @@ func (h *Hook) Run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 		res, err = Result{TimedOut: true, ExitCode: 1}, nil
 	}
 	res.Stderr = tail.String()
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return h.answer(res, &out, &errb, stdout, stderr), nil
+}
+
+// answer writes on stdout and stderr, for Gemini CLI, gemkit's answer
+// for a run that ended as res says, out and errb being what the hook
+// wrote: its own answer as hookout.Filter leaves it, or, for a run
+// stopped at its timeout, none but words on stderr (Gemini CLI reads
+// no answer of a hook it stopped). It is res with the exit code
+// Gemini CLI is to see and what gemkit dropped.
+func (h *Hook) answer(res Result, out, errb *hookout.Buffer, stdout, stderr io.Writer) Result {
+	if res.TimedOut {
+		res.ExitCode = max(res.ExitCode, 1)
+		_, _ = io.WriteString(stderr, "gemkit: "+h.TimedOutWords()+"\n")
+		return res
+	}
+	a := hookout.Filter(h.Hook.Event, out, errb, res.ExitCode)
+	_, _ = stdout.Write(a.Stdout)
+	_, _ = stderr.Write(a.Stderr)
+	res.ExitCode, res.Dropped = a.Code, a.Dropped
+	return res
+}
+
+// TimedOutWords say that the hook was stopped at its timeout, and where
+// that is set.
+func (h *Hook) TimedOutWords() string {
+	return fmt.Sprintf("the hook %s of %s was stopped at its timeout, %s, before it finished: raise its \"timeout\" (milliseconds) in hooks/hooks.json if it needs longer", h.Hook.Label, h.Extension, h.Timeout())
 }
 
 // Timeout is how long the hook may run before it is stopped: its

@@ -3,6 +3,7 @@ package exthook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,10 +96,11 @@ func hookEnv(t testing.TB, script string) (h *Hook, ws string) {
 		Hook: extension.CommandHook{Event: "BeforeTool", Label: "BeforeTool-1", Command: "sh ${extensionPath}/hooks/hook.sh"}}, ws
 }
 
-// TestRunSandboxed runs a hook in the sandbox: its stdin, stdout, stderr
-// and exit code pass through; it runs confined (NoNewPrivs, seccomp),
-// writes nothing of the workspace, reaches no host (refused and
-// reported) and sees no secret; a widening by name lets it write the
+// TestRunSandboxed runs a hook in the sandbox: its stdin passes, its
+// stdout, stderr and exit code reach Gemini CLI as gemkit's answer (its
+// plain text on exit 3 a block, with the text its reason); it runs
+// confined (NoNewPrivs, seccomp), writes nothing of the workspace,
+// reaches no host (refused and reported) and sees no secret; a widening by name lets it write the
 // workspace; its timeout stops it.
 func TestRunSandboxed(t *testing.T) {
 	h, ws := hookEnv(t, `input=$(cat)
@@ -117,7 +119,7 @@ exit 3
 		t.Errorf("exit code %d, want 3\n%s", res.ExitCode, errb.String())
 	}
 	for _, want := range []string{"NoNewPrivs: 1", "Seccomp: 2", `in={"tool_name":"write_file"} key=none gh=none`} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(said(t, out.String()), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out.String())
 		}
 	}
@@ -148,6 +150,21 @@ exit 3
 	if err != nil || !res.TimedOut || res.ExitCode == 0 {
 		t.Errorf("a hook past its timeout: %+v, %v", res, err)
 	}
+}
+
+// said is what gemkit's answer for a hook, out, says: its reason and
+// its message (a hook's plain text is one or the other, by its exit
+// code).
+func said(t *testing.T, out string) string {
+	t.Helper()
+	var a struct {
+		Reason        string `json:"reason"`
+		SystemMessage string `json:"systemMessage"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("gemkit's answer %q: %v", out, err)
+	}
+	return a.Reason + a.SystemMessage
 }
 
 // TestRunTimeoutDuringSetup: a hook whose timeout ends while its

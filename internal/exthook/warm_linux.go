@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/hookclient"
+	"github.com/gemkit/gemkit/internal/hookout"
 	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"golang.org/x/sys/unix"
@@ -177,7 +178,8 @@ func unconfinedPeer(conn *net.UnixConn) error {
 // claim returns a claimant and the hook's Gate (consent) has passed. Its
 // stdin, stdout and stderr are pipes of the run, copied from and to the
 // claimant's descriptors from the claim on; its timeout counts from the
-// claim. The claimant is acknowledged (and onClaim called) only while
+// claim; gemkit's answer for the run (answer) goes to the claimant's
+// stdout and stderr once the command has exited. The claimant is acknowledged (and onClaim called) only while
 // the run can still be its: one that comes after the sandbox failed is
 // closed unacknowledged, and runs the hook itself. Once the command has
 // exited and its output is copied, onEnd gets its exit code, before the
@@ -207,6 +209,10 @@ func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(c
 	var finished bool
 	var timer *time.Timer
 	tail := &tailBuffer{max: 64 << 10}
+	// What the hook writes is kept until it has ended: gemkit answers
+	// Gemini CLI in its place (answer).
+	var out, errb hookout.Buffer
+	var dropped []hookout.Drop
 	var copies sync.WaitGroup
 	// The copy of the claimant's stdin reads its descriptor by number:
 	// it ends (stopIn, then inDone) before that descriptor is closed,
@@ -273,8 +279,8 @@ func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(c
 		// The pipes carry nothing until the command runs, and nothing
 		// ever if it does not (the child is killed): the copies start
 		// now, so that the command's input is there when it starts.
-		go func() { defer copies.Done(); _, _ = io.Copy(cl.stdout, outR) }()
-		go func() { defer copies.Done(); _, _ = io.Copy(io.MultiWriter(cl.stderr, tail), errR) }()
+		go func() { defer copies.Done(); _, _ = io.Copy(&out, outR) }()
+		go func() { defer copies.Done(); _, _ = io.Copy(io.MultiWriter(&errb, tail), errR) }()
 		go func() { defer close(inDone); copyIn(inW, cl.stdin, stopIn) }()
 		if _, err := cl.conn.Write([]byte{hookclient.Claimed}); err != nil {
 			return fmt.Errorf("the hook's gemkit process: %w", err)
@@ -306,7 +312,13 @@ func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(c
 		if code < 0 {
 			code = 1 // killed: see run
 		}
-		onEnd(code)
+		mu.Lock()
+		cl := got
+		mu.Unlock()
+		timedOut := errors.Is(context.Cause(runCtx), context.DeadlineExceeded)
+		ans := h.answer(Result{ExitCode: code, TimedOut: timedOut}, &out, &errb, cl.stdout, cl.stderr)
+		dropped = ans.Dropped
+		onEnd(ans.ExitCode)
 	}
 	res, err = h.run(runCtx, l, inR, outW, errW, runHooks{gate: gate, exited: exited, started: func(bool) {
 		// The child has its ends of the pipes.
@@ -322,6 +334,7 @@ func (h *Hook) runClaimed(ctx context.Context, l *sandbox.Launcher, claim func(c
 	}
 	res.Stderr = tail.String()
 	res.TimedOut = errors.Is(context.Cause(runCtx), context.DeadlineExceeded)
+	res.Dropped = dropped
 	return res, nil, nil
 }
 

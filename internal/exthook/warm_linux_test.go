@@ -85,9 +85,9 @@ func warmDir(t *testing.T) string {
 	return dir
 }
 
-// TestWarmRun: a warm sandbox runs the hook as a cold run does (stdin,
-// stdout, stderr and the exit code pass through; confined; the
-// workspace not written; a host refused and reported), once per claim,
+// TestWarmRun: a warm sandbox runs the hook as a cold run does (stdin
+// passes, gemkit's answer for its stdout, stderr and exit code comes
+// back; confined; the workspace not written; a host refused and reported), once per claim,
 // the next one set up meanwhile; each run checks the hook's Gate (the
 // person's consent) again, and a refusal reaches the client in words,
 // the command not run, and ends the server.
@@ -121,7 +121,7 @@ exit 3
 			t.Fatalf("run %d: code %d, refused %q, err %v\nstderr: %s", i, code, refused, err, errOut)
 		}
 		for _, want := range []string{"NoNewPrivs: 1", "Seccomp: 2", "in=" + input + " key=none"} {
-			if !strings.Contains(out, want) {
+			if !strings.Contains(said(t, out), want) {
 				t.Errorf("run %d: stdout lacks %q:\n%q", i, want, out)
 			}
 		}
@@ -456,7 +456,7 @@ func TestWarmSandboxedPeer(t *testing.T) {
 	default:
 	}
 	// gemkit's own client is served.
-	if code, refused, o, _, err := warmRun(t, dir, key, "{}"); err != nil || refused != "" || code != 0 || o != "ran\n" {
+	if code, refused, o, _, err := warmRun(t, dir, key, "{}"); err != nil || refused != "" || code != 0 || o != `{"systemMessage":"ran"}`+"\n" {
 		t.Errorf("the person's client after it: %d %q %q %v", code, refused, o, err)
 	}
 }
@@ -484,6 +484,10 @@ func warmClientMain(v string) int {
 // the second run has been answered.
 func TestWarmSideBySide(t *testing.T) {
 	h, _ := hookEnv(t, `echo started >&2; cat >/dev/null; echo "done"`)
+	// The first run's hook starts once its sandbox was claimed and the
+	// gate passed (its stderr reaches the run only at its end).
+	gated := make(chan struct{}, 2)
+	h.Gate = func(context.Context) error { gated <- struct{}{}; return nil }
 	dir := warmDir(t)
 	key, _ := warmServer(t, h, dir, time.Minute, nil)
 	inR, inW, _ := os.Pipe()
@@ -502,15 +506,10 @@ func TestWarmSideBySide(t *testing.T) {
 	var ob strings.Builder
 	copied := make(chan struct{})
 	go func() { io.Copy(&ob, outR); close(copied) }()
-	// The first run's hook has started (its sandbox was claimed) once
-	// its stderr says so.
-	started := make([]byte, len("started\n"))
-	if _, err := io.ReadFull(errR, started); err != nil || string(started) != "started\n" {
-		t.Fatalf("the first run's stderr: %q, %v", started, err)
-	}
+	<-gated
 	go io.Copy(io.Discard, errR)
 	code, refused, out, errOut, err := warmRun(t, dir, key, "{}")
-	if err != nil || refused != "" || code != 0 || out != "done\n" || errOut != "started\n" {
+	if err != nil || refused != "" || code != 0 || out != `{"systemMessage":"done"}`+"\n" || errOut != "started\n" {
 		t.Fatalf("the second run beside the first: code %d, refused %q, stdout %q, err %v\nstderr: %s", code, refused, out, err, errOut)
 	}
 	select {
@@ -524,7 +523,7 @@ func TestWarmSideBySide(t *testing.T) {
 	outW.Close()
 	errW.Close()
 	<-copied
-	if r.err != nil || r.code != 0 || ob.String() != "done\n" {
+	if r.err != nil || r.code != 0 || ob.String() != `{"systemMessage":"done"}`+"\n" {
 		t.Errorf("the first run: %+v, stdout %q", r, ob.String())
 	}
 }
@@ -568,7 +567,7 @@ func TestWarmIdentity(t *testing.T) {
 		t.Error("another identity's request passed the gate")
 	default:
 	}
-	if code, refused, o, _, err := warmRun(t, dir, id, "{}"); err != nil || refused != "" || code != 0 || o != "ran\n" {
+	if code, refused, o, _, err := warmRun(t, dir, id, "{}"); err != nil || refused != "" || code != 0 || o != `{"systemMessage":"ran"}`+"\n" {
 		t.Errorf("the run of its own identity after them: %d %q %q %v", code, refused, o, err)
 	}
 }

@@ -81,7 +81,17 @@ type Refusal struct {
 	// check"), which they work without.
 	Needed     string `json:"needed,omitempty"`
 	Background string `json:"background,omitempty"`
+	// Answer, for a hook, is the part of its answer that gemkit did not
+	// pass on to Gemini CLI (hookout.Filter): a field as the answer names
+	// it (hookSpecificOutput.tool_input), or AllOfAnswer for an answer it
+	// could not read; Cut says the field, a text, was passed cut. Reason
+	// says what Gemini CLI would have done with it. No widening allows it.
+	Answer string `json:"answer,omitempty"`
+	Cut    bool   `json:"cut,omitempty"`
 }
+
+// AllOfAnswer is Refusal.Answer for a hook's whole answer.
+const AllOfAnswer = "*"
 
 // refusal is d, the sandbox's refusal of sp's server, for the person.
 func refusal(sp Spec, d netproxy.Denial, data string) Refusal {
@@ -188,6 +198,12 @@ func hostArg(host string) string {
 // target is what the server tried, in words, without how it asked.
 func (r Refusal) target() string {
 	switch {
+	case r.Answer == AllOfAnswer:
+		return "passing its answer on to Gemini CLI"
+	case r.Answer != "" && r.Cut:
+		return "passing all of its answer's " + Printable(r.Answer) + " on to Gemini CLI"
+	case r.Answer != "":
+		return "passing its answer's " + Printable(r.Answer) + " on to Gemini CLI"
 	case r.DataBytes > 0:
 		return "more room in its data folder " + Printable(r.Path)
 	case r.UnixSocket:
@@ -215,7 +231,7 @@ func (r Refusal) isMetadata() bool {
 func (r Refusal) what() string {
 	t := r.target()
 	switch {
-	case r.UnixSocket || r.Path != "" || r.Listen || r.isMetadata():
+	case r.UnixSocket || r.Path != "" || r.Listen || r.Answer != "" || r.isMetadata():
 		// How it asked changes nothing of what to do.
 	case r.Lookup:
 		t += " (looked up without the sandbox's proxy)"
@@ -355,10 +371,11 @@ func ReadRefusals(path string) ([]Refusal, error) {
 	return slices.DeleteFunc(rs, func(r Refusal) bool { return !r.named() }), nil
 }
 
-// named reports whether r names what was tried: a host, a path or a Unix
-// socket. One that names nothing ("a connection to :") tells the person
-// nothing to act on: it is neither kept nor read.
-func (r Refusal) named() bool { return r.Host != "" || r.Path != "" || r.UnixSocket }
+// named reports whether r names what was tried: a host, a path, a Unix
+// socket or a part of a hook's answer. One that names nothing ("a
+// connection to :") tells the person nothing to act on: it is neither
+// kept nor read.
+func (r Refusal) named() bool { return r.Host != "" || r.Path != "" || r.UnixSocket || r.Answer != "" }
 
 // denied reports a refusal of the sandbox (its proxy or its resolver) to
 // the person: in gemkit mcp's log, in the end of the server's stderr that

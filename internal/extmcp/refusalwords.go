@@ -176,9 +176,12 @@ func hostName(h string) string {
 
 // key is what makes two refusals one in a report: the same host (by any
 // of its names, whatever the port or how it was asked), the same path,
-// Unix sockets, a listen on the same port, or a metadata service.
+// Unix sockets, a listen on the same port, a metadata service, or the
+// same part of a hook's answer.
 func (r Refusal) key() string {
 	switch {
+	case r.Answer != "":
+		return "answer " + r.Answer
 	case r.UnixSocket:
 		return "unix"
 	case r.Path != "":
@@ -338,7 +341,7 @@ func ownPorts(rs []Refusal) []Refusal {
 	}
 	out := slices.Clone(rs)
 	for i, r := range out {
-		if r.Listen || r.Path != "" || r.UnixSocket {
+		if r.Listen || r.Path != "" || r.UnixSocket || r.Answer != "" {
 			continue
 		}
 		h, p, err := net.SplitHostPort(r.Host)
@@ -420,7 +423,7 @@ func (s *server) markNeeded(rs []Refusal, args, res []byte, err error) {
 // namedIn reports whether text (in lower case) names the host r tried,
 // by any of its names: one a call names is likely needed.
 func (r Refusal) namedIn(text string) bool {
-	if text == "" || r.Path != "" || r.UnixSocket || r.Listen || r.isMetadata() {
+	if text == "" || r.Path != "" || r.UnixSocket || r.Listen || r.Answer != "" || r.isMetadata() {
 		return false
 	}
 	names := []string{hostName(r.Host)}
@@ -433,9 +436,12 @@ func (r Refusal) namedIn(text string) bool {
 // AllowedBy reports whether the widening w (a manifest's grant with the
 // person's on top) gives what r's command asks: the host r tried (by an
 // entry that matches it), the workspace for a write, Unix sockets, or
-// credentials of a kind that would answer a metadata service.
+// credentials of a kind that would answer a metadata service. A part of
+// a hook's answer is allowed by none.
 func (r Refusal) AllowedBy(w extension.Widening) bool {
 	switch {
+	case r.Answer != "":
+		return false
 	case r.DataBytes > 0:
 		return w.DataBound() > r.DataBytes
 	case r.UnixSocket:
