@@ -18,7 +18,7 @@ import (
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/ide/discovery"
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/procmem"
+	"github.com/gemkit/gemkit/internal/proc"
 	"github.com/spf13/cobra"
 )
 
@@ -79,7 +79,7 @@ type app struct {
 	// themselves (GOGC, GOMEMLIMIT): holdGC then leaves it alone.
 	lookupGCEnv func(string) (string, bool)
 	// releasePages gives back the executable's pages that start-up
-	// touched (procmem) and the heap the collector freed; nil, as for
+	// touched (proc.Pages) and the heap the collector freed; nil, as for
 	// Run, leaves the process alone. Only Main sets it: in a test binary
 	// the servers run beside other tests.
 	releasePages func() (int64, error)
@@ -135,7 +135,7 @@ func Main(args []string) int {
 	if exe, err := os.Executable(); err == nil {
 		a.bridgeCommand = []string{exe, "ide", "bridge"}
 	}
-	pages := new(procmem.Pages)
+	pages := new(proc.Pages)
 	a.releasePages = func() (int64, error) {
 		// The heap a client's connect grew and the collector has since
 		// freed goes back too, not minutes later through the scavenger.

@@ -1,5 +1,5 @@
-// Package procmem keeps a long-running gemkit process's resident memory
-// to what it uses.
+// A long-running gemkit process keeps its resident memory to what it
+// uses.
 //
 // One gemkit binary holds every command, the model SDKs of `gemkit run`
 // included, and Go initializes every linked package when the process
@@ -7,7 +7,8 @@
 // executable (code, tables, descriptors) that a server such as
 // `gemkit ide serve` never touches again, yet they stay in its resident
 // set. [ReleaseStartupPages] gives them back once the server is up.
-package procmem
+
+package proc
 
 import "sync"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package procmem
+package proc
 
 func readOnlyOfExecutable() ([]region, error) { return []region{}, nil }
 

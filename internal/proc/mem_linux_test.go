@@ -1,16 +1,14 @@
-package procmem
+package proc
 
 import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/gemkit/gemkit/internal/proc"
 )
 
 func TestReadOnlyRegions(t *testing.T) {
 	const exe = "/usr/bin/gemkit"
-	maps := []proc.Mapping{
+	maps := []Mapping{
 		{Start: 0x400000, End: 0x1b42000, Perms: "r-xp", Path: exe},
 		{Start: 0x1b42000, End: 0x3c22000, Perms: "r--p", Path: exe},
 		{Start: 0x3c22000, End: 0x3cbd000, Perms: "rw-p", Path: exe},
@@ -24,7 +22,7 @@ func TestReadOnlyRegions(t *testing.T) {
 	}
 	// A read-only mapping holding relocated (anonymous) pages, as a cgo
 	// build's RELRO does, or swapped ones, is left alone.
-	maps = []proc.Mapping{
+	maps = []Mapping{
 		{Start: 0x400000, End: 0x1b42000, Perms: "r-xp", Path: exe},
 		{Start: 0x1b42000, End: 0x3c22000, Perms: "r--p", Path: exe, Anonymous: 12 << 10},
 		{Start: 0x3c22000, End: 0x3c23000, Perms: "r--p", Path: exe, Swap: 4 << 10},
@@ -64,7 +62,7 @@ func rssFile(t *testing.T) int64 {
 	// instead: the two together are the mapped files' resident pages.
 	var sum int64
 	for _, field := range []string{"RssFile", "RssShmem"} {
-		n, err := proc.StatusBytes(os.Getpid(), field)
+		n, err := StatusBytes(os.Getpid(), field)
 		if err != nil {
 			t.Fatal(err)
 		}
