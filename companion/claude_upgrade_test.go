@@ -12,7 +12,7 @@ import (
 
 // TestClaudeUpgradeHeaders: the 101 that answers Claude Code's upgrade
 // carries the headers claudecode.nvim's does and no Date, which net/http
-// would add and the client has no use for (bench/README.md, "Issue 47's
+// would add and the client has no use for (git show f68add0:bench/README.md, "Issue 47's
 // connect: what gemkit controls, byte by byte"). The request is RFC 6455's
 // handshake with what Claude Code adds to it (claude.go: the "mcp"
 // subprotocol and the lock file's token in ClaudeAuthHeader); the real

@@ -20,7 +20,7 @@ import (
 // server at the folder's path, in place of the folder. Consent binds
 // the bytes that run: checked against the folder at every start, that
 // takes a walk of all of it (a stat of each of a node_modules' thousands
-// of files), whose CPU a cold start on two cores pays (bench/README.md,
+// of files), whose CPU a cold start on two cores pays (git show f68add0:bench/README.md,
 // "Issue 45's cold start: the server started at the client's connect").
 // The copy holds that promise by construction instead: made once, when
 // the person agrees, from the folder, and kept only when its digest is

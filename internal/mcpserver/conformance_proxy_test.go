@@ -204,7 +204,7 @@ func (cs conformanceChecks) clientTimedOut() bool {
 // against `gemkit mcp --http`, on tools-list, on a loaded 2-core
 // machine: once in CI's command here, once after about eight minutes of
 // this test's race binary run 200 times, 8 at a time, beside two
-// CPU-bound loops (bench/README.md, issue 47's lost tools/list); not in
+// CPU-bound loops (git show f68add0:bench/README.md, issue 47's lost tools/list); not in
 // the 593 runs of this version of it that followed, nor in 300 before
 // it. With the server's goroutines dumped 20 s into the wait,
 // no request of its was open, and stopping the server then did not end

@@ -76,7 +76,7 @@ func (l *Launcher) childCommand(c *Command, gated bool, ns nsAttempt, enf Enforc
 // would put it in a scheduling group of its own (the kernel's autogroup,
 // one per session), which a busy machine's scheduler runs after the
 // other groups' turns: each call forwarded to a sandboxed MCP server
-// waited for it, 36 to 46 µs at load 7 to 10 (bench/README.md). Without
+// waited for it, 36 to 46 µs at load 7 to 10 (git show f68add0:bench/README.md). Without
 // a PID namespace the tool gets a session of its own, as before:
 // seccomp then keeps it and all it starts there (DenySession), so that
 // killing the group kills them, and the kernel lets a process send

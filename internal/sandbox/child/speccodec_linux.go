@@ -13,7 +13,7 @@ import (
 // the flags of a value as the bits of one varint. encoding/json, which
 // this replaced, built its decoder of Spec by reflection on the child's
 // first and only decode: 0.4 ms of the child's CPU on the way to the
-// tool's exec, and 0.2 ms of gemkit's to encode it (bench/README.md,
+// tool's exec, and 0.2 ms of gemkit's to encode it (git show f68add0:bench/README.md,
 // "the spec in binary"). TestSpecBinary fills every field of a Spec with
 // random values, so a field added to Spec, PathRule or Mount and left
 // out here fails it.
