@@ -264,6 +264,9 @@ func (r Refusal) String() string {
 	if r.Hook != "" {
 		who, kind = "hook "+Printable(r.Hook), "hook"
 	}
+	if why, ok := r.unreached(); ok {
+		return fmt.Sprintf("extension %s's %s could not reach %s, which you allowed: %s; %s", Printable(r.Extension), who, Printable(r.Host), Printable(why), unreachedHelp)
+	}
 	s := fmt.Sprintf("extension %s's %s was refused %s (%s)", Printable(r.Extension), who, what, Printable(r.Reason))
 	if r.Background != "" {
 		// Not an invitation to widen: it buys nothing.
@@ -283,6 +286,16 @@ func (r Refusal) String() string {
 	return s
 }
 
+// unreachedHelp is what the person can do of an allowed host the
+// network did not reach.
+const unreachedHelp = "that is the network's doing, not the sandbox's (no widening changes it): check the host's name, and that this machine reaches it"
+
+// unreached says, of a connection to an allowed host that the network
+// did not make (netproxy.Unreachable), why; ok is false for a refusal.
+func (r Refusal) unreached() (why string, ok bool) {
+	return strings.CutPrefix(r.Reason, netproxy.Unreachable+": ")
+}
+
 // forModel is the one line added to a call's result when the server was
 // refused during the call: what, each host once, the likely needed
 // first and what servers do in the background last and apart, and that
@@ -290,7 +303,12 @@ func (r Refusal) String() string {
 func forModel(rs []Refusal) string {
 	rs = merged(ownPorts(rs))
 	var what, background, allow []string
+	var unreached []string
 	for _, r := range rs {
+		if why, ok := r.unreached(); ok {
+			unreached = append(unreached, Printable(r.Host)+" ("+Printable(why)+")")
+			continue
+		}
 		w := r.what()
 		switch {
 		case r.isMetadata():
@@ -318,13 +336,20 @@ func forModel(rs []Refusal) string {
 		}
 	}
 	var s string
+	if len(unreached) > 0 {
+		s = "This MCP server could not reach, during the call, what the person allowed it: " + strings.Join(unreached, "; ") + ". That is the network, not gemkit's sandbox."
+		if len(what) == 0 && len(background) == 0 {
+			return s
+		}
+		s += " "
+	}
 	if len(what) > 0 {
-		s = "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
+		s += "gemkit's sandbox refused this MCP server during the call: " + strings.Join(what, "; ") + "."
 		if len(background) > 0 {
 			s += " And, in the background, which servers do on their own and work without: " + strings.Join(background, "; ") + "."
 		}
 	} else {
-		s = "gemkit's sandbox refused this MCP server during the call, in the background only, which servers do on their own and work without: " + strings.Join(background, "; ") + "."
+		s += "gemkit's sandbox refused this MCP server during the call, in the background only, which servers do on their own and work without: " + strings.Join(background, "; ") + "."
 	}
 	if len(allow) > 0 {
 		s += " The person (not the model) can allow it with: gemkit extensions sandbox " + Printable(rs[0].Extension) + " " + strings.Join(allow, " ")

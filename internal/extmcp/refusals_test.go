@@ -52,6 +52,11 @@ func TestRefusalWords(t *testing.T) {
 		{netproxy.Denial{Method: sandbox.DirectMethod, Host: "127.0.0.1", Port: 8080, Reason: sandbox.DirectNoProxy},
 			"extension weather's MCP server api was refused a connection to 127.0.0.1:8080 (connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)); no widening reaches it: the server must use a client that follows HTTPS_PROXY, which is for the extension's author (or a newer Node) to change",
 			"gemkit's sandbox refused this MCP server during the call: a connection to 127.0.0.1:8080: connection to an allowed host without the sandbox's proxy, which alone reaches it (HTTPS_PROXY, HTTP_PROXY; Node's fetch uses it from Node 22.21 with NODE_USE_ENV_PROXY=1)."},
+		// An allowed host the network did not reach: the network's, said
+		// so, with no command (the tour's finding).
+		{netproxy.Denial{Method: "CONNECT", Host: "api.example.com", Port: 443, Reason: netproxy.Unreachable + ": its name does not resolve (no such host)"},
+			"extension weather's MCP server api could not reach api.example.com:443, which you allowed: its name does not resolve (no such host); that is the network's doing, not the sandbox's (no widening changes it): check the host's name, and that this machine reaches it",
+			"This MCP server could not reach, during the call, what the person allowed it: api.example.com:443 (its name does not resolve (no such host)). That is the network, not gemkit's sandbox."},
 		{netproxy.Denial{Method: sandbox.UnixMethod, Reason: sandbox.UnixNotAllowed},
 			"extension weather's MCP server api was refused a Unix socket (Unix-domain sockets not allowed); to allow it: gemkit extensions sandbox weather --allow-unix-sockets",
 			"gemkit's sandbox refused this MCP server during the call: a Unix socket. The person (not the model) can allow it with: gemkit extensions sandbox weather --allow-unix-sockets"},

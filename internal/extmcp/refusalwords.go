@@ -479,6 +479,9 @@ func (r Refusal) Item() string {
 	case r.Listen:
 		return r.target() + ": " + listenWords(r)
 	}
+	if why, ok := r.unreached(); ok {
+		return Printable(r.Host) + ": not reached, though allowed: " + Printable(why) + "; " + unreachedHelp
+	}
 	// The reason says how the server asked (looked up without the
 	// proxy, connected without it): target, not what, says it once.
 	s := r.target()

@@ -3,6 +3,7 @@ package netproxy
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -97,7 +98,12 @@ func (p *Proxy) deny(w http.ResponseWriter, method, host string, port int, reaso
 // lookup gave.
 func (p *Proxy) denyAddr(w http.ResponseWriter, method, host string, port int, reason, addr string) {
 	d := p.recordAddr(method, host, port, reason, addr)
-	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusForbidden)
+	status := http.StatusForbidden
+	if strings.HasPrefix(reason, Unreachable) {
+		// Not gemkit's refusal: the network's failure, kept with them.
+		status = http.StatusBadGateway
+	}
+	http.Error(w, "gemkit sandbox: "+d.String(), status)
 }
 
 // Record keeps a refusal of a connection, counted with those alike, and

@@ -202,9 +202,42 @@ func (e *ownServerError) Error() string {
 	return fmt.Sprintf("port %d on this machine is one of gemkit's own servers (the IDE companion, its Claude Code endpoint or gemkit mcp --http) or another IDE companion's; no tool may reach them, whatever allowedHosts lists", e.port)
 }
 
+// Unreachable begins the reason of a connection to an allowed host that
+// the network did not make: not a refusal of gemkit's, but reported as
+// one, so that the person learns why a host they allowed is not reached
+// (a server's own error says only "fetch failed").
+const Unreachable = "an allowed host gemkit could not reach"
+
+// unreachable says, for a dial error that is the network's, what it was
+// in words; ok is false for another error.
+func unreachable(err error) (why string, ok bool) {
+	var dnsErr *net.DNSError
+	switch {
+	case err == nil:
+		return "", false
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "its name does not resolve (no such host)", true
+	case errors.As(err, &dnsErr):
+		return "looking its name up failed (" + dnsErr.Err + ")", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "it refused the connection (nothing listens on that port)", true
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route leads to it from this machine", true
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "it did not answer within 30 s", true
+	}
+	return "", false
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // refusal is the reason to report for a dial error that is a refusal
 // rather than a failure, and the private address a name was refused
-// for.
+// for; an allowed host the network did not reach is reported too, its
+// reason beginning with Unreachable.
 func refusal(err error) (why, addr string, ok bool) {
 	var pe *privateError
 	var oe *ownServerError
@@ -216,6 +249,9 @@ func refusal(err error) (why, addr string, ok bool) {
 		return pe.Error(), pe.ip.String(), true
 	case errors.As(err, &oe):
 		return oe.Error(), "", true
+	}
+	if why, ok := unreachable(err); ok {
+		return Unreachable + ": " + why, "", true
 	}
 	return "", "", false
 }

@@ -29,7 +29,7 @@ func (r *recordingResolver) LookupIPAddr(_ context.Context, host string) ([]net.
 	r.lookup = append(r.lookup, host)
 	ip, ok := r.m[host]
 	if !ok {
-		return nil, fmt.Errorf("no such host %q", host)
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
 	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
 }
@@ -306,4 +306,50 @@ func serveProxy(t *testing.T, px *Proxy) string {
 	go px.Serve(ln)
 	t.Cleanup(func() { px.Close() })
 	return ln.Addr().String()
+}
+
+// TestProxyReportsUnreachable: an allowed host the network does not
+// reach (a name that does not resolve, a port nobody listens on) is
+// kept with the refusals, in words that say it is the network's, not
+// gemkit's: the server's own error ("fetch failed") said nothing.
+func TestProxyReportsUnreachable(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := closed.Addr().String()
+	closed.Close()
+	res := &recordingResolver{m: map[string]string{}}
+	px, err := NewProxy([]string{"gone.test", listed}, res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveProxy(t, px)
+	for _, c := range []struct{ target, why string }{
+		{"gone.test:443", "its name does not resolve"},
+		{listed, "it refused the connection"},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", c.target, c.target)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Errorf("CONNECT %s: %d, want 502", c.target, resp.StatusCode)
+		}
+	}
+	d := px.Denied()
+	if len(d) != 2 {
+		t.Fatalf("kept %d, want 2: %+v", len(d), d)
+	}
+	for i, why := range []string{"its name does not resolve", "it refused the connection"} {
+		if !strings.HasPrefix(d[i].Reason, Unreachable+": ") || !strings.Contains(d[i].Reason, why) {
+			t.Errorf("kept %q, want %q: %s", d[i].Reason, Unreachable, why)
+		}
+	}
 }
