@@ -137,6 +137,17 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 				in, err := st.Get(name)
 				if err == nil {
 					name = in.Name
+				} else if errNotInstalled(err) {
+					// Gone already (Gemini CLI's own uninstall): what
+					// gemkit keeps of it goes.
+					removed, ferr := forgetOrphan(a, st, name)
+					if ferr != nil {
+						fmt.Fprintf(a.Err, "gemkit: %v\n", ferr)
+						failed = append(failed, name)
+					}
+					if removed || ferr != nil {
+						continue
+					}
 				}
 				// Its servers go back to Gemini CLI's settings as they
 				// were, before the extension goes.

@@ -200,17 +200,19 @@ func switchFindings(st *extension.Store, all []*extension.Installed, gs geminise
 			installed[m.Name] = true
 		}
 	}
-	var fs []finding
+	fs := orphanFindings(st, all)
 	for _, n := range slices.Sorted(maps.Keys(sw.Names)) {
 		o := sw.Names[n]
 		var gone []string
 		for _, ext := range o.Needs {
-			if !installed[ext] || !sw.Choices[ext].Switched {
+			// One not installed is an orphan, which orphanFindings tells
+			// with the fix that works for it.
+			if installed[ext] && !sw.Choices[ext].Switched {
 				gone = append(gone, ext)
 			}
 		}
 		if len(gone) > 0 {
-			fs = append(fs, finding{Level: "warning", Message: fmt.Sprintf("gemkit's records say %s need %s in mcp.excluded, but %s not switched (or installed) any more", strings.Join(gone, ", "), n, isAre(len(gone))),
+			fs = append(fs, finding{Level: "warning", Message: fmt.Sprintf("gemkit's records say %s need %s in mcp.excluded, but %s not switched any more", strings.Join(gone, ", "), n, isAre(len(gone))),
 				Fix: "`gemkit extensions sandbox NAME --off` for each, or switch it again"})
 		}
 	}
