@@ -585,3 +585,40 @@ func TestConsentNotGivenIsANo(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateToRef is the seventh tour's first finding: an extension
+// installed at `--ref v0.1.0` (the docs' "what a user types") could not
+// move to v0.2.0: update said "up to date" (it follows the ref it was
+// installed at, as Gemini CLI's does), and install --ref v0.2.0 said
+// "already installed; use update". install now names the way, and
+// `update NAME --ref REF` moves it there, recording the ref later updates
+// follow.
+func TestUpdateToRef(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo, url := gitRepoOf(t, "testdata/extensions/code-analyzer")
+	gemkittest.Git(t, repo, "tag", "v0.1.0")
+	manifest := filepath.Join(repo, extension.ManifestFile)
+	data, _ := os.ReadFile(manifest)
+	os.WriteFile(manifest, bytes.Replace(data, []byte(`"version": "1.0.0"`), []byte(`"version": "2.0.0"`), 1), 0o644)
+	gemkittest.Git(t, repo, "commit", "--quiet", "-am", "v0.2.0")
+	gemkittest.Git(t, repo, "tag", "v0.2.0")
+
+	e.mustRun("install", url, "--ref", "v0.1.0", "--consent")
+	if out := e.mustRun("update", "code-analyzer"); !strings.Contains(out, "up to date") {
+		t.Errorf("update at its ref: %q", out)
+	}
+	if _, errOut, code := e.run("install", url, "--ref", "v0.2.0", "--consent"); code == ExitOK || !strings.Contains(errOut, "`gemkit extensions update code-analyzer --ref v0.2.0`") {
+		t.Errorf("install at another ref: exit %d\n%s", code, errOut)
+	}
+	if out := e.mustRun("update", "code-analyzer", "--ref", "v0.2.0", "--consent"); !strings.Contains(out, "1.0.0 → 2.0.0") {
+		t.Errorf("update --ref: %q", out)
+	}
+	md, err := os.ReadFile(filepath.Join(e.home, ".gemini", "extensions", "code-analyzer", extension.InstallMetadataFile))
+	if err != nil || !strings.Contains(string(md), `"ref": "v0.2.0"`) {
+		t.Errorf("the install's ref: %s %v", md, err)
+	}
+	if _, errOut, code := e.run("update", "--all", "--ref", "v0.2.0"); code != ExitError || !strings.Contains(errOut, "name just that one") {
+		t.Errorf("update --all --ref: exit %d\n%s", code, errOut)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 func newExtUpdateCmd(a *app) *cobra.Command {
 	var all, consent, asJSON bool
+	var ref string
 	cmd := &cobra.Command{
 		Use:   "update <name>... | --all",
 		Short: "Update extensions from the source they were installed from",
@@ -35,6 +36,8 @@ for consent --grant.`,
 				return fmt.Errorf("--all updates every extension: name the extensions to update (%s) or pass --all, not both", strings.Join(args, " "))
 			case !all && len(args) == 0:
 				return errors.New("name the extensions to update, or pass --all")
+			case ref != "" && (all || len(args) != 1):
+				return errors.New("--ref moves one extension to another branch, tag or commit: name just that one")
 			}
 			st, err := openStore(cmd)
 			if err != nil {
@@ -61,7 +64,7 @@ for consent --grant.`,
 				pins := &updatePins{a: a, st: st}
 				res, err := st.Update(cmd.Context(), name, extension.UpdateRequest{
 					Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
-					Packages: pins.resolve,
+					Packages: pins.resolve, Ref: ref,
 				})
 				// The trees pinned for a refused or failed update go, and
 				// those the new pins replaced.
@@ -142,6 +145,7 @@ for consent --grant.`,
 	cmd.Flags().BoolVar(&all, "all", false, "update every installed extension")
 	cmd.Flags().BoolVar(&consent, "consent", false, "agree to the new version (its permissions and files) without being asked")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	cmd.Flags().StringVar(&ref, "ref", "", "move an extension installed from git to this branch, tag or commit (which later updates then follow)")
 	return cmd
 }
 

@@ -107,6 +107,11 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	}
 	name := ext.Manifest.Name
 	if err := s.checkFree(name); err != nil {
+		if in, gerr := s.Get(name); gerr == nil && req.Ref != "" && in.Metadata != nil && in.Metadata.Type == SourceGit {
+			// Installed from git, and asked at another ref: the update
+			// moves it there (Gemini CLI has no way but to uninstall).
+			return nil, fmt.Errorf("an extension called %q is already installed, at %s; to move it to %s: `gemkit extensions update %s --ref %s`", name, refWords(in.Metadata.Ref), req.Ref, name, req.Ref)
+		}
 		return nil, err
 	}
 	shown := s.atFinalPath(ext, s.finalDir(name))
@@ -129,6 +134,14 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 		return nil, err
 	}
 	return s.Get(name)
+}
+
+// refWords names a git install's ref, its remote's HEAD when none.
+func refWords(ref string) string {
+	if ref == "" {
+		return "its repository's default branch"
+	}
+	return Printable(ref)
 }
 
 // Link installs the extension in dir without copying it, as Gemini CLI's

@@ -22,6 +22,11 @@ type UpdateRequest struct {
 	Consent     ConsentFunc
 	Progress    io.Writer
 	Interactive bool
+	// Ref, when not "", moves a git install to this branch, tag or
+	// commit: fetched from there, and recorded as the ref later updates
+	// follow (as an install with --ref records it, which Gemini CLI's
+	// update follows too).
+	Ref string
 	// Packages, if non-nil, pins the packages the new version's
 	// package-runner servers run before consent is asked, so that the
 	// one question shows what the update will run, not the new commands
@@ -94,6 +99,14 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		return nil, fmt.Errorf("%s was installed from a GitHub release by Gemini CLI; update it with `gemini extensions update %s`", in.Name, in.Name)
 	case md.Type != SourceGit && md.Type != SourceLocal:
 		return nil, fmt.Errorf("%s has the unknown source type %q in %s", in.Name, md.Type, InstallMetadataFile)
+	case req.Ref != "" && md.Type != SourceGit:
+		return nil, fmt.Errorf("%s was installed from the folder %s, which has no ref: --ref moves an extension installed from git", in.Name, md.Source)
+	}
+	moved := req.Ref != "" && req.Ref != md.Ref
+	if req.Ref != "" {
+		to := *md
+		to.Ref = req.Ref
+		md = &to
 	}
 	stage, err := s.newStaging("update")
 	if err != nil {
@@ -120,6 +133,11 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		b, errB := treeDigest(root)
 		if errA == nil && errB == nil && a == b {
 			res.UpToDate = true
+			if moved {
+				// The same files at the new ref: only the ref it follows
+				// changes.
+				return res, writeMetadata(in.Entry, md)
+			}
 			return res, nil
 		}
 	}
