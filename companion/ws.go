@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -57,6 +58,9 @@ type wsPeer struct {
 
 	closeOnce sync.Once
 	inFlight  chan struct{}
+	// gone is set when the peer's end went away (a read failed that no
+	// close of ours began).
+	gone atomic.Bool
 
 	// A graceful close (closeFlushed) waits for the handlers at work and
 	// for those the person has just answered, not for those still waiting
@@ -161,8 +165,18 @@ func (p *wsPeer) sendJSON(v any, label string) {
 // receive are told (reportLost).
 func (p *wsPeer) close(code websocket.StatusCode, reason string) {
 	p.closeOnce.Do(func() {
+		gone := p.gone.Load()
 		p.cancel()
 		go func() {
+			if gone {
+				// Nothing more comes from a peer that has gone: what
+				// its end acknowledged is known now, not after a
+				// handshake that waits seconds for an answer.
+				<-p.writerDone
+				p.reportLost()
+				_ = p.c.Close(code, reason)
+				return
+			}
 			_ = p.c.Close(code, reason)
 			<-p.writerDone
 			p.reportLost()
@@ -220,6 +234,9 @@ func (p *wsPeer) run(ctx context.Context, pingEvery time.Duration, handle func(m
 	for {
 		typ, msg, err := p.c.Read(p.ctx)
 		if err != nil {
+			if p.ctx.Err() == nil {
+				p.gone.Store(true)
+			}
 			// An over-long message makes the library close with 1009.
 			var ce websocket.CloseError
 			if !errors.As(err, &ce) && p.ctx.Err() == nil {
