@@ -163,13 +163,7 @@ checker = { type = "external", name = "lint-guard" }
 // again, the hold ends and the rule applies again. As root and as uid
 // 65534.
 func TestPolicyCheckerHeld(t *testing.T) {
-	t.Run("root", func(t *testing.T) { policyCheckerHeld(t, false) })
-	t.Run("uid 65534", func(t *testing.T) {
-		if os.Getuid() != 0 {
-			t.Skip("needs root to run everything as uid 65534; the run above was already unprivileged, as this user")
-		}
-		policyCheckerHeld(t, true)
-	})
+	gemkittest.AsRootAndUnprivileged(t, policyCheckerHeld)
 }
 
 func policyCheckerHeld(t *testing.T, unprivileged bool) {
@@ -290,13 +284,7 @@ func (h *policyHome) headless() (output, glob string) {
 // says the hold does not keep Gemini CLI from the file. As root and as
 // uid 65534.
 func TestPolicyFileBreaksGeminiCLI(t *testing.T) {
-	t.Run("root", func(t *testing.T) { policyFileBreaks(t, false) })
-	t.Run("uid 65534", func(t *testing.T) {
-		if os.Getuid() != 0 {
-			t.Skip("needs root to run everything as uid 65534; the run above was already unprivileged, as this user")
-		}
-		policyFileBreaks(t, true)
-	})
+	gemkittest.AsRootAndUnprivileged(t, policyFileBreaks)
 }
 
 func policyFileBreaks(t *testing.T, unprivileged bool) {

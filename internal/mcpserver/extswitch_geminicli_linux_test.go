@@ -229,13 +229,7 @@ process.stdin.on('data', d => {
 // CLI, gemkit and what they start).
 func TestGeminiCLISwitchedHookAndAgent(t *testing.T) {
 	t.Parallel()
-	t.Run("root", func(t *testing.T) { switchedHookAndAgent(t, false) })
-	t.Run("uid 65534", func(t *testing.T) {
-		if os.Getuid() != 0 {
-			t.Skip("needs root to run everything as uid 65534; the run above was already unprivileged, as this user; CI runs as root")
-		}
-		switchedHookAndAgent(t, true)
-	})
+	gemkittest.AsRootAndUnprivileged(t, switchedHookAndAgent)
 }
 
 // asUnprivileged has every process of f started from now on run as uid

@@ -55,13 +55,7 @@ var readingCases = []readingCase{
 // uid 65534.
 func TestGeminiCLIReadsAsGemkit(t *testing.T) {
 	t.Parallel()
-	t.Run("root", func(t *testing.T) { readsAsGemkit(t, false) })
-	t.Run("uid 65534", func(t *testing.T) {
-		if os.Getuid() != 0 {
-			t.Skip("needs root to run everything as uid 65534; the run above was already unprivileged, as this user; CI runs as root")
-		}
-		readsAsGemkit(t, true)
-	})
+	gemkittest.AsRootAndUnprivileged(t, readsAsGemkit)
 }
 
 func readsAsGemkit(t *testing.T, unprivileged bool) {
