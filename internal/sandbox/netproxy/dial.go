@@ -90,6 +90,14 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			addrs = kept
 		}
 	}
+	return p.dialAddrs(ctx, host, addrs, port)
+}
+
+// dialAddrs connects to the first of addrs, host's, that answers on
+// port: never to one of gemkit's own servers on this machine, and to
+// this machine only from permission.ProxySource (dialerTo).
+func (p *Proxy) dialAddrs(ctx context.Context, host string, addrs []net.IPAddr, port int) (net.Conn, error) {
+	m := thisMachine()
 	if p.OwnServer != nil {
 		for _, a := range addrs {
 			if m.has(a.IP) && p.OwnServer(port) {
