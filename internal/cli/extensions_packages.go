@@ -211,7 +211,7 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, unchanged: the registry has nothing new for it", head, was.Package, was.Version))
 			continue
 		}
-		lines := installedLines(name, head, p, prev)
+		lines := append(installedLines(name, head, p, prev), reachedLines(t.Network)...)
 		plan.pins[s.name] = p
 		plan.lines = append(plan.lines, lines...)
 	}
@@ -277,6 +277,16 @@ func installedLines(name, head string, p extension.Pin, prev previousPin) []stri
 		lines = append(lines, fmt.Sprintf("  %s, which did not run: the server may not work without them. To let them run (after npm fetched the packages, in a sandbox of their own with no network and none of your npm configuration): gemkit extensions sandbox %s --allow-install-scripts", who, extension.Printable(name)))
 	}
 	return lines
+}
+
+// reachedLines name the person's settings an install reached and
+// trusted the registry with (pkgrun.Tree.Network), which the server
+// never gets.
+func reachedLines(network []string) []string {
+	if len(network) == 0 {
+		return nil
+	}
+	return []string{"  fetched as your npx would: " + strings.Join(network, ", ") + "; none of these settings is given to the server"}
 }
 
 // samePin reports whether a and b pin the same bytes the same way.

@@ -96,6 +96,11 @@ type Tree struct {
 	// ScriptsNotRun are the packages that have some, which did not run.
 	ScriptsRun    bool
 	ScriptsNotRun []string
+	// Network says, in words, which of the person's settings the
+	// install reached and trusted the registry with (their proxy,
+	// NODE_EXTRA_CA_CERTS, npm's cafile, ca or strict-ssl): none of
+	// them reaches the server.
+	Network []string
 }
 
 // Summary says t in words: the package, how many packages, files and
@@ -188,7 +193,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	if err != nil {
 		return Tree{}, fmt.Errorf("installing %s: %w; nothing was kept", run.target, err)
 	}
-	t.Registry, t.Fetched, t.Newest = run.registry, run.received, req.Spec == ""
+	t.Registry, t.Fetched, t.Newest, t.Network = run.registry, run.received, req.Spec == "", run.network
 	final := filepath.Join(dir, slug(req.Server)+"@"+slug(t.Version)+"-"+strings.TrimPrefix(filepath.Base(stage), ".staging-"))
 	if err := os.Rename(stage, final); err != nil {
 		return Tree{}, err
@@ -228,12 +233,14 @@ func findNPM(env map[string]string, untrusted []string) (node, cli, root string,
 // allowedHosts are the hosts the install may reach: each registry's,
 // and, for a registry whose name this machine resolves to a private
 // address (a company mirror), that address too, for the sandbox's proxy
-// reaches a private address only when its allowlist names it.
-func allowedHosts(ctx context.Context, cfg Config) []string {
+// reaches a private address only when its allowlist names it. A
+// registry reached through the person's proxy (rt) is not looked up:
+// that proxy resolves it.
+func allowedHosts(ctx context.Context, cfg Config, rt route) []string {
 	hosts := cfg.Hosts()
 	for _, h := range slices.Clone(hosts) {
 		name, port, _ := net.SplitHostPort(h)
-		if net.ParseIP(name) != nil || name == "localhost" {
+		if net.ParseIP(name) != nil || name == "localhost" || rt.upstream[strings.ToLower(h)] != nil {
 			continue
 		}
 		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, name)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +63,10 @@ type npmRun struct {
 	target, registry string
 	received         int64
 	prog             *progress
+	// route is how the registries are reached (the person's proxy);
+	// trust how they are trusted, in words; network both (Tree.Network).
+	route          route
+	trust, network []string
 }
 
 // npmTools are node and npm as found on the person's PATH, and the PATH
@@ -82,7 +88,11 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 	}
 	path, _ := permission.SearchPath(env["PATH"], in.Untrusted)
 	tools := npmTools{node: node, cli: npmCLI, root: npmRoot, path: path}
-	cfg, err := ReadConfig(env, node)
+	cfg, err := readConfig(in.environ(), node)
+	if err != nil {
+		return npmRun{}, err
+	}
+	rt, err := cfg.routes()
 	if err != nil {
 		return npmRun{}, err
 	}
@@ -94,16 +104,18 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 	if err := os.WriteFile(filepath.Join(stage, "package.json"), []byte(`{"name": "gemkit-pinned", "private": true, "description": "A package pinned by gemkit for an extension's MCP server."}`+"\n"), 0o644); err != nil {
 		return npmRun{}, err
 	}
-	run := npmRun{inv: inv, target: inv.Package + "@" + inv.Spec, registry: redact(cfg.RegistryFor(inv.Package))}
+	run := npmRun{inv: inv, target: inv.Package + "@" + inv.Spec, registry: redact(cfg.RegistryFor(inv.Package)),
+		route: rt, trust: cfg.trustWords()}
+	run.network = append(slices.Clone(rt.words), run.trust...)
 	if inv.Spec == "" {
 		run.target = inv.Package + "@latest"
 	}
 	var received atomic.Int64
 	run.prog = &progress{w: in.Progress, terminal: in.Terminal, received: &received, bound: in.maxBytes()}
 	if lockOnly {
-		run.prog.startResolve(inv, req.Server, run.registry)
+		run.prog.startResolve(inv, req.Server, run.registry, run.network)
 	} else {
-		run.prog.start(inv, req.Server, run.registry, req.Scripts)
+		run.prog.start(inv, req.Server, run.registry, req.Scripts, run.network)
 	}
 	if err := in.fetch(ctx, tools, cfg, stage, cache, lockOnly, run, &received); err != nil {
 		return npmRun{}, err
@@ -135,11 +147,11 @@ func (in *Installer) fetch(ctx context.Context, tools npmTools, cfg Config, stag
 	if lockOnly {
 		args = append(args, "--package-lock-only")
 	}
-	hosts := allowedHosts(ctx, cfg)
+	hosts := allowedHosts(ctx, cfg, run.route)
 	s := npmStep{
-		args: args, dir: stage, read: []string{conf}, write: []string{stage, cache}, hosts: hosts, received: received,
-		env: []string{"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
-			"NPM_CONFIG_CACHE=" + cache},
+		args: args, dir: stage, read: []string{conf}, write: []string{stage, cache}, hosts: hosts, upstream: run.route.Upstream, received: received,
+		env: append([]string{"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
+			"NPM_CONFIG_CACHE=" + cache}, cfg.nodeEnv(conf)...),
 		bound: newWriteBound(in.maxBytes(), in.maxFiles(), stage, cache),
 	}
 	denied, werr := in.runNPM(ctx, tools, s, run.prog)
@@ -152,7 +164,7 @@ func (in *Installer) fetch(ctx context.Context, tools npmTools, cfg Config, stag
 	case s.bound.exceeded() != "":
 		return &InstallError{Package: run.target, Why: s.bound.exceeded(), NPM: run.prog.npmLines()}
 	case werr != nil:
-		return run.prog.failure(run.target, run.inv, run.registry, werr, denied, hosts)
+		return run.prog.failure(run.target, run.inv, run.registry, werr, denied, hosts, run.trust)
 	}
 	return nil
 }
@@ -200,9 +212,12 @@ type npmStep struct {
 	dir         string
 	read, write []string
 	hosts       []string
-	env         []string
-	received    *atomic.Int64
-	bound       *writeBound
+	// upstream is the person's proxy of each host that has one
+	// (sandbox.Policy.Upstream).
+	upstream func(host string, port int) *url.URL
+	env      []string
+	received *atomic.Int64
+	bound    *writeBound
 }
 
 // runNPM runs the step s with the tools, its output read by prog,
@@ -226,7 +241,7 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 			// installation, node's, what the step reads.
 			ExtensionDir: tools.root, TempDir: tmp, RuntimePaths: append([]string{langserver.Prefix(tools.node), tools.root}, s.read...),
 			Caches:       s.write,
-			AllowedHosts: s.hosts, ReportRefusals: true,
+			AllowedHosts: s.hosts, Upstream: s.upstream, ReportRefusals: true,
 			MaxFileBytes: uint64(s.bound.max), NoPreallocate: true,
 			OwnServer: func(port int) bool {
 				return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
