@@ -49,6 +49,16 @@
 //     nothing to write but the tree. The configuration's folder is
 //     removed before.
 //
+// # Which version
+//
+// What the person's npx would run on the node that will run it
+// (engine.go): npm runs with the first node on their PATH, the server's
+// interpreter, and is asked for the package as the line names it, so
+// that npm's own rule picks (a bare name is the range *, for which the
+// latest tag's version is taken only when its engines fit). gemkit adds
+// the words: which version, why not the latest (Engine), and a warning
+// when the newest needs another runtime.
+//
 // # How an install reaches and trusts the registry
 //
 // As the person's own npx would (reach.go): the certificates node

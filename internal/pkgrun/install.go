@@ -101,13 +101,21 @@ type Tree struct {
 	// NODE_EXTRA_CA_CERTS, npm's cafile, ca or strict-ssl): none of
 	// them reaches the server.
 	Network []string
+	// Engine is what the node that starts the server made of the pick
+	// (engine.go): why not the latest, and engines that do not fit.
+	Engine Engine
+	// engines is the package's own package.json's engines.
+	engines json.RawMessage
 }
 
 // Summary says t in words: the package, how many packages, files and
 // bytes, from where, and its install scripts.
 func (t Tree) Summary() string {
 	s := fmt.Sprintf("%s %s", t.Package, t.Version)
-	if t.Newest {
+	switch {
+	case t.Engine.Choice() != "":
+		s += " (" + t.Engine.Choice() + ")"
+	case t.Newest:
 		s += " (the newest)"
 	}
 	s += fmt.Sprintf(", %d packages, %d files, %s, from %s", t.Packages, t.Files, Size(t.Bytes), t.Registry)
@@ -194,6 +202,10 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 		return Tree{}, fmt.Errorf("installing %s: %w; nothing was kept", run.target, err)
 	}
 	t.Registry, t.Fetched, t.Newest, t.Network = run.registry, run.received, req.Spec == "", run.network
+	t.Engine = in.engine(ctx, run, t.Version, t.engines)
+	if ctx.Err() != nil {
+		return Tree{}, &InterruptedError{Package: run.target}
+	}
 	final := filepath.Join(dir, slug(req.Server)+"@"+slug(t.Version)+"-"+strings.TrimPrefix(filepath.Base(stage), ".staging-"))
 	if err := os.Rename(stage, final); err != nil {
 		return Tree{}, err
@@ -300,6 +312,7 @@ func inspect(dir string, inv runnerline.Invocation, scripts bool, lim limits) (T
 		Name    string          `json:"name"`
 		Version string          `json:"version"`
 		Bin     json.RawMessage `json:"bin"`
+		Engines json.RawMessage `json:"engines"`
 	}
 	b, err := root.ReadFile(at+"/package.json", 1<<20)
 	if err != nil {
@@ -332,7 +345,7 @@ func inspect(dir string, inv runnerline.Invocation, scripts bool, lim limits) (T
 	case fi.Mode()&0o111 == 0:
 		return Tree{}, fmt.Errorf("npm did not make the program %s of %s executable", program, inv.Package)
 	}
-	t.Program = real
+	t.Program, t.engines = real, manifest.Engines
 	if err := t.count(root, lim); err != nil {
 		return Tree{}, err
 	}

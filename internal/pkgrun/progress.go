@@ -203,7 +203,14 @@ func (p *progress) done(t Tree) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLine()
-	p.printf("  installed %s: %s, %s, %s on disk (%s fetched, %s)\n", printable(t.Package+" "+t.Version), count(t.Packages, "package", "packages"), count(t.Files, "file", "files"), Size(t.Bytes), Size(t.Fetched), count(p.tarballs, "tarball", "tarballs"))
+	what := t.Package + " " + t.Version
+	if c := t.Engine.Choice(); c != "" {
+		what += " (" + c + ")"
+	}
+	p.printf("  installed %s: %s, %s, %s on disk (%s fetched, %s)\n", printable(what), count(t.Packages, "package", "packages"), count(t.Files, "file", "files"), Size(t.Bytes), Size(t.Fetched), count(p.tarballs, "tarball", "tarballs"))
+	if w := t.Engine.Warning(t.Package, t.Version, ""); w != "" {
+		p.printf("  %s\n", printable(w))
+	}
 }
 
 // count is n with the word for one or for more.
