@@ -114,7 +114,7 @@ func (c Config) proxyFor(u *url.URL) (*url.URL, string, error) {
 	p, err := url.Parse(proxy)
 	switch {
 	case err != nil || p.Host == "" || p.Scheme == "":
-		return nil, "", fmt.Errorf("npm configuration: the proxy %q (%s) is not a URL; npm would fail the same way", netproxy.Redacted(&url.URL{Opaque: redactRaw(proxy)}), from)
+		return nil, "", fmt.Errorf("npm configuration: the proxy %q (%s) is not a URL; npm would fail the same way", redactRaw(proxy), from)
 	case p.Scheme != "http":
 		return nil, "", fmt.Errorf("npm configuration: the registry %s is reached through the proxy %s (%s), a %s:// proxy; gemkit's install reaches a registry through an http:// proxy only", redact(u.String()), netproxy.Redacted(p), from, p.Scheme)
 	}
