@@ -28,7 +28,7 @@ import (
 
 // geminiFetches says what Gemini CLI does with the same manifest: the
 // person reads it beside what gemkit does.
-const geminiFetches = "Gemini CLI, with the same manifest, runs the runner itself at each start: it fetches the package from the registry (the newest, for a bare name or @latest) with your rights and runs whatever it got, which nobody agreed to."
+const geminiFetches = "Gemini CLI, with the same manifest, runs the runner itself at each start: it fetches the package from the registry (for a bare name, the newest that runs on your node; for @latest, the latest) with your rights and runs whatever it got, which nobody agreed to."
 
 // packagePlan is what resolving an extension's package-runner servers
 // came to: the pins to record, the trees installed for them now, and
@@ -199,7 +199,7 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 		if err != nil {
 			return fail(fmt.Errorf("%s's MCP server %s: hashing the tree installed for it: %w", extension.Printable(name), extension.Printable(s.name), err))
 		}
-		p := extension.Pin{Runner: s.inv.Runner, Request: s.inv.Request(), Package: t.Package, Version: t.Version, Newest: t.Newest,
+		p := extension.Pin{Runner: s.inv.Runner, Request: s.inv.Request(), Package: t.Package, Version: t.Version, Newest: t.Newest, Choice: t.Engine.Choice(),
 			Integrity: t.Integrity, Tree: t.Dir, Program: t.Program, Lock: t.Lock, Digest: c.Digest, Registry: t.Registry,
 			Packages: t.Packages, Files: t.Files, Bytes: t.Bytes, ScriptsRun: t.ScriptsRun, ScriptsNotRun: t.ScriptsNotRun}
 		if had && was.Request == p.Request && was.Runner == p.Runner && was.Lock == p.Lock && was.Version == p.Version && was.ScriptsRun == p.ScriptsRun && there {
@@ -211,7 +211,10 @@ func resolvePackages(ctx context.Context, a *app, st *extension.Store, ext *exte
 			plan.lines = append(plan.lines, fmt.Sprintf("%s%s %s, unchanged: the registry has nothing new for it", head, was.Package, was.Version))
 			continue
 		}
-		lines := installedLines(name, head, p, prev)
+		lines := append(installedLines(name, head, p, prev), reachedLines(t.Network)...)
+		if w := t.Engine.Warning(t.Package, t.Version, "gemkit extensions update "+extension.Printable(name)+" --consent"); w != "" {
+			lines = append(lines, "  "+w)
+		}
 		plan.pins[s.name] = p
 		plan.lines = append(plan.lines, lines...)
 	}
@@ -249,7 +252,10 @@ func previous(st *extension.Store, name string, old extension.ServerChoice, serv
 // the install scripts that did not run.
 func installedLines(name, head string, p extension.Pin, prev previousPin) []string {
 	lines := []string{fmt.Sprintf("%s%s %s installed", head, p.Package, p.Version)}
-	if p.Newest {
+	switch {
+	case p.Choice != "":
+		lines[0] += ", " + p.Choice
+	case p.Newest:
 		lines[0] += ", the newest"
 	}
 	if was := prev.pin; prev.had {
@@ -277,6 +283,16 @@ func installedLines(name, head string, p extension.Pin, prev previousPin) []stri
 		lines = append(lines, fmt.Sprintf("  %s, which did not run: the server may not work without them. To let them run (after npm fetched the packages, in a sandbox of their own with no network and none of your npm configuration): gemkit extensions sandbox %s --allow-install-scripts", who, extension.Printable(name)))
 	}
 	return lines
+}
+
+// reachedLines name the person's settings an install reached and
+// trusted the registry with (pkgrun.Tree.Network), which the server
+// never gets.
+func reachedLines(network []string) []string {
+	if len(network) == 0 {
+		return nil
+	}
+	return []string{"  fetched as your npx would: " + strings.Join(network, ", ") + "; none of these settings is given to the server"}
 }
 
 // samePin reports whether a and b pin the same bytes the same way.

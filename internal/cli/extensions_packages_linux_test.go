@@ -133,7 +133,7 @@ func TestSwitchPinsPackage(t *testing.T) {
 	out := e.must("extensions", "sandbox", "hello")
 	for _, want := range []string{
 		"Pinning the packages hello's servers fetch through a package runner:",
-		"Its servers' packages, pinned: gemkit runs each from its tree, never from the registry. Gemini CLI, with the same manifest, runs the runner itself at each start: it fetches the package from the registry (the newest, for a bare name or @latest) with your rights",
+		"Its servers' packages, pinned: gemkit runs each from its tree, never from the registry. Gemini CLI, with the same manifest, runs the runner itself at each start: it fetches the package from the registry (for a bare name, the newest that runs on your node; for @latest, the latest) with your rights",
 		"- hello (npx -y hello-mcp --stdio): hello-mcp 1.0.0 installed, the newest",
 		"Installing hello-mcp (the newest) for hello from " + e.reg.URL + " in gemkit's sandbox (no network but the registry, install scripts off):",
 		"installed hello-mcp 1.0.0: 2 packages",
@@ -260,7 +260,7 @@ func TestSwitchInterrupted(t *testing.T) {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
-	if err == nil || !strings.Contains(out.String(), "not switched: hello's MCP server hello: the install of hello-mcp@latest was interrupted: nothing of it was kept") {
+	if err == nil || !strings.Contains(out.String(), "not switched: hello's MCP server hello: the install of hello-mcp was interrupted: nothing of it was kept") {
 		t.Errorf("the interrupted switch: %v\n%s", err, out.String())
 	}
 	if c, _ := e.choice(); c.Switched || len(c.Packages) > 0 {

@@ -27,6 +27,10 @@ type Pin struct {
 	Package string `json:"package"`
 	Version string `json:"version"`
 	Newest  bool   `json:"newest,omitempty"`
+	// Choice says why that version, when the node that starts the
+	// server made npm take another than the latest ("the newest that
+	// runs on Node 20.20.2; 3.26.0, the latest, needs node >=22").
+	Choice string `json:"choice,omitempty"`
 	// Integrity is the package's own (the registry's SHA-512).
 	Integrity string `json:"integrity"`
 	// Tree is the tree's folder, Program the slash path in it of the
@@ -57,7 +61,10 @@ func (p Pin) Words() string {
 	if p.Packages == 1 {
 		detail = "1 package, " + sizeWords(p.Bytes)
 	}
-	if p.Newest {
+	switch {
+	case p.Choice != "":
+		detail = "when pinned, " + p.Choice + "; " + detail
+	case p.Newest:
 		detail = "the newest when pinned; " + detail
 	}
 	s := fmt.Sprintf("pinned: it runs %s %s (%s) from the tree gemkit installed from %s (%s), read-only, with no registry access; a new version runs only after `gemkit extensions update` and your consent",

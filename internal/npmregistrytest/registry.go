@@ -113,8 +113,12 @@ type version struct {
 // Registry is an npm registry served on 127.0.0.1.
 type Registry struct {
 	// URL is the registry's URL, ending in "/"; Host its host:port,
-	// which an install's sandbox must be allowed.
-	URL, Host string
+	// which an install's sandbox must be allowed; Addr the address it
+	// listens on (Host, unless it is served under a name: NewTLS).
+	URL, Host, Addr string
+	// CA is, for a registry served over TLS (NewTLS), the certificate
+	// of the authority that signed its own, PEM: the one to trust.
+	CA []byte
 
 	t     TB
 	srv   *httptest.Server
@@ -149,13 +153,24 @@ type Write struct {
 // other registries of the test binary.
 func New(t TB, cache *Cache) *Registry {
 	t.Helper()
+	r := newRegistry(t, cache)
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	r.started()
+	return r
+}
+
+func newRegistry(t TB, cache *Cache) *Registry {
 	if cache == nil {
 		cache = &Cache{}
 	}
-	r := &Registry{t: t, cache: cache, versions: map[string]map[string]*version{}, latest: map[string]string{},
+	return &Registry{t: t, cache: cache, versions: map[string]map[string]*version{}, latest: map[string]string{},
 		broken: map[string]Breakage{}, holds: map[string]*hold{}}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(func() {
+}
+
+// started ends the server with the test, and names it: URL, Host and
+// Addr on 127.0.0.1.
+func (r *Registry) started() {
+	r.t.Cleanup(func() {
 		r.mu.Lock()
 		for _, h := range r.holds {
 			h.once.Do(func() { close(h.release) })
@@ -164,8 +179,7 @@ func New(t TB, cache *Cache) *Registry {
 		r.srv.Close()
 	})
 	u, _ := url.Parse(r.srv.URL)
-	r.URL, r.Host = r.srv.URL+"/", u.Host
-	return r
+	r.URL, r.Host, r.Addr = r.srv.URL+"/", u.Host, u.Host
 }
 
 // AddInstalled serves every package of the tree npm installed in dir

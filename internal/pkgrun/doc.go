@@ -7,7 +7,8 @@
 // nobody agreed to them. gemkit instead installs the package once, when
 // the person switches the extension to its sandbox or consents, at an
 // exact version, with lifecycle scripts off, inside the sandbox with no
-// network but the registry of the person's npm configuration; the tree it
+// network but the registry of the person's npm configuration, reached
+// as their machine reaches it; the tree it
 // installed (its lock, and the bytes that run) is bound into the consent,
 // and the server then runs from that tree, read-only, with no registry
 // access. A new version is taken only by `gemkit extensions update` and a
@@ -47,6 +48,31 @@
 //     of the person's, an empty cache in its own temporary folder, and
 //     nothing to write but the tree. The configuration's folder is
 //     removed before.
+//
+// # Which version
+//
+// What the person's npx would run on the node that will run it
+// (engine.go): npm runs with the first node on their PATH, the server's
+// interpreter, and is asked for the package as the line names it, so
+// that npm's own rule picks (a bare name is the range *, for which the
+// latest tag's version is taken only when its engines fit). gemkit adds
+// the words: which version, why not the latest (Engine), and a warning
+// when the newest needs another runtime.
+//
+// # How an install reaches and trusts the registry
+//
+// As the person's own npx would (reach.go): the certificates node
+// trusts through NODE_EXTRA_CA_CERTS, copied into the configuration's
+// folder, and npm's cafile, ca and strict-ssl (which replace node's
+// authorities, NODE_EXTRA_CA_CERTS's among them, as for npx); and the
+// proxy npm would take for the registry (https-proxy, proxy, then
+// HTTPS_PROXY and the others as @npmcli/agent reads them, unless
+// noproxy or NO_PROXY names it). npm still reaches only the sandbox's
+// proxy, which reaches the registry through the person's (an http://
+// one), asking it for the registries alone, with the credentials of its
+// URL, which npm never sees. The install names each of these settings
+// (Tree.Network); they are the install's only, gone with its
+// configuration's folder: the server that runs from the tree gets none.
 //
 // What an install writes is bounded while npm writes (bound.go), and a
 // tree that holds a link out of it, or an entry that is neither a file,

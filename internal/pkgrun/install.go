@@ -96,13 +96,26 @@ type Tree struct {
 	// ScriptsNotRun are the packages that have some, which did not run.
 	ScriptsRun    bool
 	ScriptsNotRun []string
+	// Network says, in words, which of the person's settings the
+	// install reached and trusted the registry with (their proxy,
+	// NODE_EXTRA_CA_CERTS, npm's cafile, ca or strict-ssl): none of
+	// them reaches the server.
+	Network []string
+	// Engine is what the node that starts the server made of the pick
+	// (engine.go): why not the latest, and engines that do not fit.
+	Engine Engine
+	// engines is the package's own package.json's engines.
+	engines json.RawMessage
 }
 
 // Summary says t in words: the package, how many packages, files and
 // bytes, from where, and its install scripts.
 func (t Tree) Summary() string {
 	s := fmt.Sprintf("%s %s", t.Package, t.Version)
-	if t.Newest {
+	switch {
+	case t.Engine.Choice() != "":
+		s += " (" + t.Engine.Choice() + ")"
+	case t.Newest:
 		s += " (the newest)"
 	}
 	s += fmt.Sprintf(", %d packages, %d files, %s, from %s", t.Packages, t.Files, Size(t.Bytes), t.Registry)
@@ -188,7 +201,11 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 	if err != nil {
 		return Tree{}, fmt.Errorf("installing %s: %w; nothing was kept", run.target, err)
 	}
-	t.Registry, t.Fetched, t.Newest = run.registry, run.received, req.Spec == ""
+	t.Registry, t.Fetched, t.Newest, t.Network = run.registry, run.received, req.Spec == "", run.network
+	t.Engine = in.engine(ctx, run, t.Version, t.engines)
+	if ctx.Err() != nil {
+		return Tree{}, &InterruptedError{Package: run.target}
+	}
 	final := filepath.Join(dir, slug(req.Server)+"@"+slug(t.Version)+"-"+strings.TrimPrefix(filepath.Base(stage), ".staging-"))
 	if err := os.Rename(stage, final); err != nil {
 		return Tree{}, err
@@ -228,12 +245,14 @@ func findNPM(env map[string]string, untrusted []string) (node, cli, root string,
 // allowedHosts are the hosts the install may reach: each registry's,
 // and, for a registry whose name this machine resolves to a private
 // address (a company mirror), that address too, for the sandbox's proxy
-// reaches a private address only when its allowlist names it.
-func allowedHosts(ctx context.Context, cfg Config) []string {
+// reaches a private address only when its allowlist names it. A
+// registry reached through the person's proxy (rt) is not looked up:
+// that proxy resolves it.
+func allowedHosts(ctx context.Context, cfg Config, rt route) []string {
 	hosts := cfg.Hosts()
 	for _, h := range slices.Clone(hosts) {
 		name, port, _ := net.SplitHostPort(h)
-		if net.ParseIP(name) != nil || name == "localhost" {
+		if net.ParseIP(name) != nil || name == "localhost" || rt.upstream[strings.ToLower(h)] != nil {
 			continue
 		}
 		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, name)
@@ -293,6 +312,7 @@ func inspect(dir string, inv runnerline.Invocation, scripts bool, lim limits) (T
 		Name    string          `json:"name"`
 		Version string          `json:"version"`
 		Bin     json.RawMessage `json:"bin"`
+		Engines json.RawMessage `json:"engines"`
 	}
 	b, err := root.ReadFile(at+"/package.json", 1<<20)
 	if err != nil {
@@ -325,7 +345,7 @@ func inspect(dir string, inv runnerline.Invocation, scripts bool, lim limits) (T
 	case fi.Mode()&0o111 == 0:
 		return Tree{}, fmt.Errorf("npm did not make the program %s of %s executable", program, inv.Package)
 	}
-	t.Program = real
+	t.Program, t.engines = real, manifest.Engines
 	if err := t.count(root, lim); err != nil {
 		return Tree{}, err
 	}

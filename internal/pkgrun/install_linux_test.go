@@ -264,7 +264,7 @@ func TestInstallBadRegistry(t *testing.T) {
 
 // TestInstallUnprivileged runs the install tests as uid 65534.
 func TestInstallUnprivileged(t *testing.T) {
-	sandboxtest.RerunUnprivileged(t, "TestInstallPinsNewest|TestInstallInterrupted|TestInstallScripts|TestScriptsCannotPoisonOtherExtensions|TestScriptsNeverSeeToken|TestLinksOutOfTreeRefused|TestInstallBoundWhileWriting")
+	sandboxtest.RerunUnprivileged(t, "TestInstallPinsNewest|TestInstallInterrupted|TestInstallScripts|TestInstallTrustsPersonsCA|TestInstallThroughPersonsProxy|TestInstallPicksForRuntime|TestScriptsCannotPoisonOtherExtensions|TestScriptsNeverSeeToken|TestLinksOutOfTreeRefused|TestInstallBoundWhileWriting")
 }
 
 func execCommand(p string) *exec.Cmd { return exec.Command(p) }

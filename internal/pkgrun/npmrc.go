@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,14 +42,27 @@ type Config struct {
 	// into the install's configuration folder.
 	settings map[string]string
 	files    map[string]string
+	// from is where each kept setting, and each of proxies, was read
+	// (a file, or $npm_config_x).
+	from map[string]string
+	// proxies are npm's proxy settings (proxyKeys), never written for
+	// npm; proxyEnv the proxy variables npm would read (reach.go),
+	// set by readConfig.
+	proxies  map[string]string
+	proxyEnv map[string][2]string
+	// extraCA is the file NODE_EXTRA_CA_CERTS names, extraCAData what
+	// it holds, copied into the install's configuration folder.
+	extraCA     string
+	extraCAData []byte
 }
 
-// kept says whether an npmrc key is one an install uses: registries,
-// their credentials (npm's "nerf-darted" //host/path/:key form, and the
-// default registry's old top-level form), TLS and the network's
-// patience. The rest (scripts, prefixes, proxies, a shell, node options)
-// is left out: the install runs with gemkit's settings, in the
-// sandbox's proxy.
+// kept says whether an npmrc key is one an install writes for npm:
+// registries, their credentials (npm's "nerf-darted" //host/path/:key
+// form, and the default registry's old top-level form), TLS and the
+// network's patience. The proxies are read apart (proxyKeys: the
+// sandbox's proxy goes through them, npm does not); the rest (scripts,
+// prefixes, a shell, node options) is left out: the install runs with
+// gemkit's settings.
 func kept(key string) bool {
 	switch {
 	case key == "registry", strings.HasPrefix(key, "@") && strings.HasSuffix(key, ":registry"):
@@ -80,7 +94,8 @@ const (
 // Later sources win, as in npm: the global npmrc, the user npmrc, the
 // environment.
 func ReadConfig(env map[string]string, node string) (Config, error) {
-	c := Config{Scopes: map[string]string{}, settings: map[string]string{}, files: map[string]string{}}
+	c := Config{Scopes: map[string]string{}, settings: map[string]string{}, files: map[string]string{},
+		from: map[string]string{}, proxies: map[string]string{}}
 	getenv := func(k string) string {
 		// npm reads its variables in any case (npm_config_x, NPM_CONFIG_X).
 		if v, ok := env[k]; ok {
@@ -133,14 +148,34 @@ func ReadConfig(env map[string]string, node string) (Config, error) {
 		if !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "//") {
 			name = strings.ToLower(strings.ReplaceAll(name, "_", "-"))
 		}
-		if kept(name) {
+		switch {
+		case kept(name):
 			c.settings[name] = env[k]
-			c.Sources = append(c.Sources, "$"+k)
+		case slices.Contains(proxyKeys, name):
+			c.proxies[name] = env[k]
+		default:
+			continue
 		}
+		c.from[name] = "$" + k
+		c.Sources = append(c.Sources, "$"+k)
 	}
 	if err := c.finish(); err != nil {
 		return Config{}, err
 	}
+	if err := c.readExtraCA(env); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// readConfig is ReadConfig of the environment environ, in its order,
+// with the proxy variables npm would read (proxyEnv).
+func readConfig(environ []string, node string) (Config, error) {
+	c, err := ReadConfig(envMap(environ), node)
+	if err != nil {
+		return Config{}, err
+	}
+	c.proxyEnv = proxyEnv(environ)
 	return c, nil
 }
 
@@ -181,13 +216,19 @@ func (c *Config) parse(data []byte, file string, env map[string]string) error {
 			})
 		}
 		k, v = expand(k), expand(v)
-		if !kept(k) {
+		proxy := slices.Contains(proxyKeys, k)
+		if !kept(k) && !proxy {
 			continue
 		}
 		if missing != "" {
 			return fmt.Errorf("npm configuration %s, line %d: %s uses ${%s}, which is not set in your environment (npm would fail the same way)", file, n, k, missing)
 		}
-		c.settings[k] = v
+		if proxy {
+			c.proxies[k] = v
+		} else {
+			c.settings[k] = v
+		}
+		c.from[k] = file
 	}
 	return sc.Err()
 }
@@ -310,7 +351,22 @@ func (c Config) write(dir string) error {
 	if err := fsutil.WriteFileAtomic(filepath.Join(dir, "npmrc"), []byte(b.String()), 0o600); err != nil {
 		return err
 	}
+	if c.extraCA != "" {
+		if err := fsutil.WriteFileAtomic(filepath.Join(dir, extraCAName), c.extraCAData, 0o600); err != nil {
+			return err
+		}
+	}
 	return fsutil.WriteFileAtomic(filepath.Join(dir, "global-npmrc"), nil, 0o600)
+}
+
+// nodeEnv are the variables of node's own that the install's npm,
+// whose configuration is in dir (write), gets from the person's:
+// NODE_EXTRA_CA_CERTS, naming the copy there.
+func (c Config) nodeEnv(dir string) []string {
+	if c.extraCA == "" {
+		return nil
+	}
+	return []string{"NODE_EXTRA_CA_CERTS=" + filepath.Join(dir, extraCAName)}
 }
 
 // redact is a URL without the credentials it may carry.

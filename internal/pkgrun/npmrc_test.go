@@ -138,23 +138,28 @@ func TestFailureWords(t *testing.T) {
 	inv := runnerline.Invocation{Runner: "npx", Ecosystem: runnerline.NPM, Package: "p"}
 	hosts := []string{"registry.example:443", "203.0.113.80:443"}
 	for _, tc := range []struct {
-		npm    string
-		denied []netproxy.Denial
-		want   string
+		npm     string
+		denied  []netproxy.Denial
+		network []string
+		want    string
 	}{
-		{"npm error code E403\n", []netproxy.Denial{{Method: "CONNECT", Host: "registry.example", Port: 443, Reason: "registry.example resolves to the private address 203.0.113.80"}},
+		{"npm error code E403\n", []netproxy.Denial{{Method: "CONNECT", Host: "registry.example", Port: 443, Reason: "registry.example resolves to the private address 203.0.113.80"}}, nil,
 			"refused the install the registry of your npm configuration itself (https://registry.example/): CONNECT registry.example:443 denied"},
-		{"npm error code E403\n", []netproxy.Denial{{Method: "CONNECT", Host: "cdn.example", Port: 443, Reason: NotAllowedWords}},
+		{"npm error code E403\n", []netproxy.Denial{{Method: "CONNECT", Host: "cdn.example", Port: 443, Reason: NotAllowedWords}}, nil,
 			"a connection to what is not the registry of your npm configuration (https://registry.example/): CONNECT cdn.example:443"},
-		{"npm error code ETARGET\nnpm error notarget No matching version found for p@9.\n", nil, "has no version of p that matches"},
-		{"npm error code E401\n", nil, "refused the install (E401): your npm configuration's credentials"},
-		{"npm error code ECONNREFUSED\n", nil, "could not be reached (ECONNREFUSED)"},
-		{"npm error code EWHATEVER\n", nil, "npm failed with EWHATEVER (exit status 1)"},
-		{"", nil, "npm failed (exit status 1)"},
+		{"npm error code ETARGET\nnpm error notarget No matching version found for p@9.\n", nil, nil, "has no version of p that matches"},
+		{"npm error code E401\n", nil, nil, "refused the install (E401): your npm configuration's credentials"},
+		{"npm error code ECONNREFUSED\n", nil, nil, "could not be reached (ECONNREFUSED)"},
+		{"npm error code EWHATEVER\n", nil, nil, "npm failed with EWHATEVER (exit status 1)"},
+		{"", nil, nil, "npm failed (exit status 1)"},
+		{"npm error code SELF_SIGNED_CERT_IN_CHAIN\n", nil, nil, "the certificate of the registry https://registry.example/ is not trusted (SELF_SIGNED_CERT_IN_CHAIN); the install trusted what your npx would: node's own authorities alone: NODE_EXTRA_CA_CERTS is not set, and your npm configuration names no cafile or ca"},
+		{"npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY\n", nil, []string{"trusting the certificates in /etc/ca.pem (NODE_EXTRA_CA_CERTS)"}, "is not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY); the install trusted what your npx would: trusting the certificates in /etc/ca.pem (NODE_EXTRA_CA_CERTS)"},
+		{"npm error code E502\n", []netproxy.Denial{{Method: "CONNECT", Host: "registry.example", Port: 443, Reason: netproxy.UpstreamReason + " http://proxy.example:3128: it answered 407 Proxy Authentication Required"}}, nil,
+			"the registry of your npm configuration (https://registry.example/) could not be reached through your proxy: CONNECT registry.example:443 denied: through your proxy http://proxy.example:3128: it answered 407"},
 	} {
 		p := &progress{received: new(atomic.Int64)}
 		p.Write([]byte(tc.npm))
-		err := p.failure("p@latest", inv, "https://registry.example/", exitStatus1(t), tc.denied, hosts)
+		err := p.failure("p@latest", inv, "https://registry.example/", exitStatus1(t), tc.denied, hosts, tc.network)
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q %v:\n%v\nwant %q", tc.npm, tc.denied, err, tc.want)
 		}
@@ -172,4 +177,51 @@ func exitStatus1(t *testing.T) error {
 		t.Fatal("sh exited 0")
 	}
 	return err
+}
+
+// TestReadConfigExtraCA: NODE_EXTRA_CA_CERTS is read as the person's
+// own file, an absolute path only, and one that cannot be read is said
+// rather than left out; a proxy npm would take that gemkit's install
+// cannot go through is said too.
+func TestReadConfigExtraCA(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	writeTest(t, ca, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"NODE_EXTRA_CA_CERTS=" + ca}, ""},
+		{[]string{"NODE_EXTRA_CA_CERTS=ca.pem"}, `NODE_EXTRA_CA_CERTS "ca.pem" is not an absolute path`},
+		{[]string{"NODE_EXTRA_CA_CERTS=" + dir + "/gone.pem"}, "NODE_EXTRA_CA_CERTS names " + dir + "/gone.pem, which cannot be read"},
+		{[]string{"NODE_EXTRA_CA_CERTS=" + dir}, "NODE_EXTRA_CA_CERTS names " + dir + ", which cannot be read"},
+		{[]string{"HTTPS_PROXY=socks5://u:p@127.0.0.1:1080"}, "is reached through the proxy socks5://127.0.0.1:1080 ($HTTPS_PROXY), a socks5:// proxy; gemkit's install reaches a registry through an http:// proxy only"},
+		{[]string{"HTTPS_PROXY=u:secret@proxy:3128"}, "is not a URL; npm would fail the same way"},
+	} {
+		c, err := readConfig(append([]string{"HOME=" + dir}, tc.env...), "")
+		if err == nil {
+			_, err = c.routes()
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.env, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: %v\nwant %q", tc.env, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), "secret"):
+			t.Errorf("%q: the error shows the proxy's password: %v", tc.env, err)
+		}
+	}
+	c, _ := readConfig([]string{"HOME=" + dir, "NODE_EXTRA_CA_CERTS=" + ca}, "")
+	out := filepath.Join(dir, "conf")
+	os.MkdirAll(out, 0o700)
+	if err := c.write(out); err != nil {
+		t.Fatal(err)
+	}
+	env := c.nodeEnv(out)
+	if len(env) != 1 || env[0] != "NODE_EXTRA_CA_CERTS="+filepath.Join(out, extraCAName) {
+		t.Fatalf("nodeEnv = %q", env)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, extraCAName)); !strings.Contains(string(b), "MIIB") {
+		t.Error("NODE_EXTRA_CA_CERTS's file was not copied")
+	}
 }

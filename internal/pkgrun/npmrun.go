@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +64,14 @@ type npmRun struct {
 	target, registry string
 	received         int64
 	prog             *progress
+	// route is how the registries are reached (the person's proxy);
+	// trust how they are trusted, in words; network both (Tree.Network).
+	route          route
+	trust, network []string
+	// tools ran npm; latest is what the registry's latest tag names,
+	// when the line's pick may depend on it (engine.go).
+	tools  npmTools
+	latest *viewed
 }
 
 // npmTools are node and npm as found on the person's PATH, and the PATH
@@ -82,7 +93,11 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 	}
 	path, _ := permission.SearchPath(env["PATH"], in.Untrusted)
 	tools := npmTools{node: node, cli: npmCLI, root: npmRoot, path: path}
-	cfg, err := ReadConfig(env, node)
+	cfg, err := readConfig(in.environ(), node)
+	if err != nil {
+		return npmRun{}, err
+	}
+	rt, err := cfg.routes()
 	if err != nil {
 		return npmRun{}, err
 	}
@@ -94,20 +109,31 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 	if err := os.WriteFile(filepath.Join(stage, "package.json"), []byte(`{"name": "gemkit-pinned", "private": true, "description": "A package pinned by gemkit for an extension's MCP server."}`+"\n"), 0o644); err != nil {
 		return npmRun{}, err
 	}
-	run := npmRun{inv: inv, target: inv.Package + "@" + inv.Spec, registry: redact(cfg.RegistryFor(inv.Package))}
-	if inv.Spec == "" {
+	// A bare name is asked bare, as npx asks it: npm reads it as the
+	// range *, for which the latest tag's version is taken only when it
+	// runs on this node (engine.go); "name@latest", as the line names
+	// it, takes it whatever its engines.
+	run := npmRun{inv: inv, target: inv.Request(), registry: redact(cfg.RegistryFor(inv.Package)),
+		route: rt, trust: cfg.trustWords(), tools: tools}
+	if inv.LatestTag {
 		run.target = inv.Package + "@latest"
 	}
+	run.network = append(slices.Clone(rt.words), run.trust...)
 	var received atomic.Int64
 	run.prog = &progress{w: in.Progress, terminal: in.Terminal, received: &received, bound: in.maxBytes()}
+	// The proxy is said as it starts (where the install goes); how the
+	// registry is trusted, with the rest, once installed (Tree.Network)
+	// or when it fails.
 	if lockOnly {
-		run.prog.startResolve(inv, req.Server, run.registry)
+		run.prog.startResolve(inv, req.Server, run.registry, rt.words)
 	} else {
-		run.prog.start(inv, req.Server, run.registry, req.Scripts)
+		run.prog.start(inv, req.Server, run.registry, req.Scripts, rt.words)
 	}
-	if err := in.fetch(ctx, tools, cfg, stage, cache, lockOnly, run, &received); err != nil {
+	latest, err := in.fetch(ctx, tools, cfg, stage, cache, lockOnly, run, &received)
+	if err != nil {
 		return npmRun{}, err
 	}
+	run.latest = latest
 	run.received = received.Load()
 	if req.Scripts && !lockOnly {
 		if err := in.scripts(ctx, tools, stage, run); err != nil {
@@ -120,41 +146,50 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 // fetch runs npm install (or, lockOnly, the resolution alone) with no
 // install script, reading the configuration gemkit writes from the
 // person's, with their registry tokens, which lives outside the tree
-// and only for this run, and reaching the registries alone.
-func (in *Installer) fetch(ctx context.Context, tools npmTools, cfg Config, stage, cache string, lockOnly bool, run npmRun, received *atomic.Int64) error {
+// and only for this run, and reaching the registries alone. For an
+// install whose pick may depend on the latest tag, it then asks what
+// that tag names (viewLatest), with the same configuration.
+func (in *Installer) fetch(ctx context.Context, tools npmTools, cfg Config, stage, cache string, lockOnly bool, run npmRun, received *atomic.Int64) (*viewed, error) {
 	conf, err := os.MkdirTemp(filepath.Dir(stage), ".config-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer fsutil.RemoveTree(conf)
 	if err := cfg.write(conf); err != nil {
-		return fmt.Errorf("writing the install's npm configuration: %w", err)
+		return nil, fmt.Errorf("writing the install's npm configuration: %w", err)
 	}
 	args := []string{"install", run.target, "--save-exact", "--no-audit", "--no-fund", "--no-update-notifier",
 		"--loglevel=http", "--no-progress", "--prefer-online", "--color=false", "--ignore-scripts"}
 	if lockOnly {
 		args = append(args, "--package-lock-only")
 	}
-	hosts := allowedHosts(ctx, cfg)
+	hosts := allowedHosts(ctx, cfg, run.route)
 	s := npmStep{
-		args: args, dir: stage, read: []string{conf}, write: []string{stage, cache}, hosts: hosts, received: received,
-		env: []string{"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
-			"NPM_CONFIG_CACHE=" + cache},
+		args: args, dir: stage, read: []string{conf}, write: []string{stage, cache}, hosts: hosts, upstream: run.route.Upstream, received: received,
+		env: append([]string{"NPM_CONFIG_USERCONFIG=" + filepath.Join(conf, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(conf, "global-npmrc"),
+			"NPM_CONFIG_CACHE=" + cache}, cfg.nodeEnv(conf)...),
 		bound: newWriteBound(in.maxBytes(), in.maxFiles(), stage, cache),
 	}
 	denied, werr := in.runNPM(ctx, tools, s, run.prog)
 	var se *startError
 	switch {
 	case ctx.Err() != nil:
-		return &InterruptedError{Package: run.target}
+		return nil, &InterruptedError{Package: run.target}
 	case errors.As(werr, &se):
-		return fmt.Errorf("installing %s: %w", run.target, werr)
+		return nil, fmt.Errorf("installing %s: %w", run.target, werr)
 	case s.bound.exceeded() != "":
-		return &InstallError{Package: run.target, Why: s.bound.exceeded(), NPM: run.prog.npmLines()}
+		return nil, &InstallError{Package: run.target, Why: s.bound.exceeded(), NPM: run.prog.npmLines()}
 	case werr != nil:
-		return run.prog.failure(run.target, run.inv, run.registry, werr, denied, hosts)
+		return nil, run.prog.failure(run.target, run.inv, run.registry, werr, denied, hosts, run.trust)
 	}
-	return nil
+	if lockOnly || !asksLatest(run.inv) {
+		return nil, nil
+	}
+	latest := in.viewLatest(ctx, tools, s, run)
+	if ctx.Err() != nil {
+		return nil, &InterruptedError{Package: run.target}
+	}
+	return latest, nil
 }
 
 // scripts runs the install scripts of the packages npm installed into
@@ -196,13 +231,21 @@ func (in *Installer) scripts(ctx context.Context, tools npmTools, stage string, 
 // hold, which npm reads as empty, unless env names others), and what
 // bounds what it writes.
 type npmStep struct {
-	args        []string
-	dir         string
-	read, write []string
-	hosts       []string
-	env         []string
-	received    *atomic.Int64
-	bound       *writeBound
+	// args are npm's; nodeArgs, when set, node's in place of npm's
+	// command-line script and args (engineScript).
+	args, nodeArgs []string
+	dir            string
+	read, write    []string
+	hosts          []string
+	// upstream is the person's proxy of each host that has one
+	// (sandbox.Policy.Upstream).
+	upstream func(host string, port int) *url.URL
+	env      []string
+	received *atomic.Int64
+	bound    *writeBound
+	// stdout, when set, takes what npm prints on its standard output,
+	// apart from its log (on stderr, read by the progress).
+	stdout io.Writer
 }
 
 // runNPM runs the step s with the tools, its output read by prog,
@@ -218,6 +261,14 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 		"NPM_CONFIG_USERCONFIG=" + filepath.Join(tmp, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(tmp, "global-npmrc"),
 		"NPM_CONFIG_CACHE=" + filepath.Join(tmp, "npm-cache"), "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"}, s.env...)
 	homeEnv := envMap(in.environ())
+	args := append([]string{tools.cli}, s.args...)
+	if s.nodeArgs != nil {
+		args = s.nodeArgs
+	}
+	var stdout io.Writer = prog
+	if s.stdout != nil {
+		stdout = s.stdout
+	}
 	var mu sync.Mutex
 	var denied []netproxy.Denial
 	cmd := &sandbox.Command{
@@ -226,14 +277,14 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 			// installation, node's, what the step reads.
 			ExtensionDir: tools.root, TempDir: tmp, RuntimePaths: append([]string{langserver.Prefix(tools.node), tools.root}, s.read...),
 			Caches:       s.write,
-			AllowedHosts: s.hosts, ReportRefusals: true,
+			AllowedHosts: s.hosts, Upstream: s.upstream, ReportRefusals: true,
 			MaxFileBytes: uint64(s.bound.max), NoPreallocate: true,
 			OwnServer: func(port int) bool {
 				return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
 			},
 		},
-		Path: tools.node, Args: append([]string{tools.cli}, s.args...), Dir: s.dir,
-		Env: dedupEnv(env), Stdout: prog, Stderr: prog, Received: s.received,
+		Path: tools.node, Args: args, Dir: s.dir,
+		Env: dedupEnv(env), Stdout: stdout, Stderr: prog, Received: s.received,
 		OnDeny: func(d netproxy.Denial) {
 			mu.Lock()
 			denied = append(denied, d)

@@ -55,7 +55,7 @@ func (p *progress) printf(format string, a ...any) {
 }
 
 // start says what is installed, from where and how.
-func (p *progress) start(inv runnerline.Invocation, server, registry string, scripts bool) {
+func (p *progress) start(inv runnerline.Invocation, server, registry string, scripts bool, network []string) {
 	what := inv.Request()
 	if inv.Spec == "" {
 		what += " (the newest)"
@@ -64,7 +64,16 @@ func (p *progress) start(inv runnerline.Invocation, server, registry string, scr
 	if scripts {
 		how = "install scripts on, as you allowed: run after, with no network and none of your npm configuration"
 	}
-	p.printf("Installing %s for %s from %s in gemkit's sandbox (no network but the registry, %s):\n", printable(what), printable(server), printable(registry), how)
+	p.printf("Installing %s for %s from %s in gemkit's sandbox (no network but the registry%s, %s):\n", printable(what), printable(server), printable(registry), networkWords(network), how)
+}
+
+// networkWords are the person's settings the install reaches and
+// trusts the registry with, after "the registry".
+func networkWords(network []string) string {
+	if len(network) == 0 {
+		return ""
+	}
+	return ", " + printable(strings.Join(network, ", "))
 }
 
 // startScripts says that the install scripts run now.
@@ -83,12 +92,12 @@ func (p *progress) npmLines() []string {
 }
 
 // startResolve says what is resolved, and from where (Resolve).
-func (p *progress) startResolve(inv runnerline.Invocation, server, registry string) {
+func (p *progress) startResolve(inv runnerline.Invocation, server, registry string, network []string) {
 	what := inv.Request()
 	if inv.Spec == "" {
 		what += " (the newest)"
 	}
-	p.printf("Asking %s what %s for %s installs now, in gemkit's sandbox (no network but the registry, the packages' metadata only):\n", printable(registry), printable(what), printable(server))
+	p.printf("Asking %s what %s for %s installs now, in gemkit's sandbox (no network but the registry%s, the packages' metadata only):\n", printable(registry), printable(what), printable(server), networkWords(network))
 }
 
 // resolved says what Resolve found.
@@ -194,7 +203,14 @@ func (p *progress) done(t Tree) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLine()
-	p.printf("  installed %s: %s, %s, %s on disk (%s fetched, %s)\n", printable(t.Package+" "+t.Version), count(t.Packages, "package", "packages"), count(t.Files, "file", "files"), Size(t.Bytes), Size(t.Fetched), count(p.tarballs, "tarball", "tarballs"))
+	what := t.Package + " " + t.Version
+	if c := t.Engine.Choice(); c != "" {
+		what += " (" + c + ")"
+	}
+	p.printf("  installed %s: %s, %s, %s on disk (%s fetched, %s)\n", printable(what), count(t.Packages, "package", "packages"), count(t.Files, "file", "files"), Size(t.Bytes), Size(t.Fetched), count(p.tarballs, "tarball", "tarballs"))
+	if w := t.Engine.Warning(t.Package, t.Version, ""); w != "" {
+		p.printf("  %s\n", printable(w))
+	}
 }
 
 // count is n with the word for one or for more.
@@ -227,7 +243,7 @@ var npmCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 
 // failure is npm's failure in words: what the person can act on first,
 // then npm's own lines.
-func (p *progress) failure(target string, inv runnerline.Invocation, registry string, waitErr error, denied []netproxy.Denial, hosts []string) error {
+func (p *progress) failure(target string, inv runnerline.Invocation, registry string, waitErr error, denied []netproxy.Denial, hosts, trust []string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := &InstallError{Package: target, NPM: p.errors}
@@ -243,15 +259,22 @@ func (p *progress) failure(target string, inv runnerline.Invocation, registry st
 	if errors.As(waitErr, &ee) {
 		exit = fmt.Sprintf("exit status %d", ee.ExitCode())
 	}
-	var refused, registryRefused []string
+	var refused, registryRefused, throughProxy []string
 	for _, d := range denied {
-		if slices.Contains(hosts, net.JoinHostPort(d.Host, strconv.Itoa(d.Port))) {
+		switch {
+		case strings.HasPrefix(d.Reason, netproxy.UpstreamReason):
+			throughProxy = append(throughProxy, d.String())
+		case slices.Contains(hosts, net.JoinHostPort(d.Host, strconv.Itoa(d.Port))):
 			registryRefused = append(registryRefused, d.String())
-		} else {
+		default:
 			refused = append(refused, d.String())
 		}
 	}
 	switch {
+	case len(throughProxy) > 0:
+		e.Why = fmt.Sprintf("the registry of your npm configuration (%s) could not be reached through your proxy: %s", printable(registry), printable(strings.Join(throughProxy, "; ")))
+	case untrusted(e.Code):
+		e.Why = fmt.Sprintf("the certificate of the registry %s is not trusted (%s); the install trusted what your npx would: %s", printable(registry), e.Code, printable(trustedWords(trust)))
 	case len(registryRefused) > 0:
 		e.Why = fmt.Sprintf("gemkit's sandbox refused the install the registry of your npm configuration itself (%s): %s", printable(registry), printable(strings.Join(registryRefused, "; ")))
 	case len(refused) > 0:
@@ -282,6 +305,27 @@ func (p *progress) failure(target string, inv runnerline.Invocation, registry st
 		e.Why = fmt.Sprintf("npm failed (%s)", exit)
 	}
 	return e
+}
+
+// trustedWords say what an install trusted, from the person's
+// settings it used (trust, Config.trustWords).
+func trustedWords(trust []string) string {
+	if len(trust) == 0 {
+		return "node's own authorities alone: NODE_EXTRA_CA_CERTS is not set, and your npm configuration names no cafile or ca"
+	}
+	return strings.Join(trust, ", ")
+}
+
+// untrusted reports whether npm's error code is node's for a
+// certificate it does not trust (node's doc, "X509 certificate error
+// codes").
+func untrusted(code string) bool {
+	switch code {
+	case "SELF_SIGNED_CERT_IN_CHAIN", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_GET_ISSUER_CERT", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+		"UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_UNTRUSTED", "CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID", "ERR_TLS_CERT_ALTNAME_INVALID":
+		return true
+	}
+	return false
 }
 
 // scriptsFailure is the failure of the packages' install scripts (npm

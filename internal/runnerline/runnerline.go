@@ -35,6 +35,12 @@ type Invocation struct {
 	// Package is the package's name; Spec the version, range or tag the
 	// line asks for, "" for none (the newest: the "latest" tag).
 	Package, Spec string
+	// LatestTag: the line names the latest tag itself (pkg@latest),
+	// which Spec leaves out as it is the same request. npm takes the
+	// version that tag names whatever its engines, where for a bare
+	// name, the range *, it takes the newest that runs on its node
+	// (npm-pick-manifest; internal/pkgrun).
+	LatestTag bool
 	// Program is the program the line names apart from the package (npx
 	// -p PKG PROGRAM, pnpm dlx --package PKG PROGRAM), "" for the
 	// package's own.
@@ -278,7 +284,7 @@ func Parse(command string, args []string) (in Invocation, ok bool, err error) {
 	if in.Ecosystem == PyPI {
 		in.Package, in.Spec, err = splitPyPI(pkg)
 	} else {
-		in.Package, in.Spec, err = splitNPM(pkg)
+		in.Package, in.Spec, in.LatestTag, err = splitNPM(pkg)
 	}
 	if err != nil {
 		return refuse("%v", err)
@@ -302,38 +308,38 @@ var registrySpec = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 
 // splitNPM splits name[@spec] and refuses what the registry does not
 // serve.
-func splitNPM(s string) (name, spec string, err error) {
+func splitNPM(s string) (name, spec string, latest bool, err error) {
 	if strings.Contains(s, "://") || strings.HasPrefix(s, "git+") || strings.HasPrefix(s, "git@") {
-		return "", "", fmt.Errorf("%s is a URL: the runner would fetch the package from there, not from a registry", s)
+		return "", "", false, fmt.Errorf("%s is a URL: the runner would fetch the package from there, not from a registry", s)
 	}
 	for _, p := range []string{"file:", "github:", "gitlab:", "bitbucket:", "gist:", "git:", "npm:", "link:", "workspace:", "http:", "https:"} {
 		if strings.HasPrefix(s, p) {
-			return "", "", fmt.Errorf("%s names a package outside the registry (%s)", s, strings.TrimSuffix(p, ":"))
+			return "", "", false, fmt.Errorf("%s names a package outside the registry (%s)", s, strings.TrimSuffix(p, ":"))
 		}
 	}
 	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasSuffix(s, ".tgz") || strings.HasSuffix(s, ".tar.gz") {
-		return "", "", fmt.Errorf("%s is a folder or a file, not a package of the registry", s)
+		return "", "", false, fmt.Errorf("%s is a folder or a file, not a package of the registry", s)
 	}
 	name = s
 	if at := strings.Index(s[1:], "@") + 1; at > 0 {
 		name, spec = s[:at], s[at+1:]
 		if spec == "" {
-			return "", "", fmt.Errorf("%s ends with \"@\" and no version", s)
+			return "", "", false, fmt.Errorf("%s ends with \"@\" and no version", s)
 		}
 	}
 	if !strings.HasPrefix(name, "@") && strings.Count(name, "/") == 1 {
-		return "", "", fmt.Errorf("%s is GitHub's user/repository shorthand: the runner would fetch it from GitHub, not from a registry", s)
+		return "", "", false, fmt.Errorf("%s is GitHub's user/repository shorthand: the runner would fetch it from GitHub, not from a registry", s)
 	}
 	if len(name) > 214 || !npmName().MatchString(name) {
-		return "", "", fmt.Errorf("%q is not the name of an npm package", name)
+		return "", "", false, fmt.Errorf("%q is not the name of an npm package", name)
 	}
 	if spec == "latest" {
-		spec = ""
+		spec, latest = "", true
 	}
 	if spec != "" && !registrySpec().MatchString(spec) {
-		return "", "", fmt.Errorf("%s asks for %q, which is not a version, a range or a tag of the registry (a git, URL, file or alias spec)", s, spec)
+		return "", "", false, fmt.Errorf("%s asks for %q, which is not a version, a range or a tag of the registry (a git, URL, file or alias spec)", s, spec)
 	}
-	return name, spec, nil
+	return name, spec, latest, nil
 }
 
 // pypiName is a project name as PEP 508 allows it, with extras.

@@ -15,11 +15,14 @@ func TestParse(t *testing.T) {
 		runner, pkg, spec, prog string
 		args                    []string
 		eco                     string
+		latestTag               bool
 	}{
 		// context7's published manifest (upstash/context7).
 		{line: "npx -y @upstash/context7-mcp --api-key YOUR_API_KEY", runner: "npx", pkg: "@upstash/context7-mcp", args: []string{"--api-key", "YOUR_API_KEY"}},
-		// dynatrace's (dynatrace-oss/dynatrace-mcp): @latest is the newest.
-		{line: "npx -y @dynatrace-oss/dynatrace-mcp-server@latest", runner: "npx", pkg: "@dynatrace-oss/dynatrace-mcp-server"},
+		// dynatrace's (dynatrace-oss/dynatrace-mcp): @latest is the newest,
+		// the same request as the bare name, but the tag named (npm takes
+		// it whatever its engines).
+		{line: "npx -y @dynatrace-oss/dynatrace-mcp-server@latest", runner: "npx", pkg: "@dynatrace-oss/dynatrace-mcp-server", latestTag: true},
 		// google-cloud-storage's (gemini-cli-extensions/google-cloud-storage).
 		{line: "npx -y @toolbox-sdk/server@1.9.0 --prebuilt cloud-storage --stdio", runner: "npx", pkg: "@toolbox-sdk/server", spec: "1.9.0", args: []string{"--prebuilt", "cloud-storage", "--stdio"}},
 		// chrome-devtools-mcp's, without -y.
@@ -60,7 +63,7 @@ func TestParse(t *testing.T) {
 		if eco == "" {
 			eco = NPM
 		}
-		if in.Runner != tc.runner || in.Package != tc.pkg || in.Spec != tc.spec || in.Program != tc.prog || in.Ecosystem != eco || !slices.Equal(in.Args, tc.args) {
+		if in.Runner != tc.runner || in.Package != tc.pkg || in.Spec != tc.spec || in.Program != tc.prog || in.Ecosystem != eco || !slices.Equal(in.Args, tc.args) || in.LatestTag != tc.latestTag {
 			t.Errorf("%s: %+v", tc.line, in)
 		}
 	}

@@ -306,6 +306,7 @@ func (p *Process) serveProxy(fds []int, c *Command, l *Launcher) error {
 	}
 	px.AllowPrivate = l.AllowPrivateAddresses
 	px.OwnServer = pol.OwnServer
+	px.Upstream = pol.Upstream
 	px.Received = c.Received
 	max := pol.MaxConnections
 	if max <= 0 {

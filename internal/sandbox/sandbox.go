@@ -19,6 +19,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -35,6 +36,11 @@ type Policy struct {
 	// AllowedHosts is the manifest's network.allowedHosts. Empty means no
 	// network at all.
 	AllowedHosts []string
+	// Upstream, when set, says through which proxy of the person's the
+	// sandbox's proxy reaches an allowed host (netproxy.Proxy.Upstream),
+	// nil for none: an install's registry reachable only through the
+	// person's proxy (internal/pkgrun). The tool never learns it.
+	Upstream func(host string, port int) *url.URL
 
 	// Workspace is the directory the user runs the tool from.
 	Workspace string

@@ -106,6 +106,14 @@ func (p *Proxy) denyAddr(w http.ResponseWriter, method, host string, port int, r
 	http.Error(w, "gemkit sandbox: "+d.String(), status)
 }
 
+// denyUpstream records a connection the person's proxy refused or
+// that could not be made through it, and answers 502: the gateway
+// beyond the sandbox's proxy failed, not its rules.
+func (p *Proxy) denyUpstream(w http.ResponseWriter, method, host string, port int, e *UpstreamError) {
+	d := p.recordAddr(method, host, port, e.Error(), "")
+	http.Error(w, "gemkit sandbox: "+d.String(), http.StatusBadGateway)
+}
+
 // Record keeps a refusal of a connection, counted with those alike, and
 // reports the first of each distinct one. It returns the refusal as
 // kept. The proxy and its resolver record their own; the sandbox records

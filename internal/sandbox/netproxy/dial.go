@@ -90,6 +90,14 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 			addrs = kept
 		}
 	}
+	return p.dialAddrs(ctx, host, addrs, port)
+}
+
+// dialAddrs connects to the first of addrs, host's, that answers on
+// port: never to one of gemkit's own servers on this machine, and to
+// this machine only from permission.ProxySource (dialerTo).
+func (p *Proxy) dialAddrs(ctx context.Context, host string, addrs []net.IPAddr, port int) (net.Conn, error) {
+	m := thisMachine()
 	if p.OwnServer != nil {
 		for _, a := range addrs {
 			if m.has(a.IP) && p.OwnServer(port) {
@@ -249,6 +257,11 @@ func refusal(err error) (why, addr string, ok bool) {
 		return pe.Error(), pe.ip.String(), true
 	case errors.As(err, &oe):
 		return oe.Error(), "", true
+	}
+	// A failure through the person's own proxy is told as that
+	// (denyUpstream), with the proxy it went through.
+	if ue := (*UpstreamError)(nil); errors.As(err, &ue) {
+		return "", "", false
 	}
 	if why, ok := unreachable(err); ok {
 		return Unreachable + ": " + why, "", true

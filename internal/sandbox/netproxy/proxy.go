@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,10 @@ type Proxy struct {
 	// Received, when set, counts the bytes the hosts send the tool
 	// through the proxy as they arrive: what an install fetched so far.
 	Received *atomic.Int64
+	// Upstream, when set, says through which proxy of the person's an
+	// allowed host is reached (upstream.go), nil for none: it is
+	// asked only once the host passed the allowlist.
+	Upstream func(host string, port int) *url.URL
 
 	rules    []permission.Host
 	resolver Resolver
@@ -149,10 +154,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		},
 		DisableKeepAlives: true,
 	}
+	if u := p.upstreamFor(host, port); u != nil {
+		tr = p.upstreamTransport(u)
+	}
 	defer tr.CloseIdleConnections()
 	resp, err := tr.RoundTrip(out)
 	if why, addr, ok := refusal(err); ok {
 		p.denyAddr(w, r.Method, host, port, why, addr)
+		return
+	}
+	if ue := (*UpstreamError)(nil); errors.As(err, &ue) {
+		p.denyUpstream(w, r.Method, host, port, ue)
+		return
+	}
+	if err == nil && resp.StatusCode == http.StatusProxyAuthRequired && p.upstreamFor(host, port) != nil {
+		resp.Body.Close()
+		p.denyUpstream(w, r.Method, host, port, &UpstreamError{Proxy: Redacted(p.upstreamFor(host, port)), Status: resp.Status})
 		return
 	}
 	if err != nil {
@@ -202,10 +219,19 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	upstream, err := p.dial(ctx, host, port)
+	var upstream net.Conn
+	if u := p.upstreamFor(host, port); u != nil {
+		upstream, err = p.connectThrough(ctx, u, host, port)
+	} else {
+		upstream, err = p.dial(ctx, host, port)
+	}
 	cancel()
 	if why, addr, ok := refusal(err); ok {
 		p.denyAddr(w, "CONNECT", host, port, why, addr)
+		return
+	}
+	if ue := (*UpstreamError)(nil); errors.As(err, &ue) {
+		p.denyUpstream(w, "CONNECT", host, port, ue)
 		return
 	}
 	if err != nil {
@@ -261,7 +287,7 @@ func tunnel(client net.Conn, pending *bufio.Reader, upstream net.Conn, from io.R
 	done := make(chan struct{}, 2)
 	go func() {
 		_, _ = io.Copy(upstream, pending)
-		if c, ok := upstream.(*net.TCPConn); ok {
+		if c, ok := upstream.(interface{ CloseWrite() error }); ok {
 			_ = c.CloseWrite()
 		}
 		done <- struct{}{}
