@@ -101,8 +101,10 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err != nil {
 		return nil, err
 	}
+	// A problem only in gemkit's own fields installs all the same: its
+	// tools do not run (the Installed's Err says why).
 	ext, err := s.loadFetched(root, md)
-	if err != nil {
+	if err = Refusal(err); err != nil {
 		return nil, fmt.Errorf("%s cannot be installed: %w", RedactSource(req.Source), err)
 	}
 	name := ext.Manifest.Name
@@ -147,7 +149,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 		return nil, err
 	}
 	ext, err := LoadWith(real, LoadOptions{WorkspacePath: s.workspace})
-	if err != nil {
+	if err = Refusal(err); err != nil {
 		return nil, fmt.Errorf("%s cannot be linked: %w", dir, err)
 	}
 	name := ext.Manifest.Name
