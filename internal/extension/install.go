@@ -205,7 +205,10 @@ func (s *Store) finalDir(name string) string {
 // once moved to dir: the manifest expanded again with ${extensionPath}
 // standing for dir, and the context files under dir. The consent text
 // is built from it, so it names the paths that will exist, not the
-// staging copy that is about to disappear.
+// staging copy that is about to disappear; what it reads of the files
+// (hooks, policies, agents, skills) it reads in the staging copy, which
+// is what the person agrees to (Root): at dir, an install found nothing
+// yet, and an update the version installed.
 func (s *Store) atFinalPath(ext *Extension, dir string) *Extension {
 	vars := Variables{ExtensionPath: dir, WorkspacePath: s.workspace}
 	expanded, err := vars.ExpandJSON(ext.Raw)
@@ -217,7 +220,7 @@ func (s *Store) atFinalPath(ext *Extension, dir string) *Extension {
 		return ext
 	}
 	c := *ext
-	c.Dir, c.Manifest, c.ContextFiles = dir, m, nil
+	c.Dir, c.Manifest, c.ContextFiles, c.files = dir, m, nil, ext.Dir
 	for _, f := range ext.ContextFiles {
 		c.ContextFiles = append(c.ContextFiles, filepath.Join(dir, relTo(ext.Dir, f)))
 	}

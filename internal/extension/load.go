@@ -34,6 +34,10 @@ type Extension struct {
 	// ContextFiles are the absolute paths of the context files that exist
 	// (Gemini CLI skips declared ones that do not).
 	ContextFiles []string
+	// files, when set, is where the extension's files are now, Dir
+	// being where they will be: the staging copy an install or update
+	// asks consent for (atFinalPath). Root reads there.
+	files string
 	// Problems are the validation problems, each with its Effect; Load
 	// returns a *ValidationError holding those that stop something
 	// when there is any.
@@ -55,9 +59,15 @@ func (e *Extension) Path(rel string) string {
 // Root opens the extension's folder as an fsutil.Root: everything gemkit
 // reads there itself (the manifest, settings, docs, skills, hooks, the
 // files consent binds to) is read through one, so that a link the
-// extension ships cannot lead gemkit's reads elsewhere. The caller closes
-// it.
-func (e *Extension) Root() (*fsutil.Root, error) { return fsutil.OpenRoot(e.Dir) }
+// extension ships cannot lead gemkit's reads elsewhere. For an extension
+// about to be installed or updated, it is the staging copy the person is
+// asked about, not the folder it will have. The caller closes it.
+func (e *Extension) Root() (*fsutil.Root, error) {
+	if e.files != "" {
+		return fsutil.OpenRoot(e.files)
+	}
+	return fsutil.OpenRoot(e.Dir)
+}
 
 // RelName returns p, a path the manifest gives (relative, or absolute inside
 // the folder via ${extensionPath}), as a name in the extension's Root; a
