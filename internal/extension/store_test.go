@@ -223,6 +223,33 @@ func TestRefusedManifestDoesNotInstall(t *testing.T) {
 	}
 	must(t, s.Uninstall("broken-tools"))
 
+	// Link and update alike: a local folder with tool problems links,
+	// updates to another version with tool problems, and is refused an
+	// update to a version Gemini CLI refuses, which changes nothing.
+	src := filepath.Join(t.TempDir(), "linked-tools")
+	broken := `"tools":[{"name":"t","description":"d","executable":"tools/missing.py","runtime":"perl"}]`
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("linked-tools", "1.0.0", broken)})
+	if _, err := s.Link(context.Background(), src, yes); err != nil {
+		t.Errorf("link of an extension whose only problems are its gemkit tools': %v", err)
+	}
+	tools := filepath.Join(t.TempDir(), "local-tools")
+	writeTree(t, tools, map[string]string{ManifestFile: manifestJSON("local-tools", "1.0.0", broken)})
+	_, err = s.Install(context.Background(), InstallRequest{Source: tools, Consent: yes})
+	must(t, err)
+	writeTree(t, tools, map[string]string{ManifestFile: manifestJSON("local-tools", "1.1.0", broken)})
+	if res, err := s.Update(context.Background(), "local-tools", UpdateRequest{Consent: yes}); err != nil || res.NewVersion != "1.1.0" {
+		t.Errorf("update to a version with tool problems: %+v, %v", res, err)
+	}
+	writeTree(t, tools, map[string]string{ManifestFile: `{"name":"local-tools"}`})
+	if _, err := s.Update(context.Background(), "local-tools", UpdateRequest{Consent: yes}); !errors.As(err, &ve) || !ve.Refuses() {
+		t.Errorf("update to a version without a version: %v, want it refused", err)
+	}
+	if cur, _ := s.Get("local-tools"); cur.Manifest().Version != "1.1.0" {
+		t.Errorf("a refused update changed the extension to %q", cur.Manifest().Version)
+	}
+	must(t, s.Uninstall("local-tools"))
+	must(t, s.Uninstall("linked-tools"))
+
 	// A repository without a manifest at its top: the error says to name
 	// the sub-folder (the command adds its flag, --path).
 	_, bare := gitRepo(t, map[string]string{"ext/" + ManifestFile: manifestJSON("deep", "1.0.0", "")})
