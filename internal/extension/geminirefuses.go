@@ -9,10 +9,10 @@ import (
 
 // geminiRefusals are the problems for which Gemini CLI 0.61 refuses to
 // install the manifest data (its `extensions install` and `link` fail,
-// and it skips such a folder at every start), or for which gemkit
-// cannot see what Gemini CLI would run from it (unreadable). Everything else in a
-// manifest Gemini CLI installs, and so does gemkit. data is the manifest
-// with its variables substituted, as JSON.parse reads it (each key once:
+// and it skips such a folder at every start). Everything else in a
+// manifest Gemini CLI installs, and so does gemkit, but what it cannot
+// see as Gemini CLI does (unreadable, below). data is the manifest with
+// its variables substituted, as JSON.parse reads it (each key once:
 // parseManifest's reading).
 //
 // Gemini CLI's code (packages/cli/src/config/extension-manager.ts and

@@ -40,9 +40,10 @@ type Effect string
 
 // The effects, from the most to the least that stops.
 const (
-	// EffectRefused: Gemini CLI refuses the manifest too (geminiRefusals),
-	// or gemkit cannot see what Gemini CLI would run from it; nothing
-	// is installed, and an installed one is left out by both.
+	// EffectRefused: Gemini CLI refuses the manifest too
+	// (geminiRefusals); nothing is installed, and an installed one is
+	// left out by both. (What gemkit cannot read as Gemini CLI does is
+	// no problem but an error, agentread.Unreadable.)
 	EffectRefused Effect = "refused"
 	// EffectTools: gemkit does not run the extension's own tools, nor
 	// offers them or its docs to a model.
