@@ -345,8 +345,10 @@ func (d *describer) servers(consent consentInfo) {
 	}
 	d.serversSandbox(consent)
 	d.section("Context files")
-	if len(ext.ContextFiles) == 0 {
-		fmt.Fprintf(w, "  none (looked for %s)\n", strings.Join(m.ContextFiles(), ", "))
+	if names := m.ContextFiles(); len(ext.ContextFiles) == 0 && len(names) > 0 {
+		fmt.Fprintf(w, "  none (looked for %s)\n", strings.Join(names, ", "))
+	} else if len(ext.ContextFiles) == 0 {
+		fmt.Fprintln(w, "  none (its contextFileName names no file)")
 	}
 	for _, f := range ext.ContextFiles {
 		fmt.Fprintf(w, "  %s\n", relPath(ext.Dir, f))
@@ -464,7 +466,7 @@ func (d *describer) rest() {
 	if len(d.it.Problems) > 0 {
 		d.section(fmt.Sprintf("Problems (%d)", len(d.it.Problems)))
 		for _, p := range d.it.Problems {
-			fmt.Fprintf(w, "  %s\n", p.String())
+			fmt.Fprintf(w, "  %s\n    %s\n", p.String(), p.Effect.Words())
 		}
 	}
 }

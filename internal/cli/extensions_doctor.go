@@ -180,7 +180,7 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 	}
 	if ve != nil {
 		fs = append(fs, finding{Level: "warning", Extension: name,
-			Message: fmt.Sprintf("has %d manifest problem(s); gemkit will not run its tools", len(ve.Problems)),
+			Message: stopping(ve.Problems),
 			Fix:     "see `gemkit extensions validate " + in.Extension.Dir + "`"})
 	}
 	if in.Extension == nil {

@@ -150,12 +150,18 @@ func (h *compatHome) mustKit(args ...string) string {
 func (h *compatHome) lists() (gem, kit map[string]map[string]any) {
 	h.t.Helper()
 	// Gemini CLI 0.61 writes the list to stderr (its console output),
-	// after any warnings.
+	// after any warnings, some of which start with "[" too
+	// ("[ExtensionManager] Invalid plan.directory ..."): the list is
+	// from the first line that is "[" (or "[]").
 	out, errOut, code := h.gem("extensions", "list", "-o", "json")
 	all := out + errOut
-	start := strings.Index(all, "\n[")
-	if strings.HasPrefix(all, "[") {
-		start = 0
+	start, at := -1, 0
+	for line := range strings.Lines(all) {
+		if l := strings.TrimSpace(line); l == "[" || l == "[]" {
+			start = at
+			break
+		}
+		at += len(line)
 	}
 	if code != 0 || start < 0 {
 		h.t.Fatalf("gemini extensions list -o json: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)

@@ -60,6 +60,7 @@ the extension's .env).`,
 			}
 			m := in.Manifest()
 			fmt.Fprintf(printableWriter{a.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
+			tellToolsStopped(a.Err, in)
 			return nil
 		},
 	}
@@ -89,6 +90,23 @@ func withInstallFlag(err error) error {
 	return err
 }
 
+// tellToolsStopped says, after an install, link or update, that gemkit
+// does not run the extension's own tools, and why: its manifest has
+// problems in the fields only gemkit reads, which Gemini CLI installs all
+// the same (and so does gemkit, its MCP servers and the rest with it).
+func tellToolsStopped(w io.Writer, in *extension.Installed) {
+	var ve *extension.ValidationError
+	if in == nil || in.Extension == nil || !errors.As(in.Err, &ve) {
+		return
+	}
+	out := printableWriter{w}
+	fmt.Fprintf(out, "gemkit does not run %s's own tools until its manifest is fixed (the rest of it is installed, as in Gemini CLI, which does not read those fields):\n", in.Extension.Manifest.Name)
+	for _, p := range ve.Problems {
+		fmt.Fprintf(out, "  %s\n", p)
+	}
+	fmt.Fprintf(out, "`gemkit extensions validate %s` checks it again.\n", in.Extension.Dir)
+}
+
 func newExtLinkCmd(a *app) *cobra.Command {
 	var consent bool
 	cmd := &cobra.Command{
@@ -111,6 +129,7 @@ effect at once and ${extensionPath} is the real path. Consent as for install.`,
 			}
 			keepAgreed(cmd.Context(), a, st, in.Extension)
 			fmt.Fprintf(printableWriter{a.Out}, "Linked %s %s → %s\n", in.Manifest().Name, in.Manifest().Version, in.Extension.Dir)
+			tellToolsStopped(a.Err, in)
 			return nil
 		},
 	}

@@ -163,8 +163,9 @@ func listRow(st *extension.Store, in *extension.Installed, en *extension.Enablem
 	if in.Err != nil && !errors.As(in.Err, &ve) {
 		it.Error = in.Err.Error()
 	}
-	if ve != nil {
-		it.Problems = ve.Problems
+	if in.Extension != nil {
+		// Every problem, with what it stops; the warnings too.
+		it.Problems = in.Extension.Problems
 	}
 	name := in.Name
 	if in.Extension != nil {
@@ -375,7 +376,7 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", it.Name, version, enabled, len(it.Tools), len(it.MCPServers), src)
-		if it.Error != "" || len(it.Problems) > 0 {
+		if it.Error != "" || stopping(it.Problems) != "" {
 			broken = append(broken, it)
 		}
 	}
@@ -384,7 +385,7 @@ func writeListTable(out io.Writer, items []listItem, conflicts []extension.Confl
 		if it.Error != "" {
 			fmt.Fprintf(printableWriter{out}, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
 		} else {
-			fmt.Fprintf(printableWriter{out}, "! %s has %d manifest problem(s); see `gemkit extensions validate %s`\n", it.Name, len(it.Problems), it.Path)
+			fmt.Fprintf(printableWriter{out}, "! %s: %s; see `gemkit extensions validate %s`\n", it.Name, stopping(it.Problems), it.Path)
 		}
 	}
 	for _, it := range items {
@@ -418,4 +419,20 @@ func enabledWord(e extension.Enablement) string {
 		return "no (workspace)"
 	}
 	return "no"
+}
+
+// stopping says what the problems of a manifest stop, with how many
+// there are; "" when they stop nothing (warnings only).
+func stopping(probs []extension.Problem) string {
+	count := map[extension.Effect]int{}
+	for _, p := range probs {
+		count[p.Effect]++
+	}
+	switch {
+	case count[extension.EffectRefused] > 0:
+		return fmt.Sprintf("Gemini CLI refuses its manifest too, and both leave it out (%d problem(s))", count[extension.EffectRefused])
+	case count[extension.EffectTools] > 0:
+		return fmt.Sprintf("gemkit does not run its own tools: %d problem(s) in the manifest's fields only gemkit reads", count[extension.EffectTools])
+	}
+	return ""
 }

@@ -80,10 +80,8 @@ func newExtValidateCmd(a *app) *cobra.Command {
 				}
 				return err
 			}
-			probs := []extension.Problem{}
-			if ve != nil {
-				probs = ve.Problems
-			}
+			// Every problem, warnings too: a publisher fixes them all.
+			probs := append([]extension.Problem{}, ext.Problems...)
 			probs = append(probs, ext.MissingContextFiles()...)
 			probs = append(probs, installedConflicts(cmd, ext)...)
 			if asJSON {
@@ -99,7 +97,7 @@ func newExtValidateCmd(a *app) *cobra.Command {
 					if where == "" {
 						where = "(manifest)"
 					}
-					fmt.Fprintf(out, "  %s: %s\n      fix: %s\n", where, p.Message, p.Fix)
+					fmt.Fprintf(out, "  %s: %s\n      fix: %s\n      %s\n", where, p.Message, p.Fix, p.Effect.Words())
 				}
 			}
 			if len(probs) > 0 {
@@ -129,7 +127,7 @@ func installedConflicts(cmd *cobra.Command, ext *extension.Extension) []extensio
 	var out []extension.Problem
 	for _, c := range extension.ConflictsOf(extension.Conflicts(all), entry) {
 		if c.Fatal {
-			out = append(out, extension.Problem{Path: "name", Message: c.Message, Fix: c.Fix})
+			out = append(out, extension.Problem{Path: "name", Message: c.Message, Fix: c.Fix, Effect: extension.EffectRefused})
 		}
 	}
 	return out

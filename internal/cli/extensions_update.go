@@ -90,6 +90,11 @@ for consent --grant.`,
 					fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
 					pins.tell()
 				}
+				if !res.UpToDate && !res.Linked {
+					if in, err := st.Get(res.Name); err == nil {
+						tellToolsStopped(a.Err, in)
+					}
+				}
 				if !res.UpToDate {
 					if err := keepSwitched(a, st, res.Name); err != nil {
 						fmt.Fprintf(a.Err, "gemkit: %v\n", err)

@@ -59,7 +59,8 @@ type Set struct {
 	// Extensions are the enabled valid extensions, sorted by name.
 	Extensions []*Extension
 	// Skipped are the installed extensions left out (disabled here,
-	// unreadable or invalid), sorted by name.
+	// unreadable or refused), and those whose own tools are left out
+	// (problems in the fields only gemkit reads), sorted by name.
 	Skipped []Skipped
 
 	tools  []Tool
@@ -71,9 +72,11 @@ type Set struct {
 }
 
 // Load reads the extensions installed in st that are enabled for st's
-// workspace (user and workspace enablement scopes), leaving out invalid
-// ones (listed in Skipped) and tools hidden by any enabled extension's
-// excludeTools (see ExposedName for the names it matches).
+// workspace (user and workspace enablement scopes), leaving out those
+// whose manifest Gemini CLI refuses too, the own tools and docs of those
+// whose problems are in the fields only gemkit reads (both listed in
+// Skipped), and tools hidden by any enabled extension's excludeTools
+// (see ExposedName for the names it matches).
 func Load(st *extension.Store) (*Set, error) { return load(st, 0) }
 
 // load is Load with exposed names of at most limit characters (0:
@@ -94,7 +97,8 @@ func load(st *extension.Store, limit int) (*Set, error) {
 			s.Skipped = append(s.Skipped, Skipped{name, "disabled in this workspace"})
 			continue
 		}
-		if in.Extension == nil || in.Err != nil {
+		var verr *extension.ValidationError
+		if in.Extension == nil || in.Err != nil && (!errors.As(in.Err, &verr) || verr.Refuses()) {
 			reason := "cannot be loaded"
 			if in.Err != nil {
 				reason = fmt.Sprintf("cannot be used: %v", in.Err)
@@ -107,13 +111,31 @@ func load(st *extension.Store, limit int) (*Set, error) {
 			s.Skipped = append(s.Skipped, Skipped{name, fmt.Sprintf("settings cannot be read: %v", err)})
 			continue
 		}
-		s.Extensions = append(s.Extensions, newExtension(in.Extension, settings))
+		ext := in.Extension
+		if verr != nil {
+			// Its problems are in the fields only gemkit reads: the rest
+			// (its MCP servers, skills) is Gemini CLI's, and served.
+			ext = withoutOwnTools(ext)
+			s.Skipped = append(s.Skipped, Skipped{name, fmt.Sprintf("its own tools and docs are not offered: %v", verr)})
+		}
+		s.Extensions = append(s.Extensions, newExtension(ext, settings))
 	}
 	s.index(limit)
 	if enErr != nil {
 		return s, fmt.Errorf("the enablement file is damaged, so every extension counts as enabled: %w", enErr)
 	}
 	return s, nil
+}
+
+// withoutOwnTools is ext without the parts of its manifest only gemkit
+// reads and runs (tools, docs, examples): what is left of an extension
+// whose problems are there.
+func withoutOwnTools(ext *extension.Extension) *extension.Extension {
+	m := *ext.Manifest
+	m.Tools, m.Docs, m.Examples = nil, nil, nil
+	c := *ext
+	c.Manifest = &m
+	return &c
 }
 
 // LoadDir reads the single extension in dir (not necessarily installed)

@@ -140,3 +140,42 @@ func TestMayNameServerTool(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadKeepsWhatGeminiCLIInstalls: an extension whose manifest has a
+// key nobody reads (google-maps-platform's "theme") is in the set as any
+// other; one whose problems are in its gemkit tools is in the set
+// without them (its servers are Gemini CLI's, and served), with why;
+// one Gemini CLI refuses too is left out.
+func TestLoadKeepsWhatGeminiCLIInstalls(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	writeExt(t, home, `{"name": "themed", "version": "1.0.0", "theme": "t.json",
+	 "mcpServers": {"remote": {"httpUrl": "https://mcp.example.com/mcp"}}}`, map[string]string{})
+	writeExt(t, home, `{"name": "bad-tools", "version": "1.0.0",
+	 "tools": [{"name": "t", "description": "d", "executable": "missing.sh", "runtime": "perl"}],
+	 "docs": [{"name": "d", "file": "d.md"}],
+	 "mcpServers": {"remote": {"httpUrl": "https://mcp.example.com/mcp"}}}`, map[string]string{"d.md": "doc\n"})
+	writeExt(t, home, `{"name": "refused", "version": "", "mcpServers": {"remote": {"httpUrl": "https://mcp.example.com/mcp"}}}`, map[string]string{})
+	s, err := Load(extension.OpenStore(home).WithWorkspace(ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range s.Extensions {
+		names = append(names, e.Name)
+	}
+	if strings.Join(names, " ") != "bad-tools themed" {
+		t.Fatalf("the set holds %v, want bad-tools and themed", names)
+	}
+	if bad := s.Extension("bad-tools"); len(bad.Ext.Manifest.Tools) != 0 || len(bad.Ext.Manifest.Docs) != 0 || len(bad.Ext.Manifest.MCPServers) != 1 || len(s.Tools()) != 0 {
+		t.Errorf("bad-tools: tools %d, docs %d, servers %d; the set's tools %d", len(bad.Ext.Manifest.Tools), len(bad.Ext.Manifest.Docs), len(bad.Ext.Manifest.MCPServers), len(s.Tools()))
+	}
+	skipped := map[string]string{}
+	for _, sk := range s.Skipped {
+		skipped[sk.Name] = sk.Reason
+	}
+	if _, ok := skipped["themed"]; ok || len(skipped) != 2 ||
+		!strings.Contains(skipped["bad-tools"], "its own tools and docs are not offered") ||
+		!strings.Contains(skipped["refused"], "that Gemini CLI refuses too") {
+		t.Errorf("skipped: %q", skipped)
+	}
+}

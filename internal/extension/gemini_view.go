@@ -410,11 +410,11 @@ func (e *Extension) MissingContextFiles() []Problem {
 		return nil
 	}
 	defer root.Close()
-	names := e.Manifest.ContextFileName
-	if len(names) == 0 {
-		names = []string{"GEMINI.md"}
-	}
+	names := e.Manifest.ContextFiles()
 	for i, name := range names {
+		if name == "" {
+			continue // not a name: the manifest's check says so
+		}
 		path := "contextFileName"
 		if len(names) > 1 {
 			path = fmt.Sprintf("contextFileName[%d]", i)
@@ -431,7 +431,7 @@ func (e *Extension) MissingContextFiles() []Problem {
 		case err != nil || !fi.Mode().IsRegular():
 			out = append(out, Problem{Path: path,
 				Message: fmt.Sprintf("%q does not exist; Gemini CLI loads the extension without it, but `gemini extensions validate` fails", name),
-				Fix:     fmt.Sprintf("create %s in the extension folder, or remove it from contextFileName", name)})
+				Fix:     fmt.Sprintf("create %s in the extension folder, or remove it from contextFileName", name), Effect: EffectWarning})
 		}
 	}
 	return out
@@ -449,5 +449,5 @@ func contextLeadsOut(root *fsutil.Root, path, name, rel string) Problem {
 	}
 	return Problem{Path: path,
 		Message: how + ": Gemini CLI follows it and gives the model what it leads to as context, in every session",
-		Fix:     fmt.Sprintf("put the file itself at %s in the extension folder, or remove it from contextFileName", name)}
+		Fix:     fmt.Sprintf("put the file itself at %s in the extension folder, or remove it from contextFileName", name), Effect: EffectWarning}
 }

@@ -101,8 +101,10 @@ func (s *Store) Install(ctx context.Context, req InstallRequest) (*Installed, er
 	if err != nil {
 		return nil, err
 	}
+	// A problem only in gemkit's own fields installs all the same: its
+	// tools do not run (the Installed's Err says why).
 	ext, err := s.loadFetched(root, md)
-	if err != nil {
+	if err = Refusal(err); err != nil {
 		return nil, fmt.Errorf("%s cannot be installed: %w", RedactSource(req.Source), err)
 	}
 	name := ext.Manifest.Name
@@ -160,7 +162,7 @@ func (s *Store) Link(ctx context.Context, dir string, consent ConsentFunc) (*Ins
 		return nil, err
 	}
 	ext, err := LoadWith(real, LoadOptions{WorkspacePath: s.workspace})
-	if err != nil {
+	if err = Refusal(err); err != nil {
 		return nil, fmt.Errorf("%s cannot be linked: %w", dir, err)
 	}
 	name := ext.Manifest.Name
@@ -216,7 +218,10 @@ func (s *Store) finalDir(name string) string {
 // once moved to dir: the manifest expanded again with ${extensionPath}
 // standing for dir, and the context files under dir. The consent text
 // is built from it, so it names the paths that will exist, not the
-// staging copy that is about to disappear.
+// staging copy that is about to disappear; what it reads of the files
+// (hooks, policies, agents, skills) it reads in the staging copy, which
+// is what the person agrees to (Root): at dir, an install found nothing
+// yet, and an update the version installed.
 func (s *Store) atFinalPath(ext *Extension, dir string) *Extension {
 	vars := Variables{ExtensionPath: dir, WorkspacePath: s.workspace}
 	expanded, err := vars.ExpandJSON(ext.Raw)
@@ -228,7 +233,7 @@ func (s *Store) atFinalPath(ext *Extension, dir string) *Extension {
 		return ext
 	}
 	c := *ext
-	c.Dir, c.Manifest, c.ContextFiles = dir, m, nil
+	c.Dir, c.Manifest, c.ContextFiles, c.files = dir, m, nil, ext.Dir
 	for _, f := range ext.ContextFiles {
 		c.ContextFiles = append(c.ContextFiles, filepath.Join(dir, relTo(ext.Dir, f)))
 	}

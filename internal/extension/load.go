@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -33,8 +34,13 @@ type Extension struct {
 	// ContextFiles are the absolute paths of the context files that exist
 	// (Gemini CLI skips declared ones that do not).
 	ContextFiles []string
-	// Problems are the validation problems; Load returns a
-	// *ValidationError holding them when there is any.
+	// files, when set, is where the extension's files are now, Dir
+	// being where they will be: the staging copy an install or update
+	// asks consent for (atFinalPath). Root reads there.
+	files string
+	// Problems are the validation problems, each with its Effect; Load
+	// returns a *ValidationError holding those that stop something
+	// when there is any.
 	Problems []Problem
 }
 
@@ -53,9 +59,15 @@ func (e *Extension) Path(rel string) string {
 // Root opens the extension's folder as an fsutil.Root: everything gemkit
 // reads there itself (the manifest, settings, docs, skills, hooks, the
 // files consent binds to) is read through one, so that a link the
-// extension ships cannot lead gemkit's reads elsewhere. The caller closes
-// it.
-func (e *Extension) Root() (*fsutil.Root, error) { return fsutil.OpenRoot(e.Dir) }
+// extension ships cannot lead gemkit's reads elsewhere. For an extension
+// about to be installed or updated, it is the staging copy the person is
+// asked about, not the folder it will have. The caller closes it.
+func (e *Extension) Root() (*fsutil.Root, error) {
+	if e.files != "" {
+		return fsutil.OpenRoot(e.files)
+	}
+	return fsutil.OpenRoot(e.Dir)
+}
 
 // RelName returns p, a path the manifest gives (relative, or absolute inside
 // the folder via ${extensionPath}), as a name in the extension's Root; a
@@ -215,12 +227,18 @@ func loadIn(root *fsutil.Root, dir string, opts LoadOptions) (*Extension, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, describeSyntaxError(raw, err))
 	}
-	m, probs, unknown, err := parseManifest(expanded, true)
+	m, probs, unknown, read, err := parseManifest(expanded, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
-	probs = appendUncovered(probs, validateIn(root, m))
-	probs = append(probs, unknown...)
+	refused, unreadable := geminiRefusals(read)
+	if unreadable != "" {
+		return nil, fmt.Errorf("%s: the manifest: %w", shown, &agentread.Unreadable{Why: unreadable})
+	}
+	probs = append(appendUncovered(probs, validateIn(root, m)), unknown...)
+	// What Gemini CLI refuses is said once, in its words: a name of
+	// the wrong type is not "missing" again.
+	probs = withEffects(appendUncovered(refused, probs))
 	sortProblems(probs)
 	ext := &Extension{Dir: real, Manifest: m, Raw: raw, Problems: probs}
 	for _, name := range m.ContextFiles() {
@@ -230,10 +248,22 @@ func loadIn(root *fsutil.Root, dir string, opts LoadOptions) (*Extension, error)
 			}
 		}
 	}
-	if len(probs) > 0 {
-		return ext, &ValidationError{File: shown, Problems: probs}
+	if stops := stopping(probs); len(stops) > 0 {
+		return ext, &ValidationError{File: shown, Problems: stops}
 	}
 	return ext, nil
+}
+
+// stopping are the problems of probs that stop something: all but the
+// warnings.
+func stopping(probs []Problem) []Problem {
+	var out []Problem
+	for _, p := range probs {
+		if p.Effect != EffectWarning {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // appendUncovered adds the rule problems to the type problems, leaving out

@@ -59,6 +59,10 @@ type Manifest struct {
 	// contextFileNameString records that contextFileName was a plain
 	// string, so that MarshalJSON writes it back the same way.
 	contextFileNameString bool
+	// contextNone records a contextFileName that names no file Gemini
+	// CLI reads (an empty list, or a value that is not a name), so that
+	// GEMINI.md is not read in its place.
+	contextNone bool
 }
 
 // Permissions is what an extension's tools may reach.
@@ -145,12 +149,51 @@ func (p Permissions) Policy() permission.Policy {
 }
 
 // ContextFiles returns the context file names Gemini CLI reads for the
-// extension: the declared ones, or GEMINI.md when none is declared.
+// extension: the declared ones, or GEMINI.md when none is declared. An
+// empty name stands for a value Gemini CLI skips (not a string).
 func (m *Manifest) ContextFiles() []string {
+	if m.contextNone {
+		return nil
+	}
 	if len(m.ContextFileName) == 0 {
 		return []string{"GEMINI.md"}
 	}
 	return append([]string(nil), m.ContextFileName...)
+}
+
+// readContextFileName sets m's context file names from raw, the
+// manifest's contextFileName, as Gemini CLI 0.61 takes them
+// (getContextFileNames, then validateContextFilePath, in
+// extension-manager.ts): a falsy value ("", 0, false, null) is none
+// declared, so GEMINI.md; a string is that one name; a list is its
+// names, where a value that is not a string is skipped (here an empty
+// name, which no file has), and an empty list none at all; any other
+// value is one name that is not a string, so none. It reports false
+// when raw is neither a string nor a list of strings (a problem of
+// its type, told by the caller).
+func (m *Manifest) readContextFileName(raw json.RawMessage) bool {
+	m.ContextFileName, m.contextFileNameString, m.contextNone = nil, false, false
+	v, err := agentread.ParseJSON(raw)
+	if err != nil || !v.Truthy() {
+		_, isString := v.Str()
+		return err == nil && (isString || v.Kind() == agentread.Null)
+	}
+	if s, ok := v.Str(); ok {
+		m.ContextFileName, m.contextFileNameString = []string{s}, true
+		return true
+	}
+	elems, ok := v.Elems()
+	if !ok {
+		m.contextNone = true
+		return false
+	}
+	m.ContextFileName, m.contextNone = make([]string, len(elems)), len(elems) == 0
+	all := true
+	for i, e := range elems {
+		s, isString := e.Str()
+		m.ContextFileName[i], all = s, all && isString
+	}
+	return all
 }
 
 // Tool returns the tool called name, or nil.
@@ -186,36 +229,38 @@ var knownFields = map[string]bool{
 // and the rest of the manifest is still read, so that a caller can report
 // every mistake at once.
 func ParseManifest(data []byte) (*Manifest, []Problem, error) {
-	m, probs, _, err := parseManifest(data, false)
+	m, probs, _, _, err := parseManifest(data, false)
 	return m, probs, err
 }
 
 // parseManifest is ParseManifest that, with keys, also finds the keys
 // nothing reads (unknownKeys): on the one pass of the manifest reader over
-// a manifest of the usual shape, else by a walk of their own.
-func parseManifest(data []byte, keys bool) (m *Manifest, probs, unknown []Problem, err error) {
+// a manifest of the usual shape, else by a walk of their own. read is the
+// text it decoded: data, or data as Gemini CLI reads it (each key once,
+// as written) where data's keys were not plain.
+func parseManifest(data []byte, keys bool) (m *Manifest, probs, unknown []Problem, read []byte, err error) {
 	// The hand-written reader takes a manifest only as JSON.parse
 	// reads it (each key as written, once, in plain text); what it
 	// gives up on is written again as Gemini CLI reads it first.
 	if w, extra, unknown, ok := decodeManifest(data); ok {
 		if m, ok := fromWire(w, extra); ok {
-			return m, nil, unknown, nil
+			return m, nil, unknown, data, nil
 		}
 	}
 	if data, err = asGeminiReadsIt(data); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	m, unknown, ok := parseFast(data, keys)
 	if ok {
-		return m, nil, unknown, nil
+		return m, nil, unknown, data, nil
 	}
 	if m, probs, err = parseSlow(data); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if keys {
 		unknown = unknownKeys(data)
 	}
-	return m, probs, unknown, nil
+	return m, probs, unknown, data, nil
 }
 
 // asGeminiReadsIt is the manifest as Gemini CLI 0.61 reads it
@@ -275,12 +320,9 @@ func parseSlow(data []byte) (*Manifest, []Problem, error) {
 		case "mcpServers":
 			decodeField(raw, &m.MCPServers, "mcpServers", "an object of server definitions", &probs)
 		case "contextFileName":
-			var s string
-			if agentread.Unmarshal(raw, &s, true) == nil {
-				m.ContextFileName = []string{s}
-				m.contextFileNameString = true
-			} else {
-				decodeField(raw, &m.ContextFileName, "contextFileName", "a file name or a list of file names", &probs)
+			if !m.readContextFileName(raw) {
+				var names []string
+				decodeField(raw, &names, "contextFileName", "a file name or a list of file names", &probs)
 			}
 		case "excludeTools":
 			decodeField(raw, &m.ExcludeTools, "excludeTools", "a list of tool names", &probs)
@@ -353,13 +395,8 @@ func fromWire(w manifestWire, extra map[string]json.RawMessage) (*Manifest, bool
 	if len(w.Plan) > 0 && !isNull(w.Plan) {
 		m.Plan = w.Plan
 	}
-	if len(w.ContextFileName) > 0 && !isNull(w.ContextFileName) {
-		var s string
-		if agentread.Unmarshal(w.ContextFileName, &s, true) == nil {
-			m.ContextFileName, m.contextFileNameString = []string{s}, true
-		} else if agentread.Unmarshal(w.ContextFileName, &m.ContextFileName, true) != nil {
-			return nil, false
-		}
+	if len(w.ContextFileName) > 0 && !m.readContextFileName(w.ContextFileName) {
+		return nil, false
 	}
 	return m, true
 }
@@ -426,6 +463,8 @@ func (m Manifest) MarshalJSON() ([]byte, error) {
 		w.ContextFileName = m.ContextFileName[0]
 	case len(m.ContextFileName) > 0:
 		w.ContextFileName = m.ContextFileName
+	case m.contextNone && m.ContextFileName != nil:
+		w.ContextFileName = []string{}
 	}
 	out, err := json.Marshal(w)
 	if err != nil || len(m.Extra) == 0 {

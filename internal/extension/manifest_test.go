@@ -199,13 +199,17 @@ func TestParseManifestCollectsTypeErrors(t *testing.T) {
 func TestLoadDoesNotRepeatTypeProblems(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"name": 5, "version": ["1"]}`), 0o644)
-	_, err := Load(dir)
+	ext, err := Load(dir)
 	var ve *ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v", err)
+	if !errors.As(err, &ve) || !ve.Refuses() {
+		t.Fatalf("err = %v, want the name refused", err)
 	}
-	if len(ve.Problems) != 2 || ve.Problems[0].Path != "name" || ve.Problems[1].Path != "version" {
-		t.Errorf("problems = %+v, want one for name and one for version", ve.Problems)
+	// A name that is not a string is refused (Gemini CLI names the
+	// folder by it); a version that is a truthy list is Gemini CLI's
+	// to take, and a warning here.
+	probs := ext.Problems
+	if len(probs) != 2 || probs[0].Path != "name" || probs[0].Effect != EffectRefused || probs[1].Path != "version" || probs[1].Effect != EffectWarning {
+		t.Errorf("problems = %+v, want one for name (refused) and one for version (a warning)", probs)
 	}
 }
 

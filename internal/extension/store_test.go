@@ -184,8 +184,13 @@ func TestInstallSubfolderManifest(t *testing.T) {
 	}
 }
 
-func TestBrokenManifestDoesNotInstall(t *testing.T) {
-	_, url := gitRepo(t, map[string]string{ManifestFile: manifestJSON("broken", "1.0.0",
+// TestRefusedManifestDoesNotInstall: a manifest Gemini CLI refuses too
+// (a name it cannot take) is refused before consent is asked, in the
+// words of the manifest in the source; one whose only problems are in
+// gemkit's own fields (a tool's runtime and script) installs, as in
+// Gemini CLI, and says that its tools do not run.
+func TestRefusedManifestDoesNotInstall(t *testing.T) {
+	_, url := gitRepo(t, map[string]string{ManifestFile: manifestJSON("broken name", "1.0.0",
 		`"tools":[{"name":"t","description":"d","executable":"tools/missing.py","runtime":"perl"}]`)})
 	s := newStore(t)
 	asked := false
@@ -194,18 +199,56 @@ func TestBrokenManifestDoesNotInstall(t *testing.T) {
 		return true, nil
 	}})
 	var ve *ValidationError
-	if !errors.As(err, &ve) || len(ve.Problems) != 2 {
-		t.Fatalf("err = %v, want a ValidationError with both problems", err)
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Path != "name" {
+		t.Fatalf("err = %v, want a ValidationError with the name's problem only", err)
 	}
 	if asked {
-		t.Errorf("consent was asked for an invalid extension")
+		t.Errorf("consent was asked for an extension Gemini CLI refuses")
 	}
-	if strings.Contains(err.Error(), stagingPrefix) || !strings.Contains(err.Error(), ManifestFile+" in "+url+" has 2 problems") {
+	if strings.Contains(err.Error(), stagingPrefix) || !strings.Contains(err.Error(), ManifestFile+" in "+url+" has 1 problem that Gemini CLI refuses too") {
 		t.Errorf("the error should name the manifest in the source, not the staging copy: %v", err)
 	}
 	if got := entries(t, s); len(got) != 0 {
-		t.Errorf("a broken install left %v in the extensions folder", got)
+		t.Errorf("a refused install left %v in the extensions folder", got)
 	}
+
+	_, url = gitRepo(t, map[string]string{ManifestFile: manifestJSON("broken-tools", "1.0.0",
+		`"tools":[{"name":"t","description":"d","executable":"tools/missing.py","runtime":"perl"}]`)})
+	in, err := s.Install(context.Background(), InstallRequest{Source: url, Consent: yes})
+	if err != nil {
+		t.Fatalf("an extension whose only problems are its gemkit tools' was refused: %v", err)
+	}
+	if !errors.As(in.Err, &ve) || ve.Refuses() || len(ve.Problems) != 2 || !strings.Contains(ve.Error(), "gemkit does not run the extension's own tools") {
+		t.Errorf("the installed extension's Err = %v, want its two tool problems, which stop its tools", in.Err)
+	}
+	must(t, s.Uninstall("broken-tools"))
+
+	// Link and update alike: a local folder with tool problems links,
+	// updates to another version with tool problems, and is refused an
+	// update to a version Gemini CLI refuses, which changes nothing.
+	src := filepath.Join(t.TempDir(), "linked-tools")
+	broken := `"tools":[{"name":"t","description":"d","executable":"tools/missing.py","runtime":"perl"}]`
+	writeTree(t, src, map[string]string{ManifestFile: manifestJSON("linked-tools", "1.0.0", broken)})
+	if _, err := s.Link(context.Background(), src, yes); err != nil {
+		t.Errorf("link of an extension whose only problems are its gemkit tools': %v", err)
+	}
+	tools := filepath.Join(t.TempDir(), "local-tools")
+	writeTree(t, tools, map[string]string{ManifestFile: manifestJSON("local-tools", "1.0.0", broken)})
+	_, err = s.Install(context.Background(), InstallRequest{Source: tools, Consent: yes})
+	must(t, err)
+	writeTree(t, tools, map[string]string{ManifestFile: manifestJSON("local-tools", "1.1.0", broken)})
+	if res, err := s.Update(context.Background(), "local-tools", UpdateRequest{Consent: yes}); err != nil || res.NewVersion != "1.1.0" {
+		t.Errorf("update to a version with tool problems: %+v, %v", res, err)
+	}
+	writeTree(t, tools, map[string]string{ManifestFile: `{"name":"local-tools"}`})
+	if _, err := s.Update(context.Background(), "local-tools", UpdateRequest{Consent: yes}); !errors.As(err, &ve) || !ve.Refuses() {
+		t.Errorf("update to a version without a version: %v, want it refused", err)
+	}
+	if cur, _ := s.Get("local-tools"); cur.Manifest().Version != "1.1.0" {
+		t.Errorf("a refused update changed the extension to %q", cur.Manifest().Version)
+	}
+	must(t, s.Uninstall("local-tools"))
+	must(t, s.Uninstall("linked-tools"))
 
 	// A repository without a manifest at its top: the error says to name
 	// the sub-folder (the command adds its flag, --path).

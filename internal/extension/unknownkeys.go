@@ -33,10 +33,10 @@ var (
 // data has been read by ParseManifest already, so it is valid JSON: the
 // keys are found by walking its bytes (eachField, eachElement), which
 // costs a fraction of decoding it again. The tools and servers looked at
-// are those encoding/json gives the Manifest: the member whose name
-// matches "tools" or "mcpServers" regardless of case, the last one when
-// there are several (a null one empties it), and only one of the right
-// kind (an array, an object).
+// are those the Manifest is given (agentread's reading, as JSON.parse):
+// the member named exactly "tools" or "mcpServers", the last one when
+// there are several, and only when it is of the right kind (an array,
+// an object); "Tools" is a key of its own, unknown.
 func unknownKeys(data []byte) []Problem {
 	var probs keyProblems
 	var tools json.RawMessage
@@ -44,22 +44,16 @@ func unknownKeys(data []byte) []Problem {
 	eachField(data, func(key string, val json.RawMessage) {
 		probs.top(key)
 		switch {
-		case strings.EqualFold(key, "tools"):
-			switch val[0] {
-			case '[':
+		case key == "tools":
+			tools = nil
+			if val[0] == '[' {
 				tools = val
-			case 'n':
-				tools = nil
 			}
-		case strings.EqualFold(key, "mcpServers"):
-			switch val[0] {
-			case '{':
-				if servers == nil {
-					servers = map[string]json.RawMessage{}
-				}
+		case key == "mcpServers":
+			servers = nil
+			if val[0] == '{' {
+				servers = map[string]json.RawMessage{}
 				eachField(val, func(name string, def json.RawMessage) { servers[name] = def })
-			case 'n':
-				servers = nil
 			}
 		}
 	})

@@ -7,11 +7,14 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/agentread"
 )
 
 // decodedUnknownKeys is unknownKeys as it was written first, finding the
-// tools and servers by decoding the manifest again with encoding/json;
-// the byte walk must find the same problems.
+// tools and servers by decoding the manifest again, now as JSON.parse
+// reads it (agentread: exact keys, the last of two); the byte walk must
+// find the same problems.
 func decodedUnknownKeys(data []byte) []Problem {
 	var probs []Problem
 	add := func(path, key string, known []string, all bool) {
@@ -35,7 +38,7 @@ func decodedUnknownKeys(data []byte) []Problem {
 		Tools      []json.RawMessage          `json:"tools"`
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 	}
-	_ = json.Unmarshal(data, &w)
+	_ = agentread.Unmarshal(data, &w, false)
 	for i, raw := range w.Tools {
 		p := fmt.Sprintf("tools[%d].", i)
 		eachField(raw, func(key string, val json.RawMessage) {
@@ -82,7 +85,8 @@ func problemPaths(probs []Problem) []string {
 
 // FuzzUnknownKeysMatchesDecoder: the byte walk of unknownKeys finds the
 // keys that decoding finds, on manifests with repeated, null, mistyped
-// and case-variant members (go test -fuzz explores further).
+// and case-variant members ("Tools" is not tools: Gemini CLI reads no
+// tool there, and gemkit none) (go test -fuzz explores further).
 func FuzzUnknownKeysMatchesDecoder(f *testing.F) {
 	for _, seed := range []string{
 		`{"name":"x","tools":[{"name":"t","timeout":5,"args":[{"name":"a","requried":true},{"nme":"b"}]}],"mcpServers":{"s":{"cwdd":"."}}}`,
@@ -102,7 +106,14 @@ func FuzzUnknownKeysMatchesDecoder(f *testing.F) {
 		if json.Unmarshal([]byte(doc), &top) != nil || top == nil {
 			return
 		}
-		got, want := problemPaths(unknownKeys([]byte(doc))), problemPaths(decodedUnknownKeys([]byte(doc)))
+		// unknownKeys is given the manifest as Gemini CLI reads it,
+		// each key once (parseManifest).
+		v, err := agentread.ParseJSON([]byte(doc))
+		if err != nil {
+			return
+		}
+		data := v.JSON(true)
+		got, want := problemPaths(unknownKeys(data)), problemPaths(decodedUnknownKeys(data))
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s:\n got %q\nwant %q", doc, got, want)
 		}

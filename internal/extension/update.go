@@ -121,7 +121,7 @@ func (s *Store) Update(ctx context.Context, name string, req UpdateRequest) (*Up
 		return nil, err
 	}
 	ext, err := s.loadFetched(root, md)
-	if err != nil {
+	if err = Refusal(err); err != nil {
 		return nil, fmt.Errorf("the new version of %s cannot be installed: %w", in.Name, err)
 	}
 	if old != nil && ext.Manifest.Name != old.Name {

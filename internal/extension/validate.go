@@ -3,6 +3,7 @@ package extension
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -24,6 +25,68 @@ type Problem struct {
 	Message string `json:"message"`
 	// Fix says what to do about it.
 	Fix string `json:"fix"`
+	// Effect is what the problem stops (Effect's values); set for every
+	// problem Load returns.
+	Effect Effect `json:"effect"`
+}
+
+// Effect is what a manifest's problem stops. gemkit installs whatever
+// Gemini CLI 0.61 installs: only what Gemini CLI refuses too stops an
+// install, link or update; a problem in the fields only gemkit reads
+// (its tools, docs, examples and permissions) stops gemkit running the
+// extension's own tools, while the rest (its MCP servers, context,
+// skills, hooks) is installed and served as Gemini CLI has it.
+type Effect string
+
+// The effects, from the most to the least that stops.
+const (
+	// EffectRefused: Gemini CLI refuses the manifest too
+	// (geminiRefusals); nothing is installed, and an installed one is
+	// left out by both. (What gemkit cannot read as Gemini CLI does is
+	// no problem but an error, agentread.Unreadable.)
+	EffectRefused Effect = "refused"
+	// EffectTools: gemkit does not run the extension's own tools, nor
+	// offers them or its docs to a model.
+	EffectTools Effect = "tools"
+	// EffectWarning stops nothing: Gemini CLI ignores it, and so does
+	// gemkit; `gemkit extensions validate` says it.
+	EffectWarning Effect = "warning"
+)
+
+// Words says in a few words what the effect stops, for a person.
+func (e Effect) Words() string {
+	switch e {
+	case EffectRefused:
+		return "Gemini CLI refuses the extension too, and gemkit does not install it"
+	case EffectTools:
+		return "gemkit does not run the extension's own tools"
+	}
+	return "a warning: it stops nothing"
+}
+
+// effectAt is the effect of a problem at path: a field only gemkit reads
+// (the plan's tools, docs, examples and permissions) stops its tools;
+// any other problem that gemkit's reading did not mark refused is
+// Gemini CLI's to ignore, as it does.
+func effectAt(path string) Effect {
+	head, _, _ := strings.Cut(path, ".")
+	head, _, _ = strings.Cut(head, "[")
+	switch head {
+	case "tools", "docs", "examples", "permissions":
+		return EffectTools
+	}
+	return EffectWarning
+}
+
+// withEffects gives each problem of probs without an effect the one of
+// its path.
+func withEffects(probs []Problem) []Problem {
+	for i := range probs {
+		if probs[i].Effect == "" {
+			probs[i].Effect = effectAt(probs[i].Path)
+		}
+	}
+	return probs
 }
 
 func (p Problem) String() string {
@@ -34,10 +97,58 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s (fix: %s)", where, p.Message, p.Fix)
 }
 
-// ValidationError lists every problem found in one manifest.
+// ValidationError lists the problems of one manifest that stop
+// something: those Gemini CLI refuses too, and those that stop gemkit
+// running the extension's tools. Warnings are in Extension.Problems
+// only.
 type ValidationError struct {
 	File     string
 	Problems []Problem
+}
+
+// effect is the effect all of e's problems have, "" when they differ.
+func (e *ValidationError) effect() Effect {
+	var out Effect
+	for i, p := range e.Problems {
+		if i > 0 && p.Effect != out {
+			return ""
+		}
+		out = p.Effect
+	}
+	return out
+}
+
+// Refuses reports whether the manifest is one Gemini CLI refuses too:
+// install, link and update refuse it, and both tools leave an installed
+// one out.
+func (e *ValidationError) Refuses() bool {
+	for _, p := range e.Problems {
+		if p.Effect == EffectRefused {
+			return true
+		}
+	}
+	return false
+}
+
+// Refusal is the error that stops an install, link or update of the
+// extension whose load gave err: err itself, but for a *ValidationError
+// of problems that stop only gemkit's tools, which is no refusal (nil),
+// and one that refuses, which is told by the problems that refuse.
+func Refusal(err error) error {
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	if !ve.Refuses() {
+		return nil
+	}
+	only := &ValidationError{File: ve.File}
+	for _, p := range ve.Problems {
+		if p.Effect == EffectRefused {
+			only.Problems = append(only.Problems, p)
+		}
+	}
+	return only
 }
 
 func (e *ValidationError) Error() string {
@@ -45,6 +156,12 @@ func (e *ValidationError) Error() string {
 	fmt.Fprintf(&b, "%s has %d problem", e.File, len(e.Problems))
 	if len(e.Problems) != 1 {
 		b.WriteString("s")
+	}
+	switch e.effect() {
+	case EffectRefused:
+		b.WriteString(" that Gemini CLI refuses too")
+	case EffectTools:
+		b.WriteString(" in the fields only gemkit reads: gemkit does not run the extension's own tools until they are fixed")
 	}
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
@@ -80,7 +197,7 @@ func validateIn(root *fsutil.Root, m *Manifest) []Problem {
 	v.themes(m.Themes)
 	v.plan(m.Plan)
 	sortProblems(v.probs)
-	return v.probs
+	return withEffects(v.probs)
 }
 
 type validator struct {
@@ -99,16 +216,24 @@ func (v *validator) add(path, msg, fix string, args ...any) {
 	v.probs = append(v.probs, Problem{Path: path, Message: msg, Fix: fmt.Sprintf(fix, args...)})
 }
 
+// refuse adds a problem for which Gemini CLI refuses the manifest too.
+func (v *validator) refuse(path, msg, fix string) {
+	v.probs = append(v.probs, Problem{Path: path, Message: msg, Fix: fix, Effect: EffectRefused})
+}
+
+// top checks the name and version as Gemini CLI does (geminiRefusals,
+// which Load asks first, says the same in its words), and the context
+// files and excluded tools.
 func (v *validator) top(m *Manifest) {
 	switch {
 	case m.Name == "":
-		v.add("name", "is missing", "add \"name\": a name of letters, digits and dashes, e.g. \"my-extension\"")
+		v.refuse("name", "is missing", "add \"name\": a name of letters, digits and dashes, e.g. \"my-extension\"")
 	case !ValidName(m.Name):
-		v.add("name", fmt.Sprintf("%q has characters other than letters, digits and dashes", m.Name),
-			"rename it to %q", suggestName(m.Name))
+		v.refuse("name", fmt.Sprintf("%q has characters other than letters, digits and dashes", m.Name),
+			fmt.Sprintf("rename it to %q", suggestName(m.Name)))
 	}
-	if strings.TrimSpace(m.Version) == "" {
-		v.add("version", "is missing", "add \"version\", e.g. \"1.0.0\"")
+	if m.Version == "" {
+		v.refuse("version", "is missing", "add \"version\", e.g. \"1.0.0\"")
 	}
 	for i, f := range m.ContextFileName {
 		p := fmt.Sprintf("contextFileName[%d]", i)

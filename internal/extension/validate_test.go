@@ -82,11 +82,26 @@ func TestValidateFindsEverythingAtOnce(t *testing.T) {
 		t.Fatalf("Load must return the parsed extension with its problems")
 	}
 	got := map[string]string{}
-	for _, p := range ve.Problems {
+	for _, p := range ext.Problems {
 		if p.Fix == "" {
 			t.Errorf("%s has no fix", p.Path)
 		}
 		got[p.Path] += p.Message + "|"
+		// What Gemini CLI refuses too, what stops gemkit's tools, and
+		// what stops nothing (Gemini CLI's fields it takes as they are).
+		want := EffectWarning
+		switch head, _, _ := strings.Cut(p.Path, "."); {
+		case p.Path == "name" || p.Path == "version":
+			want = EffectRefused
+		case head == "permissions" || strings.HasPrefix(head, "tools[") || strings.HasPrefix(head, "docs[") || strings.HasPrefix(head, "examples["):
+			want = EffectTools
+		}
+		if p.Effect != want {
+			t.Errorf("%s: effect %q, want %q", p.Path, p.Effect, want)
+		}
+	}
+	if stops := stopping(ext.Problems); !reflect.DeepEqual(ve.Problems, stops) {
+		t.Errorf("the ValidationError holds %d problems, want the %d that stop something", len(ve.Problems), len(stops))
 	}
 	want := map[string]string{
 		"name":                                "letters, digits and dashes",

@@ -259,6 +259,7 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 			continue
 		}
 		mt := &mcp.Tool{
+			Meta: serverToolHint(exposed, t.Spec.Extension, t.Spec.Server, t.Name, title),
 			Name: exposed,
 			Description: strings.TrimSpace(cutDescription(t.Description) + fmt.Sprintf("\n\nFrom the extension %s (its %s, %s).",
 				t.Spec.Extension, serverWords(t.Spec), where)),

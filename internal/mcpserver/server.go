@@ -385,7 +385,7 @@ func sameTool(a, b *mcp.Tool) bool {
 		return false
 	}
 	x.OpenWorldHint, y.OpenWorldHint = nil, nil
-	return a.Name == b.Name && a.Description == b.Description && x == y &&
+	return a.Name == b.Name && a.Description == b.Description && x == y && a.Meta[searchHintKey] == b.Meta[searchHintKey] &&
 		bytes.Equal(raw(a.InputSchema), raw(b.InputSchema)) && bytes.Equal(raw(a.OutputSchema), raw(b.OutputSchema)) &&
 		(a.OutputSchema == nil) == (b.OutputSchema == nil)
 }
