@@ -68,6 +68,8 @@ type running struct {
 	progress sync.Map // string -> Progress
 	tokens   atomic.Int64
 	caps     mcpclient.Capabilities
+	// lacks are the optional methods it was found to lack (catalog.go).
+	lacks lacks
 }
 
 // exitedSoon reports whether r exits within a moment: a server whose
