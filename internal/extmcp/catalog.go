@@ -192,11 +192,13 @@ func unwaited(ctx context.Context) bool { return ctx.Value(backgroundKey{}) != n
 // an error, -32601 Method not found among them, or nothing in time) is
 // simply not offered, for the rest of its run. mcp-server-kubernetes
 // 4.1.7 declares resources and answers resources/templates/list with
-// Method not found; Gemini CLI 0.61 lists each of the three on its own
-// and drops one that fails (discoverPrompts and discoverResources in
-// dist/src/tools/mcp-client.js of @google/gemini-cli-core catch its
-// error), and so gemkit served none of its 23 tools where Gemini CLI
-// serves them all.
+// Method not found, and gemkit served none of its 23 tools where Gemini
+// CLI serves them all: Gemini CLI 0.61 never asks for resource
+// templates, and takes Method not found to prompts/list or
+// resources/list for none (discoverPrompts and listResources in
+// dist/src/tools/mcp-client.js of @google/gemini-cli-core). gemkit takes
+// any failure of an optional list so: a server's tools do not depend on
+// its other lists, and the tools are what the agents use.
 
 // optionalWait bounds the wait for a server's optional lists once its
 // tools are in, and its other optional requests (logging/setLevel, the
