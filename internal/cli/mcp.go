@@ -109,8 +109,12 @@ its runtime (node, python); it writes only its extension's data folder,
 has no network; its environment is the manifest's env and the extension's
 settings, and PATH. ` + "`gemkit extensions sandbox NAME --allow-host H --allow-write workspace`" + `
 widens that by name. A call is bounded by the entry's timeout, else --timeout
-(a start by the same, at most 20 s). A server that cannot start, exits or does
-not answer is named in the error, with the end of its stderr, and listed as one
+(a start by the same, at most 20 s). A server is served when it answers
+initialize and tools/list: a list it declares and cannot give (prompts,
+resources, resource templates) is simply not offered. A server that cannot
+start, exits or does
+not answer is named in the error, with the line of its stderr that says why and
+the end of it, and listed as one
 tool, <extension>_<server>_unavailable, whose description and answer say why and
 what to do; the other servers keep answering. Remote servers (url, httpUrl) are served the same way, but
 not sandboxed, since they run elsewhere: gemkit connects to them as Gemini CLI

@@ -102,15 +102,15 @@ func (s *server) who() string {
 // ended: Close, or Sync without it).
 func (s *server) ended() bool { return s.life != nil && s.life.Err() != nil }
 
-// failure wraps what went wrong with the server's name and its stderr's
-// last lines.
+// failure wraps what went wrong with the server's name and what it
+// printed on stderr: the line that says why first, then the end.
 func (s *server) failure(what string) error {
 	msg := s.who() + " " + what
 	if s.spec.Remote() {
 		return errors.New(msg)
 	}
-	if t := s.stderr.String(); t != "" {
-		msg += "; the end of what it printed on stderr:\n" + t
+	if w := s.stderr.stderrWords("the end of what it printed on stderr"); w != "" {
+		msg += w
 	} else {
 		msg += " (it printed nothing on stderr)"
 	}
