@@ -123,7 +123,7 @@ docs/extensions.md has the details.`,
 				}
 				return releaseHoldOff(a, st, in)
 			}
-			return switchOn(cmd.Context(), a, st, in.Extension, o, o.command(in.Extension.Manifest.Name))
+			return switchOn(cmd.Context(), a, st, in, o, o.command(in.Extension.Manifest.Name))
 		},
 	}
 	f := cmd.Flags()

@@ -314,6 +314,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 			return nil, fmt.Errorf("code intelligence: %w", err)
 		}
 	}
+	policy := o.servePolicy(a, st)
 	srv, err := mcpserver.New(mcpserver.Config{
 		Source:           src,
 		Runner:           runner,
@@ -324,7 +325,8 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
 		Servers:          servers,
-		ChooseServers:    o.servePolicy(a, st).Choose(),
+		ChooseServers:    policy.Choose(),
+		UnservedServers:  policy.Unserved,
 	})
 	var verr *extension.ValidationError
 	if o.extDir != "" && errors.As(err, &verr) {

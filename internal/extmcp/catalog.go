@@ -124,6 +124,7 @@ func (s *server) list(ctx context.Context) (Catalog, error) {
 func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	r, err := s.ensure(ctx)
 	if err != nil {
+		s.keepFailure(err)
 		return Catalog{}, err
 	}
 	waits := func() bool { return s.queued.Load() > 0 || (unwaited(ctx) && s.early.Load() > 0) }
@@ -163,10 +164,12 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 		if s.ended() {
 			return Catalog{}, &stopped{fmt.Sprintf("%s was not listed: %s", s.who(), stoppedForGood)}
 		}
+		err = s.failure("could not list its tools: " + oneLine(err.Error()))
 		if lctx.Err() != nil {
-			return Catalog{}, s.failure("did not list its tools within " + s.startTimeout().String())
+			err = s.failure("did not list its tools within " + s.startTimeout().String())
 		}
-		return Catalog{}, s.failure("could not list its tools: " + oneLine(err.Error()))
+		s.keepFailure(err)
+		return Catalog{}, err
 	}
 	s.cache.set(c)
 	s.touch()

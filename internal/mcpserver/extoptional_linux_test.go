@@ -151,3 +151,77 @@ func TestClaudeCodeLackingServers(t *testing.T) {
 		}
 	}
 }
+
+// TestUnloadedServerTold: a server switched to gemkit whose extension
+// gemkit does not load (its manifest refused: here a tool of gemkit's
+// own key left incomplete, which Gemini CLI does not read) is served by
+// nobody, Gemini CLI's mcp.excluded naming it; gemkit mcp serves its
+// placeholder, which tells the real Gemini CLI 0.61 and Claude Code
+// 2.1.330 why and what to do. gemkit mcp listed nothing of it (the case
+// of google-maps-platform, installed by Gemini CLI and switched).
+func TestUnloadedServerTold(t *testing.T) {
+	t.Parallel()
+	node, interop := gemkittest.Interop(t, "@google/gemini-cli/package.json")
+	claude := claudetest.Binary(t)
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.home, ".gemini", "settings.json"), fmt.Sprintf(`{
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "mcpServers": {"gemkit": {"command": %q, "args": ["mcp", "--code-intel=false"], "trust": true}}
+}
+`, f.bin), 0o600)
+	// Installed by Gemini CLI: its copy, and its install metadata.
+	dir := filepath.Join(f.home, ".gemini", "extensions", "gmp")
+	const manifest = `{"name": "gmp", "version": "1.0.0",
+ "mcpServers": {"maps": {"command": "node", "args": ["${extensionPath}/fixture.mjs"]}}}`
+	writeFile(t, filepath.Join(dir, "gemini-extension.json"), manifest, 0o644)
+	writeFile(t, filepath.Join(dir, "fixture.mjs"), serverFixture(t), 0o644)
+	writeFile(t, filepath.Join(dir, ".gemini-extension-install.json"), `{"source": "https://github.com/example/gmp", "type": "git"}`, 0o644)
+	for _, args := range [][]string{{"extensions", "consent", "gmp", "--grant"}, {"extensions", "sandbox", "gmp"}} {
+		if out, err := f.gemkit(args...); err != nil {
+			t.Fatalf("gemkit %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "gemini-extension.json"), strings.Replace(manifest, `"version": "1.0.0",`, `"version": "1.0.0", "tools": [{"name": "broken"}],`, 1), 0o644)
+	const why = "the extension gmp is not one gemkit loads (cannot be used: "
+	const back = "gemkit extensions sandbox gmp --off"
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const placeholder = "mcp_gemkit_gmp_maps_unavailable"
+	model := scriptedModel(t, fakemodel.Call(placeholder, map[string]any{}), fakemodel.Text("Told."))
+	_, report, runErr := runHeadless(f.headlessGemini(ctx, node, interop, model.URL, "Find a place on the map."), model)
+	turns := wantTurns(t, model, 2, runErr, report)
+	first, _ := turns[0].Generate()
+	if names := " " + strings.Join(first.FunctionNames(), " ") + " "; !strings.Contains(names, " "+placeholder+" ") {
+		t.Errorf("Gemini CLI is not offered the placeholder: %s", names)
+	}
+	var s string
+	if decls := unquoteAll(first.Tools[0], &s); !strings.Contains(decls, why) || !strings.Contains(decls, back) {
+		t.Errorf("the placeholder's description does not say why, and what to do:\n%.3000s", decls)
+	}
+	second, _ := turns[1].Generate()
+	if !responseContains(second, placeholder, why) || !responseContains(second, placeholder, back) {
+		t.Errorf("the placeholder's answer did not reach the model: %+v\n%s", second.FunctionResponses(), report())
+	}
+
+	name := "mcp__gemkit__gmp_maps_unavailable"
+	told := false
+	cm := claudetest.StartModel(t, func(r *claudetest.Request) claudetest.Reply {
+		switch {
+		case strings.Contains(r.LastUser(), why):
+			told = told || strings.Contains(r.LastUser(), back)
+			return claudetest.Reply{Text: "The map server is not served."}
+		case r.HasTool(name):
+			return claudetest.Reply{Tool: name, Input: map[string]any{}}
+		default:
+			return claudetest.LoadTool(name)
+		}
+	})
+	env := claudetest.Home(t, filepath.Join(f.root, "claude"), cm, gemkittest.ClosedPort(t), f.ws)
+	cc := f.headlessClaude(ctx, claude, f.claudeConfig(t, "--code-intel=false"), "Find a place on the map.", env)
+	if out, err := cc.CombinedOutput(); err != nil || !strings.Contains(string(out), "The map server is not served.") || !told {
+		t.Errorf("claude -p: %v (told %v)\n%s", err, told, out)
+	}
+}
