@@ -101,6 +101,10 @@ func testLacking(t *testing.T, s *setup, method, how string) {
 		if err == nil {
 			t.Errorf("a completion the server lacks was answered")
 		}
+		// Declared and found lacking: gemkit mcp no longer declares it.
+		if lacked := how == "notfound"; m.Completions() == lacked {
+			t.Errorf("after Method not found to completion/complete, Completions() is %v", m.Completions())
+		}
 	case "logging/setLevel":
 		m.SetLevel(rctx, "debug")
 	case "":
