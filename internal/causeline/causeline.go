@@ -122,56 +122,60 @@ func words(lines []string) string {
 	return clean(lines[0])
 }
 
-var (
-	// escape is an ANSI escape sequence of a coloured log.
-	escape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
-	// thrown is an error as a runtime prints one it did not catch, or
-	// as a program prints one it caught: Node's `Error: ...`,
-	// `TypeError: ...`, `Error [ERR_MODULE_NOT_FOUND]: ...`,
-	// `UnhandledPromiseRejection: ...`, Python's
-	// `ModuleNotFoundError: ...`, Java's `java.io.IOException: ...`.
-	thrown = regexp.MustCompile(`^(Uncaught )?([A-Za-z_$][\w$.]*)?(Error|Exception|Rejection)( \[[A-Z0-9_]+\])?: \S`)
-	// begun are the words programs begin an error line with.
-	begun = regexp.MustCompile(`^(Cannot find (module|package) |Failed to |Unable to start |(?i:error|fatal|panic|critical)\s*:\s*\S)`)
-	// logged is a log line at level ERROR or FATAL, after at most two
-	// words (a time, a logger's name).
-	logged = regexp.MustCompile(`^(\S+\s+){0,2}\[?(ERROR|FATAL|CRITICAL)\]?:?\s+\S`)
-	// engine says the runtime is not one the program runs on.
-	engine = regexp.MustCompile(`(?i)(\b(requires?|needs?)\b.{0,40}\bnode(\.js)?\b\s*(version\s*)?(>=|>|\^|~|v?\d)|\bnode(\.js)?\b.{0,60}\b(is not supported|unsupported|or (later|higher|newer)))`)
-)
+// rules are the package's rules, compiled at their first use: gemkit
+// builds nothing at its start that a command may not need.
+var rules = sync.OnceValue(func() struct{ escape, thrown, begun, logged, engine *regexp.Regexp } {
+	return struct{ escape, thrown, begun, logged, engine *regexp.Regexp }{
+		// An ANSI escape sequence of a coloured log.
+		escape: regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`),
+		// An error as a runtime prints one it did not catch, or as a
+		// program prints one it caught: Node's `Error: ...`, `TypeError:
+		// ...`, `Error [ERR_MODULE_NOT_FOUND]: ...`,
+		// `UnhandledPromiseRejection: ...`, Python's
+		// `ModuleNotFoundError: ...`, Java's `java.io.IOException: ...`.
+		thrown: regexp.MustCompile(`^(Uncaught )?([A-Za-z_$][\w$.]*)?(Error|Exception|Rejection)( \[[A-Z0-9_]+\])?: \S`),
+		// The words programs begin an error line with.
+		begun: regexp.MustCompile(`^(Cannot find (module|package) |Failed to |Unable to start |(?i:error|fatal|panic|critical)\s*:\s*\S)`),
+		// A log line at level ERROR or FATAL, after at most two words (a
+		// time, a logger's name).
+		logged: regexp.MustCompile(`^(\S+\s+){0,2}\[?(ERROR|FATAL|CRITICAL)\]?:?\s+\S`),
+		// The runtime is not one the program runs on.
+		engine: regexp.MustCompile(`(?i)(\b(requires?|needs?)\b.{0,40}\bnode(\.js)?\b\s*(version\s*)?(>=|>|\^|~|v?\d)|\bnode(\.js)?\b.{0,60}\b(is not supported|unsupported|or (later|higher|newer)))`),
+	}
+})
 
 // IsCause reports whether line reads as the cause of a failure (the
 // package's rules).
 func IsCause(line string) bool {
-	l := strings.TrimSpace(escape.ReplaceAllString(line, ""))
-	return thrown.MatchString(l) || begun.MatchString(l) || logged.MatchString(l) ||
-		strings.Contains(l, "EBADENGINE") || engine.MatchString(l)
+	r := rules()
+	l := strings.TrimSpace(r.escape.ReplaceAllString(line, ""))
+	return r.thrown.MatchString(l) || r.begun.MatchString(l) || r.logged.MatchString(l) ||
+		strings.Contains(l, "EBADENGINE") || r.engine.MatchString(l)
 }
 
 // clean is a line as a cause: without colour and surrounding space, at
 // most maxLine bytes.
 func clean(line string) string {
-	l := strings.TrimSpace(escape.ReplaceAllString(line, ""))
+	l := strings.TrimSpace(rules().escape.ReplaceAllString(line, ""))
 	if len(l) > maxLine {
 		l = l[:maxLine]
 	}
 	return l
 }
 
-var (
-	// npm's EBADENGINE warning, npm 10 and 11: `package: 'x@1.0.0',`,
-	// `required: { node: '>=22.0.0' },`, `current: { node: 'v20.20.2',
-	// npm: '11.19.1' }`.
-	warnPackage  = regexp.MustCompile(`package: '([^']+)'`)
-	warnRequired = regexp.MustCompile(`required: \{ node: '([^']+)'`)
-	warnCurrent  = regexp.MustCompile(`current: \{ node: '([^']+)'`)
-	// npm's EBADENGINE error (engine-strict): `Not compatible with your
-	// version of node/npm: x@1.0.0`, `Required: {"node":">=22.0.0"}`,
-	// `Actual:   {"node":"v20.20.2","npm":"11.19.1"}`.
-	errPackage  = regexp.MustCompile(`Not compatible with your version of node/npm: (\S+)`)
-	errRequired = regexp.MustCompile(`Required: \{"node":"([^"]+)"`)
-	errCurrent  = regexp.MustCompile(`Actual: +\{"node":"([^"]+)"`)
-)
+// npmRules read npm's EBADENGINE block, compiled at their first use: its
+// warning (npm 10 and 11: `package: 'x@1.0.0',`, `required: { node:
+// '>=22.0.0' },`, `current: { node: 'v20.20.2', npm: '11.19.1' }`) and
+// its error under engine-strict (`Not compatible with your version of
+// node/npm: x@1.0.0`, `Required: {"node":">=22.0.0"}`, `Actual:
+// {"node":"v20.20.2","npm":"11.19.1"}`), each a package, a need and a
+// version had.
+var npmRules = sync.OnceValue(func() (out [3][]*regexp.Regexp) {
+	out[0] = []*regexp.Regexp{regexp.MustCompile(`package: '([^']+)'`), regexp.MustCompile(`Not compatible with your version of node/npm: (\S+)`)}
+	out[1] = []*regexp.Regexp{regexp.MustCompile(`required: \{ node: '([^']+)'`), regexp.MustCompile(`Required: \{"node":"([^"]+)"`)}
+	out[2] = []*regexp.Regexp{regexp.MustCompile(`current: \{ node: '([^']+)'`), regexp.MustCompile(`Actual: +\{"node":"([^"]+)"`)}
+	return out
+})
 
 // engineWords put npm's EBADENGINE block (lines) in a sentence: which
 // package needs which Node, and which this is; "" when the block does
@@ -186,9 +190,8 @@ func engineWords(lines []string) string {
 		}
 		return ""
 	}
-	pkg := find(warnPackage, errPackage)
-	need := find(warnRequired, errRequired)
-	have := find(warnCurrent, errCurrent)
+	r := npmRules()
+	pkg, need, have := find(r[0]...), find(r[1]...), find(r[2]...)
 	if pkg == "" || need == "" || have == "" {
 		return ""
 	}

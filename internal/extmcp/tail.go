@@ -43,7 +43,7 @@ func (t *tail) Reset() {
 // frame is a line of a stack that a person cannot act on: a frame of
 // Node's ("at Module.load (node:internal/...)"), a frame of Python's,
 // Node's footer ("Node.js v20.20.2").
-var frame = regexp.MustCompile(`^(\s+at \S|\s+File "|Node\.js v\d)`)
+var frame = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s+at \S|\s+File "|Node\.js v\d)`) })
 
 // String is the kept text, its last few lines but the stack's frames,
 // fit to print.
@@ -53,7 +53,7 @@ func (t *tail) String() string {
 	t.mu.Unlock()
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-		if strings.TrimSpace(l) != "" && !frame.MatchString(l) {
+		if strings.TrimSpace(l) != "" && !frame().MatchString(l) {
 			lines = append(lines, l)
 		}
 	}
