@@ -124,8 +124,8 @@ func words(lines []string) string {
 
 // rules are the package's rules, compiled at their first use: gemkit
 // builds nothing at its start that a command may not need.
-var rules = sync.OnceValue(func() struct{ escape, thrown, begun, logged, engine *regexp.Regexp } {
-	return struct{ escape, thrown, begun, logged, engine *regexp.Regexp }{
+var rules = sync.OnceValue(func() ruleSet {
+	return ruleSet{
 		// An ANSI escape sequence of a coloured log.
 		escape: regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`),
 		// An error as a runtime prints one it did not catch, or as a
@@ -143,6 +143,9 @@ var rules = sync.OnceValue(func() struct{ escape, thrown, begun, logged, engine 
 		engine: regexp.MustCompile(`(?i)(\b(requires?|needs?)\b.{0,40}\bnode(\.js)?\b\s*(version\s*)?(>=|>|\^|~|v?\d)|\bnode(\.js)?\b.{0,60}\b(is not supported|unsupported|or (later|higher|newer)))`),
 	}
 })
+
+// ruleSet are the compiled rules.
+type ruleSet struct{ escape, thrown, begun, logged, engine *regexp.Regexp }
 
 // IsCause reports whether line reads as the cause of a failure (the
 // package's rules).
