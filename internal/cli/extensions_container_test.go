@@ -66,6 +66,7 @@ func TestContainerServers(t *testing.T) {
 	os.WriteFile(filepath.Join(mixed, "gemini-extension.json"), []byte(`{"name": "mixed", "version": "1.0.0", "mcpServers": {
   "local": {"command": "node", "args": ["${extensionPath}/server.js"]},
   "boxed": {"command": "podman", "args": ["run", "-i", "--rm", "example/mcp"]}}}`), 0o644)
+	os.WriteFile(filepath.Join(mixed, "server.js"), []byte(miniServer), 0o644)
 	e.mustRun("link", mixed, "--consent")
 	out = e.mustRun("sandbox", "mixed")
 	if !strings.Contains(out, "Not switched: boxed, "+extension.ContainerWords("podman")+".") || !strings.Contains(out, "boxed (local: podman run -i --rm example/mcp): "+extension.ContainerWords("podman")) {

@@ -70,7 +70,8 @@ files, settings, source, version and where it is enabled.`,
 				if s := item.ServerSandbox; s != nil {
 					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), choices[m.Name].Handed, gs, a.getenv, in.Settings(st.Dir(), st.Workspace()))
 					if s.Switched && in.Extension != nil {
-						s.NotServed, s.Agreed = whyNotServed(a, st, in.Extension, choices[m.Name])
+						s.NotServed, s.Agreed = whyNotServed(a, st, in, choices[m.Name])
+						s.Listed = servePolicy(a, st).LastListings(in.Extension)
 					}
 				}
 				item.choice = choices[m.Name]

@@ -56,6 +56,16 @@ func (e *env) runWith(enforcer extension.Enforcer, args ...string) (stdout, stde
 	var out, errb bytes.Buffer
 	a := newApp(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	a.enforcer = enforcer
+	// The person's home is the test's, for what gemkit keeps there
+	// beside .gemini (the servers' data folders and kept catalogs):
+	// never the home of whoever runs the tests, which tests running at
+	// once would share.
+	a.lookupEnv = func(k string) (string, bool) {
+		if k == "HOME" {
+			return e.home, true
+		}
+		return os.LookupEnv(k)
+	}
 	full := append([]string{"extensions", "--home", e.home, "--workspace", e.ws}, args...)
 	code = run(context.Background(), full, a)
 	return out.String(), errb.String(), code

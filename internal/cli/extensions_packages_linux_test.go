@@ -20,7 +20,8 @@ import (
 const helloManifest = `{"name": "hello", "version": "1.0.0", "description": "A server started by npx.",
  "mcpServers": {"hello": {"command": "npx", "args": ["-y", "hello-mcp", "--stdio"]}}}`
 
-// publishHello serves hello-mcp at ver, depending on dep-a ^1.0.0, and
+// publishHello serves hello-mcp at ver (an MCP server of one tool,
+// miniServer: the switch lists it), depending on dep-a ^1.0.0, and
 // dep-a at depVer.
 func publishHello(r *npmregistrytest.Registry, ver, depVer string) {
 	r.Publish(map[string]string{
@@ -29,7 +30,7 @@ func publishHello(r *npmregistrytest.Registry, ver, depVer string) {
 	})
 	r.Publish(map[string]string{
 		"package.json": `{"name": "hello-mcp", "version": "` + ver + `", "bin": {"hello-mcp": "server.js"}, "dependencies": {"dep-a": "^1.0.0"}}`,
-		"server.js":    "#!/usr/bin/env node\nconsole.log('hello-mcp " + ver + "');\n",
+		"server.js":    "#!/usr/bin/env node\n" + strings.Replace(miniServer, `version: "1"`, `version: "`+ver+`"`, 1),
 	})
 }
 

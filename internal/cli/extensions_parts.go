@@ -56,7 +56,7 @@ func codeParts(st *extension.Store, in *extension.Installed, c extension.ServerC
 		excluded := slices.Contains(gs.Excluded, shortName(n))
 		switch {
 		case c.Switched && excluded:
-			p.Where, p.Why, p.Change = whereGemkit, "served by gemkit mcp, not started by Gemini CLI", off
+			p.Where, p.Why, p.Change = whereGemkit, "switched to gemkit mcp, not started by Gemini CLI", off
 		case c.Switched:
 			p.Where, p.Why, p.Change = whereUnconfined, "switched, but mcp.excluded lacks "+shortName(n)+": Gemini CLI starts it too", on
 		case excluded:

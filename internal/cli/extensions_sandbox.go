@@ -85,6 +85,12 @@ as it is now (its tools' permissions, its servers' and hooks' profiles and its
 files): in a terminal running it is agreeing; in an agent's shell you type the
 extension's name on the terminal (as consent --grant).
 
+Once switched, it starts and lists each stdio server as gemkit mcp does (in the
+sandbox, in an empty workspace) and says "gemkit mcp serves" only of those that
+listed, with their tools; one that could not start or list is said NOT SERVED,
+with why and what to do, and so say list, describe and doctor. An extension
+gemkit does not load (a manifest it refuses) is not switched.
+
 What it changes in Gemini CLI: mcp.excluded, hooksConfig.disabled and its own
 hooks under hooks in ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini/settings.json
 when set), which Gemini CLI 0.61 honours for an extension's servers and hooks;
@@ -123,7 +129,7 @@ docs/extensions.md has the details.`,
 				}
 				return releaseHoldOff(a, st, in)
 			}
-			return switchOn(cmd.Context(), a, st, in.Extension, o, o.command(in.Extension.Manifest.Name))
+			return switchOn(cmd.Context(), a, st, in, o, o.command(in.Extension.Manifest.Name))
 		},
 	}
 	f := cmd.Flags()

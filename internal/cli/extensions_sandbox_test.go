@@ -57,7 +57,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	src := srvExt(t)
-	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte(miniServer), 0o644)
 	e.mustRun("link", src, "--consent")
 	// Consent given at link is withdrawn: the switch asks for it.
 	e.mustRun("consent", "srv-ext", "--revoke")
@@ -85,7 +85,7 @@ func TestExtensionsSandbox(t *testing.T) {
 	for _, w := range []string{
 		"memory (local: node ", "switched to gemkit: Gemini CLI does not start it, gemkit mcp runs it in gemkit's sandbox, where it can " + extension.SandboxedServerWordsFor("srv-ext"),
 		"remote (remote: https://mcp.example.com/mcp): a remote server, switched to gemkit: Gemini CLI does not connect to it; " + extension.RemoteServerWords,
-		"Switched: Gemini CLI no longer starts memory nor connects to remote (mcp.excluded in " + settings + "); gemkit mcp serves memory in its sandbox, and connects to remote itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed).",
+		"Switched: Gemini CLI no longer starts memory nor connects to remote (mcp.excluded in " + settings + "); gemkit mcp serves memory (1 tool) in its sandbox, listed now, and connects to remote itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed).",
 		"\nWhat the sandbox refuses it: gemkit extensions doctor, with the command that allows each.\nUndo: gemkit extensions sandbox srv-ext --off\n",
 	} {
 		if !strings.Contains(out, w) {

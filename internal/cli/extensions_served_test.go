@@ -9,6 +9,20 @@ import (
 	"github.com/gemkit/gemkit/internal/geminisettings"
 )
 
+// miniServer is a stdio MCP server of one tool, in the shapes of MCP's
+// specification (revision 2025-06-18: initialize, tools/list), for the
+// extensions whose switch lists their servers as gemkit mcp does.
+const miniServer = `const rl = require("node:readline").createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+rl.on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === "initialize") return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "mini", version: "1" } } });
+  if (m.method === "tools/list") return send({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "remember", description: "Remembers.", inputSchema: { type: "object" } }] } });
+  send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } });
+});
+`
+
 // TestConsentNeverGivenToUnbindable: link and consent --grant of a
 // folder whose files consent cannot bind (a file with another name on
 // disk, as pnpm's store makes) are refused in words that name the file
@@ -59,7 +73,7 @@ func TestSwitchRefusesWhatCannotBeServed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	src := srvExt(t)
-	os.WriteFile(filepath.Join(src, "server.js"), []byte("// a server\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte(miniServer), 0o644)
 	e.mustRun("link", src, "--consent")
 	settings := geminisettings.Path(e.home)
 	os.MkdirAll(filepath.Dir(settings), 0o700)
@@ -142,5 +156,86 @@ func TestSwitchRefusesWhatCannotBeServed(t *testing.T) {
 	}
 	if out := e.mustRun("list"); !strings.Contains(out, "NOT SERVED") {
 		t.Errorf("list:\n%s", out)
+	}
+}
+
+// TestSwitchSaysServedOnlyOfWhatIsServed: the switch lists the servers
+// it switched as gemkit mcp does, and says "gemkit mcp serves" only of
+// those it listed, with their tools; one that cannot start is told at
+// once, its cause first (Auth0's server: keytar's native addon), with
+// what to do, and list, describe and doctor say it from what was kept.
+// Fixed and switched again, it is served. The switch said "gemkit mcp
+// serves it" of every server it took, and list and doctor nothing.
+func TestSwitchSaysServedOnlyOfWhatIsServed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := filepath.Join(t.TempDir(), "keyed")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(`{"name": "keyed", "version": "1.0.0",
+ "mcpServers": {"auth": {"command": "node", "args": ["${extensionPath}/server.js"]}}}`), 0o644)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte("console.error('starting');\nthrow new Error('Failed to load keytar native addon');\n"), 0o644)
+	e.mustRun("link", src, "--consent")
+	const cause = "extension keyed's MCP server auth exited at once (exit status 1); it said: Error: Failed to load keytar native addon"
+	out := e.mustRun("sandbox", "keyed")
+	if !strings.Contains(out, "NOT SERVED: gemkit mcp could not serve auth, and Gemini CLI no longer starts it: "+cause) ||
+		!strings.Contains(out, "`gemkit extensions sandbox keyed --off`") || strings.Contains(out, "gemkit mcp serves") {
+		t.Errorf("the switch of a server that cannot start:\n%s", out)
+	}
+	for _, args := range [][]string{{"list"}, {"describe", "keyed"}, {"doctor"}} {
+		out, _, _ := e.run(args...)
+		if !strings.Contains(out, "the last time gemkit mcp started it (") || !strings.Contains(out, cause) ||
+			!strings.Contains(out, "NOT SERVED") && !strings.Contains(out, "does not serve") {
+			t.Errorf("%v does not say the server is not served, and why:\n%s", args, out)
+		}
+	}
+	os.WriteFile(filepath.Join(src, "server.js"), []byte(miniServer), 0o644)
+	out = e.mustRun("sandbox", "keyed")
+	if !strings.Contains(out, "gemkit mcp serves auth (1 tool) in its sandbox, listed now.") || strings.Contains(out, "NOT SERVED") {
+		t.Errorf("the switch of the server fixed:\n%s", out)
+	}
+	for _, args := range [][]string{{"list"}, {"describe", "keyed"}, {"doctor"}} {
+		if out, _, _ := e.run(args...); strings.Contains(out, "NOT SERVED") || strings.Contains(out, "does not serve") {
+			t.Errorf("%v still says the server is not served:\n%s", args, out)
+		}
+	}
+	if out := e.mustRun("describe", "keyed"); !strings.Contains(out, "  auth: served by gemkit mcp: 1 tool, as it last listed them") {
+		t.Errorf("describe does not say what gemkit mcp listed:\n%s", out)
+	}
+}
+
+// TestSwitchRefusesWhatGemkitDoesNotLoad: an extension whose manifest
+// gemkit refuses (a tool of its own key left incomplete, which Gemini
+// CLI, not reading that key, loads all the same) is not switched: gemkit
+// mcp would serve none of its servers while Gemini CLI no longer started
+// them. Switched before its manifest went so, list, describe and doctor
+// say it is not served, and why.
+func TestSwitchRefusesWhatGemkitDoesNotLoad(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// Installed by Gemini CLI: its copy, and its install metadata.
+	src := filepath.Join(e.home, ".gemini", "extensions", "gmp")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, ".gemini-extension-install.json"), []byte(`{"source": "https://github.com/example/gmp", "type": "git"}`), 0o644)
+	const manifest = `{"name": "gmp", "version": "1.0.0",
+ "mcpServers": {"maps": {"command": "node", "args": ["${extensionPath}/server.js"]}}}`
+	broken := strings.Replace(manifest, `"version": "1.0.0",`, `"version": "1.0.0", "tools": [{"name": "broken"}],`, 1)
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(broken), 0o644)
+	os.WriteFile(filepath.Join(src, "server.js"), []byte(miniServer), 0o644)
+	const why = "extension gmp is not one gemkit loads (cannot be used: "
+	out, errOut, code := e.run("sandbox", "gmp")
+	if all := out + errOut; code != ExitNo || !strings.Contains(all, "not switched: gemkit mcp could not serve gmp's MCP servers") || !strings.Contains(all, why) ||
+		!strings.Contains(all, "tools[0].executable: is missing") || strings.Contains(all, "Switched") {
+		t.Errorf("the switch of an extension gemkit does not load: exit %d\n%s", code, all)
+	}
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(manifest), 0o644)
+	if out := e.mustRun("sandbox", "gmp"); !strings.Contains(out, "gemkit mcp serves maps (1 tool)") {
+		t.Errorf("the switch of the extension fixed:\n%s", out)
+	}
+	os.WriteFile(filepath.Join(src, "gemini-extension.json"), []byte(broken), 0o644)
+	for _, args := range [][]string{{"list"}, {"describe", "gmp"}, {"doctor"}} {
+		out, _, _ := e.run(args...)
+		if !strings.Contains(out, why) || !strings.Contains(out, "NOT SERVED") && !strings.Contains(out, "does not serve") {
+			t.Errorf("%v does not say the server is not served, and why:\n%s", args, out)
+		}
 	}
 }

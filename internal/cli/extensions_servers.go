@@ -116,6 +116,11 @@ type serverState struct {
 	// told: its settings file cannot be read. Then Unconfined and
 	// RemoteInGemini say nothing.
 	Untold string `json:"untold,omitempty"`
+	// Listed are, for switched servers, what gemkit mcp found the last
+	// time it listed each, by label (extmcp.Policy.LastListings): its
+	// tools, or why it could not serve it. A server not listed since
+	// it was switched as it is now is absent.
+	Listed map[string]extmcp.Listing `json:"listed,omitempty"`
 }
 
 // untold marks s as not telling what Gemini CLI starts: its settings
@@ -197,7 +202,8 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 			items[i].ServerSandbox = serverStateOf(m, choices[m.Name], excluded)
 			items[i].ServerSandbox.untold(settingsErr)
 			if s := items[i].ServerSandbox; s != nil && s.Switched && in.Extension != nil {
-				s.NotServed, s.Agreed = whyNotServed(a, st, in.Extension, choices[m.Name])
+				s.NotServed, s.Agreed = whyNotServed(a, st, in, choices[m.Name])
+				s.Listed = servePolicy(a, st).LastListings(in.Extension)
 			}
 		}
 	}
@@ -210,8 +216,12 @@ func fillServers(a *app, st *extension.Store, items []listItem, all []*extension
 // pinProblems); "" when nothing stands in the way. agreed, when not "",
 // says that they are served as the person agreed to them, not as the
 // folder is now (agreedWords).
-func whyNotServed(a *app, st *extension.Store, ext *extension.Extension, c extension.ServerChoice) (why, agreed string) {
+func whyNotServed(a *app, st *extension.Store, in *extension.Installed, c extension.ServerChoice) (why, agreed string) {
+	ext := in.Extension
 	reasons, agreed := startProblems(a, st, ext, c)
+	if w := notLoaded(in); w != "" {
+		reasons = append([]string{w}, reasons...)
+	}
 	for _, p := range pinProblems(st, ext, c) {
 		reasons = append(reasons, p.Message+": "+p.Fix)
 	}
@@ -237,7 +247,7 @@ func startProblems(a *app, st *extension.Store, ext *extension.Extension, c exte
 			why = append(why, fmt.Sprintf("its MCP server %s would not start: %v", s, err))
 		}
 	}
-	return why, agreed
+	return append(why, listingProblems(servePolicy(a, st).LastListings(ext))...), agreed
 }
 
 // agreedWords say, of ext whose consent stands as state, that its files
@@ -349,6 +359,11 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	for _, n := range sortedPins(s.Packages) {
 		fmt.Fprintf(w, "  %s: %s\n", n, extension.Printable(s.Packages[n].Words()))
 	}
+	if s.Switched && s.Untold == "" {
+		for _, n := range s.Sandboxable {
+			fmt.Fprintf(w, "  %s: %s\n", n, listedWords(s.Listed, n))
+		}
+	}
 	switch {
 	case s.Switched && s.NotServed == "" && s.Agreed != "":
 		// Said where they run (serverWords).
@@ -425,6 +440,9 @@ func serverFindings(a *app, st *extension.Store, in *extension.Installed, choice
 	// The pins' problems are findings of their own (pinFindings), each
 	// with its fix.
 	problems, agreed := startProblems(a, st, in.Extension, choices[m.Name])
+	if w := notLoaded(in); w != "" {
+		problems = append([]string{w}, problems...)
+	}
 	if agreed != "" {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: "switched to gemkit, and " + extension.Printable(agreed)})
 	}

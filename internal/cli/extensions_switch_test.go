@@ -240,7 +240,7 @@ func TestSwitchHooks(t *testing.T) {
 	// describe, list and doctor say where each part runs; doctor sees
 	// a string gemkit needs taken out of hooksConfig.disabled by hand.
 	if out := e.describe("hooked"); !strings.Contains(out, "  hook BeforeTool-1: gemkit's sandbox (run by gemkit's hook, in folders Gemini CLI trusts") ||
-		!strings.Contains(out, "  server memory: gemkit's sandbox (served by gemkit mcp") {
+		!strings.Contains(out, "  server memory: gemkit's sandbox (switched to gemkit mcp") {
 		t.Errorf("describe:\n%s", out)
 	}
 	if out := e.mustRun("list"); !strings.Contains(out, "code of hooked: hook BeforeTool-1: gemkit's sandbox; hook greet: gemkit's sandbox") {

@@ -30,8 +30,9 @@ import (
 // settings, the packages pinned, what would keep gemkit mcp from serving,
 // the person's agreement, the switch itself, and the words that say what
 // it did.
-func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, o sandboxFlags, command string) error {
-	r := &switchOnRun{a: a, st: st, ext: ext, o: o, command: command}
+func switchOn(ctx context.Context, a *app, st *extension.Store, in *extension.Installed, o sandboxFlags, command string) error {
+	ext := in.Extension
+	r := &switchOnRun{a: a, st: st, ext: ext, in: in, o: o, command: command}
 	parts, err := partsOf(a, st, ext)
 	if err != nil {
 		return err
@@ -71,16 +72,25 @@ func switchOn(ctx context.Context, a *app, st *extension.Store, ext *extension.E
 	if err != nil {
 		return err
 	}
-	r.tellSwitched(off)
+	// Listed as switched: the extension as it is now (its links made
+	// relative again, its hold released).
+	var checks []servedCheck
+	if in, err := st.Get(ext.Manifest.Name); err == nil && in.Extension != nil {
+		checks = listSwitched(ctx, a, st, in)
+	}
+	r.tellSwitched(off, checks)
 	return nil
 }
 
 // switchOnRun is one switch on (switchOn): what it switches and what the
 // person asked, then what each step finds for the next.
 type switchOnRun struct {
-	a       *app
-	st      *extension.Store
-	ext     *extension.Extension
+	a   *app
+	st  *extension.Store
+	ext *extension.Extension
+	// in is ext as installed: gemkit mcp serves nothing of one it does
+	// not load (notLoaded).
+	in      *extension.Installed
 	o       sandboxFlags
 	command string
 	parts   *switchParts
@@ -237,6 +247,9 @@ func (r *switchOnRun) checkServable() error {
 	}
 	r.links = extmcp.CopiedLinks(r.st, r.ext, r.state)
 	var cannot []string
+	if w := notLoaded(r.in); w != "" {
+		cannot = append(cannot, w)
+	}
 	if err := extension.WithoutCopied(r.state.Unbound, r.links); err != nil {
 		cannot = append(cannot, err.Error())
 	}
@@ -394,7 +407,7 @@ func (r *switchOnRun) switchAndRecord(ctx context.Context) (off []string, err er
 // tellSwitched says what the switch did: what Gemini CLI no longer
 // starts and who serves it now, the agents' servers and the hooks, what
 // stays Gemini CLI's, then the widenings and how to take them back.
-func (r *switchOnRun) tellSwitched(off []string) {
+func (r *switchOnRun) tellSwitched(off []string, checks []servedCheck) {
 	m, name, parts := r.ext.Manifest, r.ext.Manifest.Name, r.parts
 	// What the manifest named is escaped where it is put in words; the
 	// writer escapes what a word missed (a hook's reason quoting its
@@ -404,11 +417,15 @@ func (r *switchOnRun) tellSwitched(off []string) {
 	if r.held {
 		fmt.Fprintf(out, "\nNot switched whole: gemkit holds %s in Gemini CLI, as said above, and Gemini CLI runs none of it. What the switch took:\n", extension.Printable(name))
 	}
+	served, notServed := servedLines(name, checks)
 	if len(local) > 0 {
-		fmt.Fprintf(out, "\nSwitched: %s (mcp.excluded in %s); %s. Consent recorded to %s as it is now.\n",
-			notStarted(m), r.path, servedWords(m), extension.Printable(name))
+		fmt.Fprintf(out, "\nSwitched: %s (mcp.excluded in %s)%s. Consent recorded to %s as it is now.\n",
+			notStarted(m), r.path, servedWords(m, served), extension.Printable(name))
 	} else {
 		fmt.Fprintf(out, "\nSwitched %s to gemkit. Consent recorded to it as it is now.\n", extension.Printable(name))
+	}
+	for _, l := range notServed {
+		fmt.Fprintln(out, l)
 	}
 	if words := agentServerWords(parts.Agents); words != "" {
 		fmt.Fprintf(out, "Its agents' MCP servers %s: Gemini CLI no longer starts them when the agent runs (mcp.excluded); gemkit mcp serves them in its sandbox to the main agent, and an agent that lists no tools of its own gets them from there.\n", words)
@@ -545,15 +562,20 @@ func notStarted(m *extension.Manifest) string {
 	return words
 }
 
-// servedWords say how gemkit mcp serves m's switched servers: the stdio
-// ones in its sandbox, the remote ones connected to as Gemini CLI would,
-// not sandboxed.
-func servedWords(m *extension.Manifest) string {
-	local, remote := extension.SandboxedServers(m), extension.RemoteServers(m)
-	words := "gemkit mcp serves " + them(len(local)) + " in its sandbox"
-	if len(remote) > 0 {
-		words = "gemkit mcp serves " + printableNames(local) + " in its sandbox, and connects to " + printableNames(remote) +
-			" itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed)"
+// servedWords say, after what Gemini CLI no longer does, how gemkit mcp
+// serves m's switched servers: the stdio ones it listed in its sandbox
+// (served, each with its tools), the remote ones connected to as Gemini
+// CLI would, not sandboxed; "" when neither.
+func servedWords(m *extension.Manifest, served []string) string {
+	var parts []string
+	if len(served) > 0 {
+		parts = append(parts, "serves "+joinAnd(served)+" in its sandbox, listed now")
 	}
-	return words
+	if remote := extension.RemoteServers(m); len(remote) > 0 {
+		parts = append(parts, "connects to "+printableNames(remote)+" itself as Gemini CLI did (a remote server runs elsewhere: it is not sandboxed)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; gemkit mcp " + strings.Join(parts, ", and ")
 }

@@ -109,8 +109,12 @@ its runtime (node, python); it writes only its extension's data folder,
 has no network; its environment is the manifest's env and the extension's
 settings, and PATH. ` + "`gemkit extensions sandbox NAME --allow-host H --allow-write workspace`" + `
 widens that by name. A call is bounded by the entry's timeout, else --timeout
-(a start by the same, at most 20 s). A server that cannot start, exits or does
-not answer is named in the error, with the end of its stderr, and listed as one
+(a start by the same, at most 20 s). A server is served when it answers
+initialize and tools/list: a list it declares and cannot give (prompts,
+resources, resource templates) is simply not offered. A server that cannot
+start, exits or does
+not answer is named in the error, with the line of its stderr that says why and
+the end of it, and listed as one
 tool, <extension>_<server>_unavailable, whose description and answer say why and
 what to do; the other servers keep answering. Remote servers (url, httpUrl) are served the same way, but
 not sandboxed, since they run elsewhere: gemkit connects to them as Gemini CLI
@@ -310,6 +314,7 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 			return nil, fmt.Errorf("code intelligence: %w", err)
 		}
 	}
+	policy := o.servePolicy(a, st)
 	srv, err := mcpserver.New(mcpserver.Config{
 		Source:           src,
 		Runner:           runner,
@@ -320,7 +325,8 @@ func (o *mcpFlags) server(a *app, st *extension.Store, runner *toolrun.Runner, s
 		ProgressInterval: o.progressInterval,
 		CodeIntel:        tools,
 		Servers:          servers,
-		ChooseServers:    o.servePolicy(a, st).Choose(),
+		ChooseServers:    policy.Choose(),
+		UnservedServers:  policy.Unserved,
 	})
 	var verr *extension.ValidationError
 	if o.extDir != "" && errors.As(err, &verr) {

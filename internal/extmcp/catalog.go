@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gemkit/gemkit/internal/mcpclient"
 )
@@ -123,6 +124,7 @@ func (s *server) list(ctx context.Context) (Catalog, error) {
 func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	r, err := s.ensure(ctx)
 	if err != nil {
+		s.keepFailure(err)
 		return Catalog{}, err
 	}
 	waits := func() bool { return s.queued.Load() > 0 || (unwaited(ctx) && s.early.Load() > 0) }
@@ -152,7 +154,7 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 	lctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()
 	s.mu.Unlock()
-	c, what, err := s.listRunning(lctx, r)
+	c, err := s.listRunning(lctx, r)
 	s.mu.Lock()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -162,10 +164,12 @@ func (s *server) listNow(ctx context.Context) (Catalog, error) {
 		if s.ended() {
 			return Catalog{}, &stopped{fmt.Sprintf("%s was not listed: %s", s.who(), stoppedForGood)}
 		}
+		err = s.failure("could not list its tools: " + oneLine(err.Error()))
 		if lctx.Err() != nil {
-			return Catalog{}, s.failure("did not list its " + what + " within " + s.startTimeout().String())
+			err = s.failure("did not list its tools within " + s.startTimeout().String())
 		}
-		return Catalog{}, s.failure("could not list its " + what + ": " + oneLine(err.Error()))
+		s.keepFailure(err)
+		return Catalog{}, err
 	}
 	s.cache.set(c)
 	s.touch()
@@ -185,46 +189,152 @@ func Background(ctx context.Context) context.Context {
 
 func unwaited(ctx context.Context) bool { return ctx.Value(backgroundKey{}) != nil }
 
-// listRunning lists r's catalog; on failure it says which list failed.
-// The lists are asked at once, not one after the other: a server that
-// has just started is listed before the call that started it goes on,
-// and each round trip waited for the one before.
-func (s *server) listRunning(ctx context.Context, r *running) (Catalog, string, error) {
+// A server is served when it answers initialize and tools/list: its
+// prompts, resources and resource templates are listed when its
+// initialize answer declares them, and one it cannot list (it answers
+// an error, -32601 Method not found among them, or nothing in time) is
+// simply not offered, for the rest of its run. mcp-server-kubernetes
+// 4.1.7 declares resources and answers resources/templates/list with
+// Method not found, and gemkit served none of its 23 tools where Gemini
+// CLI serves them all: Gemini CLI 0.61 never asks for resource
+// templates, and takes Method not found to prompts/list or
+// resources/list for none (discoverPrompts and listResources in
+// dist/src/tools/mcp-client.js of @google/gemini-cli-core). gemkit takes
+// any failure of an optional list so: a server's tools do not depend on
+// its other lists, and the tools are what the agents use.
+
+// optionalWait bounds the wait for a server's optional lists once its
+// tools are in, and its other optional requests (logging/setLevel, the
+// subscriptions given again as it starts): a quarter of the start's
+// bound, at most 5 s. They were sent with tools/list, and a server
+// answers what it has in the order it reads; one that never answers a
+// method costs its first listing this long, not the start's whole bound
+// (which the clients' own first tools/list may not wait for).
+func (s *server) optionalWait() time.Duration { return min(5*time.Second, s.startTimeout()/4) }
+
+// optionalList is one of a server's lists beyond its tools.
+type optionalList struct {
+	method string // its MCP method, as lacking names it
+	list   func(context.Context) ([]mcpclient.Item, error)
+	into   *[]Item
+}
+
+// listRunning lists r's catalog: its tools, and the optional lists it
+// declares and has not been found lacking. The lists are asked at once,
+// not one after the other: a server that has just started is listed
+// before the call that started it goes on, and each round trip waited
+// for the one before. The error is the tools' alone.
+func (s *server) listRunning(ctx context.Context, r *running) (Catalog, error) {
 	var c Catalog
-	items := func(list func(context.Context) ([]mcpclient.Item, error)) ([]Item, error) {
-		got, err := list(ctx)
-		out := make([]Item, 0, len(got))
-		for _, it := range got {
-			out = append(out, Item{Spec: s.spec, Item: it})
-		}
-		return out, err
-	}
-	var wg sync.WaitGroup
-	var perr, rerr, terr error
+	var lists []optionalList
 	if r.caps.Prompts {
-		wg.Go(func() { c.Prompts, perr = items(r.client.ListPrompts) })
+		lists = append(lists, optionalList{"prompts/list", r.client.ListPrompts, &c.Prompts})
 	}
 	if r.caps.Resources {
-		wg.Go(func() { c.Resources, rerr = items(r.client.ListResources) })
-		wg.Go(func() { c.Templates, terr = items(r.client.ListResourceTemplates) })
+		lists = append(lists, optionalList{"resources/list", r.client.ListResources, &c.Resources},
+			optionalList{"resources/templates/list", r.client.ListResourceTemplates, &c.Templates})
+	}
+	type answer struct {
+		items []mcpclient.Item
+		err   error
+	}
+	octx, stop := context.WithCancel(ctx)
+	defer stop()
+	answers := make([]chan answer, len(lists))
+	for i, l := range lists {
+		if r.lacks.has(l.method) {
+			continue
+		}
+		answers[i] = make(chan answer, 1)
+		go func() {
+			items, err := l.list(octx)
+			answers[i] <- answer{items, err}
+		}()
 	}
 	tools, err := r.client.ListTools(ctx)
-	wg.Wait()
 	if err != nil {
-		return c, "tools", err
+		return c, err
 	}
 	for _, t := range tools {
 		c.Tools = append(c.Tools, Tool{Spec: s.spec, Tool: t})
 	}
-	switch {
-	case perr != nil:
-		return c, "prompts", perr
-	case rerr != nil:
-		return c, "resources", rerr
-	case terr != nil:
-		return c, "resource templates", terr
+	wait := time.NewTimer(s.optionalWait())
+	defer wait.Stop()
+	late := fmt.Errorf("no answer within %v of its tools", s.optionalWait())
+	expired := false
+	for i, l := range lists {
+		if answers[i] == nil {
+			continue
+		}
+		var a answer
+		got := false
+		if !expired {
+			select {
+			case a = <-answers[i]:
+				got = true
+			case <-wait.C:
+				expired = true
+			case <-ctx.Done():
+				if ctx.Err() == context.Canceled {
+					// What waited for the listing went.
+					return c, ctx.Err()
+				}
+				expired = true
+			}
+		}
+		if !got {
+			// Once the wait is over, the lists left are taken as they
+			// are.
+			select {
+			case a = <-answers[i]:
+			default:
+				a.err = late
+			}
+		}
+		if a.err != nil {
+			s.lacking(r, l.method, a.err)
+			continue
+		}
+		for _, it := range a.items {
+			*l.into = append(*l.into, Item{Spec: s.spec, Item: it})
+		}
 	}
-	return c, "", nil
+	return c, nil
+}
+
+// lacking records that r lacks the optional method, which failed with
+// err: it is not asked again in this run, and what it would list is not
+// offered. Said once per run, in the log (the clients never see it).
+func (s *server) lacking(r *running, method string, err error) {
+	if r.lacks.add(method) {
+		s.m.log.Debug("an extension's MCP server lacks an optional method of MCP; what it would give is not offered", "extension", s.spec.Extension, "server", s.spec.Label(), "method", method, "err", oneLine(err.Error()))
+	}
+}
+
+// lacks are the optional methods a run of a server was found to lack.
+type lacks struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (l *lacks) has(method string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[method]
+}
+
+// add records method, and reports whether it was not recorded yet.
+func (l *lacks) add(method string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m[method] {
+		return false
+	}
+	if l.m == nil {
+		l.m = map[string]bool{}
+	}
+	l.m[method] = true
+	return true
 }
 
 // Fresh waits for the fresh tools of the server key, when it runs or is

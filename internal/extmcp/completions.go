@@ -37,12 +37,22 @@ func (m *Manager) Complete(ctx context.Context, key string, req mcpclient.Comple
 		what = "completion/complete of the argument " + Printable(req.Name) + " of the resource " + Printable(req.Ref.URI)
 	}
 	return s.request(ctx, what, func(ctx context.Context, r *running) (json.RawMessage, error) {
-		if !r.caps.Completions {
-			return nil, errors.New("it does not offer completions (its initialize answer declares no completions capability)")
+		if !r.caps.Completions || r.lacks.has(methodComplete) {
+			return nil, errors.New("it does not offer completions (its initialize answer declares no completions capability, or it answered that it has no such method)")
 		}
-		return r.client.CompleteRaw(ctx, req)
+		raw, err := r.client.CompleteRaw(ctx, req)
+		if mcpclient.MethodNotFound(err) && r.lacks.add(methodComplete) {
+			// Declared, and lacking: not offered any more, here nor by
+			// the next gemkit mcp, which reads what it declared.
+			caps := r.caps
+			caps.Completions = false
+			s.remember(caps)
+		}
+		return raw, err
 	})
 }
+
+const methodComplete = "completion/complete"
 
 // Completions reports whether a server the Manager has offers
 // completions: as it declared when it started in this process, else as

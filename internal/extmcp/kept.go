@@ -42,6 +42,10 @@ type keptCatalog struct {
 	Prompts   []mcpclient.Item `json:"prompts,omitempty"`
 	Resources []mcpclient.Item `json:"resources,omitempty"`
 	Templates []mcpclient.Item `json:"templates,omitempty"`
+	// Failed, when set, is why gemkit mcp could not serve the server the
+	// last time it started it so (lastlisting.go): then there is no
+	// catalog to answer from.
+	Failed *keptFailure `json:"failed,omitempty"`
 }
 
 // keptTool is an mcpclient.Tool as kept: what the server did not send
@@ -72,13 +76,19 @@ func (s *server) keptPath() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(s.spec.Key()))
-	return filepath.Join(filepath.Dir(caps), "server-catalogs", hex.EncodeToString(sum[:12])+".json"), nil
+	return keptFile(filepath.Join(filepath.Dir(caps), "server-catalogs"), s.spec.Key()), nil
+}
+
+// keptFile is the file, in the folder of the kept catalogs dir, of the
+// server of key (Spec.Key).
+func keptFile(dir, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".json")
 }
 
 // readKept returns the server's kept catalog when it was listed started
 // as it is now; ok is false when there is none (a missing, unreadable
-// or foreign file is none).
+// or foreign file is none, and so is a failure kept in its place).
 func (s *server) readKept() (c Catalog, ok bool) {
 	path, err := s.keptPath()
 	if err != nil {
@@ -94,7 +104,7 @@ func (s *server) readKept() (c Catalog, ok bool) {
 		s.m.log.Debug("a kept catalog cannot be read; the server is listed afresh", "path", path, "err", err)
 		return c, false
 	}
-	if k.Start != s.spec.fingerprint() {
+	if k.Start != s.spec.fingerprint() || k.Failed != nil {
 		return c, false
 	}
 	return s.catalogOf(k), true

@@ -68,6 +68,8 @@ type running struct {
 	progress sync.Map // string -> Progress
 	tokens   atomic.Int64
 	caps     mcpclient.Capabilities
+	// lacks are the optional methods it was found to lack (catalog.go).
+	lacks lacks
 }
 
 // exitedSoon reports whether r exits within a moment: a server whose
@@ -204,9 +206,7 @@ func (s *server) watch(r *running) {
 		if b := r.broke.Load(); b != nil {
 			p.lastErr = "it " + *b + ", so gemkit stopped it"
 		}
-		if t := s.stderr.String(); t != "" {
-			p.lastErr += "; the end of its stderr:\n" + t
-		}
+		p.lastErr += s.stderr.stderrWords("the end of its stderr")
 		s.m.log.Warn("an extension's MCP server exited", "extension", s.spec.Extension, "server", s.spec.Server, "err", err)
 	}
 	s.mu.Unlock()

@@ -2,7 +2,6 @@ package extmcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -102,20 +101,33 @@ func (s *server) who() string {
 // ended: Close, or Sync without it).
 func (s *server) ended() bool { return s.life != nil && s.life.Err() != nil }
 
-// failure wraps what went wrong with the server's name and its stderr's
-// last lines.
+// failure wraps what went wrong with the server's name and what it
+// printed on stderr: the line that says why first, then the end.
 func (s *server) failure(what string) error {
 	msg := s.who() + " " + what
 	if s.spec.Remote() {
-		return errors.New(msg)
+		return &runFailure{msg, msg}
 	}
-	if t := s.stderr.String(); t != "" {
-		msg += "; the end of what it printed on stderr:\n" + t
+	brief := msg
+	if c := s.stderr.Cause(); c != "" {
+		brief += "; it said: " + c
+	}
+	if w := s.stderr.stderrWords("the end of what it printed on stderr"); w != "" {
+		msg += w
 	} else {
 		msg += " (it printed nothing on stderr)"
+		brief = msg
 	}
-	return errors.New(msg)
+	return &runFailure{msg, brief}
 }
+
+// runFailure is a failure of a server's run (failure): kept, when a
+// start or a listing fails so, for list, describe and doctor
+// (lastlisting.go), in brief: on one line, its cause but not the end of
+// its stderr.
+type runFailure struct{ msg, brief string }
+
+func (e *runFailure) Error() string { return e.msg }
 
 func oneLine(s string) string {
 	return Printable(strings.Join(strings.Fields(s), " "))

@@ -168,6 +168,13 @@ func Refusal(err error) (string, bool) {
 	return "", false
 }
 
+// MethodNotFound reports whether err carries the server's -32601
+// Method not found: a method it does not have, whatever it declared.
+func MethodNotFound(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound
+}
+
 // boundedReader passes on a server's stdout and fails once a line (one
 // message) runs over max bytes.
 type boundedReader struct {

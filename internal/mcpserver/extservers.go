@@ -73,16 +73,25 @@ type extState struct {
 	// a name no tool has is mapped back to them (extunserved.go).
 	specs   []extmcp.Spec
 	skipped []extmcp.Skipped
+	// unserved are the switched servers gemkit mcp does not serve
+	// (Config.UnservedServers), each served as a placeholder
+	// (unservedTool); s.mu guards them.
+	unserved []extmcp.Skipped
 }
 
 // refuseName leaves out a server's item whose name is gemkit's own,
 // telling it once in words naming both. The caller holds s.mu.
 func (s *Server) refuseName(list *[]disclosure.NameRefusal, r disclosure.NameRefusal) {
 	*list = append(*list, r)
+	s.tellOnce(r.String())
+}
+
+// tellOnce logs w as a warning, once. The caller holds s.mu.
+func (s *Server) tellOnce(w string) {
 	if s.ext.told == nil {
 		s.ext.told = map[string]bool{}
 	}
-	if w := r.String(); !s.ext.told[w] {
+	if !s.ext.told[w] {
 		s.ext.told[w] = true
 		s.log.Warn(w)
 	}
@@ -112,6 +121,13 @@ func (s *Server) syncServers(set *disclosure.Set) {
 		s.log.Debug("an extension's MCP server is not served by gemkit", "extension", k.Extension, "server", k.Server, "why", k.Reason)
 	}
 	s.ext.specs, s.ext.skipped = specs, skipped
+	s.ext.unserved = nil
+	if s.cfg.UnservedServers != nil {
+		s.ext.unserved = s.cfg.UnservedServers(set, specs, skipped)
+	}
+	for _, u := range s.ext.unserved {
+		s.tellOnce(fmt.Sprintf("extension %s's MCP server %s is switched to gemkit, and gemkit mcp does not serve it: %s", extmcp.Printable(u.Extension), extmcp.Printable(u.Server), u.Reason))
+	}
 	changed := s.cfg.Servers.Sync(specs)
 	if changed {
 		s.ext.quiet.Store(false)
@@ -226,7 +242,7 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 // each server that could not start or list. The caller holds s.mu.
 func (s *Server) serverTools(set *disclosure.Set) []served {
 	s.ext.toolNames = nil
-	if len(s.ext.tools) == 0 && len(s.ext.failures) == 0 {
+	if len(s.ext.tools) == 0 && len(s.ext.failures) == 0 && len(s.ext.unserved) == 0 {
 		return nil
 	}
 	name := set.ServerToolNamer()
@@ -279,7 +295,45 @@ func (s *Server) serverTools(set *disclosure.Set) []served {
 		}
 		out = append(out, s.unavailableTool(exposed, f))
 	}
+	for _, u := range s.ext.unserved {
+		exposed, refused := name(u.Extension, u.Server, u.Server+"_unavailable")
+		if refused != nil {
+			s.refuseName(&s.ext.toolNames, *refused)
+			continue
+		}
+		out = append(out, s.unservedTool(exposed, u))
+	}
 	return out
+}
+
+// unservedTool is the placeholder of a server switched to gemkit that
+// gemkit mcp does not serve (u, Config.UnservedServers): Gemini CLI no
+// longer starts it either, so without it the agent would find nothing
+// of the server. Its description and its answer say why and what to
+// do; it goes once the server is served (the set is loaded again when
+// the extension or the switch changes).
+func (s *Server) unservedTool(name string, u extmcp.Skipped) served {
+	words := func(u extmcp.Skipped) string {
+		return fmt.Sprintf("the MCP server %s of the extension %s is switched to gemkit (Gemini CLI does not start it), and gemkit mcp does not serve it, so its tools are not offered. Why, and what to do: %s.%s",
+			extmcp.Printable(u.Server), extmcp.Printable(u.Extension), strings.TrimSuffix(extmcp.Printable(u.Reason), "."), forThePerson)
+	}
+	t := &mcp.Tool{
+		Name:        name,
+		Description: "Not a tool: " + words(u) + "\n\nCalling this tool says it again.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		Annotations: &mcp.ToolAnnotations{Title: extmcp.Printable(u.Extension + ": " + u.Server + " is not served"), ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}
+	return served{tool: t, handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, now := range s.ext.unserved {
+			if now.Extension == u.Extension && now.Server == u.Server {
+				return textResult("Not served: "+words(now), true), nil
+			}
+		}
+		return textResult(fmt.Sprintf("The MCP server %s of the extension %s is served now. The list of tools changed: list them again to call its tools.",
+			extmcp.Printable(u.Server), extmcp.Printable(u.Extension)), false), nil
+	}}
 }
 
 // cutDescription is a switched server's tool description as served: at

@@ -113,8 +113,10 @@ func (s *Server) newTools(key string, tools []extmcp.Tool) bool {
 func (s *Server) skippedFor(name string) []notServed {
 	set := s.set.Load()
 	var out []notServed
-	for _, k := range s.ext.skipped {
-		if set.MayNameServerTool(name, k.Extension) {
+	told := map[string]bool{}
+	for _, k := range append(s.ext.unserved[:len(s.ext.unserved):len(s.ext.unserved)], s.ext.skipped...) {
+		if key := extmcp.KeyOf(k.Extension, k.Server); set.MayNameServerTool(name, k.Extension) && !told[key] {
+			told[key] = true
 			out = append(out, notServed{ext: k.Extension, server: "MCP server " + k.Server, why: k.Reason})
 		}
 	}

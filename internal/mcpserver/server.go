@@ -80,6 +80,10 @@ type Config struct {
 	// with what widening (extmcp.Choose); nil: every enabled one's,
 	// under the default profile.
 	ChooseServers extmcp.Choose
+	// UnservedServers, when set, are the servers switched to gemkit that
+	// it does not serve for a set, with why (extmcp.Policy.Unserved):
+	// each is served as a placeholder tool that says so.
+	UnservedServers func(set *disclosure.Set, specs []extmcp.Spec, skipped []extmcp.Skipped) []extmcp.Skipped
 }
 
 // Server is an MCP server of one Source. It reloads when the Source's

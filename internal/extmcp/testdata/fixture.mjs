@@ -39,6 +39,43 @@ let asks = 0;
 if (process.env.FIXTURE_IGNORE_TERM) process.on("SIGTERM", () => console.error("fixture: SIGTERM ignored"));
 const text = (id, t, isError) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }], isError } });
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+// FIXTURE_CAPS, a JSON object, is the capabilities its initialize
+// answer declares (tools alone by default), and it then answers the
+// optional methods of MCP (revision 2025-06-18: resources/list,
+// resources/templates/list, resources/subscribe, prompts/list,
+// completion/complete, logging/setLevel) with one entry each.
+// FIXTURE_LACK names those it lacks as METHOD=HOW, comma-separated:
+// HOW is "notfound" (-32601 Method not found, as the TypeScript SDK
+// answers a method it has no handler for), "error" (an error of another
+// code) or "silent" (no answer at all). Without FIXTURE_CAPS, they are
+// answered as any method it does not know.
+const caps = process.env.FIXTURE_CAPS ? JSON.parse(process.env.FIXTURE_CAPS) : { tools: {} };
+const lacks = new Map((process.env.FIXTURE_LACK || "").split(",").filter(Boolean).map((l) => l.split("=")));
+const optional = {
+  "resources/list": () => ({ resources: [{ uri: "fixture://notes", name: "notes", mimeType: "text/plain" }] }),
+  "resources/templates/list": () => ({ resourceTemplates: [{ uriTemplate: "fixture://notes/{id}", name: "note" }] }),
+  "resources/subscribe": () => ({}),
+  "prompts/list": () => ({ prompts: [{ name: "greet", description: "Greets.", arguments: [{ name: "who" }] }] }),
+  "completion/complete": () => ({ completion: { values: ["world"] } }),
+  "logging/setLevel": () => ({}),
+};
+// answerOptional answers m, a request of an optional method, as
+// FIXTURE_LACK says; false when m is of no optional method.
+const answerOptional = (m) => {
+  if (!process.env.FIXTURE_CAPS || !(m.method in optional)) return false;
+  switch (lacks.get(m.method)) {
+    case "silent":
+      return true;
+    case "notfound":
+      send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } });
+      return true;
+    case "error":
+      send({ jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "Internal error: " + m.method + " is broken" } });
+      return true;
+  }
+  send({ jsonrpc: "2.0", id: m.id, result: optional[m.method]() });
+  return true;
+};
 console.error("fixture started");
 createInterface({ input: process.stdin }).on("line", (line) => {
   const m = JSON.parse(line);
@@ -53,7 +90,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   }
   switch (m.method) {
     case "initialize":
-      return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fixture", version: "1" } } });
+      return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: caps, serverInfo: { name: "fixture", version: "1" } } });
     case "tools/list": {
       // FIXTURE_HOLD_LIST names a file: while it exists, the listing is
       // not answered (the other requests are), as a server slow to list;
@@ -151,6 +188,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       }
       return send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ok" }] } });
     default:
+      if (answerOptional(m)) return;
       return send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no such method" } });
   }
 });
