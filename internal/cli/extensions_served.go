@@ -11,6 +11,7 @@ import (
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
@@ -58,7 +59,9 @@ func listSwitched(ctx context.Context, a *app, st *extension.Store, in *extensio
 	if err != nil {
 		return nil
 	}
-	defer os.RemoveAll(ws)
+	// The servers may have written there: removed as gemkit removes
+	// what a sandboxed process wrote.
+	defer fsutil.RemoveTree(ws)
 	launcher := &sandbox.Launcher{}
 	defer launcher.Close()
 	m := extmcp.NewManager(extmcp.Config{Launcher: launcher, Workspace: ws, Timeout: extmcp.MaxStart, Version: buildVersion(),

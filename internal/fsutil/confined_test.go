@@ -60,6 +60,13 @@ var plainCalls = map[string][]string{
 // pkg.Func" (func is the enclosing function, Type.Method for a method),
 // each with the trusted place it touches and why.
 var trustedCalls = map[string]string{
+	"internal/cli/extensions_orphans.go isDir os.Lstat":                             "the folder of an extension's pinned packages in ~/.local/share/gemkit/packages (pkgrun.Root): whether it is there, nothing in it read or followed",
+	"internal/cli/extensions_orphans.go treeBytes filepath.WalkDir":                 "the size of an extension's pinned packages, for doctor's words: WalkDir follows no link, and only the entries' own sizes (lstat) are read, never their contents",
+	"internal/cli/extensions_orphans.go orphanNames os.ReadDir":                     "the names in ~/.local/share/gemkit/packages (pkgrun.Root), folders gemkit made, one per extension",
+	"internal/cli/extensions_packages.go previous os.Lstat":                         "a pin's tree at the path gemkit recorded for it in ~/.local/share/gemkit/packages: whether something is there; what is there is checked through a Root (PinnedTreeChanged)",
+	"internal/cli/extensions_served.go listSwitched os.MkdirTemp":                   "the empty workspace gemkit makes for the switch's listing of the servers it switched, removed with fsutil.RemoveTree",
+	"internal/cli/extensions_served.go listSwitched fsutil.RemoveTree":              "that workspace, which the servers may have written in; links inside are removed, never followed",
+	"internal/cli/extensions_servers.go pinnedTreeExists os.Lstat":                  "a pin's tree at the path gemkit recorded for it: whether something is there, nothing followed",
 	"internal/acp/acp.go server.NewSession os.Stat":                                 "the cwd the ACP client names for the session: the workspace folder itself, the person's choice",
 	"internal/acp/session.go newSession filepath.EvalSymlinks":                      "the workspace folder's own path (the person's), to name files as the client does",
 	"internal/acp/session.go session.readLinked fsutil.OpenRegular":                 "a file outside the workspace that the person linked in their prompt, opened as named (regular files only, never blocking); one inside goes through the workspace's Root",
@@ -75,7 +82,7 @@ var trustedCalls = map[string]string{
 	"internal/disclosure/source.go stamp os.Stat":                                   "the extensions folder and its entries (made by gemkit, Gemini CLI or the person); files inside an entry are stamped through its Root",
 	"internal/extension/conflicts.go Store.ConflictsWith os.ReadDir":                "the extensions folder: the store's own listing",
 	"internal/extension/folders.go Store.ExtensionFolders os.ReadDir":               "the extensions folder: the store's own listing",
-	"internal/extension/hold.go Store.HoldInGemini os.Lstat":                        "Gemini CLI's enablement file in the extensions folder (the store's own), whether it exists before a hold",
+	"internal/extension/hold.go Store.HoldInGeminiFor os.Lstat":                     "Gemini CLI's enablement file in the extensions folder (the store's own), whether it exists before a hold",
 	"internal/extension/hold.go Store.releaseLocked os.Remove":                      "gemkit's holds record in its state folder (~/.gemini/gemkit, 0700) and Gemini CLI's enablement file the hold made, in the extensions folder: names gemkit trusts, removed, never followed (a link there is removed itself)",
 	"internal/extension/store.go Store.List os.ReadDir":                             "the extensions folder: the store's own listing",
 	"internal/extension/store.go Store.List filepath.EvalSymlinks":                  "the extensions folder's own path",
