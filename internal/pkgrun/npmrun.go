@@ -260,7 +260,6 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 	env := append([]string{"PATH=" + strings.Join(tools.path, string(filepath.ListSeparator)), "HOME=" + tmp, "TMPDIR=" + tmp,
 		"NPM_CONFIG_USERCONFIG=" + filepath.Join(tmp, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(tmp, "global-npmrc"),
 		"NPM_CONFIG_CACHE=" + filepath.Join(tmp, "npm-cache"), "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"}, s.env...)
-	homeEnv := envMap(in.environ())
 	args := append([]string{tools.cli}, s.args...)
 	if s.nodeArgs != nil {
 		args = s.nodeArgs
@@ -279,9 +278,7 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 			Caches:       s.write,
 			AllowedHosts: s.hosts, Upstream: s.upstream, ReportRefusals: true,
 			MaxFileBytes: uint64(s.bound.max), NoPreallocate: true,
-			OwnServer: func(port int) bool {
-				return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
-			},
+			OwnServer: in.ownServer(),
 		},
 		Path: tools.node, Args: args, Dir: s.dir,
 		Env: dedupEnv(env), Stdout: stdout, Stderr: prog, Received: s.received,
@@ -315,6 +312,16 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 	mu.Lock()
 	defer mu.Unlock()
 	return denied, werr
+}
+
+// ownServer is whether a loopback port is one of gemkit's own servers
+// (permission.OwnServerPort), in the person's environment: the proxy
+// refuses it to npm even where the registry is on loopback.
+func (in *Installer) ownServer() func(port int) bool {
+	homeEnv := envMap(in.environ())
+	return func(port int) bool {
+		return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
+	}
 }
 
 // startError is npm that could not be started in the sandbox.
