@@ -209,16 +209,16 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 	look := langserver.SearchLook(env["PATH"], distrusted)
 	var runtime []string
 	add := func(p string) {
-		real := realPath(p)
-		if fsutil.Within(realPath(h.Dir), real) {
+		real := fsutil.RealPath(p)
+		if fsutil.Within(fsutil.RealPath(h.Dir), real) {
 			return
 		}
 		runtime = append(runtime, langserver.Prefix(real))
 		if in := langserver.Interpreter(real); in != "" {
 			if filepath.IsAbs(in) {
-				runtime = append(runtime, langserver.Prefix(realPath(in)))
+				runtime = append(runtime, langserver.Prefix(fsutil.RealPath(in)))
 			} else if p, err := look(in); err == nil {
-				runtime = append(runtime, langserver.Prefix(realPath(p)))
+				runtime = append(runtime, langserver.Prefix(fsutil.RealPath(p)))
 			}
 		}
 	}
@@ -235,7 +235,7 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 		}
 	}
 	pol.RuntimePaths = slices.DeleteFunc(runtime, func(r string) bool {
-		if r == "" || r == "/" || fsutil.Within(realPath(home), r) {
+		if r == "" || r == "/" || fsutil.Within(fsutil.RealPath(home), r) {
 			return true
 		}
 		for _, c := range pol.Protected {
@@ -435,11 +435,4 @@ func envMap(environ []string) map[string]string {
 		}
 	}
 	return m
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }

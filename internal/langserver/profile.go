@@ -70,7 +70,7 @@ func untrusted(ws string, env map[string]string) []string {
 	out := permission.Untrusted(ws, env["HOME"], nil)
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if v := env[k]; filepath.IsAbs(v) {
-			out = append(out, realPath(v))
+			out = append(out, fsutil.RealPath(v))
 		}
 	}
 	return out
@@ -99,13 +99,6 @@ func envMap(environ []string) map[string]string {
 		}
 	}
 	return m
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }
 
 // cacheRoot is the folder of the servers' private caches: the user's
@@ -189,7 +182,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 	env := envMap(environ)
 	home := env["HOME"]
 	distrusted := untrusted(ws, env)
-	real := realPath(path)
+	real := fsutil.RealPath(path)
 	own := ownInstall(real)
 	if cacheBase == "" {
 		var err error
@@ -236,7 +229,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 	sp.Hosts = s.AllowedHosts
 	// A read root that holds or lies in a closed folder is left out.
 	sp.Finish()
-	if own == "/" || home != "" && fsutil.Within(own, realPath(home)) {
+	if own == "/" || home != "" && fsutil.Within(own, fsutil.RealPath(home)) {
 		return profile{}, fmt.Errorf("its installation %s would open all of %s to it; install it in a folder of its own", own, home)
 	}
 	for _, c := range sp.Closed {
@@ -267,7 +260,7 @@ func (t *toolchainEnv) program(name string) string {
 	if err != nil {
 		return ""
 	}
-	r := realPath(p)
+	r := fsutil.RealPath(p)
 	t.sp.Read(Prefix(r))
 	return r
 }
@@ -290,7 +283,7 @@ func (t *toolchainEnv) goEnv() {
 	if gobin := t.program("go"); gobin != "" {
 		goroot := Prefix(gobin)
 		if v := t.env["GOROOT"]; filepath.IsAbs(v) {
-			goroot = realPath(v)
+			goroot = fsutil.RealPath(v)
 			t.sp.Read(goroot)
 		}
 		t.out["GOROOT"] = goroot
@@ -310,7 +303,7 @@ func (t *toolchainEnv) goEnv() {
 		// module and answer as if the workspace declared nothing.
 		t.out["GOPROXY"] = "off"
 		if modcache != "" {
-			modcache = realPath(modcache)
+			modcache = fsutil.RealPath(modcache)
 			t.sp.Read(modcache)
 		}
 		t.out["GOMODCACHE"] = modcache
@@ -325,7 +318,7 @@ func (t *toolchainEnv) goEnv() {
 			proxy = "https://proxy.golang.org,direct"
 		}
 		if modcache != "" {
-			dl := filepath.Join(realPath(modcache), "cache", "download")
+			dl := filepath.Join(fsutil.RealPath(modcache), "cache", "download")
 			t.sp.Read(dl)
 			proxy = "file://" + dl + "," + proxy
 		}
@@ -345,7 +338,7 @@ func (t *toolchainEnv) rustEnv(home string) {
 		}
 		if filepath.IsAbs(dir) {
 			t.out[v.key] = dir
-			t.sp.Read(realPath(dir))
+			t.sp.Read(fsutil.RealPath(dir))
 		}
 	}
 	t.out["CARGO_TARGET_DIR"] = t.sub("cargo-target")

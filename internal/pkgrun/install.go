@@ -225,10 +225,10 @@ func findNPM(env map[string]string, untrusted []string) (node, cli, root string,
 	if err != nil {
 		return "", "", "", fmt.Errorf("installing an npm package needs node: %w", err)
 	}
-	node = realPath(n)
+	node = fsutil.RealPath(n)
 	var candidates []string
 	if p, err := look("npm"); err == nil {
-		candidates = append(candidates, realPath(p))
+		candidates = append(candidates, fsutil.RealPath(p))
 	}
 	candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Dir(node)), "lib", "node_modules", "npm", "bin", "npm-cli.js"))
 	for _, c := range candidates {
@@ -534,11 +534,4 @@ func envMap(environ []string) map[string]string {
 		}
 	}
 	return m
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }

@@ -134,25 +134,25 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		}
 		path = p
 	}
-	pr.Path, pr.Real = path, realPath(path)
+	pr.Path, pr.Real = path, fsutil.RealPath(path)
 	// read is where the program's bytes are read: Real, or its place in
 	// Shown.
 	read := pr.Real
 	if s.Shown != "" && s.Own != "" && fsutil.Within(s.Own, path) {
 		pr.Real, read = shownPath(s.Own, s.Shown, path)
 	}
-	inOwn := s.AbsoluteIn != "" && fsutil.Within(realPath(s.AbsoluteIn), pr.Real)
+	inOwn := s.AbsoluteIn != "" && fsutil.Within(fsutil.RealPath(s.AbsoluteIn), pr.Real)
 	if r, in := permission.WithinAny(s.Distrusted, pr.Real); in && !inOwn {
 		return nil, fmt.Errorf("its command %s is %s, inside %s, which a tool may write; gemkit does not start a %s from there: install it outside the workspace and any virtualenv", path, pr.Real, r, kind)
 	}
-	if pr.Own == "" || !fsutil.Within(realPath(pr.Own), pr.Real) {
+	if pr.Own == "" || !fsutil.Within(fsutil.RealPath(pr.Own), pr.Real) {
 		pr.Runtime = append(pr.Runtime, Prefix(pr.Real))
 	}
 	if in := Interpreter(read); in != "" {
 		if filepath.IsAbs(in) {
-			pr.Runtime = append(pr.Runtime, Prefix(realPath(in)))
+			pr.Runtime = append(pr.Runtime, Prefix(fsutil.RealPath(in)))
 		} else if p, err := look(in); err == nil {
-			pr.Runtime = append(pr.Runtime, Prefix(realPath(p)))
+			pr.Runtime = append(pr.Runtime, Prefix(fsutil.RealPath(p)))
 		}
 	}
 	pr.ClosedIn = ClosedInputs(env)
@@ -163,12 +163,12 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		if err := PrivateDir(home, s.Private); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.What, err)
 		}
-		d := realPath(s.Private)
-		if fsutil.Within(realPath(s.Workspace), d) {
+		d := fsutil.RealPath(s.Private)
+		if fsutil.Within(fsutil.RealPath(s.Workspace), d) {
 			return nil, fmt.Errorf("%s %s is inside the workspace; set %s to a folder outside it", s.What, d, s.Moved)
 		}
 		for _, x := range s.ExtensionFolders {
-			if x := realPath(x); filepath.IsAbs(x) && (fsutil.Within(x, d) || fsutil.Within(d, x)) {
+			if x := fsutil.RealPath(x); filepath.IsAbs(x) && (fsutil.Within(x, d) || fsutil.Within(d, x)) {
 				return nil, fmt.Errorf("%s %s overlaps %s, an extension's folder, which every sandboxed process finds read-only; set %s to a folder apart from it", s.What, d, x, s.Moved)
 			}
 		}
@@ -200,7 +200,7 @@ func (p *ServerProfile) Read(dirs ...string) { p.Runtime = append(p.Runtime, dir
 func (p *ServerProfile) Finish() {
 	home := ""
 	if p.home != "" {
-		home = realPath(p.home)
+		home = fsutil.RealPath(p.home)
 	}
 	p.Runtime = slices.DeleteFunc(p.Runtime, func(r string) bool {
 		if r == "" || r == "/" || home != "" && fsutil.Within(r, home) {
@@ -399,19 +399,12 @@ func Prefix(real string) string {
 func shownPath(own, shown, path string) (real, read string) {
 	rel, err := filepath.Rel(own, path)
 	if err != nil {
-		return realPath(path), realPath(path)
+		return fsutil.RealPath(path), fsutil.RealPath(path)
 	}
-	read = realPath(filepath.Join(shown, rel))
-	base := realPath(shown)
+	read = fsutil.RealPath(filepath.Join(shown, rel))
+	base := fsutil.RealPath(shown)
 	if r, err := filepath.Rel(base, read); err == nil && fsutil.Within(base, read) {
 		return filepath.Join(own, r), read
 	}
 	return read, read
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }

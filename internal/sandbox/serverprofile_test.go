@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // TestPrivateDir: the one check of every private folder a sandboxed
@@ -149,7 +151,7 @@ func TestServerProfileShown(t *testing.T) {
 			t.Errorf("%s shown the copy: real path %s, want %s, where it runs", program, pr.Real, want)
 		}
 	}
-	if pr := profile("out", shown); pr.Real != realPath("/bin/sh") {
-		t.Errorf("a link of the copy that leads out: real path %s, want %s", pr.Real, realPath("/bin/sh"))
+	if pr := profile("out", shown); pr.Real != fsutil.RealPath("/bin/sh") {
+		t.Errorf("a link of the copy that leads out: real path %s, want %s", pr.Real, fsutil.RealPath("/bin/sh"))
 	}
 }
