@@ -40,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/hookout"
@@ -111,7 +112,7 @@ var hookVarRefs = sync.OnceValue(func() []*regexp.Regexp {
 // Command is the command line the hook runs through bash -c: its
 // command with the variables replaced as Gemini CLI replaces them.
 func (h *Hook) Command() string {
-	env := envMap(h.Environ)
+	env := envmap.Of(h.Environ)
 	vars := extension.Variables{ExtensionPath: h.Dir, WorkspacePath: h.Workspace}
 	cmd := h.Hook.Hydrated(h.Hook.Command, vars, h.Settings)
 	refs := hookVarRefs()
@@ -129,7 +130,7 @@ func (h *Hook) Command() string {
 // temporary folder is tmp (also its HOME).
 func (h *Hook) Env(tmp string) []string {
 	out := map[string]string{}
-	for k, v := range envMap(h.Environ) {
+	for k, v := range envmap.Of(h.Environ) {
 		if safeEnv[k] {
 			out[k] = v
 		}
@@ -172,7 +173,7 @@ func (h *Hook) Env(tmp string) []string {
 // Policy is the hook's sandbox policy, for the run's private temporary
 // folder tmp: the hook profile, widened by h.Widening.
 func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
-	env := envMap(h.Environ)
+	env := envmap.Of(h.Environ)
 	home := env["HOME"]
 	if !filepath.IsAbs(home) {
 		var err error
@@ -358,7 +359,7 @@ func (h *Hook) run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	if err != nil {
 		return Result{}, err
 	}
-	bash, err := langserver.SearchLook(envMap(h.Environ)["PATH"], permission.Untrusted(h.Workspace, envMap(h.Environ)["HOME"], nil))("bash")
+	bash, err := langserver.SearchLook(envmap.Of(h.Environ)["PATH"], permission.Untrusted(h.Workspace, envmap.Of(h.Environ)["HOME"], nil))("bash")
 	if err != nil {
 		return Result{}, fmt.Errorf("no bash to run the hook with: %w", err)
 	}
@@ -425,14 +426,4 @@ func quote(s string) string {
 		return ""
 	}
 	return shell.Quote(s)
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
@@ -80,7 +81,7 @@ func untrusted(ws string, env map[string]string) []string {
 // in the environment environ: SearchLook, and a rustup proxy whose
 // component is missing is not found (RustupLook).
 func Look(ws string, environ []string) LookPath {
-	env := envMap(environ)
+	env := envmap.Of(environ)
 	return RustupLook(SearchLook(env["PATH"], untrusted(ws, env)), ws, environ)
 }
 
@@ -89,16 +90,6 @@ func Look(ws string, environ []string) LookPath {
 // virtualenv.
 func SearchLook(path string, distrusted []string) LookPath {
 	return LookPath(sandbox.LookServer(path, distrusted))
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // cacheRoot is the folder of the servers' private caches: the user's
@@ -153,7 +144,7 @@ func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profi
 // answers and the sandbox hold one list; working it out runs nothing and
 // makes no folder.
 func ReadRoots(table []Server, ws string, environ []string) []string {
-	env := envMap(environ)
+	env := envmap.Of(environ)
 	look := SearchLook(env["PATH"], untrusted(ws, env))
 	var roots []string
 	for _, s := range table {
@@ -179,7 +170,7 @@ func ReadRoots(table []Server, ws string, environ []string) []string {
 // server's is (sandbox.NewServerProfile), with the toolchain's folders
 // and environment.
 func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool) (profile, error) {
-	env := envMap(environ)
+	env := envmap.Of(environ)
 	home := env["HOME"]
 	distrusted := untrusted(ws, env)
 	real := fsutil.RealPath(path)

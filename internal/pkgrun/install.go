@@ -525,13 +525,3 @@ func extDir(root, ext string) (string, error) {
 	}
 	return filepath.Join(root, ext), nil
 }
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}

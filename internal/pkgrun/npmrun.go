@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -86,7 +87,7 @@ type npmTools struct {
 // when req allows them, the packages' install scripts.
 func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnly bool) (npmRun, error) {
 	inv := req.Invocation
-	env := envMap(in.environ())
+	env := envmap.Of(in.environ())
 	node, npmCLI, npmRoot, err := findNPM(env, in.Untrusted)
 	if err != nil {
 		return npmRun{}, err
@@ -318,7 +319,7 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 // (permission.OwnServerPort), in the person's environment: the proxy
 // refuses it to npm even where the registry is on loopback.
 func (in *Installer) ownServer() func(port int) bool {
-	homeEnv := envMap(in.environ())
+	homeEnv := envmap.Of(in.environ())
 	return func(port int) bool {
 		return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
 	}

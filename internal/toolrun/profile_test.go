@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/golden"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
@@ -17,7 +18,7 @@ func TestProfileGolden(t *testing.T) {
 	p := sandboxtest.NewPlaces(t)
 	r := &Runner{Protected: []string{filepath.Join(p.Root, "protected")}}
 	ws, ext := filepath.Join(p.Root, "ws"), filepath.Join(p.Root, "ext")
-	env := envMap(p.Environ)
+	env := envmap.Of(p.Environ)
 	pol := r.resolve(permission.Policy{Read: permission.AccessWorkspace, Write: permission.AccessWorkspace, AllowedHosts: []string{"example.com"}},
 		env, ws, env["HOME"], ext, nil)
 	golden.Check(t, filepath.Join("testdata", "profile.golden"), []byte(p.Text(pol)+p.Own(pol.OwnServer)))
