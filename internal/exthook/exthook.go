@@ -44,8 +44,8 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/hookout"
-	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/shell"
@@ -207,19 +207,19 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 	// The shell, and the program the command starts first, found where
 	// a server's would be (never in the workspace), read as runtimes
 	// wherever they are installed.
-	look := langserver.SearchLook(env["PATH"], distrusted)
+	look := progsearch.Look(env["PATH"], distrusted)
 	var runtime []string
 	add := func(p string) {
 		real := fsutil.RealPath(p)
 		if fsutil.Within(fsutil.RealPath(h.Dir), real) {
 			return
 		}
-		runtime = append(runtime, langserver.Prefix(real))
-		if in := langserver.Interpreter(real); in != "" {
+		runtime = append(runtime, progsearch.Prefix(real))
+		if in := progsearch.Interpreter(real); in != "" {
 			if filepath.IsAbs(in) {
-				runtime = append(runtime, langserver.Prefix(fsutil.RealPath(in)))
+				runtime = append(runtime, progsearch.Prefix(fsutil.RealPath(in)))
 			} else if p, err := look(in); err == nil {
-				runtime = append(runtime, langserver.Prefix(fsutil.RealPath(p)))
+				runtime = append(runtime, progsearch.Prefix(fsutil.RealPath(p)))
 			}
 		}
 	}
@@ -359,7 +359,7 @@ func (h *Hook) run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	if err != nil {
 		return Result{}, err
 	}
-	bash, err := langserver.SearchLook(envmap.Of(h.Environ)["PATH"], permission.Untrusted(h.Workspace, envmap.Of(h.Environ)["HOME"], nil))("bash")
+	bash, err := progsearch.Look(envmap.Of(h.Environ)["PATH"], permission.Untrusted(h.Workspace, envmap.Of(h.Environ)["HOME"], nil))("bash")
 	if err != nil {
 		return Result{}, fmt.Errorf("no bash to run the hook with: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/lspclient"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -78,18 +79,18 @@ func untrusted(ws string, env map[string]string) []string {
 }
 
 // Look is how the Pool of the workspace ws finds its servers' programs,
-// in the environment environ: SearchLook, and a rustup proxy whose
+// in the environment environ: searchLook, and a rustup proxy whose
 // component is missing is not found (RustupLook).
 func Look(ws string, environ []string) LookPath {
 	env := envmap.Of(environ)
-	return RustupLook(SearchLook(env["PATH"], untrusted(ws, env)), ws, environ)
+	return RustupLook(searchLook(env["PATH"], untrusted(ws, env)), ws, environ)
 }
 
-// SearchLook finds a program on the part of path a server may start
-// programs from (permission.SearchPath): never in the workspace or a
+// searchLook finds a program on the part of path a server may start
+// programs from (progsearch.Look): never in the workspace or a
 // virtualenv.
-func SearchLook(path string, distrusted []string) LookPath {
-	return LookPath(sandbox.LookServer(path, distrusted))
+func searchLook(path string, distrusted []string) LookPath {
+	return LookPath(progsearch.Look(path, distrusted))
 }
 
 // cacheRoot is the folder of the servers' private caches: the user's
@@ -123,13 +124,6 @@ func ownInstall(real string) string {
 	return dir
 }
 
-// Interpreter is the program a script's "#!" line names
-// (sandbox.Interpreter).
-func Interpreter(path string) string { return sandbox.Interpreter(path) }
-
-// Prefix is the installation a program belongs to (sandbox.Prefix).
-func Prefix(real string) string { return sandbox.Prefix(real) }
-
 // buildProfile is the profile of server s, whose command was found at
 // path, for the workspace ws, from the person's environment environ.
 func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profile, error) {
@@ -145,7 +139,7 @@ func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profi
 // makes no folder.
 func ReadRoots(table []Server, ws string, environ []string) []string {
 	env := envmap.Of(environ)
-	look := SearchLook(env["PATH"], untrusted(ws, env))
+	look := searchLook(env["PATH"], untrusted(ws, env))
 	var roots []string
 	for _, s := range table {
 		if s.Disabled || len(s.Command) == 0 {
@@ -193,7 +187,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 	if err != nil {
 		return profile{}, err
 	}
-	t := &toolchainEnv{s: s, sp: sp, env: env, out: map[string]string{}, look: SearchLook(env["PATH"], distrusted), mk: mk}
+	t := &toolchainEnv{s: s, sp: sp, env: env, out: map[string]string{}, look: searchLook(env["PATH"], distrusted), mk: mk}
 	for k, v := range env {
 		if serverEnv[k] || strings.HasPrefix(k, "GO") && !goSet[k] {
 			t.out[k] = v
@@ -252,7 +246,7 @@ func (t *toolchainEnv) program(name string) string {
 		return ""
 	}
 	r := fsutil.RealPath(p)
-	t.sp.Read(Prefix(r))
+	t.sp.Read(progsearch.Prefix(r))
 	return r
 }
 
@@ -272,7 +266,7 @@ func (t *toolchainEnv) sub(name string) string {
 // server's.
 func (t *toolchainEnv) goEnv() {
 	if gobin := t.program("go"); gobin != "" {
-		goroot := Prefix(gobin)
+		goroot := progsearch.Prefix(gobin)
 		if v := t.env["GOROOT"]; filepath.IsAbs(v) {
 			goroot = fsutil.RealPath(v)
 			t.sp.Read(goroot)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
-	"github.com/gemkit/gemkit/internal/langserver"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -220,7 +220,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 // a tool may write: node's real path, npm's command-line script and
 // npm's installation folder.
 func findNPM(env map[string]string, untrusted []string) (node, cli, root string, err error) {
-	look := langserver.SearchLook(env["PATH"], untrusted)
+	look := progsearch.Look(env["PATH"], untrusted)
 	n, err := look("node")
 	if err != nil {
 		return "", "", "", fmt.Errorf("installing an npm package needs node: %w", err)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
-	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -275,7 +275,7 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 		Policy: sandbox.Policy{
 			// Nothing of the person's is read but what is listed: npm's
 			// installation, node's, what the step reads.
-			ExtensionDir: tools.root, TempDir: tmp, RuntimePaths: append([]string{langserver.Prefix(tools.node), tools.root}, s.read...),
+			ExtensionDir: tools.root, TempDir: tmp, RuntimePaths: append([]string{progsearch.Prefix(tools.node), tools.root}, s.read...),
 			Caches:       s.write,
 			AllowedHosts: s.hosts, Upstream: s.upstream, ReportRefusals: true,
 			MaxFileBytes: uint64(s.bound.max), NoPreallocate: true,

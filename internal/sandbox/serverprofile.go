@@ -5,17 +5,15 @@
 package sandbox
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 )
 
 // ServerSetup is what a server's profile is built from.
@@ -118,7 +116,7 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		kind = "server"
 	}
 	pr := &ServerProfile{Own: s.Own, Write: permission.AccessNone, home: home}
-	look := LookServer(env["PATH"], s.Distrusted)
+	look := progsearch.Look(env["PATH"], s.Distrusted)
 	path := s.Path
 	switch {
 	case path != "":
@@ -146,13 +144,13 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		return nil, fmt.Errorf("its command %s is %s, inside %s, which a tool may write; gemkit does not start a %s from there: install it outside the workspace and any virtualenv", path, pr.Real, r, kind)
 	}
 	if pr.Own == "" || !fsutil.Within(fsutil.RealPath(pr.Own), pr.Real) {
-		pr.Runtime = append(pr.Runtime, Prefix(pr.Real))
+		pr.Runtime = append(pr.Runtime, progsearch.Prefix(pr.Real))
 	}
-	if in := Interpreter(read); in != "" {
+	if in := progsearch.Interpreter(read); in != "" {
 		if filepath.IsAbs(in) {
-			pr.Runtime = append(pr.Runtime, Prefix(fsutil.RealPath(in)))
+			pr.Runtime = append(pr.Runtime, progsearch.Prefix(fsutil.RealPath(in)))
 		} else if p, err := look(in); err == nil {
-			pr.Runtime = append(pr.Runtime, Prefix(fsutil.RealPath(p)))
+			pr.Runtime = append(pr.Runtime, progsearch.Prefix(fsutil.RealPath(p)))
 		}
 	}
 	pr.ClosedIn = ClosedInputs(env)
@@ -284,112 +282,6 @@ func PrivateDir(home, dir string) error {
 		return fmt.Errorf("%s must be a folder of this user's that only it may enter (chmod 700 %s)", dir, dir)
 	}
 	return nil
-}
-
-// LookServer finds a server's program on the part of path a server may
-// be started from (permission.SearchPath): never in a distrusted folder
-// (the workspace, a virtualenv). A full path, which only the person's
-// own config names (a language server's "command"), is taken as it is
-// when a program lies there; NewServerProfile still refuses one in a
-// distrusted folder, with words.
-func LookServer(path string, distrusted []string) func(string) (string, error) {
-	dirs, dropped := permission.SearchPath(path, distrusted)
-	return func(file string) (string, error) {
-		if filepath.IsAbs(file) {
-			if runnable(file) {
-				return file, nil
-			}
-			return "", &NotFoundError{Program: file}
-		}
-		if strings.ContainsRune(file, filepath.Separator) {
-			return "", fmt.Errorf("%s: a server's command here is a name found on PATH, or a full path", file)
-		}
-		for _, d := range dirs {
-			if p := filepath.Join(d, file); runnable(p) {
-				return p, nil
-			}
-		}
-		nf := &NotFoundError{Program: file}
-		for _, d := range dropped {
-			if p := filepath.Join(d, file); runnable(p) {
-				nf.Skipped = p
-				break
-			}
-		}
-		return "", nf
-	}
-}
-
-// runnable reports whether p is a file (not a folder) someone may run.
-func runnable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
-// NotFoundError is a server's program LookServer did not find where a
-// server may be started from: the person installs it, or puts it on
-// PATH.
-type NotFoundError struct {
-	Program string // as the server's command names it
-	// Skipped is where PATH has it in a folder a tool may write (the
-	// workspace, a virtualenv), which no server is started from; "" when
-	// PATH has it nowhere.
-	Skipped string
-}
-
-func (e *NotFoundError) Error() string {
-	if filepath.IsAbs(e.Program) {
-		return e.Program + ": no program there"
-	}
-	if e.Skipped != "" {
-		return e.Program + ": on PATH only as " + e.Skipped + ", in the workspace or a virtualenv, whose folders are not searched"
-	}
-	return e.Program + ": not found on PATH (the workspace's and a virtualenv's folders are not searched)"
-}
-
-// Interpreter is the program a script's "#!" line names ("node" of
-// "#!/usr/bin/env node"), "" for a binary.
-func Interpreter(path string) string {
-	// Without blocking: a FIFO (or a link to one) at path, which a tool
-	// that may write the workspace can make, would hold an open forever,
-	// and only a regular file is a script.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "#!") {
-		return ""
-	}
-	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
-	if len(fields) == 0 {
-		return ""
-	}
-	if filepath.Base(fields[0]) == "env" {
-		for _, f := range fields[1:] {
-			if !strings.HasPrefix(f, "-") {
-				return f
-			}
-		}
-		return ""
-	}
-	return fields[0]
-}
-
-// Prefix is the installation a program belongs to: the folder above its
-// bin folder (/usr/local of /usr/local/bin/node), else its own folder.
-func Prefix(real string) string {
-	dir := filepath.Dir(real)
-	// pyenv's and rbenv's shims run the version manager's own scripts,
-	// which find the interpreter below the same root.
-	if b := filepath.Base(dir); b == "bin" || b == "shims" {
-		return filepath.Dir(dir)
-	}
-	return dir
 }
 
 // shownPath resolves path, inside own, as the server sees it where shown
