@@ -1,7 +1,7 @@
 // Package gemkitdir names the folders gemkit keeps its own files in, each
 // computed here once: the permission checks close them to every tool
 // (internal/permission), and the packages that write in them (config,
-// extension, extmcp, pkgrun, langserver, lspbroker, the sandbox's
+// extension, extmcp, pkgrun, langserver, lspbroker, exthook, the sandbox's
 // placeholder locks, `gemkit mcp`'s token) ask here where they are, so
 // that what is closed is what is written. The agents' folders (~/.gemini,
 // ~/.claude, ~/.qwen) are the agents table's, in ide. This package stands
@@ -20,7 +20,8 @@
 //   - cache: gemkit/ in the user's cache folder (the language servers'
 //     private caches);
 //   - runtime: $XDG_RUNTIME_DIR/gemkit, else gemkit-<uid> in the
-//     temporary folder (the code-intelligence brokers).
+//     temporary folder (the code-intelligence brokers' and the warm
+//     hooks' sockets), which MakeRuntime makes and checks.
 package gemkitdir
 
 import (

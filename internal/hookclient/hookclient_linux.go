@@ -72,7 +72,7 @@ func Run(args []string) (code int, ok bool) {
 }
 
 // private says whether dir is a folder of this user's that no one else
-// may enter (lspbroker.Dir makes it so; a client only finds it).
+// may enter (gemkitdir.MakeRuntime makes it so; a client only finds it).
 func private(dir string) bool {
 	var st syscall.Stat_t
 	if err := syscall.Lstat(dir, &st); err != nil {

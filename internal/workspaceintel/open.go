@@ -26,6 +26,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/lspsource"
@@ -179,7 +180,7 @@ func BrokerSocket(ws, configPath, version string) (string, error) {
 
 // broker is the socket and log of the broker of ws.
 func broker(ws string, lsc langserver.Config, version string) (sock, logPath string, err error) {
-	dir, err := lspbroker.Dir()
+	dir, err := gemkitdir.MakeRuntime()
 	if err != nil {
 		return "", "", err
 	}
