@@ -185,9 +185,8 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 	// gemkit's runtime folders (the code-intelligence brokers' and the
 	// hooks' warm sandboxes' sockets) are among the closed ones, as for
 	// every sandboxed process (permission.ClosedPaths).
-	closed := permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] }}
+	closed := permission.ClosedOf(env.Get)
+	closed.Home = home
 	pol := sandbox.Policy{
 		Read: permission.AccessWorkspace, Write: permission.AccessNone,
 		Workspace: h.Workspace, Home: home, ExtensionDir: h.Dir, TempDir: tmp,

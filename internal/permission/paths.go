@@ -125,6 +125,20 @@ type ClosedInputs struct {
 	Getenv func(string) string
 }
 
+// ClosedOf are the ClosedInputs of the person's environment getenv:
+// its home folder ($HOME), its config folder ($XDG_CONFIG_HOME), the
+// temporary folders whose gemini/ide may hold a companion's discovery
+// file ($TMPDIR, $TMP and $TEMP, this process's os.TempDir() and /tmp:
+// the one list of them), and getenv for the variables that move other
+// programs' credentials. Every kind of sandboxed process's profile
+// closes what these name; a caller sets only what it knows better (the
+// home folder it resolved, more folders to close).
+func ClosedOf(getenv func(string) string) ClosedInputs {
+	return ClosedInputs{Home: getenv("HOME"), ConfigDir: getenv("XDG_CONFIG_HOME"),
+		TempDirs: []string{getenv("TMPDIR"), getenv("TMP"), getenv("TEMP"), os.TempDir(), "/tmp"},
+		Getenv:   getenv}
+}
+
 // envs are the environments whose places are closed: this process's,
 // the account's home folder with nothing set (the default places of a
 // program started without this process's variables), and the running

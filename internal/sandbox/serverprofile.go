@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/progsearch"
@@ -153,7 +154,7 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 			pr.Runtime = append(pr.Runtime, progsearch.Prefix(fsutil.RealPath(p)))
 		}
 	}
-	pr.ClosedIn = ClosedInputs(env)
+	pr.ClosedIn = permission.ClosedOf(envmap.Map(env).Get)
 	pr.Closed = permission.ClosedPaths(pr.ClosedIn)
 
 	pr.Private = s.Private
@@ -179,14 +180,6 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 	kept, _ := permission.SearchPath(env["PATH"], s.Distrusted)
 	pr.Env = append(pr.Env, "PATH="+strings.Join(kept, string(filepath.ListSeparator)))
 	return pr, nil
-}
-
-// ClosedInputs are the inputs of permission.ClosedPaths (and
-// permission.OwnServerPort) from the person's environment env.
-func ClosedInputs(env map[string]string) permission.ClosedInputs {
-	return permission.ClosedInputs{Home: env["HOME"], ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] }}
 }
 
 // Read adds folders the server reads and runs (a toolchain's).

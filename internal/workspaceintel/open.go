@@ -209,10 +209,8 @@ func quoting(ws string, table []langserver.Server, cfg Config) codeintel.Quoting
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	in := permission.ClosedInputs{
-		Home: cfg.Home, ConfigDir: getenv("XDG_CONFIG_HOME"), Getenv: getenv,
-		TempDirs: []string{getenv("TMPDIR"), getenv("TMP"), getenv("TEMP"), os.TempDir(), "/tmp"},
-	}
+	in := permission.ClosedOf(getenv)
+	in.Home = cfg.Home
 	locator := &permission.Locator{}
 	return codeintel.Quoting{
 		Roots: func() []string {
