@@ -316,13 +316,12 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 }
 
 // ownServer is whether a loopback port is one of gemkit's own servers
-// (permission.OwnServerPort), in the person's environment: the proxy
-// refuses it to npm even where the registry is on loopback.
+// (permission.OwnServerPort), in the person's environment read as every
+// sandboxed process's (permission.ClosedOf): the proxy refuses it to
+// npm even where the registry is on loopback.
 func (in *Installer) ownServer() func(port int) bool {
-	homeEnv := envmap.Of(in.environ())
-	return func(port int) bool {
-		return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
-	}
+	closed := permission.ClosedOf(envmap.Of(in.environ()).Get)
+	return func(port int) bool { return permission.OwnServerPort(closed, port) }
 }
 
 // startError is npm that could not be started in the sandbox.
