@@ -207,7 +207,7 @@ func WarmRun(ctx context.Context, dir string, id []byte, stdin, stdout, stderr *
 	}
 	defer conn.Close()
 	defer context.AfterFunc(ctx, func() { conn.Close() })()
-	if err := samePeer(conn); err != nil {
+	if err := proc.SameUser(conn); err != nil {
 		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
 	}
 	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
