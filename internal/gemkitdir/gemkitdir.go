@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkitdir/runtimedir"
@@ -86,6 +87,20 @@ func InGeminiHome(home string) string {
 // Servers is where gemkit's servers record their secret files, in
 // Gemini CLI's folder gemini: gemini/gemkit/servers.
 func Servers(gemini string) string { return filepath.Join(InGemini(gemini), "servers") }
+
+// TempServers is where gemkit's servers of user uid record their secret
+// files when the account has no home folder of its own:
+// /tmp/gemkit-<uid>/servers, in the runtime folder /tmp gives
+// (TempRuntime).
+func TempServers(uid int) string { return filepath.Join(TempRuntime("/tmp", uid), "servers") }
+
+// TempPlaceholders is the folder of the sandbox's placeholder locks of
+// user uid when the account's home folder cannot hold them (none, or
+// one it may not write): /tmp/gemkit-placeholders-<uid>, the same for
+// every gemkit process of the user.
+func TempPlaceholders(uid int) string {
+	return filepath.Join("/tmp", Name+"-placeholders-"+strconv.Itoa(uid))
+}
 
 // Cache is gemkit's cache folder: gemkit in os.UserCacheDir
 // ($XDG_CACHE_HOME or ~/.cache on Linux).
