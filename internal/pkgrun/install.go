@@ -440,24 +440,18 @@ func chooseProgram(inv runnerline.Invocation, raw json.RawMessage) (string, erro
 	return "", fmt.Errorf("%s has several programs (%s) and none named %s, so %s would not know which to run either", inv.Package, strings.Join(names, ", "), unscoped, inv.Runner)
 }
 
-// privateDirs makes each folder from root's parent down to dir, 0700,
-// and refuses one on the way that is a link: a link planted there would
-// send the install's writes, and the server's reads, elsewhere.
-func privateDirs(root, dir string) error {
-	top := filepath.Dir(root)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+// privateDir makes dir, a folder of the trees under root, 0700, and
+// checks it as every private folder of gemkit's is (sandbox.PrivateDir):
+// no folder on the way from the home folder whose Packages root is (from
+// root's parent, for a root elsewhere) is a link, since a link planted
+// there would send the install's writes, and the server's reads,
+// elsewhere; and dir is this user's own, that no one else may enter.
+func privateDir(root, dir string) error {
+	home := filepath.Dir(root)
+	if h := filepath.Dir(filepath.Dir(filepath.Dir(home))); gemkitdir.Packages(h) == filepath.Clean(root) {
+		home = h
 	}
-	for d := dir; fsutil.Within(top, d) && d != top; d = filepath.Dir(d) {
-		fi, err := os.Lstat(d)
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and try again", d)
-		}
-	}
-	return nil
+	return sandbox.PrivateDir(home, dir)
 }
 
 // slug is s fit to be part of a file name.

@@ -48,7 +48,7 @@ func (in *Installer) stage(req Request, prefix string) (dir, stage string, err e
 	if dir, err = extDir(in.Root, req.Extension); err != nil {
 		return "", "", err
 	}
-	if err := privateDirs(in.Root, dir); err != nil {
+	if err := privateDir(in.Root, dir); err != nil {
 		return "", "", err
 	}
 	if stage, err = os.MkdirTemp(dir, prefix); err != nil {
@@ -103,7 +103,7 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 		return npmRun{}, err
 	}
 	cache := filepath.Join(filepath.Dir(stage), cacheName)
-	if err := privateDirs(in.Root, cache); err != nil {
+	if err := privateDir(in.Root, cache); err != nil {
 		return npmRun{}, err
 	}
 	fsutil.RemoveTree(filepath.Join(in.Root, sharedCacheName))

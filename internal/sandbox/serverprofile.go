@@ -264,7 +264,7 @@ func PrivateDir(home, dir string) error {
 			return err
 		}
 		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it, or point the variable that names the folder at its real place, and ask again", d)
+			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and try again, or point the variable that names the folder at its real place", d)
 		}
 	}
 	fi, err := os.Lstat(dir)
