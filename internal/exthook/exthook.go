@@ -214,12 +214,8 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 			return
 		}
 		runtime = append(runtime, progsearch.Prefix(real))
-		if in := progsearch.Interpreter(real); in != "" {
-			if filepath.IsAbs(in) {
-				runtime = append(runtime, progsearch.Prefix(fsutil.RealPath(in)))
-			} else if p, err := look(in); err == nil {
-				runtime = append(runtime, progsearch.Prefix(fsutil.RealPath(p)))
-			}
+		if in := progsearch.InterpreterAt(real, look); in != "" {
+			runtime = append(runtime, progsearch.Prefix(in))
 		}
 	}
 	if p, err := look("bash"); err == nil {

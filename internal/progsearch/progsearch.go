@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -112,6 +113,26 @@ func Interpreter(path string) string {
 		return ""
 	}
 	return fields[0]
+}
+
+// InterpreterAt is the real path of the program that runs the script
+// at path: its "#!" line's (Interpreter), found by look when the line
+// names it by name ("#!/usr/bin/env node"); "" for a binary, or an
+// interpreter look does not find. A profile opens its installation
+// (Prefix) to the sandboxed process, as the script's own.
+func InterpreterAt(path string, look func(string) (string, error)) string {
+	in := Interpreter(path)
+	if in != "" && !filepath.IsAbs(in) {
+		p, err := look(in)
+		if err != nil {
+			return ""
+		}
+		in = p
+	}
+	if in == "" {
+		return ""
+	}
+	return fsutil.RealPath(in)
 }
 
 // Prefix is the installation a program belongs to: the folder above its

@@ -46,3 +46,32 @@ func TestLook(t *testing.T) {
 		t.Errorf("a program only in the workspace: %v", err)
 	}
 }
+
+// TestInterpreterAt: a script's interpreter is taken at its full path
+// or found by look, resolved; a binary, or an interpreter not found, has
+// none.
+func TestInterpreterAt(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(dir, "opt", "node")
+	os.MkdirAll(filepath.Dir(node), 0o755)
+	os.WriteFile(node, []byte("\x7fELF"), 0o755)
+	os.Symlink(node, filepath.Join(dir, "node-link"))
+	scripts := map[string]string{"abs": "#!" + filepath.Join(dir, "node-link") + "\n", "env": "#!/usr/bin/env -S node\n",
+		"missing": "#!/usr/bin/env deno\n", "binary": "\x7fELF"}
+	look := func(name string) (string, error) {
+		if name == "node" {
+			return filepath.Join(dir, "node-link"), nil
+		}
+		return "", errors.New("not found")
+	}
+	for name, want := range map[string]string{"abs": node, "env": node, "missing": "", "binary": ""} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(scripts[name]), 0o755)
+		if got := InterpreterAt(p, look); got != want {
+			t.Errorf("%s: InterpreterAt = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -147,12 +147,8 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 	if pr.Own == "" || !fsutil.Within(fsutil.RealPath(pr.Own), pr.Real) {
 		pr.Runtime = append(pr.Runtime, progsearch.Prefix(pr.Real))
 	}
-	if in := progsearch.Interpreter(read); in != "" {
-		if filepath.IsAbs(in) {
-			pr.Runtime = append(pr.Runtime, progsearch.Prefix(fsutil.RealPath(in)))
-		} else if p, err := look(in); err == nil {
-			pr.Runtime = append(pr.Runtime, progsearch.Prefix(fsutil.RealPath(p)))
-		}
+	if in := progsearch.InterpreterAt(read, look); in != "" {
+		pr.Runtime = append(pr.Runtime, progsearch.Prefix(in))
 	}
 	pr.ClosedIn = permission.ClosedOf(envmap.Map(env).Get)
 	pr.Closed = permission.ClosedPaths(pr.ClosedIn)
