@@ -10,10 +10,9 @@ import (
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
-// TestProfileGolden: a tool's resolved policy, in an environment whose
-// folders are all known (sandboxtest.Places), is what the golden file
-// says: the closed folders and the companions it may not reach stay what
-// they were when each kind of sandboxed process built its profile apart.
+// TestProfileGolden: a tool's resolved policy (its closed folders, the
+// companions its proxy refuses) is its golden file's, in the environment
+// sandboxtest.Places makes.
 func TestProfileGolden(t *testing.T) {
 	p := sandboxtest.NewPlaces(t)
 	r := &Runner{Protected: []string{filepath.Join(p.Root, "protected")}}
@@ -21,5 +20,5 @@ func TestProfileGolden(t *testing.T) {
 	env := envmap.Of(p.Environ)
 	pol := r.resolve(permission.Policy{Read: permission.AccessWorkspace, Write: permission.AccessWorkspace, AllowedHosts: []string{"example.com"}},
 		env, ws, env["HOME"], ext, nil)
-	golden.Check(t, filepath.Join("testdata", "profile.golden"), []byte(p.Text(pol)+p.Own(pol.OwnServer)))
+	golden.Check(t, filepath.Join("testdata", "profile.golden"), p.Golden(pol, pol.OwnServer))
 }

@@ -81,6 +81,22 @@ func NewPlaces(t *testing.T) Places {
 	return p
 }
 
+// Folder makes the folder name under Root (0755) and returns it.
+func (p Places) Folder(t *testing.T, name string) string {
+	t.Helper()
+	d := filepath.Join(p.Root, name)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Golden is v's Text, then what own says of Ports (Own): what a
+// profile's golden file holds.
+func (p Places) Golden(v any, own func(port int) bool) []byte {
+	return []byte(p.Text(v) + p.Own(own))
+}
+
 // Getenv reads Environ.
 func (p Places) Getenv(k string) string {
 	for i := len(p.Environ) - 1; i >= 0; i-- {
