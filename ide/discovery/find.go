@@ -263,7 +263,7 @@ func Choose(o ChooseOptions) (*Choice, error) {
 		return a.PID > b.PID
 	})
 
-	realCwd := realPath(o.Cwd)
+	realCwd := resolveToRealPath(o.Cwd)
 	var valid []*Candidate
 	for _, c := range ch.Candidates {
 		if c.Contents == nil {
@@ -428,7 +428,7 @@ func (e *MismatchError) Error() string {
 // real path, and cwd's real path must lie inside one. It returns nil,
 // ErrNoWorkspace, ErrEmptyWorkspace or a *MismatchError.
 func ValidateWorkspace(workspacePath *string, cwd string) error {
-	return validateWorkspace(workspacePath, realPath(cwd))
+	return validateWorkspace(workspacePath, resolveToRealPath(cwd))
 }
 
 func validateWorkspace(workspacePath *string, realCwd string) error {
@@ -461,7 +461,7 @@ func matchWorkspace(workspacePath *string, realCwd string, split func(string) []
 	}
 	var folders []string
 	for _, p := range split(*workspacePath) {
-		folders = append(folders, realPath(p))
+		folders = append(folders, resolveToRealPath(p))
 	}
 	for _, f := range folders {
 		if isSubpath(f, realCwd) {

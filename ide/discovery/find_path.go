@@ -13,12 +13,14 @@ import (
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
-// realPath resolves p the way the real client's resolveToRealPath (gemini-cli
-// 0.61.0 packages/core/src/utils/paths.ts) does: a file:// URL becomes a
-// path, percent escapes are decoded (kept as is when malformed), the path is
-// made absolute and its symbolic links resolved; the parts that do not exist
-// are kept as written below the deepest part that does.
-func realPath(p string) string {
+// resolveToRealPath resolves p as the real client's function of that
+// name (gemini-cli 0.61.0 packages/core/src/utils/paths.ts) does: a
+// file:// URL becomes a path, percent escapes are decoded (kept as is
+// when malformed), the path is made absolute and its symbolic links
+// resolved; the parts that do not exist are kept as written below the
+// deepest part that does. It is not fsutil.RealPath, which keeps a path
+// that does not resolve whole: discovery must match the client.
+func resolveToRealPath(p string) string {
 	if strings.HasPrefix(p, "file://") {
 		if u, err := url.Parse(p); err == nil {
 			p = u.Path

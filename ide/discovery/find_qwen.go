@@ -267,7 +267,7 @@ func readQwenCandidate(dir, name string, source QwenSource) *QwenCandidate {
 // inside one. It returns nil, ErrNoWorkspace, ErrEmptyWorkspace or a
 // *MismatchError naming Qwen Code.
 func ValidateQwenWorkspace(workspacePath *string, cwd string) error {
-	return matchWorkspace(workspacePath, realPath(cwd), qwenWorkspaceFolders, "Qwen Code")
+	return matchWorkspace(workspacePath, resolveToRealPath(cwd), qwenWorkspaceFolders, "Qwen Code")
 }
 
 // qwenWorkspaceFolders splits a workspacePath as Qwen Code does

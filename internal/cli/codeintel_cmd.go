@@ -17,7 +17,7 @@ import (
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
-	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/workspaceintel"
 )
 
@@ -94,7 +94,7 @@ look for it: never in that folder or an activated virtualenv.`,
 				}
 				sort.Strings(r.Extensions)
 				found, err := look(s.Command[0])
-				var nf *sandbox.NotFoundError
+				var nf *progsearch.NotFoundError
 				var mc *langserver.MissingComponentError
 				switch {
 				case errors.As(err, &nf):

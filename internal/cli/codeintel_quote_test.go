@@ -16,8 +16,8 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/codeintel/codeinteltest"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/gemkittest"
-	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 	"github.com/gemkit/gemkit/internal/workspaceintel"
 )
@@ -193,7 +193,7 @@ func TestRunnerClosesRuntimeDirs(t *testing.T) {
 	for _, env := range []struct{ rt, tmp string }{{"", ""}, {t.TempDir(), ""}, {"", t.TempDir()}} {
 		t.Setenv("XDG_RUNTIME_DIR", env.rt)
 		t.Setenv("TMPDIR", env.tmp)
-		dir, err := lspbroker.Dir()
+		dir, err := gemkitdir.MakeRuntime()
 		if err != nil {
 			t.Fatal(err)
 		}

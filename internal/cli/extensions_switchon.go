@@ -13,7 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/permission"
-	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/progsearch"
 )
 
 // The switch itself (gemkit extensions sandbox NAME): an extension's
@@ -273,7 +273,7 @@ func (r *switchOnRun) checkServable() error {
 		// starts it.
 		if err := extmcp.Check(r.ext, s, r.w, r.handed, r.plan.pins, r.ext.Dir, r.a.environ()); err != nil {
 			cannot = append(cannot, fmt.Sprintf("its MCP server %s would not start: %v", extension.Printable(s), err))
-			var nf *sandbox.NotFoundError
+			var nf *progsearch.NotFoundError
 			if errors.As(err, &nf) {
 				notFound++
 				if p := extension.Printable(nf.Program); !slices.Contains(missing, p) {

@@ -40,11 +40,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/hookout"
-	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 	"github.com/gemkit/gemkit/internal/shell"
@@ -111,7 +112,7 @@ var hookVarRefs = sync.OnceValue(func() []*regexp.Regexp {
 // Command is the command line the hook runs through bash -c: its
 // command with the variables replaced as Gemini CLI replaces them.
 func (h *Hook) Command() string {
-	env := envMap(h.Environ)
+	env := envmap.Of(h.Environ)
 	vars := extension.Variables{ExtensionPath: h.Dir, WorkspacePath: h.Workspace}
 	cmd := h.Hook.Hydrated(h.Hook.Command, vars, h.Settings)
 	refs := hookVarRefs()
@@ -129,7 +130,7 @@ func (h *Hook) Command() string {
 // temporary folder is tmp (also its HOME).
 func (h *Hook) Env(tmp string) []string {
 	out := map[string]string{}
-	for k, v := range envMap(h.Environ) {
+	for k, v := range envmap.Of(h.Environ) {
 		if safeEnv[k] {
 			out[k] = v
 		}
@@ -172,7 +173,7 @@ func (h *Hook) Env(tmp string) []string {
 // Policy is the hook's sandbox policy, for the run's private temporary
 // folder tmp: the hook profile, widened by h.Widening.
 func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
-	env := envMap(h.Environ)
+	env := envmap.Of(h.Environ)
 	home := env["HOME"]
 	if !filepath.IsAbs(home) {
 		var err error
@@ -184,9 +185,8 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 	// gemkit's runtime folders (the code-intelligence brokers' and the
 	// hooks' warm sandboxes' sockets) are among the closed ones, as for
 	// every sandboxed process (permission.ClosedPaths).
-	closed := permission.ClosedInputs{Home: home, ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] }}
+	closed := permission.ClosedOf(env.Get)
+	closed.Home = home
 	pol := sandbox.Policy{
 		Read: permission.AccessWorkspace, Write: permission.AccessNone,
 		Workspace: h.Workspace, Home: home, ExtensionDir: h.Dir, TempDir: tmp,
@@ -206,20 +206,16 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 	// The shell, and the program the command starts first, found where
 	// a server's would be (never in the workspace), read as runtimes
 	// wherever they are installed.
-	look := langserver.SearchLook(env["PATH"], distrusted)
+	look := progsearch.Look(env["PATH"], distrusted)
 	var runtime []string
 	add := func(p string) {
-		real := realPath(p)
-		if fsutil.Within(realPath(h.Dir), real) {
+		real := fsutil.RealPath(p)
+		if fsutil.Within(fsutil.RealPath(h.Dir), real) {
 			return
 		}
-		runtime = append(runtime, langserver.Prefix(real))
-		if in := langserver.Interpreter(real); in != "" {
-			if filepath.IsAbs(in) {
-				runtime = append(runtime, langserver.Prefix(realPath(in)))
-			} else if p, err := look(in); err == nil {
-				runtime = append(runtime, langserver.Prefix(realPath(p)))
-			}
+		runtime = append(runtime, progsearch.Prefix(real))
+		if in := progsearch.InterpreterAt(real, look); in != "" {
+			runtime = append(runtime, progsearch.Prefix(in))
 		}
 	}
 	if p, err := look("bash"); err == nil {
@@ -235,7 +231,7 @@ func (h *Hook) Policy(tmp string) (sandbox.Policy, error) {
 		}
 	}
 	pol.RuntimePaths = slices.DeleteFunc(runtime, func(r string) bool {
-		if r == "" || r == "/" || fsutil.Within(realPath(home), r) {
+		if r == "" || r == "/" || fsutil.Within(fsutil.RealPath(home), r) {
 			return true
 		}
 		for _, c := range pol.Protected {
@@ -358,7 +354,7 @@ func (h *Hook) run(ctx context.Context, l *sandbox.Launcher, stdin io.Reader, st
 	if err != nil {
 		return Result{}, err
 	}
-	bash, err := langserver.SearchLook(envMap(h.Environ)["PATH"], permission.Untrusted(h.Workspace, envMap(h.Environ)["HOME"], nil))("bash")
+	bash, err := progsearch.Look(envmap.Of(h.Environ)["PATH"], permission.Untrusted(h.Workspace, envmap.Of(h.Environ)["HOME"], nil))("bash")
 	if err != nil {
 		return Result{}, fmt.Errorf("no bash to run the hook with: %w", err)
 	}
@@ -425,21 +421,4 @@ func quote(s string) string {
 		return ""
 	}
 	return shell.Quote(s)
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }

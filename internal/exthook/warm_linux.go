@@ -63,7 +63,7 @@ func (c *claimant) close() {
 // serves only the run whose identity is id (hookclient.Identity): the
 // socket's name is a digest of it that anyone could match.
 func receive(conn *net.UnixConn, id []byte) (*claimant, error) {
-	if err := samePeer(conn); err != nil {
+	if err := proc.SameUser(conn); err != nil {
 		return nil, err
 	}
 	if err := unconfinedPeer(conn); err != nil {
@@ -117,37 +117,6 @@ func receive(conn *net.UnixConn, id []byte) (*claimant, error) {
 		stdout: os.NewFile(uintptr(fds[1]), "hook-stdout"), stderr: os.NewFile(uintptr(fds[2]), "hook-stderr")}, nil
 }
 
-// peerCred is conn's peer's credentials as the kernel took them when it
-// connected, or listened (SO_PEERCRED).
-func peerCred(conn *net.UnixConn) (*unix.Ucred, error) {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return nil, err
-	}
-	if cerr != nil {
-		return nil, fmt.Errorf("the peer's credentials: %w", cerr)
-	}
-	return cred, nil
-}
-
-// samePeer refuses a peer that runs as another user (SO_PEERCRED: its
-// credentials when it connected, or listened).
-func samePeer(conn *net.UnixConn) error {
-	cred, err := peerCred(conn)
-	if err != nil {
-		return err
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("the peer runs as uid %d, not as this user (uid %d)", cred.Uid, os.Getuid())
-	}
-	return nil
-}
-
 // unconfinedPeer refuses a peer in another mount namespace than the
 // server's: every sandboxed process with its own root is, and gemkit's
 // hook, started by Gemini CLI where the server's first run was, is not.
@@ -156,15 +125,15 @@ func samePeer(conn *net.UnixConn) error {
 // whatever a person widened. The pid is the peer's when it connected;
 // one that has gone since fails the check.
 func unconfinedPeer(conn *net.UnixConn) error {
-	cred, err := peerCred(conn)
+	cred, err := proc.Peer(conn)
 	if err != nil {
-		return err
+		return fmt.Errorf("the peer's credentials: %w", err)
 	}
 	mine, err := proc.MountNS(0)
 	if err != nil {
 		return err
 	}
-	theirs, err := proc.MountNS(int(cred.Pid))
+	theirs, err := proc.MountNS(cred.PID)
 	if err != nil {
 		return fmt.Errorf("the peer's mount namespace: %w", err)
 	}

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/hookclient"
-	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/proc"
 	"golang.org/x/sys/unix"
 )
@@ -25,8 +25,8 @@ import (
 // runtime folder of this user ($XDG_RUNTIME_DIR/gemkit, else
 // gemkit-<uid> in the temporary folder), made 0700 and refused when it
 // is a link, another user's, or open to others; every folder it may be
-// is closed to every tool (lspbroker.Dirs, permission).
-func WarmDir() (string, error) { return lspbroker.Dir() }
+// is closed to every tool (gemkitdir.MakeRuntime, permission).
+func WarmDir() (string, error) { return gemkitdir.MakeRuntime() }
 
 // WarmSocket is the socket of the warm sandbox with key in dir.
 func WarmSocket(dir, key string) string { return hookclient.Socket(dir, key) }
@@ -207,7 +207,7 @@ func WarmRun(ctx context.Context, dir string, id []byte, stdin, stdout, stderr *
 	}
 	defer conn.Close()
 	defer context.AfterFunc(ctx, func() { conn.Close() })()
-	if err := samePeer(conn); err != nil {
+	if err := proc.SameUser(conn); err != nil {
 		return 0, "", fmt.Errorf("%w: %v", ErrNoWarm, err)
 	}
 	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 )
@@ -101,7 +102,7 @@ func (m *Manager) capsPath() (string, error) {
 	if m.cfg.Capabilities != "" {
 		return m.cfg.Capabilities, nil
 	}
-	return CapabilitiesPath(envMap(m.cfg.Environ))
+	return CapabilitiesPath(envmap.Of(m.cfg.Environ))
 }
 
 // readCaps reads the capabilities file, by Spec.capsKey; a missing or

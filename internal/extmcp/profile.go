@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -57,7 +58,7 @@ func BuildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []s
 // place of its extension's folder (gemkit's copy of it as agreed to;
 // "" for none), its program read there.
 func buildProfile(sp Spec, ws, dataRoot string, environ []string, extFolders []string, shown string) (Profile, error) {
-	env := envMap(environ)
+	env := envmap.Of(environ)
 	home := env["HOME"]
 	data := filepath.Join(dataRoot, sp.Extension)
 	sp2, err := sandbox.NewServerProfile(sandbox.ServerSetup{
@@ -170,16 +171,6 @@ func openData(closed []string, data string) []string {
 		}
 	}
 	return out
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // hand hands the server the credentials files of sp's kinds that the

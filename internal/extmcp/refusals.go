@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -414,7 +415,7 @@ func (m *Manager) dataFolder(ext string) string {
 	root := m.cfg.DataRoot
 	if root == "" {
 		var err error
-		if root, err = DataRoot(envMap(m.cfg.Environ)); err != nil {
+		if root, err = DataRoot(envmap.Of(m.cfg.Environ)); err != nil {
 			return ""
 		}
 	}
@@ -456,7 +457,7 @@ func (m *Manager) keepRefusal(r Refusal) error {
 	path := m.cfg.Refusals
 	if path == "" {
 		var err error
-		if path, err = RefusalsPath(envMap(m.cfg.Environ)); err != nil {
+		if path, err = RefusalsPath(envmap.Of(m.cfg.Environ)); err != nil {
 			return err
 		}
 	}

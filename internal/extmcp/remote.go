@@ -13,10 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/permission"
-	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
@@ -126,7 +126,7 @@ func (s *server) remoteClient(refusal *atomic.Pointer[reachError]) (*http.Client
 	port, _ := strconv.Atoi(origin[strings.LastIndex(origin, ":")+1:])
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	allowed := s.allowedByName(host, port)
-	closedIn := sandbox.ClosedInputs(envMap(s.m.cfg.Environ))
+	closedIn := permission.ClosedOf(envmap.Of(s.m.cfg.Environ).Get)
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {

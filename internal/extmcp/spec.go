@@ -23,6 +23,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/disclosure"
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -444,11 +445,11 @@ func Check(ext *extension.Extension, server string, w extension.Widening, handed
 		return nil
 	}
 	sp.Widening, sp.Handed = extension.ServerGrant(ext.Manifest).Union(w), handed
-	root, err := DataRoot(envMap(environ))
+	root, err := DataRoot(envmap.Of(environ))
 	if err != nil {
 		return err
 	}
-	folders, err := extension.EnvFolders(envMap(environ))
+	folders, err := extension.EnvFolders(envmap.Of(environ))
 	if err != nil {
 		return fmt.Errorf("listing the extensions, whose folders a server finds read-only: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/mcpclient"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -125,13 +126,13 @@ func (s *server) startStdio(ctx context.Context, v *verdict) (*running, error) {
 	root := cfg.DataRoot
 	if root == "" {
 		var err error
-		if root, err = DataRoot(envMap(cfg.Environ)); err != nil {
+		if root, err = DataRoot(envmap.Of(cfg.Environ)); err != nil {
 			return nil, fmt.Errorf("%s is not started: %w", s.who(), err)
 		}
 	}
 	list := cfg.ExtensionFolders
 	if list == nil {
-		list = func() ([]string, error) { return extension.EnvFolders(envMap(cfg.Environ)) }
+		list = func() ([]string, error) { return extension.EnvFolders(envmap.Of(cfg.Environ)) }
 	}
 	folders, err := list()
 	if err != nil {

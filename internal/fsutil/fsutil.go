@@ -1,6 +1,6 @@
 // Package fsutil holds the file-system helpers several gemkit packages
 // share, so that each rule is written once: whether a path lies inside a
-// folder, and how a file is replaced atomically.
+// folder, a path's real name, and how a file is replaced atomically.
 package fsutil
 
 import (
@@ -44,4 +44,16 @@ func Within(dir, p string) bool {
 func StrictlyWithin(dir, p string) bool {
 	r, ok := Rel(dir, p)
 	return ok && r != "."
+}
+
+// RealPath is p with its symbolic links resolved; a path that does not
+// resolve (it does not exist, or a link on the way leads nowhere) stays
+// as it is, cleaned. It is what the sandbox's profiles and the
+// permission checks compare folders by, so that a folder reached through
+// a link is the folder itself.
+func RealPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
 }

@@ -133,3 +133,23 @@ func TestWithinAbsolute(t *testing.T) {
 		t.Errorf("Within allocates %v times per call", n)
 	}
 }
+
+// TestRealPath: links are resolved, and a path that does not resolve
+// stays as written, cleaned.
+func TestRealPath(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link"))
+	for in, want := range map[string]string{
+		filepath.Join(dir, "link"):              filepath.Join(dir, "real"),
+		dir + "/link/../real/./":                filepath.Join(dir, "real"),
+		filepath.Join(dir, "missing") + "/a/..": filepath.Join(dir, "missing"),
+	} {
+		if got := RealPath(in); got != want {
+			t.Errorf("RealPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

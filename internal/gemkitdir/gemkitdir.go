@@ -1,7 +1,7 @@
 // Package gemkitdir names the folders gemkit keeps its own files in, each
 // computed here once: the permission checks close them to every tool
 // (internal/permission), and the packages that write in them (config,
-// extension, extmcp, pkgrun, langserver, lspbroker, the sandbox's
+// extension, extmcp, pkgrun, langserver, lspbroker, exthook, the sandbox's
 // placeholder locks, `gemkit mcp`'s token) ask here where they are, so
 // that what is closed is what is written. The agents' folders (~/.gemini,
 // ~/.claude, ~/.qwen) are the agents table's, in ide. This package stands
@@ -20,13 +20,15 @@
 //   - cache: gemkit/ in the user's cache folder (the language servers'
 //     private caches);
 //   - runtime: $XDG_RUNTIME_DIR/gemkit, else gemkit-<uid> in the
-//     temporary folder (the code-intelligence brokers).
+//     temporary folder (the code-intelligence brokers' and the warm
+//     hooks' sockets), which MakeRuntime makes and checks.
 package gemkitdir
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/gemkitdir/runtimedir"
@@ -85,6 +87,20 @@ func InGeminiHome(home string) string {
 // Servers is where gemkit's servers record their secret files, in
 // Gemini CLI's folder gemini: gemini/gemkit/servers.
 func Servers(gemini string) string { return filepath.Join(InGemini(gemini), "servers") }
+
+// TempServers is where gemkit's servers of user uid record their secret
+// files when the account has no home folder of its own:
+// /tmp/gemkit-<uid>/servers, in the runtime folder /tmp gives
+// (TempRuntime).
+func TempServers(uid int) string { return filepath.Join(TempRuntime("/tmp", uid), "servers") }
+
+// TempPlaceholders is the folder of the sandbox's placeholder locks of
+// user uid when the account's home folder cannot hold them (none, or
+// one it may not write): /tmp/gemkit-placeholders-<uid>, the same for
+// every gemkit process of the user.
+func TempPlaceholders(uid int) string {
+	return filepath.Join("/tmp", Name+"-placeholders-"+strconv.Itoa(uid))
+}
 
 // Cache is gemkit's cache folder: gemkit in os.UserCacheDir
 // ($XDG_CACHE_HOME or ~/.cache on Linux).

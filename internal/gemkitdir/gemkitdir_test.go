@@ -17,6 +17,8 @@ func TestFolders(t *testing.T) {
 		{Servers("/g/.gemini"), "/g/.gemini/gemkit/servers"},
 		{Runtime("/run/user/7"), "/run/user/7/gemkit"},
 		{TempRuntime("/tmp", 7), "/tmp/gemkit-7"},
+		{TempServers(7), "/tmp/gemkit-7/servers"},
+		{TempPlaceholders(7), "/tmp/gemkit-placeholders-7"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)

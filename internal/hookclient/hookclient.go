@@ -191,8 +191,8 @@ func hexString(b []byte) string {
 func Socket(dir, key string) string { return dir + "/hook-" + key + ".sock" }
 
 // Dir is the folder of the warm sandboxes' sockets as this process's
-// environment names it (lspbroker.Dir, which makes it, is the same
-// folder): gemkit's runtime folder of this user (runtimedir.For, which
+// environment names it (gemkitdir.MakeRuntime, which makes it, is the
+// same folder): gemkit's runtime folder of this user (runtimedir.For, which
 // imports nothing that Go initializes late, as gemkitdir's
 // path/filepath would be: see init).
 func Dir() string {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/gemkit/gemkit/internal/proc/peercred"
 )
 
 // init hands a run of `gemkit extensions hook` to its warm sandbox, if
@@ -72,7 +74,7 @@ func Run(args []string) (code int, ok bool) {
 }
 
 // private says whether dir is a folder of this user's that no one else
-// may enter (lspbroker.Dir makes it so; a client only finds it).
+// may enter (gemkitdir.MakeRuntime makes it so; a client only finds it).
 func private(dir string) bool {
 	var st syscall.Stat_t
 	if err := syscall.Lstat(dir, &st); err != nil {
@@ -102,8 +104,8 @@ func run(path string, id []byte) (code int, refused string, err error) {
 	if err != nil {
 		return 0, "", errNotTaken
 	}
-	cred, err := syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	if err != nil || int(cred.Uid) != os.Getuid() {
+	cred, err := peercred.FD(fd)
+	if err != nil || cred.UID != os.Getuid() {
 		return 0, "", errNotTaken
 	}
 	rights := syscall.UnixRights(0, 1, 2)

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemkit/gemkit/internal/lspbroker"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
 // TestDir: the client looks for warm sandboxes in the folder their
-// servers make (lspbroker.Dir), whatever the environment names, clean
+// servers make (gemkitdir.MakeRuntime), whatever the environment names, clean
 // or not.
 func TestDir(t *testing.T) {
 	for _, tc := range []struct {
@@ -26,7 +26,7 @@ func TestDir(t *testing.T) {
 		for k, v := range tc.env {
 			t.Setenv(k, v)
 		}
-		want, err := lspbroker.Dir()
+		want, err := gemkitdir.MakeRuntime()
 		if err != nil {
 			t.Fatal(err)
 		}

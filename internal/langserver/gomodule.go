@@ -17,6 +17,7 @@ import (
 	"golang.org/x/mod/module"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -148,7 +149,7 @@ func (p *Pool) moduleFix(s Server, file string, ds []codeintel.Diagnostic) strin
 	if err != nil {
 		return ""
 	}
-	cache := goModCache(envMap(p.env))
+	cache := goModCache(envmap.Of(p.env))
 	dir := filepath.Dir(gomod)
 	var mods, named []string
 	var sum []byte

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/wswatch"
 )
@@ -285,7 +286,7 @@ func find(table []Server, look LookPath, cfgPath, path string) (choice, error) {
 		}
 		fmt.Fprintf(&b, "%s", s.Command[0])
 		install := s.Install
-		var nf *sandbox.NotFoundError
+		var nf *progsearch.NotFoundError
 		var mc *MissingComponentError
 		switch _, err := look(s.Command[0]); {
 		case errors.As(err, &nf) && nf.Skipped != "":

@@ -13,11 +13,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/lspclient"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
 
@@ -70,42 +72,25 @@ func untrusted(ws string, env map[string]string) []string {
 	out := permission.Untrusted(ws, env["HOME"], nil)
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if v := env[k]; filepath.IsAbs(v) {
-			out = append(out, realPath(v))
+			out = append(out, fsutil.RealPath(v))
 		}
 	}
 	return out
 }
 
 // Look is how the Pool of the workspace ws finds its servers' programs,
-// in the environment environ: SearchLook, and a rustup proxy whose
+// in the environment environ: searchLook, and a rustup proxy whose
 // component is missing is not found (RustupLook).
 func Look(ws string, environ []string) LookPath {
-	env := envMap(environ)
-	return RustupLook(SearchLook(env["PATH"], untrusted(ws, env)), ws, environ)
+	env := envmap.Of(environ)
+	return RustupLook(searchLook(env["PATH"], untrusted(ws, env)), ws, environ)
 }
 
-// SearchLook finds a program on the part of path a server may start
-// programs from (permission.SearchPath): never in the workspace or a
+// searchLook finds a program on the part of path a server may start
+// programs from (progsearch.Look): never in the workspace or a
 // virtualenv.
-func SearchLook(path string, distrusted []string) LookPath {
-	return LookPath(sandbox.LookServer(path, distrusted))
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
+func searchLook(path string, distrusted []string) LookPath {
+	return LookPath(progsearch.Look(path, distrusted))
 }
 
 // cacheRoot is the folder of the servers' private caches: the user's
@@ -139,13 +124,6 @@ func ownInstall(real string) string {
 	return dir
 }
 
-// Interpreter is the program a script's "#!" line names
-// (sandbox.Interpreter).
-func Interpreter(path string) string { return sandbox.Interpreter(path) }
-
-// Prefix is the installation a program belongs to (sandbox.Prefix).
-func Prefix(real string) string { return sandbox.Prefix(real) }
-
 // buildProfile is the profile of server s, whose command was found at
 // path, for the workspace ws, from the person's environment environ.
 func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profile, error) {
@@ -160,8 +138,8 @@ func buildProfile(s Server, path, ws, cacheBase string, environ []string) (profi
 // answers and the sandbox hold one list; working it out runs nothing and
 // makes no folder.
 func ReadRoots(table []Server, ws string, environ []string) []string {
-	env := envMap(environ)
-	look := SearchLook(env["PATH"], untrusted(ws, env))
+	env := envmap.Of(environ)
+	look := searchLook(env["PATH"], untrusted(ws, env))
 	var roots []string
 	for _, s := range table {
 		if s.Disabled || len(s.Command) == 0 {
@@ -186,10 +164,10 @@ func ReadRoots(table []Server, ws string, environ []string) []string {
 // server's is (sandbox.NewServerProfile), with the toolchain's folders
 // and environment.
 func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool) (profile, error) {
-	env := envMap(environ)
+	env := envmap.Of(environ)
 	home := env["HOME"]
 	distrusted := untrusted(ws, env)
-	real := realPath(path)
+	real := fsutil.RealPath(path)
 	own := ownInstall(real)
 	if cacheBase == "" {
 		var err error
@@ -209,7 +187,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 	if err != nil {
 		return profile{}, err
 	}
-	t := &toolchainEnv{s: s, sp: sp, env: env, out: map[string]string{}, look: SearchLook(env["PATH"], distrusted), mk: mk}
+	t := &toolchainEnv{s: s, sp: sp, env: env, out: map[string]string{}, look: searchLook(env["PATH"], distrusted), mk: mk}
 	for k, v := range env {
 		if serverEnv[k] || strings.HasPrefix(k, "GO") && !goSet[k] {
 			t.out[k] = v
@@ -236,7 +214,7 @@ func makeProfile(s Server, path, ws, cacheBase string, environ []string, mk bool
 	sp.Hosts = s.AllowedHosts
 	// A read root that holds or lies in a closed folder is left out.
 	sp.Finish()
-	if own == "/" || home != "" && fsutil.Within(own, realPath(home)) {
+	if own == "/" || home != "" && fsutil.Within(own, fsutil.RealPath(home)) {
 		return profile{}, fmt.Errorf("its installation %s would open all of %s to it; install it in a folder of its own", own, home)
 	}
 	for _, c := range sp.Closed {
@@ -267,8 +245,8 @@ func (t *toolchainEnv) program(name string) string {
 	if err != nil {
 		return ""
 	}
-	r := realPath(p)
-	t.sp.Read(Prefix(r))
+	r := fsutil.RealPath(p)
+	t.sp.Read(progsearch.Prefix(r))
 	return r
 }
 
@@ -288,9 +266,9 @@ func (t *toolchainEnv) sub(name string) string {
 // server's.
 func (t *toolchainEnv) goEnv() {
 	if gobin := t.program("go"); gobin != "" {
-		goroot := Prefix(gobin)
+		goroot := progsearch.Prefix(gobin)
 		if v := t.env["GOROOT"]; filepath.IsAbs(v) {
-			goroot = realPath(v)
+			goroot = fsutil.RealPath(v)
 			t.sp.Read(goroot)
 		}
 		t.out["GOROOT"] = goroot
@@ -310,7 +288,7 @@ func (t *toolchainEnv) goEnv() {
 		// module and answer as if the workspace declared nothing.
 		t.out["GOPROXY"] = "off"
 		if modcache != "" {
-			modcache = realPath(modcache)
+			modcache = fsutil.RealPath(modcache)
 			t.sp.Read(modcache)
 		}
 		t.out["GOMODCACHE"] = modcache
@@ -325,7 +303,7 @@ func (t *toolchainEnv) goEnv() {
 			proxy = "https://proxy.golang.org,direct"
 		}
 		if modcache != "" {
-			dl := filepath.Join(realPath(modcache), "cache", "download")
+			dl := filepath.Join(fsutil.RealPath(modcache), "cache", "download")
 			t.sp.Read(dl)
 			proxy = "file://" + dl + "," + proxy
 		}
@@ -345,7 +323,7 @@ func (t *toolchainEnv) rustEnv(home string) {
 		}
 		if filepath.IsAbs(dir) {
 			t.out[v.key] = dir
-			t.sp.Read(realPath(dir))
+			t.sp.Read(fsutil.RealPath(dir))
 		}
 	}
 	t.out["CARGO_TARGET_DIR"] = t.sub("cargo-target")

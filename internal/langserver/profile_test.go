@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/envmap"
 )
 
 // The Go profile: no network means GOPROXY=off and the person's module
@@ -43,7 +45,7 @@ func TestGoplsProfile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := envMap(pr.env)
+			env := envmap.Of(pr.env)
 			want := map[string]string{
 				"HOME": filepath.Join(cache, "gopls", "home"), "GOCACHE": filepath.Join(cache, "gopls", "go-build"),
 				"GOROOT": filepath.Join(goBin, "go"), "GOTOOLCHAIN": "local", "GOENV": "off",
@@ -95,7 +97,7 @@ func TestGoplsProfileLinkedModCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := envMap(pr.env)["GOMODCACHE"]; got != real {
+	if got := envmap.Of(pr.env)["GOMODCACHE"]; got != real {
 		t.Errorf("GOMODCACHE = %q, want the real path %q", got, real)
 	}
 	if !slices.Contains(pr.reads, real) {

@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/gemkit/gemkit/internal/envmap"
 )
 
 // MissingComponentError is a server's program found on PATH that is
@@ -43,7 +45,7 @@ func (e *MissingComponentError) Error() string {
 // ws (with the environment environ) is not found, a
 // *MissingComponentError saying how to add it.
 func RustupLook(look LookPath, ws string, environ []string) LookPath {
-	env := envMap(environ)
+	env := envmap.Of(environ)
 	return func(file string) (string, error) {
 		p, err := look(file)
 		if err != nil || !isRustupProxy(p) {

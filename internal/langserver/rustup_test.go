@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/envmap"
 )
 
 // rustupLayout is a fake rustup installation: cargo/bin/rustup (a
@@ -170,7 +171,7 @@ func TestRustupHostTriple(t *testing.T) {
 func TestRustupOverride(t *testing.T) {
 	l := rustupLayout{link: symlink, toolchains: map[string]bool{"stable-" + host: true, "nightly-" + host: false}}
 	ws, environ := l.make(t)
-	settings := filepath.Join(envMap(environ)["RUSTUP_HOME"], "settings.toml")
+	settings := filepath.Join(envmap.Of(environ)["RUSTUP_HOME"], "settings.toml")
 	write(t, settings, "default_toolchain = \"stable-"+host+"\"\n\n[overrides]\n"+strconv.Quote(filepath.Dir(ws))+" = \"nightly-"+host+"\"\n", 0o644)
 	err := Check(Builtin(), Look(ws, environ), "", filepath.Join(ws, "lib.rs"))
 	if want := "rustup component add rust-analyzer --toolchain nightly-" + host; err == nil || !strings.Contains(err.Error(), want) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gemkit/gemkit/ide"
 	"github.com/gemkit/gemkit/internal/codeintel"
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/jsonrpc"
 	"github.com/gemkit/gemkit/internal/lspclient"
 )
@@ -193,7 +194,7 @@ func (p *Pool) loadFix(loadErr string) string {
 	if loadErr == "" || !strings.Contains(loadErr, "GOPROXY=off") {
 		return ""
 	}
-	cache := goModCache(envMap(p.env))
+	cache := goModCache(envmap.Of(p.env))
 	if cache == "" {
 		return noModCacheFix(p.ws)
 	}

@@ -165,7 +165,7 @@ func TestCheckSkipped(t *testing.T) {
 			"pyright-langserver — install it with: npm install -g pyright"},
 	}
 	for _, c := range cases {
-		err := Check(Builtin(), SearchLook(c.env["PATH"], untrusted(ws, c.env)), "", file)
+		err := Check(Builtin(), searchLook(c.env["PATH"], untrusted(ws, c.env)), "", file)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v\nwant %q in it", c.name, err, c.want)
 		}

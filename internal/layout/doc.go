@@ -20,4 +20,12 @@
 // One name per fact: gemkit's folders and the agents' are spelled in one
 // place each (TestOneNamePerFact), and /proc's files are read and parsed
 // in internal/proc alone (TestProcReadInProc).
+//
+// One home per fact: what every sandboxed process's profile needs (an
+// environment as a map, a path's real name, program search, the private
+// folder rule, the runtime folder, a socket's peer, the closed inputs
+// and their temporary folders, gemkit's folders in /tmp) is written in
+// one function, and no other function of the tree has its code
+// (TestOneHomePerFact); the hooks' and the installs' packages reach
+// neither langserver nor lspbroker (TestNoBorrowedRooms).
 package layout

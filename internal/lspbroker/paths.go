@@ -3,36 +3,14 @@ package lspbroker
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
-// Dir is the private folder of this user's broker sockets and logs:
-// $XDG_RUNTIME_DIR/gemkit, else gemkit-<uid> in the temporary folder. It
-// is made 0700, and refused when it is a link, another user owns it, or
-// others may enter it. Every folder it may be (Dirs) is closed to tools,
-// and what is opened in it is opened without following links
-// (OpenLog, lockFile).
-func Dir() (string, error) {
-	dir := pick(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir())
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("the code intelligence folder: %w", err)
-	}
-	if err := checkPrivate(dir); err != nil {
-		return "", err
-	}
-	return dir, nil
-}
-
-// pick is the broker folder for a runtime folder (XDG_RUNTIME_DIR, "" when
-// unset) and a temporary folder.
-func pick(runtime, tmp string) string { return gemkitdir.RuntimeFor(runtime, tmp, os.Getuid()) }
-
 // Dirs are every folder a gemkit process of this user may take as its
-// broker folder, whatever its environment (gemkitdir.RuntimeDirs of the
+// broker folder (gemkitdir.MakeRuntime), whatever its environment (gemkitdir.RuntimeDirs of the
 // runtime folders named by runtimes and this process's, and of the
 // temporary folders tmps and os.TempDir): the folders closed to every
 // sandboxed process, since the sockets, locks and logs in them are

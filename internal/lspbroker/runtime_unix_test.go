@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
 )
 
@@ -142,13 +143,16 @@ func TestLogEscapesWhatToolsChose(t *testing.T) {
 	}
 }
 
-// TestDirsCoverDir: every folder Dir may take is among Dirs, whatever
-// the environment (the folders closed to tools).
+// TestDirsCoverDir: every folder gemkitdir.MakeRuntime may take is
+// among Dirs, whatever the environment (the folders closed to tools).
 func TestDirsCoverDir(t *testing.T) {
 	for _, env := range []struct{ rt, tmp string }{{"", ""}, {t.TempDir(), ""}, {"", t.TempDir()}, {"relative", "/" + strings.Repeat("x", 70)}} {
 		t.Setenv("XDG_RUNTIME_DIR", env.rt)
 		t.Setenv("TMPDIR", env.tmp)
-		want := pick(env.rt, os.TempDir())
+		want, err := gemkitdir.MakeRuntime()
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Setenv("XDG_RUNTIME_DIR", "")
 		t.Setenv("TMPDIR", "")
 		found := false

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // gitVar is one variable of a git configuration file: section and key in
@@ -291,7 +293,7 @@ func gitPaths(repo, home string, getenv func(string) string) []Guarded {
 				return
 			}
 			if _, err := os.Lstat(parent); err == nil {
-				out = append(out, Guarded{Path: filepath.Join(real(parent), filepath.Base(q)), Dir: dir || q != p, Kind: kind})
+				out = append(out, Guarded{Path: filepath.Join(fsutil.RealPath(parent), filepath.Base(q)), Dir: dir || q != p, Kind: kind})
 				return
 			}
 		}

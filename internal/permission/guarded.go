@@ -297,10 +297,10 @@ func ProtectedPaths(in GuardInputs) []Guarded {
 	}
 	var ws, home string
 	if filepath.IsAbs(in.Workspace) {
-		ws = real(in.Workspace)
+		ws = fsutil.RealPath(in.Workspace)
 	}
 	if filepath.IsAbs(in.Home) {
-		home = real(in.Home)
+		home = fsutil.RealPath(in.Home)
 	}
 	lifted := func(name string) bool { return slices.Contains(in.Lifted, name) }
 	if ws != "" {
@@ -411,7 +411,7 @@ func ProtectedPaths(in GuardInputs) []Guarded {
 		if !filepath.IsAbs(f) {
 			continue
 		}
-		for d := filepath.Dir(real(f)); ; d = filepath.Dir(d) {
+		for d := filepath.Dir(fsutil.RealPath(f)); ; d = filepath.Dir(d) {
 			nm := filepath.Join(d, "node_modules")
 			if !(lifted("node_modules") && ws != "" && fsutil.Within(ws, nm)) {
 				add(nm, true, KindPackages)
@@ -441,13 +441,13 @@ func gitFolders(worktree string) (gitdir, common string) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(worktree, p)
 	}
-	gitdir = real(p)
+	gitdir = fsutil.RealPath(p)
 	if b, err := readIn(gitdir, "commondir", 4096); err == nil {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitdir, c)
 		}
-		common = real(c)
+		common = fsutil.RealPath(c)
 	}
 	return gitdir, common
 }

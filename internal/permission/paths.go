@@ -9,19 +9,10 @@ import (
 	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
 
-// real resolves the symlinks of p; a path that does not resolve stays as
-// it is, cleaned.
-func real(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
-}
-
 // WithinAny reports whether path, or the folder it resolves to, is inside
 // one of roots (resolved folders).
 func WithinAny(roots []string, path string) (string, bool) {
-	for _, p := range []string{filepath.Clean(path), real(path)} {
+	for _, p := range []string{filepath.Clean(path), fsutil.RealPath(path)} {
 		for _, r := range roots {
 			if r != "" && fsutil.Within(r, p) {
 				return r, true
@@ -67,7 +58,7 @@ func WritableRoots(w Access, workspace, home string) []string {
 		roots = []string{workspace}
 	}
 	for i, d := range roots {
-		roots[i] = real(d)
+		roots[i] = fsutil.RealPath(d)
 	}
 	return roots
 }
@@ -81,10 +72,10 @@ func WritableRoots(w Access, workspace, home string) []string {
 // system's folders cannot all be distrusted, and a tool that may write
 // them as root has been trusted with the machine.
 func Untrusted(workspace, home string, writes []Access) []string {
-	out := []string{real(workspace)}
+	out := []string{fsutil.RealPath(workspace)}
 	for _, w := range writes {
 		if w == AccessHome || w == AccessFull {
-			if h := real(home); h != "" && h != "/" {
+			if h := fsutil.RealPath(home); h != "" && h != "/" {
 				out = append(out, h)
 			}
 			break
@@ -132,6 +123,20 @@ type ClosedInputs struct {
 	// CredentialPaths); nil reads none (the default places are closed
 	// anyway).
 	Getenv func(string) string
+}
+
+// ClosedOf are the ClosedInputs of the person's environment getenv:
+// its home folder ($HOME), its config folder ($XDG_CONFIG_HOME), the
+// temporary folders whose gemini/ide may hold a companion's discovery
+// file ($TMPDIR, $TMP and $TEMP, this process's os.TempDir() and /tmp:
+// the one list of them), and getenv for the variables that move other
+// programs' credentials. Every kind of sandboxed process's profile
+// closes what these name; a caller sets only what it knows better (the
+// home folder it resolved, more folders to close).
+func ClosedOf(getenv func(string) string) ClosedInputs {
+	return ClosedInputs{Home: getenv("HOME"), ConfigDir: getenv("XDG_CONFIG_HOME"),
+		TempDirs: []string{getenv("TMPDIR"), getenv("TMP"), getenv("TEMP"), os.TempDir(), "/tmp"},
+		Getenv:   getenv}
 }
 
 // envs are the environments whose places are closed: this process's,

@@ -183,3 +183,16 @@ func TestProtectedPathsByKind(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedOf: the closed inputs of an environment are its home and
+// config folders and every temporary folder a companion's discovery
+// file may lie in: the person's three variables, this process's
+// os.TempDir() and /tmp.
+func TestClosedOf(t *testing.T) {
+	t.Setenv("TMPDIR", "/own")
+	env := map[string]string{"HOME": "/h", "XDG_CONFIG_HOME": "/c", "TMPDIR": "/t1", "TMP": "/t2", "TEMP": "/t3", "KUBECONFIG": "/k"}
+	in := ClosedOf(func(k string) string { return env[k] })
+	if in.Home != "/h" || in.ConfigDir != "/c" || !slices.Equal(in.TempDirs, []string{"/t1", "/t2", "/t3", "/own", "/tmp"}) || in.Getenv("KUBECONFIG") != "/k" {
+		t.Errorf("ClosedOf = %+v", in)
+	}
+}

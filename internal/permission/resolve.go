@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // Where is what a tool's policy is resolved against on this machine: the
@@ -67,7 +69,7 @@ func Resolve(p Policy, w Where) Resolved {
 	if p.Read.Effective() != AccessNone || p.Write.Effective() != AccessNone {
 		w.Closed.Writers = append(w.Closed.Writers, w.Locator.Writers()...)
 	}
-	own := real(w.OwnFolder)
+	own := fsutil.RealPath(w.OwnFolder)
 	// The kinds of credentials the manifest names are reopened: their
 	// paths, unless another kind closes the same path.
 	reopened := map[string]bool{}

@@ -6,7 +6,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -117,7 +116,7 @@ func RecordDirs(env Env) []string {
 	if h := AccountHome(); h != "" {
 		out = append(out, serversDir(ide.AgentGemini.DefaultFolder(h)))
 	}
-	out = append(out, filepath.Join("/tmp", "gemkit-"+strconv.Itoa(os.Getuid()), "servers"))
+	out = append(out, gemkitdir.TempServers(os.Getuid()))
 	for _, g := range []string{ide.AgentGemini.DefaultFolder(env.Home), geminiMoved(env)} {
 		if filepath.IsAbs(g) {
 			out = appendNew(out, serversDir(g))

@@ -23,7 +23,7 @@ import (
 // deprecated, then semver); a tag or an exact version is taken as it is,
 // whatever its engines. npm runs in the install's sandbox with that
 // node (the first on the person's PATH, found as the server's
-// interpreter is: sandbox.LookServer), and is asked for the package as
+// interpreter is: progsearch.Look), and is asked for the package as
 // the line names it, so that its own rule picks. What gemkit adds are
 // the words: which version, and why not the newest.
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/gemkitdir"
-	"github.com/gemkit/gemkit/internal/langserver"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -220,15 +220,15 @@ func (in *Installer) Install(ctx context.Context, req Request) (Tree, error) {
 // a tool may write: node's real path, npm's command-line script and
 // npm's installation folder.
 func findNPM(env map[string]string, untrusted []string) (node, cli, root string, err error) {
-	look := langserver.SearchLook(env["PATH"], untrusted)
+	look := progsearch.Look(env["PATH"], untrusted)
 	n, err := look("node")
 	if err != nil {
 		return "", "", "", fmt.Errorf("installing an npm package needs node: %w", err)
 	}
-	node = realPath(n)
+	node = fsutil.RealPath(n)
 	var candidates []string
 	if p, err := look("npm"); err == nil {
-		candidates = append(candidates, realPath(p))
+		candidates = append(candidates, fsutil.RealPath(p))
 	}
 	candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Dir(node)), "lib", "node_modules", "npm", "bin", "npm-cli.js"))
 	for _, c := range candidates {
@@ -440,24 +440,18 @@ func chooseProgram(inv runnerline.Invocation, raw json.RawMessage) (string, erro
 	return "", fmt.Errorf("%s has several programs (%s) and none named %s, so %s would not know which to run either", inv.Package, strings.Join(names, ", "), unscoped, inv.Runner)
 }
 
-// privateDirs makes each folder from root's parent down to dir, 0700,
-// and refuses one on the way that is a link: a link planted there would
-// send the install's writes, and the server's reads, elsewhere.
-func privateDirs(root, dir string) error {
-	top := filepath.Dir(root)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+// privateDir makes dir, a folder of the trees under root, 0700, and
+// checks it as every private folder of gemkit's is (sandbox.PrivateDir):
+// no folder on the way from the home folder whose Packages root is (from
+// root's parent, for a root elsewhere) is a link, since a link planted
+// there would send the install's writes, and the server's reads,
+// elsewhere; and dir is this user's own, that no one else may enter.
+func privateDir(root, dir string) error {
+	home := filepath.Dir(root)
+	if h := filepath.Dir(filepath.Dir(filepath.Dir(home))); gemkitdir.Packages(h) == filepath.Clean(root) {
+		home = h
 	}
-	for d := dir; fsutil.Within(top, d) && d != top; d = filepath.Dir(d) {
-		fi, err := os.Lstat(d)
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and try again", d)
-		}
-	}
-	return nil
+	return sandbox.PrivateDir(home, dir)
 }
 
 // slug is s fit to be part of a file name.
@@ -524,21 +518,4 @@ func extDir(root, ext string) (string, error) {
 		return "", fmt.Errorf("%q is not an extension's name", ext)
 	}
 	return filepath.Join(root, ext), nil
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/npmregistrytest"
 	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
@@ -73,7 +74,7 @@ func needNPM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs npm in gemkit's sandbox against a loopback registry: runs without -short, as in CI")
 	}
-	if _, _, _, err := findNPM(envMap(os.Environ()), nil); err != nil {
+	if _, _, _, err := findNPM(envmap.Of(os.Environ()), nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -171,7 +172,7 @@ func ReadConfig(env map[string]string, node string) (Config, error) {
 // readConfig is ReadConfig of the environment environ, in its order,
 // with the proxy variables npm would read (proxyEnv).
 func readConfig(environ []string, node string) (Config, error) {
-	c, err := ReadConfig(envMap(environ), node)
+	c, err := ReadConfig(envmap.Of(environ), node)
 	if err != nil {
 		return Config{}, err
 	}

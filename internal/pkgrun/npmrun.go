@@ -13,9 +13,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
-	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 	"github.com/gemkit/gemkit/internal/runnerline"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -47,7 +48,7 @@ func (in *Installer) stage(req Request, prefix string) (dir, stage string, err e
 	if dir, err = extDir(in.Root, req.Extension); err != nil {
 		return "", "", err
 	}
-	if err := privateDirs(in.Root, dir); err != nil {
+	if err := privateDir(in.Root, dir); err != nil {
 		return "", "", err
 	}
 	if stage, err = os.MkdirTemp(dir, prefix); err != nil {
@@ -86,7 +87,7 @@ type npmTools struct {
 // when req allows them, the packages' install scripts.
 func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnly bool) (npmRun, error) {
 	inv := req.Invocation
-	env := envMap(in.environ())
+	env := envmap.Of(in.environ())
 	node, npmCLI, npmRoot, err := findNPM(env, in.Untrusted)
 	if err != nil {
 		return npmRun{}, err
@@ -102,7 +103,7 @@ func (in *Installer) npm(ctx context.Context, req Request, stage string, lockOnl
 		return npmRun{}, err
 	}
 	cache := filepath.Join(filepath.Dir(stage), cacheName)
-	if err := privateDirs(in.Root, cache); err != nil {
+	if err := privateDir(in.Root, cache); err != nil {
 		return npmRun{}, err
 	}
 	fsutil.RemoveTree(filepath.Join(in.Root, sharedCacheName))
@@ -260,7 +261,6 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 	env := append([]string{"PATH=" + strings.Join(tools.path, string(filepath.ListSeparator)), "HOME=" + tmp, "TMPDIR=" + tmp,
 		"NPM_CONFIG_USERCONFIG=" + filepath.Join(tmp, "npmrc"), "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(tmp, "global-npmrc"),
 		"NPM_CONFIG_CACHE=" + filepath.Join(tmp, "npm-cache"), "NO_UPDATE_NOTIFIER=1", "LANG=C.UTF-8"}, s.env...)
-	homeEnv := envMap(in.environ())
 	args := append([]string{tools.cli}, s.args...)
 	if s.nodeArgs != nil {
 		args = s.nodeArgs
@@ -275,13 +275,11 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 		Policy: sandbox.Policy{
 			// Nothing of the person's is read but what is listed: npm's
 			// installation, node's, what the step reads.
-			ExtensionDir: tools.root, TempDir: tmp, RuntimePaths: append([]string{langserver.Prefix(tools.node), tools.root}, s.read...),
+			ExtensionDir: tools.root, TempDir: tmp, RuntimePaths: append([]string{progsearch.Prefix(tools.node), tools.root}, s.read...),
 			Caches:       s.write,
 			AllowedHosts: s.hosts, Upstream: s.upstream, ReportRefusals: true,
 			MaxFileBytes: uint64(s.bound.max), NoPreallocate: true,
-			OwnServer: func(port int) bool {
-				return permission.OwnServerPort(permission.ClosedInputs{Home: homeEnv["HOME"], Getenv: func(k string) string { return homeEnv[k] }}, port)
-			},
+			OwnServer: in.ownServer(),
 		},
 		Path: tools.node, Args: args, Dir: s.dir,
 		Env: dedupEnv(env), Stdout: stdout, Stderr: prog, Received: s.received,
@@ -315,6 +313,15 @@ func (in *Installer) runNPM(ctx context.Context, tools npmTools, s npmStep, prog
 	mu.Lock()
 	defer mu.Unlock()
 	return denied, werr
+}
+
+// ownServer is whether a loopback port is one of gemkit's own servers
+// (permission.OwnServerPort), in the person's environment read as every
+// sandboxed process's (permission.ClosedOf): the proxy refuses it to
+// npm even where the registry is on loopback.
+func (in *Installer) ownServer() func(port int) bool {
+	closed := permission.ClosedOf(envmap.Of(in.environ()).Get)
+	return func(port int) bool { return permission.OwnServerPort(closed, port) }
 }
 
 // startError is npm that could not be started in the sandbox.

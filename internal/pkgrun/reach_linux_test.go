@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/npmregistrytest"
 	"github.com/gemkit/gemkit/internal/sandbox"
 )
@@ -273,7 +274,7 @@ func TestProxyAsNPM(t *testing.T) {
 // npmModule is the path of a module of the npm of this machine.
 func npmModule(t *testing.T, rel string) string {
 	t.Helper()
-	_, _, root, err := findNPM(envMap(os.Environ()), nil)
+	_, _, root, err := findNPM(envmap.Of(os.Environ()), nil)
 	if err != nil {
 		t.Skip(err)
 	}

@@ -18,7 +18,7 @@ func Lock(root, ext string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := privateDirs(root, dir); err != nil {
+	if err := privateDir(root, dir); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)

@@ -2,7 +2,11 @@
 
 package proc
 
-import "net"
+import (
+	"net"
+
+	"github.com/gemkit/gemkit/internal/proc/peercred"
+)
 
 // PeerUID is the uid of the process at the other end of conn, as the
 // kernel recorded it when that process connected or listened: what a
@@ -10,14 +14,22 @@ import "net"
 // (a language-server group's, a broker's). It is -1 where the system
 // gives no socket credentials (peer_other.go).
 func PeerUID(conn *net.UnixConn) (int, error) {
+	c, err := Peer(conn)
+	return c.UID, err
+}
+
+// Peer is the credentials of the process at the other end of conn
+// (peercred.FD): its uid, and on Linux its pid when it connected or
+// listened.
+func Peer(conn *net.UnixConn) (peercred.Cred, error) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
-		return -1, err
+		return peercred.Cred{UID: -1, PID: -1}, err
 	}
-	uid := -1
+	c := peercred.Cred{UID: -1, PID: -1}
 	var serr error
-	if err := raw.Control(func(fd uintptr) { uid, serr = fdPeerUID(int(fd)) }); err != nil {
-		return -1, err
+	if err := raw.Control(func(fd uintptr) { c, serr = peercred.FD(int(fd)) }); err != nil {
+		return peercred.Cred{UID: -1, PID: -1}, err
 	}
-	return uid, serr
+	return c, serr
 }

@@ -4,7 +4,8 @@
 // machine's load and processors, the TCP sockets of this machine and the
 // processes that hold them (Linux: /proc and sock_diag; no other package
 // parses /proc), the user at the other end of a Unix socket (PeerUID,
-// SameUser: no other package reads socket credentials), and the one way gemkit starts a
+// Peer, SameUser, read by peercred, which hookclient's early init uses
+// too: no other package reads socket credentials), and the one way gemkit starts a
 // child it owns (Own, StartOwned: a process group of its own and, on
 // Linux, the parent-death signal), so that nothing gemkit starts outlives
 // it.

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +42,7 @@ func (l *Launcher) lockDir() (string, error) {
 			return dir, err
 		}
 	}
-	return privateDir(filepath.Join("/tmp", "gemkit-placeholders-"+strconv.Itoa(os.Getuid())))
+	return privateDir(gemkitdir.TempPlaceholders(os.Getuid()))
 }
 
 // privateDir makes dir, the folder of the placeholder locks, and checks

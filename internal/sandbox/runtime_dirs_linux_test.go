@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox/sandboxtest"
@@ -28,7 +29,7 @@ func TestBrokerFolderClosed(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("XDG_RUNTIME_DIR", rt)
-			dir, err := lspbroker.Dir()
+			dir, err := gemkitdir.MakeRuntime()
 			if err != nil {
 				t.Fatal(err)
 			}

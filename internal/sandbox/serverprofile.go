@@ -5,17 +5,16 @@
 package sandbox
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
+	"github.com/gemkit/gemkit/internal/progsearch"
 )
 
 // ServerSetup is what a server's profile is built from.
@@ -118,7 +117,7 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		kind = "server"
 	}
 	pr := &ServerProfile{Own: s.Own, Write: permission.AccessNone, home: home}
-	look := LookServer(env["PATH"], s.Distrusted)
+	look := progsearch.Look(env["PATH"], s.Distrusted)
 	path := s.Path
 	switch {
 	case path != "":
@@ -134,28 +133,24 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		}
 		path = p
 	}
-	pr.Path, pr.Real = path, realPath(path)
+	pr.Path, pr.Real = path, fsutil.RealPath(path)
 	// read is where the program's bytes are read: Real, or its place in
 	// Shown.
 	read := pr.Real
 	if s.Shown != "" && s.Own != "" && fsutil.Within(s.Own, path) {
 		pr.Real, read = shownPath(s.Own, s.Shown, path)
 	}
-	inOwn := s.AbsoluteIn != "" && fsutil.Within(realPath(s.AbsoluteIn), pr.Real)
+	inOwn := s.AbsoluteIn != "" && fsutil.Within(fsutil.RealPath(s.AbsoluteIn), pr.Real)
 	if r, in := permission.WithinAny(s.Distrusted, pr.Real); in && !inOwn {
 		return nil, fmt.Errorf("its command %s is %s, inside %s, which a tool may write; gemkit does not start a %s from there: install it outside the workspace and any virtualenv", path, pr.Real, r, kind)
 	}
-	if pr.Own == "" || !fsutil.Within(realPath(pr.Own), pr.Real) {
-		pr.Runtime = append(pr.Runtime, Prefix(pr.Real))
+	if pr.Own == "" || !fsutil.Within(fsutil.RealPath(pr.Own), pr.Real) {
+		pr.Runtime = append(pr.Runtime, progsearch.Prefix(pr.Real))
 	}
-	if in := Interpreter(read); in != "" {
-		if filepath.IsAbs(in) {
-			pr.Runtime = append(pr.Runtime, Prefix(realPath(in)))
-		} else if p, err := look(in); err == nil {
-			pr.Runtime = append(pr.Runtime, Prefix(realPath(p)))
-		}
+	if in := progsearch.InterpreterAt(read, look); in != "" {
+		pr.Runtime = append(pr.Runtime, progsearch.Prefix(in))
 	}
-	pr.ClosedIn = ClosedInputs(env)
+	pr.ClosedIn = permission.ClosedOf(envmap.Map(env).Get)
 	pr.Closed = permission.ClosedPaths(pr.ClosedIn)
 
 	pr.Private = s.Private
@@ -163,12 +158,12 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 		if err := PrivateDir(home, s.Private); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.What, err)
 		}
-		d := realPath(s.Private)
-		if fsutil.Within(realPath(s.Workspace), d) {
+		d := fsutil.RealPath(s.Private)
+		if fsutil.Within(fsutil.RealPath(s.Workspace), d) {
 			return nil, fmt.Errorf("%s %s is inside the workspace; set %s to a folder outside it", s.What, d, s.Moved)
 		}
 		for _, x := range s.ExtensionFolders {
-			if x := realPath(x); filepath.IsAbs(x) && (fsutil.Within(x, d) || fsutil.Within(d, x)) {
+			if x := fsutil.RealPath(x); filepath.IsAbs(x) && (fsutil.Within(x, d) || fsutil.Within(d, x)) {
 				return nil, fmt.Errorf("%s %s overlaps %s, an extension's folder, which every sandboxed process finds read-only; set %s to a folder apart from it", s.What, d, x, s.Moved)
 			}
 		}
@@ -183,14 +178,6 @@ func NewServerProfile(s ServerSetup) (*ServerProfile, error) {
 	return pr, nil
 }
 
-// ClosedInputs are the inputs of permission.ClosedPaths (and
-// permission.OwnServerPort) from the person's environment env.
-func ClosedInputs(env map[string]string) permission.ClosedInputs {
-	return permission.ClosedInputs{Home: env["HOME"], ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs: []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"},
-		Getenv:   func(k string) string { return env[k] }}
-}
-
 // Read adds folders the server reads and runs (a toolchain's).
 func (p *ServerProfile) Read(dirs ...string) { p.Runtime = append(p.Runtime, dirs...) }
 
@@ -200,7 +187,7 @@ func (p *ServerProfile) Read(dirs ...string) { p.Runtime = append(p.Runtime, dir
 func (p *ServerProfile) Finish() {
 	home := ""
 	if p.home != "" {
-		home = realPath(p.home)
+		home = fsutil.RealPath(p.home)
 	}
 	p.Runtime = slices.DeleteFunc(p.Runtime, func(r string) bool {
 		if r == "" || r == "/" || home != "" && fsutil.Within(r, home) {
@@ -273,7 +260,7 @@ func PrivateDir(home, dir string) error {
 			return err
 		}
 		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it, or point the variable that names the folder at its real place, and ask again", d)
+			return fmt.Errorf("%s is not a folder of its own (a symlink?); remove it and try again, or point the variable that names the folder at its real place", d)
 		}
 	}
 	fi, err := os.Lstat(dir)
@@ -286,112 +273,6 @@ func PrivateDir(home, dir string) error {
 	return nil
 }
 
-// LookServer finds a server's program on the part of path a server may
-// be started from (permission.SearchPath): never in a distrusted folder
-// (the workspace, a virtualenv). A full path, which only the person's
-// own config names (a language server's "command"), is taken as it is
-// when a program lies there; NewServerProfile still refuses one in a
-// distrusted folder, with words.
-func LookServer(path string, distrusted []string) func(string) (string, error) {
-	dirs, dropped := permission.SearchPath(path, distrusted)
-	return func(file string) (string, error) {
-		if filepath.IsAbs(file) {
-			if runnable(file) {
-				return file, nil
-			}
-			return "", &NotFoundError{Program: file}
-		}
-		if strings.ContainsRune(file, filepath.Separator) {
-			return "", fmt.Errorf("%s: a server's command here is a name found on PATH, or a full path", file)
-		}
-		for _, d := range dirs {
-			if p := filepath.Join(d, file); runnable(p) {
-				return p, nil
-			}
-		}
-		nf := &NotFoundError{Program: file}
-		for _, d := range dropped {
-			if p := filepath.Join(d, file); runnable(p) {
-				nf.Skipped = p
-				break
-			}
-		}
-		return "", nf
-	}
-}
-
-// runnable reports whether p is a file (not a folder) someone may run.
-func runnable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
-// NotFoundError is a server's program LookServer did not find where a
-// server may be started from: the person installs it, or puts it on
-// PATH.
-type NotFoundError struct {
-	Program string // as the server's command names it
-	// Skipped is where PATH has it in a folder a tool may write (the
-	// workspace, a virtualenv), which no server is started from; "" when
-	// PATH has it nowhere.
-	Skipped string
-}
-
-func (e *NotFoundError) Error() string {
-	if filepath.IsAbs(e.Program) {
-		return e.Program + ": no program there"
-	}
-	if e.Skipped != "" {
-		return e.Program + ": on PATH only as " + e.Skipped + ", in the workspace or a virtualenv, whose folders are not searched"
-	}
-	return e.Program + ": not found on PATH (the workspace's and a virtualenv's folders are not searched)"
-}
-
-// Interpreter is the program a script's "#!" line names ("node" of
-// "#!/usr/bin/env node"), "" for a binary.
-func Interpreter(path string) string {
-	// Without blocking: a FIFO (or a link to one) at path, which a tool
-	// that may write the workspace can make, would hold an open forever,
-	// and only a regular file is a script.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "#!") {
-		return ""
-	}
-	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
-	if len(fields) == 0 {
-		return ""
-	}
-	if filepath.Base(fields[0]) == "env" {
-		for _, f := range fields[1:] {
-			if !strings.HasPrefix(f, "-") {
-				return f
-			}
-		}
-		return ""
-	}
-	return fields[0]
-}
-
-// Prefix is the installation a program belongs to: the folder above its
-// bin folder (/usr/local of /usr/local/bin/node), else its own folder.
-func Prefix(real string) string {
-	dir := filepath.Dir(real)
-	// pyenv's and rbenv's shims run the version manager's own scripts,
-	// which find the interpreter below the same root.
-	if b := filepath.Base(dir); b == "bin" || b == "shims" {
-		return filepath.Dir(dir)
-	}
-	return dir
-}
-
 // shownPath resolves path, inside own, as the server sees it where shown
 // is shown at own: real is its resolved path in the server's view (in
 // own, or where a link of shown leads out), read the same file in
@@ -399,19 +280,12 @@ func Prefix(real string) string {
 func shownPath(own, shown, path string) (real, read string) {
 	rel, err := filepath.Rel(own, path)
 	if err != nil {
-		return realPath(path), realPath(path)
+		return fsutil.RealPath(path), fsutil.RealPath(path)
 	}
-	read = realPath(filepath.Join(shown, rel))
-	base := realPath(shown)
+	read = fsutil.RealPath(filepath.Join(shown, rel))
+	base := fsutil.RealPath(shown)
 	if r, err := filepath.Rel(base, read); err == nil && fsutil.Within(base, read) {
 		return filepath.Join(own, r), read
 	}
 	return read, read
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }

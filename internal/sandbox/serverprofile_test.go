@@ -1,11 +1,12 @@
 package sandbox
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
 // TestPrivateDir: the one check of every private folder a sandboxed
@@ -62,45 +63,6 @@ func TestCacheOverlapsExtension(t *testing.T) {
 	}
 }
 
-// TestLookServer: a server's command is a name found on the PATH a
-// server may start from, or a program's full path (a config entry's
-// "command": ["/opt/go/bin/gopls"], as docs/code-intel.md shows); a
-// relative path, a folder or a file that cannot be run is not found.
-func TestLookServer(t *testing.T) {
-	bin, opt := t.TempDir(), t.TempDir()
-	for _, p := range []string{filepath.Join(bin, "gopls"), filepath.Join(opt, "gopls")} {
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(opt, "notes"), []byte("x"), 0o644)
-	ws := t.TempDir()
-	planted := filepath.Join(ws, "node_modules", ".bin")
-	os.MkdirAll(planted, 0o755)
-	os.WriteFile(filepath.Join(planted, "tsserver"), []byte("#!/bin/sh\n"), 0o755)
-	look := LookServer(planted+":"+bin, []string{ws})
-	cases := []struct{ command, want string }{
-		{"gopls", filepath.Join(bin, "gopls")},
-		{filepath.Join(opt, "gopls"), filepath.Join(opt, "gopls")},
-		{"bin/gopls", ""},
-		{opt, ""},
-		{filepath.Join(opt, "notes"), ""},
-		{filepath.Join(opt, "missing"), ""},
-	}
-	for _, c := range cases {
-		got, err := look(c.command)
-		if got != c.want || (c.want == "") != (err != nil) {
-			t.Errorf("look(%q) = %q, %v; want %q", c.command, got, err, c.want)
-		}
-	}
-	// Found only in the workspace: not taken, and the error says where.
-	_, err := look("tsserver")
-	var nf *NotFoundError
-	if !errors.As(err, &nf) || nf.Skipped != filepath.Join(planted, "tsserver") || !strings.Contains(err.Error(), "on PATH only as "+nf.Skipped) {
-		t.Errorf("a program only in the workspace: %v", err)
-	}
-}
-
 // TestServerProfileShown: a server shown another folder in place of its
 // own (gemkit's copy of an extension as agreed to) has its program read
 // there: a link or an interpreter line put in its own folder since
@@ -149,7 +111,7 @@ func TestServerProfileShown(t *testing.T) {
 			t.Errorf("%s shown the copy: real path %s, want %s, where it runs", program, pr.Real, want)
 		}
 	}
-	if pr := profile("out", shown); pr.Real != realPath("/bin/sh") {
-		t.Errorf("a link of the copy that leads out: real path %s, want %s", pr.Real, realPath("/bin/sh"))
+	if pr := profile("out", shown); pr.Real != fsutil.RealPath("/bin/sh") {
+		t.Errorf("a link of the copy that leads out: real path %s, want %s", pr.Real, fsutil.RealPath("/bin/sh"))
 	}
 }

@@ -28,16 +28,6 @@ var safeEnv = map[string]bool{
 	"LC_MONETARY": true, "LC_NUMERIC": true, "LC_TIME": true,
 }
 
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
 // toolEnv builds the tool's whole environment: the safe variables, the
 // locale, the private temp dir, and the extension's declared settings with
 // their values from its settings file. Settings never come from the

@@ -2,10 +2,10 @@ package toolrun
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -45,14 +45,12 @@ func (r *Runner) readOnly() ([]string, error) {
 // from: the workspace, and the home folder when a tool of this extension
 // or of any installed one may write it.
 func (r *Runner) resolve(p permission.Policy, env map[string]string, ws, home, extDir string, folders []string) permission.Resolved {
-	in := permission.ClosedInputs{
-		ConfigDir: env["XDG_CONFIG_HOME"],
-		TempDirs:  []string{env["TMPDIR"], env["TMP"], env["TEMP"], os.TempDir(), "/tmp"}, Extra: r.Protected,
-		Getenv: func(k string) string { return env[k] },
-	}
+	getenv := envmap.Map(env).Get
+	in := permission.ClosedOf(getenv)
+	in.Extra = r.Protected
 	return permission.Resolve(p, permission.Where{Workspace: ws, Home: home, Closed: in, OwnFolder: extDir,
 		OtherWrites: r.others.writes(r.Installed, folders), ExtensionFolders: append([]string{extDir}, folders...),
-		Locator: &r.servers, Getenv: func(k string) string { return env[k] }})
+		Locator: &r.servers, Getenv: getenv})
 }
 
 // otherWrites keeps the write scopes of the installed extensions between

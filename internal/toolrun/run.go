@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemkit/gemkit/internal/envmap"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
 	"github.com/gemkit/gemkit/internal/permission"
@@ -233,7 +234,7 @@ func (r *Runner) prepare(c Call) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{ext: ext, tool: tool, terms: ext.Manifest.Terms(), env: envMap(r.environ())}
+	p := &prepared{ext: ext, tool: tool, terms: ext.Manifest.Terms(), env: envmap.Of(r.environ())}
 	if p.flags, err = Flags(tool, c.Args); err != nil {
 		return nil, err
 	}

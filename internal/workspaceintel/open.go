@@ -26,6 +26,7 @@ import (
 	"github.com/gemkit/gemkit/internal/codeintel"
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 	"github.com/gemkit/gemkit/internal/langserver"
 	"github.com/gemkit/gemkit/internal/lspbroker"
 	"github.com/gemkit/gemkit/internal/lspsource"
@@ -179,7 +180,7 @@ func BrokerSocket(ws, configPath, version string) (string, error) {
 
 // broker is the socket and log of the broker of ws.
 func broker(ws string, lsc langserver.Config, version string) (sock, logPath string, err error) {
-	dir, err := lspbroker.Dir()
+	dir, err := gemkitdir.MakeRuntime()
 	if err != nil {
 		return "", "", err
 	}
@@ -208,10 +209,8 @@ func quoting(ws string, table []langserver.Server, cfg Config) codeintel.Quoting
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	in := permission.ClosedInputs{
-		Home: cfg.Home, ConfigDir: getenv("XDG_CONFIG_HOME"), Getenv: getenv,
-		TempDirs: []string{getenv("TMPDIR"), getenv("TMP"), getenv("TEMP"), os.TempDir(), "/tmp"},
-	}
+	in := permission.ClosedOf(getenv)
+	in.Home = cfg.Home
 	locator := &permission.Locator{}
 	return codeintel.Quoting{
 		Roots: func() []string {

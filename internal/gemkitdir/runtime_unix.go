@@ -1,6 +1,6 @@
 //go:build unix
 
-package lspbroker
+package gemkitdir
 
 import (
 	"fmt"

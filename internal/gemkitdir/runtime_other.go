@@ -1,5 +1,5 @@
 //go:build !unix
 
-package lspbroker
+package gemkitdir
 
 func checkPrivate(string) error { return nil }
