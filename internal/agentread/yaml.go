@@ -95,6 +95,9 @@ var flowPlain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // build different values (FuzzYAMLMatchesJSYAML found each), or "".
 func yamlApart(text []byte) string {
 	lines := strings.Split(string(text), "\n")
+	if why := markerApart(lines); why != "" {
+		return why
+	}
 	for _, line := range lines {
 		if tagStart().MatchString(unquoted(line)) {
 			// yaml.v3 drops a bare "!" that js-yaml refuses.
@@ -117,6 +120,28 @@ func yamlApart(text []byte) string {
 		if next, ok := nextIndent(lines[i+1:]); !ok || next <= col {
 			return "a sequence that ends with an empty entry (-)"
 		}
+	}
+	return ""
+}
+
+// markerApart looks at the first line that holds more than a comment:
+// js-yaml takes "---" there as the document's start whatever follows it
+// ("---a: 1" is {a: 1} to js-yaml, {"---a": 1} to yaml.v3), so anything
+// on that line after the three dashes, or a directive (%), is read apart.
+func markerApart(lines []string) string {
+	for _, l := range lines {
+		rest := strings.TrimLeft(l, " \t")
+		if rest == "" || rest[0] == '#' {
+			continue
+		}
+		if l[0] == '%' {
+			return "a directive (%)"
+		}
+		after, ok := strings.CutPrefix(l, "---")
+		if ok && strings.TrimSpace(after) != "" {
+			return "text after the document's start (---) on its line"
+		}
+		return ""
 	}
 	return ""
 }

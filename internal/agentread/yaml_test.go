@@ -22,6 +22,7 @@ var yamlCases = []string{
 	"a: \"\\u00e9\\x41\\t\"\nb: 'it''s'\n", "a: b: c\n", "a:\n\t- b\n", "a: [1,\n", "---\na: 1\n---\nb: 2\n",
 	"", "# only a comment\n", "---\n", "...\n", "a: 1 # c\n", "a: 'x\n  y'\n", "a: x\n  y\n",
 	"a: 123456789012345678901\n", "a: 9007199254740993\n", "a: 0x20000000000001\n",
+	"---:", "---a: 1\n", "----: 1\n", "\n# c\n---x: 1\n", "--- :\n", "%YAML 1.2\n---\na: 1\n", "a: 1\n---:\n",
 }
 
 func TestYAMLMatchesJSYAML(t *testing.T) {
