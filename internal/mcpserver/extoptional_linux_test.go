@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -153,8 +154,8 @@ func TestClaudeCodeLackingServers(t *testing.T) {
 }
 
 // TestUnloadedServerTold: a server switched to gemkit whose extension
-// gemkit does not load (its manifest refused: here a tool of gemkit's
-// own key left incomplete, which Gemini CLI does not read) is served by
+// gemkit does not load (its settings file a link out of its folder,
+// which Gemini CLI follows) is served by
 // nobody, Gemini CLI's mcp.excluded naming it; gemkit mcp serves its
 // placeholder, which tells the real Gemini CLI 0.61 and Claude Code
 // 2.1.330 why and what to do. gemkit mcp listed nothing of it (the case
@@ -183,8 +184,12 @@ func TestUnloadedServerTold(t *testing.T) {
 			t.Fatalf("gemkit %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	writeFile(t, filepath.Join(dir, "gemini-extension.json"), strings.Replace(manifest, `"version": "1.0.0",`, `"version": "1.0.0", "tools": [{"name": "broken"}],`, 1), 0o644)
-	const why = "the extension gmp is not one gemkit loads (cannot be used: "
+	// Its settings a link out of its folder: Gemini CLI follows it,
+	// gemkit does not, and so loads nothing of gmp.
+	if err := os.Symlink("/etc/hostname", filepath.Join(dir, ".env")); err != nil {
+		t.Fatal(err)
+	}
+	const why = "the extension gmp is not one gemkit loads (settings cannot be read: "
 	const back = "gemkit extensions sandbox gmp --off"
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
