@@ -100,7 +100,7 @@ writes there, and whether it was yours: --off (and uninstall, and update for
 what a new version drops) removes only what no switched extension needs and
 gemkit added, and gives the rest back to Gemini CLI. A hook name another hook
 of yours, or of an extension not switched, also uses is refused.
-docs/extensions.md has the details.`,
+docs/extensions-sandbox.md has the details.`,
 		Example: `  gemkit extensions new ./memory-ext mcp && gemkit extensions link ./memory-ext --consent
   gemkit extensions sandbox memory-ext
   gemkit extensions sandbox memory-ext --allow-host api.example.com --allow-write workspace

@@ -4,7 +4,7 @@ package cli
 
 // TestREADMECommands runs, against the built binary, every command of
 // the ```sh blocks of README.md, docs/first-ten-minutes.md and
-// docs/extensions.md (walkthroughs), each block in a private home, temporary
+// docs/extensions-write.md (walkthroughs), each block in a private home, temporary
 // directory and workspace, so that a new user's first commands work as
 // written. TestHelpExamples does the same for the `gemkit` lines of each
 // command's Example.
@@ -402,7 +402,7 @@ var walkthroughs = []struct {
 }{
 	{"README.md", 5},
 	{"docs/first-ten-minutes.md", 5},
-	{"docs/extensions.md", 1}, // Publish your extension
+	{"docs/extensions-write.md", 1}, // Publish your extension
 }
 
 func TestREADMECommands(t *testing.T) {

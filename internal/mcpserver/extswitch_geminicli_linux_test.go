@@ -425,7 +425,7 @@ type liveWatch struct {
 // server of the fixture whose folders lie in root: gemkit started it as
 // itself after the hook's first run, in a session of its own, and the
 // next runs of the hook take place there, below gemkit but no longer
-// below this test (docs/extensions.md, "Hooks in gemkit's sandbox").
+// below this test (docs/extensions-sandbox.md, "Hooks in gemkit's sandbox").
 func watchLive(proc, bin, root string) *liveWatch {
 	w := &liveWatch{seen: map[string]string{}, done: make(chan struct{}), gone: make(chan struct{})}
 	self := strconv.Itoa(os.Getpid())

@@ -374,5 +374,5 @@ func splitPyPI(s string) (name, spec string, err error) {
 type PyPIError struct{ Invocation }
 
 func (e *PyPIError) Error() string {
-	return fmt.Sprintf("%s fetches %s from PyPI at each start; gemkit pins npm packages only so far, so it does not start this server rather than let it fetch code nobody agreed to (docs/extensions.md, \"Package runners\")", e.Runner, e.Request())
+	return fmt.Sprintf("%s fetches %s from PyPI at each start; gemkit pins npm packages only so far, so it does not start this server rather than let it fetch code nobody agreed to (docs/extensions-sandbox.md, \"Package runners, pinned\")", e.Runner, e.Request())
 }
