@@ -225,7 +225,6 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 	defer s.mu.Unlock()
 	s.ext.tools, s.ext.prompts, s.ext.resources, s.ext.templates = c.Tools, c.Prompts, c.Resources, c.Templates
 	s.ext.failures = failed
-	s.ext.listed.Store(true)
 	s.ext.quiet.Store(request && !s.ext.everListed)
 	s.ext.everListed = true
 	set := s.set.Load()
@@ -236,6 +235,12 @@ func (s *Server) listServers(ctx context.Context, request bool) {
 		s.toolsList.Store(&list)
 	}
 	s.serveCatalog(set)
+	// Listed only now: a request that finds the servers listed is
+	// answered from the SDK's tools at once, and the SDK takes them one
+	// by one above. Set before, it let a client's list (Claude Code
+	// 2.1.330 sends several at once) see a few of a server's tools or
+	// none, and the first listing's changes are told to nobody (quiet).
+	s.ext.listed.Store(true)
 }
 
 // serverTools are the servers' tools as served, and a placeholder for
