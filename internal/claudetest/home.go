@@ -43,7 +43,13 @@ func Home(t testing.TB, home string, model *Model, closedPort int, dirs ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env
+	// Claude Code gives an MCP server 30 s to connect (MCP_TIMEOUT), and
+	// by default sends the first prompt without waiting for those still
+	// connecting (MCP_CONNECTION_NONBLOCKING), or waits 5 s at most
+	// (MCP_CONNECT_TIMEOUT_MS); on a loaded 2-core CI machine gemkit
+	// mcp's tools were then never found. A test waits for the
+	// connection, however long it takes.
+	return append(env, "MCP_CONNECTION_NONBLOCKING=false", "MCP_TIMEOUT=600000", "MCP_CONNECT_TIMEOUT_MS=600000")
 }
 
 // Prepare writes the home of Home for a model served at modelURL (the

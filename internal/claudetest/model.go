@@ -11,6 +11,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -159,6 +161,11 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.reqs = append(m.reqs, &req)
 		m.mu.Unlock()
 		reply = m.script(&req)
+		if n := strings.Count(req.Raw, noMatch); n >= maxSearches && reply.Tool == "ToolSearch" {
+			// A script that loads a tool would search for it forever
+			// (the test's deadline kills Claude Code without a word).
+			reply = Reply{Text: fmt.Sprintf("The model gave up: %d tool searches answered %q; the MCP tools it was told of: %s.", n, noMatch, strings.Join(mcpNames(req.Raw), ", "))}
+		}
 	}
 	m.mu.Lock()
 	m.n++
@@ -221,6 +228,22 @@ func writeSSE(w http.ResponseWriter, id int, model string, r Reply) {
 		f.Flush()
 	}
 }
+
+// noMatch is what Claude Code's ToolSearch answers when no deferred
+// tool matches; after maxSearches such answers a script's search ends.
+const (
+	noMatch     = "No matching deferred tools found"
+	maxSearches = 8
+)
+
+// mcpNames are the MCP tools' names in a request, once each.
+func mcpNames(raw string) []string {
+	names := mcpName().FindAllString(raw, -1)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+var mcpName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`mcp__[A-Za-z0-9_-]+`) })
 
 // LoadTool is the model's call of ToolSearch that loads the MCP tool
 // name: Claude Code offers an MCP server's tools deferred, by name only,
