@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/extswitch"
 )
 
 // consentHint is how every refusal for want of consent says to give it:
@@ -127,19 +128,19 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	// Agreeing to a switched extension pins the packages its
 	// package-runner servers fetch, as the switch does: what is agreed
 	// to is what will run.
-	var plan *packagePlan
+	var plan *extswitch.Plan
 	if grant && choice.Switched {
-		if plan, err = resolvePackages(ctx, a, st, ext, choice, choice.InstallScripts, false); err != nil {
+		if plan, err = a.switcher(st).Resolve(ctx, ext, choice, choice.InstallScripts, false, pinning(a, name)); err != nil {
 			return fmt.Errorf("consent not given: %w", err)
 		}
-		defer plan.release(a, st, name)
-		choice.Packages = plan.pins
+		defer plan.Release()
+		choice.Packages = plan.Pins
 	}
 	state, err := st.Consent(ext)
 	if err != nil {
 		return err
 	}
-	if plan != nil && plan.changed {
+	if plan != nil && plan.Changed {
 		state.Granted = false
 	}
 	if state.Notice != "" {
@@ -190,13 +191,13 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		if ok, err := a.personConfirms(ctx, name, ""); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}
-		if plan != nil && plan.changed {
-			if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.pins }); err != nil {
+		if plan != nil && plan.Changed {
+			if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.Pins }); err != nil {
 				return err
 			}
 		}
 		if len(links) > 0 {
-			if state, err = relinked(st, ext, links); err != nil {
+			if state, err = extswitch.Relinked(st, ext, links); err != nil {
 				return withExitCode(ExitNo, fmt.Errorf("consent not given: %w", err))
 			}
 		}
@@ -224,15 +225,10 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	return withExitCode(ExitNo, nil)
 }
 
-// relinked makes links relative again and reads where consent to ext
-// stands after: an error when consent still cannot bind its files.
-func relinked(st *extension.Store, ext *extension.Extension, links []extension.CopiedLink) (extension.ConsentState, error) {
-	if err := extension.RelinkCopied(ext.Dir, links); err != nil {
-		return extension.ConsentState{}, fmt.Errorf("making the links of %s relative again: %w", extension.Printable(ext.Manifest.Name), err)
+// pinning says, before the first package of the extension name is
+// installed, that its servers' packages are being pinned.
+func pinning(a *app, name string) func() {
+	return func() {
+		fmt.Fprintf(a.Err, "Pinning the packages %s's servers fetch through a package runner:\n", extension.Printable(name))
 	}
-	state, err := st.Consent(ext)
-	if err == nil && state.Unbound != nil {
-		err = state.Unbound
-	}
-	return state, err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extswitch"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
@@ -59,25 +60,23 @@ files, settings, source, version and where it is enabled.`,
 				return err
 			}
 			st = withWritable(a, st)
+			sw := a.switcher(st)
 			item := listEntry(st, in, nil)
-			choices, gs, gsErr, err := serverSettings(st)
+			choices, gs, gsErr, err := sw.ServerSettings()
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
 			if m := in.Manifest(); m != nil {
-				item.ServerSandbox = serverStateOf(m, choices[m.Name], gs.Excluded)
-				item.ServerSandbox.untold(gsErr)
+				item.ServerSandbox = sw.StateOf(m, choices[m.Name], gs.Excluded)
+				item.ServerSandbox.SetUntold(gsErr)
 				if s := item.ServerSandbox; s != nil {
-					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), choices[m.Name].Handed, gs, a.getenv, in.Settings(st.Dir(), st.Workspace()))
-					if s.Switched && in.Extension != nil {
-						s.NotServed, s.Agreed = whyNotServed(a, st, in, choices[m.Name])
-						s.Listed = servePolicy(a, st).LastListings(in.Extension)
-					}
+					s.Notes = extswitch.WidenNotes(m, s.Grant.Union(s.Widening), choices[m.Name].Handed, gs, a.getenv, in.Settings(st.Dir(), st.Workspace()))
+					sw.Served(s, in, choices[m.Name])
 				}
 				item.choice = choices[m.Name]
 				if gsErr == nil {
 					// Where each part runs is read from the file.
-					item.CodeParts = codeParts(st, in, choices[m.Name], gs)
+					item.CodeParts = sw.CodeParts(in, choices[m.Name], gs)
 				}
 			}
 			if cs, err := st.ConflictsWith(in.Entry); err == nil {

@@ -12,18 +12,12 @@ import (
 	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/geminisettings"
+	"github.com/gemkit/gemkit/internal/extswitch"
 )
 
-// finding is one line of `extensions doctor`.
-type finding struct {
-	// Level is "error" (Gemini CLI fails), "warning" (Gemini CLI skips
-	// or drops something) or "note".
-	Level     string `json:"level"`
-	Extension string `json:"extension,omitempty"`
-	Message   string `json:"message"`
-	Fix       string `json:"fix,omitempty"`
-}
+// finding is one line of `extensions doctor`: the switch's findings
+// and the rest alike.
+type finding = extswitch.Finding
 
 // newExtDoctorCmd checks the installed extensions for what would make
 // Gemini CLI fail, warn or drop something, as `gemkit ide doctor` does
@@ -56,6 +50,7 @@ when Gemini CLI would fail.`,
 				return err
 			}
 			st = withWritable(a, st)
+			sw := a.switcher(st)
 			all, err := st.List()
 			if err != nil {
 				return err
@@ -81,7 +76,7 @@ when Gemini CLI would fail.`,
 			// run that made them so).
 			holdErrs := map[string]error{}
 			for _, in := range all {
-				if _, err := holdIfChanged(st, in, choices); err != nil {
+				if _, err := sw.HoldIfChanged(in, choices); err != nil {
 					holdErrs[in.Name] = err
 				}
 			}
@@ -90,7 +85,7 @@ when Gemini CLI would fail.`,
 			// at when the file cannot be read: a finding drawn from
 			// nothing, with a fix that fails on the same file, would be
 			// false.
-			gs, gerr := geminisettings.Read(geminiSettingsPath(st))
+			gs, gerr := sw.Host.Read()
 			if gerr != nil {
 				fs = append(fs, finding{Level: "warning",
 					Message: "Gemini CLI's settings cannot be read, so which extensions' servers and hooks are switched to gemkit (mcp.excluded, hooksConfig.disabled), and whether Gemini CLI reaches gemkit mcp, cannot be told until the file is fixed: " + gerr.Error(),
@@ -100,19 +95,19 @@ when Gemini CLI would fail.`,
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
 				if gerr == nil {
-					fs = append(fs, serverFindings(a, st, in, choices, gs, a.getenv)...)
-					fs = append(fs, gemkitNameFinding(in, gs)...)
+					fs = append(fs, sw.ServerFindings(in, choices, gs)...)
+					fs = append(fs, extswitch.GemkitNameFinding(in, gs)...)
 				}
-				fs = append(fs, holdFindings(st, in, holdErrs[in.Name])...)
-				_, switched := switchedChoice(in, choices)
-				fs = append(fs, policyFindings(in, switched)...)
+				fs = append(fs, sw.HoldFindings(in, holdErrs[in.Name])...)
+				_, switched := extswitch.SwitchedChoice(in, choices)
+				fs = append(fs, extswitch.PolicyFindings(in, switched)...)
 				if m := in.Manifest(); m != nil && gerr == nil {
-					fs = append(fs, partFindings(m.Name, choices[m.Name], codeParts(st, in, choices[m.Name], gs))...)
+					fs = append(fs, extswitch.PartFindings(m.Name, choices[m.Name], sw.CodeParts(in, choices[m.Name], gs))...)
 				}
 				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), choices[in.Name].HookWidening, refusalsSince(st, in)))...)
 			}
 			if gerr == nil {
-				fs = append(fs, switchFindings(st, all, gs)...)
+				fs = append(fs, sw.SwitchFindings(all, gs)...)
 			}
 			if asJSON {
 				if fs == nil {

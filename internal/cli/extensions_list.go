@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extswitch"
 )
 
 // listItem is one extension in `list --json` (and `install --json`).
@@ -55,16 +56,16 @@ type listItem struct {
 	// ServerSandbox says where its stdio MCP servers run (in Gemini CLI
 	// unconfined, or in gemkit's sandbox) and how to switch them; absent
 	// when it has none.
-	ServerSandbox *serverState `json:"serverSandbox,omitempty"`
+	ServerSandbox *extswitch.ServerState `json:"serverSandbox,omitempty"`
 	// CodeParts say where each part of it that runs code runs: its
 	// servers, its agents' servers, its hooks, its custom commands'
 	// !{...} shell and its skills' scripts.
-	CodeParts []codePart `json:"codeParts,omitempty"`
+	CodeParts []extswitch.CodePart `json:"codeParts,omitempty"`
 	// choice is the person's choice for it (describe's refusals).
 	choice extension.ServerChoice
 	// HeldInGemini, when set, says that gemkit holds the extension in
 	// Gemini CLI: switched, it changed since the person agreed
-	// (extensions_hold.go).
+	// (internal/extswitch, hold.go).
 	HeldInGemini *extension.Hold `json:"heldInGemini,omitempty"`
 }
 
@@ -287,16 +288,17 @@ func newExtListCmd(a *app) *cobra.Command {
 			for i, in := range all {
 				items[i].Conflicts = extension.ConflictsOf(conflicts, in.Entry)
 			}
-			choices, gs, gsErr, err := serverSettings(st)
+			sw := a.switcher(st)
+			choices, gs, gsErr, err := sw.ServerSettings()
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
 			}
-			fillServers(a, st, items, all, choices, gs.Excluded, gsErr)
+			fillServers(sw, items, all, choices, gs.Excluded, gsErr)
 			for i, in := range all {
 				if m := in.Manifest(); m != nil {
 					if gsErr == nil {
 						// Where each part runs is read from the file.
-						items[i].CodeParts = codeParts(st, in, choices[m.Name], gs)
+						items[i].CodeParts = sw.CodeParts(in, choices[m.Name], gs)
 					}
 				}
 			}

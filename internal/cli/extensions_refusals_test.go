@@ -13,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/extswitch"
 	"github.com/gemkit/gemkit/internal/hookout"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -305,7 +306,7 @@ func TestKeepHookRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
 			t.Setenv("HOME", home)
-			keepHookRefusals("hk", "writer", ws, dir, extension.Widening{}, time.Now(), exthook.Result{Denied: c.denied, Stderr: c.stderr, Dropped: c.dropped})
+			extswitch.KeepHookRefusals("hk", "writer", ws, dir, extension.Widening{}, time.Now(), exthook.Result{Denied: c.denied, Stderr: c.stderr, Dropped: c.dropped})
 			path, err := extmcp.RefusalsPath(map[string]string{"HOME": home})
 			if err != nil {
 				t.Fatal(err)
@@ -379,7 +380,7 @@ func TestKeepHookRefusalsNotExecutable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
 			t.Setenv("HOME", home)
-			keepHookRefusals("hk", "noexec", ws, dir, extension.Widening{}, time.Now(), c.res)
+			extswitch.KeepHookRefusals("hk", "noexec", ws, dir, extension.Widening{}, time.Now(), c.res)
 			path, err := extmcp.RefusalsPath(map[string]string{"HOME": home})
 			if err != nil {
 				t.Fatal(err)

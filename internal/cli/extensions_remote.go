@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extswitch"
 )
 
 // widenRemote records the hosts an extension with remote servers only
@@ -44,7 +45,7 @@ func widenRemote(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	for _, l := range extension.ConsentTextWith(ext, "Allowing hosts for the remote servers of", next) {
 		fmt.Fprintln(a.Out, l)
 	}
-	if !state.Granted || widens(old.Widening, w) {
+	if !state.Granted || extswitch.Widens(old.Widening, w) {
 		a.readBeforeAgreeing(a.Out)
 		if ok, err := a.personConfirms(ctx, name, "`"+command+"`"); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extswitch"
 )
 
 func newExtUpdateCmd(a *app) *cobra.Command {
@@ -102,7 +105,7 @@ for consent --grant.`,
 					keepAgreedNamed(cmd.Context(), a, st, res.Name)
 					// What the sandbox refused its servers was the old
 					// version's.
-					if err := forgetRefusals(res.Name); err != nil {
+					if err := extswitch.ForgetRefusals(res.Name); err != nil {
 						fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", res.Name, err)
 					}
 					// The packages of its new version were pinned and
@@ -179,7 +182,7 @@ type updatePins struct {
 	st   *extension.Store
 	name string
 	old  map[string]extension.Pin
-	plan *packagePlan
+	plan *extswitch.Plan
 }
 
 // resolve pins the packages of staged, the new version, when the
@@ -189,30 +192,26 @@ func (u *updatePins) resolve(ctx context.Context, staged *extension.Extension, o
 	if !old.Switched {
 		return extension.PackageUpdate{}, nil
 	}
-	plan, err := resolvePackages(ctx, u.a, u.st, staged, old, old.InstallScripts, true)
+	plan, err := u.a.switcher(u.st).Resolve(ctx, staged, old, old.InstallScripts, true, pinning(u.a, staged.Manifest.Name))
 	if err != nil {
 		return extension.PackageUpdate{}, fmt.Errorf("its servers' packages could not be pinned: %w", err)
 	}
 	u.name, u.old, u.plan = staged.Manifest.Name, old.Packages, plan
-	return extension.PackageUpdate{Changed: plan.changed, Pins: plan.pins, Lines: plan.lines}, nil
+	return extension.PackageUpdate{Changed: plan.Changed, Pins: plan.Pins, Lines: plan.Lines}, nil
 }
 
 // release gives the plan back once the update is done, agreed to or not
-// (packagePlan.release).
-func (u *updatePins) release() {
-	if u.plan != nil {
-		u.plan.release(u.a, u.st, u.name)
-	}
-}
+// (extswitch.Plan.Release).
+func (u *updatePins) release() { u.plan.Release() }
 
 // change is what the update did to the pins, as --json's changes say
 // it; ok is false when they did not change.
 func (u *updatePins) change() (c extension.Change, ok bool) {
-	if u.plan == nil || !u.plan.changed {
+	if u.plan == nil || !u.plan.Changed {
 		return c, false
 	}
-	what := pinChanges(u.old, u.plan.pins)
-	if len(u.plan.pins) == 0 {
+	what := pinChanges(u.old, u.plan.Pins)
+	if len(u.plan.Pins) == 0 {
 		what = "no server fetches a package through a package runner any more: the pins are dropped"
 	}
 	return extension.Change{Area: "packages", What: what}, true
@@ -221,13 +220,13 @@ func (u *updatePins) change() (c extension.Change, ok bool) {
 // tell says, after an update that went ahead, what its pins came to.
 func (u *updatePins) tell() {
 	switch {
-	case u.plan == nil || len(u.plan.pins) == 0 && !u.plan.changed:
-	case len(u.plan.pins) == 0:
+	case u.plan == nil || len(u.plan.Pins) == 0 && !u.plan.Changed:
+	case len(u.plan.Pins) == 0:
 		fmt.Fprintf(u.a.Out, "%s's servers no longer fetch packages through a package runner: their pins are dropped.\n", extension.Printable(u.name))
-	case u.plan.changed:
-		fmt.Fprintf(u.a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(u.name), pinChanges(u.old, u.plan.pins))
+	case u.plan.Changed:
+		fmt.Fprintf(u.a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(u.name), pinChanges(u.old, u.plan.Pins))
 	default:
-		fmt.Fprintf(u.a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(u.name), pinList(u.plan.pins))
+		fmt.Fprintf(u.a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(u.name), pinList(u.plan.Pins))
 	}
 }
 
@@ -248,15 +247,15 @@ func updatePackages(ctx context.Context, a *app, st *extension.Store, name strin
 	ext := in.Extension
 	name = ext.Manifest.Name
 	old, err := st.ServerChoice(name)
-	if err != nil || !old.Switched || len(runnerServers(ext, st.Workspace())) == 0 {
+	if err != nil || !old.Switched || len(extswitch.RunnerServers(ext, st.Workspace())) == 0 {
 		return "", err
 	}
-	plan, err := resolvePackages(ctx, a, st, ext, old, old.InstallScripts, true)
+	plan, err := a.switcher(st).Resolve(ctx, ext, old, old.InstallScripts, true, pinning(a, name))
 	if err != nil {
 		return "", fmt.Errorf("its servers' packages were not updated: %w", err)
 	}
-	defer plan.release(a, st, name)
-	if !plan.changed {
+	defer plan.Release()
+	if !plan.Changed {
 		if !quiet {
 			fmt.Fprintf(a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(name), pinList(old.Packages))
 		}
@@ -267,13 +266,13 @@ func updatePackages(ctx context.Context, a *app, st *extension.Store, name strin
 		return "", err
 	}
 	next := old
-	next.Packages = plan.pins
+	next.Packages = plan.Pins
 	lines := extension.ConsentTextWith(ext, "Updating the packages of", next)
 	if state.Notice != "" {
 		lines = append([]string{state.Notice, ""}, lines...)
 	}
 	lines = append(lines, "", "What changed in its servers' packages since you agreed:")
-	for _, l := range plan.lines {
+	for _, l := range plan.Lines {
 		lines = append(lines, "  "+l)
 	}
 	ok, err := ask(ctx, extension.ConsentPrompt{Action: "Update", Extension: ext, Lines: lines})
@@ -283,10 +282,10 @@ func updatePackages(ctx context.Context, a *app, st *extension.Store, name strin
 	if !ok {
 		return "", fmt.Errorf("its servers' packages were not updated: %w", extension.ErrConsentRefused)
 	}
-	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.pins }); err != nil {
+	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.Pins }); err != nil {
 		return "", err
 	}
-	what = pinChanges(old.Packages, plan.pins)
+	what = pinChanges(old.Packages, plan.Pins)
 	if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
 		return what, err
 	}
@@ -300,7 +299,7 @@ func updatePackages(ctx context.Context, a *app, st *extension.Store, name strin
 // pinList says pins in a line: each server's package and version.
 func pinList(pins map[string]extension.Pin) string {
 	var parts []string
-	for _, s := range sortedPins(pins) {
+	for _, s := range slices.Sorted(maps.Keys(pins)) {
 		parts = append(parts, fmt.Sprintf("%s %s %s", s, pins[s].Package, pins[s].Version))
 	}
 	return extension.Printable(strings.Join(parts, ", "))
@@ -309,7 +308,7 @@ func pinList(pins map[string]extension.Pin) string {
 // pinChanges says what changed from the pins was to now, per server.
 func pinChanges(was, now map[string]extension.Pin) string {
 	var parts []string
-	for _, s := range sortedPins(now) {
+	for _, s := range slices.Sorted(maps.Keys(now)) {
 		p, q := was[s], now[s]
 		switch {
 		case p.Version == "":
