@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/exthook"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/spf13/cobra"
@@ -92,7 +93,8 @@ func runHook(cmd *cobra.Command, a *app, name, label string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	done := func(start time.Time, res exthook.Result) {
-		extswitch.KeepHookRefusals(name, label, h.Workspace, h.Dir, h.Widening, start, res)
+		extmcp.KeepHookRefusals(extmcp.HookRun{Extension: name, Hook: label, Workspace: h.Workspace, Dir: h.Dir, Widening: h.Widening,
+			Start: start, ExitCode: res.ExitCode, Denied: res.Denied, Stderr: res.Stderr, Dropped: res.Dropped})
 	}
 	if key, _ := cmd.Flags().GetString(warmServeFlag); key != "" {
 		return serveWarmHook(ctx, cmd, a, lh, name, label, key, done)

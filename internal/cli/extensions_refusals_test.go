@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/exthook"
 	"github.com/gemkit/gemkit/internal/extmcp"
-	"github.com/gemkit/gemkit/internal/extswitch"
 	"github.com/gemkit/gemkit/internal/hookout"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
@@ -306,7 +304,7 @@ func TestKeepHookRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
 			t.Setenv("HOME", home)
-			extswitch.KeepHookRefusals("hk", "writer", ws, dir, extension.Widening{}, time.Now(), exthook.Result{Denied: c.denied, Stderr: c.stderr, Dropped: c.dropped})
+			extmcp.KeepHookRefusals(extmcp.HookRun{Extension: "hk", Hook: "writer", Workspace: ws, Dir: dir, Start: time.Now(), Denied: c.denied, Stderr: c.stderr, Dropped: c.dropped})
 			path, err := extmcp.RefusalsPath(map[string]string{"HOME": home})
 			if err != nil {
 				t.Fatal(err)
@@ -356,39 +354,5 @@ func TestRefusalNamingNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); strings.Contains(string(b), "writer") {
 		t.Errorf("kept a refusal naming nothing:\n%s", b)
-	}
-}
-
-// TestKeepHookRefusalsNotExecutable is the newcomer tour's hook script
-// without its execute bit: bash cannot run it, says "Permission denied"
-// of it and exits 126. Nothing wrote there, so doctor must not tell of
-// a refused write to the script in its extension's folder (which sends
-// its author looking for a write the script never made), while a write
-// the same words name in a run that did start is still kept.
-func TestKeepHookRefusalsNotExecutable(t *testing.T) {
-	const ws, dir = "/tmp/tour/ws", "/home/me/.gemini/extensions/hk"
-	script := dir + "/hooks/noexec.sh"
-	notExec := "/usr/bin/bash: line 1: " + script + ": Permission denied\n"
-	for _, c := range []struct {
-		name string
-		res  exthook.Result
-		want int
-	}{
-		{"not executable", exthook.Result{ExitCode: 126, Stderr: notExec}, 0},
-		{"a refused write", exthook.Result{ExitCode: 1, Stderr: "sh: 1: cannot create " + dir + "/state: Permission denied\n"}, 1},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			home := t.TempDir()
-			t.Setenv("HOME", home)
-			extswitch.KeepHookRefusals("hk", "noexec", ws, dir, extension.Widening{}, time.Now(), c.res)
-			path, err := extmcp.RefusalsPath(map[string]string{"HOME": home})
-			if err != nil {
-				t.Fatal(err)
-			}
-			kept, _ := extmcp.ReadRefusals(path)
-			if len(kept) != c.want {
-				t.Errorf("kept %d refusals, want %d: %+v", len(kept), c.want, kept)
-			}
-		})
 	}
 }

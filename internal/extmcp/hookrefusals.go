@@ -1,4 +1,4 @@
-package extswitch
+package extmcp
 
 import (
 	"net"
@@ -9,24 +9,47 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/exthook"
-	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/hookout"
 	"github.com/gemkit/gemkit/internal/permission"
 	"github.com/gemkit/gemkit/internal/sandbox"
 	"github.com/gemkit/gemkit/internal/sandbox/netproxy"
 )
 
+// A switched extension's command hook is refused by the same sandbox as
+// its servers: what the sandbox refused a hook's run becomes a Refusal
+// here, beside the servers' (refusal), kept in the same file, told by
+// the same words.
+
+// HookRun is one run of a switched extension's command hook, as
+// KeepHookRefusals reads it: internal/exthook's Result, and where it ran.
+type HookRun struct {
+	// Extension and Hook name the hook (Hook is its label).
+	Extension, Hook string
+	// Workspace is the session's folder, Dir its extension's folder.
+	Workspace, Dir string
+	// Widening is what the person allowed the hook.
+	Widening extension.Widening
+	// Start is when the run started.
+	Start time.Time
+	// ExitCode, Denied, Stderr and Dropped are exthook.Result's.
+	ExitCode int
+	Denied   []netproxy.Denial
+	Stderr   string
+	Dropped  []hookout.Drop
+}
+
 // KeepHookRefusals keeps what the sandbox refused the hook (its
 // connections, the writes the watch of its writes saw refused, and the
 // writes its stderr says were refused) and what gemkit left out of its
 // answer in the refusals file that doctor and describe read.
-func KeepHookRefusals(ext, label, ws, dir string, w extension.Widening, start time.Time, res exthook.Result) {
+func KeepHookRefusals(run HookRun) {
+	ext, label, ws, dir, w, start := run.Extension, run.Hook, run.Workspace, run.Dir, run.Widening, run.Start
 	allow := "gemkit extensions sandbox " + extension.Printable(ext) + " --hook " + label
-	var rs []extmcp.Refusal
+	var rs []Refusal
 	var seen []string
-	for _, d := range res.Denied {
-		r := extmcp.Refusal{At: d.At, Start: start, Extension: ext, Hook: label, Host: d.Host, Reason: d.Reason, Count: d.Count}
+	for _, d := range run.Denied {
+		r := Refusal{At: d.At, Start: start, Extension: ext, Hook: label, Host: d.Host, Reason: d.Reason, Count: d.Count}
 		switch {
 		case d.Method == sandbox.WriteMethod:
 			// A write, by the path its call named: no host.
@@ -39,7 +62,7 @@ func KeepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		case d.Method == sandbox.UnixMethod:
 			r.UnixSocket, r.Allow = true, allow+" --allow-unix-sockets"
 		case d.Method == sandbox.ListenMethod:
-			// No widening: as for a server (extmcp's refusal), the port
+			// No widening: as for a server (refusal), the port
 			// would be in the sandbox's own network.
 			r.Listen = true
 			r.Host = net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
@@ -57,12 +80,12 @@ func KeepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		}
 		rs = append(rs, r)
 	}
-	for _, p := range extmcp.RefusedWritePaths(writeErrorText(res)) {
+	for _, p := range RefusedWritePaths(writeErrorText(run)) {
 		if slices.Contains(seen, p) {
 			// The watch of its writes told of it already.
 			continue
 		}
-		r := extmcp.Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Path: p}
+		r := Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Path: p}
 		switch {
 		case fsutil.Within(dir, p):
 			r.Reason = "its extension's folder, read-only to its hooks whatever is allowed; its stderr said a write there was refused"
@@ -76,21 +99,21 @@ func KeepHookRefusals(ext, label, ws, dir string, w extension.Widening, start ti
 		}
 		rs = append(rs, r)
 	}
-	for _, d := range res.Dropped {
-		r := extmcp.Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Answer: d.Field, Cut: d.Cut, Reason: d.Why}
+	for _, d := range run.Dropped {
+		r := Refusal{At: time.Now(), Start: start, Extension: ext, Hook: label, Answer: d.Field, Cut: d.Cut, Reason: d.Why}
 		if d.Field == "" {
-			r.Answer = extmcp.AllOfAnswer
+			r.Answer = AllOfAnswer
 		}
 		rs = append(rs, r)
 	}
 	if len(rs) == 0 {
 		return
 	}
-	path, err := extmcp.RefusalsPath(map[string]string{"HOME": os.Getenv("HOME")})
+	path, err := RefusalsPath(map[string]string{"HOME": os.Getenv("HOME")})
 	if err != nil {
 		return
 	}
-	_ = extmcp.KeepRefusals(path, rs...)
+	_ = KeepRefusals(path, rs...)
 }
 
 // notExecutable is the exit code of a shell that found the command but
@@ -101,11 +124,11 @@ const notExecutable = 126
 // writeErrorText is the hook's stderr to look for refused writes in: all
 // of it, but when the shell could not execute the command, the lines
 // that say so, which name the script and no write.
-func writeErrorText(res exthook.Result) string {
-	if res.ExitCode != notExecutable {
-		return res.Stderr
+func writeErrorText(run HookRun) string {
+	if run.ExitCode != notExecutable {
+		return run.Stderr
 	}
-	lines := strings.Split(res.Stderr, "\n")
+	lines := strings.Split(run.Stderr, "\n")
 	lines = slices.DeleteFunc(lines, func(l string) bool {
 		return strings.HasSuffix(strings.TrimSpace(l), ": Permission denied")
 	})
