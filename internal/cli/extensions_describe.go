@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
@@ -38,7 +39,7 @@ type consentInfo struct {
 	FilesChanged bool `json:"filesChanged,omitempty"`
 	// notice names the files that changed (extension.ContentNotice).
 	notice string
-	// since is when the extension became what it is (refusalsSince):
+	// since is when the extension became what it is (extmcp.RefusalsSince):
 	// its servers' refusals from before are not shown.
 	since time.Time
 }
@@ -87,7 +88,7 @@ files, settings, source, version and where it is enabled.`,
 			if a.enforcer != nil && in.Extension != nil {
 				notes, enfErr = a.enforcer.Enforcement(cmd.Context(), in.Extension)
 			}
-			consent := consentInfo{since: refusalsSince(st, in)}
+			consent := consentInfo{since: extmcp.RefusalsSince(st, in)}
 			if m := in.Manifest(); m != nil {
 				agreed, granted := st.ConsentContent(m.Name, extension.PermissionsHash(m))
 				consent.Granted = granted
@@ -144,7 +145,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	if it.ServerSandbox == nil {
 		// The servers' section tells their refusals; the hooks' are
 		// told here for an extension without servers.
-		writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], extension.Widening{}, it.choice.HookWidening, consent.since))
+		writeRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], extension.Widening{}, it.choice.HookWidening, consent.since))
 	}
 	d.rest()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/agentread"
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
 )
 
@@ -91,7 +92,7 @@ when Gemini CLI would fail.`,
 					Message: "Gemini CLI's settings cannot be read, so which extensions' servers and hooks are switched to gemkit (mcp.excluded, hooksConfig.disabled), and whether Gemini CLI reaches gemkit mcp, cannot be told until the file is fixed: " + gerr.Error(),
 					Fix:     "once the file is fixed, `gemkit extensions doctor` tells the rest"})
 			}
-			refused := recentRefusals()
+			refused := extmcp.RecentRefusals()
 			for _, in := range all {
 				fs = append(fs, entryFindings(st, in)...)
 				if gerr == nil {
@@ -104,7 +105,7 @@ when Gemini CLI would fail.`,
 				if m := in.Manifest(); m != nil && gerr == nil {
 					fs = append(fs, extswitch.PartFindings(m.Name, choices[m.Name], sw.CodeParts(in, choices[m.Name], gs))...)
 				}
-				fs = append(fs, refusalFindings(in.Name, stillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), choices[in.Name].HookWidening, refusalsSince(st, in)))...)
+				fs = append(fs, refusalFindings(in.Name, extmcp.StillRefused(refused[in.Name], extension.ServerGrant(in.Manifest()).Union(choices[in.Name].Widening), choices[in.Name].HookWidening, extmcp.RefusalsSince(st, in)))...)
 			}
 			if gerr == nil {
 				fs = append(fs, sw.SwitchFindings(all, gs)...)

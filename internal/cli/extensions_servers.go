@@ -149,7 +149,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	case s.Switched && s.NotServed == "" && (!consent.Granted || consent.FilesChanged):
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
-	writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.choice.HookWidening, consent.since))
+	writeRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.choice.HookWidening, consent.since))
 }
 
 // listedWords say what gemkit mcp found of the switched server label
