@@ -14,6 +14,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
+	"github.com/gemkit/gemkit/internal/extview"
 )
 
 // finding is one line of `extensions doctor`: the switch's findings
@@ -202,7 +203,7 @@ func entryFindings(st *extension.Store, in *extension.Installed) []finding {
 			Message: "Gemini CLI skips this part of hooks/hooks.json, and gemkit does too: " + d,
 			Fix:     "correct it in " + filepath.Join(in.Extension.Dir, "hooks", "hooks.json") + " (events: " + strings.Join(extension.HookEvents, ", ") + "; a hook's type: command)"})
 	}
-	if _, note := updaters(in.Metadata); note != "" {
+	if _, note := extview.Updaters(in.Metadata); note != "" {
 		fs = append(fs, finding{Level: "note", Extension: name, Message: note})
 	}
 	if ignored := in.IgnoredSettings(); len(ignored) > 0 {

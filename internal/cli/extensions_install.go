@@ -13,6 +13,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
+	"github.com/gemkit/gemkit/internal/extview"
 )
 
 func newExtInstallCmd(a *app) *cobra.Command {
@@ -57,7 +58,7 @@ the extension's .env).`,
 			}
 			keepAgreed(cmd.Context(), a, st, in.Extension)
 			if asJSON {
-				return writeJSON(a.Out, listEntry(st, in, nil))
+				return writeJSON(a.Out, extview.Entry(st, in, nil))
 			}
 			m := in.Manifest()
 			fmt.Fprintf(printableWriter{a.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)

@@ -12,6 +12,7 @@ import (
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
 	"github.com/gemkit/gemkit/internal/extswitch"
+	"github.com/gemkit/gemkit/internal/extview"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -44,18 +45,6 @@ func servePolicy(a *app, st *extension.Store) extmcp.Policy {
 // (extension.Store.CheckFiles).
 func withWritable(a *app, st *extension.Store) *extension.Store {
 	return servePolicy(a, st).WithWritable()
-}
-
-// fillServers sets the server state of each readable item, and for the
-// switched ones whether gemkit mcp can serve them.
-func fillServers(sw *extswitch.Switch, items []listItem, all []*extension.Installed, choices map[string]extension.ServerChoice, excluded []string, settingsErr error) {
-	for i, in := range all {
-		if m := in.Manifest(); m != nil {
-			items[i].ServerSandbox = sw.StateOf(m, choices[m.Name], excluded)
-			items[i].ServerSandbox.SetUntold(settingsErr)
-			sw.Served(items[i].ServerSandbox, in, choices[m.Name])
-		}
-	}
 }
 
 // serverWords say where s's servers run and the command that changes
@@ -104,7 +93,7 @@ func sandboxWords(name string, s *extswitch.ServerState) string {
 
 // writeServerNotes writes, under the list's table, where each
 // extension's MCP servers run.
-func writeServerNotes(w io.Writer, items []listItem) {
+func writeServerNotes(w io.Writer, items []extview.Item) {
 	for _, it := range items {
 		if it.ServerSandbox != nil {
 			fmt.Fprintf(w, "servers of %s: %s\n", it.Name, serverWords(it.Name, it.ServerSandbox))
@@ -115,7 +104,7 @@ func writeServerNotes(w io.Writer, items []listItem) {
 // serversSandbox writes describe's lines on where the servers run, what
 // they can do in gemkit's sandbox, and whether consent lets gemkit mcp
 // serve them.
-func (d *describer) serversSandbox(consent consentInfo) {
+func (d *describer) serversSandbox(consent extview.Consent) {
 	s := d.it.ServerSandbox
 	if s == nil {
 		return
@@ -149,7 +138,7 @@ func (d *describer) serversSandbox(consent consentInfo) {
 	case s.Switched && s.NotServed == "" && (!consent.Granted || consent.FilesChanged):
 		fmt.Fprintf(w, "      not served until you agree to the extension as it is now: %s\n", consentHint(d.m.Name))
 	}
-	writeRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.choice.HookWidening, consent.since))
+	writeRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], s.Grant.Union(s.Widening), d.it.Choice.HookWidening, consent.Since))
 }
 
 // listedWords say what gemkit mcp found of the switched server label
