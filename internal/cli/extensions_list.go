@@ -129,7 +129,7 @@ func writeListTable(out io.Writer, items []extview.Item, conflicts []extension.C
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", it.Name, version, enabled, len(it.Tools), len(it.MCPServers), src)
-		if it.Error != "" || stopping(it.Problems) != "" {
+		if it.Error != "" || extview.Stopping(it.Problems) != "" {
 			broken = append(broken, it)
 		}
 	}
@@ -138,7 +138,7 @@ func writeListTable(out io.Writer, items []extview.Item, conflicts []extension.C
 		if it.Error != "" {
 			fmt.Fprintf(printableWriter{out}, "! %s cannot be read: %s\n", it.Name, firstLine(it.Error))
 		} else {
-			fmt.Fprintf(printableWriter{out}, "! %s: %s; see `gemkit extensions validate %s`\n", it.Name, stopping(it.Problems), it.Path)
+			fmt.Fprintf(printableWriter{out}, "! %s: %s; see `gemkit extensions validate %s`\n", it.Name, extview.Stopping(it.Problems), it.Path)
 		}
 	}
 	for _, it := range items {
@@ -172,20 +172,4 @@ func enabledWord(e extension.Enablement) string {
 		return "no (workspace)"
 	}
 	return "no"
-}
-
-// stopping says what the problems of a manifest stop, with how many
-// there are; "" when they stop nothing (warnings only).
-func stopping(probs []extension.Problem) string {
-	count := map[extension.Effect]int{}
-	for _, p := range probs {
-		count[p.Effect]++
-	}
-	switch {
-	case count[extension.EffectRefused] > 0:
-		return fmt.Sprintf("Gemini CLI refuses its manifest too, and both leave it out (%d problem(s))", count[extension.EffectRefused])
-	case count[extension.EffectTools] > 0:
-		return fmt.Sprintf("gemkit does not run its own tools: %d problem(s) in the manifest's fields only gemkit reads", count[extension.EffectTools])
-	}
-	return ""
 }

@@ -22,12 +22,12 @@ import (
 
 // confinedDirs are the packages checked (from the repository's root);
 // for internal/cli, only the files of the commands that read an
-// extension's tree or run the agent; internal/extswitch is the switch
-// those commands drive.
+// extension's tree or run the agent; internal/extswitch and
+// internal/extview are the switch and the reading those commands drive.
 var confinedDirs = []string{
 	"internal/extension", "internal/toolrun", "internal/disclosure",
 	"internal/agent", "internal/acp", "internal/mcpserver", "internal/cli",
-	"internal/extswitch",
+	"internal/extswitch", "internal/extview",
 }
 
 func confinedFile(dir, name string) bool {
