@@ -19,17 +19,6 @@ import (
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
 
-// describeJSON is `describe --json`.
-type describeJSON struct {
-	extview.Item
-	Consent     extview.Consent             `json:"consent"`
-	Manifest    *extension.Manifest         `json:"manifest,omitempty"`
-	Metadata    *extension.InstallMetadata  `json:"installMetadata,omitempty"`
-	Enforcement []extension.EnforcementNote `json:"enforcement"`
-	// Policies are its policies/*.toml, as Gemini CLI loads them.
-	Policies *policiesJSON `json:"policies,omitempty"`
-}
-
 func newExtDescribeCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -60,9 +49,9 @@ files, settings, source, version and where it is enabled.`,
 				if notes == nil {
 					notes = []extension.EnforcementNote{}
 				}
-				dj := describeJSON{Item: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes}
+				dj := extview.Description{Item: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes}
 				if in.Extension != nil {
-					dj.Policies = policiesOf(in.Extension.Policies())
+					dj.Policies = extview.PoliciesOf(in.Extension.Policies())
 				}
 				if err := writeJSON(a.Out, dj); err != nil {
 					return err
@@ -70,7 +59,7 @@ files, settings, source, version and where it is enabled.`,
 				return errConflicts(item.Conflicts)
 			}
 			out := bufio.NewWriter(a.Out)
-			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr, modelTools(st, in))
+			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr, extview.ModelTools(st, in))
 			if err := out.Flush(); err != nil {
 				return err
 			}

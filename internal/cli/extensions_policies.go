@@ -28,26 +28,3 @@ func writePolicies(w io.Writer, p extension.Policies) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 }
-
-// policiesJSON is describe --json's account of the policies.
-type policiesJSON struct {
-	Files    []string `json:"files"`
-	Rules    []string `json:"rules"`
-	Checkers []string `json:"checkers"`
-	Notes    []string `json:"notes,omitempty"`
-}
-
-func policiesOf(p extension.Policies) *policiesJSON {
-	if p.Empty() {
-		return nil
-	}
-	j := &policiesJSON{Files: p.Files, Rules: []string{}, Checkers: []string{}}
-	for _, r := range p.Rules {
-		j.Rules = append(j.Rules, r.Words())
-	}
-	for _, c := range p.Checkers {
-		j.Checkers = append(j.Checkers, c.Words())
-	}
-	j.Notes = p.Notes()
-	return j
-}
