@@ -20,5 +20,5 @@
 // It says nothing on a terminal: it returns what it did (structured
 // results), its refusals as errors (Refused), and doctor's findings with
 // their fix; internal/cli says them. It imports neither internal/cli nor
-// cobra (internal/layout checks it).
+// cobra.
 package extswitch
