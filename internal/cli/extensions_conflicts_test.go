@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gemkit/gemkit/internal/extension"
 )
 
 // TestConflictsAndValidateAgreeWithGemini checks what `list` and
@@ -51,25 +49,6 @@ func TestConflictsAndValidateAgreeWithGemini(t *testing.T) {
 	must(t, os.Remove(filepath.Join(dir, "HERE.md")))
 	writeFiles(t, dir, map[string]string{"gemini-extension.json": `{"name": "ctx", "version": "1.0.0"}`})
 	e.mustRun("validate", dir)
-}
-
-func TestUpdaters(t *testing.T) {
-	cases := []struct {
-		md   *extension.InstallMetadata
-		want string
-	}{
-		{&extension.InstallMetadata{Type: extension.SourceGit, Source: "file:///r"}, "gemkit gemini"},
-		{&extension.InstallMetadata{Type: extension.SourceLocal, Source: "/r"}, "gemkit gemini"},
-		{&extension.InstallMetadata{Type: extension.SourceGit, Source: "https://h/r", Subdir: "ext"}, "gemkit"},
-		{&extension.InstallMetadata{Type: extension.SourceGitHubRelease, Source: "o/r"}, "gemini"},
-		{nil, ""},
-	}
-	for _, c := range cases {
-		got, note := updaters(c.md)
-		if strings.Join(got, " ") != c.want || (len(got) < 2) != (note != "") {
-			t.Errorf("updaters(%+v) = %v, %q", c.md, got, note)
-		}
-	}
 }
 
 func writeFiles(t testing.TB, dir string, files map[string]string) {

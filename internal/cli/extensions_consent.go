@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/extmcp"
 )
 
 // consentHint is how every refusal for want of consent says to give it:
@@ -120,28 +119,15 @@ model must not agree for you (docs/mcp.md).`,
 // confirms, in an agent's shell). Consent not given ends with ExitNo.
 func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extension.Extension, grant bool) error {
 	name := ext.Manifest.Name
-	choice, err := st.ServerChoice(name)
-	if err != nil {
-		return err
-	}
+	sw := a.switcher(st)
 	// Agreeing to a switched extension pins the packages its
-	// package-runner servers fetch, as the switch does: what is agreed
-	// to is what will run.
-	var plan *packagePlan
-	if grant && choice.Switched {
-		if plan, err = resolvePackages(ctx, a, st, ext, choice, choice.InstallScripts, false); err != nil {
-			return fmt.Errorf("consent not given: %w", err)
-		}
-		defer plan.release(a, st, name)
-		choice.Packages = plan.pins
-	}
-	state, err := st.Consent(ext)
+	// package-runner servers fetch, as the switch does.
+	ag, err := sw.Agreement(ctx, ext, grant, pinning(a, name))
 	if err != nil {
 		return err
 	}
-	if plan != nil && plan.changed {
-		state.Granted = false
-	}
+	defer ag.Release()
+	choice, plan, state, links := ag.Choice, ag.Plan, ag.State, ag.Links
 	if state.Notice != "" {
 		// Before the permissions and apart from them: what changed is no
 		// permission, and it is to be looked at before the rest is
@@ -172,7 +158,6 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	// The check every start makes: files consent cannot bind are said,
 	// and no consent is recorded to them, but the links a copy made
 	// absolute, which a grant repairs.
-	links := extmcp.CopiedLinks(st, ext, state)
 	if err := extension.WithoutCopied(state.Unbound, links); err != nil {
 		fmt.Fprintf(a.Out, "Consent: cannot be given to it as it is: %s\n", extension.Printable(err.Error()))
 		return withExitCode(ExitNo, nil)
@@ -190,20 +175,11 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 		if ok, err := a.personConfirms(ctx, name, ""); err != nil || !ok {
 			return cmp.Or(err, notTyped(name))
 		}
-		if plan != nil && plan.changed {
-			if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.pins }); err != nil {
-				return err
-			}
+		agreedErr, err := sw.Agree(ctx, ext, ag)
+		if err != nil {
+			return switchErr(err)
 		}
-		if len(links) > 0 {
-			if state, err = relinked(st, ext, links); err != nil {
-				return withExitCode(ExitNo, fmt.Errorf("consent not given: %w", err))
-			}
-		}
-		if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
-			return err
-		}
-		keepAgreed(ctx, a, st, ext)
+		tellAgreedErr(a, agreedErr)
 		fmt.Fprintf(a.Out, "Consent given to %s as it is now: %s (withdraw it with `gemkit extensions consent %s --revoke`).\n", name, grantedWords(m), name)
 		if choice.Switched {
 			// The hooks the switch took are taken back with the hold's
@@ -224,15 +200,10 @@ func showConsent(ctx context.Context, a *app, st *extension.Store, ext *extensio
 	return withExitCode(ExitNo, nil)
 }
 
-// relinked makes links relative again and reads where consent to ext
-// stands after: an error when consent still cannot bind its files.
-func relinked(st *extension.Store, ext *extension.Extension, links []extension.CopiedLink) (extension.ConsentState, error) {
-	if err := extension.RelinkCopied(ext.Dir, links); err != nil {
-		return extension.ConsentState{}, fmt.Errorf("making the links of %s relative again: %w", extension.Printable(ext.Manifest.Name), err)
+// pinning says, before the first package of the extension name is
+// installed, that its servers' packages are being pinned.
+func pinning(a *app, name string) func() {
+	return func() {
+		fmt.Fprintf(a.Err, "Pinning the packages %s's servers fetch through a package runner:\n", extension.Printable(name))
 	}
-	state, err := st.Consent(ext)
-	if err == nil && state.Unbound != nil {
-		err = state.Unbound
-	}
-	return state, err
 }

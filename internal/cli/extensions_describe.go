@@ -9,38 +9,15 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/disclosure"
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/extview"
 	"github.com/gemkit/gemkit/internal/fsutil"
 )
-
-// describeJSON is `describe --json`.
-type describeJSON struct {
-	listItem
-	Consent     consentInfo                 `json:"consent"`
-	Manifest    *extension.Manifest         `json:"manifest,omitempty"`
-	Metadata    *extension.InstallMetadata  `json:"installMetadata,omitempty"`
-	Enforcement []extension.EnforcementNote `json:"enforcement"`
-	// Policies are its policies/*.toml, as Gemini CLI loads them.
-	Policies *policiesJSON `json:"policies,omitempty"`
-}
-
-type consentInfo struct {
-	Granted bool `json:"granted"`
-	// FilesChanged: consent was given for these permissions, but the
-	// extension's files are not the ones agreed to (or the record
-	// predates binding to them); the next run asks again.
-	FilesChanged bool `json:"filesChanged,omitempty"`
-	// notice names the files that changed (extension.ContentNotice).
-	notice string
-	// since is when the extension became what it is (refusalsSince):
-	// its servers' refusals from before are not shown.
-	since time.Time
-}
 
 func newExtDescribeCmd(a *app) *cobra.Command {
 	var asJSON bool
@@ -59,54 +36,22 @@ files, settings, source, version and where it is enabled.`,
 				return err
 			}
 			st = withWritable(a, st)
-			item := listEntry(st, in, nil)
-			choices, gs, gsErr, err := serverSettings(st)
+			item, consent, err := extview.Describe(a.switcher(st), in, a.getenv)
 			if err != nil {
 				fmt.Fprintf(a.Err, "gemkit: %v\n", err)
-			}
-			if m := in.Manifest(); m != nil {
-				item.ServerSandbox = serverStateOf(m, choices[m.Name], gs.Excluded)
-				item.ServerSandbox.untold(gsErr)
-				if s := item.ServerSandbox; s != nil {
-					s.Notes = widenNotes(m, s.Grant.Union(s.Widening), choices[m.Name].Handed, gs, a.getenv, in.Settings(st.Dir(), st.Workspace()))
-					if s.Switched && in.Extension != nil {
-						s.NotServed, s.Agreed = whyNotServed(a, st, in, choices[m.Name])
-						s.Listed = servePolicy(a, st).LastListings(in.Extension)
-					}
-				}
-				item.choice = choices[m.Name]
-				if gsErr == nil {
-					// Where each part runs is read from the file.
-					item.CodeParts = codeParts(st, in, choices[m.Name], gs)
-				}
-			}
-			if cs, err := st.ConflictsWith(in.Entry); err == nil {
-				item.Conflicts = cs
 			}
 			var notes []extension.EnforcementNote
 			var enfErr error
 			if a.enforcer != nil && in.Extension != nil {
 				notes, enfErr = a.enforcer.Enforcement(cmd.Context(), in.Extension)
 			}
-			consent := consentInfo{since: refusalsSince(st, in)}
-			if m := in.Manifest(); m != nil {
-				agreed, granted := st.ConsentContent(m.Name, extension.PermissionsHash(m))
-				consent.Granted = granted
-				if granted && in.Extension != nil {
-					now, err := extension.ReadContent(in.Extension.Dir)
-					consent.FilesChanged = err != nil || now.Digest != agreed.Digest
-					if err == nil {
-						consent.notice = extension.ContentNotice(agreed, now, in.Extension.Dir)
-					}
-				}
-			}
 			if asJSON {
 				if notes == nil {
 					notes = []extension.EnforcementNote{}
 				}
-				dj := describeJSON{listItem: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes}
+				dj := extview.Description{Item: item, Consent: consent, Manifest: in.Manifest(), Metadata: in.Metadata, Enforcement: notes}
 				if in.Extension != nil {
-					dj.Policies = policiesOf(in.Extension.Policies())
+					dj.Policies = extview.PoliciesOf(in.Extension.Policies())
 				}
 				if err := writeJSON(a.Out, dj); err != nil {
 					return err
@@ -114,7 +59,7 @@ files, settings, source, version and where it is enabled.`,
 				return errConflicts(item.Conflicts)
 			}
 			out := bufio.NewWriter(a.Out)
-			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr, modelTools(st, in))
+			writeDescription(printableWriter{out}, in, item, consent, a.enforcer != nil, notes, enfErr, extview.ModelTools(st, in))
 			if err := out.Flush(); err != nil {
 				return err
 			}
@@ -127,7 +72,7 @@ files, settings, source, version and where it is enabled.`,
 
 // writeDescription renders `describe` for people: the entry, then each
 // section of a readable extension.
-func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent consentInfo, haveEnforcer bool, notes []extension.EnforcementNote, enfErr error, model map[string]string) {
+func writeDescription(w io.Writer, in *extension.Installed, it extview.Item, consent extview.Consent, haveEnforcer bool, notes []extension.EnforcementNote, enfErr error, model map[string]string) {
 	d := &describer{w: w, in: in, it: it, model: model}
 	if !d.entry() {
 		return
@@ -145,7 +90,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 	if it.ServerSandbox == nil {
 		// The servers' section tells their refusals; the hooks' are
 		// told here for an extension without servers.
-		writeRefusals(w, stillRefused(recentRefusals()[d.m.Name], extension.Widening{}, it.choice.HookWidening, consent.since))
+		writeRefusals(w, extmcp.StillRefused(extmcp.RecentRefusals()[d.m.Name], extension.Widening{}, it.Choice.HookWidening, consent.Since))
 	}
 	d.rest()
 }
@@ -154,7 +99,7 @@ func writeDescription(w io.Writer, in *extension.Installed, it listItem, consent
 type describer struct {
 	w     io.Writer
 	in    *extension.Installed
-	it    listItem
+	it    extview.Item
 	m     *extension.Manifest
 	model map[string]string
 }
@@ -197,7 +142,7 @@ func (d *describer) entry() bool {
 }
 
 // sourceLine says where an extension was installed from.
-func sourceLine(src *sourceInfo) string {
+func sourceLine(src *extview.SourceInfo) string {
 	if src == nil {
 		return "unknown (no " + extension.InstallMetadataFile + ")"
 	}
@@ -211,7 +156,7 @@ func sourceLine(src *sourceInfo) string {
 	return line
 }
 
-func (d *describer) permissions(consent consentInfo) {
+func (d *describer) permissions(consent extview.Consent) {
 	w, p := d.w, d.it.Permissions
 	d.section("Permissions")
 	for _, l := range p.Summary {
@@ -239,8 +184,8 @@ func (d *describer) permissions(consent consentInfo) {
 	switch {
 	case consent.Granted && consent.FilesChanged:
 		fmt.Fprintln(w, "  consent: granted for these permissions, not for the extension's files as they are now; asked again before a tool runs")
-		if consent.notice != "" {
-			fmt.Fprintf(w, "  %s\n", consent.notice)
+		if consent.Notice != "" {
+			fmt.Fprintf(w, "  %s\n", consent.Notice)
 		}
 	case consent.Granted:
 		fmt.Fprintln(w, "  consent: granted for these permissions and these files")
@@ -334,13 +279,13 @@ func (d *describer) docs() {
 
 // servers writes the MCP servers, the context files, the custom
 // commands and the built-in tools the extension turns off.
-func (d *describer) servers(consent consentInfo) {
+func (d *describer) servers(consent extview.Consent) {
 	w, m, ext := d.w, d.m, d.in.Extension
 	d.section(fmt.Sprintf("MCP servers (%d)", len(m.MCPServers)))
 	if len(m.MCPServers) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
-	for _, name := range sortedNames(m.MCPServers) {
+	for _, name := range extview.SortedNames(m.MCPServers) {
 		fmt.Fprintf(w, "  %s (%s)\n", name, extension.MCPServerSummary(m.MCPServers[name]))
 		writeMCPDetails(w, m.MCPServers[name])
 	}
@@ -523,14 +468,14 @@ func writeMCPDetails(w io.Writer, raw json.RawMessage) {
 	if json.Unmarshal(raw, &def) != nil {
 		return
 	}
-	for _, k := range sortedNames(def) {
+	for _, k := range extview.SortedNames(def) {
 		switch k {
 		case "command", "args", "url", "httpUrl", "tcp":
 			continue
 		case "env", "headers":
 			var m map[string]json.RawMessage
 			if json.Unmarshal(def[k], &m) == nil {
-				fmt.Fprintf(w, "      %s: %s\n", k, strings.Join(sortedNames(m), ", "))
+				fmt.Fprintf(w, "      %s: %s\n", k, strings.Join(extview.SortedNames(m), ", "))
 				continue
 			}
 		case "cwd":

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemkit/gemkit/internal/extswitch"
 	"github.com/gemkit/gemkit/internal/treewatch"
 	"github.com/spf13/cobra"
 )
 
-// TestHookStoreWatch: a warm server's check at each claim (storeCheck)
+// TestHookStoreWatch: a warm server's check at each claim (StoreCheck)
 // does not read the store again while nothing that loadHook reads has
 // changed, and reads it again, and finds the sandbox stale, after each
 // way the store or the extension can say other things of the hook: a
@@ -18,7 +19,7 @@ import (
 // the extensions folder. Reading the store, or writing gemkit's other
 // records beside its own, is no change.
 func TestHookStoreWatch(t *testing.T) {
-	setup := func(t *testing.T) (*env, string, *storeCheck) { return storeCheckOf(t) }
+	setup := func(t *testing.T) (*env, string, *extswitch.StoreCheck) { return storeCheckOf(t) }
 
 	t.Run("nothing changed", func(t *testing.T) {
 		e, _, c := setup(t)
@@ -26,11 +27,11 @@ func TestHookStoreWatch(t *testing.T) {
 		e.mustRun("describe", "noted")
 		must(t, os.WriteFile(filepath.Join(e.home, ".gemini", "gemkit", "unrelated.json"), []byte("{}"), 0o600))
 		for i := range 3 {
-			if err := c.fresh(); err != nil {
+			if err := c.Fresh(); err != nil {
 				t.Fatalf("claim %d: %v", i, err)
 			}
 		}
-		if n := c.reads.Load(); n != 0 {
+		if n := c.Reads.Load(); n != 0 {
 			t.Errorf("the store was read again %d times with nothing changed", n)
 		}
 	})
@@ -53,11 +54,11 @@ func TestHookStoreWatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, src, c := setup(t)
-			if err := c.fresh(); err != nil || c.reads.Load() != 0 {
-				t.Fatalf("before the change: %v, %d reads", err, c.reads.Load())
+			if err := c.Fresh(); err != nil || c.Reads.Load() != 0 {
+				t.Fatalf("before the change: %v, %d reads", err, c.Reads.Load())
 			}
 			tc.change(t, e, src)
-			if err := c.fresh(); err == nil {
+			if err := c.Fresh(); err == nil {
 				t.Error("the sandbox set up before the change is still said to be the run's")
 			}
 		})
@@ -69,19 +70,19 @@ func TestHookStoreWatch(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "other")
 		writeFiles(t, other, map[string]string{"gemini-extension.json": `{"name": "other", "version": "1.0.0"}`})
 		e.mustRun("link", other, "--consent")
-		if err := c.fresh(); err != nil {
+		if err := c.Fresh(); err != nil {
 			t.Errorf("after another extension's link: %v", err)
 		}
-		if c.reads.Load() != 1 {
-			t.Errorf("the store was read again %d times, not once", c.reads.Load())
+		if c.Reads.Load() != 1 {
+			t.Errorf("the store was read again %d times, not once", c.Reads.Load())
 		}
 	})
 }
 
-// storeCheckOf is a warm server's storeCheck of a linked extension's
+// storeCheckOf is a warm server's StoreCheck of a linked extension's
 // switched hook (one declared setting), both watches placed, in a
 // store of its own.
-func storeCheckOf(t testing.TB) (*env, string, *storeCheck) {
+func storeCheckOf(t testing.TB) (*env, string, *extswitch.StoreCheck) {
 	e := newEnv(t)
 	t.Chdir(e.ws)
 	src := filepath.Join(t.TempDir(), "noted")
@@ -97,22 +98,23 @@ func storeCheckOf(t testing.TB) (*env, string, *storeCheck) {
 	a := newApp(Streams{In: strings.NewReader(""), Out: os.Stdout, Err: os.Stderr})
 	lh, err := loadHook(cmd, a, "noted", "BeforeTool-1")
 	must(t, err)
-	fp, err := lh.h.Fingerprint()
+	fp, err := lh.H.Fingerprint()
 	must(t, err)
-	tree, err := treewatch.New(lh.ext.Dir)
+	tree, err := treewatch.New(lh.Ext.Dir)
 	must(t, err)
 	t.Cleanup(func() { tree.Close() })
-	names := storeWatch(cmd, a, lh, "noted", "BeforeTool-1", fp)
+	reload := func() (*extswitch.LoadedHook, error) { return loadHook(cmd, a, "noted", "BeforeTool-1") }
+	names := extswitch.WatchStore(lh, reload, fp, a.log)
 	if names == nil {
 		t.Fatal("the store is not watched")
 	}
 	t.Cleanup(func() { names.Close() })
-	c := &storeCheck{tree: tree, names: names, workspace: lh.h.Workspace, fp: fp, reload: func() (string, error) {
-		now, err := loadHook(cmd, a, "noted", "BeforeTool-1")
+	c := &extswitch.StoreCheck{Tree: tree, Names: names, Workspace: lh.H.Workspace, FP: fp, Reload: func() (string, error) {
+		now, err := reload()
 		if err != nil {
 			return "", err
 		}
-		return now.h.Fingerprint()
+		return now.H.Fingerprint()
 	}}
 	return e, src, c
 }
@@ -125,10 +127,10 @@ func BenchmarkHookStoreCheck(b *testing.B) {
 		b.Run(map[bool]string{true: "watched", false: "read again"}[watched], func(b *testing.B) {
 			_, _, c := storeCheckOf(b)
 			if !watched {
-				c.names = nil
+				c.Names = nil
 			}
 			for b.Loop() {
-				if err := c.fresh(); err != nil {
+				if err := c.Fresh(); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/extmcp"
+	"github.com/gemkit/gemkit/internal/extswitch"
+	"github.com/gemkit/gemkit/internal/extview"
 )
 
 func newExtInstallCmd(a *app) *cobra.Command {
@@ -56,7 +58,7 @@ the extension's .env).`,
 			}
 			keepAgreed(cmd.Context(), a, st, in.Extension)
 			if asJSON {
-				return writeJSON(a.Out, listEntry(st, in, nil))
+				return writeJSON(a.Out, extview.Entry(st, in, nil))
 			}
 			m := in.Manifest()
 			fmt.Fprintf(printableWriter{a.Out}, "Installed %s %s in %s\n", m.Name, m.Version, in.Entry)
@@ -156,7 +158,7 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 				in, err := st.Get(name)
 				if err == nil {
 					name = in.Name
-				} else if errNotInstalled(err) {
+				} else if errors.Is(err, extension.ErrNotInstalled) {
 					// Gone already (Gemini CLI's own uninstall): what
 					// gemkit keeps of it goes.
 					removed, ferr := forgetOrphan(a, st, name)
@@ -192,7 +194,7 @@ func newExtUninstallCmd(a *app) *cobra.Command {
 				keptData(a.Out, a.getenv("HOME"), data)
 				// What the sandbox refused its servers was the extension's
 				// as it was: not told of whatever comes next by its name.
-				if err := forgetRefusals(data); err != nil {
+				if err := extswitch.ForgetRefusals(data); err != nil {
 					fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", name, err)
 				}
 			}

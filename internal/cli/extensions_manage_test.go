@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extview"
 	"github.com/gemkit/gemkit/internal/gemkittest"
 	"github.com/gemkit/gemkit/internal/golden"
 )
@@ -279,14 +280,14 @@ func TestListAndDescribeGolden(t *testing.T) {
 	checkGolden(t, "describe-image-gen.txt", e.describe("image-gen"))
 
 	// The JSON is for scripts: check the parts they rely on.
-	var items []listItem
+	var items []extview.Item
 	if err := json.Unmarshal([]byte(e.mustRun("list", "--json")), &items); err != nil {
 		t.Fatal(err)
 	}
 	if len(items) != 10 {
 		t.Fatalf("list --json has %d items, want 10", len(items))
 	}
-	byName := map[string]listItem{}
+	byName := map[string]extview.Item{}
 	for _, it := range items {
 		byName[it.Name] = it
 	}

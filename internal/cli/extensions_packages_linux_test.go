@@ -516,3 +516,9 @@ func (e *pkgEnv) unprivileged(t *testing.T) {
 	}
 	e.user = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 }
+
+// treeThere reports whether a pinned tree is still where it was put.
+func treeThere(dir string) bool {
+	fi, err := os.Lstat(dir)
+	return err == nil && fi.IsDir()
+}

@@ -3,157 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
 )
 
-// An extension's policies/*.toml, as Gemini CLI 0.61 loads them
-// (extension.Policies): rules, which change what Gemini CLI decides for
-// a call (deny it, or ask the person first) and run nothing, and safety
-// checkers. An in-process checker is Gemini CLI's own code; an external
-// one names a program for Gemini CLI to start on each call it covers
-// (CheckerRunner.runExternalChecker in packages/core/src/safety/
-// checker-runner.ts: spawn, the call as JSON on its stdin, its verdict
-// on its stdout, in the session's folder, with the person's whole
-// environment, 30 s at most). Gemini CLI 0.61 resolves a name only among
-// its own external checkers (CheckerRegistry.resolveExternal, safety/
-// registry.ts), of which there are none, and denies the call instead;
-// it offers no way to start one elsewhere, in gemkit's sandbox as the
-// switch runs hooks. So a switched extension that brings one is held in
-// Gemini CLI, as is one whose policies gemkit cannot read as Gemini CLI
-// will: what the switch takes runs in gemkit's sandbox, and Gemini CLI
-// runs nothing of it, whatever its version does with such a checker.
-
-// policyHoldWhy says why the switched extension ext is held in Gemini
-// CLI for its policies, and what ends the hold; "" when nothing.
-func policyHoldWhy(ext *extension.Extension) (why, fix string) {
-	p := ext.Policies()
-	name := extension.Printable(ext.Manifest.Name)
-	off := "give it back to Gemini CLI, unconfined: gemkit extensions sandbox " + name + " --off"
-	if len(p.Unsure) > 0 {
-		u := p.Unsure[0]
-		if u.Breaks {
-			return fmt.Sprintf("its %s can break Gemini CLI's reading of policies (%s)", u.File, u.Why),
-				"remove " + filepath.Join(ext.Dir, filepath.FromSlash(u.File)) + " or the extension (gemkit extensions uninstall " + name + "): Gemini CLI reads every installed extension's policies, enabled or not, and the hold does not keep it from this file"
-		}
-		return fmt.Sprintf("gemkit cannot read its %s as Gemini CLI will (%s)", u.File, u.Why),
-			"repair or remove " + filepath.Join(ext.Dir, filepath.FromSlash(u.File)) + ", then agree again: gemkit extensions consent " + name + " --grant; or " + off
-	}
-	if ex := p.External(); len(ex) > 0 {
-		c := ex[0]
-		return fmt.Sprintf("its %s names an external safety checker, %s, a program for Gemini CLI to start with your rights: Gemini CLI 0.61 starts none (it knows no external checker by name, and denies the calls it covers), and has no way to start one in gemkit's sandbox",
-				c.File, extension.Printable(c.Name)),
-			"ask its author to drop the external checker, then agree again: gemkit extensions consent " + name + " --grant; or " + off
-	}
-	return "", ""
-}
-
-// policyHoldWords say that name is held for its policies, why, and how
-// the hold ends.
-func policyHoldWords(name, why, fix string) string {
-	return fmt.Sprintf("%s is switched to gemkit, but %s: gemkit holds it in Gemini CLI (disabled in its extension enablement), so that Gemini CLI runs none of it; what the switch took runs in gemkit's sandbox all the same. To end the hold: %s",
-		extension.Printable(name), why, fix)
-}
-
-// holdForPolicies holds in, switched to gemkit, in Gemini CLI when its
-// policies need it (policyHoldWhy), or keeps it held for them; it
-// returns why and what ends the hold, "" when they do not need it.
-func holdForPolicies(st *extension.Store, in *extension.Installed) (why, fix string, err error) {
-	if why, fix = policyHoldWhy(in.Extension); why == "" {
-		return "", "", nil
-	}
-	m := in.Extension.Manifest
-	if _, err := st.HoldInGeminiFor(in.Name, []string{m.Name}, why, fix); err != nil {
-		return "", "", err
-	}
-	if err := excludeHeld(st, in.Name, m); err != nil {
-		return "", "", err
-	}
-	return why, fix, nil
-}
-
-// keepPolicyHold holds the extension name, when it is switched, for its
-// policies, on agreeing to it (the switch, consent --grant), saying so
-// on out: agreeing ends a hold of a change, not one of what its
-// policies bring. It reports whether it holds it.
-func keepPolicyHold(out io.Writer, st *extension.Store, name string) (bool, error) {
-	in, err := st.Get(name)
-	if err != nil || in.Extension == nil {
-		return false, nil
-	}
-	choices, err := st.ServerChoices()
-	if err != nil {
-		return false, err
-	}
-	if _, ok := switchedChoice(in, choices); !ok {
-		return false, nil
-	}
-	why, fix, err := holdForPolicies(st, in)
-	if why == "" || err != nil {
-		return false, err
-	}
-	fmt.Fprintln(out, policyHoldWords(in.Extension.Manifest.Name, why, fix))
-	return true, nil
-}
-
-// policyParts are the external checkers of ext as parts that run code:
-// Gemini CLI 0.61 starts none of them.
-func policyParts(p extension.Policies) []codePart {
-	var out []codePart
-	for _, c := range p.External() {
-		out = append(out, codePart{Kind: "safety checker", Name: c.Name + " (" + c.File + ")", Where: whereOff,
-			Why: "an external checker: Gemini CLI 0.61 starts no program for it, and denies the calls it covers instead"})
-	}
-	return out
-}
-
-// policyFindings are doctor's words on the policies of in: what gemkit
-// cannot read as Gemini CLI will, what Gemini CLI skips or drops, the
-// external checkers, and what the rest adds.
-func policyFindings(in *extension.Installed, switched bool) []finding {
-	if in.Extension == nil {
-		return nil
-	}
-	p := in.Extension.Policies()
-	name := in.Extension.Manifest.Name
-	var fs []finding
-	for _, u := range p.Unsure {
-		if u.Breaks {
-			// ExtensionManager._buildExtension reads the policies of
-			// every installed extension, active or not.
-			fs = append(fs, finding{Level: "error", Extension: name,
-				Message: u.File + " can break Gemini CLI, whether the extension is enabled, held or not: " + u.Why + " (your policies, your admin's and Gemini CLI's own defaults among them; a session may fail outright)",
-				Fix:     "remove " + filepath.Join(in.Extension.Dir, filepath.FromSlash(u.File)) + ", or the extension: gemkit extensions uninstall " + name})
-			continue
-		}
-		msg := "gemkit cannot read " + u.File + " as Gemini CLI will: " + u.Why
-		if switched {
-			msg += "; switched, gemkit holds it in Gemini CLI"
-		} else {
-			msg += "; Gemini CLI runs it unconfined, whatever it brings"
-		}
-		fs = append(fs, finding{Level: "warning", Extension: name, Message: msg,
-			Fix: "repair or remove " + filepath.Join(in.Extension.Dir, filepath.FromSlash(u.File))})
-	}
-	for _, s := range p.Skipped {
-		fs = append(fs, finding{Level: "warning", Extension: name, Message: "Gemini CLI skips " + s.File + ", saying so only in its debug log: " + s.Why,
-			Fix: "correct " + filepath.Join(in.Extension.Dir, filepath.FromSlash(s.File))})
-	}
-	for _, d := range p.Dropped {
-		fs = append(fs, finding{Level: "note", Extension: name, Message: "Gemini CLI drops " + d})
-	}
-	for _, c := range p.External() {
-		fs = append(fs, finding{Level: "warning", Extension: name, Message: "its policies name" + strings.TrimPrefix(c.Words(), "names")})
-	}
-	if n, k := len(p.Rules), len(p.Checkers)-len(p.External()); n+k > 0 {
-		fs = append(fs, finding{Level: "note", Extension: name,
-			Message: fmt.Sprintf("its policies/*.toml add %d rule(s) and %d of Gemini CLI's own checker(s) to Gemini CLI's policy, %s: they change what Gemini CLI decides for a call, and run nothing", n, k, extension.PolicyTierWords),
-			Fix:     "gemkit extensions describe " + name + " lists them"})
-	}
-	return fs
-}
+// An extension's policies/*.toml as describe shows them; what they mean
+// for the switch (a hold, doctor's findings) is extswitch's.
 
 // writePolicies writes describe's section on the extension's policies.
 func writePolicies(w io.Writer, p extension.Policies) {
@@ -171,27 +27,4 @@ func writePolicies(w io.Writer, p extension.Policies) {
 		}
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-}
-
-// policiesJSON is describe --json's account of the policies.
-type policiesJSON struct {
-	Files    []string `json:"files"`
-	Rules    []string `json:"rules"`
-	Checkers []string `json:"checkers"`
-	Notes    []string `json:"notes,omitempty"`
-}
-
-func policiesOf(p extension.Policies) *policiesJSON {
-	if p.Empty() {
-		return nil
-	}
-	j := &policiesJSON{Files: p.Files, Rules: []string{}, Checkers: []string{}}
-	for _, r := range p.Rules {
-		j.Rules = append(j.Rules, r.Words())
-	}
-	for _, c := range p.Checkers {
-		j.Checkers = append(j.Checkers, c.Words())
-	}
-	j.Notes = p.Notes()
-	return j
 }

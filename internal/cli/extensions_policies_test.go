@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extview"
 )
 
 // TestPoliciesFailClosed: a switched extension whose policies gemkit
@@ -73,7 +74,7 @@ func TestPoliciesFailClosed(t *testing.T) {
 		t.Errorf("describe:\n%s", out)
 	}
 	var described struct {
-		Policies policiesJSON `json:"policies"`
+		Policies extview.Policies `json:"policies"`
 	}
 	out = e.mustRun("describe", "linked-pol", "--json")
 	must(t, json.Unmarshal([]byte(out), &described))

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/geminisettings"
 	"github.com/gemkit/gemkit/internal/permission"
 )
 
@@ -124,10 +123,7 @@ docs/extensions-sandbox.md has the details.`,
 				if len(o.hosts) > 0 || o.write != "" || o.unixSockets || len(o.credentials) > 0 || len(o.env) > 0 || o.defaultProfile || o.hook != "" || o.installScripts || o.dataLimit != "" {
 					return errors.New("--off takes no --hook, --allow-host, --allow-write, --allow-unix-sockets, --allow-credentials, --allow-env, --allow-install-scripts, --data-limit or --default-profile: it gives the servers and hooks back to Gemini CLI, and their widening stays recorded for the next switch")
 				}
-				if err := switchOff(a, st, in.Extension.Manifest.Name, false); err != nil {
-					return err
-				}
-				return releaseHoldOff(a, st, in)
+				return switchOff(a, st, in)
 			}
 			return switchOn(cmd.Context(), a, st, in, o, o.command(in.Extension.Manifest.Name))
 		},
@@ -180,9 +176,6 @@ func (o sandboxFlags) command(name string) string {
 	return strings.Join(parts, " ")
 }
 
-// geminiSettingsPath is Gemini CLI's user settings file of the store.
-func geminiSettingsPath(st *extension.Store) string { return geminisettings.Path(st.Home()) }
-
 // widen applies o's widening flags to w, each flag's value checked on
 // its own first (sandboxFlags.check), so that a bad one is said with the
 // flag that gave it.
@@ -214,23 +207,40 @@ func widen(w *extension.Widening, o sandboxFlags) error {
 	return nil
 }
 
-// widens reports whether to gives the servers more than from: a host
-// from did not allow, the workspace to write, or Unix sockets.
-func widens(from, to extension.Widening) bool {
-	for _, h := range to.Hosts {
-		if !slices.Contains(from.Hosts, h) {
-			return true
+// check checks each widening flag of o on its own, so that a bad value
+// is said with the one flag that gave it, in the words of the check that
+// refuses it (Widening.Canonical); it returns --data-limit's bytes.
+func (o sandboxFlags) check() (dataBytes int64, err error) {
+	type flagged struct {
+		flag string
+		w    extension.Widening
+	}
+	var each []flagged
+	for _, h := range o.hosts {
+		if _, err := extension.ParseHost(h); err != nil {
+			return 0, fmt.Errorf("--allow-host %q: the host %v; give one host to each --allow-host, as permissions.network.allowedHosts takes it: api.example.com, *.example.com, localhost:8080", h, err)
+		}
+		each = append(each, flagged{"--allow-host", extension.Widening{Hosts: []string{h}}})
+	}
+	if o.write != "" {
+		each = append(each, flagged{"--allow-write", extension.Widening{Write: extension.Access(o.write)}})
+	}
+	for _, k := range o.credentials {
+		each = append(each, flagged{"--allow-credentials", extension.Widening{Credentials: []string{k}}})
+	}
+	for _, v := range o.env {
+		each = append(each, flagged{"--allow-env", extension.Widening{Env: []string{v}}})
+	}
+	if o.dataLimit != "" {
+		if dataBytes, err = extension.ParseSize(o.dataLimit); err != nil {
+			return 0, fmt.Errorf("--data-limit: %w", err)
+		}
+		each = append(each, flagged{"--data-limit", extension.Widening{DataBytes: dataBytes}})
+	}
+	for _, f := range each {
+		if _, err := f.w.Canonical(); err != nil {
+			return 0, fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
-	for _, k := range to.Credentials {
-		if !slices.Contains(from.Credentials, k) {
-			return true
-		}
-	}
-	for _, v := range to.Env {
-		if !slices.Contains(from.Env, v) {
-			return true
-		}
-	}
-	return to.Write != "" && from.Write == "" || to.UnixSockets && !from.UnixSockets || to.DataBound() > from.DataBound()
+	return dataBytes, nil
 }

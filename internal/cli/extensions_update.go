@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/extswitch"
 )
 
 func newExtUpdateCmd(a *app) *cobra.Command {
@@ -61,14 +62,14 @@ for consent --grant.`,
 			// consent, a no (ExitNo), not an error.
 			noConsent := true
 			for _, name := range names {
-				pins := &updatePins{a: a, st: st}
+				pins := &extswitch.UpdatePins{Switch: a.switcher(st), Pinning: func(n string) func() { return pinning(a, n) }}
 				res, err := st.Update(cmd.Context(), name, extension.UpdateRequest{
 					Consent: consentFunc(a, consent), Progress: a.Err, Interactive: interactive,
-					Packages: pins.resolve, Ref: ref,
+					Packages: pins.Resolve, Ref: ref,
 				})
 				// The trees pinned for a refused or failed update go, and
 				// those the new pins replaced.
-				pins.release()
+				pins.Release()
 				if err != nil {
 					var nc *needsConsentError
 					if errors.As(err, &nc) {
@@ -83,12 +84,12 @@ for consent --grant.`,
 					continue
 				}
 				results = append(results, res)
-				if c, ok := pins.change(); ok {
+				if c, ok := pins.Change(); ok {
 					res.Changes = append(res.Changes, c)
 				}
 				if !asJSON {
 					fmt.Fprintln(a.Out, extension.Printable(updateLine(res)))
-					pins.tell()
+					tellPins(a, pins)
 				}
 				if !res.UpToDate && !res.Linked {
 					if in, err := st.Get(res.Name); err == nil {
@@ -102,11 +103,11 @@ for consent --grant.`,
 					keepAgreedNamed(cmd.Context(), a, st, res.Name)
 					// What the sandbox refused its servers was the old
 					// version's.
-					if err := forgetRefusals(res.Name); err != nil {
+					if err := extswitch.ForgetRefusals(res.Name); err != nil {
 						fmt.Fprintf(a.Err, "gemkit: forgetting what the sandbox refused %s's servers: %v\n", res.Name, err)
 					}
 					// The packages of its new version were pinned and
-					// agreed to with it (updatePins).
+					// agreed to with it (extswitch.UpdatePins).
 					continue
 				}
 				// Up to date, it may still have other packages to run:
@@ -166,159 +167,37 @@ func updateLine(r *extension.UpdateResult) string {
 	return fmt.Sprintf("Updated %s %s → %s", r.Name, r.OldVersion, r.NewVersion)
 }
 
-// updatePins pins, for Store.Update (UpdateRequest.Packages), the
-// packages a new version of a switched extension has its package-runner
-// servers run, from the registry, so that the update asks once and
-// shows what will run. Asked for apart, after the new files, the pins
-// were shown with the old ones, and a refusal of the second question
-// left the new files agreed to with pins their manifest no longer asks
-// for, so that their servers were not served. It keeps the plan, and
-// the lock of the extension's trees, until released.
-type updatePins struct {
-	a    *app
-	st   *extension.Store
-	name string
-	old  map[string]extension.Pin
-	plan *packagePlan
-}
-
-// resolve pins the packages of staged, the new version, when the
-// extension is switched (old its choice); an extension Gemini CLI runs
-// pins nothing.
-func (u *updatePins) resolve(ctx context.Context, staged *extension.Extension, old extension.ServerChoice) (extension.PackageUpdate, error) {
-	if !old.Switched {
-		return extension.PackageUpdate{}, nil
-	}
-	plan, err := resolvePackages(ctx, u.a, u.st, staged, old, old.InstallScripts, true)
-	if err != nil {
-		return extension.PackageUpdate{}, fmt.Errorf("its servers' packages could not be pinned: %w", err)
-	}
-	u.name, u.old, u.plan = staged.Manifest.Name, old.Packages, plan
-	return extension.PackageUpdate{Changed: plan.changed, Pins: plan.pins, Lines: plan.lines}, nil
-}
-
-// release gives the plan back once the update is done, agreed to or not
-// (packagePlan.release).
-func (u *updatePins) release() {
-	if u.plan != nil {
-		u.plan.release(u.a, u.st, u.name)
-	}
-}
-
-// change is what the update did to the pins, as --json's changes say
-// it; ok is false when they did not change.
-func (u *updatePins) change() (c extension.Change, ok bool) {
-	if u.plan == nil || !u.plan.changed {
-		return c, false
-	}
-	what := pinChanges(u.old, u.plan.pins)
-	if len(u.plan.pins) == 0 {
-		what = "no server fetches a package through a package runner any more: the pins are dropped"
-	}
-	return extension.Change{Area: "packages", What: what}, true
-}
-
-// tell says, after an update that went ahead, what its pins came to.
-func (u *updatePins) tell() {
+// tellPins says, after an update that went ahead, what its pins came
+// to (extswitch.UpdatePins).
+func tellPins(a *app, u *extswitch.UpdatePins) {
 	switch {
-	case u.plan == nil || len(u.plan.pins) == 0 && !u.plan.changed:
-	case len(u.plan.pins) == 0:
-		fmt.Fprintf(u.a.Out, "%s's servers no longer fetch packages through a package runner: their pins are dropped.\n", extension.Printable(u.name))
-	case u.plan.changed:
-		fmt.Fprintf(u.a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(u.name), pinChanges(u.old, u.plan.pins))
+	case u.Plan == nil || len(u.Plan.Pins) == 0 && !u.Plan.Changed:
+	case len(u.Plan.Pins) == 0:
+		fmt.Fprintf(a.Out, "%s's servers no longer fetch packages through a package runner: their pins are dropped.\n", extension.Printable(u.Name))
+	case u.Plan.Changed:
+		fmt.Fprintf(a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(u.Name), extswitch.PinChanges(u.Old, u.Plan.Pins))
 	default:
-		fmt.Fprintf(u.a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(u.name), pinList(u.plan.pins))
+		fmt.Fprintf(a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(u.Name), extswitch.PinList(u.Plan.Pins))
 	}
 }
 
-// updatePackages pins again, from the registry, the packages of the
-// switched extension name's package-runner servers, when the extension
-// itself is up to date (a new version pins them with it: updatePins).
-// What changed (a version, the packages of a tree) is shown with the
-// consent text and asked for as an update is (ask); agreed, the new
-// pins and the consent to the extension as it is now are recorded, and
-// gemkit mcp runs the new trees from its next start of each server.
-// Nothing new asks nothing. what says what changed once recorded, ""
+// updatePackages pins again the packages of the switched extension name
+// when it is itself up to date (extswitch.Switch.UpdatePackages), saying
+// what it did unless quiet. what says what changed once recorded, ""
 // when nothing was.
 func updatePackages(ctx context.Context, a *app, st *extension.Store, name string, ask extension.ConsentFunc, quiet bool) (what string, err error) {
-	in, err := st.Get(name)
-	if err != nil || in.Extension == nil {
-		return "", err
-	}
-	ext := in.Extension
-	name = ext.Manifest.Name
-	old, err := st.ServerChoice(name)
-	if err != nil || !old.Switched || len(runnerServers(ext, st.Workspace())) == 0 {
-		return "", err
-	}
-	plan, err := resolvePackages(ctx, a, st, ext, old, old.InstallScripts, true)
-	if err != nil {
-		return "", fmt.Errorf("its servers' packages were not updated: %w", err)
-	}
-	defer plan.release(a, st, name)
-	if !plan.changed {
+	u, err := a.switcher(st).UpdatePackages(ctx, name, ask, func(n string) func() { return pinning(a, n) })
+	switch {
+	case err != nil || !u.Asked:
+	case !u.Changed:
 		if !quiet {
-			fmt.Fprintf(a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(name), pinList(old.Packages))
+			fmt.Fprintf(a.Out, "%s's servers' packages are up to date: %s\n", extension.Printable(u.Name), extswitch.PinList(u.Old))
 		}
-		return "", nil
-	}
-	state, err := st.Consent(ext)
-	if err != nil {
-		return "", err
-	}
-	next := old
-	next.Packages = plan.pins
-	lines := extension.ConsentTextWith(ext, "Updating the packages of", next)
-	if state.Notice != "" {
-		lines = append([]string{state.Notice, ""}, lines...)
-	}
-	lines = append(lines, "", "What changed in its servers' packages since you agreed:")
-	for _, l := range plan.lines {
-		lines = append(lines, "  "+l)
-	}
-	ok, err := ask(ctx, extension.ConsentPrompt{Action: "Update", Extension: ext, Lines: lines})
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", fmt.Errorf("its servers' packages were not updated: %w", extension.ErrConsentRefused)
-	}
-	if err := st.UpdateServerChoice(name, func(c *extension.ServerChoice, _ *[]string) { c.Packages = plan.pins }); err != nil {
-		return "", err
-	}
-	what = pinChanges(old.Packages, plan.pins)
-	if err := st.RecordConsentContent(name, state.Hash, state.Content); err != nil {
-		return what, err
-	}
-	keepAgreed(ctx, a, st, ext)
-	if !quiet {
-		fmt.Fprintf(a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(name), what)
-	}
-	return what, nil
-}
-
-// pinList says pins in a line: each server's package and version.
-func pinList(pins map[string]extension.Pin) string {
-	var parts []string
-	for _, s := range sortedPins(pins) {
-		parts = append(parts, fmt.Sprintf("%s %s %s", s, pins[s].Package, pins[s].Version))
-	}
-	return extension.Printable(strings.Join(parts, ", "))
-}
-
-// pinChanges says what changed from the pins was to now, per server.
-func pinChanges(was, now map[string]extension.Pin) string {
-	var parts []string
-	for _, s := range sortedPins(now) {
-		p, q := was[s], now[s]
-		switch {
-		case p.Version == "":
-			parts = append(parts, fmt.Sprintf("%s %s %s", s, q.Package, q.Version))
-		case p.Version != q.Version:
-			parts = append(parts, fmt.Sprintf("%s %s %s → %s", s, q.Package, p.Version, q.Version))
-		default:
-			parts = append(parts, fmt.Sprintf("%s %s %s (other packages in its tree)", s, q.Package, q.Version))
+	default:
+		tellAgreedErr(a, u.AgreedErr)
+		if !quiet {
+			fmt.Fprintf(a.Out, "Updated %s's servers' packages: %s; gemkit mcp runs them from the next start of each server.\n", extension.Printable(u.Name), u.What)
 		}
 	}
-	return extension.Printable(strings.Join(parts, ", "))
+	return u.What, err
 }

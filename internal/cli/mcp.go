@@ -248,12 +248,12 @@ func runMCP(ctx context.Context, a *app, o *mcpFlags) error {
 	if o.extDir == "" {
 		// Gemini CLI runs what a switched extension brings besides its
 		// servers: one that changes while gemkit mcp runs is held there
-		// at once (extensions_hold.go).
+		// at once (extswitch.Switch.Watch).
 		holdCtx, stopHolds := context.WithCancel(ctx)
 		watching := make(chan struct{})
 		go func() {
 			defer close(watching)
-			watchHolds(holdCtx, st, a.log)
+			a.switcher(st).Watch(holdCtx, a.log)
 		}()
 		defer func() {
 			stopHolds()

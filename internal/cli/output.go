@@ -39,18 +39,6 @@ func (p printableWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// printableNames joins names a manifest chose (its servers', its hooks'
-// labels) with commas, each made printable (extension.Printable): a
-// control character or a line break in one is shown escaped, so that it
-// cannot clear the person's terminal, set its clipboard or fake a line.
-func printableNames(names []string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = extension.Printable(n)
-	}
-	return strings.Join(out, ", ")
-}
-
 // firstLine is s up to its first line break.
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")

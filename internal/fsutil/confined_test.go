@@ -22,10 +22,12 @@ import (
 
 // confinedDirs are the packages checked (from the repository's root);
 // for internal/cli, only the files of the commands that read an
-// extension's tree or run the agent.
+// extension's tree or run the agent; internal/extswitch and
+// internal/extview are the switch and the reading those commands drive.
 var confinedDirs = []string{
 	"internal/extension", "internal/toolrun", "internal/disclosure",
 	"internal/agent", "internal/acp", "internal/mcpserver", "internal/cli",
+	"internal/extswitch", "internal/extview",
 }
 
 func confinedFile(dir, name string) bool {
@@ -60,13 +62,13 @@ var plainCalls = map[string][]string{
 // pkg.Func" (func is the enclosing function, Type.Method for a method),
 // each with the trusted place it touches and why.
 var trustedCalls = map[string]string{
-	"internal/cli/extensions_orphans.go isDir os.Lstat":                             "the folder of an extension's pinned packages in ~/.local/share/gemkit/packages (pkgrun.Root): whether it is there, nothing in it read or followed",
-	"internal/cli/extensions_orphans.go treeBytes filepath.WalkDir":                 "the size of an extension's pinned packages, for doctor's words: WalkDir follows no link, and only the entries' own sizes (lstat) are read, never their contents",
-	"internal/cli/extensions_orphans.go orphanNames os.ReadDir":                     "the names in ~/.local/share/gemkit/packages (pkgrun.Root), folders gemkit made, one per extension",
-	"internal/cli/extensions_packages.go previous os.Lstat":                         "a pin's tree at the path gemkit recorded for it in ~/.local/share/gemkit/packages: whether something is there; what is there is checked through a Root (PinnedTreeChanged)",
-	"internal/cli/extensions_served.go listSwitched os.MkdirTemp":                   "the empty workspace gemkit makes for the switch's listing of the servers it switched, removed with fsutil.RemoveTree",
-	"internal/cli/extensions_served.go listSwitched fsutil.RemoveTree":              "that workspace, which the servers may have written in; links inside are removed, never followed",
-	"internal/cli/extensions_servers.go pinnedTreeExists os.Lstat":                  "a pin's tree at the path gemkit recorded for it: whether something is there, nothing followed",
+	"internal/extswitch/orphans.go isDir os.Lstat":                                  "the folder of an extension's pinned packages in ~/.local/share/gemkit/packages (pkgrun.Root): whether it is there, nothing in it read or followed",
+	"internal/extswitch/orphans.go treeBytes filepath.WalkDir":                      "the size of an extension's pinned packages, for doctor's words: WalkDir follows no link, and only the entries' own sizes (lstat) are read, never their contents",
+	"internal/extswitch/orphans.go Switch.orphanNames os.ReadDir":                   "the names in ~/.local/share/gemkit/packages (pkgrun.Root), folders gemkit made, one per extension",
+	"internal/extswitch/packages.go Switch.previous os.Lstat":                       "a pin's tree at the path gemkit recorded for it in ~/.local/share/gemkit/packages: whether something is there; what is there is checked through a Root (PinnedTreeChanged)",
+	"internal/extswitch/served.go Switch.ListSwitched os.MkdirTemp":                 "the empty workspace gemkit makes for the switch's listing of the servers it switched, removed with fsutil.RemoveTree",
+	"internal/extswitch/served.go Switch.ListSwitched fsutil.RemoveTree":            "that workspace, which the servers may have written in; links inside are removed, never followed",
+	"internal/extswitch/pins.go pinnedTreeExists os.Lstat":                          "a pin's tree at the path gemkit recorded for it: whether something is there, nothing followed",
 	"internal/acp/acp.go server.NewSession os.Stat":                                 "the cwd the ACP client names for the session: the workspace folder itself, the person's choice",
 	"internal/acp/session.go newSession filepath.EvalSymlinks":                      "the workspace folder's own path (the person's), to name files as the client does",
 	"internal/acp/session.go session.readLinked fsutil.OpenRegular":                 "a file outside the workspace that the person linked in their prompt, opened as named (regular files only, never blocking); one inside goes through the workspace's Root",
@@ -74,10 +76,10 @@ var trustedCalls = map[string]string{
 	"internal/cli/agent_workspace.go app.resolveWorkspace fsutil.Workspace":         "--workspace or the run's folder, the folder the person names",
 	"internal/cli/extensions_common.go openStore fsutil.Workspace":                  "--workspace, the folder the person names",
 	"internal/cli/extensions_common.go resolveHome os.Stat":                         "--home and the folders it must hold, named by the person",
-	"internal/cli/extensions_parts.go switchFindings os.Stat":                       "the program of a hook of gemkit's in the person's Gemini CLI settings (gemkit's own binary, as the switch wrote it), only checked to exist",
+	"internal/extswitch/switchfindings.go goneHookPrograms os.Stat":                 "the program of a hook of gemkit's in the person's Gemini CLI settings (gemkit's own binary, as the switch wrote it), only checked to exist",
 	"internal/cli/extensions_switch.go gemkitBinary filepath.EvalSymlinks":          "gemkit's own executable, which its hooks start",
 	"internal/cli/extensions_install.go keptData os.ReadDir":                        "the data folder gemkit made for the extension's MCP servers in ~/.local/share/gemkit/extension-data (extmcp.DataRoot), which no server can replace; only its names are counted, nothing in it is read or followed",
-	"internal/cli/extensions_packages.go treeThere os.Lstat":                        "a tree gemkit installed for a pinned package in ~/.local/share/gemkit/packages (pkgrun.Root), made 0700 and closed to every sandboxed process; only whether the folder is there is asked, nothing in it is read or followed",
+	"internal/extswitch/pins.go treeThere os.Lstat":                                 "a tree gemkit installed for a pinned package in ~/.local/share/gemkit/packages (pkgrun.Root), made 0700 and closed to every sandboxed process; only whether the folder is there is asked, nothing in it is read or followed",
 	"internal/disclosure/source.go storeSource.Stamp os.ReadDir":                    "the extensions folder: the store's own listing",
 	"internal/disclosure/source.go stamp os.Stat":                                   "the extensions folder and its entries (made by gemkit, Gemini CLI or the person); files inside an entry are stamped through its Root",
 	"internal/extension/conflicts.go Store.ConflictsWith os.ReadDir":                "the extensions folder: the store's own listing",

@@ -86,3 +86,28 @@ func TestFilesShort(t *testing.T) {
 		t.Errorf("%s, over %d: split it by concern into files that each hold one thing", b, maxFileLines)
 	}
 }
+
+// maxCLILines bounds internal/cli's non-test lines, all its files
+// together: the command package keeps flags and words, and what the
+// commands do lives in the rooms below it (the switch in
+// internal/extswitch, what list, describe and doctor show in
+// internal/extview; issue 73, when it held 11.6k lines).
+const maxCLILines = 7500
+
+// TestCLIShort: internal/cli's non-test Go files hold under maxCLILines
+// lines together (as `find internal/cli -name '*.go' ! -name '*_test.go'
+// | xargs cat | wc -l` counts them).
+func TestCLIShort(t *testing.T) {
+	total := 0
+	for p, n := range goFileLines(t, moduleRoot(t)) {
+		if strings.HasPrefix(p, "internal/cli/") {
+			total += n
+		}
+	}
+	if total == 0 {
+		t.Fatal("no non-test Go file found under internal/cli: has it moved?")
+	}
+	if total >= maxCLILines {
+		t.Errorf("internal/cli holds %d non-test lines, %d or more: move what a command does (not its flags and words) into the package of what it works on", total, maxCLILines)
+	}
+}

@@ -1,17 +1,16 @@
-package cli
+package extswitch
 
 import (
 	"fmt"
 	"sort"
 
 	"github.com/gemkit/gemkit/internal/extension"
-	"github.com/gemkit/gemkit/internal/geminisettings"
 )
 
-// gemkitEntry is the name gemkit mcp is served under in Gemini CLI's
+// GemkitEntry is the name gemkit mcp is served under in the host's
 // settings: the entry that starts it, else the name its docs give
 // (gemini mcp add -s user --trust gemkit gemkit mcp).
-func gemkitEntry(gs geminisettings.Settings) string {
+func GemkitEntry(gs Settings) string {
 	if gs.Gemkit != "" {
 		return gs.Gemkit
 	}
@@ -29,8 +28,8 @@ func gemkitEntry(gs geminisettings.Settings) string {
 // its includeTools intersected, and its cwd taken, whichever of the two
 // is found first. Excluding that name (the switch) would stop gemkit mcp
 // itself.
-func gemkitNameTaken(m *extension.Manifest, gs geminisettings.Settings) string {
-	entry := gemkitEntry(gs)
+func gemkitNameTaken(m *extension.Manifest, gs Settings) string {
+	entry := GemkitEntry(gs)
 	names := make([]string, 0, len(m.MCPServers))
 	for n := range m.MCPServers {
 		names = append(names, n)
@@ -45,14 +44,14 @@ func gemkitNameTaken(m *extension.Manifest, gs geminisettings.Settings) string {
 }
 
 // gemkitNameWords say what a server named as gemkit mcp's entry does.
-func gemkitNameWords(ext, server string) string {
+func gemkitNameWords(server string) string {
 	return fmt.Sprintf("its MCP server %s takes the name gemkit mcp is served under in Gemini CLI, which keys servers by name and merges the two entries: gemkit mcp would be started with the extension's env (a GEMINI_CLI_HOME of its choosing among them), its excludeTools and includeTools, and its cwd; excluding the name would stop gemkit mcp itself",
 		extension.Printable(server))
 }
 
-// gemkitNameFinding is doctor's error for an extension whose server
+// GemkitNameFinding is doctor's error for an extension whose server
 // takes gemkit mcp's name.
-func gemkitNameFinding(in *extension.Installed, gs geminisettings.Settings) []finding {
+func GemkitNameFinding(in *extension.Installed, gs Settings) []Finding {
 	m := in.Manifest()
 	if m == nil {
 		return nil
@@ -61,6 +60,6 @@ func gemkitNameFinding(in *extension.Installed, gs geminisettings.Settings) []fi
 	if n == "" {
 		return nil
 	}
-	return []finding{{Level: "error", Extension: m.Name, Message: gemkitNameWords(m.Name, n),
+	return []Finding{{Level: "error", Extension: m.Name, Message: gemkitNameWords(n),
 		Fix: "disable it (`gemkit extensions disable " + m.Name + "`) until its author renames the server; gemkit does not switch it"}}
 }
