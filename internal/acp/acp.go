@@ -7,6 +7,10 @@
 // fs/write_text_file, asks before an extension tool runs, and offers the
 // tools of the MCP servers the client passes.
 //
+// Every session's conversation is stored (Config.Sessions, package
+// store), so that the editor can list, load, resume and delete it after a
+// restart; its model and approval mode are config options.
+//
 // The protocol's wire types and JSON-RPC come from
 // github.com/coder/acp-go-sdk, used only here.
 package acp
@@ -24,6 +28,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/gemkit/gemkit/internal/acp/store"
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -50,6 +55,14 @@ type Config struct {
 	// PermissionTimeout bounds each permission request
 	// (0: DefaultPermissionTimeout).
 	PermissionTimeout time.Duration
+	// Sessions stores every session's conversation, for session/list,
+	// session/load, session/resume and session/delete; nil stores none
+	// and offers none of them.
+	Sessions *store.Store
+	// Models, when set, gives the configured model and the models a
+	// session may choose among (model.Offered); nil offers the configured
+	// model only, named "default".
+	Models func(ctx context.Context) (current string, offered []model.Info, err error)
 	// Stderr receives the output of the MCP servers' stderr.
 	Stderr io.Writer
 	Log    *slog.Logger
@@ -74,6 +87,8 @@ type Session struct {
 	// Tools are the tools of the MCP servers the client passed
 	// (Agent.Tools).
 	Tools []agent.ToolSource
+	// Model is the model the session chose ("": the configured one).
+	Model string
 }
 
 // Serve answers one client on r/w until the client closes its end or ctx
@@ -90,7 +105,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 		cfg.Stderr = io.Discard
 	}
 	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}, wire: newWire(w)}
-	s.conn = sdk.NewAgentSideConnection(s, s.wire, r)
+	s.wire.sessionDelete = cfg.Sessions != nil
+	s.conn = sdk.NewAgentSideConnection(s, s.wire, newInbound(r))
 	s.conn.SetLogger(cfg.Log)
 	select {
 	case <-s.conn.Done():
@@ -111,7 +127,8 @@ type server struct {
 	name     string
 	inited   bool
 	sessions map[sdk.SessionId]*session
-	next     int
+	// models caches what Config.Models gave, once it gave it.
+	models *modelList
 }
 
 var _ sdk.Agent = (*server)(nil)
@@ -127,13 +144,10 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 	// The spec: answer the client's version when supported, else the
 	// latest one the agent supports; the client then decides.
 	return sdk.InitializeResponse{
-		ProtocolVersion: ProtocolVersion,
-		AgentInfo:       &sdk.Implementation{Name: "gemkit", Title: sdk.Ptr("gemkit"), Version: s.cfg.Version},
-		AgentCapabilities: sdk.AgentCapabilities{
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
-			McpCapabilities:    sdk.McpCapabilities{Http: true},
-		},
-		AuthMethods: s.authMethods(),
+		ProtocolVersion:   ProtocolVersion,
+		AgentInfo:         &sdk.Implementation{Name: "gemkit", Title: sdk.Ptr("gemkit"), Version: s.cfg.Version},
+		AgentCapabilities: s.capabilities(),
+		AuthMethods:       s.authMethods(),
 	}, nil
 }
 
@@ -171,27 +185,39 @@ func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk
 }
 
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	rec := &store.Session{Meta: store.Meta{ID: store.NewID(), Cwd: p.Cwd, AdditionalDirectories: p.AdditionalDirectories}}
+	sess, err := s.open(ctx, rec, p.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	opts, modes := sess.options(ctx)
+	return sdk.NewSessionResponse{SessionId: sess.id, ConfigOptions: opts, Modes: modes}, nil
+}
+
+// open starts the session rec describes, new or stored, in this
+// connection: its folder checked, the MCP servers connected, its agent
+// built with its model and given its conversation. A new session is
+// stored at once, so that it can be resumed before its first prompt.
+func (s *server) open(ctx context.Context, rec *store.Session, servers []sdk.McpServer) (*session, error) {
 	s.mu.Lock()
 	inited := s.inited
 	s.mu.Unlock()
 	if !inited {
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidRequest, "call initialize first")
+		return nil, withWords(sdk.NewInvalidRequest, "call initialize first")
 	}
-	if !filepath.IsAbs(p.Cwd) {
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %q must be an absolute path", p.Cwd))
+	if !filepath.IsAbs(rec.Cwd) {
+		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %q must be an absolute path", rec.Cwd))
 	}
-	if fi, err := os.Stat(p.Cwd); err != nil || !fi.IsDir() {
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %s is not a folder", p.Cwd))
+	if fi, err := os.Stat(rec.Cwd); err != nil || !fi.IsDir() {
+		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %s is not a folder", rec.Cwd))
 	}
 	s.mu.Lock()
-	s.next++
-	id := sdk.SessionId(fmt.Sprintf("gemkit-%d-%d", os.Getpid(), s.next))
-	sess := newSession(s, id, p.Cwd)
+	sess := newSession(s, rec)
 	s.mu.Unlock()
-	if len(p.McpServers) > 0 {
-		tools, err := connectMCP(ctx, p.McpServers, p.Cwd, s.cfg.Stderr, s.cfg.Log)
+	if len(servers) > 0 {
+		tools, err := connectMCP(ctx, servers, rec.Cwd, s.cfg.Stderr, s.cfg.Log)
 		if err != nil {
-			return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, err.Error())
+			return nil, withWords(sdk.NewInvalidParams, err.Error())
 		}
 		sess.mcp = tools
 	}
@@ -199,15 +225,20 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		sess.close()
 		if isCredentials(err) {
-			return sdk.NewSessionResponse{}, withWords(sdk.NewAuthRequired, err.Error())
+			return nil, withWords(sdk.NewAuthRequired, err.Error())
 		}
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInternalError, err.Error())
+		return nil, withWords(sdk.NewInternalError, err.Error())
 	}
-	sess.agent = a
+	sess.setAgent(a, rec.Model)
+	if rec.Created.IsZero() {
+		sess.meta.Created = time.Now().UTC()
+		sess.meta.Updated = sess.meta.Created
+		sess.save()
+	}
 	s.mu.Lock()
-	s.sessions[id] = sess
+	s.sessions[sess.id] = sess
 	s.mu.Unlock()
-	return sdk.NewSessionResponse{SessionId: id}, nil
+	return sess, nil
 }
 
 // isCredentials reports a model that could not be opened for want of
@@ -222,7 +253,7 @@ func (s *server) session(id sdk.SessionId) (*session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("no session %q: call session/new first", id))
+		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("no session %q is open: call session/new, or session/load or session/resume for a stored one", id))
 	}
 	return sess, nil
 }
@@ -260,31 +291,14 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 // permission requests as cancelled.
 func (s *server) Cancel(context.Context, sdk.CancelNotification) error { return nil }
 
+// CloseSession stops the session's running work, as session/cancel
+// would, and frees what it holds; its conversation stays stored.
 func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
 	if _, err := s.session(p.SessionId); err != nil {
 		return sdk.CloseSessionResponse{}, err
 	}
 	s.drop(p.SessionId)
 	return sdk.CloseSessionResponse{}, nil
-}
-
-// The methods below are not offered in the capabilities; a client that
-// calls them anyway is told so.
-
-func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
-}
-
-func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
-}
-
-func (s *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
 }
 
 // stopReason maps how a Run ended to ACP's stop reasons; a failure of

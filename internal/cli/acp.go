@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/acp"
+	"github.com/gemkit/gemkit/internal/acp/store"
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/model"
@@ -65,6 +66,7 @@ editor's set-up.`,
 				Version:           buildVersion(),
 				ConfigPath:        cfgPath,
 				PermissionTimeout: permTimeout,
+				Sessions:          store.ForHome(ap.getenv("HOME")),
 				Stderr:            s.Err,
 				Log:               ap.log,
 			})
@@ -75,12 +77,16 @@ editor's set-up.`,
 	return cmd
 }
 
-// newACPAgent builds the agent of one ACP session: the model and the
-// extensions as for run, in the session's folder, with the session as
+// newACPAgent builds the agent of one ACP session: the model (the one
+// the session chose, else as for run) and the extensions as for run, in
+// the session's folder, with the session as
 // its host, its tools' consent asked through the session and its words
 // and events sent to the client.
 func newACPAgent(ctx context.Context, f agentFlags, ap *app, as acp.Session) (*agent.Agent, error) {
 	f.workspace = as.Cwd
+	if as.Model != "" {
+		f.cfg.Model = as.Model
+	}
 	b, err := f.setup(ctx, ap, func(w model.Wait) { fmt.Fprintln(ap.Err, waitLine(w)) })
 	if err != nil {
 		return nil, err
