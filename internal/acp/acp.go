@@ -127,8 +127,8 @@ type server struct {
 	name     string
 	inited   bool
 	sessions map[sdk.SessionId]*session
-	// models caches what Config.Models gave, once it gave it.
-	models *modelList
+	// modelCache is what Config.Models gave, once it gave it.
+	modelCache *modelList
 }
 
 var _ sdk.Agent = (*server)(nil)

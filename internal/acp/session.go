@@ -338,8 +338,13 @@ func (s *session) WriteTextFile(ctx context.Context, abs, content string) (bool,
 // carrying the tool call with its diff. A protected file gets a request
 // of its own: its title says so, the reason comes before the diff, and
 // the option that writes it names it, so the person allows that very
-// file.
+// file. In the approval mode autoEdit, an edit of a file that is not
+// protected is accepted without asking.
 func (s *session) Review(ctx context.Context, p agent.Proposal) (agent.Decision, error) {
+	if p.Protected == "" && s.autoEdit() {
+		// The person chose the approval mode autoEdit for this session.
+		return agent.Decision{Accepted: true, Content: p.New, Where: s.client}, nil
+	}
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: s.cur,
 		Title:      sdk.Ptr(editTitle(p.Rel, p.IsNew)),

@@ -67,8 +67,11 @@ editor's set-up.`,
 				ConfigPath:        cfgPath,
 				PermissionTimeout: permTimeout,
 				Sessions:          store.ForHome(ap.getenv("HOME")),
-				Stderr:            s.Err,
-				Log:               ap.log,
+				Models: func(ctx context.Context) (string, []model.Info, error) {
+					return acpModels(ctx, f, ap)
+				},
+				Stderr: s.Err,
+				Log:    ap.log,
 			})
 		},
 	}
@@ -94,4 +97,19 @@ func newACPAgent(ctx context.Context, f agentFlags, ap *app, as acp.Session) (*a
 	a := b.agent(&f, ap, as.Host, as.Ask)
 	a.OnText, a.OnEvent, a.Tools = as.OnText, as.OnEvent, as.Tools
 	return a, nil
+}
+
+// acpModels is the configured model and the models the provider lists
+// (model.List), for the sessions' model option.
+func acpModels(ctx context.Context, f agentFlags, ap *app) (string, []model.Info, error) {
+	cfg, _, err := f.modelConfig()
+	if err != nil {
+		return "", nil, err
+	}
+	current := cfg.Model
+	if current == "" && cfg.Provider != model.ProviderOpenAI && cfg.BaseURL == "" {
+		current = model.DefaultGeminiModel
+	}
+	list, err := model.List(ctx, cfg, ap.getenv)
+	return current, list, err
 }
