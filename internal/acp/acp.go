@@ -63,6 +63,9 @@ type Config struct {
 	// session may choose among (model.Offered); nil offers the configured
 	// model only, named "default".
 	Models func(ctx context.Context) (current string, offered []model.Info, err error)
+	// Logout forgets the credentials `gemkit login` stored, for ACP's
+	// logout method; nil offers no logout.
+	Logout func() error
 	// Stderr receives the output of the MCP servers' stderr.
 	Stderr io.Writer
 	Log    *slog.Logger
@@ -151,14 +154,28 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 	}, nil
 }
 
-// authMethods say where gemkit finds its model credentials: it has no
-// login of its own, so both are set up outside the protocol.
+// authMethods say where gemkit finds its model credentials: `gemkit
+// login` run in a terminal (Terminal Auth), offered to a client that
+// declares it can run one (clientCapabilities.auth.terminal, or the
+// "terminal-auth" key of its _meta, as the ACP registry's validator and
+// earlier clients declare it); the environment; the config file.
 func (s *server) authMethods() []sdk.AuthMethod {
 	cfgFile := s.cfg.ConfigPath
 	if cfgFile == "" {
 		cfgFile = "gemkit/config.json in your config folder"
 	}
-	return []sdk.AuthMethod{
+	var ms []sdk.AuthMethod
+	s.mu.Lock()
+	terminal := s.client.Auth.Terminal || s.client.Meta["terminal-auth"] == true
+	s.mu.Unlock()
+	if terminal {
+		ms = append(ms, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{
+			Id: terminalAuthID, Name: "Sign in with a Gemini API key", Type: "terminal",
+			Description: sdk.Ptr("Runs `gemkit login` in a terminal: paste a key from https://aistudio.google.com/apikey; it is stored for you alone."),
+			Args:        []string{"login"},
+		}})
+	}
+	return append(ms, []sdk.AuthMethod{
 		{EnvVar: &sdk.AuthMethodEnvVarInline{
 			Id: "gemini-api-key", Name: "Gemini API key",
 			Description: sdk.Ptr("gemkit reads the key from GEMINI_API_KEY (or GOOGLE_API_KEY); Vertex AI with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION."),
@@ -169,14 +186,32 @@ func (s *server) authMethods() []sdk.AuthMethod {
 			Id: "config-file", Name: "gemkit config file",
 			Description: sdk.Ptr("Model, provider and the environment variable holding an OpenAI-compatible endpoint's key come from " + cfgFile + " (see docs/agent.md)."),
 		}},
-	}
+	}...)
 }
+
+// UnstableLogout answers ACP's logout: the key `gemkit login` stored is
+// removed; a key the environment gives is the environment's to unset.
+func (s *server) UnstableLogout(context.Context, sdk.UnstableLogoutRequest) (sdk.UnstableLogoutResponse, error) {
+	if s.cfg.Logout == nil {
+		return sdk.UnstableLogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+	}
+	if err := s.cfg.Logout(); err != nil {
+		return sdk.UnstableLogoutResponse{}, withWords(sdk.NewInternalError, err.Error())
+	}
+	return sdk.UnstableLogoutResponse{}, nil
+}
+
+// terminalAuthID is the Terminal Auth method's id.
+const terminalAuthID = "gemkit-login"
 
 // Authenticate accepts either method: the credentials are read when a
 // session starts, and session/new fails with "authentication required"
 // and what to set when they are missing.
 func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
 	for _, m := range s.authMethods() {
+		if m.Terminal != nil && m.Terminal.Id == p.MethodId {
+			return sdk.AuthenticateResponse{}, withWords(sdk.NewInvalidParams, "gemkit-login is a terminal method: run `gemkit login` in a terminal instead of calling authenticate")
+		}
 		if (m.EnvVar != nil && m.EnvVar.Id == p.MethodId) || (m.Agent != nil && m.Agent.Id == p.MethodId) {
 			return sdk.AuthenticateResponse{}, nil
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/gemkit/gemkit/internal/acp"
 	"github.com/gemkit/gemkit/internal/acp/store"
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/apikey"
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/model"
 )
@@ -67,6 +68,13 @@ editor's set-up.`,
 				ConfigPath:        cfgPath,
 				PermissionTimeout: permTimeout,
 				Sessions:          store.ForHome(ap.getenv("HOME")),
+				Logout: func() error {
+					dir, err := keyDir()
+					if err == nil {
+						_, err = apikey.Remove(dir)
+					}
+					return err
+				},
 				Models: func(ctx context.Context) (string, []model.Info, error) {
 					return acpModels(ctx, f, ap)
 				},
@@ -76,6 +84,10 @@ editor's set-up.`,
 		},
 	}
 	f.registerModel(cmd)
+	// The Terminal Auth method's args are appended to the client's
+	// launch of gemkit acp (the protocol's schema) or replace its args
+	// (the ACP registry's AUTHENTICATION.md): login works either way.
+	cmd.AddCommand(newLoginCmd(ap), newLogoutCmd(ap))
 	cmd.Flags().DurationVar(&permTimeout, "permission-timeout", acp.DefaultPermissionTimeout, "how long a permission request (an edit, an extension tool) waits for an answer before it counts as rejected")
 	return cmd
 }
@@ -110,6 +122,6 @@ func acpModels(ctx context.Context, f agentFlags, ap *app) (string, []model.Info
 	if current == "" && cfg.Provider != model.ProviderOpenAI && cfg.BaseURL == "" {
 		current = model.DefaultGeminiModel
 	}
-	list, err := model.List(ctx, cfg, ap.getenv)
+	list, err := model.List(ctx, cfg, ap.modelGetenv())
 	return current, list, err
 }
