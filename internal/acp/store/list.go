@@ -111,7 +111,7 @@ func (s *Store) metas() ([]Meta, []error, error) {
 		if !ok || !ValidID(id) || !e.Type().IsRegular() {
 			continue
 		}
-		m, err := s.readMeta(id)
+		m, err := s.cachedMeta(id, e)
 		if err != nil {
 			problems = append(problems, &Problem{ID: id, Path: s.path(id), Why: err.Error()})
 			continue
@@ -119,6 +119,34 @@ func (s *Store) metas() ([]Meta, []error, error) {
 		out = append(out, *m)
 	}
 	return out, problems, nil
+}
+
+// cachedMeta is the first line of the session id's file, the folder's
+// entry e: read again only when the file's size or time changed since it
+// was last read.
+func (s *Store) cachedMeta(id string, e fs.DirEntry) (*Meta, error) {
+	fi, err := e.Info()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	h, ok := s.heads[id]
+	s.mu.Unlock()
+	if ok && h.size == fi.Size() && h.mod.Equal(fi.ModTime()) {
+		m := h.meta
+		return &m, nil
+	}
+	m, err := s.readMeta(id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.heads == nil {
+		s.heads = map[string]head{}
+	}
+	s.heads[id] = head{size: fi.Size(), mod: fi.ModTime(), meta: *m}
+	s.mu.Unlock()
+	return m, nil
 }
 
 // readMeta reads the first line of the session id's file.

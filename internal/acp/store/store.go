@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -112,6 +113,20 @@ type Store struct {
 	// maxFile and maxSessions are MaxFile and MaxSessions, smaller in
 	// tests.
 	maxFile, maxSessions int
+
+	// mu guards heads: the first lines already read, by id, each with
+	// the file's size and time when read, so that a list (a page at a
+	// time, each reading the folder again) opens only the files that
+	// changed.
+	mu    sync.Mutex
+	heads map[string]head
+}
+
+// head is a file's first line as read, and the file as it was then.
+type head struct {
+	size int64
+	mod  time.Time
+	meta Meta
 }
 
 // Open is the store in dir; the folder is made (0700) when the first
@@ -367,6 +382,9 @@ func (s *Store) Delete(id string) error {
 	if !ValidID(id) {
 		return nil
 	}
+	s.mu.Lock()
+	delete(s.heads, id)
+	s.mu.Unlock()
 	err := os.Remove(s.path(id))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete the session %s: %w", id, err)
