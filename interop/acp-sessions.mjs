@@ -11,7 +11,8 @@
 // Steps (op): "new"; "prompt" {text}; "list" {cwd, cursor, all};
 // "load" / "resume" / "close" / "delete" {sessionId}; "set_config_option"
 // {configId, value}; "set_mode" {modeId}; "logout". A step's sessionId
-// defaults to the last session "new" created, in any run.
+// defaults to the last session "new" created, in any run. Permission
+// requests are answered allow_once, and their titles noted (asked).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { client, ndJsonStream } from "@agentclientprotocol/sdk";
@@ -88,8 +89,10 @@ async function run(steps) {
     },
   });
   let updates = [];
+  let asks = [];
   const app = client({ name: "gemkit-sessions-test" })
     .onRequest("session/request_permission", ({ params }) => {
+      asks.push(params.toolCall.title);
       const opt = params.options.find((o) => o.kind === "allow_once") ?? params.options[0];
       return { outcome: { outcome: "selected", optionId: opt.optionId } };
     })
@@ -106,6 +109,7 @@ async function run(steps) {
     });
     for (const s of steps) {
       updates = [];
+      asks = [];
       const step = { op: s.op };
       const sessionId = s.sessionId ?? lastSession;
       const t0 = performance.now();
@@ -118,6 +122,7 @@ async function run(steps) {
       step.ms = performance.now() - t0;
       // Notifications sent before an answer arrive before it.
       step.updates = updates;
+      step.asked = asks;
       rec.steps.push(step);
     }
   } catch (e) {

@@ -53,6 +53,7 @@ type sessionsResult struct {
 			Error   *rpcError         `json:"error"`
 			Ms      float64           `json:"ms"`
 			Updates []json.RawMessage `json:"updates"`
+			Asked   []string          `json:"asked"`
 		} `json:"steps"`
 		Stderr string    `json:"stderr"`
 		Error  *rpcError `json:"error"`
@@ -272,5 +273,37 @@ func TestSessionFilesPrivate(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: %v %v, want %04o", path, fi.Mode(), err, want)
 		}
+	}
+}
+
+// TestAutoEditMode: in the approval mode autoEdit, chosen through
+// set_mode as a client that uses modes does, an edit is written without
+// a question; an edit of a protected file (.env) is still asked about;
+// back in default, every edit is asked about again.
+func TestAutoEditMode(t *testing.T) {
+	edit := func(path, content string) fakemodel.Reply {
+		return fakemodel.Call("propose_edit", map[string]any{"path": path, "content": content})
+	}
+	f := newFixture(t, edit("new.txt", "auto\n"), fakemodel.Text("done"), edit(".env", "KEY=1\n"), fakemodel.Text("done"),
+		edit("again.txt", "asked\n"), fakemodel.Text("done"))
+	r := driveSessions(t, f.sessionsPlan([]step{{Op: "new"}, {Op: "set_mode", ModeID: "autoEdit"},
+		{Op: "prompt", Text: "write new.txt"}, {Op: "prompt", Text: "write .env"},
+		{Op: "set_mode", ModeID: "default"}, {Op: "prompt", Text: "write again.txt"}}))
+	steps := r.Runs[0].Steps
+	for i, s := range steps {
+		if s.Error != nil {
+			t.Fatalf("step %d %s: %+v", i, s.Op, s.Error)
+		}
+	}
+	if len(steps[2].Asked) != 0 || len(steps[3].Asked) != 1 || !strings.Contains(steps[3].Asked[0], "protected") || len(steps[5].Asked) != 1 {
+		t.Errorf("asked: autoEdit %q, protected %q, default %q", steps[2].Asked, steps[3].Asked, steps[5].Asked)
+	}
+	for name, want := range map[string]string{"new.txt": "auto\n", ".env": "KEY=1\n", "again.txt": "asked\n"} {
+		if got, err := os.ReadFile(filepath.Join(f.ws, name)); err != nil || string(got) != want {
+			t.Errorf("%s: %q %v", name, got, err)
+		}
+	}
+	if k := kinds(steps[1].Updates); len(k) != 1 || k[0] != "config_option_update" {
+		t.Errorf("set_mode told %v", k)
 	}
 }

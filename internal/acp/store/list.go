@@ -138,6 +138,9 @@ func (s *Store) cachedMeta(id string, e fs.DirEntry) (*Meta, error) {
 	}
 	m, err := s.readMeta(id)
 	if err != nil {
+		s.mu.Lock()
+		delete(s.heads, id)
+		s.mu.Unlock()
 		return nil, err
 	}
 	s.mu.Lock()

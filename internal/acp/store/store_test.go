@@ -245,3 +245,31 @@ func TestTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestListSeesChanges: a list reads a file's first line again once the
+// file changed since the last list (a title given, a file damaged by
+// hand), and keeps nothing of a deleted or damaged one.
+func TestListSeesChanges(t *testing.T) {
+	s := Open(t.TempDir())
+	t0 := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	a := sample("a", "/w", t0)
+	a.Title = ""
+	s.Save(a)
+	s.Save(sample("b", "/w", t0))
+	if p, _ := s.List("", ""); len(p.Sessions) != 2 || p.Sessions[0].Title != "" {
+		t.Fatalf("%+v", p.Sessions)
+	}
+	a.Title, a.Updated, a.Dropped = "Now titled", t0.Add(time.Hour), 0
+	s.Save(a)
+	if err := os.WriteFile(s.path("b"), []byte("damaged\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := s.List("", "")
+	if len(p.Sessions) != 1 || p.Sessions[0].Title != "Now titled" || len(p.Problems) != 1 {
+		t.Errorf("after the changes: %+v, problems %v", p.Sessions, p.Problems)
+	}
+	s.Delete("a")
+	if p, _ := s.List("", ""); len(p.Sessions) != 0 || len(s.heads) != 0 {
+		t.Errorf("after delete: %+v, %d first lines kept", p.Sessions, len(s.heads))
+	}
+}
