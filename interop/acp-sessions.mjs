@@ -16,36 +16,9 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { client, ndJsonStream } from "@agentclientprotocol/sdk";
-import Ajv2020 from "ajv/dist/2020.js";
+import { inspect as inspectLine } from "./acp-schema.mjs";
 
 const plan = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const schema = JSON.parse(readFileSync(new URL("./node_modules/@agentclientprotocol/sdk/schema/v1/schema.json", import.meta.url), "utf8"));
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-ajv.addSchema(schema, "acp");
-
-// defs maps a method and a side to the schema's definition of its params
-// or result: x-method and x-side, as the schema marks them.
-const defs = {};
-for (const [name, d] of Object.entries(schema.$defs)) {
-  if (!d["x-method"]) continue;
-  const kind = name.endsWith("Response") ? "response" : name.endsWith("Notification") ? "notification" : "request";
-  defs[`${kind}:${d["x-method"]}`] = name;
-}
-const validators = {};
-function check(kind, method, value) {
-  const name = defs[`${kind}:${method}`];
-  if (!name) return `no ${kind} ${method} in ACP v1`;
-  validators[name] ??= ajv.getSchema(`acp#/$defs/${name}`);
-  const v = validators[name];
-  if (v(value ?? {})) return null;
-  return `${name}: ${ajv.errorsText(v.errors)}`;
-}
-
-// The checker must refuse what the schema refuses, or it checks nothing.
-if (check("response", "session/list", { sessions: [{ sessionId: 1 }] }) === null) {
-  throw new Error("acp-sessions: the schema check accepted a session/list answer without cwd");
-}
-
 const out = { runs: [], checked: 0, invalid: [], notProtocol: [] };
 let lastSession;
 
@@ -169,29 +142,12 @@ function request(conn, s, sessionId) {
   throw new Error(`unknown step ${s.op}`);
 }
 
-// inspect checks one line the agent wrote: one JSON-RPC 2.0 message whose
-// params (a request or notification of the agent's) or result (an answer
-// to the client's request) the v1 schema accepts.
+// inspect checks one line the agent wrote against the v1 schema.
 function inspect(line, asked) {
-  let m;
-  try {
-    m = JSON.parse(line);
-  } catch {
-    out.notProtocol.push(line);
-    return;
-  }
-  if (m.jsonrpc !== "2.0") out.notProtocol.push(line);
   out.checked++;
-  let problem = null;
-  if (m.method !== undefined) {
-    problem = check(m.id !== undefined ? "request" : "notification", m.method, m.params);
-  } else if ("result" in m) {
-    const method = asked.get(m.id);
-    problem = method ? check("response", method, m.result) : `an answer to no request (id ${m.id})`;
-  } else if (!m.error || typeof m.error.code !== "number" || typeof m.error.message !== "string") {
-    problem = "neither a request, a notification, a result nor an error";
-  }
-  if (problem) out.invalid.push({ problem, line: line.slice(0, 2000) });
+  const problem = inspectLine(line, asked);
+  if (problem === "not JSON" || problem === "not JSON-RPC 2.0") out.notProtocol.push(line);
+  else if (problem) out.invalid.push({ problem, line: line.slice(0, 2000) });
 }
 
 setTimeout(() => {

@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,11 +22,21 @@ import (
 // the session listed from the agent (session/list) and prompted again,
 // which acpx does through session/resume: the model gets the whole
 // conversation, from the model chosen. Then the session is closed.
+// Every message gemkit wrote to acpx is checked against the ACP v1
+// schema.
 func TestAcpxSessions(t *testing.T) {
 	_, interop := gemkittest.Interop(t, "acpx/package.json")
 	acpx := filepath.Join(interop, "node_modules", ".bin", "acpx")
 	f := newFixture(t, fakemodel.Text("FIRST_ANSWER"), fakemodel.Text("SECOND_ANSWER"))
-	agentCmd := f.bin + " acp"
+	// acpx starts this wrapper as its agent: gemkit acp, with what acpx
+	// writes to it and what it writes back kept, one pair of files a
+	// process, for the schema check at the end.
+	logs := filepath.Join(f.root, "acp-logs")
+	os.MkdirAll(logs, 0o755)
+	wrapper := filepath.Join(f.root, "gemkit-acp-logged")
+	gemkittest.WriteFile(t, wrapper, "#!/bin/sh\nd='"+logs+"'/$$\ntee \"$d.in\" | '"+f.bin+"' acp | tee \"$d.out\"\n")
+	os.Chmod(wrapper, 0o755)
+	agentCmd := wrapper
 	run := func(args ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -77,7 +88,30 @@ func TestAcpxSessions(t *testing.T) {
 		t.Errorf("the second turn lacks the first: %s", g.Text())
 	}
 	run("sessions", "close")
+	checkSchema(t, logs)
 	if _, err := os.Stat(filepath.Join(f.home, ".local", "share", "gemkit", "acp-sessions", id+".jsonl")); err != nil {
 		t.Errorf("a closed session stays stored: %v", err)
+	}
+}
+
+// checkSchema checks every message the agents logged in dir wrote
+// against the ACP v1 schema (interop/acp-validate.mjs).
+func checkSchema(t *testing.T, dir string) {
+	t.Helper()
+	node, interop := gemkittest.Interop(t, "@agentclientprotocol/sdk", "ajv")
+	out, err := exec.Command(node, filepath.Join(interop, "acp-validate.mjs"), dir).Output()
+	if err != nil {
+		t.Fatalf("acp-validate: %v", err)
+	}
+	var r struct {
+		Checked, Files int
+		Invalid        []struct{ File, Problem, Line string }
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("acp-validate: %v\n%s", err, out)
+	}
+	t.Logf("%d messages of %d agent processes checked against the ACP v1 schema", r.Checked, r.Files)
+	if r.Checked == 0 || len(r.Invalid) != 0 {
+		t.Errorf("%d messages checked; refused by the ACP v1 schema: %+v", r.Checked, r.Invalid)
 	}
 }
