@@ -59,10 +59,13 @@ type Config struct {
 	// session/load, session/resume and session/delete; nil stores none
 	// and offers none of them.
 	Sessions *store.Store
-	// Models, when set, gives the configured model and the models a
-	// session may choose among (model.Offered); nil offers the configured
-	// model only, named "default".
-	Models func(ctx context.Context) (current string, offered []model.Info, err error)
+	// Model names the configured model: the model option's value for a
+	// session that chose none ("": "default").
+	Model string
+	// ListModels, when set, gives the models the provider offers
+	// (model.List), asked once a connection, from initialize on; nil
+	// offers Model alone.
+	ListModels func(ctx context.Context) ([]model.Info, error)
 	// Logout forgets the credentials `gemkit login` stored, for ACP's
 	// logout method; nil offers no logout.
 	Logout func() error
@@ -107,7 +110,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}, wire: newWire(w)}
+	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}, wire: newWire(w), listDone: make(chan struct{})}
 	s.wire.sessionDelete = cfg.Sessions != nil
 	s.conn = sdk.NewAgentSideConnection(s, s.wire, newInbound(r))
 	s.conn.SetLogger(cfg.Log)
@@ -130,8 +133,11 @@ type server struct {
 	name     string
 	inited   bool
 	sessions map[sdk.SessionId]*session
-	// modelCache is what Config.Models gave, once it gave it.
-	modelCache *modelList
+	// listOnce starts the one request for the model list; listDone is
+	// closed when listed holds its answer.
+	listOnce sync.Once
+	listDone chan struct{}
+	listed   []model.Info
 }
 
 var _ sdk.Agent = (*server)(nil)
@@ -144,6 +150,7 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 		s.name = p.ClientInfo.Name
 	}
 	s.mu.Unlock()
+	s.startList()
 	// The spec: answer the client's version when supported, else the
 	// latest one the agent supports; the client then decides.
 	return sdk.InitializeResponse{

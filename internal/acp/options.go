@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -40,33 +41,50 @@ type modelList struct {
 	offered []model.Info
 }
 
-// models is the configured model and those offered, asked of
-// Config.Models once per connection; a list that cannot be had offers
-// the configured model alone, and the log says why.
+// modelWait bounds how long a session's answer waits for the model
+// list: a provider slow to list its models does not hold up the editor;
+// the session offers the configured model until the list has come.
+const modelWait = 2 * time.Second
+
+// startList asks Config.ListModels for the list, once, in the
+// background; a list that cannot be had is told in the log, and the
+// configured model is offered alone.
+func (s *server) startList() {
+	s.listOnce.Do(func() {
+		if s.cfg.ListModels == nil {
+			close(s.listDone)
+			return
+		}
+		go func() {
+			defer close(s.listDone)
+			list, err := s.cfg.ListModels(context.Background())
+			if err != nil {
+				s.cfg.Log.Warn("the model list is not available: only the configured model is offered", "err", err)
+			}
+			s.listed = list
+		}()
+	})
+}
+
+// models is the configured model and those offered, the list waited for
+// up to modelWait.
 func (s *server) models(ctx context.Context) *modelList {
-	s.mu.Lock()
-	ml := s.modelCache
-	s.mu.Unlock()
-	if ml != nil {
-		return ml
+	ml := &modelList{current: s.cfg.Model}
+	if ml.current == "" {
+		ml.current = "default"
 	}
-	ml = &modelList{current: "default"}
-	if s.cfg.Models != nil {
-		cur, offered, err := s.cfg.Models(ctx)
-		if err != nil {
-			s.cfg.Log.Warn("the model list is not available: only the configured model is offered", "err", err)
-		}
-		if cur != "" {
-			ml.current = cur
-		}
-		ml.offered = offered
+	s.startList()
+	t := time.NewTimer(modelWait)
+	defer t.Stop()
+	select {
+	case <-s.listDone:
+		ml.offered = s.listed
+	case <-t.C:
+	case <-ctx.Done():
 	}
 	if !slices.ContainsFunc(ml.offered, func(i model.Info) bool { return i.ID == ml.current }) {
 		ml.offered = append([]model.Info{{ID: ml.current, Name: ml.current}}, ml.offered...)
 	}
-	s.mu.Lock()
-	s.modelCache = ml
-	s.mu.Unlock()
 	return ml
 }
 

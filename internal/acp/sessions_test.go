@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,5 +307,43 @@ func TestAutoEditMode(t *testing.T) {
 	}
 	if k := kinds(steps[1].Updates); len(k) != 1 || k[0] != "config_option_update" {
 		t.Errorf("set_mode told %v", k)
+	}
+}
+
+// TestSlowModelList: a provider that does not answer its model list
+// holds no session up past the list's wait (2 s): session/new answers
+// with the configured model alone.
+func TestSlowModelList(t *testing.T) {
+	f := newFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stall := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(stall); srv.Close() })
+	p := f.sessionsPlan([]step{{Op: "new"}})
+	p.Env["GOOGLE_GEMINI_BASE_URL"] = "http://" + ln.Addr().String()
+	r := driveSessions(t, p)
+	s := r.Runs[0].Steps[0]
+	if s.Error != nil || s.Ms > 5000 {
+		t.Fatalf("session/new: %+v after %.0f ms", s.Error, s.Ms)
+	}
+	var resp struct {
+		ConfigOptions []struct {
+			ID           string            `json:"id"`
+			CurrentValue string            `json:"currentValue"`
+			Options      []json.RawMessage `json:"options"`
+		} `json:"configOptions"`
+	}
+	json.Unmarshal(s.Result, &resp)
+	if len(resp.ConfigOptions) != 2 || resp.ConfigOptions[0].CurrentValue != "gemini-2.5-flash" || len(resp.ConfigOptions[0].Options) != 1 {
+		t.Errorf("config options %s", s.Result)
 	}
 }

@@ -60,6 +60,7 @@ editor's set-up.`,
 				defer restore()
 				proto = out
 			}
+			current, listModels := acpModels(f, ap)
 			return acp.Serve(ctx, s.In, proto, acp.Config{
 				NewAgent: func(ctx context.Context, as acp.Session) (*agent.Agent, error) {
 					return newACPAgent(ctx, f, ap, as)
@@ -75,11 +76,10 @@ editor's set-up.`,
 					}
 					return err
 				},
-				Models: func(ctx context.Context) (string, []model.Info, error) {
-					return acpModels(ctx, f, ap)
-				},
-				Stderr: s.Err,
-				Log:    ap.log,
+				Model:      current,
+				ListModels: listModels,
+				Stderr:     s.Err,
+				Log:        ap.log,
 			})
 		},
 	}
@@ -111,17 +111,18 @@ func newACPAgent(ctx context.Context, f agentFlags, ap *app, as acp.Session) (*a
 	return a, nil
 }
 
-// acpModels is the configured model and the models the provider lists
-// (model.List), for the sessions' model option.
-func acpModels(ctx context.Context, f agentFlags, ap *app) (string, []model.Info, error) {
+// acpModels is the configured model and how to list the models its
+// provider offers (model.List), for the sessions' model option. A config
+// that cannot be read offers no list: each session's start says what is
+// wrong with it.
+func acpModels(f agentFlags, ap *app) (string, func(context.Context) ([]model.Info, error)) {
 	cfg, _, err := f.modelConfig()
 	if err != nil {
-		return "", nil, err
+		return "", nil
 	}
 	current := cfg.Model
 	if current == "" && cfg.Provider != model.ProviderOpenAI && cfg.BaseURL == "" {
 		current = model.DefaultGeminiModel
 	}
-	list, err := model.List(ctx, cfg, ap.modelGetenv())
-	return current, list, err
+	return current, func(ctx context.Context) ([]model.Info, error) { return model.List(ctx, cfg, ap.modelGetenv()) }
 }
