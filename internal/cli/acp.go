@@ -32,15 +32,21 @@ protocol, logs go to standard error.
 Each session's folder (cwd) is the workspace. The agent is the one of
 ` + "`gemkit run`" + `: the same model, limits, extensions and tools. Files are read through
 the editor when it offers to (its unsaved buffers), every edit is shown as a
-diff for the person to accept or reject and written through the editor when
+diff for the person to accept or reject (edits of unprotected files are
+accepted unasked in the approval mode autoEdit) and written through the editor when
 it offers to (else atomically), an extension tool asks before its first run
 (allow once, always, reject; "always" records consent as
 ` + "`gemkit extensions run --consent`" + ` does), and the MCP servers the editor passes
 (stdio and HTTP) are offered to the model as mcp_<server>_<tool>.
 
+Every session is stored (~/.local/share/gemkit/acp-sessions) for the editor
+to list, load or resume after a restart; its model and approval mode
+(default, autoEdit) are config options.
+
 The model and its credentials come from the flags, the config file and the
-environment (GEMINI_API_KEY, ...) as for ` + "`gemkit run`" + `. See docs/acp.md for each
-editor's set-up.`,
+environment (GEMINI_API_KEY, ...) as for ` + "`gemkit run`" + `, else the key
+` + "`gemkit login`" + ` stored (the editor's Terminal Auth runs it). See docs/acp.md
+for each editor's set-up.`,
 		Example: `  # Zed, settings.json:
   #   "agent_servers": {"gemkit": {"type": "custom", "command": "gemkit", "args": ["acp"]}}
   gemkit acp --model gemini-2.5-flash`,
