@@ -113,3 +113,21 @@ func TestTerminalAuthRegistryClient(t *testing.T) {
 		t.Errorf("auth methods %v", types)
 	}
 }
+
+// TestLoginRefusesBadKey: a key pasted with a space, or none at all, is
+// refused in words and nothing is stored.
+func TestLoginRefusesBadKey(t *testing.T) {
+	f := newFixture(t)
+	keyFile := filepath.Join(f.root, "config", "gemkit", "gemini-api-key")
+	for in, want := range map[string]string{"AIza two\n": "holds a space", "\n": "no key given"} {
+		c := exec.Command(f.bin, "login")
+		c.Env, c.Stdin = f.env(), strings.NewReader(in)
+		out, err := c.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("login with %q: %v\n%s", in, err, out)
+		}
+		if _, err := os.Stat(keyFile); !os.IsNotExist(err) {
+			t.Errorf("login with %q stored a key: %v", in, err)
+		}
+	}
+}
