@@ -7,6 +7,10 @@
 // fs/write_text_file, asks before an extension tool runs, and offers the
 // tools of the MCP servers the client passes.
 //
+// Every session's conversation is stored (Config.Sessions, package
+// store), so that the editor can list, load, resume and delete it after a
+// restart; its model and approval mode are config options.
+//
 // The protocol's wire types and JSON-RPC come from
 // github.com/coder/acp-go-sdk, used only here.
 package acp
@@ -24,6 +28,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/gemkit/gemkit/internal/acp/store"
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/toolrun"
@@ -50,6 +55,20 @@ type Config struct {
 	// PermissionTimeout bounds each permission request
 	// (0: DefaultPermissionTimeout).
 	PermissionTimeout time.Duration
+	// Sessions stores every session's conversation, for session/list,
+	// session/load, session/resume and session/delete; nil stores none
+	// and offers none of them.
+	Sessions *store.Store
+	// Model names the configured model: the model option's value for a
+	// session that chose none ("": "default").
+	Model string
+	// ListModels, when set, gives the models the provider offers
+	// (model.List), asked once a connection, from initialize on; nil
+	// offers Model alone.
+	ListModels func(ctx context.Context) ([]model.Info, error)
+	// Logout forgets the credentials `gemkit login` stored, for ACP's
+	// logout method; nil offers no logout.
+	Logout func() error
 	// Stderr receives the output of the MCP servers' stderr.
 	Stderr io.Writer
 	Log    *slog.Logger
@@ -74,6 +93,8 @@ type Session struct {
 	// Tools are the tools of the MCP servers the client passed
 	// (Agent.Tools).
 	Tools []agent.ToolSource
+	// Model is the model the session chose ("": the configured one).
+	Model string
 }
 
 // Serve answers one client on r/w until the client closes its end or ctx
@@ -89,8 +110,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}, wire: newWire(w)}
-	s.conn = sdk.NewAgentSideConnection(s, s.wire, r)
+	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}, wire: newWire(w), listDone: make(chan struct{})}
+	s.wire.sessionDelete = cfg.Sessions != nil
+	s.conn = sdk.NewAgentSideConnection(s, s.wire, newInbound(r))
 	s.conn.SetLogger(cfg.Log)
 	select {
 	case <-s.conn.Done():
@@ -111,7 +133,11 @@ type server struct {
 	name     string
 	inited   bool
 	sessions map[sdk.SessionId]*session
-	next     int
+	// listOnce starts the one request for the model list; listDone is
+	// closed when listed holds its answer.
+	listOnce sync.Once
+	listDone chan struct{}
+	listed   []model.Info
 }
 
 var _ sdk.Agent = (*server)(nil)
@@ -124,27 +150,39 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 		s.name = p.ClientInfo.Name
 	}
 	s.mu.Unlock()
+	s.startList()
 	// The spec: answer the client's version when supported, else the
 	// latest one the agent supports; the client then decides.
 	return sdk.InitializeResponse{
-		ProtocolVersion: ProtocolVersion,
-		AgentInfo:       &sdk.Implementation{Name: "gemkit", Title: sdk.Ptr("gemkit"), Version: s.cfg.Version},
-		AgentCapabilities: sdk.AgentCapabilities{
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
-			McpCapabilities:    sdk.McpCapabilities{Http: true},
-		},
-		AuthMethods: s.authMethods(),
+		ProtocolVersion:   ProtocolVersion,
+		AgentInfo:         &sdk.Implementation{Name: "gemkit", Title: sdk.Ptr("gemkit"), Version: s.cfg.Version},
+		AgentCapabilities: s.capabilities(),
+		AuthMethods:       s.authMethods(),
 	}, nil
 }
 
-// authMethods say where gemkit finds its model credentials: it has no
-// login of its own, so both are set up outside the protocol.
+// authMethods say where gemkit finds its model credentials: `gemkit
+// login` run in a terminal (Terminal Auth), offered to a client that
+// declares it can run one (clientCapabilities.auth.terminal, or the
+// "terminal-auth" key of its _meta, as the ACP registry's validator and
+// earlier clients declare it); the environment; the config file.
 func (s *server) authMethods() []sdk.AuthMethod {
 	cfgFile := s.cfg.ConfigPath
 	if cfgFile == "" {
 		cfgFile = "gemkit/config.json in your config folder"
 	}
-	return []sdk.AuthMethod{
+	var ms []sdk.AuthMethod
+	s.mu.Lock()
+	terminal := s.client.Auth.Terminal || s.client.Meta["terminal-auth"] == true
+	s.mu.Unlock()
+	if terminal {
+		ms = append(ms, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{
+			Id: terminalAuthID, Name: "Sign in with a Gemini API key", Type: "terminal",
+			Description: sdk.Ptr("Runs `gemkit login` in a terminal: paste a key from https://aistudio.google.com/apikey; it is stored for you alone."),
+			Args:        []string{"login"},
+		}})
+	}
+	return append(ms, []sdk.AuthMethod{
 		{EnvVar: &sdk.AuthMethodEnvVarInline{
 			Id: "gemini-api-key", Name: "Gemini API key",
 			Description: sdk.Ptr("gemkit reads the key from GEMINI_API_KEY (or GOOGLE_API_KEY); Vertex AI with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION."),
@@ -155,14 +193,32 @@ func (s *server) authMethods() []sdk.AuthMethod {
 			Id: "config-file", Name: "gemkit config file",
 			Description: sdk.Ptr("Model, provider and the environment variable holding an OpenAI-compatible endpoint's key come from " + cfgFile + " (see docs/agent.md)."),
 		}},
-	}
+	}...)
 }
+
+// UnstableLogout answers ACP's logout: the key `gemkit login` stored is
+// removed; a key the environment gives is the environment's to unset.
+func (s *server) UnstableLogout(context.Context, sdk.UnstableLogoutRequest) (sdk.UnstableLogoutResponse, error) {
+	if s.cfg.Logout == nil {
+		return sdk.UnstableLogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+	}
+	if err := s.cfg.Logout(); err != nil {
+		return sdk.UnstableLogoutResponse{}, withWords(sdk.NewInternalError, err.Error())
+	}
+	return sdk.UnstableLogoutResponse{}, nil
+}
+
+// terminalAuthID is the Terminal Auth method's id.
+const terminalAuthID = "gemkit-login"
 
 // Authenticate accepts either method: the credentials are read when a
 // session starts, and session/new fails with "authentication required"
 // and what to set when they are missing.
 func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
 	for _, m := range s.authMethods() {
+		if m.Terminal != nil && m.Terminal.Id == p.MethodId {
+			return sdk.AuthenticateResponse{}, withWords(sdk.NewInvalidParams, "gemkit-login is a terminal method: run `gemkit login` in a terminal instead of calling authenticate")
+		}
 		if (m.EnvVar != nil && m.EnvVar.Id == p.MethodId) || (m.Agent != nil && m.Agent.Id == p.MethodId) {
 			return sdk.AuthenticateResponse{}, nil
 		}
@@ -171,27 +227,39 @@ func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk
 }
 
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	rec := &store.Session{Meta: store.Meta{ID: store.NewID(), Cwd: p.Cwd, AdditionalDirectories: p.AdditionalDirectories}}
+	sess, err := s.open(ctx, rec, p.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	opts, modes := sess.options(ctx)
+	return sdk.NewSessionResponse{SessionId: sess.id, ConfigOptions: opts, Modes: modes}, nil
+}
+
+// open starts the session rec describes, new or stored, in this
+// connection: its folder checked, the MCP servers connected, its agent
+// built with its model and given its conversation. A new session is
+// stored at once, so that it can be resumed before its first prompt.
+func (s *server) open(ctx context.Context, rec *store.Session, servers []sdk.McpServer) (*session, error) {
 	s.mu.Lock()
 	inited := s.inited
 	s.mu.Unlock()
 	if !inited {
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidRequest, "call initialize first")
+		return nil, withWords(sdk.NewInvalidRequest, "call initialize first")
 	}
-	if !filepath.IsAbs(p.Cwd) {
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %q must be an absolute path", p.Cwd))
+	if !filepath.IsAbs(rec.Cwd) {
+		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %q must be an absolute path", rec.Cwd))
 	}
-	if fi, err := os.Stat(p.Cwd); err != nil || !fi.IsDir() {
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %s is not a folder", p.Cwd))
+	if fi, err := os.Stat(rec.Cwd); err != nil || !fi.IsDir() {
+		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("cwd %s is not a folder", rec.Cwd))
 	}
 	s.mu.Lock()
-	s.next++
-	id := sdk.SessionId(fmt.Sprintf("gemkit-%d-%d", os.Getpid(), s.next))
-	sess := newSession(s, id, p.Cwd)
+	sess := newSession(s, rec)
 	s.mu.Unlock()
-	if len(p.McpServers) > 0 {
-		tools, err := connectMCP(ctx, p.McpServers, p.Cwd, s.cfg.Stderr, s.cfg.Log)
+	if len(servers) > 0 {
+		tools, err := connectMCP(ctx, servers, rec.Cwd, s.cfg.Stderr, s.cfg.Log)
 		if err != nil {
-			return sdk.NewSessionResponse{}, withWords(sdk.NewInvalidParams, err.Error())
+			return nil, withWords(sdk.NewInvalidParams, err.Error())
 		}
 		sess.mcp = tools
 	}
@@ -199,15 +267,20 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		sess.close()
 		if isCredentials(err) {
-			return sdk.NewSessionResponse{}, withWords(sdk.NewAuthRequired, err.Error())
+			return nil, withWords(sdk.NewAuthRequired, err.Error())
 		}
-		return sdk.NewSessionResponse{}, withWords(sdk.NewInternalError, err.Error())
+		return nil, withWords(sdk.NewInternalError, err.Error())
 	}
-	sess.agent = a
+	sess.setAgent(a, rec.Model)
+	if rec.Created.IsZero() {
+		sess.meta.Created = time.Now().UTC()
+		sess.meta.Updated = sess.meta.Created
+		sess.save()
+	}
 	s.mu.Lock()
-	s.sessions[id] = sess
+	s.sessions[sess.id] = sess
 	s.mu.Unlock()
-	return sdk.NewSessionResponse{SessionId: id}, nil
+	return sess, nil
 }
 
 // isCredentials reports a model that could not be opened for want of
@@ -222,7 +295,7 @@ func (s *server) session(id sdk.SessionId) (*session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("no session %q: call session/new first", id))
+		return nil, withWords(sdk.NewInvalidParams, fmt.Sprintf("no session %q is open: call session/new, or session/load or session/resume for a stored one", id))
 	}
 	return sess, nil
 }
@@ -260,31 +333,14 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 // permission requests as cancelled.
 func (s *server) Cancel(context.Context, sdk.CancelNotification) error { return nil }
 
+// CloseSession stops the session's running work, as session/cancel
+// would, and frees what it holds; its conversation stays stored.
 func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
 	if _, err := s.session(p.SessionId); err != nil {
 		return sdk.CloseSessionResponse{}, err
 	}
 	s.drop(p.SessionId)
 	return sdk.CloseSessionResponse{}, nil
-}
-
-// The methods below are not offered in the capabilities; a client that
-// calls them anyway is told so.
-
-func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
-}
-
-func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
-}
-
-func (s *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
 }
 
 // stopReason maps how a Run ended to ACP's stop reasons; a failure of

@@ -74,7 +74,7 @@ func TestNodeClient(t *testing.T) {
 		} `json:"promptCapabilities"`
 	}
 	json.Unmarshal(r.Init.AgentCapabilities, &caps)
-	if caps.LoadSession || !caps.PromptCapabilities.EmbeddedContext || caps.PromptCapabilities.Image {
+	if !caps.LoadSession || !caps.PromptCapabilities.EmbeddedContext || caps.PromptCapabilities.Image {
 		t.Errorf("capabilities %s", r.Init.AgentCapabilities)
 	}
 	if len(r.Init.AuthMethods) != 2 || r.Init.AuthMethods[0].Type != "env_var" {

@@ -231,18 +231,16 @@ func TestNoCredentials(t *testing.T) {
 // its message, which is all acpx and Zed show (error.data is never
 // printed), whoever answers it: the SDK for a method it does not know,
 // an extension method or a method of a newer protocol gemkit does not
-// implement, gemkit for one it does not offer. The code stays -32601 and
-// data.method stays.
+// implement. The code stays -32601 and data.method stays.
 func TestMethodNotFoundNamed(t *testing.T) {
 	f := newFixture(t)
 	a := startRaw(t, f)
 	id := a.open(f)
 	for i, method := range []string{
-		"session/fly",               // no such method
-		"_gemkit/nothing",           // an extension method
-		"session/set_model",         // unstable, not implemented
-		"session/list",              // gemkit says it is not offered
-		"session/set_config_option", // the same, with params
+		"session/fly",       // no such method
+		"_gemkit/nothing",   // an extension method
+		"session/set_model", // unstable, not implemented
+		"providers/list",    // the same
 	} {
 		n := 10 + i
 		a.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(n) + `,"method":"` + method + `","params":{"sessionId":"` + id + `","modelId":"m","configId":"c","value":"v"}}`)

@@ -17,9 +17,11 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/gemkit/gemkit/internal/acp/store"
 	"github.com/gemkit/gemkit/internal/agent"
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/model"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -35,7 +37,6 @@ const maxShown = 8 << 10
 type session struct {
 	srv    *server
 	id     sdk.SessionId
-	agent  *agent.Agent
 	caps   sdk.FileSystemCapabilities
 	client string
 	mcp    *mcpTools
@@ -44,33 +45,67 @@ type session struct {
 	// client is given them under cwd.
 	cwd, root string
 
-	turn sync.Mutex
+	// turn is held by a prompt, which alone uses agent and the fields
+	// below it.
+	turn  sync.Mutex
+	agent *agent.Agent
+	// agentModel is the model agent was built with ("": the configured
+	// one); a prompt builds a new agent when the session chose another.
+	agentModel string
 	// Set during a turn, read by the host and the event handler, which
 	// run on the turn's goroutine.
 	calls  int
 	cur    sdk.ToolCallId
 	curArg json.RawMessage
 	curN   string
+
+	// mu guards what the client may change or read while a prompt runs.
+	mu sync.Mutex
+	// meta is what is stored of the session besides its conversation;
+	// meta.Model and meta.Mode are its config options' values.
+	meta store.Meta
+	// history is the conversation as the last prompt left it.
+	history []model.Message
+	// cancel stops the running prompt (nil when none runs).
+	cancel context.CancelFunc
+	// deleted is set by session/delete: nothing is stored any more.
+	deleted bool
 }
 
-// newSession is the session id of srv in the folder cwd, with the
-// client's capabilities; srv.mu is held.
-func newSession(srv *server, id sdk.SessionId, cwd string) *session {
-	s := &session{srv: srv, id: id, caps: srv.client.Fs, client: srv.name, cwd: cwd, root: cwd}
-	if r, err := filepath.EvalSymlinks(cwd); err == nil {
+// newSession is the session rec describes, of srv, with the client's
+// capabilities; srv.mu is held.
+func newSession(srv *server, rec *store.Session) *session {
+	s := &session{srv: srv, id: sdk.SessionId(rec.ID), caps: srv.client.Fs, client: srv.name, cwd: rec.Cwd, root: rec.Cwd,
+		meta: rec.Meta, history: rec.History}
+	if r, err := filepath.EvalSymlinks(rec.Cwd); err == nil {
 		s.root = r
 	}
 	return s
 }
 
 // given is what the session gives the agent the command builds for it:
-// itself as the host and the tools' Asker, its sinks, its MCP tools.
+// itself as the host and the tools' Asker, its sinks, its MCP tools, its
+// model.
 func (s *session) given() Session {
-	g := Session{Cwd: s.cwd, Host: s, Ask: s.AllowTool, OnText: func(t string) { s.update(sdk.UpdateAgentMessageText(t)) }, OnEvent: s.event}
+	s.mu.Lock()
+	m := s.meta.Model
+	s.mu.Unlock()
+	g := Session{Cwd: s.cwd, Host: s, Ask: s.AllowTool, OnText: func(t string) { s.update(sdk.UpdateAgentMessageText(t)) }, OnEvent: s.event, Model: m}
 	if s.mcp != nil {
 		g.Tools = []agent.ToolSource{s.mcp}
 	}
 	return g
+}
+
+// setAgent makes a, built with the model named m, the session's agent,
+// carrying on the conversation so far.
+func (s *session) setAgent(a *agent.Agent, m string) {
+	s.mu.Lock()
+	h := s.history
+	s.mu.Unlock()
+	a.SetHistory(h)
+	s.agent, s.agentModel = a, m
+	s.calls = countCalls(h)
 }
 
 // clientPath is the path of the agent's file abs as the client knows it:
@@ -85,7 +120,13 @@ func (s *session) clientPath(abs string) string {
 	return filepath.Join(s.cwd, rel)
 }
 
+// close stops the running prompt, if any, and the MCP servers.
 func (s *session) close() {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
 	if s.mcp != nil {
 		s.mcp.close()
 	}
@@ -100,11 +141,25 @@ func (s *session) update(u sdk.SessionUpdate) {
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
 	s.turn.Lock()
 	defer s.turn.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+		cancel()
+	}()
 	text, err := s.promptText(ctx, blocks)
 	if err != nil {
 		return sdk.PromptResponse{}, withWords(sdk.NewInvalidParams, err.Error())
 	}
+	if err := s.switchModel(ctx); err != nil {
+		return sdk.PromptResponse{}, err
+	}
 	out := s.agent.Run(ctx, text)
+	s.afterTurn(blocks, text)
 	reason, err := stopReason(out)
 	if err != nil {
 		return sdk.PromptResponse{}, err
@@ -283,8 +338,13 @@ func (s *session) WriteTextFile(ctx context.Context, abs, content string) (bool,
 // carrying the tool call with its diff. A protected file gets a request
 // of its own: its title says so, the reason comes before the diff, and
 // the option that writes it names it, so the person allows that very
-// file.
+// file. In the approval mode autoEdit, an edit of a file that is not
+// protected is accepted without asking.
 func (s *session) Review(ctx context.Context, p agent.Proposal) (agent.Decision, error) {
+	if p.Protected == "" && s.autoEdit() {
+		// The person chose the approval mode autoEdit for this session.
+		return agent.Decision{Accepted: true, Content: p.New, Where: s.client}, nil
+	}
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: s.cur,
 		Title:      sdk.Ptr(editTitle(p.Rel, p.IsNew)),
@@ -424,16 +484,7 @@ func (s *session) event(e agent.Event) {
 			// A text-protocol block that could not be read: no call started.
 			return
 		}
-		status := sdk.ToolCallStatusCompleted
-		if e.IsError {
-			status = sdk.ToolCallStatusFailed
-		}
-		text := e.Text
-		if len(text) > maxShown {
-			text = strings.ToValidUTF8(text[:maxShown], "") + "\n[…]"
-		}
-		s.update(sdk.UpdateToolCall(s.cur, sdk.WithUpdateStatus(status),
-			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))})))
+		s.update(resultUpdate(s.cur, e.Text, e.IsError))
 		s.cur = ""
 	case agent.EventNotice:
 		s.srv.cfg.Log.Info(e.Text, "session", s.id)

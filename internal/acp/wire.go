@@ -17,12 +17,16 @@ import (
 //     error, where clients show it (acpx and Zed print error.message,
 //     never error.data), as the protocol's TypeScript library does
 //     (RequestError.methodNotFound: the kind, then the method);
+//   - adds sessionCapabilities.delete to the answer to initialize when
+//     sessions are stored (see inbound);
 //   - notes the permission requests sent and the $/cancel_request written
 //     for them, so that a prompt that stops waiting for the person's
 //     answer answers only once the client has been told
 //     (cancelWritten).
 type wire struct {
 	w io.Writer
+	// sessionDelete is set when session/delete is offered.
+	sessionDelete bool
 
 	mu sync.Mutex
 	// asked is the id of the permission request sent for each tool call
@@ -69,10 +73,14 @@ var (
 	methodNotFound    = []byte(`"code":-32601`)
 	requestPermission = []byte(`"method":"` + sdk.ClientMethodSessionRequestPermission + `"`)
 	cancelRequest     = []byte(`"method":"$/cancel_request"`)
+	agentCapabilities = []byte(`"agentCapabilities"`)
 )
 
 func (c *wire) Write(b []byte) (int, error) {
 	n := len(b)
+	if c.sessionDelete && bytes.Contains(b, agentCapabilities) {
+		return c.write(withDelete(b), n, "")
+	}
 	if !bytes.Contains(b, methodNotFound) && !bytes.Contains(b, requestPermission) && !bytes.Contains(b, cancelRequest) {
 		return c.write(b, n, "")
 	}

@@ -167,6 +167,11 @@ type Agent struct {
 // History is the conversation so far.
 func (a *Agent) History() []model.Message { return a.history }
 
+// SetHistory makes h the conversation so far, before the next Run: a
+// stored conversation resumed (gemkit acp's session/load), or one carried
+// over to an agent of another model.
+func (a *Agent) SetHistory(h []model.Message) { a.history = append([]model.Message(nil), h...) }
+
 // System is the system prompt (built on the first Run).
 func (a *Agent) System() string { a.prepare(); return a.system }
 

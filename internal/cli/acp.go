@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gemkit/gemkit/internal/acp"
+	"github.com/gemkit/gemkit/internal/acp/store"
 	"github.com/gemkit/gemkit/internal/agent"
+	"github.com/gemkit/gemkit/internal/apikey"
 	"github.com/gemkit/gemkit/internal/config"
 	"github.com/gemkit/gemkit/internal/model"
 )
@@ -30,15 +32,21 @@ protocol, logs go to standard error.
 Each session's folder (cwd) is the workspace. The agent is the one of
 ` + "`gemkit run`" + `: the same model, limits, extensions and tools. Files are read through
 the editor when it offers to (its unsaved buffers), every edit is shown as a
-diff for the person to accept or reject and written through the editor when
+diff for the person to accept or reject (edits of unprotected files are
+accepted unasked in the approval mode autoEdit) and written through the editor when
 it offers to (else atomically), an extension tool asks before its first run
 (allow once, always, reject; "always" records consent as
 ` + "`gemkit extensions run --consent`" + ` does), and the MCP servers the editor passes
 (stdio and HTTP) are offered to the model as mcp_<server>_<tool>.
 
+Every session is stored (~/.local/share/gemkit/acp-sessions) for the editor
+to list, load or resume after a restart; its model and approval mode
+(default, autoEdit) are config options.
+
 The model and its credentials come from the flags, the config file and the
-environment (GEMINI_API_KEY, ...) as for ` + "`gemkit run`" + `. See docs/acp.md for each
-editor's set-up.`,
+environment (GEMINI_API_KEY, ...) as for ` + "`gemkit run`" + `, else the key
+` + "`gemkit login`" + ` stored (the editor's Terminal Auth runs it). See docs/acp.md
+for each editor's set-up.`,
 		Example: `  # Zed, settings.json:
   #   "agent_servers": {"gemkit": {"type": "custom", "command": "gemkit", "args": ["acp"]}}
   gemkit acp --model gemini-2.5-flash`,
@@ -58,6 +66,7 @@ editor's set-up.`,
 				defer restore()
 				proto = out
 			}
+			current, listModels := acpModels(f, ap)
 			return acp.Serve(ctx, s.In, proto, acp.Config{
 				NewAgent: func(ctx context.Context, as acp.Session) (*agent.Agent, error) {
 					return newACPAgent(ctx, f, ap, as)
@@ -65,22 +74,40 @@ editor's set-up.`,
 				Version:           buildVersion(),
 				ConfigPath:        cfgPath,
 				PermissionTimeout: permTimeout,
-				Stderr:            s.Err,
-				Log:               ap.log,
+				Sessions:          store.ForHome(ap.getenv("HOME")),
+				Logout: func() error {
+					dir, err := keyDir()
+					if err == nil {
+						_, err = apikey.Remove(dir)
+					}
+					return err
+				},
+				Model:      current,
+				ListModels: listModels,
+				Stderr:     s.Err,
+				Log:        ap.log,
 			})
 		},
 	}
 	f.registerModel(cmd)
+	// The Terminal Auth method's args are appended to the client's
+	// launch of gemkit acp (the protocol's schema) or replace its args
+	// (the ACP registry's AUTHENTICATION.md): login works either way.
+	cmd.AddCommand(newLoginCmd(ap), newLogoutCmd(ap))
 	cmd.Flags().DurationVar(&permTimeout, "permission-timeout", acp.DefaultPermissionTimeout, "how long a permission request (an edit, an extension tool) waits for an answer before it counts as rejected")
 	return cmd
 }
 
-// newACPAgent builds the agent of one ACP session: the model and the
-// extensions as for run, in the session's folder, with the session as
+// newACPAgent builds the agent of one ACP session: the model (the one
+// the session chose, else as for run) and the extensions as for run, in
+// the session's folder, with the session as
 // its host, its tools' consent asked through the session and its words
 // and events sent to the client.
 func newACPAgent(ctx context.Context, f agentFlags, ap *app, as acp.Session) (*agent.Agent, error) {
 	f.workspace = as.Cwd
+	if as.Model != "" {
+		f.cfg.Model = as.Model
+	}
 	b, err := f.setup(ctx, ap, func(w model.Wait) { fmt.Fprintln(ap.Err, waitLine(w)) })
 	if err != nil {
 		return nil, err
@@ -88,4 +115,20 @@ func newACPAgent(ctx context.Context, f agentFlags, ap *app, as acp.Session) (*a
 	a := b.agent(&f, ap, as.Host, as.Ask)
 	a.OnText, a.OnEvent, a.Tools = as.OnText, as.OnEvent, as.Tools
 	return a, nil
+}
+
+// acpModels is the configured model and how to list the models its
+// provider offers (model.List), for the sessions' model option. A config
+// that cannot be read offers no list: each session's start says what is
+// wrong with it.
+func acpModels(f agentFlags, ap *app) (string, func(context.Context) ([]model.Info, error)) {
+	cfg, _, err := f.modelConfig()
+	if err != nil {
+		return "", nil
+	}
+	current := cfg.Model
+	if current == "" && cfg.Provider != model.ProviderOpenAI && cfg.BaseURL == "" {
+		current = model.DefaultGeminiModel
+	}
+	return current, func(ctx context.Context) ([]model.Info, error) { return model.List(ctx, cfg, ap.modelGetenv()) }
 }

@@ -86,7 +86,7 @@ func (f *agentFlags) setup(ctx context.Context, ap *app, onWait func(model.Wait)
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Open(ctx, cfg, ap.getenv)
+	m, err := model.Open(ctx, cfg, ap.modelGetenv())
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@
 //	     Gemini CLI's model router), the next AddJSON answer or JSON text built from
 //	     its response schema
 //	POST /v1beta/models/MODEL:countTokens                   a rough count
+//	GET  /v1beta/models                                     Models (models.list)
 //
 // Anything else is recorded and answered 404 with a Gemini-shaped error.
 package fakemodel
@@ -274,6 +275,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/v1beta/models":
+		writeJSON(w, map[string]any{"models": Models})
 	case r.Method != http.MethodPost || req.Model == "":
 		writeError(w, http.StatusNotFound, "fakemodel does not serve "+r.Method+" "+r.URL.Path)
 	case req.Action == "countTokens":
@@ -298,6 +301,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusNotFound, "fakemodel does not serve the action "+req.Action)
 	}
+}
+
+// Models is the list GET /v1beta/models answers (the Gemini API's
+// models.list): two models that generate text and one that only embeds.
+var Models = []map[string]any{
+	{"name": "models/gemini-2.5-flash", "displayName": "Gemini 2.5 Flash", "supportedGenerationMethods": []string{"generateContent", "countTokens"}},
+	{"name": "models/gemini-2.5-pro", "displayName": "Gemini 2.5 Pro", "description": "The most capable.", "supportedGenerationMethods": []string{"generateContent", "countTokens"}},
+	{"name": "models/text-embedding-004", "displayName": "Text Embedding 004", "supportedGenerationMethods": []string{"embedContent"}},
 }
 
 // response is a generateContent response carrying reply.

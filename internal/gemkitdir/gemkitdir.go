@@ -13,7 +13,7 @@
 //     ($XDG_CONFIG_HOME, else ~/.config; os.UserConfigDir elsewhere):
 //     config.json, and placeholders/ under the account's ~/.config/gemkit;
 //   - data: ~/.local/share/gemkit (extension-data/, packages/, the
-//     extensions' servers' records), which does not follow
+//     extensions' servers' records, acp-sessions/), which does not follow
 //     XDG_DATA_HOME, as the closed folders do not;
 //   - records in Gemini CLI's folder: ~/.gemini/gemkit (the extensions'
 //     consents, holds and servers, staging, `gemkit mcp`'s token);
@@ -73,6 +73,10 @@ func ExtensionData(home string) string { return filepath.Join(Data(home), "exten
 // Packages is the folder of the trees gemkit installs for the
 // extensions' pinned servers: ~/.local/share/gemkit/packages.
 func Packages(home string) string { return filepath.Join(Data(home), "packages") }
+
+// ACPSessions is the folder of the conversations `gemkit acp` keeps for
+// the editors to list, load and resume: ~/.local/share/gemkit/acp-sessions.
+func ACPSessions(home string) string { return filepath.Join(Data(home), "acp-sessions") }
 
 // InGemini is gemkit's records in Gemini CLI's folder gemini (~/.gemini
 // or $GEMINI_CLI_HOME/.gemini): gemini/gemkit.

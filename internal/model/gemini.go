@@ -90,7 +90,7 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (Model, error) {
 		}
 	} else {
 		if cfg.APIKey == "" {
-			return nil, errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or use an OpenAI-compatible endpoint with --base-url")
+			return nil, errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), run `gemkit login`, or use an OpenAI-compatible endpoint with --base-url")
 		}
 		if !strings.HasPrefix(model, "models/") && !strings.HasPrefix(model, "tunedModels/") {
 			path = "models/" + model

@@ -121,3 +121,11 @@ type Model interface {
 	// Describe names the model and endpoint for messages.
 	Describe() string
 }
+
+// Info describes a model a provider offers (List).
+type Info struct {
+	// ID is the name to give --model.
+	ID string
+	// Name and Description are the provider's words for it, if any.
+	Name, Description string
+}
