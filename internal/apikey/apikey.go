@@ -17,7 +17,27 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/fsutil"
+	"github.com/gemkit/gemkit/internal/gemkitdir"
 )
+
+// Dir is the folder of gemkit's config file, where the key is kept.
+func Dir() (string, error) {
+	d, err := gemkitdir.UserConfig()
+	if err != nil {
+		return "", fmt.Errorf("find the config folder: %w", err)
+	}
+	return d, nil
+}
+
+// UserGetenv is Getenv with the key of the person's config folder (Dir);
+// where that folder cannot be found, getenv alone.
+func UserGetenv(getenv func(string) string, onErr func(error)) func(string) string {
+	dir, err := Dir()
+	if err != nil {
+		return getenv
+	}
+	return Getenv(getenv, dir, onErr)
+}
 
 // FileName is the key's file in the config folder.
 const FileName = "gemini-api-key"

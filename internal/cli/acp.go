@@ -76,7 +76,7 @@ for each editor's set-up.`,
 				PermissionTimeout: permTimeout,
 				Sessions:          store.ForHome(ap.getenv("HOME")),
 				Logout: func() error {
-					dir, err := keyDir()
+					dir, err := apikey.Dir()
 					if err == nil {
 						_, err = apikey.Remove(dir)
 					}

@@ -150,36 +150,7 @@ func (a *app) afterEditHook(ctx context.Context, in geminiHookInput, configPath 
 // agent lives.
 func (a *app) codeIntelHeld(ws, configPath string) (*codeintel.Tools, error) {
 	a.intel.mu.Lock()
-	a.intel.holdFor = agentProcess(os.Getppid())
+	a.intel.holdFor = proc.AgentOf(os.Getppid())
 	a.intel.mu.Unlock()
 	return a.codeIntel(ws, configPath)
-}
-
-// agentProcess is the agent a hook command works for: its parent, past
-// the shell Gemini CLI runs hooks through.
-func agentProcess(pid int) int {
-	for range 4 {
-		name := processName(pid)
-		switch name {
-		case "sh", "bash", "dash", "zsh", "ash", "busybox":
-			if pp := parentOf(pid); pp > 1 {
-				pid = pp
-				continue
-			}
-		}
-		break
-	}
-	return pid
-}
-
-// processName is a process's command name (its comm), or "".
-func processName(pid int) string {
-	st, _ := proc.ReadStat(pid)
-	return st.Comm
-}
-
-// parentOf is a process's parent, or 0.
-func parentOf(pid int) int {
-	pp, _ := proc.Parent(pid)
-	return pp
 }

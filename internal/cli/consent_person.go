@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gemkit/gemkit/internal/extension"
+	"github.com/gemkit/gemkit/internal/term"
 )
 
 // agentShells are the variables agents set in the environment of the
@@ -75,7 +76,7 @@ func (a *app) personConfirms(ctx context.Context, ext, again string) (bool, erro
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "%s\nThis command runs in %s's shell, where its model may be the one running it. Only you can agree: type %s and Enter to agree to the above, anything else to refuse: ", approvalWords(agent), agent, name)
-	answer, err := readLine(ctx, tty)
+	answer, err := term.ReadLine(ctx, tty)
 	if err != nil {
 		return false, err
 	}

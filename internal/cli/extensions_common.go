@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,30 +164,8 @@ func consentFunc(a *app, given bool) extension.ConsentFunc {
 			return false, errNeedsConsent(strings.ToLower(p.Action) + " " + extension.Printable(p.Extension.Manifest.Name))
 		}
 		fmt.Fprint(a.Err, "\nDo you want to continue? [y/N]: ")
-		answer, err := readLine(ctx, a.In)
+		answer, err := term.ReadLine(ctx, a.In)
 		return isYes(answer), err
-	}
-}
-
-// readLine reads one line from r, giving up when ctx ends.
-func readLine(ctx context.Context, r io.Reader) (string, error) {
-	type result struct {
-		line string
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		line, err := bufio.NewReader(r).ReadString('\n')
-		if errors.Is(err, io.EOF) {
-			err = nil
-		}
-		ch <- result{line, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case res := <-ch:
-		return res.line, res.err
 	}
 }
 

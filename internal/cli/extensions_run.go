@@ -13,6 +13,7 @@ import (
 
 	"github.com/gemkit/gemkit/internal/extension"
 	"github.com/gemkit/gemkit/internal/sandbox"
+	"github.com/gemkit/gemkit/internal/term"
 	"github.com/gemkit/gemkit/internal/toolrun"
 )
 
@@ -195,7 +196,7 @@ func terminalAsk(a *app) toolrun.Asker {
 	return func(ctx context.Context, q toolrun.ConsentRequest) (toolrun.Answer, error) {
 		fmt.Fprint(a.Err, consentQuestion(q))
 		fmt.Fprint(a.Err, "Allow? [y/N]: ")
-		answer, err := readLine(ctx, a.In)
+		answer, err := term.ReadLine(ctx, a.In)
 		if err != nil {
 			return toolrun.Decline, err
 		}

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -265,6 +264,19 @@ func lspReady(ls *lspserver.Server) func(*companion.Server) {
 	}
 }
 
+// releaseAfterClientsChange gives the executable's pages back once a
+// change of cfg's clients has settled (companion.ReleaseAfterClientsChange).
+func (a *app) releaseAfterClientsChange(cfg *companion.Config) (stop func()) {
+	if a.releasePages == nil {
+		return func() {}
+	}
+	return companion.ReleaseAfterClientsChange(cfg, func() {
+		if _, err := a.releasePages(); err != nil {
+			a.log.Debug("releasing pages after a client changed", "err", err)
+		}
+	})
+}
+
 // releaseStartupPages gives back what the start-up touched of the other
 // commands' code (the model SDKs, mostly), once the companion serves: it
 // need not stay resident.
@@ -277,76 +289,6 @@ func (a *app) releaseStartupPages() {
 	} else {
 		a.log.Debug("released start-up pages", "bytes", n)
 	}
-}
-
-// The settle times of releaseAfterClientsChange: after a connect, and
-// after a disconnect.
-const (
-	releaseAfterJoin  = 2 * time.Second
-	releaseAfterLeave = 30 * time.Second
-)
-
-// releaseSettle is how long a change of clients from before to now
-// clients settles before pages go back: longer when one left.
-func releaseSettle(before, now int) time.Duration {
-	if now < before {
-		return releaseAfterLeave
-	}
-	return releaseAfterJoin
-}
-
-// releaseAfterClientsChange makes cfg give pages back once a change of
-// clients has settled: a client's connect runs code (initialize,
-// tools/list, the first answers) that idle serving never runs again, so
-// pages go back releaseAfterJoin after a connect. After a disconnect they
-// wait releaseAfterLeave: an agent quit and started again at once (a
-// restart, a second session) would otherwise meet the release (a forced
-// collection, the pages' madvise, their faults at the next connect) in
-// its own start, on the same two cores (bench/editors, back-to-back
-// starts at load 10-16: the editor side's CPU during a start 7.3 ms
-// against 2.9 for claudecode.nvim and 3.7 for the same plugin between two
-// others' starts), and its connect releases the pages soon enough. The
-// function it returns stops the timer.
-func (a *app) releaseAfterClientsChange(cfg *companion.Config) (stop func()) {
-	if a.releasePages == nil {
-		return func() {}
-	}
-	settle := time.AfterFunc(time.Hour, func() {
-		if _, err := a.releasePages(); err != nil {
-			a.log.Debug("releasing pages after a client changed", "err", err)
-		}
-	})
-	settle.Stop()
-	var (
-		mu      sync.Mutex
-		srv     *companion.Server
-		clients int
-	)
-	ready := cfg.OnReady
-	cfg.OnReady = func(s *companion.Server) {
-		mu.Lock()
-		srv = s
-		mu.Unlock()
-		if ready != nil {
-			ready(s)
-		}
-	}
-	changed := cfg.OnClientsChange
-	cfg.OnClientsChange = func() {
-		if changed != nil {
-			changed()
-		}
-		wait := releaseAfterJoin
-		mu.Lock()
-		if srv != nil {
-			n := srv.ClientCount()
-			wait = releaseSettle(clients, n)
-			clients = n
-		}
-		mu.Unlock()
-		settle.Reset(wait)
-	}
-	return func() { settle.Stop() }
 }
 
 // workspaceFolders turns the --workspace flags (default: the current

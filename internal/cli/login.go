@@ -1,38 +1,18 @@
 package cli
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
-	xterm "golang.org/x/term"
 
 	"github.com/gemkit/gemkit/internal/apikey"
-	"github.com/gemkit/gemkit/internal/gemkitdir"
+	"github.com/gemkit/gemkit/internal/term"
 )
-
-// keyDir is the folder gemkit's config file is in, where `gemkit login`
-// stores the Gemini API key (package apikey).
-func keyDir() (string, error) {
-	d, err := gemkitdir.UserConfig()
-	if err != nil {
-		return "", fmt.Errorf("find the config folder: %w", err)
-	}
-	return d, nil
-}
 
 // modelGetenv is getenv as the model reads its keys: GEMINI_API_KEY
 // from the environment, else from the key `gemkit login` stored.
 func (a *app) modelGetenv() func(string) string {
-	dir, err := keyDir()
-	if err != nil {
-		return a.getenv
-	}
-	return apikey.Getenv(a.getenv, dir, func(err error) { a.log.Warn(err.Error()) })
+	return apikey.UserGetenv(a.getenv, func(err error) { a.log.Warn(err.Error()) })
 }
 
 // newLoginCmd is `gemkit login`, the sign-in an ACP client runs in a
@@ -49,12 +29,12 @@ the key is not echoed; otherwise it is read as the first line of standard
 input. An ACP editor runs this command for its "Sign in" (Terminal Auth).`,
 		Args: argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := keyDir()
+			dir, err := apikey.Dir()
 			if err != nil {
 				return err
 			}
 			fmt.Fprint(a.Err, "Gemini API key (from https://aistudio.google.com/apikey): ")
-			key, err := readKey(a.In)
+			key, err := term.ReadSecret(a.In)
 			fmt.Fprintln(a.Err)
 			if err != nil {
 				return err
@@ -78,7 +58,7 @@ func newLogoutCmd(a *app) *cobra.Command {
 		Short: "Remove the Gemini API key gemkit login stored",
 		Args:  argsUsage(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := keyDir()
+			dir, err := apikey.Dir()
 			if err != nil {
 				return err
 			}
@@ -97,24 +77,4 @@ func newLogoutCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// readKey reads the key: unechoed from a terminal, else the first line
-// of in (at most 4 KiB).
-func readKey(in io.Reader) (string, error) {
-	if f, ok := in.(*os.File); ok && xterm.IsTerminal(int(f.Fd())) {
-		b, err := xterm.ReadPassword(int(f.Fd()))
-		if err != nil {
-			return "", fmt.Errorf("read the key: %w", err)
-		}
-		return strings.TrimSpace(string(b)), nil
-	}
-	line, err := bufio.NewReader(io.LimitReader(in, 4<<10)).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("read the key: %w", err)
-	}
-	if key := strings.TrimSpace(line); key != "" {
-		return key, nil
-	}
-	return "", errors.New("no key given: paste the key and press Enter")
 }

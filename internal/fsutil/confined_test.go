@@ -69,7 +69,7 @@ var trustedCalls = map[string]string{
 	"internal/extswitch/served.go Switch.ListSwitched os.MkdirTemp":                 "the empty workspace gemkit makes for the switch's listing of the servers it switched, removed with fsutil.RemoveTree",
 	"internal/extswitch/served.go Switch.ListSwitched fsutil.RemoveTree":            "that workspace, which the servers may have written in; links inside are removed, never followed",
 	"internal/extswitch/pins.go pinnedTreeExists os.Lstat":                          "a pin's tree at the path gemkit recorded for it: whether something is there, nothing followed",
-	"internal/acp/acp.go server.NewSession os.Stat":                                 "the cwd the ACP client names for the session: the workspace folder itself, the person's choice",
+	"internal/acp/acp.go server.open os.Stat":                                       "the cwd the ACP client names for the session: the workspace folder itself, the person's choice",
 	"internal/acp/session.go newSession filepath.EvalSymlinks":                      "the workspace folder's own path (the person's), to name files as the client does",
 	"internal/acp/session.go session.readLinked fsutil.OpenRegular":                 "a file outside the workspace that the person linked in their prompt, opened as named (regular files only, never blocking); one inside goes through the workspace's Root",
 	"internal/agent/workspace.go Agent.openFile fsutil.Workspace":                   "the workspace folder's own path, the person's choice; names below it go through its Root",
