@@ -73,6 +73,9 @@ var (
 
 func (c *wire) Write(b []byte) (int, error) {
 	n := len(b)
+	if bytes.Contains(b, elicitationCreate) {
+		b = c.scoped(b) // elicit.go
+	}
 	if !bytes.Contains(b, methodNotFound) && !bytes.Contains(b, requestPermission) && !bytes.Contains(b, cancelRequest) {
 		return c.write(b, n, "")
 	}
