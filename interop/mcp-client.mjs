@@ -16,7 +16,8 @@
 //   {"op":"elicited"}   the elicitation requests the server sent so far
 //   {"op":"close"}
 // With $ELICIT set to accept, decline or cancel, the client offers form
-// elicitation and answers every elicitation/create that way, as a person
+// elicitation and answers every elicitation/create that way (with
+// $ELICIT_CONTENT, JSON, as an accepted form's content), as a person
 // would in a client's interface.
 // Answers are {"ok":true,"result":...} or {"ok":false,"error":"..."}.
 import { createInterface } from 'node:readline';
@@ -45,7 +46,7 @@ const elicited = [];
 if (elicit) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     elicited.push(req.params);
-    return { action: elicit };
+    return { action: elicit, ...(process.env.ELICIT_CONTENT ? { content: JSON.parse(process.env.ELICIT_CONTENT) } : {}) };
   });
 }
 let toolsChanged = 0;

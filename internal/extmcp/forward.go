@@ -56,8 +56,13 @@ func (m *Manager) Forward(key, tool string, args json.RawMessage, progress Progr
 	m.forwarded.Add(1)
 	f := &forwarded{s: s, r: r, tool: tool, args: args, done: done}
 	// A question the server asks meanwhile is refused: the fast way
-	// carries the calls of clients that take none (elicit.go).
-	_, f.asked = s.asking.begin(context.Background(), true)
+	// carries the calls of clients that take none (elicit.go), named in
+	// the refusal's words where SetClient said which.
+	ctx := context.Background()
+	if c := m.client.Load(); c != nil {
+		ctx = WithClient(ctx, *c)
+	}
+	_, f.asked = s.asking.begin(ctx, true)
 	if r.denied != nil {
 		// As Call does: the log says a refusal during the call as its
 		// result says it.
