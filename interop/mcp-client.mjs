@@ -17,7 +17,8 @@
 //   {"op":"close"}
 // With $ELICIT set to accept, decline or cancel, the client offers form
 // elicitation and answers every elicitation/create that way (with
-// $ELICIT_CONTENT, JSON, as an accepted form's content), as a person
+// $ELICIT_CONTENT, JSON, as an accepted form's content; URL mode too with
+// $ELICIT_URL), as a person
 // would in a client's interface.
 // Answers are {"ok":true,"result":...} or {"ok":false,"error":"..."}.
 import { createInterface } from 'node:readline';
@@ -41,7 +42,7 @@ if (mode === 'stdio') {
 
 const elicit = process.env.ELICIT;
 const client = new Client({ name: 'gemkit-interop', version: '1.0.0' },
-  elicit ? { capabilities: { elicitation: { form: {} } } } : undefined);
+  elicit ? { capabilities: { elicitation: { form: {}, ...(process.env.ELICIT_URL ? { url: {} } : {}) } } } : undefined);
 const elicited = [];
 if (elicit) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {

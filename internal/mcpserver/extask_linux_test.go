@@ -54,7 +54,8 @@ func checkAsked(t *testing.T, asked []elicitation) {
 // TestExtensionServerAsks: an extension server's form question during a
 // call reaches the client that made it, through `gemkit mcp`, as the
 // client's revision has it: the TypeScript SDK's v1 client gets an
-// elicitation/create of gemkit's while the call waits, its v2 client on
+// elicitation/create of gemkit's while the call waits (a form, and a URL
+// to open when it declares URL mode), its v2 client on
 // 2026-07-28 an input_required result, which its retry completes; the
 // person's answer reaches the server, whose result ends the call. A client
 // that declares no elicitation is not asked, and the call's result says
@@ -101,6 +102,20 @@ func askedV1(t *testing.T, unprivileged bool, transport string) {
 	var asked []elicitation
 	c.do(map[string]any{"op": "elicited"}, &asked)
 	checkAsked(t, asked)
+
+	// A URL question reaches a client that declares URL mode, for it to
+	// open the page: the sandboxed server cannot.
+	c = start("ELICIT=accept", "ELICIT_URL=1")
+	res = c.call(map[string]any{"op": "callTool", "name": "asker_ask", "args": map[string]any{"params": map[string]any{
+		"mode": "url", "message": "Sign in to Example.", "url": "https://login.example.com/device?code=7", "elicitationId": "sign-in-7"}}})
+	var urls []struct {
+		Mode, Message, URL, ElicitationID string
+	}
+	c.do(map[string]any{"op": "elicited"}, &urls)
+	if res.IsError || res.text() != `{"action":"accept"}` || len(urls) != 1 || urls[0].Mode != "url" || urls[0].URL != "https://login.example.com/device?code=7" || urls[0].ElicitationID != "sign-in-7" ||
+		!strings.HasPrefix(urls[0].Message, `The MCP server "srv" of the extension "asker" asks you to open a page of login.example.com (its own link, not gemkit's; gemkit opens nothing):`) {
+		t.Errorf("URL mode: the call gave %+v, the client was asked %+v", res, urls)
+	}
 
 	// A client that declares none.
 	c = start()

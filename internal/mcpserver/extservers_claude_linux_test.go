@@ -53,7 +53,10 @@ func TestClaudeCodeSwitchedServer(t *testing.T) {
 // during a call reaches it (it declares form and URL elicitation to a
 // stdio server: its client capabilities, Fin and fms in the CLI), below
 // gemkit's line naming the extension and server, and its answer reaches
-// the server, whose result reaches the model. Run with -p, Claude Code
+// the server, whose result reaches the model. It speaks 2026-07-28 to
+// gemkit mcp (server/discover first, as seen on the wire), so the question
+// goes as the call's input_required answer and the answer comes with its
+// retry. Run with -p, Claude Code
 // hands an MCP server's question to its Elicitation hooks (print mode's
 // handler, runElicitationHooks): the hook here is the person, recording
 // the question and accepting the form. ENABLE_TOOL_SEARCH=false has the
