@@ -91,7 +91,7 @@ func TestElicitPassedOn(t *testing.T) {
 	c, p := client("claude-code", extmcp.Modes{Form: true}, `{"colour":"green"}`)
 
 	got, isErr := callAs(t, s.m, c, fx, "caps", map[string]any{})
-	if isErr || !strings.Contains(got, `"elicitation":{"form":{}}`) || strings.Contains(got, `"url"`) {
+	if isErr || !strings.Contains(got, `"elicitation":{"form":{}}`) || strings.Contains(got, `"url"`) || strings.Contains(got, "sampling") {
 		t.Errorf("declared to a server started for a form client: %s", got)
 	}
 	got, isErr = callAs(t, s.m, c, fx, "ask", form("Which colour?", map[string]any{"colour": map[string]any{"type": "string"}}))
@@ -125,6 +125,11 @@ func TestElicitRefused(t *testing.T) {
 	many := map[string]any{}
 	for _, k := range strings.Split("a b c d e f g h i j k l m n o p q", " ") {
 		many[k] = map[string]any{"type": "string"}
+	}
+	// Started for a client that declares none, the server is told of
+	// none (nor of sampling).
+	if got, _ := callAs(t, s.m, none, fx, "caps", map[string]any{}); !strings.Contains(got, `"declared":{"roots":{}}`) {
+		t.Errorf("declared to a server started for a client of none: %s", got)
 	}
 	url := func(u string) map[string]any {
 		return map[string]any{"params": map[string]any{"mode": "url", "message": "Sign in.", "url": u, "elicitationId": "e1"}}
