@@ -60,11 +60,16 @@ func TestClaudeCodeSwitchedServer(t *testing.T) {
 // hands an MCP server's question to its Elicitation hooks (print mode's
 // handler, runElicitationHooks): the hook here is the person, recording
 // the question and accepting the form. ENABLE_TOOL_SEARCH=false has the
-// CLI offer the MCP tools directly, not through ToolSearch.
+// CLI offer the MCP tools directly, not through ToolSearch. As root and
+// as uid 65534 (Claude Code, gemkit and the server).
 func TestClaudeCodeAnswersExtensionQuestion(t *testing.T) {
 	t.Parallel()
 	claude := claudetest.Binary(t)
 	gemkittest.Interop(t) // node, for the server
+	gemkittest.AsRootAndUnprivileged(t, func(t *testing.T, unprivileged bool) { claudeAnswers(t, claude, unprivileged) })
+}
+
+func claudeAnswers(t *testing.T, claude string, unprivileged bool) {
 	f := newFixture(t)
 	askingExtension(t, f)
 	model := claudetest.StartModel(t, claudetest.CallTool("mcp__gemkit__asker_ask", askArgs, `\"colour\":\"green\"`, "The colour is green."))
@@ -75,9 +80,12 @@ func TestClaudeCodeAnswersExtensionQuestion(t *testing.T) {
 	writeFile(t, hook, "#!/bin/sh\ncat > "+asked+"\nprintf '%s' '{\"hookSpecificOutput\":{\"hookEventName\":\"Elicitation\",\"action\":\"accept\",\"content\":{\"colour\":\"green\"}}}'\n", 0o755)
 	writeFile(t, filepath.Join(home, ".claude", "settings.json"), `{"permissions": {"defaultMode": "default"}, "autoUpdates": false,
  "hooks": {"Elicitation": [{"matcher": "gemkit", "hooks": [{"type": "command", "command": "`+hook+`"}]}]}}`, 0o600)
+	if unprivileged {
+		asUnprivileged(t, f)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := f.headlessClaude(ctx, claude, f.claudeConfig(t, "--code-intel=false"), "Ask me for a colour.", append(env, "ENABLE_TOOL_SEARCH=false"))
+	cmd := f.asUser(f.headlessClaude(ctx, claude, f.claudeConfig(t, "--code-intel=false"), "Ask me for a colour.", append(env, "ENABLE_TOOL_SEARCH=false")))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "The colour is green.") {
 		t.Fatalf("claude -p: %v\n%s", err, out)
